@@ -1,0 +1,12 @@
+// Each subcommand registers itself on the CLI11 app and sets *exit_code when it runs.
+// Exit codes: 0 success, 1 invalid input (messages on stderr), 2 usage error.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace arbiter::app {
+
+void RegisterValidate(CLI::App& app, int* exit_code);
+void RegisterSim(CLI::App& app, int* exit_code);
+
+}  // namespace arbiter::app

@@ -1,0 +1,25 @@
+// Loads multi-document YAML manifests into a ManifestSet, with strict typing and line numbers.
+// yaml-cpp exceptions never escape: every problem becomes a Diagnostic.
+// A load with any error must not be used (ManifestLoad::ok() is false).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/diagnostics.h"
+#include "core/objects.h"
+
+namespace arbiter::yaml {
+
+struct ManifestLoad {
+  ManifestSet set;
+  Diagnostics diagnostics;
+  bool ok() const { return !diagnostics.HasErrors(); }
+};
+
+// Parses one file's text (`file` is the name used in messages).
+void LoadManifestText(const std::string& text, const std::string& file, ManifestLoad* out);
+// Reads and parses files in order, then runs the cross-object checks (core/validation.h).
+ManifestLoad LoadManifestFiles(const std::vector<std::string>& paths);
+
+}  // namespace arbiter::yaml

@@ -1,0 +1,88 @@
+#include "core/decimal.h"
+
+namespace arbiter {
+
+std::string Int128ToString(__int128 v) {
+  if (v == 0) return "0";
+  bool neg = v < 0;
+  unsigned __int128 m = neg ? static_cast<unsigned __int128>(-(v + 1)) + 1 : static_cast<unsigned __int128>(v);
+  std::string s;
+  while (m) {
+    s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(m % 10)));
+    m /= 10;
+  }
+  return neg ? "-" + s : s;
+}
+
+Result<Decimal> Decimal::Parse(std::string_view text) {
+  const std::string bad = "\"" + std::string(text) + "\" is not a decimal number (expected e.g. 7.00, 0.05)";
+  size_t i = 0;
+  bool neg = false;
+  if (text.empty()) return Result<Decimal>::Error("empty decimal");
+  if (text[0] == '-' || text[0] == '+') {
+    neg = text[0] == '-';
+    ++i;
+  }
+  __int128 whole = 0;
+  __int128 frac = 0;
+  int frac_digits = 0;
+  bool digits = false, point = false;
+  for (; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '.') {
+      if (point) return Result<Decimal>::Error(bad);
+      point = true;
+      continue;
+    }
+    if (c < '0' || c > '9') return Result<Decimal>::Error(bad);
+    digits = true;
+    if (point) {
+      if (frac_digits == kScale) {
+        if (c != '0')
+          return Result<Decimal>::Error("\"" + std::string(text) + "\" has more than 9 decimal places");
+        continue;
+      }
+      frac = frac * 10 + (c - '0');
+      ++frac_digits;
+    } else {
+      whole = whole * 10 + (c - '0');
+      if (whole > static_cast<__int128>(1) << 90) return Result<Decimal>::Error("\"" + std::string(text) + "\" is too large");
+    }
+  }
+  if (!digits) return Result<Decimal>::Error(bad);
+  for (int k = frac_digits; k < kScale; ++k) frac *= 10;
+  __int128 u = whole * kOne + frac;
+  return Decimal(neg ? -u : u);
+}
+
+Decimal Decimal::RoundHalfUp(int digits) const {
+  if (digits >= kScale) return *this;
+  __int128 step = 1;
+  for (int k = digits; k < kScale; ++k) step *= 10;
+  __int128 mag = units_ < 0 ? -units_ : units_;
+  __int128 q = mag / step, r = mag % step;
+  if (r * 2 >= step) ++q;
+  __int128 out = q * step;
+  return Decimal(units_ < 0 ? -out : out);
+}
+
+std::string Decimal::ToFixed(int digits) const {
+  __int128 mag = units_ < 0 ? -units_ : units_;
+  std::string whole = Int128ToString(mag / kOne);
+  std::string frac = Int128ToString(mag % kOne);
+  frac.insert(frac.begin(), kScale - frac.size(), '0');
+  frac.resize(digits);
+  std::string s = (units_ < 0 ? "-" : "") + whole;
+  if (digits > 0) s += "." + frac;
+  return s;
+}
+
+std::string Decimal::ToString() const {
+  std::string s = ToFixed(kScale);
+  while (!s.empty() && s.back() == '0') s.pop_back();
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  if (s == "-0") s = "0";
+  return s;
+}
+
+}  // namespace arbiter

@@ -1,0 +1,100 @@
+#include "core/objects.h"
+
+#include <algorithm>
+
+namespace arbiter {
+
+namespace {
+ResourceList Effective(const std::vector<Container>& cs, const std::vector<Container>& init,
+                       ResourceList Container::*field) {
+  ResourceList sum;
+  for (const auto& c : cs) sum += c.*field;
+  ResourceList init_max;
+  for (const auto& c : init) init_max = ResourceList::Max(init_max, c.*field);
+  return ResourceList::Max(sum, init_max);
+}
+}  // namespace
+
+ResourceList Pod::EffectiveRequests() const {
+  return Effective(containers, init_containers, &Container::requests);
+}
+ResourceList Pod::EffectiveLimits() const {
+  return Effective(containers, init_containers, &Container::limits);
+}
+
+int64_t IntOrPercent::Resolve(int64_t total) const {
+  if (!is_percent) return value;
+  return (static_cast<int64_t>(value) * total + 99) / 100;
+}
+
+bool LabelSelector::Matches(const std::map<std::string, std::string>& labels) const {
+  for (const auto& [k, v] : match_labels) {
+    auto it = labels.find(k);
+    if (it == labels.end() || it->second != v) return false;
+  }
+  for (const auto& r : match_expressions) {
+    auto it = labels.find(r.key);
+    bool has = it != labels.end();
+    bool in = has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
+    switch (r.op) {
+      case SelectorOperator::kIn: if (!in) return false; break;
+      case SelectorOperator::kNotIn: if (in) return false; break;
+      case SelectorOperator::kExists: if (!has) return false; break;
+      case SelectorOperator::kDoesNotExist: if (has) return false; break;
+    }
+  }
+  return true;
+}
+
+const char* ToString(PreemptionPolicy v) {
+  return v == PreemptionPolicy::kNever ? "Never" : "PreemptLowerPriority";
+}
+const char* ToString(PreemptMode v) { return v == PreemptMode::kCancel ? "Cancel" : "Requeue"; }
+const char* ToString(QuotaExceededAction v) {
+  return v == QuotaExceededAction::kReject ? "Reject" : "Queue";
+}
+const char* ToString(PlacementPolicyName v) {
+  switch (v) {
+    case PlacementPolicyName::kBestFit: return "BestFit";
+    case PlacementPolicyName::kLeastAllocated: return "LeastAllocated";
+    case PlacementPolicyName::kFGD: return "FGD";
+    case PlacementPolicyName::kPacking: return "Packing";
+    case PlacementPolicyName::kDotProduct: return "DotProduct";
+    case PlacementPolicyName::kRandom: return "Random";
+  }
+  return "?";
+}
+const char* ToString(PreemptionType v) { return v == PreemptionType::kQoS ? "QoS" : "Priority"; }
+const char* ToString(DisruptionBudgetMode v) {
+  return v == DisruptionBudgetMode::kBestEffort ? "BestEffort" : "Strict";
+}
+const char* ToString(ReclaimMode v) { return v == ReclaimMode::kLowerPriority ? "LowerPriority" : "Any"; }
+const char* ToString(BillingMode v) {
+  switch (v) {
+    case BillingMode::kRequest: return "Request";
+    case BillingMode::kUsage: return "Usage";
+    case BillingMode::kMax: return "Max";
+    case BillingMode::kBlended: return "Blended";
+  }
+  return "?";
+}
+const char* ToString(MigRule v) {
+  switch (v) {
+    case MigRule::kCompute: return "Compute";
+    case MigRule::kMemory: return "Memory";
+    case MigRule::kMax: return "Max";
+  }
+  return "?";
+}
+const char* ToString(CreditPolicy v) { return v == CreditPolicy::kNone ? "None" : "LostWork"; }
+const char* ToString(SelectorOperator v) {
+  switch (v) {
+    case SelectorOperator::kIn: return "In";
+    case SelectorOperator::kNotIn: return "NotIn";
+    case SelectorOperator::kExists: return "Exists";
+    case SelectorOperator::kDoesNotExist: return "DoesNotExist";
+  }
+  return "?";
+}
+
+}  // namespace arbiter

@@ -1,0 +1,237 @@
+// Core object model: plain values for the Kubernetes and Arbiter kinds, after loading.
+// Quantities are already canonical integers (see resources.h), durations milliseconds,
+// money Decimal. Every object remembers where it came from (file, line) for messages.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/decimal.h"
+#include "core/duration.h"
+#include "core/resources.h"
+
+namespace arbiter {
+
+struct SourceRef {
+  std::string file;
+  int line = 0;  // 1-based; 0 = unknown
+};
+
+struct ObjectMeta {
+  std::string name;
+  std::string namespace_;  // empty for cluster-scoped kinds; Pods etc. default to "default"
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+  SourceRef source;
+};
+
+enum class PreemptionPolicy { kPreemptLowerPriority, kNever };
+enum class PreemptMode { kRequeue, kCancel };
+
+// ------------------------------------------------------------------ Kubernetes kinds
+
+struct Namespace {
+  ObjectMeta meta;
+};
+
+struct Node {
+  ObjectMeta meta;
+  ResourceList capacity;
+  ResourceList allocatable;  // if absent in the manifest, equal to capacity
+  bool unschedulable = false;
+  // The schedulable amount: allocatable.
+  const ResourceList& Schedulable() const { return allocatable; }
+};
+
+struct Container {
+  std::string name;
+  ResourceList requests;
+  ResourceList limits;
+};
+
+// Simulation inputs carried by Pod annotations (arbiter.dev/...). See BRIEF.md §5.
+struct SimSpec {
+  Millis submit_time = 0;
+  std::optional<Millis> duration;             // none: runs until the end of the simulation
+  std::optional<ResourceList> usage;          // none: equal to requests
+  std::optional<Millis> checkpoint_interval;  // none: no checkpoints
+  Millis shutdown_time = 0;
+  std::optional<PreemptMode> preempt_mode;
+  std::optional<std::string> qos;
+};
+
+struct Pod {
+  ObjectMeta meta;
+  std::vector<Container> containers;
+  std::vector<Container> init_containers;
+  std::optional<std::string> priority_class_name;
+  std::optional<int32_t> priority;
+  std::optional<PreemptionPolicy> preemption_policy;
+  std::optional<Millis> termination_grace_period;  // default 30s when absent
+  std::map<std::string, std::string> node_selector;
+  SimSpec sim;
+
+  // Kubernetes effective request: per resource, max(sum over containers, max over init
+  // containers). Same rule for limits (only resources some container limits).
+  ResourceList EffectiveRequests() const;
+  ResourceList EffectiveLimits() const;
+};
+
+// A ResourceQuota hard entry: `requests.cpu`, `limits.memory`, bare `cpu` (= requests),
+// `pods` / `count/pods`, `requests.nvidia.com/gpu`, `nvidia.com/mig-1g.10gb`.
+enum class QuotaTrack { kRequests, kLimits, kCount };
+struct QuotaItem {
+  std::string key;  // as written, e.g. "requests.cpu"
+  QuotaTrack track;
+  std::string resource;  // "cpu", "nvidia.com/gpu", or "pods" for counts
+  int64_t hard = 0;      // canonical unit of `resource`
+};
+
+enum class SelectorOperator { kIn, kNotIn, kExists, kDoesNotExist };
+struct ScopeRequirement {
+  std::string scope_name;  // "PriorityClass" (others are loaded but only PriorityClass is used)
+  SelectorOperator op = SelectorOperator::kIn;
+  std::vector<std::string> values;
+};
+
+struct ResourceQuota {
+  ObjectMeta meta;
+  std::vector<QuotaItem> hard;
+  std::vector<ScopeRequirement> scope_selector;  // all must match
+};
+
+enum class LimitType { kContainer, kPod };
+struct LimitRangeItem {
+  LimitType type = LimitType::kContainer;
+  ResourceList min, max, default_limit, default_request;
+  // Ratio limit/request allowed, in thousandths (2 -> 2000; 1.5 -> 1500).
+  ResourceList max_limit_request_ratio_milli;
+};
+struct LimitRange {
+  ObjectMeta meta;
+  std::vector<LimitRangeItem> limits;
+};
+
+struct PriorityClass {
+  ObjectMeta meta;
+  int32_t value = 0;
+  bool global_default = false;
+  PreemptionPolicy preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
+  std::string description;
+};
+
+struct IntOrPercent {
+  bool is_percent = false;
+  int32_t value = 0;
+  // Kubernetes rounding: minAvailable percentages round up, maxUnavailable round up too
+  // (GetScaledValueFromIntOrPercent with roundUp=true for both in the disruption controller).
+  int64_t Resolve(int64_t total) const;
+};
+
+struct LabelRequirement {
+  std::string key;
+  SelectorOperator op = SelectorOperator::kIn;
+  std::vector<std::string> values;
+};
+struct LabelSelector {
+  std::map<std::string, std::string> match_labels;
+  std::vector<LabelRequirement> match_expressions;
+  bool Matches(const std::map<std::string, std::string>& labels) const;
+  bool Empty() const { return match_labels.empty() && match_expressions.empty(); }
+};
+
+struct PodDisruptionBudget {
+  ObjectMeta meta;
+  std::optional<IntOrPercent> min_available;
+  std::optional<IntOrPercent> max_unavailable;
+  LabelSelector selector;
+};
+
+// ------------------------------------------------------------------ Arbiter kinds
+
+enum class QuotaExceededAction { kQueue, kReject };
+enum class PlacementPolicyName { kBestFit, kLeastAllocated, kFGD, kPacking, kDotProduct, kRandom };
+enum class PreemptionType { kPriority, kQoS };
+enum class DisruptionBudgetMode { kStrict, kBestEffort };
+enum class ReclaimMode { kAny, kLowerPriority };
+
+struct PoolPolicy {
+  ObjectMeta meta;
+  int64_t cpu_overcommit_milli = 1000;     // 1.0 .. 1.2 -> 1000 .. 1200
+  int64_t memory_overcommit_milli = 1000;  // 1.0 by default
+  QuotaExceededAction when_quota_exceeded = QuotaExceededAction::kQueue;
+  PlacementPolicyName placement = PlacementPolicyName::kBestFit;
+  PreemptionType preemption_type = PreemptionType::kPriority;
+  PreemptMode preempt_mode = PreemptMode::kRequeue;
+  DisruptionBudgetMode disruption_budgets = DisruptionBudgetMode::kStrict;
+  Millis min_runtime = 0;
+  ReclaimMode reclaim = ReclaimMode::kAny;
+  Millis scrape_interval = 30000;
+};
+
+struct ElasticQuota {
+  ObjectMeta meta;  // namespace_ is the tenant namespace
+  std::string cohort;
+  ResourceList min;
+  std::optional<ResourceList> max;  // none: no ceiling beyond the cohort
+  ResourceList lending_limit;       // resources absent: all of min may be lent
+  std::vector<std::string> lending_limit_set;  // names that have a lending limit
+};
+
+enum class BillingMode { kRequest, kUsage, kMax, kBlended };
+enum class MigRule { kCompute, kMemory, kMax };
+enum class CreditPolicy { kNone, kLostWork };
+
+struct PriceBook {
+  ObjectMeta meta;
+  std::string currency = "USD";
+  Millis effective_from = 0;  // Unix ms
+  BillingMode mode = BillingMode::kMax;
+  Decimal blended_request_weight = Decimal::FromUnits(Decimal::kOne / 2);
+  std::map<std::string, Decimal> prices;      // resource -> price per unit-hour
+  std::map<std::string, Decimal> gpu_models;  // nvidia.com/gpu.product -> price per GPU-hour
+  MigRule mig_rule = MigRule::kMax;
+  CreditPolicy preemption_credit = CreditPolicy::kLostWork;
+  std::map<std::string, BillingMode> namespace_modes;
+};
+
+struct QoS {
+  ObjectMeta meta;
+  int32_t priority = 0;
+  std::vector<std::string> preempt;
+  std::optional<PreemptMode> preempt_mode;
+  std::optional<Millis> grace_time;
+};
+
+// Everything loaded from a set of manifest files, in file order.
+struct ManifestSet {
+  std::vector<Namespace> namespaces;
+  std::vector<Node> nodes;
+  std::vector<Pod> pods;
+  std::vector<ResourceQuota> resource_quotas;
+  std::vector<LimitRange> limit_ranges;
+  std::vector<PriorityClass> priority_classes;
+  std::vector<PodDisruptionBudget> pdbs;
+  std::optional<PoolPolicy> pool_policy;
+  std::vector<ElasticQuota> elastic_quotas;
+  std::vector<PriceBook> price_books;
+  std::vector<QoS> qos;
+};
+
+// Enum <-> text, in the Kubernetes PascalCase spelling used in manifests.
+const char* ToString(PreemptionPolicy v);
+const char* ToString(PreemptMode v);
+const char* ToString(QuotaExceededAction v);
+const char* ToString(PlacementPolicyName v);
+const char* ToString(PreemptionType v);
+const char* ToString(DisruptionBudgetMode v);
+const char* ToString(ReclaimMode v);
+const char* ToString(BillingMode v);
+const char* ToString(MigRule v);
+const char* ToString(CreditPolicy v);
+const char* ToString(SelectorOperator v);
+
+}  // namespace arbiter

@@ -1,0 +1,2 @@
+// The simulator lives here (virtual clock, trace readers, reports).
+namespace arbiter::sim {}

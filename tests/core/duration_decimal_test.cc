@@ -1,0 +1,57 @@
+#include <gtest/gtest.h>
+
+#include "core/decimal.h"
+#include "core/duration.h"
+
+namespace arbiter {
+namespace {
+
+TEST(DurationTest, ParsesGoDurations) {
+  EXPECT_EQ(*ParseDuration("90s"), 90000);
+  EXPECT_EQ(*ParseDuration("1h30m"), 5400000);
+  EXPECT_EQ(*ParseDuration("500ms"), 500);
+  EXPECT_EQ(*ParseDuration("1.5h"), 5400000);
+  EXPECT_EQ(*ParseDuration("0"), 0);
+  EXPECT_EQ(*ParseDuration("0s"), 0);
+  EXPECT_EQ(*ParseDuration("2m0.5s"), 120500);
+  EXPECT_EQ(*ParseDuration("1000us"), 1);
+}
+
+TEST(DurationTest, RejectsBadDurations) {
+  for (const char* t : {"", "30", "1x", "h", "1.2.3s", "1s2", "0.0001s", "1us", "s30"})
+    EXPECT_FALSE(ParseDuration(t).ok()) << t;
+}
+
+TEST(DurationTest, FormatsShortest) {
+  EXPECT_EQ(FormatDuration(5400000), "1h30m");
+  EXPECT_EQ(FormatDuration(90000), "1m30s");
+  EXPECT_EQ(FormatDuration(500), "500ms");
+  EXPECT_EQ(FormatDuration(1500), "1.5s");
+  EXPECT_EQ(FormatDuration(0), "0s");
+}
+
+TEST(TimestampTest, Rfc3339) {
+  EXPECT_EQ(*ParseRfc3339("1970-01-01T00:00:00Z"), 0);
+  EXPECT_EQ(*ParseRfc3339("2026-01-01T00:00:00Z"), 1767225600000);
+  EXPECT_EQ(*ParseRfc3339("2026-01-01T08:00:00+08:00"), 1767225600000);
+  EXPECT_EQ(*ParseRfc3339("2026-01-01T00:00:00.250Z"), 1767225600250);
+  EXPECT_FALSE(ParseRfc3339("2026-02-30T00:00:00Z").ok());
+  EXPECT_FALSE(ParseRfc3339("2026-01-01").ok());
+  EXPECT_EQ(FormatRfc3339(1767225600000), "2026-01-01T00:00:00Z");
+}
+
+TEST(DecimalTest, ExactParseAndFormat) {
+  EXPECT_EQ(Decimal::Parse("7.00")->ToString(), "7");
+  EXPECT_EQ(Decimal::Parse("0.05")->ToString(), "0.05");
+  EXPECT_EQ(Decimal::Parse("-1.5")->ToFixed(6), "-1.500000");
+  EXPECT_FALSE(Decimal::Parse("0.0000000001").ok());
+  EXPECT_FALSE(Decimal::Parse("1e3").ok());
+  EXPECT_FALSE(Decimal::Parse("abc").ok());
+  EXPECT_EQ(Decimal::Parse("0.1234565")->RoundHalfUp(6).ToFixed(6), "0.123457");
+  EXPECT_EQ(Decimal::Parse("-0.1234565")->RoundHalfUp(6).ToFixed(6), "-0.123457");
+  EXPECT_EQ(Decimal::Parse("0.1234564")->RoundHalfUp(6).ToFixed(6), "0.123456");
+  EXPECT_EQ((*Decimal::Parse("0.1") + *Decimal::Parse("0.2")), *Decimal::Parse("0.3"));
+}
+
+}  // namespace
+}  // namespace arbiter
