@@ -1,0 +1,130 @@
+#include "core/placement/node_state.h"
+
+#include <algorithm>
+
+#include "core/status.h"
+
+namespace arbiter::placement {
+
+PodShape PodShape::FromRequests(const ResourceList& requests, std::string gpu_model) {
+  PodShape s;
+  s.gpu_model = std::move(gpu_model);
+  for (const auto& [name, v] : requests.entries()) {
+    if (name == kCpu) {
+      s.cpu_milli = v;
+    } else if (name == kMemory) {
+      s.mem_bytes = v;
+    } else if (name == kGpu) {
+      if (v <= 0) continue;
+      if (v < kMilliPerGpu) {
+        s.gpu_count = 1;
+        s.gpu_milli_per_device = static_cast<int32_t>(v);
+      } else {
+        s.gpu_count = static_cast<int32_t>(v / kMilliPerGpu);
+        s.gpu_milli_per_device = kMilliPerGpu;
+      }
+    } else if (name == kPods) {
+      continue;
+    } else if (v != 0) {
+      s.ext.Set(name, v);
+    }
+  }
+  s.ext.Set(kPods, 1);
+  return s;
+}
+
+int64_t NodeState::gpu_free_milli() const {
+  int64_t f = 0;
+  for (int32_t u : gpu_used_milli) f += kMilliPerGpu - u;
+  return f;
+}
+
+int NodeState::full_free_gpus() const {
+  return static_cast<int>(std::count(gpu_used_milli.begin(), gpu_used_milli.end(), 0));
+}
+
+namespace {
+bool GpuFits(const NodeState& n, const PodShape& p) {
+  if (p.gpu_count == 0) return true;
+  if (!p.gpu_model.empty() && p.gpu_model != n.gpu_model) return false;
+  if (p.gpu_milli_per_device >= kMilliPerGpu) return n.full_free_gpus() >= p.gpu_count;
+  for (int32_t u : n.gpu_used_milli)
+    if (kMilliPerGpu - u >= p.gpu_milli_per_device) return true;
+  return false;
+}
+bool ExtFits(const NodeState& n, const PodShape& p) {
+  for (const auto& [k, v] : p.ext.entries()) {
+    if (k == kPods && !n.ext_capacity.Has(kPods)) continue;  // no pod limit declared
+    if (n.ext_used.Get(k) + v > n.ext_capacity.Get(k)) return false;
+  }
+  return true;
+}
+}  // namespace
+
+bool NodeState::Fits(const PodShape& p) const {
+  return p.cpu_milli <= cpu_free() && p.mem_bytes <= mem_free() && GpuFits(*this, p) &&
+         ExtFits(*this, p);
+}
+
+std::vector<std::string> NodeState::Insufficient(const PodShape& p) const {
+  std::vector<std::string> out;
+  if (p.cpu_milli > cpu_free()) out.emplace_back(kCpu);
+  if (p.mem_bytes > mem_free()) out.emplace_back(kMemory);
+  if (p.gpu_count > 0 && (p.gpu_model.empty() || p.gpu_model == gpu_model) && !GpuFits(*this, p))
+    out.emplace_back(kGpu);
+  for (const auto& [k, v] : p.ext.entries()) {
+    if (k == kPods && !ext_capacity.Has(kPods)) continue;
+    if (ext_used.Get(k) + v > ext_capacity.Get(k)) out.push_back(k);
+  }
+  return out;
+}
+
+GpuAssignment NodeState::DefaultGpuChoice(const PodShape& p) const {
+  GpuAssignment a;
+  a.milli_per_device = p.gpu_milli_per_device;
+  if (p.gpu_count == 0) return a;
+  if (p.gpu_milli_per_device >= kMilliPerGpu) {
+    for (int i = 0; i < gpu_devices() && static_cast<int>(a.devices.size()) < p.gpu_count; ++i)
+      if (gpu_used_milli[i] == 0) a.devices.push_back(static_cast<int16_t>(i));
+    return a;
+  }
+  int best = -1;
+  for (int i = 0; i < gpu_devices(); ++i) {
+    int32_t free = kMilliPerGpu - gpu_used_milli[i];
+    if (free < p.gpu_milli_per_device) continue;
+    if (best < 0 || free < kMilliPerGpu - gpu_used_milli[best]) best = i;
+  }
+  if (best >= 0) a.devices.push_back(static_cast<int16_t>(best));
+  return a;
+}
+
+bool NodeState::CanUse(const PodShape& p, const GpuAssignment& a) const {
+  if (static_cast<int>(a.devices.size()) != p.gpu_count) return false;
+  for (int16_t d : a.devices) {
+    if (d < 0 || d >= gpu_devices()) return false;
+    if (gpu_used_milli[d] + p.gpu_milli_per_device > kMilliPerGpu) return false;
+  }
+  return true;
+}
+
+void NodeState::Allocate(const PodShape& p, const GpuAssignment& a) {
+  ARB_CHECK_MSG(CanUse(p, a), "GPU assignment does not fit on " + name);
+  cpu_used_milli += p.cpu_milli;
+  mem_used_bytes += p.mem_bytes;
+  for (int16_t d : a.devices) gpu_used_milli[d] += p.gpu_milli_per_device;
+  ext_used += p.ext;
+}
+
+void NodeState::Release(const PodShape& p, const GpuAssignment& a) {
+  cpu_used_milli -= p.cpu_milli;
+  mem_used_bytes -= p.mem_bytes;
+  for (int16_t d : a.devices) {
+    gpu_used_milli[d] -= p.gpu_milli_per_device;
+    ARB_CHECK_MSG(gpu_used_milli[d] >= 0, "GPU release below zero on " + name);
+  }
+  ext_used -= p.ext;
+  ARB_CHECK_MSG(cpu_used_milli >= 0 && mem_used_bytes >= 0 && !ext_used.AnyNegative(),
+                "release below zero on " + name);
+}
+
+}  // namespace arbiter::placement

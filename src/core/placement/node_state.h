@@ -1,0 +1,73 @@
+// Dense, allocation-level view of one node, shared by the engine and the trace simulator.
+//
+// CPU and memory are pooled per node (capacity already multiplied by the PoolPolicy overcommit
+// ratio). GPUs are per device: each device has 1000 milli-GPU; a shared-GPU pod (request below
+// one GPU) takes part of one device, a whole-GPU pod takes whole free devices. Every other
+// resource (MIG profiles, pods, extended) is a pooled count in `ext`.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/resources.h"
+
+namespace arbiter::placement {
+
+inline constexpr int32_t kMilliPerGpu = 1000;
+
+// What a pod asks of a node, in dense form.
+struct PodShape {
+  int64_t cpu_milli = 0;
+  int64_t mem_bytes = 0;
+  int32_t gpu_count = 0;           // devices touched
+  int32_t gpu_milli_per_device = 0;  // 1000 for whole GPUs; 1..999 for a shared GPU
+  ResourceList ext;                // MIG profiles, pods, other extended resources
+  std::string gpu_model;           // required nvidia.com/gpu.product, "" = any
+
+  int64_t gpu_milli_total() const { return int64_t{gpu_count} * gpu_milli_per_device; }
+  // From canonical requests. The `pods` resource is always counted as 1.
+  static PodShape FromRequests(const ResourceList& requests, std::string gpu_model = "");
+};
+
+// Which devices a placement uses.
+struct GpuAssignment {
+  std::vector<int16_t> devices;  // ascending
+  int32_t milli_per_device = 0;
+  bool operator==(const GpuAssignment&) const = default;
+};
+
+struct NodeState {
+  std::string name;
+  std::string gpu_model;  // nvidia.com/gpu.product label, "" if none
+  const std::map<std::string, std::string>* labels = nullptr;  // owned by the caller
+  bool schedulable = true;
+  int64_t cpu_capacity_milli = 0;  // allocatable × overcommit
+  int64_t mem_capacity_bytes = 0;  // allocatable × overcommit
+  int64_t cpu_used_milli = 0;
+  int64_t mem_used_bytes = 0;
+  std::vector<int32_t> gpu_used_milli;  // per device, 0..1000
+  ResourceList ext_capacity;
+  ResourceList ext_used;
+
+  int gpu_devices() const { return static_cast<int>(gpu_used_milli.size()); }
+  int64_t cpu_free() const { return cpu_capacity_milli - cpu_used_milli; }
+  int64_t mem_free() const { return mem_capacity_bytes - mem_used_bytes; }
+  int64_t gpu_free_milli() const;
+  int full_free_gpus() const;
+
+  // Resource fit only (no selectors): CPU, memory, GPU devices, extended counts, model.
+  bool Fits(const PodShape& pod) const;
+  // Names of the resources that do not fit, in Kubernetes order (cpu, memory, nvidia.com/gpu, ext).
+  std::vector<std::string> Insufficient(const PodShape& pod) const;
+  // Default device choice: shared pods go to the fullest device that still fits (ties: lowest
+  // index); whole-GPU pods take the lowest-index free devices. Requires Fits().
+  GpuAssignment DefaultGpuChoice(const PodShape& pod) const;
+  bool CanUse(const PodShape& pod, const GpuAssignment& a) const;
+
+  void Allocate(const PodShape& pod, const GpuAssignment& a);
+  void Release(const PodShape& pod, const GpuAssignment& a);
+};
+
+}  // namespace arbiter::placement
