@@ -1,0 +1,974 @@
+#include "core/engine/engine.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/quantity.h"
+
+namespace arbiter::engine {
+
+using placement::GpuAssignment;
+using placement::NodeState;
+using placement::PodShape;
+
+namespace {
+constexpr Millis kDefaultGrace = 30000;
+
+int64_t MulRatio(int64_t v, int64_t milli) {
+  return static_cast<int64_t>(static_cast<__int128>(v) * milli / 1000);
+}
+}  // namespace
+
+const char* ToString(Phase p) {
+  switch (p) {
+    case Phase::kPending: return "Pending";
+    case Phase::kRunning: return "Running";
+    case Phase::kTerminating: return "Running";  // still holds its node until it exits
+    case Phase::kSucceeded: return "Succeeded";
+    case Phase::kPreempted: return "Preempted";
+    case Phase::kRejected: return "Rejected";
+  }
+  return "?";
+}
+
+const char* ToString(EventType t) {
+  switch (t) {
+    case EventType::kSubmitted: return "Submitted";
+    case EventType::kQuotaExceeded: return "QuotaExceeded";
+    case EventType::kFailedScheduling: return "FailedScheduling";
+    case EventType::kRejected: return "Rejected";
+    case EventType::kScheduled: return "Scheduled";
+    case EventType::kPreempting: return "Preempting";
+    case EventType::kPreempted: return "Preempted";
+    case EventType::kTerminated: return "Terminated";
+    case EventType::kRequeued: return "Requeued";
+    case EventType::kCancelled: return "Cancelled";
+    case EventType::kBorrowed: return "Borrowed";
+    case EventType::kReclaimed: return "Reclaimed";
+    case EventType::kCompleted: return "Completed";
+  }
+  return "?";
+}
+
+bool Engine::QueueOrder::operator()(size_t a, size_t b) const {
+  const Workload& x = (*w)[a];
+  const Workload& y = (*w)[b];
+  if (x.priority != y.priority) return x.priority > y.priority;
+  if (x.submit_time != y.submit_time) return x.submit_time < y.submit_time;
+  if (x.key != y.key) return x.key < y.key;
+  return a < b;
+}
+
+Engine::Engine(const ManifestSet& m, EngineOptions o)
+    : m_(m), options_(o), pending_(QueueOrder{&workloads_}) {}
+
+Result<std::unique_ptr<Engine>> Engine::Create(const ManifestSet& manifests, EngineOptions options) {
+  std::unique_ptr<Engine> e(new Engine(manifests, options));
+  Status s = e->Init();
+  if (!s.ok()) return s;
+  return e;
+}
+
+Status Engine::Init() {
+  policy_ = m_.pool_policy.value_or(PoolPolicy{});
+  if (policy_.cpu_overcommit_milli < 1000)
+    return Status::Error("PoolPolicy overcommit.cpu must be at least 1.0");
+  for (const auto& pc : m_.priority_classes) {
+    classes_[pc.meta.name] = &pc;
+    if (pc.global_default) {
+      if (global_default_) return Status::Error("more than one globalDefault PriorityClass");
+      global_default_ = &pc;
+    }
+  }
+  for (const auto& q : m_.qos) qos_[q.meta.name] = &q;
+  quota_.Configure(m_.resource_quotas, m_.elastic_quotas);
+  // Nodes sorted by name: index order is the final placement tie-break.
+  std::vector<const Node*> sorted;
+  for (const auto& n : m_.nodes) sorted.push_back(&n);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const Node* a, const Node* b) { return a->meta.name < b->meta.name; });
+  for (size_t i = 1; i < sorted.size(); ++i)
+    if (sorted[i]->meta.name == sorted[i - 1]->meta.name)
+      return Status::Error("duplicate node " + sorted[i]->meta.name);
+  for (const Node* n : sorted) AddNode(*n, 0);
+  placement::WorkloadProfile profile;
+  {
+    std::map<std::string, size_t> idx;
+    for (const auto& p : m_.pods) {
+      PodShape s = PodShape::FromRequests(p.EffectiveRequests());
+      std::string k = s.ext.ToString() + "|" + std::to_string(s.cpu_milli) + "|" + std::to_string(s.mem_bytes) +
+                      "|" + std::to_string(s.gpu_count) + "|" + std::to_string(s.gpu_milli_per_device);
+      auto it = idx.find(k);
+      if (it == idx.end()) {
+        idx[k] = profile.shapes.size();
+        profile.shapes.push_back({s, 1});
+      } else {
+        profile.shapes[it->second].weight++;
+      }
+    }
+  }
+  placer_ = placement::MakePlacementPolicy(options_.placement.value_or(policy_.placement), options_.seed,
+                                           profile);
+  placer_->Reset(nodes_);
+  return Status::Ok();
+}
+
+void Engine::AddNode(const Node& node, Millis now) {
+  now_ = std::max(now_, now);
+  NodeState s;
+  s.name = node.meta.name;
+  auto prod = node.meta.labels.find("nvidia.com/gpu.product");
+  if (prod != node.meta.labels.end()) s.gpu_model = prod->second;
+  s.labels = &node.meta.labels;
+  s.schedulable = !node.unschedulable;
+  const ResourceList& a = node.allocatable.empty() ? node.capacity : node.allocatable;
+  s.cpu_capacity_milli = MulRatio(a.Get(kCpu), policy_.cpu_overcommit_milli);
+  s.mem_capacity_bytes = MulRatio(a.Get(kMemory), policy_.memory_overcommit_milli);
+  s.gpu_used_milli.assign(static_cast<size_t>(a.Get(kGpu) / placement::kMilliPerGpu), 0);
+  for (const auto& [r, v] : a.entries())
+    if (r != kCpu && r != kMemory && r != kGpu) s.ext_capacity.Set(r, v);
+  // Keep nodes sorted by name (insertion point), remapping indices held elsewhere.
+  auto pos = std::lower_bound(nodes_.begin(), nodes_.end(), s.name,
+                              [](const NodeState& n, const std::string& name) { return n.name < name; });
+  size_t at = static_cast<size_t>(pos - nodes_.begin());
+  nodes_.insert(pos, std::move(s));
+  node_objs_.insert(node_objs_.begin() + static_cast<long>(at), &node);
+  node_workloads_.insert(node_workloads_.begin() + static_cast<long>(at), std::vector<size_t>{});
+  nominated_.insert(nominated_.begin() + static_cast<long>(at), std::vector<size_t>{});
+  for (auto& w : workloads_) {
+    if (w.node && *w.node >= at) ++*w.node;
+    if (w.nominated_node && *w.nominated_node >= at) ++*w.nominated_node;
+  }
+  if (placer_) placer_->Reset(nodes_);
+  freed_ = true;
+}
+
+Status Engine::RemoveNode(const std::string& name, Millis now) {
+  now_ = std::max(now_, now);
+  auto it = std::find_if(nodes_.begin(), nodes_.end(), [&](const NodeState& n) { return n.name == name; });
+  if (it == nodes_.end()) return Status::Error("no node named " + name);
+  size_t at = static_cast<size_t>(it - nodes_.begin());
+  std::vector<size_t> on = node_workloads_[at];
+  for (size_t id : on) {
+    Workload& w = workloads_[id];
+    w.preempted_by = "node/" + name;
+    if (w.phase == Phase::kRunning) {
+      Millis done = w.progress + (now_ - w.run_start);
+      w.progress_after_exit = w.checkpoint_interval ? done / *w.checkpoint_interval * *w.checkpoint_interval : 0;
+      if (w.duration) w.progress_after_exit = std::min(w.progress_after_exit, *w.duration);
+    }
+    Emit(EventType::kTerminated, w, name, "NodeRemoved", "node " + name + " was removed");
+    w.exit_time = now_;
+    PreemptMode keep = w.preempt_mode;
+    w.preempt_mode = PreemptMode::kRequeue;
+    Exit(w);
+    w.preempt_mode = keep;
+  }
+  for (size_t id : nominated_[at]) workloads_[id].nominated_node.reset();
+  nodes_.erase(it);
+  node_objs_.erase(node_objs_.begin() + static_cast<long>(at));
+  node_workloads_.erase(node_workloads_.begin() + static_cast<long>(at));
+  nominated_.erase(nominated_.begin() + static_cast<long>(at));
+  for (auto& w : workloads_) {
+    if (w.node && *w.node > at) --*w.node;
+    if (w.nominated_node && *w.nominated_node > at) --*w.nominated_node;
+  }
+  placer_->Reset(nodes_);
+  freed_ = true;
+  return Status::Ok();
+}
+
+// ------------------------------------------------------------------ events
+
+void Engine::Emit(EventType type, const Workload& w, std::string node, std::string reason,
+                  std::string message, std::string by) {
+  events_.push_back(Event{now_, type, w.key, std::move(node), std::move(by), std::move(reason), std::move(message)});
+}
+
+void Engine::Reject(Workload& w, const std::string& reason, const std::string& message) {
+  w.phase = Phase::kRejected;
+  w.message = message;
+  w.finish_time = now_;
+  pending_.erase(w.id);
+  Emit(EventType::kRejected, w, "", reason, message);
+}
+
+void Engine::SetPending(Workload& w, EventType type, const std::string& reason, const std::string& message) {
+  w.message = message;
+  std::string key = std::string(ToString(type)) + "|" + message;
+  if (key == w.last_reason_key) return;
+  w.last_reason_key = key;
+  Emit(type, w, "", reason, message);
+}
+
+// ------------------------------------------------------------------ admission
+
+const LimitRange* Engine::LimitRangeFor(const std::string& ns) const {
+  for (const auto& lr : m_.limit_ranges)
+    if (lr.meta.namespace_ == ns) return &lr;
+  return nullptr;
+}
+
+namespace {
+std::string Fmt(const std::string& r, int64_t v) { return FormatResourceQuantity(r, v); }
+}  // namespace
+
+// Kubernetes LimitRanger: object defaults (default <- max, defaultRequest <- default <- min),
+// container defaults, then min / max / maxLimitRequestRatio for Container and Pod items.
+// Returns "" when the pod passes, else the rule that failed.
+std::string Engine::ApplyLimitRanges(Workload& w) const {
+  std::vector<Container> cs = w.pod->containers;
+  std::vector<Container> init = w.pod->init_containers;
+  // API defaulting: a container with a limit but no request requests its limit.
+  for (auto* list : {&cs, &init})
+    for (auto& c : *list)
+      for (const auto& [r, v] : c.limits.entries())
+        if (!c.requests.Has(r)) c.requests.Set(r, v);
+  std::vector<const LimitRange*> lrs;
+  for (const auto& lr : m_.limit_ranges)
+    if (lr.meta.namespace_ == w.namespace_) lrs.push_back(&lr);
+  for (const LimitRange* lr : lrs) {
+    for (const auto& item : lr->limits) {
+      if (item.type != LimitType::kContainer) continue;
+      ResourceList def = item.default_limit, defreq = item.default_request;
+      for (const auto& [r, v] : item.max.entries())
+        if (!def.Has(r)) def.Set(r, v);
+      for (const auto& [r, v] : def.entries())
+        if (!defreq.Has(r)) defreq.Set(r, v);
+      for (const auto& [r, v] : item.min.entries())
+        if (!defreq.Has(r)) defreq.Set(r, v);
+      for (auto* list : {&cs, &init})
+        for (auto& c : *list) {
+          for (const auto& [r, v] : def.entries())
+            if (!c.limits.Has(r)) c.limits.Set(r, v);
+          for (const auto& [r, v] : defreq.entries())
+            if (!c.requests.Has(r)) c.requests.Set(r, v);
+        }
+      const std::string where = "LimitRange " + lr->meta.namespace_ + "/" + lr->meta.name + ": ";
+      for (auto* list : {&cs, &init})
+        for (const auto& c : *list) {
+          for (const auto& [r, v] : item.min.entries()) {
+            if (!c.requests.Has(r))
+              return where + "minimum " + r + " usage per Container is " + Fmt(r, v) + ", but no request is specified";
+            if (c.requests.Get(r) < v)
+              return where + "minimum " + r + " usage per Container is " + Fmt(r, v) + ", but request is " +
+                     Fmt(r, c.requests.Get(r));
+            if (c.limits.Has(r) && c.limits.Get(r) < v)
+              return where + "minimum " + r + " usage per Container is " + Fmt(r, v) + ", but limit is " +
+                     Fmt(r, c.limits.Get(r));
+          }
+          for (const auto& [r, v] : item.max.entries()) {
+            if (!c.limits.Has(r))
+              return where + "maximum " + r + " usage per Container is " + Fmt(r, v) + ", but no limit is specified";
+            if (c.limits.Get(r) > v)
+              return where + "maximum " + r + " usage per Container is " + Fmt(r, v) + ", but limit is " +
+                     Fmt(r, c.limits.Get(r));
+            if (c.requests.Get(r) > v)
+              return where + "maximum " + r + " usage per Container is " + Fmt(r, v) + ", but request is " +
+                     Fmt(r, c.requests.Get(r));
+          }
+          for (const auto& [r, ratio] : item.max_limit_request_ratio_milli.entries()) {
+            int64_t req = c.requests.Get(r), lim = c.limits.Get(r);
+            if (!c.limits.Has(r) || req == 0)
+              return where + r + " max limit to request ratio per Container is " + FormatMillis(ratio) +
+                     ", but no request or limit is specified";
+            if (static_cast<__int128>(lim) * 1000 > static_cast<__int128>(req) * ratio)
+              return where + r + " max limit to request ratio per Container is " + FormatMillis(ratio) +
+                     ", but provided ratio is " + Fmt(r, lim) + "/" + Fmt(r, req);
+          }
+        }
+    }
+  }
+  Pod effective = *w.pod;
+  effective.containers = cs;
+  effective.init_containers = init;
+  w.requests = effective.EffectiveRequests();
+  w.limits = effective.EffectiveLimits();
+  for (const LimitRange* lr : lrs) {
+    for (const auto& item : lr->limits) {
+      if (item.type != LimitType::kPod) continue;
+      const std::string where = "LimitRange " + lr->meta.namespace_ + "/" + lr->meta.name + ": ";
+      for (const auto& [r, v] : item.min.entries())
+        if (w.requests.Get(r) < v)
+          return where + "minimum " + r + " usage per Pod is " + Fmt(r, v) + ", but request is " +
+                 Fmt(r, w.requests.Get(r));
+      for (const auto& [r, v] : item.max.entries()) {
+        if (!w.limits.Has(r))
+          return where + "maximum " + r + " usage per Pod is " + Fmt(r, v) + ", but no limit is specified";
+        if (w.limits.Get(r) > v)
+          return where + "maximum " + r + " usage per Pod is " + Fmt(r, v) + ", but limit is " + Fmt(r, w.limits.Get(r));
+      }
+      for (const auto& [r, ratio] : item.max_limit_request_ratio_milli.entries()) {
+        int64_t req = w.requests.Get(r), lim = w.limits.Get(r);
+        if (req > 0 && static_cast<__int128>(lim) * 1000 > static_cast<__int128>(req) * ratio)
+          return where + r + " max limit to request ratio per Pod is " + FormatMillis(ratio) + ", but provided ratio is " +
+                 Fmt(r, lim) + "/" + Fmt(r, req);
+      }
+    }
+  }
+  return "";
+}
+
+size_t Engine::Submit(const Pod& pod, Millis now) {
+  now_ = std::max(now_, now);
+  Workload w;
+  w.id = workloads_.size();
+  w.namespace_ = pod.meta.namespace_.empty() ? "default" : pod.meta.namespace_;
+  w.name = pod.meta.name;
+  w.key = w.namespace_ + "/" + w.name;
+  w.pod = &pod;
+  w.labels = pod.meta.labels;
+  w.submit_time = now_;
+  w.pending_since = now_;
+  w.grace = pod.termination_grace_period.value_or(kDefaultGrace);
+  w.shutdown = pod.sim.shutdown_time;
+  w.checkpoint_interval = pod.sim.checkpoint_interval;
+  w.duration = pod.sim.duration;
+  workloads_.push_back(std::move(w));
+  generation_.push_back(0);
+  Workload& x = workloads_.back();
+  Emit(EventType::kSubmitted, x, "", "", "");
+
+  // 1. Priority (PriorityClass, or QoS under Slurm semantics).
+  if (pod.priority_class_name) {
+    auto it = classes_.find(*pod.priority_class_name);
+    if (it == classes_.end()) {
+      Reject(x, "UnknownPriorityClass", "no PriorityClass with name " + *pod.priority_class_name + " was found");
+      return x.id;
+    }
+    x.priority_class = it->first;
+    x.priority = it->second->value;
+    x.preemption_policy = it->second->preemption_policy;
+  } else if (global_default_) {
+    x.priority_class = global_default_->meta.name;
+    x.priority = global_default_->value;
+    x.preemption_policy = global_default_->preemption_policy;
+  } else {
+    x.priority = pod.priority.value_or(0);
+    x.preemption_policy = pod.preemption_policy.value_or(PreemptionPolicy::kPreemptLowerPriority);
+  }
+  if (pod.sim.qos) {
+    auto it = qos_.find(*pod.sim.qos);
+    if (it == qos_.end()) {
+      Reject(x, "UnknownQoS", "no QoS with name " + *pod.sim.qos + " was found");
+      return x.id;
+    }
+    x.qos = it->second;
+    if (policy_.preemption_type == PreemptionType::kQoS) x.priority = x.qos->priority;
+  }
+  x.preempt_mode = pod.sim.preempt_mode ? *pod.sim.preempt_mode
+                   : (x.qos && x.qos->preempt_mode) ? *x.qos->preempt_mode
+                                                    : policy_.preempt_mode;
+  // 2. LimitRange.
+  std::string lr = ApplyLimitRanges(x);
+  if (!lr.empty()) {
+    Reject(x, "LimitRange", lr);
+    return x.id;
+  }
+  x.usage = pod.sim.usage.value_or(x.requests);
+  x.shape = PodShape::FromRequests(x.requests);
+  // 3. Quota that can never be satisfied.
+  if (auto never = quota_.NeverAdmissible(x)) {
+    Reject(x, "QuotaExceeded", *never);
+    return x.id;
+  }
+  pending_.insert(x.id);
+  fresh_.push_back(x.id);
+  return x.id;
+}
+
+// ------------------------------------------------------------------ timers
+
+void Engine::AddTimer(Millis at, Workload& w) {
+  timers_.push(Timer{at, timer_seq_++, w.id, generation_[w.id]});
+}
+
+std::optional<Millis> Engine::NextTimer() const {
+  if (timers_.empty()) return std::nullopt;
+  return timers_.top().time;
+}
+
+void Engine::AdvanceTo(Millis now) {
+  while (!timers_.empty() && timers_.top().time <= now) {
+    Timer t = timers_.top();
+    timers_.pop();
+    if (t.generation != generation_[t.workload]) continue;  // stale
+    now_ = std::max(now_, t.time);
+    OnTimer(t);
+  }
+  now_ = std::max(now_, now);
+}
+
+void Engine::OnTimer(const Timer& t) {
+  Workload& w = workloads_[t.workload];
+  if (w.phase == Phase::kRunning) {  // completion
+    std::string node = nodes_[*w.node].name;
+    w.progress = *w.duration;
+    Release(w);
+    w.phase = Phase::kSucceeded;
+    w.finish_time = now_;
+    Emit(EventType::kCompleted, w, node, "", "");
+    return;
+  }
+  if (w.phase == Phase::kTerminating) Exit(w);
+}
+
+void Engine::Release(Workload& w) {
+  ARB_CHECK(w.node.has_value());
+  size_t n = *w.node;
+  nodes_[n].Release(w.shape, w.gpus);
+  placer_->OnNodeChanged(nodes_[n], n);
+  auto& list = node_workloads_[n];
+  list.erase(std::find(list.begin(), list.end(), w.id));
+  if (w.quota_charged) quota_.Release(w);
+  w.quota_charged = false;
+  // Close the run record.
+  RunRecord r;
+  r.workload = w.key;
+  r.namespace_ = w.namespace_;
+  r.priority = w.priority;
+  r.node = nodes_[n].name;
+  r.gpu_product = nodes_[n].gpu_model;
+  r.requests = w.requests;
+  r.usage = w.usage;
+  r.start = w.run_start;
+  r.end = now_;
+  runs_.push_back(std::move(r));
+  w.node.reset();
+  w.gpus = GpuAssignment{};
+  w.borrowed = false;
+  ++generation_[w.id];
+  freed_ = true;
+}
+
+// A terminating victim (or a workload on a removed node) exits: release, then requeue or cancel.
+void Engine::Exit(Workload& w) {
+  std::string node = w.node ? nodes_[*w.node].name : "";
+  size_t run_index = runs_.size();
+  Release(w);
+  if (!w.preempted_by.empty() && w.lost_work > 0 && run_index < runs_.size()) {
+    // The lost interval is expressed on the run's wall clock: it ends at the stop.
+    RunRecord& r = runs_[run_index];
+    r.lost_to = w.stop_time;
+    r.lost_from = std::max(r.start, w.stop_time - w.lost_work);
+    r.preemptor = w.preempted_by;
+  }
+  if (w.phase == Phase::kTerminating)
+    Emit(EventType::kTerminated, w, node, "", "exited after SIGTERM");
+  w.progress = w.progress_after_exit;
+  if (w.preempt_mode == PreemptMode::kCancel) {
+    w.phase = Phase::kPreempted;
+    w.finish_time = now_;
+    w.message = "cancelled after preemption by " + w.preempted_by;
+    Emit(EventType::kCancelled, w, node, "Preempted", w.message);
+  } else {
+    w.phase = Phase::kPending;
+    w.pending_since = now_;
+    w.last_reason_key.clear();
+    w.message = "requeued after preemption by " + w.preempted_by;
+    Emit(EventType::kRequeued, w, node, "Preempted", w.message);
+    pending_.insert(w.id);
+    fresh_.push_back(w.id);
+  }
+  // Preemptors waiting for this victim.
+  for (auto& p : workloads_) {
+    if (p.waiting_for.empty()) continue;
+    p.waiting_for.erase(std::remove(p.waiting_for.begin(), p.waiting_for.end(), w.id), p.waiting_for.end());
+  }
+}
+
+// ------------------------------------------------------------------ placement
+
+bool Engine::NodeSelectable(const NodeState& n, const Workload& w) const {
+  if (!n.schedulable) return false;
+  for (const auto& [k, v] : w.pod->node_selector) {
+    auto it = n.labels->find(k);
+    if (it == n.labels->end() || it->second != v) return false;
+  }
+  return true;
+}
+
+bool Engine::FitsRespectingNominated(size_t node, const Workload& w) const {
+  const NodeState& n = nodes_[node];
+  if (!n.Fits(w.shape)) return false;
+  bool others = false;
+  for (size_t id : nominated_[node])
+    if (id != w.id && workloads_[id].priority >= w.priority) others = true;
+  if (!others) return true;
+  NodeState copy = n;
+  for (size_t id : nominated_[node]) {
+    const Workload& p = workloads_[id];
+    if (id == w.id || p.priority < w.priority) continue;
+    if (!copy.Fits(p.shape)) return false;  // resources it waits for are taken already
+    copy.Allocate(p.shape, copy.DefaultGpuChoice(p.shape));
+  }
+  return copy.Fits(w.shape);
+}
+
+std::string Engine::NoFitMessage(const Workload& w) const {
+  std::map<std::string, int> reasons;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const NodeState& n = nodes_[i];
+    if (!n.schedulable) {
+      reasons["node(s) were unschedulable"]++;
+      continue;
+    }
+    if (!NodeSelectable(n, w)) {
+      reasons["node(s) didn't match node selector"]++;
+      continue;
+    }
+    auto ins = n.Insufficient(w.shape);
+    if (ins.empty() && !FitsRespectingNominated(i, w))
+      reasons["node(s) hold resources for a nominated higher-priority workload"]++;
+    for (const auto& r : ins) reasons["Insufficient " + r]++;
+  }
+  std::string msg = "0/" + std::to_string(nodes_.size()) + " nodes are available";
+  bool first = true;
+  for (const auto& [r, c] : reasons) {
+    msg += first ? ": " : ", ";
+    first = false;
+    msg += std::to_string(c) + " " + r;
+  }
+  return msg + ".";
+}
+
+bool Engine::TryPlace(Workload& w) {
+  if (w.nominated_node) {
+    size_t n = *w.nominated_node;
+    if (NodeSelectable(nodes_[n], w) && FitsRespectingNominated(n, w)) {
+      Bind(w, n, placer_->Score(nodes_[n], w.shape).gpus);
+      return true;
+    }
+  }
+  std::vector<size_t> feasible;
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (NodeSelectable(nodes_[i], w) && FitsRespectingNominated(i, w)) feasible.push_back(i);
+  auto choice = placement::ChooseNode(*placer_, nodes_, feasible, w.shape);
+  if (!choice) return false;
+  Bind(w, choice->node_index, choice->candidate.gpus);
+  return true;
+}
+
+void Engine::Bind(Workload& w, size_t node, const GpuAssignment& gpus) {
+  if (w.nominated_node) {
+    auto& nom = nominated_[*w.nominated_node];
+    nom.erase(std::remove(nom.begin(), nom.end(), w.id), nom.end());
+    w.nominated_node.reset();
+  }
+  auto eq = quota_.CheckElastic(w);
+  w.borrowed = eq.borrowing;
+  quota_.Charge(w);
+  w.quota_charged = true;
+  nodes_[node].Allocate(w.shape, gpus);
+  placer_->OnNodeChanged(nodes_[node], node);
+  node_workloads_[node].push_back(w.id);
+  w.node = node;
+  w.gpus = gpus;
+  w.phase = Phase::kRunning;
+  w.run_start = now_;
+  if (w.first_start < 0) w.first_start = now_;
+  w.pending_total += now_ - w.pending_since;
+  w.message.clear();
+  w.last_reason_key.clear();
+  w.preempted_by.clear();
+  w.lost_work = 0;
+  pending_.erase(w.id);
+  ++generation_[w.id];
+  if (w.borrowed)
+    Emit(EventType::kBorrowed, w, nodes_[node].name, "Borrowed",
+         "admitted on quota borrowed from cohort " + *quota_.CohortOf(w.namespace_));
+  Emit(EventType::kScheduled, w, nodes_[node].name, "", "bound to " + nodes_[node].name);
+  if (w.duration) AddTimer(now_ + std::max<Millis>(0, *w.duration - w.progress), w);
+}
+
+// ------------------------------------------------------------------ preemption
+
+// Rule: a victim must have strictly lower priority (Priority) or a QoS in the preemptor's preempt
+// list (QoS); must have run at least minRuntime; and when it belongs to another namespace that has
+// an ElasticQuota it must run on borrowed quota (guaranteed quota is protected).
+bool Engine::MayPreempt(const Workload& p, const Workload& v) const {
+  if (v.phase != Phase::kRunning) return false;
+  if (policy_.preemption_type == PreemptionType::kQoS) {
+    if (!p.qos || !v.qos) return false;
+    if (std::find(p.qos->preempt.begin(), p.qos->preempt.end(), v.qos->meta.name) == p.qos->preempt.end())
+      return false;
+  } else if (v.priority >= p.priority) {
+    return false;
+  }
+  if (now_ - v.run_start < policy_.min_runtime) return false;
+  if (v.namespace_ != p.namespace_ && quota_.HasElastic(v.namespace_) && !v.borrowed) return false;
+  return true;
+}
+
+int Engine::PdbViolations(const std::vector<size_t>& victims, std::vector<std::string>* names) const {
+  int violations = 0;
+  for (const auto& pdb : m_.pdbs) {
+    const std::string ns = pdb.meta.namespace_.empty() ? "default" : pdb.meta.namespace_;
+    int64_t expected = 0, healthy = 0, hit = 0;
+    for (const auto& w : workloads_) {
+      if (w.namespace_ != ns || !pdb.selector.Matches(w.labels)) continue;
+      if (w.phase == Phase::kRejected || w.phase == Phase::kSucceeded || w.phase == Phase::kPreempted) continue;
+      ++expected;
+      if (w.phase == Phase::kRunning) ++healthy;
+    }
+    for (size_t id : victims) {
+      const Workload& v = workloads_[id];
+      if (v.namespace_ == ns && pdb.selector.Matches(v.labels)) ++hit;
+    }
+    if (hit == 0) continue;
+    int64_t desired = 0;
+    if (pdb.min_available) desired = pdb.min_available->Resolve(expected);
+    else if (pdb.max_unavailable) desired = expected - pdb.max_unavailable->Resolve(expected);
+    int64_t allowed = std::max<int64_t>(0, healthy - desired);
+    if (hit > allowed) {
+      violations += static_cast<int>(hit - allowed);
+      if (names) names->push_back(ns + "/" + pdb.meta.name);
+    }
+  }
+  return violations;
+}
+
+namespace {
+struct Plan {
+  size_t node = 0;
+  std::vector<size_t> victims;
+  int pdb_violations = 0;
+  std::vector<std::string> pdbs;
+  int32_t max_priority = 0;
+  int64_t sum_priority = 0;
+  Millis latest_start_of_max = 0;
+};
+}  // namespace
+
+bool Engine::TryPreempt(Workload& w, std::string* why) {
+  if (w.preemption_policy == PreemptionPolicy::kNever) {
+    *why = " Preemption is not allowed: its PriorityClass has preemptionPolicy: Never.";
+    return false;
+  }
+  const bool qos_mode = policy_.preemption_type == PreemptionType::kQoS;
+  std::optional<Plan> best;
+  std::set<std::string> blocking_pdbs;
+  bool any_candidate_node = false;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (!NodeSelectable(nodes_[i], w)) continue;
+    std::vector<size_t> cands;
+    for (size_t id : node_workloads_[i])
+      if (MayPreempt(w, workloads_[id])) cands.push_back(id);
+    if (cands.empty()) continue;
+    NodeState sim = nodes_[i];
+    for (size_t id : cands) sim.Release(workloads_[id].shape, workloads_[id].gpus);
+    // Resources held for other nominated workloads of higher or equal priority stay held.
+    for (size_t id : nominated_[i]) {
+      const Workload& p = workloads_[id];
+      if (id == w.id || p.priority < w.priority) continue;
+      if (sim.Fits(p.shape)) sim.Allocate(p.shape, sim.DefaultGpuChoice(p.shape));
+    }
+    if (!sim.Fits(w.shape)) continue;
+    any_candidate_node = true;
+    // Reprieve order.
+    std::vector<size_t> order = cands;
+    if (qos_mode) {
+      // Slurm: lowest QoS priority first, youngest first -> reprieve in the reverse order.
+      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        const Workload &x = workloads_[a], &y = workloads_[b];
+        if (x.priority != y.priority) return x.priority > y.priority;
+        if (x.run_start != y.run_start) return x.run_start < y.run_start;
+        return x.key < y.key;
+      });
+    } else {
+      std::vector<char> violating(workloads_.size(), 0);
+      for (size_t id : cands) violating[id] = PdbViolations({id}, nullptr) > 0;
+      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        if (violating[a] != violating[b]) return violating[a] > violating[b];
+        const Workload &x = workloads_[a], &y = workloads_[b];
+        if (x.priority != y.priority) return x.priority > y.priority;
+        if (x.run_start != y.run_start) return x.run_start < y.run_start;
+        return x.key < y.key;
+      });
+    }
+    Plan plan;
+    plan.node = i;
+    for (size_t id : order) {
+      const Workload& v = workloads_[id];
+      NodeState trial = sim;
+      if (trial.CanUse(v.shape, v.gpus)) {
+        trial.Allocate(v.shape, v.gpus);
+        if (trial.Fits(w.shape)) {
+          sim = std::move(trial);
+          continue;  // reprieved
+        }
+      }
+      plan.victims.push_back(id);
+    }
+    std::sort(plan.victims.begin(), plan.victims.end());
+    plan.pdb_violations = PdbViolations(plan.victims, &plan.pdbs);
+    if (plan.pdb_violations > 0 && policy_.disruption_budgets == DisruptionBudgetMode::kStrict) {
+      for (const auto& n : plan.pdbs) blocking_pdbs.insert(n);
+      continue;
+    }
+    plan.max_priority = INT32_MIN;
+    for (size_t id : plan.victims) {
+      const Workload& v = workloads_[id];
+      plan.sum_priority += v.priority;
+      if (v.priority > plan.max_priority) {
+        plan.max_priority = v.priority;
+        plan.latest_start_of_max = v.run_start;
+      } else if (v.priority == plan.max_priority) {
+        plan.latest_start_of_max = std::max(plan.latest_start_of_max, v.run_start);
+      }
+    }
+    auto better = [](const Plan& a, const Plan& b) {
+      if (a.pdb_violations != b.pdb_violations) return a.pdb_violations < b.pdb_violations;
+      if (a.max_priority != b.max_priority) return a.max_priority < b.max_priority;
+      if (a.sum_priority != b.sum_priority) return a.sum_priority < b.sum_priority;
+      if (a.victims.size() != b.victims.size()) return a.victims.size() < b.victims.size();
+      if (a.latest_start_of_max != b.latest_start_of_max) return a.latest_start_of_max > b.latest_start_of_max;
+      return a.node < b.node;
+    };
+    if (!best || better(plan, *best)) best = std::move(plan);
+  }
+  if (!best) {
+    if (!blocking_pdbs.empty()) {
+      std::string list;
+      for (const auto& n : blocking_pdbs) list += (list.empty() ? "" : ", ") + std::string("PodDisruptionBudget ") + n;
+      *why = " Preemption would violate " + list + " (disruptionBudgets: Strict).";
+    } else if (!any_candidate_node) {
+      *why = qos_mode ? " No preemption victims found: no node frees enough by preempting workloads whose QoS is in this workload's preempt list."
+                      : " No preemption victims found: no node frees enough by preempting lower-priority workloads.";
+    }
+    return false;
+  }
+  // Execute: victims get SIGTERM now; the preemptor is nominated to the node.
+  std::string list;
+  for (size_t id : best->victims) list += (list.empty() ? "" : ", ") + workloads_[id].key;
+  Emit(EventType::kPreempting, w, nodes_[best->node].name, "Preempting",
+       "preempting " + list + " on " + nodes_[best->node].name +
+           (best->pdb_violations ? " (violates " + std::to_string(best->pdb_violations) + " disruption budget(s))" : ""));
+  for (size_t id : best->victims) StopVictim(workloads_[id], w, EventType::kPreempted);
+  if (w.nominated_node) {
+    auto& nom = nominated_[*w.nominated_node];
+    nom.erase(std::remove(nom.begin(), nom.end(), w.id), nom.end());
+  }
+  w.nominated_node = best->node;
+  nominated_[best->node].push_back(w.id);
+  w.waiting_for = best->victims;
+  SetPending(w, EventType::kFailedScheduling, "WaitingForVictims",
+             "nominated to " + nodes_[best->node].name + ", waiting for " + std::to_string(best->victims.size()) +
+                 " victim(s) to exit");
+  return true;
+}
+
+void Engine::StopVictim(Workload& v, const Workload& p, EventType kind) {
+  Millis grace = v.grace;
+  if (policy_.preemption_type == PreemptionType::kQoS && v.qos && v.qos->grace_time) grace = *v.qos->grace_time;
+  Millis done = v.progress + (now_ - v.run_start);
+  if (v.duration) done = std::min(done, *v.duration);
+  Millis saved;
+  Millis exit_after;
+  if (v.shutdown <= grace) {
+    exit_after = v.shutdown;
+    saved = v.checkpoint_interval ? done : 0;
+  } else {
+    exit_after = grace;
+    saved = v.checkpoint_interval ? done / *v.checkpoint_interval * *v.checkpoint_interval : 0;
+  }
+  saved = std::max(saved, std::min(v.progress, done));  // never below what was already saved
+  if (!v.checkpoint_interval) saved = 0;
+  v.phase = Phase::kTerminating;
+  v.preempted_by = p.key;
+  v.stop_time = now_;
+  v.exit_time = now_ + exit_after;
+  v.progress_after_exit = saved;
+  v.lost_work = done - saved;
+  v.lost_gpu_milli_ms += static_cast<int64_t>(v.lost_work) * v.shape.gpu_milli_total();
+  v.preemptions++;
+  ++generation_[v.id];  // cancel its completion timer
+  std::string msg = kind == EventType::kReclaimed
+                        ? "reclaimed by " + p.key + " (quota lent by " + p.namespace_ + " is needed back)"
+                        : "preempted by " + p.key;
+  msg += "; SIGTERM, grace " + FormatDuration(grace) + ", shutdown " + FormatDuration(v.shutdown) +
+         (v.shutdown > grace ? " (killed at the end of the grace period)" : "") + ", exits at " +
+         FormatDuration(v.exit_time) + "; progress kept " + FormatDuration(saved) + ", lost " +
+         FormatDuration(v.lost_work);
+  v.message = msg;
+  Emit(kind, v, nodes_[*v.node].name, kind == EventType::kReclaimed ? "Reclaimed" : "Preempted", msg, p.key);
+  AddTimer(v.exit_time, v);
+}
+
+bool Engine::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq) {
+  if (!eq.within_min || eq.over_max) return false;
+  const std::string* cohort = quota_.CohortOf(w.namespace_);
+  if (!cohort || cohort->empty()) return false;
+  std::vector<size_t> cands;
+  for (const auto& v : workloads_) {
+    if (v.phase != Phase::kRunning || !v.borrowed || v.namespace_ == w.namespace_) continue;
+    const std::string* c = quota_.CohortOf(v.namespace_);
+    if (!c || *c != *cohort) continue;
+    if (policy_.reclaim == ReclaimMode::kLowerPriority && v.priority >= w.priority) continue;
+    cands.push_back(v.id);
+  }
+  // Lowest priority first, then most recently started.
+  std::sort(cands.begin(), cands.end(), [&](size_t a, size_t b) {
+    const Workload &x = workloads_[a], &y = workloads_[b];
+    if (x.priority != y.priority) return x.priority < y.priority;
+    if (x.run_start != y.run_start) return x.run_start > y.run_start;
+    return x.key < y.key;
+  });
+  std::vector<const Workload*> released;
+  // Terminating workloads of the cohort are already on their way out.
+  for (const auto& v : workloads_)
+    if (v.phase == Phase::kTerminating && quota_.CohortOf(v.namespace_) && *quota_.CohortOf(v.namespace_) == *cohort)
+      released.push_back(&v);
+  size_t base = released.size();
+  bool ok = false;
+  for (size_t id : cands) {
+    released.push_back(&workloads_[id]);
+    if (quota_.CheckElastic(w, released).ok) {
+      ok = true;
+      break;
+    }
+  }
+  if (!ok) return false;
+  // Minimal set: give back any victim not needed, highest priority / oldest first.
+  for (size_t k = released.size(); k-- > base;) {
+    std::vector<const Workload*> without = released;
+    without.erase(without.begin() + static_cast<long>(k));
+    if (quota_.CheckElastic(w, without).ok) released = std::move(without);
+  }
+  if (released.size() == base) return false;
+  std::vector<size_t> victims;
+  for (size_t k = base; k < released.size(); ++k) victims.push_back(released[k]->id);
+  std::sort(victims.begin(), victims.end());
+  for (size_t id : victims) StopVictim(workloads_[id], w, EventType::kReclaimed);
+  w.waiting_for = victims;
+  SetPending(w, EventType::kQuotaExceeded, "Reclaiming",
+             "reclaiming lent quota: waiting for " + std::to_string(victims.size()) + " borrowing workload(s) to exit");
+  return true;
+}
+
+// ------------------------------------------------------------------ the cycle
+
+bool Engine::TryAdmitQuota(Workload& w) {
+  if (auto rq = quota_.ResourceQuotaBlocked(w)) {
+    if (policy_.when_quota_exceeded == QuotaExceededAction::kReject) {
+      Reject(w, "QuotaExceeded", *rq);
+    } else {
+      SetPending(w, EventType::kQuotaExceeded, "QuotaExceeded", *rq);
+    }
+    return false;
+  }
+  auto eq = quota_.CheckElastic(w);
+  if (!eq.ok) {
+    if (eq.over_max && policy_.when_quota_exceeded == QuotaExceededAction::kReject) {
+      Reject(w, "QuotaExceeded", eq.message);
+      return false;
+    }
+    if (TryReclaim(w, eq)) return false;
+    SetPending(w, EventType::kQuotaExceeded, "QuotaExceeded", eq.message);
+    return false;
+  }
+  return true;
+}
+
+std::string Engine::ShapeKey(const Workload& w) const {
+  std::string k = std::to_string(w.shape.cpu_milli) + "|" + std::to_string(w.shape.mem_bytes) + "|" +
+                  std::to_string(w.shape.gpu_count) + "|" + std::to_string(w.shape.gpu_milli_per_device) + "|" +
+                  w.shape.ext.ToString() + "|" + std::to_string(w.priority) + "|";
+  for (const auto& [a, b] : w.pod->node_selector) k += a + "=" + b + ",";
+  return k;
+}
+
+void Engine::Schedule(Millis now) {
+  now_ = std::max(now_, now);
+  std::vector<size_t> order;
+  if (freed_) {
+    order.assign(pending_.begin(), pending_.end());
+  } else {
+    // Nothing was released since the last cycle: only the new arrivals can change anything.
+    for (size_t id : fresh_)
+      if (pending_.count(id)) order.push_back(id);
+    std::sort(order.begin(), order.end(), QueueOrder{&workloads_});
+  }
+  freed_ = false;
+  fresh_.clear();
+  std::set<std::string> no_fit;  // shapes that found no node this cycle (resources only shrink)
+  for (size_t id : order) {
+    Workload& w = workloads_[id];
+    if (w.phase != Phase::kPending) continue;
+    if (!w.waiting_for.empty()) continue;  // victims still terminating
+    if (!TryAdmitQuota(w)) continue;
+    std::string key = ShapeKey(w);
+    if (!w.nominated_node && no_fit.count(key) && w.preemption_policy == PreemptionPolicy::kNever) {
+      SetPending(w, EventType::kFailedScheduling, "Unschedulable", NoFitMessage(w));
+      continue;
+    }
+    if (!no_fit.count(key) || w.nominated_node) {
+      if (TryPlace(w)) continue;
+    }
+    no_fit.insert(key);
+    std::string why;
+    if (TryPreempt(w, &why)) continue;
+    SetPending(w, EventType::kFailedScheduling, "Unschedulable", NoFitMessage(w) + why);
+  }
+  if (options_.check_invariants) {
+    Status s = CheckInvariants();
+    ARB_CHECK_MSG(s.ok(), s.message());
+  }
+}
+
+void Engine::Finish(Millis now) {
+  AdvanceTo(now);
+  now_ = std::max(now_, now);
+  for (auto& w : workloads_) {
+    if (!w.node) continue;
+    RunRecord r;
+    r.workload = w.key;
+    r.namespace_ = w.namespace_;
+    r.priority = w.priority;
+    r.node = nodes_[*w.node].name;
+    r.gpu_product = nodes_[*w.node].gpu_model;
+    r.requests = w.requests;
+    r.usage = w.usage;
+    r.start = w.run_start;
+    r.end = now_;
+    runs_.push_back(std::move(r));
+  }
+  for (auto& w : workloads_)
+    if (w.phase == Phase::kPending) w.pending_total += now_ - w.pending_since;
+}
+
+Status Engine::CheckInvariants() const {
+  std::vector<int> seen(workloads_.size(), 0);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const NodeState& n = nodes_[i];
+    if (n.cpu_used_milli > n.cpu_capacity_milli || n.mem_used_bytes > n.mem_capacity_bytes)
+      return Status::Error("node " + n.name + " above capacity × overcommit");
+    for (int32_t g : n.gpu_used_milli)
+      if (g < 0 || g > placement::kMilliPerGpu) return Status::Error("GPU overcommitted on " + n.name);
+    for (const auto& [r, v] : n.ext_used.entries())
+      if (n.ext_capacity.Has(r) && v > n.ext_capacity.Get(r))
+        return Status::Error("node " + n.name + " above capacity in " + r);
+    NodeState rebuilt = n;
+    rebuilt.cpu_used_milli = 0;
+    rebuilt.mem_used_bytes = 0;
+    std::fill(rebuilt.gpu_used_milli.begin(), rebuilt.gpu_used_milli.end(), 0);
+    rebuilt.ext_used = ResourceList{};
+    for (size_t id : node_workloads_[i]) {
+      seen[id]++;
+      const Workload& w = workloads_[id];
+      if (!w.node || *w.node != i) return Status::Error(w.key + " listed on " + n.name + " but bound elsewhere");
+      rebuilt.Allocate(w.shape, w.gpus);
+    }
+    if (rebuilt.cpu_used_milli != n.cpu_used_milli || rebuilt.mem_used_bytes != n.mem_used_bytes ||
+        rebuilt.gpu_used_milli != n.gpu_used_milli)
+      return Status::Error("node " + n.name + " accounting differs from its workloads");
+  }
+  for (const auto& w : workloads_) {
+    bool placed = w.phase == Phase::kRunning || w.phase == Phase::kTerminating;
+    if (placed != (seen[w.id] == 1)) return Status::Error(w.key + " is not on exactly one node");
+  }
+  if (auto q = quota_.CheckInvariants()) return Status::Error(*q);
+  return Status::Ok();
+}
+
+}  // namespace arbiter::engine

@@ -1,0 +1,134 @@
+// The scheduling engine: one deterministic, event-driven state machine.
+//
+// It admits workloads (PriorityClass / QoS resolution, LimitRange defaults and checks,
+// ResourceQuota, ElasticQuota with borrowing and reclaim), places them on nodes through a
+// placement policy, and preempts in an orderly way (Kubernetes reprieve or Slurm QoS order,
+// PodDisruptionBudgets, grace and shutdown times, checkpoints, requeue or cancel).
+//
+// It never reads a clock: every entry point takes `now`, which must not go backwards. The driver
+// (simulator or daemon) calls, for each instant t in order:
+//   AdvanceTo(t);  Submit(...) for arrivals at t;  Schedule(t);
+// and repeats while NextTimer() is due. Same calls, same events, byte for byte.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <queue>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/engine/quota_book.h"
+#include "core/engine/types.h"
+#include "core/objects.h"
+#include "core/placement/policy.h"
+
+namespace arbiter::engine {
+
+struct EngineOptions {
+  uint64_t seed = 0;
+  bool check_invariants = false;  // check after every step; a violation aborts (CHECK)
+  // Placement override (the trace simulator's --policy); PoolPolicy otherwise.
+  std::optional<PlacementPolicyName> placement;
+};
+
+class Engine {
+ public:
+  // Builds the engine from the cluster part of the manifests (nodes, classes, quotas, limit
+  // ranges, PDBs, policies). The ManifestSet must outlive the engine. Pods are not submitted.
+  static Result<std::unique_ptr<Engine>> Create(const ManifestSet& manifests, EngineOptions options);
+
+  // Admits a pod (resolution, defaults, quota pre-checks). It joins the queue or is Rejected.
+  size_t Submit(const Pod& pod, Millis now);
+  // Processes timers (completions, victim exits) due at or before `now`.
+  void AdvanceTo(Millis now);
+  // One scheduling cycle over the queue at `now`.
+  void Schedule(Millis now);
+  // When the next timer is due, if any.
+  std::optional<Millis> NextTimer() const;
+  // Closes the books at the end of a simulation: running workloads get a run record ending now.
+  void Finish(Millis now);
+
+  void AddNode(const Node& node, Millis now);
+  // Removes a node; its workloads are stopped at once and requeued.
+  Status RemoveNode(const std::string& name, Millis now);
+
+  const std::vector<Event>& events() const { return events_; }
+  const std::vector<Workload>& workloads() const { return workloads_; }
+  const std::vector<placement::NodeState>& nodes() const { return nodes_; }
+  const std::vector<RunRecord>& runs() const { return runs_; }
+  const PoolPolicy& policy() const { return policy_; }
+  Millis now() const { return now_; }
+
+  // Checks every invariant: nodes within capacity × overcommit, GPUs never overcommitted,
+  // quotas within hard limits, cohorts within their total min, each running workload on exactly
+  // one node. Returns the first violation.
+  Status CheckInvariants() const;
+
+ private:
+  Engine(const ManifestSet& m, EngineOptions o);
+  Status Init();
+
+  struct Timer {
+    Millis time;
+    uint64_t seq;
+    size_t workload;
+    uint64_t generation;
+    bool operator>(const Timer& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+  };
+  struct QueueOrder {
+    const std::vector<Workload>* w;
+    bool operator()(size_t a, size_t b) const;
+  };
+
+  void Emit(EventType type, const Workload& w, std::string node, std::string reason, std::string message,
+            std::string by = "");
+  void Reject(Workload& w, const std::string& reason, const std::string& message);
+  void SetPending(Workload& w, EventType type, const std::string& reason, const std::string& message);
+  bool TryAdmitQuota(Workload& w);
+  bool TryPlace(Workload& w);
+  bool TryPreempt(Workload& w, std::string* why);
+  bool TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq);
+  void Bind(Workload& w, size_t node, const placement::GpuAssignment& gpus);
+  void StopVictim(Workload& victim, const Workload& preemptor, EventType kind);
+  void OnTimer(const Timer& t);
+  void Exit(Workload& w);
+  void Release(Workload& w);
+  void AddTimer(Millis at, Workload& w);
+  bool NodeSelectable(const placement::NodeState& n, const Workload& w) const;
+  bool FitsRespectingNominated(size_t node, const Workload& w) const;
+  std::string NoFitMessage(const Workload& w) const;
+  bool MayPreempt(const Workload& preemptor, const Workload& victim) const;
+  // PDBs that `victims` would violate given current healthy counts.
+  int PdbViolations(const std::vector<size_t>& victims, std::vector<std::string>* names) const;
+  const LimitRange* LimitRangeFor(const std::string& ns) const;
+  std::string ApplyLimitRanges(Workload& w) const;
+  std::string ShapeKey(const Workload& w) const;
+
+  const ManifestSet& m_;
+  EngineOptions options_;
+  PoolPolicy policy_;
+  std::unique_ptr<placement::PlacementPolicy> placer_;
+  std::vector<placement::NodeState> nodes_;
+  std::vector<const Node*> node_objs_;
+  std::vector<std::unique_ptr<Node>> added_nodes_;
+  std::vector<std::vector<size_t>> node_workloads_;  // running + terminating per node
+  std::vector<std::vector<size_t>> nominated_;       // preemptors nominated per node
+  std::vector<Workload> workloads_;
+  std::vector<Event> events_;
+  std::vector<RunRecord> runs_;
+  std::vector<uint64_t> generation_;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;
+  uint64_t timer_seq_ = 0;
+  std::set<size_t, QueueOrder> pending_;
+  std::vector<size_t> fresh_;  // submitted since the last cycle
+  bool freed_ = true;          // capacity or quota was released since the last cycle
+  QuotaBook quota_;
+  std::map<std::string, const PriorityClass*> classes_;
+  const PriorityClass* global_default_ = nullptr;
+  std::map<std::string, const QoS*> qos_;
+  Millis now_ = 0;
+};
+
+}  // namespace arbiter::engine

@@ -1,0 +1,253 @@
+#include "core/engine/quota_book.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace arbiter::engine {
+
+void QuotaBook::Configure(const std::vector<ResourceQuota>& quotas,
+                          const std::vector<ElasticQuota>& eqs) {
+  rqs_.clear();
+  rq_by_ns_.clear();
+  eqs_.clear();
+  eq_index_.clear();
+  for (const auto& q : quotas) {
+    rq_by_ns_[q.meta.namespace_].push_back(rqs_.size());
+    rqs_.push_back(RQ{&q, {}});
+  }
+  for (const auto& e : eqs) {
+    eq_index_[e.meta.namespace_] = eqs_.size();
+    eqs_.push_back(EQ{&e, {}});
+  }
+}
+
+bool QuotaBook::ScopeMatches(const ResourceQuota& q, const Workload& w) const {
+  for (const auto& s : q.scope_selector) {
+    if (s.scope_name != "PriorityClass") continue;
+    bool has = !w.priority_class.empty();
+    bool in = has && std::find(s.values.begin(), s.values.end(), w.priority_class) != s.values.end();
+    switch (s.op) {
+      case SelectorOperator::kIn: if (!in) return false; break;
+      case SelectorOperator::kNotIn: if (in) return false; break;
+      case SelectorOperator::kExists: if (!has) return false; break;
+      case SelectorOperator::kDoesNotExist: if (has) return false; break;
+    }
+  }
+  return true;
+}
+
+int64_t QuotaBook::ChargeOf(const QuotaItem& item, const Workload& w) const {
+  switch (item.track) {
+    case QuotaTrack::kCount: return 1;
+    case QuotaTrack::kRequests: return w.requests.Get(item.resource);
+    case QuotaTrack::kLimits: {
+      // Extended resources (GPUs, MIG) cannot be overcommitted: their limit is their request.
+      auto info = ClassifyResource(item.resource);
+      bool extended = info.ok() && (info->kind == ResourceKind::kGpu || info->kind == ResourceKind::kMig ||
+                                    info->kind == ResourceKind::kExtended);
+      return extended ? w.requests.Get(item.resource) : w.limits.Get(item.resource);
+    }
+  }
+  return 0;
+}
+
+std::optional<std::string> QuotaBook::NeverAdmissible(const Workload& w) const {
+  auto it = rq_by_ns_.find(w.namespace_);
+  if (it == rq_by_ns_.end()) return std::nullopt;
+  for (size_t idx : it->second) {
+    const ResourceQuota& q = *rqs_[idx].q;
+    if (!ScopeMatches(q, w)) continue;
+    for (const auto& item : q.hard) {
+      bool compute = item.resource == kCpu || item.resource == kMemory;
+      if (compute && item.track == QuotaTrack::kLimits && !w.limits.Has(item.resource))
+        return "failed quota: " + q.meta.name + ": must specify limits." + item.resource +
+               " (the quota tracks it; set it in the pod or through a LimitRange default)";
+      if (compute && item.track == QuotaTrack::kRequests && !w.requests.Has(item.resource))
+        return "failed quota: " + q.meta.name + ": must specify requests." + item.resource +
+               " (the quota tracks it; set it in the pod or through a LimitRange defaultRequest)";
+      int64_t c = ChargeOf(item, w);
+      if (c > item.hard)
+        return "exceeded quota: " + q.meta.name + ", requested: " + item.key + "=" +
+               FormatResourceQuantity(item.resource, c) + ", hard: " + item.key + "=" +
+               FormatResourceQuantity(item.resource, item.hard) + " (can never be admitted)";
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> QuotaBook::ResourceQuotaBlocked(const Workload& w) const {
+  auto it = rq_by_ns_.find(w.namespace_);
+  if (it == rq_by_ns_.end()) return std::nullopt;
+  for (size_t idx : it->second) {
+    const RQ& rq = rqs_[idx];
+    if (!ScopeMatches(*rq.q, w)) continue;
+    for (const auto& item : rq.q->hard) {
+      int64_t c = ChargeOf(item, w);
+      if (c == 0) continue;
+      auto u = rq.used.find(item.key);
+      int64_t used = u == rq.used.end() ? 0 : u->second;
+      if (used + c > item.hard) {
+        const auto& r = item.resource;
+        return "exceeded quota: " + rq.q->meta.namespace_ + "/" + rq.q->meta.name + ", requested: " +
+               item.key + "=" + FormatResourceQuantity(r, c) + ", used: " + item.key + "=" +
+               FormatResourceQuantity(r, used) + ", limited: " + item.key + "=" +
+               FormatResourceQuantity(r, item.hard);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+const std::string* QuotaBook::CohortOf(const std::string& ns) const {
+  auto it = eq_index_.find(ns);
+  if (it == eq_index_.end()) return nullptr;
+  return &eqs_[it->second].q->cohort;
+}
+
+std::vector<const QuotaBook::EQ*> QuotaBook::CohortMembers(const std::string& cohort) const {
+  std::vector<const EQ*> out;
+  for (const auto& e : eqs_)
+    if (e.q->cohort == cohort) out.push_back(&e);
+  return out;
+}
+
+bool QuotaBook::IsBorrowing(const std::string& ns) const {
+  auto it = eq_index_.find(ns);
+  if (it == eq_index_.end()) return false;
+  const EQ& e = eqs_[it->second];
+  for (const auto& [r, v] : e.used.entries())
+    if (v > e.q->min.Get(r) && (e.q->min.Has(r) || (e.q->max && e.q->max->Has(r)))) return true;
+  return false;
+}
+
+namespace {
+// The resources an ElasticQuota constrains: those named in min or max.
+std::vector<std::string> Tracked(const ElasticQuota& q) {
+  std::vector<std::string> out;
+  for (const auto& [r, v] : q.min.entries()) out.push_back(r);
+  if (q.max)
+    for (const auto& [r, v] : q.max->entries())
+      if (!q.min.Has(r)) out.push_back(r);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+int64_t LendCap(const ElasticQuota& q, const std::string& r, int64_t used) {
+  int64_t unused = std::max<int64_t>(0, q.min.Get(r) - used);
+  bool limited = std::find(q.lending_limit_set.begin(), q.lending_limit_set.end(), r) !=
+                 q.lending_limit_set.end();
+  return limited ? std::min(unused, q.lending_limit.Get(r)) : unused;
+}
+}  // namespace
+
+QuotaBook::ElasticResult QuotaBook::CheckElastic(const Workload& w,
+                                                 const std::vector<const Workload*>& released) const {
+  ElasticResult res;
+  auto it = eq_index_.find(w.namespace_);
+  if (it == eq_index_.end()) return res;
+  const EQ& self = eqs_[it->second];
+  const ElasticQuota& q = *self.q;
+  // Usage per namespace after releasing `released` and adding `w`.
+  std::vector<const EQ*> members = q.cohort.empty() ? std::vector<const EQ*>{&self} : CohortMembers(q.cohort);
+  std::map<std::string, ResourceList> used;
+  for (const EQ* m : members) used[m->q->meta.namespace_] = m->used;
+  for (const Workload* r : released)
+    if (used.count(r->namespace_)) used[r->namespace_] -= r->requests;
+  used[w.namespace_] += w.requests;
+  res.within_min = true;
+  for (const std::string& r : Tracked(q)) {
+    int64_t req = w.requests.Get(r);
+    if (req == 0) continue;
+    int64_t after = used[w.namespace_].Get(r);
+    if (q.max && q.max->Has(r) && after > q.max->Get(r)) {
+      res.ok = false;
+      res.over_max = true;
+      res.within_min = false;
+      res.message = "exceeded ElasticQuota " + q.meta.namespace_ + "/" + q.meta.name + " max: requested " +
+                    r + "=" + FormatResourceQuantity(r, req) + ", used " +
+                    FormatResourceQuantity(r, after - req) + ", max " + FormatResourceQuantity(r, q.max->Get(r));
+      return res;
+    }
+    if (after > q.min.Get(r)) {
+      res.within_min = false;
+      res.borrowing = true;
+    }
+    if (q.cohort.empty()) {
+      if (after > q.min.Get(r)) {
+        res.ok = false;
+        res.message = "exceeded ElasticQuota " + q.meta.namespace_ + "/" + q.meta.name + " min " + r + "=" +
+                      FormatResourceQuantity(r, q.min.Get(r)) +
+                      " and the namespace is in no cohort to borrow from";
+        return res;
+      }
+      continue;
+    }
+    int64_t borrowed = 0, lendable = 0;
+    for (const EQ* m : members) {
+      int64_t u = used[m->q->meta.namespace_].Get(r);
+      borrowed += std::max<int64_t>(0, u - m->q->min.Get(r));
+      lendable += LendCap(*m->q, r, u);
+    }
+    if (borrowed > lendable) {
+      res.ok = false;
+      int64_t own_min = q.min.Get(r);
+      res.message = "cohort " + q.cohort + " has no unused " + r + " to lend: namespace " + w.namespace_ +
+                    " would use " + FormatResourceQuantity(r, after) + " (min " +
+                    FormatResourceQuantity(r, own_min) + "), cohort borrowing " +
+                    FormatResourceQuantity(r, borrowed) + " exceeds what lenders can lend (" +
+                    FormatResourceQuantity(r, lendable) + ")";
+    }
+  }
+  if (!res.ok) res.borrowing = res.borrowing && true;
+  return res;
+}
+
+void QuotaBook::Charge(const Workload& w) {
+  auto it = rq_by_ns_.find(w.namespace_);
+  if (it != rq_by_ns_.end())
+    for (size_t idx : it->second) {
+      RQ& rq = rqs_[idx];
+      if (!ScopeMatches(*rq.q, w)) continue;
+      for (const auto& item : rq.q->hard) rq.used[item.key] += ChargeOf(item, w);
+    }
+  auto e = eq_index_.find(w.namespace_);
+  if (e != eq_index_.end()) eqs_[e->second].used += w.requests;
+}
+
+void QuotaBook::Release(const Workload& w) {
+  auto it = rq_by_ns_.find(w.namespace_);
+  if (it != rq_by_ns_.end())
+    for (size_t idx : it->second) {
+      RQ& rq = rqs_[idx];
+      if (!ScopeMatches(*rq.q, w)) continue;
+      for (const auto& item : rq.q->hard) rq.used[item.key] -= ChargeOf(item, w);
+    }
+  auto e = eq_index_.find(w.namespace_);
+  if (e != eq_index_.end()) eqs_[e->second].used -= w.requests;
+}
+
+std::optional<std::string> QuotaBook::CheckInvariants() const {
+  for (const auto& rq : rqs_)
+    for (const auto& item : rq.q->hard) {
+      auto u = rq.used.find(item.key);
+      int64_t used = u == rq.used.end() ? 0 : u->second;
+      if (used > item.hard || used < 0)
+        return "ResourceQuota " + rq.q->meta.namespace_ + "/" + rq.q->meta.name + " " + item.key +
+               " used " + std::to_string(used) + " outside [0, hard " + std::to_string(item.hard) + "]";
+    }
+  std::map<std::string, std::pair<ResourceList, ResourceList>> cohorts;  // used, min
+  for (const auto& e : eqs_) {
+    if (e.used.AnyNegative()) return "ElasticQuota " + e.q->meta.namespace_ + " usage negative";
+    if (e.q->max)
+      for (const auto& [r, v] : e.q->max->entries())
+        if (e.used.Get(r) > v) return "ElasticQuota " + e.q->meta.namespace_ + " above max " + r;
+    if (e.q->cohort.empty()) continue;
+    cohorts[e.q->cohort].first += e.used;
+    cohorts[e.q->cohort].second += e.q->min;
+  }
+  for (const auto& [c, um] : cohorts)
+    for (const auto& [r, v] : um.second.entries())
+      if (um.first.Get(r) > v) return "cohort " + c + " above its total min in " + r;
+  return std::nullopt;
+}
+
+}  // namespace arbiter::engine

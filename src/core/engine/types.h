@@ -1,0 +1,111 @@
+// Values the engine exposes: workload state and the event log.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/duration.h"
+#include "core/objects.h"
+#include "core/placement/node_state.h"
+
+namespace arbiter::engine {
+
+enum class Phase { kPending, kRunning, kTerminating, kSucceeded, kPreempted, kRejected };
+const char* ToString(Phase p);
+
+enum class EventType {
+  kSubmitted,
+  kQuotaExceeded,
+  kFailedScheduling,
+  kRejected,
+  kScheduled,
+  kPreempting,
+  kPreempted,
+  kTerminated,
+  kRequeued,
+  kCancelled,
+  kBorrowed,
+  kReclaimed,
+  kCompleted,
+};
+const char* ToString(EventType t);
+
+struct Event {
+  Millis time = 0;
+  EventType type = EventType::kSubmitted;
+  std::string workload;  // namespace/name
+  std::string node;
+  std::string by;      // the preemptor, on Preempted / Reclaimed
+  std::string reason;  // machine-readable reason (e.g. "Insufficient", "PDB", "QuotaExceeded")
+  std::string message;
+};
+
+// One placement of a workload, from bind to exit (what billing meters on the request track).
+struct RunRecord {
+  std::string workload;
+  std::string namespace_;
+  int32_t priority = 0;
+  std::string node;
+  std::string gpu_product;
+  ResourceList requests;
+  ResourceList usage;
+  Millis start = 0;
+  Millis end = 0;
+  // Work lost when this run was preempted: progress between `lost_from` and `lost_to` (run-time
+  // instants) was not saved. Empty when nothing was lost.
+  std::optional<Millis> lost_from;
+  Millis lost_to = 0;
+  std::string preemptor;
+};
+
+// A workload as the engine tracks it. Read-only for callers.
+struct Workload {
+  size_t id = 0;
+  std::string key;  // namespace/name
+  std::string namespace_;
+  std::string name;
+  const Pod* pod = nullptr;
+  std::map<std::string, std::string> labels;
+  std::string priority_class;  // resolved name, "" if none
+  int32_t priority = 0;
+  PreemptionPolicy preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
+  const QoS* qos = nullptr;
+  ResourceList requests;  // effective, after LimitRange defaults
+  ResourceList limits;
+  ResourceList usage;  // mean actual usage
+  placement::PodShape shape;
+  Millis grace = 30000;
+  Millis shutdown = 0;
+  std::optional<Millis> checkpoint_interval;
+  std::optional<Millis> duration;  // total work needed
+  PreemptMode preempt_mode = PreemptMode::kRequeue;
+
+  Phase phase = Phase::kPending;
+  Millis submit_time = 0;
+  Millis progress = 0;      // saved progress (work done that survives a requeue)
+  Millis run_start = 0;     // current run's start
+  Millis first_start = -1;  // first time it ever started
+  Millis finish_time = -1;
+  Millis pending_since = 0;
+  Millis pending_total = 0;  // accumulated time spent Pending
+  std::optional<size_t> node;
+  placement::GpuAssignment gpus;
+  bool borrowed = false;
+  bool quota_charged = false;
+  int preemptions = 0;
+  std::optional<size_t> nominated_node;
+  std::vector<size_t> waiting_for;  // victims still terminating for this preemptor
+  std::string message;              // last reason, verbatim
+  std::string last_reason_key;      // de-duplicates repeated pending events
+  // Set while terminating.
+  Millis stop_time = 0;  // SIGTERM
+  Millis exit_time = 0;
+  Millis progress_after_exit = 0;
+  std::string preempted_by;
+  Millis lost_work = 0;  // total run time lost to preemption
+  int64_t lost_gpu_milli_ms = 0;
+};
+
+}  // namespace arbiter::engine
