@@ -1,14 +1,1227 @@
 #include "adapters/yaml/manifest_loader.h"
 
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "adapters/yaml/yaml_reader.h"
+#include "core/quantity.h"
+#include "core/resources.h"
+
 namespace arbiter::yaml {
 
-void LoadManifestText(const std::string&, const std::string& file, ManifestLoad* out) {
-  out->diagnostics.Add({Severity::kError, file, 0, "", "", "", "loader not implemented yet"});
+namespace {
+
+using Field = DocReader::Field;
+
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+constexpr int64_t kInt32Min = std::numeric_limits<int32_t>::min();
+
+std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+struct KindInfo {
+  const char* kind;
+  const char* api_version;
+  bool namespaced;
+};
+
+const std::vector<KindInfo>& Kinds() {
+  static const std::vector<KindInfo> kKinds = {
+      {"Namespace", "v1", false},
+      {"Node", "v1", false},
+      {"Pod", "v1", true},
+      {"ResourceQuota", "v1", true},
+      {"LimitRange", "v1", true},
+      {"PriorityClass", "scheduling.k8s.io/v1", false},
+      {"PodDisruptionBudget", "policy/v1", true},
+      {"PoolPolicy", "arbiter.dev/v1alpha1", false},
+      {"ElasticQuota", "arbiter.dev/v1alpha1", true},
+      {"PriceBook", "arbiter.dev/v1alpha1", false},
+      {"QoS", "arbiter.dev/v1alpha1", false},
+  };
+  return kKinds;
+}
+
+std::string SupportedKindsText() {
+  return "supported: v1 Namespace, Node, Pod, ResourceQuota, LimitRange; scheduling.k8s.io/v1 "
+         "PriorityClass; policy/v1 PodDisruptionBudget; arbiter.dev/v1alpha1 PoolPolicy, "
+         "ElasticQuota, PriceBook, QoS";
+}
+
+// metadata fields Kubernetes clients may carry (e.g. from `kubectl get -o yaml`).
+const std::vector<std::string_view> kIgnoredMeta = {
+    "uid",        "resourceVersion", "generation",   "creationTimestamp", "deletionTimestamp",
+    "deletionGracePeriodSeconds", "ownerReferences", "finalizers", "managedFields", "selfLink",
+    "generateName"};
+
+bool IsDns1123Label(std::string_view s) {
+  if (s.empty() || s.size() > 63) return false;
+  for (char c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  return s.front() != '-' && s.back() != '-';
+}
+
+bool IsDns1123Subdomain(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  size_t start = 0;
+  while (true) {
+    size_t dot = s.find('.', start);
+    std::string_view part = s.substr(start, dot == std::string_view::npos ? dot : dot - start);
+    if (!IsDns1123Label(part)) return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+bool IsLabelValue(std::string_view s) {
+  if (s.empty()) return true;
+  if (s.size() > 63) return false;
+  auto alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  };
+  for (char c : s)
+    if (!(alnum(c) || c == '-' || c == '_' || c == '.')) return false;
+  return alnum(s.front()) && alnum(s.back());
+}
+
+bool IsLabelKey(std::string_view s) {
+  size_t slash = s.find('/');
+  std::string_view name = s;
+  if (slash != std::string_view::npos) {
+    if (!IsDns1123Subdomain(s.substr(0, slash))) return false;
+    name = s.substr(slash + 1);
+  }
+  return !name.empty() && IsLabelValue(name);
+}
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+std::string Lower(std::string_view s) {
+  std::string r(s);
+  for (auto& c : r)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return r;
+}
+
+std::string Trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && (s[b] == ' ' || s[b] == '\t')) ++b;
+  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t')) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+// Percentages and counts: minAvailable / maxUnavailable.
+std::optional<IntOrPercent> ReadIntOrPercent(DocReader& r, const YAML::Node& n, const std::string& p) {
+  auto t = r.Text(n, p);
+  if (!t) return std::nullopt;
+  if (!IsQuotedScalar(n) && ResolvePlain(*t) == PlainType::kInt) {
+    auto v = r.Int(n, p, 0, kInt32Max);
+    if (!v) return std::nullopt;
+    return IntOrPercent{false, static_cast<int32_t>(*v)};
+  }
+  std::string_view s = *t;
+  if (s.size() >= 2 && s.back() == '%') {
+    std::string_view digits = s.substr(0, s.size() - 1);
+    if (digits.size() <= 9 &&
+        std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return IntOrPercent{true, static_cast<int32_t>(std::stoi(std::string(digits)))};
+  }
+  r.Error(n, p, "expected a non-negative integer (2) or a percentage (\"50%\"), got " + Quote(*t));
+  return std::nullopt;
+}
+
+// ------------------------------------------------------------------ per-document loading
+
+class DocLoader {
+ public:
+  DocLoader(DocReader& r, ManifestLoad* out) : r_(r), out_(out) {}
+
+  // Metadata: fills meta, remembers annotation nodes for Pods.
+  Field MetaField(ObjectMeta* meta, bool namespaced) {
+    return {"metadata", [this, meta, namespaced](const YAML::Node& n, const std::string& p) {
+              meta_node_ = n;
+              std::vector<Field> fields = {
+                  {"name",
+                   [this, meta](const YAML::Node& v, const std::string& fp) {
+                     if (auto s = r_.String(v, fp)) {
+                       meta->name = *s;
+                       if (!IsDns1123Subdomain(*s))
+                         r_.Error(v, fp,
+                                  "invalid name " + Quote(*s) +
+                                      ": lower-case letters, digits, '-' and '.', starting and "
+                                      "ending with a letter or digit");
+                     }
+                   }},
+                  {"namespace",
+                   [this, meta, namespaced](const YAML::Node& v, const std::string& fp) {
+                     auto s = r_.String(v, fp);
+                     if (!s) return;
+                     if (!IsDns1123Label(*s)) {
+                       r_.Error(v, fp, "invalid namespace " + Quote(*s) +
+                                           ": lower-case letters, digits and '-', at most 63");
+                       return;
+                     }
+                     if (namespaced) {
+                       meta->namespace_ = *s;
+                     } else {
+                       r_.Warn(v, fp, "this kind is cluster-scoped; the namespace is ignored");
+                     }
+                   }},
+                  {"labels",
+                   [this, meta](const YAML::Node& v, const std::string& fp) {
+                     meta->labels = r_.StringMap(v, fp, true);
+                     CheckLabels(v, fp, meta->labels);
+                   }},
+                  {"annotations",
+                   [this, meta](const YAML::Node& v, const std::string& fp) {
+                     r_.ForEachEntry(v, fp,
+                                     [&](const std::string& k, const YAML::Node&, const YAML::Node& val,
+                                         const std::string& ap) {
+                                       if (val.IsNull()) {
+                                         meta->annotations[k] = "";
+                                         return;
+                                       }
+                                       if (auto s = r_.String(val, ap)) {
+                                         meta->annotations[k] = *s;
+                                         annotation_nodes_.emplace_back(k, val);
+                                       }
+                                     });
+                   }},
+              };
+              r_.ReadStruct(n, p, fields, kIgnoredMeta);
+            }};
+  }
+
+  void CheckLabels(const YAML::Node& n, const std::string& p,
+                   const std::map<std::string, std::string>& labels) {
+    for (const auto& [k, v] : labels) {
+      std::string lp = ChildPath(p, k);
+      if (!IsLabelKey(k))
+        r_.ErrorAtLine(0, lp, "invalid label key " + Quote(k));
+      else if (!IsLabelValue(v))
+        r_.ErrorAtLine(0, lp,
+                       "invalid label value " + Quote(v) +
+                           ": at most 63 letters, digits, '-', '_' or '.', starting and ending "
+                           "with a letter or digit");
+    }
+    (void)n;
+  }
+
+  Field Ignore(std::string_view name) {
+    return {name, [](const YAML::Node&, const std::string&) {}};
+  }
+
+  // Checks that required metadata is present; applies the namespace default.
+  void FinishMeta(ObjectMeta* meta, bool namespaced) {
+    if (meta->name.empty()) {
+      int line = meta_node_.IsDefined() && !meta_node_.IsNull() ? NodeLine(meta_node_) : 0;
+      r_.ErrorAtLine(line, "metadata.name", "is required");
+    }
+    if (namespaced && meta->namespace_.empty()) meta->namespace_ = "default";
+    meta->source = r_.source();
+  }
+
+  std::vector<Field> Top(ObjectMeta* meta, bool namespaced) {
+    return {Ignore("apiVersion"), Ignore("kind"), MetaField(meta, namespaced)};
+  }
+
+  // ---------------------------------------------------------------- Kubernetes kinds
+
+  void LoadNamespace(const YAML::Node& doc) {
+    Namespace ns;
+    auto fields = Top(&ns.meta, false);
+    r_.ReadStruct(doc, "", fields, {"spec", "status"});
+    FinishMeta(&ns.meta, false);
+    if (!ns.meta.name.empty() && !IsDns1123Label(ns.meta.name))
+      r_.ErrorAtLine(0, "metadata.name",
+                     "a namespace name must be a DNS label (lower-case letters, digits and '-', "
+                     "at most 63)");
+    out_->set.namespaces.push_back(std::move(ns));
+  }
+
+  void LoadNode(const YAML::Node& doc) {
+    Node node;
+    bool has_allocatable = false;
+    auto fields = Top(&node.meta, false);
+    fields.push_back({"spec", [&](const YAML::Node& n, const std::string& p) {
+                        r_.ReadStruct(
+                            n, p,
+                            {{"unschedulable",
+                              [&](const YAML::Node& v, const std::string& fp) {
+                                if (auto b = r_.Bool(v, fp)) node.unschedulable = *b;
+                              }}},
+                            {"podCIDR", "podCIDRs", "providerID", "configSource", "externalID"},
+                            {"taints"});
+                      }});
+    fields.push_back({"status", [&](const YAML::Node& n, const std::string& p) {
+                        r_.ReadStruct(
+                            n, p,
+                            {{"capacity",
+                              [&](const YAML::Node& v, const std::string& fp) {
+                                node.capacity = r_.Resources(v, fp);
+                              }},
+                             {"allocatable",
+                              [&](const YAML::Node& v, const std::string& fp) {
+                                has_allocatable = true;
+                                node.allocatable = r_.Resources(v, fp);
+                              }}},
+                            {"conditions", "addresses", "daemonEndpoints", "nodeInfo", "images",
+                             "volumesInUse", "volumesAttached", "phase", "config",
+                             "runtimeHandlers", "features"});
+                      }});
+    r_.ReadStruct(doc, "", fields);
+    FinishMeta(&node.meta, false);
+    // allocatable defaults to capacity; resources listed only in capacity are allocatable in full.
+    if (!has_allocatable) {
+      node.allocatable = node.capacity;
+    } else {
+      for (const auto& [k, v] : node.capacity.entries())
+        if (!node.allocatable.Has(k)) node.allocatable.Set(k, v);
+    }
+    out_->set.nodes.push_back(std::move(node));
+  }
+
+  Container ReadContainer(const YAML::Node& n, const std::string& p, bool init) {
+    Container c;
+    std::vector<std::string_view> ignored = {
+        "image",          "imagePullPolicy", "command",       "args",
+        "env",            "envFrom",         "ports",         "volumeMounts",
+        "volumeDevices",  "workingDir",      "livenessProbe", "readinessProbe",
+        "startupProbe",   "lifecycle",       "securityContext", "stdin",
+        "stdinOnce",      "tty",             "terminationMessagePath", "terminationMessagePolicy",
+        "resizePolicy"};
+    std::vector<std::string_view> warn;
+    if (init) {
+      warn.push_back("restartPolicy");  // sidecars change the effective-request rule
+    } else {
+      ignored.push_back("restartPolicy");
+    }
+    bool named = false;
+    r_.ReadStruct(
+        n, p,
+        {{"name",
+          [&](const YAML::Node& v, const std::string& fp) {
+            if (auto s = r_.String(v, fp)) {
+              c.name = *s;
+              named = true;
+              if (!IsDns1123Label(*s))
+                r_.Error(v, fp, "invalid container name " + Quote(*s) + " (must be a DNS label)");
+            }
+          }},
+         {"resources",
+          [&](const YAML::Node& v, const std::string& fp) {
+            r_.ReadStruct(v, fp,
+                          {{"requests",
+                            [&](const YAML::Node& rv, const std::string& rp) {
+                              c.requests = r_.Resources(rv, rp);
+                            }},
+                           {"limits", [&](const YAML::Node& lv, const std::string& lp) {
+                              c.limits = r_.Resources(lv, lp);
+                            }}},
+                          {"claims"});
+          }}},
+        ignored, warn);
+    if (!named && n.IsMap()) r_.Error(n, ChildPath(p, "name"), "is required");
+    // Kubernetes defaulting: a resource with a limit and no request requests its limit.
+    for (const auto& [k, v] : c.limits.entries())
+      if (!c.requests.Has(k)) c.requests.Set(k, v);
+    // Arbiter: extended resources (GPUs, MIG) cannot be overcommitted; a request without a
+    // limit gets limit = request.
+    for (const auto& [k, v] : c.requests.entries()) {
+      auto info = ClassifyResource(k);
+      if (info.ok() && (info->kind == ResourceKind::kGpu || info->kind == ResourceKind::kMig ||
+                        info->kind == ResourceKind::kExtended) &&
+          !c.limits.Has(k))
+        c.limits.Set(k, v);
+    }
+    return c;
+  }
+
+  void ReadSimAnnotations(Pod* pod) {
+    static const std::vector<std::string> kKnown = {
+        "arbiter.dev/submit-time",         "arbiter.dev/duration",     "arbiter.dev/usage",
+        "arbiter.dev/checkpoint-interval", "arbiter.dev/shutdown-time", "arbiter.dev/preempt-mode",
+        "arbiter.dev/qos"};
+    for (const auto& [key, node] : annotation_nodes_) {
+      if (!StartsWith(key, "arbiter.dev/")) continue;
+      std::string p = ChildPath("metadata.annotations", key);
+      const std::string& text = pod->meta.annotations[key];
+      if (key == "arbiter.dev/submit-time") {
+        if (auto d = r_.Duration(node, p)) pod->sim.submit_time = *d;
+      } else if (key == "arbiter.dev/duration") {
+        if (auto d = r_.Duration(node, p)) pod->sim.duration = *d;
+      } else if (key == "arbiter.dev/shutdown-time") {
+        if (auto d = r_.Duration(node, p)) pod->sim.shutdown_time = *d;
+      } else if (key == "arbiter.dev/checkpoint-interval") {
+        if (auto d = r_.Duration(node, p)) {
+          if (*d == 0)
+            r_.Error(node, p, "checkpoint interval must be positive (omit it for no checkpoints)");
+          else
+            pod->sim.checkpoint_interval = *d;
+        }
+      } else if (key == "arbiter.dev/preempt-mode") {
+        std::string l = Lower(Trim(text));
+        if (l == "requeue")
+          pod->sim.preempt_mode = PreemptMode::kRequeue;
+        else if (l == "cancel")
+          pod->sim.preempt_mode = PreemptMode::kCancel;
+        else
+          r_.Error(node, p, "unknown preempt mode " + Quote(text) + " (allowed: Requeue | Cancel)");
+      } else if (key == "arbiter.dev/qos") {
+        if (text.empty())
+          r_.Error(node, p, "QoS name is empty");
+        else
+          pod->sim.qos = text;
+      } else if (key == "arbiter.dev/usage") {
+        ResourceList usage;
+        bool ok = true;
+        if (Trim(text).empty()) {
+          r_.Error(node, p, "usage is empty (expected e.g. cpu=4,memory=8Gi,nvidia.com/gpu=1)");
+          continue;
+        }
+        std::string_view rest = text;
+        while (ok) {
+          size_t comma = rest.find(',');
+          std::string item = Trim(rest.substr(0, comma));
+          size_t eq = item.find('=');
+          if (eq == std::string::npos) {
+            r_.Error(node, p, "usage item " + Quote(item) +
+                                  " is not resource=quantity (expected e.g. cpu=4,memory=8Gi)");
+            ok = false;
+            break;
+          }
+          std::string name = Trim(std::string_view(item).substr(0, eq));
+          std::string qty = Trim(std::string_view(item).substr(eq + 1));
+          auto info = ClassifyResource(name);
+          if (!info.ok()) {
+            r_.Error(node, p, info.message());
+            ok = false;
+            break;
+          }
+          if (usage.Has(name)) {
+            r_.Error(node, p, "usage names " + Quote(name) + " twice");
+            ok = false;
+            break;
+          }
+          auto v = ParseResourceQuantity(name, qty);
+          if (!v.ok()) {
+            r_.Error(node, p, v.message());
+            ok = false;
+            break;
+          }
+          usage.Set(name, *v);
+          if (comma == std::string_view::npos) break;
+          rest = rest.substr(comma + 1);
+        }
+        if (ok) pod->sim.usage = usage;
+      } else {
+        std::string msg = "unknown Arbiter annotation " + Quote(key);
+        if (auto s = DidYouMean(key, kKnown)) msg += "; did you mean " + Quote(*s) + "?";
+        else {
+          msg += " (known: ";
+          for (size_t i = 0; i < kKnown.size(); ++i) msg += (i ? ", " : "") + kKnown[i];
+          msg += ")";
+        }
+        r_.Error(node, p, msg);
+      }
+    }
+  }
+
+  void LoadPod(const YAML::Node& doc) {
+    Pod pod;
+    auto fields = Top(&pod.meta, true);
+    bool has_containers = false;
+    fields.push_back(
+        {"spec", [&](const YAML::Node& n, const std::string& p) {
+           std::vector<Field> spec = {
+               {"containers",
+                [&](const YAML::Node& v, const std::string& fp) {
+                  has_containers = true;
+                  r_.ForEachItem(v, fp, [&](const YAML::Node& c, const std::string& cp) {
+                    pod.containers.push_back(ReadContainer(c, cp, false));
+                  });
+                }},
+               {"initContainers",
+                [&](const YAML::Node& v, const std::string& fp) {
+                  r_.ForEachItem(v, fp, [&](const YAML::Node& c, const std::string& cp) {
+                    pod.init_containers.push_back(ReadContainer(c, cp, true));
+                  });
+                }},
+               {"priorityClassName",
+                [&](const YAML::Node& v, const std::string& fp) {
+                  if (auto s = r_.String(v, fp)) pod.priority_class_name = *s;
+                }},
+               {"priority",
+                [&](const YAML::Node& v, const std::string& fp) {
+                  if (auto i = r_.Int(v, fp, kInt32Min, kInt32Max)) pod.priority = static_cast<int32_t>(*i);
+                }},
+               {"preemptionPolicy",
+                [&](const YAML::Node& v, const std::string& fp) {
+                  if (auto e = r_.Enum(v, fp, {"PreemptLowerPriority", "Never"}))
+                    pod.preemption_policy =
+                        *e == 0 ? PreemptionPolicy::kPreemptLowerPriority : PreemptionPolicy::kNever;
+                }},
+               {"terminationGracePeriodSeconds",
+                [&](const YAML::Node& v, const std::string& fp) {
+                  if (auto i = r_.Int(v, fp, 0, std::numeric_limits<int64_t>::max() / 1000))
+                    pod.termination_grace_period = *i * 1000;
+                }},
+               {"nodeSelector",
+                [&](const YAML::Node& v, const std::string& fp) {
+                  pod.node_selector = r_.StringMap(v, fp, true);
+                }},
+           };
+           r_.ReadStruct(n, p, spec,
+                         {"volumes", "restartPolicy", "tolerations", "schedulerName",
+                          "serviceAccountName", "serviceAccount", "securityContext", "hostNetwork",
+                          "hostPID", "hostIPC", "dnsPolicy", "dnsConfig", "imagePullSecrets",
+                          "runtimeClassName", "hostname", "subdomain", "shareProcessNamespace",
+                          "enableServiceLinks", "automountServiceAccountToken",
+                          "activeDeadlineSeconds", "readinessGates", "hostAliases", "os",
+                          "setHostnameAsFQDN", "ephemeralContainers", "hostUsers",
+                          "resourceClaims"},
+                         {"affinity", "nodeName", "topologySpreadConstraints", "schedulingGates",
+                          "overhead"});
+           if (!has_containers && n.IsMap())
+             r_.Error(n, ChildPath(p, "containers"), "is required (at least one container)");
+         }});
+    fields.push_back(Ignore("status"));
+    bool has_spec = false;
+    for (auto it = doc.begin(); it != doc.end(); ++it)
+      if (it->first.IsScalar() && it->first.Scalar() == "spec") has_spec = true;
+    r_.ReadStruct(doc, "", fields);
+    if (!has_spec) r_.Error(doc, "spec", "is required (a Pod needs spec.containers)");
+    FinishMeta(&pod.meta, true);
+    ReadSimAnnotations(&pod);
+    // Container names are unique across containers and init containers.
+    std::set<std::string> names;
+    auto check = [&](const std::vector<Container>& cs, const char* field) {
+      for (size_t i = 0; i < cs.size(); ++i)
+        if (!cs[i].name.empty() && !names.insert(cs[i].name).second)
+          r_.ErrorAtLine(0, IndexPath(std::string("spec.") + field, i) + ".name",
+                         "duplicate container name " + Quote(cs[i].name));
+    };
+    check(pod.containers, "containers");
+    check(pod.init_containers, "initContainers");
+    out_->set.pods.push_back(std::move(pod));
+  }
+
+  void ReadQuotaHard(ResourceQuota* q, const YAML::Node& n, const std::string& p) {
+    static const std::vector<std::string> kObjectCounts = {
+        "services",         "secrets", "configmaps", "persistentvolumeclaims",
+        "replicationcontrollers", "resourcequotas", "services.loadbalancers", "services.nodeports"};
+    r_.ForEachEntry(n, p, [&](const std::string& key, const YAML::Node& key_node, const YAML::Node& v,
+                              const std::string& kp) {
+      QuotaItem item;
+      item.key = key;
+      std::string resource;
+      if (key == "pods" || key == "count/pods") {
+        item.track = QuotaTrack::kCount;
+        resource = "pods";
+      } else if (StartsWith(key, "count/") ||
+                 std::find(kObjectCounts.begin(), kObjectCounts.end(), key) != kObjectCounts.end()) {
+        r_.Warn(key_node, kp, "object-count quotas other than pods are not modelled by Arbiter; ignored");
+        return;
+      } else if (key == "requests.storage" || key.find(".storageclass.storage.k8s.io/") != std::string::npos) {
+        r_.Warn(key_node, kp, "persistent volume storage quotas are not modelled by Arbiter; ignored");
+        return;
+      } else if (StartsWith(key, "requests.")) {
+        item.track = QuotaTrack::kRequests;
+        resource = key.substr(9);
+      } else if (StartsWith(key, "limits.")) {
+        item.track = QuotaTrack::kLimits;
+        resource = key.substr(7);
+      } else {
+        item.track = QuotaTrack::kRequests;  // bare `cpu`, `memory`, extended names = requests
+        resource = key;
+      }
+      auto info = ClassifyResource(resource);
+      bool bare_ok = item.track != QuotaTrack::kRequests || StartsWith(key, "requests.") ||
+                     (info.ok() && (info->kind == ResourceKind::kCpu || info->kind == ResourceKind::kMemory ||
+                                    info->kind == ResourceKind::kStorage ||
+                                    info->kind == ResourceKind::kHugePages ||
+                                    resource.find('/') != std::string::npos));
+      if (!info.ok() || !bare_ok) {
+        std::string msg = "unknown quota key " + Quote(key);
+        if (auto s = DidYouMean(key, {"requests.cpu", "requests.memory", "requests.nvidia.com/gpu",
+                                      "requests.ephemeral-storage", "limits.cpu", "limits.memory",
+                                      "limits.ephemeral-storage", "cpu", "memory", "pods",
+                                      "count/pods"}))
+          msg += "; did you mean " + Quote(*s) + "?";
+        else
+          msg += " (expected requests.<resource>, limits.<resource>, cpu, memory, pods, count/pods "
+                 "or an extended resource such as nvidia.com/gpu)";
+        r_.Error(key_node, kp, msg);
+        return;
+      }
+      item.resource = resource;
+      if (item.track == QuotaTrack::kLimits &&
+          (info->kind == ResourceKind::kGpu || info->kind == ResourceKind::kMig ||
+           info->kind == ResourceKind::kExtended))
+        r_.Warn(key_node, kp,
+                "Kubernetes refuses limits. quotas on extended resources; accepted because GPU "
+                "limits always equal requests (this caps " + resource + " requests too)");
+      if (auto h = r_.Quantity(resource, v, kp)) {
+        item.hard = *h;
+        q->hard.push_back(item);
+      }
+    });
+  }
+
+  std::optional<SelectorOperator> ReadOperator(const YAML::Node& v, const std::string& p) {
+    if (auto e = r_.Enum(v, p, {"In", "NotIn", "Exists", "DoesNotExist"}))
+      return static_cast<SelectorOperator>(*e);
+    return std::nullopt;
+  }
+
+  void LoadResourceQuota(const YAML::Node& doc) {
+    ResourceQuota q;
+    auto fields = Top(&q.meta, true);
+    fields.push_back(
+        {"spec", [&](const YAML::Node& n, const std::string& p) {
+           r_.ReadStruct(
+               n, p,
+               {{"hard", [&](const YAML::Node& v, const std::string& fp) { ReadQuotaHard(&q, v, fp); }},
+                {"scopes",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   r_.ForEachItem(v, fp, [&](const YAML::Node& s, const std::string& sp) {
+                     auto e = r_.Enum(s, sp,
+                                      {"PriorityClass", "Terminating", "NotTerminating", "BestEffort",
+                                       "NotBestEffort", "CrossNamespacePodAffinity"});
+                     if (!e) return;
+                     if (*e != 0) {
+                       r_.Warn(s, sp, "only the PriorityClass scope is enforced by Arbiter");
+                       return;
+                     }
+                     q.scope_selector.push_back({"PriorityClass", SelectorOperator::kExists, {}});
+                   });
+                 }},
+                {"scopeSelector",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   r_.ReadStruct(
+                       v, fp,
+                       {{"matchExpressions", [&](const YAML::Node& me, const std::string& mp) {
+                           r_.ForEachItem(me, mp, [&](const YAML::Node& e, const std::string& ep) {
+                             ScopeRequirement req;
+                             bool has_scope = false, has_op = false;
+                             r_.ReadStruct(
+                                 e, ep,
+                                 {{"scopeName",
+                                   [&](const YAML::Node& sv, const std::string& sp) {
+                                     if (auto s = r_.Enum(sv, sp,
+                                                          {"PriorityClass", "Terminating",
+                                                           "NotTerminating", "BestEffort",
+                                                           "NotBestEffort", "CrossNamespacePodAffinity"})) {
+                                       has_scope = true;
+                                       req.scope_name = sv.Scalar();
+                                       if (*s != 0)
+                                         r_.Warn(sv, sp, "only the PriorityClass scope is enforced by Arbiter");
+                                     }
+                                   }},
+                                  {"operator",
+                                   [&](const YAML::Node& ov, const std::string& op) {
+                                     if (auto o = ReadOperator(ov, op)) {
+                                       has_op = true;
+                                       req.op = *o;
+                                     }
+                                   }},
+                                  {"values", [&](const YAML::Node& vv, const std::string& vp) {
+                                     req.values = r_.StringList(vv, vp);
+                                   }}});
+                             if (!e.IsMap()) return;
+                             if (!has_scope) r_.Error(e, ChildPath(ep, "scopeName"), "is required");
+                             if (!has_op) r_.Error(e, ChildPath(ep, "operator"), "is required");
+                             if (!has_scope || !has_op) return;
+                             bool needs_values = req.op == SelectorOperator::kIn || req.op == SelectorOperator::kNotIn;
+                             if (needs_values && req.values.empty())
+                               r_.Error(e, ChildPath(ep, "values"), "must not be empty for operator In / NotIn");
+                             else if (!needs_values && !req.values.empty())
+                               r_.Error(e, ChildPath(ep, "values"), "must be empty for operator Exists / DoesNotExist");
+                             q.scope_selector.push_back(std::move(req));
+                           });
+                         }}});
+                 }}});
+         }});
+    fields.push_back(Ignore("status"));
+    r_.ReadStruct(doc, "", fields);
+    FinishMeta(&q.meta, true);
+    out_->set.resource_quotas.push_back(std::move(q));
+  }
+
+  void LoadLimitRange(const YAML::Node& doc) {
+    LimitRange lr;
+    auto fields = Top(&lr.meta, true);
+    fields.push_back(
+        {"spec", [&](const YAML::Node& n, const std::string& p) {
+           r_.ReadStruct(
+               n, p,
+               {{"limits", [&](const YAML::Node& v, const std::string& fp) {
+                   r_.ForEachItem(v, fp, [&](const YAML::Node& item, const std::string& ip) {
+                     LimitRangeItem li;
+                     bool has_type = false, pvc = false;
+                     YAML::Node default_node, default_request_node;
+                     r_.ReadStruct(
+                         item, ip,
+                         {{"type",
+                           [&](const YAML::Node& t, const std::string& tp) {
+                             if (auto e = r_.Enum(t, tp, {"Container", "Pod", "PersistentVolumeClaim"})) {
+                               has_type = true;
+                               if (*e == 2) {
+                                 pvc = true;
+                                 r_.Warn(t, tp, "PersistentVolumeClaim limits are not modelled by Arbiter; ignored");
+                               }
+                               li.type = *e == 1 ? LimitType::kPod : LimitType::kContainer;
+                             }
+                           }},
+                          {"min", [&](const YAML::Node& x, const std::string& xp) { li.min = r_.Resources(x, xp); }},
+                          {"max", [&](const YAML::Node& x, const std::string& xp) { li.max = r_.Resources(x, xp); }},
+                          {"default",
+                           [&](const YAML::Node& x, const std::string& xp) {
+                             default_node = x;
+                             li.default_limit = r_.Resources(x, xp);
+                           }},
+                          {"defaultRequest",
+                           [&](const YAML::Node& x, const std::string& xp) {
+                             default_request_node = x;
+                             li.default_request = r_.Resources(x, xp);
+                           }},
+                          {"maxLimitRequestRatio",
+                           [&](const YAML::Node& x, const std::string& xp) {
+                             r_.ForEachEntry(x, xp, [&](const std::string& k, const YAML::Node& kn,
+                                                        const YAML::Node& val, const std::string& rp) {
+                               auto info = ClassifyResource(k);
+                               if (!info.ok()) {
+                                 r_.Error(kn, rp, info.message());
+                                 return;
+                               }
+                               auto t = r_.Text(val, rp);
+                               if (!t) return;
+                               auto ratio = ParseScaledQuantity(*t, 3);
+                               if (!ratio.ok()) {
+                                 r_.Error(val, rp, "ratio " + Quote(*t) + ": " + ratio.message());
+                                 return;
+                               }
+                               if (*ratio < 1000) {
+                                 r_.Error(val, rp, "ratio " + Quote(*t) + " must be at least 1");
+                                 return;
+                               }
+                               li.max_limit_request_ratio_milli.Set(k, *ratio);
+                             });
+                           }}});
+                     if (!item.IsMap()) return;
+                     if (!has_type) {
+                       r_.Error(item, ChildPath(ip, "type"), "is required (Container or Pod)");
+                       return;
+                     }
+                     if (pvc) return;
+                     if (li.type == LimitType::kPod) {
+                       if (default_node.IsDefined())
+                         r_.Error(default_node, ChildPath(ip, "default"), "may not be set when type is Pod");
+                       if (default_request_node.IsDefined())
+                         r_.Error(default_request_node, ChildPath(ip, "defaultRequest"),
+                                  "may not be set when type is Pod");
+                     }
+                     lr.limits.push_back(std::move(li));
+                   });
+                 }}});
+         }});
+    r_.ReadStruct(doc, "", fields);
+    FinishMeta(&lr.meta, true);
+    out_->set.limit_ranges.push_back(std::move(lr));
+  }
+
+  void LoadPriorityClass(const YAML::Node& doc) {
+    PriorityClass pc;
+    bool has_value = false;
+    auto fields = Top(&pc.meta, false);
+    fields.push_back({"value", [&](const YAML::Node& v, const std::string& p) {
+                        has_value = true;
+                        if (auto i = r_.Int(v, p, kInt32Min, kInt32Max)) {
+                          pc.value = static_cast<int32_t>(*i);
+                          if (*i > 1000000000)
+                            r_.Error(v, p, "user-defined priorities are at most 1000000000 (higher "
+                                           "values are reserved for system-* classes)");
+                        }
+                      }});
+    fields.push_back({"globalDefault", [&](const YAML::Node& v, const std::string& p) {
+                        if (auto b = r_.Bool(v, p)) pc.global_default = *b;
+                      }});
+    fields.push_back({"preemptionPolicy", [&](const YAML::Node& v, const std::string& p) {
+                        if (auto e = r_.Enum(v, p, {"PreemptLowerPriority", "Never"}))
+                          pc.preemption_policy =
+                              *e == 0 ? PreemptionPolicy::kPreemptLowerPriority : PreemptionPolicy::kNever;
+                      }});
+    fields.push_back({"description", [&](const YAML::Node& v, const std::string& p) {
+                        if (auto s = r_.String(v, p)) pc.description = *s;
+                      }});
+    r_.ReadStruct(doc, "", fields);
+    FinishMeta(&pc.meta, false);
+    if (!has_value) r_.Error(doc, "value", "is required");
+    if (StartsWith(pc.meta.name, "system-"))
+      r_.ErrorAtLine(0, "metadata.name", "names starting with system- are reserved by Kubernetes");
+    out_->set.priority_classes.push_back(std::move(pc));
+  }
+
+  void LoadPdb(const YAML::Node& doc) {
+    PodDisruptionBudget pdb;
+    auto fields = Top(&pdb.meta, true);
+    bool has_selector = false;
+    fields.push_back(
+        {"spec", [&](const YAML::Node& n, const std::string& p) {
+           r_.ReadStruct(
+               n, p,
+               {{"minAvailable",
+                 [&](const YAML::Node& v, const std::string& fp) { pdb.min_available = ReadIntOrPercent(r_, v, fp); }},
+                {"maxUnavailable",
+                 [&](const YAML::Node& v, const std::string& fp) { pdb.max_unavailable = ReadIntOrPercent(r_, v, fp); }},
+                {"selector",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   has_selector = true;
+                   r_.ReadStruct(
+                       v, fp,
+                       {{"matchLabels",
+                         [&](const YAML::Node& ml, const std::string& mp) {
+                           pdb.selector.match_labels = r_.StringMap(ml, mp, true);
+                           CheckLabels(ml, mp, pdb.selector.match_labels);
+                         }},
+                        {"matchExpressions", [&](const YAML::Node& me, const std::string& mp) {
+                           r_.ForEachItem(me, mp, [&](const YAML::Node& e, const std::string& ep) {
+                             LabelRequirement req;
+                             bool has_key = false, has_op = false;
+                             r_.ReadStruct(e, ep,
+                                           {{"key",
+                                             [&](const YAML::Node& kv, const std::string& kp) {
+                                               if (auto s = r_.String(kv, kp)) {
+                                                 has_key = true;
+                                                 req.key = *s;
+                                               }
+                                             }},
+                                            {"operator",
+                                             [&](const YAML::Node& ov, const std::string& op) {
+                                               if (auto o = ReadOperator(ov, op)) {
+                                                 has_op = true;
+                                                 req.op = *o;
+                                               }
+                                             }},
+                                            {"values", [&](const YAML::Node& vv, const std::string& vp) {
+                                               req.values = r_.StringList(vv, vp);
+                                             }}});
+                             if (!e.IsMap()) return;
+                             if (!has_key) r_.Error(e, ChildPath(ep, "key"), "is required");
+                             if (!has_op) r_.Error(e, ChildPath(ep, "operator"), "is required");
+                             if (!has_key || !has_op) return;
+                             bool needs_values = req.op == SelectorOperator::kIn || req.op == SelectorOperator::kNotIn;
+                             if (needs_values && req.values.empty())
+                               r_.Error(e, ChildPath(ep, "values"), "must not be empty for operator In / NotIn");
+                             else if (!needs_values && !req.values.empty())
+                               r_.Error(e, ChildPath(ep, "values"), "must be empty for operator Exists / DoesNotExist");
+                             pdb.selector.match_expressions.push_back(std::move(req));
+                           });
+                         }}});
+                 }}},
+               {"unhealthyPodEvictionPolicy"});
+         }});
+    fields.push_back(Ignore("status"));
+    r_.ReadStruct(doc, "", fields);
+    FinishMeta(&pdb.meta, true);
+    if (!has_selector) r_.Warn(doc, "spec.selector", "no selector: the budget selects no Pod");
+    out_->set.pdbs.push_back(std::move(pdb));
+  }
+
+  // ---------------------------------------------------------------- Arbiter kinds
+
+  // A ratio such as "1.2" in thousandths.
+  std::optional<int64_t> Ratio(const YAML::Node& v, const std::string& p) {
+    auto d = r_.NonNegativeDecimal(v, p);
+    if (!d) return std::nullopt;
+    constexpr __int128 kMilliUnits = Decimal::kOne / 1000;
+    if (d->units() % kMilliUnits != 0) {
+      r_.Error(v, p, "ratio " + Quote(v.Scalar()) + " has more than 3 decimal places");
+      return std::nullopt;
+    }
+    __int128 milli = d->units() / kMilliUnits;
+    if (milli > 1000000) {
+      r_.Error(v, p, "ratio " + Quote(v.Scalar()) + " is too large");
+      return std::nullopt;
+    }
+    return static_cast<int64_t>(milli);
+  }
+
+  void LoadPoolPolicy(const YAML::Node& doc) {
+    PoolPolicy pp;
+    auto fields = Top(&pp.meta, false);
+    fields.push_back(
+        {"spec", [&](const YAML::Node& n, const std::string& p) {
+           r_.ReadStruct(
+               n, p,
+               {{"overcommit",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   r_.ForEachEntry(v, fp, [&](const std::string& k, const YAML::Node& kn,
+                                              const YAML::Node& val, const std::string& kp) {
+                     if (k == "cpu") {
+                       if (auto m = Ratio(val, kp)) pp.cpu_overcommit_milli = *m;
+                     } else if (k == "memory") {
+                       if (auto m = Ratio(val, kp)) pp.memory_overcommit_milli = *m;
+                     } else if (k == "nvidia.com/gpu" || IsMigResourceName(k)) {
+                       if (auto m = Ratio(val, kp); m && *m != 1000)
+                         r_.Error(val, kp, "GPUs are never overcommitted: the ratio for " + k +
+                                               " must be 1.0 (got " + Quote(val.Scalar()) + ")");
+                     } else {
+                       std::string msg = "unknown overcommit resource " + Quote(k);
+                       if (auto s = DidYouMean(k, {"cpu", "memory", "nvidia.com/gpu"}))
+                         msg += "; did you mean " + Quote(*s) + "?";
+                       else
+                         msg += " (allowed: cpu, memory, nvidia.com/gpu)";
+                       r_.Error(kn, kp, msg);
+                     }
+                   });
+                 }},
+                {"quota",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   r_.ReadStruct(v, fp, {{"whenExceeded", [&](const YAML::Node& x, const std::string& xp) {
+                                            if (auto e = r_.Enum(x, xp, {"Queue", "Reject"}))
+                                              pp.when_quota_exceeded = static_cast<QuotaExceededAction>(*e);
+                                          }}});
+                 }},
+                {"placement",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   r_.ReadStruct(v, fp, {{"policy", [&](const YAML::Node& x, const std::string& xp) {
+                                            if (auto e = r_.Enum(x, xp,
+                                                                 {"BestFit", "LeastAllocated", "FGD",
+                                                                  "Packing", "DotProduct", "Random"}))
+                                              pp.placement = static_cast<PlacementPolicyName>(*e);
+                                          }}});
+                 }},
+                {"preemption",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   r_.ReadStruct(
+                       v, fp,
+                       {{"type",
+                         [&](const YAML::Node& x, const std::string& xp) {
+                           if (auto e = r_.Enum(x, xp, {"Priority", "QoS"}))
+                             pp.preemption_type = static_cast<PreemptionType>(*e);
+                         }},
+                        {"mode",
+                         [&](const YAML::Node& x, const std::string& xp) {
+                           if (auto e = r_.Enum(x, xp, {"Requeue", "Cancel"}))
+                             pp.preempt_mode = static_cast<PreemptMode>(*e);
+                         }},
+                        {"disruptionBudgets",
+                         [&](const YAML::Node& x, const std::string& xp) {
+                           if (auto e = r_.Enum(x, xp, {"Strict", "BestEffort"}))
+                             pp.disruption_budgets = static_cast<DisruptionBudgetMode>(*e);
+                         }},
+                        {"minRuntime",
+                         [&](const YAML::Node& x, const std::string& xp) {
+                           if (auto d = r_.Duration(x, xp)) pp.min_runtime = *d;
+                         }},
+                        {"reclaim", [&](const YAML::Node& x, const std::string& xp) {
+                           if (auto e = r_.Enum(x, xp, {"Any", "LowerPriority"}))
+                             pp.reclaim = static_cast<ReclaimMode>(*e);
+                         }}});
+                 }},
+                {"metering", [&](const YAML::Node& v, const std::string& fp) {
+                   r_.ReadStruct(v, fp, {{"scrapeInterval", [&](const YAML::Node& x, const std::string& xp) {
+                                            if (auto d = r_.Duration(x, xp)) pp.scrape_interval = *d;
+                                          }}});
+                 }}});
+         }});
+    r_.ReadStruct(doc, "", fields);
+    FinishMeta(&pp.meta, false);
+    if (out_->set.pool_policy) {
+      const SourceRef& first = out_->set.pool_policy->meta.source;
+      r_.ErrorAtLine(0, "", "more than one PoolPolicy (the first is " +
+                                out_->set.pool_policy->meta.name + " at " + first.file + ":" + std::to_string(first.line) +
+                                "); a pool has at most one");
+      return;
+    }
+    out_->set.pool_policy = std::move(pp);
+  }
+
+  void LoadElasticQuota(const YAML::Node& doc) {
+    ElasticQuota eq;
+    auto fields = Top(&eq.meta, true);
+    fields.push_back(
+        {"spec", [&](const YAML::Node& n, const std::string& p) {
+           r_.ReadStruct(
+               n, p,
+               {{"cohort",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   if (auto s = r_.String(v, fp)) eq.cohort = *s;
+                 }},
+                {"min", [&](const YAML::Node& v, const std::string& fp) { eq.min = r_.Resources(v, fp); }},
+                {"max", [&](const YAML::Node& v, const std::string& fp) { eq.max = r_.Resources(v, fp); }},
+                {"lendingLimit", [&](const YAML::Node& v, const std::string& fp) {
+                   eq.lending_limit = r_.Resources(v, fp);
+                   for (const auto& [k, x] : eq.lending_limit.entries()) eq.lending_limit_set.push_back(k);
+                 }}});
+         }});
+    r_.ReadStruct(doc, "", fields);
+    FinishMeta(&eq.meta, true);
+    out_->set.elastic_quotas.push_back(std::move(eq));
+  }
+
+  std::optional<BillingMode> Mode(const YAML::Node& v, const std::string& p) {
+    if (auto e = r_.Enum(v, p, {"Request", "Usage", "Max", "Blended"})) return static_cast<BillingMode>(*e);
+    return std::nullopt;
+  }
+
+  void LoadPriceBook(const YAML::Node& doc) {
+    PriceBook pb;
+    auto fields = Top(&pb.meta, false);
+    fields.push_back(
+        {"spec", [&](const YAML::Node& n, const std::string& p) {
+           r_.ReadStruct(
+               n, p,
+               {{"currency",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   auto s = r_.String(v, fp);
+                   if (!s) return;
+                   if (s->size() != 3 || !std::all_of(s->begin(), s->end(), [](char c) { return c >= 'A' && c <= 'Z'; }))
+                     r_.Error(v, fp, "currency " + Quote(*s) + " is not an ISO 4217 code (e.g. USD, EUR, CNY)");
+                   else
+                     pb.currency = *s;
+                 }},
+                {"effectiveFrom",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   auto t = r_.Text(v, fp);
+                   if (!t) return;
+                   auto ms = ParseRfc3339(*t);
+                   if (!ms.ok())
+                     r_.Error(v, fp, ms.message());
+                   else
+                     pb.effective_from = *ms;
+                 }},
+                {"mode",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   if (auto m = Mode(v, fp)) pb.mode = *m;
+                 }},
+                {"blendedRequestWeight",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   auto d = r_.NonNegativeDecimal(v, fp);
+                   if (!d) return;
+                   if (*d > Decimal::FromInt(1))
+                     r_.Error(v, fp, "weight " + Quote(v.Scalar()) + " must be between 0 and 1");
+                   else
+                     pb.blended_request_weight = *d;
+                 }},
+                {"prices",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   r_.ForEachEntry(v, fp, [&](const std::string& k, const YAML::Node& kn,
+                                              const YAML::Node& val, const std::string& kp) {
+                     auto info = ClassifyResource(k);
+                     if (!info.ok()) {
+                       r_.Error(kn, kp, info.message());
+                       return;
+                     }
+                     if (auto d = r_.NonNegativeDecimal(val, kp)) pb.prices[k] = *d;
+                   });
+                 }},
+                {"gpuModels",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   r_.ForEachEntry(v, fp, [&](const std::string& k, const YAML::Node&,
+                                              const YAML::Node& val, const std::string& kp) {
+                     if (auto d = r_.NonNegativeDecimal(val, kp)) pb.gpu_models[k] = *d;
+                   });
+                 }},
+                {"migRule",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   if (auto e = r_.Enum(v, fp, {"Compute", "Memory", "Max"})) pb.mig_rule = static_cast<MigRule>(*e);
+                 }},
+                {"preemptionCredit",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   if (auto e = r_.Enum(v, fp, {"None", "LostWork"}))
+                     pb.preemption_credit = static_cast<CreditPolicy>(*e);
+                 }},
+                {"namespaceModes", [&](const YAML::Node& v, const std::string& fp) {
+                   r_.ForEachEntry(v, fp, [&](const std::string& k, const YAML::Node& kn,
+                                              const YAML::Node& val, const std::string& kp) {
+                     if (!IsDns1123Label(k)) {
+                       r_.Error(kn, kp, "invalid namespace " + Quote(k));
+                       return;
+                     }
+                     if (auto m = Mode(val, kp)) pb.namespace_modes[k] = *m;
+                   });
+                 }}});
+         }});
+    r_.ReadStruct(doc, "", fields);
+    FinishMeta(&pb.meta, false);
+    out_->set.price_books.push_back(std::move(pb));
+  }
+
+  void LoadQoS(const YAML::Node& doc) {
+    QoS q;
+    auto fields = Top(&q.meta, false);
+    fields.push_back(
+        {"spec", [&](const YAML::Node& n, const std::string& p) {
+           r_.ReadStruct(
+               n, p,
+               {{"priority",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   if (auto i = r_.Int(v, fp, 0, kInt32Max)) q.priority = static_cast<int32_t>(*i);
+                 }},
+                {"preempt", [&](const YAML::Node& v, const std::string& fp) { q.preempt = r_.StringList(v, fp); }},
+                {"preemptMode",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   if (auto e = r_.Enum(v, fp, {"Requeue", "Cancel"})) q.preempt_mode = static_cast<PreemptMode>(*e);
+                 }},
+                {"graceTime", [&](const YAML::Node& v, const std::string& fp) {
+                   if (auto d = r_.Duration(v, fp)) q.grace_time = *d;
+                 }}});
+         }});
+    r_.ReadStruct(doc, "", fields);
+    FinishMeta(&q.meta, false);
+    out_->set.qos.push_back(std::move(q));
+  }
+
+ private:
+  DocReader& r_;
+  ManifestLoad* out_;
+  YAML::Node meta_node_;
+  std::vector<std::pair<std::string, YAML::Node>> annotation_nodes_;
+};
+
+// Reads apiVersion, kind and metadata.name/namespace without reporting anything, so that
+// every later diagnostic can name the object.
+struct Header {
+  std::string api_version, kind, name, ns;
+  YAML::Node api_node, kind_node;
+};
+
+Header Prescan(const YAML::Node& doc) {
+  Header h;
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    if (!it->first.IsScalar()) continue;
+    const std::string& k = it->first.Scalar();
+    const YAML::Node& v = it->second;
+    if (k == "apiVersion" && v.IsScalar()) {
+      h.api_version = v.Scalar();
+      h.api_node = v;
+    } else if (k == "kind" && v.IsScalar()) {
+      h.kind = v.Scalar();
+      h.kind_node = v;
+    } else if (k == "metadata" && v.IsMap()) {
+      for (auto m = v.begin(); m != v.end(); ++m) {
+        if (!m->first.IsScalar() || !m->second.IsScalar()) continue;
+        if (m->first.Scalar() == "name") h.name = m->second.Scalar();
+        if (m->first.Scalar() == "namespace") h.ns = m->second.Scalar();
+      }
+    }
+  }
+  return h;
+}
+
+void LoadDocument(const YAML::Node& doc, const std::string& file, ManifestLoad* out) {
+  SourceRef source{file, std::max(1, NodeLine(doc))};
+  DocReader r(file, source, &out->diagnostics, &out->locator);
+  if (!doc.IsMap()) {
+    std::string what = doc.IsScalar() ? "text" : doc.IsSequence() ? "a list" : "not a mapping";
+    r.Error(doc, "",
+            "document is " + what +
+                ", not a manifest object (expected a mapping with apiVersion, kind, metadata)");
+    return;
+  }
+  Header h = Prescan(doc);
+  if (h.kind.empty()) {
+    r.Error(doc, "kind", "is required (" + SupportedKindsText() + ")");
+    return;
+  }
+  const KindInfo* info = nullptr;
+  for (const auto& k : Kinds())
+    if (h.kind == k.kind) info = &k;
+  if (!info) {
+    std::vector<std::string> names;
+    for (const auto& k : Kinds()) names.emplace_back(k.kind);
+    std::string msg = "unknown kind " + Quote(h.kind);
+    if (auto s = DidYouMean(h.kind, names)) msg += "; did you mean " + Quote(*s) + "?";
+    r.Error(h.kind_node, "kind", msg + " (" + SupportedKindsText() + ")");
+    return;
+  }
+  std::string display = h.name;
+  if (info->namespaced && !h.name.empty()) display = (h.ns.empty() ? "default" : h.ns) + "/" + h.name;
+  r.SetObject(info->kind, display);
+  if (h.api_version.empty()) {
+    r.Error(doc, "apiVersion", std::string("is required (") + info->kind + " is " + info->api_version + ")");
+    return;
+  }
+  if (h.api_version != info->api_version) {
+    r.Error(h.api_node, "apiVersion",
+            "unsupported apiVersion " + Quote(h.api_version) + " for " + info->kind + " (expected " +
+                info->api_version + "; " + SupportedKindsText() + ")");
+    return;
+  }
+  DocLoader loader(r, out);
+  std::string kind = info->kind;
+  if (kind == "Namespace") loader.LoadNamespace(doc);
+  else if (kind == "Node") loader.LoadNode(doc);
+  else if (kind == "Pod") loader.LoadPod(doc);
+  else if (kind == "ResourceQuota") loader.LoadResourceQuota(doc);
+  else if (kind == "LimitRange") loader.LoadLimitRange(doc);
+  else if (kind == "PriorityClass") loader.LoadPriorityClass(doc);
+  else if (kind == "PodDisruptionBudget") loader.LoadPdb(doc);
+  else if (kind == "PoolPolicy") loader.LoadPoolPolicy(doc);
+  else if (kind == "ElasticQuota") loader.LoadElasticQuota(doc);
+  else if (kind == "PriceBook") loader.LoadPriceBook(doc);
+  else if (kind == "QoS") loader.LoadQoS(doc);
+}
+
+}  // namespace
+
+void LoadManifestText(const std::string& text, const std::string& file, ManifestLoad* out) {
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(text);
+  } catch (const YAML::Exception& e) {
+    int line = e.mark.is_null() ? 1 : e.mark.line + 1;
+    out->diagnostics.Add({Severity::kError, file, line, "", "", "",
+                          "not valid YAML: " + (e.msg.empty() ? std::string(e.what()) : e.msg)});
+    return;
+  } catch (const std::exception& e) {
+    out->diagnostics.Add({Severity::kError, file, 1, "", "", "", std::string("cannot parse: ") + e.what()});
+    return;
+  }
+  for (const auto& doc : docs) {
+    if (!doc.IsDefined() || doc.IsNull()) continue;  // empty document
+    try {
+      LoadDocument(doc, file, out);
+    } catch (const std::exception& e) {  // yaml-cpp or allocation failure: report, never throw
+      out->diagnostics.Add({Severity::kError, file, std::max(1, NodeLine(doc)), "", "", "",
+                            std::string("internal error while loading this document: ") + e.what()});
+    }
+  }
 }
 
 ManifestLoad LoadManifestFiles(const std::vector<std::string>& paths) {
   ManifestLoad out;
-  for (const auto& p : paths) LoadManifestText("", p, &out);
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec)) {
+      out.diagnostics.Add({Severity::kError, p, 0, "", "", "", "cannot read file: no such file"});
+      continue;
+    }
+    if (std::filesystem::is_directory(p, ec)) {
+      out.diagnostics.Add({Severity::kError, p, 0, "", "", "", "cannot read file: it is a directory"});
+      continue;
+    }
+    std::ifstream in(p, std::ios::binary);
+    if (!in) {
+      out.diagnostics.Add({Severity::kError, p, 0, "", "", "",
+                           std::string("cannot read file: ") + std::strerror(errno)});
+      continue;
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    LoadManifestText(ss.str(), p, &out);
+  }
+  ValidateManifestSet(out.set, &out.locator, &out.diagnostics);
   return out;
 }
 

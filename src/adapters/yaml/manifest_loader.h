@@ -8,18 +8,21 @@
 
 #include "core/diagnostics.h"
 #include "core/objects.h"
+#include "core/validation.h"
 
 namespace arbiter::yaml {
 
 struct ManifestLoad {
   ManifestSet set;
   Diagnostics diagnostics;
+  SourceLocator locator;  // line of every field read, for cross-object messages
   bool ok() const { return !diagnostics.HasErrors(); }
 };
 
 // Parses one file's text (`file` is the name used in messages).
 void LoadManifestText(const std::string& text, const std::string& file, ManifestLoad* out);
 // Reads and parses files in order, then runs the cross-object checks (core/validation.h).
+// A file that cannot be read is an error diagnostic with line 0.
 ManifestLoad LoadManifestFiles(const std::vector<std::string>& paths);
 
 }  // namespace arbiter::yaml

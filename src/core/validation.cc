@@ -1,0 +1,567 @@
+#include "core/validation.h"
+
+#include <algorithm>
+#include <set>
+
+namespace arbiter {
+
+// ------------------------------------------------------------------ SourceLocator
+
+std::string SourceLocator::Key(const SourceRef& object, std::string_view field_path) {
+  std::string k = object.file;
+  k += '\n';
+  k += std::to_string(object.line);
+  k += '\n';
+  k += field_path;
+  return k;
+}
+
+void SourceLocator::Record(const SourceRef& object, std::string_view field_path, int line) {
+  if (line <= 0) return;
+  lines_.emplace(Key(object, field_path), line);  // first record wins
+}
+
+int SourceLocator::LineOf(const SourceRef& object, std::string_view field_path) const {
+  std::string_view p = field_path;
+  while (!p.empty()) {
+    auto it = lines_.find(Key(object, p));
+    if (it != lines_.end()) return it->second;
+    // Drop the last segment: `.name` or `[key]`.
+    size_t cut;
+    if (p.back() == ']') {
+      cut = p.rfind('[');
+    } else {
+      cut = p.find_last_of(".[");
+      if (cut != std::string_view::npos && p[cut] == '[') cut = p.find(']', cut) + 1;
+    }
+    if (cut == std::string_view::npos || cut == 0) break;
+    p = p.substr(0, cut);
+  }
+  return object.line;
+}
+
+// ------------------------------------------------------------------ suggestions
+
+int EditDistance(std::string_view a, std::string_view b) {
+  std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = static_cast<int>(i);
+    for (size_t j = 1; j <= b.size(); ++j) {
+      int sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+namespace {
+std::string Lower(std::string_view s) {
+  std::string r(s);
+  for (auto& c : r)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return r;
+}
+}  // namespace
+
+std::optional<std::string> DidYouMean(std::string_view word,
+                                      const std::vector<std::string>& candidates) {
+  if (word.empty() || word.size() > 256) return std::nullopt;
+  std::string w = Lower(word);
+  int best = -1;
+  const std::string* pick = nullptr;
+  for (const auto& c : candidates) {
+    if (c.size() > 256) continue;
+    int d = EditDistance(w, Lower(c));
+    int limit = std::max<int>(1, static_cast<int>(std::max(w.size(), c.size())) / 3);
+    if (d <= limit && (best < 0 || d < best)) {
+      best = d;
+      pick = &c;
+    }
+  }
+  if (!pick) return std::nullopt;
+  return *pick;
+}
+
+std::string FieldPathChild(const std::string& path, std::string_view key) {
+  bool simple = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+  });
+  if (simple) return path.empty() ? std::string(key) : path + "." + std::string(key);
+  return path + "[" + std::string(key) + "]";
+}
+
+size_t CountObjects(const ManifestSet& s) {
+  return s.namespaces.size() + s.nodes.size() + s.pods.size() + s.resource_quotas.size() +
+         s.limit_ranges.size() + s.priority_classes.size() + s.pdbs.size() +
+         (s.pool_policy ? 1 : 0) + s.elastic_quotas.size() + s.price_books.size() + s.qos.size();
+}
+
+// ------------------------------------------------------------------ checks
+
+namespace {
+
+std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string Where(const SourceRef& r) { return r.file + ":" + std::to_string(r.line); }
+
+std::string DisplayName(const ObjectMeta& m) {
+  return m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name;
+}
+
+bool IsExtended(std::string_view resource) {
+  auto info = ClassifyResource(resource);
+  return info.ok() && (info->kind == ResourceKind::kGpu || info->kind == ResourceKind::kMig ||
+                       info->kind == ResourceKind::kExtended);
+}
+
+class Validator {
+ public:
+  Validator(const ManifestSet& s, const SourceLocator* loc, Diagnostics* out)
+      : s_(s), loc_(loc), out_(out) {}
+
+  void Run() {
+    Duplicates();
+    PriorityClasses();
+    Nodes();
+    Pods();
+    Pdbs();
+    Policy();
+    ElasticQuotas();
+    QoSes();
+    ResourceQuotas();
+    LimitRanges();
+    PriceBooks();
+  }
+
+ private:
+  void Add(Severity sev, const char* kind, const ObjectMeta& m, const std::string& path,
+           std::string msg) {
+    int line = loc_ ? loc_->LineOf(m.source, path) : m.source.line;
+    out_->Add({sev, m.source.file, line, kind, DisplayName(m), path, std::move(msg)});
+  }
+  void Error(const char* kind, const ObjectMeta& m, const std::string& path, std::string msg) {
+    Add(Severity::kError, kind, m, path, std::move(msg));
+  }
+  void Warn(const char* kind, const ObjectMeta& m, const std::string& path, std::string msg) {
+    Add(Severity::kWarning, kind, m, path, std::move(msg));
+  }
+
+  bool NamespaceDeclared(const std::string& ns) const {
+    if (s_.namespaces.empty() || ns == "default" || ns.empty()) return true;
+    for (const auto& n : s_.namespaces)
+      if (n.meta.name == ns) return true;
+    return false;
+  }
+  void CheckNamespace(const char* kind, const ObjectMeta& m) {
+    if (!NamespaceDeclared(m.namespace_))
+      Warn(kind, m, "metadata.namespace",
+           "namespace " + Quote(m.namespace_) + " is not declared by any Namespace object");
+  }
+
+  template <typename T>
+  void DuplicatesOf(const std::vector<T>& objs, const char* kind) {
+    std::map<std::string, const ObjectMeta*> seen;
+    for (const auto& o : objs) {
+      if (o.meta.name.empty()) continue;
+      auto [it, inserted] = seen.emplace(DisplayName(o.meta), &o.meta);
+      if (!inserted)
+        Error(kind, o.meta, "metadata.name",
+              std::string("duplicate ") + kind + " " + Quote(DisplayName(o.meta)) +
+                  " (first defined at " + Where(it->second->source) + ")");
+    }
+  }
+
+  void Duplicates() {
+    DuplicatesOf(s_.namespaces, "Namespace");
+    DuplicatesOf(s_.nodes, "Node");
+    DuplicatesOf(s_.pods, "Pod");
+    DuplicatesOf(s_.resource_quotas, "ResourceQuota");
+    DuplicatesOf(s_.limit_ranges, "LimitRange");
+    DuplicatesOf(s_.priority_classes, "PriorityClass");
+    DuplicatesOf(s_.pdbs, "PodDisruptionBudget");
+    DuplicatesOf(s_.elastic_quotas, "ElasticQuota");
+    DuplicatesOf(s_.price_books, "PriceBook");
+    DuplicatesOf(s_.qos, "QoS");
+  }
+
+  void PriorityClasses() {
+    const PriorityClass* first = nullptr;
+    for (const auto& pc : s_.priority_classes) {
+      if (!pc.global_default) continue;
+      if (!first) {
+        first = &pc;
+        continue;
+      }
+      Error("PriorityClass", pc.meta, "globalDefault",
+            "more than one globalDefault PriorityClass (" + Quote(first->meta.name) + " at " +
+                Where(first->meta.source) + " is one too)");
+    }
+  }
+
+  const PriorityClass* FindClass(const std::string& name) const {
+    for (const auto& pc : s_.priority_classes)
+      if (pc.meta.name == name) return &pc;
+    return nullptr;
+  }
+
+  void Nodes() {
+    for (const auto& n : s_.nodes) {
+      if (n.capacity.empty() && n.allocatable.empty())
+        Warn("Node", n.meta, "status", "node has no capacity: nothing can run on it");
+      for (const auto& [r, v] : n.allocatable.entries())
+        if (n.capacity.Has(r) && v > n.capacity.Get(r))
+          Error("Node", n.meta, FieldPathChild("status.allocatable", r),
+                "allocatable " + FormatResourceQuantity(r, v) + " exceeds capacity " +
+                    FormatResourceQuantity(r, n.capacity.Get(r)));
+      auto product = n.meta.labels.find("nvidia.com/gpu.product");
+      std::optional<std::string> family;
+      if (product != n.meta.labels.end()) family = GpuFamilyOfProduct(product->second);
+      for (const auto& [r, v] : n.capacity.entries()) {
+        if (!IsMigResourceName(r) || v == 0) continue;
+        if (family && !LookupMigProfile(r, *family))
+          Warn("Node", n.meta, FieldPathChild("status.capacity", r),
+               r + " is not a MIG profile of " + *family + " (label nvidia.com/gpu.product=" +
+                   product->second + ")");
+        else if (!family && !LookupMigProfile(r))
+          Warn("Node", n.meta, FieldPathChild("status.capacity", r),
+               "unknown MIG profile " + r + " (not an A100-40GB, A100-80GB or H100-80GB profile)");
+      }
+    }
+  }
+
+  // Whether `req` fits on `n` when empty, with the pool's overcommit ratios.
+  bool FitsEmptyNode(const Node& n, const ResourceList& req) const {
+    int64_t cpu_ratio = s_.pool_policy ? s_.pool_policy->cpu_overcommit_milli : 1000;
+    int64_t mem_ratio = s_.pool_policy ? s_.pool_policy->memory_overcommit_milli : 1000;
+    for (const auto& [r, v] : req.entries()) {
+      if (v <= 0) continue;
+      __int128 cap = n.allocatable.Get(r);
+      if (r == "cpu") cap = cap * cpu_ratio / 1000;
+      if (r == "memory") cap = cap * mem_ratio / 1000;
+      if (v > cap) return false;
+    }
+    return true;
+  }
+
+  static bool SelectorMatches(const std::map<std::string, std::string>& sel, const Node& n) {
+    for (const auto& [k, v] : sel) {
+      auto it = n.meta.labels.find(k);
+      if (it == n.meta.labels.end() || it->second != v) return false;
+    }
+    return true;
+  }
+
+  void Containers(const Pod& p, const std::vector<Container>& cs, const std::string& field) {
+    for (size_t i = 0; i < cs.size(); ++i) {
+      const Container& c = cs[i];
+      std::string base = field + "[" + std::to_string(i) + "].resources.limits";
+      for (const auto& [r, lim] : c.limits.entries()) {
+        if (!c.requests.Has(r)) continue;
+        int64_t req = c.requests.Get(r);
+        std::string path = FieldPathChild(base, r);
+        if (IsExtended(r) && lim != req)
+          Error("Pod", p.meta, path,
+                "limit " + FormatResourceQuantity(r, lim) + " differs from the request " +
+                    FormatResourceQuantity(r, req) + "; " + r +
+                    " cannot be overcommitted, so its limit must equal its request");
+        else if (lim < req)
+          Error("Pod", p.meta, path,
+                "limit " + FormatResourceQuantity(r, lim) + " is below the request " +
+                    FormatResourceQuantity(r, req));
+      }
+    }
+  }
+
+  void Pods() {
+    std::vector<std::string> class_names, qos_names;
+    for (const auto& pc : s_.priority_classes) class_names.push_back(pc.meta.name);
+    for (const auto& q : s_.qos) qos_names.push_back(q.meta.name);
+    for (const auto& p : s_.pods) {
+      CheckNamespace("Pod", p.meta);
+      if (p.priority_class_name) {
+        const std::string& name = *p.priority_class_name;
+        const PriorityClass* pc = FindClass(name);
+        bool system = name == "system-cluster-critical" || name == "system-node-critical";
+        if (!pc && !system) {
+          std::string msg = "unknown PriorityClass " + Quote(name);
+          if (auto s = DidYouMean(name, class_names)) msg += "; did you mean " + Quote(*s) + "?";
+          else if (class_names.empty()) msg += " (no PriorityClass is defined)";
+          Error("Pod", p.meta, "spec.priorityClassName", msg);
+        } else if (pc && p.priority && *p.priority != pc->value) {
+          Error("Pod", p.meta, "spec.priority",
+                "priority " + std::to_string(*p.priority) + " does not match PriorityClass " +
+                    Quote(name) + " (value " + std::to_string(pc->value) +
+                    "); omit spec.priority, it comes from the class");
+        }
+      }
+      if (p.sim.qos) {
+        bool found = std::find(qos_names.begin(), qos_names.end(), *p.sim.qos) != qos_names.end();
+        if (!found) {
+          std::string msg = "unknown QoS " + Quote(*p.sim.qos);
+          if (auto s = DidYouMean(*p.sim.qos, qos_names)) msg += "; did you mean " + Quote(*s) + "?";
+          else if (qos_names.empty()) msg += " (no QoS object is defined)";
+          Error("Pod", p.meta, "metadata.annotations[arbiter.dev/qos]", msg);
+        }
+      }
+      Containers(p, p.containers, "spec.containers");
+      Containers(p, p.init_containers, "spec.initContainers");
+      ResourceList req = p.EffectiveRequests();
+      ResourceList lim = p.EffectiveLimits();
+      if (p.sim.usage) {
+        const std::string path = "metadata.annotations[arbiter.dev/usage]";
+        for (const auto& [r, u] : p.sim.usage->entries()) {
+          if (!req.Has(r) && u > 0) {
+            Warn("Pod", p.meta, path, "usage names " + r + ", which the pod does not request");
+          } else if (IsExtended(r) && u > req.Get(r)) {
+            Error("Pod", p.meta, path,
+                  "usage " + FormatResourceQuantity(r, u) + " of " + r + " exceeds the request " +
+                      FormatResourceQuantity(r, req.Get(r)) + " (devices cannot be overused)");
+          } else if (lim.Has(r) && u > lim.Get(r)) {
+            Warn("Pod", p.meta, path,
+                 "usage " + FormatResourceQuantity(r, u) + " of " + r + " exceeds the limit " +
+                     FormatResourceQuantity(r, lim.Get(r)));
+          }
+        }
+      }
+      if (!s_.nodes.empty()) {
+        bool selector_match = false, fits = false;
+        for (const auto& n : s_.nodes) {
+          if (n.unschedulable || !SelectorMatches(p.node_selector, n)) continue;
+          selector_match = true;
+          if (FitsEmptyNode(n, req)) fits = true;
+        }
+        if (!selector_match && !p.node_selector.empty())
+          Warn("Pod", p.meta, "spec.nodeSelector",
+               "no schedulable node matches the nodeSelector; the pod will stay Pending");
+        else if (selector_match && !fits)
+          Warn("Pod", p.meta, "spec.containers",
+               "requests " + req.ToString() +
+                   " fit on no schedulable node even when it is empty; the pod will stay Pending");
+      }
+    }
+  }
+
+  void Pdbs() {
+    for (const auto& d : s_.pdbs) {
+      CheckNamespace("PodDisruptionBudget", d.meta);
+      if (d.min_available && d.max_unavailable)
+        Error("PodDisruptionBudget", d.meta, "spec.maxUnavailable",
+              "minAvailable and maxUnavailable are mutually exclusive; set one");
+      auto pct = [&](const std::optional<IntOrPercent>& v, const char* field) {
+        if (v && v->is_percent && (v->value < 0 || v->value > 100))
+          Error("PodDisruptionBudget", d.meta, std::string("spec.") + field,
+                "percentage " + std::to_string(v->value) + "% is outside 0%-100%");
+      };
+      pct(d.min_available, "minAvailable");
+      pct(d.max_unavailable, "maxUnavailable");
+      if (d.selector.Empty()) continue;
+      int64_t matching = 0;
+      bool any_in_ns = false;
+      for (const auto& p : s_.pods) {
+        if (p.meta.namespace_ != d.meta.namespace_) continue;
+        any_in_ns = true;
+        if (d.selector.Matches(p.meta.labels)) ++matching;
+      }
+      if (!any_in_ns) continue;
+      if (matching == 0) {
+        Warn("PodDisruptionBudget", d.meta, "spec.selector",
+             "selects no Pod in namespace " + Quote(d.meta.namespace_));
+      } else if (d.min_available && !d.max_unavailable && d.min_available->Resolve(matching) >= matching) {
+        Warn("PodDisruptionBudget", d.meta, "spec.minAvailable",
+             "requires all " + std::to_string(matching) +
+                 " selected pods to stay available: no voluntary disruption is ever allowed");
+      }
+    }
+  }
+
+  void Policy() {
+    if (!s_.pool_policy) return;
+    const PoolPolicy& pp = *s_.pool_policy;
+    auto ratio = [](int64_t milli) {
+      std::string s = std::to_string(milli / 1000) + "." + std::to_string(1000 + milli % 1000).substr(1);
+      while (s.back() == '0') s.pop_back();
+      if (s.back() == '.') s += "0";
+      return s;
+    };
+    if (pp.cpu_overcommit_milli < 1000)
+      Error("PoolPolicy", pp.meta, "spec.overcommit.cpu",
+            "CPU overcommit " + ratio(pp.cpu_overcommit_milli) + " is below 1.0 (it would strand capacity)");
+    else if (pp.cpu_overcommit_milli > 1200)
+      Warn("PoolPolicy", pp.meta, "spec.overcommit.cpu",
+           "CPU overcommit " + ratio(pp.cpu_overcommit_milli) + " is above the recommended range 1.0-1.2");
+    if (pp.memory_overcommit_milli < 1000)
+      Error("PoolPolicy", pp.meta, "spec.overcommit.memory",
+            "memory overcommit " + ratio(pp.memory_overcommit_milli) + " is below 1.0");
+    else if (pp.memory_overcommit_milli > 1000)
+      Warn("PoolPolicy", pp.meta, "spec.overcommit.memory",
+           "memory overcommit " + ratio(pp.memory_overcommit_milli) +
+               " is above 1.0: memory cannot be throttled, overcommitted nodes kill pods when full");
+    if (pp.scrape_interval < 1000)
+      Error("PoolPolicy", pp.meta, "spec.metering.scrapeInterval",
+            "scrape interval " + FormatDuration(pp.scrape_interval) + " is below 1s");
+    else if (pp.scrape_interval < 15000 || pp.scrape_interval > 60000)
+      Warn("PoolPolicy", pp.meta, "spec.metering.scrapeInterval",
+           "scrape interval " + FormatDuration(pp.scrape_interval) +
+               " is outside the recommended range 15s-60s");
+    if (pp.preemption_type == PreemptionType::kQoS && s_.qos.empty())
+      Warn("PoolPolicy", pp.meta, "spec.preemption.type",
+           "preemption type QoS, but no QoS object is defined: nothing can preempt");
+  }
+
+  void ElasticQuotas() {
+    std::map<std::string, const ElasticQuota*> by_ns;
+    for (const auto& q : s_.elastic_quotas) {
+      CheckNamespace("ElasticQuota", q.meta);
+      auto [it, inserted] = by_ns.emplace(q.meta.namespace_, &q);
+      if (!inserted && it->second->meta.name != q.meta.name)
+        Error("ElasticQuota", q.meta, "metadata.namespace",
+              "namespace " + Quote(q.meta.namespace_) + " already has ElasticQuota " +
+                  Quote(it->second->meta.name) + " (at " + Where(it->second->meta.source) +
+                  "); one per namespace");
+      if (q.max) {
+        for (const auto& [r, mn] : q.min.entries())
+          if (q.max->Has(r) && mn > q.max->Get(r))
+            Error("ElasticQuota", q.meta, FieldPathChild("spec.min", r),
+                  "min " + FormatResourceQuantity(r, mn) + " exceeds max " +
+                      FormatResourceQuantity(r, q.max->Get(r)));
+      }
+      for (const auto& [r, l] : q.lending_limit.entries()) {
+        if (!q.min.Has(r))
+          Error("ElasticQuota", q.meta, FieldPathChild("spec.lendingLimit", r),
+                "lending limit for " + r + ", which has no min (only guaranteed quota is lent)");
+        else if (l > q.min.Get(r))
+          Error("ElasticQuota", q.meta, FieldPathChild("spec.lendingLimit", r),
+                "lending limit " + FormatResourceQuantity(r, l) + " exceeds min " +
+                    FormatResourceQuantity(r, q.min.Get(r)));
+      }
+    }
+    // Guarantees of a cohort beyond the pool's capacity cannot all be honoured.
+    if (s_.nodes.empty()) return;
+    ResourceList pool;
+    for (const auto& n : s_.nodes)
+      if (!n.unschedulable) pool += n.allocatable;
+    std::map<std::string, ResourceList> cohort_min;
+    std::map<std::string, const ElasticQuota*> cohort_last;
+    for (const auto& q : s_.elastic_quotas) {
+      std::string c = q.cohort.empty() ? "" : q.cohort;
+      if (c.empty()) continue;
+      cohort_min[c] += q.min;
+      cohort_last[c] = &q;
+    }
+    for (const auto& [c, mins] : cohort_min)
+      for (const auto& [r, v] : mins.entries())
+        if (v > pool.Get(r))
+          Warn("ElasticQuota", cohort_last[c]->meta, FieldPathChild("spec.min", r),
+               "the min of cohort " + Quote(c) + " adds up to " + FormatResourceQuantity(r, v) +
+                   " of " + r + ", more than the pool's " + FormatResourceQuantity(r, pool.Get(r)) +
+                   ": guarantees cannot all be honoured");
+  }
+
+  void QoSes() {
+    std::vector<std::string> names;
+    for (const auto& q : s_.qos) names.push_back(q.meta.name);
+    for (const auto& q : s_.qos) {
+      for (size_t i = 0; i < q.preempt.size(); ++i) {
+        const std::string& t = q.preempt[i];
+        std::string path = "spec.preempt[" + std::to_string(i) + "]";
+        if (std::find(names.begin(), names.end(), t) == names.end()) {
+          std::string msg = "unknown QoS " + Quote(t);
+          if (auto s = DidYouMean(t, names)) msg += "; did you mean " + Quote(*s) + "?";
+          Error("QoS", q.meta, path, msg);
+        } else if (t == q.meta.name) {
+          Warn("QoS", q.meta, path, "a QoS that preempts itself lets its jobs preempt each other");
+        }
+      }
+    }
+  }
+
+  void ResourceQuotas() {
+    std::vector<std::string> class_names;
+    for (const auto& pc : s_.priority_classes) class_names.push_back(pc.meta.name);
+    for (const auto& q : s_.resource_quotas) {
+      CheckNamespace("ResourceQuota", q.meta);
+      std::map<std::pair<int, std::string>, std::string> seen;
+      for (const auto& item : q.hard) {
+        auto key = std::make_pair(static_cast<int>(item.track), item.resource);
+        auto [it, inserted] = seen.emplace(key, item.key);
+        if (!inserted)
+          Error("ResourceQuota", q.meta, FieldPathChild("spec.hard", item.key),
+                Quote(item.key) + " and " + Quote(it->second) + " set the same quota; keep one");
+      }
+      for (size_t i = 0; i < q.scope_selector.size(); ++i) {
+        const auto& req = q.scope_selector[i];
+        if (req.scope_name != "PriorityClass") continue;
+        for (size_t j = 0; j < req.values.size(); ++j)
+          if (!FindClass(req.values[j]))
+            Warn("ResourceQuota", q.meta,
+                 "spec.scopeSelector.matchExpressions[" + std::to_string(i) + "].values[" +
+                     std::to_string(j) + "]",
+                 "no PriorityClass named " + Quote(req.values[j]));
+      }
+    }
+  }
+
+  void LimitRanges() {
+    for (const auto& lr : s_.limit_ranges) {
+      CheckNamespace("LimitRange", lr.meta);
+      for (size_t i = 0; i < lr.limits.size(); ++i) {
+        const LimitRangeItem& li = lr.limits[i];
+        std::string base = "spec.limits[" + std::to_string(i) + "]";
+        auto order = [&](const ResourceList& lo, const char* lo_name, const ResourceList& hi,
+                         const char* hi_name) {
+          for (const auto& [r, v] : lo.entries())
+            if (hi.Has(r) && v > hi.Get(r))
+              Error("LimitRange", lr.meta, FieldPathChild(base + "." + lo_name, r),
+                    std::string(lo_name) + " " + FormatResourceQuantity(r, v) + " of " + r +
+                        " is above " + hi_name + " " + FormatResourceQuantity(r, hi.Get(r)));
+        };
+        order(li.min, "min", li.max, "max");
+        order(li.default_request, "defaultRequest", li.default_limit, "default");
+        order(li.min, "min", li.default_request, "defaultRequest");
+        order(li.default_limit, "default", li.max, "max");
+        order(li.min, "min", li.default_limit, "default");
+        order(li.default_request, "defaultRequest", li.max, "max");
+        for (const auto& [r, ratio] : li.max_limit_request_ratio_milli.entries()) {
+          if (!li.default_limit.Has(r) || !li.default_request.Has(r)) continue;
+          __int128 lim = li.default_limit.Get(r), req = li.default_request.Get(r);
+          if (req > 0 && lim * 1000 > req * ratio)
+            Error("LimitRange", lr.meta, base + FieldPathChild(".maxLimitRequestRatio", r),
+                  "default / defaultRequest of " + r + " exceeds maxLimitRequestRatio");
+        }
+        for (const auto& [r, v] : li.default_request.entries())
+          if (IsExtended(r) && li.default_limit.Has(r) && li.default_limit.Get(r) != v)
+            Error("LimitRange", lr.meta, base + FieldPathChild(".default", r),
+                  r + " cannot be overcommitted: default must equal defaultRequest");
+      }
+    }
+  }
+
+  void PriceBooks() {
+    std::map<Millis, const PriceBook*> by_time;
+    for (const auto& pb : s_.price_books) {
+      auto [it, inserted] = by_time.emplace(pb.effective_from, &pb);
+      if (!inserted)
+        Error("PriceBook", pb.meta, "spec.effectiveFrom",
+              "PriceBook " + Quote(it->second->meta.name) + " (at " + Where(it->second->meta.source) +
+                  ") takes effect at the same instant; which one applies would be ambiguous");
+      for (const auto& [ns, mode] : pb.namespace_modes)
+        if (!NamespaceDeclared(ns))
+          Warn("PriceBook", pb.meta, FieldPathChild("spec.namespaceModes", ns),
+               "namespace " + Quote(ns) + " is not declared by any Namespace object");
+    }
+  }
+
+  const ManifestSet& s_;
+  const SourceLocator* loc_;
+  Diagnostics* out_;
+};
+
+}  // namespace
+
+void ValidateManifestSet(const ManifestSet& set, const SourceLocator* locator, Diagnostics* out) {
+  Validator(set, locator, out).Run();
+}
+
+}  // namespace arbiter
