@@ -1,0 +1,26 @@
+// Exact integer helpers for billing: (a × b) / d with a 256-bit intermediate, rounded half away
+// from zero, and 128-bit integer text. No floating point anywhere.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace arbiter::billing {
+
+using i128 = __int128;
+using u128 = unsigned __int128;
+
+// round_half_up(a × b / d) for any signs of a and b, d > 0 and d < 2^127. The quotient must fit
+// in 127 bits (a broken invariant otherwise).
+i128 MulDivRoundHalfUp(i128 a, i128 b, i128 d);
+// floor-toward-zero variant: trunc(a × b / d).
+i128 MulDivTrunc(i128 a, i128 b, i128 d);
+
+// Decimal text of a 128-bit integer, and back. Parse refuses anything but [-]digits.
+std::string I128ToString(i128 v);
+Result<i128> ParseI128(std::string_view text);
+
+}  // namespace arbiter::billing

@@ -1,0 +1,281 @@
+#include "core/billing/invoice.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "core/billing/sha256.h"
+
+namespace arbiter::billing {
+namespace {
+
+struct LineKey {
+  RowKind kind;
+  std::string resource;
+  std::string product;
+  int book;
+  std::string preemptor;
+  bool operator<(const LineKey& o) const {
+    return std::tie(kind, resource, product, book, preemptor) <
+           std::tie(o.kind, o.resource, o.product, o.book, o.preemptor);
+  }
+};
+
+struct LineAcc {
+  InvoiceLine line;
+  std::string last_workload;
+  bool any = false;
+};
+
+struct NsAcc {
+  std::map<LineKey, LineAcc> lines;
+  std::map<std::pair<std::string, std::string>, Provenance> prov;
+  Millis min_hour = INT64_MAX, max_hour = INT64_MIN;
+};
+
+bool Matches(const LineKey& k, const HourlyRow& r, int book) {
+  return k.book == book && k.kind == r.kind && k.resource == r.resource &&
+         k.product == r.gpu_product && k.preemptor == r.preemptor;
+}
+
+std::string Line(const InvoiceLine& l) {
+  std::string s = "line ";
+  s += ToString(l.kind);
+  for (const std::string* f : {&l.resource, &l.unit, &l.gpu_product, &l.price_book, &l.preemptor}) {
+    s += "|";
+    s += *f;
+  }
+  s += "|" + std::string(ToString(l.mode)) + "|" + I128ToString(l.request_raw) + "|" +
+       I128ToString(l.usage_raw) + "|" + I128ToString(l.billed_num) + "/" +
+       I128ToString(l.billed_den) + "|" + I128ToString(l.price.num) + "/" +
+       I128ToString(l.price.den) + "|" + l.price.source + "|" + l.amount.ToFixed(kAmountDigits) +
+       "|" + l.request_amount.ToFixed(kAmountDigits) + "|" + l.usage_amount.ToFixed(kAmountDigits) +
+       "|" + std::to_string(l.samples) + "|" + std::to_string(l.covered_ms) + "|" +
+       std::to_string(l.run_ms) + "|" + std::to_string(l.workloads) + "\n";
+  return s;
+}
+
+Status Finalize(const std::string& ns, NsAcc& acc, const PriceCatalog& catalog,
+                const InvoiceOptions& opts, Invoice* inv) {
+  inv->namespace_ = ns;
+  inv->from = opts.from ? *opts.from : acc.min_hour;
+  inv->to = opts.to ? *opts.to : acc.max_hour + kHourMs;
+  for (auto& [key, la] : acc.lines) {
+    const PriceBook& b = catalog.books()[static_cast<size_t>(key.book)];
+    if (inv->currency.empty()) inv->currency = b.currency;
+    if (b.currency != inv->currency)
+      return Status::Error("namespace " + ns + ": PriceBooks in the window use different currencies (" +
+                           inv->currency + ", " + b.currency + ")");
+    InvoiceLine& l = la.line;
+    MeterUnit unit = MeterUnitOf(l.resource);
+    l.unit = unit.unit;
+    l.request_quantity = QuantityOf(l.request_raw, 1, unit.divisor);
+    l.usage_quantity = QuantityOf(l.usage_raw, 1, unit.divisor);
+    l.billed_quantity = QuantityOf(l.billed_num, l.billed_den, unit.divisor);
+    l.amount = AmountOf(l.billed_num, l.billed_den, l.price, unit.divisor, kAmountDigits);
+    l.request_amount = AmountOf(l.request_raw, 1, l.price, unit.divisor, kAmountDigits);
+    l.usage_amount = AmountOf(l.usage_raw, 1, l.price, unit.divisor, kAmountDigits);
+    inv->total += l.amount;
+    inv->request_total += l.request_amount;
+    inv->usage_total += l.usage_amount;
+    if (l.kind == RowKind::kCredit) inv->credit_total += l.amount;
+    inv->lines.push_back(std::move(l));
+  }
+  std::vector<int> books;
+  for (const auto& [key, la] : acc.lines) books.push_back(key.book);
+  std::sort(books.begin(), books.end());
+  books.erase(std::unique(books.begin(), books.end()), books.end());
+  for (int b : books) inv->price_books.push_back(PriceBookId(catalog.books()[static_cast<size_t>(b)]));
+  for (auto& [k, p] : acc.prov) {
+    p.low_coverage = p.covered_ms * 1000 < p.run_ms * opts.low_coverage_permille;
+    inv->provenance.push_back(std::move(p));
+  }
+  // The digest covers the full text of every PriceBook version used, not only its id.
+  std::string canon = inv->Canonical();
+  for (int b : books) canon += CanonicalPriceBook(catalog.books()[static_cast<size_t>(b)]);
+  inv->digest = "sha256:" + Sha256Hex(canon);
+  return Status::Ok();
+}
+
+// Accumulates the rows (sorted by HourlyRow::KeyLess) into per-namespace accumulators.
+Status Accumulate(const std::vector<const HourlyRow*>& rows, const PriceCatalog& catalog,
+                  const InvoiceOptions& opts, std::optional<BillingMode> force_mode,
+                  std::map<std::string, NsAcc>* out) {
+  NsAcc* ns = nullptr;
+  const std::string* ns_name = nullptr;
+  Millis cached_hour = INT64_MIN;
+  int book = -1;
+  LineAcc* line = nullptr;
+  const LineKey* line_key = nullptr;
+  Provenance* prov = nullptr;
+  for (const HourlyRow* rp : rows) {
+    const HourlyRow& r = *rp;
+    if (opts.from && r.hour < *opts.from) continue;
+    if (opts.to && r.hour >= *opts.to) continue;
+    if (!ns_name || *ns_name != r.namespace_) {
+      ns = &(*out)[r.namespace_];
+      ns_name = &r.namespace_;
+      line = nullptr;
+      prov = nullptr;
+    }
+    if (r.hour != cached_hour) {
+      cached_hour = r.hour;
+      book = catalog.IndexAt(r.hour);
+      if (book < 0)
+        return Status::Error("no PriceBook is in force at " + FormatRfc3339(r.hour) + " (hour of " +
+                             r.workload + " " + r.resource + "); the earliest takes effect at " +
+                             FormatRfc3339(catalog.books().front().effective_from));
+    }
+    const PriceBook& b = catalog.books()[static_cast<size_t>(book)];
+    ns->min_hour = std::min(ns->min_hour, r.hour);
+    ns->max_hour = std::max(ns->max_hour, r.hour);
+    if (r.kind == RowKind::kUsage) {
+      if (!prov || prov->workload != r.workload || prov->resource != r.resource) {
+        Provenance& p = ns->prov[{r.workload, r.resource}];
+        p.workload = r.workload;
+        p.resource = r.resource;
+        prov = &p;
+      }
+      prov->samples += r.samples;
+      prov->covered_ms += r.covered_ms;
+      prov->run_ms += r.run_ms;
+    }
+    if (r.kind == RowKind::kCredit && b.preemption_credit == CreditPolicy::kNone) continue;
+    if (!line || !Matches(*line_key, r, book)) {
+      LineKey k{r.kind, r.resource, r.gpu_product, book, r.preemptor};
+      auto [it, inserted] = ns->lines.try_emplace(std::move(k));
+      line = &it->second;
+      line_key = &it->first;
+      if (inserted) {
+        InvoiceLine& l = line->line;
+        l.kind = r.kind;
+        l.resource = r.resource;
+        l.gpu_product = r.gpu_product;
+        l.price_book = PriceBookId(b);
+        l.preemptor = r.preemptor;
+        l.mode = force_mode ? *force_mode : ModeFor(b, r.namespace_);
+        l.price = ResolvePrice(b, r.resource, r.gpu_product);
+        l.billed_den = l.mode == BillingMode::kBlended ? Decimal::kOne : 1;
+      }
+    }
+    InvoiceLine& l = line->line;
+    Billed billed = BilledOf(r, l.mode, b.blended_request_weight);
+    const int sign = r.kind == RowKind::kCredit ? -1 : 1;
+    l.request_raw += sign * r.request_raw;
+    l.usage_raw += sign * r.usage_raw;
+    l.billed_num += sign * billed.num;
+    l.samples += r.samples;
+    l.covered_ms += r.covered_ms;
+    l.run_ms += r.run_ms;
+    if (!line->any || line->last_workload != r.workload) {
+      ++l.workloads;
+      line->last_workload = r.workload;
+      line->any = true;
+    }
+  }
+  return Status::Ok();
+}
+
+std::vector<const HourlyRow*> SortedView(const std::vector<HourlyRow>& rows) {
+  std::vector<const HourlyRow*> v;
+  v.reserve(rows.size());
+  bool sorted = true;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    v.push_back(&rows[i]);
+    if (i > 0 && sorted && HourlyRow::KeyLess(rows[i], rows[i - 1])) sorted = false;
+  }
+  if (!sorted)
+    std::stable_sort(v.begin(), v.end(),
+                     [](const HourlyRow* a, const HourlyRow* b) { return HourlyRow::KeyLess(*a, *b); });
+  return v;
+}
+
+}  // namespace
+
+std::string Invoice::Canonical() const {
+  std::string s = "arbiter-invoice v1\nnamespace " + namespace_ + "\ncurrency " + currency +
+                  "\nwindow " + std::to_string(from) + " " + std::to_string(to) + "\n";
+  for (const std::string& id : price_books) s += "uses " + id + "\n";
+  for (const InvoiceLine& l : lines) s += Line(l);
+  for (const Provenance& p : provenance)
+    s += "provenance " + p.workload + "|" + p.resource + "|" + std::to_string(p.samples) + "|" +
+         std::to_string(p.covered_ms) + "|" + std::to_string(p.run_ms) + "|" +
+         (p.low_coverage ? "low" : "ok") + "\n";
+  s += "total " + total.ToFixed(kAmountDigits) + " request " + request_total.ToFixed(kAmountDigits) +
+       " usage " + usage_total.ToFixed(kAmountDigits) + "\n";
+  return s;
+}
+
+Result<std::vector<Invoice>> BuildInvoices(const std::vector<HourlyRow>& rows,
+                                           const PriceCatalog& catalog,
+                                           const InvoiceOptions& opts) {
+  std::map<std::string, NsAcc> acc;
+  if (Status s = Accumulate(SortedView(rows), catalog, opts, std::nullopt, &acc); !s.ok()) return s;
+  std::vector<Invoice> out;
+  for (auto& [ns, a] : acc) {
+    Invoice inv;
+    if (Status s = Finalize(ns, a, catalog, opts, &inv); !s.ok()) return s;
+    out.push_back(std::move(inv));
+  }
+  return out;
+}
+
+Result<Invoice> BuildIdleInvoice(const std::vector<NodeCapacity>& nodes,
+                                 const std::vector<RunSegment>& segments,
+                                 const PriceCatalog& catalog, Millis from, Millis to) {
+  if (to < from) return Result<Invoice>::Error("idle window ends before it starts");
+  // Requested raw per (node, resource, hour), from the segments.
+  std::map<std::tuple<std::string, std::string, Millis>, i128> used;
+  for (const RunSegment& s : segments) {
+    Millis a0 = std::max(s.start, from), b0 = std::min(s.end, to);
+    for (const auto& [res, amount] : s.requests.entries()) {
+      if (!IsMeteredResource(res)) continue;
+      for (Millis a = a0; a < b0;) {
+        Millis h = HourOf(a), e = std::min(b0, h + kHourMs);
+        used[{s.node, res, h}] += static_cast<i128>(amount) * (e - a);
+        a = e;
+      }
+    }
+  }
+  std::vector<HourlyRow> rows;
+  for (const NodeCapacity& n : nodes) {
+    Millis a0 = std::max(n.from, from), b0 = std::min(n.to, to);
+    for (const auto& [res, amount] : n.allocatable.entries()) {
+      if (!IsMeteredResource(res)) continue;
+      for (Millis a = a0; a < b0;) {
+        Millis h = HourOf(a), e = std::min(b0, h + kHourMs);
+        HourlyRow r;
+        r.namespace_ = "__idle__";
+        r.workload = n.node;
+        r.resource = res;
+        r.gpu_product = MeterUnitOf(res).gpu ? n.gpu_product : std::string();
+        r.hour = h;
+        i128 cap = static_cast<i128>(amount) * (e - a);
+        auto it = used.find({n.node, res, h});
+        i128 idle = cap - (it == used.end() ? 0 : it->second);
+        r.request_raw = r.max_raw = idle > 0 ? idle : 0;
+        r.run_ms = e - a;
+        rows.push_back(std::move(r));
+        a = e;
+      }
+    }
+  }
+  Rollup(&rows);
+  std::map<std::string, NsAcc> acc;
+  InvoiceOptions opts;
+  opts.from = from;
+  opts.to = to;
+  if (Status s = Accumulate(SortedView(rows), catalog, opts, BillingMode::kRequest, &acc); !s.ok())
+    return s;
+  Invoice inv;
+  inv.namespace_ = "__idle__";
+  inv.from = from;
+  inv.to = to;
+  if (acc.empty()) return inv;
+  auto& a = acc.begin()->second;
+  a.prov.clear();  // idle capacity has no usage track
+  if (Status s = Finalize("__idle__", a, catalog, opts, &inv); !s.ok()) return s;
+  return inv;
+}
+
+}  // namespace arbiter::billing

@@ -1,0 +1,89 @@
+// Invoices: hourly rows of one namespace, rated line by line, with both tracks, credits,
+// provenance and a SHA-256 digest of their inputs.
+//
+// A line groups rows with the same (kind, resource, gpu product, PriceBook version, preemptor);
+// its amount is Σ billed raw × unit price / (divisor × 3600), exact, rounded once half-up to 6
+// decimals. The invoice total is the sum of its rounded lines; requestTotal / usageTotal are the
+// same sums had every line been billed on the request / usage track.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/billing/rating.h"
+
+namespace arbiter::billing {
+
+inline constexpr int kAmountDigits = 6;
+
+struct InvoiceLine {
+  RowKind kind = RowKind::kUsage;
+  std::string resource;
+  std::string unit;         // metering unit: core-second, GiB-second, GPU-second, instance-second
+  std::string gpu_product;  // GPU and MIG lines
+  std::string price_book;   // PriceBookId of the version the rows' hours were billed with
+  std::string preemptor;    // credit lines
+  BillingMode mode = BillingMode::kMax;
+  UnitPrice price;
+  // Exact raw sums (canonical unit × ms); billed = billed_num / billed_den. Credits are negative.
+  i128 request_raw = 0, usage_raw = 0, billed_num = 0, billed_den = 1;
+  Decimal request_quantity, usage_quantity, billed_quantity;  // metering unit, 9 decimals
+  Decimal amount;          // 6 decimals, the only rounding step
+  Decimal request_amount;  // had this line been billed on the request track (6 decimals)
+  Decimal usage_amount;    // ... on the usage track
+  // Provenance of the usage track.
+  int64_t samples = 0;
+  Millis covered_ms = 0, run_ms = 0;
+  int64_t workloads = 0;  // distinct workloads in the line
+  Decimal unit_price() const { return price.unit_price; }
+};
+
+// Usage-track provenance of one workload and resource over the invoice window.
+struct Provenance {
+  std::string workload;
+  std::string resource;
+  int64_t samples = 0;
+  Millis covered_ms = 0;
+  Millis run_ms = 0;
+  bool low_coverage = false;  // covered < threshold × run (an estimate with a large error)
+};
+
+struct Invoice {
+  std::string namespace_;
+  std::string currency;
+  Millis from = 0, to = 0;               // hours [from, to) billed
+  std::vector<std::string> price_books;  // versions used, in effective order
+  std::vector<InvoiceLine> lines;        // usage lines then credit lines, sorted
+  Decimal request_total, usage_total, total, credit_total;  // 6 decimals
+  std::vector<Provenance> provenance;    // sorted by workload, resource
+  std::string digest;                    // "sha256:<hex>" of the canonical inputs
+  std::string Canonical() const;         // the text the digest is computed over
+};
+
+struct InvoiceOptions {
+  std::optional<Millis> from;  // rows whose hour starts in [from, to); none: unbounded
+  std::optional<Millis> to;
+  int64_t low_coverage_permille = 900;
+};
+
+// One invoice per namespace present in `rows`, sorted by namespace. Rows need not be sorted or
+// merged. Fails when an hour has no PriceBook in force or the versions used disagree on currency.
+Result<std::vector<Invoice>> BuildInvoices(const std::vector<HourlyRow>& rows,
+                                           const PriceCatalog& catalog,
+                                           const InvoiceOptions& opts = {});
+
+// Idle cost: capacity of each node not covered by any segment's requests, per resource and
+// hour, priced like a Request-mode line. Reported as an invoice for the pseudo-namespace
+// "__idle__" (never billed to a tenant).
+struct NodeCapacity {
+  std::string node;
+  std::string gpu_product;
+  ResourceList allocatable;
+  Millis from = 0, to = 0;  // when the node was in the pool
+};
+Result<Invoice> BuildIdleInvoice(const std::vector<NodeCapacity>& nodes,
+                                 const std::vector<RunSegment>& segments,
+                                 const PriceCatalog& catalog, Millis from, Millis to);
+
+}  // namespace arbiter::billing

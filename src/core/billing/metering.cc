@@ -1,0 +1,276 @@
+#include "core/billing/metering.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace arbiter::billing {
+
+MeterUnit MeterUnitOf(std::string_view resource) {
+  auto info = ClassifyResource(resource);
+  if (!info.ok()) return {"unit-second", 1000, false, false};
+  switch (info->kind) {
+    case ResourceKind::kCpu: return {"core-second", 1000000, true, false};
+    case ResourceKind::kMemory:
+    case ResourceKind::kStorage:
+    case ResourceKind::kHugePages:
+      return {"GiB-second", (static_cast<i128>(1) << 30) * 1000, false, false};
+    case ResourceKind::kGpu: return {"GPU-second", 1000000, false, true};
+    case ResourceKind::kMig: return {"instance-second", 1000, false, true};
+    default: return {"unit-second", 1000, false, false};
+  }
+}
+
+bool IsMeteredResource(std::string_view resource) { return resource != kPods; }
+
+const char* ToString(RowKind k) { return k == RowKind::kUsage ? "Usage" : "Credit"; }
+
+bool HourlyRow::KeyLess(const HourlyRow& a, const HourlyRow& b) {
+  return std::tie(a.namespace_, a.workload, a.resource, a.gpu_product, a.kind, a.preemptor, a.hour) <
+         std::tie(b.namespace_, b.workload, b.resource, b.gpu_product, b.kind, b.preemptor, b.hour);
+}
+bool HourlyRow::SameKey(const HourlyRow& a, const HourlyRow& b) {
+  return a.hour == b.hour && a.kind == b.kind && a.resource == b.resource &&
+         a.workload == b.workload && a.namespace_ == b.namespace_ &&
+         a.gpu_product == b.gpu_product && a.preemptor == b.preemptor;
+}
+
+Millis HourOf(Millis t) {
+  Millis h = t / kHourMs;
+  if (t % kHourMs < 0) --h;
+  return h * kHourMs;
+}
+
+namespace {
+Millis CeilTo(Millis t, Millis step) {
+  Millis q = t / step;
+  if (t % step > 0) ++q;
+  return q * step;
+}
+std::string ProductKey(const RunSegment& seg, std::string_view resource) {
+  return MeterUnitOf(resource).gpu ? seg.gpu_product : std::string();
+}
+int64_t UsageOf(const RunSegment& seg, std::string_view resource) {
+  if (seg.usage.empty()) return seg.requests.Get(resource);
+  return seg.usage.Has(resource) ? seg.usage.Get(resource) : seg.requests.Get(resource);
+}
+}  // namespace
+
+Status ValidateMeterConfig(const MeterConfig& cfg) {
+  if (cfg.scrape_interval < 1000 || cfg.scrape_interval > kHourMs ||
+      kHourMs % cfg.scrape_interval != 0)
+    return Status::Error("scrape interval " + FormatDuration(cfg.scrape_interval) +
+                         " must be between 1s and 1h and divide one hour evenly (e.g. 15s, 30s, 60s)");
+  if (cfg.low_coverage_permille < 0 || cfg.low_coverage_permille > 1000)
+    return Status::Error("low coverage threshold must be between 0 and 1000 permille");
+  return Status::Ok();
+}
+
+Status ValidateSegment(const RunSegment& s) {
+  std::string who = "segment of " + (s.workload.empty() ? std::string("<unnamed>") : s.workload) +
+                    " on " + (s.node.empty() ? std::string("<no node>") : s.node);
+  if (s.workload.empty()) return Status::Error(who + ": workload name is empty");
+  if (s.namespace_.empty()) return Status::Error(who + ": namespace is empty");
+  if (s.end < s.start) return Status::Error(who + ": ends before it starts");
+  if (s.requests.AnyNegative() || s.usage.AnyNegative())
+    return Status::Error(who + ": negative request or usage");
+  if (s.lost) {
+    if (s.lost->to < s.lost->from) return Status::Error(who + ": lost work ends before it starts");
+    if (s.lost->from < s.start || s.lost->to > s.end)
+      return Status::Error(who + ": lost work [" + FormatRfc3339(s.lost->from) + ", " +
+                           FormatRfc3339(s.lost->to) + ") lies outside the segment");
+  }
+  return Status::Ok();
+}
+
+// ------------------------------------------------------------------ SeriesFolder
+
+SeriesFolder::SeriesFolder(const RunSegment& seg, std::string resource,
+                           std::vector<HourlyRow>* out, Millis scrape_interval)
+    : seg_(seg),
+      resource_(std::move(resource)),
+      product_(ProductKey(seg, resource_)),
+      out_(out),
+      interval_(scrape_interval),
+      counter_(MeterUnitOf(resource_).counter),
+      request_(seg.requests.Get(resource_)),
+      prev_t_(seg.start) {}
+
+void SeriesFolder::Flush() {
+  if (hour_ == INT64_MIN) return;
+  if (req_ != 0 || use_ != 0 || samples_ != 0 || run_ != 0) {
+    HourlyRow r;
+    r.namespace_ = seg_.namespace_;
+    r.workload = seg_.workload;
+    r.resource = resource_;
+    r.gpu_product = product_;
+    r.hour = hour_;
+    r.request_raw = req_;
+    r.usage_raw = use_;
+    r.max_raw = req_ + extra_;
+    r.samples = samples_;
+    r.covered_ms = covered_;
+    r.run_ms = run_;
+    out_->push_back(std::move(r));
+  }
+  req_ = use_ = extra_ = 0;
+  samples_ = 0;
+  covered_ = run_ = 0;
+}
+
+void SeriesFolder::Touch(Millis hour) {
+  if (hour == hour_) return;
+  ARB_CHECK_MSG(hour > hour_, "series samples out of time order");
+  Flush();
+  hour_ = hour;
+}
+
+void SeriesFolder::AddRequest(Millis a, Millis b) {
+  while (a < b) {
+    Millis h = HourOf(a);
+    Millis e = std::min(b, h + kHourMs);
+    Touch(h);
+    req_ += static_cast<i128>(request_) * (e - a);
+    run_ += e - a;
+    a = e;
+  }
+}
+
+void SeriesFolder::Add(Millis t, i128 value) {
+  ARB_CHECK_MSG(!finished_ && t >= prev_t_ && t < seg_.end && (!have_prev_ || t > prev_t_),
+                "scrape sample outside its segment or out of order");
+  Millis dt = t - prev_t_;
+  i128 req_piece = static_cast<i128>(request_) * dt;
+  i128 use_piece = 0;
+  Touch(HourOf(prev_t_));
+  if (have_prev_) {
+    Millis seen;
+    if (counter_) {
+      use_piece = value >= prev_value_ ? value - prev_value_ : value;  // a reset restarts at 0
+      seen = dt;
+    } else {
+      seen = std::min(dt, interval_);
+      use_piece = prev_value_ * seen;
+    }
+    use_ += use_piece;
+    covered_ += seen;
+  }
+  if (use_piece > req_piece) extra_ += use_piece - req_piece;
+  AddRequest(prev_t_, t);
+  Touch(HourOf(t));
+  ++samples_;
+  prev_t_ = t;
+  prev_value_ = value;
+  have_prev_ = true;
+}
+
+void SeriesFolder::Finish() {
+  ARB_CHECK(!finished_);
+  finished_ = true;
+  Millis dt = seg_.end - prev_t_;
+  if (dt > 0) {
+    Touch(HourOf(prev_t_));
+    i128 req_piece = static_cast<i128>(request_) * dt;
+    if (have_prev_ && !counter_) {
+      Millis seen = std::min(dt, interval_);
+      i128 use_piece = prev_value_ * seen;
+      use_ += use_piece;
+      covered_ += seen;
+      if (use_piece > req_piece) extra_ += use_piece - req_piece;
+    }
+    AddRequest(prev_t_, seg_.end);
+  }
+  Flush();
+}
+
+// ------------------------------------------------------------------ segments
+
+void ScrapeSamples(const RunSegment& seg, std::string_view resource, Millis interval,
+                   std::vector<std::pair<Millis, i128>>* out) {
+  const bool counter = MeterUnitOf(resource).counter;
+  const int64_t u = UsageOf(seg, resource);
+  for (Millis t = CeilTo(seg.start, interval); t < seg.end; t += interval)
+    out->emplace_back(t, counter ? static_cast<i128>(u) * (t - seg.start) : static_cast<i128>(u));
+}
+
+namespace {
+std::vector<std::string> MeteredResources(const RunSegment& seg) {
+  std::vector<std::string> names;
+  for (const auto& [k, v] : seg.requests.entries())
+    if (IsMeteredResource(k)) names.push_back(k);
+  for (const auto& [k, v] : seg.usage.entries())
+    if (IsMeteredResource(k) && !seg.requests.Has(k)) names.push_back(k);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+}  // namespace
+
+void MeterSegment(const RunSegment& seg, const MeterConfig& cfg, std::vector<HourlyRow>* out) {
+  std::vector<std::pair<Millis, i128>> samples;
+  for (const std::string& res : MeteredResources(seg)) {
+    if (seg.requests.Get(res) == 0 && UsageOf(seg, res) == 0) continue;
+    samples.clear();
+    ScrapeSamples(seg, res, cfg.scrape_interval, &samples);
+    SeriesFolder f(seg, res, out, cfg.scrape_interval);
+    for (const auto& [t, v] : samples) f.Add(t, v);
+    f.Finish();
+  }
+  if (seg.lost && seg.lost->to > seg.lost->from) {
+    for (const std::string& res : MeteredResources(seg)) {
+      i128 r = seg.requests.Get(res), u = UsageOf(seg, res);
+      if (r == 0 && u == 0) continue;
+      for (Millis a = seg.lost->from; a < seg.lost->to;) {
+        Millis h = HourOf(a);
+        Millis e = std::min(seg.lost->to, h + kHourMs);
+        HourlyRow row;
+        row.namespace_ = seg.namespace_;
+        row.workload = seg.workload;
+        row.resource = res;
+        row.gpu_product = ProductKey(seg, res);
+        row.kind = RowKind::kCredit;
+        row.preemptor = seg.lost->preemptor;
+        row.hour = h;
+        row.request_raw = r * (e - a);
+        row.usage_raw = u * (e - a);
+        row.max_raw = std::max(r, u) * (e - a);
+        row.run_ms = e - a;
+        out->push_back(std::move(row));
+        a = e;
+      }
+    }
+  }
+}
+
+void Rollup(std::vector<HourlyRow>* rows) {
+  std::sort(rows->begin(), rows->end(), HourlyRow::KeyLess);
+  size_t w = 0;
+  for (size_t i = 0; i < rows->size(); ++i) {
+    HourlyRow& r = (*rows)[i];
+    if (w > 0 && HourlyRow::SameKey((*rows)[w - 1], r)) {
+      HourlyRow& d = (*rows)[w - 1];
+      d.request_raw += r.request_raw;
+      d.usage_raw += r.usage_raw;
+      d.max_raw += r.max_raw;
+      d.samples += r.samples;
+      d.covered_ms += r.covered_ms;
+      d.run_ms += r.run_ms;
+    } else {
+      if (w != i) (*rows)[w] = std::move(r);
+      ++w;
+    }
+  }
+  rows->resize(w);
+}
+
+Result<std::vector<HourlyRow>> MeterSegments(const std::vector<RunSegment>& segments,
+                                             const MeterConfig& cfg) {
+  if (Status s = ValidateMeterConfig(cfg); !s.ok()) return s;
+  std::vector<HourlyRow> rows;
+  for (const RunSegment& seg : segments) {
+    if (Status s = ValidateSegment(seg); !s.ok()) return s;
+    MeterSegment(seg, cfg, &rows);
+  }
+  Rollup(&rows);
+  return rows;
+}
+
+}  // namespace arbiter::billing

@@ -1,0 +1,128 @@
+// Dual-track metering: run segments -> hourly rows with a request track and a usage track.
+//
+// Raw quantities are exact integers: the resource's canonical unit × milliseconds
+// (cpu: millicore·ms, memory: byte·ms, nvidia.com/gpu: milli-GPU·ms, MIG: instance·ms).
+// MeterUnitOf() gives the metering unit and the divisor that turns raw into it.
+//
+// Request track: requests × the time the segment held them, [start, end), exact.
+// Usage track: a Prometheus-style scrape every `scrape_interval`, at multiples of the interval on
+// the absolute clock, of every running segment:
+//   - cpu is a cumulative counter (usage × time since start); a piece between two consecutive
+//     samples is billed by the counter increase; time before the first sample and after the last
+//     one is not seen (like increase() without extrapolation);
+//   - every other resource is a gauge; a sample's value is held until the next sample, at most
+//     one interval, and never past the segment's end.
+// Max track: per sample piece (interval) the larger of request and usage, summed.
+// Provenance: samples, covered ms (time the usage track saw) and run ms, per hour.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/billing/exact.h"
+#include "core/billing/run_segment.h"
+#include "core/status.h"
+
+namespace arbiter::billing {
+
+inline constexpr Millis kHourMs = 3600000;
+
+struct MeterUnit {
+  std::string unit;  // "core-second", "GiB-second", "GPU-second", "instance-second", "unit-second"
+  i128 divisor = 1;  // raw / divisor = quantity in `unit`
+  bool counter = false;  // sampled as a cumulative counter (cpu) rather than a gauge
+  bool gpu = false;      // nvidia.com/gpu or a MIG profile: Max mode bills the request
+};
+MeterUnit MeterUnitOf(std::string_view resource);
+// Resources that are never metered (pod counts).
+bool IsMeteredResource(std::string_view resource);
+
+enum class RowKind : uint8_t { kUsage = 0, kCredit = 1 };
+const char* ToString(RowKind k);
+
+// One hourly aggregate. Key: (namespace, workload, resource, gpu_product, kind, preemptor, hour).
+struct HourlyRow {
+  std::string namespace_;
+  std::string workload;
+  std::string resource;
+  std::string gpu_product;  // pricing key of nvidia.com/gpu and MIG rows; "" for other resources
+  RowKind kind = RowKind::kUsage;
+  std::string preemptor;    // credit rows: who caused the lost work
+  Millis hour = 0;          // start of the hour, Unix ms, a multiple of kHourMs
+  i128 request_raw = 0;
+  i128 usage_raw = 0;
+  i128 max_raw = 0;         // Σ per sample interval of max(request, usage); >= request_raw
+  int64_t samples = 0;
+  Millis covered_ms = 0;    // time the usage track saw in this hour
+  Millis run_ms = 0;        // time the segment(s) ran in this hour
+
+  // Key order: namespace, workload, resource, gpu_product, kind, preemptor, hour.
+  static bool KeyLess(const HourlyRow& a, const HourlyRow& b);
+  static bool SameKey(const HourlyRow& a, const HourlyRow& b);
+  bool operator==(const HourlyRow& o) const = default;
+};
+
+struct MeterConfig {
+  Millis scrape_interval = 30000;  // must divide one hour evenly (15s, 30s, 60s ...)
+  int64_t low_coverage_permille = 900;  // usage seen on less than 90% of the run: low coverage
+};
+Status ValidateMeterConfig(const MeterConfig& cfg);
+Status ValidateSegment(const RunSegment& s);
+
+// Folds the scrape samples of one series (one segment, one resource) into hourly rows.
+// Samples must come in increasing time order inside [start, end). For a counter `value` is the
+// cumulative raw quantity (canonical unit × ms since the segment started); for a gauge it is the
+// amount in the canonical unit. Finish() closes the series and appends the last row.
+class SeriesFolder {
+ public:
+  SeriesFolder(const RunSegment& seg, std::string resource, std::vector<HourlyRow>* out,
+               Millis scrape_interval);
+  void Add(Millis t, i128 value);
+  void Finish();
+
+ private:
+  void Touch(Millis hour);
+  void Flush();
+  void AddRequest(Millis a, Millis b);
+
+  const RunSegment& seg_;
+  std::string resource_;
+  std::string product_;
+  std::vector<HourlyRow>* out_;
+  Millis interval_;
+  bool counter_;
+  int64_t request_;
+  Millis prev_t_;
+  i128 prev_value_ = 0;
+  bool have_prev_ = false;
+  bool finished_ = false;
+  // Current hour bucket.
+  Millis hour_ = INT64_MIN;
+  i128 req_ = 0, use_ = 0, extra_ = 0;
+  int64_t samples_ = 0;
+  Millis covered_ = 0, run_ = 0;
+};
+
+// Floor of t to its hour.
+Millis HourOf(Millis t);
+
+// The usage-track samples a scrape every `interval` sees for one resource of a segment, in order:
+// (time, value) as SeriesFolder::Add takes them.
+void ScrapeSamples(const RunSegment& seg, std::string_view resource, Millis interval,
+                   std::vector<std::pair<Millis, i128>>* out);
+
+// Meters one segment: hourly usage rows for each metered resource it requests or uses, and
+// credit rows for its lost work (request, usage and max tracks of the lost time). Rows are
+// appended unmerged.
+void MeterSegment(const RunSegment& seg, const MeterConfig& cfg, std::vector<HourlyRow>* out);
+
+// Sorts rows by key and merges rows with the same key (sums every quantity).
+void Rollup(std::vector<HourlyRow>* rows);
+
+// Validates, meters every segment and rolls up. Errors name the segment.
+Result<std::vector<HourlyRow>> MeterSegments(const std::vector<RunSegment>& segments,
+                                             const MeterConfig& cfg);
+
+}  // namespace arbiter::billing
