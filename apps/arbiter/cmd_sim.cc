@@ -1,17 +1,117 @@
+#include <unistd.h>
+
+#include <fstream>
 #include <iostream>
 
+#include "adapters/yaml/manifest_loader.h"
 #include "commands.h"
+#include "sim/report.h"
+#include "sim/simulator.h"
 
 namespace arbiter::app {
 
+namespace {
+
+struct SimCli {
+  std::vector<std::string> files;
+  std::string report_json;
+  std::string report_html;
+  std::string until;
+  std::string policy;
+  uint64_t seed = 0;
+  bool check_invariants = false;
+  bool quiet = false;
+};
+
+std::optional<PlacementPolicyName> ParsePolicy(std::string p) {
+  for (auto& c : p) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (p == "bestfit") return PlacementPolicyName::kBestFit;
+  if (p == "leastallocated") return PlacementPolicyName::kLeastAllocated;
+  if (p == "fgd") return PlacementPolicyName::kFGD;
+  if (p == "packing") return PlacementPolicyName::kPacking;
+  if (p == "dotproduct") return PlacementPolicyName::kDotProduct;
+  if (p == "random") return PlacementPolicyName::kRandom;
+  return std::nullopt;
+}
+
+int RunManifestSim(const SimCli& o) {
+  if (o.files.empty()) {
+    std::cerr << "arbiter sim: give manifests with -f FILE (or a trace with --nodes and --pods)\n";
+    return 2;
+  }
+  auto load = yaml::LoadManifestFiles(o.files);
+  load.diagnostics.Sort();
+  for (const auto& d : load.diagnostics.items)
+    if (d.severity == Severity::kError || !o.quiet) std::cerr << d.ToString() << "\n";
+  if (!load.ok()) {
+    std::cerr << "arbiter sim: " << load.diagnostics.ErrorCount()
+              << " error(s) in the manifests; nothing was simulated (run `arbiter validate` for details)\n";
+    return 1;
+  }
+  sim::SimOptions so;
+  so.seed = o.seed;
+  so.check_invariants = o.check_invariants;
+  if (!o.until.empty()) {
+    auto u = ParseDuration(o.until);
+    if (!u.ok()) {
+      std::cerr << "arbiter sim: --until: " << u.message() << "\n";
+      return 2;
+    }
+    so.until = *u;
+  }
+  if (!o.policy.empty()) {
+    so.placement = ParsePolicy(o.policy);
+    if (!so.placement) {
+      std::cerr << "arbiter sim: --policy: unknown policy \"" << o.policy
+                << "\" (bestfit, leastallocated, fgd, packing, dotproduct, random)\n";
+      return 2;
+    }
+  }
+  if (isatty(STDERR_FILENO) && !o.quiet)
+    so.progress = [](Millis now, size_t submitted, size_t total) {
+      std::cerr << "\r  virtual time " << FormatDuration(now) << ", " << submitted << "/" << total
+                << " submitted   " << std::flush;
+    };
+  auto result = sim::RunSimulation(load.set, so);
+  if (so.progress) std::cerr << "\n";
+  if (!result.ok()) {
+    std::cerr << "arbiter sim: " << result.message() << "\n";
+    return 1;
+  }
+  auto summary = sim::Summarise(load.set, *result);
+  std::cout << sim::TextSummary(load.set, *result, summary);
+  nlohmann::json invoices = nlohmann::json::array();
+  if (!o.report_json.empty()) {
+    auto j = sim::ReportJson(load.set, *result, summary, invoices);
+    std::ofstream f(o.report_json);
+    f << j.dump(2) << "\n";
+    if (!f) {
+      std::cerr << "arbiter sim: cannot write " << o.report_json << "\n";
+      return 1;
+    }
+    std::cout << "report: " << o.report_json << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
 void RegisterSim(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("sim", "Simulate the workloads of the manifests on the pool under a virtual clock.");
-  auto files = std::make_shared<std::vector<std::string>>();
-  cmd->add_option("-f,--file", *files, "Manifest file (multi-document YAML); repeatable");
-  cmd->callback([files, exit_code] {
-    std::cerr << "sim: not implemented yet\n";
-    *exit_code = 1;
-  });
+  auto* cmd = app.add_subcommand(
+      "sim",
+      "Simulate the workloads of the manifests on their pool under a virtual clock.\n"
+      "Pods arrive at arbiter.dev/submit-time and run for arbiter.dev/duration (see docs/manifests.md);\n"
+      "the summary goes to stdout, the full report to --report-json.");
+  auto o = std::make_shared<SimCli>();
+  cmd->add_option("-f,--file", o->files, "Manifest file (multi-document YAML); repeatable");
+  cmd->add_option("--report-json", o->report_json, "Write the SimulationReport JSON here");
+  cmd->add_option("--report-html", o->report_html, "Write a self-contained HTML report here");
+  cmd->add_option("--until", o->until, "Stop the virtual clock at this time (e.g. 2h); default: when idle");
+  cmd->add_option("--policy", o->policy, "Override the placement policy (bestfit, leastallocated, fgd, ...)");
+  cmd->add_option("--seed", o->seed, "Seed for seeded policies (Random)");
+  cmd->add_flag("--check-invariants", o->check_invariants, "Check the engine's invariants after every step");
+  cmd->add_flag("-q,--quiet", o->quiet, "No warnings or progress output");
+  cmd->callback([o, exit_code] { *exit_code = RunManifestSim(*o); });
 }
 
 }  // namespace arbiter::app

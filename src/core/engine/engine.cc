@@ -384,11 +384,17 @@ void Engine::AddTimer(Millis at, Workload& w) {
 }
 
 std::optional<Millis> Engine::NextTimer() const {
-  if (timers_.empty()) return std::nullopt;
-  return timers_.top().time;
+  std::optional<Millis> t;
+  if (!timers_.empty()) t = timers_.top().time;
+  if (!wakeups_.empty()) t = t ? std::min(*t, wakeups_.top()) : wakeups_.top();
+  return t;
 }
 
 void Engine::AdvanceTo(Millis now) {
+  while (!wakeups_.empty() && wakeups_.top() <= now) {
+    wakeups_.pop();
+    freed_ = true;  // re-run the whole queue: a victim became old enough
+  }
   while (!timers_.empty() && timers_.top().time <= now) {
     Timer t = timers_.top();
     timers_.pop();
@@ -563,6 +569,7 @@ void Engine::Bind(Workload& w, size_t node, const GpuAssignment& gpus) {
   placer_->OnNodeChanged(nodes_[node], node);
   node_workloads_[node].push_back(w.id);
   w.node = node;
+  w.last_node = nodes_[node].name;
   w.gpus = gpus;
   w.phase = Phase::kRunning;
   w.run_start = now_;
@@ -586,7 +593,7 @@ void Engine::Bind(Workload& w, size_t node, const GpuAssignment& gpus) {
 // Rule: a victim must have strictly lower priority (Priority) or a QoS in the preemptor's preempt
 // list (QoS); must have run at least minRuntime; and when it belongs to another namespace that has
 // an ElasticQuota it must run on borrowed quota (guaranteed quota is protected).
-bool Engine::MayPreempt(const Workload& p, const Workload& v) const {
+bool Engine::MayPreempt(const Workload& p, const Workload& v, bool ignore_min_runtime) const {
   if (v.phase != Phase::kRunning) return false;
   if (policy_.preemption_type == PreemptionType::kQoS) {
     if (!p.qos || !v.qos) return false;
@@ -595,7 +602,7 @@ bool Engine::MayPreempt(const Workload& p, const Workload& v) const {
   } else if (v.priority >= p.priority) {
     return false;
   }
-  if (now_ - v.run_start < policy_.min_runtime) return false;
+  if (!ignore_min_runtime && now_ - v.run_start < policy_.min_runtime) return false;
   if (v.namespace_ != p.namespace_ && quota_.HasElastic(v.namespace_) && !v.borrowed) return false;
   return true;
 }
@@ -649,11 +656,18 @@ bool Engine::TryPreempt(Workload& w, std::string* why) {
   std::optional<Plan> best;
   std::set<std::string> blocking_pdbs;
   bool any_candidate_node = false;
+  std::optional<Millis> too_young_until;  // earliest instant a young workload becomes a candidate
   for (size_t i = 0; i < nodes_.size(); ++i) {
     if (!NodeSelectable(nodes_[i], w)) continue;
     std::vector<size_t> cands;
-    for (size_t id : node_workloads_[i])
-      if (MayPreempt(w, workloads_[id])) cands.push_back(id);
+    for (size_t id : node_workloads_[i]) {
+      if (MayPreempt(w, workloads_[id])) {
+        cands.push_back(id);
+      } else if (policy_.min_runtime > 0 && MayPreempt(w, workloads_[id], /*ignore_min_runtime=*/true)) {
+        Millis at = workloads_[id].run_start + policy_.min_runtime;
+        too_young_until = too_young_until ? std::min(*too_young_until, at) : at;
+      }
+    }
     if (cands.empty()) continue;
     NodeState sim = nodes_[i];
     for (size_t id : cands) sim.Release(workloads_[id].shape, workloads_[id].gpus);
@@ -728,11 +742,16 @@ bool Engine::TryPreempt(Workload& w, std::string* why) {
     if (!best || better(plan, *best)) best = std::move(plan);
   }
   if (!best) {
+    if (too_young_until) {
+      wakeups_.push(*too_young_until);
+      *why = " Some workloads are younger than the minimum run time (" + FormatDuration(policy_.min_runtime) +
+             ") and cannot be preempted before " + FormatDuration(*too_young_until) + ".";
+    }
     if (!blocking_pdbs.empty()) {
       std::string list;
       for (const auto& n : blocking_pdbs) list += (list.empty() ? "" : ", ") + std::string("PodDisruptionBudget ") + n;
       *why = " Preemption would violate " + list + " (disruptionBudgets: Strict).";
-    } else if (!any_candidate_node) {
+    } else if (!any_candidate_node && !too_young_until) {
       *why = qos_mode ? " No preemption victims found: no node frees enough by preempting workloads whose QoS is in this workload's preempt list."
                       : " No preemption victims found: no node frees enough by preempting lower-priority workloads.";
     }

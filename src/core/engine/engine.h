@@ -99,7 +99,7 @@ class Engine {
   bool NodeSelectable(const placement::NodeState& n, const Workload& w) const;
   bool FitsRespectingNominated(size_t node, const Workload& w) const;
   std::string NoFitMessage(const Workload& w) const;
-  bool MayPreempt(const Workload& preemptor, const Workload& victim) const;
+  bool MayPreempt(const Workload& preemptor, const Workload& victim, bool ignore_min_runtime = false) const;
   // PDBs that `victims` would violate given current healthy counts.
   int PdbViolations(const std::vector<size_t>& victims, std::vector<std::string>* names) const;
   const LimitRange* LimitRangeFor(const std::string& ns) const;
@@ -121,6 +121,8 @@ class Engine {
   std::vector<uint64_t> generation_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;
   uint64_t timer_seq_ = 0;
+  // Instants when a blocked preemption may become possible (a victim reaches minRuntime).
+  std::priority_queue<Millis, std::vector<Millis>, std::greater<Millis>> wakeups_;
   std::set<size_t, QueueOrder> pending_;
   std::vector<size_t> fresh_;  // submitted since the last cycle
   bool freed_ = true;          // capacity or quota was released since the last cycle

@@ -91,6 +91,7 @@ struct Workload {
   Millis pending_since = 0;
   Millis pending_total = 0;  // accumulated time spent Pending
   std::optional<size_t> node;
+  std::string last_node;  // where it runs or last ran
   placement::GpuAssignment gpus;
   bool borrowed = false;
   bool quota_charged = false;

@@ -1,2 +1,0 @@
-// The simulator lives here (virtual clock, trace readers, reports).
-namespace arbiter::sim {}

@@ -1,0 +1,186 @@
+#include "sim/report.h"
+
+#include <map>
+#include <sstream>
+
+#include "core/decimal.h"
+#include "core/quantity.h"
+
+namespace arbiter::sim {
+
+using engine::EventType;
+using engine::Phase;
+
+std::string RatioString(__int128 num, __int128 den, int digits) {
+  if (den == 0) return "0";
+  __int128 scale = 1;
+  for (int i = 0; i < digits; ++i) scale *= 10;
+  __int128 q = (num * scale * 2 + den) / (den * 2);
+  std::string whole = Int128ToString(q / scale);
+  std::string frac = Int128ToString(q % scale);
+  frac.insert(frac.begin(), static_cast<size_t>(digits) - frac.size(), '0');
+  return whole + "." + frac;
+}
+
+nlohmann::json Seconds(Millis ms) {
+  if (ms % 1000 == 0) return ms / 1000;
+  return nlohmann::json(static_cast<double>(ms) / 1000.0);
+}
+
+Summary Summarise(const ManifestSet& m, const SimResult& r) {
+  Summary s;
+  const auto& e = *r.engine;
+  s.horizon = r.end_time;
+  for (const char* res : {"cpu", "memory", "nvidia.com/gpu"}) {
+    Summary::Util u;
+    u.resource = res;
+    for (const auto& n : m.nodes) {
+      const ResourceList& a = n.allocatable.empty() ? n.capacity : n.allocatable;
+      u.capacity += static_cast<__int128>(a.Get(res)) * s.horizon;
+    }
+    for (const auto& run : e.runs())
+      u.allocated += static_cast<__int128>(run.requests.Get(res)) * (run.end - run.start);
+    s.utilisation.push_back(u);
+  }
+  std::map<int32_t, Summary::Tier, std::greater<int32_t>> tiers;
+  for (const auto& w : e.workloads()) {
+    if (w.phase == Phase::kRejected) {
+      ++s.rejected;
+      continue;
+    }
+    auto& t = tiers[w.priority];
+    t.priority = w.priority;
+    t.workloads++;
+    t.pending_total += w.pending_total;
+    t.pending_max = std::max(t.pending_max, w.pending_total);
+    s.gpu_milli_ms_lost += w.lost_gpu_milli_ms;
+    switch (w.phase) {
+      case Phase::kSucceeded: ++s.succeeded; break;
+      case Phase::kRunning:
+      case Phase::kTerminating: ++s.running; break;
+      case Phase::kPending: ++s.pending; break;
+      case Phase::kPreempted: ++s.preempted; break;
+      default: break;
+    }
+  }
+  for (auto& [p, t] : tiers) s.tiers.push_back(t);
+  for (const auto& ev : e.events()) {
+    if (ev.type == EventType::kPreempted) ++s.preemptions;
+    if (ev.type == EventType::kReclaimed) ++s.reclaims;
+    if (ev.type == EventType::kRequeued) ++s.requeues;
+    if (ev.type == EventType::kCancelled) ++s.cancellations;
+  }
+  return s;
+}
+
+nlohmann::json ReportJson(const ManifestSet& m, const SimResult& r, const Summary& s,
+                          const nlohmann::json& invoices) {
+  using nlohmann::json;
+  const auto& e = *r.engine;
+  json out;
+  out["apiVersion"] = "arbiter.dev/v1alpha1";
+  out["kind"] = "SimulationReport";
+  out["endTime"] = Seconds(r.end_time);
+  json pool;
+  pool["nodes"] = m.nodes.size();
+  pool["placement"] = ToString(e.policy().placement);
+  pool["preemption"] = ToString(e.policy().preemption_type);
+  out["pool"] = pool;
+  json ws = json::array();
+  for (const auto& w : e.workloads()) {
+    json j;
+    j["name"] = w.key;
+    j["namespace"] = w.namespace_;
+    j["priority"] = w.priority;
+    if (!w.priority_class.empty()) j["priorityClass"] = w.priority_class;
+    if (w.qos) j["qos"] = w.qos->meta.name;
+    j["phase"] = engine::ToString(w.phase);
+    j["node"] = w.last_node.empty() ? json(nullptr) : json(w.last_node);
+    j["startTime"] = w.first_start >= 0 ? Seconds(w.first_start) : json(nullptr);
+    j["finishTime"] = w.finish_time >= 0 ? Seconds(w.finish_time) : json(nullptr);
+    j["preemptions"] = w.preemptions;
+    j["message"] = w.message;
+    j["requests"] = w.requests.ToString();
+    j["pendingSeconds"] = Seconds(w.pending_total);
+    j["borrowed"] = w.borrowed;
+    j["progressSeconds"] = Seconds(w.progress);
+    ws.push_back(j);
+  }
+  out["workloads"] = ws;
+  json evs = json::array();
+  for (const auto& ev : e.events()) {
+    json j;
+    j["time"] = Seconds(ev.time);
+    j["type"] = engine::ToString(ev.type);
+    j["workload"] = ev.workload;
+    j["node"] = ev.node.empty() ? json(nullptr) : json(ev.node);
+    j["by"] = ev.by.empty() ? json(nullptr) : json(ev.by);
+    j["reason"] = ev.reason;
+    j["message"] = ev.message;
+    evs.push_back(j);
+  }
+  out["events"] = evs;
+  out["invoices"] = invoices.is_null() ? json::array() : invoices;
+  json sum;
+  json util = json::object();
+  for (const auto& u : s.utilisation) util[u.resource] = RatioString(u.allocated, u.capacity);
+  sum["utilisation"] = util;
+  json tiers = json::array();
+  for (const auto& t : s.tiers) {
+    json j;
+    j["priority"] = t.priority;
+    j["workloads"] = t.workloads;
+    j["pendingSecondsTotal"] = Seconds(t.pending_total);
+    j["pendingSecondsMean"] = RatioString(t.pending_total, static_cast<__int128>(t.workloads) * 1000, 3);
+    j["pendingSecondsMax"] = Seconds(t.pending_max);
+    tiers.push_back(j);
+  }
+  sum["pendingByTier"] = tiers;
+  sum["preemptions"] = s.preemptions;
+  sum["reclaims"] = s.reclaims;
+  sum["requeued"] = s.requeues;
+  sum["cancelled"] = s.cancellations;
+  sum["gpuSecondsLostToPreemption"] = RatioString(s.gpu_milli_ms_lost, 1000000, 3);
+  json phases;
+  phases["Succeeded"] = s.succeeded;
+  phases["Running"] = s.running;
+  phases["Pending"] = s.pending;
+  phases["Preempted"] = s.preempted;
+  phases["Rejected"] = s.rejected;
+  sum["phases"] = phases;
+  out["summary"] = sum;
+  return out;
+}
+
+std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary& s) {
+  std::ostringstream o;
+  const auto& e = *r.engine;
+  o << "Simulated " << e.workloads().size() << " workloads on " << m.nodes.size() << " nodes for "
+    << FormatDuration(r.end_time) << " (placement " << ToString(e.policy().placement) << ", preemption "
+    << ToString(e.policy().preemption_type) << ")\n";
+  o << "  phases: " << s.succeeded << " succeeded, " << s.running << " running, " << s.pending << " pending, "
+    << s.preempted << " cancelled after preemption, " << s.rejected << " rejected\n";
+  o << "  utilisation:";
+  for (const auto& u : s.utilisation) o << " " << u.resource << " " << RatioString(u.allocated * 100, u.capacity, 1) << "%";
+  o << "\n  preemptions: " << s.preemptions << " (+" << s.reclaims << " quota reclaims), requeued " << s.requeues
+    << ", cancelled " << s.cancellations << ", GPU-seconds lost " << RatioString(s.gpu_milli_ms_lost, 1000000, 1)
+    << "\n";
+  o << "  pending time by priority:";
+  for (const auto& t : s.tiers)
+    o << " [" << t.priority << ": " << t.workloads << " workloads, mean "
+      << RatioString(t.pending_total, static_cast<__int128>(t.workloads) * 1000, 1) << "s, max "
+      << FormatDuration(t.pending_max) << "]";
+  o << "\n";
+  size_t shown = 0;
+  for (const auto& w : e.workloads()) {
+    if (w.phase != Phase::kPending && w.phase != Phase::kRejected) continue;
+    if (shown++ == 10) {
+      o << "  ...\n";
+      break;
+    }
+    o << "  " << engine::ToString(w.phase) << " " << w.key << ": " << w.message << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace arbiter::sim

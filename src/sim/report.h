@@ -1,0 +1,44 @@
+// The simulation report: JSON (kind: SimulationReport, BRIEF §5) and the terminal summary.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/objects.h"
+#include "sim/simulator.h"
+
+namespace arbiter::sim {
+
+struct Summary {
+  Millis horizon = 0;
+  // Per resource: time-integrated allocation and capacity × horizon (canonical unit × ms).
+  struct Util {
+    std::string resource;
+    __int128 allocated = 0;
+    __int128 capacity = 0;
+  };
+  std::vector<Util> utilisation;
+  struct Tier {
+    int32_t priority = 0;
+    size_t workloads = 0;
+    Millis pending_total = 0;
+    Millis pending_max = 0;
+  };
+  std::vector<Tier> tiers;  // by priority, high first
+  size_t preemptions = 0, reclaims = 0, requeues = 0, cancellations = 0;
+  size_t succeeded = 0, running = 0, pending = 0, rejected = 0, preempted = 0;
+  int64_t gpu_milli_ms_lost = 0;
+};
+
+Summary Summarise(const ManifestSet& m, const SimResult& r);
+
+// Ratio num/den as a decimal string with `digits` decimals, half-up ("0.4123").
+std::string RatioString(__int128 num, __int128 den, int digits = 4);
+// Seconds from milliseconds, exact ("90", "1.5").
+nlohmann::json Seconds(Millis ms);
+
+nlohmann::json ReportJson(const ManifestSet& m, const SimResult& r, const Summary& s,
+                          const nlohmann::json& invoices);
+std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary& s);
+
+}  // namespace arbiter::sim

@@ -1,0 +1,48 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+
+namespace arbiter::sim {
+
+Result<SimResult> RunSimulation(const ManifestSet& m, const SimOptions& options) {
+  engine::EngineOptions eo;
+  eo.seed = options.seed;
+  eo.check_invariants = options.check_invariants;
+  eo.placement = options.placement;
+  auto created = engine::Engine::Create(m, eo);
+  if (!created.ok()) return created.status();
+  SimResult result;
+  result.engine = std::move(created).value();
+  engine::Engine& e = *result.engine;
+
+  // Arrivals in time order; equal times keep manifest order.
+  std::vector<const Pod*> arrivals;
+  for (const auto& p : m.pods) arrivals.push_back(&p);
+  std::stable_sort(arrivals.begin(), arrivals.end(),
+                   [](const Pod* a, const Pod* b) { return a->sim.submit_time < b->sim.submit_time; });
+  size_t next = 0;
+  Millis now = 0;
+  Millis last_progress = -1;
+  while (true) {
+    std::optional<Millis> t;
+    if (next < arrivals.size()) t = arrivals[next]->sim.submit_time;
+    if (auto timer = e.NextTimer()) t = t ? std::min(*t, *timer) : *timer;
+    if (!t) break;
+    if (options.until && *t > *options.until) break;
+    now = std::max(now, *t);
+    e.AdvanceTo(now);
+    while (next < arrivals.size() && arrivals[next]->sim.submit_time <= now) e.Submit(*arrivals[next++], now);
+    e.Schedule(now);
+    if (options.progress && now / 3600000 != last_progress) {
+      last_progress = now / 3600000;
+      options.progress(now, next, arrivals.size());
+    }
+  }
+  Millis end = options.until ? *options.until : now;
+  end = std::max(end, now);
+  e.Finish(end);
+  result.end_time = end;
+  return result;
+}
+
+}  // namespace arbiter::sim

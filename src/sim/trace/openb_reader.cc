@@ -1,0 +1,261 @@
+#include "sim/trace/openb_reader.h"
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include "core/placement/rng.h"
+
+namespace arbiter::sim::trace {
+
+namespace {
+
+std::vector<std::string_view> SplitCsv(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (true) {
+    size_t comma = line.find(',', start);
+    if (comma == std::string_view::npos) {
+      out.push_back(line.substr(start));
+      break;
+    }
+    out.push_back(line.substr(start, comma - start));
+    start = comma + 1;
+  }
+  for (auto& f : out) {
+    while (!f.empty() && (f.front() == ' ' || f.front() == '"')) f.remove_prefix(1);
+    while (!f.empty() && (f.back() == ' ' || f.back() == '"' || f.back() == '\r')) f.remove_suffix(1);
+  }
+  return out;
+}
+
+bool Absent(std::string_view v) { return v.empty() || v == "nan" || v == "NaN" || v == "None"; }
+
+std::string Where(std::string_view source, size_t line) {
+  return std::string(source) + ":" + std::to_string(line) + ": ";
+}
+
+// Integer cell; accepts a trailing ".0" (pandas float export).
+bool ParseInt(std::string_view v, int64_t* out) {
+  if (v.size() > 2 && v.substr(v.size() - 2) == ".0") v.remove_suffix(2);
+  if (v.empty()) return false;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), *out);
+  return ec == std::errc() && p == v.data() + v.size();
+}
+
+struct Columns {
+  std::vector<std::string> names;
+  int Find(std::string_view n) const {
+    for (size_t i = 0; i < names.size(); ++i)
+      if (names[i] == n) return static_cast<int>(i);
+    return -1;
+  }
+};
+
+// Iterates over the non-empty lines of text with 1-based line numbers.
+template <typename F>
+Status ForEachLine(std::string_view text, F&& f) {
+  size_t line_no = 0, pos = 0;
+  while (pos <= text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (!line.empty()) {
+      Status s = f(line, line_no);
+      if (!s.ok()) return s;
+    }
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+  }
+  return Status::Ok();
+}
+
+Result<std::string> Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Result<std::string>::Error(path + ": cannot open file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+int32_t QosPriorities::Of(std::string_view qos) const {
+  if (qos == "LS") return ls;
+  if (qos == "Burstable") return burstable;
+  if (qos == "Guaranteed") return guaranteed;
+  if (qos == "BE") return be;
+  return unknown;
+}
+
+int32_t TenantOf(std::string_view pod_name, int32_t tenants, uint64_t seed) {
+  if (tenants <= 1) return 0;
+  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a
+  for (unsigned char c : pod_name) h = (h ^ c) * 0x100000001b3ULL;
+  return static_cast<int32_t>(placement::Mix64(h ^ placement::Mix64(seed)) %
+                              static_cast<uint64_t>(tenants));
+}
+
+Result<std::vector<TraceNode>> ParseOpenbNodes(std::string_view text, std::string_view source) {
+  std::vector<TraceNode> nodes;
+  Columns cols;
+  int c_sn = -1, c_cpu = -1, c_mem = -1, c_gpu = -1, c_model = -1;
+  Status st = ForEachLine(text, [&](std::string_view line, size_t no) -> Status {
+    auto f = SplitCsv(line);
+    if (cols.names.empty()) {
+      for (auto v : f) cols.names.emplace_back(v);
+      c_sn = cols.Find("sn");
+      c_cpu = cols.Find("cpu_milli");
+      c_mem = cols.Find("memory_mib");
+      c_gpu = cols.Find("gpu");
+      c_model = cols.Find("model");
+      if (c_sn < 0 || c_cpu < 0 || c_mem < 0 || c_gpu < 0)
+        return Status::Error(Where(source, no) +
+                             "node list header must have columns sn,cpu_milli,memory_mib,gpu[,model]");
+      return Status::Ok();
+    }
+    if (f.size() != cols.names.size())
+      return Status::Error(Where(source, no) + "expected " + std::to_string(cols.names.size()) +
+                           " fields, found " + std::to_string(f.size()));
+    TraceNode n;
+    n.name = std::string(f[c_sn]);
+    if (n.name.empty()) return Status::Error(Where(source, no) + "sn: empty node name");
+    int64_t gpu = 0;
+    if (!ParseInt(f[c_cpu], &n.cpu_milli) || n.cpu_milli < 0)
+      return Status::Error(Where(source, no) + "cpu_milli: not a non-negative integer: '" + std::string(f[c_cpu]) + "'");
+    if (!ParseInt(f[c_mem], &n.memory_mib) || n.memory_mib < 0)
+      return Status::Error(Where(source, no) + "memory_mib: not a non-negative integer: '" + std::string(f[c_mem]) + "'");
+    if (!ParseInt(f[c_gpu], &gpu) || gpu < 0 || gpu > 1024)
+      return Status::Error(Where(source, no) + "gpu: not an integer in 0..1024: '" + std::string(f[c_gpu]) + "'");
+    n.gpus = static_cast<int32_t>(gpu);
+    if (c_model >= 0 && !Absent(f[c_model])) n.model = std::string(f[c_model]);
+    if (n.gpus > 0 && n.model.empty())
+      return Status::Error(Where(source, no) + "model: a node with GPUs needs a GPU model");
+    nodes.push_back(std::move(n));
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  if (cols.names.empty()) return Result<std::vector<TraceNode>>::Error(std::string(source) + ": empty node list");
+  return nodes;
+}
+
+Result<PodTrace> ParseOpenbPods(std::string_view text, std::string_view source,
+                                const PodMappingOptions& options) {
+  PodTrace trace;
+  Columns cols;
+  int c_name = -1, c_cpu = -1, c_mem = -1, c_ngpu = -1, c_gmilli = -1, c_spec = -1, c_qos = -1,
+      c_phase = -1, c_ct = -1, c_dt = -1, c_st = -1;
+  Status st = ForEachLine(text, [&](std::string_view line, size_t no) -> Status {
+    auto f = SplitCsv(line);
+    if (cols.names.empty()) {
+      for (auto v : f) cols.names.emplace_back(v);
+      c_name = cols.Find("name");
+      c_cpu = cols.Find("cpu_milli");
+      c_mem = cols.Find("memory_mib");
+      c_ngpu = cols.Find("num_gpu");
+      c_gmilli = cols.Find("gpu_milli");
+      c_spec = cols.Find("gpu_spec");
+      c_qos = cols.Find("qos");
+      c_phase = cols.Find("pod_phase");
+      c_ct = cols.Find("creation_time");
+      c_dt = cols.Find("deletion_time");
+      c_st = cols.Find("scheduled_time");
+      if (c_name < 0 || c_cpu < 0 || c_mem < 0 || c_ngpu < 0 || c_gmilli < 0)
+        return Status::Error(Where(source, no) +
+                             "pod list header must have columns name,cpu_milli,memory_mib,num_gpu,gpu_milli");
+      trace.has_times = c_ct >= 0 && c_dt >= 0 && c_st >= 0;
+      return Status::Ok();
+    }
+    if (f.size() != cols.names.size())
+      return Status::Error(Where(source, no) + "expected " + std::to_string(cols.names.size()) +
+                           " fields, found " + std::to_string(f.size()));
+    TracePod p;
+    p.name = std::string(f[c_name]);
+    if (p.name.empty()) return Status::Error(Where(source, no) + "name: empty pod name");
+    int64_t v = 0;
+    if (!ParseInt(f[c_cpu], &p.cpu_milli) || p.cpu_milli < 0)
+      return Status::Error(Where(source, no) + "cpu_milli: not a non-negative integer: '" + std::string(f[c_cpu]) + "'");
+    if (!ParseInt(f[c_mem], &p.memory_mib) || p.memory_mib < 0)
+      return Status::Error(Where(source, no) + "memory_mib: not a non-negative integer: '" + std::string(f[c_mem]) + "'");
+    if (!ParseInt(f[c_ngpu], &v) || v < 0 || v > 1024)
+      return Status::Error(Where(source, no) + "num_gpu: not an integer in 0..1024: '" + std::string(f[c_ngpu]) + "'");
+    p.num_gpu = static_cast<int32_t>(v);
+    if (!ParseInt(f[c_gmilli], &v) || v < 0 || v > 1000)
+      return Status::Error(Where(source, no) + "gpu_milli: not an integer in 0..1000: '" + std::string(f[c_gmilli]) + "'");
+    p.gpu_milli = static_cast<int32_t>(v);
+    if (p.num_gpu > 1 && p.gpu_milli != 1000)
+      return Status::Error(Where(source, no) + "gpu_milli: a pod with num_gpu " + std::to_string(p.num_gpu) +
+                           " must ask whole GPUs (1000), found " + std::to_string(p.gpu_milli));
+    if (p.num_gpu >= 1 && p.gpu_milli == 0)
+      return Status::Error(Where(source, no) + "gpu_milli: a pod with num_gpu >= 1 needs gpu_milli > 0");
+    if (c_spec >= 0 && !Absent(f[c_spec])) {
+      std::string_view s = f[c_spec];
+      size_t start = 0;
+      while (start <= s.size()) {
+        size_t bar = s.find('|', start);
+        std::string_view m = s.substr(start, bar == std::string_view::npos ? std::string_view::npos : bar - start);
+        if (!m.empty()) p.gpu_spec.emplace_back(m);
+        if (bar == std::string_view::npos) break;
+        start = bar + 1;
+      }
+    }
+    if (c_qos >= 0) p.qos = std::string(f[c_qos]);
+    if (c_phase >= 0) p.phase = std::string(f[c_phase]);
+    auto time_col = [&](int c, const char* what, std::optional<int64_t>* out) -> Status {
+      if (c < 0 || Absent(f[c])) return Status::Ok();
+      int64_t t = 0;
+      if (!ParseInt(f[c], &t) || t < 0)
+        return Status::Error(Where(source, no) + what + ": not a non-negative integer: '" + std::string(f[c]) + "'");
+      *out = t;
+      return Status::Ok();
+    };
+    if (Status s = time_col(c_ct, "creation_time", &p.creation_s); !s.ok()) return s;
+    if (Status s = time_col(c_dt, "deletion_time", &p.deletion_s); !s.ok()) return s;
+    if (Status s = time_col(c_st, "scheduled_time", &p.scheduled_s); !s.ok()) return s;
+    p.priority = options.priorities.Of(p.qos);
+    p.tenant = TenantOf(p.name, options.tenants, options.tenant_seed);
+    placement::PodShape& s = p.shape;
+    s.cpu_milli = p.cpu_milli;
+    s.mem_bytes = p.memory_mib << 20;
+    if (p.num_gpu >= 1) {
+      s.gpu_count = p.num_gpu;
+      s.gpu_milli_per_device = p.gpu_milli;
+      s.allowed_gpu_models = p.gpu_spec;
+    }
+    trace.pods.push_back(std::move(p));
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  if (cols.names.empty()) return Result<PodTrace>::Error(std::string(source) + ": empty pod list");
+  return trace;
+}
+
+Result<std::vector<TraceNode>> ReadOpenbNodes(const std::string& path) {
+  auto text = Slurp(path);
+  if (!text.ok()) return text.status();
+  return ParseOpenbNodes(*text, path);
+}
+
+Result<PodTrace> ReadOpenbPods(const std::string& path, const PodMappingOptions& options) {
+  auto text = Slurp(path);
+  if (!text.ok()) return text.status();
+  return ParseOpenbPods(*text, path, options);
+}
+
+std::vector<placement::NodeState> ToNodeStates(const std::vector<TraceNode>& nodes) {
+  std::vector<placement::NodeState> out;
+  out.reserve(nodes.size());
+  for (const TraceNode& n : nodes) {
+    placement::NodeState s;
+    s.name = n.name;
+    s.gpu_model = n.model;
+    s.cpu_capacity_milli = n.cpu_milli;
+    s.mem_capacity_bytes = n.memory_mib << 20;
+    s.gpu_used_milli.assign(static_cast<size_t>(n.gpus), 0);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace arbiter::sim::trace

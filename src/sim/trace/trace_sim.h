@@ -1,0 +1,119 @@
+// Fast trace-driven placement loops over NodeState + PlacementPolicy (no quota, no preemption,
+// no queue: a pod that fits nowhere when it arrives fails and is dropped, as in the FGD paper's
+// simulator). Two modes:
+//
+//  saturate  The FGD paper's protocol. The trace's pods are shuffled with the seed; while their
+//            GPU demand is below target x the cluster's GPU capacity, pods sampled with
+//            replacement from the trace (seeded) are appended until the next one would pass the
+//            target (above the target, seeded random pods are dropped instead). Pods are then
+//            submitted one by one, with no departures; the GPU allocation is recorded against the
+//            arrived GPU demand (in 1 % steps of capacity).
+//  timeline  creation_time is the arrival, deletion_time - scheduled_time the run time
+//            (deletion - creation when the pod was never scheduled); departures at a time are
+//            processed before arrivals at the same time.
+//
+// Both shuffle the node order with the seed before the run, so that score ties (lowest index
+// wins) are broken at random but reproducibly, like the paper's random tie-break.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/objects.h"
+#include "core/placement/policy.h"
+#include "core/status.h"
+#include "sim/trace/openb_reader.h"
+
+namespace arbiter::sim::trace {
+
+struct TraceRunOptions {
+  PlacementPolicyName policy = PlacementPolicyName::kBestFit;
+  uint64_t seed = 42;
+  int64_t target_permille = 1300;  // saturate: arrived GPU demand target, per mille of capacity
+  bool shuffle_nodes = true;
+  int typical_popularity_percent = 95;  // FGD typical pods
+};
+
+struct AllocationPoint {
+  int64_t arrived_gpu_milli = 0;    // GPU demand arrived so far
+  int64_t allocated_gpu_milli = 0;  // GPU milli allocated at that moment
+};
+
+struct SaturateResult {
+  std::string policy;
+  uint64_t seed = 0;
+  int64_t cluster_gpu_milli = 0;
+  int64_t cluster_cpu_milli = 0;
+  int64_t pods_submitted = 0;
+  int64_t pods_placed = 0;
+  int64_t pods_failed = 0;
+  int64_t gpu_pods_failed = 0;
+  int64_t arrived_gpu_milli = 0;
+  int64_t allocated_gpu_milli = 0;        // at the end (arrived = target)
+  int64_t allocated_cpu_milli = 0;
+  int64_t allocated_gpu_milli_at_100 = 0; // when arrived demand first reached capacity
+  std::vector<AllocationPoint> curve;     // one point per whole percent of capacity arrived
+  double gpu_allocation_at_100() const;
+  double unallocated_gpu_share_at_end() const;
+};
+
+Result<SaturateResult> RunSaturate(const std::vector<TraceNode>& nodes, const PodTrace& trace,
+                                   const TraceRunOptions& options);
+
+struct TimelinePoint {
+  int64_t time_s = 0;
+  int64_t allocated_gpu_milli = 0;
+  int64_t allocated_cpu_milli = 0;
+  int64_t running_pods = 0;
+};
+
+struct TimelineResult {
+  std::string policy;
+  uint64_t seed = 0;
+  int64_t cluster_gpu_milli = 0;
+  int64_t cluster_cpu_milli = 0;
+  int64_t pods_submitted = 0;
+  int64_t pods_placed = 0;
+  int64_t pods_failed = 0;
+  int64_t start_s = 0, end_s = 0;
+  int64_t peak_allocated_gpu_milli = 0;
+  // GPU milli-seconds allocated over the run, for average utilisation.
+  __int128 gpu_milli_seconds = 0;
+  std::vector<int64_t> failed_by_priority_tier;  // index: 0 = 1000, 1 = 5000, 2 = 10000, 3 other
+  std::vector<TimelinePoint> points;             // at most ~1000, evenly spaced in events
+  double average_gpu_allocation() const;
+};
+
+Result<TimelineResult> RunTimeline(const std::vector<TraceNode>& nodes, const PodTrace& trace,
+                                   const TraceRunOptions& options);
+
+// Averages of saturate runs over seeds for each policy.
+struct PolicySummary {
+  std::string policy;  // canonical lower-case name, as given to ParsePolicyName
+  std::vector<uint64_t> seeds;
+  double gpu_allocation_at_100 = 0;       // mean over seeds, 0..1
+  double unallocated_gpu_share_at_end = 0;  // mean over seeds, 0..1 (at target, 130 % default)
+  double unallocated_gpu_share_min = 0, unallocated_gpu_share_max = 0;
+  double pods_failed = 0;                 // mean
+  std::vector<SaturateResult> runs;
+};
+
+using ProgressFn = std::function<void(const std::string& policy, uint64_t seed, size_t done,
+                                      size_t total)>;
+Result<std::vector<PolicySummary>> ComparePolicies(const std::vector<TraceNode>& nodes,
+                                                   const PodTrace& trace,
+                                                   const std::vector<PlacementPolicyName>& policies,
+                                                   const std::vector<uint64_t>& seeds,
+                                                   const TraceRunOptions& base,
+                                                   const ProgressFn& progress = nullptr);
+
+// "bestfit", "fgd", "leastallocated", "packing", "dotproduct", "random" (case and '-'/'_'
+// insensitive; PascalCase names work too).
+Result<PlacementPolicyName> ParsePolicyName(std::string_view text);
+std::string PolicyKey(PlacementPolicyName p);  // canonical lower-case name
+// "42-51" or "42,43,50" or "7".
+Result<std::vector<uint64_t>> ParseSeeds(std::string_view text);
+
+}  // namespace arbiter::sim::trace
