@@ -1,7 +1,7 @@
-// BestFit: prefer the node left fullest after placement. Score = -(sum over cpu, memory and GPU
-// of the share of the node's capacity that stays free), in parts per million; a node without GPUs
-// counts its GPU share as fully free only for GPU pods, so CPU pods prefer CPU nodes... and GPU
-// nodes stay free for GPU pods. Shared-GPU pods go to the fullest device that fits.
+// BestFit (see policies.h): minimise cpu_free_after/max_cpu + gpu_free_after/max_gpu, as the
+// FGD paper's simulator does, in exact integers (both terms scaled by max_cpu x max_gpu).
+#include <algorithm>
+
 #include "core/placement/policies.h"
 
 namespace arbiter::placement {
@@ -19,8 +19,23 @@ int64_t FreeSharePpm(const NodeState& n, const PodShape& p) {
   return s;
 }
 
+MaxSpec MaxSpec::Of(const std::vector<NodeState>& nodes) {
+  MaxSpec m{0, 0};
+  for (const NodeState& n : nodes) {
+    m.cpu_milli = std::max(m.cpu_milli, n.cpu_capacity_milli);
+    m.gpu_milli = std::max(m.gpu_milli, int64_t{n.gpu_devices()} * kMilliPerGpu);
+  }
+  if (m.cpu_milli <= 0) m.cpu_milli = 1000;
+  if (m.gpu_milli <= 0) m.gpu_milli = kMilliPerGpu;
+  return m;
+}
+
 Candidate BestFitPolicy::Score(const NodeState& node, const PodShape& pod) {
-  return Candidate{-FreeSharePpm(node, pod), node.DefaultGpuChoice(pod)};
+  const int64_t cpu_after = node.cpu_free() - pod.cpu_milli;
+  const int64_t gpu_after = node.gpu_free_milli() - pod.gpu_milli_total();
+  const __int128 v = static_cast<__int128>(cpu_after) * spec_.gpu_milli +
+                     static_cast<__int128>(gpu_after) * spec_.cpu_milli;
+  return Candidate{-static_cast<int64_t>(v), node.DefaultGpuChoice(pod)};
 }
 
 }  // namespace arbiter::placement

@@ -44,9 +44,18 @@ int NodeState::full_free_gpus() const {
 }
 
 namespace {
+// The GPU model constraints of a GPU pod (gpu_model and allowed_gpu_models) accept the node.
+bool ModelAccepts(const NodeState& n, const PodShape& p) {
+  if (!p.gpu_model.empty() && p.gpu_model != n.gpu_model) return false;
+  if (!p.allowed_gpu_models.empty() &&
+      std::find(p.allowed_gpu_models.begin(), p.allowed_gpu_models.end(), n.gpu_model) ==
+          p.allowed_gpu_models.end())
+    return false;
+  return true;
+}
 bool GpuFits(const NodeState& n, const PodShape& p) {
   if (p.gpu_count == 0) return true;
-  if (!p.gpu_model.empty() && p.gpu_model != n.gpu_model) return false;
+  if (!ModelAccepts(n, p)) return false;
   if (p.gpu_milli_per_device >= kMilliPerGpu) return n.full_free_gpus() >= p.gpu_count;
   for (int32_t u : n.gpu_used_milli)
     if (kMilliPerGpu - u >= p.gpu_milli_per_device) return true;
@@ -70,7 +79,7 @@ std::vector<std::string> NodeState::Insufficient(const PodShape& p) const {
   std::vector<std::string> out;
   if (p.cpu_milli > cpu_free()) out.emplace_back(kCpu);
   if (p.mem_bytes > mem_free()) out.emplace_back(kMemory);
-  if (p.gpu_count > 0 && (p.gpu_model.empty() || p.gpu_model == gpu_model) && !GpuFits(*this, p))
+  if (p.gpu_count > 0 && ModelAccepts(*this, p) && !GpuFits(*this, p))
     out.emplace_back(kGpu);
   for (const auto& [k, v] : p.ext.entries()) {
     if (k == kPods && !ext_capacity.Has(kPods)) continue;

@@ -25,6 +25,9 @@ struct PodShape {
   int32_t gpu_milli_per_device = 0;  // 1000 for whole GPUs; 1..999 for a shared GPU
   ResourceList ext;                // MIG profiles, pods, other extended resources
   std::string gpu_model;           // required nvidia.com/gpu.product, "" = any
+  // Alternative form of the model constraint (trace gpu_spec "A|B"): the pod runs on a node whose
+  // model is any of these. Empty = no constraint beyond gpu_model. Only GPU pods are constrained.
+  std::vector<std::string> allowed_gpu_models;
 
   int64_t gpu_milli_total() const { return int64_t{gpu_count} * gpu_milli_per_device; }
   // From canonical requests. The `pods` resource is always counted as 1.

@@ -4,11 +4,19 @@
 
 namespace arbiter::placement {
 
-std::unique_ptr<PlacementPolicy> MakePlacementPolicy(PlacementPolicyName name, uint64_t /*seed*/,
-                                                     const WorkloadProfile& /*profile*/) {
+std::unique_ptr<PlacementPolicy> MakePlacementPolicy(PlacementPolicyName name, uint64_t seed,
+                                                     const WorkloadProfile& profile) {
   switch (name) {
     case PlacementPolicyName::kLeastAllocated:
       return std::make_unique<LeastAllocatedPolicy>();
+    case PlacementPolicyName::kFGD:
+      return std::make_unique<FgdPolicy>(profile);
+    case PlacementPolicyName::kPacking:
+      return std::make_unique<PackingPolicy>();
+    case PlacementPolicyName::kDotProduct:
+      return std::make_unique<DotProductPolicy>();
+    case PlacementPolicyName::kRandom:
+      return std::make_unique<RandomPolicy>(seed);
     case PlacementPolicyName::kBestFit:
     default:
       return std::make_unique<BestFitPolicy>();
