@@ -668,6 +668,7 @@ class DocLoader {
                      LimitRangeItem li;
                      bool has_type = false, pvc = false;
                      YAML::Node default_node, default_request_node;
+                     bool has_default = false, has_default_request = false;
                      r_.ReadStruct(
                          item, ip,
                          {{"type",
@@ -686,11 +687,13 @@ class DocLoader {
                           {"default",
                            [&](const YAML::Node& x, const std::string& xp) {
                              default_node = x;
+                             has_default = true;
                              li.default_limit = r_.Resources(x, xp);
                            }},
                           {"defaultRequest",
                            [&](const YAML::Node& x, const std::string& xp) {
                              default_request_node = x;
+                             has_default_request = true;
                              li.default_request = r_.Resources(x, xp);
                            }},
                           {"maxLimitRequestRatio",
@@ -723,9 +726,9 @@ class DocLoader {
                      }
                      if (pvc) return;
                      if (li.type == LimitType::kPod) {
-                       if (default_node.IsDefined())
+                       if (has_default)
                          r_.Error(default_node, ChildPath(ip, "default"), "may not be set when type is Pod");
-                       if (default_request_node.IsDefined())
+                       if (has_default_request)
                          r_.Error(default_request_node, ChildPath(ip, "defaultRequest"),
                                   "may not be set when type is Pod");
                      }
