@@ -1,0 +1,528 @@
+#include "adapters/sqlite/ledger.h"
+
+#include <sqlite3.h>
+
+#include <map>
+#include <tuple>
+
+#include "adapters/report/invoice_json.h"
+
+namespace arbiter::sqlite {
+
+using billing::HourlyRow;
+using billing::i128;
+using billing::RowKind;
+
+namespace {
+
+const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', '1');
+CREATE TABLE IF NOT EXISTS price_books(
+  id TEXT PRIMARY KEY,
+  effective_from INTEGER NOT NULL,
+  canonical TEXT NOT NULL,
+  json TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS hourly(
+  namespace TEXT NOT NULL, workload TEXT NOT NULL, resource TEXT NOT NULL,
+  gpu_product TEXT NOT NULL, kind INTEGER NOT NULL, preemptor TEXT NOT NULL,
+  hour INTEGER NOT NULL, version INTEGER NOT NULL, current INTEGER NOT NULL,
+  request_raw TEXT NOT NULL, usage_raw TEXT NOT NULL, max_raw TEXT NOT NULL,
+  samples INTEGER NOT NULL, covered_ms INTEGER NOT NULL, run_ms INTEGER NOT NULL,
+  unit TEXT NOT NULL, price_book TEXT NOT NULL, currency TEXT NOT NULL, mode TEXT NOT NULL,
+  unit_price TEXT NOT NULL, billed_quantity TEXT NOT NULL, amount TEXT NOT NULL,
+  PRIMARY KEY(namespace, workload, resource, gpu_product, kind, preemptor, hour, version)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS hourly_by_hour ON hourly(hour);
+)sql";
+
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) : db_(db) {
+    rc_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr);
+  }
+  ~Stmt() { sqlite3_finalize(s_); }
+  bool ok() const { return rc_ == SQLITE_OK; }
+  sqlite3_stmt* get() { return s_; }
+  void Reset() {
+    sqlite3_reset(s_);
+    sqlite3_clear_bindings(s_);
+  }
+  void Text(int i, const std::string& v) { sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
+  void Int(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); }
+  int Step() { return sqlite3_step(s_); }
+  std::string ColText(int i) {
+    const unsigned char* t = sqlite3_column_text(s_, i);
+    return t ? std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(s_, i))) : std::string();
+  }
+  int64_t ColInt(int i) { return sqlite3_column_int64(s_, i); }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* s_ = nullptr;
+  int rc_;
+};
+
+Status SqlError(sqlite3* db, const std::string& what) {
+  return Status::Error("ledger: " + what + ": " + sqlite3_errmsg(db));
+}
+
+// Binds the 7 key columns at positions 1..7.
+void BindKey(Stmt& s, const HourlyRow& r) {
+  s.Text(1, r.namespace_);
+  s.Text(2, r.workload);
+  s.Text(3, r.resource);
+  s.Text(4, r.gpu_product);
+  s.Int(5, static_cast<int64_t>(r.kind));
+  s.Text(6, r.preemptor);
+  s.Int(7, r.hour);
+}
+
+struct Content {
+  std::string req, use, max, unit, book, currency, mode, unit_price, billed, amount;
+  int64_t samples, covered, run;
+};
+
+Content ContentOf(const HourlyRow& r, const billing::RatedRow& rated) {
+  return {billing::I128ToString(r.request_raw),
+          billing::I128ToString(r.usage_raw),
+          billing::I128ToString(r.max_raw),
+          billing::MeterUnitOf(r.resource).unit,
+          rated.price_book,
+          rated.currency,
+          rated.price_book.empty() ? std::string() : ToString(rated.mode),
+          rated.unit_price.ToString(),
+          rated.billed_quantity.ToString(),
+          rated.amount.ToString(),
+          r.samples,
+          r.covered_ms,
+          r.run_ms};
+}
+
+// Binds content at positions from..from+12.
+void BindContent(Stmt& s, int from, const Content& c) {
+  s.Text(from, c.req);
+  s.Text(from + 1, c.use);
+  s.Text(from + 2, c.max);
+  s.Int(from + 3, c.samples);
+  s.Int(from + 4, c.covered);
+  s.Int(from + 5, c.run);
+  s.Text(from + 6, c.unit);
+  s.Text(from + 7, c.book);
+  s.Text(from + 8, c.currency);
+  s.Text(from + 9, c.mode);
+  s.Text(from + 10, c.unit_price);
+  s.Text(from + 11, c.billed);
+  s.Text(from + 12, c.amount);
+}
+
+class Txn {
+ public:
+  explicit Txn(sqlite3* db) : db_(db) { rc_ = sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr); }
+  ~Txn() {
+    if (rc_ == SQLITE_OK && !done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  bool ok() const { return rc_ == SQLITE_OK; }
+  Status Commit() {
+    done_ = true;
+    if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
+      Status s = SqlError(db_, "commit");
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      return s;
+    }
+    return Status::Ok();
+  }
+
+ private:
+  sqlite3* db_;
+  int rc_;
+  bool done_ = false;
+};
+
+Result<Millis> ReadWatermark(sqlite3* db) {
+  Stmt s(db, "SELECT value FROM meta WHERE key = 'sealed_before'");
+  if (!s.ok()) return SqlError(db, "read seal watermark");
+  if (s.Step() == SQLITE_ROW) return static_cast<Millis>(std::stoll(s.ColText(0)));
+  return Millis{INT64_MIN};
+}
+
+Status WriteWatermark(sqlite3* db, Millis before) {
+  auto cur = ReadWatermark(db);
+  if (!cur.ok()) return cur.status();
+  if (before <= *cur) return Status::Ok();
+  Stmt s(db, "INSERT INTO meta(key, value) VALUES ('sealed_before', ?1) "
+             "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  if (!s.ok()) return SqlError(db, "write seal watermark");
+  s.Text(1, std::to_string(before));
+  if (s.Step() != SQLITE_DONE) return SqlError(db, "write seal watermark");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Ledger>> Ledger::Open(const std::string& path) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return Result<std::unique_ptr<Ledger>>::Error("ledger: cannot open " + path + ": " + msg);
+  }
+  sqlite3_busy_timeout(db, 10000);
+  std::unique_ptr<Ledger> l(new Ledger(db));
+  for (const char* sql : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL"})
+    if (Status s = l->Exec(sql); !s.ok()) return Result<std::unique_ptr<Ledger>>::Error(s.message() + " (" + path + ")");
+  if (Status s = l->Exec(kSchema); !s.ok()) return Result<std::unique_ptr<Ledger>>::Error(s.message() + " (" + path + ")");
+  return l;
+}
+
+Ledger::~Ledger() { sqlite3_close(db_); }
+
+Status Ledger::Exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string m = err ? err : "unknown error";
+    sqlite3_free(err);
+    return Status::Error("ledger: " + m);
+  }
+  return Status::Ok();
+}
+
+Status Ledger::PutPriceBooksLocked(const std::vector<PriceBook>& books) {
+  Stmt get(db_, "SELECT canonical FROM price_books WHERE id = ?1");
+  Stmt put(db_, "INSERT INTO price_books(id, effective_from, canonical, json) VALUES (?1, ?2, ?3, ?4)");
+  if (!get.ok() || !put.ok()) return SqlError(db_, "prepare price book statements");
+  for (const PriceBook& b : books) {
+    std::string id = billing::PriceBookId(b), canon = billing::CanonicalPriceBook(b);
+    get.Reset();
+    get.Text(1, id);
+    int rc = get.Step();
+    if (rc == SQLITE_ROW) {
+      if (get.ColText(0) != canon)
+        return Status::Error("ledger: PriceBook " + id +
+                             " is already stored with different prices; a price change needs a "
+                             "new version (a later effectiveFrom)");
+      continue;
+    }
+    if (rc != SQLITE_DONE) return SqlError(db_, "read price book " + id);
+    put.Reset();
+    put.Text(1, id);
+    put.Int(2, b.effective_from);
+    put.Text(3, canon);
+    put.Text(4, report::PriceBookToJson(b).dump());
+    if (put.Step() != SQLITE_DONE) return SqlError(db_, "store price book " + id);
+  }
+  return Status::Ok();
+}
+
+Status Ledger::PutPriceBooks(const std::vector<PriceBook>& books) {
+  Txn t(db_);
+  if (!t.ok()) return SqlError(db_, "begin");
+  if (Status s = PutPriceBooksLocked(books); !s.ok()) return s;
+  return t.Commit();
+}
+
+Result<std::vector<PriceBook>> Ledger::PriceBooks() {
+  Stmt s(db_, "SELECT json FROM price_books ORDER BY effective_from, id");
+  if (!s.ok()) return SqlError(db_, "read price books");
+  std::vector<PriceBook> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    auto j = nlohmann::json::parse(s.ColText(0), nullptr, false);
+    auto b = report::PriceBooksFromJson(j);
+    if (!b.ok()) return Result<std::vector<PriceBook>>::Error("ledger: stored price book unreadable: " + b.message());
+    for (auto& x : *b) out.push_back(std::move(x));
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, "read price books");
+  return out;
+}
+
+Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
+                                 const billing::PriceCatalog& catalog,
+                                 std::optional<Millis> seal_before) {
+  Txn t(db_);
+  if (!t.ok()) return SqlError(db_, "begin");
+  if (Status s = PutPriceBooksLocked(catalog.books()); !s.ok()) return s;
+  auto wm = ReadWatermark(db_);
+  if (!wm.ok()) return wm.status();
+  const Millis sealed_before = *wm;
+  Stmt insert(db_,
+              "INSERT INTO hourly(namespace, workload, resource, gpu_product, kind, preemptor, hour,"
+              " version, current, request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, unit,"
+              " price_book, currency, mode, unit_price, billed_quantity, amount)"
+              " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,1,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)"
+              " ON CONFLICT DO NOTHING");
+  Stmt current(db_,
+               "SELECT version, request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, unit,"
+               " price_book, currency, mode, unit_price, billed_quantity, amount FROM hourly"
+               " WHERE namespace=?1 AND workload=?2 AND resource=?3 AND gpu_product=?4 AND kind=?5"
+               " AND preemptor=?6 AND hour=?7 AND current=1");
+  Stmt update(db_,
+              "UPDATE hourly SET request_raw=?9, usage_raw=?10, max_raw=?11, samples=?12,"
+              " covered_ms=?13, run_ms=?14, unit=?15, price_book=?16, currency=?17, mode=?18,"
+              " unit_price=?19, billed_quantity=?20, amount=?21 WHERE namespace=?1 AND workload=?2"
+              " AND resource=?3 AND gpu_product=?4 AND kind=?5 AND preemptor=?6 AND hour=?7 AND version=?8");
+  Stmt supersede(db_,
+                 "UPDATE hourly SET current=0 WHERE namespace=?1 AND workload=?2 AND resource=?3"
+                 " AND gpu_product=?4 AND kind=?5 AND preemptor=?6 AND hour=?7 AND version=?8");
+  if (!insert.ok() || !current.ok() || !update.ok() || !supersede.ok())
+    return SqlError(db_, "prepare write statements");
+  WriteStats st;
+  for (const HourlyRow& r : rows) {
+    Content c = ContentOf(r, billing::RateRow(r, catalog));
+    insert.Reset();
+    BindKey(insert, r);
+    insert.Int(8, 1);
+    BindContent(insert, 9, c);
+    if (insert.Step() != SQLITE_DONE) return SqlError(db_, "insert hourly row of " + r.workload);
+    if (sqlite3_changes(db_) == 1) {
+      ++st.inserted;
+      continue;
+    }
+    // The key exists: compare with its current version.
+    current.Reset();
+    BindKey(current, r);
+    if (current.Step() != SQLITE_ROW) return SqlError(db_, "read current row of " + r.workload);
+    int64_t version = current.ColInt(0);
+    Content old{current.ColText(1), current.ColText(2), current.ColText(3), current.ColText(7),
+                current.ColText(8), current.ColText(9), current.ColText(10), current.ColText(11),
+                current.ColText(12), current.ColText(13), current.ColInt(4), current.ColInt(5),
+                current.ColInt(6)};
+    auto tie = [](const Content& x) {
+      return std::tie(x.req, x.use, x.max, x.unit, x.book, x.currency, x.mode, x.unit_price, x.billed,
+                      x.amount, x.samples, x.covered, x.run);
+    };
+    if (tie(old) == tie(c)) {
+      ++st.unchanged;
+      continue;
+    }
+    if (r.hour >= sealed_before) {
+      update.Reset();
+      BindKey(update, r);
+      update.Int(8, version);
+      BindContent(update, 9, c);
+      if (update.Step() != SQLITE_DONE) return SqlError(db_, "update hourly row of " + r.workload);
+      ++st.replaced;
+      continue;
+    }
+    supersede.Reset();
+    BindKey(supersede, r);
+    supersede.Int(8, version);
+    if (supersede.Step() != SQLITE_DONE) return SqlError(db_, "supersede hourly row of " + r.workload);
+    insert.Reset();
+    BindKey(insert, r);
+    insert.Int(8, version + 1);
+    BindContent(insert, 9, c);
+    if (insert.Step() != SQLITE_DONE || sqlite3_changes(db_) != 1)
+      return SqlError(db_, "insert correction of " + r.workload);
+    ++st.corrected;
+  }
+  if (seal_before)
+    if (Status s = WriteWatermark(db_, *seal_before); !s.ok()) return s;
+  if (Status s = t.Commit(); !s.ok()) return s;
+  return st;
+}
+
+Status Ledger::Seal(Millis before) {
+  Txn t(db_);
+  if (!t.ok()) return SqlError(db_, "begin");
+  if (Status s = WriteWatermark(db_, before); !s.ok()) return s;
+  return t.Commit();
+}
+
+Result<Millis> Ledger::SealedBefore() { return ReadWatermark(db_); }
+
+Result<std::vector<LedgerRow>> Ledger::ReadDetailed(const RowFilter& f) {
+  auto wm = ReadWatermark(db_);
+  if (!wm.ok()) return wm.status();
+  std::string sql =
+      "SELECT namespace, workload, resource, gpu_product, kind, preemptor, hour, version, current,"
+      " request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, unit, price_book, currency,"
+      " mode, unit_price, billed_quantity, amount FROM hourly WHERE 1=1";
+  if (f.namespace_) sql += " AND namespace = ?1";
+  if (f.from) sql += " AND hour >= ?2";
+  if (f.to) sql += " AND hour < ?3";
+  if (!f.include_superseded) sql += " AND current = 1";
+  sql += " ORDER BY namespace, workload, resource, gpu_product, kind, preemptor, hour, version";
+  Stmt s(db_, sql.c_str());
+  if (!s.ok()) return SqlError(db_, "read hourly rows");
+  if (f.namespace_) s.Text(1, *f.namespace_);
+  if (f.from) s.Int(2, *f.from);
+  if (f.to) s.Int(3, *f.to);
+  std::vector<LedgerRow> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    LedgerRow lr;
+    HourlyRow& r = lr.row;
+    r.namespace_ = s.ColText(0);
+    r.workload = s.ColText(1);
+    r.resource = s.ColText(2);
+    r.gpu_product = s.ColText(3);
+    r.kind = s.ColInt(4) == 1 ? RowKind::kCredit : RowKind::kUsage;
+    r.preemptor = s.ColText(5);
+    r.hour = s.ColInt(6);
+    lr.version = s.ColInt(7);
+    lr.current = s.ColInt(8) == 1;
+    lr.sealed = r.hour < *wm;
+    auto req = billing::ParseI128(s.ColText(9));
+    auto use = billing::ParseI128(s.ColText(10));
+    auto mx = billing::ParseI128(s.ColText(11));
+    if (!req.ok() || !use.ok() || !mx.ok())
+      return Result<std::vector<LedgerRow>>::Error("ledger: corrupt quantity in a row of " + r.workload);
+    r.request_raw = *req;
+    r.usage_raw = *use;
+    r.max_raw = *mx;
+    r.samples = s.ColInt(12);
+    r.covered_ms = s.ColInt(13);
+    r.run_ms = s.ColInt(14);
+    lr.unit = s.ColText(15);
+    lr.rated.price_book = s.ColText(16);
+    lr.rated.currency = s.ColText(17);
+    std::string mode = s.ColText(18);
+    for (BillingMode m : {BillingMode::kRequest, BillingMode::kUsage, BillingMode::kMax, BillingMode::kBlended})
+      if (mode == ToString(m)) lr.rated.mode = m;
+    auto up = Decimal::Parse(s.ColText(19));
+    auto bq = Decimal::Parse(s.ColText(20));
+    auto am = Decimal::Parse(s.ColText(21));
+    if (!up.ok() || !bq.ok() || !am.ok())
+      return Result<std::vector<LedgerRow>>::Error("ledger: corrupt rating in a row of " + r.workload);
+    lr.rated.unit_price = *up;
+    lr.rated.billed_quantity = *bq;
+    lr.rated.amount = *am;
+    out.push_back(std::move(lr));
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, "read hourly rows");
+  return out;
+}
+
+Result<std::vector<HourlyRow>> Ledger::Read(const RowFilter& f) {
+  auto d = ReadDetailed(f);
+  if (!d.ok()) return d.status();
+  std::vector<HourlyRow> out;
+  out.reserve(d->size());
+  for (auto& lr : *d) out.push_back(std::move(lr.row));
+  return out;
+}
+
+// ------------------------------------------------------------------ exports
+
+const std::vector<std::string>& FocusColumns() {
+  static const std::vector<std::string> kCols = {
+      "BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd",
+      "BillingCurrency", "ProviderName", "SubAccountId", "ResourceId", "ResourceType",
+      "ChargeCategory", "ChargeDescription", "SkuId", "ConsumedQuantity", "ConsumedUnit",
+      "PricingQuantity", "PricingUnit", "ListUnitPrice", "ContractedUnitPrice", "BilledCost",
+      "EffectiveCost", "ListCost", "x_RequestQuantity", "x_UsageQuantity", "x_BillingMode",
+      "x_PriceBook", "x_UnitPricePerHour", "x_GpuModel", "x_Preemptor", "x_Samples",
+      "x_CoveredSeconds", "x_RunSeconds", "x_Version", "x_Current", "x_Sealed"};
+  return kCols;
+}
+
+namespace {
+
+std::vector<std::string> FocusValues(const LedgerRow& lr) {
+  const HourlyRow& r = lr.row;
+  billing::MeterUnit unit = billing::MeterUnitOf(r.resource);
+  std::string start = FormatRfc3339(r.hour), end = FormatRfc3339(r.hour + billing::kHourMs);
+  // Per metering unit (per second) list price: hourly price / 3600, 9 decimals.
+  Decimal per_unit = Decimal::FromUnits(billing::MulDivRoundHalfUp(lr.rated.unit_price.units(), 1, 3600));
+  std::string sku = r.resource + (r.gpu_product.empty() ? "" : "@" + r.gpu_product);
+  std::string desc = std::string(r.kind == RowKind::kCredit ? "Preemption credit" : "Usage") + " of " +
+                     r.resource + " by " + r.workload +
+                     (r.kind == RowKind::kCredit ? " (lost work, preempted by " + r.preemptor + ")" : "");
+  return {start,
+          end,
+          start,
+          end,
+          lr.rated.currency,
+          "arbiter",
+          r.namespace_,
+          r.workload,
+          "Workload",
+          r.kind == RowKind::kCredit ? "Credit" : "Usage",
+          desc,
+          sku,
+          billing::QuantityOf(r.usage_raw, 1, unit.divisor).ToString(),
+          lr.unit,
+          lr.rated.billed_quantity.ToString(),
+          lr.unit,
+          per_unit.ToString(),
+          per_unit.ToString(),
+          lr.rated.amount.ToString(),
+          lr.rated.amount.ToString(),
+          lr.rated.amount.ToString(),
+          billing::QuantityOf(r.request_raw, 1, unit.divisor).ToString(),
+          billing::QuantityOf(r.usage_raw, 1, unit.divisor).ToString(),
+          lr.rated.price_book.empty() ? "" : ToString(lr.rated.mode),
+          lr.rated.price_book,
+          lr.rated.unit_price.ToString(),
+          r.gpu_product,
+          r.preemptor,
+          std::to_string(r.samples),
+          report::SecondsText(r.covered_ms),
+          report::SecondsText(r.run_ms),
+          std::to_string(lr.version),
+          lr.current ? "true" : "false",
+          lr.sealed ? "true" : "false"};
+}
+
+std::string CsvField(const std::string& v) {
+  if (v.find_first_of(",\"\n\r") == std::string::npos) return v;
+  std::string q = "\"";
+  for (char c : v) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
+}
+
+}  // namespace
+
+Status Ledger::ExportCsv(const RowFilter& f, std::ostream& out) {
+  auto rows = ReadDetailed(f);
+  if (!rows.ok()) return rows.status();
+  const auto& cols = FocusColumns();
+  for (size_t i = 0; i < cols.size(); ++i) out << (i ? "," : "") << cols[i];
+  out << "\n";
+  for (const auto& lr : *rows) {
+    auto v = FocusValues(lr);
+    for (size_t i = 0; i < v.size(); ++i) out << (i ? "," : "") << CsvField(v[i]);
+    out << "\n";
+  }
+  return out ? Status::Ok() : Status::Error("ledger export: write failed");
+}
+
+Status Ledger::ExportJsonl(const RowFilter& f, std::ostream& out) {
+  auto rows = ReadDetailed(f);
+  if (!rows.ok()) return rows.status();
+  const auto& cols = FocusColumns();
+  for (const auto& lr : *rows) {
+    auto v = FocusValues(lr);
+    nlohmann::ordered_json j;
+    for (size_t i = 0; i < v.size(); ++i) j[cols[i]] = v[i];
+    out << j.dump() << "\n";
+  }
+  return out ? Status::Ok() : Status::Error("ledger export: write failed");
+}
+
+Result<std::vector<billing::Invoice>> LedgerInvoices(Ledger& ledger,
+                                                     const std::optional<std::string>& namespace_,
+                                                     std::optional<Millis> from,
+                                                     std::optional<Millis> to) {
+  RowFilter f;
+  f.namespace_ = namespace_;
+  f.from = from;
+  f.to = to;
+  auto rows = ledger.Read(f);
+  if (!rows.ok()) return rows.status();
+  auto books = ledger.PriceBooks();
+  if (!books.ok()) return books.status();
+  if (books->empty()) return Result<std::vector<billing::Invoice>>::Error("ledger has no PriceBook");
+  auto cat = billing::PriceCatalog::Create(std::move(*books));
+  if (!cat.ok()) return cat.status();
+  billing::InvoiceOptions opts;
+  opts.from = from;
+  opts.to = to;
+  return billing::BuildInvoices(*rows, *cat, opts);
+}
+
+}  // namespace arbiter::sqlite

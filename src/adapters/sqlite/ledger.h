@@ -1,0 +1,98 @@
+// The billing ledger: hourly rows in an embedded SQLite database (WAL, one transaction per write).
+//
+// Guarantees:
+//  - Idempotent: a row is keyed by (namespace, workload, resource, gpu_product, kind, preemptor,
+//    hour); writing the same content again changes nothing.
+//  - Sealed hours are immutable: hours before the seal watermark are never overwritten. A
+//    different content for a sealed hour is stored as a new version (version + 1, the old one
+//    kept and marked superseded). Unsealed hours are updated in place.
+//  - Crash-safe: rows, their price books and the seal watermark move together in one
+//    transaction; a killed writer leaves the ledger as of its last commit.
+// Every row is stored with its rating (price book version, mode, unit price, billed quantity,
+// amount to 9 decimals) for exports; invoices are re-rated exactly from the raw tracks.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/billing/invoice.h"
+#include "core/status.h"
+
+struct sqlite3;
+
+namespace arbiter::sqlite {
+
+struct WriteStats {
+  int64_t inserted = 0;   // new keys
+  int64_t unchanged = 0;  // same content as stored: nothing written
+  int64_t replaced = 0;   // unsealed hour, new content, updated in place
+  int64_t corrected = 0;  // sealed hour, new content, stored as a new version
+};
+
+struct RowFilter {
+  std::optional<std::string> namespace_;
+  std::optional<Millis> from, to;  // hours in [from, to)
+  bool include_superseded = false;
+};
+
+struct LedgerRow {
+  billing::HourlyRow row;
+  int64_t version = 1;
+  bool current = true;
+  bool sealed = false;
+  std::string unit;
+  billing::RatedRow rated;
+};
+
+class Ledger {
+ public:
+  static Result<std::unique_ptr<Ledger>> Open(const std::string& path);
+  ~Ledger();
+  Ledger(const Ledger&) = delete;
+  Ledger& operator=(const Ledger&) = delete;
+
+  // Writes rolled-up rows (unique keys, see billing::Rollup), rated with `catalog`, whose
+  // versions are stored too. With `seal_before`, the watermark moves to it in the same
+  // transaction (it never moves back).
+  Result<WriteStats> Write(const std::vector<billing::HourlyRow>& rows,
+                           const billing::PriceCatalog& catalog,
+                           std::optional<Millis> seal_before = std::nullopt);
+  Status Seal(Millis before);
+  Result<Millis> SealedBefore();  // INT64_MIN when nothing is sealed
+
+  // PriceBook versions stored; a version (name@effectiveFrom) never changes once stored.
+  Status PutPriceBooks(const std::vector<PriceBook>& books);
+  Result<std::vector<PriceBook>> PriceBooks();
+
+  // Current rows (and superseded ones on request) in key order.
+  Result<std::vector<billing::HourlyRow>> Read(const RowFilter& f);
+  Result<std::vector<LedgerRow>> ReadDetailed(const RowFilter& f);
+
+  // FOCUS-style exports of ReadDetailed(f): CSV with a header, or one JSON object a line.
+  Status ExportCsv(const RowFilter& f, std::ostream& out);
+  Status ExportJsonl(const RowFilter& f, std::ostream& out);
+
+  sqlite3* handle() { return db_; }
+
+ private:
+  explicit Ledger(sqlite3* db) : db_(db) {}
+  Status Exec(const char* sql);
+  Status PutPriceBooksLocked(const std::vector<PriceBook>& books);
+  sqlite3* db_;
+};
+
+// Column names of the exports, in order.
+const std::vector<std::string>& FocusColumns();
+
+// Invoices for a namespace (or all with nullopt) and window from the ledger's current rows and
+// stored price books.
+Result<std::vector<billing::Invoice>> LedgerInvoices(Ledger& ledger,
+                                                     const std::optional<std::string>& namespace_,
+                                                     std::optional<Millis> from,
+                                                     std::optional<Millis> to);
+
+}  // namespace arbiter::sqlite
