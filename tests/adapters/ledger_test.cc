@@ -1,0 +1,393 @@
+// SQLite ledger (idempotence, sealed-hour versions, crash safety with a real SIGKILL of a child
+// writer, FOCUS exports) and the billing JSON adapter.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "adapters/report/invoice_json.h"
+#include "adapters/sqlite/ledger.h"
+
+namespace arbiter {
+namespace {
+
+using billing::HourlyRow;
+using billing::PriceCatalog;
+using billing::RunSegment;
+using sqlite::Ledger;
+using sqlite::RowFilter;
+
+constexpr Millis kEpoch = 1767225600000;
+constexpr Millis kHour = 3600000;
+
+std::string TempPath(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("arbiter-ledger-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  auto p = dir / name;
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(p.string() + suffix);
+  return p.string();
+}
+
+PriceBook Book(Millis from = kEpoch, const char* cpu = "0.05") {
+  PriceBook b;
+  b.meta.name = "standard";
+  b.currency = "CNY";
+  b.effective_from = from;
+  b.prices = {{"cpu", *Decimal::Parse(cpu)}, {"memory", *Decimal::Parse("0.01")},
+              {"nvidia.com/gpu", *Decimal::Parse("7.00")}};
+  b.gpu_models = {{"NVIDIA-H100-80GB-HBM3", *Decimal::Parse("14.00")}};
+  return b;
+}
+
+RunSegment Seg(const std::string& w, int64_t cpu_milli, Millis start, Millis end) {
+  RunSegment s;
+  s.workload = w;
+  s.namespace_ = w.substr(0, w.find('/'));
+  s.node = "node-1";
+  s.requests.Set("cpu", cpu_milli);
+  s.requests.Set("memory", int64_t{8} << 30);
+  s.usage.Set("cpu", cpu_milli / 4);
+  s.usage.Set("memory", int64_t{2} << 30);
+  s.start = start;
+  s.end = end;
+  return s;
+}
+
+std::vector<HourlyRow> Rows(const std::vector<RunSegment>& segs) {
+  auto r = billing::MeterSegments(segs, billing::MeterConfig{});
+  EXPECT_TRUE(r.ok()) << r.message();
+  return *r;
+}
+
+std::vector<RunSegment> SomeRun() {
+  RunSegment train = Seg("team-a/train", 8000, kEpoch, kEpoch + 2 * kHour + 30000);
+  train.requests.Set("nvidia.com/gpu", 2000);
+  train.gpu_product = "NVIDIA-H100-80GB-HBM3";
+  train.lost = billing::LostWork{kEpoch + kHour, kEpoch + 2 * kHour, "team-b/urgent"};
+  return {train, Seg("team-a/nb", 2000, kEpoch + 10 * 60000, kEpoch + 3 * kHour),
+          Seg("team-b/urgent", 16000, kEpoch + 2 * kHour, kEpoch + 5 * kHour)};
+}
+
+std::unique_ptr<Ledger> OpenLedger(const std::string& path) {
+  auto r = Ledger::Open(path);
+  if (!r.ok()) {
+    ADD_FAILURE() << r.message();
+    std::abort();
+  }
+  return std::move(r).value();
+}
+
+int64_t CountAll(Ledger& l) {
+  RowFilter f;
+  f.include_superseded = true;
+  return static_cast<int64_t>(l.Read(f)->size());
+}
+
+TEST(LedgerTest, WritingTheSameInputTwiceAddsNothing) {
+  auto l = OpenLedger(TempPath("idem.db"));
+  auto cat = *PriceCatalog::Create({Book()});
+  auto rows = Rows(SomeRun());
+  auto first = l->Write(rows, cat);
+  ASSERT_TRUE(first.ok()) << first.message();
+  EXPECT_EQ(first->inserted, static_cast<int64_t>(rows.size()));
+  auto inv1 = *sqlite::LedgerInvoices(*l, std::nullopt, std::nullopt, std::nullopt);
+  auto second = *l->Write(rows, cat);
+  EXPECT_EQ(second.inserted, 0);
+  EXPECT_EQ(second.unchanged, static_cast<int64_t>(rows.size()));
+  EXPECT_EQ(CountAll(*l), static_cast<int64_t>(rows.size()));
+  auto inv2 = *sqlite::LedgerInvoices(*l, std::nullopt, std::nullopt, std::nullopt);
+  ASSERT_EQ(inv1.size(), inv2.size());
+  for (size_t i = 0; i < inv1.size(); ++i) EXPECT_EQ(inv1[i].digest, inv2[i].digest);
+}
+
+TEST(LedgerTest, LedgerInvoicesEqualInMemoryInvoices) {
+  auto l = OpenLedger(TempPath("same.db"));
+  auto cat = *PriceCatalog::Create({Book(), Book(kEpoch + 2 * kHour, "0.07")});
+  auto rows = Rows(SomeRun());
+  ASSERT_TRUE(l->Write(rows, cat).ok());
+  auto mem = *billing::BuildInvoices(rows, cat);
+  auto led = *sqlite::LedgerInvoices(*l, std::nullopt, std::nullopt, std::nullopt);
+  ASSERT_EQ(mem.size(), led.size());
+  for (size_t i = 0; i < mem.size(); ++i) {
+    EXPECT_EQ(mem[i].Canonical(), led[i].Canonical());
+    EXPECT_EQ(mem[i].digest, led[i].digest);
+    EXPECT_EQ(report::InvoiceToJson(mem[i]).dump(), report::InvoiceToJson(led[i]).dump());
+  }
+  // A namespace and window filter.
+  auto a = *sqlite::LedgerInvoices(*l, std::string("team-a"), kEpoch, kEpoch + kHour);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].namespace_, "team-a");
+  EXPECT_EQ(a[0].from, kEpoch);
+  EXPECT_EQ(a[0].to, kEpoch + kHour);
+}
+
+TEST(LedgerTest, UnsealedHoursAreUpdatedSealedHoursGetNewVersions) {
+  auto l = OpenLedger(TempPath("seal.db"));
+  auto cat = *PriceCatalog::Create({Book()});
+  auto rows = Rows({Seg("team-a/x", 1000, kEpoch, kEpoch + 3 * kHour)});
+  ASSERT_TRUE(l->Write(rows, cat).ok());
+  // Correct hour 2 (unsealed): in place.
+  std::vector<HourlyRow> fix = rows;
+  for (auto& r : fix)
+    if (r.hour == kEpoch + 2 * kHour) r.usage_raw += 1000;
+  auto st = *l->Write(fix, cat);
+  EXPECT_EQ(st.replaced, 2);  // cpu and memory rows of hour 2
+  EXPECT_EQ(CountAll(*l), static_cast<int64_t>(rows.size()));
+  // Seal hours before 02:00, then correct hour 0: a new version, the old one kept.
+  ASSERT_TRUE(l->Seal(kEpoch + 2 * kHour).ok());
+  EXPECT_EQ(*l->SealedBefore(), kEpoch + 2 * kHour);
+  ASSERT_TRUE(l->Seal(kEpoch).ok());  // never moves back
+  EXPECT_EQ(*l->SealedBefore(), kEpoch + 2 * kHour);
+  for (auto& r : fix)
+    if (r.hour == kEpoch && r.resource == "cpu") r.usage_raw += 5000;
+  st = *l->Write(fix, cat);
+  EXPECT_EQ(st.corrected, 1);
+  EXPECT_EQ(st.unchanged, static_cast<int64_t>(rows.size()) - 1);
+  EXPECT_EQ(CountAll(*l), static_cast<int64_t>(rows.size()) + 1);
+  RowFilter all;
+  all.include_superseded = true;
+  all.from = kEpoch;
+  all.to = kEpoch + 1;
+  auto detailed = *l->ReadDetailed(all);
+  int versions = 0;
+  for (const auto& lr : detailed)
+    if (lr.row.resource == "cpu") {
+      ++versions;
+      EXPECT_TRUE(lr.sealed);
+      EXPECT_EQ(lr.current, lr.version == 2);
+    }
+  EXPECT_EQ(versions, 2);
+  // Current rows carry the correction; writing it again is a no-op.
+  auto current = *l->Read(RowFilter{});
+  EXPECT_EQ(current, fix);
+  EXPECT_EQ(l->Write(fix, cat)->unchanged, static_cast<int64_t>(rows.size()));
+}
+
+TEST(LedgerTest, APriceBookVersionIsImmutable) {
+  auto l = OpenLedger(TempPath("books.db"));
+  ASSERT_TRUE(l->PutPriceBooks({Book()}).ok());
+  ASSERT_TRUE(l->PutPriceBooks({Book()}).ok());
+  Status s = l->PutPriceBooks({Book(kEpoch, "0.06")});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("new version"), std::string::npos);
+  auto books = *l->PriceBooks();
+  ASSERT_EQ(books.size(), 1u);
+  EXPECT_EQ(billing::CanonicalPriceBook(books[0]), billing::CanonicalPriceBook(Book()));
+}
+
+TEST(LedgerTest, ExportsFocusColumns) {
+  auto l = OpenLedger(TempPath("export.db"));
+  auto cat = *PriceCatalog::Create({Book()});
+  ASSERT_TRUE(l->Write(Rows({Seg("team-a/x", 16000, kEpoch, kEpoch + kHour)}), cat, kEpoch + kHour).ok());
+  std::ostringstream csv;
+  ASSERT_TRUE(l->ExportCsv(RowFilter{}, csv).ok());
+  std::istringstream in(csv.str());
+  std::string header, cpu, mem, extra;
+  std::getline(in, header);
+  std::getline(in, cpu);
+  std::getline(in, mem);
+  EXPECT_FALSE(std::getline(in, extra));
+  for (const char* col : {"BilledCost", "EffectiveCost", "ConsumedQuantity", "ConsumedUnit",
+                          "PricingQuantity", "ResourceId", "ChargePeriodStart", "ChargePeriodEnd"})
+    EXPECT_NE(header.find(col), std::string::npos) << col;
+  EXPECT_EQ(cpu.substr(0, 80),
+            std::string("2026-01-01T00:00:00Z,2026-01-01T01:00:00Z,2026-01-01T00:00:00Z,2026-01-01T01:00:00Z,CNY").substr(0, 80));
+  EXPECT_NE(cpu.find(",team-a,team-a/x,Workload,Usage,"), std::string::npos);
+  // 16 cores, usage 4 -> counter sees 4 × 3570 core-s; Max bills 57600 core-s = 0.8 CNY.
+  EXPECT_NE(cpu.find(",14280,core-second,57600,core-second,"), std::string::npos) << cpu;
+  EXPECT_NE(cpu.find(",0.8,0.8,0.8,"), std::string::npos) << cpu;
+  std::ostringstream jl;
+  ASSERT_TRUE(l->ExportJsonl(RowFilter{}, jl).ok());
+  std::istringstream jin(jl.str());
+  std::string line;
+  std::getline(jin, line);
+  auto j = nlohmann::ordered_json::parse(line);
+  EXPECT_EQ(j["BilledCost"], "0.8");
+  EXPECT_EQ(j["ConsumedUnit"], "core-second");
+  EXPECT_EQ(j["ResourceId"], "team-a/x");
+  EXPECT_EQ(j["x_Sealed"], "true");
+  EXPECT_EQ(j.begin().key(), "BillingPeriodStart");  // column order kept
+}
+
+// ---------------------------------------------------------------- crash safety
+
+constexpr int kRowsPerHour = 3000;
+
+std::vector<HourlyRow> HourRows(int h) {
+  std::vector<HourlyRow> rows;
+  for (int w = 0; w < kRowsPerHour; ++w) {
+    HourlyRow r;
+    r.namespace_ = "team-" + std::to_string(w % 7);
+    r.workload = r.namespace_ + "/w" + std::to_string(w);
+    r.resource = "cpu";
+    r.hour = kEpoch + h * kHour;
+    r.request_raw = static_cast<billing::i128>(1000 + w) * kHour;
+    r.usage_raw = r.max_raw = r.request_raw;
+    r.samples = 120;
+    r.covered_ms = r.run_ms = kHour;
+    rows.push_back(r);
+  }
+  billing::Rollup(&rows);
+  return rows;
+}
+
+// The child writes one hour per transaction and seals it in the same transaction, reporting each
+// commit on a pipe; the parent SIGKILLs it mid-stream, then checks the ledger and re-ingests.
+TEST(LedgerCrash, KilledWriterLosesNoSealedHourAndDuplicatesNothing) {
+  auto cat = *PriceCatalog::Create({Book()});
+  for (int trial = 0; trial < 4; ++trial) {
+    const std::string path = TempPath("kill-" + std::to_string(trial) + ".db");
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      close(fds[0]);
+      auto l = Ledger::Open(path);
+      if (!l.ok()) _exit(3);
+      for (int h = 0; h < 1000; ++h) {
+        if (!(*l)->Write(HourRows(h), cat, kEpoch + (h + 1) * kHour).ok()) _exit(4);
+        if (write(fds[1], &h, sizeof h) != sizeof h) _exit(5);
+      }
+      _exit(0);
+    }
+    close(fds[1]);
+    int acked = -1, h;
+    while (acked < trial + 1 && read(fds[0], &h, sizeof h) == sizeof h) acked = h;
+    usleep(static_cast<useconds_t>(trial * 7000 + 1500));  // land somewhere inside a later write
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    while (read(fds[0], &h, sizeof h) == sizeof h) acked = h;  // commits reported before death
+    close(fds[0]);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "writer finished before the kill; make it slower";
+    ASSERT_GE(acked, trial + 1);
+
+    auto l = OpenLedger(path);
+    {
+      sqlite3_stmt* st = nullptr;
+      ASSERT_EQ(sqlite3_prepare_v2(l->handle(), "PRAGMA integrity_check", -1, &st, nullptr), SQLITE_OK);
+      ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+      EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "ok");
+      sqlite3_finalize(st);
+    }
+    const Millis wm = *l->SealedBefore();
+    const int sealed_hours = static_cast<int>((wm - kEpoch) / kHour);
+    EXPECT_GE(sealed_hours, acked + 1) << "an acknowledged sealed hour was lost";
+    RowFilter all;
+    all.include_superseded = true;
+    auto rows = *l->ReadDetailed(all);
+    // Exactly the sealed hours, complete, each row once, version 1: nothing partial, nothing twice.
+    EXPECT_EQ(static_cast<int64_t>(rows.size()), int64_t{sealed_hours} * kRowsPerHour);
+    for (const auto& lr : rows) {
+      ASSERT_EQ(lr.version, 1);
+      ASSERT_LT(lr.row.hour, wm);
+    }
+    // Re-ingest everything the writer meant to write up to two hours past the watermark.
+    sqlite::WriteStats total;
+    for (int k = 0; k < sealed_hours + 2; ++k) {
+      auto st = *l->Write(HourRows(k), cat, kEpoch + (k + 1) * kHour);
+      total.inserted += st.inserted;
+      total.unchanged += st.unchanged;
+      total.corrected += st.corrected + st.replaced;
+    }
+    EXPECT_EQ(total.unchanged, int64_t{sealed_hours} * kRowsPerHour);
+    EXPECT_EQ(total.inserted, int64_t{2} * kRowsPerHour);
+    EXPECT_EQ(total.corrected, 0);
+    EXPECT_EQ(CountAll(*l), int64_t{sealed_hours + 2} * kRowsPerHour);
+  }
+}
+
+// ---------------------------------------------------------------- JSON
+
+TEST(InvoiceJson, HasTheReportShapeWithExactStrings) {
+  auto cat = *PriceCatalog::Create({Book()});
+  auto invs = *billing::BuildInvoices(Rows(SomeRun()), cat);
+  auto j = report::InvoicesToJson(invs);
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 2u);
+  const auto& a = j[0];
+  EXPECT_EQ(a["namespace"], "team-a");
+  EXPECT_EQ(a["currency"], "CNY");
+  for (const char* k : {"requestTotal", "usageTotal", "total", "digest"}) EXPECT_TRUE(a[k].is_string()) << k;
+  bool credit = false;
+  for (const auto& l : a["lines"]) {
+    for (const char* k : {"resource", "unit", "requestQuantity", "usageQuantity", "billedQuantity",
+                          "unitPrice", "amount"})
+      EXPECT_TRUE(l[k].is_string()) << k;
+    std::string amount = l["amount"];
+    EXPECT_EQ(amount.size() - amount.find('.'), 7u) << amount;  // 6 decimals
+    if (l["kind"] == "Credit") {
+      credit = true;
+      EXPECT_EQ(l["preemptor"], "team-b/urgent");
+      EXPECT_EQ(amount[0], '-');
+    }
+  }
+  EXPECT_TRUE(credit);
+  // GPU credit: 2 GPUs × 1 h lost at 14.00 -> -28.000000.
+  bool gpu_credit = false;
+  for (const auto& l : a["lines"])
+    if (l["kind"] == "Credit" && l["resource"] == "nvidia.com/gpu") {
+      gpu_credit = true;
+      EXPECT_EQ(l["amount"], "-28.000000");
+      EXPECT_EQ(l["billedQuantity"], "-7200");
+      EXPECT_EQ(l["gpuModel"], "NVIDIA-H100-80GB-HBM3");
+    }
+  EXPECT_TRUE(gpu_credit);
+}
+
+TEST(InvoiceJson, SegmentsRoundTripAndBadInputIsAnError) {
+  RunSegment s = SomeRun()[0];
+  auto back = report::SegmentFromJson(report::SegmentToJson(s));
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(back->workload, s.workload);
+  EXPECT_EQ(back->requests, s.requests);
+  EXPECT_EQ(back->usage, s.usage);
+  EXPECT_EQ(back->start, s.start);
+  EXPECT_EQ(back->end, s.end);
+  ASSERT_TRUE(back->lost.has_value());
+  EXPECT_EQ(back->lost->preemptor, "team-b/urgent");
+
+  auto bad = [](const char* text) { return report::SegmentFromJson(nlohmann::json::parse(text)); };
+  EXPECT_TRUE(bad(R"({"workload":"a/b","requests":{"cpu":"1"},"start":0,"end":1000})").ok());
+  EXPECT_FALSE(bad(R"({"workload":"ab","requests":{"cpu":"1"},"start":0,"end":1000})").ok());
+  EXPECT_FALSE(bad(R"({"workload":"a/b","requests":{"cpu":"0.0001"},"start":0,"end":1000})").ok());
+  EXPECT_FALSE(bad(R"({"workload":"a/b","requests":{"cpu":"1"},"start":"yesterday","end":1000})").ok());
+  EXPECT_FALSE(bad(R"({"workload":"a/b","requests":{"cpu":"1"},"start":2000,"end":1000})").ok());
+  EXPECT_FALSE(bad(R"({"workload":"a/b","start":0,"end":1000})").ok());
+
+  const std::string path = TempPath("segs.jsonl");
+  {
+    std::ofstream out(path);
+    out << report::SegmentToJson(s).dump() << "\n\n{not json}\n";
+  }
+  auto r = report::ReadSegmentsJsonl(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find(":3:"), std::string::npos) << r.message();
+}
+
+TEST(InvoiceJson, PriceBooksRoundTrip) {
+  PriceBook b = Book();
+  b.mode = BillingMode::kBlended;
+  b.blended_request_weight = *Decimal::Parse("0.3");
+  b.mig_rule = MigRule::kMemory;
+  b.preemption_credit = CreditPolicy::kNone;
+  b.namespace_modes["team-c"] = BillingMode::kUsage;
+  auto back = report::PriceBooksFromJson(report::PriceBookToJson(b));
+  ASSERT_TRUE(back.ok()) << back.message();
+  ASSERT_EQ(back->size(), 1u);
+  EXPECT_EQ(billing::CanonicalPriceBook((*back)[0]), billing::CanonicalPriceBook(b));
+  EXPECT_FALSE(report::PriceBooksFromJson(nlohmann::json::parse(
+                   R"({"metadata":{"name":"x"},"spec":{"mode":"Cheapest"}})"))
+                   .ok());
+}
+
+}  // namespace
+}  // namespace arbiter
