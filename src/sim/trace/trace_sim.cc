@@ -346,6 +346,10 @@ Result<TimelineResult> RunTimeline(const std::vector<TraceNode>& nodes, const Po
     record(x.end);
   }
   r.end_s = last_t;
+  const TimelinePoint last{last_t, cluster.gpu_allocated(), cluster.cpu_allocated(), 0};
+  if (r.points.empty() || r.points.back().time_s != last.time_s ||
+      r.points.back().allocated_gpu_milli != last.allocated_gpu_milli)
+    r.points.push_back(last);
   return r;
 }
 
