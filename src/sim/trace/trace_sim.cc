@@ -365,19 +365,31 @@ Result<std::vector<PolicySummary>> ComparePolicies(const std::vector<TraceNode>&
   const size_t total = policies.size() * seeds.size();
   size_t done = 0;
   for (PlacementPolicyName p : policies) {
-    PolicySummary s;
-    s.policy = PolicyKey(p);
-    s.seeds = seeds;
+    std::vector<SaturateResult> runs;
     for (uint64_t seed : seeds) {
       TraceRunOptions o = base;
       o.policy = p;
       o.seed = seed;
-      if (progress) progress(s.policy, seed, done, total);
+      if (progress) progress(PolicyKey(p), seed, done, total);
       auto r = RunSaturate(nodes, trace, o);
       if (!r.ok()) return r.status();
-      s.runs.push_back(std::move(r).value());
+      runs.push_back(std::move(r).value());
       ++done;
     }
+    out.push_back(SummariseRuns(PolicyKey(p), seeds, std::move(runs)));
+  }
+  if (progress) progress("", 0, done, total);
+  return out;
+}
+
+PolicySummary SummariseRuns(std::string policy, std::vector<uint64_t> seeds,
+                            std::vector<SaturateResult> runs) {
+  PolicySummary s;
+  s.policy = std::move(policy);
+  s.seeds = std::move(seeds);
+  s.runs = std::move(runs);
+  if (s.runs.empty()) return s;
+  {
     double a = 0, u = 0, f = 0;
     s.unallocated_gpu_share_min = 1;
     s.unallocated_gpu_share_max = 0;
@@ -393,10 +405,8 @@ Result<std::vector<PolicySummary>> ComparePolicies(const std::vector<TraceNode>&
     s.gpu_allocation_at_100 = a / n;
     s.unallocated_gpu_share_at_end = u / n;
     s.pods_failed = f / n;
-    out.push_back(std::move(s));
   }
-  if (progress) progress("", 0, done, total);
-  return out;
+  return s;
 }
 
 Result<PlacementPolicyName> ParsePolicyName(std::string_view text) {

@@ -100,6 +100,10 @@ struct PolicySummary {
   std::vector<SaturateResult> runs;
 };
 
+// Aggregates saturate runs of one policy (means, min and max over the runs).
+PolicySummary SummariseRuns(std::string policy, std::vector<uint64_t> seeds,
+                            std::vector<SaturateResult> runs);
+
 using ProgressFn = std::function<void(const std::string& policy, uint64_t seed, size_t done,
                                       size_t total)>;
 Result<std::vector<PolicySummary>> ComparePolicies(const std::vector<TraceNode>& nodes,

@@ -1,0 +1,277 @@
+#include "cmd_trace.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "sim/trace/trace_report.h"
+#include "sim/trace/trace_sim.h"
+
+namespace arbiter::app {
+
+namespace tr = arbiter::sim::trace;
+
+namespace {
+
+// "1.3", "1", "130%", "0.95" -> per mille; at most three decimals (or one for percent).
+bool ParseTarget(const std::string& text, int64_t* permille) {
+  std::string t = text;
+  int64_t scale = 1000;
+  if (!t.empty() && t.back() == '%') {
+    t.pop_back();
+    scale = 10;
+  }
+  if (t.empty()) return false;
+  int64_t whole = 0, frac = 0, frac_digits = 0;
+  size_t i = 0;
+  for (; i < t.size() && t[i] != '.'; ++i) {
+    if (t[i] < '0' || t[i] > '9' || whole > 1000000) return false;
+    whole = whole * 10 + (t[i] - '0');
+  }
+  if (i < t.size()) {
+    for (++i; i < t.size(); ++i) {
+      if (t[i] < '0' || t[i] > '9') return false;
+      frac = frac * 10 + (t[i] - '0');
+      ++frac_digits;
+    }
+  }
+  int64_t denom = 1;
+  for (int64_t k = 0; k < frac_digits; ++k) denom *= 10;
+  if (frac_digits > 3 || (frac * scale) % denom != 0) return false;  // more precision than per mille
+  *permille = whole * scale + frac * scale / denom;
+  return *permille > 0;
+}
+
+bool WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  f.close();
+  if (!f) {
+    std::cerr << "arbiter sim: cannot write " << path << "\n";
+    return false;
+  }
+  return true;
+}
+
+struct Loaded {
+  std::vector<tr::TraceNode> nodes;
+  tr::PodTrace pods;
+};
+
+// 0 on success, else the exit code.
+int Load(const std::string& nodes, const std::string& pods, int32_t tenants, uint64_t seed, Loaded* out) {
+  if (nodes.empty() || pods.empty()) {
+    std::cerr << "arbiter sim: a trace run needs both --nodes NODES.csv and --pods PODS.csv\n";
+    return 2;
+  }
+  if (tenants < 1) {
+    std::cerr << "arbiter sim: --tenants must be at least 1\n";
+    return 2;
+  }
+  auto n = tr::ReadOpenbNodes(nodes);
+  if (!n.ok()) {
+    std::cerr << n.message() << "\n";
+    return 1;
+  }
+  tr::PodMappingOptions mo;
+  mo.tenants = tenants;
+  mo.tenant_seed = seed;
+  auto p = tr::ReadOpenbPods(pods, mo);
+  if (!p.ok()) {
+    std::cerr << p.message() << "\n";
+    return 1;
+  }
+  out->nodes = std::move(n).value();
+  out->pods = std::move(p).value();
+  return 0;
+}
+
+bool Progress(bool quiet) { return !quiet && isatty(STDERR_FILENO); }
+
+}  // namespace
+
+bool IsTraceSim(const TraceSimOptions& o) { return !o.nodes.empty() || !o.pods.empty(); }
+
+void AddTraceOptions(CLI::App* sim, TraceSimOptions* o) {
+  sim->add_option("--nodes", o->nodes, "Trace node list CSV (openb: sn,cpu_milli,memory_mib,gpu,model)");
+  sim->add_option("--pods", o->pods, "Trace pod list CSV (openb: name,cpu_milli,memory_mib,num_gpu,gpu_milli,...)");
+  sim->add_option("--mode", o->mode, "Trace mode: timeline (default) or saturate (the FGD paper's protocol)");
+  sim->add_option("--target", o->target, "saturate: arrived GPU demand to reach, x cluster GPUs (default 1.3)");
+  sim->add_option("--tenants", o->tenants, "Spread trace pods over N tenants by a seeded rule (default 1)");
+}
+
+void RegisterSimCompare(CLI::App* sim, int* exit_code) {
+  auto o = std::make_shared<TraceCompareOptions>();
+  auto* cmd = sim->add_subcommand(
+      "compare",
+      "Compare placement policies on a trace with the FGD paper's saturate protocol: per policy, the GPU\n"
+      "allocation at 100 % arrived load and the GPUs left unallocated at the target, averaged over seeds.");
+  cmd->add_option("--nodes", o->nodes, "Trace node list CSV")->required();
+  cmd->add_option("--pods", o->pods, "Trace pod list CSV")->required();
+  cmd->add_option("--mode", o->mode, "Only saturate");
+  cmd->add_option("--target", o->target, "Arrived GPU demand to reach, x cluster GPUs (default 1.3)");
+  cmd->add_option("--policies", o->policies, "Comma-separated policies (default random,dotproduct,packing,bestfit,fgd)");
+  cmd->add_option("--seeds", o->seeds, "Seeds: FIRST-LAST or a comma list (default 42-51)");
+  cmd->add_option("--tenants", o->tenants, "Spread trace pods over N tenants (default 1)");
+  cmd->add_option("--report-json", o->report_json, "Write the PolicyComparison JSON here");
+  cmd->add_option("--report-html", o->report_html, "Write a self-contained HTML report with SVG charts here");
+  cmd->add_flag("-q,--quiet", o->quiet, "No progress output");
+  cmd->callback([o, exit_code] { *exit_code = RunTraceCompare(*o); });
+}
+
+int RunTraceSim(const TraceSimOptions& o) {
+  tr::TraceRunOptions ro;
+  auto policy = tr::ParsePolicyName(o.policy.empty() ? "bestfit" : o.policy);
+  if (!policy.ok()) {
+    std::cerr << "arbiter sim: --policy: " << policy.message() << "\n";
+    return 2;
+  }
+  ro.policy = *policy;
+  ro.seed = o.seed;
+  if (!ParseTarget(o.target, &ro.target_permille)) {
+    std::cerr << "arbiter sim: --target: expected a positive ratio like 1.3 or 130%, got \"" << o.target << "\"\n";
+    return 2;
+  }
+  if (o.mode != "timeline" && o.mode != "saturate") {
+    std::cerr << "arbiter sim: --mode: expected timeline or saturate, got \"" << o.mode << "\"\n";
+    return 2;
+  }
+  Loaded in;
+  if (int rc = Load(o.nodes, o.pods, o.tenants, o.seed, &in)) return rc;
+  tr::TraceReportMeta meta;
+  meta.nodes_path = o.nodes;
+  meta.pods_path = o.pods;
+  meta.mode = o.mode;
+  meta.target_permille = ro.target_permille;
+  meta.node_count = static_cast<int64_t>(in.nodes.size());
+  meta.pod_count = static_cast<int64_t>(in.pods.pods.size());
+  const bool progress = Progress(o.quiet);
+  if (progress) std::cerr << "  replaying " << in.pods.pods.size() << " pods (" << o.mode << ", " << o.policy << ") ..." << std::flush;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string text, json, html;
+  if (o.mode == "saturate") {
+    auto r = tr::RunSaturate(in.nodes, in.pods, ro);
+    if (progress) std::cerr << "\n";
+    if (!r.ok()) {
+      std::cerr << "arbiter sim: " << r.message() << "\n";
+      return 1;
+    }
+    meta.seconds = {{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
+    text = tr::SaturateText(*r, meta);
+    if (!o.report_json.empty()) json = tr::SaturateJson(*r, meta).dump(2) + "\n";
+    if (!o.report_html.empty()) html = tr::SaturateHtml(*r, meta);
+  } else {
+    auto r = tr::RunTimeline(in.nodes, in.pods, ro);
+    if (progress) std::cerr << "\n";
+    if (!r.ok()) {
+      std::cerr << "arbiter sim: " << r.message() << "\n";
+      return 1;
+    }
+    meta.seconds = {{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
+    text = tr::TimelineText(*r, meta);
+    if (!o.report_json.empty()) json = tr::TimelineJson(*r, meta).dump(2) + "\n";
+    if (!o.report_html.empty()) html = tr::TimelineHtml(*r, meta);
+  }
+  std::cout << text;
+  if (!o.report_json.empty()) {
+    if (!WriteFile(o.report_json, json)) return 1;
+    std::cout << "report: " << o.report_json << "\n";
+  }
+  if (!o.report_html.empty()) {
+    if (!WriteFile(o.report_html, html)) return 1;
+    std::cout << "html report: " << o.report_html << "\n";
+  }
+  return 0;
+}
+
+int RunTraceCompare(const TraceCompareOptions& o) {
+  if (o.mode != "saturate") {
+    std::cerr << "arbiter sim compare: --mode: only saturate is supported, got \"" << o.mode << "\"\n";
+    return 2;
+  }
+  tr::TraceRunOptions base;
+  if (!ParseTarget(o.target, &base.target_permille)) {
+    std::cerr << "arbiter sim compare: --target: expected a positive ratio like 1.3 or 130%, got \"" << o.target << "\"\n";
+    return 2;
+  }
+  std::vector<PlacementPolicyName> policies;
+  std::vector<std::string> names;
+  {
+    size_t start = 0;
+    while (start <= o.policies.size()) {
+      size_t c = o.policies.find(',', start);
+      std::string name = o.policies.substr(start, c == std::string::npos ? std::string::npos : c - start);
+      if (!name.empty()) {
+        auto p = tr::ParsePolicyName(name);
+        if (!p.ok()) {
+          std::cerr << "arbiter sim compare: --policies: " << p.message() << "\n";
+          return 2;
+        }
+        policies.push_back(*p);
+      }
+      if (c == std::string::npos) break;
+      start = c + 1;
+    }
+  }
+  if (policies.empty()) {
+    std::cerr << "arbiter sim compare: --policies: no policy given\n";
+    return 2;
+  }
+  auto seeds = tr::ParseSeeds(o.seeds);
+  if (!seeds.ok()) {
+    std::cerr << "arbiter sim compare: --seeds: " << seeds.message() << "\n";
+    return 2;
+  }
+  Loaded in;
+  if (int rc = Load(o.nodes, o.pods, o.tenants, seeds->front(), &in)) return rc;
+  const bool progress = Progress(o.quiet);
+  tr::TraceReportMeta meta;
+  meta.nodes_path = o.nodes;
+  meta.pods_path = o.pods;
+  meta.mode = o.mode;
+  meta.target_permille = base.target_permille;
+  meta.node_count = static_cast<int64_t>(in.nodes.size());
+  meta.pod_count = static_cast<int64_t>(in.pods.pods.size());
+  std::vector<tr::PolicySummary> summaries;
+  const size_t total = policies.size() * seeds->size();
+  size_t done = 0;
+  for (PlacementPolicyName p : policies) {
+    std::vector<tr::SaturateResult> runs;
+    std::vector<double> secs;
+    for (uint64_t seed : *seeds) {
+      if (progress)
+        std::cerr << "\r  " << tr::PolicyKey(p) << " seed " << seed << " (" << done + 1 << "/" << total << ")      " << std::flush;
+      tr::TraceRunOptions ro = base;
+      ro.policy = p;
+      ro.seed = seed;
+      const auto t0 = std::chrono::steady_clock::now();
+      auto r = tr::RunSaturate(in.nodes, in.pods, ro);
+      secs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      if (!r.ok()) {
+        if (progress) std::cerr << "\n";
+        std::cerr << "arbiter sim compare: " << r.message() << "\n";
+        return 1;
+      }
+      runs.push_back(std::move(r).value());
+      ++done;
+    }
+    summaries.push_back(tr::SummariseRuns(tr::PolicyKey(p), *seeds, std::move(runs)));
+    meta.seconds.push_back(std::move(secs));
+  }
+  if (progress) std::cerr << "\r" << std::string(60, ' ') << "\r" << std::flush;
+  std::cout << tr::ComparisonText(summaries, meta);
+  if (!o.report_json.empty()) {
+    if (!WriteFile(o.report_json, tr::ComparisonJson(summaries, meta).dump(2) + "\n")) return 1;
+    std::cout << "report: " << o.report_json << "\n";
+  }
+  if (!o.report_html.empty()) {
+    if (!WriteFile(o.report_html, tr::ComparisonHtml(summaries, meta))) return 1;
+    std::cout << "html report: " << o.report_html << "\n";
+  }
+  return 0;
+}
+
+}  // namespace arbiter::app

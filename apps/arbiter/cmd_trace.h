@@ -1,0 +1,66 @@
+// `arbiter sim --nodes N.csv --pods P.csv ...` (trace replay) and `arbiter sim compare ...`
+// (placement policy comparison on a trace, the FGD paper's saturate protocol).
+//
+// Wiring in cmd_sim.cc (RegisterSim):
+//   auto trace = std::make_shared<TraceSimOptions>();
+//   AddTraceOptions(cmd, trace.get());     // --nodes --pods --mode --target --tenants
+//   RegisterSimCompare(cmd, exit_code);    // the `compare` sub-subcommand
+//   cmd->callback([=] {
+//     if (cmd->got_subcommand("compare")) return;  // compare ran its own callback
+//     if (IsTraceSim(*trace)) {
+//       trace->policy = o->policy; trace->seed = o->seed;           // shared flags
+//       trace->report_json = o->report_json; trace->report_html = o->report_html;
+//       trace->quiet = o->quiet;
+//       *exit_code = RunTraceSim(*trace);
+//       return;
+//     }
+//     ... manifest simulation ...
+//   });
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace arbiter::app {
+
+struct TraceSimOptions {
+  std::string nodes;               // node list CSV (sn,cpu_milli,memory_mib,gpu,model)
+  std::string pods;                // pod list CSV
+  std::string mode = "timeline";   // timeline | saturate
+  std::string target = "1.3";      // saturate: arrived GPU demand / cluster GPUs ("1.3" or "130%")
+  uint64_t seed = 42;              // node order, sampling, Random policy, tenants
+  std::string policy = "bestfit";  // bestfit | fgd | leastallocated | packing | dotproduct | random
+  int32_t tenants = 1;             // pods are spread over this many tenants by a seeded rule
+  std::string report_json;
+  std::string report_html;
+  bool quiet = false;              // no progress output
+};
+
+struct TraceCompareOptions {
+  std::string nodes;
+  std::string pods;
+  std::string mode = "saturate";  // only saturate
+  std::string target = "1.3";
+  std::string policies = "random,dotproduct,packing,bestfit,fgd";
+  std::string seeds = "42-51";
+  int32_t tenants = 1;
+  std::string report_json;
+  std::string report_html;
+  bool quiet = false;
+};
+
+// True when the trace flags were given (dispatch to RunTraceSim).
+bool IsTraceSim(const TraceSimOptions& o);
+// Adds --nodes, --pods, --mode, --target, --tenants to `sim` (the flags the manifest simulation
+// does not have; --policy, --seed, --report-json, --report-html, --quiet are the caller's).
+void AddTraceOptions(CLI::App* sim, TraceSimOptions* opts);
+// Adds `sim compare` with all of its flags; its callback sets *exit_code.
+void RegisterSimCompare(CLI::App* sim, int* exit_code);
+
+// Exit codes: 0 ok, 1 invalid input (unreadable or malformed trace), 2 usage error.
+int RunTraceSim(const TraceSimOptions& o);
+int RunTraceCompare(const TraceCompareOptions& o);
+
+}  // namespace arbiter::app

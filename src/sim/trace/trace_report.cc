@@ -1,0 +1,345 @@
+#include "sim/trace/trace_report.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace arbiter::sim::trace {
+
+namespace {
+
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+std::string Pct(double ratio) { return Fmt("%.1f %%", ratio * 100.0); }
+double Round(double v, double scale = 1e6) {
+  return static_cast<double>(static_cast<int64_t>(v * scale + (v >= 0 ? 0.5 : -0.5))) / scale;
+}
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+std::string Esc(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '&': o += "&amp;"; break;
+      case '"': o += "&quot;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+// Unallocated share at 130 % arrived: the end of the run when the target is 130 %, otherwise the
+// curve's 130 % point if the run got there; negative if unknown.
+double UnallocatedAt130(const SaturateResult& r, int64_t target_permille) {
+  if (target_permille == 1300) return r.unallocated_gpu_share_at_end();
+  if (r.curve.size() >= 130)
+    return 1.0 - static_cast<double>(r.curve[129].allocated_gpu_milli) / r.cluster_gpu_milli;
+  return -1;
+}
+
+const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
+                         "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+
+struct Series {
+  std::string name;
+  std::vector<std::pair<double, double>> xy;  // x in x-units, y in 0..1
+};
+
+// A line chart: x from 0 to x_max (labelled with x_label), y 0..100 %.
+std::string LineChart(const std::string& title, const std::string& x_label, double x_max,
+                      const std::vector<Series>& series, bool diagonal, const char* x_fmt) {
+  const double W = 760, H = 420, L = 60, R = 170, T = 36, B = 48;
+  const double pw = W - L - R, ph = H - T - B;
+  auto X = [&](double x) { return L + (x_max > 0 ? x / x_max : 0) * pw; };
+  auto Y = [&](double y) { return T + (1 - y) * ph; };
+  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Fmt("%.0f", W) +
+                  "\" height=\"" + Fmt("%.0f", H) + "\" viewBox=\"0 0 " + Fmt("%.0f", W) + " " +
+                  Fmt("%.0f", H) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  s += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+  s += "<text x=\"" + Fmt("%.0f", L) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" + Esc(title) + "</text>\n";
+  for (int i = 0; i <= 10; ++i) {
+    const double y = i / 10.0;
+    s += "<line x1=\"" + Fmt("%.1f", L) + "\" y1=\"" + Fmt("%.1f", Y(y)) + "\" x2=\"" + Fmt("%.1f", L + pw) +
+         "\" y2=\"" + Fmt("%.1f", Y(y)) + "\" stroke=\"#e5e5e5\"/>\n";
+    s += "<text x=\"" + Fmt("%.1f", L - 6) + "\" y=\"" + Fmt("%.1f", Y(y) + 4) + "\" text-anchor=\"end\">" +
+         Fmt("%.0f%%", y * 100) + "</text>\n";
+  }
+  for (int i = 0; i <= 10; ++i) {
+    const double x = x_max * i / 10.0;
+    s += "<text x=\"" + Fmt("%.1f", X(x)) + "\" y=\"" + Fmt("%.1f", T + ph + 16) + "\" text-anchor=\"middle\">" +
+         Fmt(x_fmt, x) + "</text>\n";
+  }
+  s += "<text x=\"" + Fmt("%.1f", L + pw / 2) + "\" y=\"" + Fmt("%.1f", H - 8) + "\" text-anchor=\"middle\">" +
+       Esc(x_label) + "</text>\n";
+  s += "<rect x=\"" + Fmt("%.1f", L) + "\" y=\"" + Fmt("%.1f", T) + "\" width=\"" + Fmt("%.1f", pw) +
+       "\" height=\"" + Fmt("%.1f", ph) + "\" fill=\"none\" stroke=\"#444\"/>\n";
+  if (diagonal) {
+    const double end = std::min(x_max, 100.0);
+    s += "<line x1=\"" + Fmt("%.1f", X(0)) + "\" y1=\"" + Fmt("%.1f", Y(0)) + "\" x2=\"" + Fmt("%.1f", X(end)) +
+         "\" y2=\"" + Fmt("%.1f", Y(end / 100.0)) + "\" stroke=\"#999\" stroke-dasharray=\"4 4\"/>\n";
+  }
+  for (size_t k = 0; k < series.size(); ++k) {
+    const char* color = kColors[k % 10];
+    std::string pts;
+    for (const auto& [x, y] : series[k].xy) pts += Fmt("%.1f", X(x)) + "," + Fmt("%.1f", Y(y)) + " ";
+    s += "<polyline fill=\"none\" stroke=\"" + std::string(color) + "\" stroke-width=\"2\" points=\"" + pts + "\"/>\n";
+    const double ly = T + 14 + 18.0 * static_cast<double>(k);
+    s += "<line x1=\"" + Fmt("%.1f", L + pw + 12) + "\" y1=\"" + Fmt("%.1f", ly - 4) + "\" x2=\"" +
+         Fmt("%.1f", L + pw + 36) + "\" y2=\"" + Fmt("%.1f", ly - 4) + "\" stroke=\"" + color + "\" stroke-width=\"3\"/>\n";
+    s += "<text x=\"" + Fmt("%.1f", L + pw + 42) + "\" y=\"" + Fmt("%.1f", ly) + "\">" + Esc(series[k].name) + "</text>\n";
+  }
+  s += "</svg>\n";
+  return s;
+}
+
+std::string Page(const std::string& title, const std::string& body) {
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + Esc(title) +
+         "</title>\n<style>body{font-family:sans-serif;margin:24px;color:#222;background:#fff}"
+         "table{border-collapse:collapse;margin:12px 0}td,th{border:1px solid #ccc;padding:4px 10px;"
+         "text-align:right}th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}"
+         "p.note{color:#555;max-width:760px}</style></head>\n<body>\n<h1>" + Esc(title) + "</h1>\n" +
+         body + "</body></html>\n";
+}
+
+std::string MetaHtml(const TraceReportMeta& m) {
+  return "<p>nodes: <code>" + Esc(m.nodes_path) + "</code> (" + std::to_string(m.node_count) +
+         ")<br>pods: <code>" + Esc(m.pods_path) + "</code> (" + std::to_string(m.pod_count) +
+         ")<br>mode: " + Esc(m.mode) + (m.mode == "saturate" ? ", target " + Fmt("%.0f", m.target_permille / 10.0) + " % of the cluster's GPUs" : std::string()) + "</p>\n";
+}
+
+Series CurveSeries(const std::string& name, const std::vector<double>& curve) {
+  Series s{name, {}};
+  for (size_t k = 0; k < curve.size(); ++k) s.xy.push_back({static_cast<double>(k), curve[k]});
+  return s;
+}
+
+std::vector<double> RunCurve(const SaturateResult& r) {
+  std::vector<double> c(1, 0.0);
+  for (const auto& p : r.curve) c.push_back(static_cast<double>(p.allocated_gpu_milli) / r.cluster_gpu_milli);
+  return c;
+}
+
+}  // namespace
+
+std::vector<double> MeanCurve(const PolicySummary& s) {
+  size_t n = 0;
+  for (const auto& r : s.runs) n = std::max(n, r.curve.size());
+  std::vector<double> sum(n + 1, 0.0);
+  std::vector<int> cnt(n + 1, 0);
+  cnt[0] = 1;
+  for (const auto& r : s.runs)
+    for (size_t k = 0; k < r.curve.size(); ++k) {
+      sum[k + 1] += static_cast<double>(r.curve[k].allocated_gpu_milli) / r.cluster_gpu_milli;
+      ++cnt[k + 1];
+    }
+  for (size_t k = 0; k <= n; ++k) sum[k] = cnt[k] ? sum[k] / cnt[k] : 0;
+  return sum;
+}
+
+nlohmann::json ComparisonJson(const std::vector<PolicySummary>& summaries, const TraceReportMeta& m) {
+  nlohmann::json j;
+  j["kind"] = "PolicyComparison";
+  j["mode"] = m.mode;
+  j["nodes"] = m.nodes_path;
+  j["pods"] = m.pods_path;
+  j["target"] = static_cast<double>(m.target_permille) / 1000.0;
+  j["nodeCount"] = m.node_count;
+  j["podCount"] = m.pod_count;
+  j["clusterGpus"] = summaries.empty() || summaries[0].runs.empty()
+                         ? 0.0 : static_cast<double>(summaries[0].runs[0].cluster_gpu_milli) / 1000.0;
+  nlohmann::json ps = nlohmann::json::array();
+  for (size_t i = 0; i < summaries.size(); ++i) {
+    const PolicySummary& s = summaries[i];
+    nlohmann::json p;
+    p["policy"] = s.policy;
+    p["seeds"] = s.seeds;
+    p["gpuAllocationAt100"] = Round(s.gpu_allocation_at_100);
+    double u130 = 0;
+    bool have130 = true;
+    for (const auto& r : s.runs) {
+      const double u = UnallocatedAt130(r, m.target_permille);
+      if (u < 0) have130 = false;
+      u130 += u;
+    }
+    if (have130 && !s.runs.empty()) p["unallocatedGpuShareAt130"] = Round(u130 / static_cast<double>(s.runs.size()));
+    p["unallocatedGpuShareAtTarget"] = Round(s.unallocated_gpu_share_at_end);
+    p["unallocatedGpuShareMin"] = Round(s.unallocated_gpu_share_min);
+    p["unallocatedGpuShareMax"] = Round(s.unallocated_gpu_share_max);
+    p["podsFailedMean"] = Round(s.pods_failed, 1e3);
+    if (i < m.seconds.size() && !m.seconds[i].empty()) p["secondsPerRunMedian"] = Round(Median(m.seconds[i]), 1e4);
+    nlohmann::json runs = nlohmann::json::array();
+    for (size_t k = 0; k < s.runs.size(); ++k) {
+      const SaturateResult& r = s.runs[k];
+      nlohmann::json rj;
+      rj["seed"] = r.seed;
+      rj["gpuAllocationAt100"] = Round(r.gpu_allocation_at_100());
+      rj["unallocatedGpuShareAtTarget"] = Round(r.unallocated_gpu_share_at_end());
+      rj["podsSubmitted"] = r.pods_submitted;
+      rj["podsFailed"] = r.pods_failed;
+      rj["arrivedGpu"] = static_cast<double>(r.arrived_gpu_milli) / 1000.0;
+      rj["allocatedGpu"] = static_cast<double>(r.allocated_gpu_milli) / 1000.0;
+      if (i < m.seconds.size() && k < m.seconds[i].size()) rj["seconds"] = Round(m.seconds[i][k], 1e4);
+      runs.push_back(rj);
+    }
+    p["runs"] = runs;
+    nlohmann::json curve = nlohmann::json::array();
+    for (double v : MeanCurve(s)) curve.push_back(Round(v));
+    p["gpuAllocationByArrivedPercent"] = curve;
+    ps.push_back(p);
+  }
+  j["policies"] = ps;
+  return j;
+}
+
+std::string ComparisonText(const std::vector<PolicySummary>& summaries, const TraceReportMeta& m) {
+  std::string s;
+  const int64_t gpus = summaries.empty() || summaries[0].runs.empty() ? 0 : summaries[0].runs[0].cluster_gpu_milli / 1000;
+  const size_t seeds = summaries.empty() ? 0 : summaries[0].seeds.size();
+  s += "Policy comparison: " + m.mode + ", arrived GPU demand up to " + Fmt("%.0f", m.target_permille / 10.0) +
+       " % of " + std::to_string(gpus) + " GPUs on " + std::to_string(m.node_count) + " nodes, " +
+       std::to_string(seeds) + " seed(s) each\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%-16s %18s %22s %16s %12s %10s\n", "policy", "GPU alloc @100%",
+                "unallocated @target", "(min..max)", "failed pods", "s/run");
+  s += line;
+  for (size_t i = 0; i < summaries.size(); ++i) {
+    const PolicySummary& p = summaries[i];
+    const std::string range = Fmt("%.1f", p.unallocated_gpu_share_min * 100) + ".." + Fmt("%.1f %%", p.unallocated_gpu_share_max * 100);
+    const std::string secs = i < m.seconds.size() && !m.seconds[i].empty() ? Fmt("%.3f", Median(m.seconds[i])) : "-";
+    std::snprintf(line, sizeof line, "%-16s %18s %22s %16s %12.1f %10s\n", p.policy.c_str(),
+                  Pct(p.gpu_allocation_at_100).c_str(), Pct(p.unallocated_gpu_share_at_end).c_str(),
+                  range.c_str(), p.pods_failed, secs.c_str());
+    s += line;
+  }
+  return s;
+}
+
+std::string ComparisonHtml(const std::vector<PolicySummary>& summaries, const TraceReportMeta& m) {
+  std::vector<Series> series;
+  for (const auto& p : summaries) series.push_back(CurveSeries(p.policy, MeanCurve(p)));
+  const double x_max = static_cast<double>(m.target_permille) / 10.0;
+  std::string body = MetaHtml(m);
+  body += LineChart("GPU allocation vs. arrived GPU demand (mean over seeds)",
+                    "arrived GPU demand, % of cluster GPU capacity", x_max, series, true, "%.0f%%");
+  body += "<table><tr><th>policy</th><th>seeds</th><th>GPU allocation at 100 %</th><th>unallocated GPUs at " +
+          Fmt("%.0f", x_max) + " %</th><th>min</th><th>max</th><th>failed pods (mean)</th></tr>\n";
+  for (const auto& p : summaries)
+    body += "<tr><td>" + Esc(p.policy) + "</td><td>" + std::to_string(p.seeds.size()) + "</td><td>" +
+            Pct(p.gpu_allocation_at_100) + "</td><td>" + Pct(p.unallocated_gpu_share_at_end) + "</td><td>" +
+            Pct(p.unallocated_gpu_share_min) + "</td><td>" + Pct(p.unallocated_gpu_share_max) + "</td><td>" +
+            Fmt("%.1f", p.pods_failed) + "</td></tr>\n";
+  body += "</table>\n<p class=\"note\">Saturate protocol of the FGD paper (Weng et al., USENIX ATC 2023): the trace's pods "
+          "in seeded random order, then pods sampled with replacement, no departures, until the arrived GPU demand "
+          "reaches the target. Paper, default trace, unallocated at 130 %: Random 12.5 %, DotProduct 9.2 %, "
+          "Clustering 8.1 %, Packing 8.0 %, BestFit 6.9 %, FGD 4.6 %.</p>\n";
+  return Page("Arbiter placement policy comparison", body);
+}
+
+nlohmann::json SaturateJson(const SaturateResult& r, const TraceReportMeta& m) {
+  nlohmann::json j;
+  j["kind"] = "TraceSaturate";
+  j["nodes"] = m.nodes_path;
+  j["pods"] = m.pods_path;
+  j["policy"] = r.policy;
+  j["seed"] = r.seed;
+  j["target"] = static_cast<double>(m.target_permille) / 1000.0;
+  j["clusterGpus"] = static_cast<double>(r.cluster_gpu_milli) / 1000.0;
+  j["podsSubmitted"] = r.pods_submitted;
+  j["podsPlaced"] = r.pods_placed;
+  j["podsFailed"] = r.pods_failed;
+  j["gpuPodsFailed"] = r.gpu_pods_failed;
+  j["arrivedGpu"] = static_cast<double>(r.arrived_gpu_milli) / 1000.0;
+  j["allocatedGpu"] = static_cast<double>(r.allocated_gpu_milli) / 1000.0;
+  j["gpuAllocationAt100"] = Round(r.gpu_allocation_at_100());
+  j["unallocatedGpuShareAtTarget"] = Round(r.unallocated_gpu_share_at_end());
+  const double u = UnallocatedAt130(r, m.target_permille);
+  if (u >= 0) j["unallocatedGpuShareAt130"] = Round(u);
+  nlohmann::json curve = nlohmann::json::array();
+  for (double v : RunCurve(r)) curve.push_back(Round(v));
+  j["gpuAllocationByArrivedPercent"] = curve;
+  if (!m.seconds.empty() && !m.seconds[0].empty()) j["seconds"] = Round(m.seconds[0][0], 1e4);
+  return j;
+}
+
+std::string SaturateText(const SaturateResult& r, const TraceReportMeta& m) {
+  std::string s;
+  s += "Trace saturate run: policy " + r.policy + ", seed " + std::to_string(r.seed) + ", " +
+       std::to_string(m.node_count) + " nodes, " + std::to_string(r.cluster_gpu_milli / 1000) + " GPUs\n";
+  s += "  pods submitted " + std::to_string(r.pods_submitted) + ", placed " + std::to_string(r.pods_placed) +
+       ", failed " + std::to_string(r.pods_failed) + " (" + std::to_string(r.gpu_pods_failed) + " GPU pods)\n";
+  s += "  arrived GPU demand " + Pct(static_cast<double>(r.arrived_gpu_milli) / r.cluster_gpu_milli) +
+       " of capacity; GPU allocation at 100 % arrived: " + Pct(r.gpu_allocation_at_100()) + "\n";
+  s += "  GPUs unallocated at the end: " + Pct(r.unallocated_gpu_share_at_end()) + "\n";
+  return s;
+}
+
+std::string SaturateHtml(const SaturateResult& r, const TraceReportMeta& m) {
+  std::string body = MetaHtml(m);
+  body += LineChart("GPU allocation vs. arrived GPU demand", "arrived GPU demand, % of cluster GPU capacity",
+                    static_cast<double>(m.target_permille) / 10.0, {CurveSeries(r.policy, RunCurve(r))}, true, "%.0f%%");
+  body += "<pre>" + Esc(SaturateText(r, m)) + "</pre>\n";
+  return Page("Arbiter trace run (saturate)", body);
+}
+
+nlohmann::json TimelineJson(const TimelineResult& r, const TraceReportMeta& m) {
+  nlohmann::json j;
+  j["kind"] = "TraceTimeline";
+  j["nodes"] = m.nodes_path;
+  j["pods"] = m.pods_path;
+  j["policy"] = r.policy;
+  j["seed"] = r.seed;
+  j["clusterGpus"] = static_cast<double>(r.cluster_gpu_milli) / 1000.0;
+  j["podsSubmitted"] = r.pods_submitted;
+  j["podsPlaced"] = r.pods_placed;
+  j["podsFailed"] = r.pods_failed;
+  j["podsFailedByTier"] = {{"1000", r.failed_by_priority_tier[0]},
+                           {"5000", r.failed_by_priority_tier[1]},
+                           {"10000", r.failed_by_priority_tier[2]},
+                           {"other", r.failed_by_priority_tier[3]}};
+  j["startSeconds"] = r.start_s;
+  j["endSeconds"] = r.end_s;
+  j["peakGpuAllocation"] = Round(r.cluster_gpu_milli ? static_cast<double>(r.peak_allocated_gpu_milli) / r.cluster_gpu_milli : 0);
+  j["averageGpuAllocation"] = Round(r.average_gpu_allocation());
+  nlohmann::json pts = nlohmann::json::array();
+  for (const auto& p : r.points)
+    pts.push_back({{"t", p.time_s}, {"gpu", static_cast<double>(p.allocated_gpu_milli) / 1000.0},
+                   {"cpu", static_cast<double>(p.allocated_cpu_milli) / 1000.0}, {"running", p.running_pods}});
+  j["points"] = pts;
+  if (!m.seconds.empty() && !m.seconds[0].empty()) j["seconds"] = Round(m.seconds[0][0], 1e4);
+  return j;
+}
+
+std::string TimelineText(const TimelineResult& r, const TraceReportMeta& m) {
+  std::string s;
+  s += "Trace timeline replay: policy " + r.policy + ", " + std::to_string(m.node_count) + " nodes, " +
+       std::to_string(r.cluster_gpu_milli / 1000) + " GPUs, " + Fmt("%.1f", (r.end_s - r.start_s) / 3600.0) + " h\n";
+  s += "  pods submitted " + std::to_string(r.pods_submitted) + ", placed " + std::to_string(r.pods_placed) +
+       ", failed " + std::to_string(r.pods_failed) + " (tier 1000: " + std::to_string(r.failed_by_priority_tier[0]) +
+       ", 5000: " + std::to_string(r.failed_by_priority_tier[1]) + ", 10000: " + std::to_string(r.failed_by_priority_tier[2]) + ")\n";
+  s += "  GPU allocation: average " + Pct(r.average_gpu_allocation()) + ", peak " +
+       Pct(r.cluster_gpu_milli ? static_cast<double>(r.peak_allocated_gpu_milli) / r.cluster_gpu_milli : 0) + "\n";
+  return s;
+}
+
+std::string TimelineHtml(const TimelineResult& r, const TraceReportMeta& m) {
+  Series gpu{"GPU", {}}, cpu{"CPU", {}};
+  const double span_h = std::max<double>(1e-9, (r.end_s - r.start_s) / 3600.0);
+  for (const auto& p : r.points) {
+    const double h = (p.time_s - r.start_s) / 3600.0;
+    gpu.xy.push_back({h, r.cluster_gpu_milli ? static_cast<double>(p.allocated_gpu_milli) / r.cluster_gpu_milli : 0});
+    cpu.xy.push_back({h, r.cluster_cpu_milli ? static_cast<double>(p.allocated_cpu_milli) / r.cluster_cpu_milli : 0});
+  }
+  std::string body = MetaHtml(m);
+  body += LineChart("Allocation over time (" + r.policy + ")", "hours since the first arrival", span_h, {gpu, cpu}, false, "%.0f");
+  body += "<pre>" + Esc(TimelineText(r, m)) + "</pre>\n";
+  return Page("Arbiter trace replay (timeline)", body);
+}
+
+}  // namespace arbiter::sim::trace
