@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   arbiter::app::RegisterValidate(app, &exit_code);
   arbiter::app::RegisterSim(app, &exit_code);
+  arbiter::app::RegisterInvoice(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
