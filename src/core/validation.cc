@@ -43,17 +43,22 @@ int SourceLocator::LineOf(const SourceRef& object, std::string_view field_path) 
 // ------------------------------------------------------------------ suggestions
 
 int EditDistance(std::string_view a, std::string_view b) {
-  std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = static_cast<int>(i);
-    for (size_t j = 1; j <= b.size(); ++j) {
-      int sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+  // Optimal string alignment: insertions, deletions, substitutions, adjacent transpositions.
+  const size_t n = a.size(), m = b.size();
+  std::vector<int> d((n + 1) * (m + 1));
+  auto at = [&](size_t i, size_t j) -> int& { return d[i * (m + 1) + j]; };
+  for (size_t i = 0; i <= n; ++i) at(i, 0) = static_cast<int>(i);
+  for (size_t j = 0; j <= m; ++j) at(0, j) = static_cast<int>(j);
+  for (size_t i = 1; i <= n; ++i) {
+    for (size_t j = 1; j <= m; ++j) {
+      int cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      int v = std::min({at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        v = std::min(v, at(i - 2, j - 2) + 1);
+      at(i, j) = v;
     }
-    std::swap(prev, cur);
   }
-  return prev[b.size()];
+  return at(n, m);
 }
 
 namespace {
@@ -435,6 +440,25 @@ class Validator {
           Error("ElasticQuota", q.meta, FieldPathChild("spec.lendingLimit", r),
                 "lending limit " + FormatResourceQuantity(r, l) + " exceeds min " +
                     FormatResourceQuantity(r, q.min.Get(r)));
+      }
+    }
+    // A namespace ResourceQuota (without scopes) below the ElasticQuota ceiling makes the rest of
+    // the ceiling unreachable.
+    for (const auto& q : s_.elastic_quotas) {
+      for (const auto& rq : s_.resource_quotas) {
+        if (rq.meta.namespace_ != q.meta.namespace_ || !rq.scope_selector.empty()) continue;
+        for (const auto& item : rq.hard) {
+          if (item.track != QuotaTrack::kRequests) continue;
+          const std::string& r = item.resource;
+          bool has_ceiling = q.max ? q.max->Has(r) : q.min.Has(r);
+          int64_t ceiling = q.max ? q.max->Get(r) : q.min.Get(r);
+          if (has_ceiling && item.hard < ceiling)
+            Warn("ElasticQuota", q.meta, FieldPathChild(q.max ? "spec.max" : "spec.min", r),
+                 "ResourceQuota " + Quote(rq.meta.name) + " caps " + item.key + " at " +
+                     FormatResourceQuantity(r, item.hard) + ", below this " +
+                     (q.max ? "max " : "min ") + FormatResourceQuantity(r, ceiling) +
+                     ": the namespace can never use all of it");
+        }
       }
     }
     // Guarantees of a cohort beyond the pool's capacity cannot all be honoured.

@@ -40,7 +40,7 @@ class SourceLocator {
 // Runs every cross-object rule. `locator` may be null (messages then use object lines).
 void ValidateManifestSet(const ManifestSet& set, const SourceLocator* locator, Diagnostics* out);
 
-// Levenshtein distance (byte-wise).
+// Edit distance (byte-wise): insertions, deletions, substitutions and adjacent transpositions.
 int EditDistance(std::string_view a, std::string_view b);
 // The closest candidate to `word` (case-insensitive edit distance small relative to its
 // length), or nothing. Ties go to the earlier candidate.

@@ -151,6 +151,7 @@ class DocLoader {
               std::vector<Field> fields = {
                   {"name",
                    [this, meta](const YAML::Node& v, const std::string& fp) {
+                     name_present_ = true;
                      if (auto s = r_.String(v, fp)) {
                        meta->name = *s;
                        if (!IsDns1123Subdomain(*s))
@@ -221,7 +222,7 @@ class DocLoader {
 
   // Checks that required metadata is present; applies the namespace default.
   void FinishMeta(ObjectMeta* meta, bool namespaced) {
-    if (meta->name.empty()) {
+    if (meta->name.empty() && !name_present_) {
       int line = meta_node_.IsDefined() && !meta_node_.IsNull() ? NodeLine(meta_node_) : 0;
       r_.ErrorAtLine(line, "metadata.name", "is required");
     }
@@ -1089,6 +1090,7 @@ class DocLoader {
   DocReader& r_;
   ManifestLoad* out_;
   YAML::Node meta_node_;
+  bool name_present_ = false;
   std::vector<std::pair<std::string, YAML::Node>> annotation_nodes_;
 };
 

@@ -80,9 +80,11 @@ bool IsQuotedScalar(const YAML::Node& node) {
 }
 
 PlainType ResolvePlain(std::string_view t) {
+  // The single letters y / n are YAML 1.1 booleans too, but read as strings here: names such as
+  // `n` are more likely than a boolean meant as a label value.
   static const std::set<std::string_view> kBools = {
-      "y",    "Y",    "yes", "Yes", "YES", "n",     "N",     "no",    "No",  "NO",  "true",
-      "True", "TRUE", "false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF"};
+      "yes",  "Yes",  "YES",   "no",    "No",    "NO", "true", "True", "TRUE",
+      "false", "False", "FALSE", "on",  "On",    "ON", "off",  "Off",  "OFF"};
   if (kBools.count(t)) return PlainType::kBool;
   std::string_view s = t;
   if (!s.empty() && (s[0] == '+' || s[0] == '-')) s.remove_prefix(1);

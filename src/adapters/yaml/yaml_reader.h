@@ -99,7 +99,9 @@ class DocReader {
   size_t errors_ = 0;
 };
 
-// YAML 1.1 reading of a plain scalar, as the Kubernetes decoder (go-yaml) resolves it.
+// YAML 1.1 reading of a plain scalar, as kubectl's YAML-to-JSON step (go-yaml) resolves it
+// (except the single letters y/n, read as strings). A string field given a plain boolean or
+// number is an error: kubectl would send a bool/number and the API server would refuse it.
 enum class PlainType { kString, kBool, kInt, kFloat };
 PlainType ResolvePlain(std::string_view text);
 bool IsQuotedScalar(const YAML::Node& node);

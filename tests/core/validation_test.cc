@@ -1,0 +1,491 @@
+// One test per cross-object rule of core/validation.h (see docs/manifests.md, "Validation").
+#include "core/validation.h"
+
+#include <gtest/gtest.h>
+
+namespace arbiter {
+namespace {
+
+int g_line = 0;
+
+ObjectMeta Meta(const std::string& name, const std::string& ns = "") {
+  ObjectMeta m;
+  m.name = name;
+  m.namespace_ = ns;
+  m.source = {"v.yaml", ++g_line * 10};
+  return m;
+}
+
+Pod MakePod(const std::string& name, const std::string& ns, ResourceList req, ResourceList lim = {}) {
+  Pod p;
+  p.meta = Meta(name, ns);
+  Container c;
+  c.name = "c";
+  c.requests = std::move(req);
+  c.limits = std::move(lim);
+  p.containers.push_back(c);
+  return p;
+}
+
+Node MakeNode(const std::string& name, ResourceList cap) {
+  Node n;
+  n.meta = Meta(name);
+  n.capacity = cap;
+  n.allocatable = cap;
+  return n;
+}
+
+Diagnostics Check(const ManifestSet& s, const SourceLocator* loc = nullptr) {
+  Diagnostics d;
+  ValidateManifestSet(s, loc, &d);
+  return d;
+}
+
+std::string All(const Diagnostics& d) {
+  std::string s;
+  for (const auto& x : d.items) s += x.ToString() + "\n";
+  return s;
+}
+
+// The only diagnostic; fails unless there is exactly one.
+Diagnostic One(const Diagnostics& d) {
+  EXPECT_EQ(d.items.size(), 1u) << All(d);
+  return d.items.empty() ? Diagnostic{} : d.items[0];
+}
+
+bool Has(const Diagnostics& d, Severity sev, const std::string& needle) {
+  for (const auto& x : d.items)
+    if (x.severity == sev && x.ToString().find(needle) != std::string::npos) return true;
+  return false;
+}
+
+TEST(ValidationTest, EmptySetIsClean) { EXPECT_TRUE(Check({}).items.empty()); }
+
+TEST(ValidationTest, DuplicateObjects) {
+  ManifestSet s;
+  s.pods.push_back(MakePod("p", "a", {}));
+  s.pods.push_back(MakePod("p", "b", {}));  // other namespace: fine
+  s.pods.push_back(MakePod("p", "a", {}));
+  auto d = One(Check(s));
+  EXPECT_EQ(d.severity, Severity::kError);
+  EXPECT_EQ(d.name, "a/p");
+  EXPECT_EQ(d.line, s.pods[2].meta.source.line);
+  EXPECT_NE(d.message.find("duplicate Pod \"a/p\" (first defined at v.yaml:" +
+                           std::to_string(s.pods[0].meta.source.line) + ")"),
+            std::string::npos);
+  ManifestSet q;
+  q.qos.push_back({Meta("high"), 1, {}, {}, {}});
+  q.qos.push_back({Meta("high"), 2, {}, {}, {}});
+  EXPECT_TRUE(Has(Check(q), Severity::kError, "duplicate QoS"));
+}
+
+TEST(ValidationTest, MoreThanOneGlobalDefaultPriorityClass) {
+  ManifestSet s;
+  for (const char* n : {"a", "b", "c"}) {
+    PriorityClass pc;
+    pc.meta = Meta(n);
+    pc.global_default = std::string(n) != "b";
+    s.priority_classes.push_back(pc);
+  }
+  auto d = One(Check(s));
+  EXPECT_EQ(d.name, "c");
+  EXPECT_EQ(d.field_path, "globalDefault");
+  EXPECT_NE(d.message.find("more than one globalDefault"), std::string::npos);
+}
+
+TEST(ValidationTest, PodNamesUnknownPriorityClass) {
+  ManifestSet s;
+  PriorityClass pc;
+  pc.meta = Meta("training");
+  pc.value = 5000;
+  s.priority_classes.push_back(pc);
+  Pod p = MakePod("p", "a", {});
+  p.priority_class_name = "trainig";
+  s.pods.push_back(p);
+  Pod ok = MakePod("q", "a", {});
+  ok.priority_class_name = "system-cluster-critical";
+  s.pods.push_back(ok);
+  auto d = One(Check(s));
+  EXPECT_EQ(d.field_path, "spec.priorityClassName");
+  EXPECT_NE(d.message.find("unknown PriorityClass \"trainig\"; did you mean \"training\"?"), std::string::npos);
+}
+
+TEST(ValidationTest, PodPriorityMustMatchItsClass) {
+  ManifestSet s;
+  PriorityClass pc;
+  pc.meta = Meta("training");
+  pc.value = 5000;
+  s.priority_classes.push_back(pc);
+  Pod p = MakePod("p", "a", {});
+  p.priority_class_name = "training";
+  p.priority = 4000;
+  s.pods.push_back(p);
+  Pod q = MakePod("q", "a", {});
+  q.priority_class_name = "training";
+  q.priority = 5000;
+  s.pods.push_back(q);
+  EXPECT_EQ(One(Check(s)).field_path, "spec.priority");
+}
+
+TEST(ValidationTest, PodNamesUnknownQoS) {
+  ManifestSet s;
+  s.qos.push_back({Meta("high"), 10, {}, {}, {}});
+  Pod p = MakePod("p", "a", {});
+  p.sim.qos = "hihg";
+  s.pods.push_back(p);
+  Pod q = MakePod("q", "a", {});
+  q.sim.qos = "high";
+  s.pods.push_back(q);
+  auto d = One(Check(s));
+  EXPECT_EQ(d.field_path, "metadata.annotations[arbiter.dev/qos]");
+  EXPECT_NE(d.message.find("unknown QoS \"hihg\"; did you mean \"high\"?"), std::string::npos);
+}
+
+TEST(ValidationTest, LimitBelowRequestInAContainer) {
+  ManifestSet s;
+  s.pods.push_back(MakePod("p", "a", {{"cpu", 4000}, {"memory", 2048}}, {{"cpu", 2000}, {"memory", 2048}}));
+  Pod init = MakePod("q", "a", {});
+  init.init_containers.push_back({"i", {{"memory", 10}}, {{"memory", 5}}});
+  s.pods.push_back(init);
+  auto d = Check(s);
+  ASSERT_EQ(d.items.size(), 2u) << All(d);
+  EXPECT_EQ(d.items[0].field_path, "spec.containers[0].resources.limits.cpu");
+  EXPECT_NE(d.items[0].message.find("limit 2 is below the request 4"), std::string::npos);
+  EXPECT_EQ(d.items[1].field_path, "spec.initContainers[0].resources.limits.memory");
+}
+
+TEST(ValidationTest, GpuLimitMustEqualRequest) {
+  ManifestSet s;
+  s.pods.push_back(MakePod("p", "a", {{"nvidia.com/gpu", 1000}}, {{"nvidia.com/gpu", 2000}}));
+  auto d = One(Check(s));
+  EXPECT_EQ(d.field_path, "spec.containers[0].resources.limits[nvidia.com/gpu]");
+  EXPECT_NE(d.message.find("must equal its request"), std::string::npos);
+}
+
+TEST(ValidationTest, PdbWithBothMinAvailableAndMaxUnavailable) {
+  ManifestSet s;
+  PodDisruptionBudget p;
+  p.meta = Meta("pdb", "a");
+  p.min_available = IntOrPercent{false, 1};
+  p.max_unavailable = IntOrPercent{false, 1};
+  s.pdbs.push_back(p);
+  EXPECT_NE(One(Check(s)).message.find("mutually exclusive"), std::string::npos);
+}
+
+TEST(ValidationTest, PdbPercentageOutOfRange) {
+  ManifestSet s;
+  PodDisruptionBudget p;
+  p.meta = Meta("pdb", "a");
+  p.max_unavailable = IntOrPercent{true, 150};
+  s.pdbs.push_back(p);
+  p.meta = Meta("pdb2", "a");
+  p.max_unavailable = IntOrPercent{true, 100};
+  s.pdbs.push_back(p);
+  auto d = One(Check(s));
+  EXPECT_EQ(d.name, "a/pdb");
+  EXPECT_NE(d.message.find("150% is outside 0%-100%"), std::string::npos);
+}
+
+TEST(ValidationTest, PdbThatSelectsNothingOrBlocksEverything) {
+  ManifestSet s;
+  Pod p = MakePod("web-0", "a", {});
+  p.meta.labels = {{"app", "web"}};
+  s.pods.push_back(p);
+  PodDisruptionBudget none;
+  none.meta = Meta("none", "a");
+  none.min_available = IntOrPercent{false, 1};
+  none.selector.match_labels = {{"app", "db"}};
+  s.pdbs.push_back(none);
+  PodDisruptionBudget all;
+  all.meta = Meta("all", "a");
+  all.min_available = IntOrPercent{true, 100};
+  all.selector.match_labels = {{"app", "web"}};
+  s.pdbs.push_back(all);
+  auto d = Check(s);
+  EXPECT_EQ(d.ErrorCount(), 0u);
+  EXPECT_TRUE(Has(d, Severity::kWarning, "selects no Pod")) << All(d);
+  EXPECT_TRUE(Has(d, Severity::kWarning, "no voluntary disruption")) << All(d);
+}
+
+PoolPolicy Policy() {
+  PoolPolicy p;
+  p.meta = Meta("default");
+  return p;
+}
+
+TEST(ValidationTest, CpuOvercommitRange) {
+  for (int64_t milli : {1000, 1100, 1200}) {
+    ManifestSet s;
+    s.pool_policy = Policy();
+    s.pool_policy->cpu_overcommit_milli = milli;
+    EXPECT_TRUE(Check(s).items.empty()) << milli;
+  }
+  ManifestSet low;
+  low.pool_policy = Policy();
+  low.pool_policy->cpu_overcommit_milli = 900;
+  auto d = One(Check(low));
+  EXPECT_EQ(d.severity, Severity::kError);
+  EXPECT_EQ(d.field_path, "spec.overcommit.cpu");
+  EXPECT_NE(d.message.find("0.9 is below 1.0"), std::string::npos);
+  ManifestSet high;
+  high.pool_policy = Policy();
+  high.pool_policy->cpu_overcommit_milli = 1500;
+  d = One(Check(high));
+  EXPECT_EQ(d.severity, Severity::kWarning);
+  EXPECT_NE(d.message.find("1.5 is above the recommended range 1.0-1.2"), std::string::npos);
+}
+
+TEST(ValidationTest, MemoryOvercommitRange) {
+  ManifestSet s;
+  s.pool_policy = Policy();
+  s.pool_policy->memory_overcommit_milli = 999;
+  EXPECT_EQ(One(Check(s)).severity, Severity::kError);
+  s.pool_policy->memory_overcommit_milli = 1100;
+  EXPECT_EQ(One(Check(s)).severity, Severity::kWarning);
+}
+
+TEST(ValidationTest, ScrapeInterval) {
+  for (Millis ms : {15000, 30000, 60000}) {
+    ManifestSet s;
+    s.pool_policy = Policy();
+    s.pool_policy->scrape_interval = ms;
+    EXPECT_TRUE(Check(s).items.empty()) << ms;
+  }
+  ManifestSet s;
+  s.pool_policy = Policy();
+  s.pool_policy->scrape_interval = 500;
+  auto d = One(Check(s));
+  EXPECT_EQ(d.severity, Severity::kError);
+  EXPECT_NE(d.message.find("500ms is below 1s"), std::string::npos);
+  s.pool_policy->scrape_interval = 5000;
+  EXPECT_EQ(One(Check(s)).severity, Severity::kWarning);
+  s.pool_policy->scrape_interval = 120000;
+  d = One(Check(s));
+  EXPECT_EQ(d.severity, Severity::kWarning);
+  EXPECT_NE(d.message.find("2m is outside the recommended range 15s-60s"), std::string::npos);
+}
+
+TEST(ValidationTest, QoSPreemptionWithoutQoSObjects) {
+  ManifestSet s;
+  s.pool_policy = Policy();
+  s.pool_policy->preemption_type = PreemptionType::kQoS;
+  EXPECT_EQ(One(Check(s)).field_path, "spec.preemption.type");
+}
+
+ElasticQuota Eq(const std::string& ns, ResourceList min, std::optional<ResourceList> max = std::nullopt) {
+  ElasticQuota q;
+  q.meta = Meta(ns, ns);
+  q.cohort = "pool";
+  q.min = std::move(min);
+  q.max = std::move(max);
+  return q;
+}
+
+TEST(ValidationTest, ElasticQuotaMinAboveMax) {
+  ManifestSet s;
+  s.elastic_quotas.push_back(Eq("a", {{"nvidia.com/gpu", 16000}, {"cpu", 1000}},
+                                ResourceList{{"nvidia.com/gpu", 8000}, {"cpu", 2000}}));
+  auto d = One(Check(s));
+  EXPECT_EQ(d.field_path, "spec.min[nvidia.com/gpu]");
+  EXPECT_NE(d.message.find("min 16 exceeds max 8"), std::string::npos);
+}
+
+TEST(ValidationTest, ElasticQuotaLendingLimit) {
+  ManifestSet s;
+  ElasticQuota q = Eq("a", {{"nvidia.com/gpu", 4000}});
+  q.lending_limit = {{"nvidia.com/gpu", 8000}, {"cpu", 1000}};
+  q.lending_limit_set = {"cpu", "nvidia.com/gpu"};
+  s.elastic_quotas.push_back(q);
+  auto d = Check(s);
+  EXPECT_EQ(d.ErrorCount(), 2u) << All(d);
+  EXPECT_TRUE(Has(d, Severity::kError, "lending limit 8 exceeds min 4"));
+  EXPECT_TRUE(Has(d, Severity::kError, "which has no min"));
+}
+
+TEST(ValidationTest, OneElasticQuotaPerNamespace) {
+  ManifestSet s;
+  s.elastic_quotas.push_back(Eq("a", {}));
+  ElasticQuota other = Eq("a", {});
+  other.meta.name = "other";
+  s.elastic_quotas.push_back(other);
+  EXPECT_NE(One(Check(s)).message.find("already has ElasticQuota"), std::string::npos);
+}
+
+TEST(ValidationTest, CohortGuaranteesBeyondThePool) {
+  ManifestSet s;
+  s.nodes.push_back(MakeNode("n", {{"nvidia.com/gpu", 8000}}));
+  s.elastic_quotas.push_back(Eq("a", {{"nvidia.com/gpu", 6000}}));
+  s.elastic_quotas.push_back(Eq("b", {{"nvidia.com/gpu", 4000}}));
+  auto d = One(Check(s));
+  EXPECT_EQ(d.severity, Severity::kWarning);
+  EXPECT_NE(d.message.find("adds up to 10"), std::string::npos);
+}
+
+TEST(ValidationTest, ResourceQuotaBelowElasticQuotaCeiling) {
+  ManifestSet s;
+  s.elastic_quotas.push_back(Eq("a", {{"nvidia.com/gpu", 4000}}, ResourceList{{"nvidia.com/gpu", 16000}}));
+  ResourceQuota rq;
+  rq.meta = Meta("rq", "a");
+  rq.hard.push_back({"requests.nvidia.com/gpu", QuotaTrack::kRequests, "nvidia.com/gpu", 8000});
+  s.resource_quotas.push_back(rq);
+  auto d = One(Check(s));
+  EXPECT_EQ(d.severity, Severity::kWarning);
+  EXPECT_NE(d.message.find("can never use all of it"), std::string::npos);
+}
+
+TEST(ValidationTest, QoSPreemptsUnknownOrItself) {
+  ManifestSet s;
+  s.qos.push_back({Meta("high"), 10, {"low", "hihg", "nope"}, {}, {}});
+  s.qos.push_back({Meta("low"), 1, {}, {}, {}});
+  s.qos.push_back({Meta("self"), 1, {"self"}, {}, {}});
+  auto d = Check(s);
+  EXPECT_EQ(d.ErrorCount(), 2u) << All(d);
+  EXPECT_TRUE(Has(d, Severity::kError, "spec.preempt[1]: unknown QoS \"hihg\"; did you mean \"high\"?"));
+  EXPECT_TRUE(Has(d, Severity::kError, "spec.preempt[2]: unknown QoS \"nope\""));
+  EXPECT_TRUE(Has(d, Severity::kWarning, "preempts itself"));
+}
+
+TEST(ValidationTest, ResourceQuotaSameQuotaTwice) {
+  ManifestSet s;
+  ResourceQuota rq;
+  rq.meta = Meta("rq", "a");
+  rq.hard.push_back({"cpu", QuotaTrack::kRequests, "cpu", 1000});
+  rq.hard.push_back({"requests.cpu", QuotaTrack::kRequests, "cpu", 2000});
+  rq.hard.push_back({"limits.cpu", QuotaTrack::kLimits, "cpu", 2000});
+  s.resource_quotas.push_back(rq);
+  auto d = One(Check(s));
+  EXPECT_EQ(d.field_path, "spec.hard[requests.cpu]");
+  EXPECT_NE(d.message.find("set the same quota"), std::string::npos);
+}
+
+TEST(ValidationTest, ResourceQuotaScopeNamesUnknownPriorityClass) {
+  ManifestSet s;
+  ResourceQuota rq;
+  rq.meta = Meta("rq", "a");
+  rq.scope_selector.push_back({"PriorityClass", SelectorOperator::kIn, {"ghost"}});
+  s.resource_quotas.push_back(rq);
+  EXPECT_EQ(One(Check(s)).severity, Severity::kWarning);
+}
+
+TEST(ValidationTest, LimitRangeConsistency) {
+  ManifestSet s;
+  LimitRange lr;
+  lr.meta = Meta("lr", "a");
+  LimitRangeItem li;
+  li.min = {{"cpu", 2000}};
+  li.max = {{"cpu", 1000}};
+  li.default_limit = {{"memory", 100}, {"nvidia.com/gpu", 2000}};
+  li.default_request = {{"memory", 200}, {"nvidia.com/gpu", 1000}};
+  lr.limits.push_back(li);
+  LimitRangeItem ratio;
+  ratio.default_limit = {{"cpu", 4000}};
+  ratio.default_request = {{"cpu", 1000}};
+  ratio.max_limit_request_ratio_milli = {{"cpu", 2000}};
+  lr.limits.push_back(ratio);
+  s.limit_ranges.push_back(lr);
+  auto d = Check(s);
+  EXPECT_TRUE(Has(d, Severity::kError, "spec.limits[0].min.cpu: min 2 of cpu is above max 1")) << All(d);
+  EXPECT_TRUE(Has(d, Severity::kError, "defaultRequest 200 of memory is above default 100"));
+  EXPECT_TRUE(Has(d, Severity::kError, "default must equal defaultRequest"));
+  EXPECT_TRUE(Has(d, Severity::kError, "spec.limits[1].maxLimitRequestRatio.cpu"));
+}
+
+TEST(ValidationTest, NodeAllocatableAboveCapacityAndMigProfiles) {
+  ManifestSet s;
+  Node n = MakeNode("n", {{"cpu", 8000}, {"nvidia.com/mig-3g.40gb", 2}, {"nvidia.com/mig-9g.99gb", 1}});
+  n.allocatable.Set("cpu", 9000);
+  n.meta.labels["nvidia.com/gpu.product"] = "NVIDIA-A100-SXM4-40GB";
+  s.nodes.push_back(n);
+  s.nodes.push_back(MakeNode("empty", {}));
+  auto d = Check(s);
+  EXPECT_TRUE(Has(d, Severity::kError, "allocatable 9 exceeds capacity 8")) << All(d);
+  EXPECT_TRUE(Has(d, Severity::kWarning, "nvidia.com/mig-3g.40gb is not a MIG profile of A100-40GB"));
+  EXPECT_TRUE(Has(d, Severity::kWarning, "nvidia.com/mig-9g.99gb is not a MIG profile of A100-40GB"));
+  EXPECT_TRUE(Has(d, Severity::kWarning, "Node/empty: status: warning: node has no capacity"));
+}
+
+TEST(ValidationTest, PodsThatCanNeverBePlaced) {
+  ManifestSet s;
+  Node n = MakeNode("n", {{"cpu", 10000}, {"nvidia.com/gpu", 8000}});
+  n.meta.labels["pool"] = "gpu";
+  s.nodes.push_back(n);
+  s.pool_policy = Policy();
+  s.pool_policy->cpu_overcommit_milli = 1200;
+  s.pods.push_back(MakePod("fits-with-overcommit", "default", {{"cpu", 12000}}));
+  s.pods.push_back(MakePod("too-many-gpus", "default", {{"nvidia.com/gpu", 16000}}));
+  Pod sel = MakePod("selector", "default", {{"cpu", 1000}});
+  sel.node_selector = {{"pool", "cpu"}};
+  s.pods.push_back(sel);
+  auto d = Check(s);
+  EXPECT_EQ(d.items.size(), 2u) << All(d);
+  EXPECT_TRUE(Has(d, Severity::kWarning, "Pod/default/too-many-gpus: spec.containers: warning: requests nvidia.com/gpu=16 fit on no schedulable node"));
+  EXPECT_TRUE(Has(d, Severity::kWarning, "Pod/default/selector: spec.nodeSelector"));
+}
+
+TEST(ValidationTest, SimulatedUsage) {
+  ManifestSet s;
+  Pod p = MakePod("p", "a", {{"cpu", 2000}, {"nvidia.com/gpu", 1000}}, {{"cpu", 2000}, {"nvidia.com/gpu", 1000}});
+  p.sim.usage = ResourceList{{"cpu", 3000}, {"nvidia.com/gpu", 2000}, {"memory", 10}};
+  s.pods.push_back(p);
+  auto d = Check(s);
+  EXPECT_EQ(d.ErrorCount(), 1u) << All(d);
+  EXPECT_TRUE(Has(d, Severity::kError, "usage 2 of nvidia.com/gpu exceeds the request 1"));
+  EXPECT_TRUE(Has(d, Severity::kWarning, "usage 3 of cpu exceeds the limit 2"));
+  EXPECT_TRUE(Has(d, Severity::kWarning, "usage names memory, which the pod does not request"));
+}
+
+TEST(ValidationTest, UndeclaredNamespace) {
+  ManifestSet s;
+  s.pods.push_back(MakePod("p", "ghost", {}));
+  EXPECT_TRUE(Check(s).items.empty());  // no Namespace objects at all: namespaces are implicit
+  s.namespaces.push_back({Meta("team-a")});
+  s.pods.push_back(MakePod("q", "default", {}));
+  auto d = One(Check(s));
+  EXPECT_EQ(d.severity, Severity::kWarning);
+  EXPECT_NE(d.message.find("namespace \"ghost\" is not declared"), std::string::npos);
+}
+
+TEST(ValidationTest, PriceBooksWithTheSameEffectiveTime) {
+  ManifestSet s;
+  PriceBook a;
+  a.meta = Meta("a");
+  PriceBook b = a;
+  b.meta = Meta("b");
+  s.price_books = {a, b};
+  auto d = One(Check(s));
+  EXPECT_EQ(d.name, "b");
+  EXPECT_NE(d.message.find("ambiguous"), std::string::npos);
+  s.price_books[1].effective_from = 1;
+  EXPECT_TRUE(Check(s).items.empty());
+}
+
+TEST(ValidationTest, LocatorPointsAtTheField) {
+  ManifestSet s;
+  s.pods.push_back(MakePod("p", "a", {{"cpu", 4000}}, {{"cpu", 2000}}));
+  SourceLocator loc;
+  const SourceRef& src = s.pods[0].meta.source;
+  loc.Record(src, "spec.containers[0].resources", src.line + 7);
+  loc.Record(src, "spec.containers[0].resources.limits.cpu", src.line + 9);
+  EXPECT_EQ(One(Check(s, &loc)).line, src.line + 9);
+  EXPECT_EQ(loc.LineOf(src, "spec.containers[0].resources.requests[nvidia.com/gpu]"), src.line + 7);
+  EXPECT_EQ(loc.LineOf(src, "metadata.name"), src.line);
+  EXPECT_EQ(loc.LineOf(SourceRef{"other", 1}, "spec.containers[0].resources"), 1);
+}
+
+TEST(ValidationTest, DidYouMean) {
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3);
+  EXPECT_EQ(EditDistance("", "abc"), 3);
+  EXPECT_EQ(EditDistance("hihg", "high"), 1);
+  std::vector<std::string> fields = {"containers", "initContainers", "priorityClassName", "priority"};
+  EXPECT_EQ(DidYouMean("containres", fields), "containers");
+  EXPECT_EQ(DidYouMean("PriorityClassName", fields), "priorityClassName");
+  EXPECT_EQ(DidYouMean("priorty", fields), "priority");
+  EXPECT_FALSE(DidYouMean("volumes", fields));
+  EXPECT_FALSE(DidYouMean("", fields));
+  EXPECT_EQ(FieldPathChild("spec.hard", "requests.cpu"), "spec.hard[requests.cpu]");
+  EXPECT_EQ(FieldPathChild("spec.hard", "pods"), "spec.hard.pods");
+  EXPECT_EQ(FieldPathChild("", "spec"), "spec");
+}
+
+}  // namespace
+}  // namespace arbiter
