@@ -23,6 +23,8 @@ Result<SimResult> RunSimulation(const ManifestSet& m, const SimOptions& options)
   size_t next = 0;
   Millis now = 0;
   Millis last_progress = -1;
+  Millis same_instant = -1;
+  int64_t steps_at_instant = 0;
   while (true) {
     std::optional<Millis> t;
     if (next < arrivals.size()) t = arrivals[next]->sim.submit_time;
@@ -30,6 +32,16 @@ Result<SimResult> RunSimulation(const ManifestSet& m, const SimOptions& options)
     if (!t) break;
     if (options.until && *t > *options.until) break;
     now = std::max(now, *t);
+    if (now == same_instant) {
+      // Each step at one instant must change something (a victim exits, a workload binds); a
+      // million of them means two decisions undo each other: a bug, reported instead of a hang.
+      if (++steps_at_instant > 1000000)
+        return Status::Error("the engine made no progress at virtual time " + FormatDuration(now) +
+                             " after a million steps (livelock); please report this with the manifests");
+    } else {
+      same_instant = now;
+      steps_at_instant = 0;
+    }
     e.AdvanceTo(now);
     while (next < arrivals.size() && arrivals[next]->sim.submit_time <= now) e.Submit(*arrivals[next++], now);
     e.Schedule(now);

@@ -186,6 +186,7 @@ void Engine::Emit(EventType type, const Workload& w, std::string node, std::stri
 }
 
 void Engine::Reject(Workload& w, const std::string& reason, const std::string& message) {
+  quota_.Unreserve(w);
   w.phase = Phase::kRejected;
   w.message = message;
   w.finish_time = now_;
@@ -561,6 +562,7 @@ void Engine::Bind(Workload& w, size_t node, const GpuAssignment& gpus) {
     nom.erase(std::remove(nom.begin(), nom.end(), w.id), nom.end());
     w.nominated_node.reset();
   }
+  quota_.Unreserve(w);
   auto eq = quota_.CheckElastic(w);
   w.borrowed = eq.borrowing;
   quota_.Charge(w);
@@ -860,6 +862,7 @@ bool Engine::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq) {
   std::sort(victims.begin(), victims.end());
   for (size_t id : victims) StopVictim(workloads_[id], w, EventType::kReclaimed);
   w.waiting_for = victims;
+  quota_.Reserve(w);
   SetPending(w, EventType::kQuotaExceeded, "Reclaiming",
              "reclaiming lent quota: waiting for " + std::to_string(victims.size()) + " borrowing workload(s) to exit");
   return true;

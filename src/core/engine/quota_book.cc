@@ -17,7 +17,7 @@ void QuotaBook::Configure(const std::vector<ResourceQuota>& quotas,
   }
   for (const auto& e : eqs) {
     eq_index_[e.meta.namespace_] = eqs_.size();
-    eqs_.push_back(EQ{&e, {}});
+    eqs_.push_back(EQ{&e, {}, {}});
   }
 }
 
@@ -149,7 +149,9 @@ QuotaBook::ElasticResult QuotaBook::CheckElastic(const Workload& w,
   // Usage per namespace after releasing `released` and adding `w`.
   std::vector<const EQ*> members = q.cohort.empty() ? std::vector<const EQ*>{&self} : CohortMembers(q.cohort);
   std::map<std::string, ResourceList> used;
-  for (const EQ* m : members) used[m->q->meta.namespace_] = m->used;
+  for (const EQ* m : members) used[m->q->meta.namespace_] = m->used + m->reserved;
+  auto own = reservations_.find(w.id);
+  if (own != reservations_.end()) used[w.namespace_] -= own->second;
   for (const Workload* r : released)
     if (used.count(r->namespace_)) used[r->namespace_] -= r->requests;
   used[w.namespace_] += w.requests;
@@ -199,6 +201,20 @@ QuotaBook::ElasticResult QuotaBook::CheckElastic(const Workload& w,
   }
   if (!res.ok) res.borrowing = res.borrowing && true;
   return res;
+}
+
+void QuotaBook::Reserve(const Workload& w) {
+  auto e = eq_index_.find(w.namespace_);
+  if (e == eq_index_.end() || reservations_.count(w.id)) return;
+  reservations_[w.id] = w.requests;
+  eqs_[e->second].reserved += w.requests;
+}
+
+void QuotaBook::Unreserve(const Workload& w) {
+  auto r = reservations_.find(w.id);
+  if (r == reservations_.end()) return;
+  eqs_[eq_index_.at(w.namespace_)].reserved -= r->second;
+  reservations_.erase(r);
 }
 
 void QuotaBook::Charge(const Workload& w) {

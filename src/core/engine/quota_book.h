@@ -38,6 +38,12 @@ class QuotaBook {
   // True when the namespace's usage is above its min in any resource.
   bool IsBorrowing(const std::string& ns) const;
 
+  // Holds `w`'s ElasticQuota share while the workloads reclaimed for it exit, so that nobody
+  // else (a requeued victim of higher priority, say) borrows it back in the meantime.
+  void Reserve(const Workload& w);
+  void Unreserve(const Workload& w);
+  bool HasReservation(const Workload& w) const { return reservations_.count(w.id) > 0; }
+
   void Charge(const Workload& w);
   void Release(const Workload& w);
 
@@ -52,6 +58,7 @@ class QuotaBook {
   struct EQ {
     const ElasticQuota* q;
     ResourceList used;
+    ResourceList reserved;
   };
   bool ScopeMatches(const ResourceQuota& q, const Workload& w) const;
   int64_t ChargeOf(const QuotaItem& item, const Workload& w) const;
@@ -61,6 +68,7 @@ class QuotaBook {
   std::map<std::string, std::vector<size_t>> rq_by_ns_;
   std::vector<EQ> eqs_;
   std::map<std::string, size_t> eq_index_;  // namespace -> eqs_ index
+  std::map<size_t, ResourceList> reservations_;  // workload id -> reserved requests
 };
 
 }  // namespace arbiter::engine
