@@ -189,6 +189,7 @@ void FgdPolicy::OnNodeChanged(const NodeState& node, size_t index) {
     c.model = node.gpu_model;
     ComputeAccess(c.model, &c.access);
   }
+  c.version = next_version_++;
   c.cpu_capacity = node.cpu_capacity_milli;
   c.cpu_used = node.cpu_used_milli;
   c.gpu_used = node.gpu_used_milli;
@@ -232,16 +233,54 @@ int64_t FgdPolicy::Fragmentation(const NodeState& node) {
   return Frag(node.cpu_free(), scratch_free_.data(), node.gpu_devices(), scratch_access_);
 }
 
-Candidate FgdPolicy::Score(const NodeState& node, const PodShape& pod) {
-  const std::vector<uint8_t>* access;
-  int64_t before;
-  if (NodeCache* c = CacheFor(node)) {
-    access = &c->access;
-    before = c->frag;
-  } else {
-    before = Fragmentation(node);  // fills scratch_access_
-    access = &scratch_access_;
+int FgdPolicy::ShapeId(const PodShape& pod) {
+  if (last_shape_id_ != -2 && pod.cpu_milli == last_pod_.cpu_milli &&
+      pod.gpu_count == last_pod_.gpu_count &&
+      pod.gpu_milli_per_device == last_pod_.gpu_milli_per_device &&
+      pod.gpu_model == last_pod_.gpu_model && pod.allowed_gpu_models == last_pod_.allowed_gpu_models)
+    return last_shape_id_;
+  auto key = std::make_tuple(pod.cpu_milli, pod.gpu_count, pod.gpu_milli_per_device,
+                             pod.allowed_gpu_models, pod.gpu_model);
+  auto it = shape_ids_.find(key);
+  int id = -1;
+  if (it != shape_ids_.end()) {
+    id = it->second;
+  } else if (shape_ids_.size() < 4096) {
+    id = static_cast<int>(shape_ids_.size());
+    shape_ids_.emplace(std::move(key), id);
   }
+  last_pod_.cpu_milli = pod.cpu_milli;
+  last_pod_.gpu_count = pod.gpu_count;
+  last_pod_.gpu_milli_per_device = pod.gpu_milli_per_device;
+  last_pod_.gpu_model = pod.gpu_model;
+  last_pod_.allowed_gpu_models = pod.allowed_gpu_models;
+  last_shape_id_ = id;
+  return id;
+}
+
+Candidate FgdPolicy::Score(const NodeState& node, const PodShape& pod) {
+  NodeCache* c = CacheFor(node);
+  if (c == nullptr) {
+    const int64_t before = Fragmentation(node);  // fills scratch_access_
+    return Compute(node, pod, before, scratch_access_);
+  }
+  const int id = ShapeId(pod);
+  if (id < 0) return Compute(node, pod, c->frag, c->access);
+  if (c->memo.size() <= static_cast<size_t>(id)) c->memo.resize(static_cast<size_t>(id) + 1);
+  Memo& m = c->memo[static_cast<size_t>(id)];
+  if (m.version != c->version) {
+    Candidate cand = Compute(node, pod, c->frag, c->access);
+    m.version = c->version;
+    m.score = cand.score;
+    m.gpus = cand.gpus;
+    return cand;
+  }
+  return Candidate{m.score, m.gpus};
+}
+
+Candidate FgdPolicy::Compute(const NodeState& node, const PodShape& pod, int64_t before,
+                             const std::vector<uint8_t>& access_ref) {
+  const std::vector<uint8_t>* access = &access_ref;
   const int devices = node.gpu_devices();
   std::vector<int32_t>& free = scratch_free_;
   free.resize(static_cast<size_t>(devices));

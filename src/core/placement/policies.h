@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/placement/policy.h"
@@ -141,8 +143,15 @@ class FgdPolicy final : public PlacementPolicy {
     std::vector<int64_t> cpu;          // ascending
     std::vector<int64_t> w_prefix;     // w_prefix[i] = weight of entries 0..i-1
   };
+  struct Memo {  // a scored placement of one pod shape on one node state
+    uint64_t version = 0;  // the node's version when scored; 0 = empty
+    int64_t score = 0;
+    GpuAssignment gpus;
+  };
   struct NodeCache {
     bool valid = false;
+    uint64_t version = 0;   // bumped whenever the node's state changes
+    std::vector<Memo> memo; // by shape id
     std::string model;
     int64_t cpu_capacity = 0;
     int64_t cpu_used = 0;
@@ -155,6 +164,9 @@ class FgdPolicy final : public PlacementPolicy {
   int64_t Frag(int64_t cpu_free, const int32_t* free, int devices,
                const std::vector<uint8_t>& access);
   NodeCache* CacheFor(const NodeState& node);  // refreshed; nullptr if not a known node
+  int ShapeId(const PodShape& pod);             // small id of the pod's shape, -1 if too many
+  Candidate Compute(const NodeState& node, const PodShape& pod, int64_t before,
+                    const std::vector<uint8_t>& access);
   int64_t Level(int64_t decrease) const;       // the score of a fragmentation decrease
   FgdScoring scoring_;
   const NodeState* base_ = nullptr;
@@ -168,6 +180,11 @@ class FgdPolicy final : public PlacementPolicy {
   std::vector<int32_t> scratch_cnt_;
   std::vector<int64_t> scratch_sum_;
   std::vector<uint8_t> scratch_access_;
+  uint64_t next_version_ = 1;
+  // Shape ids for the per-node score memo (scores depend on cpu, GPU milli, count and models).
+  std::map<std::tuple<int64_t, int32_t, int32_t, std::vector<std::string>, std::string>, int> shape_ids_;
+  PodShape last_pod_;
+  int last_shape_id_ = -2;  // -2: none yet
 };
 
 }  // namespace arbiter::placement

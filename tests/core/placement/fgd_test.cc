@@ -124,10 +124,17 @@ TEST(FgdTest, CacheFollowsNodeChangesAndSurvivesMissedNotifications) {
   cached.OnNodeChanged(nodes[0], 0);
   FgdPolicy fresh(profile);
   EXPECT_EQ(cached.Fragmentation(nodes[0]), fresh.Fragmentation(nodes[0]));
-  // Changed without a notification: the cache notices.
+  // Changed without a notification: the cache (and the per-shape score memo) notices.
+  const Candidate stale = cached.Score(nodes[1], pod);
+  EXPECT_EQ(stale.score, fresh.Score(nodes[1], pod).score);
   nodes[1].Allocate(Pod(1000, 1, 1000), GpuAssignment{{0}, 1000});
   EXPECT_EQ(cached.Fragmentation(nodes[1]), fresh.Fragmentation(nodes[1]));
   EXPECT_EQ(cached.Score(nodes[1], pod).score, fresh.Score(nodes[1], pod).score);
+  EXPECT_EQ(cached.Score(nodes[1], pod).gpus, fresh.Score(nodes[1], pod).gpus);
+  // Another shape on the same node state, then the first again: both memoised correctly.
+  const PodShape whole = Pod(2000, 2, 1000);
+  EXPECT_EQ(cached.Score(nodes[0], whole).score, fresh.Score(nodes[0], whole).score);
+  EXPECT_EQ(cached.Score(nodes[0], pod).score, fresh.Score(nodes[0], pod).score);
 }
 
 TEST(FgdTest, TypicalShapesCoverThePopularityThreshold) {
