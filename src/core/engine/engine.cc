@@ -119,7 +119,10 @@ void Engine::AddNode(const Node& node, Millis now) {
   s.name = node.meta.name;
   auto prod = node.meta.labels.find("nvidia.com/gpu.product");
   if (prod != node.meta.labels.end()) s.gpu_model = prod->second;
-  s.labels = &node.meta.labels;
+  // The kubelet labels every node with its hostname; selectors on it work here too.
+  node_labels_.push_back(node.meta.labels);
+  node_labels_.back().emplace("kubernetes.io/hostname", node.meta.name);
+  s.labels = &node_labels_.back();
   s.schedulable = !node.unschedulable;
   const ResourceList& a = node.allocatable.empty() ? node.capacity : node.allocatable;
   s.cpu_capacity_milli = MulRatio(a.Get(kCpu), policy_.cpu_overcommit_milli);

@@ -11,6 +11,7 @@
 // and repeats while NextTimer() is due. Same calls, same events, byte for byte.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <optional>
 #include <queue>
@@ -112,6 +113,7 @@ class Engine {
   std::unique_ptr<placement::PlacementPolicy> placer_;
   std::vector<placement::NodeState> nodes_;
   std::vector<const Node*> node_objs_;
+  std::deque<std::map<std::string, std::string>> node_labels_;  // with kubernetes.io/hostname
   std::vector<std::unique_ptr<Node>> added_nodes_;
   std::vector<std::vector<size_t>> node_workloads_;  // running + terminating per node
   std::vector<std::vector<size_t>> nominated_;       // preemptors nominated per node
