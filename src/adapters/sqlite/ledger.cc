@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS hourly(
   unit_price TEXT NOT NULL, billed_quantity TEXT NOT NULL, amount TEXT NOT NULL,
   PRIMARY KEY(namespace, workload, resource, gpu_product, kind, preemptor, hour, version)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS hourly_by_hour ON hourly(hour);
+-- no secondary index: reads go by namespace (the primary key prefix)
 )sql";
 
 class Stmt {
@@ -83,21 +83,74 @@ struct Content {
   int64_t samples, covered, run;
 };
 
-Content ContentOf(const HourlyRow& r, const billing::RatedRow& rated) {
-  return {billing::I128ToString(r.request_raw),
-          billing::I128ToString(r.usage_raw),
-          billing::I128ToString(r.max_raw),
-          billing::MeterUnitOf(r.resource).unit,
-          rated.price_book,
-          rated.currency,
-          rated.price_book.empty() ? std::string() : ToString(rated.mode),
-          rated.unit_price.ToString(),
-          rated.billed_quantity.ToString(),
-          rated.amount.ToString(),
-          r.samples,
-          r.covered_ms,
-          r.run_ms};
-}
+// Rates rows like billing::RateRow, caching what depends only on (version, namespace,
+// resource, gpu product): the same numbers, without re-resolving prices for every row.
+class RowRater {
+ public:
+  explicit RowRater(const billing::PriceCatalog& c) : catalog_(c) {}
+
+  Content Rate(const HourlyRow& r) {
+    int book = catalog_.IndexAt(r.hour);
+    if (!(have_ && book == book_ && r.resource == resource_ && r.gpu_product == product_ &&
+          r.namespace_ == ns_)) {
+      have_ = true;
+      book_ = book;
+      resource_ = r.resource;
+      product_ = r.gpu_product;
+      ns_ = r.namespace_;
+      unit_ = billing::MeterUnitOf(r.resource);
+      if (book >= 0) {
+        const PriceBook& b = catalog_.books()[static_cast<size_t>(book)];
+        id_ = billing::PriceBookId(b);
+        currency_ = b.currency;
+        mode_ = billing::ModeFor(b, r.namespace_);
+        weight_ = b.blended_request_weight;
+        credit_ = b.preemption_credit;
+        price_ = billing::ResolvePrice(b, r.resource, r.gpu_product);
+        price_text_ = billing::DecimalUnitsToString(price_.unit_price.units());
+      } else {
+        id_.clear();
+        currency_.clear();
+        price_ = billing::UnitPrice{};
+        price_text_ = "0";
+      }
+    }
+    Content c;
+    c.req = billing::I128ToString(r.request_raw);
+    c.use = billing::I128ToString(r.usage_raw);
+    c.max = billing::I128ToString(r.max_raw);
+    c.unit = unit_.unit;
+    c.book = id_;
+    c.currency = currency_;
+    c.samples = r.samples;
+    c.covered = r.covered_ms;
+    c.run = r.run_ms;
+    c.unit_price = price_text_;
+    if (book_ < 0) {
+      c.billed = billing::DecimalUnitsToString(billing::QuantityOf(r.request_raw, 1, unit_.divisor).units());
+      c.amount = "0";
+      return c;
+    }
+    c.mode = ToString(mode_);
+    billing::Billed billed = billing::BilledOf(r, mode_, weight_, unit_.gpu);
+    if (r.kind == RowKind::kCredit) billed.num = credit_ == CreditPolicy::kNone ? 0 : -billed.num;
+    c.billed = billing::DecimalUnitsToString(billing::QuantityOf(billed.num, billed.den, unit_.divisor).units());
+    c.amount = billing::DecimalUnitsToString(
+        billing::AmountOf(billed.num, billed.den, price_, unit_.divisor, Decimal::kScale).units());
+    return c;
+  }
+
+ private:
+  const billing::PriceCatalog& catalog_;
+  bool have_ = false;
+  int book_ = -1;
+  std::string resource_, product_, ns_, id_, currency_, price_text_;
+  billing::MeterUnit unit_;
+  BillingMode mode_ = BillingMode::kMax;
+  Decimal weight_;
+  CreditPolicy credit_ = CreditPolicy::kLostWork;
+  billing::UnitPrice price_;
+};
 
 // Binds content at positions from..from+12.
 void BindContent(Stmt& s, int from, const Content& c) {
@@ -169,7 +222,7 @@ Result<std::unique_ptr<Ledger>> Ledger::Open(const std::string& path) {
   }
   sqlite3_busy_timeout(db, 10000);
   std::unique_ptr<Ledger> l(new Ledger(db));
-  for (const char* sql : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL"})
+  for (const char* sql : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA cache_size=-131072"})
     if (Status s = l->Exec(sql); !s.ok()) return Result<std::unique_ptr<Ledger>>::Error(s.message() + " (" + path + ")");
   if (Status s = l->Exec(kSchema); !s.ok()) return Result<std::unique_ptr<Ledger>>::Error(s.message() + " (" + path + ")");
   return l;
@@ -267,8 +320,9 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
   if (!insert.ok() || !current.ok() || !update.ok() || !supersede.ok())
     return SqlError(db_, "prepare write statements");
   WriteStats st;
+  RowRater rater(catalog);
   for (const HourlyRow& r : rows) {
-    Content c = ContentOf(r, billing::RateRow(r, catalog));
+    Content c = rater.Rate(r);
     insert.Reset();
     BindKey(insert, r);
     insert.Int(8, 1);

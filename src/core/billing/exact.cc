@@ -1,6 +1,5 @@
 #include "core/billing/exact.h"
 
-#include "core/decimal.h"
 
 namespace arbiter::billing {
 namespace {
@@ -61,7 +60,37 @@ i128 MulDiv(i128 a, i128 b, i128 d, bool round) {
 i128 MulDivRoundHalfUp(i128 a, i128 b, i128 d) { return MulDiv(a, b, d, true); }
 i128 MulDivTrunc(i128 a, i128 b, i128 d) { return MulDiv(a, b, d, false); }
 
-std::string I128ToString(i128 v) { return Int128ToString(v); }
+std::string I128ToString(i128 v) {
+  char buf[48];
+  char* end = buf + sizeof buf;
+  char* p = end;
+  u128 m = Abs(v);
+  do {
+    *--p = static_cast<char>('0' + static_cast<int>(m % 10));
+    m /= 10;
+  } while (m != 0);
+  if (v < 0) *--p = '-';
+  return std::string(p, end);
+}
+
+std::string DecimalUnitsToString(i128 units) {
+  constexpr i128 kOne = 1000000000;
+  u128 m = Abs(units);
+  std::string s = (units < 0 ? "-" : "") + I128ToString(static_cast<i128>(m / static_cast<u128>(kOne)));
+  uint64_t frac = static_cast<uint64_t>(m % static_cast<u128>(kOne));
+  if (frac != 0) {
+    char buf[10];
+    for (int i = 8; i >= 0; --i) {
+      buf[i] = static_cast<char>('0' + frac % 10);
+      frac /= 10;
+    }
+    int n = 9;
+    while (buf[n - 1] == '0') --n;
+    s += '.';
+    s.append(buf, static_cast<size_t>(n));
+  }
+  return s;
+}
 
 Result<i128> ParseI128(std::string_view text) {
   size_t i = 0;

@@ -19,6 +19,10 @@ i128 MulDivRoundHalfUp(i128 a, i128 b, i128 d);
 // floor-toward-zero variant: trunc(a × b / d).
 i128 MulDivTrunc(i128 a, i128 b, i128 d);
 
+// Text of a Decimal's units as an exact decimal with trailing zeros trimmed ("7", "0.05"),
+// the same text as Decimal::ToString(), faster.
+std::string DecimalUnitsToString(i128 units);
+
 // Decimal text of a 128-bit integer, and back. Parse refuses anything but [-]digits.
 std::string I128ToString(i128 v);
 Result<i128> ParseI128(std::string_view text);

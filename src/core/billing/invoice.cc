@@ -23,6 +23,7 @@ struct LineKey {
 
 struct LineAcc {
   InvoiceLine line;
+  bool gpu = false;
   std::string last_workload;
   bool any = false;
 };
@@ -156,10 +157,11 @@ Status Accumulate(const std::vector<const HourlyRow*>& rows, const PriceCatalog&
         l.mode = force_mode ? *force_mode : ModeFor(b, r.namespace_);
         l.price = ResolvePrice(b, r.resource, r.gpu_product);
         l.billed_den = l.mode == BillingMode::kBlended ? Decimal::kOne : 1;
+        line->gpu = MeterUnitOf(r.resource).gpu;
       }
     }
     InvoiceLine& l = line->line;
-    Billed billed = BilledOf(r, l.mode, b.blended_request_weight);
+    Billed billed = BilledOf(r, l.mode, b.blended_request_weight, line->gpu);
     const int sign = r.kind == RowKind::kCredit ? -1 : 1;
     l.request_raw += sign * r.request_raw;
     l.usage_raw += sign * r.usage_raw;
@@ -218,6 +220,17 @@ Result<std::vector<Invoice>> BuildInvoices(const std::vector<HourlyRow>& rows,
     out.push_back(std::move(inv));
   }
   return out;
+}
+
+Result<std::vector<Invoice>> InvoiceSegments(const std::vector<RunSegment>& segments,
+                                             const std::vector<PriceBook>& books,
+                                             const MeterConfig& cfg, const InvoiceOptions& opts) {
+  if (books.empty()) return std::vector<Invoice>{};
+  auto rows = MeterSegments(segments, cfg);
+  if (!rows.ok()) return rows.status();
+  auto cat = PriceCatalog::Create(books);
+  if (!cat.ok()) return cat.status();
+  return BuildInvoices(*rows, *cat, opts);
 }
 
 Result<Invoice> BuildIdleInvoice(const std::vector<NodeCapacity>& nodes,

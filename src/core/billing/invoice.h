@@ -73,6 +73,14 @@ Result<std::vector<Invoice>> BuildInvoices(const std::vector<HourlyRow>& rows,
                                            const PriceCatalog& catalog,
                                            const InvoiceOptions& opts = {});
 
+// One call for a simulation or any caller holding segments: meters them with `cfg` (use the
+// PoolPolicy's scrape interval), builds the catalog from `books` and the invoices. No books: no
+// invoices (an empty list), since nothing can be priced.
+Result<std::vector<Invoice>> InvoiceSegments(const std::vector<RunSegment>& segments,
+                                             const std::vector<PriceBook>& books,
+                                             const MeterConfig& cfg = {},
+                                             const InvoiceOptions& opts = {});
+
 // Idle cost: capacity of each node not covered by any segment's requests, per resource and
 // hour, priced like a Request-mode line. Reported as an invoice for the pseudo-namespace
 // "__idle__" (never billed to a tenant).

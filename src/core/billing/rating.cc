@@ -130,11 +130,14 @@ UnitPrice ResolvePrice(const PriceBook& b, std::string_view resource, std::strin
 }
 
 Billed BilledOf(const HourlyRow& row, BillingMode mode, Decimal w) {
+  return BilledOf(row, mode, w, MeterUnitOf(row.resource).gpu);
+}
+
+Billed BilledOf(const HourlyRow& row, BillingMode mode, Decimal w, bool gpu) {
   switch (mode) {
     case BillingMode::kRequest: return {row.request_raw, 1};
     case BillingMode::kUsage: return {row.usage_raw, 1};
-    case BillingMode::kMax:
-      return {MeterUnitOf(row.resource).gpu ? row.request_raw : row.max_raw, 1};
+    case BillingMode::kMax: return {gpu ? row.request_raw : row.max_raw, 1};
     case BillingMode::kBlended:
       return {row.request_raw * w.units() + row.usage_raw * (Decimal::kOne - w.units()), Decimal::kOne};
   }
@@ -164,7 +167,9 @@ RatedRow RateRow(const HourlyRow& row, const PriceCatalog& catalog) {
   r.currency = b->currency;
   r.mode = ModeFor(*b, row.namespace_);
   Billed billed = BilledOf(row, r.mode, b->blended_request_weight);
-  if (row.kind == RowKind::kCredit) billed.num = -billed.num;
+  if (row.kind == RowKind::kCredit) {
+    billed.num = b->preemption_credit == CreditPolicy::kNone ? 0 : -billed.num;
+  }
   UnitPrice p = ResolvePrice(*b, row.resource, row.gpu_product);
   r.unit_price = p.unit_price;
   r.billed_quantity = QuantityOf(billed.num, billed.den, unit.divisor);

@@ -64,6 +64,8 @@ struct Billed {
   i128 den = 1;
 };
 Billed BilledOf(const HourlyRow& row, BillingMode mode, Decimal blended_request_weight);
+// The same with the resource's GPU-ness already known (MeterUnitOf(row.resource).gpu).
+Billed BilledOf(const HourlyRow& row, BillingMode mode, Decimal blended_request_weight, bool gpu);
 
 // amount = raw_num/raw_den × price / (divisor × 3600), rounded half-up to `digits` decimals.
 Decimal AmountOf(i128 raw_num, i128 raw_den, const UnitPrice& p, i128 divisor, int digits);

@@ -334,3 +334,40 @@ TEST(BillingErrors, BadInputsAreErrorsNotCrashes) {
 
 }  // namespace
 }  // namespace arbiter::billing
+
+namespace arbiter::billing {
+namespace {
+
+using namespace testing;  // NOLINT
+
+TEST(BillingApi, InvoiceSegmentsInOneCall) {
+  MeterConfig cfg;
+  cfg.scrape_interval = 60000;
+  auto invs = InvoiceSegments({Seg("team-a/x", "cpu=16", "cpu=4", kEpoch, kEpoch + kHour)}, {Book()}, cfg);
+  ASSERT_TRUE(invs.ok()) << invs.message();
+  ASSERT_EQ(invs->size(), 1u);
+  EXPECT_EQ((*invs)[0].total.ToFixed(6), "0.800000");
+  EXPECT_EQ((*invs)[0].lines[0].usage_quantity.ToString(), "14160");  // 4 × (3600 - 60)
+  auto none = InvoiceSegments({Seg("team-a/x", "cpu=1", "", kEpoch, kEpoch + kHour)}, {}, cfg);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+TEST(BillingApi, RatedRowsForTheLedger) {
+  RunSegment s = Seg("team-a/t", "nvidia.com/gpu=1", "", kEpoch, kEpoch + kHour);
+  s.lost = LostWork{kEpoch, kEpoch + kHour / 2, "team-b/p"};
+  auto rows = *MeterSegments({s}, MeterConfig{});
+  ASSERT_EQ(rows.size(), 2u);
+  auto cat = *PriceCatalog::Create({Book()});
+  RatedRow use = RateRow(rows[0], cat);
+  RatedRow credit = RateRow(rows[1], cat);
+  EXPECT_EQ(use.price_book, "standard@2026-01-01T00:00:00Z");
+  EXPECT_EQ(use.amount.ToString(), "7");
+  EXPECT_EQ(credit.amount.ToString(), "-3.5");
+  PriceBook none = Book();
+  none.preemption_credit = CreditPolicy::kNone;
+  EXPECT_TRUE(RateRow(rows[1], *PriceCatalog::Create({none})).amount.is_zero());
+}
+
+}  // namespace
+}  // namespace arbiter::billing

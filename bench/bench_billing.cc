@@ -1,0 +1,126 @@
+// Billing benchmarks (issue 4): fold usage samples into hourly rollups, write ledger rows to
+// SQLite, build a month's invoices for 10,000 workloads (7.2M hourly rows).
+// Run: build/bench_billing --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "adapters/sqlite/ledger.h"
+#include "core/billing/invoice.h"
+
+namespace {
+
+using namespace arbiter;           // NOLINT
+using namespace arbiter::billing;  // NOLINT
+
+constexpr Millis kEpoch = 1767225600000;
+
+PriceBook Book() {
+  PriceBook b;
+  b.meta.name = "standard";
+  b.currency = "CNY";
+  b.effective_from = kEpoch;
+  b.prices = {{"cpu", *Decimal::Parse("0.05")}, {"memory", *Decimal::Parse("0.01")},
+              {"nvidia.com/gpu", *Decimal::Parse("7.00")}};
+  b.gpu_models = {{"NVIDIA-H100-80GB-HBM3", *Decimal::Parse("14.00")}};
+  return b;
+}
+
+// 1000 series (500 cpu counters, 500 memory gauges), each a 24 h run scraped every 30 s:
+// 2880 samples a series, 2.88M samples per iteration.
+void BM_FoldSamplesIntoHourlyRollups(benchmark::State& state) {
+  const Millis interval = 30000;
+  const int series = 1000;
+  std::vector<RunSegment> segs(series);
+  std::vector<std::vector<std::pair<Millis, i128>>> samples(series);
+  int64_t total = 0;
+  for (int i = 0; i < series; ++i) {
+    RunSegment& s = segs[static_cast<size_t>(i)];
+    s.workload = "team-" + std::to_string(i % 10) + "/w" + std::to_string(i);
+    s.namespace_ = "team-" + std::to_string(i % 10);
+    s.requests = {{"cpu", 16000}, {"memory", int64_t{64} << 30}};
+    s.usage = {{"cpu", 4000 + i}, {"memory", int64_t{16} << 30}};
+    s.start = kEpoch;
+    s.end = kEpoch + 24 * kHourMs;
+    ScrapeSamples(s, i % 2 ? "memory" : "cpu", interval, &samples[static_cast<size_t>(i)]);
+    total += static_cast<int64_t>(samples[static_cast<size_t>(i)].size());
+  }
+  std::vector<HourlyRow> out;
+  out.reserve(static_cast<size_t>(series) * 25);
+  for (auto _ : state) {
+    out.clear();
+    for (int i = 0; i < series; ++i) {
+      SeriesFolder f(segs[static_cast<size_t>(i)], i % 2 ? "memory" : "cpu", &out, interval);
+      for (const auto& [t, v] : samples[static_cast<size_t>(i)]) f.Add(t, v);
+      f.Finish();
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * total);
+  state.counters["rows"] = static_cast<double>(out.size());
+}
+BENCHMARK(BM_FoldSamplesIntoHourlyRollups)->Unit(benchmark::kMillisecond);
+
+std::vector<HourlyRow> MonthRows(int workloads, int hours) {
+  std::vector<HourlyRow> rows;
+  rows.reserve(static_cast<size_t>(workloads) * static_cast<size_t>(hours));
+  const char* res[] = {"cpu", "memory", "nvidia.com/gpu"};
+  for (int w = 0; w < workloads; ++w) {
+    for (int h = 0; h < hours; ++h) {
+      HourlyRow r;
+      r.namespace_ = "team-" + std::to_string(w % 10);
+      r.workload = r.namespace_ + "/w" + std::to_string(w);
+      r.resource = res[w % 3];
+      if (w % 3 == 2) r.gpu_product = "NVIDIA-H100-80GB-HBM3";
+      r.hour = kEpoch + h * kHourMs;
+      r.request_raw = static_cast<i128>(1000 + w) * kHourMs;
+      r.usage_raw = r.request_raw / 3;
+      r.max_raw = r.request_raw;
+      r.samples = 120;
+      r.covered_ms = 3570000;
+      r.run_ms = kHourMs;
+      rows.push_back(std::move(r));
+    }
+  }
+  std::sort(rows.begin(), rows.end(), HourlyRow::KeyLess);
+  return rows;
+}
+
+// 1M hourly rows (10,000 workloads × 100 hours) written to a fresh SQLite ledger, one
+// transaction, WAL, synchronous=FULL.
+void BM_LedgerWriteOneMillionRows(benchmark::State& state) {
+  auto rows = MonthRows(10000, 100);
+  auto cat = *PriceCatalog::Create({Book()});
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("bench-ledger-" + std::to_string(getpid()) + ".db")).string();
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path + s);
+    state.ResumeTiming();
+    auto l = sqlite::Ledger::Open(path);
+    if (!l.ok()) state.SkipWithError(l.message().c_str());
+    auto st = (*l)->Write(rows, cat, kEpoch + 100 * kHourMs);
+    if (!st.ok() || st->inserted != static_cast<int64_t>(rows.size())) state.SkipWithError("write failed");
+  }
+  for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path + s);
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(rows.size()));
+}
+BENCHMARK(BM_LedgerWriteOneMillionRows)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// A month (720 hours) for 10,000 workloads: 7.2M hourly rows -> one invoice per namespace.
+void BM_MonthInvoice10kWorkloads(benchmark::State& state) {
+  static const std::vector<HourlyRow> rows = MonthRows(10000, 720);
+  auto cat = *PriceCatalog::Create({Book()});
+  for (auto _ : state) {
+    auto invs = BuildInvoices(rows, cat);
+    if (!invs.ok() || invs->size() != 10) state.SkipWithError("invoice failed");
+    benchmark::DoNotOptimize(invs);
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(rows.size()));
+}
+BENCHMARK(BM_MonthInvoice10kWorkloads)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+}  // namespace
+
+BENCHMARK_MAIN();
