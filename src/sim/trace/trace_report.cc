@@ -312,6 +312,16 @@ nlohmann::json TimelineJson(const TimelineResult& r, const TraceReportMeta& m) {
     pts.push_back({{"t", p.time_s}, {"gpu", static_cast<double>(p.allocated_gpu_milli) / 1000.0},
                    {"cpu", static_cast<double>(p.allocated_cpu_milli) / 1000.0}, {"running", p.running_pods}});
   j["points"] = pts;
+  nlohmann::json ts = nlohmann::json::array();
+  for (size_t i = 0; i < r.tenants.size(); ++i) {
+    const auto& t = r.tenants[i];
+    ts.push_back({{"tenant", "tenant-" + std::to_string(i)},
+                  {"podsPlaced", t.pods_placed},
+                  {"podsFailed", t.pods_failed},
+                  {"gpuHours", Round(static_cast<double>(t.gpu_milli_seconds) / 3.6e6, 1e3)},
+                  {"cpuCoreHours", Round(static_cast<double>(t.cpu_milli_seconds) / 3.6e6, 1e3)}});
+  }
+  j["tenants"] = ts;
   if (!m.seconds.empty() && !m.seconds[0].empty()) j["seconds"] = Round(m.seconds[0][0], 1e4);
   return j;
 }
@@ -325,6 +335,13 @@ std::string TimelineText(const TimelineResult& r, const TraceReportMeta& m) {
        ", 5000: " + std::to_string(r.failed_by_priority_tier[1]) + ", 10000: " + std::to_string(r.failed_by_priority_tier[2]) + ")\n";
   s += "  GPU allocation: average " + Pct(r.average_gpu_allocation()) + ", peak " +
        Pct(r.cluster_gpu_milli ? static_cast<double>(r.peak_allocated_gpu_milli) / r.cluster_gpu_milli : 0) + "\n";
+  if (r.tenants.size() > 1)
+    for (size_t i = 0; i < r.tenants.size(); ++i) {
+      const auto& t = r.tenants[i];
+      s += "  tenant-" + std::to_string(i) + ": " + std::to_string(t.pods_placed) + " placed, " +
+           std::to_string(t.pods_failed) + " failed, " +
+           Fmt("%.1f", static_cast<double>(t.gpu_milli_seconds) / 3.6e6) + " GPU-hours requested\n";
+    }
   return s;
 }
 

@@ -266,6 +266,9 @@ Result<TimelineResult> RunTimeline(const std::vector<TraceNode>& nodes, const Po
   r.cluster_gpu_milli = cluster.gpu_capacity();
   r.cluster_cpu_milli = cluster.cpu_capacity();
   r.failed_by_priority_tier.assign(4, 0);
+  int32_t tenants = 1;
+  for (const auto& p : trace.pods) tenants = std::max(tenants, p.tenant + 1);
+  r.tenants.assign(static_cast<size_t>(tenants), TimelineResult::Tenant{});
 
   struct Arrival {
     int64_t t;
@@ -327,11 +330,16 @@ Result<TimelineResult> RunTimeline(const std::vector<TraceNode>& nodes, const Po
     const TracePod& p = trace.pods[ar.pod];
     ++r.pods_submitted;
     const int64_t node = cluster.Place(*policy, p.shape, masks[ar.pod], &assignment[ar.pod]);
+    TimelineResult::Tenant& tu = r.tenants[static_cast<size_t>(std::max(0, p.tenant))];
     if (node >= 0) {
       ++r.pods_placed;
+      ++tu.pods_placed;
+      tu.gpu_milli_seconds += static_cast<__int128>(p.gpu_milli_total()) * duration[ar.pod];
+      tu.cpu_milli_seconds += static_cast<__int128>(p.cpu_milli) * duration[ar.pod];
       running.push({ar.t + duration[ar.pod], seq++, ar.pod, static_cast<uint32_t>(node)});
     } else {
       ++r.pods_failed;
+      ++tu.pods_failed;
       const int tier = p.priority == 1000 ? 0 : p.priority == 5000 ? 1 : p.priority == 10000 ? 2 : 3;
       ++r.failed_by_priority_tier[static_cast<size_t>(tier)];
     }

@@ -83,6 +83,13 @@ struct TimelineResult {
   __int128 gpu_milli_seconds = 0;
   std::vector<int64_t> failed_by_priority_tier;  // index: 0 = 1000, 1 = 5000, 2 = 10000, 3 other
   std::vector<TimelinePoint> points;             // at most ~1000, evenly spaced in events
+  struct Tenant {  // by TracePod::tenant (the seeded --tenants rule)
+    int64_t pods_placed = 0;
+    int64_t pods_failed = 0;
+    __int128 gpu_milli_seconds = 0;  // requested GPU x run time of its placed pods
+    __int128 cpu_milli_seconds = 0;
+  };
+  std::vector<Tenant> tenants;
   double average_gpu_allocation() const;
 };
 
