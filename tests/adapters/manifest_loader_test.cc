@@ -787,6 +787,14 @@ TEST(ManifestLoaderTest, NotYamlReportsTheParserLine) {
   EXPECT_FALSE(l.ok());
 }
 
+// yaml-cpp 0.7 never returns from LoadAll on a document starting with ',' (yaml-cpp#1040).
+TEST(ManifestLoaderTest, LoneCommaIsAnErrorNotAHang) {
+  auto l = Load("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n,\n");
+  ASSERT_EQ(l.diagnostics.items.size(), 1u) << All(l);
+  EXPECT_EQ(l.diagnostics.items[0].line, 5);
+  EXPECT_NE(l.diagnostics.items[0].message.find("not valid YAML"), std::string::npos);
+}
+
 TEST(ManifestLoaderTest, PlainTextIsNotAManifest) {
   auto l = Load("This is a README, not a manifest.\nIt has two lines.\n");
   ASSERT_EQ(l.diagnostics.items.size(), 1u) << All(l);

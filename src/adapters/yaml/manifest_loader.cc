@@ -1,5 +1,6 @@
 #include "adapters/yaml/manifest_loader.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -1178,11 +1179,52 @@ void LoadDocument(const YAML::Node& doc, const std::string& file, ManifestLoad* 
   else if (kind == "QoS") loader.LoadQoS(doc);
 }
 
+// yaml-cpp 0.7 loops forever, allocating a null document per turn, when a document starts with
+// a token no rule consumes (e.g. a lone `,`: jbeder/yaml-cpp#1040, fixed upstream in #1319).
+// This event handler drives the parser once without building nodes and reports where two
+// successive documents start at the same position, i.e. where LoadAll would never return.
+class StuckDocumentDetector : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override { start_ = mark; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+  // Line (1-based) where the parser stops making progress, or 0. Throws YAML::Exception on
+  // syntax errors, like LoadAll.
+  static int StuckLine(const std::string& text) {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    StuckDocumentDetector d;
+    int last_pos = -1;
+    while (parser.HandleNextDocument(d)) {
+      if (d.start_.pos == last_pos) return d.start_.line + 1;
+      last_pos = d.start_.pos;
+    }
+    return 0;
+  }
+
+ private:
+  YAML::Mark start_;
+};
+
 }  // namespace
 
 void LoadManifestText(const std::string& text, const std::string& file, ManifestLoad* out) {
   std::vector<YAML::Node> docs;
   try {
+    if (int stuck = StuckDocumentDetector::StuckLine(text)) {
+      out->diagnostics.Add({Severity::kError, file, stuck, "", "", "",
+                            "not valid YAML: unexpected character at the start of a document"});
+      return;
+    }
     docs = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     int line = e.mark.is_null() ? 1 : e.mark.line + 1;
