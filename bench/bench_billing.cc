@@ -108,6 +108,27 @@ void BM_LedgerWriteOneMillionRows(benchmark::State& state) {
 }
 BENCHMARK(BM_LedgerWriteOneMillionRows)->Unit(benchmark::kMillisecond)->Iterations(1);
 
+// Invoices read back from a ledger holding 1M rows (10,000 workloads × 100 hours): SQLite read
+// of every current row + exact re-rating.
+void BM_LedgerInvoicesFromOneMillionRows(benchmark::State& state) {
+  auto rows = MonthRows(10000, 100);
+  auto cat = *PriceCatalog::Create({Book()});
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("bench-ledger-read-" + std::to_string(getpid()) + ".db")).string();
+  for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path + s);
+  auto l = std::move(sqlite::Ledger::Open(path)).value();
+  if (!l->Write(rows, cat).ok()) state.SkipWithError("write failed");
+  for (auto _ : state) {
+    auto invs = sqlite::LedgerInvoices(*l, std::nullopt, std::nullopt, std::nullopt);
+    if (!invs.ok() || invs->size() != 10) state.SkipWithError("invoice failed");
+    benchmark::DoNotOptimize(invs);
+  }
+  l.reset();
+  for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path + s);
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(rows.size()));
+}
+BENCHMARK(BM_LedgerInvoicesFromOneMillionRows)->Unit(benchmark::kMillisecond)->Iterations(1);
+
 // A month (720 hours) for 10,000 workloads: 7.2M hourly rows -> one invoice per namespace.
 void BM_MonthInvoice10kWorkloads(benchmark::State& state) {
   static const std::vector<HourlyRow> rows = MonthRows(10000, 720);

@@ -449,11 +449,53 @@ Result<std::vector<LedgerRow>> Ledger::ReadDetailed(const RowFilter& f) {
 }
 
 Result<std::vector<HourlyRow>> Ledger::Read(const RowFilter& f) {
-  auto d = ReadDetailed(f);
-  if (!d.ok()) return d.status();
+  // The lean path for invoices: key and raw tracks only.
+  std::string sql =
+      "SELECT namespace, workload, resource, gpu_product, kind, preemptor, hour,"
+      " request_raw, usage_raw, max_raw, samples, covered_ms, run_ms FROM hourly WHERE 1=1";
+  if (f.namespace_) sql += " AND namespace = ?1";
+  if (f.from) sql += " AND hour >= ?2";
+  if (f.to) sql += " AND hour < ?3";
+  if (!f.include_superseded) sql += " AND current = 1";
+  sql += " ORDER BY namespace, workload, resource, gpu_product, kind, preemptor, hour, version";
+  Stmt s(db_, sql.c_str());
+  if (!s.ok()) return SqlError(db_, "read hourly rows");
+  if (f.namespace_) s.Text(1, *f.namespace_);
+  if (f.from) s.Int(2, *f.from);
+  if (f.to) s.Int(3, *f.to);
   std::vector<HourlyRow> out;
-  out.reserve(d->size());
-  for (auto& lr : *d) out.push_back(std::move(lr.row));
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    HourlyRow& r = out.emplace_back();
+    // Consecutive rows mostly share their strings: reuse instead of reallocating.
+    auto text = [&](int col, std::string* dst, const std::string* prev) {
+      const unsigned char* t = sqlite3_column_text(s.get(), col);
+      size_t n = static_cast<size_t>(sqlite3_column_bytes(s.get(), col));
+      std::string_view v(t ? reinterpret_cast<const char*>(t) : "", n);
+      if (prev && *prev == v) *dst = *prev;
+      else dst->assign(v);
+    };
+    const HourlyRow* prev = out.size() > 1 ? &out[out.size() - 2] : nullptr;
+    text(0, &r.namespace_, prev ? &prev->namespace_ : nullptr);
+    text(1, &r.workload, prev ? &prev->workload : nullptr);
+    text(2, &r.resource, prev ? &prev->resource : nullptr);
+    text(3, &r.gpu_product, prev ? &prev->gpu_product : nullptr);
+    r.kind = s.ColInt(4) == 1 ? RowKind::kCredit : RowKind::kUsage;
+    text(5, &r.preemptor, prev ? &prev->preemptor : nullptr);
+    r.hour = s.ColInt(6);
+    i128* dst[3] = {&r.request_raw, &r.usage_raw, &r.max_raw};
+    for (int k = 0; k < 3; ++k) {
+      const unsigned char* t = sqlite3_column_text(s.get(), 7 + k);
+      auto v = billing::ParseI128(std::string_view(t ? reinterpret_cast<const char*>(t) : "",
+                                                   static_cast<size_t>(sqlite3_column_bytes(s.get(), 7 + k))));
+      if (!v.ok()) return Result<std::vector<HourlyRow>>::Error("ledger: corrupt quantity in a row of " + r.workload);
+      *dst[k] = *v;
+    }
+    r.samples = s.ColInt(10);
+    r.covered_ms = s.ColInt(11);
+    r.run_ms = s.ColInt(12);
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, "read hourly rows");
   return out;
 }
 
