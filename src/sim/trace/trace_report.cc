@@ -1,6 +1,7 @@
 #include "sim/trace/trace_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace arbiter::sim::trace {
@@ -52,43 +53,60 @@ struct Series {
   std::vector<std::pair<double, double>> xy;  // x in x-units, y in 0..1
 };
 
-// A line chart: x from 0 to x_max (labelled with x_label), y 0..100 %.
-std::string LineChart(const std::string& title, const std::string& x_label, double x_max,
-                      const std::vector<Series>& series, bool diagonal, const char* x_fmt) {
+struct Axes {
+  double x_min = 0, x_max = 100, x_step = 10;  // x ticks every x_step
+  double y_min = 0, y_max = 1, y_step = 0.1;   // y in 0..1, labelled as %
+  const char* x_fmt = "%.0f%%";
+  bool diagonal = false;                       // dashed y = x/100 (ideal allocation)
+};
+
+// A line chart with a legend on the right.
+std::string LineChart(const std::string& title, const std::string& x_label, const Axes& ax,
+                      const std::vector<Series>& series) {
   const double W = 760, H = 420, L = 60, R = 170, T = 36, B = 48;
   const double pw = W - L - R, ph = H - T - B;
-  auto X = [&](double x) { return L + (x_max > 0 ? x / x_max : 0) * pw; };
-  auto Y = [&](double y) { return T + (1 - y) * ph; };
+  const double xr = ax.x_max > ax.x_min ? ax.x_max - ax.x_min : 1;
+  const double yr = ax.y_max > ax.y_min ? ax.y_max - ax.y_min : 1;
+  auto X = [&](double x) { return L + std::clamp((x - ax.x_min) / xr, 0.0, 1.0) * pw; };
+  auto Y = [&](double y) { return T + (1 - std::clamp((y - ax.y_min) / yr, 0.0, 1.0)) * ph; };
   std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Fmt("%.0f", W) +
                   "\" height=\"" + Fmt("%.0f", H) + "\" viewBox=\"0 0 " + Fmt("%.0f", W) + " " +
                   Fmt("%.0f", H) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   s += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
   s += "<text x=\"" + Fmt("%.0f", L) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" + Esc(title) + "</text>\n";
-  for (int i = 0; i <= 10; ++i) {
-    const double y = i / 10.0;
+  const int ny = static_cast<int>(yr / ax.y_step + 0.5);
+  for (int i = 0; i <= ny; ++i) {
+    const double y = ax.y_min + ax.y_step * i;
     s += "<line x1=\"" + Fmt("%.1f", L) + "\" y1=\"" + Fmt("%.1f", Y(y)) + "\" x2=\"" + Fmt("%.1f", L + pw) +
          "\" y2=\"" + Fmt("%.1f", Y(y)) + "\" stroke=\"#e5e5e5\"/>\n";
     s += "<text x=\"" + Fmt("%.1f", L - 6) + "\" y=\"" + Fmt("%.1f", Y(y) + 4) + "\" text-anchor=\"end\">" +
-         Fmt("%.0f%%", y * 100) + "</text>\n";
+         Fmt(ax.y_step * 100 >= 0.999 ? "%.0f%%" : ax.y_step * 100 >= 0.0999 ? "%.1f%%" : "%.2f%%", y * 100) +
+         "</text>\n";
   }
-  for (int i = 0; i <= 10; ++i) {
-    const double x = x_max * i / 10.0;
+  const int nx = static_cast<int>(xr / ax.x_step + 1e-9);
+  for (int i = 0; i <= nx; ++i) {
+    const double x = ax.x_min + ax.x_step * i;
     s += "<text x=\"" + Fmt("%.1f", X(x)) + "\" y=\"" + Fmt("%.1f", T + ph + 16) + "\" text-anchor=\"middle\">" +
-         Fmt(x_fmt, x) + "</text>\n";
+         Fmt(ax.x_fmt, x) + "</text>\n";
   }
   s += "<text x=\"" + Fmt("%.1f", L + pw / 2) + "\" y=\"" + Fmt("%.1f", H - 8) + "\" text-anchor=\"middle\">" +
        Esc(x_label) + "</text>\n";
   s += "<rect x=\"" + Fmt("%.1f", L) + "\" y=\"" + Fmt("%.1f", T) + "\" width=\"" + Fmt("%.1f", pw) +
        "\" height=\"" + Fmt("%.1f", ph) + "\" fill=\"none\" stroke=\"#444\"/>\n";
-  if (diagonal) {
-    const double end = std::min(x_max, 100.0);
-    s += "<line x1=\"" + Fmt("%.1f", X(0)) + "\" y1=\"" + Fmt("%.1f", Y(0)) + "\" x2=\"" + Fmt("%.1f", X(end)) +
-         "\" y2=\"" + Fmt("%.1f", Y(end / 100.0)) + "\" stroke=\"#999\" stroke-dasharray=\"4 4\"/>\n";
+  if (ax.diagonal) {
+    const double x0 = std::max(ax.x_min, ax.y_min * 100), x1 = std::min(ax.x_max, ax.y_max * 100);
+    if (x1 > x0)
+      s += "<line x1=\"" + Fmt("%.1f", X(x0)) + "\" y1=\"" + Fmt("%.1f", Y(x0 / 100)) + "\" x2=\"" +
+           Fmt("%.1f", X(x1)) + "\" y2=\"" + Fmt("%.1f", Y(x1 / 100)) +
+           "\" stroke=\"#999\" stroke-dasharray=\"4 4\"/>\n";
   }
   for (size_t k = 0; k < series.size(); ++k) {
     const char* color = kColors[k % 10];
     std::string pts;
-    for (const auto& [x, y] : series[k].xy) pts += Fmt("%.1f", X(x)) + "," + Fmt("%.1f", Y(y)) + " ";
+    for (const auto& [x, y] : series[k].xy) {
+      if (x < ax.x_min || x > ax.x_max) continue;
+      pts += Fmt("%.1f", X(x)) + "," + Fmt("%.1f", Y(y)) + " ";
+    }
     s += "<polyline fill=\"none\" stroke=\"" + std::string(color) + "\" stroke-width=\"2\" points=\"" + pts + "\"/>\n";
     const double ly = T + 14 + 18.0 * static_cast<double>(k);
     s += "<line x1=\"" + Fmt("%.1f", L + pw + 12) + "\" y1=\"" + Fmt("%.1f", ly - 4) + "\" x2=\"" +
@@ -226,8 +244,22 @@ std::string ComparisonHtml(const std::vector<PolicySummary>& summaries, const Tr
   for (const auto& p : summaries) series.push_back(CurveSeries(p.policy, MeanCurve(p)));
   const double x_max = static_cast<double>(m.target_permille) / 10.0;
   std::string body = MetaHtml(m);
+  Axes full;
+  full.x_max = x_max;
+  full.diagonal = true;
   body += LineChart("GPU allocation vs. arrived GPU demand (mean over seeds)",
-                    "arrived GPU demand, % of cluster GPU capacity", x_max, series, true, "%.0f%%");
+                    "arrived GPU demand, % of cluster GPU capacity", full, series);
+  if (x_max > 80) {
+    Axes zoom;
+    zoom.x_min = 80;
+    zoom.x_max = x_max;
+    zoom.x_step = 5;
+    zoom.y_min = 0.8;
+    zoom.y_max = 1.0;
+    zoom.y_step = 0.02;
+    zoom.diagonal = true;
+    body += "<br>" + LineChart("Zoom: the saturated end", "arrived GPU demand, % of cluster GPU capacity", zoom, series);
+  }
   body += "<table><tr><th>policy</th><th>seeds</th><th>GPU allocation at 100 %</th><th>unallocated GPUs at " +
           Fmt("%.0f", x_max) + " %</th><th>min</th><th>max</th><th>failed pods (mean)</th></tr>\n";
   for (const auto& p : summaries)
@@ -282,8 +314,11 @@ std::string SaturateText(const SaturateResult& r, const TraceReportMeta& m) {
 
 std::string SaturateHtml(const SaturateResult& r, const TraceReportMeta& m) {
   std::string body = MetaHtml(m);
-  body += LineChart("GPU allocation vs. arrived GPU demand", "arrived GPU demand, % of cluster GPU capacity",
-                    static_cast<double>(m.target_permille) / 10.0, {CurveSeries(r.policy, RunCurve(r))}, true, "%.0f%%");
+  Axes ax;
+  ax.x_max = static_cast<double>(m.target_permille) / 10.0;
+  ax.diagonal = true;
+  body += LineChart("GPU allocation vs. arrived GPU demand", "arrived GPU demand, % of cluster GPU capacity", ax,
+                    {CurveSeries(r.policy, RunCurve(r))});
   body += "<pre>" + Esc(SaturateText(r, m)) + "</pre>\n";
   return Page("Arbiter trace run (saturate)", body);
 }
@@ -354,7 +389,18 @@ std::string TimelineHtml(const TimelineResult& r, const TraceReportMeta& m) {
     cpu.xy.push_back({h, r.cluster_cpu_milli ? static_cast<double>(p.allocated_cpu_milli) / r.cluster_cpu_milli : 0});
   }
   std::string body = MetaHtml(m);
-  body += LineChart("Allocation over time (" + r.policy + ")", "hours since the first arrival", span_h, {gpu, cpu}, false, "%.0f");
+  Axes ax;
+  ax.x_max = span_h;
+  ax.x_step = span_h / 10;
+  ax.x_fmt = "%.0f";
+  double peak = 0;
+  for (const auto& se : {gpu, cpu})
+    for (const auto& [x, y] : se.xy) peak = std::max(peak, y);
+  if (peak < 0.5) {  // sparse traces: zoom the y axis in
+    ax.y_max = std::max(0.01, std::ceil(peak * 1.1 * 100) / 100);
+    ax.y_step = ax.y_max / 10;
+  }
+  body += LineChart("Allocation over time (" + r.policy + ")", "hours since the first arrival", ax, {gpu, cpu});
   body += "<pre>" + Esc(TimelineText(r, m)) + "</pre>\n";
   return Page("Arbiter trace replay (timeline)", body);
 }
