@@ -108,6 +108,18 @@ TEST(LedgerTest, WritingTheSameInputTwiceAddsNothing) {
   for (size_t i = 0; i < inv1.size(); ++i) EXPECT_EQ(inv1[i].digest, inv2[i].digest);
 }
 
+TEST(LedgerTest, UnsortedOrDuplicateRowsAreRolledUpNotOverwritten) {
+  auto l = OpenLedger(TempPath("dups.db"));
+  auto cat = *PriceCatalog::Create({Book()});
+  auto rows = Rows({Seg("team-a/x", 1000, kEpoch, kEpoch + kHour)});
+  std::vector<HourlyRow> doubled = rows;
+  doubled.insert(doubled.end(), rows.begin(), rows.end());  // the same rows twice, unsorted
+  ASSERT_TRUE(l->Write(doubled, cat).ok());
+  auto stored = *l->Read(RowFilter{});
+  ASSERT_EQ(stored.size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) EXPECT_TRUE(stored[i].request_raw == 2 * rows[i].request_raw);
+}
+
 TEST(LedgerTest, LedgerInvoicesEqualInMemoryInvoices) {
   auto l = OpenLedger(TempPath("same.db"));
   auto cat = *PriceCatalog::Create({Book(), Book(kEpoch + 2 * kHour, "0.07")});

@@ -319,9 +319,20 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
                  " AND gpu_product=?4 AND kind=?5 AND preemptor=?6 AND hour=?7 AND version=?8");
   if (!insert.ok() || !current.ok() || !update.ok() || !supersede.ok())
     return SqlError(db_, "prepare write statements");
+  // Rows must have unique keys; input that is not strictly increasing in key order is rolled
+  // up first (rows with the same key summed), so a duplicate never overwrites its twin.
+  bool strictly_sorted = true;
+  for (size_t i = 1; i < rows.size() && strictly_sorted; ++i)
+    strictly_sorted = HourlyRow::KeyLess(rows[i - 1], rows[i]);
+  std::vector<HourlyRow> rolled;
+  if (!strictly_sorted) {
+    rolled = rows;
+    billing::Rollup(&rolled);
+  }
+  const std::vector<HourlyRow>& input = strictly_sorted ? rows : rolled;
   WriteStats st;
   RowRater rater(catalog);
-  for (const HourlyRow& r : rows) {
+  for (const HourlyRow& r : input) {
     Content c = rater.Rate(r);
     insert.Reset();
     BindKey(insert, r);

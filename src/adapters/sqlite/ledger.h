@@ -55,7 +55,8 @@ class Ledger {
   Ledger(const Ledger&) = delete;
   Ledger& operator=(const Ledger&) = delete;
 
-  // Writes rolled-up rows (unique keys, see billing::Rollup), rated with `catalog`, whose
+  // Writes hourly rows (rows sharing a key are summed first, as billing::Rollup does), rated
+  // with `catalog`, whose
   // versions are stored too. With `seal_before`, the watermark moves to it in the same
   // transaction (it never moves back).
   Result<WriteStats> Write(const std::vector<billing::HourlyRow>& rows,

@@ -34,9 +34,10 @@ Result<PriceCatalog> PriceCatalog::Create(std::vector<PriceBook> books) {
                                          FormatRfc3339(b.effective_from));
     for (const auto* m : {&b.prices, &b.gpu_models})
       for (const auto& [k, v] : *m)
-        if (v.negative())
-          return Result<PriceCatalog>::Error("PriceBook " + b.meta.name + ": price of " + k +
-                                             " is negative");
+        if (v.negative() || v > Decimal::FromInt(1000000000))
+          return Result<PriceCatalog>::Error("PriceBook " + b.meta.name + ": price of " + k + " (" +
+                                             v.ToString() +
+                                             ") must be between 0 and 1000000000 per unit-hour");
     if (b.blended_request_weight.negative() || b.blended_request_weight > Decimal::FromInt(1))
       return Result<PriceCatalog>::Error("PriceBook " + b.meta.name +
                                          ": blendedRequestWeight must be between 0 and 1");

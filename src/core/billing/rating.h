@@ -24,8 +24,8 @@ std::string CanonicalPriceBook(const PriceBook& b);
 // the start of the hour: the one with the latest effective_from <= hour start.
 class PriceCatalog {
  public:
-  // Fails on no books, two versions with the same effectiveFrom, or a negative price/weight
-  // outside [0, 1].
+  // Fails on no books, two versions with the same effectiveFrom, a price outside
+  // [0, 10^9] per unit-hour, or a blended weight outside [0, 1].
   static Result<PriceCatalog> Create(std::vector<PriceBook> books);
   const PriceBook* At(Millis t) const;  // nullptr when no version is in force yet
   int IndexAt(Millis t) const;          // -1 when none
