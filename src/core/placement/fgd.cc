@@ -78,13 +78,18 @@ WorkloadProfile BuildWorkloadProfile(const std::vector<PodShape>& pods) {
 
 std::vector<WorkloadProfile::Entry> SelectTypicalShapes(const WorkloadProfile& profile,
                                                         int popularity_percent) {
-  std::vector<WorkloadProfile::Entry> all;
+  // Entries that differ only outside the shape key (memory, extended resources) are one shape.
+  std::map<ShapeKey, WorkloadProfile::Entry> merged;
   int64_t total = 0;
   for (const auto& e : profile.shapes) {
     if (e.weight <= 0) continue;
-    all.push_back(e);
+    auto [it, fresh] = merged.try_emplace(KeyOf(e.shape), e);
+    if (!fresh) it->second.weight += e.weight;
     total += e.weight;
   }
+  std::vector<WorkloadProfile::Entry> all;
+  all.reserve(merged.size());
+  for (auto& [k, e] : merged) all.push_back(std::move(e));
   std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
     if (a.weight != b.weight) return a.weight > b.weight;
     return KeyOf(a.shape) > KeyOf(b.shape);

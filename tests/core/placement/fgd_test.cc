@@ -151,6 +151,18 @@ TEST(FgdTest, TypicalShapesCoverThePopularityThreshold) {
   EXPECT_EQ(top[1].shape.gpu_milli_per_device, 1000);
 }
 
+TEST(FgdTest, TypicalShapesMergeEntriesThatDifferOnlyInMemory) {
+  PodShape small_mem = Pod(1000, 1, 500);
+  PodShape big_mem = small_mem;
+  big_mem.mem_bytes = int64_t{64} << 30;
+  // 30 + 30 of the half-GPU shape outweigh 40 of the whole-GPU shape.
+  WorkloadProfile w = Profile({{small_mem, 30}, {Pod(1000, 1, 1000), 40}, {big_mem, 30}});
+  auto top = SelectTypicalShapes(w, 50);
+  ASSERT_EQ(top.size(), 1u);
+  EXPECT_EQ(top[0].weight, 60);
+  EXPECT_EQ(top[0].shape.gpu_milli_per_device, 500);
+}
+
 TEST(FgdTest, BuildWorkloadProfileCountsShapesIgnoringMemory) {
   PodShape a = Pod(1000, 1, 500);
   PodShape b = a;
