@@ -60,6 +60,22 @@ TEST(OpenbReaderTest, MultiGpuListsHaveOnlyFiveColumns) {
   EXPECT_NE(r.message().find("saturate"), std::string::npos);
 }
 
+TEST(OpenbReaderTest, SaturateNeedsGpuDemandAndGpus) {
+  auto nodes = ParseOpenbNodes("sn,cpu_milli,memory_mib,gpu,model\nn,8000,1024,2,T4\n", "n.csv");
+  auto cpu_only = ParseOpenbPods("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1000,1,0,0\n", "p.csv");
+  ASSERT_TRUE(nodes.ok() && cpu_only.ok());
+  auto r = RunSaturate(*nodes, *cpu_only, TraceRunOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("no GPUs"), std::string::npos);
+  auto gpu = ParseOpenbPods("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1000,1,1,500\n", "p.csv");
+  ASSERT_TRUE(gpu.ok());
+  auto ok = RunSaturate(*nodes, *gpu, TraceRunOptions{});
+  ASSERT_TRUE(ok.ok()) << ok.message();
+  EXPECT_EQ(ok->arrived_gpu_milli, 2500);  // 5 x 500m pods reach 125 %; a sixth would pass 130 %
+  EXPECT_EQ(ok->allocated_gpu_milli, 2000);
+  EXPECT_EQ(ok->pods_failed, 1);
+}
+
 TEST(OpenbReaderTest, MalformedRowsNameFileAndLine) {
   const std::string header = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n";
   auto bad_int = ParseOpenbPods(header + "a,1000,10,0,0\nb,12x,10,0,0\n", "pods.csv");

@@ -199,6 +199,7 @@ Result<SaturateResult> RunSaturate(const std::vector<TraceNode>& nodes, const Po
     order[i] = static_cast<uint32_t>(i);
     demand += trace.pods[i].gpu_milli_total();
   }
+  if (demand == 0) return Result<SaturateResult>::Error("saturate: the pod list asks for no GPUs");
   Shuffle(order, rng);
   const int64_t target =
       static_cast<int64_t>(static_cast<__int128>(r.cluster_gpu_milli) * o.target_permille / 1000);
