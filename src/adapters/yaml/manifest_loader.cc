@@ -498,7 +498,10 @@ class DocLoader {
     fields.push_back(Ignore("status"));
     bool has_spec = false;
     for (auto it = doc.begin(); it != doc.end(); ++it)
-      if (it->first.IsScalar() && it->first.Scalar() == "spec") has_spec = true;
+    {
+      const YAML::Node key = it->first;
+      if (key.IsScalar() && key.Scalar() == "spec") has_spec = true;
+    }
     r_.ReadStruct(doc, "", fields);
     if (!has_spec) r_.Error(doc, "spec", "is required (a Pod needs spec.containers)");
     FinishMeta(&pod.meta, true);
@@ -1105,9 +1108,10 @@ struct Header {
 Header Prescan(const YAML::Node& doc) {
   Header h;
   for (auto it = doc.begin(); it != doc.end(); ++it) {
-    if (!it->first.IsScalar()) continue;
-    const std::string& k = it->first.Scalar();
-    const YAML::Node& v = it->second;
+    const YAML::Node key = it->first;  // copies: yaml-cpp iterators return pairs by value
+    const YAML::Node v = it->second;
+    if (!key.IsScalar()) continue;
+    const std::string k = key.Scalar();
     if (k == "apiVersion" && v.IsScalar()) {
       h.api_version = v.Scalar();
       h.api_node = v;
@@ -1116,9 +1120,10 @@ Header Prescan(const YAML::Node& doc) {
       h.kind_node = v;
     } else if (k == "metadata" && v.IsMap()) {
       for (auto m = v.begin(); m != v.end(); ++m) {
-        if (!m->first.IsScalar() || !m->second.IsScalar()) continue;
-        if (m->first.Scalar() == "name") h.name = m->second.Scalar();
-        if (m->first.Scalar() == "namespace") h.ns = m->second.Scalar();
+        const YAML::Node mk = m->first, mv = m->second;
+        if (!mk.IsScalar() || !mv.IsScalar()) continue;
+        if (mk.Scalar() == "name") h.name = mv.Scalar();
+        if (mk.Scalar() == "namespace") h.ns = mv.Scalar();
       }
     }
   }

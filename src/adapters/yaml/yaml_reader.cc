@@ -148,12 +148,15 @@ bool DocReader::ReadStruct(const YAML::Node& node, const std::string& path,
   }
   std::set<std::string> seen;
   for (auto it = node.begin(); it != node.end(); ++it) {
-    const YAML::Node& key = it->first;
+    // yaml-cpp's iterator returns its pair by value: copy the node handles, never bind
+    // references to it->first / it->second (they would dangle).
+    const YAML::Node key = it->first;
+    const YAML::Node value = it->second;
     if (!key.IsScalar()) {
       Error(key, path, std::string("field names must be scalars, got ") + TypeName(key));
       continue;
     }
-    const std::string& k = key.Scalar();
+    const std::string k = key.Scalar();
     std::string child = ChildPath(path, k);
     if (!seen.insert(k).second) {
       Error(key, child, "duplicate field " + Quote(k));
@@ -162,7 +165,7 @@ bool DocReader::ReadStruct(const YAML::Node& node, const std::string& path,
     Note(child, key);
     auto f = std::find_if(fields.begin(), fields.end(), [&](const Field& x) { return x.name == k; });
     if (f != fields.end()) {
-      f->read(it->second, child);
+      f->read(value, child);
       continue;
     }
     if (std::find(ignored.begin(), ignored.end(), k) != ignored.end()) continue;
@@ -196,19 +199,20 @@ bool DocReader::ForEachEntry(
   }
   std::set<std::string> seen;
   for (auto it = node.begin(); it != node.end(); ++it) {
-    const YAML::Node& key = it->first;
+    const YAML::Node key = it->first;  // copies: see ReadStruct
+    const YAML::Node value = it->second;
     if (!key.IsScalar()) {
       Error(key, path, std::string("keys must be scalars, got ") + TypeName(key));
       continue;
     }
-    const std::string& k = key.Scalar();
+    const std::string k = key.Scalar();
     std::string child = ChildPath(path, k);
     if (!seen.insert(k).second) {
       Error(key, child, "duplicate key " + Quote(k));
       continue;
     }
     Note(child, key);
-    fn(k, key, it->second, child);
+    fn(k, key, value, child);
   }
   return true;
 }
@@ -223,8 +227,9 @@ bool DocReader::ForEachItem(const YAML::Node& node, const std::string& path,
   size_t i = 0;
   for (auto it = node.begin(); it != node.end(); ++it, ++i) {
     std::string child = IndexPath(path, i);
-    Note(child, *it);
-    fn(*it, child);
+    const YAML::Node item = *it;
+    Note(child, item);
+    fn(item, child);
   }
   return true;
 }
