@@ -8,6 +8,10 @@
 namespace arbiter::placement {
 
 Candidate DotProductPolicy::Score(const NodeState& node, const PodShape& pod) {
+  return Candidate{ScoreOnly(node, pod), node.DefaultGpuChoice(pod)};
+}
+
+int64_t DotProductPolicy::ScoreOnly(const NodeState& node, const PodShape& pod) {
   const __int128 cg = static_cast<__int128>(spec_.gpu_milli) * spec_.gpu_milli;
   const __int128 cc = static_cast<__int128>(spec_.cpu_milli) * spec_.cpu_milli;
   const int64_t g = std::gcd(static_cast<int64_t>(cg), static_cast<int64_t>(cc));
@@ -16,7 +20,7 @@ Candidate DotProductPolicy::Score(const NodeState& node, const PodShape& pod) {
                      static_cast<__int128>(node.gpu_free_milli()) * pod.gpu_milli_total() * b;
   const __int128 kMax = static_cast<__int128>(INT64_MAX);
   const int64_t clamped = static_cast<int64_t>(v > kMax ? kMax : v);
-  return Candidate{-clamped, node.DefaultGpuChoice(pod)};
+  return -clamped;
 }
 
 }  // namespace arbiter::placement

@@ -283,6 +283,15 @@ Candidate FgdPolicy::Score(const NodeState& node, const PodShape& pod) {
   return Candidate{m.score, m.gpus};
 }
 
+int64_t FgdPolicy::ScoreOnly(const NodeState& node, const PodShape& pod) {
+  NodeCache* c = CacheFor(node);
+  const int id = c ? ShapeId(pod) : -1;
+  if (c == nullptr || id < 0) return Score(node, pod).score;
+  if (c->memo.size() > static_cast<size_t>(id) && c->memo[static_cast<size_t>(id)].version == c->version)
+    return c->memo[static_cast<size_t>(id)].score;
+  return Score(node, pod).score;
+}
+
 Candidate FgdPolicy::Compute(const NodeState& node, const PodShape& pod, int64_t before,
                              const std::vector<uint8_t>& access_ref) {
   const std::vector<uint8_t>* access = &access_ref;

@@ -26,4 +26,19 @@ Candidate PackingPolicy::Score(const NodeState& node, const PodShape& pod) {
                    std::move(a)};
 }
 
+int64_t PackingPolicy::ScoreOnly(const NodeState& node, const PodShape& pod) {
+  if (pod.gpu_count == 0) return 0;
+  const int devices = node.gpu_devices();
+  if (node.full_free_gpus() == devices) return 1000000 + 999 - devices;
+  if (pod.gpu_milli_per_device >= kMilliPerGpu) return 2000000 + 999 - pod.gpu_count;
+  // Shared: the fullest device that fits (DefaultGpuChoice).
+  int32_t best = kMilliPerGpu + 1;
+  for (int32_t u : node.gpu_used_milli) {
+    const int32_t free = kMilliPerGpu - u;
+    if (free >= pod.gpu_milli_per_device && free < best) best = free;
+  }
+  if (best == kMilliPerGpu) return 2000000 + 999 - 1;
+  return 3000000 + 1000 - best;
+}
+
 }  // namespace arbiter::placement

@@ -36,6 +36,7 @@ class BestFitPolicy final : public PlacementPolicy {
  public:
   std::string_view name() const override { return "BestFit"; }
   Candidate Score(const NodeState& node, const PodShape& pod) override;
+  int64_t ScoreOnly(const NodeState& node, const PodShape& pod) override;
   void Reset(const std::vector<NodeState>& nodes) override { spec_ = MaxSpec::Of(nodes); }
 
  private:
@@ -48,6 +49,7 @@ class LeastAllocatedPolicy final : public PlacementPolicy {
  public:
   std::string_view name() const override { return "LeastAllocated"; }
   Candidate Score(const NodeState& node, const PodShape& pod) override;
+  int64_t ScoreOnly(const NodeState& node, const PodShape& pod) override { return FreeSharePpm(node, pod); }
 };
 
 // GPU Packing, in three tiers (best first):
@@ -59,6 +61,7 @@ class PackingPolicy final : public PlacementPolicy {
  public:
   std::string_view name() const override { return "Packing"; }
   Candidate Score(const NodeState& node, const PodShape& pod) override;
+  int64_t ScoreOnly(const NodeState& node, const PodShape& pod) override;
 };
 
 // DotProduct (Tetris-style alignment, as configured in the paper: merged GPU dimension, max-spec
@@ -68,6 +71,7 @@ class DotProductPolicy final : public PlacementPolicy {
  public:
   std::string_view name() const override { return "DotProduct"; }
   Candidate Score(const NodeState& node, const PodShape& pod) override;
+  int64_t ScoreOnly(const NodeState& node, const PodShape& pod) override;
   void Reset(const std::vector<NodeState>& nodes) override { spec_ = MaxSpec::Of(nodes); }
 
  private:
@@ -126,6 +130,7 @@ class FgdPolicy final : public PlacementPolicy {
                      FgdScoring scoring = FgdScoring::kPaper);
   std::string_view name() const override { return "FGD"; }
   Candidate Score(const NodeState& node, const PodShape& pod) override;
+  int64_t ScoreOnly(const NodeState& node, const PodShape& pod) override;
   void OnNodeChanged(const NodeState& node, size_t index) override;
   void Reset(const std::vector<NodeState>& nodes) override;
 

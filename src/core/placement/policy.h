@@ -34,6 +34,10 @@ class PlacementPolicy {
   virtual std::string_view name() const = 0;
   // Scores placing `pod` on `node`; precondition: node.Fits(pod). Chooses the GPU devices.
   virtual Candidate Score(const NodeState& node, const PodShape& pod) = 0;
+  // Score(node, pod).score without building the GPU assignment (cheaper; for loops that score
+  // many nodes and ask Score() only of the winner). Same value as Score() for deterministic
+  // policies; Random draws anew on every call.
+  virtual int64_t ScoreOnly(const NodeState& node, const PodShape& pod) { return Score(node, pod).score; }
   // Told after node `index` changed (allocation or release); policies with caches update here.
   virtual void OnNodeChanged(const NodeState& /*node*/, size_t /*index*/) {}
   // Told the full node list once before use, and again if nodes are added or removed.

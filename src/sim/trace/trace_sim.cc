@@ -102,15 +102,25 @@ class Cluster {
           feasible_.push_back(i);
       }
     }
-    auto choice = pl::ChooseNode(policy, nodes_, feasible_, pod);
-    if (!choice) return -1;
-    const size_t i = choice->node_index;
-    nodes_[i].Allocate(pod, choice->candidate.gpus);
+    // ChooseNode's rule (highest score, then lowest index), scoring with ScoreOnly and asking
+    // Score() (for the GPU devices) of the winner only.
+    if (feasible_.empty()) return -1;
+    size_t i = feasible_[0];
+    int64_t best = policy.ScoreOnly(nodes_[i], pod);
+    for (size_t k = 1; k < feasible_.size(); ++k) {
+      const int64_t s = policy.ScoreOnly(nodes_[feasible_[k]], pod);
+      if (s > best) {
+        best = s;
+        i = feasible_[k];
+      }
+    }
+    pl::Candidate choice = policy.Score(nodes_[i], pod);
+    nodes_[i].Allocate(pod, choice.gpus);
     gpu_allocated_ += pod.gpu_milli_total();
     cpu_allocated_ += pod.cpu_milli;
     Refresh(i);
     policy.OnNodeChanged(nodes_[i], i);
-    *out = std::move(choice->candidate.gpus);
+    *out = std::move(choice.gpus);
     return static_cast<int64_t>(i);
   }
 

@@ -25,6 +25,15 @@ PodShape Pod(int64_t cpu, int32_t count, int32_t milli, std::vector<std::string>
   return p;
 }
 
+std::vector<int16_t> Devs(const GpuAssignment& a) { return {a.devices.begin(), a.devices.end()}; }
+
+GpuAssignment Whole(int16_t device) {
+  GpuAssignment a;
+  a.devices.push_back(device);
+  a.milli_per_device = 1000;
+  return a;
+}
+
 WorkloadProfile Profile(std::vector<std::pair<PodShape, int64_t>> shapes) {
   WorkloadProfile w;
   for (auto& [s, n] : shapes) w.shapes.push_back({s, n});
@@ -79,7 +88,7 @@ TEST(FgdTest, PrefersThePlacementThatLeavesAWholeGpuForTypicalPods) {
   Candidate ca = fgd.Score(nodes[0], pod);
   Candidate cb = fgd.Score(nodes[1], pod);
   EXPECT_GT(cb.score, ca.score);
-  EXPECT_EQ(cb.gpus.devices, std::vector<int16_t>{1});
+  EXPECT_EQ(Devs(cb.gpus), std::vector<int16_t>{1});
   std::vector<size_t> feasible = {0, 1};
   auto choice = ChooseNode(fgd, nodes, feasible, pod);
   ASSERT_TRUE(choice);
@@ -109,7 +118,7 @@ TEST(FgdTest, SharedPodTriesEveryDevice) {
   FgdPolicy fgd(Profile({{Pod(1000, 1, 500), 1}}), 95, FgdScoring::kExact);
   const NodeState n = Node("n", 64000, {400, 0, 450});
   Candidate c = fgd.Score(n, Pod(1000, 1, 500));
-  EXPECT_EQ(c.gpus.devices, std::vector<int16_t>{1});
+  EXPECT_EQ(Devs(c.gpus), std::vector<int16_t>{1});
   EXPECT_EQ(c.score, 0);
 }
 
@@ -127,7 +136,7 @@ TEST(FgdTest, CacheFollowsNodeChangesAndSurvivesMissedNotifications) {
   // Changed without a notification: the cache (and the per-shape score memo) notices.
   const Candidate stale = cached.Score(nodes[1], pod);
   EXPECT_EQ(stale.score, fresh.Score(nodes[1], pod).score);
-  nodes[1].Allocate(Pod(1000, 1, 1000), GpuAssignment{{0}, 1000});
+  nodes[1].Allocate(Pod(1000, 1, 1000), Whole(0));
   EXPECT_EQ(cached.Fragmentation(nodes[1]), fresh.Fragmentation(nodes[1]));
   EXPECT_EQ(cached.Score(nodes[1], pod).score, fresh.Score(nodes[1], pod).score);
   EXPECT_EQ(cached.Score(nodes[1], pod).gpus, fresh.Score(nodes[1], pod).gpus);

@@ -40,7 +40,7 @@ TEST(BestFitTest, MinimisesFreeCpuAndGpuNormalisedByTheLargestNode) {
 TEST(BestFitTest, SharedPodGoesToTheFullestDeviceThatFits) {
   BestFitPolicy bf;
   Candidate c = bf.Score(Node("n", 16000, {200, 700, 600}), Pod(1000, 1, 300));
-  EXPECT_EQ(c.gpus.devices, std::vector<int16_t>{1});
+  EXPECT_EQ(std::vector<int16_t>(c.gpus.devices.begin(), c.gpus.devices.end()), std::vector<int16_t>{1});
 }
 
 TEST(PackingTest, PrefersSharedGpusThenUsedNodesThenSmallEmptyNodes) {
@@ -90,11 +90,40 @@ TEST(RandomTest, SameSeedSameChoicesAndEveryNodeIsReachable) {
     EXPECT_EQ(x->candidate.gpus, y->candidate.gpus);
     differs |= x->node_index != z->node_index;
     seen.insert(x->node_index);
-    devices.insert(x->candidate.gpus.devices.at(0));
+    ASSERT_EQ(x->candidate.gpus.devices.size(), 1u);
+    devices.insert(x->candidate.gpus.devices[0]);
   }
   EXPECT_TRUE(differs);
   EXPECT_EQ(seen.size(), 5u);
   EXPECT_EQ(devices.size(), 4u);
+}
+
+TEST(ScoreOnlyTest, EqualsScoreForDeterministicPolicies) {
+  Xoshiro256 rng(5);
+  std::vector<NodeState> nodes;
+  for (int i = 0; i < 60; ++i) {
+    std::vector<int32_t> used(static_cast<size_t>(1 + rng.Below(8)));
+    for (auto& u : used) u = static_cast<int32_t>(rng.Below(5) == 0 ? 0 : rng.Below(1001));
+    NodeState n = Node("n" + std::to_string(i), 8000 + static_cast<int64_t>(rng.Below(120000)), used,
+                       rng.Below(2) ? "A" : "B");
+    n.cpu_used_milli = static_cast<int64_t>(rng.Below(static_cast<uint64_t>(n.cpu_capacity_milli) / 2));
+    nodes.push_back(std::move(n));
+  }
+  WorkloadProfile profile = BuildWorkloadProfile({Pod(1000, 1, 500), Pod(4000, 1, 1000), Pod(2000, 0, 0)});
+  const PodShape pods[] = {Pod(1000, 1, 300), Pod(8000, 2, 1000), Pod(2000, 0, 0), Pod(500, 1, 1000)};
+  for (PlacementPolicyName name : {PlacementPolicyName::kBestFit, PlacementPolicyName::kLeastAllocated,
+                                   PlacementPolicyName::kFGD, PlacementPolicyName::kPacking,
+                                   PlacementPolicyName::kDotProduct}) {
+    auto policy = MakePlacementPolicy(name, 1, profile);
+    policy->Reset(nodes);
+    for (const PodShape& pod : pods)
+      for (const NodeState& n : nodes) {
+        if (!n.Fits(pod)) continue;
+        const int64_t only = policy->ScoreOnly(n, pod);
+        EXPECT_EQ(only, policy->Score(n, pod).score) << policy->name() << " " << n.name;
+        EXPECT_EQ(only, policy->ScoreOnly(n, pod)) << policy->name() << " " << n.name;
+      }
+  }
 }
 
 TEST(PolicyFactoryTest, EveryNameIsRegistered) {
