@@ -279,6 +279,74 @@ class Validator {
     }
   }
 
+  // Kubernetes LimitRanger admission, statically: after applying the namespace's defaults, a
+  // `max` needs a limit and a `min` needs a request for that resource in every container. A pod
+  // that breaks it is rejected when submitted, which is worth knowing before a simulation.
+  void LimitRangeAdmission(const Pod& p) {
+    for (const auto& lr : s_.limit_ranges) {
+      if (lr.meta.namespace_ != p.meta.namespace_) continue;
+      // Defaults come from the Container items.
+      ResourceList def_limit, def_request;
+      for (const auto& li : lr.limits)
+        if (li.type == LimitType::kContainer) {
+          def_limit = li.default_limit;
+          def_request = li.default_request;
+        }
+      std::vector<Container> all = p.containers;
+      all.insert(all.end(), p.init_containers.begin(), p.init_containers.end());
+      for (auto& c : all) {
+        for (const auto& [r, v] : def_limit.entries())
+          if (!c.limits.Has(r)) c.limits.Set(r, v);
+        for (const auto& [r, v] : def_request.entries())
+          if (!c.requests.Has(r)) c.requests.Set(r, v);
+        for (const auto& [r, v] : c.limits.entries())
+          if (!c.requests.Has(r)) c.requests.Set(r, v);
+      }
+      for (const auto& li : lr.limits) {
+        const char* scope = li.type == LimitType::kPod ? "Pod" : "Container";
+        std::string why;
+        for (const auto& [r, mx] : li.max.entries()) {
+          int64_t sum = 0;
+          for (const auto& c : all) {
+            if (!c.limits.Has(r)) {
+              why = "maximum " + r + " usage per " + scope + " is " + FormatResourceQuantity(r, mx) +
+                    ", but no limit is specified";
+              break;
+            }
+            if (li.type == LimitType::kContainer && c.limits.Get(r) > mx)
+              why = "maximum " + r + " usage per Container is " + FormatResourceQuantity(r, mx) +
+                    ", but limit is " + FormatResourceQuantity(r, c.limits.Get(r));
+            sum += c.limits.Get(r);
+          }
+          if (why.empty() && li.type == LimitType::kPod && sum > mx)
+            why = "maximum " + r + " usage per Pod is " + FormatResourceQuantity(r, mx) +
+                  ", but limit is " + FormatResourceQuantity(r, sum);
+          if (!why.empty()) break;
+        }
+        for (const auto& [r, mn] : li.min.entries()) {
+          if (!why.empty()) break;
+          for (const auto& c : all) {
+            if (!c.requests.Has(r)) {
+              why = "minimum " + r + " usage per " + scope + " is " + FormatResourceQuantity(r, mn) +
+                    ", but no request is specified";
+              break;
+            }
+            if (li.type == LimitType::kContainer && c.requests.Get(r) < mn) {
+              why = "minimum " + r + " usage per Container is " + FormatResourceQuantity(r, mn) +
+                    ", but request is " + FormatResourceQuantity(r, c.requests.Get(r));
+              break;
+            }
+          }
+        }
+        if (!why.empty()) {
+          Warn("Pod", p.meta, "spec.containers",
+               "LimitRange " + Quote(lr.meta.name) + " will reject this pod at admission: " + why);
+          return;
+        }
+      }
+    }
+  }
+
   void Pods() {
     std::vector<std::string> class_names, qos_names;
     for (const auto& pc : s_.priority_classes) class_names.push_back(pc.meta.name);
@@ -330,6 +398,7 @@ class Validator {
           }
         }
       }
+      LimitRangeAdmission(p);
       if (!s_.nodes.empty()) {
         bool selector_match = false, fits = false;
         for (const auto& n : s_.nodes) {

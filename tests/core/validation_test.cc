@@ -422,6 +422,37 @@ TEST(ValidationTest, PodsThatCanNeverBePlaced) {
   EXPECT_TRUE(Has(d, Severity::kWarning, "Pod/default/selector: spec.nodeSelector"));
 }
 
+TEST(ValidationTest, PodsThatLimitRangeAdmissionWillReject) {
+  ManifestSet s;
+  LimitRange lr;
+  lr.meta = Meta("lr", "a");
+  LimitRangeItem c;
+  c.type = LimitType::kContainer;
+  c.max = {{"cpu", 4000}};
+  c.min = {{"memory", 100}};
+  c.default_request = {{"memory", 200}};
+  lr.limits.push_back(c);
+  LimitRangeItem pod;
+  pod.type = LimitType::kPod;
+  pod.max = {{"nvidia.com/gpu", 4000}};
+  lr.limits.push_back(pod);
+  s.limit_ranges.push_back(lr);
+  // Fine: cpu limited within max, memory request from defaultRequest, GPU limited.
+  s.pods.push_back(MakePod("ok", "a", {{"cpu", 1000}, {"nvidia.com/gpu", 1000}},
+                           {{"cpu", 2000}, {"nvidia.com/gpu", 1000}}));
+  s.pods.push_back(MakePod("no-cpu-limit", "a", {{"cpu", 1000}}, {{"nvidia.com/gpu", 1000}}));
+  s.pods.push_back(MakePod("cpu-over-max", "a", {}, {{"cpu", 8000}, {"nvidia.com/gpu", 1000}}));
+  s.pods.push_back(MakePod("no-gpu-limit", "a", {}, {{"cpu", 1000}}));
+  s.pods.push_back(MakePod("other-namespace", "b", {}, {}));
+  auto d = Check(s);
+  EXPECT_EQ(d.ErrorCount(), 0u) << All(d);
+  ASSERT_EQ(d.items.size(), 3u) << All(d);
+  EXPECT_TRUE(Has(d, Severity::kWarning, "Pod/a/no-cpu-limit: spec.containers: warning: LimitRange \"lr\" will reject "
+                                         "this pod at admission: maximum cpu usage per Container is 4, but no limit is specified"));
+  EXPECT_TRUE(Has(d, Severity::kWarning, "maximum cpu usage per Container is 4, but limit is 8"));
+  EXPECT_TRUE(Has(d, Severity::kWarning, "maximum nvidia.com/gpu usage per Pod is 4, but no limit is specified"));
+}
+
 TEST(ValidationTest, SimulatedUsage) {
   ManifestSet s;
   Pod p = MakePod("p", "a", {{"cpu", 2000}, {"nvidia.com/gpu", 1000}}, {{"cpu", 2000}, {"nvidia.com/gpu", 1000}});
