@@ -1,6 +1,7 @@
 #include "core/validation.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 namespace arbiter {
@@ -127,6 +128,7 @@ class Validator {
       : s_(s), loc_(loc), out_(out) {}
 
   void Run() {
+    Totals();
     Duplicates();
     PriorityClasses();
     Nodes();
@@ -141,6 +143,52 @@ class Validator {
   }
 
  private:
+  // Sums the engine computes (pool capacity, quota usage, cohort guarantees) must fit in
+  // int64: ResourceList arithmetic treats overflow as a broken invariant and aborts. All loaded
+  // amounts are non-negative, so if the total over every object of a kind fits, every partial
+  // sum does. A set whose totals overflow is an error, and the checks that add are skipped.
+  void Totals() {
+    auto add = [&](std::map<std::string, __int128>& acc, const ResourceList& l) {
+      for (const auto& [r, v] : l.entries()) acc[r] += v;
+    };
+    auto report = [&](const char* kind, const ObjectMeta& m, const std::map<std::string, __int128>& acc,
+                      const char* what) {
+      for (const auto& [r, v] : acc)
+        if (v > std::numeric_limits<int64_t>::max()) {
+          overflow_ = true;
+          Error(kind, m, "", std::string("amounts too large: the ") + what + " of " + r +
+                                 " does not fit in 64 bits");
+          return;
+        }
+    };
+    std::map<std::string, __int128> pods, nodes, quotas;
+    for (const auto& p : s_.pods) {
+      std::map<std::string, __int128> one;
+      for (const auto* cs : {&p.containers, &p.init_containers})
+        for (const auto& c : *cs) {
+          add(one, c.requests);
+          add(one, c.limits);
+        }
+      if (p.sim.usage) add(one, *p.sim.usage);
+      for (const auto& [r, v] : one) pods[r] += v;
+      report("Pod", p.meta, pods, "total over all pods");
+      if (overflow_) return;
+    }
+    for (const auto& n : s_.nodes) {
+      add(nodes, n.capacity);
+      add(nodes, n.allocatable);
+      report("Node", n.meta, nodes, "total capacity of the pool");
+      if (overflow_) return;
+    }
+    for (const auto& q : s_.elastic_quotas) {
+      add(quotas, q.min);
+      if (q.max) add(quotas, *q.max);
+      add(quotas, q.lending_limit);
+      report("ElasticQuota", q.meta, quotas, "total over all ElasticQuotas");
+      if (overflow_) return;
+    }
+  }
+
   void Add(Severity sev, const char* kind, const ObjectMeta& m, const std::string& path,
            std::string msg) {
     int line = loc_ ? loc_->LineOf(m.source, path) : m.source.line;
@@ -306,7 +354,7 @@ class Validator {
         const char* scope = li.type == LimitType::kPod ? "Pod" : "Container";
         std::string why;
         for (const auto& [r, mx] : li.max.entries()) {
-          int64_t sum = 0;
+          __int128 sum = 0;
           for (const auto& c : all) {
             if (!c.limits.Has(r)) {
               why = "maximum " + r + " usage per " + scope + " is " + FormatResourceQuantity(r, mx) +
@@ -320,7 +368,10 @@ class Validator {
           }
           if (why.empty() && li.type == LimitType::kPod && sum > mx)
             why = "maximum " + r + " usage per Pod is " + FormatResourceQuantity(r, mx) +
-                  ", but limit is " + FormatResourceQuantity(r, sum);
+                  ", but limit is " +
+                  (sum <= std::numeric_limits<int64_t>::max()
+                       ? FormatResourceQuantity(r, static_cast<int64_t>(sum))
+                       : Int128ToString(sum));
           if (!why.empty()) break;
         }
         for (const auto& [r, mn] : li.min.entries()) {
@@ -380,6 +431,7 @@ class Validator {
       }
       Containers(p, p.containers, "spec.containers");
       Containers(p, p.init_containers, "spec.initContainers");
+      if (overflow_) continue;
       ResourceList req = p.EffectiveRequests();
       ResourceList lim = p.EffectiveLimits();
       if (p.sim.usage) {
@@ -531,7 +583,7 @@ class Validator {
       }
     }
     // Guarantees of a cohort beyond the pool's capacity cannot all be honoured.
-    if (s_.nodes.empty()) return;
+    if (s_.nodes.empty() || overflow_) return;
     ResourceList pool;
     for (const auto& n : s_.nodes)
       if (!n.unschedulable) pool += n.allocatable;
@@ -649,6 +701,7 @@ class Validator {
   const ManifestSet& s_;
   const SourceLocator* loc_;
   Diagnostics* out_;
+  bool overflow_ = false;
 };
 
 }  // namespace

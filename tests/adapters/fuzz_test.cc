@@ -314,6 +314,8 @@ TEST(FuzzTest, YamlLoaderPathologicalInputs) {
       ",",  // yaml-cpp 0.7 loops forever on this without the loader's guard
       "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n,\n",
       "- !+(.,.)",
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+      "  - {name: a, resources: {requests: {memory: 7Ei}}}\n  - {name: b, resources: {requests: {memory: 7Ei}}}\n",
       "[:", "{:", "{# ke\ny{:", "[[:", "{!\xdb:",
       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n" +
           [] {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace arbiter {
 namespace {
 
@@ -451,6 +453,24 @@ TEST(ValidationTest, PodsThatLimitRangeAdmissionWillReject) {
                                          "this pod at admission: maximum cpu usage per Container is 4, but no limit is specified"));
   EXPECT_TRUE(Has(d, Severity::kWarning, "maximum cpu usage per Container is 4, but limit is 8"));
   EXPECT_TRUE(Has(d, Severity::kWarning, "maximum nvidia.com/gpu usage per Pod is 4, but no limit is specified"));
+}
+
+// ResourceList arithmetic aborts on overflow (a broken invariant), so amounts whose totals do not
+// fit in 64 bits are refused before anything adds them.
+TEST(ValidationTest, TotalsThatOverflowAreErrorsNotAborts) {
+  const int64_t big = std::numeric_limits<int64_t>::max() / 2 + 1;
+  ManifestSet s;
+  s.pods.push_back(MakePod("a", "ns", {{"memory", big}}));
+  s.pods.push_back(MakePod("b", "ns", {{"memory", big}}));
+  s.nodes.push_back(MakeNode("n1", {{"memory", big}}));
+  s.elastic_quotas.push_back(Eq("ns", {{"memory", big}}, ResourceList{{"memory", big}}));
+  auto d = Check(s);
+  EXPECT_TRUE(Has(d, Severity::kError, "amounts too large: the total over all pods of memory")) << All(d);
+  Pod two = MakePod("c", "ns", {{"memory", big}});
+  two.containers.push_back(two.containers[0]);
+  ManifestSet one;
+  one.pods.push_back(two);
+  EXPECT_TRUE(Has(Check(one), Severity::kError, "amounts too large"));
 }
 
 TEST(ValidationTest, SimulatedUsage) {
