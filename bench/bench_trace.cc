@@ -1,6 +1,7 @@
 // Trace replay timings on the vendored openb trace (data/openb): one saturate run (one policy,
 // one seed, ~10,800 pods on 1,213 GPU nodes) per policy, and the timeline replay of the default
-// trace. Targets (issue 5): saturate < 1 s for BestFit, < 2 s for FGD; timeline < 1 s.
+// trace, and a generated 10,000-node, 1,000,000-pod timeline. Targets (issue 5): saturate < 1 s
+// for BestFit, < 2 s for FGD; timeline < 1 s; generated timeline < 60 s and < 4 GiB.
 //
 //   build/bench_trace --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -8,6 +9,9 @@
 #include <cstdlib>
 #include <string>
 
+#include <sys/resource.h>
+
+#include "sim/trace/generator.h"
 #include "sim/trace/trace_sim.h"
 
 namespace {
@@ -85,5 +89,30 @@ void BM_ReadDefaultTrace(benchmark::State& state) {
 BENCHMARK(BM_ReadDefaultTrace)->Unit(benchmark::kMillisecond);
 
 }  // namespace
+
+// 10,000 nodes and 1,000,000 pods sampled from the openb trace, offered GPU load 90 %.
+void BM_TimelineGenerated(benchmark::State& state, PlacementPolicyName policy) {
+  const Trace& t = Default();
+  GeneratorOptions g;
+  g.nodes = state.range(0);
+  g.pods = state.range(1);
+  const auto nodes = GenerateNodes(t.nodes, g);
+  const auto pods = GeneratePods(t.pods, nodes, g);
+  TraceRunOptions o;
+  o.policy = policy;
+  int64_t failed = 0;
+  for (auto _ : state) {
+    auto r = RunTimeline(nodes, pods, o);
+    if (!r.ok()) state.SkipWithError(r.message().c_str());
+    failed = r->pods_failed;
+    benchmark::DoNotOptimize(r->pods_placed);
+  }
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  state.counters["failed"] = static_cast<double>(failed);
+  state.counters["maxRSS_MiB"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+BENCHMARK_CAPTURE(BM_TimelineGenerated, BestFit, PlacementPolicyName::kBestFit)
+    ->Args({10000, 1000000})->Iterations(1)->Unit(benchmark::kSecond);
 
 BENCHMARK_MAIN();
