@@ -90,6 +90,9 @@ TEST(OpenbReaderTest, MalformedRowsNameFileAndLine) {
   auto milli = ParseOpenbPods(header + "a,1000,10,1,1500\n", "pods.csv");
   ASSERT_FALSE(milli.ok());
   EXPECT_NE(milli.message().find("pods.csv:2: gpu_milli"), std::string::npos);
+  auto too_many = ParseOpenbPods(header + "a,1000,10,65,1000\n", "pods.csv");
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_EQ(too_many.message(), "pods.csv:2: num_gpu: not an integer in 0..64: '65'");
   auto header_bad = ParseOpenbPods("name,cpu\n", "pods.csv");
   ASSERT_FALSE(header_bad.ok());
   EXPECT_NE(header_bad.message().find("pods.csv:1:"), std::string::npos);

@@ -10,6 +10,9 @@ namespace arbiter::sim::trace {
 
 namespace {
 
+// GPUs per node and per pod: the placement layer's per-node device limit.
+constexpr int64_t kMaxGpus = 64;
+
 std::vector<std::string_view> SplitCsv(std::string_view line) {
   std::vector<std::string_view> out;
   size_t start = 0;
@@ -126,8 +129,8 @@ Result<std::vector<TraceNode>> ParseOpenbNodes(std::string_view text, std::strin
       return Status::Error(Where(source, no) + "cpu_milli: not a non-negative integer: '" + std::string(f[c_cpu]) + "'");
     if (!ParseInt(f[c_mem], &n.memory_mib) || n.memory_mib < 0)
       return Status::Error(Where(source, no) + "memory_mib: not a non-negative integer: '" + std::string(f[c_mem]) + "'");
-    if (!ParseInt(f[c_gpu], &gpu) || gpu < 0 || gpu > 1024)
-      return Status::Error(Where(source, no) + "gpu: not an integer in 0..1024: '" + std::string(f[c_gpu]) + "'");
+    if (!ParseInt(f[c_gpu], &gpu) || gpu < 0 || gpu > kMaxGpus)
+      return Status::Error(Where(source, no) + "gpu: not an integer in 0..64: '" + std::string(f[c_gpu]) + "'");
     n.gpus = static_cast<int32_t>(gpu);
     if (c_model >= 0 && !Absent(f[c_model])) n.model = std::string(f[c_model]);
     if (n.gpus > 0 && n.model.empty())
@@ -178,8 +181,8 @@ Result<PodTrace> ParseOpenbPods(std::string_view text, std::string_view source,
       return Status::Error(Where(source, no) + "cpu_milli: not a non-negative integer: '" + std::string(f[c_cpu]) + "'");
     if (!ParseInt(f[c_mem], &p.memory_mib) || p.memory_mib < 0)
       return Status::Error(Where(source, no) + "memory_mib: not a non-negative integer: '" + std::string(f[c_mem]) + "'");
-    if (!ParseInt(f[c_ngpu], &v) || v < 0 || v > 1024)
-      return Status::Error(Where(source, no) + "num_gpu: not an integer in 0..1024: '" + std::string(f[c_ngpu]) + "'");
+    if (!ParseInt(f[c_ngpu], &v) || v < 0 || v > kMaxGpus)
+      return Status::Error(Where(source, no) + "num_gpu: not an integer in 0..64: '" + std::string(f[c_ngpu]) + "'");
     p.num_gpu = static_cast<int32_t>(v);
     if (!ParseInt(f[c_gmilli], &v) || v < 0 || v > 1000)
       return Status::Error(Where(source, no) + "gpu_milli: not an integer in 0..1000: '" + std::string(f[c_gmilli]) + "'");
