@@ -298,10 +298,15 @@ class Validator {
     return true;
   }
 
+  // The kubelet labels every node with kubernetes.io/hostname = its name.
   static bool SelectorMatches(const std::map<std::string, std::string>& sel, const Node& n) {
     for (const auto& [k, v] : sel) {
       auto it = n.meta.labels.find(k);
-      if (it == n.meta.labels.end() || it->second != v) return false;
+      if (it == n.meta.labels.end()) {
+        if (k == "kubernetes.io/hostname" && v == n.meta.name) continue;
+        return false;
+      }
+      if (it->second != v) return false;
     }
     return true;
   }

@@ -418,6 +418,9 @@ TEST(ValidationTest, PodsThatCanNeverBePlaced) {
   Pod sel = MakePod("selector", "default", {{"cpu", 1000}});
   sel.node_selector = {{"pool", "cpu"}};
   s.pods.push_back(sel);
+  Pod host = MakePod("by-hostname", "default", {{"cpu", 1000}});
+  host.node_selector = {{"kubernetes.io/hostname", "n"}};  // set by the kubelet on every node
+  s.pods.push_back(host);
   auto d = Check(s);
   EXPECT_EQ(d.items.size(), 2u) << All(d);
   EXPECT_TRUE(Has(d, Severity::kWarning, "Pod/default/too-many-gpus: spec.containers: warning: requests nvidia.com/gpu=16 fit on no schedulable node"));
