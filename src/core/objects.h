@@ -164,6 +164,9 @@ struct PoolPolicy {
   int64_t memory_overcommit_milli = 1000;  // 1.0 by default
   QuotaExceededAction when_quota_exceeded = QuotaExceededAction::kQueue;
   PlacementPolicyName placement = PlacementPolicyName::kBestFit;
+  // kube-scheduler's percentageOfNodesToScore: 0 = adaptive (50% minus 1% per 125 nodes, at
+  // least 5%, and never fewer than 100 feasible nodes); 100 = score every feasible node.
+  int32_t percentage_of_nodes_to_score = 0;
   PreemptionType preemption_type = PreemptionType::kPriority;
   PreemptMode preempt_mode = PreemptMode::kRequeue;
   DisruptionBudgetMode disruption_budgets = DisruptionBudgetMode::kStrict;

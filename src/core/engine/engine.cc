@@ -331,6 +331,12 @@ size_t Engine::Submit(const Pod& pod, Millis now) {
   workloads_.push_back(std::move(w));
   generation_.push_back(0);
   Workload& x = workloads_.back();
+  pdbs_of_.emplace_back();
+  for (size_t k = 0; k < m_.pdbs.size(); ++k) {
+    const auto& pdb = m_.pdbs[k];
+    const std::string ns = pdb.meta.namespace_.empty() ? "default" : pdb.meta.namespace_;
+    if (ns == x.namespace_ && pdb.selector.Matches(x.labels)) pdbs_of_.back().push_back(k);
+  }
   Emit(EventType::kSubmitted, x, "", "", "");
 
   // 1. Priority (PriorityClass, or QoS under Slurm semantics).
@@ -371,6 +377,8 @@ size_t Engine::Submit(const Pod& pod, Millis now) {
   }
   x.usage = pod.sim.usage.value_or(x.requests);
   x.shape = PodShape::FromRequests(x.requests);
+  x.elastic = quota_.HasElastic(x.namespace_);
+  x.namespace_id = namespace_ids_.emplace(x.namespace_, namespace_ids_.size()).first->second;
   // 3. Quota that can never be satisfied.
   if (auto never = quota_.NeverAdmissible(x)) {
     Reject(x, "QuotaExceeded", *never);
@@ -501,6 +509,7 @@ bool Engine::NodeSelectable(const NodeState& n, const Workload& w) const {
 bool Engine::FitsRespectingNominated(size_t node, const Workload& w) const {
   const NodeState& n = nodes_[node];
   if (!n.Fits(w.shape)) return false;
+  if (nominated_[node].empty()) return true;
   bool others = false;
   for (size_t id : nominated_[node])
     if (id != w.id && workloads_[id].priority >= w.priority) others = true;
@@ -542,6 +551,17 @@ std::string Engine::NoFitMessage(const Workload& w) const {
   return msg + ".";
 }
 
+// kube-scheduler's numFeasibleNodesToFind: small pools are scored in full; large ones stop after
+// an adaptive share of the nodes (50% minus 1% per 125 nodes, at least 5%), never below 100.
+size_t Engine::NumFeasibleNodesToFind() const {
+  const size_t n = nodes_.size();
+  if (n < 100 || policy_.percentage_of_nodes_to_score >= 100) return n;
+  int64_t pct = policy_.percentage_of_nodes_to_score;
+  if (pct <= 0) pct = std::max<int64_t>(5, 50 - static_cast<int64_t>(n) / 125);
+  size_t k = n * static_cast<size_t>(pct) / 100;
+  return std::max<size_t>(k, 100);
+}
+
 bool Engine::TryPlace(Workload& w) {
   if (w.nominated_node) {
     size_t n = *w.nominated_node;
@@ -550,9 +570,18 @@ bool Engine::TryPlace(Workload& w) {
       return true;
     }
   }
+  const size_t n = nodes_.size();
+  if (n == 0) return false;
+  const size_t want = NumFeasibleNodesToFind();
   std::vector<size_t> feasible;
-  for (size_t i = 0; i < nodes_.size(); ++i)
+  feasible.reserve(std::min<size_t>(want, 256));
+  size_t start = next_start_node_ % n, processed = 0;
+  for (; processed < n && feasible.size() < want; ++processed) {
+    size_t i = start + processed;
+    if (i >= n) i -= n;
     if (NodeSelectable(nodes_[i], w) && FitsRespectingNominated(i, w)) feasible.push_back(i);
+  }
+  next_start_node_ = (start + processed) % n;
   auto choice = placement::ChooseNode(*placer_, nodes_, feasible, w.shape);
   if (!choice) return false;
   Bind(w, choice->node_index, choice->candidate.gpus);
@@ -608,39 +637,128 @@ bool Engine::MayPreempt(const Workload& p, const Workload& v, bool ignore_min_ru
     return false;
   }
   if (!ignore_min_runtime && now_ - v.run_start < policy_.min_runtime) return false;
-  if (v.namespace_ != p.namespace_ && quota_.HasElastic(v.namespace_) && !v.borrowed) return false;
+  if (v.elastic && !v.borrowed && v.namespace_id != p.namespace_id) return false;
   return true;
 }
 
-int Engine::PdbViolations(const std::vector<size_t>& victims, std::vector<std::string>* names) const {
-  int violations = 0;
-  for (const auto& pdb : m_.pdbs) {
-    const std::string ns = pdb.meta.namespace_.empty() ? "default" : pdb.meta.namespace_;
-    int64_t expected = 0, healthy = 0, hit = 0;
-    for (const auto& w : workloads_) {
-      if (w.namespace_ != ns || !pdb.selector.Matches(w.labels)) continue;
-      if (w.phase == Phase::kRejected || w.phase == Phase::kSucceeded || w.phase == Phase::kPreempted) continue;
-      ++expected;
-      if (w.phase == Phase::kRunning) ++healthy;
+void Engine::ComputePdbState(std::vector<PdbState>* out) const {
+  out->assign(m_.pdbs.size(), PdbState{});
+  if (m_.pdbs.empty()) return;
+  std::vector<int64_t> expected(m_.pdbs.size(), 0), healthy(m_.pdbs.size(), 0);
+  for (const auto& w : workloads_) {
+    if (w.phase == Phase::kRejected || w.phase == Phase::kSucceeded || w.phase == Phase::kPreempted) continue;
+    for (size_t k : pdbs_of_[w.id]) {
+      ++expected[k];
+      if (w.phase == Phase::kRunning) ++healthy[k];
     }
-    for (size_t id : victims) {
-      const Workload& v = workloads_[id];
-      if (v.namespace_ == ns && pdb.selector.Matches(v.labels)) ++hit;
-    }
-    if (hit == 0) continue;
+  }
+  for (size_t k = 0; k < m_.pdbs.size(); ++k) {
+    const auto& pdb = m_.pdbs[k];
     int64_t desired = 0;
-    if (pdb.min_available) desired = pdb.min_available->Resolve(expected);
-    else if (pdb.max_unavailable) desired = expected - pdb.max_unavailable->Resolve(expected);
-    int64_t allowed = std::max<int64_t>(0, healthy - desired);
-    if (hit > allowed) {
-      violations += static_cast<int>(hit - allowed);
-      if (names) names->push_back(ns + "/" + pdb.meta.name);
+    if (pdb.min_available) desired = pdb.min_available->Resolve(expected[k]);
+    else if (pdb.max_unavailable) desired = expected[k] - pdb.max_unavailable->Resolve(expected[k]);
+    (*out)[k].allowed = std::max<int64_t>(0, healthy[k] - desired);
+  }
+}
+
+int Engine::CountViolations(const std::vector<size_t>& victims, const std::vector<PdbState>& state,
+                            std::vector<std::string>* names) const {
+  if (m_.pdbs.empty()) return 0;
+  std::map<size_t, int64_t> hits;
+  for (size_t id : victims)
+    for (size_t k : pdbs_of_[id]) hits[k]++;
+  int violations = 0;
+  for (const auto& [k, hit] : hits) {
+    if (hit > state[k].allowed) {
+      violations += static_cast<int>(hit - state[k].allowed);
+      if (names) {
+        const auto& pdb = m_.pdbs[k];
+        names->push_back((pdb.meta.namespace_.empty() ? "default" : pdb.meta.namespace_) + "/" + pdb.meta.name);
+      }
     }
   }
   return violations;
 }
 
+int Engine::PdbViolations(const std::vector<size_t>& victims, std::vector<std::string>* names) const {
+  std::vector<PdbState> state;
+  ComputePdbState(&state);
+  return CountViolations(victims, state, names);
+}
+
+// kube-scheduler's DefaultPreemption dry-runs candidates until it has max(10% of the nodes, 100).
+size_t Engine::NumPreemptionCandidates() const {
+  return std::max<size_t>(100, nodes_.size() / 10);
+}
+
 namespace {
+// A compact, allocation-free view of a node's free resources for preemption dry runs.
+struct FitState {
+  int64_t cpu_free = 0, mem_free = 0;
+  int32_t gpu_free[placement::kMaxGpusPerNode];
+  int devices = 0;
+  // Only the extended resources the preemptor asks for matter.
+  std::vector<std::pair<std::string_view, int64_t>> ext_free;
+
+  void Init(const NodeState& n, const PodShape& p) {
+    cpu_free = n.cpu_free();
+    mem_free = n.mem_free();
+    devices = n.gpu_devices();
+    for (int d = 0; d < devices; ++d) gpu_free[d] = placement::kMilliPerGpu - n.gpu_used_milli[d];
+    ext_free.clear();
+    for (const auto& [r, v] : p.ext.entries()) {
+      if (r == kPods && !n.ext_capacity.Has(kPods)) continue;
+      ext_free.emplace_back(r, n.ext_capacity.Get(r) - n.ext_used.Get(r));
+    }
+  }
+  // sign +1 releases `s` (on devices `g`), -1 takes it.
+  void Apply(const PodShape& s, const GpuAssignment& g, int sign) {
+    cpu_free += sign * s.cpu_milli;
+    mem_free += sign * s.mem_bytes;
+    for (int16_t d : g.devices) gpu_free[d] += sign * s.gpu_milli_per_device;
+    for (auto& [r, v] : ext_free) v += sign * s.ext.Get(r);
+  }
+  bool Valid() const {
+    if (cpu_free < 0 || mem_free < 0) return false;
+    for (int d = 0; d < devices; ++d)
+      if (gpu_free[d] < 0) return false;
+    for (const auto& e : ext_free)
+      if (e.second < 0) return false;
+    return true;
+  }
+  bool Fits(const PodShape& p) const {
+    if (p.cpu_milli > cpu_free || p.mem_bytes > mem_free) return false;
+    for (const auto& [r, v] : ext_free)
+      if (p.ext.Get(r) > v) return false;
+    if (p.gpu_count == 0) return true;
+    if (p.gpu_milli_per_device >= placement::kMilliPerGpu) {
+      int whole = 0;
+      for (int d = 0; d < devices; ++d) whole += gpu_free[d] == placement::kMilliPerGpu;
+      return whole >= p.gpu_count;
+    }
+    for (int d = 0; d < devices; ++d)
+      if (gpu_free[d] >= p.gpu_milli_per_device) return true;
+    return false;
+  }
+  // Holds room for another pod (a nominated preemptor): same device rule as NodeState.
+  void Hold(const PodShape& p) {
+    cpu_free -= p.cpu_milli;
+    mem_free -= p.mem_bytes;
+    for (auto& [r, v] : ext_free) v -= p.ext.Get(r);
+    int need = p.gpu_count;
+    if (need == 0) return;
+    if (p.gpu_milli_per_device >= placement::kMilliPerGpu) {
+      for (int d = 0; d < devices && need > 0; ++d)
+        if (gpu_free[d] == placement::kMilliPerGpu) gpu_free[d] = 0, --need;
+      return;
+    }
+    int best = -1;
+    for (int d = 0; d < devices; ++d)
+      if (gpu_free[d] >= p.gpu_milli_per_device && (best < 0 || gpu_free[d] < gpu_free[best])) best = d;
+    if (best >= 0) gpu_free[best] -= p.gpu_milli_per_device;
+  }
+};
+
 struct Plan {
   size_t node = 0;
   std::vector<size_t> victims;
@@ -662,9 +780,22 @@ bool Engine::TryPreempt(Workload& w, std::string* why) {
   std::set<std::string> blocking_pdbs;
   bool any_candidate_node = false;
   std::optional<Millis> too_young_until;  // earliest instant a young workload becomes a candidate
-  for (size_t i = 0; i < nodes_.size(); ++i) {
+  std::vector<PdbState> pdb_state;
+  ComputePdbState(&pdb_state);
+  const size_t n = nodes_.size();
+  const size_t want = NumPreemptionCandidates();
+  size_t viable = 0, processed = 0;
+  const size_t start = n ? next_preempt_node_ % n : 0;
+  FitState sim;
+  std::vector<size_t> cands, idx;
+  std::vector<char> violating;
+  Plan scratch;
+  for (; processed < n && viable < want; ++processed) {
+    size_t i = start + processed;
+    if (i >= n) i -= n;
     if (!NodeSelectable(nodes_[i], w)) continue;
-    std::vector<size_t> cands;
+    if (!w.shape.gpu_model.empty() && w.shape.gpu_count > 0 && w.shape.gpu_model != nodes_[i].gpu_model) continue;
+    cands.clear();
     for (size_t id : node_workloads_[i]) {
       if (MayPreempt(w, workloads_[id])) {
         cands.push_back(id);
@@ -674,58 +805,55 @@ bool Engine::TryPreempt(Workload& w, std::string* why) {
       }
     }
     if (cands.empty()) continue;
-    NodeState sim = nodes_[i];
-    for (size_t id : cands) sim.Release(workloads_[id].shape, workloads_[id].gpus);
+    sim.Init(nodes_[i], w.shape);
+    for (size_t id : cands) sim.Apply(workloads_[id].shape, workloads_[id].gpus, +1);
     // Resources held for other nominated workloads of higher or equal priority stay held.
     for (size_t id : nominated_[i]) {
       const Workload& p = workloads_[id];
       if (id == w.id || p.priority < w.priority) continue;
-      if (sim.Fits(p.shape)) sim.Allocate(p.shape, sim.DefaultGpuChoice(p.shape));
+      if (sim.Fits(p.shape)) sim.Hold(p.shape);
     }
     if (!sim.Fits(w.shape)) continue;
     any_candidate_node = true;
-    // Reprieve order.
-    std::vector<size_t> order = cands;
-    if (qos_mode) {
-      // Slurm: lowest QoS priority first, youngest first -> reprieve in the reverse order.
-      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        const Workload &x = workloads_[a], &y = workloads_[b];
-        if (x.priority != y.priority) return x.priority > y.priority;
-        if (x.run_start != y.run_start) return x.run_start < y.run_start;
-        return x.key < y.key;
-      });
-    } else {
-      std::vector<char> violating(workloads_.size(), 0);
-      for (size_t id : cands) violating[id] = PdbViolations({id}, nullptr) > 0;
-      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        if (violating[a] != violating[b]) return violating[a] > violating[b];
-        const Workload &x = workloads_[a], &y = workloads_[b];
-        if (x.priority != y.priority) return x.priority > y.priority;
-        if (x.run_start != y.run_start) return x.run_start < y.run_start;
-        return x.key < y.key;
-      });
+    ++viable;
+    // Reprieve order: Kubernetes adds back PDB-violating victims first, then the others, each by
+    // priority (high first) then start (earliest first); Slurm removes the lowest QoS priority and
+    // youngest first, so it keeps the highest and oldest first. Each is kept if the preemptor
+    // still fits without it.
+    violating.clear();
+    if (!qos_mode && !m_.pdbs.empty()) {
+      violating.assign(cands.size(), 0);
+      for (size_t k = 0; k < cands.size(); ++k) violating[k] = CountViolations({cands[k]}, pdb_state, nullptr) > 0;
     }
-    Plan plan;
+    idx.resize(cands.size());
+    for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
+    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+      if (!violating.empty() && violating[a] != violating[b]) return violating[a] > violating[b];
+      const Workload &x = workloads_[cands[a]], &y = workloads_[cands[b]];
+      if (x.priority != y.priority) return x.priority > y.priority;
+      if (x.run_start != y.run_start) return x.run_start < y.run_start;
+      return x.id < y.id;  // submission order: unique and deterministic
+    });
+    Plan& plan = scratch;
     plan.node = i;
-    for (size_t id : order) {
-      const Workload& v = workloads_[id];
-      NodeState trial = sim;
-      if (trial.CanUse(v.shape, v.gpus)) {
-        trial.Allocate(v.shape, v.gpus);
-        if (trial.Fits(w.shape)) {
-          sim = std::move(trial);
-          continue;  // reprieved
-        }
-      }
-      plan.victims.push_back(id);
+    plan.victims.clear();
+    plan.pdbs.clear();
+    for (size_t k : idx) {
+      const Workload& v = workloads_[cands[k]];
+      sim.Apply(v.shape, v.gpus, -1);
+      if (sim.Valid() && sim.Fits(w.shape)) continue;  // reprieved
+      sim.Apply(v.shape, v.gpus, +1);
+      plan.victims.push_back(v.id);
     }
     std::sort(plan.victims.begin(), plan.victims.end());
-    plan.pdb_violations = PdbViolations(plan.victims, &plan.pdbs);
+    plan.pdb_violations = CountViolations(plan.victims, pdb_state, &plan.pdbs);
     if (plan.pdb_violations > 0 && policy_.disruption_budgets == DisruptionBudgetMode::kStrict) {
-      for (const auto& n : plan.pdbs) blocking_pdbs.insert(n);
+      for (const auto& nm : plan.pdbs) blocking_pdbs.insert(nm);
       continue;
     }
     plan.max_priority = INT32_MIN;
+    plan.sum_priority = 0;
+    plan.latest_start_of_max = 0;
     for (size_t id : plan.victims) {
       const Workload& v = workloads_[id];
       plan.sum_priority += v.priority;
@@ -744,8 +872,12 @@ bool Engine::TryPreempt(Workload& w, std::string* why) {
       if (a.latest_start_of_max != b.latest_start_of_max) return a.latest_start_of_max > b.latest_start_of_max;
       return a.node < b.node;
     };
-    if (!best || better(plan, *best)) best = std::move(plan);
+    if (!best || better(plan, *best)) {
+      if (!best) best.emplace();
+      std::swap(*best, plan);
+    }
   }
+  if (n) next_preempt_node_ = (start + processed) % n;
   if (!best) {
     if (too_young_until) {
       wakeups_.push(*too_young_until);
@@ -754,7 +886,7 @@ bool Engine::TryPreempt(Workload& w, std::string* why) {
     }
     if (!blocking_pdbs.empty()) {
       std::string list;
-      for (const auto& n : blocking_pdbs) list += (list.empty() ? "" : ", ") + std::string("PodDisruptionBudget ") + n;
+      for (const auto& nm : blocking_pdbs) list += (list.empty() ? "" : ", ") + std::string("PodDisruptionBudget ") + nm;
       *why = " Preemption would violate " + list + " (disruptionBudgets: Strict).";
     } else if (!any_candidate_node && !too_young_until) {
       *why = qos_mode ? " No preemption victims found: no node frees enough by preempting workloads whose QoS is in this workload's preempt list."
@@ -916,24 +1048,34 @@ void Engine::Schedule(Millis now) {
   }
   freed_ = false;
   fresh_.clear();
-  std::set<std::string> no_fit;  // shapes that found no node this cycle (resources only shrink)
+  // Within one cycle resources only shrink (binds) or get promised (preemptions), so a shape that
+  // found no node, or no preemption plan, finds none later in the cycle either: remember both.
+  std::map<std::string, std::string> no_fit;        // shape key -> FailedScheduling reason
+  std::map<std::string, std::string> no_preempt;    // shape + preemption key -> reason suffix
   for (size_t id : order) {
     Workload& w = workloads_[id];
     if (w.phase != Phase::kPending) continue;
     if (!w.waiting_for.empty()) continue;  // victims still terminating
     if (!TryAdmitQuota(w)) continue;
     std::string key = ShapeKey(w);
-    if (!w.nominated_node && no_fit.count(key) && w.preemption_policy == PreemptionPolicy::kNever) {
-      SetPending(w, EventType::kFailedScheduling, "Unschedulable", NoFitMessage(w));
+    auto nf = no_fit.find(key);
+    if (nf == no_fit.end() || w.nominated_node) {
+      if (TryPlace(w)) continue;
+      nf = no_fit.find(key);
+      if (nf == no_fit.end()) nf = no_fit.emplace(key, NoFitMessage(w)).first;
+    }
+    std::string pkey = key + "|" + w.namespace_ + "|" + (w.qos ? w.qos->meta.name : "") + "|" +
+                       ToString(w.preemption_policy);
+    auto np = no_preempt.find(pkey);
+    if (np == no_preempt.end()) {
+      std::string why;
+      if (TryPreempt(w, &why)) continue;
+      // Nothing changed: the same shape in the same namespace fails the same way.
+      if (!policy_.min_runtime) np = no_preempt.emplace(pkey, why).first;
+      SetPending(w, EventType::kFailedScheduling, "Unschedulable", nf->second + why);
       continue;
     }
-    if (!no_fit.count(key) || w.nominated_node) {
-      if (TryPlace(w)) continue;
-    }
-    no_fit.insert(key);
-    std::string why;
-    if (TryPreempt(w, &why)) continue;
-    SetPending(w, EventType::kFailedScheduling, "Unschedulable", NoFitMessage(w) + why);
+    SetPending(w, EventType::kFailedScheduling, "Unschedulable", nf->second + np->second);
   }
   if (options_.check_invariants) {
     Status s = CheckInvariants();

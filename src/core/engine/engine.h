@@ -106,6 +106,15 @@ class Engine {
   const LimitRange* LimitRangeFor(const std::string& ns) const;
   std::string ApplyLimitRanges(Workload& w) const;
   std::string ShapeKey(const Workload& w) const;
+  size_t NumFeasibleNodesToFind() const;
+  size_t NumPreemptionCandidates() const;
+  struct PdbState {
+    int64_t allowed = 0;  // disruptions still allowed now
+  };
+  void ComputePdbState(std::vector<PdbState>* out) const;
+  // Extra violations caused by taking `victims` down, given `state` (and names of the PDBs).
+  int CountViolations(const std::vector<size_t>& victims, const std::vector<PdbState>& state,
+                      std::vector<std::string>* names) const;
 
   const ManifestSet& m_;
   EngineOptions options_;
@@ -129,6 +138,10 @@ class Engine {
   std::vector<size_t> fresh_;  // submitted since the last cycle
   bool freed_ = true;          // capacity or quota was released since the last cycle
   QuotaBook quota_;
+  std::map<std::string, size_t> namespace_ids_;
+  size_t next_start_node_ = 0;     // kube-scheduler's rotating start index
+  size_t next_preempt_node_ = 0;   // same, for preemption dry runs
+  std::vector<std::vector<size_t>> pdbs_of_;  // workload id -> matching PDB indices
   std::map<std::string, const PriorityClass*> classes_;
   const PriorityClass* global_default_ = nullptr;
   std::map<std::string, const QoS*> qos_;

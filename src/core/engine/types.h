@@ -62,39 +62,43 @@ struct RunRecord {
 
 // A workload as the engine tracks it. Read-only for callers.
 struct Workload {
+  // Hot fields first: preemption dry runs read these for thousands of workloads per decision.
   size_t id = 0;
+  int32_t priority = 0;
+  Phase phase = Phase::kPending;
+  Millis run_start = 0;  // current run's start
+  size_t namespace_id = 0;
+  const QoS* qos = nullptr;
+  bool elastic = false;   // its namespace has an ElasticQuota
+  bool borrowed = false;  // admitted on quota borrowed from the cohort
+  bool quota_charged = false;
+  placement::GpuAssignment gpus;
+  placement::PodShape shape;
+  std::optional<size_t> node;
+
   std::string key;  // namespace/name
   std::string namespace_;
   std::string name;
   const Pod* pod = nullptr;
   std::map<std::string, std::string> labels;
   std::string priority_class;  // resolved name, "" if none
-  int32_t priority = 0;
   PreemptionPolicy preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
-  const QoS* qos = nullptr;
   ResourceList requests;  // effective, after LimitRange defaults
   ResourceList limits;
   ResourceList usage;  // mean actual usage
-  placement::PodShape shape;
   Millis grace = 30000;
   Millis shutdown = 0;
   std::optional<Millis> checkpoint_interval;
   std::optional<Millis> duration;  // total work needed
   PreemptMode preempt_mode = PreemptMode::kRequeue;
 
-  Phase phase = Phase::kPending;
   Millis submit_time = 0;
   Millis progress = 0;      // saved progress (work done that survives a requeue)
-  Millis run_start = 0;     // current run's start
   Millis first_start = -1;  // first time it ever started
   Millis finish_time = -1;
   Millis pending_since = 0;
   Millis pending_total = 0;  // accumulated time spent Pending
-  std::optional<size_t> node;
-  std::string last_node;  // where it runs or last ran
-  placement::GpuAssignment gpus;
-  bool borrowed = false;
-  bool quota_charged = false;
+  std::string last_node;     // where it runs or last ran
   int preemptions = 0;
   std::optional<size_t> nominated_node;
   std::vector<size_t> waiting_for;  // victims still terminating for this preemptor
@@ -105,7 +109,7 @@ struct Workload {
   Millis exit_time = 0;
   Millis progress_after_exit = 0;
   std::string preempted_by;
-  Millis lost_work = 0;  // total run time lost to preemption
+  Millis lost_work = 0;  // run time lost to the last preemption
   int64_t lost_gpu_milli_ms = 0;
 };
 

@@ -6,7 +6,9 @@
 // resource (MIG profiles, pods, extended) is a pooled count in `ext`.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,9 +36,34 @@ struct PodShape {
   static PodShape FromRequests(const ResourceList& requests, std::string gpu_model = "");
 };
 
+// Device indices of one placement, stored inline (no heap allocation on the scoring hot path).
+// A node has at most kMaxGpusPerNode devices (checked when the node is added).
+inline constexpr int kMaxGpusPerNode = 64;
+class DeviceList {
+ public:
+  void push_back(int16_t d) {
+    if (size_ >= kMaxGpusPerNode) std::abort();
+    v_[size_++] = d;
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  void clear() { size_ = 0; }
+  const int16_t* begin() const { return v_; }
+  const int16_t* end() const { return v_ + size_; }
+  int16_t operator[](size_t i) const { return v_[i]; }
+  int16_t back() const { return v_[size_ - 1]; }
+  bool operator==(const DeviceList& o) const {
+    return size_ == o.size_ && std::equal(begin(), end(), o.begin());
+  }
+
+ private:
+  int16_t v_[kMaxGpusPerNode];
+  uint8_t size_ = 0;
+};
+
 // Which devices a placement uses.
 struct GpuAssignment {
-  std::vector<int16_t> devices;  // ascending
+  DeviceList devices;  // ascending
   int32_t milli_per_device = 0;
   bool operator==(const GpuAssignment&) const = default;
 };

@@ -1,0 +1,133 @@
+// Engine benchmarks (issue 3): placements per second without preemption, preemption decisions
+// per second on a full pool, and a large timeline simulation.
+//   5,000 nodes × 8 GPUs, 50,000 pending pods of mixed shapes, single core.
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include "core/engine/engine.h"
+#include "sim/simulator.h"
+
+namespace arbiter {
+namespace {
+
+Node MakeNode(int i) {
+  Node n;
+  char name[32];
+  std::snprintf(name, sizeof name, "node-%05d", i);
+  n.meta.name = name;
+  n.meta.labels["nvidia.com/gpu.product"] = i % 4 == 0 ? "NVIDIA-H100-80GB-HBM3" : "NVIDIA-A100-SXM4-80GB";
+  n.capacity = {{"cpu", 128000}, {"memory", int64_t{1} << 40}, {"nvidia.com/gpu", 8000}};
+  n.allocatable = n.capacity;
+  return n;
+}
+
+Pod MakePod(int i, int32_t kind, const char* pc) {
+  Pod p;
+  p.meta.name = "pod-" + std::to_string(i);
+  p.meta.namespace_ = "team-" + std::to_string(i % 3);
+  Container c;
+  c.name = "c";
+  switch (kind % 6) {
+    case 0: c.requests = {{"cpu", 4000}, {"memory", int64_t{16} << 30}, {"nvidia.com/gpu", 1000}}; break;
+    case 1: c.requests = {{"cpu", 8000}, {"memory", int64_t{32} << 30}, {"nvidia.com/gpu", 2000}}; break;
+    case 2: c.requests = {{"cpu", 2000}, {"memory", int64_t{8} << 30}, {"nvidia.com/gpu", 500}}; break;
+    case 3: c.requests = {{"cpu", 1000}, {"memory", int64_t{4} << 30}}; break;
+    case 4: c.requests = {{"cpu", 16000}, {"memory", int64_t{64} << 30}, {"nvidia.com/gpu", 4000}}; break;
+    default: c.requests = {{"cpu", 2000}, {"memory", int64_t{8} << 30}, {"nvidia.com/gpu", 250}}; break;
+  }
+  p.containers.push_back(c);
+  if (pc) p.priority_class_name = pc;
+  p.sim.duration = 3600000;
+  return p;
+}
+
+ManifestSet Pool(int nodes) {
+  ManifestSet m;
+  for (int i = 0; i < nodes; ++i) m.nodes.push_back(MakeNode(i));
+  PriorityClass low, high;
+  low.meta.name = "low";
+  low.value = 1000;
+  high.meta.name = "high";
+  high.value = 10000;
+  m.priority_classes = {low, high};
+  return m;
+}
+
+// Placements per second: 50,000 pending pods placed in one scheduling cycle.
+void BM_Placement(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const int pods = static_cast<int>(state.range(1));
+  ManifestSet m = Pool(nodes);
+  for (int i = 0; i < pods; ++i) m.pods.push_back(MakePod(i, i, "low"));
+  size_t placed = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto e = engine::Engine::Create(m, {}).value();
+    for (const auto& p : m.pods) e->Submit(p, 0);
+    state.ResumeTiming();
+    e->Schedule(0);
+    state.PauseTiming();
+    placed = 0;
+    for (const auto& w : e->workloads()) placed += w.phase == engine::Phase::kRunning;
+    state.ResumeTiming();
+  }
+  state.counters["placed"] = static_cast<double>(placed);
+  state.counters["placements/s"] =
+      benchmark::Counter(static_cast<double>(placed) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Placement)->Args({5000, 50000})->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+
+// Preemption decisions per second: the pool is full of low-priority 1-GPU pods; high-priority
+// pods of mixed shapes arrive and each must choose a node and a minimal victim set.
+void BM_Preemption(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const int preemptors = static_cast<int>(state.range(1));
+  ManifestSet m = Pool(nodes);
+  for (int i = 0; i < nodes * 8; ++i) m.pods.push_back(MakePod(i, 0, "low"));
+  for (int i = 0; i < preemptors; ++i) m.pods.push_back(MakePod(nodes * 8 + i, i % 2 ? 1 : 4, "high"));
+  size_t decisions = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto e = engine::Engine::Create(m, {}).value();
+    for (int i = 0; i < nodes * 8; ++i) e->Submit(m.pods[static_cast<size_t>(i)], 0);
+    e->Schedule(0);
+    for (size_t i = static_cast<size_t>(nodes) * 8; i < m.pods.size(); ++i) e->Submit(m.pods[i], 1000);
+    state.ResumeTiming();
+    e->Schedule(1000);
+    state.PauseTiming();
+    decisions = 0;
+    for (const auto& ev : e->events()) decisions += ev.type == engine::EventType::kPreempting;
+    state.ResumeTiming();
+  }
+  state.counters["decisions"] = static_cast<double>(decisions);
+  state.counters["decisions/s"] =
+      benchmark::Counter(static_cast<double>(decisions) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Preemption)->Args({5000, 5000})->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+
+// A timeline simulation: arrivals spread over time, finite durations, mixed priorities.
+void BM_Timeline(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const int pods = static_cast<int>(state.range(1));
+  ManifestSet m = Pool(nodes);
+  m.pods.reserve(static_cast<size_t>(pods));
+  for (int i = 0; i < pods; ++i) {
+    Pod p = MakePod(i, i * 7, i % 10 == 0 ? "high" : "low");
+    p.sim.submit_time = int64_t{i} * 50;  // 20 arrivals per second
+    p.sim.duration = 600000 + (i % 17) * 60000;
+    m.pods.push_back(std::move(p));
+  }
+  for (auto _ : state) {
+    auto r = sim::RunSimulation(m, {});
+    benchmark::DoNotOptimize(r);
+  }
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  state.counters["maxRSS_MiB"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+BENCHMARK(BM_Timeline)->Args({1000, 100000})->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
+
+}  // namespace
+}  // namespace arbiter
+
+BENCHMARK_MAIN();
