@@ -4,6 +4,8 @@
 #include <limits>
 #include <set>
 
+#include "core/quantity.h"
+
 namespace arbiter {
 
 // ------------------------------------------------------------------ SourceLocator
@@ -338,13 +340,21 @@ class Validator {
   void LimitRangeAdmission(const Pod& p) {
     for (const auto& lr : s_.limit_ranges) {
       if (lr.meta.namespace_ != p.meta.namespace_) continue;
-      // Defaults come from the Container items.
+      // Defaults come from the Container items, with the API server's defaulting of a
+      // LimitRange: default <- max, defaultRequest <- default, then <- min.
       ResourceList def_limit, def_request;
-      for (const auto& li : lr.limits)
-        if (li.type == LimitType::kContainer) {
-          def_limit = li.default_limit;
-          def_request = li.default_request;
-        }
+      for (const auto& li : lr.limits) {
+        if (li.type != LimitType::kContainer) continue;
+        ResourceList dl = li.default_limit, dr = li.default_request;
+        for (const auto& [r, v] : li.max.entries())
+          if (!dl.Has(r)) dl.Set(r, v);
+        for (const auto& [r, v] : dl.entries())
+          if (!dr.Has(r)) dr.Set(r, v);
+        for (const auto& [r, v] : li.min.entries())
+          if (!dr.Has(r)) dr.Set(r, v);
+        for (const auto& [r, v] : dl.entries()) def_limit.Set(r, v);
+        for (const auto& [r, v] : dr.entries()) def_request.Set(r, v);
+      }
       std::vector<Container> all = p.containers;
       all.insert(all.end(), p.init_containers.begin(), p.init_containers.end());
       for (auto& c : all) {
@@ -378,6 +388,20 @@ class Validator {
                        ? FormatResourceQuantity(r, static_cast<int64_t>(sum))
                        : Int128ToString(sum));
           if (!why.empty()) break;
+        }
+        for (const auto& [r, ratio] : li.max_limit_request_ratio_milli.entries()) {
+          if (!why.empty() || li.type != LimitType::kContainer) break;
+          for (const auto& c : all) {
+            __int128 lim = c.limits.Get(r), req = c.requests.Get(r);
+            if (c.limits.Has(r) && req > 0 && lim * 1000 > req * ratio) {
+              std::string rs = std::to_string(ratio / 1000);
+              if (ratio % 1000) rs = FormatMillis(ratio);
+              why = r + " max limit to request ratio per Container is " + rs +
+                    ", but provided ratio is " + FormatResourceQuantity(r, c.limits.Get(r)) + "/" +
+                    FormatResourceQuantity(r, c.requests.Get(r));
+              break;
+            }
+          }
         }
         for (const auto& [r, mn] : li.min.entries()) {
           if (!why.empty()) break;

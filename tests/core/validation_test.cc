@@ -436,6 +436,7 @@ TEST(ValidationTest, PodsThatLimitRangeAdmissionWillReject) {
   c.max = {{"cpu", 4000}};
   c.min = {{"memory", 100}};
   c.default_request = {{"memory", 200}};
+  c.max_limit_request_ratio_milli = {{"cpu", 2000}};
   lr.limits.push_back(c);
   LimitRangeItem pod;
   pod.type = LimitType::kPod;
@@ -445,15 +446,25 @@ TEST(ValidationTest, PodsThatLimitRangeAdmissionWillReject) {
   // Fine: cpu limited within max, memory request from defaultRequest, GPU limited.
   s.pods.push_back(MakePod("ok", "a", {{"cpu", 1000}, {"nvidia.com/gpu", 1000}},
                            {{"cpu", 2000}, {"nvidia.com/gpu", 1000}}));
-  s.pods.push_back(MakePod("no-cpu-limit", "a", {{"cpu", 1000}}, {{"nvidia.com/gpu", 1000}}));
+  s.pods.push_back(MakePod("bursty", "a", {{"cpu", 1000}}, {{"cpu", 3000}, {"nvidia.com/gpu", 1000}}));
   s.pods.push_back(MakePod("cpu-over-max", "a", {}, {{"cpu", 8000}, {"nvidia.com/gpu", 1000}}));
   s.pods.push_back(MakePod("no-gpu-limit", "a", {}, {{"cpu", 1000}}));
   s.pods.push_back(MakePod("other-namespace", "b", {}, {}));
+  // The API server's LimitRange defaulting: default <- max, defaultRequest <- default <- min.
+  LimitRange defaulted;
+  defaulted.meta = Meta("bounds", "dev");
+  LimitRangeItem b;
+  b.max = {{"memory", 16}};
+  b.min = {{"cpu", 500}};
+  defaulted.limits.push_back(b);
+  s.limit_ranges.push_back(defaulted);
+  s.pods.push_back(MakePod("bare", "dev", {}));
   auto d = Check(s);
   EXPECT_EQ(d.ErrorCount(), 0u) << All(d);
   ASSERT_EQ(d.items.size(), 3u) << All(d);
-  EXPECT_TRUE(Has(d, Severity::kWarning, "Pod/a/no-cpu-limit: spec.containers: warning: LimitRange \"lr\" will reject "
-                                         "this pod at admission: maximum cpu usage per Container is 4, but no limit is specified"));
+  EXPECT_TRUE(Has(d, Severity::kWarning, "Pod/a/bursty: spec.containers: warning: LimitRange \"lr\" will reject this "
+                                         "pod at admission: cpu max limit to request ratio per Container is 2, but "
+                                         "provided ratio is 3/1"));
   EXPECT_TRUE(Has(d, Severity::kWarning, "maximum cpu usage per Container is 4, but limit is 8"));
   EXPECT_TRUE(Has(d, Severity::kWarning, "maximum nvidia.com/gpu usage per Pod is 4, but no limit is specified"));
 }
