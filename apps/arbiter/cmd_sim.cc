@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "adapters/yaml/manifest_loader.h"
+#include "cmd_trace.h"
 #include "commands.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
@@ -99,19 +100,42 @@ int RunManifestSim(const SimCli& o) {
 void RegisterSim(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "sim",
-      "Simulate the workloads of the manifests on their pool under a virtual clock.\n"
-      "Pods arrive at arbiter.dev/submit-time and run for arbiter.dev/duration (see docs/manifests.md);\n"
-      "the summary goes to stdout, the full report to --report-json.");
+      "Simulate workloads on a pool under a virtual clock.\n"
+      "  arbiter sim -f pool.yaml ...            manifests: Pods arrive at arbiter.dev/submit-time and run\n"
+      "                                          for arbiter.dev/duration (see docs/manifests.md)\n"
+      "  arbiter sim --nodes N.csv --pods P.csv  replay an Alibaba GPU trace (see docs/simulator.md)\n"
+      "  arbiter sim compare ...                 compare placement policies on a trace\n"
+      "The summary goes to stdout, the full report to --report-json / --report-html.");
   auto o = std::make_shared<SimCli>();
   cmd->add_option("-f,--file", o->files, "Manifest file (multi-document YAML); repeatable");
   cmd->add_option("--report-json", o->report_json, "Write the SimulationReport JSON here");
   cmd->add_option("--report-html", o->report_html, "Write a self-contained HTML report here");
   cmd->add_option("--until", o->until, "Stop the virtual clock at this time (e.g. 2h); default: when idle");
   cmd->add_option("--policy", o->policy, "Override the placement policy (bestfit, leastallocated, fgd, ...)");
-  cmd->add_option("--seed", o->seed, "Seed for seeded policies (Random)");
+  auto* seed_opt = cmd->add_option("--seed", o->seed, "Seed for seeded policies (Random); trace mode: default 42");
   cmd->add_flag("--check-invariants", o->check_invariants, "Check the engine's invariants after every step");
   cmd->add_flag("-q,--quiet", o->quiet, "No warnings or progress output");
-  cmd->callback([o, exit_code] { *exit_code = RunManifestSim(*o); });
+  auto trace = std::make_shared<TraceSimOptions>();
+  AddTraceOptions(cmd, trace.get());
+  RegisterSimCompare(cmd, exit_code);
+  cmd->callback([cmd, o, trace, seed_opt, exit_code] {
+    if (cmd->got_subcommand("compare")) return;  // ran its own callback
+    if (IsTraceSim(*trace)) {
+      if (!o->files.empty()) {
+        std::cerr << "arbiter sim: give either manifests (-f) or a trace (--nodes/--pods), not both\n";
+        *exit_code = 2;
+        return;
+      }
+      if (!o->policy.empty()) trace->policy = o->policy;
+      if (seed_opt->count() > 0) trace->seed = o->seed;
+      trace->report_json = o->report_json;
+      trace->report_html = o->report_html;
+      trace->quiet = o->quiet;
+      *exit_code = RunTraceSim(*trace);
+      return;
+    }
+    *exit_code = RunManifestSim(*o);
+  });
 }
 
 }  // namespace arbiter::app
