@@ -208,6 +208,12 @@ void RunIngest(const IngestArgs& a, int* exit_code) {
     *exit_code = 1;
     return;
   }
+  // Every hour must be priceable before anything is written.
+  if (auto check = billing::BuildInvoices(*rows, *cat); !check.ok()) {
+    std::cerr << "arbiter invoice ingest: " << check.message() << "\n";
+    *exit_code = 1;
+    return;
+  }
   auto st = ledger->Write(*rows, *cat, seal);
   if (!st.ok()) {
     std::cerr << "arbiter invoice ingest: " << st.message() << "\n";

@@ -134,6 +134,11 @@ TEST(InvoiceCli, ExitCodes) {
   CliRun nobook = Arbiter("invoice ingest --db " + db + " --segments " + Data("segments.jsonl"));
   EXPECT_EQ(nobook.rc, 1);
   EXPECT_NE(nobook.out.find("no PriceBook"), std::string::npos) << nobook.out;
+  const std::string early = FreshDb("early.jsonl");
+  std::ofstream(early) << "{\"workload\":\"a/b\",\"requests\":{\"cpu\":\"1\"},\"start\":\"2025-12-31T23:00:00Z\",\"end\":\"2026-01-01T01:00:00Z\"}\n";
+  CliRun unpriced = Arbiter("invoice ingest --db " + db + " --segments " + early + " --pricebook " + Data("pricebook.json"));
+  EXPECT_EQ(unpriced.rc, 1);
+  EXPECT_NE(unpriced.out.find("no PriceBook is in force at 2025-12-31T23:00:00Z"), std::string::npos) << unpriced.out;
   CliRun badtime = Arbiter("invoice --db " + db + " --from yesterday");
   EXPECT_EQ(badtime.rc, 1);
 }

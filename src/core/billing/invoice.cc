@@ -82,6 +82,8 @@ Status Finalize(const std::string& ns, NsAcc& acc, const PriceCatalog& catalog,
     if (l.kind == RowKind::kCredit) inv->credit_total += l.amount;
     inv->lines.push_back(std::move(l));
   }
+  if (inv->currency.empty() && acc.min_hour != INT64_MAX)  // no lines (only disabled credits)
+    if (const PriceBook* b = catalog.At(acc.min_hour)) inv->currency = b->currency;
   std::vector<int> books;
   for (const auto& [key, la] : acc.lines) books.push_back(key.book);
   std::sort(books.begin(), books.end());
@@ -230,7 +232,9 @@ Result<std::vector<Invoice>> InvoiceSegments(const std::vector<RunSegment>& segm
   if (!rows.ok()) return rows.status();
   auto cat = PriceCatalog::Create(books);
   if (!cat.ok()) return cat.status();
-  return BuildInvoices(*rows, *cat, opts);
+  InvoiceOptions o = opts;
+  o.low_coverage_permille = cfg.low_coverage_permille;
+  return BuildInvoices(*rows, *cat, o);
 }
 
 Result<Invoice> BuildIdleInvoice(const std::vector<NodeCapacity>& nodes,

@@ -74,7 +74,8 @@ Result<std::vector<Invoice>> BuildInvoices(const std::vector<HourlyRow>& rows,
                                            const InvoiceOptions& opts = {});
 
 // One call for a simulation or any caller holding segments: meters them with `cfg` (use the
-// PoolPolicy's scrape interval), builds the catalog from `books` and the invoices. No books: no
+// PoolPolicy's scrape interval; its low-coverage threshold overrides opts'), builds the catalog
+// from `books` and the invoices. No books: no
 // invoices (an empty list), since nothing can be priced.
 Result<std::vector<Invoice>> InvoiceSegments(const std::vector<RunSegment>& segments,
                                              const std::vector<PriceBook>& books,
