@@ -6,6 +6,7 @@
 #include "adapters/yaml/manifest_loader.h"
 #include "cmd_trace.h"
 #include "commands.h"
+#include "sim/html_report.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
 
@@ -91,6 +92,16 @@ int RunManifestSim(const SimCli& o) {
       return 1;
     }
     std::cout << "report: " << o.report_json << "\n";
+  }
+  if (!o.report_html.empty()) {
+    std::ofstream f(o.report_html);
+    f << sim::SimulationHtml(sim::ReportJson(load.set, *result, summary, invoices));
+    f.flush();
+    if (!f) {
+      std::cerr << "arbiter sim: cannot write " << o.report_html << "\n";
+      return 1;
+    }
+    std::cout << "report: " << o.report_html << "\n";
   }
   return 0;
 }

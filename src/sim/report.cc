@@ -1,5 +1,6 @@
 #include "sim/report.h"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -73,6 +74,94 @@ Summary Summarise(const ManifestSet& m, const SimResult& r) {
   return s;
 }
 
+namespace {
+
+int64_t PoolCapacity(const ManifestSet& m, const std::string& res) {
+  int64_t c = 0;
+  for (const auto& n : m.nodes) c += (n.allocatable.empty() ? n.capacity : n.allocatable).Get(res);
+  return c;
+}
+
+}  // namespace
+
+nlohmann::json TimelineJson(const ManifestSet& m, const SimResult& r) {
+  using nlohmann::json;
+  const auto& e = *r.engine;
+  static const char* kRes[] = {"cpu", "memory", "nvidia.com/gpu"};
+  int64_t cap[3];
+  for (int i = 0; i < 3; ++i) cap[i] = PoolCapacity(m, kRes[i]);
+  // Allocation changes: + at a run's start, - at its end (runs hold their requests until exit).
+  struct Delta {
+    Millis time;
+    int64_t amount[3];
+    int running;
+  };
+  // Engine::Finish closes the runs still holding resources at the end, after every other run: they
+  // hold their requests at the last point too.
+  size_t open = 0;
+  for (const auto& w : e.workloads()) open += w.node.has_value();
+  const size_t closed = e.runs().size() - std::min(open, e.runs().size());
+  std::vector<Delta> deltas;
+  deltas.reserve(e.runs().size() * 2);
+  for (size_t k = 0; k < e.runs().size(); ++k) {
+    const auto& run = e.runs()[k];
+    if (run.end <= run.start && k < closed) continue;
+    Delta up{run.start, {}, 1}, down{run.end, {}, -1};
+    for (int i = 0; i < 3; ++i) {
+      up.amount[i] = run.requests.Get(kRes[i]);
+      down.amount[i] = -up.amount[i];
+    }
+    deltas.push_back(up);
+    if (k < closed) deltas.push_back(down);
+  }
+  std::stable_sort(deltas.begin(), deltas.end(), [](const Delta& a, const Delta& b) { return a.time < b.time; });
+  std::vector<Millis> times{0, r.end_time};
+  for (const auto& ev : e.events()) times.push_back(ev.time);
+  for (const auto& d : deltas) times.push_back(d.time);
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  // Pending: submitted or requeued, and not yet scheduled, rejected, cancelled or completed.
+  std::map<std::string_view, bool> pending_of;
+  int64_t pending = 0;
+  int64_t alloc[3] = {0, 0, 0};
+  int64_t running = 0;
+  size_t di = 0, ei = 0;
+  const auto& events = e.events();
+  json out = json::array();
+  for (Millis t : times) {
+    if (t > r.end_time) break;
+    for (; di < deltas.size() && deltas[di].time <= t; ++di) {
+      for (int i = 0; i < 3; ++i) alloc[i] += deltas[di].amount[i];
+      running += deltas[di].running;
+    }
+    for (; ei < events.size() && events[ei].time <= t; ++ei) {
+      const auto& ev = events[ei];
+      bool& p = pending_of[ev.workload];
+      bool now = p;
+      switch (ev.type) {
+        case EventType::kSubmitted:
+        case EventType::kRequeued: now = true; break;
+        case EventType::kScheduled:
+        case EventType::kRejected:
+        case EventType::kCancelled:
+        case EventType::kCompleted: now = false; break;
+        default: break;
+      }
+      pending += static_cast<int64_t>(now) - static_cast<int64_t>(p);
+      p = now;
+    }
+    json j;
+    j["time"] = Seconds(t);
+    json a;
+    for (int i = 0; i < 3; ++i) a[kRes[i]] = RatioString(alloc[i], cap[i]);
+    j["allocated"] = a;
+    j["running"] = running;
+    j["pending"] = pending;
+    out.push_back(j);
+  }
+  return out;
+}
+
 nlohmann::json ReportJson(const ManifestSet& m, const SimResult& r, const Summary& s,
                           const nlohmann::json& invoices) {
   using nlohmann::json;
@@ -85,6 +174,10 @@ nlohmann::json ReportJson(const ManifestSet& m, const SimResult& r, const Summar
   pool["nodes"] = m.nodes.size();
   pool["placement"] = ToString(e.policy().placement);
   pool["preemption"] = ToString(e.policy().preemption_type);
+  json capacity = json::object();
+  for (const auto& u : s.utilisation)
+    capacity[u.resource] = FormatResourceQuantity(u.resource, PoolCapacity(m, u.resource));
+  pool["capacity"] = capacity;
   out["pool"] = pool;
   json ws = json::array();
   for (const auto& w : e.workloads()) {
@@ -120,6 +213,7 @@ nlohmann::json ReportJson(const ManifestSet& m, const SimResult& r, const Summar
     evs.push_back(j);
   }
   out["events"] = evs;
+  out["timeline"] = TimelineJson(m, r);
   out["invoices"] = invoices.is_null() ? json::array() : invoices;
   json sum;
   json util = json::object();

@@ -37,6 +37,13 @@ std::string RatioString(__int128 num, __int128 den, int digits = 4);
 // Seconds from milliseconds, exact ("90", "1.5").
 nlohmann::json Seconds(Millis ms);
 
+// The report's `timeline`: one point per distinct event time (and at 0 and the end), in time
+// order: `time` (seconds), `allocated` (share of the pool's allocatable cpu, memory and
+// nvidia.com/gpu held by runs, terminating victims included, as decimal strings like
+// summary.utilisation), `running` (runs holding resources) and `pending` (workloads waiting to
+// run) after every event at that time.
+nlohmann::json TimelineJson(const ManifestSet& m, const SimResult& r);
+
 nlohmann::json ReportJson(const ManifestSet& m, const SimResult& r, const Summary& s,
                           const nlohmann::json& invoices);
 std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary& s);

@@ -4,15 +4,18 @@
 #include <cmath>
 #include <cstdio>
 
+#include "sim/svg_chart.h"
+
 namespace arbiter::sim::trace {
 
 namespace {
 
-std::string Fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+using svg::Axes;
+using svg::Esc;
+using svg::Fmt;
+using svg::LineChart;
+using svg::Series;
+
 std::string Pct(double ratio) { return Fmt("%.1f %%", ratio * 100.0); }
 double Round(double v, double scale = 1e6) {
   return static_cast<double>(static_cast<int64_t>(v * scale + (v >= 0 ? 0.5 : -0.5))) / scale;
@@ -23,19 +26,6 @@ double Median(std::vector<double> v) {
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
-std::string Esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '&': o += "&amp;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
-    }
-  }
-  return o;
-}
 // Unallocated share at 130 % arrived: the end of the run when the target is 130 %, otherwise the
 // curve's 130 % point if the run got there; negative if unknown.
 double UnallocatedAt130(const SaturateResult& r, int64_t target_permille) {
@@ -43,78 +33,6 @@ double UnallocatedAt130(const SaturateResult& r, int64_t target_permille) {
   if (r.curve.size() >= 130)
     return 1.0 - static_cast<double>(r.curve[129].allocated_gpu_milli) / r.cluster_gpu_milli;
   return -1;
-}
-
-const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-                         "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-
-struct Series {
-  std::string name;
-  std::vector<std::pair<double, double>> xy;  // x in x-units, y in 0..1
-};
-
-struct Axes {
-  double x_min = 0, x_max = 100, x_step = 10;  // x ticks every x_step
-  double y_min = 0, y_max = 1, y_step = 0.1;   // y in 0..1, labelled as %
-  const char* x_fmt = "%.0f%%";
-  bool diagonal = false;                       // dashed y = x/100 (ideal allocation)
-};
-
-// A line chart with a legend on the right.
-std::string LineChart(const std::string& title, const std::string& x_label, const Axes& ax,
-                      const std::vector<Series>& series) {
-  const double W = 760, H = 420, L = 60, R = 170, T = 36, B = 48;
-  const double pw = W - L - R, ph = H - T - B;
-  const double xr = ax.x_max > ax.x_min ? ax.x_max - ax.x_min : 1;
-  const double yr = ax.y_max > ax.y_min ? ax.y_max - ax.y_min : 1;
-  auto X = [&](double x) { return L + std::clamp((x - ax.x_min) / xr, 0.0, 1.0) * pw; };
-  auto Y = [&](double y) { return T + (1 - std::clamp((y - ax.y_min) / yr, 0.0, 1.0)) * ph; };
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Fmt("%.0f", W) +
-                  "\" height=\"" + Fmt("%.0f", H) + "\" viewBox=\"0 0 " + Fmt("%.0f", W) + " " +
-                  Fmt("%.0f", H) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-  s += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-  s += "<text x=\"" + Fmt("%.0f", L) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" + Esc(title) + "</text>\n";
-  const int ny = static_cast<int>(yr / ax.y_step + 0.5);
-  for (int i = 0; i <= ny; ++i) {
-    const double y = ax.y_min + ax.y_step * i;
-    s += "<line x1=\"" + Fmt("%.1f", L) + "\" y1=\"" + Fmt("%.1f", Y(y)) + "\" x2=\"" + Fmt("%.1f", L + pw) +
-         "\" y2=\"" + Fmt("%.1f", Y(y)) + "\" stroke=\"#e5e5e5\"/>\n";
-    s += "<text x=\"" + Fmt("%.1f", L - 6) + "\" y=\"" + Fmt("%.1f", Y(y) + 4) + "\" text-anchor=\"end\">" +
-         Fmt(ax.y_step * 100 >= 0.999 ? "%.0f%%" : ax.y_step * 100 >= 0.0999 ? "%.1f%%" : "%.2f%%", y * 100) +
-         "</text>\n";
-  }
-  const int nx = static_cast<int>(xr / ax.x_step + 1e-9);
-  for (int i = 0; i <= nx; ++i) {
-    const double x = ax.x_min + ax.x_step * i;
-    s += "<text x=\"" + Fmt("%.1f", X(x)) + "\" y=\"" + Fmt("%.1f", T + ph + 16) + "\" text-anchor=\"middle\">" +
-         Fmt(ax.x_fmt, x) + "</text>\n";
-  }
-  s += "<text x=\"" + Fmt("%.1f", L + pw / 2) + "\" y=\"" + Fmt("%.1f", H - 8) + "\" text-anchor=\"middle\">" +
-       Esc(x_label) + "</text>\n";
-  s += "<rect x=\"" + Fmt("%.1f", L) + "\" y=\"" + Fmt("%.1f", T) + "\" width=\"" + Fmt("%.1f", pw) +
-       "\" height=\"" + Fmt("%.1f", ph) + "\" fill=\"none\" stroke=\"#444\"/>\n";
-  if (ax.diagonal) {
-    const double x0 = std::max(ax.x_min, ax.y_min * 100), x1 = std::min(ax.x_max, ax.y_max * 100);
-    if (x1 > x0)
-      s += "<line x1=\"" + Fmt("%.1f", X(x0)) + "\" y1=\"" + Fmt("%.1f", Y(x0 / 100)) + "\" x2=\"" +
-           Fmt("%.1f", X(x1)) + "\" y2=\"" + Fmt("%.1f", Y(x1 / 100)) +
-           "\" stroke=\"#999\" stroke-dasharray=\"4 4\"/>\n";
-  }
-  for (size_t k = 0; k < series.size(); ++k) {
-    const char* color = kColors[k % 10];
-    std::string pts;
-    for (const auto& [x, y] : series[k].xy) {
-      if (x < ax.x_min || x > ax.x_max) continue;
-      pts += Fmt("%.1f", X(x)) + "," + Fmt("%.1f", Y(y)) + " ";
-    }
-    s += "<polyline fill=\"none\" stroke=\"" + std::string(color) + "\" stroke-width=\"2\" points=\"" + pts + "\"/>\n";
-    const double ly = T + 14 + 18.0 * static_cast<double>(k);
-    s += "<line x1=\"" + Fmt("%.1f", L + pw + 12) + "\" y1=\"" + Fmt("%.1f", ly - 4) + "\" x2=\"" +
-         Fmt("%.1f", L + pw + 36) + "\" y2=\"" + Fmt("%.1f", ly - 4) + "\" stroke=\"" + color + "\" stroke-width=\"3\"/>\n";
-    s += "<text x=\"" + Fmt("%.1f", L + pw + 42) + "\" y=\"" + Fmt("%.1f", ly) + "\">" + Esc(series[k].name) + "</text>\n";
-  }
-  s += "</svg>\n";
-  return s;
 }
 
 std::string Page(const std::string& title, const std::string& body) {

@@ -1,0 +1,343 @@
+#include "sim/html_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <vector>
+
+#include "core/duration.h"
+#include "sim/svg_chart.h"
+
+namespace arbiter::sim {
+
+namespace {
+
+using nlohmann::json;
+using svg::Esc;
+using svg::Fmt;
+
+const json& Field(const json& j, const char* key) {
+  static const json kNull;
+  if (!j.is_object()) return kNull;
+  auto it = j.find(key);
+  return it == j.end() ? kNull : *it;
+}
+
+const json& Array(const json& j, const char* key) {
+  static const json kEmpty = json::array();
+  const json& v = Field(j, key);
+  return v.is_array() ? v : kEmpty;
+}
+
+// A JSON value as text: strings verbatim, numbers as JSON writes them, null as "".
+std::string Str(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "";
+  return v.dump();
+}
+
+// A number or a decimal string ("0.4123", "12.50") as a double; 0 otherwise.
+double Num(const json& v) {
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) return std::strtod(v.get_ref<const std::string&>().c_str(), nullptr);
+  return 0;
+}
+
+// Seconds (number or null) as a duration ("1h30m"), "-" for null.
+std::string TimeText(const json& seconds) {
+  if (!seconds.is_number()) return seconds.is_null() ? "-" : Str(seconds);
+  return FormatDuration(static_cast<Millis>(std::llround(Num(seconds) * 1000)));
+}
+
+std::string Percent(const json& ratio) {
+  return ratio.is_null() ? "-" : Fmt("%.1f %%", Num(ratio) * 100);
+}
+
+// The unit of the time axes, chosen from the horizon in seconds.
+struct TimeUnit {
+  double seconds;
+  const char* name;
+};
+TimeUnit UnitFor(double horizon_s) {
+  if (horizon_s <= 180) return {1, "s"};
+  if (horizon_s <= 3 * 3600) return {60, "min"};
+  if (horizon_s <= 3 * 86400) return {3600, "h"};
+  return {86400, "d"};
+}
+
+struct TimeAxis {
+  TimeUnit unit;
+  double max;   // in units
+  double step;  // in units
+};
+TimeAxis AxisFor(double horizon_s) {
+  TimeAxis a{UnitFor(horizon_s), 0, 0};
+  const double h = std::max(horizon_s / a.unit.seconds, 1.0);
+  a.step = svg::NiceStep(h, 10);
+  a.max = std::max(a.step, std::ceil(h / a.step - 1e-9) * a.step);
+  return a;
+}
+
+// Keeps at most ~`limit` of `n` indices (every k-th, always the last), so that huge timelines
+// stay drawable.
+std::vector<size_t> Sample(size_t n, size_t limit) {
+  std::vector<size_t> idx;
+  const size_t k = n > limit ? (n + limit - 1) / limit : 1;
+  for (size_t i = 0; i < n; i += k) idx.push_back(i);
+  if (n > 0 && idx.back() != n - 1) idx.push_back(n - 1);
+  return idx;
+}
+
+// A step series: the value holds until the next point.
+void StepTo(svg::Series& s, double x, double y) {
+  if (!s.xy.empty()) s.xy.push_back({x, s.xy.back().second});
+  s.xy.push_back({x, y});
+}
+
+const char* kStyle =
+    "body{font-family:sans-serif;margin:24px;color:#222;background:#fff}"
+    "h2{margin-top:32px;border-bottom:1px solid #ddd;padding-bottom:4px}"
+    "table{border-collapse:collapse;margin:12px 0;font-size:13px}"
+    "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}"
+    "th{background:#f3f3f3}td.n{text-align:right;white-space:nowrap}td.w{white-space:nowrap}"
+    "p.note{color:#555;max-width:760px}"
+    "div.cards{display:flex;flex-wrap:wrap;gap:10px;margin:12px 0}"
+    "div.card{border:1px solid #ccc;border-radius:6px;padding:8px 14px;min-width:110px;background:#fafafa}"
+    "div.card b{display:block;font-size:22px}div.card span{color:#555;font-size:12px}"
+    "td.Succeeded{color:#2ca02c}td.Running{color:#1f77b4}td.Pending{color:#ff7f0e}"
+    "td.Preempted,td.Rejected{color:#d62728}"
+    "svg{display:block;margin:12px 0}";
+
+std::string Card(const std::string& value, const std::string& label) {
+  return "<div class=\"card\"><b>" + Esc(value) + "</b><span>" + Esc(label) + "</span></div>\n";
+}
+
+std::string Header(const json& r) {
+  const json& pool = Field(r, "pool");
+  const json& sum = Field(r, "summary");
+  const json& phases = Field(sum, "phases");
+  std::string s = "<p>Pool: " + Esc(Str(Field(pool, "nodes"))) + " nodes";
+  const json& cap = Field(pool, "capacity");
+  if (cap.is_object() && !cap.empty()) {
+    s += " (";
+    bool first = true;
+    for (auto it = cap.begin(); it != cap.end(); ++it) {
+      s += (first ? "" : ", ") + Esc(it.key()) + " " + Esc(Str(it.value()));
+      first = false;
+    }
+    s += ")";
+  }
+  s += "<br>Placement: " + Esc(Str(Field(pool, "placement"))) + ", preemption: " +
+       Esc(Str(Field(pool, "preemption"))) + "<br>Simulated until " + Esc(TimeText(Field(r, "endTime"))) +
+       " of virtual time</p>\n<div class=\"cards\">\n";
+  s += Card(std::to_string(Array(r, "workloads").size()), "workloads");
+  for (const char* p : {"Succeeded", "Running", "Pending", "Preempted", "Rejected"})
+    s += Card(Str(Field(phases, p)), std::string(p) == "Preempted" ? "cancelled after preemption" : p);
+  const json& util = Field(sum, "utilisation");
+  if (util.is_object())
+    for (auto it = util.begin(); it != util.end(); ++it) s += Card(Percent(it.value()), it.key() + " utilisation");
+  s += Card(Str(Field(sum, "preemptions")), "preemptions");
+  s += Card(Str(Field(sum, "reclaims")), "quota reclaims");
+  s += Card(Str(Field(sum, "requeued")), "requeued");
+  s += Card(Str(Field(sum, "cancelled")), "cancelled");
+  s += Card(Str(Field(sum, "gpuSecondsLostToPreemption")), "GPU-seconds lost to preemption");
+  s += "</div>\n";
+  return s;
+}
+
+std::string AllocationCharts(const json& r, double horizon_s) {
+  const json& tl = Array(r, "timeline");
+  if (tl.empty())
+    return "<p class=\"note\">This report has no <code>timeline</code>: allocation over time is not shown.</p>\n";
+  const TimeAxis ta = AxisFor(horizon_s);
+  const json& util = Field(Field(r, "summary"), "utilisation");
+  std::vector<svg::Series> share;
+  std::vector<std::string> resources;
+  for (const auto& p : tl) {
+    const json& a = Field(p, "allocated");
+    if (!a.is_object()) continue;
+    for (auto it = a.begin(); it != a.end(); ++it)
+      if (std::find(resources.begin(), resources.end(), it.key()) == resources.end()) resources.push_back(it.key());
+  }
+  for (const auto& res : resources) {
+    const json& u = Field(util, res.c_str());
+    const std::string name = res == "nvidia.com/gpu" ? "GPU" : res;
+    share.push_back({name + (u.is_null() ? "" : " (mean " + Percent(u) + ")"), {}});
+  }
+  svg::Series pending{"pending", {}}, running{"running", {}};
+  double peak_share = 0, peak_count = 0;
+  for (size_t i : Sample(tl.size(), 3000)) {
+    const json& p = tl[i];
+    const double x = Num(Field(p, "time")) / ta.unit.seconds;
+    const json& a = Field(p, "allocated");
+    for (size_t k = 0; k < resources.size(); ++k) {
+      const double y = Num(Field(a, resources[k].c_str()));
+      peak_share = std::max(peak_share, y);
+      StepTo(share[k], x, y);
+    }
+    const double pe = Num(Field(p, "pending")), ru = Num(Field(p, "running"));
+    peak_count = std::max({peak_count, pe, ru});
+    StepTo(pending, x, pe);
+    StepTo(running, x, ru);
+  }
+  const std::string x_label = std::string("virtual time (") + ta.unit.name + ")";
+  svg::Axes ax;
+  ax.x_max = ta.max;
+  ax.x_step = ta.step;
+  ax.x_fmt = "%g";
+  if (peak_share > 1) {  // cpu or memory overcommit
+    ax.y_max = std::ceil(peak_share * 10 - 1e-9) / 10;
+    ax.y_step = svg::NiceStep(ax.y_max, 10);
+    ax.y_max = std::ceil(ax.y_max / ax.y_step - 1e-9) * ax.y_step;
+  }
+  std::string s = svg::LineChart("Allocated share of the pool over time", x_label, ax, share);
+  svg::Axes cx = ax;
+  cx.y_min = 0;
+  cx.y_step = std::max(1.0, svg::NiceStep(std::max(peak_count, 1.0), 8));
+  cx.y_max = std::max(cx.y_step, std::ceil(peak_count / cx.y_step - 1e-9) * cx.y_step);
+  cx.y_fmt = "%g";
+  s += svg::LineChart("Workloads pending and running", x_label, cx, {pending, running});
+  return s;
+}
+
+std::string PendingByTierChart(const json& r) {
+  const json& tiers = Array(Field(r, "summary"), "pendingByTier");
+  if (tiers.empty()) return "<p class=\"note\">No workloads were admitted.</p>\n";
+  double peak = 0;
+  for (const auto& t : tiers) peak = std::max({peak, Num(Field(t, "pendingSecondsMax")), Num(Field(t, "pendingSecondsMean"))});
+  const TimeUnit u = UnitFor(peak);
+  std::vector<svg::BarGroup> groups;
+  for (const auto& t : tiers) {
+    const double mean = Num(Field(t, "pendingSecondsMean")), max = Num(Field(t, "pendingSecondsMax"));
+    groups.push_back({Str(Field(t, "priority")) + " (" + Str(Field(t, "workloads")) + ")",
+                      {mean / u.seconds, max / u.seconds},
+                      {FormatDuration(static_cast<Millis>(std::llround(mean)) * 1000),
+                       FormatDuration(static_cast<Millis>(std::llround(max)) * 1000)}});
+  }
+  return svg::BarChart("Pending time per priority tier (workloads)", std::string("pending time (") + u.name + ")",
+                       {"mean", "max"}, groups);
+}
+
+std::string PreemptionChart(const json& r, double horizon_s) {
+  std::vector<double> preempted, reclaimed;
+  size_t total = 0;
+  for (const auto& ev : Array(r, "events")) {
+    const std::string type = Str(Field(ev, "type"));
+    if (type == "Preempted" || type == "Reclaimed") ++total;
+  }
+  if (total == 0) return "<p class=\"note\">No preemptions or quota reclaims in this run.</p>\n";
+  const TimeUnit u = UnitFor(horizon_s);
+  const double h = std::max(horizon_s / u.seconds, 1.0);
+  const double bin = svg::NiceStep(h, 12);
+  const size_t n = std::max<size_t>(1, static_cast<size_t>(std::ceil(h / bin - 1e-9)));
+  preempted.assign(n, 0);
+  reclaimed.assign(n, 0);
+  for (const auto& ev : Array(r, "events")) {
+    const std::string type = Str(Field(ev, "type"));
+    if (type != "Preempted" && type != "Reclaimed") continue;
+    const double x = Num(Field(ev, "time")) / u.seconds;
+    const size_t b = std::min(n - 1, static_cast<size_t>(std::max(0.0, std::floor(x / bin))));
+    (type == "Preempted" ? preempted : reclaimed)[b] += 1;
+  }
+  std::vector<svg::BarGroup> groups;
+  for (size_t b = 0; b < n; ++b) {
+    auto label = [](double v) { return v > 0 ? Fmt("%.0f", v) : std::string(); };
+    groups.push_back({Fmt("%g", bin * static_cast<double>(b)) + u.name, {preempted[b], reclaimed[b]},
+                      {label(preempted[b]), label(reclaimed[b])}});
+  }
+  return svg::BarChart("Preemptions over time (" + Fmt("%g", bin) + " " + u.name + " bins)", "victims",
+                       {"Preempted (priority)", "Reclaimed (quota)"}, groups, "%g", 1);
+}
+
+std::string CostSection(const json& r) {
+  const json& inv = Array(r, "invoices");
+  if (inv.empty())
+    return "<p class=\"note\">No price book: this report has no invoices, so there is no per-tenant cost to "
+           "show.</p>\n";
+  std::string currency;
+  std::vector<svg::BarGroup> groups;
+  std::string table =
+      "<table><tr><th>namespace</th><th>currency</th><th>request track</th><th>usage track</th><th>total</th></tr>\n";
+  for (const auto& i : inv) {
+    if (currency.empty()) currency = Str(Field(i, "currency"));
+    const json& rt = Field(i, "requestTotal");
+    const json& ut = Field(i, "usageTotal");
+    groups.push_back({Str(Field(i, "namespace")), {Num(rt), Num(ut)}, {Str(rt), Str(ut)}});
+    table += "<tr><td>" + Esc(Str(Field(i, "namespace"))) + "</td><td>" + Esc(Str(Field(i, "currency"))) +
+             "</td><td class=\"n\">" + Esc(Str(rt)) + "</td><td class=\"n\">" + Esc(Str(ut)) +
+             "</td><td class=\"n\">" + Esc(Str(Field(i, "total"))) + "</td></tr>\n";
+  }
+  table += "</table>\n";
+  return svg::BarChart("Cost per tenant: request and usage track",
+                       "amount" + (currency.empty() ? std::string() : " (" + currency + ")"),
+                       {"request track", "usage track"}, groups) +
+         table;
+}
+
+std::string WorkloadTable(const json& r, size_t limit) {
+  const json& ws = Array(r, "workloads");
+  std::string s;
+  if (ws.size() > limit)
+    s += "<p class=\"note\">The first " + std::to_string(limit) + " of " + std::to_string(ws.size()) +
+         " workloads.</p>\n";
+  s += "<table><tr><th>name</th><th>priority</th><th>phase</th><th>node</th><th>start</th><th>finish</th>"
+       "<th>pending</th><th>preemptions</th><th>message</th></tr>\n";
+  for (size_t i = 0; i < ws.size() && i < limit; ++i) {
+    const json& w = ws[i];
+    const std::string phase = Str(Field(w, "phase"));
+    const json& node = Field(w, "node");
+    const json& pend = Field(w, "pendingSeconds");
+    s += "<tr><td class=\"w\">" + Esc(Str(Field(w, "name"))) + "</td><td class=\"n\">" + Esc(Str(Field(w, "priority"))) +
+         "</td><td class=\"" + Esc(phase) + "\">" + Esc(phase) + "</td><td>" +
+         Esc(node.is_null() ? "-" : Str(node)) + "</td><td class=\"n\">" + Esc(TimeText(Field(w, "startTime"))) +
+         "</td><td class=\"n\">" + Esc(TimeText(Field(w, "finishTime"))) + "</td><td class=\"n\">" +
+         Esc(pend.is_null() ? "-" : TimeText(pend)) + "</td><td class=\"n\">" + Esc(Str(Field(w, "preemptions"))) +
+         "</td><td>" + Esc(Str(Field(w, "message"))) + "</td></tr>\n";
+  }
+  s += "</table>\n";
+  return s;
+}
+
+std::string EventTable(const json& r, size_t limit) {
+  const json& evs = Array(r, "events");
+  std::string s = "<p class=\"note\">" +
+                  (evs.size() > limit ? "The first " + std::to_string(limit) + " of " : std::string("All ")) +
+                  std::to_string(evs.size()) + " events, in time order.</p>\n";
+  s += "<table><tr><th>time</th><th>type</th><th>workload</th><th>node</th><th>by</th><th>reason</th>"
+       "<th>message</th></tr>\n";
+  for (size_t i = 0; i < evs.size() && i < limit; ++i) {
+    const json& e = evs[i];
+    s += "<tr><td class=\"n\">" + Esc(TimeText(Field(e, "time"))) + "</td><td>" + Esc(Str(Field(e, "type"))) +
+         "</td><td class=\"w\">" + Esc(Str(Field(e, "workload"))) + "</td><td>" + Esc(Str(Field(e, "node"))) +
+         "</td><td class=\"w\">" + Esc(Str(Field(e, "by"))) + "</td><td>" + Esc(Str(Field(e, "reason"))) + "</td><td>" +
+         Esc(Str(Field(e, "message"))) + "</td></tr>\n";
+  }
+  s += "</table>\n";
+  return s;
+}
+
+}  // namespace
+
+std::string SimulationHtml(const json& report, const HtmlReportOptions& options) {
+  double horizon = Num(Field(report, "endTime"));
+  const json& tl = Array(report, "timeline");
+  if (!tl.empty()) horizon = std::max(horizon, Num(Field(tl.back(), "time")));
+  const std::string title = "Arbiter simulation report";
+  std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + title +
+                  "</title>\n<style>" + kStyle + "</style></head>\n<body>\n<h1>" + title + "</h1>\n";
+  if (Str(Field(report, "kind")) != "SimulationReport")
+    s += "<p class=\"note\">This JSON is not a SimulationReport (kind: " + Esc(Str(Field(report, "kind"))) +
+         "); what it has is shown below.</p>\n";
+  s += Header(report);
+  s += "<h2>Allocation over time</h2>\n" + AllocationCharts(report, horizon);
+  s += "<h2>Pending time per priority tier</h2>\n" + PendingByTierChart(report);
+  s += "<h2>Preemptions over time</h2>\n" + PreemptionChart(report, horizon);
+  s += "<h2>Cost per tenant</h2>\n" + CostSection(report);
+  s += "<h2>Workloads</h2>\n" + WorkloadTable(report, options.max_workloads);
+  s += "<h2>Events</h2>\n" + EventTable(report, options.max_events);
+  s += "</body></html>\n";
+  return s;
+}
+
+}  // namespace arbiter::sim

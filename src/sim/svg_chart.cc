@@ -1,0 +1,162 @@
+#include "sim/svg_chart.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace arbiter::sim::svg {
+
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string Esc(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '&': o += "&amp;"; break;
+      case '"': o += "&quot;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+
+const char* const kColors[10] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
+                                 "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+
+std::string LineChart(const std::string& title, const std::string& x_label, const Axes& ax,
+                      const std::vector<Series>& series) {
+  const double W = 760, H = 420, L = 60, R = 170, T = 36, B = 48;
+  const double pw = W - L - R, ph = H - T - B;
+  const double xr = ax.x_max > ax.x_min ? ax.x_max - ax.x_min : 1;
+  const double yr = ax.y_max > ax.y_min ? ax.y_max - ax.y_min : 1;
+  auto X = [&](double x) { return L + std::clamp((x - ax.x_min) / xr, 0.0, 1.0) * pw; };
+  auto Y = [&](double y) { return T + (1 - std::clamp((y - ax.y_min) / yr, 0.0, 1.0)) * ph; };
+  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Fmt("%.0f", W) +
+                  "\" height=\"" + Fmt("%.0f", H) + "\" viewBox=\"0 0 " + Fmt("%.0f", W) + " " +
+                  Fmt("%.0f", H) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  s += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+  s += "<text x=\"" + Fmt("%.0f", L) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" + Esc(title) + "</text>\n";
+  const int ny = static_cast<int>(yr / ax.y_step + 0.5);
+  for (int i = 0; i <= ny; ++i) {
+    const double y = ax.y_min + ax.y_step * i;
+    s += "<line x1=\"" + Fmt("%.1f", L) + "\" y1=\"" + Fmt("%.1f", Y(y)) + "\" x2=\"" + Fmt("%.1f", L + pw) +
+         "\" y2=\"" + Fmt("%.1f", Y(y)) + "\" stroke=\"#e5e5e5\"/>\n";
+    s += "<text x=\"" + Fmt("%.1f", L - 6) + "\" y=\"" + Fmt("%.1f", Y(y) + 4) + "\" text-anchor=\"end\">" +
+         (ax.y_fmt ? Fmt(ax.y_fmt, y)
+                   : Fmt(ax.y_step * 100 >= 0.999 ? "%.0f%%" : ax.y_step * 100 >= 0.0999 ? "%.1f%%" : "%.2f%%", y * 100)) +
+         "</text>\n";
+  }
+  const int nx = static_cast<int>(xr / ax.x_step + 1e-9);
+  for (int i = 0; i <= nx; ++i) {
+    const double x = ax.x_min + ax.x_step * i;
+    s += "<text x=\"" + Fmt("%.1f", X(x)) + "\" y=\"" + Fmt("%.1f", T + ph + 16) + "\" text-anchor=\"middle\">" +
+         Fmt(ax.x_fmt, x) + "</text>\n";
+  }
+  s += "<text x=\"" + Fmt("%.1f", L + pw / 2) + "\" y=\"" + Fmt("%.1f", H - 8) + "\" text-anchor=\"middle\">" +
+       Esc(x_label) + "</text>\n";
+  s += "<rect x=\"" + Fmt("%.1f", L) + "\" y=\"" + Fmt("%.1f", T) + "\" width=\"" + Fmt("%.1f", pw) +
+       "\" height=\"" + Fmt("%.1f", ph) + "\" fill=\"none\" stroke=\"#444\"/>\n";
+  if (ax.diagonal) {
+    const double x0 = std::max(ax.x_min, ax.y_min * 100), x1 = std::min(ax.x_max, ax.y_max * 100);
+    if (x1 > x0)
+      s += "<line x1=\"" + Fmt("%.1f", X(x0)) + "\" y1=\"" + Fmt("%.1f", Y(x0 / 100)) + "\" x2=\"" +
+           Fmt("%.1f", X(x1)) + "\" y2=\"" + Fmt("%.1f", Y(x1 / 100)) +
+           "\" stroke=\"#999\" stroke-dasharray=\"4 4\"/>\n";
+  }
+  for (size_t k = 0; k < series.size(); ++k) {
+    const char* color = kColors[k % 10];
+    std::string pts;
+    for (const auto& [x, y] : series[k].xy) {
+      if (x < ax.x_min || x > ax.x_max) continue;
+      pts += Fmt("%.1f", X(x)) + "," + Fmt("%.1f", Y(y)) + " ";
+    }
+    s += "<polyline fill=\"none\" stroke=\"" + std::string(color) + "\" stroke-width=\"2\" points=\"" + pts + "\"/>\n";
+    const double ly = T + 14 + 18.0 * static_cast<double>(k);
+    s += "<line x1=\"" + Fmt("%.1f", L + pw + 12) + "\" y1=\"" + Fmt("%.1f", ly - 4) + "\" x2=\"" +
+         Fmt("%.1f", L + pw + 36) + "\" y2=\"" + Fmt("%.1f", ly - 4) + "\" stroke=\"" + color + "\" stroke-width=\"3\"/>\n";
+    s += "<text x=\"" + Fmt("%.1f", L + pw + 42) + "\" y=\"" + Fmt("%.1f", ly) + "\">" + Esc(series[k].name) + "</text>\n";
+  }
+  s += "</svg>\n";
+  return s;
+}
+
+double NiceStep(double span, int max_ticks) {
+  if (!(span > 0) || max_ticks < 1) return 1;
+  const double raw = span / max_ticks;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * mag >= raw * (1 - 1e-9)) return m * mag;
+  return 10 * mag;
+}
+
+std::string BarChart(const std::string& title, const std::string& y_label,
+                     const std::vector<std::string>& series_names, const std::vector<BarGroup>& groups,
+                     const char* y_fmt, double min_step) {
+  const bool legend = series_names.size() > 1;
+  const double W = 760, H = 360, L = 70, R = legend ? 170 : 20, T = 36, B = 48;
+  const double pw = W - L - R, ph = H - T - B;
+  double peak = 0;
+  for (const auto& g : groups)
+    for (double v : g.values) peak = std::max(peak, v);
+  const double step = std::max(min_step, NiceStep(peak > 0 ? peak : 1, 5));
+  const double y_max = std::max(step, std::ceil(peak * 1.08 / step - 1e-9) * step);  // room for the labels
+  auto Y = [&](double y) { return T + (1 - std::clamp(y / y_max, 0.0, 1.0)) * ph; };
+  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Fmt("%.0f", W) + "\" height=\"" +
+                  Fmt("%.0f", H) + "\" viewBox=\"0 0 " + Fmt("%.0f", W) + " " + Fmt("%.0f", H) +
+                  "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  s += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+  s += "<text x=\"" + Fmt("%.0f", L) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" + Esc(title) + "</text>\n";
+  const int ny = static_cast<int>(y_max / step + 0.5);
+  for (int i = 0; i <= ny; ++i) {
+    const double y = step * i;
+    s += "<line x1=\"" + Fmt("%.1f", L) + "\" y1=\"" + Fmt("%.1f", Y(y)) + "\" x2=\"" + Fmt("%.1f", L + pw) +
+         "\" y2=\"" + Fmt("%.1f", Y(y)) + "\" stroke=\"#e5e5e5\"/>\n";
+    s += "<text x=\"" + Fmt("%.1f", L - 6) + "\" y=\"" + Fmt("%.1f", Y(y) + 4) + "\" text-anchor=\"end\">" +
+         Fmt(y_fmt, y) + "</text>\n";
+  }
+  s += "<text transform=\"translate(14 " + Fmt("%.1f", T + ph / 2) + ") rotate(-90)\" text-anchor=\"middle\">" +
+       Esc(y_label) + "</text>\n";
+  const size_t n = std::max<size_t>(1, series_names.size());
+  const double gw = groups.empty() ? pw : pw / static_cast<double>(groups.size());
+  const double bw = gw * 0.8 / static_cast<double>(n);
+  // Label every k-th group so that the labels do not overlap (about 7 px per character).
+  size_t longest = 1;
+  for (const auto& g : groups) longest = std::max(longest, g.label.size());
+  const size_t every = std::max<size_t>(1, static_cast<size_t>(std::ceil(7.0 * static_cast<double>(longest) / gw)));
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    const BarGroup& g = groups[gi];
+    const double gx = L + gw * static_cast<double>(gi);
+    for (size_t k = 0; k < g.values.size() && k < n; ++k) {
+      const double v = std::max(0.0, g.values[k]);
+      const double x = gx + gw * 0.1 + bw * static_cast<double>(k);
+      s += "<rect x=\"" + Fmt("%.1f", x) + "\" y=\"" + Fmt("%.1f", Y(v)) + "\" width=\"" + Fmt("%.1f", bw) +
+           "\" height=\"" + Fmt("%.1f", T + ph - Y(v)) + "\" fill=\"" + kColors[k % 10] + "\"/>\n";
+      if (k < g.value_labels.size() && !g.value_labels[k].empty())
+        s += "<text x=\"" + Fmt("%.1f", x + bw / 2) + "\" y=\"" + Fmt("%.1f", Y(v) - 4) +
+             "\" text-anchor=\"middle\" font-size=\"11\">" + Esc(g.value_labels[k]) + "</text>\n";
+    }
+    if (gi % every == 0)
+      s += "<text x=\"" + Fmt("%.1f", gx + gw / 2) + "\" y=\"" + Fmt("%.1f", T + ph + 16) +
+           "\" text-anchor=\"middle\">" + Esc(g.label) + "</text>\n";
+  }
+  s += "<rect x=\"" + Fmt("%.1f", L) + "\" y=\"" + Fmt("%.1f", T) + "\" width=\"" + Fmt("%.1f", pw) +
+       "\" height=\"" + Fmt("%.1f", ph) + "\" fill=\"none\" stroke=\"#444\"/>\n";
+  if (legend)
+    for (size_t k = 0; k < series_names.size(); ++k) {
+      const double ly = T + 14 + 18.0 * static_cast<double>(k);
+      s += "<rect x=\"" + Fmt("%.1f", L + pw + 12) + "\" y=\"" + Fmt("%.1f", ly - 10) +
+           "\" width=\"24\" height=\"10\" fill=\"" + kColors[k % 10] + "\"/>\n";
+      s += "<text x=\"" + Fmt("%.1f", L + pw + 42) + "\" y=\"" + Fmt("%.1f", ly) + "\">" + Esc(series_names[k]) +
+           "</text>\n";
+    }
+  s += "</svg>\n";
+  return s;
+}
+
+}  // namespace arbiter::sim::svg

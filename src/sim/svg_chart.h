@@ -1,0 +1,55 @@
+// Inline SVG charts and HTML escaping shared by the simulator's HTML reports (trace replay and
+// manifest simulations). Pure string formatting, deterministic: the same input gives the same
+// bytes.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace arbiter::sim::svg {
+
+// snprintf of one double with the format `f`.
+std::string Fmt(const char* f, double v);
+// Escapes & < > " for HTML text and double-quoted attribute values.
+std::string Esc(const std::string& s);
+
+// Ten distinguishable colours (the d3 category10 palette).
+extern const char* const kColors[10];
+
+struct Series {
+  std::string name;
+  std::vector<std::pair<double, double>> xy;  // x in x-units, y in y-units (0..1 by default)
+};
+
+struct Axes {
+  double x_min = 0, x_max = 100, x_step = 10;  // x ticks every x_step
+  double y_min = 0, y_max = 1, y_step = 0.1;   // y in 0..1, labelled as %
+  const char* x_fmt = "%.0f%%";
+  bool diagonal = false;                       // dashed y = x/100 (ideal allocation)
+  // When set, y tick labels are Fmt(y_fmt, y) instead of percentages of 0..1.
+  const char* y_fmt = nullptr;
+};
+
+// A 760×420 line chart with a legend on the right.
+std::string LineChart(const std::string& title, const std::string& x_label, const Axes& ax,
+                      const std::vector<Series>& series);
+
+struct BarGroup {
+  std::string label;
+  std::vector<double> values;              // one per series
+  std::vector<std::string> value_labels;   // printed above the bars; empty entries print nothing
+};
+
+// A 760×H grouped vertical bar chart: one group per x label, one bar per series in each group,
+// a legend on the right when there is more than one series. The y axis starts at 0 and ends at
+// a round number above the largest value, ticks at least `min_step` apart; tick labels use
+// `y_fmt`.
+std::string BarChart(const std::string& title, const std::string& y_label,
+                     const std::vector<std::string>& series_names, const std::vector<BarGroup>& groups,
+                     const char* y_fmt = "%g", double min_step = 0);
+
+// A round tick step (1, 2 or 5 × 10^k) that divides `span` into at most about `max_ticks` parts.
+double NiceStep(double span, int max_ticks = 8);
+
+}  // namespace arbiter::sim::svg

@@ -1,0 +1,249 @@
+// The HTML report of manifest simulations: structure, escaping, determinism, the report JSON's
+// timeline, the CLI's --report-html, and rendering in headless Chromium (skipped when no
+// chromium binary is installed).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "adapters/yaml/manifest_loader.h"
+#include "sim/html_report.h"
+#include "sim/report.h"
+#include "sim/simulator.h"
+
+namespace arbiter::sim {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kPool = std::string(ARBITER_SOURCE_DIR) + "/examples/pool.yaml";
+
+json PoolReport(const json& invoices = json::array()) {
+  auto load = yaml::LoadManifestFiles({kPool});
+  EXPECT_TRUE(load.ok());
+  auto r = RunSimulation(load.set, SimOptions{});
+  EXPECT_TRUE(r.ok()) << r.message();
+  auto s = Summarise(load.set, *r);
+  // Through text and back, as a report read from a file would be.
+  return json::parse(ReportJson(load.set, *r, s, invoices).dump());
+}
+
+size_t Count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+bool Has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+void ExpectWellFormed(const std::string& html) {
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>\n<html", 0), 0u);
+  EXPECT_TRUE(html.ends_with("</body></html>\n"));
+  EXPECT_TRUE(Has(html, "<meta charset=\"utf-8\">"));
+  for (const char* tag : {"svg", "table", "tr", "h2", "style", "head", "body", "text"})
+    EXPECT_EQ(Count(html, std::string("<") + tag + ">") + Count(html, std::string("<") + tag + " "),
+              Count(html, std::string("</") + tag + ">"))
+        << "unbalanced <" << tag << ">";
+  // Self-contained: no scripts, no links, and the only URL is the SVG namespace.
+  EXPECT_FALSE(Has(html, "<script"));
+  EXPECT_FALSE(Has(html, "<link"));
+  EXPECT_FALSE(Has(html, "<img"));
+  EXPECT_FALSE(Has(html, "@import"));
+  EXPECT_EQ(Count(html, "http"), Count(html, "http://www.w3.org/2000/svg"));
+}
+
+TEST(HtmlReportTest, TimelineIsInTheReportJson) {
+  const json r = PoolReport();
+  const json& tl = r["timeline"];
+  ASSERT_TRUE(tl.is_array());
+  ASSERT_GE(tl.size(), 3u);
+  EXPECT_EQ(tl.front()["time"], 0);
+  EXPECT_EQ(tl.back()["time"], r["endTime"]);
+  double last = -1;
+  for (const auto& p : tl) {
+    const double t = p["time"].get<double>();
+    EXPECT_GT(t, last) << "timeline times must increase";
+    last = t;
+    for (const char* res : {"cpu", "memory", "nvidia.com/gpu"}) {
+      ASSERT_TRUE(p["allocated"][res].is_string()) << p.dump();
+      const double v = std::stod(p["allocated"][res].get<std::string>());
+      EXPECT_GE(v, 0.0);
+      EXPECT_LE(v, 1.2 + 1e-9) << "more than the overcommit allows: " << p.dump();
+    }
+    EXPECT_GE(p["pending"].get<int>(), 0);
+    EXPECT_GE(p["running"].get<int>(), 0);
+  }
+  // The workloads still running at the end hold resources at the last point.
+  EXPECT_EQ(tl.back()["running"], r["summary"]["phases"]["Running"]);
+  EXPECT_EQ(tl.back()["pending"], r["summary"]["phases"]["Pending"]);
+  // Every Scheduled event's time has a point.
+  for (const auto& ev : r["events"]) {
+    bool found = false;
+    for (const auto& p : tl) found = found || p["time"] == ev["time"];
+    EXPECT_TRUE(found) << ev.dump();
+  }
+  EXPECT_EQ(r["pool"]["capacity"]["nvidia.com/gpu"], "56");
+}
+
+TEST(HtmlReportTest, HasChartsTablesAndHeader) {
+  const json r = PoolReport();
+  const std::string html = SimulationHtml(r);
+  ExpectWellFormed(html);
+  // Allocation share, pending/running, pending per tier, preemptions.
+  EXPECT_GE(Count(html, "<svg "), 4u);
+  EXPECT_GE(Count(html, "<polyline"), 5u);
+  EXPECT_TRUE(Has(html, "Allocated share of the pool over time"));
+  EXPECT_TRUE(Has(html, "Pending time per priority tier"));
+  EXPECT_TRUE(Has(html, "Preemptions over time"));
+  EXPECT_TRUE(Has(html, "Reclaimed (quota)"));
+  EXPECT_TRUE(Has(html, "No price book"));
+  EXPECT_TRUE(Has(html, "BestFit"));
+  // Every workload has a row; the first events are listed.
+  for (const auto& w : r["workloads"]) EXPECT_TRUE(Has(html, ">" + w["name"].get<std::string>() + "<")) << w["name"];
+  EXPECT_TRUE(Has(html, "cancelled after preemption by team-c/finetune-c-0"));
+  EXPECT_TRUE(Has(html, "All " + std::to_string(r["events"].size()) + " events"));
+  EXPECT_EQ(Count(html, "<tr>"), 1 + r["workloads"].size() + 1 + r["events"].size());
+
+  HtmlReportOptions few;
+  few.max_events = 5;
+  few.max_workloads = 3;
+  const std::string small = SimulationHtml(r, few);
+  EXPECT_TRUE(Has(small, "The first 5 of " + std::to_string(r["events"].size()) + " events"));
+  EXPECT_TRUE(Has(small, "The first 3 of " + std::to_string(r["workloads"].size()) + " workloads"));
+  EXPECT_EQ(Count(small, "<tr>"), 1 + 3 + 1 + 5u);
+}
+
+TEST(HtmlReportTest, IsDeterministic) {
+  const std::string a = SimulationHtml(PoolReport());
+  const std::string b = SimulationHtml(PoolReport());
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(SimulationHtml(json::parse(PoolReport().dump(2))), a);
+}
+
+TEST(HtmlReportTest, EscapesNamesAndMessages) {
+  json r = PoolReport();
+  r["workloads"][0]["name"] = "evil/<script>alert(\"x\")</script>&amp;";
+  r["workloads"][0]["message"] = "<b>bold</b> & \"quoted\"";
+  r["events"][0]["workload"] = "evil/<img src=x>";
+  r["events"][0]["message"] = "</table><h1>";
+  r["pool"]["placement"] = "<i>BestFit</i>";
+  r["invoices"] = json::array({{{"namespace", "<ns>"}, {"currency", "C<N>Y"}, {"requestTotal", "1.00"},
+                                {"usageTotal", "0.50"}, {"total", "1.00"}}});
+  const std::string html = SimulationHtml(r);
+  ExpectWellFormed(html);
+  EXPECT_TRUE(Has(html, "evil/&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;amp;"));
+  EXPECT_TRUE(Has(html, "&lt;b&gt;bold&lt;/b&gt; &amp; &quot;quoted&quot;"));
+  EXPECT_TRUE(Has(html, "evil/&lt;img src=x&gt;"));
+  EXPECT_TRUE(Has(html, "&lt;/table&gt;&lt;h1&gt;"));
+  EXPECT_TRUE(Has(html, "&lt;i&gt;BestFit&lt;/i&gt;"));
+  EXPECT_TRUE(Has(html, "&lt;ns&gt;"));
+  EXPECT_TRUE(Has(html, "C&lt;N&gt;Y"));
+  EXPECT_FALSE(Has(html, "<b>bold"));
+  EXPECT_FALSE(Has(html, "<i>"));
+}
+
+TEST(HtmlReportTest, CostPerTenantFromInvoices) {
+  const json invoices = json::array(
+      {{{"namespace", "team-a"}, {"currency", "CNY"}, {"lines", json::array()}, {"requestTotal", "1234.50"},
+        {"usageTotal", "987.25"}, {"total", "1234.50"}},
+       {{"namespace", "team-b"}, {"currency", "CNY"}, {"lines", json::array()}, {"requestTotal", "400.00"},
+        {"usageTotal", "410.10"}, {"total", "410.10"}}});
+  const std::string html = SimulationHtml(PoolReport(invoices));
+  ExpectWellFormed(html);
+  EXPECT_FALSE(Has(html, "No price book"));
+  EXPECT_TRUE(Has(html, "Cost per tenant: request and usage track"));
+  EXPECT_TRUE(Has(html, "amount (CNY)"));
+  for (const char* v : {"1234.50", "987.25", "400.00", "410.10", "team-a", "team-b"}) EXPECT_TRUE(Has(html, v)) << v;
+  EXPECT_GE(Count(html, "<svg "), 5u);
+}
+
+TEST(HtmlReportTest, RendersAnyJson) {
+  for (const json& j : {json(), json::object(), json::array(), json{{"kind", "SimulationReport"}},
+                        json{{"kind", "Other"}, {"workloads", 3}, {"events", json::array({1, "x", nullptr})},
+                             {"timeline", json::array({{{"time", "bad"}}})}}}) {
+    const std::string html = SimulationHtml(j);
+    ExpectWellFormed(html);
+  }
+  // An old report without a timeline still renders, with a note.
+  json r = PoolReport();
+  r.erase("timeline");
+  const std::string html = SimulationHtml(r);
+  ExpectWellFormed(html);
+  EXPECT_TRUE(Has(html, "has no <code>timeline</code>"));
+}
+
+std::string TempDir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("arbiter_html_report_" + std::to_string(::getpid()) + "_" + name);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+TEST(HtmlReportTest, CliWritesTheReport) {
+  const std::string dir = TempDir("cli");
+  const std::string out = dir + "/report.html";
+  const std::string cmd = std::string(ARBITER_BINARY) + " sim -q -f " + kPool + " --report-html " + out +
+                          " > " + dir + "/stdout 2> " + dir + "/stderr";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream f(out);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  ExpectWellFormed(ss.str());
+  EXPECT_EQ(ss.str(), SimulationHtml(PoolReport()));
+
+  const std::string bad = std::string(ARBITER_BINARY) + " sim -q -f " + kPool +
+                          " --report-html /nonexistent-dir/x/report.html > /dev/null 2> " + dir + "/stderr";
+  const int rc = std::system(bad.c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  EXPECT_EQ(WEXITSTATUS(rc), 1);
+  std::ifstream e(dir + "/stderr");
+  std::stringstream es;
+  es << e.rdbuf();
+  EXPECT_TRUE(Has(es.str(), "cannot write /nonexistent-dir/x/report.html")) << es.str();
+  fs::remove_all(dir);
+}
+
+std::string FindChromium() {
+  for (const char* c : {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"})
+    if (fs::exists(c)) return c;
+  return "";
+}
+
+// Size of the PNG screenshot of `html` in headless Chromium (0 on failure).
+uintmax_t Screenshot(const std::string& chromium, const std::string& dir, const std::string& html,
+                     const std::string& name) {
+  const fs::path page = fs::path(dir) / (name + ".html"), png = fs::path(dir) / (name + ".png");
+  const fs::path profile = fs::path(dir) / ("profile-" + name);
+  fs::create_directories(profile);
+  std::ofstream(page) << html;
+  const std::string cmd = "timeout 180 " + chromium +
+                          " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
+                          " --disable-background-networking --disable-component-update --disable-sync"
+                          " --hide-scrollbars --user-data-dir=" + profile.string() +
+                          " --screenshot=" + png.string() + " --window-size=1200,1600 file://" + page.string() +
+                          " > /dev/null 2>&1";
+  if (std::system(cmd.c_str()) != 0 || !fs::exists(png)) return 0;
+  return fs::file_size(png);
+}
+
+TEST(HtmlReportTest, RendersInHeadlessChromium) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty()) GTEST_SKIP() << "no chromium installed (Debian package: chromium)";
+  const std::string dir = TempDir("chromium");
+  const uintmax_t blank = Screenshot(chromium, dir, "<!DOCTYPE html><html><body></body></html>", "blank");
+  const uintmax_t report = Screenshot(chromium, dir, SimulationHtml(PoolReport()), "report");
+  ASSERT_GT(blank, 0u) << "chromium failed to take a screenshot";
+  ASSERT_GT(report, 0u) << "chromium failed to take a screenshot of the report";
+  // A white page compresses to a few KB; the header cards, charts and tables do not.
+  EXPECT_GT(report, 8 * blank) << "blank-looking screenshot: " << report << " vs " << blank << " bytes";
+  EXPECT_GT(report, 30u * 1024) << report;
+  if (std::getenv("ARBITER_KEEP_SCREENSHOTS") == nullptr) fs::remove_all(dir);
+  else std::cerr << "screenshots kept in " << dir << "\n";
+}
+
+}  // namespace
+}  // namespace arbiter::sim
