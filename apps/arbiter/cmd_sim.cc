@@ -7,6 +7,7 @@
 #include "cmd_trace.h"
 #include "commands.h"
 #include "sim/html_report.h"
+#include "sim/billing_bridge.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
 
@@ -19,6 +20,7 @@ struct SimCli {
   std::string report_json;
   std::string report_html;
   std::string until;
+  std::string start;
   std::string policy;
   uint64_t seed = 0;
   bool check_invariants = false;
@@ -82,7 +84,29 @@ int RunManifestSim(const SimCli& o) {
   }
   auto summary = sim::Summarise(load.set, *result);
   std::cout << sim::TextSummary(load.set, *result, summary);
-  nlohmann::json invoices = nlohmann::json::array();
+  Millis epoch = sim::DefaultEpoch(load.set);
+  if (!o.start.empty()) {
+    auto t = ParseRfc3339(o.start);
+    if (!t.ok()) {
+      std::cerr << "arbiter sim: --start: " << t.message() << "\n";
+      return 2;
+    }
+    epoch = *t;
+  }
+  auto bill = sim::BillSimulation(load.set, *result, epoch);
+  if (!bill.ok()) {
+    std::cerr << "arbiter sim: " << bill.message() << "\n";
+    return 1;
+  }
+  for (const auto& inv : bill->invoices)
+    std::cout << "  invoice " << inv.namespace_ << ": " << inv.total.ToFixed(6) << " " << inv.currency
+              << " (request track " << inv.request_total.ToFixed(6) << ", usage track " << inv.usage_total.ToFixed(6)
+              << ", credits " << inv.credit_total.ToFixed(6) << ")\n";
+  if (bill->idle)
+    std::cout << "  idle capacity (not billed): " << bill->idle->request_total.ToFixed(6) << " " << bill->idle->currency
+              << "\n";
+  if (load.set.price_books.empty()) std::cout << "  no PriceBook: nothing billed\n";
+  nlohmann::json invoices = sim::BillJson(*bill);
   if (!o.report_json.empty()) {
     auto j = sim::ReportJson(load.set, *result, summary, invoices);
     std::ofstream f(o.report_json);
@@ -122,6 +146,9 @@ void RegisterSim(CLI::App& app, int* exit_code) {
   cmd->add_option("--report-json", o->report_json, "Write the SimulationReport JSON here");
   cmd->add_option("--report-html", o->report_html, "Write a self-contained HTML report here");
   cmd->add_option("--until", o->until, "Stop the virtual clock at this time (e.g. 2h); default: when idle");
+  cmd->add_option("--start", o->start,
+                  "Wall-clock instant of virtual time 0, for billing (RFC 3339); default: the earliest "
+                  "PriceBook effectiveFrom");
   cmd->add_option("--policy", o->policy, "Override the placement policy (bestfit, leastallocated, fgd, ...)");
   auto* seed_opt = cmd->add_option("--seed", o->seed, "Seed for seeded policies (Random); trace mode: default 42");
   cmd->add_flag("--check-invariants", o->check_invariants, "Check the engine's invariants after every step");

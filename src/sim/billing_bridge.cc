@@ -1,0 +1,70 @@
+#include "sim/billing_bridge.h"
+
+#include "adapters/report/invoice_json.h"
+#include "core/billing/rating.h"
+
+namespace arbiter::sim {
+
+Millis DefaultEpoch(const ManifestSet& m) {
+  std::optional<Millis> e;
+  for (const auto& b : m.price_books) e = e ? std::min(*e, b.effective_from) : b.effective_from;
+  return e.value_or(1767225600000);  // 2026-01-01T00:00:00Z
+}
+
+std::vector<billing::RunSegment> SegmentsOf(const SimResult& r, Millis epoch) {
+  std::vector<billing::RunSegment> out;
+  for (const auto& run : r.engine->runs()) {
+    if (run.end <= run.start) continue;  // held nothing for any time
+    billing::RunSegment s;
+    s.workload = run.workload;
+    s.namespace_ = run.namespace_;
+    s.priority = run.priority;
+    s.node = run.node;
+    s.gpu_product = run.gpu_product;
+    s.requests = run.requests;
+    s.usage = run.usage;
+    s.start = epoch + run.start;
+    s.end = epoch + run.end;
+    if (run.lost_from && run.lost_to > *run.lost_from)
+      s.lost = billing::LostWork{epoch + *run.lost_from, epoch + run.lost_to, run.preemptor};
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis epoch) {
+  SimBill bill;
+  if (m.price_books.empty()) return bill;
+  auto segments = SegmentsOf(r, epoch);
+  billing::MeterConfig cfg;
+  cfg.scrape_interval = r.engine->policy().scrape_interval;
+  auto inv = billing::InvoiceSegments(segments, m.price_books, cfg);
+  if (!inv.ok()) return Result<SimBill>::Error("billing: " + inv.message());
+  bill.invoices = std::move(inv).value();
+  auto catalog = billing::PriceCatalog::Create(m.price_books);
+  if (!catalog.ok()) return Result<SimBill>::Error("billing: " + catalog.message());
+  std::vector<billing::NodeCapacity> nodes;
+  for (const auto& n : m.nodes) {
+    billing::NodeCapacity c;
+    c.node = n.meta.name;
+    auto p = n.meta.labels.find("nvidia.com/gpu.product");
+    if (p != n.meta.labels.end()) c.gpu_product = p->second;
+    c.allocatable = n.allocatable.empty() ? n.capacity : n.allocatable;
+    c.from = epoch;
+    c.to = epoch + r.end_time;
+    nodes.push_back(std::move(c));
+  }
+  if (r.end_time > 0) {
+    auto idle = billing::BuildIdleInvoice(nodes, segments, *catalog, epoch, epoch + r.end_time);
+    if (idle.ok()) bill.idle = std::move(idle).value();
+  }
+  return bill;
+}
+
+nlohmann::json BillJson(const SimBill& bill) {
+  std::vector<billing::Invoice> all = bill.invoices;
+  if (bill.idle) all.push_back(*bill.idle);
+  return report::InvoicesToJson(all);
+}
+
+}  // namespace arbiter::sim

@@ -1,0 +1,26 @@
+// Bills a simulation: turns the engine's run records into billing segments on an absolute clock
+// (virtual time 0 = the epoch) and prices them with the manifests' PriceBooks.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "core/billing/invoice.h"
+#include "sim/simulator.h"
+
+namespace arbiter::sim {
+
+// Default epoch: the earliest PriceBook effectiveFrom, else 2026-01-01T00:00:00Z.
+Millis DefaultEpoch(const ManifestSet& m);
+
+std::vector<billing::RunSegment> SegmentsOf(const SimResult& r, Millis epoch);
+
+struct SimBill {
+  std::vector<billing::Invoice> invoices;  // one per namespace; empty without a PriceBook
+  std::optional<billing::Invoice> idle;    // the pool's unallocated capacity, priced
+};
+Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis epoch);
+
+// invoices[] of the report (tenant invoices, then the "__idle__" one when present).
+nlohmann::json BillJson(const SimBill& bill);
+
+}  // namespace arbiter::sim
