@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "adapters/yaml/manifest_loader.h"
+#include "sim/billing_bridge.h"
 #include "sim/html_report.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
@@ -23,12 +24,17 @@ using nlohmann::json;
 
 const std::string kPool = std::string(ARBITER_SOURCE_DIR) + "/examples/pool.yaml";
 
-json PoolReport(const json& invoices = json::array()) {
+json PoolReport(const json& invoices = json::array(), bool billed = false) {
   auto load = yaml::LoadManifestFiles({kPool});
   EXPECT_TRUE(load.ok());
   auto r = RunSimulation(load.set, SimOptions{});
   EXPECT_TRUE(r.ok()) << r.message();
   auto s = Summarise(load.set, *r);
+  if (billed) {  // what `arbiter sim` puts in the report
+    auto bill = BillSimulation(load.set, *r, DefaultEpoch(load.set));
+    EXPECT_TRUE(bill.ok()) << bill.message();
+    return json::parse(ReportJson(load.set, *r, s, BillJson(*bill)).dump());
+  }
   // Through text and back, as a report read from a file would be.
   return json::parse(ReportJson(load.set, *r, s, invoices).dump());
 }
@@ -193,7 +199,8 @@ TEST(HtmlReportTest, CliWritesTheReport) {
   std::stringstream ss;
   ss << f.rdbuf();
   ExpectWellFormed(ss.str());
-  EXPECT_EQ(ss.str(), SimulationHtml(PoolReport()));
+  EXPECT_EQ(ss.str(), SimulationHtml(PoolReport(json::array(), /*billed=*/true)));
+  EXPECT_TRUE(Has(ss.str(), "Cost per tenant"));
 
   const std::string bad = std::string(ARBITER_BINARY) + " sim -q -f " + kPool +
                           " --report-html /nonexistent-dir/x/report.html > /dev/null 2> " + dir + "/stderr";
