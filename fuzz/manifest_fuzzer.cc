@@ -1,6 +1,6 @@
 // libFuzzer target for the YAML manifest loader and the quantity parser.
 //
-// Not part of the default build. Build with clang (from a build dir configured with
+// Built by CMake with -DARBITER_FUZZ=ON and clang (CXX=clang++); or by hand from a build dir configured with
 // -DCMAKE_CXX_COMPILER=clang++), e.g. by hand:
 //   clang++ -std=gnu++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc \
 //     fuzz/manifest_fuzzer.cc src/adapters/yaml/*.cc src/core/*.cc -lyaml-cpp -o manifest_fuzzer
