@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Arbiter needs, only those missing. Idempotent.
 # Works as root, or through sudo when not root.
+#   scripts/setup.sh                 build and run
+#   scripts/setup.sh --with-browser  also Chromium, for the tests that render the HTML reports
 set -euo pipefail
 PKGS=(cmake ninja-build g++ pkg-config libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
-      libfmt-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev sqlite3)
-PKGS+=("${ARBITER_EXTRA_PKGS[@]:-}")
+      libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev sqlite3)
+if [ "${1:-}" = "--with-browser" ]; then PKGS+=(chromium); fi
 missing=()
 for p in "${PKGS[@]}"; do
   [ -n "$p" ] || continue

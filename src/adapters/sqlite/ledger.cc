@@ -38,7 +38,7 @@ CREATE TABLE IF NOT EXISTS hourly(
 
 class Stmt {
  public:
-  Stmt(sqlite3* db, const char* sql) : db_(db) {
+  Stmt(sqlite3* db, const char* sql) {
     rc_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr);
   }
   ~Stmt() { sqlite3_finalize(s_); }
@@ -58,7 +58,6 @@ class Stmt {
   int64_t ColInt(int i) { return sqlite3_column_int64(s_, i); }
 
  private:
-  sqlite3* db_;
   sqlite3_stmt* s_ = nullptr;
   int rc_;
 };
