@@ -71,6 +71,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(const ManifestSet& manifests, Eng
 
 Status Engine::Init() {
   policy_ = m_.pool_policy.value_or(PoolPolicy{});
+  if (options_.placement) policy_.placement = *options_.placement;  // --policy overrides the PoolPolicy
   if (policy_.cpu_overcommit_milli < 1000)
     return Status::Error("PoolPolicy overcommit.cpu must be at least 1.0");
   for (const auto& pc : m_.priority_classes) {
@@ -107,7 +108,7 @@ Status Engine::Init() {
       }
     }
   }
-  placer_ = placement::MakePlacementPolicy(options_.placement.value_or(policy_.placement), options_.seed,
+  placer_ = placement::MakePlacementPolicy(policy_.placement, options_.seed,
                                            profile);
   placer_->Reset(nodes_);
   return Status::Ok();

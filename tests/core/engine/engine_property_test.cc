@@ -197,3 +197,19 @@ TEST(EnginePropertyTest, SameInputSameReportBytes) {
 
 }  // namespace
 }  // namespace arbiter
+
+namespace arbiter {
+namespace {
+// Regression: `arbiter sim --policy leastallocated` placed with the override but reported the
+// PoolPolicy's placement (found by the user-guide test).
+TEST(EngineRegressionTest, PlacementOverrideIsTheReportedPolicy) {
+  ManifestSet m = RandomPool(7);
+  m.pool_policy->placement = PlacementPolicyName::kBestFit;
+  engine::EngineOptions o;
+  o.placement = PlacementPolicyName::kLeastAllocated;
+  auto e = engine::Engine::Create(m, o);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ((*e)->policy().placement, PlacementPolicyName::kLeastAllocated);
+}
+}  // namespace
+}  // namespace arbiter
