@@ -52,6 +52,15 @@ int RunManifestSim(const SimCli& o) {
               << " error(s) in the manifests; nothing was simulated (run `arbiter validate` for details)\n";
     return 1;
   }
+  std::optional<Millis> start;
+  if (!o.start.empty()) {
+    auto t = ParseRfc3339(o.start);
+    if (!t.ok()) {
+      std::cerr << "arbiter sim: --start: " << t.message() << "\n";
+      return 2;
+    }
+    start = *t;
+  }
   sim::SimOptions so;
   so.seed = o.seed;
   so.check_invariants = o.check_invariants;
@@ -59,6 +68,10 @@ int RunManifestSim(const SimCli& o) {
     auto u = ParseDuration(o.until);
     if (!u.ok()) {
       std::cerr << "arbiter sim: --until: " << u.message() << "\n";
+      return 2;
+    }
+    if (*u < 0) {
+      std::cerr << "arbiter sim: --until must not be negative\n";
       return 2;
     }
     so.until = *u;
@@ -84,15 +97,7 @@ int RunManifestSim(const SimCli& o) {
   }
   auto summary = sim::Summarise(load.set, *result);
   std::cout << sim::TextSummary(load.set, *result, summary);
-  Millis epoch = sim::DefaultEpoch(load.set);
-  if (!o.start.empty()) {
-    auto t = ParseRfc3339(o.start);
-    if (!t.ok()) {
-      std::cerr << "arbiter sim: --start: " << t.message() << "\n";
-      return 2;
-    }
-    epoch = *t;
-  }
+  Millis epoch = start.value_or(sim::DefaultEpoch(load.set));
   auto bill = sim::BillSimulation(load.set, *result, epoch);
   if (!bill.ok()) {
     std::cerr << "arbiter sim: " << bill.message() << "\n";

@@ -270,6 +270,16 @@ class Validator {
           Error("Node", n.meta, FieldPathChild("status.allocatable", r),
                 "allocatable " + FormatResourceQuantity(r, v) + " exceeds capacity " +
                     FormatResourceQuantity(r, n.capacity.Get(r)));
+      for (const ResourceList* list : {&n.capacity, &n.allocatable}) {
+        int64_t gpus = list->Get("nvidia.com/gpu");
+        const char* field = list == &n.capacity ? "status.capacity" : "status.allocatable";
+        if (gpus % 1000 != 0)
+          Error("Node", n.meta, FieldPathChild(field, "nvidia.com/gpu"),
+                "a node has a whole number of GPU devices");
+        else if (gpus > 64000)
+          Error("Node", n.meta, FieldPathChild(field, "nvidia.com/gpu"),
+                "more than 64 GPU devices on one node is not supported (per-device accounting)");
+      }
       auto product = n.meta.labels.find("nvidia.com/gpu.product");
       std::optional<std::string> family;
       if (product != n.meta.labels.end()) family = GpuFamilyOfProduct(product->second);

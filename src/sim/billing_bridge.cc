@@ -55,7 +55,13 @@ Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis 
     nodes.push_back(std::move(c));
   }
   if (r.end_time > 0) {
-    auto idle = billing::BuildIdleInvoice(nodes, segments, *catalog, epoch, epoch + r.end_time);
+    // Hours are whole: the window covers every hour the pool existed in; NodeCapacity from/to
+    // keep the partial first and last hours exact.
+    constexpr Millis kHour = 3600000;
+    Millis from = epoch - ((epoch % kHour) + kHour) % kHour;
+    Millis end = epoch + r.end_time;
+    Millis to = end % kHour == 0 ? end : end - ((end % kHour) + kHour) % kHour + kHour;
+    auto idle = billing::BuildIdleInvoice(nodes, segments, *catalog, from, to);
     if (idle.ok()) bill.idle = std::move(idle).value();
   }
   return bill;

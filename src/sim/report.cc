@@ -262,7 +262,7 @@ std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary&
   o << "  pending time by priority:";
   for (const auto& t : s.tiers)
     o << " [" << t.priority << ": " << t.workloads << " workloads, mean "
-      << RatioString(t.pending_total, static_cast<__int128>(t.workloads) * 1000, 1) << "s, max "
+      << FormatDuration(t.workloads ? t.pending_total / static_cast<Millis>(t.workloads) / 1000 * 1000 : 0) << ", max "
       << FormatDuration(t.pending_max) << "]";
   o << "\n";
   size_t shown = 0;

@@ -5,6 +5,8 @@
 namespace arbiter::sim {
 
 Result<SimResult> RunSimulation(const ManifestSet& m, const SimOptions& options) {
+  if (options.until && (*options.until < 0 || *options.until > kMaxHorizon))
+    return Status::Error("--until must be between 0s and " + FormatDuration(kMaxHorizon));
   engine::EngineOptions eo;
   eo.seed = options.seed;
   eo.check_invariants = options.check_invariants;
@@ -31,6 +33,10 @@ Result<SimResult> RunSimulation(const ManifestSet& m, const SimOptions& options)
     if (auto timer = e.NextTimer()) t = t ? std::min(*t, *timer) : *timer;
     if (!t) break;
     if (options.until && *t > *options.until) break;
+    if (*t > kMaxHorizon)
+      return Status::Error("virtual time would pass " + FormatDuration(kMaxHorizon) +
+                           " (a submit-time or duration that large is almost certainly a mistake; "
+                           "use --until to stop earlier)");
     now = std::max(now, *t);
     if (now == same_instant) {
       // Each step at one instant must change something (a victim exits, a workload binds); a

@@ -10,6 +10,9 @@
 
 namespace arbiter::sim {
 
+// Simulations cover at most about ten years of virtual time (hourly billing rows stay bounded).
+inline constexpr Millis kMaxHorizon = Millis{87600} * 3600 * 1000;
+
 struct SimOptions {
   std::optional<Millis> until;  // stop the clock here; default: when nothing is left to happen
   uint64_t seed = 0;

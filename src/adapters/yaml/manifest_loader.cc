@@ -906,6 +906,11 @@ class DocLoader {
                                                                  {"BestFit", "LeastAllocated", "FGD",
                                                                   "Packing", "DotProduct", "Random"}))
                                               pp.placement = static_cast<PlacementPolicyName>(*e);
+                                          }},
+                                         {"percentageOfNodesToScore",
+                                          [&](const YAML::Node& x, const std::string& xp) {
+                                            if (auto i = r_.Int(x, xp, 0, 100))
+                                              pp.percentage_of_nodes_to_score = static_cast<int32_t>(*i);
                                           }}});
                  }},
                 {"preemption",

@@ -91,7 +91,13 @@ Status Engine::Init() {
   for (size_t i = 1; i < sorted.size(); ++i)
     if (sorted[i]->meta.name == sorted[i - 1]->meta.name)
       return Status::Error("duplicate node " + sorted[i]->meta.name);
-  for (const Node* n : sorted) AddNode(*n, 0);
+  for (const Node* n : sorted) {
+    const ResourceList& a = n->allocatable.empty() ? n->capacity : n->allocatable;
+    if (a.Get(kGpu) % placement::kMilliPerGpu != 0 || a.Get(kGpu) / placement::kMilliPerGpu > placement::kMaxGpusPerNode)
+      return Status::Error("node " + n->meta.name + ": nvidia.com/gpu must be a whole number of devices, at most " +
+                           std::to_string(placement::kMaxGpusPerNode));
+    AddNode(*n, 0);
+  }
   placement::WorkloadProfile profile;
   {
     std::map<std::string, size_t> idx;
@@ -397,6 +403,9 @@ void Engine::AddTimer(Millis at, Workload& w) {
 }
 
 std::optional<Millis> Engine::NextTimer() const {
+  // Timers of workloads that moved on (a victim's old completion) are dropped here, so that they
+  // never advance the clock.
+  while (!timers_.empty() && timers_.top().generation != generation_[timers_.top().workload]) timers_.pop();
   std::optional<Millis> t;
   if (!timers_.empty()) t = timers_.top().time;
   if (!wakeups_.empty()) t = t ? std::min(*t, wakeups_.top()) : wakeups_.top();
@@ -978,7 +987,20 @@ bool Engine::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq) {
       released.push_back(&v);
   size_t base = released.size();
   bool ok = false;
+  // Under disruptionBudgets: Strict a borrower whose eviction would break a PodDisruptionBudget
+  // is skipped (BestEffort ignores budgets here, as Kueue's reclaim does).
+  const bool strict = policy_.disruption_budgets == DisruptionBudgetMode::kStrict && !m_.pdbs.empty();
+  std::vector<PdbState> pdb_state;
+  if (strict) ComputePdbState(&pdb_state);
+  std::vector<size_t> chosen;
   for (size_t id : cands) {
+    if (strict) {
+      chosen.push_back(id);
+      if (CountViolations(chosen, pdb_state, nullptr) > 0) {
+        chosen.pop_back();
+        continue;
+      }
+    }
     released.push_back(&workloads_[id]);
     if (quota_.CheckElastic(w, released).ok) {
       ok = true;

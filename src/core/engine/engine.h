@@ -130,7 +130,7 @@ class Engine {
   std::vector<Event> events_;
   std::vector<RunRecord> runs_;
   std::vector<uint64_t> generation_;
-  std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;
+  mutable std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;
   uint64_t timer_seq_ = 0;
   // Instants when a blocked preemption may become possible (a victim reaches minRuntime).
   std::priority_queue<Millis, std::vector<Millis>, std::greater<Millis>> wakeups_;
