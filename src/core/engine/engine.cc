@@ -166,6 +166,7 @@ Status Engine::RemoveNode(const std::string& name, Millis now) {
       Millis done = w.progress + (now_ - w.run_start);
       w.progress_after_exit = w.checkpoint_interval ? done / *w.checkpoint_interval * *w.checkpoint_interval : 0;
       if (w.duration) w.progress_after_exit = std::min(w.progress_after_exit, *w.duration);
+      w.progress_after_exit = std::max(w.progress_after_exit, w.progress);
     }
     Emit(EventType::kTerminated, w, name, "NodeRemoved", "node " + name + " was removed");
     w.exit_time = now_;
@@ -197,6 +198,7 @@ void Engine::Emit(EventType type, const Workload& w, std::string node, std::stri
 
 void Engine::Reject(Workload& w, const std::string& reason, const std::string& message) {
   quota_.Unreserve(w);
+  DropNomination(w);
   w.phase = Phase::kRejected;
   w.message = message;
   w.finish_time = now_;
@@ -204,9 +206,10 @@ void Engine::Reject(Workload& w, const std::string& reason, const std::string& m
   Emit(EventType::kRejected, w, "", reason, message);
 }
 
-void Engine::SetPending(Workload& w, EventType type, const std::string& reason, const std::string& message) {
+void Engine::SetPending(Workload& w, EventType type, const std::string& reason, const std::string& message,
+                        const std::string& dedupe) {
   w.message = message;
-  std::string key = std::string(ToString(type)) + "|" + message;
+  std::string key = std::string(ToString(type)) + "|" + (dedupe.empty() ? message : dedupe);
   if (key == w.last_reason_key) return;
   w.last_reason_key = key;
   Emit(type, w, "", reason, message);
@@ -450,6 +453,16 @@ void Engine::Release(Workload& w) {
   list.erase(std::find(list.begin(), list.end(), w.id));
   if (w.quota_charged) quota_.Release(w);
   w.quota_charged = false;
+  if (auto b = borrowed_by_ns_.find(w.namespace_id); b != borrowed_by_ns_.end() && !b->second.empty()) {
+    // When the namespace is back within its min, none of its workloads runs on borrowed quota
+    // any more: they become protected from other namespaces' preemption.
+    auto& list = b->second;
+    list.erase(std::remove(list.begin(), list.end(), w.id), list.end());
+    if (!quota_.IsBorrowing(w.namespace_)) {
+      for (size_t id : list) workloads_[id].borrowed = false;
+      list.clear();
+    }
+  }
   // Close the run record.
   RunRecord r;
   r.workload = w.key;
@@ -498,10 +511,11 @@ void Engine::Exit(Workload& w) {
     pending_.insert(w.id);
     fresh_.push_back(w.id);
   }
-  // Preemptors waiting for this victim.
-  for (auto& p : workloads_) {
-    if (p.waiting_for.empty()) continue;
-    p.waiting_for.erase(std::remove(p.waiting_for.begin(), p.waiting_for.end(), w.id), p.waiting_for.end());
+  // The preemptor waiting for this victim.
+  if (w.preemptor_id) {
+    auto& wf = workloads_[*w.preemptor_id].waiting_for;
+    wf.erase(std::remove(wf.begin(), wf.end(), w.id), wf.end());
+    w.preemptor_id.reset();
   }
 }
 
@@ -607,6 +621,7 @@ void Engine::Bind(Workload& w, size_t node, const GpuAssignment& gpus) {
   quota_.Unreserve(w);
   auto eq = quota_.CheckElastic(w);
   w.borrowed = eq.borrowing;
+  if (w.borrowed) borrowed_by_ns_[w.namespace_id].push_back(w.id);
   quota_.Charge(w);
   w.quota_charged = true;
   nodes_[node].Allocate(w.shape, gpus);
@@ -776,7 +791,7 @@ struct Plan {
   std::vector<std::string> pdbs;
   int32_t max_priority = 0;
   int64_t sum_priority = 0;
-  Millis latest_start_of_max = 0;
+  Millis earliest_start_of_max = 0;
 };
 }  // namespace
 
@@ -799,6 +814,7 @@ bool Engine::TryPreempt(Workload& w, std::string* why) {
   FitState sim;
   std::vector<size_t> cands, idx;
   std::vector<char> violating;
+  std::vector<int64_t> allowed;
   Plan scratch;
   for (; processed < n && viable < want; ++processed) {
     size_t i = start + processed;
@@ -825,25 +841,31 @@ bool Engine::TryPreempt(Workload& w, std::string* why) {
     }
     if (!sim.Fits(w.shape)) continue;
     any_candidate_node = true;
-    ++viable;
     // Reprieve order: Kubernetes adds back PDB-violating victims first, then the others, each by
     // priority (high first) then start (earliest first); Slurm removes the lowest QoS priority and
     // youngest first, so it keeps the highest and oldest first. Each is kept if the preemptor
     // still fits without it.
-    violating.clear();
-    if (!qos_mode && !m_.pdbs.empty()) {
-      violating.assign(cands.size(), 0);
-      for (size_t k = 0; k < cands.size(); ++k) violating[k] = CountViolations({cands[k]}, pdb_state, nullptr) > 0;
-    }
     idx.resize(cands.size());
     for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
+    // Importance order: priority (high first), then start (earliest first), then submission.
     std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-      if (!violating.empty() && violating[a] != violating[b]) return violating[a] > violating[b];
       const Workload &x = workloads_[cands[a]], &y = workloads_[cands[b]];
       if (x.priority != y.priority) return x.priority > y.priority;
       if (x.run_start != y.run_start) return x.run_start < y.run_start;
       return x.id < y.id;  // submission order: unique and deterministic
     });
+    if (!qos_mode && !m_.pdbs.empty()) {
+      // Kubernetes' filterPodsWithPDBViolation: walking in importance order, each pod covered by
+      // a PDB uses one of its allowed disruptions; the pods past the allowance are "violating"
+      // and are reprieved first (a stable partition keeps the importance order within groups).
+      allowed.assign(pdb_state.size(), 0);
+      for (size_t k = 0; k < pdb_state.size(); ++k) allowed[k] = pdb_state[k].allowed;
+      violating.assign(cands.size(), 0);
+      for (size_t k : idx)
+        for (size_t pdb : pdbs_of_[cands[k]])
+          if (--allowed[pdb] < 0) violating[k] = 1;
+      std::stable_partition(idx.begin(), idx.end(), [&](size_t k) { return violating[k] != 0; });
+    }
     Plan& plan = scratch;
     plan.node = i;
     plan.victims.clear();
@@ -861,17 +883,19 @@ bool Engine::TryPreempt(Workload& w, std::string* why) {
       for (const auto& nm : plan.pdbs) blocking_pdbs.insert(nm);
       continue;
     }
+    ++viable;  // only plans that may be chosen count towards the candidate budget
     plan.max_priority = INT32_MIN;
     plan.sum_priority = 0;
-    plan.latest_start_of_max = 0;
+    plan.earliest_start_of_max = 0;
     for (size_t id : plan.victims) {
       const Workload& v = workloads_[id];
-      plan.sum_priority += v.priority;
+      // Kubernetes adds 2^31 per victim so that negative priorities do not favour more victims.
+      plan.sum_priority += int64_t{v.priority} + (int64_t{1} << 31);
       if (v.priority > plan.max_priority) {
         plan.max_priority = v.priority;
-        plan.latest_start_of_max = v.run_start;
+        plan.earliest_start_of_max = v.run_start;
       } else if (v.priority == plan.max_priority) {
-        plan.latest_start_of_max = std::max(plan.latest_start_of_max, v.run_start);
+        plan.earliest_start_of_max = std::min(plan.earliest_start_of_max, v.run_start);
       }
     }
     auto better = [](const Plan& a, const Plan& b) {
@@ -879,7 +903,8 @@ bool Engine::TryPreempt(Workload& w, std::string* why) {
       if (a.max_priority != b.max_priority) return a.max_priority < b.max_priority;
       if (a.sum_priority != b.sum_priority) return a.sum_priority < b.sum_priority;
       if (a.victims.size() != b.victims.size()) return a.victims.size() < b.victims.size();
-      if (a.latest_start_of_max != b.latest_start_of_max) return a.latest_start_of_max > b.latest_start_of_max;
+      // The node whose highest-priority victims started most recently (earliest start, latest).
+      if (a.earliest_start_of_max != b.earliest_start_of_max) return a.earliest_start_of_max > b.earliest_start_of_max;
       return a.node < b.node;
     };
     if (!best || better(plan, *best)) {
@@ -918,6 +943,9 @@ bool Engine::TryPreempt(Workload& w, std::string* why) {
   w.nominated_node = best->node;
   nominated_[best->node].push_back(w.id);
   w.waiting_for = best->victims;
+  // Hold the preemptor's ElasticQuota share while its victims exit, so that nobody borrows it
+  // meanwhile and the preemption is not wasted (or repeated).
+  quota_.Reserve(w);
   SetPending(w, EventType::kFailedScheduling, "WaitingForVictims",
              "nominated to " + nodes_[best->node].name + ", waiting for " + std::to_string(best->victims.size()) +
                  " victim(s) to exit");
@@ -942,6 +970,7 @@ void Engine::StopVictim(Workload& v, const Workload& p, EventType kind) {
   if (!v.checkpoint_interval) saved = 0;
   v.phase = Phase::kTerminating;
   v.preempted_by = p.key;
+  v.preemptor_id = p.id;
   v.stop_time = now_;
   v.exit_time = now_ + exit_after;
   v.progress_after_exit = saved;
@@ -971,6 +1000,7 @@ bool Engine::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq) {
     const std::string* c = quota_.CohortOf(v.namespace_);
     if (!c || *c != *cohort) continue;
     if (policy_.reclaim == ReclaimMode::kLowerPriority && v.priority >= w.priority) continue;
+    if (now_ - v.run_start < policy_.min_runtime) continue;
     cands.push_back(v.id);
   }
   // Lowest priority first, then most recently started.
@@ -1028,23 +1058,34 @@ bool Engine::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq) {
 
 // ------------------------------------------------------------------ the cycle
 
+void Engine::DropNomination(Workload& w) {
+  if (!w.nominated_node) return;
+  auto& nom = nominated_[*w.nominated_node];
+  nom.erase(std::remove(nom.begin(), nom.end(), w.id), nom.end());
+  w.nominated_node.reset();
+}
+
 bool Engine::TryAdmitQuota(Workload& w) {
+  // The same quota blocking on the same resource is one event, however the numbers move; the
+  // workload's message always has the current numbers.
   if (auto rq = quota_.ResourceQuotaBlocked(w)) {
+    DropNomination(w);  // a held node must not stay reserved while quota blocks
     if (policy_.when_quota_exceeded == QuotaExceededAction::kReject) {
       Reject(w, "QuotaExceeded", *rq);
     } else {
-      SetPending(w, EventType::kQuotaExceeded, "QuotaExceeded", *rq);
+      SetPending(w, EventType::kQuotaExceeded, "QuotaExceeded", *rq, rq->substr(0, rq->find(", used")));
     }
     return false;
   }
   auto eq = quota_.CheckElastic(w);
   if (!eq.ok) {
+    DropNomination(w);
     if (eq.over_max && policy_.when_quota_exceeded == QuotaExceededAction::kReject) {
       Reject(w, "QuotaExceeded", eq.message);
       return false;
     }
     if (TryReclaim(w, eq)) return false;
-    SetPending(w, EventType::kQuotaExceeded, "QuotaExceeded", eq.message);
+    SetPending(w, EventType::kQuotaExceeded, "QuotaExceeded", eq.message, eq.message.substr(0, eq.message.find(':')));
     return false;
   }
   return true;

@@ -86,7 +86,9 @@ class Engine {
   void Emit(EventType type, const Workload& w, std::string node, std::string reason, std::string message,
             std::string by = "");
   void Reject(Workload& w, const std::string& reason, const std::string& message);
-  void SetPending(Workload& w, EventType type, const std::string& reason, const std::string& message);
+  void SetPending(Workload& w, EventType type, const std::string& reason, const std::string& message,
+                  const std::string& dedupe = "");
+  void DropNomination(Workload& w);
   bool TryAdmitQuota(Workload& w);
   bool TryPlace(Workload& w);
   bool TryPreempt(Workload& w, std::string* why);
@@ -139,6 +141,7 @@ class Engine {
   bool freed_ = true;          // capacity or quota was released since the last cycle
   QuotaBook quota_;
   std::map<std::string, size_t> namespace_ids_;
+  std::map<size_t, std::vector<size_t>> borrowed_by_ns_;  // namespace id -> running borrowers
   size_t next_start_node_ = 0;     // kube-scheduler's rotating start index
   size_t next_preempt_node_ = 0;   // same, for preemption dry runs
   std::vector<std::vector<size_t>> pdbs_of_;  // workload id -> matching PDB indices

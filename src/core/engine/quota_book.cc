@@ -13,7 +13,7 @@ void QuotaBook::Configure(const std::vector<ResourceQuota>& quotas,
   eq_index_.clear();
   for (const auto& q : quotas) {
     rq_by_ns_[q.meta.namespace_].push_back(rqs_.size());
-    rqs_.push_back(RQ{&q, {}});
+    rqs_.push_back(RQ{&q, {}, {}});
   }
   for (const auto& e : eqs) {
     eq_index_[e.meta.namespace_] = eqs_.size();
@@ -86,12 +86,19 @@ std::optional<std::string> QuotaBook::ResourceQuotaBlocked(const Workload& w) co
       if (c == 0) continue;
       auto u = rq.used.find(item.key);
       int64_t used = u == rq.used.end() ? 0 : u->second;
-      if (used + c > item.hard) {
+      // Holds of other waiting preemptors count as used; this workload's own hold does not.
+      auto h = rq.reserved.find(item.key);
+      int64_t held = h == rq.reserved.end() ? 0 : h->second;
+      if (auto own = rq_reservations_.find(w.id); own != rq_reservations_.end())
+        for (const auto& hold : own->second)
+          if (&rqs_[hold.rq] == &rq && hold.key == item.key) held -= hold.amount;
+      if (used + held + c > item.hard) {
         const auto& r = item.resource;
         return "exceeded quota: " + rq.q->meta.namespace_ + "/" + rq.q->meta.name + ", requested: " +
                item.key + "=" + FormatResourceQuantity(r, c) + ", used: " + item.key + "=" +
                FormatResourceQuantity(r, used) + ", limited: " + item.key + "=" +
-               FormatResourceQuantity(r, item.hard);
+               FormatResourceQuantity(r, item.hard) +
+               (held > 0 ? " (" + FormatResourceQuantity(r, held) + " more held for workloads waiting for their preemption victims to exit)" : "");
       }
     }
   }
@@ -131,6 +138,16 @@ std::vector<std::string> Tracked(const ElasticQuota& q) {
   std::sort(out.begin(), out.end());
   return out;
 }
+// An ElasticQuota constrains, lends and borrows only the resources named in its min or max; the
+// rest of a workload's request is not counted in the cohort (so a namespace that does not track
+// cpu can neither borrow nor block anyone's cpu).
+ResourceList TrackedPart(const ResourceList& r, const ElasticQuota& q) {
+  ResourceList out;
+  for (const auto& [name, v] : r.entries())
+    if (q.min.Has(name) || (q.max && q.max->Has(name))) out.Set(name, v);
+  return out;
+}
+
 int64_t LendCap(const ElasticQuota& q, const std::string& r, int64_t used) {
   int64_t unused = std::max<int64_t>(0, q.min.Get(r) - used);
   bool limited = std::find(q.lending_limit_set.begin(), q.lending_limit_set.end(), r) !=
@@ -152,9 +169,11 @@ QuotaBook::ElasticResult QuotaBook::CheckElastic(const Workload& w,
   for (const EQ* m : members) used[m->q->meta.namespace_] = m->used + m->reserved;
   auto own = reservations_.find(w.id);
   if (own != reservations_.end()) used[w.namespace_] -= own->second;
+  std::map<std::string, const ElasticQuota*> quota_of;
+  for (const EQ* m : members) quota_of[m->q->meta.namespace_] = m->q;
   for (const Workload* r : released)
-    if (used.count(r->namespace_)) used[r->namespace_] -= r->requests;
-  used[w.namespace_] += w.requests;
+    if (used.count(r->namespace_)) used[r->namespace_] -= TrackedPart(r->requests, *quota_of[r->namespace_]);
+  used[w.namespace_] += TrackedPart(w.requests, q);
   res.within_min = true;
   for (const std::string& r : Tracked(q)) {
     int64_t req = w.requests.Get(r);
@@ -204,13 +223,33 @@ QuotaBook::ElasticResult QuotaBook::CheckElastic(const Workload& w,
 }
 
 void QuotaBook::Reserve(const Workload& w) {
+  if (!rq_reservations_.count(w.id)) {
+    auto it = rq_by_ns_.find(w.namespace_);
+    if (it != rq_by_ns_.end()) {
+      std::vector<RqHold> holds;
+      for (size_t idx : it->second) {
+        if (!ScopeMatches(*rqs_[idx].q, w)) continue;
+        for (const auto& item : rqs_[idx].q->hard) {
+          int64_t c = ChargeOf(item, w);
+          if (c == 0) continue;
+          rqs_[idx].reserved[item.key] += c;
+          holds.push_back({idx, item.key, c});
+        }
+      }
+      if (!holds.empty()) rq_reservations_[w.id] = std::move(holds);
+    }
+  }
   auto e = eq_index_.find(w.namespace_);
   if (e == eq_index_.end() || reservations_.count(w.id)) return;
-  reservations_[w.id] = w.requests;
-  eqs_[e->second].reserved += w.requests;
+  reservations_[w.id] = TrackedPart(w.requests, *eqs_[e->second].q);
+  eqs_[e->second].reserved += reservations_[w.id];
 }
 
 void QuotaBook::Unreserve(const Workload& w) {
+  if (auto h = rq_reservations_.find(w.id); h != rq_reservations_.end()) {
+    for (const auto& hold : h->second) rqs_[hold.rq].reserved[hold.key] -= hold.amount;
+    rq_reservations_.erase(h);
+  }
   auto r = reservations_.find(w.id);
   if (r == reservations_.end()) return;
   eqs_[eq_index_.at(w.namespace_)].reserved -= r->second;
@@ -226,7 +265,7 @@ void QuotaBook::Charge(const Workload& w) {
       for (const auto& item : rq.q->hard) rq.used[item.key] += ChargeOf(item, w);
     }
   auto e = eq_index_.find(w.namespace_);
-  if (e != eq_index_.end()) eqs_[e->second].used += w.requests;
+  if (e != eq_index_.end()) eqs_[e->second].used += TrackedPart(w.requests, *eqs_[e->second].q);
 }
 
 void QuotaBook::Release(const Workload& w) {
@@ -238,7 +277,7 @@ void QuotaBook::Release(const Workload& w) {
       for (const auto& item : rq.q->hard) rq.used[item.key] -= ChargeOf(item, w);
     }
   auto e = eq_index_.find(w.namespace_);
-  if (e != eq_index_.end()) eqs_[e->second].used -= w.requests;
+  if (e != eq_index_.end()) eqs_[e->second].used -= TrackedPart(w.requests, *eqs_[e->second].q);
 }
 
 std::optional<std::string> QuotaBook::CheckInvariants() const {

@@ -42,7 +42,9 @@ class QuotaBook {
   // else (a requeued victim of higher priority, say) borrows it back in the meantime.
   void Reserve(const Workload& w);
   void Unreserve(const Workload& w);
-  bool HasReservation(const Workload& w) const { return reservations_.count(w.id) > 0; }
+  bool HasReservation(const Workload& w) const {
+    return reservations_.count(w.id) > 0 || rq_reservations_.count(w.id) > 0;
+  }
 
   void Charge(const Workload& w);
   void Release(const Workload& w);
@@ -53,7 +55,8 @@ class QuotaBook {
  private:
   struct RQ {
     const ResourceQuota* q;
-    std::map<std::string, int64_t> used;  // key -> used
+    std::map<std::string, int64_t> used;      // key -> used
+    std::map<std::string, int64_t> reserved;  // key -> held for preemptors waiting for victims
   };
   struct EQ {
     const ElasticQuota* q;
@@ -68,7 +71,13 @@ class QuotaBook {
   std::map<std::string, std::vector<size_t>> rq_by_ns_;
   std::vector<EQ> eqs_;
   std::map<std::string, size_t> eq_index_;  // namespace -> eqs_ index
-  std::map<size_t, ResourceList> reservations_;  // workload id -> reserved requests
+  std::map<size_t, ResourceList> reservations_;  // workload id -> reserved requests (ElasticQuota)
+  struct RqHold {
+    size_t rq;
+    std::string key;
+    int64_t amount;
+  };
+  std::map<size_t, std::vector<RqHold>> rq_reservations_;  // workload id -> ResourceQuota holds
 };
 
 }  // namespace arbiter::engine

@@ -109,6 +109,7 @@ struct Workload {
   Millis exit_time = 0;
   Millis progress_after_exit = 0;
   std::string preempted_by;
+  std::optional<size_t> preemptor_id;  // who waits for this victim to exit
   Millis lost_work = 0;  // run time lost to the last preemption
   int64_t lost_gpu_milli_ms = 0;
 };

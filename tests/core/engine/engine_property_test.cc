@@ -5,6 +5,7 @@
 // the same resources (no preemption loops).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -142,6 +143,10 @@ TEST(EnginePropertyTest, InvariantsDeterminismAndNoPreemptionLoops) {
     o.until = 12 * 3600 * 1000;
     auto a = sim::RunSimulation(m, o);
     ASSERT_TRUE(a.ok()) << a.message();
+    if (const char* dump = std::getenv("ARBITER_DUMP_SEED"); dump && std::to_string(seed) == dump)
+      for (const auto& ev : a->engine->events())
+        std::printf("%lld %s %s %s by=%s %s\n", static_cast<long long>(ev.time), engine::ToString(ev.type),
+                    ev.workload.c_str(), ev.node.c_str(), ev.by.c_str(), ev.message.c_str());
     auto b = sim::RunSimulation(m, o);
     ASSERT_TRUE(b.ok());
     auto ja = sim::ReportJson(m, *a, sim::Summarise(m, *a), nullptr).dump();
@@ -151,6 +156,7 @@ TEST(EnginePropertyTest, InvariantsDeterminismAndNoPreemptionLoops) {
     // can be preempted again only after it ran again, and never twice by the same namespace for
     // the same requests while it waits.
     std::set<std::tuple<std::string, std::string, size_t>> seen;
+    std::set<std::tuple<std::string, std::string, size_t>> episodes;
     std::map<std::string, size_t> runs;
     std::map<std::string, std::string> ns_of;
     for (const auto& w : a->engine->workloads()) ns_of[w.key] = w.namespace_;
@@ -163,6 +169,10 @@ TEST(EnginePropertyTest, InvariantsDeterminismAndNoPreemptionLoops) {
       if (ev.type == engine::EventType::kPreempted || ev.type == engine::EventType::kReclaimed) {
         auto key = std::make_tuple(ev.workload, ns_of[ev.by], runs[ev.workload]);
         EXPECT_TRUE(seen.insert(key).second) << ev.workload << " preempted twice in one run by " << ev.by;
+        // While it waits for one placement, a preemptor never evicts the same workload twice (a
+        // loop would: evict, the victim comes back, evict again).
+        EXPECT_TRUE(episodes.insert(std::make_tuple(ev.workload, ev.by, runs[ev.by])).second)
+            << ev.by << " preempted " << ev.workload << " twice while waiting for one placement";
       }
     }
     // Everything that ended ended for a reason the report states.
