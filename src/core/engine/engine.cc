@@ -208,7 +208,9 @@ void Engine::Reject(Workload& w, const std::string& reason, const std::string& m
 
 void Engine::SetPending(Workload& w, EventType type, const std::string& reason, const std::string& message,
                         const std::string& dedupe) {
+  if (dedupe.empty() && w.last_event_type == static_cast<int>(type) && w.message == message) return;  // fast path
   w.message = message;
+  w.last_event_type = static_cast<int>(type);
   std::string key = std::string(ToString(type)) + "|" + (dedupe.empty() ? message : dedupe);
   if (key == w.last_reason_key) return;
   w.last_reason_key = key;
@@ -388,6 +390,12 @@ size_t Engine::Submit(const Pod& pod, Millis now) {
   x.usage = pod.sim.usage.value_or(x.requests);
   x.shape = PodShape::FromRequests(x.requests);
   x.elastic = quota_.HasElastic(x.namespace_);
+  {
+    std::string k = ShapeKey(x);
+    x.shape_class = class_ids_.emplace(k, static_cast<uint32_t>(class_ids_.size())).first->second;
+    k += "|" + x.namespace_ + "|" + (x.qos ? x.qos->meta.name : "") + "|" + ToString(x.preemption_policy);
+    x.preempt_class = class_ids_.emplace(k, static_cast<uint32_t>(class_ids_.size())).first->second;
+  }
   x.namespace_id = namespace_ids_.emplace(x.namespace_, namespace_ids_.size()).first->second;
   // 3. Quota that can never be satisfied.
   if (auto never = quota_.NeverAdmissible(x)) {
@@ -506,6 +514,7 @@ void Engine::Exit(Workload& w) {
     w.phase = Phase::kPending;
     w.pending_since = now_;
     w.last_reason_key.clear();
+    w.last_event_type = -1;
     w.message = "requeued after preemption by " + w.preempted_by;
     Emit(EventType::kRequeued, w, node, "Preempted", w.message);
     pending_.insert(w.id);
@@ -636,6 +645,7 @@ void Engine::Bind(Workload& w, size_t node, const GpuAssignment& gpus) {
   w.pending_total += now_ - w.pending_since;
   w.message.clear();
   w.last_reason_key.clear();
+  w.last_event_type = -1;
   w.preempted_by.clear();
   w.lost_work = 0;
   pending_.erase(w.id);
@@ -1114,32 +1124,35 @@ void Engine::Schedule(Millis now) {
   fresh_.clear();
   // Within one cycle resources only shrink (binds) or get promised (preemptions), so a shape that
   // found no node, or no preemption plan, finds none later in the cycle either: remember both.
-  std::map<std::string, std::string> no_fit;        // shape key -> FailedScheduling reason
-  std::map<std::string, std::string> no_preempt;    // shape + preemption key -> reason suffix
+  // Keys are interned at submit: shape_class (shape, priority, selector) and preempt_class
+  // (that, plus namespace, QoS and preemption policy).
+  std::unordered_map<uint32_t, std::string> no_fit;      // shape class -> FailedScheduling reason
+  std::unordered_map<uint32_t, std::string> no_preempt;  // preempt class -> full message
   for (size_t id : order) {
     Workload& w = workloads_[id];
     if (w.phase != Phase::kPending) continue;
     if (!w.waiting_for.empty()) continue;  // victims still terminating
     if (!TryAdmitQuota(w)) continue;
-    std::string key = ShapeKey(w);
-    auto nf = no_fit.find(key);
+    auto nf = no_fit.find(w.shape_class);
     if (nf == no_fit.end() || w.nominated_node) {
       if (TryPlace(w)) continue;
-      nf = no_fit.find(key);
-      if (nf == no_fit.end()) nf = no_fit.emplace(key, NoFitMessage(w)).first;
+      nf = no_fit.find(w.shape_class);
+      if (nf == no_fit.end()) nf = no_fit.emplace(w.shape_class, NoFitMessage(w)).first;
     }
-    std::string pkey = key + "|" + w.namespace_ + "|" + (w.qos ? w.qos->meta.name : "") + "|" +
-                       ToString(w.preemption_policy);
-    auto np = no_preempt.find(pkey);
+    auto np = no_preempt.find(w.preempt_class);
     if (np == no_preempt.end()) {
       std::string why;
       if (TryPreempt(w, &why)) continue;
       // Nothing changed: the same shape in the same namespace fails the same way.
-      if (!policy_.min_runtime) np = no_preempt.emplace(pkey, why).first;
-      SetPending(w, EventType::kFailedScheduling, "Unschedulable", nf->second + why);
+      if (!policy_.min_runtime) {
+        np = no_preempt.emplace(w.preempt_class, nf->second + why).first;
+        SetPending(w, EventType::kFailedScheduling, "Unschedulable", np->second);
+      } else {
+        SetPending(w, EventType::kFailedScheduling, "Unschedulable", nf->second + why);
+      }
       continue;
     }
-    SetPending(w, EventType::kFailedScheduling, "Unschedulable", nf->second + np->second);
+    SetPending(w, EventType::kFailedScheduling, "Unschedulable", np->second);
   }
   if (options_.check_invariants) {
     Status s = CheckInvariants();

@@ -141,6 +141,7 @@ class Engine {
   bool freed_ = true;          // capacity or quota was released since the last cycle
   QuotaBook quota_;
   std::map<std::string, size_t> namespace_ids_;
+  std::unordered_map<std::string, uint32_t> class_ids_;  // interned shape / preemption classes
   std::map<size_t, std::vector<size_t>> borrowed_by_ns_;  // namespace id -> running borrowers
   size_t next_start_node_ = 0;     // kube-scheduler's rotating start index
   size_t next_preempt_node_ = 0;   // same, for preemption dry runs

@@ -104,6 +104,9 @@ struct Workload {
   std::vector<size_t> waiting_for;  // victims still terminating for this preemptor
   std::string message;              // last reason, verbatim
   std::string last_reason_key;      // de-duplicates repeated pending events
+  int last_event_type = -1;
+  uint32_t shape_class = 0;    // interned (shape, priority, nodeSelector)
+  uint32_t preempt_class = 0;  // interned (shape class, namespace, QoS, preemption policy)
   // Set while terminating.
   Millis stop_time = 0;  // SIGTERM
   Millis exit_time = 0;
