@@ -208,7 +208,7 @@ void Engine::Reject(Workload& w, const std::string& reason, const std::string& m
 
 void Engine::SetPending(Workload& w, EventType type, const std::string& reason, const std::string& message,
                         const std::string& dedupe) {
-  if (dedupe.empty() && w.last_event_type == static_cast<int>(type) && w.message == message) return;  // fast path
+  if (w.last_event_type == static_cast<int>(type) && w.message == message) return;  // fast path
   w.message = message;
   w.last_event_type = static_cast<int>(type);
   std::string key = std::string(ToString(type)) + "|" + (dedupe.empty() ? message : dedupe);
@@ -1127,7 +1127,16 @@ void Engine::Schedule(Millis now) {
   // Keys are interned at submit: shape_class (shape, priority, selector) and preempt_class
   // (that, plus namespace, QoS and preemption policy).
   std::unordered_map<uint32_t, std::string> no_fit;      // shape class -> FailedScheduling reason
-  std::unordered_map<uint32_t, std::string> no_preempt;  // preempt class -> full message
+  std::unordered_map<uint32_t, std::pair<std::string, std::string>> no_preempt;  // -> message, dedupe key
+  // A pending workload gets a new FailedScheduling event when the kind of reason changes, not each
+  // time a node count in it does (the workload's message always has the current counts).
+  auto stable = [](const std::string& m) {
+    std::string k;
+    k.reserve(m.size());
+    for (char c : m)
+      if (c < '0' || c > '9') k += c;
+    return k;
+  };
   for (size_t id : order) {
     Workload& w = workloads_[id];
     if (w.phase != Phase::kPending) continue;
@@ -1144,15 +1153,16 @@ void Engine::Schedule(Millis now) {
       std::string why;
       if (TryPreempt(w, &why)) continue;
       // Nothing changed: the same shape in the same namespace fails the same way.
+      std::string msg = nf->second + why;
       if (!policy_.min_runtime) {
-        np = no_preempt.emplace(w.preempt_class, nf->second + why).first;
-        SetPending(w, EventType::kFailedScheduling, "Unschedulable", np->second);
+        np = no_preempt.emplace(w.preempt_class, std::make_pair(msg, stable(msg))).first;
+        SetPending(w, EventType::kFailedScheduling, "Unschedulable", np->second.first, np->second.second);
       } else {
-        SetPending(w, EventType::kFailedScheduling, "Unschedulable", nf->second + why);
+        SetPending(w, EventType::kFailedScheduling, "Unschedulable", msg, stable(msg));
       }
       continue;
     }
-    SetPending(w, EventType::kFailedScheduling, "Unschedulable", np->second);
+    SetPending(w, EventType::kFailedScheduling, "Unschedulable", np->second.first, np->second.second);
   }
   if (options_.check_invariants) {
     Status s = CheckInvariants();
