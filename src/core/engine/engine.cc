@@ -390,6 +390,7 @@ size_t Engine::Submit(const Pod& pod, Millis now) {
   x.usage = pod.sim.usage.value_or(x.requests);
   x.shape = PodShape::FromRequests(x.requests);
   x.elastic = quota_.HasElastic(x.namespace_);
+  x.has_quota = quota_.HasAnyQuota(x.namespace_);
   {
     std::string k = ShapeKey(x);
     x.shape_class = class_ids_.emplace(k, static_cast<uint32_t>(class_ids_.size())).first->second;
@@ -1076,6 +1077,7 @@ void Engine::DropNomination(Workload& w) {
 }
 
 bool Engine::TryAdmitQuota(Workload& w) {
+  if (!w.has_quota) return true;  // no ResourceQuota and no ElasticQuota in its namespace
   // The same quota blocking on the same resource is one event, however the numbers move; the
   // workload's message always has the current numbers.
   if (auto rq = quota_.ResourceQuotaBlocked(w)) {

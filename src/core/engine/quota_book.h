@@ -34,6 +34,7 @@ class QuotaBook {
   // `released` lists workloads whose usage should be treated as already gone (reclaim planning).
   ElasticResult CheckElastic(const Workload& w, const std::vector<const Workload*>& released = {}) const;
   bool HasElastic(const std::string& ns) const { return eq_index_.count(ns) > 0; }
+  bool HasAnyQuota(const std::string& ns) const { return eq_index_.count(ns) > 0 || rq_by_ns_.count(ns) > 0; }
   const std::string* CohortOf(const std::string& ns) const;
   // True when the namespace's usage is above its min in any resource.
   bool IsBorrowing(const std::string& ns) const;

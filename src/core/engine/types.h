@@ -70,6 +70,7 @@ struct Workload {
   size_t namespace_id = 0;
   const QoS* qos = nullptr;
   bool elastic = false;   // its namespace has an ElasticQuota
+  bool has_quota = false;  // its namespace has a ResourceQuota or an ElasticQuota
   bool borrowed = false;  // admitted on quota borrowed from the cohort
   bool quota_charged = false;
   placement::GpuAssignment gpus;
