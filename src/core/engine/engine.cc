@@ -453,6 +453,20 @@ void Engine::OnTimer(const Timer& t) {
   if (w.phase == Phase::kTerminating) Exit(w);
 }
 
+RunRecord Engine::MakeRun(const Workload& w, size_t node) const {
+  RunRecord r;
+  r.workload = w.key;
+  r.namespace_ = w.namespace_;
+  r.priority = w.priority;
+  r.node = nodes_[node].name;
+  r.gpu_product = nodes_[node].gpu_model;
+  r.requests = w.requests;
+  r.usage = w.usage;
+  r.start = w.run_start;
+  r.end = now_;
+  return r;
+}
+
 void Engine::Release(Workload& w) {
   ARB_CHECK(w.node.has_value());
   size_t n = *w.node;
@@ -472,18 +486,7 @@ void Engine::Release(Workload& w) {
       list.clear();
     }
   }
-  // Close the run record.
-  RunRecord r;
-  r.workload = w.key;
-  r.namespace_ = w.namespace_;
-  r.priority = w.priority;
-  r.node = nodes_[n].name;
-  r.gpu_product = nodes_[n].gpu_model;
-  r.requests = w.requests;
-  r.usage = w.usage;
-  r.start = w.run_start;
-  r.end = now_;
-  runs_.push_back(std::move(r));
+  runs_.push_back(MakeRun(w, n));  // close the run record
   w.node.reset();
   w.gpus = GpuAssignment{};
   w.borrowed = false;
@@ -1176,18 +1179,7 @@ void Engine::Finish(Millis now) {
   AdvanceTo(now);
   now_ = std::max(now_, now);
   for (auto& w : workloads_) {
-    if (!w.node) continue;
-    RunRecord r;
-    r.workload = w.key;
-    r.namespace_ = w.namespace_;
-    r.priority = w.priority;
-    r.node = nodes_[*w.node].name;
-    r.gpu_product = nodes_[*w.node].gpu_model;
-    r.requests = w.requests;
-    r.usage = w.usage;
-    r.start = w.run_start;
-    r.end = now_;
-    runs_.push_back(std::move(r));
+    if (w.node) runs_.push_back(MakeRun(w, *w.node));
   }
   for (auto& w : workloads_)
     if (w.phase == Phase::kPending) w.pending_total += now_ - w.pending_since;

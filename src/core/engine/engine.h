@@ -98,6 +98,7 @@ class Engine {
   void OnTimer(const Timer& t);
   void Exit(Workload& w);
   void Release(Workload& w);
+  RunRecord MakeRun(const Workload& w, size_t node) const;  // run record ending now
   void AddTimer(Millis at, Workload& w);
   bool NodeSelectable(const placement::NodeState& n, const Workload& w) const;
   bool FitsRespectingNominated(size_t node, const Workload& w) const;
