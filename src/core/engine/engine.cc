@@ -60,7 +60,24 @@ bool Engine::QueueOrder::operator()(size_t a, size_t b) const {
 }
 
 Engine::Engine(const ManifestSet& m, EngineOptions o)
-    : m_(m), options_(o), pending_(QueueOrder{&workloads_}) {}
+    : m_(m), options_(o) {}
+
+void Engine::PendingInsert(size_t id) {
+  auto it = pending_.find(workloads_[id].preempt_class);
+  if (it == pending_.end())
+    it = pending_.emplace(workloads_[id].preempt_class, std::set<size_t, QueueOrder>(QueueOrder{&workloads_})).first;
+  it->second.insert(id);
+}
+
+void Engine::PendingErase(size_t id) {
+  auto it = pending_.find(workloads_[id].preempt_class);
+  if (it != pending_.end()) it->second.erase(id);
+}
+
+bool Engine::IsPending(size_t id) const {
+  auto it = pending_.find(workloads_[id].preempt_class);
+  return it != pending_.end() && it->second.count(id) > 0;
+}
 
 Result<std::unique_ptr<Engine>> Engine::Create(const ManifestSet& manifests, EngineOptions options) {
   std::unique_ptr<Engine> e(new Engine(manifests, options));
@@ -202,7 +219,7 @@ void Engine::Reject(Workload& w, const std::string& reason, const std::string& m
   w.phase = Phase::kRejected;
   w.message = message;
   w.finish_time = now_;
-  pending_.erase(w.id);
+  PendingErase(w.id);
   Emit(EventType::kRejected, w, "", reason, message);
 }
 
@@ -403,7 +420,7 @@ size_t Engine::Submit(const Pod& pod, Millis now) {
     Reject(x, "QuotaExceeded", *never);
     return x.id;
   }
-  pending_.insert(x.id);
+  PendingInsert(x.id);
   fresh_.push_back(x.id);
   return x.id;
 }
@@ -521,7 +538,7 @@ void Engine::Exit(Workload& w) {
     w.last_event_type = -1;
     w.message = "requeued after preemption by " + w.preempted_by;
     Emit(EventType::kRequeued, w, node, "Preempted", w.message);
-    pending_.insert(w.id);
+    PendingInsert(w.id);
     fresh_.push_back(w.id);
   }
   // The preemptor waiting for this victim.
@@ -652,7 +669,7 @@ void Engine::Bind(Workload& w, size_t node, const GpuAssignment& gpus) {
   w.last_event_type = -1;
   w.preempted_by.clear();
   w.lost_work = 0;
-  pending_.erase(w.id);
+  PendingErase(w.id);
   ++generation_[w.id];
   if (w.borrowed)
     Emit(EventType::kBorrowed, w, nodes_[node].name, "Borrowed",
@@ -1114,60 +1131,117 @@ std::string Engine::ShapeKey(const Workload& w) const {
   return k;
 }
 
+namespace {
+// A pending workload gets a new FailedScheduling event when the kind of reason changes, not each
+// time a node count in it does (the workload's message always has the current counts).
+std::string StableReason(const std::string& m) {
+  std::string k;
+  k.reserve(m.size());
+  for (char c : m)
+    if (c < '0' || c > '9') k += c;
+  return k;
+}
+}  // namespace
+
+bool Engine::Attempt(Workload& w, std::unordered_map<uint32_t, std::string>& no_fit,
+                     std::unordered_map<uint32_t, std::pair<std::string, std::string>>& no_preempt) {
+  if (w.phase != Phase::kPending) return true;
+  if (!w.waiting_for.empty()) return true;  // victims still terminating
+  if (!TryAdmitQuota(w)) return w.phase != Phase::kPending || !w.waiting_for.empty();  // rejected / reclaiming
+  auto nf = no_fit.find(w.shape_class);
+  if (nf == no_fit.end() || w.nominated_node) {
+    if (TryPlace(w)) return true;
+    nf = no_fit.find(w.shape_class);
+    if (nf == no_fit.end()) nf = no_fit.emplace(w.shape_class, NoFitMessage(w)).first;
+  }
+  auto np = no_preempt.find(w.preempt_class);
+  if (np == no_preempt.end()) {
+    std::string why;
+    if (TryPreempt(w, &why)) return true;
+    std::string msg = nf->second + why;
+    if (!policy_.min_runtime) {
+      np = no_preempt.emplace(w.preempt_class, std::make_pair(msg, StableReason(msg))).first;
+      SetPending(w, EventType::kFailedScheduling, "Unschedulable", np->second.first, np->second.second);
+    } else {
+      SetPending(w, EventType::kFailedScheduling, "Unschedulable", msg, StableReason(msg));
+    }
+    return w.nominated_node.has_value();  // a nominated workload failing is its own case
+  }
+  SetPending(w, EventType::kFailedScheduling, "Unschedulable", np->second.first, np->second.second);
+  return w.nominated_node.has_value();
+}
+
 void Engine::Schedule(Millis now) {
   now_ = std::max(now_, now);
-  std::vector<size_t> order;
-  if (freed_) {
-    order.assign(pending_.begin(), pending_.end());
-  } else {
-    // Nothing was released since the last cycle: only the new arrivals can change anything.
-    for (size_t id : fresh_)
-      if (pending_.count(id)) order.push_back(id);
-    std::sort(order.begin(), order.end(), QueueOrder{&workloads_});
-  }
-  freed_ = false;
-  fresh_.clear();
   // Within one cycle resources only shrink (binds) or get promised (preemptions), so a shape that
   // found no node, or no preemption plan, finds none later in the cycle either: remember both.
-  // Keys are interned at submit: shape_class (shape, priority, selector) and preempt_class
-  // (that, plus namespace, QoS and preemption policy).
-  std::unordered_map<uint32_t, std::string> no_fit;      // shape class -> FailedScheduling reason
-  std::unordered_map<uint32_t, std::pair<std::string, std::string>> no_preempt;  // -> message, dedupe key
-  // A pending workload gets a new FailedScheduling event when the kind of reason changes, not each
-  // time a node count in it does (the workload's message always has the current counts).
-  auto stable = [](const std::string& m) {
-    std::string k;
-    k.reserve(m.size());
-    for (char c : m)
-      if (c < '0' || c > '9') k += c;
-    return k;
-  };
-  for (size_t id : order) {
-    Workload& w = workloads_[id];
-    if (w.phase != Phase::kPending) continue;
-    if (!w.waiting_for.empty()) continue;  // victims still terminating
-    if (!TryAdmitQuota(w)) continue;
-    auto nf = no_fit.find(w.shape_class);
-    if (nf == no_fit.end() || w.nominated_node) {
-      if (TryPlace(w)) continue;
-      nf = no_fit.find(w.shape_class);
-      if (nf == no_fit.end()) nf = no_fit.emplace(w.shape_class, NoFitMessage(w)).first;
-    }
-    auto np = no_preempt.find(w.preempt_class);
-    if (np == no_preempt.end()) {
-      std::string why;
-      if (TryPreempt(w, &why)) continue;
-      // Nothing changed: the same shape in the same namespace fails the same way.
-      std::string msg = nf->second + why;
-      if (!policy_.min_runtime) {
-        np = no_preempt.emplace(w.preempt_class, std::make_pair(msg, stable(msg))).first;
-        SetPending(w, EventType::kFailedScheduling, "Unschedulable", np->second.first, np->second.second);
-      } else {
-        SetPending(w, EventType::kFailedScheduling, "Unschedulable", msg, stable(msg));
+  std::unordered_map<uint32_t, std::string> no_fit;  // shape class -> FailedScheduling reason
+  std::unordered_map<uint32_t, std::pair<std::string, std::string>> no_preempt;  // -> message, key
+  const bool all = freed_;
+  freed_ = false;
+  std::vector<size_t> fresh;
+  fresh.swap(fresh_);
+  if (!all) {
+    // Nothing was released since the last cycle: only the new arrivals can change anything.
+    std::vector<size_t> order;
+    for (size_t id : fresh)
+      if (IsPending(id)) order.push_back(id);
+    std::sort(order.begin(), order.end(), QueueOrder{&workloads_});
+    order.erase(std::unique(order.begin(), order.end()), order.end());
+    for (size_t id : order) Attempt(workloads_[id], no_fit, no_preempt);
+  } else {
+    // Merge the classes' queues in queue order; a class whose head fails is done for this cycle
+    // (its other members would fail the same way), so a cycle costs O(classes + progress), not
+    // O(pending workloads).
+    QueueOrder before{&workloads_};
+    auto later = [&](const std::pair<size_t, uint32_t>& a, const std::pair<size_t, uint32_t>& b) {
+      return before(b.first, a.first);
+    };
+    // Nominated preemptors hold resources on their node; they are tried on their own, first.
+    std::vector<size_t> nominated;
+    for (const auto& list : nominated_)
+      for (size_t id : list)
+        if (workloads_[id].phase == Phase::kPending) nominated.push_back(id);
+    std::sort(nominated.begin(), nominated.end(), before);
+    for (size_t id : nominated) Attempt(workloads_[id], no_fit, no_preempt);
+    std::priority_queue<std::pair<size_t, uint32_t>, std::vector<std::pair<size_t, uint32_t>>, decltype(later)> heads(later);
+    for (auto& [cls, set] : pending_)
+      if (!set.empty()) heads.push({*set.begin(), cls});
+    while (!heads.empty()) {
+      auto [id, cls] = heads.top();
+      heads.pop();
+      Workload& w = workloads_[id];
+      bool go_on = w.nominated_node.has_value() || Attempt(w, no_fit, no_preempt);
+      auto& set = pending_[cls];
+      auto next = set.upper_bound(id);
+      if (go_on) {
+        if (next != set.end()) heads.push({*next, cls});
+        continue;
       }
-      continue;
+      // The class failed: its other members keep waiting for the same reason. They are told
+      // when the kind of reason changes (the head always has the current counts); to keep a
+      // cycle cheap on long queues only the next kReasonFanout members are updated at once, the
+      // rest get the news as they reach the head of their class.
+      std::string key = StableReason(w.message);
+      auto& last = class_reason_[cls];
+      if (key != last) {
+        last = key;
+        constexpr int kReasonFanout = 64;
+        int n = 0;
+        for (auto it = next; it != set.end() && n < kReasonFanout; ++it, ++n) {
+          Workload& m = workloads_[*it];
+          if (m.phase != Phase::kPending || !m.waiting_for.empty() || m.nominated_node) continue;
+          SetPending(m, static_cast<EventType>(w.last_event_type),
+                     w.last_event_type == static_cast<int>(EventType::kQuotaExceeded) ? "QuotaExceeded" : "Unschedulable",
+                     w.message, key);
+        }
+      }
     }
-    SetPending(w, EventType::kFailedScheduling, "Unschedulable", np->second.first, np->second.second);
+    // New arrivals behind a failed head still get their own reason.
+    for (size_t id : fresh) {
+      Workload& w = workloads_[id];
+      if (w.phase == Phase::kPending && w.message.empty() && IsPending(id)) Attempt(w, no_fit, no_preempt);
+    }
   }
   if (options_.check_invariants) {
     Status s = CheckInvariants();

@@ -137,7 +137,18 @@ class Engine {
   uint64_t timer_seq_ = 0;
   // Instants when a blocked preemption may become possible (a victim reaches minRuntime).
   std::priority_queue<Millis, std::vector<Millis>, std::greater<Millis>> wakeups_;
-  std::set<size_t, QueueOrder> pending_;
+  // Pending workloads, one ordered set per preemption class (same shape, priority, selector,
+  // namespace, QoS, preemption policy): members of a class succeed or fail alike, so a cycle
+  // walks the classes' heads in queue order and stops a class at its first failure.
+  std::map<uint32_t, std::set<size_t, QueueOrder>> pending_;
+  void PendingInsert(size_t id);
+  void PendingErase(size_t id);
+  bool IsPending(size_t id) const;
+  // Outcome of one attempt in a cycle: true when the class may go on (placed, preempting,
+  // reclaiming, rejected, skipped), false when every member of its class would fail too.
+  bool Attempt(Workload& w, std::unordered_map<uint32_t, std::string>& no_fit,
+               std::unordered_map<uint32_t, std::pair<std::string, std::string>>& no_preempt);
+  std::unordered_map<uint32_t, std::string> class_reason_;  // class -> stable key of last failure
   std::vector<size_t> fresh_;  // submitted since the last cycle
   bool freed_ = true;          // capacity or quota was released since the last cycle
   QuotaBook quota_;
