@@ -350,8 +350,9 @@ void RegisterInvoice(CLI::App& app, int* exit_code) {
   exp->add_option("--namespace", ea->ns, "Only this namespace");
   exp->add_option("--from", ea->from, "Window start, RFC 3339");
   exp->add_option("--to", ea->to, "Window end, RFC 3339, exclusive");
-  exp->add_option("--format", ea->format, "csv (default) or jsonl");
-  exp->add_option("-o,--out", ea->out, "Output file (default: stdout)");
+  // -o is the output *format* everywhere (as in `arbiter invoice -o csv`); the file is --out.
+  exp->add_option("-o,--format", ea->format, "csv (default) or jsonl");
+  exp->add_option("--out", ea->out, "Output file (default: stdout)");
   exp->add_flag("--include-superseded", ea->superseded, "Also rows replaced by a later version");
   exp->callback([ea, exit_code] { RunExport(*ea, exit_code); });
 
