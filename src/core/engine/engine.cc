@@ -167,6 +167,8 @@ void Engine::AddNode(const Node& node, Millis now) {
     if (w.nominated_node && *w.nominated_node >= at) ++*w.nominated_node;
   }
   if (placer_) placer_->Reset(nodes_);
+  node_epoch_.assign(nodes_.size(), 0);
+  ++global_epoch_;
   freed_ = true;
 }
 
@@ -202,6 +204,8 @@ Status Engine::RemoveNode(const std::string& name, Millis now) {
     if (w.nominated_node && *w.nominated_node > at) --*w.nominated_node;
   }
   placer_->Reset(nodes_);
+  node_epoch_.assign(nodes_.size(), 0);
+  ++global_epoch_;
   freed_ = true;
   return Status::Ok();
 }
@@ -488,6 +492,7 @@ void Engine::Release(Workload& w) {
   ARB_CHECK(w.node.has_value());
   size_t n = *w.node;
   nodes_[n].Release(w.shape, w.gpus);
+  Touch(n);
   placer_->OnNodeChanged(nodes_[n], n);
   auto& list = node_workloads_[n];
   list.erase(std::find(list.begin(), list.end(), w.id));
@@ -501,6 +506,7 @@ void Engine::Release(Workload& w) {
     if (!quota_.IsBorrowing(w.namespace_)) {
       for (size_t id : list) workloads_[id].borrowed = false;
       list.clear();
+      ++global_epoch_;
     }
   }
   runs_.push_back(MakeRun(w, n));  // close the run record
@@ -646,6 +652,7 @@ void Engine::Bind(Workload& w, size_t node, const GpuAssignment& gpus) {
   if (w.nominated_node) {
     auto& nom = nominated_[*w.nominated_node];
     nom.erase(std::remove(nom.begin(), nom.end(), w.id), nom.end());
+    Touch(*w.nominated_node);
     w.nominated_node.reset();
   }
   quota_.Unreserve(w);
@@ -655,6 +662,7 @@ void Engine::Bind(Workload& w, size_t node, const GpuAssignment& gpus) {
   quota_.Charge(w);
   w.quota_charged = true;
   nodes_[node].Allocate(w.shape, gpus);
+  Touch(node);
   placer_->OnNodeChanged(nodes_[node], node);
   node_workloads_[node].push_back(w.id);
   w.node = node;
@@ -842,6 +850,15 @@ bool Engine::TryPreempt(Workload& w, std::string* why) {
   const size_t want = NumPreemptionCandidates();
   size_t viable = 0, processed = 0;
   const size_t start = n ? next_preempt_node_ % n : 0;
+  const bool memo_on = m_.pdbs.empty() && policy_.min_runtime == 0 && !w.nominated_node;
+  Memo* memo = nullptr;
+  if (memo_on) {
+    memo = &preempt_memo_[w.preempt_class];
+    if (memo->global != global_epoch_ || memo->node.size() != n) {
+      memo->global = global_epoch_;
+      memo->node.assign(n, 0);
+    }
+  }
   FitState sim;
   std::vector<size_t> cands, idx;
   std::vector<char> violating;
@@ -850,6 +867,8 @@ bool Engine::TryPreempt(Workload& w, std::string* why) {
   for (; processed < n && viable < want; ++processed) {
     size_t i = start + processed;
     if (i >= n) i -= n;
+    if (memo && memo->node[i] == node_epoch_[i] + 1) continue;  // nothing changed here since: no plan
+    if (memo) memo->node[i] = node_epoch_[i] + 1;  // cleared below if this node yields a plan
     if (!NodeSelectable(nodes_[i], w)) continue;
     if (!w.shape.gpu_model.empty() && w.shape.gpu_count > 0 && w.shape.gpu_model != nodes_[i].gpu_model) continue;
     cands.clear();
@@ -915,6 +934,7 @@ bool Engine::TryPreempt(Workload& w, std::string* why) {
       continue;
     }
     ++viable;  // only plans that may be chosen count towards the candidate budget
+    if (memo) memo->node[i] = 0;
     plan.max_priority = INT32_MIN;
     plan.sum_priority = 0;
     plan.earliest_start_of_max = 0;
@@ -970,9 +990,11 @@ bool Engine::TryPreempt(Workload& w, std::string* why) {
   if (w.nominated_node) {
     auto& nom = nominated_[*w.nominated_node];
     nom.erase(std::remove(nom.begin(), nom.end(), w.id), nom.end());
+    Touch(*w.nominated_node);
   }
   w.nominated_node = best->node;
   nominated_[best->node].push_back(w.id);
+  Touch(best->node);
   w.waiting_for = best->victims;
   // Hold the preemptor's ElasticQuota share while its victims exit, so that nobody borrows it
   // meanwhile and the preemption is not wasted (or repeated).
@@ -1000,6 +1022,7 @@ void Engine::StopVictim(Workload& v, const Workload& p, EventType kind) {
   saved = std::max(saved, std::min(v.progress, done));  // never below what was already saved
   if (!v.checkpoint_interval) saved = 0;
   v.phase = Phase::kTerminating;
+  if (v.node) Touch(*v.node);
   v.preempted_by = p.key;
   v.preemptor_id = p.id;
   v.stop_time = now_;
@@ -1093,6 +1116,7 @@ void Engine::DropNomination(Workload& w) {
   if (!w.nominated_node) return;
   auto& nom = nominated_[*w.nominated_node];
   nom.erase(std::remove(nom.begin(), nom.end(), w.id), nom.end());
+  Touch(*w.nominated_node);
   w.nominated_node.reset();
 }
 

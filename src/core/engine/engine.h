@@ -148,7 +148,18 @@ class Engine {
   // reclaiming, rejected, skipped), false when every member of its class would fail too.
   bool Attempt(Workload& w, std::unordered_map<uint32_t, std::string>& no_fit,
                std::unordered_map<uint32_t, std::pair<std::string, std::string>>& no_preempt);
-  std::unordered_map<uint32_t, std::string> class_reason_;  // class -> stable key of last failure
+  std::unordered_map<uint32_t, std::string> class_reason_;
+  // Preemption memo: a node where a class found no acceptable plan stays so until something on
+  // that node changes (bind, release, a victim stopping, a nomination) or the global epoch moves
+  // (borrowed flags, nodes added/removed). Not used with PDBs or minRuntime (time/PDB dependent).
+  std::vector<uint64_t> node_epoch_;
+  uint64_t global_epoch_ = 0;
+  struct Memo {
+    uint64_t global = 0;
+    std::vector<uint64_t> node;  // node_epoch_ + 1 when the node had no plan
+  };
+  std::unordered_map<uint32_t, Memo> preempt_memo_;
+  void Touch(size_t node) { if (node < node_epoch_.size()) ++node_epoch_[node]; }  // class -> stable key of last failure
   std::vector<size_t> fresh_;  // submitted since the last cycle
   bool freed_ = true;          // capacity or quota was released since the last cycle
   QuotaBook quota_;
