@@ -581,6 +581,16 @@ class DocLoader {
     });
   }
 
+  // In / NotIn need values; Exists / DoesNotExist must have none (selectors and scopes alike).
+  void CheckOperatorValues(const YAML::Node& e, const std::string& path, SelectorOperator op,
+                           const std::vector<std::string>& values) {
+    bool needs_values = op == SelectorOperator::kIn || op == SelectorOperator::kNotIn;
+    if (needs_values && values.empty())
+      r_.Error(e, ChildPath(path, "values"), "must not be empty for operator In / NotIn");
+    else if (!needs_values && !values.empty())
+      r_.Error(e, ChildPath(path, "values"), "must be empty for operator Exists / DoesNotExist");
+  }
+
   std::optional<SelectorOperator> ReadOperator(const YAML::Node& v, const std::string& p) {
     if (auto e = r_.Enum(v, p, {"In", "NotIn", "Exists", "DoesNotExist"}))
       return static_cast<SelectorOperator>(*e);
@@ -645,11 +655,7 @@ class DocLoader {
                              if (!has_scope) r_.Error(e, ChildPath(ep, "scopeName"), "is required");
                              if (!has_op) r_.Error(e, ChildPath(ep, "operator"), "is required");
                              if (!has_scope || !has_op) return;
-                             bool needs_values = req.op == SelectorOperator::kIn || req.op == SelectorOperator::kNotIn;
-                             if (needs_values && req.values.empty())
-                               r_.Error(e, ChildPath(ep, "values"), "must not be empty for operator In / NotIn");
-                             else if (!needs_values && !req.values.empty())
-                               r_.Error(e, ChildPath(ep, "values"), "must be empty for operator Exists / DoesNotExist");
+                             CheckOperatorValues(e, ep, req.op, req.values);
                              q.scope_selector.push_back(std::move(req));
                            });
                          }}});
@@ -826,11 +832,7 @@ class DocLoader {
                              if (!has_key) r_.Error(e, ChildPath(ep, "key"), "is required");
                              if (!has_op) r_.Error(e, ChildPath(ep, "operator"), "is required");
                              if (!has_key || !has_op) return;
-                             bool needs_values = req.op == SelectorOperator::kIn || req.op == SelectorOperator::kNotIn;
-                             if (needs_values && req.values.empty())
-                               r_.Error(e, ChildPath(ep, "values"), "must not be empty for operator In / NotIn");
-                             else if (!needs_values && !req.values.empty())
-                               r_.Error(e, ChildPath(ep, "values"), "must be empty for operator Exists / DoesNotExist");
+                             CheckOperatorValues(e, ep, req.op, req.values);
                              pdb.selector.match_expressions.push_back(std::move(req));
                            });
                          }}});
