@@ -66,6 +66,23 @@ Status SqlError(sqlite3* db, const std::string& what) {
   return Status::Error("ledger: " + what + ": " + sqlite3_errmsg(db));
 }
 
+// WHERE / ORDER BY of a filtered read of `hourly` (after "... FROM hourly WHERE 1=1"), and its
+// parameters; shared by the detailed and the lean read.
+std::string FilterSql(const RowFilter& f) {
+  std::string sql;
+  if (f.namespace_) sql += " AND namespace = ?1";
+  if (f.from) sql += " AND hour >= ?2";
+  if (f.to) sql += " AND hour < ?3";
+  if (!f.include_superseded) sql += " AND current = 1";
+  sql += " ORDER BY namespace, workload, resource, gpu_product, kind, preemptor, hour, version";
+  return sql;
+}
+void BindFilter(Stmt& s, const RowFilter& f) {
+  if (f.namespace_) s.Text(1, *f.namespace_);
+  if (f.from) s.Int(2, *f.from);
+  if (f.to) s.Int(3, *f.to);
+}
+
 // Binds the 7 key columns at positions 1..7.
 void BindKey(Stmt& s, const HourlyRow& r) {
   s.Text(1, r.namespace_);
@@ -402,16 +419,10 @@ Result<std::vector<LedgerRow>> Ledger::ReadDetailed(const RowFilter& f) {
       "SELECT namespace, workload, resource, gpu_product, kind, preemptor, hour, version, current,"
       " request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, unit, price_book, currency,"
       " mode, unit_price, billed_quantity, amount FROM hourly WHERE 1=1";
-  if (f.namespace_) sql += " AND namespace = ?1";
-  if (f.from) sql += " AND hour >= ?2";
-  if (f.to) sql += " AND hour < ?3";
-  if (!f.include_superseded) sql += " AND current = 1";
-  sql += " ORDER BY namespace, workload, resource, gpu_product, kind, preemptor, hour, version";
+  sql += FilterSql(f);
   Stmt s(db_, sql.c_str());
   if (!s.ok()) return SqlError(db_, "read hourly rows");
-  if (f.namespace_) s.Text(1, *f.namespace_);
-  if (f.from) s.Int(2, *f.from);
-  if (f.to) s.Int(3, *f.to);
+  BindFilter(s, f);
   std::vector<LedgerRow> out;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {
@@ -463,16 +474,10 @@ Result<std::vector<HourlyRow>> Ledger::Read(const RowFilter& f) {
   std::string sql =
       "SELECT namespace, workload, resource, gpu_product, kind, preemptor, hour,"
       " request_raw, usage_raw, max_raw, samples, covered_ms, run_ms FROM hourly WHERE 1=1";
-  if (f.namespace_) sql += " AND namespace = ?1";
-  if (f.from) sql += " AND hour >= ?2";
-  if (f.to) sql += " AND hour < ?3";
-  if (!f.include_superseded) sql += " AND current = 1";
-  sql += " ORDER BY namespace, workload, resource, gpu_product, kind, preemptor, hour, version";
+  sql += FilterSql(f);
   Stmt s(db_, sql.c_str());
   if (!s.ok()) return SqlError(db_, "read hourly rows");
-  if (f.namespace_) s.Text(1, *f.namespace_);
-  if (f.from) s.Int(2, *f.from);
-  if (f.to) s.Int(3, *f.to);
+  BindFilter(s, f);
   std::vector<HourlyRow> out;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {

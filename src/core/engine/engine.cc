@@ -159,7 +159,6 @@ void Engine::AddNode(const Node& node, Millis now) {
                               [](const NodeState& n, const std::string& name) { return n.name < name; });
   size_t at = static_cast<size_t>(pos - nodes_.begin());
   nodes_.insert(pos, std::move(s));
-  node_objs_.insert(node_objs_.begin() + static_cast<long>(at), &node);
   node_workloads_.insert(node_workloads_.begin() + static_cast<long>(at), std::vector<size_t>{});
   nominated_.insert(nominated_.begin() + static_cast<long>(at), std::vector<size_t>{});
   for (auto& w : workloads_) {
@@ -196,7 +195,6 @@ Status Engine::RemoveNode(const std::string& name, Millis now) {
   }
   for (size_t id : nominated_[at]) workloads_[id].nominated_node.reset();
   nodes_.erase(it);
-  node_objs_.erase(node_objs_.begin() + static_cast<long>(at));
   node_workloads_.erase(node_workloads_.begin() + static_cast<long>(at));
   nominated_.erase(nominated_.begin() + static_cast<long>(at));
   for (auto& w : workloads_) {
@@ -239,12 +237,6 @@ void Engine::SetPending(Workload& w, EventType type, const std::string& reason, 
 }
 
 // ------------------------------------------------------------------ admission
-
-const LimitRange* Engine::LimitRangeFor(const std::string& ns) const {
-  for (const auto& lr : m_.limit_ranges)
-    if (lr.meta.namespace_ == ns) return &lr;
-  return nullptr;
-}
 
 namespace {
 std::string Fmt(const std::string& r, int64_t v) { return FormatResourceQuantity(r, v); }
@@ -742,12 +734,6 @@ int Engine::CountViolations(const std::vector<size_t>& victims, const std::vecto
     }
   }
   return violations;
-}
-
-int Engine::PdbViolations(const std::vector<size_t>& victims, std::vector<std::string>* names) const {
-  std::vector<PdbState> state;
-  ComputePdbState(&state);
-  return CountViolations(victims, state, names);
 }
 
 // kube-scheduler's DefaultPreemption dry-runs candidates until it has max(10% of the nodes, 100).

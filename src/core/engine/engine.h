@@ -104,9 +104,6 @@ class Engine {
   bool FitsRespectingNominated(size_t node, const Workload& w) const;
   std::string NoFitMessage(const Workload& w) const;
   bool MayPreempt(const Workload& preemptor, const Workload& victim, bool ignore_min_runtime = false) const;
-  // PDBs that `victims` would violate given current healthy counts.
-  int PdbViolations(const std::vector<size_t>& victims, std::vector<std::string>* names) const;
-  const LimitRange* LimitRangeFor(const std::string& ns) const;
   std::string ApplyLimitRanges(Workload& w) const;
   std::string ShapeKey(const Workload& w) const;
   size_t NumFeasibleNodesToFind() const;
@@ -124,9 +121,7 @@ class Engine {
   PoolPolicy policy_;
   std::unique_ptr<placement::PlacementPolicy> placer_;
   std::vector<placement::NodeState> nodes_;
-  std::vector<const Node*> node_objs_;
   std::deque<std::map<std::string, std::string>> node_labels_;  // with kubernetes.io/hostname
-  std::vector<std::unique_ptr<Node>> added_nodes_;
   std::vector<std::vector<size_t>> node_workloads_;  // running + terminating per node
   std::vector<std::vector<size_t>> nominated_;       // preemptors nominated per node
   std::vector<Workload> workloads_;

@@ -43,9 +43,6 @@ class QuotaBook {
   // else (a requeued victim of higher priority, say) borrows it back in the meantime.
   void Reserve(const Workload& w);
   void Unreserve(const Workload& w);
-  bool HasReservation(const Workload& w) const {
-    return reservations_.count(w.id) > 0 || rq_reservations_.count(w.id) > 0;
-  }
 
   void Charge(const Workload& w);
   void Release(const Workload& w);
