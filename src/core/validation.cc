@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <set>
+#include <unordered_map>
 
 #include "core/quantity.h"
 
@@ -26,7 +27,7 @@ void SourceLocator::Record(const SourceRef& object, std::string_view field_path,
 
 int SourceLocator::LineOf(const SourceRef& object, std::string_view field_path) const {
   std::string_view p = field_path;
-  while (!p.empty()) {
+  while (!lines_.empty() && !p.empty()) {
     auto it = lines_.find(Key(object, p));
     if (it != lines_.end()) return it->second;
     // Drop the last segment: `.name` or `[key]`.
@@ -39,6 +40,10 @@ int SourceLocator::LineOf(const SourceRef& object, std::string_view field_path) 
     }
     if (cut == std::string_view::npos || cut == 0) break;
     p = p.substr(0, cut);
+  }
+  if (resolver_) {
+    int line = resolver_(object, field_path);
+    if (line > 0) return line;
   }
   return object.line;
 }
@@ -491,12 +496,24 @@ class Validator {
       }
       LimitRangeAdmission(p);
       if (!s_.nodes.empty()) {
-        bool selector_match = false, fits = false;
-        for (const auto& n : s_.nodes) {
-          if (n.unschedulable || !SelectorMatches(p.node_selector, n)) continue;
-          selector_match = true;
-          if (FitsEmptyNode(n, req)) fits = true;
+        // Pods share few (nodeSelector, requests) pairs: scan the nodes once per pair, not once
+        // per pod (a million pods on ten thousand nodes).
+        std::string key = req.ToString();
+        for (const auto& [k, v] : p.node_selector) key += "\n" + k + "=" + v;
+        auto memo = fit_memo_.find(key);
+        if (memo == fit_memo_.end()) {
+          bool selector_match = false, fits = false;
+          for (const auto& n : s_.nodes) {
+            if (n.unschedulable || !SelectorMatches(p.node_selector, n)) continue;
+            selector_match = true;
+            if (FitsEmptyNode(n, req)) {
+              fits = true;
+              break;
+            }
+          }
+          memo = fit_memo_.emplace(std::move(key), std::make_pair(selector_match, fits)).first;
         }
+        const auto [selector_match, fits] = memo->second;
         if (!selector_match && !p.node_selector.empty())
           Warn("Pod", p.meta, "spec.nodeSelector",
                "no schedulable node matches the nodeSelector; the pod will stay Pending");
@@ -507,6 +524,8 @@ class Validator {
       }
     }
   }
+
+  std::unordered_map<std::string, std::pair<bool, bool>> fit_memo_;  // -> (selector matches, fits)
 
   void Pdbs() {
     for (const auto& d : s_.pdbs) {

@@ -11,6 +11,7 @@
 // deterministic order (kind by kind, objects in load order).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -23,11 +24,18 @@
 namespace arbiter {
 
 // Where each field of each loaded object was written, so cross-object messages can point at the
-// exact line. Objects are identified by their SourceRef (file + line of the document).
+// exact line. Objects are identified by their SourceRef (file + line of the document). Lines come
+// from explicit records or, for a loader that can re-read its input, from a resolver asked on
+// demand (so a million objects cost nothing until a message needs a line).
 class SourceLocator {
  public:
+  // Returns the line of the deepest part of `field_path` found in `object`, or 0.
+  using Resolver = std::function<int(const SourceRef& object, std::string_view field_path)>;
+
   void Record(const SourceRef& object, std::string_view field_path, int line);
-  // Line of `field_path` inside `object`; falls back to the nearest recorded parent path
+  void SetResolver(Resolver r) { resolver_ = std::move(r); }
+  bool has_resolver() const { return static_cast<bool>(resolver_); }
+  // Line of `field_path` inside `object`; falls back to the nearest known parent path
   // (`spec.containers[0].resources` for `spec.containers[0].resources.limits.cpu`), then to
   // the object's own line.
   int LineOf(const SourceRef& object, std::string_view field_path) const;
@@ -35,6 +43,7 @@ class SourceLocator {
  private:
   static std::string Key(const SourceRef& object, std::string_view field_path);
   std::map<std::string, int> lines_;
+  Resolver resolver_;
 };
 
 // Runs every cross-object rule. `locator` may be null (messages then use object lines).

@@ -301,6 +301,56 @@ TEST(ManifestLoaderTest, PodGpuRequestWithoutLimitGetsLimitEqualRequest) {
   EXPECT_FALSE(c.limits.Has("cpu"));
 }
 
+// Documents are parsed one at a time (split at `---` / `...` lines); lines stay those of the file.
+TEST(ManifestLoaderTest, DocumentsAreSplitAndKeepFileLines) {
+  auto l = LoadAndValidate(
+      "# leading comment\n"                                          // 1
+      "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"      // 2-3
+      "metadata: {name: low}\nvalue: 10\n"                           // 4-5
+      "...\n"                                                        // 6
+      "--- # a comment after the marker\n"                           // 7
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"            // 8-11
+      "spec:\n  priorityClassName: lwo\n  containers: [{name: c}]\n"  // 12-14
+      "---\n---\n"                                                   // 15-16 (an empty document)
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: q}\n"             // 17-19
+      "spec: {priority: x, containers: [{name: c}]}\n");             // 20
+  ASSERT_EQ(l.set.priority_classes.size(), 1u) << All(l);
+  EXPECT_EQ(l.set.priority_classes[0].meta.source.line, 2);
+  ASSERT_EQ(l.set.pods.size(), 2u) << All(l);
+  EXPECT_EQ(l.set.pods[0].meta.source.line, 8);
+  EXPECT_EQ(l.set.pods[1].meta.source.line, 17);
+  auto* unknown = Find(l, "unknown PriorityClass \"lwo\"");  // a cross-object check: line found on demand
+  ASSERT_TRUE(unknown) << All(l);
+  EXPECT_EQ(unknown->line, 13);
+  auto* bad = Find(l, "spec.priority: expected an integer");
+  ASSERT_TRUE(bad) << All(l);
+  EXPECT_EQ(bad->line, 20);
+}
+
+// A syntax error is reported at its line in the file, and the other documents still load.
+TEST(ManifestLoaderTest, SyntaxErrorInOneDocumentKeepsTheOthers) {
+  auto l = Load("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n"
+                "apiVersion: v1\nkind: Namespace\nmetadata: {name: [b\n---\n"
+                "apiVersion: v1\nkind: Namespace\nmetadata: {name: c}\n");
+  EXPECT_EQ(l.diagnostics.ErrorCount(), 1u) << All(l);
+  EXPECT_GE(l.diagnostics.items.at(0).line, 7);
+  EXPECT_LE(l.diagnostics.items.at(0).line, 8);
+  ASSERT_EQ(l.set.namespaces.size(), 2u);
+  EXPECT_EQ(l.set.namespaces[1].meta.name, "c");
+  EXPECT_EQ(l.set.namespaces[1].meta.source.line, 9);
+}
+
+// A line starting with `---` inside a block scalar is indented, so it does not split the stream;
+// streams with directives are parsed whole.
+TEST(ManifestLoaderTest, MarkersOnlyAtColumnZeroAndDirectives) {
+  auto l = Load("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n  annotations:\n    note: |\n"
+                "      ---\n      not a marker\n---\n"
+                "%YAML 1.2\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n");
+  EXPECT_CLEAN(l);
+  ASSERT_EQ(l.set.namespaces.size(), 2u);
+  EXPECT_EQ(l.set.namespaces[1].meta.source.line, 12);
+}
+
 TEST(ManifestLoaderTest, PodPreemptModeAnyCase) {
   for (const char* v : {"requeue", "Requeue", "REQUEUE", "cancel", "Cancel"}) {
     auto l = Load(std::string("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: {arbiter.dev/preempt-mode: ") +

@@ -10,8 +10,10 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "adapters/yaml/yaml_reader.h"
 #include "core/quantity.h"
@@ -1229,33 +1231,188 @@ class StuckDocumentDetector : public YAML::EventHandler {
 
 }  // namespace
 
-void LoadManifestText(const std::string& text, const std::string& file, ManifestLoad* out) {
+
+// A document's text inside its file: [begin, end) and the number of lines before it.
+struct DocText {
+  int line = 0;  // SourceRef line of the object (its root node)
+  std::shared_ptr<const std::string> text;
+  size_t begin = 0, end = 0;
+  int lines_before = 0;
+};
+
+// Every loaded document's text, so the SourceLocator can find a field's line on demand by
+// parsing that one document again.
+class DocIndex {
+ public:
+  void Add(const std::string& file, DocText d) {
+    auto& v = by_file_[file];
+    if (!v.empty() && v.back().line >= d.line) sorted_ = false;
+    v.push_back(std::move(d));
+  }
+
+  int Resolve(const SourceRef& object, std::string_view path) {
+    auto f = by_file_.find(object.file);
+    if (f == by_file_.end()) return 0;
+    auto& v = f->second;
+    if (!sorted_) {
+      for (auto& [name, docs] : by_file_)
+        std::stable_sort(docs.begin(), docs.end(), [](const DocText& a, const DocText& b) { return a.line < b.line; });
+      sorted_ = true;
+    }
+    auto it = std::lower_bound(v.begin(), v.end(), object.line,
+                               [](const DocText& d, int line) { return d.line < line; });
+    if (it == v.end() || it->line != object.line) return 0;
+    try {
+      LineOffsetScope offset(it->lines_before);
+      YAML::Node doc = YAML::Load(it->text->substr(it->begin, it->end - it->begin));
+      return WalkLine(doc, path);
+    } catch (const std::exception&) {
+      return 0;
+    }
+  }
+
+ private:
+  // Follows `a.b[key][0].c` from the root; the line of the deepest part found (a map key's own
+  // line, or a list item's).
+  static int WalkLine(YAML::Node node, std::string_view path) {
+    int best = NodeLine(node);
+    while (!path.empty()) {
+      if (path[0] == '.') {
+        path.remove_prefix(1);
+        continue;
+      }
+      std::string_view seg;
+      if (path[0] == '[') {
+        size_t close = path.find(']');
+        if (close == std::string_view::npos) break;
+        seg = path.substr(1, close - 1);
+        path.remove_prefix(close + 1);
+      } else {
+        size_t stop = path.find_first_of(".[");
+        seg = path.substr(0, stop);
+        path.remove_prefix(stop == std::string_view::npos ? path.size() : stop);
+      }
+      YAML::Node next;
+      if (node.IsMap()) {
+        bool found = false;
+        for (auto it = node.begin(); it != node.end(); ++it) {
+          const YAML::Node key = it->first;
+          if (key.IsScalar() && key.Scalar() == seg) {
+            best = NodeLine(key);
+            next = it->second;
+            found = true;
+            break;
+          }
+        }
+        if (!found) break;
+      } else if (node.IsSequence() && !seg.empty() &&
+                 std::all_of(seg.begin(), seg.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        size_t i = std::stoul(std::string(seg));
+        if (i >= node.size()) break;
+        next = node[i];
+        best = NodeLine(next);
+      } else {
+        break;
+      }
+      node = next;
+    }
+    return best;
+  }
+
+  std::unordered_map<std::string, std::vector<DocText>> by_file_;
+  bool sorted_ = true;
+};
+
+namespace {
+
+struct Chunk {
+  size_t begin, end;
+  int lines_before;
+};
+
+bool IsMarker(const std::string& t, size_t pos, const char* marker) {
+  if (t.compare(pos, 3, marker) != 0) return false;
+  size_t after = pos + 3;
+  return after >= t.size() || t[after] == ' ' || t[after] == '\t' || t[after] == '\r' || t[after] == '\n';
+}
+
+// Splits a YAML stream at its document markers (`---` and `...` at the start of a line, which
+// YAML forbids inside any scalar), so that documents are parsed one at a time: memory stays that
+// of one document, not of the whole stream. Streams with directives (`%YAML`, `%TAG`) are left in
+// one piece (a directive belongs to the document after it).
+std::vector<Chunk> SplitDocuments(const std::string& t) {
+  std::vector<Chunk> out;
+  size_t begin = 0;
+  int line = 0, begin_line = 0;
+  for (size_t pos = 0; pos < t.size();) {
+    size_t eol = t.find('\n', pos);
+    size_t next = eol == std::string::npos ? t.size() : eol + 1;
+    if (t[pos] == '%') return {{0, t.size(), 0}};
+    if (IsMarker(t, pos, "---") && pos > begin) {
+      out.push_back({begin, pos, begin_line});
+      begin = pos;
+      begin_line = line;
+    } else if (IsMarker(t, pos, "...")) {
+      out.push_back({begin, next, begin_line});
+      begin = next;
+      begin_line = line + 1;
+    }
+    pos = next;
+    ++line;
+  }
+  if (begin < t.size()) out.push_back({begin, t.size(), begin_line});
+  return out;
+}
+
+void LoadChunk(const std::shared_ptr<const std::string>& text, const Chunk& c, const std::string& file,
+               DocIndex& index, ManifestLoad* out) {
+  const std::string piece = text->substr(c.begin, c.end - c.begin);
   std::vector<YAML::Node> docs;
   try {
-    if (int stuck = StuckDocumentDetector::StuckLine(text)) {
-      out->diagnostics.Add({Severity::kError, file, stuck, "", "", "",
+    if (int stuck = StuckDocumentDetector::StuckLine(piece)) {
+      out->diagnostics.Add({Severity::kError, file, stuck + c.lines_before, "", "", "",
                             "not valid YAML: unexpected character at the start of a document"});
       return;
     }
-    docs = YAML::LoadAll(text);
+    docs = YAML::LoadAll(piece);
   } catch (const YAML::Exception& e) {
-    int line = e.mark.is_null() ? 1 : e.mark.line + 1;
+    int line = (e.mark.is_null() ? 1 : e.mark.line + 1) + c.lines_before;
     out->diagnostics.Add({Severity::kError, file, line, "", "", "",
                           "not valid YAML: " + (e.msg.empty() ? std::string(e.what()) : e.msg)});
     return;
   } catch (const std::exception& e) {
-    out->diagnostics.Add({Severity::kError, file, 1, "", "", "", std::string("cannot parse: ") + e.what()});
+    out->diagnostics.Add({Severity::kError, file, c.lines_before + 1, "", "", "",
+                          std::string("cannot parse: ") + e.what()});
     return;
   }
+  LineOffsetScope offset(c.lines_before);
   for (const auto& doc : docs) {
     if (!doc.IsDefined() || doc.IsNull()) continue;  // empty document
+    int line = std::max(1, NodeLine(doc));
+    if (docs.size() == 1) index.Add(file, {line, text, c.begin, c.end, c.lines_before});
     try {
       LoadDocument(doc, file, out);
     } catch (const std::exception& e) {  // yaml-cpp or allocation failure: report, never throw
-      out->diagnostics.Add({Severity::kError, file, std::max(1, NodeLine(doc)), "", "", "",
+      out->diagnostics.Add({Severity::kError, file, line, "", "", "",
                             std::string("internal error while loading this document: ") + e.what()});
     }
   }
+}
+
+void LoadText(std::shared_ptr<const std::string> text, const std::string& file, ManifestLoad* out) {
+  std::shared_ptr<DocIndex> index = out->doc_index;
+  if (!index) {
+    index = std::make_shared<DocIndex>();
+    out->doc_index = index;
+    out->locator.SetResolver([index](const SourceRef& o, std::string_view p) { return index->Resolve(o, p); });
+  }
+  for (const Chunk& c : SplitDocuments(*text)) LoadChunk(text, c, file, *index, out);
+}
+
+}  // namespace
+
+void LoadManifestText(const std::string& text, const std::string& file, ManifestLoad* out) {
+  LoadText(std::make_shared<const std::string>(text), file, out);
 }
 
 ManifestLoad LoadManifestFiles(const std::vector<std::string>& paths) {
@@ -1278,7 +1435,7 @@ ManifestLoad LoadManifestFiles(const std::vector<std::string>& paths) {
     }
     std::ostringstream ss;
     ss << in.rdbuf();
-    LoadManifestText(ss.str(), p, &out);
+    LoadText(std::make_shared<const std::string>(std::move(ss).str()), p, &out);
   }
   ValidateManifestSet(out.set, &out.locator, &out.diagnostics);
   return out;

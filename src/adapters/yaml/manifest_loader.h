@@ -3,6 +3,7 @@
 // A load with any error must not be used (ManifestLoad::ok() is false).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,10 +13,13 @@
 
 namespace arbiter::yaml {
 
+class DocIndex;  // the loaded documents' text, for the locator
+
 struct ManifestLoad {
   ManifestSet set;
   Diagnostics diagnostics;
-  SourceLocator locator;  // line of every field read, for cross-object messages
+  SourceLocator locator;  // finds the line of any field, for cross-object messages
+  std::shared_ptr<DocIndex> doc_index;
   bool ok() const { return !diagnostics.HasErrors(); }
 };
 

@@ -68,10 +68,17 @@ std::string IndexPath(const std::string& path, size_t index) {
   return path + "[" + std::to_string(index) + "]";
 }
 
+namespace {
+thread_local int g_line_offset = 0;
+}  // namespace
+
+LineOffsetScope::LineOffsetScope(int lines_before) : saved_(g_line_offset) { g_line_offset = lines_before; }
+LineOffsetScope::~LineOffsetScope() { g_line_offset = saved_; }
+
 int NodeLine(const YAML::Node& node) {
   if (!node.IsDefined()) return 0;
   YAML::Mark m = node.Mark();
-  return m.line >= 0 ? m.line + 1 : 0;
+  return m.line >= 0 ? m.line + 1 + g_line_offset : 0;
 }
 
 bool IsQuotedScalar(const YAML::Node& node) {
@@ -133,10 +140,6 @@ void DocReader::ErrorAtLine(int line, const std::string& path, std::string messa
   Report(Severity::kError, line, path, std::move(message));
 }
 
-void DocReader::Note(const std::string& path, const YAML::Node& node) {
-  if (locator_) locator_->Record(source_, path, NodeLine(node));
-}
-
 bool DocReader::ReadStruct(const YAML::Node& node, const std::string& path,
                            const std::vector<Field>& fields,
                            const std::vector<std::string_view>& ignored,
@@ -162,7 +165,6 @@ bool DocReader::ReadStruct(const YAML::Node& node, const std::string& path,
       Error(key, child, "duplicate field " + Quote(k));
       continue;
     }
-    Note(child, key);
     auto f = std::find_if(fields.begin(), fields.end(), [&](const Field& x) { return x.name == k; });
     if (f != fields.end()) {
       f->read(value, child);
@@ -211,7 +213,6 @@ bool DocReader::ForEachEntry(
       Error(key, child, "duplicate key " + Quote(k));
       continue;
     }
-    Note(child, key);
     fn(k, key, value, child);
   }
   return true;
@@ -228,7 +229,6 @@ bool DocReader::ForEachItem(const YAML::Node& node, const std::string& path,
   for (auto it = node.begin(); it != node.end(); ++it, ++i) {
     std::string child = IndexPath(path, i);
     const YAML::Node item = *it;
-    Note(child, item);
     fn(item, child);
   }
   return true;

@@ -3,8 +3,8 @@
 // A DocReader belongs to one YAML document (one object). Every getter checks the node's type
 // (scalar / map / sequence, and for scalars the YAML type a Kubernetes decoder would give it:
 // string, integer, boolean), parses text with the exact core parsers (never via double),
-// reports problems as Diagnostics with the node's line, and records the line of every field it
-// reads in a SourceLocator. Nothing here throws.
+// reports problems as Diagnostics with the node's line. Nothing here throws. (Cross-object checks
+// find a field's line through the SourceLocator, which re-reads the document on demand.)
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -29,8 +29,20 @@ namespace arbiter::yaml {
 std::string ChildPath(const std::string& path, std::string_view key);
 std::string IndexPath(const std::string& path, size_t index);
 
-// 1-based line of a node, 0 when yaml-cpp has no mark for it.
+// 1-based line of a node in its file, 0 when yaml-cpp has no mark for it. Documents are parsed
+// one at a time; while a LineOffsetScope is alive, marks are shifted by the line where the
+// current document's text starts.
 int NodeLine(const YAML::Node& node);
+class LineOffsetScope {
+ public:
+  explicit LineOffsetScope(int lines_before);
+  ~LineOffsetScope();
+  LineOffsetScope(const LineOffsetScope&) = delete;
+  LineOffsetScope& operator=(const LineOffsetScope&) = delete;
+
+ private:
+  int saved_;
+};
 
 class DocReader {
  public:
@@ -47,7 +59,6 @@ class DocReader {
   void Warn(const YAML::Node& at, const std::string& path, std::string message);
   void ErrorAtLine(int line, const std::string& path, std::string message);
   size_t errors() const { return errors_; }
-  void Note(const std::string& path, const YAML::Node& node);
 
   // ---- structures
   struct Field {
