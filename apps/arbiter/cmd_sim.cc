@@ -113,9 +113,9 @@ int RunManifestSim(const SimCli& o) {
   if (load.set.price_books.empty()) std::cout << "  no PriceBook: nothing billed\n";
   nlohmann::json invoices = sim::BillJson(*bill);
   if (!o.report_json.empty()) {
-    auto j = sim::ReportJson(load.set, *result, summary, invoices);
     std::ofstream f(o.report_json);
-    f << j.dump(2) << "\n";
+    sim::WriteReportJson(f, load.set, *result, summary, invoices);
+    f.flush();
     if (!f) {
       std::cerr << "arbiter sim: cannot write " << o.report_json << "\n";
       return 1;

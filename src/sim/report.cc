@@ -1,7 +1,9 @@
 #include "sim/report.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "core/decimal.h"
@@ -84,7 +86,7 @@ int64_t PoolCapacity(const ManifestSet& m, const std::string& res) {
 
 }  // namespace
 
-nlohmann::json TimelineJson(const ManifestSet& m, const SimResult& r) {
+void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSink& sink) {
   using nlohmann::json;
   const auto& e = *r.engine;
   static const char* kRes[] = {"cpu", "memory", "nvidia.com/gpu"};
@@ -127,7 +129,6 @@ nlohmann::json TimelineJson(const ManifestSet& m, const SimResult& r) {
   int64_t running = 0;
   size_t di = 0, ei = 0;
   const auto& events = e.events();
-  json out = json::array();
   for (Millis t : times) {
     if (t > r.end_time) break;
     for (; di < deltas.size() && deltas[di].time <= t; ++di) {
@@ -157,13 +158,20 @@ nlohmann::json TimelineJson(const ManifestSet& m, const SimResult& r) {
     j["allocated"] = a;
     j["running"] = running;
     j["pending"] = pending;
-    out.push_back(j);
+    sink(j);
   }
+}
+
+nlohmann::json TimelineJson(const ManifestSet& m, const SimResult& r) {
+  nlohmann::json out = nlohmann::json::array();
+  ForEachTimelinePoint(m, r, [&](const nlohmann::json& j) { out.push_back(j); });
   return out;
 }
 
-nlohmann::json ReportJson(const ManifestSet& m, const SimResult& r, const Summary& s,
-                          const nlohmann::json& invoices) {
+namespace {
+
+// The report without its three long arrays (workloads, events, timeline).
+nlohmann::json ReportHead(const ManifestSet& m, const SimResult& r, const Summary& s, const nlohmann::json& invoices) {
   using nlohmann::json;
   const auto& e = *r.engine;
   json out;
@@ -179,41 +187,6 @@ nlohmann::json ReportJson(const ManifestSet& m, const SimResult& r, const Summar
     capacity[u.resource] = FormatResourceQuantity(u.resource, PoolCapacity(m, u.resource));
   pool["capacity"] = capacity;
   out["pool"] = pool;
-  json ws = json::array();
-  for (const auto& w : e.workloads()) {
-    json j;
-    j["name"] = w.key;
-    j["namespace"] = w.namespace_;
-    j["priority"] = w.priority;
-    if (!w.priority_class.empty()) j["priorityClass"] = w.priority_class;
-    if (w.qos) j["qos"] = w.qos->meta.name;
-    j["phase"] = engine::ToString(w.phase);
-    j["node"] = w.last_node.empty() ? json(nullptr) : json(w.last_node);
-    j["startTime"] = w.first_start >= 0 ? Seconds(w.first_start) : json(nullptr);
-    j["finishTime"] = w.finish_time >= 0 ? Seconds(w.finish_time) : json(nullptr);
-    j["preemptions"] = w.preemptions;
-    j["message"] = w.message;
-    j["requests"] = w.requests.ToString();
-    j["pendingSeconds"] = Seconds(w.pending_total);
-    j["borrowed"] = w.borrowed;
-    j["progressSeconds"] = Seconds(w.progress);
-    ws.push_back(j);
-  }
-  out["workloads"] = ws;
-  json evs = json::array();
-  for (const auto& ev : e.events()) {
-    json j;
-    j["time"] = Seconds(ev.time);
-    j["type"] = engine::ToString(ev.type);
-    j["workload"] = ev.workload;
-    j["node"] = ev.node.empty() ? json(nullptr) : json(ev.node);
-    j["by"] = ev.by.empty() ? json(nullptr) : json(ev.by);
-    j["reason"] = ev.reason;
-    j["message"] = ev.message;
-    evs.push_back(j);
-  }
-  out["events"] = evs;
-  out["timeline"] = TimelineJson(m, r);
   out["invoices"] = invoices.is_null() ? json::array() : invoices;
   json sum;
   json util = json::object();
@@ -244,6 +217,105 @@ nlohmann::json ReportJson(const ManifestSet& m, const SimResult& r, const Summar
   sum["phases"] = phases;
   out["summary"] = sum;
   return out;
+}
+
+
+void ForEachWorkloadJson(const SimResult& r, const JsonSink& sink) {
+  using nlohmann::json;
+  for (const auto& w : r.engine->workloads()) {
+    json j;
+    j["name"] = w.key;
+    j["namespace"] = w.namespace_;
+    j["priority"] = w.priority;
+    if (!w.priority_class.empty()) j["priorityClass"] = w.priority_class;
+    if (w.qos) j["qos"] = w.qos->meta.name;
+    j["phase"] = engine::ToString(w.phase);
+    j["node"] = w.last_node.empty() ? json(nullptr) : json(w.last_node);
+    j["startTime"] = w.first_start >= 0 ? Seconds(w.first_start) : json(nullptr);
+    j["finishTime"] = w.finish_time >= 0 ? Seconds(w.finish_time) : json(nullptr);
+    j["preemptions"] = w.preemptions;
+    j["message"] = w.message;
+    j["requests"] = w.requests.ToString();
+    j["pendingSeconds"] = Seconds(w.pending_total);
+    j["borrowed"] = w.borrowed;
+    j["progressSeconds"] = Seconds(w.progress);
+    sink(j);
+  }
+}
+
+void ForEachEventJson(const SimResult& r, const JsonSink& sink) {
+  using nlohmann::json;
+  for (const auto& ev : r.engine->events()) {
+    json j;
+    j["time"] = Seconds(ev.time);
+    j["type"] = engine::ToString(ev.type);
+    j["workload"] = ev.workload;
+    j["node"] = ev.node.empty() ? json(nullptr) : json(ev.node);
+    j["by"] = ev.by.empty() ? json(nullptr) : json(ev.by);
+    j["reason"] = ev.reason;
+    j["message"] = ev.message;
+    sink(j);
+  }
+}
+
+using ArrayWriter = std::function<void(const JsonSink&)>;
+
+std::map<std::string, ArrayWriter> LongArrays(const ManifestSet& m, const SimResult& r) {
+  return {{"workloads", [&](const JsonSink& k) { ForEachWorkloadJson(r, k); }},
+          {"events", [&](const JsonSink& k) { ForEachEventJson(r, k); }},
+          {"timeline", [&](const JsonSink& k) { ForEachTimelinePoint(m, r, k); }}};
+}
+
+// `text` (a value dumped with indent 2) placed at nesting depth `depth`.
+void Indented(std::ostream& os, const std::string& text, size_t depth) {
+  const std::string pad(2 * depth, ' ');
+  size_t from = 0;
+  for (size_t nl; (nl = text.find('\n', from)) != std::string::npos; from = nl + 1)
+    os.write(text.data() + from, static_cast<std::streamsize>(nl + 1 - from)) << pad;
+  os.write(text.data() + from, static_cast<std::streamsize>(text.size() - from));
+}
+
+}  // namespace
+
+nlohmann::json ReportJson(const ManifestSet& m, const SimResult& r, const Summary& s,
+                          const nlohmann::json& invoices) {
+  nlohmann::json out = ReportHead(m, r, s, invoices);
+  for (const auto& [key, write] : LongArrays(m, r)) {
+    nlohmann::json a = nlohmann::json::array();
+    write([&](const nlohmann::json& j) { a.push_back(j); });
+    out[key] = std::move(a);
+  }
+  return out;
+}
+
+// Same bytes as ReportJson(...).dump(2) + "\n" (nlohmann's pretty printer: keys in order, two
+// spaces per level), but the long arrays are written element by element, so a run with millions
+// of events never holds their JSON in memory.
+void WriteReportJson(std::ostream& os, const ManifestSet& m, const SimResult& r, const Summary& s,
+                     const nlohmann::json& invoices) {
+  const nlohmann::json head = ReportHead(m, r, s, invoices);
+  const auto arrays = LongArrays(m, r);
+  std::set<std::string> keys;
+  for (const auto& [k, v] : head.items()) keys.insert(k);
+  for (const auto& [k, v] : arrays) keys.insert(k);
+  os << "{\n";
+  size_t i = 0;
+  for (const auto& key : keys) {
+    os << "  " << nlohmann::json(key).dump() << ": ";
+    if (auto a = arrays.find(key); a != arrays.end()) {
+      bool first = true;
+      a->second([&](const nlohmann::json& j) {
+        os << (first ? "[\n    " : ",\n    ");
+        first = false;
+        Indented(os, j.dump(2), 2);
+      });
+      os << (first ? "[]" : "\n  ]");
+    } else {
+      Indented(os, head.at(key).dump(2), 1);
+    }
+    os << (++i < keys.size() ? ",\n" : "\n");
+  }
+  os << "}\n";
 }
 
 std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary& s) {

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <functional>
+#include <ostream>
 #include <string>
 
 #include "core/objects.h"
@@ -46,6 +48,12 @@ nlohmann::json TimelineJson(const ManifestSet& m, const SimResult& r);
 
 nlohmann::json ReportJson(const ManifestSet& m, const SimResult& r, const Summary& s,
                           const nlohmann::json& invoices);
+// Writes ReportJson(...).dump(2) and a newline, streaming the workloads, events and timeline
+// arrays element by element (memory stays flat for runs with millions of events).
+void WriteReportJson(std::ostream& os, const ManifestSet& m, const SimResult& r, const Summary& s,
+                     const nlohmann::json& invoices);
+using JsonSink = std::function<void(const nlohmann::json&)>;
+void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSink& sink);
 std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary& s);
 
 }  // namespace arbiter::sim

@@ -102,7 +102,13 @@ TEST_P(ScenarioTest, Runs) {
     auto r = sim::RunSimulation(sc.load.set, opts);
     EXPECT_TRUE(r.ok()) << r.message();
     auto s = sim::Summarise(sc.load.set, *r);
-    return sim::ReportJson(sc.load.set, *r, s, nlohmann::json::array()).dump(1);
+    const auto invoices = nlohmann::json::array({{{"namespace", "a"}, {"lines", {1, 2}}}});
+    auto dom = sim::ReportJson(sc.load.set, *r, s, invoices);
+    // The streamed report `arbiter sim --report-json` writes is the same bytes as the DOM's dump.
+    std::ostringstream streamed;
+    sim::WriteReportJson(streamed, sc.load.set, *r, s, invoices);
+    EXPECT_EQ(streamed.str(), dom.dump(2) + "\n");
+    return dom.dump(1);
   };
   std::string first = run();
   std::string second = run();
