@@ -44,7 +44,7 @@ int Load(const std::string& nodes, const std::string& pods, int32_t tenants, uin
   }
   auto n = tr::ReadOpenbNodes(nodes);
   if (!n.ok()) {
-    std::cerr << n.message() << "\n";
+    std::cerr << "arbiter sim: --nodes: " << n.message() << "\n";
     return 1;
   }
   tr::PodMappingOptions mo;
@@ -52,7 +52,7 @@ int Load(const std::string& nodes, const std::string& pods, int32_t tenants, uin
   mo.tenant_seed = seed;
   auto p = tr::ReadOpenbPods(pods, mo);
   if (!p.ok()) {
-    std::cerr << p.message() << "\n";
+    std::cerr << "arbiter sim: --pods: " << p.message() << "\n";
     return 1;
   }
   out->nodes = std::move(n).value();

@@ -10,7 +10,8 @@
 int main(int argc, char** argv) {
   CLI::App app{
       "arbiter: scheduling, quota, orderly preemption and dual-track billing for shared GPU/CPU "
-      "pools.\nRun `arbiter SUBCOMMAND --help` for the options of each subcommand."};
+      "pools.\nRun `arbiter SUBCOMMAND --help` for the options of each subcommand.",
+      "arbiter"};  // not argv[0]: "Usage: arbiter ..." whatever path it was started by
   app.require_subcommand(1);
   app.set_version_flag("--version", "arbiter " ARBITER_VERSION, "Print the version and exit");
   int exit_code = 0;

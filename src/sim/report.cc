@@ -261,11 +261,14 @@ std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary&
     << ", cancelled " << s.cancellations << ", GPU-seconds lost " << RatioString(s.gpu_milli_ms_lost, 1000000, 1)
     << "\n";
   o << "  pending time by priority:";
+  if (s.tiers.empty()) o << " none (no workloads)";
   for (const auto& t : s.tiers)
     o << " [" << t.priority << ": " << Plural(t.workloads, "workload") << ", mean "
       << FormatDuration(t.workloads ? t.pending_total / static_cast<Millis>(t.workloads) / 1000 * 1000 : 0) << ", max "
       << FormatDuration(t.pending_max) << "]";
   o << "\n";
+  if (e.workloads().empty()) o << "  no Pods in the manifests: nothing was scheduled\n";
+  if (m.nodes.empty()) o << "  no Nodes in the manifests: the pool is empty, nothing can run\n";
   size_t shown = 0;
   for (const auto& w : e.workloads()) {
     if (w.phase != Phase::kPending && w.phase != Phase::kRejected) continue;

@@ -93,6 +93,8 @@ TEST(CliUsage, Version) {
   EXPECT_EQ(r.out.rfind("arbiter " ARBITER_VERSION_PREFIX, 0), 0u) << r.out;
   EXPECT_TRUE(r.err.empty()) << r.err;
   EXPECT_TRUE(Has(Arbiter("--help").out, "--version"));
+  // Usage lines name the program, not the path it was started by.
+  EXPECT_TRUE(Has(Arbiter("sim --help").out, "Usage: arbiter sim [OPTIONS]")) << Arbiter("sim --help").out;
 }
 
 TEST(CliUsage, HelpStillExitsZero) {

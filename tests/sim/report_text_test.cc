@@ -49,6 +49,20 @@ TEST(ReportTextTest, OneOfEachIsSingular) {
   EXPECT_NE(two.find(": 2 workloads, mean"), std::string::npos) << two;
 }
 
+// Regression (new-user trial): an empty manifest "simulated 0 workloads on 0 nodes" without a word.
+TEST(ReportTextTest, EmptyManifestsSaySo) {
+  const std::string none = Summary("");
+  EXPECT_NE(none.find("no Pods in the manifests"), std::string::npos) << none;
+  EXPECT_NE(none.find("no Nodes in the manifests"), std::string::npos) << none;
+  EXPECT_NE(none.find("pending time by priority: none"), std::string::npos) << none;
+  const std::string nodes_only = Summary(kNode);
+  EXPECT_NE(nodes_only.find("no Pods in the manifests"), std::string::npos) << nodes_only;
+  EXPECT_EQ(nodes_only.find("no Nodes"), std::string::npos) << nodes_only;
+  const std::string pods_only = Summary(Pods(1));
+  EXPECT_NE(pods_only.find("no Nodes in the manifests"), std::string::npos) << pods_only;
+  EXPECT_EQ(Summary(std::string(kNode) + Pods(1)).find("in the manifests"), std::string::npos);
+}
+
 TEST(ReportTextTest, Plural) {
   EXPECT_EQ(Plural(0, "workload"), "0 workloads");
   EXPECT_EQ(Plural(1, "workload"), "1 workload");
