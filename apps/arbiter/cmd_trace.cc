@@ -16,35 +16,6 @@ namespace tr = arbiter::sim::trace;
 
 namespace {
 
-// "1.3", "1", "130%", "0.95" -> per mille; at most three decimals (or one for percent).
-bool ParseTarget(const std::string& text, int64_t* permille) {
-  std::string t = text;
-  int64_t scale = 1000;
-  if (!t.empty() && t.back() == '%') {
-    t.pop_back();
-    scale = 10;
-  }
-  if (t.empty()) return false;
-  int64_t whole = 0, frac = 0, frac_digits = 0;
-  size_t i = 0;
-  for (; i < t.size() && t[i] != '.'; ++i) {
-    if (t[i] < '0' || t[i] > '9' || whole > 1000000) return false;
-    whole = whole * 10 + (t[i] - '0');
-  }
-  if (i < t.size()) {
-    for (++i; i < t.size(); ++i) {
-      if (t[i] < '0' || t[i] > '9') return false;
-      frac = frac * 10 + (t[i] - '0');
-      ++frac_digits;
-    }
-  }
-  int64_t denom = 1;
-  for (int64_t k = 0; k < frac_digits; ++k) denom *= 10;
-  if (frac_digits > 3 || (frac * scale) % denom != 0) return false;  // more precision than per mille
-  *permille = whole * scale + frac * scale / denom;
-  return *permille > 0;
-}
-
 bool WriteFile(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary);
   f << text;
@@ -73,7 +44,7 @@ int Load(const std::string& nodes, const std::string& pods, int32_t tenants, uin
   }
   auto n = tr::ReadOpenbNodes(nodes);
   if (!n.ok()) {
-    std::cerr << n.message() << "\n";
+    std::cerr << "arbiter sim: --nodes: " << n.message() << "\n";
     return 1;
   }
   tr::PodMappingOptions mo;
@@ -81,7 +52,7 @@ int Load(const std::string& nodes, const std::string& pods, int32_t tenants, uin
   mo.tenant_seed = seed;
   auto p = tr::ReadOpenbPods(pods, mo);
   if (!p.ok()) {
-    std::cerr << p.message() << "\n";
+    std::cerr << "arbiter sim: --pods: " << p.message() << "\n";
     return 1;
   }
   out->nodes = std::move(n).value();
@@ -99,7 +70,9 @@ void AddTraceOptions(CLI::App* sim, TraceSimOptions* o) {
   sim->add_option("--nodes", o->nodes, "Trace node list CSV (openb: sn,cpu_milli,memory_mib,gpu,model)");
   sim->add_option("--pods", o->pods, "Trace pod list CSV (openb: name,cpu_milli,memory_mib,num_gpu,gpu_milli,...)");
   sim->add_option("--mode", o->mode, "Trace mode: timeline (default) or saturate (the FGD paper's protocol)");
-  sim->add_option("--target", o->target, "saturate: arrived GPU demand to reach, x cluster GPUs (default 1.3)");
+  sim->add_option("--target", o->target,
+                  "saturate: arrived GPU demand to reach: a ratio of the cluster's GPUs (1.3) or a percentage "
+                  "(130%), at most 10 (1000%); default 1.3");
   sim->add_option("--tenants", o->tenants, "Spread trace pods over N tenants by a seeded rule (default 1)");
 }
 
@@ -112,13 +85,22 @@ void RegisterSimCompare(CLI::App* sim, int* exit_code) {
   cmd->add_option("--nodes", o->nodes, "Trace node list CSV")->required();
   cmd->add_option("--pods", o->pods, "Trace pod list CSV")->required();
   cmd->add_option("--mode", o->mode, "Only saturate");
-  cmd->add_option("--target", o->target, "Arrived GPU demand to reach, x cluster GPUs (default 1.3)");
+  cmd->add_option("--target", o->target,
+                  "Arrived GPU demand to reach: a ratio of the cluster's GPUs (1.3) or a percentage (130%), at "
+                  "most 10 (1000%); default 1.3");
   cmd->add_option("--policies", o->policies, "Comma-separated policies (default random,dotproduct,packing,bestfit,fgd)");
-  cmd->add_option("--seeds", o->seeds, "Seeds: FIRST-LAST or a comma list (default 42-51)");
+  cmd->add_option("--seeds", o->seeds, "Seeds: 42, a range 42-51, or a list 1,5,10-12; default 42-51");
   cmd->add_option("--tenants", o->tenants, "Spread trace pods over N tenants (default 1)");
   cmd->add_option("--report-json", o->report_json, "Write the PolicyComparison JSON here");
   cmd->add_option("--report-html", o->report_html, "Write a self-contained HTML report with SVG charts here");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress output");
+  cmd->footer(
+      "--seeds: one seed (42), a range FIRST-LAST with both ends included and FIRST <= LAST (42-51), or a\n"
+      "  comma list of both (1,5,10-12). Each seed at most once, at most 100000 seeds in all; every seed is\n"
+      "  one saturate run per policy (about 0.5 s each on the default trace).\n"
+      "--target: a ratio of the cluster's GPU capacity (1.3, 0.5, 2; at most three decimals) or a\n"
+      "  percentage (130%, 50%, 12.5%). Above 0 and at most 10 (1000%). A bare number above 10 is refused\n"
+      "  rather than guessed: --target 50 would be 5000%; write 50% or 0.5.");
   cmd->callback([o, exit_code] { *exit_code = RunTraceCompare(*o); });
 }
 
@@ -131,8 +113,10 @@ int RunTraceSim(const TraceSimOptions& o) {
   }
   ro.policy = *policy;
   ro.seed = o.seed;
-  if (!ParseTarget(o.target, &ro.target_permille)) {
-    std::cerr << "arbiter sim: --target: expected a positive ratio like 1.3 or 130%, got \"" << o.target << "\"\n";
+  if (auto t = tr::ParseTargetPermille(o.target); t.ok()) {
+    ro.target_permille = *t;
+  } else {
+    std::cerr << "arbiter sim: --target: " << t.message() << "\n";
     return 2;
   }
   if (o.mode != "timeline" && o.mode != "saturate") {
@@ -193,8 +177,10 @@ int RunTraceCompare(const TraceCompareOptions& o) {
     return 2;
   }
   tr::TraceRunOptions base;
-  if (!ParseTarget(o.target, &base.target_permille)) {
-    std::cerr << "arbiter sim compare: --target: expected a positive ratio like 1.3 or 130%, got \"" << o.target << "\"\n";
+  if (auto t = tr::ParseTargetPermille(o.target); t.ok()) {
+    base.target_permille = *t;
+  } else {
+    std::cerr << "arbiter sim compare: --target: " << t.message() << "\n";
     return 2;
   }
   std::vector<PlacementPolicyName> policies;

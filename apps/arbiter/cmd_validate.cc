@@ -7,17 +7,10 @@
 
 #include "adapters/yaml/manifest_loader.h"
 #include "commands.h"
+#include "core/plural.h"
 #include "core/validation.h"
 
 namespace arbiter::app {
-
-namespace {
-
-std::string Plural(size_t n, const char* word) {
-  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
-}
-
-}  // namespace
 
 void RegisterValidate(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(

@@ -1,21 +1,34 @@
 #include <iostream>
 
+#include "cli_errors.h"
 #include "commands.h"
+
+#ifndef ARBITER_VERSION
+#define ARBITER_VERSION "unknown"
+#endif
 
 int main(int argc, char** argv) {
   CLI::App app{
       "arbiter: scheduling, quota, orderly preemption and dual-track billing for shared GPU/CPU "
-      "pools.\nRun `arbiter SUBCOMMAND --help` for the options of each subcommand."};
+      "pools.\nRun `arbiter SUBCOMMAND --help` for the options of each subcommand.",
+      "arbiter"};  // not argv[0]: "Usage: arbiter ..." whatever path it was started by
   app.require_subcommand(1);
+  app.set_version_flag("--version", "arbiter " ARBITER_VERSION, "Print the version and exit");
   int exit_code = 0;
   arbiter::app::RegisterValidate(app, &exit_code);
   arbiter::app::RegisterSim(app, &exit_code);
   arbiter::app::RegisterInvoice(app, &exit_code);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);  // prints help (rc 0) or the usage error
-    return rc == 0 ? 0 : 2;
+    std::cerr << arbiter::app::UsageErrorMessage(app, e);
+    return 2;
   }
   return exit_code;
 }

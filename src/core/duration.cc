@@ -4,6 +4,32 @@
 
 namespace arbiter {
 
+namespace {
+
+// The message for a number without a unit at text[at] ("5", "1h30", "5 s"), with a guess: seconds
+// for a lone number, the next smaller unit after another component (1h30 -> 1h30m), and the
+// text without blanks when that is all that is wrong.
+std::string NoUnitMessage(std::string_view text, size_t at, std::string_view previous_unit) {
+  std::string msg = "duration \"" + std::string(text) + "\" has no unit";
+  std::string guess;
+  if (at == text.size()) {
+    const char* unit = "s";
+    if (previous_unit == "h") unit = "m";
+    else if (previous_unit == "m") unit = "s";
+    else if (previous_unit == "s") unit = "ms";
+    else if (!previous_unit.empty()) unit = "";
+    if (*unit) guess = std::string(text) + unit;
+  } else if (text.find_first_of(" \t") != std::string_view::npos) {
+    for (char c : text)
+      if (c != ' ' && c != '\t') guess += c;
+    if (!ParseDuration(guess).ok()) guess.clear();
+  }
+  if (!guess.empty()) return msg + ": did you mean " + guess + "? (units: h, m, s, ms; e.g. 30s, 1h30m)";
+  return msg + " (units: h, m, s, ms; e.g. 30s, 1h30m)";
+}
+
+}  // namespace
+
 Result<Millis> ParseDuration(std::string_view text) {
   const std::string bad = "duration \"" + std::string(text) +
                           "\" is malformed (expected e.g. 30s, 1h30m, 500ms, 1.5h)";
@@ -18,6 +44,7 @@ Result<Millis> ParseDuration(std::string_view text) {
   // Accumulate in microseconds to detect sub-millisecond remainders exactly.
   __int128 total_us = 0;
   bool any = false;
+  std::string_view last_unit;  // of the previous component, for the "did you mean" hint
   while (i < text.size()) {
     __int128 whole = 0;
     __int128 frac = 0, frac_scale = 1;
@@ -62,12 +89,12 @@ Result<Millis> ParseDuration(std::string_view text) {
       any = true;
       continue;
     } else if (unit.empty()) {
-      return Result<Millis>::Error("duration \"" + std::string(text) +
-                                   "\" has no unit (write e.g. 30s, 5m, 2h)");
+      return Result<Millis>::Error(NoUnitMessage(text, i, last_unit));
     } else {
       return Result<Millis>::Error("duration \"" + std::string(text) + "\" has unknown unit \"" +
                                    std::string(unit) + "\" (use h, m, s, ms)");
     }
+    last_unit = unit;
     __int128 part = whole * unit_us;
     __int128 fnum = frac * unit_us;
     if (fnum % frac_scale != 0)

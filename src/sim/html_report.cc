@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/duration.h"
+#include "core/plural.h"
 #include "sim/svg_chart.h"
 
 namespace arbiter::sim {
@@ -107,6 +108,7 @@ const char* kStyle =
     "div.card b{display:block;font-size:22px}div.card span{color:#555;font-size:12px}"
     "td.Succeeded{color:#2ca02c}td.Running{color:#1f77b4}td.Pending{color:#ff7f0e}"
     "td.Preempted,td.Rejected{color:#d62728}"
+    "tr.idle td{color:#666;font-style:italic;background:#f7f7f7}"
     "svg{display:block;margin:12px 0}";
 
 std::string Card(const std::string& value, const std::string& label) {
@@ -131,7 +133,7 @@ std::string Header(const json& r) {
   s += "<br>Placement: " + Esc(Str(Field(pool, "placement"))) + ", preemption: " +
        Esc(Str(Field(pool, "preemption"))) + "<br>Simulated until " + Esc(TimeText(Field(r, "endTime"))) +
        " of virtual time</p>\n<div class=\"cards\">\n";
-  s += Card(std::to_string(Array(r, "workloads").size()), "workloads");
+  s += Card(std::to_string(Array(r, "workloads").size()), Array(r, "workloads").size() == 1 ? "workload" : "workloads");
   for (const char* p : {"Succeeded", "Running", "Pending", "Preempted", "Rejected"})
     s += Card(Str(Field(phases, p)), std::string(p) == "Preempted" ? "cancelled after preemption" : p);
   const json& util = Field(sum, "utilisation");
@@ -250,29 +252,47 @@ std::string PreemptionChart(const json& r, double horizon_s) {
                        {"Preempted (priority)", "Reclaimed (quota)"}, groups, "%g", 1);
 }
 
+// The invoice of the pool's unallocated capacity (billing::BuildIdleInvoice): not a tenant.
+constexpr const char* kIdleNamespace = "__idle__";
+constexpr const char* kIdleLabel = "idle capacity (not billed)";
+
 std::string CostSection(const json& r) {
   const json& inv = Array(r, "invoices");
   if (inv.empty())
     return "<p class=\"note\">No price book: this report has no invoices, so there is no per-tenant cost to "
            "show.</p>\n";
   std::string currency;
-  std::vector<svg::BarGroup> groups;
+  std::vector<svg::HBarRow> rows;
   std::string table =
       "<table><tr><th>namespace</th><th>currency</th><th>request track</th><th>usage track</th><th>total</th></tr>\n";
+  std::string idle_rows;
   for (const auto& i : inv) {
     if (currency.empty()) currency = Str(Field(i, "currency"));
     const json& rt = Field(i, "requestTotal");
     const json& ut = Field(i, "usageTotal");
-    groups.push_back({Str(Field(i, "namespace")), {Num(rt), Num(ut)}, {Str(rt), Str(ut)}});
+    const bool idle = Str(Field(i, "namespace")) == kIdleNamespace;
+    if (idle) {  // no usage track: nobody used it
+      rows.push_back({kIdleLabel, {Num(rt)}, {Str(rt)}, /*muted=*/true});
+      idle_rows += "<tr class=\"idle\"><td>" + std::string(kIdleLabel) + "</td><td>" + Esc(Str(Field(i, "currency"))) +
+                   "</td><td class=\"n\">" + Esc(Str(rt)) + "</td><td class=\"n\">-</td><td class=\"n\">" +
+                   Esc(Str(Field(i, "total"))) + "</td></tr>\n";
+      continue;
+    }
+    rows.push_back({Str(Field(i, "namespace")), {Num(rt), Num(ut)}, {Str(rt), Str(ut)}, false});
     table += "<tr><td>" + Esc(Str(Field(i, "namespace"))) + "</td><td>" + Esc(Str(Field(i, "currency"))) +
              "</td><td class=\"n\">" + Esc(Str(rt)) + "</td><td class=\"n\">" + Esc(Str(ut)) +
              "</td><td class=\"n\">" + Esc(Str(Field(i, "total"))) + "</td></tr>\n";
   }
-  table += "</table>\n";
-  return svg::BarChart("Cost per tenant: request and usage track",
-                       "amount" + (currency.empty() ? std::string() : " (" + currency + ")"),
-                       {"request track", "usage track"}, groups) +
-         table;
+  table += idle_rows + "</table>\n";
+  std::string note;
+  if (!idle_rows.empty())
+    note = "<p class=\"note\">Grey, below the tenants: idle capacity, the pool's capacity that no workload held, "
+           "priced like the request track. It is not billed to anyone; it shows what the unused part of the pool "
+           "cost. The axis fits the tenants: a longer idle bar is cut, with its amount marked off scale.</p>\n";
+  return svg::HBarChart("Cost per tenant: request and usage track",
+                        "amount" + (currency.empty() ? std::string() : " (" + currency + ")"),
+                        {"request track", "usage track"}, rows) +
+         note + table;
 }
 
 std::string WorkloadTable(const json& r, size_t limit) {
@@ -302,8 +322,10 @@ std::string WorkloadTable(const json& r, size_t limit) {
 std::string EventTable(const json& r, size_t limit) {
   const json& evs = Array(r, "events");
   std::string s = "<p class=\"note\">" +
-                  (evs.size() > limit ? "The first " + std::to_string(limit) + " of " : std::string("All ")) +
-                  std::to_string(evs.size()) + " events, in time order.</p>\n";
+                  (evs.size() > limit ? "The first " + std::to_string(limit) + " of " + Plural(evs.size(), "event")
+                   : evs.size() == 1  ? std::string("1 event")
+                                      : "All " + Plural(evs.size(), "event")) +
+                  ", in time order.</p>\n";
   s += "<table><tr><th>time</th><th>type</th><th>workload</th><th>node</th><th>by</th><th>reason</th>"
        "<th>message</th></tr>\n";
   for (size_t i = 0; i < evs.size() && i < limit; ++i) {

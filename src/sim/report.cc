@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/decimal.h"
+#include "core/plural.h"
 #include "core/quantity.h"
 
 namespace arbiter::sim {
@@ -321,22 +322,25 @@ void WriteReportJson(std::ostream& os, const ManifestSet& m, const SimResult& r,
 std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary& s) {
   std::ostringstream o;
   const auto& e = *r.engine;
-  o << "Simulated " << e.workloads().size() << " workloads on " << m.nodes.size() << " nodes for "
+  o << "Simulated " << Plural(e.workloads().size(), "workload") << " on " << Plural(m.nodes.size(), "node") << " for "
     << FormatDuration(r.end_time) << " (placement " << ToString(e.policy().placement) << ", preemption "
     << ToString(e.policy().preemption_type) << ")\n";
   o << "  phases: " << s.succeeded << " succeeded, " << s.running << " running, " << s.pending << " pending, "
     << s.preempted << " cancelled after preemption, " << s.rejected << " rejected\n";
   o << "  utilisation:";
   for (const auto& u : s.utilisation) o << " " << u.resource << " " << RatioString(u.allocated * 100, u.capacity, 1) << "%";
-  o << "\n  preemptions: " << s.preemptions << " (+" << s.reclaims << " quota reclaims), requeued " << s.requeues
+  o << "\n  preemptions: " << s.preemptions << " (+" << Plural(s.reclaims, "quota reclaim") << "), requeued " << s.requeues
     << ", cancelled " << s.cancellations << ", GPU-seconds lost " << RatioString(s.gpu_milli_ms_lost, 1000000, 1)
     << "\n";
   o << "  pending time by priority:";
+  if (s.tiers.empty()) o << " none (no workloads)";
   for (const auto& t : s.tiers)
-    o << " [" << t.priority << ": " << t.workloads << " workloads, mean "
+    o << " [" << t.priority << ": " << Plural(t.workloads, "workload") << ", mean "
       << FormatDuration(t.workloads ? t.pending_total / static_cast<Millis>(t.workloads) / 1000 * 1000 : 0) << ", max "
       << FormatDuration(t.pending_max) << "]";
   o << "\n";
+  if (e.workloads().empty()) o << "  no Pods in the manifests: nothing was scheduled\n";
+  if (m.nodes.empty()) o << "  no Nodes in the manifests: the pool is empty, nothing can run\n";
   size_t shown = 0;
   for (const auto& w : e.workloads()) {
     if (w.phase != Phase::kPending && w.phase != Phase::kRejected) continue;

@@ -86,6 +86,103 @@ std::string LineChart(const std::string& title, const std::string& x_label, cons
   return s;
 }
 
+std::string HBarChart(const std::string& title, const std::string& x_label,
+                      const std::vector<std::string>& series_names, const std::vector<HBarRow>& rows,
+                      const char* x_fmt) {
+  const bool legend = series_names.size() > 1;
+  const size_t n = std::max<size_t>(1, series_names.size());
+  const double bar_h = 14, bar_gap = 3, row_gap = 12;
+  const double row_h = static_cast<double>(n) * (bar_h + bar_gap) - bar_gap + row_gap;
+  // Label column sized to the longest row label (about 7 px per character), within limits.
+  size_t longest = 4;
+  for (const auto& r : rows) longest = std::max(longest, r.label.size());
+  size_t longest_value = 4;
+  for (const auto& r : rows)
+    for (const auto& v : r.value_labels) longest_value = std::max(longest_value, v.size() + (r.muted ? 12 : 0));
+  const double W = 760, T = legend ? 58 : 36, B = 44;
+  const double L = std::clamp(7.0 * static_cast<double>(longest) + 16, 90.0, 260.0);
+  const double value_room = std::min(160.0, 6.5 * static_cast<double>(longest_value) + 10);
+  const double R = 16 + value_room;
+  const double pw = W - L - R;
+  bool any_muted = false, any_plain = false;
+  for (const auto& r : rows) (r.muted ? any_muted : any_plain) = true;
+  const double rule_gap = any_muted && any_plain ? 10 : 0;
+  const double ph = static_cast<double>(rows.size()) * row_h + rule_gap + (rows.empty() ? row_h : 0);
+  const double H = T + ph + B;
+  // The axis fits the ordinary rows; a muted bar longer than that is cut at the edge of the plot
+  // with a break mark (so idle capacity does not squash the tenants into slivers).
+  double peak = 0, muted_peak = 0;
+  for (const auto& r : rows)
+    for (double v : r.values) (r.muted ? muted_peak : peak) = std::max(r.muted ? muted_peak : peak, v);
+  if (peak <= 0) peak = muted_peak;
+  const double step = NiceStep(peak > 0 ? peak : 1, 6);
+  const double x_max = std::max(step, std::ceil(peak / step - 1e-9) * step);
+  auto X = [&](double x) { return L + std::clamp(x / x_max, 0.0, 1.0) * pw; };
+  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Fmt("%.0f", W) + "\" height=\"" +
+                  Fmt("%.0f", H) + "\" viewBox=\"0 0 " + Fmt("%.0f", W) + " " + Fmt("%.0f", H) +
+                  "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  s += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+  s += "<text x=\"" + Fmt("%.0f", L) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" + Esc(title) + "</text>\n";
+  const int nx = static_cast<int>(x_max / step + 0.5);
+  for (int i = 0; i <= nx; ++i) {
+    const double x = step * i;
+    s += "<line x1=\"" + Fmt("%.1f", X(x)) + "\" y1=\"" + Fmt("%.1f", T) + "\" x2=\"" + Fmt("%.1f", X(x)) +
+         "\" y2=\"" + Fmt("%.1f", T + ph) + "\" stroke=\"#e5e5e5\"/>\n";
+    s += "<text x=\"" + Fmt("%.1f", X(x)) + "\" y=\"" + Fmt("%.1f", T + ph + 16) + "\" text-anchor=\"middle\">" +
+         Fmt(x_fmt, x) + "</text>\n";
+  }
+  s += "<text x=\"" + Fmt("%.1f", L + pw / 2) + "\" y=\"" + Fmt("%.1f", H - 8) + "\" text-anchor=\"middle\">" +
+       Esc(x_label) + "</text>\n";
+  // Ordinary rows first, then the muted ones below a dashed rule.
+  double y = T + row_gap / 2;
+  for (int pass = 0; pass < 2; ++pass) {
+    const bool muted = pass == 1;
+    if (muted && any_muted && any_plain) {
+      s += "<line x1=\"4\" y1=\"" + Fmt("%.1f", y + rule_gap / 2 - row_gap / 2) + "\" x2=\"" + Fmt("%.1f", L + pw) +
+           "\" y2=\"" + Fmt("%.1f", y + rule_gap / 2 - row_gap / 2) + "\" stroke=\"#999\" stroke-dasharray=\"4 3\"/>\n";
+      y += rule_gap;
+    }
+    for (const auto& r : rows) {
+      if (r.muted != muted) continue;
+      s += muted ? "<g class=\"muted\">\n" : "<g class=\"row\">\n";
+      const double mid = y + (row_h - row_gap) / 2;
+      s += "<text x=\"" + Fmt("%.1f", L - 8) + "\" y=\"" + Fmt("%.1f", mid + 4) + "\" text-anchor=\"end\"" +
+           (muted ? " fill=\"#666\" font-style=\"italic\"" : "") + ">" + Esc(r.label) + "</text>\n";
+      for (size_t k = 0; k < r.values.size() && k < n; ++k) {
+        const double v = std::max(0.0, r.values[k]);
+        const double by = y + static_cast<double>(k) * (bar_h + bar_gap);
+        const std::string fill = muted ? (k == 0 ? "#9e9e9e" : "#cfcfcf") : kColors[k % 10];
+        const bool off_scale = v > x_max * (1 + 1e-9);
+        s += "<rect x=\"" + Fmt("%.1f", L) + "\" y=\"" + Fmt("%.1f", by) + "\" width=\"" + Fmt("%.1f", X(v) - L) +
+             "\" height=\"" + Fmt("%.1f", bar_h) + "\" fill=\"" + fill + "\"/>\n";
+        if (off_scale)  // a white zig-zag across the bar, near its cut end
+          s += "<polyline class=\"break\" fill=\"none\" stroke=\"#ffffff\" stroke-width=\"3\" points=\"" +
+               Fmt("%.1f", L + pw - 22) + "," + Fmt("%.1f", by - 1) + " " + Fmt("%.1f", L + pw - 16) + "," +
+               Fmt("%.1f", by + bar_h / 2) + " " + Fmt("%.1f", L + pw - 22) + "," + Fmt("%.1f", by + bar_h + 1) + "\"/>\n";
+        if (k < r.value_labels.size() && !r.value_labels[k].empty())
+          s += "<text x=\"" + Fmt("%.1f", X(v) + 4) + "\" y=\"" + Fmt("%.1f", by + bar_h - 3) +
+               "\" font-size=\"11\"" + (muted ? " fill=\"#666\"" : "") + ">" + Esc(r.value_labels[k]) +
+               (off_scale ? " (off scale)" : "") + "</text>\n";
+      }
+      s += "</g>\n";
+      y += row_h;
+    }
+  }
+  // Axis lines left and bottom only: value labels right of long bars cross no frame.
+  s += "<path d=\"M" + Fmt("%.1f", L) + " " + Fmt("%.1f", T) + " V" + Fmt("%.1f", T + ph) + " H" + Fmt("%.1f", L + pw) +
+       "\" fill=\"none\" stroke=\"#444\"/>\n";
+  if (legend) {  // one line under the title
+    double lx = L;
+    for (size_t k = 0; k < series_names.size(); ++k) {
+      s += "<rect x=\"" + Fmt("%.1f", lx) + "\" y=\"34\" width=\"24\" height=\"10\" fill=\"" + kColors[k % 10] + "\"/>\n";
+      s += "<text x=\"" + Fmt("%.1f", lx + 30) + "\" y=\"44\">" + Esc(series_names[k]) + "</text>\n";
+      lx += 30 + 7.0 * static_cast<double>(series_names[k].size()) + 24;
+    }
+  }
+  s += "</svg>\n";
+  return s;
+}
+
 double NiceStep(double span, int max_ticks) {
   if (!(span > 0) || max_ticks < 1) return 1;
   const double raw = span / max_ticks;

@@ -49,6 +49,25 @@ std::string BarChart(const std::string& title, const std::string& y_label,
                      const std::vector<std::string>& series_names, const std::vector<BarGroup>& groups,
                      const char* y_fmt = "%g", double min_step = 0);
 
+struct HBarRow {
+  std::string label;
+  std::vector<double> values;             // one per series; a missing value draws no bar
+  std::vector<std::string> value_labels;  // printed right of each bar's end; empty entries print nothing
+  // Not one of the compared items (e.g. idle capacity next to tenants): drawn after the others,
+  // below a dashed rule, in grey with an italic label, inside <g class="muted">. The x axis fits
+  // the other rows; a longer muted bar is cut at the plot's edge with a break mark
+  // (<polyline class="break">) and its value label says "(off scale)".
+  bool muted = false;
+};
+
+// A 760×H horizontal grouped bar chart: one row per entry (label on the left), one bar per series
+// in each row, each bar's value label right of its end (never on top of another label: every bar
+// has its own line), an x axis from 0 to a round number above the largest value, a legend under
+// the title when there is more than one series. Ordinary rows are inside <g class="row">.
+std::string HBarChart(const std::string& title, const std::string& x_label,
+                      const std::vector<std::string>& series_names, const std::vector<HBarRow>& rows,
+                      const char* x_fmt = "%g");
+
 // A round tick step (1, 2 or 5 × 10^k) that divides `span` into at most about `max_ticks` parts.
 double NiceStep(double span, int max_ticks = 8);
 

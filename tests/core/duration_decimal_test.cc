@@ -22,6 +22,31 @@ TEST(DurationTest, RejectsBadDurations) {
     EXPECT_FALSE(ParseDuration(t).ok()) << t;
 }
 
+// Regression (new-user trial): `5` was refused without saying what to write instead.
+TEST(DurationTest, MissingUnitSuggestsOne) {
+  auto msg = [](const char* t) {
+    auto r = ParseDuration(t);
+    EXPECT_FALSE(r.ok()) << t;
+    return r.ok() ? std::string() : r.message();
+  };
+  EXPECT_NE(msg("5").find("duration \"5\" has no unit: did you mean 5s?"), std::string::npos) << msg("5");
+  EXPECT_NE(msg("1.5").find("did you mean 1.5s?"), std::string::npos) << msg("1.5");
+  EXPECT_NE(msg("-5").find("did you mean -5s?"), std::string::npos) << msg("-5");
+  EXPECT_NE(msg("1h30").find("did you mean 1h30m?"), std::string::npos) << msg("1h30");
+  EXPECT_NE(msg("2m30").find("did you mean 2m30s?"), std::string::npos) << msg("2m30");
+  EXPECT_NE(msg("1s500").find("did you mean 1s500ms?"), std::string::npos) << msg("1s500");
+  EXPECT_NE(msg("5 s").find("did you mean 5s?"), std::string::npos) << msg("5 s");
+  // Every suggestion parses.
+  for (const char* t : {"5", "1.5", "1h30", "2m30", "1s500", "5 s"}) {
+    const std::string m = msg(t);
+    const size_t at = m.find("did you mean ");
+    ASSERT_NE(at, std::string::npos) << m;
+    const std::string guess = m.substr(at + 13, m.find('?', at) - at - 13);
+    EXPECT_TRUE(ParseDuration(guess).ok()) << t << " -> " << guess;
+  }
+  EXPECT_EQ(msg("5 x").find("did you mean"), std::string::npos) << msg("5 x");
+}
+
 TEST(DurationTest, FormatsShortest) {
   EXPECT_EQ(FormatDuration(5400000), "1h30m");
   EXPECT_EQ(FormatDuration(90000), "1m30s");

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -166,6 +167,103 @@ TEST(HtmlReportTest, CostPerTenantFromInvoices) {
   EXPECT_TRUE(Has(html, "amount (CNY)"));
   for (const char* v : {"1234.50", "987.25", "400.00", "410.10", "team-a", "team-b"}) EXPECT_TRUE(Has(html, v)) << v;
   EXPECT_GE(Count(html, "<svg "), 5u);
+}
+
+// The SVG chart whose title is `title`.
+std::string SvgWithTitle(const std::string& html, const std::string& title) {
+  const size_t t = html.find(">" + title + "<");
+  if (t == std::string::npos) return "";
+  const size_t b = html.rfind("<svg ", t), e = html.find("</svg>", t);
+  return html.substr(b, e + 6 - b);
+}
+
+struct TextBox {
+  double x0, x1, y0, y1;
+  std::string text;
+};
+
+// Every <text> with a font-size of 11 (value labels), as approximate boxes: 6.5 px per character
+// (wider than the sans-serif average at 11 px), 11 px high above the baseline.
+std::vector<TextBox> ValueLabels(const std::string& svg) {
+  std::vector<TextBox> out;
+  for (size_t at = svg.find("<text "); at != std::string::npos; at = svg.find("<text ", at + 1)) {
+    const size_t close = svg.find('>', at), end = svg.find("</text>", at);
+    const std::string tag = svg.substr(at, close - at);
+    if (tag.find("font-size=\"11\"") == std::string::npos) continue;
+    auto attr = [&](const char* name) {
+      const size_t p = tag.find(std::string(" ") + name + "=\"");
+      return p == std::string::npos ? -1.0 : std::stod(tag.substr(p + std::strlen(name) + 3));
+    };
+    const std::string text = svg.substr(close + 1, end - close - 1);
+    const double w = 6.5 * static_cast<double>(text.size());
+    double x = attr("x");
+    if (tag.find("text-anchor=\"middle\"") != std::string::npos) x -= w / 2;
+    const double y = attr("y");
+    out.push_back({x, x + w, y - 11, y, text});
+  }
+  return out;
+}
+
+json Invoice(const std::string& ns, const std::string& request, const std::string& usage) {
+  return {{"namespace", ns}, {"currency", "CNY"}, {"lines", json::array()}, {"requestTotal", request},
+          {"usageTotal", usage}, {"total", request}};
+}
+
+// Regression (new-user trial): tenants with small costs had their two value labels drawn on top
+// of each other (and of their neighbours'); the __idle__ pseudo-tenant was drawn as a tenant.
+TEST(HtmlReportTest, CostLabelsDoNotOverlapAndIdleIsApart) {
+  const json invoices = json::array({Invoice("team-a", "0.013333", "0.012000"), Invoice("team-b", "0.020000", "0.019500"),
+                                     Invoice("team-c", "2338.357334", "2267.114833"),
+                                     Invoice("team-d", "0.000000", "0.000000"),
+                                     {{"namespace", "__idle__"}, {"currency", "CNY"}, {"lines", json::array()},
+                                      {"requestTotal", "5120.400000"}, {"usageTotal", "0"}, {"total", "5120.400000"}}});
+  const std::string html = SimulationHtml(PoolReport(invoices));
+  ExpectWellFormed(html);
+  const std::string svg = SvgWithTitle(html, "Cost per tenant: request and usage track");
+  ASSERT_FALSE(svg.empty());
+  const auto labels = ValueLabels(svg);
+  ASSERT_EQ(labels.size(), 4u * 2 + 1) << svg;  // two tracks per tenant, the request track of idle
+  for (size_t i = 0; i < labels.size(); ++i) {
+    EXPECT_LE(labels[i].x1, 760.0) << labels[i].text << " runs off the chart";
+    for (size_t j = i + 1; j < labels.size(); ++j) {
+      const TextBox &a = labels[i], &b = labels[j];
+      const bool overlap = a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+      EXPECT_FALSE(overlap) << a.text << " overlaps " << b.text;
+    }
+  }
+  // Idle capacity: named for people, grey, after the tenants, not a tenant row.
+  EXPECT_FALSE(Has(svg, ">__idle__<"));
+  EXPECT_FALSE(Has(html, ">__idle__<"));
+  EXPECT_EQ(Count(svg, "<g class=\"row\">"), 4u);
+  EXPECT_EQ(Count(svg, "<g class=\"muted\">"), 1u);
+  const size_t muted = svg.find("<g class=\"muted\">");
+  EXPECT_GT(muted, svg.rfind("<g class=\"row\">"));
+  const std::string idle = svg.substr(muted, svg.find("</g>", muted) - muted);
+  EXPECT_TRUE(Has(idle, "idle capacity (not billed)")) << idle;
+  EXPECT_TRUE(Has(idle, "5120.400000")) << idle;
+  EXPECT_EQ(Count(idle, "<rect "), 1u) << "idle capacity has no usage track: " << idle;
+  EXPECT_TRUE(Has(idle, "fill=\"#9e9e9e\"")) << idle;
+  for (const char* c : {"#1f77b4", "#d62728"}) EXPECT_FALSE(Has(idle, c)) << "idle drawn in a tenant colour";
+  EXPECT_TRUE(Has(svg, "stroke-dasharray")) << "no rule between tenants and idle capacity";
+  // The axis fits the tenants (2338.36 -> 2500): idle capacity is cut, with a break mark.
+  EXPECT_TRUE(Has(svg, ">2500<")) << svg;
+  EXPECT_FALSE(Has(svg, ">6000<")) << svg;
+  EXPECT_TRUE(Has(idle, "<polyline class=\"break\"")) << idle;
+  EXPECT_TRUE(Has(idle, "5120.400000 (off scale)")) << idle;
+  // The table: idle last, marked, named the same way.
+  EXPECT_TRUE(Has(html, "<tr class=\"idle\"><td>idle capacity (not billed)</td>"));
+  EXPECT_GT(html.find("<tr class=\"idle\">"), html.find("<td>team-d</td>"));
+  EXPECT_TRUE(Has(html, "not billed to anyone"));
+}
+
+TEST(HtmlReportTest, CostChartWithoutIdleHasNoIdleRow) {
+  const std::string html =
+      SimulationHtml(PoolReport(json::array({Invoice("team-a", "1.00", "0.50")})));
+  const std::string svg = SvgWithTitle(html, "Cost per tenant: request and usage track");
+  EXPECT_EQ(Count(svg, "<g class=\"row\">"), 1u);
+  EXPECT_EQ(Count(svg, "<g class=\"muted\">"), 0u);
+  EXPECT_FALSE(Has(svg, "stroke-dasharray"));
+  EXPECT_FALSE(Has(html, "idle capacity"));
 }
 
 TEST(HtmlReportTest, RendersAnyJson) {

@@ -133,6 +133,58 @@ TEST(TraceOptionsTest, ParsesPoliciesAndSeeds) {
   EXPECT_EQ(*ParseSeeds("1,7,3"), (std::vector<uint64_t>{1, 7, 3}));
   EXPECT_FALSE(ParseSeeds("9-3").ok());
   EXPECT_FALSE(ParseSeeds("x").ok());
+  EXPECT_EQ(*ParseSeeds("1, 5,10-12"), (std::vector<uint64_t>{1, 5, 10, 11, 12}));
+  EXPECT_EQ(*ParseSeeds("7-7"), (std::vector<uint64_t>{7}));
+  EXPECT_EQ(ParseSeeds("0-99999")->size(), kMaxSeeds);
+}
+
+// Regression (new-user trial): a reversed range and the seed cap gave "bad seed range" at best.
+TEST(TraceOptionsTest, SeedErrorsSayWhatIsWrong) {
+  auto msg = [](const char* t) {
+    auto r = ParseSeeds(t);
+    EXPECT_FALSE(r.ok()) << t;
+    return r.ok() ? std::string() : r.message();
+  };
+  EXPECT_NE(msg("44-42").find("seed range '44-42' is reversed"), std::string::npos) << msg("44-42");
+  EXPECT_NE(msg("44-42").find("did you mean 42-44?"), std::string::npos) << msg("44-42");
+  EXPECT_NE(msg("0-100000").find("more than 100000 seeds"), std::string::npos) << msg("0-100000");
+  EXPECT_NE(msg("0-99999,100000").find("more than 100000 seeds"), std::string::npos);
+  EXPECT_NE(msg("0-18446744073709551615").find("more than 100000 seeds"), std::string::npos);
+  EXPECT_NE(msg("42,43,42").find("seed 42 is given more than once"), std::string::npos) << msg("42,43,42");
+  EXPECT_NE(msg("40-45,44").find("seed 44 is given more than once"), std::string::npos);
+  EXPECT_NE(msg("-5").find("not negative"), std::string::npos) << msg("-5");
+  EXPECT_NE(msg("1,,2").find("empty item"), std::string::npos) << msg("1,,2");
+  EXPECT_NE(msg("").find("no seed given"), std::string::npos) << msg("");
+  EXPECT_NE(msg("a-b").find("'a-b' is not a seed range FIRST-LAST"), std::string::npos) << msg("a-b");
+  EXPECT_NE(msg("x").find("a range like 42-51"), std::string::npos) << msg("x");
+}
+
+// Regression (new-user trial): `--target 50` was taken as 50 x the cluster (5000 %).
+TEST(TraceOptionsTest, TargetGrammar) {
+  EXPECT_EQ(*ParseTargetPermille("1.3"), 1300);
+  EXPECT_EQ(*ParseTargetPermille("1"), 1000);
+  EXPECT_EQ(*ParseTargetPermille("0.5"), 500);
+  EXPECT_EQ(*ParseTargetPermille(".5"), 500);
+  EXPECT_EQ(*ParseTargetPermille("0.125"), 125);
+  EXPECT_EQ(*ParseTargetPermille("130%"), 1300);
+  EXPECT_EQ(*ParseTargetPermille("50%"), 500);
+  EXPECT_EQ(*ParseTargetPermille("12.5%"), 125);
+  EXPECT_EQ(*ParseTargetPermille("10"), 10000);
+  EXPECT_EQ(*ParseTargetPermille("1000%"), 10000);
+  auto msg = [](const char* t) {
+    auto r = ParseTargetPermille(t);
+    EXPECT_FALSE(r.ok()) << t;
+    return r.ok() ? std::string() : r.message();
+  };
+  EXPECT_NE(msg("50").find("'50' would mean 50 x the cluster's GPUs (5000%)"), std::string::npos) << msg("50");
+  EXPECT_NE(msg("50").find("did you mean 50%?"), std::string::npos) << msg("50");
+  EXPECT_NE(msg("12.5").find("(1250%)"), std::string::npos) << msg("12.5");
+  EXPECT_NE(msg("1001%").find("above the limit"), std::string::npos) << msg("1001%");
+  EXPECT_NE(msg("2000").find("above the limit"), std::string::npos) << msg("2000");
+  for (const char* bad : {"0", "0%", "0.0", "-1", "1.3x", "%", "", ".", "1..3", "1.0001", "12.25%", "abc"})
+    EXPECT_NE(msg(bad).find("like 1.3"), std::string::npos) << bad << ": " << msg(bad);
+  EXPECT_NE(msg("1.0001").find("more precise than 0.001"), std::string::npos);
+  EXPECT_NE(msg("12.25%").find("more precise than 0.1%"), std::string::npos);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/plural.h"
 #include "sim/svg_chart.h"
 
 namespace arbiter::sim::trace {
@@ -139,8 +140,8 @@ std::string ComparisonText(const std::vector<PolicySummary>& summaries, const Tr
   const int64_t gpus = summaries.empty() || summaries[0].runs.empty() ? 0 : summaries[0].runs[0].cluster_gpu_milli / 1000;
   const size_t seeds = summaries.empty() ? 0 : summaries[0].seeds.size();
   s += "Policy comparison: " + m.mode + ", arrived GPU demand up to " + Fmt("%.0f", m.target_permille / 10.0) +
-       " % of " + std::to_string(gpus) + " GPUs on " + std::to_string(m.node_count) + " nodes, " +
-       std::to_string(seeds) + " seed(s) each\n";
+       " % of " + Plural(gpus, "GPU") + " on " + Plural(m.node_count, "node") + ", " + Plural(seeds, "seed") +
+       " each\n";
   char line[256];
   std::snprintf(line, sizeof line, "%-16s %18s %22s %16s %12s %10s\n", "policy", "GPU alloc @100%",
                 "unallocated @target", "(min..max)", "failed pods", "s/run");
@@ -221,9 +222,9 @@ nlohmann::json SaturateJson(const SaturateResult& r, const TraceReportMeta& m) {
 std::string SaturateText(const SaturateResult& r, const TraceReportMeta& m) {
   std::string s;
   s += "Trace saturate run: policy " + r.policy + ", seed " + std::to_string(r.seed) + ", " +
-       std::to_string(m.node_count) + " nodes, " + std::to_string(r.cluster_gpu_milli / 1000) + " GPUs\n";
+       Plural(m.node_count, "node") + ", " + Plural(r.cluster_gpu_milli / 1000, "GPU") + "\n";
   s += "  pods submitted " + std::to_string(r.pods_submitted) + ", placed " + std::to_string(r.pods_placed) +
-       ", failed " + std::to_string(r.pods_failed) + " (" + std::to_string(r.gpu_pods_failed) + " GPU pods)\n";
+       ", failed " + std::to_string(r.pods_failed) + " (" + Plural(r.gpu_pods_failed, "GPU pod") + ")\n";
   s += "  arrived GPU demand " + Pct(static_cast<double>(r.arrived_gpu_milli) / r.cluster_gpu_milli) +
        " of capacity; GPU allocation at 100 % arrived: " + Pct(r.gpu_allocation_at_100()) + "\n";
   s += "  GPUs unallocated at the end: " + Pct(r.unallocated_gpu_share_at_end()) + "\n";
@@ -281,8 +282,8 @@ nlohmann::json TimelineJson(const TimelineResult& r, const TraceReportMeta& m) {
 
 std::string TimelineText(const TimelineResult& r, const TraceReportMeta& m) {
   std::string s;
-  s += "Trace timeline replay: policy " + r.policy + ", " + std::to_string(m.node_count) + " nodes, " +
-       std::to_string(r.cluster_gpu_milli / 1000) + " GPUs, " + Fmt("%.1f", (r.end_s - r.start_s) / 3600.0) + " h\n";
+  s += "Trace timeline replay: policy " + r.policy + ", " + Plural(m.node_count, "node") + ", " +
+       Plural(r.cluster_gpu_milli / 1000, "GPU") + ", " + Fmt("%.1f", (r.end_s - r.start_s) / 3600.0) + " h\n";
   s += "  pods submitted " + std::to_string(r.pods_submitted) + ", placed " + std::to_string(r.pods_placed) +
        ", failed " + std::to_string(r.pods_failed) + " (tier 1000: " + std::to_string(r.failed_by_priority_tier[0]) +
        ", 5000: " + std::to_string(r.failed_by_priority_tier[1]) + ", 10000: " + std::to_string(r.failed_by_priority_tier[2]) + ")\n";

@@ -456,33 +456,107 @@ std::string PolicyKey(PlacementPolicyName p) {
 }
 
 Result<std::vector<uint64_t>> ParseSeeds(std::string_view text) {
-  auto num = [](std::string_view s, uint64_t* v) {
+  using R = Result<std::vector<uint64_t>>;
+  auto trim = [](std::string_view s) {
     while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
     while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+    return s;
+  };
+  auto num = [](std::string_view s, uint64_t* v) {
     if (s.empty()) return false;
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
     return ec == std::errc() && p == s.data() + s.size();
   };
+  const std::string syntax = " (expected a seed like 42, a range like 42-51, or a comma list like 1,5,10-12)";
+  const std::string too_many = "more than " + std::to_string(kMaxSeeds) + " seeds in '" + std::string(text) +
+                               "' (each seed is one saturate run per policy; at most " +
+                               std::to_string(kMaxSeeds) + ")";
+  if (trim(text).empty()) return R::Error("no seed given" + syntax);
   std::vector<uint64_t> out;
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
-    std::string_view part = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::string_view part = trim(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    if (part.empty()) return R::Error("empty item in seed list '" + std::string(text) + "'" + syntax);
     size_t dash = part.find('-');
     uint64_t a = 0, b = 0;
     if (dash == std::string_view::npos) {
-      if (!num(part, &a)) return Result<std::vector<uint64_t>>::Error("bad seed list '" + std::string(text) + "'");
+      if (!num(part, &a)) return R::Error("'" + std::string(part) + "' is not a seed (a whole number >= 0)" + syntax);
       out.push_back(a);
     } else {
-      if (!num(part.substr(0, dash), &a) || !num(part.substr(dash + 1), &b) || b < a || b - a > 100000)
-        return Result<std::vector<uint64_t>>::Error("bad seed range '" + std::string(part) + "' (expected FIRST-LAST)");
-      for (uint64_t s = a; s <= b; ++s) out.push_back(s);
+      if (dash == 0) return R::Error("'" + std::string(part) + "': seeds are not negative" + syntax);
+      const std::string_view first = trim(part.substr(0, dash)), last = trim(part.substr(dash + 1));
+      if (!num(first, &a) || !num(last, &b))
+        return R::Error("'" + std::string(part) + "' is not a seed range FIRST-LAST" + syntax);
+      if (b < a)
+        return R::Error("seed range '" + std::string(part) + "' is reversed: FIRST must not be greater than LAST (did you mean " +
+                        std::string(last) + "-" + std::string(first) + "?)");
+      if (b - a >= kMaxSeeds || out.size() + (b - a + 1) > kMaxSeeds) return R::Error(too_many);
+      for (uint64_t s = a;; ++s) {
+        out.push_back(s);
+        if (s == b) break;
+      }
     }
+    if (out.size() > kMaxSeeds) return R::Error(too_many);
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
-  if (out.empty()) return Result<std::vector<uint64_t>>::Error("empty seed list");
+  std::vector<uint64_t> sorted = out;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 1; i < sorted.size(); ++i)
+    if (sorted[i] == sorted[i - 1])
+      return R::Error("seed " + std::to_string(sorted[i]) + " is given more than once in '" + std::string(text) +
+                      "' (each seed once)");
   return out;
+}
+
+Result<int64_t> ParseTargetPermille(std::string_view text) {
+  using R = Result<int64_t>;
+  const std::string shown(text);
+  const std::string syntax = " (expected a ratio of the cluster's GPUs like 1.3, or a percentage like 130%; "
+                             "between 0 and 10, i.e. 1000%)";
+  std::string_view t = text;
+  const bool percent = !t.empty() && t.back() == '%';
+  if (percent) t.remove_suffix(1);
+  if (t.empty()) return R::Error("no target given" + syntax);
+  __int128 whole = 0, frac = 0, denom = 1;
+  size_t i = 0;
+  bool digits = false;
+  for (; i < t.size() && t[i] != '.'; ++i) {
+    if (t[i] < '0' || t[i] > '9') return R::Error("'" + shown + "' is not a number" + syntax);
+    digits = true;
+    if (whole < static_cast<__int128>(1) << 64) whole = whole * 10 + (t[i] - '0');
+  }
+  if (i < t.size()) {
+    for (++i; i < t.size(); ++i) {
+      if (t[i] < '0' || t[i] > '9') return R::Error("'" + shown + "' is not a number" + syntax);
+      digits = true;
+      if (denom >= 1000000) {
+        if (t[i] != '0') return R::Error("'" + shown + "' is more precise than " +
+                                         (percent ? "0.1%" : std::string("0.001")) + syntax);
+        continue;
+      }
+      frac = frac * 10 + (t[i] - '0');
+      denom *= 10;
+    }
+  }
+  if (!digits) return R::Error("'" + shown + "' is not a number" + syntax);
+  const int64_t scale = percent ? 10 : 1000;  // per mille per unit written
+  if ((frac * scale) % denom != 0)
+    return R::Error("'" + shown + "' is more precise than " + (percent ? "0.1%" : std::string("0.001")) + syntax);
+  const __int128 permille = whole * scale + frac * scale / denom;
+  if (permille <= 0) return R::Error("the target must be above 0, got '" + shown + "'" + syntax);
+  if (permille > kMaxTargetPermille) {
+    if (!percent && whole * 10 <= kMaxTargetPermille)
+    {
+      std::string pct = std::to_string(static_cast<int64_t>(permille / 10));
+      if (permille % 10 != 0) pct += "." + std::to_string(static_cast<int>(permille % 10));
+      return R::Error("'" + shown + "' would mean " + shown + " x the cluster's GPUs (" + pct +
+                      "%): a bare number is a ratio, at most 10; did you mean " + shown + "%?");
+    }
+    return R::Error("'" + shown + "' is above the limit of 10 x the cluster's GPUs (1000%)" + syntax);
+  }
+  return static_cast<int64_t>(permille);
 }
 
 }  // namespace arbiter::sim::trace

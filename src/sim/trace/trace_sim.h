@@ -124,7 +124,15 @@ Result<std::vector<PolicySummary>> ComparePolicies(const std::vector<TraceNode>&
 // insensitive; PascalCase names work too).
 Result<PlacementPolicyName> ParsePolicyName(std::string_view text);
 std::string PolicyKey(PlacementPolicyName p);  // canonical lower-case name
-// "42-51" or "42,43,50" or "7".
+// Seeds: "7", a range FIRST-LAST ("42-51", both ends included, FIRST <= LAST), or a comma list of
+// both ("1,5,10-12"); each seed once, at most kMaxSeeds in all. Errors say which part is wrong.
+inline constexpr size_t kMaxSeeds = 100000;
 Result<std::vector<uint64_t>> ParseSeeds(std::string_view text);
+// The saturate target (arrived GPU demand / cluster GPUs) in per mille: a ratio "1.3", "0.5", "2"
+// (at most three decimals) or a percentage "130%", "50%", "12.5%" (at most one decimal); above 0
+// and at most kMaxTargetPermille (10, i.e. 1000 %). A bare number above 10 is refused, not read as
+// a ratio: "--target 50" is far more likely meant as 50 % than as 5000 %.
+inline constexpr int64_t kMaxTargetPermille = 10000;
+Result<int64_t> ParseTargetPermille(std::string_view text);
 
 }  // namespace arbiter::sim::trace

@@ -1,0 +1,128 @@
+// Usage errors and --version as a new user meets them (regressions from a new-user trial: CLI11's
+// "A subcommand is required" for a mistyped command, "--file is required" for a mistyped flag).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+struct CliResult {
+  int rc = -1;
+  std::string out;
+  std::string err;
+};
+
+CliResult Arbiter(const std::string& args) {
+  const auto dir = std::filesystem::temp_directory_path() / ("arbiter-cli-usage-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string err_file = (dir / "stderr.txt").string();
+  const std::string cmd = "cd " + dir.string() + " && " + ARBITER_BINARY + " " + args + " 2>" + err_file;
+  CliResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err_file);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  r.err = ss.str();
+  return r;
+}
+
+bool Has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+#define EXPECT_USAGE(r, ...)                                                             \
+  do {                                                                                   \
+    EXPECT_EQ((r).rc, 2) << (r).err;                                                     \
+    EXPECT_TRUE((r).out.empty()) << (r).out;                                             \
+    for (const char* want : {__VA_ARGS__}) EXPECT_TRUE(Has((r).err, want)) << "want: " << want << "\n" << (r).err; \
+  } while (0)
+
+TEST(CliUsage, UnknownCommandSuggestsTheClosest) {
+  EXPECT_USAGE(Arbiter("simm -f x.yaml"), "arbiter: unknown command \"simm\"; did you mean \"sim\"?",
+               "Commands: validate, sim, invoice, ledger.", "Run `arbiter --help`");
+  EXPECT_USAGE(Arbiter("vaildate -f x.yaml"), "did you mean \"validate\"?");
+  EXPECT_USAGE(Arbiter("frobnicate"), "arbiter: unknown command \"frobnicate\"\n", "Run `arbiter --help`");
+  EXPECT_USAGE(Arbiter("sim compaer --nodes a --pods b"), "arbiter sim: unknown command \"compaer\"; did you mean \"compare\"?",
+               "Run `arbiter sim --help`");
+  EXPECT_USAGE(Arbiter("ledger exprot --db x"), "arbiter ledger: unknown command \"exprot\"; did you mean \"export\"?");
+}
+
+TEST(CliUsage, MissingCommand) {
+  EXPECT_USAGE(Arbiter(""), "arbiter: missing command (validate, sim, invoice, ledger)", "Run `arbiter --help`");
+  EXPECT_USAGE(Arbiter("ledger"), "arbiter ledger: missing command (export, seal)", "Run `arbiter ledger --help`");
+}
+
+TEST(CliUsage, UnknownOptionSuggestsTheClosestAndComesFirst) {
+  EXPECT_USAGE(Arbiter("sim -f x.yaml --polcy fgd"), "arbiter sim: unknown option \"--polcy\"; did you mean \"--policy\"?",
+               "Run `arbiter sim --help` for the commands and options.");
+  EXPECT_USAGE(Arbiter("sim -f x.yaml --report-jsn=r.json"), "unknown option \"--report-jsn\"; did you mean \"--report-json\"?");
+  EXPECT_USAGE(Arbiter("sim -f x.yaml --bogus"), "arbiter sim: unknown option \"--bogus\"\n");
+  // The mistyped flag is reported, not the required one it was meant to be.
+  const CliResult r = Arbiter("validate --fle x.yaml");
+  EXPECT_USAGE(r, "arbiter validate: unknown option \"--fle\"; did you mean \"--file\"?", "Run `arbiter validate --help`");
+  EXPECT_FALSE(Has(r.err, "required")) << r.err;
+  EXPECT_USAGE(Arbiter("sim compare --nodes a --pods b --seed 4"), "arbiter sim compare: unknown option \"--seed\"; did you mean \"--seeds\"?");
+  // No far-fetched guesses.
+  EXPECT_FALSE(Has(Arbiter("validate -x -f a.yaml").err, "did you mean"));
+}
+
+TEST(CliUsage, PositionalFileSuggestsDashF) {
+  EXPECT_USAGE(Arbiter("validate pool.yaml"), "arbiter validate: unexpected argument \"pool.yaml\"; did you mean \"-f pool.yaml\"?");
+  EXPECT_USAGE(Arbiter("sim pool.yaml"), "arbiter sim: unexpected argument \"pool.yaml\"; did you mean \"-f pool.yaml\"?");
+}
+
+TEST(CliUsage, MissingValuesAndOptions) {
+  EXPECT_USAGE(Arbiter("validate"), "arbiter validate: missing required option -f/--file", "Run `arbiter validate --help`");
+  EXPECT_USAGE(Arbiter("sim compare --nodes a"), "arbiter sim compare: missing required option --pods");
+  EXPECT_USAGE(Arbiter("sim -f"), "arbiter sim: option --file needs a value");
+}
+
+TEST(CliUsage, Version) {
+  const CliResult r = Arbiter("--version");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("arbiter " ARBITER_VERSION_PREFIX, 0), 0u) << r.out;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  EXPECT_TRUE(Has(Arbiter("--help").out, "--version"));
+  // Usage lines name the program, not the path it was started by.
+  EXPECT_TRUE(Has(Arbiter("sim --help").out, "Usage: arbiter sim [OPTIONS]")) << Arbiter("sim --help").out;
+}
+
+TEST(CliUsage, HelpStillExitsZero) {
+  for (const char* cmd : {"--help", "validate --help", "sim --help", "sim compare --help", "invoice --help",
+                          "ledger export --help"}) {
+    const CliResult r = Arbiter(cmd);
+    EXPECT_EQ(r.rc, 0) << cmd << "\n" << r.err;
+    EXPECT_TRUE(Has(r.out, "Usage:") || Has(r.out, "Options:")) << cmd << "\n" << r.out;
+  }
+}
+
+// `sim compare --seeds` and `--target`: refused with what is wrong, documented in --help.
+TEST(CliUsage, SeedsAndTarget) {
+  EXPECT_USAGE(Arbiter("sim compare --nodes a.csv --pods b.csv --seeds 44-42"),
+               "arbiter sim compare: --seeds: seed range '44-42' is reversed", "did you mean 42-44?");
+  EXPECT_USAGE(Arbiter("sim compare --nodes a.csv --pods b.csv --seeds 1-200000"), "more than 100000 seeds");
+  EXPECT_USAGE(Arbiter("sim compare --nodes a.csv --pods b.csv --target 50"),
+               "arbiter sim compare: --target: '50' would mean 50 x the cluster's GPUs (5000%)", "did you mean 50%?");
+  EXPECT_USAGE(Arbiter("sim --nodes a.csv --pods b.csv --mode saturate --target 50"), "arbiter sim: --target: ",
+               "did you mean 50%?");
+  const std::string help = Arbiter("sim compare --help").out;
+  for (const char* want : {"FIRST-LAST", "FIRST <= LAST", "at most 100000 seeds", "130%", "1000%", "--target 50"})
+    EXPECT_TRUE(Has(help, want)) << want << "\n" << help;
+}
+
+TEST(CliUsage, DurationWithoutUnit) {
+  const CliResult r = Arbiter("sim -q -f " + std::string(ARBITER_SOURCE_DIR) + "/examples/pool.yaml --until 5");
+  EXPECT_USAGE(r, "arbiter sim: --until: duration \"5\" has no unit: did you mean 5s?");
+}
+
+}  // namespace

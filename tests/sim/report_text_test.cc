@@ -1,0 +1,75 @@
+// The terminal summary of a manifest simulation: counted nouns agree with their counts
+// (regression from a new-user trial: "Simulated 1 workloads on 1 nodes", "[0: 1 workloads, ...]").
+#include <gtest/gtest.h>
+
+#include "adapters/yaml/manifest_loader.h"
+#include "core/plural.h"
+#include "sim/report.h"
+#include "sim/simulator.h"
+
+namespace arbiter::sim {
+namespace {
+
+std::string Summary(const std::string& yaml) {
+  yaml::ManifestLoad load;
+  yaml::LoadManifestText(yaml, "one.yaml", &load);
+  EXPECT_TRUE(load.ok());
+  auto r = RunSimulation(load.set, SimOptions{});
+  EXPECT_TRUE(r.ok()) << r.message();
+  return TextSummary(load.set, *r, Summarise(load.set, *r));
+}
+
+const char* kNode =
+    "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+    "status: {capacity: {cpu: '8', memory: 32Gi}, allocatable: {cpu: '8', memory: 32Gi}}\n";
+const char* kPod =
+    "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p%d\n  namespace: default\n"
+    "  annotations: {arbiter.dev/duration: 1m}\n"
+    "spec:\n  containers:\n  - name: c\n    image: x\n    resources: {requests: {cpu: '1', memory: 1Gi}}\n";
+
+std::string Pods(int n) {
+  std::string s;
+  for (int i = 0; i < n; ++i) {
+    char buf[512];
+    std::snprintf(buf, sizeof buf, kPod, i);
+    s += buf;
+  }
+  return s;
+}
+
+TEST(ReportTextTest, OneOfEachIsSingular) {
+  const std::string one = Summary(std::string(kNode) + Pods(1));
+  EXPECT_NE(one.find("Simulated 1 workload on 1 node for 1m "), std::string::npos) << one;
+  EXPECT_NE(one.find(": 1 workload, mean"), std::string::npos) << one;
+  EXPECT_NE(one.find("(+0 quota reclaims)"), std::string::npos) << one;
+  EXPECT_EQ(one.find("1 workloads"), std::string::npos) << one;
+  EXPECT_EQ(one.find("1 nodes"), std::string::npos) << one;
+  const std::string two = Summary(std::string(kNode) + Pods(2));
+  EXPECT_NE(two.find("Simulated 2 workloads on 1 node for"), std::string::npos) << two;
+  EXPECT_NE(two.find(": 2 workloads, mean"), std::string::npos) << two;
+}
+
+// Regression (new-user trial): an empty manifest "simulated 0 workloads on 0 nodes" without a word.
+TEST(ReportTextTest, EmptyManifestsSaySo) {
+  const std::string none = Summary("");
+  EXPECT_NE(none.find("no Pods in the manifests"), std::string::npos) << none;
+  EXPECT_NE(none.find("no Nodes in the manifests"), std::string::npos) << none;
+  EXPECT_NE(none.find("pending time by priority: none"), std::string::npos) << none;
+  const std::string nodes_only = Summary(kNode);
+  EXPECT_NE(nodes_only.find("no Pods in the manifests"), std::string::npos) << nodes_only;
+  EXPECT_EQ(nodes_only.find("no Nodes"), std::string::npos) << nodes_only;
+  const std::string pods_only = Summary(Pods(1));
+  EXPECT_NE(pods_only.find("no Nodes in the manifests"), std::string::npos) << pods_only;
+  EXPECT_EQ(Summary(std::string(kNode) + Pods(1)).find("in the manifests"), std::string::npos);
+}
+
+TEST(ReportTextTest, Plural) {
+  EXPECT_EQ(Plural(0, "workload"), "0 workloads");
+  EXPECT_EQ(Plural(1, "workload"), "1 workload");
+  EXPECT_EQ(Plural(size_t{2}, "GPU"), "2 GPUs");
+  EXPECT_EQ(Plural(int64_t{1}, "quota reclaim"), "1 quota reclaim");
+  EXPECT_EQ(Plural(3, "entry", "entries"), "3 entries");
+}
+
+}  // namespace
+}  // namespace arbiter::sim
