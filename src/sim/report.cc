@@ -124,7 +124,7 @@ void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSi
   std::sort(times.begin(), times.end());
   times.erase(std::unique(times.begin(), times.end()), times.end());
   // Pending: submitted or requeued, and not yet scheduled, rejected, cancelled or completed.
-  std::map<std::string_view, bool> pending_of;
+  std::vector<char> pending_of(e.workloads().size(), 0);  // by workload id
   int64_t pending = 0;
   int64_t alloc[3] = {0, 0, 0};
   int64_t running = 0;
@@ -138,8 +138,8 @@ void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSi
     }
     for (; ei < events.size() && events[ei].time <= t; ++ei) {
       const auto& ev = events[ei];
-      bool& p = pending_of[ev.workload];
-      bool now = p;
+      char& p = pending_of[ev.workload];
+      bool now = p != 0;
       switch (ev.type) {
         case EventType::kSubmitted:
         case EventType::kRequeued: now = true; break;
@@ -250,11 +250,11 @@ void ForEachEventJson(const SimResult& r, const JsonSink& sink) {
     json j;
     j["time"] = Seconds(ev.time);
     j["type"] = engine::ToString(ev.type);
-    j["workload"] = ev.workload;
+    j["workload"] = r.engine->workloads()[ev.workload].key;
     j["node"] = ev.node.empty() ? json(nullptr) : json(ev.node);
     j["by"] = ev.by.empty() ? json(nullptr) : json(ev.by);
     j["reason"] = ev.reason;
-    j["message"] = ev.message;
+    j["message"] = ev.Message();
     sink(j);
   }
 }

@@ -19,7 +19,9 @@ Result<SimResult> RunSimulation(const ManifestSet& m, const SimOptions& options)
 
   // Arrivals in time order; equal times keep manifest order.
   std::vector<const Pod*> arrivals;
+  arrivals.reserve(m.pods.size());
   for (const auto& p : m.pods) arrivals.push_back(&p);
+  e.Reserve(m.pods.size());
   std::stable_sort(arrivals.begin(), arrivals.end(),
                    [](const Pod* a, const Pod* b) { return a->sim.submit_time < b->sim.submit_time; });
   size_t next = 0;

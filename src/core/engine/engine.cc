@@ -210,12 +210,12 @@ Status Engine::RemoveNode(const std::string& name, Millis now) {
 
 // ------------------------------------------------------------------ events
 
-void Engine::Emit(EventType type, const Workload& w, std::string node, std::string reason,
+void Engine::Emit(EventType type, const Workload& w, std::string node, const char* reason,
                   std::string message, std::string by) {
-  events_.push_back(Event{now_, type, w.key, std::move(node), std::move(by), std::move(reason), std::move(message)});
+  events_.push_back(Event{now_, type, w.id, std::move(node), std::move(by), reason, std::move(message)});
 }
 
-void Engine::Reject(Workload& w, const std::string& reason, const std::string& message) {
+void Engine::Reject(Workload& w, const char* reason, const std::string& message) {
   quota_.Unreserve(w);
   DropNomination(w);
   w.phase = Phase::kRejected;
@@ -225,7 +225,7 @@ void Engine::Reject(Workload& w, const std::string& reason, const std::string& m
   Emit(EventType::kRejected, w, "", reason, message);
 }
 
-void Engine::SetPending(Workload& w, EventType type, const std::string& reason, const std::string& message,
+void Engine::SetPending(Workload& w, EventType type, const char* reason, const std::string& message,
                         const std::string& dedupe) {
   if (w.last_event_type == static_cast<int>(type) && w.message == message) return;  // fast path
   w.message = message;
@@ -338,6 +338,12 @@ std::string Engine::ApplyLimitRanges(Workload& w) const {
   return "";
 }
 
+void Engine::Reserve(size_t workloads) {
+  workloads_.reserve(workloads);
+  generation_.reserve(workloads);
+  pdbs_of_.reserve(workloads);
+}
+
 size_t Engine::Submit(const Pod& pod, Millis now) {
   now_ = std::max(now_, now);
   Workload w;
@@ -346,7 +352,6 @@ size_t Engine::Submit(const Pod& pod, Millis now) {
   w.name = pod.meta.name;
   w.key = w.namespace_ + "/" + w.name;
   w.pod = &pod;
-  w.labels = pod.meta.labels;
   w.submit_time = now_;
   w.pending_since = now_;
   w.grace = pod.termination_grace_period.value_or(kDefaultGrace);
@@ -360,7 +365,7 @@ size_t Engine::Submit(const Pod& pod, Millis now) {
   for (size_t k = 0; k < m_.pdbs.size(); ++k) {
     const auto& pdb = m_.pdbs[k];
     const std::string ns = pdb.meta.namespace_.empty() ? "default" : pdb.meta.namespace_;
-    if (ns == x.namespace_ && pdb.selector.Matches(x.labels)) pdbs_of_.back().push_back(k);
+    if (ns == x.namespace_ && pdb.selector.Matches(pod.meta.labels)) pdbs_of_.back().push_back(k);
   }
   Emit(EventType::kSubmitted, x, "", "", "");
 
@@ -674,7 +679,7 @@ void Engine::Bind(Workload& w, size_t node, const GpuAssignment& gpus) {
   if (w.borrowed)
     Emit(EventType::kBorrowed, w, nodes_[node].name, "Borrowed",
          "admitted on quota borrowed from cohort " + *quota_.CohortOf(w.namespace_));
-  Emit(EventType::kScheduled, w, nodes_[node].name, "", "bound to " + nodes_[node].name);
+  Emit(EventType::kScheduled, w, nodes_[node].name, "", "");  // Event::Message(): "bound to <node>"
   if (w.duration) AddTimer(now_ + std::max<Millis>(0, *w.duration - w.progress), w);
 }
 

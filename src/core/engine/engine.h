@@ -51,14 +51,19 @@ class Engine {
   // Closes the books at the end of a simulation: running workloads get a run record ending now.
   void Finish(Millis now);
 
+  // Room for this many workloads in total (a simulation knows its pod count): avoids growing,
+  // and so copying, the workload table while a million pods arrive.
+  void Reserve(size_t workloads);
+
   void AddNode(const Node& node, Millis now);
   // Removes a node; its workloads are stopped at once and requeued.
   Status RemoveNode(const std::string& name, Millis now);
 
-  const std::vector<Event>& events() const { return events_; }
+  // Deques: a run with millions of events never copies them to grow.
+  const std::deque<Event>& events() const { return events_; }
   const std::vector<Workload>& workloads() const { return workloads_; }
   const std::vector<placement::NodeState>& nodes() const { return nodes_; }
-  const std::vector<RunRecord>& runs() const { return runs_; }
+  const std::deque<RunRecord>& runs() const { return runs_; }
   const PoolPolicy& policy() const { return policy_; }
   Millis now() const { return now_; }
 
@@ -83,10 +88,11 @@ class Engine {
     bool operator()(size_t a, size_t b) const;
   };
 
-  void Emit(EventType type, const Workload& w, std::string node, std::string reason, std::string message,
+  // `reason` is a string constant (events keep a view of it).
+  void Emit(EventType type, const Workload& w, std::string node, const char* reason, std::string message,
             std::string by = "");
-  void Reject(Workload& w, const std::string& reason, const std::string& message);
-  void SetPending(Workload& w, EventType type, const std::string& reason, const std::string& message,
+  void Reject(Workload& w, const char* reason, const std::string& message);
+  void SetPending(Workload& w, EventType type, const char* reason, const std::string& message,
                   const std::string& dedupe = "");
   void DropNomination(Workload& w);
   bool TryAdmitQuota(Workload& w);
@@ -125,8 +131,8 @@ class Engine {
   std::vector<std::vector<size_t>> node_workloads_;  // running + terminating per node
   std::vector<std::vector<size_t>> nominated_;       // preemptors nominated per node
   std::vector<Workload> workloads_;
-  std::vector<Event> events_;
-  std::vector<RunRecord> runs_;
+  std::deque<Event> events_;
+  std::deque<RunRecord> runs_;
   std::vector<uint64_t> generation_;
   mutable std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;
   uint64_t timer_seq_ = 0;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/duration.h"
@@ -32,14 +33,16 @@ enum class EventType {
 };
 const char* ToString(EventType t);
 
+// Kept small: a simulation of a million workloads holds several million of these.
 struct Event {
   Millis time = 0;
   EventType type = EventType::kSubmitted;
-  std::string workload;  // namespace/name
+  size_t workload = 0;  // index into Engine::workloads() (its `key` is namespace/name)
   std::string node;
-  std::string by;      // the preemptor, on Preempted / Reclaimed
-  std::string reason;  // machine-readable reason (e.g. "Insufficient", "PDB", "QuotaExceeded")
-  std::string message;
+  std::string by;           // the preemptor, on Preempted / Reclaimed
+  std::string_view reason;  // machine-readable reason (a constant: "Unschedulable", "PDB", ...)
+  std::string message;      // empty on Scheduled: Message() gives "bound to <node>"
+  std::string Message() const { return type == EventType::kScheduled && message.empty() ? "bound to " + node : message; }
 };
 
 // One placement of a workload, from bind to exit (what billing meters on the request track).
@@ -81,7 +84,6 @@ struct Workload {
   std::string namespace_;
   std::string name;
   const Pod* pod = nullptr;
-  std::map<std::string, std::string> labels;
   std::string priority_class;  // resolved name, "" if none
   PreemptionPolicy preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
   ResourceList requests;  // effective, after LimitRange defaults

@@ -146,7 +146,8 @@ TEST(EnginePropertyTest, InvariantsDeterminismAndNoPreemptionLoops) {
     if (const char* dump = std::getenv("ARBITER_DUMP_SEED"); dump && std::to_string(seed) == dump)
       for (const auto& ev : a->engine->events())
         std::printf("%lld %s %s %s by=%s %s\n", static_cast<long long>(ev.time), engine::ToString(ev.type),
-                    ev.workload.c_str(), ev.node.c_str(), ev.by.c_str(), ev.message.c_str());
+                    a->engine->workloads()[ev.workload].key.c_str(), ev.node.c_str(), ev.by.c_str(),
+                    ev.Message().c_str());
     auto b = sim::RunSimulation(m, o);
     ASSERT_TRUE(b.ok());
     auto ja = sim::ReportJson(m, *a, sim::Summarise(m, *a), nullptr).dump();
@@ -161,18 +162,19 @@ TEST(EnginePropertyTest, InvariantsDeterminismAndNoPreemptionLoops) {
     std::map<std::string, std::string> ns_of;
     for (const auto& w : a->engine->workloads()) ns_of[w.key] = w.namespace_;
     for (const auto& ev : a->engine->events()) {
-      if (ev.type == engine::EventType::kScheduled) runs[ev.workload]++;
+      const std::string& who = a->engine->workloads()[ev.workload].key;
+      if (ev.type == engine::EventType::kScheduled) runs[who]++;
       if (ev.type == engine::EventType::kPreempted) ++total_preempted;
       if (ev.type == engine::EventType::kReclaimed) ++total_reclaimed;
       if (ev.type == engine::EventType::kBorrowed) ++total_borrowed;
       if (ev.type == engine::EventType::kCompleted) ++total_completed;
       if (ev.type == engine::EventType::kPreempted || ev.type == engine::EventType::kReclaimed) {
-        auto key = std::make_tuple(ev.workload, ns_of[ev.by], runs[ev.workload]);
-        EXPECT_TRUE(seen.insert(key).second) << ev.workload << " preempted twice in one run by " << ev.by;
+        auto key = std::make_tuple(who, ns_of[ev.by], runs[who]);
+        EXPECT_TRUE(seen.insert(key).second) << who << " preempted twice in one run by " << ev.by;
         // While it waits for one placement, a preemptor never evicts the same workload twice (a
         // loop would: evict, the victim comes back, evict again).
-        EXPECT_TRUE(episodes.insert(std::make_tuple(ev.workload, ev.by, runs[ev.by])).second)
-            << ev.by << " preempted " << ev.workload << " twice while waiting for one placement";
+        EXPECT_TRUE(episodes.insert(std::make_tuple(who, ev.by, runs[ev.by])).second)
+            << ev.by << " preempted " << who << " twice while waiting for one placement";
       }
     }
     // Everything that ended ended for a reason the report states.
