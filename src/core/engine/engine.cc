@@ -152,6 +152,7 @@ void Engine::AddNode(const Node& node, Millis now) {
   s.cpu_capacity_milli = MulRatio(a.Get(kCpu), policy_.cpu_overcommit_milli);
   s.mem_capacity_bytes = MulRatio(a.Get(kMemory), policy_.memory_overcommit_milli);
   s.gpu_used_milli.assign(static_cast<size_t>(a.Get(kGpu) / placement::kMilliPerGpu), 0);
+  s.RecountGpus();
   for (const auto& [r, v] : a.entries())
     if (r != kCpu && r != kMemory && r != kGpu) s.ext_capacity.Set(r, v);
   // Keep nodes sorted by name (insertion point), remapping indices held elsewhere.
@@ -633,10 +634,13 @@ bool Engine::TryPlace(Workload& w) {
   std::vector<size_t> feasible;
   feasible.reserve(std::min<size_t>(want, 256));
   size_t start = next_start_node_ % n, processed = 0;
+  const bool selector = !w.pod->node_selector.empty();
   for (; processed < n && feasible.size() < want; ++processed) {
     size_t i = start + processed;
     if (i >= n) i -= n;
-    if (NodeSelectable(nodes_[i], w) && FitsRespectingNominated(i, w)) feasible.push_back(i);
+    const NodeState& node = nodes_[i];
+    if (!node.schedulable || !node.Fits(w.shape)) continue;  // cheap checks first
+    if ((!selector || NodeSelectable(node, w)) && FitsRespectingNominated(i, w)) feasible.push_back(i);
   }
   next_start_node_ = (start + processed) % n;
   auto choice = placement::ChooseNode(*placer_, nodes_, feasible, w.shape);
@@ -1289,6 +1293,7 @@ Status Engine::CheckInvariants() const {
     rebuilt.cpu_used_milli = 0;
     rebuilt.mem_used_bytes = 0;
     std::fill(rebuilt.gpu_used_milli.begin(), rebuilt.gpu_used_milli.end(), 0);
+    rebuilt.RecountGpus();
     rebuilt.ext_used = ResourceList{};
     for (size_t id : node_workloads_[i]) {
       seen[id]++;
@@ -1299,6 +1304,9 @@ Status Engine::CheckInvariants() const {
     if (rebuilt.cpu_used_milli != n.cpu_used_milli || rebuilt.mem_used_bytes != n.mem_used_bytes ||
         rebuilt.gpu_used_milli != n.gpu_used_milli)
       return Status::Error("node " + n.name + " accounting differs from its workloads");
+    if (!n.gpu_summary_ok || rebuilt.gpu_full_free != n.gpu_full_free || rebuilt.gpu_max_free != n.gpu_max_free ||
+        rebuilt.gpu_free_total != n.gpu_free_total)
+      return Status::Error("node " + n.name + " GPU summary differs from its devices");
   }
   for (const auto& w : workloads_) {
     bool placed = w.phase == Phase::kRunning || w.phase == Phase::kTerminating;

@@ -34,13 +34,34 @@ PodShape PodShape::FromRequests(const ResourceList& requests, std::string gpu_mo
 }
 
 int64_t NodeState::gpu_free_milli() const {
+  if (gpu_summary_ok) return gpu_free_total;
   int64_t f = 0;
   for (int32_t u : gpu_used_milli) f += kMilliPerGpu - u;
   return f;
 }
 
 int NodeState::full_free_gpus() const {
+  if (gpu_summary_ok) return gpu_full_free;
   return static_cast<int>(std::count(gpu_used_milli.begin(), gpu_used_milli.end(), 0));
+}
+
+int32_t NodeState::max_device_free() const {
+  if (gpu_summary_ok) return gpu_max_free;
+  int32_t m = 0;
+  for (int32_t u : gpu_used_milli) m = std::max(m, kMilliPerGpu - u);
+  return m;
+}
+
+void NodeState::RecountGpus() {
+  gpu_full_free = 0;
+  gpu_max_free = 0;
+  gpu_free_total = 0;
+  for (int32_t u : gpu_used_milli) {
+    gpu_full_free += u == 0;
+    gpu_max_free = std::max(gpu_max_free, kMilliPerGpu - u);
+    gpu_free_total += kMilliPerGpu - u;
+  }
+  gpu_summary_ok = true;
 }
 
 namespace {
@@ -55,11 +76,11 @@ bool ModelAccepts(const NodeState& n, const PodShape& p) {
 }
 bool GpuFits(const NodeState& n, const PodShape& p) {
   if (p.gpu_count == 0) return true;
-  if (!ModelAccepts(n, p)) return false;
-  if (p.gpu_milli_per_device >= kMilliPerGpu) return n.full_free_gpus() >= p.gpu_count;
-  for (int32_t u : n.gpu_used_milli)
-    if (kMilliPerGpu - u >= p.gpu_milli_per_device) return true;
-  return false;
+  // The counts first: on a busy pool most nodes fail there, before any string comparison.
+  if (p.gpu_milli_per_device >= kMilliPerGpu ? n.full_free_gpus() < p.gpu_count
+                                             : n.max_device_free() < p.gpu_milli_per_device)
+    return false;
+  return ModelAccepts(n, p);
 }
 bool ExtFits(const NodeState& n, const PodShape& p) {
   for (const auto& [k, v] : p.ext.entries()) {
@@ -121,6 +142,7 @@ void NodeState::Allocate(const PodShape& p, const GpuAssignment& a) {
   cpu_used_milli += p.cpu_milli;
   mem_used_bytes += p.mem_bytes;
   for (int16_t d : a.devices) gpu_used_milli[d] += p.gpu_milli_per_device;
+  if (!a.devices.empty() || !gpu_summary_ok) RecountGpus();
   ext_used += p.ext;
 }
 
@@ -131,6 +153,7 @@ void NodeState::Release(const PodShape& p, const GpuAssignment& a) {
     gpu_used_milli[d] -= p.gpu_milli_per_device;
     ARB_CHECK_MSG(gpu_used_milli[d] >= 0, "GPU release below zero on " + name);
   }
+  if (!a.devices.empty() || !gpu_summary_ok) RecountGpus();
   ext_used -= p.ext;
   ARB_CHECK_MSG(cpu_used_milli >= 0 && mem_used_bytes >= 0 && !ext_used.AnyNegative(),
                 "release below zero on " + name);

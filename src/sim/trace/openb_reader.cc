@@ -256,6 +256,7 @@ std::vector<placement::NodeState> ToNodeStates(const std::vector<TraceNode>& nod
     s.cpu_capacity_milli = n.cpu_milli;
     s.mem_capacity_bytes = n.memory_mib << 20;
     s.gpu_used_milli.assign(static_cast<size_t>(n.gpus), 0);
+    s.RecountGpus();
     out.push_back(std::move(s));
   }
   return out;
