@@ -508,6 +508,10 @@ class DocLoader {
     if (!has_spec) r_.Error(doc, "spec", "is required (a Pod needs spec.containers)");
     FinishMeta(&pod.meta, true);
     ReadSimAnnotations(&pod);
+    // Arbiter's own annotations now live in pod.sim; dropping their text keeps a million-pod
+    // manifest's memory down.
+    for (auto it = pod.meta.annotations.begin(); it != pod.meta.annotations.end();)
+      it = StartsWith(it->first, "arbiter.dev/") ? pod.meta.annotations.erase(it) : std::next(it);
     // Container names are unique across containers and init containers.
     std::set<std::string> names;
     auto check = [&](const std::vector<Container>& cs, const char* field) {
@@ -1406,7 +1410,10 @@ void LoadText(std::shared_ptr<const std::string> text, const std::string& file, 
     out->doc_index = index;
     out->locator.SetResolver([index](const SourceRef& o, std::string_view p) { return index->Resolve(o, p); });
   }
-  for (const Chunk& c : SplitDocuments(*text)) LoadChunk(text, c, file, *index, out);
+  const std::vector<Chunk> chunks = SplitDocuments(*text);
+  out->set.pods.reserve(out->set.pods.size() + chunks.size());  // at most one object per chunk
+  for (const Chunk& c : chunks) LoadChunk(text, c, file, *index, out);
+  if (out->set.pods.capacity() > 2 * out->set.pods.size() + 1024) out->set.pods.shrink_to_fit();
 }
 
 }  // namespace
