@@ -52,6 +52,7 @@ int RunManifestSim(const SimCli& o) {
               << " error(s) in the manifests; nothing was simulated (run `arbiter validate` for details)\n";
     return 1;
   }
+  load.ReleaseSources();  // every message is out: the manifest text is not needed any more
   std::optional<Millis> start;
   if (!o.start.empty()) {
     auto t = ParseRfc3339(o.start);

@@ -20,6 +20,11 @@ struct ManifestLoad {
   Diagnostics diagnostics;
   SourceLocator locator;  // finds the line of any field, for cross-object messages
   std::shared_ptr<DocIndex> doc_index;
+  // Drops the documents' text kept for on-demand line lookups (later messages use object lines).
+  void ReleaseSources() {
+    locator.SetResolver(nullptr);
+    doc_index.reset();
+  }
   bool ok() const { return !diagnostics.HasErrors(); }
 };
 
