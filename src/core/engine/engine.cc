@@ -1,5 +1,7 @@
 #include "core/engine/engine.h"
 
+#include "core/engine/admission.h"
+
 #include <algorithm>
 #include <map>
 
@@ -99,6 +101,11 @@ Status Engine::Init() {
     }
   }
   for (const auto& q : m_.qos) qos_[q.meta.name] = &q;
+  // LimitRanges per namespace, by name: the order their defaults apply in (earlier wins).
+  for (const auto& lr : m_.limit_ranges) limit_ranges_[lr.meta.namespace_].push_back(&lr);
+  for (auto& [ns, list] : limit_ranges_)
+    std::stable_sort(list.begin(), list.end(),
+                     [](const LimitRange* a, const LimitRange* b) { return a->meta.name < b->meta.name; });
   quota_.Configure(m_.resource_quotas, m_.elastic_quotas);
   // Nodes sorted by name: index order is the final placement tie-break.
   std::vector<const Node*> sorted;
@@ -238,106 +245,6 @@ void Engine::SetPending(Workload& w, EventType type, const std::string& reason, 
 
 // ------------------------------------------------------------------ admission
 
-namespace {
-std::string Fmt(const std::string& r, int64_t v) { return FormatResourceQuantity(r, v); }
-}  // namespace
-
-// Kubernetes LimitRanger: object defaults (default <- max, defaultRequest <- default <- min),
-// container defaults, then min / max / maxLimitRequestRatio for Container and Pod items.
-// Returns "" when the pod passes, else the rule that failed.
-std::string Engine::ApplyLimitRanges(Workload& w) const {
-  std::vector<Container> cs = w.pod->containers;
-  std::vector<Container> init = w.pod->init_containers;
-  // API defaulting: a container with a limit but no request requests its limit.
-  for (auto* list : {&cs, &init})
-    for (auto& c : *list)
-      for (const auto& [r, v] : c.limits.entries())
-        if (!c.requests.Has(r)) c.requests.Set(r, v);
-  std::vector<const LimitRange*> lrs;
-  for (const auto& lr : m_.limit_ranges)
-    if (lr.meta.namespace_ == w.namespace_) lrs.push_back(&lr);
-  for (const LimitRange* lr : lrs) {
-    for (const auto& item : lr->limits) {
-      if (item.type != LimitType::kContainer) continue;
-      ResourceList def = item.default_limit, defreq = item.default_request;
-      for (const auto& [r, v] : item.max.entries())
-        if (!def.Has(r)) def.Set(r, v);
-      for (const auto& [r, v] : def.entries())
-        if (!defreq.Has(r)) defreq.Set(r, v);
-      for (const auto& [r, v] : item.min.entries())
-        if (!defreq.Has(r)) defreq.Set(r, v);
-      for (auto* list : {&cs, &init})
-        for (auto& c : *list) {
-          for (const auto& [r, v] : def.entries())
-            if (!c.limits.Has(r)) c.limits.Set(r, v);
-          for (const auto& [r, v] : defreq.entries())
-            if (!c.requests.Has(r)) c.requests.Set(r, v);
-        }
-      const std::string where = "LimitRange " + lr->meta.namespace_ + "/" + lr->meta.name + ": ";
-      for (auto* list : {&cs, &init})
-        for (const auto& c : *list) {
-          for (const auto& [r, v] : item.min.entries()) {
-            if (!c.requests.Has(r))
-              return where + "minimum " + r + " usage per Container is " + Fmt(r, v) + ", but no request is specified";
-            if (c.requests.Get(r) < v)
-              return where + "minimum " + r + " usage per Container is " + Fmt(r, v) + ", but request is " +
-                     Fmt(r, c.requests.Get(r));
-            if (c.limits.Has(r) && c.limits.Get(r) < v)
-              return where + "minimum " + r + " usage per Container is " + Fmt(r, v) + ", but limit is " +
-                     Fmt(r, c.limits.Get(r));
-          }
-          for (const auto& [r, v] : item.max.entries()) {
-            if (!c.limits.Has(r))
-              return where + "maximum " + r + " usage per Container is " + Fmt(r, v) + ", but no limit is specified";
-            if (c.limits.Get(r) > v)
-              return where + "maximum " + r + " usage per Container is " + Fmt(r, v) + ", but limit is " +
-                     Fmt(r, c.limits.Get(r));
-            if (c.requests.Get(r) > v)
-              return where + "maximum " + r + " usage per Container is " + Fmt(r, v) + ", but request is " +
-                     Fmt(r, c.requests.Get(r));
-          }
-          for (const auto& [r, ratio] : item.max_limit_request_ratio_milli.entries()) {
-            int64_t req = c.requests.Get(r), lim = c.limits.Get(r);
-            if (!c.limits.Has(r) || req == 0)
-              return where + r + " max limit to request ratio per Container is " + FormatMillis(ratio) +
-                     ", but no request or limit is specified";
-            if (static_cast<__int128>(lim) * 1000 > static_cast<__int128>(req) * ratio)
-              return where + r + " max limit to request ratio per Container is " + FormatMillis(ratio) +
-                     ", but provided ratio is " + Fmt(r, lim) + "/" + Fmt(r, req);
-          }
-        }
-    }
-  }
-  Pod effective = *w.pod;
-  effective.containers = cs;
-  effective.init_containers = init;
-  w.requests = effective.EffectiveRequests();
-  w.limits = effective.EffectiveLimits();
-  for (const LimitRange* lr : lrs) {
-    for (const auto& item : lr->limits) {
-      if (item.type != LimitType::kPod) continue;
-      const std::string where = "LimitRange " + lr->meta.namespace_ + "/" + lr->meta.name + ": ";
-      for (const auto& [r, v] : item.min.entries())
-        if (w.requests.Get(r) < v)
-          return where + "minimum " + r + " usage per Pod is " + Fmt(r, v) + ", but request is " +
-                 Fmt(r, w.requests.Get(r));
-      for (const auto& [r, v] : item.max.entries()) {
-        if (!w.limits.Has(r))
-          return where + "maximum " + r + " usage per Pod is " + Fmt(r, v) + ", but no limit is specified";
-        if (w.limits.Get(r) > v)
-          return where + "maximum " + r + " usage per Pod is " + Fmt(r, v) + ", but limit is " + Fmt(r, w.limits.Get(r));
-      }
-      for (const auto& [r, ratio] : item.max_limit_request_ratio_milli.entries()) {
-        int64_t req = w.requests.Get(r), lim = w.limits.Get(r);
-        if (req > 0 && static_cast<__int128>(lim) * 1000 > static_cast<__int128>(req) * ratio)
-          return where + r + " max limit to request ratio per Pod is " + FormatMillis(ratio) + ", but provided ratio is " +
-                 Fmt(r, lim) + "/" + Fmt(r, req);
-      }
-    }
-  }
-  return "";
-}
-
 size_t Engine::Submit(const Pod& pod, Millis now) {
   now_ = std::max(now_, now);
   Workload w;
@@ -394,12 +301,19 @@ size_t Engine::Submit(const Pod& pod, Millis now) {
   x.preempt_mode = pod.sim.preempt_mode ? *pod.sim.preempt_mode
                    : (x.qos && x.qos->preempt_mode) ? *x.qos->preempt_mode
                                                     : policy_.preempt_mode;
-  // 2. LimitRange.
-  std::string lr = ApplyLimitRanges(x);
-  if (!lr.empty()) {
-    Reject(x, "LimitRange", lr);
-    return x.id;
+  // 2. LimitRange (defaults from every LimitRange of the namespace, then their checks).
+  AdmittedPod admitted;
+  {
+    static const std::vector<const LimitRange*> kNone;
+    auto lrs = limit_ranges_.find(x.namespace_);
+    std::string lr = ApplyLimitRanges(pod, lrs == limit_ranges_.end() ? kNone : lrs->second, &admitted);
+    if (!lr.empty()) {
+      Reject(x, "LimitRange", lr);
+      return x.id;
+    }
   }
+  x.requests = admitted.requests;
+  x.limits = admitted.limits;
   x.usage = pod.sim.usage.value_or(x.requests);
   x.shape = PodShape::FromRequests(x.requests);
   x.elastic = quota_.HasElastic(x.namespace_);

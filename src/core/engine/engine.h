@@ -104,7 +104,6 @@ class Engine {
   bool FitsRespectingNominated(size_t node, const Workload& w) const;
   std::string NoFitMessage(const Workload& w) const;
   bool MayPreempt(const Workload& preemptor, const Workload& victim, bool ignore_min_runtime = false) const;
-  std::string ApplyLimitRanges(Workload& w) const;
   std::string ShapeKey(const Workload& w) const;
   size_t NumFeasibleNodesToFind() const;
   size_t NumPreemptionCandidates() const;
@@ -167,6 +166,7 @@ class Engine {
   std::map<std::string, const PriorityClass*> classes_;
   const PriorityClass* global_default_ = nullptr;
   std::map<std::string, const QoS*> qos_;
+  std::map<std::string, std::vector<const LimitRange*>> limit_ranges_;  // namespace -> by name
   Millis now_ = 0;
 };
 
