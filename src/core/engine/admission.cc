@@ -1,6 +1,8 @@
 #include "core/engine/admission.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "core/quantity.h"
 
@@ -121,6 +123,37 @@ std::string ApplyLimitRanges(const Pod& pod, const std::vector<const LimitRange*
     if (!errs.empty()) return "LimitRange " + lr->meta.namespace_ + "/" + lr->meta.name + ": " + Aggregate(errs);
   }
   return "";
+}
+
+std::optional<std::string> QuotaContainerConstraints(const ResourceQuota& quota, const AdmittedPod& pod) {
+  // The hard names Kubernetes validates per container (its validationSet: cpu, memory,
+  // requests.cpu, requests.memory, limits.cpu, limits.memory), as the quota spells them.
+  std::map<std::string, const QuotaItem*> required;
+  for (const auto& item : quota.hard)
+    if ((item.resource == kCpu || item.resource == kMemory) && item.track != QuotaTrack::kCount)
+      required.emplace(item.key, &item);
+  if (required.empty()) return std::nullopt;
+  std::map<std::string, std::set<std::string>> missing;  // hard name -> container names
+  for (const auto* list : {&pod.containers, &pod.init_containers})
+    for (const auto& c : *list)
+      for (const auto& [name, item] : required) {
+        const ResourceList& set = item->track == QuotaTrack::kLimits ? c.limits : c.requests;
+        if (!set.Has(item->resource)) missing[name].insert(c.name);
+      }
+  if (missing.empty()) return std::nullopt;
+  std::string msg = "failed quota: " + quota.meta.name + ": must specify ";
+  bool first = true;
+  for (const auto& [name, containers] : missing) {
+    msg += first ? "" : "; ";
+    first = false;
+    msg += name + " for: ";
+    bool f2 = true;
+    for (const auto& c : containers) {
+      msg += (f2 ? "" : ",") + c;
+      f2 = false;
+    }
+  }
+  return msg;
 }
 
 }  // namespace arbiter::engine

@@ -1,5 +1,5 @@
 // Admission of a Pod's resources, before any quota or placement: Kubernetes' LimitRanger
-// (defaults, then checks).
+// (defaults, then checks) and the ResourceQuota container constraints ("must specify").
 //
 // Pure functions over plain values; the engine calls them once per submitted pod. Messages follow
 // Kubernetes' wording, prefixed with the object that produced them (results say why).
@@ -39,5 +39,13 @@ struct AdmittedPod {
 //
 // Returns "" when the pod is admitted (and fills `out`), else the message.
 std::string ApplyLimitRanges(const Pod& pod, const std::vector<const LimitRange*>& ranges, AdmittedPod* out);
+
+// Kubernetes' podEvaluator.Constraints: a ResourceQuota whose hard list names cpu or memory
+// (`cpu`, `requests.cpu`, `limits.cpu`, and the memory ones) requires each container and init
+// container to set that request or limit itself. Returns, for the first such quota in `quotas`
+// (already filtered by scope) that a container misses, the Kubernetes message:
+//   failed quota: NAME: must specify limits.cpu for: app,sidecar; requests.memory for: app
+// (resources sorted, container names sorted and de-duplicated).
+std::optional<std::string> QuotaContainerConstraints(const ResourceQuota& quota, const AdmittedPod& pod);
 
 }  // namespace arbiter::engine

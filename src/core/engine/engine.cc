@@ -326,7 +326,7 @@ size_t Engine::Submit(const Pod& pod, Millis now) {
   }
   x.namespace_id = namespace_ids_.emplace(x.namespace_, namespace_ids_.size()).first->second;
   // 3. Quota that can never be satisfied.
-  if (auto never = quota_.NeverAdmissible(x)) {
+  if (auto never = quota_.NeverAdmissible(x, admitted)) {
     Reject(x, "QuotaExceeded", *never);
     return x.id;
   }

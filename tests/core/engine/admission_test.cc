@@ -1,5 +1,5 @@
 // Admission functions (issue 3): Kubernetes LimitRanger over several LimitRanges (all defaults,
-// then all checks).
+// then all checks) and ResourceQuota's per-container "must specify".
 #include "core/engine/admission.h"
 
 #include <gtest/gtest.h>
@@ -115,6 +115,48 @@ TEST(LimitRanger, InitContainersAreDefaultedAndChecked) {
   pod.init_containers = {C("setup")};
   EXPECT_EQ(ApplyLimitRanges(pod, {&lr}, &out), "");
   EXPECT_EQ(out.init_containers[0].limits.Get("cpu"), 2000);
+}
+
+ResourceQuota Quota(std::vector<std::pair<std::string, QuotaTrack>> keys) {
+  ResourceQuota q;
+  q.meta.name = "compute";
+  for (auto& [key, track] : keys) {
+    QuotaItem item;
+    item.key = key;
+    item.track = track;
+    item.resource = key.substr(key.find('.') == std::string::npos ? 0 : key.find('.') + 1);
+    item.hard = 1 << 20;
+    q.hard.push_back(item);
+  }
+  return q;
+}
+
+TEST(QuotaConstraints, NamesEachContainerMissingATrackedValue) {
+  ResourceQuota q = Quota({{"limits.cpu", QuotaTrack::kLimits},
+                           {"memory", QuotaTrack::kRequests},
+                           {"requests.nvidia.com/gpu", QuotaTrack::kRequests}});
+  AdmittedPod pod;
+  pod.containers = {C("b-app", {{"cpu", 1000}, {"memory", kGi}}, {{"cpu", 1000}}), C("a-side", {{"cpu", 1}})};
+  pod.init_containers = {C("init")};
+  EXPECT_EQ(QuotaContainerConstraints(q, pod).value_or(""),
+            "failed quota: compute: must specify limits.cpu for: a-side,init; memory for: a-side,init");
+}
+
+TEST(QuotaConstraints, TotalsDoNotCountOnlyEachContainer) {
+  ResourceQuota q = Quota({{"requests.cpu", QuotaTrack::kRequests}});
+  AdmittedPod pod;
+  pod.containers = {C("app", {{"cpu", 1000}})};
+  EXPECT_FALSE(QuotaContainerConstraints(q, pod).has_value());
+  pod.containers.push_back(C("side"));
+  pod.requests = {{"cpu", 1000}};  // the pod total has a request; the sidecar does not
+  EXPECT_EQ(QuotaContainerConstraints(q, pod).value_or(""), "failed quota: compute: must specify requests.cpu for: side");
+}
+
+TEST(QuotaConstraints, ExtendedResourcesAndCountsAreNotRequired) {
+  ResourceQuota q = Quota({{"requests.nvidia.com/gpu", QuotaTrack::kRequests}, {"pods", QuotaTrack::kCount}});
+  AdmittedPod pod;
+  pod.containers = {C("app")};
+  EXPECT_FALSE(QuotaContainerConstraints(q, pod).has_value());
 }
 
 }  // namespace
