@@ -944,7 +944,36 @@ void Engine::StopVictim(Workload& v, const Workload& p, EventType kind) {
   AddTimer(v.exit_time, v);
 }
 
-bool Engine::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq) {
+bool Engine::FitsOnceGone(size_t i, const Workload& w, const std::vector<size_t>& gone) const {
+  const NodeState& n = nodes_[i];
+  if (!NodeSelectable(n, w)) return false;
+  NodeState after = n;
+  for (size_t id : node_workloads_[i]) {
+    const Workload& v = workloads_[id];
+    if (v.phase == Phase::kTerminating || std::find(gone.begin(), gone.end(), id) != gone.end())
+      after.Release(v.shape, v.gpus);
+  }
+  // Room held for nominated workloads of equal or higher priority stays held.
+  for (size_t id : nominated_[i]) {
+    const Workload& p = workloads_[id];
+    if (id == w.id || p.priority < w.priority) continue;
+    if (!after.Fits(p.shape)) return false;
+    after.Allocate(p.shape, after.DefaultGpuChoice(p.shape));
+  }
+  return after.Fits(w.shape);
+}
+
+// ElasticQuota reclaim. Candidates: running borrowers of other namespaces in the cohort (only
+// lower-priority ones under reclaim: LowerPriority; none younger than minRuntime; under Strict
+// budgets none whose eviction would break a PDB), lowest priority first, then most recently
+// started. A victim set is chosen greedily in that order and then made minimal (victims given
+// back from the last chosen). The reclaimer must also be placeable once the victims exit:
+//   1. the minimal quota-freeing set, if the reclaimer then fits on some node (or fits already);
+//   2. else, per node, a minimal set that frees the quota and makes room on that node (victims
+//      beyond the quota's needs only from that node); the best by highest victim priority, then
+//      fewest victims, then priority sum, then node name; the reclaimer is nominated to it;
+//   3. else no reclaim, and `why` says so.
+bool Engine::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::string* why) {
   if (!eq.within_min || eq.over_max) return false;
   const std::string* cohort = quota_.CohortOf(w.namespace_);
   if (!cohort || cohort->empty()) return false;
@@ -957,6 +986,7 @@ bool Engine::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq) {
     if (now_ - v.run_start < policy_.min_runtime) continue;
     cands.push_back(v.id);
   }
+  if (cands.empty()) return false;
   // Lowest priority first, then most recently started.
   std::sort(cands.begin(), cands.end(), [&](size_t a, size_t b) {
     const Workload &x = workloads_[a], &y = workloads_[b];
@@ -964,49 +994,106 @@ bool Engine::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq) {
     if (x.run_start != y.run_start) return x.run_start > y.run_start;
     return x.key < y.key;
   });
-  std::vector<const Workload*> released;
   // Terminating workloads of the cohort are already on their way out.
+  std::vector<const Workload*> base;
   for (const auto& v : workloads_)
     if (v.phase == Phase::kTerminating && quota_.CohortOf(v.namespace_) && *quota_.CohortOf(v.namespace_) == *cohort)
-      released.push_back(&v);
-  size_t base = released.size();
-  bool ok = false;
+      base.push_back(&v);
+  auto quota_ok = [&](const std::vector<size_t>& victims) {
+    std::vector<const Workload*> released = base;
+    for (size_t id : victims) released.push_back(&workloads_[id]);
+    return quota_.CheckElastic(w, released).ok;
+  };
   // Under disruptionBudgets: Strict a borrower whose eviction would break a PodDisruptionBudget
   // is skipped (BestEffort ignores budgets here, as Kueue's reclaim does).
   const bool strict = policy_.disruption_budgets == DisruptionBudgetMode::kStrict && !m_.pdbs.empty();
   std::vector<PdbState> pdb_state;
   if (strict) ComputePdbState(&pdb_state);
-  std::vector<size_t> chosen;
-  for (size_t id : cands) {
-    if (strict) {
+  // A minimal victim set that frees the quota and, with `node`, makes room there.
+  auto build = [&](std::optional<size_t> node) -> std::optional<std::vector<size_t>> {
+    std::vector<size_t> chosen;
+    bool freed = false, room = !node || FitsOnceGone(*node, w, chosen);
+    for (size_t id : cands) {
+      if (freed && room) break;
+      const bool here = node && workloads_[id].node == *node;
+      if (freed && !here) continue;  // quota is free: only victims on the node still help
       chosen.push_back(id);
-      if (CountViolations(chosen, pdb_state, nullptr) > 0) {
+      if (strict && CountViolations(chosen, pdb_state, nullptr) > 0) {
         chosen.pop_back();
         continue;
       }
+      if (!freed) freed = quota_ok(chosen);
+      if (!room && here) room = FitsOnceGone(*node, w, chosen);
     }
-    released.push_back(&workloads_[id]);
-    if (quota_.CheckElastic(w, released).ok) {
-      ok = true;
-      break;
+    if (!freed || !room) return std::nullopt;
+    for (size_t k = chosen.size(); k-- > 0;) {
+      std::vector<size_t> without = chosen;
+      without.erase(without.begin() + static_cast<long>(k));
+      if (quota_ok(without) && (!node || FitsOnceGone(*node, w, without))) chosen = std::move(without);
     }
-  }
-  if (!ok) return false;
-  // Minimal set: give back any victim not needed, highest priority / oldest first.
-  for (size_t k = released.size(); k-- > base;) {
-    std::vector<const Workload*> without = released;
-    without.erase(without.begin() + static_cast<long>(k));
-    if (quota_.CheckElastic(w, without).ok) released = std::move(without);
-  }
-  if (released.size() == base) return false;
+    return chosen;
+  };
+  auto quota_only = build(std::nullopt);
+  if (!quota_only || quota_only->empty()) return false;  // borrowers cannot free enough quota
   std::vector<size_t> victims;
-  for (size_t k = base; k < released.size(); ++k) victims.push_back(released[k]->id);
+  std::optional<size_t> nominate;
+  bool placeable = false;
+  for (size_t i = 0; i < nodes_.size() && !placeable; ++i)
+    placeable = NodeSelectable(nodes_[i], w) && FitsRespectingNominated(i, w);
+  for (size_t i = 0; i < nodes_.size() && !placeable; ++i) placeable = FitsOnceGone(i, w, *quota_only);
+  if (placeable) {
+    victims = std::move(*quota_only);
+  } else {
+    struct NodePlan {
+      size_t node;
+      std::vector<size_t> victims;
+      int32_t max_priority;
+      int64_t sum_priority;
+    };
+    std::optional<NodePlan> best;
+    std::vector<size_t> here;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      here.clear();
+      for (size_t id : cands)
+        if (workloads_[id].node == i) here.push_back(id);
+      if (!FitsOnceGone(i, w, here)) continue;  // not even with every borrower here gone
+      auto set = build(i);
+      if (!set) continue;
+      NodePlan plan{i, std::move(*set), INT32_MIN, 0};
+      for (size_t id : plan.victims) {
+        plan.max_priority = std::max(plan.max_priority, workloads_[id].priority);
+        plan.sum_priority += workloads_[id].priority;
+      }
+      auto better = [](const NodePlan& a, const NodePlan& b) {
+        if (a.max_priority != b.max_priority) return a.max_priority < b.max_priority;
+        if (a.victims.size() != b.victims.size()) return a.victims.size() < b.victims.size();
+        if (a.sum_priority != b.sum_priority) return a.sum_priority < b.sum_priority;
+        return a.node < b.node;
+      };
+      if (!best || better(plan, *best)) best = std::move(plan);
+    }
+    if (!best) {
+      *why = "; not reclaiming: no node would have room for it even after the borrowing workloads of cohort " +
+             *cohort + " exit (" + NoFitMessage(w) + ")";
+      return false;
+    }
+    victims = std::move(best->victims);
+    nominate = best->node;
+  }
   std::sort(victims.begin(), victims.end());
   for (size_t id : victims) StopVictim(workloads_[id], w, EventType::kReclaimed);
   w.waiting_for = victims;
+  if (nominate) {
+    // Hold the room the victims leave on that node for the reclaimer.
+    DropNomination(w);
+    w.nominated_node = *nominate;
+    nominated_[*nominate].push_back(w.id);
+    Touch(*nominate);
+  }
   quota_.Reserve(w);
   SetPending(w, EventType::kQuotaExceeded, "Reclaiming",
-             "reclaiming lent quota: waiting for " + std::to_string(victims.size()) + " borrowing workload(s) to exit");
+             "reclaiming lent quota: waiting for " + std::to_string(victims.size()) + " borrowing workload(s) to exit" +
+                 (nominate ? " (nominated to " + nodes_[*nominate].name + ")" : ""));
   return true;
 }
 
@@ -1040,8 +1127,10 @@ bool Engine::TryAdmitQuota(Workload& w) {
       Reject(w, "QuotaExceeded", eq.message);
       return false;
     }
-    if (TryReclaim(w, eq)) return false;
-    SetPending(w, EventType::kQuotaExceeded, "QuotaExceeded", eq.message, eq.message.substr(0, eq.message.find(':')));
+    std::string why;
+    if (TryReclaim(w, eq, &why)) return false;
+    SetPending(w, EventType::kQuotaExceeded, "QuotaExceeded", eq.message + why,
+               eq.message.substr(0, eq.message.find(':')) + (why.empty() ? "" : "|no room"));
     return false;
   }
   return true;

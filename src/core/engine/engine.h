@@ -92,7 +92,10 @@ class Engine {
   bool TryAdmitQuota(Workload& w);
   bool TryPlace(Workload& w);
   bool TryPreempt(Workload& w, std::string* why);
-  bool TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq);
+  bool TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::string* why);
+  // Whether `w` would fit on node `i` once `gone` and the node's terminating workloads have
+  // exited (room held for nominated workloads of equal or higher priority stays held).
+  bool FitsOnceGone(size_t i, const Workload& w, const std::vector<size_t>& gone) const;
   void Bind(Workload& w, size_t node, const placement::GpuAssignment& gpus);
   void StopVictim(Workload& victim, const Workload& preemptor, EventType kind);
   void OnTimer(const Timer& t);
