@@ -37,7 +37,8 @@ Summary Summarise(const ManifestSet& m, const SimResult& r) {
     u.resource = res;
     for (const auto& n : m.nodes) {
       const ResourceList& a = n.allocatable.empty() ? n.capacity : n.allocatable;
-      u.capacity += static_cast<__int128>(a.Get(res)) * s.horizon;
+      const NodeWindow in = NodeWindowOf(n, s.horizon);  // only while the node is in the pool
+      u.capacity += static_cast<__int128>(a.Get(res)) * (in.to - in.from);
     }
     for (const auto& run : e.runs())
       u.allocated += static_cast<__int128>(run.requests.Get(res)) * (run.end - run.start);
@@ -55,6 +56,7 @@ Summary Summarise(const ManifestSet& m, const SimResult& r) {
     t.pending_total += w.pending_total;
     t.pending_max = std::max(t.pending_max, w.pending_total);
     s.gpu_milli_ms_lost += w.lost_gpu_milli_ms;
+    s.gpu_milli_ms_lost_node_removed += w.lost_gpu_milli_ms_node_removed;
     switch (w.phase) {
       case Phase::kSucceeded: ++s.succeeded; break;
       case Phase::kRunning:
@@ -70,6 +72,8 @@ Summary Summarise(const ManifestSet& m, const SimResult& r) {
     if (ev.type == EventType::kReclaimed) ++s.reclaims;
     if (ev.type == EventType::kRequeued) ++s.requeues;
     if (ev.type == EventType::kCancelled) ++s.cancellations;
+    if (ev.type == EventType::kNodeAdded) ++s.nodes_added;
+    if (ev.type == EventType::kNodeRemoved) ++s.nodes_removed;
   }
   return s;
 }
@@ -82,6 +86,14 @@ int64_t PoolCapacity(const ManifestSet& m, const std::string& res) {
   return c;
 }
 
+// Capacity of the nodes in the pool at instant t.
+int64_t PoolCapacityAt(const ManifestSet& m, const std::string& res, Millis t) {
+  int64_t c = 0;
+  for (const auto& n : m.nodes)
+    if (NodePresentAt(n, t)) c += (n.allocatable.empty() ? n.capacity : n.allocatable).Get(res);
+  return c;
+}
+
 }  // namespace
 
 nlohmann::json TimelineJson(const ManifestSet& m, const SimResult& r) {
@@ -90,6 +102,8 @@ nlohmann::json TimelineJson(const ManifestSet& m, const SimResult& r) {
   static const char* kRes[] = {"cpu", "memory", "nvidia.com/gpu"};
   int64_t cap[3];
   for (int i = 0; i < 3; ++i) cap[i] = PoolCapacity(m, kRes[i]);
+  bool pool_changes = false;
+  for (const auto& n : m.nodes) pool_changes |= n.sim.add_time > 0 || n.sim.remove_time.has_value();
   // Allocation changes: + at a run's start, - at its end (runs hold their requests until exit).
   struct Delta {
     Millis time;
@@ -153,6 +167,8 @@ nlohmann::json TimelineJson(const ManifestSet& m, const SimResult& r) {
     json j;
     j["time"] = Seconds(t);
     json a;
+    if (pool_changes)
+      for (int i = 0; i < 3; ++i) cap[i] = PoolCapacityAt(m, kRes[i], t);
     for (int i = 0; i < 3; ++i) a[kRes[i]] = RatioString(alloc[i], cap[i]);
     j["allocated"] = a;
     j["running"] = running;
@@ -205,7 +221,7 @@ nlohmann::json ReportJson(const ManifestSet& m, const SimResult& r, const Summar
     json j;
     j["time"] = Seconds(ev.time);
     j["type"] = engine::ToString(ev.type);
-    j["workload"] = ev.workload;
+    j["workload"] = ev.workload.empty() ? json(nullptr) : json(ev.workload);  // null on pool events
     j["node"] = ev.node.empty() ? json(nullptr) : json(ev.node);
     j["by"] = ev.by.empty() ? json(nullptr) : json(ev.by);
     j["reason"] = ev.reason;
@@ -235,6 +251,9 @@ nlohmann::json ReportJson(const ManifestSet& m, const SimResult& r, const Summar
   sum["requeued"] = s.requeues;
   sum["cancelled"] = s.cancellations;
   sum["gpuSecondsLostToPreemption"] = RatioString(s.gpu_milli_ms_lost, 1000000, 3);
+  sum["nodesAdded"] = s.nodes_added;
+  sum["nodesRemoved"] = s.nodes_removed;
+  sum["gpuSecondsLostToNodeRemoval"] = RatioString(s.gpu_milli_ms_lost_node_removed, 1000000, 3);
   json phases;
   phases["Succeeded"] = s.succeeded;
   phases["Running"] = s.running;
@@ -259,6 +278,9 @@ std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary&
   o << "\n  preemptions: " << s.preemptions << " (+" << s.reclaims << " quota reclaims), requeued " << s.requeues
     << ", cancelled " << s.cancellations << ", GPU-seconds lost " << RatioString(s.gpu_milli_ms_lost, 1000000, 1)
     << "\n";
+  if (s.nodes_added || s.nodes_removed)
+    o << "  pool: " << s.nodes_added << " node(s) joined, " << s.nodes_removed << " left, GPU-seconds lost with removed nodes "
+      << RatioString(s.gpu_milli_ms_lost_node_removed, 1000000, 1) << "\n";
   o << "  pending time by priority:";
   for (const auto& t : s.tiers)
     o << " [" << t.priority << ": " << t.workloads << " workloads, mean "

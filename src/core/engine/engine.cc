@@ -48,6 +48,8 @@ const char* ToString(EventType t) {
     case EventType::kBorrowed: return "Borrowed";
     case EventType::kReclaimed: return "Reclaimed";
     case EventType::kCompleted: return "Completed";
+    case EventType::kNodeAdded: return "NodeAdded";
+    case EventType::kNodeRemoved: return "NodeRemoved";
   }
   return "?";
 }
@@ -120,7 +122,8 @@ Status Engine::Init() {
     if (a.Get(kGpu) % placement::kMilliPerGpu != 0 || a.Get(kGpu) / placement::kMilliPerGpu > placement::kMaxGpusPerNode)
       return Status::Error("node " + n->meta.name + ": nvidia.com/gpu must be a whole number of devices, at most " +
                            std::to_string(placement::kMaxGpusPerNode));
-    AddNode(*n, 0);
+    // A node with a later arbiter.dev/add-time joins when the driver calls AddNode.
+    if (n->sim.add_time <= 0) AddNode(*n, 0);
   }
   placement::WorkloadProfile profile;
   {
@@ -176,29 +179,53 @@ void Engine::AddNode(const Node& node, Millis now) {
   node_epoch_.assign(nodes_.size(), 0);
   ++global_epoch_;
   freed_ = true;
+  if (placer_) EmitNode(EventType::kNodeAdded, node.meta.name, "node " + node.meta.name + " joined the pool");
 }
 
+// A removed node takes its workloads with it, like a Kubernetes node deletion (its pods are
+// deleted) or a Slurm node failure: no SIGTERM, no grace period, no final save. A running
+// workload keeps only its last periodic checkpoint and meets its preemption fate (Requeue or
+// Cancel, from the pod, its QoS or the PoolPolicy); the work since that checkpoint is lost and
+// recorded on its run (billed as lost work caused by "node/NAME"). A victim already shutting
+// down there is cut short: it exits now, and unless its shutdown would have ended now it keeps
+// only its last periodic checkpoint too. Preemptors nominated to the node lose the nomination.
 Status Engine::RemoveNode(const std::string& name, Millis now) {
   now_ = std::max(now_, now);
   auto it = std::find_if(nodes_.begin(), nodes_.end(), [&](const NodeState& n) { return n.name == name; });
   if (it == nodes_.end()) return Status::Error("no node named " + name);
   size_t at = static_cast<size_t>(it - nodes_.begin());
+  EmitNode(EventType::kNodeRemoved, name,
+           "node " + name + " left the pool with " + std::to_string(node_workloads_[at].size()) + " workload(s)");
   std::vector<size_t> on = node_workloads_[at];
+  std::sort(on.begin(), on.end());  // submission order: deterministic
   for (size_t id : on) {
     Workload& w = workloads_[id];
-    w.preempted_by = "node/" + name;
-    if (w.phase == Phase::kRunning) {
-      Millis done = w.progress + (now_ - w.run_start);
-      w.progress_after_exit = w.checkpoint_interval ? done / *w.checkpoint_interval * *w.checkpoint_interval : 0;
-      if (w.duration) w.progress_after_exit = std::min(w.progress_after_exit, *w.duration);
-      w.progress_after_exit = std::max(w.progress_after_exit, w.progress);
+    const bool running = w.phase == Phase::kRunning;
+    // Progress as of the moment the workload was stopped (now, or its SIGTERM if shutting down).
+    const Millis stop = running ? now_ : w.stop_time;
+    Millis done = w.progress + (stop - w.run_start);
+    if (w.duration) done = std::min(done, *w.duration);
+    Millis periodic = w.checkpoint_interval ? done / *w.checkpoint_interval * *w.checkpoint_interval : 0;
+    if (w.checkpoint_interval) periodic = std::max(periodic, std::min(w.progress, done));
+    Millis lost_before = running ? 0 : w.lost_work;
+    Millis saved = running ? periodic : (w.exit_time <= now_ ? w.progress_after_exit : periodic);
+    if (running) {
+      w.preempted_by = "node/" + name;
+      w.preemptor_id.reset();
+      w.stop_time = now_;
+      ++generation_[w.id];  // cancel its completion timer
     }
-    Emit(EventType::kTerminated, w, name, "NodeRemoved", "node " + name + " was removed");
+    w.progress_after_exit = saved;
+    w.lost_work = done - saved;
+    const Millis extra = w.lost_work - lost_before;
+    if (running) w.lost_gpu_milli_ms_node_removed += static_cast<int64_t>(extra) * w.shape.gpu_milli_total();
+    else w.lost_gpu_milli_ms += static_cast<int64_t>(extra) * w.shape.gpu_milli_total();
     w.exit_time = now_;
-    PreemptMode keep = w.preempt_mode;
-    w.preempt_mode = PreemptMode::kRequeue;
-    Exit(w);
-    w.preempt_mode = keep;
+    Emit(EventType::kTerminated, w, name, "NodeRemoved",
+         std::string(running ? "node " + name + " was removed; killed without a grace period"
+                             : "node " + name + " was removed while it was shutting down") +
+             "; progress kept " + FormatDuration(saved) + ", lost " + FormatDuration(w.lost_work));
+    Exit(w, /*emit_terminated=*/false);
   }
   for (size_t id : nominated_[at]) workloads_[id].nominated_node.reset();
   nodes_.erase(it);
@@ -220,6 +247,11 @@ Status Engine::RemoveNode(const std::string& name, Millis now) {
 void Engine::Emit(EventType type, const Workload& w, std::string node, std::string reason,
                   std::string message, std::string by) {
   events_.push_back(Event{now_, type, w.key, std::move(node), std::move(by), std::move(reason), std::move(message)});
+}
+
+void Engine::EmitNode(EventType type, const std::string& node, std::string message) {
+  events_.push_back(Event{now_, type, "", node, "", type == EventType::kNodeAdded ? "NodeAdded" : "NodeRemoved",
+                          std::move(message)});
 }
 
 void Engine::Reject(Workload& w, const std::string& reason, const std::string& message) {
@@ -424,7 +456,7 @@ void Engine::Release(Workload& w) {
 }
 
 // A terminating victim (or a workload on a removed node) exits: release, then requeue or cancel.
-void Engine::Exit(Workload& w) {
+void Engine::Exit(Workload& w, bool emit_terminated) {
   std::string node = w.node ? nodes_[*w.node].name : "";
   size_t run_index = runs_.size();
   Release(w);
@@ -435,21 +467,26 @@ void Engine::Exit(Workload& w) {
     r.lost_from = std::max(r.start, w.stop_time - w.lost_work);
     r.preemptor = w.preempted_by;
   }
-  if (w.phase == Phase::kTerminating)
+  if (w.phase == Phase::kTerminating && emit_terminated)
     Emit(EventType::kTerminated, w, node, "", "exited after SIGTERM");
   w.progress = w.progress_after_exit;
+  // A workload lost with its node (preempted_by "node/NAME") meets the same fate as a victim.
+  const bool node_lost = w.preempted_by.rfind("node/", 0) == 0;
+  const std::string cause = node_lost ? "node " + w.preempted_by.substr(5) + " was removed"
+                                      : "preemption by " + w.preempted_by;
+  const char* reason = node_lost ? "NodeRemoved" : "Preempted";
   if (w.preempt_mode == PreemptMode::kCancel) {
     w.phase = Phase::kPreempted;
     w.finish_time = now_;
-    w.message = "cancelled after preemption by " + w.preempted_by;
-    Emit(EventType::kCancelled, w, node, "Preempted", w.message);
+    w.message = node_lost ? "cancelled: " + cause : "cancelled after " + cause;
+    Emit(EventType::kCancelled, w, node, reason, w.message);
   } else {
     w.phase = Phase::kPending;
     w.pending_since = now_;
     w.last_reason_key.clear();
     w.last_event_type = -1;
-    w.message = "requeued after preemption by " + w.preempted_by;
-    Emit(EventType::kRequeued, w, node, "Preempted", w.message);
+    w.message = node_lost ? "requeued: " + cause : "requeued after " + cause;
+    Emit(EventType::kRequeued, w, node, reason, w.message);
     PendingInsert(w.id);
     fresh_.push_back(w.id);
   }

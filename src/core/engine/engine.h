@@ -51,8 +51,11 @@ class Engine {
   // Closes the books at the end of a simulation: running workloads get a run record ending now.
   void Finish(Millis now);
 
+  // Adds a node to the pool (a NodeAdded event once the engine runs). Nodes with
+  // sim.add_time > 0 are not added by Create: the driver adds them at that time.
   void AddNode(const Node& node, Millis now);
-  // Removes a node; its workloads are stopped at once and requeued.
+  // Removes a node (a NodeRemoved event). Its workloads stop at once, without a grace period,
+  // keep their last periodic checkpoint and meet their preemption fate (Requeue or Cancel).
   Status RemoveNode(const std::string& name, Millis now);
 
   const std::vector<Event>& events() const { return events_; }
@@ -99,7 +102,8 @@ class Engine {
   void Bind(Workload& w, size_t node, const placement::GpuAssignment& gpus);
   void StopVictim(Workload& victim, const Workload& preemptor, EventType kind);
   void OnTimer(const Timer& t);
-  void Exit(Workload& w);
+  void Exit(Workload& w, bool emit_terminated = true);
+  void EmitNode(EventType type, const std::string& node, std::string message);
   void Release(Workload& w);
   RunRecord MakeRun(const Workload& w, size_t node) const;  // run record ending now
   void AddTimer(Millis at, Workload& w);

@@ -29,6 +29,8 @@ enum class EventType {
   kBorrowed,
   kReclaimed,
   kCompleted,
+  kNodeAdded,    // pool events: `workload` is empty, `node` names the node
+  kNodeRemoved,
 };
 const char* ToString(EventType t);
 
@@ -116,6 +118,7 @@ struct Workload {
   std::optional<size_t> preemptor_id;  // who waits for this victim to exit
   Millis lost_work = 0;  // run time lost to the last preemption
   int64_t lost_gpu_milli_ms = 0;
+  int64_t lost_gpu_milli_ms_node_removed = 0;  // run time lost when its node was removed
 };
 
 }  // namespace arbiter::engine
