@@ -279,7 +279,8 @@ std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary&
     << ", cancelled " << s.cancellations << ", GPU-seconds lost " << RatioString(s.gpu_milli_ms_lost, 1000000, 1)
     << "\n";
   if (s.nodes_added || s.nodes_removed)
-    o << "  pool: " << s.nodes_added << " node(s) joined, " << s.nodes_removed << " left, GPU-seconds lost with removed nodes "
+    o << "  pool: " << s.nodes_added << (s.nodes_added == 1 ? " node" : " nodes") << " joined, " << s.nodes_removed
+      << " left, GPU-seconds lost with removed nodes "
       << RatioString(s.gpu_milli_ms_lost_node_removed, 1000000, 1) << "\n";
   o << "  pending time by priority:";
   for (const auto& t : s.tiers)
