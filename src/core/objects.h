@@ -37,11 +37,19 @@ struct Namespace {
   ObjectMeta meta;
 };
 
+// Simulation inputs carried by Node annotations: when the node joins and leaves the pool on the
+// virtual clock (arbiter.dev/add-time, arbiter.dev/remove-time).
+struct NodeSimSpec {
+  Millis add_time = 0;                // 0: in the pool from the start
+  std::optional<Millis> remove_time;  // none: stays until the end; else > add_time
+};
+
 struct Node {
   ObjectMeta meta;
   ResourceList capacity;
   ResourceList allocatable;  // if absent in the manifest, equal to capacity
   bool unschedulable = false;
+  NodeSimSpec sim;
   // The schedulable amount: allocatable.
   const ResourceList& Schedulable() const { return allocatable; }
 };

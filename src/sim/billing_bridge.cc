@@ -50,8 +50,10 @@ Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis 
     auto p = n.meta.labels.find("nvidia.com/gpu.product");
     if (p != n.meta.labels.end()) c.gpu_product = p->second;
     c.allocatable = n.allocatable.empty() ? n.capacity : n.allocatable;
-    c.from = epoch;
-    c.to = epoch + r.end_time;
+    const NodeWindow in = NodeWindowOf(n, r.end_time);  // idle only while the node is in the pool
+    if (in.to <= in.from) continue;
+    c.from = epoch + in.from;
+    c.to = epoch + in.to;
     nodes.push_back(std::move(c));
   }
   if (r.end_time > 0) {

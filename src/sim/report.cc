@@ -40,7 +40,8 @@ Summary Summarise(const ManifestSet& m, const SimResult& r) {
     u.resource = res;
     for (const auto& n : m.nodes) {
       const ResourceList& a = n.allocatable.empty() ? n.capacity : n.allocatable;
-      u.capacity += static_cast<__int128>(a.Get(res)) * s.horizon;
+      const NodeWindow in = NodeWindowOf(n, s.horizon);  // only while the node is in the pool
+      u.capacity += static_cast<__int128>(a.Get(res)) * (in.to - in.from);
     }
     for (const auto& run : e.runs())
       u.allocated += static_cast<__int128>(run.requests.Get(res)) * (run.end - run.start);
@@ -58,6 +59,7 @@ Summary Summarise(const ManifestSet& m, const SimResult& r) {
     t.pending_total += w.pending_total;
     t.pending_max = std::max(t.pending_max, w.pending_total);
     s.gpu_milli_ms_lost += w.lost_gpu_milli_ms;
+    s.gpu_milli_ms_lost_node_removed += w.lost_gpu_milli_ms_node_removed;
     switch (w.phase) {
       case Phase::kSucceeded: ++s.succeeded; break;
       case Phase::kRunning:
@@ -73,6 +75,8 @@ Summary Summarise(const ManifestSet& m, const SimResult& r) {
     if (ev.type == EventType::kReclaimed) ++s.reclaims;
     if (ev.type == EventType::kRequeued) ++s.requeues;
     if (ev.type == EventType::kCancelled) ++s.cancellations;
+    if (ev.type == EventType::kNodeAdded) ++s.nodes_added;
+    if (ev.type == EventType::kNodeRemoved) ++s.nodes_removed;
   }
   return s;
 }
@@ -85,6 +89,14 @@ int64_t PoolCapacity(const ManifestSet& m, const std::string& res) {
   return c;
 }
 
+// Capacity of the nodes in the pool at instant t.
+int64_t PoolCapacityAt(const ManifestSet& m, const std::string& res, Millis t) {
+  int64_t c = 0;
+  for (const auto& n : m.nodes)
+    if (NodePresentAt(n, t)) c += (n.allocatable.empty() ? n.capacity : n.allocatable).Get(res);
+  return c;
+}
+
 }  // namespace
 
 void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSink& sink) {
@@ -93,6 +105,8 @@ void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSi
   static const char* kRes[] = {"cpu", "memory", "nvidia.com/gpu"};
   int64_t cap[3];
   for (int i = 0; i < 3; ++i) cap[i] = PoolCapacity(m, kRes[i]);
+  bool pool_changes = false;
+  for (const auto& n : m.nodes) pool_changes |= n.sim.add_time > 0 || n.sim.remove_time.has_value();
   // Allocation changes: + at a run's start, - at its end (runs hold their requests until exit).
   struct Delta {
     Millis time;
@@ -138,6 +152,7 @@ void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSi
     }
     for (; ei < events.size() && events[ei].time <= t; ++ei) {
       const auto& ev = events[ei];
+      if (ev.workload == engine::kNoWorkload) continue;  // pool events
       char& p = pending_of[ev.workload];
       bool now = p != 0;
       switch (ev.type) {
@@ -155,6 +170,8 @@ void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSi
     json j;
     j["time"] = Seconds(t);
     json a;
+    if (pool_changes)
+      for (int i = 0; i < 3; ++i) cap[i] = PoolCapacityAt(m, kRes[i], t);
     for (int i = 0; i < 3; ++i) a[kRes[i]] = RatioString(alloc[i], cap[i]);
     j["allocated"] = a;
     j["running"] = running;
@@ -209,6 +226,9 @@ nlohmann::json ReportHead(const ManifestSet& m, const SimResult& r, const Summar
   sum["requeued"] = s.requeues;
   sum["cancelled"] = s.cancellations;
   sum["gpuSecondsLostToPreemption"] = RatioString(s.gpu_milli_ms_lost, 1000000, 3);
+  sum["nodesAdded"] = s.nodes_added;
+  sum["nodesRemoved"] = s.nodes_removed;
+  sum["gpuSecondsLostToNodeRemoval"] = RatioString(s.gpu_milli_ms_lost_node_removed, 1000000, 3);
   json phases;
   phases["Succeeded"] = s.succeeded;
   phases["Running"] = s.running;
@@ -250,7 +270,7 @@ void ForEachEventJson(const SimResult& r, const JsonSink& sink) {
     json j;
     j["time"] = Seconds(ev.time);
     j["type"] = engine::ToString(ev.type);
-    j["workload"] = r.engine->workloads()[ev.workload].key;
+    j["workload"] = ev.workload == engine::kNoWorkload ? json(nullptr) : json(r.engine->workloads()[ev.workload].key);  // null on pool events
     j["node"] = ev.node.empty() ? json(nullptr) : json(ev.node);
     j["by"] = ev.by.empty() ? json(nullptr) : json(ev.by);
     j["reason"] = ev.reason;
@@ -332,6 +352,10 @@ std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary&
   o << "\n  preemptions: " << s.preemptions << " (+" << Plural(s.reclaims, "quota reclaim") << "), requeued " << s.requeues
     << ", cancelled " << s.cancellations << ", GPU-seconds lost " << RatioString(s.gpu_milli_ms_lost, 1000000, 1)
     << "\n";
+  if (s.nodes_added || s.nodes_removed)
+    o << "  pool: " << s.nodes_added << (s.nodes_added == 1 ? " node" : " nodes") << " joined, " << s.nodes_removed
+      << " left, GPU-seconds lost with removed nodes "
+      << RatioString(s.gpu_milli_ms_lost_node_removed, 1000000, 1) << "\n";
   o << "  pending time by priority:";
   if (s.tiers.empty()) o << " none (no workloads)";
   for (const auto& t : s.tiers)

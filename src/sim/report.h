@@ -30,6 +30,9 @@ struct Summary {
   size_t preemptions = 0, reclaims = 0, requeues = 0, cancellations = 0;
   size_t succeeded = 0, running = 0, pending = 0, rejected = 0, preempted = 0;
   int64_t gpu_milli_ms_lost = 0;
+  // Pool changes (Node arbiter.dev/add-time, remove-time) and the work lost with removed nodes.
+  size_t nodes_added = 0, nodes_removed = 0;
+  int64_t gpu_milli_ms_lost_node_removed = 0;
 };
 
 Summary Summarise(const ManifestSet& m, const SimResult& r);
@@ -40,8 +43,8 @@ std::string RatioString(__int128 num, __int128 den, int digits = 4);
 nlohmann::json Seconds(Millis ms);
 
 // The report's `timeline`: one point per distinct event time (and at 0 and the end), in time
-// order: `time` (seconds), `allocated` (share of the pool's allocatable cpu, memory and
-// nvidia.com/gpu held by runs, terminating victims included, as decimal strings like
+// order: `time` (seconds), `allocated` (share of the allocatable cpu, memory and nvidia.com/gpu
+// of the nodes in the pool at that time held by runs, terminating victims included, as decimal strings like
 // summary.utilisation), `running` (runs holding resources) and `pending` (workloads waiting to
 // run) after every event at that time.
 nlohmann::json TimelineJson(const ManifestSet& m, const SimResult& r);

@@ -27,6 +27,16 @@ struct SimResult {
   Millis end_time = 0;
 };
 
+// When a node is in the pool of a run that ends at `end`: from its arbiter.dev/add-time to its
+// remove-time (or the end). Empty (from >= to) when it never joined before the end.
+struct NodeWindow {
+  Millis from = 0;
+  Millis to = 0;
+};
+NodeWindow NodeWindowOf(const Node& node, Millis end);
+// Whether the node is in the pool at instant t (joined at or before t, not yet removed).
+bool NodePresentAt(const Node& node, Millis t);
+
 // Runs the pods of `manifests` on its pool. `manifests` must outlive the result.
 Result<SimResult> RunSimulation(const ManifestSet& manifests, const SimOptions& options);
 

@@ -390,6 +390,66 @@ spec: {containers: [{name: c}]}
   EXPECT_EQ(typo->line, 10);
 }
 
+TEST(ManifestLoaderTest, NodeAddAndRemoveTimes) {
+  auto l = Load(R"(apiVersion: v1
+kind: Node
+metadata:
+  name: n
+  annotations: {arbiter.dev/add-time: 30m, arbiter.dev/remove-time: 2h, other.io/x: y}
+status: {capacity: {cpu: "8"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: m}
+status: {capacity: {cpu: "8"}}
+)");
+  EXPECT_CLEAN(l);
+  ASSERT_EQ(l.set.nodes.size(), 2u);
+  EXPECT_EQ(l.set.nodes[0].sim.add_time, 30 * 60000);
+  EXPECT_EQ(l.set.nodes[0].sim.remove_time, std::optional<Millis>(2 * 3600000));
+  EXPECT_EQ(l.set.nodes[1].sim.add_time, 0);
+  EXPECT_FALSE(l.set.nodes[1].sim.remove_time.has_value());
+}
+
+TEST(ManifestLoaderTest, NodeBadSimAnnotations) {
+  auto l = Load(R"(apiVersion: v1
+kind: Node
+metadata:
+  name: n
+  annotations:
+    arbiter.dev/add-time: later
+    arbiter.dev/remove-tme: 1h
+status: {capacity: {cpu: "8"}}
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: m
+  annotations:
+    arbiter.dev/add-time: 2h
+    arbiter.dev/remove-time: 1h
+status: {capacity: {cpu: "8"}}
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: k
+  annotations: {arbiter.dev/submit-time: 1h}
+status: {capacity: {cpu: "8"}}
+)");
+  EXPECT_EQ(l.diagnostics.ErrorCount(), 4u) << All(l);
+  auto* bad = Find(l, "arbiter.dev/add-time");
+  ASSERT_TRUE(bad) << All(l);
+  EXPECT_EQ(bad->line, 6);
+  auto* typo = Find(l, "did you mean \"arbiter.dev/remove-time\"");
+  ASSERT_TRUE(typo) << All(l);
+  EXPECT_EQ(typo->line, 7);
+  auto* order = Find(l, "remove-time 1h must be after add-time 2h");
+  ASSERT_TRUE(order) << All(l);
+  EXPECT_EQ(order->line, 16);
+  EXPECT_TRUE(Find(l, "unknown Arbiter annotation \"arbiter.dev/submit-time\" on a Node")) << All(l);
+}
+
 TEST(ManifestLoaderTest, PodRequiresContainersAndNames) {
   auto l = Load("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {priority: 3}\n---\n"
                 "apiVersion: v1\nkind: Pod\nmetadata: {name: q}\nspec:\n  containers: [{image: x}]\n---\n"

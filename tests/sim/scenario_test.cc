@@ -81,7 +81,8 @@ bool Matches(const YAML::Node& want, const nlohmann::json& ev) {
 }
 
 std::string Describe(const nlohmann::json& ev) {
-  std::string s = ev["time"].dump() + " " + ev["type"].get<std::string>() + " " + ev["workload"].get<std::string>();
+  std::string s = ev["time"].dump() + " " + ev["type"].get<std::string>() + " " +
+                  (ev["workload"].is_null() ? std::string("-") : ev["workload"].get<std::string>());
   if (!ev["node"].is_null()) s += " node=" + ev["node"].get<std::string>();
   if (!ev["by"].is_null()) s += " by=" + ev["by"].get<std::string>();
   if (!ev["message"].get<std::string>().empty()) s += " \"" + ev["message"].get<std::string>() + "\"";

@@ -283,6 +283,7 @@ class DocLoader {
                       }});
     r_.ReadStruct(doc, "", fields);
     FinishMeta(&node.meta, false);
+    ReadNodeSimAnnotations(&node);
     // allocatable defaults to capacity; resources listed only in capacity are allocatable in full.
     if (!has_allocatable) {
       node.allocatable = node.capacity;
@@ -347,6 +348,37 @@ class DocLoader {
         c.limits.Set(k, v);
     }
     return c;
+  }
+
+  // Node simulation annotations: when the node joins and leaves the pool on the virtual clock.
+  void ReadNodeSimAnnotations(Node* node) {
+    static const std::vector<std::string> kKnown = {"arbiter.dev/add-time", "arbiter.dev/remove-time"};
+    YAML::Node remove_node;
+    for (const auto& [key, n] : annotation_nodes_) {
+      if (!StartsWith(key, "arbiter.dev/")) continue;
+      std::string p = ChildPath("metadata.annotations", key);
+      if (key == "arbiter.dev/add-time") {
+        if (auto d = r_.Duration(n, p)) node->sim.add_time = *d;
+      } else if (key == "arbiter.dev/remove-time") {
+        if (auto d = r_.Duration(n, p)) {
+          node->sim.remove_time = *d;
+          remove_node = n;
+        }
+      } else {
+        std::string msg = "unknown Arbiter annotation " + Quote(key) + " on a Node";
+        if (auto s = DidYouMean(key, kKnown))
+          msg += "; did you mean " + Quote(*s) + "?";
+        else
+          msg += " (known: arbiter.dev/add-time, arbiter.dev/remove-time)";
+        r_.Error(n, p, msg);
+      }
+    }
+    if (node->sim.remove_time && *node->sim.remove_time <= node->sim.add_time) {
+      r_.Error(remove_node, ChildPath("metadata.annotations", "arbiter.dev/remove-time"),
+               "remove-time " + FormatDuration(*node->sim.remove_time) + " must be after add-time " +
+                   FormatDuration(node->sim.add_time) + " (a node leaves the pool after it joins)");
+      node->sim.remove_time.reset();
+    }
   }
 
   void ReadSimAnnotations(Pod* pod) {

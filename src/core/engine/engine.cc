@@ -1,5 +1,7 @@
 #include "core/engine/engine.h"
 
+#include "core/engine/admission.h"
+
 #include <algorithm>
 #include <map>
 
@@ -46,6 +48,8 @@ const char* ToString(EventType t) {
     case EventType::kBorrowed: return "Borrowed";
     case EventType::kReclaimed: return "Reclaimed";
     case EventType::kCompleted: return "Completed";
+    case EventType::kNodeAdded: return "NodeAdded";
+    case EventType::kNodeRemoved: return "NodeRemoved";
   }
   return "?";
 }
@@ -99,6 +103,11 @@ Status Engine::Init() {
     }
   }
   for (const auto& q : m_.qos) qos_[q.meta.name] = &q;
+  // LimitRanges per namespace, by name: the order their defaults apply in (earlier wins).
+  for (const auto& lr : m_.limit_ranges) limit_ranges_[lr.meta.namespace_].push_back(&lr);
+  for (auto& [ns, list] : limit_ranges_)
+    std::stable_sort(list.begin(), list.end(),
+                     [](const LimitRange* a, const LimitRange* b) { return a->meta.name < b->meta.name; });
   quota_.Configure(m_.resource_quotas, m_.elastic_quotas);
   // Nodes sorted by name: index order is the final placement tie-break.
   std::vector<const Node*> sorted;
@@ -113,7 +122,8 @@ Status Engine::Init() {
     if (a.Get(kGpu) % placement::kMilliPerGpu != 0 || a.Get(kGpu) / placement::kMilliPerGpu > placement::kMaxGpusPerNode)
       return Status::Error("node " + n->meta.name + ": nvidia.com/gpu must be a whole number of devices, at most " +
                            std::to_string(placement::kMaxGpusPerNode));
-    AddNode(*n, 0);
+    // A node with a later arbiter.dev/add-time joins when the driver calls AddNode.
+    if (n->sim.add_time <= 0) AddNode(*n, 0);
   }
   placement::WorkloadProfile profile;
   {
@@ -170,29 +180,53 @@ void Engine::AddNode(const Node& node, Millis now) {
   node_epoch_.assign(nodes_.size(), 0);
   ++global_epoch_;
   freed_ = true;
+  if (placer_) EmitNode(EventType::kNodeAdded, node.meta.name, "node " + node.meta.name + " joined the pool");
 }
 
+// A removed node takes its workloads with it, like a Kubernetes node deletion (its pods are
+// deleted) or a Slurm node failure: no SIGTERM, no grace period, no final save. A running
+// workload keeps only its last periodic checkpoint and meets its preemption fate (Requeue or
+// Cancel, from the pod, its QoS or the PoolPolicy); the work since that checkpoint is lost and
+// recorded on its run (billed as lost work caused by "node/NAME"). A victim already shutting
+// down there is cut short: it exits now, and unless its shutdown would have ended now it keeps
+// only its last periodic checkpoint too. Preemptors nominated to the node lose the nomination.
 Status Engine::RemoveNode(const std::string& name, Millis now) {
   now_ = std::max(now_, now);
   auto it = std::find_if(nodes_.begin(), nodes_.end(), [&](const NodeState& n) { return n.name == name; });
   if (it == nodes_.end()) return Status::Error("no node named " + name);
   size_t at = static_cast<size_t>(it - nodes_.begin());
+  EmitNode(EventType::kNodeRemoved, name,
+           "node " + name + " left the pool with " + std::to_string(node_workloads_[at].size()) + " workload(s)");
   std::vector<size_t> on = node_workloads_[at];
+  std::sort(on.begin(), on.end());  // submission order: deterministic
   for (size_t id : on) {
     Workload& w = workloads_[id];
-    w.preempted_by = "node/" + name;
-    if (w.phase == Phase::kRunning) {
-      Millis done = w.progress + (now_ - w.run_start);
-      w.progress_after_exit = w.checkpoint_interval ? done / *w.checkpoint_interval * *w.checkpoint_interval : 0;
-      if (w.duration) w.progress_after_exit = std::min(w.progress_after_exit, *w.duration);
-      w.progress_after_exit = std::max(w.progress_after_exit, w.progress);
+    const bool running = w.phase == Phase::kRunning;
+    // Progress as of the moment the workload was stopped (now, or its SIGTERM if shutting down).
+    const Millis stop = running ? now_ : w.stop_time;
+    Millis done = w.progress + (stop - w.run_start);
+    if (w.duration) done = std::min(done, *w.duration);
+    Millis periodic = w.checkpoint_interval ? done / *w.checkpoint_interval * *w.checkpoint_interval : 0;
+    if (w.checkpoint_interval) periodic = std::max(periodic, std::min(w.progress, done));
+    Millis lost_before = running ? 0 : w.lost_work;
+    Millis saved = running ? periodic : (w.exit_time <= now_ ? w.progress_after_exit : periodic);
+    if (running) {
+      w.preempted_by = "node/" + name;
+      w.preemptor_id.reset();
+      w.stop_time = now_;
+      ++generation_[w.id];  // cancel its completion timer
     }
-    Emit(EventType::kTerminated, w, name, "NodeRemoved", "node " + name + " was removed");
+    w.progress_after_exit = saved;
+    w.lost_work = done - saved;
+    const Millis extra = w.lost_work - lost_before;
+    if (running) w.lost_gpu_milli_ms_node_removed += static_cast<int64_t>(extra) * w.shape.gpu_milli_total();
+    else w.lost_gpu_milli_ms += static_cast<int64_t>(extra) * w.shape.gpu_milli_total();
     w.exit_time = now_;
-    PreemptMode keep = w.preempt_mode;
-    w.preempt_mode = PreemptMode::kRequeue;
-    Exit(w);
-    w.preempt_mode = keep;
+    Emit(EventType::kTerminated, w, name, "NodeRemoved",
+         std::string(running ? "node " + name + " was removed; killed without a grace period"
+                             : "node " + name + " was removed while it was shutting down") +
+             "; progress kept " + FormatDuration(saved) + ", lost " + FormatDuration(w.lost_work));
+    Exit(w, /*emit_terminated=*/false);
   }
   for (size_t id : nominated_[at]) workloads_[id].nominated_node.reset();
   nodes_.erase(it);
@@ -214,6 +248,11 @@ Status Engine::RemoveNode(const std::string& name, Millis now) {
 void Engine::Emit(EventType type, const Workload& w, std::string node, const char* reason,
                   std::string message, std::string by) {
   events_.push_back(Event{now_, type, w.id, std::move(node), std::move(by), reason, std::move(message)});
+}
+
+void Engine::EmitNode(EventType type, const std::string& node, std::string message) {
+  events_.push_back(Event{now_, type, kNoWorkload, node, "", type == EventType::kNodeAdded ? "NodeAdded" : "NodeRemoved",
+                          std::move(message)});
 }
 
 void Engine::Reject(Workload& w, const char* reason, const std::string& message) {
@@ -238,106 +277,6 @@ void Engine::SetPending(Workload& w, EventType type, const char* reason, const s
 }
 
 // ------------------------------------------------------------------ admission
-
-namespace {
-std::string Fmt(const std::string& r, int64_t v) { return FormatResourceQuantity(r, v); }
-}  // namespace
-
-// Kubernetes LimitRanger: object defaults (default <- max, defaultRequest <- default <- min),
-// container defaults, then min / max / maxLimitRequestRatio for Container and Pod items.
-// Returns "" when the pod passes, else the rule that failed.
-std::string Engine::ApplyLimitRanges(Workload& w) const {
-  std::vector<Container> cs = w.pod->containers;
-  std::vector<Container> init = w.pod->init_containers;
-  // API defaulting: a container with a limit but no request requests its limit.
-  for (auto* list : {&cs, &init})
-    for (auto& c : *list)
-      for (const auto& [r, v] : c.limits.entries())
-        if (!c.requests.Has(r)) c.requests.Set(r, v);
-  std::vector<const LimitRange*> lrs;
-  for (const auto& lr : m_.limit_ranges)
-    if (lr.meta.namespace_ == w.namespace_) lrs.push_back(&lr);
-  for (const LimitRange* lr : lrs) {
-    for (const auto& item : lr->limits) {
-      if (item.type != LimitType::kContainer) continue;
-      ResourceList def = item.default_limit, defreq = item.default_request;
-      for (const auto& [r, v] : item.max.entries())
-        if (!def.Has(r)) def.Set(r, v);
-      for (const auto& [r, v] : def.entries())
-        if (!defreq.Has(r)) defreq.Set(r, v);
-      for (const auto& [r, v] : item.min.entries())
-        if (!defreq.Has(r)) defreq.Set(r, v);
-      for (auto* list : {&cs, &init})
-        for (auto& c : *list) {
-          for (const auto& [r, v] : def.entries())
-            if (!c.limits.Has(r)) c.limits.Set(r, v);
-          for (const auto& [r, v] : defreq.entries())
-            if (!c.requests.Has(r)) c.requests.Set(r, v);
-        }
-      const std::string where = "LimitRange " + lr->meta.namespace_ + "/" + lr->meta.name + ": ";
-      for (auto* list : {&cs, &init})
-        for (const auto& c : *list) {
-          for (const auto& [r, v] : item.min.entries()) {
-            if (!c.requests.Has(r))
-              return where + "minimum " + r + " usage per Container is " + Fmt(r, v) + ", but no request is specified";
-            if (c.requests.Get(r) < v)
-              return where + "minimum " + r + " usage per Container is " + Fmt(r, v) + ", but request is " +
-                     Fmt(r, c.requests.Get(r));
-            if (c.limits.Has(r) && c.limits.Get(r) < v)
-              return where + "minimum " + r + " usage per Container is " + Fmt(r, v) + ", but limit is " +
-                     Fmt(r, c.limits.Get(r));
-          }
-          for (const auto& [r, v] : item.max.entries()) {
-            if (!c.limits.Has(r))
-              return where + "maximum " + r + " usage per Container is " + Fmt(r, v) + ", but no limit is specified";
-            if (c.limits.Get(r) > v)
-              return where + "maximum " + r + " usage per Container is " + Fmt(r, v) + ", but limit is " +
-                     Fmt(r, c.limits.Get(r));
-            if (c.requests.Get(r) > v)
-              return where + "maximum " + r + " usage per Container is " + Fmt(r, v) + ", but request is " +
-                     Fmt(r, c.requests.Get(r));
-          }
-          for (const auto& [r, ratio] : item.max_limit_request_ratio_milli.entries()) {
-            int64_t req = c.requests.Get(r), lim = c.limits.Get(r);
-            if (!c.limits.Has(r) || req == 0)
-              return where + r + " max limit to request ratio per Container is " + FormatMillis(ratio) +
-                     ", but no request or limit is specified";
-            if (static_cast<__int128>(lim) * 1000 > static_cast<__int128>(req) * ratio)
-              return where + r + " max limit to request ratio per Container is " + FormatMillis(ratio) +
-                     ", but provided ratio is " + Fmt(r, lim) + "/" + Fmt(r, req);
-          }
-        }
-    }
-  }
-  Pod effective = *w.pod;
-  effective.containers = cs;
-  effective.init_containers = init;
-  w.requests = effective.EffectiveRequests();
-  w.limits = effective.EffectiveLimits();
-  for (const LimitRange* lr : lrs) {
-    for (const auto& item : lr->limits) {
-      if (item.type != LimitType::kPod) continue;
-      const std::string where = "LimitRange " + lr->meta.namespace_ + "/" + lr->meta.name + ": ";
-      for (const auto& [r, v] : item.min.entries())
-        if (w.requests.Get(r) < v)
-          return where + "minimum " + r + " usage per Pod is " + Fmt(r, v) + ", but request is " +
-                 Fmt(r, w.requests.Get(r));
-      for (const auto& [r, v] : item.max.entries()) {
-        if (!w.limits.Has(r))
-          return where + "maximum " + r + " usage per Pod is " + Fmt(r, v) + ", but no limit is specified";
-        if (w.limits.Get(r) > v)
-          return where + "maximum " + r + " usage per Pod is " + Fmt(r, v) + ", but limit is " + Fmt(r, w.limits.Get(r));
-      }
-      for (const auto& [r, ratio] : item.max_limit_request_ratio_milli.entries()) {
-        int64_t req = w.requests.Get(r), lim = w.limits.Get(r);
-        if (req > 0 && static_cast<__int128>(lim) * 1000 > static_cast<__int128>(req) * ratio)
-          return where + r + " max limit to request ratio per Pod is " + FormatMillis(ratio) + ", but provided ratio is " +
-                 Fmt(r, lim) + "/" + Fmt(r, req);
-      }
-    }
-  }
-  return "";
-}
 
 void Engine::Reserve(size_t workloads) {
   workloads_.reserve(workloads);
@@ -400,12 +339,19 @@ size_t Engine::Submit(const Pod& pod, Millis now) {
   x.preempt_mode = pod.sim.preempt_mode ? *pod.sim.preempt_mode
                    : (x.qos && x.qos->preempt_mode) ? *x.qos->preempt_mode
                                                     : policy_.preempt_mode;
-  // 2. LimitRange.
-  std::string lr = ApplyLimitRanges(x);
-  if (!lr.empty()) {
-    Reject(x, "LimitRange", lr);
-    return x.id;
+  // 2. LimitRange (defaults from every LimitRange of the namespace, then their checks).
+  AdmittedPod admitted;
+  {
+    static const std::vector<const LimitRange*> kNone;
+    auto lrs = limit_ranges_.find(x.namespace_);
+    std::string lr = ApplyLimitRanges(pod, lrs == limit_ranges_.end() ? kNone : lrs->second, &admitted);
+    if (!lr.empty()) {
+      Reject(x, "LimitRange", lr);
+      return x.id;
+    }
   }
+  x.requests = admitted.requests;
+  x.limits = admitted.limits;
   x.usage = pod.sim.usage.value_or(x.requests);
   x.shape = PodShape::FromRequests(x.requests);
   x.elastic = quota_.HasElastic(x.namespace_);
@@ -418,7 +364,7 @@ size_t Engine::Submit(const Pod& pod, Millis now) {
   }
   x.namespace_id = namespace_ids_.emplace(x.namespace_, namespace_ids_.size()).first->second;
   // 3. Quota that can never be satisfied.
-  if (auto never = quota_.NeverAdmissible(x)) {
+  if (auto never = quota_.NeverAdmissible(x, admitted)) {
     Reject(x, "QuotaExceeded", *never);
     return x.id;
   }
@@ -516,7 +462,7 @@ void Engine::Release(Workload& w) {
 }
 
 // A terminating victim (or a workload on a removed node) exits: release, then requeue or cancel.
-void Engine::Exit(Workload& w) {
+void Engine::Exit(Workload& w, bool emit_terminated) {
   std::string node = w.node ? nodes_[*w.node].name : "";
   size_t run_index = runs_.size();
   Release(w);
@@ -527,21 +473,26 @@ void Engine::Exit(Workload& w) {
     r.lost_from = std::max(r.start, w.stop_time - w.lost_work);
     r.preemptor = w.preempted_by;
   }
-  if (w.phase == Phase::kTerminating)
+  if (w.phase == Phase::kTerminating && emit_terminated)
     Emit(EventType::kTerminated, w, node, "", "exited after SIGTERM");
   w.progress = w.progress_after_exit;
+  // A workload lost with its node (preempted_by "node/NAME") meets the same fate as a victim.
+  const bool node_lost = w.preempted_by.rfind("node/", 0) == 0;
+  const std::string cause = node_lost ? "node " + w.preempted_by.substr(5) + " was removed"
+                                      : "preemption by " + w.preempted_by;
+  const char* reason = node_lost ? "NodeRemoved" : "Preempted";
   if (w.preempt_mode == PreemptMode::kCancel) {
     w.phase = Phase::kPreempted;
     w.finish_time = now_;
-    w.message = "cancelled after preemption by " + w.preempted_by;
-    Emit(EventType::kCancelled, w, node, "Preempted", w.message);
+    w.message = node_lost ? "cancelled: " + cause : "cancelled after " + cause;
+    Emit(EventType::kCancelled, w, node, reason, w.message);
   } else {
     w.phase = Phase::kPending;
     w.pending_since = now_;
     w.last_reason_key.clear();
     w.last_event_type = -1;
-    w.message = "requeued after preemption by " + w.preempted_by;
-    Emit(EventType::kRequeued, w, node, "Preempted", w.message);
+    w.message = node_lost ? "requeued: " + cause : "requeued after " + cause;
+    Emit(EventType::kRequeued, w, node, reason, w.message);
     PendingInsert(w.id);
     fresh_.push_back(w.id);
   }
@@ -1039,7 +990,36 @@ void Engine::StopVictim(Workload& v, const Workload& p, EventType kind) {
   AddTimer(v.exit_time, v);
 }
 
-bool Engine::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq) {
+bool Engine::FitsOnceGone(size_t i, const Workload& w, const std::vector<size_t>& gone) const {
+  const NodeState& n = nodes_[i];
+  if (!NodeSelectable(n, w)) return false;
+  NodeState after = n;
+  for (size_t id : node_workloads_[i]) {
+    const Workload& v = workloads_[id];
+    if (v.phase == Phase::kTerminating || std::find(gone.begin(), gone.end(), id) != gone.end())
+      after.Release(v.shape, v.gpus);
+  }
+  // Room held for nominated workloads of equal or higher priority stays held.
+  for (size_t id : nominated_[i]) {
+    const Workload& p = workloads_[id];
+    if (id == w.id || p.priority < w.priority) continue;
+    if (!after.Fits(p.shape)) return false;
+    after.Allocate(p.shape, after.DefaultGpuChoice(p.shape));
+  }
+  return after.Fits(w.shape);
+}
+
+// ElasticQuota reclaim. Candidates: running borrowers of other namespaces in the cohort (only
+// lower-priority ones under reclaim: LowerPriority; none younger than minRuntime; under Strict
+// budgets none whose eviction would break a PDB), lowest priority first, then most recently
+// started. A victim set is chosen greedily in that order and then made minimal (victims given
+// back from the last chosen). The reclaimer must also be placeable once the victims exit:
+//   1. the minimal quota-freeing set, if the reclaimer then fits on some node (or fits already);
+//   2. else, per node, a minimal set that frees the quota and makes room on that node (victims
+//      beyond the quota's needs only from that node); the best by highest victim priority, then
+//      fewest victims, then priority sum, then node name; the reclaimer is nominated to it;
+//   3. else no reclaim, and `why` says so.
+bool Engine::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::string* why) {
   if (!eq.within_min || eq.over_max) return false;
   const std::string* cohort = quota_.CohortOf(w.namespace_);
   if (!cohort || cohort->empty()) return false;
@@ -1052,6 +1032,7 @@ bool Engine::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq) {
     if (now_ - v.run_start < policy_.min_runtime) continue;
     cands.push_back(v.id);
   }
+  if (cands.empty()) return false;
   // Lowest priority first, then most recently started.
   std::sort(cands.begin(), cands.end(), [&](size_t a, size_t b) {
     const Workload &x = workloads_[a], &y = workloads_[b];
@@ -1059,49 +1040,106 @@ bool Engine::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq) {
     if (x.run_start != y.run_start) return x.run_start > y.run_start;
     return x.key < y.key;
   });
-  std::vector<const Workload*> released;
   // Terminating workloads of the cohort are already on their way out.
+  std::vector<const Workload*> base;
   for (const auto& v : workloads_)
     if (v.phase == Phase::kTerminating && quota_.CohortOf(v.namespace_) && *quota_.CohortOf(v.namespace_) == *cohort)
-      released.push_back(&v);
-  size_t base = released.size();
-  bool ok = false;
+      base.push_back(&v);
+  auto quota_ok = [&](const std::vector<size_t>& victims) {
+    std::vector<const Workload*> released = base;
+    for (size_t id : victims) released.push_back(&workloads_[id]);
+    return quota_.CheckElastic(w, released).ok;
+  };
   // Under disruptionBudgets: Strict a borrower whose eviction would break a PodDisruptionBudget
   // is skipped (BestEffort ignores budgets here, as Kueue's reclaim does).
   const bool strict = policy_.disruption_budgets == DisruptionBudgetMode::kStrict && !m_.pdbs.empty();
   std::vector<PdbState> pdb_state;
   if (strict) ComputePdbState(&pdb_state);
-  std::vector<size_t> chosen;
-  for (size_t id : cands) {
-    if (strict) {
+  // A minimal victim set that frees the quota and, with `node`, makes room there.
+  auto build = [&](std::optional<size_t> node) -> std::optional<std::vector<size_t>> {
+    std::vector<size_t> chosen;
+    bool freed = false, room = !node || FitsOnceGone(*node, w, chosen);
+    for (size_t id : cands) {
+      if (freed && room) break;
+      const bool here = node && workloads_[id].node == *node;
+      if (freed && !here) continue;  // quota is free: only victims on the node still help
       chosen.push_back(id);
-      if (CountViolations(chosen, pdb_state, nullptr) > 0) {
+      if (strict && CountViolations(chosen, pdb_state, nullptr) > 0) {
         chosen.pop_back();
         continue;
       }
+      if (!freed) freed = quota_ok(chosen);
+      if (!room && here) room = FitsOnceGone(*node, w, chosen);
     }
-    released.push_back(&workloads_[id]);
-    if (quota_.CheckElastic(w, released).ok) {
-      ok = true;
-      break;
+    if (!freed || !room) return std::nullopt;
+    for (size_t k = chosen.size(); k-- > 0;) {
+      std::vector<size_t> without = chosen;
+      without.erase(without.begin() + static_cast<long>(k));
+      if (quota_ok(without) && (!node || FitsOnceGone(*node, w, without))) chosen = std::move(without);
     }
-  }
-  if (!ok) return false;
-  // Minimal set: give back any victim not needed, highest priority / oldest first.
-  for (size_t k = released.size(); k-- > base;) {
-    std::vector<const Workload*> without = released;
-    without.erase(without.begin() + static_cast<long>(k));
-    if (quota_.CheckElastic(w, without).ok) released = std::move(without);
-  }
-  if (released.size() == base) return false;
+    return chosen;
+  };
+  auto quota_only = build(std::nullopt);
+  if (!quota_only || quota_only->empty()) return false;  // borrowers cannot free enough quota
   std::vector<size_t> victims;
-  for (size_t k = base; k < released.size(); ++k) victims.push_back(released[k]->id);
+  std::optional<size_t> nominate;
+  bool placeable = false;
+  for (size_t i = 0; i < nodes_.size() && !placeable; ++i)
+    placeable = NodeSelectable(nodes_[i], w) && FitsRespectingNominated(i, w);
+  for (size_t i = 0; i < nodes_.size() && !placeable; ++i) placeable = FitsOnceGone(i, w, *quota_only);
+  if (placeable) {
+    victims = std::move(*quota_only);
+  } else {
+    struct NodePlan {
+      size_t node;
+      std::vector<size_t> victims;
+      int32_t max_priority;
+      int64_t sum_priority;
+    };
+    std::optional<NodePlan> best;
+    std::vector<size_t> here;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      here.clear();
+      for (size_t id : cands)
+        if (workloads_[id].node == i) here.push_back(id);
+      if (!FitsOnceGone(i, w, here)) continue;  // not even with every borrower here gone
+      auto set = build(i);
+      if (!set) continue;
+      NodePlan plan{i, std::move(*set), INT32_MIN, 0};
+      for (size_t id : plan.victims) {
+        plan.max_priority = std::max(plan.max_priority, workloads_[id].priority);
+        plan.sum_priority += workloads_[id].priority;
+      }
+      auto better = [](const NodePlan& a, const NodePlan& b) {
+        if (a.max_priority != b.max_priority) return a.max_priority < b.max_priority;
+        if (a.victims.size() != b.victims.size()) return a.victims.size() < b.victims.size();
+        if (a.sum_priority != b.sum_priority) return a.sum_priority < b.sum_priority;
+        return a.node < b.node;
+      };
+      if (!best || better(plan, *best)) best = std::move(plan);
+    }
+    if (!best) {
+      *why = "; not reclaiming: no node would have room for it even after the borrowing workloads of cohort " +
+             *cohort + " exit (" + NoFitMessage(w) + ")";
+      return false;
+    }
+    victims = std::move(best->victims);
+    nominate = best->node;
+  }
   std::sort(victims.begin(), victims.end());
   for (size_t id : victims) StopVictim(workloads_[id], w, EventType::kReclaimed);
   w.waiting_for = victims;
+  if (nominate) {
+    // Hold the room the victims leave on that node for the reclaimer.
+    DropNomination(w);
+    w.nominated_node = *nominate;
+    nominated_[*nominate].push_back(w.id);
+    Touch(*nominate);
+  }
   quota_.Reserve(w);
   SetPending(w, EventType::kQuotaExceeded, "Reclaiming",
-             "reclaiming lent quota: waiting for " + std::to_string(victims.size()) + " borrowing workload(s) to exit");
+             "reclaiming lent quota: waiting for " + std::to_string(victims.size()) + " borrowing workload(s) to exit" +
+                 (nominate ? " (nominated to " + nodes_[*nominate].name + ")" : ""));
   return true;
 }
 
@@ -1135,8 +1173,10 @@ bool Engine::TryAdmitQuota(Workload& w) {
       Reject(w, "QuotaExceeded", eq.message);
       return false;
     }
-    if (TryReclaim(w, eq)) return false;
-    SetPending(w, EventType::kQuotaExceeded, "QuotaExceeded", eq.message, eq.message.substr(0, eq.message.find(':')));
+    std::string why;
+    if (TryReclaim(w, eq, &why)) return false;
+    SetPending(w, EventType::kQuotaExceeded, "QuotaExceeded", eq.message + why,
+               eq.message.substr(0, eq.message.find(':')) + (why.empty() ? "" : "|no room"));
     return false;
   }
   return true;

@@ -55,8 +55,11 @@ class Engine {
   // and so copying, the workload table while a million pods arrive.
   void Reserve(size_t workloads);
 
+  // Adds a node to the pool (a NodeAdded event once the engine runs). Nodes with
+  // sim.add_time > 0 are not added by Create: the driver adds them at that time.
   void AddNode(const Node& node, Millis now);
-  // Removes a node; its workloads are stopped at once and requeued.
+  // Removes a node (a NodeRemoved event). Its workloads stop at once, without a grace period,
+  // keep their last periodic checkpoint and meet their preemption fate (Requeue or Cancel).
   Status RemoveNode(const std::string& name, Millis now);
 
   // Deques: a run with millions of events never copies them to grow.
@@ -98,11 +101,15 @@ class Engine {
   bool TryAdmitQuota(Workload& w);
   bool TryPlace(Workload& w);
   bool TryPreempt(Workload& w, std::string* why);
-  bool TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq);
+  bool TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::string* why);
+  // Whether `w` would fit on node `i` once `gone` and the node's terminating workloads have
+  // exited (room held for nominated workloads of equal or higher priority stays held).
+  bool FitsOnceGone(size_t i, const Workload& w, const std::vector<size_t>& gone) const;
   void Bind(Workload& w, size_t node, const placement::GpuAssignment& gpus);
   void StopVictim(Workload& victim, const Workload& preemptor, EventType kind);
   void OnTimer(const Timer& t);
-  void Exit(Workload& w);
+  void Exit(Workload& w, bool emit_terminated = true);
+  void EmitNode(EventType type, const std::string& node, std::string message);
   void Release(Workload& w);
   RunRecord MakeRun(const Workload& w, size_t node) const;  // run record ending now
   void AddTimer(Millis at, Workload& w);
@@ -110,7 +117,6 @@ class Engine {
   bool FitsRespectingNominated(size_t node, const Workload& w) const;
   std::string NoFitMessage(const Workload& w) const;
   bool MayPreempt(const Workload& preemptor, const Workload& victim, bool ignore_min_runtime = false) const;
-  std::string ApplyLimitRanges(Workload& w) const;
   std::string ShapeKey(const Workload& w) const;
   size_t NumFeasibleNodesToFind() const;
   size_t NumPreemptionCandidates() const;
@@ -173,6 +179,7 @@ class Engine {
   std::map<std::string, const PriorityClass*> classes_;
   const PriorityClass* global_default_ = nullptr;
   std::map<std::string, const QoS*> qos_;
+  std::map<std::string, std::vector<const LimitRange*>> limit_ranges_;  // namespace -> by name
   Millis now_ = 0;
 };
 

@@ -51,20 +51,20 @@ int64_t QuotaBook::ChargeOf(const QuotaItem& item, const Workload& w) const {
   return 0;
 }
 
-std::optional<std::string> QuotaBook::NeverAdmissible(const Workload& w) const {
+std::optional<std::string> QuotaBook::NeverAdmissible(const Workload& w, const AdmittedPod& pod) const {
   auto it = rq_by_ns_.find(w.namespace_);
   if (it == rq_by_ns_.end()) return std::nullopt;
+  // As the Kubernetes quota admission: the container constraints of every matching quota first,
+  // then usage.
+  for (size_t idx : it->second) {
+    const ResourceQuota& q = *rqs_[idx].q;
+    if (!ScopeMatches(q, w)) continue;
+    if (auto missing = QuotaContainerConstraints(q, pod)) return missing;
+  }
   for (size_t idx : it->second) {
     const ResourceQuota& q = *rqs_[idx].q;
     if (!ScopeMatches(q, w)) continue;
     for (const auto& item : q.hard) {
-      bool compute = item.resource == kCpu || item.resource == kMemory;
-      if (compute && item.track == QuotaTrack::kLimits && !w.limits.Has(item.resource))
-        return "failed quota: " + q.meta.name + ": must specify limits." + item.resource +
-               " (the quota tracks it; set it in the pod or through a LimitRange default)";
-      if (compute && item.track == QuotaTrack::kRequests && !w.requests.Has(item.resource))
-        return "failed quota: " + q.meta.name + ": must specify requests." + item.resource +
-               " (the quota tracks it; set it in the pod or through a LimitRange defaultRequest)";
       int64_t c = ChargeOf(item, w);
       if (c > item.hard)
         return "exceeded quota: " + q.meta.name + ", requested: " + item.key + "=" +

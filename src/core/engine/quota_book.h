@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/engine/admission.h"
 #include "core/engine/types.h"
 #include "core/objects.h"
 
@@ -17,9 +18,10 @@ class QuotaBook {
  public:
   void Configure(const std::vector<ResourceQuota>& quotas, const std::vector<ElasticQuota>& eqs);
 
-  // A reason the workload can never be admitted under a ResourceQuota: a tracked limit or
-  // request it does not set, or a request larger than the hard limit itself.
-  std::optional<std::string> NeverAdmissible(const Workload& w) const;
+  // A reason the workload can never be admitted under a ResourceQuota: a container that does not
+  // set a cpu/memory request or limit a matching quota tracks (Kubernetes' "must specify",
+  // checked for every quota first), or a request larger than the hard limit itself.
+  std::optional<std::string> NeverAdmissible(const Workload& w, const AdmittedPod& pod) const;
   // ResourceQuota check against current usage; the message names quota, resource, requested,
   // used and hard.
   std::optional<std::string> ResourceQuotaBlocked(const Workload& w) const;

@@ -30,8 +30,13 @@ enum class EventType {
   kBorrowed,
   kReclaimed,
   kCompleted,
+  kNodeAdded,    // pool events: `workload` is empty, `node` names the node
+  kNodeRemoved,
 };
 const char* ToString(EventType t);
+
+// Event::workload of pool events (NodeAdded, NodeRemoved): no workload.
+inline constexpr size_t kNoWorkload = static_cast<size_t>(-1);
 
 // Kept small: a simulation of a million workloads holds several million of these.
 struct Event {
@@ -118,6 +123,7 @@ struct Workload {
   std::optional<size_t> preemptor_id;  // who waits for this victim to exit
   Millis lost_work = 0;  // run time lost to the last preemption
   int64_t lost_gpu_milli_ms = 0;
+  int64_t lost_gpu_milli_ms_node_removed = 0;  // run time lost when its node was removed
 };
 
 }  // namespace arbiter::engine
