@@ -534,22 +534,42 @@ bool Engine::FitsRespectingNominated(size_t node, const Workload& w) const {
 }
 
 std::string Engine::NoFitMessage(const Workload& w) const {
-  std::map<std::string, int> reasons;
+  // Counted with plain integers (this runs for every failed shape in every cycle, over every
+  // node); extended resources, rare, by name.
+  size_t unschedulable = 0, selector = 0, held = 0, cpu = 0, memory = 0, gpu = 0;
+  std::map<std::string, int> ext;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const NodeState& n = nodes_[i];
     if (!n.schedulable) {
-      reasons["node(s) were unschedulable"]++;
+      ++unschedulable;
       continue;
     }
     if (!NodeSelectable(n, w)) {
-      reasons["node(s) didn't match node selector"]++;
+      ++selector;
       continue;
     }
-    auto ins = n.Insufficient(w.shape);
-    if (ins.empty() && !FitsRespectingNominated(i, w))
-      reasons["node(s) hold resources for a nominated higher-priority workload"]++;
-    for (const auto& r : ins) reasons["Insufficient " + r]++;
+    const unsigned m = n.ShortOf(w.shape);
+    if (m == 0 && !FitsRespectingNominated(i, w)) ++held;
+    cpu += (m & NodeState::kShortCpu) != 0;
+    memory += (m & NodeState::kShortMemory) != 0;
+    gpu += (m & NodeState::kShortGpu) != 0;
+    if (m & NodeState::kShortExtended)
+      for (const auto& r : n.Insufficient(w.shape))
+        if (r != arbiter::kCpu && r != arbiter::kMemory && r != arbiter::kGpu) ++ext[r];
   }
+  // Reasons in text order, as Kubernetes prints them.
+  std::vector<std::pair<std::string, size_t>> reasons;
+  auto add = [&](std::string r, size_t c) {
+    if (c) reasons.emplace_back(std::move(r), c);
+  };
+  add("node(s) were unschedulable", unschedulable);
+  add("node(s) didn't match node selector", selector);
+  add("node(s) hold resources for a nominated higher-priority workload", held);
+  add("Insufficient " + std::string(arbiter::kCpu), cpu);
+  add("Insufficient " + std::string(arbiter::kMemory), memory);
+  add("Insufficient " + std::string(arbiter::kGpu), gpu);
+  for (const auto& [r, c] : ext) add("Insufficient " + r, static_cast<size_t>(c));
+  std::sort(reasons.begin(), reasons.end());
   std::string msg = "0/" + std::to_string(nodes_.size()) + " nodes are available";
   bool first = true;
   for (const auto& [r, c] : reasons) {

@@ -96,6 +96,15 @@ bool NodeState::Fits(const PodShape& p) const {
          ExtFits(*this, p);
 }
 
+unsigned NodeState::ShortOf(const PodShape& p) const {
+  unsigned m = 0;
+  if (p.cpu_milli > cpu_free()) m |= kShortCpu;
+  if (p.mem_bytes > mem_free()) m |= kShortMemory;
+  if (p.gpu_count > 0 && ModelAccepts(*this, p) && !GpuFits(*this, p)) m |= kShortGpu;
+  if (!ExtFits(*this, p)) m |= kShortExtended;
+  return m;
+}
+
 std::vector<std::string> NodeState::Insufficient(const PodShape& p) const {
   std::vector<std::string> out;
   if (p.cpu_milli > cpu_free()) out.emplace_back(kCpu);

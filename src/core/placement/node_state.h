@@ -99,6 +99,9 @@ struct NodeState {
 
   // Resource fit only (no selectors): CPU, memory, GPU devices, extended counts, model.
   bool Fits(const PodShape& pod) const;
+  // What does not fit, as bits (no allocation; Insufficient() has the extended resources' names).
+  enum : unsigned { kShortCpu = 1, kShortMemory = 2, kShortGpu = 4, kShortExtended = 8 };
+  unsigned ShortOf(const PodShape& pod) const;
   // Names of the resources that do not fit, in Kubernetes order (cpu, memory, nvidia.com/gpu, ext).
   std::vector<std::string> Insufficient(const PodShape& pod) const;
   // Default device choice: shared pods go to the fullest device that still fits (ties: lowest
