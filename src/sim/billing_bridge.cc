@@ -2,6 +2,7 @@
 
 #include "adapters/report/invoice_json.h"
 #include "core/billing/rating.h"
+#include "core/gpu_sharing.h"
 
 namespace arbiter::sim {
 
@@ -21,6 +22,7 @@ std::vector<billing::RunSegment> SegmentsOf(const SimResult& r, Millis epoch) {
     s.priority = run.priority;
     s.node = run.node;
     s.gpu_product = run.gpu_product;
+    s.gpu_replicas = run.gpu_replicas;
     s.requests = run.requests;
     s.usage = run.usage;
     s.start = epoch + run.start;
@@ -49,6 +51,7 @@ Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis 
     c.node = n.meta.name;
     auto p = n.meta.labels.find("nvidia.com/gpu.product");
     if (p != n.meta.labels.end()) c.gpu_product = p->second;
+    c.gpu_replicas = GpuReplicasOf(n.meta.labels);
     c.allocatable = n.allocatable.empty() ? n.capacity : n.allocatable;
     c.from = epoch;
     c.to = epoch + r.end_time;

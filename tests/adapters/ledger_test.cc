@@ -141,6 +141,75 @@ TEST(LedgerTest, LedgerInvoicesEqualInMemoryInvoices) {
   EXPECT_EQ(a[0].to, kEpoch + kHour);
 }
 
+// Time-sliced GPUs: gpu_replicas is part of the key and survives the round trip; invoices from
+// the ledger price the replica at 1/N of the card like the in-memory ones.
+TEST(LedgerTest, GpuReplicasRoundTrip) {
+  auto l = OpenLedger(TempPath("replicas.db"));
+  auto cat = *PriceCatalog::Create({Book()});
+  RunSegment shared = Seg("team-a/infer", 1000, kEpoch, kEpoch + kHour);
+  shared.requests.Set("nvidia.com/gpu", 1000);
+  shared.gpu_product = "NVIDIA-H100-80GB-HBM3-SHARED";
+  shared.gpu_replicas = 4;
+  RunSegment whole = shared;
+  whole.node = "node-2";
+  whole.gpu_replicas = 1;
+  auto rows = Rows({shared, whole});
+  ASSERT_TRUE(l->Write(rows, cat).ok());
+  EXPECT_EQ(*l->Read(RowFilter{}), rows);
+  auto led = *sqlite::LedgerInvoices(*l, std::nullopt, std::nullopt, std::nullopt);
+  auto mem = *billing::BuildInvoices(rows, cat);
+  ASSERT_EQ(led.size(), 1u);
+  EXPECT_EQ(led[0].digest, mem[0].digest);
+  int gpu_lines = 0;
+  for (const auto& line : led[0].lines)
+    if (line.resource == "nvidia.com/gpu") {
+      ++gpu_lines;
+      EXPECT_EQ(line.amount.ToFixed(6), line.gpu_replicas == 4 ? "3.500000" : "14.000000");
+    }
+  EXPECT_EQ(gpu_lines, 2);
+  std::ostringstream csv;
+  ASSERT_TRUE(l->ExportCsv(RowFilter{}, csv).ok());
+  EXPECT_NE(csv.str().find(",replica-second,"), std::string::npos);
+}
+
+// A ledger written by schema 1 (no gpu_replicas column) is migrated on open: its rows keep
+// their content and get gpu_replicas = 1.
+TEST(LedgerTest, SchemaOneLedgerIsMigrated) {
+  const std::string path = TempPath("v1.db");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const char* v1 = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO meta VALUES ('schema', '1');
+CREATE TABLE price_books(id TEXT PRIMARY KEY, effective_from INTEGER NOT NULL, canonical TEXT NOT NULL, json TEXT NOT NULL);
+CREATE TABLE hourly(
+  namespace TEXT NOT NULL, workload TEXT NOT NULL, resource TEXT NOT NULL,
+  gpu_product TEXT NOT NULL, kind INTEGER NOT NULL, preemptor TEXT NOT NULL,
+  hour INTEGER NOT NULL, version INTEGER NOT NULL, current INTEGER NOT NULL,
+  request_raw TEXT NOT NULL, usage_raw TEXT NOT NULL, max_raw TEXT NOT NULL,
+  samples INTEGER NOT NULL, covered_ms INTEGER NOT NULL, run_ms INTEGER NOT NULL,
+  unit TEXT NOT NULL, price_book TEXT NOT NULL, currency TEXT NOT NULL, mode TEXT NOT NULL,
+  unit_price TEXT NOT NULL, billed_quantity TEXT NOT NULL, amount TEXT NOT NULL,
+  PRIMARY KEY(namespace, workload, resource, gpu_product, kind, preemptor, hour, version)
+) WITHOUT ROWID;
+INSERT INTO hourly VALUES ('team-a', 'team-a/x', 'cpu', '', 0, '', 1767225600000, 1, 1,
+  '3600000000', '900000000', '3600000000', 120, 3570000, 3600000, 'core-second', '', '', '',
+  '0', '3600', '0');
+)sql";
+  ASSERT_EQ(sqlite3_exec(db, v1, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  auto l = OpenLedger(path);
+  auto rows = *l->Read(RowFilter{});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].workload, "team-a/x");
+  EXPECT_EQ(rows[0].gpu_replicas, 1);
+  EXPECT_TRUE(rows[0].request_raw == 3600000000);
+  // Writing the same key again is a no-op on the migrated table.
+  l.reset();
+  auto again = OpenLedger(path);
+  EXPECT_EQ(again->Read(RowFilter{})->size(), 1u);
+}
+
 TEST(LedgerTest, UnsealedHoursAreUpdatedSealedHoursGetNewVersions) {
   auto l = OpenLedger(TempPath("seal.db"));
   auto cat = *PriceCatalog::Create({Book()});

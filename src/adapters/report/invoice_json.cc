@@ -35,6 +35,10 @@ json LineToJson(const InvoiceLine& l) {
     j["migFraction"] = l.price.mig_fraction;
     j["cardPrice"] = l.price.card_price.ToString();
   }
+  if (l.gpu_replicas != 1) {
+    j["gpuReplicas"] = l.gpu_replicas;
+    j["cardPrice"] = l.price.card_price.ToString();
+  }
   if (!l.preemptor.empty()) j["preemptor"] = l.preemptor;
   j["provenance"] = {{"samples", l.samples},
                      {"coveredSeconds", SecondsText(l.covered_ms)},
@@ -90,6 +94,7 @@ json SegmentToJson(const RunSegment& s) {
             {"gpuProduct", s.gpu_product}, {"requests", list(s.requests)},
             {"usage", list(s.usage)},   {"start", FormatRfc3339(s.start)},
             {"end", FormatRfc3339(s.end)}};
+  if (s.gpu_replicas != 1) j["gpuReplicas"] = s.gpu_replicas;
   if (s.lost)
     j["lost"] = {{"from", FormatRfc3339(s.lost->from)},
                  {"to", FormatRfc3339(s.lost->to)},
@@ -153,6 +158,11 @@ Result<RunSegment> SegmentFromJson(const json& j) {
   auto prod = StringOf(j, "gpuProduct", false);
   if (!prod.ok()) return prod.status();
   s.gpu_product = *prod;
+  if (auto r = j.find("gpuReplicas"); r != j.end() && !r->is_null()) {
+    if (!r->is_number_integer() || r->get<int64_t>() < 1)
+      return Result<RunSegment>::Error("gpuReplicas: expected a positive integer (nvidia.com/gpu.replicas of the node)");
+    s.gpu_replicas = r->get<int64_t>();
+  }
   if (auto p = j.find("priority"); p != j.end()) {
     if (!p->is_number_integer()) return Result<RunSegment>::Error("priority: expected an integer");
     s.priority = p->get<int32_t>();

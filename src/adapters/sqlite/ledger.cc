@@ -15,26 +15,46 @@ using billing::RowKind;
 
 namespace {
 
-const char* kSchema = R"sql(
+// Schema 2: hourly rows keyed with gpu_replicas (time-sliced / MPS GPUs). A schema-1 ledger is
+// migrated on open (its rows get gpu_replicas = 1).
+constexpr int kSchemaVersion = 2;
+const char* kHourlyColumns =
+    "namespace TEXT NOT NULL, workload TEXT NOT NULL, resource TEXT NOT NULL,"
+    " gpu_product TEXT NOT NULL, gpu_replicas INTEGER NOT NULL, kind INTEGER NOT NULL,"
+    " preemptor TEXT NOT NULL, hour INTEGER NOT NULL, version INTEGER NOT NULL, current INTEGER NOT NULL,"
+    " request_raw TEXT NOT NULL, usage_raw TEXT NOT NULL, max_raw TEXT NOT NULL,"
+    " samples INTEGER NOT NULL, covered_ms INTEGER NOT NULL, run_ms INTEGER NOT NULL,"
+    " unit TEXT NOT NULL, price_book TEXT NOT NULL, currency TEXT NOT NULL, mode TEXT NOT NULL,"
+    " unit_price TEXT NOT NULL, billed_quantity TEXT NOT NULL, amount TEXT NOT NULL,"
+    " PRIMARY KEY(namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, hour, version)";
+
+std::string Schema() {
+  return std::string(R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', '1');
+INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ')sql") +
+         std::to_string(kSchemaVersion) + R"sql(');
 CREATE TABLE IF NOT EXISTS price_books(
   id TEXT PRIMARY KEY,
   effective_from INTEGER NOT NULL,
   canonical TEXT NOT NULL,
   json TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS hourly(
-  namespace TEXT NOT NULL, workload TEXT NOT NULL, resource TEXT NOT NULL,
-  gpu_product TEXT NOT NULL, kind INTEGER NOT NULL, preemptor TEXT NOT NULL,
-  hour INTEGER NOT NULL, version INTEGER NOT NULL, current INTEGER NOT NULL,
-  request_raw TEXT NOT NULL, usage_raw TEXT NOT NULL, max_raw TEXT NOT NULL,
-  samples INTEGER NOT NULL, covered_ms INTEGER NOT NULL, run_ms INTEGER NOT NULL,
-  unit TEXT NOT NULL, price_book TEXT NOT NULL, currency TEXT NOT NULL, mode TEXT NOT NULL,
-  unit_price TEXT NOT NULL, billed_quantity TEXT NOT NULL, amount TEXT NOT NULL,
-  PRIMARY KEY(namespace, workload, resource, gpu_product, kind, preemptor, hour, version)
-) WITHOUT ROWID;
--- no secondary index: reads go by namespace (the primary key prefix)
+CREATE TABLE IF NOT EXISTS hourly()sql" + kHourlyColumns + R"sql() WITHOUT ROWID;
 )sql";
+}
+
+// Schema 1 -> 2: the key gains gpu_replicas (1 for every existing row).
+std::string MigrateV1Sql() {
+  return std::string(
+             "ALTER TABLE hourly RENAME TO hourly_v1;"
+             "CREATE TABLE hourly(") +
+         kHourlyColumns +
+         ") WITHOUT ROWID;"
+         "INSERT INTO hourly SELECT namespace, workload, resource, gpu_product, 1, kind, preemptor,"
+         " hour, version, current, request_raw, usage_raw, max_raw, samples, covered_ms, run_ms,"
+         " unit, price_book, currency, mode, unit_price, billed_quantity, amount FROM hourly_v1;"
+         "DROP TABLE hourly_v1;"
+         "UPDATE meta SET value = '2' WHERE key = 'schema';";
+}
 
 class Stmt {
  public:
@@ -74,7 +94,7 @@ std::string FilterSql(const RowFilter& f) {
   if (f.from) sql += " AND hour >= ?2";
   if (f.to) sql += " AND hour < ?3";
   if (!f.include_superseded) sql += " AND current = 1";
-  sql += " ORDER BY namespace, workload, resource, gpu_product, kind, preemptor, hour, version";
+  sql += " ORDER BY namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, hour, version";
   return sql;
 }
 void BindFilter(Stmt& s, const RowFilter& f) {
@@ -83,15 +103,16 @@ void BindFilter(Stmt& s, const RowFilter& f) {
   if (f.to) s.Int(3, *f.to);
 }
 
-// Binds the 7 key columns at positions 1..7.
+// Binds the 8 key columns at positions 1..8.
 void BindKey(Stmt& s, const HourlyRow& r) {
   s.Text(1, r.namespace_);
   s.Text(2, r.workload);
   s.Text(3, r.resource);
   s.Text(4, r.gpu_product);
-  s.Int(5, static_cast<int64_t>(r.kind));
-  s.Text(6, r.preemptor);
-  s.Int(7, r.hour);
+  s.Int(5, r.gpu_replicas);
+  s.Int(6, static_cast<int64_t>(r.kind));
+  s.Text(7, r.preemptor);
+  s.Int(8, r.hour);
 }
 
 struct Content {
@@ -108,13 +129,14 @@ class RowRater {
   Content Rate(const HourlyRow& r) {
     int book = catalog_.IndexAt(r.hour);
     if (!(have_ && book == book_ && r.resource == resource_ && r.gpu_product == product_ &&
-          r.namespace_ == ns_)) {
+          r.gpu_replicas == replicas_ && r.namespace_ == ns_)) {
       have_ = true;
       book_ = book;
       resource_ = r.resource;
       product_ = r.gpu_product;
+      replicas_ = r.gpu_replicas;
       ns_ = r.namespace_;
-      unit_ = billing::MeterUnitOf(r.resource);
+      unit_ = billing::MeterUnitOf(r.resource, r.gpu_replicas);
       if (book >= 0) {
         const PriceBook& b = catalog_.books()[static_cast<size_t>(book)];
         id_ = billing::PriceBookId(b);
@@ -122,7 +144,7 @@ class RowRater {
         mode_ = billing::ModeFor(b, r.namespace_);
         weight_ = b.blended_request_weight;
         credit_ = b.preemption_credit;
-        price_ = billing::ResolvePrice(b, r.resource, r.gpu_product);
+        price_ = billing::ResolvePrice(b, r.resource, r.gpu_product, r.gpu_replicas);
         price_text_ = billing::DecimalUnitsToString(price_.unit_price.units());
       } else {
         id_.clear();
@@ -160,6 +182,7 @@ class RowRater {
   const billing::PriceCatalog& catalog_;
   bool have_ = false;
   int book_ = -1;
+  int64_t replicas_ = 1;
   std::string resource_, product_, ns_, id_, currency_, price_text_;
   billing::MeterUnit unit_;
   BillingMode mode_ = BillingMode::kMax;
@@ -240,11 +263,30 @@ Result<std::unique_ptr<Ledger>> Ledger::Open(const std::string& path) {
   std::unique_ptr<Ledger> l(new Ledger(db));
   for (const char* sql : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA cache_size=-131072"})
     if (Status s = l->Exec(sql); !s.ok()) return Result<std::unique_ptr<Ledger>>::Error(s.message() + " (" + path + ")");
-  if (Status s = l->Exec(kSchema); !s.ok()) return Result<std::unique_ptr<Ledger>>::Error(s.message() + " (" + path + ")");
+  if (Status s = l->Migrate(); !s.ok()) return Result<std::unique_ptr<Ledger>>::Error(s.message() + " (" + path + ")");
   return l;
 }
 
 Ledger::~Ledger() { sqlite3_close(db_); }
+
+Status Ledger::Migrate() {
+  int version = 0;
+  {
+    Stmt v(db_, "SELECT value FROM meta WHERE key = 'schema'");
+    if (v.ok() && v.Step() == SQLITE_ROW) version = std::atoi(v.ColText(0).c_str());
+  }
+  if (version > kSchemaVersion)
+    return Status::Error("ledger: schema " + std::to_string(version) +
+                         " was written by a newer arbiter (this one reads schema " +
+                         std::to_string(kSchemaVersion) + ")");
+  if (version == 1) {
+    Txn t(db_);
+    if (!t.ok()) return SqlError(db_, "begin migration");
+    if (Status s = Exec(MigrateV1Sql().c_str()); !s.ok()) return Status::Error(s.message() + " (migrating schema 1 to 2)");
+    if (Status s = t.Commit(); !s.ok()) return s;
+  }
+  return Exec(Schema().c_str());
+}
 
 Status Ledger::Exec(const char* sql) {
   char* err = nullptr;
@@ -315,24 +357,26 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
   if (!wm.ok()) return wm.status();
   const Millis sealed_before = *wm;
   Stmt insert(db_,
-              "INSERT INTO hourly(namespace, workload, resource, gpu_product, kind, preemptor, hour,"
-              " version, current, request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, unit,"
-              " price_book, currency, mode, unit_price, billed_quantity, amount)"
-              " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,1,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)"
+              "INSERT INTO hourly(namespace, workload, resource, gpu_product, gpu_replicas, kind,"
+              " preemptor, hour, version, current, request_raw, usage_raw, max_raw, samples,"
+              " covered_ms, run_ms, unit, price_book, currency, mode, unit_price, billed_quantity, amount)"
+              " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,1,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22)"
               " ON CONFLICT DO NOTHING");
   Stmt current(db_,
                "SELECT version, request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, unit,"
                " price_book, currency, mode, unit_price, billed_quantity, amount FROM hourly"
-               " WHERE namespace=?1 AND workload=?2 AND resource=?3 AND gpu_product=?4 AND kind=?5"
-               " AND preemptor=?6 AND hour=?7 AND current=1");
+               " WHERE namespace=?1 AND workload=?2 AND resource=?3 AND gpu_product=?4"
+               " AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7 AND hour=?8 AND current=1");
   Stmt update(db_,
-              "UPDATE hourly SET request_raw=?9, usage_raw=?10, max_raw=?11, samples=?12,"
-              " covered_ms=?13, run_ms=?14, unit=?15, price_book=?16, currency=?17, mode=?18,"
-              " unit_price=?19, billed_quantity=?20, amount=?21 WHERE namespace=?1 AND workload=?2"
-              " AND resource=?3 AND gpu_product=?4 AND kind=?5 AND preemptor=?6 AND hour=?7 AND version=?8");
+              "UPDATE hourly SET request_raw=?10, usage_raw=?11, max_raw=?12, samples=?13,"
+              " covered_ms=?14, run_ms=?15, unit=?16, price_book=?17, currency=?18, mode=?19,"
+              " unit_price=?20, billed_quantity=?21, amount=?22 WHERE namespace=?1 AND workload=?2"
+              " AND resource=?3 AND gpu_product=?4 AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7"
+              " AND hour=?8 AND version=?9");
   Stmt supersede(db_,
                  "UPDATE hourly SET current=0 WHERE namespace=?1 AND workload=?2 AND resource=?3"
-                 " AND gpu_product=?4 AND kind=?5 AND preemptor=?6 AND hour=?7 AND version=?8");
+                 " AND gpu_product=?4 AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7 AND hour=?8"
+                 " AND version=?9");
   if (!insert.ok() || !current.ok() || !update.ok() || !supersede.ok())
     return SqlError(db_, "prepare write statements");
   // Rows must have unique keys; input that is not strictly increasing in key order is rolled
@@ -352,8 +396,8 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
     Content c = rater.Rate(r);
     insert.Reset();
     BindKey(insert, r);
-    insert.Int(8, 1);
-    BindContent(insert, 9, c);
+    insert.Int(9, 1);
+    BindContent(insert, 10, c);
     if (insert.Step() != SQLITE_DONE) return SqlError(db_, "insert hourly row of " + r.workload);
     if (sqlite3_changes(db_) == 1) {
       ++st.inserted;
@@ -379,20 +423,20 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
     if (r.hour >= sealed_before) {
       update.Reset();
       BindKey(update, r);
-      update.Int(8, version);
-      BindContent(update, 9, c);
+      update.Int(9, version);
+      BindContent(update, 10, c);
       if (update.Step() != SQLITE_DONE) return SqlError(db_, "update hourly row of " + r.workload);
       ++st.replaced;
       continue;
     }
     supersede.Reset();
     BindKey(supersede, r);
-    supersede.Int(8, version);
+    supersede.Int(9, version);
     if (supersede.Step() != SQLITE_DONE) return SqlError(db_, "supersede hourly row of " + r.workload);
     insert.Reset();
     BindKey(insert, r);
-    insert.Int(8, version + 1);
-    BindContent(insert, 9, c);
+    insert.Int(9, version + 1);
+    BindContent(insert, 10, c);
     if (insert.Step() != SQLITE_DONE || sqlite3_changes(db_) != 1)
       return SqlError(db_, "insert correction of " + r.workload);
     ++st.corrected;
@@ -418,7 +462,7 @@ Result<std::vector<LedgerRow>> Ledger::ReadDetailed(const RowFilter& f) {
   std::string sql =
       "SELECT namespace, workload, resource, gpu_product, kind, preemptor, hour, version, current,"
       " request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, unit, price_book, currency,"
-      " mode, unit_price, billed_quantity, amount FROM hourly WHERE 1=1";
+      " mode, unit_price, billed_quantity, amount, gpu_replicas FROM hourly WHERE 1=1";
   sql += FilterSql(f);
   Stmt s(db_, sql.c_str());
   if (!s.ok()) return SqlError(db_, "read hourly rows");
@@ -432,6 +476,7 @@ Result<std::vector<LedgerRow>> Ledger::ReadDetailed(const RowFilter& f) {
     r.workload = s.ColText(1);
     r.resource = s.ColText(2);
     r.gpu_product = s.ColText(3);
+    r.gpu_replicas = s.ColInt(22);
     r.kind = s.ColInt(4) == 1 ? RowKind::kCredit : RowKind::kUsage;
     r.preemptor = s.ColText(5);
     r.hour = s.ColInt(6);
@@ -473,7 +518,7 @@ Result<std::vector<HourlyRow>> Ledger::Read(const RowFilter& f) {
   // The lean path for invoices: key and raw tracks only.
   std::string sql =
       "SELECT namespace, workload, resource, gpu_product, kind, preemptor, hour,"
-      " request_raw, usage_raw, max_raw, samples, covered_ms, run_ms FROM hourly WHERE 1=1";
+      " request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, gpu_replicas FROM hourly WHERE 1=1";
   sql += FilterSql(f);
   Stmt s(db_, sql.c_str());
   if (!s.ok()) return SqlError(db_, "read hourly rows");
@@ -509,6 +554,7 @@ Result<std::vector<HourlyRow>> Ledger::Read(const RowFilter& f) {
     r.samples = s.ColInt(10);
     r.covered_ms = s.ColInt(11);
     r.run_ms = s.ColInt(12);
+    r.gpu_replicas = s.ColInt(13);
   }
   if (rc != SQLITE_DONE) return SqlError(db_, "read hourly rows");
   return out;
@@ -524,7 +570,7 @@ const std::vector<std::string>& FocusColumns() {
       "PricingQuantity", "PricingUnit", "ListUnitPrice", "ContractedUnitPrice", "BilledCost",
       "EffectiveCost", "ListCost", "x_RequestQuantity", "x_UsageQuantity", "x_BillingMode",
       "x_PriceBook", "x_UnitPricePerHour", "x_GpuModel", "x_Preemptor", "x_Samples",
-      "x_CoveredSeconds", "x_RunSeconds", "x_Version", "x_Current", "x_Sealed"};
+      "x_CoveredSeconds", "x_RunSeconds", "x_Version", "x_Current", "x_Sealed", "x_GpuReplicas"};
   return kCols;
 }
 
@@ -532,7 +578,7 @@ namespace {
 
 std::vector<std::string> FocusValues(const LedgerRow& lr) {
   const HourlyRow& r = lr.row;
-  billing::MeterUnit unit = billing::MeterUnitOf(r.resource);
+  billing::MeterUnit unit = billing::MeterUnitOf(r.resource, r.gpu_replicas);
   std::string start = FormatRfc3339(r.hour), end = FormatRfc3339(r.hour + billing::kHourMs);
   // Per metering unit (per second) list price: hourly price / 3600, 9 decimals.
   Decimal per_unit = Decimal::FromUnits(billing::MulDivRoundHalfUp(lr.rated.unit_price.units(), 1, 3600));
@@ -573,7 +619,8 @@ std::vector<std::string> FocusValues(const LedgerRow& lr) {
           report::SecondsText(r.run_ms),
           std::to_string(lr.version),
           lr.current ? "true" : "false",
-          lr.sealed ? "true" : "false"};
+          lr.sealed ? "true" : "false",
+          std::to_string(r.gpu_replicas)};
 }
 
 std::string CsvField(const std::string& v) {

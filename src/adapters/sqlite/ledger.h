@@ -1,8 +1,8 @@
 // The billing ledger: hourly rows in an embedded SQLite database (WAL, one transaction per write).
 //
 // Guarantees:
-//  - Idempotent: a row is keyed by (namespace, workload, resource, gpu_product, kind, preemptor,
-//    hour); writing the same content again changes nothing.
+//  - Idempotent: a row is keyed by (namespace, workload, resource, gpu_product, gpu_replicas, kind,
+//    preemptor, hour); writing the same content again changes nothing.
 //  - Sealed hours are immutable: hours before the seal watermark are never overwritten. A
 //    different content for a sealed hour is stored as a new version (version + 1, the old one
 //    kept and marked superseded). Unsealed hours are updated in place.
@@ -82,6 +82,7 @@ class Ledger {
  private:
   explicit Ledger(sqlite3* db) : db_(db) {}
   Status Exec(const char* sql);
+  Status Migrate();  // creates the schema, or upgrades an older one in one transaction
   Status PutPriceBooksLocked(const std::vector<PriceBook>& books);
   sqlite3* db_;
 };

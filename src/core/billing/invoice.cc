@@ -13,11 +13,12 @@ struct LineKey {
   RowKind kind;
   std::string resource;
   std::string product;
+  int64_t replicas;
   int book;
   std::string preemptor;
   bool operator<(const LineKey& o) const {
-    return std::tie(kind, resource, product, book, preemptor) <
-           std::tie(o.kind, o.resource, o.product, o.book, o.preemptor);
+    return std::tie(kind, resource, product, replicas, book, preemptor) <
+           std::tie(o.kind, o.resource, o.product, o.replicas, o.book, o.preemptor);
   }
 };
 
@@ -36,7 +37,7 @@ struct NsAcc {
 
 bool Matches(const LineKey& k, const HourlyRow& r, int book) {
   return k.book == book && k.kind == r.kind && k.resource == r.resource &&
-         k.product == r.gpu_product && k.preemptor == r.preemptor;
+         k.product == r.gpu_product && k.replicas == r.gpu_replicas && k.preemptor == r.preemptor;
 }
 
 std::string Line(const InvoiceLine& l) {
@@ -46,6 +47,7 @@ std::string Line(const InvoiceLine& l) {
     s += "|";
     s += *f;
   }
+  if (l.gpu_replicas != 1) s += "|replicas=" + std::to_string(l.gpu_replicas);
   s += "|" + std::string(ToString(l.mode)) + "|" + I128ToString(l.request_raw) + "|" +
        I128ToString(l.usage_raw) + "|" + I128ToString(l.billed_num) + "/" +
        I128ToString(l.billed_den) + "|" + I128ToString(l.price.num) + "/" +
@@ -68,7 +70,7 @@ Status Finalize(const std::string& ns, NsAcc& acc, const PriceCatalog& catalog,
       return Status::Error("namespace " + ns + ": PriceBooks in the window use different currencies (" +
                            inv->currency + ", " + b.currency + ")");
     InvoiceLine& l = la.line;
-    MeterUnit unit = MeterUnitOf(l.resource);
+    MeterUnit unit = MeterUnitOf(l.resource, l.gpu_replicas);
     l.unit = unit.unit;
     l.request_quantity = QuantityOf(l.request_raw, 1, unit.divisor);
     l.usage_quantity = QuantityOf(l.usage_raw, 1, unit.divisor);
@@ -145,7 +147,7 @@ Status Accumulate(const std::vector<const HourlyRow*>& rows, const PriceCatalog&
     }
     if (r.kind == RowKind::kCredit && b.preemption_credit == CreditPolicy::kNone) continue;
     if (!line || !Matches(*line_key, r, book)) {
-      LineKey k{r.kind, r.resource, r.gpu_product, book, r.preemptor};
+      LineKey k{r.kind, r.resource, r.gpu_product, r.gpu_replicas, book, r.preemptor};
       auto [it, inserted] = ns->lines.try_emplace(std::move(k));
       line = &it->second;
       line_key = &it->first;
@@ -154,10 +156,11 @@ Status Accumulate(const std::vector<const HourlyRow*>& rows, const PriceCatalog&
         l.kind = r.kind;
         l.resource = r.resource;
         l.gpu_product = r.gpu_product;
+        l.gpu_replicas = r.gpu_replicas;
         l.price_book = PriceBookId(b);
         l.preemptor = r.preemptor;
         l.mode = force_mode ? *force_mode : ModeFor(b, r.namespace_);
-        l.price = ResolvePrice(b, r.resource, r.gpu_product);
+        l.price = ResolvePrice(b, r.resource, r.gpu_product, r.gpu_replicas);
         l.billed_den = l.mode == BillingMode::kBlended ? Decimal::kOne : 1;
         line->gpu = MeterUnitOf(r.resource).gpu;
       }
@@ -266,6 +269,7 @@ Result<Invoice> BuildIdleInvoice(const std::vector<NodeCapacity>& nodes,
         r.workload = n.node;
         r.resource = res;
         r.gpu_product = MeterUnitOf(res).gpu ? n.gpu_product : std::string();
+        r.gpu_replicas = res == kGpu ? n.gpu_replicas : 1;
         r.hour = h;
         i128 cap = static_cast<i128>(amount) * (e - a);
         auto it = used.find({n.node, res, h});

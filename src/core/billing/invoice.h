@@ -1,7 +1,8 @@
 // Invoices: hourly rows of one namespace, rated line by line, with both tracks, credits,
 // provenance and a SHA-256 digest of their inputs.
 //
-// A line groups rows with the same (kind, resource, gpu product, PriceBook version, preemptor);
+// A line groups rows with the same (kind, resource, gpu product, gpu replicas, PriceBook version,
+// preemptor);
 // its amount is Σ billed raw × unit price / (divisor × 3600), exact, rounded once half-up to 6
 // decimals. The invoice total is the sum of its rounded lines; requestTotal / usageTotal are the
 // same sums had every line been billed on the request / usage track.
@@ -22,6 +23,7 @@ struct InvoiceLine {
   std::string resource;
   std::string unit;         // metering unit: core-second, GiB-second, GPU-second, instance-second
   std::string gpu_product;  // GPU and MIG lines
+  int64_t gpu_replicas = 1; // nvidia.com/gpu on a time-sliced / MPS node: replicas per card
   std::string price_book;   // PriceBookId of the version the rows' hours were billed with
   std::string preemptor;    // credit lines
   BillingMode mode = BillingMode::kMax;
@@ -90,6 +92,7 @@ struct NodeCapacity {
   std::string gpu_product;
   ResourceList allocatable;
   Millis from = 0, to = 0;  // when the node was in the pool
+  int64_t gpu_replicas = 1;  // nvidia.com/gpu.replicas: allocatable GPUs are replicas
 };
 Result<Invoice> BuildIdleInvoice(const std::vector<NodeCapacity>& nodes,
                                  const std::vector<RunSegment>& segments,

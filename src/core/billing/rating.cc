@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/gpu_sharing.h"
+
 namespace arbiter::billing {
 
 std::string PriceBookId(const PriceBook& b) {
@@ -63,7 +65,8 @@ BillingMode ModeFor(const PriceBook& b, std::string_view namespace_) {
   return it == b.namespace_modes.end() ? b.mode : it->second;
 }
 
-UnitPrice ResolvePrice(const PriceBook& b, std::string_view resource, std::string_view gpu_product) {
+UnitPrice ResolvePrice(const PriceBook& b, std::string_view resource, std::string_view gpu_product,
+                       int64_t gpu_replicas) {
   UnitPrice p;
   auto direct = b.prices.find(std::string(resource));
   auto set_direct = [&](const std::string& source, Decimal d) {
@@ -85,15 +88,36 @@ UnitPrice ResolvePrice(const PriceBook& b, std::string_view resource, std::strin
   // The card's price.
   std::optional<Decimal> card;
   std::string card_source;
+  std::string_view unshared = gpu_product;
+  if (unshared.ends_with(kSharedProductSuffix)) unshared.remove_suffix(kSharedProductSuffix.size());
   if (auto m = b.gpu_models.find(std::string(gpu_product)); !gpu_product.empty() && m != b.gpu_models.end()) {
     card = m->second;
     card_source = "gpuModels[" + std::string(gpu_product) + "]";
+  } else if (auto u = b.gpu_models.find(std::string(unshared));
+             unshared != gpu_product && !unshared.empty() && u != b.gpu_models.end()) {
+    card = u->second;
+    card_source = "gpuModels[" + std::string(unshared) + "]";
   } else if (auto g = b.prices.find(std::string(kGpu)); g != b.prices.end()) {
     card = g->second;
     card_source = "prices[nvidia.com/gpu]";
   }
   if (!card) {
     p.source = "unpriced";
+    return p;
+  }
+  if (!mig && gpu_replicas > 1) {
+    // One replica of a time-sliced / MPS card: card price / N per replica-hour, exact.
+    p.num = card->units();
+    p.den = gpu_replicas;
+    i128 g = std::gcd(p.num < 0 ? -p.num : p.num, p.den);
+    if (g > 1) {
+      p.num /= g;
+      p.den /= g;
+    }
+    p.unit_price = Decimal::FromUnits(MulDivRoundHalfUp(p.num, 1, p.den));
+    p.card_price = *card;
+    p.gpu_replicas = gpu_replicas;
+    p.source = card_source + " / " + std::to_string(gpu_replicas) + " replicas (nvidia.com/gpu.replicas)";
     return p;
   }
   if (!mig) {
@@ -159,7 +183,7 @@ Decimal QuantityOf(i128 raw_num, i128 raw_den, i128 divisor) {
 RatedRow RateRow(const HourlyRow& row, const PriceCatalog& catalog) {
   RatedRow r;
   const PriceBook* b = catalog.At(row.hour);
-  MeterUnit unit = MeterUnitOf(row.resource);
+  MeterUnit unit = MeterUnitOf(row.resource, row.gpu_replicas);
   if (!b) {
     r.billed_quantity = QuantityOf(row.request_raw, 1, unit.divisor);
     return r;
@@ -171,7 +195,7 @@ RatedRow RateRow(const HourlyRow& row, const PriceCatalog& catalog) {
   if (row.kind == RowKind::kCredit) {
     billed.num = b->preemption_credit == CreditPolicy::kNone ? 0 : -billed.num;
   }
-  UnitPrice p = ResolvePrice(*b, row.resource, row.gpu_product);
+  UnitPrice p = ResolvePrice(*b, row.resource, row.gpu_product, row.gpu_replicas);
   r.unit_price = p.unit_price;
   r.billed_quantity = QuantityOf(billed.num, billed.den, unit.divisor);
   r.amount = AmountOf(billed.num, billed.den, p, unit.divisor, 9);
