@@ -81,11 +81,18 @@ void PrintTable(const std::vector<billing::Invoice>& invs, std::ostream& out) {
           << Pad(l.price.unit_price.ToString(), 11) << l.amount.ToFixed(billing::kAmountDigits);
       if (l.price.mig_rule) out << "  (" << l.price.source << ")";
       if (!l.preemptor.empty()) out << "  (preempted by " << l.preemptor << ")";
+      if (l.share_rule)
+        out << "  (" << ToString(*l.share_rule) << " share of idle " << l.idle_amount.ToFixed(billing::kAmountDigits)
+            << ")";
       out << "\n";
     }
     out << "  request track " << inv.request_total.ToFixed(billing::kAmountDigits) << "  usage track "
         << inv.usage_total.ToFixed(billing::kAmountDigits) << "  credits "
-        << inv.credit_total.ToFixed(billing::kAmountDigits) << "  TOTAL "
+        << inv.credit_total.ToFixed(billing::kAmountDigits);
+    if (!inv.idle_share_total.is_zero())
+      out << "  idle " << (inv.namespace_ == billing::kIdleNamespace ? "spread " : "share ")
+          << inv.idle_share_total.ToFixed(billing::kAmountDigits);
+    out << "  TOTAL "
         << inv.total.ToFixed(billing::kAmountDigits) << " " << inv.currency << "\n";
     for (const auto& p : inv.provenance)
       if (p.low_coverage)

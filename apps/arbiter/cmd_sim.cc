@@ -107,9 +107,15 @@ int RunManifestSim(const SimCli& o) {
     std::cout << "  invoice " << inv.namespace_ << ": " << inv.total.ToFixed(6) << " " << inv.currency
               << " (request track " << inv.request_total.ToFixed(6) << ", usage track " << inv.usage_total.ToFixed(6)
               << ", credits " << inv.credit_total.ToFixed(6) << ")\n";
-  if (bill->idle)
-    std::cout << "  idle capacity (not billed): " << bill->idle->request_total.ToFixed(6) << " " << bill->idle->currency
-              << "\n";
+  if (bill->idle) {
+    if (bill->idle->idle_share_total.is_zero())
+      std::cout << "  idle capacity (not billed): " << bill->idle->request_total.ToFixed(6) << " "
+                << bill->idle->currency << "\n";
+    else
+      std::cout << "  idle capacity: " << bill->idle->request_total.ToFixed(6) << " " << bill->idle->currency
+                << ", of which " << bill->idle->idle_share_total.ToFixed(6)
+                << " spread to tenants (PriceBook shareIdle)\n";
+  }
   if (load.set.price_books.empty()) std::cout << "  no PriceBook: nothing billed\n";
   nlohmann::json invoices = sim::BillJson(*bill);
   if (!o.report_json.empty()) {

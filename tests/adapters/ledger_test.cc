@@ -210,6 +210,32 @@ INSERT INTO hourly VALUES ('team-a', 'team-a/x', 'cpu', '', 0, '', 1767225600000
   EXPECT_EQ(again->Read(RowFilter{})->size(), 1u);
 }
 
+// Idle rows in the ledger: the "__idle__" invoice, and with shareIdle the tenants' shares,
+// weighed over every tenant even when one namespace is asked for.
+TEST(LedgerTest, IdleSpreadFromTheLedgerEqualsInMemory) {
+  auto l = OpenLedger(TempPath("idle.db"));
+  PriceBook b = Book();
+  b.share_idle = IdleSharing::kWeighted;
+  auto cat = *PriceCatalog::Create({b});
+  auto segs = SomeRun();
+  auto rows = Rows(segs);
+  billing::NodeCapacity n{"node-1", "NVIDIA-H100-80GB-HBM3",
+                          ResourceList{{"cpu", 64000}, {"nvidia.com/gpu", 4000}}, kEpoch, kEpoch + 6 * kHour};
+  auto idle = *billing::IdleRows({n}, segs, kEpoch, kEpoch + 6 * kHour);
+  rows.insert(rows.end(), idle.begin(), idle.end());
+  billing::Rollup(&rows);
+  ASSERT_TRUE(l->Write(rows, cat).ok());
+  auto mem = *billing::BuildInvoices(rows, cat);
+  ASSERT_EQ(mem.size(), 3u);
+  EXPECT_FALSE(mem[1].idle_share_total.is_zero());
+  auto led = *sqlite::LedgerInvoices(*l, std::nullopt, std::nullopt, std::nullopt);
+  ASSERT_EQ(led.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(report::InvoiceToJson(led[i]).dump(), report::InvoiceToJson(mem[i]).dump());
+  auto a = *sqlite::LedgerInvoices(*l, std::string("team-a"), std::nullopt, std::nullopt);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].digest, mem[1].digest);
+}
+
 TEST(LedgerTest, UnsealedHoursAreUpdatedSealedHoursGetNewVersions) {
   auto l = OpenLedger(TempPath("seal.db"));
   auto cat = *PriceCatalog::Create({Book()});
@@ -501,10 +527,15 @@ TEST(InvoiceJson, PriceBooksRoundTrip) {
   b.mig_rule = MigRule::kMemory;
   b.preemption_credit = CreditPolicy::kNone;
   b.namespace_modes["team-c"] = BillingMode::kUsage;
+  b.share_idle = IdleSharing::kWeighted;
   auto back = report::PriceBooksFromJson(report::PriceBookToJson(b));
   ASSERT_TRUE(back.ok()) << back.message();
   ASSERT_EQ(back->size(), 1u);
   EXPECT_EQ(billing::CanonicalPriceBook((*back)[0]), billing::CanonicalPriceBook(b));
+  EXPECT_NE(billing::CanonicalPriceBook(b).find("shareIdle Weighted"), std::string::npos);
+  EXPECT_FALSE(report::PriceBooksFromJson(nlohmann::json::parse(
+                   R"({"metadata":{"name":"x"},"spec":{"shareIdle":"Always"}})"))
+                   .ok());
   EXPECT_FALSE(report::PriceBooksFromJson(nlohmann::json::parse(
                    R"({"metadata":{"name":"x"},"spec":{"mode":"Cheapest"}})"))
                    .ok());

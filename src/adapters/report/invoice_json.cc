@@ -40,6 +40,16 @@ json LineToJson(const InvoiceLine& l) {
     j["cardPrice"] = l.price.card_price.ToString();
   }
   if (!l.preemptor.empty()) j["preemptor"] = l.preemptor;
+  if (l.share_rule) {
+    bool weighted = *l.share_rule == IdleSharing::kWeighted;
+    auto w = [&](billing::i128 v) {
+      return weighted ? Decimal::FromUnits(v).ToFixed(kDigits) : billing::I128ToString(v);
+    };
+    j["idleShare"] = {{"rule", ToString(*l.share_rule)},
+                      {"idleAmount", l.idle_amount.ToFixed(kDigits)},
+                      {"weight", w(l.share_weight)},
+                      {"totalWeight", w(l.share_weight_total)}};
+  }
   j["provenance"] = {{"samples", l.samples},
                      {"coveredSeconds", SecondsText(l.covered_ms)},
                      {"runSeconds", SecondsText(l.run_ms)},
@@ -62,6 +72,7 @@ json InvoiceToJson(const Invoice& inv) {
   j["usageTotal"] = inv.usage_total.ToFixed(kDigits);
   j["creditTotal"] = inv.credit_total.ToFixed(kDigits);
   j["total"] = inv.total.ToFixed(kDigits);
+  if (!inv.idle_share_total.is_zero()) j["idleShareTotal"] = inv.idle_share_total.ToFixed(kDigits);
   json prov = json::array();
   for (const auto& p : inv.provenance)
     prov.push_back({{"workload", p.workload},
@@ -287,6 +298,12 @@ Result<PriceBook> OneBook(const json& j) {
       if (r == "None") b.preemption_credit = CreditPolicy::kNone;
       else if (r == "LostWork") b.preemption_credit = CreditPolicy::kLostWork;
       else return Result<PriceBook>::Error(who + k + ": \"" + r + "\" is not one of None, LostWork");
+    } else if (k == "shareIdle" && v.is_string()) {
+      std::string r = v.get<std::string>();
+      if (r == "None") b.share_idle = IdleSharing::kNone;
+      else if (r == "Weighted") b.share_idle = IdleSharing::kWeighted;
+      else if (r == "Even") b.share_idle = IdleSharing::kEven;
+      else return Result<PriceBook>::Error(who + k + ": \"" + r + "\" is not one of None, Weighted, Even");
     } else if (k == "namespaceModes" && v.is_object()) {
       for (auto p = v.begin(); p != v.end(); ++p) {
         if (!p.value().is_string()) return Result<PriceBook>::Error(who + k + "." + p.key() + ": expected a mode");
@@ -318,6 +335,7 @@ json PriceBookToJson(const PriceBook& b) {
   spec["migRule"] = ToString(b.mig_rule);
   spec["preemptionCredit"] = ToString(b.preemption_credit);
   spec["namespaceModes"] = modes;
+  if (b.share_idle != IdleSharing::kNone) spec["shareIdle"] = ToString(b.share_idle);
   return {{"apiVersion", "arbiter.dev/v1alpha1"},
           {"kind", "PriceBook"},
           {"metadata", {{"name", b.meta.name}}},

@@ -666,21 +666,29 @@ Result<std::vector<billing::Invoice>> LedgerInvoices(Ledger& ledger,
                                                      const std::optional<std::string>& namespace_,
                                                      std::optional<Millis> from,
                                                      std::optional<Millis> to) {
+  auto books = ledger.PriceBooks();
+  if (!books.ok()) return books.status();
+  if (books->empty()) return Result<std::vector<billing::Invoice>>::Error("ledger has no PriceBook");
+  // Spreading idle cost weighs every tenant of the window: read them all, keep the one asked.
+  bool spread = false;
+  for (const PriceBook& b : *books) spread |= b.share_idle != IdleSharing::kNone;
+  auto cat = billing::PriceCatalog::Create(std::move(*books));
+  if (!cat.ok()) return cat.status();
   RowFilter f;
-  f.namespace_ = namespace_;
+  if (!spread) f.namespace_ = namespace_;
   f.from = from;
   f.to = to;
   auto rows = ledger.Read(f);
   if (!rows.ok()) return rows.status();
-  auto books = ledger.PriceBooks();
-  if (!books.ok()) return books.status();
-  if (books->empty()) return Result<std::vector<billing::Invoice>>::Error("ledger has no PriceBook");
-  auto cat = billing::PriceCatalog::Create(std::move(*books));
-  if (!cat.ok()) return cat.status();
   billing::InvoiceOptions opts;
   opts.from = from;
   opts.to = to;
-  return billing::BuildInvoices(*rows, *cat, opts);
+  auto invs = billing::BuildInvoices(*rows, *cat, opts);
+  if (!invs.ok() || !spread || !namespace_) return invs;
+  std::vector<billing::Invoice> one;
+  for (auto& inv : *invs)
+    if (inv.namespace_ == *namespace_) one.push_back(std::move(inv));
+  return one;
 }
 
 }  // namespace arbiter::sqlite

@@ -91,7 +91,9 @@ class Ledger {
 const std::vector<std::string>& FocusColumns();
 
 // Invoices for a namespace (or all with nullopt) and window from the ledger's current rows and
-// stored price books.
+// stored price books. Rows of the idle pseudo-namespace ("__idle__") give its invoice and, when
+// a PriceBook spreads idle cost (shareIdle), the tenants' IdleShare lines, weighed over every
+// tenant in the window.
 Result<std::vector<billing::Invoice>> LedgerInvoices(Ledger& ledger,
                                                      const std::optional<std::string>& namespace_,
                                                      std::optional<Millis> from,

@@ -60,6 +60,15 @@ i128 MulDiv(i128 a, i128 b, i128 d, bool round) {
 i128 MulDivRoundHalfUp(i128 a, i128 b, i128 d) { return MulDiv(a, b, d, true); }
 i128 MulDivTrunc(i128 a, i128 b, i128 d) { return MulDiv(a, b, d, false); }
 
+void MulDivRem(i128 a, i128 b, i128 d, i128* q, i128* r) {
+  ARB_CHECK(a >= 0 && b >= 0 && d > 0);
+  u128 uq, ur;
+  DivMod(Mul128(static_cast<u128>(a), static_cast<u128>(b)), static_cast<u128>(d), &uq, &ur);
+  ARB_CHECK_MSG((uq >> 127) == 0, "billing arithmetic overflow");
+  *q = static_cast<i128>(uq);
+  *r = static_cast<i128>(ur);
+}
+
 std::string I128ToString(i128 v) {
   char buf[48];
   char* end = buf + sizeof buf;

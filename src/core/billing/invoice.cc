@@ -54,8 +54,11 @@ std::string Line(const InvoiceLine& l) {
        I128ToString(l.price.den) + "|" + l.price.source + "|" + l.amount.ToFixed(kAmountDigits) +
        "|" + l.request_amount.ToFixed(kAmountDigits) + "|" + l.usage_amount.ToFixed(kAmountDigits) +
        "|" + std::to_string(l.samples) + "|" + std::to_string(l.covered_ms) + "|" +
-       std::to_string(l.run_ms) + "|" + std::to_string(l.workloads) + "\n";
-  return s;
+       std::to_string(l.run_ms) + "|" + std::to_string(l.workloads);
+  if (l.share_rule)
+    s += "|share " + std::string(ToString(*l.share_rule)) + " " + I128ToString(l.share_weight) + "/" +
+         I128ToString(l.share_weight_total) + " of " + l.idle_amount.ToFixed(kAmountDigits);
+  return s + "\n";
 }
 
 Status Finalize(const std::string& ns, NsAcc& acc, const PriceCatalog& catalog,
@@ -95,11 +98,17 @@ Status Finalize(const std::string& ns, NsAcc& acc, const PriceCatalog& catalog,
     p.low_coverage = p.covered_ms * 1000 < p.run_ms * opts.low_coverage_permille;
     inv->provenance.push_back(std::move(p));
   }
-  // The digest covers the full text of every PriceBook version used, not only its id.
-  std::string canon = inv->Canonical();
-  for (int b : books) canon += CanonicalPriceBook(catalog.books()[static_cast<size_t>(b)]);
-  inv->digest = "sha256:" + Sha256Hex(canon);
   return Status::Ok();
+}
+
+// The digest covers the canonical invoice and the full text of every PriceBook version used,
+// not only its id.
+void Digest(const PriceCatalog& catalog, Invoice* inv) {
+  std::string canon = inv->Canonical();
+  for (const std::string& id : inv->price_books)
+    for (const PriceBook& b : catalog.books())
+      if (PriceBookId(b) == id) canon += CanonicalPriceBook(b);
+  inv->digest = "sha256:" + Sha256Hex(canon);
 }
 
 // Accumulates the rows (sorted by HourlyRow::KeyLess) into per-namespace accumulators.
@@ -134,7 +143,7 @@ Status Accumulate(const std::vector<const HourlyRow*>& rows, const PriceCatalog&
     const PriceBook& b = catalog.books()[static_cast<size_t>(book)];
     ns->min_hour = std::min(ns->min_hour, r.hour);
     ns->max_hour = std::max(ns->max_hour, r.hour);
-    if (r.kind == RowKind::kUsage) {
+    if (r.kind == RowKind::kUsage && r.namespace_ != kIdleNamespace) {
       if (!prov || prov->workload != r.workload || prov->resource != r.resource) {
         Provenance& p = ns->prov[{r.workload, r.resource}];
         p.workload = r.workload;
@@ -210,6 +219,7 @@ std::string Invoice::Canonical() const {
          (p.low_coverage ? "low" : "ok") + "\n";
   s += "total " + total.ToFixed(kAmountDigits) + " request " + request_total.ToFixed(kAmountDigits) +
        " usage " + usage_total.ToFixed(kAmountDigits) + "\n";
+  if (!idle_share_total.is_zero()) s += "idle share " + idle_share_total.ToFixed(kAmountDigits) + "\n";
   return s;
 }
 
@@ -224,6 +234,8 @@ Result<std::vector<Invoice>> BuildInvoices(const std::vector<HourlyRow>& rows,
     if (Status s = Finalize(ns, a, catalog, opts, &inv); !s.ok()) return s;
     out.push_back(std::move(inv));
   }
+  SpreadIdle(&out, catalog);
+  for (Invoice& inv : out) Digest(catalog, &inv);
   return out;
 }
 
@@ -240,10 +252,10 @@ Result<std::vector<Invoice>> InvoiceSegments(const std::vector<RunSegment>& segm
   return BuildInvoices(*rows, *cat, o);
 }
 
-Result<Invoice> BuildIdleInvoice(const std::vector<NodeCapacity>& nodes,
-                                 const std::vector<RunSegment>& segments,
-                                 const PriceCatalog& catalog, Millis from, Millis to) {
-  if (to < from) return Result<Invoice>::Error("idle window ends before it starts");
+Result<std::vector<HourlyRow>> IdleRows(const std::vector<NodeCapacity>& nodes,
+                                        const std::vector<RunSegment>& segments, Millis from,
+                                        Millis to) {
+  if (to < from) return Result<std::vector<HourlyRow>>::Error("idle window ends before it starts");
   // Requested raw per (node, resource, hour), from the segments.
   std::map<std::tuple<std::string, std::string, Millis>, i128> used;
   for (const RunSegment& s : segments) {
@@ -265,7 +277,7 @@ Result<Invoice> BuildIdleInvoice(const std::vector<NodeCapacity>& nodes,
       for (Millis a = a0; a < b0;) {
         Millis h = HourOf(a), e = std::min(b0, h + kHourMs);
         HourlyRow r;
-        r.namespace_ = "__idle__";
+        r.namespace_ = kIdleNamespace;
         r.workload = n.node;
         r.resource = res;
         r.gpu_product = MeterUnitOf(res).gpu ? n.gpu_product : std::string();
@@ -282,21 +294,96 @@ Result<Invoice> BuildIdleInvoice(const std::vector<NodeCapacity>& nodes,
     }
   }
   Rollup(&rows);
+  return rows;
+}
+
+Result<Invoice> BuildIdleInvoice(const std::vector<NodeCapacity>& nodes,
+                                 const std::vector<RunSegment>& segments,
+                                 const PriceCatalog& catalog, Millis from, Millis to) {
+  auto rows = IdleRows(nodes, segments, from, to);
+  if (!rows.ok()) return rows.status();
   std::map<std::string, NsAcc> acc;
   InvoiceOptions opts;
   opts.from = from;
   opts.to = to;
-  if (Status s = Accumulate(SortedView(rows), catalog, opts, BillingMode::kRequest, &acc); !s.ok())
+  if (Status s = Accumulate(SortedView(*rows), catalog, opts, BillingMode::kRequest, &acc); !s.ok())
     return s;
   Invoice inv;
-  inv.namespace_ = "__idle__";
+  inv.namespace_ = std::string(kIdleNamespace);
   inv.from = from;
   inv.to = to;
   if (acc.empty()) return inv;
-  auto& a = acc.begin()->second;
-  a.prov.clear();  // idle capacity has no usage track
-  if (Status s = Finalize("__idle__", a, catalog, opts, &inv); !s.ok()) return s;
+  if (Status s = Finalize(inv.namespace_, acc.begin()->second, catalog, opts, &inv); !s.ok()) return s;
+  Digest(catalog, &inv);
   return inv;
+}
+
+void SpreadIdle(std::vector<Invoice>* invoices, const PriceCatalog& catalog) {
+  Invoice* idle = nullptr;
+  std::vector<Invoice*> tenants;
+  for (Invoice& inv : *invoices) {
+    if (inv.namespace_ == kIdleNamespace) idle = &inv;
+    else tenants.push_back(&inv);
+  }
+  if (!idle || tenants.empty()) return;
+  for (const InvoiceLine& il : idle->lines) {
+    if (il.kind != RowKind::kUsage || il.amount.units() <= 0) continue;
+    const PriceBook* book = nullptr;
+    for (const PriceBook& b : catalog.books())
+      if (PriceBookId(b) == il.price_book) book = &b;
+    if (!book || book->share_idle == IdleSharing::kNone) continue;
+    // Weights per tenant (Decimal units of billed cost, or 1 each), in namespace order.
+    std::vector<i128> weight(tenants.size(), 0);
+    i128 total = 0;
+    for (size_t t = 0; t < tenants.size(); ++t) {
+      for (const InvoiceLine& l : tenants[t]->lines) {
+        if (l.kind != RowKind::kUsage || l.price_book != il.price_book) continue;
+        if (book->share_idle == IdleSharing::kEven) weight[t] = 1;
+        else if (l.resource == il.resource) weight[t] += l.amount.units();
+      }
+      if (weight[t] < 0) weight[t] = 0;
+      total += weight[t];
+    }
+    if (total == 0) continue;  // nobody to carry it: stays on the idle invoice
+    // Largest-remainder apportionment of the amount in millionths.
+    constexpr i128 kMicro = Decimal::kOne / 1000000;
+    const i128 amount = il.amount.units() / kMicro;
+    std::vector<i128> share(tenants.size()), rem(tenants.size());
+    i128 given = 0;
+    for (size_t t = 0; t < tenants.size(); ++t) {
+      MulDivRem(amount, weight[t], total, &share[t], &rem[t]);
+      given += share[t];
+    }
+    std::vector<size_t> order;
+    for (size_t t = 0; t < tenants.size(); ++t)
+      if (weight[t] > 0) order.push_back(t);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rem[a] > rem[b]; });
+    for (size_t k = 0; given < amount; ++k, ++given) ++share[order[k % order.size()]];
+    for (size_t t = 0; t < tenants.size(); ++t) {
+      if (weight[t] == 0) continue;
+      InvoiceLine l;
+      l.kind = RowKind::kIdleShare;
+      l.resource = il.resource;
+      l.unit = il.unit;
+      l.gpu_product = il.gpu_product;
+      l.gpu_replicas = il.gpu_replicas;
+      l.price_book = il.price_book;
+      l.mode = BillingMode::kRequest;
+      l.price = il.price;
+      l.share_rule = book->share_idle;
+      l.idle_amount = il.amount;
+      l.share_weight = weight[t];
+      l.share_weight_total = total;
+      l.amount = l.request_amount = l.usage_amount = Decimal::FromUnits(share[t] * kMicro);
+      Invoice& inv = *tenants[t];
+      inv.total += l.amount;
+      inv.request_total += l.amount;
+      inv.usage_total += l.amount;
+      inv.idle_share_total += l.amount;
+      idle->idle_share_total += l.amount;
+      inv.lines.push_back(std::move(l));
+    }
+  }
 }
 
 }  // namespace arbiter::billing

@@ -29,7 +29,14 @@ MeterUnit MeterUnitOf(std::string_view resource, int64_t gpu_replicas) {
 
 bool IsMeteredResource(std::string_view resource) { return resource != kPods; }
 
-const char* ToString(RowKind k) { return k == RowKind::kUsage ? "Usage" : "Credit"; }
+const char* ToString(RowKind k) {
+  switch (k) {
+    case RowKind::kUsage: return "Usage";
+    case RowKind::kCredit: return "Credit";
+    case RowKind::kIdleShare: return "IdleShare";
+  }
+  return "?";
+}
 
 bool HourlyRow::KeyLess(const HourlyRow& a, const HourlyRow& b) {
   return std::tie(a.namespace_, a.workload, a.resource, a.gpu_product, a.gpu_replicas, a.kind,

@@ -42,7 +42,13 @@ MeterUnit MeterUnitOf(std::string_view resource, int64_t gpu_replicas);
 // Resources that are never metered (pod counts).
 bool IsMeteredResource(std::string_view resource);
 
-enum class RowKind : uint8_t { kUsage = 0, kCredit = 1 };
+// Usage and Credit are hourly rows; IdleShare exists only as an invoice line (a tenant's share of
+// the idle cost, PriceBook shareIdle).
+enum class RowKind : uint8_t { kUsage = 0, kCredit = 1, kIdleShare = 2 };
+
+// Pseudo-namespace of the pool's idle capacity: rows whose "workload" is a node and whose
+// request track is the node's capacity nobody requested. Billed in Request mode, never usage.
+inline constexpr std::string_view kIdleNamespace = "__idle__";
 const char* ToString(RowKind k);
 
 // One hourly aggregate. Key: (namespace, workload, resource, gpu_product, gpu_replicas, kind,

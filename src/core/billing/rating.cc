@@ -19,6 +19,8 @@ std::string CanonicalPriceBook(const PriceBook& b) {
   for (const auto& [k, v] : b.prices) s += "price " + k + " " + v.ToString() + "\n";
   for (const auto& [k, v] : b.gpu_models) s += "gpuModel " + k + " " + v.ToString() + "\n";
   for (const auto& [k, v] : b.namespace_modes) s += "namespaceMode " + k + " " + ToString(v) + "\n";
+  // Written only when set, so that the digests of books without it are unchanged.
+  if (b.share_idle != IdleSharing::kNone) s += "shareIdle " + std::string(ToString(b.share_idle)) + "\n";
   return s;
 }
 
@@ -61,6 +63,7 @@ const PriceBook* PriceCatalog::At(Millis t) const {
 }
 
 BillingMode ModeFor(const PriceBook& b, std::string_view namespace_) {
+  if (namespace_ == kIdleNamespace) return BillingMode::kRequest;  // capacity nobody requested
   auto it = b.namespace_modes.find(std::string(namespace_));
   return it == b.namespace_modes.end() ? b.mode : it->second;
 }

@@ -35,6 +35,7 @@ class PriceCatalog {
   std::vector<PriceBook> books_;
 };
 
+// The namespace's mode; always Request for the idle pseudo-namespace.
 BillingMode ModeFor(const PriceBook& b, std::string_view namespace_);
 
 // The resolved price of one resource under one PriceBook version.
