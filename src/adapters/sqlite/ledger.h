@@ -69,6 +69,14 @@ class Ledger {
   Status PutPriceBooks(const std::vector<PriceBook>& books);
   Result<std::vector<PriceBook>> PriceBooks();
 
+  // Recomputes the daily rollups from the current hourly rows (writes keep them up to date;
+  // this is for migrations and checks).
+  Status RebuildRollups();
+  // Summed current rows per (key, UTC day) in [from_day, to_day) (days as Unix ms): sum.hour
+  // is the first hour with a row that day, last_hour the last.
+  Result<std::vector<billing::RowSpan>> ReadDaily(const std::optional<std::string>& namespace_,
+                                                  Millis from_day, Millis to_day);
+
   // Current rows (and superseded ones on request) in key order.
   Result<std::vector<billing::HourlyRow>> Read(const RowFilter& f);
   Result<std::vector<LedgerRow>> ReadDetailed(const RowFilter& f);
@@ -83,6 +91,7 @@ class Ledger {
   explicit Ledger(sqlite3* db) : db_(db) {}
   Status Exec(const char* sql);
   Status Migrate();  // creates the schema, or upgrades an older one in one transaction
+  Status RebuildRollupsLocked();
   Status PutPriceBooksLocked(const std::vector<PriceBook>& books);
   sqlite3* db_;
 };
@@ -94,9 +103,15 @@ const std::vector<std::string>& FocusColumns();
 // stored price books. Rows of the idle pseudo-namespace ("__idle__") give its invoice and, when
 // a PriceBook spreads idle cost (shareIdle), the tenants' IdleShare lines, weighed over every
 // tenant in the window.
+//
+// The default read takes whole UTC days from the daily rollups and only partial days (and days
+// in which a PriceBook version takes effect) from the hourly rows; kHourlyRows reads every
+// hourly row. Both give the same invoices, byte for byte.
+enum class InvoiceRead { kRollups, kHourlyRows };
 Result<std::vector<billing::Invoice>> LedgerInvoices(Ledger& ledger,
                                                      const std::optional<std::string>& namespace_,
                                                      std::optional<Millis> from,
-                                                     std::optional<Millis> to);
+                                                     std::optional<Millis> to,
+                                                     InvoiceRead path = InvoiceRead::kRollups);
 
 }  // namespace arbiter::sqlite

@@ -112,7 +112,13 @@ void Digest(const PriceCatalog& catalog, Invoice* inv) {
 }
 
 // Accumulates the rows (sorted by HourlyRow::KeyLess) into per-namespace accumulators.
-Status Accumulate(const std::vector<const HourlyRow*>& rows, const PriceCatalog& catalog,
+// A row, or a span of summed rows of one key (RowSpan): hour = first hour, last = last hour.
+struct RowRef {
+  const HourlyRow* row;
+  Millis last;
+};
+
+Status Accumulate(const std::vector<RowRef>& rows, const PriceCatalog& catalog,
                   const InvoiceOptions& opts, std::optional<BillingMode> force_mode,
                   std::map<std::string, NsAcc>* out) {
   NsAcc* ns = nullptr;
@@ -122,8 +128,8 @@ Status Accumulate(const std::vector<const HourlyRow*>& rows, const PriceCatalog&
   LineAcc* line = nullptr;
   const LineKey* line_key = nullptr;
   Provenance* prov = nullptr;
-  for (const HourlyRow* rp : rows) {
-    const HourlyRow& r = *rp;
+  for (const RowRef& ref : rows) {
+    const HourlyRow& r = *ref.row;
     if (opts.from && r.hour < *opts.from) continue;
     if (opts.to && r.hour >= *opts.to) continue;
     if (!ns_name || *ns_name != r.namespace_) {
@@ -135,6 +141,8 @@ Status Accumulate(const std::vector<const HourlyRow*>& rows, const PriceCatalog&
     if (r.hour != cached_hour) {
       cached_hour = r.hour;
       book = catalog.IndexAt(r.hour);
+      if (book >= 0 && ref.last != r.hour)
+        ARB_CHECK_MSG(catalog.IndexAt(ref.last) == book, "a row span crosses a PriceBook version");
       if (book < 0)
         return Status::Error("no PriceBook is in force at " + FormatRfc3339(r.hour) + " (hour of " +
                              r.workload + " " + r.resource + "); the earliest takes effect at " +
@@ -142,7 +150,7 @@ Status Accumulate(const std::vector<const HourlyRow*>& rows, const PriceCatalog&
     }
     const PriceBook& b = catalog.books()[static_cast<size_t>(book)];
     ns->min_hour = std::min(ns->min_hour, r.hour);
-    ns->max_hour = std::max(ns->max_hour, r.hour);
+    ns->max_hour = std::max(ns->max_hour, ref.last);
     if (r.kind == RowKind::kUsage && r.namespace_ != kIdleNamespace) {
       if (!prov || prov->workload != r.workload || prov->resource != r.resource) {
         Provenance& p = ns->prov[{r.workload, r.resource}];
@@ -192,18 +200,42 @@ Status Accumulate(const std::vector<const HourlyRow*>& rows, const PriceCatalog&
   return Status::Ok();
 }
 
-std::vector<const HourlyRow*> SortedView(const std::vector<HourlyRow>& rows) {
-  std::vector<const HourlyRow*> v;
+std::vector<RowRef> SortedView(const std::vector<HourlyRow>& rows) {
+  std::vector<RowRef> v;
   v.reserve(rows.size());
   bool sorted = true;
   for (size_t i = 0; i < rows.size(); ++i) {
-    v.push_back(&rows[i]);
+    v.push_back({&rows[i], rows[i].hour});
     if (i > 0 && sorted && HourlyRow::KeyLess(rows[i], rows[i - 1])) sorted = false;
   }
   if (!sorted)
     std::stable_sort(v.begin(), v.end(),
-                     [](const HourlyRow* a, const HourlyRow* b) { return HourlyRow::KeyLess(*a, *b); });
+                     [](const RowRef& a, const RowRef& b) { return HourlyRow::KeyLess(*a.row, *b.row); });
   return v;
+}
+
+std::vector<RowRef> SortedView(const std::vector<RowSpan>& spans) {
+  std::vector<RowRef> v;
+  v.reserve(spans.size());
+  for (const RowSpan& s : spans) v.push_back({&s.sum, s.last_hour});
+  std::stable_sort(v.begin(), v.end(),
+                   [](const RowRef& a, const RowRef& b) { return HourlyRow::KeyLess(*a.row, *b.row); });
+  return v;
+}
+
+Result<std::vector<Invoice>> BuildFrom(const std::vector<RowRef>& view, const PriceCatalog& catalog,
+                                       const InvoiceOptions& opts) {
+  std::map<std::string, NsAcc> acc;
+  if (Status s = Accumulate(view, catalog, opts, std::nullopt, &acc); !s.ok()) return s;
+  std::vector<Invoice> out;
+  for (auto& [ns, a] : acc) {
+    Invoice inv;
+    if (Status s = Finalize(ns, a, catalog, opts, &inv); !s.ok()) return s;
+    out.push_back(std::move(inv));
+  }
+  SpreadIdle(&out, catalog);
+  for (Invoice& inv : out) Digest(catalog, &inv);
+  return out;
 }
 
 }  // namespace
@@ -226,17 +258,13 @@ std::string Invoice::Canonical() const {
 Result<std::vector<Invoice>> BuildInvoices(const std::vector<HourlyRow>& rows,
                                            const PriceCatalog& catalog,
                                            const InvoiceOptions& opts) {
-  std::map<std::string, NsAcc> acc;
-  if (Status s = Accumulate(SortedView(rows), catalog, opts, std::nullopt, &acc); !s.ok()) return s;
-  std::vector<Invoice> out;
-  for (auto& [ns, a] : acc) {
-    Invoice inv;
-    if (Status s = Finalize(ns, a, catalog, opts, &inv); !s.ok()) return s;
-    out.push_back(std::move(inv));
-  }
-  SpreadIdle(&out, catalog);
-  for (Invoice& inv : out) Digest(catalog, &inv);
-  return out;
+  return BuildFrom(SortedView(rows), catalog, opts);
+}
+
+Result<std::vector<Invoice>> BuildInvoicesFromSpans(const std::vector<RowSpan>& spans,
+                                                    const PriceCatalog& catalog,
+                                                    const InvoiceOptions& opts) {
+  return BuildFrom(SortedView(spans), catalog, opts);
 }
 
 Result<std::vector<Invoice>> InvoiceSegments(const std::vector<RunSegment>& segments,

@@ -87,6 +87,19 @@ Result<std::vector<Invoice>> BuildInvoices(const std::vector<HourlyRow>& rows,
                                            const PriceCatalog& catalog,
                                            const InvoiceOptions& opts = {});
 
+// A run of hourly rows of one key, summed (request, usage, max, samples, covered, run), for
+// readers that aggregate before rating (the ledger's daily rollups): sum.hour is the first
+// hour, last_hour the last. The rows of a span must lie in one PriceBook version and in the
+// window. Billing is linear in the raw tracks per version, so the invoices of spans are the
+// invoices of their rows, byte for byte.
+struct RowSpan {
+  HourlyRow sum;
+  Millis last_hour = 0;
+};
+Result<std::vector<Invoice>> BuildInvoicesFromSpans(const std::vector<RowSpan>& spans,
+                                                    const PriceCatalog& catalog,
+                                                    const InvoiceOptions& opts = {});
+
 // One call for a simulation or any caller holding segments: meters them with `cfg` (use the
 // PoolPolicy's scrape interval; its low-coverage threshold overrides opts'), builds the catalog
 // from `books` and the invoices. No books: no
