@@ -112,13 +112,15 @@ void Digest(const PriceCatalog& catalog, Invoice* inv) {
 }
 
 // Accumulates the rows (sorted by HourlyRow::KeyLess) into per-namespace accumulators.
-// A row, or a span of summed rows of one key (RowSpan): hour = first hour, last = last hour.
-struct RowRef {
-  const HourlyRow* row;
-  Millis last;
+// Rows in key order; for spans of summed rows (RowSpan) `lasts` holds each one's last hour (its
+// `hour` is the first), for plain rows it is empty. Kept apart so that the common case moves
+// one pointer per row.
+struct RowView {
+  std::vector<const HourlyRow*> rows;
+  std::vector<Millis> lasts;
 };
 
-Status Accumulate(const std::vector<RowRef>& rows, const PriceCatalog& catalog,
+Status Accumulate(const RowView& view, const PriceCatalog& catalog,
                   const InvoiceOptions& opts, std::optional<BillingMode> force_mode,
                   std::map<std::string, NsAcc>* out) {
   NsAcc* ns = nullptr;
@@ -128,21 +130,25 @@ Status Accumulate(const std::vector<RowRef>& rows, const PriceCatalog& catalog,
   LineAcc* line = nullptr;
   const LineKey* line_key = nullptr;
   Provenance* prov = nullptr;
-  for (const RowRef& ref : rows) {
-    const HourlyRow& r = *ref.row;
+  bool idle_ns = false;
+  const bool spans = !view.lasts.empty();
+  for (size_t i = 0; i < view.rows.size(); ++i) {
+    const HourlyRow& r = *view.rows[i];
+    const Millis last = spans ? view.lasts[i] : r.hour;
     if (opts.from && r.hour < *opts.from) continue;
     if (opts.to && r.hour >= *opts.to) continue;
     if (!ns_name || *ns_name != r.namespace_) {
       ns = &(*out)[r.namespace_];
       ns_name = &r.namespace_;
+      idle_ns = r.namespace_ == kIdleNamespace;
       line = nullptr;
       prov = nullptr;
     }
     if (r.hour != cached_hour) {
       cached_hour = r.hour;
       book = catalog.IndexAt(r.hour);
-      if (book >= 0 && ref.last != r.hour)
-        ARB_CHECK_MSG(catalog.IndexAt(ref.last) == book, "a row span crosses a PriceBook version");
+      if (book >= 0 && last != r.hour)
+        ARB_CHECK_MSG(catalog.IndexAt(last) == book, "a row span crosses a PriceBook version");
       if (book < 0)
         return Status::Error("no PriceBook is in force at " + FormatRfc3339(r.hour) + " (hour of " +
                              r.workload + " " + r.resource + "); the earliest takes effect at " +
@@ -150,8 +156,8 @@ Status Accumulate(const std::vector<RowRef>& rows, const PriceCatalog& catalog,
     }
     const PriceBook& b = catalog.books()[static_cast<size_t>(book)];
     ns->min_hour = std::min(ns->min_hour, r.hour);
-    ns->max_hour = std::max(ns->max_hour, ref.last);
-    if (r.kind == RowKind::kUsage && r.namespace_ != kIdleNamespace) {
+    ns->max_hour = std::max(ns->max_hour, last);
+    if (r.kind == RowKind::kUsage && !idle_ns) {
       if (!prov || prov->workload != r.workload || prov->resource != r.resource) {
         Provenance& p = ns->prov[{r.workload, r.resource}];
         p.workload = r.workload;
@@ -200,30 +206,37 @@ Status Accumulate(const std::vector<RowRef>& rows, const PriceCatalog& catalog,
   return Status::Ok();
 }
 
-std::vector<RowRef> SortedView(const std::vector<HourlyRow>& rows) {
-  std::vector<RowRef> v;
-  v.reserve(rows.size());
+RowView SortedView(const std::vector<HourlyRow>& rows) {
+  RowView v;
+  v.rows.reserve(rows.size());
   bool sorted = true;
   for (size_t i = 0; i < rows.size(); ++i) {
-    v.push_back({&rows[i], rows[i].hour});
+    v.rows.push_back(&rows[i]);
     if (i > 0 && sorted && HourlyRow::KeyLess(rows[i], rows[i - 1])) sorted = false;
   }
   if (!sorted)
-    std::stable_sort(v.begin(), v.end(),
-                     [](const RowRef& a, const RowRef& b) { return HourlyRow::KeyLess(*a.row, *b.row); });
+    std::stable_sort(v.rows.begin(), v.rows.end(),
+                     [](const HourlyRow* a, const HourlyRow* b) { return HourlyRow::KeyLess(*a, *b); });
   return v;
 }
 
-std::vector<RowRef> SortedView(const std::vector<RowSpan>& spans) {
-  std::vector<RowRef> v;
-  v.reserve(spans.size());
-  for (const RowSpan& s : spans) v.push_back({&s.sum, s.last_hour});
-  std::stable_sort(v.begin(), v.end(),
-                   [](const RowRef& a, const RowRef& b) { return HourlyRow::KeyLess(*a.row, *b.row); });
+RowView SortedView(const std::vector<RowSpan>& spans) {
+  std::vector<const RowSpan*> order;
+  order.reserve(spans.size());
+  for (const RowSpan& s : spans) order.push_back(&s);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const RowSpan* a, const RowSpan* b) { return HourlyRow::KeyLess(a->sum, b->sum); });
+  RowView v;
+  v.rows.reserve(order.size());
+  v.lasts.reserve(order.size());
+  for (const RowSpan* s : order) {
+    v.rows.push_back(&s->sum);
+    v.lasts.push_back(s->last_hour);
+  }
   return v;
 }
 
-Result<std::vector<Invoice>> BuildFrom(const std::vector<RowRef>& view, const PriceCatalog& catalog,
+Result<std::vector<Invoice>> BuildFrom(const RowView& view, const PriceCatalog& catalog,
                                        const InvoiceOptions& opts) {
   std::map<std::string, NsAcc> acc;
   if (Status s = Accumulate(view, catalog, opts, std::nullopt, &acc); !s.ok()) return s;
