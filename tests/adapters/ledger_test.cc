@@ -234,6 +234,14 @@ TEST(LedgerTest, IdleSpreadFromTheLedgerEqualsInMemory) {
   auto a = *sqlite::LedgerInvoices(*l, std::string("team-a"), std::nullopt, std::nullopt);
   ASSERT_EQ(a.size(), 1u);
   EXPECT_EQ(a[0].digest, mem[1].digest);
+  // Exports say what an idle row is.
+  RowFilter idle_only;
+  idle_only.namespace_ = "__idle__";
+  std::ostringstream csv;
+  ASSERT_TRUE(l->ExportCsv(idle_only, csv).ok());
+  EXPECT_NE(csv.str().find(",__idle__,node-1,IdleCapacity,Usage,Idle capacity of cpu on node node-1,"),
+            std::string::npos)
+      << csv.str().substr(0, 600);
 }
 
 TEST(LedgerTest, UnsealedHoursAreUpdatedSealedHoursGetNewVersions) {

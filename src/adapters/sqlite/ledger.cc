@@ -793,9 +793,11 @@ std::vector<std::string> FocusValues(const LedgerRow& lr) {
   // Per metering unit (per second) list price: hourly price / 3600, 9 decimals.
   Decimal per_unit = Decimal::FromUnits(billing::MulDivRoundHalfUp(lr.rated.unit_price.units(), 1, 3600));
   std::string sku = r.resource + (r.gpu_product.empty() ? "" : "@" + r.gpu_product);
-  std::string desc = std::string(r.kind == RowKind::kCredit ? "Preemption credit" : "Usage") + " of " +
-                     r.resource + " by " + r.workload +
-                     (r.kind == RowKind::kCredit ? " (lost work, preempted by " + r.preemptor + ")" : "");
+  const bool idle = r.namespace_ == billing::kIdleNamespace;
+  std::string desc = idle ? "Idle capacity of " + r.resource + " on node " + r.workload
+                          : std::string(r.kind == RowKind::kCredit ? "Preemption credit" : "Usage") + " of " +
+                                r.resource + " by " + r.workload +
+                                (r.kind == RowKind::kCredit ? " (lost work, preempted by " + r.preemptor + ")" : "");
   return {start,
           end,
           start,
@@ -804,7 +806,7 @@ std::vector<std::string> FocusValues(const LedgerRow& lr) {
           "arbiter",
           r.namespace_,
           r.workload,
-          "Workload",
+          idle ? "IdleCapacity" : "Workload",
           r.kind == RowKind::kCredit ? "Credit" : "Usage",
           desc,
           sku,
