@@ -147,13 +147,14 @@ Status Accumulate(const RowView& view, const PriceCatalog& catalog,
     if (r.hour != cached_hour) {
       cached_hour = r.hour;
       book = catalog.IndexAt(r.hour);
-      if (book >= 0 && last != r.hour)
-        ARB_CHECK_MSG(catalog.IndexAt(last) == book, "a row span crosses a PriceBook version");
       if (book < 0)
         return Status::Error("no PriceBook is in force at " + FormatRfc3339(r.hour) + " (hour of " +
                              r.workload + " " + r.resource + "); the earliest takes effect at " +
                              FormatRfc3339(catalog.books().front().effective_from));
     }
+    if (spans && last != r.hour)
+      ARB_CHECK_MSG(last > r.hour && catalog.IndexAt(last) == book && (!opts.to || last < *opts.to),
+                    "a row span crosses a PriceBook version or the invoice window");
     const PriceBook& b = catalog.books()[static_cast<size_t>(book)];
     ns->min_hour = std::min(ns->min_hour, r.hour);
     ns->max_hour = std::max(ns->max_hour, last);
