@@ -290,6 +290,11 @@ class Validator {
               st.message());
       } else if (int64_t replicas = GpuReplicasOf(n.meta.labels); replicas > 1) {
         int64_t gpus = n.capacity.Get("nvidia.com/gpu");
+        int64_t renamed = n.capacity.Get(std::string(kGpuSharedResource));
+        if (renamed % replicas != 0)
+          Warn("Node", n.meta, FieldPathChild("status.capacity", kGpuSharedResource),
+               std::string(kGpuSharedResource) + " " + std::to_string(renamed) +
+                   " is not a whole number of cards of " + std::to_string(replicas) + " replicas");
         if (gpus % (1000 * replicas) != 0)
           Warn("Node", n.meta, FieldPathChild("status.capacity", "nvidia.com/gpu"),
                "nvidia.com/gpu " + FormatResourceQuantity("nvidia.com/gpu", gpus) +

@@ -419,6 +419,9 @@ TEST(ValidationTest, GpuSharingLabels) {
   strat.meta.labels["nvidia.com/gpu.sharing-strategy"] = "timeslicing";
   Node odd = MakeNode("odd", {{"nvidia.com/gpu", 10000}});
   odd.meta.labels["nvidia.com/gpu.replicas"] = "4";
+  Node renamed = MakeNode("renamed", {{"nvidia.com/gpu.shared", 10}});
+  renamed.meta.labels["nvidia.com/gpu.replicas"] = "4";
+  s.nodes.push_back(renamed);
   Node good = MakeNode("good", {{"nvidia.com/gpu", 16000}});
   good.meta.labels["nvidia.com/gpu.replicas"] = "4";
   good.meta.labels["nvidia.com/gpu.sharing-strategy"] = "mps";
@@ -428,6 +431,7 @@ TEST(ValidationTest, GpuSharingLabels) {
   EXPECT_TRUE(Has(d, Severity::kError, "Node/frac: metadata.labels[nvidia.com/gpu.replicas]: nvidia.com/gpu.replicas \"1.5\": must be a positive integer")) << All(d);
   EXPECT_TRUE(Has(d, Severity::kError, "must be time-slicing, mps or none")) << All(d);
   EXPECT_TRUE(Has(d, Severity::kWarning, "Node/odd: status.capacity[nvidia.com/gpu]: warning: nvidia.com/gpu 10 is not a whole number of cards of 4 replicas")) << All(d);
+  EXPECT_TRUE(Has(d, Severity::kWarning, "Node/renamed: status.capacity[nvidia.com/gpu.shared]: warning: nvidia.com/gpu.shared 10 is not a whole number of cards of 4 replicas")) << All(d);
   for (const auto& x : d.items) EXPECT_EQ(x.ToString().find("Node/good"), std::string::npos) << x.ToString();
 }
 

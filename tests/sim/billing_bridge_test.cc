@@ -82,5 +82,56 @@ spec:
   EXPECT_EQ(bill->idle->request_total.ToFixed(6), "52.500000");
 }
 
+// The device plugin's renameByDefault: true advertises the replicas as nvidia.com/gpu.shared
+// (and no nvidia.com/gpu); a replica still costs 1/N of the card: 1 of 4 on an H100 for 1 h =
+// 3.500000, and the 15 idle replicas 52.500000.
+TEST(BillingBridge, RenamedSharedGpuReplicaBillsAQuarterCard) {
+  ManifestSet m = Load(R"(
+apiVersion: v1
+kind: Node
+metadata:
+  name: h100-ts
+  labels:
+    nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+    nvidia.com/gpu.replicas: "4"
+    nvidia.com/gpu.sharing-strategy: mps
+status:
+  capacity: {cpu: "64", memory: 512Gi, nvidia.com/gpu.shared: "16"}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: infer
+  namespace: team-a
+  annotations: {arbiter.dev/duration: 1h}
+spec:
+  containers:
+  - name: c
+    resources:
+      requests: {nvidia.com/gpu.shared: "1"}
+      limits: {nvidia.com/gpu.shared: "1"}
+---
+apiVersion: arbiter.dev/v1alpha1
+kind: PriceBook
+metadata: {name: standard}
+spec:
+  currency: CNY
+  effectiveFrom: "2026-01-01T00:00:00Z"
+  gpuModels: {NVIDIA-H100-80GB-HBM3: "14.00"}
+)");
+  auto r = RunSimulation(m, SimOptions{});
+  ASSERT_TRUE(r.ok()) << r.message();
+  auto bill = BillSimulation(m, *r, DefaultEpoch(m));
+  ASSERT_TRUE(bill.ok()) << bill.message();
+  ASSERT_EQ(bill->invoices.size(), 1u);
+  const auto& lines = bill->invoices[0].lines;
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].resource, "nvidia.com/gpu.shared");
+  EXPECT_EQ(lines[0].unit, "replica-second");
+  EXPECT_EQ(lines[0].amount.ToFixed(6), "3.500000");
+  ASSERT_TRUE(bill->idle.has_value());
+  EXPECT_EQ(bill->idle->request_total.ToFixed(6), "52.500000");
+}
+
 }  // namespace
 }  // namespace arbiter::sim

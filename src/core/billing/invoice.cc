@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "core/billing/sha256.h"
+#include "core/gpu_sharing.h"
 
 namespace arbiter::billing {
 namespace {
@@ -323,7 +324,7 @@ Result<std::vector<HourlyRow>> IdleRows(const std::vector<NodeCapacity>& nodes,
         r.workload = n.node;
         r.resource = res;
         r.gpu_product = MeterUnitOf(res).gpu ? n.gpu_product : std::string();
-        r.gpu_replicas = res == kGpu ? n.gpu_replicas : 1;
+        r.gpu_replicas = IsGpuReplicaResource(res) ? n.gpu_replicas : 1;
         r.hour = h;
         i128 cap = static_cast<i128>(amount) * (e - a);
         auto it = used.find({n.node, res, h});

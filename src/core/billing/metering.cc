@@ -8,6 +8,7 @@
 namespace arbiter::billing {
 
 MeterUnit MeterUnitOf(std::string_view resource) {
+  if (resource == kGpuSharedResource) return {"replica-second", 1000, false, true};
   auto info = ClassifyResource(resource);
   if (!info.ok()) return {"unit-second", 1000, false, false};
   switch (info->kind) {
@@ -66,7 +67,7 @@ std::string ProductKey(const RunSegment& seg, std::string_view resource) {
   return MeterUnitOf(resource).gpu ? seg.gpu_product : std::string();
 }
 int64_t ReplicasKey(const RunSegment& seg, std::string_view resource) {
-  return resource == kGpu ? seg.gpu_replicas : 1;
+  return IsGpuReplicaResource(resource) ? seg.gpu_replicas : 1;
 }
 int64_t UsageOf(const RunSegment& seg, std::string_view resource) {
   if (seg.usage.empty()) return seg.requests.Get(resource);

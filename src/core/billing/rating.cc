@@ -79,7 +79,12 @@ UnitPrice ResolvePrice(const PriceBook& b, std::string_view resource, std::strin
     p.source = source;
   };
   const bool mig = IsMigResourceName(resource);
-  if (!mig && resource != kGpu) {
+  const bool shared = resource == kGpuSharedResource;  // replicas renamed by the device plugin
+  if (shared && direct != b.prices.end()) {
+    set_direct("prices[" + std::string(resource) + "]", direct->second);
+    return p;
+  }
+  if (!mig && !shared && resource != kGpu) {
     if (direct != b.prices.end()) set_direct("prices[" + std::string(resource) + "]", direct->second);
     else p.source = "unpriced";
     return p;
@@ -108,7 +113,7 @@ UnitPrice ResolvePrice(const PriceBook& b, std::string_view resource, std::strin
     p.source = "unpriced";
     return p;
   }
-  if (!mig && gpu_replicas > 1) {
+  if (!mig && (gpu_replicas > 1 || shared)) {
     // One replica of a time-sliced / MPS card: card price / N per replica-hour, exact.
     p.num = card->units();
     p.den = gpu_replicas;
@@ -120,7 +125,8 @@ UnitPrice ResolvePrice(const PriceBook& b, std::string_view resource, std::strin
     p.unit_price = Decimal::FromUnits(MulDivRoundHalfUp(p.num, 1, p.den));
     p.card_price = *card;
     p.gpu_replicas = gpu_replicas;
-    p.source = card_source + " / " + std::to_string(gpu_replicas) + " replicas (nvidia.com/gpu.replicas)";
+    p.source = card_source + " / " + std::to_string(gpu_replicas) +
+               (gpu_replicas == 1 ? " replica" : " replicas") + " (nvidia.com/gpu.replicas)";
     return p;
   }
   if (!mig) {
