@@ -6,6 +6,9 @@
 
 #include <filesystem>
 
+#include <sqlite3.h>
+
+#include "adapters/report/invoice_json.h"
 #include "adapters/sqlite/ledger.h"
 #include "core/billing/invoice.h"
 
@@ -62,11 +65,11 @@ void BM_FoldSamplesIntoHourlyRollups(benchmark::State& state) {
 }
 BENCHMARK(BM_FoldSamplesIntoHourlyRollups)->Unit(benchmark::kMillisecond);
 
-std::vector<HourlyRow> MonthRows(int workloads, int hours) {
+std::vector<HourlyRow> MonthRows(int workloads, int hours, int first = 0) {
   std::vector<HourlyRow> rows;
   rows.reserve(static_cast<size_t>(workloads) * static_cast<size_t>(hours));
   const char* res[] = {"cpu", "memory", "nvidia.com/gpu"};
-  for (int w = 0; w < workloads; ++w) {
+  for (int w = first; w < first + workloads; ++w) {
     for (int h = 0; h < hours; ++h) {
       HourlyRow r;
       r.namespace_ = "team-" + std::to_string(w % 10);
@@ -141,6 +144,57 @@ void BM_MonthInvoice10kWorkloads(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(rows.size()));
 }
 BENCHMARK(BM_MonthInvoice10kWorkloads)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// The month ledger of BM_MonthInvoice10kWorkloads as a SQLite file: 7.2M hourly rows written
+// with Ledger::Write in batches of 1,000 workloads. Built once (about a minute) and kept in the
+// temp directory for later runs; the name carries the schema.
+std::string MonthLedgerFile() {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "arbiter-bench-month-7.2M-schema3.db").string();
+  {
+    auto l = sqlite::Ledger::Open(path);
+    if (l.ok()) {
+      sqlite3_stmt* st = nullptr;
+      bool done = false;
+      if (sqlite3_prepare_v2((*l)->handle(), "SELECT value FROM meta WHERE key = 'bench_complete'", -1,
+                             &st, nullptr) == SQLITE_OK)
+        done = sqlite3_step(st) == SQLITE_ROW;
+      sqlite3_finalize(st);
+      if (done) return path;
+    }
+  }
+  for (const char* sfx : {"", "-wal", "-shm"}) std::filesystem::remove(path + sfx);
+  auto l = std::move(sqlite::Ledger::Open(path)).value();
+  auto cat = *PriceCatalog::Create({Book()});
+  for (int first = 0; first < 10000; first += 1000)
+    if (!l->Write(MonthRows(1000, 720, first), cat).ok()) return "";
+  sqlite3_exec(l->handle(), "INSERT INTO meta VALUES ('bench_complete', '1'); PRAGMA wal_checkpoint(TRUNCATE);",
+               nullptr, nullptr, nullptr);
+  return path;
+}
+
+// The real path of `arbiter invoice --db month.db -o json`: open the ledger file, read the month
+// (daily rollups for whole days), re-rate exactly, render the JSON. Target: < 2 s.
+void BM_MonthInvoiceFromLedgerFile(benchmark::State& state) {
+  static const std::string path = MonthLedgerFile();
+  if (path.empty()) {
+    state.SkipWithError("building the month ledger failed");
+    return;
+  }
+  const auto read = state.range(0) == 0 ? sqlite::InvoiceRead::kRollups : sqlite::InvoiceRead::kHourlyRows;
+  size_t bytes = 0;
+  for (auto _ : state) {
+    auto l = sqlite::Ledger::Open(path);
+    if (!l.ok()) state.SkipWithError(l.message().c_str());
+    auto invs = sqlite::LedgerInvoices(**l, std::nullopt, std::nullopt, std::nullopt, read);
+    if (!invs.ok() || invs->size() != 10) state.SkipWithError("invoice failed");
+    bytes = report::InvoicesToJson(*invs).dump(2).size();
+  }
+  state.counters["json_bytes"] = static_cast<double>(bytes);
+  state.SetItemsProcessed(state.iterations() * 7200000);
+}
+// 0: daily rollups + hourly edges (the default); 1: every hourly row (the old read).
+BENCHMARK(BM_MonthInvoiceFromLedgerFile)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
 

@@ -11,6 +11,7 @@
 #include "adapters/sqlite/ledger.h"
 #include "adapters/yaml/manifest_loader.h"
 #include "commands.h"
+#include "ledger_write.h"
 
 namespace arbiter::app {
 
@@ -40,6 +41,16 @@ bool OptTime(const std::string& text, const char* flag, std::optional<Millis>* o
     return false;
   }
   *out = *t;
+  return true;
+}
+
+// A window whose start is after its end is a mistake (swapped flags), not an empty invoice.
+bool WindowInOrder(const std::optional<Millis>& from, const std::optional<Millis>& to, const char* who) {
+  if (from && to && *from > *to) {
+    std::cerr << who << ": --from " << FormatRfc3339(*from) << " is after --to " << FormatRfc3339(*to)
+              << ": the window [from, to) must not be reversed\n";
+    return false;
+  }
   return true;
 }
 
@@ -81,11 +92,18 @@ void PrintTable(const std::vector<billing::Invoice>& invs, std::ostream& out) {
           << Pad(l.price.unit_price.ToString(), 11) << l.amount.ToFixed(billing::kAmountDigits);
       if (l.price.mig_rule) out << "  (" << l.price.source << ")";
       if (!l.preemptor.empty()) out << "  (preempted by " << l.preemptor << ")";
+      if (l.share_rule)
+        out << "  (" << ToString(*l.share_rule) << " share of idle " << l.idle_amount.ToFixed(billing::kAmountDigits)
+            << ")";
       out << "\n";
     }
     out << "  request track " << inv.request_total.ToFixed(billing::kAmountDigits) << "  usage track "
         << inv.usage_total.ToFixed(billing::kAmountDigits) << "  credits "
-        << inv.credit_total.ToFixed(billing::kAmountDigits) << "  TOTAL "
+        << inv.credit_total.ToFixed(billing::kAmountDigits);
+    if (!inv.idle_share_total.is_zero())
+      out << "  idle " << (inv.namespace_ == billing::kIdleNamespace ? "spread " : "share ")
+          << inv.idle_share_total.ToFixed(billing::kAmountDigits);
+    out << "  TOTAL "
         << inv.total.ToFixed(billing::kAmountDigits) << " " << inv.currency << "\n";
     for (const auto& p : inv.provenance)
       if (p.low_coverage)
@@ -183,6 +201,15 @@ void RunIngest(const IngestArgs& a, int* exit_code) {
     *exit_code = 1;
     return;
   }
+  // From here on a failure must leave no new ledger file behind (an existing ledger is only
+  // changed by the final write, one transaction).
+  NewFileGuard guard(a.db);
+  if (books.empty() && !guard.existed()) {
+    std::cerr << "arbiter invoice ingest: no PriceBook given (--pricebook) and " << a.db
+              << " does not exist yet to hold one\n";
+    *exit_code = 1;
+    return;
+  }
   auto ledger = OpenLedger(a.db, false, exit_code);
   if (!ledger) return;
   if (books.empty()) {
@@ -220,6 +247,7 @@ void RunIngest(const IngestArgs& a, int* exit_code) {
     *exit_code = 1;
     return;
   }
+  guard.Keep();
   std::cout << a.segments << ": " << segs->size() << " segments, " << rows->size()
             << " hourly rows: " << st->inserted << " inserted, " << st->unchanged << " unchanged, "
             << st->replaced << " replaced, " << st->corrected << " corrected (new versions)\n";
@@ -240,6 +268,10 @@ void RunInvoice(const InvoiceArgs& a, int* exit_code) {
   std::optional<Millis> from, to;
   if (!OptTime(a.from, "--from", &from) || !OptTime(a.to, "--to", &to)) {
     *exit_code = 1;
+    return;
+  }
+  if (!WindowInOrder(from, to, "arbiter invoice")) {
+    *exit_code = 2;
     return;
   }
   auto ledger = OpenLedger(a.db, true, exit_code);
@@ -277,6 +309,10 @@ void RunExport(const ExportArgs& a, int* exit_code) {
   f.include_superseded = a.superseded;
   if (!OptTime(a.from, "--from", &f.from) || !OptTime(a.to, "--to", &f.to)) {
     *exit_code = 1;
+    return;
+  }
+  if (!WindowInOrder(f.from, f.to, "arbiter ledger export")) {
+    *exit_code = 2;
     return;
   }
   auto ledger = OpenLedger(a.db, true, exit_code);

@@ -6,6 +6,7 @@
 #include "adapters/yaml/manifest_loader.h"
 #include "cmd_trace.h"
 #include "commands.h"
+#include "ledger_write.h"
 #include "sim/html_report.h"
 #include "sim/billing_bridge.h"
 #include "sim/report.h"
@@ -22,7 +23,8 @@ struct SimCli {
   std::string until;
   std::string start;
   std::string policy;
-  uint64_t seed = 0;
+  std::string ledger;
+  int64_t seed = 0;
   bool check_invariants = false;
   bool quiet = false;
 };
@@ -62,8 +64,13 @@ int RunManifestSim(const SimCli& o) {
     }
     start = *t;
   }
+  if (!o.ledger.empty() && load.set.price_books.empty()) {
+    std::cerr << "arbiter sim: --ledger: the manifests have no PriceBook, so there is nothing to bill "
+                 "into the ledger\n";
+    return 1;
+  }
   sim::SimOptions so;
-  so.seed = o.seed;
+  so.seed = static_cast<uint64_t>(o.seed);
   so.check_invariants = o.check_invariants;
   if (!o.until.empty()) {
     auto u = ParseDuration(o.until);
@@ -104,14 +111,37 @@ int RunManifestSim(const SimCli& o) {
     std::cerr << "arbiter sim: " << bill.message() << "\n";
     return 1;
   }
+  if (!bill->invoices.empty() || bill->idle)
+    std::cout << "  invoices cover " << FormatRfc3339(bill->from) << " .. " << FormatRfc3339(bill->to) << "\n";
   for (const auto& inv : bill->invoices)
     std::cout << "  invoice " << inv.namespace_ << ": " << inv.total.ToFixed(6) << " " << inv.currency
               << " (request track " << inv.request_total.ToFixed(6) << ", usage track " << inv.usage_total.ToFixed(6)
               << ", credits " << inv.credit_total.ToFixed(6) << ")\n";
-  if (bill->idle)
-    std::cout << "  idle capacity (not billed): " << bill->idle->request_total.ToFixed(6) << " " << bill->idle->currency
-              << "\n";
+  if (bill->idle) {
+    if (bill->idle->idle_share_total.is_zero())
+      std::cout << "  idle capacity (not billed): " << bill->idle->request_total.ToFixed(6) << " "
+                << bill->idle->currency << "\n";
+    else
+      std::cout << "  idle capacity: " << bill->idle->request_total.ToFixed(6) << " " << bill->idle->currency
+                << ", of which " << bill->idle->idle_share_total.ToFixed(6)
+                << " spread to tenants (PriceBook shareIdle)\n";
+  }
   if (load.set.price_books.empty()) std::cout << "  no PriceBook: nothing billed\n";
+  if (!o.ledger.empty()) {
+    auto catalog = billing::PriceCatalog::Create(load.set.price_books);
+    if (!catalog.ok()) {
+      std::cerr << "arbiter sim: " << catalog.message() << "\n";
+      return 1;
+    }
+    std::cout << "ledger: " << o.ledger << ": ";
+    std::cout.flush();
+    if (int rc = WriteLedgerFile(o.ledger, bill->rows, *catalog, std::nullopt, "arbiter sim: --ledger",
+                                 std::cout, std::cerr);
+        rc != 0) {
+      std::cout << "not written\n";
+      return rc;
+    }
+  }
   nlohmann::json invoices = sim::BillJson(*bill);
   if (!o.report_json.empty()) {
     std::ofstream f(o.report_json);
@@ -156,6 +186,10 @@ void RegisterSim(CLI::App& app, int* exit_code) {
                   "Wall-clock instant of virtual time 0, for billing (RFC 3339); default: the earliest "
                   "PriceBook effectiveFrom");
   cmd->add_option("--policy", o->policy, "Override the placement policy (bestfit, leastallocated, fgd, ...)");
+  cmd->add_option("--ledger", o->ledger,
+                  "Write the run's hourly billing rows (tenants and idle capacity) to this SQLite ledger "
+                  "(created if missing; idempotent); `arbiter invoice --db PATH --from/--to` with the "
+                  "printed window reproduces the invoices");
   auto* seed_opt = cmd->add_option("--seed", o->seed, "Seed for seeded policies (Random); trace mode: default 42");
   cmd->add_flag("--check-invariants", o->check_invariants, "Check the engine's invariants after every step");
   cmd->add_flag("-q,--quiet", o->quiet, "No warnings or progress output");
@@ -164,6 +198,12 @@ void RegisterSim(CLI::App& app, int* exit_code) {
   RegisterSimCompare(cmd, exit_code);
   cmd->callback([cmd, o, trace, seed_opt, exit_code] {
     if (cmd->got_subcommand("compare")) return;  // ran its own callback
+    if (o->seed < 0) {
+      std::cerr << "arbiter sim: --seed must be a non-negative integer (got " << o->seed
+                << "); seeds are unsigned\n";
+      *exit_code = 2;
+      return;
+    }
     if (IsTraceSim(*trace)) {
       if (!o->files.empty()) {
         std::cerr << "arbiter sim: give either manifests (-f) or a trace (--nodes/--pods), not both\n";
@@ -171,7 +211,7 @@ void RegisterSim(CLI::App& app, int* exit_code) {
         return;
       }
       if (!o->policy.empty()) trace->policy = o->policy;
-      if (seed_opt->count() > 0) trace->seed = o->seed;
+      if (seed_opt->count() > 0) trace->seed = static_cast<uint64_t>(o->seed);
       trace->report_json = o->report_json;
       trace->report_html = o->report_html;
       trace->quiet = o->quiet;

@@ -1,5 +1,7 @@
 #include "core/decimal.h"
 
+#include "core/text.h"
+
 namespace arbiter {
 
 std::string Int128ToString(__int128 v) {
@@ -15,7 +17,7 @@ std::string Int128ToString(__int128 v) {
 }
 
 Result<Decimal> Decimal::Parse(std::string_view text) {
-  const std::string bad = "\"" + std::string(text) + "\" is not a decimal number (expected e.g. 7.00, 0.05)";
+  const std::string bad = Quoted(text) + " is not a decimal number (expected e.g. 7.00, 0.05)";
   size_t i = 0;
   bool neg = false;
   if (text.empty()) return Result<Decimal>::Error("empty decimal");
@@ -39,14 +41,14 @@ Result<Decimal> Decimal::Parse(std::string_view text) {
     if (point) {
       if (frac_digits == kScale) {
         if (c != '0')
-          return Result<Decimal>::Error("\"" + std::string(text) + "\" has more than 9 decimal places");
+          return Result<Decimal>::Error(Quoted(text) + " has more than 9 decimal places");
         continue;
       }
       frac = frac * 10 + (c - '0');
       ++frac_digits;
     } else {
       whole = whole * 10 + (c - '0');
-      if (whole > static_cast<__int128>(1) << 90) return Result<Decimal>::Error("\"" + std::string(text) + "\" is too large");
+      if (whole > static_cast<__int128>(1) << 90) return Result<Decimal>::Error(Quoted(text) + " is too large");
     }
   }
   if (!digits) return Result<Decimal>::Error(bad);

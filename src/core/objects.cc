@@ -87,6 +87,14 @@ const char* ToString(MigRule v) {
   return "?";
 }
 const char* ToString(CreditPolicy v) { return v == CreditPolicy::kNone ? "None" : "LostWork"; }
+const char* ToString(IdleSharing v) {
+  switch (v) {
+    case IdleSharing::kNone: return "None";
+    case IdleSharing::kWeighted: return "Weighted";
+    case IdleSharing::kEven: return "Even";
+  }
+  return "?";
+}
 const char* ToString(SelectorOperator v) {
   switch (v) {
     case SelectorOperator::kIn: return "In";

@@ -195,6 +195,9 @@ struct ElasticQuota {
 enum class BillingMode { kRequest, kUsage, kMax, kBlended };
 enum class MigRule { kCompute, kMemory, kMax };
 enum class CreditPolicy { kNone, kLostWork };
+// How the pool's idle capacity cost is spread to tenants (OpenCost's "share idle"): not at all,
+// in proportion to each tenant's billed cost of the resource, or evenly.
+enum class IdleSharing { kNone, kWeighted, kEven };
 
 struct PriceBook {
   ObjectMeta meta;
@@ -207,6 +210,7 @@ struct PriceBook {
   MigRule mig_rule = MigRule::kMax;
   CreditPolicy preemption_credit = CreditPolicy::kLostWork;
   std::map<std::string, BillingMode> namespace_modes;
+  IdleSharing share_idle = IdleSharing::kNone;
 };
 
 struct QoS {
@@ -243,6 +247,7 @@ const char* ToString(ReclaimMode v);
 const char* ToString(BillingMode v);
 const char* ToString(MigRule v);
 const char* ToString(CreditPolicy v);
+const char* ToString(IdleSharing v);
 const char* ToString(SelectorOperator v);
 
 }  // namespace arbiter

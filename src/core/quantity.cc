@@ -1,5 +1,7 @@
 #include "core/quantity.h"
 
+#include "core/text.h"
+
 #include <limits>
 
 namespace arbiter {
@@ -14,7 +16,7 @@ bool MulOverflow(u128 a, u128 b, u128* out) {
   return false;
 }
 
-std::string Quote(std::string_view t) { return "\"" + std::string(t) + "\""; }
+std::string Quote(std::string_view t) { return Quoted(t); }
 
 }  // namespace
 
@@ -158,7 +160,11 @@ Result<int64_t> ParseScaledQuantity(std::string_view text, int scale10) {
 }
 
 namespace {
-std::string Signed(bool neg, uint64_t mag) { return (neg ? "-" : "") + std::to_string(mag); }
+std::string Signed(bool neg, uint64_t mag) {
+  std::string s = neg ? "-" : "";  // appended: see Quoted() in core/text.h
+  s += std::to_string(mag);
+  return s;
+}
 uint64_t Magnitude(int64_t v) {
   return v < 0 ? static_cast<uint64_t>(-(v + 1)) + 1 : static_cast<uint64_t>(v);
 }

@@ -1,5 +1,7 @@
 #include "core/validation.h"
 
+#include "core/gpu_sharing.h"
+
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -284,6 +286,26 @@ class Validator {
         else if (gpus > 64000)
           Error("Node", n.meta, FieldPathChild(field, "nvidia.com/gpu"),
                 "more than 64 GPU devices on one node is not supported (per-device accounting)");
+      }
+      if (Status st = ValidateGpuSharingLabels(n.meta.labels); !st.ok()) {
+        bool replicas_bad = n.meta.labels.count(std::string(kGpuReplicasLabel)) &&
+                            !ParseGpuReplicas(n.meta.labels.at(std::string(kGpuReplicasLabel))).ok();
+        Error("Node", n.meta,
+              FieldPathChild("metadata.labels", replicas_bad ? kGpuReplicasLabel : kGpuSharingStrategyLabel),
+              st.message());
+      } else if (int64_t replicas = GpuReplicasOf(n.meta.labels); replicas > 1) {
+        int64_t gpus = n.capacity.Get("nvidia.com/gpu");
+        int64_t renamed = n.capacity.Get(std::string(kGpuSharedResource));
+        if (renamed % replicas != 0)
+          Warn("Node", n.meta, FieldPathChild("status.capacity", kGpuSharedResource),
+               std::string(kGpuSharedResource) + " " + std::to_string(renamed) +
+                   " is not a whole number of cards of " + std::to_string(replicas) + " replicas");
+        if (gpus % (1000 * replicas) != 0)
+          Warn("Node", n.meta, FieldPathChild("status.capacity", "nvidia.com/gpu"),
+               "nvidia.com/gpu " + FormatResourceQuantity("nvidia.com/gpu", gpus) +
+                   " is not a whole number of cards of " + std::to_string(replicas) +
+                   " replicas (label nvidia.com/gpu.replicas); each replica is billed 1/" +
+                   std::to_string(replicas) + " of a card");
       }
       auto product = n.meta.labels.find("nvidia.com/gpu.product");
       std::optional<std::string> family;

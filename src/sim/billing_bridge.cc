@@ -2,6 +2,7 @@
 
 #include "adapters/report/invoice_json.h"
 #include "core/billing/rating.h"
+#include "core/gpu_sharing.h"
 
 namespace arbiter::sim {
 
@@ -21,6 +22,7 @@ std::vector<billing::RunSegment> SegmentsOf(const SimResult& r, Millis epoch) {
     s.priority = run.priority;
     s.node = run.node;
     s.gpu_product = run.gpu_product;
+    s.gpu_replicas = run.gpu_replicas;
     s.requests = run.requests;
     s.usage = run.usage;
     s.start = epoch + run.start;
@@ -35,36 +37,50 @@ std::vector<billing::RunSegment> SegmentsOf(const SimResult& r, Millis epoch) {
 Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis epoch) {
   SimBill bill;
   if (m.price_books.empty()) return bill;
+  auto fail = [](const std::string& msg) { return Result<SimBill>::Error("billing: " + msg); };
   auto segments = SegmentsOf(r, epoch);
   billing::MeterConfig cfg;
   cfg.scrape_interval = r.engine->policy().scrape_interval;
-  auto inv = billing::InvoiceSegments(segments, m.price_books, cfg);
-  if (!inv.ok()) return Result<SimBill>::Error("billing: " + inv.message());
-  bill.invoices = std::move(inv).value();
+  auto rows = billing::MeterSegments(segments, cfg);
+  if (!rows.ok()) return fail(rows.message());
   auto catalog = billing::PriceCatalog::Create(m.price_books);
-  if (!catalog.ok()) return Result<SimBill>::Error("billing: " + catalog.message());
-  std::vector<billing::NodeCapacity> nodes;
-  for (const auto& n : m.nodes) {
-    billing::NodeCapacity c;
-    c.node = n.meta.name;
-    auto p = n.meta.labels.find("nvidia.com/gpu.product");
-    if (p != n.meta.labels.end()) c.gpu_product = p->second;
-    c.allocatable = n.allocatable.empty() ? n.capacity : n.allocatable;
-    const NodeWindow in = NodeWindowOf(n, r.end_time);  // idle only while the node is in the pool
-    if (in.to <= in.from) continue;
-    c.from = epoch + in.from;
-    c.to = epoch + in.to;
-    nodes.push_back(std::move(c));
-  }
+  if (!catalog.ok()) return fail(catalog.message());
+  // Hours are whole: the window covers every hour the pool existed in; NodeCapacity from/to
+  // keep the partial first and last hours of idle capacity exact.
+  constexpr Millis kHour = billing::kHourMs;
+  const Millis end = epoch + r.end_time;
+  bill.from = billing::HourOf(epoch);
+  bill.to = std::max(bill.from, billing::HourOf(end) == end ? end : billing::HourOf(end) + kHour);
+  bill.rows = std::move(rows).value();
   if (r.end_time > 0) {
-    // Hours are whole: the window covers every hour the pool existed in; NodeCapacity from/to
-    // keep the partial first and last hours exact.
-    constexpr Millis kHour = 3600000;
-    Millis from = epoch - ((epoch % kHour) + kHour) % kHour;
-    Millis end = epoch + r.end_time;
-    Millis to = end % kHour == 0 ? end : end - ((end % kHour) + kHour) % kHour + kHour;
-    auto idle = billing::BuildIdleInvoice(nodes, segments, *catalog, from, to);
-    if (idle.ok()) bill.idle = std::move(idle).value();
+    std::vector<billing::NodeCapacity> nodes;
+    for (const auto& n : m.nodes) {
+      billing::NodeCapacity c;
+      c.node = n.meta.name;
+      auto p = n.meta.labels.find("nvidia.com/gpu.product");
+      if (p != n.meta.labels.end()) c.gpu_product = p->second;
+      c.gpu_replicas = GpuReplicasOf(n.meta.labels);
+      c.allocatable = n.allocatable.empty() ? n.capacity : n.allocatable;
+      const NodeWindow in = NodeWindowOf(n, r.end_time);  // idle only while the node is in the pool
+      if (in.to <= in.from) continue;
+      c.from = epoch + in.from;
+      c.to = epoch + in.to;
+      nodes.push_back(std::move(c));
+    }
+    auto idle = billing::IdleRows(nodes, segments, bill.from, bill.to);
+    if (!idle.ok()) return fail(idle.message());
+    bill.rows.insert(bill.rows.end(), idle->begin(), idle->end());
+    billing::Rollup(&bill.rows);
+  }
+  billing::InvoiceOptions opts;
+  opts.from = bill.from;
+  opts.to = bill.to;
+  opts.low_coverage_permille = cfg.low_coverage_permille;
+  auto invs = billing::BuildInvoices(bill.rows, *catalog, opts);
+  if (!invs.ok()) return fail(invs.message());
+  for (auto& inv : *invs) {
+    if (inv.namespace_ == billing::kIdleNamespace) bill.idle = std::move(inv);
+    else bill.invoices.push_back(std::move(inv));
   }
   return bill;
 }

@@ -17,7 +17,14 @@ std::vector<billing::RunSegment> SegmentsOf(const SimResult& r, Millis epoch);
 struct SimBill {
   std::vector<billing::Invoice> invoices;  // one per namespace; empty without a PriceBook
   std::optional<billing::Invoice> idle;    // the pool's unallocated capacity, priced
+  // What the invoices were built from (and what `arbiter sim --ledger` writes): the tenants'
+  // hourly rows and the idle capacity's ("__idle__"), and the invoice window, the whole hours
+  // the simulation covers: [epoch floored to the hour, end ceiled to the hour).
+  std::vector<billing::HourlyRow> rows;
+  Millis from = 0, to = 0;
 };
+// Every invoice (tenants and idle) covers the simulation window; idle cost is spread to the
+// tenants when the PriceBook says shareIdle.
 Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis epoch);
 
 // invoices[] of the report (tenant invoices, then the "__idle__" one when present).

@@ -745,6 +745,7 @@ spec:
     NVIDIA-H100-80GB-HBM3: "14.00"
   migRule: Compute
   preemptionCredit: None
+  shareIdle: Weighted
   namespaceModes: {team-c: Usage, team-a: Request}
 )");
   EXPECT_CLEAN(l);
@@ -760,6 +761,7 @@ spec:
   EXPECT_EQ(pb.gpu_models.at("NVIDIA-H100-80GB-HBM3").ToString(), "14");
   EXPECT_EQ(pb.mig_rule, MigRule::kCompute);
   EXPECT_EQ(pb.preemption_credit, CreditPolicy::kNone);
+  EXPECT_EQ(pb.share_idle, IdleSharing::kWeighted);
   EXPECT_EQ(pb.namespace_modes.at("team-c"), BillingMode::kUsage);
   EXPECT_EQ(pb.namespace_modes.at("team-a"), BillingMode::kRequest);
 }
@@ -774,8 +776,9 @@ spec:
   blendedRequestWeight: "1.5"
   prices: {cpu: "-1", memory: "0.0000000001"}
   mode: max
+  shareIdle: ByCost
 )");
-  EXPECT_EQ(l.diagnostics.ErrorCount(), 6u) << All(l);
+  EXPECT_EQ(l.diagnostics.ErrorCount(), 7u) << All(l);
   EXPECT_TRUE(Find(l, "ISO 4217"));
   EXPECT_TRUE(Find(l, "between 0 and 1"));
   EXPECT_TRUE(Find(l, "did you mean \"Max\"?"));

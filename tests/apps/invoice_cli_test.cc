@@ -144,3 +144,55 @@ TEST(InvoiceCli, ExitCodes) {
 }
 
 }  // namespace
+
+namespace {
+
+// Regression (issue 4 review): `--from` after `--to` is refused, not an empty invoice.
+TEST(InvoiceCli, ReversedWindowIsRefused) {
+  const std::string db = FreshDb("rev.db");
+  ASSERT_EQ(Arbiter("invoice ingest --db " + db + " --segments " + Data("segments.jsonl") + " --pricebook " +
+                    Data("pricebook.json"))
+                .rc,
+            0);
+  CliRun r = Arbiter("invoice --db " + db + " --from 2026-01-02T00:00:00Z --to 2026-01-01T00:00:00Z");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("--from 2026-01-02T00:00:00Z is after --to 2026-01-01T00:00:00Z"), std::string::npos)
+      << r.out;
+  CliRun e = Arbiter("ledger export --db " + db + " --from 2026-01-02T00:00:00Z --to 2026-01-01T00:00:00Z");
+  EXPECT_EQ(e.rc, 2) << e.out;
+  // An empty window [t, t) is not reversed: no usage, exit 0.
+  CliRun empty = Arbiter("invoice --db " + db + " --from 2026-01-01T00:00:00Z --to 2026-01-01T00:00:00Z");
+  EXPECT_EQ(empty.rc, 0) << empty.out;
+}
+
+// Regression (issue 4 review): a failed ingest leaves no new ledger file behind, and an existing
+// ledger exactly as it was.
+TEST(InvoiceCli, FailedIngestLeavesNoNewFileAndExistingLedgerUntouched) {
+  const std::string bad = FreshDb("before-pricebook.jsonl");
+  std::ofstream(bad) << R"({"workload":"team-a/x","requests":{"cpu":"1"},"start":"2025-06-01T00:00:00Z","end":"2025-06-01T01:00:00Z"})"
+                     << "\n";
+  const std::string fresh = FreshDb("fresh.db");
+  CliRun r = Arbiter("invoice ingest --db " + fresh + " --segments " + bad + " --pricebook " + Data("pricebook.json"));
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("no PriceBook is in force"), std::string::npos) << r.out;
+  for (const char* s : {"", "-wal", "-shm"}) EXPECT_FALSE(std::filesystem::exists(fresh + s)) << s;
+  CliRun nobook = Arbiter("invoice ingest --db " + fresh + " --segments " + Data("segments.jsonl"));
+  EXPECT_EQ(nobook.rc, 1) << nobook.out;
+  EXPECT_NE(nobook.out.find("no PriceBook given"), std::string::npos) << nobook.out;
+  EXPECT_FALSE(std::filesystem::exists(fresh));
+
+  const std::string db = FreshDb("existing.db");
+  ASSERT_EQ(Arbiter("invoice ingest --db " + db + " --segments " + Data("segments.jsonl") + " --pricebook " +
+                    Data("pricebook.json"))
+                .rc,
+            0);
+  CliRun before = Arbiter("ledger export --db " + db + " --format jsonl --include-superseded");
+  ASSERT_EQ(before.rc, 0);
+  CliRun fail = Arbiter("invoice ingest --db " + db + " --segments " + bad);
+  EXPECT_EQ(fail.rc, 1) << fail.out;
+  EXPECT_TRUE(std::filesystem::exists(db));
+  CliRun after = Arbiter("ledger export --db " + db + " --format jsonl --include-superseded");
+  EXPECT_EQ(before.out, after.out);
+}
+
+}  // namespace

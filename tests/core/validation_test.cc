@@ -406,6 +406,35 @@ TEST(ValidationTest, NodeAllocatableAboveCapacityAndMigProfiles) {
   EXPECT_TRUE(Has(d, Severity::kWarning, "Node/empty: status: warning: node has no capacity"));
 }
 
+// Time-slicing / MPS: nvidia.com/gpu.replicas must be a positive integer (billing divides the
+// card by it), the strategy one of GPU feature discovery's values; a capacity that is not a
+// whole number of cards is suspicious.
+TEST(ValidationTest, GpuSharingLabels) {
+  ManifestSet s;
+  Node zero = MakeNode("zero", {{"nvidia.com/gpu", 4000}});
+  zero.meta.labels["nvidia.com/gpu.replicas"] = "0";
+  Node frac = MakeNode("frac", {{"nvidia.com/gpu", 4000}});
+  frac.meta.labels["nvidia.com/gpu.replicas"] = "1.5";
+  Node strat = MakeNode("strat", {{"nvidia.com/gpu", 4000}});
+  strat.meta.labels["nvidia.com/gpu.sharing-strategy"] = "timeslicing";
+  Node odd = MakeNode("odd", {{"nvidia.com/gpu", 10000}});
+  odd.meta.labels["nvidia.com/gpu.replicas"] = "4";
+  Node renamed = MakeNode("renamed", {{"nvidia.com/gpu.shared", 10}});
+  renamed.meta.labels["nvidia.com/gpu.replicas"] = "4";
+  s.nodes.push_back(renamed);
+  Node good = MakeNode("good", {{"nvidia.com/gpu", 16000}});
+  good.meta.labels["nvidia.com/gpu.replicas"] = "4";
+  good.meta.labels["nvidia.com/gpu.sharing-strategy"] = "mps";
+  for (const Node& n : {zero, frac, strat, odd, good}) s.nodes.push_back(n);
+  auto d = Check(s);
+  EXPECT_TRUE(Has(d, Severity::kError, "Node/zero: metadata.labels[nvidia.com/gpu.replicas]: nvidia.com/gpu.replicas \"0\": must be at least 1")) << All(d);
+  EXPECT_TRUE(Has(d, Severity::kError, "Node/frac: metadata.labels[nvidia.com/gpu.replicas]: nvidia.com/gpu.replicas \"1.5\": must be a positive integer")) << All(d);
+  EXPECT_TRUE(Has(d, Severity::kError, "must be time-slicing, mps or none")) << All(d);
+  EXPECT_TRUE(Has(d, Severity::kWarning, "Node/odd: status.capacity[nvidia.com/gpu]: warning: nvidia.com/gpu 10 is not a whole number of cards of 4 replicas")) << All(d);
+  EXPECT_TRUE(Has(d, Severity::kWarning, "Node/renamed: status.capacity[nvidia.com/gpu.shared]: warning: nvidia.com/gpu.shared 10 is not a whole number of cards of 4 replicas")) << All(d);
+  for (const auto& x : d.items) EXPECT_EQ(x.ToString().find("Node/good"), std::string::npos) << x.ToString();
+}
+
 TEST(ValidationTest, PodsThatCanNeverBePlaced) {
   ManifestSet s;
   Node n = MakeNode("n", {{"cpu", 10000}, {"nvidia.com/gpu", 8000}});

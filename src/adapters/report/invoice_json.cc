@@ -35,7 +35,21 @@ json LineToJson(const InvoiceLine& l) {
     j["migFraction"] = l.price.mig_fraction;
     j["cardPrice"] = l.price.card_price.ToString();
   }
+  if (l.gpu_replicas != 1) {
+    j["gpuReplicas"] = l.gpu_replicas;
+    j["cardPrice"] = l.price.card_price.ToString();
+  }
   if (!l.preemptor.empty()) j["preemptor"] = l.preemptor;
+  if (l.share_rule) {
+    bool weighted = *l.share_rule == IdleSharing::kWeighted;
+    auto w = [&](billing::i128 v) {
+      return weighted ? Decimal::FromUnits(v).ToFixed(kDigits) : billing::I128ToString(v);
+    };
+    j["idleShare"] = {{"rule", ToString(*l.share_rule)},
+                      {"idleAmount", l.idle_amount.ToFixed(kDigits)},
+                      {"weight", w(l.share_weight)},
+                      {"totalWeight", w(l.share_weight_total)}};
+  }
   j["provenance"] = {{"samples", l.samples},
                      {"coveredSeconds", SecondsText(l.covered_ms)},
                      {"runSeconds", SecondsText(l.run_ms)},
@@ -58,6 +72,7 @@ json InvoiceToJson(const Invoice& inv) {
   j["usageTotal"] = inv.usage_total.ToFixed(kDigits);
   j["creditTotal"] = inv.credit_total.ToFixed(kDigits);
   j["total"] = inv.total.ToFixed(kDigits);
+  if (!inv.idle_share_total.is_zero()) j["idleShareTotal"] = inv.idle_share_total.ToFixed(kDigits);
   json prov = json::array();
   for (const auto& p : inv.provenance)
     prov.push_back({{"workload", p.workload},
@@ -90,6 +105,7 @@ json SegmentToJson(const RunSegment& s) {
             {"gpuProduct", s.gpu_product}, {"requests", list(s.requests)},
             {"usage", list(s.usage)},   {"start", FormatRfc3339(s.start)},
             {"end", FormatRfc3339(s.end)}};
+  if (s.gpu_replicas != 1) j["gpuReplicas"] = s.gpu_replicas;
   if (s.lost)
     j["lost"] = {{"from", FormatRfc3339(s.lost->from)},
                  {"to", FormatRfc3339(s.lost->to)},
@@ -153,6 +169,11 @@ Result<RunSegment> SegmentFromJson(const json& j) {
   auto prod = StringOf(j, "gpuProduct", false);
   if (!prod.ok()) return prod.status();
   s.gpu_product = *prod;
+  if (auto r = j.find("gpuReplicas"); r != j.end() && !r->is_null()) {
+    if (!r->is_number_integer() || r->get<int64_t>() < 1)
+      return Result<RunSegment>::Error("gpuReplicas: expected a positive integer (nvidia.com/gpu.replicas of the node)");
+    s.gpu_replicas = r->get<int64_t>();
+  }
   if (auto p = j.find("priority"); p != j.end()) {
     if (!p->is_number_integer()) return Result<RunSegment>::Error("priority: expected an integer");
     s.priority = p->get<int32_t>();
@@ -277,6 +298,12 @@ Result<PriceBook> OneBook(const json& j) {
       if (r == "None") b.preemption_credit = CreditPolicy::kNone;
       else if (r == "LostWork") b.preemption_credit = CreditPolicy::kLostWork;
       else return Result<PriceBook>::Error(who + k + ": \"" + r + "\" is not one of None, LostWork");
+    } else if (k == "shareIdle" && v.is_string()) {
+      std::string r = v.get<std::string>();
+      if (r == "None") b.share_idle = IdleSharing::kNone;
+      else if (r == "Weighted") b.share_idle = IdleSharing::kWeighted;
+      else if (r == "Even") b.share_idle = IdleSharing::kEven;
+      else return Result<PriceBook>::Error(who + k + ": \"" + r + "\" is not one of None, Weighted, Even");
     } else if (k == "namespaceModes" && v.is_object()) {
       for (auto p = v.begin(); p != v.end(); ++p) {
         if (!p.value().is_string()) return Result<PriceBook>::Error(who + k + "." + p.key() + ": expected a mode");
@@ -308,6 +335,7 @@ json PriceBookToJson(const PriceBook& b) {
   spec["migRule"] = ToString(b.mig_rule);
   spec["preemptionCredit"] = ToString(b.preemption_credit);
   spec["namespaceModes"] = modes;
+  if (b.share_idle != IdleSharing::kNone) spec["shareIdle"] = ToString(b.share_idle);
   return {{"apiVersion", "arbiter.dev/v1alpha1"},
           {"kind", "PriceBook"},
           {"metadata", {{"name", b.meta.name}}},

@@ -3,8 +3,10 @@
 //
 // Invoice JSON: namespace, currency, lines[] (resource, unit, requestQuantity, usageQuantity,
 // billedQuantity, unitPrice, amount, plus kind, mode, priceBook, priceSource, gpuModel, migRule,
-// migFraction, cardPrice, preemptor, requestAmount, usageAmount, provenance), requestTotal,
-// usageTotal, total, plus creditTotal, from, to, priceBooks, digest, provenance[]. Money and
+// migFraction, cardPrice, gpuReplicas, preemptor, requestAmount, usageAmount, provenance), requestTotal,
+// usageTotal, total, plus creditTotal, from, to, priceBooks, digest, provenance[]. IdleShare
+// lines (PriceBook shareIdle) carry idleShare {rule, idleAmount, weight, totalWeight}; an
+// invoice with any has idleShareTotal (on "__idle__": the part spread to tenants). Money and
 // quantities are exact decimal strings; amounts and totals have exactly 6 decimals.
 #pragma once
 
@@ -22,6 +24,7 @@ nlohmann::json InvoiceToJson(const billing::Invoice& inv);
 nlohmann::json InvoicesToJson(const std::vector<billing::Invoice>& invoices);
 
 // {"workload":"ns/name","namespace":"ns","priority":5000,"node":"n1","gpuProduct":"...",
+//  "gpuReplicas":4 (node label nvidia.com/gpu.replicas; optional, default 1),
 //  "requests":{"cpu":"16","memory":"64Gi"},"usage":{"cpu":"4"},
 //  "start":"2026-01-01T00:00:00Z" (or Unix ms),"end":...,
 //  "lost":{"from":...,"to":...,"preemptor":"ns/name"}}

@@ -15,26 +15,64 @@ using billing::RowKind;
 
 namespace {
 
-const char* kSchema = R"sql(
+// Schema 3: hourly rows keyed with gpu_replicas (time-sliced / MPS GPUs, schema 2) and daily
+// rollups of the current rows (schema 3). Older ledgers are migrated on open: schema-1 rows get
+// gpu_replicas = 1, and the rollups are rebuilt from the hourly rows.
+constexpr int kSchemaVersion = 3;
+constexpr Millis kDayMs = 24 * billing::kHourMs;
+const char* kHourlyColumns =
+    "namespace TEXT NOT NULL, workload TEXT NOT NULL, resource TEXT NOT NULL,"
+    " gpu_product TEXT NOT NULL, gpu_replicas INTEGER NOT NULL, kind INTEGER NOT NULL,"
+    " preemptor TEXT NOT NULL, hour INTEGER NOT NULL, version INTEGER NOT NULL, current INTEGER NOT NULL,"
+    " request_raw TEXT NOT NULL, usage_raw TEXT NOT NULL, max_raw TEXT NOT NULL,"
+    " samples INTEGER NOT NULL, covered_ms INTEGER NOT NULL, run_ms INTEGER NOT NULL,"
+    " unit TEXT NOT NULL, price_book TEXT NOT NULL, currency TEXT NOT NULL, mode TEXT NOT NULL,"
+    " unit_price TEXT NOT NULL, billed_quantity TEXT NOT NULL, amount TEXT NOT NULL,"
+    " PRIMARY KEY(namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, hour, version)";
+
+std::string Schema() {
+  return std::string(R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', '1');
+INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ')sql") +
+         std::to_string(kSchemaVersion) + R"sql(');
 CREATE TABLE IF NOT EXISTS price_books(
   id TEXT PRIMARY KEY,
   effective_from INTEGER NOT NULL,
   canonical TEXT NOT NULL,
   json TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS hourly(
+CREATE TABLE IF NOT EXISTS hourly()sql" + kHourlyColumns + R"sql() WITHOUT ROWID;
+-- Daily rollups of the current hourly rows (UTC days), maintained by every write in the same
+-- transaction: invoices read whole days here and only partial days from hourly.
+CREATE TABLE IF NOT EXISTS daily(
   namespace TEXT NOT NULL, workload TEXT NOT NULL, resource TEXT NOT NULL,
-  gpu_product TEXT NOT NULL, kind INTEGER NOT NULL, preemptor TEXT NOT NULL,
-  hour INTEGER NOT NULL, version INTEGER NOT NULL, current INTEGER NOT NULL,
+  gpu_product TEXT NOT NULL, gpu_replicas INTEGER NOT NULL, kind INTEGER NOT NULL,
+  preemptor TEXT NOT NULL, day INTEGER NOT NULL,
   request_raw TEXT NOT NULL, usage_raw TEXT NOT NULL, max_raw TEXT NOT NULL,
   samples INTEGER NOT NULL, covered_ms INTEGER NOT NULL, run_ms INTEGER NOT NULL,
-  unit TEXT NOT NULL, price_book TEXT NOT NULL, currency TEXT NOT NULL, mode TEXT NOT NULL,
-  unit_price TEXT NOT NULL, billed_quantity TEXT NOT NULL, amount TEXT NOT NULL,
-  PRIMARY KEY(namespace, workload, resource, gpu_product, kind, preemptor, hour, version)
+  min_hour INTEGER NOT NULL, max_hour INTEGER NOT NULL,
+  PRIMARY KEY(namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, day)
 ) WITHOUT ROWID;
--- no secondary index: reads go by namespace (the primary key prefix)
 )sql";
+}
+
+Millis DayOf(Millis t) {
+  Millis d = t / kDayMs;
+  if (t % kDayMs < 0) --d;
+  return d * kDayMs;
+}
+
+// Schema 1 -> 2: the key gains gpu_replicas (1 for every existing row).
+std::string MigrateV1Sql() {
+  return std::string(
+             "ALTER TABLE hourly RENAME TO hourly_v1;"
+             "CREATE TABLE hourly(") +
+         kHourlyColumns +
+         ") WITHOUT ROWID;"
+         "INSERT INTO hourly SELECT namespace, workload, resource, gpu_product, 1, kind, preemptor,"
+         " hour, version, current, request_raw, usage_raw, max_raw, samples, covered_ms, run_ms,"
+         " unit, price_book, currency, mode, unit_price, billed_quantity, amount FROM hourly_v1;"
+         "DROP TABLE hourly_v1;";
+}
 
 class Stmt {
  public:
@@ -74,7 +112,7 @@ std::string FilterSql(const RowFilter& f) {
   if (f.from) sql += " AND hour >= ?2";
   if (f.to) sql += " AND hour < ?3";
   if (!f.include_superseded) sql += " AND current = 1";
-  sql += " ORDER BY namespace, workload, resource, gpu_product, kind, preemptor, hour, version";
+  sql += " ORDER BY namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, hour, version";
   return sql;
 }
 void BindFilter(Stmt& s, const RowFilter& f) {
@@ -83,15 +121,16 @@ void BindFilter(Stmt& s, const RowFilter& f) {
   if (f.to) s.Int(3, *f.to);
 }
 
-// Binds the 7 key columns at positions 1..7.
+// Binds the 8 key columns at positions 1..8.
 void BindKey(Stmt& s, const HourlyRow& r) {
   s.Text(1, r.namespace_);
   s.Text(2, r.workload);
   s.Text(3, r.resource);
   s.Text(4, r.gpu_product);
-  s.Int(5, static_cast<int64_t>(r.kind));
-  s.Text(6, r.preemptor);
-  s.Int(7, r.hour);
+  s.Int(5, r.gpu_replicas);
+  s.Int(6, static_cast<int64_t>(r.kind));
+  s.Text(7, r.preemptor);
+  s.Int(8, r.hour);
 }
 
 struct Content {
@@ -108,13 +147,14 @@ class RowRater {
   Content Rate(const HourlyRow& r) {
     int book = catalog_.IndexAt(r.hour);
     if (!(have_ && book == book_ && r.resource == resource_ && r.gpu_product == product_ &&
-          r.namespace_ == ns_)) {
+          r.gpu_replicas == replicas_ && r.namespace_ == ns_)) {
       have_ = true;
       book_ = book;
       resource_ = r.resource;
       product_ = r.gpu_product;
+      replicas_ = r.gpu_replicas;
       ns_ = r.namespace_;
-      unit_ = billing::MeterUnitOf(r.resource);
+      unit_ = billing::MeterUnitOf(r.resource, r.gpu_replicas);
       if (book >= 0) {
         const PriceBook& b = catalog_.books()[static_cast<size_t>(book)];
         id_ = billing::PriceBookId(b);
@@ -122,7 +162,7 @@ class RowRater {
         mode_ = billing::ModeFor(b, r.namespace_);
         weight_ = b.blended_request_weight;
         credit_ = b.preemption_credit;
-        price_ = billing::ResolvePrice(b, r.resource, r.gpu_product);
+        price_ = billing::ResolvePrice(b, r.resource, r.gpu_product, r.gpu_replicas);
         price_text_ = billing::DecimalUnitsToString(price_.unit_price.units());
       } else {
         id_.clear();
@@ -160,6 +200,7 @@ class RowRater {
   const billing::PriceCatalog& catalog_;
   bool have_ = false;
   int book_ = -1;
+  int64_t replicas_ = 1;
   std::string resource_, product_, ns_, id_, currency_, price_text_;
   billing::MeterUnit unit_;
   BillingMode mode_ = BillingMode::kMax;
@@ -208,6 +249,102 @@ class Txn {
   bool done_ = false;
 };
 
+i128 ParseOr0(const std::string& t) {
+  auto v = billing::ParseI128(t);
+  return v.ok() ? *v : 0;
+}
+
+// Keeps the daily rollups equal to the sums of the current hourly rows: Add() takes the change
+// of one hourly row (new content minus old), consecutive changes of one key and day are summed
+// in memory, Flush() adds them to the stored day.
+class DailyWriter {
+ public:
+  explicit DailyWriter(sqlite3* db)
+      : db_(db),
+        get_(db,
+             "SELECT request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, min_hour, max_hour"
+             " FROM daily WHERE namespace=?1 AND workload=?2 AND resource=?3 AND gpu_product=?4"
+             " AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7 AND day=?8"),
+        put_(db,
+             "INSERT OR REPLACE INTO daily(namespace, workload, resource, gpu_product, gpu_replicas,"
+             " kind, preemptor, day, request_raw, usage_raw, max_raw, samples, covered_ms, run_ms,"
+             " min_hour, max_hour) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)") {}
+  bool ok() const { return get_.ok() && put_.ok(); }
+
+  // delta.hour is the hour of the changed row; its raw tracks and counts are the change.
+  Status Add(const HourlyRow& delta) {
+    Millis day = DayOf(delta.hour);
+    if (have_ && !(day == day_ && SameSeries(acc_, delta)))
+      if (Status s = Flush(); !s.ok()) return s;
+    if (!have_) {
+      acc_ = delta;
+      acc_.request_raw = acc_.usage_raw = acc_.max_raw = 0;
+      acc_.samples = acc_.covered_ms = acc_.run_ms = 0;
+      day_ = day;
+      min_hour_ = max_hour_ = delta.hour;
+      have_ = true;
+    }
+    acc_.request_raw += delta.request_raw;
+    acc_.usage_raw += delta.usage_raw;
+    acc_.max_raw += delta.max_raw;
+    acc_.samples += delta.samples;
+    acc_.covered_ms += delta.covered_ms;
+    acc_.run_ms += delta.run_ms;
+    min_hour_ = std::min(min_hour_, delta.hour);
+    max_hour_ = std::max(max_hour_, delta.hour);
+    return Status::Ok();
+  }
+
+  Status Flush() {
+    if (!have_) return Status::Ok();
+    have_ = false;
+    HourlyRow& a = acc_;
+    acc_.hour = day_;
+    get_.Reset();
+    BindDayKey(get_, a);
+    int rc = get_.Step();
+    if (rc == SQLITE_ROW) {
+      a.request_raw += ParseOr0(get_.ColText(0));
+      a.usage_raw += ParseOr0(get_.ColText(1));
+      a.max_raw += ParseOr0(get_.ColText(2));
+      a.samples += get_.ColInt(3);
+      a.covered_ms += get_.ColInt(4);
+      a.run_ms += get_.ColInt(5);
+      min_hour_ = std::min(min_hour_, get_.ColInt(6));
+      max_hour_ = std::max(max_hour_, get_.ColInt(7));
+    } else if (rc != SQLITE_DONE) {
+      return SqlError(db_, "read daily rollup of " + a.workload);
+    }
+    put_.Reset();
+    BindDayKey(put_, a);
+    put_.Text(9, billing::I128ToString(a.request_raw));
+    put_.Text(10, billing::I128ToString(a.usage_raw));
+    put_.Text(11, billing::I128ToString(a.max_raw));
+    put_.Int(12, a.samples);
+    put_.Int(13, a.covered_ms);
+    put_.Int(14, a.run_ms);
+    put_.Int(15, min_hour_);
+    put_.Int(16, max_hour_);
+    if (put_.Step() != SQLITE_DONE) return SqlError(db_, "write daily rollup of " + a.workload);
+    return Status::Ok();
+  }
+
+ private:
+  static bool SameSeries(const HourlyRow& a, const HourlyRow& b) {
+    return a.kind == b.kind && a.gpu_replicas == b.gpu_replicas && a.resource == b.resource &&
+           a.workload == b.workload && a.namespace_ == b.namespace_ && a.gpu_product == b.gpu_product &&
+           a.preemptor == b.preemptor;
+  }
+  // The key with the day in place of the hour (acc_.hour holds the day when bound).
+  static void BindDayKey(Stmt& s, const HourlyRow& r) { BindKey(s, r); }
+
+  sqlite3* db_;
+  Stmt get_, put_;
+  HourlyRow acc_;
+  Millis day_ = 0, min_hour_ = 0, max_hour_ = 0;
+  bool have_ = false;
+};
+
 Result<Millis> ReadWatermark(sqlite3* db) {
   Stmt s(db, "SELECT value FROM meta WHERE key = 'sealed_before'");
   if (!s.ok()) return SqlError(db, "read seal watermark");
@@ -240,11 +377,39 @@ Result<std::unique_ptr<Ledger>> Ledger::Open(const std::string& path) {
   std::unique_ptr<Ledger> l(new Ledger(db));
   for (const char* sql : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA cache_size=-131072"})
     if (Status s = l->Exec(sql); !s.ok()) return Result<std::unique_ptr<Ledger>>::Error(s.message() + " (" + path + ")");
-  if (Status s = l->Exec(kSchema); !s.ok()) return Result<std::unique_ptr<Ledger>>::Error(s.message() + " (" + path + ")");
+  if (Status s = l->Migrate(); !s.ok()) return Result<std::unique_ptr<Ledger>>::Error(s.message() + " (" + path + ")");
   return l;
 }
 
 Ledger::~Ledger() { sqlite3_close(db_); }
+
+Status Ledger::Migrate() {
+  int version = 0;
+  {
+    Stmt v(db_, "SELECT value FROM meta WHERE key = 'schema'");
+    if (v.ok() && v.Step() == SQLITE_ROW) version = std::atoi(v.ColText(0).c_str());
+  }
+  if (version > kSchemaVersion)
+    return Status::Error("ledger: schema " + std::to_string(version) +
+                         " was written by a newer arbiter (this one reads schema " +
+                         std::to_string(kSchemaVersion) + ")");
+  if (version == kSchemaVersion) return Exec(Schema().c_str());
+  // A new ledger, or an older schema: one transaction creates or upgrades everything.
+  Txn t(db_);
+  if (!t.ok()) return SqlError(db_, "begin migration");
+  if (version == 1)
+    if (Status s = Exec(MigrateV1Sql().c_str()); !s.ok())
+      return Status::Error(s.message() + " (migrating schema 1)");
+  if (Status s = Exec(Schema().c_str()); !s.ok()) return s;
+  if (version != 0) {
+    if (Status s = RebuildRollupsLocked(); !s.ok()) return s;
+    if (Status s = Exec(("UPDATE meta SET value = '" + std::to_string(kSchemaVersion) +
+                         "' WHERE key = 'schema'").c_str());
+        !s.ok())
+      return s;
+  }
+  return t.Commit();
+}
 
 Status Ledger::Exec(const char* sql) {
   char* err = nullptr;
@@ -315,24 +480,26 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
   if (!wm.ok()) return wm.status();
   const Millis sealed_before = *wm;
   Stmt insert(db_,
-              "INSERT INTO hourly(namespace, workload, resource, gpu_product, kind, preemptor, hour,"
-              " version, current, request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, unit,"
-              " price_book, currency, mode, unit_price, billed_quantity, amount)"
-              " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,1,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21)"
+              "INSERT INTO hourly(namespace, workload, resource, gpu_product, gpu_replicas, kind,"
+              " preemptor, hour, version, current, request_raw, usage_raw, max_raw, samples,"
+              " covered_ms, run_ms, unit, price_book, currency, mode, unit_price, billed_quantity, amount)"
+              " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,1,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22)"
               " ON CONFLICT DO NOTHING");
   Stmt current(db_,
                "SELECT version, request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, unit,"
                " price_book, currency, mode, unit_price, billed_quantity, amount FROM hourly"
-               " WHERE namespace=?1 AND workload=?2 AND resource=?3 AND gpu_product=?4 AND kind=?5"
-               " AND preemptor=?6 AND hour=?7 AND current=1");
+               " WHERE namespace=?1 AND workload=?2 AND resource=?3 AND gpu_product=?4"
+               " AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7 AND hour=?8 AND current=1");
   Stmt update(db_,
-              "UPDATE hourly SET request_raw=?9, usage_raw=?10, max_raw=?11, samples=?12,"
-              " covered_ms=?13, run_ms=?14, unit=?15, price_book=?16, currency=?17, mode=?18,"
-              " unit_price=?19, billed_quantity=?20, amount=?21 WHERE namespace=?1 AND workload=?2"
-              " AND resource=?3 AND gpu_product=?4 AND kind=?5 AND preemptor=?6 AND hour=?7 AND version=?8");
+              "UPDATE hourly SET request_raw=?10, usage_raw=?11, max_raw=?12, samples=?13,"
+              " covered_ms=?14, run_ms=?15, unit=?16, price_book=?17, currency=?18, mode=?19,"
+              " unit_price=?20, billed_quantity=?21, amount=?22 WHERE namespace=?1 AND workload=?2"
+              " AND resource=?3 AND gpu_product=?4 AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7"
+              " AND hour=?8 AND version=?9");
   Stmt supersede(db_,
                  "UPDATE hourly SET current=0 WHERE namespace=?1 AND workload=?2 AND resource=?3"
-                 " AND gpu_product=?4 AND kind=?5 AND preemptor=?6 AND hour=?7 AND version=?8");
+                 " AND gpu_product=?4 AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7 AND hour=?8"
+                 " AND version=?9");
   if (!insert.ok() || !current.ok() || !update.ok() || !supersede.ok())
     return SqlError(db_, "prepare write statements");
   // Rows must have unique keys; input that is not strictly increasing in key order is rolled
@@ -348,15 +515,30 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
   const std::vector<HourlyRow>& input = strictly_sorted ? rows : rolled;
   WriteStats st;
   RowRater rater(catalog);
+  DailyWriter daily(db_);
+  if (!daily.ok()) return SqlError(db_, "prepare daily rollup statements");
+  // The change a write makes to the current row of its key, for the daily rollups.
+  auto change = [&](const HourlyRow& r, const Content* old) {
+    if (!old) return daily.Add(r);
+    HourlyRow d = r;
+    d.request_raw -= ParseOr0(old->req);
+    d.usage_raw -= ParseOr0(old->use);
+    d.max_raw -= ParseOr0(old->max);
+    d.samples -= old->samples;
+    d.covered_ms -= old->covered;
+    d.run_ms -= old->run;
+    return daily.Add(d);
+  };
   for (const HourlyRow& r : input) {
     Content c = rater.Rate(r);
     insert.Reset();
     BindKey(insert, r);
-    insert.Int(8, 1);
-    BindContent(insert, 9, c);
+    insert.Int(9, 1);
+    BindContent(insert, 10, c);
     if (insert.Step() != SQLITE_DONE) return SqlError(db_, "insert hourly row of " + r.workload);
     if (sqlite3_changes(db_) == 1) {
       ++st.inserted;
+      if (Status s = change(r, nullptr); !s.ok()) return s;
       continue;
     }
     // The key exists: compare with its current version.
@@ -379,28 +561,49 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
     if (r.hour >= sealed_before) {
       update.Reset();
       BindKey(update, r);
-      update.Int(8, version);
-      BindContent(update, 9, c);
+      update.Int(9, version);
+      BindContent(update, 10, c);
       if (update.Step() != SQLITE_DONE) return SqlError(db_, "update hourly row of " + r.workload);
       ++st.replaced;
+      if (Status s = change(r, &old); !s.ok()) return s;
       continue;
     }
     supersede.Reset();
     BindKey(supersede, r);
-    supersede.Int(8, version);
+    supersede.Int(9, version);
     if (supersede.Step() != SQLITE_DONE) return SqlError(db_, "supersede hourly row of " + r.workload);
     insert.Reset();
     BindKey(insert, r);
-    insert.Int(8, version + 1);
-    BindContent(insert, 9, c);
+    insert.Int(9, version + 1);
+    BindContent(insert, 10, c);
     if (insert.Step() != SQLITE_DONE || sqlite3_changes(db_) != 1)
       return SqlError(db_, "insert correction of " + r.workload);
     ++st.corrected;
+    if (Status s = change(r, &old); !s.ok()) return s;
   }
+  if (Status s = daily.Flush(); !s.ok()) return s;
   if (seal_before)
     if (Status s = WriteWatermark(db_, *seal_before); !s.ok()) return s;
   if (Status s = t.Commit(); !s.ok()) return s;
   return st;
+}
+
+Status Ledger::RebuildRollupsLocked() {
+  if (Status s = Exec("DELETE FROM daily"); !s.ok()) return s;
+  auto rows = Read(RowFilter{});
+  if (!rows.ok()) return rows.status();
+  DailyWriter daily(db_);
+  if (!daily.ok()) return SqlError(db_, "prepare daily rollup statements");
+  for (const HourlyRow& r : *rows)
+    if (Status s = daily.Add(r); !s.ok()) return s;
+  return daily.Flush();
+}
+
+Status Ledger::RebuildRollups() {
+  Txn t(db_);
+  if (!t.ok()) return SqlError(db_, "begin");
+  if (Status s = RebuildRollupsLocked(); !s.ok()) return s;
+  return t.Commit();
 }
 
 Status Ledger::Seal(Millis before) {
@@ -418,7 +621,7 @@ Result<std::vector<LedgerRow>> Ledger::ReadDetailed(const RowFilter& f) {
   std::string sql =
       "SELECT namespace, workload, resource, gpu_product, kind, preemptor, hour, version, current,"
       " request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, unit, price_book, currency,"
-      " mode, unit_price, billed_quantity, amount FROM hourly WHERE 1=1";
+      " mode, unit_price, billed_quantity, amount, gpu_replicas FROM hourly WHERE 1=1";
   sql += FilterSql(f);
   Stmt s(db_, sql.c_str());
   if (!s.ok()) return SqlError(db_, "read hourly rows");
@@ -432,6 +635,7 @@ Result<std::vector<LedgerRow>> Ledger::ReadDetailed(const RowFilter& f) {
     r.workload = s.ColText(1);
     r.resource = s.ColText(2);
     r.gpu_product = s.ColText(3);
+    r.gpu_replicas = s.ColInt(22);
     r.kind = s.ColInt(4) == 1 ? RowKind::kCredit : RowKind::kUsage;
     r.preemptor = s.ColText(5);
     r.hour = s.ColInt(6);
@@ -473,7 +677,7 @@ Result<std::vector<HourlyRow>> Ledger::Read(const RowFilter& f) {
   // The lean path for invoices: key and raw tracks only.
   std::string sql =
       "SELECT namespace, workload, resource, gpu_product, kind, preemptor, hour,"
-      " request_raw, usage_raw, max_raw, samples, covered_ms, run_ms FROM hourly WHERE 1=1";
+      " request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, gpu_replicas FROM hourly WHERE 1=1";
   sql += FilterSql(f);
   Stmt s(db_, sql.c_str());
   if (!s.ok()) return SqlError(db_, "read hourly rows");
@@ -509,8 +713,60 @@ Result<std::vector<HourlyRow>> Ledger::Read(const RowFilter& f) {
     r.samples = s.ColInt(10);
     r.covered_ms = s.ColInt(11);
     r.run_ms = s.ColInt(12);
+    r.gpu_replicas = s.ColInt(13);
   }
   if (rc != SQLITE_DONE) return SqlError(db_, "read hourly rows");
+  return out;
+}
+
+Result<std::vector<billing::RowSpan>> Ledger::ReadDaily(const std::optional<std::string>& namespace_,
+                                                        Millis from_day, Millis to_day) {
+  std::string sql =
+      "SELECT namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor,"
+      " request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, min_hour, max_hour"
+      " FROM daily WHERE day >= ?2 AND day < ?3";
+  if (namespace_) sql += " AND namespace = ?1";
+  Stmt s(db_, sql.c_str());
+  if (!s.ok()) return SqlError(db_, "read daily rollups");
+  if (namespace_) s.Text(1, *namespace_);
+  s.Int(2, from_day);
+  s.Int(3, to_day);
+  std::vector<billing::RowSpan> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    billing::RowSpan& sp = out.emplace_back();
+    HourlyRow& r = sp.sum;
+    const HourlyRow* prev = out.size() > 1 ? &out[out.size() - 2].sum : nullptr;
+    // Consecutive rows mostly share their strings: reuse instead of reallocating.
+    auto text = [&](int col, std::string* dst, const std::string* p) {
+      const unsigned char* t = sqlite3_column_text(s.get(), col);
+      std::string_view v(t ? reinterpret_cast<const char*>(t) : "",
+                         static_cast<size_t>(sqlite3_column_bytes(s.get(), col)));
+      if (p && *p == v) *dst = *p;
+      else dst->assign(v);
+    };
+    text(0, &r.namespace_, prev ? &prev->namespace_ : nullptr);
+    text(1, &r.workload, prev ? &prev->workload : nullptr);
+    text(2, &r.resource, prev ? &prev->resource : nullptr);
+    text(3, &r.gpu_product, prev ? &prev->gpu_product : nullptr);
+    r.gpu_replicas = s.ColInt(4);
+    r.kind = s.ColInt(5) == 1 ? RowKind::kCredit : RowKind::kUsage;
+    text(6, &r.preemptor, prev ? &prev->preemptor : nullptr);
+    i128* dst[3] = {&r.request_raw, &r.usage_raw, &r.max_raw};
+    for (int k = 0; k < 3; ++k) {
+      const unsigned char* t = sqlite3_column_text(s.get(), 7 + k);
+      auto v = billing::ParseI128(std::string_view(t ? reinterpret_cast<const char*>(t) : "",
+                                                   static_cast<size_t>(sqlite3_column_bytes(s.get(), 7 + k))));
+      if (!v.ok()) return Result<std::vector<billing::RowSpan>>::Error("ledger: corrupt daily rollup of " + r.workload);
+      *dst[k] = *v;
+    }
+    r.samples = s.ColInt(10);
+    r.covered_ms = s.ColInt(11);
+    r.run_ms = s.ColInt(12);
+    r.hour = s.ColInt(13);
+    sp.last_hour = s.ColInt(14);
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, "read daily rollups");
   return out;
 }
 
@@ -524,7 +780,7 @@ const std::vector<std::string>& FocusColumns() {
       "PricingQuantity", "PricingUnit", "ListUnitPrice", "ContractedUnitPrice", "BilledCost",
       "EffectiveCost", "ListCost", "x_RequestQuantity", "x_UsageQuantity", "x_BillingMode",
       "x_PriceBook", "x_UnitPricePerHour", "x_GpuModel", "x_Preemptor", "x_Samples",
-      "x_CoveredSeconds", "x_RunSeconds", "x_Version", "x_Current", "x_Sealed"};
+      "x_CoveredSeconds", "x_RunSeconds", "x_Version", "x_Current", "x_Sealed", "x_GpuReplicas"};
   return kCols;
 }
 
@@ -532,14 +788,16 @@ namespace {
 
 std::vector<std::string> FocusValues(const LedgerRow& lr) {
   const HourlyRow& r = lr.row;
-  billing::MeterUnit unit = billing::MeterUnitOf(r.resource);
+  billing::MeterUnit unit = billing::MeterUnitOf(r.resource, r.gpu_replicas);
   std::string start = FormatRfc3339(r.hour), end = FormatRfc3339(r.hour + billing::kHourMs);
   // Per metering unit (per second) list price: hourly price / 3600, 9 decimals.
   Decimal per_unit = Decimal::FromUnits(billing::MulDivRoundHalfUp(lr.rated.unit_price.units(), 1, 3600));
   std::string sku = r.resource + (r.gpu_product.empty() ? "" : "@" + r.gpu_product);
-  std::string desc = std::string(r.kind == RowKind::kCredit ? "Preemption credit" : "Usage") + " of " +
-                     r.resource + " by " + r.workload +
-                     (r.kind == RowKind::kCredit ? " (lost work, preempted by " + r.preemptor + ")" : "");
+  const bool idle = r.namespace_ == billing::kIdleNamespace;
+  std::string desc = idle ? "Idle capacity of " + r.resource + " on node " + r.workload
+                          : std::string(r.kind == RowKind::kCredit ? "Preemption credit" : "Usage") + " of " +
+                                r.resource + " by " + r.workload +
+                                (r.kind == RowKind::kCredit ? " (lost work, preempted by " + r.preemptor + ")" : "");
   return {start,
           end,
           start,
@@ -548,7 +806,7 @@ std::vector<std::string> FocusValues(const LedgerRow& lr) {
           "arbiter",
           r.namespace_,
           r.workload,
-          "Workload",
+          idle ? "IdleCapacity" : "Workload",
           r.kind == RowKind::kCredit ? "Credit" : "Usage",
           desc,
           sku,
@@ -573,7 +831,8 @@ std::vector<std::string> FocusValues(const LedgerRow& lr) {
           report::SecondsText(r.run_ms),
           std::to_string(lr.version),
           lr.current ? "true" : "false",
-          lr.sealed ? "true" : "false"};
+          lr.sealed ? "true" : "false",
+          std::to_string(r.gpu_replicas)};
 }
 
 std::string CsvField(const std::string& v) {
@@ -618,22 +877,81 @@ Status Ledger::ExportJsonl(const RowFilter& f, std::ostream& out) {
 Result<std::vector<billing::Invoice>> LedgerInvoices(Ledger& ledger,
                                                      const std::optional<std::string>& namespace_,
                                                      std::optional<Millis> from,
-                                                     std::optional<Millis> to) {
-  RowFilter f;
-  f.namespace_ = namespace_;
-  f.from = from;
-  f.to = to;
-  auto rows = ledger.Read(f);
-  if (!rows.ok()) return rows.status();
+                                                     std::optional<Millis> to, InvoiceRead path) {
   auto books = ledger.PriceBooks();
   if (!books.ok()) return books.status();
   if (books->empty()) return Result<std::vector<billing::Invoice>>::Error("ledger has no PriceBook");
+  // Spreading idle cost weighs every tenant of the window: read them all, keep the one asked.
+  bool spread = false;
+  std::vector<Millis> cuts;  // PriceBook version changes inside the window
+  for (const PriceBook& b : *books) {
+    spread |= b.share_idle != IdleSharing::kNone;
+    if ((!from || b.effective_from > *from) && (!to || b.effective_from < *to)) cuts.push_back(b.effective_from);
+  }
   auto cat = billing::PriceCatalog::Create(std::move(*books));
   if (!cat.ok()) return cat.status();
+  std::optional<std::string> ns = spread ? std::nullopt : namespace_;
   billing::InvoiceOptions opts;
   opts.from = from;
   opts.to = to;
-  return billing::BuildInvoices(*rows, *cat, opts);
+  Result<std::vector<billing::Invoice>> invs = std::vector<billing::Invoice>{};
+  if (path == InvoiceRead::kHourlyRows) {
+    RowFilter f;
+    f.namespace_ = ns;
+    f.from = from;
+    f.to = to;
+    auto rows = ledger.Read(f);
+    if (!rows.ok()) return rows.status();
+    invs = billing::BuildInvoices(*rows, *cat, opts);
+  } else {
+    // Whole UTC days inside the window without a version change come from the daily rollups;
+    // the partial first and last days and the days where a version takes effect mid-day come
+    // from the hourly rows. Billing is linear per version, so the sums give the same invoices.
+    const Millis day_from = from ? -DayOf(-*from) : INT64_MIN;  // first whole day
+    const Millis day_to = to ? DayOf(*to) : INT64_MAX;          // end of the last whole day
+    std::vector<std::pair<Millis, Millis>> hourly;             // hour ranges read row by row
+    std::vector<Millis> dirty;                                  // days read row by row
+    for (Millis c : cuts)
+      if (c % kDayMs != 0 && DayOf(c) >= day_from && DayOf(c) < day_to) dirty.push_back(DayOf(c));
+    std::sort(dirty.begin(), dirty.end());
+    dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
+    std::vector<billing::RowSpan> spans;
+    if (day_from < day_to) {
+      auto days = ledger.ReadDaily(ns, day_from, day_to);
+      if (!days.ok()) return days.status();
+      spans = std::move(*days);
+      if (!dirty.empty())
+        spans.erase(std::remove_if(spans.begin(), spans.end(),
+                                   [&](const billing::RowSpan& s) {
+                                     return std::binary_search(dirty.begin(), dirty.end(), DayOf(s.sum.hour));
+                                   }),
+                    spans.end());
+      if (from && *from < day_from) hourly.emplace_back(*from, day_from);
+      if (to && day_to < *to) hourly.emplace_back(day_to, *to);
+      for (Millis d : dirty) hourly.emplace_back(d, d + kDayMs);
+    } else {
+      hourly.emplace_back(from.value_or(INT64_MIN), to.value_or(INT64_MAX));
+    }
+    for (const auto& [a, b] : hourly) {
+      RowFilter f;
+      f.namespace_ = ns;
+      f.from = a;
+      f.to = b;
+      auto rows = ledger.Read(f);
+      if (!rows.ok()) return rows.status();
+      std::vector<HourlyRow> part = std::move(rows).value();
+      for (HourlyRow& r : part) {
+        Millis h = r.hour;
+        spans.push_back({std::move(r), h});
+      }
+    }
+    invs = billing::BuildInvoicesFromSpans(spans, *cat, opts);
+  }
+  if (!invs.ok() || !spread || !namespace_) return invs;
+  std::vector<billing::Invoice> one;
+  for (auto& inv : *invs)
+    if (inv.namespace_ == *namespace_) one.push_back(std::move(inv));
+  return one;
 }
 
 }  // namespace arbiter::sqlite

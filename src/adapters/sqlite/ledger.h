@@ -1,8 +1,8 @@
 // The billing ledger: hourly rows in an embedded SQLite database (WAL, one transaction per write).
 //
 // Guarantees:
-//  - Idempotent: a row is keyed by (namespace, workload, resource, gpu_product, kind, preemptor,
-//    hour); writing the same content again changes nothing.
+//  - Idempotent: a row is keyed by (namespace, workload, resource, gpu_product, gpu_replicas, kind,
+//    preemptor, hour); writing the same content again changes nothing.
 //  - Sealed hours are immutable: hours before the seal watermark are never overwritten. A
 //    different content for a sealed hour is stored as a new version (version + 1, the old one
 //    kept and marked superseded). Unsealed hours are updated in place.
@@ -69,6 +69,14 @@ class Ledger {
   Status PutPriceBooks(const std::vector<PriceBook>& books);
   Result<std::vector<PriceBook>> PriceBooks();
 
+  // Recomputes the daily rollups from the current hourly rows (writes keep them up to date;
+  // this is for migrations and checks).
+  Status RebuildRollups();
+  // Summed current rows per (key, UTC day) in [from_day, to_day) (days as Unix ms): sum.hour
+  // is the first hour with a row that day, last_hour the last.
+  Result<std::vector<billing::RowSpan>> ReadDaily(const std::optional<std::string>& namespace_,
+                                                  Millis from_day, Millis to_day);
+
   // Current rows (and superseded ones on request) in key order.
   Result<std::vector<billing::HourlyRow>> Read(const RowFilter& f);
   Result<std::vector<LedgerRow>> ReadDetailed(const RowFilter& f);
@@ -82,6 +90,8 @@ class Ledger {
  private:
   explicit Ledger(sqlite3* db) : db_(db) {}
   Status Exec(const char* sql);
+  Status Migrate();  // creates the schema, or upgrades an older one in one transaction
+  Status RebuildRollupsLocked();
   Status PutPriceBooksLocked(const std::vector<PriceBook>& books);
   sqlite3* db_;
 };
@@ -90,10 +100,18 @@ class Ledger {
 const std::vector<std::string>& FocusColumns();
 
 // Invoices for a namespace (or all with nullopt) and window from the ledger's current rows and
-// stored price books.
+// stored price books. Rows of the idle pseudo-namespace ("__idle__") give its invoice and, when
+// a PriceBook spreads idle cost (shareIdle), the tenants' IdleShare lines, weighed over every
+// tenant in the window.
+//
+// The default read takes whole UTC days from the daily rollups and only partial days (and days
+// in which a PriceBook version takes effect) from the hourly rows; kHourlyRows reads every
+// hourly row. Both give the same invoices, byte for byte.
+enum class InvoiceRead { kRollups, kHourlyRows };
 Result<std::vector<billing::Invoice>> LedgerInvoices(Ledger& ledger,
                                                      const std::optional<std::string>& namespace_,
                                                      std::optional<Millis> from,
-                                                     std::optional<Millis> to);
+                                                     std::optional<Millis> to,
+                                                     InvoiceRead path = InvoiceRead::kRollups);
 
 }  // namespace arbiter::sqlite

@@ -1094,6 +1094,11 @@ class DocLoader {
                    if (auto e = r_.Enum(v, fp, {"None", "LostWork"}))
                      pb.preemption_credit = static_cast<CreditPolicy>(*e);
                  }},
+                {"shareIdle",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   if (auto e = r_.Enum(v, fp, {"None", "Weighted", "Even"}))
+                     pb.share_idle = static_cast<IdleSharing>(*e);
+                 }},
                 {"namespaceModes", [&](const YAML::Node& v, const std::string& fp) {
                    r_.ForEachEntry(v, fp, [&](const std::string& k, const YAML::Node& kn,
                                               const YAML::Node& val, const std::string& kp) {

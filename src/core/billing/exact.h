@@ -18,6 +18,8 @@ using u128 = unsigned __int128;
 i128 MulDivRoundHalfUp(i128 a, i128 b, i128 d);
 // floor-toward-zero variant: trunc(a × b / d).
 i128 MulDivTrunc(i128 a, i128 b, i128 d);
+// Quotient and remainder of a × b / d for a, b >= 0 and 0 < d < 2^127 (256-bit intermediate).
+void MulDivRem(i128 a, i128 b, i128 d, i128* q, i128* r);
 
 // Text of a Decimal's units as an exact decimal with trailing zeros trimmed ("7", "0.05"),
 // the same text as Decimal::ToString(), faster.

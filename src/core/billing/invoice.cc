@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "core/billing/sha256.h"
+#include "core/gpu_sharing.h"
 
 namespace arbiter::billing {
 namespace {
@@ -13,11 +14,12 @@ struct LineKey {
   RowKind kind;
   std::string resource;
   std::string product;
+  int64_t replicas;
   int book;
   std::string preemptor;
   bool operator<(const LineKey& o) const {
-    return std::tie(kind, resource, product, book, preemptor) <
-           std::tie(o.kind, o.resource, o.product, o.book, o.preemptor);
+    return std::tie(kind, resource, product, replicas, book, preemptor) <
+           std::tie(o.kind, o.resource, o.product, o.replicas, o.book, o.preemptor);
   }
 };
 
@@ -36,7 +38,7 @@ struct NsAcc {
 
 bool Matches(const LineKey& k, const HourlyRow& r, int book) {
   return k.book == book && k.kind == r.kind && k.resource == r.resource &&
-         k.product == r.gpu_product && k.preemptor == r.preemptor;
+         k.product == r.gpu_product && k.replicas == r.gpu_replicas && k.preemptor == r.preemptor;
 }
 
 std::string Line(const InvoiceLine& l) {
@@ -46,14 +48,18 @@ std::string Line(const InvoiceLine& l) {
     s += "|";
     s += *f;
   }
+  if (l.gpu_replicas != 1) s += "|replicas=" + std::to_string(l.gpu_replicas);
   s += "|" + std::string(ToString(l.mode)) + "|" + I128ToString(l.request_raw) + "|" +
        I128ToString(l.usage_raw) + "|" + I128ToString(l.billed_num) + "/" +
        I128ToString(l.billed_den) + "|" + I128ToString(l.price.num) + "/" +
        I128ToString(l.price.den) + "|" + l.price.source + "|" + l.amount.ToFixed(kAmountDigits) +
        "|" + l.request_amount.ToFixed(kAmountDigits) + "|" + l.usage_amount.ToFixed(kAmountDigits) +
        "|" + std::to_string(l.samples) + "|" + std::to_string(l.covered_ms) + "|" +
-       std::to_string(l.run_ms) + "|" + std::to_string(l.workloads) + "\n";
-  return s;
+       std::to_string(l.run_ms) + "|" + std::to_string(l.workloads);
+  if (l.share_rule)
+    s += "|share " + std::string(ToString(*l.share_rule)) + " " + I128ToString(l.share_weight) + "/" +
+         I128ToString(l.share_weight_total) + " of " + l.idle_amount.ToFixed(kAmountDigits);
+  return s + "\n";
 }
 
 Status Finalize(const std::string& ns, NsAcc& acc, const PriceCatalog& catalog,
@@ -68,7 +74,7 @@ Status Finalize(const std::string& ns, NsAcc& acc, const PriceCatalog& catalog,
       return Status::Error("namespace " + ns + ": PriceBooks in the window use different currencies (" +
                            inv->currency + ", " + b.currency + ")");
     InvoiceLine& l = la.line;
-    MeterUnit unit = MeterUnitOf(l.resource);
+    MeterUnit unit = MeterUnitOf(l.resource, l.gpu_replicas);
     l.unit = unit.unit;
     l.request_quantity = QuantityOf(l.request_raw, 1, unit.divisor);
     l.usage_quantity = QuantityOf(l.usage_raw, 1, unit.divisor);
@@ -93,15 +99,29 @@ Status Finalize(const std::string& ns, NsAcc& acc, const PriceCatalog& catalog,
     p.low_coverage = p.covered_ms * 1000 < p.run_ms * opts.low_coverage_permille;
     inv->provenance.push_back(std::move(p));
   }
-  // The digest covers the full text of every PriceBook version used, not only its id.
-  std::string canon = inv->Canonical();
-  for (int b : books) canon += CanonicalPriceBook(catalog.books()[static_cast<size_t>(b)]);
-  inv->digest = "sha256:" + Sha256Hex(canon);
   return Status::Ok();
 }
 
+// The digest covers the canonical invoice and the full text of every PriceBook version used,
+// not only its id.
+void Digest(const PriceCatalog& catalog, Invoice* inv) {
+  std::string canon = inv->Canonical();
+  for (const std::string& id : inv->price_books)
+    for (const PriceBook& b : catalog.books())
+      if (PriceBookId(b) == id) canon += CanonicalPriceBook(b);
+  inv->digest = "sha256:" + Sha256Hex(canon);
+}
+
 // Accumulates the rows (sorted by HourlyRow::KeyLess) into per-namespace accumulators.
-Status Accumulate(const std::vector<const HourlyRow*>& rows, const PriceCatalog& catalog,
+// Rows in key order; for spans of summed rows (RowSpan) `lasts` holds each one's last hour (its
+// `hour` is the first), for plain rows it is empty. Kept apart so that the common case moves
+// one pointer per row.
+struct RowView {
+  std::vector<const HourlyRow*> rows;
+  std::vector<Millis> lasts;
+};
+
+Status Accumulate(const RowView& view, const PriceCatalog& catalog,
                   const InvoiceOptions& opts, std::optional<BillingMode> force_mode,
                   std::map<std::string, NsAcc>* out) {
   NsAcc* ns = nullptr;
@@ -111,13 +131,17 @@ Status Accumulate(const std::vector<const HourlyRow*>& rows, const PriceCatalog&
   LineAcc* line = nullptr;
   const LineKey* line_key = nullptr;
   Provenance* prov = nullptr;
-  for (const HourlyRow* rp : rows) {
-    const HourlyRow& r = *rp;
+  bool idle_ns = false;
+  const bool spans = !view.lasts.empty();
+  for (size_t i = 0; i < view.rows.size(); ++i) {
+    const HourlyRow& r = *view.rows[i];
+    const Millis last = spans ? view.lasts[i] : r.hour;
     if (opts.from && r.hour < *opts.from) continue;
     if (opts.to && r.hour >= *opts.to) continue;
     if (!ns_name || *ns_name != r.namespace_) {
       ns = &(*out)[r.namespace_];
       ns_name = &r.namespace_;
+      idle_ns = r.namespace_ == kIdleNamespace;
       line = nullptr;
       prov = nullptr;
     }
@@ -129,10 +153,13 @@ Status Accumulate(const std::vector<const HourlyRow*>& rows, const PriceCatalog&
                              r.workload + " " + r.resource + "); the earliest takes effect at " +
                              FormatRfc3339(catalog.books().front().effective_from));
     }
+    if (spans && last != r.hour)
+      ARB_CHECK_MSG(last > r.hour && catalog.IndexAt(last) == book && (!opts.to || last < *opts.to),
+                    "a row span crosses a PriceBook version or the invoice window");
     const PriceBook& b = catalog.books()[static_cast<size_t>(book)];
     ns->min_hour = std::min(ns->min_hour, r.hour);
-    ns->max_hour = std::max(ns->max_hour, r.hour);
-    if (r.kind == RowKind::kUsage) {
+    ns->max_hour = std::max(ns->max_hour, last);
+    if (r.kind == RowKind::kUsage && !idle_ns) {
       if (!prov || prov->workload != r.workload || prov->resource != r.resource) {
         Provenance& p = ns->prov[{r.workload, r.resource}];
         p.workload = r.workload;
@@ -145,7 +172,7 @@ Status Accumulate(const std::vector<const HourlyRow*>& rows, const PriceCatalog&
     }
     if (r.kind == RowKind::kCredit && b.preemption_credit == CreditPolicy::kNone) continue;
     if (!line || !Matches(*line_key, r, book)) {
-      LineKey k{r.kind, r.resource, r.gpu_product, book, r.preemptor};
+      LineKey k{r.kind, r.resource, r.gpu_product, r.gpu_replicas, book, r.preemptor};
       auto [it, inserted] = ns->lines.try_emplace(std::move(k));
       line = &it->second;
       line_key = &it->first;
@@ -154,10 +181,11 @@ Status Accumulate(const std::vector<const HourlyRow*>& rows, const PriceCatalog&
         l.kind = r.kind;
         l.resource = r.resource;
         l.gpu_product = r.gpu_product;
+        l.gpu_replicas = r.gpu_replicas;
         l.price_book = PriceBookId(b);
         l.preemptor = r.preemptor;
         l.mode = force_mode ? *force_mode : ModeFor(b, r.namespace_);
-        l.price = ResolvePrice(b, r.resource, r.gpu_product);
+        l.price = ResolvePrice(b, r.resource, r.gpu_product, r.gpu_replicas);
         l.billed_den = l.mode == BillingMode::kBlended ? Decimal::kOne : 1;
         line->gpu = MeterUnitOf(r.resource).gpu;
       }
@@ -180,18 +208,49 @@ Status Accumulate(const std::vector<const HourlyRow*>& rows, const PriceCatalog&
   return Status::Ok();
 }
 
-std::vector<const HourlyRow*> SortedView(const std::vector<HourlyRow>& rows) {
-  std::vector<const HourlyRow*> v;
-  v.reserve(rows.size());
+RowView SortedView(const std::vector<HourlyRow>& rows) {
+  RowView v;
+  v.rows.reserve(rows.size());
   bool sorted = true;
   for (size_t i = 0; i < rows.size(); ++i) {
-    v.push_back(&rows[i]);
+    v.rows.push_back(&rows[i]);
     if (i > 0 && sorted && HourlyRow::KeyLess(rows[i], rows[i - 1])) sorted = false;
   }
   if (!sorted)
-    std::stable_sort(v.begin(), v.end(),
+    std::stable_sort(v.rows.begin(), v.rows.end(),
                      [](const HourlyRow* a, const HourlyRow* b) { return HourlyRow::KeyLess(*a, *b); });
   return v;
+}
+
+RowView SortedView(const std::vector<RowSpan>& spans) {
+  std::vector<const RowSpan*> order;
+  order.reserve(spans.size());
+  for (const RowSpan& s : spans) order.push_back(&s);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const RowSpan* a, const RowSpan* b) { return HourlyRow::KeyLess(a->sum, b->sum); });
+  RowView v;
+  v.rows.reserve(order.size());
+  v.lasts.reserve(order.size());
+  for (const RowSpan* s : order) {
+    v.rows.push_back(&s->sum);
+    v.lasts.push_back(s->last_hour);
+  }
+  return v;
+}
+
+Result<std::vector<Invoice>> BuildFrom(const RowView& view, const PriceCatalog& catalog,
+                                       const InvoiceOptions& opts) {
+  std::map<std::string, NsAcc> acc;
+  if (Status s = Accumulate(view, catalog, opts, std::nullopt, &acc); !s.ok()) return s;
+  std::vector<Invoice> out;
+  for (auto& [ns, a] : acc) {
+    Invoice inv;
+    if (Status s = Finalize(ns, a, catalog, opts, &inv); !s.ok()) return s;
+    out.push_back(std::move(inv));
+  }
+  SpreadIdle(&out, catalog);
+  for (Invoice& inv : out) Digest(catalog, &inv);
+  return out;
 }
 
 }  // namespace
@@ -207,21 +266,20 @@ std::string Invoice::Canonical() const {
          (p.low_coverage ? "low" : "ok") + "\n";
   s += "total " + total.ToFixed(kAmountDigits) + " request " + request_total.ToFixed(kAmountDigits) +
        " usage " + usage_total.ToFixed(kAmountDigits) + "\n";
+  if (!idle_share_total.is_zero()) s += "idle share " + idle_share_total.ToFixed(kAmountDigits) + "\n";
   return s;
 }
 
 Result<std::vector<Invoice>> BuildInvoices(const std::vector<HourlyRow>& rows,
                                            const PriceCatalog& catalog,
                                            const InvoiceOptions& opts) {
-  std::map<std::string, NsAcc> acc;
-  if (Status s = Accumulate(SortedView(rows), catalog, opts, std::nullopt, &acc); !s.ok()) return s;
-  std::vector<Invoice> out;
-  for (auto& [ns, a] : acc) {
-    Invoice inv;
-    if (Status s = Finalize(ns, a, catalog, opts, &inv); !s.ok()) return s;
-    out.push_back(std::move(inv));
-  }
-  return out;
+  return BuildFrom(SortedView(rows), catalog, opts);
+}
+
+Result<std::vector<Invoice>> BuildInvoicesFromSpans(const std::vector<RowSpan>& spans,
+                                                    const PriceCatalog& catalog,
+                                                    const InvoiceOptions& opts) {
+  return BuildFrom(SortedView(spans), catalog, opts);
 }
 
 Result<std::vector<Invoice>> InvoiceSegments(const std::vector<RunSegment>& segments,
@@ -237,10 +295,10 @@ Result<std::vector<Invoice>> InvoiceSegments(const std::vector<RunSegment>& segm
   return BuildInvoices(*rows, *cat, o);
 }
 
-Result<Invoice> BuildIdleInvoice(const std::vector<NodeCapacity>& nodes,
-                                 const std::vector<RunSegment>& segments,
-                                 const PriceCatalog& catalog, Millis from, Millis to) {
-  if (to < from) return Result<Invoice>::Error("idle window ends before it starts");
+Result<std::vector<HourlyRow>> IdleRows(const std::vector<NodeCapacity>& nodes,
+                                        const std::vector<RunSegment>& segments, Millis from,
+                                        Millis to) {
+  if (to < from) return Result<std::vector<HourlyRow>>::Error("idle window ends before it starts");
   // Requested raw per (node, resource, hour), from the segments.
   std::map<std::tuple<std::string, std::string, Millis>, i128> used;
   for (const RunSegment& s : segments) {
@@ -262,10 +320,11 @@ Result<Invoice> BuildIdleInvoice(const std::vector<NodeCapacity>& nodes,
       for (Millis a = a0; a < b0;) {
         Millis h = HourOf(a), e = std::min(b0, h + kHourMs);
         HourlyRow r;
-        r.namespace_ = "__idle__";
+        r.namespace_ = kIdleNamespace;
         r.workload = n.node;
         r.resource = res;
         r.gpu_product = MeterUnitOf(res).gpu ? n.gpu_product : std::string();
+        r.gpu_replicas = IsGpuReplicaResource(res) ? n.gpu_replicas : 1;
         r.hour = h;
         i128 cap = static_cast<i128>(amount) * (e - a);
         auto it = used.find({n.node, res, h});
@@ -278,21 +337,96 @@ Result<Invoice> BuildIdleInvoice(const std::vector<NodeCapacity>& nodes,
     }
   }
   Rollup(&rows);
+  return rows;
+}
+
+Result<Invoice> BuildIdleInvoice(const std::vector<NodeCapacity>& nodes,
+                                 const std::vector<RunSegment>& segments,
+                                 const PriceCatalog& catalog, Millis from, Millis to) {
+  auto rows = IdleRows(nodes, segments, from, to);
+  if (!rows.ok()) return rows.status();
   std::map<std::string, NsAcc> acc;
   InvoiceOptions opts;
   opts.from = from;
   opts.to = to;
-  if (Status s = Accumulate(SortedView(rows), catalog, opts, BillingMode::kRequest, &acc); !s.ok())
+  if (Status s = Accumulate(SortedView(*rows), catalog, opts, BillingMode::kRequest, &acc); !s.ok())
     return s;
   Invoice inv;
-  inv.namespace_ = "__idle__";
+  inv.namespace_ = std::string(kIdleNamespace);
   inv.from = from;
   inv.to = to;
   if (acc.empty()) return inv;
-  auto& a = acc.begin()->second;
-  a.prov.clear();  // idle capacity has no usage track
-  if (Status s = Finalize("__idle__", a, catalog, opts, &inv); !s.ok()) return s;
+  if (Status s = Finalize(inv.namespace_, acc.begin()->second, catalog, opts, &inv); !s.ok()) return s;
+  Digest(catalog, &inv);
   return inv;
+}
+
+void SpreadIdle(std::vector<Invoice>* invoices, const PriceCatalog& catalog) {
+  Invoice* idle = nullptr;
+  std::vector<Invoice*> tenants;
+  for (Invoice& inv : *invoices) {
+    if (inv.namespace_ == kIdleNamespace) idle = &inv;
+    else tenants.push_back(&inv);
+  }
+  if (!idle || tenants.empty()) return;
+  for (const InvoiceLine& il : idle->lines) {
+    if (il.kind != RowKind::kUsage || il.amount.units() <= 0) continue;
+    const PriceBook* book = nullptr;
+    for (const PriceBook& b : catalog.books())
+      if (PriceBookId(b) == il.price_book) book = &b;
+    if (!book || book->share_idle == IdleSharing::kNone) continue;
+    // Weights per tenant (Decimal units of billed cost, or 1 each), in namespace order.
+    std::vector<i128> weight(tenants.size(), 0);
+    i128 total = 0;
+    for (size_t t = 0; t < tenants.size(); ++t) {
+      for (const InvoiceLine& l : tenants[t]->lines) {
+        if (l.kind != RowKind::kUsage || l.price_book != il.price_book) continue;
+        if (book->share_idle == IdleSharing::kEven) weight[t] = 1;
+        else if (l.resource == il.resource) weight[t] += l.amount.units();
+      }
+      if (weight[t] < 0) weight[t] = 0;
+      total += weight[t];
+    }
+    if (total == 0) continue;  // nobody to carry it: stays on the idle invoice
+    // Largest-remainder apportionment of the amount in millionths.
+    constexpr i128 kMicro = Decimal::kOne / 1000000;
+    const i128 amount = il.amount.units() / kMicro;
+    std::vector<i128> share(tenants.size()), rem(tenants.size());
+    i128 given = 0;
+    for (size_t t = 0; t < tenants.size(); ++t) {
+      MulDivRem(amount, weight[t], total, &share[t], &rem[t]);
+      given += share[t];
+    }
+    std::vector<size_t> order;
+    for (size_t t = 0; t < tenants.size(); ++t)
+      if (weight[t] > 0) order.push_back(t);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rem[a] > rem[b]; });
+    for (size_t k = 0; given < amount; ++k, ++given) ++share[order[k % order.size()]];
+    for (size_t t = 0; t < tenants.size(); ++t) {
+      if (weight[t] == 0) continue;
+      InvoiceLine l;
+      l.kind = RowKind::kIdleShare;
+      l.resource = il.resource;
+      l.unit = il.unit;
+      l.gpu_product = il.gpu_product;
+      l.gpu_replicas = il.gpu_replicas;
+      l.price_book = il.price_book;
+      l.mode = BillingMode::kRequest;
+      l.price = il.price;
+      l.share_rule = book->share_idle;
+      l.idle_amount = il.amount;
+      l.share_weight = weight[t];
+      l.share_weight_total = total;
+      l.amount = l.request_amount = l.usage_amount = Decimal::FromUnits(share[t] * kMicro);
+      Invoice& inv = *tenants[t];
+      inv.total += l.amount;
+      inv.request_total += l.amount;
+      inv.usage_total += l.amount;
+      inv.idle_share_total += l.amount;
+      idle->idle_share_total += l.amount;
+      inv.lines.push_back(std::move(l));
+    }
+  }
 }
 
 }  // namespace arbiter::billing

@@ -1,7 +1,8 @@
 // Invoices: hourly rows of one namespace, rated line by line, with both tracks, credits,
 // provenance and a SHA-256 digest of their inputs.
 //
-// A line groups rows with the same (kind, resource, gpu product, PriceBook version, preemptor);
+// A line groups rows with the same (kind, resource, gpu product, gpu replicas, PriceBook version,
+// preemptor);
 // its amount is Σ billed raw × unit price / (divisor × 3600), exact, rounded once half-up to 6
 // decimals. The invoice total is the sum of its rounded lines; requestTotal / usageTotal are the
 // same sums had every line been billed on the request / usage track.
@@ -22,6 +23,7 @@ struct InvoiceLine {
   std::string resource;
   std::string unit;         // metering unit: core-second, GiB-second, GPU-second, instance-second
   std::string gpu_product;  // GPU and MIG lines
+  int64_t gpu_replicas = 1; // nvidia.com/gpu on a time-sliced / MPS node: replicas per card
   std::string price_book;   // PriceBookId of the version the rows' hours were billed with
   std::string preemptor;    // credit lines
   BillingMode mode = BillingMode::kMax;
@@ -36,6 +38,11 @@ struct InvoiceLine {
   int64_t samples = 0;
   Millis covered_ms = 0, run_ms = 0;
   int64_t workloads = 0;  // distinct workloads in the line
+  // IdleShare lines (no quantities): this tenant's part of an idle line's amount, apportioned
+  // by `share_rule` with weight share_weight / share_weight_total.
+  std::optional<IdleSharing> share_rule;
+  Decimal idle_amount;  // the idle line's whole amount (6 decimals)
+  i128 share_weight = 0, share_weight_total = 0;  // Weighted: Decimal units of billed cost; Even: 1 / tenants
   Decimal unit_price() const { return price.unit_price; }
 };
 
@@ -54,8 +61,10 @@ struct Invoice {
   std::string currency;
   Millis from = 0, to = 0;               // hours [from, to) billed
   std::vector<std::string> price_books;  // versions used, in effective order
-  std::vector<InvoiceLine> lines;        // usage lines then credit lines, sorted
+  std::vector<InvoiceLine> lines;        // usage lines, credit lines, then idle share lines, sorted
   Decimal request_total, usage_total, total, credit_total;  // 6 decimals
+  // Tenants: the sum of their IdleShare lines. The idle invoice: how much of it was spread.
+  Decimal idle_share_total;
   std::vector<Provenance> provenance;    // sorted by workload, resource
   std::string digest;                    // "sha256:<hex>" of the canonical inputs
   std::string Canonical() const;         // the text the digest is computed over
@@ -69,9 +78,27 @@ struct InvoiceOptions {
 
 // One invoice per namespace present in `rows`, sorted by namespace. Rows need not be sorted or
 // merged. Fails when an hour has no PriceBook in force or the versions used disagree on currency.
+//
+// Rows of the idle pseudo-namespace (kIdleNamespace, see IdleRows) give the "__idle__" invoice,
+// billed in Request mode. When the PriceBook version of an idle line says shareIdle Weighted or
+// Even, its amount is spread to the tenant invoices as IdleShare lines (SpreadIdle below),
+// before digests are taken; tenants' totals include them.
 Result<std::vector<Invoice>> BuildInvoices(const std::vector<HourlyRow>& rows,
                                            const PriceCatalog& catalog,
                                            const InvoiceOptions& opts = {});
+
+// A run of hourly rows of one key, summed (request, usage, max, samples, covered, run), for
+// readers that aggregate before rating (the ledger's daily rollups): sum.hour is the first
+// hour, last_hour the last. The rows of a span must lie in one PriceBook version and in the
+// window. Billing is linear in the raw tracks per version, so the invoices of spans are the
+// invoices of their rows, byte for byte.
+struct RowSpan {
+  HourlyRow sum;
+  Millis last_hour = 0;
+};
+Result<std::vector<Invoice>> BuildInvoicesFromSpans(const std::vector<RowSpan>& spans,
+                                                    const PriceCatalog& catalog,
+                                                    const InvoiceOptions& opts = {});
 
 // One call for a simulation or any caller holding segments: meters them with `cfg` (use the
 // PoolPolicy's scrape interval; its low-coverage threshold overrides opts'), builds the catalog
@@ -84,15 +111,32 @@ Result<std::vector<Invoice>> InvoiceSegments(const std::vector<RunSegment>& segm
 
 // Idle cost: capacity of each node not covered by any segment's requests, per resource and
 // hour, priced like a Request-mode line. Reported as an invoice for the pseudo-namespace
-// "__idle__" (never billed to a tenant).
+// "__idle__"; billed to tenants only when the PriceBook spreads it (shareIdle).
 struct NodeCapacity {
   std::string node;
   std::string gpu_product;
   ResourceList allocatable;
   Millis from = 0, to = 0;  // when the node was in the pool
+  int64_t gpu_replicas = 1;  // nvidia.com/gpu.replicas: allocatable GPUs are replicas
 };
+// Hourly rows of the idle capacity in [from, to): namespace kIdleNamespace, workload = node,
+// request_raw = max_raw = allocatable minus the segments' requests on the node (never below 0).
+Result<std::vector<HourlyRow>> IdleRows(const std::vector<NodeCapacity>& nodes,
+                                        const std::vector<RunSegment>& segments, Millis from,
+                                        Millis to);
+// The "__idle__" invoice of IdleRows over [from, to), not spread.
 Result<Invoice> BuildIdleInvoice(const std::vector<NodeCapacity>& nodes,
                                  const std::vector<RunSegment>& segments,
                                  const PriceCatalog& catalog, Millis from, Millis to);
+
+// Spreads the idle invoice's lines over the tenant invoices (all of `invoices` but the idle
+// one), per line by its PriceBook version's shareIdle:
+//   Weighted: in proportion to each tenant's billed cost of the same resource under the same
+//             version (the sum of its Usage line amounts; credits do not count);
+//   Even:     equally among the tenants with any Usage line under that version.
+// Shares are apportioned in millionths by largest remainder (ties: namespace name), so the
+// IdleShare lines of one idle line add up to its amount exactly. A line nobody carries weight
+// for stays unspread. Recomputes tenant totals; digests must be taken afterwards.
+void SpreadIdle(std::vector<Invoice>* invoices, const PriceCatalog& catalog);
 
 }  // namespace arbiter::billing

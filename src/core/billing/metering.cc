@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <tuple>
 
+#include "core/gpu_sharing.h"
+
 namespace arbiter::billing {
 
 MeterUnit MeterUnitOf(std::string_view resource) {
+  if (resource == kGpuSharedResource) return {"replica-second", 1000, false, true};
   auto info = ClassifyResource(resource);
   if (!info.ok()) return {"unit-second", 1000, false, false};
   switch (info->kind) {
@@ -20,18 +23,32 @@ MeterUnit MeterUnitOf(std::string_view resource) {
   }
 }
 
+MeterUnit MeterUnitOf(std::string_view resource, int64_t gpu_replicas) {
+  if (gpu_replicas > 1 && resource == kGpu) return {"replica-second", 1000000, false, true};
+  return MeterUnitOf(resource);
+}
+
 bool IsMeteredResource(std::string_view resource) { return resource != kPods; }
 
-const char* ToString(RowKind k) { return k == RowKind::kUsage ? "Usage" : "Credit"; }
+const char* ToString(RowKind k) {
+  switch (k) {
+    case RowKind::kUsage: return "Usage";
+    case RowKind::kCredit: return "Credit";
+    case RowKind::kIdleShare: return "IdleShare";
+  }
+  return "?";
+}
 
 bool HourlyRow::KeyLess(const HourlyRow& a, const HourlyRow& b) {
-  return std::tie(a.namespace_, a.workload, a.resource, a.gpu_product, a.kind, a.preemptor, a.hour) <
-         std::tie(b.namespace_, b.workload, b.resource, b.gpu_product, b.kind, b.preemptor, b.hour);
+  return std::tie(a.namespace_, a.workload, a.resource, a.gpu_product, a.gpu_replicas, a.kind,
+                  a.preemptor, a.hour) < std::tie(b.namespace_, b.workload, b.resource, b.gpu_product,
+                                                  b.gpu_replicas, b.kind, b.preemptor, b.hour);
 }
 bool HourlyRow::SameKey(const HourlyRow& a, const HourlyRow& b) {
   return a.hour == b.hour && a.kind == b.kind && a.resource == b.resource &&
          a.workload == b.workload && a.namespace_ == b.namespace_ &&
-         a.gpu_product == b.gpu_product && a.preemptor == b.preemptor;
+         a.gpu_product == b.gpu_product && a.gpu_replicas == b.gpu_replicas &&
+         a.preemptor == b.preemptor;
 }
 
 Millis HourOf(Millis t) {
@@ -48,6 +65,9 @@ Millis CeilTo(Millis t, Millis step) {
 }
 std::string ProductKey(const RunSegment& seg, std::string_view resource) {
   return MeterUnitOf(resource).gpu ? seg.gpu_product : std::string();
+}
+int64_t ReplicasKey(const RunSegment& seg, std::string_view resource) {
+  return IsGpuReplicaResource(resource) ? seg.gpu_replicas : 1;
 }
 int64_t UsageOf(const RunSegment& seg, std::string_view resource) {
   if (seg.usage.empty()) return seg.requests.Get(resource);
@@ -71,6 +91,9 @@ Status ValidateSegment(const RunSegment& s) {
   if (s.workload.empty()) return Status::Error(who + ": workload name is empty");
   if (s.namespace_.empty()) return Status::Error(who + ": namespace is empty");
   if (s.end < s.start) return Status::Error(who + ": ends before it starts");
+  if (s.gpu_replicas < 1 || s.gpu_replicas > kMaxGpuReplicas)
+    return Status::Error(who + ": GPU replicas per card must be between 1 and " +
+                         std::to_string(kMaxGpuReplicas) + ", got " + std::to_string(s.gpu_replicas));
   if (s.requests.AnyNegative() || s.usage.AnyNegative())
     return Status::Error(who + ": negative request or usage");
   if (s.lost) {
@@ -89,6 +112,7 @@ SeriesFolder::SeriesFolder(const RunSegment& seg, std::string resource,
     : seg_(seg),
       resource_(std::move(resource)),
       product_(ProductKey(seg, resource_)),
+      replicas_(ReplicasKey(seg, resource_)),
       out_(out),
       interval_(scrape_interval),
       counter_(MeterUnitOf(resource_).counter),
@@ -103,6 +127,7 @@ void SeriesFolder::Flush() {
     r.workload = seg_.workload;
     r.resource = resource_;
     r.gpu_product = product_;
+    r.gpu_replicas = replicas_;
     r.hour = hour_;
     r.request_raw = req_;
     r.usage_raw = use_;
@@ -226,6 +251,7 @@ void MeterSegment(const RunSegment& seg, const MeterConfig& cfg, std::vector<Hou
         row.workload = seg.workload;
         row.resource = res;
         row.gpu_product = ProductKey(seg, res);
+        row.gpu_replicas = ReplicasKey(seg, res);
         row.kind = RowKind::kCredit;
         row.preemptor = seg.lost->preemptor;
         row.hour = h;

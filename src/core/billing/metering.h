@@ -36,18 +36,29 @@ struct MeterUnit {
   bool gpu = false;      // nvidia.com/gpu or a MIG profile: Max mode bills the request
 };
 MeterUnit MeterUnitOf(std::string_view resource);
+// The same for a row on a node whose GPUs are shared as N replicas (time-slicing / MPS):
+// nvidia.com/gpu is then metered in "replica-second" (milli-replica·ms / 10^6).
+MeterUnit MeterUnitOf(std::string_view resource, int64_t gpu_replicas);
 // Resources that are never metered (pod counts).
 bool IsMeteredResource(std::string_view resource);
 
-enum class RowKind : uint8_t { kUsage = 0, kCredit = 1 };
+// Usage and Credit are hourly rows; IdleShare exists only as an invoice line (a tenant's share of
+// the idle cost, PriceBook shareIdle).
+enum class RowKind : uint8_t { kUsage = 0, kCredit = 1, kIdleShare = 2 };
+
+// Pseudo-namespace of the pool's idle capacity: rows whose "workload" is a node and whose
+// request track is the node's capacity nobody requested. Billed in Request mode, never usage.
+inline constexpr std::string_view kIdleNamespace = "__idle__";
 const char* ToString(RowKind k);
 
-// One hourly aggregate. Key: (namespace, workload, resource, gpu_product, kind, preemptor, hour).
+// One hourly aggregate. Key: (namespace, workload, resource, gpu_product, gpu_replicas, kind,
+// preemptor, hour).
 struct HourlyRow {
   std::string namespace_;
   std::string workload;
   std::string resource;
   std::string gpu_product;  // pricing key of nvidia.com/gpu and MIG rows; "" for other resources
+  int64_t gpu_replicas = 1; // nvidia.com/gpu rows on a time-sliced / MPS node: replicas per card
   RowKind kind = RowKind::kUsage;
   std::string preemptor;    // credit rows: who caused the lost work
   Millis hour = 0;          // start of the hour, Unix ms, a multiple of kHourMs
@@ -58,7 +69,7 @@ struct HourlyRow {
   Millis covered_ms = 0;    // time the usage track saw in this hour
   Millis run_ms = 0;        // time the segment(s) ran in this hour
 
-  // Key order: namespace, workload, resource, gpu_product, kind, preemptor, hour.
+  // Key order: namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, hour.
   static bool KeyLess(const HourlyRow& a, const HourlyRow& b);
   static bool SameKey(const HourlyRow& a, const HourlyRow& b);
   bool operator==(const HourlyRow& o) const = default;
@@ -90,6 +101,7 @@ class SeriesFolder {
   const RunSegment& seg_;
   std::string resource_;
   std::string product_;
+  int64_t replicas_;
   std::vector<HourlyRow>* out_;
   Millis interval_;
   bool counter_;

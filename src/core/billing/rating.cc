@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/gpu_sharing.h"
+
 namespace arbiter::billing {
 
 std::string PriceBookId(const PriceBook& b) {
@@ -17,6 +19,8 @@ std::string CanonicalPriceBook(const PriceBook& b) {
   for (const auto& [k, v] : b.prices) s += "price " + k + " " + v.ToString() + "\n";
   for (const auto& [k, v] : b.gpu_models) s += "gpuModel " + k + " " + v.ToString() + "\n";
   for (const auto& [k, v] : b.namespace_modes) s += "namespaceMode " + k + " " + ToString(v) + "\n";
+  // Written only when set, so that the digests of books without it are unchanged.
+  if (b.share_idle != IdleSharing::kNone) s += "shareIdle " + std::string(ToString(b.share_idle)) + "\n";
   return s;
 }
 
@@ -59,11 +63,13 @@ const PriceBook* PriceCatalog::At(Millis t) const {
 }
 
 BillingMode ModeFor(const PriceBook& b, std::string_view namespace_) {
+  if (namespace_ == kIdleNamespace) return BillingMode::kRequest;  // capacity nobody requested
   auto it = b.namespace_modes.find(std::string(namespace_));
   return it == b.namespace_modes.end() ? b.mode : it->second;
 }
 
-UnitPrice ResolvePrice(const PriceBook& b, std::string_view resource, std::string_view gpu_product) {
+UnitPrice ResolvePrice(const PriceBook& b, std::string_view resource, std::string_view gpu_product,
+                       int64_t gpu_replicas) {
   UnitPrice p;
   auto direct = b.prices.find(std::string(resource));
   auto set_direct = [&](const std::string& source, Decimal d) {
@@ -73,7 +79,12 @@ UnitPrice ResolvePrice(const PriceBook& b, std::string_view resource, std::strin
     p.source = source;
   };
   const bool mig = IsMigResourceName(resource);
-  if (!mig && resource != kGpu) {
+  const bool shared = resource == kGpuSharedResource;  // replicas renamed by the device plugin
+  if (shared && direct != b.prices.end()) {
+    set_direct("prices[" + std::string(resource) + "]", direct->second);
+    return p;
+  }
+  if (!mig && !shared && resource != kGpu) {
     if (direct != b.prices.end()) set_direct("prices[" + std::string(resource) + "]", direct->second);
     else p.source = "unpriced";
     return p;
@@ -85,15 +96,37 @@ UnitPrice ResolvePrice(const PriceBook& b, std::string_view resource, std::strin
   // The card's price.
   std::optional<Decimal> card;
   std::string card_source;
+  std::string_view unshared = gpu_product;
+  if (unshared.ends_with(kSharedProductSuffix)) unshared.remove_suffix(kSharedProductSuffix.size());
   if (auto m = b.gpu_models.find(std::string(gpu_product)); !gpu_product.empty() && m != b.gpu_models.end()) {
     card = m->second;
     card_source = "gpuModels[" + std::string(gpu_product) + "]";
+  } else if (auto u = b.gpu_models.find(std::string(unshared));
+             unshared != gpu_product && !unshared.empty() && u != b.gpu_models.end()) {
+    card = u->second;
+    card_source = "gpuModels[" + std::string(unshared) + "]";
   } else if (auto g = b.prices.find(std::string(kGpu)); g != b.prices.end()) {
     card = g->second;
     card_source = "prices[nvidia.com/gpu]";
   }
   if (!card) {
     p.source = "unpriced";
+    return p;
+  }
+  if (!mig && (gpu_replicas > 1 || shared)) {
+    // One replica of a time-sliced / MPS card: card price / N per replica-hour, exact.
+    p.num = card->units();
+    p.den = gpu_replicas;
+    i128 g = std::gcd(p.num < 0 ? -p.num : p.num, p.den);
+    if (g > 1) {
+      p.num /= g;
+      p.den /= g;
+    }
+    p.unit_price = Decimal::FromUnits(MulDivRoundHalfUp(p.num, 1, p.den));
+    p.card_price = *card;
+    p.gpu_replicas = gpu_replicas;
+    p.source = card_source + " / " + std::to_string(gpu_replicas) +
+               (gpu_replicas == 1 ? " replica" : " replicas") + " (nvidia.com/gpu.replicas)";
     return p;
   }
   if (!mig) {
@@ -159,7 +192,7 @@ Decimal QuantityOf(i128 raw_num, i128 raw_den, i128 divisor) {
 RatedRow RateRow(const HourlyRow& row, const PriceCatalog& catalog) {
   RatedRow r;
   const PriceBook* b = catalog.At(row.hour);
-  MeterUnit unit = MeterUnitOf(row.resource);
+  MeterUnit unit = MeterUnitOf(row.resource, row.gpu_replicas);
   if (!b) {
     r.billed_quantity = QuantityOf(row.request_raw, 1, unit.divisor);
     return r;
@@ -171,7 +204,7 @@ RatedRow RateRow(const HourlyRow& row, const PriceCatalog& catalog) {
   if (row.kind == RowKind::kCredit) {
     billed.num = b->preemption_credit == CreditPolicy::kNone ? 0 : -billed.num;
   }
-  UnitPrice p = ResolvePrice(*b, row.resource, row.gpu_product);
+  UnitPrice p = ResolvePrice(*b, row.resource, row.gpu_product, row.gpu_replicas);
   r.unit_price = p.unit_price;
   r.billed_quantity = QuantityOf(billed.num, billed.den, unit.divisor);
   r.amount = AmountOf(billed.num, billed.den, p, unit.divisor, 9);

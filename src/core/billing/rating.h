@@ -35,6 +35,7 @@ class PriceCatalog {
   std::vector<PriceBook> books_;
 };
 
+// The namespace's mode; always Request for the idle pseudo-namespace.
 BillingMode ModeFor(const PriceBook& b, std::string_view namespace_);
 
 // The resolved price of one resource under one PriceBook version.
@@ -48,13 +49,18 @@ struct UnitPrice {
   std::string source;         // "prices[cpu]", "gpuModels[NVIDIA-H100-80GB-HBM3]", "unpriced", ...
   std::optional<MigRule> mig_rule;  // set when priced from the card by the MIG rule
   std::string mig_fraction;   // "4/7": fraction of the card, reduced
+  int64_t gpu_replicas = 1;   // nvidia.com/gpu on a time-sliced / MPS node: a replica is 1/N card
 };
 // cpu, memory and other resources: prices[resource]. nvidia.com/gpu: gpuModels[product], else
 // prices["nvidia.com/gpu"]. MIG: prices[resource] if written, else the card price (as for
 // nvidia.com/gpu) × the MIG rule's fraction (Compute g/7, Memory m/8, Max max(g/7, m/8)), the
 // profile looked up in the family of `gpu_product`. A resource without a price costs 0 and says
 // "unpriced" in `source`.
-UnitPrice ResolvePrice(const PriceBook& b, std::string_view resource, std::string_view gpu_product);
+// Time-sliced / MPS GPUs: nvidia.com/gpu with gpu_replicas N > 1 costs the card price / N per
+// replica-hour (card_price records the card). A product label with the device plugin's
+// "-SHARED" suffix is priced as the product without it unless gpuModels names it.
+UnitPrice ResolvePrice(const PriceBook& b, std::string_view resource, std::string_view gpu_product,
+                       int64_t gpu_replicas = 1);
 
 // Billed quantity of a row under a mode, as an exact fraction billed_num / billed_den of raw.
 // Request: request. Usage: usage. Max: max track, but GPUs and MIG bill their request.

@@ -26,6 +26,9 @@ struct RunSegment {
   int32_t priority = 0;
   std::string node;
   std::string gpu_product;  // node label nvidia.com/gpu.product, "" if none
+  // Node label nvidia.com/gpu.replicas (time-slicing / MPS): each nvidia.com/gpu is one of N
+  // replicas of a card and costs 1/N of the card. 1 when the GPUs are not shared.
+  int64_t gpu_replicas = 1;
   ResourceList requests;    // canonical units
   ResourceList usage;       // mean actual usage, canonical units (equal to requests when not given)
   Millis start = 0, end = 0;  // absolute Unix ms; the request track is [start, end), grace included

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/gpu_sharing.h"
 #include "core/quantity.h"
 
 namespace arbiter::engine {
@@ -425,6 +426,7 @@ RunRecord Engine::MakeRun(const Workload& w, size_t node) const {
   r.priority = w.priority;
   r.node = nodes_[node].name;
   r.gpu_product = nodes_[node].gpu_model;
+  if (nodes_[node].labels) r.gpu_replicas = GpuReplicasOf(*nodes_[node].labels);
   r.requests = w.requests;
   r.usage = w.usage;
   r.start = w.run_start;

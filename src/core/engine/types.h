@@ -57,6 +57,7 @@ struct RunRecord {
   int32_t priority = 0;
   std::string node;
   std::string gpu_product;
+  int64_t gpu_replicas = 1;  // node label nvidia.com/gpu.replicas: a GPU is 1/N of a card
   ResourceList requests;
   ResourceList usage;
   Millis start = 0;

@@ -305,6 +305,96 @@ TEST(BillingScenario, IdleCapacityIsReportedSeparately) {
   EXPECT_EQ(idle->total.ToFixed(6), "14.800000");
 }
 
+// Idle cost spread by share (PriceBook shareIdle). Node: 32 cores and 2 H100 (14.00/h) for one
+// hour, Request mode. team-a holds 16 cores (0.80), team-b 4 cores (0.20) and 1 GPU (14.00).
+// Idle: 12 cores x 1 h = 0.60, 1 GPU x 1 h = 14.00.
+std::vector<Invoice> SpreadCase(IdleSharing rule) {
+  NodeCapacity n{"node-1", "NVIDIA-H100-80GB-HBM3", Res("cpu=32,nvidia.com/gpu=2"), kEpoch, kEpoch + kHour};
+  std::vector<RunSegment> segs = {
+      Seg("team-a/x", "cpu=16", "", kEpoch, kEpoch + kHour),
+      Seg("team-b/y", "cpu=4,nvidia.com/gpu=1", "", kEpoch, kEpoch + kHour, "NVIDIA-H100-80GB-HBM3")};
+  auto rows = *MeterSegments(segs, MeterConfig{});
+  auto idle = *IdleRows({n}, segs, kEpoch, kEpoch + kHour);
+  rows.insert(rows.end(), idle.begin(), idle.end());
+  PriceBook b = Book("standard", kEpoch, BillingMode::kRequest);
+  b.share_idle = rule;
+  auto invs = BuildInvoices(rows, *PriceCatalog::Create({b}));
+  EXPECT_TRUE(invs.ok()) << invs.message();
+  EXPECT_EQ(invs->size(), 3u);
+  return *invs;
+}
+
+Decimal SumOfLines(const Invoice& inv) {
+  Decimal sum;
+  for (const auto& l : inv.lines) sum += l.amount;
+  return sum;
+}
+
+// Weighted: idle cpu 0.60 split by cpu cost 0.80 : 0.20 -> 0.48 and 0.12; idle GPU 14.00 all
+// to team-b, the only tenant with GPU cost. team-a 0.80 + 0.48 = 1.28; team-b 0.20 + 14.00 +
+// 0.12 + 14.00 = 28.32. The spread adds up to the idle total 14.60.
+TEST(BillingScenario, IdleSpreadWeightedByBilledCost) {
+  auto invs = SpreadCase(IdleSharing::kWeighted);
+  ASSERT_EQ(invs.size(), 3u);
+  const Invoice& idle = invs[0];
+  const Invoice& a = invs[1];
+  const Invoice& b = invs[2];
+  EXPECT_EQ(idle.namespace_, "__idle__");
+  EXPECT_EQ(idle.total.ToFixed(6), "14.600000");
+  EXPECT_EQ(idle.idle_share_total.ToFixed(6), "14.600000");
+  const InvoiceLine* share = FindLine(a, "cpu", RowKind::kIdleShare);
+  ASSERT_NE(share, nullptr);
+  EXPECT_EQ(share->amount.ToFixed(6), "0.480000");
+  EXPECT_EQ(share->idle_amount.ToFixed(6), "0.600000");
+  EXPECT_EQ(FindLine(a, "nvidia.com/gpu", RowKind::kIdleShare), nullptr);
+  EXPECT_EQ(a.total.ToFixed(6), "1.280000");
+  EXPECT_EQ(a.idle_share_total.ToFixed(6), "0.480000");
+  EXPECT_EQ(FindLine(b, "cpu", RowKind::kIdleShare)->amount.ToFixed(6), "0.120000");
+  EXPECT_EQ(FindLine(b, "nvidia.com/gpu", RowKind::kIdleShare)->amount.ToFixed(6), "14.000000");
+  EXPECT_EQ(b.total.ToFixed(6), "28.320000");
+  // Idle share lines come last; totals are the sums of the rounded lines.
+  EXPECT_EQ(a.lines.back().kind, RowKind::kIdleShare);
+  EXPECT_EQ(SumOfLines(a), a.total);
+  EXPECT_EQ(SumOfLines(b), b.total);
+  EXPECT_EQ((a.idle_share_total + b.idle_share_total).ToFixed(6), "14.600000");
+  EXPECT_NE(a.Canonical().find("share Weighted"), std::string::npos);
+  // The digest covers the spread: the same rows without it give another digest.
+  auto plain = SpreadCase(IdleSharing::kNone);
+  EXPECT_NE(plain[1].digest, a.digest);
+  EXPECT_EQ(plain[1].total.ToFixed(6), "0.800000");
+  EXPECT_TRUE(plain[0].idle_share_total.is_zero());
+}
+
+// Even: each of the two tenants gets half of each idle line: cpu 0.30, GPU 7.00.
+// team-a 0.80 + 0.30 + 7.00 = 8.10; team-b 0.20 + 14.00 + 0.30 + 7.00 = 21.50.
+TEST(BillingScenario, IdleSpreadEvenly) {
+  auto invs = SpreadCase(IdleSharing::kEven);
+  ASSERT_EQ(invs.size(), 3u);
+  EXPECT_EQ(invs[1].total.ToFixed(6), "8.100000");
+  EXPECT_EQ(invs[2].total.ToFixed(6), "21.500000");
+}
+
+// Largest remainder: 1.000000 of idle cpu over three equal tenants is 0.333334 + 0.333333 +
+// 0.333333 (the extra millionth to the first namespace), never 0.999999 or 1.000001.
+TEST(BillingScenario, IdleSpreadAddsUpExactly) {
+  // 20 idle cores x 1 h at 0.05 = 1.00; three tenants with 1 core each (equal cpu cost).
+  NodeCapacity n{"node-1", "", Res("cpu=23"), kEpoch, kEpoch + kHour};
+  std::vector<RunSegment> segs = {Seg("team-a/x", "cpu=1", "", kEpoch, kEpoch + kHour),
+                                  Seg("team-b/x", "cpu=1", "", kEpoch, kEpoch + kHour),
+                                  Seg("team-c/x", "cpu=1", "", kEpoch, kEpoch + kHour)};
+  auto rows = *MeterSegments(segs, MeterConfig{});
+  auto idle = *IdleRows({n}, segs, kEpoch, kEpoch + kHour);
+  rows.insert(rows.end(), idle.begin(), idle.end());
+  PriceBook b = Book();
+  b.share_idle = IdleSharing::kWeighted;
+  auto invs = *BuildInvoices(rows, *PriceCatalog::Create({b}));
+  ASSERT_EQ(invs.size(), 4u);
+  EXPECT_EQ(invs[0].total.ToFixed(6), "1.000000");
+  EXPECT_EQ(FindLine(invs[1], "cpu", RowKind::kIdleShare)->amount.ToFixed(6), "0.333334");
+  EXPECT_EQ(FindLine(invs[2], "cpu", RowKind::kIdleShare)->amount.ToFixed(6), "0.333333");
+  EXPECT_EQ(FindLine(invs[3], "cpu", RowKind::kIdleShare)->amount.ToFixed(6), "0.333333");
+}
+
 TEST(BillingErrors, NoPriceBookInForce) {
   MeterConfig cfg;
   auto rows = MeterSegments({Seg("team-a/x", "cpu=1", "", kEpoch - kHour, kEpoch)}, cfg);

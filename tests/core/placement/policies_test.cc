@@ -75,7 +75,7 @@ TEST(DotProductTest, PrefersTheSmallerAlignmentOfFreeAndRequest) {
 
 TEST(RandomTest, SameSeedSameChoicesAndEveryNodeIsReachable) {
   std::vector<NodeState> nodes;
-  for (int i = 0; i < 5; ++i) nodes.push_back(Node("n" + std::to_string(i), 16000, {0, 0, 0, 0}));
+  for (int i = 0; i < 5; ++i) nodes.push_back(Node(std::to_string(i).insert(0, 1, 'n'), 16000, {0, 0, 0, 0}));
   std::vector<size_t> feasible = {0, 1, 2, 3, 4};
   RandomPolicy a(7), b(7), c(8);
   std::set<size_t> seen;
@@ -104,7 +104,7 @@ TEST(ScoreOnlyTest, EqualsScoreForDeterministicPolicies) {
   for (int i = 0; i < 60; ++i) {
     std::vector<int32_t> used(static_cast<size_t>(1 + rng.Below(8)));
     for (auto& u : used) u = static_cast<int32_t>(rng.Below(5) == 0 ? 0 : rng.Below(1001));
-    NodeState n = Node("n" + std::to_string(i), 8000 + static_cast<int64_t>(rng.Below(120000)), used,
+    NodeState n = Node(std::to_string(i).insert(0, 1, 'n'), 8000 + static_cast<int64_t>(rng.Below(120000)), used,
                        rng.Below(2) ? "A" : "B");
     n.cpu_used_milli = static_cast<int64_t>(rng.Below(static_cast<uint64_t>(n.cpu_capacity_milli) / 2));
     nodes.push_back(std::move(n));

@@ -1,0 +1,38 @@
+// Writing hourly rows to a ledger file from a command: a failed write leaves no new file
+// behind (a ledger that existed is left as its last commit, since writes are transactions).
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "adapters/sqlite/ledger.h"
+
+namespace arbiter::app {
+
+// Removes PATH and its -wal/-shm files unless Keep() was called, when the file did not exist
+// at construction. Declare it before opening the ledger, so that the ledger is closed first.
+class NewFileGuard {
+ public:
+  explicit NewFileGuard(std::string path);
+  ~NewFileGuard();
+  NewFileGuard(const NewFileGuard&) = delete;
+  NewFileGuard& operator=(const NewFileGuard&) = delete;
+  void Keep() { keep_ = true; }
+  bool existed() const { return existed_; }
+
+ private:
+  std::string path_;
+  bool existed_;
+  bool keep_ = false;
+};
+
+// Opens (creating) the ledger at `path` and writes `rows`; prints
+// "N hourly rows: I inserted, U unchanged, R replaced, C corrected (new versions)" to `out`.
+// Exit code: 0, or 1 with the reason on `err` (and no new file left behind).
+int WriteLedgerFile(const std::string& path, const std::vector<billing::HourlyRow>& rows,
+                    const billing::PriceCatalog& catalog, std::optional<Millis> seal_before,
+                    const std::string& who, std::ostream& out, std::ostream& err);
+
+}  // namespace arbiter::app

@@ -1,0 +1,137 @@
+// The simulator's bill: run records -> segments -> invoices, for behaviour that needs the
+// engine (node labels, idle capacity).
+#include "sim/billing_bridge.h"
+
+#include <gtest/gtest.h>
+
+#include "adapters/yaml/manifest_loader.h"
+#include "sim/simulator.h"
+
+namespace arbiter::sim {
+namespace {
+
+ManifestSet Load(const std::string& text) {
+  yaml::ManifestLoad load;
+  yaml::LoadManifestText(text, "test.yaml", &load);
+  for (const auto& d : load.diagnostics.items) ADD_FAILURE() << d.ToString();
+  return load.set;
+}
+
+const billing::InvoiceLine* GpuLine(const billing::Invoice& inv) {
+  for (const auto& l : inv.lines)
+    if (l.resource == "nvidia.com/gpu" && l.kind == billing::RowKind::kUsage) return &l;
+  return nullptr;
+}
+
+// Issue 4: a time-sliced node (4 cards x 4 replicas = nvidia.com/gpu: 16, labelled by GPU
+// feature discovery) bills one replica as 1/4 of the card. The pod holds 1 replica for 1 h on
+// an H100 at 14.00/h: 3600 replica-s x 3.50/h = 3.500000.
+TEST(BillingBridge, TimeSlicedReplicaBillsAQuarterCard) {
+  ManifestSet m = Load(R"(
+apiVersion: v1
+kind: Node
+metadata:
+  name: h100-ts
+  labels:
+    nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3-SHARED
+    nvidia.com/gpu.count: "4"
+    nvidia.com/gpu.replicas: "4"
+    nvidia.com/gpu.sharing-strategy: time-slicing
+status:
+  capacity: {cpu: "64", memory: 512Gi, nvidia.com/gpu: "16"}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: infer
+  namespace: team-a
+  annotations: {arbiter.dev/duration: 1h}
+spec:
+  containers:
+  - name: c
+    resources:
+      requests: {nvidia.com/gpu: "1"}
+      limits: {nvidia.com/gpu: "1"}
+---
+apiVersion: arbiter.dev/v1alpha1
+kind: PriceBook
+metadata: {name: standard}
+spec:
+  currency: CNY
+  effectiveFrom: "2026-01-01T00:00:00Z"
+  prices: {nvidia.com/gpu: "7.00"}
+  gpuModels: {NVIDIA-H100-80GB-HBM3: "14.00"}
+)");
+  auto r = RunSimulation(m, SimOptions{});
+  ASSERT_TRUE(r.ok()) << r.message();
+  ASSERT_EQ(r->engine->runs().size(), 1u);
+  EXPECT_EQ(r->engine->runs()[0].gpu_replicas, 4);
+  auto bill = BillSimulation(m, *r, DefaultEpoch(m));
+  ASSERT_TRUE(bill.ok()) << bill.message();
+  ASSERT_EQ(bill->invoices.size(), 1u);
+  const billing::InvoiceLine* l = GpuLine(bill->invoices[0]);
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(l->gpu_replicas, 4);
+  EXPECT_EQ(l->unit, "replica-second");
+  EXPECT_EQ(l->billed_quantity.ToString(), "3600");
+  EXPECT_EQ(l->price.unit_price.ToString(), "3.5");
+  EXPECT_EQ(l->amount.ToFixed(6), "3.500000");
+  EXPECT_EQ(bill->invoices[0].total.ToFixed(6), "3.500000");
+  // Idle: 15 replicas x 1 h x 3.50 = 52.50 (cpu and memory are unpriced).
+  ASSERT_TRUE(bill->idle.has_value());
+  EXPECT_EQ(bill->idle->request_total.ToFixed(6), "52.500000");
+}
+
+// The device plugin's renameByDefault: true advertises the replicas as nvidia.com/gpu.shared
+// (and no nvidia.com/gpu); a replica still costs 1/N of the card: 1 of 4 on an H100 for 1 h =
+// 3.500000, and the 15 idle replicas 52.500000.
+TEST(BillingBridge, RenamedSharedGpuReplicaBillsAQuarterCard) {
+  ManifestSet m = Load(R"(
+apiVersion: v1
+kind: Node
+metadata:
+  name: h100-ts
+  labels:
+    nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+    nvidia.com/gpu.replicas: "4"
+    nvidia.com/gpu.sharing-strategy: mps
+status:
+  capacity: {cpu: "64", memory: 512Gi, nvidia.com/gpu.shared: "16"}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: infer
+  namespace: team-a
+  annotations: {arbiter.dev/duration: 1h}
+spec:
+  containers:
+  - name: c
+    resources:
+      requests: {nvidia.com/gpu.shared: "1"}
+      limits: {nvidia.com/gpu.shared: "1"}
+---
+apiVersion: arbiter.dev/v1alpha1
+kind: PriceBook
+metadata: {name: standard}
+spec:
+  currency: CNY
+  effectiveFrom: "2026-01-01T00:00:00Z"
+  gpuModels: {NVIDIA-H100-80GB-HBM3: "14.00"}
+)");
+  auto r = RunSimulation(m, SimOptions{});
+  ASSERT_TRUE(r.ok()) << r.message();
+  auto bill = BillSimulation(m, *r, DefaultEpoch(m));
+  ASSERT_TRUE(bill.ok()) << bill.message();
+  ASSERT_EQ(bill->invoices.size(), 1u);
+  const auto& lines = bill->invoices[0].lines;
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].resource, "nvidia.com/gpu.shared");
+  EXPECT_EQ(lines[0].unit, "replica-second");
+  EXPECT_EQ(lines[0].amount.ToFixed(6), "3.500000");
+  ASSERT_TRUE(bill->idle.has_value());
+  EXPECT_EQ(bill->idle->request_total.ToFixed(6), "52.500000");
+}
+
+}  // namespace
+}  // namespace arbiter::sim
