@@ -249,9 +249,12 @@ class Txn {
   bool done_ = false;
 };
 
-i128 ParseOr0(const std::string& t) {
+// Adds the stored int128 text `t` times `sign` to *acc; false when the text is corrupt.
+bool AddStored(const std::string& t, int sign, i128* acc) {
   auto v = billing::ParseI128(t);
-  return v.ok() ? *v : 0;
+  if (!v.ok()) return false;
+  *acc += sign * *v;
+  return true;
 }
 
 // Keeps the daily rollups equal to the sums of the current hourly rows: Add() takes the change
@@ -304,9 +307,9 @@ class DailyWriter {
     BindDayKey(get_, a);
     int rc = get_.Step();
     if (rc == SQLITE_ROW) {
-      a.request_raw += ParseOr0(get_.ColText(0));
-      a.usage_raw += ParseOr0(get_.ColText(1));
-      a.max_raw += ParseOr0(get_.ColText(2));
+      if (!AddStored(get_.ColText(0), 1, &a.request_raw) || !AddStored(get_.ColText(1), 1, &a.usage_raw) ||
+          !AddStored(get_.ColText(2), 1, &a.max_raw))
+        return Status::Error("ledger: corrupt quantity in the daily rollup of " + a.workload);
       a.samples += get_.ColInt(3);
       a.covered_ms += get_.ColInt(4);
       a.run_ms += get_.ColInt(5);
@@ -336,7 +339,7 @@ class DailyWriter {
            a.preemptor == b.preemptor;
   }
   // The key with the day in place of the hour (acc_.hour holds the day when bound).
-  static void BindDayKey(Stmt& s, const HourlyRow& r) { BindKey(s, r); }
+  static void BindDayKey(Stmt& s, const HourlyRow& r) { BindKey(s, r); }  // hour = day
 
   sqlite3* db_;
   Stmt get_, put_;
@@ -521,9 +524,9 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
   auto change = [&](const HourlyRow& r, const Content* old) {
     if (!old) return daily.Add(r);
     HourlyRow d = r;
-    d.request_raw -= ParseOr0(old->req);
-    d.usage_raw -= ParseOr0(old->use);
-    d.max_raw -= ParseOr0(old->max);
+    if (!AddStored(old->req, -1, &d.request_raw) || !AddStored(old->use, -1, &d.usage_raw) ||
+        !AddStored(old->max, -1, &d.max_raw))
+      return Status::Error("ledger: corrupt quantity in a stored row of " + r.workload);
     d.samples -= old->samples;
     d.covered_ms -= old->covered;
     d.run_ms -= old->run;
