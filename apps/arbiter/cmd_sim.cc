@@ -142,10 +142,10 @@ int RunManifestSim(const SimCli& o) {
       return rc;
     }
   }
-  nlohmann::json invoices = sim::BillJson(*bill);
+  bill.value().rows = {};  // written to the ledger if asked; the invoices are built
   if (!o.report_json.empty()) {
     std::ofstream f(o.report_json);
-    sim::WriteReportJson(f, load.set, *result, summary, invoices);
+    sim::WriteReportJson(f, load.set, *result, summary, *bill);
     f.flush();
     if (!f) {
       std::cerr << "arbiter sim: cannot write " << o.report_json << "\n";
@@ -155,7 +155,7 @@ int RunManifestSim(const SimCli& o) {
   }
   if (!o.report_html.empty()) {
     std::ofstream f(o.report_html);
-    f << sim::SimulationHtml(sim::ReportJson(load.set, *result, summary, invoices));
+    f << sim::SimulationHtml(sim::ReportJson(load.set, *result, summary, sim::BillJson(*bill)));
     f.flush();
     if (!f) {
       std::cerr << "arbiter sim: cannot write " << o.report_html << "\n";

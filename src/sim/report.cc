@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "adapters/report/invoice_json.h"
 #include "core/decimal.h"
 #include "core/plural.h"
 #include "core/quantity.h"
@@ -287,13 +288,58 @@ std::map<std::string, ArrayWriter> LongArrays(const ManifestSet& m, const SimRes
           {"timeline", [&](const JsonSink& k) { ForEachTimelinePoint(m, r, k); }}};
 }
 
+// A streaming writer with nlohmann's pretty-printer layout (dump(2)): objects' keys in order, two
+// spaces per level. A value is either a small JSON DOM or an array written element by element.
+std::string Pad(size_t depth) { return std::string(2 * depth, ' '); }
+
 // `text` (a value dumped with indent 2) placed at nesting depth `depth`.
 void Indented(std::ostream& os, const std::string& text, size_t depth) {
-  const std::string pad(2 * depth, ' ');
+  const std::string pad = Pad(depth);
   size_t from = 0;
   for (size_t nl; (nl = text.find('\n', from)) != std::string::npos; from = nl + 1)
     os.write(text.data() + from, static_cast<std::streamsize>(nl + 1 - from)) << pad;
   os.write(text.data() + from, static_cast<std::streamsize>(text.size() - from));
+}
+
+// Writes one array element at `depth` (the cursor is already indented).
+using ElementWriter = std::function<void(std::ostream& os, size_t depth)>;
+using LazyArray = std::function<void(const std::function<void(const ElementWriter&)>&)>;
+
+void WriteArray(std::ostream& os, const LazyArray& each, size_t depth) {
+  bool first = true;
+  each([&](const ElementWriter& write) {
+    os << (first ? "[\n" : ",\n") << Pad(depth + 1);
+    first = false;
+    write(os, depth + 1);
+  });
+  if (first) os << "[]";
+  else os << "\n" << Pad(depth) << "]";
+}
+
+void WriteObject(std::ostream& os, const nlohmann::json& head, const std::map<std::string, LazyArray>& arrays,
+                 size_t depth) {
+  std::set<std::string> keys;
+  for (const auto& [k, v] : head.items()) keys.insert(k);
+  for (const auto& [k, v] : arrays) keys.insert(k);
+  if (keys.empty()) {
+    os << "{}";
+    return;
+  }
+  os << "{\n";
+  size_t i = 0;
+  for (const auto& key : keys) {
+    os << Pad(depth + 1) << nlohmann::json(key).dump() << ": ";
+    if (auto a = arrays.find(key); a != arrays.end()) WriteArray(os, a->second, depth + 1);
+    else Indented(os, head.at(key).dump(2), depth + 1);
+    os << (++i < keys.size() ? ",\n" : "\n");
+  }
+  os << Pad(depth) << "}";
+}
+
+LazyArray OfJson(const ArrayWriter& w) {
+  return [w](const std::function<void(const ElementWriter&)>& emit) {
+    w([&](const nlohmann::json& j) { emit([&](std::ostream& os, size_t depth) { Indented(os, j.dump(2), depth); }); });
+  };
 }
 
 }  // namespace
@@ -309,34 +355,32 @@ nlohmann::json ReportJson(const ManifestSet& m, const SimResult& r, const Summar
   return out;
 }
 
-// Same bytes as ReportJson(...).dump(2) + "\n" (nlohmann's pretty printer: keys in order, two
-// spaces per level), but the long arrays are written element by element, so a run with millions
-// of events never holds their JSON in memory.
+// Same bytes as ReportJson(..., BillJson(bill)).dump(2) + "\n", but the long arrays (workloads,
+// events, timeline, each invoice's provenance) are written element by element, so a run with
+// millions of workloads never holds their JSON in memory.
 void WriteReportJson(std::ostream& os, const ManifestSet& m, const SimResult& r, const Summary& s,
-                     const nlohmann::json& invoices) {
-  const nlohmann::json head = ReportHead(m, r, s, invoices);
-  const auto arrays = LongArrays(m, r);
-  std::set<std::string> keys;
-  for (const auto& [k, v] : head.items()) keys.insert(k);
-  for (const auto& [k, v] : arrays) keys.insert(k);
-  os << "{\n";
-  size_t i = 0;
-  for (const auto& key : keys) {
-    os << "  " << nlohmann::json(key).dump() << ": ";
-    if (auto a = arrays.find(key); a != arrays.end()) {
-      bool first = true;
-      a->second([&](const nlohmann::json& j) {
-        os << (first ? "[\n    " : ",\n    ");
-        first = false;
-        Indented(os, j.dump(2), 2);
+                     const SimBill& bill) {
+  nlohmann::json head = ReportHead(m, r, s, nlohmann::json::array());
+  head.erase("invoices");
+  std::map<std::string, LazyArray> arrays;
+  for (const auto& [key, write] : LongArrays(m, r)) arrays[key] = OfJson(write);
+  arrays["invoices"] = [&bill](const std::function<void(const ElementWriter&)>& emit) {
+    auto one = [&](const billing::Invoice& inv) {
+      emit([&](std::ostream& out, size_t depth) {
+        LazyArray provenance = [&inv](const std::function<void(const ElementWriter&)>& each) {
+          for (const auto& p : inv.provenance) {
+            const nlohmann::json j = report::ProvenanceToJson(p);
+            each([&](std::ostream& o, size_t d) { Indented(o, j.dump(2), d); });
+          }
+        };
+        WriteObject(out, report::InvoiceHeadToJson(inv), {{"provenance", provenance}}, depth);
       });
-      os << (first ? "[]" : "\n  ]");
-    } else {
-      Indented(os, head.at(key).dump(2), 1);
-    }
-    os << (++i < keys.size() ? ",\n" : "\n");
-  }
-  os << "}\n";
+    };
+    for (const auto& inv : bill.invoices) one(inv);  // BillJson's order: tenants, then idle
+    if (bill.idle) one(*bill.idle);
+  };
+  WriteObject(os, head, arrays, 0);
+  os << "\n";
 }
 
 std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary& s) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/objects.h"
+#include "sim/billing_bridge.h"
 #include "sim/simulator.h"
 
 namespace arbiter::sim {
@@ -51,10 +52,11 @@ nlohmann::json TimelineJson(const ManifestSet& m, const SimResult& r);
 
 nlohmann::json ReportJson(const ManifestSet& m, const SimResult& r, const Summary& s,
                           const nlohmann::json& invoices);
-// Writes ReportJson(...).dump(2) and a newline, streaming the workloads, events and timeline
-// arrays element by element (memory stays flat for runs with millions of events).
+// Writes ReportJson(..., BillJson(bill)).dump(2) and a newline, streaming the workloads, events,
+// timeline and invoice provenance arrays element by element (memory stays flat for runs with
+// millions of workloads).
 void WriteReportJson(std::ostream& os, const ManifestSet& m, const SimResult& r, const Summary& s,
-                     const nlohmann::json& invoices);
+                     const SimBill& bill);
 using JsonSink = std::function<void(const nlohmann::json&)>;
 void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSink& sink);
 std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary& s);

@@ -4,6 +4,9 @@
 
 #include "adapters/yaml/manifest_loader.h"
 #include "core/plural.h"
+#include <sstream>
+
+#include "sim/billing_bridge.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
 
@@ -69,6 +72,24 @@ TEST(ReportTextTest, Plural) {
   EXPECT_EQ(Plural(size_t{2}, "GPU"), "2 GPUs");
   EXPECT_EQ(Plural(int64_t{1}, "quota reclaim"), "1 quota reclaim");
   EXPECT_EQ(Plural(3, "entry", "entries"), "3 entries");
+}
+
+// `arbiter sim --report-json` streams the report (workloads, events, timeline and each invoice's
+// provenance element by element); the bytes equal the DOM's pretty print. The example pool has a
+// PriceBook, tenants, idle capacity and preemption credits.
+TEST(ReportJsonTest, StreamedReportEqualsTheDomWithInvoices) {
+  auto load = yaml::LoadManifestFiles({std::string(ARBITER_SOURCE_DIR) + "/examples/pool.yaml"});
+  ASSERT_TRUE(load.ok());
+  auto r = RunSimulation(load.set, SimOptions{});
+  ASSERT_TRUE(r.ok()) << r.message();
+  auto s = Summarise(load.set, *r);
+  auto bill = BillSimulation(load.set, *r, DefaultEpoch(load.set));
+  ASSERT_TRUE(bill.ok()) << bill.message();
+  ASSERT_FALSE(bill->invoices.empty());
+  ASSERT_FALSE(bill->invoices[0].provenance.empty());
+  std::ostringstream streamed;
+  WriteReportJson(streamed, load.set, *r, s, *bill);
+  EXPECT_EQ(streamed.str(), ReportJson(load.set, *r, s, BillJson(*bill)).dump(2) + "\n");
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include <sstream>
 
 #include "adapters/yaml/manifest_loader.h"
+#include "sim/billing_bridge.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
 
@@ -103,11 +104,12 @@ TEST_P(ScenarioTest, Runs) {
     auto r = sim::RunSimulation(sc.load.set, opts);
     EXPECT_TRUE(r.ok()) << r.message();
     auto s = sim::Summarise(sc.load.set, *r);
-    const auto invoices = nlohmann::json::array({{{"namespace", "a"}, {"lines", {1, 2}}}});
-    auto dom = sim::ReportJson(sc.load.set, *r, s, invoices);
+    auto bill = sim::BillSimulation(sc.load.set, *r, sim::DefaultEpoch(sc.load.set));
+    EXPECT_TRUE(bill.ok()) << bill.message();
+    auto dom = sim::ReportJson(sc.load.set, *r, s, sim::BillJson(*bill));
     // The streamed report `arbiter sim --report-json` writes is the same bytes as the DOM's dump.
     std::ostringstream streamed;
-    sim::WriteReportJson(streamed, sc.load.set, *r, s, invoices);
+    sim::WriteReportJson(streamed, sc.load.set, *r, s, *bill);
     EXPECT_EQ(streamed.str(), dom.dump(2) + "\n");
     return dom.dump(1);
   };

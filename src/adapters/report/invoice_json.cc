@@ -58,7 +58,7 @@ json LineToJson(const InvoiceLine& l) {
 }
 }  // namespace
 
-json InvoiceToJson(const Invoice& inv) {
+json InvoiceHeadToJson(const Invoice& inv) {
   json j = json::object();
   j["namespace"] = inv.namespace_;
   j["currency"] = inv.currency;
@@ -73,16 +73,24 @@ json InvoiceToJson(const Invoice& inv) {
   j["creditTotal"] = inv.credit_total.ToFixed(kDigits);
   j["total"] = inv.total.ToFixed(kDigits);
   if (!inv.idle_share_total.is_zero()) j["idleShareTotal"] = inv.idle_share_total.ToFixed(kDigits);
-  json prov = json::array();
-  for (const auto& p : inv.provenance)
-    prov.push_back({{"workload", p.workload},
-                    {"resource", p.resource},
-                    {"samples", p.samples},
-                    {"coveredSeconds", SecondsText(p.covered_ms)},
-                    {"runSeconds", SecondsText(p.run_ms)},
-                    {"lowCoverage", p.low_coverage}});
-  j["provenance"] = std::move(prov);
   j["digest"] = inv.digest;
+  return j;
+}
+
+json ProvenanceToJson(const billing::Provenance& p) {
+  return {{"workload", p.workload},
+          {"resource", p.resource},
+          {"samples", p.samples},
+          {"coveredSeconds", SecondsText(p.covered_ms)},
+          {"runSeconds", SecondsText(p.run_ms)},
+          {"lowCoverage", p.low_coverage}};
+}
+
+json InvoiceToJson(const Invoice& inv) {
+  json j = InvoiceHeadToJson(inv);
+  json prov = json::array();
+  for (const auto& p : inv.provenance) prov.push_back(ProvenanceToJson(p));
+  j["provenance"] = std::move(prov);
   return j;
 }
 

@@ -21,6 +21,10 @@
 namespace arbiter::report {
 
 nlohmann::json InvoiceToJson(const billing::Invoice& inv);
+// The same object without `provenance` (one entry per workload and resource: writers of very
+// large reports stream those with ProvenanceToJson).
+nlohmann::json InvoiceHeadToJson(const billing::Invoice& inv);
+nlohmann::json ProvenanceToJson(const billing::Provenance& p);
 nlohmann::json InvoicesToJson(const std::vector<billing::Invoice>& invoices);
 
 // {"workload":"ns/name","namespace":"ns","priority":5000,"node":"n1","gpuProduct":"...",
