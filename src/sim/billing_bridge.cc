@@ -1,5 +1,7 @@
 #include "sim/billing_bridge.h"
 
+#include <iterator>
+
 #include "adapters/report/invoice_json.h"
 #include "core/billing/rating.h"
 #include "core/gpu_sharing.h"
@@ -41,8 +43,6 @@ Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis 
   auto segments = SegmentsOf(r, epoch);
   billing::MeterConfig cfg;
   cfg.scrape_interval = r.engine->policy().scrape_interval;
-  auto rows = billing::MeterSegments(segments, cfg);
-  if (!rows.ok()) return fail(rows.message());
   auto catalog = billing::PriceCatalog::Create(m.price_books);
   if (!catalog.ok()) return fail(catalog.message());
   // Hours are whole: the window covers every hour the pool existed in; NodeCapacity from/to
@@ -51,7 +51,9 @@ Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis 
   const Millis end = epoch + r.end_time;
   bill.from = billing::HourOf(epoch);
   bill.to = std::max(bill.from, billing::HourOf(end) == end ? end : billing::HourOf(end) + kHour);
-  bill.rows = std::move(rows).value();
+  // The idle capacity's rows first (they need the segments), then the tenants' rows into one
+  // vector sized for both; the segments go as soon as both are done.
+  std::vector<billing::HourlyRow> idle_rows;
   if (r.end_time > 0) {
     std::vector<billing::NodeCapacity> nodes;
     for (const auto& n : m.nodes) {
@@ -69,7 +71,14 @@ Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis 
     }
     auto idle = billing::IdleRows(nodes, segments, bill.from, bill.to);
     if (!idle.ok()) return fail(idle.message());
-    bill.rows.insert(bill.rows.end(), idle->begin(), idle->end());
+    idle_rows = std::move(idle).value();
+  }
+  if (Status s = billing::MeterSegmentsInto(segments, cfg, &bill.rows, idle_rows.size()); !s.ok())
+    return fail(s.message());
+  segments = {};
+  if (!idle_rows.empty()) {
+    std::move(idle_rows.begin(), idle_rows.end(), std::back_inserter(bill.rows));
+    idle_rows = {};
     billing::Rollup(&bill.rows);
   }
   billing::InvoiceOptions opts;

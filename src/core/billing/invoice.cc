@@ -95,7 +95,9 @@ Status Finalize(const std::string& ns, NsAcc& acc, const PriceCatalog& catalog,
   std::sort(books.begin(), books.end());
   books.erase(std::unique(books.begin(), books.end()), books.end());
   for (int b : books) inv->price_books.push_back(PriceBookId(catalog.books()[static_cast<size_t>(b)]));
-  for (auto& [k, p] : acc.prov) {
+  inv->provenance.reserve(acc.prov.size());
+  for (auto it = acc.prov.begin(); it != acc.prov.end(); it = acc.prov.erase(it)) {  // free as we go
+    Provenance& p = it->second;
     p.low_coverage = p.covered_ms * 1000 < p.run_ms * opts.low_coverage_permille;
     inv->provenance.push_back(std::move(p));
   }

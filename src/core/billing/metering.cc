@@ -287,15 +287,39 @@ void Rollup(std::vector<HourlyRow>* rows) {
   rows->resize(w);
 }
 
-Result<std::vector<HourlyRow>> MeterSegments(const std::vector<RunSegment>& segments,
-                                             const MeterConfig& cfg) {
+namespace {
+// At most how many rows MeterSegment makes for `seg`: one per metered resource and hour touched,
+// for the run and for its lost-work credit.
+size_t RowBound(const RunSegment& seg) {
+  auto hours = [](Millis from, Millis to) -> size_t {
+    if (to <= from) return 0;
+    return static_cast<size_t>((HourOf(to - 1) - HourOf(from)) / kHourMs + 1);
+  };
+  const size_t resources = seg.requests.size() + seg.usage.size();
+  size_t n = resources * hours(seg.start, seg.end);
+  if (seg.lost) n += resources * hours(seg.lost->from, seg.lost->to);
+  return n;
+}
+}  // namespace
+
+Status MeterSegmentsInto(const std::vector<RunSegment>& segments, const MeterConfig& cfg,
+                         std::vector<HourlyRow>* rows, size_t extra) {
   if (Status s = ValidateMeterConfig(cfg); !s.ok()) return s;
-  std::vector<HourlyRow> rows;
+  size_t bound = rows->size() + extra;
   for (const RunSegment& seg : segments) {
     if (Status s = ValidateSegment(seg); !s.ok()) return s;
-    MeterSegment(seg, cfg, &rows);
+    bound += RowBound(seg);
   }
-  Rollup(&rows);
+  rows->reserve(bound);  // one allocation: a million workloads' rows are never copied to grow
+  for (const RunSegment& seg : segments) MeterSegment(seg, cfg, rows);
+  Rollup(rows);
+  return Status::Ok();
+}
+
+Result<std::vector<HourlyRow>> MeterSegments(const std::vector<RunSegment>& segments,
+                                             const MeterConfig& cfg) {
+  std::vector<HourlyRow> rows;
+  if (Status s = MeterSegmentsInto(segments, cfg, &rows); !s.ok()) return s;
   return rows;
 }
 

@@ -134,6 +134,10 @@ void MeterSegment(const RunSegment& seg, const MeterConfig& cfg, std::vector<Hou
 void Rollup(std::vector<HourlyRow>* rows);
 
 // Validates, meters every segment and rolls up. Errors name the segment.
+// Appends the rolled-up rows of `segments` to `rows` (rolling up all of `rows`), reserving room
+// for them and `extra` more rows first.
+Status MeterSegmentsInto(const std::vector<RunSegment>& segments, const MeterConfig& cfg,
+                         std::vector<HourlyRow>* rows, size_t extra = 0);
 Result<std::vector<HourlyRow>> MeterSegments(const std::vector<RunSegment>& segments,
                                              const MeterConfig& cfg);
 
