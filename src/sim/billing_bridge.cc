@@ -19,14 +19,15 @@ std::vector<billing::RunSegment> SegmentsOf(const SimResult& r, Millis epoch) {
   for (const auto& run : r.engine->runs()) {
     if (run.end <= run.start) continue;  // held nothing for any time
     billing::RunSegment s;
-    s.workload = run.workload;
-    s.namespace_ = run.namespace_;
-    s.priority = run.priority;
+    const engine::Workload& w = r.engine->workloads()[run.workload];
+    s.workload = w.key;
+    s.namespace_ = w.namespace_;
+    s.priority = w.priority;
     s.node = run.node;
     s.gpu_product = run.gpu_product;
     s.gpu_replicas = run.gpu_replicas;
-    s.requests = run.requests;
-    s.usage = run.usage;
+    s.requests = w.requests;
+    s.usage = w.usage;
     s.start = epoch + run.start;
     s.end = epoch + run.end;
     if (run.lost_from && run.lost_to > *run.lost_from)

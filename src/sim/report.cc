@@ -45,7 +45,7 @@ Summary Summarise(const ManifestSet& m, const SimResult& r) {
       u.capacity += static_cast<__int128>(a.Get(res)) * (in.to - in.from);
     }
     for (const auto& run : e.runs())
-      u.allocated += static_cast<__int128>(run.requests.Get(res)) * (run.end - run.start);
+      u.allocated += static_cast<__int128>(e.workloads()[run.workload].requests.Get(res)) * (run.end - run.start);
     s.utilisation.push_back(u);
   }
   std::map<int32_t, Summary::Tier, std::greater<int32_t>> tiers;
@@ -126,7 +126,7 @@ void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSi
     if (run.end <= run.start && k < closed) continue;
     Delta up{run.start, {}, 1}, down{run.end, {}, -1};
     for (int i = 0; i < 3; ++i) {
-      up.amount[i] = run.requests.Get(kRes[i]);
+      up.amount[i] = e.workloads()[run.workload].requests.Get(kRes[i]);
       down.amount[i] = -up.amount[i];
     }
     deltas.push_back(up);

@@ -48,14 +48,15 @@ TEST(NodeChangesTest, RunsEndAtRemovalAndLostWorkIsRecorded) {
   ASSERT_TRUE(r.ok()) << r.message();
   int on_gpu2 = 0;
   for (const auto& run : r->engine->runs()) {
+    const std::string& name = r->engine->workloads()[run.workload].key;
     if (run.node != "gpu-2") continue;
     ++on_gpu2;
-    EXPECT_EQ(run.end, 1500000) << run.workload;
-    ASSERT_TRUE(run.lost_from.has_value()) << run.workload;
+    EXPECT_EQ(run.end, 1500000) << name;
+    ASSERT_TRUE(run.lost_from.has_value()) << name;
     EXPECT_EQ(run.lost_to, 1500000);
     EXPECT_EQ(run.preemptor, "node/gpu-2");
-    const Millis want = run.workload == "ml/ckpt" ? 1200000 : 0;  // last checkpoint at 20m, or none
-    EXPECT_EQ(*run.lost_from, want) << run.workload;
+    const Millis want = name == "ml/ckpt" ? 1200000 : 0;  // last checkpoint at 20m, or none
+    EXPECT_EQ(*run.lost_from, want) << name;
   }
   EXPECT_EQ(on_gpu2, 3);
   auto s = sim::Summarise(load.set, *r);

@@ -421,14 +421,10 @@ void Engine::OnTimer(const Timer& t) {
 
 RunRecord Engine::MakeRun(const Workload& w, size_t node) const {
   RunRecord r;
-  r.workload = w.key;
-  r.namespace_ = w.namespace_;
-  r.priority = w.priority;
+  r.workload = w.id;
   r.node = nodes_[node].name;
   r.gpu_product = nodes_[node].gpu_model;
   if (nodes_[node].labels) r.gpu_replicas = GpuReplicasOf(*nodes_[node].labels);
-  r.requests = w.requests;
-  r.usage = w.usage;
   r.start = w.run_start;
   r.end = now_;
   return r;

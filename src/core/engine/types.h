@@ -51,15 +51,13 @@ struct Event {
 };
 
 // One placement of a workload, from bind to exit (what billing meters on the request track).
+// Its workload's name, namespace, priority, requests and usage (which a run never changes) are in
+// Engine::workloads()[workload]: a million runs do not copy them.
 struct RunRecord {
-  std::string workload;
-  std::string namespace_;
-  int32_t priority = 0;
+  size_t workload = 0;  // index into Engine::workloads()
   std::string node;
   std::string gpu_product;
   int64_t gpu_replicas = 1;  // node label nvidia.com/gpu.replicas: a GPU is 1/N of a card
-  ResourceList requests;
-  ResourceList usage;
   Millis start = 0;
   Millis end = 0;
   // Work lost when this run was preempted: progress between `lost_from` and `lost_to` (run-time

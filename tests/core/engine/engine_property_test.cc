@@ -222,7 +222,7 @@ TEST(EnginePropertyTest, NodesJoiningAndLeaving) {
     for (const auto& run : a->engine->runs()) {
       auto it = removal.find(run.node);
       if (it != removal.end() && run.start < it->second) {
-        EXPECT_LE(run.end, it->second) << run.workload;
+        EXPECT_LE(run.end, it->second) << a->engine->workloads()[run.workload].key;
       }
     }
     for (const auto& ev : a->engine->events()) {
