@@ -32,7 +32,9 @@ struct LineAcc {
 
 struct NsAcc {
   std::map<LineKey, LineAcc> lines;
-  std::map<std::pair<std::string, std::string>, Provenance> prov;
+  // Per (workload, resource), in that order: the rows come sorted (SortedView), so entries are
+  // appended, a million workloads' provenance without a map.
+  std::vector<Provenance> prov;
   Millis min_hour = INT64_MAX, max_hour = INT64_MIN;
 };
 
@@ -95,12 +97,8 @@ Status Finalize(const std::string& ns, NsAcc& acc, const PriceCatalog& catalog,
   std::sort(books.begin(), books.end());
   books.erase(std::unique(books.begin(), books.end()), books.end());
   for (int b : books) inv->price_books.push_back(PriceBookId(catalog.books()[static_cast<size_t>(b)]));
-  inv->provenance.reserve(acc.prov.size());
-  for (auto it = acc.prov.begin(); it != acc.prov.end(); it = acc.prov.erase(it)) {  // free as we go
-    Provenance& p = it->second;
-    p.low_coverage = p.covered_ms * 1000 < p.run_ms * opts.low_coverage_permille;
-    inv->provenance.push_back(std::move(p));
-  }
+  for (Provenance& p : acc.prov) p.low_coverage = p.covered_ms * 1000 < p.run_ms * opts.low_coverage_permille;
+  inv->provenance = std::move(acc.prov);
   return Status::Ok();
 }
 
@@ -163,10 +161,17 @@ Status Accumulate(const RowView& view, const PriceCatalog& catalog,
     ns->max_hour = std::max(ns->max_hour, last);
     if (r.kind == RowKind::kUsage && !idle_ns) {
       if (!prov || prov->workload != r.workload || prov->resource != r.resource) {
-        Provenance& p = ns->prov[{r.workload, r.resource}];
-        p.workload = r.workload;
-        p.resource = r.resource;
-        prov = &p;
+        auto& v = ns->prov;
+        if (!v.empty() && v.back().workload == r.workload && v.back().resource == r.resource) {
+          prov = &v.back();
+        } else {
+          ARB_CHECK_MSG(v.empty() || std::tie(v.back().workload, v.back().resource) < std::tie(r.workload, r.resource),
+                        "invoice rows must come sorted by workload and resource");
+          v.emplace_back();
+          v.back().workload = r.workload;
+          v.back().resource = r.resource;
+          prov = &v.back();
+        }
       }
       prov->samples += r.samples;
       prov->covered_ms += r.covered_ms;
