@@ -295,7 +295,9 @@ size_t RowBound(const RunSegment& seg) {
     if (to <= from) return 0;
     return static_cast<size_t>((HourOf(to - 1) - HourOf(from)) / kHourMs + 1);
   };
-  const size_t resources = seg.requests.size() + seg.usage.size();
+  size_t resources = 0;  // as MeteredResources(seg), without building the list
+  for (const auto& [k, v] : seg.requests.entries()) resources += IsMeteredResource(k);
+  for (const auto& [k, v] : seg.usage.entries()) resources += IsMeteredResource(k) && !seg.requests.Has(k);
   size_t n = resources * hours(seg.start, seg.end);
   if (seg.lost) n += resources * hours(seg.lost->from, seg.lost->to);
   return n;
