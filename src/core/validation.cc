@@ -520,8 +520,9 @@ class Validator {
       if (!s_.nodes.empty()) {
         // Pods share few (nodeSelector, requests) pairs: scan the nodes once per pair, not once
         // per pod (a million pods on ten thousand nodes).
-        std::string key = req.ToString();
-        for (const auto& [k, v] : p.node_selector) key += "\n" + k + "=" + v;
+        std::string key = req.ToString();  // then each selector entry, length-prefixed (no collisions)
+        for (const auto& [k, v] : p.node_selector)
+          key += "|" + std::to_string(k.size()) + ":" + k + std::to_string(v.size()) + ":" + v;
         auto memo = fit_memo_.find(key);
         if (memo == fit_memo_.end()) {
           bool selector_match = false, fits = false;

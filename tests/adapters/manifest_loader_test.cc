@@ -351,6 +351,17 @@ TEST(ManifestLoaderTest, MarkersOnlyAtColumnZeroAndDirectives) {
   EXPECT_EQ(l.set.namespaces[1].meta.source.line, 12);
 }
 
+// A stream with a directive is parsed in one piece; cross-object messages still find the line of
+// the field in its document (regression: only single-document pieces were indexed).
+TEST(ManifestLoaderTest, DirectiveStreamStillHasFieldLines) {
+  auto l = LoadAndValidate("\xEF\xBB\xBF%YAML 1.2\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n"  // 1-5
+                           "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"                             // 6-9
+                           "spec:\n  priorityClassName: nope\n  containers: [{name: c}]\n");               // 10-12
+  auto* d = Find(l, "unknown PriorityClass \"nope\"");
+  ASSERT_TRUE(d) << All(l);
+  EXPECT_EQ(d->line, 11);
+}
+
 TEST(ManifestLoaderTest, PodPreemptModeAnyCase) {
   for (const char* v : {"requeue", "Requeue", "REQUEUE", "cancel", "Cancel"}) {
     auto l = Load(std::string("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: {arbiter.dev/preempt-mode: ") +

@@ -456,6 +456,25 @@ TEST(ValidationTest, PodsThatCanNeverBePlaced) {
   EXPECT_TRUE(Has(d, Severity::kWarning, "Pod/default/selector: spec.nodeSelector"));
 }
 
+// Regression: the "fits on some node" check is memoised per (requests, nodeSelector); selector
+// text that looks like two entries must not share a memo entry with the two entries.
+TEST(ValidationTest, SelectorMemoKeysDoNotCollide) {
+  ManifestSet s;
+  Node n = MakeNode("n", {{"cpu", 10000}});
+  n.meta.labels["a"] = "1";
+  n.meta.labels["b"] = "2";
+  s.nodes.push_back(n);
+  Pod odd = MakePod("odd", "default", {{"cpu", 1000}});
+  odd.node_selector = {{"a", "1\nb=2"}};
+  s.pods.push_back(odd);
+  Pod two = MakePod("two", "default", {{"cpu", 1000}});
+  two.node_selector = {{"a", "1"}, {"b", "2"}};
+  s.pods.push_back(two);
+  auto d = Check(s);
+  EXPECT_EQ(d.items.size(), 1u) << All(d);
+  EXPECT_TRUE(Has(d, Severity::kWarning, "Pod/default/odd: spec.nodeSelector"));
+}
+
 TEST(ValidationTest, PodsThatLimitRangeAdmissionWillReject) {
   ManifestSet s;
   LimitRange lr;

@@ -1279,6 +1279,7 @@ struct DocText {
   std::shared_ptr<const std::string> text;
   size_t begin = 0, end = 0;
   int lines_before = 0;
+  size_t doc = 0;  // which document of the piece (a piece holds several only with directives)
 };
 
 // Every loaded document's text, so the SourceLocator can find a field's line on demand by
@@ -1305,8 +1306,9 @@ class DocIndex {
     if (it == v.end() || it->line != object.line) return 0;
     try {
       LineOffsetScope offset(it->lines_before);
-      YAML::Node doc = YAML::Load(it->text->substr(it->begin, it->end - it->begin));
-      return WalkLine(doc, path);
+      std::vector<YAML::Node> docs = YAML::LoadAll(it->text->substr(it->begin, it->end - it->begin));
+      if (it->doc >= docs.size()) return 0;
+      return WalkLine(docs[it->doc], path);
     } catch (const std::exception&) {
       return 0;
     }
@@ -1355,7 +1357,7 @@ class DocIndex {
       } else {
         break;
       }
-      node = next;
+      node.reset(next);  // rebind (operator= would assign through to the parent's node)
     }
     return best;
   }
@@ -1388,7 +1390,8 @@ std::vector<Chunk> SplitDocuments(const std::string& t) {
   for (size_t pos = 0; pos < t.size();) {
     size_t eol = t.find('\n', pos);
     size_t next = eol == std::string::npos ? t.size() : eol + 1;
-    if (t[pos] == '%') return {{0, t.size(), 0}};
+    const size_t at = pos == 0 && t.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : pos;  // after a BOM
+    if (at < t.size() && t[at] == '%') return {{0, t.size(), 0}};
     if (IsMarker(t, pos, "---") && pos > begin) {
       out.push_back({begin, pos, begin_line});
       begin = pos;
@@ -1430,7 +1433,7 @@ void LoadChunk(const std::shared_ptr<const std::string>& text, const Chunk& c, c
   for (const auto& doc : docs) {
     if (!doc.IsDefined() || doc.IsNull()) continue;  // empty document
     int line = std::max(1, NodeLine(doc));
-    if (docs.size() == 1) index.Add(file, {line, text, c.begin, c.end, c.lines_before});
+    index.Add(file, {line, text, c.begin, c.end, c.lines_before, static_cast<size_t>(&doc - docs.data())});
     try {
       LoadDocument(doc, file, out);
     } catch (const std::exception& e) {  // yaml-cpp or allocation failure: report, never throw
@@ -1448,9 +1451,9 @@ void LoadText(std::shared_ptr<const std::string> text, const std::string& file, 
     out->locator.SetResolver([index](const SourceRef& o, std::string_view p) { return index->Resolve(o, p); });
   }
   const std::vector<Chunk> chunks = SplitDocuments(*text);
-  out->set.pods.reserve(out->set.pods.size() + chunks.size());  // at most one object per chunk
+  // Room for one Pod per piece (usually one object each), growing geometrically across files.
+  out->set.pods.reserve(std::max(out->set.pods.size() + chunks.size(), 2 * out->set.pods.capacity()));
   for (const Chunk& c : chunks) LoadChunk(text, c, file, *index, out);
-  if (out->set.pods.capacity() > 2 * out->set.pods.size() + 1024) out->set.pods.shrink_to_fit();
 }
 
 }  // namespace

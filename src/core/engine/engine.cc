@@ -1204,7 +1204,8 @@ std::string Engine::ShapeKey(const Workload& w) const {
   std::string k = std::to_string(w.shape.cpu_milli) + "|" + std::to_string(w.shape.mem_bytes) + "|" +
                   std::to_string(w.shape.gpu_count) + "|" + std::to_string(w.shape.gpu_milli_per_device) + "|" +
                   w.shape.ext.ToString() + "|" + std::to_string(w.priority) + "|";
-  for (const auto& [a, b] : w.pod->node_selector) k += a + "=" + b + ",";
+  for (const auto& [a, b] : w.pod->node_selector)  // length-prefixed: no two selectors collide
+    k += std::to_string(a.size()) + ":" + a + std::to_string(b.size()) + ":" + b + ",";
   return k;
 }
 
