@@ -1,6 +1,8 @@
 // Usage errors and --version as a new user meets them (regressions from a new-user trial: CLI11's
 // "A subcommand is required" for a mistyped command, "--file is required" for a mistyped flag).
 #include <gtest/gtest.h>
+
+#include "run_command.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,13 +26,11 @@ CliResult Arbiter(const std::string& args) {
   const std::string err_file = (dir / "stderr.txt").string();
   const std::string cmd = "cd " + dir.string() + " && " + ARBITER_BINARY + " " + args + " 2>" + err_file;
   CliResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  {
+    auto run = arbiter::testing::RunCommand(cmd);
+    r.rc = run.rc;
+    r.out = std::move(run.out);
+  }
   std::ifstream e(err_file);
   std::stringstream ss;
   ss << e.rdbuf();

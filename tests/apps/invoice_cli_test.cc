@@ -1,5 +1,7 @@
 // `arbiter invoice`, `arbiter invoice ingest`, `arbiter ledger export|seal` as a user runs them.
 #include <gtest/gtest.h>
+
+#include "run_command.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,13 +23,11 @@ struct CliRun {
 CliRun Arbiter(const std::string& args) {
   std::string cmd = std::string(ARBITER_BINARY) + " " + args + " 2>&1";
   CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  {
+    auto run = arbiter::testing::RunCommand(cmd);
+    r.rc = run.rc;
+    r.out = std::move(run.out);
+  }
   return r;
 }
 

@@ -2,6 +2,8 @@
 // report's invoices through `arbiter invoice --db`, byte for byte (digests included), and
 // writing the same run again adds nothing. Also the sim's refusals of bad flags.
 #include <gtest/gtest.h>
+
+#include "run_command.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,13 +27,11 @@ struct CliRun {
 CliRun Arbiter(const std::string& args, bool with_stderr = true) {
   std::string cmd = std::string(ARBITER_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
   CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  {
+    auto run = arbiter::testing::RunCommand(cmd);
+    r.rc = run.rc;
+    r.out = std::move(run.out);
+  }
   return r;
 }
 

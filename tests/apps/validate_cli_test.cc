@@ -1,5 +1,7 @@
 // `arbiter validate` as a user runs it: output format, ordering, summary and exit codes.
 #include <gtest/gtest.h>
+
+#include "run_command.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,13 +29,11 @@ CliResult Validate(const std::string& args) {
   std::string err_file = (TempDir() / "stderr.txt").string();
   std::string cmd = std::string(ARBITER_BINARY) + " validate " + args + " 2>" + err_file;
   CliResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  {
+    auto run = arbiter::testing::RunCommand(cmd);
+    r.rc = run.rc;
+    r.out = std::move(run.out);
+  }
   std::ifstream e(err_file);
   std::stringstream ss;
   ss << e.rdbuf();
