@@ -106,7 +106,7 @@ int RunManifestSim(const SimCli& o) {
   auto summary = sim::Summarise(load.set, *result);
   std::cout << sim::TextSummary(load.set, *result, summary);
   Millis epoch = start.value_or(sim::DefaultEpoch(load.set));
-  auto bill = sim::BillSimulation(load.set, *result, epoch);
+  auto bill = sim::BillSimulation(load.set, *result, epoch, /*keep_rows=*/!o.ledger.empty());
   if (!bill.ok()) {
     std::cerr << "arbiter sim: " << bill.message() << "\n";
     return 1;

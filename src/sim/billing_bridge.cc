@@ -14,34 +14,41 @@ Millis DefaultEpoch(const ManifestSet& m) {
   return e.value_or(1767225600000);  // 2026-01-01T00:00:00Z
 }
 
+namespace {
+
+// The billing segment of one run record, or nothing when it held resources for no time.
+std::optional<billing::RunSegment> SegmentOf(const SimResult& r, const engine::RunRecord& run, Millis epoch) {
+  if (run.end <= run.start) return std::nullopt;
+  billing::RunSegment s;
+  const engine::Workload& w = r.engine->workloads()[run.workload];
+  s.workload = w.key;
+  s.namespace_ = w.namespace_;
+  s.priority = w.priority;
+  s.node = run.node;
+  s.gpu_product = run.gpu_product;
+  s.gpu_replicas = run.gpu_replicas;
+  s.requests = w.requests;
+  s.usage = w.usage;
+  s.start = epoch + run.start;
+  s.end = epoch + run.end;
+  if (run.lost_from && run.lost_to > *run.lost_from)
+    s.lost = billing::LostWork{epoch + *run.lost_from, epoch + run.lost_to, run.preemptor};
+  return s;
+}
+
+}  // namespace
+
 std::vector<billing::RunSegment> SegmentsOf(const SimResult& r, Millis epoch) {
   std::vector<billing::RunSegment> out;
-  for (const auto& run : r.engine->runs()) {
-    if (run.end <= run.start) continue;  // held nothing for any time
-    billing::RunSegment s;
-    const engine::Workload& w = r.engine->workloads()[run.workload];
-    s.workload = w.key;
-    s.namespace_ = w.namespace_;
-    s.priority = w.priority;
-    s.node = run.node;
-    s.gpu_product = run.gpu_product;
-    s.gpu_replicas = run.gpu_replicas;
-    s.requests = w.requests;
-    s.usage = w.usage;
-    s.start = epoch + run.start;
-    s.end = epoch + run.end;
-    if (run.lost_from && run.lost_to > *run.lost_from)
-      s.lost = billing::LostWork{epoch + *run.lost_from, epoch + run.lost_to, run.preemptor};
-    out.push_back(std::move(s));
-  }
+  for (const auto& run : r.engine->runs())
+    if (auto s = SegmentOf(r, run, epoch)) out.push_back(std::move(*s));
   return out;
 }
 
-Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis epoch) {
+Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis epoch, bool keep_rows) {
   SimBill bill;
   if (m.price_books.empty()) return bill;
   auto fail = [](const std::string& msg) { return Result<SimBill>::Error("billing: " + msg); };
-  auto segments = SegmentsOf(r, epoch);
   billing::MeterConfig cfg;
   cfg.scrape_interval = r.engine->policy().scrape_interval;
   auto catalog = billing::PriceCatalog::Create(m.price_books);
@@ -52,43 +59,69 @@ Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis 
   const Millis end = epoch + r.end_time;
   bill.from = billing::HourOf(epoch);
   bill.to = std::max(bill.from, billing::HourOf(end) == end ? end : billing::HourOf(end) + kHour);
-  // The idle capacity's rows first (they need the segments), then the tenants' rows into one
-  // vector sized for both; the segments go as soon as both are done.
+  // The idle capacity's rows need every segment; the segments go once they are computed.
   std::vector<billing::HourlyRow> idle_rows;
-  if (r.end_time > 0) {
-    std::vector<billing::NodeCapacity> nodes;
-    for (const auto& n : m.nodes) {
-      billing::NodeCapacity c;
-      c.node = n.meta.name;
-      auto p = n.meta.labels.find("nvidia.com/gpu.product");
-      if (p != n.meta.labels.end()) c.gpu_product = p->second;
-      c.gpu_replicas = GpuReplicasOf(n.meta.labels);
-      c.allocatable = n.allocatable.empty() ? n.capacity : n.allocatable;
-      const NodeWindow in = NodeWindowOf(n, r.end_time);  // idle only while the node is in the pool
-      if (in.to <= in.from) continue;
-      c.from = epoch + in.from;
-      c.to = epoch + in.to;
-      nodes.push_back(std::move(c));
+  {
+    std::vector<billing::RunSegment> segments = SegmentsOf(r, epoch);
+    if (r.end_time > 0) {
+      std::vector<billing::NodeCapacity> nodes;
+      for (const auto& n : m.nodes) {
+        billing::NodeCapacity c;
+        c.node = n.meta.name;
+        auto p = n.meta.labels.find("nvidia.com/gpu.product");
+        if (p != n.meta.labels.end()) c.gpu_product = p->second;
+        c.gpu_replicas = GpuReplicasOf(n.meta.labels);
+        c.allocatable = n.allocatable.empty() ? n.capacity : n.allocatable;
+        const NodeWindow in = NodeWindowOf(n, r.end_time);  // idle only while the node is in the pool
+        if (in.to <= in.from) continue;
+        c.from = epoch + in.from;
+        c.to = epoch + in.to;
+        nodes.push_back(std::move(c));
+      }
+      auto idle = billing::IdleRows(nodes, segments, bill.from, bill.to);
+      if (!idle.ok()) return fail(idle.message());
+      idle_rows = std::move(idle).value();
     }
-    auto idle = billing::IdleRows(nodes, segments, bill.from, bill.to);
-    if (!idle.ok()) return fail(idle.message());
-    idle_rows = std::move(idle).value();
-  }
-  if (Status s = billing::MeterSegmentsInto(segments, cfg, &bill.rows, idle_rows.size()); !s.ok())
-    return fail(s.message());
-  segments = {};
-  if (!idle_rows.empty()) {
-    std::move(idle_rows.begin(), idle_rows.end(), std::back_inserter(bill.rows));
-    idle_rows = {};
-    billing::Rollup(&bill.rows);
+    if (keep_rows) {  // every row, for --ledger: meter all segments at once
+      if (Status s = billing::MeterSegmentsInto(segments, cfg, &bill.rows, idle_rows.size()); !s.ok())
+        return fail(s.message());
+    }
   }
   billing::InvoiceOptions opts;
   opts.from = bill.from;
   opts.to = bill.to;
   opts.low_coverage_permille = cfg.low_coverage_permille;
-  auto invs = billing::BuildInvoices(bill.rows, *catalog, opts);
+  billing::InvoiceBuilder builder(*catalog, opts);
+  if (keep_rows) {
+    std::move(idle_rows.begin(), idle_rows.end(), std::back_inserter(bill.rows));
+    idle_rows = {};
+    billing::Rollup(&bill.rows);
+    if (Status s = builder.Add(bill.rows); !s.ok()) return fail(s.message());
+  } else {
+    // One namespace at a time: its segments, its rows, its invoice; then the next. Memory holds
+    // one namespace's rows, not the pool's.
+    const auto& runs = r.engine->runs();
+    std::vector<size_t> order(runs.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    auto ns_of = [&](size_t i) -> const std::string& { return r.engine->workloads()[runs[i].workload].namespace_; };
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ns_of(a) < ns_of(b); });
+    for (size_t i = 0; i < order.size();) {
+      size_t j = i;
+      std::vector<billing::RunSegment> segments;
+      for (; j < order.size() && ns_of(order[j]) == ns_of(order[i]); ++j)
+        if (auto seg = SegmentOf(r, runs[order[j]], epoch)) segments.push_back(std::move(*seg));
+      std::vector<billing::HourlyRow> rows;
+      if (Status s = billing::MeterSegmentsInto(segments, cfg, &rows); !s.ok()) return fail(s.message());
+      segments = {};
+      if (Status s = builder.Add(rows); !s.ok()) return fail(s.message());
+      i = j;
+    }
+    if (!idle_rows.empty())
+      if (Status s = builder.Add(idle_rows); !s.ok()) return fail(s.message());
+  }
+  auto invs = builder.Finish();
   if (!invs.ok()) return fail(invs.message());
-  for (auto& inv : *invs) {
+  for (auto& inv : invs.value()) {
     if (inv.namespace_ == billing::kIdleNamespace) bill.idle = std::move(inv);
     else bill.invoices.push_back(std::move(inv));
   }

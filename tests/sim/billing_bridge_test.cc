@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "adapters/yaml/manifest_loader.h"
 #include "sim/simulator.h"
 
@@ -131,6 +134,37 @@ spec:
   EXPECT_EQ(lines[0].amount.ToFixed(6), "3.500000");
   ASSERT_TRUE(bill->idle.has_value());
   EXPECT_EQ(bill->idle->request_total.ToFixed(6), "52.500000");
+}
+
+// Without --ledger the simulator meters one namespace at a time (InvoiceBuilder); the invoices
+// are byte for byte those of metering every row at once, with and without idle cost spread.
+TEST(BillingBridge, NamespaceAtATimeGivesTheSameInvoices) {
+  std::ifstream f(std::string(ARBITER_SOURCE_DIR) + "/examples/pool.yaml");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string text = ss.str();
+  for (const char* share : {"", "  shareIdle: Weighted\n", "  shareIdle: Even\n"}) {
+    std::string t = text;
+    const std::string anchor = "  migRule: Max\n";
+    const size_t at = t.find(anchor);
+    ASSERT_NE(at, std::string::npos);
+    t.insert(at + anchor.size(), share);
+    yaml::ManifestLoad load;  // the example pool has one intended warning
+    yaml::LoadManifestText(t, "pool.yaml", &load);
+    ASSERT_TRUE(load.ok());
+    const ManifestSet& m = load.set;
+    auto r = RunSimulation(m, {});
+    ASSERT_TRUE(r.ok()) << r.message();
+    auto all = BillSimulation(m, *r, DefaultEpoch(m), /*keep_rows=*/true);
+    auto parts = BillSimulation(m, *r, DefaultEpoch(m), /*keep_rows=*/false);
+    ASSERT_TRUE(all.ok() && parts.ok());
+    EXPECT_FALSE(all->rows.empty());
+    EXPECT_TRUE(parts->rows.empty());
+    ASSERT_GE(all->invoices.size(), 3u);
+    ASSERT_TRUE(all->idle.has_value());
+    EXPECT_EQ(*share != '\0', !all->idle->idle_share_total.is_zero()) << share;
+    EXPECT_EQ(BillJson(*all).dump(), BillJson(*parts).dump()) << share;
+  }
 }
 
 }  // namespace

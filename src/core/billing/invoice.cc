@@ -287,6 +287,29 @@ std::string Invoice::Canonical() const {
   return s;
 }
 
+Status InvoiceBuilder::Add(const std::vector<HourlyRow>& rows) {
+  std::map<std::string, NsAcc> acc;
+  if (Status s = Accumulate(SortedView(rows), catalog_, opts_, std::nullopt, &acc); !s.ok()) return s;
+  for (auto& [ns, a] : acc) {
+    for (const Invoice& done : invoices_)
+      if (done.namespace_ == ns)
+        return Status::Error("invoice builder: the rows of namespace " + ns + " came in two parts");
+    Invoice inv;
+    if (Status s = Finalize(ns, a, catalog_, opts_, &inv); !s.ok()) return s;
+    invoices_.push_back(std::move(inv));
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<Invoice>> InvoiceBuilder::Finish() {
+  std::vector<Invoice> out = std::move(invoices_);
+  invoices_.clear();
+  std::sort(out.begin(), out.end(), [](const Invoice& a, const Invoice& b) { return a.namespace_ < b.namespace_; });
+  SpreadIdle(&out, catalog_);
+  for (Invoice& inv : out) Digest(catalog_, &inv);
+  return out;
+}
+
 Result<std::vector<Invoice>> BuildInvoices(const std::vector<HourlyRow>& rows,
                                            const PriceCatalog& catalog,
                                            const InvoiceOptions& opts) {

@@ -87,6 +87,22 @@ Result<std::vector<Invoice>> BuildInvoices(const std::vector<HourlyRow>& rows,
                                            const PriceCatalog& catalog,
                                            const InvoiceOptions& opts = {});
 
+// BuildInvoices in parts, for callers that meter one namespace at a time and never hold every
+// row (a simulation of a million workloads): Add the rows of some namespaces (all rows of a
+// namespace in one call), then Finish. Same invoices, byte for byte, as BuildInvoices over the
+// union of the rows.
+class InvoiceBuilder {
+ public:
+  InvoiceBuilder(const PriceCatalog& catalog, InvoiceOptions opts) : catalog_(catalog), opts_(std::move(opts)) {}
+  Status Add(const std::vector<HourlyRow>& rows);
+  Result<std::vector<Invoice>> Finish();
+
+ private:
+  const PriceCatalog& catalog_;
+  InvoiceOptions opts_;
+  std::vector<Invoice> invoices_;
+};
+
 // A run of hourly rows of one key, summed (request, usage, max, samples, covered, run), for
 // readers that aggregate before rating (the ledger's daily rollups): sum.hour is the first
 // hour, last_hour the last. The rows of a span must lie in one PriceBook version and in the
