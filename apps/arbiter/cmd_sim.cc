@@ -1,9 +1,11 @@
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "adapters/yaml/manifest_loader.h"
+#include "core/plural.h"
 #include "cmd_trace.h"
 #include "commands.h"
 #include "ledger_write.h"
@@ -40,6 +42,24 @@ std::optional<PlacementPolicyName> ParsePolicy(std::string p) {
   return std::nullopt;
 }
 
+// Why `path` cannot be written (without creating or changing anything), or nothing; "" is fine.
+std::optional<std::string> UnwritablePath(const std::string& path) {
+  if (path.empty()) return std::nullopt;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  if (fs::is_directory(p, ec)) return "is a directory";
+  if (fs::exists(p, ec)) {
+    if (access(path.c_str(), W_OK) != 0) return "not writable";
+    return std::nullopt;
+  }
+  fs::path dir = p.parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir, ec)) return "directory " + dir.string() + " does not exist";
+  if (access(dir.c_str(), W_OK) != 0) return "directory " + dir.string() + " is not writable";
+  return std::nullopt;
+}
+
 int RunManifestSim(const SimCli& o) {
   if (o.files.empty()) {
     std::cerr << "arbiter sim: give manifests with -f FILE (or a trace with --nodes and --pods)\n";
@@ -50,11 +70,20 @@ int RunManifestSim(const SimCli& o) {
   for (const auto& d : load.diagnostics.items)
     if (d.severity == Severity::kError || !o.quiet) std::cerr << d.ToString() << "\n";
   if (!load.ok()) {
-    std::cerr << "arbiter sim: " << load.diagnostics.ErrorCount()
-              << " error(s) in the manifests; nothing was simulated (run `arbiter validate` for details)\n";
+    std::cerr << "arbiter sim: " << Plural(load.diagnostics.ErrorCount(), "error")
+              << " in the manifests; nothing was simulated (run `arbiter validate` for details)\n";
     return 1;
   }
   load.ReleaseSources();  // every message is out: the manifest text is not needed any more
+  // Output paths are checked before a simulation that may take minutes, not after it.
+  for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"--report-json", o.report_json},
+                                   {"--report-html", o.report_html},
+                                   {"--ledger", o.ledger}}) {
+    if (auto why = UnwritablePath(path)) {
+      std::cerr << "arbiter sim: " << flag << " " << path << ": " << *why << "\n";
+      return 2;
+    }
+  }
   std::optional<Millis> start;
   if (!o.start.empty()) {
     auto t = ParseRfc3339(o.start);

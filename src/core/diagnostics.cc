@@ -5,7 +5,7 @@
 namespace arbiter {
 
 std::string Diagnostic::ToString() const {
-  std::string s = file + ":" + std::to_string(line) + ": ";
+  std::string s = line > 0 ? file + ":" + std::to_string(line) + ": " : file + ": ";  // 0: the file itself
   if (!kind.empty()) s += kind + "/" + (name.empty() ? "<unnamed>" : name) + ": ";
   if (!field_path.empty()) s += field_path + ": ";
   if (severity == Severity::kWarning) s += "warning: ";

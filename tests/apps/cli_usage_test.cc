@@ -125,4 +125,20 @@ TEST(CliUsage, DurationWithoutUnit) {
   EXPECT_USAGE(r, "arbiter sim: --until: duration \"5\" has no unit: did you mean 5s?");
 }
 
+// Output paths are checked before the simulation runs (a long run must not end in "cannot
+// write"), and a file that cannot be read has no line number.
+TEST(CliUsage, SimChecksOutputPathsFirstAndMissingFilesHaveNoLine) {
+  const std::string pool = std::string(ARBITER_SOURCE_DIR) + "/examples/pool.yaml";
+  auto r = Arbiter("sim -q -f " + pool + " --report-json /nonexistent-dir/r.json");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.out.find("Simulated"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("arbiter sim: --report-json /nonexistent-dir/r.json: directory /nonexistent-dir does not exist"),
+            std::string::npos) << r.err;
+  auto m = Arbiter("sim -f no-such-file.yaml");
+  EXPECT_EQ(m.rc, 1);
+  EXPECT_NE(m.err.find("no-such-file.yaml: cannot read file: no such file"), std::string::npos) << m.err;
+  EXPECT_EQ(m.err.find("no-such-file.yaml:0:"), std::string::npos) << m.err;
+  EXPECT_NE(m.err.find("arbiter sim: 1 error in the manifests"), std::string::npos) << m.err;
+}
+
 }  // namespace
