@@ -1042,14 +1042,25 @@ bool Engine::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::st
   const std::string* cohort = quota_.CohortOf(w.namespace_);
   if (!cohort || cohort->empty()) return false;
   std::vector<size_t> cands;
-  for (const auto& v : workloads_) {
-    if (v.phase != Phase::kRunning || !v.borrowed || v.namespace_ == w.namespace_) continue;
-    const std::string* c = quota_.CohortOf(v.namespace_);
-    if (!c || *c != *cohort) continue;
-    if (policy_.reclaim == ReclaimMode::kLowerPriority && v.priority >= w.priority) continue;
-    if (now_ - v.run_start < policy_.min_runtime) continue;
-    cands.push_back(v.id);
+  std::optional<Millis> young_until;  // when the first borrower skipped as too young comes of age
+  for (const auto& [ns_id, running] : borrowed_by_ns_) {  // running borrowers only, not every workload
+    for (size_t id : running) {
+      const Workload& v = workloads_[id];
+      if (v.phase != Phase::kRunning || !v.borrowed || v.namespace_ == w.namespace_) continue;
+      const std::string* c = quota_.CohortOf(v.namespace_);
+      if (!c || *c != *cohort) continue;
+      if (policy_.reclaim == ReclaimMode::kLowerPriority && v.priority >= w.priority) continue;
+      if (now_ - v.run_start < policy_.min_runtime) {
+        const Millis at = v.run_start + policy_.min_runtime;
+        young_until = young_until ? std::min(*young_until, at) : at;
+        continue;
+      }
+      cands.push_back(v.id);
+    }
   }
+  // Like preemption: come back when a protected borrower turns minRuntime old, even if nothing
+  // else happens in the pool by then.
+  if (young_until) wakeups_.push(*young_until);
   if (cands.empty()) return false;
   // Lowest priority first, then most recently started.
   std::sort(cands.begin(), cands.end(), [&](size_t a, size_t b) {
@@ -1060,9 +1071,13 @@ bool Engine::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::st
   });
   // Terminating workloads of the cohort are already on their way out.
   std::vector<const Workload*> base;
-  for (const auto& v : workloads_)
-    if (v.phase == Phase::kTerminating && quota_.CohortOf(v.namespace_) && *quota_.CohortOf(v.namespace_) == *cohort)
-      base.push_back(&v);
+  for (const auto& on_node : node_workloads_)  // running and terminating workloads, node by node
+    for (size_t id : on_node) {
+      const Workload& v = workloads_[id];
+      if (v.phase == Phase::kTerminating && quota_.CohortOf(v.namespace_) && *quota_.CohortOf(v.namespace_) == *cohort)
+        base.push_back(&v);
+    }
+  std::sort(base.begin(), base.end(), [](const Workload* a, const Workload* b) { return a->id < b->id; });
   auto quota_ok = [&](const std::vector<size_t>& victims) {
     std::vector<const Workload*> released = base;
     for (size_t id : victims) released.push_back(&workloads_[id]);
