@@ -308,6 +308,7 @@ size_t Engine::Submit(const Pod& pod, Millis now) {
     const std::string ns = pdb.meta.namespace_.empty() ? "default" : pdb.meta.namespace_;
     if (ns == x.namespace_ && pdb.selector.Matches(pod.meta.labels)) pdbs_of_.back().push_back(k);
   }
+  if (!pdbs_of_.back().empty()) pdb_members_.push_back(x.id);
   Emit(EventType::kSubmitted, x, "", "", "");
 
   // 1. Priority (PriorityClass, or QoS under Slurm semantics).
@@ -679,7 +680,8 @@ void Engine::ComputePdbState(std::vector<PdbState>* out) const {
   out->assign(m_.pdbs.size(), PdbState{});
   if (m_.pdbs.empty()) return;
   std::vector<int64_t> expected(m_.pdbs.size(), 0), healthy(m_.pdbs.size(), 0);
-  for (const auto& w : workloads_) {
+  for (size_t id : pdb_members_) {  // the workloads some PDB selects, not every workload
+    const Workload& w = workloads_[id];
     if (w.phase == Phase::kRejected || w.phase == Phase::kSucceeded || w.phase == Phase::kPreempted) continue;
     for (size_t k : pdbs_of_[w.id]) {
       ++expected[k];

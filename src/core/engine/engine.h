@@ -176,6 +176,7 @@ class Engine {
   size_t next_start_node_ = 0;     // kube-scheduler's rotating start index
   size_t next_preempt_node_ = 0;   // same, for preemption dry runs
   std::vector<std::vector<size_t>> pdbs_of_;  // workload id -> matching PDB indices
+  std::vector<size_t> pdb_members_;          // workloads with any matching PDB
   std::map<std::string, const PriorityClass*> classes_;
   const PriorityClass* global_default_ = nullptr;
   std::map<std::string, const QoS*> qos_;
