@@ -266,14 +266,32 @@ void Engine::Reject(Workload& w, const char* reason, const std::string& message)
   Emit(EventType::kRejected, w, "", reason, message);
 }
 
+namespace {
+// A pending workload's reason without its numbers: a new FailedScheduling / QuotaExceeded event
+// is worth emitting when the kind of reason changes, not each time a count in it does.
+std::string StableReason(const std::string& m) {
+  std::string k;
+  k.reserve(m.size());
+  for (char c : m)
+    if (c < '0' || c > '9') k += c;
+  return k;
+}
+}  // namespace
+
 void Engine::SetPending(Workload& w, EventType type, const char* reason, const std::string& message,
                         const std::string& dedupe) {
   if (w.last_event_type == static_cast<int>(type) && w.message == message) return;  // fast path
   w.message = message;
   w.last_event_type = static_cast<int>(type);
-  std::string key = std::string(ToString(type)) + "|" + (dedupe.empty() ? message : dedupe);
-  if (key == w.last_reason_key) return;
-  w.last_reason_key = key;
+  // One event per kind of reason per pending spell (the message always has the current text):
+  // reasons that alternate (quota, then nodes, then quota again) do not repeat their events, as
+  // Kubernetes aggregates repeated events of an object. The last few kinds are remembered.
+  std::string key = std::string(ToString(type)) + "|" + StableReason(dedupe.empty() ? message : dedupe);
+  auto& seen = w.reason_keys;
+  if (std::find(seen.begin(), seen.end(), key) != seen.end()) return;
+  constexpr size_t kRemembered = 4;
+  if (seen.size() == kRemembered) seen.erase(seen.begin());
+  seen.push_back(std::move(key));
   Emit(type, w, "", reason, message);
 }
 
@@ -488,7 +506,7 @@ void Engine::Exit(Workload& w, bool emit_terminated) {
   } else {
     w.phase = Phase::kPending;
     w.pending_since = now_;
-    w.last_reason_key.clear();
+    w.reason_keys = {};
     w.last_event_type = -1;
     w.message = node_lost ? "requeued: " + cause : "requeued after " + cause;
     Emit(EventType::kRequeued, w, node, reason, w.message);
@@ -644,7 +662,7 @@ void Engine::Bind(Workload& w, size_t node, const GpuAssignment& gpus) {
   if (w.first_start < 0) w.first_start = now_;
   w.pending_total += now_ - w.pending_since;
   w.message.clear();
-  w.last_reason_key.clear();
+  w.reason_keys = {};
   w.last_event_type = -1;
   w.preempted_by.clear();
   w.lost_work = 0;
@@ -1225,18 +1243,6 @@ std::string Engine::ShapeKey(const Workload& w) const {
     k += std::to_string(a.size()) + ":" + a + std::to_string(b.size()) + ":" + b + ",";
   return k;
 }
-
-namespace {
-// A pending workload gets a new FailedScheduling event when the kind of reason changes, not each
-// time a node count in it does (the workload's message always has the current counts).
-std::string StableReason(const std::string& m) {
-  std::string k;
-  k.reserve(m.size());
-  for (char c : m)
-    if (c < '0' || c > '9') k += c;
-  return k;
-}
-}  // namespace
 
 bool Engine::Attempt(Workload& w, std::unordered_map<uint32_t, std::string>& no_fit,
                      std::unordered_map<uint32_t, std::pair<std::string, std::string>>& no_preempt) {

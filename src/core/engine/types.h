@@ -110,7 +110,7 @@ struct Workload {
   std::optional<size_t> nominated_node;
   std::vector<size_t> waiting_for;  // victims still terminating for this preemptor
   std::string message;              // last reason, verbatim
-  std::string last_reason_key;      // de-duplicates repeated pending events
+  std::vector<std::string> reason_keys;  // kinds of pending reason already reported this spell
   int last_event_type = -1;
   uint32_t shape_class = 0;    // interned (shape, priority, nodeSelector)
   uint32_t preempt_class = 0;  // interned (shape class, namespace, QoS, preemption policy)
