@@ -142,16 +142,6 @@ Status Accumulate(const RowView& view, const PriceCatalog& catalog,
       ns = &(*out)[r.namespace_];
       ns_name = &r.namespace_;
       idle_ns = r.namespace_ == kIdleNamespace;
-      if (ns->prov.empty() && !idle_ns) {
-        // One provenance entry per (workload, resource) of this namespace's rows: size it once.
-        size_t n = 0;
-        for (size_t k = i; k < view.rows.size() && view.rows[k]->namespace_ == r.namespace_; ++k) {
-          const HourlyRow& x = *view.rows[k];
-          const HourlyRow* prev = k > i ? view.rows[k - 1] : nullptr;
-          n += !prev || prev->workload != x.workload || prev->resource != x.resource;
-        }
-        ns->prov.reserve(n);
-      }
       line = nullptr;
       prov = nullptr;
     }
