@@ -14,28 +14,12 @@
 
 namespace {
 
-struct CliResult {
-  int rc = -1;
-  std::string out;
-  std::string err;
-};
+using CliResult = arbiter::testing::CommandOutput;
 
 CliResult Arbiter(const std::string& args) {
   const auto dir = std::filesystem::temp_directory_path() / ("arbiter-cli-usage-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
-  const std::string err_file = (dir / "stderr.txt").string();
-  const std::string cmd = "cd " + dir.string() + " && " + ARBITER_BINARY + " " + args + " 2>" + err_file;
-  CliResult r;
-  {
-    auto run = arbiter::testing::RunCommand(cmd);
-    r.rc = run.rc;
-    r.out = std::move(run.out);
-  }
-  std::ifstream e(err_file);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  r.err = ss.str();
-  return r;
+  return arbiter::testing::RunCommandSplit("cd " + dir.string() + " && " + ARBITER_BINARY + " " + args, dir);
 }
 
 bool Has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }

@@ -13,11 +13,7 @@
 
 namespace {
 
-struct CliResult {
-  int rc = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
+using CliResult = arbiter::testing::CommandOutput;
 
 std::filesystem::path TempDir() {
   auto dir = std::filesystem::temp_directory_path() / ("arbiter-validate-cli-" + std::to_string(getpid()));
@@ -26,19 +22,7 @@ std::filesystem::path TempDir() {
 }
 
 CliResult Validate(const std::string& args) {
-  std::string err_file = (TempDir() / "stderr.txt").string();
-  std::string cmd = std::string(ARBITER_BINARY) + " validate " + args + " 2>" + err_file;
-  CliResult r;
-  {
-    auto run = arbiter::testing::RunCommand(cmd);
-    r.rc = run.rc;
-    r.out = std::move(run.out);
-  }
-  std::ifstream e(err_file);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  r.err = ss.str();
-  return r;
+  return arbiter::testing::RunCommandSplit(std::string(ARBITER_BINARY) + " validate " + args, TempDir());
 }
 
 std::string Write(const std::string& name, const std::string& text) {
