@@ -367,6 +367,43 @@ Status WriteWatermark(sqlite3* db, Millis before) {
   return Status::Ok();
 }
 
+// The row columns both invoice readers select, in this order: namespace, workload, resource,
+// gpu_product, gpu_replicas, kind, preemptor, request_raw, usage_raw, max_raw, samples,
+// covered_ms, run_ms (columns 0-12). Strings equal to the previous row's are copied from it
+// (consecutive rows mostly share them). False when a stored quantity is corrupt.
+constexpr const char* kRowColumns =
+    "namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor,"
+    " request_raw, usage_raw, max_raw, samples, covered_ms, run_ms";
+bool ReadRowColumns(Stmt& s, const HourlyRow* prev, HourlyRow* r) {
+  auto view = [&](int col) {
+    const unsigned char* t = sqlite3_column_text(s.get(), col);
+    return std::string_view(t ? reinterpret_cast<const char*>(t) : "",
+                            static_cast<size_t>(sqlite3_column_bytes(s.get(), col)));
+  };
+  auto text = [&](int col, std::string* dst, const std::string* p) {
+    const std::string_view v = view(col);
+    if (p && *p == v) *dst = *p;
+    else dst->assign(v);
+  };
+  text(0, &r->namespace_, prev ? &prev->namespace_ : nullptr);
+  text(1, &r->workload, prev ? &prev->workload : nullptr);
+  text(2, &r->resource, prev ? &prev->resource : nullptr);
+  text(3, &r->gpu_product, prev ? &prev->gpu_product : nullptr);
+  r->gpu_replicas = s.ColInt(4);
+  r->kind = s.ColInt(5) == 1 ? RowKind::kCredit : RowKind::kUsage;
+  text(6, &r->preemptor, prev ? &prev->preemptor : nullptr);
+  i128* dst[3] = {&r->request_raw, &r->usage_raw, &r->max_raw};
+  for (int k = 0; k < 3; ++k) {
+    auto v = billing::ParseI128(view(7 + k));
+    if (!v.ok()) return false;
+    *dst[k] = *v;
+  }
+  r->samples = s.ColInt(10);
+  r->covered_ms = s.ColInt(11);
+  r->run_ms = s.ColInt(12);
+  return true;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Ledger>> Ledger::Open(const std::string& path) {
@@ -678,9 +715,7 @@ Result<std::vector<LedgerRow>> Ledger::ReadDetailed(const RowFilter& f) {
 
 Result<std::vector<HourlyRow>> Ledger::Read(const RowFilter& f) {
   // The lean path for invoices: key and raw tracks only.
-  std::string sql =
-      "SELECT namespace, workload, resource, gpu_product, kind, preemptor, hour,"
-      " request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, gpu_replicas FROM hourly WHERE 1=1";
+  std::string sql = std::string("SELECT ") + kRowColumns + ", hour FROM hourly WHERE 1=1";
   sql += FilterSql(f);
   Stmt s(db_, sql.c_str());
   if (!s.ok()) return SqlError(db_, "read hourly rows");
@@ -689,34 +724,9 @@ Result<std::vector<HourlyRow>> Ledger::Read(const RowFilter& f) {
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {
     HourlyRow& r = out.emplace_back();
-    // Consecutive rows mostly share their strings: reuse instead of reallocating.
-    auto text = [&](int col, std::string* dst, const std::string* prev) {
-      const unsigned char* t = sqlite3_column_text(s.get(), col);
-      size_t n = static_cast<size_t>(sqlite3_column_bytes(s.get(), col));
-      std::string_view v(t ? reinterpret_cast<const char*>(t) : "", n);
-      if (prev && *prev == v) *dst = *prev;
-      else dst->assign(v);
-    };
-    const HourlyRow* prev = out.size() > 1 ? &out[out.size() - 2] : nullptr;
-    text(0, &r.namespace_, prev ? &prev->namespace_ : nullptr);
-    text(1, &r.workload, prev ? &prev->workload : nullptr);
-    text(2, &r.resource, prev ? &prev->resource : nullptr);
-    text(3, &r.gpu_product, prev ? &prev->gpu_product : nullptr);
-    r.kind = s.ColInt(4) == 1 ? RowKind::kCredit : RowKind::kUsage;
-    text(5, &r.preemptor, prev ? &prev->preemptor : nullptr);
-    r.hour = s.ColInt(6);
-    i128* dst[3] = {&r.request_raw, &r.usage_raw, &r.max_raw};
-    for (int k = 0; k < 3; ++k) {
-      const unsigned char* t = sqlite3_column_text(s.get(), 7 + k);
-      auto v = billing::ParseI128(std::string_view(t ? reinterpret_cast<const char*>(t) : "",
-                                                   static_cast<size_t>(sqlite3_column_bytes(s.get(), 7 + k))));
-      if (!v.ok()) return Result<std::vector<HourlyRow>>::Error("ledger: corrupt quantity in a row of " + r.workload);
-      *dst[k] = *v;
-    }
-    r.samples = s.ColInt(10);
-    r.covered_ms = s.ColInt(11);
-    r.run_ms = s.ColInt(12);
-    r.gpu_replicas = s.ColInt(13);
+    if (!ReadRowColumns(s, out.size() > 1 ? &out[out.size() - 2] : nullptr, &r))
+      return Result<std::vector<HourlyRow>>::Error("ledger: corrupt quantity in a row of " + r.workload);
+    r.hour = s.ColInt(13);
   }
   if (rc != SQLITE_DONE) return SqlError(db_, "read hourly rows");
   return out;
@@ -724,10 +734,7 @@ Result<std::vector<HourlyRow>> Ledger::Read(const RowFilter& f) {
 
 Result<std::vector<billing::RowSpan>> Ledger::ReadDaily(const std::optional<std::string>& namespace_,
                                                         Millis from_day, Millis to_day) {
-  std::string sql =
-      "SELECT namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor,"
-      " request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, min_hour, max_hour"
-      " FROM daily WHERE day >= ?2 AND day < ?3";
+  std::string sql = std::string("SELECT ") + kRowColumns + ", min_hour, max_hour FROM daily WHERE day >= ?2 AND day < ?3";
   if (namespace_) sql += " AND namespace = ?1";
   Stmt s(db_, sql.c_str());
   if (!s.ok()) return SqlError(db_, "read daily rollups");
@@ -739,33 +746,8 @@ Result<std::vector<billing::RowSpan>> Ledger::ReadDaily(const std::optional<std:
   while ((rc = s.Step()) == SQLITE_ROW) {
     billing::RowSpan& sp = out.emplace_back();
     HourlyRow& r = sp.sum;
-    const HourlyRow* prev = out.size() > 1 ? &out[out.size() - 2].sum : nullptr;
-    // Consecutive rows mostly share their strings: reuse instead of reallocating.
-    auto text = [&](int col, std::string* dst, const std::string* p) {
-      const unsigned char* t = sqlite3_column_text(s.get(), col);
-      std::string_view v(t ? reinterpret_cast<const char*>(t) : "",
-                         static_cast<size_t>(sqlite3_column_bytes(s.get(), col)));
-      if (p && *p == v) *dst = *p;
-      else dst->assign(v);
-    };
-    text(0, &r.namespace_, prev ? &prev->namespace_ : nullptr);
-    text(1, &r.workload, prev ? &prev->workload : nullptr);
-    text(2, &r.resource, prev ? &prev->resource : nullptr);
-    text(3, &r.gpu_product, prev ? &prev->gpu_product : nullptr);
-    r.gpu_replicas = s.ColInt(4);
-    r.kind = s.ColInt(5) == 1 ? RowKind::kCredit : RowKind::kUsage;
-    text(6, &r.preemptor, prev ? &prev->preemptor : nullptr);
-    i128* dst[3] = {&r.request_raw, &r.usage_raw, &r.max_raw};
-    for (int k = 0; k < 3; ++k) {
-      const unsigned char* t = sqlite3_column_text(s.get(), 7 + k);
-      auto v = billing::ParseI128(std::string_view(t ? reinterpret_cast<const char*>(t) : "",
-                                                   static_cast<size_t>(sqlite3_column_bytes(s.get(), 7 + k))));
-      if (!v.ok()) return Result<std::vector<billing::RowSpan>>::Error("ledger: corrupt daily rollup of " + r.workload);
-      *dst[k] = *v;
-    }
-    r.samples = s.ColInt(10);
-    r.covered_ms = s.ColInt(11);
-    r.run_ms = s.ColInt(12);
+    if (!ReadRowColumns(s, out.size() > 1 ? &out[out.size() - 2].sum : nullptr, &r))
+      return Result<std::vector<billing::RowSpan>>::Error("ledger: corrupt daily rollup of " + r.workload);
     r.hour = s.ColInt(13);
     sp.last_hour = s.ColInt(14);
   }
