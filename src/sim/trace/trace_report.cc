@@ -193,18 +193,27 @@ std::string ComparisonHtml(const std::vector<PolicySummary>& summaries, const Tr
   return Page("Arbiter placement policy comparison", body);
 }
 
-nlohmann::json SaturateJson(const SaturateResult& r, const TraceReportMeta& m) {
+namespace {
+// The fields every single-run trace report starts with.
+template <class Run>
+nlohmann::json RunHeader(const char* kind, const Run& r, const TraceReportMeta& m) {
   nlohmann::json j;
-  j["kind"] = "TraceSaturate";
+  j["kind"] = kind;
   j["nodes"] = m.nodes_path;
   j["pods"] = m.pods_path;
   j["policy"] = r.policy;
   j["seed"] = r.seed;
-  j["target"] = static_cast<double>(m.target_permille) / 1000.0;
   j["clusterGpus"] = static_cast<double>(r.cluster_gpu_milli) / 1000.0;
   j["podsSubmitted"] = r.pods_submitted;
   j["podsPlaced"] = r.pods_placed;
   j["podsFailed"] = r.pods_failed;
+  return j;
+}
+}  // namespace
+
+nlohmann::json SaturateJson(const SaturateResult& r, const TraceReportMeta& m) {
+  nlohmann::json j = RunHeader("TraceSaturate", r, m);
+  j["target"] = static_cast<double>(m.target_permille) / 1000.0;
   j["gpuPodsFailed"] = r.gpu_pods_failed;
   j["arrivedGpu"] = static_cast<double>(r.arrived_gpu_milli) / 1000.0;
   j["allocatedGpu"] = static_cast<double>(r.allocated_gpu_milli) / 1000.0;
@@ -243,16 +252,7 @@ std::string SaturateHtml(const SaturateResult& r, const TraceReportMeta& m) {
 }
 
 nlohmann::json TimelineJson(const TimelineResult& r, const TraceReportMeta& m) {
-  nlohmann::json j;
-  j["kind"] = "TraceTimeline";
-  j["nodes"] = m.nodes_path;
-  j["pods"] = m.pods_path;
-  j["policy"] = r.policy;
-  j["seed"] = r.seed;
-  j["clusterGpus"] = static_cast<double>(r.cluster_gpu_milli) / 1000.0;
-  j["podsSubmitted"] = r.pods_submitted;
-  j["podsPlaced"] = r.pods_placed;
-  j["podsFailed"] = r.pods_failed;
+  nlohmann::json j = RunHeader("TraceTimeline", r, m);
   j["podsFailedByTier"] = {{"1000", r.failed_by_priority_tier[0]},
                            {"5000", r.failed_by_priority_tier[1]},
                            {"10000", r.failed_by_priority_tier[2]},
