@@ -53,6 +53,21 @@ ManifestSet Pool(int nodes) {
   return m;
 }
 
+// The engine with the pool of `m` (classes and nodes); pods are submitted by the benchmarks.
+std::unique_ptr<engine::Engine> Build(const ManifestSet& m) {
+  auto e = std::make_unique<engine::Engine>();
+  for (const auto& pc : m.priority_classes) (void)e->Apply(engine::At(0, engine::UpsertPriorityClass{pc}));
+  for (const auto& n : m.nodes) (void)e->Apply(engine::At(0, engine::UpsertNode{n, 0}));
+  return e;
+}
+
+struct Count : engine::EventSink {
+  engine::EventType type;
+  size_t n = 0;
+  explicit Count(engine::EventType t) : type(t) {}
+  void OnEvent(const engine::Event& e) override { n += e.type == type; }
+};
+
 // Placements per second: 50,000 pending pods placed in one scheduling cycle.
 void BM_Placement(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
@@ -65,13 +80,14 @@ void BM_Placement(benchmark::State& state) {
   size_t placed = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    auto e = engine::Engine::Create(m, {}).value();
-    for (const auto& p : m.pods) e->Submit(p, 0);
+    auto e = Build(m);
+    Count scheduled(engine::EventType::kScheduled);
+    e->SetSinks(&scheduled, nullptr);
+    for (const auto& p : m.pods) (void)e->Apply(engine::At(0, engine::SubmitPod{p, false, {}}));
     state.ResumeTiming();
-    e->Schedule(0);
+    (void)e->Apply(engine::At(0, engine::Tick{}));
     state.PauseTiming();
-    placed = 0;
-    for (const auto& w : e->workloads()) placed += w.phase == engine::Phase::kRunning;
+    placed = scheduled.n;
     state.ResumeTiming();
   }
   state.counters["placed"] = static_cast<double>(placed);
@@ -91,15 +107,18 @@ void BM_Preemption(benchmark::State& state) {
   size_t decisions = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    auto e = engine::Engine::Create(m, {}).value();
-    for (int i = 0; i < nodes * 8; ++i) e->Submit(m.pods[static_cast<size_t>(i)], 0);
-    e->Schedule(0);
-    for (size_t i = static_cast<size_t>(nodes) * 8; i < m.pods.size(); ++i) e->Submit(m.pods[i], 1000);
+    auto e = Build(m);
+    Count preempting(engine::EventType::kPreempting);
+    e->SetSinks(&preempting, nullptr);
+    for (int i = 0; i < nodes * 8; ++i)
+      (void)e->Apply(engine::At(0, engine::SubmitPod{m.pods[static_cast<size_t>(i)], false, {}}));
+    (void)e->Apply(engine::At(0, engine::Tick{}));
+    for (size_t i = static_cast<size_t>(nodes) * 8; i < m.pods.size(); ++i)
+      (void)e->Apply(engine::At(1000, engine::SubmitPod{m.pods[i], false, {}}));
     state.ResumeTiming();
-    e->Schedule(1000);
+    (void)e->Apply(engine::At(1000, engine::Tick{}));
     state.PauseTiming();
-    decisions = 0;
-    for (const auto& ev : e->events()) decisions += ev.type == engine::EventType::kPreempting;
+    decisions = preempting.n;
     state.ResumeTiming();
   }
   state.counters["decisions"] = static_cast<double>(decisions);

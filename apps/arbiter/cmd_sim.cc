@@ -184,9 +184,9 @@ int RunManifestSim(const SimCli& o) {
   }
   if (!o.report_html.empty()) {
     constexpr size_t kLargeForHtml = 100000;
-    if (result->engine->workloads().size() > kLargeForHtml && !o.quiet)
+    if (result->workloads().size() > kLargeForHtml && !o.quiet)
       std::cerr << "arbiter sim: note: --report-html builds the whole report in memory (about 15 KB per workload, "
-                << result->engine->workloads().size() << " workloads); --report-json streams it\n";
+                << result->workloads().size() << " workloads); --report-json streams it\n";
     std::ofstream f(o.report_html);
     f << sim::SimulationHtml(sim::ReportJson(load.set, *result, summary, sim::BillJson(*bill)));
     f.flush();

@@ -20,7 +20,7 @@ namespace {
 std::optional<billing::RunSegment> SegmentOf(const SimResult& r, const engine::RunRecord& run, Millis epoch) {
   if (run.end <= run.start) return std::nullopt;
   billing::RunSegment s;
-  const engine::Workload& w = r.engine->workloads()[run.workload];
+  const SimWorkload& w = r.workloads()[engine::Value(run.workload)];
   s.workload = w.key;
   s.namespace_ = w.namespace_;
   s.priority = w.priority;
@@ -40,7 +40,7 @@ std::optional<billing::RunSegment> SegmentOf(const SimResult& r, const engine::R
 
 std::vector<billing::RunSegment> SegmentsOf(const SimResult& r, Millis epoch) {
   std::vector<billing::RunSegment> out;
-  for (const auto& run : r.engine->runs())
+  for (const auto& run : r.runs())
     if (auto s = SegmentOf(r, run, epoch)) out.push_back(std::move(*s));
   return out;
 }
@@ -50,7 +50,7 @@ Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis 
   if (m.price_books.empty()) return bill;
   auto fail = [](const std::string& msg) { return Result<SimBill>::Error("billing: " + msg); };
   billing::MeterConfig cfg;
-  cfg.scrape_interval = r.engine->policy().scrape_interval;
+  cfg.scrape_interval = r.policy().scrape_interval;
   auto catalog = billing::PriceCatalog::Create(m.price_books);
   if (!catalog.ok()) return fail(catalog.message());
   // Hours are whole: the window covers every hour the pool existed in; NodeCapacity from/to
@@ -100,10 +100,10 @@ Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis 
   } else {
     // One namespace at a time: its segments, its rows, its invoice; then the next. Memory holds
     // one namespace's rows, not the pool's.
-    const auto& runs = r.engine->runs();
+    const auto& runs = r.runs();
     std::vector<size_t> order(runs.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    auto ns_of = [&](size_t i) -> const std::string& { return r.engine->workloads()[runs[i].workload].namespace_; };
+    auto ns_of = [&](size_t i) -> const std::string& { return r.workloads()[engine::Value(runs[i].workload)].namespace_; };
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ns_of(a) < ns_of(b); });
     for (size_t i = 0; i < order.size();) {
       size_t j = i;

@@ -34,7 +34,7 @@ nlohmann::json Seconds(Millis ms) {
 
 Summary Summarise(const ManifestSet& m, const SimResult& r) {
   Summary s;
-  const auto& e = *r.engine;
+  const auto& e = r;
   s.horizon = r.end_time;
   for (const char* res : {"cpu", "memory", "nvidia.com/gpu"}) {
     Summary::Util u;
@@ -45,7 +45,7 @@ Summary Summarise(const ManifestSet& m, const SimResult& r) {
       u.capacity += static_cast<__int128>(a.Get(res)) * (in.to - in.from);
     }
     for (const auto& run : e.runs())
-      u.allocated += static_cast<__int128>(e.workloads()[run.workload].requests.Get(res)) * (run.end - run.start);
+      u.allocated += static_cast<__int128>(e.workloads()[engine::Value(run.workload)].requests.Get(res)) * (run.end - run.start);
     s.utilisation.push_back(u);
   }
   std::map<int32_t, Summary::Tier, std::greater<int32_t>> tiers;
@@ -102,7 +102,7 @@ int64_t PoolCapacityAt(const ManifestSet& m, const std::string& res, Millis t) {
 
 void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSink& sink) {
   using nlohmann::json;
-  const auto& e = *r.engine;
+  const auto& e = r;
   static const char* kRes[] = {"cpu", "memory", "nvidia.com/gpu"};
   int64_t cap[3];
   for (int i = 0; i < 3; ++i) cap[i] = PoolCapacity(m, kRes[i]);
@@ -117,7 +117,7 @@ void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSi
   // Engine::Finish closes the runs still holding resources at the end, after every other run: they
   // hold their requests at the last point too.
   size_t open = 0;
-  for (const auto& w : e.workloads()) open += w.node.has_value();
+  for (const auto& w : e.workloads()) open += w.on_node;
   const size_t closed = e.runs().size() - std::min(open, e.runs().size());
   std::vector<Delta> deltas;
   deltas.reserve(e.runs().size() * 2);
@@ -126,7 +126,7 @@ void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSi
     if (run.end <= run.start && k < closed) continue;
     Delta up{run.start, {}, 1}, down{run.end, {}, -1};
     for (int i = 0; i < 3; ++i) {
-      up.amount[i] = e.workloads()[run.workload].requests.Get(kRes[i]);
+      up.amount[i] = e.workloads()[engine::Value(run.workload)].requests.Get(kRes[i]);
       down.amount[i] = -up.amount[i];
     }
     deltas.push_back(up);
@@ -154,7 +154,7 @@ void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSi
     for (; ei < events.size() && events[ei].time <= t; ++ei) {
       const auto& ev = events[ei];
       if (ev.workload == engine::kNoWorkload) continue;  // pool events
-      char& p = pending_of[ev.workload];
+      char& p = pending_of[engine::Value(ev.workload)];
       bool now = p != 0;
       switch (ev.type) {
         case EventType::kSubmitted:
@@ -192,7 +192,7 @@ namespace {
 // The report without its three long arrays (workloads, events, timeline).
 nlohmann::json ReportHead(const ManifestSet& m, const SimResult& r, const Summary& s, const nlohmann::json& invoices) {
   using nlohmann::json;
-  const auto& e = *r.engine;
+  const auto& e = r;
   json out;
   out["apiVersion"] = "arbiter.dev/v1alpha1";
   out["kind"] = "SimulationReport";
@@ -244,13 +244,13 @@ nlohmann::json ReportHead(const ManifestSet& m, const SimResult& r, const Summar
 
 void ForEachWorkloadJson(const SimResult& r, const JsonSink& sink) {
   using nlohmann::json;
-  for (const auto& w : r.engine->workloads()) {
+  for (const auto& w : r.workloads()) {
     json j;
     j["name"] = w.key;
     j["namespace"] = w.namespace_;
     j["priority"] = w.priority;
     if (!w.priority_class.empty()) j["priorityClass"] = w.priority_class;
-    if (w.qos) j["qos"] = w.qos->meta.name;
+    if (!w.qos.empty()) j["qos"] = w.qos;
     j["phase"] = engine::ToString(w.phase);
     j["node"] = w.last_node.empty() ? json(nullptr) : json(w.last_node);
     j["startTime"] = w.first_start >= 0 ? Seconds(w.first_start) : json(nullptr);
@@ -267,11 +267,11 @@ void ForEachWorkloadJson(const SimResult& r, const JsonSink& sink) {
 
 void ForEachEventJson(const SimResult& r, const JsonSink& sink) {
   using nlohmann::json;
-  for (const auto& ev : r.engine->events()) {
+  for (const auto& ev : r.events()) {
     json j;
     j["time"] = Seconds(ev.time);
     j["type"] = engine::ToString(ev.type);
-    j["workload"] = ev.workload == engine::kNoWorkload ? json(nullptr) : json(r.engine->workloads()[ev.workload].key);  // null on pool events
+    j["workload"] = ev.workload == engine::kNoWorkload ? json(nullptr) : json(r.workloads()[engine::Value(ev.workload)].key);  // null on pool events
     j["node"] = ev.node.empty() ? json(nullptr) : json(ev.node);
     j["by"] = ev.by.empty() ? json(nullptr) : json(ev.by);
     j["reason"] = ev.reason;
@@ -385,7 +385,7 @@ void WriteReportJson(std::ostream& os, const ManifestSet& m, const SimResult& r,
 
 std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary& s) {
   std::ostringstream o;
-  const auto& e = *r.engine;
+  const auto& e = r;
   o << "Simulated " << Plural(e.workloads().size(), "workload") << " on " << Plural(m.nodes.size(), "node") << " for "
     << FormatDuration(r.end_time) << " (placement " << ToString(e.policy().placement) << ", preemption "
     << ToString(e.policy().preemption_type) << ")\n";

@@ -1,8 +1,15 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
+#include <map>
 
 namespace arbiter::sim {
+
+using engine::At;
+using engine::EventType;
+using engine::Value;
+using engine::WorkFacts;
+using engine::WorkloadId;
 
 NodeWindow NodeWindowOf(const Node& node, Millis end) {
   NodeWindow w;
@@ -16,93 +23,186 @@ bool NodePresentAt(const Node& node, Millis t) {
   return node.sim.add_time <= t && (!node.sim.remove_time || t < *node.sim.remove_time);
 }
 
-Result<SimResult> RunSimulation(const ManifestSet& m, const SimOptions& options) {
+placement::WorkloadProfile ProfileOfPods(const std::vector<Pod>& pods) {
+  placement::WorkloadProfile profile;
+  std::map<std::string, size_t> idx;
+  for (const auto& p : pods) {
+    placement::PodShape s = placement::PodShape::FromRequests(p.EffectiveRequests());
+    std::string k = s.ext.ToString() + "|" + std::to_string(s.cpu_milli) + "|" + std::to_string(s.mem_bytes) + "|" +
+                    std::to_string(s.gpu_count) + "|" + std::to_string(s.gpu_milli_per_device);
+    auto it = idx.find(k);
+    if (it == idx.end()) {
+      idx[k] = profile.shapes.size();
+      profile.shapes.push_back({s, 1});
+    } else {
+      profile.shapes[it->second].weight++;
+    }
+  }
+  return profile;
+}
+
+Simulation::Simulation() = default;
+Simulation::~Simulation() = default;
+
+Status Simulation::Apply(engine::Command&& c) { return engine_->Apply(std::move(c)); }
+
+Result<std::unique_ptr<Simulation>> Simulation::Create(const ManifestSet& m, const SimOptions& options) {
   if (options.until && (*options.until < 0 || *options.until > kMaxHorizon))
     return Status::Error("--until must be between 0s and " + FormatDuration(kMaxHorizon));
+  std::unique_ptr<Simulation> sim(new Simulation());
+  sim->m_ = &m;
+  sim->options_ = options;
+  Status s = sim->Setup();
+  if (!s.ok()) return s;
+  return sim;
+}
+
+Status Simulation::Setup() {
+  const ManifestSet& m = *m_;
   engine::EngineOptions eo;
-  eo.seed = options.seed;
-  eo.check_invariants = options.check_invariants;
-  eo.placement = options.placement;
-  auto created = engine::Engine::Create(m, eo);
-  if (!created.ok()) return created.status();
-  SimResult result;
-  result.engine = std::move(created).value();
-  engine::Engine& e = *result.engine;
+  eo.seed = options_.seed;
+  eo.check_invariants = options_.check_invariants;
+  eo.placement = options_.placement;
+  eo.placement_profile = ProfileOfPods(m.pods);
+  engine_ = std::make_unique<engine::Engine>(eo);
+  recorder_ = std::make_unique<Recorder>(&timers_, true);
+  engine_->SetSinks(recorder_.get(), recorder_.get());
+  // The pool at time 0: policy objects, then the nodes present from the start.
+  auto apply = [&](engine::CommandOp op) { return Apply(engine::Command{0, std::move(op)}); };
+  if (m.pool_policy)
+    if (Status s = apply(engine::UpsertPoolPolicy{*m.pool_policy}); !s.ok()) return s;
+  for (const auto& pc : m.priority_classes)
+    if (Status s = apply(engine::UpsertPriorityClass{pc}); !s.ok()) return s;
+  for (const auto& q : m.qos)
+    if (Status s = apply(engine::UpsertQoS{q}); !s.ok()) return s;
+  for (const auto& n : m.namespaces)
+    if (Status s = apply(engine::UpsertNamespace{n}); !s.ok()) return s;
+  for (const auto& lr : m.limit_ranges)
+    if (Status s = apply(engine::UpsertLimitRange{lr}); !s.ok()) return s;
+  for (const auto& q : m.resource_quotas)
+    if (Status s = apply(engine::UpsertResourceQuota{q}); !s.ok()) return s;
+  for (const auto& q : m.elastic_quotas)
+    if (Status s = apply(engine::UpsertElasticQuota{q}); !s.ok()) return s;
+  for (const auto& p : m.pdbs)
+    if (Status s = apply(engine::UpsertPodDisruptionBudget{p}); !s.ok()) return s;
+  for (const auto& b : m.price_books)
+    if (Status s = apply(engine::UpsertPriceBook{b}); !s.ok()) return s;
+  {
+    std::vector<const Node*> sorted;
+    for (const auto& n : m.nodes) sorted.push_back(&n);
+    std::sort(sorted.begin(), sorted.end(), [](const Node* a, const Node* b) { return a->meta.name < b->meta.name; });
+    for (size_t i = 1; i < sorted.size(); ++i)
+      if (sorted[i]->meta.name == sorted[i - 1]->meta.name) return Status::Error("duplicate node " + sorted[i]->meta.name);
+  }
+  for (const auto& n : m.nodes)  // a node with a later arbiter.dev/add-time joins then
+    if (n.sim.add_time <= 0)
+      if (Status s = apply(engine::UpsertNode{n, 0}); !s.ok()) return s;
 
   // Arrivals in time order; equal times keep manifest order.
-  std::vector<const Pod*> arrivals;
-  arrivals.reserve(m.pods.size());
-  for (const auto& p : m.pods) arrivals.push_back(&p);
-  e.Reserve(m.pods.size());
-  std::stable_sort(arrivals.begin(), arrivals.end(),
+  arrivals_.reserve(m.pods.size());
+  for (const auto& p : m.pods) arrivals_.push_back(&p);
+  std::stable_sort(arrivals_.begin(), arrivals_.end(),
                    [](const Pod* a, const Pod* b) { return a->sim.submit_time < b->sim.submit_time; });
+  recorder_->works.reserve(m.pods.size());
+  recorder_->usage.reserve(m.pods.size());
+  recorder_->result.workload_list.reserve(m.pods.size());
   // Pool changes from the Nodes' arbiter.dev/add-time and remove-time: at one instant removals
   // come before additions (a workload that loses its node may start on one that joins), each
   // group by node name; all of them before the arrivals and the scheduling cycle at that instant.
-  struct NodeChange {
-    Millis time;
-    bool add;
-    const Node* node;
-  };
-  std::vector<NodeChange> changes;
   for (const auto& n : m.nodes) {
-    if (n.sim.add_time > 0) changes.push_back({n.sim.add_time, true, &n});
-    if (n.sim.remove_time) changes.push_back({*n.sim.remove_time, false, &n});
+    if (n.sim.add_time > 0) changes_.push_back({n.sim.add_time, true, &n});
+    if (n.sim.remove_time) changes_.push_back({*n.sim.remove_time, false, &n});
   }
-  std::sort(changes.begin(), changes.end(), [](const NodeChange& a, const NodeChange& b) {
+  std::sort(changes_.begin(), changes_.end(), [](const NodeChange& a, const NodeChange& b) {
     if (a.time != b.time) return a.time < b.time;
     if (a.add != b.add) return !a.add;
     return a.node->meta.name < b.node->meta.name;
   });
-  size_t next_change = 0;
-  size_t next = 0;
-  Millis now = 0;
-  Millis last_progress = -1;
-  Millis same_instant = -1;
-  int64_t steps_at_instant = 0;
+  return Status::Ok();
+}
+
+Status Simulation::Run(std::optional<Millis> until) {
   while (true) {
     std::optional<Millis> t;
-    if (next < arrivals.size()) t = arrivals[next]->sim.submit_time;
-    if (auto timer = e.NextTimer()) t = t ? std::min(*t, *timer) : *timer;
-    if (next_change < changes.size()) t = t ? std::min(*t, changes[next_change].time) : changes[next_change].time;
+    if (next_arrival_ < arrivals_.size()) t = arrivals_[next_arrival_]->sim.submit_time;
+    if (auto timer = timers_.Next()) t = t ? std::min(*t, *timer) : *timer;
+    if (auto wake = engine_->NextWakeup()) t = t ? std::min(*t, *wake) : *wake;
+    if (next_change_ < changes_.size()) t = t ? std::min(*t, changes_[next_change_].time) : changes_[next_change_].time;
     if (!t) break;
-    if (options.until && *t > *options.until) break;
+    if (until && *t > *until) break;
     if (*t > kMaxHorizon)
       return Status::Error("virtual time would pass " + FormatDuration(kMaxHorizon) +
                            " (a submit-time or duration that large is almost certainly a mistake; "
                            "use --until to stop earlier)");
-    now = std::max(now, *t);
-    if (now == same_instant) {
+    now_ = std::max(now_, *t);
+    if (now_ == same_instant_) {
       // Each step at one instant must change something (a victim exits, a workload binds); a
       // million of them means two decisions undo each other: a bug, reported instead of a hang.
-      if (++steps_at_instant > 1000000)
-        return Status::Error("the engine made no progress at virtual time " + FormatDuration(now) +
+      if (++steps_at_instant_ > 1000000)
+        return Status::Error("the engine made no progress at virtual time " + FormatDuration(now_) +
                              " after a million steps (livelock); please report this with the manifests");
     } else {
-      same_instant = now;
-      steps_at_instant = 0;
+      same_instant_ = now_;
+      steps_at_instant_ = 0;
     }
-    e.AdvanceTo(now);
-    for (; next_change < changes.size() && changes[next_change].time <= now; ++next_change) {
-      const NodeChange& c = changes[next_change];
+    // The work model's timers due now: runs completing, victims exiting.
+    while (auto due = timers_.PopDue(now_)) {
+      engine::CommandOp op = due->kind == WorkTimers::Kind::kComplete ? engine::CommandOp(engine::PodFinished{due->workload, 0})
+                                                                    : engine::CommandOp(engine::VictimExited{due->workload});
+      if (Status s = Apply(engine::Command{due->time, std::move(op)}); !s.ok()) return s;
+    }
+    for (; next_change_ < changes_.size() && changes_[next_change_].time <= now_; ++next_change_) {
+      const NodeChange& c = changes_[next_change_];
       if (c.add) {
-        e.AddNode(*c.node, now);
-      } else if (Status s = e.RemoveNode(c.node->meta.name, now); !s.ok()) {
+        if (Status s = Apply(At(now_, engine::UpsertNode{*c.node, 0})); !s.ok()) return s;
+      } else if (Status s = Apply(At(now_, engine::RemoveNode{c.node->meta.name})); !s.ok()) {
         return Status::Error("removing node " + c.node->meta.name + ": " + s.message());
       }
     }
-    while (next < arrivals.size() && arrivals[next]->sim.submit_time <= now) e.Submit(*arrivals[next++], now);
-    e.Schedule(now);
-    if (options.progress && now / 3600000 != last_progress) {
-      last_progress = now / 3600000;
-      options.progress(now, next, arrivals.size());
+    while (next_arrival_ < arrivals_.size() && arrivals_[next_arrival_]->sim.submit_time <= now_) {
+      const Pod& pod = *arrivals_[next_arrival_++];
+      recorder_->Submitted(WorkSpec::Of(pod), pod.sim.usage);
+      if (Status s = Apply(At(now_, engine::SubmitPod{pod, false, {}})); !s.ok())
+        return Status::Error("pod " + (pod.meta.namespace_.empty() ? std::string("default") : pod.meta.namespace_) + "/" +
+                             pod.meta.name + ": " + s.message());
+    }
+    if (Status s = Apply(At(now_, engine::Tick{})); !s.ok()) return s;
+    if (options_.progress && now_ / 3600000 != last_progress_) {
+      last_progress_ = now_ / 3600000;
+      options_.progress(now_, next_arrival_, arrivals_.size());
     }
   }
-  Millis end = options.until ? *options.until : now;
-  end = std::max(end, now);
-  e.Finish(end);
-  result.end_time = end;
-  return result;
+  return Status::Ok();
+}
+
+SimResult Simulation::Finish(Millis end) {
+  end = std::max(end, now_);
+  // Timers due by the end still fire (no scheduling cycle follows).
+  while (auto due = timers_.PopDue(end)) {
+    engine::CommandOp op = due->kind == WorkTimers::Kind::kComplete ? engine::CommandOp(engine::PodFinished{due->workload, 0})
+                                                                  : engine::CommandOp(engine::VictimExited{due->workload});
+    (void)Apply(engine::Command{due->time, std::move(op)});
+  }
+  SimResult& r = recorder_->result;
+  for (auto& run : engine_->OpenRuns(end)) r.run_list.push_back(std::move(run));
+  for (const auto& s : engine_->Workloads(end)) recorder_->Record(s);
+  r.pool_policy = engine_->policy();
+  r.end_time = end;
+  return std::move(recorder_->result);
+}
+
+Result<SimResult> RunSimulation(const ManifestSet& m, const SimOptions& options) {
+  auto sim = Simulation::Create(m, options);
+  if (!sim.ok()) return sim.status();
+  if (Status s = (*sim)->Run(options.until); !s.ok()) return s;
+  const Millis end = options.until ? *options.until : (*sim)->now();
+  return (*sim)->Finish(end);
+}
+
+std::string Simulation::Save() const { return ""; }
+
+Result<std::unique_ptr<Simulation>> Simulation::Resume(std::string_view, const SimOptions&) {
+  return Result<std::unique_ptr<Simulation>>::Error("not implemented yet");
 }
 
 }  // namespace arbiter::sim

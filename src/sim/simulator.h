@@ -1,12 +1,23 @@
-// Drives the engine under a virtual clock with the Pods' simulation annotations.
+// Drives the engine under a virtual clock with the Pods' simulation annotations, and collects what
+// the reports need.
+//
+// For each instant t, in order: the work model's timers due at t (PodFinished, VictimExited),
+// then RemoveNode / UpsertNode for Nodes whose arbiter.dev/remove-time / add-time is t (removals
+// first, each group by name), then SubmitPod for arrivals at t (manifest order among equal
+// times), then a Tick. The clock jumps to the next arrival, timer, node change or engine wake-up.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "core/engine/engine.h"
 #include "core/objects.h"
+#include "sim/recorder.h"
+#include "sim/work_model.h"
 
 namespace arbiter::sim {
 
@@ -22,11 +33,6 @@ struct SimOptions {
   std::function<void(Millis now, size_t submitted, size_t total)> progress;
 };
 
-struct SimResult {
-  std::unique_ptr<engine::Engine> engine;
-  Millis end_time = 0;
-};
-
 // When a node is in the pool of a run that ends at `end`: from its arbiter.dev/add-time to its
 // remove-time (or the end). Empty (from >= to) when it never joined before the end.
 struct NodeWindow {
@@ -37,7 +43,61 @@ NodeWindow NodeWindowOf(const Node& node, Millis end);
 // Whether the node is in the pool at instant t (joined at or before t, not yet removed).
 bool NodePresentAt(const Node& node, Millis t);
 
-// Runs the pods of `manifests` on its pool. `manifests` must outlive the result.
+// FGD's view of a manifest's pods (their typical shapes).
+placement::WorkloadProfile ProfileOfPods(const std::vector<Pod>& pods);
+
+class Simulation {
+ public:
+  // Builds the pool from the manifests (policy objects and the nodes present at time 0). The
+  // manifests must outlive the simulation.
+  static Result<std::unique_ptr<Simulation>> Create(const ManifestSet& manifests, const SimOptions& options);
+  ~Simulation();
+
+  // Runs until nothing is left to happen, or until the next instant would pass `until`.
+  Status Run(std::optional<Millis> until);
+  // Closes the books at `end` (>= the clock): runs still holding resources end there, pending
+  // time counts up to there. The simulation is done after this.
+  SimResult Finish(Millis end);
+
+  Millis now() const { return now_; }
+  size_t submitted() const { return next_arrival_; }
+  const ManifestSet& manifests() const { return *m_; }
+  engine::Engine& engine() { return *engine_; }
+
+  // Pause and resume (docs/snapshot.md): the whole simulation as bytes (the engine's snapshot,
+  // the work model's timers, the arrivals and node changes still to come, what the reports have
+  // collected so far, and the manifests' nodes and price books), and a simulation restored from
+  // them. Restored with another `placement`, the rest of the run uses that policy.
+  std::string Save() const;
+  static Result<std::unique_ptr<Simulation>> Resume(std::string_view bytes, const SimOptions& options);
+
+ private:
+  Simulation();
+  Status Apply(engine::Command&& c);
+  Status Setup();
+
+  const ManifestSet* m_ = nullptr;
+  std::unique_ptr<ManifestSet> owned_;  // a resumed simulation's nodes, price books and pods to come
+  SimOptions options_;
+  std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<Recorder> recorder_;
+  WorkTimers timers_;
+  std::vector<const Pod*> arrivals_;  // in submission order
+  size_t next_arrival_ = 0;
+  struct NodeChange {
+    Millis time;
+    bool add;
+    const Node* node;
+  };
+  std::vector<NodeChange> changes_;
+  size_t next_change_ = 0;
+  Millis now_ = 0;
+  Millis same_instant_ = -1;
+  int64_t steps_at_instant_ = 0;
+  Millis last_progress_ = -1;
+};
+
+// Runs the pods of `manifests` on its pool to the end (or options.until): Create, Run, Finish.
 Result<SimResult> RunSimulation(const ManifestSet& manifests, const SimOptions& options);
 
 }  // namespace arbiter::sim

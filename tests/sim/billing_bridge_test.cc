@@ -67,8 +67,8 @@ spec:
 )");
   auto r = RunSimulation(m, SimOptions{});
   ASSERT_TRUE(r.ok()) << r.message();
-  ASSERT_EQ(r->engine->runs().size(), 1u);
-  EXPECT_EQ(r->engine->runs()[0].gpu_replicas, 4);
+  ASSERT_EQ(r->runs().size(), 1u);
+  EXPECT_EQ(r->runs()[0].gpu_replicas, 4);
   auto bill = BillSimulation(m, *r, DefaultEpoch(m));
   ASSERT_TRUE(bill.ok()) << bill.message();
   ASSERT_EQ(bill->invoices.size(), 1u);

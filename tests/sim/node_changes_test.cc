@@ -47,8 +47,8 @@ TEST(NodeChangesTest, RunsEndAtRemovalAndLostWorkIsRecorded) {
   auto r = sim::RunSimulation(load.set, o);
   ASSERT_TRUE(r.ok()) << r.message();
   int on_gpu2 = 0;
-  for (const auto& run : r->engine->runs()) {
-    const std::string& name = r->engine->workloads()[run.workload].key;
+  for (const auto& run : r->runs()) {
+    const std::string& name = r->workloads()[engine::Value(run.workload)].key;
     if (run.node != "gpu-2") continue;
     ++on_gpu2;
     EXPECT_EQ(run.end, 1500000) << name;

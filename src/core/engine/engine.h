@@ -1,187 +1,104 @@
-// The scheduling engine: one deterministic, event-driven state machine.
+// The scheduling engine: one deterministic state machine driven by commands.
 //
 // It admits workloads (PriorityClass / QoS resolution, LimitRange defaults and checks,
 // ResourceQuota, ElasticQuota with borrowing and reclaim), places them on nodes through a
 // placement policy, and preempts in an orderly way (Kubernetes reprieve or Slurm QoS order,
-// PodDisruptionBudgets, grace and shutdown times, checkpoints, requeue or cancel).
+// PodDisruptionBudgets, grace periods, requeue or cancel). It does not model the work itself:
+// how long a workload runs, how long it takes to shut down and what it saves are the driver's
+// (sim/work_model.h), which reports PodFinished and VictimExited like a real runtime would.
 //
-// It never reads a clock: every entry point takes `now`, which must not go backwards. The driver
-// (simulator or daemon) calls, for each instant t in order:
-//   AdvanceTo(t);  Submit(...) for arrivals at t;  Schedule(t);
-// and repeats while NextTimer() is due. Same calls, same events, byte for byte.
+// Apply(command) is the only way to change it (command.h states every command's semantics); its
+// outputs go to the sinks (sink.h). It never reads a clock: commands carry their time. Same
+// commands, same outputs, byte for byte; Snapshot() and Restore() let a run stop and continue
+// (or branch) with the same outputs as an uninterrupted run.
+//
+// Memory is bounded by what is live: finished workloads leave the engine once the sinks have
+// their final status; events and run records are not kept.
 #pragma once
 
-#include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
-#include <queue>
-#include <set>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <vector>
 
-#include "core/engine/quota_book.h"
+#include "core/engine/command.h"
+#include "core/engine/engine_options.h"
+#include "core/engine/sink.h"
 #include "core/engine/types.h"
-#include "core/objects.h"
-#include "core/placement/policy.h"
 
 namespace arbiter::engine {
 
-struct EngineOptions {
-  uint64_t seed = 0;
-  bool check_invariants = false;  // check after every step; a violation aborts (CHECK)
-  // Placement override (the trace simulator's --policy); PoolPolicy otherwise.
-  std::optional<PlacementPolicyName> placement;
+class State;
+
+// A node as drivers see it.
+struct NodeStatus {
+  NodeId id{};
+  std::string name;
+  int64_t order = 0;
+  bool schedulable = true;
+  std::string gpu_model;
+  int64_t cpu_capacity_milli = 0;  // allocatable × overcommit
+  int64_t cpu_used_milli = 0;
+  int64_t mem_capacity_bytes = 0;
+  int64_t mem_used_bytes = 0;
+  std::vector<int32_t> gpu_used_milli;  // per device
+  std::vector<WorkloadId> workloads;    // running and terminating, in bind order
+  Node spec;                            // as last upserted
 };
 
 class Engine {
  public:
-  // Builds the engine from the cluster part of the manifests (nodes, classes, quotas, limit
-  // ranges, PDBs, policies). The ManifestSet must outlive the engine. Pods are not submitted.
-  static Result<std::unique_ptr<Engine>> Create(const ManifestSet& manifests, EngineOptions options);
+  explicit Engine(EngineOptions options = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
 
-  // Admits a pod (resolution, defaults, quota pre-checks). It joins the queue or is Rejected.
-  size_t Submit(const Pod& pod, Millis now);
-  // Processes timers (completions, victim exits) due at or before `now`.
-  void AdvanceTo(Millis now);
-  // One scheduling cycle over the queue at `now`.
-  void Schedule(Millis now);
-  // When the next timer is due, if any.
-  std::optional<Millis> NextTimer() const;
-  // Closes the books at the end of a simulation: running workloads get a run record ending now.
-  void Finish(Millis now);
+  // The only mutator. OK, or why the command was refused (nothing changed then).
+  Status Apply(const Command& command);
+  Status Apply(Command&& command);  // the same, moving the command's objects in
 
-  // Room for this many workloads in total (a simulation knows its pod count): avoids growing,
-  // and so copying, the workload table while a million pods arrive.
-  void Reserve(size_t workloads);
+  // Where outputs go (not owned; nullptr drops them). Not part of snapshots.
+  void SetSinks(EventSink* events, RunSink* runs);
 
-  // Adds a node to the pool (a NodeAdded event once the engine runs). Nodes with
-  // sim.add_time > 0 are not added by Create: the driver adds them at that time.
-  void AddNode(const Node& node, Millis now);
-  // Removes a node (a NodeRemoved event). Its workloads stop at once, without a grace period,
-  // keep their last periodic checkpoint and meet their preemption fate (Requeue or Cancel).
-  Status RemoveNode(const std::string& name, Millis now);
+  // ------------------------------------------------------------ queries (never change anything)
+  Millis now() const;
+  bool started() const;  // a Tick has run
+  // When a Tick is due although no command arrives (a workload protected by minRuntime comes of
+  // age and a blocked preemption may become possible).
+  std::optional<Millis> NextWakeup() const;
+  // The id the next accepted SubmitPod gets.
+  WorkloadId next_workload_id() const;
+  std::optional<WorkloadId> Find(std::string_view namespace_, std::string_view name) const;
+  // A live workload's status now (Workloads: as of `as_of` >= now(), its pending spell counted up to then).
+  std::optional<WorkloadStatus> Get(WorkloadId id) const;
+  std::vector<WorkloadStatus> Workloads(std::optional<Millis> as_of = std::nullopt) const;  // live, by id
+  size_t live_workloads() const;
+  // The runs of the workloads holding a node, as if they ended at `until` (>= now()), by id: what
+  // a simulation bills at its end.
+  std::vector<RunRecord> OpenRuns(Millis until) const;
+  std::vector<NodeStatus> Nodes() const;  // present nodes in node order
+  const PoolPolicy& policy() const;       // effective: PoolPolicy (or defaults) with the override
+  const std::vector<PriceBook>& price_books() const;
+  const EngineOptions& options() const;
 
-  // Deques: a run with millions of events never copies them to grow.
-  const std::deque<Event>& events() const { return events_; }
-  const std::vector<Workload>& workloads() const { return workloads_; }
-  const std::vector<placement::NodeState>& nodes() const { return nodes_; }
-  const std::deque<RunRecord>& runs() const { return runs_; }
-  const PoolPolicy& policy() const { return policy_; }
-  Millis now() const { return now_; }
-
-  // Checks every invariant: nodes within capacity × overcommit, GPUs never overcommitted,
-  // quotas within hard limits, cohorts within their total min, each running workload on exactly
-  // one node. Returns the first violation.
+  // Checks every invariant: nodes within capacity × overcommit, GPUs never overcommitted, node
+  // accounting equal to its workloads, quotas within their hard limits (or, after a runtime
+  // change lowered one, never above what they were then), cohorts within their total min, each
+  // running workload on exactly one node, the queue holding exactly the pending workloads.
+  // Returns the first violation.
   Status CheckInvariants() const;
 
+  // ------------------------------------------------------------ snapshots (docs/snapshot.md)
+  // The full state as bytes (versioned, deterministic: the same state gives the same bytes).
+  std::string Snapshot() const;
+  // An engine in the snapshot's state. Fails with a clear message on bytes that are not an engine
+  // snapshot, are corrupt, or come from another format version.
+  static Result<std::unique_ptr<Engine>> Restore(std::string_view snapshot);
+
  private:
-  Engine(const ManifestSet& m, EngineOptions o);
-  Status Init();
-
-  struct Timer {
-    Millis time;
-    uint64_t seq;
-    size_t workload;
-    uint64_t generation;
-    bool operator>(const Timer& o) const { return time != o.time ? time > o.time : seq > o.seq; }
-  };
-  struct QueueOrder {
-    const std::vector<Workload>* w;
-    bool operator()(size_t a, size_t b) const;
-  };
-
-  // `reason` is a string constant (events keep a view of it).
-  void Emit(EventType type, const Workload& w, std::string node, const char* reason, std::string message,
-            std::string by = "");
-  void Reject(Workload& w, const char* reason, const std::string& message);
-  void SetPending(Workload& w, EventType type, const char* reason, const std::string& message,
-                  const std::string& dedupe = "");
-  void DropNomination(Workload& w);
-  bool TryAdmitQuota(Workload& w);
-  bool TryPlace(Workload& w);
-  bool TryPreempt(Workload& w, std::string* why);
-  bool TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::string* why);
-  // Whether `w` would fit on node `i` once `gone` and the node's terminating workloads have
-  // exited (room held for nominated workloads of equal or higher priority stays held).
-  bool FitsOnceGone(size_t i, const Workload& w, const std::vector<size_t>& gone) const;
-  void Bind(Workload& w, size_t node, const placement::GpuAssignment& gpus);
-  void StopVictim(Workload& victim, const Workload& preemptor, EventType kind);
-  void OnTimer(const Timer& t);
-  void Exit(Workload& w, bool emit_terminated = true);
-  void EmitNode(EventType type, const std::string& node, std::string message);
-  void Release(Workload& w);
-  RunRecord MakeRun(const Workload& w, size_t node) const;  // run record ending now
-  void AddTimer(Millis at, Workload& w);
-  bool NodeSelectable(const placement::NodeState& n, const Workload& w) const;
-  bool FitsRespectingNominated(size_t node, const Workload& w) const;
-  std::string NoFitMessage(const Workload& w) const;
-  bool MayPreempt(const Workload& preemptor, const Workload& victim, bool ignore_min_runtime = false) const;
-  std::string ShapeKey(const Workload& w) const;
-  size_t NumFeasibleNodesToFind() const;
-  size_t NumPreemptionCandidates() const;
-  struct PdbState {
-    int64_t allowed = 0;  // disruptions still allowed now
-  };
-  void ComputePdbState(std::vector<PdbState>* out) const;
-  // Extra violations caused by taking `victims` down, given `state` (and names of the PDBs).
-  int CountViolations(const std::vector<size_t>& victims, const std::vector<PdbState>& state,
-                      std::vector<std::string>* names) const;
-
-  const ManifestSet& m_;
-  EngineOptions options_;
-  PoolPolicy policy_;
-  std::unique_ptr<placement::PlacementPolicy> placer_;
-  std::vector<placement::NodeState> nodes_;
-  std::deque<std::map<std::string, std::string>> node_labels_;  // with kubernetes.io/hostname
-  std::vector<std::vector<size_t>> node_workloads_;  // running + terminating per node
-  std::vector<std::vector<size_t>> nominated_;       // preemptors nominated per node
-  std::vector<Workload> workloads_;
-  std::deque<Event> events_;
-  std::deque<RunRecord> runs_;
-  std::vector<uint64_t> generation_;
-  mutable std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;
-  uint64_t timer_seq_ = 0;
-  // Instants when a blocked preemption may become possible (a victim reaches minRuntime).
-  std::priority_queue<Millis, std::vector<Millis>, std::greater<Millis>> wakeups_;
-  // Pending workloads, one ordered set per preemption class (same shape, priority, selector,
-  // namespace, QoS, preemption policy): members of a class succeed or fail alike, so a cycle
-  // walks the classes' heads in queue order and stops a class at its first failure.
-  std::map<uint32_t, std::set<size_t, QueueOrder>> pending_;
-  void PendingInsert(size_t id);
-  void PendingErase(size_t id);
-  bool IsPending(size_t id) const;
-  // Outcome of one attempt in a cycle: true when the class may go on (placed, preempting,
-  // reclaiming, rejected, skipped), false when every member of its class would fail too.
-  bool Attempt(Workload& w, std::unordered_map<uint32_t, std::string>& no_fit,
-               std::unordered_map<uint32_t, std::pair<std::string, std::string>>& no_preempt);
-  std::unordered_map<uint32_t, std::string> class_reason_;
-  // Preemption memo: a node where a class found no acceptable plan stays so until something on
-  // that node changes (bind, release, a victim stopping, a nomination) or the global epoch moves
-  // (borrowed flags, nodes added/removed). Not used with PDBs or minRuntime (time/PDB dependent).
-  std::vector<uint64_t> node_epoch_;
-  uint64_t global_epoch_ = 0;
-  struct Memo {
-    uint64_t global = 0;
-    std::vector<uint64_t> node;  // node_epoch_ + 1 when the node had no plan
-  };
-  std::unordered_map<uint32_t, Memo> preempt_memo_;
-  void Touch(size_t node) { if (node < node_epoch_.size()) ++node_epoch_[node]; }  // class -> stable key of last failure
-  std::vector<size_t> fresh_;  // submitted since the last cycle
-  bool freed_ = true;          // capacity or quota was released since the last cycle
-  QuotaBook quota_;
-  std::map<std::string, size_t> namespace_ids_;
-  std::unordered_map<std::string, uint32_t> class_ids_;  // interned shape / preemption classes
-  std::map<size_t, std::vector<size_t>> borrowed_by_ns_;  // namespace id -> running borrowers
-  size_t next_start_node_ = 0;     // kube-scheduler's rotating start index
-  size_t next_preempt_node_ = 0;   // same, for preemption dry runs
-  std::vector<std::vector<size_t>> pdbs_of_;  // workload id -> matching PDB indices
-  std::vector<size_t> pdb_members_;          // workloads with any matching PDB
-  std::map<std::string, const PriorityClass*> classes_;
-  const PriorityClass* global_default_ = nullptr;
-  std::map<std::string, const QoS*> qos_;
-  std::map<std::string, std::vector<const LimitRange*>> limit_ranges_;  // namespace -> by name
-  Millis now_ = 0;
+  std::unique_ptr<State> s_;
 };
 
 }  // namespace arbiter::engine

@@ -5,20 +5,98 @@
 
 namespace arbiter::engine {
 
-void QuotaBook::Configure(const std::vector<ResourceQuota>& quotas,
-                          const std::vector<ElasticQuota>& eqs) {
-  rqs_.clear();
+void QuotaBook::Reindex() {
   rq_by_ns_.clear();
-  eqs_.clear();
   eq_index_.clear();
-  for (const auto& q : quotas) {
-    rq_by_ns_[q.meta.namespace_].push_back(rqs_.size());
-    rqs_.push_back(RQ{&q, {}, {}});
+  for (size_t i = 0; i < rqs_.size(); ++i) rq_by_ns_[rqs_[i].q.meta.namespace_].push_back(i);
+  for (size_t i = 0; i < eqs_.size(); ++i) eq_index_[eqs_[i].q.meta.namespace_] = i;
+}
+
+void QuotaBook::SetResourceQuota(const ResourceQuota& q) {
+  for (auto& rq : rqs_)
+    if (rq.q.meta.namespace_ == q.meta.namespace_ && rq.q.meta.name == q.meta.name) {
+      rq.q = q;
+      return;
+    }
+  rqs_.push_back(RQ{q, {}, {}, {}});
+  Reindex();
+}
+
+Status QuotaBook::DeleteResourceQuota(const std::string& ns, const std::string& name) {
+  for (size_t i = 0; i < rqs_.size(); ++i)
+    if (rqs_[i].q.meta.namespace_ == ns && rqs_[i].q.meta.name == name) {
+      rqs_.erase(rqs_.begin() + static_cast<long>(i));
+      Reindex();
+      return Status::Ok();
+    }
+  return Status::NotFound("no ResourceQuota " + ns + "/" + name);
+}
+
+Status QuotaBook::SetElasticQuota(const ElasticQuota& q) {
+  auto it = eq_index_.find(q.meta.namespace_);
+  if (it != eq_index_.end()) {
+    EQ& e = eqs_[it->second];
+    if (e.q.meta.name != q.meta.name)
+      return Status::AlreadyExists("namespace " + q.meta.namespace_ + " already has ElasticQuota " + e.q.meta.name +
+                                   " (one per namespace)");
+    e.q = q;
+    return Status::Ok();
   }
-  for (const auto& e : eqs) {
-    eq_index_[e.meta.namespace_] = eqs_.size();
-    eqs_.push_back(EQ{&e, {}, {}});
+  eqs_.push_back(EQ{q, {}, {}, {}});
+  Reindex();
+  return Status::Ok();
+}
+
+Status QuotaBook::DeleteElasticQuota(const std::string& ns, const std::string& name) {
+  auto it = eq_index_.find(ns);
+  if (it == eq_index_.end() || eqs_[it->second].q.meta.name != name)
+    return Status::NotFound("no ElasticQuota " + ns + "/" + name);
+  eqs_.erase(eqs_.begin() + static_cast<long>(it->second));
+  Reindex();
+  return Status::Ok();
+}
+
+void QuotaBook::Recount(const std::vector<const Workload*>& charged) {
+  for (auto& rq : rqs_) rq.used.clear();
+  for (auto& e : eqs_) e.used = ResourceList{};
+  for (const Workload* w : charged) Charge(*w);
+  Allow();
+}
+
+void QuotaBook::Allow() {
+  for (auto& rq : rqs_) {
+    rq.allowance.clear();
+    for (const auto& item : rq.q.hard) {
+      auto u = rq.used.find(item.key);
+      if (u != rq.used.end() && u->second > item.hard) rq.allowance[item.key] = u->second;
+    }
   }
+  std::map<std::string, std::pair<ResourceList, ResourceList>> cohorts;  // used, min
+  for (auto& e : eqs_) {
+    e.allowance = ResourceList{};
+    if (e.q.max)
+      for (const auto& [r, v] : e.q.max->entries())
+        if (e.used.Get(r) > v) e.allowance.Set(r, e.used.Get(r));
+    if (e.q.cohort.empty()) continue;
+    cohorts[e.q.cohort].first += e.used;
+    cohorts[e.q.cohort].second += e.q.min;
+  }
+  cohort_allowance_.clear();
+  for (const auto& [c, um] : cohorts)
+    for (const auto& [r, v] : um.second.entries())
+      if (um.first.Get(r) > v) cohort_allowance_[c].Set(r, um.first.Get(r));
+}
+
+std::vector<ElasticQuota> QuotaBook::elastic_quotas() const {
+  std::vector<ElasticQuota> out;
+  for (const auto& e : eqs_) out.push_back(e.q);
+  return out;
+}
+
+std::vector<ResourceQuota> QuotaBook::resource_quotas() const {
+  std::vector<ResourceQuota> out;
+  for (const auto& r : rqs_) out.push_back(r.q);
+  return out;
 }
 
 bool QuotaBook::ScopeMatches(const ResourceQuota& q, const Workload& w) const {
@@ -57,12 +135,12 @@ std::optional<std::string> QuotaBook::NeverAdmissible(const Workload& w, const A
   // As the Kubernetes quota admission: the container constraints of every matching quota first,
   // then usage.
   for (size_t idx : it->second) {
-    const ResourceQuota& q = *rqs_[idx].q;
+    const ResourceQuota& q = rqs_[idx].q;
     if (!ScopeMatches(q, w)) continue;
     if (auto missing = QuotaContainerConstraints(q, pod)) return missing;
   }
   for (size_t idx : it->second) {
-    const ResourceQuota& q = *rqs_[idx].q;
+    const ResourceQuota& q = rqs_[idx].q;
     if (!ScopeMatches(q, w)) continue;
     for (const auto& item : q.hard) {
       int64_t c = ChargeOf(item, w);
@@ -80,8 +158,8 @@ std::optional<std::string> QuotaBook::ResourceQuotaBlocked(const Workload& w) co
   if (it == rq_by_ns_.end()) return std::nullopt;
   for (size_t idx : it->second) {
     const RQ& rq = rqs_[idx];
-    if (!ScopeMatches(*rq.q, w)) continue;
-    for (const auto& item : rq.q->hard) {
+    if (!ScopeMatches(rq.q, w)) continue;
+    for (const auto& item : rq.q.hard) {
       int64_t c = ChargeOf(item, w);
       if (c == 0) continue;
       auto u = rq.used.find(item.key);
@@ -89,12 +167,12 @@ std::optional<std::string> QuotaBook::ResourceQuotaBlocked(const Workload& w) co
       // Holds of other waiting preemptors count as used; this workload's own hold does not.
       auto h = rq.reserved.find(item.key);
       int64_t held = h == rq.reserved.end() ? 0 : h->second;
-      if (auto own = rq_reservations_.find(w.id); own != rq_reservations_.end())
+      if (auto own = rq_reservations_.find(Value(w.id)); own != rq_reservations_.end())
         for (const auto& hold : own->second)
           if (&rqs_[hold.rq] == &rq && hold.key == item.key) held -= hold.amount;
       if (used + held + c > item.hard) {
         const auto& r = item.resource;
-        return "exceeded quota: " + rq.q->meta.namespace_ + "/" + rq.q->meta.name + ", requested: " +
+        return "exceeded quota: " + rq.q.meta.namespace_ + "/" + rq.q.meta.name + ", requested: " +
                item.key + "=" + FormatResourceQuantity(r, c) + ", used: " + item.key + "=" +
                FormatResourceQuantity(r, used) + ", limited: " + item.key + "=" +
                FormatResourceQuantity(r, item.hard) +
@@ -108,13 +186,13 @@ std::optional<std::string> QuotaBook::ResourceQuotaBlocked(const Workload& w) co
 const std::string* QuotaBook::CohortOf(const std::string& ns) const {
   auto it = eq_index_.find(ns);
   if (it == eq_index_.end()) return nullptr;
-  return &eqs_[it->second].q->cohort;
+  return &eqs_[it->second].q.cohort;
 }
 
 std::vector<const QuotaBook::EQ*> QuotaBook::CohortMembers(const std::string& cohort) const {
   std::vector<const EQ*> out;
   for (const auto& e : eqs_)
-    if (e.q->cohort == cohort) out.push_back(&e);
+    if (e.q.cohort == cohort) out.push_back(&e);
   return out;
 }
 
@@ -123,7 +201,7 @@ bool QuotaBook::IsBorrowing(const std::string& ns) const {
   if (it == eq_index_.end()) return false;
   const EQ& e = eqs_[it->second];
   for (const auto& [r, v] : e.used.entries())
-    if (v > e.q->min.Get(r) && (e.q->min.Has(r) || (e.q->max && e.q->max->Has(r)))) return true;
+    if (v > e.q.min.Get(r) && (e.q.min.Has(r) || (e.q.max && e.q.max->Has(r)))) return true;
   return false;
 }
 
@@ -162,15 +240,15 @@ QuotaBook::ElasticResult QuotaBook::CheckElastic(const Workload& w,
   auto it = eq_index_.find(w.namespace_);
   if (it == eq_index_.end()) return res;
   const EQ& self = eqs_[it->second];
-  const ElasticQuota& q = *self.q;
+  const ElasticQuota& q = self.q;
   // Usage per namespace after releasing `released` and adding `w`.
   std::vector<const EQ*> members = q.cohort.empty() ? std::vector<const EQ*>{&self} : CohortMembers(q.cohort);
   std::map<std::string, ResourceList> used;
-  for (const EQ* m : members) used[m->q->meta.namespace_] = m->used + m->reserved;
-  auto own = reservations_.find(w.id);
+  for (const EQ* m : members) used[m->q.meta.namespace_] = m->used + m->reserved;
+  auto own = reservations_.find(Value(w.id));
   if (own != reservations_.end()) used[w.namespace_] -= own->second;
   std::map<std::string, const ElasticQuota*> quota_of;
-  for (const EQ* m : members) quota_of[m->q->meta.namespace_] = m->q;
+  for (const EQ* m : members) quota_of[m->q.meta.namespace_] = &m->q;
   for (const Workload* r : released)
     if (used.count(r->namespace_)) used[r->namespace_] -= TrackedPart(r->requests, *quota_of[r->namespace_]);
   used[w.namespace_] += TrackedPart(w.requests, q);
@@ -204,9 +282,9 @@ QuotaBook::ElasticResult QuotaBook::CheckElastic(const Workload& w,
     }
     int64_t borrowed = 0, lendable = 0;
     for (const EQ* m : members) {
-      int64_t u = used[m->q->meta.namespace_].Get(r);
-      borrowed += std::max<int64_t>(0, u - m->q->min.Get(r));
-      lendable += LendCap(*m->q, r, u);
+      int64_t u = used[m->q.meta.namespace_].Get(r);
+      borrowed += std::max<int64_t>(0, u - m->q.min.Get(r));
+      lendable += LendCap(m->q, r, u);
     }
     if (borrowed > lendable) {
       res.ok = false;
@@ -222,37 +300,42 @@ QuotaBook::ElasticResult QuotaBook::CheckElastic(const Workload& w,
   return res;
 }
 
+bool QuotaBook::Holds(const Workload& w) const {
+  return rq_reservations_.count(Value(w.id)) > 0 || reservations_.count(Value(w.id)) > 0;
+}
+
 void QuotaBook::Reserve(const Workload& w) {
-  if (!rq_reservations_.count(w.id)) {
+  const uint64_t id = Value(w.id);
+  if (!rq_reservations_.count(id)) {
     auto it = rq_by_ns_.find(w.namespace_);
     if (it != rq_by_ns_.end()) {
       std::vector<RqHold> holds;
       for (size_t idx : it->second) {
-        if (!ScopeMatches(*rqs_[idx].q, w)) continue;
-        for (const auto& item : rqs_[idx].q->hard) {
+        if (!ScopeMatches(rqs_[idx].q, w)) continue;
+        for (const auto& item : rqs_[idx].q.hard) {
           int64_t c = ChargeOf(item, w);
           if (c == 0) continue;
           rqs_[idx].reserved[item.key] += c;
           holds.push_back({idx, item.key, c});
         }
       }
-      if (!holds.empty()) rq_reservations_[w.id] = std::move(holds);
+      if (!holds.empty()) rq_reservations_[id] = std::move(holds);
     }
   }
   auto e = eq_index_.find(w.namespace_);
-  if (e == eq_index_.end() || reservations_.count(w.id)) return;
-  reservations_[w.id] = TrackedPart(w.requests, *eqs_[e->second].q);
-  eqs_[e->second].reserved += reservations_[w.id];
+  if (e == eq_index_.end() || reservations_.count(id)) return;
+  reservations_[id] = TrackedPart(w.requests, eqs_[e->second].q);
+  eqs_[e->second].reserved += reservations_[id];
 }
 
 void QuotaBook::Unreserve(const Workload& w) {
-  if (auto h = rq_reservations_.find(w.id); h != rq_reservations_.end()) {
+  if (auto h = rq_reservations_.find(Value(w.id)); h != rq_reservations_.end()) {
     for (const auto& hold : h->second) rqs_[hold.rq].reserved[hold.key] -= hold.amount;
     rq_reservations_.erase(h);
   }
-  auto r = reservations_.find(w.id);
+  auto r = reservations_.find(Value(w.id));
   if (r == reservations_.end()) return;
-  eqs_[eq_index_.at(w.namespace_)].reserved -= r->second;
+  if (auto e = eq_index_.find(w.namespace_); e != eq_index_.end()) eqs_[e->second].reserved -= r->second;
   reservations_.erase(r);
 }
 
@@ -261,11 +344,11 @@ void QuotaBook::Charge(const Workload& w) {
   if (it != rq_by_ns_.end())
     for (size_t idx : it->second) {
       RQ& rq = rqs_[idx];
-      if (!ScopeMatches(*rq.q, w)) continue;
-      for (const auto& item : rq.q->hard) rq.used[item.key] += ChargeOf(item, w);
+      if (!ScopeMatches(rq.q, w)) continue;
+      for (const auto& item : rq.q.hard) rq.used[item.key] += ChargeOf(item, w);
     }
   auto e = eq_index_.find(w.namespace_);
-  if (e != eq_index_.end()) eqs_[e->second].used += TrackedPart(w.requests, *eqs_[e->second].q);
+  if (e != eq_index_.end()) eqs_[e->second].used += TrackedPart(w.requests, eqs_[e->second].q);
 }
 
 void QuotaBook::Release(const Workload& w) {
@@ -273,35 +356,71 @@ void QuotaBook::Release(const Workload& w) {
   if (it != rq_by_ns_.end())
     for (size_t idx : it->second) {
       RQ& rq = rqs_[idx];
-      if (!ScopeMatches(*rq.q, w)) continue;
-      for (const auto& item : rq.q->hard) rq.used[item.key] -= ChargeOf(item, w);
+      if (!ScopeMatches(rq.q, w)) continue;
+      for (const auto& item : rq.q.hard) {
+        int64_t& u = rq.used[item.key];
+        u -= ChargeOf(item, w);
+        if (auto a = rq.allowance.find(item.key); a != rq.allowance.end()) {  // shrinks with usage
+          a->second = std::min(a->second, u);
+          if (a->second <= item.hard) rq.allowance.erase(a);
+        }
+      }
     }
   auto e = eq_index_.find(w.namespace_);
-  if (e != eq_index_.end()) eqs_[e->second].used -= TrackedPart(w.requests, *eqs_[e->second].q);
+  if (e == eq_index_.end()) return;
+  EQ& eq = eqs_[e->second];
+  eq.used -= TrackedPart(w.requests, eq.q);
+  if (!eq.allowance.empty() && eq.q.max) {
+    ResourceList a;
+    for (const auto& [r, v] : eq.allowance.entries()) {
+      const int64_t shrunk = std::min(v, eq.used.Get(r));
+      if (shrunk > eq.q.max->Get(r)) a.Set(r, shrunk);
+    }
+    eq.allowance = a;
+  }
+  if (auto c = cohort_allowance_.find(eq.q.cohort); c != cohort_allowance_.end()) {
+    ResourceList used, min;
+    for (const EQ* m : CohortMembers(eq.q.cohort)) {
+      used += m->used;
+      min += m->q.min;
+    }
+    ResourceList a;
+    for (const auto& [r, v] : c->second.entries()) {
+      const int64_t shrunk = std::min(v, used.Get(r));
+      if (shrunk > min.Get(r)) a.Set(r, shrunk);
+    }
+    if (a.empty()) cohort_allowance_.erase(c);
+    else c->second = a;
+  }
 }
 
 std::optional<std::string> QuotaBook::CheckInvariants() const {
   for (const auto& rq : rqs_)
-    for (const auto& item : rq.q->hard) {
+    for (const auto& item : rq.q.hard) {
       auto u = rq.used.find(item.key);
       int64_t used = u == rq.used.end() ? 0 : u->second;
-      if (used > item.hard || used < 0)
-        return "ResourceQuota " + rq.q->meta.namespace_ + "/" + rq.q->meta.name + " " + item.key +
+      auto a = rq.allowance.find(item.key);
+      const int64_t limit = std::max(item.hard, a == rq.allowance.end() ? int64_t{0} : a->second);
+      if (used > limit || used < 0)
+        return "ResourceQuota " + rq.q.meta.namespace_ + "/" + rq.q.meta.name + " " + item.key +
                " used " + std::to_string(used) + " outside [0, hard " + std::to_string(item.hard) + "]";
     }
   std::map<std::string, std::pair<ResourceList, ResourceList>> cohorts;  // used, min
   for (const auto& e : eqs_) {
-    if (e.used.AnyNegative()) return "ElasticQuota " + e.q->meta.namespace_ + " usage negative";
-    if (e.q->max)
-      for (const auto& [r, v] : e.q->max->entries())
-        if (e.used.Get(r) > v) return "ElasticQuota " + e.q->meta.namespace_ + " above max " + r;
-    if (e.q->cohort.empty()) continue;
-    cohorts[e.q->cohort].first += e.used;
-    cohorts[e.q->cohort].second += e.q->min;
+    if (e.used.AnyNegative()) return "ElasticQuota " + e.q.meta.namespace_ + " usage negative";
+    if (e.q.max)
+      for (const auto& [r, v] : e.q.max->entries())
+        if (e.used.Get(r) > std::max(v, e.allowance.Get(r))) return "ElasticQuota " + e.q.meta.namespace_ + " above max " + r;
+    if (e.q.cohort.empty()) continue;
+    cohorts[e.q.cohort].first += e.used;
+    cohorts[e.q.cohort].second += e.q.min;
   }
-  for (const auto& [c, um] : cohorts)
+  for (const auto& [c, um] : cohorts) {
+    auto a = cohort_allowance_.find(c);
     for (const auto& [r, v] : um.second.entries())
-      if (um.first.Get(r) > v) return "cohort " + c + " above its total min in " + r;
+      if (um.first.Get(r) > std::max(v, a == cohort_allowance_.end() ? int64_t{0} : a->second.Get(r)))
+        return "cohort " + c + " above its total min in " + r;
+  }
   return std::nullopt;
 }
 

@@ -1,6 +1,12 @@
 // Quota accounting for admission: Kubernetes ResourceQuota (hard limits per namespace, with
 // PriorityClass scopes) and Arbiter ElasticQuota (min guaranteed, max ceiling, lending inside a
-// cohort). Pure bookkeeping: charge on admission, release on exit.
+// cohort). Pure bookkeeping over its own copies of the quota objects: charge on admission, release
+// on exit, hold for preemptors waiting for their victims.
+//
+// Quotas may change at runtime (Set*/Delete* then Recount): usage is recounted from the workloads
+// that hold resources, and a limit lowered below usage never evicts. The invariants then allow
+// usage above a limit only as far as it was when the limit changed, shrinking as workloads leave:
+// admissions never push usage above a limit.
 #pragma once
 
 #include <map>
@@ -9,14 +15,22 @@
 #include <vector>
 
 #include "core/engine/admission.h"
-#include "core/engine/types.h"
+#include "core/engine/workload.h"
 #include "core/objects.h"
 
 namespace arbiter::engine {
 
 class QuotaBook {
  public:
-  void Configure(const std::vector<ResourceQuota>& quotas, const std::vector<ElasticQuota>& eqs);
+  // ResourceQuotas keep the order of their first Set (their messages are checked in that order).
+  void SetResourceQuota(const ResourceQuota& q);
+  Status DeleteResourceQuota(const std::string& ns, const std::string& name);
+  // One per namespace: AlreadyExists when the namespace has another one.
+  Status SetElasticQuota(const ElasticQuota& q);
+  Status DeleteElasticQuota(const std::string& ns, const std::string& name);
+  // Usage of every quota recounted from `charged` (the workloads that hold resources), after a
+  // change. Holds are not touched: drop them (Unreserve) before a change, take them again after.
+  void Recount(const std::vector<const Workload*>& charged);
 
   // A reason the workload can never be admitted under a ResourceQuota: a container that does not
   // set a cpu/memory request or limit a matching quota tracks (Kubernetes' "must specify",
@@ -28,10 +42,10 @@ class QuotaBook {
 
   struct ElasticResult {
     bool ok = true;
-    bool borrowing = false;    // admission would put the namespace above its min
-    bool over_max = false;     // blocked by the namespace's own max: no reclaim can help
-    bool within_min = false;   // the namespace would stay within its min (may reclaim)
-    std::string message;       // why blocked
+    bool borrowing = false;   // admission would put the namespace above its min
+    bool over_max = false;    // blocked by the namespace's own max: no reclaim can help
+    bool within_min = false;  // the namespace would stay within its min (may reclaim)
+    std::string message;      // why blocked
   };
   // `released` lists workloads whose usage should be treated as already gone (reclaim planning).
   ElasticResult CheckElastic(const Workload& w, const std::vector<const Workload*>& released = {}) const;
@@ -41,10 +55,11 @@ class QuotaBook {
   // True when the namespace's usage is above its min in any resource.
   bool IsBorrowing(const std::string& ns) const;
 
-  // Holds `w`'s ElasticQuota share while the workloads reclaimed for it exit, so that nobody
-  // else (a requeued victim of higher priority, say) borrows it back in the meantime.
+  // Holds `w`'s ElasticQuota share (and ResourceQuota amounts) while the workloads reclaimed or
+  // preempted for it exit, so that nobody else borrows it back in the meantime.
   void Reserve(const Workload& w);
   void Unreserve(const Workload& w);
+  bool Holds(const Workload& w) const;
 
   void Charge(const Workload& w);
   void Release(const Workload& w);
@@ -52,32 +67,47 @@ class QuotaBook {
   // Invariant helpers.
   std::optional<std::string> CheckInvariants() const;
 
- private:
-  struct RQ {
-    const ResourceQuota* q;
-    std::map<std::string, int64_t> used;      // key -> used
-    std::map<std::string, int64_t> reserved;  // key -> held for preemptors waiting for victims
-  };
-  struct EQ {
-    const ElasticQuota* q;
-    ResourceList used;
-    ResourceList reserved;
-  };
-  bool ScopeMatches(const ResourceQuota& q, const Workload& w) const;
-  int64_t ChargeOf(const QuotaItem& item, const Workload& w) const;
-  std::vector<const EQ*> CohortMembers(const std::string& cohort) const;
+  std::vector<ResourceQuota> resource_quotas() const;
+  std::vector<ElasticQuota> elastic_quotas() const;
 
-  std::vector<RQ> rqs_;
-  std::map<std::string, std::vector<size_t>> rq_by_ns_;
-  std::vector<EQ> eqs_;
-  std::map<std::string, size_t> eq_index_;  // namespace -> eqs_ index
-  std::map<size_t, ResourceList> reservations_;  // workload id -> reserved requests (ElasticQuota)
+  // The bookkeeping, for snapshots (snapshot.cc): every map keyed by workload id.
   struct RqHold {
     size_t rq;
     std::string key;
     int64_t amount;
   };
-  std::map<size_t, std::vector<RqHold>> rq_reservations_;  // workload id -> ResourceQuota holds
+  struct RQ {
+    ResourceQuota q;
+    std::map<std::string, int64_t> used;       // key -> used
+    std::map<std::string, int64_t> reserved;   // key -> held for preemptors waiting for victims
+    std::map<std::string, int64_t> allowance;  // key -> usage allowed above hard (after a change)
+  };
+  struct EQ {
+    ElasticQuota q;
+    ResourceList used;
+    ResourceList reserved;
+    ResourceList allowance;  // usage allowed above max (after a change)
+  };
+  std::vector<RQ>& rqs() { return rqs_; }
+  std::vector<EQ>& eqs() { return eqs_; }
+  std::map<uint64_t, ResourceList>& reservations() { return reservations_; }
+  std::map<uint64_t, std::vector<RqHold>>& rq_reservations() { return rq_reservations_; }
+  std::map<std::string, ResourceList>& cohort_allowance() { return cohort_allowance_; }
+  void Reindex();
+
+ private:
+  bool ScopeMatches(const ResourceQuota& q, const Workload& w) const;
+  int64_t ChargeOf(const QuotaItem& item, const Workload& w) const;
+  std::vector<const EQ*> CohortMembers(const std::string& cohort) const;
+  void Allow();  // allowances from the current usage (after a change)
+
+  std::vector<RQ> rqs_;
+  std::map<std::string, std::vector<size_t>> rq_by_ns_;
+  std::vector<EQ> eqs_;
+  std::map<std::string, size_t> eq_index_;  // namespace -> eqs_ index
+  std::map<uint64_t, ResourceList> reservations_;  // workload id -> reserved requests (ElasticQuota)
+  std::map<uint64_t, std::vector<RqHold>> rq_reservations_;  // workload id -> ResourceQuota holds
+  std::map<std::string, ResourceList> cohort_allowance_;     // cohort -> usage allowed above total min
 };
 
 }  // namespace arbiter::engine

@@ -1,4 +1,5 @@
-// Values the engine exposes: workload state and the event log.
+// Values the engine gives out: events, run records and workload status (see sink.h for how
+// drivers receive them). They are plain copies: nothing in them points into the engine.
 #pragma once
 
 #include <cstdint>
@@ -8,13 +9,21 @@
 #include <vector>
 
 #include "core/duration.h"
+#include "core/engine/ids.h"
 #include "core/objects.h"
-#include "core/placement/node_state.h"
+#include "core/resources.h"
 
 namespace arbiter::engine {
 
-enum class Phase { kPending, kRunning, kTerminating, kSucceeded, kPreempted, kRejected };
+// kTerminating reads "Running" (it holds its node until it exits). kFailed (PodFinished with a
+// non-zero exit code) and kDeleted (DeletePod) only arise from drivers that send those commands.
+enum class Phase { kPending, kRunning, kTerminating, kSucceeded, kPreempted, kRejected, kFailed, kDeleted };
 const char* ToString(Phase p);
+// Whether a workload in this phase has left the engine for good.
+inline bool IsFinal(Phase p) {
+  return p == Phase::kSucceeded || p == Phase::kPreempted || p == Phase::kRejected || p == Phase::kFailed ||
+         p == Phase::kDeleted;
+}
 
 enum class EventType {
   kSubmitted,
@@ -30,99 +39,86 @@ enum class EventType {
   kBorrowed,
   kReclaimed,
   kCompleted,
-  kNodeAdded,    // pool events: `workload` is empty, `node` names the node
+  kNodeAdded,  // pool events: `workload` is kNoWorkload, `node` names the node
   kNodeRemoved,
+  kFailed,   // PodFinished with a non-zero exit code
+  kDeleted,  // DeletePod
 };
 const char* ToString(EventType t);
 
-// Event::workload of pool events (NodeAdded, NodeRemoved): no workload.
-inline constexpr size_t kNoWorkload = static_cast<size_t>(-1);
+// Facts only the driver's work model knows, which it may append to an event's message (the engine
+// does not model progress; see sim/work_model.h):
+//   kStopPlan      Preempted / Reclaimed: ", shutdown S, exits at T; progress kept K, lost L"
+//                  after the engine's "...; SIGTERM, grace G" (G is Event::grace).
+//   kProgressLost  Terminated with reason NodeRemoved: "; progress kept K, lost L".
+enum class WorkFacts : uint8_t { kNone, kStopPlan, kProgressLost };
 
-// Kept small: a simulation of a million workloads holds several million of these.
+// One thing that happened. Kept small: a simulation of a million workloads stores millions.
 struct Event {
   Millis time = 0;
   EventType type = EventType::kSubmitted;
-  size_t workload = 0;  // index into Engine::workloads() (its `key` is namespace/name)
+  WorkFacts work_facts = WorkFacts::kNone;
+  WorkloadId workload = kNoWorkload;
   std::string node;
-  std::string by;           // the preemptor, on Preempted / Reclaimed
-  std::string_view reason;  // machine-readable reason (a constant: "Unschedulable", "PDB", ...)
-  std::string message;      // empty on Scheduled: Message() gives "bound to <node>"
+  std::string by;           // the preemptor ("namespace/name") on Preempted / Reclaimed
+  std::string_view reason;  // machine-readable reason, a constant: "Unschedulable", "PDB", ...
+  std::string message;      // the engine's text; empty on Scheduled (Message(): "bound to <node>")
+  Millis grace = 0;         // Preempted / Reclaimed / Deleted: the grace period the SIGTERM gives
   std::string Message() const { return type == EventType::kScheduled && message.empty() ? "bound to " + node : message; }
 };
 
 // One placement of a workload, from bind to exit (what billing meters on the request track).
-// Its workload's name, namespace, priority, requests and usage (which a run never changes) are in
-// Engine::workloads()[workload]: a million runs do not copy them.
+// The workload's name, namespace, priority and requests are in its WorkloadStatus.
 struct RunRecord {
-  size_t workload = 0;  // index into Engine::workloads()
+  WorkloadId workload{};
   std::string node;
   std::string gpu_product;
   int64_t gpu_replicas = 1;  // node label nvidia.com/gpu.replicas: a GPU is 1/N of a card
   Millis start = 0;
   Millis end = 0;
-  // Work lost when this run was preempted: progress between `lost_from` and `lost_to` (run-time
-  // instants) was not saved. Empty when nothing was lost.
+  // Why the run ended before the workload did: its preemptor ("namespace/name") or "node/NAME" for a
+  // removed node, and when it was stopped (SIGTERM, or the removal). Empty when the run ended by
+  // itself or its user deleted it.
+  std::string stopped_by;
+  Millis stop_time = 0;
+  // Work lost when the run was stopped: progress between the run-time instants `lost_from` and
+  // `lost_to` was not saved. The engine does not know progress: a driver with a work model fills
+  // these (sim::WorkModel) before billing; empty otherwise.
   std::optional<Millis> lost_from;
   Millis lost_to = 0;
-  std::string preemptor;
+  std::string preemptor;  // stopped_by when work was lost
 };
 
-// A workload as the engine tracks it. Read-only for callers.
-struct Workload {
-  // Hot fields first: preemption dry runs read these for thousands of workloads per decision.
-  size_t id = 0;
-  int32_t priority = 0;
-  Phase phase = Phase::kPending;
-  Millis run_start = 0;  // current run's start
-  size_t namespace_id = 0;
-  const QoS* qos = nullptr;
-  bool elastic = false;   // its namespace has an ElasticQuota
-  bool has_quota = false;  // its namespace has a ResourceQuota or an ElasticQuota
-  bool borrowed = false;  // admitted on quota borrowed from the cohort
-  bool quota_charged = false;
-  placement::GpuAssignment gpus;
-  placement::PodShape shape;
-  std::optional<size_t> node;
-
+// A workload as drivers and reports see it. For live workloads, a snapshot as of the query; for
+// finished ones, their final state (EventSink::OnFinished).
+struct WorkloadStatus {
+  WorkloadId id{};
   std::string key;  // namespace/name
   std::string namespace_;
   std::string name;
-  const Pod* pod = nullptr;
+  int32_t priority = 0;
   std::string priority_class;  // resolved name, "" if none
+  std::string qos;             // "" if none
   PreemptionPolicy preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
+  PreemptMode preempt_mode = PreemptMode::kRequeue;
+  Phase phase = Phase::kPending;
+  std::string node;       // where it runs now, "" if nowhere
+  std::string last_node;  // where it runs or last ran
+  std::string nominated_node;
+  Millis submit_time = 0;
+  Millis first_start = -1;  // first time it ever started, -1 never
+  Millis finish_time = -1;  // when it reached a final phase, -1 not yet
+  int preemptions = 0;
+  int32_t exit_code = 0;
+  std::string reason;   // machine-readable reason of `message` ("Unschedulable", ...), "" if none
+  std::string message;  // last reason, verbatim (the engine's text)
+  WorkFacts message_facts = WorkFacts::kNone;  // as Event::work_facts, for `message`
   ResourceList requests;  // effective, after LimitRange defaults
   ResourceList limits;
-  ResourceList usage;  // mean actual usage
-  Millis grace = 30000;
-  Millis shutdown = 0;
-  std::optional<Millis> checkpoint_interval;
-  std::optional<Millis> duration;  // total work needed
-  PreemptMode preempt_mode = PreemptMode::kRequeue;
-
-  Millis submit_time = 0;
-  Millis progress = 0;      // saved progress (work done that survives a requeue)
-  Millis first_start = -1;  // first time it ever started
-  Millis finish_time = -1;
-  Millis pending_since = 0;
-  Millis pending_total = 0;  // accumulated time spent Pending
-  std::string last_node;     // where it runs or last ran
-  int preemptions = 0;
-  std::optional<size_t> nominated_node;
-  std::vector<size_t> waiting_for;  // victims still terminating for this preemptor
-  std::string message;              // last reason, verbatim
-  std::vector<std::string> reason_keys;  // kinds of pending reason already reported this spell
-  int last_event_type = -1;
-  uint32_t shape_class = 0;    // interned (shape, priority, nodeSelector)
-  uint32_t preempt_class = 0;  // interned (shape class, namespace, QoS, preemption policy)
-  // Set while terminating.
-  Millis stop_time = 0;  // SIGTERM
-  Millis exit_time = 0;
-  Millis progress_after_exit = 0;
-  std::string preempted_by;
-  std::optional<size_t> preemptor_id;  // who waits for this victim to exit
-  Millis lost_work = 0;  // run time lost to the last preemption
-  int64_t lost_gpu_milli_ms = 0;
-  int64_t lost_gpu_milli_ms_node_removed = 0;  // run time lost when its node was removed
+  Millis pending_total = 0;  // time spent Pending, the current spell included
+  bool borrowed = false;     // runs on quota borrowed from its cohort
+  Millis run_start = 0;      // current run's start
+  Millis grace = 0;          // termination grace period (QoS GraceTime under QoS preemption)
 };
 
 }  // namespace arbiter::engine

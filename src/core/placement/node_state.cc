@@ -64,44 +64,39 @@ void NodeState::RecountGpus() {
   gpu_summary_ok = true;
 }
 
-namespace {
-// The GPU model constraints of a GPU pod (gpu_model and allowed_gpu_models) accept the node.
-bool ModelAccepts(const NodeState& n, const PodShape& p) {
-  if (!p.gpu_model.empty() && p.gpu_model != n.gpu_model) return false;
+bool ModelConstraintAccepts(const std::string& node_model, const PodShape& p) {
+  if (p.gpu_count == 0) return true;
+  if (!p.gpu_model.empty() && p.gpu_model != node_model) return false;
   if (!p.allowed_gpu_models.empty() &&
-      std::find(p.allowed_gpu_models.begin(), p.allowed_gpu_models.end(), n.gpu_model) ==
+      std::find(p.allowed_gpu_models.begin(), p.allowed_gpu_models.end(), node_model) ==
           p.allowed_gpu_models.end())
     return false;
   return true;
 }
+
+namespace {
 bool GpuFits(const NodeState& n, const PodShape& p) {
   if (p.gpu_count == 0) return true;
   // The counts first: on a busy pool most nodes fail there, before any string comparison.
-  if (p.gpu_milli_per_device >= kMilliPerGpu ? n.full_free_gpus() < p.gpu_count
-                                             : n.max_device_free() < p.gpu_milli_per_device)
-    return false;
-  return ModelAccepts(n, p);
+  if (!GpuNumbersFit(n.full_free_gpus(), n.max_device_free(), p)) return false;
+  return ModelAccepts(n.gpu_model, p);
 }
-bool ExtFits(const NodeState& n, const PodShape& p) {
-  for (const auto& [k, v] : p.ext.entries()) {
-    if (k == kPods && !n.ext_capacity.Has(kPods)) continue;  // no pod limit declared
-    if (n.ext_used.Get(k) + v > n.ext_capacity.Get(k)) return false;
-  }
-  return true;
+bool NodeExtFits(const NodeState& n, const PodShape& p) {
+  return ExtFits(p, n.declares_pods(), [&](std::string_view k) { return n.ext_free(k); });
 }
 }  // namespace
 
 bool NodeState::Fits(const PodShape& p) const {
-  return p.cpu_milli <= cpu_free() && p.mem_bytes <= mem_free() && GpuFits(*this, p) &&
-         ExtFits(*this, p);
+  return FitsNumbers(cpu_free(), mem_free(), full_free_gpus(), max_device_free(), p) && ModelAccepts(gpu_model, p) &&
+         NodeExtFits(*this, p);
 }
 
 unsigned NodeState::ShortOf(const PodShape& p) const {
   unsigned m = 0;
   if (p.cpu_milli > cpu_free()) m |= kShortCpu;
   if (p.mem_bytes > mem_free()) m |= kShortMemory;
-  if (p.gpu_count > 0 && ModelAccepts(*this, p) && !GpuFits(*this, p)) m |= kShortGpu;
-  if (!ExtFits(*this, p)) m |= kShortExtended;
+  if (p.gpu_count > 0 && ModelAccepts(gpu_model, p) && !GpuFits(*this, p)) m |= kShortGpu;
+  if (!NodeExtFits(*this, p)) m |= kShortExtended;
   return m;
 }
 
@@ -109,7 +104,7 @@ std::vector<std::string> NodeState::Insufficient(const PodShape& p) const {
   std::vector<std::string> out;
   if (p.cpu_milli > cpu_free()) out.emplace_back(kCpu);
   if (p.mem_bytes > mem_free()) out.emplace_back(kMemory);
-  if (p.gpu_count > 0 && ModelAccepts(*this, p) && !GpuFits(*this, p))
+  if (p.gpu_count > 0 && ModelAccepts(gpu_model, p) && !GpuFits(*this, p))
     out.emplace_back(kGpu);
   for (const auto& [k, v] : p.ext.entries()) {
     if (k == kPods && !ext_capacity.Has(kPods)) continue;

@@ -1,9 +1,16 @@
-// Dense, allocation-level view of one node, shared by the engine and the trace simulator.
+// Dense, allocation-level view of one node, and the fit rule every placement decision uses.
 //
 // CPU and memory are pooled per node (capacity already multiplied by the PoolPolicy overcommit
 // ratio). GPUs are per device: each device has 1000 milli-GPU; a shared-GPU pod (request below
 // one GPU) takes part of one device, a whole-GPU pod takes whole free devices. Every other
 // resource (MIG profiles, pods, extended) is a pooled count in `ext`.
+//
+// The fit rule. A pod fits on a node when its cpu and memory requests fit in what is free, its
+// GPUs fit on the devices (whole GPUs: that many fully free devices; a shared GPU: one device with
+// at least its milli-GPU free), the node's GPU model is one the pod allows (GPU pods only), and
+// every extended resource it asks fits (the `pods` count only where the node declares one). It is
+// written once, below (FitsNumbers, ModelAccepts, ExtFits), and answered by NodeState::Fits, by
+// FitView (a what-if copy for preemption dry runs, fit_view.h) and by the engine's dense scan.
 #pragma once
 
 #include <algorithm>
@@ -35,6 +42,32 @@ struct PodShape {
   // From canonical requests. The `pods` resource is always counted as 1.
   static PodShape FromRequests(const ResourceList& requests, std::string gpu_model = "");
 };
+
+// The numeric part of the fit rule: cpu, memory and GPU devices (`full_free` devices with nothing
+// used, `max_free` the largest free milli-GPU on one device).
+inline bool GpuNumbersFit(int32_t full_free, int32_t max_free, const PodShape& p) {
+  if (p.gpu_count == 0) return true;
+  return p.gpu_milli_per_device >= kMilliPerGpu ? full_free >= p.gpu_count : max_free >= p.gpu_milli_per_device;
+}
+inline bool FitsNumbers(int64_t cpu_free, int64_t mem_free, int32_t full_free, int32_t max_free, const PodShape& p) {
+  return p.cpu_milli <= cpu_free && p.mem_bytes <= mem_free && GpuNumbersFit(full_free, max_free, p);
+}
+// The model part: a GPU pod's gpu_model / allowed_gpu_models accept the node's model.
+bool ModelConstraintAccepts(const std::string& node_model, const PodShape& p);
+inline bool ModelAccepts(const std::string& node_model, const PodShape& p) {
+  if (p.gpu_count == 0 || (p.gpu_model.empty() && p.allowed_gpu_models.empty())) return true;
+  return ModelConstraintAccepts(node_model, p);
+}
+// The extended-resource part, given free(name) of the node (`declares_pods`: the node has a
+// `pods` capacity; without one the pod count is not limited).
+template <typename FreeOf>
+bool ExtFits(const PodShape& p, bool declares_pods, FreeOf free_of) {
+  for (const auto& [k, v] : p.ext.entries()) {
+    if (k == kPods && !declares_pods) continue;
+    if (v > free_of(k)) return false;
+  }
+  return true;
+}
 
 // Device indices of one placement, stored inline (no heap allocation on the scoring hot path).
 // A node has at most kMaxGpusPerNode devices (checked when the node is added).
@@ -97,8 +130,10 @@ struct NodeState {
   int full_free_gpus() const;
   int32_t max_device_free() const;
 
-  // Resource fit only (no selectors): CPU, memory, GPU devices, extended counts, model.
+  // The fit rule (no selectors): CPU, memory, GPU devices, model, extended counts.
   bool Fits(const PodShape& pod) const;
+  int64_t ext_free(std::string_view name) const { return ext_capacity.Get(name) - ext_used.Get(name); }
+  bool declares_pods() const { return ext_capacity.Has(kPods); }
   // What does not fit, as bits (no allocation; Insufficient() has the extended resources' names).
   enum : unsigned { kShortCpu = 1, kShortMemory = 2, kShortGpu = 4, kShortExtended = 8 };
   unsigned ShortOf(const PodShape& pod) const;

@@ -85,6 +85,15 @@ class RandomPolicy final : public PlacementPolicy {
   explicit RandomPolicy(uint64_t seed) : rng_(seed) {}
   std::string_view name() const override { return "Random"; }
   Candidate Score(const NodeState& node, const PodShape& pod) override;
+  std::vector<uint64_t> SaveState() const override {
+    auto s = rng_.state();
+    return {s[0], s[1], s[2], s[3]};
+  }
+  bool LoadState(const std::vector<uint64_t>& s) override {
+    if (s.size() != 4) return false;
+    rng_.set_state({s[0], s[1], s[2], s[3]});
+    return true;
+  }
 
  private:
   Xoshiro256 rng_;

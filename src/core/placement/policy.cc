@@ -25,14 +25,18 @@ std::unique_ptr<PlacementPolicy> MakePlacementPolicy(PlacementPolicyName name, u
 
 std::optional<Choice> ChooseNode(PlacementPolicy& policy, const std::vector<NodeState>& all,
                                  const std::vector<size_t>& feasible, const PodShape& pod) {
-  std::optional<Choice> best;
-  for (size_t i : feasible) {
-    Candidate c = policy.Score(all[i], pod);
-    if (!best || c.score > best->candidate.score ||
-        (c.score == best->candidate.score && i < best->node_index))
-      best = Choice{i, std::move(c)};
+  if (feasible.empty()) return std::nullopt;
+  size_t best = feasible[0];
+  int64_t best_score = policy.ScoreOnly(all[best], pod);
+  for (size_t k = 1; k < feasible.size(); ++k) {
+    const size_t i = feasible[k];
+    const int64_t s = policy.ScoreOnly(all[i], pod);
+    if (s > best_score || (s == best_score && i < best)) {
+      best = i;
+      best_score = s;
+    }
   }
-  return best;
+  return Choice{best, policy.Score(all[best], pod)};
 }
 
 }  // namespace arbiter::placement

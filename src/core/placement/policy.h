@@ -1,7 +1,8 @@
 // Placement scoring policies, one per file, behind one interface (chosen by PoolPolicy
 // placement.policy or `--policy`). The caller filters nodes (selectors, fit), asks the policy to
-// score each feasible node, and takes the highest score; ties go to the lowest node index, and
-// callers keep nodes sorted by name, so the final tie-break is the node name.
+// score each feasible node (ChooseNode), and takes the highest score; ties go to the lowest node
+// index. The engine keeps nodes in its node order ((UpsertNode::order, name): by name for
+// manifests, a seeded shuffle for trace replay), so the final tie-break is that order.
 #pragma once
 
 #include <cstdint>
@@ -42,13 +43,19 @@ class PlacementPolicy {
   virtual void OnNodeChanged(const NodeState& /*node*/, size_t /*index*/) {}
   // Told the full node list once before use, and again if nodes are added or removed.
   virtual void Reset(const std::vector<NodeState>& /*nodes*/) {}
+  // State that is not derived from the nodes (Random's stream), for engine snapshots: a policy
+  // built the same way and given LoadState(SaveState()) scores the same from then on. Caches
+  // rebuilt by Reset are not part of it.
+  virtual std::vector<uint64_t> SaveState() const { return {}; }
+  virtual bool LoadState(const std::vector<uint64_t>& state) { return state.empty(); }
 };
 
 std::unique_ptr<PlacementPolicy> MakePlacementPolicy(PlacementPolicyName name, uint64_t seed,
                                                      const WorkloadProfile& profile);
 
-// Picks the best feasible node among `nodes` (indices into `all`) for `pod`; returns the index
-// and the candidate, or nothing when none fits.
+// Picks the best feasible node among `feasible` (indices into `all`, in the order they were
+// found) for `pod`: the highest ScoreOnly, ties to the lowest index; then Score() of the winner
+// gives its GPU devices. Returns nothing when `feasible` is empty.
 struct Choice {
   size_t node_index = 0;
   Candidate candidate;

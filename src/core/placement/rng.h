@@ -3,6 +3,7 @@
 // platform and build type.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 namespace arbiter::placement {
@@ -49,6 +50,12 @@ class Xoshiro256 {
       }
     }
     return static_cast<uint64_t>(m >> 64);
+  }
+
+  // The generator's state (for engine snapshots): set_state(state()) continues the same stream.
+  std::array<uint64_t, 4> state() const { return {s_[0], s_[1], s_[2], s_[3]}; }
+  void set_state(const std::array<uint64_t, 4>& s) {
+    for (int i = 0; i < 4; ++i) s_[i] = s[static_cast<size_t>(i)];
   }
 
  private:

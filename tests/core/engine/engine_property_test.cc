@@ -145,9 +145,9 @@ TEST(EnginePropertyTest, InvariantsDeterminismAndNoPreemptionLoops) {
     auto a = sim::RunSimulation(m, o);
     ASSERT_TRUE(a.ok()) << a.message();
     if (const char* dump = std::getenv("ARBITER_DUMP_SEED"); dump && std::to_string(seed) == dump)
-      for (const auto& ev : a->engine->events())
+      for (const auto& ev : a->events())
         std::printf("%lld %s %s %s by=%s %s\n", static_cast<long long>(ev.time), engine::ToString(ev.type),
-                    a->engine->workloads()[ev.workload].key.c_str(), ev.node.c_str(), ev.by.c_str(),
+                    a->workloads()[engine::Value(ev.workload)].key.c_str(), ev.node.c_str(), ev.by.c_str(),
                     ev.Message().c_str());
     auto b = sim::RunSimulation(m, o);
     ASSERT_TRUE(b.ok());
@@ -161,7 +161,7 @@ TEST(EnginePropertyTest, InvariantsDeterminismAndNoPreemptionLoops) {
     std::set<std::tuple<std::string, std::string, size_t>> episodes;
     std::map<std::string, size_t> runs;
     std::map<std::string, std::string> ns_of;
-    for (const auto& w : a->engine->workloads()) ns_of[w.key] = w.namespace_;
+    for (const auto& w : a->workloads()) ns_of[w.key] = w.namespace_;
     // No event storm: while a workload waits, each kind of pending reason is reported once per
     // spell (reasons that alternate do not repeat their events; regression: millions of
     // QuotaExceeded events on an oversubscribed elastic pool).
@@ -172,20 +172,20 @@ TEST(EnginePropertyTest, InvariantsDeterminismAndNoPreemptionLoops) {
       for (char c : m) if (c < '0' || c > '9') k += c;
       return k;
     };
-    for (const auto& ev : a->engine->events()) {
+    for (const auto& ev : a->events()) {
       if (ev.type == engine::EventType::kScheduled || ev.type == engine::EventType::kRequeued) {
-        spell.erase(ev.workload);
-        spell_events.erase(ev.workload);
+        spell.erase(engine::Value(ev.workload));
+        spell_events.erase(engine::Value(ev.workload));
       }
       if (ev.type == engine::EventType::kQuotaExceeded || ev.type == engine::EventType::kFailedScheduling) {
         const std::string k = std::string(engine::ToString(ev.type)) + "|" + stable(ev.message);
-        spell[ev.workload].insert(k);
-        ++spell_events[ev.workload];
-        max_spell_events = std::max(max_spell_events, spell_events[ev.workload]);
+        spell[engine::Value(ev.workload)].insert(k);
+        ++spell_events[engine::Value(ev.workload)];
+        max_spell_events = std::max(max_spell_events, spell_events[engine::Value(ev.workload)]);
       }
     }
-    for (const auto& ev : a->engine->events()) {
-      const std::string& who = a->engine->workloads()[ev.workload].key;
+    for (const auto& ev : a->events()) {
+      const std::string& who = a->workloads()[engine::Value(ev.workload)].key;
       if (ev.type == engine::EventType::kScheduled) runs[who]++;
       if (ev.type == engine::EventType::kPreempted) ++total_preempted;
       if (ev.type == engine::EventType::kReclaimed) ++total_reclaimed;
@@ -201,7 +201,7 @@ TEST(EnginePropertyTest, InvariantsDeterminismAndNoPreemptionLoops) {
       }
     }
     // Everything that ended ended for a reason the report states.
-    for (const auto& w : a->engine->workloads()) {
+    for (const auto& w : a->workloads()) {
       if (w.phase == engine::Phase::kPending || w.phase == engine::Phase::kRejected) {
         EXPECT_FALSE(w.message.empty()) << w.key << " is " << engine::ToString(w.phase) << " without a reason";
       }
@@ -246,18 +246,18 @@ TEST(EnginePropertyTest, NodesJoiningAndLeaving) {
     ASSERT_TRUE(b.ok());
     ASSERT_EQ(sim::ReportJson(m, *a, sim::Summarise(m, *a), nullptr).dump(),
               sim::ReportJson(m, *b, sim::Summarise(m, *b), nullptr).dump());
-    for (const auto& run : a->engine->runs()) {
+    for (const auto& run : a->runs()) {
       auto it = removal.find(run.node);
       if (it != removal.end() && run.start < it->second) {
-        EXPECT_LE(run.end, it->second) << a->engine->workloads()[run.workload].key;
+        EXPECT_LE(run.end, it->second) << a->workloads()[engine::Value(run.workload)].key;
       }
     }
-    for (const auto& ev : a->engine->events()) {
+    for (const auto& ev : a->events()) {
       if (ev.type == engine::EventType::kNodeAdded) ++added;
       if (ev.type == engine::EventType::kCompleted) ++completed;
       if (ev.type == engine::EventType::kTerminated && ev.reason == "NodeRemoved") ++removed_with_work;
     }
-    for (const auto& w : a->engine->workloads()) {
+    for (const auto& w : a->workloads()) {
       if (w.phase == engine::Phase::kPending || w.phase == engine::Phase::kRejected) {
         EXPECT_FALSE(w.message.empty()) << w.key << " is " << engine::ToString(w.phase) << " without a reason";
       }
@@ -295,9 +295,9 @@ TEST(EngineRegressionTest, PlacementOverrideIsTheReportedPolicy) {
   m.pool_policy->placement = PlacementPolicyName::kBestFit;
   engine::EngineOptions o;
   o.placement = PlacementPolicyName::kLeastAllocated;
-  auto e = engine::Engine::Create(m, o);
-  ASSERT_TRUE(e.ok());
-  EXPECT_EQ((*e)->policy().placement, PlacementPolicyName::kLeastAllocated);
+  engine::Engine e(o);
+  ASSERT_TRUE(e.Apply(engine::At(0, engine::UpsertPoolPolicy{*m.pool_policy})).ok());
+  EXPECT_EQ(e.policy().placement, PlacementPolicyName::kLeastAllocated);
 }
 }  // namespace
 }  // namespace arbiter

@@ -1,9 +1,11 @@
-// Engine::RemoveNode / AddNode (issue 3): a removed node's workloads stop without a grace period,
-// keep their last periodic checkpoint and meet their preemption fate; a victim shutting down
-// there is cut short; a nominated preemptor loses its nomination.
+// RemoveNode / UpsertNode (issue 3): a removed node's workloads stop without a grace period and
+// meet their preemption fate; a victim shutting down there is cut short; a nominated preemptor
+// loses its nomination. The engine part with commands; what the work model keeps and loses
+// through the simulator.
 #include <gtest/gtest.h>
 
 #include "core/engine/engine.h"
+#include "sim/simulator.h"
 
 namespace arbiter::engine {
 namespace {
@@ -31,86 +33,121 @@ Pod GpuPod(const std::string& name, int32_t priority, int gpus) {
   return p;
 }
 
-const Event* Find(const Engine& e, EventType type, const std::string& workload) {
-  for (const auto& ev : e.events())
-    if (ev.type == type && (ev.workload == kNoWorkload ? std::string() : e.workloads()[ev.workload].key) == workload)
-      return &ev;
-  return nullptr;
+struct Events : EventSink {
+  std::vector<Event> all;
+  void OnEvent(const Event& e) override { all.push_back(e); }
+  const Event* Find(EventType type, WorkloadId w) const {
+    for (const auto& e : all)
+      if (e.type == type && e.workload == w) return &e;
+    return nullptr;
+  }
+};
+
+TEST(PoolChanges, VictimShuttingDownOnARemovedNodeIsCutShort) {
+  EngineOptions o;
+  o.check_invariants = true;
+  Engine e(o);
+  Events ev;
+  e.SetSinks(&ev, nullptr);
+  ASSERT_TRUE(e.Apply(At(0, UpsertNode{GpuNode("n1", 1), 0})).ok());
+  Pod victim = GpuPod("victim", 1000, 1);
+  victim.termination_grace_period = 2 * kMin;
+  ASSERT_TRUE(e.Apply(At(0, SubmitPod{victim, false, {}})).ok());
+  ASSERT_TRUE(e.Apply(At(0, Tick{})).ok());
+  const WorkloadId v = *e.Find("ml", "victim");
+  ASSERT_EQ(e.Get(v)->phase, Phase::kRunning);
+  ASSERT_TRUE(e.Apply(At(30 * kMin, SubmitPod{GpuPod("urgent", 5000, 1), false, {}})).ok());
+  ASSERT_TRUE(e.Apply(At(30 * kMin, Tick{})).ok());
+  const WorkloadId u = *e.Find("ml", "urgent");
+  const Event* pre = ev.Find(EventType::kPreempted, v);
+  ASSERT_NE(pre, nullptr);
+  EXPECT_EQ(pre->grace, 2 * kMin);
+  EXPECT_EQ(pre->work_facts, WorkFacts::kStopPlan);
+  EXPECT_EQ(pre->message, "preempted by ml/urgent; SIGTERM, grace 2m");
+  EXPECT_EQ(e.Get(u)->nominated_node, "n1");
+  // The node goes away while the victim shuts down.
+  ASSERT_TRUE(e.Apply(At(30 * kMin + 30000, RemoveNode{"n1"})).ok());
+  const Event* t = ev.Find(EventType::kTerminated, v);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->reason, "NodeRemoved");
+  EXPECT_EQ(t->work_facts, WorkFacts::kProgressLost);
+  EXPECT_EQ(t->message, "node n1 was removed while it was shutting down");
+  EXPECT_EQ(e.Get(v)->phase, Phase::kPending);  // Requeue: its fate as a victim
+  EXPECT_EQ(e.Get(v)->preemptions, 1);
+  EXPECT_EQ(e.Get(u)->nominated_node, "");
+  EXPECT_TRUE(e.Nodes().empty());
+  EXPECT_EQ(e.Apply(At(30 * kMin + 30000, VictimExited{v})).code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(e.CheckInvariants().ok());
+  // A node joins: the cycle places the higher-priority workload first.
+  ASSERT_TRUE(e.Apply(At(40 * kMin, UpsertNode{GpuNode("n2", 1), 0})).ok());
+  ASSERT_TRUE(e.Apply(At(40 * kMin, Tick{})).ok());
+  EXPECT_EQ(e.Get(u)->phase, Phase::kRunning);
+  EXPECT_EQ(e.Get(v)->phase, Phase::kPending);
+  bool added = false;
+  for (const auto& x : ev.all) added |= x.type == EventType::kNodeAdded && x.node == "n2";
+  EXPECT_TRUE(added);
+  EXPECT_TRUE(e.CheckInvariants().ok());
 }
 
+// The same story through the simulator: the work model keeps the victim's last periodic
+// checkpoint (it would have saved as of SIGTERM, but the node went first).
 TEST(PoolChanges, VictimShuttingDownOnARemovedNodeKeepsOnlyItsPeriodicCheckpoint) {
   ManifestSet m;
-  m.nodes = {GpuNode("n1", 1)};
+  m.nodes = {GpuNode("n1", 1), GpuNode("n2", 1)};
+  m.nodes[0].sim.remove_time = 30 * kMin + 30000;
+  m.nodes[1].sim.add_time = 40 * kMin;
   m.pods = {GpuPod("victim", 1000, 1), GpuPod("urgent", 5000, 1)};
   m.pods[0].sim.checkpoint_interval = 7 * kMin;
   m.pods[0].sim.shutdown_time = kMin;  // within its 2m grace: it would save as of SIGTERM
   m.pods[0].termination_grace_period = 2 * kMin;
-  EngineOptions o;
+  m.pods[1].sim.submit_time = 30 * kMin;
+  sim::SimOptions o;
   o.check_invariants = true;
-  auto created = Engine::Create(m, o);
-  ASSERT_TRUE(created.ok());
-  Engine& e = **created;
-  e.Submit(m.pods[0], 0);
-  e.Schedule(0);
-  e.AdvanceTo(30 * kMin);
-  e.Submit(m.pods[1], 30 * kMin);
-  e.Schedule(30 * kMin);
-  // The victim saves as of 30m and would exit at 31m; the node goes away at 30m30s.
-  ASSERT_NE(Find(e, EventType::kPreempted, "ml/victim"), nullptr);
-  e.AdvanceTo(30 * kMin + 30000);
-  ASSERT_TRUE(e.RemoveNode("n1", 30 * kMin + 30000).ok());
-  const Event* t = Find(e, EventType::kTerminated, "ml/victim");
+  auto r = sim::RunSimulation(m, o);
+  ASSERT_TRUE(r.ok()) << r.message();
+  const sim::SimEvent* t = nullptr;
+  for (const auto& ev : r->events())
+    if (ev.type == EventType::kTerminated && ev.workload == WorkloadId{0}) t = &ev;
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->reason, "NodeRemoved");
   EXPECT_NE(t->message.find("while it was shutting down; progress kept 28m, lost 2m"), std::string::npos) << t->message;
-  const Workload& v = e.workloads()[0];
-  EXPECT_EQ(v.phase, Phase::kPending);  // Requeue: its fate as a victim
+  const auto& v = r->workloads()[0];
+  EXPECT_EQ(v.phase, Phase::kPending);
   EXPECT_EQ(v.progress, 28 * kMin);
   EXPECT_EQ(v.preemptions, 1);
-  const Workload& u = e.workloads()[1];
-  EXPECT_FALSE(u.nominated_node.has_value());
-  EXPECT_TRUE(u.waiting_for.empty());
-  EXPECT_TRUE(e.nodes().empty());
-  ASSERT_TRUE(e.CheckInvariants().ok());
-  // A node joins: the cycle places the higher-priority workload first.
-  Node n2 = GpuNode("n2", 1);
-  e.AddNode(n2, 40 * kMin);
-  e.Schedule(40 * kMin);
-  EXPECT_EQ(e.workloads()[1].phase, Phase::kRunning);
-  EXPECT_NE(Find(e, EventType::kNodeAdded, ""), nullptr);
-  EXPECT_TRUE(e.CheckInvariants().ok());
+  EXPECT_EQ(r->workloads()[1].phase, Phase::kRunning);
 }
 
 TEST(PoolChanges, RunningWorkloadsMeetTheirPreemptFate) {
   ManifestSet m;
   m.nodes = {GpuNode("a", 2), GpuNode("b", 2)};
+  m.nodes[0].sim.remove_time = 25 * kMin;
+  m.nodes[1].sim.remove_time = 25 * kMin;
   m.pods = {GpuPod("keep", 0, 2), GpuPod("drop", 0, 2)};
   m.pods[1].sim.preempt_mode = PreemptMode::kCancel;
   m.pods[0].sim.checkpoint_interval = 10 * kMin;
   m.pods[0].node_selector["kubernetes.io/hostname"] = "a";
   m.pods[1].node_selector["kubernetes.io/hostname"] = "b";
-  auto created = Engine::Create(m, EngineOptions{});
-  ASSERT_TRUE(created.ok());
-  Engine& e = **created;
-  e.Submit(m.pods[0], 0);
-  e.Submit(m.pods[1], 0);
-  e.Schedule(0);
-  ASSERT_EQ(e.workloads()[0].last_node, "a");
-  ASSERT_EQ(e.workloads()[1].last_node, "b");
-  EXPECT_FALSE(e.RemoveNode("nope", kMin).ok());
-  ASSERT_TRUE(e.RemoveNode("a", 25 * kMin).ok());
-  ASSERT_TRUE(e.RemoveNode("b", 25 * kMin).ok());
-  EXPECT_EQ(e.workloads()[0].phase, Phase::kPending);
-  EXPECT_EQ(e.workloads()[0].progress, 20 * kMin);
-  EXPECT_EQ(e.workloads()[0].preemptions, 0);
-  EXPECT_EQ(e.workloads()[0].lost_gpu_milli_ms_node_removed, int64_t{5} * kMin * 2000);
-  EXPECT_EQ(e.workloads()[1].phase, Phase::kPreempted);
-  EXPECT_EQ(e.workloads()[1].message, "cancelled: node b was removed");
-  ASSERT_EQ(e.runs().size(), 2u);
-  for (const auto& r : e.runs()) {
-    EXPECT_EQ(r.end, 25 * kMin);
-    EXPECT_EQ(r.preemptor, "node/" + r.node);
+  auto r = sim::RunSimulation(m, sim::SimOptions{});
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ(r->workloads()[0].last_node, "a");
+  EXPECT_EQ(r->workloads()[1].last_node, "b");
+  EXPECT_EQ(r->workloads()[0].phase, Phase::kPending);
+  EXPECT_EQ(r->workloads()[0].progress, 20 * kMin);
+  EXPECT_EQ(r->workloads()[0].preemptions, 0);
+  EXPECT_EQ(r->workloads()[0].lost_gpu_milli_ms_node_removed, int64_t{5} * kMin * 2000);
+  EXPECT_EQ(r->workloads()[1].phase, Phase::kPreempted);
+  EXPECT_EQ(r->workloads()[1].message, "cancelled: node b was removed");
+  ASSERT_EQ(r->runs().size(), 2u);
+  for (const auto& run : r->runs()) {
+    EXPECT_EQ(run.end, 25 * kMin);
+    EXPECT_EQ(run.preemptor, "node/" + run.node);
   }
+}
+
+TEST(PoolChanges, RemovingAnUnknownNodeIsNotFound) {
+  Engine e;
+  EXPECT_EQ(e.Apply(At(0, RemoveNode{"nope"})).code(), StatusCode::kNotFound);
 }
 
 }  // namespace

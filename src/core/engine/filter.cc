@@ -1,0 +1,186 @@
+// Filter and score (kube-scheduler's Filter and Score extension points): which nodes a workload
+// may use, whether it fits there once room held for nominated workloads is kept, why no node
+// fits, and the choice among the feasible nodes by the placement policy.
+//
+// Node order: nodes are scanned from a rotating start and ties broken in (UpsertNode::order,
+// name) order. The fit test reads a dense copy of each node's fit numbers (FitEntry), refreshed
+// whenever the node changes; it is the fit rule of placement/node_state.h.
+#include <algorithm>
+#include <map>
+
+#include "core/engine/reasons.h"
+#include "core/engine/state.h"
+
+namespace arbiter::engine {
+
+using placement::NodeState;
+
+namespace {
+constexpr uint32_t kOverflowModel = 63;  // models beyond the first 63 share the last bit
+constexpr uint64_t kOverflowBit = uint64_t{1} << kOverflowModel;
+}  // namespace
+
+uint64_t State::ModelBit(const std::string& model) {
+  auto it = model_ids.find(model);
+  if (it == model_ids.end())
+    it = model_ids.emplace(model, std::min<uint32_t>(static_cast<uint32_t>(model_ids.size()), kOverflowModel)).first;
+  return uint64_t{1} << it->second;
+}
+
+uint64_t State::ModelMask(const placement::PodShape& p) {
+  if (p.gpu_count == 0 || (p.gpu_model.empty() && p.allowed_gpu_models.empty())) return ~uint64_t{0};
+  // The models the pod accepts (placement::ModelAccepts): gpu_model if set (and allowed), else the
+  // allowed list. Models beyond the first 63 share a bit, checked by name.
+  std::vector<std::string> accepted;
+  if (!p.gpu_model.empty()) {
+    if (p.allowed_gpu_models.empty() ||
+        std::find(p.allowed_gpu_models.begin(), p.allowed_gpu_models.end(), p.gpu_model) != p.allowed_gpu_models.end())
+      accepted.push_back(p.gpu_model);
+  } else {
+    accepted = p.allowed_gpu_models;
+  }
+  uint64_t mask = 0;
+  for (const auto& m : accepted) mask |= ModelBit(m);
+  return mask;
+}
+
+void State::RefreshFit(uint32_t pos) {
+  const NodeState& n = nodes[pos];
+  FitEntry& f = fit[pos];
+  f.cpu_free = n.cpu_free();
+  f.mem_free = n.mem_free();
+  f.full_free = n.full_free_gpus();
+  f.max_free = n.max_device_free();
+  f.schedulable = n.schedulable;
+  f.has_ext = !n.ext_capacity.empty();
+}
+
+void State::RebuildFitIndex() {
+  fit.assign(nodes.size(), FitEntry{});
+  for (uint32_t pos = 0; pos < nodes.size(); ++pos) {
+    fit[pos].model_bit = ModelBit(nodes[pos].gpu_model);
+    RefreshFit(pos);
+  }
+}
+
+void State::NodeChanged(uint32_t pos) {
+  RefreshFit(pos);
+  placer->OnNodeChanged(nodes[pos], pos);
+}
+
+bool State::NodeSelectable(uint32_t pos, const Workload& w) const {
+  const NodeState& n = nodes[pos];
+  if (!n.schedulable) return false;
+  for (const auto& [k, v] : w.node_selector) {
+    auto it = n.labels->find(k);
+    if (it == n.labels->end() || it->second != v) return false;
+  }
+  return true;
+}
+
+bool State::FitsRespectingNominated(uint32_t pos, const Workload& w) const {
+  const NodeState& n = nodes[pos];
+  if (!n.Fits(w.shape)) return false;
+  const auto& nominated = node_live[pos].nominated;
+  if (nominated.empty()) return true;
+  bool others = false;
+  for (Slot s : nominated)
+    if (workloads[s].id != w.id && workloads[s].priority >= w.priority) others = true;
+  if (!others) return true;
+  // Room held for nominated workloads of equal or higher priority stays held.
+  placement::FitView view;
+  view.Reset(n);
+  for (Slot s : nominated) {
+    const Workload& p = workloads[s];
+    if (p.id == w.id || p.priority < w.priority) continue;
+    if (!view.Fits(p.shape)) return false;  // resources it waits for are taken already
+    view.Hold(p.shape);
+  }
+  return view.Fits(w.shape);
+}
+
+std::string State::NoFitMessage(const Workload& w) const {
+  // Counted with plain integers (this runs for every failed shape in every cycle, over every
+  // node); extended resources, rare, by name.
+  NoFit f;
+  f.nodes = nodes.size();
+  std::map<std::string, int> ext;
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    const NodeState& n = nodes[i];
+    if (!n.schedulable) {
+      ++f.unschedulable;
+      continue;
+    }
+    if (!NodeSelectable(i, w)) {
+      ++f.selector;
+      continue;
+    }
+    if (!placement::ModelAccepts(n.gpu_model, w.shape)) {
+      ++f.model;
+      continue;
+    }
+    const unsigned m = n.ShortOf(w.shape);
+    if (m == 0 && !FitsRespectingNominated(i, w)) ++f.held;
+    f.cpu += (m & NodeState::kShortCpu) != 0;
+    f.memory += (m & NodeState::kShortMemory) != 0;
+    f.gpu += (m & NodeState::kShortGpu) != 0;
+    if (m & NodeState::kShortExtended)
+      for (const auto& r : n.Insufficient(w.shape))
+        if (r != arbiter::kCpu && r != arbiter::kMemory && r != arbiter::kGpu) ++ext[r];
+  }
+  for (const auto& [r, c] : ext) f.extended.emplace_back(r, static_cast<size_t>(c));
+  return Render(f);
+}
+
+// kube-scheduler's numFeasibleNodesToFind: small pools are scored in full; large ones stop after
+// an adaptive share of the nodes (50% minus 1% per 125 nodes, at least 5%), never below 100.
+size_t State::NumFeasibleNodesToFind() const {
+  const size_t n = nodes.size();
+  if (n < 100 || policy.percentage_of_nodes_to_score >= 100) return n;
+  int64_t pct = policy.percentage_of_nodes_to_score;
+  if (pct <= 0) pct = std::max<int64_t>(5, 50 - static_cast<int64_t>(n) / 125);
+  size_t k = n * static_cast<size_t>(pct) / 100;
+  return std::max<size_t>(k, 100);
+}
+
+bool State::TryPlace(Workload& w) {
+  if (w.nominated_node != kNoNode) {
+    const uint32_t pos = node_info[w.nominated_node].pos;
+    if (NodeSelectable(pos, w) && FitsRespectingNominated(pos, w)) {
+      Bind(w, pos, placer->Score(nodes[pos], w.shape).gpus);
+      return true;
+    }
+  }
+  const size_t n = nodes.size();
+  if (n == 0) return false;
+  const size_t want = NumFeasibleNodesToFind();
+  std::vector<size_t>& feasible = scratch_feasible;  // reused: no allocation per attempt
+  feasible.clear();
+  const size_t start = next_start_node % n;
+  size_t processed = 0;
+  const bool selector = !w.node_selector.empty();
+  const placement::PodShape& shape = w.shape;
+  const bool constrained = w.model_mask != ~uint64_t{0};
+  const bool plain_ext = shape.ext.size() == 1 && shape.ext.entries()[0].first == kPods;
+  for (; processed < n && feasible.size() < want; ++processed) {
+    size_t i = start + processed;
+    if (i >= n) i -= n;
+    // The fit rule on the dense copy first (cheap), then what needs the node itself.
+    const FitEntry& f = fit[i];
+    if (!f.schedulable || !placement::FitsNumbers(f.cpu_free, f.mem_free, f.full_free, f.max_free, shape)) continue;
+    if (constrained && shape.gpu_count > 0) {
+      if ((f.model_bit & w.model_mask) == 0) continue;
+      if (f.model_bit == kOverflowBit && !placement::ModelAccepts(nodes[i].gpu_model, shape)) continue;
+    }
+    if ((f.has_ext || !plain_ext) && !nodes[i].Fits(shape)) continue;
+    if ((!selector || NodeSelectable(static_cast<uint32_t>(i), w)) && FitsRespectingNominated(static_cast<uint32_t>(i), w))
+      feasible.push_back(i);
+  }
+  next_start_node = (start + processed) % n;
+  auto choice = placement::ChooseNode(*placer, nodes, feasible, shape);
+  if (!choice) return false;
+  Bind(w, static_cast<uint32_t>(choice->node_index), choice->candidate.gpus);
+  return true;
+}
+
+}  // namespace arbiter::engine

@@ -1,0 +1,523 @@
+// A workload's life: submission and admission (priority, QoS, LimitRange, quota that can never be
+// met), quota admission in the cycle, bind, release, exit (requeue / cancel / gone), deletion,
+// completion; the events and statuses it produces.
+#include <algorithm>
+
+#include "core/engine/admission.h"
+#include "core/engine/reasons.h"
+#include "core/engine/state.h"
+#include "core/gpu_sharing.h"
+
+namespace arbiter::engine {
+
+namespace {
+constexpr Millis kDefaultGrace = 30000;
+}  // namespace
+
+// ------------------------------------------------------------------ events and messages
+
+void State::Emit(EventType type, const Workload& w, std::string node, std::string_view reason, std::string message,
+                 std::string by, WorkFacts facts, Millis grace) {
+  if (!events_sink) return;
+  Event e;
+  e.time = now;
+  e.type = type;
+  e.work_facts = facts;
+  e.workload = w.id;
+  e.node = std::move(node);
+  e.by = std::move(by);
+  e.reason = reason;
+  e.message = std::move(message);
+  e.grace = grace;
+  events_sink->OnEvent(e);
+}
+
+void State::EmitNode(EventType type, const std::string& node, std::string message) {
+  if (!events_sink) return;
+  Event e;
+  e.time = now;
+  e.type = type;
+  e.workload = kNoWorkload;
+  e.node = node;
+  e.reason = type == EventType::kNodeAdded ? reason::kNodeAdded : reason::kNodeRemoved;
+  e.message = std::move(message);
+  events_sink->OnEvent(e);
+}
+
+void State::SetMessage(Workload& w, std::string message, std::string_view why, WorkFacts facts) {
+  w.message = std::move(message);
+  w.message_reason = why;
+  w.message_facts = facts;
+}
+
+void State::MarkFinished(Workload& w) {
+  w.finish_time = now;
+  finished.push_back(slot_of.at(Value(w.id)));
+}
+
+void State::Reject(Workload& w, std::string_view why, const std::string& message) {
+  quota.Unreserve(w);
+  DropNomination(w);
+  w.phase = Phase::kRejected;
+  SetMessage(w, message, why);
+  PendingErase(slot_of.at(Value(w.id)));
+  Emit(EventType::kRejected, w, "", why, message);
+  MarkFinished(w);
+}
+
+void State::SetPending(Workload& w, EventType type, std::string_view why, const std::string& message,
+                       const std::string& dedupe) {
+  if (w.last_event_type == static_cast<int>(type) && w.message == message) return;  // fast path
+  SetMessage(w, message, why);
+  w.last_event_type = static_cast<int>(type);
+  // One event per kind of reason per pending spell (the message always has the current text):
+  // reasons that alternate (quota, then nodes, then quota again) do not repeat their events, as
+  // Kubernetes aggregates repeated events of an object. The last few kinds are remembered.
+  std::string key = std::string(ToString(type)) + "|" + StableReason(dedupe.empty() ? message : dedupe);
+  auto& seen = w.reason_keys;
+  if (std::find(seen.begin(), seen.end(), key) != seen.end()) return;
+  constexpr size_t kRemembered = 4;
+  if (seen.size() == kRemembered) seen.erase(seen.begin());
+  seen.push_back(std::move(key));
+  Emit(type, w, "", why, message);
+}
+
+// ------------------------------------------------------------------ submission and admission
+
+Status State::Submit(SubmitPod&& c) {
+  const Pod& pod = c.pod;
+  if (pod.meta.name.empty()) return Status::InvalidArgument("SubmitPod: the pod has no name");
+  const std::string ns = pod.meta.namespace_.empty() ? "default" : pod.meta.namespace_;
+  std::string key = ns + "/" + pod.meta.name;
+  if (by_key.count(key)) return Status::AlreadyExists("pod " + key + " already exists");
+  Slot slot;
+  if (!free_slots.empty()) {
+    slot = free_slots.back();
+    free_slots.pop_back();
+  } else {
+    slot = static_cast<Slot>(workloads.size());
+    workloads.emplace_back();
+  }
+  Workload& x = workloads[slot];
+  x = Workload{};
+  x.id = static_cast<WorkloadId>(next_id++);
+  x.namespace_ = ns;
+  x.name = pod.meta.name;
+  x.key = std::move(key);
+  x.labels = pod.meta.labels;
+  x.node_selector = pod.node_selector;
+  x.immediate = c.immediate;
+  x.submit_time = now;
+  x.pending_since = now;
+  x.grace = pod.termination_grace_period.value_or(kDefaultGrace);
+  slot_of[Value(x.id)] = slot;
+  by_key[x.key] = slot;
+  MatchPdbs(x);
+  if (!x.pdbs.empty()) pdb_members.push_back(slot);
+  Emit(EventType::kSubmitted, x, "", reason::kNone, "");
+
+  // 1. Priority (PriorityClass, or QoS under Slurm semantics).
+  if (pod.priority_class_name) {
+    auto it = classes.find(*pod.priority_class_name);
+    if (it == classes.end()) {
+      Reject(x, reason::kUnknownPriorityClass,
+             "no PriorityClass with name " + *pod.priority_class_name + " was found");
+      return Status::Ok();
+    }
+    x.priority_class = it->first;
+    x.priority = it->second.value;
+    x.preemption_policy = it->second.preemption_policy;
+  } else if (const PriorityClass* def = GlobalDefault()) {
+    x.priority_class = def->meta.name;
+    x.priority = def->value;
+    x.preemption_policy = def->preemption_policy;
+  } else {
+    x.priority = pod.priority.value_or(0);
+    x.preemption_policy = pod.preemption_policy.value_or(PreemptionPolicy::kPreemptLowerPriority);
+  }
+  const QoS* qos = nullptr;
+  if (pod.sim.qos) {
+    auto it = qos_ids.find(*pod.sim.qos);
+    if (it == qos_ids.end() || !qos_defs[static_cast<size_t>(it->second)]) {
+      Reject(x, reason::kUnknownQoS, "no QoS with name " + *pod.sim.qos + " was found");
+      return Status::Ok();
+    }
+    x.qos = it->second;
+    qos = &*qos_defs[static_cast<size_t>(it->second)];
+    if (policy.preemption_type == PreemptionType::kQoS) x.priority = qos->priority;
+  }
+  x.preempt_mode = pod.sim.preempt_mode          ? *pod.sim.preempt_mode
+                   : (qos && qos->preempt_mode) ? *qos->preempt_mode
+                                                : policy.preempt_mode;
+  // 2. LimitRange (defaults from every LimitRange of the namespace, in name order, then checks).
+  AdmittedPod admitted;
+  {
+    std::vector<const LimitRange*> ranges;
+    if (auto lrs = limit_ranges.find(x.namespace_); lrs != limit_ranges.end())
+      for (const auto& [name, lr] : lrs->second) ranges.push_back(&lr);
+    std::string lr = ApplyLimitRanges(pod, ranges, &admitted);
+    if (!lr.empty()) {
+      Reject(x, reason::kLimitRange, lr);
+      return Status::Ok();
+    }
+  }
+  x.requests = admitted.requests;
+  x.limits = admitted.limits;
+  x.shape = placement::PodShape::FromRequests(x.requests);
+  x.shape.allowed_gpu_models = std::move(c.allowed_gpu_models);
+  x.model_mask = ModelMask(x.shape);
+  x.elastic = quota.HasElastic(x.namespace_);
+  x.has_quota = quota.HasAnyQuota(x.namespace_);
+  {
+    std::string k = ShapeKey(x);
+    x.shape_class = class_ids.emplace(k, static_cast<uint32_t>(class_ids.size())).first->second;
+    k += "|" + x.namespace_ + "|" + (x.qos >= 0 ? qos_names[static_cast<size_t>(x.qos)] : "") + "|" +
+         ToString(x.preemption_policy);
+    x.preempt_class = class_ids.emplace(k, static_cast<uint32_t>(class_ids.size())).first->second;
+  }
+  x.namespace_id = namespace_ids.emplace(x.namespace_, static_cast<uint32_t>(namespace_ids.size())).first->second;
+  // 3. Quota that can never be satisfied.
+  if (auto never = quota.NeverAdmissible(x, admitted)) {
+    Reject(x, reason::kQuotaExceeded, *never);
+    return Status::Ok();
+  }
+  PendingInsert(slot);
+  fresh.push_back(slot);
+  return Status::Ok();
+}
+
+const PriorityClass* State::GlobalDefault() const {
+  for (const auto& [name, pc] : classes)
+    if (pc.global_default) return &pc;
+  return nullptr;
+}
+
+bool State::TryAdmitQuota(Workload& w) {
+  if (!w.has_quota) return true;  // no ResourceQuota and no ElasticQuota in its namespace
+  // The same quota blocking on the same resource is one event, however the numbers move; the
+  // workload's message always has the current numbers.
+  if (auto rq = quota.ResourceQuotaBlocked(w)) {
+    DropNomination(w);  // a held node must not stay reserved while quota blocks
+    if (policy.when_quota_exceeded == QuotaExceededAction::kReject) {
+      Reject(w, reason::kQuotaExceeded, *rq);
+    } else {
+      SetPending(w, EventType::kQuotaExceeded, reason::kQuotaExceeded, *rq, rq->substr(0, rq->find(", used")));
+    }
+    return false;
+  }
+  auto eq = quota.CheckElastic(w);
+  if (!eq.ok) {
+    DropNomination(w);
+    if (eq.over_max && policy.when_quota_exceeded == QuotaExceededAction::kReject) {
+      Reject(w, reason::kQuotaExceeded, eq.message);
+      return false;
+    }
+    std::string why;
+    if (TryReclaim(w, eq, &why)) return false;
+    SetPending(w, EventType::kQuotaExceeded, reason::kQuotaExceeded, eq.message + why,
+               eq.message.substr(0, eq.message.find(':')) + (why.empty() ? "" : "|no room"));
+    return false;
+  }
+  return true;
+}
+
+// ------------------------------------------------------------------ bind, release, exit
+
+void State::DropNomination(Workload& w) {
+  if (w.nominated_node == kNoNode) return;
+  auto& nom = LiveOf(w.nominated_node).nominated;
+  const Slot s = slot_of.at(Value(w.id));
+  nom.erase(std::remove(nom.begin(), nom.end(), s), nom.end());
+  Touch(w.nominated_node);
+  w.nominated_node = kNoNode;
+  --nominations;
+}
+
+void State::Nominate(Workload& w, uint32_t pos) {
+  DropNomination(w);
+  const uint32_t id = node_at[pos];
+  w.nominated_node = id;
+  ++nominations;
+  node_live[pos].nominated.push_back(slot_of.at(Value(w.id)));
+  Touch(id);
+}
+
+void State::Bind(Workload& w, uint32_t pos, const placement::GpuAssignment& gpus) {
+  DropNomination(w);
+  quota.Unreserve(w);
+  const Slot slot = slot_of.at(Value(w.id));
+  auto eq = quota.CheckElastic(w);
+  w.borrowed = eq.borrowing;
+  if (w.borrowed) borrowed_by_ns[w.namespace_id].push_back(slot);
+  quota.Charge(w);
+  w.quota_charged = true;
+  const uint32_t id = node_at[pos];
+  nodes[pos].Allocate(w.shape, gpus);
+  Touch(id);
+  NodeChanged(pos);
+  node_live[pos].workloads.push_back(slot);
+  w.node = id;
+  w.last_node = nodes[pos].name;
+  w.gpus = gpus;
+  w.phase = Phase::kRunning;
+  w.immediate = false;  // one attempt at submission only; a requeued run waits like any other
+  w.run_start = now;
+  if (w.first_start < 0) w.first_start = now;
+  w.pending_total += now - w.pending_since;
+  SetMessage(w, "", reason::kNone);
+  w.reason_keys = {};
+  w.last_event_type = -1;
+  w.preempted_by.clear();
+  PendingErase(slot);
+  if (w.borrowed)
+    Emit(EventType::kBorrowed, w, nodes[pos].name, reason::kBorrowed,
+         "admitted on quota borrowed from cohort " + *quota.CohortOf(w.namespace_));
+  Emit(EventType::kScheduled, w, nodes[pos].name, reason::kNone, "");  // Event::Message(): "bound to <node>"
+}
+
+RunRecord State::MakeRun(const Workload& w) const {
+  const NodeInfo& info = node_info[w.node];
+  RunRecord r;
+  r.workload = w.id;
+  r.node = info.name;
+  r.gpu_product = nodes[info.pos].gpu_model;
+  r.gpu_replicas = GpuReplicasOf(info.labels);
+  r.start = w.run_start;
+  r.end = now;
+  return r;
+}
+
+void State::Release(Workload& w) {
+  ARB_CHECK(w.node != kNoNode);
+  const uint32_t id = w.node;
+  const uint32_t pos = node_info[id].pos;
+  const Slot slot = slot_of.at(Value(w.id));
+  nodes[pos].Release(w.shape, w.gpus);
+  Touch(id);
+  NodeChanged(pos);
+  if (node_info[id].over_capacity) CheckOverCapacity(pos);
+  auto& list = node_live[pos].workloads;
+  list.erase(std::find(list.begin(), list.end(), slot));
+  if (w.quota_charged) quota.Release(w);
+  w.quota_charged = false;
+  if (auto b = borrowed_by_ns.find(w.namespace_id); b != borrowed_by_ns.end() && !b->second.empty()) {
+    // When the namespace is back within its min, none of its workloads runs on borrowed quota
+    // any more: they become protected from other namespaces' preemption.
+    auto& borrowers = b->second;
+    borrowers.erase(std::remove(borrowers.begin(), borrowers.end(), slot), borrowers.end());
+    if (!quota.IsBorrowing(w.namespace_)) {
+      for (Slot s : borrowers) workloads[s].borrowed = false;
+      borrowers.clear();
+      ++global_epoch;
+    }
+  }
+  RunRecord run = MakeRun(w);  // close the run record
+  if (!w.preempted_by.empty()) {  // stopped by a preemptor or a removed node
+    run.stopped_by = w.preempted_by;
+    run.stop_time = w.stop_time;
+  }
+  if (runs_sink) runs_sink->OnRun(run);
+  w.node = kNoNode;
+  w.gpus = placement::GpuAssignment{};
+  w.borrowed = false;
+  freed = true;
+}
+
+Millis State::GraceOf(const Workload& w) const {
+  Millis grace = w.grace;
+  if (policy.preemption_type == PreemptionType::kQoS)
+    if (const QoS* q = QoSOf(w.qos); q && q->grace_time) grace = *q->grace_time;
+  return grace;
+}
+
+void State::Signal(Workload& v, Millis grace) {
+  v.phase = Phase::kTerminating;
+  if (v.node != kNoNode) Touch(v.node);
+  v.stop_time = now;
+  v.stop_grace = grace;
+}
+
+// A terminating victim (or a workload on a removed node) exits: release, then requeue, cancel, or
+// gone (deleted).
+void State::Exit(Workload& w, bool emit_terminated) {
+  const std::string node = w.node != kNoNode ? node_info[w.node].name : "";
+  const bool was_terminating = w.phase == Phase::kTerminating;
+  Release(w);
+  if (was_terminating && emit_terminated) Emit(EventType::kTerminated, w, node, reason::kNone, "exited after SIGTERM");
+  if (w.deleted) {
+    w.phase = Phase::kDeleted;
+    SetMessage(w, "deleted", reason::kDeleted);
+    MarkFinished(w);
+  } else {
+    // A workload lost with its node (preempted_by "node/NAME") meets the same fate as a victim.
+    const bool node_lost = w.preempted_by.rfind("node/", 0) == 0;
+    const std::string cause = node_lost ? "node " + w.preempted_by.substr(5) + " was removed"
+                                        : "preemption by " + w.preempted_by;
+    const std::string_view why = node_lost ? reason::kNodeRemoved : reason::kPreempted;
+    if (w.preempt_mode == PreemptMode::kCancel) {
+      w.phase = Phase::kPreempted;
+      SetMessage(w, node_lost ? "cancelled: " + cause : "cancelled after " + cause, why);
+      Emit(EventType::kCancelled, w, node, why, w.message);
+      MarkFinished(w);
+    } else {
+      w.phase = Phase::kPending;
+      w.pending_since = now;
+      w.reason_keys = {};
+      w.last_event_type = -1;
+      SetMessage(w, node_lost ? "requeued: " + cause : "requeued after " + cause, why);
+      Emit(EventType::kRequeued, w, node, why, w.message);
+      const Slot slot = slot_of.at(Value(w.id));
+      PendingInsert(slot);
+      fresh.push_back(slot);
+    }
+  }
+  // The preemptor waiting for this victim.
+  if (w.preemptor != kNoSlot) {
+    auto& wf = workloads[w.preemptor].waiting_for;
+    const Slot slot = slot_of.at(Value(w.id));
+    wf.erase(std::remove(wf.begin(), wf.end(), slot), wf.end());
+    w.preemptor = kNoSlot;
+  }
+}
+
+// ------------------------------------------------------------------ driver commands
+
+Status State::Finished(const PodFinished& c) {
+  const Slot s = SlotOf(c.id);
+  if (s == kNoSlot) return Status::NotFound("PodFinished: no live workload with id " + std::to_string(Value(c.id)));
+  Workload& w = workloads[s];
+  if (w.phase == Phase::kTerminating && c.exit_code != 0) return VictimGone(VictimExited{c.id});
+  if (w.phase != Phase::kRunning && w.phase != Phase::kTerminating)
+    return Status::FailedPrecondition("PodFinished: " + w.key + " is " + ToString(w.phase) + ", not running");
+  const std::string node = node_info[w.node].name;
+  const bool was_terminating = w.phase == Phase::kTerminating;
+  w.exit_code = c.exit_code;
+  Release(w);
+  if (c.exit_code == 0) {
+    w.phase = Phase::kSucceeded;
+    if (was_terminating) SetMessage(w, "", reason::kNone);
+    Emit(EventType::kCompleted, w, node, reason::kNone, "");
+  } else {
+    w.phase = Phase::kFailed;
+    SetMessage(w, "exited with code " + std::to_string(c.exit_code), reason::kError);
+    Emit(EventType::kFailed, w, node, reason::kError, w.message);
+  }
+  if (w.preemptor != kNoSlot) {  // a victim that finished its work within its grace period
+    auto& wf = workloads[w.preemptor].waiting_for;
+    wf.erase(std::remove(wf.begin(), wf.end(), s), wf.end());
+    w.preemptor = kNoSlot;
+  }
+  MarkFinished(w);
+  return Status::Ok();
+}
+
+Status State::VictimGone(const VictimExited& c) {
+  const Slot s = SlotOf(c.id);
+  if (s == kNoSlot) return Status::NotFound("VictimExited: no live workload with id " + std::to_string(Value(c.id)));
+  Workload& w = workloads[s];
+  if (w.phase != Phase::kTerminating)
+    return Status::FailedPrecondition("VictimExited: " + w.key + " is not terminating (" + ToString(w.phase) + ")");
+  Exit(w);
+  return Status::Ok();
+}
+
+Status State::Delete(const DeletePod& c) {
+  const Slot s = SlotOf(c.id);
+  if (s == kNoSlot) return Status::NotFound("DeletePod: no live workload with id " + std::to_string(Value(c.id)));
+  Workload& w = workloads[s];
+  if (c.grace_period && *c.grace_period < 0)
+    return Status::InvalidArgument("DeletePod: the grace period must not be negative");
+  switch (w.phase) {
+    case Phase::kPending: {
+      quota.Unreserve(w);
+      DropNomination(w);
+      PendingErase(s);
+      for (Slot v : w.waiting_for) workloads[v].preemptor = kNoSlot;  // its victims still exit
+      w.waiting_for.clear();
+      w.deleted = true;
+      w.phase = Phase::kDeleted;
+      w.pending_total += now - w.pending_since;
+      SetMessage(w, "deleted while pending", reason::kDeleted);
+      Emit(EventType::kDeleted, w, "", reason::kDeleted, w.message);
+      MarkFinished(w);
+      return Status::Ok();
+    }
+    case Phase::kRunning: {
+      const Millis grace = c.grace_period.value_or(w.grace);
+      w.deleted = true;
+      w.preempted_by.clear();
+      Signal(w, grace);
+      SetMessage(w, "deleted; SIGTERM, grace " + FormatDuration(grace), reason::kDeleted, WorkFacts::kStopPlan);
+      Emit(EventType::kDeleted, w, node_info[w.node].name, reason::kDeleted, w.message, "", WorkFacts::kStopPlan,
+           grace);
+      freed = true;
+      return Status::Ok();
+    }
+    case Phase::kTerminating:
+      w.deleted = true;
+      Emit(EventType::kDeleted, w, node_info[w.node].name, reason::kDeleted, "deleted while shutting down");
+      return Status::Ok();
+    default:
+      return Status::NotFound("DeletePod: " + w.key + " has finished");
+  }
+}
+
+// ------------------------------------------------------------------ status
+
+WorkloadStatus State::StatusOf(const Workload& w) const {
+  WorkloadStatus s;
+  s.id = w.id;
+  s.key = w.key;
+  s.namespace_ = w.namespace_;
+  s.name = w.name;
+  s.priority = w.priority;
+  s.priority_class = w.priority_class;
+  if (w.qos >= 0) s.qos = qos_names[static_cast<size_t>(w.qos)];
+  s.preemption_policy = w.preemption_policy;
+  s.preempt_mode = w.preempt_mode;
+  s.phase = w.phase;
+  if (w.node != kNoNode) s.node = node_info[w.node].name;
+  s.last_node = w.last_node;
+  if (w.nominated_node != kNoNode) s.nominated_node = node_info[w.nominated_node].name;
+  s.submit_time = w.submit_time;
+  s.first_start = w.first_start;
+  s.finish_time = w.finish_time;
+  s.preemptions = w.preemptions;
+  s.exit_code = w.exit_code;
+  s.reason = std::string(w.message_reason);
+  s.message = w.message;
+  s.message_facts = w.message_facts;
+  s.requests = w.requests;
+  s.limits = w.limits;
+  s.pending_total = w.pending_total + (w.phase == Phase::kPending ? now - w.pending_since : 0);
+  s.borrowed = w.borrowed;
+  s.run_start = w.run_start;
+  s.grace = w.phase == Phase::kTerminating ? w.stop_grace : GraceOf(w);
+  return s;
+}
+
+Slot State::SlotOf(WorkloadId id) const {
+  auto it = slot_of.find(Value(id));
+  return it == slot_of.end() ? kNoSlot : it->second;
+}
+
+void State::Flush() {
+  if (finished.empty()) return;
+  std::vector<Slot> done;
+  done.swap(finished);
+  for (Slot s : done) {
+    Workload& w = workloads[s];
+    if (events_sink && events_sink->WantsFinalStatus()) events_sink->OnFinished(StatusOf(w));
+    quota.Unreserve(w);
+    for (Slot v : w.waiting_for) workloads[v].preemptor = kNoSlot;
+    if (!w.pdbs.empty()) pdb_members.erase(std::remove(pdb_members.begin(), pdb_members.end(), s), pdb_members.end());
+    if (!fresh.empty()) fresh.erase(std::remove(fresh.begin(), fresh.end(), s), fresh.end());
+    by_key.erase(w.key);
+    slot_of.erase(Value(w.id));
+    w = Workload{};
+    w.phase = Phase::kDeleted;  // a free slot
+    free_slots.push_back(s);
+  }
+}
+
+}  // namespace arbiter::engine

@@ -1,0 +1,72 @@
+// PodDisruptionBudgets: which workloads a budget selects, how many disruptions it allows now
+// (Kubernetes' disruption controller: expected pods, healthy pods, minAvailable/maxUnavailable),
+// and how many a set of victims would violate.
+#include <algorithm>
+#include <map>
+
+#include "core/engine/state.h"
+
+namespace arbiter::engine {
+
+namespace {
+std::string NamespaceOf(const PodDisruptionBudget& pdb) {
+  return pdb.meta.namespace_.empty() ? "default" : pdb.meta.namespace_;
+}
+}  // namespace
+
+void State::MatchPdbs(Workload& w) {
+  w.pdbs.clear();
+  for (uint32_t k = 0; k < pdbs.size(); ++k) {
+    const auto& pdb = pdbs[k];
+    if (NamespaceOf(pdb) == w.namespace_ && pdb.selector.Matches(w.labels)) w.pdbs.push_back(k);
+  }
+}
+
+void State::RematchAllPdbs() {
+  pdb_members.clear();
+  for (Slot s = 0; s < workloads.size(); ++s) {
+    Workload& w = workloads[s];
+    if (!slot_of.count(Value(w.id)) || slot_of.at(Value(w.id)) != s) continue;  // a free slot
+    MatchPdbs(w);
+    if (!w.pdbs.empty()) pdb_members.push_back(s);
+  }
+}
+
+void State::ComputePdbState(std::vector<PdbState>* out) const {
+  out->assign(pdbs.size(), PdbState{});
+  if (pdbs.empty()) return;
+  std::vector<int64_t> expected(pdbs.size(), 0), healthy(pdbs.size(), 0);
+  for (Slot s : pdb_members) {  // the workloads some PDB selects, not every workload
+    const Workload& w = workloads[s];
+    if (IsFinal(w.phase)) continue;
+    for (uint32_t k : w.pdbs) {
+      ++expected[k];
+      if (w.phase == Phase::kRunning) ++healthy[k];
+    }
+  }
+  for (size_t k = 0; k < pdbs.size(); ++k) {
+    const auto& pdb = pdbs[k];
+    int64_t desired = 0;
+    if (pdb.min_available) desired = pdb.min_available->Resolve(expected[k]);
+    else if (pdb.max_unavailable) desired = expected[k] - pdb.max_unavailable->Resolve(expected[k]);
+    (*out)[k].allowed = std::max<int64_t>(0, healthy[k] - desired);
+  }
+}
+
+int State::CountViolations(const std::vector<Slot>& victims, const std::vector<PdbState>& state,
+                           std::vector<std::string>* names) const {
+  if (pdbs.empty()) return 0;
+  std::map<uint32_t, int64_t> hits;
+  for (Slot s : victims)
+    for (uint32_t k : workloads[s].pdbs) hits[k]++;
+  int violations = 0;
+  for (const auto& [k, hit] : hits) {
+    if (hit > state[k].allowed) {
+      violations += static_cast<int>(hit - state[k].allowed);
+      if (names) names->push_back(NamespaceOf(pdbs[k]) + "/" + pdbs[k].meta.name);
+    }
+  }
+  return violations;
+}
+
+}  // namespace arbiter::engine

@@ -1,0 +1,234 @@
+// Preemption (kube-scheduler's PostFilter, DefaultPreemption; Slurm's QoS preemption): who may be
+// a victim, the dry run per candidate node, victim order (reprieve), PDB-aware plan choice, and
+// stopping the victims (SIGTERM with their grace period).
+#include <algorithm>
+#include <climits>
+#include <set>
+
+#include "core/engine/reasons.h"
+#include "core/engine/state.h"
+
+namespace arbiter::engine {
+
+// kube-scheduler's DefaultPreemption dry-runs candidates until it has max(10% of the nodes, 100).
+size_t State::NumPreemptionCandidates() const { return std::max<size_t>(100, nodes.size() / 10); }
+
+// Rule: a victim must have strictly lower priority (Priority) or a QoS in the preemptor's preempt
+// list (QoS); must have run at least minRuntime; and when it belongs to another namespace that has
+// an ElasticQuota it must run on borrowed quota (guaranteed quota is protected).
+bool State::MayPreempt(const Workload& p, const Workload& v, bool ignore_min_runtime) const {
+  if (v.phase != Phase::kRunning) return false;
+  if (policy.preemption_type == PreemptionType::kQoS) {
+    if (p.qos < 0 || v.qos < 0 || !QoSOf(p.qos)) return false;
+    const auto& list = qos_preempt[static_cast<size_t>(p.qos)];
+    if (std::find(list.begin(), list.end(), v.qos) == list.end()) return false;
+  } else if (v.priority >= p.priority) {
+    return false;
+  }
+  if (!ignore_min_runtime && now - v.run_start < policy.min_runtime) return false;
+  if (v.elastic && !v.borrowed && v.namespace_id != p.namespace_id) return false;
+  return true;
+}
+
+namespace {
+struct Plan {
+  uint32_t node = 0;  // position
+  std::vector<Slot> victims;
+  int pdb_violations = 0;
+  std::vector<std::string> pdbs;
+  int32_t max_priority = 0;
+  int64_t sum_priority = 0;
+  Millis earliest_start_of_max = 0;
+};
+}  // namespace
+
+bool State::TryPreempt(Workload& w, std::string* why) {
+  PreemptionBlocked blocked;
+  if (w.preemption_policy == PreemptionPolicy::kNever) {
+    blocked.kind = PreemptionBlocked::Kind::kPolicyNever;
+    *why = Render(blocked);
+    return false;
+  }
+  const bool qos_mode = policy.preemption_type == PreemptionType::kQoS;
+  std::optional<Plan> best;
+  std::set<std::string> blocking_pdbs;
+  bool any_candidate_node = false;
+  std::optional<Millis> too_young_until;  // earliest instant a young workload becomes a candidate
+  std::vector<PdbState> pdb_state;
+  ComputePdbState(&pdb_state);
+  const size_t n = nodes.size();
+  const size_t want = NumPreemptionCandidates();
+  size_t viable = 0, processed = 0;
+  const size_t start = n ? next_preempt_node % n : 0;
+  const bool memo_on = pdbs.empty() && policy.min_runtime == 0 && w.nominated_node == kNoNode;
+  Memo* memo = nullptr;
+  if (memo_on) {
+    memo = &preempt_memo[w.preempt_class];
+    if (memo->global != global_epoch || memo->node.size() != n) {
+      memo->global = global_epoch;
+      memo->node.assign(n, 0);
+    }
+  }
+  placement::FitView sim;
+  std::vector<Slot> cands;
+  std::vector<size_t> idx;
+  std::vector<char> violating;
+  std::vector<int64_t> allowed;
+  Plan scratch;
+  for (; processed < n && viable < want; ++processed) {
+    size_t i = start + processed;
+    if (i >= n) i -= n;
+    const uint32_t pos = static_cast<uint32_t>(i);
+    const NodeLive& info = node_live[pos];
+    if (memo && memo->node[i] == info.epoch + 1) continue;  // nothing changed here since: no plan
+    if (memo) memo->node[i] = info.epoch + 1;  // cleared below if this node yields a plan
+    if (!NodeSelectable(pos, w)) continue;
+    if (!placement::ModelAccepts(nodes[pos].gpu_model, w.shape)) continue;
+    cands.clear();
+    for (Slot s : info.workloads) {
+      if (MayPreempt(w, workloads[s])) {
+        cands.push_back(s);
+      } else if (policy.min_runtime > 0 && MayPreempt(w, workloads[s], /*ignore_min_runtime=*/true)) {
+        Millis at = workloads[s].run_start + policy.min_runtime;
+        too_young_until = too_young_until ? std::min(*too_young_until, at) : at;
+      }
+    }
+    if (cands.empty()) continue;
+    sim.Reset(nodes[pos], &w.shape);
+    for (Slot s : cands) sim.Give(workloads[s].shape, workloads[s].gpus);
+    // Resources held for other nominated workloads of higher or equal priority stay held.
+    for (Slot s : info.nominated) {
+      const Workload& p = workloads[s];
+      if (p.id == w.id || p.priority < w.priority) continue;
+      if (sim.Fits(p.shape)) sim.Hold(p.shape);
+    }
+    if (!sim.Fits(w.shape)) continue;
+    any_candidate_node = true;
+    // Reprieve order: Kubernetes adds back PDB-violating victims first, then the others, each by
+    // priority (high first) then start (earliest first); Slurm removes the lowest QoS priority and
+    // youngest first, so it keeps the highest and oldest first. Each is kept if the preemptor
+    // still fits without it.
+    idx.resize(cands.size());
+    for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
+    // Importance order: priority (high first), then start (earliest first), then submission.
+    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+      const Workload &x = workloads[cands[a]], &y = workloads[cands[b]];
+      if (x.priority != y.priority) return x.priority > y.priority;
+      if (x.run_start != y.run_start) return x.run_start < y.run_start;
+      return Value(x.id) < Value(y.id);  // submission order: unique and deterministic
+    });
+    if (!qos_mode && !pdbs.empty()) {
+      // Kubernetes' filterPodsWithPDBViolation: walking in importance order, each pod covered by
+      // a PDB uses one of its allowed disruptions; the pods past the allowance are "violating"
+      // and are reprieved first (a stable partition keeps the importance order within groups).
+      allowed.assign(pdb_state.size(), 0);
+      for (size_t k = 0; k < pdb_state.size(); ++k) allowed[k] = pdb_state[k].allowed;
+      violating.assign(cands.size(), 0);
+      for (size_t k : idx)
+        for (uint32_t pdb : workloads[cands[k]].pdbs)
+          if (--allowed[pdb] < 0) violating[k] = 1;
+      std::stable_partition(idx.begin(), idx.end(), [&](size_t k) { return violating[k] != 0; });
+    }
+    Plan& plan = scratch;
+    plan.node = pos;
+    plan.victims.clear();
+    plan.pdbs.clear();
+    for (size_t k : idx) {
+      const Workload& v = workloads[cands[k]];
+      sim.Take(v.shape, v.gpus);
+      if (sim.Valid() && sim.Fits(w.shape)) continue;  // reprieved
+      sim.Give(v.shape, v.gpus);
+      plan.victims.push_back(cands[k]);
+    }
+    std::sort(plan.victims.begin(), plan.victims.end(),
+              [&](Slot a, Slot b) { return Value(workloads[a].id) < Value(workloads[b].id); });
+    plan.pdb_violations = CountViolations(plan.victims, pdb_state, &plan.pdbs);
+    if (plan.pdb_violations > 0 && policy.disruption_budgets == DisruptionBudgetMode::kStrict) {
+      for (const auto& nm : plan.pdbs) blocking_pdbs.insert(nm);
+      continue;
+    }
+    ++viable;  // only plans that may be chosen count towards the candidate budget
+    if (memo) memo->node[i] = 0;
+    plan.max_priority = INT32_MIN;
+    plan.sum_priority = 0;
+    plan.earliest_start_of_max = 0;
+    for (Slot s : plan.victims) {
+      const Workload& v = workloads[s];
+      // Kubernetes adds 2^31 per victim so that negative priorities do not favour more victims.
+      plan.sum_priority += int64_t{v.priority} + (int64_t{1} << 31);
+      if (v.priority > plan.max_priority) {
+        plan.max_priority = v.priority;
+        plan.earliest_start_of_max = v.run_start;
+      } else if (v.priority == plan.max_priority) {
+        plan.earliest_start_of_max = std::min(plan.earliest_start_of_max, v.run_start);
+      }
+    }
+    auto better = [](const Plan& a, const Plan& b) {
+      if (a.pdb_violations != b.pdb_violations) return a.pdb_violations < b.pdb_violations;
+      if (a.max_priority != b.max_priority) return a.max_priority < b.max_priority;
+      if (a.sum_priority != b.sum_priority) return a.sum_priority < b.sum_priority;
+      if (a.victims.size() != b.victims.size()) return a.victims.size() < b.victims.size();
+      // The node whose highest-priority victims started most recently (earliest start, latest).
+      if (a.earliest_start_of_max != b.earliest_start_of_max) return a.earliest_start_of_max > b.earliest_start_of_max;
+      return a.node < b.node;
+    };
+    if (!best || better(plan, *best)) {
+      if (!best) best.emplace();
+      std::swap(*best, plan);
+    }
+  }
+  if (n) next_preempt_node = (start + processed) % n;
+  if (!best) {
+    if (too_young_until) {
+      wakeups.push(*too_young_until);
+      blocked.kind = PreemptionBlocked::Kind::kTooYoung;
+      blocked.min_runtime = policy.min_runtime;
+      blocked.until = *too_young_until;
+    }
+    if (!blocking_pdbs.empty()) {
+      blocked.kind = PreemptionBlocked::Kind::kBudgets;
+      blocked.budgets.assign(blocking_pdbs.begin(), blocking_pdbs.end());
+    } else if (!any_candidate_node && !too_young_until) {
+      blocked.kind = qos_mode ? PreemptionBlocked::Kind::kNoQoSVictims : PreemptionBlocked::Kind::kNoVictims;
+    }
+    *why = Render(blocked);
+    return false;
+  }
+  // Execute: victims get SIGTERM now; the preemptor is nominated to the node.
+  const std::string& node_name = nodes[best->node].name;
+  std::string list;
+  for (Slot s : best->victims) list += (list.empty() ? "" : ", ") + workloads[s].key;
+  Emit(EventType::kPreempting, w, node_name, reason::kPreempting,
+       "preempting " + list + " on " + node_name +
+           (best->pdb_violations ? " (violates " + std::to_string(best->pdb_violations) + " disruption budget(s))"
+                                 : ""));
+  for (Slot s : best->victims) StopVictim(workloads[s], w, EventType::kPreempted);
+  Nominate(w, best->node);
+  w.waiting_for = best->victims;
+  // Hold the preemptor's ElasticQuota share while its victims exit, so that nobody borrows it
+  // meanwhile and the preemption is not wasted (or repeated).
+  quota.Reserve(w);
+  SetPending(w, EventType::kFailedScheduling, reason::kWaitingForVictims,
+             "nominated to " + node_name + ", waiting for " + std::to_string(best->victims.size()) +
+                 " victim(s) to exit");
+  return true;
+}
+
+// SIGTERM to a victim. What happens next (when it exits, what it saves) is the driver's work
+// model: the event carries the grace period, and the driver reports VictimExited.
+void State::StopVictim(Workload& v, const Workload& p, EventType kind) {
+  const Millis grace = GraceOf(v);
+  Signal(v, grace);
+  v.preempted_by = p.key;
+  v.preemptor = slot_of.at(Value(p.id));
+  v.preemptions++;
+  std::string msg = kind == EventType::kReclaimed
+                        ? "reclaimed by " + p.key + " (quota lent by " + p.namespace_ + " is needed back)"
+                        : "preempted by " + p.key;
+  msg += "; SIGTERM, grace " + FormatDuration(grace);
+  const std::string_view why = kind == EventType::kReclaimed ? reason::kReclaimed : reason::kPreempted;
+  SetMessage(v, msg, why, WorkFacts::kStopPlan);
+  Emit(kind, v, node_info[v.node].name, why, msg, p.key, WorkFacts::kStopPlan, grace);
+}
+
+}  // namespace arbiter::engine

@@ -1,0 +1,163 @@
+// The queue (kube-scheduler's QueueSort and scheduling cycle): pending workloads in queue order,
+// kept in one ordered set per preemption class, and the cycle that merges the classes' heads.
+//
+// Queue order: priority (high first), then submit time (early first), then namespace/name, then
+// WorkloadId (submission order).
+#include <algorithm>
+
+#include "core/engine/reasons.h"
+#include "core/engine/state.h"
+
+namespace arbiter::engine {
+
+bool QueueOrder::operator()(Slot a, Slot b) const {
+  const Workload& x = (*w)[a];
+  const Workload& y = (*w)[b];
+  if (x.priority != y.priority) return x.priority > y.priority;
+  if (x.submit_time != y.submit_time) return x.submit_time < y.submit_time;
+  if (x.key != y.key) return x.key < y.key;
+  return Value(x.id) < Value(y.id);
+}
+
+void State::PendingInsert(Slot s) {
+  const uint32_t cls = workloads[s].preempt_class;
+  auto it = pending.find(cls);
+  if (it == pending.end()) it = pending.emplace(cls, std::set<Slot, QueueOrder>(QueueOrder{&workloads})).first;
+  if (it->second.insert(s).second && it->second.size() == 1) active_classes.insert(cls);
+}
+
+void State::PendingErase(Slot s) {
+  auto it = pending.find(workloads[s].preempt_class);
+  if (it != pending.end() && it->second.erase(s) && it->second.empty()) active_classes.erase(it->first);
+}
+
+bool State::IsPending(Slot s) const {
+  auto it = pending.find(workloads[s].preempt_class);
+  return it != pending.end() && it->second.count(s) > 0;
+}
+
+std::string State::ShapeKey(const Workload& w) const {
+  std::string k = std::to_string(w.shape.cpu_milli) + "|" + std::to_string(w.shape.mem_bytes) + "|" +
+                  std::to_string(w.shape.gpu_count) + "|" + std::to_string(w.shape.gpu_milli_per_device) + "|" +
+                  w.shape.ext.ToString() + "|" + std::to_string(w.priority) + "|";
+  for (const auto& [a, b] : w.node_selector)  // length-prefixed: no two selectors collide
+    k += std::to_string(a.size()) + ":" + a + std::to_string(b.size()) + ":" + b + ",";
+  if (!w.shape.allowed_gpu_models.empty()) {
+    k += "|models";
+    for (const auto& m : w.shape.allowed_gpu_models) k += std::to_string(m.size()) + ":" + m;
+  }
+  return k;
+}
+
+bool State::Attempt(Workload& w, std::unordered_map<uint32_t, std::string>& no_fit,
+                    std::unordered_map<uint32_t, std::pair<std::string, std::string>>& no_preempt) {
+  if (w.phase != Phase::kPending) return true;
+  if (!w.waiting_for.empty()) return true;  // victims still terminating
+  if (!TryAdmitQuota(w)) return w.phase != Phase::kPending || !w.waiting_for.empty();  // rejected / reclaiming
+  auto nf = no_fit.find(w.shape_class);
+  if (nf == no_fit.end() || w.nominated_node != kNoNode) {
+    if (TryPlace(w)) return true;
+    nf = no_fit.find(w.shape_class);
+    if (nf == no_fit.end()) nf = no_fit.emplace(w.shape_class, NoFitMessage(w)).first;
+  }
+  auto np = no_preempt.find(w.preempt_class);
+  if (np == no_preempt.end()) {
+    std::string why;
+    if (TryPreempt(w, &why)) return true;
+    std::string msg = nf->second + why;
+    if (!policy.min_runtime) {
+      np = no_preempt.emplace(w.preempt_class, std::make_pair(msg, StableReason(msg))).first;
+      SetPending(w, EventType::kFailedScheduling, reason::kUnschedulable, np->second.first, np->second.second);
+    } else {
+      SetPending(w, EventType::kFailedScheduling, reason::kUnschedulable, msg, StableReason(msg));
+    }
+    return w.nominated_node != kNoNode;  // a nominated workload failing is its own case
+  }
+  SetPending(w, EventType::kFailedScheduling, reason::kUnschedulable, np->second.first, np->second.second);
+  return w.nominated_node != kNoNode;
+}
+
+void State::RunCycle() {
+  // Within one cycle resources only shrink (binds) or get promised (preemptions), so a shape that
+  // found no node, or no preemption plan, finds none later in the cycle either: remember both.
+  std::unordered_map<uint32_t, std::string> no_fit;  // shape class -> FailedScheduling reason
+  std::unordered_map<uint32_t, std::pair<std::string, std::string>> no_preempt;  // -> message, key
+  const bool all = freed;
+  freed = false;
+  std::vector<Slot> arrived;
+  arrived.swap(fresh);
+  QueueOrder before{&workloads};
+  if (!all) {
+    // Nothing was released since the last cycle: only the new arrivals can change anything.
+    std::vector<Slot> order;
+    for (Slot s : arrived)
+      if (IsPending(s)) order.push_back(s);
+    std::sort(order.begin(), order.end(), before);
+    order.erase(std::unique(order.begin(), order.end()), order.end());
+    for (Slot s : order) Attempt(workloads[s], no_fit, no_preempt);
+  } else {
+    // Merge the classes' queues in queue order; a class whose head fails is done for this cycle
+    // (its other members would fail the same way), so a cycle costs O(classes + progress), not
+    // O(pending workloads).
+    auto later = [&](const std::pair<Slot, uint32_t>& a, const std::pair<Slot, uint32_t>& b) {
+      return before(b.first, a.first);
+    };
+    // Nominated preemptors hold resources on their node; they are tried on their own, first.
+    std::vector<Slot> nominated;
+    if (nominations > 0)
+      for (const NodeLive& live : node_live)
+        for (Slot s : live.nominated)
+          if (workloads[s].phase == Phase::kPending) nominated.push_back(s);
+    std::sort(nominated.begin(), nominated.end(), before);
+    for (Slot s : nominated) Attempt(workloads[s], no_fit, no_preempt);
+    std::priority_queue<std::pair<Slot, uint32_t>, std::vector<std::pair<Slot, uint32_t>>, decltype(later)> heads(
+        later);
+    for (uint32_t cls : active_classes) heads.push({*pending.find(cls)->second.begin(), cls});
+    while (!heads.empty()) {
+      auto [s, cls] = heads.top();
+      heads.pop();
+      Workload& w = workloads[s];
+      bool go_on = w.nominated_node != kNoNode || Attempt(w, no_fit, no_preempt);
+      auto& set = pending[cls];
+      auto next = set.upper_bound(s);
+      if (go_on) {
+        if (next != set.end()) heads.push({*next, cls});
+        continue;
+      }
+      // The class failed: its other members keep waiting for the same reason. They are told
+      // when the kind of reason changes (the head always has the current counts); to keep a
+      // cycle cheap on long queues only the next kReasonFanout members are updated at once, the
+      // rest get the news as they reach the head of their class.
+      std::string key = StableReason(w.message);
+      auto& last = class_reason[cls];
+      if (key != last) {
+        last = key;
+        constexpr int kReasonFanout = 64;
+        int n = 0;
+        for (auto it = next; it != set.end() && n < kReasonFanout; ++it, ++n) {
+          Workload& m = workloads[*it];
+          if (m.phase != Phase::kPending || !m.waiting_for.empty() || m.nominated_node != kNoNode) continue;
+          SetPending(m, static_cast<EventType>(w.last_event_type),
+                     w.last_event_type == static_cast<int>(EventType::kQuotaExceeded) ? reason::kQuotaExceeded
+                                                                                      : reason::kUnschedulable,
+                     w.message, key);
+        }
+      }
+    }
+    // New arrivals behind a failed head still get their own reason.
+    for (Slot s : arrived) {
+      Workload& w = workloads[s];
+      if (w.phase == Phase::kPending && w.message.empty() && IsPending(s)) Attempt(w, no_fit, no_preempt);
+    }
+  }
+  // SubmitPod::immediate: one attempt only. Whatever did not bind or start a preemption or a
+  // reclaim in this cycle is Rejected with the reason of its attempt.
+  for (Slot s : arrived) {
+    Workload& w = workloads[s];
+    if (!w.immediate || w.phase != Phase::kPending || !w.waiting_for.empty() || w.nominated_node != kNoNode) continue;
+    const std::string msg = w.message;
+    Reject(w, w.message_reason.empty() ? reason::kUnschedulable : w.message_reason, msg);
+  }
+}
+
+}  // namespace arbiter::engine

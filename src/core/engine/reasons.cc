@@ -1,0 +1,64 @@
+#include "core/engine/reasons.h"
+
+#include <algorithm>
+
+#include "core/resources.h"
+
+namespace arbiter::engine {
+
+std::string Render(const NoFit& f) {
+  // Reasons in text order, as Kubernetes prints them.
+  std::vector<std::pair<std::string, size_t>> reasons;
+  auto add = [&](std::string r, size_t c) {
+    if (c) reasons.emplace_back(std::move(r), c);
+  };
+  add("node(s) were unschedulable", f.unschedulable);
+  add("node(s) didn't match node selector", f.selector);
+  add("node(s) didn't have a GPU model the pod allows", f.model);
+  add("node(s) hold resources for a nominated higher-priority workload", f.held);
+  add("Insufficient " + std::string(kCpu), f.cpu);
+  add("Insufficient " + std::string(kMemory), f.memory);
+  add("Insufficient " + std::string(kGpu), f.gpu);
+  for (const auto& [r, c] : f.extended) add("Insufficient " + r, c);
+  std::sort(reasons.begin(), reasons.end());
+  std::string msg = "0/" + std::to_string(f.nodes) + " nodes are available";
+  bool first = true;
+  for (const auto& [r, c] : reasons) {
+    msg += first ? ": " : ", ";
+    first = false;
+    msg += std::to_string(c) + " " + r;
+  }
+  return msg + ".";
+}
+
+std::string Render(const PreemptionBlocked& b) {
+  using K = PreemptionBlocked::Kind;
+  switch (b.kind) {
+    case K::kNone: return "";
+    case K::kPolicyNever: return " Preemption is not allowed: its PriorityClass has preemptionPolicy: Never.";
+    case K::kTooYoung:
+      return " Some workloads are younger than the minimum run time (" + FormatDuration(b.min_runtime) +
+             ") and cannot be preempted before " + FormatDuration(b.until) + ".";
+    case K::kBudgets: {
+      std::string list;
+      for (const auto& nm : b.budgets) list += (list.empty() ? "" : ", ") + std::string("PodDisruptionBudget ") + nm;
+      return " Preemption would violate " + list + " (disruptionBudgets: Strict).";
+    }
+    case K::kNoVictims:
+      return " No preemption victims found: no node frees enough by preempting lower-priority workloads.";
+    case K::kNoQoSVictims:
+      return " No preemption victims found: no node frees enough by preempting workloads whose QoS is in this "
+             "workload's preempt list.";
+  }
+  return "";
+}
+
+std::string StableReason(const std::string& m) {
+  std::string k;
+  k.reserve(m.size());
+  for (char c : m)
+    if (c < '0' || c > '9') k += c;
+  return k;
+}
+
+}  // namespace arbiter::engine

@@ -1,0 +1,262 @@
+// The engine's state and its steps (engine-internal: drivers use engine.h).
+//
+// One class, its steps defined in one file per kube-scheduler extension point:
+//   queue.cc       pending classes, queue order, the scheduling cycle (merge loop)
+//   filter.cc      node selection, the dense fit index, nominated protection, no-fit reasons,
+//                  scoring (placement)
+//   preemption.cc  default Kubernetes preemption and Slurm QoS preemption, victim order, SIGTERM
+//   reclaim.cc     ElasticQuota reclaim of lent quota
+//   pdb.cc         PodDisruptionBudget membership and accounting
+//   lifecycle.cc   submission and admission, quota admission, bind, release, exit, delete
+//   pool.cc        nodes and policy objects (the Upsert/Delete commands)
+//   invariants.cc  CheckInvariants
+//   snapshot.cc    Snapshot / Restore
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/engine/command.h"
+#include "core/engine/engine_options.h"
+#include "core/engine/quota_book.h"
+#include "core/engine/sink.h"
+#include "core/engine/workload.h"
+#include "core/placement/fit_view.h"
+#include "core/placement/policy.h"
+
+namespace arbiter::engine {
+
+struct NodeInfo {  // by NodeId
+  std::string name;
+  bool present = false;
+  Node spec;                                 // the engine's copy
+  std::map<std::string, std::string> labels;  // spec labels + kubernetes.io/hostname
+  int64_t order = 0;                         // UpsertNode::order
+  uint32_t pos = 0;                          // index into State::nodes while present
+  // A capacity change (UpsertNode, overcommit) left the node above its capacity: nothing is
+  // evicted, and the capacity invariant waits until its workloads have shrunk below it again.
+  bool over_capacity = false;
+};
+
+// What is on a present node, by position (hot in scans; moved with the node when nodes are
+// reordered).
+struct NodeLive {
+  std::vector<Slot> workloads;  // running + terminating, in bind order
+  std::vector<Slot> nominated;  // preemptors nominated here, in nomination order
+  uint64_t epoch = 0;           // bumped when anything on the node changes
+};
+
+// The fit numbers of one node, copied densely in node order so that a placement scans a few
+// cache lines per node instead of the NodeState (the same rule: placement::FitsNumbers).
+struct FitEntry {
+  int64_t cpu_free = 0;
+  int64_t mem_free = 0;
+  int32_t full_free = 0;
+  int32_t max_free = 0;
+  uint64_t model_bit = 0;  // the node's GPU model as a bit of State::model_bits
+  bool schedulable = true;
+  bool has_ext = false;  // declares extended resources (MIG, pods, ...): the full rule applies
+};
+
+struct QueueOrder {
+  const std::vector<Workload>* w;
+  bool operator()(Slot a, Slot b) const;
+};
+
+class State {
+ public:
+  explicit State(EngineOptions o);
+
+  // ---------------------------------------------------------------- the command handlers
+  Status Submit(SubmitPod&& c);
+  Status Delete(const DeletePod& c);
+  Status Finished(const PodFinished& c);
+  Status VictimGone(const VictimExited& c);
+  Status UpsertNodeCmd(UpsertNode&& c);
+  Status RemoveNodeCmd(const RemoveNode& c);
+  Status Tick();
+  Status UpsertNamespaceCmd(UpsertNamespace&& c);
+  Status DeleteNamespaceCmd(const DeleteNamespace& c);
+  Status UpsertResourceQuotaCmd(UpsertResourceQuota&& c);
+  Status DeleteResourceQuotaCmd(const DeleteResourceQuota& c);
+  Status UpsertLimitRangeCmd(UpsertLimitRange&& c);
+  Status DeleteLimitRangeCmd(const DeleteLimitRange& c);
+  Status UpsertPriorityClassCmd(UpsertPriorityClass&& c);
+  Status DeletePriorityClassCmd(const DeletePriorityClass& c);
+  Status UpsertPdbCmd(UpsertPodDisruptionBudget&& c);
+  Status DeletePdbCmd(const DeletePodDisruptionBudget& c);
+  Status UpsertElasticQuotaCmd(UpsertElasticQuota&& c);
+  Status DeleteElasticQuotaCmd(const DeleteElasticQuota& c);
+  Status UpsertQoSCmd(UpsertQoS&& c);
+  Status DeleteQoSCmd(const DeleteQoS& c);
+  Status UpsertPoolPolicyCmd(std::optional<PoolPolicy> p);
+  Status UpsertPriceBookCmd(UpsertPriceBook&& c);
+  Status DeletePriceBookCmd(const DeletePriceBook& c);
+  // Hands the final status of finished workloads to the sink and frees their slots (end of Apply).
+  void Flush();
+
+  // ---------------------------------------------------------------- queries
+  WorkloadStatus StatusOf(const Workload& w) const;
+  Slot SlotOf(WorkloadId id) const;
+  RunRecord MakeRun(const Workload& w) const;  // run record ending now
+  Status CheckInvariants() const;
+
+  // ---------------------------------------------------------------- events (lifecycle.cc)
+  void Emit(EventType type, const Workload& w, std::string node, std::string_view reason, std::string message,
+            std::string by = "", WorkFacts facts = WorkFacts::kNone, Millis grace = 0);
+  void EmitNode(EventType type, const std::string& node, std::string message);
+  void Reject(Workload& w, std::string_view reason, const std::string& message);
+  void SetPending(Workload& w, EventType type, std::string_view reason, const std::string& message,
+                  const std::string& dedupe = "");
+  void SetMessage(Workload& w, std::string message, std::string_view reason, WorkFacts facts = WorkFacts::kNone);
+  void MarkFinished(Workload& w);
+
+  // ---------------------------------------------------------------- lifecycle.cc
+  bool TryAdmitQuota(Workload& w);
+  void Bind(Workload& w, uint32_t pos, const placement::GpuAssignment& gpus);
+  void Release(Workload& w);
+  void Exit(Workload& w, bool emit_terminated = true);
+  void DropNomination(Workload& w);
+  void Nominate(Workload& w, uint32_t pos);
+  void Signal(Workload& v, Millis grace);  // SIGTERM: the workload becomes Terminating
+  Millis GraceOf(const Workload& w) const;  // pod grace, or its QoS GraceTime under QoS preemption
+
+  // ---------------------------------------------------------------- queue.cc
+  void PendingInsert(Slot s);
+  void PendingErase(Slot s);
+  bool IsPending(Slot s) const;
+  void RunCycle();
+  bool Attempt(Workload& w, std::unordered_map<uint32_t, std::string>& no_fit,
+               std::unordered_map<uint32_t, std::pair<std::string, std::string>>& no_preempt);
+  std::string ShapeKey(const Workload& w) const;
+
+  // ---------------------------------------------------------------- filter.cc
+  bool NodeSelectable(uint32_t pos, const Workload& w) const;
+  bool FitsRespectingNominated(uint32_t pos, const Workload& w) const;
+  std::string NoFitMessage(const Workload& w) const;
+  size_t NumFeasibleNodesToFind() const;
+  bool TryPlace(Workload& w);
+  void RefreshFit(uint32_t pos);
+  void RebuildFitIndex();
+  uint64_t ModelBit(const std::string& model);
+  uint64_t ModelMask(const placement::PodShape& shape);
+  void NodeChanged(uint32_t pos);  // after an allocation or release on the node
+  void Touch(uint32_t node_id) { ++node_live[node_info[node_id].pos].epoch; }
+  NodeLive& LiveOf(uint32_t node_id) { return node_live[node_info[node_id].pos]; }
+
+  // ---------------------------------------------------------------- preemption.cc
+  bool MayPreempt(const Workload& preemptor, const Workload& victim, bool ignore_min_runtime = false) const;
+  bool TryPreempt(Workload& w, std::string* why);
+  void StopVictim(Workload& victim, const Workload& preemptor, EventType kind);
+  size_t NumPreemptionCandidates() const;
+
+  // ---------------------------------------------------------------- reclaim.cc
+  bool TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::string* why);
+  bool FitsOnceGone(uint32_t pos, const Workload& w, const std::vector<Slot>& gone) const;
+
+  // ---------------------------------------------------------------- pdb.cc
+  struct PdbState {
+    int64_t allowed = 0;  // disruptions still allowed now
+  };
+  void ComputePdbState(std::vector<PdbState>* out) const;
+  int CountViolations(const std::vector<Slot>& victims, const std::vector<PdbState>& state,
+                      std::vector<std::string>* names) const;
+  void MatchPdbs(Workload& w);  // w.pdbs from the current budgets
+  void RematchAllPdbs();
+
+  // ---------------------------------------------------------------- pool.cc
+  Status AddNode(const Node& node, int64_t order);
+  Status UpdateNode(uint32_t id, const Node& node, int64_t order);
+  void EnsureNodes();             // puts appended nodes in node order (once for an initial pool)
+  void ApplyCapacity(NodeInfo& info, placement::NodeState& s);
+  void CheckOverCapacity(uint32_t pos);  // NodeInfo::over_capacity from the node's usage
+  void NodesReordered();          // after nodes were added, removed or reordered
+  void ResetPlacer();
+  void RecomputePolicy();         // effective policy from the spec and the override
+  void DropQuotaHolds();          // before a ResourceQuota / ElasticQuota change
+  void QuotaChanged();            // after it: recount usage, take the holds again
+  const PriorityClass* GlobalDefault() const;
+  int32_t QoSId(const std::string& name);
+  const QoS* QoSOf(int32_t id) const { return id >= 0 && qos_defs[static_cast<size_t>(id)] ? &*qos_defs[static_cast<size_t>(id)] : nullptr; }
+
+  // ---------------------------------------------------------------- data
+  EngineOptions options;
+  EventSink* events_sink = nullptr;
+  RunSink* runs_sink = nullptr;
+  Millis now = 0;
+  bool started = false;
+
+  // Policy objects (the engine's copies).
+  std::optional<PoolPolicy> pool_policy;  // as upserted
+  PoolPolicy policy;                       // effective: defaults, spec, placement override
+  std::map<std::string, Namespace> namespaces;
+  std::map<std::string, PriorityClass> classes;
+  std::map<std::string, std::map<std::string, LimitRange>> limit_ranges;  // namespace -> name -> object
+  std::vector<PodDisruptionBudget> pdbs;  // in the order they were first upserted
+  std::vector<std::string> qos_names;     // interned QoS names (ids never change)
+  std::unordered_map<std::string, int32_t> qos_ids;
+  std::vector<std::optional<QoS>> qos_defs;          // by QoS id; empty once deleted
+  std::vector<std::vector<int32_t>> qos_preempt;     // by QoS id: the preempt list as QoS ids
+  std::vector<PriceBook> price_books;
+  QuotaBook quota;
+  std::vector<Workload*> held_quota;  // holds dropped for a quota change, taken again after it
+
+  // Nodes.
+  std::deque<NodeInfo> node_info;  // by NodeId (a deque: labels stay put for NodeState::labels)
+  std::unordered_map<std::string, uint32_t> node_ids;
+  std::vector<placement::NodeState> nodes;  // present nodes in node order
+  std::vector<uint32_t> node_at;            // position -> NodeId
+  std::vector<NodeLive> node_live;          // position -> workloads, nominations, epoch
+  std::vector<FitEntry> fit;                // position -> fit numbers
+  std::unordered_map<std::string, uint32_t> model_ids;  // GPU model -> bit index (63: the rest)
+  bool nodes_dirty = false;                 // nodes appended, not yet in node order
+  std::unique_ptr<placement::PlacementPolicy> placer;
+  PlacementPolicyName placer_name = PlacementPolicyName::kBestFit;
+  std::vector<size_t> scratch_feasible;  // TryPlace's feasible list, reused
+  size_t next_start_node = 0;    // kube-scheduler's rotating start index
+  size_t next_preempt_node = 0;  // same, for preemption dry runs
+
+  // Workloads.
+  std::vector<Workload> workloads;  // by slot
+  std::vector<Slot> free_slots;
+  std::unordered_map<uint64_t, Slot> slot_of;     // live WorkloadId -> slot
+  std::unordered_map<std::string, Slot> by_key;  // live namespace/name -> slot
+  uint64_t next_id = 0;
+  std::vector<Slot> finished;  // reached a final phase during this Apply (see Flush)
+  std::map<std::string, uint32_t> namespace_ids;
+  std::unordered_map<std::string, uint32_t> class_ids;  // interned shape / preemption classes
+  std::map<uint32_t, std::vector<Slot>> borrowed_by_ns;  // namespace id -> running borrowers
+  std::vector<Slot> pdb_members;                         // workloads some PDB selects
+
+  // The queue: pending workloads, one ordered set per preemption class (same shape, priority,
+  // selector, namespace, QoS, preemption policy): members of a class succeed or fail alike, so a
+  // cycle walks the classes' heads in queue order and stops a class at its first failure.
+  std::map<uint32_t, std::set<Slot, QueueOrder>> pending;
+  std::set<uint32_t> active_classes;  // classes with pending members, in class order
+  size_t nominations = 0;             // workloads nominated to a node
+  std::unordered_map<uint32_t, std::string> class_reason;
+  std::vector<Slot> fresh;  // submitted or requeued since the last cycle
+  bool freed = true;        // capacity or quota was released since the last cycle
+  // Instants when a blocked preemption may become possible (a victim reaches minRuntime).
+  std::priority_queue<Millis, std::vector<Millis>, std::greater<Millis>> wakeups;
+
+  // Preemption memo: a node where a class found no acceptable plan stays so until something on
+  // that node changes (NodeInfo::epoch) or the global epoch moves (borrowed flags, nodes or policy
+  // objects changed). Not used with PDBs or minRuntime (time/PDB dependent). A cache: not part of
+  // snapshots (an empty memo decides the same).
+  uint64_t global_epoch = 0;
+  struct Memo {
+    uint64_t global = 0;
+    std::vector<uint64_t> node;  // by position: the node's epoch + 1 when it had no plan
+  };
+  std::unordered_map<uint32_t, Memo> preempt_memo;
+};
+
+}  // namespace arbiter::engine

@@ -1,0 +1,78 @@
+// A workload as the engine tracks it (engine-internal; drivers see WorkloadStatus).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/engine/types.h"
+#include "core/placement/node_state.h"
+
+namespace arbiter::engine {
+
+// Index of a workload in the engine's table. Slots are reused once a workload has left; they
+// never order anything (WorkloadId does).
+using Slot = uint32_t;
+inline constexpr Slot kNoSlot = ~Slot{0};
+// NodeId value meaning "no node".
+inline constexpr uint32_t kNoNode = ~uint32_t{0};
+
+struct Workload {
+  // Hot fields first: preemption dry runs read these for thousands of workloads per decision.
+  WorkloadId id{};
+  int32_t priority = 0;
+  Phase phase = Phase::kPending;
+  Millis run_start = 0;
+  uint32_t namespace_id = 0;
+  int32_t qos = -1;        // interned QoS name (State::qos_names), -1 none
+  bool elastic = false;    // its namespace has an ElasticQuota
+  bool has_quota = false;  // its namespace has a ResourceQuota or an ElasticQuota
+  bool borrowed = false;   // admitted on quota borrowed from the cohort
+  bool quota_charged = false;
+  bool immediate = false;  // SubmitPod::immediate: one attempt only
+  bool deleted = false;    // DeletePod: gone when it exits, never requeued
+  uint32_t node = kNoNode;            // NodeId value while it holds a node
+  uint32_t nominated_node = kNoNode;  // NodeId value while nominated
+  uint64_t model_mask = ~uint64_t{0};  // allowed GPU models as bits of State::model_bits
+  placement::GpuAssignment gpus;
+  placement::PodShape shape;
+
+  std::string key;  // namespace/name
+  std::string namespace_;
+  std::string name;
+  std::map<std::string, std::string> labels;         // PodDisruptionBudget selectors
+  std::map<std::string, std::string> node_selector;  // placement filter
+  std::string priority_class;                        // resolved name, "" if none
+  PreemptionPolicy preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
+  PreemptMode preempt_mode = PreemptMode::kRequeue;
+  ResourceList requests;  // effective, after LimitRange defaults
+  ResourceList limits;
+  Millis grace = 30000;  // terminationGracePeriodSeconds
+
+  Millis submit_time = 0;
+  Millis first_start = -1;  // first time it ever started
+  Millis finish_time = -1;
+  Millis pending_since = 0;
+  Millis pending_total = 0;  // accumulated time spent Pending
+  std::string last_node;     // where it runs or last ran
+  int preemptions = 0;
+  int32_t exit_code = 0;
+  std::vector<Slot> waiting_for;  // victims still terminating for this preemptor
+  std::string message;            // last reason, verbatim
+  std::string_view message_reason;
+  WorkFacts message_facts = WorkFacts::kNone;
+  std::vector<std::string> reason_keys;  // kinds of pending reason already reported this spell
+  int last_event_type = -1;
+  uint32_t shape_class = 0;    // interned (shape, priority, nodeSelector, models)
+  uint32_t preempt_class = 0;  // interned (shape class, namespace, QoS, preemption policy)
+  std::vector<uint32_t> pdbs;  // indices of the PodDisruptionBudgets that select it
+  // Set while terminating.
+  Millis stop_time = 0;      // SIGTERM
+  Millis stop_grace = 0;     // the grace period of that SIGTERM
+  std::string preempted_by;  // preemptor key, or "node/NAME"
+  Slot preemptor = kNoSlot;  // who waits for this victim to exit
+};
+
+}  // namespace arbiter::engine
