@@ -4,163 +4,30 @@
 #include <cctype>
 #include <charconv>
 #include <map>
-#include <queue>
+#include <set>
 
+#include "core/engine/engine.h"
 #include "core/placement/policies.h"
 #include "core/placement/rng.h"
 
 namespace arbiter::sim::trace {
 
 namespace pl = arbiter::placement;
+using engine::At;
+using engine::EventType;
+using engine::Value;
+using engine::WorkloadId;
 
 namespace {
 
 constexpr uint64_t kNodeStream = 0x6E6F6465ULL;  // "node"
 constexpr uint64_t kPodStream = 0x706F6473ULL;   // "pods"
+constexpr Millis kSecond = 1000;
 
 template <typename T>
 void Shuffle(std::vector<T>& v, pl::Xoshiro256& rng) {
   for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[rng.Below(i)]);
 }
-
-// The cluster as dense node states plus O(1) feasibility summaries.
-class Cluster {
- public:
-  Cluster(const std::vector<TraceNode>& trace_nodes, uint64_t seed, bool shuffle) {
-    std::vector<size_t> order(trace_nodes.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    if (shuffle) {
-      pl::Xoshiro256 rng(seed ^ kNodeStream);
-      Shuffle(order, rng);
-    }
-    std::vector<TraceNode> ordered;
-    ordered.reserve(order.size());
-    for (size_t i : order) ordered.push_back(trace_nodes[i]);
-    nodes_ = ToNodeStates(ordered);
-    std::map<std::string, int> models;
-    for (const auto& n : nodes_)
-      if (!n.gpu_model.empty()) models.emplace(n.gpu_model, 0);
-    int id = 0;
-    for (auto& [m, v] : models) v = id++;
-    use_masks_ = models.size() <= 64;
-    model_ids_ = std::move(models);
-    fast_.resize(nodes_.size());
-    for (size_t i = 0; i < nodes_.size(); ++i) {
-      const auto it = model_ids_.find(nodes_[i].gpu_model);
-      fast_[i].model_bit = (use_masks_ && it != model_ids_.end()) ? (uint64_t{1} << it->second) : 0;
-      Refresh(i);
-      gpu_capacity_ += int64_t{nodes_[i].gpu_devices()} * pl::kMilliPerGpu;
-      cpu_capacity_ += nodes_[i].cpu_capacity_milli;
-    }
-  }
-
-  const std::vector<pl::NodeState>& nodes() const { return nodes_; }
-  int64_t gpu_capacity() const { return gpu_capacity_; }
-  int64_t cpu_capacity() const { return cpu_capacity_; }
-  int64_t gpu_allocated() const { return gpu_allocated_; }
-  int64_t cpu_allocated() const { return cpu_allocated_; }
-
-  // Allowed-model mask of a pod (all ones = any model).
-  uint64_t MaskOf(const pl::PodShape& p) const {
-    if (p.gpu_count == 0 || (p.allowed_gpu_models.empty() && p.gpu_model.empty())) return ~uint64_t{0};
-    uint64_t m = 0;
-    for (const auto& name : p.allowed_gpu_models) {
-      auto it = model_ids_.find(name);
-      if (it != model_ids_.end()) m |= uint64_t{1} << it->second;
-    }
-    if (!p.gpu_model.empty()) {
-      auto it = model_ids_.find(p.gpu_model);
-      uint64_t g = it != model_ids_.end() ? uint64_t{1} << it->second : 0;
-      m = p.allowed_gpu_models.empty() ? g : (m & g);
-    }
-    return m;
-  }
-
-  // Places the pod with the policy; returns the node index or -1.
-  int64_t Place(pl::PlacementPolicy& policy, const pl::PodShape& pod, uint64_t mask,
-                pl::GpuAssignment* out) {
-    feasible_.clear();
-    const int64_t cpu = pod.cpu_milli, mem = pod.mem_bytes;
-    const int32_t cnt = pod.gpu_count, milli = pod.gpu_milli_per_device;
-    const size_t n = fast_.size();
-    if (!use_masks_) {
-      for (size_t i = 0; i < n; ++i)
-        if (nodes_[i].Fits(pod)) feasible_.push_back(i);
-    } else if (cnt == 0) {
-      for (size_t i = 0; i < n; ++i)
-        if (fast_[i].cpu_free >= cpu && fast_[i].mem_free >= mem) feasible_.push_back(i);
-    } else if (milli >= pl::kMilliPerGpu) {
-      for (size_t i = 0; i < n; ++i) {
-        const Fast& f = fast_[i];
-        if (f.full_free >= cnt && f.cpu_free >= cpu && f.mem_free >= mem && (f.model_bit & mask))
-          feasible_.push_back(i);
-      }
-    } else {
-      for (size_t i = 0; i < n; ++i) {
-        const Fast& f = fast_[i];
-        if (f.max_free >= milli && f.cpu_free >= cpu && f.mem_free >= mem && (f.model_bit & mask))
-          feasible_.push_back(i);
-      }
-    }
-    // ChooseNode's rule (highest score, then lowest index), scoring with ScoreOnly and asking
-    // Score() (for the GPU devices) of the winner only.
-    if (feasible_.empty()) return -1;
-    size_t i = feasible_[0];
-    int64_t best = policy.ScoreOnly(nodes_[i], pod);
-    for (size_t k = 1; k < feasible_.size(); ++k) {
-      const int64_t s = policy.ScoreOnly(nodes_[feasible_[k]], pod);
-      if (s > best) {
-        best = s;
-        i = feasible_[k];
-      }
-    }
-    pl::Candidate choice = policy.Score(nodes_[i], pod);
-    nodes_[i].Allocate(pod, choice.gpus);
-    gpu_allocated_ += pod.gpu_milli_total();
-    cpu_allocated_ += pod.cpu_milli;
-    Refresh(i);
-    policy.OnNodeChanged(nodes_[i], i);
-    *out = std::move(choice.gpus);
-    return static_cast<int64_t>(i);
-  }
-
-  void Release(pl::PlacementPolicy& policy, size_t i, const pl::PodShape& pod,
-               const pl::GpuAssignment& a) {
-    nodes_[i].Release(pod, a);
-    gpu_allocated_ -= pod.gpu_milli_total();
-    cpu_allocated_ -= pod.cpu_milli;
-    Refresh(i);
-    policy.OnNodeChanged(nodes_[i], i);
-  }
-
- private:
-  struct Fast {
-    int64_t cpu_free = 0;
-    int64_t mem_free = 0;
-    int32_t max_free = 0;   // largest free milli on one device
-    int32_t full_free = 0;  // devices with nothing used
-    uint64_t model_bit = 0;
-  };
-  void Refresh(size_t i) {
-    const pl::NodeState& s = nodes_[i];
-    Fast& f = fast_[i];
-    f.cpu_free = s.cpu_free();
-    f.mem_free = s.mem_free();
-    f.max_free = 0;
-    f.full_free = 0;
-    for (int32_t u : s.gpu_used_milli) {
-      f.max_free = std::max(f.max_free, pl::kMilliPerGpu - u);
-      f.full_free += (u == 0);
-    }
-  }
-
-  std::vector<pl::NodeState> nodes_;
-  std::vector<Fast> fast_;
-  std::map<std::string, int> model_ids_;
-  bool use_masks_ = true;
-  std::vector<size_t> feasible_;
-  int64_t gpu_capacity_ = 0, cpu_capacity_ = 0, gpu_allocated_ = 0, cpu_allocated_ = 0;
-};
 
 pl::WorkloadProfile ProfileOf(const PodTrace& trace) {
   std::vector<pl::PodShape> shapes;
@@ -169,11 +36,228 @@ pl::WorkloadProfile ProfileOf(const PodTrace& trace) {
   return pl::BuildWorkloadProfile(shapes);
 }
 
-std::unique_ptr<pl::PlacementPolicy> MakePolicy(const TraceRunOptions& o, const PodTrace& trace) {
-  if (o.policy == PlacementPolicyName::kFGD)
-    return std::make_unique<pl::FgdPolicy>(ProfileOf(trace), o.typical_popularity_percent);
-  return pl::MakePlacementPolicy(o.policy, o.seed, ProfileOf(trace));
+Node ToNode(const TraceNode& t) {
+  Node n;
+  n.meta.name = t.name;
+  if (!t.model.empty()) n.meta.labels["nvidia.com/gpu.product"] = t.model;
+  n.capacity.Set(kCpu, t.cpu_milli);
+  n.capacity.Set(kMemory, t.memory_mib << 20);
+  if (t.gpus > 0) n.capacity.Set(kGpu, int64_t{t.gpus} * pl::kMilliPerGpu);
+  n.allocatable = n.capacity;
+  return n;
 }
+
+// Follows the engine's outputs for the replay's numbers (allocation, placed pods, tenants) and
+// hands them on to the Recorder (the work model's timers; everything, with a policy file).
+class Replay final : public engine::EventSink, public engine::RunSink {
+ public:
+  Replay(const std::vector<TraceNode>& nodes, const PodTrace& trace, const TraceRunOptions& o)
+      : nodes_(nodes), trace_(trace), o_(o), recorder_(&timers_, o.policy_file != nullptr) {
+    queue_ = o.unschedulable == TraceRunOptions::Unschedulable::kWait ||
+             (o.unschedulable == TraceRunOptions::Unschedulable::kDefault && o.policy_file != nullptr);
+    int32_t tenants = 1;
+    for (const auto& p : trace.pods) tenants = std::max(tenants, p.tenant + 1);
+    tenants_.assign(static_cast<size_t>(tenants), TimelineResult::Tenant{});
+    times_seen_.assign(trace.pods.size(), 0);
+  }
+
+  Status Setup() {
+    engine::EngineOptions eo;
+    eo.seed = o_.seed;
+    eo.check_invariants = o_.check_invariants;
+    eo.placement = o_.policy;
+    eo.placement_profile = ProfileOf(trace_);
+    eo.fgd_popularity_percent = o_.typical_popularity_percent;
+    engine_ = std::make_unique<engine::Engine>(eo);
+    engine_->SetSinks(this, this);
+    const ManifestSet* pf = o_.policy_file;
+    // The paper's simulator scores every feasible node; a policy file may say otherwise.
+    PoolPolicy pp = pf && pf->pool_policy ? *pf->pool_policy : PoolPolicy{};
+    if (pp.percentage_of_nodes_to_score == 0) pp.percentage_of_nodes_to_score = 100;
+    if (Status s = Setup0(engine::UpsertPoolPolicy{pp}); !s.ok()) return s;
+    if (pf) {
+      for (const auto& x : pf->priority_classes) {
+        if (Status s = Setup0(engine::UpsertPriorityClass{x}); !s.ok()) return s;
+        class_of_value_.emplace(x.value, x.meta.name);  // the first by name keeps a value
+      }
+      for (const auto& x : pf->qos)
+        if (Status s = Setup0(engine::UpsertQoS{x}); !s.ok()) return s;
+      for (const auto& x : pf->namespaces)
+        if (Status s = Setup0(engine::UpsertNamespace{x}); !s.ok()) return s;
+      for (const auto& x : pf->limit_ranges)
+        if (Status s = Setup0(engine::UpsertLimitRange{x}); !s.ok()) return s;
+      for (const auto& x : pf->resource_quotas)
+        if (Status s = Setup0(engine::UpsertResourceQuota{x}); !s.ok()) return s;
+      for (const auto& x : pf->elastic_quotas)
+        if (Status s = Setup0(engine::UpsertElasticQuota{x}); !s.ok()) return s;
+      for (const auto& x : pf->pdbs)
+        if (Status s = Setup0(engine::UpsertPodDisruptionBudget{x}); !s.ok()) return s;
+      for (const auto& x : pf->price_books)
+        if (Status s = Setup0(engine::UpsertPriceBook{x}); !s.ok()) return s;
+    }
+    // The node order: a seeded shuffle (score ties go to the earlier node).
+    std::vector<size_t> order(nodes_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    if (o_.shuffle_nodes) {
+      pl::Xoshiro256 rng(o_.seed ^ kNodeStream);
+      Shuffle(order, rng);
+    }
+    std::set<std::string> names;
+    for (size_t k = 0; k < order.size(); ++k) {
+      const TraceNode& t = nodes_[order[k]];
+      if (!names.insert(t.name).second) return Status::Error("the node list has node " + t.name + " twice");
+      gpu_capacity_ += int64_t{t.gpus} * pl::kMilliPerGpu;
+      cpu_capacity_ += t.cpu_milli;
+      if (Status s = Setup0(engine::UpsertNode{ToNode(t), static_cast<int64_t>(k)}); !s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+
+  // Submits trace pod `k` at `now` and runs its scheduling cycle; returns the node it started on
+  // ("" if it did not start).
+  Status Arrive(uint32_t k, Millis now, std::string* node) {
+    const TracePod& t = trace_.pods[k];
+    Pod pod;
+    uint32_t& seen = times_seen_[k];
+    pod.meta.name = ++seen == 1 ? t.name : t.name + "-" + std::to_string(seen);
+    pod.meta.namespace_ = "tenant-" + std::to_string(t.tenant);
+    Container c;
+    c.name = "main";
+    c.requests.Set(kCpu, t.cpu_milli);
+    c.requests.Set(kMemory, t.memory_mib << 20);
+    if (t.num_gpu >= 1) c.requests.Set(kGpu, t.shape.gpu_milli_total());
+    pod.containers.push_back(std::move(c));
+    if (o_.policy_file) {
+      if (auto pc = class_of_value_.find(t.priority); pc != class_of_value_.end()) pod.priority_class_name = pc->second;
+      else pod.priority = t.priority;
+    } else {
+      pod.priority = t.priority;
+      pod.preemption_policy = PreemptionPolicy::kNever;  // the paper's simulator does not preempt
+    }
+    WorkSpec spec;
+    if (mode_timeline_) spec.duration = duration_ms_[k];
+    current_ = engine_->next_workload_id();
+    current_node_.clear();
+    pod_of_.push_back(k);
+    started_.push_back(0);
+    recorder_.Submitted(spec, std::nullopt);
+    engine::SubmitPod submit{std::move(pod), !queue_, t.num_gpu >= 1 ? t.gpu_spec : std::vector<std::string>{}};
+    if (Status s = engine_->Apply(At(now, std::move(submit))); !s.ok()) return s;
+    if (Status s = engine_->Apply(At(now, engine::Tick{})); !s.ok()) return s;
+    *node = current_node_;
+    current_ = engine::kNoWorkload;
+    if (o_.on_decision) o_.on_decision(k, *node);
+    return Status::Ok();
+  }
+
+  // ------------------------------------------------------------ sinks
+  void OnEvent(const engine::Event& e) override {
+    recorder_.OnEvent(e);
+    if (e.type != EventType::kScheduled) return;
+    const size_t id = Value(e.workload);
+    const TracePod& p = trace_.pods[pod_of_[id]];
+    gpu_allocated_ += p.gpu_milli_total();
+    cpu_allocated_ += p.cpu_milli;
+    ++running_;
+    if (!started_[id]) {
+      started_[id] = 1;
+      ++placed_;
+    }
+    if (e.workload == current_) current_node_ = e.node;
+  }
+  void OnRun(const engine::RunRecord& run) override {
+    recorder_.OnRun(run);
+    const TracePod& p = trace_.pods[pod_of_[Value(run.workload)]];
+    gpu_allocated_ -= p.gpu_milli_total();
+    cpu_allocated_ -= p.cpu_milli;
+    --running_;
+    TimelineResult::Tenant& tu = tenants_[static_cast<size_t>(std::max(0, p.tenant))];
+    tu.gpu_milli_seconds += static_cast<__int128>(p.gpu_milli_total()) * (run.end - run.start) / kSecond;
+    tu.cpu_milli_seconds += static_cast<__int128>(p.cpu_milli) * (run.end - run.start) / kSecond;
+  }
+  void OnFinished(const engine::WorkloadStatus& s) override { recorder_.OnFinished(s); }
+  bool WantsFinalStatus() const override { return recorder_.WantsFinalStatus(); }
+
+  // The work model's timers due by `now`, each applied at its time, between before(time) and
+  // after(time).
+  template <typename Before, typename After>
+  Status FireDue(Millis now, Before before, After after) {
+    while (auto due = timers_.PopDue(now)) {
+      before(due->time);
+      engine::CommandOp op = due->kind == WorkTimers::Kind::kComplete
+                                 ? engine::CommandOp(engine::PodFinished{due->workload, 0})
+                                 : engine::CommandOp(engine::VictimExited{due->workload});
+      if (Status s = engine_->Apply(engine::Command{due->time, std::move(op)}); !s.ok()) return s;
+      after(due->time);
+    }
+    return Status::Ok();
+  }
+
+  // The policy run's report: the pool as manifests, and what the engine did up to `end`.
+  std::shared_ptr<PolicyRun> Finish(Millis end) {
+    if (!o_.policy_file) return nullptr;
+    auto run = std::make_shared<PolicyRun>();
+    ManifestSet& m = run->manifests;
+    const ManifestSet& pf = *o_.policy_file;
+    m.namespaces = pf.namespaces;
+    m.resource_quotas = pf.resource_quotas;
+    m.limit_ranges = pf.limit_ranges;
+    m.priority_classes = pf.priority_classes;
+    m.pdbs = pf.pdbs;
+    m.pool_policy = pf.pool_policy;
+    m.elastic_quotas = pf.elastic_quotas;
+    m.price_books = pf.price_books;
+    m.qos = pf.qos;
+    for (const auto& t : nodes_) m.nodes.push_back(ToNode(t));
+    SimResult& r = recorder_.result;
+    for (auto& o : engine_->OpenRuns(end)) r.run_list.push_back(std::move(o));
+    for (const auto& s : engine_->Workloads(end)) recorder_.Record(s);
+    r.pool_policy = engine_->policy();
+    r.end_time = end;
+    run->result = std::move(r);
+    return run;
+  }
+
+  engine::Engine& engine() { return *engine_; }
+  WorkTimers& timers() { return timers_; }
+  bool queue() const { return queue_; }
+  int64_t gpu_capacity() const { return gpu_capacity_; }
+  int64_t cpu_capacity() const { return cpu_capacity_; }
+  int64_t gpu_allocated() const { return gpu_allocated_; }
+  int64_t cpu_allocated() const { return cpu_allocated_; }
+  int64_t running() const { return running_; }
+  int64_t placed() const { return placed_; }
+  bool started(size_t id) const { return started_[id] != 0; }
+  uint32_t pod_of(size_t id) const { return pod_of_[id]; }
+  size_t submitted() const { return pod_of_.size(); }
+  std::vector<TimelineResult::Tenant>& tenants() { return tenants_; }
+  void SetTimeline(std::vector<Millis> durations) {
+    mode_timeline_ = true;
+    duration_ms_ = std::move(durations);
+  }
+
+ private:
+  Status Setup0(engine::CommandOp op) { return engine_->Apply(engine::Command{0, std::move(op)}); }
+
+  const std::vector<TraceNode>& nodes_;
+  const PodTrace& trace_;
+  const TraceRunOptions& o_;
+  WorkTimers timers_;
+  Recorder recorder_;
+  std::unique_ptr<engine::Engine> engine_;
+  bool queue_ = false;
+  bool mode_timeline_ = false;
+  std::vector<Millis> duration_ms_;            // by trace pod (timeline)
+  std::map<int32_t, std::string> class_of_value_;  // policy file: PriorityClass by value
+  std::vector<uint32_t> times_seen_;               // trace pod -> submissions so far (names)
+  std::vector<uint32_t> pod_of_;                   // WorkloadId -> trace pod
+  std::vector<uint8_t> started_;                   // WorkloadId -> ever started
+  std::vector<TimelineResult::Tenant> tenants_;
+  WorkloadId current_ = engine::kNoWorkload;
+  std::string current_node_;
+  int64_t gpu_capacity_ = 0, cpu_capacity_ = 0, gpu_allocated_ = 0, cpu_allocated_ = 0;
+  int64_t running_ = 0, placed_ = 0;
+};
 
 }  // namespace
 
@@ -193,12 +277,13 @@ Result<SaturateResult> RunSaturate(const std::vector<TraceNode>& nodes, const Po
                                    const TraceRunOptions& o) {
   if (trace.pods.empty()) return Result<SaturateResult>::Error("saturate: the pod list is empty");
   if (o.target_permille <= 0) return Result<SaturateResult>::Error("saturate: --target must be > 0");
-  Cluster cluster(nodes, o.seed, o.shuffle_nodes);
+  Replay replay(nodes, trace, o);
+  if (Status s = replay.Setup(); !s.ok()) return s;
   SaturateResult r;
-  r.policy = PolicyKey(o.policy);
+  r.policy = PolicyKey(replay.engine().policy().placement);
   r.seed = o.seed;
-  r.cluster_gpu_milli = cluster.gpu_capacity();
-  r.cluster_cpu_milli = cluster.cpu_capacity();
+  r.cluster_gpu_milli = replay.gpu_capacity();
+  r.cluster_cpu_milli = replay.cpu_capacity();
   if (r.cluster_gpu_milli == 0) return Result<SaturateResult>::Error("saturate: the cluster has no GPUs");
 
   // The submission list (indices into trace.pods).
@@ -229,38 +314,41 @@ Result<SaturateResult> RunSaturate(const std::vector<TraceNode>& nodes, const Po
     }
   }
 
-  std::vector<uint64_t> masks(trace.pods.size());
-  for (size_t i = 0; i < trace.pods.size(); ++i) masks[i] = cluster.MaskOf(trace.pods[i].shape);
-
-  auto policy = MakePolicy(o, trace);
-  policy->Reset(cluster.nodes());
   int64_t arrived = 0;
   bool reached_100 = false;
   int64_t next_percent = 1;
-  pl::GpuAssignment a;
+  std::string node;
+  auto nothing = [](Millis) {};
   for (uint32_t k : order) {
     const TracePod& p = trace.pods[k];
     ++r.pods_submitted;
     arrived += p.gpu_milli_total();
-    if (cluster.Place(*policy, p.shape, masks[k], &a) >= 0) {
-      ++r.pods_placed;
-    } else {
-      ++r.pods_failed;
-      if (p.shape.gpu_count > 0) ++r.gpu_pods_failed;
+    if (Status s = replay.Arrive(k, 0, &node); !s.ok()) return s;
+    if (replay.queue()) {  // victims exiting, then the queue again (all at time 0: nothing departs)
+      for (int64_t steps = 0; replay.timers().Next() && *replay.timers().Next() <= 0; ++steps) {
+        if (steps > 1000000) return Status::Error("saturate: no progress after a million steps (livelock)");
+        if (Status s = replay.FireDue(0, nothing, nothing); !s.ok()) return s;
+        if (Status s = replay.engine().Apply(At(0, engine::Tick{})); !s.ok()) return s;
+      }
     }
     while (arrived * 100 >= next_percent * r.cluster_gpu_milli) {
-      r.curve.push_back({next_percent * r.cluster_gpu_milli / 100, cluster.gpu_allocated()});
+      r.curve.push_back({next_percent * r.cluster_gpu_milli / 100, replay.gpu_allocated()});
       ++next_percent;
     }
     if (!reached_100 && arrived >= r.cluster_gpu_milli) {
       reached_100 = true;
-      r.allocated_gpu_milli_at_100 = cluster.gpu_allocated();
+      r.allocated_gpu_milli_at_100 = replay.gpu_allocated();
     }
   }
+  r.pods_placed = replay.placed();
+  r.pods_failed = r.pods_submitted - r.pods_placed;
+  for (size_t id = 0; id < replay.submitted(); ++id)
+    if (!replay.started(id) && trace.pods[replay.pod_of(id)].shape.gpu_count > 0) ++r.gpu_pods_failed;
   r.arrived_gpu_milli = arrived;
-  r.allocated_gpu_milli = cluster.gpu_allocated();
-  r.allocated_cpu_milli = cluster.cpu_allocated();
+  r.allocated_gpu_milli = replay.gpu_allocated();
+  r.allocated_cpu_milli = replay.cpu_allocated();
   if (!reached_100) r.allocated_gpu_milli_at_100 = r.allocated_gpu_milli;
+  r.policy_run = replay.Finish(0);
   return r;
 }
 
@@ -270,105 +358,110 @@ Result<TimelineResult> RunTimeline(const std::vector<TraceNode>& nodes, const Po
     return Result<TimelineResult>::Error(
         "timeline: the pod list has no creation_time/deletion_time/scheduled_time columns "
         "(use --mode saturate)");
-  Cluster cluster(nodes, o.seed, o.shuffle_nodes);
+  Replay replay(nodes, trace, o);
+  if (Status s = replay.Setup(); !s.ok()) return s;
   TimelineResult r;
-  r.policy = PolicyKey(o.policy);
+  r.policy = PolicyKey(replay.engine().policy().placement);
   r.seed = o.seed;
-  r.cluster_gpu_milli = cluster.gpu_capacity();
-  r.cluster_cpu_milli = cluster.cpu_capacity();
+  r.cluster_gpu_milli = replay.gpu_capacity();
+  r.cluster_cpu_milli = replay.cpu_capacity();
   r.failed_by_priority_tier.assign(4, 0);
-  int32_t tenants = 1;
-  for (const auto& p : trace.pods) tenants = std::max(tenants, p.tenant + 1);
-  r.tenants.assign(static_cast<size_t>(tenants), TimelineResult::Tenant{});
 
   struct Arrival {
     int64_t t;
     uint32_t pod;
   };
   std::vector<Arrival> arrivals;
-  std::vector<int64_t> duration(trace.pods.size(), 0);
+  std::vector<Millis> duration(trace.pods.size(), 0);
   for (size_t i = 0; i < trace.pods.size(); ++i) {
     const TracePod& p = trace.pods[i];
     if (!p.creation_s) continue;  // no arrival time: not part of the replay
     int64_t end = p.deletion_s.value_or(*p.creation_s);
     int64_t start = p.scheduled_s.value_or(*p.creation_s);
-    duration[i] = std::max<int64_t>(0, end - start);
+    duration[i] = std::max<int64_t>(0, end - start) * kSecond;
     arrivals.push_back({*p.creation_s, static_cast<uint32_t>(i)});
   }
   std::stable_sort(arrivals.begin(), arrivals.end(),
                    [](const Arrival& a, const Arrival& b) { return a.t < b.t; });
   if (arrivals.empty()) return Result<TimelineResult>::Error("timeline: no pod has a creation_time");
+  replay.SetTimeline(std::move(duration));
 
-  auto policy = MakePolicy(o, trace);
-  policy->Reset(cluster.nodes());
-  struct Running {
-    int64_t end;
-    uint64_t seq;
-    uint32_t pod;
-    uint32_t node;
-    bool operator>(const Running& b) const { return end != b.end ? end > b.end : seq > b.seq; }
-  };
-  std::priority_queue<Running, std::vector<Running>, std::greater<Running>> running;
-  std::vector<pl::GpuAssignment> assignment(trace.pods.size());
-  const std::vector<uint64_t> masks = [&] {
-    std::vector<uint64_t> m(trace.pods.size());
-    for (size_t i = 0; i < trace.pods.size(); ++i) m[i] = cluster.MaskOf(trace.pods[i].shape);
-    return m;
-  }();
   r.start_s = arrivals.front().t;
-  int64_t last_t = r.start_s;
-  uint64_t seq = 0;
+  Millis last_t = r.start_s * kSecond;
+  __int128 gpu_milli_ms = 0;
   const size_t stride = std::max<size_t>(1, arrivals.size() / 1000);
   size_t events = 0;
-  auto advance = [&](int64_t t) {
-    r.gpu_milli_seconds += static_cast<__int128>(cluster.gpu_allocated()) * (t - last_t);
+  auto advance = [&](Millis t) {
+    gpu_milli_ms += static_cast<__int128>(replay.gpu_allocated()) * (t - last_t);
     last_t = t;
   };
-  auto record = [&](int64_t t) {
+  auto record = [&](Millis t) {
     if (events++ % stride == 0)
-      r.points.push_back({t, cluster.gpu_allocated(), cluster.cpu_allocated(),
-                          static_cast<int64_t>(running.size())});
+      r.points.push_back({t / kSecond, replay.gpu_allocated(), replay.cpu_allocated(), replay.running()});
   };
-  for (const Arrival& ar : arrivals) {
-    while (!running.empty() && running.top().end <= ar.t) {
-      Running x = running.top();
-      running.pop();
-      advance(x.end);
-      cluster.Release(*policy, x.node, trace.pods[x.pod].shape, assignment[x.pod]);
-      record(x.end);
-    }
-    advance(ar.t);
-    const TracePod& p = trace.pods[ar.pod];
-    ++r.pods_submitted;
-    const int64_t node = cluster.Place(*policy, p.shape, masks[ar.pod], &assignment[ar.pod]);
-    TimelineResult::Tenant& tu = r.tenants[static_cast<size_t>(std::max(0, p.tenant))];
-    if (node >= 0) {
-      ++r.pods_placed;
-      ++tu.pods_placed;
-      tu.gpu_milli_seconds += static_cast<__int128>(p.gpu_milli_total()) * duration[ar.pod];
-      tu.cpu_milli_seconds += static_cast<__int128>(p.cpu_milli) * duration[ar.pod];
-      running.push({ar.t + duration[ar.pod], seq++, ar.pod, static_cast<uint32_t>(node)});
+  auto released = [&](Millis t) { record(t); };
+  size_t a = 0;
+  Millis same_instant = -1;
+  int64_t steps = 0;
+  std::string node;
+  while (true) {
+    std::optional<Millis> t;
+    if (a < arrivals.size()) t = arrivals[a].t * kSecond;
+    if (auto timer = replay.timers().Next()) t = t ? std::min(*t, *timer) : *timer;
+    if (replay.queue())
+      if (auto wake = replay.engine().NextWakeup()) t = t ? std::min(*t, *wake) : *wake;
+    if (!t) break;
+    if (*t == same_instant) {
+      if (++steps > 1000000) return Status::Error("timeline: no progress after a million steps (livelock)");
     } else {
-      ++r.pods_failed;
-      ++tu.pods_failed;
-      const int tier = p.priority == 1000 ? 0 : p.priority == 5000 ? 1 : p.priority == 10000 ? 2 : 3;
-      ++r.failed_by_priority_tier[static_cast<size_t>(tier)];
+      same_instant = *t;
+      steps = 0;
     }
-    r.peak_allocated_gpu_milli = std::max(r.peak_allocated_gpu_milli, cluster.gpu_allocated());
-    record(ar.t);
+    // Departures (and victims exiting) up to t, each at its time; then the arrivals at t, one
+    // scheduling cycle each (a pod that ends at once departs before the next arrival).
+    auto fire = [&](Millis up_to) {
+      return replay.FireDue(up_to, advance, released);
+    };
+    if (Status s = fire(*t); !s.ok()) return s;
+    if (a < arrivals.size() && arrivals[a].t * kSecond == *t) {
+      for (; a < arrivals.size() && arrivals[a].t * kSecond == *t; ++a) {
+        if (Status s = fire(*t); !s.ok()) return s;
+        advance(*t);
+        const TracePod& p = trace.pods[arrivals[a].pod];
+        ++r.pods_submitted;
+        if (Status s = replay.Arrive(arrivals[a].pod, *t, &node); !s.ok()) return s;
+        r.peak_allocated_gpu_milli = std::max(r.peak_allocated_gpu_milli, replay.gpu_allocated());
+        record(*t);
+        (void)p;
+      }
+    } else if (replay.queue()) {  // room was freed or a wake-up is due: the queue's turn
+      advance(*t);
+      if (Status s = replay.engine().Apply(At(*t, engine::Tick{})); !s.ok()) return s;
+      r.peak_allocated_gpu_milli = std::max(r.peak_allocated_gpu_milli, replay.gpu_allocated());
+    }
   }
-  while (!running.empty()) {
-    Running x = running.top();
-    running.pop();
-    advance(x.end);
-    cluster.Release(*policy, x.node, trace.pods[x.pod].shape, assignment[x.pod]);
-    record(x.end);
+  r.end_s = last_t / kSecond;
+  r.gpu_milli_seconds = gpu_milli_ms / kSecond;
+  // Pods that never started failed.
+  r.pods_placed = replay.placed();
+  r.pods_failed = r.pods_submitted - r.pods_placed;
+  r.tenants = replay.tenants();
+  for (size_t id = 0; id < replay.submitted(); ++id) {
+    const TracePod& p = trace.pods[replay.pod_of(id)];
+    TimelineResult::Tenant& tu = r.tenants[static_cast<size_t>(std::max(0, p.tenant))];
+    if (replay.started(id)) {
+      ++tu.pods_placed;
+      continue;
+    }
+    ++tu.pods_failed;
+    const int tier = p.priority == 1000 ? 0 : p.priority == 5000 ? 1 : p.priority == 10000 ? 2 : 3;
+    ++r.failed_by_priority_tier[static_cast<size_t>(tier)];
   }
-  r.end_s = last_t;
-  const TimelinePoint last{last_t, cluster.gpu_allocated(), cluster.cpu_allocated(), 0};
+  const TimelinePoint last{r.end_s, replay.gpu_allocated(), replay.cpu_allocated(), replay.running()};
   if (r.points.empty() || r.points.back().time_s != last.time_s ||
       r.points.back().allocated_gpu_milli != last.allocated_gpu_milli)
     r.points.push_back(last);
+  r.policy_run = replay.Finish(last_t);
   return r;
 }
 

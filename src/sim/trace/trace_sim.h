@@ -1,39 +1,72 @@
-// Fast trace-driven placement loops over NodeState + PlacementPolicy (no quota, no preemption,
-// no queue: a pod that fits nowhere when it arrives fails and is dropped, as in the FGD paper's
-// simulator). Two modes:
+// Trace replay through the engine (the same engine `arbiter sim -f` runs): the trace's nodes join
+// the pool in a seeded order (UpsertNode::order: score ties are broken at random but
+// reproducibly, like the FGD paper's random tie-break), its pods arrive one scheduling cycle each.
 //
+// Without a policy file it is the FGD paper's simulator: no queue, no preemption, no quota, every
+// feasible node scored; a pod that fits nowhere when it arrives fails (SubmitPod::immediate).
+// With a policy file (--policy-file: PoolPolicy, PriorityClasses, QoS, quotas, LimitRanges,
+// budgets, PriceBooks for the namespaces tenant-0 .. tenant-N-1) the replay runs under it: pods
+// wait in the queue (unless --unschedulable drop), quotas admit, preemption and reclaim happen,
+// and the run's events, workloads and invoices come out as a SimulationReport (PolicyRun).
+//
+// Two modes:
 //  saturate  The FGD paper's protocol. The trace's pods are shuffled with the seed; while their
 //            GPU demand is below target x the cluster's GPU capacity, pods sampled with
 //            replacement from the trace (seeded) are appended until the next one would pass the
 //            target (above the target, seeded random pods are dropped instead). Pods are then
-//            submitted one by one, with no departures; the GPU allocation is recorded against the
-//            arrived GPU demand (in 1 % steps of capacity).
+//            submitted one by one at virtual time 0, with no departures; the GPU allocation is
+//            recorded against the arrived GPU demand (in 1 % steps of capacity).
 //  timeline  creation_time is the arrival, deletion_time - scheduled_time the run time
 //            (deletion - creation when the pod was never scheduled); departures at a time are
 //            processed before arrivals at the same time.
 //
-// Both shuffle the node order with the seed before the run, so that score ties (lowest index
-// wins) are broken at random but reproducibly, like the paper's random tie-break.
+// Pods are named after the trace (a pod sampled again in saturate mode gets "-2", "-3", ...) in
+// namespace tenant-K, K from the seeded --tenants rule (TenantOf, openb_reader.h); their priority
+// is their qos tier (LS 10000, Burstable/Guaranteed 5000, BE 1000); with a policy file a pod names
+// the PriorityClass of that value when there is one; GPU pods with a gpu_spec are constrained to
+// those models (SubmitPod::allowed_gpu_models).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/objects.h"
 #include "core/placement/policy.h"
 #include "core/status.h"
+#include "sim/recorder.h"
 #include "sim/trace/openb_reader.h"
 
 namespace arbiter::sim::trace {
 
 struct TraceRunOptions {
-  PlacementPolicyName policy = PlacementPolicyName::kBestFit;
+  // The placement policy; with a policy file whose PoolPolicy names one, nullopt keeps that.
+  std::optional<PlacementPolicyName> policy = PlacementPolicyName::kBestFit;
   uint64_t seed = 42;
   int64_t target_permille = 1300;  // saturate: arrived GPU demand target, per mille of capacity
   bool shuffle_nodes = true;
   int typical_popularity_percent = 95;  // FGD typical pods
+  // --policy-file: the objects the replay runs under (its pods and nodes are ignored). Must outlive
+  // the run.
+  const ManifestSet* policy_file = nullptr;
+  // A pod that cannot start (or start a preemption) when it arrives: fails (kDrop, the paper's
+  // protocol) or waits in the queue (kWait). Default: kDrop without a policy file, kWait with one.
+  enum class Unschedulable { kDefault, kDrop, kWait };
+  Unschedulable unschedulable = Unschedulable::kDefault;
+  bool check_invariants = false;
+  // Called for every arrival once the engine has decided it (trace pod index, node name, "" when
+  // it did not start), in arrival order: the differential test compares decisions with it.
+  std::function<void(size_t pod, const std::string& node)> on_decision;
+};
+
+// What a replay under a policy file produced, for the SimulationReport (report.h): the pool as
+// manifests (the trace's nodes, the policy file's objects) and what the engine did.
+struct PolicyRun {
+  ManifestSet manifests;
+  SimResult result;
 };
 
 struct AllocationPoint {
@@ -55,6 +88,7 @@ struct SaturateResult {
   int64_t allocated_cpu_milli = 0;
   int64_t allocated_gpu_milli_at_100 = 0; // when arrived demand first reached capacity
   std::vector<AllocationPoint> curve;     // one point per whole percent of capacity arrived
+  std::shared_ptr<PolicyRun> policy_run;  // with a policy file
   double gpu_allocation_at_100() const;
   double unallocated_gpu_share_at_end() const;
 };
@@ -90,6 +124,7 @@ struct TimelineResult {
     __int128 cpu_milli_seconds = 0;
   };
   std::vector<Tenant> tenants;
+  std::shared_ptr<PolicyRun> policy_run;  // with a policy file
   double average_gpu_allocation() const;
 };
 
@@ -119,6 +154,13 @@ Result<std::vector<PolicySummary>> ComparePolicies(const std::vector<TraceNode>&
                                                    const std::vector<uint64_t>& seeds,
                                                    const TraceRunOptions& base,
                                                    const ProgressFn& progress = nullptr);
+
+// The replay loops trace replay used before it went through the engine (trace_fast.cc), kept
+// until the differential test has shown the engine decides the same.
+Result<SaturateResult> RunSaturateFast(const std::vector<TraceNode>& nodes, const PodTrace& trace,
+                                       const TraceRunOptions& options);
+Result<TimelineResult> RunTimelineFast(const std::vector<TraceNode>& nodes, const PodTrace& trace,
+                                       const TraceRunOptions& options);
 
 // "bestfit", "fgd", "leastallocated", "packing", "dotproduct", "random" (case and '-'/'_'
 // insensitive; PascalCase names work too).
