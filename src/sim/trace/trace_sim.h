@@ -155,13 +155,6 @@ Result<std::vector<PolicySummary>> ComparePolicies(const std::vector<TraceNode>&
                                                    const TraceRunOptions& base,
                                                    const ProgressFn& progress = nullptr);
 
-// The replay loops trace replay used before it went through the engine (trace_fast.cc), kept
-// until the differential test has shown the engine decides the same.
-Result<SaturateResult> RunSaturateFast(const std::vector<TraceNode>& nodes, const PodTrace& trace,
-                                       const TraceRunOptions& options);
-Result<TimelineResult> RunTimelineFast(const std::vector<TraceNode>& nodes, const PodTrace& trace,
-                                       const TraceRunOptions& options);
-
 // "bestfit", "fgd", "leastallocated", "packing", "dotproduct", "random" (case and '-'/'_'
 // insensitive; PascalCase names work too).
 Result<PlacementPolicyName> ParsePolicyName(std::string_view text);
