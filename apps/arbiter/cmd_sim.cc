@@ -6,6 +6,7 @@
 
 #include "adapters/yaml/manifest_loader.h"
 #include "core/plural.h"
+#include "core/policy_names.h"
 #include "cmd_trace.h"
 #include "commands.h"
 #include "ledger_write.h"
@@ -30,17 +31,6 @@ struct SimCli {
   bool check_invariants = false;
   bool quiet = false;
 };
-
-std::optional<PlacementPolicyName> ParsePolicy(std::string p) {
-  for (auto& c : p) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (p == "bestfit") return PlacementPolicyName::kBestFit;
-  if (p == "leastallocated") return PlacementPolicyName::kLeastAllocated;
-  if (p == "fgd") return PlacementPolicyName::kFGD;
-  if (p == "packing") return PlacementPolicyName::kPacking;
-  if (p == "dotproduct") return PlacementPolicyName::kDotProduct;
-  if (p == "random") return PlacementPolicyName::kRandom;
-  return std::nullopt;
-}
 
 // Why `path` cannot be written (without creating or changing anything), or nothing; "" is fine.
 std::optional<std::string> UnwritablePath(const std::string& path) {
@@ -114,12 +104,12 @@ int RunManifestSim(const SimCli& o) {
     so.until = *u;
   }
   if (!o.policy.empty()) {
-    so.placement = ParsePolicy(o.policy);
-    if (!so.placement) {
-      std::cerr << "arbiter sim: --policy: unknown policy \"" << o.policy
-                << "\" (bestfit, leastallocated, fgd, packing, dotproduct, random)\n";
+    auto p = ParsePlacementPolicy(o.policy);
+    if (!p.ok()) {
+      std::cerr << "arbiter sim: --policy: " << p.message() << "\n";
       return 2;
     }
+    so.placement = *p;
   }
   if (isatty(STDERR_FILENO) && !o.quiet)
     so.progress = [](Millis now, size_t submitted, size_t total) {

@@ -1,5 +1,7 @@
 #include "core/objects.h"
 
+#include "core/policy_names.h"
+
 #include <algorithm>
 
 namespace arbiter {
@@ -49,26 +51,21 @@ bool LabelSelector::Matches(const std::map<std::string, std::string>& labels) co
 const char* ToString(PreemptionPolicy v) {
   return v == PreemptionPolicy::kNever ? "Never" : "PreemptLowerPriority";
 }
-const char* ToString(PreemptMode v) { return v == PreemptMode::kCancel ? "Cancel" : "Requeue"; }
-const char* ToString(QuotaExceededAction v) {
-  return v == QuotaExceededAction::kReject ? "Reject" : "Queue";
-}
-const char* ToString(PlacementPolicyName v) {
-  switch (v) {
-    case PlacementPolicyName::kBestFit: return "BestFit";
-    case PlacementPolicyName::kLeastAllocated: return "LeastAllocated";
-    case PlacementPolicyName::kFGD: return "FGD";
-    case PlacementPolicyName::kPacking: return "Packing";
-    case PlacementPolicyName::kDotProduct: return "DotProduct";
-    case PlacementPolicyName::kRandom: return "Random";
-  }
+namespace {
+template <typename E>
+const char* ManifestName(const std::vector<PolicyName<E>>& table, E v) {
+  for (const auto& e : table)
+    if (e.value == v) return e.manifest;
   return "?";
 }
-const char* ToString(PreemptionType v) { return v == PreemptionType::kQoS ? "QoS" : "Priority"; }
-const char* ToString(DisruptionBudgetMode v) {
-  return v == DisruptionBudgetMode::kBestEffort ? "BestEffort" : "Strict";
-}
-const char* ToString(ReclaimMode v) { return v == ReclaimMode::kLowerPriority ? "LowerPriority" : "Any"; }
+}  // namespace
+
+const char* ToString(PreemptMode v) { return ManifestName(PreemptModeNames(), v); }
+const char* ToString(QuotaExceededAction v) { return ManifestName(QuotaExceededActionNames(), v); }
+const char* ToString(PlacementPolicyName v) { return ManifestName(PlacementPolicyNames(), v); }
+const char* ToString(PreemptionType v) { return ManifestName(PreemptionTypeNames(), v); }
+const char* ToString(DisruptionBudgetMode v) { return ManifestName(DisruptionBudgetModeNames(), v); }
+const char* ToString(ReclaimMode v) { return ManifestName(ReclaimModeNames(), v); }
 const char* ToString(BillingMode v) {
   switch (v) {
     case BillingMode::kRequest: return "Request";

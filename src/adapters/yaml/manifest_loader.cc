@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "adapters/yaml/yaml_reader.h"
+#include "core/policy_names.h"
 #include "core/quantity.h"
 #include "core/resources.h"
 
@@ -404,13 +405,13 @@ class DocLoader {
             pod->sim.checkpoint_interval = *d;
         }
       } else if (key == "arbiter.dev/preempt-mode") {
-        std::string l = Lower(Trim(text));
-        if (l == "requeue")
-          pod->sim.preempt_mode = PreemptMode::kRequeue;
-        else if (l == "cancel")
-          pod->sim.preempt_mode = PreemptMode::kCancel;
-        else
-          r_.Error(node, p, "unknown preempt mode " + Quote(text) + " (allowed: Requeue | Cancel)");
+        const std::string l = Lower(Trim(text));
+        std::string allowed;
+        for (const auto& e : PreemptModeNames()) {  // any case
+          if (l == e.key) pod->sim.preempt_mode = e.value;
+          allowed += (allowed.empty() ? "" : " | ") + std::string(e.manifest);
+        }
+        if (!pod->sim.preempt_mode) r_.Error(node, p, "unknown preempt mode " + Quote(text) + " (allowed: " + allowed + ")");
       } else if (key == "arbiter.dev/qos") {
         if (text.empty())
           r_.Error(node, p, "QoS name is empty");
@@ -935,16 +936,14 @@ class DocLoader {
                 {"quota",
                  [&](const YAML::Node& v, const std::string& fp) {
                    r_.ReadStruct(v, fp, {{"whenExceeded", [&](const YAML::Node& x, const std::string& xp) {
-                                            if (auto e = r_.Enum(x, xp, {"Queue", "Reject"}))
+                                            if (auto e = r_.Enum(x, xp, ManifestNames(QuotaExceededActionNames())))
                                               pp.when_quota_exceeded = static_cast<QuotaExceededAction>(*e);
                                           }}});
                  }},
                 {"placement",
                  [&](const YAML::Node& v, const std::string& fp) {
                    r_.ReadStruct(v, fp, {{"policy", [&](const YAML::Node& x, const std::string& xp) {
-                                            if (auto e = r_.Enum(x, xp,
-                                                                 {"BestFit", "LeastAllocated", "FGD",
-                                                                  "Packing", "DotProduct", "Random"}))
+                                            if (auto e = r_.Enum(x, xp, ManifestNames(PlacementPolicyNames())))
                                               pp.placement = static_cast<PlacementPolicyName>(*e);
                                           }},
                                          {"percentageOfNodesToScore",
@@ -959,17 +958,17 @@ class DocLoader {
                        v, fp,
                        {{"type",
                          [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto e = r_.Enum(x, xp, {"Priority", "QoS"}))
+                           if (auto e = r_.Enum(x, xp, ManifestNames(PreemptionTypeNames())))
                              pp.preemption_type = static_cast<PreemptionType>(*e);
                          }},
                         {"mode",
                          [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto e = r_.Enum(x, xp, {"Requeue", "Cancel"}))
+                           if (auto e = r_.Enum(x, xp, ManifestNames(PreemptModeNames())))
                              pp.preempt_mode = static_cast<PreemptMode>(*e);
                          }},
                         {"disruptionBudgets",
                          [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto e = r_.Enum(x, xp, {"Strict", "BestEffort"}))
+                           if (auto e = r_.Enum(x, xp, ManifestNames(DisruptionBudgetModeNames())))
                              pp.disruption_budgets = static_cast<DisruptionBudgetMode>(*e);
                          }},
                         {"minRuntime",
@@ -977,7 +976,7 @@ class DocLoader {
                            if (auto d = r_.Duration(x, xp)) pp.min_runtime = *d;
                          }},
                         {"reclaim", [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto e = r_.Enum(x, xp, {"Any", "LowerPriority"}))
+                           if (auto e = r_.Enum(x, xp, ManifestNames(ReclaimModeNames())))
                              pp.reclaim = static_cast<ReclaimMode>(*e);
                          }}});
                  }},
@@ -1129,7 +1128,7 @@ class DocLoader {
                 {"preempt", [&](const YAML::Node& v, const std::string& fp) { q.preempt = r_.StringList(v, fp); }},
                 {"preemptMode",
                  [&](const YAML::Node& v, const std::string& fp) {
-                   if (auto e = r_.Enum(v, fp, {"Requeue", "Cancel"})) q.preempt_mode = static_cast<PreemptMode>(*e);
+                   if (auto e = r_.Enum(v, fp, ManifestNames(PreemptModeNames()))) q.preempt_mode = static_cast<PreemptMode>(*e);
                  }},
                 {"graceTime", [&](const YAML::Node& v, const std::string& fp) {
                    if (auto d = r_.Duration(v, fp)) q.grace_time = *d;

@@ -16,21 +16,21 @@ namespace arbiter::engine {
 using placement::NodeState;
 
 namespace {
-constexpr uint32_t kOverflowModel = 63;  // models beyond the first 63 share the last bit
-constexpr uint64_t kOverflowBit = uint64_t{1} << kOverflowModel;
+constexpr uint32_t kOverflowModel = 31;  // models beyond the first 31 share the last bit
+constexpr uint32_t kOverflowBit = uint32_t{1} << kOverflowModel;
 }  // namespace
 
-uint64_t State::ModelBit(const std::string& model) {
+uint32_t State::ModelBit(const std::string& model) {
   auto it = model_ids.find(model);
   if (it == model_ids.end())
     it = model_ids.emplace(model, std::min<uint32_t>(static_cast<uint32_t>(model_ids.size()), kOverflowModel)).first;
-  return uint64_t{1} << it->second;
+  return uint32_t{1} << it->second;
 }
 
-uint64_t State::ModelMask(const placement::PodShape& p) {
-  if (p.gpu_count == 0 || (p.gpu_model.empty() && p.allowed_gpu_models.empty())) return ~uint64_t{0};
+uint32_t State::ModelMask(const placement::PodShape& p) {
+  if (p.gpu_count == 0 || (p.gpu_model.empty() && p.allowed_gpu_models.empty())) return ~uint32_t{0};
   // The models the pod accepts (placement::ModelAccepts): gpu_model if set (and allowed), else the
-  // allowed list. Models beyond the first 63 share a bit, checked by name.
+  // allowed list. Models beyond the first 31 share a bit, checked by name.
   std::vector<std::string> accepted;
   if (!p.gpu_model.empty()) {
     if (p.allowed_gpu_models.empty() ||
@@ -39,7 +39,7 @@ uint64_t State::ModelMask(const placement::PodShape& p) {
   } else {
     accepted = p.allowed_gpu_models;
   }
-  uint64_t mask = 0;
+  uint32_t mask = 0;
   for (const auto& m : accepted) mask |= ModelBit(m);
   return mask;
 }
@@ -78,10 +78,11 @@ bool State::NodeSelectable(uint32_t pos, const Workload& w) const {
   return true;
 }
 
-bool State::FitsRespectingNominated(uint32_t pos, const Workload& w) const {
+bool State::FitsRespectingNominated(uint32_t pos, const Workload& w, bool fit_known) const {
   const NodeState& n = nodes[pos];
-  if (!n.Fits(w.shape)) return false;
   const auto& nominated = node_live[pos].nominated;
+  if (fit_known && nominated.empty()) return true;
+  if (!fit_known && !n.Fits(w.shape)) return false;
   if (nominated.empty()) return true;
   bool others = false;
   for (Slot s : nominated)
@@ -101,26 +102,40 @@ bool State::FitsRespectingNominated(uint32_t pos, const Workload& w) const {
 
 std::string State::NoFitMessage(const Workload& w) const {
   // Counted with plain integers (this runs for every failed shape in every cycle, over every
-  // node); extended resources, rare, by name.
+  // node); extended resources, rare, by name. Nothing changed in the pool since the same shape
+  // class last failed: the same reason (room held for nominated workloads depends on who asks).
+  const bool cacheable = nominations == 0;
+  if (cacheable)
+    if (auto c = no_fit_cache.find(w.shape_class); c != no_fit_cache.end() && c->second.first == pool_version)
+      return c->second.second;
+  // The dense fit numbers answer cpu, memory and GPUs; the node itself only extended resources.
   NoFit f;
   f.nodes = nodes.size();
   std::map<std::string, int> ext;
+  const placement::PodShape& p = w.shape;
+  const bool selector = !w.node_selector.empty();
+  const bool plain_ext = p.ext.size() == 1 && p.ext.entries()[0].first == kPods;
   for (uint32_t i = 0; i < nodes.size(); ++i) {
-    const NodeState& n = nodes[i];
-    if (!n.schedulable) {
+    const FitEntry& e = fit[i];
+    if (!e.schedulable) {
       ++f.unschedulable;
       continue;
     }
-    if (!NodeSelectable(i, w)) {
+    if (selector && !NodeSelectable(i, w)) {
       ++f.selector;
       continue;
     }
-    if (!placement::ModelAccepts(n.gpu_model, w.shape)) {
+    if (!placement::ModelAccepts(nodes[i].gpu_model, p)) {
       ++f.model;
       continue;
     }
-    const unsigned m = n.ShortOf(w.shape);
-    if (m == 0 && !FitsRespectingNominated(i, w)) ++f.held;
+    unsigned m = 0;
+    if (p.cpu_milli > e.cpu_free) m |= NodeState::kShortCpu;
+    if (p.mem_bytes > e.mem_free) m |= NodeState::kShortMemory;
+    if (!placement::GpuNumbersFit(e.full_free, e.max_free, p)) m |= NodeState::kShortGpu;
+    if (e.has_ext || !plain_ext) m |= nodes[i].ShortOf(p) & NodeState::kShortExtended;
+    const NodeState& n = nodes[i];
+    if (m == 0 && nominations > 0 && !FitsRespectingNominated(i, w)) ++f.held;
     f.cpu += (m & NodeState::kShortCpu) != 0;
     f.memory += (m & NodeState::kShortMemory) != 0;
     f.gpu += (m & NodeState::kShortGpu) != 0;
@@ -129,7 +144,9 @@ std::string State::NoFitMessage(const Workload& w) const {
         if (r != arbiter::kCpu && r != arbiter::kMemory && r != arbiter::kGpu) ++ext[r];
   }
   for (const auto& [r, c] : ext) f.extended.emplace_back(r, static_cast<size_t>(c));
-  return Render(f);
+  std::string msg = Render(f);
+  if (cacheable) no_fit_cache[w.shape_class] = {pool_version, msg};
+  return msg;
 }
 
 // kube-scheduler's numFeasibleNodesToFind: small pools are scored in full; large ones stop after
@@ -157,24 +174,41 @@ bool State::TryPlace(Workload& w) {
   std::vector<size_t>& feasible = scratch_feasible;  // reused: no allocation per attempt
   feasible.clear();
   const size_t start = next_start_node % n;
-  size_t processed = 0;
-  const bool selector = !w.node_selector.empty();
   const placement::PodShape& shape = w.shape;
-  const bool constrained = w.model_mask != ~uint64_t{0};
+  const bool selector = !w.node_selector.empty();
+  const bool constrained = shape.gpu_count > 0 && w.model_mask != ~uint32_t{0};
   const bool plain_ext = shape.ext.size() == 1 && shape.ext.entries()[0].first == kPods;
-  for (; processed < n && feasible.size() < want; ++processed) {
-    size_t i = start + processed;
-    if (i >= n) i -= n;
-    // The fit rule on the dense copy first (cheap), then what needs the node itself.
-    const FitEntry& f = fit[i];
-    if (!f.schedulable || !placement::FitsNumbers(f.cpu_free, f.mem_free, f.full_free, f.max_free, shape)) continue;
-    if (constrained && shape.gpu_count > 0) {
-      if ((f.model_bit & w.model_mask) == 0) continue;
-      if (f.model_bit == kOverflowBit && !placement::ModelAccepts(nodes[i].gpu_model, shape)) continue;
-    }
-    if ((f.has_ext || !plain_ext) && !nodes[i].Fits(shape)) continue;
-    if ((!selector || NodeSelectable(static_cast<uint32_t>(i), w)) && FitsRespectingNominated(static_cast<uint32_t>(i), w))
+  const bool nominated_anywhere = nominations > 0;
+  const FitEntry* const fit_at = fit.data();
+  // The fit rule on the dense copy first (cheap), then what needs the node itself. Loop
+  // invariants in locals: this runs for every node on every placement.
+  size_t processed = 0;
+  auto scan = [&](auto numbers_fit) {
+    for (; processed < n && feasible.size() < want; ++processed) {
+      size_t i = start + processed;
+      if (i >= n) i -= n;
+      const FitEntry& f = fit_at[i];
+      if (!numbers_fit(f) || !f.schedulable) continue;
+      if (constrained) {
+        if ((f.model_bit & w.model_mask) == 0) continue;
+        if (f.model_bit == kOverflowBit && !placement::ModelAccepts(nodes[i].gpu_model, shape)) continue;
+      }
+      if ((f.has_ext || !plain_ext) && !nodes[i].Fits(shape)) continue;
+      if (selector && !NodeSelectable(static_cast<uint32_t>(i), w)) continue;
+      if (nominated_anywhere && !node_live[i].nominated.empty() &&
+          !FitsRespectingNominated(static_cast<uint32_t>(i), w, /*fit_known=*/true))
+        continue;
       feasible.push_back(i);
+    }
+  };
+  const int64_t cpu = shape.cpu_milli, mem = shape.mem_bytes;
+  const int32_t count = shape.gpu_count, milli = shape.gpu_milli_per_device;
+  if (count == 0) {
+    scan([&](const FitEntry& f) { return f.cpu_free >= cpu && f.mem_free >= mem; });
+  } else if (milli >= placement::kMilliPerGpu) {
+    scan([&](const FitEntry& f) { return f.full_free >= count && f.cpu_free >= cpu && f.mem_free >= mem; });
+  } else {
+    scan([&](const FitEntry& f) { return f.max_free >= milli && f.cpu_free >= cpu && f.mem_free >= mem; });
   }
   next_start_node = (start + processed) % n;
   auto choice = placement::ChooseNode(*placer, nodes, feasible, shape);

@@ -52,7 +52,7 @@ void State::SetMessage(Workload& w, std::string message, std::string_view why, W
 
 void State::MarkFinished(Workload& w) {
   w.finish_time = now;
-  finished.push_back(slot_of.at(Value(w.id)));
+  finished.push_back(w.slot);
 }
 
 void State::Reject(Workload& w, std::string_view why, const std::string& message) {
@@ -60,7 +60,7 @@ void State::Reject(Workload& w, std::string_view why, const std::string& message
   DropNomination(w);
   w.phase = Phase::kRejected;
   SetMessage(w, message, why);
-  PendingErase(slot_of.at(Value(w.id)));
+  PendingErase(w.slot);
   Emit(EventType::kRejected, w, "", why, message);
   MarkFinished(w);
 }
@@ -101,6 +101,7 @@ Status State::Submit(SubmitPod&& c) {
   Workload& x = workloads[slot];
   x = Workload{};
   x.id = static_cast<WorkloadId>(next_id++);
+  x.slot = slot;
   x.namespace_ = ns;
   x.name = pod.meta.name;
   x.key = std::move(key);
@@ -226,7 +227,7 @@ bool State::TryAdmitQuota(Workload& w) {
 void State::DropNomination(Workload& w) {
   if (w.nominated_node == kNoNode) return;
   auto& nom = LiveOf(w.nominated_node).nominated;
-  const Slot s = slot_of.at(Value(w.id));
+  const Slot s = w.slot;
   nom.erase(std::remove(nom.begin(), nom.end(), s), nom.end());
   Touch(w.nominated_node);
   w.nominated_node = kNoNode;
@@ -238,14 +239,14 @@ void State::Nominate(Workload& w, uint32_t pos) {
   const uint32_t id = node_at[pos];
   w.nominated_node = id;
   ++nominations;
-  node_live[pos].nominated.push_back(slot_of.at(Value(w.id)));
+  node_live[pos].nominated.push_back(w.slot);
   Touch(id);
 }
 
 void State::Bind(Workload& w, uint32_t pos, const placement::GpuAssignment& gpus) {
   DropNomination(w);
   quota.Unreserve(w);
-  const Slot slot = slot_of.at(Value(w.id));
+  const Slot slot = w.slot;
   auto eq = quota.CheckElastic(w);
   w.borrowed = eq.borrowing;
   if (w.borrowed) borrowed_by_ns[w.namespace_id].push_back(slot);
@@ -291,7 +292,7 @@ void State::Release(Workload& w) {
   ARB_CHECK(w.node != kNoNode);
   const uint32_t id = w.node;
   const uint32_t pos = node_info[id].pos;
-  const Slot slot = slot_of.at(Value(w.id));
+  const Slot slot = w.slot;
   nodes[pos].Release(w.shape, w.gpus);
   Touch(id);
   NodeChanged(pos);
@@ -366,7 +367,7 @@ void State::Exit(Workload& w, bool emit_terminated) {
       w.last_event_type = -1;
       SetMessage(w, node_lost ? "requeued: " + cause : "requeued after " + cause, why);
       Emit(EventType::kRequeued, w, node, why, w.message);
-      const Slot slot = slot_of.at(Value(w.id));
+      const Slot slot = w.slot;
       PendingInsert(slot);
       fresh.push_back(slot);
     }
@@ -374,7 +375,7 @@ void State::Exit(Workload& w, bool emit_terminated) {
   // The preemptor waiting for this victim.
   if (w.preemptor != kNoSlot) {
     auto& wf = workloads[w.preemptor].waiting_for;
-    const Slot slot = slot_of.at(Value(w.id));
+    const Slot slot = w.slot;
     wf.erase(std::remove(wf.begin(), wf.end(), slot), wf.end());
     w.preemptor = kNoSlot;
   }

@@ -26,7 +26,7 @@ void State::RematchAllPdbs() {
   pdb_members.clear();
   for (Slot s = 0; s < workloads.size(); ++s) {
     Workload& w = workloads[s];
-    if (!slot_of.count(Value(w.id)) || slot_of.at(Value(w.id)) != s) continue;  // a free slot
+    if (w.slot != s) continue;  // a free slot
     MatchPdbs(w);
     if (!w.pdbs.empty()) pdb_members.push_back(s);
   }

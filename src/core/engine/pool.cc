@@ -121,6 +121,7 @@ void State::EnsureNodes() {
 }
 
 void State::NodesReordered() {
+  ++pool_version;
   for (uint32_t pos = 0; pos < node_at.size(); ++pos) node_info[node_at[pos]].pos = pos;
   RebuildFitIndex();
   placer->Reset(nodes);
@@ -230,6 +231,7 @@ void State::RecomputePolicy() {
   policy = pool_policy.value_or(PoolPolicy{});
   if (options.placement) policy.placement = *options.placement;  // --policy overrides the PoolPolicy
   if (!placer || placer_name != policy.placement) ResetPlacer();
+  ++pool_version;
   if (old.cpu_overcommit_milli != policy.cpu_overcommit_milli ||
       old.memory_overcommit_milli != policy.memory_overcommit_milli) {
     for (uint32_t pos = 0; pos < nodes.size(); ++pos) {

@@ -220,7 +220,7 @@ void State::StopVictim(Workload& v, const Workload& p, EventType kind) {
   const Millis grace = GraceOf(v);
   Signal(v, grace);
   v.preempted_by = p.key;
-  v.preemptor = slot_of.at(Value(p.id));
+  v.preemptor = p.slot;
   v.preemptions++;
   std::string msg = kind == EventType::kReclaimed
                         ? "reclaimed by " + p.key + " (quota lent by " + p.namespace_ + " is needed back)"

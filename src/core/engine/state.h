@@ -55,12 +55,12 @@ struct NodeLive {
 
 // The fit numbers of one node, copied densely in node order so that a placement scans a few
 // cache lines per node instead of the NodeState (the same rule: placement::FitsNumbers).
-struct FitEntry {
+struct FitEntry {  // 32 bytes: two per cache line
   int64_t cpu_free = 0;
   int64_t mem_free = 0;
   int32_t full_free = 0;
   int32_t max_free = 0;
-  uint64_t model_bit = 0;  // the node's GPU model as a bit of State::model_bits
+  uint32_t model_bit = 0;  // the node's GPU model as a bit (State::model_ids; the last bit: the rest)
   bool schedulable = true;
   bool has_ext = false;  // declares extended resources (MIG, pods, ...): the full rule applies
 };
@@ -139,16 +139,20 @@ class State {
 
   // ---------------------------------------------------------------- filter.cc
   bool NodeSelectable(uint32_t pos, const Workload& w) const;
-  bool FitsRespectingNominated(uint32_t pos, const Workload& w) const;
+  // `fit_known`: the caller has just checked the node's fit rule.
+  bool FitsRespectingNominated(uint32_t pos, const Workload& w, bool fit_known = false) const;
   std::string NoFitMessage(const Workload& w) const;
   size_t NumFeasibleNodesToFind() const;
   bool TryPlace(Workload& w);
   void RefreshFit(uint32_t pos);
   void RebuildFitIndex();
-  uint64_t ModelBit(const std::string& model);
-  uint64_t ModelMask(const placement::PodShape& shape);
+  uint32_t ModelBit(const std::string& model);
+  uint32_t ModelMask(const placement::PodShape& shape);
   void NodeChanged(uint32_t pos);  // after an allocation or release on the node
-  void Touch(uint32_t node_id) { ++node_live[node_info[node_id].pos].epoch; }
+  void Touch(uint32_t node_id) {
+    ++node_live[node_info[node_id].pos].epoch;
+    ++pool_version;
+  }
   NodeLive& LiveOf(uint32_t node_id) { return node_live[node_info[node_id].pos]; }
 
   // ---------------------------------------------------------------- preemption.cc
@@ -215,7 +219,7 @@ class State {
   std::vector<uint32_t> node_at;            // position -> NodeId
   std::vector<NodeLive> node_live;          // position -> workloads, nominations, epoch
   std::vector<FitEntry> fit;                // position -> fit numbers
-  std::unordered_map<std::string, uint32_t> model_ids;  // GPU model -> bit index (63: the rest)
+  std::unordered_map<std::string, uint32_t> model_ids;  // GPU model -> bit index (31: the rest)
   bool nodes_dirty = false;                 // nodes appended, not yet in node order
   std::unique_ptr<placement::PlacementPolicy> placer;
   PlacementPolicyName placer_name = PlacementPolicyName::kBestFit;
@@ -252,6 +256,10 @@ class State {
   // objects changed). Not used with PDBs or minRuntime (time/PDB dependent). A cache: not part of
   // snapshots (an empty memo decides the same).
   uint64_t global_epoch = 0;
+  // No-fit reasons by shape class, valid while nothing in the pool changed (pool_version, bumped
+  // with any node's epoch and by node changes). A cache: not part of snapshots.
+  uint64_t pool_version = 0;
+  mutable std::unordered_map<uint32_t, std::pair<uint64_t, std::string>> no_fit_cache;
   struct Memo {
     uint64_t global = 0;
     std::vector<uint64_t> node;  // by position: the node's epoch + 1 when it had no plan

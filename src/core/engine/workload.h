@@ -22,6 +22,7 @@ inline constexpr uint32_t kNoNode = ~uint32_t{0};
 struct Workload {
   // Hot fields first: preemption dry runs read these for thousands of workloads per decision.
   WorkloadId id{};
+  Slot slot = kNoSlot;  // its index in the engine's table
   int32_t priority = 0;
   Phase phase = Phase::kPending;
   Millis run_start = 0;
@@ -35,7 +36,7 @@ struct Workload {
   bool deleted = false;    // DeletePod: gone when it exits, never requeued
   uint32_t node = kNoNode;            // NodeId value while it holds a node
   uint32_t nominated_node = kNoNode;  // NodeId value while nominated
-  uint64_t model_mask = ~uint64_t{0};  // allowed GPU models as bits of State::model_bits
+  uint32_t model_mask = ~uint32_t{0};  // allowed GPU models as bits (FitEntry::model_bit)
   placement::GpuAssignment gpus;
   placement::PodShape shape;
 

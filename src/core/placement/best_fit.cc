@@ -30,14 +30,6 @@ MaxSpec MaxSpec::Of(const std::vector<NodeState>& nodes) {
   return m;
 }
 
-int64_t BestFitPolicy::ScoreOnly(const NodeState& node, const PodShape& pod) {
-  const int64_t cpu_after = node.cpu_free() - pod.cpu_milli;
-  const int64_t gpu_after = node.gpu_free_milli() - pod.gpu_milli_total();
-  const __int128 v = static_cast<__int128>(cpu_after) * spec_.gpu_milli +
-                     static_cast<__int128>(gpu_after) * spec_.cpu_milli;
-  return -static_cast<int64_t>(v);
-}
-
 Candidate BestFitPolicy::Score(const NodeState& node, const PodShape& pod) {
   return Candidate{ScoreOnly(node, pod), node.DefaultGpuChoice(pod)};
 }

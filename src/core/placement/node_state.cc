@@ -33,20 +33,17 @@ PodShape PodShape::FromRequests(const ResourceList& requests, std::string gpu_mo
   return s;
 }
 
-int64_t NodeState::gpu_free_milli() const {
-  if (gpu_summary_ok) return gpu_free_total;
+int64_t NodeState::CountGpuFree() const {
   int64_t f = 0;
   for (int32_t u : gpu_used_milli) f += kMilliPerGpu - u;
   return f;
 }
 
-int NodeState::full_free_gpus() const {
-  if (gpu_summary_ok) return gpu_full_free;
+int NodeState::CountFullFree() const {
   return static_cast<int>(std::count(gpu_used_milli.begin(), gpu_used_milli.end(), 0));
 }
 
-int32_t NodeState::max_device_free() const {
-  if (gpu_summary_ok) return gpu_max_free;
+int32_t NodeState::CountMaxFree() const {
   int32_t m = 0;
   for (int32_t u : gpu_used_milli) m = std::max(m, kMilliPerGpu - u);
   return m;
@@ -82,6 +79,11 @@ bool GpuFits(const NodeState& n, const PodShape& p) {
   return ModelAccepts(n.gpu_model, p);
 }
 bool NodeExtFits(const NodeState& n, const PodShape& p) {
+  if (n.ext_capacity.empty()) {  // nothing declared: only requests of 0 (and the pod count) fit
+    for (const auto& [k, v] : p.ext.entries())
+      if (v > 0 && k != kPods) return false;
+    return true;
+  }
   return ExtFits(p, n.declares_pods(), [&](std::string_view k) { return n.ext_free(k); });
 }
 }  // namespace

@@ -126,9 +126,13 @@ struct NodeState {
   int gpu_devices() const { return static_cast<int>(gpu_used_milli.size()); }
   int64_t cpu_free() const { return cpu_capacity_milli - cpu_used_milli; }
   int64_t mem_free() const { return mem_capacity_bytes - mem_used_bytes; }
-  int64_t gpu_free_milli() const;
-  int full_free_gpus() const;
-  int32_t max_device_free() const;
+  // From the summary when it is current (the hot path), else from the devices.
+  int64_t gpu_free_milli() const { return gpu_summary_ok ? gpu_free_total : CountGpuFree(); }
+  int full_free_gpus() const { return gpu_summary_ok ? gpu_full_free : CountFullFree(); }
+  int32_t max_device_free() const { return gpu_summary_ok ? gpu_max_free : CountMaxFree(); }
+  int64_t CountGpuFree() const;
+  int CountFullFree() const;
+  int32_t CountMaxFree() const;
 
   // The fit rule (no selectors): CPU, memory, GPU devices, model, extended counts.
   bool Fits(const PodShape& pod) const;

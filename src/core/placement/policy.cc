@@ -23,20 +23,20 @@ std::unique_ptr<PlacementPolicy> MakePlacementPolicy(PlacementPolicyName name, u
   }
 }
 
-std::optional<Choice> ChooseNode(PlacementPolicy& policy, const std::vector<NodeState>& all,
-                                 const std::vector<size_t>& feasible, const PodShape& pod) {
+std::optional<Choice> PlacementPolicy::Choose(const std::vector<NodeState>& all, const std::vector<size_t>& feasible,
+                                              const PodShape& pod) {
   if (feasible.empty()) return std::nullopt;
   size_t best = feasible[0];
-  int64_t best_score = policy.ScoreOnly(all[best], pod);
+  int64_t best_score = ScoreOnly(all[best], pod);
   for (size_t k = 1; k < feasible.size(); ++k) {
     const size_t i = feasible[k];
-    const int64_t s = policy.ScoreOnly(all[i], pod);
+    const int64_t s = ScoreOnly(all[i], pod);
     if (s > best_score || (s == best_score && i < best)) {
       best = i;
       best_score = s;
     }
   }
-  return Choice{best, policy.Score(all[best], pod)};
+  return Choice{best, Score(all[best], pod)};
 }
 
 }  // namespace arbiter::placement

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -18,6 +19,12 @@ namespace arbiter::placement {
 struct Candidate {
   int64_t score = 0;  // higher is better
   GpuAssignment gpus;
+};
+
+// The node a policy chose (ChooseNode).
+struct Choice {
+  size_t node_index = 0;
+  Candidate candidate;
 };
 
 // What the policy may know of the workload as a whole (FGD uses the typical pod shapes).
@@ -48,6 +55,29 @@ class PlacementPolicy {
   // rebuilt by Reset are not part of it.
   virtual std::vector<uint64_t> SaveState() const { return {}; }
   virtual bool LoadState(const std::vector<uint64_t>& state) { return state.empty(); }
+  // ChooseNode's rule (below). Policies override it only to score without a virtual call per
+  // node (ChooseWith); the choice is the same.
+  virtual std::optional<Choice> Choose(const std::vector<NodeState>& all, const std::vector<size_t>& feasible,
+                                       const PodShape& pod);
+
+ protected:
+  // The rule, calling P::ScoreOnly directly (P a final policy class).
+  template <typename P>
+  static std::optional<Choice> ChooseWith(P& policy, const std::vector<NodeState>& all,
+                                          const std::vector<size_t>& feasible, const PodShape& pod) {
+    if (feasible.empty()) return std::nullopt;
+    size_t best = feasible[0];
+    int64_t best_score = policy.P::ScoreOnly(all[best], pod);
+    for (size_t k = 1; k < feasible.size(); ++k) {
+      const size_t i = feasible[k];
+      const int64_t s = policy.P::ScoreOnly(all[i], pod);
+      if (s > best_score || (s == best_score && i < best)) {
+        best = i;
+        best_score = s;
+      }
+    }
+    return Choice{best, policy.P::Score(all[best], pod)};
+  }
 };
 
 std::unique_ptr<PlacementPolicy> MakePlacementPolicy(PlacementPolicyName name, uint64_t seed,
@@ -56,11 +86,9 @@ std::unique_ptr<PlacementPolicy> MakePlacementPolicy(PlacementPolicyName name, u
 // Picks the best feasible node among `feasible` (indices into `all`, in the order they were
 // found) for `pod`: the highest ScoreOnly, ties to the lowest index; then Score() of the winner
 // gives its GPU devices. Returns nothing when `feasible` is empty.
-struct Choice {
-  size_t node_index = 0;
-  Candidate candidate;
-};
-std::optional<Choice> ChooseNode(PlacementPolicy& policy, const std::vector<NodeState>& all,
-                                 const std::vector<size_t>& feasible, const PodShape& pod);
+inline std::optional<Choice> ChooseNode(PlacementPolicy& policy, const std::vector<NodeState>& all,
+                                        const std::vector<size_t>& feasible, const PodShape& pod) {
+  return policy.Choose(all, feasible, pod);
+}
 
 }  // namespace arbiter::placement

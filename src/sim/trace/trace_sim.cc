@@ -9,6 +9,7 @@
 #include "core/engine/engine.h"
 #include "core/placement/policies.h"
 #include "core/placement/rng.h"
+#include "core/policy_names.h"
 
 namespace arbiter::sim::trace {
 
@@ -521,32 +522,9 @@ PolicySummary SummariseRuns(std::string policy, std::vector<uint64_t> seeds,
   return s;
 }
 
-Result<PlacementPolicyName> ParsePolicyName(std::string_view text) {
-  std::string k;
-  for (char c : text)
-    if (c != '-' && c != '_' && c != ' ') k.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  if (k == "bestfit") return PlacementPolicyName::kBestFit;
-  if (k == "leastallocated" || k == "spread") return PlacementPolicyName::kLeastAllocated;
-  if (k == "fgd") return PlacementPolicyName::kFGD;
-  if (k == "packing" || k == "gpupacking") return PlacementPolicyName::kPacking;
-  if (k == "dotproduct" || k == "dotprod") return PlacementPolicyName::kDotProduct;
-  if (k == "random" || k == "randomfit") return PlacementPolicyName::kRandom;
-  return Result<PlacementPolicyName>::Error(
-      "unknown placement policy '" + std::string(text) +
-      "' (expected bestfit, fgd, leastallocated, packing, dotproduct or random)");
-}
+Result<PlacementPolicyName> ParsePolicyName(std::string_view text) { return ParsePlacementPolicy(text); }
 
-std::string PolicyKey(PlacementPolicyName p) {
-  switch (p) {
-    case PlacementPolicyName::kBestFit: return "bestfit";
-    case PlacementPolicyName::kLeastAllocated: return "leastallocated";
-    case PlacementPolicyName::kFGD: return "fgd";
-    case PlacementPolicyName::kPacking: return "packing";
-    case PlacementPolicyName::kDotProduct: return "dotproduct";
-    case PlacementPolicyName::kRandom: return "random";
-  }
-  return "unknown";
-}
+std::string PolicyKey(PlacementPolicyName p) { return PlacementPolicyKey(p); }
 
 Result<std::vector<uint64_t>> ParseSeeds(std::string_view text) {
   using R = Result<std::vector<uint64_t>>;
