@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "adapters/yaml/manifest_loader.h"
 #include "core/plural.h"
@@ -27,7 +28,10 @@ struct SimCli {
   std::string start;
   std::string policy;
   std::string ledger;
+  std::string save_state;
+  std::string resume;
   int64_t seed = 0;
+  bool seed_given = false;
   bool check_invariants = false;
   bool quiet = false;
 };
@@ -50,25 +54,59 @@ std::optional<std::string> UnwritablePath(const std::string& path) {
   return std::nullopt;
 }
 
+// Writes `bytes` to `path` whole or not at all (a temporary file next to it, then a rename).
+bool WriteAtomically(const std::string& path, const std::string& bytes) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    f.flush();
+    if (!f) {
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
 int RunManifestSim(const SimCli& o) {
-  if (o.files.empty()) {
-    std::cerr << "arbiter sim: give manifests with -f FILE (or a trace with --nodes and --pods)\n";
+  const bool resume = !o.resume.empty();
+  if (resume && !o.files.empty()) {
+    std::cerr << "arbiter sim: give either manifests (-f) or a saved state (--resume), not both: a saved state "
+                 "holds its manifests\n";
     return 2;
   }
-  auto load = yaml::LoadManifestFiles(o.files);
-  load.diagnostics.Sort();
-  for (const auto& d : load.diagnostics.items)
-    if (d.severity == Severity::kError || !o.quiet) std::cerr << d.ToString() << "\n";
-  if (!load.ok()) {
-    std::cerr << "arbiter sim: " << Plural(load.diagnostics.ErrorCount(), "error")
-              << " in the manifests; nothing was simulated (run `arbiter validate` for details)\n";
-    return 1;
+  if (!resume && o.files.empty()) {
+    std::cerr << "arbiter sim: give manifests with -f FILE (or a trace with --nodes and --pods, or a saved state "
+                 "with --resume FILE)\n";
+    return 2;
   }
-  load.ReleaseSources();  // every message is out: the manifest text is not needed any more
+  if (resume && o.seed_given) {
+    std::cerr << "arbiter sim: --seed: a resumed run keeps the seed it was started with\n";
+    return 2;
+  }
+  std::optional<yaml::ManifestLoad> load;
+  if (!resume) {
+    load = yaml::LoadManifestFiles(o.files);
+    load->diagnostics.Sort();
+    for (const auto& d : load->diagnostics.items)
+      if (d.severity == Severity::kError || !o.quiet) std::cerr << d.ToString() << "\n";
+    if (!load->ok()) {
+      std::cerr << "arbiter sim: " << Plural(load->diagnostics.ErrorCount(), "error")
+                << " in the manifests; nothing was simulated (run `arbiter validate` for details)\n";
+      return 1;
+    }
+    load->ReleaseSources();  // every message is out: the manifest text is not needed any more
+  }
   // Output paths are checked before a simulation that may take minutes, not after it.
   for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"--report-json", o.report_json},
                                    {"--report-html", o.report_html},
-                                   {"--ledger", o.ledger}}) {
+                                   {"--ledger", o.ledger},
+                                   {"--save-state", o.save_state}}) {
     if (auto why = UnwritablePath(path)) {
       std::cerr << "arbiter sim: " << flag << " " << path << ": " << *why << "\n";
       return 2;
@@ -83,7 +121,7 @@ int RunManifestSim(const SimCli& o) {
     }
     start = *t;
   }
-  if (!o.ledger.empty() && load.set.price_books.empty()) {
+  if (!o.ledger.empty() && load && load->set.price_books.empty()) {
     std::cerr << "arbiter sim: --ledger: the manifests have no PriceBook, so there is nothing to bill "
                  "into the ledger\n";
     return 1;
@@ -116,16 +154,56 @@ int RunManifestSim(const SimCli& o) {
       std::cerr << "\r  virtual time " << FormatDuration(now) << ", " << submitted << "/" << total
                 << " submitted   " << std::flush;
     };
-  auto result = sim::RunSimulation(load.set, so);
+  std::unique_ptr<sim::Simulation> simulation;
+  if (resume) {
+    std::ifstream f(o.resume, std::ios::binary);
+    std::stringstream bytes;
+    bytes << f.rdbuf();
+    if (!f) {
+      std::cerr << "arbiter sim: --resume " << o.resume << ": cannot read the file\n";
+      return 1;
+    }
+    auto r = sim::Simulation::Resume(bytes.str(), so);
+    if (!r.ok()) {
+      std::cerr << "arbiter sim: --resume " << o.resume << ": " << r.message() << "\n";
+      return 1;
+    }
+    simulation = std::move(r).value();
+    if (!o.ledger.empty() && simulation->manifests().price_books.empty()) {
+      std::cerr << "arbiter sim: --ledger: the saved run has no PriceBook, so there is nothing to bill into the "
+                   "ledger\n";
+      return 1;
+    }
+  } else {
+    auto r = sim::Simulation::Create(load->set, so);
+    if (!r.ok()) {
+      std::cerr << "arbiter sim: " << r.message() << "\n";
+      return 1;
+    }
+    simulation = std::move(r).value();
+  }
+  const ManifestSet& manifests = simulation->manifests();
+  Status ran = simulation->Run(so.until);
   if (so.progress) std::cerr << "\n";
-  if (!result.ok()) {
-    std::cerr << "arbiter sim: " << result.message() << "\n";
+  if (!ran.ok()) {
+    std::cerr << "arbiter sim: " << ran.message() << "\n";
     return 1;
   }
-  auto summary = sim::Summarise(load.set, *result);
-  std::cout << sim::TextSummary(load.set, *result, summary);
-  Millis epoch = start.value_or(sim::DefaultEpoch(load.set));
-  auto bill = sim::BillSimulation(load.set, *result, epoch, /*keep_rows=*/!o.ledger.empty());
+  if (!o.save_state.empty()) {
+    if (!WriteAtomically(o.save_state, simulation->Save())) {
+      std::cerr << "arbiter sim: --save-state: cannot write " << o.save_state << "\n";
+      return 1;
+    }
+    std::cout << "state: " << o.save_state << " (paused at virtual time " << FormatDuration(simulation->clock()) << ", "
+              << simulation->submitted() << "/" << simulation->total_pods()
+              << " pods submitted; continue with: arbiter sim --resume " << o.save_state << ")\n";
+  }
+  const Millis end = so.until ? *so.until : simulation->now();
+  auto result = std::make_optional(simulation->Finish(end));
+  auto summary = sim::Summarise(manifests, *result);
+  std::cout << sim::TextSummary(manifests, *result, summary);
+  Millis epoch = start.value_or(sim::DefaultEpoch(manifests));
+  auto bill = sim::BillSimulation(manifests, *result, epoch, /*keep_rows=*/!o.ledger.empty());
   if (!bill.ok()) {
     std::cerr << "arbiter sim: " << bill.message() << "\n";
     return 1;
@@ -145,9 +223,9 @@ int RunManifestSim(const SimCli& o) {
                 << ", of which " << bill->idle->idle_share_total.ToFixed(6)
                 << " spread to tenants (PriceBook shareIdle)\n";
   }
-  if (load.set.price_books.empty()) std::cout << "  no PriceBook: nothing billed\n";
+  if (manifests.price_books.empty()) std::cout << "  no PriceBook: nothing billed\n";
   if (!o.ledger.empty()) {
-    auto catalog = billing::PriceCatalog::Create(load.set.price_books);
+    auto catalog = billing::PriceCatalog::Create(manifests.price_books);
     if (!catalog.ok()) {
       std::cerr << "arbiter sim: " << catalog.message() << "\n";
       return 1;
@@ -164,7 +242,7 @@ int RunManifestSim(const SimCli& o) {
   bill.value().rows = {};  // written to the ledger if asked; the invoices are built
   if (!o.report_json.empty()) {
     std::ofstream f(o.report_json);
-    sim::WriteReportJson(f, load.set, *result, summary, *bill);
+    sim::WriteReportJson(f, manifests, *result, summary, *bill);
     f.flush();
     if (!f) {
       std::cerr << "arbiter sim: cannot write " << o.report_json << "\n";
@@ -178,7 +256,7 @@ int RunManifestSim(const SimCli& o) {
       std::cerr << "arbiter sim: note: --report-html builds the whole report in memory (about 15 KB per workload, "
                 << result->workloads().size() << " workloads); --report-json streams it\n";
     std::ofstream f(o.report_html);
-    f << sim::SimulationHtml(sim::ReportJson(load.set, *result, summary, sim::BillJson(*bill)));
+    f << sim::SimulationHtml(sim::ReportJson(manifests, *result, summary, sim::BillJson(*bill)));
     f.flush();
     if (!f) {
       std::cerr << "arbiter sim: cannot write " << o.report_html << "\n";
@@ -199,6 +277,7 @@ void RegisterSim(CLI::App& app, int* exit_code) {
       "                                          for arbiter.dev/duration (see docs/manifests.md)\n"
       "  arbiter sim --nodes N.csv --pods P.csv  replay an Alibaba GPU trace (see docs/simulator.md)\n"
       "  arbiter sim compare ...                 compare placement policies on a trace\n"
+      "  arbiter sim -f pool.yaml --until 2h --save-state s.bin   pause; arbiter sim --resume s.bin continues\n"
       "The summary goes to stdout, the full report to --report-json / --report-html.");
   auto o = std::make_shared<SimCli>();
   cmd->add_option("-f,--file", o->files, "Manifest file (multi-document YAML); repeatable");
@@ -213,6 +292,12 @@ void RegisterSim(CLI::App& app, int* exit_code) {
                   "Write the run's hourly billing rows (tenants and idle capacity) to this SQLite ledger "
                   "(created if missing; idempotent); `arbiter invoice --db PATH --from/--to` with the "
                   "printed window reproduces the invoices");
+  cmd->add_option("--save-state", o->save_state,
+                  "After the run (with --until: when the clock stops there), save the whole simulation to this "
+                  "file; `arbiter sim --resume FILE` continues it");
+  cmd->add_option("--resume", o->resume,
+                  "Continue a simulation saved with --save-state (instead of -f); with --policy the rest of the run "
+                  "uses that placement policy (a branch)");
   auto* seed_opt = cmd->add_option("--seed", o->seed, "Seed for seeded policies (Random); trace mode: default 42");
   cmd->add_flag("--check-invariants", o->check_invariants, "Check the engine's invariants after every step");
   cmd->add_flag("-q,--quiet", o->quiet, "No warnings or progress output");
@@ -228,6 +313,11 @@ void RegisterSim(CLI::App& app, int* exit_code) {
       return;
     }
     if (IsTraceSim(*trace)) {
+      if (!o->save_state.empty() || !o->resume.empty()) {
+        std::cerr << "arbiter sim: --save-state and --resume work with manifests (-f), not with a trace\n";
+        *exit_code = 2;
+        return;
+      }
       if (!o->files.empty()) {
         std::cerr << "arbiter sim: give either manifests (-f) or a trace (--nodes/--pods), not both\n";
         *exit_code = 2;
@@ -241,6 +331,7 @@ void RegisterSim(CLI::App& app, int* exit_code) {
       *exit_code = RunTraceSim(*trace);
       return;
     }
+    o->seed_given = seed_opt->count() > 0;
     *exit_code = RunManifestSim(*o);
   });
 }

@@ -44,7 +44,10 @@ placement::WorkloadProfile ProfileOfPods(const std::vector<Pod>& pods) {
 Simulation::Simulation() = default;
 Simulation::~Simulation() = default;
 
-Status Simulation::Apply(engine::Command&& c) { return engine_->Apply(std::move(c)); }
+Status Simulation::Apply(engine::Command&& c) {
+  if (options_.on_command) options_.on_command(c);
+  return engine_->Apply(std::move(c));
+}
 
 Result<std::unique_ptr<Simulation>> Simulation::Create(const ManifestSet& m, const SimOptions& options) {
   if (options.until && (*options.until < 0 || *options.until > kMaxHorizon))
@@ -122,6 +125,9 @@ Status Simulation::Setup() {
 }
 
 Status Simulation::Run(std::optional<Millis> until) {
+  if (until && *until < paused_at_)
+    return Status::Error("--until " + FormatDuration(*until) + " is before the time the run was paused at (" +
+                         FormatDuration(paused_at_) + ")");
   while (true) {
     std::optional<Millis> t;
     if (next_arrival_ < arrivals_.size()) t = arrivals_[next_arrival_]->sim.submit_time;
@@ -169,9 +175,10 @@ Status Simulation::Run(std::optional<Millis> until) {
     if (Status s = Apply(At(now_, engine::Tick{})); !s.ok()) return s;
     if (options_.progress && now_ / 3600000 != last_progress_) {
       last_progress_ = now_ / 3600000;
-      options_.progress(now_, next_arrival_, arrivals_.size());
+      options_.progress(now_, submitted(), total_pods());
     }
   }
+  paused_at_ = until ? std::max(now_, *until) : now_;
   return Status::Ok();
 }
 
@@ -197,12 +204,6 @@ Result<SimResult> RunSimulation(const ManifestSet& m, const SimOptions& options)
   if (Status s = (*sim)->Run(options.until); !s.ok()) return s;
   const Millis end = options.until ? *options.until : (*sim)->now();
   return (*sim)->Finish(end);
-}
-
-std::string Simulation::Save() const { return ""; }
-
-Result<std::unique_ptr<Simulation>> Simulation::Resume(std::string_view, const SimOptions&) {
-  return Result<std::unique_ptr<Simulation>>::Error("not implemented yet");
 }
 
 }  // namespace arbiter::sim

@@ -31,6 +31,9 @@ struct SimOptions {
   std::optional<PlacementPolicyName> placement;
   // Called with the virtual time now and then (progress output); may be empty.
   std::function<void(Millis now, size_t submitted, size_t total)> progress;
+  // Called with every command the simulation gives the engine, before it is applied (a journal;
+  // tests replay it).
+  std::function<void(const engine::Command&)> on_command;
 };
 
 // When a node is in the pool of a run that ends at `end`: from its arbiter.dev/add-time to its
@@ -59,8 +62,11 @@ class Simulation {
   // time counts up to there. The simulation is done after this.
   SimResult Finish(Millis end);
 
-  Millis now() const { return now_; }
-  size_t submitted() const { return next_arrival_; }
+  Millis now() const { return now_; }  // the last instant processed
+  // Where the clock stands: the `until` of the last Run (the clock stopped there), else now().
+  Millis clock() const { return paused_at_; }
+  size_t submitted() const { return submitted_before_ + next_arrival_; }
+  size_t total_pods() const { return submitted_before_ + arrivals_.size(); }
   const ManifestSet& manifests() const { return *m_; }
   engine::Engine& engine() { return *engine_; }
 
@@ -70,6 +76,7 @@ class Simulation {
   // them. Restored with another `placement`, the rest of the run uses that policy.
   std::string Save() const;
   static Result<std::unique_ptr<Simulation>> Resume(std::string_view bytes, const SimOptions& options);
+  static constexpr uint32_t kStateVersion = 1;
 
  private:
   Simulation();
@@ -84,6 +91,7 @@ class Simulation {
   WorkTimers timers_;
   std::vector<const Pod*> arrivals_;  // in submission order
   size_t next_arrival_ = 0;
+  size_t submitted_before_ = 0;  // a resumed simulation: pods submitted before it was saved
   struct NodeChange {
     Millis time;
     bool add;
@@ -92,6 +100,7 @@ class Simulation {
   std::vector<NodeChange> changes_;
   size_t next_change_ = 0;
   Millis now_ = 0;
+  Millis paused_at_ = 0;
   Millis same_instant_ = -1;
   int64_t steps_at_instant_ = 0;
   Millis last_progress_ = -1;

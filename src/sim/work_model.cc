@@ -135,13 +135,14 @@ std::optional<WorkTimers::Timer> WorkTimers::PopDue(Millis now) {
   return std::nullopt;
 }
 
-std::vector<WorkTimers::Timer> WorkTimers::Live() {
+std::vector<WorkTimers::Timer> WorkTimers::Live() const {
   std::vector<Timer> out;
   auto copy = heap_;
   while (!copy.empty()) {
     const Timer t = copy.top();
     copy.pop();
-    if (t.generation == Gen(t.workload)) out.push_back(t);
+    const uint64_t i = engine::Value(t.workload);
+    if (i < generation_.size() && t.generation == generation_[i]) out.push_back(t);
   }
   return out;
 }

@@ -99,7 +99,7 @@ class WorkTimers {
   std::optional<Timer> PopDue(Millis now);
 
   // State, for snapshots: the live timers in firing order, the sequence and generations.
-  std::vector<Timer> Live();
+  std::vector<Timer> Live() const;
   void Restore(const std::vector<Timer>& live, uint64_t seq, std::vector<uint64_t> generations);
   uint64_t seq() const { return seq_; }
   const std::vector<uint64_t>& generations() const { return generation_; }

@@ -94,8 +94,16 @@ class Engine {
   // The full state as bytes (versioned, deterministic: the same state gives the same bytes).
   std::string Snapshot() const;
   // An engine in the snapshot's state. Fails with a clear message on bytes that are not an engine
-  // snapshot, are corrupt, or come from another format version.
-  static Result<std::unique_ptr<Engine>> Restore(std::string_view snapshot);
+  // snapshot, are corrupt, or come from another format version. `placement` branches the run
+  // under another placement policy (EngineOptions::placement; Random starts its stream from the
+  // seed); `check_invariants` replaces the snapshot's setting.
+  struct RestoreOptions {
+    std::optional<PlacementPolicyName> placement;
+    std::optional<bool> check_invariants;
+  };
+  static Result<std::unique_ptr<Engine>> Restore(std::string_view snapshot, const RestoreOptions& options);
+  static Result<std::unique_ptr<Engine>> Restore(std::string_view snapshot) { return Restore(snapshot, {}); }
+  static constexpr uint32_t kSnapshotVersion = 1;
 
  private:
   std::unique_ptr<State> s_;

@@ -53,6 +53,18 @@ std::string Render(const PreemptionBlocked& b) {
   return "";
 }
 
+std::optional<std::string_view> KnownReason(std::string_view text) {
+  static constexpr std::string_view kAll[] = {
+      reason::kUnschedulable, reason::kQuotaExceeded, reason::kReclaiming, reason::kWaitingForVictims,
+      reason::kPreempting,    reason::kPreempted,     reason::kReclaimed,  reason::kBorrowed,
+      reason::kNodeRemoved,   reason::kNodeAdded,     reason::kUnknownPriorityClass, reason::kUnknownQoS,
+      reason::kLimitRange,    reason::kDeleted,       reason::kError,      reason::kNone,
+  };
+  for (std::string_view r : kAll)
+    if (r == text) return r;
+  return std::nullopt;
+}
+
 std::string StableReason(const std::string& m) {
   std::string k;
   k.reserve(m.size());

@@ -67,6 +67,9 @@ struct PreemptionBlocked {
 // " Preemption is not allowed: ...", " Some workloads are younger ...", "" for kNone.
 std::string Render(const PreemptionBlocked& b);
 
+// The constant of `reason::` spelled `text` (a reason read back from a snapshot), or nothing.
+std::optional<std::string_view> KnownReason(std::string_view text);
+
 // A pending reason without its numbers: a new FailedScheduling / QuotaExceeded event is worth
 // emitting when the kind of reason changes, not each time a count in it does.
 std::string StableReason(const std::string& message);

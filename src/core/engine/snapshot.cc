@@ -1,0 +1,447 @@
+// Engine::Snapshot / Engine::Restore (format: docs/snapshot.md).
+//
+// What is saved is the state that decides: options, clock, policy objects, quota books, nodes
+// and their usage, the placement policy's own state (Random's stream), every live workload, the
+// queue's bookkeeping (fresh arrivals, class reasons, wake-ups, rotating start indices, interned
+// class and namespace ids). What is rebuilt: indexes (names, slots, PDB membership, pending sets,
+// the dense fit index) and caches (the preemption memo, no-fit reasons, FGD's fragmentation), which
+// decide nothing by themselves. A restored engine checks its invariants before it is returned.
+#include <algorithm>
+
+#include "core/engine/engine.h"
+#include "core/engine/reasons.h"
+#include "core/engine/state.h"
+#include "core/object_serial.h"
+
+namespace arbiter::serial {
+
+ARB_SERIAL_ENUM(engine::Phase, engine::Phase::kDeleted)
+ARB_SERIAL_ENUM(engine::WorkFacts, engine::WorkFacts::kProgressLost)
+
+template <typename A>
+void Io(A& a, engine::QuotaBook::RqHold& h) {
+  Io(a, h.rq);
+  Io(a, h.key);
+  Io(a, h.amount);
+}
+
+}  // namespace arbiter::serial
+
+namespace arbiter::engine {
+
+using serial::Io;
+using serial::Reader;
+using serial::Write;
+using serial::Writer;
+
+namespace {
+
+constexpr char kKind[] = "engine";
+
+uint64_t IdOf(const std::vector<Workload>& ws, Slot s) { return s == kNoSlot ? ~uint64_t{0} : Value(ws[s].id); }
+
+std::vector<uint64_t> IdsOf(const std::vector<Workload>& ws, const std::vector<Slot>& slots) {
+  std::vector<uint64_t> out;
+  out.reserve(slots.size());
+  for (Slot s : slots) out.push_back(IdOf(ws, s));
+  return out;
+}
+
+// The fields of a live workload, in id order; slot references as WorkloadIds.
+template <typename A>
+void IoWorkload(A& a, Workload& w, std::vector<uint64_t>& waiting_for, uint64_t& preemptor,
+                std::string& message_reason) {
+  uint64_t id = Value(w.id);
+  Io(a, id);
+  w.id = static_cast<WorkloadId>(id);
+  Io(a, w.priority);
+  Io(a, w.phase);
+  Io(a, w.run_start);
+  Io(a, w.namespace_id);
+  Io(a, w.qos);
+  Io(a, w.elastic);
+  Io(a, w.has_quota);
+  Io(a, w.borrowed);
+  Io(a, w.quota_charged);
+  Io(a, w.immediate);
+  Io(a, w.deleted);
+  Io(a, w.node);
+  Io(a, w.nominated_node);
+  Io(a, w.model_mask);
+  Io(a, w.gpus);
+  Io(a, w.shape);
+  Io(a, w.key);
+  Io(a, w.namespace_);
+  Io(a, w.name);
+  Io(a, w.labels);
+  Io(a, w.node_selector);
+  Io(a, w.priority_class);
+  Io(a, w.preemption_policy);
+  Io(a, w.preempt_mode);
+  Io(a, w.requests);
+  Io(a, w.limits);
+  Io(a, w.grace);
+  Io(a, w.submit_time);
+  Io(a, w.first_start);
+  Io(a, w.finish_time);
+  Io(a, w.pending_since);
+  Io(a, w.pending_total);
+  Io(a, w.last_node);
+  Io(a, w.preemptions);
+  Io(a, w.exit_code);
+  Io(a, waiting_for);
+  Io(a, w.message);
+  Io(a, message_reason);
+  Io(a, w.message_facts);
+  Io(a, w.reason_keys);
+  Io(a, w.last_event_type);
+  Io(a, w.shape_class);
+  Io(a, w.preempt_class);
+  Io(a, w.stop_time);
+  Io(a, w.stop_grace);
+  Io(a, w.preempted_by);
+  Io(a, preemptor);
+}
+
+template <typename A>
+void IoOptions(A& a, EngineOptions& o) {
+  Io(a, o.seed);
+  Io(a, o.check_invariants);
+  Io(a, o.placement);
+  Io(a, o.placement_profile);
+  Io(a, o.fgd_popularity_percent);
+}
+
+}  // namespace
+
+std::string Engine::Snapshot() const {
+  const State& s = *s_;
+  Writer w;
+  // 1. Options and clock.
+  Write(w, s.options.seed);
+  Write(w, s.options.check_invariants);
+  Write(w, s.options.placement);
+  Write(w, s.options.placement_profile);
+  Write(w, s.options.fgd_popularity_percent);
+  Write(w, s.now);
+  Write(w, s.started);
+  // 2. Policy objects.
+  Write(w, s.pool_policy);
+  Write(w, s.namespaces);
+  Write(w, s.classes);
+  Write(w, s.limit_ranges);
+  Write(w, s.pdbs);
+  Write(w, s.qos_names);
+  Write(w, s.qos_defs);
+  Write(w, s.price_books);
+  // 3. Quota books.
+  QuotaBook& q = const_cast<QuotaBook&>(s.quota);
+  w.U64(q.rqs().size());
+  for (auto& rq : q.rqs()) {
+    Io(w, rq.q);
+    Io(w, rq.used);
+    Io(w, rq.reserved);
+    Io(w, rq.allowance);
+  }
+  w.U64(q.eqs().size());
+  for (auto& eq : q.eqs()) {
+    Io(w, eq.q);
+    Io(w, eq.used);
+    Io(w, eq.reserved);
+    Io(w, eq.allowance);
+  }
+  Io(w, q.reservations());
+  Io(w, q.rq_reservations());
+  Io(w, q.cohort_allowance());
+  // 4. Nodes: every name ever seen (ids), the present ones in node order with their usage.
+  w.U64(s.node_info.size());
+  for (const NodeInfo& info : s.node_info) {
+    Write(w, info.name);
+    Write(w, info.present);
+    Write(w, info.spec);
+    Write(w, info.order);
+    Write(w, info.over_capacity);
+  }
+  Write(w, s.nodes_dirty);
+  Write(w, s.node_at);
+  for (uint32_t pos = 0; pos < s.nodes.size(); ++pos) {
+    const placement::NodeState& n = s.nodes[pos];
+    Write(w, n.cpu_used_milli);
+    Write(w, n.mem_used_bytes);
+    Write(w, n.gpu_used_milli);
+    Write(w, n.ext_used);
+    Write(w, IdsOf(s.workloads, s.node_live[pos].workloads));
+    Write(w, IdsOf(s.workloads, s.node_live[pos].nominated));
+  }
+  Write(w, std::map<std::string, uint32_t>(s.model_ids.begin(), s.model_ids.end()));
+  Write(w, static_cast<uint64_t>(s.next_start_node));
+  Write(w, s.next_preempt_node);
+  // 5. The placement policy's own state.
+  Write(w, s.placer_name);
+  Write(w, s.placer->SaveState());
+  // 6. Live workloads, in id order.
+  Write(w, s.next_id);
+  std::vector<std::pair<uint64_t, Slot>> live(s.slot_of.begin(), s.slot_of.end());
+  std::sort(live.begin(), live.end());
+  w.U64(live.size());
+  for (const auto& [id, slot] : live) {
+    Workload& x = const_cast<Workload&>(s.workloads[slot]);
+    std::vector<uint64_t> waiting = IdsOf(s.workloads, x.waiting_for);
+    uint64_t preemptor = IdOf(s.workloads, x.preemptor);
+    std::string reason(x.message_reason);
+    IoWorkload(w, x, waiting, preemptor, reason);
+  }
+  // 7. The queue's bookkeeping and interned ids.
+  Write(w, s.namespace_ids);
+  Write(w, std::map<std::string, uint32_t>(s.class_ids.begin(), s.class_ids.end()));
+  Write(w, std::map<uint32_t, std::string>(s.class_reason.begin(), s.class_reason.end()));
+  Write(w, IdsOf(s.workloads, s.fresh));
+  Write(w, s.freed);
+  {
+    auto heap = s.wakeups;
+    std::vector<Millis> wake;
+    while (!heap.empty()) {
+      wake.push_back(heap.top());
+      heap.pop();
+    }
+    Write(w, wake);
+  }
+  std::map<uint32_t, std::vector<uint64_t>> borrowed;
+  for (const auto& [ns, list] : s.borrowed_by_ns) borrowed[ns] = IdsOf(s.workloads, list);
+  Write(w, borrowed);
+  Write(w, s.global_epoch);
+  return serial::Seal(kKind, kSnapshotVersion, w.bytes());
+}
+
+Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot, const RestoreOptions& ro) {
+  using R = Result<std::unique_ptr<Engine>>;
+  auto body = serial::Unseal(snapshot, kKind, kSnapshotVersion);
+  if (!body.ok()) return body.status();
+  Reader r(*body);
+  auto fail = [&](const std::string& why) { return R::Error(StatusCode::kInvalidArgument, "corrupt engine snapshot: " + why); };
+
+  // 1. Options and clock.
+  EngineOptions eo;
+  IoOptions(r, eo);
+  if (!r.ok()) return fail(r.error());
+  std::optional<PlacementPolicyName> saved_placement = eo.placement;
+  if (ro.placement) eo.placement = ro.placement;
+  if (ro.check_invariants) eo.check_invariants = *ro.check_invariants;
+  auto engine = std::make_unique<Engine>(eo);
+  State& s = *engine->s_;
+  Io(r, s.now);
+  Io(r, s.started);
+  // 2. Policy objects.
+  Io(r, s.pool_policy);
+  Io(r, s.namespaces);
+  Io(r, s.classes);
+  Io(r, s.limit_ranges);
+  Io(r, s.pdbs);
+  Io(r, s.qos_names);
+  Io(r, s.qos_defs);
+  Io(r, s.price_books);
+  if (!r.ok()) return fail(r.error());
+  if (s.qos_defs.size() != s.qos_names.size()) return fail("QoS names and definitions differ in number");
+  s.qos_ids.clear();
+  s.qos_preempt.assign(s.qos_names.size(), {});
+  for (size_t i = 0; i < s.qos_names.size(); ++i) s.qos_ids[s.qos_names[i]] = static_cast<int32_t>(i);
+  for (size_t i = 0; i < s.qos_defs.size(); ++i)
+    if (s.qos_defs[i])
+      for (const auto& n : s.qos_defs[i]->preempt) {
+        auto it = s.qos_ids.find(n);
+        if (it == s.qos_ids.end()) return fail("a QoS preempts an unknown QoS " + n);
+        s.qos_preempt[i].push_back(it->second);
+      }
+  s.RecomputePolicy();
+  // 3. Quota books.
+  {
+    QuotaBook& q = s.quota;
+    const uint64_t nrq = r.Count();
+    q.rqs().clear();
+    for (uint64_t i = 0; i < nrq && r.ok(); ++i) {
+      QuotaBook::RQ rq;
+      Io(r, rq.q);
+      Io(r, rq.used);
+      Io(r, rq.reserved);
+      Io(r, rq.allowance);
+      q.rqs().push_back(std::move(rq));
+    }
+    const uint64_t neq = r.Count();
+    q.eqs().clear();
+    for (uint64_t i = 0; i < neq && r.ok(); ++i) {
+      QuotaBook::EQ eq;
+      Io(r, eq.q);
+      Io(r, eq.used);
+      Io(r, eq.reserved);
+      Io(r, eq.allowance);
+      q.eqs().push_back(std::move(eq));
+    }
+    Io(r, q.reservations());
+    Io(r, q.rq_reservations());
+    Io(r, q.cohort_allowance());
+    for (const auto& [id, holds] : q.rq_reservations())
+      for (const auto& h : holds)
+        if (h.rq >= q.rqs().size()) return fail("a quota hold on an unknown ResourceQuota");
+    q.Reindex();
+  }
+  if (!r.ok()) return fail(r.error());
+  // 4. Nodes.
+  const uint64_t nn = r.Count();
+  for (uint64_t i = 0; i < nn && r.ok(); ++i) {
+    NodeInfo info;
+    Io(r, info.name);
+    Io(r, info.present);
+    Io(r, info.spec);
+    Io(r, info.order);
+    Io(r, info.over_capacity);
+    info.labels = info.spec.meta.labels;
+    info.labels.emplace("kubernetes.io/hostname", info.spec.meta.name);
+    if (!s.node_ids.emplace(info.name, static_cast<uint32_t>(i)).second) return fail("node " + info.name + " twice");
+    s.node_info.push_back(std::move(info));
+  }
+  Io(r, s.nodes_dirty);
+  Io(r, s.node_at);
+  if (!r.ok()) return fail(r.error());
+  std::vector<std::vector<uint64_t>> on_node(s.node_at.size()), nominated(s.node_at.size());
+  for (uint32_t pos = 0; pos < s.node_at.size(); ++pos) {
+    const uint32_t id = s.node_at[pos];
+    if (id >= s.node_info.size() || !s.node_info[id].present) return fail("a node position names an absent node");
+    NodeInfo& info = s.node_info[id];
+    info.pos = pos;
+    placement::NodeState n;
+    n.name = info.name;
+    if (auto prod = info.spec.meta.labels.find("nvidia.com/gpu.product"); prod != info.spec.meta.labels.end())
+      n.gpu_model = prod->second;
+    n.labels = &info.labels;
+    n.schedulable = !info.spec.unschedulable;
+    s.ApplyCapacity(info, n);
+    Io(r, n.cpu_used_milli);
+    Io(r, n.mem_used_bytes);
+    Io(r, n.gpu_used_milli);
+    Io(r, n.ext_used);
+    Io(r, on_node[pos]);
+    Io(r, nominated[pos]);
+    if (!r.ok()) return fail(r.error());
+    if (n.gpu_used_milli.size() > static_cast<size_t>(placement::kMaxGpusPerNode)) return fail("too many GPU devices");
+    n.RecountGpus();
+    s.nodes.push_back(std::move(n));
+    s.node_live.emplace_back();
+  }
+  size_t present = 0;
+  for (const NodeInfo& info : s.node_info) present += info.present;
+  if (present != s.node_at.size()) return fail("present nodes and node positions differ");
+  {
+    std::map<std::string, uint32_t> models;
+    Io(r, models);
+    s.model_ids.clear();
+    for (const auto& [m, bit] : models) {
+      if (bit > 31) return fail("a GPU model bit out of range");
+      s.model_ids.emplace(m, bit);
+    }
+  }
+  uint64_t next_start = 0;
+  Io(r, next_start);
+  Io(r, s.next_preempt_node);
+  s.next_start_node = static_cast<size_t>(next_start);
+  s.RebuildFitIndex();
+  // 5. The placement policy's own state (only for the same policy: a branch starts afresh).
+  PlacementPolicyName saved_placer = PlacementPolicyName::kBestFit;
+  std::vector<uint64_t> placer_state;
+  Io(r, saved_placer);
+  Io(r, placer_state);
+  if (!r.ok()) return fail(r.error());
+  s.placer->Reset(s.nodes);
+  if (saved_placer == s.placer_name && (!ro.placement || ro.placement == saved_placement) &&
+      !s.placer->LoadState(placer_state))
+    return fail("the placement policy's state does not fit the policy");
+  // 6. Live workloads.
+  Io(r, s.next_id);
+  const uint64_t nw = r.Count();
+  std::vector<std::vector<uint64_t>> waiting(nw);
+  std::vector<uint64_t> preemptor(nw);
+  for (uint64_t i = 0; i < nw && r.ok(); ++i) {
+    Workload x;
+    std::string why;
+    IoWorkload(r, x, waiting[i], preemptor[i], why);
+    if (!r.ok()) break;
+    auto known = KnownReason(why);
+    if (!known) return fail("an unknown reason " + why);
+    x.message_reason = *known;
+    if (x.node != kNoNode && (x.node >= s.node_info.size() || !s.node_info[x.node].present))
+      return fail(x.key + " is on an absent node");
+    if (x.nominated_node != kNoNode && (x.nominated_node >= s.node_info.size() || !s.node_info[x.nominated_node].present))
+      return fail(x.key + " is nominated to an absent node");
+    if (x.qos >= static_cast<int32_t>(s.qos_names.size())) return fail(x.key + " has an unknown QoS");
+    if (IsFinal(x.phase)) return fail(x.key + " has finished");
+    x.slot = static_cast<Slot>(i);
+    if (!s.slot_of.emplace(Value(x.id), x.slot).second || !s.by_key.emplace(x.key, x.slot).second)
+      return fail("workload " + x.key + " twice");
+    if (Value(x.id) >= s.next_id) return fail(x.key + " has an id not yet given out");
+    s.workloads.push_back(std::move(x));
+  }
+  if (!r.ok()) return fail(r.error());
+  auto slot_of = [&](uint64_t id, Slot* out) {
+    if (id == ~uint64_t{0}) {
+      *out = kNoSlot;
+      return true;
+    }
+    auto it = s.slot_of.find(id);
+    if (it == s.slot_of.end()) return false;
+    *out = it->second;
+    return true;
+  };
+  auto slots_of = [&](const std::vector<uint64_t>& ids, std::vector<Slot>* out) {
+    out->clear();
+    for (uint64_t id : ids) {
+      Slot x;
+      if (!slot_of(id, &x) || x == kNoSlot) return false;
+      out->push_back(x);
+    }
+    return true;
+  };
+  for (size_t i = 0; i < s.workloads.size(); ++i) {
+    if (!slots_of(waiting[i], &s.workloads[i].waiting_for) || !slot_of(preemptor[i], &s.workloads[i].preemptor))
+      return fail("a reference to an unknown workload");
+  }
+  for (uint32_t pos = 0; pos < s.node_at.size(); ++pos)
+    if (!slots_of(on_node[pos], &s.node_live[pos].workloads) || !slots_of(nominated[pos], &s.node_live[pos].nominated))
+      return fail("a node lists an unknown workload");
+  // 7. The queue's bookkeeping.
+  Io(r, s.namespace_ids);
+  {
+    std::map<std::string, uint32_t> classes;
+    std::map<uint32_t, std::string> reasons;
+    Io(r, classes);
+    Io(r, reasons);
+    s.class_ids = std::unordered_map<std::string, uint32_t>(classes.begin(), classes.end());
+    s.class_reason = std::unordered_map<uint32_t, std::string>(reasons.begin(), reasons.end());
+  }
+  std::vector<uint64_t> fresh;
+  Io(r, fresh);
+  Io(r, s.freed);
+  std::vector<Millis> wake;
+  Io(r, wake);
+  std::map<uint32_t, std::vector<uint64_t>> borrowed;
+  Io(r, borrowed);
+  Io(r, s.global_epoch);
+  if (!r.ok()) return fail(r.error());
+  if (!r.AtEnd()) return fail("bytes after the end");
+  if (!slots_of(fresh, &s.fresh)) return fail("a fresh arrival that is not a workload");
+  for (Millis t : wake) s.wakeups.push(t);
+  for (const auto& [ns, ids] : borrowed)
+    if (!slots_of(ids, &s.borrowed_by_ns[ns])) return fail("a borrower that is not a workload");
+  // Indexes.
+  s.nominations = 0;
+  for (const Workload& x : s.workloads) {
+    if (x.nominated_node != kNoNode) ++s.nominations;
+    if (x.phase == Phase::kPending) s.PendingInsert(x.slot);
+  }
+  s.RematchAllPdbs();
+  // A pool appended before the first Tick stays as it was: the next command puts it in order, as
+  // it would have in the saved engine.
+  if (!s.nodes_dirty) s.placer->Reset(s.nodes);
+  if (Status inv = s.CheckInvariants(); !inv.ok()) return fail("its state is inconsistent: " + inv.message());
+  return engine;
+}
+
+}  // namespace arbiter::engine

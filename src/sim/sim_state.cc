@@ -1,0 +1,243 @@
+// Simulation::Save / Simulation::Resume: a paused simulation as a state file (docs/snapshot.md).
+// It holds the engine's snapshot, the work model's timers and per-workload progress, the arrivals
+// and node changes still to come, what the reports have collected so far (workloads, events, run
+// records), and the manifests' nodes and price books (the reports read them).
+#include "core/engine/reasons.h"
+#include "core/object_serial.h"
+#include "sim/simulator.h"
+
+namespace arbiter::serial {
+
+ARB_SERIAL_ENUM(engine::Phase, engine::Phase::kDeleted)
+ARB_SERIAL_ENUM(engine::EventType, engine::EventType::kDeleted)
+ARB_SERIAL_ENUM(sim::WorkTimers::Kind, sim::WorkTimers::Kind::kExit)
+
+template <typename A>
+void Io(A& a, engine::WorkloadId& id) {
+  uint64_t v = engine::Value(id);
+  Io(a, v);
+  id = static_cast<engine::WorkloadId>(v);
+}
+
+template <typename A>
+void Io(A& a, sim::WorkSpec& s) {
+  Io(a, s.duration);
+  Io(a, s.checkpoint_interval);
+  Io(a, s.shutdown);
+}
+
+template <typename A>
+void Io(A& a, sim::Work& w) {
+  Io(a, w.spec);
+  Io(a, w.progress);
+  Io(a, w.run_start);
+  Io(a, w.stopping);
+  Io(a, w.stop_time);
+  Io(a, w.exit_time);
+  Io(a, w.progress_after_exit);
+  Io(a, w.lost_work);
+  Io(a, w.lost_ms);
+  Io(a, w.lost_ms_node_removed);
+}
+
+template <typename A>
+void Io(A& a, sim::SimWorkload& w) {
+  Io(a, w.key);
+  Io(a, w.namespace_);
+  Io(a, w.priority);
+  Io(a, w.priority_class);
+  Io(a, w.qos);
+  Io(a, w.phase);
+  Io(a, w.last_node);
+  Io(a, w.on_node);
+  Io(a, w.first_start);
+  Io(a, w.finish_time);
+  Io(a, w.preemptions);
+  Io(a, w.message);
+  Io(a, w.requests);
+  Io(a, w.usage);
+  Io(a, w.pending_total);
+  Io(a, w.borrowed);
+  Io(a, w.progress);
+  Io(a, w.lost_gpu_milli_ms);
+  Io(a, w.lost_gpu_milli_ms_node_removed);
+}
+
+template <typename A>
+void Io(A& a, sim::SimEvent& e) {
+  Io(a, e.time);
+  Io(a, e.type);
+  Io(a, e.workload);
+  Io(a, e.node);
+  Io(a, e.by);
+  std::string reason(e.reason);
+  Io(a, reason);
+  if constexpr (A::kReading) {
+    auto known = engine::KnownReason(reason);
+    if (!known) a.Fail("an unknown event reason " + reason);
+    e.reason = known.value_or(engine::reason::kNone);
+  }
+  Io(a, e.message);
+}
+
+template <typename A>
+void Io(A& a, engine::RunRecord& r) {
+  Io(a, r.workload);
+  Io(a, r.node);
+  Io(a, r.gpu_product);
+  Io(a, r.gpu_replicas);
+  Io(a, r.start);
+  Io(a, r.end);
+  Io(a, r.stopped_by);
+  Io(a, r.stop_time);
+  Io(a, r.lost_from);
+  Io(a, r.lost_to);
+  Io(a, r.preemptor);
+}
+
+template <typename A>
+void Io(A& a, sim::WorkTimers::Timer& t) {
+  Io(a, t.time);
+  Io(a, t.seq);
+  Io(a, t.workload);
+  Io(a, t.generation);
+  Io(a, t.kind);
+}
+
+template <typename A, typename T>
+void Io(A& a, std::deque<T>& d) {
+  if constexpr (A::kReading) {
+    const uint64_t n = a.Count();
+    d.clear();
+    for (uint64_t i = 0; i < n && a.ok(); ++i) {
+      d.emplace_back();
+      Io(a, d.back());
+    }
+  } else {
+    a.U64(d.size());
+    for (auto& x : d) Io(a, x);
+  }
+}
+
+}  // namespace arbiter::serial
+
+namespace arbiter::sim {
+
+using serial::Io;
+using serial::Write;
+
+namespace {
+constexpr char kKind[] = "simulation";
+}  // namespace
+
+std::string Simulation::Save() const {
+  serial::Writer w;
+  Write(w, engine_->Snapshot());
+  // The manifests the reports read, and what is still to come.
+  Write(w, m_->nodes);
+  Write(w, m_->price_books);
+  std::vector<Pod> remaining;
+  for (size_t i = next_arrival_; i < arrivals_.size(); ++i) remaining.push_back(*arrivals_[i]);
+  Write(w, remaining);
+  Write(w, static_cast<uint64_t>(submitted()));
+  w.U64(changes_.size() - next_change_);
+  for (size_t i = next_change_; i < changes_.size(); ++i) {
+    Write(w, changes_[i].time);
+    Write(w, changes_[i].add);
+    Write(w, static_cast<uint64_t>(changes_[i].node - m_->nodes.data()));
+  }
+  // The loop.
+  Write(w, now_);
+  Write(w, paused_at_);
+  Write(w, same_instant_);
+  Write(w, steps_at_instant_);
+  // The work model.
+  Write(w, timers_.Live());
+  Write(w, timers_.seq());
+  Write(w, timers_.generations());
+  // The recorder.
+  Write(w, recorder_->works);
+  Write(w, recorder_->usage);
+  Write(w, recorder_->stop_text);
+  Write(w, recorder_->result.workload_list);
+  Write(w, recorder_->result.event_list);
+  Write(w, recorder_->result.run_list);
+  return serial::Seal(kKind, kStateVersion, w.bytes());
+}
+
+Result<std::unique_ptr<Simulation>> Simulation::Resume(std::string_view bytes, const SimOptions& options) {
+  using R = Result<std::unique_ptr<Simulation>>;
+  if (options.until && (*options.until < 0 || *options.until > kMaxHorizon))
+    return Status::Error("--until must be between 0s and " + FormatDuration(kMaxHorizon));
+  auto body = serial::Unseal(bytes, kKind, kStateVersion);
+  if (!body.ok()) return body.status();
+  serial::Reader r(*body);
+  auto fail = [&](const std::string& why) { return R::Error(StatusCode::kInvalidArgument, "corrupt simulation state: " + why); };
+  std::unique_ptr<Simulation> sim(new Simulation());
+  sim->options_ = options;
+  std::string engine_bytes;
+  Io(r, engine_bytes);
+  if (!r.ok()) return fail(r.error());
+  engine::Engine::RestoreOptions ro;
+  ro.placement = options.placement;
+  if (options.check_invariants) ro.check_invariants = true;
+  auto restored = engine::Engine::Restore(engine_bytes, ro);
+  if (!restored.ok()) return restored.status();
+  sim->engine_ = std::move(restored).value();
+  sim->owned_ = std::make_unique<ManifestSet>();
+  ManifestSet& m = *sim->owned_;
+  Io(r, m.nodes);
+  Io(r, m.price_books);
+  Io(r, m.pods);
+  uint64_t submitted = 0;
+  Io(r, submitted);
+  const uint64_t nchanges = r.Count();
+  for (uint64_t i = 0; i < nchanges && r.ok(); ++i) {
+    NodeChange c{};
+    uint64_t node = 0;
+    Io(r, c.time);
+    Io(r, c.add);
+    Io(r, node);
+    if (node >= m.nodes.size()) return fail("a node change names an unknown node");
+    c.node = &m.nodes[node];
+    sim->changes_.push_back(c);
+  }
+  Io(r, sim->now_);
+  Io(r, sim->paused_at_);
+  Io(r, sim->same_instant_);
+  Io(r, sim->steps_at_instant_);
+  std::vector<WorkTimers::Timer> live;
+  uint64_t seq = 0;
+  std::vector<uint64_t> generations;
+  Io(r, live);
+  Io(r, seq);
+  Io(r, generations);
+  sim->recorder_ = std::make_unique<Recorder>(&sim->timers_, true);
+  Recorder& rec = *sim->recorder_;
+  Io(r, rec.works);
+  Io(r, rec.usage);
+  Io(r, rec.stop_text);
+  Io(r, rec.result.workload_list);
+  Io(r, rec.result.event_list);
+  Io(r, rec.result.run_list);
+  if (!r.ok()) return fail(r.error());
+  if (!r.AtEnd()) return fail("bytes after the end");
+  const uint64_t ids = engine::Value(sim->engine_->next_workload_id());
+  if (rec.works.size() != ids || rec.usage.size() != ids || rec.result.workload_list.size() != ids ||
+      submitted != ids || generations.size() > ids)
+    return fail("its workload counts disagree");
+  for (const auto& t : live)
+    if (engine::Value(t.workload) >= ids) return fail("a timer for an unknown workload");
+  for (const auto& e : rec.result.event_list)
+    if (e.workload != engine::kNoWorkload && engine::Value(e.workload) >= ids) return fail("an event of an unknown workload");
+  for (const auto& run : rec.result.run_list)
+    if (engine::Value(run.workload) >= ids) return fail("a run of an unknown workload");
+  sim->timers_.Restore(live, seq, std::move(generations));
+  sim->m_ = sim->owned_.get();
+  sim->submitted_before_ = submitted;
+  for (const auto& p : m.pods) sim->arrivals_.push_back(&p);
+  sim->engine_->SetSinks(sim->recorder_.get(), sim->recorder_.get());
+  return sim;
+}
+
+}  // namespace arbiter::sim

@@ -1,0 +1,121 @@
+// Pausing and resuming a simulation (issue 9): a simulation saved at any instant and resumed
+// writes the same report, byte for byte, as the run that was never interrupted; a resumed run can
+// branch under another placement policy; state files that are foreign, corrupt or of another
+// format version are refused with a clear message.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "adapters/yaml/manifest_loader.h"
+#include "core/engine/random_pool.h"
+#include "sim/billing_bridge.h"
+#include "sim/report.h"
+#include "sim/simulator.h"
+
+namespace arbiter::sim {
+namespace {
+
+using testing_pools::RandomPool;
+using testing_pools::Rng;
+
+std::string Report(const ManifestSet& m, const SimResult& r) {
+  std::ostringstream out;
+  auto bill = BillSimulation(m, r, DefaultEpoch(m));
+  EXPECT_TRUE(bill.ok()) << bill.message();
+  WriteReportJson(out, m, r, Summarise(m, r), *bill);
+  return out.str();
+}
+
+// Runs to `cut`, saves, resumes from the bytes and runs to the end; the report of the whole run.
+std::string SplitRun(const ManifestSet& m, const SimOptions& o, Millis cut, std::string* state = nullptr) {
+  auto first = Simulation::Create(m, o);
+  EXPECT_TRUE(first.ok()) << first.message();
+  EXPECT_TRUE((*first)->Run(cut).ok());
+  const std::string bytes = (*first)->Save();
+  EXPECT_EQ(bytes, (*first)->Save()) << "saving is deterministic";
+  if (state) *state = bytes;
+  first = Result<std::unique_ptr<Simulation>>::Error("gone");  // nothing of the first run survives
+  auto resumed = Simulation::Resume(bytes, o);
+  EXPECT_TRUE(resumed.ok()) << resumed.message();
+  if (!resumed.ok()) return "";
+  EXPECT_EQ((*resumed)->Save(), bytes) << "a resumed simulation saves to the same bytes";
+  EXPECT_TRUE((*resumed)->Run(o.until).ok());
+  const Millis end = o.until ? *o.until : (*resumed)->now();
+  SimResult r = (*resumed)->Finish(end);
+  return Report((*resumed)->manifests(), r);
+}
+
+TEST(SimStateTest, ResumedRandomPoolsWriteTheSameReport) {
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    ManifestSet m = RandomPool(seed);
+    Rng r{seed * 31 + 7};
+    if (seed % 2)
+      for (auto& n : m.nodes) {
+        if (r.Chance(30)) n.sim.add_time = r.Uniform(1, 180) * 60000;
+        if (r.Chance(30)) n.sim.remove_time = n.sim.add_time + r.Uniform(1, 360) * 60000;
+      }
+    SimOptions o;
+    o.until = 12 * 3600 * 1000;
+    o.check_invariants = true;
+    auto whole = RunSimulation(m, o);
+    ASSERT_TRUE(whole.ok()) << whole.message();
+    const std::string expected = Report(m, *whole);
+    const Millis cut = r.Uniform(0, 12 * 60) * 60000;
+    EXPECT_EQ(SplitRun(m, o, cut), expected) << "cut at " << FormatDuration(cut);
+  }
+}
+
+TEST(SimStateTest, ResumedExamplePoolWritesTheSameReport) {
+  auto load = yaml::LoadManifestFiles({std::string(ARBITER_SOURCE_DIR) + "/examples/pool.yaml"});
+  ASSERT_TRUE(load.ok());
+  SimOptions o;
+  auto whole = RunSimulation(load.set, o);
+  ASSERT_TRUE(whole.ok());
+  const std::string expected = Report(load.set, *whole);
+  for (Millis cut : {Millis{0}, Millis{1800000}, Millis{3 * 3600000 + 1}, Millis{8 * 3600000}}) {
+    SCOPED_TRACE("cut at " + FormatDuration(cut));
+    EXPECT_EQ(SplitRun(load.set, o, cut), expected);
+  }
+}
+
+TEST(SimStateTest, ABranchUnderAnotherPlacementPolicyRuns) {
+  ManifestSet m = RandomPool(11);
+  SimOptions o;
+  o.until = 6 * 3600 * 1000;
+  auto first = Simulation::Create(m, o);
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE((*first)->Run(Millis{3600000}).ok());
+  const std::string bytes = (*first)->Save();
+  SimOptions branch = o;
+  branch.placement = PlacementPolicyName::kLeastAllocated;
+  branch.check_invariants = true;
+  auto resumed = Simulation::Resume(bytes, branch);
+  ASSERT_TRUE(resumed.ok()) << resumed.message();
+  EXPECT_EQ((*resumed)->engine().policy().placement, PlacementPolicyName::kLeastAllocated);
+  ASSERT_TRUE((*resumed)->Run(o.until).ok());
+  SimResult r = (*resumed)->Finish(*o.until);
+  EXPECT_EQ(r.policy().placement, PlacementPolicyName::kLeastAllocated);
+}
+
+TEST(SimStateTest, RefusesWhatIsNotASimulationState) {
+  ManifestSet m = RandomPool(3);
+  auto sim = Simulation::Create(m, SimOptions{});
+  ASSERT_TRUE(sim.ok());
+  const std::string bytes = (*sim)->Save();
+  auto engine_only = Simulation::Resume((*sim)->engine().Snapshot(), SimOptions{});
+  ASSERT_FALSE(engine_only.ok());
+  EXPECT_NE(engine_only.message().find("holds a state of kind \"engine\", not \"simulation\""), std::string::npos)
+      << engine_only.message();
+  auto foreign = Simulation::Resume("apiVersion: v1\nkind: Pod\n", SimOptions{});
+  ASSERT_FALSE(foreign.ok());
+  EXPECT_NE(foreign.message().find("not an Arbiter state file"), std::string::npos);
+  std::string corrupt = bytes;
+  corrupt[corrupt.size() / 2] ^= 1;
+  auto c = Simulation::Resume(corrupt, SimOptions{});
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.message().find("checksum"), std::string::npos) << c.message();
+}
+
+}  // namespace
+}  // namespace arbiter::sim
