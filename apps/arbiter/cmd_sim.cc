@@ -208,22 +208,7 @@ int RunManifestSim(const SimCli& o) {
     std::cerr << "arbiter sim: " << bill.message() << "\n";
     return 1;
   }
-  if (!bill->invoices.empty() || bill->idle)
-    std::cout << "  invoices cover " << FormatRfc3339(bill->from) << " .. " << FormatRfc3339(bill->to) << "\n";
-  for (const auto& inv : bill->invoices)
-    std::cout << "  invoice " << inv.namespace_ << ": " << inv.total.ToFixed(6) << " " << inv.currency
-              << " (request track " << inv.request_total.ToFixed(6) << ", usage track " << inv.usage_total.ToFixed(6)
-              << ", credits " << inv.credit_total.ToFixed(6) << ")\n";
-  if (bill->idle) {
-    if (bill->idle->idle_share_total.is_zero())
-      std::cout << "  idle capacity (not billed): " << bill->idle->request_total.ToFixed(6) << " "
-                << bill->idle->currency << "\n";
-    else
-      std::cout << "  idle capacity: " << bill->idle->request_total.ToFixed(6) << " " << bill->idle->currency
-                << ", of which " << bill->idle->idle_share_total.ToFixed(6)
-                << " spread to tenants (PriceBook shareIdle)\n";
-  }
-  if (manifests.price_books.empty()) std::cout << "  no PriceBook: nothing billed\n";
+  std::cout << sim::BillText(*bill, !manifests.price_books.empty());
   if (!o.ledger.empty()) {
     auto catalog = billing::PriceCatalog::Create(manifests.price_books);
     if (!catalog.ok()) {
@@ -325,6 +310,7 @@ void RegisterSim(CLI::App& app, int* exit_code) {
       }
       if (!o->policy.empty()) trace->policy = o->policy;
       if (seed_opt->count() > 0) trace->seed = static_cast<uint64_t>(o->seed);
+      trace->check_invariants = o->check_invariants;
       trace->report_json = o->report_json;
       trace->report_html = o->report_html;
       trace->quiet = o->quiet;

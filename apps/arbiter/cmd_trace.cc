@@ -7,6 +7,8 @@
 #include <iostream>
 #include <memory>
 
+#include "adapters/yaml/manifest_loader.h"
+#include "core/plural.h"
 #include "sim/trace/trace_report.h"
 #include "sim/trace/trace_sim.h"
 
@@ -62,6 +64,24 @@ int Load(const std::string& nodes, const std::string& pods, int32_t tenants, uin
 
 bool Progress(bool quiet) { return !quiet && isatty(STDERR_FILENO); }
 
+// With a policy file, the run's SimulationReport joins the trace's outputs: its summary after the
+// trace's, its JSON as "policyRun", and the page becomes the simulation report's page with the
+// trace's content first (`page` holds that content on entry). 0, or the exit code.
+int PolicyRunOutputs(const tr::PolicyRun* run, const TraceSimOptions& o, const std::string& title, std::string* text,
+                     nlohmann::json* json, std::string* page) {
+  if (!run) return 0;
+  auto report = tr::ReportPolicyRun(*run);
+  if (!report.ok()) {
+    std::cerr << "arbiter sim: " << report.message() << "\n";
+    return 1;
+  }
+  *text += "Under policy file " + o.policy_file + ":\n" + report->text;
+  (*json)["policyFile"] = o.policy_file;
+  (*json)["policyRun"] = report->json;
+  if (!o.report_html.empty()) *page = tr::PolicyRunHtml(report->json, title, *page);
+  return 0;
+}
+
 }  // namespace
 
 bool IsTraceSim(const TraceSimOptions& o) { return !o.nodes.empty() || !o.pods.empty(); }
@@ -73,7 +93,15 @@ void AddTraceOptions(CLI::App* sim, TraceSimOptions* o) {
   sim->add_option("--target", o->target,
                   "saturate: arrived GPU demand to reach: a ratio of the cluster's GPUs (1.3) or a percentage "
                   "(130%), at most 10 (1000%); default 1.3");
-  sim->add_option("--tenants", o->tenants, "Spread trace pods over N tenants by a seeded rule (default 1)");
+  sim->add_option("--tenants", o->tenants,
+                  "Spread trace pods over N tenants (namespaces tenant-0 .. tenant-N-1) by a seeded rule (default 1)");
+  sim->add_option("--policy-file", o->policy_file,
+                  "Replay under these policy objects (YAML: PoolPolicy, PriorityClass, QoS, Namespace, ResourceQuota, "
+                  "ElasticQuota, LimitRange, PodDisruptionBudget, PriceBook for the tenant-K namespaces): quotas, "
+                  "preemption and invoices in the report");
+  sim->add_option("--unschedulable", o->unschedulable,
+                  "A pod that cannot start when it arrives: drop (fails, the FGD paper's protocol; the default "
+                  "without --policy-file) or wait (queues; the default with one)");
 }
 
 void RegisterSimCompare(CLI::App* sim, int* exit_code) {
@@ -104,14 +132,47 @@ void RegisterSimCompare(CLI::App* sim, int* exit_code) {
   cmd->callback([o, exit_code] { *exit_code = RunTraceCompare(*o); });
 }
 
+// Loads a --policy-file: policy objects only (0 on success, else the exit code).
+int LoadPolicyFile(const std::string& path, bool quiet, ManifestSet* out) {
+  auto load = yaml::LoadManifestFiles({path});
+  load.diagnostics.Sort();
+  for (const auto& d : load.diagnostics.items)
+    if (d.severity == Severity::kError || !quiet) std::cerr << d.ToString() << "\n";
+  if (!load.ok()) {
+    std::cerr << "arbiter sim: --policy-file: " << Plural(load.diagnostics.ErrorCount(), "error") << " in " << path
+              << "; nothing was simulated\n";
+    return 1;
+  }
+  if (!load.set.nodes.empty() || !load.set.pods.empty()) {
+    std::cerr << "arbiter sim: --policy-file " << path << ": holds " << Plural(load.set.nodes.size(), "Node") << " and "
+              << Plural(load.set.pods.size(), "Pod")
+              << "; a policy file holds policy objects only (the trace gives the nodes and pods)\n";
+    return 1;
+  }
+  *out = std::move(load.set);
+  return 0;
+}
+
 int RunTraceSim(const TraceSimOptions& o) {
   tr::TraceRunOptions ro;
-  auto policy = tr::ParsePolicyName(o.policy.empty() ? "bestfit" : o.policy);
-  if (!policy.ok()) {
-    std::cerr << "arbiter sim: --policy: " << policy.message() << "\n";
+  ro.policy.reset();  // the PoolPolicy of a policy file decides, unless --policy does
+  if (!o.policy.empty() || o.policy_file.empty()) {
+    auto policy = tr::ParsePolicyName(o.policy.empty() ? "bestfit" : o.policy);
+    if (!policy.ok()) {
+      std::cerr << "arbiter sim: --policy: " << policy.message() << "\n";
+      return 2;
+    }
+    ro.policy = *policy;
+  }
+  if (o.unschedulable == "drop") {
+    ro.unschedulable = tr::TraceRunOptions::Unschedulable::kDrop;
+  } else if (o.unschedulable == "wait") {
+    ro.unschedulable = tr::TraceRunOptions::Unschedulable::kWait;
+  } else if (!o.unschedulable.empty()) {
+    std::cerr << "arbiter sim: --unschedulable: expected drop or wait, got \"" << o.unschedulable << "\"\n";
     return 2;
   }
-  ro.policy = *policy;
+  ro.check_invariants = o.check_invariants;
   ro.seed = o.seed;
   if (auto t = tr::ParseTargetPermille(o.target); t.ok()) {
     ro.target_permille = *t;
@@ -123,6 +184,12 @@ int RunTraceSim(const TraceSimOptions& o) {
     std::cerr << "arbiter sim: --mode: expected timeline or saturate, got \"" << o.mode << "\"\n";
     return 2;
   }
+  ManifestSet policy_file;
+  if (!o.policy_file.empty()) {
+    if (int rc = LoadPolicyFile(o.policy_file, o.quiet, &policy_file)) return rc;
+    ro.policy_file = &policy_file;
+    if (!ro.policy && !policy_file.pool_policy) ro.policy = PlacementPolicyName::kBestFit;
+  }
   Loaded in;
   if (int rc = Load(o.nodes, o.pods, o.tenants, o.seed, &in)) return rc;
   tr::TraceReportMeta meta;
@@ -133,7 +200,10 @@ int RunTraceSim(const TraceSimOptions& o) {
   meta.node_count = static_cast<int64_t>(in.nodes.size());
   meta.pod_count = static_cast<int64_t>(in.pods.pods.size());
   const bool progress = Progress(o.quiet);
-  if (progress) std::cerr << "  replaying " << in.pods.pods.size() << " pods (" << o.mode << ", " << o.policy << ") ..." << std::flush;
+  if (progress)
+    std::cerr << "  replaying " << in.pods.pods.size() << " pods (" << o.mode << ", "
+              << (ro.policy ? tr::PolicyKey(*ro.policy) : std::string("the policy file's placement")) << ") ..."
+              << std::flush;
   const auto t0 = std::chrono::steady_clock::now();
   std::string text, json, html;
   if (o.mode == "saturate") {
@@ -145,8 +215,13 @@ int RunTraceSim(const TraceSimOptions& o) {
     }
     meta.seconds = {{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
     text = tr::SaturateText(*r, meta);
-    if (!o.report_json.empty()) json = tr::SaturateJson(*r, meta).dump(2) + "\n";
-    if (!o.report_html.empty()) html = tr::SaturateHtml(*r, meta);
+    nlohmann::json j = tr::SaturateJson(*r, meta);
+    std::string page;
+    if (!o.report_html.empty()) page = r->policy_run ? tr::SaturateHtmlBody(*r, meta) : tr::SaturateHtml(*r, meta);
+    if (int rc = PolicyRunOutputs(r->policy_run.get(), o, "Arbiter trace run (saturate) under a policy file", &text, &j, &page))
+      return rc;
+    if (!o.report_json.empty()) json = j.dump(2) + "\n";
+    html = std::move(page);
   } else {
     auto r = tr::RunTimeline(in.nodes, in.pods, ro);
     if (progress) std::cerr << "\n";
@@ -156,8 +231,14 @@ int RunTraceSim(const TraceSimOptions& o) {
     }
     meta.seconds = {{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
     text = tr::TimelineText(*r, meta);
-    if (!o.report_json.empty()) json = tr::TimelineJson(*r, meta).dump(2) + "\n";
-    if (!o.report_html.empty()) html = tr::TimelineHtml(*r, meta);
+    nlohmann::json j = tr::TimelineJson(*r, meta);
+    std::string page;
+    if (!o.report_html.empty()) page = r->policy_run ? tr::TimelineHtmlBody(*r, meta) : tr::TimelineHtml(*r, meta);
+    if (int rc = PolicyRunOutputs(r->policy_run.get(), o, "Arbiter trace replay (timeline) under a policy file", &text, &j,
+                                  &page))
+      return rc;
+    if (!o.report_json.empty()) json = j.dump(2) + "\n";
+    html = std::move(page);
   }
   std::cout << text;
   if (!o.report_json.empty()) {

@@ -31,7 +31,10 @@ struct TraceSimOptions {
   std::string mode = "timeline";   // timeline | saturate
   std::string target = "1.3";      // saturate: arrived GPU demand / cluster GPUs ("1.3" or "130%")
   uint64_t seed = 42;              // node order, sampling, Random policy, tenants
-  std::string policy = "bestfit";  // bestfit | fgd | leastallocated | packing | dotproduct | random
+  std::string policy;              // bestfit (default) | fgd | leastallocated | ...; "": default, or the policy file's
+  std::string policy_file;         // --policy-file: PoolPolicy, PriorityClasses, quotas, ... for tenant-K namespaces
+  std::string unschedulable;       // drop | wait ("": drop without a policy file, wait with one)
+  bool check_invariants = false;
   int32_t tenants = 1;             // pods are spread over this many tenants by a seeded rule
   std::string report_json;
   std::string report_html;

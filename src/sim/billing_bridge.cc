@@ -128,6 +128,25 @@ Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis 
   return bill;
 }
 
+std::string BillText(const SimBill& bill, bool has_price_books) {
+  std::string o;
+  if (!bill.invoices.empty() || bill.idle)
+    o += "  invoices cover " + FormatRfc3339(bill.from) + " .. " + FormatRfc3339(bill.to) + "\n";
+  for (const auto& inv : bill.invoices)
+    o += "  invoice " + inv.namespace_ + ": " + inv.total.ToFixed(6) + " " + inv.currency + " (request track " +
+         inv.request_total.ToFixed(6) + ", usage track " + inv.usage_total.ToFixed(6) + ", credits " +
+         inv.credit_total.ToFixed(6) + ")\n";
+  if (bill.idle) {
+    if (bill.idle->idle_share_total.is_zero())
+      o += "  idle capacity (not billed): " + bill.idle->request_total.ToFixed(6) + " " + bill.idle->currency + "\n";
+    else
+      o += "  idle capacity: " + bill.idle->request_total.ToFixed(6) + " " + bill.idle->currency + ", of which " +
+           bill.idle->idle_share_total.ToFixed(6) + " spread to tenants (PriceBook shareIdle)\n";
+  }
+  if (!has_price_books) o += "  no PriceBook: nothing billed\n";
+  return o;
+}
+
 nlohmann::json BillJson(const SimBill& bill) {
   std::vector<billing::Invoice> all = bill.invoices;
   if (bill.idle) all.push_back(*bill.idle);

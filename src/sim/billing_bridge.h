@@ -31,4 +31,8 @@ Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis 
 // invoices[] of the report (tenant invoices, then the "__idle__" one when present).
 nlohmann::json BillJson(const SimBill& bill);
 
+// The summary's invoice lines ("  invoice team-a: ... CNY (request track ..."), or that nothing
+// was billed when `has_price_books` is false.
+std::string BillText(const SimBill& bill, bool has_price_books);
+
 }  // namespace arbiter::sim

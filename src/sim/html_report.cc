@@ -345,9 +345,10 @@ std::string SimulationHtml(const json& report, const HtmlReportOptions& options)
   double horizon = Num(Field(report, "endTime"));
   const json& tl = Array(report, "timeline");
   if (!tl.empty()) horizon = std::max(horizon, Num(Field(tl.back(), "time")));
-  const std::string title = "Arbiter simulation report";
+  const std::string title = Esc(options.title);
   std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + title +
-                  "</title>\n<style>" + kStyle + "</style></head>\n<body>\n<h1>" + title + "</h1>\n";
+                  "</title>\n<style>" + kStyle + "</style></head>\n<body>\n<h1>" + title + "</h1>\n" +
+                  options.preamble_html;
   if (Str(Field(report, "kind")) != "SimulationReport")
     s += "<p class=\"note\">This JSON is not a SimulationReport (kind: " + Esc(Str(Field(report, "kind"))) +
          "); what it has is shown below.</p>\n";

@@ -14,6 +14,8 @@ namespace arbiter::sim {
 struct HtmlReportOptions {
   size_t max_workloads = 1000;  // rows of the workload table
   size_t max_events = 200;      // the first N events
+  std::string title = "Arbiter simulation report";
+  std::string preamble_html;  // shown after the title (trace replay: the trace run's charts)
 };
 
 std::string SimulationHtml(const nlohmann::json& report, const HtmlReportOptions& options = {});

@@ -158,6 +158,7 @@ std::vector<WorkloadStatus> Engine::Workloads(std::optional<Millis> as_of) const
 }
 
 size_t Engine::live_workloads() const { return s_->slot_of.size(); }
+bool Engine::has_pending() const { return !s_->active_classes.empty(); }
 
 std::vector<RunRecord> Engine::OpenRuns(Millis until) const {
   std::vector<std::pair<uint64_t, Slot>> placed;

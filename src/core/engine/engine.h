@@ -75,6 +75,7 @@ class Engine {
   std::optional<WorkloadStatus> Get(WorkloadId id) const;
   std::vector<WorkloadStatus> Workloads(std::optional<Millis> as_of = std::nullopt) const;  // live, by id
   size_t live_workloads() const;
+  bool has_pending() const;  // some workload waits in the queue
   // The runs of the workloads holding a node, as if they ended at `until` (>= now()), by id: what
   // a simulation bills at its end.
   std::vector<RunRecord> OpenRuns(Millis until) const;

@@ -5,6 +5,9 @@
 #include <cstdio>
 
 #include "core/plural.h"
+#include "sim/billing_bridge.h"
+#include "sim/html_report.h"
+#include "sim/report.h"
 #include "sim/svg_chart.h"
 
 namespace arbiter::sim::trace {
@@ -241,6 +244,10 @@ std::string SaturateText(const SaturateResult& r, const TraceReportMeta& m) {
 }
 
 std::string SaturateHtml(const SaturateResult& r, const TraceReportMeta& m) {
+  return Page("Arbiter trace run (saturate)", SaturateHtmlBody(r, m));
+}
+
+std::string SaturateHtmlBody(const SaturateResult& r, const TraceReportMeta& m) {
   std::string body = MetaHtml(m);
   Axes ax;
   ax.x_max = static_cast<double>(m.target_permille) / 10.0;
@@ -248,7 +255,7 @@ std::string SaturateHtml(const SaturateResult& r, const TraceReportMeta& m) {
   body += LineChart("GPU allocation vs. arrived GPU demand", "arrived GPU demand, % of cluster GPU capacity", ax,
                     {CurveSeries(r.policy, RunCurve(r))});
   body += "<pre>" + Esc(SaturateText(r, m)) + "</pre>\n";
-  return Page("Arbiter trace run (saturate)", body);
+  return body;
 }
 
 nlohmann::json TimelineJson(const TimelineResult& r, const TraceReportMeta& m) {
@@ -300,6 +307,10 @@ std::string TimelineText(const TimelineResult& r, const TraceReportMeta& m) {
 }
 
 std::string TimelineHtml(const TimelineResult& r, const TraceReportMeta& m) {
+  return Page("Arbiter trace replay (timeline)", TimelineHtmlBody(r, m));
+}
+
+std::string TimelineHtmlBody(const TimelineResult& r, const TraceReportMeta& m) {
   Series gpu{"GPU", {}}, cpu{"CPU", {}};
   const double span_h = std::max<double>(1e-9, (r.end_s - r.start_s) / 3600.0);
   for (const auto& p : r.points) {
@@ -321,7 +332,26 @@ std::string TimelineHtml(const TimelineResult& r, const TraceReportMeta& m) {
   }
   body += LineChart("Allocation over time (" + r.policy + ")", "hours since the first arrival", ax, {gpu, cpu});
   body += "<pre>" + Esc(TimelineText(r, m)) + "</pre>\n";
-  return Page("Arbiter trace replay (timeline)", body);
+  return body;
+}
+
+Result<PolicyRunReport> ReportPolicyRun(const PolicyRun& run) {
+  const ManifestSet& m = run.manifests;
+  const SimResult& r = run.result;
+  auto bill = BillSimulation(m, r, DefaultEpoch(m), /*keep_rows=*/false);
+  if (!bill.ok()) return bill.status();
+  const Summary s = Summarise(m, r);
+  PolicyRunReport out;
+  out.text = TextSummary(m, r, s) + BillText(*bill, !m.price_books.empty());
+  out.json = ReportJson(m, r, s, BillJson(*bill));
+  return out;
+}
+
+std::string PolicyRunHtml(const nlohmann::json& report, const std::string& title, const std::string& trace_body) {
+  HtmlReportOptions o;
+  o.title = title;
+  o.preamble_html = trace_body + "<h2>Under the policy file</h2>\n";
+  return SimulationHtml(report, o);
 }
 
 }  // namespace arbiter::sim::trace

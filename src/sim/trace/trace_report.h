@@ -40,4 +40,19 @@ nlohmann::json TimelineJson(const TimelineResult& r, const TraceReportMeta& meta
 std::string TimelineText(const TimelineResult& r, const TraceReportMeta& meta);
 std::string TimelineHtml(const TimelineResult& r, const TraceReportMeta& meta);
 
+// The pages' contents without the page (for a report that shows more around them).
+std::string SaturateHtmlBody(const SaturateResult& r, const TraceReportMeta& meta);
+std::string TimelineHtmlBody(const TimelineResult& r, const TraceReportMeta& meta);
+
+// A replay under a policy file (PolicyRun) as a SimulationReport: the text summary (phases,
+// utilisation, preemptions, pending time, invoices), the JSON (kind SimulationReport, as
+// `arbiter sim -f` writes it) and a page: the simulation report's page with the trace run's
+// content (`trace_body`) first. Billing starts at the policy file's earliest PriceBook.
+struct PolicyRunReport {
+  std::string text;
+  nlohmann::json json;
+};
+Result<PolicyRunReport> ReportPolicyRun(const PolicyRun& run);
+std::string PolicyRunHtml(const nlohmann::json& report, const std::string& title, const std::string& trace_body);
+
 }  // namespace arbiter::sim::trace

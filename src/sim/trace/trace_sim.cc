@@ -325,12 +325,12 @@ Result<SaturateResult> RunSaturate(const std::vector<TraceNode>& nodes, const Po
     ++r.pods_submitted;
     arrived += p.gpu_milli_total();
     if (Status s = replay.Arrive(k, 0, &node); !s.ok()) return s;
-    if (replay.queue()) {  // victims exiting, then the queue again (all at time 0: nothing departs)
-      for (int64_t steps = 0; replay.timers().Next() && *replay.timers().Next() <= 0; ++steps) {
-        if (steps > 1000000) return Status::Error("saturate: no progress after a million steps (livelock)");
-        if (Status s = replay.FireDue(0, nothing, nothing); !s.ok()) return s;
+    // Victims exiting (all at time 0: nothing departs), then the queue again for their preemptors.
+    for (int64_t steps = 0; replay.timers().Next() && *replay.timers().Next() <= 0; ++steps) {
+      if (steps > 1000000) return Status::Error("saturate: no progress after a million steps (livelock)");
+      if (Status s = replay.FireDue(0, nothing, nothing); !s.ok()) return s;
+      if (replay.engine().has_pending())
         if (Status s = replay.engine().Apply(At(0, engine::Tick{})); !s.ok()) return s;
-      }
     }
     while (arrived * 100 >= next_percent * r.cluster_gpu_milli) {
       r.curve.push_back({next_percent * r.cluster_gpu_milli / 100, replay.gpu_allocated()});
@@ -409,8 +409,7 @@ Result<TimelineResult> RunTimeline(const std::vector<TraceNode>& nodes, const Po
     std::optional<Millis> t;
     if (a < arrivals.size()) t = arrivals[a].t * kSecond;
     if (auto timer = replay.timers().Next()) t = t ? std::min(*t, *timer) : *timer;
-    if (replay.queue())
-      if (auto wake = replay.engine().NextWakeup()) t = t ? std::min(*t, *wake) : *wake;
+    if (auto wake = replay.engine().NextWakeup()) t = t ? std::min(*t, *wake) : *wake;
     if (!t) break;
     if (*t == same_instant) {
       if (++steps > 1000000) return Status::Error("timeline: no progress after a million steps (livelock)");
@@ -435,7 +434,7 @@ Result<TimelineResult> RunTimeline(const std::vector<TraceNode>& nodes, const Po
         record(*t);
         (void)p;
       }
-    } else if (replay.queue()) {  // room was freed or a wake-up is due: the queue's turn
+    } else if (replay.engine().has_pending()) {  // room was freed or a wake-up is due: the queue's turn
       advance(*t);
       if (Status s = replay.engine().Apply(At(*t, engine::Tick{})); !s.ok()) return s;
       r.peak_allocated_gpu_milli = std::max(r.peak_allocated_gpu_milli, replay.gpu_allocated());
