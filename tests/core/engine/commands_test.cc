@@ -1,0 +1,347 @@
+// The engine's commands (command.h), one rule per test: what a refused command answers, and how
+// runtime changes of nodes and policy objects take effect (Kubernetes semantics: nothing running
+// is evicted by a change; admissions afterwards follow it). Invariants are checked after every
+// command.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "core/engine/engine.h"
+
+namespace arbiter::engine {
+namespace {
+
+constexpr Millis kMin = 60000;
+
+Node GpuNode(const std::string& name, int gpus, int64_t cpu = 64000) {
+  Node n;
+  n.meta.name = name;
+  n.capacity = {{"cpu", cpu}, {"memory", int64_t{256} << 30}, {"nvidia.com/gpu", gpus * 1000}};
+  n.allocatable = n.capacity;
+  return n;
+}
+
+Pod MakePod(const std::string& name, int gpus, const std::string& ns = "ml") {
+  Pod p;
+  p.meta.name = name;
+  p.meta.namespace_ = ns;
+  Container c;
+  c.name = "c";
+  c.requests = {{"cpu", 1000}, {"nvidia.com/gpu", gpus * 1000}};
+  c.limits = {{"nvidia.com/gpu", gpus * 1000}};
+  p.containers.push_back(c);
+  return p;
+}
+
+PriorityClass Class(const std::string& name, int32_t value, bool global_default = false) {
+  PriorityClass pc;
+  pc.meta.name = name;
+  pc.value = value;
+  pc.global_default = global_default;
+  return pc;
+}
+
+ResourceQuota PodQuota(const std::string& ns, int64_t pods) {
+  ResourceQuota q;
+  q.meta.name = "pods";
+  q.meta.namespace_ = ns;
+  q.hard.push_back({"pods", QuotaTrack::kCount, "pods", pods});
+  return q;
+}
+
+struct Sink : EventSink {
+  std::vector<Event> events;
+  std::map<uint64_t, WorkloadStatus> finished;
+  void OnEvent(const Event& e) override { events.push_back(e); }
+  void OnFinished(const WorkloadStatus& s) override { finished[Value(s.id)] = s; }
+  size_t Count(EventType t) const {
+    size_t n = 0;
+    for (const auto& e : events) n += e.type == t;
+    return n;
+  }
+  const Event* Last(EventType t) const {
+    for (auto it = events.rbegin(); it != events.rend(); ++it)
+      if (it->type == t) return &*it;
+    return nullptr;
+  }
+};
+
+class Commands : public ::testing::Test {
+ protected:
+  Commands() : e_(Options()) { e_.SetSinks(&sink_, nullptr); }
+  static EngineOptions Options() {
+    EngineOptions o;
+    o.check_invariants = true;
+    return o;
+  }
+  Status Do(Millis t, CommandOp op) { return e_.Apply(Command{t, std::move(op)}); }
+  WorkloadId Submit(Millis t, Pod p, bool immediate = false) {
+    const WorkloadId id = e_.next_workload_id();
+    EXPECT_TRUE(Do(t, SubmitPod{std::move(p), immediate, {}}).ok());
+    return id;
+  }
+  Phase PhaseOf(WorkloadId id) {
+    if (auto s = e_.Get(id)) return s->phase;
+    return sink_.finished.at(Value(id)).phase;
+  }
+  Engine e_;
+  Sink sink_;
+};
+
+TEST_F(Commands, RefusedCommandsSayWhyWithACode) {
+  ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 1), 0}).ok());
+  const WorkloadId a = Submit(0, MakePod("a", 1));
+  EXPECT_EQ(Do(0, SubmitPod{MakePod("a", 1), false, {}}).code(), StatusCode::kAlreadyExists);
+  Pod nameless = MakePod("", 1);
+  EXPECT_EQ(Do(0, SubmitPod{nameless, false, {}}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Do(0, DeletePod{static_cast<WorkloadId>(99), std::nullopt}).code(), StatusCode::kNotFound);
+  EXPECT_EQ(Do(0, VictimExited{a}).code(), StatusCode::kFailedPrecondition);  // pending, not terminating
+  EXPECT_EQ(Do(0, PodFinished{a, 0}).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Do(0, RemoveNode{"nope"}).code(), StatusCode::kNotFound);
+  Node half = GpuNode("half", 1);
+  half.capacity.Set("nvidia.com/gpu", 1500);
+  half.allocatable = half.capacity;
+  EXPECT_EQ(Do(0, UpsertNode{half, 0}).code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(Do(0, UpsertPriorityClass{Class("high", 100, true)}).ok());
+  EXPECT_EQ(Do(0, UpsertPriorityClass{Class("high", 200, true)}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Do(0, UpsertPriorityClass{Class("other", 5, true)}).code(), StatusCode::kConflict);
+  EXPECT_EQ(Do(0, DeletePriorityClass{"nope"}).code(), StatusCode::kNotFound);
+  PoolPolicy pp;
+  pp.cpu_overcommit_milli = 900;
+  EXPECT_EQ(Do(0, UpsertPoolPolicy{pp}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Do(0, DeleteNamespace{"nope"}).code(), StatusCode::kNotFound);
+  // Nothing changed: the first pod is still there and still the only one.
+  EXPECT_EQ(e_.live_workloads(), 1u);
+}
+
+TEST_F(Commands, ALoweredQuotaNeverEvictsItBlocksNewAdmissions) {
+  ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 8), 0}).ok());
+  ASSERT_TRUE(Do(0, UpsertResourceQuota{PodQuota("ml", 3)}).ok());
+  std::vector<WorkloadId> ids;
+  for (int i = 0; i < 3; ++i) ids.push_back(Submit(0, MakePod("p" + std::to_string(i), 1)));
+  ASSERT_TRUE(Do(0, Tick{}).ok());
+  for (auto id : ids) ASSERT_EQ(PhaseOf(id), Phase::kRunning);
+  ASSERT_TRUE(Do(kMin, UpsertResourceQuota{PodQuota("ml", 1)}).ok());  // lowered below usage
+  const WorkloadId late = Submit(kMin, MakePod("late", 1));
+  ASSERT_TRUE(Do(kMin, Tick{}).ok());
+  for (auto id : ids) EXPECT_EQ(PhaseOf(id), Phase::kRunning) << "a lowered quota never evicts";
+  EXPECT_EQ(PhaseOf(late), Phase::kPending);
+  ASSERT_NE(sink_.Last(EventType::kQuotaExceeded), nullptr);
+  EXPECT_NE(sink_.Last(EventType::kQuotaExceeded)->message.find("used: pods=3, limited: pods=1"), std::string::npos);
+  // Two finish: usage 1 is still at the limit.
+  ASSERT_TRUE(Do(2 * kMin, PodFinished{ids[0], 0}).ok());
+  ASSERT_TRUE(Do(2 * kMin, PodFinished{ids[1], 0}).ok());
+  ASSERT_TRUE(Do(2 * kMin, Tick{}).ok());
+  EXPECT_EQ(PhaseOf(late), Phase::kPending);
+  ASSERT_TRUE(Do(3 * kMin, PodFinished{ids[2], 0}).ok());
+  ASSERT_TRUE(Do(3 * kMin, Tick{}).ok());
+  EXPECT_EQ(PhaseOf(late), Phase::kRunning);
+  // Deleting the quota lifts it.
+  ASSERT_TRUE(Do(4 * kMin, DeleteResourceQuota{ObjectRef{"ml", "pods"}}).ok());
+  const WorkloadId free1 = Submit(4 * kMin, MakePod("free1", 1));
+  const WorkloadId free2 = Submit(4 * kMin, MakePod("free2", 1));
+  ASSERT_TRUE(Do(4 * kMin, Tick{}).ok());
+  EXPECT_EQ(PhaseOf(free1), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(free2), Phase::kRunning);
+}
+
+TEST_F(Commands, ANewQuotaCountsWhatAlreadyRuns) {
+  ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 8), 0}).ok());
+  Submit(0, MakePod("a", 1));
+  Submit(0, MakePod("b", 1));
+  ASSERT_TRUE(Do(0, Tick{}).ok());
+  ASSERT_TRUE(Do(kMin, UpsertResourceQuota{PodQuota("ml", 2)}).ok());
+  const WorkloadId c = Submit(kMin, MakePod("c", 1));
+  ASSERT_TRUE(Do(kMin, Tick{}).ok());
+  EXPECT_EQ(PhaseOf(c), Phase::kPending);
+}
+
+TEST_F(Commands, ADeletedPriorityClassKeepsRunningPodsPriority) {
+  ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 8), 0}).ok());
+  ASSERT_TRUE(Do(0, UpsertPriorityClass{Class("serving", 10000)}).ok());
+  Pod p = MakePod("svc", 1);
+  p.priority_class_name = "serving";
+  const WorkloadId svc = Submit(0, p);
+  ASSERT_TRUE(Do(0, Tick{}).ok());
+  ASSERT_TRUE(Do(kMin, DeletePriorityClass{"serving"}).ok());
+  EXPECT_EQ(e_.Get(svc)->priority, 10000);
+  EXPECT_EQ(e_.Get(svc)->priority_class, "serving");
+  Pod q = MakePod("svc2", 1);
+  q.priority_class_name = "serving";
+  const WorkloadId svc2 = Submit(kMin, q);
+  EXPECT_EQ(PhaseOf(svc2), Phase::kRejected);
+  EXPECT_EQ(sink_.finished.at(Value(svc2)).reason, "UnknownPriorityClass");
+}
+
+TEST_F(Commands, DeletingPodsPendingRunningAndTerminating) {
+  ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 1), 0}).ok());
+  const WorkloadId run = Submit(0, MakePod("run", 1));
+  const WorkloadId wait = Submit(0, MakePod("wait", 1));
+  ASSERT_TRUE(Do(0, Tick{}).ok());
+  ASSERT_EQ(PhaseOf(run), Phase::kRunning);
+  ASSERT_EQ(PhaseOf(wait), Phase::kPending);
+  // Pending: gone at once.
+  ASSERT_TRUE(Do(kMin, DeletePod{wait, std::nullopt}).ok());
+  EXPECT_FALSE(e_.Get(wait).has_value());
+  EXPECT_EQ(sink_.finished.at(Value(wait)).phase, Phase::kDeleted);
+  // Running: SIGTERM with its grace (or the override), holds its node until it exits.
+  ASSERT_TRUE(Do(kMin, DeletePod{run, 5000}).ok());
+  const Event* del = sink_.Last(EventType::kDeleted);
+  ASSERT_NE(del, nullptr);
+  EXPECT_EQ(del->grace, 5000);
+  EXPECT_EQ(del->work_facts, WorkFacts::kStopPlan);
+  EXPECT_EQ(e_.Get(run)->phase, Phase::kTerminating);
+  const WorkloadId next = Submit(kMin, MakePod("next", 1));
+  ASSERT_TRUE(Do(kMin, Tick{}).ok());
+  EXPECT_EQ(PhaseOf(next), Phase::kPending) << "the deleted pod still holds its GPU";
+  ASSERT_TRUE(Do(kMin + 5000, VictimExited{run}).ok());
+  EXPECT_EQ(sink_.finished.at(Value(run)).phase, Phase::kDeleted) << "deleted, never requeued";
+  ASSERT_TRUE(Do(kMin + 5000, Tick{}).ok());
+  EXPECT_EQ(PhaseOf(next), Phase::kRunning);
+  EXPECT_EQ(e_.Apply(At(kMin + 5000, DeletePod{run, std::nullopt})).code(), StatusCode::kNotFound);
+}
+
+TEST_F(Commands, ExitCodesDecideSucceededOrFailed) {
+  ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 2), 0}).ok());
+  const WorkloadId ok = Submit(0, MakePod("ok", 1));
+  const WorkloadId bad = Submit(0, MakePod("bad", 1));
+  ASSERT_TRUE(Do(0, Tick{}).ok());
+  ASSERT_TRUE(Do(kMin, PodFinished{ok, 0}).ok());
+  ASSERT_TRUE(Do(kMin, PodFinished{bad, 3}).ok());
+  EXPECT_EQ(sink_.finished.at(Value(ok)).phase, Phase::kSucceeded);
+  EXPECT_EQ(sink_.finished.at(Value(bad)).phase, Phase::kFailed);
+  EXPECT_EQ(sink_.finished.at(Value(bad)).exit_code, 3);
+  ASSERT_NE(sink_.Last(EventType::kFailed), nullptr);
+  EXPECT_EQ(sink_.Last(EventType::kFailed)->message, "exited with code 3");
+  EXPECT_EQ(e_.live_workloads(), 0u);
+}
+
+TEST_F(Commands, NodeChangesNeverEvict) {
+  ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 2), 0}).ok());
+  const WorkloadId a = Submit(0, MakePod("a", 1));
+  ASSERT_TRUE(Do(0, Tick{}).ok());
+  ASSERT_EQ(PhaseOf(a), Phase::kRunning);
+  // Cordon: it keeps running; nothing new lands there.
+  Node cordoned = GpuNode("n1", 2);
+  cordoned.unschedulable = true;
+  ASSERT_TRUE(Do(kMin, UpsertNode{cordoned, 0}).ok());
+  const WorkloadId b = Submit(kMin, MakePod("b", 1));
+  ASSERT_TRUE(Do(kMin, Tick{}).ok());
+  EXPECT_EQ(PhaseOf(a), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(b), Phase::kPending);
+  ASSERT_NE(sink_.Last(EventType::kFailedScheduling), nullptr);
+  EXPECT_NE(sink_.Last(EventType::kFailedScheduling)->message.find("1 node(s) were unschedulable"), std::string::npos);
+  // Uncordon with one more GPU; removing the GPU in use is refused.
+  ASSERT_TRUE(Do(2 * kMin, UpsertNode{GpuNode("n1", 3), 0}).ok());
+  ASSERT_TRUE(Do(2 * kMin, Tick{}).ok());
+  EXPECT_EQ(PhaseOf(b), Phase::kRunning);
+  EXPECT_EQ(Do(3 * kMin, UpsertNode{GpuNode("n1", 1), 0}).code(), StatusCode::kFailedPrecondition);
+  // A lower allocatable leaves the node above its capacity; nothing is evicted, nothing more binds.
+  ASSERT_TRUE(Do(3 * kMin, UpsertNode{GpuNode("n1", 3, 1000), 0}).ok());
+  const WorkloadId c = Submit(3 * kMin, MakePod("c", 1));
+  ASSERT_TRUE(Do(3 * kMin, Tick{}).ok());
+  EXPECT_EQ(PhaseOf(a), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(b), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(c), Phase::kPending);
+  EXPECT_TRUE(e_.CheckInvariants().ok());
+}
+
+TEST_F(Commands, DeletingANamespaceDeletesItsPodsAndObjects) {
+  ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 4), 0}).ok());
+  Namespace ns;
+  ns.meta.name = "team";
+  ASSERT_TRUE(Do(0, UpsertNamespace{ns}).ok());
+  ASSERT_TRUE(Do(0, UpsertResourceQuota{PodQuota("team", 1)}).ok());
+  const WorkloadId a = Submit(0, MakePod("a", 1, "team"));
+  const WorkloadId b = Submit(0, MakePod("b", 1, "team"));
+  const WorkloadId other = Submit(0, MakePod("o", 1, "other"));
+  ASSERT_TRUE(Do(0, Tick{}).ok());
+  ASSERT_EQ(PhaseOf(a), Phase::kRunning);
+  ASSERT_EQ(PhaseOf(b), Phase::kPending);  // the quota
+  ASSERT_TRUE(Do(kMin, DeleteNamespace{"team"}).ok());
+  EXPECT_EQ(PhaseOf(b), Phase::kDeleted);
+  EXPECT_EQ(e_.Get(a)->phase, Phase::kTerminating);
+  EXPECT_EQ(PhaseOf(other), Phase::kRunning);
+  ASSERT_TRUE(Do(kMin, VictimExited{a}).ok());
+  // Its quota went with it: a new pod in a namespace of that name is not limited.
+  Submit(2 * kMin, MakePod("x", 1, "team"));
+  Submit(2 * kMin, MakePod("y", 1, "team"));
+  ASSERT_TRUE(Do(2 * kMin, Tick{}).ok());
+  EXPECT_EQ(sink_.Count(EventType::kQuotaExceeded), 1u);
+}
+
+TEST_F(Commands, ImmediatePodsGetOneAttempt) {
+  ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 1), 0}).ok());
+  const WorkloadId fits = Submit(0, MakePod("fits", 1), /*immediate=*/true);
+  const WorkloadId late = Submit(0, MakePod("late", 1), /*immediate=*/true);
+  ASSERT_TRUE(Do(0, Tick{}).ok());
+  EXPECT_EQ(PhaseOf(fits), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(late), Phase::kRejected);
+  EXPECT_EQ(sink_.finished.at(Value(late)).reason, "Unschedulable");
+  EXPECT_NE(sink_.finished.at(Value(late)).message.find("0/1 nodes are available: 1 Insufficient nvidia.com/gpu"),
+            std::string::npos);
+}
+
+TEST_F(Commands, ADeletedQoSPreemptsNothing) {
+  PoolPolicy pp;
+  pp.preemption_type = PreemptionType::kQoS;
+  ASSERT_TRUE(Do(0, UpsertPoolPolicy{pp}).ok());
+  QoS low, high;
+  low.meta.name = "low";
+  low.priority = 10;
+  high.meta.name = "high";
+  high.priority = 100;
+  high.preempt = {"low"};
+  ASSERT_TRUE(Do(0, UpsertQoS{low}).ok());
+  ASSERT_TRUE(Do(0, UpsertQoS{high}).ok());
+  ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 1), 0}).ok());
+  Pod v = MakePod("v", 1);
+  v.sim.qos = "low";
+  Submit(0, v);
+  ASSERT_TRUE(Do(0, Tick{}).ok());
+  ASSERT_TRUE(Do(kMin, DeleteQoS{"high"}).ok());
+  Pod p = MakePod("p", 1);
+  p.sim.qos = "high";
+  const WorkloadId rejected = Submit(kMin, p);
+  EXPECT_EQ(PhaseOf(rejected), Phase::kRejected);  // a deleted QoS cannot be named
+  // Redefined without the preempt list: a high pod waits instead of preempting.
+  high.preempt.clear();
+  ASSERT_TRUE(Do(kMin, UpsertQoS{high}).ok());
+  Pod p2 = MakePod("p2", 1);
+  p2.sim.qos = "high";
+  const WorkloadId waits = Submit(kMin, p2);
+  ASSERT_TRUE(Do(kMin, Tick{}).ok());
+  EXPECT_EQ(PhaseOf(waits), Phase::kPending);
+  EXPECT_EQ(sink_.Count(EventType::kPreempted), 0u);
+}
+
+TEST_F(Commands, TimeNeverGoesBackwards) {
+  ASSERT_TRUE(Do(10 * kMin, UpsertNode{GpuNode("n1", 1), 0}).ok());
+  Submit(5 * kMin, MakePod("a", 1));  // earlier than the engine's clock: taken as the clock
+  EXPECT_EQ(e_.now(), 10 * kMin);
+  ASSERT_NE(sink_.Last(EventType::kSubmitted), nullptr);
+  EXPECT_EQ(sink_.Last(EventType::kSubmitted)->time, 10 * kMin);
+}
+
+TEST(EngineMemory, FinishedWorkloadsLeaveTheEngine) {
+  // The engine's memory follows what is live, not history: after ten thousand pods ran and
+  // finished, its snapshot is as small as after ten.
+  auto run = [](int pods) {
+    Engine e;
+    EXPECT_TRUE(e.Apply(At(0, UpsertNode{GpuNode("n1", 8), 0})).ok());
+    for (int i = 0; i < pods; ++i) {
+      const Millis t = i * kMin;
+      const WorkloadId id = e.next_workload_id();
+      EXPECT_TRUE(e.Apply(At(t, SubmitPod{MakePod("p" + std::to_string(i), 1), false, {}})).ok());
+      EXPECT_TRUE(e.Apply(At(t, Tick{})).ok());
+      EXPECT_TRUE(e.Apply(At(t + 1, PodFinished{id, 0})).ok());
+    }
+    EXPECT_EQ(e.live_workloads(), 0u);
+    return e.Snapshot().size();
+  };
+  const size_t ten = run(10), many = run(10000);
+  EXPECT_LE(many, ten + 64) << "snapshot grew from " << ten << " to " << many << " bytes";
+}
+
+}  // namespace
+}  // namespace arbiter::engine
