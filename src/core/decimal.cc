@@ -1,13 +1,14 @@
 #include "core/decimal.h"
 
 #include "core/text.h"
+#include "core/int128.h"
 
 namespace arbiter {
 
-std::string Int128ToString(__int128 v) {
+std::string Int128ToString(int128 v) {
   if (v == 0) return "0";
   bool neg = v < 0;
-  unsigned __int128 m = neg ? static_cast<unsigned __int128>(-(v + 1)) + 1 : static_cast<unsigned __int128>(v);
+  uint128 m = neg ? static_cast<uint128>(-(v + 1)) + 1 : static_cast<uint128>(v);
   std::string s;
   while (m) {
     s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(m % 10)));
@@ -25,8 +26,8 @@ Result<Decimal> Decimal::Parse(std::string_view text) {
     neg = text[0] == '-';
     ++i;
   }
-  __int128 whole = 0;
-  __int128 frac = 0;
+  int128 whole = 0;
+  int128 frac = 0;
   int frac_digits = 0;
   bool digits = false, point = false;
   for (; i < text.size(); ++i) {
@@ -48,28 +49,28 @@ Result<Decimal> Decimal::Parse(std::string_view text) {
       ++frac_digits;
     } else {
       whole = whole * 10 + (c - '0');
-      if (whole > static_cast<__int128>(1) << 90) return Result<Decimal>::Error(Quoted(text) + " is too large");
+      if (whole > static_cast<int128>(1) << 90) return Result<Decimal>::Error(Quoted(text) + " is too large");
     }
   }
   if (!digits) return Result<Decimal>::Error(bad);
   for (int k = frac_digits; k < kScale; ++k) frac *= 10;
-  __int128 u = whole * kOne + frac;
+  int128 u = whole * kOne + frac;
   return Decimal(neg ? -u : u);
 }
 
 Decimal Decimal::RoundHalfUp(int digits) const {
   if (digits >= kScale) return *this;
-  __int128 step = 1;
+  int128 step = 1;
   for (int k = digits; k < kScale; ++k) step *= 10;
-  __int128 mag = units_ < 0 ? -units_ : units_;
-  __int128 q = mag / step, r = mag % step;
+  int128 mag = units_ < 0 ? -units_ : units_;
+  int128 q = mag / step, r = mag % step;
   if (r * 2 >= step) ++q;
-  __int128 out = q * step;
+  int128 out = q * step;
   return Decimal(units_ < 0 ? -out : out);
 }
 
 std::string Decimal::ToFixed(int digits) const {
-  __int128 mag = units_ < 0 ? -units_ : units_;
+  int128 mag = units_ < 0 ? -units_ : units_;
   std::string whole = Int128ToString(mag / kOne);
   std::string frac = Int128ToString(mag % kOne);
   frac.insert(frac.begin(), kScale - frac.size(), '0');

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/status.h"
+#include "core/int128.h"
 
 namespace arbiter {
 
@@ -17,12 +18,12 @@ class Decimal {
   static constexpr int64_t kOne = 1000000000;
 
   constexpr Decimal() = default;
-  static constexpr Decimal FromUnits(__int128 units) { return Decimal(units); }
-  static constexpr Decimal FromInt(int64_t v) { return Decimal(static_cast<__int128>(v) * kOne); }
+  static constexpr Decimal FromUnits(int128 units) { return Decimal(units); }
+  static constexpr Decimal FromInt(int64_t v) { return Decimal(static_cast<int128>(v) * kOne); }
   // "7.00", "-0.05", "12", "1e-3" is refused (plain decimals only).
   static Result<Decimal> Parse(std::string_view text);
 
-  __int128 units() const { return units_; }
+  int128 units() const { return units_; }
   bool is_zero() const { return units_ == 0; }
   bool negative() const { return units_ < 0; }
 
@@ -52,11 +53,11 @@ class Decimal {
   friend bool operator>=(Decimal a, Decimal b) { return a.units_ >= b.units_; }
 
  private:
-  constexpr explicit Decimal(__int128 u) : units_(u) {}
-  __int128 units_ = 0;
+  constexpr explicit Decimal(int128 u) : units_(u) {}
+  int128 units_ = 0;
 };
 
 // Decimal text of a 128-bit integer.
-std::string Int128ToString(__int128 v);
+std::string Int128ToString(int128 v);
 
 }  // namespace arbiter

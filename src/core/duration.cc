@@ -1,6 +1,7 @@
 #include "core/duration.h"
 
 #include <cstdio>
+#include "core/int128.h"
 
 namespace arbiter {
 
@@ -42,12 +43,12 @@ Result<Millis> ParseDuration(std::string_view text) {
   }
   if (text.substr(i) == "0") return Millis{0};
   // Accumulate in microseconds to detect sub-millisecond remainders exactly.
-  __int128 total_us = 0;
+  int128 total_us = 0;
   bool any = false;
   std::string_view last_unit;  // of the previous component, for the "did you mean" hint
   while (i < text.size()) {
-    __int128 whole = 0;
-    __int128 frac = 0, frac_scale = 1;
+    int128 whole = 0;
+    int128 frac = 0, frac_scale = 1;
     bool digits = false, point = false;
     for (; i < text.size(); ++i) {
       char c = text[i];
@@ -59,7 +60,7 @@ Result<Millis> ParseDuration(std::string_view text) {
       if (c < '0' || c > '9') break;
       digits = true;
       if (point) {
-        if (frac_scale < static_cast<__int128>(1000000000000000000LL)) {
+        if (frac_scale < static_cast<int128>(1000000000000000000LL)) {
           frac = frac * 10 + (c - '0');
           frac_scale *= 10;
         } else if (c != '0') {
@@ -67,7 +68,7 @@ Result<Millis> ParseDuration(std::string_view text) {
         }
       } else {
         whole = whole * 10 + (c - '0');
-        if (whole > static_cast<__int128>(1) << 80) return Result<Millis>::Error("duration \"" + std::string(text) + "\" is too large");
+        if (whole > static_cast<int128>(1) << 80) return Result<Millis>::Error("duration \"" + std::string(text) + "\" is too large");
       }
     }
     if (!digits) return Result<Millis>::Error(bad);
@@ -75,7 +76,7 @@ Result<Millis> ParseDuration(std::string_view text) {
     while (u < text.size() && ((text[u] >= 'a' && text[u] <= 'z') || (text[u] >= 'A' && text[u] <= 'Z') || text[u] == '\xc2' || text[u] == '\xb5')) ++u;
     std::string_view unit = text.substr(i, u - i);
     i = u;
-    __int128 unit_us;
+    int128 unit_us;
     if (unit == "h") unit_us = 3600LL * 1000000;
     else if (unit == "m") unit_us = 60LL * 1000000;
     else if (unit == "s") unit_us = 1000000;
@@ -95,14 +96,14 @@ Result<Millis> ParseDuration(std::string_view text) {
                                    std::string(unit) + "\" (use h, m, s, ms)");
     }
     last_unit = unit;
-    __int128 part = whole * unit_us;
-    __int128 fnum = frac * unit_us;
+    int128 part = whole * unit_us;
+    int128 fnum = frac * unit_us;
     if (fnum % frac_scale != 0)
       return Result<Millis>::Error("duration \"" + std::string(text) + "\" is finer than a millisecond");
     part += fnum / frac_scale;
     total_us += part;
     any = true;
-    if (total_us > static_cast<__int128>(INT64_MAX)) return Result<Millis>::Error("duration \"" + std::string(text) + "\" is too large");
+    if (total_us > static_cast<int128>(INT64_MAX)) return Result<Millis>::Error("duration \"" + std::string(text) + "\" is too large");
   }
   if (!any) return Result<Millis>::Error(bad);
   if (total_us % 1000 != 0)

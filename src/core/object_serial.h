@@ -8,6 +8,7 @@
 #include "core/placement/node_state.h"
 #include "core/placement/policy.h"
 #include "core/serial.h"
+#include "core/int128.h"
 
 namespace arbiter::serial {
 
@@ -54,7 +55,7 @@ void Io(A& a, ResourceList& r) {
 
 template <typename A>
 void Io(A& a, Decimal& d) {
-  __int128 u = d.units();
+  int128 u = d.units();
   Io(a, u);
   if constexpr (A::kReading) d = Decimal::FromUnits(u);
 }

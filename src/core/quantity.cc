@@ -3,11 +3,12 @@
 #include "core/text.h"
 
 #include <limits>
+#include "core/int128.h"
 
 namespace arbiter {
 namespace {
 
-using u128 = unsigned __int128;
+using u128 = uint128;
 constexpr u128 kU128Max = ~static_cast<u128>(0);
 
 bool MulOverflow(u128 a, u128 b, u128* out) {

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "core/status.h"
+#include "core/int128.h"
 
 namespace arbiter {
 
@@ -20,7 +21,7 @@ enum class QuantityFormat { kDecimalSI, kBinarySI, kDecimalExponent };
 
 struct ParsedQuantity {
   bool negative = false;
-  unsigned __int128 mantissa = 0;  // trailing decimal zeros folded into exp10
+  uint128 mantissa = 0;  // trailing decimal zeros folded into exp10
   int exp10 = 0;
   int exp2 = 0;  // 0, 10, 20, ... 60 for binary suffixes
   QuantityFormat format = QuantityFormat::kDecimalSI;

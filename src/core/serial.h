@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "core/int128.h"
 
 namespace arbiter::serial {
 
@@ -125,13 +126,13 @@ void Io(Reader& r, T& v) {
   else if constexpr (sizeof(T) <= 4) v = static_cast<T>(r.U32());
   else v = static_cast<T>(r.U64());
 }
-inline void Io(Writer& w, const __int128& v) {
-  w.U64(static_cast<uint64_t>(static_cast<unsigned __int128>(v)));
-  w.U64(static_cast<uint64_t>(static_cast<unsigned __int128>(v) >> 64));
+inline void Io(Writer& w, const int128& v) {
+  w.U64(static_cast<uint64_t>(static_cast<uint128>(v)));
+  w.U64(static_cast<uint64_t>(static_cast<uint128>(v) >> 64));
 }
-inline void Io(Reader& r, __int128& v) {
+inline void Io(Reader& r, int128& v) {
   const uint64_t lo = r.U64(), hi = r.U64();
-  v = static_cast<__int128>((static_cast<unsigned __int128>(hi) << 64) | lo);
+  v = static_cast<int128>((static_cast<uint128>(hi) << 64) | lo);
 }
 inline void Io(Writer& w, const std::string& s) { w.Bytes(s); }
 inline void Io(Reader& r, std::string& s) { s = r.Bytes(); }

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "core/quantity.h"
+#include "core/int128.h"
 
 namespace arbiter {
 
@@ -157,10 +158,10 @@ class Validator {
   // amounts are non-negative, so if the total over every object of a kind fits, every partial
   // sum does. A set whose totals overflow is an error, and the checks that add are skipped.
   void Totals() {
-    auto add = [&](std::map<std::string, __int128>& acc, const ResourceList& l) {
+    auto add = [&](std::map<std::string, int128>& acc, const ResourceList& l) {
       for (const auto& [r, v] : l.entries()) acc[r] += v;
     };
-    auto report = [&](const char* kind, const ObjectMeta& m, const std::map<std::string, __int128>& acc,
+    auto report = [&](const char* kind, const ObjectMeta& m, const std::map<std::string, int128>& acc,
                       const char* what) {
       for (const auto& [r, v] : acc)
         if (v > std::numeric_limits<int64_t>::max()) {
@@ -170,9 +171,9 @@ class Validator {
           return;
         }
     };
-    std::map<std::string, __int128> pods, nodes, quotas;
+    std::map<std::string, int128> pods, nodes, quotas;
     for (const auto& p : s_.pods) {
-      std::map<std::string, __int128> one;
+      std::map<std::string, int128> one;
       for (const auto* cs : {&p.containers, &p.init_containers})
         for (const auto& c : *cs) {
           add(one, c.requests);
@@ -329,7 +330,7 @@ class Validator {
     int64_t mem_ratio = s_.pool_policy ? s_.pool_policy->memory_overcommit_milli : 1000;
     for (const auto& [r, v] : req.entries()) {
       if (v <= 0) continue;
-      __int128 cap = n.allocatable.Get(r);
+      int128 cap = n.allocatable.Get(r);
       if (r == "cpu") cap = cap * cpu_ratio / 1000;
       if (r == "memory") cap = cap * mem_ratio / 1000;
       if (v > cap) return false;
@@ -406,7 +407,7 @@ class Validator {
         const char* scope = li.type == LimitType::kPod ? "Pod" : "Container";
         std::string why;
         for (const auto& [r, mx] : li.max.entries()) {
-          __int128 sum = 0;
+          int128 sum = 0;
           for (const auto& c : all) {
             if (!c.limits.Has(r)) {
               why = "maximum " + r + " usage per " + scope + " is " + FormatResourceQuantity(r, mx) +
@@ -429,7 +430,7 @@ class Validator {
         for (const auto& [r, ratio] : li.max_limit_request_ratio_milli.entries()) {
           if (!why.empty() || li.type != LimitType::kContainer) break;
           for (const auto& c : all) {
-            __int128 lim = c.limits.Get(r), req = c.requests.Get(r);
+            int128 lim = c.limits.Get(r), req = c.requests.Get(r);
             if (c.limits.Has(r) && req > 0 && lim * 1000 > req * ratio) {
               std::string rs = std::to_string(ratio / 1000);
               if (ratio % 1000) rs = FormatMillis(ratio);
@@ -751,7 +752,7 @@ class Validator {
         order(li.default_request, "defaultRequest", li.max, "max");
         for (const auto& [r, ratio] : li.max_limit_request_ratio_milli.entries()) {
           if (!li.default_limit.Has(r) || !li.default_request.Has(r)) continue;
-          __int128 lim = li.default_limit.Get(r), req = li.default_request.Get(r);
+          int128 lim = li.default_limit.Get(r), req = li.default_request.Get(r);
           if (req > 0 && lim * 1000 > req * ratio)
             Error("LimitRange", lr.meta, base + FieldPathChild(".maxLimitRequestRatio", r),
                   "default / defaultRequest of " + r + " exceeds maxLimitRequestRatio");

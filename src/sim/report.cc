@@ -10,17 +10,18 @@
 #include "core/decimal.h"
 #include "core/plural.h"
 #include "core/quantity.h"
+#include "core/int128.h"
 
 namespace arbiter::sim {
 
 using engine::EventType;
 using engine::Phase;
 
-std::string RatioString(__int128 num, __int128 den, int digits) {
+std::string RatioString(int128 num, int128 den, int digits) {
   if (den == 0) return "0";
-  __int128 scale = 1;
+  int128 scale = 1;
   for (int i = 0; i < digits; ++i) scale *= 10;
-  __int128 q = (num * scale * 2 + den) / (den * 2);
+  int128 q = (num * scale * 2 + den) / (den * 2);
   std::string whole = Int128ToString(q / scale);
   std::string frac = Int128ToString(q % scale);
   frac.insert(frac.begin(), static_cast<size_t>(digits) - frac.size(), '0');
@@ -42,10 +43,10 @@ Summary Summarise(const ManifestSet& m, const SimResult& r) {
     for (const auto& n : m.nodes) {
       const ResourceList& a = n.allocatable.empty() ? n.capacity : n.allocatable;
       const NodeWindow in = NodeWindowOf(n, s.horizon);  // only while the node is in the pool
-      u.capacity += static_cast<__int128>(a.Get(res)) * (in.to - in.from);
+      u.capacity += static_cast<int128>(a.Get(res)) * (in.to - in.from);
     }
     for (const auto& run : e.runs())
-      u.allocated += static_cast<__int128>(e.workloads()[engine::Value(run.workload)].requests.Get(res)) * (run.end - run.start);
+      u.allocated += static_cast<int128>(e.workloads()[engine::Value(run.workload)].requests.Get(res)) * (run.end - run.start);
     s.utilisation.push_back(u);
   }
   std::map<int32_t, Summary::Tier, std::greater<int32_t>> tiers;
@@ -217,7 +218,7 @@ nlohmann::json ReportHead(const ManifestSet& m, const SimResult& r, const Summar
     j["priority"] = t.priority;
     j["workloads"] = t.workloads;
     j["pendingSecondsTotal"] = Seconds(t.pending_total);
-    j["pendingSecondsMean"] = RatioString(t.pending_total, static_cast<__int128>(t.workloads) * 1000, 3);
+    j["pendingSecondsMean"] = RatioString(t.pending_total, static_cast<int128>(t.workloads) * 1000, 3);
     j["pendingSecondsMax"] = Seconds(t.pending_max);
     tiers.push_back(j);
   }

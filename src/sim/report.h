@@ -9,6 +9,7 @@
 #include "core/objects.h"
 #include "sim/billing_bridge.h"
 #include "sim/simulator.h"
+#include "core/int128.h"
 
 namespace arbiter::sim {
 
@@ -17,8 +18,8 @@ struct Summary {
   // Per resource: time-integrated allocation and capacity × horizon (canonical unit × ms).
   struct Util {
     std::string resource;
-    __int128 allocated = 0;
-    __int128 capacity = 0;
+    int128 allocated = 0;
+    int128 capacity = 0;
   };
   std::vector<Util> utilisation;
   struct Tier {
@@ -39,7 +40,7 @@ struct Summary {
 Summary Summarise(const ManifestSet& m, const SimResult& r);
 
 // Ratio num/den as a decimal string with `digits` decimals, half-up ("0.4123").
-std::string RatioString(__int128 num, __int128 den, int digits = 4);
+std::string RatioString(int128 num, int128 den, int digits = 4);
 // Seconds from milliseconds, exact ("90", "1.5").
 nlohmann::json Seconds(Millis ms);
 

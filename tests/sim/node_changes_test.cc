@@ -11,6 +11,7 @@
 #include "sim/billing_bridge.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
+#include "core/int128.h"
 
 namespace arbiter {
 namespace {
@@ -68,7 +69,7 @@ TEST(NodeChangesTest, RunsEndAtRemovalAndLostWorkIsRecorded) {
   // Capacity: gpu-1 for the whole run (5100 s), gpu-2 for 1500 s, 8 GPUs each.
   for (const auto& u : s.utilisation) {
     if (u.resource == "nvidia.com/gpu") {
-      EXPECT_TRUE(u.capacity == static_cast<__int128>(8000) * (5100000 + 1500000));
+      EXPECT_TRUE(u.capacity == static_cast<int128>(8000) * (5100000 + 1500000));
     }
   }
   auto json = sim::ReportJson(load.set, *r, s, nullptr);
@@ -139,7 +140,7 @@ spec: {containers: [{name: c, resources: {requests: {nvidia.com/gpu: "2"}}}]}
   EXPECT_EQ(s.nodes_added, 1u);
   for (const auto& u : s.utilisation) {
     if (u.resource == "nvidia.com/gpu") {
-      EXPECT_TRUE(u.capacity == static_cast<__int128>(2000) * (7200000 + 3600000));
+      EXPECT_TRUE(u.capacity == static_cast<int128>(2000) * (7200000 + 3600000));
     }
   }
 }

@@ -1,6 +1,7 @@
 #include "adapters/report/invoice_json.h"
 
 #include <fstream>
+#include "core/int128.h"
 
 namespace arbiter::report {
 
@@ -9,7 +10,7 @@ using billing::InvoiceLine;
 using billing::RunSegment;
 using nlohmann::json;
 
-std::string SecondsText(Millis ms) { return Decimal::FromUnits(static_cast<__int128>(ms) * 1000000).ToString(); }
+std::string SecondsText(Millis ms) { return Decimal::FromUnits(static_cast<int128>(ms) * 1000000).ToString(); }
 
 namespace {
 constexpr int kDigits = billing::kAmountDigits;

@@ -19,6 +19,7 @@
 #include "core/policy_names.h"
 #include "core/quantity.h"
 #include "core/resources.h"
+#include "core/int128.h"
 
 namespace arbiter::yaml {
 
@@ -891,12 +892,12 @@ class DocLoader {
   std::optional<int64_t> Ratio(const YAML::Node& v, const std::string& p) {
     auto d = r_.NonNegativeDecimal(v, p);
     if (!d) return std::nullopt;
-    constexpr __int128 kMilliUnits = Decimal::kOne / 1000;
+    constexpr int128 kMilliUnits = Decimal::kOne / 1000;
     if (d->units() % kMilliUnits != 0) {
       r_.Error(v, p, "ratio " + Quote(v.Scalar()) + " has more than 3 decimal places");
       return std::nullopt;
     }
-    __int128 milli = d->units() / kMilliUnits;
+    int128 milli = d->units() / kMilliUnits;
     if (milli > 1000000) {
       r_.Error(v, p, "ratio " + Quote(v.Scalar()) + " is too large");
       return std::nullopt;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/resources.h"
+#include "core/int128.h"
 
 namespace arbiter::yaml {
 
@@ -278,10 +279,10 @@ std::optional<int64_t> DocReader::Int(const YAML::Node& node, const std::string&
     Error(node, path, "expected an integer, got " + Quote(*t));
     return std::nullopt;
   }
-  __int128 v = 0;
+  int128 v = 0;
   for (char c : s) {
     v = v * 10 + (c - '0');
-    if (v > (static_cast<__int128>(1) << 64)) break;
+    if (v > (static_cast<int128>(1) << 64)) break;
   }
   if (neg) v = -v;
   if (v < min || v > max) {

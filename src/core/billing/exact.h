@@ -7,11 +7,12 @@
 #include <string_view>
 
 #include "core/status.h"
+#include "core/int128.h"
 
 namespace arbiter::billing {
 
-using i128 = __int128;
-using u128 = unsigned __int128;
+using i128 = int128;
+using u128 = uint128;
 
 // round_half_up(a × b / d) for any signs of a and b, d > 0 and d < 2^127. The quotient must fit
 // in 127 bits (a broken invariant otherwise).

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/quantity.h"
+#include "core/int128.h"
 
 namespace arbiter::engine {
 
@@ -39,7 +40,7 @@ std::string RatioConstraint(const char* type, const std::string& r, int64_t rati
   const std::string head = r + " max limit to request ratio per " + type + " is " + FormatMillis(ratio_milli);
   if (req.Get(r) == 0) return head + ", but no request is specified or request is 0";
   if (lim.Get(r) == 0) return head + ", but no limit is specified or limit is 0";
-  if (static_cast<__int128>(lim.Get(r)) * 1000 > static_cast<__int128>(req.Get(r)) * ratio_milli)
+  if (static_cast<int128>(lim.Get(r)) * 1000 > static_cast<int128>(req.Get(r)) * ratio_milli)
     return head + ", but provided ratio is " + Fmt(r, lim.Get(r)) + "/" + Fmt(r, req.Get(r));
   return "";
 }

@@ -7,11 +7,12 @@
 #include "core/engine/reasons.h"
 #include "core/engine/state.h"
 #include "core/placement/policies.h"
+#include "core/int128.h"
 
 namespace arbiter::engine {
 
 namespace {
-int64_t MulRatio(int64_t v, int64_t milli) { return static_cast<int64_t>(static_cast<__int128>(v) * milli / 1000); }
+int64_t MulRatio(int64_t v, int64_t milli) { return static_cast<int64_t>(static_cast<int128>(v) * milli / 1000); }
 
 const ResourceList& AllocatableOf(const Node& n) { return n.allocatable.empty() ? n.capacity : n.allocatable; }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/placement/policies.h"
+#include "core/int128.h"
 
 namespace arbiter::placement {
 
@@ -12,7 +13,7 @@ int64_t FreeSharePpm(const NodeState& n, const PodShape& p) {
   if (n.cpu_capacity_milli > 0)
     s += (n.cpu_free() - p.cpu_milli) * kPpm / n.cpu_capacity_milli;
   if (n.mem_capacity_bytes > 0)
-    s += static_cast<int64_t>(static_cast<__int128>(n.mem_free() - p.mem_bytes) * kPpm /
+    s += static_cast<int64_t>(static_cast<int128>(n.mem_free() - p.mem_bytes) * kPpm /
                               n.mem_capacity_bytes);
   if (n.gpu_devices() > 0)
     s += (n.gpu_free_milli() - p.gpu_milli_total()) * kPpm / (int64_t{n.gpu_devices()} * kMilliPerGpu);

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "core/placement/policies.h"
+#include "core/int128.h"
 
 namespace arbiter::placement {
 
@@ -12,13 +13,13 @@ Candidate DotProductPolicy::Score(const NodeState& node, const PodShape& pod) {
 }
 
 int64_t DotProductPolicy::ScoreOnly(const NodeState& node, const PodShape& pod) {
-  const __int128 cg = static_cast<__int128>(spec_.gpu_milli) * spec_.gpu_milli;
-  const __int128 cc = static_cast<__int128>(spec_.cpu_milli) * spec_.cpu_milli;
+  const int128 cg = static_cast<int128>(spec_.gpu_milli) * spec_.gpu_milli;
+  const int128 cc = static_cast<int128>(spec_.cpu_milli) * spec_.cpu_milli;
   const int64_t g = std::gcd(static_cast<int64_t>(cg), static_cast<int64_t>(cc));
-  const __int128 a = cg / g, b = cc / g;
-  const __int128 v = static_cast<__int128>(node.cpu_free()) * pod.cpu_milli * a +
-                     static_cast<__int128>(node.gpu_free_milli()) * pod.gpu_milli_total() * b;
-  const __int128 kMax = static_cast<__int128>(INT64_MAX);
+  const int128 a = cg / g, b = cc / g;
+  const int128 v = static_cast<int128>(node.cpu_free()) * pod.cpu_milli * a +
+                     static_cast<int128>(node.gpu_free_milli()) * pod.gpu_milli_total() * b;
+  const int128 kMax = static_cast<int128>(INT64_MAX);
   const int64_t clamped = static_cast<int64_t>(v > kMax ? kMax : v);
   return -clamped;
 }

@@ -13,6 +13,7 @@
 
 #include "core/placement/policies.h"
 #include "core/status.h"
+#include "core/int128.h"
 
 namespace arbiter::placement {
 
@@ -219,11 +220,11 @@ int64_t FgdPolicy::Level(int64_t decrease) const {
   if (scoring_ == FgdScoring::kExact) return decrease;
   // x = decrease / (w_all * 1000) GPUs; level = #{k : x >= logit(k/100)} = floor(100 sigmoid(x)).
   if (w_all_ == 0) return 50;
-  const __int128 lhs = static_cast<__int128>(decrease) * 1000000;
+  const int128 lhs = static_cast<int128>(decrease) * 1000000;
   int64_t lo = 0, hi = 99;  // count of table entries <= lhs / w_all
   while (lo < hi) {
     const int64_t mid = (lo + hi) / 2;
-    if (lhs >= static_cast<__int128>(w_all_) * kLogitNano[mid]) lo = mid + 1;
+    if (lhs >= static_cast<int128>(w_all_) * kLogitNano[mid]) lo = mid + 1;
     else hi = mid;
   }
   return lo;

@@ -14,6 +14,7 @@
 
 #include "core/placement/policy.h"
 #include "core/placement/rng.h"
+#include "core/int128.h"
 
 namespace arbiter::placement {
 
@@ -43,8 +44,8 @@ class BestFitPolicy final : public PlacementPolicy {
   int64_t ScoreOnly(const NodeState& node, const PodShape& pod) override {  // inline: the hot loop
     const int64_t cpu_after = node.cpu_free() - pod.cpu_milli;
     const int64_t gpu_after = node.gpu_free_milli() - pod.gpu_milli_total();
-    const __int128 v = static_cast<__int128>(cpu_after) * spec_.gpu_milli +
-                       static_cast<__int128>(gpu_after) * spec_.cpu_milli;
+    const int128 v = static_cast<int128>(cpu_after) * spec_.gpu_milli +
+                       static_cast<int128>(gpu_after) * spec_.cpu_milli;
     return -static_cast<int64_t>(v);
   }
   void Reset(const std::vector<NodeState>& nodes) override { spec_ = MaxSpec::Of(nodes); }

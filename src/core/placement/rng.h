@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include "core/int128.h"
 
 namespace arbiter::placement {
 
@@ -40,12 +41,12 @@ class Xoshiro256 {
   }
   // Uniform in [0, bound), bound > 0, without modulo bias (Lemire's method).
   uint64_t Below(uint64_t bound) {
-    unsigned __int128 m = static_cast<unsigned __int128>(Next()) * bound;
+    uint128 m = static_cast<uint128>(Next()) * bound;
     uint64_t low = static_cast<uint64_t>(m);
     if (low < bound) {
       const uint64_t threshold = (0 - bound) % bound;
       while (low < threshold) {
-        m = static_cast<unsigned __int128>(Next()) * bound;
+        m = static_cast<uint128>(Next()) * bound;
         low = static_cast<uint64_t>(m);
       }
     }

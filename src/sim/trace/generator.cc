@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/placement/rng.h"
+#include "core/int128.h"
 
 namespace arbiter::sim::trace {
 
@@ -34,8 +35,8 @@ PodTrace GeneratePods(const PodTrace& templ, const std::vector<TraceNode>& nodes
     return std::clamp<int64_t>(*p.deletion_s - start, 0, o.max_duration_s);
   };
   // Mean GPU milli-seconds per pod of the template, for the arrival rate.
-  __int128 gpu_ms = 0;
-  for (const auto& p : templ.pods) gpu_ms += static_cast<__int128>(p.gpu_milli_total()) * duration_of(p);
+  int128 gpu_ms = 0;
+  for (const auto& p : templ.pods) gpu_ms += static_cast<int128>(p.gpu_milli_total()) * duration_of(p);
   int64_t capacity = 0;
   for (const auto& n : nodes) capacity += int64_t{n.gpus} * 1000;
   const double mean_gpu_ms = static_cast<double>(gpu_ms) / static_cast<double>(templ.pods.size());

@@ -10,6 +10,7 @@
 #include "core/placement/policies.h"
 #include "core/placement/rng.h"
 #include "core/policy_names.h"
+#include "core/int128.h"
 
 namespace arbiter::sim::trace {
 
@@ -173,8 +174,8 @@ class Replay final : public engine::EventSink, public engine::RunSink {
     cpu_allocated_ -= p.cpu_milli;
     --running_;
     TimelineResult::Tenant& tu = tenants_[static_cast<size_t>(std::max(0, p.tenant))];
-    tu.gpu_milli_seconds += static_cast<__int128>(p.gpu_milli_total()) * (run.end - run.start) / kSecond;
-    tu.cpu_milli_seconds += static_cast<__int128>(p.cpu_milli) * (run.end - run.start) / kSecond;
+    tu.gpu_milli_seconds += static_cast<int128>(p.gpu_milli_total()) * (run.end - run.start) / kSecond;
+    tu.cpu_milli_seconds += static_cast<int128>(p.cpu_milli) * (run.end - run.start) / kSecond;
   }
   void OnFinished(const engine::WorkloadStatus& s) override { recorder_.OnFinished(s); }
   bool WantsFinalStatus() const override { return recorder_.WantsFinalStatus(); }
@@ -298,7 +299,7 @@ Result<SaturateResult> RunSaturate(const std::vector<TraceNode>& nodes, const Po
   if (demand == 0) return Result<SaturateResult>::Error("saturate: the pod list asks for no GPUs");
   Shuffle(order, rng);
   const int64_t target =
-      static_cast<int64_t>(static_cast<__int128>(r.cluster_gpu_milli) * o.target_permille / 1000);
+      static_cast<int64_t>(static_cast<int128>(r.cluster_gpu_milli) * o.target_permille / 1000);
   if (demand > target) {
     while (demand > target && !order.empty()) {
       const size_t k = rng.Below(order.size());
@@ -389,11 +390,11 @@ Result<TimelineResult> RunTimeline(const std::vector<TraceNode>& nodes, const Po
 
   r.start_s = arrivals.front().t;
   Millis last_t = r.start_s * kSecond;
-  __int128 gpu_milli_ms = 0;
+  int128 gpu_milli_ms = 0;
   const size_t stride = std::max<size_t>(1, arrivals.size() / 1000);
   size_t events = 0;
   auto advance = [&](Millis t) {
-    gpu_milli_ms += static_cast<__int128>(replay.gpu_allocated()) * (t - last_t);
+    gpu_milli_ms += static_cast<int128>(replay.gpu_allocated()) * (t - last_t);
     last_t = t;
   };
   auto record = [&](Millis t) {
@@ -589,13 +590,13 @@ Result<int64_t> ParseTargetPermille(std::string_view text) {
   const bool percent = !t.empty() && t.back() == '%';
   if (percent) t.remove_suffix(1);
   if (t.empty()) return R::Error("no target given" + syntax);
-  __int128 whole = 0, frac = 0, denom = 1;
+  int128 whole = 0, frac = 0, denom = 1;
   size_t i = 0;
   bool digits = false;
   for (; i < t.size() && t[i] != '.'; ++i) {
     if (t[i] < '0' || t[i] > '9') return R::Error("'" + shown + "' is not a number" + syntax);
     digits = true;
-    if (whole < static_cast<__int128>(1) << 64) whole = whole * 10 + (t[i] - '0');
+    if (whole < static_cast<int128>(1) << 64) whole = whole * 10 + (t[i] - '0');
   }
   if (i < t.size()) {
     for (++i; i < t.size(); ++i) {
@@ -614,7 +615,7 @@ Result<int64_t> ParseTargetPermille(std::string_view text) {
   const int64_t scale = percent ? 10 : 1000;  // per mille per unit written
   if ((frac * scale) % denom != 0)
     return R::Error("'" + shown + "' is more precise than " + (percent ? "0.1%" : std::string("0.001")) + syntax);
-  const __int128 permille = whole * scale + frac * scale / denom;
+  const int128 permille = whole * scale + frac * scale / denom;
   if (permille <= 0) return R::Error("the target must be above 0, got '" + shown + "'" + syntax);
   if (permille > kMaxTargetPermille) {
     if (!percent && whole * 10 <= kMaxTargetPermille)

@@ -39,6 +39,7 @@
 #include "core/status.h"
 #include "sim/recorder.h"
 #include "sim/trace/openb_reader.h"
+#include "core/int128.h"
 
 namespace arbiter::sim::trace {
 
@@ -114,14 +115,14 @@ struct TimelineResult {
   int64_t start_s = 0, end_s = 0;
   int64_t peak_allocated_gpu_milli = 0;
   // GPU milli-seconds allocated over the run, for average utilisation.
-  __int128 gpu_milli_seconds = 0;
+  int128 gpu_milli_seconds = 0;
   std::vector<int64_t> failed_by_priority_tier;  // index: 0 = 1000, 1 = 5000, 2 = 10000, 3 other
   std::vector<TimelinePoint> points;             // at most ~1000, evenly spaced in events
   struct Tenant {  // by TracePod::tenant (the seeded --tenants rule)
     int64_t pods_placed = 0;
     int64_t pods_failed = 0;
-    __int128 gpu_milli_seconds = 0;  // requested GPU x run time of its placed pods
-    __int128 cpu_milli_seconds = 0;
+    int128 gpu_milli_seconds = 0;  // requested GPU x run time of its placed pods
+    int128 cpu_milli_seconds = 0;
   };
   std::vector<Tenant> tenants;
   std::shared_ptr<PolicyRun> policy_run;  // with a policy file
