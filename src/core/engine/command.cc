@@ -1,5 +1,7 @@
 #include "core/engine/command.h"
 
+#include "core/object_serial.h"
+
 namespace arbiter::engine {
 
 namespace {
@@ -41,6 +43,107 @@ const char* CommandName(const Command& c) {
           [](const DeletePriceBook&) { return "DeletePriceBook"; },
       },
       c.op);
+}
+
+namespace {
+
+using serial::Io;
+
+template <typename A>
+void IoRef(A& a, ObjectRef& r) {
+  Io(a, r.namespace_);
+  Io(a, r.name);
+}
+template <typename A>
+void IoId(A& a, WorkloadId& id) {
+  uint64_t v = Value(id);
+  Io(a, v);
+  id = static_cast<WorkloadId>(v);
+}
+
+// The fields of each command, after its index in CommandOp.
+template <typename A>
+void IoOp(A& a, CommandOp& op) {
+  std::visit(Overloaded{
+                 [](Tick&) {},
+                 [&](SubmitPod& c) {
+                   Io(a, c.pod);
+                   Io(a, c.immediate);
+                   Io(a, c.allowed_gpu_models);
+                 },
+                 [&](DeletePod& c) {
+                   IoId(a, c.id);
+                   Io(a, c.grace_period);
+                 },
+                 [&](PodFinished& c) {
+                   IoId(a, c.id);
+                   Io(a, c.exit_code);
+                 },
+                 [&](VictimExited& c) { IoId(a, c.id); },
+                 [&](UpsertNode& c) {
+                   Io(a, c.node);
+                   Io(a, c.order);
+                 },
+                 [&](RemoveNode& c) { Io(a, c.name); },
+                 [&](UpsertNamespace& c) { Io(a, c.ns); },
+                 [&](DeleteNamespace& c) { Io(a, c.name); },
+                 [&](UpsertResourceQuota& c) { Io(a, c.quota); },
+                 [&](DeleteResourceQuota& c) { IoRef(a, c.ref); },
+                 [&](UpsertLimitRange& c) { Io(a, c.limit_range); },
+                 [&](DeleteLimitRange& c) { IoRef(a, c.ref); },
+                 [&](UpsertPriorityClass& c) { Io(a, c.priority_class); },
+                 [&](DeletePriorityClass& c) { Io(a, c.name); },
+                 [&](UpsertPodDisruptionBudget& c) { Io(a, c.pdb); },
+                 [&](DeletePodDisruptionBudget& c) { IoRef(a, c.ref); },
+                 [&](UpsertElasticQuota& c) { Io(a, c.quota); },
+                 [&](DeleteElasticQuota& c) { IoRef(a, c.ref); },
+                 [&](UpsertQoS& c) { Io(a, c.qos); },
+                 [&](DeleteQoS& c) { Io(a, c.name); },
+                 [&](UpsertPoolPolicy& c) { Io(a, c.policy); },
+                 [](DeletePoolPolicy&) {},
+                 [&](UpsertPriceBook& c) { Io(a, c.price_book); },
+                 [&](DeletePriceBook& c) { Io(a, c.name); },
+             },
+             op);
+}
+
+// A CommandOp holding alternative `index`, default-constructed.
+template <size_t I = 0>
+bool MakeOp(size_t index, CommandOp* op) {
+  if constexpr (I < std::variant_size_v<CommandOp>) {
+    if (index == I) {
+      op->template emplace<I>();
+      return true;
+    }
+    return MakeOp<I + 1>(index, op);
+  } else {
+    return false;
+  }
+}
+
+}  // namespace
+
+std::string EncodeCommand(const Command& c) {
+  serial::Writer w;
+  Io(w, c.time);
+  w.U32(static_cast<uint32_t>(c.op.index()));
+  IoOp(w, const_cast<CommandOp&>(c.op));
+  return serial::Seal("command", kCommandVersion, w.bytes());
+}
+
+Result<Command> DecodeCommand(std::string_view bytes) {
+  auto body = serial::Unseal(bytes, "command", kCommandVersion);
+  if (!body.ok()) return body.status();
+  serial::Reader r(*body);
+  Command c;
+  Io(r, c.time);
+  const uint32_t index = r.U32();
+  if (!r.ok() || !MakeOp(index, &c.op))
+    return Result<Command>::Error("corrupt command: " + (r.ok() ? "an unknown command " + std::to_string(index) : r.error()));
+  IoOp(r, c.op);
+  if (!r.ok()) return Result<Command>::Error("corrupt command: " + r.error());
+  if (!r.AtEnd()) return Result<Command>::Error("corrupt command: bytes after the end");
+  return c;
 }
 
 }  // namespace arbiter::engine

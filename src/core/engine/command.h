@@ -250,4 +250,11 @@ Command At(Millis time, Op op) {
 // "SubmitPod", "Tick", ... (for logs and journals).
 const char* CommandName(const Command& c);
 
+// A command as bytes and back (a daemon's journal; format: docs/snapshot.md's encoding, sealed as
+// kind "command", version kCommandVersion). Decoding refuses foreign, corrupt and other-version
+// bytes with a message.
+inline constexpr uint32_t kCommandVersion = 1;
+std::string EncodeCommand(const Command& c);
+Result<Command> DecodeCommand(std::string_view bytes);
+
 }  // namespace arbiter::engine

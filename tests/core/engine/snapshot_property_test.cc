@@ -96,7 +96,14 @@ TEST(SnapshotPropertyTest, RestoredEngineContinuesByteForByte) {
       EXPECT_EQ((*b)->Snapshot(), snap) << "a restored engine snapshots to the same bytes";
       Transcript tb;
       (*b)->SetSinks(&tb, &tb);
-      for (size_t i = cut; i < cmds.size(); ++i) ASSERT_TRUE((*b)->Apply(cmds[i]).ok()) << CommandName(cmds[i]);
+      // The rest of the commands as a journal would give them back: encoded, then decoded.
+      for (size_t i = cut; i < cmds.size(); ++i) {
+        const std::string bytes = EncodeCommand(cmds[i]);
+        auto decoded = DecodeCommand(bytes);
+        ASSERT_TRUE(decoded.ok()) << decoded.message();
+        ASSERT_EQ(EncodeCommand(*decoded), bytes);
+        ASSERT_TRUE((*b)->Apply(*decoded).ok()) << CommandName(cmds[i]);
+      }
       ASSERT_EQ(ta.lines.size() - lines_at_cut, tb.lines.size()) << "cut at command " << cut << " of " << cmds.size();
       for (size_t i = 0; i < tb.lines.size(); ++i) ASSERT_EQ(ta.lines[lines_at_cut + i], tb.lines[i]) << "output " << i;
       EXPECT_EQ(final_snapshot, (*b)->Snapshot());
@@ -113,6 +120,17 @@ TEST(SnapshotPropertyTest, RestoredEngineContinuesByteForByte) {
   // The runs must exercise the interesting paths after the cuts, or the property proves little.
   EXPECT_GT(preempted, 100u);
   EXPECT_GT(reclaimed, 10u);
+}
+
+TEST(CommandEncodingTest, RefusesWhatIsNotACommand) {
+  EXPECT_FALSE(DecodeCommand("nope").ok());
+  std::string bytes = EncodeCommand(At(5, RemoveNode{"n1"}));
+  auto ok = DecodeCommand(bytes);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->time, 5);
+  EXPECT_EQ(std::get<RemoveNode>(ok->op).name, "n1");
+  bytes[bytes.size() - 1] ^= 1;
+  EXPECT_NE(DecodeCommand(bytes).message().find("checksum"), std::string::npos);
 }
 
 TEST(SnapshotTest, RefusesForeignCorruptAndOtherVersions) {
