@@ -16,8 +16,8 @@ constexpr Millis kDefaultGrace = 30000;
 
 // ------------------------------------------------------------------ events and messages
 
-void State::Emit(EventType type, const Workload& w, std::string node, std::string_view reason, std::string message,
-                 std::string by, WorkFacts facts, Millis grace) {
+void State::Emit(EventType type, const Workload& w, std::string node, std::string_view reason,
+                 std::string message, std::string by, WorkFacts facts, Millis grace) {
   if (!events_sink) return;
   Event e;
   e.time = now;
@@ -65,15 +65,16 @@ void State::Reject(Workload& w, std::string_view why, const std::string& message
   MarkFinished(w);
 }
 
-void State::SetPending(Workload& w, EventType type, std::string_view why, const std::string& message,
-                       const std::string& dedupe) {
+void State::SetPending(Workload& w, EventType type, std::string_view why,
+                       const std::string& message, const std::string& dedupe) {
   if (w.last_event_type == static_cast<int>(type) && w.message == message) return;  // fast path
   SetMessage(w, message, why);
   w.last_event_type = static_cast<int>(type);
   // One event per kind of reason per pending spell (the message always has the current text):
   // reasons that alternate (quota, then nodes, then quota again) do not repeat their events, as
   // Kubernetes aggregates repeated events of an object. The last few kinds are remembered.
-  std::string key = std::string(ToString(type)) + "|" + StableReason(dedupe.empty() ? message : dedupe);
+  std::string key =
+      std::string(ToString(type)) + "|" + StableReason(dedupe.empty() ? message : dedupe);
   auto& seen = w.reason_keys;
   if (std::find(seen.begin(), seen.end(), key) != seen.end()) return;
   constexpr size_t kRemembered = 4;
@@ -98,8 +99,7 @@ Status State::Submit(SubmitPod&& c) {
     slot = static_cast<Slot>(workloads.size());
     workloads.emplace_back();
   }
-  Workload& x = workloads[slot];
-  x = Workload{};
+  Workload& x = workloads[slot];  // default-constructed, or reset when its last workload left
   x.id = static_cast<WorkloadId>(next_id++);
   x.slot = slot;
   x.namespace_ = ns;
@@ -147,7 +147,7 @@ Status State::Submit(SubmitPod&& c) {
     qos = &*qos_defs[static_cast<size_t>(it->second)];
     if (policy.preemption_type == PreemptionType::kQoS) x.priority = qos->priority;
   }
-  x.preempt_mode = pod.sim.preempt_mode          ? *pod.sim.preempt_mode
+  x.preempt_mode = pod.sim.preempt_mode         ? *pod.sim.preempt_mode
                    : (qos && qos->preempt_mode) ? *qos->preempt_mode
                                                 : policy.preempt_mode;
   // 2. LimitRange (defaults from every LimitRange of the namespace, in name order, then checks).
@@ -170,13 +170,25 @@ Status State::Submit(SubmitPod&& c) {
   x.elastic = quota.HasElastic(x.namespace_);
   x.has_quota = quota.HasAnyQuota(x.namespace_);
   {
+    // Interned: find first, so that a known key allocates nothing.
+    auto intern = [&](std::string key) {
+      auto it = class_ids.find(key);
+      if (it == class_ids.end())
+        it = class_ids.emplace(std::move(key), static_cast<uint32_t>(class_ids.size())).first;
+      return it->second;
+    };
     std::string k = ShapeKey(x);
-    x.shape_class = class_ids.emplace(k, static_cast<uint32_t>(class_ids.size())).first->second;
-    k += "|" + x.namespace_ + "|" + (x.qos >= 0 ? qos_names[static_cast<size_t>(x.qos)] : "") + "|" +
-         ToString(x.preemption_policy);
-    x.preempt_class = class_ids.emplace(k, static_cast<uint32_t>(class_ids.size())).first->second;
+    x.shape_class = intern(k);
+    k += "|" + x.namespace_ + "|" + (x.qos >= 0 ? qos_names[static_cast<size_t>(x.qos)] : "") +
+         "|" + ToString(x.preemption_policy);
+    x.preempt_class = intern(std::move(k));
   }
-  x.namespace_id = namespace_ids.emplace(x.namespace_, static_cast<uint32_t>(namespace_ids.size())).first->second;
+  if (auto ns = namespace_ids.find(x.namespace_); ns != namespace_ids.end()) {
+    x.namespace_id = ns->second;
+  } else {
+    x.namespace_id = static_cast<uint32_t>(namespace_ids.size());
+    namespace_ids.emplace(x.namespace_, x.namespace_id);
+  }
   // 3. Quota that can never be satisfied.
   if (auto never = quota.NeverAdmissible(x, admitted)) {
     Reject(x, reason::kQuotaExceeded, *never);
@@ -202,7 +214,8 @@ bool State::TryAdmitQuota(Workload& w) {
     if (policy.when_quota_exceeded == QuotaExceededAction::kReject) {
       Reject(w, reason::kQuotaExceeded, *rq);
     } else {
-      SetPending(w, EventType::kQuotaExceeded, reason::kQuotaExceeded, *rq, rq->substr(0, rq->find(", used")));
+      SetPending(w, EventType::kQuotaExceeded, reason::kQuotaExceeded, *rq,
+                 rq->substr(0, rq->find(", used")));
     }
     return false;
   }
@@ -273,7 +286,8 @@ void State::Bind(Workload& w, uint32_t pos, const placement::GpuAssignment& gpus
   if (w.borrowed)
     Emit(EventType::kBorrowed, w, nodes[pos].name, reason::kBorrowed,
          "admitted on quota borrowed from cohort " + *quota.CohortOf(w.namespace_));
-  Emit(EventType::kScheduled, w, nodes[pos].name, reason::kNone, "");  // Event::Message(): "bound to <node>"
+  Emit(EventType::kScheduled, w, nodes[pos].name, reason::kNone,
+       "");  // Event::Message(): "bound to <node>"
 }
 
 RunRecord State::MakeRun(const Workload& w) const {
@@ -301,7 +315,8 @@ void State::Release(Workload& w) {
   list.erase(std::find(list.begin(), list.end(), slot));
   if (w.quota_charged) quota.Release(w);
   w.quota_charged = false;
-  if (auto b = borrowed_by_ns.find(w.namespace_id); b != borrowed_by_ns.end() && !b->second.empty()) {
+  if (auto b = borrowed_by_ns.find(w.namespace_id);
+      b != borrowed_by_ns.end() && !b->second.empty()) {
     // When the namespace is back within its min, none of its workloads runs on borrowed quota
     // any more: they become protected from other namespaces' preemption.
     auto& borrowers = b->second;
@@ -312,7 +327,7 @@ void State::Release(Workload& w) {
       ++global_epoch;
     }
   }
-  RunRecord run = MakeRun(w);  // close the run record
+  RunRecord run = MakeRun(w);     // close the run record
   if (!w.preempted_by.empty()) {  // stopped by a preemptor or a removed node
     run.stopped_by = w.preempted_by;
     run.stop_time = w.stop_time;
@@ -344,7 +359,8 @@ void State::Exit(Workload& w, bool emit_terminated) {
   const std::string node = w.node != kNoNode ? node_info[w.node].name : "";
   const bool was_terminating = w.phase == Phase::kTerminating;
   Release(w);
-  if (was_terminating && emit_terminated) Emit(EventType::kTerminated, w, node, reason::kNone, "exited after SIGTERM");
+  if (was_terminating && emit_terminated)
+    Emit(EventType::kTerminated, w, node, reason::kNone, "exited after SIGTERM");
   if (w.deleted) {
     w.phase = Phase::kDeleted;
     SetMessage(w, "deleted", reason::kDeleted);
@@ -385,11 +401,13 @@ void State::Exit(Workload& w, bool emit_terminated) {
 
 Status State::Finished(const PodFinished& c) {
   const Slot s = SlotOf(c.id);
-  if (s == kNoSlot) return Status::NotFound("PodFinished: no live workload with id " + std::to_string(Value(c.id)));
+  if (s == kNoSlot)
+    return Status::NotFound("PodFinished: no live workload with id " + std::to_string(Value(c.id)));
   Workload& w = workloads[s];
   if (w.phase == Phase::kTerminating && c.exit_code != 0) return VictimGone(VictimExited{c.id});
   if (w.phase != Phase::kRunning && w.phase != Phase::kTerminating)
-    return Status::FailedPrecondition("PodFinished: " + w.key + " is " + ToString(w.phase) + ", not running");
+    return Status::FailedPrecondition("PodFinished: " + w.key + " is " + ToString(w.phase) +
+                                      ", not running");
   const std::string node = node_info[w.node].name;
   const bool was_terminating = w.phase == Phase::kTerminating;
   w.exit_code = c.exit_code;
@@ -414,17 +432,21 @@ Status State::Finished(const PodFinished& c) {
 
 Status State::VictimGone(const VictimExited& c) {
   const Slot s = SlotOf(c.id);
-  if (s == kNoSlot) return Status::NotFound("VictimExited: no live workload with id " + std::to_string(Value(c.id)));
+  if (s == kNoSlot)
+    return Status::NotFound("VictimExited: no live workload with id " +
+                            std::to_string(Value(c.id)));
   Workload& w = workloads[s];
   if (w.phase != Phase::kTerminating)
-    return Status::FailedPrecondition("VictimExited: " + w.key + " is not terminating (" + ToString(w.phase) + ")");
+    return Status::FailedPrecondition("VictimExited: " + w.key + " is not terminating (" +
+                                      ToString(w.phase) + ")");
   Exit(w);
   return Status::Ok();
 }
 
 Status State::Delete(const DeletePod& c) {
   const Slot s = SlotOf(c.id);
-  if (s == kNoSlot) return Status::NotFound("DeletePod: no live workload with id " + std::to_string(Value(c.id)));
+  if (s == kNoSlot)
+    return Status::NotFound("DeletePod: no live workload with id " + std::to_string(Value(c.id)));
   Workload& w = workloads[s];
   if (c.grace_period && *c.grace_period < 0)
     return Status::InvalidArgument("DeletePod: the grace period must not be negative");
@@ -448,15 +470,17 @@ Status State::Delete(const DeletePod& c) {
       w.deleted = true;
       w.preempted_by.clear();
       Signal(w, grace);
-      SetMessage(w, "deleted; SIGTERM, grace " + FormatDuration(grace), reason::kDeleted, WorkFacts::kStopPlan);
-      Emit(EventType::kDeleted, w, node_info[w.node].name, reason::kDeleted, w.message, "", WorkFacts::kStopPlan,
-           grace);
+      SetMessage(w, "deleted; SIGTERM, grace " + FormatDuration(grace), reason::kDeleted,
+                 WorkFacts::kStopPlan);
+      Emit(EventType::kDeleted, w, node_info[w.node].name, reason::kDeleted, w.message, "",
+           WorkFacts::kStopPlan, grace);
       freed = true;
       return Status::Ok();
     }
     case Phase::kTerminating:
       w.deleted = true;
-      Emit(EventType::kDeleted, w, node_info[w.node].name, reason::kDeleted, "deleted while shutting down");
+      Emit(EventType::kDeleted, w, node_info[w.node].name, reason::kDeleted,
+           "deleted while shutting down");
       return Status::Ok();
     default:
       return Status::NotFound("DeletePod: " + w.key + " has finished");
@@ -511,12 +535,12 @@ void State::Flush() {
     if (events_sink && events_sink->WantsFinalStatus()) events_sink->OnFinished(StatusOf(w));
     quota.Unreserve(w);
     for (Slot v : w.waiting_for) workloads[v].preemptor = kNoSlot;
-    if (!w.pdbs.empty()) pdb_members.erase(std::remove(pdb_members.begin(), pdb_members.end(), s), pdb_members.end());
+    if (!w.pdbs.empty())
+      pdb_members.erase(std::remove(pdb_members.begin(), pdb_members.end(), s), pdb_members.end());
     if (!fresh.empty()) fresh.erase(std::remove(fresh.begin(), fresh.end(), s), fresh.end());
     by_key.erase(w.key);
     slot_of.erase(Value(w.id));
-    w = Workload{};
-    w.phase = Phase::kDeleted;  // a free slot
+    w = Workload{};  // a free slot, ready for the next SubmitPod
     free_slots.push_back(s);
   }
 }

@@ -6,30 +6,33 @@
 
 #include "core/engine/reasons.h"
 #include "core/engine/state.h"
-#include "core/placement/policies.h"
 #include "core/int128.h"
+#include "core/placement/policies.h"
 
 namespace arbiter::engine {
 
 namespace {
-int64_t MulRatio(int64_t v, int64_t milli) { return static_cast<int64_t>(static_cast<int128>(v) * milli / 1000); }
+int64_t MulRatio(int64_t v, int64_t milli) {
+  return static_cast<int64_t>(static_cast<int128>(v) * milli / 1000);
+}
 
-const ResourceList& AllocatableOf(const Node& n) { return n.allocatable.empty() ? n.capacity : n.allocatable; }
+const ResourceList& AllocatableOf(const Node& n) {
+  return n.allocatable.empty() ? n.capacity : n.allocatable;
+}
 
 Status CheckNodeSpec(const Node& n) {
   if (n.meta.name.empty()) return Status::InvalidArgument("UpsertNode: the node has no name");
   const ResourceList& a = AllocatableOf(n);
   if (a.Get(kGpu) < 0 || a.Get(kGpu) % placement::kMilliPerGpu != 0 ||
       a.Get(kGpu) / placement::kMilliPerGpu > placement::kMaxGpusPerNode)
-    return Status::InvalidArgument("node " + n.meta.name + ": nvidia.com/gpu must be a whole number of devices, at most " +
+    return Status::InvalidArgument("node " + n.meta.name +
+                                   ": nvidia.com/gpu must be a whole number of devices, at most " +
                                    std::to_string(placement::kMaxGpusPerNode));
   return Status::Ok();
 }
 }  // namespace
 
-State::State(EngineOptions o) : options(std::move(o)) {
-  RecomputePolicy();
-}
+State::State(EngineOptions o) : options(std::move(o)) { RecomputePolicy(); }
 
 // ------------------------------------------------------------------ nodes
 
@@ -64,6 +67,7 @@ Status State::AddNode(const Node& node, int64_t order) {
   info.present = true;
   info.spec = node;
   info.order = order;
+  info.over_capacity = false;
   // The kubelet labels every node with its hostname; selectors on it work here too.
   info.labels = node.meta.labels;
   info.labels.emplace("kubernetes.io/hostname", node.meta.name);
@@ -74,7 +78,8 @@ Status State::AddNode(const Node& node, int64_t order) {
   s.labels = &info.labels;
   s.schedulable = !node.unschedulable;
   ApplyCapacity(info, s);
-  s.gpu_used_milli.assign(static_cast<size_t>(AllocatableOf(node).Get(kGpu) / placement::kMilliPerGpu), 0);
+  s.gpu_used_milli.assign(
+      static_cast<size_t>(AllocatableOf(node).Get(kGpu) / placement::kMilliPerGpu), 0);
   s.RecountGpus();
   // Appended now, put in node order by EnsureNodes (once for a whole initial pool).
   info.pos = static_cast<uint32_t>(nodes.size());
@@ -132,11 +137,13 @@ void State::NodesReordered() {
 Status State::UpdateNode(uint32_t id, const Node& node, int64_t order) {
   NodeInfo& info = node_info[id];
   placement::NodeState& s = nodes[info.pos];
-  const size_t devices = static_cast<size_t>(AllocatableOf(node).Get(kGpu) / placement::kMilliPerGpu);
+  const size_t devices =
+      static_cast<size_t>(AllocatableOf(node).Get(kGpu) / placement::kMilliPerGpu);
   for (size_t d = devices; d < s.gpu_used_milli.size(); ++d)
     if (s.gpu_used_milli[d] != 0)
-      return Status::FailedPrecondition("node " + node.meta.name + ": GPU device " + std::to_string(d) +
-                                        " is in use; a node's GPUs can only be removed when unused");
+      return Status::FailedPrecondition(
+          "node " + node.meta.name + ": GPU device " + std::to_string(d) +
+          " is in use; a node's GPUs can only be removed when unused");
   info.spec = node;
   info.labels = node.meta.labels;
   info.labels.emplace("kubernetes.io/hostname", node.meta.name);
@@ -181,14 +188,16 @@ Status State::UpsertNodeCmd(UpsertNode&& c) {
 // now. Preemptors nominated to the node lose the nomination.
 Status State::RemoveNodeCmd(const RemoveNode& c) {
   auto it = node_ids.find(c.name);
-  if (it == node_ids.end() || !node_info[it->second].present) return Status::NotFound("no node named " + c.name);
+  if (it == node_ids.end() || !node_info[it->second].present)
+    return Status::NotFound("no node named " + c.name);
   const uint32_t id = it->second;
   NodeInfo& info = node_info[id];
   EmitNode(EventType::kNodeRemoved, c.name,
-           "node " + c.name + " left the pool with " + std::to_string(node_live[info.pos].workloads.size()) +
-               " workload(s)");
+           "node " + c.name + " left the pool with " +
+               std::to_string(node_live[info.pos].workloads.size()) + " workload(s)");
   std::vector<Slot> on = node_live[info.pos].workloads;
-  std::sort(on.begin(), on.end(), [&](Slot a, Slot b) { return Value(workloads[a].id) < Value(workloads[b].id); });
+  std::sort(on.begin(), on.end(),
+            [&](Slot a, Slot b) { return Value(workloads[a].id) < Value(workloads[b].id); });
   for (Slot s : on) {
     Workload& w = workloads[s];
     const bool running = w.phase == Phase::kRunning;
@@ -220,9 +229,11 @@ Status State::RemoveNodeCmd(const RemoveNode& c) {
 
 void State::ResetPlacer() {
   if (policy.placement == PlacementPolicyName::kFGD)
-    placer = std::make_unique<placement::FgdPolicy>(options.placement_profile, options.fgd_popularity_percent);
+    placer = std::make_unique<placement::FgdPolicy>(options.placement_profile,
+                                                    options.fgd_popularity_percent);
   else
-    placer = placement::MakePlacementPolicy(policy.placement, options.seed, options.placement_profile);
+    placer =
+        placement::MakePlacementPolicy(policy.placement, options.seed, options.placement_profile);
   placer_name = policy.placement;
   placer->Reset(nodes);
 }
@@ -230,7 +241,8 @@ void State::ResetPlacer() {
 void State::RecomputePolicy() {
   const PoolPolicy old = policy;
   policy = pool_policy.value_or(PoolPolicy{});
-  if (options.placement) policy.placement = *options.placement;  // --policy overrides the PoolPolicy
+  if (options.placement)
+    policy.placement = *options.placement;  // --policy overrides the PoolPolicy
   if (!placer || placer_name != policy.placement) ResetPlacer();
   ++pool_version;
   if (old.cpu_overcommit_milli != policy.cpu_overcommit_milli ||
@@ -247,8 +259,10 @@ void State::RecomputePolicy() {
 }
 
 Status State::UpsertPoolPolicyCmd(std::optional<PoolPolicy> p) {
-  if (p && p->cpu_overcommit_milli < 1000) return Status::InvalidArgument("PoolPolicy overcommit.cpu must be at least 1.0");
-  if (p && p->memory_overcommit_milli <= 0) return Status::InvalidArgument("PoolPolicy overcommit.memory must be above 0");
+  if (p && p->cpu_overcommit_milli < 1000)
+    return Status::InvalidArgument("PoolPolicy overcommit.cpu must be at least 1.0");
+  if (p && p->memory_overcommit_milli <= 0)
+    return Status::InvalidArgument("PoolPolicy overcommit.memory must be above 0");
   pool_policy = std::move(p);
   RecomputePolicy();
   return Status::Ok();
@@ -260,7 +274,8 @@ void State::QuotaChanged() {
   std::vector<const Workload*> charged;
   std::vector<Workload*> live;
   for (auto& [id, s] : slot_of) live.push_back(&workloads[s]);
-  std::sort(live.begin(), live.end(), [](const Workload* a, const Workload* b) { return Value(a->id) < Value(b->id); });
+  std::sort(live.begin(), live.end(),
+            [](const Workload* a, const Workload* b) { return Value(a->id) < Value(b->id); });
   for (Workload* w : live)
     if (w->quota_charged) charged.push_back(w);
   quota.Recount(charged);
@@ -292,7 +307,8 @@ void State::DropQuotaHolds() {
 }
 
 Status State::UpsertResourceQuotaCmd(UpsertResourceQuota&& c) {
-  if (c.quota.meta.name.empty()) return Status::InvalidArgument("UpsertResourceQuota: the quota has no name");
+  if (c.quota.meta.name.empty())
+    return Status::InvalidArgument("UpsertResourceQuota: the quota has no name");
   DropQuotaHolds();
   quota.SetResourceQuota(c.quota);
   QuotaChanged();
@@ -307,11 +323,13 @@ Status State::DeleteResourceQuotaCmd(const DeleteResourceQuota& c) {
 }
 
 Status State::UpsertElasticQuotaCmd(UpsertElasticQuota&& c) {
-  if (c.quota.meta.name.empty()) return Status::InvalidArgument("UpsertElasticQuota: the quota has no name");
+  if (c.quota.meta.name.empty())
+    return Status::InvalidArgument("UpsertElasticQuota: the quota has no name");
   for (const auto& e : quota.elastic_quotas())
     if (e.meta.namespace_ == c.quota.meta.namespace_ && e.meta.name != c.quota.meta.name)
-      return Status::AlreadyExists("namespace " + c.quota.meta.namespace_ + " already has ElasticQuota " +
-                                   e.meta.name + " (one per namespace)");
+      return Status::AlreadyExists("namespace " + c.quota.meta.namespace_ +
+                                   " already has ElasticQuota " + e.meta.name +
+                                   " (one per namespace)");
   DropQuotaHolds();
   Status s = quota.SetElasticQuota(c.quota);
   QuotaChanged();
@@ -328,7 +346,8 @@ Status State::DeleteElasticQuotaCmd(const DeleteElasticQuota& c) {
 // ------------------------------------------------------------------ other policy objects
 
 Status State::UpsertNamespaceCmd(UpsertNamespace&& c) {
-  if (c.ns.meta.name.empty()) return Status::InvalidArgument("UpsertNamespace: the namespace has no name");
+  if (c.ns.meta.name.empty())
+    return Status::InvalidArgument("UpsertNamespace: the namespace has no name");
   namespaces[c.ns.meta.name] = std::move(c.ns);
   return Status::Ok();
 }
@@ -346,7 +365,8 @@ Status State::DeleteNamespaceCmd(const DeleteNamespace& c) {
   }
   DropQuotaHolds();
   for (const auto& q : quota.resource_quotas())
-    if (q.meta.namespace_ == c.name) (void)quota.DeleteResourceQuota(q.meta.namespace_, q.meta.name);
+    if (q.meta.namespace_ == c.name)
+      (void)quota.DeleteResourceQuota(q.meta.namespace_, q.meta.name);
   for (const auto& q : quota.elastic_quotas())
     if (q.meta.namespace_ == c.name) (void)quota.DeleteElasticQuota(q.meta.namespace_, q.meta.name);
   QuotaChanged();
@@ -354,7 +374,8 @@ Status State::DeleteNamespaceCmd(const DeleteNamespace& c) {
   const size_t before = pdbs.size();
   pdbs.erase(std::remove_if(pdbs.begin(), pdbs.end(),
                             [&](const PodDisruptionBudget& p) {
-                              return (p.meta.namespace_.empty() ? "default" : p.meta.namespace_) == c.name;
+                              return (p.meta.namespace_.empty() ? "default" : p.meta.namespace_) ==
+                                     c.name;
                             }),
              pdbs.end());
   if (pdbs.size() != before) RematchAllPdbs();
@@ -363,7 +384,8 @@ Status State::DeleteNamespaceCmd(const DeleteNamespace& c) {
 }
 
 Status State::UpsertLimitRangeCmd(UpsertLimitRange&& c) {
-  if (c.limit_range.meta.name.empty()) return Status::InvalidArgument("UpsertLimitRange: the LimitRange has no name");
+  if (c.limit_range.meta.name.empty())
+    return Status::InvalidArgument("UpsertLimitRange: the LimitRange has no name");
   limit_ranges[c.limit_range.meta.namespace_][c.limit_range.meta.name] = std::move(c.limit_range);
   return Status::Ok();
 }
@@ -378,13 +400,16 @@ Status State::DeleteLimitRangeCmd(const DeleteLimitRange& c) {
 
 Status State::UpsertPriorityClassCmd(UpsertPriorityClass&& c) {
   const PriorityClass& pc = c.priority_class;
-  if (pc.meta.name.empty()) return Status::InvalidArgument("UpsertPriorityClass: the PriorityClass has no name");
+  if (pc.meta.name.empty())
+    return Status::InvalidArgument("UpsertPriorityClass: the PriorityClass has no name");
   if (auto it = classes.find(pc.meta.name); it != classes.end() && it->second.value != pc.value)
-    return Status::InvalidArgument("PriorityClass " + pc.meta.name + ": value may not be changed in an update (" +
-                                   std::to_string(it->second.value) + " -> " + std::to_string(pc.value) + ")");
+    return Status::InvalidArgument(
+        "PriorityClass " + pc.meta.name + ": value may not be changed in an update (" +
+        std::to_string(it->second.value) + " -> " + std::to_string(pc.value) + ")");
   if (pc.global_default)
     if (const PriorityClass* def = GlobalDefault(); def && def->meta.name != pc.meta.name)
-      return Status::Conflict("more than one globalDefault PriorityClass: " + def->meta.name + " is already the default");
+      return Status::Conflict("more than one globalDefault PriorityClass: " + def->meta.name +
+                              " is already the default");
   classes[pc.meta.name] = pc;
   return Status::Ok();
 }
@@ -395,7 +420,8 @@ Status State::DeletePriorityClassCmd(const DeletePriorityClass& c) {
 }
 
 Status State::UpsertPdbCmd(UpsertPodDisruptionBudget&& c) {
-  if (c.pdb.meta.name.empty()) return Status::InvalidArgument("UpsertPodDisruptionBudget: the budget has no name");
+  if (c.pdb.meta.name.empty())
+    return Status::InvalidArgument("UpsertPodDisruptionBudget: the budget has no name");
   bool replaced = false;
   for (auto& p : pdbs)
     if (p.meta.namespace_ == c.pdb.meta.namespace_ && p.meta.name == c.pdb.meta.name) {
@@ -412,7 +438,8 @@ Status State::DeletePdbCmd(const DeletePodDisruptionBudget& c) {
   const size_t before = pdbs.size();
   pdbs.erase(std::remove_if(pdbs.begin(), pdbs.end(),
                             [&](const PodDisruptionBudget& p) {
-                              return p.meta.namespace_ == c.ref.namespace_ && p.meta.name == c.ref.name;
+                              return p.meta.namespace_ == c.ref.namespace_ &&
+                                     p.meta.name == c.ref.name;
                             }),
              pdbs.end());
   if (pdbs.size() == before)
@@ -446,7 +473,8 @@ Status State::UpsertQoSCmd(UpsertQoS&& c) {
 
 Status State::DeleteQoSCmd(const DeleteQoS& c) {
   auto it = qos_ids.find(c.name);
-  if (it == qos_ids.end() || !qos_defs[static_cast<size_t>(it->second)]) return Status::NotFound("no QoS " + c.name);
+  if (it == qos_ids.end() || !qos_defs[static_cast<size_t>(it->second)])
+    return Status::NotFound("no QoS " + c.name);
   qos_defs[static_cast<size_t>(it->second)].reset();
   qos_preempt[static_cast<size_t>(it->second)].clear();
   ++global_epoch;
@@ -454,7 +482,8 @@ Status State::DeleteQoSCmd(const DeleteQoS& c) {
 }
 
 Status State::UpsertPriceBookCmd(UpsertPriceBook&& c) {
-  if (c.price_book.meta.name.empty()) return Status::InvalidArgument("UpsertPriceBook: the PriceBook has no name");
+  if (c.price_book.meta.name.empty())
+    return Status::InvalidArgument("UpsertPriceBook: the PriceBook has no name");
   for (auto& b : price_books)
     if (b.meta.name == c.price_book.meta.name) {
       b = std::move(c.price_book);
