@@ -18,6 +18,9 @@ struct EngineOptions {
   // pods in advance pass them; a daemon may pass none).
   placement::WorkloadProfile placement_profile;
   int fgd_popularity_percent = 95;  // FGD's typical pods: the shapes covering this share
+  // Random placement's stream (placement::RandomPolicy): the trace replay's (a score per feasible
+  // node, then the winner's devices drawn anew) instead of the manifests' (one draw per node).
+  bool random_rescore_winner = false;
 };
 
 }  // namespace arbiter::engine

@@ -233,7 +233,8 @@ void State::ResetPlacer() {
                                                     options.fgd_popularity_percent);
   else
     placer =
-        placement::MakePlacementPolicy(policy.placement, options.seed, options.placement_profile);
+        placement::MakePlacementPolicy(policy.placement, options.seed, options.placement_profile,
+                                             options.random_rescore_winner);
   placer_name = policy.placement;
   placer->Reset(nodes);
 }

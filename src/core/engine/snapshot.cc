@@ -110,6 +110,7 @@ void IoOptions(A& a, EngineOptions& o) {
   Io(a, o.placement);
   Io(a, o.placement_profile);
   Io(a, o.fgd_popularity_percent);
+  Io(a, o.random_rescore_winner);
 }
 
 }  // namespace
@@ -123,6 +124,7 @@ std::string Engine::Snapshot() const {
   Write(w, s.options.placement);
   Write(w, s.options.placement_profile);
   Write(w, s.options.fgd_popularity_percent);
+  Write(w, s.options.random_rescore_winner);
   Write(w, s.now);
   Write(w, s.started);
   // 2. Policy objects.

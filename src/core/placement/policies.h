@@ -12,9 +12,9 @@
 #include <tuple>
 #include <vector>
 
+#include "core/int128.h"
 #include "core/placement/policy.h"
 #include "core/placement/rng.h"
-#include "core/int128.h"
 
 namespace arbiter::placement {
 
@@ -35,8 +35,8 @@ struct MaxSpec {
 // as in the paper's simulator). Shared-GPU pods go to the fullest device that fits.
 class BestFitPolicy final : public PlacementPolicy {
  public:
-  std::optional<Choice> Choose(const std::vector<NodeState>& all, const std::vector<size_t>& feasible,
-                               const PodShape& pod) override {
+  std::optional<Choice> Choose(const std::vector<NodeState>& all,
+                               const std::vector<size_t>& feasible, const PodShape& pod) override {
     return ChooseWith(*this, all, feasible, pod);
   }
   std::string_view name() const override { return "BestFit"; }
@@ -45,7 +45,7 @@ class BestFitPolicy final : public PlacementPolicy {
     const int64_t cpu_after = node.cpu_free() - pod.cpu_milli;
     const int64_t gpu_after = node.gpu_free_milli() - pod.gpu_milli_total();
     const int128 v = static_cast<int128>(cpu_after) * spec_.gpu_milli +
-                       static_cast<int128>(gpu_after) * spec_.cpu_milli;
+                     static_cast<int128>(gpu_after) * spec_.cpu_milli;
     return -static_cast<int64_t>(v);
   }
   void Reset(const std::vector<NodeState>& nodes) override { spec_ = MaxSpec::Of(nodes); }
@@ -58,13 +58,15 @@ class BestFitPolicy final : public PlacementPolicy {
 // memory and GPU (Kubernetes NodeResourcesLeastAllocated in spirit). Not in the FGD paper.
 class LeastAllocatedPolicy final : public PlacementPolicy {
  public:
-  std::optional<Choice> Choose(const std::vector<NodeState>& all, const std::vector<size_t>& feasible,
-                               const PodShape& pod) override {
+  std::optional<Choice> Choose(const std::vector<NodeState>& all,
+                               const std::vector<size_t>& feasible, const PodShape& pod) override {
     return ChooseWith(*this, all, feasible, pod);
   }
   std::string_view name() const override { return "LeastAllocated"; }
   Candidate Score(const NodeState& node, const PodShape& pod) override;
-  int64_t ScoreOnly(const NodeState& node, const PodShape& pod) override { return FreeSharePpm(node, pod); }
+  int64_t ScoreOnly(const NodeState& node, const PodShape& pod) override {
+    return FreeSharePpm(node, pod);
+  }
 };
 
 // GPU Packing, in three tiers (best first):
@@ -74,8 +76,8 @@ class LeastAllocatedPolicy final : public PlacementPolicy {
 // Pods without GPUs score 0 everywhere (ties). Devices: fullest device that fits.
 class PackingPolicy final : public PlacementPolicy {
  public:
-  std::optional<Choice> Choose(const std::vector<NodeState>& all, const std::vector<size_t>& feasible,
-                               const PodShape& pod) override {
+  std::optional<Choice> Choose(const std::vector<NodeState>& all,
+                               const std::vector<size_t>& feasible, const PodShape& pod) override {
     return ChooseWith(*this, all, feasible, pod);
   }
   std::string_view name() const override { return "Packing"; }
@@ -88,8 +90,8 @@ class PackingPolicy final : public PlacementPolicy {
 // dimension divided by the max spec. A smaller product (a tighter node) is preferred.
 class DotProductPolicy final : public PlacementPolicy {
  public:
-  std::optional<Choice> Choose(const std::vector<NodeState>& all, const std::vector<size_t>& feasible,
-                               const PodShape& pod) override {
+  std::optional<Choice> Choose(const std::vector<NodeState>& all,
+                               const std::vector<size_t>& feasible, const PodShape& pod) override {
     return ChooseWith(*this, all, feasible, pod);
   }
   std::string_view name() const override { return "DotProduct"; }
@@ -103,11 +105,20 @@ class DotProductPolicy final : public PlacementPolicy {
 
 // Random: a uniformly random feasible node (every score is a fresh draw from a seeded
 // xoshiro256** stream), and a uniformly random device that fits for shared-GPU pods.
+//
+// Two streams, both kept so that seeded runs replay as they always have:
+//  - manifests (default): one Score() per feasible node, the winner keeps the devices drawn with
+//    its score;
+//  - trace replay (`rescore_winner`): ChooseNode's general rule, a score per feasible node and one
+//    more Score() of the winner for its devices (the paper protocol's stream).
 class RandomPolicy final : public PlacementPolicy {
  public:
-  explicit RandomPolicy(uint64_t seed) : rng_(seed) {}
+  explicit RandomPolicy(uint64_t seed, bool rescore_winner = false)
+      : rng_(seed), rescore_winner_(rescore_winner) {}
   std::string_view name() const override { return "Random"; }
   Candidate Score(const NodeState& node, const PodShape& pod) override;
+  std::optional<Choice> Choose(const std::vector<NodeState>& all,
+                               const std::vector<size_t>& feasible, const PodShape& pod) override;
   std::vector<uint64_t> SaveState() const override {
     auto s = rng_.state();
     return {s[0], s[1], s[2], s[3]};
@@ -120,6 +131,7 @@ class RandomPolicy final : public PlacementPolicy {
 
  private:
   Xoshiro256 rng_;
+  bool rescore_winner_;
 };
 
 // ---- FGD ------------------------------------------------------------------------------------
@@ -175,20 +187,20 @@ class FgdPolicy final : public PlacementPolicy {
   struct Group {  // typical GPU shapes sharing (milli per device, count, model list)
     int32_t milli = 0;
     int32_t count = 0;
-    int m_index = 0;                   // index into distinct_milli_
-    std::vector<std::string> models;   // sorted; empty = any
-    std::vector<int64_t> cpu;          // ascending
-    std::vector<int64_t> w_prefix;     // w_prefix[i] = weight of entries 0..i-1
+    int m_index = 0;                  // index into distinct_milli_
+    std::vector<std::string> models;  // sorted; empty = any
+    std::vector<int64_t> cpu;         // ascending
+    std::vector<int64_t> w_prefix;    // w_prefix[i] = weight of entries 0..i-1
   };
-  struct Memo {  // a scored placement of one pod shape on one node state
+  struct Memo {            // a scored placement of one pod shape on one node state
     uint64_t version = 0;  // the node's version when scored; 0 = empty
     int64_t score = 0;
     GpuAssignment gpus;
   };
   struct NodeCache {
     bool valid = false;
-    uint64_t version = 0;   // bumped whenever the node's state changes
-    std::vector<Memo> memo; // by shape id
+    uint64_t version = 0;    // bumped whenever the node's state changes
+    std::vector<Memo> memo;  // by shape id
     std::string model;
     int64_t cpu_capacity = 0;
     int64_t cpu_used = 0;
@@ -201,10 +213,10 @@ class FgdPolicy final : public PlacementPolicy {
   int64_t Frag(int64_t cpu_free, const int32_t* free, int devices,
                const std::vector<uint8_t>& access);
   NodeCache* CacheFor(const NodeState& node);  // refreshed; nullptr if not a known node
-  int ShapeId(const PodShape& pod);             // small id of the pod's shape, -1 if too many
+  int ShapeId(const PodShape& pod);            // small id of the pod's shape, -1 if too many
   Candidate Compute(const NodeState& node, const PodShape& pod, int64_t before,
                     const std::vector<uint8_t>& access);
-  int64_t Level(int64_t decrease) const;       // the score of a fragmentation decrease
+  int64_t Level(int64_t decrease) const;  // the score of a fragmentation decrease
   FgdScoring scoring_;
   const NodeState* base_ = nullptr;
   size_t base_count_ = 0;
@@ -219,7 +231,8 @@ class FgdPolicy final : public PlacementPolicy {
   std::vector<uint8_t> scratch_access_;
   uint64_t next_version_ = 1;
   // Shape ids for the per-node score memo (scores depend on cpu, GPU milli, count and models).
-  std::map<std::tuple<int64_t, int32_t, int32_t, std::vector<std::string>, std::string>, int> shape_ids_;
+  std::map<std::tuple<int64_t, int32_t, int32_t, std::vector<std::string>, std::string>, int>
+      shape_ids_;
   PodShape last_pod_;
   int last_shape_id_ = -2;  // -2: none yet
 };

@@ -5,7 +5,8 @@
 namespace arbiter::placement {
 
 std::unique_ptr<PlacementPolicy> MakePlacementPolicy(PlacementPolicyName name, uint64_t seed,
-                                                     const WorkloadProfile& profile) {
+                                                     const WorkloadProfile& profile,
+                                                     bool random_rescore_winner) {
   switch (name) {
     case PlacementPolicyName::kLeastAllocated:
       return std::make_unique<LeastAllocatedPolicy>();
@@ -16,14 +17,15 @@ std::unique_ptr<PlacementPolicy> MakePlacementPolicy(PlacementPolicyName name, u
     case PlacementPolicyName::kDotProduct:
       return std::make_unique<DotProductPolicy>();
     case PlacementPolicyName::kRandom:
-      return std::make_unique<RandomPolicy>(seed);
+      return std::make_unique<RandomPolicy>(seed, random_rescore_winner);
     case PlacementPolicyName::kBestFit:
     default:
       return std::make_unique<BestFitPolicy>();
   }
 }
 
-std::optional<Choice> PlacementPolicy::Choose(const std::vector<NodeState>& all, const std::vector<size_t>& feasible,
+std::optional<Choice> PlacementPolicy::Choose(const std::vector<NodeState>& all,
+                                              const std::vector<size_t>& feasible,
                                               const PodShape& pod) {
   if (feasible.empty()) return std::nullopt;
   size_t best = feasible[0];

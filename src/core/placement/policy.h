@@ -45,7 +45,9 @@ class PlacementPolicy {
   // Score(node, pod).score without building the GPU assignment (cheaper; for loops that score
   // many nodes and ask Score() only of the winner). Same value as Score() for deterministic
   // policies; Random draws anew on every call.
-  virtual int64_t ScoreOnly(const NodeState& node, const PodShape& pod) { return Score(node, pod).score; }
+  virtual int64_t ScoreOnly(const NodeState& node, const PodShape& pod) {
+    return Score(node, pod).score;
+  }
   // Told after node `index` changed (allocation or release); policies with caches update here.
   virtual void OnNodeChanged(const NodeState& /*node*/, size_t /*index*/) {}
   // Told the full node list once before use, and again if nodes are added or removed.
@@ -57,14 +59,15 @@ class PlacementPolicy {
   virtual bool LoadState(const std::vector<uint64_t>& state) { return state.empty(); }
   // ChooseNode's rule (below). Policies override it only to score without a virtual call per
   // node (ChooseWith); the choice is the same.
-  virtual std::optional<Choice> Choose(const std::vector<NodeState>& all, const std::vector<size_t>& feasible,
-                                       const PodShape& pod);
+  virtual std::optional<Choice> Choose(const std::vector<NodeState>& all,
+                                       const std::vector<size_t>& feasible, const PodShape& pod);
 
  protected:
   // The rule, calling P::ScoreOnly directly (P a final policy class).
   template <typename P>
   static std::optional<Choice> ChooseWith(P& policy, const std::vector<NodeState>& all,
-                                          const std::vector<size_t>& feasible, const PodShape& pod) {
+                                          const std::vector<size_t>& feasible,
+                                          const PodShape& pod) {
     if (feasible.empty()) return std::nullopt;
     size_t best = feasible[0];
     int64_t best_score = policy.P::ScoreOnly(all[best], pod);
@@ -80,8 +83,10 @@ class PlacementPolicy {
   }
 };
 
+// `random_rescore_winner`: Random's trace-replay stream (see RandomPolicy).
 std::unique_ptr<PlacementPolicy> MakePlacementPolicy(PlacementPolicyName name, uint64_t seed,
-                                                     const WorkloadProfile& profile);
+                                                     const WorkloadProfile& profile,
+                                                     bool random_rescore_winner = false);
 
 // Picks the best feasible node among `feasible` (indices into `all`, in the order they were
 // found) for `pod`: the highest ScoreOnly, ties to the lowest index; then Score() of the winner

@@ -23,4 +23,18 @@ Candidate RandomPolicy::Score(const NodeState& node, const PodShape& pod) {
   return Candidate{score, std::move(a)};
 }
 
+std::optional<Choice> RandomPolicy::Choose(const std::vector<NodeState>& all,
+                                           const std::vector<size_t>& feasible,
+                                           const PodShape& pod) {
+  if (rescore_winner_) return PlacementPolicy::Choose(all, feasible, pod);
+  std::optional<Choice> best;
+  for (size_t i : feasible) {
+    Candidate c = Score(all[i], pod);
+    if (!best || c.score > best->candidate.score ||
+        (c.score == best->candidate.score && i < best->node_index))
+      best = Choice{i, std::move(c)};
+  }
+  return best;
+}
+
 }  // namespace arbiter::placement

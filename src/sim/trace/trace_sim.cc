@@ -70,6 +70,7 @@ class Replay final : public engine::EventSink, public engine::RunSink {
     eo.placement = o_.policy;
     eo.placement_profile = ProfileOf(trace_);
     eo.fgd_popularity_percent = o_.typical_popularity_percent;
+    eo.random_rescore_winner = true;  // the trace protocol's Random stream
     engine_ = std::make_unique<engine::Engine>(eo);
     engine_->SetSinks(this, this);
     const ManifestSet* pf = o_.policy_file;
