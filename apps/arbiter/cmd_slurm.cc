@@ -235,7 +235,7 @@ int RunExport(const ExportCli& o) {
 struct ImportCli {
   std::string sacct_file, since, until, sacct = "sacct", save_sacct, db, account_map, cluster,
                                         utc_offset = "Z";
-  std::string scrape = "30s", seal_before, segments_out;
+  std::string scrape, seal_before, segments_out;  // scrape: "" = the policy's, else 30s
   std::vector<std::string> files;
   bool dry_run = false;
 };
@@ -255,12 +255,6 @@ int RunImport(const ImportCli& o) {
     std::cerr << who << ": --utc-offset: " << offset.message() << "\n";
     return 2;
   }
-  auto interval = ParseDuration(o.scrape);
-  if (!interval.ok() || *interval <= 0) {
-    std::cerr << who << ": --scrape-interval: "
-              << (interval.ok() ? "must be positive" : interval.message()) << "\n";
-    return 1;
-  }
   std::optional<Millis> seal;
   if (!o.seal_before.empty()) {
     auto t = ParseInstant(o.seal_before, "--seal-before", who);
@@ -274,6 +268,16 @@ int RunImport(const ImportCli& o) {
   }
   auto names = BuildNames(o.account_map, load ? &load->set : nullptr, who);
   if (!names) return 1;
+  // The usage track is sampled as the policy says (PoolPolicy metering.scrapeInterval).
+  Millis interval = load && load->set.pool_policy ? load->set.pool_policy->scrape_interval : 30000;
+  if (!o.scrape.empty()) {
+    auto d = ParseDuration(o.scrape);
+    if (!d.ok() || *d <= 0) {
+      std::cerr << who << ": --scrape-interval: " << (d.ok() ? "must be positive" : d.message()) << "\n";
+      return 1;
+    }
+    interval = *d;
+  }
   std::string sacct_path = o.sacct_file;
   std::optional<std::string> temp;
   if (!o.since.empty()) {
@@ -345,7 +349,7 @@ int RunImport(const ImportCli& o) {
     }
   }
   if (o.dry_run || o.db.empty()) return 0;
-  return IngestSegments(o.db, imported->segments, std::move(books), *interval, seal, who, label,
+  return IngestSegments(o.db, imported->segments, std::move(books), interval, seal, who, label,
                         std::cout, std::cerr);
 }
 
@@ -495,7 +499,7 @@ void RegisterSlurm(CLI::App& app, int* exit_code) {
                   "Cluster name for the workload names when sacct has no Cluster field");
   imp->add_option("--utc-offset", ia->utc_offset,
                   "UTC offset of sacct's ISO times without a zone (+08:00; default Z: UTC)");
-  imp->add_option("--scrape-interval", ia->scrape, "Usage-track sampling interval (default 30s)");
+  imp->add_option("--scrape-interval", ia->scrape, "Usage-track sampling interval (default: the PoolPolicy's metering.scrapeInterval, else 30s)");
   imp->add_option("--seal-before", ia->seal_before, "Seal every hour before this time (RFC 3339)");
   imp->add_option("--segments-out", ia->segments_out, "Also write the run segments as JSON Lines");
   imp->add_flag("--dry-run", ia->dry_run, "Parse and convert only; write no ledger");
