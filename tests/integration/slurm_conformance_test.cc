@@ -18,10 +18,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "adapters/slurm/sacct_import.h"
 #include "adapters/slurm/sacct_parser.h"
@@ -63,8 +62,8 @@ class SlurmEnv : public ::testing::Test {
     setenv("SLURM_CONF", SlurmConf().c_str(), 1);
     auto ping = RunCommand("scontrol ping 2>&1");
     ASSERT_NE(ping.out.find("is UP"), std::string::npos)
-        << "Slurm is not running (SLURM_CONF=" << SlurmConf() << "; start it with scripts/services/slurm.sh start): "
-        << ping.out;
+        << "Slurm is not running (SLURM_CONF=" << SlurmConf()
+        << "; start it with scripts/services/slurm.sh start): " << ping.out;
     user_ = Trim(RunCommand("id -un").out);
   }
   std::string user_;
@@ -100,10 +99,12 @@ std::vector<Job> WorkloadJobs(const std::string& policy, const std::string& work
     j.submit = p.sim.submit_time;
     j.duration = p.sim.duration.value_or(0);
     // A shutdown longer than the grace time is a job that ignores SIGTERM and is killed.
-    j.shutdown = p.sim.shutdown_time > grace[j.qos] ? "ignore" : std::to_string(p.sim.shutdown_time / 1000);
+    j.shutdown =
+        p.sim.shutdown_time > grace[j.qos] ? "ignore" : std::to_string(p.sim.shutdown_time / 1000);
     jobs.push_back(j);
   }
-  std::stable_sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) { return a.submit < b.submit; });
+  std::stable_sort(jobs.begin(), jobs.end(),
+                   [](const Job& a, const Job& b) { return a.submit < b.submit; });
   return jobs;
 }
 
@@ -119,15 +120,19 @@ std::string FormatMs(int64_t unix_ms) {
 }
 
 int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
 std::string QosAndAssoc() {
-  return RunCommand("sacctmgr -n -P show qos format=name,priority,preempt,preemptmode,gracetime,usagefactor 2>&1")
+  return RunCommand(
+             "sacctmgr -n -P show qos "
+             "format=name,priority,preempt,preemptmode,gracetime,usagefactor 2>&1")
              .out +
          RunCommand(
-             "sacctmgr -n -P show assoc format=cluster,account,user,parentname,grptres,grpjobs,grpsubmit,qos,"
+             "sacctmgr -n -P show assoc "
+             "format=cluster,account,user,parentname,grptres,grpjobs,grpsubmit,qos,"
              "defaultqos 2>&1")
              .out;
 }
@@ -156,12 +161,14 @@ TEST_F(SlurmEnv, SlurmConformanceExportRunImportCompare) {
   const std::string workload = Src("tests/data/slurm/conformance-workload.yaml");
 
   // ---- export, applied twice
-  auto exp = RunCommandSplit(Arbiter() + " slurm export -f " + policy + " --cluster arbiter --user " + user_ +
-                                 " --price-at 2026-06-01T00:00:00Z -o " + out + "/export",
-                             out);
+  auto exp =
+      RunCommandSplit(Arbiter() + " slurm export -f " + policy + " --cluster arbiter --user " +
+                          user_ + " --price-at 2026-06-01T00:00:00Z -o " + out + "/export",
+                      out);
   ASSERT_EQ(exp.rc, 0) << exp.err;
   EXPECT_NE(exp.err.find("PriceBook/standard: spec.mode: warning:"), std::string::npos) << exp.err;
-  EXPECT_NE(exp.err.find("PriceBook/standard: spec.preemptionCredit: warning:"), std::string::npos) << exp.err;
+  EXPECT_NE(exp.err.find("PriceBook/standard: spec.preemptionCredit: warning:"), std::string::npos)
+      << exp.err;
   auto apply = RunCommand("bash " + out + "/export/sacctmgr.sh > " + out + "/apply-1.log 2>&1");
   ASSERT_EQ(apply.rc, 0) << ReadFile(out + "/apply-1.log");
   const std::string after_first = QosAndAssoc();
@@ -169,26 +176,33 @@ TEST_F(SlurmEnv, SlurmConformanceExportRunImportCompare) {
   ASSERT_EQ(again.rc, 0) << ReadFile(out + "/apply-2.log");
   EXPECT_EQ(QosAndAssoc(), after_first) << "applying the export again changed the accounting";
   // sacctmgr shows the policy.
-  EXPECT_TRUE(HasLine(after_first, "high|10000|low,scavenger|cluster|00:00:10|1.000000")) << after_first;
+  EXPECT_TRUE(HasLine(after_first, "high|10000|low,scavenger|cluster|00:00:10|1.000000"))
+      << after_first;
   EXPECT_TRUE(HasLine(after_first, "low|1000||requeue|00:00:10|1.000000")) << after_first;
   EXPECT_TRUE(HasLine(after_first, "scavenger|100||cancel|00:00:10|1.000000")) << after_first;
-  EXPECT_TRUE(HasLine(after_first, "arbiter|team-a||root|gres/gpu=8|20||high,low,normal,scavenger|normal"))
+  EXPECT_TRUE(
+      HasLine(after_first, "arbiter|team-a||root|gres/gpu=8|20||high,low,normal,scavenger|normal"))
       << after_first;
-  EXPECT_TRUE(HasLine(after_first, "arbiter|team-b||root|cpu=32,gres/gpu=8|20||high,low,normal,scavenger|normal"))
+  EXPECT_TRUE(HasLine(
+      after_first, "arbiter|team-b||root|cpu=32,gres/gpu=8|20||high,low,normal,scavenger|normal"))
       << after_first;
-  EXPECT_TRUE(HasLine(after_first, "arbiter|team-a|" + user_ + "|||||high,low,normal,scavenger|normal"))
+  EXPECT_TRUE(
+      HasLine(after_first, "arbiter|team-a|" + user_ + "|||||high,low,normal,scavenger|normal"))
       << after_first;
 
   // ---- slurmctld restarts with the fragment
-  auto reconf = RunCommand(Src("scripts/services/slurm.sh") + " reconfigure " + out + "/export/slurm-policy.conf 2>&1");
+  auto reconf = RunCommand(Src("scripts/services/slurm.sh") + " reconfigure " + out +
+                           "/export/slurm-policy.conf 2>&1");
   ASSERT_EQ(reconf.rc, 0) << reconf.out;
   const std::string config = RunCommand("scontrol show config 2>&1").out;
-  for (const char* want : {"PreemptType             = preempt/qos", "PreemptMode             = REQUEUE",
-                           "PriorityType            = priority/multifactor", "PriorityWeightQOS       = 1000000",
-                           "JobAcctGatherFrequency  = task=15"})
+  for (const char* want :
+       {"PreemptType             = preempt/qos", "PreemptMode             = REQUEUE",
+        "PriorityType            = priority/multifactor", "PriorityWeightQOS       = 1000000",
+        "JobAcctGatherFrequency  = task=15"})
     EXPECT_NE(config.find(want), std::string::npos) << want << "\n" << config;
   const std::string part = RunCommand("scontrol show partition pool 2>&1").out;
-  EXPECT_NE(part.find("TRESBillingWeights=CPU=50,Mem=10G,GRES/gpu=2500"), std::string::npos) << part;
+  EXPECT_NE(part.find("TRESBillingWeights=CPU=50,Mem=10G,GRES/gpu=2500"), std::string::npos)
+      << part;
 
   // ---- the workload, submitted on the workload's clock
   const std::vector<Job> jobs = WorkloadJobs(policy, workload);
@@ -200,11 +214,12 @@ TEST_F(SlurmEnv, SlurmConformanceExportRunImportCompare) {
   std::vector<std::string> ids;
   for (const Job& j : jobs) {
     std::this_thread::sleep_until(t0_steady + std::chrono::milliseconds(j.submit));
-    auto r = RunCommand("sbatch --parsable -J " + j.name + " -A " + j.ns + " --qos=" + j.qos + " -n1 -c" +
-                        std::to_string(j.cpus) + " --gres=gpu:" + std::to_string(j.gpus) +
-                        " --time=10 --requeue --open-mode=append -o " + out + "/jobs/%x-%j.out " +
-                        Src("tests/integration/slurm/job.sh") + " " + std::to_string(j.duration / 1000) + " " +
-                        j.shutdown + " 2>&1");
+    auto r =
+        RunCommand("sbatch --parsable -J " + j.name + " -A " + j.ns + " --qos=" + j.qos +
+                   " -n1 -c" + std::to_string(j.cpus) + " --gres=gpu:" + std::to_string(j.gpus) +
+                   " --time=10 --requeue --open-mode=append -o " + out + "/jobs/%x-%j.out " +
+                   Src("tests/integration/slurm/job.sh") + " " + std::to_string(j.duration / 1000) +
+                   " " + j.shutdown + " 2>&1");
     ASSERT_EQ(r.rc, 0) << "sbatch " << j.name << ": " << r.out;
     ids.push_back(Trim(r.out));
   }
@@ -214,19 +229,23 @@ TEST_F(SlurmEnv, SlurmConformanceExportRunImportCompare) {
   for (;;) {
     const std::string q = RunCommand("squeue -h -j " + id_list + " 2>/dev/null").out;
     if (Trim(q).empty()) break;
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "jobs still queued after 300 s:\n" << q;
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "jobs still queued after 300 s:\n"
+                                                          << q;
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
-  std::this_thread::sleep_for(std::chrono::seconds(3));  // slurmctld flushes job records to slurmdbd
+  std::this_thread::sleep_for(
+      std::chrono::seconds(3));  // slurmctld flushes job records to slurmdbd
   const std::string sacct = out + "/sacct.txt";
   auto sa = RunCommand("sacct -D -a -P --noconvert -j " + id_list + " --format=" +
                        std::string(arbiter::slurm::kSacctFormat) + " > " + sacct + " 2>&1");
   ASSERT_EQ(sa.rc, 0) << ReadFile(sacct);
   const std::string log = out + "/slurmctld-preempt.log";
   RunCommand("grep -E 'preempt|Requeu' " + CiDir() + "/slurm/log/slurmctld.log > " + log);
-  if (const char* fixture = std::getenv("ARBITER_SLURM_FIXTURE_DIR")) {  // refreshing the repo's fixture
+  if (const char* fixture =
+          std::getenv("ARBITER_SLURM_FIXTURE_DIR")) {  // refreshing the repo's fixture
     fs::copy_file(sacct, std::string(fixture) + "/sacct.txt", fs::copy_options::overwrite_existing);
-    fs::copy_file(log, std::string(fixture) + "/slurmctld-preempt.log", fs::copy_options::overwrite_existing);
+    fs::copy_file(log, std::string(fixture) + "/slurmctld-preempt.log",
+                  fs::copy_options::overwrite_existing);
     std::ofstream(std::string(fixture) + "/t0.txt") << FormatMs(t0) << "\n";
   }
 
@@ -247,10 +266,12 @@ TEST_F(SlurmEnv, SlurmConformanceExportRunImportCompare) {
 
   // ---- into the ledger, twice, then invoices
   const std::string db = out + "/ledger.db";
-  auto imp = RunCommandSplit(Arbiter() + " slurm import --sacct-file " + sacct + " --db " + db + " -f " + policy, out);
+  auto imp = RunCommandSplit(
+      Arbiter() + " slurm import --sacct-file " + sacct + " --db " + db + " -f " + policy, out);
   ASSERT_EQ(imp.rc, 0) << imp.out << imp.err;
   EXPECT_NE(imp.out.find("11 jobs, 12 runs"), std::string::npos) << imp.out;
-  auto imp2 = RunCommandSplit(Arbiter() + " slurm import --sacct-file " + sacct + " --db " + db + " -f " + policy, out);
+  auto imp2 = RunCommandSplit(
+      Arbiter() + " slurm import --sacct-file " + sacct + " --db " + db + " -f " + policy, out);
   ASSERT_EQ(imp2.rc, 0) << imp2.err;
   EXPECT_NE(imp2.out.find(" 0 inserted,"), std::string::npos) << imp2.out;
   EXPECT_NE(imp2.out.find(" 0 replaced,"), std::string::npos) << imp2.out;
@@ -275,11 +296,13 @@ TEST_F(SlurmEnv, SlurmConformanceExportRunImportCompare) {
 
   // ---- side by side with arbiter sim
   const std::string report = out + "/sim.json";
-  auto sim = RunCommandSplit(Arbiter() + " sim -q -f " + policy + " -f " + workload + " --report-json " + report, out);
+  auto sim = RunCommandSplit(
+      Arbiter() + " sim -q -f " + policy + " -f " + workload + " --report-json " + report, out);
   ASSERT_EQ(sim.rc, 0) << sim.err;
-  const std::string cmp_args = " slurm compare --sacct-file " + sacct + " --report-json " + report + " -f " + policy +
-                               " --slurmctld-log " + log + " --expect " +
-                               Src("tests/data/slurm/conformance-expected.yaml") + " --t0 " + FormatMs(t0);
+  const std::string cmp_args = " slurm compare --sacct-file " + sacct + " --report-json " + report +
+                               " -f " + policy + " --slurmctld-log " + log + " --expect " +
+                               Src("tests/data/slurm/conformance-expected.yaml") + " --t0 " +
+                               FormatMs(t0);
   auto table = RunCommandSplit(Arbiter() + cmp_args, out);
   std::cout << table.out << table.err;
   std::ofstream(out + "/compare.txt") << table.out;
@@ -291,8 +314,11 @@ TEST_F(SlurmEnv, SlurmConformanceExportRunImportCompare) {
   for (const auto& p : j["points"])
     if (p["verdict"] == "agree") ++strict;
   EXPECT_GE(strict, 40) << "most points agree without any allowance";
-  const auto secs = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - t_test).count();
-  std::cout << "Slurm conformance test: " << secs << " s wall (workload " << (NowMs() - t0) / 1000 << " s)\n";
+  const auto secs =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - t_test)
+          .count();
+  std::cout << "Slurm conformance test: " << secs << " s wall (workload " << (NowMs() - t0) / 1000
+            << " s)\n";
 }
 
 TEST_F(SlurmEnv, SlurmImportSinceRunsRealSacct) {
@@ -300,24 +326,32 @@ TEST_F(SlurmEnv, SlurmImportSinceRunsRealSacct) {
   fs::remove_all(out);
   fs::create_directories(out);
   // An account of its own, so that this test does not depend on the conformance test's export.
-  RunCommand("sacctmgr -i add account it-since Description=test Organization=arbiter >/dev/null 2>&1");
+  RunCommand(
+      "sacctmgr -i add account it-since Description=test Organization=arbiter >/dev/null 2>&1");
   RunCommand("sacctmgr -i add user " + user_ + " Account=it-since >/dev/null 2>&1");
   const int64_t since = NowMs() - 1000;
-  auto sb = RunCommand("sbatch --parsable -J since-job -A it-since -n1 -c2 --gres=gpu:1 -o /dev/null --wrap 'sleep 2' 2>&1");
+  auto sb = RunCommand(
+      "sbatch --parsable -J since-job -A it-since -n1 -c2 --gres=gpu:1 -o /dev/null --wrap 'sleep "
+      "2' 2>&1");
   ASSERT_EQ(sb.rc, 0) << sb.out;
   const std::string id = Trim(sb.out);
-  for (int i = 0; i < 60 && !Trim(RunCommand("squeue -h -j " + id + " 2>/dev/null").out).empty(); ++i)
+  for (int i = 0; i < 60 && !Trim(RunCommand("squeue -h -j " + id + " 2>/dev/null").out).empty();
+       ++i)
     std::this_thread::sleep_for(std::chrono::seconds(1));
   std::this_thread::sleep_for(std::chrono::seconds(3));
   const std::string db = out + "/ledger.db";
-  auto imp = RunCommandSplit(Arbiter() + " slurm import --since " + FormatMs(since) + " --save-sacct " + out +
-                                 "/sacct.txt --db " + db + " -f " + Src("tests/data/slurm/conformance-policy.yaml"),
+  auto imp = RunCommandSplit(Arbiter() + " slurm import --since " + FormatMs(since) +
+                                 " --save-sacct " + out + "/sacct.txt --db " + db + " -f " +
+                                 Src("tests/data/slurm/conformance-policy.yaml"),
                              out);
   ASSERT_EQ(imp.rc, 0) << imp.out << imp.err;
-  EXPECT_NE(imp.err.find("--duplicates --allusers --parsable2 --noconvert --starttime"), std::string::npos) << imp.err;
+  EXPECT_NE(imp.err.find("--duplicates --allusers --parsable2 --noconvert --starttime"),
+            std::string::npos)
+      << imp.err;
   const std::string saved = ReadFile(out + "/sacct.txt");
   EXPECT_NE(saved.find("|since-job|"), std::string::npos) << saved;
-  auto inv = RunCommandSplit(Arbiter() + " invoice --db " + db + " --namespace it-since -o json", out);
+  auto inv =
+      RunCommandSplit(Arbiter() + " invoice --db " + db + " --namespace it-since -o json", out);
   ASSERT_EQ(inv.rc, 0) << inv.err;
   auto j = nlohmann::json::parse(inv.out);
   ASSERT_EQ(j.size(), 1u) << inv.out;
