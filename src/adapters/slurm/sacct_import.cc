@@ -8,6 +8,10 @@
 
 namespace arbiter::slurm {
 
+namespace {
+constexpr int64_t kMaxUsageMillicores = int64_t{1000000} * 1000;
+}  // namespace
+
 std::string SlurmWorkloadName(const std::string& ns, const std::string& cluster,
                               const std::string& job_id) {
   return ns + "/slurm-" + cluster + "-" + job_id;
@@ -95,8 +99,10 @@ Result<ImportResult> SegmentsFromSacct(const std::vector<SacctRun>& runs, const 
     auto usage_of = [&](const ResourceList& requests) {
       ResourceList u = requests;
       if (cpu_ms && requests.Has(kCpu))
+        // Mean cores; a corrupt CPU time cannot push it past a million cores.
         u.Set(kCpu, run_ms > 0
-                        ? static_cast<int64_t>(static_cast<__int128>(*cpu_ms) * 1000 / run_ms)
+                        ? static_cast<int64_t>(std::min<__int128>(
+                              static_cast<__int128>(*cpu_ms) * 1000 / run_ms, kMaxUsageMillicores))
                         : 0);
       if (mem && requests.Has(kMemory)) u.Set(kMemory, *mem);
       u.Compact();

@@ -11,6 +11,8 @@ namespace arbiter::slurm {
 namespace {
 
 constexpr int64_t kMaxI64 = std::numeric_limits<int64_t>::max();
+// Elapsed above a century is corrupt input (and would overflow Start + Elapsed).
+constexpr int64_t kMaxElapsedSeconds = int64_t{100} * 366 * 86400;
 
 std::string Lower(std::string_view s) {
   std::string r(s);
@@ -379,7 +381,7 @@ Status SacctParser::Record(std::string_view line) {
     return Err(get("end")->column, "End", "ends before its Start");
   if (const Field* f = get("elapsedraw"); f && !f->text.empty()) {
     auto v = Digits(f->text);
-    if (!v || *v > kMaxI64 / 1000)
+    if (!v || *v > kMaxElapsedSeconds)
       return Err(f->column, "ElapsedRaw", Quoted(f->text) + " is not a number of seconds");
     run.elapsed = *v * 1000;
   } else if (const Field* e = get("elapsed"); e && !e->text.empty()) {
