@@ -321,6 +321,58 @@ TEST_F(SlurmEnv, SlurmConformanceExportRunImportCompare) {
             << " s)\n";
 }
 
+// The richer export (cohort parents, typed GPUs and a MIG profile in AccountingStorageTRES and
+// GrpTRES, negative typed billing weights) is accepted by slurmctld and sacctmgr too.
+TEST_F(SlurmEnv, SlurmExportOfCohortsAndGpuModelsIsAccepted) {
+  const std::string out = Results() + "/export-rich";
+  fs::remove_all(out);
+  fs::create_directories(out);
+  auto exp =
+      RunCommandSplit(Arbiter() + " slurm export -f " + Src("tests/data/slurm/export-policy.yaml") +
+                          " --cluster arbiter --price-at 2026-03-01T00:00:00Z -o " + out,
+                      out);
+  ASSERT_EQ(exp.rc, 0) << exp.err;
+  // The typed TRES must exist (slurmctld registers AccountingStorageTRES) before GrpTRES names
+  // them.
+  auto reconf = RunCommand(Src("scripts/services/slurm.sh") + " reconfigure " + out +
+                           "/slurm-policy.conf 2>&1");
+  ASSERT_EQ(reconf.rc, 0) << reconf.out;
+  const std::string part = RunCommand("scontrol show partition pool 2>&1").out;
+  EXPECT_NE(part.find("GRES/gpu:1g.10gb=-1714.285714"), std::string::npos) << part;
+  auto apply = RunCommand("bash " + out + "/sacctmgr.sh > " + out + "/apply-1.log 2>&1");
+  ASSERT_EQ(apply.rc, 0) << ReadFile(out + "/apply-1.log");
+  const std::string first = QosAndAssoc();
+  auto again = RunCommand("bash " + out + "/sacctmgr.sh > " + out + "/apply-2.log 2>&1");
+  ASSERT_EQ(again.rc, 0) << ReadFile(out + "/apply-2.log");
+  EXPECT_EQ(QosAndAssoc(), first);
+  const std::string assoc =
+      RunCommand(
+          "sacctmgr -n -P show assoc where account=research,vision,speech,sandbox "
+          "format=account,user,parentname,grptres,grpjobs 2>&1")
+          .out;
+  // account -> "parent|sorted GrpTRES items|GrpJobs" (sacctmgr prints memory in its own units)
+  std::map<std::string, std::string> got;
+  std::istringstream rows(assoc);
+  for (std::string l; std::getline(rows, l);) {
+    std::vector<std::string> f;
+    std::stringstream ls(l);
+    for (std::string x; std::getline(ls, x, '|');) f.push_back(x);
+    if (f.size() < 4 || !f[1].empty()) continue;  // account associations only
+    std::vector<std::string> items;
+    std::stringstream ts(f[3]);
+    for (std::string x; std::getline(ts, x, ',');) items.push_back(x);
+    std::sort(items.begin(), items.end());
+    std::string joined;
+    for (const auto& x : items) joined += (joined.empty() ? "" : ",") + x;
+    got[f[0]] = f[2] + "|" + joined + "|" + (f.size() > 4 ? f[4] : "");
+  }
+  EXPECT_EQ(got["research"], "root|cpu=96,gres/gpu:1g.10gb=7,gres/gpu=12,mem=512G|") << assoc;
+  EXPECT_EQ(got["vision"], "research|cpu=96,gres/gpu=12,mem=1T|50") << assoc;
+  EXPECT_EQ(got["speech"], "research|gres/gpu=12|") << assoc;
+  EXPECT_EQ(got["sandbox"], "root|cpu=8,mem=32G|") << assoc;
+  EXPECT_TRUE(HasLine(first, "urgent|10000|batch,scavenger|cluster|00:01:00|1.000000")) << first;
+}
+
 TEST_F(SlurmEnv, SlurmImportSinceRunsRealSacct) {
   const std::string out = Results() + "/since";
   fs::remove_all(out);
