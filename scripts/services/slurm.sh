@@ -215,8 +215,10 @@ cmd_stop() {
   local pid i
   pid=$(pid_of slurmctld 2>/dev/null) || pid=""
   if [ -n "$pid" ] && alive "$pid"; then
-    # Cancel jobs first so their slurmstepd processes end with them.
-    scancel --full --user=root 2>/dev/null || true
+    # Cancel every job first so their slurmstepd processes end with them.
+    local ids
+    ids=$(squeue -h -o %i 2>/dev/null || true)
+    [ -z "$ids" ] || scancel --full $ids 2>/dev/null || true
     for i in $(seq 1 25); do [ -z "$(squeue -h 2>/dev/null)" ] && break; sleep 0.2; done
   fi
   for ((i = ${#DAEMONS[@]} - 1; i >= 0; i--)); do stop_one "${DAEMONS[$i]}"; done

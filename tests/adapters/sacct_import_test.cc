@@ -58,6 +58,19 @@ TEST(SacctImport, EachStartedRunIsASegmentAndARequeuedJobHasOnePerRun) {
   EXPECT_EQ(r.segments[1].start, 1040000);
 }
 
+TEST(SacctImport, EveryRunIsBilledForTheTimeItHeldItsAllocationWhateverItsState) {
+  ImportResult r = Import(Header() + Alloc("1", "a", "REQUEUED", "1000", "1010", 10, "cpu=1") +
+                          Alloc("1", "a", "NODE_FAIL", "1020", "1030", 10, "cpu=1") +
+                          Alloc("1", "a", "TIMEOUT", "1040", "1050", 10, "cpu=1") +
+                          Alloc("2", "a", "CANCELLED by 0", "1000", "1005", 5, "cpu=1") +
+                          Alloc("3", "a", "OUT_OF_MEMORY", "1000", "1001", 1, "cpu=1"));
+  ASSERT_EQ(r.segments.size(), 5u);
+  Millis held = 0;
+  for (const auto& s : r.segments) held += s.end - s.start;
+  EXPECT_EQ(held, 36000);
+  EXPECT_EQ(r.jobs, 3);
+}
+
 TEST(SacctImport, APreemptedRunEndsWhereItsStepsReleasedTheNode) {
   // The record ends at the kill (1020); the batch step was reaped 7 s later: the node was held
   // until 1027.

@@ -382,6 +382,27 @@ spec: {cohort: research, min: {cpu: "1"}}
   EXPECT_TRUE(e.r.sacctmgr_script.empty());
 }
 
+TEST(SlurmExport, ManifestTextCannotBreakOutOfCommentsOrQuotes) {
+  Exported e = ExportText(R"(
+apiVersion: arbiter.dev/v1alpha1
+kind: ElasticQuota
+metadata: {name: q, namespace: team}
+spec: {cohort: "evil\"; touch /tmp/pwned; \"\nrm -rf x", min: {cpu: "1"}}
+)");
+  ASSERT_TRUE(e.r.ok()) << e.warnings[0];
+  std::istringstream in(e.r.sacctmgr_script);
+  for (std::string l; std::getline(in, l);) {
+    EXPECT_NE(l.rfind("rm -rf", 0), 0u) << l;
+    if (l.find("Description=") != std::string::npos) {
+      EXPECT_EQ(l.find("touch /tmp/pwned; \""), std::string::npos) << l;
+    }
+  }
+  // The account itself has a safe name.
+  EXPECT_NE(e.r.sacctmgr_script.find("has_account evil___touch__tmp_pwned____rm_-rf_x ||"),
+            std::string::npos)
+      << e.r.sacctmgr_script;
+}
+
 TEST(SlurmExport, EmptyPolicyStillGivesAWorkingFragment) {
   Exported e = ExportText("");
   ASSERT_TRUE(e.r.ok());
