@@ -142,6 +142,19 @@ Client::Client(std::string base, std::string what, Options opts)
 
 Client::~Client() = default;
 
+namespace {
+std::string Why(httplib::Error e) {
+  switch (e) {
+    case httplib::Error::Connection: return "cannot connect (refused, no route or name not resolved)";
+    case httplib::Error::Read: return "no answer (the read failed or timed out)";
+    case httplib::Error::Write: return "the request could not be sent";
+    case httplib::Error::SSLConnection: return "TLS handshake failed";
+    case httplib::Error::SSLServerVerification: return "TLS certificate not trusted";
+    default: return httplib::to_string(e);
+  }
+}
+}  // namespace
+
 template <typename F>
 Result<Response> Client::Do(const char* method, const std::string& path, bool retryable, F&& send) {
   Millis wait = opts_.backoff;
@@ -156,7 +169,7 @@ Result<Response> Client::Do(const char* method, const std::string& path, bool re
     httplib::Result res = send();
     if (!res) {
       last =
-          what_ + " unreachable (" + method + " " + path + "): " + httplib::to_string(res.error());
+          what_ + " unreachable (" + method + " " + path + "): " + Why(res.error());
       continue;
     }
     Response r{res->status, res->body};
