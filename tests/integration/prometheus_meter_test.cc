@@ -2,13 +2,13 @@
 // (tests/integration/data/prometheus/gen_fixture.py -> fixture.om, loaded with promtool by
 // scripts/services/prometheus.sh start). See docs/metering-live.md.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
 #include <cmath>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "adapters/prometheus/live_meter.h"
 #include "adapters/sqlite/ledger.h"
@@ -42,10 +42,10 @@ std::filesystem::path WritePriceBook(const std::filesystem::path& dir) {
   return p;
 }
 
-std::string Meter(const std::filesystem::path& dir, const std::string& db, const std::string& from, const std::string& to,
-                  const std::string& extra = "") {
-  return Arbiter() + " meter -q --prometheus " + PrometheusUrl() + " --from " + from + " --to " + to + " --db " + db +
-         " -f " + (dir / "pricebook.yaml").string() + " " + extra;
+std::string Meter(const std::filesystem::path& dir, const std::string& db, const std::string& from,
+                  const std::string& to, const std::string& extra = "") {
+  return Arbiter() + " meter -q --prometheus " + PrometheusUrl() + " --from " + from + " --to " +
+         to + " --db " + db + " -f " + (dir / "pricebook.yaml").string() + " " + extra;
 }
 
 const nlohmann::json* Line(const nlohmann::json& inv, const std::string& resource) {
@@ -80,8 +80,9 @@ TEST(PrometheusMeter, FixtureInvoicesMatchTheHandComputationToTheLastDigit) {
   auto m = RunCommandSplit(Meter(dir, db, "2026-01-05T00:00:00Z", "2026-01-05T03:00:00Z"), dir);
   ASSERT_EQ(m.rc, 0) << m.out << m.err;
   EXPECT_NE(m.out.find("3 pods, 3 run segments"), std::string::npos) << m.out;
-  EXPECT_NE(m.out.find("8 usage gaps, 1 bridged request gaps, 1 counter resets, 20 samples outside runs"),
-            std::string::npos)
+  EXPECT_NE(
+      m.out.find("8 usage gaps, 1 bridged request gaps, 1 counter resets, 20 samples outside runs"),
+      std::string::npos)
       << m.out;
   auto inv = RunCommandSplit(Arbiter() + " invoice --db " + db + " -o json", dir);
   ASSERT_EQ(inv.rc, 0) << inv.err;
@@ -115,7 +116,9 @@ TEST(PrometheusMeter, FixtureInvoicesMatchTheHandComputationToTheLastDigit) {
   ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
   std::map<std::string, std::string> prov;
   sqlite3_exec(
-      h, "SELECT workload || ' ' || resource || ' ' || hour, usage_gaps || '/' || request_gaps || '/' || counter_resets || '/' || outside_samples FROM meter_provenance",
+      h,
+      "SELECT workload || ' ' || resource || ' ' || hour, usage_gaps || '/' || request_gaps || '/' "
+      "|| counter_resets || '/' || outside_samples FROM meter_provenance",
       [](void* m, int, char** v, char**) {
         (*static_cast<std::map<std::string, std::string>*>(m))[v[0]] = v[1];
         return 0;
@@ -135,8 +138,11 @@ TEST(PrometheusMeter, RerunsAddNothingAndSplitWindowsGiveTheWholeWindowsRows) {
   auto dir = Scratch("idem");
   WritePriceBook(dir);
   const std::string whole = (dir / "whole.db").string(), split = (dir / "split.db").string();
-  ASSERT_EQ(RunCommandSplit(Meter(dir, whole, "2026-01-06T00:00:00Z", "2026-01-06T04:00:00Z"), dir).rc, 0);
-  auto again = RunCommandSplit(Meter(dir, whole, "2026-01-06T00:00:00Z", "2026-01-06T04:00:00Z"), dir);
+  ASSERT_EQ(
+      RunCommandSplit(Meter(dir, whole, "2026-01-06T00:00:00Z", "2026-01-06T04:00:00Z"), dir).rc,
+      0);
+  auto again =
+      RunCommandSplit(Meter(dir, whole, "2026-01-06T00:00:00Z", "2026-01-06T04:00:00Z"), dir);
   ASSERT_EQ(again.rc, 0) << again.err;
   EXPECT_NE(again.out.find(": 0 inserted, "), std::string::npos) << again.out;
   EXPECT_NE(again.out.find(" 0 replaced, 0 corrected"), std::string::npos) << again.out;
@@ -161,13 +167,17 @@ TEST(PrometheusMeter, ASealedHourMeteredDifferentlyBecomesANewVersion) {
                 .rc,
             0);
   // Read the GPU utilisation as percent: the usage track of the GPU rows changes (÷100).
-  std::ofstream(dir / "percent.yaml") << "apiVersion: arbiter.dev/v1alpha1\nkind: PrometheusMetering\n"
-                                         "spec:\n  gpuUsage: {metric: DCGM_FI_PROF_GR_ENGINE_ACTIVE, scale: Percent}\n";
-  auto m = RunCommandSplit(
-      Meter(dir, db, "2026-01-05T00:00:00Z", "2026-01-05T03:00:00Z", "--config " + (dir / "percent.yaml").string()), dir);
+  std::ofstream(dir / "percent.yaml")
+      << "apiVersion: arbiter.dev/v1alpha1\nkind: PrometheusMetering\n"
+         "spec:\n  gpuUsage: {metric: DCGM_FI_PROF_GR_ENGINE_ACTIVE, scale: Percent}\n";
+  auto m = RunCommandSplit(Meter(dir, db, "2026-01-05T00:00:00Z", "2026-01-05T03:00:00Z",
+                                 "--config " + (dir / "percent.yaml").string()),
+                           dir);
   ASSERT_EQ(m.rc, 0) << m.err;
   // fx-a's GPU rows (2 hours) and fx-b's MIG row (1 hour) are corrected, nothing else moves.
-  EXPECT_NE(m.out.find("0 inserted, 7 unchanged, 0 replaced, 3 corrected (new versions)"), std::string::npos) << m.out;
+  EXPECT_NE(m.out.find("0 inserted, 7 unchanged, 0 replaced, 3 corrected (new versions)"),
+            std::string::npos)
+      << m.out;
   auto e = RunCommandSplit(Arbiter() + " ledger export --include-superseded --db " + db, dir);
   EXPECT_NE(e.out.find(",2,true,true,"), std::string::npos);  // x_Version 2, current, sealed
 }
@@ -181,10 +191,11 @@ TEST(PrometheusMeter, UsageTrackAgreesWithPromQLWithinTheScrapeInterval) {
   ASSERT_TRUE(client.ok()) << client.message();
   const Millis from = 1767657600000, to = from + 4 * billing::kHourMs;  // 2026-01-06T00..04Z
   std::vector<billing::HourlyRow> rows;
-  auto stats = prometheus::MeterPrometheus(**client, cfg, from, to, [&](prometheus::MeterBatch&& b) {
-    for (auto& r : b.rows) rows.push_back(std::move(r));
-    return Status::Ok();
-  });
+  auto stats =
+      prometheus::MeterPrometheus(**client, cfg, from, to, [&](prometheus::MeterBatch&& b) {
+        for (auto& r : b.rows) rows.push_back(std::move(r));
+        return Status::Ok();
+      });
   ASSERT_TRUE(stats.ok()) << stats.message();
   EXPECT_EQ(stats->counter_resets, 3);  // gen_fixture.py: 2 in xc-1/etl, 1 in xc-2/train
   EXPECT_GT(stats->usage_gaps, 0);
@@ -192,43 +203,64 @@ TEST(PrometheusMeter, UsageTrackAgreesWithPromQLWithinTheScrapeInterval) {
   std::map<std::tuple<std::string, std::string, Millis>, double> ours;
   for (const auto& r : rows) {
     auto u = billing::MeterUnitOf(r.resource);
-    ours[{r.namespace_, r.resource, r.hour}] += static_cast<double>(r.usage_raw) / static_cast<double>(u.divisor);
+    ours[{r.namespace_, r.resource, r.hour}] +=
+        static_cast<double>(r.usage_raw) / static_cast<double>(u.divisor);
   }
   // Peak rates per namespace from gen_fixture.py (rate × 1.5, memory × 1.25, GPU 0.6 × 1.5).
-  const std::map<std::string, double> cpu_peak = {{"xc-1", (1.2 + 3.0) * 1.5}, {"xc-2", (6.5 + 0.8) * 1.5}};
-  const std::map<std::string, double> mem_peak = {{"xc-1", (3.0 + 6.0) * 1.25}, {"xc-2", (20.0 + 0.5) * 1.25}};
+  const std::map<std::string, double> cpu_peak = {{"xc-1", (1.2 + 3.0) * 1.5},
+                                                  {"xc-2", (6.5 + 0.8) * 1.5}};
+  const std::map<std::string, double> mem_peak = {{"xc-1", (3.0 + 6.0) * 1.25},
+                                                  {"xc-2", (20.0 + 0.5) * 1.25}};
   const double S = 30;
   auto q = [&](const std::string& expr, Millis at) {
     std::map<std::string, double> out;
     auto r = (*client)->Query(expr, at);
     EXPECT_TRUE(r.ok()) << r.message();
     if (r.ok())
-      for (const auto& s : *r) out[s.labels.count("namespace") ? s.labels.at("namespace") : ""] = std::stod(s.samples[0].value);
+      for (const auto& s : *r)
+        out[s.labels.count("namespace") ? s.labels.at("namespace") : ""] =
+            std::stod(s.samples[0].value);
     return out;
   };
   int compared = 0;
   for (Millis h = from; h < to; h += billing::kHourMs) {
     const Millis end = h + billing::kHourMs - 1;  // [h, h+1h): Prometheus ranges include both ends
-    auto cpu = q("sum by (namespace) (increase(container_cpu_usage_seconds_total{namespace=~\"xc-.*\",container!=\"\",container!=\"POD\"}[3599999ms]))", end);
-    auto mem = q("sum by (namespace) (avg_over_time(container_memory_working_set_bytes{namespace=~\"xc-.*\",container!=\"\",container!=\"POD\"}[3599999ms])"
-                 " * count_over_time(container_memory_working_set_bytes{namespace=~\"xc-.*\",container!=\"\",container!=\"POD\"}[3599999ms]) * 30) / 1073741824", end);
-    auto gpu = q("sum by (namespace) (avg_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE{namespace=~\"xc-.*\"}[3599999ms])"
-                 " * count_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE{namespace=~\"xc-.*\"}[3599999ms]) * 30)", end);
+    auto cpu =
+        q("sum by (namespace) "
+          "(increase(container_cpu_usage_seconds_total{namespace=~\"xc-.*\",container!=\"\","
+          "container!=\"POD\"}[3599999ms]))",
+          end);
+    auto mem =
+        q("sum by (namespace) "
+          "(avg_over_time(container_memory_working_set_bytes{namespace=~\"xc-.*\",container!=\"\","
+          "container!=\"POD\"}[3599999ms])"
+          " * "
+          "count_over_time(container_memory_working_set_bytes{namespace=~\"xc-.*\",container!=\"\","
+          "container!=\"POD\"}[3599999ms]) * 30) / 1073741824",
+          end);
+    auto gpu = q(
+        "sum by (namespace) "
+        "(avg_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE{namespace=~\"xc-.*\"}[3599999ms])"
+        " * count_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE{namespace=~\"xc-.*\"}[3599999ms]) * 30)",
+        end);
     for (const auto& [ns, ref] : cpu) {
       double mine = ours[{ns, "cpu", h}];
-      std::cout << ns << " " << FormatRfc3339(h) << " cpu core-s: arbiter " << mine << ", increase() " << ref << "\n";
+      std::cout << ns << " " << FormatRfc3339(h) << " cpu core-s: arbiter " << mine
+                << ", increase() " << ref << "\n";
       EXPECT_NEAR(mine, ref, 2 * S * cpu_peak.at(ns)) << ns << " cpu at " << FormatRfc3339(h);
       ++compared;
     }
     for (const auto& [ns, ref] : mem) {
       double mine = ours[{ns, "memory", h}];
-      std::cout << ns << " " << FormatRfc3339(h) << " memory GiB-s: arbiter " << mine << ", avg_over_time x duration " << ref << "\n";
+      std::cout << ns << " " << FormatRfc3339(h) << " memory GiB-s: arbiter " << mine
+                << ", avg_over_time x duration " << ref << "\n";
       EXPECT_NEAR(mine, ref, 2 * S * mem_peak.at(ns)) << ns << " memory at " << FormatRfc3339(h);
       ++compared;
     }
     for (const auto& [ns, ref] : gpu) {
       double mine = ours[{ns, "nvidia.com/gpu", h}];
-      std::cout << ns << " " << FormatRfc3339(h) << " GPU-s: arbiter " << mine << ", avg_over_time x duration " << ref << "\n";
+      std::cout << ns << " " << FormatRfc3339(h) << " GPU-s: arbiter " << mine
+                << ", avg_over_time x duration " << ref << "\n";
       EXPECT_NEAR(mine, ref, 2 * S * 0.9) << ns << " gpu at " << FormatRfc3339(h);
       ++compared;
     }
@@ -240,16 +272,22 @@ TEST(PrometheusMeter, ErrorsSayWhatWentWrong) {
   auto dir = Scratch("errors");
   WritePriceBook(dir);
   const std::string pb = (dir / "pricebook.yaml").string();
-  auto unreachable = RunCommandSplit(Arbiter() + " meter -q --prometheus http://127.0.0.1:1 --from 2026-01-05T00:00:00Z"
-                                                 " --to 2026-01-05T01:00:00Z -f " + pb,
-                                     dir);
+  auto unreachable =
+      RunCommandSplit(Arbiter() +
+                          " meter -q --prometheus http://127.0.0.1:1 --from 2026-01-05T00:00:00Z"
+                          " --to 2026-01-05T01:00:00Z -f " +
+                          pb,
+                      dir);
   EXPECT_EQ(unreachable.rc, 1);
-  EXPECT_NE(unreachable.err.find("Prometheus at http://127.0.0.1:1 unreachable"), std::string::npos) << unreachable.err;
+  EXPECT_NE(unreachable.err.find("Prometheus at http://127.0.0.1:1 unreachable"), std::string::npos)
+      << unreachable.err;
   // A selector Prometheus refuses: its own error type and message come through.
-  std::ofstream(dir / "bad.yaml") << "apiVersion: arbiter.dev/v1alpha1\nkind: PrometheusMetering\nspec:\n  selector: 'cluster=~\"(\"'\n  retries: 0\n";
+  std::ofstream(dir / "bad.yaml")
+      << "apiVersion: arbiter.dev/v1alpha1\nkind: PrometheusMetering\nspec:\n  selector: "
+         "'cluster=~\"(\"'\n  retries: 0\n";
   auto bad = RunCommandSplit(Arbiter() + " meter -q --prometheus " + PrometheusUrl() +
-                                 " --from 2026-01-05T00:00:00Z --to 2026-01-05T01:00:00Z -f " + pb + " --config " +
-                                 (dir / "bad.yaml").string(),
+                                 " --from 2026-01-05T00:00:00Z --to 2026-01-05T01:00:00Z -f " + pb +
+                                 " --config " + (dir / "bad.yaml").string(),
                              dir);
   EXPECT_EQ(bad.rc, 1);
   EXPECT_NE(bad.err.find("answered HTTP 400"), std::string::npos) << bad.err;
@@ -265,10 +303,11 @@ TEST(PrometheusMeter, ErrorsSayWhatWentWrong) {
                              dir);
   EXPECT_EQ(rev.rc, 2);
   // A config typo is named with the closest field.
-  std::ofstream(dir / "typo.yaml") << "apiVersion: arbiter.dev/v1alpha1\nkind: PrometheusMetering\nspec:\n  scrapeIntervl: 15s\n";
+  std::ofstream(dir / "typo.yaml") << "apiVersion: arbiter.dev/v1alpha1\nkind: "
+                                      "PrometheusMetering\nspec:\n  scrapeIntervl: 15s\n";
   auto typo = RunCommandSplit(Arbiter() + " meter --prometheus " + PrometheusUrl() +
-                                  " --from 2026-01-05T00:00:00Z --to 2026-01-05T01:00:00Z -f " + pb + " --config " +
-                                  (dir / "typo.yaml").string(),
+                                  " --from 2026-01-05T00:00:00Z --to 2026-01-05T01:00:00Z -f " +
+                                  pb + " --config " + (dir / "typo.yaml").string(),
                               dir);
   EXPECT_EQ(typo.rc, 1);
   EXPECT_NE(typo.err.find("did you mean \"scrapeInterval\""), std::string::npos) << typo.err;

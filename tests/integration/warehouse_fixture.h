@@ -19,7 +19,8 @@ inline std::vector<PriceBook> WarehouseBooks() {
   a.meta.name = "std";
   a.currency = "CNY";
   a.effective_from = kWarehouseStart - 86400000;
-  a.prices = {{"cpu", Decimal::FromUnits(50000000)}, {"memory", Decimal::FromUnits(10000000)},
+  a.prices = {{"cpu", Decimal::FromUnits(50000000)},
+              {"memory", Decimal::FromUnits(10000000)},
               {"nvidia.com/gpu", Decimal::FromInt(7)}};
   a.gpu_models = {{"NVIDIA-H100-80GB-HBM3", Decimal::FromInt(14)}};
   a.namespace_modes = {{"ns-1", BillingMode::kUsage}};
@@ -77,7 +78,8 @@ inline Status WriteWarehouseLedger(sqlite::Ledger& ledger, int workloads, int ho
     c.to = kWarehouseStart + static_cast<Millis>(hours) * 3600000;
     nodes.push_back(c);
   }
-  auto idle = billing::IdleRows(nodes, segs, kWarehouseStart, kWarehouseStart + static_cast<Millis>(hours) * 3600000);
+  auto idle = billing::IdleRows(nodes, segs, kWarehouseStart,
+                                kWarehouseStart + static_cast<Millis>(hours) * 3600000);
   if (!idle.ok()) return idle.status();
   rows.insert(rows.end(), idle->begin(), idle->end());
   billing::Rollup(&rows);

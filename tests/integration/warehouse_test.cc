@@ -2,9 +2,11 @@
 // servers: ClickHouse 18.16 and PostgreSQL 15 (scripts/services/). Invoices from the warehouse
 // equal the SQLite ledger's byte for byte (digest included); a sync killed with SIGKILL at many
 // moments and re-run leaves exactly the SQLite totals.
+#include "adapters/warehouse/warehouse.h"
+
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -16,7 +18,6 @@
 #include <thread>
 
 #include "adapters/clickhouse/clickhouse_store.h"
-#include "adapters/warehouse/warehouse.h"
 #include "integration/services.h"
 #include "integration/warehouse_fixture.h"
 
@@ -40,9 +41,10 @@ std::string FreshDatabase(Backend b, const std::string& name) {
     EXPECT_TRUE(d.ok()) << d.message();
     auto c = (*ch)->Query("CREATE DATABASE " + db);
     EXPECT_TRUE(c.ok()) << c.message();
-    return "clickhouse://127.0.0.1:" + testing::ClickHouseUrl().substr(testing::ClickHouseUrl().rfind(':') + 1,
-                                                                         testing::ClickHouseUrl().rfind('/') -
-                                                                             testing::ClickHouseUrl().rfind(':') - 1) +
+    return "clickhouse://127.0.0.1:" +
+           testing::ClickHouseUrl().substr(
+               testing::ClickHouseUrl().rfind(':') + 1,
+               testing::ClickHouseUrl().rfind('/') - testing::ClickHouseUrl().rfind(':') - 1) +
            "/" + db;
   }
   const std::string base = testing::PostgresUrl();
@@ -66,8 +68,8 @@ const char* kFrom = "2026-03-01T00:00:00Z";
   for (int n = 1;; ++n) {
     bool ea = !std::getline(x, la), eb = !std::getline(y, lb);
     if (ea || eb || la != lb)
-      return ::testing::AssertionFailure() << "line " << n << ": \"" << (ea ? "<end>" : la) << "\" vs \""
-                                           << (eb ? "<end>" : lb) << "\"";
+      return ::testing::AssertionFailure() << "line " << n << ": \"" << (ea ? "<end>" : la)
+                                           << "\" vs \"" << (eb ? "<end>" : lb) << "\"";
   }
 }
 
@@ -80,14 +82,17 @@ std::map<std::string, std::string> Totals(const std::string& json) {
 
 std::string Invoices(const std::filesystem::path& dir, const std::string& db, const std::string& to,
                      const std::string& extra = "") {
-  auto r = RunCommandSplit(Arbiter() + " invoice --db '" + db + "' --from " + kFrom + " --to " + to + " -o json " + extra, dir);
+  auto r = RunCommandSplit(Arbiter() + " invoice --db '" + db + "' --from " + kFrom + " --to " +
+                               to + " -o json " + extra,
+                           dir);
   EXPECT_EQ(r.rc, 0) << r.err;
   return r.out;
 }
 
 std::string Sync(const std::filesystem::path& dir, const std::string& db, const std::string& url,
                  const std::string& extra = "") {
-  auto r = RunCommandSplit(Arbiter() + " ledger sync -q --db " + db + " --to '" + url + "' " + extra, dir);
+  auto r = RunCommandSplit(
+      Arbiter() + " ledger sync -q --db " + db + " --to '" + url + "' " + extra, dir);
   EXPECT_EQ(r.rc, 0) << r.err;
   return r.out;
 }
@@ -104,23 +109,30 @@ void SyncedInvoicesEqualTheLedgers(Backend b, const std::string& name) {
     ASSERT_TRUE(testing::WriteWarehouseLedger(**l, 60, 72, seal).ok());
   }
   auto out = Sync(dir, db, url);
-  EXPECT_NE(out.find("the warehouse holds every hour before 2026-03-03T12:00:00Z"), std::string::npos) << out;
+  EXPECT_NE(out.find("the warehouse holds every hour before 2026-03-03T12:00:00Z"),
+            std::string::npos)
+      << out;
   const std::string sealed = "2026-03-03T12:00:00Z";
   const std::string want = Invoices(dir, db, sealed);
   ASSERT_GT(want.size(), 1000u);
-  EXPECT_TRUE(Same(Invoices(dir, url, sealed), want));  // every namespace, idle spread, two versions
-  EXPECT_TRUE(Same(Invoices(dir, url, sealed, "--namespace ns-1"), Invoices(dir, db, sealed, "--namespace ns-1")));
+  EXPECT_TRUE(
+      Same(Invoices(dir, url, sealed), want));  // every namespace, idle spread, two versions
+  EXPECT_TRUE(Same(Invoices(dir, url, sealed, "--namespace ns-1"),
+                   Invoices(dir, db, sealed, "--namespace ns-1")));
   // Inner windows, a partial day and one across the mid-day version change.
   for (auto [f, t] : {std::pair{"2026-03-01T05:00:00Z", "2026-03-02T07:00:00Z"},
                       std::pair{"2026-03-02T06:00:00Z", "2026-03-02T09:00:00Z"}}) {
-    auto a = RunCommandSplit(Arbiter() + " invoice --db " + db + " --from " + f + " --to " + t + " -o json", dir);
-    auto w = RunCommandSplit(Arbiter() + " invoice --db '" + url + "' --from " + f + " --to " + t + " -o json", dir);
+    auto a = RunCommandSplit(
+        Arbiter() + " invoice --db " + db + " --from " + f + " --to " + t + " -o json", dir);
+    auto w = RunCommandSplit(
+        Arbiter() + " invoice --db '" + url + "' --from " + f + " --to " + t + " -o json", dir);
     EXPECT_TRUE(Same(a.out, w.out)) << f << " .. " << t;
   }
   // Unsealed hours are not copied: the warehouse's whole history ends at the seal.
   EXPECT_EQ(Totals(Invoices(dir, url, "2026-03-05T00:00:00Z")), Totals(want));
   // A second sync copies nothing new.
-  EXPECT_NE(Sync(dir, db, url).find(": 0 rows of new sealed hours, 0 corrections"), std::string::npos);
+  EXPECT_NE(Sync(dir, db, url).find(": 0 rows of new sealed hours, 0 corrections"),
+            std::string::npos);
   // A late correction of a sealed hour (a new version in SQLite) reaches the warehouse; then
   // sealing more hours copies them incrementally.
   {
@@ -154,8 +166,8 @@ void KillSyncAfter(const std::string& db, const std::string& url, int after_ms) 
     int devnull = open("/dev/null", O_WRONLY);
     dup2(devnull, 1);
     dup2(devnull, 2);
-    execl(Arbiter().c_str(), "arbiter", "ledger", "sync", "-q", "--batch-rows", "700", "--db", db.c_str(), "--to",
-          url.c_str(), static_cast<char*>(nullptr));
+    execl(Arbiter().c_str(), "arbiter", "ledger", "sync", "-q", "--batch-rows", "700", "--db",
+          db.c_str(), "--to", url.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(after_ms));
@@ -172,7 +184,9 @@ void KilledSyncsLeaveExactlyTheLedgersTotals(Backend b, const std::string& name)
   {
     auto l = sqlite::Ledger::Open(db);
     ASSERT_TRUE(l.ok());
-    ASSERT_TRUE(testing::WriteWarehouseLedger(**l, 150, 72, testing::kWarehouseStart + 72 * billing::kHourMs).ok());
+    ASSERT_TRUE(testing::WriteWarehouseLedger(**l, 150, 72,
+                                              testing::kWarehouseStart + 72 * billing::kHourMs)
+                    .ok());
   }
   const std::string to = "2026-03-04T00:00:00Z";
   const std::string want = Invoices(dir, db, to);
@@ -181,7 +195,8 @@ void KilledSyncsLeaveExactlyTheLedgersTotals(Backend b, const std::string& name)
   auto t0 = std::chrono::steady_clock::now();
   Sync(dir, db, probe, "--batch-rows 700");
   const int full_ms = static_cast<int>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+          .count());
   ASSERT_GT(full_ms, 0);
   // Three rounds on fresh databases; in each, five syncs killed at increasing moments (each
   // restarts from the warehouse's watermark, still unset), then one run to the end.
@@ -196,14 +211,18 @@ void KilledSyncsLeaveExactlyTheLedgersTotals(Backend b, const std::string& name)
       ASSERT_TRUE(wh.ok()) << wh.message();
       auto wm = (*wh)->SyncedBefore();
       auto spans = (*wh)->ReadSpans({});
-      if (wm.ok() && *wm == INT64_MIN && spans.ok() && !spans->empty()) ++mid_sync;  // rows copied, not all
+      if (wm.ok() && *wm == INT64_MIN && spans.ok() && !spans->empty())
+        ++mid_sync;  // rows copied, not all
     }
     Sync(dir, db, url_r);
-    EXPECT_TRUE(Same(Invoices(dir, url_r, to), want)) << "round " << round << ", kills over " << full_ms << " ms";
+    EXPECT_TRUE(Same(Invoices(dir, url_r, to), want))
+        << "round " << round << ", kills over " << full_ms << " ms";
     EXPECT_NE(Sync(dir, db, url_r).find(": 0 rows of new sealed hours"), std::string::npos);
   }
-  EXPECT_GE(mid_sync, 3) << kills << " kills over " << full_ms << " ms: too few landed in the middle of a sync";
-  std::cout << kills << " kills over a " << full_ms << " ms sync, " << mid_sync << " in the middle of copying rows\n";
+  EXPECT_GE(mid_sync, 3) << kills << " kills over " << full_ms
+                         << " ms: too few landed in the middle of a sync";
+  std::cout << kills << " kills over a " << full_ms << " ms sync, " << mid_sync
+            << " in the middle of copying rows\n";
 }
 
 void UnreachableServerIsAClearError(Backend b, const std::string& name) {
@@ -212,9 +231,11 @@ void UnreachableServerIsAClearError(Backend b, const std::string& name) {
   {
     auto l = sqlite::Ledger::Open(db);
     ASSERT_TRUE(l.ok());
-    ASSERT_TRUE(testing::WriteWarehouseLedger(**l, 3, 2, testing::kWarehouseStart + billing::kHourMs).ok());
+    ASSERT_TRUE(
+        testing::WriteWarehouseLedger(**l, 3, 2, testing::kWarehouseStart + billing::kHourMs).ok());
   }
-  const std::string url = b == Backend::kClickHouse ? "clickhouse://127.0.0.1:1/default" : "postgresql://postgres@127.0.0.1:1/arbiter";
+  const std::string url = b == Backend::kClickHouse ? "clickhouse://127.0.0.1:1/default"
+                                                    : "postgresql://postgres@127.0.0.1:1/arbiter";
   auto r = RunCommandSplit(Arbiter() + " ledger sync -q --db " + db + " --to '" + url + "'", dir);
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.err.find("unreachable"), std::string::npos) << r.err;
@@ -229,7 +250,9 @@ TEST(ClickHouseWarehouse, SyncedInvoicesEqualTheSqliteLedgersByteForByte) {
 TEST(ClickHouseWarehouse, SyncKilledAtManyMomentsThenRerunLeavesExactlyTheLedgersTotals) {
   KilledSyncsLeaveExactlyTheLedgersTotals(Backend::kClickHouse, "ch_kill");
 }
-TEST(ClickHouseWarehouse, UnreachableServerIsAClearError) { UnreachableServerIsAClearError(Backend::kClickHouse, "ch_down"); }
+TEST(ClickHouseWarehouse, UnreachableServerIsAClearError) {
+  UnreachableServerIsAClearError(Backend::kClickHouse, "ch_down");
+}
 TEST(ClickHouseWarehouse, RepeatedInsertsNeverCountTwice) {
   // The same rows inserted three times (a retried insert, a re-run after a kill): FINAL reads
   // one row per key, before and after the parts are merged.
@@ -251,7 +274,8 @@ TEST(ClickHouseWarehouse, RepeatedInsertsNeverCountTwice) {
   auto spans = (*wh)->ReadSpans(q);
   ASSERT_TRUE(spans.ok()) << spans.message();
   ASSERT_EQ(spans->size(), 1u);
-  EXPECT_EQ(billing::I128ToString((*spans)[0].sum.request_raw), billing::I128ToString(s.row.request_raw));
+  EXPECT_EQ(billing::I128ToString((*spans)[0].sum.request_raw),
+            billing::I128ToString(s.row.request_raw));
   s.version = 2;
   s.row.usage_raw = 7;
   ASSERT_TRUE((*wh)->PutRows({s}, std::nullopt).ok());
@@ -267,7 +291,9 @@ TEST(PostgresWarehouse, SyncedInvoicesEqualTheSqliteLedgersByteForByte) {
 TEST(PostgresWarehouse, SyncKilledAtManyMomentsThenRerunLeavesExactlyTheLedgersTotals) {
   KilledSyncsLeaveExactlyTheLedgersTotals(Backend::kPostgres, "pg_kill");
 }
-TEST(PostgresWarehouse, UnreachableServerIsAClearError) { UnreachableServerIsAClearError(Backend::kPostgres, "pg_down"); }
+TEST(PostgresWarehouse, UnreachableServerIsAClearError) {
+  UnreachableServerIsAClearError(Backend::kPostgres, "pg_down");
+}
 
 }  // namespace
 }  // namespace arbiter
