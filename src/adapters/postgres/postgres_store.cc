@@ -96,7 +96,6 @@ Status PostgresStore::EnsureSchema() {
       " unit_price text NOT NULL, billed_quantity text NOT NULL, amount text NOT NULL,"
       " PRIMARY KEY (namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, "
       "hour));"
-      "CREATE INDEX IF NOT EXISTS arbiter_hourly_hour ON arbiter_hourly (hour);"
       "CREATE TABLE IF NOT EXISTS arbiter_price_books (id text PRIMARY KEY, effective_from bigint "
       "NOT NULL,"
       " canonical text NOT NULL, json text NOT NULL);"
