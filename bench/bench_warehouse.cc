@@ -37,7 +37,8 @@ PriceBook Book() {
   b.meta.name = "standard";
   b.currency = "CNY";
   b.effective_from = kEpoch;
-  b.prices = {{"cpu", *Decimal::Parse("0.05")}, {"memory", *Decimal::Parse("0.01")},
+  b.prices = {{"cpu", *Decimal::Parse("0.05")},
+              {"memory", *Decimal::Parse("0.01")},
               {"nvidia.com/gpu", *Decimal::Parse("7.00")}};
   b.gpu_models = {{"NVIDIA-H100-80GB-HBM3", *Decimal::Parse("14.00")}};
   return b;
@@ -69,7 +70,8 @@ std::vector<HourlyRow> MonthRows(int workloads, int hours, int first) {
 
 // 10,000 workloads × 720 h, every hour sealed.
 std::string MonthLedger() {
-  const std::string path = (std::filesystem::temp_directory_path() / "arbiter-bench-warehouse-month-7.2M.db").string();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "arbiter-bench-warehouse-month-7.2M.db").string();
   {
     auto l = sqlite::Ledger::Open(path);
     if (l.ok()) {
@@ -97,7 +99,8 @@ Result<std::string> FreshDatabase(bool clickhouse) {
     if (auto r = (*ch)->Query("CREATE DATABASE bench_month"); !r.ok()) return r.status();
     return base.substr(0, base.rfind('/') + 1) + "bench_month";
   }
-  const std::string base = Env("ARBITER_POSTGRES_URL", "postgresql://postgres@127.0.0.1:15432/arbiter");
+  const std::string base =
+      Env("ARBITER_POSTGRES_URL", "postgresql://postgres@127.0.0.1:15432/arbiter");
   PGconn* c = PQconnectdb(base.c_str());
   if (PQstatus(c) != CONNECTION_OK) {
     std::string m = PQerrorMessage(c);
@@ -136,7 +139,13 @@ void BM_SyncMonth(benchmark::State& state) {
   state.counters["rows"] = static_cast<double>(rows);
   state.SetItemsProcessed(state.iterations() * rows);
 }
-BENCHMARK(BM_SyncMonth)->Arg(0)->Arg(1)->ArgNames({"pg"})->Unit(benchmark::kSecond)->Iterations(1)->Repetitions(3);
+BENCHMARK(BM_SyncMonth)
+    ->Arg(0)
+    ->Arg(1)
+    ->ArgNames({"pg"})
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1)
+    ->Repetitions(3);
 
 void BM_MonthInvoiceFromWarehouse(benchmark::State& state) {
   const bool ch = state.range(0) == 0;
@@ -147,12 +156,19 @@ void BM_MonthInvoiceFromWarehouse(benchmark::State& state) {
     auto wh = warehouse::OpenWarehouse(url);
     if (!wh.ok()) return state.SkipWithError(wh.message().c_str());
     auto invs = billing::StoreInvoices(**wh, std::nullopt, std::nullopt, std::nullopt);
-    if (!invs.ok() || invs->size() != 10) return state.SkipWithError(invs.ok() ? "wrong invoice count" : invs.message().c_str());
+    if (!invs.ok() || invs->size() != 10)
+      return state.SkipWithError(invs.ok() ? "wrong invoice count" : invs.message().c_str());
     bytes = report::InvoicesToJson(*invs).dump(2).size();
   }
   state.counters["json_bytes"] = static_cast<double>(bytes);
 }
-BENCHMARK(BM_MonthInvoiceFromWarehouse)->Arg(0)->Arg(1)->ArgNames({"pg"})->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(5);
+BENCHMARK(BM_MonthInvoiceFromWarehouse)
+    ->Arg(0)
+    ->Arg(1)
+    ->ArgNames({"pg"})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->Repetitions(5);
 
 // Baseline in the same run: the SQLite ledger's own month invoice (daily rollups).
 void BM_MonthInvoiceFromSqlite(benchmark::State& state) {

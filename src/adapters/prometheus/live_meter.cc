@@ -6,6 +6,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "core/gpu_sharing.h"
 #include "core/resources.h"
 
 namespace arbiter::prometheus {
@@ -208,7 +209,7 @@ class Meter {
           std::string rep = label(s.labels, cfg_.label_gpu_replicas);
           if (!rep.empty()) {
             auto r = ScaleValue(rep, 1, 1);
-            if (r.ok() && *r >= 1 && *r <= kMaxGpuReplicasHere)
+            if (r.ok() && *r >= 1 && *r <= kMaxGpuReplicas)
               info.replicas = static_cast<int64_t>(*r);
           }
           for (const Sample& x : s.samples)
@@ -486,7 +487,6 @@ class Meter {
     return sink_(std::move(batch));
   }
 
-  static constexpr int64_t kMaxGpuReplicasHere = 1024;
   Client& client_;
   const MeteringConfig& cfg_;
   Millis from_, to_;
