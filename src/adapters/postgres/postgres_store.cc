@@ -140,6 +140,31 @@ Status PostgresStore::PutPriceBooks(const std::vector<PriceBook>& books) {
   return Status::Ok();
 }
 
+Status PostgresStore::CopyIn(const std::string& table, const std::string& text,
+                             std::string* sqlstate) {
+  sqlstate->clear();
+  {
+    ResultGuard g{PQexec(conn_, ("COPY " + table + " FROM STDIN").c_str())};
+    if (PQresultStatus(g.r) != PGRES_COPY_IN) return Error("start COPY into " + table);
+  }
+  bool sent = true;
+  for (size_t at = 0; at < text.size() && sent; at += 1 << 20) {
+    size_t n = std::min<size_t>(1 << 20, text.size() - at);
+    sent = PQputCopyData(conn_, text.data() + at, static_cast<int>(n)) == 1;
+  }
+  if (PQputCopyEnd(conn_, sent ? nullptr : "send failed") != 1) return Error("COPY into " + table);
+  Status st = Status::Ok();
+  while (PGresult* r = PQgetResult(conn_)) {
+    if (PQresultStatus(r) != PGRES_COMMAND_OK && st.ok()) {
+      const char* code = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+      *sqlstate = code ? code : "";
+      st = Error("COPY into " + table);
+    }
+    PQclear(r);
+  }
+  return st;
+}
+
 Status PostgresStore::PutRows(const std::vector<billing::StoredRow>& rows,
                               std::optional<Millis> synced_before) {
   if (Status s = Exec("BEGIN"); !s.ok()) return s;
@@ -148,68 +173,66 @@ Status PostgresStore::PutRows(const std::vector<billing::StoredRow>& rows,
     return s;
   };
   if (!rows.empty()) {
-    if (Status s = Exec("CREATE TEMP TABLE IF NOT EXISTS arbiter_stage (LIKE arbiter_hourly) ON "
-                        "COMMIT DELETE ROWS");
-        !s.ok())
-      return fail(s);
-    {
-      ResultGuard g{PQexec(conn_, "COPY arbiter_stage FROM STDIN")};
-      if (PQresultStatus(g.r) != PGRES_COPY_IN) return fail(Error("start COPY"));
-    }
-    std::string buf;
-    buf.reserve(1 << 20);
-    auto flush = [&]() -> bool {
-      if (buf.empty()) return true;
-      bool ok = PQputCopyData(conn_, buf.data(), static_cast<int>(buf.size())) == 1;
-      buf.clear();
-      return ok;
-    };
+    std::string text;
+    text.reserve(rows.size() * 160);
     for (const billing::StoredRow& s : rows) {
       const billing::HourlyRow& r = s.row;
-      Copy(&buf, r.namespace_);
-      buf += '\t';
-      Copy(&buf, r.workload);
-      buf += '\t';
-      Copy(&buf, r.resource);
-      buf += '\t';
-      Copy(&buf, r.gpu_product);
-      buf += '\t' + std::to_string(r.gpu_replicas) + '\t' +
-             std::to_string(static_cast<int>(r.kind)) + '\t';
-      Copy(&buf, r.preemptor);
-      buf += '\t' + std::to_string(r.hour) + '\t' + std::to_string(s.version) + '\t' +
-             billing::I128ToString(r.request_raw) + '\t' + billing::I128ToString(r.usage_raw) +
-             '\t' + billing::I128ToString(r.max_raw) + '\t' + std::to_string(r.samples) + '\t' +
-             std::to_string(r.covered_ms) + '\t' + std::to_string(r.run_ms) + '\t';
-      Copy(&buf, s.unit);
-      buf += '\t';
-      Copy(&buf, s.rated.price_book);
-      buf += '\t';
-      Copy(&buf, s.rated.currency);
-      buf += '\t';
-      buf += s.rated.price_book.empty() ? "" : ToString(s.rated.mode);
-      buf += '\t' + s.rated.unit_price.ToString() + '\t' + s.rated.billed_quantity.ToString() +
-             '\t' + s.rated.amount.ToString() + '\n';
-      if (buf.size() > (1 << 20) && !flush()) return fail(Error("COPY data"));
+      Copy(&text, r.namespace_);
+      text += '\t';
+      Copy(&text, r.workload);
+      text += '\t';
+      Copy(&text, r.resource);
+      text += '\t';
+      Copy(&text, r.gpu_product);
+      text += '\t' + std::to_string(r.gpu_replicas) + '\t' +
+              std::to_string(static_cast<int>(r.kind)) + '\t';
+      Copy(&text, r.preemptor);
+      text += '\t' + std::to_string(r.hour) + '\t' + std::to_string(s.version) + '\t' +
+              billing::I128ToString(r.request_raw) + '\t' + billing::I128ToString(r.usage_raw) +
+              '\t' + billing::I128ToString(r.max_raw) + '\t' + std::to_string(r.samples) + '\t' +
+              std::to_string(r.covered_ms) + '\t' + std::to_string(r.run_ms) + '\t';
+      Copy(&text, s.unit);
+      text += '\t';
+      Copy(&text, s.rated.price_book);
+      text += '\t';
+      Copy(&text, s.rated.currency);
+      text += '\t';
+      text += s.rated.price_book.empty() ? "" : ToString(s.rated.mode);
+      text += '\t' + s.rated.unit_price.ToString() + '\t' + s.rated.billed_quantity.ToString() +
+              '\t' + s.rated.amount.ToString() + '\n';
     }
-    if (!flush() || PQputCopyEnd(conn_, nullptr) != 1) return fail(Error("COPY data"));
-    {
-      ResultGuard g{PQgetResult(conn_)};
-      if (PQresultStatus(g.r) != PGRES_COMMAND_OK) return fail(Error("COPY"));
+    // Fast path: rows whose keys are all new go straight into the table with COPY. If any key is
+    // already there (a re-run after a kill, a correction), the COPY fails on the primary key and
+    // the batch is upserted instead, through a staging table: the higher version wins.
+    if (Status s = Exec("SAVEPOINT direct"); !s.ok()) return fail(s);
+    std::string state;
+    Status direct = CopyIn("arbiter_hourly", text, &state);
+    if (direct.ok()) {
+      if (Status s = Exec("RELEASE SAVEPOINT direct"); !s.ok()) return fail(s);
+    } else {
+      if (state != "23505") return fail(direct);  // not a duplicate key: a real error
+      if (Status s = Exec("ROLLBACK TO SAVEPOINT direct"); !s.ok()) return fail(s);
+      if (Status s = Exec("CREATE TEMP TABLE IF NOT EXISTS arbiter_stage (LIKE arbiter_hourly) ON "
+                          "COMMIT DELETE ROWS");
+          !s.ok())
+        return fail(s);
+      if (Status s = CopyIn("arbiter_stage", text, &state); !s.ok()) return fail(s);
+      std::string cols =
+          "version = EXCLUDED.version, request_raw = EXCLUDED.request_raw, usage_raw = "
+          "EXCLUDED.usage_raw,"
+          " max_raw = EXCLUDED.max_raw, samples = EXCLUDED.samples, covered_ms = "
+          "EXCLUDED.covered_ms,"
+          " run_ms = EXCLUDED.run_ms, unit = EXCLUDED.unit, price_book = EXCLUDED.price_book,"
+          " currency = EXCLUDED.currency, mode = EXCLUDED.mode, unit_price = EXCLUDED.unit_price,"
+          " billed_quantity = EXCLUDED.billed_quantity, amount = EXCLUDED.amount";
+      if (Status s = Exec(
+              std::string("INSERT INTO arbiter_hourly SELECT * FROM arbiter_stage ON CONFLICT (") +
+              kKey + ", hour) DO UPDATE SET " + cols +
+              " WHERE arbiter_hourly.version <= EXCLUDED.version");
+          !s.ok())
+        return fail(s);
+      if (Status s = Exec("TRUNCATE arbiter_stage"); !s.ok()) return fail(s);
     }
-    while (PGresult* extra = PQgetResult(conn_)) PQclear(extra);
-    std::string cols =
-        "version = EXCLUDED.version, request_raw = EXCLUDED.request_raw, usage_raw = "
-        "EXCLUDED.usage_raw,"
-        " max_raw = EXCLUDED.max_raw, samples = EXCLUDED.samples, covered_ms = EXCLUDED.covered_ms,"
-        " run_ms = EXCLUDED.run_ms, unit = EXCLUDED.unit, price_book = EXCLUDED.price_book,"
-        " currency = EXCLUDED.currency, mode = EXCLUDED.mode, unit_price = EXCLUDED.unit_price,"
-        " billed_quantity = EXCLUDED.billed_quantity, amount = EXCLUDED.amount";
-    if (Status s = Exec(
-            std::string("INSERT INTO arbiter_hourly SELECT * FROM arbiter_stage ON CONFLICT (") +
-            kKey + ", hour) DO UPDATE SET " + cols +
-            " WHERE arbiter_hourly.version <= EXCLUDED.version");
-        !s.ok())
-      return fail(s);
   }
   if (synced_before)
     if (Status s = Exec(

@@ -4,7 +4,8 @@
 //   arbiter_hourly       PRIMARY KEY the ledger key; raw tracks numeric(40,0); hour in Unix ms
 //                        (as in the SQLite ledger). Rows are upserted with
 //                        INSERT ... ON CONFLICT (key) DO UPDATE ... WHERE the stored version is
-//                        not newer, from a COPY into a temporary staging table.
+//                        not newer, from a COPY into a temporary staging table (a batch whose keys
+//                        are all new is COPied straight into the table).
 //   arbiter_price_books  id PRIMARY KEY (PriceBook versions, immutable).
 //   arbiter_sync         the sync watermark, moved in the same transaction as the rows.
 #pragma once
@@ -35,6 +36,8 @@ class PostgresStore : public billing::WarehouseStore {
  private:
   PostgresStore(PGconn* c, std::string describe) : conn_(c), describe_(std::move(describe)) {}
   Status Error(const std::string& what);
+  // COPY `text` (COPY text format) into `table`; on failure *sqlstate is the error's SQLSTATE.
+  Status CopyIn(const std::string& table, const std::string& text, std::string* sqlstate);
   PGconn* conn_;
   std::string describe_;
 };
