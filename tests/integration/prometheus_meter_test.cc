@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "adapters/prometheus/live_meter.h"
 #include "adapters/sqlite/ledger.h"
@@ -52,6 +53,14 @@ const nlohmann::json* Line(const nlohmann::json& inv, const std::string& resourc
   for (const auto& l : inv["lines"])
     if (l["resource"] == resource) return &l;
   return nullptr;
+}
+
+// Every key reaches the sink once per run: a second write of a key would replace the first.
+void ExpectUniqueKeys(const std::vector<billing::HourlyRow>& rows) {
+  std::set<std::tuple<std::string, std::string, int, Millis>> seen;
+  for (const auto& r : rows)
+    EXPECT_TRUE(seen.insert({r.workload, r.resource, static_cast<int>(r.kind), r.hour}).second)
+        << "key written twice: " << r.workload << " " << r.resource << " " << FormatRfc3339(r.hour);
 }
 
 // The hand computation of the exact data set (gen_fixture.py), 30 s grid:
@@ -197,6 +206,7 @@ TEST(PrometheusMeter, UsageTrackAgreesWithPromQLWithinTheScrapeInterval) {
         return Status::Ok();
       });
   ASSERT_TRUE(stats.ok()) << stats.message();
+  ExpectUniqueKeys(rows);
   EXPECT_EQ(stats->counter_resets, 3);  // gen_fixture.py: 2 in xc-1/etl, 1 in xc-2/train
   EXPECT_GT(stats->usage_gaps, 0);
   // Ours, per (namespace, resource, hour), in core-s / GiB-s / GPU-s.
@@ -266,6 +276,72 @@ TEST(PrometheusMeter, UsageTrackAgreesWithPromQLWithinTheScrapeInterval) {
     }
   }
   EXPECT_GE(compared, 16);
+}
+
+// gen_fixture.py's edge cases, 2026-01-07T00:00Z: an in-place resize, a pod gone longer than the
+// bridge and back on another node, a GPU pod without any DCGM series.
+TEST(PrometheusMeter, ResizesMovesAndMissingGpuSeriesAreMeteredExactly) {
+  auto client = prometheus::Client::Create(PrometheusUrl(), {});
+  ASSERT_TRUE(client.ok());
+  const Millis from = 1767744000000, to = from + 2 * billing::kHourMs;
+  std::vector<billing::HourlyRow> rows;
+  std::vector<prometheus::MeterProvenance> prov;
+  int batches = 0;
+  auto stats = prometheus::MeterPrometheus(**client, {}, from, to, [&](prometheus::MeterBatch&& b) {
+    ++batches;
+    for (auto& r : b.rows) rows.push_back(std::move(r));
+    for (auto& p : b.provenance) prov.push_back(std::move(p));
+    return Status::Ok();
+  });
+  ASSERT_TRUE(stats.ok()) << stats.message();
+  ExpectUniqueKeys(rows);
+  EXPECT_EQ(stats->pods, 3);
+  EXPECT_EQ(stats->segments, 5);  // resize 2, move 2, nogpu 1
+  std::map<std::string, const billing::HourlyRow*> by;
+  for (const auto& r : rows)
+    by[r.workload + " " + r.resource + " " + std::to_string((r.hour - from) / billing::kHourMs)] =
+        &r;
+  ASSERT_TRUE(by.count("ed/resize cpu 0"));
+  EXPECT_EQ(by["ed/resize cpu 0"]->request_raw,
+            static_cast<billing::i128>(2000 * 1800000LL + 4000 * 1800000LL));
+  EXPECT_EQ(by["ed/resize cpu 0"]->usage_raw,
+            static_cast<billing::i128>(3570) * 1000000);  // 1 core, 00:00..59:30
+  EXPECT_EQ(by["ed/resize cpu 0"]->run_ms, 3600000);
+  ASSERT_TRUE(by.count("ed/move cpu 0"));
+  EXPECT_EQ(by["ed/move cpu 0"]->request_raw,
+            static_cast<billing::i128>(1000) * 2400000);  // 20 + 20 min
+  ASSERT_TRUE(by.count("ed/move nvidia.com/gpu 0"));
+  EXPECT_EQ(by["ed/move nvidia.com/gpu 0"]->gpu_product, "NVIDIA-H100-80GB-HBM3");
+  EXPECT_EQ(by["ed/move nvidia.com/gpu 0"]->request_raw,
+            static_cast<billing::i128>(1000) * 1200000);
+  ASSERT_TRUE(by.count("ed/nogpu nvidia.com/gpu 0"));
+  const auto* g = by["ed/nogpu nvidia.com/gpu 0"];
+  EXPECT_EQ(g->request_raw, static_cast<billing::i128>(1000) * 3600000);
+  EXPECT_EQ(g->usage_raw, 0);
+  EXPECT_EQ(g->samples, 0);  // no sample: an invoice flags it as low coverage
+  EXPECT_EQ(g->covered_ms, 0);
+  EXPECT_EQ(g->run_ms, 3600000);
+  bool gaps = false;
+  for (const auto& p : prov)
+    if (p.workload == "ed/nogpu" && p.resource == "nvidia.com/gpu") gaps = p.usage_gaps == 120;
+  EXPECT_TRUE(gaps);
+  for (const auto& r : rows)
+    EXPECT_LT(r.hour, from + billing::kHourMs) << r.workload;  // nothing ran in hour 1
+  // A page of 10 minutes gives the same rows, in more batches.
+  prometheus::MeteringConfig small;
+  small.page = 600000;
+  std::vector<billing::HourlyRow> paged;
+  int paged_batches = 0;
+  auto s2 = prometheus::MeterPrometheus(**client, small, from, to, [&](prometheus::MeterBatch&& b) {
+    ++paged_batches;
+    for (auto& r : b.rows) paged.push_back(std::move(r));
+    return Status::Ok();
+  });
+  ASSERT_TRUE(s2.ok()) << s2.message();
+  ExpectUniqueKeys(paged);
+  std::sort(paged.begin(), paged.end(), billing::HourlyRow::KeyLess);
+  std::sort(rows.begin(), rows.end(), billing::HourlyRow::KeyLess);
+  EXPECT_EQ(paged, rows);
 }
 
 TEST(PrometheusMeter, ErrorsSayWhatWentWrong) {

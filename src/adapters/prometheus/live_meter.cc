@@ -361,7 +361,9 @@ class Meter {
         }
       }
       st.open->pending.clear();
-      if (key != st.open->key) Close(st, t);
+      // Requests, node or GPU facts changed: the run goes on in a new segment from t, and the
+      // CPU counter's piece up to t still belongs to this one.
+      if (key != st.open->key) Close(st, t, u.cpu);
     }
     if (!st.open) Open(st, t, key, ni, req);
     st.open->last_point = t;
@@ -427,12 +429,17 @@ class Meter {
     }
   }
 
-  void Close(PodState& st, Millis end) {
+  void Close(PodState& st, Millis end, std::optional<i128> cpu_at_end = std::nullopt) {
     Segment& sg = *st.open;
     for (const Usage& pu : sg.pending)
       if (pu.any()) Outside(st, pu);
     sg.seg->end = end;
-    for (auto& [res, f] : sg.folders) f.f->Finish();
+    for (auto& [res, f] : sg.folders) {
+      if (cpu_at_end && res == kCpu)
+        f.f->FinishContinued(*cpu_at_end);
+      else
+        f.f->Finish();
+    }
     st.open.reset();
   }
 

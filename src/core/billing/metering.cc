@@ -190,6 +190,19 @@ void SeriesFolder::Add(Millis t, i128 value) {
   have_prev_ = true;
 }
 
+void SeriesFolder::FinishContinued(i128 counter_at_end) {
+  if (counter_ && have_prev_ && !finished_ && seg_.end > prev_t_) {
+    Millis dt = seg_.end - prev_t_;
+    Touch(HourOf(prev_t_));
+    i128 use_piece = counter_at_end >= prev_value_ ? counter_at_end - prev_value_ : counter_at_end;
+    i128 req_piece = static_cast<i128>(request_) * dt;
+    use_ += use_piece;
+    covered_ += dt;
+    if (use_piece > req_piece) extra_ += use_piece - req_piece;
+  }
+  Finish();
+}
+
 void SeriesFolder::Finish() {
   ARB_CHECK(!finished_);
   finished_ = true;

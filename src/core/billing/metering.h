@@ -95,6 +95,10 @@ class SeriesFolder {
                Millis scrape_interval, int64_t gauge_scale = 1);
   void Add(Millis t, i128 value);
   void Finish();
+  // Finish for a run that goes on in another segment from seg.end (a live pod whose requests
+  // changed): a counter's piece from the last sample to seg.end is billed by its increase up to
+  // `counter_at_end`, the sample at seg.end that starts the next segment. Gauges: as Finish().
+  void FinishContinued(i128 counter_at_end);
 
  private:
   void Touch(Millis hour);

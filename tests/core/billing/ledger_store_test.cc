@@ -162,3 +162,36 @@ TEST(SeriesFolderGaugeScale, ThousandthsOfAnInstanceAreExactOnWholeSeconds) {
 
 }  // namespace
 }  // namespace arbiter::billing
+
+namespace arbiter::billing {
+namespace {
+
+// A live pod whose requests change at 00:30 continues in a new segment: the CPU counter's piece
+// that ends at the change is billed in the first segment, once.
+TEST(SeriesFolderContinued, TheCounterPieceUpToTheSplitIsBilledOnce) {
+  RunSegment a, b;
+  a.workload = b.workload = "a/w";
+  a.namespace_ = b.namespace_ = "a";
+  a.requests.Set("cpu", 2000);
+  b.requests.Set("cpu", 4000);
+  a.start = testing::kEpoch;
+  a.end = b.start = testing::kEpoch + 1800000;
+  b.end = testing::kEpoch + testing::kHour;
+  std::vector<HourlyRow> out;
+  const i128 per_ms = 1000;  // one core: 1000 millicores × ms per ms
+  SeriesFolder fa(a, "cpu", &out, 30000);
+  for (Millis t = a.start; t < a.end; t += 30000) fa.Add(t, per_ms * (t - a.start));
+  fa.FinishContinued(per_ms * (a.end - a.start));
+  SeriesFolder fb(b, "cpu", &out, 30000);
+  for (Millis t = b.start; t < b.end; t += 30000) fb.Add(t, per_ms * (t - a.start));
+  fb.Finish();
+  Rollup(&out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].request_raw, static_cast<i128>(2000 * 1800000LL + 4000 * 1800000LL));
+  EXPECT_EQ(out[0].usage_raw, per_ms * 3570000);  // 00:00 .. 59:30, the split piece included
+  EXPECT_EQ(out[0].covered_ms, 3570000);
+  EXPECT_EQ(out[0].samples, 120);
+}
+
+}  // namespace
+}  // namespace arbiter::billing

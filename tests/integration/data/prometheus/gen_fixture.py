@@ -158,6 +158,31 @@ xc_pod("xc-2", "train", "xc-node-1", D2 + 600, END2 + 900, 8, 32 * GIB, 6.5, 20 
        resets=(D2 + 9000,), gaps=(D2 + 7300, D2 + 12000))
 xc_pod("xc-2", "short", "xc-node-2", D2 + 8000, D2 + 8000 + 95, 1, GIB, 0.8, GIB // 2, 4)
 
+# ---------------------------------------------------------------- edge cases
+# 2026-01-07T00:00Z .. 02:00Z, on the 30 s grid (tests: PrometheusMeter.EdgeCases...):
+#   ed/resize  cpu request 2 -> 4 at 00:30 (in-place resize): two run segments, 2×1800 + 4×1800
+#   ed/move    on cpu-1 00:00-00:20, gone 20 min (longer than the 5 min bridge), back on gpu-1
+#              00:40-01:00 with one GPU: two segments, the GPU row priced as an H100
+#   ed/nogpu   one GPU on gpu-1 for the hour, no DCGM series at all: usage 0 from 0 samples,
+#              120 usage gaps recorded (never a silent zero)
+D3 = D1 + 2 * 86400
+node_labels("gpu-1", "NVIDIA-H100-80GB-HBM3", D3, D3 + 2 * 3600)
+node_labels("cpu-1", "", D3, D3 + 2 * 3600)
+def ed_pod(pod, node, a, b, reqs, cpu_rate=None):
+    ts = grid(a, b)
+    series("kube_pod_status_phase", [("namespace", "ed"), ("pod", pod), ("phase", "Running")], [(t, 1) for t in ts])
+    series("kube_pod_info", [("namespace", "ed"), ("pod", pod), ("node", node)], [(t, 1) for t in ts])
+    for res, unit, v in reqs:
+        series("kube_pod_container_resource_requests",
+               [("namespace", "ed"), ("pod", pod), ("container", "c"), ("node", node), ("resource", res), ("unit", unit)],
+               [(t, v(t) if callable(v) else v) for t in ts])
+ed_pod("resize", "cpu-1", D3, D3 + 3600, [("cpu", "core", lambda t: 2 if t < D3 + 1800 else 4)])
+ed_pod("move", "cpu-1", D3, D3 + 1200, [("cpu", "core", 1)])
+ed_pod("move", "gpu-1", D3 + 2400, D3 + 3600, [("cpu", "core", 1), ("nvidia_com_gpu", "integer", 1)])
+ed_pod("nogpu", "gpu-1", D3, D3 + 3600, [("nvidia_com_gpu", "integer", 1)])
+series("container_cpu_usage_seconds_total", [("namespace", "ed"), ("pod", "resize"), ("container", "c")],
+       [(t, t - D3) for t in grid(D3, D3 + 3600)])
+
 lines.sort(key=lambda x: (x[0], x[1], x[2]))
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixture.om")
 with open(out, "w") as f:
