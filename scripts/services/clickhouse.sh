@@ -8,7 +8,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 DIR=${ARBITER_CI_DIR:-/tmp/arbiter-ci}/clickhouse
 HTTP_PORT=${CLICKHOUSE_HTTP_PORT:-18123}
 TCP_PORT=${CLICKHOUSE_TCP_PORT:-19000}
-DEADLINE=${CLICKHOUSE_START_DEADLINE:-60}
+DEADLINE=${CLICKHOUSE_START_DEADLINE:-150}
 PIDFILE=$DIR/clickhouse.pid
 
 alive() {  # alive PID: running and not a zombie

@@ -7,7 +7,7 @@
 set -euo pipefail
 DIR=${ARBITER_CI_DIR:-/tmp/arbiter-ci}/postgres
 PORT=${POSTGRES_PORT:-15432}
-DEADLINE=${POSTGRES_START_DEADLINE:-60}
+DEADLINE=${POSTGRES_START_DEADLINE:-150}
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 
 alive() {  # alive PID: running and not a zombie

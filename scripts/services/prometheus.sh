@@ -13,7 +13,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 DIR=${ARBITER_CI_DIR:-/tmp/arbiter-ci}/prometheus
 PORT=${PROMETHEUS_PORT:-19090}
 BACKFILL=${PROMETHEUS_BACKFILL_DIR:-$ROOT/tests/integration/data/prometheus}
-DEADLINE=${PROMETHEUS_START_DEADLINE:-60}
+DEADLINE=${PROMETHEUS_START_DEADLINE:-150}
 PIDFILE=$DIR/prometheus.pid
 
 alive() {  # alive PID: running and not a zombie
