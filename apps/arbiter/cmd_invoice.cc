@@ -9,6 +9,7 @@
 
 #include "adapters/report/invoice_json.h"
 #include "adapters/sqlite/ledger.h"
+#include "adapters/warehouse/warehouse.h"
 #include "adapters/yaml/manifest_loader.h"
 #include "commands.h"
 #include "ledger_write.h"
@@ -225,11 +226,22 @@ void RunInvoice(const InvoiceArgs& a, int* exit_code) {
     *exit_code = 2;
     return;
   }
-  auto ledger = OpenLedger(a.db, true, exit_code);
-  if (!ledger) return;
   std::optional<std::string> ns;
   if (!a.ns.empty()) ns = a.ns;
-  auto invs = sqlite::LedgerInvoices(*ledger, ns, from, to);
+  Result<std::vector<billing::Invoice>> invs = std::vector<billing::Invoice>{};
+  if (warehouse::IsWarehouseUrl(a.db)) {  // a warehouse written by `arbiter ledger sync`
+    auto wh = warehouse::OpenWarehouse(a.db);
+    if (!wh.ok()) {
+      std::cerr << "arbiter invoice: " << wh.message() << "\n";
+      *exit_code = 1;
+      return;
+    }
+    invs = billing::StoreInvoices(**wh, ns, from, to);
+  } else {
+    auto ledger = OpenLedger(a.db, true, exit_code);
+    if (!ledger) return;
+    invs = sqlite::LedgerInvoices(*ledger, ns, from, to);
+  }
   if (!invs.ok()) {
     std::cerr << "arbiter invoice: " << invs.message() << "\n";
     *exit_code = 1;
@@ -293,14 +305,14 @@ void RegisterInvoice(CLI::App& app, int* exit_code) {
   auto ia = std::make_shared<InvoiceArgs>();
   auto* inv = app.add_subcommand(
       "invoice",
-      "Print invoices from a billing ledger (SQLite), or ingest run segments into one.\n"
-      "  arbiter invoice --db PATH [--namespace NS] [--from T] [--to T] [-o table|csv|json]\n"
+      "Print invoices from a billing ledger (SQLite) or its warehouse copy, or ingest run segments.\n"
+      "  arbiter invoice --db PATH|clickhouse://...|postgresql://... [--namespace NS] [--from T] [--to T] [-o table|csv|json]\n"
       "  arbiter invoice ingest --db PATH --segments FILE.jsonl [--pricebook FILE ...]\n"
       "Times are RFC 3339 (2026-01-01T00:00:00Z); an hour belongs to the window when it starts\n"
       "in [from, to). Amounts are exact, rounded once per line (half-up, 6 decimals).\n"
       "See docs/billing.md.");
   inv->require_subcommand(0, 1);
-  inv->add_option("--db", ia->db, "Ledger database (SQLite)");
+  inv->add_option("--db", ia->db, "Ledger database (SQLite), or a warehouse written by `ledger sync`: clickhouse://... | postgresql://...");
   inv->add_option("--namespace", ia->ns, "Only this namespace (default: every namespace)");
   inv->add_option("--from", ia->from, "Window start, RFC 3339 (default: first hour)");
   inv->add_option("--to", ia->to, "Window end, RFC 3339, exclusive (default: last hour)");

@@ -108,13 +108,15 @@ Status ValidateSegment(const RunSegment& s) {
 // ------------------------------------------------------------------ SeriesFolder
 
 SeriesFolder::SeriesFolder(const RunSegment& seg, std::string resource,
-                           std::vector<HourlyRow>* out, Millis scrape_interval)
+                           std::vector<HourlyRow>* out, Millis scrape_interval,
+                           int64_t gauge_scale)
     : seg_(seg),
       resource_(std::move(resource)),
       product_(ProductKey(seg, resource_)),
       replicas_(ReplicasKey(seg, resource_)),
       out_(out),
       interval_(scrape_interval),
+      gauge_scale_(gauge_scale < 1 ? 1 : gauge_scale),
       counter_(MeterUnitOf(resource_).counter),
       request_(seg.requests.Get(resource_)),
       prev_t_(seg.start) {}
@@ -174,7 +176,7 @@ void SeriesFolder::Add(Millis t, i128 value) {
       seen = dt;
     } else {
       seen = std::min(dt, interval_);
-      use_piece = prev_value_ * seen;
+      use_piece = gauge_scale_ == 1 ? prev_value_ * seen : MulDivRoundHalfUp(prev_value_, seen, gauge_scale_);
     }
     use_ += use_piece;
     covered_ += seen;
@@ -188,6 +190,19 @@ void SeriesFolder::Add(Millis t, i128 value) {
   have_prev_ = true;
 }
 
+void SeriesFolder::FinishContinued(i128 counter_at_end) {
+  if (counter_ && have_prev_ && !finished_ && seg_.end > prev_t_) {
+    Millis dt = seg_.end - prev_t_;
+    Touch(HourOf(prev_t_));
+    i128 use_piece = counter_at_end >= prev_value_ ? counter_at_end - prev_value_ : counter_at_end;
+    i128 req_piece = static_cast<i128>(request_) * dt;
+    use_ += use_piece;
+    covered_ += dt;
+    if (use_piece > req_piece) extra_ += use_piece - req_piece;
+  }
+  Finish();
+}
+
 void SeriesFolder::Finish() {
   ARB_CHECK(!finished_);
   finished_ = true;
@@ -197,7 +212,7 @@ void SeriesFolder::Finish() {
     i128 req_piece = static_cast<i128>(request_) * dt;
     if (have_prev_ && !counter_) {
       Millis seen = std::min(dt, interval_);
-      i128 use_piece = prev_value_ * seen;
+      i128 use_piece = gauge_scale_ == 1 ? prev_value_ * seen : MulDivRoundHalfUp(prev_value_, seen, gauge_scale_);
       use_ += use_piece;
       covered_ += seen;
       if (use_piece > req_piece) extra_ += use_piece - req_piece;

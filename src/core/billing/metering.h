@@ -85,13 +85,20 @@ Status ValidateSegment(const RunSegment& s);
 // Folds the scrape samples of one series (one segment, one resource) into hourly rows.
 // Samples must come in increasing time order inside [start, end). For a counter `value` is the
 // cumulative raw quantity (canonical unit × ms since the segment started); for a gauge it is the
-// amount in the canonical unit. Finish() closes the series and appends the last row.
+// amount in the canonical unit, or with `gauge_scale` > 1 in 1/gauge_scale of it (live metering
+// reads a MIG instance's utilisation in thousandths): a gauge piece is then
+// round_half_up(value × ms / gauge_scale), exact whenever the pieces are whole seconds and
+// gauge_scale divides 1000. Finish() closes the series and appends the last row.
 class SeriesFolder {
  public:
   SeriesFolder(const RunSegment& seg, std::string resource, std::vector<HourlyRow>* out,
-               Millis scrape_interval);
+               Millis scrape_interval, int64_t gauge_scale = 1);
   void Add(Millis t, i128 value);
   void Finish();
+  // Finish for a run that goes on in another segment from seg.end (a live pod whose requests
+  // changed): a counter's piece from the last sample to seg.end is billed by its increase up to
+  // `counter_at_end`, the sample at seg.end that starts the next segment. Gauges: as Finish().
+  void FinishContinued(i128 counter_at_end);
 
  private:
   void Touch(Millis hour);
@@ -104,6 +111,7 @@ class SeriesFolder {
   int64_t replicas_;
   std::vector<HourlyRow>* out_;
   Millis interval_;
+  int64_t gauge_scale_;
   bool counter_;
   int64_t request_;
   Millis prev_t_;
