@@ -202,57 +202,8 @@ void RunIngest(const IngestArgs& a, int* exit_code) {
     *exit_code = 1;
     return;
   }
-  // From here on a failure must leave no new ledger file behind (an existing ledger is only
-  // changed by the final write, one transaction).
-  NewFileGuard guard(a.db);
-  if (books.empty() && !guard.existed()) {
-    std::cerr << "arbiter invoice ingest: no PriceBook given (--pricebook) and " << a.db
-              << " does not exist yet to hold one\n";
-    *exit_code = 1;
-    return;
-  }
-  auto ledger = OpenLedger(a.db, false, exit_code);
-  if (!ledger) return;
-  if (books.empty()) {
-    auto stored = ledger->PriceBooks();
-    if (stored.ok()) books = std::move(*stored);
-  }
-  if (books.empty()) {
-    std::cerr << "arbiter invoice ingest: no PriceBook given (--pricebook) and none stored in " << a.db << "\n";
-    *exit_code = 1;
-    return;
-  }
-  auto cat = billing::PriceCatalog::Create(std::move(books));
-  if (!cat.ok()) {
-    std::cerr << "arbiter invoice ingest: " << cat.message() << "\n";
-    *exit_code = 1;
-    return;
-  }
-  billing::MeterConfig cfg;
-  cfg.scrape_interval = *interval;
-  auto rows = billing::MeterSegments(*segs, cfg);
-  if (!rows.ok()) {
-    std::cerr << "arbiter invoice ingest: " << rows.message() << "\n";
-    *exit_code = 1;
-    return;
-  }
-  // Every hour must be priceable before anything is written.
-  if (auto check = billing::BuildInvoices(*rows, *cat); !check.ok()) {
-    std::cerr << "arbiter invoice ingest: " << check.message() << "\n";
-    *exit_code = 1;
-    return;
-  }
-  auto st = ledger->Write(*rows, *cat, seal);
-  if (!st.ok()) {
-    std::cerr << "arbiter invoice ingest: " << st.message() << "\n";
-    *exit_code = 1;
-    return;
-  }
-  guard.Keep();
-  std::cout << a.segments << ": " << segs->size() << " segments, " << rows->size()
-            << " hourly rows: " << st->inserted << " inserted, " << st->unchanged << " unchanged, "
-            << st->replaced << " replaced, " << st->corrected << " corrected (new versions)\n";
-  *exit_code = 0;
+  *exit_code = IngestSegments(a.db, *segs, std::move(books), *interval, seal, "arbiter invoice ingest", a.segments,
+                              std::cout, std::cerr);
 }
 
 void RunInvoice(const InvoiceArgs& a, int* exit_code) {

@@ -35,4 +35,56 @@ int WriteLedgerFile(const std::string& path, const std::vector<billing::HourlyRo
   return 0;
 }
 
+int IngestSegments(const std::string& db, const std::vector<billing::RunSegment>& segments,
+                   std::vector<PriceBook> books, Millis scrape_interval, std::optional<Millis> seal_before,
+                   const std::string& who, const std::string& label, std::ostream& out, std::ostream& err) {
+  // From here on a failure must leave no new ledger file behind (an existing ledger is only
+  // changed by the final write, one transaction).
+  NewFileGuard guard(db);
+  if (books.empty() && !guard.existed()) {
+    err << who << ": no PriceBook given and " << db << " does not exist yet to hold one\n";
+    return 1;
+  }
+  auto ledger = sqlite::Ledger::Open(db);
+  if (!ledger.ok()) {
+    err << who << ": " << ledger.message() << "\n";
+    return 1;
+  }
+  if (books.empty()) {
+    auto stored = (*ledger)->PriceBooks();
+    if (stored.ok()) books = std::move(*stored);
+  }
+  if (books.empty()) {
+    err << who << ": no PriceBook given and none stored in " << db << "\n";
+    return 1;
+  }
+  auto cat = billing::PriceCatalog::Create(std::move(books));
+  if (!cat.ok()) {
+    err << who << ": " << cat.message() << "\n";
+    return 1;
+  }
+  billing::MeterConfig cfg;
+  cfg.scrape_interval = scrape_interval;
+  auto rows = billing::MeterSegments(segments, cfg);
+  if (!rows.ok()) {
+    err << who << ": " << rows.message() << "\n";
+    return 1;
+  }
+  // Every hour must be priceable before anything is written.
+  if (auto check = billing::BuildInvoices(*rows, *cat); !check.ok()) {
+    err << who << ": " << check.message() << "\n";
+    return 1;
+  }
+  auto st = (*ledger)->Write(*rows, *cat, seal_before);
+  if (!st.ok()) {
+    err << who << ": " << st.message() << "\n";
+    return 1;
+  }
+  guard.Keep();
+  out << label << ": " << segments.size() << " segments, " << rows->size() << " hourly rows: " << st->inserted
+      << " inserted, " << st->unchanged << " unchanged, " << st->replaced << " replaced, " << st->corrected
+      << " corrected (new versions)\n";
+  return 0;
+}
+
 }  // namespace arbiter::app
