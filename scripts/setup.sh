@@ -5,7 +5,7 @@
 #   scripts/setup.sh --with-browser  also Chromium, for the tests that render the HTML reports
 set -euo pipefail
 PKGS=(cmake ninja-build g++ pkg-config libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
-      libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev sqlite3)
+      libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev sqlite3 time)
 if [ "${1:-}" = "--with-browser" ]; then PKGS+=(chromium); fi
 missing=()
 for p in "${PKGS[@]}"; do

@@ -7,6 +7,7 @@
 #include "adapters/yaml/manifest_loader.h"
 #include "core/plural.h"
 #include "cmd_trace.h"
+#include "cli_flags.h"
 #include "commands.h"
 #include "ledger_write.h"
 #include "sim/html_report.h"
@@ -64,6 +65,11 @@ int RunManifestSim(const SimCli& o) {
   if (o.files.empty()) {
     std::cerr << "arbiter sim: give manifests with -f FILE (or a trace with --nodes and --pods)\n";
     return 2;
+  }
+  {
+    std::vector<std::pair<std::string, std::string>> inputs;
+    for (const auto& f : o.files) inputs.push_back({"-f", f});
+    if (int rc = StdinOnce("arbiter sim", inputs); rc != kExitOk) return rc;
   }
   auto load = yaml::LoadManifestFiles(o.files);
   load.diagnostics.Sort();
@@ -211,7 +217,7 @@ void RegisterSim(CLI::App& app, int* exit_code) {
       "  arbiter sim compare ...                 compare placement policies on a trace\n"
       "The summary goes to stdout, the full report to --report-json / --report-html.");
   auto o = std::make_shared<SimCli>();
-  cmd->add_option("-f,--file", o->files, "Manifest file (multi-document YAML); repeatable");
+  cmd->add_option("-f,--file", o->files, "Manifest file (multi-document YAML; - for standard input); repeatable");
   cmd->add_option("--report-json", o->report_json, "Write the SimulationReport JSON here");
   cmd->add_option("--report-html", o->report_html, "Write a self-contained HTML report here");
   cmd->add_option("--until", o->until, "Stop the virtual clock at this time (e.g. 2h); default: when idle");
