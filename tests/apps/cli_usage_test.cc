@@ -43,7 +43,7 @@ TEST(CliUsage, UnknownCommandSuggestsTheClosest) {
 
 TEST(CliUsage, MissingCommand) {
   EXPECT_USAGE(Arbiter(""), "arbiter: missing command (validate, sim, invoice, ledger)", "Run `arbiter --help`");
-  EXPECT_USAGE(Arbiter("ledger"), "arbiter ledger: missing command (export, seal)", "Run `arbiter ledger --help`");
+  EXPECT_USAGE(Arbiter("ledger"), "arbiter ledger: missing command (export, seal, check)", "Run `arbiter ledger --help`");
 }
 
 TEST(CliUsage, UnknownOptionSuggestsTheClosestAndComesFirst) {
