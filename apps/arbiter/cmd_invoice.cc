@@ -54,7 +54,7 @@ struct CheckArgs {
 // `check`, refuses a damaged one (PRAGMA quick_check) before anything is printed from it.
 std::unique_ptr<sqlite::Ledger> OpenExisting(const char* cmd, const std::string& path, bool check, int* exit_code) {
   if (!std::filesystem::exists(path) && path != "-") {
-    *exit_code = InputError(cmd, "--db " + path + ": no such ledger (`arbiter invoice ingest --db " + path +
+    *exit_code = InputError(cmd, "--db: " + path + ": no such ledger (`arbiter invoice ingest --db " + path +
                                      " ...` or `arbiter sim --ledger " + path + "` creates one)");
     return nullptr;
   }
@@ -85,7 +85,7 @@ bool KnownNamespace(const char* cmd, sqlite::Ledger& ledger, const std::string& 
     return false;
   }
   if (std::find(names->begin(), names->end(), ns) != names->end()) return true;
-  std::string msg = "--namespace " + Echo(ns) + ": the ledger has no namespace " + QuotedEcho(ns);
+  std::string msg = "--namespace: the ledger has no namespace " + QuotedEcho(ns);
   if (names->empty()) {
     msg += " (it has no rows yet)";
   } else {
@@ -223,7 +223,7 @@ bool LoadBooks(const std::vector<std::string>& files, std::vector<PriceBook>* ou
     if (f.size() >= 5 && f.substr(f.size() - 5) == ".json") {
       auto text = io::ReadInputFile(f, io::kPriceBookJsonInput);
       if (!text.ok()) {
-        InputError(kIngest, "--pricebook " + text.message());
+        InputError(kIngest, "--pricebook: " + text.message());
         return false;
       }
       auto j = nlohmann::json::parse(*text, nullptr, false);
@@ -293,7 +293,7 @@ int RunIngest(const IngestArgs& a) {
   std::vector<PriceBook> books;
   if (!LoadBooks(a.pricebooks, &books)) return kExitInvalidInput;
   if (std::string why = io::WhyNotReadable(a.db); std::filesystem::exists(a.db) && !why.empty())
-    return InputError(kIngest, "--db " + a.db + ": " + why);
+    return InputError(kIngest, "--db: " + a.db + ": " + why);
   // From here on a failure must leave no new ledger file behind (an existing ledger is only
   // changed by the final write, one transaction).
   NewFileGuard guard(a.db);
@@ -384,8 +384,8 @@ int RunSeal(const SealArgs& a) {
   std::optional<Millis> t;
   if (int rc = HourFlag(kSeal, "--before", a.before, &t); rc != kExitOk) return rc;
   if (!std::filesystem::exists(a.db))
-    return InputError(kSeal, "--db " + a.db + ": no such ledger");
-  if (std::string why = io::WhyNotReadable(a.db); !why.empty()) return InputError(kSeal, "--db " + a.db + ": " + why);
+    return InputError(kSeal, "--db: " + a.db + ": no such ledger");
+  if (std::string why = io::WhyNotReadable(a.db); !why.empty()) return InputError(kSeal, "--db: " + a.db + ": " + why);
   auto l = sqlite::Ledger::Open(a.db);
   if (!l.ok()) return InputError(kSeal, l.message());
   if (Status s = (*l)->Seal(*t); !s.ok()) return InputError(kSeal, s.message());
@@ -419,6 +419,10 @@ int RunCheck(const CheckArgs& a) {
     return kExitInvalidInput;
   }
   const sqlite::LedgerStats& s = *stats;
+  if (s.uncommitted) {
+    std::cout << a.db << ": ok: an empty ledger (created, but its first write never committed: no rows)\n";
+    return kExitOk;
+  }
   std::cout << a.db << ": ok: schema " << s.schema << ", " << Plural(s.rows, "hourly row") << " (" << s.current_rows
             << " current) in " << Plural(s.namespaces, "namespace");
   if (s.first_hour) std::cout << ", hours " << FormatRfc3339(*s.first_hour) << " .. " << FormatRfc3339(*s.last_hour);

@@ -71,22 +71,13 @@ int RunManifestSim(const SimCli& o) {
     for (const auto& f : o.files) inputs.push_back({"-f", f});
     if (int rc = StdinOnce("arbiter sim", inputs); rc != kExitOk) return rc;
   }
-  auto load = yaml::LoadManifestFiles(o.files);
-  load.diagnostics.Sort();
-  for (const auto& d : load.diagnostics.items)
-    if (d.severity == Severity::kError || !o.quiet) std::cerr << d.ToString() << "\n";
-  if (!load.ok()) {
-    std::cerr << "arbiter sim: " << Plural(load.diagnostics.ErrorCount(), "error")
-              << " in the manifests; nothing was simulated (run `arbiter validate` for details)\n";
-    return 1;
-  }
-  load.ReleaseSources();  // every message is out: the manifest text is not needed any more
-  // Output paths are checked before a simulation that may take minutes, not after it.
+  // Flags first (a usage error reads nothing), and output paths before a simulation that may take
+  // minutes, not after it.
   for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"--report-json", o.report_json},
                                    {"--report-html", o.report_html},
                                    {"--ledger", o.ledger}}) {
     if (auto why = UnwritablePath(path)) {
-      std::cerr << "arbiter sim: " << flag << " " << path << ": " << *why << "\n";
+      std::cerr << "arbiter sim: " << flag << ": " << path << ": " << *why << "\n";
       return 2;
     }
   }
@@ -99,11 +90,6 @@ int RunManifestSim(const SimCli& o) {
     }
     start = *t;
   }
-  if (!o.ledger.empty() && load.set.price_books.empty()) {
-    std::cerr << "arbiter sim: --ledger: the manifests have no PriceBook, so there is nothing to bill "
-                 "into the ledger\n";
-    return 1;
-  }
   sim::SimOptions so;
   so.seed = static_cast<uint64_t>(o.seed);
   so.check_invariants = o.check_invariants;
@@ -114,7 +100,7 @@ int RunManifestSim(const SimCli& o) {
       return 2;
     }
     if (*u < 0) {
-      std::cerr << "arbiter sim: --until must not be negative\n";
+      std::cerr << "arbiter sim: --until: must not be negative, got " << o.until << "\n";
       return 2;
     }
     so.until = *u;
@@ -126,6 +112,21 @@ int RunManifestSim(const SimCli& o) {
                 << "\" (bestfit, leastallocated, fgd, packing, dotproduct, random)\n";
       return 2;
     }
+  }
+  auto load = yaml::LoadManifestFiles(o.files);
+  load.diagnostics.Sort();
+  for (const auto& d : load.diagnostics.items)
+    if (d.severity == Severity::kError || !o.quiet) std::cerr << d.ToString() << "\n";
+  if (!load.ok()) {
+    std::cerr << "arbiter sim: " << Plural(load.diagnostics.ErrorCount(), "error")
+              << " in the manifests; nothing was simulated (run `arbiter validate` for details)\n";
+    return 1;
+  }
+  load.ReleaseSources();  // every message is out: the manifest text is not needed any more
+  if (!o.ledger.empty() && load.set.price_books.empty()) {
+    std::cerr << "arbiter sim: --ledger: the manifests have no PriceBook, so there is nothing to bill "
+                 "into the ledger\n";
+    return 1;
   }
   if (isatty(STDERR_FILENO) && !o.quiet)
     so.progress = [](Millis now, size_t submitted, size_t total) {
@@ -238,8 +239,8 @@ void RegisterSim(CLI::App& app, int* exit_code) {
   cmd->callback([cmd, o, trace, seed_opt, exit_code] {
     if (cmd->got_subcommand("compare")) return;  // ran its own callback
     if (o->seed < 0) {
-      std::cerr << "arbiter sim: --seed must be a non-negative integer (got " << o->seed
-                << "); seeds are unsigned\n";
+      std::cerr << "arbiter sim: --seed: must be a non-negative integer, got " << o->seed
+                << " (seeds are unsigned)\n";
       *exit_code = 2;
       return;
     }

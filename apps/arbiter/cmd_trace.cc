@@ -40,7 +40,7 @@ int Load(const std::string& nodes, const std::string& pods, int32_t tenants, uin
     return 2;
   }
   if (tenants < 1) {
-    std::cerr << "arbiter sim: --tenants must be at least 1\n";
+    std::cerr << "arbiter sim: --tenants: must be at least 1, got " << tenants << "\n";
     return 2;
   }
   if (int rc = StdinOnce("arbiter sim", {{"--nodes", nodes}, {"--pods", pods}}); rc != kExitOk) return rc;

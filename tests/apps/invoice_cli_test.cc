@@ -129,7 +129,7 @@ TEST(InvoiceCli, ExitCodes) {
   EXPECT_EQ(Arbiter("invoice --bogus").rc, 2);
   CliRun missing = Arbiter("invoice --db /nonexistent/ledger.db");
   EXPECT_EQ(missing.rc, 1);
-  EXPECT_NE(missing.out.find("arbiter invoice: --db /nonexistent/ledger.db: no such ledger"), std::string::npos)
+  EXPECT_NE(missing.out.find("arbiter invoice: --db: /nonexistent/ledger.db: no such ledger"), std::string::npos)
       << missing.out;
   const std::string db = FreshDb("d.db");
   const std::string bad = FreshDb("bad.jsonl");
@@ -356,7 +356,7 @@ TEST(InvoiceNamespace, UnknownNamespaceSuggestsTheClosest) {
   const std::string db = Ingested("ns.db");
   CliRun r = Arbiter("invoice --db " + db + " --namespace team-bb");
   EXPECT_EQ(r.rc, 1) << r.out;
-  EXPECT_NE(r.out.find("arbiter invoice: --namespace team-bb: the ledger has no namespace \"team-bb\"; did you mean "
+  EXPECT_NE(r.out.find("arbiter invoice: --namespace: the ledger has no namespace \"team-bb\"; did you mean "
                        "\"team-b\"? (namespaces: team-a, team-b, team-c)"),
             std::string::npos)
       << r.out;

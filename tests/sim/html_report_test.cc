@@ -313,7 +313,7 @@ TEST(HtmlReportTest, CliWritesTheReport) {
   std::ifstream e(dir + "/stderr");
   std::stringstream es;
   es << e.rdbuf();
-  EXPECT_TRUE(Has(es.str(), "--report-html /nonexistent-dir/x/report.html: directory /nonexistent-dir/x does not exist"))
+  EXPECT_TRUE(Has(es.str(), "arbiter sim: --report-html: /nonexistent-dir/x/report.html: directory /nonexistent-dir/x does not exist"))
       << es.str();
   fs::remove_all(dir);
 }

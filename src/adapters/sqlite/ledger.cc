@@ -508,6 +508,24 @@ Result<std::unique_ptr<Ledger>> Ledger::OpenForReading(const std::string& path) 
   std::unique_ptr<Ledger> l(new Ledger(db));
   if (query_only)
     if (Status s = l->Exec("PRAGMA query_only=1"); !s.ok()) return R::Error(s.message() + " (" + path + ")");
+  {
+    // A database without any table: a new ledger whose first write was killed before it committed
+    // (docs/billing.md). It is read as the empty ledger it is: an in-memory one with the schema.
+    Stmt t(db, "SELECT count(*) FROM sqlite_master");
+    if (t.ok() && t.Step() == SQLITE_ROW && t.ColInt(0) == 0) {
+      l.reset();
+      sqlite3* mem = nullptr;
+      if (sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+        sqlite3_close(mem);
+        return R::Error("ledger: cannot open " + path + ": out of memory");
+      }
+      std::unique_ptr<Ledger> empty(new Ledger(mem));
+      if (Status st = empty->Exec(Schema().c_str()); !st.ok()) return st;
+      if (Status st = empty->Exec("PRAGMA query_only=1"); !st.ok()) return st;
+      empty->uncommitted_ = true;
+      return empty;
+    }
+  }
   int version = -1;
   {
     Stmt v(db, "SELECT value FROM meta WHERE key = 'schema'");
@@ -566,6 +584,7 @@ Result<std::vector<std::string>> Ledger::Namespaces() {
 
 Result<LedgerStats> Ledger::Stats() {
   LedgerStats st;
+  st.uncommitted = uncommitted_;
   {
     Stmt s(db_, "SELECT count(*), coalesce(sum(current), 0), count(DISTINCT namespace), min(hour), max(hour) FROM hourly");
     if (!s.ok() || s.Step() != SQLITE_ROW) return SqlError(db_, "count rows");

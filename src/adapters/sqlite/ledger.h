@@ -54,6 +54,7 @@ struct LedgerStats {
   int64_t rows = 0, current_rows = 0, namespaces = 0, price_books = 0;
   std::optional<Millis> first_hour, last_hour;
   Millis sealed_before = INT64_MIN;  // INT64_MIN: nothing sealed
+  bool uncommitted = false;  // a file with no table yet: its first write never committed
 };
 
 class Ledger {
@@ -67,6 +68,8 @@ class Ledger {
   // file behind (a writable ledger is opened read-write with PRAGMA query_only, so that the last
   // connection removes them; one that cannot be written is read as immutable when it holds every
   // commit, i.e. has no -wal content). Do not make a ledger read-only while something writes it.
+  // A database with no table at all (a new ledger whose first write was killed before it
+  // committed) reads as an empty ledger.
   static Result<std::unique_ptr<Ledger>> OpenForReading(const std::string& path);
   ~Ledger();
   Ledger(const Ledger&) = delete;
@@ -120,6 +123,7 @@ class Ledger {
   Status RebuildRollupsLocked();
   Status PutPriceBooksLocked(const std::vector<PriceBook>& books);
   sqlite3* db_;
+  bool uncommitted_ = false;  // OpenForReading of a database with no table: an empty ledger
 };
 
 // Column names of the exports, in order.
