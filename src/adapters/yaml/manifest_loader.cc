@@ -57,7 +57,7 @@ const std::vector<KindInfo>& Kinds() {
 }
 
 std::string SupportedKindsText() {
-  return "supported: v1 Namespace, Node, Pod, ResourceQuota, LimitRange; scheduling.k8s.io/v1 "
+  return "supported: v1 Namespace, Node, Pod, ResourceQuota, LimitRange, List; scheduling.k8s.io/v1 "
          "PriorityClass; policy/v1 PodDisruptionBudget; arbiter.dev/v1alpha1 PoolPolicy, "
          "ElasticQuota, PriceBook, QoS";
 }
@@ -1275,6 +1275,52 @@ class StuckDocumentDetector : public YAML::EventHandler {
 
 }  // namespace
 
+// The `items` of a v1 List document (an undefined node when it has none).
+YAML::Node ListItems(const YAML::Node& doc) {
+  if (!doc.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    const YAML::Node key = it->first;
+    if (key.IsScalar() && key.Scalar() == "items") return it->second;
+  }
+  return YAML::Node(YAML::NodeType::Undefined);
+}
+
+// True for a document with kind: List (what `kubectl get ... -o yaml` prints for several objects).
+bool IsListDocument(const YAML::Node& doc) {
+  if (!doc.IsMap()) return false;
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    const YAML::Node key = it->first, v = it->second;
+    if (key.IsScalar() && key.Scalar() == "kind") return v.IsScalar() && v.Scalar() == "List";
+  }
+  return false;
+}
+
+// Checks a v1 List's own fields (its items are loaded as documents of their own, each with its
+// own line). Anything else in it is an error.
+void CheckList(const YAML::Node& doc, const std::string& file, ManifestLoad* out) {
+  SourceRef source{file, std::max(1, NodeLine(doc))};
+  DocReader r(file, source, &out->diagnostics, &out->locator);
+  r.SetObject("List", "");
+  std::string api_version;
+  r.ReadStruct(doc, "",
+               {{"apiVersion",
+                 [&](const YAML::Node& v, const std::string& p) {
+                   if (auto t = r.Text(v, p)) api_version = *t;
+                   if (api_version != "v1") r.Error(v, p, "a List is apiVersion v1, got " + QuotedEcho(api_version));
+                 }},
+                {"kind", [](const YAML::Node&, const std::string&) {}},
+                {"metadata",
+                 [&](const YAML::Node& v, const std::string& p) {
+                   r.ReadStruct(v, p, {}, {"resourceVersion", "continue", "remainingItemCount", "selfLink"});
+                 }},
+                {"items", [&](const YAML::Node& v, const std::string& p) {
+                   r.ForEachItem(v, p, [&](const YAML::Node& item, const std::string& ip) {
+                     if (IsListDocument(item))
+                       r.Error(item, ip, "a List inside a List is not supported; list the objects themselves");
+                   });
+                 }}});
+}
+
 
 // A document's text inside its file: [begin, end) and the number of lines before it.
 struct DocText {
@@ -1283,6 +1329,7 @@ struct DocText {
   size_t begin = 0, end = 0;
   int lines_before = 0;
   size_t doc = 0;  // which document of the piece (a piece holds several only with directives)
+  int item = -1;   // an object of a v1 List: its index in the List's items
 };
 
 // Every loaded document's text, so the SourceLocator can find a field's line on demand by
@@ -1311,7 +1358,10 @@ class DocIndex {
       LineOffsetScope offset(it->lines_before);
       std::vector<YAML::Node> docs = YAML::LoadAll(it->text->substr(it->begin, it->end - it->begin));
       if (it->doc >= docs.size()) return 0;
-      return WalkLine(docs[it->doc], path);
+      if (it->item < 0) return WalkLine(docs[it->doc], path);
+      const YAML::Node items = ListItems(docs[it->doc]);
+      if (!items.IsSequence() || static_cast<size_t>(it->item) >= items.size()) return 0;
+      return WalkLine(items[static_cast<size_t>(it->item)], path);
     } catch (const std::exception&) {
       return 0;
     }
@@ -1520,8 +1570,23 @@ void LoadChunk(const std::shared_ptr<const std::string>& text, const Chunk& c, c
   for (const auto& doc : docs) {
     if (!doc.IsDefined() || doc.IsNull()) continue;  // empty document
     int line = std::max(1, NodeLine(doc));
-    index.Add(file, {line, text, c.begin, c.end, c.lines_before, static_cast<size_t>(&doc - docs.data())});
+    const size_t doc_index = static_cast<size_t>(&doc - docs.data());
     try {
+      if (IsListDocument(doc)) {
+        // kubectl's v1 List: every item is an object with its own line (and its own index entry,
+        // so that cross-object messages find the lines of its fields too).
+        CheckList(doc, file, out);
+        const YAML::Node all = ListItems(doc);
+        int k = 0;
+        for (auto it = all.begin(); all.IsSequence() && it != all.end(); ++it, ++k) {
+          const YAML::Node item = *it;
+          if (IsListDocument(item)) continue;
+          index.Add(file, {std::max(1, NodeLine(item)), text, c.begin, c.end, c.lines_before, doc_index, k});
+          LoadDocument(item, file, out);
+        }
+        continue;
+      }
+      index.Add(file, {line, text, c.begin, c.end, c.lines_before, doc_index});
       LoadDocument(doc, file, out);
     } catch (const std::exception& e) {  // yaml-cpp or allocation failure: report, never throw
       out->diagnostics.Add({Severity::kError, file, line, "", "", "",
