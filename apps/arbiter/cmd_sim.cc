@@ -1,11 +1,13 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "adapters/yaml/manifest_loader.h"
 #include "core/plural.h"
+#include "core/text.h"
 #include "cmd_trace.h"
 #include "cli_flags.h"
 #include "commands.h"
@@ -27,6 +29,7 @@ struct SimCli {
   std::string start;
   std::string policy;
   std::string ledger;
+  std::string explain;  // NS/POD (or POD in namespace default)
   int64_t seed = 0;
   bool check_invariants = false;
   bool quiet = false;
@@ -123,6 +126,18 @@ int RunManifestSim(const SimCli& o) {
     return 1;
   }
   load.ReleaseSources();  // every message is out: the manifest text is not needed any more
+  std::string explain_key;
+  if (!o.explain.empty()) {
+    // Named in the manifests? Checked before a simulation that may take minutes.
+    explain_key = o.explain.find('/') == std::string::npos ? "default/" + o.explain : o.explain;
+    std::vector<std::string> keys;
+    for (const auto& p : load.set.pods) keys.push_back(p.meta.namespace_ + "/" + p.meta.name);
+    if (std::find(keys.begin(), keys.end(), explain_key) == keys.end()) {
+      std::string msg = "--explain: no Pod " + QuotedEcho(explain_key) + " in the manifests" + DidYouMeanText(explain_key, keys);
+      if (keys.empty()) msg += " (they have no Pods)";
+      return InputError("arbiter sim", msg);
+    }
+  }
   if (!o.ledger.empty() && load.set.price_books.empty()) {
     std::cerr << "arbiter sim: --ledger: the manifests have no PriceBook, so there is nothing to bill "
                  "into the ledger\n";
@@ -141,6 +156,8 @@ int RunManifestSim(const SimCli& o) {
   }
   auto summary = sim::Summarise(load.set, *result);
   std::cout << sim::TextSummary(load.set, *result, summary);
+  if (!explain_key.empty())
+    if (auto id = sim::FindWorkload(*result, explain_key)) std::cout << "\n" << sim::ExplainWorkload(*result, *id) << "\n";
   Millis epoch = start.value_or(sim::DefaultEpoch(load.set));
   auto bill = sim::BillSimulation(load.set, *result, epoch, /*keep_rows=*/!o.ledger.empty());
   if (!bill.ok()) {
@@ -231,6 +248,9 @@ void RegisterSim(CLI::App& app, int* exit_code) {
                   "(created if missing; idempotent); `arbiter invoice --db PATH --from/--to` with the "
                   "printed window reproduces the invoices");
   auto* seed_opt = cmd->add_option("--seed", o->seed, "Seed for seeded policies (Random); trace mode: default 42");
+  cmd->add_option("--explain", o->explain,
+                  "After the summary, print the timeline of reasons of one workload: NAMESPACE/POD (or POD in "
+                  "namespace default): when it was submitted, why it waited, where it ran, who preempted it");
   cmd->add_flag("--check-invariants", o->check_invariants, "Check the engine's invariants after every step");
   cmd->add_flag("-q,--quiet", o->quiet, "No warnings or progress output");
   auto trace = std::make_shared<TraceSimOptions>();
@@ -247,6 +267,11 @@ void RegisterSim(CLI::App& app, int* exit_code) {
     if (IsTraceSim(*trace)) {
       if (!o->files.empty()) {
         std::cerr << "arbiter sim: give either manifests (-f) or a trace (--nodes/--pods), not both\n";
+        *exit_code = 2;
+        return;
+      }
+      if (!o->explain.empty()) {
+        std::cerr << "arbiter sim: --explain: works on manifests (-f), not on a trace replay\n";
         *exit_code = 2;
         return;
       }

@@ -162,6 +162,7 @@ TEST(CliConventions, EveryBadFlagValueIsAUsageErrorNamedByItsFlag) {
       {"sim" + trace + " --target 50", "arbiter sim: --target: "},
       {"sim" + trace + " --policy x", "arbiter sim: --policy: "},
       {"sim compare" + trace + " --seeds 5-1", "arbiter sim compare: --seeds: "},
+      {"sim" + trace + " --explain a/b", "arbiter sim: --explain: "},
       {"sim compare" + trace + " --policies x", "arbiter sim compare: --policies: "},
       {"invoice --db " + db + " --from 2026-01-01", "arbiter invoice: --from: "},
       {"invoice --db " + db + " --to tomorrow", "arbiter invoice: --to: "},
@@ -191,6 +192,7 @@ TEST(CliConventions, EveryBadFlagValueIsAUsageErrorNamedByItsFlag) {
       {"ledger check --db " + (scratch / "none.db").string(), "arbiter ledger check: --db: "},
       {"ledger seal --db " + (scratch / "none.db").string() + " --before 2026-01-01T00:00:00Z", "arbiter ledger seal: --db: "},
       {"sim --nodes /dev/zero --pods /dev/null", "arbiter sim: --nodes: "},
+      {"sim -q -f " + pool + " --explain team-a/nope", "arbiter sim: --explain: no Pod \"team-a/nope\""},
   };
   for (const Case& c : input) {
     SCOPED_TRACE("arbiter " + c.args);
