@@ -152,7 +152,8 @@ std::string UsageErrorMessage(const CLI::App& root, const CLI::ParseError& e) {
       what.find(" = ") != std::string::npos) {
     const size_t eq = what.find(" = ");
     const std::string flag = what.substr(19, eq - 19), value = what.substr(eq + 3);
-    return path + ": " + flag + ": \"" + value.substr(0, 80) + "\" is not a whole number\n" + HelpHint(cmd);
+    return path + ": " + flag + ": \"" + value.substr(0, 80) + "\" is not a whole number\n" +
+           HelpHint(cmd);
   }
   if (e.get_name() == "RequiredError" && what.ends_with(" is required")) {
     std::string name = what.substr(0, what.size() - 12);

@@ -21,7 +21,8 @@ int InputError(std::string_view cmd, std::string_view message) {
   return kExitInvalidInput;
 }
 
-int TimeFlag(std::string_view cmd, std::string_view flag, const std::string& text, std::optional<Millis>* out) {
+int TimeFlag(std::string_view cmd, std::string_view flag, const std::string& text,
+             std::optional<Millis>* out) {
   if (text.empty()) return kExitOk;
   auto t = ParseRfc3339(text);
   if (!t.ok()) {
@@ -36,20 +37,22 @@ int TimeFlag(std::string_view cmd, std::string_view flag, const std::string& tex
   return kExitOk;
 }
 
-int HourFlag(std::string_view cmd, std::string_view flag, const std::string& text, std::optional<Millis>* out) {
+int HourFlag(std::string_view cmd, std::string_view flag, const std::string& text,
+             std::optional<Millis>* out) {
   if (int rc = TimeFlag(cmd, flag, text, out); rc != kExitOk) return rc;
   if (*out && **out % kHour != 0) {
     Millis down = **out / kHour * kHour;
     if (**out < 0 && **out % kHour != 0) down -= kHour;
     return FlagError(cmd, flag,
-                     FormatRfc3339(**out) + " is not on the hour: hours are sealed whole; use " + FormatRfc3339(down) +
-                         " or " + FormatRfc3339(down + kHour));
+                     FormatRfc3339(**out) + " is not on the hour: hours are sealed whole; use " +
+                         FormatRfc3339(down) + " or " + FormatRfc3339(down + kHour));
   }
   return kExitOk;
 }
 
-int WindowFlags(std::string_view cmd, const std::string& month, const std::string& from, const std::string& to,
-                std::optional<Millis>* out_from, std::optional<Millis>* out_to) {
+int WindowFlags(std::string_view cmd, const std::string& month, const std::string& from,
+                const std::string& to, std::optional<Millis>* out_from,
+                std::optional<Millis>* out_to) {
   if (!month.empty()) {
     if (!from.empty() || !to.empty())
       return FlagError(cmd, "--month", "give either --month or --from/--to, not both");
@@ -60,10 +63,12 @@ int WindowFlags(std::string_view cmd, const std::string& month, const std::strin
     const int year = shape ? std::stoi(month.substr(0, 4)) : 0;
     const int mon = shape ? std::stoi(month.substr(5, 2)) : 0;
     if (!shape || mon < 1 || mon > 12 || year < 1)
-      return FlagError(cmd, "--month", QuotedEcho(month) + " is not a month: expected YYYY-MM (e.g. 2026-01)");
+      return FlagError(cmd, "--month",
+                       QuotedEcho(month) + " is not a month: expected YYYY-MM (e.g. 2026-01)");
     char a[32], b[32];
     std::snprintf(a, sizeof a, "%04d-%02d-01T00:00:00Z", year, mon);
-    std::snprintf(b, sizeof b, "%04d-%02d-01T00:00:00Z", mon == 12 ? year + 1 : year, mon == 12 ? 1 : mon + 1);
+    std::snprintf(b, sizeof b, "%04d-%02d-01T00:00:00Z", mon == 12 ? year + 1 : year,
+                  mon == 12 ? 1 : mon + 1);
     auto f = ParseRfc3339(a);
     if (!f.ok()) return FlagError(cmd, "--month", f.message());
     *out_from = *f;
@@ -82,13 +87,15 @@ int WindowFlags(std::string_view cmd, const std::string& month, const std::strin
   return kExitOk;
 }
 
-int StdinOnce(std::string_view cmd, const std::vector<std::pair<std::string, std::string>>& flag_paths) {
+int StdinOnce(std::string_view cmd,
+              const std::vector<std::pair<std::string, std::string>>& flag_paths) {
   std::string first;
   for (const auto& [flag, path] : flag_paths) {
     if (path != "-") continue;
     if (!first.empty())
-      return FlagError(cmd, flag + " -",
-                       "standard input is already read for " + first + " -; it can be read only once");
+      return FlagError(
+          cmd, flag + " -",
+          "standard input is already read for " + first + " -; it can be read only once");
     first = flag;
   }
   return kExitOk;

@@ -52,10 +52,12 @@ struct CheckArgs {
 
 // Opens an existing ledger for a reading command (read-only, see Ledger::OpenForReading) and, with
 // `check`, refuses a damaged one (PRAGMA quick_check) before anything is printed from it.
-std::unique_ptr<sqlite::Ledger> OpenExisting(const char* cmd, const std::string& path, bool check, int* exit_code) {
+std::unique_ptr<sqlite::Ledger> OpenExisting(const char* cmd, const std::string& path, bool check,
+                                             int* exit_code) {
   if (!std::filesystem::exists(path) && path != "-") {
-    *exit_code = InputError(cmd, "--db: " + path + ": no such ledger (`arbiter invoice ingest --db " + path +
-                                     " ...` or `arbiter sim --ledger " + path + "` creates one)");
+    *exit_code =
+        InputError(cmd, "--db: " + path + ": no such ledger (`arbiter invoice ingest --db " + path +
+                            " ...` or `arbiter sim --ledger " + path + "` creates one)");
     return nullptr;
   }
   auto l = sqlite::Ledger::OpenForReading(path);
@@ -66,11 +68,12 @@ std::unique_ptr<sqlite::Ledger> OpenExisting(const char* cmd, const std::string&
   if (check) {
     auto problems = (*l)->CheckIntegrity(/*full=*/false, 3);
     if (!problems.ok() || !problems->empty()) {
-      *exit_code = InputError(cmd, "ledger " + path + " is damaged (PRAGMA quick_check: " +
-                                       (problems.ok() ? problems->front() : problems.message()) +
-                                       "); nothing was read from it. `arbiter ledger check --db " + path +
-                                       "` lists the problems; restore the ledger from a backup, or ingest its "
-                                       "segments again into a new one");
+      *exit_code = InputError(
+          cmd, "ledger " + path + " is damaged (PRAGMA quick_check: " +
+                   (problems.ok() ? problems->front() : problems.message()) +
+                   "); nothing was read from it. `arbiter ledger check --db " + path +
+                   "` lists the problems; restore the ledger from a backup, or ingest its "
+                   "segments again into a new one");
       return nullptr;
     }
   }
@@ -78,7 +81,8 @@ std::unique_ptr<sqlite::Ledger> OpenExisting(const char* cmd, const std::string&
 }
 
 // A --namespace the ledger has never seen is a mistake (exit 1), not an empty invoice.
-bool KnownNamespace(const char* cmd, sqlite::Ledger& ledger, const std::string& ns, int* exit_code) {
+bool KnownNamespace(const char* cmd, sqlite::Ledger& ledger, const std::string& ns,
+                    int* exit_code) {
   auto names = ledger.Namespaces();
   if (!names.ok()) {
     *exit_code = InputError(cmd, names.message());
@@ -110,18 +114,22 @@ std::string PerHourUnit(const std::string& unit) {
 // A text table: columns as wide as their widest cell, two spaces apart, numbers right-aligned.
 class TextTable {
  public:
-  explicit TextTable(std::vector<std::pair<std::string, bool>> columns) : cols_(std::move(columns)) {
+  explicit TextTable(std::vector<std::pair<std::string, bool>> columns)
+      : cols_(std::move(columns)) {
     for (const auto& [h, right] : cols_) width_.push_back(h.size());
   }
   void Row(std::vector<std::string> cells) {
-    for (size_t i = 0; i < cells.size() && i < width_.size(); ++i) width_[i] = std::max(width_[i], cells[i].size());
+    for (size_t i = 0; i < cells.size() && i < width_.size(); ++i)
+      width_[i] = std::max(width_[i], cells[i].size());
     rows_.push_back(std::move(cells));
   }
-  void Print(std::ostream& out, const std::string& indent, const std::vector<std::string>& notes) const {
+  void Print(std::ostream& out, const std::string& indent,
+             const std::vector<std::string>& notes) const {
     std::vector<std::string> head;
     for (const auto& c : cols_) head.push_back(c.first);
     Line(out, indent, head, "");
-    for (size_t r = 0; r < rows_.size(); ++r) Line(out, indent, rows_[r], r < notes.size() ? notes[r] : "");
+    for (size_t r = 0; r < rows_.size(); ++r)
+      Line(out, indent, rows_[r], r < notes.size() ? notes[r] : "");
   }
 
  private:
@@ -149,8 +157,8 @@ void PrintTable(const std::vector<billing::Invoice>& invs, std::ostream& out) {
     out << "  price books: ";
     for (size_t i = 0; i < inv.price_books.size(); ++i) out << (i ? ", " : "") << inv.price_books[i];
     out << "\n  digest: " << inv.digest << "\n";
-    // Quantities in the metering unit (seconds); the price per unit-hour as the PriceBook writes it,
-    // with its unit, so that "7200 GPU-second" next to "7/GPU-hour" reads right.
+    // Quantities in the metering unit (seconds); the price per unit-hour as the PriceBook writes
+    // it, with its unit, so that "7200 GPU-second" next to "7/GPU-hour" reads right.
     TextTable t({{"KIND", false},
                  {"RESOURCE", false},
                  {"UNIT", false},
@@ -163,8 +171,9 @@ void PrintTable(const std::vector<billing::Invoice>& invs, std::ostream& out) {
     std::vector<std::string> notes;
     for (const auto& l : inv.lines) {
       std::string res = l.resource + (l.gpu_product.empty() ? "" : " @" + l.gpu_product);
-      t.Row({billing::ToString(l.kind), res, l.unit, ToString(l.mode), l.request_quantity.ToString(),
-             l.usage_quantity.ToString(), l.billed_quantity.ToString(),
+      t.Row({billing::ToString(l.kind), res, l.unit, ToString(l.mode),
+             l.request_quantity.ToString(), l.usage_quantity.ToString(),
+             l.billed_quantity.ToString(),
              l.price.unit_price.ToString() + "/" + PerHourUnit(l.unit),
              l.amount.ToFixed(billing::kAmountDigits)});
       std::string note;
@@ -192,7 +201,8 @@ void PrintTable(const std::vector<billing::Invoice>& invs, std::ostream& out) {
     out << "\n";
   }
   if (!invs.empty())
-    out << "Quantities are in unit-seconds, unit prices per unit-hour as the PriceBook writes them:\n"
+    out << "Quantities are in unit-seconds, unit prices per unit-hour as the PriceBook writes "
+           "them:\n"
            "AMOUNT = BILLED / 3600 x UNIT PRICE, rounded once per line (half-up, 6 decimals).\n";
 }
 
@@ -255,14 +265,16 @@ bool LoadBooks(const std::vector<std::string>& files, std::vector<PriceBook>* ou
 
 // Every segment must start when some PriceBook version is in force: checked before metering, so
 // that nothing is metered (or allocated) for input that is refused anyway.
-bool SegmentsPriced(const std::vector<billing::RunSegment>& segs, const billing::PriceCatalog& cat) {
+bool SegmentsPriced(const std::vector<billing::RunSegment>& segs,
+                    const billing::PriceCatalog& cat) {
   Millis first = INT64_MAX;
   for (const auto& b : cat.books()) first = std::min(first, b.effective_from);
   for (const auto& s : segs)
     if (s.start < first) {
       InputError(kIngest, "segment of " + s.workload + " starts at " + FormatRfc3339(s.start) +
-                              ": no PriceBook is in force at " + FormatRfc3339(s.start) + " (the first takes effect " +
-                              FormatRfc3339(first) + "); nothing was written");
+                              ": no PriceBook is in force at " + FormatRfc3339(s.start) +
+                              " (the first takes effect " + FormatRfc3339(first) +
+                              "); nothing was written");
       return false;
     }
   return true;
@@ -270,14 +282,17 @@ bool SegmentsPriced(const std::vector<billing::RunSegment>& segs, const billing:
 
 int RunIngest(const IngestArgs& a) {
   if (a.db.empty() || a.segments.empty()) {
-    std::cerr << kIngest << ": --db and --segments are required\nRun `arbiter invoice ingest --help` for the options.\n";
+    std::cerr << kIngest
+              << ": --db and --segments are required\nRun `arbiter invoice ingest --help` for the "
+                 "options.\n";
     return kExitUsage;
   }
   auto interval = ParseDuration(a.scrape);
   if (!interval.ok()) return FlagError(kIngest, "--scrape-interval", interval.message());
   billing::MeterConfig cfg;
   cfg.scrape_interval = *interval;
-  if (Status v = billing::ValidateMeterConfig(cfg); !v.ok()) return FlagError(kIngest, "--scrape-interval", v.message());
+  if (Status v = billing::ValidateMeterConfig(cfg); !v.ok())
+    return FlagError(kIngest, "--scrape-interval", v.message());
   std::optional<Millis> seal;
   if (int rc = HourFlag(kIngest, "--seal-before", a.seal_before, &seal); rc != kExitOk) return rc;
   std::vector<std::pair<std::string, std::string>> inputs = {{"--segments", a.segments}};
@@ -287,9 +302,10 @@ int RunIngest(const IngestArgs& a) {
   auto segs = report::ReadSegmentsJsonl(a.segments);
   if (!segs.ok()) return InputError(kIngest, segs.message());
   if (const size_t bound = billing::RowBoundOf(*segs); bound > kMaxIngestRows)
-    return InputError(kIngest, io::InputName(a.segments) + ": the segments span up to " + std::to_string(bound) +
-                                   " hourly rows, more than the " + std::to_string(kMaxIngestRows) +
-                                   " one ingest meters; ingest them in parts (e.g. a file per month)");
+    return InputError(
+        kIngest, io::InputName(a.segments) + ": the segments span up to " + std::to_string(bound) +
+                     " hourly rows, more than the " + std::to_string(kMaxIngestRows) +
+                     " one ingest meters; ingest them in parts (e.g. a file per month)");
   std::vector<PriceBook> books;
   if (!LoadBooks(a.pricebooks, &books)) return kExitInvalidInput;
   if (std::string why = io::WhyNotReadable(a.db); std::filesystem::exists(a.db) && !why.empty())
@@ -298,7 +314,8 @@ int RunIngest(const IngestArgs& a) {
   // changed by the final write, one transaction).
   NewFileGuard guard(a.db);
   if (books.empty() && !guard.existed())
-    return InputError(kIngest, "no PriceBook given (--pricebook) and " + a.db + " does not exist yet to hold one");
+    return InputError(kIngest, "no PriceBook given (--pricebook) and " + a.db +
+                                   " does not exist yet to hold one");
   auto opened = sqlite::Ledger::Open(a.db);
   if (!opened.ok()) return InputError(kIngest, opened.message());
   std::unique_ptr<sqlite::Ledger> ledger = std::move(opened).value();
@@ -314,7 +331,8 @@ int RunIngest(const IngestArgs& a) {
   auto rows = billing::MeterSegments(*segs, cfg);
   if (!rows.ok()) return InputError(kIngest, rows.message());
   // Every hour must be priceable before anything is written.
-  if (auto check = billing::BuildInvoices(*rows, *cat); !check.ok()) return InputError(kIngest, check.message());
+  if (auto check = billing::BuildInvoices(*rows, *cat); !check.ok())
+    return InputError(kIngest, check.message());
   auto st = ledger->Write(*rows, *cat, seal);
   if (!st.ok()) return InputError(kIngest, st.message());
   guard.Keep();
@@ -326,11 +344,13 @@ int RunIngest(const IngestArgs& a) {
 
 int RunInvoice(const InvoiceArgs& a) {
   if (a.db.empty()) {
-    std::cerr << kInvoice << ": missing required option --db\nRun `arbiter invoice --help` for the options.\n";
+    std::cerr << kInvoice
+              << ": missing required option --db\nRun `arbiter invoice --help` for the options.\n";
     return kExitUsage;
   }
   if (a.output != "table" && a.output != "csv" && a.output != "json")
-    return FlagError(kInvoice, "-o", QuotedEcho(a.output) + " is not an output format: table, csv or json");
+    return FlagError(kInvoice, "-o",
+                     QuotedEcho(a.output) + " is not an output format: table, csv or json");
   std::optional<Millis> from, to;
   if (int rc = WindowFlags(kInvoice, a.month, a.from, a.to, &from, &to); rc != kExitOk) return rc;
   int rc = kExitOk;
@@ -354,14 +374,18 @@ int RunInvoice(const InvoiceArgs& a) {
 
 int RunExport(const ExportArgs& a) {
   if (a.db.empty()) {
-    std::cerr << kExport << ": missing required option --db\nRun `arbiter ledger export --help` for the options.\n";
+    std::cerr
+        << kExport
+        << ": missing required option --db\nRun `arbiter ledger export --help` for the options.\n";
     return kExitUsage;
   }
   if (a.format != "csv" && a.format != "jsonl")
-    return FlagError(kExport, "--format", QuotedEcho(a.format) + " is not an export format: csv or jsonl");
+    return FlagError(kExport, "--format",
+                     QuotedEcho(a.format) + " is not an export format: csv or jsonl");
   sqlite::RowFilter f;
   f.include_superseded = a.superseded;
-  if (int rc = WindowFlags(kExport, a.month, a.from, a.to, &f.from, &f.to); rc != kExitOk) return rc;
+  if (int rc = WindowFlags(kExport, a.month, a.from, a.to, &f.from, &f.to); rc != kExitOk)
+    return rc;
   int rc = kExitOk;
   auto ledger = OpenExisting(kExport, a.db, /*check=*/true, &rc);
   if (!ledger) return rc;
@@ -385,7 +409,8 @@ int RunSeal(const SealArgs& a) {
   if (int rc = HourFlag(kSeal, "--before", a.before, &t); rc != kExitOk) return rc;
   if (!std::filesystem::exists(a.db))
     return InputError(kSeal, "--db: " + a.db + ": no such ledger");
-  if (std::string why = io::WhyNotReadable(a.db); !why.empty()) return InputError(kSeal, "--db: " + a.db + ": " + why);
+  if (std::string why = io::WhyNotReadable(a.db); !why.empty())
+    return InputError(kSeal, "--db: " + a.db + ": " + why);
   auto l = sqlite::Ledger::Open(a.db);
   if (!l.ok()) return InputError(kSeal, l.message());
   if (Status s = (*l)->Seal(*t); !s.ok()) return InputError(kSeal, s.message());
@@ -401,31 +426,37 @@ int RunCheck(const CheckArgs& a) {
   if (!ledger) return rc;
   std::vector<std::string> problems;
   auto integrity = ledger->CheckIntegrity(/*full=*/true, 20);
-  if (!integrity.ok()) problems.push_back(integrity.message());
+  if (!integrity.ok())
+    problems.push_back(integrity.message());
   else
     for (auto& p : *integrity) problems.push_back("PRAGMA integrity_check: " + p);
   auto stats = ledger->Stats();
   if (problems.empty()) {
     if (!stats.ok()) problems.push_back(stats.message());
     auto rollups = ledger->CheckRollups(20);
-    if (!rollups.ok()) problems.push_back(rollups.message());
+    if (!rollups.ok())
+      problems.push_back(rollups.message());
     else
       for (auto& p : *rollups) problems.push_back(p);
   }
   if (!problems.empty()) {
     for (const auto& p : problems) std::cout << a.db << ": damaged: " << p << "\n";
-    std::cout << a.db << ": " << Plural(problems.size(), "problem")
-              << "; restore the ledger from a backup, or ingest its segments again into a new one\n";
+    std::cout
+        << a.db << ": " << Plural(problems.size(), "problem")
+        << "; restore the ledger from a backup, or ingest its segments again into a new one\n";
     return kExitInvalidInput;
   }
   const sqlite::LedgerStats& s = *stats;
   if (s.uncommitted) {
-    std::cout << a.db << ": ok: an empty ledger (created, but its first write never committed: no rows)\n";
+    std::cout << a.db
+              << ": ok: an empty ledger (created, but its first write never committed: no rows)\n";
     return kExitOk;
   }
-  std::cout << a.db << ": ok: schema " << s.schema << ", " << Plural(s.rows, "hourly row") << " (" << s.current_rows
-            << " current) in " << Plural(s.namespaces, "namespace");
-  if (s.first_hour) std::cout << ", hours " << FormatRfc3339(*s.first_hour) << " .. " << FormatRfc3339(*s.last_hour);
+  std::cout << a.db << ": ok: schema " << s.schema << ", " << Plural(s.rows, "hourly row") << " ("
+            << s.current_rows << " current) in " << Plural(s.namespaces, "namespace");
+  if (s.first_hour)
+    std::cout << ", hours " << FormatRfc3339(*s.first_hour) << " .. "
+              << FormatRfc3339(*s.last_hour);
   std::cout << ", " << Plural(s.price_books, "PriceBook version") << ", "
             << (s.sealed_before == INT64_MIN ? std::string("nothing sealed")
                                              : "sealed before " + FormatRfc3339(s.sealed_before))
@@ -440,12 +471,14 @@ void RegisterInvoice(CLI::App& app, int* exit_code) {
       "Windows: --month YYYY-MM is that calendar month in UTC; --from/--to are RFC 3339\n"
       "(2026-01-01T00:00:00Z); an hour belongs to the window when it starts in [from, to).\n"
       "The ledger is opened read-only and checked (PRAGMA quick_check) before anything is read.\n"
-      "Exit status: 0 ok, 1 invalid input (missing or damaged ledger, unknown namespace), 2 usage error.";
+      "Exit status: 0 ok, 1 invalid input (missing or damaged ledger, unknown namespace), 2 usage "
+      "error.";
   auto ia = std::make_shared<InvoiceArgs>();
   auto* inv = app.add_subcommand(
       "invoice",
       "Print invoices from a billing ledger (SQLite), or ingest run segments into one.\n"
-      "  arbiter invoice --db PATH [--namespace NS] [--month YYYY-MM | --from T --to T] [-o table|csv|json]\n"
+      "  arbiter invoice --db PATH [--namespace NS] [--month YYYY-MM | --from T --to T] [-o "
+      "table|csv|json]\n"
       "  arbiter invoice ingest --db PATH --segments FILE.jsonl [--pricebook FILE ...]\n"
       "Quantities are in unit-seconds (core-second, GiB-second, GPU-second), unit prices per\n"
       "unit-hour as the PriceBook writes them; amounts are exact, rounded once per line (half-up,\n"
@@ -453,7 +486,8 @@ void RegisterInvoice(CLI::App& app, int* exit_code) {
   inv->footer(footer);
   inv->require_subcommand(0, 1);
   inv->add_option("--db", ia->db, "Ledger database (SQLite)");
-  inv->add_option("--namespace", ia->ns, "Only this namespace (default: every namespace); one the ledger has");
+  inv->add_option("--namespace", ia->ns,
+                  "Only this namespace (default: every namespace); one the ledger has");
   inv->add_option("--month", ia->month, "Bill this calendar month (UTC), e.g. 2026-01");
   inv->add_option("--from", ia->from, "Window start, RFC 3339 (default: first hour)");
   inv->add_option("--to", ia->to, "Window end, RFC 3339, exclusive (default: last hour)");
@@ -467,10 +501,14 @@ void RegisterInvoice(CLI::App& app, int* exit_code) {
       "rows to the ledger. Idempotent: ingesting the same file again adds nothing. Hours before\n"
       "--seal-before are sealed: a later different content becomes a new version.");
   ing->footer(
-      "Limits: the segments file (or - for standard input) at most 1 GiB; times from 1970-01-01 to\n"
-      "2100-01-01 (UTC), each segment starting when a PriceBook is in force; at most 10 million hourly\n"
-      "rows per ingest (ingest a longer history in parts); PriceBook JSON at most 16 MiB, YAML 512 MiB.\n"
-      "A failed ingest writes nothing and leaves no new ledger file; a killed one leaves the ledger as\n"
+      "Limits: the segments file (or - for standard input) at most 1 GiB; times from 1970-01-01 "
+      "to\n"
+      "2100-01-01 (UTC), each segment starting when a PriceBook is in force; at most 10 million "
+      "hourly\n"
+      "rows per ingest (ingest a longer history in parts); PriceBook JSON at most 16 MiB, YAML 512 "
+      "MiB.\n"
+      "A failed ingest writes nothing and leaves no new ledger file; a killed one leaves the "
+      "ledger as\n"
       "of its last commit (for a new ledger: an empty one).\n"
       "Exit status: 0 ok, 1 invalid input, 2 usage error.");
   ing->add_option("--db", ga->db, "Ledger database (SQLite); created if missing");
@@ -478,7 +516,8 @@ void RegisterInvoice(CLI::App& app, int* exit_code) {
   ing->add_option("--pricebook", ga->pricebooks,
                   "PriceBook manifest (YAML) or JSON; repeatable (default: those in the ledger)");
   ing->add_option("--scrape-interval", ga->scrape, "Usage scrape interval (default 30s)");
-  ing->add_option("--seal-before", ga->seal_before, "Seal every hour before this time (RFC 3339, on the hour)");
+  ing->add_option("--seal-before", ga->seal_before,
+                  "Seal every hour before this time (RFC 3339, on the hour)");
 
   ing->callback([ga, exit_code] { *exit_code = RunIngest(*ga); });
   inv->callback([ia, ing, exit_code] {
@@ -508,14 +547,18 @@ void RegisterInvoice(CLI::App& app, int* exit_code) {
   auto sa = std::make_shared<SealArgs>();
   auto* seal = ledger->add_subcommand("seal", "Seal every hour before a time: later corrections become new versions.");
   seal->add_option("--db", sa->db, "Ledger database (SQLite)")->required();
-  seal->add_option("--before", sa->before, "RFC 3339 time on the hour (hours are sealed whole)")->required();
-  seal->footer("Exit status: 0 ok, 1 invalid input (missing ledger), 2 usage error (a time not on the hour).");
+  seal->add_option("--before", sa->before, "RFC 3339 time on the hour (hours are sealed whole)")
+      ->required();
+  seal->footer(
+      "Exit status: 0 ok, 1 invalid input (missing ledger), 2 usage error (a time not on the "
+      "hour).");
   seal->callback([sa, exit_code] { *exit_code = RunSeal(*sa); });
 
   auto ca = std::make_shared<CheckArgs>();
   auto* check = ledger->add_subcommand(
       "check",
-      "Check a ledger for operators: SQLite's full PRAGMA integrity_check, then every daily rollup\n"
+      "Check a ledger for operators: SQLite's full PRAGMA integrity_check, then every daily "
+      "rollup\n"
       "against the sums of its hourly rows. Prints a one-line summary (schema, rows, namespaces,\n"
       "hours, PriceBook versions, seal watermark), or one line per problem. Read-only.");
   check->add_option("--db", ca->db, "Ledger database (SQLite)")->required();

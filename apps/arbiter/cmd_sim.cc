@@ -6,14 +6,14 @@
 #include <iostream>
 
 #include "adapters/yaml/manifest_loader.h"
+#include "cli_flags.h"
+#include "cmd_trace.h"
+#include "commands.h"
 #include "core/plural.h"
 #include "core/text.h"
-#include "cmd_trace.h"
-#include "cli_flags.h"
-#include "commands.h"
 #include "ledger_write.h"
-#include "sim/html_report.h"
 #include "sim/billing_bridge.h"
+#include "sim/html_report.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
 
@@ -133,14 +133,16 @@ int RunManifestSim(const SimCli& o) {
     std::vector<std::string> keys;
     for (const auto& p : load.set.pods) keys.push_back(p.meta.namespace_ + "/" + p.meta.name);
     if (std::find(keys.begin(), keys.end(), explain_key) == keys.end()) {
-      std::string msg = "--explain: no Pod " + QuotedEcho(explain_key) + " in the manifests" + DidYouMeanText(explain_key, keys);
+      std::string msg = "--explain: no Pod " + QuotedEcho(explain_key) + " in the manifests" +
+                        DidYouMeanText(explain_key, keys);
       if (keys.empty()) msg += " (they have no Pods)";
       return InputError("arbiter sim", msg);
     }
   }
   if (!o.ledger.empty() && load.set.price_books.empty()) {
-    std::cerr << "arbiter sim: --ledger: the manifests have no PriceBook, so there is nothing to bill "
-                 "into the ledger\n";
+    std::cerr
+        << "arbiter sim: --ledger: the manifests have no PriceBook, so there is nothing to bill "
+           "into the ledger\n";
     return 1;
   }
   if (isatty(STDERR_FILENO) && !o.quiet)
@@ -157,7 +159,8 @@ int RunManifestSim(const SimCli& o) {
   auto summary = sim::Summarise(load.set, *result);
   std::cout << sim::TextSummary(load.set, *result, summary);
   if (!explain_key.empty())
-    if (auto id = sim::FindWorkload(*result, explain_key)) std::cout << "\n" << sim::ExplainWorkload(*result, *id) << "\n";
+    if (auto id = sim::FindWorkload(*result, explain_key))
+      std::cout << "\n" << sim::ExplainWorkload(*result, *id) << "\n";
   Millis epoch = start.value_or(sim::DefaultEpoch(load.set));
   auto bill = sim::BillSimulation(load.set, *result, epoch, /*keep_rows=*/!o.ledger.empty());
   if (!bill.ok()) {
@@ -235,7 +238,8 @@ void RegisterSim(CLI::App& app, int* exit_code) {
       "  arbiter sim compare ...                 compare placement policies on a trace\n"
       "The summary goes to stdout, the full report to --report-json / --report-html.");
   auto o = std::make_shared<SimCli>();
-  cmd->add_option("-f,--file", o->files, "Manifest file (multi-document YAML; - for standard input); repeatable");
+  cmd->add_option("-f,--file", o->files,
+                  "Manifest file (multi-document YAML; - for standard input); repeatable");
   cmd->add_option("--report-json", o->report_json, "Write the SimulationReport JSON here");
   cmd->add_option("--report-html", o->report_html, "Write a self-contained HTML report here");
   cmd->add_option("--until", o->until, "Stop the virtual clock at this time (e.g. 2h); default: when idle");
@@ -248,9 +252,10 @@ void RegisterSim(CLI::App& app, int* exit_code) {
                   "(created if missing; idempotent); `arbiter invoice --db PATH --from/--to` with the "
                   "printed window reproduces the invoices");
   auto* seed_opt = cmd->add_option("--seed", o->seed, "Seed for seeded policies (Random); trace mode: default 42");
-  cmd->add_option("--explain", o->explain,
-                  "After the summary, print the timeline of reasons of one workload: NAMESPACE/POD (or POD in "
-                  "namespace default): when it was submitted, why it waited, where it ran, who preempted it");
+  cmd->add_option(
+      "--explain", o->explain,
+      "After the summary, print the timeline of reasons of one workload: NAMESPACE/POD (or POD in "
+      "namespace default): when it was submitted, why it waited, where it ran, who preempted it");
   cmd->add_flag("--check-invariants", o->check_invariants, "Check the engine's invariants after every step");
   cmd->add_flag("-q,--quiet", o->quiet, "No warnings or progress output");
   auto trace = std::make_shared<TraceSimOptions>();

@@ -43,7 +43,8 @@ int Load(const std::string& nodes, const std::string& pods, int32_t tenants, uin
     std::cerr << "arbiter sim: --tenants: must be at least 1, got " << tenants << "\n";
     return 2;
   }
-  if (int rc = StdinOnce("arbiter sim", {{"--nodes", nodes}, {"--pods", pods}}); rc != kExitOk) return rc;
+  if (int rc = StdinOnce("arbiter sim", {{"--nodes", nodes}, {"--pods", pods}}); rc != kExitOk)
+    return rc;
   auto n = tr::ReadOpenbNodes(nodes);
   if (!n.ok()) {
     std::cerr << "arbiter sim: --nodes: " << n.message() << "\n";

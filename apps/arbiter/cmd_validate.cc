@@ -25,7 +25,8 @@ void RegisterValidate(CLI::App& app, int* exit_code) {
       "Inputs: regular files of at most 512 MiB each, or - for standard input (once).\n"
       "Field reference: docs/manifests.md.");
   auto files = std::make_shared<std::vector<std::string>>();
-  cmd->add_option("-f,--file", *files, "Manifest file (multi-document YAML; - for standard input); repeatable")
+  cmd->add_option("-f,--file", *files,
+                  "Manifest file (multi-document YAML; - for standard input); repeatable")
       ->required();
   cmd->callback([files, exit_code] {
     std::vector<std::pair<std::string, std::string>> inputs;
@@ -37,7 +38,8 @@ void RegisterValidate(CLI::App& app, int* exit_code) {
     yaml::ManifestLoad load = yaml::LoadManifestFiles(*files);
     load.diagnostics.Sort();
     for (const auto& d : load.diagnostics.items) std::cout << d.ToString() << "\n";
-    std::string what = files->size() == 1 ? io::InputName((*files)[0]) : Plural(files->size(), "file");
+    std::string what =
+        files->size() == 1 ? io::InputName((*files)[0]) : Plural(files->size(), "file");
     std::cout << what << ": " << Plural(CountObjects(load.set), "object") << ", "
               << Plural(load.diagnostics.ErrorCount(), "error") << ", "
               << Plural(load.diagnostics.WarningCount(), "warning") << "\n";

@@ -52,7 +52,8 @@ Result<Decimal> Decimal::Parse(std::string_view text) {
       ++frac_digits;
     } else {
       whole = whole * 10 + (c - '0');
-      if (whole > static_cast<__int128>(1) << 90) return Result<Decimal>::Error(QuotedEcho(text) + " is too large");
+      if (whole > static_cast<__int128>(1) << 90)
+        return Result<Decimal>::Error(QuotedEcho(text) + " is too large");
     }
   }
   if (!digits) return Result<Decimal>::Error(bad);

@@ -33,8 +33,8 @@ std::string NoUnitMessage(std::string_view text, size_t at, std::string_view pre
 }  // namespace
 
 Result<Millis> ParseDuration(std::string_view text) {
-  const std::string bad = "duration \"" + Echo(text) +
-                          "\" is malformed (expected e.g. 30s, 1h30m, 500ms, 1.5h)";
+  const std::string bad =
+      "duration \"" + Echo(text) + "\" is malformed (expected e.g. 30s, 1h30m, 500ms, 1.5h)";
   if (text.empty()) return Result<Millis>::Error("empty duration");
   size_t i = 0;
   bool neg = false;
@@ -65,11 +65,13 @@ Result<Millis> ParseDuration(std::string_view text) {
           frac = frac * 10 + (c - '0');
           frac_scale *= 10;
         } else if (c != '0') {
-          return Result<Millis>::Error("duration \"" + Echo(text) + "\" is finer than a millisecond");
+          return Result<Millis>::Error("duration \"" + Echo(text) +
+                                       "\" is finer than a millisecond");
         }
       } else {
         whole = whole * 10 + (c - '0');
-        if (whole > static_cast<__int128>(1) << 80) return Result<Millis>::Error("duration \"" + Echo(text) + "\" is too large");
+        if (whole > static_cast<__int128>(1) << 80)
+          return Result<Millis>::Error("duration \"" + Echo(text) + "\" is too large");
       }
     }
     if (!digits) return Result<Millis>::Error(bad);
@@ -104,7 +106,8 @@ Result<Millis> ParseDuration(std::string_view text) {
     part += fnum / frac_scale;
     total_us += part;
     any = true;
-    if (total_us > static_cast<__int128>(INT64_MAX)) return Result<Millis>::Error("duration \"" + Echo(text) + "\" is too large");
+    if (total_us > static_cast<__int128>(INT64_MAX))
+      return Result<Millis>::Error("duration \"" + Echo(text) + "\" is too large");
   }
   if (!any) return Result<Millis>::Error(bad);
   if (total_us % 1000 != 0)
@@ -162,8 +165,8 @@ void CivilFromDays(int64_t z, int64_t* y, unsigned* m, unsigned* d) {
 }  // namespace
 
 Result<Millis> ParseRfc3339(std::string_view t) {
-  const std::string bad = "timestamp \"" + Echo(t) +
-                          "\" is not RFC 3339 (expected e.g. 2026-01-01T00:00:00Z)";
+  const std::string bad =
+      "timestamp \"" + Echo(t) + "\" is not RFC 3339 (expected e.g. 2026-01-01T00:00:00Z)";
   auto num = [&](size_t pos, size_t len, int* out) {
     if (pos + len > t.size()) return false;
     int v = 0;
@@ -191,7 +194,8 @@ Result<Millis> ParseRfc3339(std::string_view t) {
     int digits = 0;
     while (p < t.size() && t[p] >= '0' && t[p] <= '9') {
       if (digits < 3) frac_ms = frac_ms * 10 + (t[p] - '0');
-      else if (t[p] != '0') return Result<Millis>::Error("timestamp \"" + Echo(t) + "\" is finer than a millisecond");
+      else if (t[p] != '0')
+        return Result<Millis>::Error("timestamp \"" + Echo(t) + "\" is finer than a millisecond");
       ++digits;
       ++p;
     }

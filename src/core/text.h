@@ -25,7 +25,8 @@ inline constexpr size_t kEchoBytes = 80;
 inline std::string Echo(std::string_view text, size_t max_bytes = kEchoBytes) {
   if (text.size() <= max_bytes) return std::string(text);
   size_t cut = max_bytes;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+    --cut;  // not inside a character
   std::string s(text.substr(0, cut));
   s.append("... (").append(std::to_string(text.size())).append(" bytes)");
   return s;

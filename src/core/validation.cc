@@ -1,12 +1,11 @@
 #include "core/validation.h"
 
-#include "core/gpu_sharing.h"
-
 #include <algorithm>
 #include <limits>
 #include <set>
 #include <unordered_map>
 
+#include "core/gpu_sharing.h"
 #include "core/quantity.h"
 #include "core/text.h"
 

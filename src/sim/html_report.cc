@@ -81,7 +81,8 @@ const char* kStyle =
     "th{background:#f3f3f3}td.n{text-align:right;white-space:nowrap}td.w{white-space:nowrap}"
     "p.note{color:#555;max-width:760px}"
     "div.cards{display:flex;flex-wrap:wrap;gap:10px;margin:12px 0}"
-    "div.card{border:1px solid #ccc;border-radius:6px;padding:8px 14px;min-width:110px;background:#fafafa}"
+    "div.card{border:1px solid #ccc;border-radius:6px;padding:8px "
+    "14px;min-width:110px;background:#fafafa}"
     "div.card b{display:block;font-size:22px}div.card span{color:#555;font-size:12px}"
     "td.Succeeded{color:#2ca02c}td.Running{color:#1f77b4}td.Pending{color:#ff7f0e}"
     "td.Preempted,td.Rejected{color:#d62728}"
@@ -248,7 +249,8 @@ std::string CostSection(const json& r) {
   // Every column of the invoice totals: total = request or usage track (by mode) + credits
   // (+ the share of idle cost when the PriceBook spreads it).
   std::string table =
-      "<table><tr><th>namespace</th><th>currency</th><th>request track</th><th>usage track</th><th>credits</th>" +
+      "<table><tr><th>namespace</th><th>currency</th><th>request track</th><th>usage "
+      "track</th><th>credits</th>" +
       std::string(any_idle_share ? "<th>idle share</th>" : "") + "<th>total</th></tr>\n";
   std::string idle_rows;
   auto money = [](const json& v) { return v.is_null() ? std::string("-") : Esc(Str(v)); };
@@ -257,18 +259,21 @@ std::string CostSection(const json& r) {
     const json& rt = Field(i, "requestTotal");
     const json& ut = Field(i, "usageTotal");
     const bool idle = Str(Field(i, "namespace")) == kIdleNamespace;
-    const std::string share = any_idle_share ? "<td class=\"n\">" + money(Field(i, "idleShareTotal")) + "</td>" : "";
+    const std::string share =
+        any_idle_share ? "<td class=\"n\">" + money(Field(i, "idleShareTotal")) + "</td>" : "";
     if (idle) {  // no usage track: nobody used it
       rows.push_back({kIdleLabel, {Num(rt)}, {Str(rt)}, /*muted=*/true});
-      idle_rows += "<tr class=\"idle\"><td>" + std::string(kIdleLabel) + "</td><td>" + Esc(Str(Field(i, "currency"))) +
-                   "</td><td class=\"n\">" + Esc(Str(rt)) + "</td><td class=\"n\">-</td><td class=\"n\">-</td>" + share +
+      idle_rows += "<tr class=\"idle\"><td>" + std::string(kIdleLabel) + "</td><td>" +
+                   Esc(Str(Field(i, "currency"))) + "</td><td class=\"n\">" + Esc(Str(rt)) +
+                   "</td><td class=\"n\">-</td><td class=\"n\">-</td>" + share +
                    "<td class=\"n\">" + Esc(Str(Field(i, "total"))) + "</td></tr>\n";
       continue;
     }
     rows.push_back({Str(Field(i, "namespace")), {Num(rt), Num(ut)}, {Str(rt), Str(ut)}, false});
-    table += "<tr><td class=\"w\">" + Esc(Str(Field(i, "namespace"))) + "</td><td>" + Esc(Str(Field(i, "currency"))) +
-             "</td><td class=\"n\">" + Esc(Str(rt)) + "</td><td class=\"n\">" + Esc(Str(ut)) +
-             "</td><td class=\"n\">" + money(Field(i, "creditTotal")) + "</td>" + share + "<td class=\"n\">" +
+    table += "<tr><td class=\"w\">" + Esc(Str(Field(i, "namespace"))) + "</td><td>" +
+             Esc(Str(Field(i, "currency"))) + "</td><td class=\"n\">" + Esc(Str(rt)) +
+             "</td><td class=\"n\">" + Esc(Str(ut)) + "</td><td class=\"n\">" +
+             money(Field(i, "creditTotal")) + "</td>" + share + "<td class=\"n\">" +
              Esc(Str(Field(i, "total"))) + "</td></tr>\n";
   }
   table += idle_rows + "</table>\n";
@@ -289,19 +294,22 @@ std::string WorkloadTable(const json& r, size_t limit) {
   if (ws.size() > limit)
     s += "<p class=\"note\">The first " + std::to_string(limit) + " of " + std::to_string(ws.size()) +
          " workloads.</p>\n";
-  s += "<table><tr><th>name</th><th>priority</th><th>phase</th><th>node</th><th>start</th><th>finish</th>"
+  s += "<table><tr><th>name</th><th>priority</th><th>phase</th><th>node</th><th>start</"
+       "th><th>finish</th>"
        "<th>pending</th><th>preemptions</th><th>last reason (why it waits, or waited)</th></tr>\n";
   for (size_t i = 0; i < ws.size() && i < limit; ++i) {
     const json& w = ws[i];
     const std::string phase = Str(Field(w, "phase"));
     const json& node = Field(w, "node");
     const json& pend = Field(w, "pendingSeconds");
-    s += "<tr><td class=\"w\">" + Esc(Str(Field(w, "name"))) + "</td><td class=\"n\">" + Esc(Str(Field(w, "priority"))) +
-         "</td><td class=\"" + Esc(phase) + "\">" + Esc(phase) + "</td><td class=\"w\">" +
-         Esc(node.is_null() ? "-" : Str(node)) + "</td><td class=\"n\">" + Esc(TimeText(Field(w, "startTime"))) +
-         "</td><td class=\"n\">" + Esc(TimeText(Field(w, "finishTime"))) + "</td><td class=\"n\">" +
-         Esc(pend.is_null() ? "-" : TimeText(pend)) + "</td><td class=\"n\">" + Esc(Str(Field(w, "preemptions"))) +
-         "</td><td>" + Esc(Str(Field(w, "message"))) + "</td></tr>\n";
+    s += "<tr><td class=\"w\">" + Esc(Str(Field(w, "name"))) + "</td><td class=\"n\">" +
+         Esc(Str(Field(w, "priority"))) + "</td><td class=\"" + Esc(phase) + "\">" + Esc(phase) +
+         "</td><td class=\"w\">" + Esc(node.is_null() ? "-" : Str(node)) + "</td><td class=\"n\">" +
+         Esc(TimeText(Field(w, "startTime"))) + "</td><td class=\"n\">" +
+         Esc(TimeText(Field(w, "finishTime"))) + "</td><td class=\"n\">" +
+         Esc(pend.is_null() ? "-" : TimeText(pend)) + "</td><td class=\"n\">" +
+         Esc(Str(Field(w, "preemptions"))) + "</td><td>" + Esc(Str(Field(w, "message"))) +
+         "</td></tr>\n";
   }
   s += "</table>\n";
   return s;
@@ -318,9 +326,10 @@ std::string EventTable(const json& r, size_t limit) {
        "<th>message</th></tr>\n";
   for (size_t i = 0; i < evs.size() && i < limit; ++i) {
     const json& e = evs[i];
-    s += "<tr><td class=\"n\">" + Esc(TimeText(Field(e, "time"))) + "</td><td>" + Esc(Str(Field(e, "type"))) +
-         "</td><td class=\"w\">" + Esc(Str(Field(e, "workload"))) + "</td><td class=\"w\">" + Esc(Str(Field(e, "node"))) +
-         "</td><td class=\"w\">" + Esc(Str(Field(e, "by"))) + "</td><td>" + Esc(Str(Field(e, "reason"))) + "</td><td>" +
+    s += "<tr><td class=\"n\">" + Esc(TimeText(Field(e, "time"))) + "</td><td>" +
+         Esc(Str(Field(e, "type"))) + "</td><td class=\"w\">" + Esc(Str(Field(e, "workload"))) +
+         "</td><td class=\"w\">" + Esc(Str(Field(e, "node"))) + "</td><td class=\"w\">" +
+         Esc(Str(Field(e, "by"))) + "</td><td>" + Esc(Str(Field(e, "reason"))) + "</td><td>" +
          Esc(Str(Field(e, "message"))) + "</td></tr>\n";
   }
   s += "</table>\n";

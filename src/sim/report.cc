@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <iomanip>
 #include <map>
 #include <set>
-#include <iomanip>
 #include <sstream>
 
 #include "adapters/report/invoice_json.h"
@@ -242,8 +242,6 @@ nlohmann::json ReportHead(const ManifestSet& m, const SimResult& r, const Summar
   return out;
 }
 
-
-
 void ForEachWorkloadJson(const SimResult& r, const JsonSink& sink) {
   using nlohmann::json;
   const std::vector<size_t> last_pending = LastPendingEvents(r);
@@ -411,7 +409,8 @@ std::vector<size_t> LastPendingEvents(const SimResult& r) {
   std::vector<size_t> last(r.engine->workloads().size(), kNoEvent);
   const auto& evs = r.engine->events();
   for (size_t i = 0; i < evs.size(); ++i)
-    if (evs[i].workload != engine::kNoWorkload && evs[i].workload < last.size() && IsPendingReason(evs[i].type))
+    if (evs[i].workload != engine::kNoWorkload && evs[i].workload < last.size() &&
+        IsPendingReason(evs[i].type))
       last[evs[i].workload] = i;
   return last;
 }
@@ -427,9 +426,11 @@ std::string ExplainWorkload(const SimResult& r, size_t id) {
   const auto& w = r.engine->workloads()[id];
   std::ostringstream o;
   o << "Workload " << w.key << " (priority " << w.priority << "): " << engine::ToString(w.phase);
-  if (!w.last_node.empty()) o << (w.phase == Phase::kRunning ? " on " : ", last on ") << w.last_node;
-  o << "; submitted at " << FormatDuration(w.submit_time) << ", pending " << FormatDuration(w.pending_total)
-    << " in all, " << Plural(w.preemptions, "preemption") << "\n";
+  if (!w.last_node.empty())
+    o << (w.phase == Phase::kRunning ? " on " : ", last on ") << w.last_node;
+  o << "; submitted at " << FormatDuration(w.submit_time) << ", pending "
+    << FormatDuration(w.pending_total) << " in all, " << Plural(w.preemptions, "preemption")
+    << "\n";
   // Its own events, and those where it preempted or reclaimed another workload.
   size_t n = 0;
   for (const auto& e : r.engine->events()) {
@@ -440,7 +441,8 @@ std::string ExplainWorkload(const SimResult& r, size_t id) {
     std::string what = engine::ToString(e.type);
     if (as_preemptor) what += " " + r.engine->workloads()[e.workload].key;
     std::ostringstream line;
-    line << "  " << std::left << std::setw(10) << FormatDuration(e.time) << " " << std::setw(18) << what;
+    line << "  " << std::left << std::setw(10) << FormatDuration(e.time) << " " << std::setw(18)
+         << what;
     if (!e.reason.empty() && e.reason != engine::ToString(e.type)) line << " " << e.reason << ":";
     const std::string msg = e.Message();
     if (!msg.empty()) line << " " << msg;
@@ -451,7 +453,8 @@ std::string ExplainWorkload(const SimResult& r, size_t id) {
   }
   if (n == 0) o << "  (no events)\n";
   if (!w.message.empty()) o << "  now: " << w.message << "\n";
-  o << "  A pending reason is reported once per kind per pending spell, with the numbers it had then.\n";
+  o << "  A pending reason is reported once per kind per pending spell, with the numbers it had "
+       "then.\n";
   return o.str();
 }
 
@@ -476,8 +479,8 @@ std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary&
   if (s.tiers.empty()) o << " none (no workloads)";
   for (const auto& t : s.tiers)
     o << " [" << t.priority << ": " << Plural(t.workloads, "workload") << ", mean "
-      << FormatDuration(MeanToSecond(t.pending_total, static_cast<int64_t>(t.workloads))) << ", max "
-      << FormatDuration(RoundToSecond(t.pending_max)) << "]";
+      << FormatDuration(MeanToSecond(t.pending_total, static_cast<int64_t>(t.workloads)))
+      << ", max " << FormatDuration(RoundToSecond(t.pending_max)) << "]";
   o << "\n";
   if (e.workloads().empty()) o << "  no Pods in the manifests: nothing was scheduled\n";
   if (m.nodes.empty()) o << "  no Nodes in the manifests: the pool is empty, nothing can run\n";

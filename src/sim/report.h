@@ -42,10 +42,14 @@ Summary Summarise(const ManifestSet& m, const SimResult& r);
 std::string RatioString(__int128 num, __int128 den, int digits = 4);
 // A duration rounded to the nearest whole second (half up), as both the terminal summary and the
 // HTML report print pending times: the two always agree.
-inline Millis RoundToSecond(Millis ms) { return ms < 0 ? -RoundToSecond(-ms) : (ms + 500) / 1000 * 1000; }
+inline Millis RoundToSecond(Millis ms) {
+  return ms < 0 ? -RoundToSecond(-ms) : (ms + 500) / 1000 * 1000;
+}
 // The mean of `total` over `n` (n > 0), rounded to the nearest second (exact, no floating point).
 inline Millis MeanToSecond(Millis total, int64_t n) {
-  return n <= 0 ? 0 : (static_cast<__int128>(total) * 2 + n * 1000) / (static_cast<__int128>(n) * 2000) * 1000;
+  return n <= 0 ? 0
+                : (static_cast<__int128>(total) * 2 + n * 1000) /
+                      (static_cast<__int128>(n) * 2000) * 1000;
 }
 
 // Seconds from milliseconds, exact ("90", "1.5").

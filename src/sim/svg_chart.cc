@@ -63,8 +63,8 @@ double TextWidth(const std::string& text, double font_px) {
 namespace {
 // The root element: fixed size for the layout, scaled down to narrow windows.
 std::string SvgOpen(double W, double H) {
-  return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Fmt("%.0f", W) + "\" height=\"" + Fmt("%.0f", H) +
-         "\" viewBox=\"0 0 " + Fmt("%.0f", W) + " " + Fmt("%.0f", H) +
+  return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Fmt("%.0f", W) + "\" height=\"" +
+         Fmt("%.0f", H) + "\" viewBox=\"0 0 " + Fmt("%.0f", W) + " " + Fmt("%.0f", H) +
          "\" style=\"max-width:100%;height:auto\" font-family=\"sans-serif\" font-size=\"12\">\n";
 }
 }  // namespace
@@ -126,16 +126,18 @@ std::string LineChart(const std::string& title, const std::string& x_label, cons
          "\" stroke-linejoin=\"round\" points=\"" + pts + "\"/>\n";
     const double ly = T + 14 + 18.0 * static_cast<double>(k);
     s += "<line x1=\"" + Fmt("%.1f", L + pw + 12) + "\" y1=\"" + Fmt("%.1f", ly - 4) + "\" x2=\"" +
-         Fmt("%.1f", L + pw + 36) + "\" y2=\"" + Fmt("%.1f", ly - 4) + "\" stroke=\"" + color + "\" stroke-width=\"" +
-         Fmt("%g", std::max(3.0, series[k].stroke_width)) + "\"/>\n";
-    s += "<text x=\"" + Fmt("%.1f", L + pw + 42) + "\" y=\"" + Fmt("%.1f", ly) + "\">" + Esc(series[k].name.substr(0, 40)) +
-         "</text>\n";
+         Fmt("%.1f", L + pw + 36) + "\" y2=\"" + Fmt("%.1f", ly - 4) + "\" stroke=\"" + color +
+         "\" stroke-width=\"" + Fmt("%g", std::max(3.0, series[k].stroke_width)) + "\"/>\n";
+    s += "<text x=\"" + Fmt("%.1f", L + pw + 42) + "\" y=\"" + Fmt("%.1f", ly) + "\">" +
+         Esc(series[k].name.substr(0, 40)) + "</text>\n";
   }
   if (ax.diagonal && !ax.diagonal_label.empty()) {  // the dashed line's own legend entry
     const double ly = T + 14 + 18.0 * static_cast<double>(series.size());
     s += "<line x1=\"" + Fmt("%.1f", L + pw + 12) + "\" y1=\"" + Fmt("%.1f", ly - 4) + "\" x2=\"" +
-         Fmt("%.1f", L + pw + 36) + "\" y2=\"" + Fmt("%.1f", ly - 4) + "\" stroke=\"#999\" stroke-dasharray=\"4 4\"/>\n";
-    s += "<text x=\"" + Fmt("%.1f", L + pw + 42) + "\" y=\"" + Fmt("%.1f", ly) + "\">" + Esc(ax.diagonal_label) + "</text>\n";
+         Fmt("%.1f", L + pw + 36) + "\" y2=\"" + Fmt("%.1f", ly - 4) +
+         "\" stroke=\"#999\" stroke-dasharray=\"4 4\"/>\n";
+    s += "<text x=\"" + Fmt("%.1f", L + pw + 42) + "\" y=\"" + Fmt("%.1f", ly) + "\">" +
+         Esc(ax.diagonal_label) + "</text>\n";
   }
   s += "</svg>\n";
   return s;

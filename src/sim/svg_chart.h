@@ -55,9 +55,9 @@ struct BarGroup {
   std::vector<std::string> value_labels;   // printed above the bars; empty entries print nothing
 };
 
-// A kChartWidth×H grouped vertical bar chart: one group per x label, one bar per series in each group,
-// a legend on the right when there is more than one series. The y axis starts at 0 and ends at
-// a round number above the largest value, ticks at least `min_step` apart; tick labels use
+// A kChartWidth×H grouped vertical bar chart: one group per x label, one bar per series in each
+// group, a legend on the right when there is more than one series. The y axis starts at 0 and ends
+// at a round number above the largest value, ticks at least `min_step` apart; tick labels use
 // `y_fmt`.
 std::string BarChart(const std::string& title, const std::string& y_label,
                      const std::vector<std::string>& series_names, const std::vector<BarGroup>& groups,
@@ -74,9 +74,9 @@ struct HBarRow {
   bool muted = false;
 };
 
-// A kChartWidth×H horizontal grouped bar chart: one row per entry (label on the left), one bar per series
-// in each row, each bar's value label right of its end (never on top of another label: every bar
-// has its own line), an x axis from 0 to a round number above the largest value, a legend under
+// A kChartWidth×H horizontal grouped bar chart: one row per entry (label on the left), one bar per
+// series in each row, each bar's value label right of its end (never on top of another label: every
+// bar has its own line), an x axis from 0 to a round number above the largest value, a legend under
 // the title when there is more than one series. Ordinary rows are inside <g class="row">.
 std::string HBarChart(const std::string& title, const std::string& x_label,
                       const std::vector<std::string>& series_names, const std::vector<HBarRow>& rows,

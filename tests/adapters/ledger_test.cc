@@ -657,7 +657,6 @@ TEST(InvoiceJson, PriceBooksRoundTrip) {
                    .ok());
 }
 
-
 // ---------------------------------------------------------------- reading (issue 14)
 
 bool Exists(const std::string& p) { return std::filesystem::exists(p); }
@@ -669,7 +668,8 @@ TEST(LedgerReading, OpenForReadingLeavesNoFilesAndRefusesWrites) {
     ASSERT_TRUE(l->Write(Rows(SomeRun()), *PriceCatalog::Create({Book()})).ok());
   }
   ASSERT_FALSE(Exists(path + "-wal"));  // the writer closed cleanly: one file
-  auto before = *sqlite::LedgerInvoices(*OpenLedger(path), std::nullopt, std::nullopt, std::nullopt);
+  auto before =
+      *sqlite::LedgerInvoices(*OpenLedger(path), std::nullopt, std::nullopt, std::nullopt);
   {
     auto r = Ledger::OpenForReading(path);
     ASSERT_TRUE(r.ok()) << r.message();
@@ -710,7 +710,8 @@ TEST(LedgerReading, IntegrityAndRollupChecksFindDamage) {
   {
     auto l = OpenLedger(path);
     std::vector<RunSegment> segs;
-    for (int i = 0; i < 200; ++i) segs.push_back(Seg("team-a/w" + std::to_string(i), 1000, kEpoch, kEpoch + 30 * kHour));
+    for (int i = 0; i < 200; ++i)
+      segs.push_back(Seg("team-a/w" + std::to_string(i), 1000, kEpoch, kEpoch + 30 * kHour));
     ASSERT_TRUE(l->Write(Rows(segs), *PriceCatalog::Create({Book()})).ok());
     EXPECT_TRUE(l->CheckIntegrity(true)->empty());
     EXPECT_TRUE(l->CheckRollups()->empty());
@@ -720,14 +721,17 @@ TEST(LedgerReading, IntegrityAndRollupChecksFindDamage) {
     EXPECT_EQ(st->rows, st->current_rows);
     EXPECT_EQ(*l->Namespaces(), std::vector<std::string>{"team-a"});
     // A rollup that no longer matches its hourly rows.
-    sqlite3_exec(l->handle(), "UPDATE daily SET run_ms = run_ms + 1 WHERE rowid IN (SELECT rowid FROM daily LIMIT 1)",
+    sqlite3_exec(
+        l->handle(),
+        "UPDATE daily SET run_ms = run_ms + 1 WHERE rowid IN (SELECT rowid FROM daily LIMIT 1)",
+        nullptr, nullptr, nullptr);
+    sqlite3_exec(l->handle(), "UPDATE daily SET run_ms = run_ms + 1 WHERE workload = 'team-a/w7'",
                  nullptr, nullptr, nullptr);
-    sqlite3_exec(l->handle(), "UPDATE daily SET run_ms = run_ms + 1 WHERE workload = 'team-a/w7'", nullptr, nullptr,
-                 nullptr);
     auto rollups = l->CheckRollups();
     ASSERT_TRUE(rollups.ok());
     ASSERT_FALSE(rollups->empty());
-    EXPECT_NE(rollups->front().find("differs from its hourly rows"), std::string::npos) << rollups->front();
+    EXPECT_NE(rollups->front().find("differs from its hourly rows"), std::string::npos)
+        << rollups->front();
   }
   // Random bytes in the middle of the file, where invoices need not look.
   const auto size = std::filesystem::file_size(path);

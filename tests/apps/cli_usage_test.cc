@@ -43,7 +43,8 @@ TEST(CliUsage, UnknownCommandSuggestsTheClosest) {
 
 TEST(CliUsage, MissingCommand) {
   EXPECT_USAGE(Arbiter(""), "arbiter: missing command (validate, sim, invoice, ledger)", "Run `arbiter --help`");
-  EXPECT_USAGE(Arbiter("ledger"), "arbiter ledger: missing command (export, seal, check)", "Run `arbiter ledger --help`");
+  EXPECT_USAGE(Arbiter("ledger"), "arbiter ledger: missing command (export, seal, check)",
+               "Run `arbiter ledger --help`");
 }
 
 TEST(CliUsage, UnknownOptionSuggestsTheClosestAndComesFirst) {
@@ -116,8 +117,10 @@ TEST(CliUsage, SimChecksOutputPathsFirstAndMissingFilesHaveNoLine) {
   auto r = Arbiter("sim -q -f " + pool + " --report-json /nonexistent-dir/r.json");
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.out.find("Simulated"), std::string::npos) << r.out;
-  EXPECT_NE(r.err.find("arbiter sim: --report-json: /nonexistent-dir/r.json: directory /nonexistent-dir does not exist"),
-            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("arbiter sim: --report-json: /nonexistent-dir/r.json: directory "
+                       "/nonexistent-dir does not exist"),
+            std::string::npos)
+      << r.err;
   auto m = Arbiter("sim -f no-such-file.yaml");
   EXPECT_EQ(m.rc, 1);
   EXPECT_NE(m.err.find("no-such-file.yaml: cannot read file: no such file"), std::string::npos) << m.err;
@@ -137,13 +140,17 @@ namespace {
 TEST(CliConventions, EveryBadFlagValueIsAUsageErrorNamedByItsFlag) {
   const std::string src = ARBITER_SOURCE_DIR;
   const std::string pool = src + "/examples/pool.yaml";
-  const std::string trace = " --nodes " + src + "/data/openb/openb_node_list_gpu_node.csv --pods " + src +
-                            "/data/openb/openb_pod_list_default.csv";
+  const std::string trace = " --nodes " + src + "/data/openb/openb_node_list_gpu_node.csv --pods " +
+                            src + "/data/openb/openb_pod_list_default.csv";
   const std::string segs = " --segments " + src + "/tests/data/billing/segments.jsonl";
-  const auto scratch = std::filesystem::temp_directory_path() / ("arbiter-conv-" + std::to_string(getpid()));
+  const auto scratch =
+      std::filesystem::temp_directory_path() / ("arbiter-conv-" + std::to_string(getpid()));
   std::filesystem::create_directories(scratch);
   const std::string db = (scratch / "conv.db").string();
-  ASSERT_EQ(Arbiter("invoice ingest --db " + db + segs + " --pricebook " + src + "/tests/data/billing/pricebook.json").rc, 0);
+  ASSERT_EQ(Arbiter("invoice ingest --db " + db + segs + " --pricebook " + src +
+                    "/tests/data/billing/pricebook.json")
+                .rc,
+            0);
   struct Case {
     std::string args, prefix;
   };
@@ -168,31 +175,40 @@ TEST(CliConventions, EveryBadFlagValueIsAUsageErrorNamedByItsFlag) {
       {"invoice --db " + db + " --to tomorrow", "arbiter invoice: --to: "},
       {"invoice --db " + db + " --month 2026-13", "arbiter invoice: --month: "},
       {"invoice --db " + db + " -o yaml", "arbiter invoice: -o: "},
-      {"invoice --db " + db + " --from 2026-02-01T00:00:00Z --to 2026-01-01T00:00:00Z", "arbiter invoice: --from: "},
-      {"invoice ingest --db " + db + segs + " --scrape-interval 7s", "arbiter invoice ingest: --scrape-interval: "},
-      {"invoice ingest --db " + db + segs + " --seal-before 2026-01-01T00:30:00Z", "arbiter invoice ingest: --seal-before: "},
+      {"invoice --db " + db + " --from 2026-02-01T00:00:00Z --to 2026-01-01T00:00:00Z",
+       "arbiter invoice: --from: "},
+      {"invoice ingest --db " + db + segs + " --scrape-interval 7s",
+       "arbiter invoice ingest: --scrape-interval: "},
+      {"invoice ingest --db " + db + segs + " --seal-before 2026-01-01T00:30:00Z",
+       "arbiter invoice ingest: --seal-before: "},
       {"ledger export --db " + db + " --format xml", "arbiter ledger export: --format: "},
       {"ledger export --db " + db + " --month 2026", "arbiter ledger export: --month: "},
       {"ledger seal --db " + db + " --before 2026-01-01", "arbiter ledger seal: --before: "},
-      {"ledger seal --db " + db + " --before 2026-01-01T00:00:01Z", "arbiter ledger seal: --before: "},
+      {"ledger seal --db " + db + " --before 2026-01-01T00:00:01Z",
+       "arbiter ledger seal: --before: "},
   };
   for (const Case& c : usage) {
     SCOPED_TRACE("arbiter " + c.args);
     CliResult r = Arbiter(c.args);
     EXPECT_EQ(r.rc, 2) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
-    EXPECT_EQ(r.err.rfind(c.prefix, 0), 0u) << "first line must start with \"" << c.prefix << "\":\n" << r.err;
+    EXPECT_EQ(r.err.rfind(c.prefix, 0), 0u)
+        << "first line must start with \"" << c.prefix << "\":\n"
+        << r.err;
   }
   const std::vector<Case> input = {
-      {"sim -f " + (scratch / "missing.yaml").string(), (scratch / "missing.yaml").string() + ": cannot read file: "},
+      {"sim -f " + (scratch / "missing.yaml").string(),
+       (scratch / "missing.yaml").string() + ": cannot read file: "},
       {"validate -f /dev/zero", "/dev/zero: cannot read file: "},
       {"invoice --db " + (scratch / "none.db").string(), "arbiter invoice: --db: "},
       {"invoice --db " + db + " --namespace team-z", "arbiter invoice: --namespace: "},
       {"ledger export --db " + db + " --namespace team-z", "arbiter ledger export: --namespace: "},
       {"ledger check --db " + (scratch / "none.db").string(), "arbiter ledger check: --db: "},
-      {"ledger seal --db " + (scratch / "none.db").string() + " --before 2026-01-01T00:00:00Z", "arbiter ledger seal: --db: "},
+      {"ledger seal --db " + (scratch / "none.db").string() + " --before 2026-01-01T00:00:00Z",
+       "arbiter ledger seal: --db: "},
       {"sim --nodes /dev/zero --pods /dev/null", "arbiter sim: --nodes: "},
-      {"sim -q -f " + pool + " --explain team-a/nope", "arbiter sim: --explain: no Pod \"team-a/nope\""},
+      {"sim -q -f " + pool + " --explain team-a/nope",
+       "arbiter sim: --explain: no Pod \"team-a/nope\""},
   };
   for (const Case& c : input) {
     SCOPED_TRACE("arbiter " + c.args);

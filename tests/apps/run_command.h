@@ -9,14 +9,14 @@
 #include <unistd.h>
 
 #include <array>
-#include <cstdlib>
 #include <chrono>
-#include <thread>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 namespace arbiter::testing {
 
@@ -53,12 +53,12 @@ inline CommandOutput RunCommandSplit(const std::string& command_line, const std:
 // A command run under a memory limit (RLIMIT_AS, not applied in sanitizer builds, whose shadow
 // memory needs terabytes of address space) and a wall-clock deadline, with its resource use.
 struct BoundedRun {
-  int rc = -1;              // exit code; -1 when killed by a signal
-  int signal = 0;           // the signal that ended it (SIGKILL at the deadline, SIGABRT, SIGSEGV)
-  bool timed_out = false;   // killed at the deadline
-  std::string out, err;     // standard output and error
-  double seconds = 0;       // wall time
-  long max_rss_kib = 0;     // peak resident memory of the command (0 when unknown)
+  int rc = -1;             // exit code; -1 when killed by a signal
+  int signal = 0;          // the signal that ended it (SIGKILL at the deadline, SIGABRT, SIGSEGV)
+  bool timed_out = false;  // killed at the deadline
+  std::string out, err;    // standard output and error
+  double seconds = 0;      // wall time
+  long max_rss_kib = 0;    // peak resident memory of the command (0 when unknown)
 };
 
 struct Bounds {
@@ -77,8 +77,8 @@ inline std::string ReadWhole(const std::filesystem::path& p) {
 // output and error in `scratch_dir`. The peak memory comes from GNU time (/usr/bin/time, Debian
 // package `time`) when installed: the kernel counts a forked child's peak from its parent's, so
 // wait4() here would report the test's own size.
-inline BoundedRun RunBounded(const std::string& command_line, const std::filesystem::path& scratch_dir,
-                             Bounds bounds = {}) {
+inline BoundedRun RunBounded(const std::string& command_line,
+                             const std::filesystem::path& scratch_dir, Bounds bounds = {}) {
   std::filesystem::create_directories(scratch_dir);
   const std::string out_file = (scratch_dir / "bounded.out").string();
   const std::string err_file = (scratch_dir / "bounded.err").string();
@@ -103,8 +103,8 @@ inline BoundedRun RunBounded(const std::string& command_line, const std::filesys
     const std::string cmd = "exec " + command_line;
     if (access("/usr/bin/time", X_OK) == 0) {
       const std::string rss_file = (scratch_dir / "bounded.rss").string();
-      execl("/usr/bin/time", "time", "-f", "%M", "-o", rss_file.c_str(), "/bin/sh", "-c", cmd.c_str(),
-            static_cast<char*>(nullptr));
+      execl("/usr/bin/time", "time", "-f", "%M", "-o", rss_file.c_str(), "/bin/sh", "-c",
+            cmd.c_str(), static_cast<char*>(nullptr));
     }
     execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
     _exit(127);
@@ -114,7 +114,8 @@ inline BoundedRun RunBounded(const std::string& command_line, const std::filesys
   while (true) {
     const pid_t w = wait4(pid, &status, WNOHANG, &ru);
     if (w == pid) break;
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > bounds.seconds) {
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >
+        bounds.seconds) {
       r.timed_out = true;
       kill(-pid, SIGKILL);
       kill(pid, SIGKILL);

@@ -99,7 +99,8 @@ TEST(ValidateCli, MissingFileExitsOne) {
   CliResult r = Validate("-f /nonexistent/pool.yaml");
   EXPECT_EQ(r.rc, 1);
   // The same message from every command that reads manifests (adapters/io/input_file.h).
-  EXPECT_NE(r.out.find("/nonexistent/pool.yaml: cannot read file: no such file"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/nonexistent/pool.yaml: cannot read file: no such file"), std::string::npos)
+      << r.out;
 }
 
 TEST(ValidateCli, UsageErrorsExitTwo) {

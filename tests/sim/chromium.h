@@ -12,10 +12,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 namespace arbiter::testing {
 
@@ -25,11 +24,12 @@ inline std::string FindChromiumBinary() {
   return "";
 }
 
-#define ARBITER_NEED_CHROMIUM(var)                                                                    \
-  const std::string var = ::arbiter::testing::FindChromiumBinary();                                   \
-  if (var.empty()) {                                                                                  \
-    if (std::getenv("ARBITER_REQUIRE_CHROMIUM")) FAIL() << "no chromium installed (Debian: chromium)"; \
-    GTEST_SKIP() << "no chromium installed (Debian package: chromium)";                               \
+#define ARBITER_NEED_CHROMIUM(var)                                      \
+  const std::string var = ::arbiter::testing::FindChromiumBinary();     \
+  if (var.empty()) {                                                    \
+    if (std::getenv("ARBITER_REQUIRE_CHROMIUM"))                        \
+      FAIL() << "no chromium installed (Debian: chromium)";             \
+    GTEST_SKIP() << "no chromium installed (Debian package: chromium)"; \
   }
 
 inline const char* kMeasureScript = R"js(
@@ -65,8 +65,9 @@ inline const char* kMeasureScript = R"js(
 )js";
 
 // Renders `html` at `width`×1200 px and returns the measurements (null when Chromium failed).
-inline nlohmann::json MeasureInChromium(const std::string& chromium, const std::filesystem::path& dir,
-                                        const std::string& html, int width, const std::string& name) {
+inline nlohmann::json MeasureInChromium(const std::string& chromium,
+                                        const std::filesystem::path& dir, const std::string& html,
+                                        int width, const std::string& name) {
   std::filesystem::create_directories(dir);
   std::string page = html;
   const size_t body = page.rfind("</body>");
@@ -75,12 +76,13 @@ inline nlohmann::json MeasureInChromium(const std::string& chromium, const std::
   const auto profile = dir / ("profile-" + name);
   std::filesystem::create_directories(profile);
   std::ofstream(file) << page;
-  const std::string cmd = "timeout 180 " + chromium +
-                          " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
-                          " --disable-background-networking --disable-component-update --disable-sync"
-                          " --hide-scrollbars --user-data-dir=" + profile.string() + " --window-size=" +
-                          std::to_string(width) + ",1200 --dump-dom file://" + file.string() + " > " + dom.string() +
-                          " 2>/dev/null";
+  const std::string cmd =
+      "timeout 180 " + chromium +
+      " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
+      " --disable-background-networking --disable-component-update --disable-sync"
+      " --hide-scrollbars --user-data-dir=" +
+      profile.string() + " --window-size=" + std::to_string(width) + ",1200 --dump-dom file://" +
+      file.string() + " > " + dom.string() + " 2>/dev/null";
   if (std::system(cmd.c_str()) != 0) return nullptr;
   std::ifstream in(dom);
   std::stringstream ss;
@@ -91,22 +93,30 @@ inline nlohmann::json MeasureInChromium(const std::string& chromium, const std::
   if (a == std::string::npos) return nullptr;
   const size_t b = text.find("</pre>", a);
   std::string j = text.substr(a + open.size(), b - a - open.size());
-  for (const auto& [from, to] : {std::pair<std::string, std::string>{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""},
-                                 {"&nbsp;", " "}, {"&amp;", "&"}})
-    for (size_t at = j.find(from); at != std::string::npos; at = j.find(from, at + to.size())) j.replace(at, from.size(), to);
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"&lt;", "<"},
+                                 {"&gt;", ">"},
+                                 {"&quot;", "\""},
+                                 {"&nbsp;", " "},
+                                 {"&amp;", "&"}})
+    for (size_t at = j.find(from); at != std::string::npos; at = j.find(from, at + to.size()))
+      j.replace(at, from.size(), to);
   return nlohmann::json::parse(j, nullptr, false);
 }
 
 // The checks every report page must pass: no SVG text outside its SVG, charts that use the
 // window (at least `min_chart_px` wide when the window allows), no td.w cell wrapped.
-inline void ExpectRendersCleanly(const nlohmann::json& m, double min_chart_px, const std::string& what) {
+inline void ExpectRendersCleanly(const nlohmann::json& m, double min_chart_px,
+                                 const std::string& what) {
   ASSERT_TRUE(m.is_object()) << what << ": Chromium did not render the page";
   EXPECT_FALSE(m["svgs"].empty()) << what;
-  for (const auto& c : m["clipped"]) ADD_FAILURE() << what << ": text clipped at the SVG's edge: " << c.dump();
+  for (const auto& c : m["clipped"])
+    ADD_FAILURE() << what << ": text clipped at the SVG's edge: " << c.dump();
   for (const auto& s : m["svgs"])
-    EXPECT_GE(s["width"].get<double>(), min_chart_px) << what << ": chart \"" << s["title"].get<std::string>()
-                                                      << "\" is only " << s["width"] << " px wide";
-  for (const auto& w : m["wrapped"]) ADD_FAILURE() << what << ": a cell that must stay on one line wrapped: " << w;
+    EXPECT_GE(s["width"].get<double>(), min_chart_px)
+        << what << ": chart \"" << s["title"].get<std::string>() << "\" is only " << s["width"]
+        << " px wide";
+  for (const auto& w : m["wrapped"])
+    ADD_FAILURE() << what << ": a cell that must stay on one line wrapped: " << w;
 }
 
 }  // namespace arbiter::testing

@@ -1,6 +1,8 @@
 // The HTML report of manifest simulations: structure, escaping, determinism, the report JSON's
 // timeline, the CLI's --report-html, and rendering in headless Chromium (skipped when no
 // chromium binary is installed).
+#include "sim/html_report.h"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,10 +14,9 @@
 #include <sstream>
 
 #include "adapters/yaml/manifest_loader.h"
-#include "sim/billing_bridge.h"
-#include "sim/html_report.h"
-#include "sim/report.h"
 #include "chromium.h"
+#include "sim/billing_bridge.h"
+#include "sim/report.h"
 #include "sim/simulator.h"
 #include "sim/svg_chart.h"
 
@@ -315,7 +316,9 @@ TEST(HtmlReportTest, CliWritesTheReport) {
   std::ifstream e(dir + "/stderr");
   std::stringstream es;
   es << e.rdbuf();
-  EXPECT_TRUE(Has(es.str(), "arbiter sim: --report-html: /nonexistent-dir/x/report.html: directory /nonexistent-dir/x does not exist"))
+  EXPECT_TRUE(Has(es.str(),
+                  "arbiter sim: --report-html: /nonexistent-dir/x/report.html: directory "
+                  "/nonexistent-dir/x does not exist"))
       << es.str();
   fs::remove_all(dir);
 }
@@ -358,7 +361,6 @@ TEST(HtmlReportTest, RendersInHeadlessChromium) {
   else std::cerr << "screenshots kept in " << dir << "\n";
 }
 
-
 // ---------------------------------------------------------------- issue 14, item 8
 
 // The report of examples/pool.yaml as `arbiter sim` writes it, with a long resource name in the
@@ -375,8 +377,9 @@ TEST(HtmlReportTest, ChartsUseTheWindowAndNoTextIsClippedOrWrapped) {
   const fs::path dir = TempDir("measure");
   const std::string html = SimulationHtml(LongLegendReport());
   // At 1400 px every chart is drawn at its full 1100 px (it used 760 of them, 640 for the plot).
-  arbiter::testing::ExpectRendersCleanly(arbiter::testing::MeasureInChromium(chromium, dir, html, 1400, "wide"), 1000,
-                                         "1400 px window");
+  arbiter::testing::ExpectRendersCleanly(
+      arbiter::testing::MeasureInChromium(chromium, dir, html, 1400, "wide"), 1000,
+      "1400 px window");
   // At 800 px the charts shrink with the window (no horizontal scroll), node and workload names
   // still on one line each.
   const json narrow = arbiter::testing::MeasureInChromium(chromium, dir, html, 800, "narrow");
@@ -423,19 +426,25 @@ TEST(HtmlReportTest, PendingTimesAgreeWithTheTerminalSummary) {
   ASSERT_FALSE(svg.empty());
   // "[5000: 11 workloads, mean 42m24s, max 3h30m]": each printed duration is a bar label.
   size_t checked = 0;
-  for (size_t at = text.find(", mean "); at != std::string::npos; at = text.find(", mean ", at + 1)) {
+  for (size_t at = text.find(", mean "); at != std::string::npos;
+       at = text.find(", mean ", at + 1)) {
     const size_t a = at + 7, b = text.find(", max ", a), c = text.find(']', b);
     const std::string mean = text.substr(a, b - a), max = text.substr(b + 6, c - b - 6);
-    EXPECT_TRUE(Has(svg, ">" + mean + "</text>")) << "mean " << mean << " not in the chart:\n" << svg;
+    EXPECT_TRUE(Has(svg, ">" + mean + "</text>")) << "mean " << mean << " not in the chart:\n"
+                                                  << svg;
     EXPECT_TRUE(Has(svg, ">" + max + "</text>")) << "max " << max << " not in the chart";
     ++checked;
   }
   EXPECT_EQ(checked, 3u) << text;
   // The case that disagreed: a mean of 3.75 s was "3s" in the summary and "4s" in the chart.
   json j = json::parse(ReportJson(load.set, *r, s, json::array()).dump());
-  j["summary"]["pendingByTier"] = json::array({{{"priority", 1000}, {"workloads", 2}, {"pendingSecondsTotal", 7.5},
-                                                {"pendingSecondsMean", "3.750"}, {"pendingSecondsMax", 7.5}}});
-  const std::string one = SvgWithTitle(SimulationHtml(j), "Pending time per priority tier (workloads)");
+  j["summary"]["pendingByTier"] = json::array({{{"priority", 1000},
+                                                {"workloads", 2},
+                                                {"pendingSecondsTotal", 7.5},
+                                                {"pendingSecondsMean", "3.750"},
+                                                {"pendingSecondsMax", 7.5}}});
+  const std::string one =
+      SvgWithTitle(SimulationHtml(j), "Pending time per priority tier (workloads)");
   EXPECT_TRUE(Has(one, ">4s</text>")) << one;
   EXPECT_TRUE(Has(one, ">8s</text>")) << one;
   EXPECT_EQ(FormatDuration(MeanToSecond(7500, 2)), "4s");

@@ -1,16 +1,17 @@
 // Trace reports: PolicyComparison JSON shape, text, and the HTML page rendering in headless
 // Chromium (skipped when no chromium binary is installed).
+#include "sim/trace/trace_report.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
-#include <sstream>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "../sim/chromium.h"
 #include "sim/svg_chart.h"
-#include "sim/trace/trace_report.h"
 #include "sim/trace/trace_sim.h"
 
 namespace arbiter::sim::trace {
@@ -105,7 +106,6 @@ TEST(TraceReportTest, HtmlIsSelfContainedAndRendersInHeadlessChromium) {
   EXPECT_GT(report, 4 * blank) << "blank-looking screenshot: " << report << " vs " << blank << " bytes";
 }
 
-
 // ---------------------------------------------------------------- issue 14, item 8
 
 std::vector<std::pair<double, double>> Points(const std::string& polyline_points) {
@@ -116,9 +116,11 @@ std::vector<std::pair<double, double>> Points(const std::string& polyline_points
   return pts;
 }
 
-std::vector<std::string> Attr(const std::string& html, const std::string& tag, const std::string& attr) {
+std::vector<std::string> Attr(const std::string& html, const std::string& tag,
+                              const std::string& attr) {
   std::vector<std::string> v;
-  for (size_t at = html.find("<" + tag + " "); at != std::string::npos; at = html.find("<" + tag + " ", at + 1)) {
+  for (size_t at = html.find("<" + tag + " "); at != std::string::npos;
+       at = html.find("<" + tag + " ", at + 1)) {
     const size_t end = html.find('>', at);
     const size_t a = html.find(attr + "=\"", at);
     if (a == std::string::npos || a > end) continue;
@@ -153,8 +155,8 @@ TEST(TraceReportTest, TimelineIsAStepChartWithRoundTicks) {
     ASSERT_GT(pts.size(), 100u);
     for (size_t i = 1; i < pts.size(); ++i)
       EXPECT_TRUE(pts[i].first == pts[i - 1].first || pts[i].second == pts[i - 1].second)
-          << "a diagonal from " << pts[i - 1].first << "," << pts[i - 1].second << " to " << pts[i].first << ","
-          << pts[i].second;
+          << "a diagonal from " << pts[i - 1].first << "," << pts[i - 1].second << " to "
+          << pts[i].first << "," << pts[i].second;
   }
   // Round ticks: 3584 h is shown in days, every 20 d (it was every 358.4 h: 358, 717, ...).
   EXPECT_NE(html.find("time since the first arrival (d)"), std::string::npos);
@@ -165,16 +167,20 @@ TEST(TraceReportTest, TimelineIsAStepChartWithRoundTicks) {
   for (size_t at = html.find("text-anchor=\"middle\">"); at != std::string::npos;
        at = html.find("text-anchor=\"middle\">", at + 1)) {
     const std::string label = html.substr(at + 21, html.find('<', at) - at - 21);
-    if (!label.empty() && std::isdigit(static_cast<unsigned char>(label[0])) != 0) ticks.push_back(std::atof(label.c_str()));
+    if (!label.empty() && std::isdigit(static_cast<unsigned char>(label[0])) != 0)
+      ticks.push_back(std::atof(label.c_str()));
   }
   ASSERT_GE(ticks.size(), 3u);
   const double step = ticks[1] - ticks[0];
   EXPECT_TRUE(NiceStep(step)) << step;
-  for (size_t i = 0; i < ticks.size(); ++i) EXPECT_DOUBLE_EQ(ticks[i], step * static_cast<double>(i)) << i;
+  for (size_t i = 0; i < ticks.size(); ++i)
+    EXPECT_DOUBLE_EQ(ticks[i], step * static_cast<double>(i)) << i;
   ARBITER_NEED_CHROMIUM(chromium);
-  const auto dir = std::filesystem::temp_directory_path() / ("arbiter_trace_measure_" + std::to_string(::getpid()));
-  arbiter::testing::ExpectRendersCleanly(arbiter::testing::MeasureInChromium(chromium, dir, html, 1400, "timeline"), 1000,
-                                         "timeline.html");
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("arbiter_trace_measure_" + std::to_string(::getpid()));
+  arbiter::testing::ExpectRendersCleanly(
+      arbiter::testing::MeasureInChromium(chromium, dir, html, 1400, "timeline"), 1000,
+      "timeline.html");
   std::filesystem::remove_all(dir);
 }
 
@@ -192,9 +198,11 @@ TEST(TraceReportTest, ComparisonLabelsItsLinesAndColumns) {
   EXPECT_GT(std::atof(widths[0].c_str()), std::atof(widths[1].c_str()));
   EXPECT_GT(std::atof(widths[2].c_str()), std::atof(widths[3].c_str()));
   ARBITER_NEED_CHROMIUM(chromium);
-  const auto dir = std::filesystem::temp_directory_path() / ("arbiter_compare_measure_" + std::to_string(::getpid()));
-  arbiter::testing::ExpectRendersCleanly(arbiter::testing::MeasureInChromium(chromium, dir, html, 1400, "compare"), 1000,
-                                         "compare.html");
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("arbiter_compare_measure_" + std::to_string(::getpid()));
+  arbiter::testing::ExpectRendersCleanly(
+      arbiter::testing::MeasureInChromium(chromium, dir, html, 1400, "compare"), 1000,
+      "compare.html");
   std::filesystem::remove_all(dir);
 }
 

@@ -16,7 +16,8 @@ namespace {
 std::string KindOf(mode_t m) {
   if (S_ISDIR(m)) return "it is a directory";
   if (S_ISFIFO(m))
-    return "it is a FIFO (named pipe), not a regular file; to read a stream, pipe it to standard input and give "
+    return "it is a FIFO (named pipe), not a regular file; to read a stream, pipe it to standard "
+           "input and give "
            "the file as -";
   if (S_ISCHR(m)) return "it is a character device (such as /dev/zero), not a regular file";
   if (S_ISBLK(m)) return "it is a block device, not a regular file";
@@ -39,11 +40,13 @@ std::string TooLarge(uint64_t size, const InputKind& kind, bool at_least) {
 
 // Refuses binary data: a NUL byte anywhere, or UTF-16 (whose ASCII characters have NUL halves).
 ReadProblem CheckText(std::string_view text) {
-  if (text.size() >= 2 && ((text[0] == '\xFF' && text[1] == '\xFE') || (text[0] == '\xFE' && text[1] == '\xFF')))
+  if (text.size() >= 2 &&
+      ((text[0] == '\xFF' && text[1] == '\xFE') || (text[0] == '\xFE' && text[1] == '\xFF')))
     return {0, "the text is UTF-16; save it as UTF-8"};
   const TextPosition p = FindNul(text);
   if (p.line > 0)
-    return {p.line, "a NUL byte (column " + std::to_string(p.column) + "): this is binary data, not a text file"};
+    return {p.line, "a NUL byte (column " + std::to_string(p.column) +
+                        "): this is binary data, not a text file"};
   return {};
 }
 
@@ -54,9 +57,11 @@ std::string InputName(const std::string& path) { return path == "-" ? "stdin" : 
 std::string SizeText(uint64_t bytes) {
   char buf[64];
   if (bytes >= (uint64_t{1} << 30)) {
-    std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / static_cast<double>(uint64_t{1} << 30));
+    std::snprintf(buf, sizeof buf, "%.1f GiB",
+                  static_cast<double>(bytes) / static_cast<double>(uint64_t{1} << 30));
   } else if (bytes >= kMiB) {
-    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / static_cast<double>(kMiB));
+    std::snprintf(buf, sizeof buf, "%.1f MiB",
+                  static_cast<double>(bytes) / static_cast<double>(kMiB));
   } else if (bytes >= 1024) {
     std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024.0);
   } else {
@@ -153,7 +158,8 @@ Result<std::string> ReadInputFile(const std::string& path, const InputKind& kind
   std::string text;
   ReadProblem p = ReadInput(path, kind, &text);
   if (!p.ok())
-    return Result<std::string>::Error(InputName(path) + (p.line ? ":" + std::to_string(p.line) : std::string()) +
+    return Result<std::string>::Error(InputName(path) +
+                                      (p.line ? ":" + std::to_string(p.line) : std::string()) +
                                       ": " + p.reason);
   return text;
 }

@@ -3,8 +3,8 @@
 //
 //  - "-" is standard input, read to its end under the same limit (a pipe, a FIFO or a terminal).
 //  - Anything else must be a regular file (after symbolic links). A directory, a FIFO, a socket or
-//    a device (/dev/zero, /dev/urandom) is refused, saying what it is, without reading it (a FIFO is
-//    never opened, so nothing blocks on it).
+//    a device (/dev/zero, /dev/urandom) is refused, saying what it is, without reading it (a FIFO
+//    is never opened, so nothing blocks on it).
 //  - Every kind of input has a size limit (InputKind::limit_bytes); a larger file is refused by its
 //    size before a byte is read, standard input as soon as it passes the limit.
 //  - Input is text: a NUL byte is refused with its line and column ("binary data"), as is UTF-16

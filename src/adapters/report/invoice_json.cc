@@ -177,7 +177,8 @@ Result<RunSegment> SegmentFromJson(const json& j) {
   if (!ns.ok()) return ns.status();
   s.namespace_ = ns->empty() ? s.workload.substr(0, s.workload.find('/')) : *ns;
   if (s.workload.find('/') == std::string::npos)
-    return Result<RunSegment>::Error("workload: expected namespace/name, got " + QuotedEcho(s.workload));
+    return Result<RunSegment>::Error("workload: expected namespace/name, got " +
+                                     QuotedEcho(s.workload));
   auto node = StringOf(j, "node", false);
   if (!node.ok()) return node.status();
   s.node = *node;
@@ -192,7 +193,8 @@ Result<RunSegment> SegmentFromJson(const json& j) {
   if (auto p = j.find("priority"); p != j.end()) {
     if (!p->is_number_integer() || (p->is_number_unsigned() && p->get<uint64_t>() > INT32_MAX) ||
         p->get<int64_t>() < INT32_MIN || p->get<int64_t>() > INT32_MAX)
-      return Result<RunSegment>::Error("priority: expected an integer between -2147483648 and 2147483647");
+      return Result<RunSegment>::Error(
+          "priority: expected an integer between -2147483648 and 2147483647");
     s.priority = p->get<int32_t>();
   }
   auto req = j.find("requests");
@@ -248,12 +250,16 @@ Result<std::vector<RunSegment>> ReadSegmentsJsonl(const std::string& path) {
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     json j = json::parse(line, nullptr, false);
     if (j.is_discarded())
-      return Result<std::vector<RunSegment>>::Error(name + ":" + std::to_string(n) + ": not valid JSON");
+      return Result<std::vector<RunSegment>>::Error(name + ":" + std::to_string(n) +
+                                                    ": not valid JSON");
     auto s = SegmentFromJson(j);
-    if (!s.ok()) return Result<std::vector<RunSegment>>::Error(name + ":" + std::to_string(n) + ": " + s.message());
+    if (!s.ok())
+      return Result<std::vector<RunSegment>>::Error(name + ":" + std::to_string(n) + ": " +
+                                                    s.message());
     // Before anything is metered: a segment from year 0 would be 10^8 hours of rows.
     if (Status w = billing::CheckSegmentWindow(*s); !w.ok())
-      return Result<std::vector<RunSegment>>::Error(name + ":" + std::to_string(n) + ": " + w.message());
+      return Result<std::vector<RunSegment>>::Error(name + ":" + std::to_string(n) + ": " +
+                                                    w.message());
     out.push_back(std::move(s).value());
   }
   return out;

@@ -1,8 +1,7 @@
 #include "adapters/sqlite/ledger.h"
 
-#include <sqlite3.h>
-
 #include <fcntl.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -465,7 +464,8 @@ int64_t FileBytes(const std::string& path) {
 Result<std::unique_ptr<Ledger>> Ledger::OpenForReading(const std::string& path) {
   using R = Result<std::unique_ptr<Ledger>>;
   if (std::string why = io::WhyNotReadable(path); !why.empty() || path == "-")
-    return R::Error("ledger: cannot open " + path + ": " + (path == "-" ? "a ledger cannot be read from stdin" : why));
+    return R::Error("ledger: cannot open " + path + ": " +
+                    (path == "-" ? "a ledger cannot be read from stdin" : why));
   std::string dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
   const bool file_writable = ::access(path.c_str(), W_OK) == 0;
@@ -495,7 +495,8 @@ Result<std::unique_ptr<Ledger>> Ledger::OpenForReading(const std::string& path) 
     uri = FileUri(path, "mode=ro&immutable=1");
   } else {
     return R::Error("ledger: cannot read " + path + ": " + path +
-                    "-wal holds commits that are not in the ledger file yet, and reading them needs write access "
+                    "-wal holds commits that are not in the ledger file yet, and reading them "
+                    "needs write access "
                     "to the ledger (open it once with an account that can write it)");
   }
   sqlite3* db = nullptr;
@@ -507,7 +508,8 @@ Result<std::unique_ptr<Ledger>> Ledger::OpenForReading(const std::string& path) 
   sqlite3_busy_timeout(db, 10000);
   std::unique_ptr<Ledger> l(new Ledger(db));
   if (query_only)
-    if (Status s = l->Exec("PRAGMA query_only=1"); !s.ok()) return R::Error(s.message() + " (" + path + ")");
+    if (Status s = l->Exec("PRAGMA query_only=1"); !s.ok())
+      return R::Error(s.message() + " (" + path + ")");
   {
     // A database without any table: a new ledger whose first write was killed before it committed
     // (docs/billing.md). It is read as the empty ledger it is: an in-memory one with the schema.
@@ -532,19 +534,22 @@ Result<std::unique_ptr<Ledger>> Ledger::OpenForReading(const std::string& path) 
     if (!v.ok()) {
       const std::string err = sqlite3_errmsg(db);
       if (err.find("no such table") != std::string::npos)
-        return R::Error("ledger: " + path + " is not an Arbiter ledger (an SQLite database without its tables)");
+        return R::Error("ledger: " + path +
+                        " is not an Arbiter ledger (an SQLite database without its tables)");
       return R::Error("ledger: cannot read " + path + ": " + err);
     }
     if (v.Step() == SQLITE_ROW) version = std::atoi(v.ColText(0).c_str());
   }
   if (version > kSchemaVersion)
     return R::Error("ledger: " + path + ": schema " + std::to_string(version) +
-                    " was written by a newer arbiter (this one reads schema " + std::to_string(kSchemaVersion) + ")");
+                    " was written by a newer arbiter (this one reads schema " +
+                    std::to_string(kSchemaVersion) + ")");
   if (version < kSchemaVersion) {
     // An older ledger is upgraded on its first open with write access (one transaction).
     if (!file_writable)
-      return R::Error("ledger: " + path + ": schema " + std::to_string(version) + " needs an upgrade to schema " +
-                      std::to_string(kSchemaVersion) + ", and the ledger is read-only (open it once with write access)");
+      return R::Error("ledger: " + path + ": schema " + std::to_string(version) +
+                      " needs an upgrade to schema " + std::to_string(kSchemaVersion) +
+                      ", and the ledger is read-only (open it once with write access)");
     l.reset();
     return Open(path);
   }
@@ -555,7 +560,8 @@ Result<std::vector<std::string>> Ledger::CheckIntegrity(bool full, size_t max_li
   const std::string sql = std::string(full ? "PRAGMA integrity_check(" : "PRAGMA quick_check(") +
                           std::to_string(std::max<size_t>(1, max_lines)) + ")";
   Stmt s(db_, sql.c_str());
-  if (!s.ok()) return Result<std::vector<std::string>>::Error("ledger: " + std::string(sqlite3_errmsg(db_)));
+  if (!s.ok())
+    return Result<std::vector<std::string>>::Error("ledger: " + std::string(sqlite3_errmsg(db_)));
   std::vector<std::string> problems;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {
@@ -565,10 +571,12 @@ Result<std::vector<std::string>> Ledger::CheckIntegrity(bool full, size_t max_li
     std::istringstream in(text);
     std::string joined;
     while (std::getline(in, line))
-      if (!line.empty() && line != "ok" && line.rfind("*** in database", 0) != 0) joined += (joined.empty() ? "" : "; ") + line;
+      if (!line.empty() && line != "ok" && line.rfind("*** in database", 0) != 0)
+        joined += (joined.empty() ? "" : "; ") + line;
     if (!joined.empty()) problems.push_back(Echo(joined, 300));
   }
-  if (rc != SQLITE_DONE) problems.push_back(std::string("the check stopped: ") + sqlite3_errmsg(db_));
+  if (rc != SQLITE_DONE)
+    problems.push_back(std::string("the check stopped: ") + sqlite3_errmsg(db_));
   return problems;
 }
 
@@ -586,7 +594,9 @@ Result<LedgerStats> Ledger::Stats() {
   LedgerStats st;
   st.uncommitted = uncommitted_;
   {
-    Stmt s(db_, "SELECT count(*), coalesce(sum(current), 0), count(DISTINCT namespace), min(hour), max(hour) FROM hourly");
+    Stmt s(db_,
+           "SELECT count(*), coalesce(sum(current), 0), count(DISTINCT namespace), min(hour), "
+           "max(hour) FROM hourly");
     if (!s.ok() || s.Step() != SQLITE_ROW) return SqlError(db_, "count rows");
     st.rows = s.ColInt(0);
     st.current_rows = s.ColInt(1);
@@ -619,23 +629,26 @@ Result<std::vector<std::string>> Ledger::CheckRollups(size_t max_lines) {
     i128 req = 0, use = 0, max = 0;
     int64_t samples = 0, covered = 0, run = 0, min_hour = INT64_MAX, max_hour = INT64_MIN;
   };
-  using Key = std::tuple<std::string, std::string, std::string, std::string, int64_t, int64_t, std::string, int64_t>;
+  using Key = std::tuple<std::string, std::string, std::string, std::string, int64_t, int64_t,
+                         std::string, int64_t>;
   std::map<Key, std::pair<Sum, Sum>> by_day;  // hourly sums, daily row
   std::vector<std::string> problems;
   {
     Stmt s(db_,
-           "SELECT namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, hour, request_raw, "
+           "SELECT namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, "
+           "hour, request_raw, "
            "usage_raw, max_raw, samples, covered_ms, run_ms FROM hourly WHERE current = 1");
     if (!s.ok()) return SqlError(db_, "read hourly rows");
     int rc;
     while ((rc = s.Step()) == SQLITE_ROW) {
       const Millis hour = s.ColInt(7);
-      Sum& h = by_day[Key{s.ColText(0), s.ColText(1), s.ColText(2), s.ColText(3), s.ColInt(4), s.ColInt(5),
-                          s.ColText(6), DayOf(hour)}]
+      Sum& h = by_day[Key{s.ColText(0), s.ColText(1), s.ColText(2), s.ColText(3), s.ColInt(4),
+                          s.ColInt(5), s.ColText(6), DayOf(hour)}]
                    .first;
       if (!AddStored(s.ColText(8), 1, &h.req) || !AddStored(s.ColText(9), 1, &h.use) ||
           !AddStored(s.ColText(10), 1, &h.max))
-        return Result<std::vector<std::string>>::Error("ledger: an hourly row has a damaged quantity");
+        return Result<std::vector<std::string>>::Error(
+            "ledger: an hourly row has a damaged quantity");
       h.samples += s.ColInt(11);
       h.covered += s.ColInt(12);
       h.run += s.ColInt(13);
@@ -647,17 +660,19 @@ Result<std::vector<std::string>> Ledger::CheckRollups(size_t max_lines) {
   std::map<Key, bool> has_daily;
   {
     Stmt s(db_,
-           "SELECT namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, day, request_raw, "
+           "SELECT namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, day, "
+           "request_raw, "
            "usage_raw, max_raw, samples, covered_ms, run_ms, min_hour, max_hour FROM daily");
     if (!s.ok()) return SqlError(db_, "read daily rollups");
     int rc;
     while ((rc = s.Step()) == SQLITE_ROW) {
-      const Key k{s.ColText(0), s.ColText(1), s.ColText(2), s.ColText(3), s.ColInt(4), s.ColInt(5), s.ColText(6),
-                  s.ColInt(7)};
+      const Key k{s.ColText(0), s.ColText(1), s.ColText(2), s.ColText(3),
+                  s.ColInt(4),  s.ColInt(5),  s.ColText(6), s.ColInt(7)};
       Sum& d = by_day[k].second;
       if (!AddStored(s.ColText(8), 1, &d.req) || !AddStored(s.ColText(9), 1, &d.use) ||
           !AddStored(s.ColText(10), 1, &d.max))
-        return Result<std::vector<std::string>>::Error("ledger: a daily rollup has a damaged quantity");
+        return Result<std::vector<std::string>>::Error(
+            "ledger: a daily rollup has a damaged quantity");
       d.samples = s.ColInt(11);
       d.covered = s.ColInt(12);
       d.run = s.ColInt(13);
@@ -670,16 +685,17 @@ Result<std::vector<std::string>> Ledger::CheckRollups(size_t max_lines) {
   for (const auto& [k, v] : by_day) {
     const Sum& h = v.first;
     const Sum& d = v.second;
-    const bool same = h.req == d.req && h.use == d.use && h.max == d.max && h.samples == d.samples &&
-                      h.covered == d.covered && h.run == d.run &&
-                      (h.min_hour == INT64_MAX || (h.min_hour == d.min_hour && h.max_hour == d.max_hour));
+    const bool same =
+        h.req == d.req && h.use == d.use && h.max == d.max && h.samples == d.samples &&
+        h.covered == d.covered && h.run == d.run &&
+        (h.min_hour == INT64_MAX || (h.min_hour == d.min_hour && h.max_hour == d.max_hour));
     if (same && (has_daily.count(k) > 0 || h.min_hour == INT64_MAX)) continue;
     if (problems.size() == max_lines) {
       problems.push_back("...");
       break;
     }
-    problems.push_back("daily rollup of " + std::get<0>(k) + " " + std::get<1>(k) + " " + std::get<2>(k) + " on " +
-                       FormatRfc3339(std::get<7>(k)) +
+    problems.push_back("daily rollup of " + std::get<0>(k) + " " + std::get<1>(k) + " " +
+                       std::get<2>(k) + " on " + FormatRfc3339(std::get<7>(k)) +
                        (has_daily.count(k) ? " differs from its hourly rows" : " is missing"));
   }
   return problems;

@@ -54,7 +54,7 @@ struct LedgerStats {
   int64_t rows = 0, current_rows = 0, namespaces = 0, price_books = 0;
   std::optional<Millis> first_hour, last_hour;
   Millis sealed_before = INT64_MIN;  // INT64_MIN: nothing sealed
-  bool uncommitted = false;  // a file with no table yet: its first write never committed
+  bool uncommitted = false;          // a file with no table yet: its first write never committed
 };
 
 class Ledger {

@@ -57,7 +57,8 @@ const std::vector<KindInfo>& Kinds() {
 }
 
 std::string SupportedKindsText() {
-  return "supported: v1 Namespace, Node, Pod, ResourceQuota, LimitRange, List; scheduling.k8s.io/v1 "
+  return "supported: v1 Namespace, Node, Pod, ResourceQuota, LimitRange, List; "
+         "scheduling.k8s.io/v1 "
          "PriorityClass; policy/v1 PodDisruptionBudget; arbiter.dev/v1alpha1 PoolPolicy, "
          "ElasticQuota, PriceBook, QoS";
 }
@@ -1302,25 +1303,27 @@ void CheckList(const YAML::Node& doc, const std::string& file, ManifestLoad* out
   DocReader r(file, source, &out->diagnostics, &out->locator);
   r.SetObject("List", "");
   std::string api_version;
-  r.ReadStruct(doc, "",
-               {{"apiVersion",
-                 [&](const YAML::Node& v, const std::string& p) {
-                   if (auto t = r.Text(v, p)) api_version = *t;
-                   if (api_version != "v1") r.Error(v, p, "a List is apiVersion v1, got " + QuotedEcho(api_version));
-                 }},
-                {"kind", [](const YAML::Node&, const std::string&) {}},
-                {"metadata",
-                 [&](const YAML::Node& v, const std::string& p) {
-                   r.ReadStruct(v, p, {}, {"resourceVersion", "continue", "remainingItemCount", "selfLink"});
-                 }},
-                {"items", [&](const YAML::Node& v, const std::string& p) {
-                   r.ForEachItem(v, p, [&](const YAML::Node& item, const std::string& ip) {
-                     if (IsListDocument(item))
-                       r.Error(item, ip, "a List inside a List is not supported; list the objects themselves");
-                   });
-                 }}});
+  r.ReadStruct(
+      doc, "",
+      {{"apiVersion",
+        [&](const YAML::Node& v, const std::string& p) {
+          if (auto t = r.Text(v, p)) api_version = *t;
+          if (api_version != "v1")
+            r.Error(v, p, "a List is apiVersion v1, got " + QuotedEcho(api_version));
+        }},
+       {"kind", [](const YAML::Node&, const std::string&) {}},
+       {"metadata",
+        [&](const YAML::Node& v, const std::string& p) {
+          r.ReadStruct(v, p, {}, {"resourceVersion", "continue", "remainingItemCount", "selfLink"});
+        }},
+       {"items", [&](const YAML::Node& v, const std::string& p) {
+          r.ForEachItem(v, p, [&](const YAML::Node& item, const std::string& ip) {
+            if (IsListDocument(item))
+              r.Error(item, ip,
+                      "a List inside a List is not supported; list the objects themselves");
+          });
+        }}});
 }
-
 
 // A document's text inside its file: [begin, end) and the number of lines before it.
 struct DocText {
@@ -1468,10 +1471,13 @@ int TabIndentedLine(std::string_view text, int line) {
   size_t pos = 0;
   while (pos <= text.size() && n <= line) {
     size_t eol = text.find('\n', pos);
-    std::string_view l = text.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
+    std::string_view l =
+        text.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
     const size_t indent_end = l.find_first_not_of(" \t");
-    const std::string_view indent = l.substr(0, indent_end == std::string_view::npos ? l.size() : indent_end);
-    if (indent.find('\t') != std::string_view::npos && indent_end != std::string_view::npos) found = n;
+    const std::string_view indent =
+        l.substr(0, indent_end == std::string_view::npos ? l.size() : indent_end);
+    if (indent.find('\t') != std::string_view::npos && indent_end != std::string_view::npos)
+      found = n;
     if (eol == std::string_view::npos) break;
     pos = eol + 1;
     ++n;
@@ -1488,7 +1494,8 @@ size_t LongestKeyOnLine(std::string_view text, int line) {
     ++pos;
   }
   const size_t eol = text.find('\n', pos);
-  const std::string_view l = text.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
+  const std::string_view l =
+      text.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
   const size_t colon = l.find(':');
   return colon == std::string_view::npos ? l.size() : colon;
 }
@@ -1503,25 +1510,33 @@ YamlProblem ExplainYamlError(const YAML::Exception& e, std::string_view piece) {
   const int line = e.mark.is_null() ? 0 : e.mark.line;
   const std::string raw = e.msg.empty() ? std::string(e.what()) : e.msg;
   if (dynamic_cast<const YAML::DeepRecursion*>(&e) != nullptr)
-    return {line, "lists and mappings nested more than 2000 levels deep; no manifest is, so this is not the "
-                  "file you meant or it was generated wrong"};
+    return {
+        line,
+        "lists and mappings nested more than 2000 levels deep; no manifest is, so this is not the "
+        "file you meant or it was generated wrong"};
   if (int tab = TabIndentedLine(piece, line); tab >= 0)
-    return {tab, "a tab in the indentation: YAML indents with spaces only (replace the tabs with spaces)"};
+    return {
+        tab,
+        "a tab in the indentation: YAML indents with spaces only (replace the tabs with spaces)"};
   auto starts = [&](const char* p) { return raw.rfind(p, 0) == 0; };
   std::string m;
   if (starts(YAML::ErrorMsg::INVALID_ESCAPE)) {
     const std::string c = Echo(raw.substr(std::strlen(YAML::ErrorMsg::INVALID_ESCAPE)), 8);
-    m = "unknown escape \"\\" + c + "\" in a double-quoted string: write \\\\ for a backslash, or use single "
+    m = "unknown escape \"\\" + c +
+        "\" in a double-quoted string: write \\\\ for a backslash, or use single "
         "quotes, in which a backslash is plain text";
   } else if (starts(YAML::ErrorMsg::INVALID_HEX) || starts(YAML::ErrorMsg::INVALID_UNICODE)) {
-    m = "a bad \\x, \\u or \\U escape in a double-quoted string: write \\\\ for a backslash, or use single quotes";
+    m = "a bad \\x, \\u or \\U escape in a double-quoted string: write \\\\ for a backslash, or "
+        "use single quotes";
   } else if (raw == YAML::ErrorMsg::MAP_VALUE && LongestKeyOnLine(piece, line) > 1024) {
     m = "a mapping key longer than 1024 characters (YAML's limit for a plain key)";
   } else if (raw == YAML::ErrorMsg::MAP_VALUE) {
-    m = "a mapping value where none can start: a key on the line of a list item or of another value, or an "
+    m = "a mapping value where none can start: a key on the line of a list item or of another "
+        "value, or an "
         "unquoted value with \": \" in it (quote the value)";
   } else if (raw == YAML::ErrorMsg::BLOCK_ENTRY) {
-    m = "a list item (\"- \") where no list can start: check its indentation against the lines above";
+    m = "a list item (\"- \") where no list can start: check its indentation against the lines "
+        "above";
   } else if (raw == YAML::ErrorMsg::MAP_KEY) {
     m = "a \"? \" mapping key where none can start: check the indentation";
   } else if (raw == YAML::ErrorMsg::END_OF_MAP_FLOW) {
@@ -1529,7 +1544,8 @@ YamlProblem ExplainYamlError(const YAML::Exception& e, std::string_view piece) {
   } else if (raw == YAML::ErrorMsg::END_OF_SEQ_FLOW) {
     m = "a \"[\" without its closing \"]\"";
   } else if (raw == YAML::ErrorMsg::END_OF_MAP || raw == YAML::ErrorMsg::END_OF_SEQ) {
-    m = "a mapping or list that does not end where its indentation says: check the indentation of this line";
+    m = "a mapping or list that does not end where its indentation says: check the indentation of "
+        "this line";
   } else if (raw == YAML::ErrorMsg::FLOW_END) {
     m = "a closing \"]\" or \"}\" without its opening one";
   } else if (raw == YAML::ErrorMsg::EOF_IN_SCALAR) {
@@ -1539,7 +1555,8 @@ YamlProblem ExplainYamlError(const YAML::Exception& e, std::string_view piece) {
   } else if (raw == YAML::ErrorMsg::UNKNOWN_ANCHOR) {
     m = "an alias (*name) refers to an anchor (&name) that is not defined before it";
   } else if (raw == YAML::ErrorMsg::CHAR_IN_BLOCK) {
-    m = "text on the line of a block scalar's | or > (the text belongs on the lines below, indented)";
+    m = "text on the line of a block scalar's | or > (the text belongs on the lines below, "
+        "indented)";
   } else {
     m = Echo(raw, 200);
   }
@@ -1559,7 +1576,8 @@ void LoadChunk(const std::shared_ptr<const std::string>& text, const Chunk& c, c
     docs = YAML::LoadAll(piece);
   } catch (const YAML::Exception& e) {
     const YamlProblem p = ExplainYamlError(e, piece);
-    out->diagnostics.Add({Severity::kError, file, p.line + 1 + c.lines_before, "", "", "", p.message});
+    out->diagnostics.Add(
+        {Severity::kError, file, p.line + 1 + c.lines_before, "", "", "", p.message});
     return;
   } catch (const std::exception& e) {
     out->diagnostics.Add({Severity::kError, file, c.lines_before + 1, "", "", "",
@@ -1581,7 +1599,8 @@ void LoadChunk(const std::shared_ptr<const std::string>& text, const Chunk& c, c
         for (auto it = all.begin(); all.IsSequence() && it != all.end(); ++it, ++k) {
           const YAML::Node item = *it;
           if (IsListDocument(item)) continue;
-          index.Add(file, {std::max(1, NodeLine(item)), text, c.begin, c.end, c.lines_before, doc_index, k});
+          index.Add(file, {std::max(1, NodeLine(item)), text, c.begin, c.end, c.lines_before,
+                           doc_index, k});
           LoadDocument(item, file, out);
         }
         continue;
@@ -1626,8 +1645,10 @@ ManifestLoad LoadManifestFiles(const std::vector<std::string>& paths) {
     std::string text;
     const io::ReadProblem problem = io::ReadInput(p, io::kManifestInput, &text);
     if (!problem.ok()) {
-      out.diagnostics.Add({Severity::kError, io::InputName(p), static_cast<int>(problem.line), "", "", "",
-                           problem.line ? "not YAML text: " + problem.reason : "cannot read file: " + problem.reason});
+      out.diagnostics.Add({Severity::kError, io::InputName(p), static_cast<int>(problem.line), "",
+                           "", "",
+                           problem.line ? "not YAML text: " + problem.reason
+                                        : "cannot read file: " + problem.reason});
       continue;
     }
     LoadText(std::make_shared<const std::string>(std::move(text)), io::InputName(p), &out);

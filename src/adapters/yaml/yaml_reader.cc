@@ -255,8 +255,9 @@ std::optional<std::string> DocReader::String(const YAML::Node& node, const std::
   if (!IsQuotedScalar(node)) {
     PlainType pt = ResolvePlain(*t);
     if (pt != PlainType::kString) {
-      Error(node, path, std::string("expected a string, got ") + PlainTypeName(pt) + " " + Echo(*t, 120) +
-                            "; quote it (" + Quote(*t) + ")");
+      Error(node, path,
+            std::string("expected a string, got ") + PlainTypeName(pt) + " " + Echo(*t, 120) +
+                "; quote it (" + Quote(*t) + ")");
       return std::nullopt;
     }
   }
@@ -289,7 +290,8 @@ std::optional<int64_t> DocReader::Int(const YAML::Node& node, const std::string&
   if (neg) v = -v;
   if (v < min || v > max) {
     Error(node, path,
-          "integer " + Echo(*t) + " is out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+          "integer " + Echo(*t) + " is out of range [" + std::to_string(min) + ", " +
+              std::to_string(max) + "]");
     return std::nullopt;
   }
   return static_cast<int64_t>(v);

@@ -293,13 +293,16 @@ Status CheckSegmentWindow(const RunSegment& s) {
   auto in = [](Millis t) { return t >= kSegmentTimeMin && t < kSegmentTimeMax; };
   // Years 0000..9999 as RFC 3339 (what the input can write), anything else as Unix ms.
   auto text = [](Millis t) {
-    return t >= -62167219200000 && t < 253402300800000 ? FormatRfc3339(t) : std::to_string(t) + " (Unix ms)";
+    return t >= -62167219200000 && t < 253402300800000 ? FormatRfc3339(t)
+                                                       : std::to_string(t) + " (Unix ms)";
   };
   for (Millis t : {s.start, s.end, s.lost ? s.lost->from : s.start, s.lost ? s.lost->to : s.start})
     if (!in(t))
-      return Status::Error("segment of " + s.workload + " on " + (s.node.empty() ? std::string("<no node>") : s.node) +
-                           ": time " + text(t) + " is outside the supported range " +
-                           FormatRfc3339(kSegmentTimeMin) + " .. " + FormatRfc3339(kSegmentTimeMax));
+      return Status::Error("segment of " + s.workload + " on " +
+                           (s.node.empty() ? std::string("<no node>") : s.node) + ": time " +
+                           text(t) + " is outside the supported range " +
+                           FormatRfc3339(kSegmentTimeMin) + " .. " +
+                           FormatRfc3339(kSegmentTimeMax));
   return Status::Ok();
 }
 

@@ -21,7 +21,8 @@ constexpr int64_t kMaxMemoryMib = kTraceMaxMemoryMib;
 constexpr int64_t kMaxTimeSeconds = kTraceMaxSeconds;
 constexpr size_t kMaxNameBytes = kTraceMaxNameBytes;
 
-// At most this many columns: a line of a billion commas is refused, not split into a billion fields.
+// At most this many columns: a line of a billion commas is refused, not split into a billion
+// fields.
 constexpr size_t kMaxColumns = 256;
 
 // The fields of a line; at most kMaxColumns + 1 of them (the last then holds the rest).
@@ -94,19 +95,20 @@ Status ForEachLine(std::string_view text, F&& f) {
 }
 
 // A non-negative integer cell at most `max`, or the error "FIELD: ...".
-Status RangeCell(std::string_view cell, const char* field, int64_t max, const char* unit, int64_t* out) {
+Status RangeCell(std::string_view cell, const char* field, int64_t max, const char* unit,
+                 int64_t* out) {
   if (!ParseInt(cell, out) || *out < 0)
     return Status::Error(std::string(field) + ": not a non-negative integer: " + Cell(cell));
   if (*out > max)
-    return Status::Error(std::string(field) + ": " + Cell(cell) + " is more than " + std::to_string(max) + " " + unit +
-                         " (the largest value Arbiter accepts)");
+    return Status::Error(std::string(field) + ": " + Cell(cell) + " is more than " +
+                         std::to_string(max) + " " + unit + " (the largest value Arbiter accepts)");
   return Status::Ok();
 }
 
 Status NameCell(std::string_view cell, const char* field) {
   if (cell.size() > kMaxNameBytes)
-    return Status::Error(std::string(field) + ": " + Cell(cell) + " is longer than " + std::to_string(kMaxNameBytes) +
-                         " bytes");
+    return Status::Error(std::string(field) + ": " + Cell(cell) + " is longer than " +
+                         std::to_string(kMaxNameBytes) + " bytes");
   return Status::Ok();
 }
 
@@ -136,7 +138,8 @@ Result<std::vector<TraceNode>> ParseOpenbNodes(std::string_view text, std::strin
     auto f = SplitCsv(line);
     if (cols.names.empty()) {
       if (f.size() > kMaxColumns)
-        return Status::Error(Where(source, no) + "more than " + std::to_string(kMaxColumns) + " columns in the header");
+        return Status::Error(Where(source, no) + "more than " + std::to_string(kMaxColumns) +
+                             " columns in the header");
       for (auto v : f) cols.names.emplace_back(Echo(v, kMaxNameBytes));
       c_sn = cols.Find("sn");
       c_cpu = cols.Find("cpu_milli");
@@ -149,14 +152,18 @@ Result<std::vector<TraceNode>> ParseOpenbNodes(std::string_view text, std::strin
       return Status::Ok();
     }
     if (f.size() != cols.names.size())
-      return Status::Error(Where(source, no) + "expected " + std::to_string(cols.names.size()) + " fields, found " +
-                           (f.size() > kMaxColumns ? "more than " + std::to_string(kMaxColumns) : std::to_string(f.size())));
+      return Status::Error(Where(source, no) + "expected " + std::to_string(cols.names.size()) +
+                           " fields, found " +
+                           (f.size() > kMaxColumns ? "more than " + std::to_string(kMaxColumns)
+                                                   : std::to_string(f.size())));
     TraceNode n;
     if (f[c_sn].empty()) return Status::Error(Where(source, no) + "sn: empty node name");
-    if (Status s = NameCell(f[c_sn], "sn"); !s.ok()) return Status::Error(Where(source, no) + s.message());
+    if (Status s = NameCell(f[c_sn], "sn"); !s.ok())
+      return Status::Error(Where(source, no) + s.message());
     n.name = std::string(f[c_sn]);
     int64_t gpu = 0;
-    if (Status s = RangeCell(f[c_cpu], "cpu_milli", kMaxCpuMilli, "millicores", &n.cpu_milli); !s.ok())
+    if (Status s = RangeCell(f[c_cpu], "cpu_milli", kMaxCpuMilli, "millicores", &n.cpu_milli);
+        !s.ok())
       return Status::Error(Where(source, no) + s.message());
     if (Status s = RangeCell(f[c_mem], "memory_mib", kMaxMemoryMib, "MiB", &n.memory_mib); !s.ok())
       return Status::Error(Where(source, no) + s.message());
@@ -164,7 +171,8 @@ Result<std::vector<TraceNode>> ParseOpenbNodes(std::string_view text, std::strin
       return Status::Error(Where(source, no) + "gpu: not an integer in 0..64: " + Cell(f[c_gpu]));
     n.gpus = static_cast<int32_t>(gpu);
     if (c_model >= 0 && !Absent(f[c_model])) {
-      if (Status s = NameCell(f[c_model], "model"); !s.ok()) return Status::Error(Where(source, no) + s.message());
+      if (Status s = NameCell(f[c_model], "model"); !s.ok())
+        return Status::Error(Where(source, no) + s.message());
       n.model = std::string(f[c_model]);
     }
     if (n.gpus > 0 && n.model.empty())
@@ -187,7 +195,8 @@ Result<PodTrace> ParseOpenbPods(std::string_view text, std::string_view source,
     auto f = SplitCsv(line);
     if (cols.names.empty()) {
       if (f.size() > kMaxColumns)
-        return Status::Error(Where(source, no) + "more than " + std::to_string(kMaxColumns) + " columns in the header");
+        return Status::Error(Where(source, no) + "more than " + std::to_string(kMaxColumns) +
+                             " columns in the header");
       for (auto v : f) cols.names.emplace_back(Echo(v, kMaxNameBytes));
       c_name = cols.Find("name");
       c_cpu = cols.Find("cpu_milli");
@@ -207,22 +216,28 @@ Result<PodTrace> ParseOpenbPods(std::string_view text, std::string_view source,
       return Status::Ok();
     }
     if (f.size() != cols.names.size())
-      return Status::Error(Where(source, no) + "expected " + std::to_string(cols.names.size()) + " fields, found " +
-                           (f.size() > kMaxColumns ? "more than " + std::to_string(kMaxColumns) : std::to_string(f.size())));
+      return Status::Error(Where(source, no) + "expected " + std::to_string(cols.names.size()) +
+                           " fields, found " +
+                           (f.size() > kMaxColumns ? "more than " + std::to_string(kMaxColumns)
+                                                   : std::to_string(f.size())));
     TracePod p;
     if (f[c_name].empty()) return Status::Error(Where(source, no) + "name: empty pod name");
-    if (Status s = NameCell(f[c_name], "name"); !s.ok()) return Status::Error(Where(source, no) + s.message());
+    if (Status s = NameCell(f[c_name], "name"); !s.ok())
+      return Status::Error(Where(source, no) + s.message());
     p.name = std::string(f[c_name]);
     int64_t v = 0;
-    if (Status s = RangeCell(f[c_cpu], "cpu_milli", kMaxCpuMilli, "millicores", &p.cpu_milli); !s.ok())
+    if (Status s = RangeCell(f[c_cpu], "cpu_milli", kMaxCpuMilli, "millicores", &p.cpu_milli);
+        !s.ok())
       return Status::Error(Where(source, no) + s.message());
     if (Status s = RangeCell(f[c_mem], "memory_mib", kMaxMemoryMib, "MiB", &p.memory_mib); !s.ok())
       return Status::Error(Where(source, no) + s.message());
     if (!ParseInt(f[c_ngpu], &v) || v < 0 || v > kMaxGpus)
-      return Status::Error(Where(source, no) + "num_gpu: not an integer in 0..64: " + Cell(f[c_ngpu]));
+      return Status::Error(Where(source, no) +
+                           "num_gpu: not an integer in 0..64: " + Cell(f[c_ngpu]));
     p.num_gpu = static_cast<int32_t>(v);
     if (!ParseInt(f[c_gmilli], &v) || v < 0 || v > 1000)
-      return Status::Error(Where(source, no) + "gpu_milli: not an integer in 0..1000: " + Cell(f[c_gmilli]));
+      return Status::Error(Where(source, no) +
+                           "gpu_milli: not an integer in 0..1000: " + Cell(f[c_gmilli]));
     p.gpu_milli = static_cast<int32_t>(v);
     if (p.num_gpu > 1 && p.gpu_milli != 1000)
       return Status::Error(Where(source, no) + "gpu_milli: a pod with num_gpu " + std::to_string(p.num_gpu) +
@@ -235,20 +250,24 @@ Result<PodTrace> ParseOpenbPods(std::string_view text, std::string_view source,
       while (start <= s.size()) {
         size_t bar = s.find('|', start);
         std::string_view m = s.substr(start, bar == std::string_view::npos ? std::string_view::npos : bar - start);
-        if (Status st = NameCell(m, "gpu_spec"); !st.ok()) return Status::Error(Where(source, no) + st.message());
+        if (Status st = NameCell(m, "gpu_spec"); !st.ok())
+          return Status::Error(Where(source, no) + st.message());
         if (p.gpu_spec.size() == static_cast<size_t>(kMaxGpus))
-          return Status::Error(Where(source, no) + "gpu_spec: more than " + std::to_string(kMaxGpus) + " GPU models");
+          return Status::Error(Where(source, no) + "gpu_spec: more than " +
+                               std::to_string(kMaxGpus) + " GPU models");
         if (!m.empty()) p.gpu_spec.emplace_back(m);
         if (bar == std::string_view::npos) break;
         start = bar + 1;
       }
     }
     if (c_qos >= 0) {
-      if (Status s = NameCell(f[c_qos], "qos"); !s.ok()) return Status::Error(Where(source, no) + s.message());
+      if (Status s = NameCell(f[c_qos], "qos"); !s.ok())
+        return Status::Error(Where(source, no) + s.message());
       p.qos = std::string(f[c_qos]);
     }
     if (c_phase >= 0) {
-      if (Status s = NameCell(f[c_phase], "pod_phase"); !s.ok()) return Status::Error(Where(source, no) + s.message());
+      if (Status s = NameCell(f[c_phase], "pod_phase"); !s.ok())
+        return Status::Error(Where(source, no) + s.message());
       p.phase = std::string(f[c_phase]);
     }
     auto time_col = [&](int c, const char* what, std::optional<int64_t>* out) -> Status {

@@ -30,7 +30,7 @@
 
 namespace arbiter::sim::trace {
 
-inline constexpr int64_t kTraceMaxCpuMilli = 1000000000;      // a million cores
+inline constexpr int64_t kTraceMaxCpuMilli = 1000000000;         // a million cores
 inline constexpr int64_t kTraceMaxMemoryMib = int64_t{1} << 30;  // 1 PiB
 inline constexpr int64_t kTraceMaxSeconds = 10000000000;         // about 317 years
 inline constexpr size_t kTraceMaxNameBytes = 256;
