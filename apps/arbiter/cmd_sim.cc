@@ -237,6 +237,10 @@ void RegisterSim(CLI::App& app, int* exit_code) {
       "  arbiter sim --nodes N.csv --pods P.csv  replay an Alibaba GPU trace (see docs/simulator.md)\n"
       "  arbiter sim compare ...                 compare placement policies on a trace\n"
       "The summary goes to stdout, the full report to --report-json / --report-html.");
+  cmd->footer(
+      "Inputs: regular files or - for standard input (once): manifests (-f) at most 512 MiB each, trace CSVs\n"
+      "(--nodes, --pods) at most 1 GiB; trace numbers at most 10^9 millicores, 2^30 MiB, 10^10 s.\n"
+      "Exit status: 0 ok, 1 invalid input (unreadable or malformed input), 2 usage error (a bad flag value).");
   auto o = std::make_shared<SimCli>();
   cmd->add_option("-f,--file", o->files,
                   "Manifest file (multi-document YAML; - for standard input); repeatable");

@@ -220,3 +220,14 @@ TEST(CliConventions, EveryBadFlagValueIsAUsageErrorNamedByItsFlag) {
 }
 
 }  // namespace
+
+namespace {
+
+// The input limits are in --help, as in docs/user-guide.md.
+TEST(CliConventions, HelpStatesTheInputLimits) {
+  EXPECT_TRUE(Has(Arbiter("sim --help").out, "manifests (-f) at most 512 MiB each, trace CSVs"));
+  EXPECT_TRUE(Has(Arbiter("validate --help").out, "regular files of at most 512 MiB each, or - for standard input"));
+  EXPECT_TRUE(Has(Arbiter("invoice ingest --help").out, "the segments file (or - for standard input) at most 1 GiB"));
+}
+
+}  // namespace
