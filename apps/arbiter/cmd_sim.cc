@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "adapters/io/input_file.h"
 #include "adapters/yaml/manifest_loader.h"
 #include "cli_flags.h"
 #include "cmd_trace.h"
@@ -84,6 +85,10 @@ int RunManifestSim(const SimCli& o) {
       return 2;
     }
   }
+  // A ledger is a database file: /dev/null or a FIFO would swallow the bill and report success.
+  if (!o.ledger.empty() && std::filesystem::exists(o.ledger))
+    if (std::string why = io::WhyNotReadable(o.ledger); !why.empty() || o.ledger == "-")
+      return FlagError("arbiter sim", "--ledger", o.ledger + ": " + (why.empty() ? "a ledger is a file" : why));
   std::optional<Millis> start;
   if (!o.start.empty()) {
     auto t = ParseRfc3339(o.start);
