@@ -1,16 +1,20 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
+#include "adapters/io/input_file.h"
 #include "adapters/yaml/manifest_loader.h"
-#include "core/plural.h"
+#include "cli_flags.h"
 #include "cmd_trace.h"
 #include "commands.h"
+#include "core/plural.h"
+#include "core/text.h"
 #include "ledger_write.h"
-#include "sim/html_report.h"
 #include "sim/billing_bridge.h"
+#include "sim/html_report.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
 
@@ -26,6 +30,7 @@ struct SimCli {
   std::string start;
   std::string policy;
   std::string ledger;
+  std::string explain;  // NS/POD (or POD in namespace default)
   int64_t seed = 0;
   bool check_invariants = false;
   bool quiet = false;
@@ -65,25 +70,25 @@ int RunManifestSim(const SimCli& o) {
     std::cerr << "arbiter sim: give manifests with -f FILE (or a trace with --nodes and --pods)\n";
     return 2;
   }
-  auto load = yaml::LoadManifestFiles(o.files);
-  load.diagnostics.Sort();
-  for (const auto& d : load.diagnostics.items)
-    if (d.severity == Severity::kError || !o.quiet) std::cerr << d.ToString() << "\n";
-  if (!load.ok()) {
-    std::cerr << "arbiter sim: " << Plural(load.diagnostics.ErrorCount(), "error")
-              << " in the manifests; nothing was simulated (run `arbiter validate` for details)\n";
-    return 1;
+  {
+    std::vector<std::pair<std::string, std::string>> inputs;
+    for (const auto& f : o.files) inputs.push_back({"-f", f});
+    if (int rc = StdinOnce("arbiter sim", inputs); rc != kExitOk) return rc;
   }
-  load.ReleaseSources();  // every message is out: the manifest text is not needed any more
-  // Output paths are checked before a simulation that may take minutes, not after it.
+  // Flags first (a usage error reads nothing), and output paths before a simulation that may take
+  // minutes, not after it.
   for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"--report-json", o.report_json},
                                    {"--report-html", o.report_html},
                                    {"--ledger", o.ledger}}) {
     if (auto why = UnwritablePath(path)) {
-      std::cerr << "arbiter sim: " << flag << " " << path << ": " << *why << "\n";
+      std::cerr << "arbiter sim: " << flag << ": " << path << ": " << *why << "\n";
       return 2;
     }
   }
+  // A ledger is a database file: /dev/null or a FIFO would swallow the bill and report success.
+  if (!o.ledger.empty() && std::filesystem::exists(o.ledger))
+    if (std::string why = io::WhyNotReadable(o.ledger); !why.empty() || o.ledger == "-")
+      return FlagError("arbiter sim", "--ledger", o.ledger + ": " + (why.empty() ? "a ledger is a file" : why));
   std::optional<Millis> start;
   if (!o.start.empty()) {
     auto t = ParseRfc3339(o.start);
@@ -92,11 +97,6 @@ int RunManifestSim(const SimCli& o) {
       return 2;
     }
     start = *t;
-  }
-  if (!o.ledger.empty() && load.set.price_books.empty()) {
-    std::cerr << "arbiter sim: --ledger: the manifests have no PriceBook, so there is nothing to bill "
-                 "into the ledger\n";
-    return 1;
   }
   sim::SimOptions so;
   so.seed = static_cast<uint64_t>(o.seed);
@@ -108,7 +108,7 @@ int RunManifestSim(const SimCli& o) {
       return 2;
     }
     if (*u < 0) {
-      std::cerr << "arbiter sim: --until must not be negative\n";
+      std::cerr << "arbiter sim: --until: must not be negative, got " << o.until << "\n";
       return 2;
     }
     so.until = *u;
@@ -120,6 +120,35 @@ int RunManifestSim(const SimCli& o) {
                 << "\" (bestfit, leastallocated, fgd, packing, dotproduct, random)\n";
       return 2;
     }
+  }
+  auto load = yaml::LoadManifestFiles(o.files);
+  load.diagnostics.Sort();
+  for (const auto& d : load.diagnostics.items)
+    if (d.severity == Severity::kError || !o.quiet) std::cerr << d.ToString() << "\n";
+  if (!load.ok()) {
+    std::cerr << "arbiter sim: " << Plural(load.diagnostics.ErrorCount(), "error")
+              << " in the manifests; nothing was simulated (run `arbiter validate` for details)\n";
+    return 1;
+  }
+  load.ReleaseSources();  // every message is out: the manifest text is not needed any more
+  std::string explain_key;
+  if (!o.explain.empty()) {
+    // Named in the manifests? Checked before a simulation that may take minutes.
+    explain_key = o.explain.find('/') == std::string::npos ? "default/" + o.explain : o.explain;
+    std::vector<std::string> keys;
+    for (const auto& p : load.set.pods) keys.push_back(p.meta.namespace_ + "/" + p.meta.name);
+    if (std::find(keys.begin(), keys.end(), explain_key) == keys.end()) {
+      std::string msg = "--explain: no Pod " + QuotedEcho(explain_key) + " in the manifests" +
+                        DidYouMeanText(explain_key, keys);
+      if (keys.empty()) msg += " (they have no Pods)";
+      return InputError("arbiter sim", msg);
+    }
+  }
+  if (!o.ledger.empty() && load.set.price_books.empty()) {
+    std::cerr
+        << "arbiter sim: --ledger: the manifests have no PriceBook, so there is nothing to bill "
+           "into the ledger\n";
+    return 1;
   }
   if (isatty(STDERR_FILENO) && !o.quiet)
     so.progress = [](Millis now, size_t submitted, size_t total) {
@@ -134,6 +163,9 @@ int RunManifestSim(const SimCli& o) {
   }
   auto summary = sim::Summarise(load.set, *result);
   std::cout << sim::TextSummary(load.set, *result, summary);
+  if (!explain_key.empty())
+    if (auto id = sim::FindWorkload(*result, explain_key))
+      std::cout << "\n" << sim::ExplainWorkload(*result, *id) << "\n";
   Millis epoch = start.value_or(sim::DefaultEpoch(load.set));
   auto bill = sim::BillSimulation(load.set, *result, epoch, /*keep_rows=*/!o.ledger.empty());
   if (!bill.ok()) {
@@ -210,8 +242,13 @@ void RegisterSim(CLI::App& app, int* exit_code) {
       "  arbiter sim --nodes N.csv --pods P.csv  replay an Alibaba GPU trace (see docs/simulator.md)\n"
       "  arbiter sim compare ...                 compare placement policies on a trace\n"
       "The summary goes to stdout, the full report to --report-json / --report-html.");
+  cmd->footer(
+      "Inputs: regular files or - for standard input (once): manifests (-f) at most 512 MiB each, trace CSVs\n"
+      "(--nodes, --pods) at most 1 GiB; trace numbers at most 10^9 millicores, 2^30 MiB, 10^10 s.\n"
+      "Exit status: 0 ok, 1 invalid input (unreadable or malformed input), 2 usage error (a bad flag value).");
   auto o = std::make_shared<SimCli>();
-  cmd->add_option("-f,--file", o->files, "Manifest file (multi-document YAML); repeatable");
+  cmd->add_option("-f,--file", o->files,
+                  "Manifest file (multi-document YAML; - for standard input); repeatable");
   cmd->add_option("--report-json", o->report_json, "Write the SimulationReport JSON here");
   cmd->add_option("--report-html", o->report_html, "Write a self-contained HTML report here");
   cmd->add_option("--until", o->until, "Stop the virtual clock at this time (e.g. 2h); default: when idle");
@@ -224,6 +261,10 @@ void RegisterSim(CLI::App& app, int* exit_code) {
                   "(created if missing; idempotent); `arbiter invoice --db PATH --from/--to` with the "
                   "printed window reproduces the invoices");
   auto* seed_opt = cmd->add_option("--seed", o->seed, "Seed for seeded policies (Random); trace mode: default 42");
+  cmd->add_option(
+      "--explain", o->explain,
+      "After the summary, print the timeline of reasons of one workload: NAMESPACE/POD (or POD in "
+      "namespace default): when it was submitted, why it waited, where it ran, who preempted it");
   cmd->add_flag("--check-invariants", o->check_invariants, "Check the engine's invariants after every step");
   cmd->add_flag("-q,--quiet", o->quiet, "No warnings or progress output");
   auto trace = std::make_shared<TraceSimOptions>();
@@ -232,14 +273,19 @@ void RegisterSim(CLI::App& app, int* exit_code) {
   cmd->callback([cmd, o, trace, seed_opt, exit_code] {
     if (cmd->got_subcommand("compare")) return;  // ran its own callback
     if (o->seed < 0) {
-      std::cerr << "arbiter sim: --seed must be a non-negative integer (got " << o->seed
-                << "); seeds are unsigned\n";
+      std::cerr << "arbiter sim: --seed: must be a non-negative integer, got " << o->seed
+                << " (seeds are unsigned)\n";
       *exit_code = 2;
       return;
     }
     if (IsTraceSim(*trace)) {
       if (!o->files.empty()) {
         std::cerr << "arbiter sim: give either manifests (-f) or a trace (--nodes/--pods), not both\n";
+        *exit_code = 2;
+        return;
+      }
+      if (!o->explain.empty()) {
+        std::cerr << "arbiter sim: --explain: works on manifests (-f), not on a trace replay\n";
         *exit_code = 2;
         return;
       }

@@ -12,6 +12,9 @@
 
 namespace arbiter::app {
 
+// At most this many hourly rows are metered by one ingest (checked before metering).
+inline constexpr size_t kMaxIngestRows = 10000000;
+
 // Removes PATH and its -wal/-shm files unless Keep() was called, when the file did not exist
 // at construction. Declare it before opening the ledger, so that the ledger is closed first.
 class NewFileGuard {

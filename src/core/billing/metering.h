@@ -82,6 +82,13 @@ struct MeterConfig {
 Status ValidateMeterConfig(const MeterConfig& cfg);
 Status ValidateSegment(const RunSegment& s);
 
+// The instants the ledger accepts for a run segment (start, end, lost work): 1970-01-01 to
+// 2100-01-01 (exclusive), UTC. Checked before metering: a segment from year 0 to 9999 would be
+// 10^8 hours of rows.
+inline constexpr Millis kSegmentTimeMin = 0;
+inline constexpr Millis kSegmentTimeMax = 4102444800000;  // 2100-01-01T00:00:00Z
+Status CheckSegmentWindow(const RunSegment& s);
+
 // Folds the scrape samples of one series (one segment, one resource) into hourly rows.
 // Samples must come in increasing time order inside [start, end). For a counter `value` is the
 // cumulative raw quantity (canonical unit × ms since the segment started); for a gauge it is the
@@ -140,6 +147,11 @@ void MeterSegment(const RunSegment& seg, const MeterConfig& cfg, std::vector<Hou
 
 // Sorts rows by key and merges rows with the same key (sums every quantity).
 void Rollup(std::vector<HourlyRow>* rows);
+
+// The most hourly rows MeterSegments makes for `segments` (one per metered resource and hour a
+// segment or its lost work touches, before merging), computed without metering. Segments must be
+// valid (ValidateSegment).
+size_t RowBoundOf(const std::vector<RunSegment>& segments);
 
 // Validates, meters every segment and rolls up. Errors name the segment.
 // Appends the rolled-up rows of `segments` to `rows` (rolling up all of `rows`), reserving room
