@@ -3,10 +3,16 @@
 # Works as root, or through sudo when not root.
 #   scripts/setup.sh                 build and run
 #   scripts/setup.sh --with-browser  also Chromium, for the tests that render the HTML reports
+# Quiet: one line when everything is present, two when packages are installed; apt's and dpkg's
+# own output goes to a log file, printed (its end) only when the installation fails.
+# ARBITER_APT_GET replaces apt-get (tests/apps/scripts_test.cc runs this script with a fake one).
 set -euo pipefail
 PKGS=(cmake ninja-build g++ pkg-config libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
-      libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev sqlite3 clang-format-14)
+      libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev sqlite3 time
+      libcpp-httplib-dev libpq-dev curl clang-format-14)
 if [ "${1:-}" = "--with-browser" ]; then PKGS+=(chromium); fi
+if [ -n "${ARBITER_SETUP_EXTRA_PKGS:-}" ]; then read -r -a extra <<<"$ARBITER_SETUP_EXTRA_PKGS"; PKGS+=("${extra[@]}"); fi
+APT_GET=${ARBITER_APT_GET:-apt-get}
 missing=()
 for p in "${PKGS[@]}"; do
   [ -n "$p" ] || continue
@@ -18,9 +24,18 @@ if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#PKGS[@]} packages present"
   exit 0
 fi
-echo "setup: installing ${missing[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+SUDO=()
+if [ "$(id -u)" -ne 0 ] && [ -z "${ARBITER_APT_GET:-}" ]; then SUDO=(sudo); fi
+log=$(mktemp "${TMPDIR:-/tmp}/arbiter-setup.XXXXXX.log")
+echo "setup: installing ${missing[*]} (apt output in $log)"
+start=$SECONDS
+if ! { "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive "$APT_GET" update -qq &&
+       "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive "$APT_GET" install -y -qq --no-install-recommends \
+         "${missing[@]}"; } >"$log" 2>&1; then
+  echo "setup: installing failed; the end of $log:" >&2
+  tail -n 25 "$log" >&2
+  exit 1
+fi
+n=${#missing[@]}
+echo "setup: installed $n package$([ "$n" -eq 1 ] || echo s) in $((SECONDS - start)) s"
+rm -f "$log"

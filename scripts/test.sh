@@ -1,9 +1,63 @@
 #!/usr/bin/env bash
-# Sets everything up, builds, and runs every test. Used by the README and by .ci/run.
+# Sets everything up, builds, runs every test, then the sanitizer job. Used by the README and by
+# .ci/run. Quiet: a line per stage, the build's warnings and errors, and a summary of each test
+# run; the full output of a failing test (and of every test, in $BUILD/ctest.log).
+#
+#   BUILD_DIR=build             the build directory
+#   SANITIZE_BUILD_DIR=build-asan
+#   ARBITER_SKIP_SANITIZE=1     skip the sanitizer job (a quick local run; CI runs it)
+#
+# The sanitizer job builds the libraries and the scenario, fuzz and trace-reader tests (the
+# test_sanitize target) with AddressSanitizer and UndefinedBehaviorSanitizer
+# (-DARBITER_SANITIZE=ON; -O0, which compiles in about half the CPU time of -O1) in a separate
+# directory and runs them: a leak, an overflow or undefined behaviour fails the run.
+#
+# The integration tests need real services (Prometheus, ClickHouse, PostgreSQL, Slurm): they are
+# installed here (Debian packages, only the missing ones) and started and stopped by CTest
+# fixtures (scripts/services/<name>.sh); the trap below stops any left running, by PID.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+t0=$SECONDS
+stage() { echo "== $* ($((SECONDS - t0)) s)"; }
+
 ./scripts/setup.sh --with-browser
+SERVICES=(prometheus clickhouse postgres slurm)
+for s in "${SERVICES[@]}"; do ./scripts/services/$s.sh install; done
+stop_services() { for s in "${SERVICES[@]}"; do ./scripts/services/$s.sh stop >/dev/null 2>&1 || true; done; }
+trap stop_services EXIT
 BUILD=${BUILD_DIR:-build}
+stage "build ($BUILD)"
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$BUILD" -j2
-ctest --test-dir "$BUILD" -j2 --output-on-failure --timeout 900
+cmake --build "$BUILD" -j2 -- --quiet
+
+# ctest: the whole output to a log, the summary here; a failure reruns the failed tests with
+# their output.
+run_ctest() {  # DIR LOG [ctest args...]
+  local dir=$1 log=$2
+  shift 2
+  if ctest --test-dir "$dir" -j2 --timeout 900 -Q --output-log "$log" "$@"; then
+    grep -E "tests passed|Total Test time" "$log" | sed 's/^/   /'
+  else
+    grep -E "tests passed|Total Test time" "$log" | sed 's/^/   /' || true
+    echo "   failed:"
+    sed -n '/The following tests FAILED/,$p' "$log" | grep -E '^\s+[0-9]+ - ' | sed 's/^\s*/     /' || true
+    ctest --test-dir "$dir" --rerun-failed --output-on-failure --timeout 900 "$@" || true
+    return 1
+  fi
+}
+
+stage "tests"
+export ARBITER_REQUIRE_CHROMIUM=1  # CI installs Chromium: the render tests must not skip
+run_ctest "$BUILD" "$BUILD/ctest.log"
+
+if [ "${ARBITER_SKIP_SANITIZE:-0}" != 1 ]; then
+  SAN=${SANITIZE_BUILD_DIR:-build-asan}
+  stage "sanitizer job: ASan+UBSan build ($SAN)"
+  cmake -S . -B "$SAN" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O0 -g1" \
+        -DARBITER_SANITIZE=ON -DARBITER_BUILD_BENCH=OFF >/dev/null
+  cmake --build "$SAN" -j2 --target test_sanitize -- --quiet
+  stage "sanitizer job: scenarios and fuzz tests under ASan+UBSan"
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  run_ctest "$SAN" "$SAN/ctest.log" -R '^sanitize:'
+fi
+stage "done"

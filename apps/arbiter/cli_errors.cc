@@ -147,6 +147,14 @@ std::string UsageErrorMessage(const CLI::App& root, const CLI::ParseError& e) {
     const std::string type = what.substr(req + 13, what.size() - 8 - (req + 13));
     return path + ": option " + what.substr(0, req) + " needs a value (" + type + ")\n" + HelpHint(cmd);
   }
+  // "Could not convert: --seed = abc" -> "--seed: "abc" is not a number".
+  if (e.get_name() == "ConversionError" && what.rfind("Could not convert: ", 0) == 0 &&
+      what.find(" = ") != std::string::npos) {
+    const size_t eq = what.find(" = ");
+    const std::string flag = what.substr(19, eq - 19), value = what.substr(eq + 3);
+    return path + ": " + flag + ": \"" + value.substr(0, 80) + "\" is not a whole number\n" +
+           HelpHint(cmd);
+  }
   if (e.get_name() == "RequiredError" && what.ends_with(" is required")) {
     std::string name = what.substr(0, what.size() - 12);
     if (const CLI::Option* o = cmd->get_option_no_throw(name)) {

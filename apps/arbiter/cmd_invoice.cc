@@ -1,5 +1,6 @@
 // `arbiter invoice` (invoices from a ledger), `arbiter invoice ingest` (segments -> ledger) and
-// `arbiter ledger export|seal`. Exit 0 success, 1 invalid input, 2 usage error.
+// `arbiter ledger export|seal|check`. Exit codes and messages follow cli_flags.h: 0 success, 1
+// invalid input, 2 usage error.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -7,69 +8,147 @@
 #include <iostream>
 #include <sstream>
 
+#include "adapters/io/input_file.h"
 #include "adapters/report/invoice_json.h"
 #include "adapters/sqlite/ledger.h"
+#include "adapters/warehouse/warehouse.h"
 #include "adapters/yaml/manifest_loader.h"
+#include "cli_flags.h"
 #include "commands.h"
+#include "core/plural.h"
+#include "core/text.h"
 #include "ledger_write.h"
 
 namespace arbiter::app {
 
 namespace {
 
+constexpr const char* kInvoice = "arbiter invoice";
+constexpr const char* kIngest = "arbiter invoice ingest";
+constexpr const char* kExport = "arbiter ledger export";
+constexpr const char* kSeal = "arbiter ledger seal";
+constexpr const char* kCheck = "arbiter ledger check";
+
+// The most hourly rows one ingest meters (about 300 bytes each in memory): a segments file that
+// would make more is refused before anything is metered. Ingest a longer history in parts.
+
 struct InvoiceArgs {
-  std::string db, ns, from, to, output = "table";
+  std::string db, ns, from, to, month, output = "table";
 };
 struct IngestArgs {
   std::string db, segments, scrape = "30s", seal_before;
   std::vector<std::string> pricebooks;
 };
 struct ExportArgs {
-  std::string db, ns, from, to, format = "csv", out;
+  std::string db, ns, from, to, month, format = "csv", out;
   bool superseded = false;
 };
 struct SealArgs {
   std::string db, before;
 };
+struct CheckArgs {
+  std::string db;
+};
 
-// Parses an optional RFC 3339 time; false (with a message) when malformed.
-bool OptTime(const std::string& text, const char* flag, std::optional<Millis>* out) {
-  if (text.empty()) return true;
-  auto t = ParseRfc3339(text);
-  if (!t.ok()) {
-    std::cerr << "arbiter: " << flag << ": " << t.message() << "\n";
-    return false;
-  }
-  *out = *t;
-  return true;
-}
-
-// A window whose start is after its end is a mistake (swapped flags), not an empty invoice.
-bool WindowInOrder(const std::optional<Millis>& from, const std::optional<Millis>& to, const char* who) {
-  if (from && to && *from > *to) {
-    std::cerr << who << ": --from " << FormatRfc3339(*from) << " is after --to " << FormatRfc3339(*to)
-              << ": the window [from, to) must not be reversed\n";
-    return false;
-  }
-  return true;
-}
-
-std::unique_ptr<sqlite::Ledger> OpenLedger(const std::string& path, bool must_exist, int* exit_code) {
-  if (must_exist && !std::filesystem::exists(path)) {
-    std::cerr << "arbiter: ledger " << path << " does not exist\n";
-    *exit_code = 1;
+// Opens an existing ledger for a reading command (read-only, see Ledger::OpenForReading) and, with
+// `check`, refuses a damaged one (PRAGMA quick_check) before anything is printed from it.
+std::unique_ptr<sqlite::Ledger> OpenExisting(const char* cmd, const std::string& path, bool check,
+                                             int* exit_code) {
+  if (!std::filesystem::exists(path) && path != "-") {
+    *exit_code =
+        InputError(cmd, "--db: " + path + ": no such ledger (`arbiter invoice ingest --db " + path +
+                            " ...` or `arbiter sim --ledger " + path + "` creates one)");
     return nullptr;
   }
-  auto l = sqlite::Ledger::Open(path);
+  auto l = sqlite::Ledger::OpenForReading(path);
   if (!l.ok()) {
-    std::cerr << "arbiter: " << l.message() << "\n";
-    *exit_code = 1;
+    *exit_code = InputError(cmd, l.message());
     return nullptr;
+  }
+  if (check) {
+    auto problems = (*l)->CheckIntegrity(/*full=*/false, 3);
+    if (!problems.ok() || !problems->empty()) {
+      *exit_code = InputError(
+          cmd, "ledger " + path + " is damaged (PRAGMA quick_check: " +
+                   (problems.ok() ? problems->front() : problems.message()) +
+                   "); nothing was read from it. `arbiter ledger check --db " + path +
+                   "` lists the problems; restore the ledger from a backup, or ingest its "
+                   "segments again into a new one");
+      return nullptr;
+    }
   }
   return std::move(l).value();
 }
 
-std::string Pad(const std::string& s, size_t w) { return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' '); }
+// A --namespace the ledger has never seen is a mistake (exit 1), not an empty invoice.
+bool KnownNamespace(const char* cmd, sqlite::Ledger& ledger, const std::string& ns,
+                    int* exit_code) {
+  auto names = ledger.Namespaces();
+  if (!names.ok()) {
+    *exit_code = InputError(cmd, names.message());
+    return false;
+  }
+  if (std::find(names->begin(), names->end(), ns) != names->end()) return true;
+  std::string msg = "--namespace: the ledger has no namespace " + QuotedEcho(ns);
+  if (names->empty()) {
+    msg += " (it has no rows yet)";
+  } else {
+    msg += DidYouMeanText(ns, *names);
+    std::string list;
+    for (size_t i = 0; i < names->size() && i < 20; ++i) list += (i ? ", " : "") + (*names)[i];
+    if (names->size() > 20) list += ", ... (" + std::to_string(names->size()) + " in all)";
+    msg += " (namespaces: " + list + ")";
+  }
+  *exit_code = InputError(cmd, msg);
+  return false;
+}
+
+// "GPU-second" -> "GPU-hour": the unit a price is written per.
+std::string PerHourUnit(const std::string& unit) {
+  const std::string sfx = "-second";
+  if (unit.size() > sfx.size() && unit.compare(unit.size() - sfx.size(), sfx.size(), sfx) == 0)
+    return unit.substr(0, unit.size() - sfx.size()) + "-hour";
+  return unit + "-hour";
+}
+
+// A text table: columns as wide as their widest cell, two spaces apart, numbers right-aligned.
+class TextTable {
+ public:
+  explicit TextTable(std::vector<std::pair<std::string, bool>> columns)
+      : cols_(std::move(columns)) {
+    for (const auto& [h, right] : cols_) width_.push_back(h.size());
+  }
+  void Row(std::vector<std::string> cells) {
+    for (size_t i = 0; i < cells.size() && i < width_.size(); ++i)
+      width_[i] = std::max(width_[i], cells[i].size());
+    rows_.push_back(std::move(cells));
+  }
+  void Print(std::ostream& out, const std::string& indent,
+             const std::vector<std::string>& notes) const {
+    std::vector<std::string> head;
+    for (const auto& c : cols_) head.push_back(c.first);
+    Line(out, indent, head, "");
+    for (size_t r = 0; r < rows_.size(); ++r)
+      Line(out, indent, rows_[r], r < notes.size() ? notes[r] : "");
+  }
+
+ private:
+  void Line(std::ostream& out, const std::string& indent, const std::vector<std::string>& cells,
+            const std::string& note) const {
+    std::string line = indent;
+    for (size_t i = 0; i < cols_.size(); ++i) {
+      const std::string& c = i < cells.size() ? cells[i] : std::string();
+      const std::string pad(width_[i] - c.size(), ' ');
+      if (i) line += "  ";
+      line += cols_[i].second ? pad + c : (i + 1 == cols_.size() ? c : c + pad);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << note << "\n";
+  }
+  std::vector<std::pair<std::string, bool>> cols_;
+  std::vector<size_t> width_;
+  std::vector<std::vector<std::string>> rows_;
+};
 
 void PrintTable(const std::vector<billing::Invoice>& invs, std::ostream& out) {
   for (const auto& inv : invs) {
@@ -78,25 +157,34 @@ void PrintTable(const std::vector<billing::Invoice>& invs, std::ostream& out) {
     out << "  price books: ";
     for (size_t i = 0; i < inv.price_books.size(); ++i) out << (i ? ", " : "") << inv.price_books[i];
     out << "\n  digest: " << inv.digest << "\n";
-    size_t rw = 10;
-    for (const auto& l : inv.lines)
-      rw = std::max(rw, l.resource.size() + (l.gpu_product.empty() ? 0 : l.gpu_product.size() + 2) + 1);
-    out << "  " << Pad("KIND", 7) << Pad("RESOURCE", rw) << Pad("UNIT", 16) << Pad("MODE", 8)
-        << Pad("REQUEST", 16) << Pad("USAGE", 16) << Pad("BILLED", 16) << Pad("UNIT PRICE", 11)
-        << "AMOUNT\n";
+    // Quantities in the metering unit (seconds); the price per unit-hour as the PriceBook writes
+    // it, with its unit, so that "7200 GPU-second" next to "7/GPU-hour" reads right.
+    TextTable t({{"KIND", false},
+                 {"RESOURCE", false},
+                 {"UNIT", false},
+                 {"MODE", false},
+                 {"REQUEST", true},
+                 {"USAGE", true},
+                 {"BILLED", true},
+                 {"UNIT PRICE", true},
+                 {"AMOUNT", true}});
+    std::vector<std::string> notes;
     for (const auto& l : inv.lines) {
       std::string res = l.resource + (l.gpu_product.empty() ? "" : " @" + l.gpu_product);
-      out << "  " << Pad(billing::ToString(l.kind), 7) << Pad(res, rw) << Pad(l.unit, 16)
-          << Pad(ToString(l.mode), 8) << Pad(l.request_quantity.ToString(), 16)
-          << Pad(l.usage_quantity.ToString(), 16) << Pad(l.billed_quantity.ToString(), 16)
-          << Pad(l.price.unit_price.ToString(), 11) << l.amount.ToFixed(billing::kAmountDigits);
-      if (l.price.mig_rule) out << "  (" << l.price.source << ")";
-      if (!l.preemptor.empty()) out << "  (preempted by " << l.preemptor << ")";
+      t.Row({billing::ToString(l.kind), res, l.unit, ToString(l.mode),
+             l.request_quantity.ToString(), l.usage_quantity.ToString(),
+             l.billed_quantity.ToString(),
+             l.price.unit_price.ToString() + "/" + PerHourUnit(l.unit),
+             l.amount.ToFixed(billing::kAmountDigits)});
+      std::string note;
+      if (l.price.mig_rule) note += "  (" + l.price.source + ")";
+      if (!l.preemptor.empty()) note += "  (preempted by " + l.preemptor + ")";
       if (l.share_rule)
-        out << "  (" << ToString(*l.share_rule) << " share of idle " << l.idle_amount.ToFixed(billing::kAmountDigits)
-            << ")";
-      out << "\n";
+        note += "  (" + std::string(ToString(*l.share_rule)) + " share of idle " +
+                l.idle_amount.ToFixed(billing::kAmountDigits) + ")";
+      notes.push_back(note);
     }
+    t.Print(out, "  ", notes);
     out << "  request track " << inv.request_total.ToFixed(billing::kAmountDigits) << "  usage track "
         << inv.usage_total.ToFixed(billing::kAmountDigits) << "  credits "
         << inv.credit_total.ToFixed(billing::kAmountDigits);
@@ -112,6 +200,10 @@ void PrintTable(const std::vector<billing::Invoice>& invs, std::ostream& out) {
             << report::SecondsText(p.run_ms) << "s run; its usage track is an estimate\n";
     out << "\n";
   }
+  if (!invs.empty())
+    out << "Quantities are in unit-seconds, unit prices per unit-hour as the PriceBook writes "
+           "them:\n"
+           "AMOUNT = BILLED / 3600 x UNIT PRICE, rounded once per line (half-up, 6 decimals).\n";
 }
 
 std::string Csv(const std::string& v) {
@@ -139,14 +231,12 @@ bool LoadBooks(const std::vector<std::string>& files, std::vector<PriceBook>* ou
   std::vector<std::string> yaml;
   for (const auto& f : files) {
     if (f.size() >= 5 && f.substr(f.size() - 5) == ".json") {
-      std::ifstream in(f);
-      if (!in) {
-        std::cerr << "arbiter invoice ingest: cannot read " << f << "\n";
+      auto text = io::ReadInputFile(f, io::kPriceBookJsonInput);
+      if (!text.ok()) {
+        InputError(kIngest, "--pricebook: " + text.message());
         return false;
       }
-      std::stringstream ss;
-      ss << in.rdbuf();
-      auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+      auto j = nlohmann::json::parse(*text, nullptr, false);
       if (j.is_discarded()) {
         std::cerr << f << ": not valid JSON\n";
         return false;
@@ -173,184 +263,190 @@ bool LoadBooks(const std::vector<std::string>& files, std::vector<PriceBook>* ou
   return true;
 }
 
-void RunIngest(const IngestArgs& a, int* exit_code) {
+int RunIngest(const IngestArgs& a) {
   if (a.db.empty() || a.segments.empty()) {
-    std::cerr << "arbiter invoice ingest: --db and --segments are required\n";
-    *exit_code = 2;
-    return;
+    std::cerr << kIngest
+              << ": --db and --segments are required\nRun `arbiter invoice ingest --help` for the "
+                 "options.\n";
+    return kExitUsage;
   }
   auto interval = ParseDuration(a.scrape);
-  if (!interval.ok()) {
-    std::cerr << "arbiter invoice ingest: --scrape-interval: " << interval.message() << "\n";
-    *exit_code = 1;
-    return;
-  }
-  std::optional<Millis> seal;
-  if (!OptTime(a.seal_before, "--seal-before", &seal)) {
-    *exit_code = 1;
-    return;
-  }
-  auto segs = report::ReadSegmentsJsonl(a.segments);
-  if (!segs.ok()) {
-    std::cerr << "arbiter invoice ingest: " << segs.message() << "\n";
-    *exit_code = 1;
-    return;
-  }
-  std::vector<PriceBook> books;
-  if (!LoadBooks(a.pricebooks, &books)) {
-    *exit_code = 1;
-    return;
-  }
-  // From here on a failure must leave no new ledger file behind (an existing ledger is only
-  // changed by the final write, one transaction).
-  NewFileGuard guard(a.db);
-  if (books.empty() && !guard.existed()) {
-    std::cerr << "arbiter invoice ingest: no PriceBook given (--pricebook) and " << a.db
-              << " does not exist yet to hold one\n";
-    *exit_code = 1;
-    return;
-  }
-  auto ledger = OpenLedger(a.db, false, exit_code);
-  if (!ledger) return;
-  if (books.empty()) {
-    auto stored = ledger->PriceBooks();
-    if (stored.ok()) books = std::move(*stored);
-  }
-  if (books.empty()) {
-    std::cerr << "arbiter invoice ingest: no PriceBook given (--pricebook) and none stored in " << a.db << "\n";
-    *exit_code = 1;
-    return;
-  }
-  auto cat = billing::PriceCatalog::Create(std::move(books));
-  if (!cat.ok()) {
-    std::cerr << "arbiter invoice ingest: " << cat.message() << "\n";
-    *exit_code = 1;
-    return;
-  }
+  if (!interval.ok()) return FlagError(kIngest, "--scrape-interval", interval.message());
   billing::MeterConfig cfg;
   cfg.scrape_interval = *interval;
-  auto rows = billing::MeterSegments(*segs, cfg);
-  if (!rows.ok()) {
-    std::cerr << "arbiter invoice ingest: " << rows.message() << "\n";
-    *exit_code = 1;
-    return;
-  }
-  // Every hour must be priceable before anything is written.
-  if (auto check = billing::BuildInvoices(*rows, *cat); !check.ok()) {
-    std::cerr << "arbiter invoice ingest: " << check.message() << "\n";
-    *exit_code = 1;
-    return;
-  }
-  auto st = ledger->Write(*rows, *cat, seal);
-  if (!st.ok()) {
-    std::cerr << "arbiter invoice ingest: " << st.message() << "\n";
-    *exit_code = 1;
-    return;
-  }
-  guard.Keep();
-  std::cout << a.segments << ": " << segs->size() << " segments, " << rows->size()
-            << " hourly rows: " << st->inserted << " inserted, " << st->unchanged << " unchanged, "
-            << st->replaced << " replaced, " << st->corrected << " corrected (new versions)\n";
-  *exit_code = 0;
+  if (Status v = billing::ValidateMeterConfig(cfg); !v.ok())
+    return FlagError(kIngest, "--scrape-interval", v.message());
+  std::optional<Millis> seal;
+  if (int rc = HourFlag(kIngest, "--seal-before", a.seal_before, &seal); rc != kExitOk) return rc;
+  std::vector<std::pair<std::string, std::string>> inputs = {{"--segments", a.segments}};
+  for (const auto& p : a.pricebooks) inputs.push_back({"--pricebook", p});
+  if (int rc = StdinOnce(kIngest, inputs); rc != kExitOk) return rc;
+  if (a.db == "-") return FlagError(kIngest, "--db", "a ledger is a file, not standard input");
+  auto segs = report::ReadSegmentsJsonl(a.segments);
+  if (!segs.ok()) return InputError(kIngest, segs.message());
+  std::vector<PriceBook> books;
+  if (!LoadBooks(a.pricebooks, &books)) return kExitInvalidInput;
+  return IngestSegments(a.db, *segs, std::move(books), cfg.scrape_interval, seal, std::string(kIngest),
+                        io::InputName(a.segments), std::cout, std::cerr);
 }
 
-void RunInvoice(const InvoiceArgs& a, int* exit_code) {
+int RunInvoice(const InvoiceArgs& a) {
   if (a.db.empty()) {
-    std::cerr << "arbiter invoice: --db is required\n";
-    *exit_code = 2;
-    return;
+    std::cerr << kInvoice
+              << ": missing required option --db\nRun `arbiter invoice --help` for the options.\n";
+    return kExitUsage;
   }
-  if (a.output != "table" && a.output != "csv" && a.output != "json") {
-    std::cerr << "arbiter invoice: -o must be table, csv or json\n";
-    *exit_code = 2;
-    return;
-  }
+  if (a.output != "table" && a.output != "csv" && a.output != "json")
+    return FlagError(kInvoice, "-o",
+                     QuotedEcho(a.output) + " is not an output format: table, csv or json");
   std::optional<Millis> from, to;
-  if (!OptTime(a.from, "--from", &from) || !OptTime(a.to, "--to", &to)) {
-    *exit_code = 1;
-    return;
-  }
-  if (!WindowInOrder(from, to, "arbiter invoice")) {
-    *exit_code = 2;
-    return;
-  }
-  auto ledger = OpenLedger(a.db, true, exit_code);
-  if (!ledger) return;
+  if (int rc = WindowFlags(kInvoice, a.month, a.from, a.to, &from, &to); rc != kExitOk) return rc;
   std::optional<std::string> ns;
-  if (!a.ns.empty()) ns = a.ns;
-  auto invs = sqlite::LedgerInvoices(*ledger, ns, from, to);
-  if (!invs.ok()) {
-    std::cerr << "arbiter invoice: " << invs.message() << "\n";
-    *exit_code = 1;
-    return;
+  Result<std::vector<billing::Invoice>> invs = std::vector<billing::Invoice>{};
+  if (warehouse::IsWarehouseUrl(a.db)) {  // a warehouse written by `arbiter ledger sync`
+    auto wh = warehouse::OpenWarehouse(a.db);
+    if (!wh.ok()) return InputError(kInvoice, wh.message());
+    if (!a.ns.empty()) ns = a.ns;
+    invs = billing::StoreInvoices(**wh, ns, from, to);
+  } else {
+    int rc = kExitOk;
+    auto ledger = OpenExisting(kInvoice, a.db, /*check=*/true, &rc);
+    if (!ledger) return rc;
+    if (!a.ns.empty()) {
+      if (!KnownNamespace(kInvoice, *ledger, a.ns, &rc)) return rc;
+      ns = a.ns;
+    }
+    invs = sqlite::LedgerInvoices(*ledger, ns, from, to);
   }
+  if (!invs.ok()) return InputError(kInvoice, invs.message());
   if (a.output == "json") std::cout << report::InvoicesToJson(*invs).dump(2) << "\n";
   else if (a.output == "csv") PrintCsv(*invs, std::cout);
   else {
     if (invs->empty()) std::cout << "no billed usage" << (ns ? " for namespace " + *ns : "") << " in the window\n";
     PrintTable(*invs, std::cout);
   }
-  *exit_code = 0;
+  return kExitOk;
 }
 
-void RunExport(const ExportArgs& a, int* exit_code) {
+int RunExport(const ExportArgs& a) {
   if (a.db.empty()) {
-    std::cerr << "arbiter ledger export: --db is required\n";
-    *exit_code = 2;
-    return;
+    std::cerr
+        << kExport
+        << ": missing required option --db\nRun `arbiter ledger export --help` for the options.\n";
+    return kExitUsage;
   }
-  if (a.format != "csv" && a.format != "jsonl") {
-    std::cerr << "arbiter ledger export: --format must be csv or jsonl\n";
-    *exit_code = 2;
-    return;
-  }
+  if (a.format != "csv" && a.format != "jsonl")
+    return FlagError(kExport, "--format",
+                     QuotedEcho(a.format) + " is not an export format: csv or jsonl");
   sqlite::RowFilter f;
-  if (!a.ns.empty()) f.namespace_ = a.ns;
   f.include_superseded = a.superseded;
-  if (!OptTime(a.from, "--from", &f.from) || !OptTime(a.to, "--to", &f.to)) {
-    *exit_code = 1;
-    return;
+  if (int rc = WindowFlags(kExport, a.month, a.from, a.to, &f.from, &f.to); rc != kExitOk)
+    return rc;
+  int rc = kExitOk;
+  auto ledger = OpenExisting(kExport, a.db, /*check=*/true, &rc);
+  if (!ledger) return rc;
+  if (!a.ns.empty()) {
+    if (!KnownNamespace(kExport, *ledger, a.ns, &rc)) return rc;
+    f.namespace_ = a.ns;
   }
-  if (!WindowInOrder(f.from, f.to, "arbiter ledger export")) {
-    *exit_code = 2;
-    return;
-  }
-  auto ledger = OpenLedger(a.db, true, exit_code);
-  if (!ledger) return;
   std::ofstream file;
   if (!a.out.empty()) {
     file.open(a.out);
-    if (!file) {
-      std::cerr << "arbiter ledger export: cannot write " << a.out << "\n";
-      *exit_code = 1;
-      return;
-    }
+    if (!file) return FlagError(kExport, "--out", a.out + ": cannot be written");
   }
   std::ostream& out = a.out.empty() ? std::cout : file;
   Status s = a.format == "csv" ? ledger->ExportCsv(f, out) : ledger->ExportJsonl(f, out);
-  if (!s.ok()) {
-    std::cerr << "arbiter ledger export: " << s.message() << "\n";
-    *exit_code = 1;
-    return;
+  if (!s.ok()) return InputError(kExport, s.message());
+  return kExitOk;
+}
+
+int RunSeal(const SealArgs& a) {
+  std::optional<Millis> t;
+  if (int rc = HourFlag(kSeal, "--before", a.before, &t); rc != kExitOk) return rc;
+  if (!std::filesystem::exists(a.db))
+    return InputError(kSeal, "--db: " + a.db + ": no such ledger");
+  if (std::string why = io::WhyNotReadable(a.db); !why.empty())
+    return InputError(kSeal, "--db: " + a.db + ": " + why);
+  auto l = sqlite::Ledger::Open(a.db);
+  if (!l.ok()) return InputError(kSeal, l.message());
+  if (Status s = (*l)->Seal(*t); !s.ok()) return InputError(kSeal, s.message());
+  auto w = (*l)->SealedBefore();
+  if (!w.ok()) return InputError(kSeal, w.message());
+  std::cout << "sealed every hour before " << FormatRfc3339(*w) << "\n";
+  return kExitOk;
+}
+
+int RunCheck(const CheckArgs& a) {
+  int rc = kExitOk;
+  auto ledger = OpenExisting(kCheck, a.db, /*check=*/false, &rc);
+  if (!ledger) return rc;
+  std::vector<std::string> problems;
+  auto integrity = ledger->CheckIntegrity(/*full=*/true, 20);
+  if (!integrity.ok())
+    problems.push_back(integrity.message());
+  else
+    for (auto& p : *integrity) problems.push_back("PRAGMA integrity_check: " + p);
+  auto stats = ledger->Stats();
+  if (problems.empty()) {
+    if (!stats.ok()) problems.push_back(stats.message());
+    auto rollups = ledger->CheckRollups(20);
+    if (!rollups.ok())
+      problems.push_back(rollups.message());
+    else
+      for (auto& p : *rollups) problems.push_back(p);
   }
-  *exit_code = 0;
+  if (!problems.empty()) {
+    for (const auto& p : problems) std::cout << a.db << ": damaged: " << p << "\n";
+    std::cout
+        << a.db << ": " << Plural(problems.size(), "problem")
+        << "; restore the ledger from a backup, or ingest its segments again into a new one\n";
+    return kExitInvalidInput;
+  }
+  const sqlite::LedgerStats& s = *stats;
+  if (s.uncommitted) {
+    std::cout << a.db
+              << ": ok: an empty ledger (created, but its first write never committed: no rows)\n";
+    return kExitOk;
+  }
+  std::cout << a.db << ": ok: schema " << s.schema << ", " << Plural(s.rows, "hourly row") << " ("
+            << s.current_rows << " current) in " << Plural(s.namespaces, "namespace");
+  if (s.first_hour)
+    std::cout << ", hours " << FormatRfc3339(*s.first_hour) << " .. "
+              << FormatRfc3339(*s.last_hour);
+  std::cout << ", " << Plural(s.price_books, "PriceBook version") << ", "
+            << (s.sealed_before == INT64_MIN ? std::string("nothing sealed")
+                                             : "sealed before " + FormatRfc3339(s.sealed_before))
+            << "\n";
+  return kExitOk;
 }
 
 }  // namespace
 
 void RegisterInvoice(CLI::App& app, int* exit_code) {
+  const std::string footer =
+      "Windows: --month YYYY-MM is that calendar month in UTC; --from/--to are RFC 3339\n"
+      "(2026-01-01T00:00:00Z); an hour belongs to the window when it starts in [from, to).\n"
+      "The ledger is opened read-only and checked (PRAGMA quick_check) before anything is read.\n"
+      "Exit status: 0 ok, 1 invalid input (missing or damaged ledger, unknown namespace), 2 usage "
+      "error.";
   auto ia = std::make_shared<InvoiceArgs>();
   auto* inv = app.add_subcommand(
       "invoice",
-      "Print invoices from a billing ledger (SQLite), or ingest run segments into one.\n"
-      "  arbiter invoice --db PATH [--namespace NS] [--from T] [--to T] [-o table|csv|json]\n"
+      "Print invoices from a billing ledger (SQLite) or its warehouse copy, or ingest run segments.\n"
+      "  arbiter invoice --db PATH|clickhouse://...|postgresql://... [--namespace NS]\n"
+      "                  [--month YYYY-MM | --from T --to T] [-o table|csv|json]\n"
       "  arbiter invoice ingest --db PATH --segments FILE.jsonl [--pricebook FILE ...]\n"
-      "Times are RFC 3339 (2026-01-01T00:00:00Z); an hour belongs to the window when it starts\n"
-      "in [from, to). Amounts are exact, rounded once per line (half-up, 6 decimals).\n"
-      "See docs/billing.md.");
+      "Quantities are in unit-seconds (core-second, GiB-second, GPU-second), unit prices per\n"
+      "unit-hour as the PriceBook writes them; amounts are exact, rounded once per line (half-up,\n"
+      "6 decimals). See docs/billing.md.");
+  inv->footer(footer);
   inv->require_subcommand(0, 1);
-  inv->add_option("--db", ia->db, "Ledger database (SQLite)");
-  inv->add_option("--namespace", ia->ns, "Only this namespace (default: every namespace)");
+  inv->add_option("--db", ia->db,
+                  "Ledger database (SQLite), or a warehouse written by `ledger sync`: clickhouse://... | "
+                  "postgresql://...");
+  inv->add_option("--namespace", ia->ns,
+                  "Only this namespace (default: every namespace); one the ledger has");
+  inv->add_option("--month", ia->month, "Bill this calendar month (UTC), e.g. 2026-01");
   inv->add_option("--from", ia->from, "Window start, RFC 3339 (default: first hour)");
   inv->add_option("--to", ia->to, "Window end, RFC 3339, exclusive (default: last hour)");
   inv->add_option("-o,--output", ia->output, "table (default), csv or json");
@@ -362,57 +458,70 @@ void RegisterInvoice(CLI::App& app, int* exit_code) {
       "gpuProduct, requests, usage, start, end, lost{from,to,preemptor}) and write their hourly\n"
       "rows to the ledger. Idempotent: ingesting the same file again adds nothing. Hours before\n"
       "--seal-before are sealed: a later different content becomes a new version.");
+  ing->footer(
+      "Limits: the segments file (or - for standard input) at most 1 GiB; times from 1970-01-01 "
+      "to\n"
+      "2100-01-01 (UTC), each segment starting when a PriceBook is in force; at most 10 million "
+      "hourly\n"
+      "rows per ingest (ingest a longer history in parts); PriceBook JSON at most 16 MiB, YAML 512 "
+      "MiB.\n"
+      "A failed ingest writes nothing and leaves no new ledger file; a killed one leaves the "
+      "ledger as\n"
+      "of its last commit (for a new ledger: an empty one).\n"
+      "Exit status: 0 ok, 1 invalid input, 2 usage error.");
   ing->add_option("--db", ga->db, "Ledger database (SQLite); created if missing");
-  ing->add_option("--segments", ga->segments, "Run segments, JSON Lines");
+  ing->add_option("--segments", ga->segments, "Run segments, JSON Lines (- for standard input)");
   ing->add_option("--pricebook", ga->pricebooks,
                   "PriceBook manifest (YAML) or JSON; repeatable (default: those in the ledger)");
   ing->add_option("--scrape-interval", ga->scrape, "Usage scrape interval (default 30s)");
-  ing->add_option("--seal-before", ga->seal_before, "Seal every hour before this time (RFC 3339)");
+  ing->add_option("--seal-before", ga->seal_before,
+                  "Seal every hour before this time (RFC 3339, on the hour)");
 
-  ing->callback([ga, exit_code] { RunIngest(*ga, exit_code); });
+  ing->callback([ga, exit_code] { *exit_code = RunIngest(*ga); });
   inv->callback([ia, ing, exit_code] {
     if (ing->parsed()) return;
-    RunInvoice(*ia, exit_code);
+    *exit_code = RunInvoice(*ia);
   });
 
-  auto* ledger = app.add_subcommand("ledger", "Billing ledger maintenance: export, seal.");
+  auto* ledger = app.add_subcommand("ledger", "Billing ledger maintenance: export, seal, check.");
   ledger->require_subcommand(1);
   auto ea = std::make_shared<ExportArgs>();
   auto* exp = ledger->add_subcommand(
       "export",
       "Export hourly ledger rows with FOCUS column names (BilledCost, EffectiveCost,\n"
       "ConsumedQuantity, ConsumedUnit, PricingQuantity, ResourceId, ChargePeriodStart, ...).");
+  exp->footer(footer);
   exp->add_option("--db", ea->db, "Ledger database (SQLite)");
   exp->add_option("--namespace", ea->ns, "Only this namespace");
+  exp->add_option("--month", ea->month, "Only this calendar month (UTC), e.g. 2026-01");
   exp->add_option("--from", ea->from, "Window start, RFC 3339");
   exp->add_option("--to", ea->to, "Window end, RFC 3339, exclusive");
   // -o is the output *format* everywhere (as in `arbiter invoice -o csv`); the file is --out.
   exp->add_option("-o,--format", ea->format, "csv (default) or jsonl");
   exp->add_option("--out", ea->out, "Output file (default: stdout)");
   exp->add_flag("--include-superseded", ea->superseded, "Also rows replaced by a later version");
-  exp->callback([ea, exit_code] { RunExport(*ea, exit_code); });
+  exp->callback([ea, exit_code] { *exit_code = RunExport(*ea); });
 
   auto sa = std::make_shared<SealArgs>();
   auto* seal = ledger->add_subcommand("seal", "Seal every hour before a time: later corrections become new versions.");
   seal->add_option("--db", sa->db, "Ledger database (SQLite)")->required();
-  seal->add_option("--before", sa->before, "RFC 3339 time")->required();
-  seal->callback([sa, exit_code] {
-    auto t = ParseRfc3339(sa->before);
-    if (!t.ok()) {
-      std::cerr << "arbiter ledger seal: --before: " << t.message() << "\n";
-      *exit_code = 1;
-      return;
-    }
-    auto l = OpenLedger(sa->db, true, exit_code);
-    if (!l) return;
-    if (Status s = l->Seal(*t); !s.ok()) {
-      std::cerr << "arbiter ledger seal: " << s.message() << "\n";
-      *exit_code = 1;
-      return;
-    }
-    std::cout << "sealed every hour before " << FormatRfc3339(*l->SealedBefore()) << "\n";
-    *exit_code = 0;
-  });
+  seal->add_option("--before", sa->before, "RFC 3339 time on the hour (hours are sealed whole)")
+      ->required();
+  seal->footer(
+      "Exit status: 0 ok, 1 invalid input (missing ledger), 2 usage error (a time not on the "
+      "hour).");
+  seal->callback([sa, exit_code] { *exit_code = RunSeal(*sa); });
+
+  auto ca = std::make_shared<CheckArgs>();
+  auto* check = ledger->add_subcommand(
+      "check",
+      "Check a ledger for operators: SQLite's full PRAGMA integrity_check, then every daily "
+      "rollup\n"
+      "against the sums of its hourly rows. Prints a one-line summary (schema, rows, namespaces,\n"
+      "hours, PriceBook versions, seal watermark), or one line per problem. Read-only.");
+  check->add_option("--db", ca->db, "Ledger database (SQLite)")->required();
+  check->footer("Exit status: 0 the ledger is sound, 1 it is damaged or missing, 2 usage error.");
+  check->callback([ca, exit_code] { *exit_code = RunCheck(*ca); });
 }
 
 }  // namespace arbiter::app

@@ -1,18 +1,22 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "adapters/io/input_file.h"
 #include "adapters/yaml/manifest_loader.h"
-#include "core/plural.h"
+#include "cli_flags.h"
 #include "core/policy_names.h"
 #include "cmd_trace.h"
 #include "commands.h"
+#include "core/plural.h"
+#include "core/text.h"
 #include "ledger_write.h"
-#include "sim/html_report.h"
 #include "sim/billing_bridge.h"
+#include "sim/html_report.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
 
@@ -30,6 +34,7 @@ struct SimCli {
   std::string ledger;
   std::string save_state;
   std::string resume;
+  std::string explain;  // NS/POD (or POD in namespace default)
   int64_t seed = 0;
   bool seed_given = false;
   bool check_invariants = false;
@@ -89,29 +94,26 @@ int RunManifestSim(const SimCli& o) {
     std::cerr << "arbiter sim: --seed: a resumed run keeps the seed it was started with\n";
     return 2;
   }
-  std::optional<yaml::ManifestLoad> load;
-  if (!resume) {
-    load = yaml::LoadManifestFiles(o.files);
-    load->diagnostics.Sort();
-    for (const auto& d : load->diagnostics.items)
-      if (d.severity == Severity::kError || !o.quiet) std::cerr << d.ToString() << "\n";
-    if (!load->ok()) {
-      std::cerr << "arbiter sim: " << Plural(load->diagnostics.ErrorCount(), "error")
-                << " in the manifests; nothing was simulated (run `arbiter validate` for details)\n";
-      return 1;
-    }
-    load->ReleaseSources();  // every message is out: the manifest text is not needed any more
+  {
+    std::vector<std::pair<std::string, std::string>> inputs;
+    for (const auto& f : o.files) inputs.push_back({"-f", f});
+    if (int rc = StdinOnce("arbiter sim", inputs); rc != kExitOk) return rc;
   }
-  // Output paths are checked before a simulation that may take minutes, not after it.
+  // Flags first (a usage error reads nothing), and output paths before a simulation that may take
+  // minutes, not after it.
   for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"--report-json", o.report_json},
                                    {"--report-html", o.report_html},
                                    {"--ledger", o.ledger},
                                    {"--save-state", o.save_state}}) {
     if (auto why = UnwritablePath(path)) {
-      std::cerr << "arbiter sim: " << flag << " " << path << ": " << *why << "\n";
+      std::cerr << "arbiter sim: " << flag << ": " << path << ": " << *why << "\n";
       return 2;
     }
   }
+  // A ledger is a database file: /dev/null or a FIFO would swallow the bill and report success.
+  if (!o.ledger.empty() && std::filesystem::exists(o.ledger))
+    if (std::string why = io::WhyNotReadable(o.ledger); !why.empty() || o.ledger == "-")
+      return FlagError("arbiter sim", "--ledger", o.ledger + ": " + (why.empty() ? "a ledger is a file" : why));
   std::optional<Millis> start;
   if (!o.start.empty()) {
     auto t = ParseRfc3339(o.start);
@@ -120,11 +122,6 @@ int RunManifestSim(const SimCli& o) {
       return 2;
     }
     start = *t;
-  }
-  if (!o.ledger.empty() && load && load->set.price_books.empty()) {
-    std::cerr << "arbiter sim: --ledger: the manifests have no PriceBook, so there is nothing to bill "
-                 "into the ledger\n";
-    return 1;
   }
   sim::SimOptions so;
   so.seed = static_cast<uint64_t>(o.seed);
@@ -136,7 +133,7 @@ int RunManifestSim(const SimCli& o) {
       return 2;
     }
     if (*u < 0) {
-      std::cerr << "arbiter sim: --until must not be negative\n";
+      std::cerr << "arbiter sim: --until: must not be negative, got " << o.until << "\n";
       return 2;
     }
     so.until = *u;
@@ -149,6 +146,25 @@ int RunManifestSim(const SimCli& o) {
     }
     so.placement = *p;
   }
+  std::optional<yaml::ManifestLoad> load;
+  if (!resume) {
+    load = yaml::LoadManifestFiles(o.files);
+    load->diagnostics.Sort();
+    for (const auto& d : load->diagnostics.items)
+      if (d.severity == Severity::kError || !o.quiet) std::cerr << d.ToString() << "\n";
+    if (!load->ok()) {
+      std::cerr << "arbiter sim: " << Plural(load->diagnostics.ErrorCount(), "error")
+                << " in the manifests; nothing was simulated (run `arbiter validate` for details)\n";
+      return 1;
+    }
+    load->ReleaseSources();  // every message is out: the manifest text is not needed any more
+    if (!o.ledger.empty() && load->set.price_books.empty()) {
+      std::cerr
+          << "arbiter sim: --ledger: the manifests have no PriceBook, so there is nothing to bill "
+             "into the ledger\n";
+      return 1;
+    }
+  }
   if (isatty(STDERR_FILENO) && !o.quiet)
     so.progress = [](Millis now, size_t submitted, size_t total) {
       std::cerr << "\r  virtual time " << FormatDuration(now) << ", " << submitted << "/" << total
@@ -156,6 +172,13 @@ int RunManifestSim(const SimCli& o) {
     };
   std::unique_ptr<sim::Simulation> simulation;
   if (resume) {
+    // A state file is binary (not text: no ReadInputFile), but still a regular file: a FIFO or a
+    // device is refused without being opened.
+    if (std::string why = io::WhyNotReadable(o.resume); !why.empty() || o.resume == "-") {
+      std::cerr << "arbiter sim: --resume: " << o.resume << ": cannot read the file: "
+                << (why.empty() ? "a saved state is a file, not standard input" : why) << "\n";
+      return 1;
+    }
     std::ifstream f(o.resume, std::ios::binary);
     std::stringstream bytes;
     bytes << f.rdbuf();
@@ -183,6 +206,21 @@ int RunManifestSim(const SimCli& o) {
     simulation = std::move(r).value();
   }
   const ManifestSet& manifests = simulation->manifests();
+  std::string explain_key;
+  if (!o.explain.empty())
+    explain_key = o.explain.find('/') == std::string::npos ? "default/" + o.explain : o.explain;
+  if (!explain_key.empty() && !resume) {
+    // Named in the manifests? Checked before a simulation that may take minutes. (A saved run
+    // keeps only the Pods still to come: it is checked against the run's workloads at the end.)
+    std::vector<std::string> keys;
+    for (const auto& p : manifests.pods) keys.push_back(p.meta.namespace_ + "/" + p.meta.name);
+    if (std::find(keys.begin(), keys.end(), explain_key) == keys.end()) {
+      std::string msg = "--explain: no Pod " + QuotedEcho(explain_key) + " in the manifests" +
+                        DidYouMeanText(explain_key, keys);
+      if (keys.empty()) msg += " (they have no Pods)";
+      return InputError("arbiter sim", msg);
+    }
+  }
   Status ran = simulation->Run(so.until);
   if (so.progress) std::cerr << "\n";
   if (!ran.ok()) {
@@ -202,6 +240,13 @@ int RunManifestSim(const SimCli& o) {
   auto result = std::make_optional(simulation->Finish(end));
   auto summary = sim::Summarise(manifests, *result);
   std::cout << sim::TextSummary(manifests, *result, summary);
+  if (!explain_key.empty()) {
+    if (auto id = sim::FindWorkload(*result, explain_key))
+      std::cout << "\n" << sim::ExplainWorkload(*result, *id) << "\n";
+    else if (resume)
+      return InputError("arbiter sim",
+                        "--explain: no Pod " + QuotedEcho(explain_key) + " in the saved run");
+  }
   Millis epoch = start.value_or(sim::DefaultEpoch(manifests));
   auto bill = sim::BillSimulation(manifests, *result, epoch, /*keep_rows=*/!o.ledger.empty());
   if (!bill.ok()) {
@@ -264,8 +309,13 @@ void RegisterSim(CLI::App& app, int* exit_code) {
       "  arbiter sim compare ...                 compare placement policies on a trace\n"
       "  arbiter sim -f pool.yaml --until 2h --save-state s.bin   pause; arbiter sim --resume s.bin continues\n"
       "The summary goes to stdout, the full report to --report-json / --report-html.");
+  cmd->footer(
+      "Inputs: regular files or - for standard input (once): manifests (-f) at most 512 MiB each, trace CSVs\n"
+      "(--nodes, --pods) at most 1 GiB; trace numbers at most 10^9 millicores, 2^30 MiB, 10^10 s.\n"
+      "Exit status: 0 ok, 1 invalid input (unreadable or malformed input), 2 usage error (a bad flag value).");
   auto o = std::make_shared<SimCli>();
-  cmd->add_option("-f,--file", o->files, "Manifest file (multi-document YAML); repeatable");
+  cmd->add_option("-f,--file", o->files,
+                  "Manifest file (multi-document YAML; - for standard input); repeatable");
   cmd->add_option("--report-json", o->report_json, "Write the SimulationReport JSON here");
   cmd->add_option("--report-html", o->report_html, "Write a self-contained HTML report here");
   cmd->add_option("--until", o->until, "Stop the virtual clock at this time (e.g. 2h); default: when idle");
@@ -284,6 +334,10 @@ void RegisterSim(CLI::App& app, int* exit_code) {
                   "Continue a simulation saved with --save-state (instead of -f); with --policy the rest of the run "
                   "uses that placement policy (a branch)");
   auto* seed_opt = cmd->add_option("--seed", o->seed, "Seed for seeded policies (Random); trace mode: default 42");
+  cmd->add_option(
+      "--explain", o->explain,
+      "After the summary, print the timeline of reasons of one workload: NAMESPACE/POD (or POD in "
+      "namespace default): when it was submitted, why it waited, where it ran, who preempted it");
   cmd->add_flag("--check-invariants", o->check_invariants, "Check the engine's invariants after every step");
   cmd->add_flag("-q,--quiet", o->quiet, "No warnings or progress output");
   auto trace = std::make_shared<TraceSimOptions>();
@@ -292,8 +346,8 @@ void RegisterSim(CLI::App& app, int* exit_code) {
   cmd->callback([cmd, o, trace, seed_opt, exit_code] {
     if (cmd->got_subcommand("compare")) return;  // ran its own callback
     if (o->seed < 0) {
-      std::cerr << "arbiter sim: --seed must be a non-negative integer (got " << o->seed
-                << "); seeds are unsigned\n";
+      std::cerr << "arbiter sim: --seed: must be a non-negative integer, got " << o->seed
+                << " (seeds are unsigned)\n";
       *exit_code = 2;
       return;
     }
@@ -305,6 +359,11 @@ void RegisterSim(CLI::App& app, int* exit_code) {
       }
       if (!o->files.empty()) {
         std::cerr << "arbiter sim: give either manifests (-f) or a trace (--nodes/--pods), not both\n";
+        *exit_code = 2;
+        return;
+      }
+      if (!o->explain.empty()) {
+        std::cerr << "arbiter sim: --explain: works on manifests (-f), not on a trace replay\n";
         *exit_code = 2;
         return;
       }

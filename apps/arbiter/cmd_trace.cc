@@ -9,6 +9,7 @@
 
 #include "adapters/yaml/manifest_loader.h"
 #include "core/plural.h"
+#include "cli_flags.h"
 #include "sim/trace/trace_report.h"
 #include "sim/trace/trace_sim.h"
 
@@ -41,9 +42,11 @@ int Load(const std::string& nodes, const std::string& pods, int32_t tenants, uin
     return 2;
   }
   if (tenants < 1) {
-    std::cerr << "arbiter sim: --tenants must be at least 1\n";
+    std::cerr << "arbiter sim: --tenants: must be at least 1, got " << tenants << "\n";
     return 2;
   }
+  if (int rc = StdinOnce("arbiter sim", {{"--nodes", nodes}, {"--pods", pods}}); rc != kExitOk)
+    return rc;
   auto n = tr::ReadOpenbNodes(nodes);
   if (!n.ok()) {
     std::cerr << "arbiter sim: --nodes: " << n.message() << "\n";

@@ -9,5 +9,8 @@ namespace arbiter::app {
 void RegisterValidate(CLI::App& app, int* exit_code);
 void RegisterSim(CLI::App& app, int* exit_code);
 void RegisterInvoice(CLI::App& app, int* exit_code);  // invoice, invoice ingest, ledger export|seal
+void RegisterMeter(CLI::App& app, int* exit_code);    // meter (live metering from Prometheus)
+void RegisterLedgerSync(CLI::App& app, int* exit_code);  // ledger sync (after RegisterInvoice)
+void RegisterSlurm(CLI::App& app, int* exit_code);    // slurm export|import|compare
 
 }  // namespace arbiter::app

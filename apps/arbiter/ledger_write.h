@@ -8,8 +8,12 @@
 #include <vector>
 
 #include "adapters/sqlite/ledger.h"
+#include "core/billing/run_segment.h"
 
 namespace arbiter::app {
+
+// At most this many hourly rows are metered by one ingest (checked before metering).
+inline constexpr size_t kMaxIngestRows = 10000000;
 
 // Removes PATH and its -wal/-shm files unless Keep() was called, when the file did not exist
 // at construction. Declare it before opening the ledger, so that the ledger is closed first.
@@ -34,5 +38,14 @@ class NewFileGuard {
 int WriteLedgerFile(const std::string& path, const std::vector<billing::HourlyRow>& rows,
                     const billing::PriceCatalog& catalog, std::optional<Millis> seal_before,
                     const std::string& who, std::ostream& out, std::ostream& err);
+
+// The ingest pipeline of `arbiter invoice ingest` and `arbiter slurm import`: price books
+// (`books`, else those stored in the ledger), metering with `scrape_interval`, a check that every
+// hour can be priced, then one write (a new ledger file is removed again on any failure). Prints
+// "LABEL: N segments, M hourly rows: I inserted, U unchanged, R replaced, C corrected (new
+// versions)". Exit code: 0, or 1 with "WHO: reason" on `err`.
+int IngestSegments(const std::string& db, const std::vector<billing::RunSegment>& segments,
+                   std::vector<PriceBook> books, Millis scrape_interval, std::optional<Millis> seal_before,
+                   const std::string& who, const std::string& label, std::ostream& out, std::ostream& err);
 
 }  // namespace arbiter::app

@@ -18,6 +18,9 @@ int main(int argc, char** argv) {
   arbiter::app::RegisterValidate(app, &exit_code);
   arbiter::app::RegisterSim(app, &exit_code);
   arbiter::app::RegisterInvoice(app, &exit_code);
+  arbiter::app::RegisterMeter(app, &exit_code);
+  arbiter::app::RegisterLedgerSync(app, &exit_code);
+  arbiter::app::RegisterSlurm(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

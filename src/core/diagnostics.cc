@@ -2,14 +2,19 @@
 
 #include <algorithm>
 
+#include "core/text.h"
+
 namespace arbiter {
 
 std::string Diagnostic::ToString() const {
+  // Every part that comes from the input is capped: a huge key or name (the loaders already cap
+  // the values they quote) never makes a huge line.
   std::string s = line > 0 ? file + ":" + std::to_string(line) + ": " : file + ": ";  // 0: the file itself
-  if (!kind.empty()) s += kind + "/" + (name.empty() ? "<unnamed>" : name) + ": ";
-  if (!field_path.empty()) s += field_path + ": ";
+  if (!kind.empty())
+    s += Echo(kind, 64) + "/" + (name.empty() ? "<unnamed>" : Echo(name, 256)) + ": ";
+  if (!field_path.empty()) s += Echo(field_path, 512) + ": ";
   if (severity == Severity::kWarning) s += "warning: ";
-  s += message;
+  s += Echo(message, kMaxMessageBytes);
   return s;
 }
 

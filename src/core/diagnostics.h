@@ -18,7 +18,10 @@ struct Diagnostic {
   std::string field_path;  // "spec.containers[0].resources.requests.cpu", "" for the document
   std::string message;
 
+  // Parts taken from the input are capped (name 256 bytes, field path 512, message
+  // kMaxMessageBytes) with "... (N bytes)".
   std::string ToString() const;
+  static constexpr size_t kMaxMessageBytes = 4096;
 };
 
 struct Diagnostics {

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include "core/int128.h"
 
+#include "core/text.h"
+
 namespace arbiter {
 
 namespace {
@@ -11,7 +13,7 @@ namespace {
 // for a lone number, the next smaller unit after another component (1h30 -> 1h30m), and the
 // text without blanks when that is all that is wrong.
 std::string NoUnitMessage(std::string_view text, size_t at, std::string_view previous_unit) {
-  std::string msg = "duration \"" + std::string(text) + "\" has no unit";
+  std::string msg = "duration \"" + Echo(text) + "\" has no unit";
   std::string guess;
   if (at == text.size()) {
     const char* unit = "s";
@@ -19,7 +21,7 @@ std::string NoUnitMessage(std::string_view text, size_t at, std::string_view pre
     else if (previous_unit == "m") unit = "s";
     else if (previous_unit == "s") unit = "ms";
     else if (!previous_unit.empty()) unit = "";
-    if (*unit) guess = std::string(text) + unit;
+    if (*unit) guess = Echo(text) + unit;
   } else if (text.find_first_of(" \t") != std::string_view::npos) {
     for (char c : text)
       if (c != ' ' && c != '\t') guess += c;
@@ -32,8 +34,8 @@ std::string NoUnitMessage(std::string_view text, size_t at, std::string_view pre
 }  // namespace
 
 Result<Millis> ParseDuration(std::string_view text) {
-  const std::string bad = "duration \"" + std::string(text) +
-                          "\" is malformed (expected e.g. 30s, 1h30m, 500ms, 1.5h)";
+  const std::string bad =
+      "duration \"" + Echo(text) + "\" is malformed (expected e.g. 30s, 1h30m, 500ms, 1.5h)";
   if (text.empty()) return Result<Millis>::Error("empty duration");
   size_t i = 0;
   bool neg = false;
@@ -64,11 +66,13 @@ Result<Millis> ParseDuration(std::string_view text) {
           frac = frac * 10 + (c - '0');
           frac_scale *= 10;
         } else if (c != '0') {
-          return Result<Millis>::Error("duration \"" + std::string(text) + "\" is finer than a millisecond");
+          return Result<Millis>::Error("duration \"" + Echo(text) +
+                                       "\" is finer than a millisecond");
         }
       } else {
         whole = whole * 10 + (c - '0');
-        if (whole > static_cast<int128>(1) << 80) return Result<Millis>::Error("duration \"" + std::string(text) + "\" is too large");
+        if (whole > static_cast<int128>(1) << 80)
+          return Result<Millis>::Error("duration \"" + Echo(text) + "\" is too large");
       }
     }
     if (!digits) return Result<Millis>::Error(bad);
@@ -84,7 +88,7 @@ Result<Millis> ParseDuration(std::string_view text) {
     else if (unit == "us" || unit == "\xc2\xb5s") unit_us = 1;
     else if (unit == "ns") {
       if (whole % 1000000 != 0 || frac != 0)
-        return Result<Millis>::Error("duration \"" + std::string(text) + "\" is finer than a millisecond");
+        return Result<Millis>::Error("duration \"" + Echo(text) + "\" is finer than a millisecond");
       unit_us = 0;
       total_us += whole / 1000;
       any = true;
@@ -92,22 +96,23 @@ Result<Millis> ParseDuration(std::string_view text) {
     } else if (unit.empty()) {
       return Result<Millis>::Error(NoUnitMessage(text, i, last_unit));
     } else {
-      return Result<Millis>::Error("duration \"" + std::string(text) + "\" has unknown unit \"" +
+      return Result<Millis>::Error("duration \"" + Echo(text) + "\" has unknown unit \"" +
                                    std::string(unit) + "\" (use h, m, s, ms)");
     }
     last_unit = unit;
     int128 part = whole * unit_us;
     int128 fnum = frac * unit_us;
     if (fnum % frac_scale != 0)
-      return Result<Millis>::Error("duration \"" + std::string(text) + "\" is finer than a millisecond");
+      return Result<Millis>::Error("duration \"" + Echo(text) + "\" is finer than a millisecond");
     part += fnum / frac_scale;
     total_us += part;
     any = true;
-    if (total_us > static_cast<int128>(INT64_MAX)) return Result<Millis>::Error("duration \"" + std::string(text) + "\" is too large");
+    if (total_us > static_cast<int128>(INT64_MAX))
+      return Result<Millis>::Error("duration \"" + Echo(text) + "\" is too large");
   }
   if (!any) return Result<Millis>::Error(bad);
   if (total_us % 1000 != 0)
-    return Result<Millis>::Error("duration \"" + std::string(text) + "\" is finer than a millisecond");
+    return Result<Millis>::Error("duration \"" + Echo(text) + "\" is finer than a millisecond");
   Millis ms = static_cast<Millis>(total_us / 1000);
   return neg ? -ms : ms;
 }
@@ -161,8 +166,8 @@ void CivilFromDays(int64_t z, int64_t* y, unsigned* m, unsigned* d) {
 }  // namespace
 
 Result<Millis> ParseRfc3339(std::string_view t) {
-  const std::string bad = "timestamp \"" + std::string(t) +
-                          "\" is not RFC 3339 (expected e.g. 2026-01-01T00:00:00Z)";
+  const std::string bad =
+      "timestamp \"" + Echo(t) + "\" is not RFC 3339 (expected e.g. 2026-01-01T00:00:00Z)";
   auto num = [&](size_t pos, size_t len, int* out) {
     if (pos + len > t.size()) return false;
     int v = 0;
@@ -190,7 +195,8 @@ Result<Millis> ParseRfc3339(std::string_view t) {
     int digits = 0;
     while (p < t.size() && t[p] >= '0' && t[p] <= '9') {
       if (digits < 3) frac_ms = frac_ms * 10 + (t[p] - '0');
-      else if (t[p] != '0') return Result<Millis>::Error("timestamp \"" + std::string(t) + "\" is finer than a millisecond");
+      else if (t[p] != '0')
+        return Result<Millis>::Error("timestamp \"" + Echo(t) + "\" is finer than a millisecond");
       ++digits;
       ++p;
     }

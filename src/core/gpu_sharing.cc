@@ -1,10 +1,12 @@
 #include "core/gpu_sharing.h"
 
+#include "core/text.h"
+
 namespace arbiter {
 
 Result<int64_t> ParseGpuReplicas(std::string_view text) {
   auto bad = [&](const std::string& why) {
-    return Result<int64_t>::Error(std::string(kGpuReplicasLabel) + " \"" + std::string(text) +
+    return Result<int64_t>::Error(std::string(kGpuReplicasLabel) + " \"" + Echo(text) +
                                   "\": " + why);
   };
   if (text.empty()) return bad("must be a positive integer (replicas per GPU)");

@@ -17,7 +17,7 @@ bool MulOverflow(u128 a, u128 b, u128* out) {
   return false;
 }
 
-std::string Quote(std::string_view t) { return Quoted(t); }
+std::string Quote(std::string_view t) { return QuotedEcho(t); }
 
 }  // namespace
 
@@ -156,7 +156,7 @@ Result<int64_t> ParseScaledQuantity(std::string_view text, int scale10) {
   auto q = ParseQuantity(text);
   if (!q.ok()) return q.status();
   auto v = q->ToScaled(scale10);
-  if (!v.ok()) return Result<int64_t>::Error(v.message() + ": \"" + std::string(text) + "\"");
+  if (!v.ok()) return Result<int64_t>::Error(v.message() + ": \"" + Echo(text) + "\"");
   return v;
 }
 

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/quantity.h"
+#include "core/text.h"
 
 namespace arbiter {
 namespace {
@@ -145,8 +146,8 @@ Result<int64_t> ParseResourceQuantity(std::string_view resource, std::string_vie
   auto q = ParseQuantity(text);
   if (!q.ok()) return q.status();
   if (q->negative && !allow_negative)
-    return Result<int64_t>::Error("quantity \"" + std::string(text) + "\" for " +
-                                  std::string(resource) + " must not be negative");
+    return Result<int64_t>::Error("quantity \"" + Echo(text) + "\" for " + std::string(resource) +
+                                  " must not be negative");
   auto v = q->ToScaled(info->scale10);
   if (!v.ok()) {
     std::string unit;
@@ -159,15 +160,15 @@ Result<int64_t> ParseResourceQuantity(std::string_view resource, std::string_vie
       default: unit = "a whole count"; break;
     }
     if (v.message().find("precision") != std::string::npos)
-      return Result<int64_t>::Error("quantity \"" + std::string(text) + "\" for " +
-                                    std::string(resource) + " is finer than " + unit +
+      return Result<int64_t>::Error("quantity \"" + Echo(text) + "\" for " + std::string(resource) +
+                                    " is finer than " + unit +
                                     "; it cannot be represented exactly");
-    return Result<int64_t>::Error("quantity \"" + std::string(text) + "\" for " +
-                                  std::string(resource) + ": " + v.message());
+    return Result<int64_t>::Error("quantity \"" + Echo(text) + "\" for " + std::string(resource) +
+                                  ": " + v.message());
   }
   if (info->kind == ResourceKind::kGpu && *v > 1000 && *v % 1000 != 0)
     return Result<int64_t>::Error(
-        "quantity \"" + std::string(text) +
+        "quantity \"" + Echo(text) +
         "\" for nvidia.com/gpu: a GPU request is a whole number of GPUs or a fraction below one "
         "(a share of a single device)");
   return v;

@@ -18,4 +18,23 @@ inline std::string Quoted(std::string_view text) {
   return s;
 }
 
+// A value from the input, shortened for an error message: at most `max_bytes` of it (cut at a
+// UTF-8 character boundary) followed by "... (N bytes)" when it is longer. Error messages echo
+// what the user wrote; a 50 MB field must not make a 50 MB message.
+inline constexpr size_t kEchoBytes = 80;
+inline std::string Echo(std::string_view text, size_t max_bytes = kEchoBytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+    --cut;  // not inside a character
+  std::string s(text.substr(0, cut));
+  s.append("... (").append(std::to_string(text.size())).append(" bytes)");
+  return s;
+}
+
+// Quoted(Echo(text)).
+inline std::string QuotedEcho(std::string_view text, size_t max_bytes = kEchoBytes) {
+  return Quoted(Echo(text, max_bytes));
+}
+
 }  // namespace arbiter

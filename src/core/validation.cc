@@ -1,14 +1,14 @@
 #include "core/validation.h"
 
-#include "core/gpu_sharing.h"
-
 #include <algorithm>
 #include <limits>
 #include <set>
 #include <unordered_map>
 
+#include "core/gpu_sharing.h"
 #include "core/quantity.h"
 #include "core/int128.h"
+#include "core/text.h"
 
 namespace arbiter {
 
@@ -119,7 +119,7 @@ size_t CountObjects(const ManifestSet& s) {
 
 namespace {
 
-std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string Quote(std::string_view s) { return QuotedEcho(s, 256); }
 std::string Where(const SourceRef& r) { return r.file + ":" + std::to_string(r.line); }
 
 std::string DisplayName(const ObjectMeta& m) {

@@ -8,6 +8,7 @@
 
 #include "core/duration.h"
 #include "core/plural.h"
+#include "sim/report.h"
 #include "sim/svg_chart.h"
 
 namespace arbiter::sim {
@@ -55,30 +56,12 @@ std::string Percent(const json& ratio) {
   return ratio.is_null() ? "-" : Fmt("%.1f %%", Num(ratio) * 100);
 }
 
-// The unit of the time axes, chosen from the horizon in seconds.
-struct TimeUnit {
-  double seconds;
-  const char* name;
-};
-TimeUnit UnitFor(double horizon_s) {
-  if (horizon_s <= 180) return {1, "s"};
-  if (horizon_s <= 3 * 3600) return {60, "min"};
-  if (horizon_s <= 3 * 86400) return {3600, "h"};
-  return {86400, "d"};
-}
-
-struct TimeAxis {
-  TimeUnit unit;
-  double max;   // in units
-  double step;  // in units
-};
-TimeAxis AxisFor(double horizon_s) {
-  TimeAxis a{UnitFor(horizon_s), 0, 0};
-  const double h = std::max(horizon_s / a.unit.seconds, 1.0);
-  a.step = svg::NiceStep(h, 10);
-  a.max = std::max(a.step, std::ceil(h / a.step - 1e-9) * a.step);
-  return a;
-}
+using svg::NiceTimeAxis;
+using svg::StepTo;
+using svg::TimeAxis;
+using svg::TimeUnit;
+TimeUnit UnitFor(double horizon_s) { return svg::TimeUnitFor(horizon_s); }
+TimeAxis AxisFor(double horizon_s) { return NiceTimeAxis(horizon_s, 10); }
 
 // Keeps at most ~`limit` of `n` indices (every k-th, always the last), so that huge timelines
 // stay drawable.
@@ -90,12 +73,6 @@ std::vector<size_t> Sample(size_t n, size_t limit) {
   return idx;
 }
 
-// A step series: the value holds until the next point.
-void StepTo(svg::Series& s, double x, double y) {
-  if (!s.xy.empty()) s.xy.push_back({x, s.xy.back().second});
-  s.xy.push_back({x, y});
-}
-
 const char* kStyle =
     "body{font-family:sans-serif;margin:24px;color:#222;background:#fff}"
     "h2{margin-top:32px;border-bottom:1px solid #ddd;padding-bottom:4px}"
@@ -104,12 +81,13 @@ const char* kStyle =
     "th{background:#f3f3f3}td.n{text-align:right;white-space:nowrap}td.w{white-space:nowrap}"
     "p.note{color:#555;max-width:760px}"
     "div.cards{display:flex;flex-wrap:wrap;gap:10px;margin:12px 0}"
-    "div.card{border:1px solid #ccc;border-radius:6px;padding:8px 14px;min-width:110px;background:#fafafa}"
+    "div.card{border:1px solid #ccc;border-radius:6px;padding:8px "
+    "14px;min-width:110px;background:#fafafa}"
     "div.card b{display:block;font-size:22px}div.card span{color:#555;font-size:12px}"
     "td.Succeeded{color:#2ca02c}td.Running{color:#1f77b4}td.Pending{color:#ff7f0e}"
     "td.Preempted,td.Rejected{color:#d62728}"
     "tr.idle td{color:#666;font-style:italic;background:#f7f7f7}"
-    "svg{display:block;margin:12px 0}";
+    "svg{display:block;margin:12px 0;max-width:100%;height:auto}";
 
 std::string Card(const std::string& value, const std::string& label) {
   return "<div class=\"card\"><b>" + Esc(value) + "</b><span>" + Esc(label) + "</span></div>\n";
@@ -141,8 +119,8 @@ std::string Header(const json& r) {
     for (auto it = util.begin(); it != util.end(); ++it) s += Card(Percent(it.value()), it.key() + " utilisation");
   s += Card(Str(Field(sum, "preemptions")), "preemptions");
   s += Card(Str(Field(sum, "reclaims")), "quota reclaims");
-  s += Card(Str(Field(sum, "requeued")), "requeued");
-  s += Card(Str(Field(sum, "cancelled")), "cancelled");
+  // Victims that were cancelled are the "cancelled after preemption" phase card above: not again.
+  s += Card(Str(Field(sum, "requeued")), "requeued after preemption");
   s += Card(Str(Field(sum, "gpuSecondsLostToPreemption")), "GPU-seconds lost to preemption");
   s += "</div>\n";
   return s;
@@ -212,10 +190,13 @@ std::string PendingByTierChart(const json& r) {
   std::vector<svg::BarGroup> groups;
   for (const auto& t : tiers) {
     const double mean = Num(Field(t, "pendingSecondsMean")), max = Num(Field(t, "pendingSecondsMax"));
+    // Labels rounded as the terminal summary rounds them (report.h), from the exact total.
+    const Millis total_ms = std::llround(Num(Field(t, "pendingSecondsTotal")) * 1000);
+    const int64_t n = static_cast<int64_t>(Num(Field(t, "workloads")));
     groups.push_back({Str(Field(t, "priority")) + " (" + Str(Field(t, "workloads")) + ")",
                       {mean / u.seconds, max / u.seconds},
-                      {FormatDuration(static_cast<Millis>(std::llround(mean)) * 1000),
-                       FormatDuration(static_cast<Millis>(std::llround(max)) * 1000)}});
+                      {FormatDuration(MeanToSecond(total_ms, n)),
+                       FormatDuration(RoundToSecond(std::llround(max * 1000)))}});
   }
   return svg::BarChart("Pending time per priority tier (workloads)", std::string("pending time (") + u.name + ")",
                        {"mean", "max"}, groups);
@@ -263,25 +244,37 @@ std::string CostSection(const json& r) {
            "show.</p>\n";
   std::string currency;
   std::vector<svg::HBarRow> rows;
+  bool any_idle_share = false;
+  for (const auto& i : inv) any_idle_share |= !Field(i, "idleShareTotal").is_null();
+  // Every column of the invoice totals: total = request or usage track (by mode) + credits
+  // (+ the share of idle cost when the PriceBook spreads it).
   std::string table =
-      "<table><tr><th>namespace</th><th>currency</th><th>request track</th><th>usage track</th><th>total</th></tr>\n";
+      "<table><tr><th>namespace</th><th>currency</th><th>request track</th><th>usage "
+      "track</th><th>credits</th>" +
+      std::string(any_idle_share ? "<th>idle share</th>" : "") + "<th>total</th></tr>\n";
   std::string idle_rows;
+  auto money = [](const json& v) { return v.is_null() ? std::string("-") : Esc(Str(v)); };
   for (const auto& i : inv) {
     if (currency.empty()) currency = Str(Field(i, "currency"));
     const json& rt = Field(i, "requestTotal");
     const json& ut = Field(i, "usageTotal");
     const bool idle = Str(Field(i, "namespace")) == kIdleNamespace;
+    const std::string share =
+        any_idle_share ? "<td class=\"n\">" + money(Field(i, "idleShareTotal")) + "</td>" : "";
     if (idle) {  // no usage track: nobody used it
       rows.push_back({kIdleLabel, {Num(rt)}, {Str(rt)}, /*muted=*/true});
-      idle_rows += "<tr class=\"idle\"><td>" + std::string(kIdleLabel) + "</td><td>" + Esc(Str(Field(i, "currency"))) +
-                   "</td><td class=\"n\">" + Esc(Str(rt)) + "</td><td class=\"n\">-</td><td class=\"n\">" +
-                   Esc(Str(Field(i, "total"))) + "</td></tr>\n";
+      idle_rows += "<tr class=\"idle\"><td>" + std::string(kIdleLabel) + "</td><td>" +
+                   Esc(Str(Field(i, "currency"))) + "</td><td class=\"n\">" + Esc(Str(rt)) +
+                   "</td><td class=\"n\">-</td><td class=\"n\">-</td>" + share +
+                   "<td class=\"n\">" + Esc(Str(Field(i, "total"))) + "</td></tr>\n";
       continue;
     }
     rows.push_back({Str(Field(i, "namespace")), {Num(rt), Num(ut)}, {Str(rt), Str(ut)}, false});
-    table += "<tr><td>" + Esc(Str(Field(i, "namespace"))) + "</td><td>" + Esc(Str(Field(i, "currency"))) +
-             "</td><td class=\"n\">" + Esc(Str(rt)) + "</td><td class=\"n\">" + Esc(Str(ut)) +
-             "</td><td class=\"n\">" + Esc(Str(Field(i, "total"))) + "</td></tr>\n";
+    table += "<tr><td class=\"w\">" + Esc(Str(Field(i, "namespace"))) + "</td><td>" +
+             Esc(Str(Field(i, "currency"))) + "</td><td class=\"n\">" + Esc(Str(rt)) +
+             "</td><td class=\"n\">" + Esc(Str(ut)) + "</td><td class=\"n\">" +
+             money(Field(i, "creditTotal")) + "</td>" + share + "<td class=\"n\">" +
+             Esc(Str(Field(i, "total"))) + "</td></tr>\n";
   }
   table += idle_rows + "</table>\n";
   std::string note;
@@ -301,19 +294,22 @@ std::string WorkloadTable(const json& r, size_t limit) {
   if (ws.size() > limit)
     s += "<p class=\"note\">The first " + std::to_string(limit) + " of " + std::to_string(ws.size()) +
          " workloads.</p>\n";
-  s += "<table><tr><th>name</th><th>priority</th><th>phase</th><th>node</th><th>start</th><th>finish</th>"
-       "<th>pending</th><th>preemptions</th><th>message</th></tr>\n";
+  s += "<table><tr><th>name</th><th>priority</th><th>phase</th><th>node</th><th>start</"
+       "th><th>finish</th>"
+       "<th>pending</th><th>preemptions</th><th>last reason (why it waits, or waited)</th></tr>\n";
   for (size_t i = 0; i < ws.size() && i < limit; ++i) {
     const json& w = ws[i];
     const std::string phase = Str(Field(w, "phase"));
     const json& node = Field(w, "node");
     const json& pend = Field(w, "pendingSeconds");
-    s += "<tr><td class=\"w\">" + Esc(Str(Field(w, "name"))) + "</td><td class=\"n\">" + Esc(Str(Field(w, "priority"))) +
-         "</td><td class=\"" + Esc(phase) + "\">" + Esc(phase) + "</td><td>" +
-         Esc(node.is_null() ? "-" : Str(node)) + "</td><td class=\"n\">" + Esc(TimeText(Field(w, "startTime"))) +
-         "</td><td class=\"n\">" + Esc(TimeText(Field(w, "finishTime"))) + "</td><td class=\"n\">" +
-         Esc(pend.is_null() ? "-" : TimeText(pend)) + "</td><td class=\"n\">" + Esc(Str(Field(w, "preemptions"))) +
-         "</td><td>" + Esc(Str(Field(w, "message"))) + "</td></tr>\n";
+    s += "<tr><td class=\"w\">" + Esc(Str(Field(w, "name"))) + "</td><td class=\"n\">" +
+         Esc(Str(Field(w, "priority"))) + "</td><td class=\"" + Esc(phase) + "\">" + Esc(phase) +
+         "</td><td class=\"w\">" + Esc(node.is_null() ? "-" : Str(node)) + "</td><td class=\"n\">" +
+         Esc(TimeText(Field(w, "startTime"))) + "</td><td class=\"n\">" +
+         Esc(TimeText(Field(w, "finishTime"))) + "</td><td class=\"n\">" +
+         Esc(pend.is_null() ? "-" : TimeText(pend)) + "</td><td class=\"n\">" +
+         Esc(Str(Field(w, "preemptions"))) + "</td><td>" + Esc(Str(Field(w, "message"))) +
+         "</td></tr>\n";
   }
   s += "</table>\n";
   return s;
@@ -330,9 +326,10 @@ std::string EventTable(const json& r, size_t limit) {
        "<th>message</th></tr>\n";
   for (size_t i = 0; i < evs.size() && i < limit; ++i) {
     const json& e = evs[i];
-    s += "<tr><td class=\"n\">" + Esc(TimeText(Field(e, "time"))) + "</td><td>" + Esc(Str(Field(e, "type"))) +
-         "</td><td class=\"w\">" + Esc(Str(Field(e, "workload"))) + "</td><td>" + Esc(Str(Field(e, "node"))) +
-         "</td><td class=\"w\">" + Esc(Str(Field(e, "by"))) + "</td><td>" + Esc(Str(Field(e, "reason"))) + "</td><td>" +
+    s += "<tr><td class=\"n\">" + Esc(TimeText(Field(e, "time"))) + "</td><td>" +
+         Esc(Str(Field(e, "type"))) + "</td><td class=\"w\">" + Esc(Str(Field(e, "workload"))) +
+         "</td><td class=\"w\">" + Esc(Str(Field(e, "node"))) + "</td><td class=\"w\">" +
+         Esc(Str(Field(e, "by"))) + "</td><td>" + Esc(Str(Field(e, "reason"))) + "</td><td>" +
          Esc(Str(Field(e, "message"))) + "</td></tr>\n";
   }
   s += "</table>\n";

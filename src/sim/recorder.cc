@@ -74,6 +74,7 @@ void Recorder::Record(const engine::WorkloadStatus& s) {
   r.phase = s.phase;
   r.last_node = s.last_node;
   r.on_node = !s.node.empty();
+  r.submit_time = s.submit_time;
   r.first_start = s.first_start;
   r.finish_time = s.finish_time;
   r.preemptions = s.preemptions;

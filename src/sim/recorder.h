@@ -24,6 +24,7 @@ struct SimWorkload {
   engine::Phase phase = engine::Phase::kPending;
   std::string last_node;
   bool on_node = false;  // holds a node at the end (its run is among the open runs)
+  Millis submit_time = 0;
   Millis first_start = -1;
   Millis finish_time = -1;
   int preemptions = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iomanip>
 #include <map>
 #include <set>
 #include <sstream>
@@ -242,9 +243,10 @@ nlohmann::json ReportHead(const ManifestSet& m, const SimResult& r, const Summar
   return out;
 }
 
-
 void ForEachWorkloadJson(const SimResult& r, const JsonSink& sink) {
   using nlohmann::json;
+  const std::vector<size_t> last_pending = LastPendingEvents(r);
+  const auto& evs = r.events();
   for (const auto& w : r.workloads()) {
     json j;
     j["name"] = w.key;
@@ -257,7 +259,19 @@ void ForEachWorkloadJson(const SimResult& r, const JsonSink& sink) {
     j["startTime"] = w.first_start >= 0 ? Seconds(w.first_start) : json(nullptr);
     j["finishTime"] = w.finish_time >= 0 ? Seconds(w.finish_time) : json(nullptr);
     j["preemptions"] = w.preemptions;
-    j["message"] = w.message;
+    // The current reason (pending, rejected, cancelled...); once it runs or ran, the last reason
+    // it waited for, so that a finished run still says why it waited.
+    const size_t lp = last_pending[static_cast<size_t>(&w - r.workloads().data())];
+    j["message"] = !w.message.empty() || lp == kNoEvent ? w.message : evs[lp].Message();
+    if (lp == kNoEvent) {
+      j["lastPendingReason"] = nullptr;
+    } else {
+      const SimEvent& e = evs[lp];
+      j["lastPendingReason"] = {{"time", Seconds(e.time)},
+                                {"type", engine::ToString(e.type)},
+                                {"reason", std::string(e.reason)},
+                                {"message", e.Message()}};
+    }
     j["requests"] = w.requests.ToString();
     j["pendingSeconds"] = Seconds(w.pending_total);
     j["borrowed"] = w.borrowed;
@@ -384,6 +398,69 @@ void WriteReportJson(std::ostream& os, const ManifestSet& m, const SimResult& r,
   os << "\n";
 }
 
+namespace {
+// Why a workload waits: the events that set its pending reason.
+bool IsPendingReason(engine::EventType t) {
+  return t == engine::EventType::kQuotaExceeded || t == engine::EventType::kFailedScheduling ||
+         t == engine::EventType::kPreempting;
+}
+}  // namespace
+
+std::vector<size_t> LastPendingEvents(const SimResult& r) {
+  std::vector<size_t> last(r.workloads().size(), kNoEvent);
+  const auto& evs = r.events();
+  for (size_t i = 0; i < evs.size(); ++i) {
+    if (evs[i].workload == engine::kNoWorkload || !IsPendingReason(evs[i].type)) continue;
+    const uint64_t id = engine::Value(evs[i].workload);
+    if (id < last.size()) last[id] = i;
+  }
+  return last;
+}
+
+std::optional<size_t> FindWorkload(const SimResult& r, const std::string& key) {
+  const auto& ws = r.workloads();
+  for (size_t i = 0; i < ws.size(); ++i)
+    if (ws[i].key == key) return i;
+  return std::nullopt;
+}
+
+std::string ExplainWorkload(const SimResult& r, size_t id) {
+  const auto& w = r.workloads()[id];
+  std::ostringstream o;
+  o << "Workload " << w.key << " (priority " << w.priority << "): " << engine::ToString(w.phase);
+  if (!w.last_node.empty())
+    o << (w.phase == Phase::kRunning ? " on " : ", last on ") << w.last_node;
+  o << "; submitted at " << FormatDuration(w.submit_time) << ", pending "
+    << FormatDuration(w.pending_total) << " in all, " << Plural(w.preemptions, "preemption")
+    << "\n";
+  // Its own events, and those where it preempted or reclaimed another workload.
+  size_t n = 0;
+  for (const auto& e : r.events()) {
+    const bool own = e.workload != engine::kNoWorkload && engine::Value(e.workload) == id;
+    const bool as_preemptor = !own && e.by == w.key;
+    if (!own && !as_preemptor) continue;
+    ++n;
+    std::string what = engine::ToString(e.type);
+    if (as_preemptor && e.workload != engine::kNoWorkload)
+      what += " " + r.workloads()[engine::Value(e.workload)].key;
+    std::ostringstream line;
+    line << "  " << std::left << std::setw(10) << FormatDuration(e.time) << " " << std::setw(18)
+         << what;
+    if (!e.reason.empty() && e.reason != engine::ToString(e.type)) line << " " << e.reason << ":";
+    const std::string msg = e.Message();
+    if (!msg.empty()) line << " " << msg;
+    if (own && !e.by.empty()) line << " (by " << e.by << ")";
+    std::string text = line.str();
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    o << text << "\n";
+  }
+  if (n == 0) o << "  (no events)\n";
+  if (!w.message.empty()) o << "  now: " << w.message << "\n";
+  o << "  A pending reason is reported once per kind per pending spell, with the numbers it had "
+       "then.\n";
+  return o.str();
+}
+
 std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary& s) {
   std::ostringstream o;
   const auto& e = r;
@@ -405,8 +482,8 @@ std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary&
   if (s.tiers.empty()) o << " none (no workloads)";
   for (const auto& t : s.tiers)
     o << " [" << t.priority << ": " << Plural(t.workloads, "workload") << ", mean "
-      << FormatDuration(t.workloads ? t.pending_total / static_cast<Millis>(t.workloads) / 1000 * 1000 : 0) << ", max "
-      << FormatDuration(t.pending_max) << "]";
+      << FormatDuration(MeanToSecond(t.pending_total, static_cast<int64_t>(t.workloads)))
+      << ", max " << FormatDuration(RoundToSecond(t.pending_max)) << "]";
   o << "\n";
   if (e.workloads().empty()) o << "  no Pods in the manifests: nothing was scheduled\n";
   if (m.nodes.empty()) o << "  no Nodes in the manifests: the pool is empty, nothing can run\n";

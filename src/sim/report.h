@@ -41,6 +41,18 @@ Summary Summarise(const ManifestSet& m, const SimResult& r);
 
 // Ratio num/den as a decimal string with `digits` decimals, half-up ("0.4123").
 std::string RatioString(int128 num, int128 den, int digits = 4);
+// A duration rounded to the nearest whole second (half up), as both the terminal summary and the
+// HTML report print pending times: the two always agree.
+inline Millis RoundToSecond(Millis ms) {
+  return ms < 0 ? -RoundToSecond(-ms) : (ms + 500) / 1000 * 1000;
+}
+// The mean of `total` over `n` (n > 0), rounded to the nearest second (exact, no floating point).
+inline Millis MeanToSecond(Millis total, int64_t n) {
+  return n <= 0 ? 0
+                : (static_cast<int128>(total) * 2 + n * 1000) /
+                      (static_cast<int128>(n) * 2000) * 1000;
+}
+
 // Seconds from milliseconds, exact ("90", "1.5").
 nlohmann::json Seconds(Millis ms);
 
@@ -61,5 +73,16 @@ void WriteReportJson(std::ostream& os, const ManifestSet& m, const SimResult& r,
 using JsonSink = std::function<void(const nlohmann::json&)>;
 void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSink& sink);
 std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary& s);
+
+// The index of each workload's last pending-reason event (QuotaExceeded, FailedScheduling,
+// Preempting) in SimResult::events(), kNoEvent when it never waited for one. The report's
+// workloads[].lastPendingReason, and workloads[].message once it no longer waits.
+inline constexpr size_t kNoEvent = static_cast<size_t>(-1);
+std::vector<size_t> LastPendingEvents(const SimResult& r);
+
+// `arbiter sim --explain NS/POD`: the workload's timeline of reasons, one event a line (its own
+// events and those where it preempted or reclaimed another), then what it waits for now.
+std::optional<size_t> FindWorkload(const SimResult& r, const std::string& key);
+std::string ExplainWorkload(const SimResult& r, size_t workload);
 
 }  // namespace arbiter::sim

@@ -50,6 +50,7 @@ void Io(A& a, sim::SimWorkload& w) {
   Io(a, w.phase);
   Io(a, w.last_node);
   Io(a, w.on_node);
+  Io(a, w.submit_time);
   Io(a, w.first_start);
   Io(a, w.finish_time);
   Io(a, w.preemptions);

@@ -26,20 +26,65 @@ std::string Esc(const std::string& s) {
   return o;
 }
 
+std::vector<double> OverlapWidths(size_t n) {
+  std::vector<double> w;
+  for (size_t k = 0; k < n; ++k) w.push_back(2.0 + 1.5 * static_cast<double>(n - 1 - k));
+  return w;
+}
+
+void StepTo(Series& s, double x, double y) {
+  if (!s.xy.empty() && s.xy.back().first != x) s.xy.push_back({x, s.xy.back().second});
+  s.xy.push_back({x, y});
+}
+
+TimeUnit TimeUnitFor(double horizon_s) {
+  if (horizon_s <= 180) return {1, "s"};
+  if (horizon_s <= 3 * 3600) return {60, "min"};
+  if (horizon_s <= 3 * 86400) return {3600, "h"};
+  return {86400, "d"};
+}
+
+TimeAxis NiceTimeAxis(double horizon_s, int max_ticks) {
+  TimeAxis a{TimeUnitFor(horizon_s), 0, 0};
+  const double h = std::max(horizon_s / a.unit.seconds, 1.0);
+  a.step = NiceStep(h, max_ticks);
+  a.max = std::max(a.step, std::ceil(h / a.step - 1e-9) * a.step);
+  return a;
+}
+
+double TextWidth(const std::string& text, double font_px) {
+  // DejaVu Sans (Debian's default sans-serif) averages about 0.6 em per character; wide letters
+  // and digits a little more: 0.62 em keeps a margin.
+  size_t chars = 0;
+  for (unsigned char c : text) chars += (c & 0xC0) != 0x80;  // UTF-8 characters
+  return 0.62 * font_px * static_cast<double>(chars);
+}
+
+namespace {
+// The root element: fixed size for the layout, scaled down to narrow windows.
+std::string SvgOpen(double W, double H) {
+  return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Fmt("%.0f", W) + "\" height=\"" +
+         Fmt("%.0f", H) + "\" viewBox=\"0 0 " + Fmt("%.0f", W) + " " + Fmt("%.0f", H) +
+         "\" style=\"max-width:100%;height:auto\" font-family=\"sans-serif\" font-size=\"12\">\n";
+}
+}  // namespace
+
 const char* const kColors[10] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
                                  "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 
 std::string LineChart(const std::string& title, const std::string& x_label, const Axes& ax,
                       const std::vector<Series>& series) {
-  const double W = 760, H = 420, L = 60, R = 170, T = 36, B = 48;
+  // The legend column fits its longest entry (names cut at 40 characters).
+  double legend_w = ax.diagonal && !ax.diagonal_label.empty() ? TextWidth(ax.diagonal_label) : 0;
+  for (const auto& se : series) legend_w = std::max(legend_w, TextWidth(se.name.substr(0, 40)));
+  const double W = kChartWidth, H = 440, L = 60, T = 36, B = 48;
+  const double R = std::clamp(42 + legend_w + 12, 120.0, W / 2);
   const double pw = W - L - R, ph = H - T - B;
   const double xr = ax.x_max > ax.x_min ? ax.x_max - ax.x_min : 1;
   const double yr = ax.y_max > ax.y_min ? ax.y_max - ax.y_min : 1;
   auto X = [&](double x) { return L + std::clamp((x - ax.x_min) / xr, 0.0, 1.0) * pw; };
   auto Y = [&](double y) { return T + (1 - std::clamp((y - ax.y_min) / yr, 0.0, 1.0)) * ph; };
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Fmt("%.0f", W) +
-                  "\" height=\"" + Fmt("%.0f", H) + "\" viewBox=\"0 0 " + Fmt("%.0f", W) + " " +
-                  Fmt("%.0f", H) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  std::string s = SvgOpen(W, H);
   s += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
   s += "<text x=\"" + Fmt("%.0f", L) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" + Esc(title) + "</text>\n";
   const int ny = static_cast<int>(yr / ax.y_step + 0.5);
@@ -67,7 +112,7 @@ std::string LineChart(const std::string& title, const std::string& x_label, cons
     if (x1 > x0)
       s += "<line x1=\"" + Fmt("%.1f", X(x0)) + "\" y1=\"" + Fmt("%.1f", Y(x0 / 100)) + "\" x2=\"" +
            Fmt("%.1f", X(x1)) + "\" y2=\"" + Fmt("%.1f", Y(x1 / 100)) +
-           "\" stroke=\"#999\" stroke-dasharray=\"4 4\"/>\n";
+           "\" stroke=\"#999\" stroke-dasharray=\"4 4\" class=\"diagonal\"/>\n";
   }
   for (size_t k = 0; k < series.size(); ++k) {
     const char* color = kColors[k % 10];
@@ -76,11 +121,23 @@ std::string LineChart(const std::string& title, const std::string& x_label, cons
       if (x < ax.x_min || x > ax.x_max) continue;
       pts += Fmt("%.1f", X(x)) + "," + Fmt("%.1f", Y(y)) + " ";
     }
-    s += "<polyline fill=\"none\" stroke=\"" + std::string(color) + "\" stroke-width=\"2\" points=\"" + pts + "\"/>\n";
+    const std::string width = Fmt("%g", series[k].stroke_width);
+    s += "<polyline fill=\"none\" stroke=\"" + std::string(color) + "\" stroke-width=\"" + width +
+         "\" stroke-linejoin=\"round\" points=\"" + pts + "\"/>\n";
     const double ly = T + 14 + 18.0 * static_cast<double>(k);
     s += "<line x1=\"" + Fmt("%.1f", L + pw + 12) + "\" y1=\"" + Fmt("%.1f", ly - 4) + "\" x2=\"" +
-         Fmt("%.1f", L + pw + 36) + "\" y2=\"" + Fmt("%.1f", ly - 4) + "\" stroke=\"" + color + "\" stroke-width=\"3\"/>\n";
-    s += "<text x=\"" + Fmt("%.1f", L + pw + 42) + "\" y=\"" + Fmt("%.1f", ly) + "\">" + Esc(series[k].name) + "</text>\n";
+         Fmt("%.1f", L + pw + 36) + "\" y2=\"" + Fmt("%.1f", ly - 4) + "\" stroke=\"" + color +
+         "\" stroke-width=\"" + Fmt("%g", std::max(3.0, series[k].stroke_width)) + "\"/>\n";
+    s += "<text x=\"" + Fmt("%.1f", L + pw + 42) + "\" y=\"" + Fmt("%.1f", ly) + "\">" +
+         Esc(series[k].name.substr(0, 40)) + "</text>\n";
+  }
+  if (ax.diagonal && !ax.diagonal_label.empty()) {  // the dashed line's own legend entry
+    const double ly = T + 14 + 18.0 * static_cast<double>(series.size());
+    s += "<line x1=\"" + Fmt("%.1f", L + pw + 12) + "\" y1=\"" + Fmt("%.1f", ly - 4) + "\" x2=\"" +
+         Fmt("%.1f", L + pw + 36) + "\" y2=\"" + Fmt("%.1f", ly - 4) +
+         "\" stroke=\"#999\" stroke-dasharray=\"4 4\"/>\n";
+    s += "<text x=\"" + Fmt("%.1f", L + pw + 42) + "\" y=\"" + Fmt("%.1f", ly) + "\">" +
+         Esc(ax.diagonal_label) + "</text>\n";
   }
   s += "</svg>\n";
   return s;
@@ -99,7 +156,7 @@ std::string HBarChart(const std::string& title, const std::string& x_label,
   size_t longest_value = 4;
   for (const auto& r : rows)
     for (const auto& v : r.value_labels) longest_value = std::max(longest_value, v.size() + (r.muted ? 12 : 0));
-  const double W = 760, T = legend ? 58 : 36, B = 44;
+  const double W = kChartWidth, T = legend ? 58 : 36, B = 44;
   const double L = std::clamp(7.0 * static_cast<double>(longest) + 16, 90.0, 260.0);
   const double value_room = std::min(160.0, 6.5 * static_cast<double>(longest_value) + 10);
   const double R = 16 + value_room;
@@ -118,9 +175,7 @@ std::string HBarChart(const std::string& title, const std::string& x_label,
   const double step = NiceStep(peak > 0 ? peak : 1, 6);
   const double x_max = std::max(step, std::ceil(peak / step - 1e-9) * step);
   auto X = [&](double x) { return L + std::clamp(x / x_max, 0.0, 1.0) * pw; };
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Fmt("%.0f", W) + "\" height=\"" +
-                  Fmt("%.0f", H) + "\" viewBox=\"0 0 " + Fmt("%.0f", W) + " " + Fmt("%.0f", H) +
-                  "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  std::string s = SvgOpen(W, H);
   s += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
   s += "<text x=\"" + Fmt("%.0f", L) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" + Esc(title) + "</text>\n";
   const int nx = static_cast<int>(x_max / step + 0.5);
@@ -196,7 +251,10 @@ std::string BarChart(const std::string& title, const std::string& y_label,
                      const std::vector<std::string>& series_names, const std::vector<BarGroup>& groups,
                      const char* y_fmt, double min_step) {
   const bool legend = series_names.size() > 1;
-  const double W = 760, H = 360, L = 70, R = legend ? 170 : 20, T = 36, B = 48;
+  double legend_w = 0;
+  for (const auto& n : series_names) legend_w = std::max(legend_w, TextWidth(n));
+  const double W = kChartWidth, H = 360, L = 70, T = 36, B = 48;
+  const double R = legend ? std::clamp(42 + legend_w + 12, 120.0, W / 2) : 20;
   const double pw = W - L - R, ph = H - T - B;
   double peak = 0;
   for (const auto& g : groups)
@@ -204,9 +262,7 @@ std::string BarChart(const std::string& title, const std::string& y_label,
   const double step = std::max(min_step, NiceStep(peak > 0 ? peak : 1, 5));
   const double y_max = std::max(step, std::ceil(peak * 1.08 / step - 1e-9) * step);  // room for the labels
   auto Y = [&](double y) { return T + (1 - std::clamp(y / y_max, 0.0, 1.0)) * ph; };
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Fmt("%.0f", W) + "\" height=\"" +
-                  Fmt("%.0f", H) + "\" viewBox=\"0 0 " + Fmt("%.0f", W) + " " + Fmt("%.0f", H) +
-                  "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  std::string s = SvgOpen(W, H);
   s += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
   s += "<text x=\"" + Fmt("%.0f", L) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" + Esc(title) + "</text>\n";
   const int ny = static_cast<int>(y_max / step + 0.5);

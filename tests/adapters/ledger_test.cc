@@ -657,5 +657,96 @@ TEST(InvoiceJson, PriceBooksRoundTrip) {
                    .ok());
 }
 
+// ---------------------------------------------------------------- reading (issue 14)
+
+bool Exists(const std::string& p) { return std::filesystem::exists(p); }
+
+TEST(LedgerReading, OpenForReadingLeavesNoFilesAndRefusesWrites) {
+  const std::string path = TempPath("read.db");
+  {
+    auto l = OpenLedger(path);
+    ASSERT_TRUE(l->Write(Rows(SomeRun()), *PriceCatalog::Create({Book()})).ok());
+  }
+  ASSERT_FALSE(Exists(path + "-wal"));  // the writer closed cleanly: one file
+  auto before =
+      *sqlite::LedgerInvoices(*OpenLedger(path), std::nullopt, std::nullopt, std::nullopt);
+  {
+    auto r = Ledger::OpenForReading(path);
+    ASSERT_TRUE(r.ok()) << r.message();
+    auto invs = sqlite::LedgerInvoices(**r, std::nullopt, std::nullopt, std::nullopt);
+    ASSERT_TRUE(invs.ok());
+    ASSERT_EQ(invs->size(), before.size());
+    for (size_t i = 0; i < before.size(); ++i) EXPECT_EQ((*invs)[i].digest, before[i].digest);
+    EXPECT_FALSE((*r)->Seal(kEpoch + kHour).ok()) << "a reading ledger must refuse writes";
+  }
+  EXPECT_FALSE(Exists(path + "-wal"));
+  EXPECT_FALSE(Exists(path + "-shm"));
+}
+
+TEST(LedgerReading, MissingOrForeignFilesAreErrors) {
+  auto missing = Ledger::OpenForReading(TempPath("none.db"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("no such file"), std::string::npos) << missing.message();
+  EXPECT_FALSE(Exists(TempPath("none.db")));
+  const std::string text = TempPath("text.db");
+  std::ofstream(text) << "not a database\n";
+  auto t = Ledger::OpenForReading(text);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.message().find("not a database"), std::string::npos) << t.message();
+  const std::string other = TempPath("other.db");
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(other.c_str(), &db), SQLITE_OK);
+    sqlite3_exec(db, "CREATE TABLE t(x)", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+  }
+  auto o = Ledger::OpenForReading(other);
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.message().find("is not an Arbiter ledger"), std::string::npos) << o.message();
+}
+
+TEST(LedgerReading, IntegrityAndRollupChecksFindDamage) {
+  const std::string path = TempPath("damage.db");
+  {
+    auto l = OpenLedger(path);
+    std::vector<RunSegment> segs;
+    for (int i = 0; i < 200; ++i)
+      segs.push_back(Seg("team-a/w" + std::to_string(i), 1000, kEpoch, kEpoch + 30 * kHour));
+    ASSERT_TRUE(l->Write(Rows(segs), *PriceCatalog::Create({Book()})).ok());
+    EXPECT_TRUE(l->CheckIntegrity(true)->empty());
+    EXPECT_TRUE(l->CheckRollups()->empty());
+    auto st = l->Stats();
+    ASSERT_TRUE(st.ok());
+    EXPECT_EQ(st->namespaces, 1);
+    EXPECT_EQ(st->rows, st->current_rows);
+    EXPECT_EQ(*l->Namespaces(), std::vector<std::string>{"team-a"});
+    // A rollup that no longer matches its hourly rows.
+    sqlite3_exec(
+        l->handle(),
+        "UPDATE daily SET run_ms = run_ms + 1 WHERE rowid IN (SELECT rowid FROM daily LIMIT 1)",
+        nullptr, nullptr, nullptr);
+    sqlite3_exec(l->handle(), "UPDATE daily SET run_ms = run_ms + 1 WHERE workload = 'team-a/w7'",
+                 nullptr, nullptr, nullptr);
+    auto rollups = l->CheckRollups();
+    ASSERT_TRUE(rollups.ok());
+    ASSERT_FALSE(rollups->empty());
+    EXPECT_NE(rollups->front().find("differs from its hourly rows"), std::string::npos)
+        << rollups->front();
+  }
+  // Random bytes in the middle of the file, where invoices need not look.
+  const auto size = std::filesystem::file_size(path);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    std::mt19937 rng(14);
+    for (int i = 0; i < 2048; ++i) f.put(static_cast<char>(rng() & 0xff));
+  }
+  auto r = Ledger::OpenForReading(path);
+  ASSERT_TRUE(r.ok()) << r.message();
+  auto quick = (*r)->CheckIntegrity(false);
+  ASSERT_TRUE(quick.ok());
+  EXPECT_FALSE(quick->empty()) << "PRAGMA quick_check missed random bytes mid-file";
+}
+
 }  // namespace
 }  // namespace arbiter

@@ -1052,5 +1052,72 @@ TEST(ManifestLoaderTest, ExamplePoolHasTheDocumentedShape) {
   EXPECT_EQ(mig_nodes, 2);
 }
 
+// ------------------------------------------------------------------ issue 14: v1 List
+
+// What `kubectl get pods,nodes -o yaml` prints: one v1 List whose items are the objects. Each item
+// loads as an object of its own, with its own lines (also for cross-object checks).
+TEST(ManifestLoaderTest, KubectlListLoadsItsItemsWithTheirLines) {
+  auto l = LoadAndValidate(
+      "apiVersion: v1\n"                                   // 1
+      "items:\n"                                           // 2
+      "- apiVersion: scheduling.k8s.io/v1\n"               // 3
+      "  kind: PriorityClass\n"                            // 4
+      "  metadata: {name: low, resourceVersion: \"7\"}\n"  // 5
+      "  value: 10\n"                                      // 6
+      "- apiVersion: v1\n"                                 // 7
+      "  kind: Pod\n"                                      // 8
+      "  metadata:\n"                                      // 9
+      "    name: p\n"                                      // 10
+      "    namespace: team-a\n"                            // 11
+      "  spec:\n"                                          // 12
+      "    priorityClassName: lwo\n"                       // 13
+      "    containers: [{name: c}]\n"                      // 14
+      "  status: {phase: Pending}\n"                       // 15
+      "- apiVersion: v1\n"                                 // 16
+      "  kind: Pod\n"                                      // 17
+      "  metadata: {name: q}\n"                            // 18
+      "  spec: {priority: x, containers: [{name: c}]}\n"   // 19
+      "kind: List\n"                                       // 20
+      "metadata:\n"                                        // 21
+      "  resourceVersion: \"\"\n");                        // 22
+  ASSERT_EQ(l.set.priority_classes.size(), 1u) << All(l);
+  EXPECT_EQ(l.set.priority_classes[0].meta.source.line, 3);
+  ASSERT_EQ(l.set.pods.size(), 2u) << All(l);
+  EXPECT_EQ(l.set.pods[0].meta.source.line, 7);
+  EXPECT_EQ(l.set.pods[0].meta.namespace_, "team-a");
+  EXPECT_EQ(l.set.pods[1].meta.source.line, 16);
+  auto* unknown = Find(l, "unknown PriorityClass \"lwo\"");  // found on demand through the List
+  ASSERT_TRUE(unknown) << All(l);
+  EXPECT_EQ(unknown->line, 13);
+  EXPECT_EQ(unknown->name, "team-a/p");
+  auto* bad = Find(l, "spec.priority: expected an integer");
+  ASSERT_TRUE(bad) << All(l);
+  EXPECT_EQ(bad->line, 19);
+  EXPECT_EQ(l.diagnostics.ErrorCount(), 2u) << All(l);
+}
+
+TEST(ManifestLoaderTest, ListMistakes) {
+  auto v2 = Load("apiVersion: v2\nkind: List\nitems: []\n");
+  ASSERT_TRUE(Find(v2, "List/<unnamed>: apiVersion: a List is apiVersion v1, got \"v2\""))
+      << All(v2);
+  auto nested =
+      Load("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: List\n  items: []\n");
+  auto* n = Find(nested, "items[0]: a List inside a List is not supported");
+  ASSERT_TRUE(n) << All(nested);
+  EXPECT_EQ(n->line, 4);
+  auto extra = Load("apiVersion: v1\nkind: List\nitmes: []\n");
+  ASSERT_TRUE(Find(extra, "unknown field \"itmes\"; did you mean \"items\"?")) << All(extra);
+  auto scalar = Load("apiVersion: v1\nkind: List\nitems:\n- just text\n");
+  auto* t = Find(scalar, "document is text, not a manifest object");
+  ASSERT_TRUE(t) << All(scalar);
+  EXPECT_EQ(t->line, 4);
+  // The real thing: a kubectl get -o yaml List with server fields (status, uid, managed fields...).
+  ManifestLoad file =
+      LoadManifestFiles({std::string(ARBITER_SOURCE_DIR) + "/tests/data/kubectl/get-list.yaml"});
+  EXPECT_TRUE(file.ok()) << All(file);
+  EXPECT_EQ(file.set.nodes.size(), 1u);
+  EXPECT_EQ(file.set.pods.size(), 2u);
+}
+
 }  // namespace
 }  // namespace arbiter::yaml

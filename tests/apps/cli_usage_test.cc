@@ -33,7 +33,7 @@ bool Has(const std::string& s, const std::string& what) { return s.find(what) !=
 
 TEST(CliUsage, UnknownCommandSuggestsTheClosest) {
   EXPECT_USAGE(Arbiter("simm -f x.yaml"), "arbiter: unknown command \"simm\"; did you mean \"sim\"?",
-               "Commands: validate, sim, invoice, ledger.", "Run `arbiter --help`");
+               "Commands: validate, sim, invoice, ledger, meter, slurm.", "Run `arbiter --help`");
   EXPECT_USAGE(Arbiter("vaildate -f x.yaml"), "did you mean \"validate\"?");
   EXPECT_USAGE(Arbiter("frobnicate"), "arbiter: unknown command \"frobnicate\"\n", "Run `arbiter --help`");
   EXPECT_USAGE(Arbiter("sim compaer --nodes a --pods b"), "arbiter sim: unknown command \"compaer\"; did you mean \"compare\"?",
@@ -42,8 +42,9 @@ TEST(CliUsage, UnknownCommandSuggestsTheClosest) {
 }
 
 TEST(CliUsage, MissingCommand) {
-  EXPECT_USAGE(Arbiter(""), "arbiter: missing command (validate, sim, invoice, ledger)", "Run `arbiter --help`");
-  EXPECT_USAGE(Arbiter("ledger"), "arbiter ledger: missing command (export, seal)", "Run `arbiter ledger --help`");
+  EXPECT_USAGE(Arbiter(""), "arbiter: missing command (validate, sim, invoice, ledger, meter, slurm)", "Run `arbiter --help`");
+  EXPECT_USAGE(Arbiter("ledger"), "arbiter ledger: missing command (export, seal, check, sync)",
+               "Run `arbiter ledger --help`");
 }
 
 TEST(CliUsage, UnknownOptionSuggestsTheClosestAndComesFirst) {
@@ -116,13 +117,117 @@ TEST(CliUsage, SimChecksOutputPathsFirstAndMissingFilesHaveNoLine) {
   auto r = Arbiter("sim -q -f " + pool + " --report-json /nonexistent-dir/r.json");
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.out.find("Simulated"), std::string::npos) << r.out;
-  EXPECT_NE(r.err.find("arbiter sim: --report-json /nonexistent-dir/r.json: directory /nonexistent-dir does not exist"),
-            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("arbiter sim: --report-json: /nonexistent-dir/r.json: directory "
+                       "/nonexistent-dir does not exist"),
+            std::string::npos)
+      << r.err;
   auto m = Arbiter("sim -f no-such-file.yaml");
   EXPECT_EQ(m.rc, 1);
   EXPECT_NE(m.err.find("no-such-file.yaml: cannot read file: no such file"), std::string::npos) << m.err;
   EXPECT_EQ(m.err.find("no-such-file.yaml:0:"), std::string::npos) << m.err;
   EXPECT_NE(m.err.find("arbiter sim: 1 error in the manifests"), std::string::npos) << m.err;
+}
+
+}  // namespace
+
+namespace {
+
+// Issue 14 (item 5): one rule for bad values, in every subcommand (docs/user-guide.md,
+// "Command-line conventions"): a flag value that is wrong in itself is a usage error (exit 2),
+// reported as "arbiter CMD: --flag: ..." on the first line of standard error, before anything is
+// read (no manifest warning precedes it) or written; what the command line names but the input
+// does not have is invalid input (exit 1).
+TEST(CliConventions, EveryBadFlagValueIsAUsageErrorNamedByItsFlag) {
+  const std::string src = ARBITER_SOURCE_DIR;
+  const std::string pool = src + "/examples/pool.yaml";
+  const std::string trace = " --nodes " + src + "/data/openb/openb_node_list_gpu_node.csv --pods " +
+                            src + "/data/openb/openb_pod_list_default.csv";
+  const std::string segs = " --segments " + src + "/tests/data/billing/segments.jsonl";
+  const auto scratch =
+      std::filesystem::temp_directory_path() / ("arbiter-conv-" + std::to_string(getpid()));
+  std::filesystem::create_directories(scratch);
+  const std::string db = (scratch / "conv.db").string();
+  ASSERT_EQ(Arbiter("invoice ingest --db " + db + segs + " --pricebook " + src +
+                    "/tests/data/billing/pricebook.json")
+                .rc,
+            0);
+  struct Case {
+    std::string args, prefix;
+  };
+  const std::vector<Case> usage = {
+      {"sim -f " + pool + " --until 5", "arbiter sim: --until: "},
+      {"sim -f " + pool + " --until -5s", "arbiter sim: --until: "},
+      {"sim -f " + pool + " --start 2026-01-01", "arbiter sim: --start: "},
+      {"sim -f " + pool + " --policy bestfitt", "arbiter sim: --policy: "},
+      {"sim -f " + pool + " --seed -1", "arbiter sim: --seed: "},
+      {"sim -f " + pool + " --seed abc", "arbiter sim: --seed: "},
+      {"sim -f " + pool + " --report-json /nonexistent-dir/r.json", "arbiter sim: --report-json: "},
+      {"sim -f - -f -", "arbiter sim: -f -: "},
+      {"sim" + trace + " --tenants 0", "arbiter sim: --tenants: "},
+      {"sim" + trace + " --tenants x", "arbiter sim: --tenants: "},
+      {"sim" + trace + " --mode x", "arbiter sim: --mode: "},
+      {"sim" + trace + " --target 50", "arbiter sim: --target: "},
+      {"sim" + trace + " --policy x", "arbiter sim: --policy: "},
+      {"sim compare" + trace + " --seeds 5-1", "arbiter sim compare: --seeds: "},
+      {"sim" + trace + " --explain a/b", "arbiter sim: --explain: "},
+      {"sim compare" + trace + " --policies x", "arbiter sim compare: --policies: "},
+      {"invoice --db " + db + " --from 2026-01-01", "arbiter invoice: --from: "},
+      {"invoice --db " + db + " --to tomorrow", "arbiter invoice: --to: "},
+      {"invoice --db " + db + " --month 2026-13", "arbiter invoice: --month: "},
+      {"invoice --db " + db + " -o yaml", "arbiter invoice: -o: "},
+      {"invoice --db " + db + " --from 2026-02-01T00:00:00Z --to 2026-01-01T00:00:00Z",
+       "arbiter invoice: --from: "},
+      {"invoice ingest --db " + db + segs + " --scrape-interval 7s",
+       "arbiter invoice ingest: --scrape-interval: "},
+      {"invoice ingest --db " + db + segs + " --seal-before 2026-01-01T00:30:00Z",
+       "arbiter invoice ingest: --seal-before: "},
+      {"ledger export --db " + db + " --format xml", "arbiter ledger export: --format: "},
+      {"ledger export --db " + db + " --month 2026", "arbiter ledger export: --month: "},
+      {"ledger seal --db " + db + " --before 2026-01-01", "arbiter ledger seal: --before: "},
+      {"ledger seal --db " + db + " --before 2026-01-01T00:00:01Z",
+       "arbiter ledger seal: --before: "},
+  };
+  for (const Case& c : usage) {
+    SCOPED_TRACE("arbiter " + c.args);
+    CliResult r = Arbiter(c.args);
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_EQ(r.err.rfind(c.prefix, 0), 0u)
+        << "first line must start with \"" << c.prefix << "\":\n"
+        << r.err;
+  }
+  const std::vector<Case> input = {
+      {"sim -f " + (scratch / "missing.yaml").string(),
+       (scratch / "missing.yaml").string() + ": cannot read file: "},
+      {"validate -f /dev/zero", "/dev/zero: cannot read file: "},
+      {"invoice --db " + (scratch / "none.db").string(), "arbiter invoice: --db: "},
+      {"invoice --db " + db + " --namespace team-z", "arbiter invoice: --namespace: "},
+      {"ledger export --db " + db + " --namespace team-z", "arbiter ledger export: --namespace: "},
+      {"ledger check --db " + (scratch / "none.db").string(), "arbiter ledger check: --db: "},
+      {"ledger seal --db " + (scratch / "none.db").string() + " --before 2026-01-01T00:00:00Z",
+       "arbiter ledger seal: --db: "},
+      {"sim --nodes /dev/zero --pods /dev/null", "arbiter sim: --nodes: "},
+      {"sim -q -f " + pool + " --explain team-a/nope",
+       "arbiter sim: --explain: no Pod \"team-a/nope\""},
+  };
+  for (const Case& c : input) {
+    SCOPED_TRACE("arbiter " + c.args);
+    CliResult r = Arbiter(c.args);
+    EXPECT_EQ(r.rc, 1) << r.out << r.err;
+    EXPECT_NE((r.err + r.out).find(c.prefix), std::string::npos) << r.out << r.err;
+  }
+  std::filesystem::remove_all(scratch);
+}
+
+}  // namespace
+
+namespace {
+
+// The input limits are in --help, as in docs/user-guide.md.
+TEST(CliConventions, HelpStatesTheInputLimits) {
+  EXPECT_TRUE(Has(Arbiter("sim --help").out, "manifests (-f) at most 512 MiB each, trace CSVs"));
+  EXPECT_TRUE(Has(Arbiter("validate --help").out, "regular files of at most 512 MiB each, or - for standard input"));
+  EXPECT_TRUE(Has(Arbiter("invoice ingest --help").out, "the segments file (or - for standard input) at most 1 GiB"));
 }
 
 }  // namespace

@@ -1,17 +1,20 @@
 // `arbiter invoice`, `arbiter invoice ingest`, `arbiter ledger export|seal` as a user runs them.
+#include <fcntl.h>
 #include <gtest/gtest.h>
-
-#include "run_command.h"
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "run_command.h"
 
 namespace {
 
@@ -124,7 +127,9 @@ TEST(InvoiceCli, ExitCodes) {
   EXPECT_EQ(Arbiter("invoice --bogus").rc, 2);
   CliRun missing = Arbiter("invoice --db /nonexistent/ledger.db");
   EXPECT_EQ(missing.rc, 1);
-  EXPECT_NE(missing.out.find("does not exist"), std::string::npos);
+  EXPECT_NE(missing.out.find("arbiter invoice: --db: /nonexistent/ledger.db: no such ledger"),
+            std::string::npos)
+      << missing.out;
   const std::string db = FreshDb("d.db");
   const std::string bad = FreshDb("bad.jsonl");
   std::ofstream(bad) << "{\"workload\":\"a/b\",\"requests\":{\"cpu\":\"1\"},\"start\":5000,\"end\":1000}\n";
@@ -139,8 +144,13 @@ TEST(InvoiceCli, ExitCodes) {
   CliRun unpriced = Arbiter("invoice ingest --db " + db + " --segments " + early + " --pricebook " + Data("pricebook.json"));
   EXPECT_EQ(unpriced.rc, 1);
   EXPECT_NE(unpriced.out.find("no PriceBook is in force at 2025-12-31T23:00:00Z"), std::string::npos) << unpriced.out;
+  // A malformed flag value is a usage error (exit 2), named by its flag (docs/user-guide.md,
+  // "Command-line conventions").
   CliRun badtime = Arbiter("invoice --db " + db + " --from yesterday");
-  EXPECT_EQ(badtime.rc, 1);
+  EXPECT_EQ(badtime.rc, 2);
+  EXPECT_NE(badtime.out.find("arbiter invoice: --from: timestamp \"yesterday\" is not RFC 3339"),
+            std::string::npos)
+      << badtime.out;
 }
 
 }  // namespace
@@ -156,7 +166,9 @@ TEST(InvoiceCli, ReversedWindowIsRefused) {
             0);
   CliRun r = Arbiter("invoice --db " + db + " --from 2026-01-02T00:00:00Z --to 2026-01-01T00:00:00Z");
   EXPECT_EQ(r.rc, 2) << r.out;
-  EXPECT_NE(r.out.find("--from 2026-01-02T00:00:00Z is after --to 2026-01-01T00:00:00Z"), std::string::npos)
+  EXPECT_NE(r.out.find(
+                "arbiter invoice: --from: 2026-01-02T00:00:00Z is after --to 2026-01-01T00:00:00Z"),
+            std::string::npos)
       << r.out;
   CliRun e = Arbiter("ledger export --db " + db + " --from 2026-01-02T00:00:00Z --to 2026-01-01T00:00:00Z");
   EXPECT_EQ(e.rc, 2) << e.out;
@@ -193,6 +205,307 @@ TEST(InvoiceCli, FailedIngestLeavesNoNewFileAndExistingLedgerUntouched) {
   EXPECT_TRUE(std::filesystem::exists(db));
   CliRun after = Arbiter("ledger export --db " + db + " --format jsonl --include-superseded");
   EXPECT_EQ(before.out, after.out);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- issue 14: reading ledgers
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Ingested(const std::string& name) {
+  const std::string db = FreshDb(name);
+  CliRun r = Arbiter("invoice ingest --db " + db + " --segments " + Data("segments.jsonl") +
+                     " --pricebook " + Data("pricebook.json"));
+  EXPECT_EQ(r.rc, 0) << r.out;
+  return db;
+}
+
+bool NoSidecars(const std::string& db) {
+  return !fs::exists(db + "-wal") && !fs::exists(db + "-shm");
+}
+
+// Runs `arbiter ARGS` as an unprivileged user when the test runs as root (root ignores file
+// modes): a copy of the binary in a world-readable directory, run through setpriv as nobody.
+CliRun AsReader(const fs::path& dir, const std::string& args) {
+  if (geteuid() != 0) return Arbiter(args);
+  const fs::path bin = dir / "arbiter-copy";
+  if (!fs::exists(bin)) fs::copy_file(ARBITER_BINARY, bin);
+  fs::permissions(bin, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                           fs::perms::others_read | fs::perms::others_exec);
+  auto run = arbiter::testing::RunCommand("setpriv --reuid=65534 --regid=65534 --clear-groups " +
+                                          bin.string() + " " + args + " 2>&1");
+  return {run.rc, run.out};
+}
+
+TEST(LedgerReadOnly, AReadOnlyFileOrDirectoryCanBeReadAndNothingIsLeftBehind) {
+  const fs::path dir = fs::temp_directory_path() / ("arbiter-ro-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::all);  // 777: the reader could create files here
+  const std::string db = (dir / "ro.db").string();
+  ASSERT_EQ(Arbiter("invoice ingest --db " + db + " --segments " + Data("segments.jsonl") +
+                    " --pricebook " + Data("pricebook.json"))
+                .rc,
+            0);
+  const std::string want = Arbiter("invoice --db " + db + " -o json").out;
+  ASSERT_TRUE(NoSidecars(db));
+  // A read-only file in a writable directory.
+  fs::permissions(db, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  CliRun inv = AsReader(dir, "invoice --db " + db + " -o json");
+  EXPECT_EQ(inv.rc, 0) << inv.out;
+  EXPECT_EQ(inv.out, want);
+  EXPECT_EQ(AsReader(dir, "ledger export --db " + db).rc, 0);
+  CliRun check = AsReader(dir, "ledger check --db " + db);
+  EXPECT_EQ(check.rc, 0) << check.out;
+  EXPECT_NE(check.out.find(": ok: schema 3, 18 hourly rows"), std::string::npos) << check.out;
+  EXPECT_TRUE(NoSidecars(db))
+      << "a reader left -wal/-shm files (owned by the reader) next to the ledger";
+  // A read-only directory (the file writable or not).
+  fs::permissions(db, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                          fs::perms::others_read);
+  fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                           fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  CliRun inv2 = AsReader(dir, "invoice --db " + db + " -o json");
+  EXPECT_EQ(inv2.rc, 0) << inv2.out;
+  EXPECT_EQ(inv2.out, want);
+  EXPECT_TRUE(NoSidecars(db));
+  // The writer can still write it afterwards (nothing with a wrong owner or mode is in the way).
+  fs::permissions(dir, fs::perms::all);
+  CliRun seal = Arbiter("ledger seal --db " + db + " --before 2026-01-01T01:00:00Z");
+  EXPECT_EQ(seal.rc, 0) << seal.out;
+  fs::remove_all(dir);
+}
+
+TEST(LedgerReadOnly, ReadingAWritableLedgerLeavesNoSidecars) {
+  const std::string db = Ingested("rw.db");
+  EXPECT_EQ(Arbiter("invoice --db " + db).rc, 0);
+  EXPECT_EQ(Arbiter("ledger export --db " + db + " --format jsonl").rc, 0);
+  EXPECT_EQ(Arbiter("ledger check --db " + db).rc, 0);
+  EXPECT_TRUE(NoSidecars(db));
+}
+
+TEST(LedgerDamage, ACorruptedLedgerPrintsNoInvoice) {
+  const std::string db = FreshDb("corrupt.db");
+  CliRun sim = Arbiter("sim -q -f " + std::string(ARBITER_SOURCE_DIR) +
+                       "/examples/pool.yaml --ledger " + db);
+  ASSERT_EQ(sim.rc, 0) << sim.out;
+  ASSERT_EQ(Arbiter("invoice --db " + db + " --namespace team-c").rc, 0);
+  // Random bytes in the middle of the file: team-c's invoice need not touch those pages.
+  const auto size = fs::file_size(db);
+  {
+    std::fstream f(db, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    uint64_t x = 14;
+    for (int i = 0; i < 4096; ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      f.put(static_cast<char>(x >> 56));
+    }
+  }
+  CliRun inv = Arbiter("invoice --db " + db + " --namespace team-c");
+  EXPECT_EQ(inv.rc, 1) << inv.out;
+  EXPECT_EQ(inv.out.find("Invoice team-c"), std::string::npos) << inv.out;
+  EXPECT_NE(inv.out.find("arbiter invoice: ledger " + db + " is damaged (PRAGMA quick_check: "),
+            std::string::npos)
+      << inv.out;
+  CliRun exp = Arbiter("ledger export --db " + db);
+  EXPECT_EQ(exp.rc, 1) << exp.out.substr(0, 500);
+  CliRun check = Arbiter("ledger check --db " + db);
+  EXPECT_EQ(check.rc, 1) << check.out;
+  EXPECT_NE(check.out.find(db + ": damaged: PRAGMA integrity_check: "), std::string::npos)
+      << check.out;
+}
+
+TEST(LedgerCheck, ReportsASoundLedger) {
+  const std::string db = Ingested("check.db");
+  ASSERT_EQ(Arbiter("ledger seal --db " + db + " --before 2026-01-01T02:00:00Z").rc, 0);
+  CliRun r = Arbiter("ledger check --db " + db);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(
+      r.out.find(db +
+                 ": ok: schema 3, 18 hourly rows (18 current) in 3 namespaces, hours "
+                 "2026-01-01T00:00:00Z .. 2026-01-01T03:00:00Z, 1 PriceBook version, sealed before "
+                 "2026-01-01T02:00:00Z"),
+      std::string::npos)
+      << r.out;
+  CliRun missing = Arbiter("ledger check --db " + FreshDb("nothing.db"));
+  EXPECT_EQ(missing.rc, 1);
+  EXPECT_NE(missing.out.find("no such ledger"), std::string::npos) << missing.out;
+  EXPECT_FALSE(fs::exists(FreshDb("nothing.db")));
+}
+
+// ---------------------------------------------------------------- issue 14: what users tripped
+// over
+
+// 1. The table shows the unit price with its per-hour unit, columns never run together.
+TEST(InvoiceTable, UnitPricesCarryTheirHourAndColumnsAreApart) {
+  const std::string db = Ingested("table.db");
+  CliRun r = Arbiter("invoice --db " + db + " --namespace team-b");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("  UNIT PRICE  "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("UNIT PRICE AMOUNT"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("7/instance-hour  14.000000"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("AMOUNT = BILLED / 3600 x UNIT PRICE"), std::string::npos) << r.out;
+  // Every row of a table has its columns at the header's positions.
+  std::istringstream in(r.out);
+  std::string line;
+  size_t header_amount = std::string::npos;
+  while (std::getline(in, line)) {
+    if (line.find("KIND ") != std::string::npos) header_amount = line.find("AMOUNT") + 6;
+    if (line.rfind("  Usage ", 0) == 0 || line.rfind("  Credit ", 0) == 0) {
+      ASSERT_NE(header_amount, std::string::npos);
+      EXPECT_GE(line.size(), header_amount) << line;
+      EXPECT_NE(line[header_amount - 1], ' ') << "amount not right-aligned under AMOUNT: " << line;
+    }
+  }
+}
+
+// 4. A mistyped namespace is named, with the closest one; exit 1.
+TEST(InvoiceNamespace, UnknownNamespaceSuggestsTheClosest) {
+  const std::string db = Ingested("ns.db");
+  CliRun r = Arbiter("invoice --db " + db + " --namespace team-bb");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(
+      r.out.find(
+          "arbiter invoice: --namespace: the ledger has no namespace \"team-bb\"; did you mean "
+          "\"team-b\"? (namespaces: team-a, team-b, team-c)"),
+      std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("no billed usage"), std::string::npos);
+  CliRun e = Arbiter("ledger export --db " + db + " --namespace tema-a");
+  EXPECT_EQ(e.rc, 1);
+  EXPECT_NE(e.out.find("did you mean \"team-a\"?"), std::string::npos) << e.out;
+  // A known namespace with nothing in the window is not a mistake.
+  CliRun empty = Arbiter("invoice --db " + db + " --namespace team-a --month 2026-02");
+  EXPECT_EQ(empty.rc, 0) << empty.out;
+  EXPECT_NE(empty.out.find("no billed usage for namespace team-a in the window"), std::string::npos)
+      << empty.out;
+}
+
+// 6. --month YYYY-MM is the calendar month.
+TEST(InvoiceMonth, MonthEqualsItsRfc3339Bounds) {
+  const std::string db = Ingested("month.db");
+  CliRun m = Arbiter("invoice --db " + db + " --month 2026-01 -o json");
+  CliRun ft = Arbiter("invoice --db " + db +
+                      " --from 2026-01-01T00:00:00Z --to 2026-02-01T00:00:00Z -o json");
+  ASSERT_EQ(m.rc, 0) << m.out;
+  EXPECT_EQ(m.out, ft.out);
+  EXPECT_EQ(
+      Arbiter("ledger export --db " + db + " --month 2026-01").out,
+      Arbiter("ledger export --db " + db + " --from 2026-01-01T00:00:00Z --to 2026-02-01T00:00:00Z")
+          .out);
+  CliRun dec = Arbiter("invoice --db " + db + " --month 2025-12 -o json");
+  EXPECT_EQ(dec.rc, 0);
+  EXPECT_EQ(dec.out, "[]\n");
+  for (const char* bad : {"2026-13", "2026-1", "january", "2026-01-01"}) {
+    CliRun r = Arbiter("invoice --db " + db + " --month " + bad);
+    EXPECT_EQ(r.rc, 2) << bad;
+    EXPECT_NE(r.out.find("arbiter invoice: --month: \"" + std::string(bad) +
+                         "\" is not a month: expected YYYY-MM"),
+              std::string::npos)
+        << r.out;
+  }
+  CliRun both = Arbiter("invoice --db " + db + " --month 2026-01 --from 2026-01-01T00:00:00Z");
+  EXPECT_EQ(both.rc, 2);
+  EXPECT_NE(both.out.find("give either --month or --from/--to, not both"), std::string::npos)
+      << both.out;
+  CliRun date = Arbiter("invoice --db " + db + " --from 2026-01");
+  EXPECT_EQ(date.rc, 2);
+  EXPECT_NE(date.out.find("for a whole month use --month 2026-01"), std::string::npos) << date.out;
+}
+
+// 7. Seal times are on the hour; segments can come from standard input.
+TEST(LedgerSeal, OffTheHourIsRefused) {
+  const std::string db = Ingested("seal.db");
+  CliRun r = Arbiter("ledger seal --db " + db + " --before 2026-01-01T01:30:00Z");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("arbiter ledger seal: --before: 2026-01-01T01:30:00Z is not on the hour: "
+                       "hours are sealed "
+                       "whole; use 2026-01-01T01:00:00Z or 2026-01-01T02:00:00Z"),
+            std::string::npos)
+      << r.out;
+  CliRun check = Arbiter("ledger check --db " + db);
+  EXPECT_NE(check.out.find("nothing sealed"), std::string::npos) << check.out;
+  CliRun ing = Arbiter("invoice ingest --db " + db + " --segments " + Data("segments.jsonl") +
+                       " --seal-before 2026-01-01T00:00:01Z");
+  EXPECT_EQ(ing.rc, 2) << ing.out;
+  EXPECT_NE(ing.out.find(
+                "arbiter invoice ingest: --seal-before: 2026-01-01T00:00:01Z is not on the hour"),
+            std::string::npos)
+      << ing.out;
+}
+
+TEST(InvoiceIngest, SegmentsFromStandardInput) {
+  const std::string db = FreshDb("stdin.db");
+  CliRun r = Arbiter("invoice ingest --db " + db + " --segments - --pricebook " +
+                     Data("pricebook.json") + " < " + Data("segments.jsonl"));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("stdin: 5 segments, 18 hourly rows: 18 inserted"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(Arbiter("invoice --db " + db + " -o json").out,
+            Arbiter("invoice --db " + Ingested("file.db") + " -o json").out);
+}
+
+// The docs (billing.md): a failed ingest leaves no new file; a killed one leaves the ledger as of
+// its last commit: for a new ledger nothing, or an empty ledger (schema, no rows), or every row.
+TEST(LedgerCrash, KilledIngestLeavesTheLedgerAsOfItsLastCommit) {
+  const std::string segs = FreshDb("kill.jsonl");
+  {
+    std::ofstream f(segs);
+    for (int i = 0; i < 400; ++i)
+      f << R"({"workload":"team-)" << i % 3 << "/w" << i
+        << R"(","requests":{"cpu":"2","memory":"4Gi","nvidia.com/gpu":"1"},"gpuProduct":"NVIDIA-H100-80GB-HBM3",)"
+        << R"("start":"2026-01-01T00:00:00Z","end":"2026-01-02T00:00:00Z"})"
+        << "\n";
+  }
+  const std::string ref = FreshDb("kill-ref.db");
+  const std::string ingest_args = " --segments " + segs + " --pricebook " + Data("pricebook.json");
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(Arbiter("invoice ingest --db " + ref + ingest_args).rc, 0);
+  const double full_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string want = Arbiter("invoice --db " + ref + " -o json").out;
+  int empty_ledgers = 0, complete = 0, no_file = 0;
+  constexpr int kMoments = 10;
+  for (int k = 0; k < kMoments; ++k) {
+    const std::string db = FreshDb("kill-" + std::to_string(k) + ".db");
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      const int null = open("/dev/null", O_WRONLY);
+      dup2(null, 1);
+      execl(ARBITER_BINARY, "arbiter", "invoice", "ingest", "--db", db.c_str(), "--segments",
+            segs.c_str(), "--pricebook", Data("pricebook.json").c_str(),
+            static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    usleep(static_cast<useconds_t>(full_s * 1e6 * k / kMoments));
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!fs::exists(db)) {
+      ++no_file;
+      continue;
+    }
+    CliRun check = Arbiter("ledger check --db " + db);
+    ASSERT_EQ(check.rc, 0) << "killed after " << k << "/" << kMoments
+                           << " of the run: " << check.out;
+    CliRun inv = Arbiter("invoice --db " + db + " -o json");
+    ASSERT_EQ(inv.rc, 0) << "killed after " << k << "/" << kMoments << " of the run: " << inv.out;
+    if (inv.out == "[]\n")
+      ++empty_ledgers;
+    else {
+      EXPECT_EQ(inv.out, want) << "a partial ledger after a kill at " << k << "/" << kMoments;
+      ++complete;
+    }
+    // Ingesting again completes it, with nothing twice.
+    ASSERT_EQ(Arbiter("invoice ingest --db " + db + ingest_args).rc, 0);
+    EXPECT_EQ(Arbiter("invoice --db " + db + " -o json").out, want);
+  }
+  std::cerr << "  killed ingests: " << no_file << " left no file, " << empty_ledgers
+            << " an empty ledger, " << complete << " a complete one\n";
 }
 
 }  // namespace

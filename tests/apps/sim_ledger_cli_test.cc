@@ -106,10 +106,14 @@ TEST(SimLedgerCli, LedgerReproducesIdleSpread) {
 TEST(SimLedgerCli, RefusesNegativeSeedAndLedgerWithoutPriceBook) {
   CliRun neg = Arbiter("sim -q -f " + kPool + " --seed -1");
   EXPECT_EQ(neg.rc, 2) << neg.out;
-  EXPECT_NE(neg.out.find("--seed must be a non-negative integer (got -1)"), std::string::npos) << neg.out;
+  EXPECT_NE(neg.out.find("arbiter sim: --seed: must be a non-negative integer, got -1"),
+            std::string::npos)
+      << neg.out;
   CliRun trace = Arbiter("sim --nodes x.csv --pods y.csv --seed -5");
   EXPECT_EQ(trace.rc, 2) << trace.out;
-  EXPECT_NE(trace.out.find("--seed must be a non-negative integer (got -5)"), std::string::npos) << trace.out;
+  EXPECT_NE(trace.out.find("arbiter sim: --seed: must be a non-negative integer, got -5"),
+            std::string::npos)
+      << trace.out;
   // A pool without a PriceBook has nothing to bill: --ledger is refused and no file appears.
   const fs::path dir = Scratch();
   const fs::path pool = dir / "no-pricebook.yaml";

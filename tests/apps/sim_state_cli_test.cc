@@ -87,6 +87,18 @@ TEST_F(SimStateCli, RefusesBadUses) {
   auto missing = Arbiter("sim --resume " + P("nope.state"));
   EXPECT_EQ(missing.rc, 1);
   EXPECT_NE(missing.out.find("cannot read"), std::string::npos) << missing.out;
+  // A device or FIFO is refused without being read (the hardening rule for every input).
+  // --explain on a resumed run: a workload submitted before the pause is explained; an unknown
+  // one is an input error.
+  auto explain = Arbiter("sim -q --resume " + P("a.state") + " --explain team-a/inference-0");
+  EXPECT_EQ(explain.rc, 0) << explain.out;
+  EXPECT_NE(explain.out.find("Workload team-a/inference-0 (priority"), std::string::npos) << explain.out;
+  auto unknown = Arbiter("sim -q --resume " + P("a.state") + " --explain team-a/nope");
+  EXPECT_EQ(unknown.rc, 1);
+  EXPECT_NE(unknown.out.find("no Pod \"team-a/nope\" in the saved run"), std::string::npos) << unknown.out;
+  auto device = Arbiter("sim --resume /dev/zero");
+  EXPECT_EQ(device.rc, 1);
+  EXPECT_NE(device.out.find("not a regular file"), std::string::npos) << device.out;
   auto trace = Arbiter("sim --nodes x.csv --pods y.csv --save-state " + P("t.state"));
   EXPECT_EQ(trace.rc, 2);
   auto unwritable = Arbiter("sim -q -f " + kPool + " --save-state /nonexistent-dir/a.state");

@@ -98,7 +98,9 @@ TEST(ValidateCli, NotYamlExitsOne) {
 TEST(ValidateCli, MissingFileExitsOne) {
   CliResult r = Validate("-f /nonexistent/pool.yaml");
   EXPECT_EQ(r.rc, 1);
-  EXPECT_NE(r.err.find("cannot read /nonexistent/pool.yaml"), std::string::npos) << r.err;
+  // The same message from every command that reads manifests (adapters/io/input_file.h).
+  EXPECT_NE(r.out.find("/nonexistent/pool.yaml: cannot read file: no such file"), std::string::npos)
+      << r.out;
 }
 
 TEST(ValidateCli, UsageErrorsExitTwo) {

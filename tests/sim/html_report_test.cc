@@ -1,6 +1,8 @@
 // The HTML report of manifest simulations: structure, escaping, determinism, the report JSON's
 // timeline, the CLI's --report-html, and rendering in headless Chromium (skipped when no
 // chromium binary is installed).
+#include "sim/html_report.h"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,10 +14,11 @@
 #include <sstream>
 
 #include "adapters/yaml/manifest_loader.h"
+#include "chromium.h"
 #include "sim/billing_bridge.h"
-#include "sim/html_report.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
+#include "sim/svg_chart.h"
 
 namespace arbiter::sim {
 namespace {
@@ -229,7 +232,7 @@ TEST(HtmlReportTest, CostLabelsDoNotOverlapAndIdleIsApart) {
   const auto labels = ValueLabels(svg);
   ASSERT_EQ(labels.size(), 4u * 2 + 1) << svg;  // two tracks per tenant, the request track of idle
   for (size_t i = 0; i < labels.size(); ++i) {
-    EXPECT_LE(labels[i].x1, 760.0) << labels[i].text << " runs off the chart";
+    EXPECT_LE(labels[i].x1, svg::kChartWidth) << labels[i].text << " runs off the chart";
     for (size_t j = i + 1; j < labels.size(); ++j) {
       const TextBox &a = labels[i], &b = labels[j];
       const bool overlap = a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
@@ -257,7 +260,7 @@ TEST(HtmlReportTest, CostLabelsDoNotOverlapAndIdleIsApart) {
   EXPECT_TRUE(Has(idle, "5120.400000 (off scale)")) << idle;
   // The table: idle last, marked, named the same way.
   EXPECT_TRUE(Has(html, "<tr class=\"idle\"><td>idle capacity (not billed)</td>"));
-  EXPECT_GT(html.find("<tr class=\"idle\">"), html.find("<td>team-d</td>"));
+  EXPECT_GT(html.find("<tr class=\"idle\">"), html.find("<td class=\"w\">team-d</td>"));
   EXPECT_TRUE(Has(html, "not billed to anyone"));
 }
 
@@ -313,7 +316,9 @@ TEST(HtmlReportTest, CliWritesTheReport) {
   std::ifstream e(dir + "/stderr");
   std::stringstream es;
   es << e.rdbuf();
-  EXPECT_TRUE(Has(es.str(), "--report-html /nonexistent-dir/x/report.html: directory /nonexistent-dir/x does not exist"))
+  EXPECT_TRUE(Has(es.str(),
+                  "arbiter sim: --report-html: /nonexistent-dir/x/report.html: directory "
+                  "/nonexistent-dir/x does not exist"))
       << es.str();
   fs::remove_all(dir);
 }
@@ -354,6 +359,95 @@ TEST(HtmlReportTest, RendersInHeadlessChromium) {
   EXPECT_GT(report, 30u * 1024) << report;
   if (std::getenv("ARBITER_KEEP_SCREENSHOTS") == nullptr) fs::remove_all(dir);
   else std::cerr << "screenshots kept in " << dir << "\n";
+}
+
+// ---------------------------------------------------------------- issue 14, item 8
+
+// The report of examples/pool.yaml as `arbiter sim` writes it, with a long resource name in the
+// timeline (a MIG profile's legend entry is the longest a report has).
+json LongLegendReport() {
+  json r = PoolReport(json::array(), /*billed=*/true);
+  for (auto& p : r["timeline"]) p["allocated"]["nvidia.com/mig-3g.40gb"] = "0.5000";
+  r["summary"]["utilisation"]["nvidia.com/mig-3g.40gb"] = "0.5000";
+  return r;
+}
+
+TEST(HtmlReportTest, ChartsUseTheWindowAndNoTextIsClippedOrWrapped) {
+  ARBITER_NEED_CHROMIUM(chromium);
+  const fs::path dir = TempDir("measure");
+  const std::string html = SimulationHtml(LongLegendReport());
+  // At 1400 px every chart is drawn at its full 1100 px (it used 760 of them, 640 for the plot).
+  arbiter::testing::ExpectRendersCleanly(
+      arbiter::testing::MeasureInChromium(chromium, dir, html, 1400, "wide"), 1000,
+      "1400 px window");
+  // At 800 px the charts shrink with the window (no horizontal scroll), node and workload names
+  // still on one line each.
+  const json narrow = arbiter::testing::MeasureInChromium(chromium, dir, html, 800, "narrow");
+  arbiter::testing::ExpectRendersCleanly(narrow, 500, "800 px window");
+  for (const auto& s : narrow["svgs"]) EXPECT_LE(s["width"].get<double>(), 800.0);
+  EXPECT_GT(narrow["cells"].get<int>(), 50) << "the node/name cells were not measured";
+  if (std::getenv("ARBITER_KEEP_SCREENSHOTS") == nullptr) fs::remove_all(dir);
+}
+
+TEST(HtmlReportTest, LegendsAreSizedToTheirNames) {
+  const std::string html = SimulationHtml(LongLegendReport());
+  const std::string svg = SvgWithTitle(html, "Allocated share of the pool over time");
+  ASSERT_FALSE(svg.empty());
+  const size_t at = svg.find(">nvidia.com/mig-3g.40gb (mean 50.0 %)</text>");
+  ASSERT_NE(at, std::string::npos) << svg;
+  const size_t x = svg.rfind("<text x=\"", at);
+  const double left = std::atof(svg.c_str() + x + 9);
+  // About 0.62 em a character in 12 px sans-serif: the text must end inside the 1100 px chart.
+  EXPECT_LE(left + 0.62 * 12 * 36, svg::kChartWidth) << "legend text starts at " << left;
+}
+
+TEST(HtmlReportTest, CardsCountEachWorkloadOnceAndTheTenantTableHasCredits) {
+  const std::string html = SimulationHtml(PoolReport(json::array(), /*billed=*/true));
+  // eval-b-1 was cancelled after a preemption: one card says so, no second "cancelled" card.
+  EXPECT_EQ(Count(html, "<span>cancelled after preemption</span>"), 1u);
+  EXPECT_EQ(Count(html, "<span>cancelled</span>"), 0u);
+  EXPECT_TRUE(Has(html, "<span>requeued after preemption</span>"));
+  // The tenant table has every column of the invoice totals: team-b's credits are in it.
+  EXPECT_TRUE(Has(html, "<th>credits</th>"));
+  EXPECT_TRUE(Has(html, "<td class=\"n\">-27.226666</td>")) << "team-b's credit total is missing";
+  EXPECT_TRUE(Has(html, "<th>last reason (why it waits, or waited)</th>"));
+}
+
+TEST(HtmlReportTest, PendingTimesAgreeWithTheTerminalSummary) {
+  auto load = yaml::LoadManifestFiles({kPool});
+  ASSERT_TRUE(load.ok());
+  auto r = RunSimulation(load.set, SimOptions{});
+  ASSERT_TRUE(r.ok());
+  const auto s = Summarise(load.set, *r);
+  const std::string text = TextSummary(load.set, *r, s);
+  const std::string svg =
+      SvgWithTitle(SimulationHtml(json::parse(ReportJson(load.set, *r, s, json::array()).dump())),
+                   "Pending time per priority tier (workloads)");
+  ASSERT_FALSE(svg.empty());
+  // "[5000: 11 workloads, mean 42m24s, max 3h30m]": each printed duration is a bar label.
+  size_t checked = 0;
+  for (size_t at = text.find(", mean "); at != std::string::npos;
+       at = text.find(", mean ", at + 1)) {
+    const size_t a = at + 7, b = text.find(", max ", a), c = text.find(']', b);
+    const std::string mean = text.substr(a, b - a), max = text.substr(b + 6, c - b - 6);
+    EXPECT_TRUE(Has(svg, ">" + mean + "</text>")) << "mean " << mean << " not in the chart:\n"
+                                                  << svg;
+    EXPECT_TRUE(Has(svg, ">" + max + "</text>")) << "max " << max << " not in the chart";
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3u) << text;
+  // The case that disagreed: a mean of 3.75 s was "3s" in the summary and "4s" in the chart.
+  json j = json::parse(ReportJson(load.set, *r, s, json::array()).dump());
+  j["summary"]["pendingByTier"] = json::array({{{"priority", 1000},
+                                                {"workloads", 2},
+                                                {"pendingSecondsTotal", 7.5},
+                                                {"pendingSecondsMean", "3.750"},
+                                                {"pendingSecondsMax", 7.5}}});
+  const std::string one =
+      SvgWithTitle(SimulationHtml(j), "Pending time per priority tier (workloads)");
+  EXPECT_TRUE(Has(one, ">4s</text>")) << one;
+  EXPECT_TRUE(Has(one, ">8s</text>")) << one;
+  EXPECT_EQ(FormatDuration(MeanToSecond(7500, 2)), "4s");
 }
 
 }  // namespace

@@ -92,5 +92,58 @@ TEST(ReportJsonTest, StreamedReportEqualsTheDomWithInvoices) {
   EXPECT_EQ(streamed.str(), ReportJson(load.set, *r, s, BillJson(*bill)).dump(2) + "\n");
 }
 
+// Issue 14 (item 3): once a workload has run, the report still says why it waited.
+TEST(ReportJsonTest, WorkloadsCarryTheirLastPendingReason) {
+  const std::string big =
+      "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: big\n  namespace: default\n"
+      "  annotations: {arbiter.dev/duration: 1m, arbiter.dev/submit-time: 10s}\n"
+      "spec:\n  containers:\n  - name: c\n    image: x\n    resources: {requests: {cpu: '8', "
+      "memory: 1Gi}}\n";
+  yaml::ManifestLoad load;
+  yaml::LoadManifestText(std::string(kNode) + Pods(1) + big, "wait.yaml", &load);
+  ASSERT_TRUE(load.ok());
+  auto r = RunSimulation(load.set, SimOptions{});
+  ASSERT_TRUE(r.ok()) << r.message();
+  auto j = ReportJson(load.set, *r, Summarise(load.set, *r), nlohmann::json::array());
+  const nlohmann::json* w = nullptr;
+  for (const auto& x : j["workloads"])
+    if (x["name"] == "default/big") w = &x;
+  ASSERT_TRUE(w);
+  EXPECT_EQ((*w)["phase"], "Succeeded");
+  ASSERT_TRUE((*w)["lastPendingReason"].is_object()) << w->dump(2);
+  EXPECT_EQ((*w)["lastPendingReason"]["type"], "FailedScheduling");
+  EXPECT_EQ((*w)["lastPendingReason"]["time"], 10);
+  EXPECT_NE((*w)["message"].get<std::string>().find("Insufficient cpu"), std::string::npos)
+      << w->dump(2);
+  EXPECT_EQ((*w)["message"], (*w)["lastPendingReason"]["message"]);
+  for (const auto& x : j["workloads"])
+    if (x["name"] == "default/p0") {
+      EXPECT_TRUE(x["lastPendingReason"].is_null());
+      EXPECT_EQ(x["message"], "");
+    }
+  // --explain's timeline of the same workload.
+  auto id = FindWorkload(*r, "default/big");
+  ASSERT_TRUE(id);
+  const std::string text = ExplainWorkload(*r, *id);
+  EXPECT_NE(text.find("Workload default/big (priority 0): Succeeded, last on n1; submitted at 10s, "
+                      "pending 50s"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  10s        FailedScheduling   Unschedulable: "), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  1m         Scheduled          bound to n1"), std::string::npos) << text;
+  EXPECT_FALSE(FindWorkload(*r, "default/nope"));
+}
+
+// Issue 14 (item 8): the summary rounds pending times to the second, as the HTML report does.
+TEST(ReportTextTest, PendingTimesRoundToTheNearestSecond) {
+  EXPECT_EQ(MeanToSecond(7500, 2), 4000);  // 3.75 s -> 4 s (it was truncated to 3 s)
+  EXPECT_EQ(MeanToSecond(7000, 2), 4000);  // 3.5 s -> 4 s (half up)
+  EXPECT_EQ(MeanToSecond(6998, 2), 3000);
+  EXPECT_EQ(MeanToSecond(0, 0), 0);
+  EXPECT_EQ(RoundToSecond(90499), 90000);
+  EXPECT_EQ(RoundToSecond(90500), 91000);
+}
+
 }  // namespace
 }  // namespace arbiter::sim

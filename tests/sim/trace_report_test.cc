@@ -1,12 +1,18 @@
 // Trace reports: PolicyComparison JSON shape, text, and the HTML page rendering in headless
 // Chromium (skipped when no chromium binary is installed).
+#include "sim/trace/trace_report.h"
+
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
-#include "sim/trace/trace_report.h"
+#include "../sim/chromium.h"
+#include "sim/svg_chart.h"
+#include "sim/trace/trace_sim.h"
 
 namespace arbiter::sim::trace {
 namespace {
@@ -98,6 +104,106 @@ TEST(TraceReportTest, HtmlIsSelfContainedAndRendersInHeadlessChromium) {
   ASSERT_GT(blank, 0u) << "chromium failed to take a screenshot";
   // A white page compresses to a few KB; the charts and table do not.
   EXPECT_GT(report, 4 * blank) << "blank-looking screenshot: " << report << " vs " << blank << " bytes";
+}
+
+// ---------------------------------------------------------------- issue 14, item 8
+
+std::vector<std::pair<double, double>> Points(const std::string& polyline_points) {
+  std::vector<std::pair<double, double>> pts;
+  std::istringstream in(polyline_points);
+  std::string xy;
+  while (in >> xy) pts.push_back({std::atof(xy.c_str()), std::atof(xy.c_str() + xy.find(',') + 1)});
+  return pts;
+}
+
+std::vector<std::string> Attr(const std::string& html, const std::string& tag,
+                              const std::string& attr) {
+  std::vector<std::string> v;
+  for (size_t at = html.find("<" + tag + " "); at != std::string::npos;
+       at = html.find("<" + tag + " ", at + 1)) {
+    const size_t end = html.find('>', at);
+    const size_t a = html.find(attr + "=\"", at);
+    if (a == std::string::npos || a > end) continue;
+    const size_t b = html.find('"', a + attr.size() + 2);
+    v.push_back(html.substr(a + attr.size() + 2, b - a - attr.size() - 2));
+  }
+  return v;
+}
+
+// 1, 2 or 5 × 10^k.
+bool NiceStep(double v) {
+  if (v <= 0) return false;
+  const double mag = std::pow(10.0, std::floor(std::log10(v)));
+  const double m = v / mag;
+  return std::fabs(m - 1) < 1e-6 || std::fabs(m - 2) < 1e-6 || std::fabs(m - 5) < 1e-6;
+}
+
+TEST(TraceReportTest, TimelineIsAStepChartWithRoundTicks) {
+  auto n = ReadOpenbNodes(kData + "openb_node_list_gpu_node.csv");
+  auto p = ReadOpenbPods(kData + "openb_pod_list_default.csv");
+  ASSERT_TRUE(n.ok() && p.ok());
+  auto r = RunTimeline(*n, *p, TraceRunOptions{});
+  ASSERT_TRUE(r.ok()) << r.message();
+  TraceReportMeta m = Meta();
+  m.mode = "timeline";
+  const std::string html = TimelineHtml(*r, m);
+  // Steps: consecutive points share x (a jump) or y (a hold), never both changing (a ramp).
+  const auto lines = Attr(html, "polyline", "points");
+  ASSERT_EQ(lines.size(), 2u);
+  for (const auto& l : lines) {
+    const auto pts = Points(l);
+    ASSERT_GT(pts.size(), 100u);
+    for (size_t i = 1; i < pts.size(); ++i)
+      EXPECT_TRUE(pts[i].first == pts[i - 1].first || pts[i].second == pts[i - 1].second)
+          << "a diagonal from " << pts[i - 1].first << "," << pts[i - 1].second << " to "
+          << pts[i].first << "," << pts[i].second;
+  }
+  // Round ticks: 3584 h is shown in days, every 20 d (it was every 358.4 h: 358, 717, ...).
+  EXPECT_NE(html.find("time since the first arrival (d)"), std::string::npos);
+  for (const char* tick : {">0</text>", ">20</text>", ">40</text>", ">140</text>"})
+    EXPECT_NE(html.find(tick), std::string::npos) << tick;
+  EXPECT_EQ(html.find(">358</text>"), std::string::npos);
+  std::vector<double> ticks;
+  for (size_t at = html.find("text-anchor=\"middle\">"); at != std::string::npos;
+       at = html.find("text-anchor=\"middle\">", at + 1)) {
+    const std::string label = html.substr(at + 21, html.find('<', at) - at - 21);
+    if (!label.empty() && std::isdigit(static_cast<unsigned char>(label[0])) != 0)
+      ticks.push_back(std::atof(label.c_str()));
+  }
+  ASSERT_GE(ticks.size(), 3u);
+  const double step = ticks[1] - ticks[0];
+  EXPECT_TRUE(NiceStep(step)) << step;
+  for (size_t i = 0; i < ticks.size(); ++i)
+    EXPECT_DOUBLE_EQ(ticks[i], step * static_cast<double>(i)) << i;
+  ARBITER_NEED_CHROMIUM(chromium);
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("arbiter_trace_measure_" + std::to_string(::getpid()));
+  arbiter::testing::ExpectRendersCleanly(
+      arbiter::testing::MeasureInChromium(chromium, dir, html, 1400, "timeline"), 1000,
+      "timeline.html");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TraceReportTest, ComparisonLabelsItsLinesAndColumns) {
+  const std::string html = ComparisonHtml(SmallComparison(), Meta());
+  // The dashed y = x line has a legend entry.
+  EXPECT_NE(html.find(">ideal (y = x)</text>"), std::string::npos);
+  EXPECT_NE(html.find("class=\"diagonal\""), std::string::npos);
+  // The min/max columns say what they are, and a note explains them.
+  EXPECT_NE(html.find("<th>best seed</th><th>worst seed</th>"), std::string::npos);
+  EXPECT_NE(html.find("the best (min) and worst (max) seed"), std::string::npos);
+  // No policy hidden under another: series drawn widest first, each narrower than the one before.
+  const auto widths = Attr(html, "polyline", "stroke-width");
+  ASSERT_EQ(widths.size(), 4u);  // 2 policies × 2 charts
+  EXPECT_GT(std::atof(widths[0].c_str()), std::atof(widths[1].c_str()));
+  EXPECT_GT(std::atof(widths[2].c_str()), std::atof(widths[3].c_str()));
+  ARBITER_NEED_CHROMIUM(chromium);
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("arbiter_compare_measure_" + std::to_string(::getpid()));
+  arbiter::testing::ExpectRendersCleanly(
+      arbiter::testing::MeasureInChromium(chromium, dir, html, 1400, "compare"), 1000,
+      "compare.html");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -1,7 +1,12 @@
 #include "adapters/report/invoice_json.h"
 
+#include <climits>
 #include <fstream>
 #include "core/int128.h"
+
+#include "adapters/io/input_file.h"
+#include "core/billing/metering.h"
+#include "core/text.h"
 
 namespace arbiter::report {
 
@@ -125,6 +130,8 @@ json SegmentToJson(const RunSegment& s) {
 namespace {
 
 Result<Millis> TimeOf(const json& j, const std::string& field) {
+  if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+    return Result<Millis>::Error(field + ": Unix milliseconds too large");
   if (j.is_number_integer()) return j.get<Millis>();
   if (j.is_string()) {
     auto t = ParseRfc3339(j.get<std::string>());
@@ -171,7 +178,8 @@ Result<RunSegment> SegmentFromJson(const json& j) {
   if (!ns.ok()) return ns.status();
   s.namespace_ = ns->empty() ? s.workload.substr(0, s.workload.find('/')) : *ns;
   if (s.workload.find('/') == std::string::npos)
-    return Result<RunSegment>::Error("workload: expected namespace/name, got \"" + s.workload + "\"");
+    return Result<RunSegment>::Error("workload: expected namespace/name, got " +
+                                     QuotedEcho(s.workload));
   auto node = StringOf(j, "node", false);
   if (!node.ok()) return node.status();
   s.node = *node;
@@ -184,7 +192,10 @@ Result<RunSegment> SegmentFromJson(const json& j) {
     s.gpu_replicas = r->get<int64_t>();
   }
   if (auto p = j.find("priority"); p != j.end()) {
-    if (!p->is_number_integer()) return Result<RunSegment>::Error("priority: expected an integer");
+    if (!p->is_number_integer() || (p->is_number_unsigned() && p->get<uint64_t>() > INT32_MAX) ||
+        p->get<int64_t>() < INT32_MIN || p->get<int64_t>() > INT32_MAX)
+      return Result<RunSegment>::Error(
+          "priority: expected an integer between -2147483648 and 2147483647");
     s.priority = p->get<int32_t>();
   }
   auto req = j.find("requests");
@@ -226,20 +237,31 @@ Result<RunSegment> SegmentFromJson(const json& j) {
 }
 
 Result<std::vector<RunSegment>> ReadSegmentsJsonl(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Result<std::vector<RunSegment>>::Error(path + ": cannot open");
+  auto text = io::ReadInputFile(path, io::kSegmentsInput);
+  if (!text.ok()) return text.status();
+  const std::string name = io::InputName(path);
   std::vector<RunSegment> out;
-  std::string line;
+  std::string_view rest = *text;
   int n = 0;
-  while (std::getline(in, line)) {
+  while (!rest.empty()) {
+    const size_t nl = rest.find('\n');
+    const std::string_view line = rest.substr(0, nl);
+    rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
     ++n;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     json j = json::parse(line, nullptr, false);
     if (j.is_discarded())
-      return Result<std::vector<RunSegment>>::Error(path + ":" + std::to_string(n) + ": not valid JSON");
+      return Result<std::vector<RunSegment>>::Error(name + ":" + std::to_string(n) +
+                                                    ": not valid JSON");
     auto s = SegmentFromJson(j);
-    if (!s.ok()) return Result<std::vector<RunSegment>>::Error(path + ":" + std::to_string(n) + ": " + s.message());
-    out.push_back(std::move(*s));
+    if (!s.ok())
+      return Result<std::vector<RunSegment>>::Error(name + ":" + std::to_string(n) + ": " +
+                                                    s.message());
+    // Before anything is metered: a segment from year 0 would be 10^8 hours of rows.
+    if (Status w = billing::CheckSegmentWindow(*s); !w.ok())
+      return Result<std::vector<RunSegment>>::Error(name + ":" + std::to_string(n) + ": " +
+                                                    w.message());
+    out.push_back(std::move(s).value());
   }
   return out;
 }

@@ -1,11 +1,18 @@
 #include "adapters/sqlite/ledger.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
+#include <charconv>
+#include <filesystem>
 #include <map>
+#include <sstream>
 #include <tuple>
 
+#include "adapters/io/input_file.h"
 #include "adapters/report/invoice_json.h"
+#include "core/text.h"
 
 namespace arbiter::sqlite {
 
@@ -351,7 +358,14 @@ class DailyWriter {
 Result<Millis> ReadWatermark(sqlite3* db) {
   Stmt s(db, "SELECT value FROM meta WHERE key = 'sealed_before'");
   if (!s.ok()) return SqlError(db, "read seal watermark");
-  if (s.Step() == SQLITE_ROW) return static_cast<Millis>(std::stoll(s.ColText(0)));
+  if (s.Step() == SQLITE_ROW) {
+    const std::string t = s.ColText(0);
+    Millis v = 0;
+    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || end != t.data() + t.size())
+      return Status::Error("ledger: the seal watermark is damaged (" + QuotedEcho(t, 40) + ")");
+    return v;
+  }
   return Millis{INT64_MIN};
 }
 
@@ -419,6 +433,272 @@ Result<std::unique_ptr<Ledger>> Ledger::Open(const std::string& path) {
     if (Status s = l->Exec(sql); !s.ok()) return Result<std::unique_ptr<Ledger>>::Error(s.message() + " (" + path + ")");
   if (Status s = l->Migrate(); !s.ok()) return Result<std::unique_ptr<Ledger>>::Error(s.message() + " (" + path + ")");
   return l;
+}
+
+namespace {
+
+// A path as an SQLite URI ("file:" + the path with %, ? and # escaped).
+std::string FileUri(const std::string& path, const char* query) {
+  std::string u = "file:";
+  for (unsigned char c : path) {
+    if (c == '%' || c == '?' || c == '#' || c < 0x20 || c >= 0x7f) {
+      static const char* kHex = "0123456789ABCDEF";
+      u += '%';
+      u += kHex[c >> 4];
+      u += kHex[c & 15];
+    } else {
+      u += static_cast<char>(c);
+    }
+  }
+  return u + "?" + query;
+}
+
+int64_t FileBytes(const std::string& path) {
+  std::error_code ec;
+  const auto n = std::filesystem::file_size(path, ec);
+  return ec ? -1 : static_cast<int64_t>(n);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Ledger>> Ledger::OpenForReading(const std::string& path) {
+  using R = Result<std::unique_ptr<Ledger>>;
+  if (std::string why = io::WhyNotReadable(path); !why.empty() || path == "-")
+    return R::Error("ledger: cannot open " + path + ": " +
+                    (path == "-" ? "a ledger cannot be read from stdin" : why));
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  const bool file_writable = ::access(path.c_str(), W_OK) == 0;
+  const bool dir_writable = ::access(dir.c_str(), W_OK) == 0;
+  const bool has_shm = FileBytes(path + "-shm") >= 0;
+  const int64_t wal_bytes = FileBytes(path + "-wal");
+  // Which way to open, so that reading leaves no file behind and never fails for lack of write
+  // access (SQLite's WAL mode needs a -shm file next to the database to read it):
+  //  - writable file (and a -shm there or creatable): read-write with query_only, so that the last
+  //    connection to close removes the -wal and -shm files it created (a read-only connection would
+  //    leave them, owned by the reader);
+  //  - a -shm exists (a writer is at work, or crashed): read-only through it;
+  //  - otherwise the file holds every commit (no -wal, or an empty one): read it as immutable,
+  //    creating nothing (the case of a read-only file or directory).
+  int flags = SQLITE_OPEN_URI;
+  std::string uri;
+  bool query_only = false;
+  if (file_writable && (dir_writable || has_shm)) {
+    flags |= SQLITE_OPEN_READWRITE;
+    uri = FileUri(path, "mode=rw");
+    query_only = true;
+  } else if (has_shm) {
+    flags |= SQLITE_OPEN_READONLY;
+    uri = FileUri(path, "mode=ro");
+  } else if (wal_bytes <= 0) {
+    flags |= SQLITE_OPEN_READONLY;
+    uri = FileUri(path, "mode=ro&immutable=1");
+  } else {
+    return R::Error("ledger: cannot read " + path + ": " + path +
+                    "-wal holds commits that are not in the ledger file yet, and reading them "
+                    "needs write access "
+                    "to the ledger (open it once with an account that can write it)");
+  }
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(uri.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return R::Error("ledger: cannot open " + path + ": " + msg);
+  }
+  sqlite3_busy_timeout(db, 10000);
+  std::unique_ptr<Ledger> l(new Ledger(db));
+  if (query_only)
+    if (Status s = l->Exec("PRAGMA query_only=1"); !s.ok())
+      return R::Error(s.message() + " (" + path + ")");
+  {
+    // A database without any table: a new ledger whose first write was killed before it committed
+    // (docs/billing.md). It is read as the empty ledger it is: an in-memory one with the schema.
+    Stmt t(db, "SELECT count(*) FROM sqlite_master");
+    if (t.ok() && t.Step() == SQLITE_ROW && t.ColInt(0) == 0) {
+      l.reset();
+      sqlite3* mem = nullptr;
+      if (sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+        sqlite3_close(mem);
+        return R::Error("ledger: cannot open " + path + ": out of memory");
+      }
+      std::unique_ptr<Ledger> empty(new Ledger(mem));
+      if (Status st = empty->Exec(Schema().c_str()); !st.ok()) return st;
+      if (Status st = empty->Exec("PRAGMA query_only=1"); !st.ok()) return st;
+      empty->uncommitted_ = true;
+      return empty;
+    }
+  }
+  int version = -1;
+  {
+    Stmt v(db, "SELECT value FROM meta WHERE key = 'schema'");
+    if (!v.ok()) {
+      const std::string err = sqlite3_errmsg(db);
+      if (err.find("no such table") != std::string::npos)
+        return R::Error("ledger: " + path +
+                        " is not an Arbiter ledger (an SQLite database without its tables)");
+      return R::Error("ledger: cannot read " + path + ": " + err);
+    }
+    if (v.Step() == SQLITE_ROW) version = std::atoi(v.ColText(0).c_str());
+  }
+  if (version > kSchemaVersion)
+    return R::Error("ledger: " + path + ": schema " + std::to_string(version) +
+                    " was written by a newer arbiter (this one reads schema " +
+                    std::to_string(kSchemaVersion) + ")");
+  if (version < kSchemaVersion) {
+    // An older ledger is upgraded on its first open with write access (one transaction).
+    if (!file_writable)
+      return R::Error("ledger: " + path + ": schema " + std::to_string(version) +
+                      " needs an upgrade to schema " + std::to_string(kSchemaVersion) +
+                      ", and the ledger is read-only (open it once with write access)");
+    l.reset();
+    return Open(path);
+  }
+  return l;
+}
+
+Result<std::vector<std::string>> Ledger::CheckIntegrity(bool full, size_t max_lines) {
+  const std::string sql = std::string(full ? "PRAGMA integrity_check(" : "PRAGMA quick_check(") +
+                          std::to_string(std::max<size_t>(1, max_lines)) + ")";
+  Stmt s(db_, sql.c_str());
+  if (!s.ok())
+    return Result<std::vector<std::string>>::Error("ledger: " + std::string(sqlite3_errmsg(db_)));
+  std::vector<std::string> problems;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    // One line per problem: SQLite's rows may hold several lines and a "*** in database main ***"
+    // heading.
+    std::string text = s.ColText(0), line;
+    std::istringstream in(text);
+    std::string joined;
+    while (std::getline(in, line))
+      if (!line.empty() && line != "ok" && line.rfind("*** in database", 0) != 0)
+        joined += (joined.empty() ? "" : "; ") + line;
+    if (!joined.empty()) problems.push_back(Echo(joined, 300));
+  }
+  if (rc != SQLITE_DONE)
+    problems.push_back(std::string("the check stopped: ") + sqlite3_errmsg(db_));
+  return problems;
+}
+
+Result<std::vector<std::string>> Ledger::Namespaces() {
+  Stmt s(db_, "SELECT DISTINCT namespace FROM hourly ORDER BY namespace");
+  if (!s.ok()) return SqlError(db_, "read namespaces");
+  std::vector<std::string> out;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) out.push_back(s.ColText(0));
+  if (rc != SQLITE_DONE) return SqlError(db_, "read namespaces");
+  return out;
+}
+
+Result<LedgerStats> Ledger::Stats() {
+  LedgerStats st;
+  st.uncommitted = uncommitted_;
+  {
+    Stmt s(db_,
+           "SELECT count(*), coalesce(sum(current), 0), count(DISTINCT namespace), min(hour), "
+           "max(hour) FROM hourly");
+    if (!s.ok() || s.Step() != SQLITE_ROW) return SqlError(db_, "count rows");
+    st.rows = s.ColInt(0);
+    st.current_rows = s.ColInt(1);
+    st.namespaces = s.ColInt(2);
+    if (st.rows > 0) {
+      st.first_hour = s.ColInt(3);
+      st.last_hour = s.ColInt(4);
+    }
+  }
+  {
+    Stmt s(db_, "SELECT count(*) FROM price_books");
+    if (!s.ok() || s.Step() != SQLITE_ROW) return SqlError(db_, "count price books");
+    st.price_books = s.ColInt(0);
+  }
+  {
+    Stmt s(db_, "SELECT value FROM meta WHERE key = 'schema'");
+    if (s.ok() && s.Step() == SQLITE_ROW) st.schema = std::atoi(s.ColText(0).c_str());
+  }
+  auto w = ReadWatermark(db_);
+  if (!w.ok()) return w.status();
+  st.sealed_before = *w;
+  return st;
+}
+
+Result<std::vector<std::string>> Ledger::CheckRollups(size_t max_lines) {
+  // Every daily rollup must equal the sums of its day's current hourly rows, and every day with
+  // current rows must have its rollup. The raw tracks are int128 decimal text: compared exactly
+  // in C++, summed per key and day.
+  struct Sum {
+    i128 req = 0, use = 0, max = 0;
+    int64_t samples = 0, covered = 0, run = 0, min_hour = INT64_MAX, max_hour = INT64_MIN;
+  };
+  using Key = std::tuple<std::string, std::string, std::string, std::string, int64_t, int64_t,
+                         std::string, int64_t>;
+  std::map<Key, std::pair<Sum, Sum>> by_day;  // hourly sums, daily row
+  std::vector<std::string> problems;
+  {
+    Stmt s(db_,
+           "SELECT namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, "
+           "hour, request_raw, "
+           "usage_raw, max_raw, samples, covered_ms, run_ms FROM hourly WHERE current = 1");
+    if (!s.ok()) return SqlError(db_, "read hourly rows");
+    int rc;
+    while ((rc = s.Step()) == SQLITE_ROW) {
+      const Millis hour = s.ColInt(7);
+      Sum& h = by_day[Key{s.ColText(0), s.ColText(1), s.ColText(2), s.ColText(3), s.ColInt(4),
+                          s.ColInt(5), s.ColText(6), DayOf(hour)}]
+                   .first;
+      if (!AddStored(s.ColText(8), 1, &h.req) || !AddStored(s.ColText(9), 1, &h.use) ||
+          !AddStored(s.ColText(10), 1, &h.max))
+        return Result<std::vector<std::string>>::Error(
+            "ledger: an hourly row has a damaged quantity");
+      h.samples += s.ColInt(11);
+      h.covered += s.ColInt(12);
+      h.run += s.ColInt(13);
+      h.min_hour = std::min(h.min_hour, hour);
+      h.max_hour = std::max(h.max_hour, hour);
+    }
+    if (rc != SQLITE_DONE) return SqlError(db_, "read hourly rows");
+  }
+  std::map<Key, bool> has_daily;
+  {
+    Stmt s(db_,
+           "SELECT namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, day, "
+           "request_raw, "
+           "usage_raw, max_raw, samples, covered_ms, run_ms, min_hour, max_hour FROM daily");
+    if (!s.ok()) return SqlError(db_, "read daily rollups");
+    int rc;
+    while ((rc = s.Step()) == SQLITE_ROW) {
+      const Key k{s.ColText(0), s.ColText(1), s.ColText(2), s.ColText(3),
+                  s.ColInt(4),  s.ColInt(5),  s.ColText(6), s.ColInt(7)};
+      Sum& d = by_day[k].second;
+      if (!AddStored(s.ColText(8), 1, &d.req) || !AddStored(s.ColText(9), 1, &d.use) ||
+          !AddStored(s.ColText(10), 1, &d.max))
+        return Result<std::vector<std::string>>::Error(
+            "ledger: a daily rollup has a damaged quantity");
+      d.samples = s.ColInt(11);
+      d.covered = s.ColInt(12);
+      d.run = s.ColInt(13);
+      d.min_hour = s.ColInt(14);
+      d.max_hour = s.ColInt(15);
+      has_daily[k] = true;
+    }
+    if (rc != SQLITE_DONE) return SqlError(db_, "read daily rollups");
+  }
+  for (const auto& [k, v] : by_day) {
+    const Sum& h = v.first;
+    const Sum& d = v.second;
+    const bool same =
+        h.req == d.req && h.use == d.use && h.max == d.max && h.samples == d.samples &&
+        h.covered == d.covered && h.run == d.run &&
+        (h.min_hour == INT64_MAX || (h.min_hour == d.min_hour && h.max_hour == d.max_hour));
+    if (same && (has_daily.count(k) > 0 || h.min_hour == INT64_MAX)) continue;
+    if (problems.size() == max_lines) {
+      problems.push_back("...");
+      break;
+    }
+    problems.push_back("daily rollup of " + std::get<0>(k) + " " + std::get<1>(k) + " " +
+                       std::get<2>(k) + " on " + FormatRfc3339(std::get<7>(k)) +
+                       (has_daily.count(k) ? " differs from its hourly rows" : " is missing"));
+  }
+  return problems;
 }
 
 Ledger::~Ledger() { sqlite3_close(db_); }
@@ -865,7 +1145,13 @@ Result<std::vector<billing::Invoice>> LedgerInvoices(Ledger& ledger,
                                                      std::optional<Millis> to, InvoiceRead path) {
   auto books = ledger.PriceBooks();
   if (!books.ok()) return books.status();
-  if (books->empty()) return Result<std::vector<billing::Invoice>>::Error("ledger has no PriceBook");
+  if (books->empty()) {
+    // A ledger with no rows yet (e.g. a new one whose first ingest was killed before its commit)
+    // bills nothing; rows without a PriceBook would be a damaged ledger.
+    auto st = ledger.Stats();
+    if (st.ok() && st->rows == 0) return std::vector<billing::Invoice>{};
+    return Result<std::vector<billing::Invoice>>::Error("ledger has rows but no PriceBook");
+  }
   // Spreading idle cost weighs every tenant of the window: read them all, keep the one asked.
   bool spread = false;
   std::vector<Millis> cuts;  // PriceBook version changes inside the window

@@ -48,9 +48,29 @@ struct LedgerRow {
   billing::RatedRow rated;
 };
 
+// What `arbiter ledger check` reports.
+struct LedgerStats {
+  int schema = 0;
+  int64_t rows = 0, current_rows = 0, namespaces = 0, price_books = 0;
+  std::optional<Millis> first_hour, last_hour;
+  Millis sealed_before = INT64_MIN;  // INT64_MIN: nothing sealed
+  bool uncommitted = false;          // a file with no table yet: its first write never committed
+};
+
 class Ledger {
  public:
+  // Opens the ledger for writing, creating it (and its schema) if missing, upgrading an older
+  // schema.
   static Result<std::unique_ptr<Ledger>> Open(const std::string& path);
+  // Opens an existing ledger for the reading commands (invoice, export, check): never creates,
+  // changes or upgrades it... except an older schema, upgraded as by Open when the file is
+  // writable. Works on a read-only file or in a read-only directory, and leaves no -wal / -shm
+  // file behind (a writable ledger is opened read-write with PRAGMA query_only, so that the last
+  // connection removes them; one that cannot be written is read as immutable when it holds every
+  // commit, i.e. has no -wal content). Do not make a ledger read-only while something writes it.
+  // A database with no table at all (a new ledger whose first write was killed before it
+  // committed) reads as an empty ledger.
+  static Result<std::unique_ptr<Ledger>> OpenForReading(const std::string& path);
   ~Ledger();
   Ledger(const Ledger&) = delete;
   Ledger& operator=(const Ledger&) = delete;
@@ -85,6 +105,15 @@ class Ledger {
   Status ExportCsv(const RowFilter& f, std::ostream& out);
   Status ExportJsonl(const RowFilter& f, std::ostream& out);
 
+  // PRAGMA quick_check (integrity_check when `full`): the problems SQLite finds (at most
+  // `max_lines`), empty when the file is sound.
+  Result<std::vector<std::string>> CheckIntegrity(bool full, size_t max_lines = 20);
+  // Daily rollups that differ from the sums of their current hourly rows, or are missing.
+  Result<std::vector<std::string>> CheckRollups(size_t max_lines = 20);
+  // Namespaces with hourly rows, sorted.
+  Result<std::vector<std::string>> Namespaces();
+  Result<LedgerStats> Stats();
+
   sqlite3* handle() { return db_; }
 
  private:
@@ -94,6 +123,7 @@ class Ledger {
   Status RebuildRollupsLocked();
   Status PutPriceBooksLocked(const std::vector<PriceBook>& books);
   sqlite3* db_;
+  bool uncommitted_ = false;  // OpenForReading of a database with no table: an empty ledger
 };
 
 // Column names of the exports, in order.

@@ -1,5 +1,6 @@
 #include "adapters/yaml/manifest_loader.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -15,11 +16,13 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "adapters/io/input_file.h"
 #include "adapters/yaml/yaml_reader.h"
 #include "core/policy_names.h"
 #include "core/quantity.h"
 #include "core/resources.h"
 #include "core/int128.h"
+#include "core/text.h"
 
 namespace arbiter::yaml {
 
@@ -30,7 +33,7 @@ using Field = DocReader::Field;
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 constexpr int64_t kInt32Min = std::numeric_limits<int32_t>::min();
 
-std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string Quote(std::string_view s) { return QuotedEcho(s, 256); }
 
 struct KindInfo {
   const char* kind;
@@ -56,7 +59,8 @@ const std::vector<KindInfo>& Kinds() {
 }
 
 std::string SupportedKindsText() {
-  return "supported: v1 Namespace, Node, Pod, ResourceQuota, LimitRange; scheduling.k8s.io/v1 "
+  return "supported: v1 Namespace, Node, Pod, ResourceQuota, LimitRange, List; "
+         "scheduling.k8s.io/v1 "
          "PriorityClass; policy/v1 PodDisruptionBudget; arbiter.dev/v1alpha1 PoolPolicy, "
          "ElasticQuota, PriceBook, QoS";
 }
@@ -1272,6 +1276,54 @@ class StuckDocumentDetector : public YAML::EventHandler {
 
 }  // namespace
 
+// The `items` of a v1 List document (an undefined node when it has none).
+YAML::Node ListItems(const YAML::Node& doc) {
+  if (!doc.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    const YAML::Node key = it->first;
+    if (key.IsScalar() && key.Scalar() == "items") return it->second;
+  }
+  return YAML::Node(YAML::NodeType::Undefined);
+}
+
+// True for a document with kind: List (what `kubectl get ... -o yaml` prints for several objects).
+bool IsListDocument(const YAML::Node& doc) {
+  if (!doc.IsMap()) return false;
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    const YAML::Node key = it->first, v = it->second;
+    if (key.IsScalar() && key.Scalar() == "kind") return v.IsScalar() && v.Scalar() == "List";
+  }
+  return false;
+}
+
+// Checks a v1 List's own fields (its items are loaded as documents of their own, each with its
+// own line). Anything else in it is an error.
+void CheckList(const YAML::Node& doc, const std::string& file, ManifestLoad* out) {
+  SourceRef source{file, std::max(1, NodeLine(doc))};
+  DocReader r(file, source, &out->diagnostics, &out->locator);
+  r.SetObject("List", "");
+  std::string api_version;
+  r.ReadStruct(
+      doc, "",
+      {{"apiVersion",
+        [&](const YAML::Node& v, const std::string& p) {
+          if (auto t = r.Text(v, p)) api_version = *t;
+          if (api_version != "v1")
+            r.Error(v, p, "a List is apiVersion v1, got " + QuotedEcho(api_version));
+        }},
+       {"kind", [](const YAML::Node&, const std::string&) {}},
+       {"metadata",
+        [&](const YAML::Node& v, const std::string& p) {
+          r.ReadStruct(v, p, {}, {"resourceVersion", "continue", "remainingItemCount", "selfLink"});
+        }},
+       {"items", [&](const YAML::Node& v, const std::string& p) {
+          r.ForEachItem(v, p, [&](const YAML::Node& item, const std::string& ip) {
+            if (IsListDocument(item))
+              r.Error(item, ip,
+                      "a List inside a List is not supported; list the objects themselves");
+          });
+        }}});
+}
 
 // A document's text inside its file: [begin, end) and the number of lines before it.
 struct DocText {
@@ -1280,6 +1332,7 @@ struct DocText {
   size_t begin = 0, end = 0;
   int lines_before = 0;
   size_t doc = 0;  // which document of the piece (a piece holds several only with directives)
+  int item = -1;   // an object of a v1 List: its index in the List's items
 };
 
 // Every loaded document's text, so the SourceLocator can find a field's line on demand by
@@ -1308,7 +1361,10 @@ class DocIndex {
       LineOffsetScope offset(it->lines_before);
       std::vector<YAML::Node> docs = YAML::LoadAll(it->text->substr(it->begin, it->end - it->begin));
       if (it->doc >= docs.size()) return 0;
-      return WalkLine(docs[it->doc], path);
+      if (it->item < 0) return WalkLine(docs[it->doc], path);
+      const YAML::Node items = ListItems(docs[it->doc]);
+      if (!items.IsSequence() || static_cast<size_t>(it->item) >= items.size()) return 0;
+      return WalkLine(items[static_cast<size_t>(it->item)], path);
     } catch (const std::exception&) {
       return 0;
     }
@@ -1408,6 +1464,105 @@ std::vector<Chunk> SplitDocuments(const std::string& t) {
   return out;
 }
 
+// The line (0-based, in `text`) of the last line at or before `line` whose indentation holds a
+// tab, or -1.
+int TabIndentedLine(std::string_view text, int line) {
+  int found = -1, n = 0;
+  size_t pos = 0;
+  while (pos <= text.size() && n <= line) {
+    size_t eol = text.find('\n', pos);
+    std::string_view l =
+        text.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
+    const size_t indent_end = l.find_first_not_of(" \t");
+    const std::string_view indent =
+        l.substr(0, indent_end == std::string_view::npos ? l.size() : indent_end);
+    if (indent.find('\t') != std::string_view::npos && indent_end != std::string_view::npos)
+      found = n;
+    if (eol == std::string_view::npos) break;
+    pos = eol + 1;
+    ++n;
+  }
+  return found;
+}
+
+// Length of the text before the first ": " on line `line` (0-based) of `text`.
+size_t LongestKeyOnLine(std::string_view text, int line) {
+  size_t pos = 0;
+  for (int n = 0; n < line; ++n) {
+    pos = text.find('\n', pos);
+    if (pos == std::string_view::npos) return 0;
+    ++pos;
+  }
+  const size_t eol = text.find('\n', pos);
+  const std::string_view l =
+      text.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
+  const size_t colon = l.find(':');
+  return colon == std::string_view::npos ? l.size() : colon;
+}
+
+// yaml-cpp's words ("illegal map value", "end of map flow not found") in terms of what the user
+// wrote, and the line to report (0-based in `piece`).
+struct YamlProblem {
+  int line;
+  std::string message;
+};
+YamlProblem ExplainYamlError(const YAML::Exception& e, std::string_view piece) {
+  const int line = e.mark.is_null() ? 0 : e.mark.line;
+  const std::string raw = e.msg.empty() ? std::string(e.what()) : e.msg;
+  if (dynamic_cast<const YAML::DeepRecursion*>(&e) != nullptr)
+    return {
+        line,
+        "lists and mappings nested more than 2000 levels deep; no manifest is, so this is not the "
+        "file you meant or it was generated wrong"};
+  if (int tab = TabIndentedLine(piece, line); tab >= 0)
+    return {
+        tab,
+        "a tab in the indentation: YAML indents with spaces only (replace the tabs with spaces)"};
+  auto starts = [&](const char* p) { return raw.rfind(p, 0) == 0; };
+  std::string m;
+  if (starts(YAML::ErrorMsg::INVALID_ESCAPE)) {
+    const std::string c = Echo(raw.substr(std::strlen(YAML::ErrorMsg::INVALID_ESCAPE)), 8);
+    m = "unknown escape \"\\" + c +
+        "\" in a double-quoted string: write \\\\ for a backslash, or use single "
+        "quotes, in which a backslash is plain text";
+  } else if (starts(YAML::ErrorMsg::INVALID_HEX) || starts(YAML::ErrorMsg::INVALID_UNICODE)) {
+    m = "a bad \\x, \\u or \\U escape in a double-quoted string: write \\\\ for a backslash, or "
+        "use single quotes";
+  } else if (raw == YAML::ErrorMsg::MAP_VALUE && LongestKeyOnLine(piece, line) > 1024) {
+    m = "a mapping key longer than 1024 characters (YAML's limit for a plain key)";
+  } else if (raw == YAML::ErrorMsg::MAP_VALUE) {
+    m = "a mapping value where none can start: a key on the line of a list item or of another "
+        "value, or an "
+        "unquoted value with \": \" in it (quote the value)";
+  } else if (raw == YAML::ErrorMsg::BLOCK_ENTRY) {
+    m = "a list item (\"- \") where no list can start: check its indentation against the lines "
+        "above";
+  } else if (raw == YAML::ErrorMsg::MAP_KEY) {
+    m = "a \"? \" mapping key where none can start: check the indentation";
+  } else if (raw == YAML::ErrorMsg::END_OF_MAP_FLOW) {
+    m = "a \"{\" without its closing \"}\"";
+  } else if (raw == YAML::ErrorMsg::END_OF_SEQ_FLOW) {
+    m = "a \"[\" without its closing \"]\"";
+  } else if (raw == YAML::ErrorMsg::END_OF_MAP || raw == YAML::ErrorMsg::END_OF_SEQ) {
+    m = "a mapping or list that does not end where its indentation says: check the indentation of "
+        "this line";
+  } else if (raw == YAML::ErrorMsg::FLOW_END) {
+    m = "a closing \"]\" or \"}\" without its opening one";
+  } else if (raw == YAML::ErrorMsg::EOF_IN_SCALAR) {
+    m = "a quoted string that is never closed (its closing quote is missing)";
+  } else if (raw == YAML::ErrorMsg::DOC_IN_SCALAR) {
+    m = "a document marker (--- or ...) inside a quoted string that is never closed";
+  } else if (raw == YAML::ErrorMsg::UNKNOWN_ANCHOR) {
+    m = "an alias (*name) refers to an anchor (&name) that is not defined before it";
+  } else if (raw == YAML::ErrorMsg::CHAR_IN_BLOCK) {
+    m = "text on the line of a block scalar's | or > (the text belongs on the lines below, "
+        "indented)";
+  } else {
+    m = Echo(raw, 200);
+  }
+  return {line, "not valid YAML: " + m};
+}
+
 void LoadChunk(const std::shared_ptr<const std::string>& text, const Chunk& c, const std::string& file,
                DocIndex& index, ManifestLoad* out) {
   const std::string piece = text->substr(c.begin, c.end - c.begin);
@@ -1420,9 +1575,9 @@ void LoadChunk(const std::shared_ptr<const std::string>& text, const Chunk& c, c
     }
     docs = YAML::LoadAll(piece);
   } catch (const YAML::Exception& e) {
-    int line = (e.mark.is_null() ? 1 : e.mark.line + 1) + c.lines_before;
-    out->diagnostics.Add({Severity::kError, file, line, "", "", "",
-                          "not valid YAML: " + (e.msg.empty() ? std::string(e.what()) : e.msg)});
+    const YamlProblem p = ExplainYamlError(e, piece);
+    out->diagnostics.Add(
+        {Severity::kError, file, p.line + 1 + c.lines_before, "", "", "", p.message});
     return;
   } catch (const std::exception& e) {
     out->diagnostics.Add({Severity::kError, file, c.lines_before + 1, "", "", "",
@@ -1433,8 +1588,24 @@ void LoadChunk(const std::shared_ptr<const std::string>& text, const Chunk& c, c
   for (const auto& doc : docs) {
     if (!doc.IsDefined() || doc.IsNull()) continue;  // empty document
     int line = std::max(1, NodeLine(doc));
-    index.Add(file, {line, text, c.begin, c.end, c.lines_before, static_cast<size_t>(&doc - docs.data())});
+    const size_t doc_index = static_cast<size_t>(&doc - docs.data());
     try {
+      if (IsListDocument(doc)) {
+        // kubectl's v1 List: every item is an object with its own line (and its own index entry,
+        // so that cross-object messages find the lines of its fields too).
+        CheckList(doc, file, out);
+        const YAML::Node all = ListItems(doc);
+        int k = 0;
+        for (auto it = all.begin(); all.IsSequence() && it != all.end(); ++it, ++k) {
+          const YAML::Node item = *it;
+          if (IsListDocument(item)) continue;
+          index.Add(file, {std::max(1, NodeLine(item)), text, c.begin, c.end, c.lines_before,
+                           doc_index, k});
+          LoadDocument(item, file, out);
+        }
+        continue;
+      }
+      index.Add(file, {line, text, c.begin, c.end, c.lines_before, doc_index});
       LoadDocument(doc, file, out);
     } catch (const std::exception& e) {  // yaml-cpp or allocation failure: report, never throw
       out->diagnostics.Add({Severity::kError, file, line, "", "", "",
@@ -1449,6 +1620,12 @@ void LoadText(std::shared_ptr<const std::string> text, const std::string& file, 
     index = std::make_shared<DocIndex>();
     out->doc_index = index;
     out->locator.SetResolver([index](const SourceRef& o, std::string_view p) { return index->Resolve(o, p); });
+  }
+  if (const io::TextPosition nul = io::FindNul(*text); nul.line > 0) {  // yaml-cpp reads up to it
+    out->diagnostics.Add({Severity::kError, file, static_cast<int>(nul.line), "", "", "",
+                          "not YAML text: a NUL byte (column " + std::to_string(nul.column) +
+                              "): this is binary data, not a text file"});
+    return;
   }
   const std::vector<Chunk> chunks = SplitDocuments(*text);
   // Room for one Pod per piece (usually one object each), growing geometrically across files.
@@ -1465,24 +1642,16 @@ void LoadManifestText(const std::string& text, const std::string& file, Manifest
 ManifestLoad LoadManifestFiles(const std::vector<std::string>& paths) {
   ManifestLoad out;
   for (const auto& p : paths) {
-    std::error_code ec;
-    if (!std::filesystem::exists(p, ec)) {
-      out.diagnostics.Add({Severity::kError, p, 0, "", "", "", "cannot read file: no such file"});
+    std::string text;
+    const io::ReadProblem problem = io::ReadInput(p, io::kManifestInput, &text);
+    if (!problem.ok()) {
+      out.diagnostics.Add({Severity::kError, io::InputName(p), static_cast<int>(problem.line), "",
+                           "", "",
+                           problem.line ? "not YAML text: " + problem.reason
+                                        : "cannot read file: " + problem.reason});
       continue;
     }
-    if (std::filesystem::is_directory(p, ec)) {
-      out.diagnostics.Add({Severity::kError, p, 0, "", "", "", "cannot read file: it is a directory"});
-      continue;
-    }
-    std::ifstream in(p, std::ios::binary);
-    if (!in) {
-      out.diagnostics.Add({Severity::kError, p, 0, "", "", "",
-                           std::string("cannot read file: ") + std::strerror(errno)});
-      continue;
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    LoadText(std::make_shared<const std::string>(std::move(ss).str()), p, &out);
+    LoadText(std::make_shared<const std::string>(std::move(text)), io::InputName(p), &out);
   }
   ValidateManifestSet(out.set, &out.locator, &out.diagnostics);
   return out;

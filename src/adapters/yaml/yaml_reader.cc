@@ -5,12 +5,15 @@
 
 #include "core/resources.h"
 #include "core/int128.h"
+#include "core/text.h"
 
 namespace arbiter::yaml {
 
 namespace {
 
-std::string Quote(std::string_view s) {
+std::string Quote(std::string_view text) {
+  const std::string capped = Echo(text, 120);  // a 50 MB value is not echoed whole
+  const std::string_view s = capped;
   std::string out = "\"";
   for (char c : s) {
     if (c == '"' || c == '\\') {
@@ -253,8 +256,9 @@ std::optional<std::string> DocReader::String(const YAML::Node& node, const std::
   if (!IsQuotedScalar(node)) {
     PlainType pt = ResolvePlain(*t);
     if (pt != PlainType::kString) {
-      Error(node, path, std::string("expected a string, got ") + PlainTypeName(pt) + " " + *t +
-                            "; quote it (" + Quote(*t) + ")");
+      Error(node, path,
+            std::string("expected a string, got ") + PlainTypeName(pt) + " " + Echo(*t, 120) +
+                "; quote it (" + Quote(*t) + ")");
       return std::nullopt;
     }
   }
@@ -287,7 +291,8 @@ std::optional<int64_t> DocReader::Int(const YAML::Node& node, const std::string&
   if (neg) v = -v;
   if (v < min || v > max) {
     Error(node, path,
-          "integer " + *t + " is out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+          "integer " + Echo(*t) + " is out of range [" + std::to_string(min) + ", " +
+              std::to_string(max) + "]");
     return std::nullopt;
   }
   return static_cast<int64_t>(v);
@@ -309,7 +314,7 @@ std::optional<int64_t> DocReader::Quantity(std::string_view resource, const YAML
   auto t = Text(node, path);
   if (!t) return std::nullopt;
   if (!IsQuotedScalar(node) && ResolvePlain(*t) == PlainType::kBool) {
-    Error(node, path, "expected a quantity, got the boolean " + *t);
+    Error(node, path, "expected a quantity, got the boolean " + Echo(*t));
     return std::nullopt;
   }
   auto v = ParseResourceQuantity(resource, *t);

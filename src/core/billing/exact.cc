@@ -109,7 +109,7 @@ std::string DecimalUnitsToString(i128 units) {
 
 namespace {
 Result<i128> NotAnInteger(std::string_view text, const char* why) {
-  return Result<i128>::Error(Quoted(text) + " " + why);
+  return Result<i128>::Error(QuotedEcho(text) + " " + why);
 }
 }  // namespace
 

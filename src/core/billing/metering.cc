@@ -108,13 +108,15 @@ Status ValidateSegment(const RunSegment& s) {
 // ------------------------------------------------------------------ SeriesFolder
 
 SeriesFolder::SeriesFolder(const RunSegment& seg, std::string resource,
-                           std::vector<HourlyRow>* out, Millis scrape_interval)
+                           std::vector<HourlyRow>* out, Millis scrape_interval,
+                           int64_t gauge_scale)
     : seg_(seg),
       resource_(std::move(resource)),
       product_(ProductKey(seg, resource_)),
       replicas_(ReplicasKey(seg, resource_)),
       out_(out),
       interval_(scrape_interval),
+      gauge_scale_(gauge_scale < 1 ? 1 : gauge_scale),
       counter_(MeterUnitOf(resource_).counter),
       request_(seg.requests.Get(resource_)),
       prev_t_(seg.start) {}
@@ -174,7 +176,7 @@ void SeriesFolder::Add(Millis t, i128 value) {
       seen = dt;
     } else {
       seen = std::min(dt, interval_);
-      use_piece = prev_value_ * seen;
+      use_piece = gauge_scale_ == 1 ? prev_value_ * seen : MulDivRoundHalfUp(prev_value_, seen, gauge_scale_);
     }
     use_ += use_piece;
     covered_ += seen;
@@ -188,6 +190,19 @@ void SeriesFolder::Add(Millis t, i128 value) {
   have_prev_ = true;
 }
 
+void SeriesFolder::FinishContinued(i128 counter_at_end) {
+  if (counter_ && have_prev_ && !finished_ && seg_.end > prev_t_) {
+    Millis dt = seg_.end - prev_t_;
+    Touch(HourOf(prev_t_));
+    i128 use_piece = counter_at_end >= prev_value_ ? counter_at_end - prev_value_ : counter_at_end;
+    i128 req_piece = static_cast<i128>(request_) * dt;
+    use_ += use_piece;
+    covered_ += dt;
+    if (use_piece > req_piece) extra_ += use_piece - req_piece;
+  }
+  Finish();
+}
+
 void SeriesFolder::Finish() {
   ARB_CHECK(!finished_);
   finished_ = true;
@@ -197,7 +212,7 @@ void SeriesFolder::Finish() {
     i128 req_piece = static_cast<i128>(request_) * dt;
     if (have_prev_ && !counter_) {
       Millis seen = std::min(dt, interval_);
-      i128 use_piece = prev_value_ * seen;
+      i128 use_piece = gauge_scale_ == 1 ? prev_value_ * seen : MulDivRoundHalfUp(prev_value_, seen, gauge_scale_);
       use_ += use_piece;
       covered_ += seen;
       if (use_piece > req_piece) extra_ += use_piece - req_piece;
@@ -230,13 +245,15 @@ std::vector<std::string> MeteredResources(const RunSegment& seg) {
 }  // namespace
 
 void MeterSegment(const RunSegment& seg, const MeterConfig& cfg, std::vector<HourlyRow>* out) {
-  std::vector<std::pair<Millis, i128>> samples;
   for (const std::string& res : MeteredResources(seg)) {
     if (seg.requests.Get(res) == 0 && UsageOf(seg, res) == 0) continue;
-    samples.clear();
-    ScrapeSamples(seg, res, cfg.scrape_interval, &samples);
+    // The samples of ScrapeSamples, folded as they are made: memory stays that of the rows, however
+    // long the segment.
+    const bool counter = MeterUnitOf(res).counter;
+    const int64_t u = UsageOf(seg, res);
     SeriesFolder f(seg, res, out, cfg.scrape_interval);
-    for (const auto& [t, v] : samples) f.Add(t, v);
+    for (Millis t = CeilTo(seg.start, cfg.scrape_interval); t < seg.end; t += cfg.scrape_interval)
+      f.Add(t, counter ? static_cast<i128>(u) * (t - seg.start) : static_cast<i128>(u));
     f.Finish();
   }
   if (seg.lost && seg.lost->to > seg.lost->from) {
@@ -287,6 +304,23 @@ void Rollup(std::vector<HourlyRow>* rows) {
   rows->resize(w);
 }
 
+Status CheckSegmentWindow(const RunSegment& s) {
+  auto in = [](Millis t) { return t >= kSegmentTimeMin && t < kSegmentTimeMax; };
+  // Years 0000..9999 as RFC 3339 (what the input can write), anything else as Unix ms.
+  auto text = [](Millis t) {
+    return t >= -62167219200000 && t < 253402300800000 ? FormatRfc3339(t)
+                                                       : std::to_string(t) + " (Unix ms)";
+  };
+  for (Millis t : {s.start, s.end, s.lost ? s.lost->from : s.start, s.lost ? s.lost->to : s.start})
+    if (!in(t))
+      return Status::Error("segment of " + s.workload + " on " +
+                           (s.node.empty() ? std::string("<no node>") : s.node) + ": time " +
+                           text(t) + " is outside the supported range " +
+                           FormatRfc3339(kSegmentTimeMin) + " .. " +
+                           FormatRfc3339(kSegmentTimeMax));
+  return Status::Ok();
+}
+
 namespace {
 // At most how many rows MeterSegment makes for `seg`: one per metered resource and hour touched,
 // for the run and for its lost-work credit.
@@ -303,6 +337,12 @@ size_t RowBound(const RunSegment& seg) {
   return n;
 }
 }  // namespace
+
+size_t RowBoundOf(const std::vector<RunSegment>& segments) {
+  size_t n = 0;
+  for (const RunSegment& seg : segments) n += RowBound(seg);
+  return n;
+}
 
 Status MeterSegmentsInto(const std::vector<RunSegment>& segments, const MeterConfig& cfg,
                          std::vector<HourlyRow>* rows, size_t extra) {

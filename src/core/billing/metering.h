@@ -82,16 +82,30 @@ struct MeterConfig {
 Status ValidateMeterConfig(const MeterConfig& cfg);
 Status ValidateSegment(const RunSegment& s);
 
+// The instants the ledger accepts for a run segment (start, end, lost work): 1970-01-01 to
+// 2100-01-01 (exclusive), UTC. Checked before metering: a segment from year 0 to 9999 would be
+// 10^8 hours of rows.
+inline constexpr Millis kSegmentTimeMin = 0;
+inline constexpr Millis kSegmentTimeMax = 4102444800000;  // 2100-01-01T00:00:00Z
+Status CheckSegmentWindow(const RunSegment& s);
+
 // Folds the scrape samples of one series (one segment, one resource) into hourly rows.
 // Samples must come in increasing time order inside [start, end). For a counter `value` is the
 // cumulative raw quantity (canonical unit × ms since the segment started); for a gauge it is the
-// amount in the canonical unit. Finish() closes the series and appends the last row.
+// amount in the canonical unit, or with `gauge_scale` > 1 in 1/gauge_scale of it (live metering
+// reads a MIG instance's utilisation in thousandths): a gauge piece is then
+// round_half_up(value × ms / gauge_scale), exact whenever the pieces are whole seconds and
+// gauge_scale divides 1000. Finish() closes the series and appends the last row.
 class SeriesFolder {
  public:
   SeriesFolder(const RunSegment& seg, std::string resource, std::vector<HourlyRow>* out,
-               Millis scrape_interval);
+               Millis scrape_interval, int64_t gauge_scale = 1);
   void Add(Millis t, i128 value);
   void Finish();
+  // Finish for a run that goes on in another segment from seg.end (a live pod whose requests
+  // changed): a counter's piece from the last sample to seg.end is billed by its increase up to
+  // `counter_at_end`, the sample at seg.end that starts the next segment. Gauges: as Finish().
+  void FinishContinued(i128 counter_at_end);
 
  private:
   void Touch(Millis hour);
@@ -104,6 +118,7 @@ class SeriesFolder {
   int64_t replicas_;
   std::vector<HourlyRow>* out_;
   Millis interval_;
+  int64_t gauge_scale_;
   bool counter_;
   int64_t request_;
   Millis prev_t_;
@@ -132,6 +147,11 @@ void MeterSegment(const RunSegment& seg, const MeterConfig& cfg, std::vector<Hou
 
 // Sorts rows by key and merges rows with the same key (sums every quantity).
 void Rollup(std::vector<HourlyRow>* rows);
+
+// The most hourly rows MeterSegments makes for `segments` (one per metered resource and hour a
+// segment or its lost work touches, before merging), computed without metering. Segments must be
+// valid (ValidateSegment).
+size_t RowBoundOf(const std::vector<RunSegment>& segments);
 
 // Validates, meters every segment and rolls up. Errors name the segment.
 // Appends the rolled-up rows of `segments` to `rows` (rolling up all of `rows`), reserving room

@@ -4,7 +4,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "adapters/io/input_file.h"
 #include "core/placement/rng.h"
+#include "core/text.h"
 
 namespace arbiter::sim::trace {
 
@@ -12,11 +14,26 @@ namespace {
 
 // GPUs per node and per pod: the placement layer's per-node device limit.
 constexpr int64_t kMaxGpus = 64;
+// Every number is range-checked here, so that nothing downstream (sums over a cluster, bytes from
+// MiB, milliseconds from seconds) can overflow: see the limits in openb_reader.h.
+constexpr int64_t kMaxCpuMilli = kTraceMaxCpuMilli;
+constexpr int64_t kMaxMemoryMib = kTraceMaxMemoryMib;
+constexpr int64_t kMaxTimeSeconds = kTraceMaxSeconds;
+constexpr size_t kMaxNameBytes = kTraceMaxNameBytes;
 
+// At most this many columns: a line of a billion commas is refused, not split into a billion
+// fields.
+constexpr size_t kMaxColumns = 256;
+
+// The fields of a line; at most kMaxColumns + 1 of them (the last then holds the rest).
 std::vector<std::string_view> SplitCsv(std::string_view line) {
   std::vector<std::string_view> out;
   size_t start = 0;
   while (true) {
+    if (out.size() == kMaxColumns) {
+      out.push_back(line.substr(start));
+      break;
+    }
     size_t comma = line.find(',', start);
     if (comma == std::string_view::npos) {
       out.push_back(line.substr(start));
@@ -37,6 +54,9 @@ bool Absent(std::string_view v) { return v.empty() || v == "nan" || v == "NaN" |
 std::string Where(std::string_view source, size_t line) {
   return std::string(source) + ":" + std::to_string(line) + ": ";
 }
+
+// A cell echoed in a message: at most 40 bytes of it.
+std::string Cell(std::string_view v) { return "'" + Echo(v, 40) + "'"; }
 
 // Integer cell; accepts a trailing ".0" (pandas float export).
 bool ParseInt(std::string_view v, int64_t* out) {
@@ -74,12 +94,22 @@ Status ForEachLine(std::string_view text, F&& f) {
   return Status::Ok();
 }
 
-Result<std::string> Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Result<std::string>::Error(path + ": cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// A non-negative integer cell at most `max`, or the error "FIELD: ...".
+Status RangeCell(std::string_view cell, const char* field, int64_t max, const char* unit,
+                 int64_t* out) {
+  if (!ParseInt(cell, out) || *out < 0)
+    return Status::Error(std::string(field) + ": not a non-negative integer: " + Cell(cell));
+  if (*out > max)
+    return Status::Error(std::string(field) + ": " + Cell(cell) + " is more than " +
+                         std::to_string(max) + " " + unit + " (the largest value Arbiter accepts)");
+  return Status::Ok();
+}
+
+Status NameCell(std::string_view cell, const char* field) {
+  if (cell.size() > kMaxNameBytes)
+    return Status::Error(std::string(field) + ": " + Cell(cell) + " is longer than " +
+                         std::to_string(kMaxNameBytes) + " bytes");
+  return Status::Ok();
 }
 
 }  // namespace
@@ -107,7 +137,10 @@ Result<std::vector<TraceNode>> ParseOpenbNodes(std::string_view text, std::strin
   Status st = ForEachLine(text, [&](std::string_view line, size_t no) -> Status {
     auto f = SplitCsv(line);
     if (cols.names.empty()) {
-      for (auto v : f) cols.names.emplace_back(v);
+      if (f.size() > kMaxColumns)
+        return Status::Error(Where(source, no) + "more than " + std::to_string(kMaxColumns) +
+                             " columns in the header");
+      for (auto v : f) cols.names.emplace_back(Echo(v, kMaxNameBytes));
       c_sn = cols.Find("sn");
       c_cpu = cols.Find("cpu_milli");
       c_mem = cols.Find("memory_mib");
@@ -120,19 +153,28 @@ Result<std::vector<TraceNode>> ParseOpenbNodes(std::string_view text, std::strin
     }
     if (f.size() != cols.names.size())
       return Status::Error(Where(source, no) + "expected " + std::to_string(cols.names.size()) +
-                           " fields, found " + std::to_string(f.size()));
+                           " fields, found " +
+                           (f.size() > kMaxColumns ? "more than " + std::to_string(kMaxColumns)
+                                                   : std::to_string(f.size())));
     TraceNode n;
+    if (f[c_sn].empty()) return Status::Error(Where(source, no) + "sn: empty node name");
+    if (Status s = NameCell(f[c_sn], "sn"); !s.ok())
+      return Status::Error(Where(source, no) + s.message());
     n.name = std::string(f[c_sn]);
-    if (n.name.empty()) return Status::Error(Where(source, no) + "sn: empty node name");
     int64_t gpu = 0;
-    if (!ParseInt(f[c_cpu], &n.cpu_milli) || n.cpu_milli < 0)
-      return Status::Error(Where(source, no) + "cpu_milli: not a non-negative integer: '" + std::string(f[c_cpu]) + "'");
-    if (!ParseInt(f[c_mem], &n.memory_mib) || n.memory_mib < 0)
-      return Status::Error(Where(source, no) + "memory_mib: not a non-negative integer: '" + std::string(f[c_mem]) + "'");
+    if (Status s = RangeCell(f[c_cpu], "cpu_milli", kMaxCpuMilli, "millicores", &n.cpu_milli);
+        !s.ok())
+      return Status::Error(Where(source, no) + s.message());
+    if (Status s = RangeCell(f[c_mem], "memory_mib", kMaxMemoryMib, "MiB", &n.memory_mib); !s.ok())
+      return Status::Error(Where(source, no) + s.message());
     if (!ParseInt(f[c_gpu], &gpu) || gpu < 0 || gpu > kMaxGpus)
-      return Status::Error(Where(source, no) + "gpu: not an integer in 0..64: '" + std::string(f[c_gpu]) + "'");
+      return Status::Error(Where(source, no) + "gpu: not an integer in 0..64: " + Cell(f[c_gpu]));
     n.gpus = static_cast<int32_t>(gpu);
-    if (c_model >= 0 && !Absent(f[c_model])) n.model = std::string(f[c_model]);
+    if (c_model >= 0 && !Absent(f[c_model])) {
+      if (Status s = NameCell(f[c_model], "model"); !s.ok())
+        return Status::Error(Where(source, no) + s.message());
+      n.model = std::string(f[c_model]);
+    }
     if (n.gpus > 0 && n.model.empty())
       return Status::Error(Where(source, no) + "model: a node with GPUs needs a GPU model");
     nodes.push_back(std::move(n));
@@ -152,7 +194,10 @@ Result<PodTrace> ParseOpenbPods(std::string_view text, std::string_view source,
   Status st = ForEachLine(text, [&](std::string_view line, size_t no) -> Status {
     auto f = SplitCsv(line);
     if (cols.names.empty()) {
-      for (auto v : f) cols.names.emplace_back(v);
+      if (f.size() > kMaxColumns)
+        return Status::Error(Where(source, no) + "more than " + std::to_string(kMaxColumns) +
+                             " columns in the header");
+      for (auto v : f) cols.names.emplace_back(Echo(v, kMaxNameBytes));
       c_name = cols.Find("name");
       c_cpu = cols.Find("cpu_milli");
       c_mem = cols.Find("memory_mib");
@@ -172,20 +217,27 @@ Result<PodTrace> ParseOpenbPods(std::string_view text, std::string_view source,
     }
     if (f.size() != cols.names.size())
       return Status::Error(Where(source, no) + "expected " + std::to_string(cols.names.size()) +
-                           " fields, found " + std::to_string(f.size()));
+                           " fields, found " +
+                           (f.size() > kMaxColumns ? "more than " + std::to_string(kMaxColumns)
+                                                   : std::to_string(f.size())));
     TracePod p;
+    if (f[c_name].empty()) return Status::Error(Where(source, no) + "name: empty pod name");
+    if (Status s = NameCell(f[c_name], "name"); !s.ok())
+      return Status::Error(Where(source, no) + s.message());
     p.name = std::string(f[c_name]);
-    if (p.name.empty()) return Status::Error(Where(source, no) + "name: empty pod name");
     int64_t v = 0;
-    if (!ParseInt(f[c_cpu], &p.cpu_milli) || p.cpu_milli < 0)
-      return Status::Error(Where(source, no) + "cpu_milli: not a non-negative integer: '" + std::string(f[c_cpu]) + "'");
-    if (!ParseInt(f[c_mem], &p.memory_mib) || p.memory_mib < 0)
-      return Status::Error(Where(source, no) + "memory_mib: not a non-negative integer: '" + std::string(f[c_mem]) + "'");
+    if (Status s = RangeCell(f[c_cpu], "cpu_milli", kMaxCpuMilli, "millicores", &p.cpu_milli);
+        !s.ok())
+      return Status::Error(Where(source, no) + s.message());
+    if (Status s = RangeCell(f[c_mem], "memory_mib", kMaxMemoryMib, "MiB", &p.memory_mib); !s.ok())
+      return Status::Error(Where(source, no) + s.message());
     if (!ParseInt(f[c_ngpu], &v) || v < 0 || v > kMaxGpus)
-      return Status::Error(Where(source, no) + "num_gpu: not an integer in 0..64: '" + std::string(f[c_ngpu]) + "'");
+      return Status::Error(Where(source, no) +
+                           "num_gpu: not an integer in 0..64: " + Cell(f[c_ngpu]));
     p.num_gpu = static_cast<int32_t>(v);
     if (!ParseInt(f[c_gmilli], &v) || v < 0 || v > 1000)
-      return Status::Error(Where(source, no) + "gpu_milli: not an integer in 0..1000: '" + std::string(f[c_gmilli]) + "'");
+      return Status::Error(Where(source, no) +
+                           "gpu_milli: not an integer in 0..1000: " + Cell(f[c_gmilli]));
     p.gpu_milli = static_cast<int32_t>(v);
     if (p.num_gpu > 1 && p.gpu_milli != 1000)
       return Status::Error(Where(source, no) + "gpu_milli: a pod with num_gpu " + std::to_string(p.num_gpu) +
@@ -198,18 +250,31 @@ Result<PodTrace> ParseOpenbPods(std::string_view text, std::string_view source,
       while (start <= s.size()) {
         size_t bar = s.find('|', start);
         std::string_view m = s.substr(start, bar == std::string_view::npos ? std::string_view::npos : bar - start);
+        if (Status st = NameCell(m, "gpu_spec"); !st.ok())
+          return Status::Error(Where(source, no) + st.message());
+        if (p.gpu_spec.size() == static_cast<size_t>(kMaxGpus))
+          return Status::Error(Where(source, no) + "gpu_spec: more than " +
+                               std::to_string(kMaxGpus) + " GPU models");
         if (!m.empty()) p.gpu_spec.emplace_back(m);
         if (bar == std::string_view::npos) break;
         start = bar + 1;
       }
     }
-    if (c_qos >= 0) p.qos = std::string(f[c_qos]);
-    if (c_phase >= 0) p.phase = std::string(f[c_phase]);
+    if (c_qos >= 0) {
+      if (Status s = NameCell(f[c_qos], "qos"); !s.ok())
+        return Status::Error(Where(source, no) + s.message());
+      p.qos = std::string(f[c_qos]);
+    }
+    if (c_phase >= 0) {
+      if (Status s = NameCell(f[c_phase], "pod_phase"); !s.ok())
+        return Status::Error(Where(source, no) + s.message());
+      p.phase = std::string(f[c_phase]);
+    }
     auto time_col = [&](int c, const char* what, std::optional<int64_t>* out) -> Status {
       if (c < 0 || Absent(f[c])) return Status::Ok();
       int64_t t = 0;
-      if (!ParseInt(f[c], &t) || t < 0)
-        return Status::Error(Where(source, no) + what + ": not a non-negative integer: '" + std::string(f[c]) + "'");
+      if (Status s = RangeCell(f[c], what, kMaxTimeSeconds, "seconds", &t); !s.ok())
+        return Status::Error(Where(source, no) + s.message());
       *out = t;
       return Status::Ok();
     };
@@ -235,15 +300,15 @@ Result<PodTrace> ParseOpenbPods(std::string_view text, std::string_view source,
 }
 
 Result<std::vector<TraceNode>> ReadOpenbNodes(const std::string& path) {
-  auto text = Slurp(path);
+  auto text = io::ReadInputFile(path, io::kTraceCsvInput);
   if (!text.ok()) return text.status();
-  return ParseOpenbNodes(*text, path);
+  return ParseOpenbNodes(*text, io::InputName(path));
 }
 
 Result<PodTrace> ReadOpenbPods(const std::string& path, const PodMappingOptions& options) {
-  auto text = Slurp(path);
+  auto text = io::ReadInputFile(path, io::kTraceCsvInput);
   if (!text.ok()) return text.status();
-  return ParseOpenbPods(*text, path, options);
+  return ParseOpenbPods(*text, io::InputName(path), options);
 }
 
 std::vector<placement::NodeState> ToNodeStates(const std::vector<TraceNode>& nodes) {

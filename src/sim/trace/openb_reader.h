@@ -4,7 +4,11 @@
 // Pod list:  name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec,qos,pod_phase,creation_time,
 //            deletion_time,scheduled_time]   (the multigpu* lists have only the first five)
 // Columns are found by header name; extra columns are ignored. A malformed row is an error
-// "FILE:LINE: message". Empty cells and "nan" mean "absent".
+// "FILE:LINE: message". Empty cells and "nan" mean "absent". Every number is range-checked
+// (cpu_milli at most 10^9, memory_mib at most 2^30 = 1 PiB, times at most 10^10 s, GPUs at most
+// 64 per node or pod) and names are at most 256 bytes, so that no sum or unit conversion
+// downstream can overflow. Files are read with the shared input rules (adapters/io/input_file.h:
+// regular files or "-", at most 1 GiB).
 //
 // Mapping to placement shapes:
 //   num_gpu 0                      -> no GPU
@@ -25,6 +29,11 @@
 #include "core/status.h"
 
 namespace arbiter::sim::trace {
+
+inline constexpr int64_t kTraceMaxCpuMilli = 1000000000;         // a million cores
+inline constexpr int64_t kTraceMaxMemoryMib = int64_t{1} << 30;  // 1 PiB
+inline constexpr int64_t kTraceMaxSeconds = 10000000000;         // about 317 years
+inline constexpr size_t kTraceMaxNameBytes = 256;
 
 struct TraceNode {
   std::string name;

@@ -42,10 +42,12 @@ double UnallocatedAt130(const SaturateResult& r, int64_t target_permille) {
 std::string Page(const std::string& title, const std::string& body) {
   return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + Esc(title) +
          "</title>\n<style>body{font-family:sans-serif;margin:24px;color:#222;background:#fff}"
-         "table{border-collapse:collapse;margin:12px 0}td,th{border:1px solid #ccc;padding:4px 10px;"
+         "table{border-collapse:collapse;margin:12px 0}td,th{border:1px solid #ccc;padding:4px "
+         "10px;"
          "text-align:right}th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}"
-         "p.note{color:#555;max-width:760px}</style></head>\n<body>\n<h1>" + Esc(title) + "</h1>\n" +
-         body + "</body></html>\n";
+         "p.note{color:#555;max-width:900px}svg{display:block;max-width:100%;height:auto}</style></"
+         "head>\n<body>\n<h1>" +
+         Esc(title) + "</h1>\n" + body + "</body></html>\n";
 }
 
 std::string MetaHtml(const TraceReportMeta& m) {
@@ -164,11 +166,16 @@ std::string ComparisonText(const std::vector<PolicySummary>& summaries, const Tr
 std::string ComparisonHtml(const std::vector<PolicySummary>& summaries, const TraceReportMeta& m) {
   std::vector<Series> series;
   for (const auto& p : summaries) series.push_back(CurveSeries(p.policy, MeanCurve(p)));
+  // Policies often coincide (every one allocates all arrived demand until the cluster fills up):
+  // widest first, so that none hides under another.
+  const std::vector<double> widths = svg::OverlapWidths(series.size());
+  for (size_t k = 0; k < series.size(); ++k) series[k].stroke_width = widths[k];
   const double x_max = static_cast<double>(m.target_permille) / 10.0;
   std::string body = MetaHtml(m);
   Axes full;
   full.x_max = x_max;
   full.diagonal = true;
+  full.diagonal_label = "ideal (y = x)";
   body += LineChart("GPU allocation vs. arrived GPU demand (mean over seeds)",
                     "arrived GPU demand, % of cluster GPU capacity", full, series);
   if (x_max > 80) {
@@ -180,19 +187,35 @@ std::string ComparisonHtml(const std::vector<PolicySummary>& summaries, const Tr
     zoom.y_max = 1.0;
     zoom.y_step = 0.02;
     zoom.diagonal = true;
+    zoom.diagonal_label = full.diagonal_label;
     body += "<br>" + LineChart("Zoom: the saturated end", "arrived GPU demand, % of cluster GPU capacity", zoom, series);
   }
-  body += "<table><tr><th>policy</th><th>seeds</th><th>GPU allocation at 100 %</th><th>unallocated GPUs at " +
-          Fmt("%.0f", x_max) + " %</th><th>min</th><th>max</th><th>failed pods (mean)</th></tr>\n";
+  const size_t seeds = summaries.empty() ? 0 : summaries[0].seeds.size();
+  body +=
+      "<table><tr><th>policy</th><th>seeds</th><th>GPU allocation at 100 %</th><th>unallocated "
+      "GPUs at " +
+      Fmt("%.0f", x_max) +
+      " % (mean)</th><th>best seed</th><th>worst seed</th><th>failed pods (mean)</th></tr>\n";
   for (const auto& p : summaries)
     body += "<tr><td>" + Esc(p.policy) + "</td><td>" + std::to_string(p.seeds.size()) + "</td><td>" +
             Pct(p.gpu_allocation_at_100) + "</td><td>" + Pct(p.unallocated_gpu_share_at_end) + "</td><td>" +
             Pct(p.unallocated_gpu_share_min) + "</td><td>" + Pct(p.unallocated_gpu_share_max) + "</td><td>" +
             Fmt("%.1f", p.pods_failed) + "</td></tr>\n";
-  body += "</table>\n<p class=\"note\">Saturate protocol of the FGD paper (Weng et al., USENIX ATC 2023): the trace's pods "
-          "in seeded random order, then pods sampled with replacement, no departures, until the arrived GPU demand "
-          "reaches the target. Paper, default trace, unallocated at 130 %: Random 12.5 %, DotProduct 9.2 %, "
-          "Clustering 8.1 %, Packing 8.0 %, BestFit 6.9 %, FGD 4.6 %.</p>\n";
+  body +=
+      "</table>\n<p class=\"note\">Unallocated GPUs: the share of the cluster's GPUs that no pod "
+      "holds when the "
+      "arrived demand reaches " +
+      Fmt("%.0f", x_max) + " % (lower is better); mean over the " + Plural(seeds, "seed") +
+      ", and the best (min) and worst (max) seed. GPU allocation at 100 %: the allocated share "
+      "when the arrived "
+      "demand equals the cluster. The dashed line, ideal (y = x), is every arrived GPU "
+      "allocated.</p>\n<p class=\"note\">Saturate protocol of the FGD paper (Weng et al., USENIX "
+      "ATC 2023): the trace's pods "
+      "in seeded random order, then pods sampled with replacement, no departures, until the "
+      "arrived GPU demand "
+      "reaches the target. Paper, default trace, unallocated at 130 %: Random 12.5 %, DotProduct "
+      "9.2 %, "
+      "Clustering 8.1 %, Packing 8.0 %, BestFit 6.9 %, FGD 4.6 %.</p>\n";
   return Page("Arbiter placement policy comparison", body);
 }
 
@@ -311,26 +334,39 @@ std::string TimelineHtml(const TimelineResult& r, const TraceReportMeta& m) {
 }
 
 std::string TimelineHtmlBody(const TimelineResult& r, const TraceReportMeta& m) {
+  // Allocation changes only at arrivals and departures: a step series (a line between sparse
+  // points would draw ramps that never happened), on a time axis with round ticks.
+  const svg::TimeAxis ta =
+      svg::NiceTimeAxis(std::max<double>(1, static_cast<double>(r.end_s - r.start_s)), 10);
   Series gpu{"GPU", {}}, cpu{"CPU", {}};
-  const double span_h = std::max<double>(1e-9, (r.end_s - r.start_s) / 3600.0);
   for (const auto& p : r.points) {
-    const double h = (p.time_s - r.start_s) / 3600.0;
-    gpu.xy.push_back({h, r.cluster_gpu_milli ? static_cast<double>(p.allocated_gpu_milli) / r.cluster_gpu_milli : 0});
-    cpu.xy.push_back({h, r.cluster_cpu_milli ? static_cast<double>(p.allocated_cpu_milli) / r.cluster_cpu_milli : 0});
+    const double x = static_cast<double>(p.time_s - r.start_s) / ta.unit.seconds;
+    svg::StepTo(
+        gpu, x,
+        r.cluster_gpu_milli ? static_cast<double>(p.allocated_gpu_milli) / r.cluster_gpu_milli : 0);
+    svg::StepTo(
+        cpu, x,
+        r.cluster_cpu_milli ? static_cast<double>(p.allocated_cpu_milli) / r.cluster_cpu_milli : 0);
   }
   std::string body = MetaHtml(m);
   Axes ax;
-  ax.x_max = span_h;
-  ax.x_step = span_h / 10;
-  ax.x_fmt = "%.0f";
+  ax.x_max = ta.max;
+  ax.x_step = ta.step;
+  ax.x_fmt = "%g";
   double peak = 0;
   for (const auto& se : {gpu, cpu})
     for (const auto& [x, y] : se.xy) peak = std::max(peak, y);
-  if (peak < 0.5) {  // sparse traces: zoom the y axis in
-    ax.y_max = std::max(0.01, std::ceil(peak * 1.1 * 100) / 100);
-    ax.y_step = ax.y_max / 10;
+  if (peak < 0.5) {  // sparse traces: zoom the y axis in, with round ticks
+    ax.y_step = svg::NiceStep(std::max(0.001, peak * 1.1), 8);
+    ax.y_max = std::max(ax.y_step, std::ceil(peak * 1.1 / ax.y_step - 1e-9) * ax.y_step);
   }
-  body += LineChart("Allocation over time (" + r.policy + ")", "hours since the first arrival", ax, {gpu, cpu});
+  body +=
+      LineChart("Allocation over time (" + r.policy + ")",
+                std::string("time since the first arrival (") + ta.unit.name + ")", ax, {gpu, cpu});
+  body +=
+      "<p class=\"note\">Shares of the cluster's GPUs and CPUs allocated to running pods, sampled "
+      "at about 1000 of "
+      "the trace's events and held between them.</p>\n";
   body += "<pre>" + Esc(TimelineText(r, m)) + "</pre>\n";
   return body;
 }

@@ -1,0 +1,318 @@
+#include "adapters/postgres/postgres_store.h"
+
+#include <libpq-fe.h>
+
+#include "adapters/http/http_client.h"
+#include "adapters/report/invoice_json.h"
+
+namespace arbiter::postgres {
+
+namespace {
+
+struct ResultGuard {
+  PGresult* r;
+  ~ResultGuard() { PQclear(r); }
+};
+
+// COPY text format escaping.
+void Copy(std::string* out, const std::string& s) {
+  for (char c : s) {
+    switch (c) {
+      case '\t':
+        *out += "\\t";
+        break;
+      case '\n':
+        *out += "\\n";
+        break;
+      case '\r':
+        *out += "\\r";
+        break;
+      case '\\':
+        *out += "\\\\";
+        break;
+      default:
+        *out += c;
+    }
+  }
+}
+
+constexpr const char* kKey =
+    "namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor";
+
+}  // namespace
+
+Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& url) {
+  using R = Result<std::unique_ptr<PostgresStore>>;
+  auto u = http::ParseUrl(url);
+  if (!u.ok()) return u.status();
+  if (u->scheme != "postgresql" && u->scheme != "postgres")
+    return R::Error("not a postgresql:// URL: " + url);
+  std::string describe =
+      "postgresql://" + u->host + (u->port ? ":" + std::to_string(u->port) : "") + u->path;
+  // connect_timeout unless the URL sets one.
+  std::string conninfo = url;
+  if (!u->query.count("connect_timeout"))
+    conninfo +=
+        (url.find('?') == std::string::npos ? "?" : "&") + std::string("connect_timeout=10");
+  PGconn* c = PQconnectdb(conninfo.c_str());
+  if (!c || PQstatus(c) != CONNECTION_OK) {
+    std::string msg = c ? PQerrorMessage(c) : "out of memory";
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+    PQfinish(c);
+    return R::Error("PostgreSQL at " + describe + " unreachable: " + msg);
+  }
+  PGresult* r = PQexec(c, "SET client_min_messages = warning; SET statement_timeout = '600s'");
+  PQclear(r);
+  return std::unique_ptr<PostgresStore>(new PostgresStore(c, describe));
+}
+
+PostgresStore::~PostgresStore() { PQfinish(conn_); }
+
+Status PostgresStore::Error(const std::string& what) {
+  std::string msg = PQerrorMessage(conn_);
+  while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+  return Status::Error("PostgreSQL at " + describe_ + ": " + what + ": " + msg);
+}
+
+Status PostgresStore::Exec(const std::string& sql) {
+  ResultGuard g{PQexec(conn_, sql.c_str())};
+  auto st = PQresultStatus(g.r);
+  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) return Error(sql.substr(0, 80));
+  return Status::Ok();
+}
+
+Status PostgresStore::EnsureSchema() {
+  return Exec(
+      "CREATE TABLE IF NOT EXISTS arbiter_hourly ("
+      " namespace text NOT NULL, workload text NOT NULL, resource text NOT NULL, gpu_product text "
+      "NOT NULL,"
+      " gpu_replicas bigint NOT NULL, kind smallint NOT NULL, preemptor text NOT NULL, hour bigint "
+      "NOT NULL,"
+      " version bigint NOT NULL, request_raw numeric(40,0) NOT NULL, usage_raw numeric(40,0) NOT "
+      "NULL,"
+      " max_raw numeric(40,0) NOT NULL, samples bigint NOT NULL, covered_ms bigint NOT NULL, "
+      "run_ms bigint NOT NULL,"
+      " unit text NOT NULL, price_book text NOT NULL, currency text NOT NULL, mode text NOT NULL,"
+      " unit_price text NOT NULL, billed_quantity text NOT NULL, amount text NOT NULL,"
+      " PRIMARY KEY (namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, "
+      "hour));"
+      "CREATE TABLE IF NOT EXISTS arbiter_price_books (id text PRIMARY KEY, effective_from bigint "
+      "NOT NULL,"
+      " canonical text NOT NULL, json text NOT NULL);"
+      "CREATE TABLE IF NOT EXISTS arbiter_sync (id int PRIMARY KEY, synced_before bigint NOT "
+      "NULL);");
+}
+
+Result<std::vector<PriceBook>> PostgresStore::PriceBooks() {
+  ResultGuard g{PQexec(conn_, "SELECT json FROM arbiter_price_books ORDER BY effective_from, id")};
+  if (PQresultStatus(g.r) != PGRES_TUPLES_OK) return Error("read price books");
+  std::vector<PriceBook> out;
+  for (int i = 0; i < PQntuples(g.r); ++i) {
+    auto j = nlohmann::json::parse(PQgetvalue(g.r, i, 0), nullptr, false);
+    auto b = report::PriceBooksFromJson(j);
+    if (!b.ok())
+      return Result<std::vector<PriceBook>>::Error(describe_ +
+                                                   ": stored PriceBook unreadable: " + b.message());
+    for (auto& x : *b) out.push_back(std::move(x));
+  }
+  return out;
+}
+
+Status PostgresStore::PutPriceBooks(const std::vector<PriceBook>& books) {
+  for (const PriceBook& b : books) {
+    std::string id = billing::PriceBookId(b), canon = billing::CanonicalPriceBook(b),
+                json = report::PriceBookToJson(b).dump();
+    std::string from = std::to_string(b.effective_from);
+    const char* params[4] = {id.c_str(), from.c_str(), canon.c_str(), json.c_str()};
+    ResultGuard g{PQexecParams(
+        conn_,
+        "INSERT INTO arbiter_price_books VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING;", 4,
+        nullptr, params, nullptr, nullptr, 0)};
+    if (PQresultStatus(g.r) != PGRES_COMMAND_OK) return Error("store PriceBook " + id);
+    const char* p1[1] = {id.c_str()};
+    ResultGuard c{PQexecParams(conn_, "SELECT canonical FROM arbiter_price_books WHERE id = $1", 1,
+                               nullptr, p1, nullptr, nullptr, 0)};
+    if (PQresultStatus(c.r) != PGRES_TUPLES_OK || PQntuples(c.r) != 1)
+      return Error("read PriceBook " + id);
+    if (canon != PQgetvalue(c.r, 0, 0))
+      return Status::Error(describe_ + ": PriceBook " + id + " is stored with different prices");
+  }
+  return Status::Ok();
+}
+
+Status PostgresStore::CopyIn(const std::string& table, const std::string& text,
+                             std::string* sqlstate) {
+  sqlstate->clear();
+  {
+    ResultGuard g{PQexec(conn_, ("COPY " + table + " FROM STDIN").c_str())};
+    if (PQresultStatus(g.r) != PGRES_COPY_IN) return Error("start COPY into " + table);
+  }
+  bool sent = true;
+  for (size_t at = 0; at < text.size() && sent; at += 1 << 20) {
+    size_t n = std::min<size_t>(1 << 20, text.size() - at);
+    sent = PQputCopyData(conn_, text.data() + at, static_cast<int>(n)) == 1;
+  }
+  if (PQputCopyEnd(conn_, sent ? nullptr : "send failed") != 1) return Error("COPY into " + table);
+  Status st = Status::Ok();
+  while (PGresult* r = PQgetResult(conn_)) {
+    if (PQresultStatus(r) != PGRES_COMMAND_OK && st.ok()) {
+      const char* code = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+      *sqlstate = code ? code : "";
+      st = Error("COPY into " + table);
+    }
+    PQclear(r);
+  }
+  return st;
+}
+
+Status PostgresStore::PutRows(const std::vector<billing::StoredRow>& rows,
+                              std::optional<Millis> synced_before) {
+  if (Status s = Exec("BEGIN"); !s.ok()) return s;
+  auto fail = [&](Status s) {
+    ResultGuard g{PQexec(conn_, "ROLLBACK")};
+    return s;
+  };
+  if (!rows.empty()) {
+    std::string text;
+    text.reserve(rows.size() * 160);
+    for (const billing::StoredRow& s : rows) {
+      const billing::HourlyRow& r = s.row;
+      Copy(&text, r.namespace_);
+      text += '\t';
+      Copy(&text, r.workload);
+      text += '\t';
+      Copy(&text, r.resource);
+      text += '\t';
+      Copy(&text, r.gpu_product);
+      text += '\t' + std::to_string(r.gpu_replicas) + '\t' +
+              std::to_string(static_cast<int>(r.kind)) + '\t';
+      Copy(&text, r.preemptor);
+      text += '\t' + std::to_string(r.hour) + '\t' + std::to_string(s.version) + '\t' +
+              billing::I128ToString(r.request_raw) + '\t' + billing::I128ToString(r.usage_raw) +
+              '\t' + billing::I128ToString(r.max_raw) + '\t' + std::to_string(r.samples) + '\t' +
+              std::to_string(r.covered_ms) + '\t' + std::to_string(r.run_ms) + '\t';
+      Copy(&text, s.unit);
+      text += '\t';
+      Copy(&text, s.rated.price_book);
+      text += '\t';
+      Copy(&text, s.rated.currency);
+      text += '\t';
+      text += s.rated.price_book.empty() ? "" : ToString(s.rated.mode);
+      text += '\t' + s.rated.unit_price.ToString() + '\t' + s.rated.billed_quantity.ToString() +
+              '\t' + s.rated.amount.ToString() + '\n';
+    }
+    // Fast path: rows whose keys are all new go straight into the table with COPY. If any key is
+    // already there (a re-run after a kill, a correction), the COPY fails on the primary key and
+    // the batch is upserted instead, through a staging table: the higher version wins.
+    if (Status s = Exec("SAVEPOINT direct"); !s.ok()) return fail(s);
+    std::string state;
+    Status direct = CopyIn("arbiter_hourly", text, &state);
+    if (direct.ok()) {
+      if (Status s = Exec("RELEASE SAVEPOINT direct"); !s.ok()) return fail(s);
+    } else {
+      if (state != "23505") return fail(direct);  // not a duplicate key: a real error
+      if (Status s = Exec("ROLLBACK TO SAVEPOINT direct"); !s.ok()) return fail(s);
+      if (Status s = Exec("CREATE TEMP TABLE IF NOT EXISTS arbiter_stage (LIKE arbiter_hourly) ON "
+                          "COMMIT DELETE ROWS");
+          !s.ok())
+        return fail(s);
+      if (Status s = CopyIn("arbiter_stage", text, &state); !s.ok()) return fail(s);
+      std::string cols =
+          "version = EXCLUDED.version, request_raw = EXCLUDED.request_raw, usage_raw = "
+          "EXCLUDED.usage_raw,"
+          " max_raw = EXCLUDED.max_raw, samples = EXCLUDED.samples, covered_ms = "
+          "EXCLUDED.covered_ms,"
+          " run_ms = EXCLUDED.run_ms, unit = EXCLUDED.unit, price_book = EXCLUDED.price_book,"
+          " currency = EXCLUDED.currency, mode = EXCLUDED.mode, unit_price = EXCLUDED.unit_price,"
+          " billed_quantity = EXCLUDED.billed_quantity, amount = EXCLUDED.amount";
+      if (Status s = Exec(
+              std::string("INSERT INTO arbiter_hourly SELECT * FROM arbiter_stage ON CONFLICT (") +
+              kKey + ", hour) DO UPDATE SET " + cols +
+              " WHERE arbiter_hourly.version <= EXCLUDED.version");
+          !s.ok())
+        return fail(s);
+      if (Status s = Exec("TRUNCATE arbiter_stage"); !s.ok()) return fail(s);
+    }
+  }
+  if (synced_before)
+    if (Status s = Exec(
+            "INSERT INTO arbiter_sync VALUES (1, " + std::to_string(*synced_before) +
+            ") ON CONFLICT (id) DO UPDATE SET synced_before = GREATEST(arbiter_sync.synced_before,"
+            " EXCLUDED.synced_before)");
+        !s.ok())
+      return fail(s);
+  if (Status s = Exec("COMMIT"); !s.ok()) return fail(s);
+  return Status::Ok();
+}
+
+Result<Millis> PostgresStore::SyncedBefore() {
+  ResultGuard g{PQexec(conn_, "SELECT synced_before FROM arbiter_sync WHERE id = 1")};
+  if (PQresultStatus(g.r) != PGRES_TUPLES_OK) return Error("read sync watermark");
+  if (PQntuples(g.r) == 0) return INT64_MIN;
+  return static_cast<Millis>(std::stoll(PQgetvalue(g.r, 0, 0)));
+}
+
+Result<std::vector<billing::RowSpan>> PostgresStore::ReadSpans(const billing::SpanQuery& q) {
+  using R = Result<std::vector<billing::RowSpan>>;
+  std::string piece = "0";
+  if (!q.cuts.empty()) {
+    piece = "CASE";
+    for (size_t i = 0; i < q.cuts.size(); ++i)
+      piece += " WHEN hour < " + std::to_string(q.cuts[i]) + " THEN " + std::to_string(i);
+    piece += " ELSE " + std::to_string(q.cuts.size()) + " END";
+  }
+  std::vector<std::string> values;
+  std::string where = "TRUE";
+  if (q.from) where += " AND hour >= " + std::to_string(*q.from);
+  if (q.to) where += " AND hour < " + std::to_string(*q.to);
+  if (q.namespace_) {
+    values.push_back(*q.namespace_);
+    where += " AND namespace = $1";
+  }
+  std::string sql =
+      std::string("SELECT ") + kKey + ", " + piece +
+      " AS piece, sum(request_raw)::text, sum(usage_raw)::text, sum(max_raw)::text, "
+      "sum(samples)::text,"
+      " sum(covered_ms)::text, sum(run_ms)::text, min(hour), max(hour) FROM arbiter_hourly WHERE " +
+      where + " GROUP BY " + kKey + ", piece";
+  std::vector<const char*> params;
+  for (const auto& v : values) params.push_back(v.c_str());
+  ResultGuard g{PQexecParams(conn_, sql.c_str(), static_cast<int>(params.size()), nullptr,
+                             params.data(), nullptr, nullptr, 0)};
+  if (PQresultStatus(g.r) != PGRES_TUPLES_OK) return Error("read rows for invoices");
+  std::vector<billing::RowSpan> out;
+  out.reserve(static_cast<size_t>(PQntuples(g.r)));
+  for (int i = 0; i < PQntuples(g.r); ++i) {
+    auto v = [&](int c) {
+      return std::string_view(PQgetvalue(g.r, i, c), static_cast<size_t>(PQgetlength(g.r, i, c)));
+    };
+    billing::RowSpan s;
+    billing::HourlyRow& r = s.sum;
+    r.namespace_ = std::string(v(0));
+    r.workload = std::string(v(1));
+    r.resource = std::string(v(2));
+    r.gpu_product = std::string(v(3));
+    r.preemptor = std::string(v(6));
+    billing::i128 n[11];
+    const int cols[11] = {4, 5, 8, 9, 10, 11, 12, 13, 14, 15, 7};
+    for (int k = 0; k < 11; ++k) {
+      auto x = billing::ParseI128(v(cols[k]));
+      if (!x.ok()) return R::Error(describe_ + ": corrupt value in the rows of " + r.workload);
+      n[k] = *x;
+    }
+    r.gpu_replicas = static_cast<int64_t>(n[0]);
+    r.kind = n[1] == 1 ? billing::RowKind::kCredit : billing::RowKind::kUsage;
+    r.request_raw = n[2];
+    r.usage_raw = n[3];
+    r.max_raw = n[4];
+    r.samples = static_cast<int64_t>(n[5]);
+    r.covered_ms = static_cast<int64_t>(n[6]);
+    r.run_ms = static_cast<int64_t>(n[7]);
+    r.hour = static_cast<Millis>(n[8]);
+    s.last_hour = static_cast<Millis>(n[9]);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace arbiter::postgres

@@ -1,0 +1,811 @@
+#include "adapters/slurm/policy_export.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "adapters/slurm/slurm_names.h"
+#include "core/billing/rating.h"
+#include "core/text.h"
+
+namespace arbiter::slurm {
+
+std::string QosNameOf(const std::string& arbiter_name) { return ToSlurmName(arbiter_name); }
+
+namespace {
+
+constexpr int64_t kMiB = 1024 * 1024;
+// preempt/qos orders victims by min(QoS priority, 0xffff) << 16 (preempt_qos.c _gen_job_prio).
+constexpr int64_t kPreemptPrioCap = 0xffff;
+// Job priority = PriorityWeightQOS x (QoS priority / highest QoS priority): the QoS alone orders
+// the queue, as Arbiter orders it by priority (then submission).
+constexpr int64_t kPriorityWeightQos = 1000000;
+
+std::string HhMmSs(int64_t seconds) {
+  const int64_t d = seconds / 86400, h = seconds / 3600 % 24, m = seconds / 60 % 60,
+                s = seconds % 60;
+  char buf[48];
+  if (d > 0)
+    std::snprintf(buf, sizeof buf, "%lld-%02lld:%02lld:%02lld", static_cast<long long>(d),
+                  static_cast<long long>(h), static_cast<long long>(m), static_cast<long long>(s));
+  else
+    std::snprintf(buf, sizeof buf, "%02lld:%02lld:%02lld", static_cast<long long>(h),
+                  static_cast<long long>(m), static_cast<long long>(s));
+  return buf;
+}
+
+// Text from the manifests (file names, cohort names, GPU models) as it goes into a comment or a
+// description of the generated files: a control character (a newline above all) could end the
+// comment and inject a command or a slurm.conf line, so each becomes '?'; '"', '`', '$' and '\\'
+// too, for the double-quoted Description.
+std::string Safe(std::string s) {
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '"' || c == '`' || c == '$' ||
+        c == '\\')
+      c = '?';
+  return s;
+}
+
+// Seconds of a duration in ms, rounded up (Slurm counts whole seconds).
+int64_t CeilSeconds(Millis ms) { return (ms + 999) / 1000; }
+
+std::string Join(const std::vector<std::string>& v, const char* sep) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
+  return s;
+}
+
+// A value in a Slurm TRES count, with where it came from.
+struct Limit {
+  int64_t value = 0;
+  std::string source;  // "ResourceQuota team-a/gpus (policy.yaml:40) spec.hard[requests.cpu]"
+};
+
+class Exporter {
+ public:
+  Exporter(const ManifestSet& set, const SourceLocator* locator, NameMap names,
+           const ExportOptions& opts, ExportResult* out)
+      : m_(set), loc_(locator), names_(std::move(names)), opts_(opts), out_(out) {}
+
+  void Run() {
+    policy_ = m_.pool_policy ? *m_.pool_policy : PoolPolicy{};
+    CollectNames();
+    if (out_->diagnostics.HasErrors()) return;
+    BuildQos();
+    BuildAccounts();
+    BuildConf();
+    WarnUnexpressible();
+    WriteScript();
+  }
+
+ private:
+  // ------------------------------------------------------------------ diagnostics
+  int LineOf(const ObjectMeta& meta, const std::string& field) const {
+    if (loc_ && !field.empty()) return loc_->LineOf(meta.source, field);
+    return meta.source.line;
+  }
+  std::string Where(const ObjectMeta& meta, const std::string& field = "") const {
+    return Safe(meta.source.file) + ":" + std::to_string(LineOf(meta, field));
+  }
+  static std::string Display(const ObjectMeta& meta) {
+    return meta.namespace_.empty() ? meta.name : meta.namespace_ + "/" + meta.name;
+  }
+  void Report(Severity sev, const char* kind, const ObjectMeta& meta, const std::string& field,
+              std::string msg) {
+    Diagnostic d;
+    d.severity = sev;
+    d.file = meta.source.file;
+    d.line = LineOf(meta, field);
+    d.kind = kind;
+    d.name = Display(meta);
+    d.field_path = field;
+    d.message = std::move(msg);
+    out_->diagnostics.Add(std::move(d));
+  }
+  void Warn(const char* kind, const ObjectMeta& meta, const std::string& field, std::string msg) {
+    Report(Severity::kWarning, kind, meta, field, std::move(msg));
+  }
+  void Error(const char* kind, const ObjectMeta& meta, const std::string& field, std::string msg) {
+    Report(Severity::kError, kind, meta, field, std::move(msg));
+  }
+  void ErrorNoObject(std::string msg) {
+    Diagnostic d;
+    d.file = opts_.source_label;
+    d.message = std::move(msg);
+    out_->diagnostics.Add(std::move(d));
+  }
+
+  // ------------------------------------------------------------------ names
+  void CollectNames() {
+    auto add = [&](const std::string& ns) {
+      if (!ns.empty()) namespaces_.insert(ns);
+    };
+    for (const auto& n : m_.namespaces) add(n.meta.name);
+    for (const auto& q : m_.resource_quotas) add(q.meta.namespace_);
+    for (const auto& q : m_.elastic_quotas) add(q.meta.namespace_);
+    for (const auto& l : m_.limit_ranges) add(l.meta.namespace_);
+    for (const auto& p : m_.pods) add(p.meta.namespace_);
+    for (const auto& ns : namespaces_)
+      if (Status s = names_.AddNamespace(ns); !s.ok()) ErrorNoObject(s.message());
+    // Cohorts become parent accounts; they share the account namespace with the namespaces.
+    for (const auto& q : m_.elastic_quotas) {
+      if (q.cohort.empty()) continue;
+      cohort_members_[q.cohort].push_back(&q);
+    }
+    std::map<std::string, std::string> account_owner;  // Slurm account -> what it stands for
+    for (const auto& ns : namespaces_)
+      account_owner[names_.AccountOf(ns)] = "namespace " + Quoted(ns);
+    for (const auto& [cohort, members] : cohort_members_) {
+      const std::string acct = ToSlurmName(cohort);
+      const ElasticQuota& first = *members.front();
+      if (acct == "root") {
+        Error("ElasticQuota", first.meta, "spec.cohort",
+              "cohort " + Quoted(cohort) +
+                  " would be the Slurm account \"root\" (Slurm's root association)");
+      } else if (auto it = account_owner.find(acct); it != account_owner.end()) {
+        Error("ElasticQuota", first.meta, "spec.cohort",
+              "cohort " + Quoted(cohort) + " and " + it->second +
+                  " both map to the Slurm account " + Quoted(acct) +
+                  "; rename the cohort or map the namespace with --account-map");
+      }
+      account_owner[acct] = "cohort " + Quoted(cohort);
+      cohort_account_[cohort] = acct;
+    }
+    // GPU models and MIG resources: gres types.
+    for (const auto& n : m_.nodes) {
+      auto it = n.meta.labels.find("nvidia.com/gpu.product");
+      if (it != n.meta.labels.end() && n.capacity.Get(kGpu) > 0) products_.insert(it->second);
+      for (const auto& [r, v] : n.capacity.entries())
+        if (IsMigResourceName(r)) migs_.insert(r);
+    }
+    for (const auto& b : m_.price_books) {
+      for (const auto& [p, price] : b.gpu_models) products_.insert(p);
+      for (const auto& [r, price] : b.prices)
+        if (IsMigResourceName(r)) migs_.insert(r);
+    }
+    for (const auto& q : m_.resource_quotas)
+      for (const auto& item : q.hard)
+        if (IsMigResourceName(item.resource)) migs_.insert(item.resource);
+    for (const auto& q : m_.elastic_quotas) {
+      for (const auto& [r, v] : q.min.entries())
+        if (IsMigResourceName(r)) migs_.insert(r);
+      if (q.max)
+        for (const auto& [r, v] : q.max->entries())
+          if (IsMigResourceName(r)) migs_.insert(r);
+    }
+    for (const auto& p : products_)
+      if (Status s = names_.AddGpuProduct(p); !s.ok()) ErrorNoObject(s.message());
+    for (const auto& r : migs_)
+      if (Status s = names_.AddMigResource(r); !s.ok()) ErrorNoObject(s.message());
+    for (const auto& p : products_) gpu_tres_.insert("gres/gpu:" + names_.GresTypeOf(p));
+    for (const auto& r : migs_) gpu_tres_.insert("gres/gpu:" + names_.GresTypeOf(r));
+  }
+
+  // A canonical resource amount as a Slurm TRES count; nullopt (with a warning) when Slurm has no
+  // such TRES. Amounts finer than Slurm counts are rounded down, with a warning.
+  std::optional<std::pair<std::string, int64_t>> ToTres(const char* kind, const ObjectMeta& meta,
+                                                        const std::string& field,
+                                                        const std::string& resource,
+                                                        int64_t amount) {
+    auto whole = [&](int64_t unit, const char* what,
+                     const std::string& tres) -> std::pair<std::string, int64_t> {
+      if (amount % unit != 0)
+        Warn(kind, meta, field,
+             FormatResourceQuantity(resource, amount) + " is not a whole number of " + what +
+                 ": Slurm counts " + what + ", so " + tres + "=" + std::to_string(amount / unit) +
+                 " (rounded down)");
+      return {tres, amount / unit};
+    };
+    if (resource == kCpu) return whole(1000, "CPUs", "cpu");
+    if (resource == kMemory) return whole(kMiB, "MiB", "mem");
+    if (resource == kGpu) return whole(1000, "GPUs", "gres/gpu");
+    if (IsMigResourceName(resource))
+      return std::make_pair("gres/gpu:" + names_.GresTypeOf(resource), amount);
+    Warn(kind, meta, field, "Slurm has no TRES for " + Quoted(resource) + ": not exported");
+    return std::nullopt;
+  }
+
+  // ------------------------------------------------------------------ QoS
+  struct QosOut {
+    std::string name;  // Slurm name
+    int64_t priority = 0;
+    std::vector<std::string> preempt;  // Slurm names, sorted
+    std::string preempt_mode;          // requeue | cancel | cluster
+    int64_t grace_s = 0;
+    std::string comment;
+    bool preemptible = false;
+  };
+
+  void BuildQos() {
+    const bool qos_mode = policy_.preemption_type == PreemptionType::kQoS;
+    std::map<std::string, std::string> owner;  // Slurm QoS name -> Arbiter object it came from
+    auto claim = [&](const std::string& slurm, const char* kind, const ObjectMeta& meta) {
+      if (auto it = owner.find(slurm); it != owner.end()) {
+        Error(kind, meta, "metadata.name",
+              "maps to the Slurm QoS " + Quoted(slurm) + ", as " + it->second +
+                  " does; rename one of them");
+        return false;
+      }
+      owner[slurm] = std::string(kind) + " " + Quoted(meta.name);
+      return true;
+    };
+    if (qos_mode) {
+      for (const auto& q : m_.qos) {
+        QosOut o;
+        o.name = QosNameOf(q.meta.name);
+        if (!claim(o.name, "QoS", q.meta)) continue;
+        o.priority = ClampPriority("QoS", q.meta, "spec.priority", q.priority);
+        for (const auto& p : q.preempt) o.preempt.push_back(QosNameOf(p));
+        std::sort(o.preempt.begin(), o.preempt.end());
+        o.preempt_mode = q.preempt_mode
+                             ? (*q.preempt_mode == PreemptMode::kRequeue ? "requeue" : "cancel")
+                             : "cluster";
+        if (q.grace_time) {
+          o.grace_s = CeilSeconds(*q.grace_time);
+          if (*q.grace_time % 1000 != 0)
+            Warn("QoS", q.meta, "spec.graceTime",
+                 FormatDuration(*q.grace_time) +
+                     ": Slurm's GraceTime counts whole seconds; exported as " +
+                     std::to_string(o.grace_s) + " s");
+        } else {
+          o.grace_s =
+              30;  // a Pod's default terminationGracePeriodSeconds, what Arbiter applies then
+        }
+        o.comment = "QoS/" + q.meta.name + " (" + Where(q.meta) + "): priority " +
+                    std::to_string(q.priority) +
+                    (q.preempt.empty() ? "" : ", preempt [" + Join(q.preempt, ", ") + "]") +
+                    ", preemptMode " +
+                    (q.preempt_mode ? ToString(*q.preempt_mode) : "from PoolPolicy") +
+                    ", graceTime " +
+                    (q.grace_time ? FormatDuration(*q.grace_time) : "unset: the Pod default 30s");
+        qos_.push_back(std::move(o));
+      }
+      for (const auto& pc : m_.priority_classes)
+        Warn("PriorityClass", pc.meta, "value",
+             "not exported: under preemption.type QoS a Slurm job's priority and preemption come "
+             "from its QoS "
+             "(Slurm has no per-job priority class)");
+    } else {
+      // Kubernetes semantics as QoS tiers: a class preempts every class of strictly lower value
+      // (unless preemptionPolicy: Never), and the QoS "normal" that jobs without one get.
+      for (const auto& pc : m_.priority_classes) {
+        QosOut o;
+        o.name = QosNameOf(pc.meta.name);
+        if (!claim(o.name, "PriorityClass", pc.meta)) continue;
+        o.priority = ClampPriority("PriorityClass", pc.meta, "value", pc.value);
+        if (pc.preemption_policy != PreemptionPolicy::kNever) {
+          for (const auto& other : m_.priority_classes)
+            if (other.value < pc.value) o.preempt.push_back(QosNameOf(other.meta.name));
+          if (pc.value > 0 && !HasClassNamed("normal")) o.preempt.push_back("normal");
+          std::sort(o.preempt.begin(), o.preempt.end());
+        }
+        o.preempt_mode = "cluster";
+        o.grace_s = 30;
+        o.comment = "PriorityClass/" + pc.meta.name + " (" + Where(pc.meta) + "): value " +
+                    std::to_string(pc.value) + ", preemptionPolicy " +
+                    ToString(pc.preemption_policy) +
+                    "; GraceTime 30 s, a Pod's default terminationGracePeriodSeconds";
+        qos_.push_back(std::move(o));
+      }
+      for (const auto& q : m_.qos)
+        Warn("QoS", q.meta, "",
+             "not exported: PoolPolicy preemption.type is Priority, so the PriorityClasses are the "
+             "Slurm QoS tiers "
+             "(set preemption.type: QoS to export the QoS objects)");
+    }
+    std::sort(qos_.begin(), qos_.end(),
+              [](const QosOut& a, const QosOut& b) { return a.name < b.name; });
+    for (auto& q : qos_)
+      for (const auto& p : q.preempt)
+        for (auto& v : qos_)
+          if (v.name == p) v.preemptible = true;
+    // Victim order: preempt/qos compares min(priority, 65535).
+    for (const auto& q : qos_)
+      if (q.preemptible && q.priority > kPreemptPrioCap) {
+        for (const auto& src : m_.qos)
+          if (QosNameOf(src.meta.name) == q.name)
+            Warn("QoS", src.meta, "spec.priority", PrioCapMessage(q.priority));
+        for (const auto& src : m_.priority_classes)
+          if (QosNameOf(src.meta.name) == q.name && !qos_mode)
+            Warn("PriorityClass", src.meta, "value", PrioCapMessage(q.priority));
+      }
+    out_->qos_count = static_cast<int>(qos_.size());
+  }
+
+  static std::string PrioCapMessage(int64_t prio) {
+    return "priority " + std::to_string(prio) +
+           " is above 65535: Slurm's preempt/qos orders victims by min(priority, 65535), so "
+           "victims above it "
+           "tie (broken by job age)";
+  }
+
+  bool HasClassNamed(const std::string& name) const {
+    for (const auto& pc : m_.priority_classes)
+      if (QosNameOf(pc.meta.name) == name) return true;
+    return false;
+  }
+
+  int64_t ClampPriority(const char* kind, const ObjectMeta& meta, const std::string& field,
+                        int64_t prio) {
+    if (prio < 0) {
+      Warn(kind, meta, field,
+           "priority " + std::to_string(prio) +
+               " is negative; Slurm QoS priorities are unsigned: exported as 0");
+      return 0;
+    }
+    return prio;
+  }
+
+  // ------------------------------------------------------------------ accounts
+  struct AccountOut {
+    std::string name, parent, description;
+    std::vector<std::string> comments;
+    std::map<std::string, Limit> grp_tres;  // TRES -> limit
+    std::optional<Limit> grp_jobs, grp_submit;
+    bool is_namespace = false;
+  };
+
+  void Tighten(std::map<std::string, Limit>* tres, const std::string& name, int64_t value,
+               const std::string& src) {
+    auto it = tres->find(name);
+    if (it == tres->end() || value < it->second.value) (*tres)[name] = Limit{value, src};
+  }
+
+  void BuildAccounts() {
+    const bool reject = policy_.when_quota_exceeded == QuotaExceededAction::kReject;
+    // Cohort parents: GrpTRES = the cohort's guaranteed total, Σ min (what Arbiter lets the
+    // cohort use at once: borrowing is lending from another member's unused min).
+    for (const auto& [cohort, members] : cohort_members_) {
+      AccountOut a;
+      a.name = cohort_account_[cohort];
+      a.parent = "root";
+      a.description = "arbiter cohort " + Safe(cohort);
+      std::map<std::string, int64_t> sum;
+      std::vector<std::string> srcs;
+      for (const ElasticQuota* q : members) {
+        srcs.push_back(Display(q->meta) + " (" + Where(q->meta, "spec.min") + ")");
+        for (const auto& [r, v] : q->min.entries()) {
+          auto t = ToTres("ElasticQuota", q->meta, FieldPathChild("spec.min", r), r, v);
+          if (t) sum[t->first] += t->second;
+        }
+        if (q->max)
+          for (const auto& [r, v] : q->max->entries()) {
+            if (q->min.Has(r)) continue;
+            // Tracked through max only: contributes 0 to the cohort's guaranteed total.
+            if (r == kCpu)
+              sum.emplace("cpu", 0);
+            else if (r == kMemory)
+              sum.emplace("mem", 0);
+            else if (r == kGpu)
+              sum.emplace("gres/gpu", 0);
+            else if (IsMigResourceName(r))
+              sum.emplace("gres/gpu:" + names_.GresTypeOf(r), 0);
+          }
+      }
+      a.comments.push_back("cohort " + Safe(cohort) +
+                           ": parent account of its namespaces; GrpTRES = the sum of their "
+                           "ElasticQuota spec.min (" +
+                           Join(srcs, ", ") + ")");
+      for (const auto& [t, v] : sum) a.grp_tres[t] = Limit{v, "sum of spec.min"};
+      accounts_.push_back(std::move(a));
+    }
+    for (const auto& ns : namespaces_) {
+      AccountOut a;
+      a.name = names_.AccountOf(ns);
+      a.is_namespace = true;
+      a.parent = "root";
+      a.description = "arbiter namespace " + Safe(ns);
+      a.comments.push_back("namespace " + ns);
+      for (const auto& q : m_.elastic_quotas) {
+        if (q.meta.namespace_ != ns) continue;
+        const std::string src = "ElasticQuota " + Display(q.meta) + " (" + Where(q.meta) + ")";
+        if (!q.cohort.empty()) a.parent = cohort_account_[q.cohort];
+        // No cohort: nothing to borrow, the namespace is held to min (and max).
+        if (q.cohort.empty())
+          for (const auto& [r, v] : q.min.entries())
+            if (auto t = ToTres("ElasticQuota", q.meta, FieldPathChild("spec.min", r), r, v))
+              Tighten(&a.grp_tres, t->first, t->second, src + " spec.min (no cohort)");
+        if (q.max)
+          for (const auto& [r, v] : q.max->entries())
+            if (auto t = ToTres("ElasticQuota", q.meta, FieldPathChild("spec.max", r), r, v))
+              Tighten(&a.grp_tres, t->first, t->second, src + " spec.max");
+      }
+      for (const auto& rq : m_.resource_quotas) {
+        if (rq.meta.namespace_ != ns) continue;
+        if (!rq.scope_selector.empty()) {
+          Warn("ResourceQuota", rq.meta, "spec.scopeSelector",
+               "a scoped quota is not exported: Slurm association limits apply to every job of the "
+               "account");
+          continue;
+        }
+        for (const auto& item : rq.hard) {
+          const std::string field = FieldPathChild("spec.hard", item.key);
+          const std::string src =
+              "ResourceQuota " + Display(rq.meta) + " (" + Where(rq.meta, field) + ") " + item.key;
+          if (item.track == QuotaTrack::kLimits) {
+            Warn("ResourceQuota", rq.meta, field,
+                 "Slurm limits what jobs are allocated (their requests); a quota on limits is not "
+                 "exported");
+          } else if (item.track == QuotaTrack::kCount) {
+            if (item.resource != kPods) {
+              Warn("ResourceQuota", rq.meta, field,
+                   "Slurm has no object count for " + Quoted(item.key) + ": not exported");
+              continue;
+            }
+            auto& slot = reject ? a.grp_submit : a.grp_jobs;
+            if (!slot || item.hard < slot->value) slot = Limit{item.hard, src};
+          } else if (auto t = ToTres("ResourceQuota", rq.meta, field, item.resource, item.hard)) {
+            Tighten(&a.grp_tres, t->first, t->second, src);
+            if (reject)
+              Warn("ResourceQuota", rq.meta, field,
+                   "quota.whenExceeded is Reject, but Slurm keeps a job over GrpTRES pending "
+                   "(AssocGrp*Limit) instead of refusing it");
+          }
+        }
+      }
+      for (const auto& [t, l] : a.grp_tres)
+        a.comments.push_back("GrpTRES " + t + "=" + std::to_string(l.value) + ": " + l.source);
+      if (a.grp_jobs)
+        a.comments.push_back("GrpJobs=" + std::to_string(a.grp_jobs->value) + ": " +
+                             a.grp_jobs->source + " (quota.whenExceeded Queue: jobs over it wait)");
+      if (a.grp_submit)
+        a.comments.push_back("GrpSubmitJobs=" + std::to_string(a.grp_submit->value) + ": " +
+                             a.grp_submit->source +
+                             " (quota.whenExceeded Reject: submissions over it are refused)");
+      accounts_.push_back(std::move(a));
+    }
+    out_->account_count = static_cast<int>(accounts_.size());
+  }
+
+  // ------------------------------------------------------------------ slurm.conf
+  void Conf(const std::string& comment, const std::string& line) {
+    conf_ << "# " << comment << "\n" << line << "\n";
+  }
+
+  void BuildConf() {
+    const std::string pp =
+        m_.pool_policy ? "PoolPolicy/" + policy_.meta.name : "PoolPolicy (none: defaults)";
+    auto pwhere = [&](const std::string& field) {
+      return m_.pool_policy ? " (" + Where(policy_.meta, field) + ")" : "";
+    };
+    conf_ << "# slurm.conf fragment generated by " << opts_.generator << " from "
+          << Safe(opts_.source_label) << " (docs/slurm.md).\n"
+          << "# Include it from slurm.conf before the PartitionName lines (Include "
+             "/etc/slurm/arbiter.conf);\n"
+          << "# remove these keys from slurm.conf itself (Slurm keeps the last value and logs an "
+             "error).\n";
+    Conf(
+        "Job priority from the QoS alone, as Arbiter orders its queue by priority (then "
+        "submission);\n"
+        "# the other multifactor weights are 0 (" +
+            pp + " preemption.type " + ToString(policy_.preemption_type) +
+            (policy_.preemption_type == PreemptionType::kQoS ? ": the QoS priority)"
+                                                             : ": the PriorityClass value)"),
+        "PriorityType=priority/multifactor\nPriorityWeightQOS=" +
+            std::to_string(kPriorityWeightQos) +
+            "\nPriorityWeightAge=0\nPriorityWeightFairshare=0\nPriorityWeightJobSize="
+            "0\nPriorityWeightPartition=0"
+            "\nPriorityWeightAssoc=0");
+    Conf(pp + " preemption.type " + ToString(policy_.preemption_type) +
+             pwhere("spec.preemption.type") +
+             (policy_.preemption_type == PreemptionType::kQoS
+                  ? ": QoS preempt lists"
+                  : ": PriorityClass tiers exported as QoS"),
+         "PreemptType=preempt/qos");
+    Conf(pp + " preemption.mode " + ToString(policy_.preempt_mode) +
+             pwhere("spec.preemption.mode") +
+             ": the default fate of a victim (a QoS's own PreemptMode wins)",
+         std::string("PreemptMode=") +
+             (policy_.preempt_mode == PreemptMode::kRequeue ? "REQUEUE" : "CANCEL"));
+    Conf("Arbiter may requeue any workload; a job opts out with sbatch --no-requeue",
+         "JobRequeue=1");
+    Conf(pp + " preemption.minRuntime " + FormatDuration(policy_.min_runtime) +
+             pwhere("spec.preemption.minRuntime") + ": younger jobs are never victims",
+         "PreemptExemptTime=" + HhMmSs(CeilSeconds(policy_.min_runtime)));
+    if (policy_.min_runtime % 1000 != 0)
+      Warn("PoolPolicy", policy_.meta, "spec.preemption.minRuntime",
+           FormatDuration(policy_.min_runtime) +
+               ": Slurm's PreemptExemptTime counts whole seconds (rounded up)");
+    const int64_t freq = std::max<int64_t>(1, CeilSeconds(policy_.scrape_interval));
+    Conf(pp + " metering.scrapeInterval " + FormatDuration(policy_.scrape_interval) +
+             pwhere("spec.metering.scrapeInterval") +
+             ": job usage (the usage track) sampled as often",
+         "JobAcctGatherType=jobacct_gather/linux\nJobAcctGatherFrequency=task=" +
+             std::to_string(freq));
+    Conf(
+        "association limits (GrpTRES, GrpJobs from ResourceQuota / ElasticQuota) and QoS are "
+        "enforced",
+        "AccountingStorageEnforce=associations,limits,qos");
+    std::vector<std::string> tres = {"gres/gpu"};
+    tres.insert(tres.end(), gpu_tres_.begin(), gpu_tres_.end());
+    std::string gpu_src = gpu_tres_.empty()
+                              ? "no GPU models in the policy"
+                              : "GPU models and MIG profiles of the Nodes, PriceBooks and quotas";
+    Conf("GPU TRES accounted per job (" + gpu_src + "); cpu, mem, node, billing are always on",
+         "AccountingStorageTRES=" + Join(tres, ","));
+    BillingWeights();
+  }
+
+  // TRESBillingWeights from the PriceBook version in force at opts_.price_at: billing =
+  // Σ allocated TRES x price per hour, in thousandths of the currency.
+  void BillingWeights() {
+    if (m_.price_books.empty()) {
+      conf_ << "# No PriceBook: Slurm's billing TRES stays its default (allocated CPUs).\n";
+      return;
+    }
+    auto cat = billing::PriceCatalog::Create(m_.price_books);
+    if (!cat.ok()) {
+      ErrorNoObject("PriceBooks: " + cat.message());
+      return;
+    }
+    const PriceBook* b = cat->At(opts_.price_at);
+    if (!b) {
+      b = &cat->books().front();
+      Warn("PriceBook", b->meta, "spec.effectiveFrom",
+           "no PriceBook is in force at " + FormatRfc3339(opts_.price_at) +
+               "; exported the earliest, " + billing::PriceBookId(*b) +
+               " (re-export when it takes effect)");
+    }
+    for (const auto& other : cat->books())
+      if (&other != b && other.effective_from > b->effective_from)
+        Warn("PriceBook", other.meta, "spec.effectiveFrom",
+             "takes effect at " + FormatRfc3339(other.effective_from) +
+                 ": Slurm holds one set of billing weights; re-export then (exported " +
+                 billing::PriceBookId(*b) + ")");
+    auto units = [](const billing::UnitPrice& p) {
+      // price per hour x 1000, exact to the price's 9 decimals (a MIG price from its card may be
+      // rounded to 9 decimals already).
+      return Decimal::FromUnits(p.unit_price.units() * kBillingUnitsPerCurrency);
+    };
+    std::vector<std::string> w;
+    std::vector<std::string> notes;
+    const billing::UnitPrice cpu = billing::ResolvePrice(*b, kCpu, "");
+    const billing::UnitPrice mem = billing::ResolvePrice(*b, kMemory, "");
+    const billing::UnitPrice gpu = billing::ResolvePrice(*b, kGpu, "");
+    w.push_back("CPU=" + units(cpu).ToString());
+    w.push_back("Mem=" + units(mem).ToString() + "G");
+    w.push_back("GRES/gpu=" + units(gpu).ToString());
+    notes.push_back("CPU " + cpu.unit_price.ToString() + "/core-hour, Mem " +
+                    mem.unit_price.ToString() + "/GiB-hour, GRES/gpu " + gpu.unit_price.ToString() +
+                    "/GPU-hour");
+    // A typed GPU is allocated as gres/gpu and gres/gpu:TYPE at once: its weight is the
+    // difference to the generic GPU's.
+    for (const auto& p : products_) {
+      const billing::UnitPrice tp = billing::ResolvePrice(*b, kGpu, p);
+      const Decimal delta = units(tp) - units(gpu);
+      if (!delta.is_zero())
+        w.push_back("GRES/gpu:" + names_.GresTypeOf(p) + "=" + delta.ToString());
+      notes.push_back(p + " (" + names_.GresTypeOf(p) + ") " + tp.unit_price.ToString() +
+                      "/GPU-hour, " + tp.source);
+    }
+    for (const auto& r : migs_) {
+      std::string product;
+      for (const auto& n : m_.nodes)
+        if (n.capacity.Get(r) > 0) {
+          auto it = n.meta.labels.find("nvidia.com/gpu.product");
+          if (it != n.meta.labels.end()) {
+            product = it->second;
+            break;
+          }
+        }
+      const billing::UnitPrice mp = billing::ResolvePrice(*b, r, product);
+      const Decimal delta = units(mp) - units(gpu);
+      if (!delta.is_zero())
+        w.push_back("GRES/gpu:" + names_.GresTypeOf(r) + "=" + delta.ToString());
+      notes.push_back(r + " (" + names_.GresTypeOf(r) + ") " + mp.unit_price.ToString() +
+                      "/instance-hour, " + mp.source);
+    }
+    for (const auto& [r, price] : b->prices) {
+      if (r == kCpu || r == kMemory || r == kGpu || IsMigResourceName(r)) continue;
+      Warn("PriceBook", b->meta, FieldPathChild("spec.prices", r),
+           "Slurm has no billing TRES for " + Quoted(r) +
+               ": its price is not in TRESBillingWeights");
+    }
+    Conf("PriceBook/" + b->meta.name + " (" + Where(b->meta) + "), version " +
+             billing::PriceBookId(*b) + ", currency " + b->currency + ":\n# " +
+             Safe(Join(notes, "; ")) + ".\n" +
+             "# Slurm's billing TRES = the job's price per hour in thousandths of " + b->currency +
+             " (truncated to an integer by Slurm).",
+         "PartitionName=DEFAULT TRESBillingWeights=" + Join(w, ","));
+    book_ = *b;
+  }
+
+  // ------------------------------------------------------------------ the rest
+  void WarnUnexpressible() {
+    const PoolPolicy& p = policy_;
+    if (m_.pool_policy) {
+      if (p.cpu_overcommit_milli != 1000)
+        Warn("PoolPolicy", p.meta, "spec.overcommit.cpu",
+             "Slurm allocates whole cores (SelectTypeParameters=CR_Core); CPU overcommit is not "
+             "exported");
+      if (p.memory_overcommit_milli != 1000)
+        Warn("PoolPolicy", p.meta, "spec.overcommit.memory",
+             "memory overcommit has no Slurm equivalent: not exported");
+      if (p.placement == PlacementPolicyName::kLeastAllocated)
+        Warn("PoolPolicy", p.meta, "spec.placement.policy",
+             "LeastAllocated: not exported; the nearest Slurm setting is "
+             "SelectTypeParameters=...,CR_LLN (least loaded "
+             "nodes), a cluster-wide choice for the admin");
+      else if (p.placement != PlacementPolicyName::kBestFit)
+        Warn("PoolPolicy", p.meta, "spec.placement.policy",
+             std::string(ToString(p.placement)) +
+                 ": Slurm's select/cons_tres has no such placement policy (it packs "
+                 "like BestFit); not exported");
+    }
+    if (!m_.pdbs.empty())
+      for (const auto& pdb : m_.pdbs)
+        Warn("PodDisruptionBudget", pdb.meta, "spec",
+             "Slurm has no disruption budgets: preempt/qos may stop every job it selects");
+    for (const auto& lr : m_.limit_ranges)
+      Warn("LimitRange", lr.meta, "spec.limits",
+           "not exported: Slurm's per-partition defaults (DefMemPerCPU, MaxMemPerNode, ...) are "
+           "cluster settings");
+    for (const auto& q : m_.elastic_quotas) {
+      if (!q.cohort.empty() && !q.min.empty())
+        Warn("ElasticQuota", q.meta, "spec.min",
+             "guaranteed quota: Slurm neither reclaims lent quota by preemption nor protects an "
+             "account's jobs within "
+             "min from other accounts' preemptors; exported only as the cohort's total (parent "
+             "GrpTRES)");
+      if (!q.lending_limit_set.empty())
+        Warn("ElasticQuota", q.meta, "spec.lendingLimit",
+             "Slurm has no lending limit: not exported");
+    }
+    if (book_) {
+      const PriceBook& b = *book_;
+      if (b.mode != BillingMode::kRequest)
+        Warn("PriceBook", b.meta, "spec.mode",
+             std::string(ToString(b.mode)) +
+                 ": Slurm's billing TRES weighs allocations only (the Request track); "
+                 "`arbiter slurm import` bills " +
+                 ToString(b.mode) + " from sacct's usage");
+      for (const auto& [ns, mode] : b.namespace_modes)
+        Warn("PriceBook", b.meta, FieldPathChild("spec.namespaceModes", ns),
+             "Slurm's billing weights are per partition, not per account: not exported");
+      if (b.share_idle != IdleSharing::kNone)
+        Warn("PriceBook", b.meta, "spec.shareIdle",
+             "Slurm does not bill idle capacity: not exported");
+      if (b.preemption_credit == CreditPolicy::kLostWork)
+        Warn("PriceBook", b.meta, "spec.preemptionCredit",
+             "Slurm bills preempted runs in full; `arbiter slurm import` has no checkpoint "
+             "information either, so "
+             "imported Slurm jobs get no lost-work credit");
+    }
+  }
+
+  void WriteScript() {
+    std::ostringstream s;
+    const std::string cl = opts_.cluster;
+    s << "#!/usr/bin/env bash\n"
+      << "# Slurm accounting objects generated by " << opts_.generator << " from "
+      << Safe(opts_.source_label) << " (docs/slurm.md).\n"
+      << "# Idempotent: each object is added when missing, then set to the policy's values; run it "
+         "again\n"
+      << "# after any change. Needs sacctmgr (SLURM_CONF in the environment) as a Slurm admin.\n"
+      << "set -euo pipefail\n"
+      << "SACCTMGR=${SACCTMGR:-sacctmgr}\n"
+      << "CLUSTER=" << cl << "\n"
+      << "has_qos() { [ -n \"$($SACCTMGR -n -P show qos where name=\"$1\" format=name)\" ]; }\n"
+      << "has_account() { $SACCTMGR -n -P show assoc where account=\"$1\" "
+         "${CLUSTER:+cluster=$CLUSTER} "
+         "format=account,user | grep -x \"$1|\" > /dev/null; }\n"
+      << "has_user() { $SACCTMGR -n -P show assoc where account=\"$2\" user=\"$1\" "
+         "${CLUSTER:+cluster=$CLUSTER} "
+         "format=user | grep -x \"$1\" > /dev/null; }\n"
+      << "# (grep without -q and sed read all their input: no SIGPIPE for sacctmgr under "
+         "pipefail.)\n"
+      << "# sacctmgr refuses (\"Nothing modified\", exit 1) to set the parent an account already "
+         "has.\n"
+      << "set_parent() {\n"
+      << "  local cur\n"
+      << "  cur=$($SACCTMGR -n -P show assoc where account=\"$1\" ${CLUSTER:+cluster=$CLUSTER} "
+         "format=user,parentname "
+         "| sed -n 's/^|//p' | sed -n 1p)\n"
+      << "  [ \"$cur\" = \"$2\" ] || $SACCTMGR -i modify account where name=\"$1\" "
+         "${CLUSTER:+cluster=$CLUSTER} set "
+         "Parent=\"$2\"\n"
+      << "}\n"
+      << "# Preempt lists are written only when they change, and never as an empty \"Preempt=\": "
+         "sacctmgr 22.05\n"
+      << "# then sets the bit of QoS id 0 in slurmdbd's cache, and every later Preempt= change "
+         "fails with\n"
+      << "# \"QOS Preemption loop detected\" until slurmdbd restarts.\n"
+      << "sorted() { tr , '\\n' | sed '/^$/d' | sort | paste -sd, -; }\n"
+      << "set_preempt() {\n"
+      << "  local cur\n"
+      << "  cur=$($SACCTMGR -n -P show qos where name=\"$1\" format=preempt | sorted)\n"
+      << "  [ \"$cur\" = \"$(echo \"$2\" | sorted)\" ] && return 0\n"
+      << "  if [ -n \"$2\" ]; then $SACCTMGR -i modify qos where name=\"$1\" set Preempt=\"$2\"\n"
+      << "  else $SACCTMGR -i modify qos where name=\"$1\" set Preempt-=\"$cur\"; fi\n"
+      << "}\n\n";
+    s << "# ---- QoS ("
+      << (policy_.preemption_type == PreemptionType::kQoS ? "one per Arbiter QoS"
+                                                          : "one per PriorityClass")
+      << "); every QoS first, so that Preempt lists can name them\n";
+    for (const auto& q : qos_)
+      s << "has_qos " << q.name << " || $SACCTMGR -i add qos " << q.name << "\n";
+    for (const auto& q : qos_) {
+      s << "# " << q.comment << "\n";
+      s << "$SACCTMGR -i modify qos where name=" << q.name << " set Priority=" << q.priority
+        << " PreemptMode=" << q.preempt_mode << " GraceTime=" << q.grace_s << " UsageFactor=1\n";
+      s << "set_preempt " << q.name << " \"" << Join(q.preempt, ",") << "\"\n";
+    }
+    if (!qos_.empty())
+      s << "# UsageFactor=1: Arbiter prices every tier alike (the PriceBook), so usage counts in "
+           "full for fairshare "
+           "and limits.\n";
+    std::vector<std::string> allowed = {"normal"};
+    for (const auto& q : qos_)
+      if (q.name != "normal") allowed.push_back(q.name);
+    std::string default_qos = "normal";
+    if (policy_.preemption_type == PreemptionType::kPriority)
+      for (const auto& pc : m_.priority_classes)
+        if (pc.global_default) default_qos = QosNameOf(pc.meta.name);
+    s << "\n# ---- Accounts: a parent account per ElasticQuota cohort, then one account per "
+         "namespace\n";
+    std::vector<std::string> tracked = {"cpu", "mem", "gres/gpu"};
+    tracked.insert(tracked.end(), gpu_tres_.begin(), gpu_tres_.end());
+    for (const auto& a : accounts_) {
+      for (const auto& c : a.comments) s << "# " << c << "\n";
+      s << "has_account " << a.name << " || $SACCTMGR -i add account " << a.name
+        << " Parent=" << a.parent << " Description=\"" << a.description
+        << "\" Organization=arbiter ${CLUSTER:+Cluster=$CLUSTER}\n";
+      // Every tracked TRES is set (-1: no limit), so a limit removed from the policy is removed
+      // here.
+      std::vector<std::string> grp;
+      for (const auto& t : tracked) {
+        auto it = a.grp_tres.find(t);
+        grp.push_back(
+            t + "=" +
+            (it == a.grp_tres.end() ? std::string("-1") : std::to_string(it->second.value)));
+      }
+      s << "set_parent " << a.name << " " << a.parent << "\n";
+      s << "$SACCTMGR -i modify account where name=" << a.name
+        << " ${CLUSTER:+cluster=$CLUSTER} set GrpTRES=" << Join(grp, ",");
+      if (a.is_namespace) {
+        s << " GrpJobs=" << (a.grp_jobs ? std::to_string(a.grp_jobs->value) : "-1")
+          << " GrpSubmitJobs=" << (a.grp_submit ? std::to_string(a.grp_submit->value) : "-1")
+          << " QOS=" << Join(allowed, ",") << " DefaultQOS=" << default_qos;
+      }
+      s << "\n";
+    }
+    if (!opts_.users.empty()) {
+      s << "\n# ---- Users (--user): an association under every namespace account\n";
+      for (const auto& u : opts_.users)
+        for (const auto& a : accounts_)
+          if (a.is_namespace)
+            s << "has_user " << u << " " << a.name << " || $SACCTMGR -i add user " << u
+              << " Account=" << a.name << " ${CLUSTER:+Cluster=$CLUSTER}\n";
+      out_->user_count = static_cast<int>(opts_.users.size());
+    }
+    out_->sacctmgr_script = s.str();
+    out_->slurm_conf = conf_.str();
+  }
+
+  const ManifestSet& m_;
+  const SourceLocator* loc_;
+  NameMap names_;
+  ExportOptions opts_;
+  ExportResult* out_;
+  PoolPolicy policy_;
+  std::set<std::string> namespaces_, products_, migs_, gpu_tres_;
+  std::map<std::string, std::vector<const ElasticQuota*>> cohort_members_;
+  std::map<std::string, std::string> cohort_account_;
+  std::vector<QosOut> qos_;
+  std::vector<AccountOut> accounts_;
+  std::ostringstream conf_;
+  std::optional<PriceBook> book_;  // the version exported
+};
+
+}  // namespace
+
+ExportResult ExportPolicy(const ManifestSet& set, const SourceLocator* locator, NameMap names,
+                          const ExportOptions& opts) {
+  ExportResult r;
+  Exporter(set, locator, std::move(names), opts, &r).Run();
+  r.diagnostics.Sort();
+  return r;
+}
+
+}  // namespace arbiter::slurm

@@ -1,0 +1,69 @@
+#include "core/billing/ledger_store.h"
+
+#include <algorithm>
+
+namespace arbiter::billing {
+
+Result<std::vector<Invoice>> StoreInvoices(LedgerStore& store,
+                                           const std::optional<std::string>& namespace_,
+                                           std::optional<Millis> from, std::optional<Millis> to) {
+  auto books = store.PriceBooks();
+  if (!books.ok()) return books.status();
+  if (books->empty())
+    return Result<std::vector<Invoice>>::Error(store.Describe() + " has no PriceBook");
+  bool spread = false;
+  SpanQuery q;
+  for (const PriceBook& b : *books) {
+    spread |= b.share_idle != IdleSharing::kNone;
+    if ((!from || b.effective_from > *from) && (!to || b.effective_from < *to))
+      q.cuts.push_back(b.effective_from);
+  }
+  std::sort(q.cuts.begin(), q.cuts.end());
+  q.cuts.erase(std::unique(q.cuts.begin(), q.cuts.end()), q.cuts.end());
+  auto cat = PriceCatalog::Create(std::move(*books));
+  if (!cat.ok()) return cat.status();
+  if (!spread) q.namespace_ = namespace_;
+  q.from = from;
+  q.to = to;
+  auto spans = store.ReadSpans(q);
+  if (!spans.ok()) return spans.status();
+  InvoiceOptions opts;
+  opts.from = from;
+  opts.to = to;
+  auto invs = BuildInvoicesFromSpans(*spans, *cat, opts);
+  if (!invs.ok() || !spread || !namespace_) return invs;
+  std::vector<Invoice> one;
+  for (auto& inv : *invs)
+    if (inv.namespace_ == *namespace_) one.push_back(std::move(inv));
+  return one;
+}
+
+std::vector<RowSpan> SpansOfRows(std::vector<HourlyRow> rows, const std::vector<Millis>& cuts) {
+  auto piece = [&](Millis h) {
+    return std::upper_bound(cuts.begin(), cuts.end(), h) - cuts.begin();
+  };
+  std::vector<RowSpan> out;
+  for (HourlyRow& r : rows) {
+    if (!out.empty()) {
+      RowSpan& s = out.back();
+      HourlyRow& a = s.sum;
+      if (a.namespace_ == r.namespace_ && a.workload == r.workload && a.resource == r.resource &&
+          a.gpu_product == r.gpu_product && a.gpu_replicas == r.gpu_replicas && a.kind == r.kind &&
+          a.preemptor == r.preemptor && piece(a.hour) == piece(r.hour)) {
+        a.request_raw += r.request_raw;
+        a.usage_raw += r.usage_raw;
+        a.max_raw += r.max_raw;
+        a.samples += r.samples;
+        a.covered_ms += r.covered_ms;
+        a.run_ms += r.run_ms;
+        s.last_hour = std::max(s.last_hour, r.hour);
+        continue;
+      }
+    }
+    Millis h = r.hour;
+    out.push_back({std::move(r), h});
+  }
+  return out;
+}
+
+}  // namespace arbiter::billing

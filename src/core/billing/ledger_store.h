@@ -1,0 +1,71 @@
+// LedgerStore: the seam between billing and where the hourly ledger lives. The embedded default
+// is SQLite (adapters/sqlite); at scale the sealed hours are copied to a warehouse, ClickHouse or
+// PostgreSQL (adapters/clickhouse, adapters/postgres), by `arbiter ledger sync`. Invoices are the
+// same, byte for byte, from any store holding the same current rows (StoreInvoices).
+//
+// A store holds, per ledger key (namespace, workload, resource, gpu_product, gpu_replicas, kind,
+// preemptor, hour), the current version of the row: a row with a higher version replaces it,
+// one with the same or a lower version changes nothing, so writing is idempotent and can be
+// repeated after any failure.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/billing/invoice.h"
+
+namespace arbiter::billing {
+
+// One ledger row as stored: the hourly row, its version and its rating (for exports and
+// analysts; invoices re-rate from the raw tracks).
+struct StoredRow {
+  HourlyRow row;
+  int64_t version = 1;
+  std::string unit;
+  RatedRow rated;
+};
+
+// Current rows of hours [from, to) (and one namespace), summed per ledger series key (the key
+// without hour) and per piece of the window between consecutive `cuts` (PriceBook versions taking
+// effect inside the window, sorted): one RowSpan per key and piece, sum.hour its first hour with
+// a row and last_hour the last.
+struct SpanQuery {
+  std::optional<std::string> namespace_;
+  std::optional<Millis> from, to;
+  std::vector<Millis> cuts;
+};
+
+class LedgerStore {
+ public:
+  virtual ~LedgerStore() = default;
+  virtual std::string Describe() const = 0;  // "clickhouse://127.0.0.1:18123/default"
+  virtual Result<std::vector<PriceBook>> PriceBooks() = 0;
+  virtual Result<std::vector<RowSpan>> ReadSpans(const SpanQuery& q) = 0;
+};
+
+// A store that `arbiter ledger sync` copies sealed hours into.
+class WarehouseStore : public LedgerStore {
+ public:
+  virtual Status EnsureSchema() = 0;
+  // Stores PriceBook versions; a stored version never changes (a different text for a stored id
+  // is an error).
+  virtual Status PutPriceBooks(const std::vector<PriceBook>& books) = 0;
+  // Upserts rows by key (the higher version wins) and, when given, then moves the watermark:
+  // every sealed hour before it has been copied. Idempotent; PostgreSQL does both in one
+  // transaction, ClickHouse (no transactions) writes the rows first.
+  virtual Status PutRows(const std::vector<StoredRow>& rows,
+                         std::optional<Millis> synced_before) = 0;
+  virtual Result<Millis> SyncedBefore() = 0;  // INT64_MIN when nothing was synced
+};
+
+// Invoices for a namespace (or all) and window from a store: like the SQLite ledger's, spreading
+// idle cost over every tenant of the window when a PriceBook says shareIdle.
+Result<std::vector<Invoice>> StoreInvoices(LedgerStore& store,
+                                           const std::optional<std::string>& namespace_,
+                                           std::optional<Millis> from, std::optional<Millis> to);
+
+// Sums rows (sorted by HourlyRow::KeyLess, current only) into spans per key and piece of `cuts`.
+std::vector<RowSpan> SpansOfRows(std::vector<HourlyRow> rows, const std::vector<Millis>& cuts);
+
+}  // namespace arbiter::billing

@@ -1,0 +1,197 @@
+// The LedgerStore seam: invoices from any store that sums its current rows into spans per key and
+// version piece equal the invoices of the rows, byte for byte (property test over random rows,
+// windows and version changes); SeriesFolder's gauge_scale.
+#include "core/billing/ledger_store.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "billing_test_util.h"
+
+namespace arbiter::billing {
+namespace {
+
+using testing::Book;
+using testing::kEpoch;
+using testing::kHour;
+
+// An in-memory store of our own interface (the rows in a vector), as a warehouse would answer.
+class MemoryStore : public LedgerStore {
+ public:
+  MemoryStore(std::vector<HourlyRow> rows, std::vector<PriceBook> books)
+      : rows_(std::move(rows)), books_(std::move(books)) {}
+  std::string Describe() const override { return "memory"; }
+  Result<std::vector<PriceBook>> PriceBooks() override { return books_; }
+  Result<std::vector<RowSpan>> ReadSpans(const SpanQuery& q) override {
+    std::vector<HourlyRow> sel;
+    for (const auto& r : rows_)
+      if ((!q.namespace_ || r.namespace_ == *q.namespace_) && (!q.from || r.hour >= *q.from) &&
+          (!q.to || r.hour < *q.to))
+        sel.push_back(r);
+    std::sort(sel.begin(), sel.end(), HourlyRow::KeyLess);
+    last_query = q;
+    return SpansOfRows(std::move(sel), q.cuts);
+  }
+  SpanQuery last_query;
+
+ private:
+  std::vector<HourlyRow> rows_;
+  std::vector<PriceBook> books_;
+};
+
+std::string Text(const std::vector<Invoice>& invs) {
+  std::string s;
+  for (const auto& i : invs) s += i.Canonical() + i.digest + "\n";
+  return s;
+}
+
+TEST(LedgerStore, InvoicesFromSpansEqualInvoicesFromRowsForRandomWindowsAndVersions) {
+  std::mt19937_64 rng(12);
+  for (int round = 0; round < 40; ++round) {
+    std::vector<HourlyRow> rows;
+    const int hours = 30 + static_cast<int>(rng() % 50);
+    for (int w = 0; w < 12; ++w)
+      for (int h = 0; h < hours; ++h) {
+        if (rng() % 5 == 0) continue;
+        HourlyRow r;
+        r.namespace_ = w % 4 == 3 ? std::string(kIdleNamespace) : "ns-" + std::to_string(w % 3);
+        r.workload = r.namespace_ == kIdleNamespace ? "node-" + std::to_string(w)
+                                                    : r.namespace_ + "/w" + std::to_string(w);
+        r.resource = w % 2 ? "cpu" : "memory";
+        r.kind = (w % 5 == 0 && h % 7 == 0) ? RowKind::kCredit : RowKind::kUsage;
+        if (r.kind == RowKind::kCredit) r.preemptor = "ns-9/p";
+        r.hour = kEpoch + h * kHour;
+        r.request_raw = static_cast<i128>(1 + rng() % 4000) * kHour;
+        r.usage_raw = static_cast<i128>(rng() % 4000) * kHour;
+        r.max_raw = std::max(r.request_raw, r.usage_raw);
+        r.samples = static_cast<int64_t>(rng() % 120);
+        r.covered_ms = r.samples * 30000;
+        r.run_ms = kHour;
+        rows.push_back(r);
+      }
+    std::vector<PriceBook> books = {Book("a", kEpoch - kHour)};
+    PriceBook b2 =
+        Book("b", kEpoch + static_cast<Millis>(rng() % static_cast<uint64_t>(hours)) * kHour +
+                      (round % 2 ? 0 : 0));
+    b2.prices["cpu"] = testing::D("0.07");
+    b2.share_idle = round % 3 == 0 ? IdleSharing::kWeighted : IdleSharing::kNone;
+    b2.mode = round % 2 ? BillingMode::kBlended : BillingMode::kUsage;
+    books.push_back(b2);
+    auto cat = PriceCatalog::Create(books);
+    ASSERT_TRUE(cat.ok());
+    MemoryStore store(rows, books);
+    std::optional<Millis> from, to;
+    if (rng() % 3) from = kEpoch + static_cast<Millis>(rng() % 10) * kHour;
+    if (rng() % 3)
+      to = kEpoch + static_cast<Millis>(10 + rng() % static_cast<uint64_t>(hours)) * kHour;
+    std::optional<std::string> ns;
+    if (rng() % 2) ns = "ns-1";
+    auto got = StoreInvoices(store, ns, from, to);
+    ASSERT_TRUE(got.ok()) << got.message();
+    InvoiceOptions o;
+    o.from = from;
+    o.to = to;
+    auto want = BuildInvoices(rows, *cat, o);
+    ASSERT_TRUE(want.ok());
+    std::vector<Invoice> filtered;
+    for (auto& i : *want)
+      if (!ns || i.namespace_ == *ns) filtered.push_back(i);
+    EXPECT_EQ(Text(*got), Text(filtered)) << "round " << round;
+    // Spreading idle cost needs every tenant: the store is then asked for all namespaces.
+    if (b2.share_idle != IdleSharing::kNone) {
+      EXPECT_FALSE(store.last_query.namespace_.has_value());
+    }
+  }
+}
+
+TEST(LedgerStore, SpansSplitAtVersionCutsAndSumEveryTrack) {
+  std::vector<HourlyRow> rows;
+  for (int h = 0; h < 5; ++h) {
+    HourlyRow r;
+    r.namespace_ = "a";
+    r.workload = "a/w";
+    r.resource = "cpu";
+    r.hour = kEpoch + h * kHour;
+    r.request_raw = 10;
+    r.usage_raw = 3;
+    r.max_raw = 11;
+    r.samples = 2;
+    r.covered_ms = 5;
+    r.run_ms = 7;
+    rows.push_back(r);
+  }
+  auto spans = SpansOfRows(rows, {kEpoch + 2 * kHour});
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(spans[0].sum.hour, kEpoch);
+  EXPECT_EQ(spans[0].last_hour, kEpoch + kHour);
+  EXPECT_EQ(spans[0].sum.request_raw, 20);
+  EXPECT_EQ(spans[1].sum.hour, kEpoch + 2 * kHour);
+  EXPECT_EQ(spans[1].last_hour, kEpoch + 4 * kHour);
+  EXPECT_EQ(spans[1].sum.usage_raw, 9);
+  EXPECT_EQ(spans[1].sum.max_raw, 33);
+  EXPECT_EQ(spans[1].sum.samples, 6);
+  EXPECT_EQ(spans[1].sum.run_ms, 21);
+}
+
+// A MIG instance's utilisation read in thousandths (gauge_scale 1000): 250 = a quarter of an
+// instance, held 30 s per sample, is 7500 instance·ms per piece, exactly.
+TEST(SeriesFolderGaugeScale, ThousandthsOfAnInstanceAreExactOnWholeSeconds) {
+  RunSegment seg;
+  seg.workload = "a/w";
+  seg.namespace_ = "a";
+  seg.gpu_product = "NVIDIA-A100-SXM4-80GB";
+  seg.requests.Set("nvidia.com/mig-1g.10gb", 1);
+  seg.start = kEpoch;
+  seg.end = kEpoch + kHour;
+  std::vector<HourlyRow> out;
+  SeriesFolder f(seg, "nvidia.com/mig-1g.10gb", &out, 30000, 1000);
+  for (Millis t = kEpoch; t < seg.end; t += 30000) f.Add(t, 250);
+  f.Finish();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].usage_raw, static_cast<i128>(kHour) / 4);  // 900 instance-seconds
+  EXPECT_EQ(out[0].request_raw, static_cast<i128>(kHour));
+  EXPECT_EQ(out[0].samples, 120);
+  // Without a scale the same folder counts whole instances.
+  std::vector<HourlyRow> whole;
+  SeriesFolder g(seg, "nvidia.com/mig-1g.10gb", &whole, 30000);
+  for (Millis t = kEpoch; t < seg.end; t += 30000) g.Add(t, 1);
+  g.Finish();
+  EXPECT_EQ(whole[0].usage_raw, static_cast<i128>(kHour));
+}
+
+}  // namespace
+}  // namespace arbiter::billing
+
+namespace arbiter::billing {
+namespace {
+
+// A live pod whose requests change at 00:30 continues in a new segment: the CPU counter's piece
+// that ends at the change is billed in the first segment, once.
+TEST(SeriesFolderContinued, TheCounterPieceUpToTheSplitIsBilledOnce) {
+  RunSegment a, b;
+  a.workload = b.workload = "a/w";
+  a.namespace_ = b.namespace_ = "a";
+  a.requests.Set("cpu", 2000);
+  b.requests.Set("cpu", 4000);
+  a.start = testing::kEpoch;
+  a.end = b.start = testing::kEpoch + 1800000;
+  b.end = testing::kEpoch + testing::kHour;
+  std::vector<HourlyRow> out;
+  const i128 per_ms = 1000;  // one core: 1000 millicores × ms per ms
+  SeriesFolder fa(a, "cpu", &out, 30000);
+  for (Millis t = a.start; t < a.end; t += 30000) fa.Add(t, per_ms * (t - a.start));
+  fa.FinishContinued(per_ms * (a.end - a.start));
+  SeriesFolder fb(b, "cpu", &out, 30000);
+  for (Millis t = b.start; t < b.end; t += 30000) fb.Add(t, per_ms * (t - a.start));
+  fb.Finish();
+  Rollup(&out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].request_raw, static_cast<i128>(2000 * 1800000LL + 4000 * 1800000LL));
+  EXPECT_EQ(out[0].usage_raw, per_ms * 3570000);  // 00:00 .. 59:30, the split piece included
+  EXPECT_EQ(out[0].covered_ms, 3570000);
+  EXPECT_EQ(out[0].samples, 120);
+}
+
+}  // namespace
+}  // namespace arbiter::billing

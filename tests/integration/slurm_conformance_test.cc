@@ -1,0 +1,413 @@
+// Against a real Slurm 22.05 (scripts/services/slurm.sh, CTest fixture "slurm"; SERVICES.md):
+//  - `arbiter slurm export` of tests/data/slurm/conformance-policy.yaml is accepted by sacctmgr
+//    (twice: idempotent), `sacctmgr show qos/assoc` reflect it, and slurmctld restarts with its
+//    slurm.conf fragment;
+//  - the conformance workload (QoS preemption with requeue and cancel, victims that exit within
+//    their grace time and ones that do not, staggered submissions) runs as sbatch jobs;
+//  - its sacct goes into a ledger (`arbiter slurm import`, idempotent) and invoices, and Slurm's
+//    own billing TRES agrees with the PriceBook;
+//  - `arbiter slurm compare` with `arbiter sim` of the same workload passes with the expected
+//    differences of tests/data/slurm/conformance-expected.yaml (issue 10's Slurm items);
+//  - `arbiter slurm import --since` runs the real sacct.
+// Slurm must be running: without it these tests fail (never skip).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "adapters/slurm/sacct_import.h"
+#include "adapters/slurm/sacct_parser.h"
+#include "adapters/yaml/manifest_loader.h"
+#include "apps/run_command.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using arbiter::testing::RunCommand;
+using arbiter::testing::RunCommandSplit;
+
+std::string Env(const char* name, const std::string& dflt) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : dflt;
+}
+
+std::string CiDir() { return Env("ARBITER_CI_DIR", "/tmp/arbiter-ci"); }
+std::string SlurmConf() { return Env("ARBITER_SLURM_CONF", CiDir() + "/slurm/etc/slurm.conf"); }
+std::string Src(const std::string& rel) { return std::string(ARBITER_SOURCE_DIR) + "/" + rel; }
+std::string Arbiter() { return ARBITER_BINARY; }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// Every Slurm client below finds the cluster through SLURM_CONF.
+class SlurmEnv : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("SLURM_CONF", SlurmConf().c_str(), 1);
+    auto ping = RunCommand("scontrol ping 2>&1");
+    ASSERT_NE(ping.out.find("is UP"), std::string::npos)
+        << "Slurm is not running (SLURM_CONF=" << SlurmConf()
+        << "; start it with scripts/services/slurm.sh start): " << ping.out;
+    user_ = Trim(RunCommand("id -un").out);
+  }
+  std::string user_;
+};
+
+std::string Results() {
+  const std::string d = CiDir() + "/slurm-results";
+  fs::create_directories(d);
+  return d;
+}
+
+// A job of the conformance workload, from its Pod.
+struct Job {
+  std::string name, ns, qos, shutdown;
+  int64_t cpus = 0, gpus = 0;
+  arbiter::Millis submit = 0, duration = 0;
+};
+
+std::vector<Job> WorkloadJobs(const std::string& policy, const std::string& workload) {
+  auto load = arbiter::yaml::LoadManifestFiles({policy, workload});
+  EXPECT_TRUE(load.ok());
+  std::map<std::string, arbiter::Millis> grace;
+  for (const auto& q : load.set.qos) grace[q.meta.name] = q.grace_time.value_or(30000);
+  std::vector<Job> jobs;
+  for (const auto& p : load.set.pods) {
+    Job j;
+    j.name = p.meta.name;
+    j.ns = p.meta.namespace_;
+    j.qos = p.sim.qos.value_or("normal");
+    auto req = p.EffectiveRequests();
+    j.cpus = req.Get("cpu") / 1000;
+    j.gpus = req.Get("nvidia.com/gpu") / 1000;
+    j.submit = p.sim.submit_time;
+    j.duration = p.sim.duration.value_or(0);
+    // A shutdown longer than the grace time is a job that ignores SIGTERM and is killed.
+    j.shutdown =
+        p.sim.shutdown_time > grace[j.qos] ? "ignore" : std::to_string(p.sim.shutdown_time / 1000);
+    jobs.push_back(j);
+  }
+  std::stable_sort(jobs.begin(), jobs.end(),
+                   [](const Job& a, const Job& b) { return a.submit < b.submit; });
+  return jobs;
+}
+
+std::string FormatMs(int64_t unix_ms) {
+  std::time_t t = unix_ms / 1000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char ms[8];
+  std::snprintf(ms, sizeof ms, ".%03lld", static_cast<long long>(unix_ms % 1000));
+  return std::string(buf) + ms + "Z";
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string QosAndAssoc() {
+  return RunCommand(
+             "sacctmgr -n -P show qos "
+             "format=name,priority,preempt,preemptmode,gracetime,usagefactor 2>&1")
+             .out +
+         RunCommand(
+             "sacctmgr -n -P show assoc "
+             "format=cluster,account,user,parentname,grptres,grpjobs,grpsubmit,qos,"
+             "defaultqos 2>&1")
+             .out;
+}
+
+bool HasLine(const std::string& text, const std::string& line) {
+  std::istringstream in(text);
+  std::string l;
+  while (std::getline(in, l))
+    if (l == line) return true;
+  return false;
+}
+
+TEST_F(SlurmEnv, SlurmServiceHasEightGpus) {
+  auto sinfo = RunCommand("sinfo -h -N -o '%N %T %G' 2>&1");
+  EXPECT_EQ(Trim(sinfo.out), "localhost idle gpu:8") << sinfo.out;
+  auto status = RunCommand(Src("scripts/services/slurm.sh") + " status 2>&1");
+  EXPECT_EQ(status.rc, 0) << status.out;
+}
+
+TEST_F(SlurmEnv, SlurmConformanceExportRunImportCompare) {
+  const auto t_test = std::chrono::steady_clock::now();
+  const std::string out = Results() + "/conformance";
+  fs::remove_all(out);
+  fs::create_directories(out + "/jobs");
+  const std::string policy = Src("tests/data/slurm/conformance-policy.yaml");
+  const std::string workload = Src("tests/data/slurm/conformance-workload.yaml");
+
+  // ---- export, applied twice
+  auto exp =
+      RunCommandSplit(Arbiter() + " slurm export -f " + policy + " --cluster arbiter --user " +
+                          user_ + " --price-at 2026-06-01T00:00:00Z -o " + out + "/export",
+                      out);
+  ASSERT_EQ(exp.rc, 0) << exp.err;
+  EXPECT_NE(exp.err.find("PriceBook/standard: spec.mode: warning:"), std::string::npos) << exp.err;
+  EXPECT_NE(exp.err.find("PriceBook/standard: spec.preemptionCredit: warning:"), std::string::npos)
+      << exp.err;
+  auto apply = RunCommand("bash " + out + "/export/sacctmgr.sh > " + out + "/apply-1.log 2>&1");
+  ASSERT_EQ(apply.rc, 0) << ReadFile(out + "/apply-1.log");
+  const std::string after_first = QosAndAssoc();
+  auto again = RunCommand("bash " + out + "/export/sacctmgr.sh > " + out + "/apply-2.log 2>&1");
+  ASSERT_EQ(again.rc, 0) << ReadFile(out + "/apply-2.log");
+  EXPECT_EQ(QosAndAssoc(), after_first) << "applying the export again changed the accounting";
+  // sacctmgr shows the policy.
+  EXPECT_TRUE(HasLine(after_first, "high|10000|low,scavenger|cluster|00:00:10|1.000000"))
+      << after_first;
+  EXPECT_TRUE(HasLine(after_first, "low|1000||requeue|00:00:10|1.000000")) << after_first;
+  EXPECT_TRUE(HasLine(after_first, "scavenger|100||cancel|00:00:10|1.000000")) << after_first;
+  EXPECT_TRUE(
+      HasLine(after_first, "arbiter|team-a||root|gres/gpu=8|20||high,low,normal,scavenger|normal"))
+      << after_first;
+  EXPECT_TRUE(HasLine(
+      after_first, "arbiter|team-b||root|cpu=32,gres/gpu=8|20||high,low,normal,scavenger|normal"))
+      << after_first;
+  EXPECT_TRUE(
+      HasLine(after_first, "arbiter|team-a|" + user_ + "|||||high,low,normal,scavenger|normal"))
+      << after_first;
+
+  // ---- slurmctld restarts with the fragment
+  auto reconf = RunCommand(Src("scripts/services/slurm.sh") + " reconfigure " + out +
+                           "/export/slurm-policy.conf 2>&1");
+  ASSERT_EQ(reconf.rc, 0) << reconf.out;
+  const std::string config = RunCommand("scontrol show config 2>&1").out;
+  for (const char* want :
+       {"PreemptType             = preempt/qos", "PreemptMode             = REQUEUE",
+        "PriorityType            = priority/multifactor", "PriorityWeightQOS       = 1000000",
+        "JobAcctGatherFrequency  = task=15"})
+    EXPECT_NE(config.find(want), std::string::npos) << want << "\n" << config;
+  const std::string part = RunCommand("scontrol show partition pool 2>&1").out;
+  EXPECT_NE(part.find("TRESBillingWeights=CPU=50,Mem=10G,GRES/gpu=2500"), std::string::npos)
+      << part;
+
+  // ---- the workload, submitted on the workload's clock
+  const std::vector<Job> jobs = WorkloadJobs(policy, workload);
+  ASSERT_EQ(jobs.size(), 11u);
+  setenv("JOBBIN", Src("tests/integration/slurm").c_str(), 1);
+  setenv("EVLOG", (out + "/events.log").c_str(), 1);
+  const auto t0_steady = std::chrono::steady_clock::now();
+  const int64_t t0 = NowMs();
+  std::vector<std::string> ids;
+  for (const Job& j : jobs) {
+    std::this_thread::sleep_until(t0_steady + std::chrono::milliseconds(j.submit));
+    auto r =
+        RunCommand("sbatch --parsable -J " + j.name + " -A " + j.ns + " --qos=" + j.qos +
+                   " -n1 -c" + std::to_string(j.cpus) + " --gres=gpu:" + std::to_string(j.gpus) +
+                   " --time=10 --requeue --open-mode=append -o " + out + "/jobs/%x-%j.out " +
+                   Src("tests/integration/slurm/job.sh") + " " + std::to_string(j.duration / 1000) +
+                   " " + j.shutdown + " 2>&1");
+    ASSERT_EQ(r.rc, 0) << "sbatch " << j.name << ": " << r.out;
+    ids.push_back(Trim(r.out));
+  }
+  std::string id_list;
+  for (const auto& id : ids) id_list += (id_list.empty() ? "" : ",") + id;
+  const auto deadline = t0_steady + std::chrono::seconds(300);
+  for (;;) {
+    const std::string q = RunCommand("squeue -h -j " + id_list + " 2>/dev/null").out;
+    if (Trim(q).empty()) break;
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "jobs still queued after 300 s:\n"
+                                                          << q;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  std::this_thread::sleep_for(
+      std::chrono::seconds(3));  // slurmctld flushes job records to slurmdbd
+  const std::string sacct = out + "/sacct.txt";
+  auto sa = RunCommand("sacct -D -a -P --noconvert -j " + id_list + " --format=" +
+                       std::string(arbiter::slurm::kSacctFormat) + " > " + sacct + " 2>&1");
+  ASSERT_EQ(sa.rc, 0) << ReadFile(sacct);
+  const std::string log = out + "/slurmctld-preempt.log";
+  RunCommand("grep -E 'preempt|Requeu' " + CiDir() + "/slurm/log/slurmctld.log > " + log);
+  if (const char* fixture =
+          std::getenv("ARBITER_SLURM_FIXTURE_DIR")) {  // refreshing the repo's fixture
+    fs::copy_file(sacct, std::string(fixture) + "/sacct.txt", fs::copy_options::overwrite_existing);
+    fs::copy_file(log, std::string(fixture) + "/slurmctld-preempt.log",
+                  fs::copy_options::overwrite_existing);
+    std::ofstream(std::string(fixture) + "/t0.txt") << FormatMs(t0) << "\n";
+  }
+
+  // ---- sacct as Slurm wrote it; Slurm's billing TRES agrees with the PriceBook
+  auto runs = arbiter::slurm::ParseSacctText(ReadFile(sacct), sacct);
+  ASSERT_TRUE(runs.ok()) << runs.message();
+  std::map<std::string, int64_t> gpu_ms_by_ns;
+  int started = 0;
+  for (const auto& r : *runs) {
+    ASSERT_TRUE(r.alloc.billing.has_value()) << r.job_id;
+    // CPU=50, GRES/gpu=2500 per hour in thousandths of USD: the PriceBook's 0.05 and 2.50.
+    EXPECT_EQ(*r.alloc.billing, r.alloc.cpus * 50 + r.alloc.gpus * 2500) << r.job_id;
+    if (!r.start) continue;
+    ++started;
+    gpu_ms_by_ns[r.account] += r.alloc.gpus * (*arbiter::slurm::RunReleased(r) - *r.start);
+  }
+  EXPECT_EQ(started, 12) << "11 jobs, one of them requeued once";
+
+  // ---- into the ledger, twice, then invoices
+  const std::string db = out + "/ledger.db";
+  auto imp = RunCommandSplit(
+      Arbiter() + " slurm import --sacct-file " + sacct + " --db " + db + " -f " + policy, out);
+  ASSERT_EQ(imp.rc, 0) << imp.out << imp.err;
+  EXPECT_NE(imp.out.find("11 jobs, 12 runs"), std::string::npos) << imp.out;
+  auto imp2 = RunCommandSplit(
+      Arbiter() + " slurm import --sacct-file " + sacct + " --db " + db + " -f " + policy, out);
+  ASSERT_EQ(imp2.rc, 0) << imp2.err;
+  EXPECT_NE(imp2.out.find(" 0 inserted,"), std::string::npos) << imp2.out;
+  EXPECT_NE(imp2.out.find(" 0 replaced,"), std::string::npos) << imp2.out;
+  auto inv = RunCommandSplit(Arbiter() + " invoice --db " + db + " -o json", out);
+  ASSERT_EQ(inv.rc, 0) << inv.err;
+  auto invoices = nlohmann::json::parse(inv.out);
+  ASSERT_EQ(invoices.size(), 2u) << inv.out;
+  for (const auto& i : invoices) {
+    const std::string ns = i["namespace"];
+    bool found = false;
+    for (const auto& l : i["lines"])
+      if (l["resource"] == "nvidia.com/gpu") {
+        found = true;
+        // GPU-seconds billed = what sacct says the runs held, to the millisecond.
+        std::ostringstream want;
+        want << gpu_ms_by_ns[ns] / 1000;
+        if (gpu_ms_by_ns[ns] % 1000) want << "." << gpu_ms_by_ns[ns] % 1000;
+        EXPECT_EQ(l["requestQuantity"].get<std::string>(), want.str()) << ns;
+      }
+    EXPECT_TRUE(found) << ns;
+  }
+
+  // ---- side by side with arbiter sim
+  const std::string report = out + "/sim.json";
+  auto sim = RunCommandSplit(
+      Arbiter() + " sim -q -f " + policy + " -f " + workload + " --report-json " + report, out);
+  ASSERT_EQ(sim.rc, 0) << sim.err;
+  const std::string cmp_args = " slurm compare --sacct-file " + sacct + " --report-json " + report +
+                               " -f " + policy + " --slurmctld-log " + log + " --expect " +
+                               Src("tests/data/slurm/conformance-expected.yaml") + " --t0 " +
+                               FormatMs(t0);
+  auto table = RunCommandSplit(Arbiter() + cmp_args, out);
+  std::cout << table.out << table.err;
+  std::ofstream(out + "/compare.txt") << table.out;
+  auto cmp = RunCommandSplit(Arbiter() + cmp_args + " -o json", out);
+  EXPECT_EQ(cmp.rc, 0) << table.out << cmp.err;
+  auto j = nlohmann::json::parse(cmp.out);
+  EXPECT_TRUE(j["ok"].get<bool>());
+  int strict = 0;
+  for (const auto& p : j["points"])
+    if (p["verdict"] == "agree") ++strict;
+  EXPECT_GE(strict, 40) << "most points agree without any allowance";
+  const auto secs =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - t_test)
+          .count();
+  std::cout << "Slurm conformance test: " << secs << " s wall (workload " << (NowMs() - t0) / 1000
+            << " s)\n";
+}
+
+// The richer export (cohort parents, typed GPUs and a MIG profile in AccountingStorageTRES and
+// GrpTRES, negative typed billing weights) is accepted by slurmctld and sacctmgr too.
+TEST_F(SlurmEnv, SlurmExportOfCohortsAndGpuModelsIsAccepted) {
+  const std::string out = Results() + "/export-rich";
+  fs::remove_all(out);
+  fs::create_directories(out);
+  auto exp =
+      RunCommandSplit(Arbiter() + " slurm export -f " + Src("tests/data/slurm/export-policy.yaml") +
+                          " --cluster arbiter --price-at 2026-03-01T00:00:00Z -o " + out,
+                      out);
+  ASSERT_EQ(exp.rc, 0) << exp.err;
+  // The typed TRES must exist (slurmctld registers AccountingStorageTRES) before GrpTRES names
+  // them.
+  auto reconf = RunCommand(Src("scripts/services/slurm.sh") + " reconfigure " + out +
+                           "/slurm-policy.conf 2>&1");
+  ASSERT_EQ(reconf.rc, 0) << reconf.out;
+  const std::string part = RunCommand("scontrol show partition pool 2>&1").out;
+  EXPECT_NE(part.find("GRES/gpu:1g.10gb=-1714.285714"), std::string::npos) << part;
+  auto apply = RunCommand("bash " + out + "/sacctmgr.sh > " + out + "/apply-1.log 2>&1");
+  ASSERT_EQ(apply.rc, 0) << ReadFile(out + "/apply-1.log");
+  const std::string first = QosAndAssoc();
+  auto again = RunCommand("bash " + out + "/sacctmgr.sh > " + out + "/apply-2.log 2>&1");
+  ASSERT_EQ(again.rc, 0) << ReadFile(out + "/apply-2.log");
+  EXPECT_EQ(QosAndAssoc(), first);
+  const std::string assoc =
+      RunCommand(
+          "sacctmgr -n -P show assoc where account=research,vision,speech,sandbox "
+          "format=account,user,parentname,grptres,grpjobs 2>&1")
+          .out;
+  // account -> "parent|sorted GrpTRES items|GrpJobs" (sacctmgr prints memory in its own units)
+  std::map<std::string, std::string> got;
+  std::istringstream rows(assoc);
+  for (std::string l; std::getline(rows, l);) {
+    std::vector<std::string> f;
+    std::stringstream ls(l);
+    for (std::string x; std::getline(ls, x, '|');) f.push_back(x);
+    if (f.size() < 4 || !f[1].empty()) continue;  // account associations only
+    std::vector<std::string> items;
+    std::stringstream ts(f[3]);
+    for (std::string x; std::getline(ts, x, ',');) items.push_back(x);
+    std::sort(items.begin(), items.end());
+    std::string joined;
+    for (const auto& x : items) joined += (joined.empty() ? "" : ",") + x;
+    got[f[0]] = f[2] + "|" + joined + "|" + (f.size() > 4 ? f[4] : "");
+  }
+  EXPECT_EQ(got["research"], "root|cpu=96,gres/gpu:1g.10gb=7,gres/gpu=12,mem=512G|") << assoc;
+  EXPECT_EQ(got["vision"], "research|cpu=96,gres/gpu=12,mem=1T|50") << assoc;
+  EXPECT_EQ(got["speech"], "research|gres/gpu=12|") << assoc;
+  EXPECT_EQ(got["sandbox"], "root|cpu=8,mem=32G|") << assoc;
+  EXPECT_TRUE(HasLine(first, "urgent|10000|batch,scavenger|cluster|00:01:00|1.000000")) << first;
+}
+
+TEST_F(SlurmEnv, SlurmImportSinceRunsRealSacct) {
+  const std::string out = Results() + "/since";
+  fs::remove_all(out);
+  fs::create_directories(out);
+  // An account of its own, so that this test does not depend on the conformance test's export.
+  RunCommand(
+      "sacctmgr -i add account it-since Description=test Organization=arbiter >/dev/null 2>&1");
+  RunCommand("sacctmgr -i add user " + user_ + " Account=it-since >/dev/null 2>&1");
+  const int64_t since = NowMs() - 1000;
+  auto sb = RunCommand(
+      "sbatch --parsable -J since-job -A it-since -n1 -c2 --gres=gpu:1 -o /dev/null --wrap 'sleep "
+      "2' 2>&1");
+  ASSERT_EQ(sb.rc, 0) << sb.out;
+  const std::string id = Trim(sb.out);
+  for (int i = 0; i < 60 && !Trim(RunCommand("squeue -h -j " + id + " 2>/dev/null").out).empty();
+       ++i)
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  const std::string db = out + "/ledger.db";
+  auto imp = RunCommandSplit(Arbiter() + " slurm import --since " + FormatMs(since) +
+                                 " --save-sacct " + out + "/sacct.txt --db " + db + " -f " +
+                                 Src("tests/data/slurm/conformance-policy.yaml"),
+                             out);
+  ASSERT_EQ(imp.rc, 0) << imp.out << imp.err;
+  EXPECT_NE(imp.err.find("--duplicates --allusers --parsable2 --noconvert --starttime"),
+            std::string::npos)
+      << imp.err;
+  const std::string saved = ReadFile(out + "/sacct.txt");
+  EXPECT_NE(saved.find("|since-job|"), std::string::npos) << saved;
+  auto inv =
+      RunCommandSplit(Arbiter() + " invoice --db " + db + " --namespace it-since -o json", out);
+  ASSERT_EQ(inv.rc, 0) << inv.err;
+  auto j = nlohmann::json::parse(inv.out);
+  ASSERT_EQ(j.size(), 1u) << inv.out;
+  EXPECT_EQ(j[0]["namespace"], "it-since");
+}
+
+}  // namespace

@@ -1,0 +1,299 @@
+// `arbiter ledger sync` and `arbiter invoice --db clickhouse://|postgresql://` against real
+// servers: ClickHouse 18.16 and PostgreSQL 15 (scripts/services/). Invoices from the warehouse
+// equal the SQLite ledger's byte for byte (digest included); a sync killed with SIGKILL at many
+// moments and re-run leaves exactly the SQLite totals.
+#include "adapters/warehouse/warehouse.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "adapters/clickhouse/clickhouse_store.h"
+#include "integration/services.h"
+#include "integration/warehouse_fixture.h"
+
+namespace arbiter {
+namespace {
+
+using testing::Arbiter;
+using testing::RunCommandSplit;
+using testing::Scratch;
+
+enum class Backend { kClickHouse, kPostgres };
+
+// A fresh database of its own per test (tests run in parallel): its URL.
+std::string FreshDatabase(Backend b, const std::string& name) {
+  const std::string db = "it_" + name + "_" + std::to_string(getpid());
+  if (b == Backend::kClickHouse) {
+    auto ch = clickhouse::ClickHouseStore::Open(testing::ClickHouseUrl());
+    EXPECT_TRUE(ch.ok()) << ch.message();
+    if (!ch.ok()) return "";
+    auto d = (*ch)->Query("DROP DATABASE IF EXISTS " + db);
+    EXPECT_TRUE(d.ok()) << d.message();
+    auto c = (*ch)->Query("CREATE DATABASE " + db);
+    EXPECT_TRUE(c.ok()) << c.message();
+    return "clickhouse://127.0.0.1:" +
+           testing::ClickHouseUrl().substr(
+               testing::ClickHouseUrl().rfind(':') + 1,
+               testing::ClickHouseUrl().rfind('/') - testing::ClickHouseUrl().rfind(':') - 1) +
+           "/" + db;
+  }
+  const std::string base = testing::PostgresUrl();
+  PGconn* c = PQconnectdb(base.c_str());
+  EXPECT_EQ(PQstatus(c), CONNECTION_OK) << PQerrorMessage(c);
+  PQclear(PQexec(c, ("DROP DATABASE IF EXISTS " + db).c_str()));
+  PGresult* r = PQexec(c, ("CREATE DATABASE " + db).c_str());
+  EXPECT_EQ(PQresultStatus(r), PGRES_COMMAND_OK) << PQerrorMessage(c);
+  PQclear(r);
+  PQfinish(c);
+  return base.substr(0, base.rfind('/') + 1) + db;
+}
+
+const char* kFrom = "2026-03-01T00:00:00Z";
+
+// Equal texts, or the first line where they differ (invoices are long).
+::testing::AssertionResult Same(const std::string& a, const std::string& b) {
+  if (a == b) return ::testing::AssertionSuccess();
+  std::istringstream x(a), y(b);
+  std::string la, lb;
+  for (int n = 1;; ++n) {
+    bool ea = !std::getline(x, la), eb = !std::getline(y, lb);
+    if (ea || eb || la != lb)
+      return ::testing::AssertionFailure() << "line " << n << ": \"" << (ea ? "<end>" : la)
+                                           << "\" vs \"" << (eb ? "<end>" : lb) << "\"";
+  }
+}
+
+// The "total" of every invoice, by namespace.
+std::map<std::string, std::string> Totals(const std::string& json) {
+  std::map<std::string, std::string> t;
+  for (const auto& inv : nlohmann::json::parse(json)) t[inv["namespace"]] = inv["total"];
+  return t;
+}
+
+std::string Invoices(const std::filesystem::path& dir, const std::string& db, const std::string& to,
+                     const std::string& extra = "") {
+  auto r = RunCommandSplit(Arbiter() + " invoice --db '" + db + "' --from " + kFrom + " --to " +
+                               to + " -o json " + extra,
+                           dir);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  return r.out;
+}
+
+std::string Sync(const std::filesystem::path& dir, const std::string& db, const std::string& url,
+                 const std::string& extra = "") {
+  auto r = RunCommandSplit(
+      Arbiter() + " ledger sync -q --db " + db + " --to '" + url + "' " + extra, dir);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  return r.out;
+}
+
+void SyncedInvoicesEqualTheLedgers(Backend b, const std::string& name) {
+  auto dir = Scratch(name);
+  const std::string url = FreshDatabase(b, name);
+  ASSERT_FALSE(url.empty());
+  const std::string db = (dir / "l.db").string();
+  const Millis seal = testing::kWarehouseStart + 60 * billing::kHourMs;  // 2026-03-03T12:00Z
+  {
+    auto l = sqlite::Ledger::Open(db);
+    ASSERT_TRUE(l.ok()) << l.message();
+    ASSERT_TRUE(testing::WriteWarehouseLedger(**l, 60, 72, seal).ok());
+  }
+  auto out = Sync(dir, db, url);
+  EXPECT_NE(out.find("the warehouse holds every hour before 2026-03-03T12:00:00Z"),
+            std::string::npos)
+      << out;
+  const std::string sealed = "2026-03-03T12:00:00Z";
+  const std::string want = Invoices(dir, db, sealed);
+  ASSERT_GT(want.size(), 1000u);
+  EXPECT_TRUE(
+      Same(Invoices(dir, url, sealed), want));  // every namespace, idle spread, two versions
+  EXPECT_TRUE(Same(Invoices(dir, url, sealed, "--namespace ns-1"),
+                   Invoices(dir, db, sealed, "--namespace ns-1")));
+  // Inner windows, a partial day and one across the mid-day version change.
+  for (auto [f, t] : {std::pair{"2026-03-01T05:00:00Z", "2026-03-02T07:00:00Z"},
+                      std::pair{"2026-03-02T06:00:00Z", "2026-03-02T09:00:00Z"}}) {
+    auto a = RunCommandSplit(
+        Arbiter() + " invoice --db " + db + " --from " + f + " --to " + t + " -o json", dir);
+    auto w = RunCommandSplit(
+        Arbiter() + " invoice --db '" + url + "' --from " + f + " --to " + t + " -o json", dir);
+    EXPECT_TRUE(Same(a.out, w.out)) << f << " .. " << t;
+  }
+  // Unsealed hours are not copied: the warehouse's whole history ends at the seal.
+  EXPECT_EQ(Totals(Invoices(dir, url, "2026-03-05T00:00:00Z")), Totals(want));
+  // A second sync copies nothing new.
+  EXPECT_NE(Sync(dir, db, url).find(": 0 rows of new sealed hours, 0 corrections"),
+            std::string::npos);
+  // A late correction of a sealed hour (a new version in SQLite) reaches the warehouse; then
+  // sealing more hours copies them incrementally.
+  {
+    auto l = sqlite::Ledger::Open(db);
+    ASSERT_TRUE(l.ok());
+    auto read = (*l)->Read({std::string("ns-0"), testing::kWarehouseStart + 10 * billing::kHourMs,
+                            testing::kWarehouseStart + 11 * billing::kHourMs, false});
+    ASSERT_TRUE(read.ok());
+    std::vector<billing::HourlyRow> rows = std::move(read).value();
+    ASSERT_FALSE(rows.empty());
+    for (auto& r : rows) r.usage_raw += 123456789;
+    auto cat = billing::PriceCatalog::Create(testing::WarehouseBooks());
+    auto st = (*l)->Write(rows, *cat, testing::kWarehouseStart + 72 * billing::kHourMs);
+    ASSERT_TRUE(st.ok());
+    EXPECT_EQ(st->corrected, static_cast<int64_t>(rows.size()));
+  }
+  auto again = Sync(dir, db, url);
+  EXPECT_NE(again.find("corrections"), std::string::npos);
+  EXPECT_EQ(again.find(" 0 corrections"), std::string::npos) << again;
+  const std::string all = "2026-03-04T00:00:00Z";
+  const std::string want2 = Invoices(dir, db, all);
+  EXPECT_NE(want2, want);
+  EXPECT_TRUE(Same(Invoices(dir, url, all), want2));
+}
+
+// SIGKILL a running `arbiter ledger sync` after `after_ms` (small batches: many inserts).
+void KillSyncAfter(const std::string& db, const std::string& url, int after_ms) {
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+    execl(Arbiter().c_str(), "arbiter", "ledger", "sync", "-q", "--batch-rows", "700", "--db",
+          db.c_str(), "--to", url.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(after_ms));
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+}
+
+void KilledSyncsLeaveExactlyTheLedgersTotals(Backend b, const std::string& name) {
+  auto dir = Scratch(name);
+  const std::string url = FreshDatabase(b, name);
+  ASSERT_FALSE(url.empty());
+  const std::string db = (dir / "l.db").string();
+  {
+    auto l = sqlite::Ledger::Open(db);
+    ASSERT_TRUE(l.ok());
+    ASSERT_TRUE(testing::WriteWarehouseLedger(**l, 150, 72,
+                                              testing::kWarehouseStart + 72 * billing::kHourMs)
+                    .ok());
+  }
+  const std::string to = "2026-03-04T00:00:00Z";
+  const std::string want = Invoices(dir, db, to);
+  // How long a whole sync takes (into a scratch database), to spread the kills over it.
+  const std::string probe = FreshDatabase(b, name + "_probe");
+  auto t0 = std::chrono::steady_clock::now();
+  Sync(dir, db, probe, "--batch-rows 700");
+  const int full_ms = static_cast<int>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+          .count());
+  ASSERT_GT(full_ms, 0);
+  // Three rounds on fresh databases; in each, five syncs killed at increasing moments (each
+  // restarts from the warehouse's watermark, still unset), then one run to the end.
+  int kills = 0, mid_sync = 0;
+  for (int round = 0; round < 3; ++round) {
+    const std::string url_r = round == 0 ? url : FreshDatabase(b, name + std::to_string(round));
+    for (int k = 0; k < 5; ++k) {
+      const int after = (round * 5 + k) * full_ms / 15 + 2;
+      KillSyncAfter(db, url_r, after);
+      ++kills;
+      auto wh = warehouse::OpenWarehouse(url_r);
+      ASSERT_TRUE(wh.ok()) << wh.message();
+      auto wm = (*wh)->SyncedBefore();
+      auto spans = (*wh)->ReadSpans({});
+      if (wm.ok() && *wm == INT64_MIN && spans.ok() && !spans->empty())
+        ++mid_sync;  // rows copied, not all
+    }
+    Sync(dir, db, url_r);
+    EXPECT_TRUE(Same(Invoices(dir, url_r, to), want))
+        << "round " << round << ", kills over " << full_ms << " ms";
+    EXPECT_NE(Sync(dir, db, url_r).find(": 0 rows of new sealed hours"), std::string::npos);
+  }
+  EXPECT_GE(mid_sync, 3) << kills << " kills over " << full_ms
+                         << " ms: too few landed in the middle of a sync";
+  std::cout << kills << " kills over a " << full_ms << " ms sync, " << mid_sync
+            << " in the middle of copying rows\n";
+}
+
+void UnreachableServerIsAClearError(Backend b, const std::string& name) {
+  auto dir = Scratch(name);
+  const std::string db = (dir / "l.db").string();
+  {
+    auto l = sqlite::Ledger::Open(db);
+    ASSERT_TRUE(l.ok());
+    ASSERT_TRUE(
+        testing::WriteWarehouseLedger(**l, 3, 2, testing::kWarehouseStart + billing::kHourMs).ok());
+  }
+  const std::string url = b == Backend::kClickHouse ? "clickhouse://127.0.0.1:1/default"
+                                                    : "postgresql://postgres@127.0.0.1:1/arbiter";
+  auto r = RunCommandSplit(Arbiter() + " ledger sync -q --db " + db + " --to '" + url + "'", dir);
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("unreachable"), std::string::npos) << r.err;
+  auto i = RunCommandSplit(Arbiter() + " invoice --db '" + url + "'", dir);
+  EXPECT_EQ(i.rc, 1);
+  EXPECT_NE(i.err.find("unreachable"), std::string::npos) << i.err;
+}
+
+TEST(ClickHouseWarehouse, SyncedInvoicesEqualTheSqliteLedgersByteForByte) {
+  SyncedInvoicesEqualTheLedgers(Backend::kClickHouse, "ch_equal");
+}
+TEST(ClickHouseWarehouse, SyncKilledAtManyMomentsThenRerunLeavesExactlyTheLedgersTotals) {
+  KilledSyncsLeaveExactlyTheLedgersTotals(Backend::kClickHouse, "ch_kill");
+}
+TEST(ClickHouseWarehouse, UnreachableServerIsAClearError) {
+  UnreachableServerIsAClearError(Backend::kClickHouse, "ch_down");
+}
+TEST(ClickHouseWarehouse, RepeatedInsertsNeverCountTwice) {
+  // The same rows inserted three times (a retried insert, a re-run after a kill): FINAL reads
+  // one row per key, before and after the parts are merged.
+  auto dir = Scratch("ch_dup");
+  const std::string url = FreshDatabase(Backend::kClickHouse, "ch_dup");
+  auto wh = clickhouse::ClickHouseStore::Open(url);
+  ASSERT_TRUE(wh.ok());
+  ASSERT_TRUE((*wh)->EnsureSchema().ok());
+  billing::StoredRow s;
+  s.row.namespace_ = "a";
+  s.row.workload = "a/w";
+  s.row.resource = "cpu";
+  s.row.hour = testing::kWarehouseStart;
+  s.row.request_raw = static_cast<billing::i128>(1) << 100;  // beyond 64 bits
+  s.row.usage_raw = 5;
+  s.row.max_raw = s.row.request_raw;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*wh)->PutRows({s}, std::nullopt).ok());
+  billing::SpanQuery q;
+  auto spans = (*wh)->ReadSpans(q);
+  ASSERT_TRUE(spans.ok()) << spans.message();
+  ASSERT_EQ(spans->size(), 1u);
+  EXPECT_EQ(billing::I128ToString((*spans)[0].sum.request_raw),
+            billing::I128ToString(s.row.request_raw));
+  s.version = 2;
+  s.row.usage_raw = 7;
+  ASSERT_TRUE((*wh)->PutRows({s}, std::nullopt).ok());
+  ASSERT_TRUE((*wh)->Optimize().ok());
+  spans = (*wh)->ReadSpans(q);
+  ASSERT_EQ(spans->size(), 1u);
+  EXPECT_EQ(billing::I128ToString((*spans)[0].sum.usage_raw), "7");
+}
+
+TEST(PostgresWarehouse, SyncedInvoicesEqualTheSqliteLedgersByteForByte) {
+  SyncedInvoicesEqualTheLedgers(Backend::kPostgres, "pg_equal");
+}
+TEST(PostgresWarehouse, SyncKilledAtManyMomentsThenRerunLeavesExactlyTheLedgersTotals) {
+  KilledSyncsLeaveExactlyTheLedgersTotals(Backend::kPostgres, "pg_kill");
+}
+TEST(PostgresWarehouse, UnreachableServerIsAClearError) {
+  UnreachableServerIsAClearError(Backend::kPostgres, "pg_down");
+}
+
+}  // namespace
+}  // namespace arbiter
