@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -20,19 +21,29 @@ namespace arbiter::kube::testing {
 
 struct Recorded {
   std::string method, path, query, content_type, accept, body;
+  std::string authorization;
 };
 
 class FakeApiServer {
  public:
   // `extra` may register more routes before the discovery routes (first match wins).
+  // With `tls_cert`/`tls_key` (PEM files) it serves HTTPS: kubectl sends bearer tokens only there.
   explicit FakeApiServer(std::function<void(httplib::Server&)> extra = {},
-                         bool serve_openapi = true) {
+                         bool serve_openapi = true, const std::string& tls_cert = "",
+                         const std::string& tls_key = "")
+      : owned_(tls_cert.empty()
+                   ? std::make_unique<httplib::Server>()
+                   : std::unique_ptr<httplib::Server>(
+                         std::make_unique<httplib::SSLServer>(tls_cert.c_str(), tls_key.c_str()))),
+        server_(*owned_),
+        scheme_(tls_cert.empty() ? "http" : "https") {
     server_.set_logger([this](const httplib::Request& req, const httplib::Response&) {
       std::lock_guard<std::mutex> lock(mu_);
       std::string query;
       for (const auto& [k, v] : req.params) query += (query.empty() ? "" : "&") + k + "=" + v;
       requests_.push_back({req.method, req.path, query, req.get_header_value("Content-Type"),
-                           req.get_header_value("Accept"), req.body});
+                           req.get_header_value("Accept"), req.body,
+                           req.get_header_value("Authorization")});
     });
     if (extra) extra(server_);
     server_.Get("/version", [](const httplib::Request&, httplib::Response& res) {
@@ -86,7 +97,7 @@ class FakeApiServer {
   FakeApiServer(const FakeApiServer&) = delete;
   FakeApiServer& operator=(const FakeApiServer&) = delete;
 
-  std::string Url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string Url() const { return scheme_ + "://127.0.0.1:" + std::to_string(port_); }
   std::vector<Recorded> Requests() {
     std::lock_guard<std::mutex> lock(mu_);
     return requests_;
@@ -104,7 +115,9 @@ class FakeApiServer {
   bool aggregated = true;  // false: answer /api and /apis with the plain bodies only
 
  private:
-  httplib::Server server_;
+  std::unique_ptr<httplib::Server> owned_;
+  httplib::Server& server_;
+  std::string scheme_;
   std::thread thread_;
   int port_ = 0;
   std::mutex mu_;
