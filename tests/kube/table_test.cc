@@ -47,6 +47,15 @@ TEST(KubeTable, PodRowsShowReadyPendingReasonNodeAndNominatedNode) {
   EXPECT_EQ(CellsOf(R("pods"), json::parse(kRunning), kNow),
             json::parse(
                 R"(["train-a-1","1/1","Running","0","3h","10.0.0.5","a100-0","<none>","<none>"])"));
+  json creating = json::parse(kPending);  // a container state does not hide why it waits
+  creating["status"]["containerStatuses"] = json::parse(
+      R"([{"name":"main","ready":false,"state":{"waiting":{"reason":"ContainerCreating"}}}])");
+  creating["status"]["conditions"][0]["reason"] = "QuotaExceeded";
+  EXPECT_EQ(CellsOf(R("pods"), creating, kNow)[2], "QuotaExceeded");
+  json bound = json::parse(kRunning);
+  bound["status"] = json::parse(
+      R"({"phase":"Pending","containerStatuses":[{"name":"main","state":{"waiting":{"reason":"ContainerCreating"}}}]})");
+  EXPECT_EQ(CellsOf(R("pods"), bound, kNow)[2], "ContainerCreating");
   json deleting = json::parse(kRunning);
   deleting["metadata"]["deletionTimestamp"] = "2026-12-01T11:59:00Z";
   EXPECT_EQ(CellsOf(R("pods"), deleting, kNow)[2], "Terminating");

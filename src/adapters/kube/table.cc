@@ -99,14 +99,6 @@ std::string Borrowed(const json& used, const json& min) {
 std::string PodStatus(const json& pod) {
   std::string reason = S(At(pod, {"status", "phase"}), "Pending");
   if (!S(At(pod, {"status", "reason"})).empty()) reason = S(At(pod, {"status", "reason"}));
-  if (reason == "Pending") {
-    const json& conds = At(pod, {"status", "conditions"});
-    if (conds.is_array())
-      for (const auto& c : conds)
-        if (S(At(c, {"type"})) == "PodScheduled" && S(At(c, {"status"})) == "False" &&
-            !S(At(c, {"reason"})).empty())
-          reason = S(At(c, {"reason"}));
-  }
   bool has_running = false;
   const json& cs = At(pod, {"status", "containerStatuses"});
   if (cs.is_array()) {
@@ -127,6 +119,17 @@ std::string PodStatus(const json& pod) {
     }
   }
   if (reason == "Completed" && has_running) reason = "Running";
+  // Not scheduled yet: why it waits (the PodScheduled=False reason) says more than any container
+  // state the pod may carry (ContainerCreating).
+  if (S(At(pod, {"status", "phase"}), "Pending") == "Pending" &&
+      S(At(pod, {"spec", "nodeName"})).empty()) {
+    const json& conds = At(pod, {"status", "conditions"});
+    if (conds.is_array())
+      for (const auto& c : conds)
+        if (S(At(c, {"type"})) == "PodScheduled" && S(At(c, {"status"})) == "False" &&
+            !S(At(c, {"reason"})).empty())
+          reason = S(At(c, {"reason"}));
+  }
   if (At(pod, {"metadata", "deletionTimestamp"}).is_string()) reason = "Terminating";
   return reason;
 }

@@ -4,14 +4,13 @@
 //
 //   pods             NAME READY STATUS RESTARTS AGE | IP NODE NOMINATED NODE READINESS GATES
 //                    STATUS: kube's rules (status.reason, container waiting/terminated reasons,
-//                    Terminating when deletionTimestamp is set), except that a Pending pod whose
-//                    PodScheduled condition is False shows that condition's reason (the pending
-//                    reason's short form: Unschedulable, QuotaExceeded, Preempting, ...)
+//                    Terminating when deletionTimestamp is set), except that an unscheduled Pending
+//                    pod (no spec.nodeName) whose PodScheduled condition is False shows that
+//                    condition's reason, also over a container's waiting reason (the pending
+//                    reason's short form: Unschedulable, QuotaExceeded, WaitingForVictims, ...)
 //   nodes            NAME STATUS ROLES AGE VERSION | INTERNAL-IP EXTERNAL-IP OS-IMAGE
-//   KERNEL-VERSION
-//                    CONTAINER-RUNTIME, plus GPU (capacity) and GPU-PRODUCT in wide. STATUS from
-//                    the Ready condition; a node without conditions (an applied virtual node) is
-//                    Ready;
+//                    KERNEL-VERSION CONTAINER-RUNTIME GPU GPU-PRODUCT. STATUS from the Ready
+//                    condition; a node without conditions (an applied virtual node) is Ready;
 //                    ",SchedulingDisabled" when spec.unschedulable
 //   namespaces       NAME STATUS AGE
 //   resourcequotas   NAME AGE REQUEST LIMIT ("requests.cpu: 1/10, pods: 2/10": status.used /
