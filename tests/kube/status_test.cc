@@ -117,6 +117,17 @@ TEST(KubeStatus, EngineStatusCodesMapToKubernetesCodes) {
   EXPECT_EQ(FromStatus(Status::Internal("bug"), Pods(), "x").code, 500);
 }
 
+TEST(KubeStatus, LoaderWarningsBecomeWarningHeaders) {
+  EXPECT_EQ(WarningHeaderValue(R"(a "b" \c)"), R"(299 - "a \"b\" \\c")");
+  Diagnostics d;
+  d.Add({Severity::kWarning, "<request>", 3, "ResourceQuota", "team-a/q",
+         "spec.hard[limits.nvidia.com/gpu]", "GPU limits always equal requests"});
+  d.Add({Severity::kError, "<request>", 4, "ResourceQuota", "team-a/q", "spec", "an error"});
+  EXPECT_EQ(WarningsFromDiagnostics(d, "ResourceQuota", "q"),
+            std::vector<std::string>{
+                "spec.hard[limits.nvidia.com/gpu]: GPU limits always equal requests"});
+}
+
 // kubectl prints a Status body as `Error from server (Reason): message`.
 TEST(KubeStatus, KubectlPrintsOurStatusBodiesAsKubeApiserverErrors) {
   testing::FakeApiServer server([](httplib::Server& s) {
@@ -124,6 +135,12 @@ TEST(KubeStatus, KubectlPrintsOurStatusBodiesAsKubeApiserverErrors) {
       KubeStatus st = NotFound(ResourceName::Of(Pods()), "x");
       res.status = st.code;
       res.set_content(st.body.dump(), "application/json");
+    });
+    s.Get("/api/v1/namespaces/team-a/pods/w", [](const httplib::Request&, httplib::Response& res) {
+      res.set_header("Warning", WarningHeaderValue("spec.x: \"odd\" but accepted"));
+      res.set_content(
+          R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"w","namespace":"team-a"}})",
+          "application/json");
     });
     // On a NotFound, kubectl 1.32 also reads the namespace (to say when that is what is missing).
     s.Get("/api/v1/namespaces/team-a", [](const httplib::Request&, httplib::Response& res) {
@@ -147,6 +164,9 @@ TEST(KubeStatus, KubectlPrintsOurStatusBodiesAsKubeApiserverErrors) {
   auto nf = server.Kubectl("get pod x -n team-a", scratch);
   EXPECT_EQ(nf.rc, 1);
   EXPECT_EQ(nf.err, "Error from server (NotFound): pods \"x\" not found\n");
+  auto warned = server.Kubectl("get pod w -n team-a -o name", scratch);
+  EXPECT_EQ(warned.rc, 0) << warned.err;
+  EXPECT_EQ(warned.err, "Warning: spec.x: \"odd\" but accepted\n");
   auto ns = server.Kubectl("get pod x -n team-c", scratch);
   EXPECT_EQ(ns.err, "Error from server (NotFound): namespaces \"team-c\" not found\n");
   auto fb = server.Kubectl("get pods -n team-b", scratch);

@@ -215,6 +215,33 @@ Cause CauseFromDiagnosticLine(std::string_view line) {
   return c;
 }
 
+std::string WarningHeaderValue(std::string_view text) {
+  constexpr size_t kMax = 4096;
+  std::string out = "299 - \"";
+  size_t n = 0;
+  for (char c : text) {
+    if (n++ >= kMax) break;
+    if (c == '\\' || c == '"') out += '\\';
+    out += (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
+  }
+  return out + "\"";
+}
+
+std::vector<std::string> WarningsFromDiagnostics(const Diagnostics& d, std::string_view kind,
+                                                 std::string_view name) {
+  std::vector<std::string> out;
+  Diagnostics warnings;
+  for (const auto& item : d.items) {
+    if (item.severity != Severity::kWarning) continue;
+    Diagnostic as_error = item;
+    as_error.severity = Severity::kError;  // CausesFromDiagnostics takes errors only
+    warnings.items.push_back(as_error);
+  }
+  for (const auto& c : CausesFromDiagnostics(warnings, kind, name))
+    out.push_back(c.field.empty() ? c.message : c.field + ": " + c.message);
+  return out;
+}
+
 KubeStatus FromStatus(const Status& s, const ResourceInfo& r, std::string_view name) {
   const ResourceName rn = ResourceName::Of(r);
   switch (s.code()) {

@@ -106,6 +106,15 @@ std::vector<Cause> CausesFromDiagnostics(const Diagnostics& d, std::string_view 
 // with no field and the whole line as message.
 Cause CauseFromDiagnosticLine(std::string_view line);
 
+// A `Warning:` response header value as kube-apiserver writes it (RFC 7234: code 299, agent "-",
+// the text quoted with `\` and `"` escaped; text capped at 4 KiB): kubectl prints each as
+// "Warning: <text>" on standard error. Add one header per warning.
+std::string WarningHeaderValue(std::string_view text);
+// The loader's warnings (not errors) as warning texts "field.path: message" (the object's own) or
+// "Kind/name: field.path: message" (another object's, from a cross-object check).
+std::vector<std::string> WarningsFromDiagnostics(const Diagnostics& d, std::string_view kind,
+                                                 std::string_view name);
+
 // An engine/core Status as a Kubernetes Status about object `name` of resource `r`:
 // NotFound -> 404, AlreadyExists -> 409, Conflict -> 409 Conflict (with the message),
 // InvalidArgument -> 422 Invalid (one cause, no field), FailedPrecondition -> 400 BadRequest,
