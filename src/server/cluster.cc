@@ -6,6 +6,7 @@
 #include "adapters/yaml/manifest_loader.h"
 #include "core/validation.h"
 #include "server/pod_status.h"
+#include "server/quota_status.h"
 #include "sim/recorder.h"
 
 namespace arbiter::server {
@@ -372,6 +373,7 @@ MutationResult Cluster::Put(const Mutation& m) {
   if (!s.ok()) return Fail(Error(FromEngine(s.code()), m.kind, name, s.message()));
 
   if (IsPolicyKind(m.kind)) policy_[m.kind][{ns, name}] = set;
+  if (m.kind == "ResourceQuota") quota_dirty_.insert(ns);
   if (!existing) {
     meta["uid"] = NewUid();
     meta["creationTimestamp"] = KubeTime(t);
@@ -549,6 +551,7 @@ void Cluster::Sync(Millis t) {
     auto key = pod_of_.find(id);
     if (key == pod_of_.end()) continue;
     const auto [ns, name] = key->second;
+    quota_dirty_.insert(ns);
     const Json* stored = store_.Get("Pod", ns, name);
     auto fin = finished.find(id);
     std::optional<engine::WorkloadStatus> st;
@@ -570,6 +573,31 @@ void Cluster::Sync(Millis t) {
     SetPodStatus(pod, *st, d == disruption.end() ? "" : d->second, t);
     if (pod != *stored) store_.Put("Pod", ns, name, std::move(pod));
   }
+  RefreshQuotas();
+}
+
+void Cluster::RefreshQuotas() {
+  auto quotas = policy_.find("ResourceQuota");
+  for (const auto& ns : quota_dirty_) {
+    if (quotas == policy_.end()) break;
+    auto first = quotas->second.lower_bound({ns, ""});
+    if (first == quotas->second.end() || first->first.first != ns) continue;
+    std::vector<engine::WorkloadStatus> holding;
+    for (auto it = workload_of_.lower_bound({ns, ""});
+         it != workload_of_.end() && it->first.first == ns; ++it)
+      if (auto st = engine_->Get(WorkloadId{it->second}); st && !st->node.empty())
+        holding.push_back(std::move(*st));
+    for (auto it = first; it != quotas->second.end() && it->first.first == ns; ++it) {
+      const Json* stored = store_.Get("ResourceQuota", ns, it->first.second);
+      if (!stored || it->second.resource_quotas.empty()) continue;
+      Json status = QuotaStatus(it->second.resource_quotas[0], holding);
+      if (stored->contains("status") && (*stored)["status"] == status) continue;
+      Json q = *stored;
+      q["status"] = std::move(status);
+      store_.Put("ResourceQuota", ns, it->first.second, std::move(q));
+    }
+  }
+  quota_dirty_.clear();
 }
 
 }  // namespace arbiter::server

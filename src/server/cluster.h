@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,8 @@ class Cluster {
   // Engine events -> pod statuses, core/v1 Events, decisions.
   void Sync(Millis t);
   void AddEvent(const engine::Event& e, const Json& involved, Millis t);
+  // ResourceQuota status (hard, used) of the namespaces in quota_dirty_.
+  void RefreshQuotas();
   std::string NewUid();
   // The validation context for an object of `kind`: the stored policy objects (except `skip`).
   ManifestSet PolicyContext(const std::string& skip_kind, const std::string& skip_ns,
@@ -141,6 +144,7 @@ class Cluster {
   std::map<std::string, std::map<ObjectStore::Key, ManifestSet>> policy_;
   std::map<uint64_t, ObjectStore::Key> pod_of_;  // live workloads' pods
   std::map<ObjectStore::Key, uint64_t> workload_of_;
+  std::set<std::string> quota_dirty_;
   std::deque<ObjectStore::Key> events_;  // stored Events, oldest first
   uint64_t event_counter_ = 0;
   uint64_t decision_digest_ = 14695981039346656037ull;  // FNV-1a

@@ -211,6 +211,28 @@ TEST(ClusterTest, DeletingARunningPodKeepsItUntilItExits) {
   EXPECT_EQ(c.engine().live_workloads(), 0u);
 }
 
+TEST(ClusterTest, ResourceQuotaStatusCountsRunningPodsAndFollowsThem) {
+  Cluster c("0000abcd");
+  Pool(c);
+  Ok(c, Create(kT0, {{"apiVersion", "v1"},
+                     {"kind", "ResourceQuota"},
+                     {"metadata", {{"name", "gpus"}, {"namespace", "default"}}},
+                     {"spec", {{"hard", {{"requests.nvidia.com/gpu", "6"}, {"pods", "10"}}}}}}));
+  const Json* q = c.store().Get("ResourceQuota", "default", "gpus");
+  EXPECT_EQ((*q)["status"]["hard"]["requests.nvidia.com/gpu"], "6");
+  EXPECT_EQ((*q)["status"]["used"]["requests.nvidia.com/gpu"], "0");
+  Ok(c, Create(kT0 + 1, Pod("a", 4, "5s")));
+  Ok(c, Create(kT0 + 2, Pod("b", 4)));  // over quota: waits, not charged
+  q = c.store().Get("ResourceQuota", "default", "gpus");
+  EXPECT_EQ((*q)["status"]["used"]["requests.nvidia.com/gpu"], "4");
+  EXPECT_EQ((*q)["status"]["used"]["pods"], "1");
+  EXPECT_EQ(c.store().Get("Pod", "default", "b")->at("status").at("phase"), "Pending");
+  Ok(c, Advance(kT0 + 6000));  // a ends, b runs
+  q = c.store().Get("ResourceQuota", "default", "gpus");
+  EXPECT_EQ((*q)["status"]["used"]["requests.nvidia.com/gpu"], "4");
+  EXPECT_EQ(c.store().Get("Pod", "default", "b")->at("status").at("phase"), "Running");
+}
+
 // A run of mutations with preemption, completions and deletions.
 std::vector<Mutation> Script() {
   std::vector<Mutation> ms = {Create(kT0, Namespace("default")), Create(kT0, Node("gpu-0", 8)),
