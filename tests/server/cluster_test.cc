@@ -233,6 +233,23 @@ TEST(ClusterTest, ResourceQuotaStatusCountsRunningPodsAndFollowsThem) {
   EXPECT_EQ(c.store().Get("Pod", "default", "b")->at("status").at("phase"), "Running");
 }
 
+TEST(ClusterTest, QoSMayNameInItsPreemptListAQoSAppliedLaterWithAWarning) {
+  Cluster c("0000abcd");
+  Pool(c);
+  MutationResult r = c.Apply(Create(kT0, {{"apiVersion", "arbiter.dev/v1alpha1"},
+                                          {"kind", "QoS"},
+                                          {"metadata", {{"name", "gold"}}},
+                                          {"spec", {{"priority", 100}, {"preempt", {"bronze"}}}}}));
+  ASSERT_TRUE(r.ok()) << r.error->message;
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("unknown QoS \"bronze\""), std::string::npos) << r.warnings[0];
+  // A pod naming an unknown QoS is still refused (as kube-apiserver refuses an unknown
+  // PriorityClass).
+  Json p = Pod("p", 1);
+  p["metadata"]["annotations"]["arbiter.dev/qos"] = "silver";
+  EXPECT_EQ(c.Apply(Create(kT0, p)).error->reason, ApiError::Reason::kInvalid);
+}
+
 // A run of mutations with preemption, completions and deletions.
 std::vector<Mutation> Script() {
   std::vector<Mutation> ms = {Create(kT0, Namespace("default")), Create(kT0, Node("gpu-0", 8)),
