@@ -25,7 +25,9 @@ ARB_SERIAL_ENUM(QuotaExceededAction, QuotaExceededAction::kReject)
 ARB_SERIAL_ENUM(PlacementPolicyName, PlacementPolicyName::kRandom)
 ARB_SERIAL_ENUM(PreemptionType, PreemptionType::kQoS)
 ARB_SERIAL_ENUM(DisruptionBudgetMode, DisruptionBudgetMode::kBestEffort)
-ARB_SERIAL_ENUM(ReclaimMode, ReclaimMode::kLowerPriority)
+ARB_SERIAL_ENUM(ReclaimMode, ReclaimMode::kNever)
+ARB_SERIAL_ENUM(WithinNamespacePolicy, WithinNamespacePolicy::kLowerOrNewerEqualPriority)
+ARB_SERIAL_ENUM(BorrowWithinCohortPolicy, BorrowWithinCohortPolicy::kLowerPriority)
 ARB_SERIAL_ENUM(BillingMode, BillingMode::kBlended)
 ARB_SERIAL_ENUM(MigRule, MigRule::kMax)
 ARB_SERIAL_ENUM(CreditPolicy, CreditPolicy::kLostWork)
@@ -219,6 +221,11 @@ void Io(A& a, ElasticQuota& q) {
   Io(a, q.max);
   Io(a, q.lending_limit);
   Io(a, q.lending_limit_set);
+  Io(a, q.preemption.within_namespace);
+  Io(a, q.preemption.reclaim_within_cohort);
+  Io(a, q.preemption.borrow_within_cohort);
+  Io(a, q.preemption.max_priority_threshold);
+  Io(a, q.fair_weight_milli);
 }
 
 template <typename A>

@@ -66,6 +66,8 @@ const char* ToString(PlacementPolicyName v) { return ManifestName(PlacementPolic
 const char* ToString(PreemptionType v) { return ManifestName(PreemptionTypeNames(), v); }
 const char* ToString(DisruptionBudgetMode v) { return ManifestName(DisruptionBudgetModeNames(), v); }
 const char* ToString(ReclaimMode v) { return ManifestName(ReclaimModeNames(), v); }
+const char* ToString(WithinNamespacePolicy v) { return ManifestName(WithinNamespacePolicyNames(), v); }
+const char* ToString(BorrowWithinCohortPolicy v) { return ManifestName(BorrowWithinCohortPolicyNames(), v); }
 const char* ToString(BillingMode v) {
   switch (v) {
     case BillingMode::kRequest: return "Request";

@@ -100,7 +100,7 @@ struct QuotaItem {
 
 enum class SelectorOperator { kIn, kNotIn, kExists, kDoesNotExist };
 struct ScopeRequirement {
-  std::string scope_name;  // "PriorityClass" (others are loaded but only PriorityClass is used)
+  std::string scope_name;  // PriorityClass, BestEffort, NotBestEffort (enforced), Terminating, NotTerminating
   SelectorOperator op = SelectorOperator::kIn;
   std::vector<std::string> values;
 };
@@ -164,7 +164,13 @@ enum class QuotaExceededAction { kQueue, kReject };
 enum class PlacementPolicyName { kBestFit, kLeastAllocated, kFGD, kPacking, kDotProduct, kRandom };
 enum class PreemptionType { kPriority, kQoS };
 enum class DisruptionBudgetMode { kStrict, kBestEffort };
-enum class ReclaimMode { kAny, kLowerPriority };
+// Which workloads of other namespaces in the cohort a namespace may reclaim its quota from
+// (Kueue's reclaimWithinCohort; PoolPolicy preemption.reclaim is the pool-wide default).
+enum class ReclaimMode { kAny, kLowerPriority, kNever };
+// Kueue's withinClusterQueue: preemption among the workloads of one namespace's ElasticQuota.
+enum class WithinNamespacePolicy { kNever, kLowerPriority, kLowerOrNewerEqualPriority };
+// Kueue's borrowWithinCohort.policy: may a preemptor that will borrow reclaim from others.
+enum class BorrowWithinCohortPolicy { kNever, kLowerPriority };
 
 struct PoolPolicy {
   ObjectMeta meta;
@@ -190,6 +196,17 @@ struct ElasticQuota {
   std::optional<ResourceList> max;  // none: no ceiling beyond the cohort
   ResourceList lending_limit;       // resources absent: all of min may be lent
   std::vector<std::string> lending_limit_set;  // names that have a lending limit
+  // spec.preemption (Kueue's ClusterQueue preemption fields); absent fields default from the
+  // PoolPolicy (reclaimWithinCohort <- preemption.reclaim) or to Never.
+  struct Preemption {
+    std::optional<WithinNamespacePolicy> within_namespace;
+    std::optional<ReclaimMode> reclaim_within_cohort;
+    std::optional<BorrowWithinCohortPolicy> borrow_within_cohort;
+    std::optional<int32_t> max_priority_threshold;  // borrowWithinCohort.maxPriorityThreshold
+  } preemption;
+  // spec.fairSharing.weight in thousandths (Kueue's default weight 1 -> 1000); set only when the
+  // manifest names spec.fairSharing (a cohort with one orders its borrowers by weighted share).
+  std::optional<int64_t> fair_weight_milli;
 };
 
 enum class BillingMode { kRequest, kUsage, kMax, kBlended };
@@ -244,6 +261,8 @@ const char* ToString(PlacementPolicyName v);
 const char* ToString(PreemptionType v);
 const char* ToString(DisruptionBudgetMode v);
 const char* ToString(ReclaimMode v);
+const char* ToString(WithinNamespacePolicy v);
+const char* ToString(BorrowWithinCohortPolicy v);
 const char* ToString(BillingMode v);
 const char* ToString(MigRule v);
 const char* ToString(CreditPolicy v);

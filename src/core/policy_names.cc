@@ -52,6 +52,24 @@ const std::vector<PolicyName<ReclaimMode>>& ReclaimModeNames() {
   static const std::vector<PolicyName<ReclaimMode>> t = {
       {ReclaimMode::kAny, "Any", "any", {}},
       {ReclaimMode::kLowerPriority, "LowerPriority", "lowerpriority", {}},
+      {ReclaimMode::kNever, "Never", "never", {}},
+  };
+  return t;
+}
+
+const std::vector<PolicyName<WithinNamespacePolicy>>& WithinNamespacePolicyNames() {
+  static const std::vector<PolicyName<WithinNamespacePolicy>> t = {
+      {WithinNamespacePolicy::kNever, "Never", "never", {}},
+      {WithinNamespacePolicy::kLowerPriority, "LowerPriority", "lowerpriority", {}},
+      {WithinNamespacePolicy::kLowerOrNewerEqualPriority, "LowerOrNewerEqualPriority", "lowerornewerequalpriority", {}},
+  };
+  return t;
+}
+
+const std::vector<PolicyName<BorrowWithinCohortPolicy>>& BorrowWithinCohortPolicyNames() {
+  static const std::vector<PolicyName<BorrowWithinCohortPolicy>> t = {
+      {BorrowWithinCohortPolicy::kNever, "Never", "never", {}},
+      {BorrowWithinCohortPolicy::kLowerPriority, "LowerPriority", "lowerpriority", {}},
   };
   return t;
 }

@@ -28,6 +28,8 @@ const std::vector<PolicyName<PreemptMode>>& PreemptModeNames();
 const std::vector<PolicyName<QuotaExceededAction>>& QuotaExceededActionNames();
 const std::vector<PolicyName<DisruptionBudgetMode>>& DisruptionBudgetModeNames();
 const std::vector<PolicyName<ReclaimMode>>& ReclaimModeNames();
+const std::vector<PolicyName<WithinNamespacePolicy>>& WithinNamespacePolicyNames();
+const std::vector<PolicyName<BorrowWithinCohortPolicy>>& BorrowWithinCohortPolicyNames();
 
 // The manifest spellings in enum order (what the loader accepts, exactly).
 template <typename E>

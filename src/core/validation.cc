@@ -618,6 +618,28 @@ class Validator {
            "preemption type QoS, but no QoS object is defined: nothing can preempt");
   }
 
+  // spec.preemption and spec.fairSharing, with Kueue's validation rules for the same fields.
+  void ElasticPreemptionRules(const ElasticQuota& q) {
+    const auto& p = q.preemption;
+    const ReclaimMode reclaim = p.reclaim_within_cohort.value_or(
+        s_.pool_policy ? s_.pool_policy->reclaim : ReclaimMode::kAny);
+    const bool borrow = p.borrow_within_cohort && *p.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
+    if (borrow && reclaim == ReclaimMode::kNever)
+      Error("ElasticQuota", q.meta, "spec.preemption.borrowWithinCohort.policy",
+            "borrowWithinCohort.policy LowerPriority needs reclaimWithinCohort other than Never (a preemptor "
+            "that borrows could not take anything back)");
+    if (p.max_priority_threshold && !borrow)
+      Error("ElasticQuota", q.meta, "spec.preemption.borrowWithinCohort.maxPriorityThreshold",
+            "maxPriorityThreshold applies only with borrowWithinCohort.policy LowerPriority");
+    if (q.cohort.empty() && (p.reclaim_within_cohort || p.borrow_within_cohort))
+      Warn("ElasticQuota", q.meta,
+           p.reclaim_within_cohort ? "spec.preemption.reclaimWithinCohort" : "spec.preemption.borrowWithinCohort",
+           "the namespace is in no cohort: there is nothing to reclaim or borrow");
+    if (q.fair_weight_milli && q.cohort.empty())
+      Warn("ElasticQuota", q.meta, "spec.fairSharing.weight",
+           "the namespace is in no cohort: its fair-sharing weight orders nothing");
+  }
+
   void ElasticQuotas() {
     std::map<std::string, const ElasticQuota*> by_ns;
     for (const auto& q : s_.elastic_quotas) {
@@ -635,6 +657,7 @@ class Validator {
                   "min " + FormatResourceQuantity(r, mn) + " exceeds max " +
                       FormatResourceQuantity(r, q.max->Get(r)));
       }
+      ElasticPreemptionRules(q);
       for (const auto& [r, l] : q.lending_limit.entries()) {
         if (!q.min.Has(r))
           Error("ElasticQuota", q.meta, FieldPathChild("spec.lendingLimit", r),
@@ -711,12 +734,32 @@ class Validator {
       CheckNamespace("ResourceQuota", q.meta);
       std::map<std::pair<int, std::string>, std::string> seen;
       for (const auto& item : q.hard) {
+        // Kubernetes accepts `cpu` with `requests.cpu` (memory, ephemeral-storage alike) and `pods`
+        // with `count/pods`, and enforces each; only an extended resource named both bare and
+        // with `requests.` is the same quota twice.
+        if (item.track == QuotaTrack::kCount || !IsExtended(item.resource)) continue;
         auto key = std::make_pair(static_cast<int>(item.track), item.resource);
         auto [it, inserted] = seen.emplace(key, item.key);
         if (!inserted)
           Error("ResourceQuota", q.meta, FieldPathChild("spec.hard", item.key),
                 Quote(item.key) + " and " + Quote(it->second) + " set the same quota; keep one");
       }
+      // Kubernetes' ValidateResourceQuota: a BestEffort pod requests no compute resources, so a
+      // BestEffort quota may only count pods; BestEffort and NotBestEffort exclude each other.
+      bool best_effort = false, not_best_effort = false;
+      for (const auto& req : q.scope_selector) {
+        const bool negated = req.op == SelectorOperator::kDoesNotExist;
+        if (req.scope_name == "BestEffort") (negated ? not_best_effort : best_effort) = true;
+        if (req.scope_name == "NotBestEffort") (negated ? best_effort : not_best_effort) = true;
+      }
+      if (best_effort && not_best_effort)
+        Error("ResourceQuota", q.meta, "spec.scopes", "conflicting scopes: BestEffort and NotBestEffort");
+      if (best_effort)
+        for (const auto& item : q.hard)
+          if (item.track != QuotaTrack::kCount)
+            Error("ResourceQuota", q.meta, FieldPathChild("spec.hard", item.key),
+                  "unsupported scope applied to resource: BestEffort pods request no " + item.resource +
+                      " (a BestEffort quota counts pods only)");
       for (size_t i = 0; i < q.scope_selector.size(); ++i) {
         const auto& req = q.scope_selector[i];
         if (req.scope_name != "PriorityClass") continue;

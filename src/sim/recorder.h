@@ -57,6 +57,7 @@ struct SimResult {
   std::deque<SimEvent> event_list;         // deques: millions of events are never copied to grow
   std::deque<engine::RunRecord> run_list;  // closed runs, then the open runs closed at the end
   PoolPolicy pool_policy;                  // the effective policy at the end
+  std::vector<ElasticQuota> elastic_quotas;  // the engine's at the end (fair shares)
   Millis end_time = 0;
 
   const std::vector<SimWorkload>& workloads() const { return workload_list; }

@@ -11,7 +11,9 @@
 #include "core/decimal.h"
 #include "core/plural.h"
 #include "core/quantity.h"
+#include "core/engine/fair_share.h"
 #include "core/int128.h"
+#include "sim/fair_share_report.h"
 
 namespace arbiter::sim {
 
@@ -239,6 +241,19 @@ nlohmann::json ReportHead(const ManifestSet& m, const SimResult& r, const Summar
   phases["Preempted"] = s.preempted;
   phases["Rejected"] = s.rejected;
   sum["phases"] = phases;
+  // Fair sharing (new, only for pools with cohorts): each cohort namespace's weighted share.
+  if (auto shares = SummariseFairShares(m, r); !shares.empty()) {
+    json fs = json::array();
+    for (const auto& f : shares)
+      fs.push_back({{"namespace", f.namespace_},
+                    {"cohort", f.cohort},
+                    {"weight", FormatMillis(f.weight_milli)},
+                    {"maxShare", engine::FormatShare(f.max_share)},
+                    {"maxShareTime", Seconds(f.max_share_at)},
+                    {"meanShare", engine::FormatShare(f.mean_share)},
+                    {"finalShare", engine::FormatShare(f.final_share)}});
+    sum["fairShares"] = fs;
+  }
   out["summary"] = sum;
   return out;
 }

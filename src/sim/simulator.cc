@@ -194,6 +194,7 @@ SimResult Simulation::Finish(Millis end) {
   for (auto& run : engine_->OpenRuns(end)) r.run_list.push_back(std::move(run));
   for (const auto& s : engine_->Workloads(end)) recorder_->Record(s);
   r.pool_policy = engine_->policy();
+  r.elastic_quotas = engine_->elastic_quotas();
   r.end_time = end;
   return std::move(recorder_->result);
 }

@@ -56,7 +56,8 @@ TEST_F(TracePolicyCli, SaturateUnderAPolicyFileReportsTheRun) {
   EXPECT_GT(j["policyRun"]["summary"]["preemptions"].get<int>(), 0);
   size_t quota_events = 0;
   for (const auto& e : j["policyRun"]["events"])
-    quota_events += e["type"] == "QuotaExceeded" && e["message"].get<std::string>().find("tenant-3/pods") != std::string::npos;
+    quota_events += e["type"] == "QuotaExceeded" && e["workload"].get<std::string>().rfind("tenant-3/", 0) == 0 &&
+                    e["message"].get<std::string>().find("exceeded quota: pods,") != std::string::npos;
   EXPECT_GT(quota_events, 0u);
   const std::string html = ReadFile(P("r.html"));
   EXPECT_NE(html.find("Under the policy file"), std::string::npos);

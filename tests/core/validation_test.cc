@@ -347,17 +347,45 @@ TEST(ValidationTest, QoSPreemptsUnknownOrItself) {
   EXPECT_TRUE(Has(d, Severity::kWarning, "preempts itself"));
 }
 
-TEST(ValidationTest, ResourceQuotaSameQuotaTwice) {
+TEST(ValidationTest, ResourceQuotaSameExtendedQuotaTwice) {
+  ManifestSet s;
+  ResourceQuota rq;
+  rq.meta = Meta("rq", "a");
+  rq.hard.push_back({"nvidia.com/gpu", QuotaTrack::kRequests, "nvidia.com/gpu", 1000});
+  rq.hard.push_back({"requests.nvidia.com/gpu", QuotaTrack::kRequests, "nvidia.com/gpu", 2000});
+  s.resource_quotas.push_back(rq);
+  auto d = One(Check(s));
+  EXPECT_EQ(d.field_path, "spec.hard[requests.nvidia.com/gpu]");
+  EXPECT_NE(d.message.find("set the same quota"), std::string::npos);
+}
+
+// Kubernetes accepts `cpu` with `requests.cpu` and `pods` with `count/pods` in one quota (and
+// enforces each).
+TEST(ValidationTest, ResourceQuotaBareAndPrefixedComputeAndPodCountsLoadAsKubernetesAccepts) {
   ManifestSet s;
   ResourceQuota rq;
   rq.meta = Meta("rq", "a");
   rq.hard.push_back({"cpu", QuotaTrack::kRequests, "cpu", 1000});
   rq.hard.push_back({"requests.cpu", QuotaTrack::kRequests, "cpu", 2000});
   rq.hard.push_back({"limits.cpu", QuotaTrack::kLimits, "cpu", 2000});
+  rq.hard.push_back({"pods", QuotaTrack::kCount, "pods", 3});
+  rq.hard.push_back({"count/pods", QuotaTrack::kCount, "pods", 5});
+  s.resource_quotas.push_back(rq);
+  auto d = Check(s);
+  EXPECT_EQ(d.ErrorCount(), 0u) << All(d);
+}
+
+TEST(ValidationTest, ResourceQuotaBestEffortScopeCountsPodsOnly) {
+  ManifestSet s;
+  ResourceQuota rq;
+  rq.meta = Meta("rq", "a");
+  rq.hard.push_back({"pods", QuotaTrack::kCount, "pods", 3});
+  rq.hard.push_back({"requests.cpu", QuotaTrack::kRequests, "cpu", 2000});
+  rq.scope_selector.push_back({"BestEffort", SelectorOperator::kExists, {}});
   s.resource_quotas.push_back(rq);
   auto d = One(Check(s));
   EXPECT_EQ(d.field_path, "spec.hard[requests.cpu]");
-  EXPECT_NE(d.message.find("set the same quota"), std::string::npos);
+  EXPECT_NE(d.message.find("unsupported scope applied to resource"), std::string::npos);
 }
 
 TEST(ValidationTest, ResourceQuotaScopeNamesUnknownPriorityClass) {

@@ -656,11 +656,11 @@ class DocLoader {
                                       {"PriorityClass", "Terminating", "NotTerminating", "BestEffort",
                                        "NotBestEffort", "CrossNamespacePodAffinity"});
                      if (!e) return;
-                     if (*e != 0) {
-                       r_.Warn(s, sp, "only the PriorityClass scope is enforced by Arbiter");
+                     if (*e == 1 || *e == 2 || *e == 5) {
+                       r_.Warn(s, sp, "the " + s.Scalar() + " scope is not enforced by Arbiter (the quota applies to every pod)");
                        return;
                      }
-                     q.scope_selector.push_back({"PriorityClass", SelectorOperator::kExists, {}});
+                     q.scope_selector.push_back({s.Scalar(), SelectorOperator::kExists, {}});
                    });
                  }},
                 {"scopeSelector",
@@ -681,8 +681,8 @@ class DocLoader {
                                                            "NotBestEffort", "CrossNamespacePodAffinity"})) {
                                        has_scope = true;
                                        req.scope_name = sv.Scalar();
-                                       if (*s != 0)
-                                         r_.Warn(sv, sp, "only the PriorityClass scope is enforced by Arbiter");
+                                       if (*s == 1 || *s == 2 || *s == 5)
+                                         r_.Warn(sv, sp, "the " + sv.Scalar() + " scope is not enforced by Arbiter (the quota applies to every pod)");
                                      }
                                    }},
                                   {"operator",
@@ -1003,6 +1003,34 @@ class DocLoader {
     out_->set.pool_policy = std::move(pp);
   }
 
+  // ElasticQuota spec.preemption: Kueue's ClusterQueue preemption field names and values.
+  void ElasticPreemption(const YAML::Node& v, const std::string& fp, ElasticQuota* eq) {
+    r_.ReadStruct(
+        v, fp,
+        {{"withinNamespace",
+          [&](const YAML::Node& x, const std::string& xp) {
+            if (auto e = r_.Enum(x, xp, ManifestNames(WithinNamespacePolicyNames())))
+              eq->preemption.within_namespace = static_cast<WithinNamespacePolicy>(*e);
+          }},
+         {"reclaimWithinCohort",
+          [&](const YAML::Node& x, const std::string& xp) {
+            if (auto e = r_.Enum(x, xp, ManifestNames(ReclaimModeNames())))
+              eq->preemption.reclaim_within_cohort = static_cast<ReclaimMode>(*e);
+          }},
+         {"borrowWithinCohort", [&](const YAML::Node& x, const std::string& xp) {
+            r_.ReadStruct(x, xp,
+                          {{"policy",
+                            [&](const YAML::Node& y, const std::string& yp) {
+                              if (auto e = r_.Enum(y, yp, ManifestNames(BorrowWithinCohortPolicyNames())))
+                                eq->preemption.borrow_within_cohort = static_cast<BorrowWithinCohortPolicy>(*e);
+                            }},
+                           {"maxPriorityThreshold", [&](const YAML::Node& y, const std::string& yp) {
+                              if (auto i = r_.Int(y, yp, INT32_MIN, INT32_MAX))
+                                eq->preemption.max_priority_threshold = static_cast<int32_t>(*i);
+                            }}});
+          }}});
+  }
+
   void LoadElasticQuota(const YAML::Node& doc) {
     ElasticQuota eq;
     auto fields = Top(&eq.meta, true);
@@ -1016,9 +1044,18 @@ class DocLoader {
                  }},
                 {"min", [&](const YAML::Node& v, const std::string& fp) { eq.min = r_.Resources(v, fp); }},
                 {"max", [&](const YAML::Node& v, const std::string& fp) { eq.max = r_.Resources(v, fp); }},
-                {"lendingLimit", [&](const YAML::Node& v, const std::string& fp) {
+                {"lendingLimit",
+                 [&](const YAML::Node& v, const std::string& fp) {
                    eq.lending_limit = r_.Resources(v, fp);
                    for (const auto& [k, x] : eq.lending_limit.entries()) eq.lending_limit_set.push_back(k);
+                 }},
+                {"preemption", [&](const YAML::Node& v, const std::string& fp) { ElasticPreemption(v, fp, &eq); }},
+                {"fairSharing", [&](const YAML::Node& v, const std::string& fp) {
+                   eq.fair_weight_milli = 1000;  // Kueue's default weight
+                   r_.ReadStruct(v, fp, {{"weight", [&](const YAML::Node& x, const std::string& xp) {
+                                            // A Kubernetes quantity (1, 0.5, 500m), kept in thousandths.
+                                            if (auto q = r_.Quantity("cpu", x, xp)) eq.fair_weight_milli = *q;
+                                          }}});
                  }}});
          }});
     r_.ReadStruct(doc, "", fields);

@@ -49,7 +49,7 @@ Status State::Tick() {
     wakeups.pop();
     freed = true;  // re-run the whole queue: a victim became old enough
   }
-  RunCycle();
+  CycleNominalFirst();  // RunCycle, borrowers after the workloads within their min
   return Status::Ok();
 }
 
@@ -203,6 +203,7 @@ std::vector<NodeStatus> Engine::Nodes() const {
 
 const PoolPolicy& Engine::policy() const { return s_->policy; }
 const std::vector<PriceBook>& Engine::price_books() const { return s_->price_books; }
+std::vector<ElasticQuota> Engine::elastic_quotas() const { return s_->quota.elastic_quotas(); }
 const EngineOptions& Engine::options() const { return s_->options; }
 Status Engine::CheckInvariants() const { return s_->CheckInvariants(); }
 

@@ -82,6 +82,7 @@ class Engine {
   std::vector<NodeStatus> Nodes() const;  // present nodes in node order
   const PoolPolicy& policy() const;       // effective: PoolPolicy (or defaults) with the override
   const std::vector<PriceBook>& price_books() const;
+  std::vector<ElasticQuota> elastic_quotas() const;  // as upserted, in upsert order
   const EngineOptions& options() const;
 
   // Checks every invariant: nodes within capacity × overcommit, GPUs never overcommitted, node
@@ -104,7 +105,7 @@ class Engine {
   };
   static Result<std::unique_ptr<Engine>> Restore(std::string_view snapshot, const RestoreOptions& options);
   static Result<std::unique_ptr<Engine>> Restore(std::string_view snapshot) { return Restore(snapshot, {}); }
-  static constexpr uint32_t kSnapshotVersion = 1;
+  static constexpr uint32_t kSnapshotVersion = 2;  // 2: ElasticQuota preemption, fairSharing
 
  private:
   std::unique_ptr<State> s_;

@@ -220,14 +220,18 @@ bool State::TryAdmitQuota(Workload& w) {
     return false;
   }
   auto eq = quota.CheckElastic(w);
+  if (eq.ok && eq.borrowing && defer_borrowers && !w.immediate) {
+    deferred.push_back(w.slot);  // borrowers come after the workloads within their min
+    return false;
+  }
   if (!eq.ok) {
     DropNomination(w);
+    std::string why;
+    if (TryReclaim(w, eq, &why)) return false;  // quota preemption (reclaim, withinNamespace)
     if (eq.over_max && policy.when_quota_exceeded == QuotaExceededAction::kReject) {
       Reject(w, reason::kQuotaExceeded, eq.message);
       return false;
     }
-    std::string why;
-    if (TryReclaim(w, eq, &why)) return false;
     SetPending(w, EventType::kQuotaExceeded, reason::kQuotaExceeded, eq.message + why,
                eq.message.substr(0, eq.message.find(':')) + (why.empty() ? "" : "|no room"));
     return false;

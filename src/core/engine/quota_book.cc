@@ -1,6 +1,9 @@
 #include "core/engine/quota_book.h"
 
+#include "core/engine/fair_share.h"
+
 #include <algorithm>
+#include <array>
 #include <limits>
 
 namespace arbiter::engine {
@@ -99,8 +102,25 @@ std::vector<ResourceQuota> QuotaBook::resource_quotas() const {
   return out;
 }
 
+namespace {
+// Kubernetes' QoS class BestEffort: no container or init container requests or limits a positive
+// amount of cpu or memory (after LimitRange defaults).
+bool IsBestEffort(const Workload& w) {
+  for (std::string_view r : {kCpu, kMemory})
+    if (w.requests.Get(r) > 0 || w.limits.Get(r) > 0) return false;
+  return true;
+}
+}  // namespace
+
 bool QuotaBook::ScopeMatches(const ResourceQuota& q, const Workload& w) const {
   for (const auto& s : q.scope_selector) {
+    if (s.scope_name == "BestEffort" || s.scope_name == "NotBestEffort") {
+      // Kubernetes' scopes: BestEffort matches BestEffort pods, NotBestEffort the others; in a
+      // scopeSelector, DoesNotExist negates.
+      const bool want = (s.scope_name == "BestEffort") == (s.op != SelectorOperator::kDoesNotExist);
+      if (IsBestEffort(w) != want) return false;
+      continue;
+    }
     if (s.scope_name != "PriorityClass") continue;
     bool has = !w.priority_class.empty();
     bool in = has && std::find(s.values.begin(), s.values.end(), w.priority_class) != s.values.end();
@@ -142,13 +162,18 @@ std::optional<std::string> QuotaBook::NeverAdmissible(const Workload& w, const A
   for (size_t idx : it->second) {
     const ResourceQuota& q = rqs_[idx].q;
     if (!ScopeMatches(q, w)) continue;
-    for (const auto& item : q.hard) {
-      int64_t c = ChargeOf(item, w);
-      if (c > item.hard)
-        return "exceeded quota: " + q.meta.name + ", requested: " + item.key + "=" +
-               FormatResourceQuantity(item.resource, c) + ", hard: " + item.key + "=" +
-               FormatResourceQuantity(item.resource, item.hard) + " (can never be admitted)";
+    std::map<std::string, const QuotaItem*> over;  // sorted by key, as Kubernetes prints them
+    for (const auto& item : q.hard)
+      if (ChargeOf(item, w) > item.hard) over[item.key] = &item;
+    std::string requested, limited;
+    for (const auto& [key, item] : over) {
+      const char* sep = requested.empty() ? "" : ",";
+      requested += sep + key + "=" + FormatResourceQuantity(item->resource, ChargeOf(*item, w));
+      limited += sep + key + "=" + FormatResourceQuantity(item->resource, item->hard);
     }
+    if (!requested.empty())
+      return "exceeded quota: " + q.meta.name + ", requested: " + requested + ", limited: " + limited +
+             " (more than the quota allows: can never be admitted)";
   }
   return std::nullopt;
 }
@@ -156,9 +181,13 @@ std::optional<std::string> QuotaBook::NeverAdmissible(const Workload& w, const A
 std::optional<std::string> QuotaBook::ResourceQuotaBlocked(const Workload& w) const {
   auto it = rq_by_ns_.find(w.namespace_);
   if (it == rq_by_ns_.end()) return std::nullopt;
+  // Kubernetes' quota admission: the first quota that the pod would exceed refuses it, naming the
+  // quota (bare name) and every resource it exceeds, sorted, as key=quantity lists.
   for (size_t idx : it->second) {
     const RQ& rq = rqs_[idx];
     if (!ScopeMatches(rq.q, w)) continue;
+    std::map<std::string, std::pair<const QuotaItem*, std::array<int64_t, 3>>> exceeded;  // requested, used, held
+    int64_t held_any = 0;
     for (const auto& item : rq.q.hard) {
       int64_t c = ChargeOf(item, w);
       if (c == 0) continue;
@@ -171,14 +200,23 @@ std::optional<std::string> QuotaBook::ResourceQuotaBlocked(const Workload& w) co
         for (const auto& hold : own->second)
           if (&rqs_[hold.rq] == &rq && hold.key == item.key) held -= hold.amount;
       if (used + held + c > item.hard) {
-        const auto& r = item.resource;
-        return "exceeded quota: " + rq.q.meta.namespace_ + "/" + rq.q.meta.name + ", requested: " +
-               item.key + "=" + FormatResourceQuantity(r, c) + ", used: " + item.key + "=" +
-               FormatResourceQuantity(r, used) + ", limited: " + item.key + "=" +
-               FormatResourceQuantity(r, item.hard) +
-               (held > 0 ? " (" + FormatResourceQuantity(r, held) + " more held for workloads waiting for their preemption victims to exit)" : "");
+        exceeded[item.key] = {&item, {c, used, held}};
+        held_any += held > 0;
       }
     }
+    if (exceeded.empty()) continue;
+    std::string requested, used, limited, held;
+    for (const auto& [key, e] : exceeded) {
+      const std::string& r = e.first->resource;
+      const char* sep = requested.empty() ? "" : ",";
+      requested += sep + key + "=" + FormatResourceQuantity(r, e.second[0]);
+      used += sep + key + "=" + FormatResourceQuantity(r, e.second[1]);
+      limited += sep + key + "=" + FormatResourceQuantity(r, e.first->hard);
+      if (e.second[2] > 0) held += (held.empty() ? "" : ",") + key + "=" + FormatResourceQuantity(r, e.second[2]);
+    }
+    return "exceeded quota: " + rq.q.meta.name + ", requested: " + requested + ", used: " + used +
+           ", limited: " + limited +
+           (held_any ? " (" + held + " more held for workloads waiting for their preemption victims to exit)" : "");
   }
   return std::nullopt;
 }
@@ -233,6 +271,85 @@ int64_t LendCap(const ElasticQuota& q, const std::string& r, int64_t used) {
   return limited ? std::min(unused, q.lending_limit.Get(r)) : unused;
 }
 }  // namespace
+
+const ElasticQuota* QuotaBook::ElasticOf(const std::string& ns) const {
+  auto it = eq_index_.find(ns);
+  return it == eq_index_.end() ? nullptr : &eqs_[it->second].q;
+}
+
+ResourceList QuotaBook::UsageOf(const std::string& ns) const {
+  auto it = eq_index_.find(ns);
+  if (it == eq_index_.end()) return {};
+  return eqs_[it->second].used + eqs_[it->second].reserved;
+}
+
+bool QuotaBook::AnyCohort() const {
+  for (const auto& e : eqs_)
+    if (!e.q.cohort.empty()) return true;
+  return false;
+}
+
+bool QuotaBook::FairSharing(const std::string& cohort) const {
+  if (cohort.empty()) return false;
+  for (const auto& e : eqs_)
+    if (e.q.cohort == cohort && e.q.fair_weight_milli) return true;
+  return false;
+}
+
+int64_t QuotaBook::ShareAfter(const Workload& w) const {
+  auto it = eq_index_.find(w.namespace_);
+  if (it == eq_index_.end()) return 0;
+  const EQ& self = eqs_[it->second];
+  std::vector<const ElasticQuota*> members;
+  for (const EQ* m : CohortMembers(self.q.cohort)) members.push_back(&m->q);
+  ResourceList used = self.used + self.reserved;
+  if (auto own = reservations_.find(Value(w.id)); own != reservations_.end()) used -= own->second;
+  used += TrackedPart(w.requests, self.q);
+  return WeightedShare(self.q, used, CohortLendable(members));
+}
+
+std::vector<std::string> QuotaBook::ShortOf(const Workload& w) const {
+  std::vector<std::string> out;
+  auto it = eq_index_.find(w.namespace_);
+  if (it == eq_index_.end()) return out;
+  const ElasticQuota& q = eqs_[it->second].q;
+  std::vector<const EQ*> members =
+      q.cohort.empty() ? std::vector<const EQ*>{&eqs_[it->second]} : CohortMembers(q.cohort);
+  std::map<std::string, ResourceList> used;
+  for (const EQ* m : members) used[m->q.meta.namespace_] = m->used + m->reserved;
+  if (auto own = reservations_.find(Value(w.id)); own != reservations_.end()) used[w.namespace_] -= own->second;
+  used[w.namespace_] += TrackedPart(w.requests, q);
+  for (const std::string& r : Tracked(q)) {
+    if (w.requests.Get(r) == 0) continue;
+    const int64_t after = used[w.namespace_].Get(r);
+    bool short_of = q.max && q.max->Has(r) && after > q.max->Get(r);
+    if (!short_of && q.cohort.empty()) short_of = after > q.min.Get(r);
+    if (!short_of && !q.cohort.empty()) {
+      int64_t borrowed = 0, lendable = 0;
+      for (const EQ* m : members) {
+        const int64_t u = used[m->q.meta.namespace_].Get(r);
+        borrowed += std::max<int64_t>(0, u - m->q.min.Get(r));
+        lendable += LendCap(m->q, r, u);
+      }
+      short_of = borrowed > lendable;
+    }
+    if (short_of) out.push_back(r);
+  }
+  return out;
+}
+
+bool QuotaBook::AboveMin(const std::string& ns, const std::vector<std::string>& resources,
+                         const std::vector<const Workload*>& released) const {
+  auto it = eq_index_.find(ns);
+  if (it == eq_index_.end()) return false;
+  const EQ& e = eqs_[it->second];
+  ResourceList used = e.used + e.reserved;
+  for (const Workload* r : released)
+    if (r->namespace_ == ns) used -= TrackedPart(r->requests, e.q);
+  for (const std::string& r : resources)
+    if ((e.q.min.Has(r) || (e.q.max && e.q.max->Has(r))) && used.Get(r) > e.q.min.Get(r)) return true;
+  return false;
+}
 
 QuotaBook::ElasticResult QuotaBook::CheckElastic(const Workload& w,
                                                  const std::vector<const Workload*>& released) const {

@@ -54,6 +54,23 @@ class QuotaBook {
   const std::string* CohortOf(const std::string& ns) const;
   // True when the namespace's usage is above its min in any resource.
   bool IsBorrowing(const std::string& ns) const;
+  const ElasticQuota* ElasticOf(const std::string& ns) const;
+  // Quota preemption (quota_preemption.cc): the tracked resources `w` asks for that do not fit now
+  // (its namespace's max, or the cohort's lendable quota) — Kueue's "flavor-resources needing
+  // preemption"; whether namespace `ns`, once `released` are gone, is still above its min in one
+  // of `resources` (Kueue: its ClusterQueue is still borrowing them).
+  std::vector<std::string> ShortOf(const Workload& w) const;
+  bool AboveMin(const std::string& ns, const std::vector<std::string>& resources,
+                const std::vector<const Workload*>& released) const;
+  // Usage (charged plus held) minus min of `ns`'s ElasticQuota, per tracked resource (negative:
+  // unused guarantee); the denominators of the weighted dominant-resource share live in
+  // fair_share.cc.
+  ResourceList UsageOf(const std::string& ns) const;
+  // Fair sharing (fair_share.h): whether some ElasticQuota of `cohort` sets spec.fairSharing, and
+  // the weighted share of `w`'s namespace once `w` is admitted.
+  bool FairSharing(const std::string& cohort) const;
+  int64_t ShareAfter(const Workload& w) const;
+  bool AnyCohort() const;
 
   // Holds `w`'s ElasticQuota share (and ResourceQuota amounts) while the workloads reclaimed or
   // preempted for it exit, so that nobody else borrows it back in the meantime.

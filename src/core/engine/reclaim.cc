@@ -28,93 +28,66 @@ bool State::FitsOnceGone(uint32_t pos, const Workload& w, const std::vector<Slot
   return after.Fits(w.shape);
 }
 
-// Candidates: running borrowers of other namespaces in the cohort (only lower-priority ones under
-// reclaim: LowerPriority; none younger than minRuntime; under Strict budgets none whose eviction
-// would break a PDB), lowest priority first, then most recently started. A victim set is chosen
-// greedily in that order and then made minimal (victims given back from the last chosen). The
-// reclaimer must also be placeable once the victims exit:
-//   1. the minimal quota-freeing set, if the reclaimer then fits on some node (or fits already);
+// Quota preemption (Kueue's classical preemption, quota_preemption.cc: candidates, their order,
+// validity and the attempts) with Arbiter's placement dry run: a victim set is chosen greedily in
+// candidate order and made minimal (victims given back from the last chosen). The preemptor must
+// also be placeable once the victims exit:
+//   1. the minimal quota-freeing set, if the preemptor then fits on some node (or fits already);
 //   2. else, per node, a minimal set that frees the quota and makes room on that node (victims
 //      beyond the quota's needs only from that node); the best by highest victim priority, then
-//      fewest victims, then priority sum, then node order; the reclaimer is nominated to it;
-//   3. else no reclaim, and `why` says so.
+//      fewest victims, then priority sum, then node order; the preemptor is nominated to it;
+//   3. else nothing is evicted, and `why` says so.
+// Under disruptionBudgets: Strict a candidate whose eviction would break a PodDisruptionBudget
+// is skipped (BestEffort ignores budgets here, as Kueue does).
 bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::string* why) {
-  if (!eq.within_min || eq.over_max) return false;
-  const std::string* cohort = quota.CohortOf(w.namespace_);
-  if (!cohort || cohort->empty()) return false;
-  std::vector<Slot> cands;
-  std::optional<Millis> young_until;  // when the first borrower skipped as too young comes of age
-  for (const auto& [ns_id, running] : borrowed_by_ns) {  // running borrowers only, not every workload
-    for (Slot s : running) {
-      const Workload& v = workloads[s];
-      if (v.phase != Phase::kRunning || !v.borrowed || v.namespace_ == w.namespace_) continue;
-      const std::string* c = quota.CohortOf(v.namespace_);
-      if (!c || *c != *cohort) continue;
-      if (policy.reclaim == ReclaimMode::kLowerPriority && v.priority >= w.priority) continue;
-      if (now - v.run_start < policy.min_runtime) {
-        const Millis at = v.run_start + policy.min_runtime;
-        young_until = young_until ? std::min(*young_until, at) : at;
-        continue;
-      }
-      cands.push_back(s);
-    }
-  }
-  // Like preemption: come back when a protected borrower turns minRuntime old, even if nothing
+  (void)eq;
+  const QuotaCandidates c = CollectQuotaCandidates(w);
+  // Like preemption: come back when a protected candidate turns minRuntime old, even if nothing
   // else happens in the pool by then.
-  if (young_until) wakeups.push(*young_until);
-  if (cands.empty()) return false;
-  // Lowest priority first, then most recently started.
-  std::sort(cands.begin(), cands.end(), [&](Slot a, Slot b) {
-    const Workload &x = workloads[a], &y = workloads[b];
-    if (x.priority != y.priority) return x.priority < y.priority;
-    if (x.run_start != y.run_start) return x.run_start > y.run_start;
-    return x.key < y.key;
-  });
-  // Terminating workloads of the cohort are already on their way out.
-  std::vector<const Workload*> base;
-  for (const NodeLive& live : node_live)  // running and terminating workloads, node by node
-    for (Slot s : live.workloads) {
-      const Workload& v = workloads[s];
-      if (v.phase == Phase::kTerminating && quota.CohortOf(v.namespace_) && *quota.CohortOf(v.namespace_) == *cohort)
-        base.push_back(&v);
-    }
-  std::sort(base.begin(), base.end(), [](const Workload* a, const Workload* b) { return Value(a->id) < Value(b->id); });
-  auto quota_ok = [&](const std::vector<Slot>& victims) {
-    std::vector<const Workload*> released = base;
-    for (Slot s : victims) released.push_back(&workloads[s]);
-    return quota.CheckElastic(w, released).ok;
-  };
-  // Under disruptionBudgets: Strict a borrower whose eviction would break a PodDisruptionBudget
-  // is skipped (BestEffort ignores budgets here, as Kueue's reclaim does).
+  if (c.young_until) wakeups.push(*c.young_until);
+  if (c.slots.empty()) return false;
   const bool strict = policy.disruption_budgets == DisruptionBudgetMode::kStrict && !pdbs.empty();
   std::vector<PdbState> pdb_state;
   if (strict) ComputePdbState(&pdb_state);
+  auto released_of = [&](const std::vector<Slot>& victims) {
+    std::vector<const Workload*> released = c.base;
+    for (Slot s : victims) released.push_back(&workloads[s]);
+    return released;
+  };
   // A minimal victim set that frees the quota and, with `node`, makes room there.
   auto build = [&](std::optional<uint32_t> node) -> std::optional<std::vector<Slot>> {
-    std::vector<Slot> chosen;
-    bool freed_quota = false, room = !node || FitsOnceGone(*node, w, chosen);
-    for (Slot s : cands) {
-      if (freed_quota && room) break;
-      const bool here = node && workloads[s].node == node_at[*node];
-      if (freed_quota && !here) continue;  // quota is free: only victims on the node still help
-      chosen.push_back(s);
-      if (strict && CountViolations(chosen, pdb_state, nullptr) > 0) {
-        chosen.pop_back();
-        continue;
+    for (const bool allow : c.attempts) {
+      std::vector<Slot> chosen;
+      std::vector<const Workload*> released = c.base;
+      bool freed_quota = false, room = !node || FitsOnceGone(*node, w, chosen);
+      for (size_t k = 0; k < c.slots.size(); ++k) {
+        if (freed_quota && room) break;
+        const Slot s = c.slots[k];
+        const bool here = node && workloads[s].node == node_at[*node];
+        if (freed_quota && !here) continue;  // quota is free: only victims on the node still help
+        if (!QuotaCandidateValid(c, k, released, allow)) continue;
+        chosen.push_back(s);
+        if (strict && CountViolations(chosen, pdb_state, nullptr) > 0) {
+          chosen.pop_back();
+          continue;
+        }
+        released.push_back(&workloads[s]);
+        if (!freed_quota) freed_quota = QuotaFitsOnceGone(w, released, allow);
+        if (!room && here) room = FitsOnceGone(*node, w, chosen);
       }
-      if (!freed_quota) freed_quota = quota_ok(chosen);
-      if (!room && here) room = FitsOnceGone(*node, w, chosen);
+      if (!freed_quota || !room) continue;
+      for (size_t k = chosen.size(); k-- > 0;) {
+        std::vector<Slot> without = chosen;
+        without.erase(without.begin() + static_cast<long>(k));
+        if (QuotaFitsOnceGone(w, released_of(without), allow) && (!node || FitsOnceGone(*node, w, without)))
+          chosen = std::move(without);
+      }
+      return chosen;
     }
-    if (!freed_quota || !room) return std::nullopt;
-    for (size_t k = chosen.size(); k-- > 0;) {
-      std::vector<Slot> without = chosen;
-      without.erase(without.begin() + static_cast<long>(k));
-      if (quota_ok(without) && (!node || FitsOnceGone(*node, w, without))) chosen = std::move(without);
-    }
-    return chosen;
+    return std::nullopt;
   };
   auto quota_only = build(std::nullopt);
-  if (!quota_only || quota_only->empty()) return false;  // borrowers cannot free enough quota
+  if (!quota_only || quota_only->empty()) return false;  // the candidates cannot free enough quota
   std::vector<Slot> victims;
   std::optional<uint32_t> nominate;
   bool placeable = false;
@@ -134,9 +107,9 @@ bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::str
     std::vector<Slot> here;
     for (uint32_t i = 0; i < nodes.size(); ++i) {
       here.clear();
-      for (Slot s : cands)
+      for (Slot s : c.slots)
         if (workloads[s].node == node_at[i]) here.push_back(s);
-      if (!FitsOnceGone(i, w, here)) continue;  // not even with every borrower here gone
+      if (!FitsOnceGone(i, w, here)) continue;  // not even with every candidate here gone
       auto set = build(i);
       if (!set) continue;
       NodePlan plan{i, std::move(*set), INT32_MIN, 0};
@@ -153,8 +126,12 @@ bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::str
       if (!best || better(plan, *best)) best = std::move(plan);
     }
     if (!best) {
-      *why = "; not reclaiming: no node would have room for it even after the borrowing workloads of cohort " +
-             *cohort + " exit (" + NoFitMessage(w) + ")";
+      const std::string* cohort = quota.CohortOf(w.namespace_);
+      *why = cohort && !cohort->empty()
+                 ? "; not reclaiming: no node would have room for it even after the borrowing workloads of cohort " +
+                       *cohort + " exit (" + NoFitMessage(w) + ")"
+                 : "; not preempting: no node would have room for it even after lower-priority workloads of namespace " +
+                       w.namespace_ + " exit (" + NoFitMessage(w) + ")";
       return false;
     }
     victims = std::move(best->victims);
@@ -162,13 +139,27 @@ bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::str
   }
   std::sort(victims.begin(), victims.end(),
             [&](Slot a, Slot b) { return Value(workloads[a].id) < Value(workloads[b].id); });
-  for (Slot s : victims) StopVictim(workloads[s], w, EventType::kReclaimed);
+  size_t own = 0;
+  for (Slot s : victims) {
+    if (workloads[s].namespace_id == w.namespace_id) {
+      ++own;
+      StopWithinNamespace(workloads[s], w);
+    } else {
+      StopVictim(workloads[s], w, EventType::kReclaimed);
+    }
+  }
   w.waiting_for = victims;
   if (nominate) Nominate(w, *nominate);  // hold the room the victims leave on that node
   quota.Reserve(w);
-  SetPending(w, EventType::kQuotaExceeded, reason::kReclaiming,
-             "reclaiming lent quota: waiting for " + std::to_string(victims.size()) + " borrowing workload(s) to exit" +
-                 (nominate ? " (nominated to " + nodes[*nominate].name + ")" : ""));
+  const std::string where = nominate ? " (nominated to " + nodes[*nominate].name + ")" : "";
+  if (own == 0)
+    SetPending(w, EventType::kQuotaExceeded, reason::kReclaiming,
+               "reclaiming lent quota: waiting for " + std::to_string(victims.size()) +
+                   " borrowing workload(s) to exit" + where);
+  else
+    SetPending(w, EventType::kQuotaExceeded, reason::kReclaiming,
+               "preempting within the quota of namespace " + w.namespace_ + ": waiting for " +
+                   std::to_string(victims.size()) + " workload(s) to exit" + where);
   return true;
 }
 

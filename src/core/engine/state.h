@@ -161,6 +161,51 @@ class State {
   void StopVictim(Workload& victim, const Workload& preemptor, EventType kind);
   size_t NumPreemptionCandidates() const;
 
+  // ---------------------------------------------------------------- quota_preemption.cc
+  // Kueue's classical quota preemption over ElasticQuotas (namespace = ClusterQueue, min =
+  // nominal quota): who may be evicted so that `w` fits its namespace's quota, and in which order.
+  enum class QuotaVariant : uint8_t {
+    kWithinNamespace,          // withinNamespace: a workload of the preemptor's own namespace
+    kReclaim,                  // the preemptor stays within its min: reclaim from a borrower
+    kReclaimWithoutBorrowing,  // allowed only if the preemptor then does not borrow
+    kReclaimWhileBorrowing,    // borrowWithinCohort: allowed even though the preemptor borrows
+  };
+  struct QuotaPolicy {  // ElasticQuota spec.preemption with PoolPolicy defaults
+    WithinNamespacePolicy within = WithinNamespacePolicy::kNever;
+    ReclaimMode reclaim = ReclaimMode::kAny;
+    bool borrow = false;
+    std::optional<int32_t> threshold;
+  };
+  struct QuotaCandidates {
+    std::vector<Slot> slots;  // Kueue's order: other namespaces first, priority, newest admitted
+    std::vector<QuotaVariant> variant;
+    std::vector<std::string> needed;  // resources needing preemption
+    std::vector<bool> attempts;       // allowBorrowing of each attempt, in order
+    std::vector<const Workload*> base;  // terminating workloads of the namespace and its cohort
+    std::optional<Millis> young_until;  // a candidate skipped as younger than minRuntime comes of age
+  };
+  QuotaPolicy QuotaPolicyOf(const ElasticQuota& q) const;
+  QuotaCandidates CollectQuotaCandidates(const Workload& w) const;
+  // Kueue's candidateIsValid: a victim of another namespace only while its namespace is still
+  // above its min in a needed resource (given `released`), never a reclaim-without-borrowing one
+  // in an attempt that lets the preemptor borrow.
+  bool QuotaCandidateValid(const QuotaCandidates& c, size_t k, const std::vector<const Workload*>& released,
+                           bool allow_borrowing) const;
+  // Kueue's workloadFits: `w` fits its quota once `released` are gone (and, unless
+  // `allow_borrowing`, stays within its min).
+  bool QuotaFitsOnceGone(const Workload& w, const std::vector<const Workload*>& released, bool allow_borrowing) const;
+  // SIGTERM to a victim of the preemptor's own namespace (withinNamespace): a Preempted event.
+  void StopWithinNamespace(Workload& victim, const Workload& preemptor);
+
+  // ---------------------------------------------------------------- cohort_order.cc
+  // Kueue's order within an instant: workloads that fit within their namespace's min first, then
+  // the borrowers — by lowest weighted share when their cohort uses fair sharing, else in queue
+  // order. Tick runs the cycle with borrowers deferred, then admits the deferred ones.
+  void CycleNominalFirst();
+  void AdmitDeferredBorrowers();
+  bool defer_borrowers = false;  // during the first pass: TryAdmitQuota defers borrowers
+  std::vector<Slot> deferred;    // borrowers deferred in this cycle
+
   // ---------------------------------------------------------------- reclaim.cc
   bool TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::string* why);
   bool FitsOnceGone(uint32_t pos, const Workload& w, const std::vector<Slot>& gone) const;

@@ -1,0 +1,65 @@
+// Order within an instant among namespaces of a cohort (Kueue's scheduler: entries that do not
+// borrow before entries that borrow; with fair sharing, borrowers by lowest weighted share).
+#include <algorithm>
+
+#include "core/engine/state.h"
+
+namespace arbiter::engine {
+
+void State::CycleNominalFirst() {
+  if (!quota.AnyCohort()) {  // nobody can borrow: one pass
+    RunCycle();
+    return;
+  }
+  defer_borrowers = true;
+  deferred.clear();
+  RunCycle();
+  defer_borrowers = false;
+  if (!deferred.empty()) AdmitDeferredBorrowers();
+}
+
+void State::AdmitDeferredBorrowers() {
+  // One head per preemption class: its first deferred member in queue order (the members behind
+  // it in the class were not tried yet).
+  QueueOrder before{&workloads};
+  std::map<uint32_t, Slot> head;
+  for (Slot s : deferred) {
+    if (!IsPending(s)) continue;
+    auto [it, inserted] = head.emplace(workloads[s].preempt_class, s);
+    if (!inserted && before(s, it->second)) it->second = s;
+  }
+  deferred.clear();
+  std::unordered_map<uint32_t, std::string> no_fit;
+  std::unordered_map<uint32_t, std::pair<std::string, std::string>> no_preempt;
+  while (!head.empty()) {
+    // Lowest weighted share after admission first where the cohort shares fairly, then queue order.
+    auto best = head.end();
+    int64_t best_share = 0;
+    for (auto it = head.begin(); it != head.end(); ++it) {
+      const Workload& w = workloads[it->second];
+      const std::string* cohort = quota.CohortOf(w.namespace_);
+      const int64_t share = cohort && quota.FairSharing(*cohort) ? quota.ShareAfter(w) : 0;
+      if (best == head.end() || share < best_share ||
+          (share == best_share && before(it->second, best->second))) {
+        best = it;
+        best_share = share;
+      }
+    }
+    const uint32_t cls = best->first;
+    const Slot s = best->second;
+    Workload& w = workloads[s];
+    const bool go_on = w.nominated_node != kNoNode || Attempt(w, no_fit, no_preempt);
+    auto set = pending.find(cls);
+    if (!go_on || set == pending.end()) {
+      head.erase(best);
+      continue;
+    }
+    auto next = set->second.upper_bound(s);
+    if (next == set->second.end())
+      head.erase(best);
+    else
+      best->second = *next;
+  }
+}
+
+}  // namespace arbiter::engine

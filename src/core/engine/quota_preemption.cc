@@ -1,0 +1,199 @@
+// Quota preemption over ElasticQuotas, with Kueue's semantics and field names (its classical
+// preemption: pkg/scheduler/preemption, flat cohorts). A namespace is a ClusterQueue, its min the
+// nominal quota, its max the nominal quota plus the borrowing limit.
+//
+// Candidates (CollectQuotaCandidates):
+//   - spec.preemption.withinNamespace (Never | LowerPriority | LowerOrNewerEqualPriority): running
+//     workloads of the preemptor's own namespace;
+//   - spec.preemption.reclaimWithinCohort (Never | LowerPriority | Any): every running workload of
+//     another namespace of the cohort that is above its min in a resource the preemptor needs
+//     (not only those that were borrowing when admitted);
+//   - each must use a resource that needs preemption and have run minRuntime.
+// Order: other namespaces first, then lowest priority, then most recently admitted, then name.
+// A candidate of another namespace is a plain reclaim when the preemptor stays within its min;
+// otherwise it may be taken only if the preemptor then does not borrow, unless
+// borrowWithinCohort.policy LowerPriority allows it (victim priority below the preemptor's and,
+// with maxPriorityThreshold, at most that).
+// Attempts (allowBorrowing true/false) in Kueue's order; each removes valid candidates in order
+// until the preemptor fits, then gives victims back in reverse order while it still fits
+// (reclaim.cc, which also dry-runs the placement).
+#include <algorithm>
+
+#include "core/duration.h"
+#include "core/engine/reasons.h"
+#include "core/engine/state.h"
+
+namespace arbiter::engine {
+
+State::QuotaPolicy State::QuotaPolicyOf(const ElasticQuota& q) const {
+  QuotaPolicy p;
+  p.within = q.preemption.within_namespace.value_or(WithinNamespacePolicy::kNever);
+  p.reclaim = q.preemption.reclaim_within_cohort.value_or(policy.reclaim);
+  p.borrow = q.preemption.borrow_within_cohort.value_or(BorrowWithinCohortPolicy::kNever) ==
+             BorrowWithinCohortPolicy::kLowerPriority;
+  p.threshold = q.preemption.max_priority_threshold;
+  return p;
+}
+
+namespace {
+bool UsesAny(const Workload& v, const std::vector<std::string>& needed) {
+  for (const auto& r : needed)
+    if (v.requests.Get(r) > 0) return true;
+  return false;
+}
+}  // namespace
+
+State::QuotaCandidates State::CollectQuotaCandidates(const Workload& w) const {
+  QuotaCandidates out;
+  const ElasticQuota* q = quota.ElasticOf(w.namespace_);
+  if (!q) return out;
+  const QuotaPolicy pol = QuotaPolicyOf(*q);
+  const std::string& cohort = q->cohort;
+  // Kueue's hierarchical advantage in a flat cohort: the preemptor fits within its own min.
+  const bool within_min = quota.CheckElastic(w).within_min;
+  // Without withinNamespace, a preemptor that would borrow can only take from others under
+  // borrowWithinCohort (without it, it would have to fit within its min, which it does not).
+  if (pol.within == WithinNamespacePolicy::kNever &&
+      (cohort.empty() || pol.reclaim == ReclaimMode::kNever || (!within_min && !pol.borrow)))
+    return out;
+  out.needed = quota.ShortOf(w);
+  if (out.needed.empty()) return out;
+  // Kueue's queueUnderNominalInResourcesNeedingPreemption: usage strictly below min.
+  bool under_min = true;
+  {
+    const ResourceList used = quota.UsageOf(w.namespace_);
+    for (const auto& r : out.needed)
+      if (used.Get(r) >= q->min.Get(r)) under_min = false;
+  }
+  auto satisfies = [&](const Workload& v, bool same_ns) {
+    if (same_ns) {
+      switch (pol.within) {
+        case WithinNamespacePolicy::kNever:
+          return false;
+        case WithinNamespacePolicy::kLowerPriority:
+          return v.priority < w.priority;
+        case WithinNamespacePolicy::kLowerOrNewerEqualPriority:
+          return v.priority < w.priority ||
+                 (v.priority == w.priority && w.submit_time < v.submit_time);
+      }
+      return false;
+    }
+    switch (pol.reclaim) {
+      case ReclaimMode::kNever:
+        return false;
+      case ReclaimMode::kLowerPriority:
+        return v.priority < w.priority;
+      case ReclaimMode::kAny:
+        return true;
+    }
+    return false;
+  };
+  std::vector<std::string>
+      borrowing_ns;  // namespaces of the cohort above their min (needed resources)
+  bool any_other = false, any_reclaim = false;
+  for (const NodeLive& live : node_live)
+    for (Slot s : live.workloads) {
+      const Workload& v = workloads[s];
+      const bool same_ns = v.namespace_id == w.namespace_id;
+      if (!same_ns) {
+        if (cohort.empty()) continue;
+        const std::string* c = quota.CohortOf(v.namespace_);
+        if (!c || *c != cohort) continue;
+      }
+      if (v.phase == Phase::kTerminating) {
+        out.base.push_back(&v);
+        continue;
+      }
+      if (v.phase != Phase::kRunning || v.id == w.id || !UsesAny(v, out.needed) ||
+          !satisfies(v, same_ns))
+        continue;
+      if (!same_ns) {
+        bool above =
+            std::find(borrowing_ns.begin(), borrowing_ns.end(), v.namespace_) != borrowing_ns.end();
+        if (!above) {
+          above = quota.AboveMin(v.namespace_, out.needed, {});
+          if (above) borrowing_ns.push_back(v.namespace_);
+        }
+        if (!above) continue;
+      }
+      if (now - v.run_start < policy.min_runtime) {
+        const Millis at = v.run_start + policy.min_runtime;
+        out.young_until = out.young_until ? std::min(*out.young_until, at) : at;
+        continue;
+      }
+      QuotaVariant var = QuotaVariant::kWithinNamespace;
+      if (!same_ns) {
+        any_other = true;
+        if (within_min) {
+          var = QuotaVariant::kReclaim;
+          any_reclaim = true;
+        } else if (!pol.borrow || v.priority >= w.priority ||
+                   (pol.threshold && v.priority > *pol.threshold)) {
+          var = QuotaVariant::kReclaimWithoutBorrowing;
+        } else {
+          var = QuotaVariant::kReclaimWhileBorrowing;
+        }
+      }
+      out.slots.push_back(s);
+      out.variant.push_back(var);
+    }
+  std::sort(out.base.begin(), out.base.end(),
+            [](const Workload* a, const Workload* b) { return Value(a->id) < Value(b->id); });
+  // Kueue's CandidatesOrdering (evicted workloads are `base`, already on their way out).
+  std::vector<size_t> idx(out.slots.size());
+  for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    const Workload &x = workloads[out.slots[a]], &y = workloads[out.slots[b]];
+    const bool xo = x.namespace_id != w.namespace_id, yo = y.namespace_id != w.namespace_id;
+    if (xo != yo) return xo;
+    if (x.priority != y.priority) return x.priority < y.priority;
+    if (x.run_start != y.run_start) return x.run_start > y.run_start;
+    if (x.key != y.key) return x.key < y.key;
+    return Value(x.id) < Value(y.id);
+  });
+  QuotaCandidates sorted;
+  sorted.needed = std::move(out.needed);
+  sorted.base = std::move(out.base);
+  sorted.young_until = out.young_until;
+  for (size_t k : idx) {
+    sorted.slots.push_back(out.slots[k]);
+    sorted.variant.push_back(out.variant[k]);
+  }
+  // Kueue's classicalPreemptions: which attempts, in which order.
+  if (!any_other || (!pol.borrow && !under_min))
+    sorted.attempts = {true};
+  else if (!pol.borrow && !any_reclaim)
+    sorted.attempts = {false, true};
+  else
+    sorted.attempts = {true, false};
+  return sorted;
+}
+
+bool State::QuotaCandidateValid(const QuotaCandidates& c, size_t k,
+                                const std::vector<const Workload*>& released,
+                                bool allow_borrowing) const {
+  if (c.variant[k] == QuotaVariant::kWithinNamespace) return true;
+  if (allow_borrowing && c.variant[k] == QuotaVariant::kReclaimWithoutBorrowing) return false;
+  return quota.AboveMin(workloads[c.slots[k]].namespace_, c.needed, released);
+}
+
+bool State::QuotaFitsOnceGone(const Workload& w, const std::vector<const Workload*>& released,
+                              bool allow_borrowing) const {
+  const auto r = quota.CheckElastic(w, released);
+  return r.ok && (allow_borrowing || !r.borrowing);
+}
+
+void State::StopWithinNamespace(Workload& v, const Workload& p) {
+  const Millis grace = GraceOf(v);
+  Signal(v, grace);
+  v.preempted_by = p.key;
+  v.preemptor = p.slot;
+  v.preemptions++;
+  const std::string msg = "preempted by " + p.key + " (within the ElasticQuota of namespace " +
+                          p.namespace_ + "); SIGTERM, grace " + FormatDuration(grace);
+  SetMessage(v, msg, reason::kPreempted, WorkFacts::kStopPlan);
+  Emit(EventType::kPreempted, v, node_info[v.node].name, reason::kPreempted, msg, p.key,
+       WorkFacts::kStopPlan, grace);
+}
+
+}  // namespace arbiter::engine
