@@ -104,7 +104,7 @@ class Engine {
   };
   static Result<std::unique_ptr<Engine>> Restore(std::string_view snapshot, const RestoreOptions& options);
   static Result<std::unique_ptr<Engine>> Restore(std::string_view snapshot) { return Restore(snapshot, {}); }
-  static constexpr uint32_t kSnapshotVersion = 1;
+  static constexpr uint32_t kSnapshotVersion = 2;
 
  private:
   std::unique_ptr<State> s_;
