@@ -34,8 +34,12 @@ Millis State::ExpectedEnd(const Workload& x) const {
 }
 
 void State::ClearReservations() {
+  // Cheap when there were none (every cycle calls this): only the flags that were set are reset.
+  for (const Reservation& r : reservations)
+    for (uint32_t pos : r.pos)
+      if (pos < reserved_at.size()) reserved_at[pos] = 0;
   reservations.clear();
-  reserved_at.assign(nodes.size(), 0);
+  if (reserved_at.size() != nodes.size()) reserved_at.assign(nodes.size(), 0);
   reservation_tries = 0;
 }
 
@@ -78,6 +82,7 @@ void State::TryReserve(Workload& w) {
       w.nominated_node != kNoNode)
     return;
   if (w.message_reason != reason::kUnschedulable) return;  // quota, not room, is what it waits for
+  if (ends_known == 0) return;  // no node's release time is known: nothing to plan with
   for (const Reservation& r : reservations)
     if (r.holder == w.slot || SameGang(workloads[r.holder], w)) return;
   std::vector<Slot> members;

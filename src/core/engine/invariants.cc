@@ -45,10 +45,12 @@ Status State::CheckInvariants() const {
         f.max_free != n.max_device_free() || f.schedulable != n.schedulable)
       return Status::Internal("node " + n.name + " fit index differs from the node");
   }
+  int64_t known = 0;
   for (const auto& [id, s] : slot_of) {
     const Workload& w = workloads[s];
     if (Value(w.id) != id) return Status::Internal("workload table: slot " + std::to_string(s) + " mislabelled");
     const bool placed = w.phase == Phase::kRunning || w.phase == Phase::kTerminating;
+    known += placed && EndKnown(w);
     if (placed != (seen[s] == 1)) return Status::Internal(w.key + " is not on exactly one node");
     if ((w.phase == Phase::kPending) != IsPending(s))
       return Status::Internal(w.key + " is " + ToString(w.phase) + " but " + (IsPending(s) ? "" : "not ") +
@@ -56,6 +58,7 @@ Status State::CheckInvariants() const {
     if (IsFinal(w.phase)) return Status::Internal(w.key + " has finished but is still in the engine");
   }
   if (by_key.size() != slot_of.size()) return Status::Internal("workload name index differs from the table");
+  if (known != ends_known) return Status::Internal("the count of workloads with a known end differs from them");
   if (auto q = quota.CheckInvariants()) return Status::Internal(*q);
   return Status::Ok();
 }

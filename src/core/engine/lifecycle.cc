@@ -278,6 +278,7 @@ void State::Bind(Workload& w, uint32_t pos, const placement::GpuAssignment& gpus
   Touch(id);
   NodeChanged(pos);
   node_live[pos].workloads.push_back(slot);
+  if (w.time_limit > 0) ++ends_known;
   w.node = id;
   w.last_node = nodes[pos].name;
   w.gpus = gpus;
@@ -318,6 +319,7 @@ void State::Release(Workload& w) {
   nodes[pos].Release(w.shape, w.gpus);
   Touch(id);
   NodeChanged(pos);
+  if (EndKnown(w)) --ends_known;
   if (node_info[id].over_capacity) CheckOverCapacity(pos);
   auto& list = node_live[pos].workloads;
   list.erase(std::find(list.begin(), list.end(), slot));
@@ -355,6 +357,7 @@ Millis State::GraceOf(const Workload& w) const {
 }
 
 void State::Signal(Workload& v, Millis grace) {
+  if (v.node != kNoNode && !EndKnown(v)) ++ends_known;
   v.phase = Phase::kTerminating;
   if (v.node != kNoNode) Touch(v.node);
   v.stop_time = now;

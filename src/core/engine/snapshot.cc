@@ -456,8 +456,10 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot, const
     if (!slots_of(ids, &s.borrowed_by_ns[ns])) return fail("a borrower that is not a workload");
   // Indexes.
   s.nominations = 0;
+  s.ends_known = 0;
   for (const Workload& x : s.workloads) {
     if (x.nominated_node != kNoNode) ++s.nominations;
+    if (x.node != kNoNode && State::EndKnown(x)) ++s.ends_known;
     if (x.phase == Phase::kPending) s.PendingInsert(x.slot);
   }
   s.RematchAllPdbs();

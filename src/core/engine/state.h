@@ -345,6 +345,10 @@ class State {
   std::vector<Reservation> reservations;  // this cycle's backfill reservations, in queue order
   std::vector<char> reserved_at;          // by position: some reservation uses the node
   int reservation_tries = 0;              // reservations computed this cycle (bounded)
+  // Workloads on a node whose release time is known (ExpectedEnd >= 0: a time limit, or
+  // terminating); recomputed on Restore.
+  int64_t ends_known = 0;
+  static bool EndKnown(const Workload& x) { return x.time_limit > 0 || x.phase == Phase::kTerminating; }
   std::vector<Slot> pdb_members;                         // workloads some PDB selects
 
   // The queue: pending workloads, one ordered set per preemption class (same shape, priority,
