@@ -101,6 +101,35 @@ json Strip(const json& v) {
 
 Status Bad(std::string m) { return Status::InvalidArgument(std::move(m)); }
 
+constexpr size_t kMaxDepth = 64;           // Kubernetes objects nest about 15 deep
+constexpr size_t kMaxYamlNodes = 1000000;  // YAML aliases may expand a small body
+
+// Nesting depth, without recursion (a hostile body may nest 100,000 deep).
+bool DeeperThan(const json& j, size_t limit) {
+  std::vector<std::pair<const json*, size_t>> stack = {{&j, 1}};
+  while (!stack.empty()) {
+    auto [v, d] = stack.back();
+    stack.pop_back();
+    if (d > limit) return true;
+    if (v->is_structured())
+      for (const auto& c : *v)
+        if (c.is_structured()) stack.push_back({&c, d + 1});
+  }
+  return false;
+}
+
+Status TooDeep() {
+  return Status::InvalidArgument("the body nests deeper than " + std::to_string(kMaxDepth) +
+                                 " levels");
+}
+
+// A string member, "" when absent or of another type (client input: never trust the type).
+std::string StringAt(const json& o, const char* key) {
+  if (!o.is_object()) return "";
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 Result<json> MergeValue(const json* live, const json& patch, const Schema* schema,
                         const std::string& path);
 
@@ -279,8 +308,12 @@ json ResolveScalar(const YAML::Node& n) {
   return s;
 }
 
-Result<json> FromYaml(const YAML::Node& n, int depth) {
-  if (depth > 200) return Bad("the document nests too deeply");
+Result<json> FromYaml(const YAML::Node& n, size_t depth, size_t* budget) {
+  if (depth > kMaxDepth) return TooDeep();
+  if (*budget == 0)
+    return Bad("the document expands to more than " + std::to_string(kMaxYamlNodes) +
+               " nodes (aliases)");
+  --*budget;
   switch (n.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
@@ -290,7 +323,7 @@ Result<json> FromYaml(const YAML::Node& n, int depth) {
     case YAML::NodeType::Sequence: {
       json a = json::array();
       for (const auto& e : n) {
-        auto v = FromYaml(e, depth + 1);
+        auto v = FromYaml(e, depth + 1, budget);
         if (!v.ok()) return v;
         a.push_back(std::move(v).value());
       }
@@ -300,7 +333,7 @@ Result<json> FromYaml(const YAML::Node& n, int depth) {
       json o = json::object();
       for (const auto& kv : n) {
         if (!kv.first.IsScalar()) return Bad("a mapping key must be a scalar");
-        auto v = FromYaml(kv.second, depth + 1);
+        auto v = FromYaml(kv.second, depth + 1, budget);
         if (!v.ok()) return v;
         o[kv.first.Scalar()] = std::move(v).value();
       }
@@ -349,6 +382,7 @@ bool Accepts(const ResourceInfo& r, PatchType t) {
 }
 
 Result<json> ApplyMergePatch(const json& live, const json& patch) {
+  if (DeeperThan(patch, kMaxDepth)) return TooDeep();
   json out = live;
   out.merge_patch(patch);
   return out;
@@ -356,6 +390,7 @@ Result<json> ApplyMergePatch(const json& live, const json& patch) {
 
 Result<json> ApplyJsonPatch(const json& live, const json& patch) {
   if (!patch.is_array()) return Bad("a JSON Patch must be a list of operations");
+  if (DeeperThan(patch, kMaxDepth)) return TooDeep();
   try {
     return live.patch(patch);
   } catch (const json::other_error& e) {
@@ -369,6 +404,7 @@ Result<json> ApplyJsonPatch(const json& live, const json& patch) {
 
 Result<json> ApplyStrategicMergePatch(const json& live, const json& patch, const ResourceInfo& r) {
   if (!patch.is_object()) return Bad("a strategic merge patch must be a JSON object");
+  if (DeeperThan(patch, kMaxDepth)) return TooDeep();
   auto out = MergeMap(live, patch, SchemaOf(r), "");
   if (!out.ok()) return out;
   if (out->is_null()) return Bad("the patch deletes the whole object");
@@ -377,9 +413,10 @@ Result<json> ApplyStrategicMergePatch(const json& live, const json& patch, const
 
 Result<json> ApplyServerSide(const json* live, const json& applied, const ResourceInfo& r) {
   if (!applied.is_object()) return Bad("the applied configuration must be an object");
-  if (applied.value("apiVersion", "") != r.ApiVersion() || applied.value("kind", "") != r.kind)
-    return Bad("the applied configuration is " + applied.value("apiVersion", "") + " " +
-               applied.value("kind", "") + ", the resource is " + r.ApiVersion() + " " + r.kind);
+  if (DeeperThan(applied, kMaxDepth)) return TooDeep();
+  if (StringAt(applied, "apiVersion") != r.ApiVersion() || StringAt(applied, "kind") != r.kind)
+    return Bad("the applied configuration is " + StringAt(applied, "apiVersion") + " " +
+               StringAt(applied, "kind") + ", the resource is " + r.ApiVersion() + " " + r.kind);
   if (!live) return Strip(applied);
   auto out = MergeMap(*live, applied, SchemaOf(r), "");
   if (!out.ok()) return out;
@@ -389,14 +426,17 @@ Result<json> ApplyServerSide(const json* live, const json& applied, const Resour
 
 Result<json> ParseBody(std::string_view text, PatchType t) {
   try {
-    return json::parse(text);
+    json j = json::parse(text);
+    if (DeeperThan(j, kMaxDepth)) return TooDeep();
+    return j;
   } catch (const json::exception& e) {
     if (t != PatchType::kApply) return Bad(std::string("the body is not JSON: ") + e.what());
   }
   try {
     std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
     if (docs.size() != 1) return Bad("the applied configuration must be one YAML document");
-    return FromYaml(docs[0], 0);
+    size_t budget = kMaxYamlNodes;
+    return FromYaml(docs[0], 1, &budget);
   } catch (const YAML::Exception& e) {
     return Bad(std::string("the body is neither JSON nor YAML: ") + e.what());
   }

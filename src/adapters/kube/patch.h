@@ -38,6 +38,8 @@
 // configuration no longer sets is KEPT (real apply removes fields its manager owned), and there
 // are no conflicts between managers (`force` is accepted and ignored).
 //
+// Hostile bodies: a body nesting deeper than 64 levels, or YAML whose aliases expand to more than
+// a million nodes, is refused (kInvalidArgument) before any recursion.
 // Errors are Status values (never exceptions): kInvalidArgument for a body that does not parse
 // or cannot be applied (answer 400 BadRequest with the message, or 422 for a JSON Patch `test`
 // that fails — kConflict here). apiVersion, kind, metadata.name and metadata.namespace of the
