@@ -281,6 +281,101 @@ Result<json> MergeValue(const json* live, const json& patch, const Schema* schem
   return patch;
 }
 
+// ---------------------------------------------------------------- apply ownership (FieldsV1)
+
+bool NotOwnedField(const std::string& path, const std::string& key, bool root) {
+  if (root) return key == "apiVersion" || key == "kind" || key == "status";
+  if (path == "metadata")
+    return key == "name" || key == "namespace" || key == "managedFields" ||
+           key == "resourceVersion" || key == "uid" || key == "creationTimestamp" ||
+           key == "generation" || key == "deletionTimestamp";
+  return false;
+}
+
+std::string ElementId(const json& e, const ListMeta& meta) {
+  if (meta.key.empty()) return "v:" + e.dump();
+  if (!e.is_object() || !e.contains(meta.key)) return "";
+  return "k:" + json{{meta.key, e[meta.key]}}.dump();
+}
+
+// The fields a configuration sets, in kube's FieldsV1 shape: "f:<key>" for fields,
+// "k:{"<mergeKey>":<value>}" for keyed list elements (with "." for the element itself),
+// "v:<value>" for members of a set.
+json FieldSet(const json& v, const Schema* schema, const std::string& path, bool root) {
+  json out = json::object();
+  if (!v.is_object()) return out;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    const std::string& k = it.key();
+    if (IsDirectiveKey(k) || it.value().is_null() || NotOwnedField(path, k, root)) continue;
+    const std::string p = Join(path, k);
+    const json& c = it.value();
+    json entry = json::object();
+    if (c.is_object()) {
+      entry = FieldSet(c, schema, p, false);
+    } else if (c.is_array()) {
+      if (const ListMeta* meta = Lookup(schema, p))
+        for (const auto& e : c) {
+          const std::string id = ElementId(e, *meta);
+          if (id.empty()) continue;
+          json sub = meta->key.empty() ? json::object() : FieldSet(e, schema, p, false);
+          if (!meta->key.empty()) sub["."] = json::object();
+          entry[id] = std::move(sub);
+        }
+    }
+    out["f:" + k] = std::move(entry);
+  }
+  return out;
+}
+
+std::vector<const json*> Children(const std::vector<const json*>& sets, const std::string& id) {
+  std::vector<const json*> out;
+  for (const json* s : sets)
+    if (s->is_object() && s->contains(id)) out.push_back(&(*s)[id]);
+  return out;
+}
+
+// Removes from `obj` what `previous` owned and `now` does not, unless one of `others` owns it.
+void RemoveDisowned(json& obj, const json& previous, const json& now,
+                    const std::vector<const json*>& others, const Schema* schema,
+                    const std::string& path) {
+  if (!obj.is_object() || !previous.is_object()) return;
+  for (auto it = previous.begin(); it != previous.end(); ++it) {
+    const std::string& fk = it.key();
+    if (fk.rfind("f:", 0) != 0) continue;
+    const std::string k = fk.substr(2);
+    if (!obj.contains(k)) continue;
+    const auto other_children = Children(others, fk);
+    if (!now.contains(fk) && other_children.empty()) {
+      obj.erase(k);
+      continue;
+    }
+    // Still owned, by this manager or by another: what in it is no longer anybody's goes.
+    static const json kNothing = json::object();
+    json& child = obj[k];
+    const json& pc = it.value();
+    const json& nc = now.contains(fk) ? now[fk] : kNothing;
+    const std::string p = Join(path, k);
+    if (child.is_object()) {
+      RemoveDisowned(child, pc, nc, other_children, schema, p);
+    } else if (child.is_array()) {
+      const ListMeta* meta = Lookup(schema, p);
+      if (!meta) continue;
+      json kept = json::array();
+      for (auto& e : child) {
+        const std::string id = ElementId(e, *meta);
+        const bool was = !id.empty() && pc.is_object() && pc.contains(id);
+        const bool is = !id.empty() && nc.is_object() && nc.contains(id);
+        const auto other_elements = Children(other_children, id);
+        if (was && !is && other_elements.empty()) continue;
+        if (was && is && !meta->key.empty())
+          RemoveDisowned(e, pc[id], nc[id], other_elements, schema, p);
+        kept.push_back(e);
+      }
+      child = std::move(kept);
+    }
+  }
+}
+
 // YAML 1.2 core schema for plain scalars.
 json ResolveScalar(const YAML::Node& n) {
   const std::string& s = n.Scalar();
@@ -412,15 +507,62 @@ Result<json> ApplyStrategicMergePatch(const json& live, const json& patch, const
 }
 
 Result<json> ApplyServerSide(const json* live, const json& applied, const ResourceInfo& r) {
+  return ApplyServerSide(live, applied, r, ApplyOptions{});
+}
+
+Result<json> ApplyServerSide(const json* live, const json& applied, const ResourceInfo& r,
+                             const ApplyOptions& o) {
   if (!applied.is_object()) return Bad("the applied configuration must be an object");
   if (DeeperThan(applied, kMaxDepth)) return TooDeep();
   if (StringAt(applied, "apiVersion") != r.ApiVersion() || StringAt(applied, "kind") != r.kind)
     return Bad("the applied configuration is " + StringAt(applied, "apiVersion") + " " +
                StringAt(applied, "kind") + ", the resource is " + r.ApiVersion() + " " + r.kind);
-  if (!live) return Strip(applied);
-  auto out = MergeMap(*live, applied, SchemaOf(r), "");
-  if (!out.ok()) return out;
-  if (out->is_null()) return Bad("the applied configuration deletes the object");
+  if (o.field_manager.empty()) return Bad("fieldManager is required for apply requests");
+  json config = applied;
+  if (config.contains("metadata") && config["metadata"].is_object())
+    config["metadata"].erase("managedFields");
+  const Schema* schema = SchemaOf(r);
+  const json owned = FieldSet(Strip(config), schema, "", true);
+  json out;
+  json entries = json::array();
+  if (!live) {
+    out = Strip(config);
+  } else {
+    auto merged = MergeMap(*live, config, schema, "");
+    if (!merged.ok()) return merged;
+    if (merged->is_null()) return Bad("the applied configuration deletes the object");
+    out = std::move(merged).value();
+    // What this manager applied last time and no longer does goes, unless another apply
+    // manager owns it too.
+    const json* previous = nullptr;
+    std::vector<const json*> others;
+    const json& mf = live->contains("metadata") && (*live)["metadata"].is_object() &&
+                             (*live)["metadata"].contains("managedFields")
+                         ? (*live)["metadata"]["managedFields"]
+                         : json();
+    if (mf.is_array()) {
+      for (const auto& e : mf) {
+        if (!e.is_object() || !e.contains("fieldsV1") || !e["fieldsV1"].is_object()) continue;
+        const bool apply = StringAt(e, "operation") == "Apply";
+        if (apply && StringAt(e, "manager") == o.field_manager) {
+          previous = &e["fieldsV1"];
+          continue;
+        }
+        if (apply) others.push_back(&e["fieldsV1"]);
+        entries.push_back(e);
+      }
+    }
+    if (previous) RemoveDisowned(out, *previous, owned, others, schema, "");
+  }
+  json entry = {{"manager", o.field_manager},
+                {"operation", "Apply"},
+                {"apiVersion", r.ApiVersion()},
+                {"fieldsType", "FieldsV1"},
+                {"fieldsV1", owned}};
+  if (!o.now_rfc3339.empty()) entry["time"] = o.now_rfc3339;
+  entries.push_back(std::move(entry));
+  if (!out.contains("metadata") || !out["metadata"].is_object()) out["metadata"] = json::object();
+  out["metadata"]["managedFields"] = entries;
   return out;
 }
 
@@ -444,9 +586,14 @@ Result<json> ParseBody(std::string_view text, PatchType t) {
 
 Result<json> ApplyPatch(PatchType t, const json* live, std::string_view body,
                         const ResourceInfo& r) {
+  return ApplyPatch(t, live, body, r, ApplyOptions{});
+}
+
+Result<json> ApplyPatch(PatchType t, const json* live, std::string_view body, const ResourceInfo& r,
+                        const ApplyOptions& apply) {
   auto parsed = ParseBody(body, t);
   if (!parsed.ok()) return parsed;
-  if (t == PatchType::kApply) return ApplyServerSide(live, *parsed, r);
+  if (t == PatchType::kApply) return ApplyServerSide(live, *parsed, r, apply);
   if (!live) return Status::NotFound("the object does not exist");
   switch (t) {
     case PatchType::kJsonPatch:
