@@ -194,6 +194,7 @@ TEST(KubectlApply, ServerSideApplySendsTheConfigAsApplyPatch) {
   ASSERT_EQ(first.rc, 0) << first.err;
   EXPECT_EQ(first.out, "pod/x serverside-applied\n");
   auto second = server.Kubectl("apply --server-side -f " + (scratch / "v2.yaml").string(), scratch);
+  EXPECT_EQ(second.out, "pod/x serverside-applied\n");
   ASSERT_EQ(second.rc, 0) << second.err;
   auto patches = Patches(server);
   ASSERT_EQ(patches.size(), 2u);
@@ -202,8 +203,15 @@ TEST(KubectlApply, ServerSideApplySendsTheConfigAsApplyPatch) {
   json pod = store.Get("/api/v1/namespaces/a/pods/x");
   EXPECT_EQ(pod["spec"]["containers"][1]["image"], "s:2") << pod.dump();
   EXPECT_EQ(pod["spec"]["tolerations"], json::parse(R"([{"key":"cpu","operator":"Exists"}])"));
-  // Simplified apply keeps what the new config no longer sets (documented in patch.h).
-  EXPECT_EQ(pod["metadata"]["labels"]["drop"], "me");
+  // What kubectl's manager applied before and no longer applies is gone: the label, env A, port 80.
+  EXPECT_FALSE(pod["metadata"]["labels"].contains("drop")) << pod.dump();
+  EXPECT_EQ(pod["spec"]["containers"][0]["env"], json::parse(R"([{"name":"B","value":"3"}])"));
+  EXPECT_EQ(pod["spec"]["containers"][0]["ports"], json::parse(R"([{"containerPort":81}])"));
+  ASSERT_EQ(pod["metadata"]["managedFields"].size(), 1u);
+  EXPECT_EQ(pod["metadata"]["managedFields"][0]["manager"], "kubectl");
+  EXPECT_EQ(pod["metadata"]["managedFields"][0]["operation"], "Apply");
+  auto shown = server.Kubectl("get pod x -n a -o yaml --show-managed-fields", scratch);
+  EXPECT_NE(shown.out.find("f:containers:"), std::string::npos) << shown.out << shown.err;
 }
 
 TEST(KubectlApply, WithoutOpenApiKubectlRefusesToValidate) {

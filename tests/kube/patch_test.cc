@@ -126,7 +126,7 @@ TEST(KubePatch, StrategicMergeRefusesAMergeListElementWithoutItsKey) {
   EXPECT_NE(out.message().find("merge key: name"), std::string::npos) << out.message();
 }
 
-TEST(KubePatch, ServerSideApplyCreatesThenMergesByKeysKeepingUnmentionedFields) {
+TEST(KubePatch, ServerSideApplyCreatesThenMergesByKeysKeepingWhatItNeverApplied) {
   auto created = ApplyPatch(PatchType::kApply, nullptr, R"(
 apiVersion: v1
 kind: Pod
@@ -152,12 +152,48 @@ spec:
                  Pods());
   ASSERT_TRUE(applied.ok()) << applied.message();
   EXPECT_EQ((*applied)["spec"]["containers"][0]["image"], "i:2");
-  EXPECT_EQ((*applied)["spec"]["containers"][0]["ports"][0]["containerPort"], 80);
-  EXPECT_EQ((*applied)["status"]["phase"], "Running");
+  EXPECT_FALSE((*applied)["spec"]["containers"][0].contains("ports"));  // applied before, not now
+  EXPECT_EQ((*applied)["status"]["phase"], "Running");                  // never applied: kept
   EXPECT_EQ(
       ApplyPatch(PatchType::kApply, &live, R"({"apiVersion":"v1","kind":"Node"})", Pods()).code(),
       StatusCode::kInvalidArgument);
   EXPECT_EQ(ApplyPatch(PatchType::kApply, &live, "a: [", Pods()).code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(KubePatch, ServerSideApplyRemovesWhatAManagerStopsApplyingUnlessAnotherOwnsIt) {
+  auto apply = [](const json* live, const char* text, const char* manager) {
+    auto out = ApplyServerSide(live, json::parse(text), Pods(),
+                               ApplyOptions{manager, "2026-12-01T12:00:00Z"});
+    EXPECT_TRUE(out.ok()) << out.message();
+    return out.ok() ? *out : json();
+  };
+  json a = apply(
+      nullptr,
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"x","labels":{"a":"1","shared":"s"}},
+      "spec":{"containers":[{"name":"m","image":"i","env":[{"name":"A","value":"1"},{"name":"B","value":"2"}]}]}})",
+      "alice");
+  const json& fields = a["metadata"]["managedFields"][0]["fieldsV1"];
+  EXPECT_TRUE(fields["f:spec"]["f:containers"].contains(R"(k:{"name":"m"})")) << fields.dump();
+  EXPECT_TRUE(
+      fields["f:spec"]["f:containers"][R"(k:{"name":"m"})"]["f:env"].contains(R"(k:{"name":"B"})"));
+  EXPECT_FALSE(fields["f:metadata"].contains("f:name"));
+  EXPECT_EQ(a["metadata"]["managedFields"][0]["time"], "2026-12-01T12:00:00Z");
+  json b = apply(
+      &a,
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"x","labels":{"shared":"s","b":"2"}}})",
+      "bob");
+  json c = apply(&b, R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},
+      "spec":{"containers":[{"name":"m","image":"i","env":[{"name":"B","value":"2"}]}]}})",
+                 "alice");
+  EXPECT_EQ(c["metadata"]["labels"],
+            json({{"shared", "s"}, {"b", "2"}}));  // "a" gone, "shared" is bob's too
+  EXPECT_EQ(c["spec"]["containers"][0]["env"], json::parse(R"([{"name":"B","value":"2"}])"));
+  ASSERT_EQ(c["metadata"]["managedFields"].size(), 2u);
+  EXPECT_EQ(c["metadata"]["managedFields"][0]["manager"], "bob");
+  EXPECT_EQ(ApplyServerSide(&c, json::parse(R"({"apiVersion":"v1","kind":"Pod"})"), Pods(),
+                            ApplyOptions{"", ""})
+                .code(),
             StatusCode::kInvalidArgument);
 }
 

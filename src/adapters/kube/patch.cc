@@ -101,6 +101,35 @@ json Strip(const json& v) {
 
 Status Bad(std::string m) { return Status::InvalidArgument(std::move(m)); }
 
+constexpr size_t kMaxDepth = 64;           // Kubernetes objects nest about 15 deep
+constexpr size_t kMaxYamlNodes = 1000000;  // YAML aliases may expand a small body
+
+// Nesting depth, without recursion (a hostile body may nest 100,000 deep).
+bool DeeperThan(const json& j, size_t limit) {
+  std::vector<std::pair<const json*, size_t>> stack = {{&j, 1}};
+  while (!stack.empty()) {
+    auto [v, d] = stack.back();
+    stack.pop_back();
+    if (d > limit) return true;
+    if (v->is_structured())
+      for (const auto& c : *v)
+        if (c.is_structured()) stack.push_back({&c, d + 1});
+  }
+  return false;
+}
+
+Status TooDeep() {
+  return Status::InvalidArgument("the body nests deeper than " + std::to_string(kMaxDepth) +
+                                 " levels");
+}
+
+// A string member, "" when absent or of another type (client input: never trust the type).
+std::string StringAt(const json& o, const char* key) {
+  if (!o.is_object()) return "";
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 Result<json> MergeValue(const json* live, const json& patch, const Schema* schema,
                         const std::string& path);
 
@@ -252,6 +281,101 @@ Result<json> MergeValue(const json* live, const json& patch, const Schema* schem
   return patch;
 }
 
+// ---------------------------------------------------------------- apply ownership (FieldsV1)
+
+bool NotOwnedField(const std::string& path, const std::string& key, bool root) {
+  if (root) return key == "apiVersion" || key == "kind" || key == "status";
+  if (path == "metadata")
+    return key == "name" || key == "namespace" || key == "managedFields" ||
+           key == "resourceVersion" || key == "uid" || key == "creationTimestamp" ||
+           key == "generation" || key == "deletionTimestamp";
+  return false;
+}
+
+std::string ElementId(const json& e, const ListMeta& meta) {
+  if (meta.key.empty()) return "v:" + e.dump();
+  if (!e.is_object() || !e.contains(meta.key)) return "";
+  return "k:" + json{{meta.key, e[meta.key]}}.dump();
+}
+
+// The fields a configuration sets, in kube's FieldsV1 shape: "f:<key>" for fields,
+// "k:{"<mergeKey>":<value>}" for keyed list elements (with "." for the element itself),
+// "v:<value>" for members of a set.
+json FieldSet(const json& v, const Schema* schema, const std::string& path, bool root) {
+  json out = json::object();
+  if (!v.is_object()) return out;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    const std::string& k = it.key();
+    if (IsDirectiveKey(k) || it.value().is_null() || NotOwnedField(path, k, root)) continue;
+    const std::string p = Join(path, k);
+    const json& c = it.value();
+    json entry = json::object();
+    if (c.is_object()) {
+      entry = FieldSet(c, schema, p, false);
+    } else if (c.is_array()) {
+      if (const ListMeta* meta = Lookup(schema, p))
+        for (const auto& e : c) {
+          const std::string id = ElementId(e, *meta);
+          if (id.empty()) continue;
+          json sub = meta->key.empty() ? json::object() : FieldSet(e, schema, p, false);
+          if (!meta->key.empty()) sub["."] = json::object();
+          entry[id] = std::move(sub);
+        }
+    }
+    out["f:" + k] = std::move(entry);
+  }
+  return out;
+}
+
+std::vector<const json*> Children(const std::vector<const json*>& sets, const std::string& id) {
+  std::vector<const json*> out;
+  for (const json* s : sets)
+    if (s->is_object() && s->contains(id)) out.push_back(&(*s)[id]);
+  return out;
+}
+
+// Removes from `obj` what `previous` owned and `now` does not, unless one of `others` owns it.
+void RemoveDisowned(json& obj, const json& previous, const json& now,
+                    const std::vector<const json*>& others, const Schema* schema,
+                    const std::string& path) {
+  if (!obj.is_object() || !previous.is_object()) return;
+  for (auto it = previous.begin(); it != previous.end(); ++it) {
+    const std::string& fk = it.key();
+    if (fk.rfind("f:", 0) != 0) continue;
+    const std::string k = fk.substr(2);
+    if (!obj.contains(k)) continue;
+    const auto other_children = Children(others, fk);
+    if (!now.contains(fk) && other_children.empty()) {
+      obj.erase(k);
+      continue;
+    }
+    // Still owned, by this manager or by another: what in it is no longer anybody's goes.
+    static const json kNothing = json::object();
+    json& child = obj[k];
+    const json& pc = it.value();
+    const json& nc = now.contains(fk) ? now[fk] : kNothing;
+    const std::string p = Join(path, k);
+    if (child.is_object()) {
+      RemoveDisowned(child, pc, nc, other_children, schema, p);
+    } else if (child.is_array()) {
+      const ListMeta* meta = Lookup(schema, p);
+      if (!meta) continue;
+      json kept = json::array();
+      for (auto& e : child) {
+        const std::string id = ElementId(e, *meta);
+        const bool was = !id.empty() && pc.is_object() && pc.contains(id);
+        const bool is = !id.empty() && nc.is_object() && nc.contains(id);
+        const auto other_elements = Children(other_children, id);
+        if (was && !is && other_elements.empty()) continue;
+        if (was && is && !meta->key.empty())
+          RemoveDisowned(e, pc[id], nc[id], other_elements, schema, p);
+        kept.push_back(e);
+      }
+      child = std::move(kept);
+    }
+  }
+}
+
 // YAML 1.2 core schema for plain scalars.
 json ResolveScalar(const YAML::Node& n) {
   const std::string& s = n.Scalar();
@@ -279,8 +403,12 @@ json ResolveScalar(const YAML::Node& n) {
   return s;
 }
 
-Result<json> FromYaml(const YAML::Node& n, int depth) {
-  if (depth > 200) return Bad("the document nests too deeply");
+Result<json> FromYaml(const YAML::Node& n, size_t depth, size_t* budget) {
+  if (depth > kMaxDepth) return TooDeep();
+  if (*budget == 0)
+    return Bad("the document expands to more than " + std::to_string(kMaxYamlNodes) +
+               " nodes (aliases)");
+  --*budget;
   switch (n.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
@@ -290,7 +418,7 @@ Result<json> FromYaml(const YAML::Node& n, int depth) {
     case YAML::NodeType::Sequence: {
       json a = json::array();
       for (const auto& e : n) {
-        auto v = FromYaml(e, depth + 1);
+        auto v = FromYaml(e, depth + 1, budget);
         if (!v.ok()) return v;
         a.push_back(std::move(v).value());
       }
@@ -300,7 +428,7 @@ Result<json> FromYaml(const YAML::Node& n, int depth) {
       json o = json::object();
       for (const auto& kv : n) {
         if (!kv.first.IsScalar()) return Bad("a mapping key must be a scalar");
-        auto v = FromYaml(kv.second, depth + 1);
+        auto v = FromYaml(kv.second, depth + 1, budget);
         if (!v.ok()) return v;
         o[kv.first.Scalar()] = std::move(v).value();
       }
@@ -349,6 +477,7 @@ bool Accepts(const ResourceInfo& r, PatchType t) {
 }
 
 Result<json> ApplyMergePatch(const json& live, const json& patch) {
+  if (DeeperThan(patch, kMaxDepth)) return TooDeep();
   json out = live;
   out.merge_patch(patch);
   return out;
@@ -356,6 +485,7 @@ Result<json> ApplyMergePatch(const json& live, const json& patch) {
 
 Result<json> ApplyJsonPatch(const json& live, const json& patch) {
   if (!patch.is_array()) return Bad("a JSON Patch must be a list of operations");
+  if (DeeperThan(patch, kMaxDepth)) return TooDeep();
   try {
     return live.patch(patch);
   } catch (const json::other_error& e) {
@@ -369,6 +499,7 @@ Result<json> ApplyJsonPatch(const json& live, const json& patch) {
 
 Result<json> ApplyStrategicMergePatch(const json& live, const json& patch, const ResourceInfo& r) {
   if (!patch.is_object()) return Bad("a strategic merge patch must be a JSON object");
+  if (DeeperThan(patch, kMaxDepth)) return TooDeep();
   auto out = MergeMap(live, patch, SchemaOf(r), "");
   if (!out.ok()) return out;
   if (out->is_null()) return Bad("the patch deletes the whole object");
@@ -376,27 +507,78 @@ Result<json> ApplyStrategicMergePatch(const json& live, const json& patch, const
 }
 
 Result<json> ApplyServerSide(const json* live, const json& applied, const ResourceInfo& r) {
+  return ApplyServerSide(live, applied, r, ApplyOptions{});
+}
+
+Result<json> ApplyServerSide(const json* live, const json& applied, const ResourceInfo& r,
+                             const ApplyOptions& o) {
   if (!applied.is_object()) return Bad("the applied configuration must be an object");
-  if (applied.value("apiVersion", "") != r.ApiVersion() || applied.value("kind", "") != r.kind)
-    return Bad("the applied configuration is " + applied.value("apiVersion", "") + " " +
-               applied.value("kind", "") + ", the resource is " + r.ApiVersion() + " " + r.kind);
-  if (!live) return Strip(applied);
-  auto out = MergeMap(*live, applied, SchemaOf(r), "");
-  if (!out.ok()) return out;
-  if (out->is_null()) return Bad("the applied configuration deletes the object");
+  if (DeeperThan(applied, kMaxDepth)) return TooDeep();
+  if (StringAt(applied, "apiVersion") != r.ApiVersion() || StringAt(applied, "kind") != r.kind)
+    return Bad("the applied configuration is " + StringAt(applied, "apiVersion") + " " +
+               StringAt(applied, "kind") + ", the resource is " + r.ApiVersion() + " " + r.kind);
+  if (o.field_manager.empty()) return Bad("fieldManager is required for apply requests");
+  json config = applied;
+  if (config.contains("metadata") && config["metadata"].is_object())
+    config["metadata"].erase("managedFields");
+  const Schema* schema = SchemaOf(r);
+  const json owned = FieldSet(Strip(config), schema, "", true);
+  json out;
+  json entries = json::array();
+  if (!live) {
+    out = Strip(config);
+  } else {
+    auto merged = MergeMap(*live, config, schema, "");
+    if (!merged.ok()) return merged;
+    if (merged->is_null()) return Bad("the applied configuration deletes the object");
+    out = std::move(merged).value();
+    // What this manager applied last time and no longer does goes, unless another apply
+    // manager owns it too.
+    const json* previous = nullptr;
+    std::vector<const json*> others;
+    const json& mf = live->contains("metadata") && (*live)["metadata"].is_object() &&
+                             (*live)["metadata"].contains("managedFields")
+                         ? (*live)["metadata"]["managedFields"]
+                         : json();
+    if (mf.is_array()) {
+      for (const auto& e : mf) {
+        if (!e.is_object() || !e.contains("fieldsV1") || !e["fieldsV1"].is_object()) continue;
+        const bool apply = StringAt(e, "operation") == "Apply";
+        if (apply && StringAt(e, "manager") == o.field_manager) {
+          previous = &e["fieldsV1"];
+          continue;
+        }
+        if (apply) others.push_back(&e["fieldsV1"]);
+        entries.push_back(e);
+      }
+    }
+    if (previous) RemoveDisowned(out, *previous, owned, others, schema, "");
+  }
+  json entry = {{"manager", o.field_manager},
+                {"operation", "Apply"},
+                {"apiVersion", r.ApiVersion()},
+                {"fieldsType", "FieldsV1"},
+                {"fieldsV1", owned}};
+  if (!o.now_rfc3339.empty()) entry["time"] = o.now_rfc3339;
+  entries.push_back(std::move(entry));
+  if (!out.contains("metadata") || !out["metadata"].is_object()) out["metadata"] = json::object();
+  out["metadata"]["managedFields"] = entries;
   return out;
 }
 
 Result<json> ParseBody(std::string_view text, PatchType t) {
   try {
-    return json::parse(text);
+    json j = json::parse(text);
+    if (DeeperThan(j, kMaxDepth)) return TooDeep();
+    return j;
   } catch (const json::exception& e) {
     if (t != PatchType::kApply) return Bad(std::string("the body is not JSON: ") + e.what());
   }
   try {
     std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
     if (docs.size() != 1) return Bad("the applied configuration must be one YAML document");
-    return FromYaml(docs[0], 0);
+    size_t budget = kMaxYamlNodes;
+    return FromYaml(docs[0], 1, &budget);
   } catch (const YAML::Exception& e) {
     return Bad(std::string("the body is neither JSON nor YAML: ") + e.what());
   }
@@ -404,9 +586,14 @@ Result<json> ParseBody(std::string_view text, PatchType t) {
 
 Result<json> ApplyPatch(PatchType t, const json* live, std::string_view body,
                         const ResourceInfo& r) {
+  return ApplyPatch(t, live, body, r, ApplyOptions{});
+}
+
+Result<json> ApplyPatch(PatchType t, const json* live, std::string_view body, const ResourceInfo& r,
+                        const ApplyOptions& apply) {
   auto parsed = ParseBody(body, t);
   if (!parsed.ok()) return parsed;
-  if (t == PatchType::kApply) return ApplyServerSide(live, *parsed, r);
+  if (t == PatchType::kApply) return ApplyServerSide(live, *parsed, r, apply);
   if (!live) return Status::NotFound("the object does not exist");
   switch (t) {
     case PatchType::kJsonPatch:

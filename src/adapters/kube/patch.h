@@ -34,10 +34,17 @@
 // Server-side apply, simplified: the applied configuration is merged into the live object by
 // the same merge keys (maps recursively, keyed lists element by element, atomic lists
 // replaced; for arbiter.dev kinds every list is atomic, as for a CRD without list markers).
-// There is no field ownership: metadata.managedFields is not written, a field the applied
-// configuration no longer sets is KEPT (real apply removes fields its manager owned), and there
-// are no conflicts between managers (`force` is accepted and ignored).
+// Ownership is tracked for apply managers only: metadata.managedFields gets one entry per
+// manager ({manager, operation: Apply, apiVersion, time, fieldsType: FieldsV1, fieldsV1} with
+// kube's f:/k:/v: field set; apiVersion, kind, metadata.name/namespace and status are never
+// owned), and a field (or keyed list element, or set member) the manager applied before and no
+// longer applies is removed unless another apply manager owns it. Not modelled: ownership by
+// updates (PUT/PATCH/client-side apply leave no managedFields here, and their fields can be
+// removed by an apply manager that once set them), conflicts between managers (`force` is
+// accepted and ignored).
 //
+// Hostile bodies: a body nesting deeper than 64 levels, or YAML whose aliases expand to more than
+// a million nodes, is refused (kInvalidArgument) before any recursion.
 // Errors are Status values (never exceptions): kInvalidArgument for a body that does not parse
 // or cannot be applied (answer 400 BadRequest with the message, or 422 for a JSON Patch `test`
 // that fails — kConflict here). apiVersion, kind, metadata.name and metadata.namespace of the
@@ -76,6 +83,13 @@ Result<nlohmann::json> ApplyStrategicMergePatch(const nlohmann::json& live,
 // Server-side apply: `live` is nullptr when the object does not exist yet (the result is the
 // applied object, for the caller to create). The applied object must name the same apiVersion
 // and kind as `r` (kInvalidArgument otherwise).
+struct ApplyOptions {
+  std::string field_manager = "kubectl";  // ?fieldManager= (kubectl --server-side sends "kubectl")
+  std::string now_rfc3339;                // managedFields[].time; "" leaves it out
+};
+Result<nlohmann::json> ApplyServerSide(const nlohmann::json* live, const nlohmann::json& applied,
+                                       const ResourceInfo& r, const ApplyOptions& o);
+// The same with ApplyOptions{} (manager "kubectl", no time).
 Result<nlohmann::json> ApplyServerSide(const nlohmann::json* live, const nlohmann::json& applied,
                                        const ResourceInfo& r);
 
@@ -83,7 +97,11 @@ Result<nlohmann::json> ApplyServerSide(const nlohmann::json* live, const nlohman
 // core-schema scalars (null, true/false, integers, floats; quoted scalars stay strings).
 Result<nlohmann::json> ParseBody(std::string_view text, PatchType t);
 
-// Parses `body` as `t` and applies it to `live` (nullptr: only kApply can create).
+// Parses `body` as `t` and applies it to `live` (nullptr: only kApply can create); `apply` is
+// for kApply (the request's fieldManager and the time).
+Result<nlohmann::json> ApplyPatch(PatchType t, const nlohmann::json* live, std::string_view body,
+                                  const ResourceInfo& r, const ApplyOptions& apply);
+// The same with ApplyOptions{}.
 Result<nlohmann::json> ApplyPatch(PatchType t, const nlohmann::json* live, std::string_view body,
                                   const ResourceInfo& r);
 

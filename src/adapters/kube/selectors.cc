@@ -415,9 +415,11 @@ Result<LabelSelector> LabelSelectorFromJson(const json& selector) {
     const json& me = selector["matchExpressions"];
     if (!me.is_array()) return Status::InvalidArgument("matchExpressions: must be a list");
     for (const auto& e : me) {
+      if (!e.is_object())
+        return Status::InvalidArgument("matchExpressions: each must be an object");
       LabelRequirement r;
-      r.key = e.value("key", "");
-      const std::string op = e.value("operator", "");
+      r.key = Scalar(e.contains("key") ? e["key"] : json());
+      const std::string op = Scalar(e.contains("operator") ? e["operator"] : json());
       if (op == "In")
         r.op = Op::kIn;
       else if (op == "NotIn")
