@@ -147,11 +147,11 @@ std::optional<Millis> Cluster::NextDue() {
   return t;
 }
 
-MutationResult Cluster::Apply(const Mutation& m) {
+MutationResult Cluster::Apply(const Mutation& m, const Prepared* prepared) {
   switch (m.op) {
     case Mutation::Op::kCreate:
     case Mutation::Op::kUpdate:
-      return Put(m);
+      return Put(m, prepared);
     case Mutation::Op::kDelete:
       return Delete(m);
     case Mutation::Op::kAdvance:
@@ -232,7 +232,39 @@ ManifestSet Cluster::PolicyContext(const std::string& skip_kind, const std::stri
 
 // ------------------------------------------------------------------ create / update
 
-MutationResult Cluster::Put(const Mutation& m) {
+yaml::ManifestLoad Cluster::Load(const std::string& kind, const Json& obj) {
+  // The status is the server's (a Node's is its capacity, read as the manifest's); the node a
+  // pod is bound to is not part of what was submitted.
+  Json in = obj;
+  if (kind != "Node") in.erase("status");
+  if (kind == "Pod" && in.contains("spec") && in["spec"].is_object()) in["spec"].erase("nodeName");
+  yaml::ManifestLoad load;
+  yaml::LoadManifestText(in.dump(), "request", &load);
+  load.ReleaseSources();
+  return load;
+}
+
+Cluster::Prepared Cluster::Prepare(const Mutation& m) {
+  Prepared p;
+  if (m.op != Mutation::Op::kCreate && m.op != Mutation::Op::kUpdate) return p;
+  const KindInfo* info = FindKind(m.kind);
+  if (!info || !m.object.is_object() || !m.object.contains("metadata") ||
+      !m.object["metadata"].is_object())
+    return p;
+  Json obj = m.object;
+  Json& meta = obj["metadata"];
+  // The namespace as Put settles it.
+  if (info->namespaced) {
+    if (meta.value("namespace", "").empty())
+      meta["namespace"] = m.namespace_.empty() ? "default" : m.namespace_;
+  } else {
+    meta.erase("namespace");
+  }
+  p.load = Load(m.kind, obj);
+  return p;
+}
+
+MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   const KindInfo* info = FindKind(m.kind);
   if (!info || m.kind == "Event")
     return Fail(Error(ApiError::Reason::kMethodNotAllowed, m.kind, m.name,
@@ -290,11 +322,9 @@ MutationResult Cluster::Put(const Mutation& m) {
   }
 
   // Validation, exactly as `arbiter validate`: the loader, then the cross-object rules.
-  yaml::ManifestLoad load;
-  Json for_loader = obj;
-  if (m.kind == "Pod" && for_loader.contains("spec") && for_loader["spec"].is_object())
-    for_loader["spec"].erase("nodeName");
-  yaml::LoadManifestText(for_loader.dump(), "request", &load);
+  yaml::ManifestLoad loaded;
+  if (!prepared || !prepared->load) loaded = Load(m.kind, obj);
+  const yaml::ManifestLoad& load = prepared && prepared->load ? *prepared->load : loaded;
   Diagnostics diags = load.diagnostics;
   if (load.ok()) {
     ManifestSet ctx = PolicyContext(m.kind, ns, name);

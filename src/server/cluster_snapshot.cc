@@ -120,9 +120,7 @@ Status Cluster::Restore(const std::string& bytes) {
       const std::string kind = k.kind;
       if (kind == "Pod" || kind == "Node" || kind == "Event") continue;
       for (const auto& [key, obj] : store_.All(kind)) {
-        yaml::ManifestLoad load;
-        yaml::LoadManifestText(obj.dump(), "snapshot", &load);
-        policy_[kind][key] = std::move(load.set);
+        policy_[kind][key] = Load(kind, obj).set;
       }
     }
   } catch (const std::exception& ex) {

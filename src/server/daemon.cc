@@ -89,10 +89,11 @@ int64_t Daemon::Record(const Mutation& m) {
 MutationResult Daemon::Mutate(Mutation m) {
   int64_t seq = 0;
   MutationResult r;
+  const Cluster::Prepared prepared = Cluster::Prepare(m);  // parsing, outside the lock
   {
     std::lock_guard<std::mutex> l(mu_);
     m.time = std::max(last_time_, Now());
-    r = cluster_->Apply(m);
+    r = cluster_->Apply(m, &prepared);
     if (!r.ok()) return r;
     last_time_ = m.time;
     if (options_.check_invariants)

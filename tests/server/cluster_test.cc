@@ -250,6 +250,24 @@ TEST(ClusterTest, QoSMayNameInItsPreemptListAQoSAppliedLaterWithAWarning) {
   EXPECT_EQ(c.Apply(Create(kT0, p)).error->reason, ApiError::Reason::kInvalid);
 }
 
+TEST(ClusterTest, AnElasticQuotaWithTheStatusTheServerWroteCanBeUpdated) {
+  Cluster c("0000abcd");
+  Pool(c);
+  Json eq = Ok(c, Create(kT0, {{"apiVersion", "arbiter.dev/v1alpha1"},
+                               {"kind", "ElasticQuota"},
+                               {"metadata", {{"name", "q"}, {"namespace", "default"}}},
+                               {"spec", {{"cohort", "all"}, {"min", {{"nvidia.com/gpu", "4"}}}}}}));
+  ASSERT_TRUE(eq.contains("status")) << eq;
+  Mutation upd = Create(kT0, eq);
+  upd.op = Mutation::Op::kUpdate;
+  upd.name = "q";
+  upd.object["spec"]["min"]["nvidia.com/gpu"] = "6";
+  const Cluster::Prepared prepared = Cluster::Prepare(upd);
+  Json updated = c.Apply(upd, &prepared).object;
+  EXPECT_EQ(updated["spec"]["min"]["nvidia.com/gpu"], "6");
+  EXPECT_EQ(updated["metadata"]["generation"], 2);
+}
+
 // A run of mutations with preemption, completions and deletions.
 std::vector<Mutation> Script() {
   std::vector<Mutation> ms = {Create(kT0, Namespace("default")), Create(kT0, Node("gpu-0", 8)),

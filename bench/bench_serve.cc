@@ -1,0 +1,167 @@
+// arbiter serve: acknowledged (durable) pod creates per second through the HTTP API with 64
+// concurrent keep-alive clients, with latency percentiles; and start-up (journal replay, and
+// snapshot + replay) with a large journal. In process, on loopback, a temporary --data directory.
+//   build/bench_serve --benchmark_filter=Creates     (counters: creates_per_s, p50_ms, p99_ms)
+#include <benchmark/benchmark.h>
+#include <httplib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "server/daemon.h"
+#include "server/http_api.h"
+
+namespace {
+
+using arbiter::server::Json;
+namespace fs = std::filesystem;
+
+fs::path TempDir(const std::string& name) {
+  auto p = fs::temp_directory_path() / ("arbiter-bench-serve-" + std::to_string(getpid())) / name;
+  fs::remove_all(p);
+  return p;
+}
+
+arbiter::server::Mutation Create(const Json& obj) {
+  arbiter::server::Mutation m;
+  m.op = arbiter::server::Mutation::Op::kCreate;
+  m.kind = obj.at("kind");
+  m.namespace_ = obj["metadata"].value("namespace", "");
+  m.object = obj;
+  return m;
+}
+
+Json NodeJson(int i) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", "node-" + std::to_string(i)}}},
+          {"status", {{"capacity", {{"cpu", "256"}, {"memory", "2Ti"}, {"nvidia.com/gpu", "8"}}}}}};
+}
+
+std::string PodJson(const std::string& name) {
+  return Json{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", name}, {"namespace", "default"}}},
+      {"spec",
+       {{"containers", {{{"name", "c"}, {"resources", {{"requests", {{"cpu", "10m"}}}}}}}}}}}
+      .dump();
+}
+
+void BM_ServeCreates(benchmark::State& state) {
+  const int clients = static_cast<int>(state.range(0));
+  const int per_client = static_cast<int>(state.range(1));
+  for (auto _ : state) {
+    auto d = arbiter::server::Daemon::Open({TempDir("creates").string(), nullptr, 0, false});
+    if (!d.ok()) {
+      state.SkipWithError(d.message().c_str());
+      return;
+    }
+    for (int i = 0; i < 16; ++i) (void)d.value()->Mutate(Create(NodeJson(i)));
+    arbiter::server::ApiServer api(*d.value(), {});
+    auto port = api.Bind("127.0.0.1", 0);
+    std::thread serve([&] { api.Run(); });
+    std::vector<std::vector<double>> latencies(clients);
+    std::atomic<int> failures{0};
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> threads;
+    for (int c = 0; c < clients; ++c)
+      threads.emplace_back([&, c] {
+        httplib::Client cli("127.0.0.1", port.value());
+        cli.set_keep_alive(true);
+        for (int i = 0; i < per_client; ++i) {
+          const auto s = std::chrono::steady_clock::now();
+          auto r = cli.Post("/api/v1/namespaces/default/pods",
+                            PodJson("p-" + std::to_string(c) + "-" + std::to_string(i)),
+                            "application/json");
+          if (!r || r->status != 201) ++failures;
+          latencies[c].push_back(
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s)
+                  .count());
+        }
+      });
+    for (auto& t : threads) t.join();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    api.Stop();
+    serve.join();
+    const auto journal = d.value()->journal().stats();
+    d.value()->Stop();
+    std::vector<double> all;
+    for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
+    std::sort(all.begin(), all.end());
+    state.counters["creates_per_s"] = static_cast<double>(all.size()) / secs;
+    state.counters["p50_ms"] = all[all.size() / 2];
+    state.counters["p99_ms"] = all[all.size() * 99 / 100];
+    state.counters["failures"] = failures.load();
+    state.counters["records_per_commit"] =
+        static_cast<double>(journal.records) / static_cast<double>(journal.commits);
+  }
+}
+BENCHMARK(BM_ServeCreates)
+    ->Args({64, 100})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// Start-up with N journaled pod creates: replay of the whole journal, or (range 1 = 1) the
+// snapshot written after them.
+void BM_ServeStartup(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const bool snapshot = state.range(1) == 1;
+  const auto dir = TempDir("startup-" + std::to_string(n) + (snapshot ? "-snap" : ""));
+  {
+    auto d = arbiter::server::Daemon::Open({dir.string(), nullptr, 0, false});
+    for (int i = 0; i < 16; ++i) (void)d.value()->Mutate(Create(NodeJson(i)));
+    // Many writers, so the journal's group commit keeps up.
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 32; ++t)
+      threads.emplace_back([&, t] {
+        for (int i = t; i < n; i += 32)
+          (void)d.value()->Mutate(Create(Json::parse(PodJson("p-" + std::to_string(i)))));
+      });
+    for (auto& t : threads) t.join();
+    if (snapshot) d.value()->SnapshotNow();
+  }
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto d = arbiter::server::Daemon::Open({dir.string(), nullptr, 0, false});
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    state.counters["startup_s"] = secs;
+    state.counters["replayed"] = static_cast<double>(d.value()->startup().replayed);
+  }
+}
+BENCHMARK(BM_ServeStartup)
+    ->Args({100000, 0})
+    ->Args({100000, 1})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+}  // namespace
+
+namespace {
+// The state machine alone (validation, engine, statuses, events): no HTTP, no journal.
+void BM_ClusterCreatePod(benchmark::State& state) {
+  arbiter::server::Cluster c("0000abcd");
+  arbiter::server::Mutation ns =
+      Create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}});
+  (void)c.Apply(ns);
+  for (int i = 0; i < 16; ++i) (void)c.Apply(Create(NodeJson(i)));
+  int64_t i = 0;
+  for (auto _ : state) {
+    auto m = Create(Json::parse(PodJson("p-" + std::to_string(i++))));
+    m.time = i;
+    benchmark::DoNotOptimize(c.Apply(m));
+    benchmark::DoNotOptimize(c.TakeWatchEvents());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ClusterCreatePod)->Iterations(20000);
+}  // namespace
+
+BENCHMARK_MAIN();
