@@ -15,7 +15,7 @@ function h(tag, attrs, ...kids) {
     if (v === null || v === undefined || v === false) continue;
     e.setAttribute(k, v === true ? '' : String(v));
   }
-  for (const k of kids.flat()) {
+  for (const k of kids.flat(Infinity)) {
     if (k === null || k === undefined) continue;
     e.append(k instanceof Node ? k : document.createTextNode(String(k)));
   }
@@ -81,8 +81,9 @@ function gpuCell(node, g) {
 function renderPool(d) {
   const a = d.gpuMilli.allocated, c = d.gpuMilli.capacity;
   const namespaces = new Set();
+  let hidden = false;
   for (const n of d.nodes) for (const g of n.gpus) for (const o of g.occupants)
-    if (!o.hidden) namespaces.add(o.namespace);
+    if (o.hidden) hidden = true; else namespaces.add(o.namespace);
   return [
     h('h2', {}, 'Pool'),
     h('p', {}, `GPUs allocated: ${gpus(a)} of ${gpus(c)} `,
@@ -90,7 +91,8 @@ function renderPool(d) {
     h('p', {class: 'legend'}, 'Legend: ',
       [...namespaces].sort().map((ns) => h('span', {},
         h('span', {class: 'swatch', style: `background:${colourOf(ns)}`}), ns)),
-      h('span', {}, h('span', {class: 'swatch', style: 'background:#888'}), 'another tenant'),
+      hidden ? h('span', {}, h('span', {class: 'swatch', style: 'background:#888'}),
+                 'another tenant') : null,
       h('span', {}, h('span', {class: 'swatch', style: 'background:var(--free)'}), 'free')),
     d.nodes.map((n) => h('div', {class: 'node', 'data-node': n.name},
       h('h3', {}, n.name, n.schedulable ? '' : ' (cordoned)'),
@@ -100,6 +102,14 @@ function renderPool(d) {
         `${(n.memoryBytes.capacity / 2 ** 30).toFixed(0)} GiB`),
       h('div', {class: 'gpus'}, n.gpus.map((g) => gpuCell(n, g))))),
   ];
+}
+
+// What a tenant's running workloads request of resource `r`, in the quota's units.
+function usedOf(t, r) {
+  if (r === 'nvidia.com/gpu') return gpus(t.used.gpuMilli);
+  if (r === 'cpu') return String(t.used.cpuMilli / 1000);
+  if (r === 'memory') return `${(t.used.memoryBytes / 2 ** 30).toFixed(1)}Gi`;
+  return '';
 }
 
 function renderTenants(d) {
@@ -119,13 +129,19 @@ function renderTenants(d) {
         h('p', {}, `${t.running} running, ${t.pending} pending. `, alt),
         bar([{value: used - borrowed, colour: colourOf(t.namespace)},
              {value: borrowed, colour: 'var(--c5)'}], scale, alt),
+        h('p', {class: 'legend'},
+          h('span', {}, h('span', {class: 'swatch', style: `background:${colourOf(t.namespace)}`}),
+            'GPUs within its quota'),
+          h('span', {}, h('span', {class: 'swatch', style: 'background:var(--c5)'}),
+            'GPUs borrowed from the cohort'),
+          h('span', {}, `bar: 0 to ${gpus(scale)} GPUs`)),
         h('div', {class: 'scroll'}, h('table', {},
           h('caption', {}, 'Quota'),
           h('tr', {}, h('th', {}, 'Quota'), h('th', {}, 'Resource'), h('th', {}, 'Used'),
             h('th', {}, 'Min / hard'), h('th', {}, 'Max')),
           q ? Object.keys(q.min).map((r) => h('tr', {},
             h('td', {}, `ElasticQuota ${q.name}`), h('td', {}, r),
-            h('td', {}, r === 'nvidia.com/gpu' ? gpus(used) : ''),
+            h('td', {}, usedOf(t, r)),
             h('td', {}, quantity(q.min[r])), h('td', {}, quantity(q.max[r])))) : [],
           t.resourceQuotas.map((rq) => Object.keys(rq.hard).map((r) => h('tr', {},
             h('td', {}, `ResourceQuota ${rq.name}`), h('td', {}, r),

@@ -75,6 +75,13 @@ current-context: arbiter
   return p;
 }
 
+// A page shows no JavaScript values rendered as text ("[object ...]", "undefined", "NaN").
+async function noRenderingLeaks(page) {
+  const text = await page.textContent('#view');
+  for (const bad of ['[object', 'undefined', 'NaN'])
+    assert(!text.includes(bad), `page shows "${bad}": ${text.slice(0, 400)}`);
+}
+
 async function login(page, base, token) {
   await page.goto(`${base}/ui/`);
   await page.waitForSelector('#login:not([hidden])');
@@ -111,18 +118,21 @@ async function main() {
     assert(!poolText.includes('team-a/') && !poolText.includes('team-c/'),
            'pool hides other tenants\' workload names');
     assert(poolText.includes('another tenant'), 'other tenants\' devices show as occupied');
+    await noRenderingLeaks(page);
     await page.screenshot({path: path.join(SHOTS, 'pool.png'), fullPage: true});
 
     await page.click('nav a[data-page=tenants]');
     await page.waitForSelector('[data-tenant]');
     const tenants = await page.$$eval('[data-tenant]', (es) => es.map((e) => e.dataset.tenant));
     assert.deepStrictEqual(tenants, ['team-b']);
+    await noRenderingLeaks(page);
     await page.screenshot({path: path.join(SHOTS, 'tenants.png'), fullPage: true});
 
     await page.click('nav a[data-page=queue]');
     await page.waitForSelector('#queue');
     const queued = await page.$$eval('#queue [data-workload]', (es) => es.map((e) => e.dataset.workload));
     assert(queued.every((w) => w.startsWith('team-b/')), `queue shows team-b only: ${queued}`);
+    await noRenderingLeaks(page);
     await page.screenshot({path: path.join(SHOTS, 'queue.png'), fullPage: true});
 
     await page.click('nav a[data-page=bills]');
@@ -152,6 +162,7 @@ async function main() {
     await page.waitForSelector('#phase[data-phase=Running]', {timeout: DEADLINE_MS});
     assert.strictEqual(await page.evaluate(() => window.__sameDocument), true,
                        'the page was not reloaded');
+    await noRenderingLeaks(page);
     await page.screenshot({path: path.join(SHOTS, 'workload.png'), fullPage: true});
 
     // Readable at 800 px.
