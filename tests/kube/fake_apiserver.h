@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "adapters/kube/discovery.h"
+#include "adapters/kube/openapi.h"
 #include "apps/run_command.h"
 
 namespace arbiter::kube::testing {
@@ -24,7 +25,8 @@ struct Recorded {
 class FakeApiServer {
  public:
   // `extra` may register more routes before the discovery routes (first match wins).
-  explicit FakeApiServer(std::function<void(httplib::Server&)> extra = {}) {
+  explicit FakeApiServer(std::function<void(httplib::Server&)> extra = {},
+                         bool serve_openapi = true) {
     server_.set_logger([this](const httplib::Request& req, const httplib::Response&) {
       std::lock_guard<std::mutex> lock(mu_);
       std::string query;
@@ -60,6 +62,19 @@ class FakeApiServer {
                   }
                   res.set_content(body->dump(), "application/json");
                 });
+    if (serve_openapi) {
+      server_.Get("/openapi/v3", [](const httplib::Request&, httplib::Response& res) {
+        res.set_content(OpenApiV3Index().dump(), "application/json");
+      });
+      server_.Get(R"(/openapi/v3/(.+))", [](const httplib::Request& req, httplib::Response& res) {
+        auto doc = OpenApiV3Document(req.matches[1].str());
+        if (!doc) {
+          res.status = 404;
+          return;
+        }
+        res.set_content(doc->dump(), "application/json");
+      });
+    }
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -1,10 +1,12 @@
-// What kubectl 1.32 really sends for `apply` (client-side and --server-side) against a server
-// whose PATCH handler is this library, and that the object it ends with is the one kubectl meant.
+// What kubectl 1.32 really sends for `apply` (client-side and --server-side, with its default
+// validation against the OpenAPI v3 documents of openapi.h) against a server whose PATCH handler
+// is this library, and that the object it ends with is the one kubectl meant.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <map>
 
+#include "adapters/kube/openapi.h"
 #include "adapters/kube/patch.h"
 #include "adapters/kube/status.h"
 #include "kube/fake_apiserver.h"
@@ -123,18 +125,24 @@ TEST(KubectlApply, ClientSideApplySendsAStrategicMergePatchThatYieldsTheNewConfi
   auto scratch = testing::Scratch("apply-csa");
   Write(scratch / "v1.yaml", kPodV1);
   Write(scratch / "v2.yaml", kPodV2);
-  auto first =
-      server.Kubectl("apply --validate=false -f " + (scratch / "v1.yaml").string(), scratch);
+  auto first = server.Kubectl("apply -f " + (scratch / "v1.yaml").string(), scratch);
   ASSERT_EQ(first.rc, 0) << first.err;
   EXPECT_EQ(first.out, "pod/x created\n");
   // Live state the server added (status) must survive the patch.
-  auto second =
-      server.Kubectl("apply --validate=false -f " + (scratch / "v2.yaml").string(), scratch);
+  auto second = server.Kubectl("apply -f " + (scratch / "v2.yaml").string(), scratch);
   ASSERT_EQ(second.rc, 0) << second.err;
   EXPECT_EQ(second.out, "pod/x configured\n");
+  EXPECT_EQ(second.err, "");  // no "error calculating patch from openapi" warning
   auto patches = Patches(server);
   ASSERT_EQ(patches.size(), 1u);
   EXPECT_EQ(patches[0].content_type, "application/strategic-merge-patch+json");
+  // Validation is left to the server (openapi.h): kubectl asks for strict field validation.
+  EXPECT_NE(patches[0].query.find("fieldValidation=Strict"), std::string::npos) << patches[0].query;
+  bool posted_strict = false;
+  for (const auto& r : server.Requests())
+    if (r.method == "POST" && r.query.find("fieldValidation=Strict") != std::string::npos)
+      posted_strict = true;
+  EXPECT_TRUE(posted_strict);
   json sent = json::parse(patches[0].body);
   EXPECT_TRUE(sent["spec"].contains("$setElementOrder/containers")) << sent.dump();
 
@@ -166,10 +174,8 @@ metadata: {name: q, namespace: a}
 spec:
   min: {nvidia.com/gpu: 4}
 )");
-  ASSERT_EQ(
-      server.Kubectl("apply --validate=false -f " + (scratch / "v1.yaml").string(), scratch).rc, 0);
-  auto second =
-      server.Kubectl("apply --validate=false -f " + (scratch / "v2.yaml").string(), scratch);
+  ASSERT_EQ(server.Kubectl("apply -f " + (scratch / "v1.yaml").string(), scratch).rc, 0);
+  auto second = server.Kubectl("apply -f " + (scratch / "v2.yaml").string(), scratch);
   ASSERT_EQ(second.rc, 0) << second.err;
   auto patches = Patches(server);
   ASSERT_EQ(patches.size(), 1u);
@@ -184,12 +190,10 @@ TEST(KubectlApply, ServerSideApplySendsTheConfigAsApplyPatch) {
   auto scratch = testing::Scratch("apply-ssa");
   Write(scratch / "v1.yaml", kPodV1);
   Write(scratch / "v2.yaml", kPodV2);
-  auto first = server.Kubectl(
-      "apply --server-side --validate=false -f " + (scratch / "v1.yaml").string(), scratch);
+  auto first = server.Kubectl("apply --server-side -f " + (scratch / "v1.yaml").string(), scratch);
   ASSERT_EQ(first.rc, 0) << first.err;
   EXPECT_EQ(first.out, "pod/x serverside-applied\n");
-  auto second = server.Kubectl(
-      "apply --server-side --validate=false -f " + (scratch / "v2.yaml").string(), scratch);
+  auto second = server.Kubectl("apply --server-side -f " + (scratch / "v2.yaml").string(), scratch);
   ASSERT_EQ(second.rc, 0) << second.err;
   auto patches = Patches(server);
   ASSERT_EQ(patches.size(), 2u);
@@ -200,6 +204,46 @@ TEST(KubectlApply, ServerSideApplySendsTheConfigAsApplyPatch) {
   EXPECT_EQ(pod["spec"]["tolerations"], json::parse(R"([{"key":"cpu","operator":"Exists"}])"));
   // Simplified apply keeps what the new config no longer sets (documented in patch.h).
   EXPECT_EQ(pod["metadata"]["labels"]["drop"], "me");
+}
+
+TEST(KubectlApply, WithoutOpenApiKubectlRefusesToValidate) {
+  testing::FakeApiServer server({}, /*serve_openapi=*/false);
+  auto scratch = testing::Scratch("apply-noopenapi");
+  Write(scratch / "v1.yaml", kPodV1);
+  auto run = server.Kubectl("apply -f " + (scratch / "v1.yaml").string(), scratch);
+  EXPECT_EQ(run.rc, 1);
+  EXPECT_NE(run.err.find("failed to download openapi"), std::string::npos) << run.err;
+}
+
+TEST(KubeOpenApi, IndexPointsAtOneDocumentPerGroupVersionWithPatchFieldValidation) {
+  json index = OpenApiV3Index();
+  ASSERT_EQ(index["paths"].size(), ServedGroupVersions().size());
+  const std::string url = index["paths"]["apis/policy/v1"]["serverRelativeURL"];
+  EXPECT_EQ(url.rfind("/openapi/v3/apis/policy/v1?hash=", 0), 0u) << url;
+  auto doc = OpenApiV3Document(url);
+  ASSERT_TRUE(doc.has_value());
+  const json& patch =
+      (*doc)["paths"]["/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets/{name}"]
+            ["patch"];
+  EXPECT_EQ(patch["x-kubernetes-group-version-kind"],
+            json({{"group", "policy"}, {"version", "v1"}, {"kind", "PodDisruptionBudget"}}));
+  bool field_validation = false;
+  for (const auto& p : patch["parameters"])
+    field_validation = field_validation || p["name"] == "fieldValidation";
+  EXPECT_TRUE(field_validation);
+  EXPECT_FALSE(patch["requestBody"]["content"].contains("application/strategic-merge-patch+json"));
+  EXPECT_TRUE((*doc)["components"]["schemas"].contains("io.k8s.api.policy.v1.PodDisruptionBudget"));
+  EXPECT_FALSE(OpenApiV3Document("apis/apps/v1").has_value());
+  EXPECT_TRUE(OpenApiV3Document("api/v1")->at("paths").contains("/api/v1/nodes/{name}"));
+}
+
+TEST(KubeOpenApi, KubectlExplainReadsTheArbiterKinds) {
+  testing::FakeApiServer server;
+  auto scratch = testing::Scratch("explain");
+  auto run = server.Kubectl("explain elasticquotas", scratch);
+  ASSERT_EQ(run.rc, 0) << run.err;
+  EXPECT_NE(run.out.find("KIND:       ElasticQuota"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("arbiter.dev"), std::string::npos) << run.out;
 }
 
 }  // namespace
