@@ -109,7 +109,7 @@ function usedOf(t, r) {
   if (r === 'nvidia.com/gpu') return gpus(t.used.gpuMilli);
   if (r === 'cpu') return String(t.used.cpuMilli / 1000);
   if (r === 'memory') return `${(t.used.memoryBytes / 2 ** 30).toFixed(1)}Gi`;
-  return '';
+  return String(t.requests[r] || 0);  // MIG profiles and other extended resources: counts
 }
 
 function renderTenants(d) {

@@ -127,6 +127,8 @@ TEST(DashboardViews, TenantsSumRunningRequestsAndListPendingWithTheEnginesReason
   EXPECT_EQ(a["pending"], 1);
   EXPECT_EQ(a["used"]["gpuMilli"], 2000);
   EXPECT_EQ(a["used"]["cpuMilli"], 1000);
+  EXPECT_EQ(a["requests"]["nvidia.com/gpu"], 2000);  // canonical units: milli-GPU
+  EXPECT_EQ(a["requests"]["cpu"], 1000);
   ASSERT_EQ(a["pendingWorkloads"].size(), 1u);
   EXPECT_EQ(a["pendingWorkloads"][0]["name"], "big");
   EXPECT_EQ(a["pendingWorkloads"][0]["reason"], "Unschedulable");

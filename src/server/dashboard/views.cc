@@ -77,6 +77,7 @@ Json TenantsView(const Cluster& c, const Viewer& v) {
               {"running", 0},
               {"pending", 0},
               {"used", {{"gpuMilli", 0}, {"cpuMilli", 0}, {"memoryBytes", 0}}},
+              {"requests", Json::object()},
               {"borrowedGpuMilli", 0},
               {"elasticQuota", nullptr},
               {"resourceQuotas", Json::array()},
@@ -102,6 +103,8 @@ Json TenantsView(const Cluster& c, const Viewer& v) {
     u["gpuMilli"] = u["gpuMilli"].get<int64_t>() + w.requests.Get(kGpu);
     u["cpuMilli"] = u["cpuMilli"].get<int64_t>() + w.requests.Get("cpu");
     u["memoryBytes"] = u["memoryBytes"].get<int64_t>() + w.requests.Get("memory");
+    for (const auto& [r, amount] : w.requests.entries())
+      t["requests"][r] = t["requests"].value(r, int64_t{0}) + amount;
     if (w.borrowed)
       t["borrowedGpuMilli"] = t["borrowedGpuMilli"].get<int64_t>() + w.requests.Get(kGpu);
   }

@@ -26,6 +26,7 @@ struct Viewer {
 Json PoolView(const Cluster& c, const Viewer& v);
 
 // {"tenants": [{namespace, running, pending, used: {gpuMilli, cpuMilli, memoryBytes},
+// requests: {resource: amount in canonical units (resources.h)} of running workloads,
 // borrowedGpuMilli, elasticQuota: {min, max} | null, resourceQuotas: [{name, hard, used}],
 // pendingWorkloads: [{name, reason, message}]}]}, by namespace name.
 Json TenantsView(const Cluster& c, const Viewer& v);
