@@ -78,8 +78,33 @@ function gpuCell(node, g) {
            h('div', {class: 'occupant'}, label));
 }
 
+// GPUs allocated at each refresh since this page was opened (the daemon keeps no history).
+const history = [];
+const HISTORY_POINTS = 300;
+
+function sparkline(points, capacity) {
+  const w = 300, hgt = 40;
+  const label = points.length < 2 ? 'Allocation history: not enough samples yet' :
+    `GPUs allocated over the last ${points.length} samples: from ${gpus(points[0])} to ` +
+    `${gpus(points[points.length - 1])} of ${gpus(capacity)} (min ${gpus(Math.min(...points))}, ` +
+    `max ${gpus(Math.max(...points))})`;
+  const svg = s('svg', {width: w, height: hgt, viewBox: `0 0 ${w} ${hgt}`, role: 'img',
+                        'aria-label': label, id: 'allocation-history'});
+  svg.append(s('title', {}, label));
+  svg.append(s('rect', {x: 0, y: 0, width: w, height: hgt, fill: 'var(--free)', stroke: '#999'}));
+  if (points.length >= 2 && capacity > 0) {
+    const step = w / (HISTORY_POINTS - 1);
+    const xy = points.map((p, i) => `${(i * step).toFixed(1)},${(hgt - (p / capacity) * hgt).toFixed(1)}`);
+    svg.append(s('polyline', {points: xy.join(' '), fill: 'none', stroke: 'var(--c0)',
+                              'stroke-width': 2}));
+  }
+  return svg;
+}
+
 function renderPool(d) {
   const a = d.gpuMilli.allocated, c = d.gpuMilli.capacity;
+  history.push(a);
+  if (history.length > HISTORY_POINTS) history.shift();
   const namespaces = new Set();
   let hidden = false;
   for (const n of d.nodes) for (const g of n.gpus) for (const o of g.occupants)
@@ -88,6 +113,7 @@ function renderPool(d) {
     h('h2', {}, 'Pool'),
     h('p', {}, `GPUs allocated: ${gpus(a)} of ${gpus(c)} `,
       bar([{value: a, colour: 'var(--c0)'}], c, `${gpus(a)} of ${gpus(c)} GPUs allocated`)),
+    h('p', {}, 'Since this page opened: ', sparkline(history, c)),
     h('p', {class: 'legend'}, 'Legend: ',
       [...namespaces].sort().map((ns) => h('span', {},
         h('span', {class: 'swatch', style: `background:${colourOf(ns)}`}), ns)),
@@ -126,7 +152,8 @@ function renderTenants(d) {
                   (q ? `, min ${gpus(minG)}, max ${gpus(maxG)}` : ', no ElasticQuota');
       return h('section', {class: 'node', 'data-tenant': t.namespace},
         h('h3', {}, t.namespace),
-        h('p', {}, `${t.running} running, ${t.pending} pending. `, alt),
+        h('p', {}, `${t.running} running, ${t.pending} pending, ${t.preemptions} ` +
+          `preemption${t.preemptions === 1 ? '' : 's'} suffered by live workloads. `, alt),
         bar([{value: used - borrowed, colour: colourOf(t.namespace)},
              {value: borrowed, colour: 'var(--c5)'}], scale, alt),
         h('p', {class: 'legend'},

@@ -161,6 +161,22 @@ TEST(DashboardViews, QueueIsInPriorityThenSubmissionOrderAndKeepsPositionsForTen
   EXPECT_EQ(mine["pending"][1]["position"], 3);
 }
 
+TEST(DashboardViews, TenantsCountPreemptionsSufferedByTheirLiveWorkloads) {
+  Cluster c("0000abcd");
+  Ok(c, Create(kT0, Namespace("team-a")));
+  Ok(c, Create(kT0, Namespace("team-b")));
+  Ok(c, Create(kT0, Node("gpu-0", 4)));
+  Ok(c, Create(kT0, PriorityClass("low", 10)));
+  Ok(c, Create(kT0, PriorityClass("high", 100)));
+  Ok(c, Create(kT0 + 1000, Pod("team-a", "victim", 4, "low")));
+  Ok(c, Create(kT0 + 2000, Pod("team-b", "preemptor", 4, "high")));
+  const Json t = TenantsView(c, Viewer{});
+  ASSERT_EQ(t["tenants"].size(), 2u);
+  EXPECT_EQ(t["tenants"][0]["namespace"], "team-a");
+  EXPECT_EQ(t["tenants"][0]["preemptions"], 1) << t;
+  EXPECT_EQ(t["tenants"][1]["preemptions"], 0) << t;
+}
+
 TEST(DashboardViews, WorkloadShowsItsEventsOldestFirstAndOnlyToItsTenant) {
   Cluster c("0000abcd");
   TwoTenants(c);

@@ -79,6 +79,7 @@ Json TenantsView(const Cluster& c, const Viewer& v) {
               {"used", {{"gpuMilli", 0}, {"cpuMilli", 0}, {"memoryBytes", 0}}},
               {"requests", Json::object()},
               {"borrowedGpuMilli", 0},
+              {"preemptions", 0},
               {"elasticQuota", nullptr},
               {"resourceQuotas", Json::array()},
               {"pendingWorkloads", Json::array()}};
@@ -91,6 +92,7 @@ Json TenantsView(const Cluster& c, const Viewer& v) {
   for (const engine::WorkloadStatus& w : c.engine().Workloads()) {
     if (!v.Sees(w.namespace_)) continue;
     Json& t = tenant(w.namespace_);
+    t["preemptions"] = t["preemptions"].get<int64_t>() + w.preemptions;
     if (w.phase == engine::Phase::kPending) {
       t["pending"] = t["pending"].get<int64_t>() + 1;
       t["pendingWorkloads"].push_back(

@@ -27,8 +27,9 @@ Json PoolView(const Cluster& c, const Viewer& v);
 
 // {"tenants": [{namespace, running, pending, used: {gpuMilli, cpuMilli, memoryBytes},
 // requests: {resource: amount in canonical units (resources.h)} of running workloads,
-// borrowedGpuMilli, elasticQuota: {min, max} | null, resourceQuotas: [{name, hard, used}],
-// pendingWorkloads: [{name, reason, message}]}]}, by namespace name.
+// borrowedGpuMilli, preemptions (suffered by its live workloads), elasticQuota: {min, max} | null,
+// resourceQuotas: [{name, hard, used}], pendingWorkloads: [{name, reason, message}]}]}, by
+// namespace name.
 Json TenantsView(const Cluster& c, const Viewer& v);
 
 // {"pending": [{position, namespace, name, priority, reason, message, nominatedNode,
