@@ -1,10 +1,12 @@
 // Arbiter dashboard: reads /ui/api/* of `arbiter serve` with the bearer token kept in
-// sessionStorage, renders the page named by the URL hash, and refreshes it every second
-// (polling, no page reload). No framework, no network beyond the daemon.
+// sessionStorage and renders the page named by the URL hash. Live, without page reloads: it
+// watches pods through the Kubernetes API (/api/v1/...pods?watch=true, per namespace for a
+// tenant) and refreshes on each change; it also polls every few seconds (quota and queue
+// changes that touch no pod). No framework, no network beyond the daemon.
 'use strict';
 
 const TOKEN_KEY = 'arbiterToken';
-const REFRESH_MS = 1000;
+const REFRESH_MS = 5000;  // polling, besides the watch
 const SVG = 'http://www.w3.org/2000/svg';
 const PALETTE = 7;  // --c0 .. --c6 (Okabe-Ito)
 
@@ -36,9 +38,13 @@ function gpus(milli) { return (milli / 1000).toLocaleString('en', {maximumFracti
 function quantity(v) { return v === undefined || v === null ? '–' : String(v); }
 
 // ---------------------------------------------------------------- API
-async function api(path) {
+function authHeaders() {
   const token = sessionStorage.getItem(TOKEN_KEY);
-  const headers = token ? {Authorization: `Bearer ${token}`} : {};
+  return token ? {Authorization: `Bearer ${token}`} : {};
+}
+
+async function api(path) {
+  const headers = authHeaders();
   const r = await fetch(`/ui/api/${path}`, {headers, cache: 'no-store'});
   if (r.status === 401) throw Object.assign(new Error('unauthorized'), {status: 401});
   if (!r.ok) throw Object.assign(new Error(`HTTP ${r.status}`), {status: r.status});
@@ -232,6 +238,48 @@ const PAGES = {
 
 // ---------------------------------------------------------------- shell
 let timer = null;
+let watching = 0;  // open pod watches
+let watchAbort = null;
+
+// A refresh soon (changes come in bursts: one refresh for a burst).
+function soon() {
+  clearTimeout(timer);
+  timer = setTimeout(refresh, 150);
+}
+
+// Watches pods (all namespaces, or each of `namespaces`) and refreshes on every change;
+// reconnects after an error.
+function watchPods(namespaces) {
+  if (watchAbort) watchAbort.abort();
+  watchAbort = new AbortController();
+  const signal = watchAbort.signal;
+  const paths = namespaces === null ? ['/api/v1/pods?watch=true'] :
+    namespaces.map((ns) => `/api/v1/namespaces/${encodeURIComponent(ns)}/pods?watch=true`);
+  for (const path of paths) {
+    (async () => {
+      while (!signal.aborted) {
+        try {
+          const r = await fetch(path, {headers: authHeaders(), signal, cache: 'no-store'});
+          if (!r.ok) throw new Error(`HTTP ${r.status}`);
+          const reader = r.body.getReader();
+          watching++;
+          try {
+            for (;;) {
+              const {done} = await reader.read();
+              if (done) break;
+              soon();
+            }
+          } finally {
+            watching--;
+          }
+        } catch (e) {
+          if (signal.aborted) return;
+        }
+        await new Promise((res) => setTimeout(res, 2000));
+      }
+    })();
+  }
+}
 
 function route() {
   const [page, ...args] = (location.hash.slice(1) || 'pool').split('/').map(decodeURIComponent);
@@ -251,7 +299,8 @@ async function refresh() {
     view.replaceChildren(...PAGES[page].render(data).flat().filter((x) => x));
     view.dataset.page = page;
     document.getElementById('updated').textContent =
-      `Updated ${new Date().toISOString().slice(11, 19)} UTC (every ${REFRESH_MS / 1000} s)`;
+      `Updated ${new Date().toISOString().slice(11, 19)} UTC (` +
+      (watching > 0 ? 'watching pods, ' : '') + `polling every ${REFRESH_MS / 1000} s)`;
   } catch (e) {
     if (e.status === 401) return showLogin('That token is not known to the daemon.');
     document.getElementById('view').replaceChildren(h('p', {role: 'alert'}, `Error: ${e.message}`));
@@ -261,6 +310,7 @@ async function refresh() {
 
 function showLogin(message) {
   clearTimeout(timer);
+  if (watchAbort) watchAbort.abort();
   sessionStorage.removeItem(TOKEN_KEY);
   document.getElementById('login').hidden = false;
   document.getElementById('nav').hidden = true;
@@ -279,6 +329,7 @@ async function start() {
     document.getElementById('who').textContent = who.user ?
       `${who.user}: ${who.all ? 'all namespaces' : [...who.namespaces].join(', ') || 'no namespaces'}` :
       'no authentication';
+    watchPods(who.all ? null : [...who.namespaces]);
     refresh();
   } catch (e) {
     showLogin(sessionStorage.getItem(TOKEN_KEY) ? 'That token is not known to the daemon.' : '');

@@ -4,7 +4,7 @@
 //   - a tenant token logs in and sees only its own namespace (pool, tenants, queue);
 //   - an unknown token is refused at the login;
 //   - a pending workload's page turns Running after the pod blocking it is deleted, without a
-//     page reload (the page polls);
+//     page reload (the page watches pods through the API, and polls);
 //   - screenshots of each page at 1400 px (and the pool at 800 px) go to docs/screenshots/.
 // Waits on conditions with deadlines, never on sleeps alone. Exit code 0 = pass.
 'use strict';
@@ -156,10 +156,13 @@ async function main() {
     await page.click(`#queue [data-workload="${target}"] a`);
     await page.waitForSelector('#phase[data-phase=Pending]');
     await page.evaluate(() => { window.__sameDocument = true; });
+    await page.waitForSelector('#updated:has-text("watching pods")');
     await page.screenshot({path: path.join(SHOTS, 'workload-pending.png'), fullPage: true});
     kubectl(kc, 'delete', 'pod', '-n', blocker[0], blocker[1], '--grace-period=1', '--wait=false');
+    const deleted = Date.now();
     log('deleted', blocker.join('/'));
     await page.waitForSelector('#phase[data-phase=Running]', {timeout: DEADLINE_MS});
+    log(`${target} shown Running ${Date.now() - deleted} ms after the delete (grace period 1 s)`);
     assert.strictEqual(await page.evaluate(() => window.__sameDocument), true,
                        'the page was not reloaded');
     await noRenderingLeaks(page);
