@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "adapters/yaml/manifest_loader.h"
+#include "core/resources.h"
 #include "core/validation.h"
 #include "server/pod_status.h"
 #include "server/quota_status.h"
@@ -381,7 +382,7 @@ MutationResult Cluster::Put(const Mutation& m) {
   if (!s.ok()) return Fail(Error(FromEngine(s.code()), m.kind, name, s.message()));
 
   if (IsPolicyKind(m.kind)) policy_[m.kind][{ns, name}] = set;
-  if (m.kind == "ResourceQuota") quota_dirty_.insert(ns);
+  if (m.kind == "ResourceQuota" || m.kind == "ElasticQuota") quota_dirty_.insert(ns);
   if (!existing) {
     meta["uid"] = NewUid();
     meta["creationTimestamp"] = KubeTime(t);
@@ -586,8 +587,34 @@ void Cluster::Sync(Millis t) {
 
 void Cluster::RefreshQuotas() {
   auto quotas = policy_.find("ResourceQuota");
+  auto elastic = policy_.find("ElasticQuota");
   for (const auto& ns : quota_dirty_) {
-    if (quotas == policy_.end()) break;
+    // ElasticQuota status.used: what the namespace's running workloads request, per resource of
+    // its min and max.
+    if (elastic != policy_.end()) {
+      for (auto it = elastic->second.lower_bound({ns, ""});
+           it != elastic->second.end() && it->first.first == ns; ++it) {
+        const Json* stored = store_.Get("ElasticQuota", ns, it->first.second);
+        if (!stored || it->second.elastic_quotas.empty()) continue;
+        const ElasticQuota& eq = it->second.elastic_quotas[0];
+        ResourceList sum;
+        for (auto w = workload_of_.lower_bound({ns, ""});
+             w != workload_of_.end() && w->first.first == ns; ++w)
+          if (auto st = engine_->Get(WorkloadId{w->second}); st && !st->node.empty())
+            sum += st->requests;
+        Json used = Json::object();
+        for (const auto& [r, v] : eq.min.entries()) used[r] = FormatResourceQuantity(r, sum.Get(r));
+        if (eq.max)
+          for (const auto& [r, v] : eq.max->entries())
+            used[r] = FormatResourceQuantity(r, sum.Get(r));
+        Json status = {{"used", used}};
+        if (stored->contains("status") && (*stored)["status"] == status) continue;
+        Json q = *stored;
+        q["status"] = std::move(status);
+        store_.Put("ElasticQuota", ns, it->first.second, std::move(q));
+      }
+    }
+    if (quotas == policy_.end()) continue;
     auto first = quotas->second.lower_bound({ns, ""});
     if (first == quotas->second.end() || first->first.first != ns) continue;
     std::vector<engine::WorkloadStatus> holding;

@@ -7,10 +7,12 @@
 #include <sstream>
 
 #include "adapters/kube/discovery.h"
+#include "adapters/kube/openapi.h"
 #include "adapters/kube/patch.h"
 #include "adapters/kube/resources.h"
 #include "adapters/kube/selectors.h"
 #include "adapters/kube/status.h"
+#include "adapters/kube/table.h"
 #include "server/metrics.h"
 #include "server/pod_status.h"
 
@@ -134,6 +136,12 @@ std::string Param(const httplib::Request& req, const char* key) {
 
 bool Truthy(const std::string& v) { return v == "1" || v == "true"; }
 
+Millis WallNow() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 // ------------------------------------------------------------------ reads
 
 Json ListBody(const kube::ResourceInfo& r, std::vector<Json> items, int64_t rv) {
@@ -181,10 +189,15 @@ void HandleList(Daemon& d, const httplib::Request& req, httplib::Response& res, 
       if (sel->Matches(*o)) items.push_back(*o);
     return c.store().resource_version();
   });
+  if (kube::WantsTable(req.get_header_value("Accept")))
+    return SendJson(
+        res, 200,
+        kube::MakeTable(r, items, WallNow(), kube::ParseIncludeObject(Param(req, "includeObject")),
+                        {{"resourceVersion", std::to_string(rv)}}));
   SendJson(res, 200, ListBody(r, std::move(items), rv));
 }
 
-void HandleGet(Daemon& d, const httplib::Request&, httplib::Response& res, const Target& t) {
+void HandleGet(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
   const kube::ResourceInfo& r = *t.resource;
   const std::string ns = r.namespaced ? t.namespace_ : "";
   std::optional<Json> obj = d.Read([&](const Cluster& c) -> std::optional<Json> {
@@ -192,6 +205,10 @@ void HandleGet(Daemon& d, const httplib::Request&, httplib::Response& res, const
     return o ? std::optional<Json>(*o) : std::nullopt;
   });
   if (!obj) return SendStatus(res, kube::NotFound(kube::ResourceName::Of(r), t.name));
+  if (kube::WantsTable(req.get_header_value("Accept")))
+    return SendJson(res, 200,
+                    kube::MakeTable(r, std::vector<Json>{*obj}, WallNow(),
+                                    kube::ParseIncludeObject(Param(req, "includeObject"))));
   SendJson(res, 200, *obj);
 }
 
@@ -205,13 +222,20 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
   int64_t timeout = 1800;
   if (!Param(req, "timeoutSeconds").empty())
     timeout = std::max<int64_t>(1, std::atoll(Param(req, "timeoutSeconds").c_str()));
+  const bool table = kube::WantsTable(req.get_header_value("Accept"));
+  const kube::IncludeObject include = kube::ParseIncludeObject(Param(req, "includeObject"));
+  const kube::ResourceInfo* rp = t.resource;
+  // A watch asked as Table sends each object as a one-row Table (as kube-apiserver does).
+  auto shape = [table, include, rp](const Json& o) {
+    return table ? kube::MakeTable(*rp, std::vector<Json>{o}, WallNow(), include) : o;
+  };
   auto state = std::make_shared<std::vector<std::string>>();
   int64_t from = 0;
   if (rv_param.empty() || rv_param == "0") {
     from = d.Read([&](const Cluster& c) {
       for (const Json* o : c.store().List(r.kind, t.namespace_))
         if (sel.Matches(*o))
-          state->push_back(Json{{"type", "ADDED"}, {"object", *o}}.dump() + "\n");
+          state->push_back(Json{{"type", "ADDED"}, {"object", shape(*o)}}.dump() + "\n");
       return c.store().resource_version();
     });
   } else {
@@ -226,7 +250,7 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
   // the events back until the stream ends (client-go parses the media type and its parameters).
   res.set_chunked_content_provider("application/json;stream=watch", [&d, state, cursor, last_sent,
                                                                      end, sel, bookmarks, kind, ns,
-                                                                     api_version](
+                                                                     api_version, shape](
                                                                         size_t,
                                                                         httplib::DataSink& sink) {
     for (const auto& line : *state)
@@ -249,7 +273,7 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
     std::string out;
     for (const auto& e : *events) {
       if (!sel.Matches(e.object)) continue;
-      out += Json{{"type", e.type}, {"object", e.object}}.dump();
+      out += Json{{"type", e.type}, {"object", shape(e.object)}}.dump();
       out += "\n";
     }
     if (out.empty() && bookmarks && Clock::now() - *last_sent > std::chrono::seconds(5)) {
@@ -499,6 +523,14 @@ void ApiServer::Routes() {
         {"fromSnapshot", st.from_snapshot}, {"replayed", st.replayed}, {"seconds", st.seconds}};
     body["journalSeq"] = d->journal().last_seq();
     SendJson(res, 200, body);
+  });
+  s.Get("/openapi/v3", [](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, 200, kube::OpenApiV3Index());
+  });
+  s.Get(R"(/openapi/v3/(.+))", [](const httplib::Request& req, httplib::Response& res) {
+    auto doc = kube::OpenApiV3Document(req.matches[1].str());
+    if (!doc) return SendStatus(res, kube::PathNotFound());
+    SendJson(res, 200, *doc);
   });
   s.set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (res.status == 404 && res.body.empty()) SendStatus(res, kube::PathNotFound());

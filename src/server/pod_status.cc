@@ -62,8 +62,12 @@ void SetPodStatus(Json& pod, const engine::WorkloadStatus& s, const std::string&
                                                                                : Json::array();
   const bool on_node = !s.node.empty();
   const bool bound = on_node || s.first_start >= 0;
-  SetCondition(conditions, "PodScheduled", bound ? "True" : "False",
-               bound ? "" : (s.phase == Phase::kPending ? "Unschedulable" : ""),
+  // While pending: the engine's reason (Unschedulable, QuotaExceeded, WaitingForVictims, ...), so
+  // `kubectl get pods` shows why in STATUS, and its text as the message.
+  const std::string pending_reason =
+      s.phase == Phase::kPending ? (s.reason.empty() ? std::string("Unschedulable") : s.reason)
+                                 : "";
+  SetCondition(conditions, "PodScheduled", bound ? "True" : "False", bound ? "" : pending_reason,
                bound ? "" : s.message, now);
   const bool ready = s.phase == Phase::kRunning;
   SetCondition(conditions, "Ready", ready ? "True" : "False", ready ? "" : "PodNotReady", "", now);
@@ -77,8 +81,9 @@ void SetPodStatus(Json& pod, const engine::WorkloadStatus& s, const std::string&
   if (s.first_start >= 0) st["startTime"] = KubeTime(s.first_start);
   if (!s.last_node.empty()) pod["spec"]["nodeName"] = s.last_node;
   // One status per container, so `kubectl get pods` shows READY and RESTARTS.
+  // Container statuses once the pod was bound (kubelet writes them; an unscheduled pod has none).
   Json statuses = Json::array();
-  if (pod.contains("spec") && pod["spec"].contains("containers") &&
+  if (bound && pod.contains("spec") && pod["spec"].contains("containers") &&
       pod["spec"]["containers"].is_array()) {
     for (const auto& c : pod["spec"]["containers"]) {
       Json cs = {{"name", c.value("name", "")},
@@ -104,7 +109,7 @@ void SetPodStatus(Json& pod, const engine::WorkloadStatus& s, const std::string&
       statuses.push_back(std::move(cs));
     }
   }
-  st["containerStatuses"] = std::move(statuses);
+  if (!statuses.empty()) st["containerStatuses"] = std::move(statuses);
   st["qosClass"] = old.value("qosClass", "Burstable");
   pod["status"] = std::move(st);
 }

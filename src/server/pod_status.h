@@ -3,9 +3,10 @@
 //
 // Phases: Pending; Running (running or terminating: it holds its node); Succeeded; Failed
 // (exit code != 0, Rejected at admission, or Cancelled after preemption, with status.reason
-// Rejected / Preempted). Conditions: PodScheduled (False, reason Unschedulable and the engine's
-// pending reason as message, while pending; True once bound), Ready, and DisruptionTarget (True,
-// reason PreemptionByScheduler, once the pod was preempted or reclaimed; kept afterwards).
+// Rejected / Preempted). Conditions: PodScheduled (False while pending, with the engine's
+// reason -- Unschedulable, QuotaExceeded, WaitingForVictims... -- and its text as message; True
+// once bound), Ready, and DisruptionTarget (True, reason PreemptionByScheduler, once the pod was
+// preempted or reclaimed; kept afterwards).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -46,17 +46,27 @@ TEST(ServeKubectlTest, KubectlIsTheReal132Client) {
 TEST(ServeKubectlTest, ApplyExamplePoolClientSideThenGetAndDelete) {
   ServeProcess s(ScratchDir("apply-client"));
   ASSERT_TRUE(s.Start()) << s.log();
-  CommandOutput a = s.Kubectl("apply --validate=false -f " + kPool);
+  CommandOutput a = s.Kubectl("apply -f " + kPool);
   ASSERT_EQ(a.rc, 0) << a.out << s.log();
   EXPECT_NE(a.out.find("pod/train-a-1 created"), std::string::npos) << a.out;
   EXPECT_NE(a.out.find("elasticquota.arbiter.dev/team-b created"), std::string::npos) << a.out;
   // Applying again changes nothing.
-  CommandOutput again = s.Kubectl("apply --validate=false -f " + kPool);
+  CommandOutput again = s.Kubectl("apply -f " + kPool);
   ASSERT_EQ(again.rc, 0) << again.out;
   EXPECT_NE(again.out.find("pod/train-a-1 unchanged"), std::string::npos) << again.out;
   CommandOutput pods = s.Kubectl("get pods -A -o wide");
   ASSERT_EQ(pods.rc, 0) << pods.out;
+  EXPECT_NE(pods.out.find("NOMINATED NODE"), std::string::npos) << pods.out;
   EXPECT_NE(pods.out.find("train-a-1"), std::string::npos) << pods.out;
+  EXPECT_NE(pods.out.find("Running"), std::string::npos) << pods.out;
+  // train-a-2 waits for team-a's ResourceQuota: its STATUS is the pending reason.
+  EXPECT_NE(pods.out.find("QuotaExceeded"), std::string::npos) << pods.out;
+  CommandOutput quota = s.Kubectl("get resourcequota -n team-a team-a-gpu");
+  EXPECT_NE(quota.out.find("requests.nvidia.com/gpu: "), std::string::npos) << quota.out;
+  EXPECT_NE(quota.out.find("/16"), std::string::npos) << quota.out;
+  CommandOutput eq = s.Kubectl("get elasticquota -A");
+  EXPECT_NE(eq.out.find("team-b"), std::string::npos) << eq.out;
+  EXPECT_NE(eq.out.find("nvidia.com/gpu:"), std::string::npos) << eq.out;
   CommandOutput nodes = s.Kubectl("get nodes");
   EXPECT_NE(nodes.out.find("a100-0"), std::string::npos) << nodes.out;
   CommandOutput del = s.Kubectl("delete pod -n team-a train-a-1 --timeout=60s");
@@ -70,7 +80,7 @@ TEST(ServeKubectlTest, ApplyExamplePoolClientSideThenGetAndDelete) {
 TEST(ServeKubectlTest, ApplyExamplePoolServerSide) {
   ServeProcess s(ScratchDir("apply-server"));
   ASSERT_TRUE(s.Start()) << s.log();
-  CommandOutput a = s.Kubectl("apply --validate=false --server-side -f " + kPool);
+  CommandOutput a = s.Kubectl("apply --server-side -f " + kPool);
   ASSERT_EQ(a.rc, 0) << a.out << s.log();
   EXPECT_NE(a.out.find("pod/train-a-1 serverside-applied"), std::string::npos) << a.out;
   CommandOutput q = s.Kubectl("get elasticquotas -A");
@@ -83,14 +93,20 @@ TEST(ServeKubectlTest, PodIsScheduledRunsAndSucceedsAndDescribeShowsItsEvents) {
   ASSERT_TRUE(s.Start()) << s.log();
   Write(s.dir() / "node.yaml", kNode);
   Write(s.dir() / "pod.yaml", PodYaml("short", 2, "    arbiter.dev/duration: 2s\n"));
-  ASSERT_EQ(s.Kubectl("apply --validate=false -f " + (s.dir() / "node.yaml").string()).rc, 0);
-  CommandOutput a = s.Kubectl("apply --validate=false -f " + (s.dir() / "pod.yaml").string());
+  ASSERT_EQ(s.Kubectl("apply -f " + (s.dir() / "node.yaml").string()).rc, 0);
+  CommandOutput a = s.Kubectl("apply -f " + (s.dir() / "pod.yaml").string());
   ASSERT_EQ(a.rc, 0) << a.out;
   CommandOutput w = s.Kubectl("wait --for=condition=PodScheduled pod/short --timeout=30s");
   EXPECT_EQ(w.rc, 0) << w.out;
   CommandOutput done =
       s.Kubectl("wait --for=jsonpath='{.status.phase}'=Succeeded pod/short --timeout=60s");
   EXPECT_EQ(done.rc, 0) << done.out;
+  // kubectl get events --watch: the list (as Table rows), then it keeps watching until the
+  // request timeout ends it.
+  CommandOutput watch = s.Kubectl("get events --watch --request-timeout=3s");
+  EXPECT_NE(watch.out.find("Successfully assigned default/short to gpu-0"), std::string::npos)
+      << watch.out;
+  EXPECT_NE(watch.out.find("pod/short"), std::string::npos) << watch.out;
   CommandOutput d = s.Kubectl("describe pod short");
   EXPECT_EQ(d.rc, 0) << d.out;
   EXPECT_NE(d.out.find("Scheduled"), std::string::npos) << d.out;
@@ -105,7 +121,7 @@ TEST(ServeKubectlTest, BadObjectIsRefusedWithTheValidatorsFieldMessageAndNothing
   std::string bad = PodYaml("bad", 1);
   bad.replace(bad.find("cpu: \"1\""), 8, "cpu: lots");
   Write(s.dir() / "bad.yaml", bad);
-  CommandOutput a = s.Kubectl("apply --validate=false -f " + (s.dir() / "bad.yaml").string());
+  CommandOutput a = s.Kubectl("apply -f " + (s.dir() / "bad.yaml").string());
   EXPECT_NE(a.rc, 0);
   EXPECT_NE(a.out.find("is invalid"), std::string::npos) << a.out;
   EXPECT_NE(a.out.find("spec.containers[0].resources.requests.cpu"), std::string::npos) << a.out;
@@ -122,12 +138,12 @@ TEST(ServeKubectlTest, HigherPriorityPodPreemptsAndTheVictimGetsDisruptionTarget
                                     "PriorityClass\nmetadata: {name: low}\nvalue: 100\n"
                                     "---\napiVersion: scheduling.k8s.io/v1\nkind: "
                                     "PriorityClass\nmetadata: {name: high}\nvalue: 1000\n");
-  ASSERT_EQ(s.Kubectl("apply --validate=false -f " + (s.dir() / "setup.yaml").string()).rc, 0);
+  ASSERT_EQ(s.Kubectl("apply -f " + (s.dir() / "setup.yaml").string()).rc, 0);
   Write(s.dir() / "low.yaml", PodYaml("low", 8, "", "low"));
-  ASSERT_EQ(s.Kubectl("apply --validate=false -f " + (s.dir() / "low.yaml").string()).rc, 0);
+  ASSERT_EQ(s.Kubectl("apply -f " + (s.dir() / "low.yaml").string()).rc, 0);
   ASSERT_EQ(s.Kubectl("wait --for=condition=PodScheduled pod/low --timeout=30s").rc, 0);
   Write(s.dir() / "high.yaml", PodYaml("high", 8, "", "high"));
-  ASSERT_EQ(s.Kubectl("apply --validate=false -f " + (s.dir() / "high.yaml").string()).rc, 0);
+  ASSERT_EQ(s.Kubectl("apply -f " + (s.dir() / "high.yaml").string()).rc, 0);
   CommandOutput dt = s.Kubectl("wait --for=condition=DisruptionTarget pod/low --timeout=30s");
   EXPECT_EQ(dt.rc, 0) << dt.out;
   CommandOutput hi =
@@ -142,7 +158,7 @@ TEST(ServeKubectlTest, HigherPriorityPodPreemptsAndTheVictimGetsDisruptionTarget
 TEST(ServeKubectlTest, RestartKeepsEveryObjectWithItsResourceVersion) {
   ServeProcess s(ScratchDir("restart"));
   ASSERT_TRUE(s.Start()) << s.log();
-  ASSERT_EQ(s.Kubectl("apply --validate=false -f " + kPool).rc, 0);
+  ASSERT_EQ(s.Kubectl("apply -f " + kPool).rc, 0);
   const std::string query =
       "get pods,nodes,namespaces,resourcequotas,priorityclasses,elasticquotas -A "
       "-o jsonpath='{range .items[*]}{.kind}/{.metadata.name}@{.metadata.resourceVersion} {end}'";
