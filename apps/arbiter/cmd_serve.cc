@@ -8,9 +8,9 @@
 #include <mutex>
 #include <thread>
 
+#include "adapters/io/input_file.h"
 #include "cli_flags.h"
 #include "commands.h"
-#include "adapters/io/input_file.h"
 #include "server/daemon.h"
 #include "server/http_api.h"
 #include "server/pod_status.h"
