@@ -2,7 +2,9 @@
 # Installs the Debian packages Arbiter needs, only those missing. Idempotent.
 # Works as root, or through sudo when not root.
 #   scripts/setup.sh                 build and run
-#   scripts/setup.sh --with-browser  also Chromium, for the tests that render the HTML reports
+#   scripts/setup.sh --with-browser  also Chromium, for the tests that render the HTML reports,
+#                                    and Node.js + npm for the dashboard's browser tests
+#                                    (tests/browser: npm ci of playwright-core)
 # Quiet: one line when everything is present, two when packages are installed; apt's and dpkg's
 # own output goes to a log file, printed (its end) only when the installation fails.
 # ARBITER_APT_GET replaces apt-get (tests/apps/scripts_test.cc runs this script with a fake one).
@@ -10,7 +12,11 @@ set -euo pipefail
 PKGS=(cmake ninja-build g++ pkg-config libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
       libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev sqlite3 time
       libcpp-httplib-dev libpq-dev curl clang-format-14)
-if [ "${1:-}" = "--with-browser" ]; then PKGS+=(chromium); fi
+if [ "${1:-}" = "--with-browser" ]; then
+  PKGS+=(chromium nodejs)
+  # Debian's npm, unless npm came with nodejs (NodeSource's package bundles it).
+  command -v npm >/dev/null 2>&1 || PKGS+=(npm)
+fi
 if [ -n "${ARBITER_SETUP_EXTRA_PKGS:-}" ]; then read -r -a extra <<<"$ARBITER_SETUP_EXTRA_PKGS"; PKGS+=("${extra[@]}"); fi
 APT_GET=${ARBITER_APT_GET:-apt-get}
 missing=()

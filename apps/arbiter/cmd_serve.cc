@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "adapters/io/input_file.h"
 #include "cli_flags.h"
 #include "commands.h"
 #include "server/daemon.h"
@@ -61,6 +62,12 @@ void RegisterServe(CLI::App& app, int* exit_code) {
                   "HOST:PORT to serve on (default 127.0.0.1:6443; port 0: any free port)");
   cmd->add_option("--snapshot-every", *snapshot_every,
                   "Journal records between snapshots (then the journal is compacted; 0: never)");
+  auto dashboard_tokens = std::make_shared<std::string>();
+  cmd->add_option("--dashboard-token-file", *dashboard_tokens,
+                  "Bearer tokens for the web dashboard at /ui/ (kube-apiserver's token CSV:\n"
+                  "token,user,uid,\"groups\"; groups system:masters or arbiter:admins see all,\n"
+                  "arbiter:editors:NS / arbiter:viewers:NS see namespace NS). Without it the\n"
+                  "dashboard, like the API, is open. docs/dashboard.md");
   auto check = std::make_shared<bool>(false);
   cmd->add_flag(
       "--check-invariants", *check,
@@ -106,6 +113,21 @@ void RegisterServe(CLI::App& app, int* exit_code) {
               {"replayed", st.replayed},
               {"startupSeconds", st.seconds}});
     server::ApiOptions api;
+    if (!dashboard_tokens->empty()) {
+      auto text = io::ReadInputFile(*dashboard_tokens, {"token file", io::kMiB});
+      if (!text.ok()) {
+        daemon.Stop();
+        *exit_code = InputError("arbiter serve", text.message());
+        return;
+      }
+      auto tokens = server::dashboard::ParseViewerTokens(text.value(), *dashboard_tokens);
+      if (!tokens.ok()) {
+        daemon.Stop();
+        *exit_code = InputError("arbiter serve", tokens.message());
+        return;
+      }
+      api.dashboard.tokens = std::move(tokens).value();
+    }
     api.version = ARBITER_VERSION;
     api.log = Log;
     server::ApiServer http(daemon, api);

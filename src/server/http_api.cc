@@ -590,6 +590,7 @@ void ApiServer::Routes() {
     s.Patch(p, handler);
     s.Delete(p, handler);
   }
+  dashboard::RegisterRoutes(s, daemon_, options_.dashboard);
 }
 
 }  // namespace arbiter::server

@@ -12,6 +12,7 @@
 
 #include "core/status.h"
 #include "server/daemon.h"
+#include "server/dashboard/routes.h"
 
 namespace httplib {
 class Server;
@@ -23,6 +24,7 @@ struct ApiOptions {
   std::string version = "0.1.0";  // arbiter's, for /version
   int threads = 160;              // concurrent connections served (watches hold one each)
   std::function<void(const std::string& json_line)> log;
+  dashboard::DashboardOptions dashboard;  // the web dashboard at /ui/ (dashboard/routes.h)
 };
 
 class ApiServer {

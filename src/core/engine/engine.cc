@@ -190,7 +190,10 @@ std::vector<NodeStatus> Engine::Nodes() const {
     st.mem_capacity_bytes = n.mem_capacity_bytes;
     st.mem_used_bytes = n.mem_used_bytes;
     st.gpu_used_milli = n.gpu_used_milli;
-    for (Slot s : s_->node_live[pos].workloads) st.workloads.push_back(s_->workloads[s].id);
+    for (Slot s : s_->node_live[pos].workloads) {
+      st.workloads.push_back(s_->workloads[s].id);
+      st.workload_gpus.push_back(s_->workloads[s].gpus);
+    }
     st.spec = info.spec;
     out.push_back(std::move(st));
   }

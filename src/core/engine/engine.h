@@ -27,6 +27,7 @@
 #include "core/engine/engine_options.h"
 #include "core/engine/sink.h"
 #include "core/engine/types.h"
+#include "core/placement/node_state.h"
 
 namespace arbiter::engine {
 
@@ -45,6 +46,7 @@ struct NodeStatus {
   int64_t mem_used_bytes = 0;
   std::vector<int32_t> gpu_used_milli;  // per device
   std::vector<WorkloadId> workloads;    // running and terminating, in bind order
+  std::vector<placement::GpuAssignment> workload_gpus;  // each one's devices (as `workloads`)
   Node spec;                            // as last upserted
 };
 

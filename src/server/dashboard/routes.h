@@ -1,0 +1,28 @@
+// The dashboard's HTTP routes on the daemon's server: the embedded web/ files at /ui/ (no data
+// in them: the page asks for a token) and the JSON views (views.h) at /ui/api/*, each for the
+// Viewer of the request's bearer token (401 without a known one when tokens are configured;
+// without tokens everyone sees everything, as the API itself).
+//   GET /ui/api/whoami   {user, all, namespaces}
+//   GET /ui/api/pool     PoolView       GET /ui/api/tenants  TenantsView
+//   GET /ui/api/queue    QueueView      GET /ui/api/workload?namespace=NS&name=N  WorkloadView
+//   GET /ui/api/bills    {available: false, why}: the daemon keeps no ledger yet
+#pragma once
+
+#include <optional>
+
+#include "server/daemon.h"
+#include "server/dashboard/viewer_tokens.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace arbiter::server::dashboard {
+
+struct DashboardOptions {
+  std::optional<ViewerTokens> tokens;  // nullopt: no authentication
+};
+
+void RegisterRoutes(httplib::Server& s, Daemon& d, DashboardOptions o);
+
+}  // namespace arbiter::server::dashboard

@@ -1,0 +1,44 @@
+// The dashboard's JSON views (served under /ui/api/), built from the daemon's Cluster by pure
+// functions: the pool's nodes × GPU devices with each device's occupants, per-tenant quota use,
+// the pending queue in the engine's order, one workload with its events. Every view shows only
+// what its Viewer may see: a tenant sees its own namespaces' workloads by name; devices used by
+// other tenants appear as occupied ("another tenant") without names.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "server/cluster.h"
+
+namespace arbiter::server::dashboard {
+
+// Who looks: everything (an admin, or a daemon without tokens) or a set of namespaces.
+struct Viewer {
+  std::string user;  // "" without tokens
+  bool all = true;
+  std::set<std::string> namespaces;
+  bool Sees(const std::string& ns) const { return all || namespaces.count(ns) > 0; }
+};
+
+// {"nodes": [{name, gpuModel, schedulable, cpuMilli: {used, capacity}, memoryBytes: {used,
+// capacity}, gpus: [{index, usedMilli, occupants: [{namespace, name, milli} | {hidden: true,
+// milli}]}]}], "gpuMilli": {allocated, capacity}}. GPU milli: 1000 per device.
+Json PoolView(const Cluster& c, const Viewer& v);
+
+// {"tenants": [{namespace, running, pending, used: {gpuMilli, cpuMilli, memoryBytes},
+// requests: {resource: amount in canonical units (resources.h)} of running workloads,
+// borrowedGpuMilli, preemptions (suffered by its live workloads), elasticQuota: {min, max} | null,
+// resourceQuotas: [{name, hard, used}], pendingWorkloads: [{name, reason, message}]}]}, by
+// namespace name.
+Json TenantsView(const Cluster& c, const Viewer& v);
+
+// {"pending": [{position, namespace, name, priority, reason, message, nominatedNode,
+// pendingSeconds}]}: the engine's queue order (priority, then submit time, then key, then id).
+Json QueueView(const Cluster& c, const Viewer& v);
+
+// One pod: {namespace, name, phase, node, nominatedNode, reason, message, priority, events:
+// [{time, type, reason, message}] oldest first}; null when absent or not visible.
+Json WorkloadView(const Cluster& c, const Viewer& v, const std::string& ns,
+                  const std::string& name);
+
+}  // namespace arbiter::server::dashboard

@@ -1,0 +1,95 @@
+// The dashboard's routes on a real `arbiter serve` (--dashboard-token-file): the embedded web/
+// files at /ui/, and /ui/api/* answering 401 without a known token and each viewer's namespaces
+// with one. (The pages themselves run in Chromium: tests/browser.)
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "server/serve_process.h"
+
+namespace arbiter::testing {
+namespace {
+
+const std::string kPool = std::string(ARBITER_SOURCE_DIR) + "/examples/pool.yaml";
+
+void Write(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream f(p);
+  f << text;
+}
+
+std::filesystem::path Tokens(const std::filesystem::path& dir) {
+  Write(dir / "tokens.csv",
+        "admin-token,admin,1,\"system:masters\"\n"
+        "team-b-token,bob,3,\"arbiter:viewers:team-b\"\n");
+  return dir / "tokens.csv";
+}
+
+httplib::Result Get(const ServeProcess& s, const std::string& path, const std::string& token) {
+  httplib::Client c("127.0.0.1", s.port());
+  httplib::Headers h;
+  if (!token.empty()) h.emplace("Authorization", "Bearer " + token);
+  return c.Get(path, h);
+}
+
+std::vector<std::string> TenantNames(const std::string& body) {
+  std::vector<std::string> out;
+  const nlohmann::json parsed = nlohmann::json::parse(body);
+  for (const auto& t : parsed.at("tenants")) out.push_back(t.at("namespace"));
+  return out;
+}
+
+TEST(DashboardServe, ServesTheEmbeddedPageAndRefusesDataWithoutAKnownToken) {
+  const auto dir = ScratchDir("dashboard-static");
+  ServeProcess s(dir, {"--dashboard-token-file", Tokens(dir).string()});
+  ASSERT_TRUE(s.Start()) << s.log();
+  auto index = Get(s, "/ui/", "");
+  ASSERT_TRUE(index);
+  EXPECT_EQ(index->status, 200);
+  EXPECT_EQ(index->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_NE(index->body.find("<title>Arbiter dashboard</title>"), std::string::npos);
+  auto js = Get(s, "/ui/app.js", "");
+  ASSERT_TRUE(js);
+  EXPECT_EQ(js->status, 200);
+  EXPECT_EQ(js->get_header_value("Content-Type"), "text/javascript; charset=utf-8");
+  EXPECT_EQ(Get(s, "/ui/no-such-file.js", "")->status, 404);
+  EXPECT_EQ(Get(s, "/ui/api/pool", "")->status, 401);
+  EXPECT_EQ(Get(s, "/ui/api/pool", "wrong-token")->status, 401);
+  EXPECT_EQ(Get(s, "/ui/api/pool", "admin-token")->status, 200);
+  EXPECT_EQ(s.Stop(), 0);
+}
+
+TEST(DashboardServe, ATenantTokenSeesOnlyItsNamespaceAfterKubectlApply) {
+  const auto dir = ScratchDir("dashboard-tenant");
+  ServeProcess s(dir, {"--dashboard-token-file", Tokens(dir).string()});
+  ASSERT_TRUE(s.Start()) << s.log();
+  auto apply = s.Kubectl("apply --validate=false -f " + kPool);
+  ASSERT_EQ(apply.rc, 0) << apply.out;
+  auto admin = Get(s, "/ui/api/tenants", "admin-token");
+  ASSERT_EQ(admin->status, 200);
+  EXPECT_EQ(TenantNames(admin->body),
+            (std::vector<std::string>{"default", "team-a", "team-b", "team-c"}));
+  auto bob = Get(s, "/ui/api/tenants", "team-b-token");
+  ASSERT_EQ(bob->status, 200);
+  EXPECT_EQ(TenantNames(bob->body), (std::vector<std::string>{"team-b"}));
+  auto queue = Get(s, "/ui/api/queue", "team-b-token");
+  ASSERT_EQ(queue->status, 200);
+  EXPECT_EQ(queue->body.find("team-a"), std::string::npos) << queue->body;
+  EXPECT_EQ(queue->body.find("team-c"), std::string::npos) << queue->body;
+  EXPECT_EQ(Get(s, "/ui/api/workload?namespace=team-a&name=train-a-1", "team-b-token")->status,
+            404);
+  EXPECT_EQ(Get(s, "/ui/api/workload?namespace=team-a&name=train-a-1", "admin-token")->status, 200);
+  EXPECT_EQ(s.Stop(), 0);
+}
+
+TEST(DashboardServe, ABadTokenFileStopsTheDaemonWithItsLine) {
+  const auto dir = ScratchDir("dashboard-badtokens");
+  Write(dir / "tokens.csv", "ok,user,1\nbroken\n");
+  ServeProcess s(dir, {"--dashboard-token-file", (dir / "tokens.csv").string()});
+  EXPECT_FALSE(s.Start());
+  EXPECT_NE(s.log().find("line 2: expected token,user,uid[,groups]"), std::string::npos) << s.log();
+}
+
+}  // namespace
+}  // namespace arbiter::testing

@@ -1,0 +1,230 @@
+// The dashboard's JSON views (server/dashboard/views.h) and its token table
+// (server/dashboard/viewer_tokens.h), on a real Cluster driven by mutations.
+#include <gtest/gtest.h>
+
+#include "server/dashboard/viewer_tokens.h"
+#include "server/dashboard/views.h"
+
+namespace arbiter::server::dashboard {
+namespace {
+
+constexpr Millis kT0 = 1764583200000;  // 2025-12-01T10:00:00Z
+
+Mutation Create(Millis t, const Json& obj) {
+  Mutation m;
+  m.op = Mutation::Op::kCreate;
+  m.time = t;
+  m.kind = obj.at("kind");
+  m.namespace_ = obj["metadata"].value("namespace", "");
+  m.object = obj;
+  return m;
+}
+Json Namespace(const std::string& name) {
+  return {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}};
+}
+Json Node(const std::string& name, int gpus) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", name}}},
+          {"status",
+           {{"capacity",
+             {{"cpu", "16"}, {"memory", "64Gi"}, {"nvidia.com/gpu", std::to_string(gpus)}}}}}};
+}
+Json Pod(const std::string& ns, const std::string& name, int gpus, const std::string& pc = "",
+         const std::string& duration = "") {
+  Json p = {{"apiVersion", "v1"},
+            {"kind", "Pod"},
+            {"metadata", {{"name", name}, {"namespace", ns}}},
+            {"spec",
+             {{"containers",
+               {{{"name", "main"},
+                 {"image", "busybox"},
+                 {"resources",
+                  {{"requests", {{"cpu", "1"}, {"nvidia.com/gpu", std::to_string(gpus)}}},
+                   {"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}}};
+  if (!pc.empty()) p["spec"]["priorityClassName"] = pc;
+  if (!duration.empty()) p["metadata"]["annotations"]["arbiter.dev/duration"] = duration;
+  return p;
+}
+Json PriorityClass(const std::string& name, int value) {
+  return {{"apiVersion", "scheduling.k8s.io/v1"},
+          {"kind", "PriorityClass"},
+          {"metadata", {{"name", name}}},
+          {"value", value}};
+}
+void Ok(Cluster& c, const Mutation& m) {
+  MutationResult r = c.Apply(m);
+  ASSERT_TRUE(r.ok()) << (r.error ? r.error->message : "") << " " << m.Encode();
+}
+
+// team-a runs `a` (2 GPUs), team-b runs `b` (1 GPU) on one 4-GPU node.
+void TwoTenants(Cluster& c) {
+  Ok(c, Create(kT0, Namespace("team-a")));
+  Ok(c, Create(kT0, Namespace("team-b")));
+  Ok(c, Create(kT0, Node("gpu-0", 4)));
+  Ok(c, Create(kT0 + 1000, Pod("team-a", "a", 2)));
+  Ok(c, Create(kT0 + 2000, Pod("team-b", "b", 1)));
+}
+
+Viewer Tenant(const std::string& ns) {
+  Viewer v;
+  v.user = ns + "-user";
+  v.all = false;
+  v.namespaces = {ns};
+  return v;
+}
+
+// Occupant names per device ("ns/name", "hidden" or "" when free).
+std::vector<std::string> Occupants(const Json& pool) {
+  std::vector<std::string> out;
+  for (const Json& g : pool["nodes"][0]["gpus"]) {
+    std::string o;
+    for (const Json& x : g["occupants"])
+      o += x.value("hidden", false)
+               ? "hidden"
+               : x["namespace"].get<std::string>() + "/" + x["name"].get<std::string>();
+    out.push_back(o);
+  }
+  return out;
+}
+
+TEST(DashboardViews, PoolShowsEachDevicesOccupantAndAllocatedOfCapacity) {
+  Cluster c("0000abcd");
+  TwoTenants(c);
+  const Json pool = PoolView(c, Viewer{});
+  ASSERT_EQ(pool["nodes"].size(), 1u);
+  EXPECT_EQ(pool["nodes"][0]["name"], "gpu-0");
+  auto occ = Occupants(pool);
+  std::sort(occ.begin(), occ.end());
+  EXPECT_EQ(occ, (std::vector<std::string>{"", "team-a/a", "team-a/a", "team-b/b"}));
+  for (const Json& g : pool["nodes"][0]["gpus"]) {
+    const int64_t used = g["usedMilli"];
+    EXPECT_EQ(used, g["occupants"].empty() ? 0 : 1000) << g;
+  }
+  EXPECT_EQ(pool["gpuMilli"]["allocated"], 3000);
+  EXPECT_EQ(pool["gpuMilli"]["capacity"], 4000);
+}
+
+TEST(DashboardViews, TenantSeesOtherTenantsDevicesAsOccupiedWithoutNames) {
+  Cluster c("0000abcd");
+  TwoTenants(c);
+  const Json pool = PoolView(c, Tenant("team-a"));
+  auto occ = Occupants(pool);
+  std::sort(occ.begin(), occ.end());
+  EXPECT_EQ(occ, (std::vector<std::string>{"", "hidden", "team-a/a", "team-a/a"}));
+  EXPECT_EQ(pool.dump().find("team-b"), std::string::npos) << pool;
+}
+
+TEST(DashboardViews, TenantsSumRunningRequestsAndListPendingWithTheEnginesReason) {
+  Cluster c("0000abcd");
+  TwoTenants(c);
+  Ok(c, Create(kT0 + 3000, Pod("team-a", "big", 8)));
+  const Json all = TenantsView(c, Viewer{});
+  ASSERT_EQ(all["tenants"].size(), 2u);
+  const Json& a = all["tenants"][0];
+  EXPECT_EQ(a["namespace"], "team-a");
+  EXPECT_EQ(a["running"], 1);
+  EXPECT_EQ(a["pending"], 1);
+  EXPECT_EQ(a["used"]["gpuMilli"], 2000);
+  EXPECT_EQ(a["used"]["cpuMilli"], 1000);
+  EXPECT_EQ(a["requests"]["nvidia.com/gpu"], 2000);  // canonical units: milli-GPU
+  EXPECT_EQ(a["requests"]["cpu"], 1000);
+  ASSERT_EQ(a["pendingWorkloads"].size(), 1u);
+  EXPECT_EQ(a["pendingWorkloads"][0]["name"], "big");
+  EXPECT_EQ(a["pendingWorkloads"][0]["reason"], "Unschedulable");
+  EXPECT_NE(a["pendingWorkloads"][0]["message"].get<std::string>().find("nodes are available"),
+            std::string::npos)
+      << a;
+  const Json mine = TenantsView(c, Tenant("team-b"));
+  ASSERT_EQ(mine["tenants"].size(), 1u);
+  EXPECT_EQ(mine["tenants"][0]["namespace"], "team-b");
+  EXPECT_EQ(mine["tenants"][0]["used"]["gpuMilli"], 1000);
+}
+
+TEST(DashboardViews, QueueIsInPriorityThenSubmissionOrderAndKeepsPositionsForTenants) {
+  Cluster c("0000abcd");
+  TwoTenants(c);
+  Ok(c, Create(kT0, PriorityClass("low", 10)));
+  Ok(c, Create(kT0, PriorityClass("high", 100)));
+  Ok(c, Create(kT0 + 3000, Pod("team-a", "low-1", 8, "low")));
+  Ok(c, Create(kT0 + 4000, Pod("team-b", "high-1", 8, "high")));
+  Ok(c, Create(kT0 + 5000, Pod("team-a", "low-2", 8, "low")));
+  const Json q = QueueView(c, Viewer{});
+  std::vector<std::string> order;
+  for (const Json& p : q["pending"]) order.push_back(p["name"]);
+  EXPECT_EQ(order, (std::vector<std::string>{"high-1", "low-1", "low-2"}));
+  EXPECT_EQ(q["total"], 3);
+  const Json mine = QueueView(c, Tenant("team-a"));
+  ASSERT_EQ(mine["pending"].size(), 2u);
+  EXPECT_EQ(mine["pending"][0]["name"], "low-1");
+  EXPECT_EQ(mine["pending"][0]["position"], 2);
+  EXPECT_EQ(mine["pending"][1]["position"], 3);
+}
+
+TEST(DashboardViews, TenantsCountPreemptionsSufferedByTheirLiveWorkloads) {
+  Cluster c("0000abcd");
+  Ok(c, Create(kT0, Namespace("team-a")));
+  Ok(c, Create(kT0, Namespace("team-b")));
+  Ok(c, Create(kT0, Node("gpu-0", 4)));
+  Ok(c, Create(kT0, PriorityClass("low", 10)));
+  Ok(c, Create(kT0, PriorityClass("high", 100)));
+  Ok(c, Create(kT0 + 1000, Pod("team-a", "victim", 4, "low")));
+  Ok(c, Create(kT0 + 2000, Pod("team-b", "preemptor", 4, "high")));
+  const Json t = TenantsView(c, Viewer{});
+  ASSERT_EQ(t["tenants"].size(), 2u);
+  EXPECT_EQ(t["tenants"][0]["namespace"], "team-a");
+  EXPECT_EQ(t["tenants"][0]["preemptions"], 1) << t;
+  EXPECT_EQ(t["tenants"][1]["preemptions"], 0) << t;
+}
+
+TEST(DashboardViews, WorkloadShowsItsEventsOldestFirstAndOnlyToItsTenant) {
+  Cluster c("0000abcd");
+  TwoTenants(c);
+  Ok(c, Create(kT0 + 3000, Pod("team-a", "short", 1, "", "10s")));
+  Mutation adv;
+  adv.op = Mutation::Op::kAdvance;
+  adv.time = kT0 + 14000;
+  Ok(c, adv);
+  const Json w = WorkloadView(c, Tenant("team-a"), "team-a", "short");
+  ASSERT_FALSE(w.is_null());
+  EXPECT_EQ(w["phase"], "Succeeded");
+  std::vector<std::string> reasons;
+  for (const Json& e : w["events"]) reasons.push_back(e["reason"]);
+  EXPECT_EQ(reasons, (std::vector<std::string>{"Scheduled", "Completed"}));
+  EXPECT_TRUE(WorkloadView(c, Tenant("team-b"), "team-a", "short").is_null());
+  EXPECT_TRUE(WorkloadView(c, Viewer{}, "team-a", "absent").is_null());
+}
+
+TEST(DashboardViewerTokens, GroupsOfThePolicyGiveNamespacesOrEverything) {
+  auto t = ParseViewerTokens(
+      "admin-tok,admin,1,\"system:masters\"\n"
+      "alice-tok,alice,2,\"arbiter:editors:team-a,arbiter:viewers:team-c\"\n"
+      "\n"
+      "nobody-tok,nobody,3\n",
+      "tokens.csv");
+  ASSERT_TRUE(t.ok()) << t.message();
+  auto admin = ViewerFor(t.value(), "Bearer admin-tok");
+  ASSERT_TRUE(admin);
+  EXPECT_TRUE(admin->all);
+  auto alice = ViewerFor(t.value(), "Bearer alice-tok");
+  ASSERT_TRUE(alice);
+  EXPECT_FALSE(alice->all);
+  EXPECT_EQ(alice->namespaces, (std::set<std::string>{"team-a", "team-c"}));
+  EXPECT_TRUE(alice->Sees("team-a"));
+  EXPECT_FALSE(alice->Sees("team-b"));
+  auto nobody = ViewerFor(t.value(), "Bearer nobody-tok");
+  ASSERT_TRUE(nobody);
+  EXPECT_FALSE(nobody->Sees("team-a"));
+  EXPECT_FALSE(ViewerFor(t.value(), "Bearer wrong"));
+  EXPECT_FALSE(ViewerFor(t.value(), "admin-tok"));
+  EXPECT_FALSE(ViewerFor(t.value(), ""));
+}
+
+TEST(DashboardViewerTokens, ARecordWithFewerThanThreeColumnsIsRefusedWithItsLine) {
+  auto t = ParseViewerTokens("a,b,c\nbroken,line\n", "tokens.csv");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.message(), "token file 'tokens.csv' line 2: expected token,user,uid[,groups]");
+}
+
+}  // namespace
+}  // namespace arbiter::server::dashboard
