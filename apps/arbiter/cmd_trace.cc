@@ -105,6 +105,10 @@ void AddTraceOptions(CLI::App* sim, TraceSimOptions* o) {
   sim->add_option("--unschedulable", o->unschedulable,
                   "A pod that cannot start when it arrives: drop (fails, the FGD paper's protocol; the default "
                   "without --policy-file) or wait (queues; the default with one)");
+  sim->add_option("--time-limits", o->time_limits,
+                  "timeline: give every pod a time limit (spec.activeDeadlineSeconds) of its duration x PERCENT "
+                  "(100 = exact, 150 = users over-estimate by half; rounded up to a second), which backfill "
+                  "reservations plan with; default none (ends unknown, no reservations)");
 }
 
 void RegisterSimCompare(CLI::App* sim, int* exit_code) {
@@ -175,6 +179,11 @@ int RunTraceSim(const TraceSimOptions& o) {
     std::cerr << "arbiter sim: --unschedulable: expected drop or wait, got \"" << o.unschedulable << "\"\n";
     return 2;
   }
+  if (o.time_limits < 0 || o.time_limits > 100000) {
+    std::cerr << "arbiter sim: --time-limits: expected a percentage from 1 to 100000, got " << o.time_limits << "\n";
+    return 2;
+  }
+  ro.time_limit_percent = o.time_limits;
   ro.check_invariants = o.check_invariants;
   ro.seed = o.seed;
   if (auto t = tr::ParseTargetPermille(o.target); t.ok()) {

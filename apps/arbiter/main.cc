@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
   arbiter::app::RegisterMeter(app, &exit_code);
   arbiter::app::RegisterLedgerSync(app, &exit_code);
   arbiter::app::RegisterSlurm(app, &exit_code);
+  arbiter::app::RegisterServe(app, &exit_code);
+  arbiter::app::RegisterKubeconfig(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -11,21 +11,13 @@ TCP_PORT=${CLICKHOUSE_TCP_PORT:-19000}
 DEADLINE=${CLICKHOUSE_START_DEADLINE:-150}
 PIDFILE=$DIR/clickhouse.pid
 
-alive() {  # alive PID: running and not a zombie
-  local st
-  st=$(ps -o stat= -p "$1" 2>/dev/null | cut -c1) || return 1
-  [ -n "$st" ] && [ "$st" != Z ]
-}
+SVC=clickhouse
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
 
 case "${1:-}" in
 install)
-  [ -x /usr/sbin/policy-rc.d ] || { printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; }
-  if ! command -v clickhouse-server >/dev/null; then
-    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
-    export DEBIAN_FRONTEND=noninteractive
-    $SUDO apt-get update -qq
-    $SUDO apt-get install -y -qq --no-install-recommends clickhouse-server clickhouse-client >/dev/null
-  fi
+  svc_apt_install clickhouse-server clickhouse-client
   echo "clickhouse: $(dpkg-query -W -f='${Version}' clickhouse-server 2>/dev/null)"
   ;;
 start)
@@ -37,23 +29,13 @@ start)
   done
   clickhouse-server --config-file="$DIR/config.xml" < /dev/null > "$DIR/stdout.log" 2>&1 &
   echo $! > "$PIDFILE"
-  end=$((SECONDS + DEADLINE))
-  until curl -sf "http://127.0.0.1:$HTTP_PORT/ping" >/dev/null 2>&1; do
-    alive "$(cat "$PIDFILE")" || { echo "clickhouse: exited during start:"; tail -20 "$DIR/stdout.log" "$DIR/log/server.err.log" 2>/dev/null; exit 1; }
-    [ $SECONDS -lt $end ] || { echo "clickhouse: not ready after ${DEADLINE}s"; exit 1; }
-    sleep 0.1
-  done
+  svc_wait_ready "$DEADLINE" "$(cat "$PIDFILE")" "$DIR/stdout.log" "$DIR/log/server.err.log" -- \
+    curl -sf "http://127.0.0.1:$HTTP_PORT/ping" || exit 1
   echo "clickhouse: ready on 127.0.0.1:$HTTP_PORT (HTTP), :$TCP_PORT (native) (pid $(cat "$PIDFILE"))"
   ;;
 stop)
   [ -f "$PIDFILE" ] || { echo "clickhouse: not running"; exit 0; }
-  pid=$(cat "$PIDFILE")
-  if alive "$pid"; then
-    kill -TERM "$pid" 2>/dev/null || true
-    end=$((SECONDS + 20))
-    while alive "$pid" && [ $SECONDS -lt $end ]; do sleep 0.1; done
-    if alive "$pid"; then echo "clickhouse: still running, SIGKILL"; kill -KILL "$pid" 2>/dev/null || true; fi
-  fi
+  svc_stop_pid "$(cat "$PIDFILE")"
   rm -f "$PIDFILE"
   echo "clickhouse: stopped"
   ;;

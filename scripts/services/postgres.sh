@@ -5,28 +5,21 @@
 # postgres user: the server refuses to run as root). Port: POSTGRES_PORT (default 15432).
 # Durability is off (fsync, synchronous_commit): a test database, not a production one.
 set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+SVC=postgres
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
 DIR=${ARBITER_CI_DIR:-/tmp/arbiter-ci}/postgres
 PORT=${POSTGRES_PORT:-15432}
 DEADLINE=${POSTGRES_START_DEADLINE:-150}
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 
-alive() {  # alive PID: running and not a zombie
-  local st
-  st=$(ps -o stat= -p "$1" 2>/dev/null | cut -c1) || return 1
-  [ -n "$st" ] && [ "$st" != Z ]
-}
 as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 pid_of() { [ -f "$DIR/data/postmaster.pid" ] && head -1 "$DIR/data/postmaster.pid"; }
 
 case "${1:-}" in
 install)
-  [ -x /usr/sbin/policy-rc.d ] || { printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; }
-  if [ ! -x "$PGBIN/postgres" ] || ! command -v psql >/dev/null; then
-    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
-    export DEBIAN_FRONTEND=noninteractive
-    $SUDO apt-get update -qq
-    $SUDO apt-get install -y -qq --no-install-recommends postgresql postgresql-client >/dev/null
-  fi
+  svc_apt_install postgresql postgresql-client
   echo "postgres: $("$PGBIN/postgres" --version)"
   ;;
 start)
@@ -49,12 +42,7 @@ start)
   ;;
 stop)
   pid=$(pid_of) || { echo "postgres: not running"; exit 0; }
-  if alive "$pid"; then
-    kill -INT "$pid" 2>/dev/null || true   # fast shutdown
-    end=$((SECONDS + 20))
-    while alive "$pid" && [ $SECONDS -lt $end ]; do sleep 0.1; done
-    if alive "$pid"; then echo "postgres: still running, SIGKILL"; kill -KILL "$pid" 2>/dev/null || true; fi
-  fi
+  svc_stop_pid "$pid" INT   # SIGINT: fast shutdown
   echo "postgres: stopped"
   ;;
 status)

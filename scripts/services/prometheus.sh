@@ -16,21 +16,13 @@ BACKFILL=${PROMETHEUS_BACKFILL_DIR:-$ROOT/tests/integration/data/prometheus}
 DEADLINE=${PROMETHEUS_START_DEADLINE:-150}
 PIDFILE=$DIR/prometheus.pid
 
-alive() {  # alive PID: running and not a zombie
-  local st
-  st=$(ps -o stat= -p "$1" 2>/dev/null | cut -c1) || return 1
-  [ -n "$st" ] && [ "$st" != Z ]
-}
+SVC=prometheus
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
 
 case "${1:-}" in
 install)
-  [ -x /usr/sbin/policy-rc.d ] || { printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; }
-  if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
-    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
-    export DEBIAN_FRONTEND=noninteractive
-    $SUDO apt-get update -qq
-    $SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null
-  fi
+  svc_apt_install prometheus
   echo "prometheus: $(prometheus --version 2>&1 | head -1)"
   ;;
 start)
@@ -49,23 +41,13 @@ start)
     --storage.tsdb.retention.time=10y --web.listen-address="127.0.0.1:$PORT" --web.enable-lifecycle \
     < /dev/null > "$DIR/prometheus.log" 2>&1 &
   echo $! > "$PIDFILE"
-  end=$((SECONDS + DEADLINE))
-  until curl -sf "http://127.0.0.1:$PORT/-/ready" >/dev/null 2>&1; do
-    alive "$(cat "$PIDFILE")" || { echo "prometheus: exited during start:"; tail -20 "$DIR/prometheus.log"; exit 1; }
-    [ $SECONDS -lt $end ] || { echo "prometheus: not ready after ${DEADLINE}s"; tail -20 "$DIR/prometheus.log"; exit 1; }
-    sleep 0.1
-  done
+  svc_wait_ready "$DEADLINE" "$(cat "$PIDFILE")" "$DIR/prometheus.log" -- \
+    curl -sf "http://127.0.0.1:$PORT/-/ready" || exit 1
   echo "prometheus: ready on 127.0.0.1:$PORT (pid $(cat "$PIDFILE"), $n backfill file(s))"
   ;;
 stop)
   [ -f "$PIDFILE" ] || { echo "prometheus: not running"; exit 0; }
-  pid=$(cat "$PIDFILE")
-  if alive "$pid"; then
-    kill -TERM "$pid" 2>/dev/null || true
-    end=$((SECONDS + 20))
-    while alive "$pid" && [ $SECONDS -lt $end ]; do sleep 0.1; done
-    if alive "$pid"; then echo "prometheus: still running, SIGKILL"; kill -KILL "$pid" 2>/dev/null || true; fi
-  fi
+  svc_stop_pid "$(cat "$PIDFILE")"
   rm -f "$PIDFILE"
   echo "prometheus: stopped"
   ;;

@@ -51,12 +51,9 @@ wait_for() {
   done
 }
 
-# alive PID: the process exists and is not a zombie (PID 1 here may reap orphans late).
-alive() {
-  local st
-  st=$(ps -o stat= -p "$1" 2>/dev/null | cut -c1) || return 1
-  [ -n "$st" ] && [ "$st" != Z ]
-}
+SVC=slurm.sh
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"   # alive, svc_apt_install, svc_stop_pid
 
 pid_of() { [ -f "$S/run/$1.bgpid" ] && cat "$S/run/$1.bgpid"; }
 
@@ -71,19 +68,10 @@ start_bg() {
 
 # stop_one NAME: SIGTERM by PID, wait up to 20 s (a zombie has exited), then SIGKILL.
 stop_one() {
-  local name=$1 pid i
+  local name=$1 pid
   pid=$(pid_of "$name") || return 0
   if alive "$pid"; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for i in $(seq 1 100); do
-      alive "$pid" || break
-      sleep 0.2
-    done
-    if alive "$pid"; then
-      log "$name ($pid) still running after 20 s: SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-      for i in $(seq 1 25); do alive "$pid" || break; sleep 0.2; done
-    fi
+    SVC="slurm.sh: $name ($pid)" svc_stop_pid "$pid" >&2
     log "$name ($pid) stopped"
   fi
   rm -f "$S/run/$name.bgpid"
@@ -98,26 +86,7 @@ ctld_up() { scontrol ping 2>/dev/null | grep -q 'is UP'; }
 node_idle() { [ "$(sinfo -h -N -o %T 2>/dev/null)" = idle ]; }
 
 cmd_install() {
-  local pkgs=(slurm-wlm slurmdbd mariadb-server munge bc) missing=() p
-  for p in "${pkgs[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if [ ${#missing[@]} -eq 0 ]; then
-    log "all ${#pkgs[@]} packages present"
-    return 0
-  fi
-  local sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo=sudo
-  # Package scripts must not start the packaged daemons (no systemd here; they would take the
-  # default ports): policy-rc.d exiting 101 forbids it.
-  if [ ! -e /usr/sbin/policy-rc.d ]; then
-    printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d > /dev/null
-    $sudo chmod +x /usr/sbin/policy-rc.d
-  fi
-  log "installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" > /dev/null
+  svc_apt_install slurm-wlm slurmdbd mariadb-server munge bc >&2
 }
 
 cmd_status() {

@@ -108,6 +108,13 @@ void Io(A& a, SimSpec& s) {
   Io(a, s.shutdown_time);
   Io(a, s.preempt_mode);
   Io(a, s.qos);
+  Io(a, s.requeue_on_preempt);
+}
+
+template <typename A>
+void Io(A& a, PodGroupRef& g) {
+  Io(a, g.name);
+  Io(a, g.min_member);
 }
 
 template <typename A>
@@ -121,6 +128,8 @@ void Io(A& a, Pod& p) {
   Io(a, p.termination_grace_period);
   Io(a, p.node_selector);
   Io(a, p.sim);
+  Io(a, p.active_deadline);
+  Io(a, p.pod_group);
 }
 
 template <typename A>
@@ -211,6 +220,8 @@ void Io(A& a, PoolPolicy& p) {
   Io(a, p.min_runtime);
   Io(a, p.reclaim);
   Io(a, p.scrape_interval);
+  Io(a, p.backfill);
+  Io(a, p.preempt_youngest_first);
 }
 
 template <typename A>

@@ -3,6 +3,7 @@
 #include "core/policy_names.h"
 
 #include <algorithm>
+#include <map>
 
 namespace arbiter {
 
@@ -102,6 +103,27 @@ const char* ToString(SelectorOperator v) {
     case SelectorOperator::kDoesNotExist: return "DoesNotExist";
   }
   return "?";
+}
+
+}  // namespace arbiter
+
+namespace arbiter {
+
+void ResolvePodGroups(ManifestSet* set) {
+  std::map<std::pair<std::string, std::string>, const PodGroup*> groups;
+  for (const auto& g : set->pod_groups) {
+    const std::string ns = g.meta.namespace_.empty() ? "default" : g.meta.namespace_;
+    groups.emplace(std::make_pair(ns, g.meta.name), &g);  // the first of a duplicated name
+  }
+  for (auto& pod : set->pods) {
+    pod.pod_group.reset();
+    auto label = pod.meta.labels.find(kPodGroupLabel);
+    if (label == pod.meta.labels.end()) continue;
+    const std::string ns = pod.meta.namespace_.empty() ? "default" : pod.meta.namespace_;
+    auto it = groups.find({ns, label->second});
+    if (it == groups.end()) continue;
+    pod.pod_group = PodGroupRef{label->second, it->second->min_member};
+  }
 }
 
 }  // namespace arbiter

@@ -69,6 +69,18 @@ struct SimSpec {
   Millis shutdown_time = 0;
   std::optional<PreemptMode> preempt_mode;
   std::optional<std::string> qos;
+  // arbiter.dev/requeue-on-preempt: "true": under QoS preemption, a victim that exits within its
+  // GraceTime is requeued (a Slurm job that calls `scontrol requeue` itself) instead of COMPLETED.
+  bool requeue_on_preempt = false;
+};
+
+// The pod group a pod belongs to (scheduler-plugins coscheduling: the label
+// scheduling.x-k8s.io/pod-group names a PodGroup of the pod's namespace), resolved from the
+// PodGroup when the manifests are loaded (ResolvePodGroups) so that the pod carries what the
+// engine needs: the group's name and minMember.
+struct PodGroupRef {
+  std::string name;
+  int32_t min_member = 1;
 };
 
 struct Pod {
@@ -81,6 +93,9 @@ struct Pod {
   std::optional<Millis> termination_grace_period;  // default 30s when absent
   std::map<std::string, std::string> node_selector;
   SimSpec sim;
+  // spec.activeDeadlineSeconds: the run's time limit (Slurm's --time). Backfill plans with it.
+  std::optional<Millis> active_deadline;
+  std::optional<PodGroupRef> pod_group;  // from the pod-group label (ResolvePodGroups)
 
   // Kubernetes effective request: per resource, max(sum over containers, max over init
   // containers). Same rule for limits (only resources some container limits).
@@ -187,6 +202,12 @@ struct PoolPolicy {
   Millis min_runtime = 0;
   ReclaimMode reclaim = ReclaimMode::kAny;
   Millis scrape_interval = 30000;
+  // scheduling.backfill (Slurm sched/backfill): blocked workloads at the head of the queue get a
+  // reservation at their earliest start; lower ones start only if they do not delay it.
+  bool backfill = true;
+  // preemption.victimOrder under QoS: Slurm's default takes the oldest equal-QoS victims first
+  // (false); preempt_youngest_first takes the youngest (true).
+  bool preempt_youngest_first = false;
 };
 
 struct ElasticQuota {
@@ -230,6 +251,15 @@ struct PriceBook {
   IdleSharing share_idle = IdleSharing::kNone;
 };
 
+// scheduling.x-k8s.io/v1alpha1 PodGroup (scheduler-plugins coscheduling): its pods are placed
+// all together or not at all.
+inline constexpr const char* kPodGroupLabel = "scheduling.x-k8s.io/pod-group";
+struct PodGroup {
+  ObjectMeta meta;
+  int32_t min_member = 1;
+  std::optional<Millis> schedule_timeout;  // spec.scheduleTimeoutSeconds
+};
+
 struct QoS {
   ObjectMeta meta;
   int32_t priority = 0;
@@ -251,7 +281,12 @@ struct ManifestSet {
   std::vector<ElasticQuota> elastic_quotas;
   std::vector<PriceBook> price_books;
   std::vector<QoS> qos;
+  std::vector<PodGroup> pod_groups;
 };
+
+// Fills every Pod's pod_group from its scheduling.x-k8s.io/pod-group label and the PodGroup of
+// that name in the pod's namespace (left empty when there is none: validation reports it).
+void ResolvePodGroups(ManifestSet* set);
 
 // Enum <-> text, in the Kubernetes PascalCase spelling used in manifests.
 const char* ToString(PreemptionPolicy v);

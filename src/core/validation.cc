@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -144,6 +145,7 @@ class Validator {
     PriorityClasses();
     Nodes();
     Pods();
+    PodGroups();
     Pdbs();
     Policy();
     ElasticQuotas();
@@ -248,6 +250,37 @@ class Validator {
     DuplicatesOf(s_.elastic_quotas, "ElasticQuota");
     DuplicatesOf(s_.price_books, "PriceBook");
     DuplicatesOf(s_.qos, "QoS");
+    DuplicatesOf(s_.pod_groups, "PodGroup");
+  }
+
+  // Pods name their PodGroup by label (scheduler-plugins coscheduling); a group with fewer pods
+  // than minMember never starts.
+  void PodGroups() {
+    std::map<std::pair<std::string, std::string>, int> members;
+    for (const auto& p : s_.pods) {
+      auto label = p.meta.labels.find(kPodGroupLabel);
+      if (label == p.meta.labels.end()) continue;
+      const std::string ns = p.meta.namespace_.empty() ? "default" : p.meta.namespace_;
+      if (!p.pod_group) {
+        std::vector<std::string> names;
+        for (const auto& g : s_.pod_groups)
+          if ((g.meta.namespace_.empty() ? "default" : g.meta.namespace_) == ns) names.push_back(g.meta.name);
+        std::string msg = "no PodGroup " + Quote(label->second) + " in namespace " + Quote(ns);
+        if (auto s = DidYouMean(label->second, names)) msg += "; did you mean " + Quote(*s) + "?";
+        Error("Pod", p.meta, FieldPathChild("metadata.labels", kPodGroupLabel), msg);
+        continue;
+      }
+      ++members[{ns, label->second}];
+    }
+    for (const auto& g : s_.pod_groups) {
+      const std::string ns = g.meta.namespace_.empty() ? "default" : g.meta.namespace_;
+      const int n = members[{ns, g.meta.name}];
+      if (n < g.min_member)
+        Warn("PodGroup", g.meta, "spec.minMember",
+             "minMember is " + std::to_string(g.min_member) + " but " + std::to_string(n) +
+                 " pod(s) carry the label " + kPodGroupLabel + "=" + g.meta.name +
+                 ": the group never starts");
+    }
   }
 
   void PriorityClasses() {

@@ -33,7 +33,7 @@ bool Has(const std::string& s, const std::string& what) { return s.find(what) !=
 
 TEST(CliUsage, UnknownCommandSuggestsTheClosest) {
   EXPECT_USAGE(Arbiter("simm -f x.yaml"), "arbiter: unknown command \"simm\"; did you mean \"sim\"?",
-               "Commands: validate, sim, invoice, ledger, meter, slurm.", "Run `arbiter --help`");
+               "Commands: validate, sim, invoice, ledger, meter, slurm", "Run `arbiter --help`");
   EXPECT_USAGE(Arbiter("vaildate -f x.yaml"), "did you mean \"validate\"?");
   EXPECT_USAGE(Arbiter("frobnicate"), "arbiter: unknown command \"frobnicate\"\n", "Run `arbiter --help`");
   EXPECT_USAGE(Arbiter("sim compaer --nodes a --pods b"), "arbiter sim: unknown command \"compaer\"; did you mean \"compare\"?",
@@ -42,7 +42,7 @@ TEST(CliUsage, UnknownCommandSuggestsTheClosest) {
 }
 
 TEST(CliUsage, MissingCommand) {
-  EXPECT_USAGE(Arbiter(""), "arbiter: missing command (validate, sim, invoice, ledger, meter, slurm)", "Run `arbiter --help`");
+  EXPECT_USAGE(Arbiter(""), "arbiter: missing command (validate, sim, invoice, ledger, meter, slurm", "Run `arbiter --help`");
   EXPECT_USAGE(Arbiter("ledger"), "arbiter ledger: missing command (export, seal, check, sync)",
                "Run `arbiter ledger --help`");
 }

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "adapters/report/invoice_json.h"
+#include "adapters/warehouse/row_text.h"
 
 namespace arbiter::clickhouse {
 
@@ -19,24 +20,6 @@ std::string Literal(const std::string& s) {
 
 namespace {
 
-// TabSeparated escaping of a String value.
-void Tsv(std::string* out, const std::string& s) {
-  for (char c : s) {
-    switch (c) {
-      case '\t':
-        *out += "\\t";
-        break;
-      case '\n':
-        *out += "\\n";
-        break;
-      case '\\':
-        *out += "\\\\";
-        break;
-      default:
-        *out += c;
-    }
-  }
-}
 std::string Unescape(std::string_view s) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -174,11 +157,11 @@ Status ClickHouseStore::PutPriceBooks(const std::vector<PriceBook>& books) {
         return Status::Error(describe_ + ": PriceBook " + id + " is stored with different prices");
       continue;
     }
-    Tsv(&tsv, id);
+    warehouse::AppendEscapedField(&tsv, id);
     tsv += "\t" + std::to_string(b.effective_from) + "\t";
-    Tsv(&tsv, canon);
+    warehouse::AppendEscapedField(&tsv, canon);
     tsv += "\t";
-    Tsv(&tsv, report::PriceBookToJson(b).dump());
+    warehouse::AppendEscapedField(&tsv, report::PriceBookToJson(b).dump());
     tsv += "\n";
   }
   if (tsv.empty()) return Status::Ok();
@@ -196,29 +179,7 @@ Status ClickHouseStore::PutRows(const std::vector<billing::StoredRow>& rows,
       if (r.hour < 0 || r.hour % 1000 != 0)
         return Status::Error(describe_ + ": hour " + std::to_string(r.hour) + " of " + r.workload +
                              " cannot be stored (DateTime holds whole seconds from 1970)");
-      Tsv(&tsv, r.namespace_);
-      tsv += '\t';
-      Tsv(&tsv, r.workload);
-      tsv += '\t';
-      Tsv(&tsv, r.resource);
-      tsv += '\t';
-      Tsv(&tsv, r.gpu_product);
-      tsv += '\t' + std::to_string(r.gpu_replicas) + '\t' +
-             std::to_string(static_cast<int>(r.kind)) + '\t';
-      Tsv(&tsv, r.preemptor);
-      tsv += '\t' + std::to_string(r.hour / 1000) + '\t' + std::to_string(s.version) + '\t' +
-             billing::I128ToString(r.request_raw) + '\t' + billing::I128ToString(r.usage_raw) +
-             '\t' + billing::I128ToString(r.max_raw) + '\t' + std::to_string(r.samples) + '\t' +
-             std::to_string(r.covered_ms) + '\t' + std::to_string(r.run_ms) + '\t';
-      Tsv(&tsv, s.unit);
-      tsv += '\t';
-      Tsv(&tsv, s.rated.price_book);
-      tsv += '\t';
-      Tsv(&tsv, s.rated.currency);
-      tsv += '\t';
-      tsv += s.rated.price_book.empty() ? "" : ToString(s.rated.mode);
-      tsv += '\t' + s.rated.unit_price.ToString() + '\t' + s.rated.billed_quantity.ToString() +
-             '\t' + s.rated.amount.ToString() + '\n';
+      warehouse::AppendHourlyRow(&tsv, s, warehouse::HourColumn::kSeconds);
     }
     auto r = Query("INSERT INTO arbiter_hourly FORMAT TabSeparated", tsv);
     if (!r.ok()) return r.status();

@@ -4,6 +4,7 @@
 
 #include "adapters/http/http_client.h"
 #include "adapters/report/invoice_json.h"
+#include "adapters/warehouse/row_text.h"
 
 namespace arbiter::postgres {
 
@@ -13,28 +14,6 @@ struct ResultGuard {
   PGresult* r;
   ~ResultGuard() { PQclear(r); }
 };
-
-// COPY text format escaping.
-void Copy(std::string* out, const std::string& s) {
-  for (char c : s) {
-    switch (c) {
-      case '\t':
-        *out += "\\t";
-        break;
-      case '\n':
-        *out += "\\n";
-        break;
-      case '\r':
-        *out += "\\r";
-        break;
-      case '\\':
-        *out += "\\\\";
-        break;
-      default:
-        *out += c;
-    }
-  }
-}
 
 constexpr const char* kKey =
     "namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor";
@@ -176,30 +155,7 @@ Status PostgresStore::PutRows(const std::vector<billing::StoredRow>& rows,
     std::string text;
     text.reserve(rows.size() * 160);
     for (const billing::StoredRow& s : rows) {
-      const billing::HourlyRow& r = s.row;
-      Copy(&text, r.namespace_);
-      text += '\t';
-      Copy(&text, r.workload);
-      text += '\t';
-      Copy(&text, r.resource);
-      text += '\t';
-      Copy(&text, r.gpu_product);
-      text += '\t' + std::to_string(r.gpu_replicas) + '\t' +
-              std::to_string(static_cast<int>(r.kind)) + '\t';
-      Copy(&text, r.preemptor);
-      text += '\t' + std::to_string(r.hour) + '\t' + std::to_string(s.version) + '\t' +
-              billing::I128ToString(r.request_raw) + '\t' + billing::I128ToString(r.usage_raw) +
-              '\t' + billing::I128ToString(r.max_raw) + '\t' + std::to_string(r.samples) + '\t' +
-              std::to_string(r.covered_ms) + '\t' + std::to_string(r.run_ms) + '\t';
-      Copy(&text, s.unit);
-      text += '\t';
-      Copy(&text, s.rated.price_book);
-      text += '\t';
-      Copy(&text, s.rated.currency);
-      text += '\t';
-      text += s.rated.price_book.empty() ? "" : ToString(s.rated.mode);
-      text += '\t' + s.rated.unit_price.ToString() + '\t' + s.rated.billed_quantity.ToString() +
-              '\t' + s.rated.amount.ToString() + '\n';
+      warehouse::AppendHourlyRow(&text, s, warehouse::HourColumn::kMillis);
     }
     // Fast path: rows whose keys are all new go straight into the table with COPY. If any key is
     // already there (a re-run after a kill, a correction), the COPY fails on the primary key and

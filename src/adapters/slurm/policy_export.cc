@@ -498,6 +498,10 @@ class Exporter {
              ": the default fate of a victim (a QoS's own PreemptMode wins)",
          std::string("PreemptMode=") +
              (policy_.preempt_mode == PreemptMode::kRequeue ? "REQUEUE" : "CANCEL"));
+    if (policy_.preempt_youngest_first)
+      Conf(pp + " preemption.victimOrder YoungestFirst" + pwhere("spec.preemption.victimOrder") +
+               ": among victims of equal QoS priority the youngest goes first",
+           "SchedulerParameters=preempt_youngest_first");
     Conf("Arbiter may requeue any workload; a job opts out with sbatch --no-requeue",
          "JobRequeue=1");
     Conf(pp + " preemption.minRuntime " + FormatDuration(policy_.min_runtime) +

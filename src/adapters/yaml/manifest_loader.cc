@@ -54,6 +54,7 @@ const std::vector<KindInfo>& Kinds() {
       {"ElasticQuota", "arbiter.dev/v1alpha1", true},
       {"PriceBook", "arbiter.dev/v1alpha1", false},
       {"QoS", "arbiter.dev/v1alpha1", false},
+      {"PodGroup", "scheduling.x-k8s.io/v1alpha1", true},
   };
   return kKinds;
 }
@@ -62,7 +63,7 @@ std::string SupportedKindsText() {
   return "supported: v1 Namespace, Node, Pod, ResourceQuota, LimitRange, List; "
          "scheduling.k8s.io/v1 "
          "PriorityClass; policy/v1 PodDisruptionBudget; arbiter.dev/v1alpha1 PoolPolicy, "
-         "ElasticQuota, PriceBook, QoS";
+         "ElasticQuota, PriceBook, QoS; scheduling.x-k8s.io/v1alpha1 PodGroup";
 }
 
 // metadata fields Kubernetes clients may carry (e.g. from `kubectl get -o yaml`).
@@ -391,7 +392,7 @@ class DocLoader {
     static const std::vector<std::string> kKnown = {
         "arbiter.dev/submit-time",         "arbiter.dev/duration",     "arbiter.dev/usage",
         "arbiter.dev/checkpoint-interval", "arbiter.dev/shutdown-time", "arbiter.dev/preempt-mode",
-        "arbiter.dev/qos"};
+        "arbiter.dev/qos",                 "arbiter.dev/requeue-on-preempt"};
     for (const auto& [key, node] : annotation_nodes_) {
       if (!StartsWith(key, "arbiter.dev/")) continue;
       std::string p = ChildPath("metadata.annotations", key);
@@ -417,6 +418,10 @@ class DocLoader {
           allowed += (allowed.empty() ? "" : " | ") + std::string(e.manifest);
         }
         if (!pod->sim.preempt_mode) r_.Error(node, p, "unknown preempt mode " + Quote(text) + " (allowed: " + allowed + ")");
+      } else if (key == "arbiter.dev/requeue-on-preempt") {
+        const std::string l = Lower(Trim(text));
+        if (l == "true") pod->sim.requeue_on_preempt = true;
+        else if (l != "false") r_.Error(node, p, "expected \"true\" or \"false\", got " + Quote(text));
       } else if (key == "arbiter.dev/qos") {
         if (text.empty())
           r_.Error(node, p, "QoS name is empty");
@@ -520,6 +525,12 @@ class DocLoader {
                 [&](const YAML::Node& v, const std::string& fp) {
                   pod.node_selector = r_.StringMap(v, fp, true);
                 }},
+               {"activeDeadlineSeconds",
+                [&](const YAML::Node& v, const std::string& fp) {
+                  // Kubernetes: a positive integer.
+                  if (auto i = r_.Int(v, fp, 1, std::numeric_limits<int64_t>::max() / 1000))
+                    pod.active_deadline = *i * 1000;
+                }},
            };
            r_.ReadStruct(n, p, spec,
                          {"volumes", "restartPolicy", "tolerations", "schedulerName",
@@ -527,7 +538,7 @@ class DocLoader {
                           "hostPID", "hostIPC", "dnsPolicy", "dnsConfig", "imagePullSecrets",
                           "runtimeClassName", "hostname", "subdomain", "shareProcessNamespace",
                           "enableServiceLinks", "automountServiceAccountToken",
-                          "activeDeadlineSeconds", "readinessGates", "hostAliases", "os",
+                          "readinessGates", "hostAliases", "os",
                           "setHostnameAsFQDN", "ephemeralContainers", "hostUsers",
                           "resourceClaims"},
                          {"affinity", "nodeName", "topologySpreadConstraints", "schedulingGates",
@@ -980,10 +991,21 @@ class DocLoader {
                          [&](const YAML::Node& x, const std::string& xp) {
                            if (auto d = r_.Duration(x, xp)) pp.min_runtime = *d;
                          }},
-                        {"reclaim", [&](const YAML::Node& x, const std::string& xp) {
+                        {"reclaim",
+                         [&](const YAML::Node& x, const std::string& xp) {
                            if (auto e = r_.Enum(x, xp, ManifestNames(ReclaimModeNames())))
                              pp.reclaim = static_cast<ReclaimMode>(*e);
+                         }},
+                        {"victimOrder", [&](const YAML::Node& x, const std::string& xp) {
+                           if (auto e = r_.Enum(x, xp, {"OldestFirst", "YoungestFirst"}))
+                             pp.preempt_youngest_first = *e == 1;
                          }}});
+                 }},
+                {"scheduling",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   r_.ReadStruct(v, fp, {{"backfill", [&](const YAML::Node& x, const std::string& xp) {
+                                            if (auto b = r_.Bool(x, xp)) pp.backfill = *b;
+                                          }}});
                  }},
                 {"metering", [&](const YAML::Node& v, const std::string& fp) {
                    r_.ReadStruct(v, fp, {{"scrapeInterval", [&](const YAML::Node& x, const std::string& xp) {
@@ -1156,6 +1178,28 @@ class DocLoader {
     out_->set.price_books.push_back(std::move(pb));
   }
 
+  void LoadPodGroup(const YAML::Node& doc) {
+    PodGroup g;
+    auto fields = Top(&g.meta, true);
+    fields.push_back(
+        {"spec", [&](const YAML::Node& n, const std::string& p) {
+           r_.ReadStruct(n, p,
+                         {{"minMember",
+                           [&](const YAML::Node& v, const std::string& fp) {
+                             if (auto i = r_.Int(v, fp, 1, kInt32Max)) g.min_member = static_cast<int32_t>(*i);
+                           }},
+                          {"scheduleTimeoutSeconds",
+                           [&](const YAML::Node& v, const std::string& fp) {
+                             if (auto i = r_.Int(v, fp, 0, kInt32Max)) g.schedule_timeout = *i * 1000;
+                           }}},
+                         {}, {"minResources", "minTaskMember"});
+         }});
+    fields.push_back(Ignore("status"));
+    r_.ReadStruct(doc, "", fields);
+    FinishMeta(&g.meta, true);
+    out_->set.pod_groups.push_back(std::move(g));
+  }
+
   void LoadQoS(const YAML::Node& doc) {
     QoS q;
     auto fields = Top(&q.meta, false);
@@ -1273,6 +1317,7 @@ void LoadDocument(const YAML::Node& doc, const std::string& file, ManifestLoad* 
   else if (kind == "ElasticQuota") loader.LoadElasticQuota(doc);
   else if (kind == "PriceBook") loader.LoadPriceBook(doc);
   else if (kind == "QoS") loader.LoadQoS(doc);
+  else if (kind == "PodGroup") loader.LoadPodGroup(doc);
 }
 
 // yaml-cpp 0.7 loops forever, allocating a null document per turn, when a document starts with
@@ -1674,6 +1719,7 @@ void LoadText(std::shared_ptr<const std::string> text, const std::string& file, 
 
 void LoadManifestText(const std::string& text, const std::string& file, ManifestLoad* out) {
   LoadText(std::make_shared<const std::string>(text), file, out);
+  ResolvePodGroups(&out->set);
 }
 
 ManifestLoad LoadManifestFiles(const std::vector<std::string>& paths) {
@@ -1690,6 +1736,7 @@ ManifestLoad LoadManifestFiles(const std::vector<std::string>& paths) {
     }
     LoadText(std::make_shared<const std::string>(std::move(text)), io::InputName(p), &out);
   }
+  ResolvePodGroups(&out.set);
   ValidateManifestSet(out.set, &out.locator, &out.diagnostics);
   return out;
 }

@@ -105,7 +105,7 @@ class Engine {
   };
   static Result<std::unique_ptr<Engine>> Restore(std::string_view snapshot, const RestoreOptions& options);
   static Result<std::unique_ptr<Engine>> Restore(std::string_view snapshot) { return Restore(snapshot, {}); }
-  static constexpr uint32_t kSnapshotVersion = 2;  // 2: ElasticQuota preemption, fairSharing
+  static constexpr uint32_t kSnapshotVersion = 2;  // 2: ElasticQuota preemption, fairSharing, gangs, reservations
 
  private:
   std::unique_ptr<State> s_;

@@ -86,14 +86,15 @@ bool State::FitsRespectingNominated(uint32_t pos, const Workload& w, bool fit_kn
   if (nominated.empty()) return true;
   bool others = false;
   for (Slot s : nominated)
-    if (workloads[s].id != w.id && workloads[s].priority >= w.priority) others = true;
+    if (workloads[s].id != w.id && workloads[s].priority >= w.priority && !SameGang(workloads[s], w)) others = true;
   if (!others) return true;
-  // Room held for nominated workloads of equal or higher priority stays held.
+  // Room held for nominated workloads of equal or higher priority stays held (not against the
+  // workload's own pod group, which is placed in one step).
   placement::FitView view;
   view.Reset(n);
   for (Slot s : nominated) {
     const Workload& p = workloads[s];
-    if (p.id == w.id || p.priority < w.priority) continue;
+    if (p.id == w.id || p.priority < w.priority || SameGang(p, w)) continue;
     if (!view.Fits(p.shape)) return false;  // resources it waits for are taken already
     view.Hold(p.shape);
   }
@@ -104,7 +105,7 @@ std::string State::NoFitMessage(const Workload& w) const {
   // Counted with plain integers (this runs for every failed shape in every cycle, over every
   // node); extended resources, rare, by name. Nothing changed in the pool since the same shape
   // class last failed: the same reason (room held for nominated workloads depends on who asks).
-  const bool cacheable = nominations == 0;
+  const bool cacheable = nominations == 0 && reservations.empty();
   if (cacheable)
     if (auto c = no_fit_cache.find(w.shape_class); c != no_fit_cache.end() && c->second.first == pool_version)
       return c->second.second;
@@ -136,6 +137,7 @@ std::string State::NoFitMessage(const Workload& w) const {
     if (e.has_ext || !plain_ext) m |= nodes[i].ShortOf(p) & NodeState::kShortExtended;
     const NodeState& n = nodes[i];
     if (m == 0 && nominations > 0 && !FitsRespectingNominated(i, w)) ++f.held;
+    else if (m == 0 && Reserved(i) && DelaysReservation(i, w)) ++f.reserved;
     f.cpu += (m & NodeState::kShortCpu) != 0;
     f.memory += (m & NodeState::kShortMemory) != 0;
     f.gpu += (m & NodeState::kShortGpu) != 0;
@@ -160,10 +162,15 @@ size_t State::NumFeasibleNodesToFind() const {
   return std::max<size_t>(k, 100);
 }
 
-bool State::TryPlace(Workload& w) {
+// `dry`: choose only (a gang's members are placed together), do not bind.
+bool State::TryPlace(Workload& w, PlaceChoice* dry) {
   if (w.nominated_node != kNoNode) {
     const uint32_t pos = node_info[w.nominated_node].pos;
     if (NodeSelectable(pos, w) && FitsRespectingNominated(pos, w)) {
+      if (dry) {
+        *dry = PlaceChoice{pos, placer->Score(nodes[pos], w.shape).gpus};
+        return true;
+      }
       Bind(w, pos, placer->Score(nodes[pos], w.shape).gpus);
       return true;
     }
@@ -179,6 +186,7 @@ bool State::TryPlace(Workload& w) {
   const bool constrained = shape.gpu_count > 0 && w.model_mask != ~uint32_t{0};
   const bool plain_ext = shape.ext.size() == 1 && shape.ext.entries()[0].first == kPods;
   const bool nominated_anywhere = nominations > 0;
+  const bool reserving = !reservations.empty();
   const FitEntry* const fit_at = fit.data();
   // The fit rule on the dense copy first (cheap), then what needs the node itself. Loop
   // invariants in locals: this runs for every node on every placement.
@@ -198,6 +206,7 @@ bool State::TryPlace(Workload& w) {
       if (nominated_anywhere && !node_live[i].nominated.empty() &&
           !FitsRespectingNominated(static_cast<uint32_t>(i), w, /*fit_known=*/true))
         continue;
+      if (reserving && reserved_at[i] && DelaysReservation(static_cast<uint32_t>(i), w)) continue;
       feasible.push_back(i);
     }
   };
@@ -213,6 +222,10 @@ bool State::TryPlace(Workload& w) {
   next_start_node = (start + processed) % n;
   auto choice = placement::ChooseNode(*placer, nodes, feasible, shape);
   if (!choice) return false;
+  if (dry) {
+    *dry = PlaceChoice{static_cast<uint32_t>(choice->node_index), choice->candidate.gpus};
+    return true;
+  }
   Bind(w, static_cast<uint32_t>(choice->node_index), choice->candidate.gpus);
   return true;
 }

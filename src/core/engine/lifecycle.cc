@@ -114,7 +114,10 @@ Status State::Submit(SubmitPod&& c) {
   x.submit_time = now;
   x.pending_since = now;
   x.grace = pod.termination_grace_period.value_or(kDefaultGrace);
+  x.time_limit = pod.active_deadline.value_or(0);
+  x.requeue_on_preempt = pod.sim.requeue_on_preempt;
   slot_of[Value(x.id)] = slot;
+  if (pod.pod_group) JoinGang(x, *pod.pod_group);
   by_key[x.key] = slot;
   MatchPdbs(x);
   if (!x.pdbs.empty()) pdb_members.push_back(slot);
@@ -184,6 +187,7 @@ Status State::Submit(SubmitPod&& c) {
     x.shape_class = intern(k);
     k += "|" + x.namespace_ + "|" + (x.qos >= 0 ? qos_names[static_cast<size_t>(x.qos)] : "") +
          "|" + ToString(x.preemption_policy);
+    if (x.gang != kNoGang) k += "|gang|" + gangs[x.gang].key;  // a group fails or succeeds as one
     x.preempt_class = intern(std::move(k));
   }
   if (auto ns = namespace_ids.find(x.namespace_); ns != namespace_ids.end()) {
@@ -378,7 +382,18 @@ void State::Exit(Workload& w, bool emit_terminated) {
     const std::string cause = node_lost ? "node " + w.preempted_by.substr(5) + " was removed"
                                         : "preemption by " + w.preempted_by;
     const std::string_view why = node_lost ? reason::kNodeRemoved : reason::kPreempted;
-    if (w.preempt_mode == PreemptMode::kCancel) {
+    // Slurm (preempt/qos): a victim that exits by itself before its GraceTime ends is COMPLETED,
+    // whatever its PreemptMode: no requeue, no cancel (a job that wants to be requeued calls
+    // `scontrol requeue` itself: arbiter.dev/requeue-on-preempt).
+    const bool completed_in_grace = policy.preemption_type == PreemptionType::kQoS && was_terminating && !node_lost &&
+                                    !w.preempted_by.empty() && now > w.stop_time && now < w.stop_time + w.stop_grace &&
+                                    !w.requeue_on_preempt;
+    if (completed_in_grace) {
+      w.phase = Phase::kSucceeded;
+      SetMessage(w, "exited within its grace time after " + cause + ": completed (Slurm preempt/qos)", why);
+      Emit(EventType::kCompleted, w, node, why, w.message);
+      MarkFinished(w);
+    } else if (w.preempt_mode == PreemptMode::kCancel) {
       w.phase = Phase::kPreempted;
       SetMessage(w, node_lost ? "cancelled: " + cause : "cancelled after " + cause, why);
       Emit(EventType::kCancelled, w, node, why, w.message);
@@ -548,6 +563,7 @@ void State::Flush() {
     for (Slot v : w.waiting_for) workloads[v].preemptor = kNoSlot;
     if (!w.pdbs.empty())
       pdb_members.erase(std::remove(pdb_members.begin(), pdb_members.end(), s), pdb_members.end());
+    if (w.gang != kNoGang) LeaveGang(w);
     if (!fresh.empty()) fresh.erase(std::remove(fresh.begin(), fresh.end(), s), fresh.end());
     by_key.erase(w.key);
     slot_of.erase(Value(w.id));

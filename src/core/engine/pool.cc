@@ -198,9 +198,11 @@ Status State::RemoveNodeCmd(const RemoveNode& c) {
   std::vector<Slot> on = node_live[info.pos].workloads;
   std::sort(on.begin(), on.end(),
             [&](Slot a, Slot b) { return Value(workloads[a].id) < Value(workloads[b].id); });
+  std::vector<Slot> gang_lost;  // running members lost here: their pod groups stop with them
   for (Slot s : on) {
     Workload& w = workloads[s];
     const bool running = w.phase == Phase::kRunning;
+    if (running && w.gang != kNoGang) gang_lost.push_back(s);
     if (running) {
       w.preempted_by = "node/" + c.name;
       w.preemptor = kNoSlot;
@@ -213,6 +215,7 @@ Status State::RemoveNodeCmd(const RemoveNode& c) {
          "", WorkFacts::kProgressLost);
     Exit(w, /*emit_terminated=*/false);
   }
+  for (Slot s : gang_lost) StopGang(workloads[s], "node/" + c.name);
   const uint32_t pos = info.pos;
   for (Slot s : node_live[pos].nominated) workloads[s].nominated_node = kNoNode;
   nominations -= node_live[pos].nominated.size();

@@ -42,7 +42,8 @@ struct Plan {
 };
 }  // namespace
 
-bool State::TryPreempt(Workload& w, std::string* why) {
+// `dry` (a gang's plan): find the plan, execute nothing.
+bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
   PreemptionBlocked blocked;
   if (w.preemption_policy == PreemptionPolicy::kNever) {
     blocked.kind = PreemptionBlocked::Kind::kPolicyNever;
@@ -60,7 +61,7 @@ bool State::TryPreempt(Workload& w, std::string* why) {
   const size_t want = NumPreemptionCandidates();
   size_t viable = 0, processed = 0;
   const size_t start = n ? next_preempt_node % n : 0;
-  const bool memo_on = pdbs.empty() && policy.min_runtime == 0 && w.nominated_node == kNoNode;
+  const bool memo_on = pdbs.empty() && policy.min_runtime == 0 && w.nominated_node == kNoNode && !dry;
   Memo* memo = nullptr;
   if (memo_on) {
     memo = &preempt_memo[w.preempt_class];
@@ -84,8 +85,10 @@ bool State::TryPreempt(Workload& w, std::string* why) {
     if (memo) memo->node[i] = info.epoch + 1;  // cleared below if this node yields a plan
     if (!NodeSelectable(pos, w)) continue;
     if (!placement::ModelAccepts(nodes[pos].gpu_model, w.shape)) continue;
+    if (Reserved(pos) && !HoldsReservation(pos, w)) continue;  // backfill: room promised to another
     cands.clear();
     for (Slot s : info.workloads) {
+      if (dry && (*dry->excluded)[s]) continue;  // gone in the plan already
       if (MayPreempt(w, workloads[s])) {
         cands.push_back(s);
       } else if (policy.min_runtime > 0 && MayPreempt(w, workloads[s], /*ignore_min_runtime=*/true)) {
@@ -99,7 +102,7 @@ bool State::TryPreempt(Workload& w, std::string* why) {
     // Resources held for other nominated workloads of higher or equal priority stay held.
     for (Slot s : info.nominated) {
       const Workload& p = workloads[s];
-      if (p.id == w.id || p.priority < w.priority) continue;
+      if (p.id == w.id || p.priority < w.priority || SameGang(p, w)) continue;
       if (sim.Fits(p.shape)) sim.Hold(p.shape);
     }
     if (!sim.Fits(w.shape)) continue;
@@ -111,9 +114,18 @@ bool State::TryPreempt(Workload& w, std::string* why) {
     idx.resize(cands.size());
     for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
     // Importance order: priority (high first), then start (earliest first), then submission.
+    // Under QoS the order Slurm takes victims in, reversed: lowest QoS priority first and, among
+    // equals, the oldest first (its default) or, with preempt_youngest_first, the youngest first
+    // whatever the QoS priority.
+    const bool youngest_first = qos_mode && policy.preempt_youngest_first;
     std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
       const Workload &x = workloads[cands[a]], &y = workloads[cands[b]];
-      if (x.priority != y.priority) return x.priority > y.priority;
+      if (qos_mode && !youngest_first) {
+        if (x.priority != y.priority) return x.priority > y.priority;
+        if (x.run_start != y.run_start) return x.run_start > y.run_start;  // the youngest kept first
+        return Value(x.id) > Value(y.id);
+      }
+      if (x.priority != y.priority && !youngest_first) return x.priority > y.priority;
       if (x.run_start != y.run_start) return x.run_start < y.run_start;
       return Value(x.id) < Value(y.id);  // submission order: unique and deterministic
     });
@@ -194,6 +206,11 @@ bool State::TryPreempt(Workload& w, std::string* why) {
     *why = Render(blocked);
     return false;
   }
+  if (dry) {
+    dry->pos = best->node;
+    dry->victims = best->victims;
+    return true;
+  }
   // Execute: victims get SIGTERM now; the preemptor is nominated to the node.
   const std::string& node_name = nodes[best->node].name;
   std::string list;
@@ -217,6 +234,10 @@ bool State::TryPreempt(Workload& w, std::string* why) {
 // SIGTERM to a victim. What happens next (when it exits, what it saves) is the driver's work
 // model: the event carries the grace period, and the driver reports VictimExited.
 void State::StopVictim(Workload& v, const Workload& p, EventType kind) {
+  if (v.phase == Phase::kTerminating) {  // stopped already with its pod group: this one waits too
+    if (v.preemptor == kNoSlot) v.preemptor = p.slot;
+    return;
+  }
   const Millis grace = GraceOf(v);
   Signal(v, grace);
   v.preempted_by = p.key;
@@ -229,6 +250,7 @@ void State::StopVictim(Workload& v, const Workload& p, EventType kind) {
   const std::string_view why = kind == EventType::kReclaimed ? reason::kReclaimed : reason::kPreempted;
   SetMessage(v, msg, why, WorkFacts::kStopPlan);
   Emit(kind, v, node_info[v.node].name, why, msg, p.key, WorkFacts::kStopPlan, grace);
+  if (v.gang != kNoGang) StopGang(v, p.key);
 }
 
 }  // namespace arbiter::engine

@@ -46,6 +46,9 @@ std::string State::ShapeKey(const Workload& w) const {
     k += "|models";
     for (const auto& m : w.shape.allowed_gpu_models) k += std::to_string(m.size()) + ":" + m;
   }
+  // Backfill lets a workload with a short enough time limit use a reserved node where another of
+  // the same shape may not: the time limit is part of the class.
+  if (w.time_limit > 0) k += "|limit" + std::to_string(w.time_limit);
   return k;
 }
 
@@ -53,6 +56,7 @@ bool State::Attempt(Workload& w, std::unordered_map<uint32_t, std::string>& no_f
                     std::unordered_map<uint32_t, std::pair<std::string, std::string>>& no_preempt) {
   if (w.phase != Phase::kPending) return true;
   if (!w.waiting_for.empty()) return true;  // victims still terminating
+  if (w.gang != kNoGang && NeedsGang(w)) return AttemptGang(w);
   if (!TryAdmitQuota(w)) return w.phase != Phase::kPending || !w.waiting_for.empty();  // rejected / reclaiming
   auto nf = no_fit.find(w.shape_class);
   if (nf == no_fit.end() || w.nominated_node != kNoNode) {
@@ -84,6 +88,15 @@ void State::RunCycle() {
   std::unordered_map<uint32_t, std::pair<std::string, std::string>> no_preempt;  // -> message, key
   const bool all = freed;
   freed = false;
+  ++cycle;
+  ClearReservations();
+  // A workload that failed may get a backfill reservation (in queue order: later workloads
+  // must not delay it).
+  auto attempt = [&](Workload& w) {
+    const bool ok = Attempt(w, no_fit, no_preempt);
+    if (!ok && policy.backfill) TryReserve(w);
+    return ok;
+  };
   std::vector<Slot> arrived;
   arrived.swap(fresh);
   QueueOrder before{&workloads};
@@ -94,7 +107,7 @@ void State::RunCycle() {
       if (IsPending(s)) order.push_back(s);
     std::sort(order.begin(), order.end(), before);
     order.erase(std::unique(order.begin(), order.end()), order.end());
-    for (Slot s : order) Attempt(workloads[s], no_fit, no_preempt);
+    for (Slot s : order) attempt(workloads[s]);
   } else {
     // Merge the classes' queues in queue order; a class whose head fails is done for this cycle
     // (its other members would fail the same way), so a cycle costs O(classes + progress), not
@@ -117,7 +130,7 @@ void State::RunCycle() {
       auto [s, cls] = heads.top();
       heads.pop();
       Workload& w = workloads[s];
-      bool go_on = w.nominated_node != kNoNode || Attempt(w, no_fit, no_preempt);
+      bool go_on = w.nominated_node != kNoNode || attempt(w);
       auto& set = pending[cls];
       auto next = set.upper_bound(s);
       if (go_on) {
@@ -147,9 +160,11 @@ void State::RunCycle() {
     // New arrivals behind a failed head still get their own reason.
     for (Slot s : arrived) {
       Workload& w = workloads[s];
-      if (w.phase == Phase::kPending && w.message.empty() && IsPending(s)) Attempt(w, no_fit, no_preempt);
+      if (w.phase == Phase::kPending && w.message.empty() && IsPending(s)) attempt(w);
     }
   }
+  // Reservations hold for this cycle only: the next one recomputes them over the whole queue.
+  if (!reservations.empty()) freed = true;
   // SubmitPod::immediate: one attempt only. Whatever did not bind or start a preemption or a
   // reclaim in this cycle is Rejected with the reason of its attempt.
   for (Slot s : arrived) {

@@ -16,6 +16,7 @@ std::string Render(const NoFit& f) {
   add("node(s) didn't match node selector", f.selector);
   add("node(s) didn't have a GPU model the pod allows", f.model);
   add("node(s) hold resources for a nominated higher-priority workload", f.held);
+  add("node(s) are reserved for a higher-priority workload (backfill)", f.reserved);
   add("Insufficient " + std::string(kCpu), f.cpu);
   add("Insufficient " + std::string(kMemory), f.memory);
   add("Insufficient " + std::string(kGpu), f.gpu);

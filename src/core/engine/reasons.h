@@ -43,6 +43,7 @@ struct NoFit {
   size_t selector = 0;       // node(s) didn't match node selector
   size_t model = 0;          // node(s) have no GPU model the pod allows
   size_t held = 0;           // node(s) hold resources for a nominated higher-priority workload
+  size_t reserved = 0;       // node(s) are reserved for a higher-priority workload (backfill)
   size_t cpu = 0, memory = 0, gpu = 0;
   std::vector<std::pair<std::string, size_t>> extended;  // Insufficient <resource>, by name
 };

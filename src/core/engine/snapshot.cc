@@ -109,6 +109,9 @@ void IoWorkload(A& a, Workload& w, std::vector<uint64_t>& waiting_for, uint64_t&
   Io(a, w.stop_grace);
   Io(a, w.preempted_by);
   Io(a, preemptor);
+  Io(a, w.gang);
+  Io(a, w.time_limit);
+  Io(a, w.requeue_on_preempt);
 }
 
 template <typename A>
@@ -221,6 +224,12 @@ std::string Engine::Snapshot() const {
   for (const auto& [ns, list] : s.borrowed_by_ns) borrowed[ns] = IdsOf(s.workloads, list);
   Write(w, borrowed);
   Write(w, s.global_epoch);
+  // 8. Pod groups (members follow from the workloads).
+  w.U64(s.gangs.size());
+  for (const Gang& g : s.gangs) {
+    Write(w, g.key);
+    Write(w, g.min_member);
+  }
   return serial::Seal(kKind, kSnapshotVersion, w.bytes());
 }
 
@@ -436,7 +445,20 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot, const
   std::map<uint32_t, std::vector<uint64_t>> borrowed;
   Io(r, borrowed);
   Io(r, s.global_epoch);
+  const uint64_t ng = r.Count();
+  for (uint64_t i = 0; i < ng && r.ok(); ++i) {
+    Gang g;
+    Io(r, g.key);
+    Io(r, g.min_member);
+    if (!s.gang_ids.emplace(g.key, static_cast<uint32_t>(i)).second) return fail("pod group " + g.key + " twice");
+    s.gangs.push_back(std::move(g));
+  }
   if (!r.ok()) return fail(r.error());
+  for (const Workload& x : s.workloads) {
+    if (x.gang == kNoGang) continue;
+    if (x.gang >= s.gangs.size()) return fail(x.key + " names an unknown pod group");
+    s.gangs[x.gang].members.push_back(x.slot);
+  }
   if (!r.AtEnd()) return fail("bytes after the end");
   if (!slots_of(fresh, &s.fresh)) return fail("a fresh arrival that is not a workload");
   for (Millis t : wake) s.wakeups.push(t);

@@ -4,6 +4,8 @@
 //   queue.cc       pending classes, queue order, the scheduling cycle (merge loop)
 //   filter.cc      node selection, the dense fit index, nominated protection, no-fit reasons,
 //                  scoring (placement)
+//   backfill.cc    reservations for blocked workloads (Slurm sched/backfill)
+//   gang.cc        pod groups (coscheduling): all-or-nothing quota, placement and preemption
 //   preemption.cc  default Kubernetes preemption and Slurm QoS preemption, victim order, SIGTERM
 //   reclaim.cc     ElasticQuota reclaim of lent quota
 //   pdb.cc         PodDisruptionBudget membership and accounting
@@ -68,6 +70,39 @@ struct FitEntry {  // 32 bytes: two per cache line
 struct QueueOrder {
   const std::vector<Workload>* w;
   bool operator()(Slot a, Slot b) const;
+};
+
+// A pod group (scheduler-plugins coscheduling): its members are admitted and placed together
+// until minMember of them run; interned by namespace/name for good.
+struct Gang {
+  std::string key;  // namespace/name
+  int32_t min_member = 1;
+  std::vector<Slot> members;  // live members
+  uint64_t tried_cycle = 0;   // the cycle that last attempted it (State::cycle), and its outcome
+  bool tried_ok = false;
+};
+
+// A placement chosen but not made (TryPlace's dry run).
+struct PlaceChoice {
+  uint32_t pos = 0;
+  placement::GpuAssignment gpus;
+};
+
+// A preemption planned but not executed (TryPreempt's dry run for a gang): victims in
+// `excluded` (by slot) are gone already in the plan being built.
+struct PreemptDryRun {
+  const std::vector<char>* excluded = nullptr;
+  uint32_t pos = 0;
+  std::vector<Slot> victims;
+};
+
+// Room promised to a blocked workload (or pod group) at its earliest start: this cycle's
+// (backfill.cc; recomputed every cycle, so not part of snapshots).
+struct Reservation {
+  Slot holder = kNoSlot;
+  Millis start = 0;
+  std::vector<uint32_t> pos;                          // nodes, by position
+  std::vector<const placement::PodShape*> shapes;     // what it needs there, parallel to pos
 };
 
 class State {
@@ -143,7 +178,7 @@ class State {
   bool FitsRespectingNominated(uint32_t pos, const Workload& w, bool fit_known = false) const;
   std::string NoFitMessage(const Workload& w) const;
   size_t NumFeasibleNodesToFind() const;
-  bool TryPlace(Workload& w);
+  bool TryPlace(Workload& w, PlaceChoice* dry = nullptr);
   void RefreshFit(uint32_t pos);
   void RebuildFitIndex();
   uint32_t ModelBit(const std::string& model);
@@ -157,7 +192,7 @@ class State {
 
   // ---------------------------------------------------------------- preemption.cc
   bool MayPreempt(const Workload& preemptor, const Workload& victim, bool ignore_min_runtime = false) const;
-  bool TryPreempt(Workload& w, std::string* why);
+  bool TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry = nullptr);
   void StopVictim(Workload& victim, const Workload& preemptor, EventType kind);
   size_t NumPreemptionCandidates() const;
 
@@ -205,6 +240,28 @@ class State {
   void AdmitDeferredBorrowers();
   bool defer_borrowers = false;  // during the first pass: TryAdmitQuota defers borrowers
   std::vector<Slot> deferred;    // borrowers deferred in this cycle
+
+  // ---------------------------------------------------------------- gang.cc
+  void JoinGang(Workload& w, const PodGroupRef& group);
+  void LeaveGang(Workload& w);
+  // Its pod group is not running yet (fewer than minMember members run): it starts as a gang.
+  bool NeedsGang(const Workload& w) const;
+  bool AttemptGang(Workload& w);
+  // A running member was stopped (preemption, reclaim, node loss): the others follow it.
+  void StopGang(const Workload& stopped, const std::string& by);
+  bool SameGang(const Workload& a, const Workload& b) const { return a.gang != kNoGang && a.gang == b.gang; }
+
+  // ---------------------------------------------------------------- backfill.cc
+  // When `x` is expected to release its node: a terminating workload at the end of its grace
+  // period, a running one at run start + activeDeadlineSeconds; -1 unknown (no deadline).
+  Millis ExpectedEnd(const Workload& x) const;
+  // After `w` failed in a cycle: a reservation at its earliest start, if one can be computed.
+  void TryReserve(Workload& w);
+  // Placing `w` on the node now would make a reservation there start later.
+  bool DelaysReservation(uint32_t pos, const Workload& w) const;
+  bool Reserved(uint32_t pos) const { return !reservations.empty() && reserved_at[pos]; }
+  bool HoldsReservation(uint32_t pos, const Workload& w) const;
+  void ClearReservations();
 
   // ---------------------------------------------------------------- reclaim.cc
   bool TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::string* why);
@@ -282,6 +339,12 @@ class State {
   std::map<std::string, uint32_t> namespace_ids;
   std::unordered_map<std::string, uint32_t> class_ids;  // interned shape / preemption classes
   std::map<uint32_t, std::vector<Slot>> borrowed_by_ns;  // namespace id -> running borrowers
+  std::vector<Gang> gangs;                                // by gang id
+  std::unordered_map<std::string, uint32_t> gang_ids;     // namespace/name -> gang id
+  uint64_t cycle = 0;                                     // scheduling cycles run (not in snapshots)
+  std::vector<Reservation> reservations;  // this cycle's backfill reservations, in queue order
+  std::vector<char> reserved_at;          // by position: some reservation uses the node
+  int reservation_tries = 0;              // reservations computed this cycle (bounded)
   std::vector<Slot> pdb_members;                         // workloads some PDB selects
 
   // The queue: pending workloads, one ordered set per preemption class (same shape, priority,

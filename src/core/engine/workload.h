@@ -18,6 +18,8 @@ using Slot = uint32_t;
 inline constexpr Slot kNoSlot = ~Slot{0};
 // NodeId value meaning "no node".
 inline constexpr uint32_t kNoNode = ~uint32_t{0};
+// Gang value meaning "not in a pod group".
+inline constexpr uint32_t kNoGang = ~uint32_t{0};
 
 struct Workload {
   // Hot fields first: preemption dry runs read these for thousands of workloads per decision.
@@ -34,6 +36,9 @@ struct Workload {
   bool quota_charged = false;
   bool immediate = false;  // SubmitPod::immediate: one attempt only
   bool deleted = false;    // DeletePod: gone when it exits, never requeued
+  uint32_t gang = kNoGang;  // its pod group (State::gangs), kNoGang none
+  Millis time_limit = 0;    // spec.activeDeadlineSeconds of a run, 0 none (its end is unknown)
+  bool requeue_on_preempt = false;  // arbiter.dev/requeue-on-preempt (QoS: exits within grace)
   uint32_t node = kNoNode;            // NodeId value while it holds a node
   uint32_t nominated_node = kNoNode;  // NodeId value while nominated
   uint32_t model_mask = ~uint32_t{0};  // allowed GPU models as bits (FitEntry::model_bit)

@@ -139,6 +139,10 @@ class Replay final : public engine::EventSink, public engine::RunSink {
     }
     WorkSpec spec;
     if (mode_timeline_) spec.duration = duration_ms_[k];
+    if (mode_timeline_ && o_.time_limit_percent > 0) {
+      const int64_t limit = (static_cast<int64_t>(duration_ms_[k]) * o_.time_limit_percent + 99) / 100;
+      pod.active_deadline = std::max<int64_t>(1, (limit + 999) / 1000) * 1000;
+    }
     current_ = engine_->next_workload_id();
     current_node_.clear();
     pod_of_.push_back(k);

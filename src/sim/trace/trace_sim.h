@@ -57,6 +57,9 @@ struct TraceRunOptions {
   // protocol) or waits in the queue (kWait). Default: kDrop without a policy file, kWait with one.
   enum class Unschedulable { kDefault, kDrop, kWait };
   Unschedulable unschedulable = Unschedulable::kDefault;
+  // Timeline mode: give each pod spec.activeDeadlineSeconds = its duration x this percentage
+  // (rounded up to a second): the time limit backfill plans with; 0 none.
+  int64_t time_limit_percent = 0;
   bool check_invariants = false;
   // Called for every arrival once the engine has decided it (trace pod index, node name, "" when
   // it did not start), in arrival order: the differential test compares decisions with it.

@@ -1,0 +1,196 @@
+#include "adapters/kube/auth.h"
+
+#include <algorithm>
+
+namespace arbiter::kube {
+namespace {
+
+constexpr std::string_view kAuthenticated = "system:authenticated";
+
+bool IsAdmin(const UserInfo& u) {
+  return u.InGroup("system:masters") || u.InGroup("arbiter:admins");
+}
+
+bool IsReadVerb(std::string_view v) { return v == "get" || v == "list" || v == "watch"; }
+
+bool IsWriteVerb(std::string_view v) {
+  return v == "create" || v == "update" || v == "patch" || v == "delete" || v == "deletecollection";
+}
+
+// One CSV record per line; quotes per RFC 4180. Returns false at end of text.
+bool ReadRecord(std::string_view text, size_t* pos, std::vector<std::string>* fields, int* line,
+                std::string* error) {
+  fields->clear();
+  // Skip blank lines (encoding/csv does).
+  while (*pos < text.size() && (text[*pos] == '\n' || text[*pos] == '\r')) {
+    if (text[*pos] == '\n') ++*line;
+    ++*pos;
+  }
+  if (*pos >= text.size()) return false;
+  ++*line;
+  std::string cur;
+  bool quoted = false, was_quoted = false;
+  while (*pos < text.size()) {
+    char c = text[*pos];
+    if (quoted) {
+      if (c == '"') {
+        if (*pos + 1 < text.size() && text[*pos + 1] == '"') {
+          cur += '"';
+          *pos += 2;
+          continue;
+        }
+        quoted = false;
+        ++*pos;
+        continue;
+      }
+      if (c == '\n') ++*line;
+      cur += c;
+      ++*pos;
+      continue;
+    }
+    if (c == '"' && cur.empty() && !was_quoted) {
+      quoted = was_quoted = true;
+      ++*pos;
+      continue;
+    }
+    if (c == ',') {
+      fields->push_back(cur);
+      cur.clear();
+      was_quoted = false;
+      ++*pos;
+      continue;
+    }
+    if (c == '\n' || c == '\r') {
+      if (c == '\r' && *pos + 1 < text.size() && text[*pos + 1] == '\n') ++*pos;
+      ++*pos;
+      break;
+    }
+    if (was_quoted) {
+      *error = "extraneous or missing \" in quoted-field";
+      return true;
+    }
+    cur += c;
+    ++*pos;
+  }
+  if (quoted) *error = "extraneous or missing \" in quoted-field";
+  fields->push_back(cur);
+  return true;
+}
+
+std::string Q(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+}  // namespace
+
+bool UserInfo::InGroup(std::string_view g) const {
+  return std::find(groups.begin(), groups.end(), g) != groups.end();
+}
+
+Result<TokenTable> ParseTokenFile(std::string_view text, std::string_view path) {
+  TokenTable t;
+  size_t pos = 0;
+  int line = 0;
+  std::vector<std::string> f;
+  std::string error;
+  while (ReadRecord(text, &pos, &f, &line, &error)) {
+    if (!error.empty())
+      return Status::InvalidArgument("token file '" + std::string(path) + "': line " +
+                                     std::to_string(line) + ": " + error);
+    if (f.size() < 3)
+      return Status::InvalidArgument(
+          "token file '" + std::string(path) +
+          "' must have at least 3 columns (token, user name, user uid), found " +
+          std::to_string(f.size()) + " (line " + std::to_string(line) + ")");
+    if (f[0].empty()) continue;
+    UserInfo u{f[1], f[2], {}};
+    if (f.size() >= 4 && !f[3].empty()) {
+      std::string_view g = f[3];
+      while (true) {
+        size_t comma = g.find(',');
+        u.groups.emplace_back(g.substr(0, comma));
+        if (comma == std::string_view::npos) break;
+        g.remove_prefix(comma + 1);
+      }
+    }
+    u.groups.emplace_back(kAuthenticated);
+    t.first_token_of_user.emplace(u.name, f[0]);
+    t.by_token[f[0]] = std::move(u);
+  }
+  return t;
+}
+
+std::optional<UserInfo> Authenticate(const TokenTable& tokens, std::string_view authorization) {
+  constexpr std::string_view kBearer = "Bearer ";
+  if (authorization.size() <= kBearer.size()) return std::nullopt;
+  std::string scheme(authorization.substr(0, kBearer.size()));
+  std::transform(scheme.begin(), scheme.end(), scheme.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  if (scheme != "bearer ") return std::nullopt;
+  std::string_view token = authorization.substr(kBearer.size());
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  while (!token.empty() && (token.back() == ' ' || token.back() == '\r')) token.remove_suffix(1);
+  auto it = tokens.by_token.find(token);
+  if (token.empty() || it == tokens.by_token.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string VerbOf(std::string_view method, bool has_name, bool watch) {
+  if (method == "GET" || method == "HEAD") return watch ? "watch" : has_name ? "get" : "list";
+  if (method == "POST") return "create";
+  if (method == "PUT") return "update";
+  if (method == "PATCH") return "patch";
+  if (method == "DELETE") return has_name ? "delete" : "deletecollection";
+  return "";
+}
+
+Decision Authorize(const UserInfo& u, const RequestAttributes& a) {
+  if (IsAdmin(u)) return {true, "cluster admin"};
+  if (!a.resource_request) {
+    if (a.path == "/metrics" || a.path.rfind("/metrics/", 0) == 0) return {false, ""};
+    return {true, "non-resource path"};
+  }
+  if (!a.namespace_.empty()) {
+    const bool editor = u.InGroup("arbiter:editors:" + a.namespace_);
+    const bool viewer = u.InGroup("arbiter:viewers:" + a.namespace_);
+    if (a.resource == "namespaces") {
+      // /api/v1/namespaces/NS as a namespaced path of itself: reading one's own namespace.
+      if ((editor || viewer) && a.verb == "get" && a.subresource.empty())
+        return {true, "own namespace"};
+      return {false, ""};
+    }
+    if (!a.subresource.empty()) {
+      if (a.subresource == "eviction" && a.verb == "create" && editor)
+        return {true, "namespace editor"};
+      if (IsReadVerb(a.verb) && (editor || viewer)) return {true, "namespace reader"};
+      return {false, ""};
+    }
+    if (editor && (IsReadVerb(a.verb) || IsWriteVerb(a.verb))) return {true, "namespace editor"};
+    if (viewer && IsReadVerb(a.verb)) return {true, "namespace viewer"};
+    return {false, ""};
+  }
+  // Cluster scope (or all namespaces).
+  static const std::vector<std::string_view> kPublic = {"nodes", "priorityclasses", "qoses",
+                                                        "poolpolicies", "pricebooks"};
+  if (IsReadVerb(a.verb) && a.subresource.empty() &&
+      std::find(kPublic.begin(), kPublic.end(), a.resource) != kPublic.end())
+    return {true, "public cluster object"};
+  if (a.resource == "namespaces" && a.verb == "get" && a.subresource.empty() && !a.name.empty() &&
+      (u.InGroup("arbiter:editors:" + a.name) || u.InGroup("arbiter:viewers:" + a.name)))
+    return {true, "own namespace"};
+  return {false, ""};
+}
+
+std::string ForbiddenReason(const UserInfo& u, const RequestAttributes& a) {
+  if (!a.resource_request) return "User " + Q(u.name) + " cannot " + a.verb + " path " + Q(a.path);
+  std::string resource = a.subresource.empty() ? a.resource : a.resource + "/" + a.subresource;
+  std::string s = "User " + Q(u.name) + " cannot " + a.verb + " resource " + Q(resource) +
+                  " in API group " + Q(a.api_group);
+  if (!a.namespace_.empty()) return s + " in the namespace " + Q(a.namespace_);
+  return s + " at the cluster scope";
+}
+
+KubeStatus ForbiddenStatus(const UserInfo& u, const RequestAttributes& a) {
+  if (!a.resource_request) return Forbidden(ResourceName{}, "", ForbiddenReason(u, a));
+  return Forbidden(ResourceName{a.api_group, a.resource}, a.name, ForbiddenReason(u, a));
+}
+
+}  // namespace arbiter::kube

@@ -1,0 +1,269 @@
+#include "adapters/kube/status.h"
+
+#include <cctype>
+
+namespace arbiter::kube {
+namespace {
+
+using nlohmann::json;
+
+std::string Quoted(std::string_view s) { return json(std::string(s)).dump(); }  // Go's %q, ASCII
+
+KubeStatus Make(int code, std::string_view reason, std::string message, json details = nullptr) {
+  KubeStatus s;
+  s.code = code;
+  s.body = json{{"kind", "Status"},
+                {"apiVersion", "v1"},
+                {"metadata", json::object()},
+                {"status", "Failure"},
+                {"message", std::move(message)},
+                {"reason", reason}};
+  if (details.is_object() && !details.empty()) s.body["details"] = std::move(details);
+  s.body["code"] = code;
+  return s;
+}
+
+// StatusDetails with Go's omitempty: empty fields are left out.
+json Details(std::string_view name, std::string_view group, std::string_view kind) {
+  json d = json::object();
+  if (!name.empty()) d["name"] = name;
+  if (!group.empty()) d["group"] = group;
+  if (!kind.empty()) d["kind"] = kind;
+  return d;
+}
+
+std::string NamedResource(const ResourceName& r, std::string_view name) {
+  return name.empty() ? r.Qualified() : r.Qualified() + " " + Quoted(name);
+}
+
+bool LooksLikeFieldPath(std::string_view s) {
+  if (s.empty()) return false;
+  if (!std::isalpha(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s)
+    if (std::isspace(static_cast<unsigned char>(c)) || c == '"') return false;
+  return true;
+}
+
+std::string CauseReasonOf(std::string_view message) {
+  if (message.rfind("is required", 0) == 0) return "FieldValueRequired";
+  if (message.rfind("unknown field", 0) == 0) return "FieldValueNotSupported";
+  return "FieldValueInvalid";
+}
+
+}  // namespace
+
+KubeStatus NotFound(const ResourceName& r, std::string_view name) {
+  return Make(404, "NotFound", NamedResource(r, name) + " not found",
+              Details(name, r.group, r.plural));
+}
+
+KubeStatus PathNotFound() {
+  return Make(404, "NotFound", "the server could not find the requested resource", json::object());
+}
+
+KubeStatus AlreadyExists(const ResourceName& r, std::string_view name) {
+  return Make(409, "AlreadyExists", NamedResource(r, name) + " already exists",
+              Details(name, r.group, r.plural));
+}
+
+KubeStatus Conflict(const ResourceName& r, std::string_view name) {
+  return Conflict(r, name,
+                  "the object has been modified; please apply your changes to the latest version "
+                  "and try again");
+}
+
+KubeStatus Conflict(const ResourceName& r, std::string_view name, std::string_view why) {
+  return Make(
+      409, "Conflict",
+      "Operation cannot be fulfilled on " + NamedResource(r, name) + ": " + std::string(why),
+      Details(name, r.group, r.plural));
+}
+
+KubeStatus Invalid(const ResourceInfo& r, std::string_view name, const std::vector<Cause>& causes) {
+  std::string message = r.QualifiedKind() + " " + Quoted(name) + " is invalid";
+  std::vector<std::string> parts;
+  json jc = json::array();
+  for (const auto& c : causes) {
+    parts.push_back(c.field.empty() ? c.message : c.field + ": " + c.message);
+    json j = {{"reason", c.reason}, {"message", c.message}};
+    if (!c.field.empty()) j["field"] = c.field;
+    jc.push_back(std::move(j));
+  }
+  if (parts.size() == 1) {
+    message += ": " + parts[0];
+  } else if (parts.size() > 1) {
+    message += ": [";
+    for (size_t i = 0; i < parts.size(); ++i) message += (i ? ", " : "") + parts[i];
+    message += "]";
+  }
+  json details = Details(name, r.group, r.kind);
+  if (!jc.empty()) details["causes"] = jc;
+  return Make(422, "Invalid", message, details);
+}
+
+KubeStatus Forbidden(const ResourceName& r, std::string_view name, std::string_view why) {
+  std::string message = r.plural.empty()
+                            ? "forbidden: " + std::string(why)
+                            : NamedResource(r, name) + " is forbidden: " + std::string(why);
+  return Make(403, "Forbidden", message, Details(name, r.group, r.plural));
+}
+
+KubeStatus Unauthorized(std::string_view message) {
+  return Make(401, "Unauthorized", std::string(message));
+}
+
+KubeStatus BadRequest(std::string_view message) {
+  return Make(400, "BadRequest", std::string(message));
+}
+
+KubeStatus MethodNotAllowed(std::string_view message) {
+  return Make(405, "MethodNotAllowed",
+              message.empty() ? "the server does not allow this method on the requested resource"
+                              : std::string(message),
+              json::object());
+}
+
+KubeStatus UnsupportedMediaType(std::string_view content_type,
+                                const std::vector<std::string>& accepted) {
+  (void)content_type;
+  std::string list;
+  for (size_t i = 0; i < accepted.size(); ++i) list += (i ? ", " : "") + accepted[i];
+  return Make(
+      415, "UnsupportedMediaType",
+      "the body of the request was in an unknown format - accepted media types include: " + list);
+}
+
+KubeStatus Expired(std::string_view message) { return Make(410, "Expired", std::string(message)); }
+
+KubeStatus TooOldResourceVersion(uint64_t requested, uint64_t oldest) {
+  return Expired("too old resource version: " + std::to_string(requested) + " (" +
+                 std::to_string(oldest) + ")");
+}
+
+KubeStatus Gone(std::string_view message) { return Make(410, "Gone", std::string(message)); }
+
+KubeStatus InternalError(std::string_view message) {
+  return Make(500, "InternalError", "Internal error occurred: " + std::string(message),
+              json{{"causes", json::array({{{"message", message}}})}});
+}
+
+KubeStatus ServiceUnavailable(std::string_view message) {
+  return Make(503, "ServiceUnavailable", std::string(message));
+}
+
+KubeStatus TooManyRequests(std::string_view message) {
+  return Make(429, "TooManyRequests", std::string(message));
+}
+
+json SuccessStatus(const ResourceName& r, std::string_view name, std::string_view uid) {
+  json details = Details(name, r.group, r.plural);
+  if (!uid.empty()) details["uid"] = uid;
+  return json{{"kind", "Status"},
+              {"apiVersion", "v1"},
+              {"metadata", json::object()},
+              {"status", "Success"},
+              {"details", details}};
+}
+
+std::vector<Cause> CausesFromDiagnostics(const Diagnostics& d, std::string_view kind,
+                                         std::string_view name) {
+  std::vector<Cause> out;
+  for (const auto& item : d.items) {
+    if (item.severity != Severity::kError) continue;
+    Cause c;
+    c.field = item.field_path;
+    c.reason = CauseReasonOf(item.message);
+    const bool same_name =
+        item.name == name ||
+        (item.name.size() > name.size() &&
+         item.name.compare(item.name.size() - name.size(), name.size(), name) == 0 &&
+         item.name[item.name.size() - name.size() - 1] == '/');
+    if (item.kind.empty() || (item.kind == kind && same_name)) {
+      c.message = item.message;
+    } else {
+      // About another object (a cross-object check): say which, as the field is its field.
+      c.message = item.kind + "/" + item.name + ": " +
+                  (item.field_path.empty() ? "" : item.field_path + ": ") + item.message;
+      c.field.clear();
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Cause CauseFromDiagnosticLine(std::string_view line) {
+  Cause c;
+  std::string_view rest = line;
+  auto next_token = [&rest]() -> std::string_view {
+    size_t sep = rest.find(": ");
+    return sep == std::string_view::npos ? std::string_view() : rest.substr(0, sep);
+  };
+  auto drop = [&rest](std::string_view token) { rest.remove_prefix(token.size() + 2); };
+  std::string_view t = next_token();  // FILE:LINE
+  if (!t.empty()) drop(t);
+  t = next_token();  // Kind/name
+  if (!t.empty() && std::isupper(static_cast<unsigned char>(t[0])) &&
+      t.find('/') != std::string_view::npos && t.find(' ') == std::string_view::npos)
+    drop(t);
+  t = next_token();  // field.path
+  if (LooksLikeFieldPath(t) && t != "warning") {
+    c.field = std::string(t);
+    drop(t);
+  }
+  c.message = std::string(rest);
+  c.reason = CauseReasonOf(c.message);
+  return c;
+}
+
+std::string WarningHeaderValue(std::string_view text) {
+  constexpr size_t kMax = 4096;
+  std::string out = "299 - \"";
+  size_t n = 0;
+  for (char c : text) {
+    if (n++ >= kMax) break;
+    if (c == '\\' || c == '"') out += '\\';
+    out += (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
+  }
+  return out + "\"";
+}
+
+std::vector<std::string> WarningsFromDiagnostics(const Diagnostics& d, std::string_view kind,
+                                                 std::string_view name) {
+  std::vector<std::string> out;
+  Diagnostics warnings;
+  for (const auto& item : d.items) {
+    if (item.severity != Severity::kWarning) continue;
+    Diagnostic as_error = item;
+    as_error.severity = Severity::kError;  // CausesFromDiagnostics takes errors only
+    warnings.items.push_back(as_error);
+  }
+  for (const auto& c : CausesFromDiagnostics(warnings, kind, name))
+    out.push_back(c.field.empty() ? c.message : c.field + ": " + c.message);
+  return out;
+}
+
+KubeStatus FromStatus(const Status& s, const ResourceInfo& r, std::string_view name) {
+  const ResourceName rn = ResourceName::Of(r);
+  switch (s.code()) {
+    case StatusCode::kNotFound:
+      return NotFound(rn, name);
+    case StatusCode::kAlreadyExists:
+      return AlreadyExists(rn, name);
+    case StatusCode::kConflict:
+      return Conflict(rn, name, s.message());
+    case StatusCode::kInvalidArgument:
+      return Invalid(r, name, {Cause{"FieldValueInvalid", s.message(), ""}});
+    case StatusCode::kFailedPrecondition:
+      return BadRequest(s.message());
+    case StatusCode::kResourceExhausted:
+      return Forbidden(rn, name, s.message());
+    case StatusCode::kUnavailable:
+      return ServiceUnavailable(s.message());
+    case StatusCode::kOk:
+    case StatusCode::kInternal:
+      break;
+  }
+  return InternalError(s.message());
+}
+
+}  // namespace arbiter::kube

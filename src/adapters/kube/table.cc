@@ -1,0 +1,491 @@
+#include "adapters/kube/table.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/quantity.h"
+
+namespace arbiter::kube {
+namespace {
+
+using nlohmann::json;
+
+const char* kNameDoc =
+    "Name must be unique within a namespace. Is required when creating resources, although some "
+    "resources may allow a client to request the generation of an appropriate name automatically. "
+    "Name is primarily intended for creation idempotence and configuration definition. Cannot be "
+    "updated. More info: "
+    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
+const char* kAgeDoc =
+    "CreationTimestamp is a timestamp representing the server time when this object was created.";
+
+Column NameColumn() { return {"Name", "string", "name", kNameDoc, 0}; }
+Column AgeColumn() { return {"Age", "string", "", kAgeDoc, 0}; }
+Column Str(std::string name, std::string doc, int priority = 0) {
+  return {std::move(name), "string", "", std::move(doc), priority};
+}
+
+const json& At(const json& j, std::initializer_list<const char*> path) {
+  static const json kNull;
+  const json* cur = &j;
+  for (const char* k : path) {
+    if (!cur->is_object()) return kNull;
+    auto it = cur->find(k);
+    if (it == cur->end()) return kNull;
+    cur = &*it;
+  }
+  return *cur;
+}
+
+std::string S(const json& v, std::string_view fallback = "") {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number() || v.is_boolean()) return v.dump();
+  return std::string(fallback);
+}
+
+std::string OrNone(const json& v) {
+  std::string s = S(v);
+  return s.empty() ? "<none>" : s;
+}
+
+std::string Since(const json& timestamp, Millis now) {
+  if (!timestamp.is_string()) return "<unknown>";
+  auto t = ParseRfc3339(timestamp.get<std::string>());
+  if (!t.ok()) return "<unknown>";
+  return HumanDuration(now - *t);
+}
+
+std::string Age(const json& obj, Millis now) {
+  return Since(At(obj, {"metadata", "creationTimestamp"}), now);
+}
+
+// "nvidia.com/gpu: 12, cpu: 4": a resource map, sorted by name.
+std::string ResourceList(const json& m) {
+  if (!m.is_object() || m.empty()) return "<none>";
+  std::string out;
+  for (auto it = m.begin(); it != m.end(); ++it)
+    out += (out.empty() ? "" : ", ") + it.key() + ": " + S(it.value());
+  return out;
+}
+
+bool IsBytes(const std::string& resource) {
+  return resource.find("memory") != std::string::npos ||
+         resource.find("storage") != std::string::npos || resource.rfind("hugepages-", 0) == 0;
+}
+
+// used - min per resource where positive.
+std::string Borrowed(const json& used, const json& min) {
+  if (!used.is_object()) return "<none>";
+  std::string out;
+  for (auto it = used.begin(); it != used.end(); ++it) {
+    const std::string& res = it.key();
+    const int scale = IsBytes(res) ? 0 : 3;
+    auto u = ParseScaledQuantity(S(it.value()), scale);
+    if (!u.ok()) continue;
+    int64_t m = 0;
+    if (min.is_object() && min.contains(res)) {
+      auto mm = ParseScaledQuantity(S(min[res]), scale);
+      if (mm.ok()) m = *mm;
+    }
+    if (*u <= m) continue;
+    const int64_t b = *u - m;
+    out += (out.empty() ? "" : ", ") + res + ": " + (scale == 0 ? FormatBytes(b) : FormatMillis(b));
+  }
+  return out.empty() ? "<none>" : out;
+}
+
+// ---------------------------------------------------------------- pods
+
+std::string PodStatus(const json& pod) {
+  std::string reason = S(At(pod, {"status", "phase"}), "Pending");
+  if (!S(At(pod, {"status", "reason"})).empty()) reason = S(At(pod, {"status", "reason"}));
+  bool has_running = false;
+  const json& cs = At(pod, {"status", "containerStatuses"});
+  if (cs.is_array()) {
+    for (auto it = cs.rbegin(); it != cs.rend(); ++it) {
+      const json& st = At(*it, {"state"});
+      if (!S(At(st, {"waiting", "reason"})).empty()) {
+        reason = S(At(st, {"waiting", "reason"}));
+      } else if (!S(At(st, {"terminated", "reason"})).empty()) {
+        reason = S(At(st, {"terminated", "reason"}));
+      } else if (At(st, {"terminated"}).is_object()) {
+        const json& t = At(st, {"terminated"});
+        reason = At(t, {"signal"}).is_number() && At(t, {"signal"}) != 0
+                     ? "Signal:" + S(At(t, {"signal"}))
+                     : "ExitCode:" + S(At(t, {"exitCode"}), "0");
+      } else if (At(*it, {"ready"}) == true && At(st, {"running"}).is_object()) {
+        has_running = true;
+      }
+    }
+  }
+  if (reason == "Completed" && has_running) reason = "Running";
+  // Not scheduled yet: why it waits (the PodScheduled=False reason) says more than any container
+  // state the pod may carry (ContainerCreating).
+  if (S(At(pod, {"status", "phase"}), "Pending") == "Pending" &&
+      S(At(pod, {"spec", "nodeName"})).empty()) {
+    const json& conds = At(pod, {"status", "conditions"});
+    if (conds.is_array())
+      for (const auto& c : conds)
+        if (S(At(c, {"type"})) == "PodScheduled" && S(At(c, {"status"})) == "False" &&
+            !S(At(c, {"reason"})).empty())
+          reason = S(At(c, {"reason"}));
+  }
+  if (At(pod, {"metadata", "deletionTimestamp"}).is_string()) reason = "Terminating";
+  return reason;
+}
+
+json PodCells(const json& pod, Millis now) {
+  const json& containers = At(pod, {"spec", "containers"});
+  const size_t total = containers.is_array() ? containers.size() : 0;
+  size_t ready = 0;
+  int64_t restarts = 0;
+  const json& cs = At(pod, {"status", "containerStatuses"});
+  if (cs.is_array()) {
+    for (const auto& c : cs) {
+      if (At(c, {"ready"}) == true) ++ready;
+      if (At(c, {"restartCount"}).is_number_integer())
+        restarts += At(c, {"restartCount"}).get<int64_t>();
+    }
+  } else if (S(At(pod, {"status", "phase"})) == "Running") {
+    // A virtual pod without container statuses: ready when its Ready condition is.
+    const json& conds = At(pod, {"status", "conditions"});
+    if (conds.is_array())
+      for (const auto& c : conds)
+        if (S(At(c, {"type"})) == "Ready" && S(At(c, {"status"})) == "True") ready = total;
+  }
+  std::string gates = "<none>";
+  const json& rg = At(pod, {"spec", "readinessGates"});
+  if (rg.is_array() && !rg.empty()) {
+    size_t ok = 0;
+    const json& conds = At(pod, {"status", "conditions"});
+    for (const auto& g : rg)
+      if (conds.is_array())
+        for (const auto& c : conds)
+          if (S(At(c, {"type"})) == S(At(g, {"conditionType"})) && S(At(c, {"status"})) == "True")
+            ++ok;
+    gates = std::to_string(ok) + "/" + std::to_string(rg.size());
+  }
+  return json::array({S(At(pod, {"metadata", "name"})),
+                      std::to_string(ready) + "/" + std::to_string(total), PodStatus(pod),
+                      std::to_string(restarts), Age(pod, now), OrNone(At(pod, {"status", "podIP"})),
+                      OrNone(At(pod, {"spec", "nodeName"})),
+                      OrNone(At(pod, {"status", "nominatedNodeName"})), gates});
+}
+
+// ---------------------------------------------------------------- nodes
+
+json NodeCells(const json& node, Millis now) {
+  std::string status = "Ready";
+  const json& conds = At(node, {"status", "conditions"});
+  if (conds.is_array() && !conds.empty()) {
+    status = "Unknown";
+    for (const auto& c : conds)
+      if (S(At(c, {"type"})) == "Ready")
+        status = S(At(c, {"status"})) == "True"    ? "Ready"
+                 : S(At(c, {"status"})) == "False" ? "NotReady"
+                                                   : "Unknown";
+  }
+  if (At(node, {"spec", "unschedulable"}) == true) status += ",SchedulingDisabled";
+  std::vector<std::string> roles;
+  const json& labels = At(node, {"metadata", "labels"});
+  if (labels.is_object())
+    for (auto it = labels.begin(); it != labels.end(); ++it) {
+      const std::string& k = it.key();
+      if (k.rfind("node-role.kubernetes.io/", 0) == 0 && k.size() > 24)
+        roles.push_back(k.substr(24));
+      else if (k == "kubernetes.io/role")
+        roles.push_back(S(it.value()));
+    }
+  std::sort(roles.begin(), roles.end());
+  std::string role_text;
+  for (const auto& r : roles) role_text += (role_text.empty() ? "" : ",") + r;
+  std::string internal = "<none>", external = "<none>";
+  const json& addrs = At(node, {"status", "addresses"});
+  if (addrs.is_array())
+    for (const auto& a : addrs) {
+      if (S(At(a, {"type"})) == "InternalIP" && internal == "<none>")
+        internal = S(At(a, {"address"}));
+      if (S(At(a, {"type"})) == "ExternalIP" && external == "<none>")
+        external = S(At(a, {"address"}));
+    }
+  const json& info = At(node, {"status", "nodeInfo"});
+  std::string gpu = S(At(node, {"status", "capacity", "nvidia.com/gpu"}));
+  return json::array({S(At(node, {"metadata", "name"})), status,
+                      role_text.empty() ? "<none>" : role_text, Age(node, now),
+                      S(At(info, {"kubeletVersion"})), internal, external,
+                      OrNone(At(info, {"osImage"})), OrNone(At(info, {"kernelVersion"})),
+                      OrNone(At(info, {"containerRuntimeVersion"})), gpu.empty() ? "0" : gpu,
+                      OrNone(At(labels, {"nvidia.com/gpu.product"}))});
+}
+
+// ---------------------------------------------------------------- quotas
+
+json QuotaCells(const json& q, Millis now) {
+  const json& hard =
+      At(q, {"status", "hard"}).is_object() ? At(q, {"status", "hard"}) : At(q, {"spec", "hard"});
+  const json& used = At(q, {"status", "used"});
+  std::string request, limit;
+  if (hard.is_object())
+    for (auto it = hard.begin(); it != hard.end(); ++it) {
+      std::string u = used.is_object() && used.contains(it.key()) ? S(used[it.key()]) : "0";
+      std::string piece = it.key() + ": " + u + "/" + S(it.value());
+      std::string& target = it.key().rfind("limits.", 0) == 0 ? limit : request;
+      target += (target.empty() ? "" : ", ") + piece;
+    }
+  return json::array({S(At(q, {"metadata", "name"})), Age(q, now), request, limit});
+}
+
+json ElasticQuotaCells(const json& q, Millis now) {
+  const json& used = At(q, {"status", "used"});
+  const json& min = At(q, {"spec", "min"});
+  return json::array({S(At(q, {"metadata", "name"})), ResourceList(used), ResourceList(min),
+                      ResourceList(At(q, {"spec", "max"})), Borrowed(used, min), Age(q, now),
+                      OrNone(At(q, {"spec", "cohort"}))});
+}
+
+// ---------------------------------------------------------------- events
+
+json EventCells(const json& e, Millis now) {
+  json last = At(e, {"lastTimestamp"});
+  if (!last.is_string()) last = At(e, {"eventTime"});
+  if (!last.is_string()) last = At(e, {"metadata", "creationTimestamp"});
+  json first = At(e, {"firstTimestamp"});
+  if (!first.is_string()) first = At(e, {"eventTime"});
+  if (!first.is_string()) first = last;
+  const int64_t count = At(e, {"count"}).is_number_integer() ? At(e, {"count"}).get<int64_t>() : 1;
+  std::string last_seen = Since(last, now);
+  if (count > 1) last_seen += " (x" + std::to_string(count) + " over " + Since(first, now) + ")";
+  std::string kind = S(At(e, {"involvedObject", "kind"}));
+  std::transform(kind.begin(), kind.end(), kind.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  std::string source = S(At(e, {"source", "component"}));
+  if (source.empty()) source = S(At(e, {"reportingComponent"}));
+  if (!S(At(e, {"source", "host"})).empty()) source += ", " + S(At(e, {"source", "host"}));
+  return json::array({last_seen, S(At(e, {"type"})), S(At(e, {"reason"})),
+                      kind + "/" + S(At(e, {"involvedObject", "name"})),
+                      S(At(e, {"involvedObject", "fieldPath"})), source, S(At(e, {"message"})),
+                      Since(first, now), std::to_string(count), S(At(e, {"metadata", "name"}))});
+}
+
+std::string IntOrNA(const json& v) { return v.is_null() ? "N/A" : S(v); }
+
+}  // namespace
+
+IncludeObject ParseIncludeObject(std::string_view text) {
+  if (text == "None") return IncludeObject::kNone;
+  if (text == "Object") return IncludeObject::kObject;
+  return IncludeObject::kMetadata;
+}
+
+bool WantsTable(std::string_view accept) {
+  size_t pos = 0;
+  while ((pos = accept.find("as=Table", pos)) != std::string_view::npos) {
+    size_t start = accept.rfind(',', pos);
+    size_t end = accept.find(',', pos);
+    std::string_view media =
+        accept.substr(start == std::string_view::npos ? 0 : start + 1,
+                      end == std::string_view::npos ? std::string_view::npos : end - start - 1);
+    if (media.find("g=meta.k8s.io") != std::string_view::npos &&
+        (media.find("v=v1;") != std::string_view::npos ||
+         media.find("v=v1beta1") != std::string_view::npos ||
+         (media.size() >= 4 && media.substr(media.size() - 4) == "v=v1")))
+      return true;
+    pos += 8;
+  }
+  return false;
+}
+
+std::vector<Column> ColumnsOf(const ResourceInfo& r) {
+  if (r.kind == "Pod")
+    return {
+        NameColumn(),
+        Str("Ready", "The aggregate readiness state of this pod for accepting traffic."),
+        Str("Status",
+            "The aggregate status of the containers in this pod (a pending pod: why it waits)."),
+        Str("Restarts", "The number of times the containers in this pod have been restarted."),
+        AgeColumn(),
+        Str("IP", "IP address allocated to the pod.", 1),
+        Str("Node", "NodeName is the node the pod is bound to.", 1),
+        Str("Nominated Node", "The node the pod will run on once preemption victims have left.", 1),
+        Str("Readiness Gates", "Pod's readiness gates.", 1)};
+  if (r.kind == "Node")
+    return {NameColumn(),
+            Str("Status", "The status of the node"),
+            Str("Roles", "The roles of the node"),
+            AgeColumn(),
+            Str("Version", "Kubelet Version reported by the node."),
+            Str("Internal-IP", "List of internal IPs.", 1),
+            Str("External-IP", "List of external IPs.", 1),
+            Str("OS-Image", "OS Image reported by the node.", 1),
+            Str("Kernel-Version", "Kernel Version reported by the node.", 1),
+            Str("Container-Runtime", "Container Runtime Version reported by the node.", 1),
+            Str("GPU", "nvidia.com/gpu capacity.", 1),
+            Str("GPU-Product", "The nvidia.com/gpu.product label.", 1)};
+  if (r.kind == "Namespace")
+    return {NameColumn(), Str("Status", "The status of the namespace"), AgeColumn()};
+  if (r.kind == "ResourceQuota")
+    return {NameColumn(), AgeColumn(),
+            Str("Request",
+                "Request represents a minimum amount of cpu/memory that a container may consume."),
+            Str("Limit",
+                "Limits control the maximum amount of cpu/memory that a container may use "
+                "independent of contention on the node.")};
+  if (r.kind == "LimitRange") return {NameColumn(), {"Created At", "date", "", kAgeDoc, 0}};
+  if (r.kind == "Event")
+    return {Str("Last Seen", "The last time this event was seen"),
+            Str("Type", "Type of this event (Normal, Warning)"),
+            Str("Reason", "Why the action was taken."),
+            Str("Object", "The object that this event is about."),
+            Str("Subobject", "The subobject (e.g. a container) this event is about.", 1),
+            Str("Source", "The component reporting this event.", 1),
+            Str("Message", "A human-readable description of the status of this operation."),
+            Str("First Seen", "The first time this event was seen", 1),
+            Str("Count", "The number of times this event has occurred.", 1),
+            {"Name", "string", "name", kNameDoc, 1}};
+  if (r.kind == "PriorityClass")
+    return {
+        NameColumn(),
+        {"Value", "integer", "", "The value of this priority class.", 0},
+        {"Global-Default", "boolean", "", "Whether this is the global default priority class.", 0},
+        AgeColumn(),
+        Str("PreemptionPolicy", "The policy for preempting pods with lower priority.")};
+  if (r.kind == "PodDisruptionBudget")
+    return {NameColumn(),
+            Str("Min Available", "The minimum number of pods that must be available."),
+            Str("Max Unavailable", "The maximum number of pods that may be unavailable."),
+            {"Allowed Disruptions", "integer", "",
+             "How many pod disruptions are currently allowed.", 0},
+            AgeColumn()};
+  if (r.kind == "ElasticQuota")
+    return {NameColumn(),
+            Str("Used", "Resources the namespace's running workloads request."),
+            Str("Min", "Guaranteed resources."),
+            Str("Max", "Ceiling, borrowing included."),
+            Str("Borrowed", "Used above min: lent by the cohort."),
+            AgeColumn(),
+            Str("Cohort", "The cohort.", 1)};
+  if (r.kind == "QoS")
+    return {NameColumn(),
+            {"Priority", "integer", "", "QoS priority.", 0},
+            Str("Preempt", "QoS this one may preempt."),
+            Str("Preempt Mode", "Requeue or Cancel."),
+            AgeColumn()};
+  if (r.kind == "PriceBook")
+    return {NameColumn(), Str("Currency", "ISO 4217 code."), Str("Mode", "Metering mode."),
+            Str("Effective From", "When the prices start to apply."), AgeColumn()};
+  return {NameColumn(), AgeColumn()};
+}
+
+json CellsOf(const ResourceInfo& r, const json& o, Millis now) {
+  const std::string name = S(At(o, {"metadata", "name"}));
+  if (r.kind == "Pod") return PodCells(o, now);
+  if (r.kind == "Node") return NodeCells(o, now);
+  if (r.kind == "Namespace")
+    return json::array({name, S(At(o, {"status", "phase"}), "Active"), Age(o, now)});
+  if (r.kind == "ResourceQuota") return QuotaCells(o, now);
+  if (r.kind == "LimitRange")
+    return json::array({name, S(At(o, {"metadata", "creationTimestamp"}))});
+  if (r.kind == "Event") return EventCells(o, now);
+  if (r.kind == "PriorityClass")
+    return json::array({name, At(o, {"value"}).is_number_integer() ? At(o, {"value"}) : json(0),
+                        At(o, {"globalDefault"}) == true, Age(o, now),
+                        S(At(o, {"preemptionPolicy"}), "PreemptLowerPriority")});
+  if (r.kind == "PodDisruptionBudget")
+    return json::array({name, IntOrNA(At(o, {"spec", "minAvailable"})),
+                        IntOrNA(At(o, {"spec", "maxUnavailable"})),
+                        At(o, {"status", "disruptionsAllowed"}).is_number_integer()
+                            ? At(o, {"status", "disruptionsAllowed"})
+                            : json(0),
+                        Age(o, now)});
+  if (r.kind == "ElasticQuota") return ElasticQuotaCells(o, now);
+  if (r.kind == "QoS") {
+    std::string preempt;
+    const json& p = At(o, {"spec", "preempt"});
+    if (p.is_array())
+      for (const auto& x : p) preempt += (preempt.empty() ? "" : ",") + S(x);
+    return json::array(
+        {name,
+         At(o, {"spec", "priority"}).is_number_integer() ? At(o, {"spec", "priority"}) : json(0),
+         preempt.empty() ? "<none>" : preempt, OrNone(At(o, {"spec", "preemptMode"})),
+         Age(o, now)});
+  }
+  if (r.kind == "PriceBook")
+    return json::array({name, S(At(o, {"spec", "currency"}), "USD"),
+                        S(At(o, {"spec", "mode"}), "Max"),
+                        S(At(o, {"spec", "effectiveFrom"}), "1970-01-01T00:00:00Z"), Age(o, now)});
+  return json::array({name, Age(o, now)});
+}
+
+json MakeTable(const ResourceInfo& r, const std::vector<const json*>& objects, Millis now,
+               IncludeObject include, const json& list_metadata) {
+  json cols = json::array();
+  for (const auto& c : ColumnsOf(r)) {
+    json j = {{"name", c.name},
+              {"type", c.type},
+              {"format", c.format},
+              {"description", c.description},
+              {"priority", c.priority}};
+    cols.push_back(std::move(j));
+  }
+  json rows = json::array();
+  for (const json* o : objects) {
+    json row = {{"cells", CellsOf(r, *o, now)}};
+    if (include == IncludeObject::kObject) {
+      row["object"] = *o;
+    } else if (include == IncludeObject::kMetadata) {
+      row["object"] = {
+          {"kind", "PartialObjectMetadata"},
+          {"apiVersion", "meta.k8s.io/v1"},
+          {"metadata", At(*o, {"metadata"}).is_object() ? At(*o, {"metadata"}) : json::object()}};
+    }
+    rows.push_back(std::move(row));
+  }
+  return json{{"kind", "Table"},
+              {"apiVersion", "meta.k8s.io/v1"},
+              {"metadata", list_metadata.is_object() ? list_metadata : json::object()},
+              {"columnDefinitions", cols},
+              {"rows", rows}};
+}
+
+json MakeTable(const ResourceInfo& r, const std::vector<json>& objects, Millis now,
+               IncludeObject include, const json& list_metadata) {
+  std::vector<const json*> ptrs;
+  ptrs.reserve(objects.size());
+  for (const auto& o : objects) ptrs.push_back(&o);
+  return MakeTable(r, ptrs, now, include, list_metadata);
+}
+
+std::string HumanDuration(Millis d) {
+  const int64_t seconds = d / 1000;
+  if (seconds < -1) return "<invalid>";
+  if (seconds < 0) return "0s";
+  if (seconds < 120) return std::to_string(seconds) + "s";
+  const int64_t minutes = seconds / 60;
+  if (minutes < 10) {
+    const int64_t s = seconds % 60;
+    return s == 0 ? std::to_string(minutes) + "m"
+                  : std::to_string(minutes) + "m" + std::to_string(s) + "s";
+  }
+  if (minutes < 180) return std::to_string(minutes) + "m";
+  const int64_t hours = seconds / 3600;
+  if (hours < 8) {
+    const int64_t m = minutes % 60;
+    return m == 0 ? std::to_string(hours) + "h"
+                  : std::to_string(hours) + "h" + std::to_string(m) + "m";
+  }
+  if (hours < 48) return std::to_string(hours) + "h";
+  if (hours < 24 * 8) {
+    const int64_t h = hours % 24;
+    return h == 0 ? std::to_string(hours / 24) + "d"
+                  : std::to_string(hours / 24) + "d" + std::to_string(h) + "h";
+  }
+  if (hours < 24 * 365 * 2) return std::to_string(hours / 24) + "d";
+  if (hours < 24 * 365 * 8) {
+    const int64_t dy = (hours / 24) % 365;
+    return dy == 0 ? std::to_string(hours / 24 / 365) + "y"
+                   : std::to_string(hours / 24 / 365) + "y" + std::to_string(dy) + "d";
+  }
+  return std::to_string(hours / 24 / 365) + "y";
+}
+
+}  // namespace arbiter::kube

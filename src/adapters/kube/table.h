@@ -1,0 +1,74 @@
+// Server-side printing: meta.k8s.io/v1 Table responses for `kubectl get` (kubectl asks with
+// Accept: application/json;as=Table;v=v1;g=meta.k8s.io, ...). Columns follow kube-apiserver's
+// printers (pkg/printers/internalversion); priority-1 columns are the `-o wide` ones.
+//
+//   pods             NAME READY STATUS RESTARTS AGE | IP NODE NOMINATED NODE READINESS GATES
+//                    STATUS: kube's rules (status.reason, container waiting/terminated reasons,
+//                    Terminating when deletionTimestamp is set), except that an unscheduled Pending
+//                    pod (no spec.nodeName) whose PodScheduled condition is False shows that
+//                    condition's reason, also over a container's waiting reason (the pending
+//                    reason's short form: Unschedulable, QuotaExceeded, WaitingForVictims, ...)
+//   nodes            NAME STATUS ROLES AGE VERSION | INTERNAL-IP EXTERNAL-IP OS-IMAGE
+//                    KERNEL-VERSION CONTAINER-RUNTIME GPU GPU-PRODUCT. STATUS from the Ready
+//                    condition; a node without conditions (an applied virtual node) is Ready;
+//                    ",SchedulingDisabled" when spec.unschedulable
+//   namespaces       NAME STATUS AGE
+//   resourcequotas   NAME AGE REQUEST LIMIT ("requests.cpu: 1/10, pods: 2/10": status.used /
+//                    status.hard; spec.hard and 0 used before the status is written)
+//   limitranges      NAME CREATED AT
+//   events           LAST SEEN TYPE REASON OBJECT MESSAGE | SUBOBJECT SOURCE FIRST SEEN COUNT NAME
+//   priorityclasses  NAME VALUE GLOBAL-DEFAULT AGE PREEMPTIONPOLICY
+//   poddisruptionbudgets  NAME MIN AVAILABLE MAX UNAVAILABLE ALLOWED DISRUPTIONS AGE
+//   elasticquotas    NAME USED MIN MAX BORROWED AGE | COHORT (per resource "nvidia.com/gpu: 12";
+//                    USED from status.used as the daemon keeps it, BORROWED = used above min)
+//   qoses            NAME PRIORITY PREEMPT PREEMPT MODE AGE
+//   poolpolicies     NAME AGE;  pricebooks  NAME CURRENCY MODE EFFECTIVE FROM AGE
+// AGE is kube's HumanDuration of now - creationTimestamp ("5m", "2d3h"), "<unknown>" without one.
+// Pure: `now` is passed in, in Unix milliseconds.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "adapters/kube/resources.h"
+#include "core/duration.h"
+
+namespace arbiter::kube {
+
+// ?includeObject=: None (no object in rows), Metadata (PartialObjectMetadata, kube's default),
+// Object (the whole object).
+enum class IncludeObject { kNone, kMetadata, kObject };
+// "" -> kMetadata; unknown text -> kMetadata.
+IncludeObject ParseIncludeObject(std::string_view text);
+// True when an Accept header asks for a Table (as=Table;g=meta.k8s.io, v1 or v1beta1).
+bool WantsTable(std::string_view accept);
+
+struct Column {
+  std::string name;    // "Name", "Nominated Node"
+  std::string type;    // "string", "integer", "date"
+  std::string format;  // "name" for the name column, else ""
+  std::string description;
+  int priority = 0;  // 1: -o wide only
+};
+
+std::vector<Column> ColumnsOf(const ResourceInfo& r);
+// One row's cells, in ColumnsOf(r) order (strings and integers).
+nlohmann::json CellsOf(const ResourceInfo& r, const nlohmann::json& object, Millis now);
+
+// A Table of `objects` (kind Table, apiVersion meta.k8s.io/v1). `list_metadata` is the list's
+// metadata (resourceVersion, continue), copied as the Table's metadata.
+nlohmann::json MakeTable(const ResourceInfo& r, const std::vector<nlohmann::json>& objects,
+                         Millis now, IncludeObject include,
+                         const nlohmann::json& list_metadata = nlohmann::json::object());
+// The same with a `const json*` per object (the caller's store keeps them).
+nlohmann::json MakeTable(const ResourceInfo& r, const std::vector<const nlohmann::json*>& objects,
+                         Millis now, IncludeObject include,
+                         const nlohmann::json& list_metadata = nlohmann::json::object());
+
+// kube's duration.HumanDuration: "0s".."119s", "2m".."9m59s", "10m".."179m", "3h".."7h59m",
+// "8h".."47h", "2d".."7d23h", "8d".."729d", "2y".."7y364d", "8y"; below -1s "<invalid>".
+std::string HumanDuration(Millis d);
+
+}  // namespace arbiter::kube

@@ -1,0 +1,169 @@
+// Backfill with reservations (Slurm sched/backfill; PoolPolicy scheduling.backfill, default on).
+//
+// Walking the queue in order, a workload (or pod group) that can neither be placed nor preempt
+// gets a reservation: the earliest instant its members fit, computed from when the workloads
+// running now are expected to release their nodes (run start + spec.activeDeadlineSeconds,
+// Slurm's time limit; a terminating one at the end of its grace period). A workload without a
+// deadline has an unknown end: its room is never counted on, as Slurm counts a job without a
+// time limit as running for the partition's (here infinite) MaxTime, so a reservation that needs
+// it cannot be computed and no reservation is made. Workloads later in the queue may then use a
+// reserved node only if they do not delay the reservation: they end (deadline) before it starts,
+// or the holder still fits there at its start with them still running. They cannot preempt on a
+// reserved node. Reservations are recomputed every cycle (a cycle with reservations makes the
+// next one consider the whole queue), at most kMaxReservations per cycle from at most
+// kMaxReservationTries attempts (Slurm's bf_max_job_test), each on nodes no earlier reservation
+// of the cycle uses.
+#include <algorithm>
+
+#include "core/engine/reasons.h"
+#include "core/engine/state.h"
+
+namespace arbiter::engine {
+
+namespace {
+constexpr size_t kMaxReservations = 4;
+constexpr int kMaxReservationTries = 16;
+constexpr size_t kMaxGangInstants = 256;  // candidate start instants tried for a pod group
+}  // namespace
+
+Millis State::ExpectedEnd(const Workload& x) const {
+  if (x.phase == Phase::kTerminating) return std::max(now, x.stop_time + x.stop_grace);
+  if (x.phase == Phase::kRunning && x.time_limit > 0)
+    return std::max(now, x.run_start + x.time_limit);
+  return -1;
+}
+
+void State::ClearReservations() {
+  reservations.clear();
+  reserved_at.assign(nodes.size(), 0);
+  reservation_tries = 0;
+}
+
+bool State::HoldsReservation(uint32_t pos, const Workload& w) const {
+  for (const Reservation& r : reservations)
+    if (r.holder == w.slot || SameGang(workloads[r.holder], w))
+      if (std::find(r.pos.begin(), r.pos.end(), pos) != r.pos.end()) return true;
+  return false;
+}
+
+bool State::DelaysReservation(uint32_t pos, const Workload& w) const {
+  placement::FitView view;
+  for (const Reservation& r : reservations) {
+    if (r.holder == w.slot || SameGang(workloads[r.holder], w)) continue;
+    if (std::find(r.pos.begin(), r.pos.end(), pos) == r.pos.end()) continue;
+    if (w.time_limit > 0 && now + w.time_limit <= r.start) continue;  // gone before it starts
+    // The node at the reservation's start, `w` still on it: does the holder fit?
+    view.Reset(nodes[pos]);
+    for (Slot s : node_live[pos].workloads) {
+      const Workload& x = workloads[s];
+      const Millis end = ExpectedEnd(x);
+      if (end >= 0 && end <= r.start) view.Give(x.shape, x.gpus);
+    }
+    if (!view.Fits(w.shape)) return true;
+    view.Hold(w.shape);
+    for (size_t k = 0; k < r.pos.size(); ++k) {
+      if (r.pos[k] != pos) continue;
+      if (!view.Fits(*r.shapes[k])) return true;
+      view.Hold(*r.shapes[k]);
+    }
+  }
+  return false;
+}
+
+void State::TryReserve(Workload& w) {
+  if (!policy.backfill || reservations.size() >= kMaxReservations ||
+      reservation_tries >= kMaxReservationTries)
+    return;
+  if (w.immediate || w.phase != Phase::kPending || !w.waiting_for.empty() ||
+      w.nominated_node != kNoNode)
+    return;
+  if (w.message_reason != reason::kUnschedulable) return;  // quota, not room, is what it waits for
+  for (const Reservation& r : reservations)
+    if (r.holder == w.slot || SameGang(workloads[r.holder], w)) return;
+  std::vector<Slot> members;
+  if (w.gang != kNoGang && NeedsGang(w)) {
+    for (Slot s : gangs[w.gang].members)
+      if (workloads[s].phase == Phase::kPending) members.push_back(s);
+    std::sort(members.begin(), members.end(), QueueOrder{&workloads});
+    int32_t running = 0;
+    for (Slot s : gangs[w.gang].members) running += workloads[s].phase == Phase::kRunning;
+    if (static_cast<int32_t>(members.size()) + running < gangs[w.gang].min_member)
+      return;  // incomplete
+  } else {
+    members.push_back(w.slot);
+  }
+  ++reservation_tries;
+  // The nodes it may use, not reserved already in this cycle.
+  std::vector<uint32_t> usable;
+  for (uint32_t pos = 0; pos < nodes.size(); ++pos) {
+    if (reserved_at[pos]) continue;
+    bool ok = true;
+    for (Slot s : members)
+      ok = ok && NodeSelectable(pos, workloads[s]) &&
+           placement::ModelAccepts(nodes[pos].gpu_model, workloads[s].shape);
+    if (ok) usable.push_back(pos);
+  }
+  // Candidate start instants: the known ends on those nodes, earliest first.
+  std::vector<Millis> instants;
+  for (uint32_t pos : usable)
+    for (Slot s : node_live[pos].workloads)
+      if (const Millis e = ExpectedEnd(workloads[s]); e >= 0) instants.push_back(e);
+  std::sort(instants.begin(), instants.end());
+  instants.erase(std::unique(instants.begin(), instants.end()), instants.end());
+  if (instants.size() > kMaxGangInstants) instants.resize(kMaxGangInstants);
+  // At each instant, the nodes with what has ended by then given back; members first-fit in node
+  // order, each holding its room.
+  std::vector<placement::FitView> views(usable.size());
+  Reservation found;
+  for (Millis t : instants) {
+    for (size_t k = 0; k < usable.size(); ++k) {
+      const uint32_t pos = usable[k];
+      views[k].Reset(nodes[pos]);
+      for (Slot s : node_live[pos].workloads) {
+        const Workload& x = workloads[s];
+        const Millis end = ExpectedEnd(x);
+        if (end >= 0 && end <= t) views[k].Give(x.shape, x.gpus);
+      }
+      // Room held for nominated workloads stays held.
+      for (Slot s : node_live[pos].nominated) {
+        const Workload& p = workloads[s];
+        if (SameGang(p, w) || p.slot == w.slot) continue;
+        if (views[k].Fits(p.shape)) views[k].Hold(p.shape);
+      }
+    }
+    found.pos.clear();
+    found.shapes.clear();
+    for (Slot s : members) {
+      const Workload& m = workloads[s];
+      size_t k = 0;
+      while (k < usable.size() && !views[k].Fits(m.shape)) ++k;
+      if (k == usable.size()) break;
+      views[k].Hold(m.shape);
+      found.pos.push_back(usable[k]);
+      found.shapes.push_back(&m.shape);
+    }
+    if (found.pos.size() == members.size()) {
+      found.holder = w.slot;
+      found.start = t;
+      break;
+    }
+  }
+  if (found.holder == kNoSlot) return;  // needs room whose release time is unknown
+  std::vector<uint32_t> distinct = found.pos;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  std::string on;
+  for (uint32_t pos : distinct) {
+    reserved_at[pos] = 1;
+    on += (on.empty() ? "" : ",") + nodes[pos].name;
+  }
+  const std::string note = "; reserved on " + on + " from " + FormatDuration(found.start);
+  for (Slot s : members) {
+    Workload& m = workloads[s];
+    std::string msg = m.message.substr(0, m.message.find("; reserved on "));
+    SetPending(m, EventType::kFailedScheduling, reason::kUnschedulable, msg + note, msg + note);
+  }
+  reservations.push_back(std::move(found));
+}
+
+}  // namespace arbiter::engine

@@ -1,0 +1,249 @@
+// Pod groups (scheduler-plugins coscheduling: PodGroup spec.minMember, pods labelled
+// scheduling.x-k8s.io/pod-group): until minMember members run, a group is admitted to quota and
+// placed in one step, all its pending members or none; when no placement exists, one
+// preemption plan frees room for every member or nothing is evicted; a running member that is
+// stopped (preemption, reclaim, node loss) takes the others with it.
+//
+// The all-or-nothing step is a dry run on the real node and quota state: each member in queue
+// order is charged and allocated tentatively (so the next member sees it), then everything is
+// given back; only when every member found room are they bound, in the same order (the same
+// choices are valid again). Once minMember members run, further members schedule one by one,
+// as coscheduling's Permit lets them through.
+#include <algorithm>
+
+#include "core/engine/reasons.h"
+#include "core/engine/state.h"
+
+namespace arbiter::engine {
+
+void State::JoinGang(Workload& w, const PodGroupRef& group) {
+  std::string key = w.namespace_ + "/" + group.name;
+  auto it = gang_ids.find(key);
+  if (it == gang_ids.end()) {
+    it = gang_ids.emplace(key, static_cast<uint32_t>(gangs.size())).first;
+    gangs.emplace_back();
+    gangs.back().key = std::move(key);
+  }
+  Gang& g = gangs[it->second];
+  g.min_member = std::max<int32_t>(1, group.min_member);  // the PodGroup as last submitted
+  g.members.push_back(w.slot);
+  w.gang = it->second;
+}
+
+void State::LeaveGang(Workload& w) {
+  auto& m = gangs[w.gang].members;
+  m.erase(std::remove(m.begin(), m.end(), w.slot), m.end());
+  w.gang = kNoGang;
+}
+
+bool State::NeedsGang(const Workload& w) const {
+  const Gang& g = gangs[w.gang];
+  int32_t running = 0;
+  for (Slot s : g.members) running += workloads[s].phase == Phase::kRunning;
+  return running < g.min_member;
+}
+
+namespace {
+// One tentative change of a node: an allocation (a member placed) or a release (a victim gone).
+struct Tentative {
+  uint32_t pos;
+  const placement::PodShape* shape;
+  placement::GpuAssignment gpus;
+  bool allocated;
+};
+}  // namespace
+
+bool State::AttemptGang(Workload& w) {
+  Gang& g = gangs[w.gang];
+  if (g.tried_cycle == cycle) return g.tried_ok;  // one attempt per cycle for the whole group
+  g.tried_cycle = cycle;
+  g.tried_ok = false;
+  std::vector<Slot> pend;
+  int32_t running = 0, stopping = 0;
+  for (Slot s : g.members) {
+    const Workload& m = workloads[s];
+    if (m.phase == Phase::kRunning) ++running;
+    if (m.phase == Phase::kTerminating) ++stopping;
+    if (m.phase != Phase::kPending) continue;
+    if (!m.waiting_for.empty()) return g.tried_ok = true;  // a member waits for its victims
+    pend.push_back(s);
+  }
+  std::sort(pend.begin(), pend.end(), QueueOrder{&workloads});
+  const std::string group = "pod group " + g.key;
+  auto wait_all = [&](EventType type, std::string_view why, const std::string& msg,
+                      const std::string& key) {
+    for (Slot s : pend) SetPending(workloads[s], type, why, msg, key);
+  };
+  const int32_t have = static_cast<int32_t>(pend.size()) + running;
+  if (have < g.min_member) {
+    std::string msg = group + ": " + std::to_string(have) + " of minMember " +
+                      std::to_string(g.min_member) + " pods present";
+    if (stopping) msg += " (" + std::to_string(stopping) + " still shutting down)";
+    msg += "; waiting for the rest";
+    wait_all(EventType::kFailedScheduling, reason::kUnschedulable, msg,
+             group + ": waiting for members");
+    return false;
+  }
+
+  // The dry run: every pending member charged and placed tentatively, in queue order.
+  std::vector<Tentative> log;
+  std::vector<Slot> charged;
+  std::vector<PlaceChoice> choice(pend.size());
+  auto apply = [&](uint32_t pos, const placement::PodShape& shape,
+                   const placement::GpuAssignment& gpus, bool allocate) {
+    if (allocate)
+      nodes[pos].Allocate(shape, gpus);
+    else
+      nodes[pos].Release(shape, gpus);
+    NodeChanged(pos);
+    log.push_back({pos, &shape, gpus, allocate});
+  };
+  auto undo = [&] {
+    for (auto it = log.rbegin(); it != log.rend(); ++it) {
+      if (it->allocated)
+        nodes[it->pos].Release(*it->shape, it->gpus);
+      else
+        nodes[it->pos].Allocate(*it->shape, it->gpus);
+      NodeChanged(it->pos);
+    }
+    log.clear();
+    for (auto it = charged.rbegin(); it != charged.rend(); ++it) quota.Release(workloads[*it]);
+    charged.clear();
+    ++pool_version;  // no-fit reasons seen during the dry run are not kept
+  };
+  ++pool_version;
+  std::string failure;
+  bool quota_failure = false;
+  // Quota first, for every member (each charged before the next is checked).
+  for (Slot s : pend) {
+    Workload& m = workloads[s];
+    if (!m.has_quota || quota.Holds(m))
+      continue;  // a member holding quota from its preemption was checked then
+    std::string blocked;
+    if (auto rq = quota.ResourceQuotaBlocked(m)) {
+      blocked = *rq;
+    } else if (auto eq = quota.CheckElastic(m); !eq.ok) {
+      blocked = eq.message;
+    }
+    if (!blocked.empty()) {
+      failure = group + ": " + m.key + ": " + blocked;
+      quota_failure = true;
+      break;
+    }
+    quota.Charge(m);
+    charged.push_back(m.slot);
+  }
+  size_t placed = 0;
+  for (; !quota_failure && placed < pend.size(); ++placed) {
+    Workload& m = workloads[pend[placed]];
+    if (!TryPlace(m, &choice[placed])) {
+      failure = group + ": " + std::to_string(placed) + " of " + std::to_string(pend.size()) +
+                " pending members fit; " + m.key + ": " + NoFitMessage(m);
+      break;
+    }
+    apply(choice[placed].pos, m.shape, choice[placed].gpus, true);
+  }
+  undo();
+  if (placed == pend.size()) {  // every member has room: bind them all, same choices, same order
+    for (size_t k = 0; k < pend.size(); ++k)
+      Bind(workloads[pend[k]], choice[k].pos, choice[k].gpus);
+    return g.tried_ok = true;
+  }
+  if (quota_failure) {
+    // A group blocked by quota waits whole (no reclaim or preemption is planned for a group).
+    wait_all(EventType::kQuotaExceeded, reason::kQuotaExceeded, failure, group + ": quota");
+    return false;
+  }
+
+  // Preemption for the whole group: each member in queue order takes room that is free or a
+  // plan of its own (victims of earlier members are gone already); any member without either
+  // and nothing is evicted.
+  std::string why;
+  bool never = false;
+  for (Slot s : pend) never |= workloads[s].preemption_policy == PreemptionPolicy::kNever;
+  std::vector<char> excluded(workloads.size(), 0);
+  std::vector<PreemptDryRun> plans(pend.size());
+  size_t planned = 0;
+  ++pool_version;
+  if (!never) {
+    for (; planned < pend.size(); ++planned) {
+      Workload& m = workloads[pend[planned]];
+      PlaceChoice c;
+      if (TryPlace(m, &c)) {
+        plans[planned].pos = c.pos;
+        apply(c.pos, m.shape, c.gpus, true);
+        continue;
+      }
+      PreemptDryRun& plan = plans[planned];
+      plan.excluded = &excluded;
+      std::string member_why;
+      if (!TryPreempt(m, &member_why, &plan)) {
+        why = " No preemption plan frees room for every member (" + m.key + ":" + member_why + ")";
+        break;
+      }
+      for (Slot v : plan.victims) {
+        excluded[v] = 1;
+        const Workload& x = workloads[v];
+        apply(node_info[x.node].pos, x.shape, x.gpus, false);
+      }
+      apply(plan.pos, m.shape, placer->Score(nodes[plan.pos], m.shape).gpus, true);
+    }
+  } else {
+    why = " Preemption is not allowed: a member's preemptionPolicy is Never";
+  }
+  undo();
+  if (never || planned < pend.size()) {
+    wait_all(EventType::kFailedScheduling, reason::kUnschedulable, failure + why,
+             group + ": no room");
+    return false;
+  }
+  // Execute: every victim gets SIGTERM; every member is nominated to its node (holding its room).
+  size_t victims = 0;
+  for (size_t k = 0; k < pend.size(); ++k) {
+    Workload& m = workloads[pend[k]];
+    const PreemptDryRun& plan = plans[k];
+    const std::string& node_name = nodes[plan.pos].name;
+    if (!plan.victims.empty()) {
+      std::string list;
+      for (Slot s : plan.victims) list += (list.empty() ? "" : ", ") + workloads[s].key;
+      Emit(EventType::kPreempting, m, node_name, reason::kPreempting,
+           "preempting " + list + " on " + node_name + " for " + group);
+      for (Slot s : plan.victims) StopVictim(workloads[s], m, EventType::kPreempted);
+      m.waiting_for = plan.victims;
+      victims += plan.victims.size();
+    }
+    Nominate(m, plan.pos);
+    quota.Reserve(m);
+  }
+  for (Slot s : pend) {
+    Workload& m = workloads[s];
+    SetPending(m, EventType::kFailedScheduling, reason::kWaitingForVictims,
+               group + ": nominated to " + nodes[node_info[m.nominated_node].pos].name +
+                   ", waiting for " + std::to_string(victims) + " victim(s) of the group to exit");
+  }
+  return g.tried_ok = true;
+}
+
+void State::StopGang(const Workload& stopped, const std::string& by) {
+  const Gang& g = gangs[stopped.gang];
+  std::vector<Slot> others;
+  for (Slot s : g.members)
+    if (s != stopped.slot && workloads[s].phase == Phase::kRunning) others.push_back(s);
+  std::sort(others.begin(), others.end(),
+            [&](Slot a, Slot b) { return Value(workloads[a].id) < Value(workloads[b].id); });
+  for (Slot s : others) {
+    Workload& v = workloads[s];
+    const Millis grace = GraceOf(v);
+    Signal(v, grace);
+    v.preempted_by = by;
+    v.preemptor = kNoSlot;
+    v.preemptions++;
+    std::string msg = "stopped with pod group " + g.key + " (member " + stopped.key +
+                      " was stopped by " + by + "); SIGTERM, grace " + FormatDuration(grace);
+    SetMessage(v, msg, reason::kPreempted, WorkFacts::kStopPlan);
+    Emit(EventType::kPreempted, v, node_info[v.node].name, reason::kPreempted, msg, by,
+         WorkFacts::kStopPlan, grace);
+  }
+}
+
+}  // namespace arbiter::engine

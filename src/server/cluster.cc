@@ -1,0 +1,638 @@
+#include "server/cluster.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "adapters/yaml/manifest_loader.h"
+#include "core/resources.h"
+#include "core/validation.h"
+#include "server/pod_status.h"
+#include "server/quota_status.h"
+#include "sim/recorder.h"
+
+namespace arbiter::server {
+
+using engine::EventType;
+using engine::WorkloadId;
+
+const std::vector<KindInfo>& ServedKinds() {
+  static const std::vector<KindInfo> kKinds = {
+      {"Namespace", "v1", false},
+      {"Node", "v1", false},
+      {"Pod", "v1", true},
+      {"ResourceQuota", "v1", true},
+      {"LimitRange", "v1", true},
+      {"Event", "v1", true},
+      {"PriorityClass", "scheduling.k8s.io/v1", false},
+      {"PodDisruptionBudget", "policy/v1", true},
+      {"PoolPolicy", "arbiter.dev/v1alpha1", false},
+      {"ElasticQuota", "arbiter.dev/v1alpha1", true},
+      {"PriceBook", "arbiter.dev/v1alpha1", false},
+      {"QoS", "arbiter.dev/v1alpha1", false},
+  };
+  return kKinds;
+}
+
+const KindInfo* FindKind(const std::string& kind) {
+  for (const auto& k : ServedKinds())
+    if (kind == k.kind) return &k;
+  return nullptr;
+}
+
+// ------------------------------------------------------------------ Mutation encoding
+
+namespace {
+const char* OpName(Mutation::Op op) {
+  switch (op) {
+    case Mutation::Op::kCreate:
+      return "create";
+    case Mutation::Op::kUpdate:
+      return "update";
+    case Mutation::Op::kDelete:
+      return "delete";
+    case Mutation::Op::kAdvance:
+      return "advance";
+  }
+  return "?";
+}
+}  // namespace
+
+std::string Mutation::Encode() const {
+  Json j = {{"op", OpName(op)}, {"time", time}};
+  if (op != Op::kAdvance) {
+    j["kind"] = kind;
+    j["namespace"] = namespace_;
+    j["name"] = name;
+  }
+  if (op == Op::kCreate || op == Op::kUpdate) j["object"] = object;
+  if (grace_period) j["gracePeriodMs"] = *grace_period;
+  if (force_status) j["status"] = true;
+  return j.dump();
+}
+
+Result<Mutation> Mutation::Decode(const std::string& text) {
+  try {
+    Json j = Json::parse(text);
+    Mutation m;
+    const std::string op = j.at("op").get<std::string>();
+    if (op == "create")
+      m.op = Op::kCreate;
+    else if (op == "update")
+      m.op = Op::kUpdate;
+    else if (op == "delete")
+      m.op = Op::kDelete;
+    else if (op == "advance")
+      m.op = Op::kAdvance;
+    else
+      return Result<Mutation>::Error("unknown journal op \"" + op + "\"");
+    m.time = j.at("time").get<Millis>();
+    m.kind = j.value("kind", "");
+    m.namespace_ = j.value("namespace", "");
+    m.name = j.value("name", "");
+    if (j.contains("object")) m.object = j["object"];
+    if (j.contains("gracePeriodMs")) m.grace_period = j["gracePeriodMs"].get<Millis>();
+    m.force_status = j.value("status", false);
+    return m;
+  } catch (const std::exception& e) {
+    return Result<Mutation>::Error(std::string("corrupt journal record: ") + e.what());
+  }
+}
+
+// ------------------------------------------------------------------ the sink
+
+class Cluster::Sink final : public engine::EventSink, public engine::RunSink {
+ public:
+  explicit Sink(sim::Recorder* rec) : rec_(rec) {}
+  void OnEvent(const engine::Event& e) override {
+    rec_->OnEvent(e);
+    events.push_back(e);
+  }
+  void OnFinished(const engine::WorkloadStatus& s) override {
+    finished.emplace(engine::Value(s.id), s);
+  }
+  void OnRun(const engine::RunRecord& r) override { rec_->OnRun(r); }
+
+  std::vector<engine::Event> events;
+  std::map<uint64_t, engine::WorkloadStatus> finished;
+
+ private:
+  sim::Recorder* rec_;
+};
+
+Cluster::Cluster(std::string uid_prefix)
+    : uid_prefix_(std::move(uid_prefix)),
+      engine_(std::make_unique<engine::Engine>()),
+      recorder_(std::make_unique<sim::Recorder>(&timers_, false)),
+      sink_(std::make_unique<Sink>(recorder_.get())) {
+  AttachSinks();
+}
+
+Cluster::~Cluster() = default;
+
+void Cluster::AttachSinks() { engine_->SetSinks(sink_.get(), sink_.get()); }
+
+std::string Cluster::NewUid() {
+  ++uid_counter_;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%s-%04llx-4%03llx-8000-%012llx", uid_prefix_.c_str(),
+                static_cast<unsigned long long>((uid_counter_ >> 48) & 0xffff),
+                static_cast<unsigned long long>((uid_counter_ >> 36) & 0xfff),
+                static_cast<unsigned long long>(uid_counter_ & 0xffffffffffffull));
+  return buf;
+}
+
+std::optional<Millis> Cluster::NextDue() {
+  std::optional<Millis> t = timers_.Next();
+  if (auto w = engine_->NextWakeup()) t = t ? std::min(*t, *w) : *w;
+  return t;
+}
+
+MutationResult Cluster::Apply(const Mutation& m) {
+  switch (m.op) {
+    case Mutation::Op::kCreate:
+    case Mutation::Op::kUpdate:
+      return Put(m);
+    case Mutation::Op::kDelete:
+      return Delete(m);
+    case Mutation::Op::kAdvance:
+      Advance(m.time);
+      return {};
+  }
+  return {};
+}
+
+// ------------------------------------------------------------------ validation
+
+namespace {
+
+void Append(ManifestSet& dst, const ManifestSet& src) {
+  auto cat = [](auto& a, const auto& b) { a.insert(a.end(), b.begin(), b.end()); };
+  cat(dst.namespaces, src.namespaces);
+  cat(dst.nodes, src.nodes);
+  cat(dst.pods, src.pods);
+  cat(dst.resource_quotas, src.resource_quotas);
+  cat(dst.limit_ranges, src.limit_ranges);
+  cat(dst.priority_classes, src.priority_classes);
+  cat(dst.pdbs, src.pdbs);
+  if (src.pool_policy) dst.pool_policy = src.pool_policy;
+  cat(dst.elastic_quotas, src.elastic_quotas);
+  cat(dst.price_books, src.price_books);
+  cat(dst.qos, src.qos);
+}
+
+ApiError Error(ApiError::Reason r, const std::string& kind, const std::string& name,
+               std::string message) {
+  ApiError e;
+  e.reason = r;
+  e.kind = kind;
+  e.name = name;
+  e.message = std::move(message);
+  return e;
+}
+
+MutationResult Fail(ApiError e) {
+  MutationResult r;
+  r.error = std::move(e);
+  return r;
+}
+
+ApiError::Reason FromEngine(StatusCode c) {
+  switch (c) {
+    case StatusCode::kNotFound:
+      return ApiError::Reason::kNotFound;
+    case StatusCode::kAlreadyExists:
+      return ApiError::Reason::kAlreadyExists;
+    case StatusCode::kConflict:
+      return ApiError::Reason::kConflict;
+    default:
+      return ApiError::Reason::kInvalid;
+  }
+}
+
+bool IsPolicyKind(const std::string& kind) {
+  return kind != "Pod" && kind != "Node" && kind != "Event";
+}
+
+Json SpecOf(const Json& obj) {
+  Json s = obj.contains("spec") ? obj["spec"] : Json::object();
+  if (s.is_object()) s.erase("nodeName");
+  return s;
+}
+
+}  // namespace
+
+ManifestSet Cluster::PolicyContext(const std::string& skip_kind, const std::string& skip_ns,
+                                   const std::string& skip_name) const {
+  ManifestSet ctx;
+  for (const auto& [kind, objs] : policy_)
+    for (const auto& [key, set] : objs)
+      if (!(kind == skip_kind && key.first == skip_ns && key.second == skip_name)) Append(ctx, set);
+  return ctx;
+}
+
+// ------------------------------------------------------------------ create / update
+
+MutationResult Cluster::Put(const Mutation& m) {
+  const KindInfo* info = FindKind(m.kind);
+  if (!info || m.kind == "Event")
+    return Fail(Error(ApiError::Reason::kMethodNotAllowed, m.kind, m.name,
+                      "the server does not allow this method on the requested resource"));
+  Json obj = m.object;
+  if (!obj.is_object())
+    return Fail(Error(ApiError::Reason::kBadRequest, m.kind, m.name, "the body is not an object"));
+  if (!obj.contains("metadata") || !obj["metadata"].is_object()) obj["metadata"] = Json::object();
+  Json& meta = obj["metadata"];
+  const std::string name = meta.value("name", "");
+  if (name.empty() && m.op == Mutation::Op::kCreate && meta.contains("generateName"))
+    return Fail(
+        Error(ApiError::Reason::kBadRequest, m.kind, "", "metadata.generateName is not supported"));
+  if (!m.name.empty() && name != m.name)
+    return Fail(Error(ApiError::Reason::kBadRequest, m.kind, m.name,
+                      "the name of the object (" + name + ") does not match the name on the URL (" +
+                          m.name + ")"));
+  std::string ns;
+  if (info->namespaced) {
+    ns = meta.value("namespace", "");
+    if (ns.empty()) ns = m.namespace_.empty() ? "default" : m.namespace_;
+    if (!m.namespace_.empty() && ns != m.namespace_)
+      return Fail(Error(
+          ApiError::Reason::kBadRequest, m.kind, name,
+          "the namespace of the provided object does not match the namespace sent on the request"));
+    meta["namespace"] = ns;
+    if (!store_.Get("Namespace", "", ns))
+      return Fail(Error(ApiError::Reason::kNotFound, "Namespace", ns,
+                        "namespaces \"" + ns + "\" not found"));
+  } else {
+    meta.erase("namespace");
+  }
+  const Json* existing = store_.Get(m.kind, ns, name);
+  if (m.op == Mutation::Op::kCreate && existing)
+    return Fail(Error(ApiError::Reason::kAlreadyExists, m.kind, name, ""));
+  if (m.op == Mutation::Op::kUpdate && !existing)
+    return Fail(Error(ApiError::Reason::kNotFound, m.kind, name, ""));
+  if (existing && meta.contains("resourceVersion") && meta["resourceVersion"].is_string() &&
+      !meta["resourceVersion"].get<std::string>().empty() &&
+      meta["resourceVersion"] != existing->at("metadata").at("resourceVersion"))
+    return Fail(Error(ApiError::Reason::kConflict, m.kind, name, ""));
+  if (existing && existing->at("metadata").contains("deletionTimestamp") && m.kind == "Pod")
+    return Fail(Error(ApiError::Reason::kConflict, m.kind, name, "the pod is being deleted"));
+
+  // Server-owned fields.
+  if (m.kind == "Pod" && m.op == Mutation::Op::kCreate) obj.erase("status");
+  if (existing) {
+    const Json& old = existing->at("metadata");
+    meta["uid"] = old.at("uid");
+    meta["creationTimestamp"] = old.at("creationTimestamp");
+    if (old.contains("generation")) meta["generation"] = old["generation"];
+    if (m.kind != "Node" && existing->contains("status")) obj["status"] = (*existing)["status"];
+    if (m.kind == "Pod" && existing->contains("spec") && existing->at("spec").contains("nodeName"))
+      obj["spec"]["nodeName"] = existing->at("spec").at("nodeName");
+  }
+
+  // Validation, exactly as `arbiter validate`: the loader, then the cross-object rules.
+  yaml::ManifestLoad load;
+  Json for_loader = obj;
+  if (m.kind == "Pod" && for_loader.contains("spec") && for_loader["spec"].is_object())
+    for_loader["spec"].erase("nodeName");
+  yaml::LoadManifestText(for_loader.dump(), "request", &load);
+  Diagnostics diags = load.diagnostics;
+  if (load.ok()) {
+    ManifestSet ctx = PolicyContext(m.kind, ns, name);
+    ManifestSet only = load.set;
+    Append(ctx, only);
+    Diagnostics cross;
+    ValidateManifestSet(ctx, nullptr, &cross);
+    const std::string display = info->namespaced ? ns + "/" + name : name;
+    for (auto& d : cross.items) {
+      if (d.kind != m.kind || d.name != display) continue;
+      // Objects arrive one request at a time (kubectl apply sends them in file order), so a QoS
+      // may name in its preempt list a QoS applied after it: that reference is a warning here
+      // (the engine reads preempt lists by name at each decision; an absent QoS preempts nothing).
+      if (m.kind == "QoS" && d.field_path.rfind("spec.preempt", 0) == 0 &&
+          d.message.rfind("unknown QoS", 0) == 0)
+        d.severity = Severity::kWarning;
+      diags.Add(std::move(d));
+    }
+  }
+  MutationResult result;
+  for (const auto& d : diags.items)
+    if (d.severity == Severity::kWarning)
+      result.warnings.push_back(d.field_path.empty() ? d.message : d.field_path + ": " + d.message);
+  if (diags.HasErrors()) {
+    ApiError e = Error(ApiError::Reason::kInvalid, m.kind, name, "");
+    for (auto& d : diags.items)
+      if (d.severity == Severity::kError) e.diagnostics.Add(std::move(d));
+    return Fail(std::move(e));
+  }
+
+  // The engine's command.
+  const Millis t = m.time;
+  const ManifestSet& set = load.set;
+  Status s;
+  bool spec_changed = !existing || SpecOf(*existing) != SpecOf(obj);
+  std::optional<uint64_t> new_workload;
+  if (m.kind == "Pod") {
+    if (existing) {
+      if (spec_changed) {
+        ApiError e = Error(ApiError::Reason::kInvalid, m.kind, name, "");
+        e.diagnostics.Add(
+            Diagnostic{Severity::kError, "request", 1, "Pod", ns + "/" + name, "spec",
+                       "Forbidden: pod updates may not change fields other than metadata (Arbiter "
+                       "keeps a pod's spec as it was submitted)"});
+        return Fail(std::move(e));
+      }
+    } else {
+      const Pod& pod = set.pods.at(0);
+      const WorkloadId id = engine_->next_workload_id();
+      new_workload = engine::Value(id);
+      pod_of_[*new_workload] = {ns, name};
+      workload_of_[{ns, name}] = *new_workload;
+      recorder_->Submitted(sim::WorkSpec::Of(pod), pod.sim.usage);
+      s = engine_->Apply(engine::At(t, engine::SubmitPod{pod, false, {}}));
+      if (!s.ok()) {
+        recorder_->works.pop_back();
+        pod_of_.erase(*new_workload);
+        workload_of_.erase({ns, name});
+      }
+    }
+  } else if (m.kind == "Namespace") {
+    s = engine_->Apply(engine::At(t, engine::UpsertNamespace{set.namespaces.at(0)}));
+  } else if (m.kind == "Node") {
+    s = engine_->Apply(engine::At(t, engine::UpsertNode{set.nodes.at(0), 0}));
+  } else if (m.kind == "ResourceQuota") {
+    s = engine_->Apply(engine::At(t, engine::UpsertResourceQuota{set.resource_quotas.at(0)}));
+  } else if (m.kind == "LimitRange") {
+    s = engine_->Apply(engine::At(t, engine::UpsertLimitRange{set.limit_ranges.at(0)}));
+  } else if (m.kind == "PriorityClass") {
+    s = engine_->Apply(engine::At(t, engine::UpsertPriorityClass{set.priority_classes.at(0)}));
+  } else if (m.kind == "PodDisruptionBudget") {
+    s = engine_->Apply(engine::At(t, engine::UpsertPodDisruptionBudget{set.pdbs.at(0)}));
+  } else if (m.kind == "PoolPolicy") {
+    if (!store_.List("PoolPolicy", "").empty() && !existing)
+      return Fail(Error(ApiError::Reason::kConflict, m.kind, name,
+                        "a PoolPolicy exists already (at most one)"));
+    s = engine_->Apply(engine::At(t, engine::UpsertPoolPolicy{*set.pool_policy}));
+  } else if (m.kind == "ElasticQuota") {
+    s = engine_->Apply(engine::At(t, engine::UpsertElasticQuota{set.elastic_quotas.at(0)}));
+  } else if (m.kind == "PriceBook") {
+    s = engine_->Apply(engine::At(t, engine::UpsertPriceBook{set.price_books.at(0)}));
+  } else if (m.kind == "QoS") {
+    s = engine_->Apply(engine::At(t, engine::UpsertQoS{set.qos.at(0)}));
+  }
+  if (!s.ok()) return Fail(Error(FromEngine(s.code()), m.kind, name, s.message()));
+
+  if (IsPolicyKind(m.kind)) policy_[m.kind][{ns, name}] = set;
+  if (m.kind == "ResourceQuota" || m.kind == "ElasticQuota") quota_dirty_.insert(ns);
+  if (!existing) {
+    meta["uid"] = NewUid();
+    meta["creationTimestamp"] = KubeTime(t);
+    meta["generation"] = 1;
+  } else if (spec_changed) {
+    meta["generation"] = meta.value("generation", 1) + 1;
+  }
+  if (m.kind == "Node") {
+    Json& st = obj["status"];
+    if (!st.is_object()) st = Json::object();
+    st["conditions"] = Json::array({{{"type", "Ready"},
+                                     {"status", "True"},
+                                     {"reason", "KubeletReady"},
+                                     {"message", "virtual node (arbiter serve)"},
+                                     {"lastHeartbeatTime", KubeTime(t)},
+                                     {"lastTransitionTime", meta["creationTimestamp"]}}});
+  }
+  if (m.kind == "Pod" && !existing) {
+    engine::WorkloadStatus pending;
+    pending.phase = engine::Phase::kPending;
+    SetPodStatus(obj, pending, "", t);
+  }
+  store_.Put(m.kind, ns, name, std::move(obj));
+  (void)engine_->Apply(engine::At(t, engine::Tick{}));
+  Sync(t);
+  if (const Json* now = store_.Get(m.kind, ns, name)) result.object = *now;
+  return result;
+}
+
+// ------------------------------------------------------------------ delete
+
+MutationResult Cluster::Delete(const Mutation& m) {
+  const KindInfo* info = FindKind(m.kind);
+  if (!info || m.kind == "Event")
+    return Fail(Error(ApiError::Reason::kMethodNotAllowed, m.kind, m.name,
+                      "the server does not allow this method on the requested resource"));
+  const std::string ns = info->namespaced ? (m.namespace_.empty() ? "default" : m.namespace_) : "";
+  const Json* existing = store_.Get(m.kind, ns, m.name);
+  if (!existing) return Fail(Error(ApiError::Reason::kNotFound, m.kind, m.name, ""));
+  const Millis t = m.time;
+  MutationResult result;
+  result.object = *existing;
+  Status s;
+  if (m.kind == "Pod") {
+    auto w = workload_of_.find({ns, m.name});
+    if (w == workload_of_.end()) {
+      store_.Remove("Pod", ns, m.name);
+    } else {
+      s = engine_->Apply(engine::At(t, engine::DeletePod{WorkloadId{w->second}, m.grace_period}));
+      if (!s.ok()) return Fail(Error(FromEngine(s.code()), m.kind, m.name, s.message()));
+      if (!sink_->finished.count(w->second)) {
+        Json pod = *existing;
+        pod["metadata"]["deletionTimestamp"] = KubeTime(t);
+        pod["metadata"]["deletionGracePeriodSeconds"] =
+            m.grace_period ? *m.grace_period / 1000 : 30;
+        store_.Put("Pod", ns, m.name, std::move(pod));
+      }
+    }
+  } else if (m.kind == "Namespace") {
+    s = engine_->Apply(engine::At(t, engine::DeleteNamespace{m.name}));
+    if (!s.ok() && s.code() != StatusCode::kNotFound)
+      return Fail(Error(FromEngine(s.code()), m.kind, m.name, s.message()));
+    // The namespace controller's work, at once: every namespaced object goes; running pods stay
+    // (being deleted) until they exit.
+    for (const auto& k : ServedKinds()) {
+      if (!k.namespaced) continue;
+      std::vector<std::string> names;
+      for (const Json* o : store_.List(k.kind, m.name))
+        names.push_back(o->at("metadata").at("name"));
+      for (const auto& n : names) {
+        if (k.kind == std::string("Pod") && workload_of_.count({m.name, n}) &&
+            !sink_->finished.count(workload_of_[{m.name, n}])) {
+          Json pod = *store_.Get("Pod", m.name, n);
+          pod["metadata"]["deletionTimestamp"] = KubeTime(t);
+          store_.Put("Pod", m.name, n, std::move(pod));
+          continue;
+        }
+        if (k.kind == std::string("Pod") && workload_of_.count({m.name, n}))
+          continue;  // Sync removes it
+        store_.Remove(k.kind, m.name, n);
+        policy_[k.kind].erase({m.name, n});
+      }
+    }
+    store_.Remove("Namespace", "", m.name);
+  } else {
+    if (m.kind == "Node")
+      s = engine_->Apply(engine::At(t, engine::RemoveNode{m.name}));
+    else if (m.kind == "ResourceQuota")
+      s = engine_->Apply(engine::At(t, engine::DeleteResourceQuota{{ns, m.name}}));
+    else if (m.kind == "LimitRange")
+      s = engine_->Apply(engine::At(t, engine::DeleteLimitRange{{ns, m.name}}));
+    else if (m.kind == "PriorityClass")
+      s = engine_->Apply(engine::At(t, engine::DeletePriorityClass{m.name}));
+    else if (m.kind == "PodDisruptionBudget")
+      s = engine_->Apply(engine::At(t, engine::DeletePodDisruptionBudget{{ns, m.name}}));
+    else if (m.kind == "PoolPolicy")
+      s = engine_->Apply(engine::At(t, engine::DeletePoolPolicy{}));
+    else if (m.kind == "ElasticQuota")
+      s = engine_->Apply(engine::At(t, engine::DeleteElasticQuota{{ns, m.name}}));
+    else if (m.kind == "PriceBook")
+      s = engine_->Apply(engine::At(t, engine::DeletePriceBook{m.name}));
+    else if (m.kind == "QoS")
+      s = engine_->Apply(engine::At(t, engine::DeleteQoS{m.name}));
+    if (!s.ok()) return Fail(Error(FromEngine(s.code()), m.kind, m.name, s.message()));
+    store_.Remove(m.kind, ns, m.name);
+    if (IsPolicyKind(m.kind)) policy_[m.kind].erase({ns, m.name});
+  }
+  (void)engine_->Apply(engine::At(t, engine::Tick{}));
+  Sync(t);
+  if (const Json* now = store_.Get(m.kind, ns, m.name)) result.object = *now;
+  return result;
+}
+
+// ------------------------------------------------------------------ the clock
+
+void Cluster::Advance(Millis t) {
+  while (auto due = timers_.PopDue(t)) {
+    engine::CommandOp op = due->kind == sim::WorkTimers::Kind::kComplete
+                               ? engine::CommandOp(engine::PodFinished{due->workload, 0})
+                               : engine::CommandOp(engine::VictimExited{due->workload});
+    (void)engine_->Apply(engine::Command{due->time, std::move(op)});
+  }
+  (void)engine_->Apply(engine::At(t, engine::Tick{}));
+  Sync(t);
+}
+
+// ------------------------------------------------------------------ engine outputs -> objects
+
+void Cluster::AddEvent(const engine::Event& e, const Json& involved, Millis t) {
+  char suffix[32];
+  std::snprintf(suffix, sizeof suffix, ".%llx", static_cast<unsigned long long>(++event_counter_));
+  const std::string name = involved.at("metadata").value("name", "") + suffix;
+  Json ev = KubeEvent(e, involved, name, t);
+  if (ev.is_null()) return;
+  ev["metadata"]["uid"] = NewUid();
+  const std::string ns = ev["metadata"]["namespace"];
+  store_.Put("Event", ns, name, std::move(ev));
+  events_.push_back({ns, name});
+  while (events_.size() > kMaxEvents) {
+    store_.Remove("Event", events_.front().first, events_.front().second);
+    events_.pop_front();
+  }
+}
+
+void Cluster::Sync(Millis t) {
+  std::vector<engine::Event> events = std::move(sink_->events);
+  sink_->events.clear();
+  std::map<uint64_t, engine::WorkloadStatus> finished = std::move(sink_->finished);
+  sink_->finished.clear();
+  std::map<uint64_t, std::string> disruption;
+  std::vector<uint64_t> touched;
+  for (const auto& e : events) {
+    // The decision digest: FNV-1a over the event's identity.
+    const std::string line = std::to_string(e.time) + " " + engine::ToString(e.type) + " " +
+                             std::to_string(engine::Value(e.workload)) + " " + e.node + " " + e.by;
+    for (unsigned char c : line) decision_digest_ = (decision_digest_ ^ c) * 1099511628211ull;
+    decision_digest_ = (decision_digest_ ^ '\n') * 1099511628211ull;
+    ++decision_count_;
+    if (e.workload == engine::kNoWorkload) {
+      if (const Json* node = store_.Get("Node", "", e.node)) AddEvent(e, *node, t);
+      continue;
+    }
+    const uint64_t id = engine::Value(e.workload);
+    touched.push_back(id);
+    if (e.type == EventType::kPreempted || e.type == EventType::kReclaimed)
+      disruption[id] = e.Message();
+    auto key = pod_of_.find(id);
+    if (key == pod_of_.end()) continue;
+    if (const Json* pod = store_.Get("Pod", key->second.first, key->second.second))
+      AddEvent(e, *pod, t);
+  }
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  for (uint64_t id : touched) {
+    auto key = pod_of_.find(id);
+    if (key == pod_of_.end()) continue;
+    const auto [ns, name] = key->second;
+    quota_dirty_.insert(ns);
+    const Json* stored = store_.Get("Pod", ns, name);
+    auto fin = finished.find(id);
+    std::optional<engine::WorkloadStatus> st;
+    if (fin != finished.end())
+      st = fin->second;
+    else
+      st = engine_->Get(WorkloadId{id});
+    if (!stored || !st) continue;
+    if (fin != finished.end()) {
+      pod_of_.erase(id);
+      workload_of_.erase({ns, name});
+      if (st->phase == engine::Phase::kDeleted) {
+        store_.Remove("Pod", ns, name);
+        continue;
+      }
+    }
+    Json pod = *stored;
+    auto d = disruption.find(id);
+    SetPodStatus(pod, *st, d == disruption.end() ? "" : d->second, t);
+    if (pod != *stored) store_.Put("Pod", ns, name, std::move(pod));
+  }
+  RefreshQuotas();
+}
+
+void Cluster::RefreshQuotas() {
+  auto quotas = policy_.find("ResourceQuota");
+  auto elastic = policy_.find("ElasticQuota");
+  for (const auto& ns : quota_dirty_) {
+    // ElasticQuota status.used: what the namespace's running workloads request, per resource of
+    // its min and max.
+    if (elastic != policy_.end()) {
+      for (auto it = elastic->second.lower_bound({ns, ""});
+           it != elastic->second.end() && it->first.first == ns; ++it) {
+        const Json* stored = store_.Get("ElasticQuota", ns, it->first.second);
+        if (!stored || it->second.elastic_quotas.empty()) continue;
+        const ElasticQuota& eq = it->second.elastic_quotas[0];
+        ResourceList sum;
+        for (auto w = workload_of_.lower_bound({ns, ""});
+             w != workload_of_.end() && w->first.first == ns; ++w)
+          if (auto st = engine_->Get(WorkloadId{w->second}); st && !st->node.empty())
+            sum += st->requests;
+        Json used = Json::object();
+        for (const auto& [r, v] : eq.min.entries()) used[r] = FormatResourceQuantity(r, sum.Get(r));
+        if (eq.max)
+          for (const auto& [r, v] : eq.max->entries())
+            used[r] = FormatResourceQuantity(r, sum.Get(r));
+        Json status = {{"used", used}};
+        if (stored->contains("status") && (*stored)["status"] == status) continue;
+        Json q = *stored;
+        q["status"] = std::move(status);
+        store_.Put("ElasticQuota", ns, it->first.second, std::move(q));
+      }
+    }
+    if (quotas == policy_.end()) continue;
+    auto first = quotas->second.lower_bound({ns, ""});
+    if (first == quotas->second.end() || first->first.first != ns) continue;
+    std::vector<engine::WorkloadStatus> holding;
+    for (auto it = workload_of_.lower_bound({ns, ""});
+         it != workload_of_.end() && it->first.first == ns; ++it)
+      if (auto st = engine_->Get(WorkloadId{it->second}); st && !st->node.empty())
+        holding.push_back(std::move(*st));
+    for (auto it = first; it != quotas->second.end() && it->first.first == ns; ++it) {
+      const Json* stored = store_.Get("ResourceQuota", ns, it->first.second);
+      if (!stored || it->second.resource_quotas.empty()) continue;
+      Json status = QuotaStatus(it->second.resource_quotas[0], holding);
+      if (stored->contains("status") && (*stored)["status"] == status) continue;
+      Json q = *stored;
+      q["status"] = std::move(status);
+      store_.Put("ResourceQuota", ns, it->first.second, std::move(q));
+    }
+  }
+  quota_dirty_.clear();
+}
+
+}  // namespace arbiter::server

@@ -1,0 +1,154 @@
+// The daemon's state machine: the API objects (ObjectStore), the engine, and the virtual nodes'
+// work model, changed only by Mutations. Deterministic: the same mutations (with their times)
+// give the same objects, resourceVersions, uids, events and scheduling decisions, which is what
+// makes the journal (journal.h) a complete record: start-up replays it. Pure: no I/O, no
+// threads, no clock (every mutation carries its time); not thread-safe (the daemon locks it).
+//
+// What a mutation does:
+//   create / update  The object is validated exactly as `arbiter validate` does (the YAML loader
+//                    reads the JSON, then the cross-object rules against the stored policy
+//                    objects); errors refuse it (nothing changes). It becomes the engine's Upsert
+//                    command (a Pod: SubmitPod; a Pod update may change metadata only), then a
+//                    Tick at the same instant.
+//   delete           The engine's Delete command (a running Pod gets SIGTERM and stays, with
+//                    metadata.deletionTimestamp, until its work model exits), then a Tick.
+//   advance          The work model's timers due by then (runs completing, signalled pods
+//                    exiting), then a Tick (also due at Engine::NextWakeup).
+// After each, the pods the engine's events touched get their status rebuilt (pod_status.h) and
+// the events become core/v1 Events (the newest kMaxEvents are kept).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/diagnostics.h"
+#include "core/engine/engine.h"
+#include "core/objects.h"
+#include "server/object_store.h"
+#include "sim/work_model.h"
+
+namespace arbiter::sim {
+class Recorder;
+}
+
+namespace arbiter::server {
+
+struct Mutation {
+  enum class Op { kCreate, kUpdate, kDelete, kAdvance };
+  Op op = Op::kAdvance;
+  Millis time = 0;   // Unix ms (the wall clock when it was accepted)
+  std::string kind;  // "Pod", "Node", ... (create, update, delete)
+  std::string namespace_;
+  std::string name;
+  Json object;                         // create / update: the whole object
+  std::optional<Millis> grace_period;  // delete: DeleteOptions.gracePeriodSeconds
+  bool force_status = false;           // update of the status subresource (Nodes only)
+
+  // One line of JSON (the journal's record) and back.
+  std::string Encode() const;
+  static Result<Mutation> Decode(const std::string& text);
+};
+
+// Why a mutation was refused, in Kubernetes' terms (the HTTP layer renders a Status body).
+struct ApiError {
+  enum class Reason {
+    kNotFound,
+    kAlreadyExists,
+    kConflict,
+    kInvalid,
+    kBadRequest,
+    kMethodNotAllowed,
+    kUnavailable
+  };
+  Reason reason = Reason::kBadRequest;
+  std::string kind;  // of the object concerned ("Namespace" when the namespace is missing)
+  std::string name;
+  std::string message;      // the engine's or a Kubernetes-style text
+  Diagnostics diagnostics;  // kInvalid from the validator: its field-level errors
+};
+
+struct MutationResult {
+  std::optional<ApiError> error;
+  Json object;                        // the object after the change (delete: its last state)
+  std::vector<std::string> warnings;  // the validator's warnings (kubectl prints them)
+  bool ok() const { return !error; }
+};
+
+// Kinds the cluster keeps, with their apiVersion and scope ("Event" is written by the cluster
+// only).
+struct KindInfo {
+  const char* kind;
+  const char* api_version;
+  bool namespaced;
+};
+const std::vector<KindInfo>& ServedKinds();
+const KindInfo* FindKind(const std::string& kind);
+
+class Cluster {
+ public:
+  // `uid_prefix`: 8 hex digits that make this data directory's uids unique.
+  explicit Cluster(std::string uid_prefix);
+  ~Cluster();
+
+  MutationResult Apply(const Mutation& m);
+
+  // When the next `advance` is due (a timer or an engine wake-up), if any.
+  std::optional<Millis> NextDue();
+  Millis now() const { return engine_->now(); }
+
+  const ObjectStore& store() const { return store_; }
+  std::vector<WatchEvent> TakeWatchEvents() { return store_.TakeEvents(); }
+  const engine::Engine& engine() const { return *engine_; }
+  // A digest of every scheduling decision so far (each engine event: time, type, workload,
+  // node, preemptor), and their count: two clusters given the same mutations have equal digests.
+  uint64_t decision_digest() const { return decision_digest_; }
+  uint64_t decision_count() const { return decision_count_; }
+
+  // The whole state as bytes (cluster_snapshot.cc; docs/serve.md) and back: a restored cluster
+  // given the same mutations behaves as the one that was saved.
+  std::string Snapshot() const;
+  Status Restore(const std::string& bytes);
+
+  static constexpr size_t kMaxEvents = 20000;
+
+ private:
+  class Sink;
+  void AttachSinks();  // the engine's outputs to sink_
+  MutationResult Put(const Mutation& m);
+  MutationResult Delete(const Mutation& m);
+  void Advance(Millis t);
+  // Engine events -> pod statuses, core/v1 Events, decisions.
+  void Sync(Millis t);
+  void AddEvent(const engine::Event& e, const Json& involved, Millis t);
+  // ResourceQuota status (hard, used) of the namespaces in quota_dirty_.
+  void RefreshQuotas();
+  std::string NewUid();
+  // The validation context for an object of `kind`: the stored policy objects (except `skip`).
+  ManifestSet PolicyContext(const std::string& skip_kind, const std::string& skip_ns,
+                            const std::string& skip_name) const;
+
+  std::string uid_prefix_;
+  uint64_t uid_counter_ = 0;
+  ObjectStore store_;
+  std::unique_ptr<engine::Engine> engine_;
+  sim::WorkTimers timers_;
+  std::unique_ptr<sim::Recorder> recorder_;
+  std::unique_ptr<Sink> sink_;
+  // Loaded policy objects by kind / namespace / name (each a one-object set): validation context.
+  std::map<std::string, std::map<ObjectStore::Key, ManifestSet>> policy_;
+  std::map<uint64_t, ObjectStore::Key> pod_of_;  // live workloads' pods
+  std::map<ObjectStore::Key, uint64_t> workload_of_;
+  std::set<std::string> quota_dirty_;
+  std::deque<ObjectStore::Key> events_;  // stored Events, oldest first
+  uint64_t event_counter_ = 0;
+  uint64_t decision_digest_ = 14695981039346656037ull;  // FNV-1a
+  uint64_t decision_count_ = 0;
+};
+
+}  // namespace arbiter::server

@@ -1,0 +1,134 @@
+// Cluster snapshots: "ARBITER-SERVE-SNAPSHOT 1\n", the length of a JSON header in decimal and a
+// newline, the JSON header (objects, counters, the work model's state), then the engine's own
+// snapshot bytes (docs/snapshot.md). The validation context of policy objects is not saved: it
+// is loaded again from the stored objects.
+#include <string_view>
+
+#include "adapters/yaml/manifest_loader.h"
+#include "server/cluster.h"
+#include "sim/recorder.h"
+
+namespace arbiter::server {
+
+namespace {
+constexpr std::string_view kMagic = "ARBITER-SERVE-SNAPSHOT 1\n";
+
+template <typename T>
+Json Opt(const std::optional<T>& v) {
+  return v ? Json(*v) : Json(nullptr);
+}
+template <typename T>
+std::optional<T> OptOf(const Json& j) {
+  if (j.is_null()) return std::nullopt;
+  return j.get<T>();
+}
+}  // namespace
+
+std::string Cluster::Snapshot() const {
+  Json h;
+  h["store"] = store_.Save();
+  h["uidCounter"] = uid_counter_;
+  h["eventCounter"] = event_counter_;
+  Json evs = Json::array();
+  for (const auto& [ns, name] : events_) evs.push_back({ns, name});
+  h["events"] = std::move(evs);
+  Json pods = Json::array();
+  for (const auto& [id, key] : pod_of_) pods.push_back({id, key.first, key.second});
+  h["pods"] = std::move(pods);
+  h["decisionDigest"] = decision_digest_;
+  h["decisionCount"] = decision_count_;
+  Json works = Json::array();
+  for (const auto& w : recorder_->works)
+    works.push_back({Opt(w.spec.duration), Opt(w.spec.checkpoint_interval), w.spec.shutdown,
+                     w.progress, w.run_start, w.stopping, w.stop_time, w.exit_time,
+                     w.progress_after_exit, w.lost_work, w.lost_ms, w.lost_ms_node_removed});
+  h["works"] = std::move(works);
+  Json timers = Json::array();
+  for (const auto& t : timers_.Live())
+    timers.push_back(
+        {t.time, t.seq, engine::Value(t.workload), t.generation, static_cast<int>(t.kind)});
+  h["timers"] = std::move(timers);
+  h["timerSeq"] = timers_.seq();
+  h["timerGenerations"] = timers_.generations();
+  const std::string header = h.dump();
+  std::string out(kMagic);
+  out += std::to_string(header.size()) + "\n" + header + engine_->Snapshot();
+  return out;
+}
+
+Status Cluster::Restore(const std::string& bytes) {
+  if (bytes.compare(0, kMagic.size(), kMagic) != 0)
+    return Status::InvalidArgument("not an arbiter serve snapshot");
+  try {
+    const size_t nl = bytes.find('\n', kMagic.size());
+    if (nl == std::string::npos) return Status::InvalidArgument("truncated snapshot");
+    const size_t len = std::stoull(bytes.substr(kMagic.size(), nl - kMagic.size()));
+    if (nl + 1 + len > bytes.size()) return Status::InvalidArgument("truncated snapshot");
+    const Json h = Json::parse(bytes.substr(nl + 1, len));
+    auto e = engine::Engine::Restore(std::string_view(bytes).substr(nl + 1 + len));
+    if (!e.ok()) return e.status();
+    engine_ = std::move(e).value();
+    AttachSinks();
+    store_.Load(h.at("store"));
+    uid_counter_ = h.at("uidCounter").get<uint64_t>();
+    event_counter_ = h.at("eventCounter").get<uint64_t>();
+    events_.clear();
+    for (const auto& k : h.at("events"))
+      events_.push_back({k.at(0).get<std::string>(), k.at(1).get<std::string>()});
+    pod_of_.clear();
+    workload_of_.clear();
+    for (const auto& p : h.at("pods")) {
+      const uint64_t id = p.at(0).get<uint64_t>();
+      ObjectStore::Key key{p.at(1).get<std::string>(), p.at(2).get<std::string>()};
+      pod_of_[id] = key;
+      workload_of_[key] = id;
+    }
+    decision_digest_ = h.at("decisionDigest").get<uint64_t>();
+    decision_count_ = h.at("decisionCount").get<uint64_t>();
+    recorder_->works.clear();
+    for (const auto& w : h.at("works")) {
+      sim::Work x;
+      x.spec.duration = OptOf<Millis>(w.at(0));
+      x.spec.checkpoint_interval = OptOf<Millis>(w.at(1));
+      x.spec.shutdown = w.at(2).get<Millis>();
+      x.progress = w.at(3).get<Millis>();
+      x.run_start = w.at(4).get<Millis>();
+      x.stopping = w.at(5).get<bool>();
+      x.stop_time = w.at(6).get<Millis>();
+      x.exit_time = w.at(7).get<Millis>();
+      x.progress_after_exit = w.at(8).get<Millis>();
+      x.lost_work = w.at(9).get<Millis>();
+      x.lost_ms = w.at(10).get<Millis>();
+      x.lost_ms_node_removed = w.at(11).get<Millis>();
+      recorder_->works.push_back(x);
+    }
+    std::vector<sim::WorkTimers::Timer> live;
+    for (const auto& t : h.at("timers")) {
+      sim::WorkTimers::Timer x;
+      x.time = t.at(0).get<Millis>();
+      x.seq = t.at(1).get<uint64_t>();
+      x.workload = engine::WorkloadId{t.at(2).get<uint64_t>()};
+      x.generation = t.at(3).get<uint64_t>();
+      x.kind = static_cast<sim::WorkTimers::Kind>(t.at(4).get<int>());
+      live.push_back(x);
+    }
+    timers_.Restore(live, h.at("timerSeq").get<uint64_t>(),
+                    h.at("timerGenerations").get<std::vector<uint64_t>>());
+    // The validation context, loaded again from the stored policy objects.
+    policy_.clear();
+    for (const auto& k : ServedKinds()) {
+      const std::string kind = k.kind;
+      if (kind == "Pod" || kind == "Node" || kind == "Event") continue;
+      for (const auto& [key, obj] : store_.All(kind)) {
+        yaml::ManifestLoad load;
+        yaml::LoadManifestText(obj.dump(), "snapshot", &load);
+        policy_[kind][key] = std::move(load.set);
+      }
+    }
+  } catch (const std::exception& ex) {
+    return Status::InvalidArgument(std::string("corrupt snapshot: ") + ex.what());
+  }
+  return Status::Ok();
+}
+
+}  // namespace arbiter::server

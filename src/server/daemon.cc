@@ -1,0 +1,143 @@
+#include "server/daemon.h"
+
+#include <chrono>
+
+namespace arbiter::server {
+
+Millis Daemon::Now() const {
+  if (options_.clock) return options_.clock();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Result<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<Daemon> d(new Daemon(std::move(options)));
+  auto j = Journal::Open(d->options_.data_dir);
+  if (!j.ok()) return j.status();
+  d->journal_ = std::move(j).value();
+  d->cluster_ = std::make_unique<Cluster>(d->journal_->instance_id());
+  auto snap = d->journal_->LoadSnapshot();
+  if (!snap.ok()) return snap.status();
+  int64_t after = 0;
+  if (snap.value()) {
+    if (Status s = d->cluster_->Restore(snap.value()->bytes); !s.ok())
+      return Status::Internal("snapshot " + std::to_string(snap.value()->seq) + ": " + s.message());
+    after = snap.value()->seq;
+    d->startup_.from_snapshot = true;
+    d->startup_.snapshot_seq = after;
+  }
+  int64_t last = after;
+  Status replay = d->journal_->Replay(after, [&](int64_t seq, const std::string& text) -> Status {
+    auto m = Mutation::Decode(text);
+    if (!m.ok()) return m.status();
+    MutationResult r = d->cluster_->Apply(m.value());
+    if (!r.ok())
+      return Status::Internal("replay refused an accepted mutation: " + r.error->message);
+    d->last_time_ = std::max(d->last_time_, m.value().time);
+    last = seq;
+    ++d->startup_.replayed;
+    return Status::Ok();
+  });
+  if (!replay.ok()) return replay;
+  (void)d->cluster_->TakeWatchEvents();
+  if (d->options_.check_invariants)
+    if (Status s = d->cluster_->engine().CheckInvariants(); !s.ok())
+      return Status::Internal("after replay: " + s.message());
+  d->watch_.Reset(d->cluster_->store().resource_version());
+  d->since_snapshot_ = d->startup_.replayed;
+  d->journal_->Start(last);
+  // A new data directory starts with the default namespace, as a cluster does.
+  if (last == 0) {
+    Mutation m;
+    m.op = Mutation::Op::kCreate;
+    m.kind = "Namespace";
+    m.object = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}};
+    MutationResult r = d->Mutate(std::move(m));
+    if (!r.ok()) return Status::Internal("creating namespace default: " + r.error->message);
+  }
+  d->startup_.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  d->clock_ = std::thread([p = d.get()] { p->ClockLoop(); });
+  return d;
+}
+
+Daemon::~Daemon() { Stop(); }
+
+void Daemon::Stop() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stopping_ = true;
+    clock_cv_.notify_all();
+  }
+  if (clock_.joinable()) clock_.join();
+  if (journal_) journal_->Stop();
+  watch_.Close();
+}
+
+int64_t Daemon::Record(const Mutation& m) {
+  auto events = std::make_shared<std::vector<WatchEvent>>(cluster_->TakeWatchEvents());
+  const int64_t seq =
+      journal_->Append(m.Encode(), [this, events] { watch_.Publish(std::move(*events)); });
+  ++since_snapshot_;
+  MaybeSnapshot();
+  clock_cv_.notify_all();
+  return seq;
+}
+
+MutationResult Daemon::Mutate(Mutation m) {
+  int64_t seq = 0;
+  MutationResult r;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    m.time = std::max(last_time_, Now());
+    r = cluster_->Apply(m);
+    if (!r.ok()) return r;
+    last_time_ = m.time;
+    if (options_.check_invariants)
+      if (Status s = cluster_->engine().CheckInvariants(); !s.ok()) std::abort();
+    seq = Record(m);
+  }
+  if (!journal_->WaitDurable(seq)) {
+    ApiError e;
+    e.reason = ApiError::Reason::kUnavailable;
+    e.message = "the journal is not writable: " + journal_->error();
+    r.error = std::move(e);
+  }
+  return r;
+}
+
+void Daemon::MaybeSnapshot() {
+  if (options_.snapshot_every <= 0 || since_snapshot_ < options_.snapshot_every) return;
+  journal_->WriteSnapshot(journal_->last_seq(), cluster_->Snapshot());
+  since_snapshot_ = 0;
+}
+
+void Daemon::SnapshotNow() {
+  std::lock_guard<std::mutex> l(mu_);
+  journal_->WriteSnapshot(journal_->last_seq(), cluster_->Snapshot());
+  since_snapshot_ = 0;
+}
+
+void Daemon::ClockLoop() {
+  std::unique_lock<std::mutex> l(mu_);
+  while (!stopping_) {
+    const std::optional<Millis> due = cluster_->NextDue();
+    const Millis now = std::max(last_time_, Now());
+    if (due && *due <= now) {
+      Mutation m;
+      m.op = Mutation::Op::kAdvance;
+      m.time = now;
+      (void)cluster_->Apply(m);
+      last_time_ = now;
+      Record(m);
+      continue;
+    }
+    const auto wait =
+        due ? std::chrono::milliseconds(*due - now) : std::chrono::milliseconds(3600000);
+    clock_cv_.wait_for(l, wait);
+  }
+}
+
+}  // namespace arbiter::server

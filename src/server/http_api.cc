@@ -1,0 +1,595 @@
+#include "server/http_api.h"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <sstream>
+
+#include "adapters/kube/discovery.h"
+#include "adapters/kube/openapi.h"
+#include "adapters/kube/patch.h"
+#include "adapters/kube/resources.h"
+#include "adapters/kube/selectors.h"
+#include "adapters/kube/status.h"
+#include "adapters/kube/table.h"
+#include "server/metrics.h"
+#include "server/pod_status.h"
+
+namespace arbiter::server {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void SendJson(httplib::Response& res, int code, const Json& body,
+              const std::string& content_type = "application/json") {
+  res.status = code;
+  res.set_content(body.dump(), content_type.c_str());
+}
+
+void SendStatus(httplib::Response& res, const kube::KubeStatus& s) {
+  SendJson(res, s.code, s.body);
+}
+
+// A request path split into what it names.
+struct Target {
+  std::string group, version;
+  const kube::ResourceInfo* resource = nullptr;
+  std::string namespace_, name, sub;
+  enum class What { kNone, kApi, kApis, kGroup, kResourceList, kResource } what = What::kNone;
+};
+
+Target Parse(const std::string& path) {
+  std::vector<std::string> s;
+  std::string cur;
+  std::istringstream in(path);
+  while (std::getline(in, cur, '/'))
+    if (!cur.empty()) s.push_back(cur);
+  Target t;
+  size_t i = 0;
+  if (s.empty()) return t;
+  if (s[0] == "api") {
+    if (s.size() == 1) {
+      t.what = Target::What::kApi;
+      return t;
+    }
+    t.version = s[1];
+    i = 2;
+  } else if (s[0] == "apis") {
+    if (s.size() == 1) {
+      t.what = Target::What::kApis;
+      return t;
+    }
+    t.group = s[1];
+    if (s.size() == 2) {
+      t.what = Target::What::kGroup;
+      return t;
+    }
+    t.version = s[2];
+    i = 3;
+  } else {
+    return t;
+  }
+  std::vector<std::string> rest(s.begin() + static_cast<long>(i), s.end());
+  if (rest.empty()) {
+    t.what = Target::What::kResourceList;
+    return t;
+  }
+  if (rest[0] == "namespaces" && rest.size() >= 3) {
+    const kube::ResourceInfo* r = kube::FindResource(t.group, t.version, rest[2]);
+    if (r && r->namespaced) {
+      t.resource = r;
+      t.namespace_ = rest[1];
+      if (rest.size() > 3) t.name = rest[3];
+      if (rest.size() > 4) t.sub = rest[4];
+      if (rest.size() > 5) t.resource = nullptr;
+      t.what = Target::What::kResource;
+      return t;
+    }
+  }
+  t.resource = kube::FindResource(t.group, t.version, rest[0]);
+  if (rest.size() > 1) t.name = rest[1];
+  if (rest.size() > 2) t.sub = rest[2];
+  if (rest.size() > 3) t.resource = nullptr;
+  t.what = Target::What::kResource;
+  return t;
+}
+
+kube::KubeStatus ToKube(const ApiError& e, const kube::ResourceInfo& r, const std::string& ns,
+                        const std::string& name) {
+  const auto rn = kube::ResourceName::Of(r);
+  switch (e.reason) {
+    case ApiError::Reason::kNotFound:
+      if (e.kind == "Namespace" && r.kind != "Namespace")
+        return kube::NotFound({"", "namespaces"}, e.name);
+      return kube::NotFound(rn, name);
+    case ApiError::Reason::kAlreadyExists:
+      return kube::AlreadyExists(rn, name);
+    case ApiError::Reason::kConflict:
+      return e.message.empty() ? kube::Conflict(rn, name) : kube::Conflict(rn, name, e.message);
+    case ApiError::Reason::kInvalid: {
+      std::vector<kube::Cause> causes;
+      if (!e.diagnostics.items.empty()) {
+        causes = kube::CausesFromDiagnostics(e.diagnostics, r.kind,
+                                             r.namespaced ? ns + "/" + name : name);
+      } else {
+        kube::Cause c;
+        c.message = e.message;
+        causes.push_back(c);
+      }
+      return kube::Invalid(r, name, causes);
+    }
+    case ApiError::Reason::kBadRequest:
+      return kube::BadRequest(e.message);
+    case ApiError::Reason::kMethodNotAllowed:
+      return kube::MethodNotAllowed(e.message);
+    case ApiError::Reason::kUnavailable:
+      return kube::ServiceUnavailable(e.message);
+  }
+  return kube::InternalError(e.message);
+}
+
+std::string Param(const httplib::Request& req, const char* key) {
+  return req.has_param(key) ? req.get_param_value(key) : "";
+}
+
+bool Truthy(const std::string& v) { return v == "1" || v == "true"; }
+
+Millis WallNow() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// ------------------------------------------------------------------ reads
+
+Json ListBody(const kube::ResourceInfo& r, std::vector<Json> items, int64_t rv) {
+  return {{"kind", r.kind + "List"},
+          {"apiVersion", r.ApiVersion()},
+          {"metadata", {{"resourceVersion", std::to_string(rv)}}},
+          {"items", std::move(items)}};
+}
+
+struct Selectors {
+  kube::LabelSelector labels;
+  kube::FieldSelector fields;
+  bool Matches(const Json& o) const { return labels.MatchesObject(o) && fields.Matches(o); }
+};
+
+std::optional<Selectors> ParseSelectors(const httplib::Request& req, httplib::Response& res,
+                                        const kube::ResourceInfo& r) {
+  Selectors sel;
+  auto l = kube::ParseLabelSelector(Param(req, "labelSelector"));
+  if (!l.ok()) {
+    SendStatus(res, kube::BadRequest(l.message()));
+    return std::nullopt;
+  }
+  auto f = kube::ParseFieldSelector(Param(req, "fieldSelector"), r);
+  if (!f.ok()) {
+    SendStatus(res, kube::BadRequest(f.message()));
+    return std::nullopt;
+  }
+  sel.labels = std::move(l).value();
+  sel.fields = std::move(f).value();
+  return sel;
+}
+
+void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t,
+                 const Selectors& sel);
+
+void HandleList(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
+  const kube::ResourceInfo& r = *t.resource;
+  auto sel = ParseSelectors(req, res, r);
+  if (!sel) return;
+  if (Truthy(Param(req, "watch"))) return HandleWatch(d, req, res, t, *sel);
+  std::vector<Json> items;
+  const int64_t rv = d.Read([&](const Cluster& c) {
+    for (const Json* o : c.store().List(r.kind, t.namespace_))
+      if (sel->Matches(*o)) items.push_back(*o);
+    return c.store().resource_version();
+  });
+  if (kube::WantsTable(req.get_header_value("Accept")))
+    return SendJson(
+        res, 200,
+        kube::MakeTable(r, items, WallNow(), kube::ParseIncludeObject(Param(req, "includeObject")),
+                        {{"resourceVersion", std::to_string(rv)}}));
+  SendJson(res, 200, ListBody(r, std::move(items), rv));
+}
+
+void HandleGet(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
+  const kube::ResourceInfo& r = *t.resource;
+  const std::string ns = r.namespaced ? t.namespace_ : "";
+  std::optional<Json> obj = d.Read([&](const Cluster& c) -> std::optional<Json> {
+    const Json* o = c.store().Get(r.kind, ns, t.name);
+    return o ? std::optional<Json>(*o) : std::nullopt;
+  });
+  if (!obj) return SendStatus(res, kube::NotFound(kube::ResourceName::Of(r), t.name));
+  if (kube::WantsTable(req.get_header_value("Accept")))
+    return SendJson(res, 200,
+                    kube::MakeTable(r, std::vector<Json>{*obj}, WallNow(),
+                                    kube::ParseIncludeObject(Param(req, "includeObject"))));
+  SendJson(res, 200, *obj);
+}
+
+// Watch: chunked JSON lines {"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object": ...}.
+// resourceVersion "" or "0": the current objects first (ADDED), then changes.
+void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t,
+                 const Selectors& sel) {
+  const kube::ResourceInfo& r = *t.resource;
+  const std::string rv_param = Param(req, "resourceVersion");
+  const bool bookmarks = Truthy(Param(req, "allowWatchBookmarks"));
+  int64_t timeout = 1800;
+  if (!Param(req, "timeoutSeconds").empty())
+    timeout = std::max<int64_t>(1, std::atoll(Param(req, "timeoutSeconds").c_str()));
+  const bool table = kube::WantsTable(req.get_header_value("Accept"));
+  const kube::IncludeObject include = kube::ParseIncludeObject(Param(req, "includeObject"));
+  const kube::ResourceInfo* rp = t.resource;
+  // A watch asked as Table sends each object as a one-row Table (as kube-apiserver does).
+  auto shape = [table, include, rp](const Json& o) {
+    return table ? kube::MakeTable(*rp, std::vector<Json>{o}, WallNow(), include) : o;
+  };
+  auto state = std::make_shared<std::vector<std::string>>();
+  int64_t from = 0;
+  if (rv_param.empty() || rv_param == "0") {
+    from = d.Read([&](const Cluster& c) {
+      for (const Json* o : c.store().List(r.kind, t.namespace_))
+        if (sel.Matches(*o))
+          state->push_back(Json{{"type", "ADDED"}, {"object", shape(*o)}}.dump() + "\n");
+      return c.store().resource_version();
+    });
+  } else {
+    from = std::atoll(rv_param.c_str());
+  }
+  const auto end = Clock::now() + std::chrono::seconds(timeout);
+  auto cursor = std::make_shared<int64_t>(from);
+  auto last_sent = std::make_shared<Clock::time_point>(Clock::now());
+  const std::string kind = r.kind, ns = t.namespace_, api_version = r.ApiVersion();
+  res.status = 200;
+  // Not plain "application/json": cpp-httplib would gzip the stream, and its compressor holds
+  // the events back until the stream ends (client-go parses the media type and its parameters).
+  res.set_chunked_content_provider("application/json;stream=watch", [&d, state, cursor, last_sent,
+                                                                     end, sel, bookmarks, kind, ns,
+                                                                     api_version, shape](
+                                                                        size_t,
+                                                                        httplib::DataSink& sink) {
+    for (const auto& line : *state)
+      if (!sink.write(line.data(), line.size())) return false;
+    state->clear();
+    if (Clock::now() >= end || d.watch_log().closed()) {
+      sink.done();
+      return true;
+    }
+    const auto deadline = std::min(end, Clock::now() + std::chrono::seconds(1));
+    auto events = d.watch_log().Since(*cursor, kind, ns, deadline);
+    if (!events) {
+      const std::string line =
+          Json{{"type", "ERROR"}, {"object", kube::TooOldResourceVersion(*cursor, 0).body}}.dump() +
+          "\n";
+      sink.write(line.data(), line.size());
+      sink.done();
+      return true;
+    }
+    std::string out;
+    for (const auto& e : *events) {
+      if (!sel.Matches(e.object)) continue;
+      out += Json{{"type", e.type}, {"object", shape(e.object)}}.dump();
+      out += "\n";
+    }
+    if (out.empty() && bookmarks && Clock::now() - *last_sent > std::chrono::seconds(5)) {
+      out = Json{{"type", "BOOKMARK"},
+                 {"object",
+                  {{"kind", kind},
+                   {"apiVersion", api_version},
+                   {"metadata", {{"resourceVersion", std::to_string(*cursor)}}}}}}
+                .dump() +
+            "\n";
+    }
+    if (!out.empty()) {
+      *last_sent = Clock::now();
+      if (!sink.write(out.data(), out.size())) return false;
+    }
+    return sink.is_writable();
+  });
+}
+
+// ------------------------------------------------------------------ writes
+
+void Answer(httplib::Response& res, const MutationResult& r, int code, const kube::ResourceInfo& ri,
+            const std::string& ns, const std::string& name) {
+  if (!r.ok()) return SendStatus(res, ToKube(*r.error, ri, ns, name));
+  for (const auto& w : r.warnings) {
+    std::string text = w;
+    for (char& c : text)
+      if (c == '"' || c == '\n') c = '\'';
+    res.set_header("Warning", "299 - \"" + text + "\"");
+  }
+  SendJson(res, code, r.object);
+}
+
+std::optional<Json> Body(const httplib::Request& req, httplib::Response& res) {
+  try {
+    return Json::parse(req.body);
+  } catch (const std::exception& e) {
+    SendStatus(res, kube::BadRequest(std::string("the request body is not JSON: ") + e.what()));
+    return std::nullopt;
+  }
+}
+
+void HandleWrite(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t,
+                 Mutation::Op op) {
+  const kube::ResourceInfo& r = *t.resource;
+  auto body = Body(req, res);
+  if (!body) return;
+  if (!body->is_object())
+    return SendStatus(res, kube::BadRequest("the request body is not an object"));
+  if (!body->contains("kind")) (*body)["kind"] = r.kind;
+  if (!body->contains("apiVersion")) (*body)["apiVersion"] = r.ApiVersion();
+  if ((*body)["kind"] != r.kind)
+    return SendStatus(res, kube::BadRequest("the object's kind " + body->value("kind", "") +
+                                            " is not " + r.kind));
+  if (Param(req, "dryRun") == "All")
+    return SendStatus(res, kube::BadRequest("dryRun is not supported"));
+  Mutation m;
+  m.op = op;
+  m.kind = r.kind;
+  m.namespace_ = r.namespaced ? t.namespace_ : "";
+  m.name = t.name;
+  const std::string name =
+      op == Mutation::Op::kCreate ? (*body)["metadata"].value("name", "") : t.name;
+  m.object = std::move(*body);
+  MutationResult result = d.Mutate(std::move(m));
+  Answer(res, result, op == Mutation::Op::kCreate ? 201 : 200, r, t.namespace_, name);
+}
+
+void HandlePatch(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
+  const kube::ResourceInfo& r = *t.resource;
+  auto type = kube::PatchTypeFromContentType(req.get_header_value("Content-Type"));
+  std::vector<std::string> accepted;
+  for (auto pt : kube::AcceptedPatchTypes(r)) accepted.push_back(kube::ContentTypeOf(pt));
+  if (!type || !kube::Accepts(r, *type))
+    return SendStatus(res,
+                      kube::UnsupportedMediaType(req.get_header_value("Content-Type"), accepted));
+  if (Param(req, "dryRun") == "All")
+    return SendStatus(res, kube::BadRequest("dryRun is not supported"));
+  const std::string ns = r.namespaced ? t.namespace_ : "";
+  const bool precondition = req.body.find("resourceVersion") != std::string::npos;
+  for (int attempt = 0;; ++attempt) {
+    std::optional<Json> live = d.Read([&](const Cluster& c) -> std::optional<Json> {
+      const Json* o = c.store().Get(r.kind, ns, t.name);
+      return o ? std::optional<Json>(*o) : std::nullopt;
+    });
+    if (!live && *type != kube::PatchType::kApply)
+      return SendStatus(res, kube::NotFound(kube::ResourceName::Of(r), t.name));
+    auto merged = kube::ApplyPatch(*type, live ? &*live : nullptr, req.body, r);
+    if (!merged.ok()) {
+      if (merged.code() == StatusCode::kConflict)
+        return SendStatus(
+            res,
+            kube::Invalid(r, t.name, {kube::Cause{"FieldValueInvalid", merged.message(), ""}}));
+      return SendStatus(res, kube::BadRequest(merged.message()));
+    }
+    Json obj = std::move(merged).value();
+    if (!obj.contains("metadata") || !obj["metadata"].is_object()) obj["metadata"] = Json::object();
+    if (obj["metadata"].value("name", t.name) != t.name)
+      return SendStatus(
+          res, kube::BadRequest("the name of the object does not match the name on the URL"));
+    obj["metadata"]["name"] = t.name;
+    Mutation m;
+    m.op = live ? Mutation::Op::kUpdate : Mutation::Op::kCreate;
+    m.kind = r.kind;
+    m.namespace_ = ns;
+    m.name = t.name;
+    m.object = std::move(obj);
+    MutationResult result = d.Mutate(std::move(m));
+    const bool raced =
+        !result.ok() &&
+        (result.error->reason == ApiError::Reason::kConflict ||
+         result.error->reason == ApiError::Reason::kAlreadyExists ||
+         (result.error->reason == ApiError::Reason::kNotFound && result.error->kind == r.kind));
+    if (raced && !precondition && attempt < 5) continue;
+    return Answer(res, result, live ? 200 : 201, r, t.namespace_, t.name);
+  }
+}
+
+std::optional<Millis> GracePeriod(const httplib::Request& req) {
+  std::string g = Param(req, "gracePeriodSeconds");
+  if (g.empty() && !req.body.empty()) {
+    try {
+      Json b = Json::parse(req.body);
+      if (b.contains("gracePeriodSeconds") && b["gracePeriodSeconds"].is_number())
+        return b["gracePeriodSeconds"].get<int64_t>() * 1000;
+      if (b.contains("deleteOptions") && b["deleteOptions"].contains("gracePeriodSeconds"))
+        return b["deleteOptions"]["gracePeriodSeconds"].get<int64_t>() * 1000;
+    } catch (const std::exception&) {
+    }
+  }
+  if (g.empty()) return std::nullopt;
+  return std::atoll(g.c_str()) * 1000;
+}
+
+void HandleDelete(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
+  const kube::ResourceInfo& r = *t.resource;
+  Mutation m;
+  m.op = Mutation::Op::kDelete;
+  m.kind = r.kind;
+  m.namespace_ = r.namespaced ? t.namespace_ : "";
+  m.name = t.name;
+  m.grace_period = GracePeriod(req);
+  MutationResult result = d.Mutate(std::move(m));
+  Answer(res, result, 200, r, t.namespace_, t.name);
+}
+
+// pods/eviction: the pod is deleted with the eviction's grace period (budgets are the engine's
+// business at preemption; an eviction does not check them).
+void HandleEvict(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
+  const kube::ResourceInfo& r = *t.resource;
+  Mutation m;
+  m.op = Mutation::Op::kDelete;
+  m.kind = r.kind;
+  m.namespace_ = t.namespace_;
+  m.name = t.name;
+  m.grace_period = GracePeriod(req);
+  MutationResult result = d.Mutate(std::move(m));
+  if (!result.ok()) return SendStatus(res, ToKube(*result.error, r, t.namespace_, t.name));
+  SendJson(res, 201,
+           kube::SuccessStatus(kube::ResourceName::Of(r), t.name,
+                               result.object["metadata"].value("uid", "")));
+}
+
+}  // namespace
+
+ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
+    : daemon_(daemon), options_(std::move(options)), svr_(std::make_unique<httplib::Server>()) {
+  const int threads = options_.threads;
+  svr_->new_task_queue = [threads] {
+    return new httplib::ThreadPool(static_cast<size_t>(threads));
+  };
+  svr_->set_keep_alive_timeout(1);  // idle keep-alive connections never delay shutdown long
+  svr_->set_keep_alive_max_count(100000);
+  svr_->set_read_timeout(30, 0);
+  svr_->set_payload_max_length(8 << 20);
+  Routes();
+}
+
+ApiServer::~ApiServer() = default;
+
+Result<int> ApiServer::Bind(const std::string& host, int port) {
+  int bound = port;
+  if (port == 0)
+    bound = svr_->bind_to_any_port(host.c_str());
+  else if (!svr_->bind_to_port(host.c_str(), port))
+    bound = -1;
+  if (bound <= 0)
+    return Result<int>::Error("cannot listen on " + host + ":" + std::to_string(port));
+  address_ = host + ":" + std::to_string(bound);
+  return bound;
+}
+
+void ApiServer::Run() { svr_->listen_after_bind(); }
+
+void ApiServer::Stop() {
+  daemon_.watch_log().Close();
+  svr_->stop();
+}
+
+void ApiServer::Routes() {
+  httplib::Server& s = *svr_;
+  auto log = options_.log;
+  s.set_logger([log](const httplib::Request& req, const httplib::Response& res) {
+    if (!log) return;
+    Json line = {{"time", KubeTime(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count())},
+                 {"level", res.status >= 500 ? "error" : "info"},
+                 {"msg", "request"},
+                 {"method", req.method},
+                 {"path", req.path},
+                 {"status", res.status},
+                 {"remote", req.remote_addr}};
+    log(line.dump());
+  });
+  for (const char* p : {"/healthz", "/livez", "/readyz"}) {
+    s.Get(p, [](const httplib::Request&, httplib::Response& res) {
+      res.set_content("ok", "text/plain");
+    });
+  }
+  const std::string version = options_.version;
+  s.Get("/version", [version](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, 200, kube::VersionBody(kube::ArbiterVersionInfo(version)));
+  });
+  Daemon* d = &daemon_;
+  s.Get("/metrics", [d](const httplib::Request&, httplib::Response& res) {
+    const JournalStats j = d->journal().stats();
+    const Millis now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+    std::string text =
+        d->Read([&](const Cluster& c) { return RenderMetrics(c, j, std::max(now, c.now())); });
+    res.set_content(text, "text/plain; version=0.0.4");
+  });
+  // The state tests compare across restarts: resourceVersion, decision digest, invariants.
+  s.Get("/debug/arbiter/state", [d](const httplib::Request&, httplib::Response& res) {
+    Json body = d->Read([](const Cluster& c) {
+      const Status inv = c.engine().CheckInvariants();
+      return Json{{"resourceVersion", c.store().resource_version()},
+                  {"decisionDigest", std::to_string(c.decision_digest())},
+                  {"decisionCount", c.decision_count()},
+                  {"liveWorkloads", c.engine().live_workloads()},
+                  {"invariants", inv.ok() ? "ok" : inv.message()}};
+    });
+    const StartupInfo& st = d->startup();
+    body["startup"] = {
+        {"fromSnapshot", st.from_snapshot}, {"replayed", st.replayed}, {"seconds", st.seconds}};
+    body["journalSeq"] = d->journal().last_seq();
+    SendJson(res, 200, body);
+  });
+  s.Get("/openapi/v3", [](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, 200, kube::OpenApiV3Index());
+  });
+  s.Get(R"(/openapi/v3/(.+))", [](const httplib::Request& req, httplib::Response& res) {
+    auto doc = kube::OpenApiV3Document(req.matches[1].str());
+    if (!doc) return SendStatus(res, kube::PathNotFound());
+    SendJson(res, 200, *doc);
+  });
+  s.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (res.status == 404 && res.body.empty()) SendStatus(res, kube::PathNotFound());
+  });
+
+  auto handler = [this](const httplib::Request& req, httplib::Response& res) {
+    Target t = Parse(req.path);
+    const std::string accept = req.get_header_value("Accept");
+    switch (t.what) {
+      case Target::What::kNone:
+        return SendStatus(res, kube::PathNotFound());
+      case Target::What::kApi:
+      case Target::What::kApis: {
+        const bool core = t.what == Target::What::kApi;
+        const kube::DiscoveryShape shape = kube::NegotiateDiscovery(accept);
+        res.set_header("Vary", "Accept");
+        if (shape != kube::DiscoveryShape::kLegacy)
+          return SendJson(res, 200, kube::AggregatedDiscovery(core, shape),
+                          kube::DiscoveryContentType(shape));
+        return SendJson(res, 200, core ? kube::CoreApiVersions(address_) : kube::ApiGroupList());
+      }
+      case Target::What::kGroup: {
+        auto g = kube::ApiGroup(t.group);
+        if (!g) return SendStatus(res, kube::PathNotFound());
+        return SendJson(res, 200, *g);
+      }
+      case Target::What::kResourceList: {
+        auto l = kube::ApiResourceList(t.group, t.version);
+        if (!l) return SendStatus(res, kube::PathNotFound());
+        return SendJson(res, 200, *l);
+      }
+      case Target::What::kResource:
+        break;
+    }
+    if (!t.resource) return SendStatus(res, kube::PathNotFound());
+    const kube::ResourceInfo& r = *t.resource;
+    if (!t.sub.empty() && !r.FindSubresource(t.sub)) return SendStatus(res, kube::PathNotFound());
+    if (req.method == "GET") {
+      if (t.name.empty()) return HandleList(daemon_, req, res, t);
+      return HandleGet(daemon_, req, res, t);
+    }
+    if (req.method == "POST") {
+      if (t.sub == "eviction") return HandleEvict(daemon_, req, res, t);
+      if (!t.name.empty()) return SendStatus(res, kube::MethodNotAllowed());
+      return HandleWrite(daemon_, req, res, t, Mutation::Op::kCreate);
+    }
+    if (!t.sub.empty() || t.name.empty()) return SendStatus(res, kube::MethodNotAllowed());
+    if (req.method == "PUT") return HandleWrite(daemon_, req, res, t, Mutation::Op::kUpdate);
+    if (req.method == "PATCH") return HandlePatch(daemon_, req, res, t);
+    if (req.method == "DELETE") return HandleDelete(daemon_, req, res, t);
+    SendStatus(res, kube::MethodNotAllowed());
+  };
+  for (const char* p : {R"(/api(/.*)?)", R"(/apis(/.*)?)"}) {
+    s.Get(p, handler);
+    s.Post(p, handler);
+    s.Put(p, handler);
+    s.Patch(p, handler);
+    s.Delete(p, handler);
+  }
+}
+
+}  // namespace arbiter::server

@@ -1,0 +1,46 @@
+// The Kubernetes-compatible HTTP API of `arbiter serve` over Debian's cpp-httplib, on a Daemon:
+// health (/healthz /readyz /livez), discovery (/version /api /apis ...), CRUD, list (label and
+// field selectors) and watch (chunked JSON lines, resourceVersion semantics, bookmarks) of every
+// served resource (adapters/kube/resources.h), pods/status, pods/eviction. Bodies and errors
+// are built by the pure library in adapters/kube; this file only routes and streams.
+// Every request is logged as one JSON line (structured logs) through `log`.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "server/daemon.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace arbiter::server {
+
+struct ApiOptions {
+  std::string version = "0.1.0";  // arbiter's, for /version
+  int threads = 160;              // concurrent connections served (watches hold one each)
+  std::function<void(const std::string& json_line)> log;
+};
+
+class ApiServer {
+ public:
+  ApiServer(Daemon& daemon, ApiOptions options);
+  ~ApiServer();
+  // Binds host:port (port 0: any free port); returns the port.
+  Result<int> Bind(const std::string& host, int port);
+  // Serves until Stop() (from another thread or a signal handler thread).
+  void Run();
+  void Stop();
+
+ private:
+  void Routes();
+  Daemon& daemon_;
+  ApiOptions options_;
+  std::unique_ptr<httplib::Server> svr_;
+  std::string address_;
+};
+
+}  // namespace arbiter::server

@@ -1,0 +1,108 @@
+// The daemon's journal: every accepted mutation (cluster.h's Mutation, one JSON text each, with
+// the time it was applied) in SQLite under the data directory (DIR/journal.db, WAL mode,
+// synchronous=FULL), and the latest snapshot of the whole state. docs/serve.md states the format.
+//
+// Group commit: Append() (called under the daemon's lock, in the order mutations were applied)
+// only queues a record and gives it the next sequence number; one writer thread commits
+// whatever is queued in one transaction (one fsync for many concurrent requests) and then marks
+// those sequence numbers durable. A request is acknowledged after WaitDurable(seq).
+// Snapshots: WriteSnapshot(seq, bytes) is queued behind the records up to seq, stored, and the
+// records it covers are deleted (compaction) in the same transaction. Start-up reads the
+// snapshot, then the records after it.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/status.h"
+
+struct sqlite3;
+
+namespace arbiter::server {
+
+struct JournalStats {
+  uint64_t commits = 0;  // transactions (fsyncs)
+  uint64_t records = 0;
+  // Commit (fsync) latency histogram: upper bounds in seconds, cumulative counts.
+  std::vector<double> bounds = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0};
+  std::vector<uint64_t> buckets = std::vector<uint64_t>(10, 0);
+  double sum_seconds = 0;
+};
+
+class Journal {
+ public:
+  struct Snapshot {
+    int64_t seq = 0;  // the last record it covers
+    std::string bytes;
+  };
+
+  // Opens (creating) DIR/journal.db. A new journal gets a random 8-hex-digit instance id.
+  static Result<std::unique_ptr<Journal>> Open(const std::string& dir);
+  ~Journal();
+
+  const std::string& instance_id() const { return instance_id_; }
+
+  // ---- start-up (before Start)
+  Result<std::optional<Snapshot>> LoadSnapshot();
+  // Calls `fn` for each record after `after_seq`, in order; stops at the first error.
+  Status Replay(int64_t after_seq,
+                const std::function<Status(int64_t seq, const std::string& record)>& fn);
+
+  // ---- running
+  // Starts the writer; the next record gets `last_seq + 1`.
+  void Start(int64_t last_seq);
+  // Queues a record (call in apply order); `on_durable` runs on the writer thread once it is
+  // committed, in sequence order. Returns its sequence number.
+  int64_t Append(std::string record, std::function<void()> on_durable = nullptr);
+  // Blocks until `seq` is committed. False if the journal failed (an I/O error: the daemon must
+  // stop accepting writes) or stopped first.
+  bool WaitDurable(int64_t seq);
+  // Queues a snapshot covering every record up to `seq` (compaction follows it).
+  void WriteSnapshot(int64_t seq, std::string bytes);
+  // Commits what is queued, then stops the writer.
+  void Stop();
+
+  int64_t last_seq() const;
+  bool failed() const;
+  std::string error() const;
+  JournalStats stats() const;
+  // Records currently in the journal (after the snapshot).
+  int64_t records_since_snapshot() const;
+
+ private:
+  Journal() = default;
+  void WriterLoop();
+  Status Exec(const char* sql);
+
+  sqlite3* db_ = nullptr;
+  std::string instance_id_;
+
+  struct Item {
+    int64_t seq = 0;
+    std::string record;
+    std::function<void()> on_durable;
+    bool snapshot = false;
+  };
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_, durable_cv_;
+  std::deque<Item> queue_;
+  int64_t next_seq_ = 1;
+  int64_t durable_seq_ = 0;
+  int64_t snapshot_seq_ = 0;
+  bool stopping_ = false;
+  bool failed_ = false;
+  bool writer_done_ = false;
+  std::string error_;
+  JournalStats stats_;
+  std::thread writer_;
+};
+
+}  // namespace arbiter::server

@@ -1,0 +1,196 @@
+#include "server/metrics.h"
+
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "adapters/yaml/manifest_loader.h"
+#include "core/resources.h"
+
+namespace arbiter::server {
+
+namespace {
+
+std::string Escape(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+std::string Num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// An amount in the resource's Prometheus unit: cores, bytes, GPUs, counts.
+double Scaled(const std::string& resource, int64_t amount) {
+  auto info = ClassifyResource(resource);
+  if (info.ok() && (info->kind == ResourceKind::kCpu || info->kind == ResourceKind::kGpu))
+    return amount / 1000.0;
+  return static_cast<double>(amount);
+}
+
+const char* UnitOf(const std::string& resource) {
+  auto info = ClassifyResource(resource);
+  if (info.ok() && info->kind == ResourceKind::kCpu) return "core";
+  if (info.ok() && info->kind == ResourceKind::kMemory) return "byte";
+  return "integer";
+}
+
+class Writer {
+ public:
+  void Family(const std::string& name, const char* type, const char* help) {
+    out_ << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+  }
+  void Sample(const std::string& name,
+              const std::vector<std::pair<std::string, std::string>>& labels, double v) {
+    out_ << name;
+    if (!labels.empty()) {
+      out_ << "{";
+      for (size_t i = 0; i < labels.size(); ++i)
+        out_ << (i ? "," : "") << labels[i].first << "=\"" << Escape(labels[i].second) << "\"";
+      out_ << "}";
+    }
+    out_ << " " << Num(v) << "\n";
+  }
+  std::string str() const { return out_.str(); }
+
+ private:
+  std::ostringstream out_;
+};
+
+}  // namespace
+
+std::string RenderMetrics(const Cluster& c, const JournalStats& j, Millis now) {
+  Writer w;
+  const auto workloads = c.engine().Workloads(now);
+  std::map<std::pair<std::string, std::string>, int64_t> pending;
+  for (const auto& s : workloads)
+    if (s.phase == engine::Phase::kPending)
+      ++pending[{s.namespace_, s.reason.empty() ? std::string("Unschedulable") : s.reason}];
+  w.Family("arbiter_pending_pods", "gauge",
+           "Pods waiting to be scheduled, by namespace and the engine's reason.");
+  for (const auto& [k, n] : pending)
+    w.Sample("arbiter_pending_pods", {{"namespace", k.first}, {"reason", k.second}}, n);
+
+  std::map<std::string, int64_t> phases = {
+      {"Pending", 0}, {"Running", 0}, {"Succeeded", 0}, {"Failed", 0}};
+  for (const auto& [key, pod] : c.store().All("Pod")) {
+    const std::string phase =
+        pod.contains("status") ? pod["status"].value("phase", "Pending") : "Pending";
+    ++phases[phase];
+  }
+  w.Family("arbiter_pods", "gauge", "Pods in the API, by phase.");
+  for (const auto& [p, n] : phases) w.Sample("arbiter_pods", {{"phase", p}}, n);
+
+  w.Family("arbiter_quota_hard", "gauge",
+           "ResourceQuota hard limits (cores, bytes, GPUs, counts).");
+  for (const char* which : {"hard", "used"}) {
+    if (std::string(which) == "used")
+      w.Family("arbiter_quota_used", "gauge",
+               "ResourceQuota usage (running and terminating pods).");
+    for (const auto& [key, q] : c.store().All("ResourceQuota")) {
+      if (!q.contains("status") || !q["status"].contains(which)) continue;
+      for (const auto& [item, text] : q["status"][which].items()) {
+        std::string resource = item;
+        if (resource.rfind("requests.", 0) == 0)
+          resource = resource.substr(9);
+        else if (resource.rfind("limits.", 0) == 0)
+          resource = resource.substr(7);
+        else if (resource.rfind("count/", 0) == 0)
+          resource = resource.substr(6);
+        auto amount = ParseResourceQuantity(resource, text.get<std::string>());
+        if (!amount.ok()) continue;
+        w.Sample(std::string("arbiter_quota_") + which,
+                 {{"namespace", key.first}, {"resourcequota", key.second}, {"resource", item}},
+                 Scaled(resource, amount.value()));
+      }
+    }
+  }
+
+  w.Family("arbiter_scheduling_decisions_total", "counter",
+           "Engine events (decisions) since the journal began.");
+  w.Sample("arbiter_scheduling_decisions_total", {}, static_cast<double>(c.decision_count()));
+  w.Family("arbiter_journal_commits_total", "counter",
+           "Journal transactions (one fsync each) since start-up.");
+  w.Sample("arbiter_journal_commits_total", {}, static_cast<double>(j.commits));
+  w.Family("arbiter_journal_records_total", "counter", "Journal records written since start-up.");
+  w.Sample("arbiter_journal_records_total", {}, static_cast<double>(j.records));
+  w.Family("arbiter_journal_fsync_seconds", "histogram", "Journal commit (fsync) latency.");
+  for (size_t i = 0; i < j.bounds.size(); ++i)
+    w.Sample("arbiter_journal_fsync_seconds_bucket", {{"le", Num(j.bounds[i])}},
+             static_cast<double>(j.buckets[i]));
+  w.Sample("arbiter_journal_fsync_seconds_bucket", {{"le", "+Inf"}},
+           static_cast<double>(j.commits));
+  w.Sample("arbiter_journal_fsync_seconds_sum", {}, j.sum_seconds);
+  w.Sample("arbiter_journal_fsync_seconds_count", {}, static_cast<double>(j.commits));
+
+  // Virtual pods as KSM, cAdvisor and dcgm-exporter show real ones.
+  Writer phase, info, req, cpu, mem, gpu;
+  phase.Family("kube_pod_status_phase", "gauge", "The pod's phase (kube-state-metrics shape).");
+  info.Family("kube_pod_info", "gauge", "The pod's node (kube-state-metrics shape).");
+  req.Family("kube_pod_container_resource_requests", "gauge",
+             "The pod's requests (kube-state-metrics shape).");
+  cpu.Family("container_cpu_usage_seconds_total", "counter",
+             "Virtual CPU use over the current run (cAdvisor shape).");
+  mem.Family("container_memory_working_set_bytes", "gauge", "Virtual memory use (cAdvisor shape).");
+  gpu.Family("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge",
+             "Virtual GPU activity per GPU (dcgm-exporter shape).");
+  for (const auto& s : workloads) {
+    const std::string ph = s.phase == engine::Phase::kPending ? "Pending" : "Running";
+    for (const char* p : {"Pending", "Running", "Succeeded", "Failed", "Unknown"})
+      phase.Sample("kube_pod_status_phase",
+                   {{"namespace", s.namespace_}, {"pod", s.name}, {"phase", p}}, ph == p ? 1 : 0);
+    if (s.node.empty()) continue;
+    const Json* pod = c.store().Get("Pod", s.namespace_, s.name);
+    std::string container = "main";
+    ResourceList usage = s.requests;
+    if (pod) {
+      if ((*pod)["spec"].contains("containers") && !(*pod)["spec"]["containers"].empty())
+        container = (*pod)["spec"]["containers"][0].value("name", "main");
+      yaml::ManifestLoad load;
+      Json copy = *pod;
+      copy.erase("status");
+      copy["spec"].erase("nodeName");
+      yaml::LoadManifestText(copy.dump(), "metrics", &load);
+      if (!load.set.pods.empty() && load.set.pods[0].sim.usage) usage = *load.set.pods[0].sim.usage;
+    }
+    info.Sample("kube_pod_info", {{"namespace", s.namespace_}, {"pod", s.name}, {"node", s.node}},
+                1);
+    for (const auto& [r, amount] : s.requests.entries())
+      req.Sample("kube_pod_container_resource_requests",
+                 {{"namespace", s.namespace_},
+                  {"pod", s.name},
+                  {"container", container},
+                  {"node", s.node},
+                  {"resource", r},
+                  {"unit", UnitOf(r)}},
+                 Scaled(r, amount));
+    const double seconds = std::max<Millis>(0, now - s.run_start) / 1000.0;
+    const std::vector<std::pair<std::string, std::string>> labels = {
+        {"namespace", s.namespace_}, {"pod", s.name}, {"container", container}};
+    cpu.Sample("container_cpu_usage_seconds_total", labels, usage.Get("cpu") / 1000.0 * seconds);
+    mem.Sample("container_memory_working_set_bytes", labels,
+               static_cast<double>(usage.Get("memory")));
+    const int64_t gpus = s.requests.Get(std::string(kGpu)) / 1000;
+    for (int64_t g = 0; g < gpus; ++g)
+      gpu.Sample("DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+                 {{"namespace", s.namespace_},
+                  {"pod", s.name},
+                  {"container", container},
+                  {"gpu", std::to_string(g)},
+                  {"GPU_I_PROFILE", ""}},
+                 usage.Get(std::string(kGpu)) / 1000.0 / static_cast<double>(gpus));
+  }
+  return w.str() + phase.str() + info.str() + req.str() + cpu.str() + mem.str() + gpu.str();
+}
+
+}  // namespace arbiter::server

@@ -1,0 +1,28 @@
+// /metrics in the Prometheus text format (0.0.4), for `promtool check metrics` and a real
+// Prometheus:
+//   arbiter_pending_pods{namespace,reason}            pods waiting, by the engine's reason
+//   arbiter_pods{phase}                               pods by phase
+//   arbiter_quota_hard / arbiter_quota_used{namespace,resourcequota,resource}   (cores, bytes,
+//   GPUs, counts) arbiter_scheduling_decisions_total                engine events so far (since
+//   start-up) arbiter_journal_commits_total, arbiter_journal_records_total,
+//   arbiter_journal_fsync_seconds (histogram)         the journal's group commits
+// and the virtual nodes' pods in the shapes `arbiter meter` reads from a real cluster
+// (docs/metering-live.md), so a Prometheus can meter virtual pods as it meters real ones:
+//   kube_pod_status_phase{namespace,pod,phase}, kube_pod_info{namespace,pod,node},
+//   kube_pod_container_resource_requests{namespace,pod,container,node,resource,unit} (KSM),
+//   container_cpu_usage_seconds_total, container_memory_working_set_bytes (cAdvisor; the
+//   arbiter.dev/usage annotation, else the requests, over the current run),
+//   DCGM_FI_PROF_GR_ENGINE_ACTIVE{namespace,pod,container,gpu,GPU_I_PROFILE} (dcgm-exporter: one
+//   series per GPU, the GPU usage spread evenly).
+#pragma once
+
+#include <string>
+
+#include "server/cluster.h"
+#include "server/journal.h"
+
+namespace arbiter::server {
+
+std::string RenderMetrics(const Cluster& c, const JournalStats& journal, Millis now);
+
+}  // namespace arbiter::server

@@ -1,0 +1,58 @@
+// The API objects of `arbiter serve`, as Kubernetes JSON, keyed by kind / namespace / name.
+//
+// Every write takes the next value of one global resourceVersion counter (as etcd's revision)
+// and is written into the object's metadata.resourceVersion; the change is also recorded as a
+// watch event (ADDED / MODIFIED / DELETED with the object as of that version) for the watch log.
+// Pure: no I/O, no threads, no clock. Not thread-safe (the Cluster's lock guards it).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace arbiter::server {
+
+using Json = nlohmann::json;
+
+// One change, as a watch stream delivers it.
+struct WatchEvent {
+  int64_t resource_version = 0;
+  std::string kind;        // "Pod", "Node", ...
+  std::string namespace_;  // "" for cluster-scoped kinds
+  std::string type;        // ADDED, MODIFIED, DELETED
+  Json object;
+};
+
+class ObjectStore {
+ public:
+  using Key = std::pair<std::string, std::string>;  // namespace, name
+  using Objects = std::map<Key, Json>;              // in (namespace, name) order
+
+  const Json* Get(const std::string& kind, const std::string& ns, const std::string& name) const;
+  // Objects of a kind, of one namespace ("" for all), in (namespace, name) order.
+  std::vector<const Json*> List(const std::string& kind, const std::string& ns) const;
+  const Objects& All(const std::string& kind) const;
+
+  // Stores the object (ADDED if new, else MODIFIED) with the next resourceVersion; returns it.
+  int64_t Put(const std::string& kind, const std::string& ns, const std::string& name, Json object);
+  // Removes it (DELETED, the last state with a new resourceVersion); false if absent.
+  bool Remove(const std::string& kind, const std::string& ns, const std::string& name);
+
+  int64_t resource_version() const { return rv_; }
+  // The watch events recorded since the last call, in resourceVersion order.
+  std::vector<WatchEvent> TakeEvents() { return std::exchange(events_, {}); }
+
+  // Whole state (for snapshots): every object plus the counter.
+  Json Save() const;
+  void Load(const Json& saved);
+
+ private:
+  std::map<std::string, Objects> kinds_;
+  int64_t rv_ = 0;
+  std::vector<WatchEvent> events_;
+};
+
+}  // namespace arbiter::server

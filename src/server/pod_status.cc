@@ -1,0 +1,153 @@
+#include "server/pod_status.h"
+
+#include <algorithm>
+
+namespace arbiter::server {
+
+using engine::EventType;
+using engine::Phase;
+
+std::string KubeTime(Millis unix_ms) { return FormatRfc3339(unix_ms / 1000 * 1000); }
+
+namespace {
+
+// Sets condition `type` to `status`; the transition time moves only when the status changes.
+void SetCondition(Json& conditions, const std::string& type, const std::string& status,
+                  const std::string& reason, const std::string& message, Millis now) {
+  for (auto& c : conditions) {
+    if (c.value("type", "") != type) continue;
+    if (c.value("status", "") != status) c["lastTransitionTime"] = KubeTime(now);
+    c["status"] = status;
+    if (reason.empty())
+      c.erase("reason");
+    else
+      c["reason"] = reason;
+    if (message.empty())
+      c.erase("message");
+    else
+      c["message"] = message;
+    return;
+  }
+  Json c = {{"type", type},
+            {"status", status},
+            {"lastProbeTime", nullptr},
+            {"lastTransitionTime", KubeTime(now)}};
+  if (!reason.empty()) c["reason"] = reason;
+  if (!message.empty()) c["message"] = message;
+  conditions.push_back(std::move(c));
+}
+
+const char* PhaseText(Phase p) {
+  switch (p) {
+    case Phase::kPending:
+      return "Pending";
+    case Phase::kRunning:
+    case Phase::kTerminating:
+      return "Running";
+    case Phase::kSucceeded:
+      return "Succeeded";
+    default:
+      return "Failed";
+  }
+}
+
+}  // namespace
+
+void SetPodStatus(Json& pod, const engine::WorkloadStatus& s, const std::string& disruption,
+                  Millis now) {
+  Json old = pod.contains("status") && pod["status"].is_object() ? pod["status"] : Json::object();
+  Json st = Json::object();
+  st["phase"] = PhaseText(s.phase);
+  Json conditions = old.contains("conditions") && old["conditions"].is_array() ? old["conditions"]
+                                                                               : Json::array();
+  const bool on_node = !s.node.empty();
+  const bool bound = on_node || s.first_start >= 0;
+  // While pending: the engine's reason (Unschedulable, QuotaExceeded, WaitingForVictims, ...), so
+  // `kubectl get pods` shows why in STATUS, and its text as the message.
+  const std::string pending_reason =
+      s.phase == Phase::kPending ? (s.reason.empty() ? std::string("Unschedulable") : s.reason)
+                                 : "";
+  SetCondition(conditions, "PodScheduled", bound ? "True" : "False", bound ? "" : pending_reason,
+               bound ? "" : s.message, now);
+  const bool ready = s.phase == Phase::kRunning;
+  SetCondition(conditions, "Ready", ready ? "True" : "False", ready ? "" : "PodNotReady", "", now);
+  if (!disruption.empty())
+    SetCondition(conditions, "DisruptionTarget", "True", "PreemptionByScheduler", disruption, now);
+  st["conditions"] = std::move(conditions);
+  if (!s.nominated_node.empty()) st["nominatedNodeName"] = s.nominated_node;
+  if (s.phase == Phase::kRejected) st["reason"] = "Rejected";
+  if (s.phase == Phase::kPreempted) st["reason"] = "Preempted";
+  if (s.phase != Phase::kRunning && !s.message.empty()) st["message"] = s.message;
+  if (s.first_start >= 0) st["startTime"] = KubeTime(s.first_start);
+  if (!s.last_node.empty()) pod["spec"]["nodeName"] = s.last_node;
+  // One status per container, so `kubectl get pods` shows READY and RESTARTS.
+  // Container statuses once the pod was bound (kubelet writes them; an unscheduled pod has none).
+  Json statuses = Json::array();
+  if (bound && pod.contains("spec") && pod["spec"].contains("containers") &&
+      pod["spec"]["containers"].is_array()) {
+    for (const auto& c : pod["spec"]["containers"]) {
+      Json cs = {{"name", c.value("name", "")},
+                 {"image", c.value("image", "")},
+                 {"imageID", ""},
+                 {"ready", ready},
+                 {"started", on_node},
+                 {"restartCount", s.preemptions}};
+      if (on_node) {
+        cs["state"] = {{"running", {{"startedAt", KubeTime(s.run_start)}}}};
+      } else if (engine::IsFinal(s.phase) && s.first_start >= 0) {
+        const bool ok = s.phase == Phase::kSucceeded;
+        cs["state"] = {
+            {"terminated",
+             {{"exitCode", ok ? 0 : (s.exit_code != 0 ? s.exit_code : 137)},
+              {"reason", ok ? "Completed" : (s.phase == Phase::kFailed ? "Error" : "Preempted")},
+              {"finishedAt", KubeTime(s.finish_time >= 0 ? s.finish_time : now)}}}};
+      } else {
+        cs["state"] = {
+            {"waiting",
+             {{"reason", s.phase == Phase::kPending ? "ContainerCreating" : "Rejected"}}}};
+      }
+      statuses.push_back(std::move(cs));
+    }
+  }
+  if (!statuses.empty()) st["containerStatuses"] = std::move(statuses);
+  st["qosClass"] = old.value("qosClass", "Burstable");
+  pod["status"] = std::move(st);
+}
+
+Json KubeEvent(const engine::Event& e, const Json& involved, const std::string& name, Millis now) {
+  if (e.type == EventType::kSubmitted) return nullptr;
+  const Json& meta = involved.at("metadata");
+  const std::string ns = meta.value("namespace", "default");
+  const bool warning = e.type == EventType::kFailedScheduling ||
+                       e.type == EventType::kQuotaExceeded || e.type == EventType::kRejected ||
+                       e.type == EventType::kFailed;
+  std::string message = e.Message();
+  if (e.type == EventType::kScheduled)
+    message = "Successfully assigned " + ns + "/" + meta.value("name", "") + " to " + e.node;
+  Json ev = {
+      {"apiVersion", "v1"},
+      {"kind", "Event"},
+      {"metadata",
+       {{"name", name},
+        {"namespace", ns.empty() ? "default" : ns},
+        {"creationTimestamp", KubeTime(now)}}},
+      {"involvedObject",
+       {{"apiVersion", involved.value("apiVersion", "v1")},
+        {"kind", involved.value("kind", "")},
+        {"name", meta.value("name", "")},
+        {"uid", meta.value("uid", "")}}},
+      {"reason", engine::ToString(e.type)},
+      {"message", message},
+      {"type", warning ? "Warning" : "Normal"},
+      {"source", {{"component", "arbiter-scheduler"}}},
+      {"reportingComponent", "arbiter-scheduler"},
+      {"reportingInstance", "arbiter"},
+      {"firstTimestamp", KubeTime(e.time)},
+      {"lastTimestamp", KubeTime(e.time)},
+      {"count", 1},
+  };
+  if (!ns.empty() && meta.contains("namespace")) ev["involvedObject"]["namespace"] = ns;
+  return ev;
+}
+
+}  // namespace arbiter::server

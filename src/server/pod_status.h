@@ -1,0 +1,35 @@
+// Kubernetes views of the engine's outputs: a Pod's `status` from its WorkloadStatus, and core/v1
+// Events from engine events. Pure (times are passed in, Unix milliseconds).
+//
+// Phases: Pending; Running (running or terminating: it holds its node); Succeeded; Failed
+// (exit code != 0, Rejected at admission, or Cancelled after preemption, with status.reason
+// Rejected / Preempted). Conditions: PodScheduled (False while pending, with the engine's
+// reason -- Unschedulable, QuotaExceeded, WaitingForVictims... -- and its text as message; True
+// once bound), Ready, and DisruptionTarget (True, reason PreemptionByScheduler, once the pod was
+// preempted or reclaimed; kept afterwards).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/duration.h"
+#include "core/engine/types.h"
+
+namespace arbiter::server {
+
+using Json = nlohmann::json;
+
+// RFC 3339 in whole seconds, as Kubernetes' metav1.Time ("2026-12-01T10:24:02Z").
+std::string KubeTime(Millis unix_ms);
+
+// The pod's new `status` (and spec.nodeName) from the engine's view. `pod` is the stored object
+// (its old status keeps condition transition times and a DisruptionTarget); `disruption` is the
+// message of a Preempted / Reclaimed event seen now ("" if none).
+void SetPodStatus(Json& pod, const engine::WorkloadStatus& s, const std::string& disruption,
+                  Millis now);
+
+// The core/v1 Event for an engine event about `pod` (kind Pod) or a node (kind Node), or null
+// for engine events Kubernetes has no counterpart of (Submitted).
+Json KubeEvent(const engine::Event& e, const Json& involved, const std::string& name, Millis now);
+
+}  // namespace arbiter::server

@@ -1,0 +1,305 @@
+// The daemon's state machine, in process: objects in, engine decisions out as pod statuses and
+// events; validation as `arbiter validate`; determinism (replay and snapshots).
+#include "server/cluster.h"
+
+#include <gtest/gtest.h>
+
+#include "server/pod_status.h"
+
+namespace arbiter::server {
+namespace {
+
+constexpr Millis kT0 = 1764583200000;  // 2025-12-01T10:00:00Z
+
+Mutation Create(Millis t, const Json& obj) {
+  Mutation m;
+  m.op = Mutation::Op::kCreate;
+  m.time = t;
+  m.kind = obj.at("kind");
+  m.namespace_ = obj["metadata"].value("namespace", "");
+  m.object = obj;
+  return m;
+}
+Mutation Delete(Millis t, const std::string& kind, const std::string& ns, const std::string& name) {
+  Mutation m;
+  m.op = Mutation::Op::kDelete;
+  m.time = t;
+  m.kind = kind;
+  m.namespace_ = ns;
+  m.name = name;
+  return m;
+}
+Mutation Advance(Millis t) {
+  Mutation m;
+  m.op = Mutation::Op::kAdvance;
+  m.time = t;
+  return m;
+}
+
+Json Namespace(const std::string& name) {
+  return {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}};
+}
+Json Node(const std::string& name, int gpus) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", name}}},
+          {"status",
+           {{"capacity",
+             {{"cpu", "16"}, {"memory", "64Gi"}, {"nvidia.com/gpu", std::to_string(gpus)}}}}}};
+}
+Json Pod(const std::string& name, int gpus, const std::string& duration = "",
+         const std::string& pc = "") {
+  Json p = {{"apiVersion", "v1"},
+            {"kind", "Pod"},
+            {"metadata", {{"name", name}, {"namespace", "default"}}},
+            {"spec",
+             {{"containers",
+               {{{"name", "main"},
+                 {"image", "busybox"},
+                 {"resources",
+                  {{"requests", {{"cpu", "1"}, {"nvidia.com/gpu", std::to_string(gpus)}}},
+                   {"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}}};
+  if (!duration.empty()) p["metadata"]["annotations"]["arbiter.dev/duration"] = duration;
+  if (!pc.empty()) p["spec"]["priorityClassName"] = pc;
+  return p;
+}
+Json PriorityClass(const std::string& name, int value) {
+  return {{"apiVersion", "scheduling.k8s.io/v1"},
+          {"kind", "PriorityClass"},
+          {"metadata", {{"name", name}}},
+          {"value", value}};
+}
+
+const Json* Condition(const Json& pod, const std::string& type) {
+  for (const auto& c : pod["status"]["conditions"])
+    if (c["type"] == type) return &c;
+  return nullptr;
+}
+
+// Applies and expects success.
+Json Ok(Cluster& c, const Mutation& m) {
+  MutationResult r = c.Apply(m);
+  EXPECT_TRUE(r.ok()) << (r.error ? r.error->message : "") << " " << m.Encode();
+  return r.object;
+}
+
+void Pool(Cluster& c) {
+  Ok(c, Create(kT0, Namespace("default")));
+  Ok(c, Create(kT0, Node("gpu-0", 8)));
+}
+
+TEST(ClusterTest, PodIsScheduledRunsForItsDurationAndSucceeds) {
+  Cluster c("0000abcd");
+  Pool(c);
+  Json pod = Ok(c, Create(kT0 + 1000, Pod("train", 4, "10s")));
+  EXPECT_EQ(pod["status"]["phase"], "Running");
+  EXPECT_EQ(pod["spec"]["nodeName"], "gpu-0");
+  EXPECT_EQ((*Condition(pod, "PodScheduled"))["status"], "True");
+  EXPECT_EQ(c.NextDue(), kT0 + 11000);
+  Ok(c, Advance(kT0 + 11000));
+  const Json* done = c.store().Get("Pod", "default", "train");
+  ASSERT_NE(done, nullptr);
+  EXPECT_EQ((*done)["status"]["phase"], "Succeeded");
+  EXPECT_EQ((*done)["status"]["containerStatuses"][0]["state"]["terminated"]["reason"],
+            "Completed");
+  // Its events: Scheduled then Completed, as core/v1 Events about the pod.
+  std::vector<std::string> reasons;
+  for (const Json* e : c.store().List("Event", "default"))
+    if (e->at("involvedObject").at("name") == "train") reasons.push_back(e->at("reason"));
+  EXPECT_EQ(reasons, (std::vector<std::string>{"Scheduled", "Completed"}));
+}
+
+TEST(ClusterTest, PendingPodIsUnschedulableWithTheEnginesReason) {
+  Cluster c("0000abcd");
+  Pool(c);
+  Json pod = Ok(c, Create(kT0, Pod("huge", 16)));
+  EXPECT_EQ(pod["status"]["phase"], "Pending");
+  const Json* cond = Condition(pod, "PodScheduled");
+  ASSERT_NE(cond, nullptr);
+  EXPECT_EQ((*cond)["status"], "False");
+  EXPECT_EQ((*cond)["reason"], "Unschedulable");
+  EXPECT_NE((*cond)["message"].get<std::string>().find("0/1 nodes are available"),
+            std::string::npos)
+      << *cond;
+}
+
+TEST(ClusterTest, BadObjectIsRefusedWithTheValidatorsFieldMessageAndChangesNothing) {
+  Cluster c("0000abcd");
+  Pool(c);
+  const int64_t rv = c.store().resource_version();
+  Json bad = Pod("bad", 1);
+  bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots";
+  MutationResult r = c.Apply(Create(kT0, bad));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error->reason, ApiError::Reason::kInvalid);
+  ASSERT_FALSE(r.error->diagnostics.items.empty());
+  EXPECT_EQ(r.error->diagnostics.items[0].field_path, "spec.containers[0].resources.requests.cpu");
+  EXPECT_EQ(c.store().resource_version(), rv);
+  EXPECT_EQ(c.store().Get("Pod", "default", "bad"), nullptr);
+  EXPECT_EQ(c.engine().live_workloads(), 0u);
+}
+
+TEST(ClusterTest, CreateOfAnExistingNameIsAlreadyExistsAndUpdateChecksResourceVersion) {
+  Cluster c("0000abcd");
+  Pool(c);
+  Json pod = Ok(c, Create(kT0, Pod("p", 1)));
+  EXPECT_EQ(c.Apply(Create(kT0, Pod("p", 1))).error->reason, ApiError::Reason::kAlreadyExists);
+  Mutation upd = Create(kT0, pod);
+  upd.op = Mutation::Op::kUpdate;
+  upd.name = "p";
+  upd.object["metadata"]["labels"]["x"] = "y";
+  upd.object["metadata"]["resourceVersion"] = "1";
+  EXPECT_EQ(c.Apply(upd).error->reason, ApiError::Reason::kConflict);
+  upd.object["metadata"]["resourceVersion"] =
+      c.store().Get("Pod", "default", "p")->at("metadata").at("resourceVersion");
+  Json updated = Ok(c, upd);
+  EXPECT_EQ(updated["metadata"]["labels"]["x"], "y");
+  EXPECT_EQ(updated["metadata"]["uid"], pod["metadata"]["uid"]);
+}
+
+TEST(ClusterTest, PodInAMissingNamespaceIsNotFound) {
+  Cluster c("0000abcd");
+  Pool(c);
+  Json p = Pod("p", 1);
+  p["metadata"]["namespace"] = "nope";
+  MutationResult r = c.Apply(Create(kT0, p));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error->reason, ApiError::Reason::kNotFound);
+  EXPECT_EQ(r.error->kind, "Namespace");
+}
+
+TEST(ClusterTest, PreemptedPodGetsDisruptionTargetAndExitsAfterItsShutdown) {
+  Cluster c("0000abcd");
+  Pool(c);
+  Ok(c, Create(kT0, PriorityClass("low", 100)));
+  Ok(c, Create(kT0, PriorityClass("high", 1000)));
+  Json low = Pod("low", 8, "", "low");
+  low["metadata"]["annotations"]["arbiter.dev/shutdown-time"] = "5s";
+  Ok(c, Create(kT0, low));
+  Ok(c, Create(kT0 + 1000, Pod("high", 8, "", "high")));
+  const Json* victim = c.store().Get("Pod", "default", "low");
+  const Json* dt = Condition(*victim, "DisruptionTarget");
+  ASSERT_NE(dt, nullptr) << *victim;
+  EXPECT_EQ((*dt)["status"], "True");
+  EXPECT_EQ((*dt)["reason"], "PreemptionByScheduler");
+  EXPECT_EQ((*victim)["status"]["phase"], "Running");  // shutting down
+  EXPECT_EQ(c.store().Get("Pod", "default", "high")->at("status").at("nominatedNodeName"), "gpu-0");
+  ASSERT_EQ(c.NextDue(), kT0 + 6000);
+  Ok(c, Advance(kT0 + 6000));
+  EXPECT_EQ(c.store().Get("Pod", "default", "high")->at("spec").at("nodeName"), "gpu-0");
+  EXPECT_EQ(c.store().Get("Pod", "default", "low")->at("status").at("phase"),
+            "Pending");  // requeued
+  EXPECT_TRUE(c.engine().CheckInvariants().ok());
+}
+
+TEST(ClusterTest, DeletingARunningPodKeepsItUntilItExits) {
+  Cluster c("0000abcd");
+  Pool(c);
+  Json p = Pod("p", 1);
+  p["metadata"]["annotations"]["arbiter.dev/shutdown-time"] = "3s";
+  Ok(c, Create(kT0, p));
+  Ok(c, Delete(kT0 + 1000, "Pod", "default", "p"));
+  const Json* terminating = c.store().Get("Pod", "default", "p");
+  ASSERT_NE(terminating, nullptr);
+  EXPECT_TRUE(terminating->at("metadata").contains("deletionTimestamp"));
+  Ok(c, Advance(kT0 + 4000));
+  EXPECT_EQ(c.store().Get("Pod", "default", "p"), nullptr);
+  // A pending pod goes at once.
+  Ok(c, Create(kT0 + 5000, Pod("big", 16)));
+  Ok(c, Delete(kT0 + 6000, "Pod", "default", "big"));
+  EXPECT_EQ(c.store().Get("Pod", "default", "big"), nullptr);
+  EXPECT_EQ(c.engine().live_workloads(), 0u);
+}
+
+TEST(ClusterTest, ResourceQuotaStatusCountsRunningPodsAndFollowsThem) {
+  Cluster c("0000abcd");
+  Pool(c);
+  Ok(c, Create(kT0, {{"apiVersion", "v1"},
+                     {"kind", "ResourceQuota"},
+                     {"metadata", {{"name", "gpus"}, {"namespace", "default"}}},
+                     {"spec", {{"hard", {{"requests.nvidia.com/gpu", "6"}, {"pods", "10"}}}}}}));
+  const Json* q = c.store().Get("ResourceQuota", "default", "gpus");
+  EXPECT_EQ((*q)["status"]["hard"]["requests.nvidia.com/gpu"], "6");
+  EXPECT_EQ((*q)["status"]["used"]["requests.nvidia.com/gpu"], "0");
+  Ok(c, Create(kT0 + 1, Pod("a", 4, "5s")));
+  Ok(c, Create(kT0 + 2, Pod("b", 4)));  // over quota: waits, not charged
+  q = c.store().Get("ResourceQuota", "default", "gpus");
+  EXPECT_EQ((*q)["status"]["used"]["requests.nvidia.com/gpu"], "4");
+  EXPECT_EQ((*q)["status"]["used"]["pods"], "1");
+  EXPECT_EQ(c.store().Get("Pod", "default", "b")->at("status").at("phase"), "Pending");
+  Ok(c, Advance(kT0 + 6000));  // a ends, b runs
+  q = c.store().Get("ResourceQuota", "default", "gpus");
+  EXPECT_EQ((*q)["status"]["used"]["requests.nvidia.com/gpu"], "4");
+  EXPECT_EQ(c.store().Get("Pod", "default", "b")->at("status").at("phase"), "Running");
+}
+
+TEST(ClusterTest, QoSMayNameInItsPreemptListAQoSAppliedLaterWithAWarning) {
+  Cluster c("0000abcd");
+  Pool(c);
+  MutationResult r = c.Apply(Create(kT0, {{"apiVersion", "arbiter.dev/v1alpha1"},
+                                          {"kind", "QoS"},
+                                          {"metadata", {{"name", "gold"}}},
+                                          {"spec", {{"priority", 100}, {"preempt", {"bronze"}}}}}));
+  ASSERT_TRUE(r.ok()) << r.error->message;
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_NE(r.warnings[0].find("unknown QoS \"bronze\""), std::string::npos) << r.warnings[0];
+  // A pod naming an unknown QoS is still refused (as kube-apiserver refuses an unknown
+  // PriorityClass).
+  Json p = Pod("p", 1);
+  p["metadata"]["annotations"]["arbiter.dev/qos"] = "silver";
+  EXPECT_EQ(c.Apply(Create(kT0, p)).error->reason, ApiError::Reason::kInvalid);
+}
+
+// A run of mutations with preemption, completions and deletions.
+std::vector<Mutation> Script() {
+  std::vector<Mutation> ms = {Create(kT0, Namespace("default")), Create(kT0, Node("gpu-0", 8)),
+                              Create(kT0, Node("gpu-1", 8)), Create(kT0, PriorityClass("low", 1)),
+                              Create(kT0, PriorityClass("high", 9))};
+  Millis t = kT0;
+  for (int i = 0; i < 30; ++i) {
+    t += 700;
+    ms.push_back(Create(t, Pod("p" + std::to_string(i), 1 + i % 5, std::to_string(1 + i % 7) + "s",
+                               i % 3 ? "low" : "high")));
+    if (i % 4 == 0) ms.push_back(Advance(t + 300));
+    if (i % 9 == 8) ms.push_back(Delete(t + 400, "Pod", "default", "p" + std::to_string(i - 2)));
+  }
+  ms.push_back(Advance(t + 60000));
+  return ms;
+}
+
+TEST(ClusterTest, ReplayOfTheJournalRecordsGivesTheSameObjectsAndDecisions) {
+  Cluster a("0000abcd");
+  std::vector<std::string> journal;
+  for (const auto& m : Script()) {
+    if (a.Apply(m).ok()) journal.push_back(m.Encode());
+  }
+  ASSERT_TRUE(a.engine().CheckInvariants().ok());
+  Cluster b("0000abcd");
+  for (const auto& text : journal) {
+    auto m = Mutation::Decode(text);
+    ASSERT_TRUE(m.ok()) << m.message();
+    ASSERT_TRUE(b.Apply(m.value()).ok()) << text;
+  }
+  EXPECT_EQ(a.store().Save(), b.store().Save());
+  EXPECT_EQ(a.decision_digest(), b.decision_digest());
+  EXPECT_GT(a.decision_count(), 60u);
+}
+
+TEST(ClusterTest, RestoredSnapshotContinuesAsTheUninterruptedRun) {
+  const auto script = Script();
+  Cluster a("0000abcd"), b("0000abcd");
+  const size_t half = script.size() / 2;
+  for (size_t i = 0; i < half; ++i) (void)a.Apply(script[i]);
+  ASSERT_TRUE(b.Restore(a.Snapshot()).ok());
+  EXPECT_EQ(a.Snapshot(), b.Snapshot());
+  for (size_t i = half; i < script.size(); ++i) {
+    MutationResult ra = a.Apply(script[i]), rb = b.Apply(script[i]);
+    EXPECT_EQ(ra.ok(), rb.ok());
+  }
+  EXPECT_EQ(a.store().Save(), b.store().Save());
+  EXPECT_EQ(a.decision_digest(), b.decision_digest());
+  EXPECT_TRUE(b.Restore("garbage").code() == StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace arbiter::server

@@ -1,0 +1,148 @@
+// The daemon without HTTP: journal before acknowledgement, restart = snapshot + replay, group
+// commit under concurrent writers, the wall clock driving virtual pods.
+#include "server/daemon.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+namespace arbiter::server {
+namespace {
+
+std::filesystem::path Dir(const std::string& name) {
+  auto p = std::filesystem::temp_directory_path() /
+           ("arbiter-daemon-test-" + std::to_string(getpid())) / name;
+  std::filesystem::remove_all(p);
+  return p;
+}
+
+Mutation CreateOf(const Json& obj) {
+  Mutation m;
+  m.op = Mutation::Op::kCreate;
+  m.kind = obj.at("kind");
+  m.namespace_ = obj["metadata"].value("namespace", "");
+  m.object = obj;
+  return m;
+}
+
+Json Node(const std::string& name) {
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata", {{"name", name}}},
+      {"status", {{"capacity", {{"cpu", "64"}, {"memory", "256Gi"}, {"nvidia.com/gpu", "8"}}}}}};
+}
+Json Pod(const std::string& name, const std::string& duration = "") {
+  Json p = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", name}, {"namespace", "default"}}},
+      {"spec",
+       {{"containers", {{{"name", "c"}, {"resources", {{"requests", {{"cpu", "100m"}}}}}}}}}}};
+  if (!duration.empty()) p["metadata"]["annotations"]["arbiter.dev/duration"] = duration;
+  return p;
+}
+
+// A manual clock for determinism of the test's own mutations.
+struct FakeClock {
+  std::atomic<Millis> now{1764583200000};
+  std::function<Millis()> fn() {
+    return [this] { return now.load(); };
+  }
+};
+
+TEST(DaemonTest, NewDataDirectoryHasTheDefaultNamespace) {
+  auto d = Daemon::Open({Dir("default").string(), nullptr, 0, true});
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_NE(
+      d.value()->Read([](const Cluster& c) { return c.store().Get("Namespace", "", "default"); }),
+      nullptr);
+}
+
+TEST(DaemonTest, RestartReplaysTheJournalToTheSameObjectsAndResourceVersions) {
+  const auto dir = Dir("restart");
+  FakeClock clock;
+  Json saved;
+  {
+    auto d = Daemon::Open({dir.string(), clock.fn(), 0, true});
+    ASSERT_TRUE(d.ok()) << d.message();
+    ASSERT_TRUE(d.value()->Mutate(CreateOf(Node("n1"))).ok());
+    for (int i = 0; i < 20; ++i) {
+      clock.now += 100;
+      ASSERT_TRUE(d.value()->Mutate(CreateOf(Pod("p" + std::to_string(i)))).ok());
+    }
+    saved = d.value()->Read([](const Cluster& c) { return c.store().Save(); });
+  }
+  auto d = Daemon::Open({dir.string(), clock.fn(), 0, true});
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_EQ(d.value()->startup().replayed, 22);
+  EXPECT_EQ(d.value()->Read([](const Cluster& c) { return c.store().Save(); }), saved);
+}
+
+TEST(DaemonTest, SnapshotCompactsTheJournalAndRestartRestoresIt) {
+  const auto dir = Dir("snapshot");
+  FakeClock clock;
+  Json saved;
+  uint64_t digest = 0;
+  {
+    auto d = Daemon::Open({dir.string(), clock.fn(), 10, true});
+    ASSERT_TRUE(d.ok()) << d.message();
+    ASSERT_TRUE(d.value()->Mutate(CreateOf(Node("n1"))).ok());
+    for (int i = 0; i < 25; ++i) {
+      clock.now += 100;
+      ASSERT_TRUE(d.value()->Mutate(CreateOf(Pod("p" + std::to_string(i)))).ok());
+    }
+    saved = d.value()->Read([](const Cluster& c) { return c.store().Save(); });
+    digest = d.value()->Read([](const Cluster& c) { return c.decision_digest(); });
+  }
+  auto d = Daemon::Open({dir.string(), clock.fn(), 10, true});
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_TRUE(d.value()->startup().from_snapshot);
+  EXPECT_LT(d.value()->startup().replayed, 10);
+  EXPECT_EQ(d.value()->Read([](const Cluster& c) { return c.store().Save(); }), saved);
+  EXPECT_EQ(d.value()->Read([](const Cluster& c) { return c.decision_digest(); }), digest);
+}
+
+TEST(DaemonTest, ConcurrentWritersShareCommits) {
+  auto d = Daemon::Open({Dir("group").string(), nullptr, 0, false});
+  ASSERT_TRUE(d.ok()) << d.message();
+  ASSERT_TRUE(d.value()->Mutate(CreateOf(Node("n1"))).ok());
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 16; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 25; ++i)
+        if (d.value()
+                ->Mutate(CreateOf(Pod("p" + std::to_string(t) + "-" + std::to_string(i))))
+                .ok())
+          ++ok;
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(ok.load(), 400);
+  const JournalStats st = d.value()->journal().stats();
+  EXPECT_EQ(st.records, 402u);
+  EXPECT_LT(st.commits, st.records);  // some requests shared an fsync
+}
+
+TEST(DaemonTest, TheWallClockEndsAVirtualPodsRun) {
+  auto d = Daemon::Open({Dir("clock").string(), nullptr, 0, true});
+  ASSERT_TRUE(d.ok()) << d.message();
+  ASSERT_TRUE(d.value()->Mutate(CreateOf(Node("n1"))).ok());
+  ASSERT_TRUE(d.value()->Mutate(CreateOf(Pod("short", "200ms"))).ok());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  std::string phase;
+  while (std::chrono::steady_clock::now() < deadline) {
+    phase = d.value()->Read([](const Cluster& c) {
+      return c.store().Get("Pod", "default", "short")->at("status").value("phase", "");
+    });
+    if (phase == "Succeeded") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(phase, "Succeeded");
+}
+
+}  // namespace
+}  // namespace arbiter::server

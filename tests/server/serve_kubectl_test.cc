@@ -1,0 +1,177 @@
+// `arbiter serve` under the real kubectl (Debian's kubernetes-client, 1.32): apply, get, wait,
+// describe, delete, refusal of a bad object, preemption, restart.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "server/serve_process.h"
+
+namespace arbiter::testing {
+namespace {
+
+const std::string kPool = std::string(ARBITER_SOURCE_DIR) + "/examples/pool.yaml";
+
+void Write(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream f(p);
+  f << text;
+}
+
+std::string PodYaml(const std::string& name, int gpus, const std::string& extra_annotations = "",
+                    const std::string& priority_class = "") {
+  std::string y =
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: default\n";
+  y += "  annotations:\n    arbiter.dev/shutdown-time: 1s\n" + extra_annotations;
+  y += "spec:\n";
+  if (!priority_class.empty()) y += "  priorityClassName: " + priority_class + "\n";
+  y += "  containers:\n  - name: main\n    image: busybox\n    resources:\n      requests: {cpu: "
+       "\"1\", "
+       "nvidia.com/gpu: \"" +
+       std::to_string(gpus) + "\"}\n      limits: {nvidia.com/gpu: \"" + std::to_string(gpus) +
+       "\"}\n";
+  return y;
+}
+
+const char* kNode =
+    "apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-0\n  labels: {nvidia.com/gpu.product: "
+    "NVIDIA-A100-SXM4-80GB}\nstatus:\n  capacity: {cpu: \"32\", memory: 256Gi, nvidia.com/gpu: "
+    "\"8\", pods: "
+    "\"110\"}\n";
+
+TEST(ServeKubectlTest, KubectlIsTheReal132Client) {
+  CommandOutput v = RunCommand("kubectl version --client 2>&1");
+  ASSERT_EQ(v.rc, 0) << v.out;
+  EXPECT_NE(v.out.find("v1.32"), std::string::npos) << v.out;
+}
+
+TEST(ServeKubectlTest, ApplyExamplePoolClientSideThenGetAndDelete) {
+  ServeProcess s(ScratchDir("apply-client"));
+  ASSERT_TRUE(s.Start()) << s.log();
+  CommandOutput a = s.Kubectl("apply -f " + kPool);
+  ASSERT_EQ(a.rc, 0) << a.out << s.log();
+  EXPECT_NE(a.out.find("pod/train-a-1 created"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("elasticquota.arbiter.dev/team-b created"), std::string::npos) << a.out;
+  // Applying again changes nothing.
+  CommandOutput again = s.Kubectl("apply -f " + kPool);
+  ASSERT_EQ(again.rc, 0) << again.out;
+  EXPECT_NE(again.out.find("pod/train-a-1 unchanged"), std::string::npos) << again.out;
+  CommandOutput pods = s.Kubectl("get pods -A -o wide");
+  ASSERT_EQ(pods.rc, 0) << pods.out;
+  EXPECT_NE(pods.out.find("NOMINATED NODE"), std::string::npos) << pods.out;
+  EXPECT_NE(pods.out.find("train-a-1"), std::string::npos) << pods.out;
+  EXPECT_NE(pods.out.find("Running"), std::string::npos) << pods.out;
+  // train-a-2 waits for team-a's ResourceQuota: its STATUS is the pending reason.
+  EXPECT_NE(pods.out.find("QuotaExceeded"), std::string::npos) << pods.out;
+  CommandOutput quota = s.Kubectl("get resourcequota -n team-a team-a-gpu");
+  EXPECT_NE(quota.out.find("requests.nvidia.com/gpu: "), std::string::npos) << quota.out;
+  EXPECT_NE(quota.out.find("/16"), std::string::npos) << quota.out;
+  CommandOutput eq = s.Kubectl("get elasticquota -A");
+  EXPECT_NE(eq.out.find("team-b"), std::string::npos) << eq.out;
+  EXPECT_NE(eq.out.find("nvidia.com/gpu:"), std::string::npos) << eq.out;
+  CommandOutput nodes = s.Kubectl("get nodes");
+  EXPECT_NE(nodes.out.find("a100-0"), std::string::npos) << nodes.out;
+  CommandOutput del = s.Kubectl("delete pod -n team-a train-a-1 --timeout=60s");
+  EXPECT_EQ(del.rc, 0) << del.out;
+  CommandOutput gone = s.Kubectl("get pod -n team-a train-a-1");
+  EXPECT_NE(gone.rc, 0);
+  EXPECT_NE(gone.out.find("NotFound"), std::string::npos) << gone.out;
+  EXPECT_EQ(s.Stop(), 0) << s.log();
+}
+
+TEST(ServeKubectlTest, ApplyExamplePoolServerSide) {
+  ServeProcess s(ScratchDir("apply-server"));
+  ASSERT_TRUE(s.Start()) << s.log();
+  CommandOutput a = s.Kubectl("apply --server-side -f " + kPool);
+  ASSERT_EQ(a.rc, 0) << a.out << s.log();
+  EXPECT_NE(a.out.find("pod/train-a-1 serverside-applied"), std::string::npos) << a.out;
+  CommandOutput q = s.Kubectl("get elasticquotas -A");
+  EXPECT_NE(q.out.find("team-b"), std::string::npos) << q.out;
+  EXPECT_EQ(s.Stop(), 0);
+}
+
+TEST(ServeKubectlTest, PodIsScheduledRunsAndSucceedsAndDescribeShowsItsEvents) {
+  ServeProcess s(ScratchDir("wait"));
+  ASSERT_TRUE(s.Start()) << s.log();
+  Write(s.dir() / "node.yaml", kNode);
+  Write(s.dir() / "pod.yaml", PodYaml("short", 2, "    arbiter.dev/duration: 2s\n"));
+  ASSERT_EQ(s.Kubectl("apply -f " + (s.dir() / "node.yaml").string()).rc, 0);
+  CommandOutput a = s.Kubectl("apply -f " + (s.dir() / "pod.yaml").string());
+  ASSERT_EQ(a.rc, 0) << a.out;
+  CommandOutput w = s.Kubectl("wait --for=condition=PodScheduled pod/short --timeout=30s");
+  EXPECT_EQ(w.rc, 0) << w.out;
+  CommandOutput done =
+      s.Kubectl("wait --for=jsonpath='{.status.phase}'=Succeeded pod/short --timeout=60s");
+  EXPECT_EQ(done.rc, 0) << done.out;
+  // kubectl get events --watch: the list (as Table rows), then it keeps watching until the
+  // request timeout ends it.
+  CommandOutput watch = s.Kubectl("get events --watch --request-timeout=3s");
+  EXPECT_NE(watch.out.find("Successfully assigned default/short to gpu-0"), std::string::npos)
+      << watch.out;
+  EXPECT_NE(watch.out.find("pod/short"), std::string::npos) << watch.out;
+  CommandOutput d = s.Kubectl("describe pod short");
+  EXPECT_EQ(d.rc, 0) << d.out;
+  EXPECT_NE(d.out.find("Scheduled"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("Successfully assigned default/short to gpu-0"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("Completed"), std::string::npos) << d.out;
+  EXPECT_EQ(s.Stop(), 0);
+}
+
+TEST(ServeKubectlTest, BadObjectIsRefusedWithTheValidatorsFieldMessageAndNothingChanges) {
+  ServeProcess s(ScratchDir("bad"));
+  ASSERT_TRUE(s.Start()) << s.log();
+  std::string bad = PodYaml("bad", 1);
+  bad.replace(bad.find("cpu: \"1\""), 8, "cpu: lots");
+  Write(s.dir() / "bad.yaml", bad);
+  CommandOutput a = s.Kubectl("apply -f " + (s.dir() / "bad.yaml").string());
+  EXPECT_NE(a.rc, 0);
+  EXPECT_NE(a.out.find("is invalid"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("spec.containers[0].resources.requests.cpu"), std::string::npos) << a.out;
+  CommandOutput g = s.Kubectl("get pods");
+  EXPECT_EQ(g.out.find("bad"), std::string::npos) << g.out;
+  EXPECT_EQ(s.Stop(), 0);
+}
+
+TEST(ServeKubectlTest, HigherPriorityPodPreemptsAndTheVictimGetsDisruptionTarget) {
+  ServeProcess s(ScratchDir("preempt"));
+  ASSERT_TRUE(s.Start()) << s.log();
+  Write(s.dir() / "setup.yaml", std::string(kNode) +
+                                    "---\napiVersion: scheduling.k8s.io/v1\nkind: "
+                                    "PriorityClass\nmetadata: {name: low}\nvalue: 100\n"
+                                    "---\napiVersion: scheduling.k8s.io/v1\nkind: "
+                                    "PriorityClass\nmetadata: {name: high}\nvalue: 1000\n");
+  ASSERT_EQ(s.Kubectl("apply -f " + (s.dir() / "setup.yaml").string()).rc, 0);
+  Write(s.dir() / "low.yaml", PodYaml("low", 8, "", "low"));
+  ASSERT_EQ(s.Kubectl("apply -f " + (s.dir() / "low.yaml").string()).rc, 0);
+  ASSERT_EQ(s.Kubectl("wait --for=condition=PodScheduled pod/low --timeout=30s").rc, 0);
+  Write(s.dir() / "high.yaml", PodYaml("high", 8, "", "high"));
+  ASSERT_EQ(s.Kubectl("apply -f " + (s.dir() / "high.yaml").string()).rc, 0);
+  CommandOutput dt = s.Kubectl("wait --for=condition=DisruptionTarget pod/low --timeout=30s");
+  EXPECT_EQ(dt.rc, 0) << dt.out;
+  CommandOutput hi =
+      s.Kubectl("wait --for=jsonpath='{.spec.nodeName}'=gpu-0 pod/high --timeout=30s");
+  EXPECT_EQ(hi.rc, 0) << hi.out;
+  CommandOutput ev = s.Kubectl(
+      "get events --field-selector involvedObject.name=low -o jsonpath='{.items[*].reason}'");
+  EXPECT_NE(ev.out.find("Preempted"), std::string::npos) << ev.out;
+  EXPECT_EQ(s.Stop(), 0);
+}
+
+TEST(ServeKubectlTest, RestartKeepsEveryObjectWithItsResourceVersion) {
+  ServeProcess s(ScratchDir("restart"));
+  ASSERT_TRUE(s.Start()) << s.log();
+  ASSERT_EQ(s.Kubectl("apply -f " + kPool).rc, 0);
+  const std::string query =
+      "get pods,nodes,namespaces,resourcequotas,priorityclasses,elasticquotas -A "
+      "-o jsonpath='{range .items[*]}{.kind}/{.metadata.name}@{.metadata.resourceVersion} {end}'";
+  CommandOutput before = s.Kubectl(query);
+  ASSERT_EQ(before.rc, 0) << before.out;
+  ASSERT_EQ(s.Stop(), 0) << s.log();
+  ASSERT_TRUE(s.Start()) << s.log();
+  CommandOutput after = s.Kubectl(query);
+  EXPECT_EQ(after.rc, 0) << after.out;
+  EXPECT_EQ(before.out, after.out);
+  EXPECT_NE(s.log().find("\"replayed\":"), std::string::npos);
+  EXPECT_EQ(s.Stop(), 0);
+}
+
+}  // namespace
+}  // namespace arbiter::testing
