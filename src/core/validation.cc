@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "core/engine/admission.h"
 #include "core/gpu_sharing.h"
 #include "core/quantity.h"
 #include "core/int128.h"
@@ -405,97 +406,30 @@ class Validator {
     }
   }
 
-  // Kubernetes LimitRanger admission, statically: after applying the namespace's defaults, a
-  // `max` needs a limit and a `min` needs a request for that resource in every container. A pod
-  // that breaks it is rejected when submitted, which is worth knowing before a simulation.
+  // Kubernetes LimitRanger admission, statically: the engine's own admission (the namespace's
+  // LimitRanges in name order, all defaults then all checks, Pod-type items on max(sum of
+  // containers, largest init container), min, max and maxLimitRequestRatio; then the API
+  // server's request <= limit rule on the defaulted pod). A pod that breaks it is rejected when
+  // submitted, which is worth knowing before a simulation.
   void LimitRangeAdmission(const Pod& p) {
-    for (const auto& lr : s_.limit_ranges) {
-      if (lr.meta.namespace_ != p.meta.namespace_) continue;
-      // Defaults come from the Container items, with the API server's defaulting of a
-      // LimitRange: default <- max, defaultRequest <- default, then <- min.
-      ResourceList def_limit, def_request;
-      for (const auto& li : lr.limits) {
-        if (li.type != LimitType::kContainer) continue;
-        ResourceList dl = li.default_limit, dr = li.default_request;
-        for (const auto& [r, v] : li.max.entries())
-          if (!dl.Has(r)) dl.Set(r, v);
-        for (const auto& [r, v] : dl.entries())
-          if (!dr.Has(r)) dr.Set(r, v);
-        for (const auto& [r, v] : li.min.entries())
-          if (!dr.Has(r)) dr.Set(r, v);
-        for (const auto& [r, v] : dl.entries()) def_limit.Set(r, v);
-        for (const auto& [r, v] : dr.entries()) def_request.Set(r, v);
-      }
-      std::vector<Container> all = p.containers;
-      all.insert(all.end(), p.init_containers.begin(), p.init_containers.end());
-      for (auto& c : all) {
-        for (const auto& [r, v] : def_limit.entries())
-          if (!c.limits.Has(r)) c.limits.Set(r, v);
-        for (const auto& [r, v] : def_request.entries())
-          if (!c.requests.Has(r)) c.requests.Set(r, v);
-        for (const auto& [r, v] : c.limits.entries())
-          if (!c.requests.Has(r)) c.requests.Set(r, v);
-      }
-      for (const auto& li : lr.limits) {
-        const char* scope = li.type == LimitType::kPod ? "Pod" : "Container";
-        std::string why;
-        for (const auto& [r, mx] : li.max.entries()) {
-          int128 sum = 0;
-          for (const auto& c : all) {
-            if (!c.limits.Has(r)) {
-              why = "maximum " + r + " usage per " + scope + " is " + FormatResourceQuantity(r, mx) +
-                    ", but no limit is specified";
-              break;
-            }
-            if (li.type == LimitType::kContainer && c.limits.Get(r) > mx)
-              why = "maximum " + r + " usage per Container is " + FormatResourceQuantity(r, mx) +
-                    ", but limit is " + FormatResourceQuantity(r, c.limits.Get(r));
-            sum += c.limits.Get(r);
-          }
-          if (why.empty() && li.type == LimitType::kPod && sum > mx)
-            why = "maximum " + r + " usage per Pod is " + FormatResourceQuantity(r, mx) +
-                  ", but limit is " +
-                  (sum <= std::numeric_limits<int64_t>::max()
-                       ? FormatResourceQuantity(r, static_cast<int64_t>(sum))
-                       : Int128ToString(sum));
-          if (!why.empty()) break;
-        }
-        for (const auto& [r, ratio] : li.max_limit_request_ratio_milli.entries()) {
-          if (!why.empty() || li.type != LimitType::kContainer) break;
-          for (const auto& c : all) {
-            int128 lim = c.limits.Get(r), req = c.requests.Get(r);
-            if (c.limits.Has(r) && req > 0 && lim * 1000 > req * ratio) {
-              std::string rs = std::to_string(ratio / 1000);
-              if (ratio % 1000) rs = FormatMillis(ratio);
-              why = r + " max limit to request ratio per Container is " + rs +
-                    ", but provided ratio is " + FormatResourceQuantity(r, c.limits.Get(r)) + "/" +
-                    FormatResourceQuantity(r, c.requests.Get(r));
-              break;
-            }
-          }
-        }
-        for (const auto& [r, mn] : li.min.entries()) {
-          if (!why.empty()) break;
-          for (const auto& c : all) {
-            if (!c.requests.Has(r)) {
-              why = "minimum " + r + " usage per " + scope + " is " + FormatResourceQuantity(r, mn) +
-                    ", but no request is specified";
-              break;
-            }
-            if (li.type == LimitType::kContainer && c.requests.Get(r) < mn) {
-              why = "minimum " + r + " usage per Container is " + FormatResourceQuantity(r, mn) +
-                    ", but request is " + FormatResourceQuantity(r, c.requests.Get(r));
-              break;
-            }
-          }
-        }
-        if (!why.empty()) {
-          Warn("Pod", p.meta, "spec.containers",
-               "LimitRange " + Quote(lr.meta.name) + " will reject this pod at admission: " + why);
-          return;
-        }
-      }
+    std::map<std::string, const LimitRange*> by_name;
+    for (const auto& lr : s_.limit_ranges)
+      if (lr.meta.namespace_ == p.meta.namespace_) by_name.emplace(lr.meta.name, &lr);
+    if (by_name.empty()) return;
+    std::vector<const LimitRange*> ranges;
+    for (const auto& [name, lr] : by_name) ranges.push_back(lr);
+    engine::AdmittedPod admitted;
+    const std::string why = engine::ApplyLimitRanges(p, ranges, &admitted);
+    if (why.empty()) return;
+    const std::string prefix = "LimitRange " + p.meta.namespace_ + "/";
+    if (why.rfind(prefix, 0) == 0) {
+      const size_t colon = why.find(": ", prefix.size());
+      Warn("Pod", p.meta, "spec.containers",
+           "LimitRange " + Quote(why.substr(prefix.size(), colon - prefix.size())) +
+               " will reject this pod at admission: " + why.substr(colon + 2));
+      return;
     }
+    Warn("Pod", p.meta, "spec.containers", "will be refused at admission after LimitRange defaults: " + why);
   }
 
   void Pods() {

@@ -542,7 +542,53 @@ TEST(ValidationTest, PodsThatLimitRangeAdmissionWillReject) {
                                          "pod at admission: cpu max limit to request ratio per Container is 2, but "
                                          "provided ratio is 3/1"));
   EXPECT_TRUE(Has(d, Severity::kWarning, "maximum cpu usage per Container is 4, but limit is 8"));
-  EXPECT_TRUE(Has(d, Severity::kWarning, "maximum nvidia.com/gpu usage per Pod is 4, but no limit is specified"));
+  // Kubernetes' wording (limitranger's maxConstraint).
+  EXPECT_TRUE(Has(d, Severity::kWarning, "maximum nvidia.com/gpu usage per Pod is 4.  No limit is specified"));
+}
+
+// validate's pre-check is the engine's admission: Pod-type items on max(sum of containers,
+// largest init container), Pod min and maxLimitRequestRatio, and the API server's request <=
+// limit after defaults.
+TEST(ValidationTest, LimitRangePodItemsAndDefaultedLimitBelowRequest) {
+  ManifestSet s;
+  LimitRange lr;
+  lr.meta = Meta("pod-bounds", "a");
+  LimitRangeItem pod;
+  pod.type = LimitType::kPod;
+  pod.max = {{"cpu", 4000}};
+  pod.min = {{"memory", 1000}};
+  pod.max_limit_request_ratio_milli = {{"cpu", 2000}};
+  lr.limits.push_back(pod);
+  s.limit_ranges.push_back(lr);
+  // Two 1-cpu containers and a 3-cpu init container: the pod's limit is max(2, 3) = 3 <= 4
+  // (summing all three, 5, would be over); memory 2k >= 1k; ratio 3/3.
+  Pod ok = MakePod("ok", "a", {{"cpu", 1000}, {"memory", 1000}}, {{"cpu", 1000}, {"memory", 1000}});
+  ok.containers.push_back(ok.containers[0]);
+  ok.containers[1].name = "c2";
+  ok.init_containers.push_back(ok.containers[0]);
+  ok.init_containers[0].name = "init";
+  ok.init_containers[0].requests = {{"cpu", 3000}};
+  ok.init_containers[0].limits = {{"cpu", 3000}};
+  s.pods.push_back(ok);
+  s.pods.push_back(MakePod("small", "a", {{"cpu", 1000}, {"memory", 500}}, {{"cpu", 1000}}));
+  s.pods.push_back(MakePod("bursty", "a", {{"cpu", 1000}, {"memory", 1000}}, {{"cpu", 3000}}));
+  LimitRange defaults;
+  defaults.meta = Meta("defaults", "b");
+  LimitRangeItem c;
+  c.default_limit = {{"cpu", 1000}};
+  defaults.limits.push_back(c);
+  s.limit_ranges.push_back(defaults);
+  s.pods.push_back(MakePod("big", "b", {{"cpu", 2000}}));
+  auto d = Check(s);
+  ASSERT_EQ(d.items.size(), 3u) << All(d);
+  EXPECT_TRUE(Has(d, Severity::kWarning, "Pod/a/small: spec.containers: warning: LimitRange \"pod-bounds\" will reject "
+                                         "this pod at admission: minimum memory usage per Pod is 1k, but request is 500"))
+      << All(d);
+  EXPECT_TRUE(Has(d, Severity::kWarning, "cpu max limit to request ratio per Pod is 2, but provided ratio is 3/1"));
+  EXPECT_TRUE(Has(d, Severity::kWarning,
+                  "Pod/b/big: spec.containers: warning: will be refused at admission after LimitRange defaults: "
+                  "Pod \"big\" is invalid: spec.containers[0].resources.requests[cpu]: Invalid value: \"2\": must be "
+                  "less than or equal to cpu limit of 1"));
 }
 
 // ResourceList arithmetic aborts on overflow (a broken invariant), so amounts whose totals do not

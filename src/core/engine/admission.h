@@ -32,6 +32,10 @@ struct AdmittedPod {
 // (as defaultContainerResourceRequirements builds one map). Object defaults apply per item first:
 // default <- max, defaultRequest <- default <- min.
 //
+// Then the API server's validation of the defaulted pod: a container request above its limit is
+// refused as `Pod "NAME" is invalid: spec.containers[0].resources.requests[cpu]: Invalid value:
+// "2": must be less than or equal to cpu limit of 1` (several in brackets).
+//
 // Validating phase, after all defaults: each LimitRange checks Container items (min, max,
 // maxLimitRequestRatio per container and init container) and Pod items (the same on the pod
 // totals). Kubernetes stops at the first LimitRange that fails and reports all of its violations:

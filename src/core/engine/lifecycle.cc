@@ -51,6 +51,9 @@ void State::SetMessage(Workload& w, std::string message, std::string_view why, W
 }
 
 void State::MarkFinished(Workload& w) {
+  // count/pods counts a terminal pod until it is deleted (Kubernetes' object count quota).
+  if (!w.deleted && (w.phase == Phase::kSucceeded || w.phase == Phase::kFailed || w.phase == Phase::kPreempted))
+    quota.KeepCounted(w);
   w.finish_time = now;
   finished.push_back(w.slot);
 }
@@ -467,6 +470,10 @@ Status State::VictimGone(const VictimExited& c) {
 
 Status State::Delete(const DeletePod& c) {
   const Slot s = SlotOf(c.id);
+  if (s == kNoSlot && quota.ForgetCounted(Value(c.id))) {  // a terminal pod count/pods still counted
+    freed = true;
+    return Status::Ok();
+  }
   if (s == kNoSlot)
     return Status::NotFound("DeletePod: no live workload with id " + std::to_string(Value(c.id)));
   Workload& w = workloads[s];

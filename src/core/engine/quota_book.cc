@@ -63,6 +63,7 @@ void QuotaBook::Recount(const std::vector<const Workload*>& charged) {
   for (auto& rq : rqs_) rq.used.clear();
   for (auto& e : eqs_) e.used = ResourceList{};
   for (const Workload* w : charged) Charge(*w);
+  for (const auto& [id, c] : counted_) ChargeCounted(c, 1);
   Allow();
 }
 
@@ -509,6 +510,43 @@ void QuotaBook::Release(const Workload& w) {
     if (a.empty()) cohort_allowance_.erase(c);
     else c->second = a;
   }
+}
+
+void QuotaBook::ChargeCounted(const Counted& c, int64_t sign) {
+  auto it = rq_by_ns_.find(c.namespace_);
+  if (it == rq_by_ns_.end()) return;
+  Workload w;
+  w.namespace_ = c.namespace_;
+  w.priority_class = c.priority_class;
+  w.requests = c.requests;
+  w.limits = c.limits;
+  for (size_t idx : it->second) {
+    RQ& rq = rqs_[idx];
+    if (!ScopeMatches(rq.q, w)) continue;
+    for (const auto& item : rq.q.hard)
+      if (item.key == "count/pods") rq.used[item.key] += sign;
+  }
+}
+
+void QuotaBook::KeepCounted(const Workload& w) {
+  auto it = rq_by_ns_.find(w.namespace_);
+  if (it == rq_by_ns_.end()) return;
+  bool counts = false;
+  for (size_t idx : it->second)
+    if (ScopeMatches(rqs_[idx].q, w))
+      for (const auto& item : rqs_[idx].q.hard) counts = counts || item.key == "count/pods";
+  if (!counts) return;
+  Counted c{w.namespace_, w.priority_class, w.requests, w.limits};
+  ChargeCounted(c, 1);
+  counted_.emplace(Value(w.id), std::move(c));
+}
+
+bool QuotaBook::ForgetCounted(uint64_t id) {
+  auto it = counted_.find(id);
+  if (it == counted_.end()) return false;
+  ChargeCounted(it->second, -1);
+  counted_.erase(it);
+  return true;
 }
 
 std::optional<std::string> QuotaBook::CheckInvariants() const {

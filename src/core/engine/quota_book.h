@@ -80,6 +80,12 @@ class QuotaBook {
 
   void Charge(const Workload& w);
   void Release(const Workload& w);
+  // Kubernetes' object count quota: `count/pods` counts a pod object until it is deleted, terminal
+  // or not (`pods` counts pods that are not terminal). A workload that ends (Succeeded, Failed,
+  // Preempted) in a namespace with a matching `count/pods` quota stays counted there until
+  // ForgetCounted (DeletePod). Call KeepCounted after its Release.
+  void KeepCounted(const Workload& w);
+  bool ForgetCounted(uint64_t id);  // false: not counted
 
   // Invariant helpers.
   std::optional<std::string> CheckInvariants() const;
@@ -110,6 +116,12 @@ class QuotaBook {
   std::map<uint64_t, ResourceList>& reservations() { return reservations_; }
   std::map<uint64_t, std::vector<RqHold>>& rq_reservations() { return rq_reservations_; }
   std::map<std::string, ResourceList>& cohort_allowance() { return cohort_allowance_; }
+  struct Counted {  // what a terminal pod's count/pods charge depends on (scopes)
+    std::string namespace_;
+    std::string priority_class;
+    ResourceList requests, limits;
+  };
+  std::map<uint64_t, Counted>& counted() { return counted_; }
   void Reindex();
 
  private:
@@ -125,6 +137,8 @@ class QuotaBook {
   std::map<uint64_t, ResourceList> reservations_;  // workload id -> reserved requests (ElasticQuota)
   std::map<uint64_t, std::vector<RqHold>> rq_reservations_;  // workload id -> ResourceQuota holds
   std::map<std::string, ResourceList> cohort_allowance_;     // cohort -> usage allowed above total min
+  std::map<uint64_t, Counted> counted_;  // terminal pods still counted by count/pods, by workload id
+  void ChargeCounted(const Counted& c, int64_t sign);
 };
 
 }  // namespace arbiter::engine

@@ -19,6 +19,14 @@ ARB_SERIAL_ENUM(engine::Phase, engine::Phase::kDeleted)
 ARB_SERIAL_ENUM(engine::WorkFacts, engine::WorkFacts::kProgressLost)
 
 template <typename A>
+void Io(A& a, engine::QuotaBook::Counted& c) {
+  Io(a, c.namespace_);
+  Io(a, c.priority_class);
+  Io(a, c.requests);
+  Io(a, c.limits);
+}
+
+template <typename A>
 void Io(A& a, engine::QuotaBook::RqHold& h) {
   Io(a, h.rq);
   Io(a, h.key);
@@ -158,6 +166,7 @@ std::string Engine::Snapshot() const {
   Io(w, q.reservations());
   Io(w, q.rq_reservations());
   Io(w, q.cohort_allowance());
+  Io(w, q.counted());
   // 4. Nodes: every name ever seen (ids), the present ones in node order with their usage.
   w.U64(s.node_info.size());
   for (const NodeInfo& info : s.node_info) {
@@ -290,6 +299,7 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot, const
     Io(r, q.reservations());
     Io(r, q.rq_reservations());
     Io(r, q.cohort_allowance());
+    Io(r, q.counted());
     for (const auto& [id, holds] : q.rq_reservations())
       for (const auto& h : holds)
         if (h.rq >= q.rqs().size()) return fail("a quota hold on an unknown ResourceQuota");

@@ -114,6 +114,35 @@ TEST_F(Commands, RefusedCommandsSayWhyWithACode) {
   EXPECT_EQ(e_.live_workloads(), 1u);
 }
 
+// Kubernetes' object count quota: count/pods counts a terminal pod until DeletePod (pods does
+// not); the deletion frees the count, and a snapshot keeps it.
+TEST_F(Commands, CountPodsCountsTerminalPodsUntilDeleted) {
+  ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 4), 0}).ok());
+  ResourceQuota q = PodQuota("ml", 1);
+  q.meta.name = "objects";
+  q.hard[0] = {"count/pods", QuotaTrack::kCount, "pods", 1};
+  ASSERT_TRUE(Do(0, UpsertResourceQuota{q}).ok());
+  const WorkloadId a = Submit(0, MakePod("a", 1));
+  ASSERT_TRUE(Do(0, Tick{}).ok());
+  ASSERT_TRUE(Do(kMin, PodFinished{a, 0}).ok());
+  const WorkloadId b = Submit(kMin, MakePod("b", 1));
+  ASSERT_TRUE(Do(kMin, Tick{}).ok());
+  EXPECT_EQ(PhaseOf(b), Phase::kPending);
+  EXPECT_NE(e_.Get(b)->message.find("exceeded quota: objects, requested: count/pods=1, used: count/pods=1"),
+            std::string::npos)
+      << e_.Get(b)->message;
+  auto restored = Engine::Restore(e_.Snapshot());
+  ASSERT_TRUE(restored.ok()) << restored.message();
+  ASSERT_TRUE(Do(2 * kMin, DeletePod{a, {}}).ok());  // the finished pod's object goes
+  ASSERT_TRUE(Do(2 * kMin, Tick{}).ok());
+  EXPECT_EQ(PhaseOf(b), Phase::kRunning);
+  EXPECT_EQ(Do(2 * kMin, DeletePod{a, {}}).code(), StatusCode::kNotFound);  // only once
+  // The restored engine still counts `a`: the same deletion frees it there too.
+  ASSERT_TRUE((*restored)->Apply(Command{2 * kMin, DeletePod{a, {}}}).ok());
+  ASSERT_TRUE((*restored)->Apply(Command{2 * kMin, Tick{}}).ok());
+  EXPECT_EQ((*restored)->Get(b)->phase, Phase::kRunning);
+}
+
 TEST_F(Commands, ALoweredQuotaNeverEvictsItBlocksNewAdmissions) {
   ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 8), 0}).ok());
   ASSERT_TRUE(Do(0, UpsertResourceQuota{PodQuota("ml", 3)}).ok());
