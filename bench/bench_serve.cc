@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "server/daemon.h"
@@ -66,18 +69,26 @@ void BM_ServeCreates(benchmark::State& state) {
     std::thread serve([&] { api.Run(); });
     std::vector<std::vector<double>> latencies(clients);
     std::atomic<int> failures{0};
+    std::mutex why_mu;
+    std::map<std::string, int> why;
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<std::thread> threads;
     for (int c = 0; c < clients; ++c)
       threads.emplace_back([&, c] {
         httplib::Client cli("127.0.0.1", port.value());
         cli.set_keep_alive(true);
+        cli.set_tcp_nodelay(true);  // as Go's net/http (kubectl, client-go) does
         for (int i = 0; i < per_client; ++i) {
           const auto s = std::chrono::steady_clock::now();
           auto r = cli.Post("/api/v1/namespaces/default/pods",
                             PodJson("p-" + std::to_string(c) + "-" + std::to_string(i)),
                             "application/json");
-          if (!r || r->status != 201) ++failures;
+          if (!r || r->status != 201) {
+            ++failures;
+            std::lock_guard<std::mutex> l(why_mu);
+            why[r ? "status " + std::to_string(r->status) + " " + r->body.substr(0, 80)
+                  : "error " + httplib::to_string(r.error())]++;
+          }
           latencies[c].push_back(
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s)
                   .count());
@@ -97,6 +108,7 @@ void BM_ServeCreates(benchmark::State& state) {
     state.counters["p50_ms"] = all[all.size() / 2];
     state.counters["p99_ms"] = all[all.size() * 99 / 100];
     state.counters["failures"] = failures.load();
+    for (const auto& [w, n] : why) std::fprintf(stderr, "failure x%d: %s\n", n, w.c_str());
     state.counters["records_per_commit"] =
         static_cast<double>(journal.records) / static_cast<double>(journal.commits);
   }

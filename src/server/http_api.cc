@@ -1,6 +1,7 @@
 #include "server/http_api.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <chrono>
@@ -445,6 +446,14 @@ ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
   svr_->new_task_queue = [threads] {
     return new httplib::ThreadPool(static_cast<size_t>(threads));
   };
+  // Responses go out as headers then body: without TCP_NODELAY the body waits for the client's
+  // delayed ACK of the headers (40 ms per request).
+  svr_->set_tcp_nodelay(true);
+  // The listening socket, to raise its accept backlog after binding (Bind()).
+  svr_->set_socket_options([this](int sock) {
+    httplib::default_socket_options(sock);
+    listen_fd_ = sock;
+  });
   svr_->set_keep_alive_timeout(1);  // idle keep-alive connections never delay shutdown long
   svr_->set_keep_alive_max_count(100000);
   svr_->set_read_timeout(30, 0);
@@ -462,6 +471,11 @@ Result<int> ApiServer::Bind(const std::string& host, int port) {
     bound = -1;
   if (bound <= 0)
     return Result<int>::Error("cannot listen on " + host + ":" + std::to_string(port));
+  // cpp-httplib listens with a backlog of 5: a burst of new connections (64 clients at once)
+  // overflows it, the kernel drops their handshakes and first requests, and a request that
+  // arrives after the 1 s keep-alive wait finds its connection closed. listen() again on the
+  // listening socket only raises the backlog.
+  if (listen_fd_ >= 0) ::listen(listen_fd_, SOMAXCONN);
   address_ = host + ":" + std::to_string(bound);
   return bound;
 }
