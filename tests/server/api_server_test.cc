@@ -1,14 +1,19 @@
 // The HTTP server in process, on loopback: how it takes connections under load (a burst of new
-// keep-alive clients), the one concern here that the kubectl tests cannot isolate.
+// keep-alive clients) and fans watch streams out (100 watchers), which the kubectl tests
+// cannot isolate.
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "server/daemon.h"
@@ -89,6 +94,110 @@ TEST(ApiServerTest, BurstOfNewKeepAliveClientsIsAnsweredWithoutALostRequest) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), kClients * kRequests);
   for (int c = 0; c < kClients; ++c) EXPECT_EQ(failures[c], "") << "client " << c;
+}
+
+Mutation PodCreate(const std::string& name) {
+  Mutation m;
+  m.op = Mutation::Op::kCreate;
+  m.kind = "Pod";
+  m.namespace_ = "default";
+  m.object = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", name}, {"namespace", "default"}}},
+      {"spec", {{"containers", {{{"name", "c"}, {"resources", {{"requests", {{"cpu", "1"}}}}}}}}}}};
+  return m;
+}
+
+// What one watch stream delivered: its events (type, name, resourceVersion) in arrival order,
+// up to the first BOOKMARK after every pod was ADDED.
+struct Watched {
+  std::vector<std::tuple<std::string, std::string, int64_t>> events;
+  int64_t bookmark_rv = -1;
+  std::string error;
+};
+
+Watched WatchPods(int port, int64_t from_rv, int pods) {
+  Watched w;
+  httplib::Client cli("127.0.0.1", port);
+  cli.set_read_timeout(60, 0);  // a bookmark comes after 5 s without events
+  std::string buffer;
+  std::set<std::string> added;
+  auto r = cli.Get(
+      "/api/v1/namespaces/default/pods?watch=1&allowWatchBookmarks=true&timeoutSeconds=120&"
+      "resourceVersion=" +
+          std::to_string(from_rv),
+      [&](const char* data, size_t n) {
+        buffer.append(data, n);
+        size_t nl;
+        while ((nl = buffer.find('\n')) != std::string::npos) {
+          const Json e = Json::parse(buffer.substr(0, nl));
+          buffer.erase(0, nl + 1);
+          const std::string type = e.at("type");
+          const int64_t rv =
+              std::stoll(e.at("object").at("metadata").at("resourceVersion").get<std::string>());
+          if (type == "BOOKMARK") {
+            if (static_cast<int>(added.size()) == pods) {
+              w.bookmark_rv = rv;
+              return false;  // done
+            }
+            continue;
+          }
+          const std::string name = e.at("object").at("metadata").at("name");
+          w.events.emplace_back(type, name, rv);
+          if (type == "ADDED") added.insert(name);
+        }
+        return true;
+      });
+  if (w.bookmark_rv < 0) w.error = r ? "stream ended" : httplib::to_string(r.error());
+  return w;
+}
+
+// 100 concurrent watch streams on pods while pods are created: each sees every change once, in
+// resourceVersion order, the same sequence as the others, then a BOOKMARK at or past the last.
+TEST(ApiServerTest, HundredWatchersEachSeeEveryPodEventOnceInResourceVersionOrder) {
+  Served s("fanout");
+  constexpr int kWatchers = 100, kPods = 200;
+  const int64_t from =
+      s.daemon->Read([](const Cluster& c) { return c.store().resource_version(); });
+  std::vector<Watched> watched(kWatchers);
+  std::vector<std::thread> watchers;
+  for (int i = 0; i < kWatchers; ++i)
+    watchers.emplace_back([&, i] { watched[i] = WatchPods(s.port, from, kPods); });
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 4; ++t)
+    writers.emplace_back([&, t] {
+      for (int i = t; i < kPods; i += 4)
+        EXPECT_TRUE(s.daemon->Mutate(PodCreate("p-" + std::to_string(i))).ok());
+    });
+  for (auto& t : writers) t.join();
+  for (auto& t : watchers) t.join();
+
+  for (int i = 0; i < kWatchers; ++i) {
+    const Watched& w = watched[i];
+    ASSERT_EQ(w.error, "") << "watcher " << i;
+    std::map<std::string, int> added;
+    for (size_t k = 0; k < w.events.size(); ++k) {
+      if (std::get<0>(w.events[k]) == "ADDED") ++added[std::get<1>(w.events[k])];
+      if (k > 0) {
+        ASSERT_LT(std::get<2>(w.events[k - 1]), std::get<2>(w.events[k])) << "watcher " << i;
+      }
+    }
+    EXPECT_EQ(added.size(), static_cast<size_t>(kPods)) << "watcher " << i;
+    for (const auto& [name, n] : added) EXPECT_EQ(n, 1) << name << " watcher " << i;
+    ASSERT_FALSE(w.events.empty());
+    EXPECT_GE(w.bookmark_rv, std::get<2>(w.events.back())) << "watcher " << i;
+  }
+  // Every watcher got the same changes up to the last ADDED (after it, a stream may have stopped
+  // before a later MODIFIED).
+  auto upto_last_added = [](const Watched& w) {
+    auto last = std::find_if(w.events.rbegin(), w.events.rend(),
+                             [](const auto& e) { return std::get<0>(e) == "ADDED"; });
+    return std::vector<std::tuple<std::string, std::string, int64_t>>(w.events.begin(),
+                                                                      last.base());
+  };
+  const auto reference = upto_last_added(watched[0]);
+  for (int i = 1; i < kWatchers; ++i) EXPECT_EQ(upto_last_added(watched[i]), reference) << i;
 }
 
 }  // namespace
