@@ -57,17 +57,31 @@ const char* OpName(Mutation::Op op) {
 }
 }  // namespace
 
-std::string Mutation::Encode() const {
-  Json j = {{"op", OpName(op)}, {"time", time}};
+std::string Mutation::Encode() const { return WithTime(EncodeBody(), time); }
+
+std::string Mutation::EncodeBody() const {
+  Json j = {{"op", OpName(op)}};
   if (op != Op::kAdvance) {
     j["kind"] = kind;
     j["namespace"] = namespace_;
     j["name"] = name;
   }
-  if (op == Op::kCreate || op == Op::kUpdate) j["object"] = object;
   if (grace_period) j["gracePeriodMs"] = *grace_period;
   if (force_status) j["status"] = true;
-  return j.dump();
+  std::string out = j.dump();
+  if (op == Op::kCreate || op == Op::kUpdate) {
+    // The object is written after the other fields without being copied into `j`.
+    out.pop_back();
+    out += ",\"object\":";
+    out += object.dump();
+    out += '}';
+  }
+  return out;
+}
+
+std::string Mutation::WithTime(const std::string& body, Millis time) {
+  // body is a JSON object with at least "op": {"time":T,"op":...}
+  return "{\"time\":" + std::to_string(time) + "," + body.substr(1);
 }
 
 Result<Mutation> Mutation::Decode(const std::string& text) {
@@ -148,6 +162,12 @@ std::optional<Millis> Cluster::NextDue() {
 }
 
 MutationResult Cluster::Apply(const Mutation& m, const Prepared* prepared) {
+  MutationResult r = ApplyShared(m, prepared);
+  if (r.stored) r.object = *r.stored;
+  return r;
+}
+
+MutationResult Cluster::ApplyShared(const Mutation& m, const Prepared* prepared) {
   switch (m.op) {
     case Mutation::Op::kCreate:
     case Mutation::Op::kUpdate:
@@ -438,7 +458,7 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   store_.Put(m.kind, ns, name, std::move(obj));
   (void)engine_->Apply(engine::At(t, engine::Tick{}));
   Sync(t);
-  if (const Json* now = store_.Get(m.kind, ns, name)) result.object = *now;
+  result.stored = store_.Share(m.kind, ns, name);
   return result;
 }
 
@@ -454,7 +474,7 @@ MutationResult Cluster::Delete(const Mutation& m) {
   if (!existing) return Fail(Error(ApiError::Reason::kNotFound, m.kind, m.name, ""));
   const Millis t = m.time;
   MutationResult result;
-  result.object = *existing;
+  result.stored = store_.Share(m.kind, ns, m.name);
   Status s;
   if (m.kind == "Pod") {
     auto w = workload_of_.find({ns, m.name});
@@ -522,7 +542,7 @@ MutationResult Cluster::Delete(const Mutation& m) {
   }
   (void)engine_->Apply(engine::At(t, engine::Tick{}));
   Sync(t);
-  if (const Json* now = store_.Get(m.kind, ns, m.name)) result.object = *now;
+  if (auto now = store_.Share(m.kind, ns, m.name)) result.stored = std::move(now);
   return result;
 }
 

@@ -43,6 +43,7 @@ class ApiServer {
   ApiOptions options_;
   std::unique_ptr<httplib::Server> svr_;
   std::string address_;
+  int listen_fd_ = -1;  // the listening socket (its backlog is raised after binding)
 };
 
 }  // namespace arbiter::server

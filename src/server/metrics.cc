@@ -83,7 +83,8 @@ std::string RenderMetrics(const Cluster& c, const JournalStats& j, Millis now) {
 
   std::map<std::string, int64_t> phases = {
       {"Pending", 0}, {"Running", 0}, {"Succeeded", 0}, {"Failed", 0}};
-  for (const auto& [key, pod] : c.store().All("Pod")) {
+  for (const auto& [key, stored] : c.store().All("Pod")) {
+    const Json& pod = *stored;
     const std::string phase =
         pod.contains("status") ? pod["status"].value("phase", "Pending") : "Pending";
     ++phases[phase];
@@ -97,7 +98,8 @@ std::string RenderMetrics(const Cluster& c, const JournalStats& j, Millis now) {
     if (std::string(which) == "used")
       w.Family("arbiter_quota_used", "gauge",
                "ResourceQuota usage (running and terminating pods).");
-    for (const auto& [key, q] : c.store().All("ResourceQuota")) {
+    for (const auto& [key, stored] : c.store().All("ResourceQuota")) {
+      const Json& q = *stored;
       if (!q.contains("status") || !q["status"].contains(which)) continue;
       for (const auto& [item, text] : q["status"][which].items()) {
         std::string resource = item;
