@@ -87,6 +87,10 @@ TEST(KubeAuthorization, AdminsDoEverythingEditorsTheirNamespaceViewersRead) {
   EXPECT_TRUE(Authorize(alice, Req("get", "namespaces", "", "team-a")).allowed);
   EXPECT_FALSE(Authorize(alice, Req("get", "namespaces", "", "team-b")).allowed);
   EXPECT_FALSE(Authorize(alice, Req("delete", "namespaces", "", "team-a")).allowed);
+  // As request_info.h gives it: /api/v1/namespaces/team-a is namespace team-a in team-a; no other
+  // namespace may hide under it.
+  EXPECT_TRUE(Authorize(alice, Req("get", "namespaces", "team-a", "team-a")).allowed);
+  EXPECT_FALSE(Authorize(alice, Req("get", "namespaces", "team-a", "team-b")).allowed);
   RequestAttributes metrics;
   metrics.resource_request = false;
   metrics.verb = "get";

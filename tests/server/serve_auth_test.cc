@@ -142,6 +142,17 @@ TEST_F(ServeAuthTest, TenantWorksInItsNamespaceAndIsForbiddenElsewhereAdminDoesA
                   "namespace \\\"team-b\\\""))
       << watch_b.out;
   EXPECT_TRUE(Has(watch_b.out, "\n403")) << watch_b.out;
+  EXPECT_EQ(Kubectl(alice, "get namespace team-a -o name").out, "namespace/team-a\n");
+  CommandOutput ns_b = Kubectl(alice, "get namespace team-b");
+  EXPECT_TRUE(Has(ns_b.out,
+                  "namespaces \"team-b\" is forbidden: User \"alice\" cannot get "
+                  "resource \"namespaces\" in API group \"\" in the namespace \"team-b\""))
+      << ns_b.out;
+  // A cluster-scoped resource under her namespace's path is no way around the policy: the router
+  // serves nothing there.
+  CommandOutput nodes_in_ns = Curl("/api/v1/namespaces/team-a/nodes", "alice-token");
+  EXPECT_TRUE(Has(nodes_in_ns.out, "\n404")) << nodes_in_ns.out;
+  EXPECT_FALSE(Has(nodes_in_ns.out, "a100-0")) << nodes_in_ns.out;
   CommandOutput metrics = Curl("/metrics", "alice-token");
   EXPECT_TRUE(Has(metrics.out, "\n403")) << metrics.out;
 

@@ -163,7 +163,8 @@ Decision Authorize(const UserInfo& u, const RequestAttributes& a) {
     const bool viewer = u.InGroup("arbiter:viewers:" + a.namespace_);
     if (a.resource == "namespaces") {
       // /api/v1/namespaces/NS as a namespaced path of itself: reading one's own namespace.
-      if ((editor || viewer) && a.verb == "get" && a.subresource.empty())
+      if ((editor || viewer) && a.verb == "get" && a.subresource.empty() &&
+          a.name == a.namespace_)
         return {true, "own namespace"};
       return {false, ""};
     }
