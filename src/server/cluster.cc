@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "adapters/yaml/manifest_loader.h"
+#include "core/api_kinds.h"
 #include "core/resources.h"
 #include "core/validation.h"
 #include "server/pod_status.h"
@@ -15,21 +16,18 @@ namespace arbiter::server {
 using engine::EventType;
 using engine::WorkloadId;
 
+// Every kind of the one kinds table (core/api_kinds.h).
 const std::vector<KindInfo>& ServedKinds() {
-  static const std::vector<KindInfo> kKinds = {
-      {"Namespace", "v1", false},
-      {"Node", "v1", false},
-      {"Pod", "v1", true},
-      {"ResourceQuota", "v1", true},
-      {"LimitRange", "v1", true},
-      {"Event", "v1", true},
-      {"PriorityClass", "scheduling.k8s.io/v1", false},
-      {"PodDisruptionBudget", "policy/v1", true},
-      {"PoolPolicy", "arbiter.dev/v1alpha1", false},
-      {"ElasticQuota", "arbiter.dev/v1alpha1", true},
-      {"PriceBook", "arbiter.dev/v1alpha1", false},
-      {"QoS", "arbiter.dev/v1alpha1", false},
-  };
+  static const std::vector<KindInfo> kKinds = [] {
+    static std::vector<std::string> api_versions;  // owns the strings KindInfo points to
+    api_versions.reserve(ApiKinds().size());
+    std::vector<KindInfo> v;
+    for (const ApiKind& k : ApiKinds()) {
+      api_versions.push_back(k.ApiVersion());
+      v.push_back({k.kind, api_versions.back().c_str(), k.namespaced});
+    }
+    return v;
+  }();
   return kKinds;
 }
 
@@ -198,6 +196,7 @@ void Append(ManifestSet& dst, const ManifestSet& src) {
   cat(dst.elastic_quotas, src.elastic_quotas);
   cat(dst.price_books, src.price_books);
   cat(dst.qos, src.qos);
+  cat(dst.pod_groups, src.pod_groups);
 }
 
 ApiError Error(ApiError::Reason r, const std::string& kind, const std::string& name,
@@ -237,6 +236,17 @@ Json SpecOf(const Json& obj) {
   Json s = obj.contains("spec") ? obj["spec"] : Json::object();
   if (s.is_object()) s.erase("nodeName");
   return s;
+}
+
+// The pod with its PodGroupRef from the stored PodGroups (the loader resolves groups within one
+// request; a pod's group arrived in an earlier one).
+Pod WithPodGroup(Pod pod, const std::map<std::string, std::map<ObjectStore::Key, ManifestSet>>& policy) {
+  ManifestSet s;
+  s.pods.push_back(std::move(pod));
+  if (auto groups = policy.find("PodGroup"); groups != policy.end())
+    for (const auto& [key, set] : groups->second) Append(s, set);
+  ResolvePodGroups(&s);
+  return std::move(s.pods.front());
 }
 
 }  // namespace
@@ -350,6 +360,7 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
     ManifestSet ctx = PolicyContext(m.kind, ns, name);
     ManifestSet only = load.set;
     Append(ctx, only);
+    ResolvePodGroups(&ctx);  // a pod's group arrived in an earlier request
     Diagnostics cross;
     ValidateManifestSet(ctx, nullptr, &cross);
     const std::string display = info->namespaced ? ns + "/" + name : name;
@@ -361,6 +372,11 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
       if (m.kind == "QoS" && d.field_path.rfind("spec.preempt", 0) == 0 &&
           d.message.rfind("unknown QoS", 0) == 0)
         d.severity = Severity::kWarning;
+      // A PodGroup comes before its pods: "minMember is 3 but 0 pod(s) carry the label" is the
+      // normal state of a new group here, not a warning.
+      if (m.kind == "PodGroup" && d.severity == Severity::kWarning &&
+          d.field_path == "spec.minMember")
+        continue;
       diags.Add(std::move(d));
     }
   }
@@ -392,7 +408,7 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
         return Fail(std::move(e));
       }
     } else {
-      const Pod& pod = set.pods.at(0);
+      const Pod pod = WithPodGroup(set.pods.at(0), policy_);
       const WorkloadId id = engine_->next_workload_id();
       new_workload = engine::Value(id);
       pod_of_[*new_workload] = {ns, name};

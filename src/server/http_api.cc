@@ -14,6 +14,7 @@
 #include "adapters/kube/selectors.h"
 #include "adapters/kube/status.h"
 #include "adapters/kube/table.h"
+#include "server/api_auth.h"
 #include "server/metrics.h"
 #include "server/pod_status.h"
 
@@ -448,7 +449,15 @@ void HandleEvict(Daemon& d, const httplib::Request& req, httplib::Response& res,
 }  // namespace
 
 ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
-    : daemon_(daemon), options_(std::move(options)), svr_(std::make_unique<httplib::Server>()) {
+    : daemon_(daemon), options_(std::move(options)) {
+  auto server = NewHttpServer(options_.tls);
+  if (server.ok()) {
+    svr_ = std::move(server).value();
+  } else {
+    setup_ = server.status();
+    svr_ = std::make_unique<httplib::Server>();
+  }
+  if (options_.tokens) InstallApiAuth(*svr_, options_.tokens);
   const int threads = options_.threads;
   svr_->new_task_queue = [threads] {
     return new httplib::ThreadPool(static_cast<size_t>(threads));
@@ -471,6 +480,7 @@ ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
 ApiServer::~ApiServer() = default;
 
 Result<int> ApiServer::Bind(const std::string& host, int port) {
+  if (!setup_.ok()) return setup_;
   int bound = port;
   if (port == 0)
     bound = svr_->bind_to_any_port(host.c_str());

@@ -893,7 +893,11 @@ TEST(ManifestLoaderTest, UnknownKindAndApiVersion) {
   auto* d = Find(l, "unknown kind \"Deployment\"");
   ASSERT_TRUE(d) << All(l);
   EXPECT_EQ(d->line, 2);
-  EXPECT_NE(d->message.find("arbiter.dev/v1alpha1 PoolPolicy"), std::string::npos);
+  // The supported kinds, from the one kinds table (core/api_kinds.h), by group in table order.
+  EXPECT_NE(d->message.find("arbiter.dev/v1alpha1 ElasticQuota, PoolPolicy, PriceBook, QoS; "
+                            "scheduling.x-k8s.io/v1alpha1 PodGroup)"),
+            std::string::npos)
+      << d->message;
   EXPECT_TRUE(Find(l, "PriorityClass/x: apiVersion: unsupported apiVersion \"v1\" for PriorityClass (expected scheduling.k8s.io/v1"));
   EXPECT_TRUE(Find(l, "expected policy/v1"));
   EXPECT_TRUE(Find(l, "unknown kind \"Qos\"; did you mean \"QoS\"?"));

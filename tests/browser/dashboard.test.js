@@ -1,6 +1,8 @@
 // The dashboard of `arbiter serve` in a real browser: Debian's Chromium, headless, driven by
 // playwright-core (pinned in package.json). Starts `arbiter serve` on a free loopback port with
-// a token file, applies examples/pool.yaml with the real kubectl, then:
+// a token file (--token-file: the API and the dashboard authenticate the same tokens) over HTTPS
+// (a CA and a server certificate made with the openssl CLI: kubectl sends tokens only to https),
+// applies examples/pool.yaml with the real kubectl as the admin, then:
 //   - a tenant token logs in and sees only its own namespace (pool, tenants, queue);
 //   - an unknown token is refused at the login;
 //   - a pending workload's page turns Running after the pod blocking it is deleted, without a
@@ -43,13 +45,28 @@ async function until(what, f, ms = DEADLINE_MS) {
   throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`);
 }
 
+// ca.pem, and server.pem / server.key for 127.0.0.1 signed by it (EC P-256).
+function makePki(dir) {
+  const f = (name) => path.join(dir, name);
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  fs.writeFileSync(f('ext.cnf'), 'subjectAltName=IP:127.0.0.1\n');
+  const run = (args) => execFileSync('openssl', args, {stdio: ['ignore', 'ignore', 'pipe']});
+  run(['req', '-x509', ...ec, '-days', '2', '-subj', '/CN=arbiter-test-ca', '-keyout', f('ca.key'),
+       '-out', f('ca.pem')]);
+  run(['req', ...ec, '-subj', '/CN=127.0.0.1', '-keyout', f('server.key'), '-out', f('server.csr')]);
+  run(['x509', '-req', '-in', f('server.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'),
+       '-CAcreateserial', '-days', '2', '-extfile', f('ext.cnf'), '-out', f('server.pem')]);
+}
+
 async function startServe(dir) {
   fs.writeFileSync(path.join(dir, 'tokens.csv'), TOKENS);
+  makePki(dir);
   const logPath = path.join(dir, 'serve.log');
   const out = fs.openSync(logPath, 'w');
   const proc = spawn(ARBITER, ['serve', '--data', path.join(dir, 'data'), '--listen',
-                               '127.0.0.1:0', '--dashboard-token-file',
-                               path.join(dir, 'tokens.csv')],
+                               '127.0.0.1:0', '--token-file', path.join(dir, 'tokens.csv'),
+                               '--tls-cert-file', path.join(dir, 'server.pem'),
+                               '--tls-private-key-file', path.join(dir, 'server.key')],
                      {stdio: ['ignore', out, out]});
   const port = await until('arbiter serve to listen', () => {
     if (proc.exitCode !== null) throw new Error(`arbiter serve exited: ${fs.readFileSync(logPath)}`);
@@ -67,7 +84,8 @@ function writeKubeconfig(dir, port) {
   const p = path.join(dir, 'kubeconfig');
   fs.writeFileSync(p, `apiVersion: v1
 kind: Config
-clusters: [{name: arbiter, cluster: {server: "http://127.0.0.1:${port}"}}]
+clusters: [{name: arbiter, cluster: {server: "https://127.0.0.1:${port}",
+  certificate-authority: "${path.join(dir, 'ca.pem')}"}}]
 users: [{name: admin, user: {token: admin-token}}]
 contexts: [{name: arbiter, context: {cluster: arbiter, user: admin}}]
 current-context: arbiter
@@ -93,7 +111,7 @@ async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arbiter-dashboard-'));
   fs.mkdirSync(SHOTS, {recursive: true});
   const serve = await startServe(dir);
-  const base = `http://127.0.0.1:${serve.port}`;
+  const base = `https://127.0.0.1:${serve.port}`;
   let browser;
   try {
     const kc = writeKubeconfig(dir, serve.port);
@@ -102,7 +120,9 @@ async function main() {
 
     browser = await chromium.launch({executablePath: CHROMIUM, headless: true,
                                      args: ['--no-sandbox', '--disable-gpu']});
-    const context = await browser.newContext({viewport: {width: 1400, height: 1000}});
+    // The test CA is not the browser's: its certificate errors are ignored (kubectl checks it).
+    const context = await browser.newContext({viewport: {width: 1400, height: 1000},
+                                              ignoreHTTPSErrors: true});
     const page = await context.newPage();
 
     // An unknown token is refused at the login.

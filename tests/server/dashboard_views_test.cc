@@ -159,7 +159,7 @@ TEST(DashboardViews, WorkloadShowsItsEventsOldestFirstAndOnlyToItsTenant) {
 }
 
 TEST(DashboardViewerTokens, GroupsOfThePolicyGiveNamespacesOrEverything) {
-  auto t = ParseViewerTokens(
+  auto t = kube::ParseTokenFile(
       "admin-tok,admin,1,\"system:masters\"\n"
       "alice-tok,alice,2,\"arbiter:editors:team-a,arbiter:viewers:team-c\"\n"
       "\n"
@@ -183,10 +183,13 @@ TEST(DashboardViewerTokens, GroupsOfThePolicyGiveNamespacesOrEverything) {
   EXPECT_FALSE(ViewerFor(t.value(), ""));
 }
 
+// The dashboard takes the API's token table: the same parser, the same line-numbered error.
 TEST(DashboardViewerTokens, ARecordWithFewerThanThreeColumnsIsRefusedWithItsLine) {
-  auto t = ParseViewerTokens("a,b,c\nbroken,line\n", "tokens.csv");
+  auto t = kube::ParseTokenFile("a,b,c\nbroken,line\n", "tokens.csv");
   ASSERT_FALSE(t.ok());
-  EXPECT_EQ(t.message(), "token file 'tokens.csv' line 2: expected token,user,uid[,groups]");
+  EXPECT_EQ(t.message(),
+            "token file 'tokens.csv' must have at least 3 columns (token, user name, user uid), "
+            "found 2 (line 2)");
 }
 
 }  // namespace
