@@ -6,8 +6,8 @@
 namespace arbiter::kube {
 namespace {
 
-const std::vector<std::string> kReadWrite = {"create", "delete", "get",  "list",
-                                             "patch",  "update", "watch"};
+const std::vector<std::string> kReadWrite = {"create", "delete", "deletecollection", "get",
+                                             "list",   "patch",  "update",           "watch"};
 const std::vector<std::string> kStatusVerbs = {"get", "patch", "update"};
 
 ResourceInfo Make(std::string group, std::string version, std::string kind, std::string plural,
@@ -33,6 +33,7 @@ std::vector<ResourceInfo> BuildTable() {
   t.push_back(Make("", "v1", "Event", "events", "event", {"ev"}, true));
   t.push_back(Make("", "v1", "LimitRange", "limitranges", "limitrange", {"limits"}, true));
   t.push_back(Make("", "v1", "Namespace", "namespaces", "namespace", {"ns"}, false));
+  t.back().verbs = {"create", "delete", "get", "list", "patch", "update", "watch"};
   t.back().subresources.push_back(StatusOf(t.back()));
   t.push_back(Make("", "v1", "Node", "nodes", "node", {"no"}, false));
   t.back().subresources.push_back(StatusOf(t.back()));
