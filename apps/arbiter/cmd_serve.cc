@@ -18,6 +18,7 @@
 #include "server/http_api.h"
 #include "server/listen_policy.h"
 #include "server/pod_status.h"
+#include "yaml_config.h"
 
 #ifndef ARBITER_VERSION
 #define ARBITER_VERSION "unknown"
@@ -90,6 +91,10 @@ void RegisterServe(CLI::App& app, int* exit_code) {
   cmd->add_flag(
       "--check-invariants", *check,
       "Check the engine's invariants after start-up and after every change (a violation aborts)");
+  AddYamlConfig(cmd,
+                "YAML file of serve options: each key an option's long name, e.g. "
+                "\"listen: 127.0.0.1:6443\",\n\"data: /var/lib/arbiter\" (flags given win; "
+                "unknown keys are refused). docs/serve.md");
   cmd->callback([=] {
     const size_t colon = listen->rfind(':');
     int port = -1;

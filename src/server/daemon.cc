@@ -97,7 +97,7 @@ MutationResult Daemon::Mutate(Mutation m) {
     std::lock_guard<std::mutex> l(mu_);
     m.time = std::max(last_time_, Now());
     r = cluster_->ApplyShared(m, &prepared);
-    if (!r.ok()) return r;
+    if (!r.ok() || m.dry_run) return r;  // a dry run changed nothing: no record
     last_time_ = m.time;
     if (options_.check_invariants)
       if (Status s = cluster_->engine().CheckInvariants(); !s.ok()) std::abort();

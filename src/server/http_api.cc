@@ -3,11 +3,14 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <random>
 #include <sstream>
 
 #include "adapters/kube/discovery.h"
+#include "adapters/kube/generate_name.h"
 #include "adapters/kube/openapi.h"
 #include "adapters/kube/patch.h"
 #include "adapters/kube/resources.h"
@@ -128,6 +131,10 @@ kube::KubeStatus ToKube(const ApiError& e, const kube::ResourceInfo& r, const st
       return kube::MethodNotAllowed(e.message);
     case ApiError::Reason::kUnavailable:
       return kube::ServiceUnavailable(e.message);
+    case ApiError::Reason::kTooManyRequests:
+      return kube::TooManyRequests(e.message, {kube::Cause{"DisruptionBudget", e.cause, ""}});
+    case ApiError::Reason::kInternal:
+      return kube::Failure(500, e.message);
   }
   return kube::InternalError(e.message);
 }
@@ -137,6 +144,28 @@ std::string Param(const httplib::Request& req, const char* key) {
 }
 
 bool Truthy(const std::string& v) { return v == "1" || v == "true"; }
+
+// ?dryRun: "" no, "All" yes; anything else is refused (false, with the answer sent).
+bool ParseDryRun(const httplib::Request& req, httplib::Response& res, bool* dry_run) {
+  *dry_run = false;
+  if (!req.has_param("dryRun")) return true;
+  for (size_t i = 0; i < req.get_param_value_count("dryRun"); ++i) {
+    const std::string v = req.get_param_value("dryRun", i);
+    if (v != "All") {
+      SendStatus(res, kube::BadRequest("Invalid dry run value: \"" + v +
+                                       "\": supported values: \"All\""));
+      return false;
+    }
+    *dry_run = true;
+  }
+  return true;
+}
+
+// 64 random bits for metadata.generateName (not part of the journal: the name is).
+uint64_t RandomBits() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return rng();
+}
 
 Millis WallNow() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -338,18 +367,33 @@ void HandleWrite(Daemon& d, const httplib::Request& req, httplib::Response& res,
   if ((*body)["kind"] != r.kind)
     return SendStatus(res, kube::BadRequest("the object's kind " + body->value("kind", "") +
                                             " is not " + r.kind));
-  if (Param(req, "dryRun") == "All")
-    return SendStatus(res, kube::BadRequest("dryRun is not supported"));
+  bool dry_run = false;
+  if (!ParseDryRun(req, res, &dry_run)) return;
   Mutation m;
   m.op = op;
   m.kind = r.kind;
   m.namespace_ = r.namespaced ? t.namespace_ : "";
   m.name = t.name;
-  const std::string name =
-      op == Mutation::Op::kCreate ? (*body)["metadata"].value("name", "") : t.name;
-  m.object = std::move(*body);
-  MutationResult result = d.Mutate(std::move(m));
-  Answer(res, result, op == Mutation::Op::kCreate ? 201 : 200, r, t.namespace_, name);
+  m.dry_run = dry_run;
+  Json& meta = (*body)["metadata"];
+  // metadata.generateName: a name is made here (so the journal records it), again on a collision.
+  const bool generate = op == Mutation::Op::kCreate && meta.is_object() &&
+                        meta.value("name", "").empty() && meta.contains("generateName") &&
+                        meta["generateName"].is_string() &&
+                        !meta["generateName"].get<std::string>().empty();
+  for (int attempt = 0;; ++attempt) {
+    if (generate) meta["name"] = kube::GenerateName(meta["generateName"].get<std::string>(),
+                                                    RandomBits());
+    const std::string name =
+        op == Mutation::Op::kCreate && meta.is_object() ? meta.value("name", "") : t.name;
+    Mutation attempt_m = m;
+    attempt_m.object = *body;
+    MutationResult result = d.Mutate(std::move(attempt_m));
+    if (generate && !result.ok() && result.error->reason == ApiError::Reason::kAlreadyExists &&
+        result.error->kind == r.kind && attempt < 7)
+      continue;
+    return Answer(res, result, op == Mutation::Op::kCreate ? 201 : 200, r, t.namespace_, name);
+  }
 }
 
 void HandlePatch(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
@@ -360,8 +404,8 @@ void HandlePatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
   if (!type || !kube::Accepts(r, *type))
     return SendStatus(res,
                       kube::UnsupportedMediaType(req.get_header_value("Content-Type"), accepted));
-  if (Param(req, "dryRun") == "All")
-    return SendStatus(res, kube::BadRequest("dryRun is not supported"));
+  bool dry_run = false;
+  if (!ParseDryRun(req, res, &dry_run)) return;
   const std::string ns = r.namespaced ? t.namespace_ : "";
   const bool precondition = req.body.find("resourceVersion") != std::string::npos;
   for (int attempt = 0;; ++attempt) {
@@ -390,6 +434,7 @@ void HandlePatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
     m.namespace_ = ns;
     m.name = t.name;
     m.object = std::move(obj);
+    m.dry_run = dry_run;
     MutationResult result = d.Mutate(std::move(m));
     const bool raced =
         !result.ok() &&
@@ -417,9 +462,26 @@ std::optional<Millis> GracePeriod(const httplib::Request& req) {
   return std::atoll(g.c_str()) * 1000;
 }
 
+// DeleteOptions in the body may ask for a dry run too (client-go sends it there on DELETE).
+bool BodyDryRun(const httplib::Request& req) {
+  if (req.body.empty()) return false;
+  try {
+    Json b = Json::parse(req.body);
+    if (b.is_object() && b.contains("deleteOptions")) b = b["deleteOptions"];
+    return b.is_object() && b.contains("dryRun") && b["dryRun"].is_array() &&
+           std::find(b["dryRun"].begin(), b["dryRun"].end(), "All") != b["dryRun"].end();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 void HandleDelete(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
   const kube::ResourceInfo& r = *t.resource;
+  bool dry_run = false;
+  if (!ParseDryRun(req, res, &dry_run)) return;
+  dry_run = dry_run || BodyDryRun(req);
   Mutation m;
+  m.dry_run = dry_run;
   m.op = Mutation::Op::kDelete;
   m.kind = r.kind;
   m.namespace_ = r.namespaced ? t.namespace_ : "";
@@ -429,12 +491,62 @@ void HandleDelete(Daemon& d, const httplib::Request& req, httplib::Response& res
   Answer(res, result, 200, r, t.namespace_, t.name);
 }
 
-// pods/eviction: the pod is deleted with the eviction's grace period (budgets are the engine's
-// business at preemption; an eviction does not check them).
+// deletecollection (DELETE on a collection, with labelSelector / fieldSelector): each object the
+// selectors match is deleted as its own DELETE would be (a journal record each); the answer is
+// the list of the deleted objects' last states. Namespaces have no deletecollection.
+void HandleDeleteCollection(Daemon& d, const httplib::Request& req, httplib::Response& res,
+                            const Target& t) {
+  const kube::ResourceInfo& r = *t.resource;
+  if (r.kind == "Namespace") return SendStatus(res, kube::MethodNotAllowed());
+  auto sel = ParseSelectors(req, res, r);
+  if (!sel) return;
+  bool dry_run = false;
+  if (!ParseDryRun(req, res, &dry_run)) return;
+  dry_run = dry_run || BodyDryRun(req);
+  std::vector<std::pair<std::string, std::string>> keys;
+  d.Read([&](const Cluster& c) {
+    for (const Json* o : c.store().List(r.kind, t.namespace_))
+      if (sel->Matches(*o))
+        keys.emplace_back(o->at("metadata").value("namespace", ""),
+                          o->at("metadata").value("name", ""));
+    return 0;
+  });
+  std::vector<Json> items;
+  for (const auto& [ns, name] : keys) {
+    Mutation m;
+    m.op = Mutation::Op::kDelete;
+    m.kind = r.kind;
+    m.namespace_ = ns;
+    m.name = name;
+    m.grace_period = GracePeriod(req);
+    m.dry_run = dry_run;
+    MutationResult result = d.Mutate(std::move(m));
+    if (!result.ok() && result.error->reason == ApiError::Reason::kNotFound) continue;  // raced
+    if (!result.ok()) return SendStatus(res, ToKube(*result.error, r, ns, name));
+    items.push_back(std::move(result.object));
+  }
+  const int64_t rv = d.Read([](const Cluster& c) { return c.store().resource_version(); });
+  SendJson(res, 200, ListBody(r, std::move(items), rv));
+}
+
+// pods/eviction (policy/v1 Eviction): the pod is deleted with the eviction's grace period if its
+// PodDisruptionBudget allows (Cluster::Evict; 429 TooManyRequests otherwise).
 void HandleEvict(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
   const kube::ResourceInfo& r = *t.resource;
+  bool dry_run = false;
+  if (!ParseDryRun(req, res, &dry_run)) return;
+  if (!req.body.empty()) {
+    auto body = Body(req, res);
+    if (!body) return;
+    if (body->is_object() && body->contains("metadata") && (*body)["metadata"].is_object() &&
+        (*body)["metadata"].value("name", t.name) != t.name)
+      return SendStatus(res, kube::BadRequest("name in URL does not match name in Eviction object"));
+    dry_run = dry_run || BodyDryRun(req);
+  }
   Mutation m;
   m.op = Mutation::Op::kDelete;
+  m.eviction = true;
+  m.dry_run = dry_run;
   m.kind = r.kind;
   m.namespace_ = t.namespace_;
   m.name = t.name;
@@ -608,6 +720,8 @@ void ApiServer::Routes() {
       if (!t.name.empty()) return SendStatus(res, kube::MethodNotAllowed());
       return HandleWrite(daemon_, req, res, t, Mutation::Op::kCreate);
     }
+    if (req.method == "DELETE" && t.name.empty() && t.sub.empty())
+      return HandleDeleteCollection(daemon_, req, res, t);
     if (!t.sub.empty() || t.name.empty()) return SendStatus(res, kube::MethodNotAllowed());
     if (req.method == "PUT") return HandleWrite(daemon_, req, res, t, Mutation::Op::kUpdate);
     if (req.method == "PATCH") return HandlePatch(daemon_, req, res, t);
