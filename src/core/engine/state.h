@@ -61,8 +61,9 @@ struct NodeLive {
 struct FitEntry {  // 32 bytes: two per cache line
   int64_t cpu_free = 0;
   int64_t mem_free = 0;
-  int32_t full_free = 0;
-  int32_t max_free = 0;
+  int32_t gpu_free = 0;   // free milli-GPU over all devices (BestFit scores from it)
+  int16_t full_free = 0;  // at most kMaxGpusPerNode
+  int16_t max_free = 0;   // at most kMilliPerGpu
   uint32_t model_bit = 0;  // the node's GPU model as a bit (State::model_ids; the last bit: the rest)
   bool schedulable = true;
   bool has_ext = false;  // declares extended resources (MIG, pods, ...): the full rule applies
