@@ -10,6 +10,7 @@
 
 #include "core/engine/reasons.h"
 #include "core/engine/state.h"
+#include "core/placement/policies.h"
 
 namespace arbiter::engine {
 
@@ -49,8 +50,9 @@ void State::RefreshFit(uint32_t pos) {
   FitEntry& f = fit[pos];
   f.cpu_free = n.cpu_free();
   f.mem_free = n.mem_free();
-  f.full_free = n.full_free_gpus();
-  f.max_free = n.max_device_free();
+  f.gpu_free = static_cast<int32_t>(n.gpu_free_milli());
+  f.full_free = static_cast<int16_t>(n.full_free_gpus());
+  f.max_free = static_cast<int16_t>(n.max_device_free());
   f.schedulable = n.schedulable;
   f.has_ext = !n.ext_capacity.empty();
 }
@@ -188,11 +190,32 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
   const bool nominated_anywhere = nominations > 0;
   const bool reserving = !reservations.empty();
   const FitEntry* const fit_at = fit.data();
+  // BestFit scores from the dense copy too, as the nodes are found (the same score and tie-break
+  // as placement::ChooseNode): no list of feasible nodes, no NodeState read but the winner's.
+  auto* best_fit = dynamic_cast<placement::BestFitPolicy*>(placer.get());
+  const int64_t spec_cpu = best_fit ? best_fit->spec().cpu_milli : 0;
+  const int64_t spec_gpu = best_fit ? best_fit->spec().gpu_milli : 0;
+  const int64_t pod_gpu = shape.gpu_milli_total();
+  size_t found = 0, best = n;
+  int64_t best_score = 0;
+  const bool verify = best_fit && options.check_invariants;  // the fused choice against ChooseNode's
+  auto accept = [&](size_t i) {
+    ++found;
+    if (!best_fit || verify) feasible.push_back(i);
+    if (!best_fit) return;
+    const FitEntry& f = fit_at[i];
+    const int64_t s = placement::BestFitPolicy::ScoreOf(f.cpu_free - shape.cpu_milli, f.gpu_free - pod_gpu,
+                                                        spec_cpu, spec_gpu);
+    if (best == n || s > best_score || (s == best_score && i < best)) {
+      best = i;
+      best_score = s;
+    }
+  };
   // The fit rule on the dense copy first (cheap), then what needs the node itself. Loop
   // invariants in locals: this runs for every node on every placement.
   size_t processed = 0;
   auto scan = [&](auto numbers_fit) {
-    for (; processed < n && feasible.size() < want; ++processed) {
+    for (; processed < n && found < want; ++processed) {
       size_t i = start + processed;
       if (i >= n) i -= n;
       const FitEntry& f = fit_at[i];
@@ -207,7 +230,7 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
           !FitsRespectingNominated(static_cast<uint32_t>(i), w, /*fit_known=*/true))
         continue;
       if (reserving && reserved_at[i] && DelaysReservation(static_cast<uint32_t>(i), w)) continue;
-      feasible.push_back(i);
+      accept(i);
     }
   };
   const int64_t cpu = shape.cpu_milli, mem = shape.mem_bytes;
@@ -220,7 +243,16 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
     scan([&](const FitEntry& f) { return f.max_free >= milli && f.cpu_free >= cpu && f.mem_free >= mem; });
   }
   next_start_node = (start + processed) % n;
-  auto choice = placement::ChooseNode(*placer, nodes, feasible, shape);
+  std::optional<placement::Choice> choice;
+  if (!best_fit)
+    choice = placement::ChooseNode(*placer, nodes, feasible, shape);
+  else if (best < n)
+    choice = placement::Choice{best, placer->Score(nodes[best], shape)};
+  if (verify) {
+    auto general = placement::ChooseNode(*placer, nodes, feasible, shape);
+    ARB_CHECK_MSG(general.has_value() == choice.has_value() && (!general || general->node_index == choice->node_index),
+                  "BestFit on the fit index chose another node than ChooseNode for " + w.key);
+  }
   if (!choice) return false;
   if (dry) {
     *dry = PlaceChoice{static_cast<uint32_t>(choice->node_index), choice->candidate.gpus};
