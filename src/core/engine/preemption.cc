@@ -61,7 +61,9 @@ bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
   const size_t want = NumPreemptionCandidates();
   size_t viable = 0, processed = 0;
   const size_t start = n ? next_preempt_node % n : 0;
-  const bool memo_on = pdbs.empty() && policy.min_runtime == 0 && w.nominated_node == kNoNode && !dry;
+  // (Not for a workload tried on a flavor: its nodes depend on the flavor, not on its class.)
+  const bool memo_on =
+      pdbs.empty() && policy.min_runtime == 0 && w.nominated_node == kNoNode && !dry && w.flavor_labels.empty();
   Memo* memo = nullptr;
   if (memo_on) {
     memo = &preempt_memo[w.preempt_class];
