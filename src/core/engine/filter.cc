@@ -77,6 +77,10 @@ bool State::NodeSelectable(uint32_t pos, const Workload& w) const {
     auto it = n.labels->find(k);
     if (it == n.labels->end() || it->second != v) return false;
   }
+  for (const auto& [k, v] : w.flavor_labels) {  // Kueue adds its flavor's labels to the selector
+    auto it = n.labels->find(k);
+    if (it == n.labels->end() || it->second != v) return false;
+  }
   return true;
 }
 
@@ -107,7 +111,7 @@ std::string State::NoFitMessage(const Workload& w) const {
   // Counted with plain integers (this runs for every failed shape in every cycle, over every
   // node); extended resources, rare, by name. Nothing changed in the pool since the same shape
   // class last failed: the same reason (room held for nominated workloads depends on who asks).
-  const bool cacheable = nominations == 0 && reservations.empty();
+  const bool cacheable = nominations == 0 && reservations.empty() && w.flavor_labels.empty();
   if (cacheable)
     if (auto c = no_fit_cache.find(w.shape_class); c != no_fit_cache.end() && c->second.first == pool_version)
       return c->second.second;
@@ -116,7 +120,7 @@ std::string State::NoFitMessage(const Workload& w) const {
   f.nodes = nodes.size();
   std::map<std::string, int> ext;
   const placement::PodShape& p = w.shape;
-  const bool selector = !w.node_selector.empty();
+  const bool selector = !w.node_selector.empty() || !w.flavor_labels.empty();
   const bool plain_ext = p.ext.size() == 1 && p.ext.entries()[0].first == kPods;
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     const FitEntry& e = fit[i];
@@ -184,7 +188,7 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
   feasible.clear();
   const size_t start = next_start_node % n;
   const placement::PodShape& shape = w.shape;
-  const bool selector = !w.node_selector.empty();
+  const bool selector = !w.node_selector.empty() || !w.flavor_labels.empty();
   const bool constrained = shape.gpu_count > 0 && w.model_mask != ~uint32_t{0};
   const bool plain_ext = shape.ext.size() == 1 && shape.ext.entries()[0].first == kPods;
   const bool nominated_anywhere = nominations > 0;

@@ -119,6 +119,7 @@ bool State::AttemptGang(Workload& w) {
   // Quota first, for every member (each charged before the next is checked).
   for (Slot s : pend) {
     Workload& m = workloads[s];
+    DefaultFlavor(m);  // a gang takes its first compatible flavor (no fallback across flavors)
     if (!m.has_quota || quota.Holds(m))
       continue;  // a member holding quota from its preemption was checked then
     std::string blocked;

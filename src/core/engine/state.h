@@ -245,6 +245,17 @@ class State {
   bool defer_borrowers = false;  // during the first pass: TryAdmitQuota defers borrowers
   std::vector<Slot> deferred;    // borrowers deferred in this cycle
 
+  // ---------------------------------------------------------------- flavor_assigner.cc
+  // Kueue's flavor assignment for a namespace whose ElasticQuota has spec.flavors: the flavors
+  // the pod may use (its nodeSelector and allowed GPU models against their node labels), tried
+  // in order; the first whose quota admits it (within min or by borrowing) and whose nodes fit
+  // it wins; else quota preemption / priority preemption per flavor in the same order.
+  std::vector<const QuotaFlavor*> CompatibleFlavors(const Workload& w) const;
+  void SetFlavor(Workload& w, const QuotaFlavor* f);  // null: none
+  // A workload of a flavored namespace without a flavor gets its first compatible one (gangs).
+  void DefaultFlavor(Workload& w);
+  bool AttemptFlavors(Workload& w);
+
   // ---------------------------------------------------------------- gang.cc
   void JoinGang(Workload& w, const PodGroupRef& group);
   void LeaveGang(Workload& w);
