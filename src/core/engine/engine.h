@@ -107,7 +107,7 @@ class Engine {
   };
   static Result<std::unique_ptr<Engine>> Restore(std::string_view snapshot, const RestoreOptions& options);
   static Result<std::unique_ptr<Engine>> Restore(std::string_view snapshot) { return Restore(snapshot, {}); }
-  static constexpr uint32_t kSnapshotVersion = 2;  // 2: ElasticQuota preemption, fairSharing, gangs, reservations
+  static constexpr uint32_t kSnapshotVersion = 3;  // 2: ElasticQuota preemption, fairSharing, gangs, reservations; 3: Terminating scope of counted pods, pod group timeouts
 
  private:
   std::unique_ptr<State> s_;
