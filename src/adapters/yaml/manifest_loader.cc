@@ -674,7 +674,7 @@ class DocLoader {
                                       {"PriorityClass", "Terminating", "NotTerminating", "BestEffort",
                                        "NotBestEffort", "CrossNamespacePodAffinity"});
                      if (!e) return;
-                     if (*e == 1 || *e == 2 || *e == 5) {
+                     if (*e == 5) {
                        r_.Warn(s, sp, "the " + s.Scalar() + " scope is not enforced by Arbiter (the quota applies to every pod)");
                        return;
                      }
@@ -699,7 +699,7 @@ class DocLoader {
                                                            "NotBestEffort", "CrossNamespacePodAffinity"})) {
                                        has_scope = true;
                                        req.scope_name = sv.Scalar();
-                                       if (*s == 1 || *s == 2 || *s == 5)
+                                       if (*s == 5)
                                          r_.Warn(sv, sp, "the " + sv.Scalar() + " scope is not enforced by Arbiter (the quota applies to every pod)");
                                      }
                                    }},
@@ -718,6 +718,14 @@ class DocLoader {
                              if (!has_op) r_.Error(e, ChildPath(ep, "operator"), "is required");
                              if (!has_scope || !has_op) return;
                              CheckOperatorValues(e, ep, req.op, req.values);
+                             // Kubernetes' validation: only PriorityClass takes In / NotIn /
+                             // DoesNotExist; the pod-property scopes are Exists or invalid.
+                             if (req.scope_name != "PriorityClass" && req.op != SelectorOperator::kExists) {
+                               r_.Error(e, ChildPath(ep, "operator"),
+                                        "must be Exists when scopeName is " + req.scope_name +
+                                            " (only PriorityClass takes In, NotIn or DoesNotExist)");
+                               return;
+                             }
                              q.scope_selector.push_back(std::move(req));
                            });
                          }}});

@@ -79,6 +79,8 @@ struct QueueOrder {
 struct Gang {
   std::string key;  // namespace/name
   int32_t min_member = 1;
+  Millis timeout = 0;        // PodGroup spec.scheduleTimeoutSeconds, 0 none
+  Millis window_start = -1;  // when the current wait for the whole group began, -1 not waiting
   std::vector<Slot> members;  // live members
   uint64_t tried_cycle = 0;   // the cycle that last attempted it (State::cycle), and its outcome
   bool tried_ok = false;
@@ -181,6 +183,7 @@ class State {
   // `fit_known`: the caller has just checked the node's fit rule.
   bool FitsRespectingNominated(uint32_t pos, const Workload& w, bool fit_known = false) const;
   std::string NoFitMessage(const Workload& w) const;
+  std::string HeldFor(uint32_t pos, const Workload& w) const;  // " Node n is held for ns/x ..."
   size_t NumFeasibleNodesToFind() const;
   bool TryPlace(Workload& w, PlaceChoice* dry = nullptr);
   void RefreshFit(uint32_t pos);
