@@ -14,6 +14,7 @@
 #include "server/daemon.h"
 #include "server/http_api.h"
 #include "server/pod_status.h"
+#include "serve_meter.h"
 
 #ifndef ARBITER_VERSION
 #define ARBITER_VERSION "unknown"
@@ -72,6 +73,9 @@ void RegisterServe(CLI::App& app, int* exit_code) {
   cmd->add_flag(
       "--check-invariants", *check,
       "Check the engine's invariants after start-up and after every change (a violation aborts)");
+  // The ledger and its hourly meter job (serve_meter.h).
+  auto meter = std::make_shared<ServeMeterFlags>();
+  AddServeMeterFlags(cmd, meter.get());
   cmd->callback([=] {
     const size_t colon = listen->rfind(':');
     int port = -1;
@@ -112,7 +116,15 @@ void RegisterServe(CLI::App& app, int* exit_code) {
               {"snapshotSeq", st.snapshot_seq},
               {"replayed", st.replayed},
               {"startupSeconds", st.seconds}});
+    int meter_rc = 0;
+    auto meter_job = StartServeMeter(*meter, daemon, LogEvent, &meter_rc);
+    if (meter_rc != 0) {
+      daemon.Stop();
+      *exit_code = meter_rc;
+      return;
+    }
     server::ApiOptions api;
+    api.dashboard.ledger = meter->ledger;
     if (!dashboard_tokens->empty()) {
       auto text = io::ReadInputFile(*dashboard_tokens, {"token file", io::kMiB});
       if (!text.ok()) {
@@ -146,6 +158,7 @@ void RegisterServe(CLI::App& app, int* exit_code) {
       http.Stop();
     });
     http.Run();
+    if (meter_job) meter_job->Stop();
     daemon.Stop();
     // Wake the signal thread if Run returned by itself.
     pthread_kill(signals.native_handle(), SIGTERM);

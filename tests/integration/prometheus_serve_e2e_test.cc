@@ -2,7 +2,9 @@
 // Prometheus of the CTest fixture scrapes the daemon's /metrics every second (file_sd target in
 // ARBITER_PROMETHEUS_TARGETS, scripts/services/prometheus/prometheus.yml) -> `arbiter meter` ->
 // `arbiter invoice`, compared with `arbiter sim` of the same manifests (docs/metering-live.md,
-// "End to end"). The daemon's clock is real, so the pods run for 10-25 s of wall time.
+// "End to end"). The daemon's clock is real, so the pods run for 10-25 s of wall time. The
+// daemon's own meter job (--meter-prometheus, open hours every 2 s) meters the same into its
+// --ledger: its invoices must be the command's, byte for byte.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -11,6 +13,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "adapters/prometheus/prometheus_client.h"
@@ -105,7 +108,7 @@ spec:
 struct Rates {
   double request, usage;
 };
-const std::map<std::pair<std::string, std::string>, Rates> kRates = {
+const std::map<std::pair<std::string, std::string>, Rates> kRatesOf = {
     {{"e2e-a", "cpu"}, {4 + 1, 2 + 1}},      {{"e2e-a", "memory"}, {8, 4}},
     {{"e2e-a", "nvidia.com/gpu"}, {2, 1.5}}, {{"e2e-b", "cpu"}, {2, 1.5}},
     {{"e2e-b", "memory"}, {2, 1}},
@@ -125,12 +128,16 @@ struct Line {
   std::string mode;
 };
 // Invoice lines summed by (namespace, resource); the idle invoice of a simulation is left out.
-std::map<std::pair<std::string, std::string>, Line> Lines(const std::string& json) {
+// Namespaces are named e2e-a-PID, e2e-b-PID (a Prometheus of earlier runs may hold e2e-a-...);
+// the keys drop the suffix. Other namespaces are left out.
+std::map<std::pair<std::string, std::string>, Line> Lines(const std::string& json,
+                                                          const std::string& suffix) {
   std::map<std::pair<std::string, std::string>, Line> out;
   for (const auto& inv : nlohmann::json::parse(json)) {
-    if (inv["namespace"] == "__idle__") continue;
+    const std::string ns = inv["namespace"];
+    if (ns.size() <= suffix.size() || ns.substr(ns.size() - suffix.size()) != suffix) continue;
     for (const auto& l : inv["lines"]) {
-      Line& x = out[{inv["namespace"], l["resource"]}];
+      Line& x = out[{ns.substr(0, ns.size() - suffix.size()), l["resource"]}];
       x.request += std::stod(l["requestQuantity"].get<std::string>());
       x.usage += std::stod(l["usageQuantity"].get<std::string>());
       x.billed += std::stod(l["billedQuantity"].get<std::string>());
@@ -157,7 +164,12 @@ struct TargetFile {
 // billed x unit price / 3600, plus one rounding unit per line.
 TEST(PrometheusServeEndToEnd, MeteredInvoicesOfServedPodsAgreeWithSimWithinTheScrapeGranularity) {
   auto dir = Scratch("serve-e2e");
-  std::ofstream(dir / "workload.yaml") << kWorkload;
+  const std::string suffix = "-" + std::to_string(getpid());
+  std::string text = kWorkload;
+  for (const std::string ns : {"e2e-a", "e2e-b"})
+    for (size_t at = 0; (at = text.find(ns, at)) != std::string::npos; at += ns.size() + 1)
+      text.insert(at + ns.size(), suffix);
+  std::ofstream(dir / "workload.yaml") << text;
   const std::string workload = (dir / "workload.yaml").string();
 
   // The simulation of the same manifests.
@@ -168,8 +180,16 @@ TEST(PrometheusServeEndToEnd, MeteredInvoicesOfServedPodsAgreeWithSimWithinTheSc
       RunCommandSplit(Arbiter() + " invoice --db " + (dir / "sim.db").string() + " -o json", dir);
   ASSERT_EQ(sim_inv.rc, 0) << sim_inv.err;
 
-  // The daemon, scraped by the fixture's Prometheus.
-  testing::ServeProcess serve(dir / "serve");
+  // The daemon, scraped by the fixture's Prometheus, with its meter job (PriceBook: the one
+  // applied with the pods; the open hour metered every 2 s).
+  std::ofstream(dir / "job-metering.yaml")
+      << "apiVersion: arbiter.dev/v1alpha1\nkind: PrometheusMetering\nspec:\n"
+         "  scrapeInterval: 2s\n";
+  const std::string job_db = (dir / "job.db").string();
+  testing::ServeProcess serve(
+      dir / "serve",
+      {"--ledger", job_db, "--meter-prometheus", PrometheusUrl(), "--meter-every", "2s",
+       "--meter-delay", "0s", "--meter-config", (dir / "job-metering.yaml").string()});
   ASSERT_TRUE(serve.Start()) << serve.log();
   auto client = prometheus::Client::Create(PrometheusUrl(), {});
   ASSERT_TRUE(client.ok()) << client.message();
@@ -204,6 +224,20 @@ TEST(PrometheusServeEndToEnd, MeteredInvoicesOfServedPodsAgreeWithSimWithinTheSc
     if (t && *t * 1000 >= static_cast<double>(finished) + (kStep + kScrape) * 1000) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
+  // The job's runs that start from now on see everything: wait for two more (deadline 60 s).
+  auto job_runs = [&] {  // "meter" log lines of runs that succeeded
+    size_t n = 0;
+    std::istringstream log(serve.log());
+    for (std::string line; std::getline(log, line);)
+      n += line.find("\"msg\":\"meter\"") != std::string::npos &&
+           line.find("\"error\"") == std::string::npos;
+    return n;
+  };
+  const size_t runs_before = job_runs();
+  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+       job_runs() < runs_before + 2 && std::chrono::steady_clock::now() < deadline;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_GE(job_runs(), runs_before + 2) << serve.log();
   EXPECT_EQ(serve.Stop(), 0);
 
   // Meter the hours the run touched (the last one partial) and print the invoices.
@@ -226,7 +260,8 @@ TEST(PrometheusServeEndToEnd, MeteredInvoicesOfServedPodsAgreeWithSimWithinTheSc
   auto meter_inv = RunCommandSplit(Arbiter() + " invoice --db " + db + " -o json", dir);
   ASSERT_EQ(meter_inv.rc, 0) << meter_inv.err;
 
-  const auto want = Lines(sim_inv.out), got = Lines(meter_inv.out);
+  const auto want = Lines(sim_inv.out, suffix), got = Lines(meter_inv.out, suffix);
+  const auto& kRates = kRatesOf;
   ASSERT_EQ(want.size(), kRates.size()) << sim_inv.out;
   ASSERT_EQ(got.size(), kRates.size()) << meter_inv.out;
   std::map<std::string, double> total_bound, total_want, total_got;
@@ -261,6 +296,22 @@ TEST(PrometheusServeEndToEnd, MeteredInvoicesOfServedPodsAgreeWithSimWithinTheSc
               << bound << ")\n";
     EXPECT_NEAR(total_got[ns], total_want[ns], bound) << ns;
   }
+
+  // The daemon's meter job wrote the same invoices (other namespaces of the fixture's Prometheus
+  // left out: the job meters all it scrapes).
+  auto ours = [&](const std::string& csv) {
+    std::string out;
+    std::istringstream in(csv);
+    for (std::string line; std::getline(in, line);)
+      if (line.find(suffix + ",") != std::string::npos) out += line + "\n";
+    return out;
+  };
+  auto job_csv = RunCommandSplit(Arbiter() + " invoice --db " + job_db + " -o csv", dir);
+  auto cli_csv = RunCommandSplit(Arbiter() + " invoice --db " + db + " -o csv", dir);
+  ASSERT_EQ(job_csv.rc, 0) << job_csv.err;
+  EXPECT_EQ(ours(cli_csv.out).size(), cli_csv.out.size() - cli_csv.out.find('\n') - 1);
+  EXPECT_GT(ours(cli_csv.out).size(), 100u);
+  EXPECT_EQ(ours(job_csv.out), ours(cli_csv.out));
 }
 
 }  // namespace
