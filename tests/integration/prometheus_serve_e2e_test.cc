@@ -33,7 +33,8 @@ using testing::Scratch;
 
 // One GPU node; e2e-a (Max mode): train holds the GPU for 20 s, next waits for it and runs 10 s;
 // e2e-b (Usage mode): web runs 25 s. The PoolPolicy gives `arbiter sim` the metering step of
-// `arbiter meter` below (2 s); prices are per unit-hour, so 3600 makes 1 per GPU-second.
+// `arbiter meter` below (2 s); prices are per unit-hour, so 3600 makes 1 per GPU-second (the
+// node's GPU model, which the meter reads from kube_node_labels, costs 2 per GPU-second).
 const char* kWorkload = R"(apiVersion: v1
 kind: Namespace
 metadata: {name: e2e-a}
@@ -50,6 +51,7 @@ spec:
   effectiveFrom: "2026-01-01T00:00:00Z"
   mode: Max
   prices: {cpu: "360", memory: "36", nvidia.com/gpu: "3600"}
+  gpuModels: {NVIDIA-H100-80GB-HBM3: "7200"}
   namespaceModes: {e2e-b: Usage}
 ---
 apiVersion: arbiter.dev/v1alpha1
@@ -60,7 +62,9 @@ spec:
 ---
 apiVersion: v1
 kind: Node
-metadata: {name: n1}
+metadata:
+  name: n1
+  labels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
 status:
   capacity: {cpu: "16", memory: 64Gi, nvidia.com/gpu: "1", pods: "110"}
 ---
@@ -125,7 +129,7 @@ Millis WallNow() {
 
 struct Line {
   double request = 0, usage = 0, billed = 0, amount = 0, unit_price = 0;
-  std::string mode;
+  std::string mode, gpu_model;
 };
 // Invoice lines summed by (namespace, resource); the idle invoice of a simulation is left out.
 // Namespaces are named e2e-a-PID, e2e-b-PID (a Prometheus of earlier runs may hold e2e-a-...);
@@ -144,6 +148,7 @@ std::map<std::pair<std::string, std::string>, Line> Lines(const std::string& jso
       x.amount += std::stod(l["amount"].get<std::string>());
       x.unit_price = std::stod(l["unitPrice"].get<std::string>());
       x.mode = l["mode"];
+      x.gpu_model = l.value("gpuModel", "");
     }
   }
   return out;
@@ -281,6 +286,7 @@ TEST(PrometheusServeEndToEnd, MeteredInvoicesOfServedPodsAgreeWithSimWithinTheSc
               << usage_bound << "), amount " << g.amount << " (sim " << w.amount << ", bound "
               << amount_bound << ")\n";
     EXPECT_EQ(g.mode, w.mode) << what;
+    EXPECT_EQ(g.gpu_model, w.gpu_model) << what;  // from kube_node_labels
     EXPECT_GT(w.request, 0) << what;
     EXPECT_GT(w.usage, 0) << what;
     EXPECT_NEAR(g.request, w.request, request_bound) << what;
