@@ -186,15 +186,15 @@ TEST(PrometheusServeEndToEnd, MeteredInvoicesOfServedPodsAgreeWithSimWithinTheSc
   ASSERT_EQ(sim_inv.rc, 0) << sim_inv.err;
 
   // The daemon, scraped by the fixture's Prometheus, with its meter job (PriceBook: the one
-  // applied with the pods; the open hour metered every 2 s).
+  // applied with the pods; the open hours metered every 2 s; the default delay of 5 minutes keeps
+  // an hour that ends during the test open, so it is metered again once all data is in).
   std::ofstream(dir / "job-metering.yaml")
       << "apiVersion: arbiter.dev/v1alpha1\nkind: PrometheusMetering\nspec:\n"
          "  scrapeInterval: 2s\n";
   const std::string job_db = (dir / "job.db").string();
   testing::ServeProcess serve(
-      dir / "serve",
-      {"--ledger", job_db, "--meter-prometheus", PrometheusUrl(), "--meter-every", "2s",
-       "--meter-delay", "0s", "--meter-config", (dir / "job-metering.yaml").string()});
+      dir / "serve", {"--ledger", job_db, "--meter-prometheus", PrometheusUrl(), "--meter-every",
+                      "2s", "--meter-config", (dir / "job-metering.yaml").string()});
   ASSERT_TRUE(serve.Start()) << serve.log();
   auto client = prometheus::Client::Create(PrometheusUrl(), {});
   ASSERT_TRUE(client.ok()) << client.message();
