@@ -21,6 +21,7 @@ namespace arbiter::server::dashboard {
 
 struct DashboardOptions {
   std::optional<ViewerTokens> tokens;  // nullopt: no authentication
+  std::string ledger;  // arbiter serve --ledger: the bills page's ledger (server/ledger_bills.h)
 };
 
 void RegisterRoutes(httplib::Server& s, Daemon& d, DashboardOptions o);
