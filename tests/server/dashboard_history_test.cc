@@ -206,6 +206,23 @@ TEST(DashboardViews, TenantsCountPreemptionsSufferedAndCausedAndHideOtherTenants
   EXPECT_EQ(row["victim"], nullptr);  // another tenant's workload
   EXPECT_EQ(row["by"], "team-b/preemptor");
   EXPECT_EQ(row["type"], "Preempted");
+  // The engine's messages name the other side: redacted for a tenant, kept for the admin.
+  const Json w = WorkloadView(c, Tenant("team-b"), "team-b", "preemptor");
+  ASSERT_FALSE(w["events"].empty());
+  EXPECT_EQ(w.dump().find("team-a/victim"), std::string::npos) << w;
+  EXPECT_NE(w.dump().find("another tenant's workload"), std::string::npos) << w;
+  EXPECT_NE(WorkloadView(c, Viewer{}, "team-b", "preemptor").dump().find("team-a/victim"),
+            std::string::npos);
+  const Json a = WorkloadView(c, Tenant("team-a"), "team-a", "victim");
+  EXPECT_EQ(a.dump().find("team-b/preemptor"), std::string::npos) << a;
+}
+
+TEST(DashboardViews, RedactReplacesOnlyWholeNamesOfHiddenNamespaces) {
+  EXPECT_EQ(Redact("preempted by team-b/x-1; SIGTERM", {"team-b"}),
+            "preempted by another tenant's workload; SIGTERM");
+  EXPECT_EQ(Redact("preempting my-team-b/x and team-b/y", {"team-b"}),
+            "preempting my-team-b/x and another tenant's workload");
+  EXPECT_EQ(Redact("bound to node/gpu-0", {}), "bound to node/gpu-0");
 }
 
 TEST(DashboardViews, QueueShowsTheBackfillReservationWithItsNodesAndStart) {

@@ -30,6 +30,10 @@ int64_t ResourceVersion(const Json& o) {
   }
 }
 
+bool NameChar(char ch) {
+  return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '.';
+}
+
 Json ToJson(const ResourceList& l) {
   Json out = Json::object();
   for (const auto& [r, v] : l.entries()) out[r] = v;
@@ -37,6 +41,34 @@ Json ToJson(const ResourceList& l) {
 }
 
 }  // namespace
+
+std::vector<std::string> HiddenNamespaces(const Cluster& c, const Viewer& v) {
+  std::vector<std::string> out;
+  if (v.all) return out;
+  for (const Json* n : c.store().List("Namespace", "")) {
+    const std::string ns = n->at("metadata").value("name", "");
+    if (!v.Sees(ns)) out.push_back(ns);
+  }
+  return out;
+}
+
+std::string Redact(std::string text, const std::vector<std::string>& hidden) {
+  static const std::string kOther = "another tenant's workload";
+  for (const std::string& ns : hidden) {
+    const std::string prefix = ns + "/";
+    for (size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at)) {
+      if (at > 0 && NameChar(text[at - 1])) {
+        at += prefix.size();
+        continue;
+      }
+      size_t end = at + prefix.size();
+      while (end < text.size() && NameChar(text[end])) ++end;
+      text.replace(at, end - at, kOther);
+      at += kOther.size();
+    }
+  }
+  return text;
+}
 
 Json ReservationOf(const std::string& message) {
   static const std::string kOn = "; reserved on ", kFrom = " from ";
@@ -156,6 +188,7 @@ Json PoolView(const Cluster& c, const Viewer& v) {
 }
 
 Json TenantsView(const Cluster& c, const Viewer& v) {
+  const std::vector<std::string> hidden = HiddenNamespaces(c, v);
   std::map<std::string, Json> by_ns;
   auto tenant = [&](const std::string& ns) -> Json& {
     auto it = by_ns.find(ns);
@@ -189,7 +222,7 @@ Json TenantsView(const Cluster& c, const Viewer& v) {
     if (w.phase == engine::Phase::kPending) {
       t["pending"] = t["pending"].get<int64_t>() + 1;
       t["pendingWorkloads"].push_back(
-          {{"name", w.name}, {"reason", w.reason}, {"message", w.message}});
+          {{"name", w.name}, {"reason", w.reason}, {"message", Redact(w.message, hidden)}});
       continue;
     }
     if (w.phase != engine::Phase::kRunning && w.phase != engine::Phase::kTerminating) continue;
@@ -259,6 +292,7 @@ Json TenantsView(const Cluster& c, const Viewer& v) {
 }
 
 Json QueueView(const Cluster& c, const Viewer& v) {
+  const std::vector<std::string> hidden = HiddenNamespaces(c, v);
   std::vector<engine::WorkloadStatus> pending;
   for (auto& w : c.engine().Workloads())
     if (w.phase == engine::Phase::kPending) pending.push_back(std::move(w));
@@ -279,7 +313,7 @@ Json QueueView(const Cluster& c, const Viewer& v) {
                    {"name", w.name},
                    {"priority", w.priority},
                    {"reason", w.reason},
-                   {"message", w.message},
+                   {"message", Redact(w.message, hidden)},
                    {"nominatedNode", w.nominated_node},
                    {"reservation", ReservationOf(w.message)},
                    {"pendingSeconds", (now - w.submit_time) / 1000}});
@@ -290,6 +324,7 @@ Json QueueView(const Cluster& c, const Viewer& v) {
 Json WorkloadView(const Cluster& c, const Viewer& v, const std::string& ns,
                   const std::string& name) {
   if (!v.Sees(ns)) return nullptr;
+  const std::vector<std::string> hidden = HiddenNamespaces(c, v);
   const Json* pod = c.store().Get("Pod", ns, name);
   if (!pod) return nullptr;
   const Json st = pod->value("status", Json::object());
@@ -303,7 +338,7 @@ Json WorkloadView(const Cluster& c, const Viewer& v, const std::string& ns,
   for (const Json& cond : st.value("conditions", Json::array()))
     if (cond.value("type", "") == "PodScheduled" && cond.value("status", "") == "False") {
       out["reason"] = cond.value("reason", "");
-      out["message"] = cond.value("message", "");
+      out["message"] = Redact(cond.value("message", ""), hidden);
     }
   std::vector<const Json*> events;
   for (const Json* e : c.store().List("Event", ns)) {
@@ -317,7 +352,7 @@ Json WorkloadView(const Cluster& c, const Viewer& v, const std::string& ns,
     ev.push_back({{"time", e->value("firstTimestamp", "")},
                   {"type", e->value("type", "")},
                   {"reason", e->value("reason", "")},
-                  {"message", e->value("message", "")}});
+                  {"message", Redact(e->value("message", ""), hidden)}});
   out["events"] = std::move(ev);
   return out;
 }

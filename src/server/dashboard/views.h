@@ -38,6 +38,12 @@ Json PoolView(const Cluster& c, const Viewer& v);
 // other tenants' workloads are null)}]}, by namespace name.
 Json TenantsView(const Cluster& c, const Viewer& v);
 
+// What a viewer may not see by name: the namespaces it does not see (none for an admin).
+std::vector<std::string> HiddenNamespaces(const Cluster& c, const Viewer& v);
+// `text` with every "NS/NAME" of a hidden namespace replaced by "another tenant's workload":
+// the engine's messages name preemptors and victims, which may be other tenants' workloads.
+std::string Redact(std::string text, const std::vector<std::string>& hidden);
+
 // A Preempted / Reclaimed Event of a Pod: its victim and, from the engine's message ("preempted
 // by NS/NAME", "reclaimed by NS/NAME", "was stopped by NS/NAME"), its preemptor; nullopt for
 // other Events. by_namespace is "" when the message names no workload (a node removal).
@@ -57,6 +63,8 @@ Json ReservationOf(const std::string& message);
 // reservation (ReservationOf), pendingSeconds}]}: the engine's queue order (priority, then submit
 // time, then key, then id).
 Json QueueView(const Cluster& c, const Viewer& v);
+
+// Every message in these views is redacted for the viewer (Redact).
 
 // One pod: {namespace, name, phase, node, nominatedNode, reason, message, priority, events:
 // [{time, type, reason, message}] oldest first}; null when absent or not visible.
