@@ -363,7 +363,9 @@ function renderQueue(d) {
       d.pending.map((p) => h('tr', {'data-workload': `${p.namespace}/${p.name}`},
         h('td', {}, p.position),
         h('td', {}, h('a', {href: `#workload/${p.namespace}/${p.name}`}, `${p.namespace}/${p.name}`)),
-        h('td', {}, p.priority), h('td', {class: 'reason'}, p.reason), h('td', {}, p.message),
+        h('td', {}, p.priority), h('td', {class: 'reason'}, p.reason),
+        // The reservation has its own column (the engine's note gives its start as a duration).
+        h('td', {}, p.reservation ? p.message.split('; reserved on ')[0] : p.message),
         h('td', {}, p.nominatedNode || '–'),
         h('td', {class: 'reservation'}, p.reservation ? `reserved on ${p.reservation.nodes.join(',')}` +
           (p.reservation.from ? ` from ${clockOrDate(p.reservation.from)}` : '') : '–'),

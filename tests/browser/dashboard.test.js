@@ -62,6 +62,11 @@ kind: PriorityClass
 metadata: {name: high}
 value: 1000
 ---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: mid}
+value: 100
+---
 apiVersion: v1
 kind: Pod
 metadata:
@@ -84,6 +89,7 @@ kind: Pod
 metadata: {name: urgent, namespace: team-x}
 spec:
   priorityClassName: high
+  activeDeadlineSeconds: 3600
   containers:
   - name: main
     image: busybox
@@ -91,6 +97,9 @@ spec:
       requests: {cpu: "1", nvidia.com/gpu: "2"}
       limits: {nvidia.com/gpu: "2"}
 `;
+// Below urgent, which it cannot preempt, above the requeued batch: it heads the queue and gets a
+// backfill reservation at urgent's end (its activeDeadlineSeconds).
+const NEXT = URGENT.replace('name: urgent', 'name: next').replace('high', 'mid');
 
 function log(...a) { console.log('[dashboard.test]', ...a); }
 
@@ -168,6 +177,7 @@ async function preemptionLive(browser, dir) {
     const kc = writeKubeconfig(path.join(dir, 'pool'), serve.port);
     fs.writeFileSync(path.join(dir, 'small.yaml'), SMALL_POOL);
     fs.writeFileSync(path.join(dir, 'urgent.yaml'), URGENT);
+    fs.writeFileSync(path.join(dir, 'next.yaml'), NEXT);
     kubectl(kc, 'apply', '-f', path.join(dir, 'small.yaml'));
     kubectl(kc, 'wait', '-n', 'team-y', '--for=condition=Ready', 'pod/batch', '--timeout=30s');
     const context = await browser.newContext({viewport: {width: 1400, height: 1000}});
@@ -200,6 +210,13 @@ async function preemptionLive(browser, dir) {
                        'the page was not reloaded');
     await noRenderingLeaks(page);
     await page.screenshot({path: path.join(SHOTS, 'workload-after-preemption.png'), fullPage: true});
+    // The queue shows the backfill reservation of a pod that must wait for urgent's end.
+    kubectl(kc, 'apply', '-f', path.join(dir, 'next.yaml'));
+    await page.click('nav a[data-page=queue]');
+    const reserved = await page.waitForSelector(
+      '#queue [data-workload="team-x/next"] .reservation:has-text("reserved on n0 from")');
+    log('reservation:', await reserved.textContent());
+    await page.screenshot({path: path.join(SHOTS, 'queue-reservation.png'), fullPage: true});
     // The tenants page counts the preemption it caused; the victim's name stays hidden.
     await page.click('nav a[data-page=tenants]');
     await page.waitForSelector('[data-tenant="team-x"] [data-fact=preemptions]:has-text("1 caused")');
