@@ -277,6 +277,21 @@ function quotaChart(ns, r) {
     ]});
 }
 
+// This month's bills (/ui/api/bills?month=current), fetched with the tenants page.
+let monthBills = null;
+function thisMonth() { return new Date().toISOString().slice(0, 7); }
+
+function costLine(ns) {
+  const b = monthBills;
+  if (!b) return null;
+  if (!b.available) return h('span', {'data-fact': 'cost'}, `Cost this month: ${b.why}`);
+  const inv = b.invoices.find((i) => i.namespace === ns);
+  if (!inv) return h('span', {'data-fact': 'cost'}, `Cost this month (${thisMonth()}): nothing billed yet`);
+  return h('span', {'data-fact': 'cost'}, `Cost so far this month (${thisMonth()}): `,
+    h('strong', {}, `${inv.total} ${inv.currency}`),
+    ` (request track ${inv.requestTotal}, usage track ${inv.usageTotal}, credits ${inv.creditTotal})`);
+}
+
 function preemptionRows(t) {
   const name = (x) => x === null ? 'another tenant' : x;
   return h('div', {class: 'scroll'}, h('table', {},
@@ -309,7 +324,8 @@ function renderTenants(d) {
             t.fairShare === null ? '' : ' (weighted dominant share of what the cohort lends)'),
           h('span', {'data-fact': 'preemptions'}, 'Preemptions: ',
             h('strong', {}, `${t.preemptionsSuffered} suffered`), ', ',
-            h('strong', {}, `${t.preemptionsCaused} caused`))),
+            h('strong', {}, `${t.preemptionsCaused} caused`)),
+          costLine(t.namespace)),
         bar([{value: used - borrowed, colour: colourOf(t.namespace)},
              {value: borrowed, colour: 'var(--c5)'}], scale, alt),
         h('p', {class: 'legend'},
@@ -387,16 +403,62 @@ function renderWorkload(d) {
   ];
 }
 
+// Fetches the month's invoices as CSV (the bytes `arbiter invoice -o csv` prints) with the
+// bearer token and hands them to the browser as a download.
+async function downloadCsv(month) {
+  const r = await fetch(`/ui/api/bills.csv?month=${encodeURIComponent(month)}`,
+                        {headers: authHeaders(), cache: 'no-store'});
+  if (!r.ok) throw new Error(`HTTP ${r.status}`);
+  const url = URL.createObjectURL(await r.blob());
+  const a = h('a', {href: url, download: `invoices-${month}.csv`, hidden: true});
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+}
+
+function invoiceSection(inv) {
+  const cur = inv.currency;
+  return h('section', {class: 'node', 'data-invoice': inv.namespace},
+    h('h3', {}, `${inv.namespace}: ${inv.total} ${cur}`),
+    h('p', {}, `Request track ${inv.requestTotal} ${cur} · usage track ${inv.usageTotal} ${cur}` +
+      ` · credits ${inv.creditTotal} ${cur} · ${inv.from} to ${inv.to}`),
+    h('div', {class: 'scroll'}, h('table', {},
+      h('caption', {}, `Invoice lines of ${inv.namespace}`),
+      h('tr', {}, ['Resource', 'GPU model', 'Kind', 'Mode', 'Requested', 'Used', 'Billed',
+                   `Unit price per hour (${cur})`, `Amount (${cur})`].map((c) => h('th', {}, c))),
+      inv.lines.map((l) => h('tr', {},
+        h('td', {}, l.resource), h('td', {}, l.gpuModel || '–'), h('td', {}, l.kind),
+        h('td', {}, l.mode), h('td', {}, l.requestQuantity), h('td', {}, l.usageQuantity),
+        h('td', {}, `${l.billedQuantity} ${l.unit}`), h('td', {}, l.unitPrice),
+        h('td', {class: 'amount'}, l.amount))))));
+}
+
 function renderBills(d) {
   if (!d.available) return [h('h2', {}, 'Bills'), h('p', {id: 'bills-unavailable'}, d.why)];
-  return [h('h2', {}, 'Bills')];
+  const button = h('button', {type: 'button', id: 'download-csv'}, `Download CSV (${d.month})`);
+  button.addEventListener('click', () => downloadCsv(d.month).catch((e) => {
+    button.after(h('span', {role: 'alert'}, ` Download failed: ${e.message}`));
+  }));
+  return [
+    h('h2', {}, `Bills: ${d.month}`),
+    h('nav', {'aria-label': 'Months', class: 'months'}, 'Month: ', d.months.map((m) =>
+      h('a', {href: `#bills/${m}`, 'aria-current': m === d.month ? 'page' : null}, m))),
+    h('p', {}, `From ${d.from} to ${d.to}. ` +
+      (d.sealedBefore ? `Hours before ${d.sealedBefore} are sealed (final). ` : 'No hour is sealed yet. ') +
+      (d.meteredUntil ? `Metered until ${d.meteredUntil}.` : '')),
+    h('p', {}, button),
+    d.invoices.length ? d.invoices.map(invoiceSection) :
+      h('p', {id: 'no-invoices'}, 'No invoices for this month.'),
+  ];
 }
 
 const PAGES = {
   pool: {path: () => 'pool', render: renderPool, history: true},
-  tenants: {path: () => 'tenants', render: renderTenants, history: true},
+  tenants: {path: () => 'tenants', render: renderTenants, history: true, bills: true},
   queue: {path: () => 'queue', render: renderQueue},
-  bills: {path: () => 'bills', render: renderBills},
+  bills: {path: (month) => month ? `bills?month=${encodeURIComponent(month)}` : 'bills',
+          render: renderBills},
   workload: {
     path: (ns, name) => `workload?namespace=${encodeURIComponent(ns)}&name=${encodeURIComponent(name)}`,
     render: renderWorkload,
@@ -456,14 +518,17 @@ function route() {
 async function refresh() {
   clearTimeout(timer);
   const {page, args} = route();
-  for (const a of document.querySelectorAll('nav a')) {
+  for (const a of document.querySelectorAll('#nav a')) {
     if (a.dataset.page === page) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
   try {
-    const [data, hist] = await Promise.all([api(PAGES[page].path(...args)),
-                                            PAGES[page].history ? api('history') : null]);
+    const [data, hist, bills] = await Promise.all([
+      api(PAGES[page].path(...args)),
+      PAGES[page].history ? api('history') : null,
+      PAGES[page].bills ? api(`bills?month=${thisMonth()}`).catch(() => null) : null]);
     history = hist;
+    monthBills = bills;
     const view = document.getElementById('view');
     view.replaceChildren(...PAGES[page].render(data).flat().filter((x) => x));
     view.dataset.page = page;
