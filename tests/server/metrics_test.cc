@@ -7,21 +7,13 @@
 #include <fstream>
 
 #include "apps/run_command.h"
+#include "cluster_fixtures.h"
 
 namespace arbiter::server {
 namespace {
 
-constexpr Millis kT0 = 1764583200000;
-
-Mutation CreateOf(Millis t, const Json& obj) {
-  Mutation m;
-  m.op = Mutation::Op::kCreate;
-  m.time = t;
-  m.kind = obj.at("kind");
-  m.namespace_ = obj["metadata"].value("namespace", "");
-  m.object = obj;
-  return m;
-}
+using fixtures::kT0;
+constexpr auto CreateOf = fixtures::Create;
 
 TEST(MetricsTest, VirtualPodsQuotasAndPendingReasonsPassPromtool) {
   Cluster c("0000abcd");
