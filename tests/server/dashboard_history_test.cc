@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/duration.h"
+#include "server/cluster_fixtures.h"
 #include "server/dashboard/history.h"
 #include "server/dashboard/quota_state.h"
 #include "server/dashboard/views.h"
@@ -11,21 +12,13 @@
 namespace arbiter::server::dashboard {
 namespace {
 
-constexpr Millis kT0 = 1764583200000;  // 2025-12-01T10:00:00Z
+using fixtures::Create;
+using fixtures::kT0;
+using fixtures::Namespace;
+using fixtures::PriorityClass;
 constexpr Millis kHour = 3600000;
 
-Mutation Create(Millis t, const Json& obj) {
-  Mutation m;
-  m.op = Mutation::Op::kCreate;
-  m.time = t;
-  m.kind = obj.at("kind");
-  m.namespace_ = obj["metadata"].value("namespace", "");
-  m.object = obj;
-  return m;
-}
-Json Namespace(const std::string& name) {
-  return {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}};
-}
+// A node with an A100 product label (its GPU model) and `extra` capacity (MIG profiles).
 Json Node(const std::string& name, int gpus, const Json& extra = Json::object()) {
   Json cap = {{"cpu", "16"}, {"memory", "64Gi"}, {"nvidia.com/gpu", std::to_string(gpus)}};
   for (const auto& [k, v] : extra.items()) cap[k] = v;
@@ -35,6 +28,7 @@ Json Node(const std::string& name, int gpus, const Json& extra = Json::object())
            {{"name", name}, {"labels", {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}}}}},
           {"status", {{"capacity", cap}}}};
 }
+// A one-container pod with these requests (and equal limits).
 Json Pod(const std::string& ns, const std::string& name, const Json& requests,
          const std::string& pc = "") {
   Json p = {{"apiVersion", "v1"},
@@ -57,12 +51,6 @@ Json ElasticQuota(const std::string& ns, int min, int max) {
            {{"cohort", "pool"},
             {"min", {{"nvidia.com/gpu", std::to_string(min)}}},
             {"max", {{"nvidia.com/gpu", std::to_string(max)}}}}}};
-}
-Json PriorityClass(const std::string& name, int value) {
-  return {{"apiVersion", "scheduling.k8s.io/v1"},
-          {"kind", "PriorityClass"},
-          {"metadata", {{"name", name}}},
-          {"value", value}};
 }
 void Ok(Cluster& c, const Mutation& m) {
   MutationResult r = c.Apply(m);
