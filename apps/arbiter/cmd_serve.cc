@@ -18,6 +18,8 @@
 #include "server/http_api.h"
 #include "server/listen_policy.h"
 #include "server/pod_status.h"
+#include "serve_meter.h"
+#include "yaml_config.h"
 
 #ifndef ARBITER_VERSION
 #define ARBITER_VERSION "unknown"
@@ -90,6 +92,13 @@ void RegisterServe(CLI::App& app, int* exit_code) {
   cmd->add_flag(
       "--check-invariants", *check,
       "Check the engine's invariants after start-up and after every change (a violation aborts)");
+  // The ledger and its hourly meter job (serve_meter.h).
+  auto meter = std::make_shared<ServeMeterFlags>();
+  AddServeMeterFlags(cmd, meter.get());
+  AddYamlConfig(cmd,
+                "YAML file of serve options: each key an option's long name, e.g. "
+                "\"listen: 127.0.0.1:6443\",\n\"data: /var/lib/arbiter\" (flags given win; "
+                "unknown keys are refused). docs/serve.md");
   cmd->callback([=] {
     const size_t colon = listen->rfind(':');
     int port = -1;
@@ -169,7 +178,15 @@ void RegisterServe(CLI::App& app, int* exit_code) {
               {"snapshotSeq", st.snapshot_seq},
               {"replayed", st.replayed},
               {"startupSeconds", st.seconds}});
+    int meter_rc = 0;
+    auto meter_job = StartServeMeter(*meter, daemon, LogEvent, &meter_rc);
+    if (meter_rc != 0) {
+      daemon.Stop();
+      *exit_code = meter_rc;
+      return;
+    }
     server::ApiOptions api;
+    api.dashboard.ledger = meter->ledger;
     api.tls = tls;
     if (tokens) {
       api.dashboard.tokens = *tokens;
@@ -197,6 +214,7 @@ void RegisterServe(CLI::App& app, int* exit_code) {
       http.Stop();
     });
     http.Run();
+    if (meter_job) meter_job->Stop();
     daemon.Stop();
     // Wake the signal thread if Run returned by itself.
     pthread_kill(signals.native_handle(), SIGTERM);

@@ -8,7 +8,7 @@
 //                                 only: the daemon writes events, manifests do not hold them)
 //   policy/v1                     PodDisruptionBudget
 //   scheduling.k8s.io/v1          PriorityClass
-//   arbiter.dev/v1alpha1          ElasticQuota, PoolPolicy, PriceBook, QoS
+//   arbiter.dev/v1alpha1          ElasticQuota, PoolPolicy, PriceBook, QoS, ResourceFlavor
 //   scheduling.x-k8s.io/v1alpha1  PodGroup (scheduler-plugins coscheduling)
 // Pure data.
 #pragma once

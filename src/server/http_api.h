@@ -49,6 +49,7 @@ class ApiServer {
   ApiOptions options_;
   std::unique_ptr<httplib::Server> svr_;
   std::string address_;
+  int listen_fd_ = -1;  // the listening socket (its backlog is raised after binding)
   Status setup_;  // the TLS set-up's error, reported by Bind
 };
 

@@ -8,8 +8,8 @@
 namespace arbiter::kube {
 namespace {
 
-const std::vector<std::string> kReadWrite = {"create", "delete", "get",  "list",
-                                             "patch",  "update", "watch"};
+const std::vector<std::string> kReadWrite = {"create", "delete", "deletecollection", "get",
+                                             "list",   "patch",  "update",           "watch"};
 const std::vector<std::string> kStatusVerbs = {"get", "patch", "update"};
 
 Subresource StatusOf(const ResourceInfo& r) {
@@ -37,6 +37,8 @@ std::vector<ResourceInfo> BuildTable() {
     for (const char* with_status :
          {"Namespace", "Node", "Pod", "ResourceQuota", "PodDisruptionBudget", "ElasticQuota"})
       if (r.kind == with_status) r.subresources.push_back(StatusOf(r));
+    if (r.kind == "Namespace")  // kube-apiserver serves no deletecollection of namespaces
+      r.verbs = {"create", "delete", "get", "list", "patch", "update", "watch"};
     t.push_back(std::move(r));
   }
   return t;
