@@ -81,6 +81,8 @@ TEST(KubeAuthorization, AdminsDoEverythingEditorsTheirNamespaceViewersRead) {
   EXPECT_FALSE(Authorize(alice, Req("list", "pods", "")).allowed);  // all namespaces
   EXPECT_TRUE(Authorize(bob, Req("list", "nodes", "")).allowed);
   EXPECT_TRUE(Authorize(bob, Req("get", "pricebooks", "", "list-prices", "arbiter.dev")).allowed);
+  EXPECT_TRUE(Authorize(bob, Req("list", "resourceflavors", "", "", "arbiter.dev")).allowed);
+  EXPECT_FALSE(Authorize(bob, Req("create", "resourceflavors", "", "", "arbiter.dev")).allowed);
   EXPECT_FALSE(
       Authorize(bob, Req("create", "priorityclasses", "", "", "scheduling.k8s.io")).allowed);
   EXPECT_FALSE(Authorize(bob, Req("list", "namespaces", "")).allowed);

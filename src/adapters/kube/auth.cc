@@ -179,8 +179,8 @@ Decision Authorize(const UserInfo& u, const RequestAttributes& a) {
     return {false, ""};
   }
   // Cluster scope (or all namespaces).
-  static const std::vector<std::string_view> kPublic = {"nodes", "priorityclasses", "qoses",
-                                                        "poolpolicies", "pricebooks"};
+  static const std::vector<std::string_view> kPublic = {
+      "nodes", "priorityclasses", "qoses", "poolpolicies", "pricebooks", "resourceflavors"};
   if (IsReadVerb(a.verb) && a.subresource.empty() &&
       std::find(kPublic.begin(), kPublic.end(), a.resource) != kPublic.end())
     return {true, "public cluster object"};
