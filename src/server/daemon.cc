@@ -89,7 +89,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
       return Status::Internal("after replay: " + s.message());
   d->watch_.Reset(d->cluster_->store().resource_version());
   d->since_snapshot_ = d->startup_.replayed;
-  d->journal_->Start(last);
+  d->journal_->Start(last, [p = d.get()] { p->watch_.Notify(); });
   // A new data directory starts with the default namespace, as a cluster does.
   if (last == 0) {
     Mutation m;
