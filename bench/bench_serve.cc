@@ -4,6 +4,7 @@
 //   build/bench_serve --benchmark_filter=Creates     (counters: creates_per_s, p50_ms, p99_ms)
 #include <benchmark/benchmark.h>
 #include <httplib.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <atomic>
@@ -236,6 +237,114 @@ void BM_ServeStartup(benchmark::State& state) {
 BENCHMARK(BM_ServeStartup)
     ->Args({100000, 0})
     ->Args({100000, 1})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// A journal of `n` commands as the daemon writes them, generated straight into DIR/journal.db
+// (no HTTP, no engine): the default namespace, 16 nodes, then pods created one per 10 ms and,
+// once 2,000 are live, the oldest deleted (grace 0) with the clock's advance after it:
+// create, delete, advance, ... Records [first, last] (1-based) are written.
+std::string StartupRecord(int64_t seq) {
+  using arbiter::server::Mutation;
+  const int64_t t0 = 1764583200000;
+  Mutation m;
+  if (seq == 1) {
+    m.op = Mutation::Op::kCreate;
+    m.kind = "Namespace";
+    m.object = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}};
+    m.time = t0;
+    return m.Encode();
+  }
+  if (seq <= 17) {
+    m = Create(NodeJson(static_cast<int>(seq - 2)));
+    m.time = t0;
+    return m.Encode();
+  }
+  constexpr int64_t kLive = 2000;
+  const int64_t k = seq - 18;  // 0-based after the nodes
+  // The first kLive records create pods 0..kLive-1; then triples: create i, delete i - kLive,
+  // advance.
+  int64_t pod, phase;
+  if (k < kLive) {
+    pod = k;
+    phase = 0;
+  } else {
+    pod = kLive + (k - kLive) / 3;
+    phase = (k - kLive) % 3;
+  }
+  m.time = t0 + 10 * (pod + 1);
+  if (phase == 0) {
+    m = Create(Json::parse(PodJson("p-" + std::to_string(pod))));
+    m.time = t0 + 10 * (pod + 1);
+  } else if (phase == 1) {
+    m.op = Mutation::Op::kDelete;
+    m.kind = "Pod";
+    m.namespace_ = "default";
+    m.name = "p-" + std::to_string(pod - kLive);
+    m.grace_period = 0;
+  } else {
+    m.op = Mutation::Op::kAdvance;
+  }
+  return m.Encode();
+}
+
+void WriteStartupJournal(const std::string& dir, int64_t first, int64_t last) {
+  {
+    auto j = arbiter::server::Journal::Open(dir);  // the schema and the instance id
+  }
+  sqlite3* db = nullptr;
+  sqlite3_open((dir + "/journal.db").c_str(), &db);
+  sqlite3_exec(db, "PRAGMA journal_mode=WAL; BEGIN", nullptr, nullptr, nullptr);
+  sqlite3_stmt* ins = nullptr;
+  sqlite3_prepare_v2(db, "INSERT INTO journal (seq, record) VALUES (?, ?)", -1, &ins, nullptr);
+  for (int64_t seq = first; seq <= last; ++seq) {
+    const std::string r = StartupRecord(seq);
+    sqlite3_reset(ins);
+    sqlite3_bind_int64(ins, 1, seq);
+    sqlite3_bind_text(ins, 2, r.data(), static_cast<int>(r.size()), SQLITE_TRANSIENT);
+    sqlite3_step(ins);
+  }
+  sqlite3_finalize(ins);
+  sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+}
+
+// Start-up after `n` commands (range 0): replay of all of them (range 1 = 0), or the snapshot
+// taken `tail` records before the end plus the replay of those (range 1 = tail, as a daemon
+// snapshotting every `tail` records has at worst).
+void BM_ServeStartupJournal(benchmark::State& state) {
+  const int64_t n = state.range(0), tail = state.range(1);
+  const auto dir = TempDir("journal-" + std::to_string(n) + "-" + std::to_string(tail)).string();
+  const auto g0 = std::chrono::steady_clock::now();
+  if (tail == 0) {
+    WriteStartupJournal(dir, 1, n);
+  } else {
+    WriteStartupJournal(dir, 1, n - tail);
+    {
+      auto d = arbiter::server::Daemon::Open({dir, nullptr, 0, false});
+      if (!d.ok()) return state.SkipWithError(d.message().c_str());
+      d.value()->SnapshotNow();
+    }  // stopped: the snapshot is committed and the records it covers deleted
+    WriteStartupJournal(dir, n - tail + 1, n);
+  }
+  state.counters["prepare_s"] =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - g0).count();
+  for (auto _ : state) {
+    auto d = arbiter::server::Daemon::Open({dir, nullptr, 0, false});
+    if (!d.ok()) return state.SkipWithError(d.message().c_str());
+    const auto& st = d.value()->startup();
+    state.counters["startup_s"] = st.seconds;
+    state.counters["replayed"] = static_cast<double>(st.replayed);
+    state.counters["from_snapshot"] = st.from_snapshot;
+    state.counters["live_pods"] = static_cast<double>(d.value()->Read(
+        [](const arbiter::server::Cluster& c) { return c.store().List("Pod", "").size(); }));
+  }
+}
+BENCHMARK(BM_ServeStartupJournal)
+    ->Args({1000000, 100000})
+    ->Args({1000000, 20000})
+    ->Args({1000000, 0})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Sets everything up, builds the arbiter binary, and runs the main job on the embedded default:
-# validate the example pool, simulate it (schedule, preempt, bill) with JSON and HTML reports,
-# and compare BestFit with FGD on the vendored Alibaba GPU trace.
+# The simulation demo (README, second command): sets everything up, builds the arbiter binary,
+# validates the example pool, simulates it (schedule, preempt, bill) with JSON and HTML reports,
+# and compares BestFit with FGD on the vendored Alibaba GPU trace. scripts/demo.sh runs it after
+# the live daemon demo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh
 BUILD=${BUILD_DIR:-build}
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$BUILD" -j2 --target arbiter
+if [ "${ARBITER_DEMO_BUILT:-0}" != "1" ]; then  # scripts/demo.sh has done both
+  ./scripts/setup.sh
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$BUILD" -j2 --target arbiter
+fi
 echo "== arbiter validate -f examples/pool.yaml"
 "$BUILD/arbiter" validate -f examples/pool.yaml
 echo "== arbiter sim -f examples/pool.yaml"

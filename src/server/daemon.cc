@@ -1,6 +1,9 @@
 #include "server/daemon.h"
 
 #include <chrono>
+#include <future>
+#include <utility>
+#include <vector>
 
 namespace arbiter::server {
 
@@ -29,17 +32,56 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
     d->startup_.snapshot_seq = after;
   }
   int64_t last = after;
+  // Replay, pipelined: a helper thread decodes and prepares (parses, Cluster::Prepare) the next
+  // batch of records while this one applies the current batch in order.
+  struct Decoded {
+    int64_t seq = 0;
+    Result<Mutation> m = Result<Mutation>::Error("");
+    Cluster::Prepared prepared;
+  };
+  auto decode = [](std::vector<std::pair<int64_t, std::string>> rows) {
+    std::vector<Decoded> out(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      out[i].seq = rows[i].first;
+      out[i].m = Mutation::Decode(rows[i].second);
+      if (out[i].m.ok()) out[i].prepared = Cluster::Prepare(out[i].m.value());
+    }
+    return out;
+  };
+  Status failed;
+  auto apply = [&](std::vector<Decoded> batch) {
+    for (auto& r : batch) {
+      if (!failed.ok()) return;
+      if (!r.m.ok()) {
+        failed = Status::Internal("journal record " + std::to_string(r.seq) + ": " + r.m.message());
+        return;
+      }
+      MutationResult res = d->cluster_->ApplyShared(r.m.value(), &r.prepared);
+      if (!res.ok()) {
+        failed = Status::Internal("journal record " + std::to_string(r.seq) +
+                                  ": replay refused an accepted mutation: " + res.error->message);
+        return;
+      }
+      (void)d->cluster_->TakeWatchEvents();  // nobody watches history from before start-up
+      d->last_time_ = std::max(d->last_time_, r.m.value().time);
+      last = r.seq;
+      ++d->startup_.replayed;
+    }
+  };
+  constexpr size_t kBatch = 256;
+  std::vector<std::pair<int64_t, std::string>> rows;
+  std::future<std::vector<Decoded>> next;
   Status replay = d->journal_->Replay(after, [&](int64_t seq, const std::string& text) -> Status {
-    auto m = Mutation::Decode(text);
-    if (!m.ok()) return m.status();
-    MutationResult r = d->cluster_->ApplyShared(m.value());
-    if (!r.ok())
-      return Status::Internal("replay refused an accepted mutation: " + r.error->message);
-    d->last_time_ = std::max(d->last_time_, m.value().time);
-    last = seq;
-    ++d->startup_.replayed;
-    return Status::Ok();
+    rows.emplace_back(seq, text);
+    if (rows.size() < kBatch) return Status::Ok();
+    if (next.valid()) apply(next.get());
+    next = std::async(std::launch::async, decode, std::move(rows));
+    rows.clear();
+    return failed;
   });
+  if (next.valid()) apply(next.get());
+  if (replay.ok()) apply(decode(std::move(rows)));
+  if (!failed.ok()) return failed;
   if (!replay.ok()) return replay;
   (void)d->cluster_->TakeWatchEvents();
   if (d->options_.check_invariants)
@@ -47,7 +89,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
       return Status::Internal("after replay: " + s.message());
   d->watch_.Reset(d->cluster_->store().resource_version());
   d->since_snapshot_ = d->startup_.replayed;
-  d->journal_->Start(last);
+  d->journal_->Start(last, [p = d.get()] { p->watch_.Notify(); });
   // A new data directory starts with the default namespace, as a cluster does.
   if (last == 0) {
     Mutation m;

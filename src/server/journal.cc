@@ -121,7 +121,8 @@ Status Journal::Replay(int64_t after_seq,
   return result;
 }
 
-void Journal::Start(int64_t last_seq) {
+void Journal::Start(int64_t last_seq, std::function<void()> after_commit) {
+  after_commit_ = std::move(after_commit);
   {
     std::lock_guard<std::mutex> l(mu_);
     next_seq_ = last_seq + 1;
@@ -210,6 +211,7 @@ void Journal::WriterLoop() {
     }
     for (auto& it : batch)
       if (it.on_durable) it.on_durable();
+    if (after_commit_) after_commit_();
     std::lock_guard<std::mutex> l(mu_);
     for (auto& it : batch)
       if (it.snapshot) snapshot_seq_ = it.seq;

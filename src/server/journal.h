@@ -57,8 +57,9 @@ class Journal {
                 const std::function<Status(int64_t seq, const std::string& record)>& fn);
 
   // ---- running
-  // Starts the writer; the next record gets `last_seq + 1`.
-  void Start(int64_t last_seq);
+  // Starts the writer; the next record gets `last_seq + 1`. `after_commit` (if set) runs on the
+  // writer thread after each commit's on_durable callbacks.
+  void Start(int64_t last_seq, std::function<void()> after_commit = nullptr);
   // Queues a record (call in apply order); `on_durable` runs on the writer thread once it is
   // committed, in sequence order. Returns its sequence number.
   int64_t Append(std::string record, std::function<void()> on_durable = nullptr);
@@ -101,6 +102,7 @@ class Journal {
   bool failed_ = false;
   bool writer_done_ = false;
   std::string error_;
+  std::function<void()> after_commit_;
   JournalStats stats_;
   std::thread writer_;
 };

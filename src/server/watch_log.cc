@@ -35,8 +35,9 @@ void WatchLog::Publish(std::vector<WatchEvent> events) {
       events_.pop_front();
     }
   }
-  cv_.notify_all();
 }
+
+void WatchLog::Notify() { cv_.notify_all(); }
 
 std::optional<WatchLog::Entries> WatchLog::Since(int64_t& after_rv, const std::string& kind,
                                                  const std::string& ns,

@@ -37,7 +37,10 @@ class WatchLog {
 
   explicit WatchLog(size_t capacity = 100000) : capacity_(capacity) {}
 
+  // Adds changes; watchers are woken by Notify() (the journal calls it once per commit, so a
+  // commit of many records wakes each watcher once).
   void Publish(std::vector<WatchEvent> events);
+  void Notify();
   // The changes after `after_rv` of `kind` (in `ns`, or all when ""), or nothing if `after_rv` is
   // older than the history. Waits until there is at least one change after `after_rv` (of any
   // kind) or `deadline` passes or Close() is called. Moves `after_rv` to the newest change looked

@@ -3,6 +3,7 @@
 #include "server/daemon.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <atomic>
 #include <chrono>
@@ -80,6 +81,59 @@ TEST(DaemonTest, RestartReplaysTheJournalToTheSameObjectsAndResourceVersions) {
   ASSERT_TRUE(d.ok()) << d.message();
   EXPECT_EQ(d.value()->startup().replayed, 22);
   EXPECT_EQ(d.value()->Read([](const Cluster& c) { return c.store().Save(); }), saved);
+}
+
+// Replay is pipelined in batches of 256 (decoding and preparing the next batch on a helper
+// thread): a journal of several batches and a partial one gives the same state and decisions.
+TEST(DaemonTest, PipelinedReplayOfManyBatchesGivesTheSameStateAndDecisions) {
+  const auto dir = Dir("batches");
+  FakeClock clock;
+  Json saved;
+  uint64_t digest = 0;
+  {
+    auto d = Daemon::Open({dir.string(), clock.fn(), 0, false});
+    ASSERT_TRUE(d.ok()) << d.message();
+    ASSERT_TRUE(d.value()->Mutate(CreateOf(Node("n1"))).ok());
+    for (int i = 0; i < 700; ++i) {
+      clock.now += 10;
+      ASSERT_TRUE(d.value()->Mutate(CreateOf(Pod("p" + std::to_string(i)))).ok());
+    }
+    saved = d.value()->Read([](const Cluster& c) { return c.store().Save(); });
+    digest = d.value()->Read([](const Cluster& c) { return c.decision_digest(); });
+  }
+  auto d = Daemon::Open({dir.string(), clock.fn(), 0, true});
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_GE(d.value()->startup().replayed, 702);
+  EXPECT_EQ(d.value()->Read([](const Cluster& c) { return c.store().Save(); }), saved);
+  EXPECT_EQ(d.value()->Read([](const Cluster& c) { return c.decision_digest(); }), digest);
+}
+
+// A record the cluster refuses stops the start-up, naming the record.
+TEST(DaemonTest, RefusedRecordStopsStartUpWithItsNumber) {
+  const auto dir = Dir("refused");
+  FakeClock clock;
+  {
+    auto d = Daemon::Open({dir.string(), clock.fn(), 0, false});
+    ASSERT_TRUE(d.ok()) << d.message();
+    for (int i = 0; i < 300; ++i) {
+      clock.now += 10;
+      ASSERT_TRUE(d.value()->Mutate(CreateOf(Pod("p" + std::to_string(i)))).ok());
+    }
+  }
+  {
+    // Record 280 becomes a second create of p0 (AlreadyExists on replay).
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir / "journal.db").c_str(), &db), SQLITE_OK);
+    Mutation m = CreateOf(Pod("p0"));
+    m.time = clock.now;
+    const std::string sql = "UPDATE journal SET record = '" + m.Encode() + "' WHERE seq = 280";
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto d = Daemon::Open({dir.string(), clock.fn(), 0, false});
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.message().find("journal record 280: replay refused"), std::string::npos)
+      << d.message();
 }
 
 TEST(DaemonTest, SnapshotCompactsTheJournalAndRestartRestoresIt) {
