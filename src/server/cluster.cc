@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "adapters/yaml/manifest_loader.h"
+#include "core/api_kinds.h"
 #include "core/resources.h"
 #include "core/validation.h"
 #include "server/pdb_status.h"
@@ -17,21 +18,18 @@ namespace arbiter::server {
 using engine::EventType;
 using engine::WorkloadId;
 
+// Every kind of the one kinds table (core/api_kinds.h).
 const std::vector<KindInfo>& ServedKinds() {
-  static const std::vector<KindInfo> kKinds = {
-      {"Namespace", "v1", false},
-      {"Node", "v1", false},
-      {"Pod", "v1", true},
-      {"ResourceQuota", "v1", true},
-      {"LimitRange", "v1", true},
-      {"Event", "v1", true},
-      {"PriorityClass", "scheduling.k8s.io/v1", false},
-      {"PodDisruptionBudget", "policy/v1", true},
-      {"PoolPolicy", "arbiter.dev/v1alpha1", false},
-      {"ElasticQuota", "arbiter.dev/v1alpha1", true},
-      {"PriceBook", "arbiter.dev/v1alpha1", false},
-      {"QoS", "arbiter.dev/v1alpha1", false},
-  };
+  static const std::vector<KindInfo> kKinds = [] {
+    static std::vector<std::string> api_versions;  // owns the strings KindInfo points to
+    api_versions.reserve(ApiKinds().size());
+    std::vector<KindInfo> v;
+    for (const ApiKind& k : ApiKinds()) {
+      api_versions.push_back(k.ApiVersion());
+      v.push_back({k.kind, api_versions.back().c_str(), k.namespaced});
+    }
+    return v;
+  }();
   return kKinds;
 }
 
@@ -59,18 +57,32 @@ const char* OpName(Mutation::Op op) {
 }
 }  // namespace
 
-std::string Mutation::Encode() const {
-  Json j = {{"op", OpName(op)}, {"time", time}};
+std::string Mutation::Encode() const { return WithTime(EncodeBody(), time); }
+
+std::string Mutation::EncodeBody() const {
+  Json j = {{"op", OpName(op)}};
   if (op != Op::kAdvance) {
     j["kind"] = kind;
     j["namespace"] = namespace_;
     j["name"] = name;
   }
-  if (op == Op::kCreate || op == Op::kUpdate) j["object"] = object;
   if (grace_period) j["gracePeriodMs"] = *grace_period;
   if (force_status) j["status"] = true;
   if (eviction) j["eviction"] = true;
-  return j.dump();
+  std::string out = j.dump();
+  if (op == Op::kCreate || op == Op::kUpdate) {
+    // The object is written after the other fields without being copied into `j`.
+    out.pop_back();
+    out += ",\"object\":";
+    out += object.dump();
+    out += '}';
+  }
+  return out;
+}
+
+std::string Mutation::WithTime(const std::string& body, Millis time) {
+  // body is a JSON object with at least "op": {"time":T,"op":...}
+  return "{\"time\":" + std::to_string(time) + "," + body.substr(1);
 }
 
 Result<Mutation> Mutation::Decode(const std::string& text) {
@@ -157,6 +169,12 @@ std::optional<Millis> Cluster::NextDue() {
 }
 
 MutationResult Cluster::Apply(const Mutation& m, const Prepared* prepared) {
+  MutationResult r = ApplyShared(m, prepared);
+  if (r.stored) r.object = *r.stored;
+  return r;
+}
+
+MutationResult Cluster::ApplyShared(const Mutation& m, const Prepared* prepared) {
   switch (m.op) {
     case Mutation::Op::kCreate:
     case Mutation::Op::kUpdate:
@@ -187,6 +205,7 @@ void Append(ManifestSet& dst, const ManifestSet& src) {
   cat(dst.elastic_quotas, src.elastic_quotas);
   cat(dst.price_books, src.price_books);
   cat(dst.qos, src.qos);
+  cat(dst.pod_groups, src.pod_groups);
 }
 
 ApiError Error(ApiError::Reason r, const std::string& kind, const std::string& name,
@@ -226,6 +245,17 @@ Json SpecOf(const Json& obj) {
   Json s = obj.contains("spec") ? obj["spec"] : Json::object();
   if (s.is_object()) s.erase("nodeName");
   return s;
+}
+
+// The pod with its PodGroupRef from the stored PodGroups (the loader resolves groups within one
+// request; a pod's group arrived in an earlier one).
+Pod WithPodGroup(Pod pod, const std::map<std::string, std::map<ObjectStore::Key, ManifestSet>>& policy) {
+  ManifestSet s;
+  s.pods.push_back(std::move(pod));
+  if (auto groups = policy.find("PodGroup"); groups != policy.end())
+    for (const auto& [key, set] : groups->second) Append(s, set);
+  ResolvePodGroups(&s);
+  return std::move(s.pods.front());
 }
 
 }  // namespace
@@ -339,6 +369,7 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
     ManifestSet ctx = PolicyContext(m.kind, ns, name);
     ManifestSet only = load.set;
     Append(ctx, only);
+    ResolvePodGroups(&ctx);  // a pod's group arrived in an earlier request
     Diagnostics cross;
     ValidateManifestSet(ctx, nullptr, &cross);
     const std::string display = info->namespaced ? ns + "/" + name : name;
@@ -350,6 +381,11 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
       if (m.kind == "QoS" && d.field_path.rfind("spec.preempt", 0) == 0 &&
           d.message.rfind("unknown QoS", 0) == 0)
         d.severity = Severity::kWarning;
+      // A PodGroup comes before its pods: "minMember is 3 but 0 pod(s) carry the label" is the
+      // normal state of a new group here, not a warning.
+      if (m.kind == "PodGroup" && d.severity == Severity::kWarning &&
+          d.field_path == "spec.minMember")
+        continue;
       diags.Add(std::move(d));
     }
   }
@@ -403,7 +439,7 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   }
   if (m.kind == "Pod") {
     if (!existing) {
-      const Pod& pod = set.pods.at(0);
+      const Pod pod = WithPodGroup(set.pods.at(0), policy_);
       const WorkloadId id = engine_->next_workload_id();
       new_workload = engine::Value(id);
       pod_of_[*new_workload] = {ns, name};
@@ -468,7 +504,7 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   store_.Put(m.kind, ns, name, std::move(obj));
   (void)engine_->Apply(engine::At(t, engine::Tick{}));
   Sync(t);
-  if (const Json* now = store_.Get(m.kind, ns, name)) result.object = *now;
+  result.stored = store_.Share(m.kind, ns, name);
   return result;
 }
 
@@ -484,13 +520,14 @@ MutationResult Cluster::Delete(const Mutation& m) {
   if (!existing) return Fail(Error(ApiError::Reason::kNotFound, m.kind, m.name, ""));
   const Millis t = m.time;
   MutationResult result;
-  result.object = *existing;
   if (m.dry_run) {  // found: answered with the object as it is, nothing changes
+    result.object = *existing;
     if (m.kind == "Pod" && workload_of_.count({ns, m.name}) && !PodFinished(*existing) &&
         existing->at("status").value("phase", "") != "Pending")
       result.object["metadata"]["deletionTimestamp"] = KubeTime(t);
     return result;
   }
+  result.stored = store_.Share(m.kind, ns, m.name);
   Status s;
   if (m.kind == "Pod" || m.kind == "PodDisruptionBudget") quota_dirty_.insert(ns);
   if (m.kind == "Pod") {
@@ -559,7 +596,7 @@ MutationResult Cluster::Delete(const Mutation& m) {
   }
   (void)engine_->Apply(engine::At(t, engine::Tick{}));
   Sync(t);
-  if (const Json* now = store_.Get(m.kind, ns, m.name)) result.object = *now;
+  if (auto now = store_.Share(m.kind, ns, m.name)) result.stored = std::move(now);
   return result;
 }
 

@@ -61,6 +61,10 @@ struct Mutation {
 
   // One line of JSON (the journal's record) and back.
   std::string Encode() const;
+  // Encode() in two steps, so that the object is serialized before the daemon's lock is taken:
+  // EncodeBody() has every field but the time, WithTime() puts the time in.
+  std::string EncodeBody() const;
+  static std::string WithTime(const std::string& body, Millis time);
   static Result<Mutation> Decode(const std::string& text);
 };
 
@@ -87,8 +91,9 @@ struct ApiError {
 
 struct MutationResult {
   std::optional<ApiError> error;
-  Json object;                        // the object after the change (delete: its last state)
-  std::vector<std::string> warnings;  // the validator's warnings (kubectl prints them)
+  Json object;                         // the object after the change (delete: its last state)
+  std::shared_ptr<const Json> stored;  // the same, as stored (Cluster::ApplyShared sets only this)
+  std::vector<std::string> warnings;   // the validator's warnings (kubectl prints them)
   bool ok() const { return !error; }
 };
 
@@ -116,6 +121,9 @@ class Cluster {
   };
   static Prepared Prepare(const Mutation& m);
   MutationResult Apply(const Mutation& m, const Prepared* prepared = nullptr);
+  // Apply() without copying the object into the result (only `stored` is set): the daemon
+  // copies it after letting go of its lock, replay does not need it.
+  MutationResult ApplyShared(const Mutation& m, const Prepared* prepared = nullptr);
 
   // When the next `advance` is due (a timer or an engine wake-up), if any.
   std::optional<Millis> NextDue();

@@ -1,6 +1,7 @@
 #include "server/http_api.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
@@ -16,6 +17,7 @@
 #include "adapters/kube/selectors.h"
 #include "adapters/kube/status.h"
 #include "adapters/kube/table.h"
+#include "server/api_auth.h"
 #include "server/metrics.h"
 #include "server/pod_status.h"
 
@@ -212,12 +214,16 @@ void HandleList(Daemon& d, const httplib::Request& req, httplib::Response& res, 
   auto sel = ParseSelectors(req, res, r);
   if (!sel) return;
   if (Truthy(Param(req, "watch"))) return HandleWatch(d, req, res, t, *sel);
-  std::vector<Json> items;
+  // Under the lock only the shared objects are picked; copying and serializing come after.
+  std::vector<std::shared_ptr<const Json>> picked;
   const int64_t rv = d.Read([&](const Cluster& c) {
-    for (const Json* o : c.store().List(r.kind, t.namespace_))
-      if (sel->Matches(*o)) items.push_back(*o);
+    picked = c.store().ListShared(r.kind, t.namespace_);
     return c.store().resource_version();
   });
+  std::vector<Json> items;
+  for (const auto& o : picked)
+    if (sel->Matches(*o)) items.push_back(*o);
+  picked.clear();
   if (kube::WantsTable(req.get_header_value("Accept")))
     return SendJson(
         res, 200,
@@ -229,10 +235,8 @@ void HandleList(Daemon& d, const httplib::Request& req, httplib::Response& res, 
 void HandleGet(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
   const kube::ResourceInfo& r = *t.resource;
   const std::string ns = r.namespaced ? t.namespace_ : "";
-  std::optional<Json> obj = d.Read([&](const Cluster& c) -> std::optional<Json> {
-    const Json* o = c.store().Get(r.kind, ns, t.name);
-    return o ? std::optional<Json>(*o) : std::nullopt;
-  });
+  const std::shared_ptr<const Json> obj =
+      d.Read([&](const Cluster& c) { return c.store().Share(r.kind, ns, t.name); });
   if (!obj) return SendStatus(res, kube::NotFound(kube::ResourceName::Of(r), t.name));
   if (kube::WantsTable(req.get_header_value("Accept")))
     return SendJson(res, 200,
@@ -261,12 +265,14 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
   auto state = std::make_shared<std::vector<std::string>>();
   int64_t from = 0;
   if (rv_param.empty() || rv_param == "0") {
+    std::vector<std::shared_ptr<const Json>> current;
     from = d.Read([&](const Cluster& c) {
-      for (const Json* o : c.store().List(r.kind, t.namespace_))
-        if (sel.Matches(*o))
-          state->push_back(Json{{"type", "ADDED"}, {"object", shape(*o)}}.dump() + "\n");
+      current = c.store().ListShared(r.kind, t.namespace_);
       return c.store().resource_version();
     });
+    for (const auto& o : current)
+      if (sel.Matches(*o))
+        state->push_back(Json{{"type", "ADDED"}, {"object", shape(*o)}}.dump() + "\n");
   } else {
     from = std::atoll(rv_param.c_str());
   }
@@ -279,7 +285,7 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
   // the events back until the stream ends (client-go parses the media type and its parameters).
   res.set_chunked_content_provider("application/json;stream=watch", [&d, state, cursor, last_sent,
                                                                      end, sel, bookmarks, kind, ns,
-                                                                     api_version, shape](
+                                                                     api_version, shape, table](
                                                                         size_t,
                                                                         httplib::DataSink& sink) {
     for (const auto& line : *state)
@@ -299,11 +305,15 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
       sink.done();
       return true;
     }
+    // A plain watch sends each change's line as serialized once for all watchers.
     std::string out;
-    for (const auto& e : *events) {
-      if (!sel.Matches(e.object)) continue;
-      out += Json{{"type", e.type}, {"object", shape(e.object)}}.dump();
-      out += "\n";
+    for (const auto& entry : *events) {
+      const WatchEvent& e = entry->event;
+      if (!sel.Matches(*e.object)) continue;
+      if (table)
+        out += Json{{"type", e.type}, {"object", shape(*e.object)}}.dump() + "\n";
+      else
+        out += entry->Line();
     }
     if (out.empty() && bookmarks && Clock::now() - *last_sent > std::chrono::seconds(5)) {
       out = Json{{"type", "BOOKMARK"},
@@ -399,10 +409,9 @@ void HandlePatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
   const std::string ns = r.namespaced ? t.namespace_ : "";
   const bool precondition = req.body.find("resourceVersion") != std::string::npos;
   for (int attempt = 0;; ++attempt) {
-    std::optional<Json> live = d.Read([&](const Cluster& c) -> std::optional<Json> {
-      const Json* o = c.store().Get(r.kind, ns, t.name);
-      return o ? std::optional<Json>(*o) : std::nullopt;
-    });
+    const std::shared_ptr<const Json> stored =
+        d.Read([&](const Cluster& c) { return c.store().Share(r.kind, ns, t.name); });
+    std::optional<Json> live = stored ? std::optional<Json>(*stored) : std::nullopt;
     if (!live && *type != kube::PatchType::kApply)
       return SendStatus(res, kube::NotFound(kube::ResourceName::Of(r), t.name));
     auto merged = kube::ApplyPatch(*type, live ? &*live : nullptr, req.body, r);
@@ -552,11 +561,27 @@ void HandleEvict(Daemon& d, const httplib::Request& req, httplib::Response& res,
 }  // namespace
 
 ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
-    : daemon_(daemon), options_(std::move(options)), svr_(std::make_unique<httplib::Server>()) {
+    : daemon_(daemon), options_(std::move(options)) {
+  auto server = NewHttpServer(options_.tls);
+  if (server.ok()) {
+    svr_ = std::move(server).value();
+  } else {
+    setup_ = server.status();
+    svr_ = std::make_unique<httplib::Server>();
+  }
+  if (options_.tokens) InstallApiAuth(*svr_, options_.tokens);
   const int threads = options_.threads;
   svr_->new_task_queue = [threads] {
     return new httplib::ThreadPool(static_cast<size_t>(threads));
   };
+  // Responses go out as headers then body: without TCP_NODELAY the body waits for the client's
+  // delayed ACK of the headers (40 ms per request).
+  svr_->set_tcp_nodelay(true);
+  // The listening socket, to raise its accept backlog after binding (Bind()).
+  svr_->set_socket_options([this](int sock) {
+    httplib::default_socket_options(sock);
+    listen_fd_ = sock;
+  });
   svr_->set_keep_alive_timeout(1);  // idle keep-alive connections never delay shutdown long
   svr_->set_keep_alive_max_count(100000);
   svr_->set_read_timeout(30, 0);
@@ -567,6 +592,7 @@ ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
 ApiServer::~ApiServer() = default;
 
 Result<int> ApiServer::Bind(const std::string& host, int port) {
+  if (!setup_.ok()) return setup_;
   int bound = port;
   if (port == 0)
     bound = svr_->bind_to_any_port(host.c_str());
@@ -574,6 +600,11 @@ Result<int> ApiServer::Bind(const std::string& host, int port) {
     bound = -1;
   if (bound <= 0)
     return Result<int>::Error("cannot listen on " + host + ":" + std::to_string(port));
+  // cpp-httplib listens with a backlog of 5: a burst of new connections (64 clients at once)
+  // overflows it, the kernel drops their handshakes and first requests, and a request that
+  // arrives after the 1 s keep-alive wait finds its connection closed. listen() again on the
+  // listening socket only raises the backlog.
+  if (listen_fd_ >= 0) ::listen(listen_fd_, SOMAXCONN);
   address_ = host + ":" + std::to_string(bound);
   return bound;
 }
