@@ -137,7 +137,7 @@ bool MeterJob::RunOnce() {
 std::vector<PriceBook> DaemonPriceBooks(const Daemon& d) {
   const std::vector<Json> objects = d.Read([](const Cluster& c) {
     std::vector<Json> v;
-    for (const auto& [key, obj] : c.store().All("PriceBook")) v.push_back(obj);
+    for (const auto& [key, obj] : c.store().All("PriceBook")) v.push_back(*obj);
     return v;
   });
   std::vector<PriceBook> out;

@@ -141,7 +141,8 @@ std::string RenderMetrics(const Cluster& c, const JournalStats& j, Millis now) {
       "kube_node_labels", "gauge",
       "The node's GPU labels (kube-state-metrics shape, allowlisted nvidia.com/gpu.product "
       "and nvidia.com/gpu.replicas).");
-  for (const auto& [key, node] : c.store().All("Node")) {
+  for (const auto& [key, stored] : c.store().All("Node")) {
+    const Json& node = *stored;
     std::vector<std::pair<std::string, std::string>> labels = {{"node", key.second}};
     const Json* meta = node.contains("metadata") ? &node["metadata"] : nullptr;
     for (const auto& [label, name] :

@@ -2,6 +2,7 @@
 
 #include "core/decimal.h"
 #include "core/duration.h"
+#include "core/instant_text.h"
 
 namespace arbiter {
 namespace {
@@ -63,6 +64,15 @@ TEST(TimestampTest, Rfc3339) {
   EXPECT_FALSE(ParseRfc3339("2026-02-30T00:00:00Z").ok());
   EXPECT_FALSE(ParseRfc3339("2026-01-01").ok());
   EXPECT_EQ(FormatRfc3339(1767225600000), "2026-01-01T00:00:00Z");
+}
+
+// Regression: the daemon's pending messages printed a wall-clock instant as a duration
+// ("cannot be preempted before 498926h...").
+TEST(InstantTextTest, VirtualClockAsOffsetWallClockAsDate) {
+  EXPECT_EQ(FormatInstant(900000), "15m");
+  EXPECT_EQ(FormatInstant(0), "0s");
+  EXPECT_EQ(FormatInstant(1767225600000), "2026-01-01T00:00:00Z");
+  EXPECT_EQ(FormatInstant(kWallClockFrom), "2000-01-01T00:00:00Z");
 }
 
 TEST(DecimalTest, ExactParseAndFormat) {

@@ -16,6 +16,7 @@
 #include <algorithm>
 
 #include "core/engine/reasons.h"
+#include "core/instant_text.h"
 #include "core/engine/state.h"
 
 namespace arbiter::engine {
@@ -162,7 +163,7 @@ void State::TryReserve(Workload& w) {
     reserved_at[pos] = 1;
     on += (on.empty() ? "" : ",") + nodes[pos].name;
   }
-  const std::string note = "; reserved on " + on + " from " + FormatDuration(found.start);
+  const std::string note = "; reserved on " + on + " from " + FormatInstant(found.start);
   for (Slot s : members) {
     Workload& m = workloads[s];
     std::string msg = m.message.substr(0, m.message.find("; reserved on "));

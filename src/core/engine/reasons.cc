@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/instant_text.h"
 #include "core/resources.h"
 
 namespace arbiter::engine {
@@ -39,7 +40,7 @@ std::string Render(const PreemptionBlocked& b) {
     case K::kPolicyNever: return " Preemption is not allowed: its PriorityClass has preemptionPolicy: Never.";
     case K::kTooYoung:
       return " Some workloads are younger than the minimum run time (" + FormatDuration(b.min_runtime) +
-             ") and cannot be preempted before " + FormatDuration(b.until) + ".";
+             ") and cannot be preempted before " + FormatInstant(b.until) + ".";
     case K::kBudgets: {
       std::string list;
       for (const auto& nm : b.budgets) list += (list.empty() ? "" : ", ") + std::string("PodDisruptionBudget ") + nm;
