@@ -115,6 +115,7 @@ template <typename A>
 void Io(A& a, PodGroupRef& g) {
   Io(a, g.name);
   Io(a, g.min_member);
+  Io(a, g.schedule_timeout);
 }
 
 template <typename A>

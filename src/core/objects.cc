@@ -122,7 +122,7 @@ void ResolvePodGroups(ManifestSet* set) {
     const std::string ns = pod.meta.namespace_.empty() ? "default" : pod.meta.namespace_;
     auto it = groups.find({ns, label->second});
     if (it == groups.end()) continue;
-    pod.pod_group = PodGroupRef{label->second, it->second->min_member};
+    pod.pod_group = PodGroupRef{label->second, it->second->min_member, it->second->schedule_timeout.value_or(0)};
   }
 }
 

@@ -81,6 +81,7 @@ struct SimSpec {
 struct PodGroupRef {
   std::string name;
   int32_t min_member = 1;
+  Millis schedule_timeout = 0;  // spec.scheduleTimeoutSeconds, 0 none
 };
 
 struct Pod {

@@ -764,21 +764,33 @@ class Validator {
                 Quote(item.key) + " and " + Quote(it->second) + " set the same quota; keep one");
       }
       // Kubernetes' ValidateResourceQuota: a BestEffort pod requests no compute resources, so a
-      // BestEffort quota may only count pods; BestEffort and NotBestEffort exclude each other.
-      bool best_effort = false, not_best_effort = false;
-      for (const auto& req : q.scope_selector) {
-        const bool negated = req.op == SelectorOperator::kDoesNotExist;
-        if (req.scope_name == "BestEffort") (negated ? not_best_effort : best_effort) = true;
-        if (req.scope_name == "NotBestEffort") (negated ? best_effort : not_best_effort) = true;
-      }
-      if (best_effort && not_best_effort)
-        Error("ResourceQuota", q.meta, "spec.scopes", "conflicting scopes: BestEffort and NotBestEffort");
-      if (best_effort)
+      // BestEffort quota may only count pods; NotBestEffort, Terminating and NotTerminating apply
+      // to pods and cpu / memory (another standard resource, ephemeral-storage, is refused;
+      // extended resources and count/pods are not checked; recent Kubernetes refuses it under a
+      // PriorityClass scope too, which Arbiter still accepts). BestEffort and NotBestEffort,
+      // Terminating and NotTerminating exclude each other.
+      std::set<std::string> scopes;
+      for (const auto& req : q.scope_selector) scopes.insert(req.scope_name);
+      for (auto [a, b] : {std::pair<const char*, const char*>{"BestEffort", "NotBestEffort"},
+                          {"Terminating", "NotTerminating"}})
+        if (scopes.count(a) && scopes.count(b))
+          Error("ResourceQuota", q.meta, "spec.scopes",
+                std::string("conflicting scopes: ") + a + " and " + b);
+      if (scopes.count("BestEffort"))
         for (const auto& item : q.hard)
           if (item.track != QuotaTrack::kCount)
             Error("ResourceQuota", q.meta, FieldPathChild("spec.hard", item.key),
                   "unsupported scope applied to resource: BestEffort pods request no " + item.resource +
                       " (a BestEffort quota counts pods only)");
+      for (const char* scope : {"NotBestEffort", "Terminating", "NotTerminating"}) {
+        if (!scopes.count(scope)) continue;
+        for (const auto& item : q.hard)
+          if (item.track != QuotaTrack::kCount && item.resource == "ephemeral-storage")
+            Error("ResourceQuota", q.meta, FieldPathChild("spec.hard", item.key),
+                  std::string("unsupported scope applied to resource: the ") + scope +
+                      " scope applies to pods, cpu and memory only");
+        break;  // one message per resource
+      }
       for (size_t i = 0; i < q.scope_selector.size(); ++i) {
         const auto& req = q.scope_selector[i];
         if (req.scope_name != "PriorityClass") continue;

@@ -578,6 +578,39 @@ spec:
   EXPECT_TRUE(Find(l, "unknown value \"Maybe\""));
 }
 
+// Terminating / NotTerminating are enforced (no warning); only PriorityClass takes operators
+// other than Exists; an unknown scope is an error naming the allowed ones.
+TEST(ManifestLoaderTest, ResourceQuotaTerminatingScopesAndOperators) {
+  auto l = Load(R"(apiVersion: v1
+kind: ResourceQuota
+metadata: {name: q}
+spec:
+  hard: {pods: 2}
+  scopes: [Terminating, NotBestEffort]
+  scopeSelector:
+    matchExpressions:
+    - {scopeName: PriorityClass, operator: NotIn, values: [low]}
+)");
+  EXPECT_CLEAN(l);
+  ASSERT_EQ(l.set.resource_quotas.at(0).scope_selector.size(), 3u);
+  EXPECT_EQ(l.set.resource_quotas.at(0).scope_selector[0].scope_name, "Terminating");
+
+  auto bad = Load(R"(apiVersion: v1
+kind: ResourceQuota
+metadata: {name: q}
+spec:
+  hard: {pods: 2}
+  scopes: [Terminatng]
+  scopeSelector:
+    matchExpressions:
+    - {scopeName: NotTerminating, operator: DoesNotExist}
+    - {scopeName: BestEffort, operator: In, values: [x]}
+)");
+  EXPECT_TRUE(Find(bad, "unknown value \"Terminatng\"")) << All(bad);
+  EXPECT_TRUE(Find(bad, "must be Exists when scopeName is NotTerminating")) << All(bad);
+  EXPECT_TRUE(Find(bad, "must be Exists when scopeName is BestEffort")) << All(bad);
+}
+
 TEST(ManifestLoaderTest, LimitRange) {
   auto l = Load(R"(apiVersion: v1
 kind: LimitRange
@@ -931,7 +964,11 @@ TEST(ManifestLoaderTest, UnknownKindAndApiVersion) {
   auto* d = Find(l, "unknown kind \"Deployment\"");
   ASSERT_TRUE(d) << All(l);
   EXPECT_EQ(d->line, 2);
-  EXPECT_NE(d->message.find("arbiter.dev/v1alpha1 PoolPolicy"), std::string::npos);
+  // The supported kinds, from the one kinds table (core/api_kinds.h), by group in table order.
+  EXPECT_NE(d->message.find("arbiter.dev/v1alpha1 ElasticQuota, PoolPolicy, PriceBook, QoS; "
+                            "scheduling.x-k8s.io/v1alpha1 PodGroup)"),
+            std::string::npos)
+      << d->message;
   EXPECT_TRUE(Find(l, "PriorityClass/x: apiVersion: unsupported apiVersion \"v1\" for PriorityClass (expected scheduling.k8s.io/v1"));
   EXPECT_TRUE(Find(l, "expected policy/v1"));
   EXPECT_TRUE(Find(l, "unknown kind \"Qos\"; did you mean \"QoS\"?"));

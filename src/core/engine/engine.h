@@ -114,7 +114,8 @@ class Engine {
   };
   static Result<std::unique_ptr<Engine>> Restore(std::string_view snapshot, const RestoreOptions& options);
   static Result<std::unique_ptr<Engine>> Restore(std::string_view snapshot) { return Restore(snapshot, {}); }
-  // 2: ElasticQuota preemption, fairSharing, gangs, reservations; 3: resource flavors (2 is still read)
+  // 2: ElasticQuota preemption, fairSharing, gangs, reservations; 3: resource flavors, the
+  // Terminating scope of counted pods, pod group timeouts (2 is still read)
   static constexpr uint32_t kSnapshotVersion = 3;
 
  private:

@@ -10,6 +10,7 @@
 
 #include "core/engine/reasons.h"
 #include "core/engine/state.h"
+#include "core/placement/policies.h"
 
 namespace arbiter::engine {
 
@@ -49,8 +50,9 @@ void State::RefreshFit(uint32_t pos) {
   FitEntry& f = fit[pos];
   f.cpu_free = n.cpu_free();
   f.mem_free = n.mem_free();
-  f.full_free = n.full_free_gpus();
-  f.max_free = n.max_device_free();
+  f.gpu_free = static_cast<int32_t>(n.gpu_free_milli());
+  f.full_free = static_cast<int16_t>(n.full_free_gpus());
+  f.max_free = static_cast<int16_t>(n.max_device_free());
   f.schedulable = n.schedulable;
   f.has_ext = !n.ext_capacity.empty();
 }
@@ -105,6 +107,21 @@ bool State::FitsRespectingNominated(uint32_t pos, const Workload& w, bool fit_kn
   return view.Fits(w.shape);
 }
 
+// Whom a node's room is held for, against `w`: the nominated workload of highest priority (then
+// earliest) that `w` must leave room for. Slurm shows a job that waits behind a higher-priority
+// one with Reason=Priority.
+std::string State::HeldFor(uint32_t pos, const Workload& w) const {
+  const Workload* top = nullptr;
+  for (Slot s : node_live[pos].nominated) {
+    const Workload& p = workloads[s];
+    if (p.id == w.id || p.priority < w.priority || SameGang(p, w)) continue;
+    if (!top || p.priority > top->priority || (p.priority == top->priority && p.id < top->id)) top = &p;
+  }
+  if (!top) return "";
+  return " Node " + nodes[pos].name + " is held for " + top->key + " (priority " + std::to_string(top->priority) +
+         "), which waits for its preemption victims to exit (Slurm: Reason=Priority).";
+}
+
 std::string State::NoFitMessage(const Workload& w) const {
   // Counted with plain integers (this runs for every failed shape in every cycle, over every
   // node); extended resources, rare, by name. Nothing changed in the pool since the same shape
@@ -116,6 +133,7 @@ std::string State::NoFitMessage(const Workload& w) const {
   // The dense fit numbers answer cpu, memory and GPUs; the node itself only extended resources.
   NoFit f;
   f.nodes = nodes.size();
+  uint32_t held_at = 0;  // the first node (in node order) whose room is held for another
   std::map<std::string, int> ext;
   const placement::PodShape& p = w.shape;
   const bool selector = !w.node_selector.empty() || !w.flavor_labels.empty();
@@ -140,7 +158,9 @@ std::string State::NoFitMessage(const Workload& w) const {
     if (!placement::GpuNumbersFit(e.full_free, e.max_free, p)) m |= NodeState::kShortGpu;
     if (e.has_ext || !plain_ext) m |= nodes[i].ShortOf(p) & NodeState::kShortExtended;
     const NodeState& n = nodes[i];
-    if (m == 0 && nominations > 0 && !FitsRespectingNominated(i, w)) ++f.held;
+    if (m == 0 && nominations > 0 && !FitsRespectingNominated(i, w)) {
+      if (f.held++ == 0) held_at = i;
+    }
     else if (m == 0 && Reserved(i) && DelaysReservation(i, w)) ++f.reserved;
     f.cpu += (m & NodeState::kShortCpu) != 0;
     f.memory += (m & NodeState::kShortMemory) != 0;
@@ -151,6 +171,7 @@ std::string State::NoFitMessage(const Workload& w) const {
   }
   for (const auto& [r, c] : ext) f.extended.emplace_back(r, static_cast<size_t>(c));
   std::string msg = Render(f);
+  if (f.held) msg += HeldFor(held_at, w);
   if (cacheable) no_fit_cache[w.shape_class] = {pool_version, msg};
   return msg;
 }
@@ -192,11 +213,32 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
   const bool nominated_anywhere = nominations > 0;
   const bool reserving = !reservations.empty();
   const FitEntry* const fit_at = fit.data();
+  // BestFit scores from the dense copy too, as the nodes are found (the same score and tie-break
+  // as placement::ChooseNode): no list of feasible nodes, no NodeState read but the winner's.
+  auto* best_fit = dynamic_cast<placement::BestFitPolicy*>(placer.get());
+  const int64_t spec_cpu = best_fit ? best_fit->spec().cpu_milli : 0;
+  const int64_t spec_gpu = best_fit ? best_fit->spec().gpu_milli : 0;
+  const int64_t pod_gpu = shape.gpu_milli_total();
+  size_t found = 0, best = n;
+  int64_t best_score = 0;
+  const bool verify = best_fit && options.check_invariants;  // the fused choice against ChooseNode's
+  auto accept = [&](size_t i) {
+    ++found;
+    if (!best_fit || verify) feasible.push_back(i);
+    if (!best_fit) return;
+    const FitEntry& f = fit_at[i];
+    const int64_t s = placement::BestFitPolicy::ScoreOf(f.cpu_free - shape.cpu_milli, f.gpu_free - pod_gpu,
+                                                        spec_cpu, spec_gpu);
+    if (best == n || s > best_score || (s == best_score && i < best)) {
+      best = i;
+      best_score = s;
+    }
+  };
   // The fit rule on the dense copy first (cheap), then what needs the node itself. Loop
   // invariants in locals: this runs for every node on every placement.
   size_t processed = 0;
   auto scan = [&](auto numbers_fit) {
-    for (; processed < n && feasible.size() < want; ++processed) {
+    for (; processed < n && found < want; ++processed) {
       size_t i = start + processed;
       if (i >= n) i -= n;
       const FitEntry& f = fit_at[i];
@@ -211,7 +253,7 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
           !FitsRespectingNominated(static_cast<uint32_t>(i), w, /*fit_known=*/true))
         continue;
       if (reserving && reserved_at[i] && DelaysReservation(static_cast<uint32_t>(i), w)) continue;
-      feasible.push_back(i);
+      accept(i);
     }
   };
   const int64_t cpu = shape.cpu_milli, mem = shape.mem_bytes;
@@ -224,7 +266,16 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
     scan([&](const FitEntry& f) { return f.max_free >= milli && f.cpu_free >= cpu && f.mem_free >= mem; });
   }
   next_start_node = (start + processed) % n;
-  auto choice = placement::ChooseNode(*placer, nodes, feasible, shape);
+  std::optional<placement::Choice> choice;
+  if (!best_fit)
+    choice = placement::ChooseNode(*placer, nodes, feasible, shape);
+  else if (best < n)
+    choice = placement::Choice{best, placer->Score(nodes[best], shape)};
+  if (verify) {
+    auto general = placement::ChooseNode(*placer, nodes, feasible, shape);
+    ARB_CHECK_MSG(general.has_value() == choice.has_value() && (!general || general->node_index == choice->node_index),
+                  "BestFit on the fit index chose another node than ChooseNode for " + w.key);
+  }
   if (!choice) return false;
   if (dry) {
     *dry = PlaceChoice{static_cast<uint32_t>(choice->node_index), choice->candidate.gpus};

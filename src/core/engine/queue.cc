@@ -15,7 +15,7 @@ bool QueueOrder::operator()(Slot a, Slot b) const {
   const Workload& y = (*w)[b];
   if (x.priority != y.priority) return x.priority > y.priority;
   if (x.submit_time != y.submit_time) return x.submit_time < y.submit_time;
-  if (x.key != y.key) return x.key < y.key;
+  if (const int c = x.key.compare(y.key); c != 0) return c < 0;
   return Value(x.id) < Value(y.id);
 }
 

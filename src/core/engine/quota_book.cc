@@ -118,12 +118,16 @@ bool IsBestEffort(const Workload& w) {
 }  // namespace
 
 bool QuotaBook::ScopeMatches(const ResourceQuota& q, const Workload& w) const {
+  // Kubernetes' podMatchesScopeFunc: every scope of the quota must match. BestEffort /
+  // NotBestEffort follow the pod's QoS class, Terminating / NotTerminating whether it has
+  // spec.activeDeadlineSeconds (validation allows only the Exists operator for these four).
   for (const auto& s : q.scope_selector) {
     if (s.scope_name == "BestEffort" || s.scope_name == "NotBestEffort") {
-      // Kubernetes' scopes: BestEffort matches BestEffort pods, NotBestEffort the others; in a
-      // scopeSelector, DoesNotExist negates.
-      const bool want = (s.scope_name == "BestEffort") == (s.op != SelectorOperator::kDoesNotExist);
-      if (IsBestEffort(w) != want) return false;
+      if (IsBestEffort(w) != (s.scope_name == "BestEffort")) return false;
+      continue;
+    }
+    if (s.scope_name == "Terminating" || s.scope_name == "NotTerminating") {
+      if ((w.time_limit > 0) != (s.scope_name == "Terminating")) return false;
       continue;
     }
     if (s.scope_name != "PriorityClass") continue;
@@ -170,15 +174,17 @@ std::optional<std::string> QuotaBook::NeverAdmissible(const Workload& w, const A
     std::map<std::string, const QuotaItem*> over;  // sorted by key, as Kubernetes prints them
     for (const auto& item : q.hard)
       if (ChargeOf(item, w) > item.hard) over[item.key] = &item;
-    std::string requested, limited;
+    std::string requested, used, limited;
     for (const auto& [key, item] : over) {
       const char* sep = requested.empty() ? "" : ",";
+      auto u = rqs_[idx].used.find(key);
       requested += sep + key + "=" + FormatResourceQuantity(item->resource, ChargeOf(*item, w));
+      used += sep + key + "=" + FormatResourceQuantity(item->resource, u == rqs_[idx].used.end() ? 0 : u->second);
       limited += sep + key + "=" + FormatResourceQuantity(item->resource, item->hard);
     }
-    if (!requested.empty())
-      return "exceeded quota: " + q.meta.name + ", requested: " + requested + ", limited: " + limited +
-             " (more than the quota allows: can never be admitted)";
+    if (!requested.empty())  // Kubernetes' words (with the usage of now), then why it is final
+      return "exceeded quota: " + q.meta.name + ", requested: " + requested + ", used: " + used +
+             ", limited: " + limited + " (more than the quota allows: can never be admitted)";
   }
   return std::nullopt;
 }
@@ -596,6 +602,7 @@ void QuotaBook::ChargeCounted(const Counted& c, int64_t sign) {
   w.priority_class = c.priority_class;
   w.requests = c.requests;
   w.limits = c.limits;
+  w.time_limit = c.terminating ? 1 : 0;
   for (size_t idx : it->second) {
     RQ& rq = rqs_[idx];
     if (!ScopeMatches(rq.q, w)) continue;
@@ -612,7 +619,7 @@ void QuotaBook::KeepCounted(const Workload& w) {
     if (ScopeMatches(rqs_[idx].q, w))
       for (const auto& item : rqs_[idx].q.hard) counts = counts || item.key == "count/pods";
   if (!counts) return;
-  Counted c{w.namespace_, w.priority_class, w.requests, w.limits};
+  Counted c{w.namespace_, w.priority_class, w.requests, w.limits, w.time_limit > 0};
   ChargeCounted(c, 1);
   counted_.emplace(Value(w.id), std::move(c));
 }

@@ -144,6 +144,7 @@ class QuotaBook {
     std::string namespace_;
     std::string priority_class;
     ResourceList requests, limits;
+    bool terminating = false;  // had spec.activeDeadlineSeconds (Terminating scope)
   };
   std::map<uint64_t, Counted>& counted() { return counted_; }
   void Reindex();

@@ -24,6 +24,7 @@ void Io(A& a, engine::QuotaBook::Counted& c) {
   Io(a, c.priority_class);
   Io(a, c.requests);
   Io(a, c.limits);
+  Io(a, c.terminating);
 }
 
 template <typename A>
@@ -233,6 +234,8 @@ std::string Engine::Snapshot() const {
   for (const Gang& g : s.gangs) {
     Write(w, g.key);
     Write(w, g.min_member);
+    Write(w, g.timeout);
+    Write(w, g.window_start);
   }
   return serial::Seal(kKind, kSnapshotVersion, w.bytes());
 }
@@ -456,6 +459,8 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot, const
     Gang g;
     Io(r, g.key);
     Io(r, g.min_member);
+    Io(r, g.timeout);
+    Io(r, g.window_start);
     if (!s.gang_ids.emplace(g.key, static_cast<uint32_t>(i)).second) return fail("pod group " + g.key + " twice");
     s.gangs.push_back(std::move(g));
   }

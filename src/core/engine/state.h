@@ -27,6 +27,7 @@
 
 #include "core/engine/command.h"
 #include "core/engine/engine_options.h"
+#include "core/engine/preempt_plan.h"
 #include "core/engine/quota_book.h"
 #include "core/engine/sink.h"
 #include "core/engine/workload.h"
@@ -60,8 +61,9 @@ struct NodeLive {
 struct FitEntry {  // 32 bytes: two per cache line
   int64_t cpu_free = 0;
   int64_t mem_free = 0;
-  int32_t full_free = 0;
-  int32_t max_free = 0;
+  int32_t gpu_free = 0;   // free milli-GPU over all devices (BestFit scores from it)
+  int16_t full_free = 0;  // at most kMaxGpusPerNode
+  int16_t max_free = 0;   // at most kMilliPerGpu
   uint32_t model_bit = 0;  // the node's GPU model as a bit (State::model_ids; the last bit: the rest)
   bool schedulable = true;
   bool has_ext = false;  // declares extended resources (MIG, pods, ...): the full rule applies
@@ -77,6 +79,8 @@ struct QueueOrder {
 struct Gang {
   std::string key;  // namespace/name
   int32_t min_member = 1;
+  Millis timeout = 0;        // PodGroup spec.scheduleTimeoutSeconds, 0 none
+  Millis window_start = -1;  // when the current wait for the whole group began, -1 not waiting
   std::vector<Slot> members;  // live members
   uint64_t tried_cycle = 0;   // the cycle that last attempted it (State::cycle), and its outcome
   bool tried_ok = false;
@@ -92,6 +96,8 @@ struct PlaceChoice {
 // `excluded` (by slot) are gone already in the plan being built.
 struct PreemptDryRun {
   const std::vector<char>* excluded = nullptr;
+  // By position: nodes the plan being built has changed already (null: treat every node so).
+  const std::vector<char>* touched = nullptr;
   uint32_t pos = 0;
   std::vector<Slot> victims;
 };
@@ -177,6 +183,7 @@ class State {
   // `fit_known`: the caller has just checked the node's fit rule.
   bool FitsRespectingNominated(uint32_t pos, const Workload& w, bool fit_known = false) const;
   std::string NoFitMessage(const Workload& w) const;
+  std::string HeldFor(uint32_t pos, const Workload& w) const;  // " Node n is held for ns/x ..."
   size_t NumFeasibleNodesToFind() const;
   bool TryPlace(Workload& w, PlaceChoice* dry = nullptr);
   void RefreshFit(uint32_t pos);
@@ -374,20 +381,19 @@ class State {
   // Instants when a blocked preemption may become possible (a victim reaches minRuntime).
   std::priority_queue<Millis, std::vector<Millis>, std::greater<Millis>> wakeups;
 
-  // Preemption memo: a node where a class found no acceptable plan stays so until something on
-  // that node changes (NodeInfo::epoch) or the global epoch moves (borrowed flags, nodes or policy
-  // objects changed). Not used with PDBs or minRuntime (time/PDB dependent). A cache: not part of
-  // snapshots (an empty memo decides the same).
+  // Preemption plans by plan class (preempt_plan.h): a node where a class found no acceptable
+  // plan stays so, and a plan found stays the plan, until something on that node changes
+  // (NodeLive::epoch) or the global epoch moves (borrowed flags, nodes or policy objects changed).
+  // A cache: not part of snapshots (an empty cache decides the same).
   uint64_t global_epoch = 0;
   // No-fit reasons by shape class, valid while nothing in the pool changed (pool_version, bumped
   // with any node's epoch and by node changes). A cache: not part of snapshots.
   uint64_t pool_version = 0;
   mutable std::unordered_map<uint32_t, std::pair<uint64_t, std::string>> no_fit_cache;
-  struct Memo {
-    uint64_t global = 0;
-    std::vector<uint64_t> node;  // by position: the node's epoch + 1 when it had no plan
-  };
-  std::unordered_map<uint32_t, Memo> preempt_memo;
+  std::unordered_map<uint32_t, PlanCache> preempt_memo;          // by plan class
+  std::unordered_map<uint32_t, uint32_t> plan_class_of;          // preemption class -> plan class
+  std::unordered_map<std::string, uint32_t> plan_class_ids;      // interned plan class keys
+  uint32_t PlanClass(const Workload& w);  // the preemption class without the pod group
 };
 
 }  // namespace arbiter::engine
