@@ -116,5 +116,81 @@ TEST(KueueConformance, TestPreemptionTable) {
   EXPECT_EQ(pass + differ, total);
 }
 
+// Kueue's flavor assignment table (tests/data/kueue/flavorassigner-cases.yaml describes the
+// mapping): the flavor the incoming workload is admitted on at its instant, or none.
+std::string FlavorCaseManifests(const YAML::Node& flavors, const YAML::Node& c) {
+  std::ostringstream m;
+  const YAML::Node selector = c["incoming"]["nodeSelector"];
+  std::set<std::string> used;
+  auto collect = [&](const YAML::Node& fl) {
+    for (const auto& f : fl) used.insert(f["name"].as<std::string>());
+  };
+  collect(c["flavors"]);
+  for (const auto& o : c["others"]) collect(o["flavors"]);
+  for (const auto& name : used) {
+    const YAML::Node labels = flavors[name];
+    YAML::Node node_labels(YAML::NodeType::Map);
+    for (const auto& kv : labels) node_labels[kv.first.as<std::string>()] = kv.second.as<std::string>();
+    for (const auto& kv : selector)
+      if (!labels[kv.first.as<std::string>()]) node_labels[kv.first.as<std::string>()] = kv.second.as<std::string>();
+    m << "---\napiVersion: arbiter.dev/v1alpha1\nkind: ResourceFlavor\nmetadata: {name: " << name
+      << "}\nspec: {nodeLabels: " << Flow(labels.size() ? labels : YAML::Node(YAML::NodeType::Map)) << "}\n"
+      << "---\napiVersion: v1\nkind: Node\nmetadata: {name: n-" << name << ", labels: " << Flow(node_labels)
+      << "}\nstatus: {capacity: {cpu: \"1000\", memory: 1Ti, pods: \"1000\"}}\n";
+  }
+  auto queue = [&](const std::string& ns, const YAML::Node& q) {
+    m << "---\napiVersion: arbiter.dev/v1alpha1\nkind: ElasticQuota\nmetadata: {name: " << ns
+      << ", namespace: " << ns << "}\nspec:\n";
+    if (c["cohort"]) m << "  cohort: " << c["cohort"].as<std::string>() << "\n";
+    m << "  flavors: " << Flow(q["flavors"]) << "\n";
+    int i = 0;
+    for (const auto& u : q["usage"]) {
+      const YAML::Node labels = flavors[u["flavor"].as<std::string>()];
+      m << "---\napiVersion: v1\nkind: Pod\nmetadata: {name: used-" << i++ << ", namespace: " << ns
+        << ", annotations: {arbiter.dev/duration: 10h}}\nspec: {";
+      if (labels.size()) m << "nodeSelector: " << Flow(labels) << ", ";
+      m << "containers: [{name: c, resources: {requests: " << Flow(u["requests"]) << "}}]}\n";
+    }
+  };
+  queue("cq", c);
+  for (const auto& o : c["others"]) queue(o["name"].as<std::string>(), o);
+  const YAML::Node& in = c["incoming"];
+  m << "---\napiVersion: v1\nkind: Pod\nmetadata: {name: in, namespace: cq, annotations: "
+       "{arbiter.dev/submit-time: 10s, arbiter.dev/duration: 10h}}\nspec: {";
+  if (selector) m << "nodeSelector: " << Flow(selector) << ", ";
+  m << "containers: [{name: c, resources: {requests: " << Flow(in["requests"]) << "}}]}\n";
+  return m.str();
+}
+
+TEST(KueueConformance, TestAssignFlavorsTable) {
+  const YAML::Node data =
+      YAML::LoadFile(std::string(ARBITER_SOURCE_DIR) + "/tests/data/kueue/flavorassigner-cases.yaml");
+  int total = 0, pass = 0;
+  for (const auto& c : data["cases"]) {
+    ++total;
+    const std::string name = c["name"].as<std::string>();
+    yaml::ManifestLoad load;
+    yaml::LoadManifestText(FlavorCaseManifests(data["resourceFlavors"], c), name, &load);
+    for (const auto& d : load.diagnostics.items)
+      if (d.severity == Severity::kError) ADD_FAILURE() << name << ": " << d.ToString();
+    ASSERT_TRUE(load.ok()) << name;
+    sim::SimOptions opts;
+    opts.check_invariants = true;
+    opts.until = 10'000;
+    auto r = sim::RunSimulation(load.set, opts);
+    ASSERT_TRUE(r.ok()) << name << ": " << r.message();
+    std::string got = "null", message;
+    for (const auto& w : r->workloads())
+      if (w.key == "cq/in") {
+        if (w.phase == engine::Phase::kRunning) got = w.flavor;
+        message = w.message;
+      }
+    const std::string want = c["want"].IsNull() ? "null" : c["want"].as<std::string>();
+    if (got == want) ++pass;
+    else ADD_FAILURE() << name << ": Kueue assigns " << want << ", Arbiter " << got << " (" << message << ")";
+  }
+  std::cout << "Kueue TestAssignFlavors cases: " << pass << " of " << total << " pass\n";
+}
+
 }  // namespace
 }  // namespace arbiter

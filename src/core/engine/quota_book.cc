@@ -344,7 +344,8 @@ std::vector<QuotaBook::FlavorUsage> QuotaBook::FlavorUsages() const {
       FlavorUsage u{e.q.meta.namespace_, f.name, {}, f.min, f.max};
       const ResourceList held = e.used + e.reserved;
       for (const auto& [r, v] : held.entries())
-        if (r.size() > f.name.size() + 1 && r.compare(r.size() - f.name.size() - 1, std::string::npos, "@" + f.name) == 0)
+        if (v != 0 && r.size() > f.name.size() + 1 &&
+            r.compare(r.size() - f.name.size() - 1, std::string::npos, "@" + f.name) == 0)
           u.used.Set(FlavorBase(r), v);
       out.push_back(std::move(u));
     }
