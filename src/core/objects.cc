@@ -126,4 +126,14 @@ void ResolvePodGroups(ManifestSet* set) {
   }
 }
 
+void ResolveFlavors(ManifestSet* set) {
+  std::map<std::string, const ResourceFlavor*> by_name;
+  for (const auto& f : set->resource_flavors) by_name.emplace(f.meta.name, &f);  // the first of a name
+  for (auto& q : set->elastic_quotas)
+    for (auto& f : q.flavors) {
+      auto it = by_name.find(f.name);
+      f.node_labels = it == by_name.end() ? std::map<std::string, std::string>{} : it->second->node_labels;
+    }
+}
+
 }  // namespace arbiter

@@ -10,6 +10,7 @@
 
 #include "core/engine/reasons.h"
 #include "core/engine/state.h"
+#include "core/placement/policies.h"
 
 namespace arbiter::engine {
 
@@ -49,8 +50,9 @@ void State::RefreshFit(uint32_t pos) {
   FitEntry& f = fit[pos];
   f.cpu_free = n.cpu_free();
   f.mem_free = n.mem_free();
-  f.full_free = n.full_free_gpus();
-  f.max_free = n.max_device_free();
+  f.gpu_free = static_cast<int32_t>(n.gpu_free_milli());
+  f.full_free = static_cast<int16_t>(n.full_free_gpus());
+  f.max_free = static_cast<int16_t>(n.max_device_free());
   f.schedulable = n.schedulable;
   f.has_ext = !n.ext_capacity.empty();
 }
@@ -72,6 +74,10 @@ bool State::NodeSelectable(uint32_t pos, const Workload& w) const {
   const NodeState& n = nodes[pos];
   if (!n.schedulable) return false;
   for (const auto& [k, v] : w.node_selector) {
+    auto it = n.labels->find(k);
+    if (it == n.labels->end() || it->second != v) return false;
+  }
+  for (const auto& [k, v] : w.flavor_labels) {  // Kueue adds its flavor's labels to the selector
     auto it = n.labels->find(k);
     if (it == n.labels->end() || it->second != v) return false;
   }
@@ -120,7 +126,7 @@ std::string State::NoFitMessage(const Workload& w) const {
   // Counted with plain integers (this runs for every failed shape in every cycle, over every
   // node); extended resources, rare, by name. Nothing changed in the pool since the same shape
   // class last failed: the same reason (room held for nominated workloads depends on who asks).
-  const bool cacheable = nominations == 0 && reservations.empty();
+  const bool cacheable = nominations == 0 && reservations.empty() && w.flavor_labels.empty();
   if (cacheable)
     if (auto c = no_fit_cache.find(w.shape_class); c != no_fit_cache.end() && c->second.first == pool_version)
       return c->second.second;
@@ -130,7 +136,7 @@ std::string State::NoFitMessage(const Workload& w) const {
   uint32_t held_at = 0;  // the first node (in node order) whose room is held for another
   std::map<std::string, int> ext;
   const placement::PodShape& p = w.shape;
-  const bool selector = !w.node_selector.empty();
+  const bool selector = !w.node_selector.empty() || !w.flavor_labels.empty();
   const bool plain_ext = p.ext.size() == 1 && p.ext.entries()[0].first == kPods;
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     const FitEntry& e = fit[i];
@@ -201,17 +207,38 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
   feasible.clear();
   const size_t start = next_start_node % n;
   const placement::PodShape& shape = w.shape;
-  const bool selector = !w.node_selector.empty();
+  const bool selector = !w.node_selector.empty() || !w.flavor_labels.empty();
   const bool constrained = shape.gpu_count > 0 && w.model_mask != ~uint32_t{0};
   const bool plain_ext = shape.ext.size() == 1 && shape.ext.entries()[0].first == kPods;
   const bool nominated_anywhere = nominations > 0;
   const bool reserving = !reservations.empty();
   const FitEntry* const fit_at = fit.data();
+  // BestFit scores from the dense copy too, as the nodes are found (the same score and tie-break
+  // as placement::ChooseNode): no list of feasible nodes, no NodeState read but the winner's.
+  auto* best_fit = dynamic_cast<placement::BestFitPolicy*>(placer.get());
+  const int64_t spec_cpu = best_fit ? best_fit->spec().cpu_milli : 0;
+  const int64_t spec_gpu = best_fit ? best_fit->spec().gpu_milli : 0;
+  const int64_t pod_gpu = shape.gpu_milli_total();
+  size_t found = 0, best = n;
+  int64_t best_score = 0;
+  const bool verify = best_fit && options.check_invariants;  // the fused choice against ChooseNode's
+  auto accept = [&](size_t i) {
+    ++found;
+    if (!best_fit || verify) feasible.push_back(i);
+    if (!best_fit) return;
+    const FitEntry& f = fit_at[i];
+    const int64_t s = placement::BestFitPolicy::ScoreOf(f.cpu_free - shape.cpu_milli, f.gpu_free - pod_gpu,
+                                                        spec_cpu, spec_gpu);
+    if (best == n || s > best_score || (s == best_score && i < best)) {
+      best = i;
+      best_score = s;
+    }
+  };
   // The fit rule on the dense copy first (cheap), then what needs the node itself. Loop
   // invariants in locals: this runs for every node on every placement.
   size_t processed = 0;
   auto scan = [&](auto numbers_fit) {
-    for (; processed < n && feasible.size() < want; ++processed) {
+    for (; processed < n && found < want; ++processed) {
       size_t i = start + processed;
       if (i >= n) i -= n;
       const FitEntry& f = fit_at[i];
@@ -226,7 +253,7 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
           !FitsRespectingNominated(static_cast<uint32_t>(i), w, /*fit_known=*/true))
         continue;
       if (reserving && reserved_at[i] && DelaysReservation(static_cast<uint32_t>(i), w)) continue;
-      feasible.push_back(i);
+      accept(i);
     }
   };
   const int64_t cpu = shape.cpu_milli, mem = shape.mem_bytes;
@@ -239,7 +266,16 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
     scan([&](const FitEntry& f) { return f.max_free >= milli && f.cpu_free >= cpu && f.mem_free >= mem; });
   }
   next_start_node = (start + processed) % n;
-  auto choice = placement::ChooseNode(*placer, nodes, feasible, shape);
+  std::optional<placement::Choice> choice;
+  if (!best_fit)
+    choice = placement::ChooseNode(*placer, nodes, feasible, shape);
+  else if (best < n)
+    choice = placement::Choice{best, placer->Score(nodes[best], shape)};
+  if (verify) {
+    auto general = placement::ChooseNode(*placer, nodes, feasible, shape);
+    ARB_CHECK_MSG(general.has_value() == choice.has_value() && (!general || general->node_index == choice->node_index),
+                  "BestFit on the fit index chose another node than ChooseNode for " + w.key);
+  }
   if (!choice) return false;
   if (dry) {
     *dry = PlaceChoice{static_cast<uint32_t>(choice->node_index), choice->candidate.gpus};

@@ -118,8 +118,10 @@ bool State::AttemptGang(Workload& w) {
   std::vector<Tentative> log;
   std::vector<Slot> charged;
   std::vector<PlaceChoice> choice(pend.size());
+  std::vector<char> touched;  // by position, during the preemption plan: nodes the plan changed
   auto apply = [&](uint32_t pos, const placement::PodShape& shape,
                    const placement::GpuAssignment& gpus, bool allocate) {
+    if (!touched.empty()) touched[pos] = 1;
     if (allocate)
       nodes[pos].Allocate(shape, gpus);
     else
@@ -146,6 +148,7 @@ bool State::AttemptGang(Workload& w) {
   // Quota first, for every member (each charged before the next is checked).
   for (Slot s : pend) {
     Workload& m = workloads[s];
+    DefaultFlavor(m);  // a gang takes its first compatible flavor (no fallback across flavors)
     if (!m.has_quota || quota.Holds(m))
       continue;  // a member holding quota from its preemption was checked then
     std::string blocked;
@@ -195,6 +198,7 @@ bool State::AttemptGang(Workload& w) {
   std::vector<PreemptDryRun> plans(pend.size());
   size_t planned = 0;
   ++pool_version;
+  touched.assign(nodes.size(), 0);
   if (!never) {
     for (; planned < pend.size(); ++planned) {
       Workload& m = workloads[pend[planned]];
@@ -206,6 +210,7 @@ bool State::AttemptGang(Workload& w) {
       }
       PreemptDryRun& plan = plans[planned];
       plan.excluded = &excluded;
+      plan.touched = &touched;
       std::string member_why;
       if (!TryPreempt(m, &member_why, &plan)) {
         why = " No preemption plan frees room for every member (" + m.key + ":" + member_why + ")";

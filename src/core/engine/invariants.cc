@@ -42,7 +42,7 @@ Status State::CheckInvariants() const {
       return Status::Internal("node " + n.name + " GPU summary differs from its devices");
     const FitEntry& f = fit[i];
     if (f.cpu_free != n.cpu_free() || f.mem_free != n.mem_free() || f.full_free != n.full_free_gpus() ||
-        f.max_free != n.max_device_free() || f.schedulable != n.schedulable)
+        f.max_free != n.max_device_free() || f.gpu_free != n.gpu_free_milli() || f.schedulable != n.schedulable)
       return Status::Internal("node " + n.name + " fit index differs from the node");
   }
   int64_t known = 0;

@@ -30,16 +30,135 @@ bool State::MayPreempt(const Workload& p, const Workload& v, bool ignore_min_run
   return true;
 }
 
+uint32_t State::PlanClass(const Workload& w) {
+  auto it = plan_class_of.find(w.preempt_class);
+  if (it != plan_class_of.end()) return it->second;
+  // The preemption class's key (lifecycle.cc) without the pod group: a plan does not depend on it
+  // except through members of the group nominated on the node, which the cache leaves out.
+  std::string k = ShapeKey(w) + "|" + w.namespace_ + "|" + (w.qos >= 0 ? qos_names[static_cast<size_t>(w.qos)] : "") +
+                  "|" + ToString(w.preemption_policy);
+  auto [id, inserted] = plan_class_ids.emplace(std::move(k), static_cast<uint32_t>(plan_class_ids.size()));
+  plan_class_of.emplace(w.preempt_class, id->second);
+  return id->second;
+}
+
 namespace {
-struct Plan {
-  uint32_t node = 0;  // position
-  std::vector<Slot> victims;
-  int pdb_violations = 0;
-  std::vector<std::string> pdbs;
-  int32_t max_priority = 0;
-  int64_t sum_priority = 0;
-  Millis earliest_start_of_max = 0;
+
+enum class NodeOutcome { kNone, kBlocked, kViable };
+
+// Reused across the nodes of one scan (allocates nothing once warm).
+struct PlanScratch {
+  placement::FitView sim;
+  std::vector<Slot> cands;
+  std::vector<size_t> idx;
+  std::vector<char> violating;
+  std::vector<int64_t> allowed;
 };
+
+// The dry run of preempting for `w` on the node at `pos` (the node's reservations aside):
+// kNone (no candidate victims, or `w` does not fit even without them), kBlocked (the plan
+// violates a PodDisruptionBudget under the Strict mode: `plan` has it), or kViable (`plan`).
+// `too_young_until` learns the earliest instant a victim younger than minRuntime comes of age.
+NodeOutcome PlanOnNode(const State& s, uint32_t pos, const Workload& w, const PreemptDryRun* dry,
+                       const std::vector<State::PdbState>& pdb_state, PlanScratch& x, PreemptPlan* plan,
+                       std::optional<Millis>* too_young_until) {
+  if (!s.NodeSelectable(pos, w)) return NodeOutcome::kNone;
+  if (!placement::ModelAccepts(s.nodes[pos].gpu_model, w.shape)) return NodeOutcome::kNone;
+  const NodeLive& info = s.node_live[pos];
+  const auto& workloads = s.workloads;
+  const PoolPolicy& policy = s.policy;
+  const bool qos_mode = policy.preemption_type == PreemptionType::kQoS;
+  auto& cands = x.cands;
+  cands.clear();
+  for (Slot v : info.workloads) {
+    if (dry && (*dry->excluded)[v]) continue;  // gone in the plan already
+    if (s.MayPreempt(w, workloads[v])) {
+      cands.push_back(v);
+    } else if (policy.min_runtime > 0 && s.MayPreempt(w, workloads[v], /*ignore_min_runtime=*/true)) {
+      Millis at = workloads[v].run_start + policy.min_runtime;
+      *too_young_until = *too_young_until ? std::min(**too_young_until, at) : at;
+    }
+  }
+  if (cands.empty()) return NodeOutcome::kNone;
+  auto& sim = x.sim;
+  sim.Reset(s.nodes[pos], &w.shape);
+  for (Slot v : cands) sim.Give(workloads[v].shape, workloads[v].gpus);
+  // Resources held for other nominated workloads of higher or equal priority stay held.
+  for (Slot v : info.nominated) {
+    const Workload& p = workloads[v];
+    if (p.id == w.id || p.priority < w.priority || s.SameGang(p, w)) continue;
+    if (sim.Fits(p.shape)) sim.Hold(p.shape);
+  }
+  if (!sim.Fits(w.shape)) return NodeOutcome::kNone;
+  // Reprieve order: Kubernetes adds back PDB-violating victims first, then the others, each by
+  // priority (high first) then start (earliest first); Slurm removes the lowest QoS priority and
+  // youngest first, so it keeps the highest and oldest first. Each is kept if the preemptor
+  // still fits without it.
+  auto& idx = x.idx;
+  idx.resize(cands.size());
+  for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
+  // Importance order: priority (high first), then start (earliest first), then submission.
+  // Under QoS the order Slurm takes victims in, reversed: lowest QoS priority first and, among
+  // equals, the oldest first (its default) or, with preempt_youngest_first, the youngest first
+  // whatever the QoS priority.
+  const bool youngest_first = qos_mode && policy.preempt_youngest_first;
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    const Workload &p = workloads[cands[a]], &q = workloads[cands[b]];
+    if (qos_mode && !youngest_first) {
+      if (p.priority != q.priority) return p.priority > q.priority;
+      if (p.run_start != q.run_start) return p.run_start > q.run_start;  // the youngest kept first
+      return Value(p.id) > Value(q.id);
+    }
+    if (p.priority != q.priority && !youngest_first) return p.priority > q.priority;
+    if (p.run_start != q.run_start) return p.run_start < q.run_start;
+    return Value(p.id) < Value(q.id);  // submission order: unique and deterministic
+  });
+  if (!qos_mode && !s.pdbs.empty()) {
+    // Kubernetes' filterPodsWithPDBViolation: walking in importance order, each pod covered by
+    // a PDB uses one of its allowed disruptions; the pods past the allowance are "violating"
+    // and are reprieved first (a stable partition keeps the importance order within groups).
+    auto& allowed = x.allowed;
+    auto& violating = x.violating;
+    allowed.assign(pdb_state.size(), 0);
+    for (size_t k = 0; k < pdb_state.size(); ++k) allowed[k] = pdb_state[k].allowed;
+    violating.assign(cands.size(), 0);
+    for (size_t k : idx)
+      for (uint32_t pdb : workloads[cands[k]].pdbs)
+        if (--allowed[pdb] < 0) violating[k] = 1;
+    std::stable_partition(idx.begin(), idx.end(), [&](size_t k) { return violating[k] != 0; });
+  }
+  plan->node = pos;
+  plan->victims.clear();
+  plan->pdbs.clear();
+  for (size_t k : idx) {
+    const Workload& v = workloads[cands[k]];
+    sim.Take(v.shape, v.gpus);
+    if (sim.Valid() && sim.Fits(w.shape)) continue;  // reprieved
+    sim.Give(v.shape, v.gpus);
+    plan->victims.push_back(cands[k]);
+  }
+  std::sort(plan->victims.begin(), plan->victims.end(),
+            [&](Slot a, Slot b) { return Value(workloads[a].id) < Value(workloads[b].id); });
+  plan->pdb_violations = s.CountViolations(plan->victims, pdb_state, &plan->pdbs);
+  if (plan->pdb_violations > 0 && policy.disruption_budgets == DisruptionBudgetMode::kStrict)
+    return NodeOutcome::kBlocked;
+  plan->max_priority = INT32_MIN;
+  plan->sum_priority = 0;
+  plan->earliest_start_of_max = 0;
+  for (Slot v : plan->victims) {
+    const Workload& p = workloads[v];
+    // Kubernetes adds 2^31 per victim so that negative priorities do not favour more victims.
+    plan->sum_priority += int64_t{p.priority} + (int64_t{1} << 31);
+    if (p.priority > plan->max_priority) {
+      plan->max_priority = p.priority;
+      plan->earliest_start_of_max = p.run_start;
+    } else if (p.priority == plan->max_priority) {
+      plan->earliest_start_of_max = std::min(plan->earliest_start_of_max, p.run_start);
+    }
+  }
+  return NodeOutcome::kViable;
+}
+
 }  // namespace
 
 // `dry` (a gang's plan): find the plan, execute nothing.
@@ -51,7 +170,7 @@ bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
     return false;
   }
   const bool qos_mode = policy.preemption_type == PreemptionType::kQoS;
-  std::optional<Plan> best;
+  std::optional<PreemptPlan> best;
   std::set<std::string> blocking_pdbs;
   bool any_candidate_node = false;
   std::optional<Millis> too_young_until;  // earliest instant a young workload becomes a candidate
@@ -61,133 +180,74 @@ bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
   const size_t want = NumPreemptionCandidates();
   size_t viable = 0, processed = 0;
   const size_t start = n ? next_preempt_node % n : 0;
-  const bool memo_on = pdbs.empty() && policy.min_runtime == 0 && w.nominated_node == kNoNode && !dry;
-  Memo* memo = nullptr;
-  if (memo_on) {
-    memo = &preempt_memo[w.preempt_class];
-    if (memo->global != global_epoch || memo->node.size() != n) {
-      memo->global = global_epoch;
-      memo->node.assign(n, 0);
+  // The plan cache (preempt_plan.h); a gang's dry run uses it on the nodes it has not changed.
+  // Not for a workload tried on a flavor: its nodes depend on the flavor, not on its class.
+  const bool cache_on = pdbs.empty() && policy.min_runtime == 0 && w.nominated_node == kNoNode &&
+                        (!dry || dry->touched != nullptr) && w.flavor_labels.empty();
+  PlanCache* cache = nullptr;
+  if (cache_on) {
+    cache = &preempt_memo[PlanClass(w)];
+    if (cache->global != global_epoch || cache->node.size() != n) {
+      cache->global = global_epoch;
+      cache->node.assign(n, 0);
+      cache->plans.clear();
     }
   }
-  placement::FitView sim;
-  std::vector<Slot> cands;
-  std::vector<size_t> idx;
-  std::vector<char> violating;
-  std::vector<int64_t> allowed;
-  Plan scratch;
+  const bool verify = options.check_invariants;  // every cache answer against a fresh computation
+  PlanScratch scratch, check_scratch;
+  PreemptPlan computed, fresh;
+  std::optional<Millis> ignored;
   for (; processed < n && viable < want; ++processed) {
     size_t i = start + processed;
     if (i >= n) i -= n;
     const uint32_t pos = static_cast<uint32_t>(i);
     const NodeLive& info = node_live[pos];
-    if (memo && memo->node[i] == info.epoch + 1) continue;  // nothing changed here since: no plan
-    if (memo) memo->node[i] = info.epoch + 1;  // cleared below if this node yields a plan
-    if (!NodeSelectable(pos, w)) continue;
-    if (!placement::ModelAccepts(nodes[pos].gpu_model, w.shape)) continue;
-    if (Reserved(pos) && !HoldsReservation(pos, w)) continue;  // backfill: room promised to another
-    cands.clear();
-    for (Slot s : info.workloads) {
-      if (dry && (*dry->excluded)[s]) continue;  // gone in the plan already
-      if (MayPreempt(w, workloads[s])) {
-        cands.push_back(s);
-      } else if (policy.min_runtime > 0 && MayPreempt(w, workloads[s], /*ignore_min_runtime=*/true)) {
-        Millis at = workloads[s].run_start + policy.min_runtime;
-        too_young_until = too_young_until ? std::min(*too_young_until, at) : at;
-      }
-    }
-    if (cands.empty()) continue;
-    sim.Reset(nodes[pos], &w.shape);
-    for (Slot s : cands) sim.Give(workloads[s].shape, workloads[s].gpus);
-    // Resources held for other nominated workloads of higher or equal priority stay held.
-    for (Slot s : info.nominated) {
-      const Workload& p = workloads[s];
-      if (p.id == w.id || p.priority < w.priority || SameGang(p, w)) continue;
-      if (sim.Fits(p.shape)) sim.Hold(p.shape);
-    }
-    if (!sim.Fits(w.shape)) continue;
-    any_candidate_node = true;
-    // Reprieve order: Kubernetes adds back PDB-violating victims first, then the others, each by
-    // priority (high first) then start (earliest first); Slurm removes the lowest QoS priority and
-    // youngest first, so it keeps the highest and oldest first. Each is kept if the preemptor
-    // still fits without it.
-    idx.resize(cands.size());
-    for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
-    // Importance order: priority (high first), then start (earliest first), then submission.
-    // Under QoS the order Slurm takes victims in, reversed: lowest QoS priority first and, among
-    // equals, the oldest first (its default) or, with preempt_youngest_first, the youngest first
-    // whatever the QoS priority.
-    const bool youngest_first = qos_mode && policy.preempt_youngest_first;
-    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-      const Workload &x = workloads[cands[a]], &y = workloads[cands[b]];
-      if (qos_mode && !youngest_first) {
-        if (x.priority != y.priority) return x.priority > y.priority;
-        if (x.run_start != y.run_start) return x.run_start > y.run_start;  // the youngest kept first
-        return Value(x.id) > Value(y.id);
-      }
-      if (x.priority != y.priority && !youngest_first) return x.priority > y.priority;
-      if (x.run_start != y.run_start) return x.run_start < y.run_start;
-      return Value(x.id) < Value(y.id);  // submission order: unique and deterministic
-    });
-    if (!qos_mode && !pdbs.empty()) {
-      // Kubernetes' filterPodsWithPDBViolation: walking in importance order, each pod covered by
-      // a PDB uses one of its allowed disruptions; the pods past the allowance are "violating"
-      // and are reprieved first (a stable partition keeps the importance order within groups).
-      allowed.assign(pdb_state.size(), 0);
-      for (size_t k = 0; k < pdb_state.size(); ++k) allowed[k] = pdb_state[k].allowed;
-      violating.assign(cands.size(), 0);
-      for (size_t k : idx)
-        for (uint32_t pdb : workloads[cands[k]].pdbs)
-          if (--allowed[pdb] < 0) violating[k] = 1;
-      std::stable_partition(idx.begin(), idx.end(), [&](size_t k) { return violating[k] != 0; });
-    }
-    Plan& plan = scratch;
-    plan.node = pos;
-    plan.victims.clear();
-    plan.pdbs.clear();
-    for (size_t k : idx) {
-      const Workload& v = workloads[cands[k]];
-      sim.Take(v.shape, v.gpus);
-      if (sim.Valid() && sim.Fits(w.shape)) continue;  // reprieved
-      sim.Give(v.shape, v.gpus);
-      plan.victims.push_back(cands[k]);
-    }
-    std::sort(plan.victims.begin(), plan.victims.end(),
-              [&](Slot a, Slot b) { return Value(workloads[a].id) < Value(workloads[b].id); });
-    plan.pdb_violations = CountViolations(plan.victims, pdb_state, &plan.pdbs);
-    if (plan.pdb_violations > 0 && policy.disruption_budgets == DisruptionBudgetMode::kStrict) {
-      for (const auto& nm : plan.pdbs) blocking_pdbs.insert(nm);
+    bool clean = cache != nullptr && (!dry || !(*dry->touched)[i]);
+    if (clean && w.gang != kNoGang)
+      for (Slot s : info.nominated) clean = clean && !SameGang(workloads[s], w);
+    const uint64_t epoch1 = info.epoch + 1;
+    if (clean && cache->node[i] == epoch1) {  // nothing changed here since: no plan
+      if (verify)
+        ARB_CHECK_MSG(PlanOnNode(*this, pos, w, dry, pdb_state, check_scratch, &fresh, &ignored) == NodeOutcome::kNone,
+                      "preemption cache: no plan cached for " + w.key + " on " + nodes[pos].name + ", one found");
       continue;
     }
-    ++viable;  // only plans that may be chosen count towards the candidate budget
-    if (memo) memo->node[i] = 0;
-    plan.max_priority = INT32_MIN;
-    plan.sum_priority = 0;
-    plan.earliest_start_of_max = 0;
-    for (Slot s : plan.victims) {
-      const Workload& v = workloads[s];
-      // Kubernetes adds 2^31 per victim so that negative priorities do not favour more victims.
-      plan.sum_priority += int64_t{v.priority} + (int64_t{1} << 31);
-      if (v.priority > plan.max_priority) {
-        plan.max_priority = v.priority;
-        plan.earliest_start_of_max = v.run_start;
-      } else if (v.priority == plan.max_priority) {
-        plan.earliest_start_of_max = std::min(plan.earliest_start_of_max, v.run_start);
+    // Backfill: room promised to another (reservations change every cycle: not cached).
+    if (Reserved(pos) && !HoldsReservation(pos, w)) continue;
+    const PreemptPlan* plan = nullptr;
+    if (clean)
+      if (auto c = cache->plans.find(pos); c != cache->plans.end() && c->second.epoch1 == epoch1) {
+        plan = &c->second.plan;
+        if (verify)
+          ARB_CHECK_MSG(PlanOnNode(*this, pos, w, dry, pdb_state, check_scratch, &fresh, &ignored) ==
+                                NodeOutcome::kViable &&
+                            fresh == *plan,
+                        "preemption cache: the plan cached for " + w.key + " on " + nodes[pos].name + " is stale");
+      }
+    if (!plan) {
+      const NodeOutcome outcome = PlanOnNode(*this, pos, w, dry, pdb_state, scratch, &computed, &too_young_until);
+      if (outcome == NodeOutcome::kNone) {
+        if (clean) cache->node[i] = epoch1;
+        continue;
+      }
+      any_candidate_node = true;
+      if (outcome == NodeOutcome::kBlocked) {
+        for (const auto& nm : computed.pdbs) blocking_pdbs.insert(nm);
+        continue;
+      }
+      if (clean) {
+        cache->node[i] = 0;
+        auto& entry = cache->plans[pos];
+        entry.epoch1 = epoch1;
+        entry.plan = computed;
+        plan = &entry.plan;
+      } else {
+        plan = &computed;
       }
     }
-    auto better = [](const Plan& a, const Plan& b) {
-      if (a.pdb_violations != b.pdb_violations) return a.pdb_violations < b.pdb_violations;
-      if (a.max_priority != b.max_priority) return a.max_priority < b.max_priority;
-      if (a.sum_priority != b.sum_priority) return a.sum_priority < b.sum_priority;
-      if (a.victims.size() != b.victims.size()) return a.victims.size() < b.victims.size();
-      // The node whose highest-priority victims started most recently (earliest start, latest).
-      if (a.earliest_start_of_max != b.earliest_start_of_max) return a.earliest_start_of_max > b.earliest_start_of_max;
-      return a.node < b.node;
-    };
-    if (!best || better(plan, *best)) {
-      if (!best) best.emplace();
-      std::swap(*best, plan);
-    }
+    any_candidate_node = true;
+    ++viable;  // only plans that may be chosen count towards the candidate budget
+    if (!best || BetterPlan(*plan, *best)) best = *plan;
   }
   if (n) next_preempt_node = (start + processed) % n;
   if (!best) {

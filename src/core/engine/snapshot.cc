@@ -113,6 +113,10 @@ void IoWorkload(A& a, Workload& w, std::vector<uint64_t>& waiting_for, uint64_t&
   Io(a, w.gang);
   Io(a, w.time_limit);
   Io(a, w.requeue_on_preempt);
+  if (!a.flavorless) {  // version 3
+    Io(a, w.flavor);
+    Io(a, w.flavor_labels);
+  }
 }
 
 template <typename A>
@@ -238,9 +242,11 @@ std::string Engine::Snapshot() const {
 
 Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot, const RestoreOptions& ro) {
   using R = Result<std::unique_ptr<Engine>>;
-  auto body = serial::Unseal(snapshot, kKind, kSnapshotVersion);
+  uint32_t version = 0;
+  auto body = serial::Unseal(snapshot, kKind, 2, kSnapshotVersion, &version);
   if (!body.ok()) return body.status();
   Reader r(*body);
+  r.flavorless = version < 3;
   auto fail = [&](const std::string& why) { return R::Error(StatusCode::kInvalidArgument, "corrupt engine snapshot: " + why); };
 
   // 1. Options and clock.

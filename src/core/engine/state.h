@@ -27,6 +27,7 @@
 
 #include "core/engine/command.h"
 #include "core/engine/engine_options.h"
+#include "core/engine/preempt_plan.h"
 #include "core/engine/quota_book.h"
 #include "core/engine/sink.h"
 #include "core/engine/workload.h"
@@ -60,8 +61,9 @@ struct NodeLive {
 struct FitEntry {  // 32 bytes: two per cache line
   int64_t cpu_free = 0;
   int64_t mem_free = 0;
-  int32_t full_free = 0;
-  int32_t max_free = 0;
+  int32_t gpu_free = 0;   // free milli-GPU over all devices (BestFit scores from it)
+  int16_t full_free = 0;  // at most kMaxGpusPerNode
+  int16_t max_free = 0;   // at most kMilliPerGpu
   uint32_t model_bit = 0;  // the node's GPU model as a bit (State::model_ids; the last bit: the rest)
   bool schedulable = true;
   bool has_ext = false;  // declares extended resources (MIG, pods, ...): the full rule applies
@@ -94,6 +96,8 @@ struct PlaceChoice {
 // `excluded` (by slot) are gone already in the plan being built.
 struct PreemptDryRun {
   const std::vector<char>* excluded = nullptr;
+  // By position: nodes the plan being built has changed already (null: treat every node so).
+  const std::vector<char>* touched = nullptr;
   uint32_t pos = 0;
   std::vector<Slot> victims;
 };
@@ -244,6 +248,17 @@ class State {
   bool defer_borrowers = false;  // during the first pass: TryAdmitQuota defers borrowers
   std::vector<Slot> deferred;    // borrowers deferred in this cycle
 
+  // ---------------------------------------------------------------- flavor_assigner.cc
+  // Kueue's flavor assignment for a namespace whose ElasticQuota has spec.flavors: the flavors
+  // the pod may use (its nodeSelector and allowed GPU models against their node labels), tried
+  // in order; the first whose quota admits it (within min or by borrowing) and whose nodes fit
+  // it wins; else quota preemption / priority preemption per flavor in the same order.
+  std::vector<const QuotaFlavor*> CompatibleFlavors(const Workload& w) const;
+  void SetFlavor(Workload& w, const QuotaFlavor* f);  // null: none
+  // A workload of a flavored namespace without a flavor gets its first compatible one (gangs).
+  void DefaultFlavor(Workload& w);
+  bool AttemptFlavors(Workload& w);
+
   // ---------------------------------------------------------------- gang.cc
   void JoinGang(Workload& w, const PodGroupRef& group);
   void LeaveGang(Workload& w);
@@ -366,20 +381,19 @@ class State {
   // Instants when a blocked preemption may become possible (a victim reaches minRuntime).
   std::priority_queue<Millis, std::vector<Millis>, std::greater<Millis>> wakeups;
 
-  // Preemption memo: a node where a class found no acceptable plan stays so until something on
-  // that node changes (NodeInfo::epoch) or the global epoch moves (borrowed flags, nodes or policy
-  // objects changed). Not used with PDBs or minRuntime (time/PDB dependent). A cache: not part of
-  // snapshots (an empty memo decides the same).
+  // Preemption plans by plan class (preempt_plan.h): a node where a class found no acceptable
+  // plan stays so, and a plan found stays the plan, until something on that node changes
+  // (NodeLive::epoch) or the global epoch moves (borrowed flags, nodes or policy objects changed).
+  // A cache: not part of snapshots (an empty cache decides the same).
   uint64_t global_epoch = 0;
   // No-fit reasons by shape class, valid while nothing in the pool changed (pool_version, bumped
   // with any node's epoch and by node changes). A cache: not part of snapshots.
   uint64_t pool_version = 0;
   mutable std::unordered_map<uint32_t, std::pair<uint64_t, std::string>> no_fit_cache;
-  struct Memo {
-    uint64_t global = 0;
-    std::vector<uint64_t> node;  // by position: the node's epoch + 1 when it had no plan
-  };
-  std::unordered_map<uint32_t, Memo> preempt_memo;
+  std::unordered_map<uint32_t, PlanCache> preempt_memo;          // by plan class
+  std::unordered_map<uint32_t, uint32_t> plan_class_of;          // preemption class -> plan class
+  std::unordered_map<std::string, uint32_t> plan_class_ids;      // interned plan class keys
+  uint32_t PlanClass(const Workload& w);  // the preemption class without the pod group
 };
 
 }  // namespace arbiter::engine
