@@ -8,7 +8,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
+#include <map>
+#include <mutex>
+#include <string_view>
 #include <thread>
 
 #include "server/daemon.h"
@@ -66,18 +70,26 @@ void BM_ServeCreates(benchmark::State& state) {
     std::thread serve([&] { api.Run(); });
     std::vector<std::vector<double>> latencies(clients);
     std::atomic<int> failures{0};
+    std::mutex why_mu;
+    std::map<std::string, int> why;
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<std::thread> threads;
     for (int c = 0; c < clients; ++c)
       threads.emplace_back([&, c] {
         httplib::Client cli("127.0.0.1", port.value());
         cli.set_keep_alive(true);
+        cli.set_tcp_nodelay(true);  // as Go's net/http (kubectl, client-go) does
         for (int i = 0; i < per_client; ++i) {
           const auto s = std::chrono::steady_clock::now();
           auto r = cli.Post("/api/v1/namespaces/default/pods",
                             PodJson("p-" + std::to_string(c) + "-" + std::to_string(i)),
                             "application/json");
-          if (!r || r->status != 201) ++failures;
+          if (!r || r->status != 201) {
+            ++failures;
+            std::lock_guard<std::mutex> l(why_mu);
+            why[r ? "status " + std::to_string(r->status) + " " + r->body.substr(0, 80)
+                  : "error " + httplib::to_string(r.error())]++;
+          }
           latencies[c].push_back(
               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s)
                   .count());
@@ -97,12 +109,98 @@ void BM_ServeCreates(benchmark::State& state) {
     state.counters["p50_ms"] = all[all.size() / 2];
     state.counters["p99_ms"] = all[all.size() * 99 / 100];
     state.counters["failures"] = failures.load();
+    for (const auto& [w, n] : why) std::fprintf(stderr, "failure x%d: %s\n", n, w.c_str());
     state.counters["records_per_commit"] =
         static_cast<double>(journal.records) / static_cast<double>(journal.commits);
   }
 }
 BENCHMARK(BM_ServeCreates)
     ->Args({64, 100})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// Watch fan-out: `watchers` plain watch streams on pods (HTTP, from the resourceVersion before
+// the load) while 64 clients create 64 x 50 pods; done when every watcher has seen every pod
+// ADDED. Counters: creates_per_s with the watchers attached, events_per_s delivered in total
+// (all watchers), all_seen_s from the start to the moment the last watcher had every ADDED.
+void BM_ServeWatchFanout(benchmark::State& state) {
+  const int watchers = static_cast<int>(state.range(0));
+  constexpr int kClients = 64, kPerClient = 50, kPods = kClients * kPerClient;
+  for (auto _ : state) {
+    auto d = arbiter::server::Daemon::Open({TempDir("fanout").string(), nullptr, 0, false});
+    if (!d.ok()) {
+      state.SkipWithError(d.message().c_str());
+      return;
+    }
+    for (int i = 0; i < 16; ++i) (void)d.value()->Mutate(Create(NodeJson(i)));
+    arbiter::server::ApiOptions options;
+    options.threads = watchers + kClients + 16;
+    arbiter::server::ApiServer api(*d.value(), options);
+    auto port = api.Bind("127.0.0.1", 0);
+    std::thread serve([&] { api.Run(); });
+    const int64_t from = d.value()->Read(
+        [](const arbiter::server::Cluster& c) { return c.store().resource_version(); });
+    std::atomic<int64_t> delivered{0};
+    std::atomic<int> complete{0};
+    std::vector<std::chrono::steady_clock::time_point> done_at(watchers);
+    std::vector<std::thread> watch_threads;
+    for (int w = 0; w < watchers; ++w)
+      watch_threads.emplace_back([&, w] {
+        httplib::Client cli("127.0.0.1", port.value());
+        cli.set_read_timeout(120, 0);
+        std::string buffer;
+        int added = 0;
+        cli.Get("/api/v1/namespaces/default/pods?watch=1&timeoutSeconds=300&resourceVersion=" +
+                    std::to_string(from),
+                [&](const char* data, size_t n) {
+                  buffer.append(data, n);
+                  size_t at = 0, nl;
+                  while ((nl = buffer.find('\n', at)) != std::string::npos) {
+                    ++delivered;
+                    constexpr std::string_view kAdded = "{\"type\":\"ADDED\"";
+                    if (buffer.compare(at, kAdded.size(), kAdded) == 0) ++added;
+                    at = nl + 1;
+                  }
+                  buffer.erase(0, at);
+                  if (added < kPods) return true;
+                  done_at[w] = std::chrono::steady_clock::now();
+                  ++complete;
+                  return false;
+                });
+      });
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> clients;
+    std::atomic<int> failures{0};
+    for (int c = 0; c < kClients; ++c)
+      clients.emplace_back([&, c] {
+        httplib::Client cli("127.0.0.1", port.value());
+        cli.set_keep_alive(true);
+        cli.set_tcp_nodelay(true);
+        for (int i = 0; i < kPerClient; ++i) {
+          auto r = cli.Post("/api/v1/namespaces/default/pods",
+                            PodJson("p-" + std::to_string(c) + "-" + std::to_string(i)),
+                            "application/json");
+          if (!r || r->status != 201) ++failures;
+        }
+      });
+    for (auto& t : clients) t.join();
+    const auto acked = std::chrono::steady_clock::now();
+    for (auto& t : watch_threads) t.join();
+    const auto last = *std::max_element(done_at.begin(), done_at.end());
+    api.Stop();
+    serve.join();
+    d.value()->Stop();
+    state.counters["creates_per_s"] = kPods / std::chrono::duration<double>(acked - t0).count();
+    state.counters["events_per_s"] =
+        static_cast<double>(delivered.load()) / std::chrono::duration<double>(last - t0).count();
+    state.counters["all_seen_s"] = std::chrono::duration<double>(last - t0).count();
+    state.counters["complete_watchers"] = complete.load();
+    state.counters["failures"] = failures.load();
+  }
+}
+BENCHMARK(BM_ServeWatchFanout)
+    ->Arg(100)
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();

@@ -84,33 +84,144 @@ function gpuCell(node, g) {
            h('div', {class: 'occupant'}, label));
 }
 
-// GPUs allocated at each refresh since this page was opened (the daemon keeps no history).
-const history = [];
-const HISTORY_POINTS = 300;
+// ---------------------------------------------------------------- charts over time
+// Amount in a resource's canonical unit (milli-CPU, bytes, milli-GPU, counts) as text.
+function amount(r, v) {
+  if (v === null || v === undefined) return '–';
+  if (r === 'nvidia.com/gpu') return gpus(v);
+  if (r === 'cpu') return (v / 1000).toLocaleString('en', {maximumFractionDigits: 3});
+  if (r === 'memory') return `${(v / 2 ** 30).toLocaleString('en', {maximumFractionDigits: 1})}Gi`;
+  return String(v);
+}
+function unitOf(r) {
+  return {'nvidia.com/gpu': 'GPUs', cpu: 'cores', memory: 'memory'}[r] || r.replace('nvidia.com/', '');
+}
+function clock(ms) { return new Date(ms).toISOString().slice(11, 19); }
 
-function sparkline(points, capacity) {
-  const w = 300, hgt = 40;
-  const label = points.length < 2 ? 'Allocation history: not enough samples yet' :
-    `GPUs allocated over the last ${points.length} samples: from ${gpus(points[0])} to ` +
-    `${gpus(points[points.length - 1])} of ${gpus(capacity)} (min ${gpus(Math.min(...points))}, ` +
-    `max ${gpus(Math.max(...points))})`;
-  const svg = s('svg', {width: w, height: hgt, viewBox: `0 0 ${w} ${hgt}`, role: 'img',
-                        'aria-label': label, id: 'allocation-history'});
+// Series are drawn with a colour AND a dash pattern, so they differ without colour too.
+const DASHES = ['', '6 3', '2 3', '8 3 2 3', '1 2'];
+
+// A step chart of `series` [{label, values (one per time, null: absent), colour, dash}] at
+// `times` (Unix ms), each value held until the next sample and the newest until `now`. Its text
+// alternative: the aria-label (first, newest, min, max of each series) and a table of the
+// samples (newest 20) in a <details>.
+function lineChart({times, series, now, fmt, title, id}) {
+  const w = 640, hgt = 150, left = 54, bottom = 18, top = 6;
+  const t0 = times.length ? times[0] : now, t1 = Math.max(now, t0 + 1);
+  let max = 0;
+  for (const sr of series) for (const v of sr.values) if (v !== null && v > max) max = v;
+  if (max <= 0) max = 1;
+  const X = (t) => left + ((t - t0) / (t1 - t0)) * (w - left - 4);
+  const Y = (v) => top + (1 - v / max) * (hgt - top - bottom);
+  const describe = (sr) => {
+    const vs = sr.values.filter((v) => v !== null);
+    if (!vs.length) return `${sr.label}: no samples`;
+    return `${sr.label} from ${fmt(vs[0])} to ${fmt(vs[vs.length - 1])} ` +
+      `(min ${fmt(Math.min(...vs))}, max ${fmt(Math.max(...vs))})`;
+  };
+  const label = times.length === 0 ? `${title}: no samples yet` :
+    `${title}, ${clock(t0)} to ${clock(t1)} UTC, ${times.length} samples: ` +
+    series.map(describe).join('; ');
+  const svg = s('svg', {viewBox: `0 0 ${w} ${hgt}`, width: '100%', role: 'img',
+                        'aria-label': label, class: 'chart', ...(id ? {id} : {})});
   svg.append(s('title', {}, label));
-  svg.append(s('rect', {x: 0, y: 0, width: w, height: hgt, fill: 'var(--free)', stroke: '#999'}));
-  if (points.length >= 2 && capacity > 0) {
-    const step = w / (HISTORY_POINTS - 1);
-    const xy = points.map((p, i) => `${(i * step).toFixed(1)},${(hgt - (p / capacity) * hgt).toFixed(1)}`);
-    svg.append(s('polyline', {points: xy.join(' '), fill: 'none', stroke: 'var(--c0)',
-                              'stroke-width': 2}));
+  svg.append(s('rect', {x: left, y: top, width: w - left - 4, height: hgt - top - bottom,
+                        fill: 'var(--free)', stroke: '#999'}));
+  for (const [v, text] of [[0, fmt(0)], [max, fmt(max)]]) {
+    svg.append(s('text', {x: left - 4, y: Y(v) + 4, 'text-anchor': 'end', class: 'axis'}, text));
   }
-  return svg;
+  svg.append(s('text', {x: left, y: hgt - 4, class: 'axis'}, clock(t0)));
+  svg.append(s('text', {x: w - 4, y: hgt - 4, 'text-anchor': 'end', class: 'axis'},
+               `${clock(t1)} UTC`));
+  series.forEach((sr, k) => {
+    let d = '';
+    for (let i = 0; i < times.length; ++i) {
+      const v = sr.values[i];
+      if (v === null || v === undefined) continue;
+      const next = i + 1 < times.length ? times[i + 1] : t1;
+      d += `${d && sr.values[i - 1] !== null && sr.values[i - 1] !== undefined ? 'L' : 'M'}` +
+           `${X(times[i]).toFixed(1)},${Y(v).toFixed(1)}L${X(next).toFixed(1)},${Y(v).toFixed(1)}`;
+    }
+    if (d) svg.append(s('path', {d, fill: 'none', stroke: sr.colour, 'stroke-width': 2,
+                                 'stroke-dasharray': sr.dash ?? DASHES[k % DASHES.length],
+                                 'data-series': sr.label}));
+  });
+  // Legend entries: a short line in the series' colour and dash, then its name.
+  const legend = h('p', {class: 'legend'}, series.map((sr, k) => {
+    const sw = s('svg', {width: 28, height: 10, 'aria-hidden': 'true'});
+    sw.append(s('line', {x1: 0, y1: 5, x2: 28, y2: 5, stroke: sr.colour, 'stroke-width': 2,
+                         'stroke-dasharray': sr.dash ?? DASHES[k % DASHES.length]}));
+    return h('span', {}, sw, ' ', sr.label);
+  }));
+  const rows = [];
+  for (let i = Math.max(0, times.length - 20); i < times.length; ++i)
+    rows.push(h('tr', {}, h('td', {}, `${clock(times[i])} UTC`),
+                series.map((sr) => h('td', {}, sr.values[i] === null ? '–' : fmt(sr.values[i])))));
+  const table = h('details', {class: 'chart-table'},
+    h('summary', {}, `${title}: table of the samples` +
+      (times.length > 20 ? ' (newest 20)' : '')),
+    h('div', {class: 'scroll'}, h('table', {},
+      h('tr', {}, h('th', {}, 'Time'), series.map((sr) => h('th', {}, sr.label))),
+      rows.reverse())));
+  return h('figure', {class: 'over-time'}, svg, legend, table);
+}
+
+// The daemon's history (/ui/api/history), fetched with the page's data.
+let history = null;
+
+function column(obj, r) { return (obj && obj[r]) || history.times.map(() => null); }
+
+function utilisation(r) {
+  const p = history.pool;
+  return lineChart({
+    times: history.times, now: Date.now(), fmt: (v) => amount(r, v),
+    title: `${unitOf(r)}: allocated and used of capacity`, id: `utilisation-${r.replace(/[^a-z0-9]/gi, '-')}`,
+    series: [
+      {label: 'capacity', values: column(p.capacity, r), colour: '#555', dash: '2 3'},
+      {label: 'allocated', values: column(p.allocated, r), colour: 'var(--c0)', dash: ''},
+      {label: 'used', values: column(p.used, r), colour: 'var(--c1)', dash: '6 3'},
+    ]});
+}
+
+function idleCost(idle) {
+  if (!idle.priceBook) return h('p', {id: 'idle-cost'}, `Idle capacity: ${idle.why}.`);
+  const cur = idle.currency;
+  return h('section', {id: 'idle-cost'},
+    h('h3', {}, 'Idle capacity and its cost'),
+    h('p', {}, `Idle now: ${idle.nowGpus} GPUs, ${idle.nowCostPerHour} ${cur} per hour. ` +
+      `Since ${clock(idle.since)} UTC: ${idle.gpuHours} idle GPU-hours, ` +
+      `${idle.cost} ${cur} (PriceBook ${idle.priceBook}).`),
+    h('div', {class: 'scroll'}, h('table', {},
+      h('tr', {}, ['GPU model', 'Idle now (GPUs)', 'Idle GPU-hours', `Price per GPU-hour (${cur})`,
+                   `Cost (${cur})`].map((c) => h('th', {}, c))),
+      idle.byModel.map((m) => h('tr', {}, h('td', {}, m.model || 'unknown'),
+        h('td', {}, m.nowGpus), h('td', {}, m.gpuHours),
+        h('td', {}, m.pricePerGpuHour ?? 'no price'), h('td', {}, m.cost ?? '–'))))));
+}
+
+// A MIG device: its slices, each free or held by a workload (the engine counts slices per node;
+// the map fills devices in order).
+function migCell(node, m, i) {
+  const name = (o) => o === null ? 'free' : o.hidden ? 'another tenant' : `${o.namespace}/${o.name}`;
+  const held = m.slots.filter((o) => o !== null).length;
+  const alt = `${node.name} MIG device ${i} (${m.profile}): ${held} of ${m.slots.length} slices ` +
+    `used` + (held ? `: ${m.slots.filter((o) => o !== null).map(name).join(', ')}` : '');
+  const w = 300, hgt = 14, sw = w / m.slots.length;
+  const svg = s('svg', {width: '100%', height: hgt, viewBox: `0 0 ${w} ${hgt}`, role: 'img',
+                        'aria-label': alt});
+  svg.append(s('title', {}, alt));
+  m.slots.forEach((o, k) => svg.append(s('rect', {x: k * sw, y: 0, width: sw, height: hgt,
+    fill: o === null ? 'var(--free)' : o.hidden ? '#888' : colourOf(o.namespace),
+    stroke: '#fff'})));
+  const names = [...new Set(m.slots.filter((o) => o !== null).map(name))];
+  return h('div', {class: 'gpu mig', 'data-mig': `${node.name}/${i}`},
+           h('div', {}, `MIG ${i} · ${m.profile}`), svg,
+           h('div', {class: 'occupant'}, `${held}/${m.slots.length} slices` +
+             (names.length ? `: ${names.join(', ')}` : ' free')));
 }
 
 function renderPool(d) {
   const a = d.gpuMilli.allocated, c = d.gpuMilli.capacity;
-  history.push(a);
-  if (history.length > HISTORY_POINTS) history.shift();
   const namespaces = new Set();
   let hidden = false;
   for (const n of d.nodes) for (const g of n.gpus) for (const o of g.occupants)
@@ -119,7 +230,12 @@ function renderPool(d) {
     h('h2', {}, 'Pool'),
     h('p', {}, `GPUs allocated: ${gpus(a)} of ${gpus(c)} `,
       bar([{value: a, colour: 'var(--c0)'}], c, `${gpus(a)} of ${gpus(c)} GPUs allocated`)),
-    h('p', {}, 'Since this page opened: ', sparkline(history, c)),
+    h('h3', {}, 'Utilisation over time'),
+    h('div', {class: 'charts'}, ['nvidia.com/gpu', 'cpu', 'memory',
+      ...Object.keys(history.pool.capacity).filter((r) => r.startsWith('nvidia.com/mig-'))]
+      .filter((r) => history.pool.capacity[r]).map(utilisation)),
+    idleCost(history.idle),
+    h('h3', {}, 'GPU map'),
     h('p', {class: 'legend'}, 'Legend: ',
       [...namespaces].sort().map((ns) => h('span', {},
         h('span', {class: 'swatch', style: `background:${colourOf(ns)}`}), ns)),
@@ -132,7 +248,8 @@ function renderPool(d) {
         ` of ${n.cpuMilli.capacity / 1000} cores · memory ` +
         `${(n.memoryBytes.used / 2 ** 30).toFixed(0)} of ` +
         `${(n.memoryBytes.capacity / 2 ** 30).toFixed(0)} GiB`),
-      h('div', {class: 'gpus'}, n.gpus.map((g) => gpuCell(n, g))))),
+      h('div', {class: 'gpus'}, n.gpus.map((g) => gpuCell(n, g)),
+        (n.migDevices || []).map((m, i) => migCell(n, m, i))))),
   ];
 }
 
@@ -144,6 +261,46 @@ function usedOf(t, r) {
   return String(t.requests[r] || 0);  // MIG profiles and other extended resources: counts
 }
 
+// A tenant's quota over time for resource `r`: used, min, max, borrowed, lent.
+function quotaChart(ns, r) {
+  const t = history.tenants[ns];
+  if (!t) return h('p', {}, 'No history yet.');
+  return lineChart({
+    times: history.times, now: Date.now(), fmt: (v) => amount(r, v),
+    title: `${ns}: ${unitOf(r)} over time`, id: `quota-${ns}`,
+    series: [
+      {label: 'used', values: column(t.used, r), colour: 'var(--c0)', dash: ''},
+      {label: 'min', values: column(t.min, r), colour: 'var(--c2)', dash: '2 3'},
+      {label: 'max', values: column(t.max, r), colour: '#555', dash: '8 3 2 3'},
+      {label: 'borrowed', values: column(t.borrowed, r), colour: 'var(--c5)', dash: '6 3'},
+      {label: 'lent', values: column(t.lent, r), colour: 'var(--c3)', dash: '1 2'},
+    ]});
+}
+
+// This month's bills (/ui/api/bills?month=current), fetched with the tenants page.
+let monthBills = null;
+function thisMonth() { return new Date().toISOString().slice(0, 7); }
+
+function costLine(ns) {
+  const b = monthBills;
+  if (!b) return null;
+  if (!b.available) return h('span', {'data-fact': 'cost'}, `Cost this month: ${b.why}`);
+  const inv = b.invoices.find((i) => i.namespace === ns);
+  if (!inv) return h('span', {'data-fact': 'cost'}, `Cost this month (${thisMonth()}): nothing billed yet`);
+  return h('span', {'data-fact': 'cost'}, `Cost so far this month (${thisMonth()}): `,
+    h('strong', {}, `${inv.total} ${inv.currency}`),
+    ` (request track ${inv.requestTotal}, usage track ${inv.usageTotal}, credits ${inv.creditTotal})`);
+}
+
+function preemptionRows(t) {
+  const name = (x) => x === null ? 'another tenant' : x;
+  return h('div', {class: 'scroll'}, h('table', {},
+    h('caption', {}, 'Recent preemptions (newest last)'),
+    h('tr', {}, ['Time', 'Type', 'Victim', 'By'].map((c) => h('th', {}, c))),
+    t.recentPreemptions.map((p) => h('tr', {}, h('td', {}, p.time), h('td', {}, p.type),
+      h('td', {}, name(p.victim)), h('td', {}, p.by === undefined ? '–' : name(p.by))))));
+}
+
 function renderTenants(d) {
   if (d.tenants.length === 0) return [h('h2', {}, 'Tenants'), h('p', {}, 'No namespaces visible.')];
   return [
@@ -153,13 +310,22 @@ function renderTenants(d) {
       const minG = q && q.min['nvidia.com/gpu'] !== undefined ? Number(q.min['nvidia.com/gpu']) * 1000 : null;
       const maxG = q && q.max['nvidia.com/gpu'] !== undefined ? Number(q.max['nvidia.com/gpu']) * 1000 : null;
       const used = t.used.gpuMilli, borrowed = t.borrowedGpuMilli;
+      const lent = t.lent['nvidia.com/gpu'] || 0;
       const scale = Math.max(maxG || 0, used, 1000);
-      const alt = `${t.namespace}: ${gpus(used)} GPUs used (${gpus(borrowed)} borrowed)` +
+      const alt = `${t.namespace}: ${gpus(used)} GPUs used (${gpus(borrowed)} borrowed, ` +
+                  `${gpus(lent)} lent)` +
                   (q ? `, min ${gpus(minG)}, max ${gpus(maxG)}` : ', no ElasticQuota');
       return h('section', {class: 'node', 'data-tenant': t.namespace},
         h('h3', {}, t.namespace),
-        h('p', {}, `${t.running} running, ${t.pending} pending, ${t.preemptions} ` +
-          `preemption${t.preemptions === 1 ? '' : 's'} suffered by live workloads. `, alt),
+        h('p', {}, `${t.running} running, ${t.pending} pending. `, alt, '.'),
+        h('p', {class: 'facts'},
+          h('span', {'data-fact': 'fair-share'}, 'Fair share: ',
+            h('strong', {}, t.fairShare === null ? 'not in a cohort' : t.fairShare),
+            t.fairShare === null ? '' : ' (weighted dominant share of what the cohort lends)'),
+          h('span', {'data-fact': 'preemptions'}, 'Preemptions: ',
+            h('strong', {}, `${t.preemptionsSuffered} suffered`), ', ',
+            h('strong', {}, `${t.preemptionsCaused} caused`)),
+          costLine(t.namespace)),
         bar([{value: used - borrowed, colour: colourOf(t.namespace)},
              {value: borrowed, colour: 'var(--c5)'}], scale, alt),
         h('p', {class: 'legend'},
@@ -168,18 +334,21 @@ function renderTenants(d) {
           h('span', {}, h('span', {class: 'swatch', style: 'background:var(--c5)'}),
             'GPUs borrowed from the cohort'),
           h('span', {}, `bar: 0 to ${gpus(scale)} GPUs`)),
+        q || history.tenants[t.namespace] ? quotaChart(t.namespace, 'nvidia.com/gpu') : null,
         h('div', {class: 'scroll'}, h('table', {},
           h('caption', {}, 'Quota'),
-          h('tr', {}, h('th', {}, 'Quota'), h('th', {}, 'Resource'), h('th', {}, 'Used'),
-            h('th', {}, 'Min / hard'), h('th', {}, 'Max')),
+          h('tr', {}, ['Quota', 'Resource', 'Used', 'Min / hard', 'Max', 'Borrowed', 'Lent']
+            .map((c) => h('th', {}, c))),
           q ? Object.keys(q.min).map((r) => h('tr', {},
             h('td', {}, `ElasticQuota ${q.name}`), h('td', {}, r),
             h('td', {}, usedOf(t, r)),
-            h('td', {}, quantity(q.min[r])), h('td', {}, quantity(q.max[r])))) : [],
+            h('td', {}, quantity(q.min[r])), h('td', {}, quantity(q.max[r])),
+            h('td', {}, amount(r, t.borrowed[r] || 0)), h('td', {}, amount(r, t.lent[r] || 0)))) : [],
           t.resourceQuotas.map((rq) => Object.keys(rq.hard).map((r) => h('tr', {},
             h('td', {}, `ResourceQuota ${rq.name}`), h('td', {}, r),
             h('td', {}, quantity(rq.used[r])), h('td', {}, quantity(rq.hard[r])),
-            h('td', {}, '')))))),
+            h('td', {}, ''), h('td', {}, ''), h('td', {}, '')))))),
+        t.recentPreemptions.length ? preemptionRows(t) : null,
         t.pendingWorkloads.length ? h('div', {class: 'scroll'}, h('table', {},
           h('caption', {}, 'Pending'),
           h('tr', {}, h('th', {}, 'Workload'), h('th', {}, 'Reason'), h('th', {}, 'Message')),
@@ -190,19 +359,33 @@ function renderTenants(d) {
   ];
 }
 
+// "14:20 UTC" today, else the date too.
+function clockOrDate(rfc3339) {
+  const t = new Date(rfc3339);
+  const today = new Date().toISOString().slice(0, 10);
+  const iso = t.toISOString();
+  return iso.slice(0, 10) === today ? `${iso.slice(11, 16)} UTC` : `${iso.slice(0, 16).replace('T', ' ')} UTC`;
+}
+
 function renderQueue(d) {
   return [
     h('h2', {}, 'Queue'),
     h('p', {}, `${d.pending.length} of ${d.total} pending workloads visible, in queue order ` +
       '(priority, then submission).'),
     h('div', {class: 'scroll'}, h('table', {id: 'queue'},
-      h('tr', {}, ['#', 'Workload', 'Priority', 'Reason', 'Message', 'Nominated node', 'Waiting']
+      h('tr', {}, ['#', 'Workload', 'Priority', 'Reason', 'Message', 'Nominated node',
+                   'Reservation (backfill)', 'Waiting']
         .map((c) => h('th', {}, c))),
       d.pending.map((p) => h('tr', {'data-workload': `${p.namespace}/${p.name}`},
         h('td', {}, p.position),
         h('td', {}, h('a', {href: `#workload/${p.namespace}/${p.name}`}, `${p.namespace}/${p.name}`)),
-        h('td', {}, p.priority), h('td', {class: 'reason'}, p.reason), h('td', {}, p.message),
-        h('td', {}, p.nominatedNode || '–'), h('td', {}, `${p.pendingSeconds} s`))))),
+        h('td', {}, p.priority), h('td', {class: 'reason'}, p.reason),
+        // The reservation has its own column (the engine's note gives its start as a duration).
+        h('td', {}, p.reservation ? p.message.split('; reserved on ')[0] : p.message),
+        h('td', {}, p.nominatedNode || '–'),
+        h('td', {class: 'reservation'}, p.reservation ? `reserved on ${p.reservation.nodes.join(',')}` +
+          (p.reservation.from ? ` from ${clockOrDate(p.reservation.from)}` : '') : '–'),
+        h('td', {}, `${p.pendingSeconds} s`))))),
   ];
 }
 
@@ -220,16 +403,62 @@ function renderWorkload(d) {
   ];
 }
 
+// Fetches the month's invoices as CSV (the bytes `arbiter invoice -o csv` prints) with the
+// bearer token and hands them to the browser as a download.
+async function downloadCsv(month) {
+  const r = await fetch(`/ui/api/bills.csv?month=${encodeURIComponent(month)}`,
+                        {headers: authHeaders(), cache: 'no-store'});
+  if (!r.ok) throw new Error(`HTTP ${r.status}`);
+  const url = URL.createObjectURL(await r.blob());
+  const a = h('a', {href: url, download: `invoices-${month}.csv`, hidden: true});
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+}
+
+function invoiceSection(inv) {
+  const cur = inv.currency;
+  return h('section', {class: 'node', 'data-invoice': inv.namespace},
+    h('h3', {}, `${inv.namespace}: ${inv.total} ${cur}`),
+    h('p', {}, `Request track ${inv.requestTotal} ${cur} · usage track ${inv.usageTotal} ${cur}` +
+      ` · credits ${inv.creditTotal} ${cur} · ${inv.from} to ${inv.to}`),
+    h('div', {class: 'scroll'}, h('table', {},
+      h('caption', {}, `Invoice lines of ${inv.namespace}`),
+      h('tr', {}, ['Resource', 'GPU model', 'Kind', 'Mode', 'Requested', 'Used', 'Billed',
+                   `Unit price per hour (${cur})`, `Amount (${cur})`].map((c) => h('th', {}, c))),
+      inv.lines.map((l) => h('tr', {},
+        h('td', {}, l.resource), h('td', {}, l.gpuModel || '–'), h('td', {}, l.kind),
+        h('td', {}, l.mode), h('td', {}, l.requestQuantity), h('td', {}, l.usageQuantity),
+        h('td', {}, `${l.billedQuantity} ${l.unit}`), h('td', {}, l.unitPrice),
+        h('td', {class: 'amount'}, l.amount))))));
+}
+
 function renderBills(d) {
   if (!d.available) return [h('h2', {}, 'Bills'), h('p', {id: 'bills-unavailable'}, d.why)];
-  return [h('h2', {}, 'Bills')];
+  const button = h('button', {type: 'button', id: 'download-csv'}, `Download CSV (${d.month})`);
+  button.addEventListener('click', () => downloadCsv(d.month).catch((e) => {
+    button.after(h('span', {role: 'alert'}, ` Download failed: ${e.message}`));
+  }));
+  return [
+    h('h2', {}, `Bills: ${d.month}`),
+    h('nav', {'aria-label': 'Months', class: 'months'}, 'Month: ', d.months.map((m) =>
+      h('a', {href: `#bills/${m}`, 'aria-current': m === d.month ? 'page' : null}, m))),
+    h('p', {}, `From ${d.from} to ${d.to}. ` +
+      (d.sealedBefore ? `Hours before ${d.sealedBefore} are sealed (final). ` : 'No hour is sealed yet. ') +
+      (d.meteredUntil ? `Metered until ${d.meteredUntil}.` : '')),
+    h('p', {}, button),
+    d.invoices.length ? d.invoices.map(invoiceSection) :
+      h('p', {id: 'no-invoices'}, 'No invoices for this month.'),
+  ];
 }
 
 const PAGES = {
-  pool: {path: () => 'pool', render: renderPool},
-  tenants: {path: () => 'tenants', render: renderTenants},
+  pool: {path: () => 'pool', render: renderPool, history: true},
+  tenants: {path: () => 'tenants', render: renderTenants, history: true, bills: true},
   queue: {path: () => 'queue', render: renderQueue},
-  bills: {path: () => 'bills', render: renderBills},
+  bills: {path: (month) => month ? `bills?month=${encodeURIComponent(month)}` : 'bills',
+          render: renderBills},
   workload: {
     path: (ns, name) => `workload?namespace=${encodeURIComponent(ns)}&name=${encodeURIComponent(name)}`,
     render: renderWorkload,
@@ -289,12 +518,17 @@ function route() {
 async function refresh() {
   clearTimeout(timer);
   const {page, args} = route();
-  for (const a of document.querySelectorAll('nav a')) {
+  for (const a of document.querySelectorAll('#nav a')) {
     if (a.dataset.page === page) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
   try {
-    const data = await api(PAGES[page].path(...args));
+    const [data, hist, bills] = await Promise.all([
+      api(PAGES[page].path(...args)),
+      PAGES[page].history ? api('history') : null,
+      PAGES[page].bills ? api(`bills?month=${thisMonth()}`).catch(() => null) : null]);
+    history = hist;
+    monthBills = bills;
     const view = document.getElementById('view');
     view.replaceChildren(...PAGES[page].render(data).flat().filter((x) => x));
     view.dataset.page = page;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "adapters/io/input_file.h"
+#include "adapters/report/invoice_csv.h"
 #include "adapters/report/invoice_json.h"
 #include "adapters/sqlite/ledger.h"
 #include "adapters/warehouse/warehouse.h"
@@ -206,26 +207,6 @@ void PrintTable(const std::vector<billing::Invoice>& invs, std::ostream& out) {
            "AMOUNT = BILLED / 3600 x UNIT PRICE, rounded once per line (half-up, 6 decimals).\n";
 }
 
-std::string Csv(const std::string& v) {
-  if (v.find_first_of(",\"\n") == std::string::npos) return v;
-  std::string q = "\"";
-  for (char c : v) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
-void PrintCsv(const std::vector<billing::Invoice>& invs, std::ostream& out) {
-  out << "namespace,currency,kind,resource,gpuModel,unit,mode,priceBook,requestQuantity,"
-         "usageQuantity,billedQuantity,unitPrice,amount,preemptor,digest\n";
-  for (const auto& inv : invs)
-    for (const auto& l : inv.lines)
-      out << Csv(inv.namespace_) << "," << inv.currency << "," << billing::ToString(l.kind) << ","
-          << Csv(l.resource) << "," << Csv(l.gpu_product) << "," << l.unit << "," << ToString(l.mode)
-          << "," << Csv(l.price_book) << "," << l.request_quantity.ToString() << ","
-          << l.usage_quantity.ToString() << "," << l.billed_quantity.ToString() << ","
-          << l.price.unit_price.ToString() << "," << l.amount.ToFixed(billing::kAmountDigits) << ","
-          << Csv(l.preemptor) << "," << inv.digest << "\n";
-}
-
 // PriceBooks from files: *.json (PriceBooksFromJson) or YAML manifests (PriceBook kinds).
 bool LoadBooks(const std::vector<std::string>& files, std::vector<PriceBook>* out) {
   std::vector<std::string> yaml;
@@ -320,7 +301,7 @@ int RunInvoice(const InvoiceArgs& a) {
   }
   if (!invs.ok()) return InputError(kInvoice, invs.message());
   if (a.output == "json") std::cout << report::InvoicesToJson(*invs).dump(2) << "\n";
-  else if (a.output == "csv") PrintCsv(*invs, std::cout);
+  else if (a.output == "csv") report::WriteInvoicesCsv(*invs, std::cout);
   else {
     if (invs->empty()) std::cout << "no billed usage" << (ns ? " for namespace " + *ns : "") << " in the window\n";
     PrintTable(*invs, std::cout);

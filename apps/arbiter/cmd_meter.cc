@@ -6,11 +6,11 @@
 #include <iostream>
 
 #include "adapters/prometheus/live_meter.h"
+#include "adapters/prometheus/meter_ledger.h"
 #include "adapters/report/invoice_json.h"
 #include "adapters/sqlite/ledger.h"
 #include "commands.h"
 #include "ledger_write.h"
-#include "meter_provenance.h"
 #include "price_books.h"
 
 namespace arbiter::app {
@@ -90,36 +90,28 @@ void RunMeter(const MeterArgs& a, int* exit_code) {
   auto client = prometheus::Client::Create(a.prometheus, ho);
   if (!client.ok()) return fail(client.message(), 2);
 
-  std::vector<billing::HourlyRow> all;  // without --db: kept for the invoices printed
-  sqlite::WriteStats total;
-  int64_t prov_rows = 0;
-  std::unique_ptr<MeterProvenanceTable> prov;
-  if (ledger) {
-    auto t = MeterProvenanceTable::Open(ledger->handle());
-    if (!t.ok()) return fail(t.message());
-    prov = std::move(t).value();
-  }
-  prometheus::BatchSink sink = [&](prometheus::MeterBatch&& b) -> Status {
-    if (!ledger) {
-      for (auto& r : b.rows) all.push_back(std::move(r));
-      return Status::Ok();
-    }
-    auto st = ledger->Write(b.rows, *cat);
-    if (!st.ok()) return st.status();
-    total.inserted += st->inserted;
-    total.unchanged += st->unchanged;
-    total.replaced += st->replaced;
-    total.corrected += st->corrected;
-    prov_rows += static_cast<int64_t>(b.provenance.size());
-    return prov->Put(b.provenance);
-  };
   prometheus::Progress progress;
   if (!a.quiet) progress = [](const std::string& line) { std::cerr << "meter: " << line << "\n"; };
-  auto stats = prometheus::MeterPrometheus(**client, cfg, *from, *to, sink, progress);
-  if (!stats.ok()) return fail(stats.message());
-  if (ledger && seal) {
-    if (Status s = ledger->Seal(*seal); !s.ok()) return fail(s.message());
+  std::vector<billing::HourlyRow> all;  // without --db: kept for the invoices printed
+  prometheus::MeterLedgerStats m;
+  if (ledger) {
+    auto r = prometheus::MeterIntoLedger(**client, cfg, *cat, *ledger, *from, *to, seal, progress);
+    if (!r.ok()) return fail(r.message());
+    m = *r;
+  } else {
+    auto stats = prometheus::MeterPrometheus(
+        **client, cfg, *from, *to,
+        [&](prometheus::MeterBatch&& b) {
+          for (auto& r : b.rows) all.push_back(std::move(r));
+          return Status::Ok();
+        },
+        progress);
+    if (!stats.ok()) return fail(stats.message());
+    m.meter = *stats;
   }
+  const prometheus::MeterStats* stats = &m.meter;
+  const sqlite::WriteStats& total = m.written;
+  const int64_t prov_rows = m.provenance_rows;
   if (guard) guard->Keep();
   std::ostream& out = a.output == "json" && !ledger ? std::cerr : std::cout;
   out << "metered " << FormatRfc3339(*from) << " .. " << FormatRfc3339(*to) << " from "

@@ -1,4 +1,5 @@
-// `arbiter serve --data DIR --listen HOST:PORT`: the daemon (src/server): the engine on the wall
+// `arbiter serve --data DIR --listen HOST:PORT [--token-file F] [--tls-cert-file C
+// --tls-private-key-file K]`: the daemon (src/server): the engine on the wall
 // clock behind a Kubernetes-compatible API, its state journaled in DIR. Thin: flags, signals,
 // logs; everything else is src/server.
 #include <signal.h>
@@ -6,14 +7,19 @@
 #include <chrono>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "adapters/io/input_file.h"
+#include "adapters/kube/auth.h"
 #include "cli_flags.h"
 #include "commands.h"
 #include "server/daemon.h"
 #include "server/http_api.h"
+#include "server/listen_policy.h"
 #include "server/pod_status.h"
+#include "serve_meter.h"
+#include "yaml_config.h"
 
 #ifndef ARBITER_VERSION
 #define ARBITER_VERSION "unknown"
@@ -51,7 +57,8 @@ void RegisterServe(CLI::App& app, int* exit_code) {
       "or\n"
       "until deleted. Every accepted change is journaled in DIR (SQLite, WAL) before it is\n"
       "acknowledged; a restart restores the last snapshot and replays the journal.\n"
-      "Point kubectl at it: kubectl --server http://HOST:PORT get pods. Logs are JSON lines on\n"
+      "Point kubectl at it: kubectl --server http://HOST:PORT get pods, or with --token-file and\n"
+      "TLS, a kubeconfig from `arbiter kubeconfig`. Logs are JSON lines on\n"
       "stderr. SIGTERM or SIGINT stops it gracefully. API subset and journal format: "
       "docs/serve.md.");
   auto data = std::make_shared<std::string>();
@@ -62,16 +69,36 @@ void RegisterServe(CLI::App& app, int* exit_code) {
                   "HOST:PORT to serve on (default 127.0.0.1:6443; port 0: any free port)");
   cmd->add_option("--snapshot-every", *snapshot_every,
                   "Journal records between snapshots (then the journal is compacted; 0: never)");
+  auto token_file = std::make_shared<std::string>();
+  cmd->add_option(
+      "--token-file", *token_file,
+      "Bearer tokens (kube-apiserver's --token-auth-file CSV: token,user,uid,\"groups\"):\n"
+      "every API and dashboard request is then authenticated and authorized\n"
+      "(system:masters / arbiter:admins: everything; arbiter:editors:NS and\n"
+      "arbiter:viewers:NS: namespace NS; policy table in docs/kube-api.md).\n"
+      "Without it the API is open and served on loopback only");
+  auto tls_cert = std::make_shared<std::string>();
+  auto tls_key = std::make_shared<std::string>();
+  cmd->add_option("--tls-cert-file", *tls_cert,
+                  "PEM certificate (then intermediates) to serve HTTPS with; needs\n"
+                  "--tls-private-key-file. Required with --token-file off loopback");
+  cmd->add_option("--tls-private-key-file", *tls_key,
+                  "PEM private key (unencrypted) of --tls-cert-file");
   auto dashboard_tokens = std::make_shared<std::string>();
   cmd->add_option("--dashboard-token-file", *dashboard_tokens,
-                  "Bearer tokens for the web dashboard at /ui/ (kube-apiserver's token CSV:\n"
-                  "token,user,uid,\"groups\"; groups system:masters or arbiter:admins see all,\n"
-                  "arbiter:editors:NS / arbiter:viewers:NS see namespace NS). Without it the\n"
-                  "dashboard, like the API, is open. docs/dashboard.md");
+                  "Deprecated (use --token-file): tokens for the web dashboard at /ui/ only,\n"
+                  "the API staying open (loopback only). docs/dashboard.md");
   auto check = std::make_shared<bool>(false);
   cmd->add_flag(
       "--check-invariants", *check,
       "Check the engine's invariants after start-up and after every change (a violation aborts)");
+  // The ledger and its hourly meter job (serve_meter.h).
+  auto meter = std::make_shared<ServeMeterFlags>();
+  AddServeMeterFlags(cmd, meter.get());
+  AddYamlConfig(cmd,
+                "YAML file of serve options: each key an option's long name, e.g. "
+                "\"listen: 127.0.0.1:6443\",\n\"data: /var/lib/arbiter\" (flags given win; "
+                "unknown keys are refused). docs/serve.md");
   cmd->callback([=] {
     const size_t colon = listen->rfind(':');
     int port = -1;
@@ -88,6 +115,45 @@ void RegisterServe(CLI::App& app, int* exit_code) {
       return;
     }
     const std::string host = listen->substr(0, colon);
+    const char* name = "arbiter serve";
+    if (tls_cert->empty() != tls_key->empty()) {
+      *exit_code = FlagError(name, tls_cert->empty() ? "--tls-private-key-file" : "--tls-cert-file",
+                             "--tls-cert-file and --tls-private-key-file go together");
+      return;
+    }
+    if (!token_file->empty() && !dashboard_tokens->empty()) {
+      *exit_code = FlagError(name, "--dashboard-token-file",
+                             "deprecated alias, not to be given with --token-file (which "
+                             "authenticates the dashboard too)");
+      return;
+    }
+    const server::TlsFiles tls{*tls_cert, *tls_key};
+    if (Status p = server::CheckListenPolicy(host, !token_file->empty(), tls.enabled()); !p.ok()) {
+      *exit_code = FlagError(name, "--listen", p.message());
+      return;
+    }
+    // Read everything the flags name before opening the journal.
+    std::optional<kube::TokenTable> tokens;
+    for (const std::string* file : {token_file.get(), dashboard_tokens.get()}) {
+      if (file->empty()) continue;
+      auto text = io::ReadInputFile(*file, {"token file", 16 * io::kMiB});
+      if (!text.ok()) {
+        *exit_code = InputError(name, text.message());
+        return;
+      }
+      auto parsed = kube::ParseTokenFile(text.value(), *file);
+      if (!parsed.ok()) {
+        *exit_code = InputError(name, parsed.message());
+        return;
+      }
+      tokens = std::move(parsed).value();
+    }
+    if (tls.enabled()) {
+      if (Status t = server::CheckTlsFiles(tls); !t.ok()) {
+        *exit_code = InputError(name, t.message());
+        return;
+      }
+    }
     // Signals are taken by one thread (sigwait), so every other thread runs with them blocked.
     sigset_t set;
     sigemptyset(&set);
@@ -112,21 +178,20 @@ void RegisterServe(CLI::App& app, int* exit_code) {
               {"snapshotSeq", st.snapshot_seq},
               {"replayed", st.replayed},
               {"startupSeconds", st.seconds}});
+    int meter_rc = 0;
+    auto meter_job = StartServeMeter(*meter, daemon, LogEvent, &meter_rc);
+    if (meter_rc != 0) {
+      daemon.Stop();
+      *exit_code = meter_rc;
+      return;
+    }
     server::ApiOptions api;
-    if (!dashboard_tokens->empty()) {
-      auto text = io::ReadInputFile(*dashboard_tokens, {"token file", io::kMiB});
-      if (!text.ok()) {
-        daemon.Stop();
-        *exit_code = InputError("arbiter serve", text.message());
-        return;
-      }
-      auto tokens = server::dashboard::ParseViewerTokens(text.value(), *dashboard_tokens);
-      if (!tokens.ok()) {
-        daemon.Stop();
-        *exit_code = InputError("arbiter serve", tokens.message());
-        return;
-      }
-      api.dashboard.tokens = std::move(tokens).value();
+    api.dashboard.ledger = meter->ledger;
+    api.tls = tls;
+    if (tokens) {
+      api.dashboard.tokens = *tokens;
+      if (!token_file->empty())
+        api.tokens = std::make_shared<const kube::TokenTable>(std::move(*tokens));
     }
     api.version = ARBITER_VERSION;
     api.log = Log;
@@ -137,7 +202,10 @@ void RegisterServe(CLI::App& app, int* exit_code) {
       *exit_code = InputError("arbiter serve", bound.message());
       return;
     }
-    LogEvent("info", "listening", {{"address", host + ":" + std::to_string(bound.value())}});
+    LogEvent("info", "listening",
+             {{"address", host + ":" + std::to_string(bound.value())},
+              {"scheme", tls.enabled() ? "https" : "http"},
+              {"authentication", api.tokens ? "token file" : "none"}});
     std::thread signals([&] {
       int sig = 0;
       sigwait(&set, &sig);
@@ -146,6 +214,7 @@ void RegisterServe(CLI::App& app, int* exit_code) {
       http.Stop();
     });
     http.Run();
+    if (meter_job) meter_job->Stop();
     daemon.Stop();
     // Wake the signal thread if Run returned by itself.
     pthread_kill(signals.native_handle(), SIGTERM);

@@ -3,6 +3,8 @@
 #   scripts/services/prometheus.sh install|start|stop|status
 # State: ${ARBITER_CI_DIR:-/tmp/arbiter-ci}/prometheus (fresh on every start).
 # Port: PROMETHEUS_PORT (default 19090).
+# Live targets: file_sd target files (JSON) in $DIR/targets/ are scraped every second (job
+# arbiter-serve; the end-to-end metering test puts its `arbiter serve` there).
 # Backfill: every *.om file (OpenMetrics text ending in "# EOF") in PROMETHEUS_BACKFILL_DIR
 # (default tests/integration/data/prometheus) is turned into TSDB blocks with
 # `promtool tsdb create-blocks-from openmetrics` before the server starts, so the tests query a
@@ -27,7 +29,7 @@ install)
   ;;
 start)
   if [ -f "$PIDFILE" ] && alive "$(cat "$PIDFILE")"; then echo "prometheus: already running (pid $(cat "$PIDFILE"))"; exit 0; fi
-  rm -rf "$DIR"; mkdir -p "$DIR/data"
+  rm -rf "$DIR"; mkdir -p "$DIR/data" "$DIR/targets"
   sed "s/127.0.0.1:19090/127.0.0.1:$PORT/" "$HERE/prometheus/prometheus.yml" > "$DIR/prometheus.yml"
   promtool check config "$DIR/prometheus.yml" >/dev/null
   n=0

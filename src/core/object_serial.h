@@ -115,6 +115,7 @@ template <typename A>
 void Io(A& a, PodGroupRef& g) {
   Io(a, g.name);
   Io(a, g.min_member);
+  Io(a, g.schedule_timeout);
 }
 
 template <typename A>
@@ -225,6 +226,15 @@ void Io(A& a, PoolPolicy& p) {
 }
 
 template <typename A>
+void Io(A& a, QuotaFlavor& f) {
+  Io(a, f.name);
+  Io(a, f.min);
+  Io(a, f.max);
+  Io(a, f.lending_limit);
+  Io(a, f.node_labels);
+}
+
+template <typename A>
 void Io(A& a, ElasticQuota& q) {
   Io(a, q.meta);
   Io(a, q.cohort);
@@ -237,6 +247,7 @@ void Io(A& a, ElasticQuota& q) {
   Io(a, q.preemption.borrow_within_cohort);
   Io(a, q.preemption.max_priority_threshold);
   Io(a, q.fair_weight_milli);
+  if (!a.flavorless) Io(a, q.flavors);  // engine snapshot / command version 3
 }
 
 template <typename A>

@@ -122,8 +122,18 @@ void ResolvePodGroups(ManifestSet* set) {
     const std::string ns = pod.meta.namespace_.empty() ? "default" : pod.meta.namespace_;
     auto it = groups.find({ns, label->second});
     if (it == groups.end()) continue;
-    pod.pod_group = PodGroupRef{label->second, it->second->min_member};
+    pod.pod_group = PodGroupRef{label->second, it->second->min_member, it->second->schedule_timeout.value_or(0)};
   }
+}
+
+void ResolveFlavors(ManifestSet* set) {
+  std::map<std::string, const ResourceFlavor*> by_name;
+  for (const auto& f : set->resource_flavors) by_name.emplace(f.meta.name, &f);  // the first of a name
+  for (auto& q : set->elastic_quotas)
+    for (auto& f : q.flavors) {
+      auto it = by_name.find(f.name);
+      f.node_labels = it == by_name.end() ? std::map<std::string, std::string>{} : it->second->node_labels;
+    }
 }
 
 }  // namespace arbiter

@@ -81,6 +81,7 @@ struct SimSpec {
 struct PodGroupRef {
   std::string name;
   int32_t min_member = 1;
+  Millis schedule_timeout = 0;  // spec.scheduleTimeoutSeconds, 0 none
 };
 
 struct Pod {
@@ -210,6 +211,25 @@ struct PoolPolicy {
   bool preempt_youngest_first = false;
 };
 
+// arbiter.dev/v1alpha1 ResourceFlavor (Kueue's ResourceFlavor): a kind of node, by its labels
+// (e.g. nvidia.com/gpu.product: H100). Quota is bought per flavor (ElasticQuota spec.flavors) and
+// a workload admitted on a flavor runs only on nodes with all of the flavor's labels.
+struct ResourceFlavor {
+  ObjectMeta meta;
+  std::map<std::string, std::string> node_labels;
+};
+
+// One entry of ElasticQuota spec.flavors (Kueue's resourceGroups[].flavors[]): the quota of the
+// covered resources on that flavor. `node_labels` is the ResourceFlavor's, copied in when the
+// manifests are loaded (ResolveFlavors) so that the engine needs no other object.
+struct QuotaFlavor {
+  std::string name;
+  ResourceList min;
+  std::optional<ResourceList> max;
+  ResourceList lending_limit;
+  std::map<std::string, std::string> node_labels;
+};
+
 struct ElasticQuota {
   ObjectMeta meta;  // namespace_ is the tenant namespace
   std::string cohort;
@@ -228,6 +248,9 @@ struct ElasticQuota {
   // spec.fairSharing.weight in thousandths (Kueue's default weight 1 -> 1000); set only when the
   // manifest names spec.fairSharing (a cohort with one orders its borrowers by weighted share).
   std::optional<int64_t> fair_weight_milli;
+  // spec.flavors, in fallback order: the resources they name (covered resources) are quota per
+  // flavor; spec.min/max keep constraining the other resources.
+  std::vector<QuotaFlavor> flavors;
 };
 
 enum class BillingMode { kRequest, kUsage, kMax, kBlended };
@@ -282,11 +305,15 @@ struct ManifestSet {
   std::vector<PriceBook> price_books;
   std::vector<QoS> qos;
   std::vector<PodGroup> pod_groups;
+  std::vector<ResourceFlavor> resource_flavors;
 };
 
 // Fills every Pod's pod_group from its scheduling.x-k8s.io/pod-group label and the PodGroup of
 // that name in the pod's namespace (left empty when there is none: validation reports it).
 void ResolvePodGroups(ManifestSet* set);
+// Copies each ResourceFlavor's nodeLabels into the ElasticQuota flavors that name it (unknown
+// names keep no labels: validation reports them).
+void ResolveFlavors(ManifestSet* set);
 
 // Enum <-> text, in the Kubernetes PascalCase spelling used in manifests.
 const char* ToString(PreemptionPolicy v);

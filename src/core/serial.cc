@@ -25,6 +25,12 @@ std::string Seal(std::string_view kind, uint32_t version, std::string_view body)
 }
 
 Result<std::string> Unseal(std::string_view file, std::string_view kind, uint32_t version) {
+  uint32_t found = 0;
+  return Unseal(file, kind, version, version, &found);
+}
+
+Result<std::string> Unseal(std::string_view file, std::string_view kind, uint32_t oldest, uint32_t version,
+                           uint32_t* found) {
   using R = Result<std::string>;
   if (file.size() < sizeof kMagic || std::memcmp(file.data(), kMagic, sizeof kMagic) != 0)
     return R::Error(StatusCode::kInvalidArgument, "not an Arbiter state file (it does not start with ARBSTATE)");
@@ -36,10 +42,12 @@ Result<std::string> Unseal(std::string_view file, std::string_view kind, uint32_
   if (k != kind)
     return R::Error(StatusCode::kInvalidArgument, "this state file holds a state of kind \"" + k + "\", not \"" +
                                                       std::string(kind) + "\"");
-  if (v != version)
+  *found = v;
+  if (v < oldest || v > version)
     return R::Error(StatusCode::kFailedPrecondition,
                     "state file format version " + std::to_string(v) + ": this arbiter reads version " +
-                        std::to_string(version) + " (save it again with the arbiter that resumes it)");
+                        (oldest == version ? "" : std::to_string(oldest) + " to ") + std::to_string(version) +
+                        " (save it again with the arbiter that resumes it)");
   const size_t head = sizeof kMagic + 4 + 8 + k.size() + 8;
   if (file.size() < head + 32 || file.size() - head - 32 != n)
     return R::Error(StatusCode::kInvalidArgument, "corrupt state file: it is " + std::to_string(file.size()) +

@@ -35,6 +35,7 @@ inline constexpr char kMagic[8] = {'A', 'R', 'B', 'S', 'T', 'A', 'T', 'E'};
 class Writer {
  public:
   static constexpr bool kReading = false;
+  static constexpr bool flavorless = false;  // see Reader
   void U8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
   void U32(uint32_t v) {
     for (int i = 0; i < 4; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -55,6 +56,9 @@ class Writer {
 class Reader {
  public:
   static constexpr bool kReading = true;
+  // The file predates resource flavors (engine snapshot and command version 2, simulation state
+  // version 2): their fields are absent and read as empty.
+  bool flavorless = false;
   explicit Reader(std::string_view in) : in_(in) {}
   uint8_t U8() {
     if (!Need(1)) return 0;
@@ -222,5 +226,8 @@ void Io(A& a, std::pair<X, Y>& p) {
 // Wraps a body into a state file / unwraps it (checks magic, version, kind, length, checksum).
 std::string Seal(std::string_view kind, uint32_t version, std::string_view body);
 Result<std::string> Unseal(std::string_view file, std::string_view kind, uint32_t version);
+// Same, accepting any version from `oldest` to `version`; `*found` gets the file's.
+Result<std::string> Unseal(std::string_view file, std::string_view kind, uint32_t oldest, uint32_t version,
+                           uint32_t* found);
 
 }  // namespace arbiter::serial

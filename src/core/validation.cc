@@ -114,7 +114,8 @@ std::string FieldPathChild(const std::string& path, std::string_view key) {
 size_t CountObjects(const ManifestSet& s) {
   return s.namespaces.size() + s.nodes.size() + s.pods.size() + s.resource_quotas.size() +
          s.limit_ranges.size() + s.priority_classes.size() + s.pdbs.size() +
-         (s.pool_policy ? 1 : 0) + s.elastic_quotas.size() + s.price_books.size() + s.qos.size();
+         (s.pool_policy ? 1 : 0) + s.elastic_quotas.size() + s.price_books.size() + s.qos.size() +
+         s.resource_flavors.size();
 }
 
 // ------------------------------------------------------------------ checks
@@ -149,6 +150,7 @@ class Validator {
     Pdbs();
     Policy();
     ElasticQuotas();
+    Flavors();
     QoSes();
     ResourceQuotas();
     LimitRanges();
@@ -197,6 +199,11 @@ class Validator {
       add(quotas, q.min);
       if (q.max) add(quotas, *q.max);
       add(quotas, q.lending_limit);
+      for (const auto& f : q.flavors) {
+        add(quotas, f.min);
+        if (f.max) add(quotas, *f.max);
+        add(quotas, f.lending_limit);
+      }
       report("ElasticQuota", q.meta, quotas, "total over all ElasticQuotas");
       if (overflow_) return;
     }
@@ -251,6 +258,7 @@ class Validator {
     DuplicatesOf(s_.price_books, "PriceBook");
     DuplicatesOf(s_.qos, "QoS");
     DuplicatesOf(s_.pod_groups, "PodGroup");
+    DuplicatesOf(s_.resource_flavors, "ResourceFlavor");
   }
 
   // Pods name their PodGroup by label (scheduler-plugins coscheduling); a group with fewer pods
@@ -676,6 +684,50 @@ class Validator {
                    ": guarantees cannot all be honoured");
   }
 
+  // ElasticQuota spec.flavors (Kueue's resourceGroups[].flavors): known, distinct flavors, each
+  // with min <= max and lendingLimit <= min; a covered resource is quota per flavor only.
+  void Flavors() {
+    std::vector<std::string> names;
+    for (const auto& f : s_.resource_flavors) names.push_back(f.meta.name);
+    for (const auto& q : s_.elastic_quotas) {
+      std::map<std::string, size_t> seen;
+      for (size_t i = 0; i < q.flavors.size(); ++i) {
+        const QuotaFlavor& f = q.flavors[i];
+        const std::string path = "spec.flavors[" + std::to_string(i) + "]";
+        if (f.name.empty()) continue;  // the loader reported it
+        if (std::find(names.begin(), names.end(), f.name) == names.end()) {
+          std::string msg = "unknown ResourceFlavor " + Quote(f.name);
+          if (auto m = DidYouMean(f.name, names)) msg += "; did you mean " + Quote(*m) + "?";
+          Error("ElasticQuota", q.meta, path + ".name", msg);
+        }
+        auto [it, inserted] = seen.emplace(f.name, i);
+        if (!inserted)
+          Error("ElasticQuota", q.meta, path + ".name",
+                "flavor " + Quote(f.name) + " is listed twice (first at spec.flavors[" +
+                    std::to_string(it->second) + "])");
+        if (f.min.empty() && (!f.max || f.max->empty()))
+          Error("ElasticQuota", q.meta, path, "flavor " + Quote(f.name) + " sets no min or max: it covers no resource");
+        for (const auto& [r, mn] : f.min.entries())
+          if (f.max && f.max->Has(r) && mn > f.max->Get(r))
+            Error("ElasticQuota", q.meta, FieldPathChild(path + ".min", r),
+                  "min " + FormatResourceQuantity(r, mn) + " exceeds max " + FormatResourceQuantity(r, f.max->Get(r)));
+        for (const auto& [r, l] : f.lending_limit.entries())
+          if (l > f.min.Get(r))
+            Error("ElasticQuota", q.meta, FieldPathChild(path + ".lendingLimit", r),
+                  "lending limit " + FormatResourceQuantity(r, l) + " exceeds min " +
+                      FormatResourceQuantity(r, f.min.Get(r)));
+        auto covered_twice = [&](const ResourceList& l, const char* field) {
+          for (const auto& [r, v] : l.entries())
+            if (q.min.Has(r) || (q.max && q.max->Has(r)))
+              Error("ElasticQuota", q.meta, FieldPathChild(path + "." + field, r),
+                    r + " is quota per flavor here and also in spec.min/spec.max: name it in one place");
+        };
+        covered_twice(f.min, "min");
+        if (f.max) covered_twice(*f.max, "max");
+      }
+    }
+  }
+
   void QoSes() {
     std::vector<std::string> names;
     for (const auto& q : s_.qos) names.push_back(q.meta.name);
@@ -712,21 +764,33 @@ class Validator {
                 Quote(item.key) + " and " + Quote(it->second) + " set the same quota; keep one");
       }
       // Kubernetes' ValidateResourceQuota: a BestEffort pod requests no compute resources, so a
-      // BestEffort quota may only count pods; BestEffort and NotBestEffort exclude each other.
-      bool best_effort = false, not_best_effort = false;
-      for (const auto& req : q.scope_selector) {
-        const bool negated = req.op == SelectorOperator::kDoesNotExist;
-        if (req.scope_name == "BestEffort") (negated ? not_best_effort : best_effort) = true;
-        if (req.scope_name == "NotBestEffort") (negated ? best_effort : not_best_effort) = true;
-      }
-      if (best_effort && not_best_effort)
-        Error("ResourceQuota", q.meta, "spec.scopes", "conflicting scopes: BestEffort and NotBestEffort");
-      if (best_effort)
+      // BestEffort quota may only count pods; NotBestEffort, Terminating and NotTerminating apply
+      // to pods and cpu / memory (another standard resource, ephemeral-storage, is refused;
+      // extended resources and count/pods are not checked; recent Kubernetes refuses it under a
+      // PriorityClass scope too, which Arbiter still accepts). BestEffort and NotBestEffort,
+      // Terminating and NotTerminating exclude each other.
+      std::set<std::string> scopes;
+      for (const auto& req : q.scope_selector) scopes.insert(req.scope_name);
+      for (auto [a, b] : {std::pair<const char*, const char*>{"BestEffort", "NotBestEffort"},
+                          {"Terminating", "NotTerminating"}})
+        if (scopes.count(a) && scopes.count(b))
+          Error("ResourceQuota", q.meta, "spec.scopes",
+                std::string("conflicting scopes: ") + a + " and " + b);
+      if (scopes.count("BestEffort"))
         for (const auto& item : q.hard)
           if (item.track != QuotaTrack::kCount)
             Error("ResourceQuota", q.meta, FieldPathChild("spec.hard", item.key),
                   "unsupported scope applied to resource: BestEffort pods request no " + item.resource +
                       " (a BestEffort quota counts pods only)");
+      for (const char* scope : {"NotBestEffort", "Terminating", "NotTerminating"}) {
+        if (!scopes.count(scope)) continue;
+        for (const auto& item : q.hard)
+          if (item.track != QuotaTrack::kCount && item.resource == "ephemeral-storage")
+            Error("ResourceQuota", q.meta, FieldPathChild("spec.hard", item.key),
+                  std::string("unsupported scope applied to resource: the ") + scope +
+                      " scope applies to pods, cpu and memory only");
+        break;  // one message per resource
+      }
       for (size_t i = 0; i < q.scope_selector.size(); ++i) {
         const auto& req = q.scope_selector[i];
         if (req.scope_name != "PriorityClass") continue;

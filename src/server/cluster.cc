@@ -4,9 +4,12 @@
 #include <cstdio>
 
 #include "adapters/yaml/manifest_loader.h"
+#include "core/api_kinds.h"
 #include "core/resources.h"
 #include "core/validation.h"
+#include "server/pdb_status.h"
 #include "server/pod_status.h"
+#include "server/pod_update.h"
 #include "server/quota_status.h"
 #include "sim/recorder.h"
 
@@ -15,21 +18,18 @@ namespace arbiter::server {
 using engine::EventType;
 using engine::WorkloadId;
 
+// Every kind of the one kinds table (core/api_kinds.h).
 const std::vector<KindInfo>& ServedKinds() {
-  static const std::vector<KindInfo> kKinds = {
-      {"Namespace", "v1", false},
-      {"Node", "v1", false},
-      {"Pod", "v1", true},
-      {"ResourceQuota", "v1", true},
-      {"LimitRange", "v1", true},
-      {"Event", "v1", true},
-      {"PriorityClass", "scheduling.k8s.io/v1", false},
-      {"PodDisruptionBudget", "policy/v1", true},
-      {"PoolPolicy", "arbiter.dev/v1alpha1", false},
-      {"ElasticQuota", "arbiter.dev/v1alpha1", true},
-      {"PriceBook", "arbiter.dev/v1alpha1", false},
-      {"QoS", "arbiter.dev/v1alpha1", false},
-  };
+  static const std::vector<KindInfo> kKinds = [] {
+    static std::vector<std::string> api_versions;  // owns the strings KindInfo points to
+    api_versions.reserve(ApiKinds().size());
+    std::vector<KindInfo> v;
+    for (const ApiKind& k : ApiKinds()) {
+      api_versions.push_back(k.ApiVersion());
+      v.push_back({k.kind, api_versions.back().c_str(), k.namespaced});
+    }
+    return v;
+  }();
   return kKinds;
 }
 
@@ -57,17 +57,32 @@ const char* OpName(Mutation::Op op) {
 }
 }  // namespace
 
-std::string Mutation::Encode() const {
-  Json j = {{"op", OpName(op)}, {"time", time}};
+std::string Mutation::Encode() const { return WithTime(EncodeBody(), time); }
+
+std::string Mutation::EncodeBody() const {
+  Json j = {{"op", OpName(op)}};
   if (op != Op::kAdvance) {
     j["kind"] = kind;
     j["namespace"] = namespace_;
     j["name"] = name;
   }
-  if (op == Op::kCreate || op == Op::kUpdate) j["object"] = object;
   if (grace_period) j["gracePeriodMs"] = *grace_period;
   if (force_status) j["status"] = true;
-  return j.dump();
+  if (eviction) j["eviction"] = true;
+  std::string out = j.dump();
+  if (op == Op::kCreate || op == Op::kUpdate) {
+    // The object is written after the other fields without being copied into `j`.
+    out.pop_back();
+    out += ",\"object\":";
+    out += object.dump();
+    out += '}';
+  }
+  return out;
+}
+
+std::string Mutation::WithTime(const std::string& body, Millis time) {
+  // body is a JSON object with at least "op": {"time":T,"op":...}
+  return "{\"time\":" + std::to_string(time) + "," + body.substr(1);
 }
 
 Result<Mutation> Mutation::Decode(const std::string& text) {
@@ -92,6 +107,7 @@ Result<Mutation> Mutation::Decode(const std::string& text) {
     if (j.contains("object")) m.object = j["object"];
     if (j.contains("gracePeriodMs")) m.grace_period = j["gracePeriodMs"].get<Millis>();
     m.force_status = j.value("status", false);
+    m.eviction = j.value("eviction", false);
     return m;
   } catch (const std::exception& e) {
     return Result<Mutation>::Error(std::string("corrupt journal record: ") + e.what());
@@ -131,15 +147,20 @@ Cluster::~Cluster() = default;
 
 void Cluster::AttachSinks() { engine_->SetSinks(sink_.get(), sink_.get()); }
 
-std::string Cluster::NewUid() {
-  ++uid_counter_;
+namespace {
+std::string FormatUid(const std::string& prefix, uint64_t counter) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%s-%04llx-4%03llx-8000-%012llx", uid_prefix_.c_str(),
-                static_cast<unsigned long long>((uid_counter_ >> 48) & 0xffff),
-                static_cast<unsigned long long>((uid_counter_ >> 36) & 0xfff),
-                static_cast<unsigned long long>(uid_counter_ & 0xffffffffffffull));
+  std::snprintf(buf, sizeof buf, "%s-%04llx-4%03llx-8000-%012llx", prefix.c_str(),
+                static_cast<unsigned long long>((counter >> 48) & 0xffff),
+                static_cast<unsigned long long>((counter >> 36) & 0xfff),
+                static_cast<unsigned long long>(counter & 0xffffffffffffull));
   return buf;
 }
+}  // namespace
+
+std::string Cluster::NewUid() { return FormatUid(uid_prefix_, ++uid_counter_); }
+
+std::string Cluster::PeekUid() const { return FormatUid(uid_prefix_, uid_counter_ + 1); }
 
 std::optional<Millis> Cluster::NextDue() {
   std::optional<Millis> t = timers_.Next();
@@ -148,12 +169,18 @@ std::optional<Millis> Cluster::NextDue() {
 }
 
 MutationResult Cluster::Apply(const Mutation& m, const Prepared* prepared) {
+  MutationResult r = ApplyShared(m, prepared);
+  if (r.stored) r.object = *r.stored;
+  return r;
+}
+
+MutationResult Cluster::ApplyShared(const Mutation& m, const Prepared* prepared) {
   switch (m.op) {
     case Mutation::Op::kCreate:
     case Mutation::Op::kUpdate:
       return Put(m, prepared);
     case Mutation::Op::kDelete:
-      return Delete(m);
+      return m.eviction ? Evict(m) : Delete(m);
     case Mutation::Op::kAdvance:
       Advance(m.time);
       return {};
@@ -178,6 +205,7 @@ void Append(ManifestSet& dst, const ManifestSet& src) {
   cat(dst.elastic_quotas, src.elastic_quotas);
   cat(dst.price_books, src.price_books);
   cat(dst.qos, src.qos);
+  cat(dst.pod_groups, src.pod_groups);
 }
 
 ApiError Error(ApiError::Reason r, const std::string& kind, const std::string& name,
@@ -217,6 +245,17 @@ Json SpecOf(const Json& obj) {
   Json s = obj.contains("spec") ? obj["spec"] : Json::object();
   if (s.is_object()) s.erase("nodeName");
   return s;
+}
+
+// The pod with its PodGroupRef from the stored PodGroups (the loader resolves groups within one
+// request; a pod's group arrived in an earlier one).
+Pod WithPodGroup(Pod pod, const std::map<std::string, std::map<ObjectStore::Key, ManifestSet>>& policy) {
+  ManifestSet s;
+  s.pods.push_back(std::move(pod));
+  if (auto groups = policy.find("PodGroup"); groups != policy.end())
+    for (const auto& [key, set] : groups->second) Append(s, set);
+  ResolvePodGroups(&s);
+  return std::move(s.pods.front());
 }
 
 }  // namespace
@@ -330,6 +369,7 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
     ManifestSet ctx = PolicyContext(m.kind, ns, name);
     ManifestSet only = load.set;
     Append(ctx, only);
+    ResolvePodGroups(&ctx);  // a pod's group arrived in an earlier request
     Diagnostics cross;
     ValidateManifestSet(ctx, nullptr, &cross);
     const std::string display = info->namespaced ? ns + "/" + name : name;
@@ -341,6 +381,11 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
       if (m.kind == "QoS" && d.field_path.rfind("spec.preempt", 0) == 0 &&
           d.message.rfind("unknown QoS", 0) == 0)
         d.severity = Severity::kWarning;
+      // A PodGroup comes before its pods: "minMember is 3 but 0 pod(s) carry the label" is the
+      // normal state of a new group here, not a warning.
+      if (m.kind == "PodGroup" && d.severity == Severity::kWarning &&
+          d.field_path == "spec.minMember")
+        continue;
       diags.Add(std::move(d));
     }
   }
@@ -361,18 +406,40 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   Status s;
   bool spec_changed = !existing || SpecOf(*existing) != SpecOf(obj);
   std::optional<uint64_t> new_workload;
-  if (m.kind == "Pod") {
-    if (existing) {
-      if (spec_changed) {
-        ApiError e = Error(ApiError::Reason::kInvalid, m.kind, name, "");
-        e.diagnostics.Add(
-            Diagnostic{Severity::kError, "request", 1, "Pod", ns + "/" + name, "spec",
-                       "Forbidden: pod updates may not change fields other than metadata (Arbiter "
-                       "keeps a pod's spec as it was submitted)"});
-        return Fail(std::move(e));
+  if (m.kind == "Pod" && existing && spec_changed) {  // only what Kubernetes allows (pod_update.h)
+    const auto errors = ValidatePodSpecUpdate(SpecOf(*existing), SpecOf(obj));
+    if (!errors.empty()) {
+      ApiError e = Error(ApiError::Reason::kInvalid, m.kind, name, "");
+      for (const auto& pe : errors)
+        e.diagnostics.Add(Diagnostic{Severity::kError, "request", 1, "Pod", ns + "/" + name,
+                                     pe.field, pe.message});
+      return Fail(std::move(e));
+    }
+  }
+  if (m.kind == "PoolPolicy" && !existing && !store_.List("PoolPolicy", "").empty())
+    return Fail(Error(ApiError::Reason::kConflict, m.kind, name,
+                      "a PoolPolicy exists already (at most one)"));
+  if (m.dry_run) {  // validated: the object as it would be stored, and nothing changes
+    if (!existing) {
+      meta.erase("resourceVersion");
+      meta["uid"] = PeekUid();
+      meta["creationTimestamp"] = KubeTime(t);
+      meta["generation"] = 1;
+      if (m.kind == "Pod") {
+        engine::WorkloadStatus pending;
+        pending.phase = engine::Phase::kPending;
+        SetPodStatus(obj, pending, "", t);
       }
     } else {
-      const Pod& pod = set.pods.at(0);
+      meta["resourceVersion"] = existing->at("metadata").at("resourceVersion");
+      if (spec_changed) meta["generation"] = meta.value("generation", 1) + 1;
+    }
+    result.object = std::move(obj);
+    return result;
+  }
+  if (m.kind == "Pod") {
+    if (!existing) {
+      const Pod pod = WithPodGroup(set.pods.at(0), policy_);
       const WorkloadId id = engine_->next_workload_id();
       new_workload = engine::Value(id);
       pod_of_[*new_workload] = {ns, name};
@@ -398,9 +465,6 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   } else if (m.kind == "PodDisruptionBudget") {
     s = engine_->Apply(engine::At(t, engine::UpsertPodDisruptionBudget{set.pdbs.at(0)}));
   } else if (m.kind == "PoolPolicy") {
-    if (!store_.List("PoolPolicy", "").empty() && !existing)
-      return Fail(Error(ApiError::Reason::kConflict, m.kind, name,
-                        "a PoolPolicy exists already (at most one)"));
     s = engine_->Apply(engine::At(t, engine::UpsertPoolPolicy{*set.pool_policy}));
   } else if (m.kind == "ElasticQuota") {
     s = engine_->Apply(engine::At(t, engine::UpsertElasticQuota{set.elastic_quotas.at(0)}));
@@ -412,7 +476,9 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   if (!s.ok()) return Fail(Error(FromEngine(s.code()), m.kind, name, s.message()));
 
   if (IsPolicyKind(m.kind)) policy_[m.kind][{ns, name}] = set;
-  if (m.kind == "ResourceQuota" || m.kind == "ElasticQuota") quota_dirty_.insert(ns);
+  if (m.kind == "ResourceQuota" || m.kind == "ElasticQuota" || m.kind == "PodDisruptionBudget" ||
+      m.kind == "Pod")
+    quota_dirty_.insert(ns);
   if (!existing) {
     meta["uid"] = NewUid();
     meta["creationTimestamp"] = KubeTime(t);
@@ -438,7 +504,7 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   store_.Put(m.kind, ns, name, std::move(obj));
   (void)engine_->Apply(engine::At(t, engine::Tick{}));
   Sync(t);
-  if (const Json* now = store_.Get(m.kind, ns, name)) result.object = *now;
+  result.stored = store_.Share(m.kind, ns, name);
   return result;
 }
 
@@ -454,8 +520,16 @@ MutationResult Cluster::Delete(const Mutation& m) {
   if (!existing) return Fail(Error(ApiError::Reason::kNotFound, m.kind, m.name, ""));
   const Millis t = m.time;
   MutationResult result;
-  result.object = *existing;
+  if (m.dry_run) {  // found: answered with the object as it is, nothing changes
+    result.object = *existing;
+    if (m.kind == "Pod" && workload_of_.count({ns, m.name}) && !PodFinished(*existing) &&
+        existing->at("status").value("phase", "") != "Pending")
+      result.object["metadata"]["deletionTimestamp"] = KubeTime(t);
+    return result;
+  }
+  result.stored = store_.Share(m.kind, ns, m.name);
   Status s;
+  if (m.kind == "Pod" || m.kind == "PodDisruptionBudget") quota_dirty_.insert(ns);
   if (m.kind == "Pod") {
     auto w = workload_of_.find({ns, m.name});
     if (w == workload_of_.end()) {
@@ -522,7 +596,7 @@ MutationResult Cluster::Delete(const Mutation& m) {
   }
   (void)engine_->Apply(engine::At(t, engine::Tick{}));
   Sync(t);
-  if (const Json* now = store_.Get(m.kind, ns, m.name)) result.object = *now;
+  if (auto now = store_.Share(m.kind, ns, m.name)) result.stored = std::move(now);
   return result;
 }
 
@@ -612,6 +686,7 @@ void Cluster::Sync(Millis t) {
     SetPodStatus(pod, *st, d == disruption.end() ? "" : d->second, t);
     if (pod != *stored) store_.Put("Pod", ns, name, std::move(pod));
   }
+  RefreshPdbs(t);
   RefreshQuotas();
 }
 

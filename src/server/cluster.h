@@ -12,6 +12,12 @@
 //                    Tick at the same instant.
 //   delete           The engine's Delete command (a running Pod gets SIGTERM and stays, with
 //                    metadata.deletionTimestamp, until its work model exits), then a Tick.
+//   evict            (a delete with `eviction`: pods/eviction, disruption.cc) A running pod is
+//                    deleted only if its PodDisruptionBudget allows a disruption (else 429), with
+//                    condition DisruptionTarget (EvictionByEvictionAPI); pending, finished or
+//                    terminating pods are deleted at once, as kube-apiserver does.
+//   dry run          (`dry_run`: ?dryRun=All) Validated and checked as above, answered with the
+//                    object as it would be, and nothing changes (never journaled).
 //   advance          The work model's timers due by then (runs completing, signalled pods
 //                    exiting), then a Tick (also due at Engine::NextWakeup).
 // After each, the pods the engine's events touched get their status rebuilt (pod_status.h) and
@@ -50,9 +56,15 @@ struct Mutation {
   Json object;                         // create / update: the whole object
   std::optional<Millis> grace_period;  // delete: DeleteOptions.gracePeriodSeconds
   bool force_status = false;           // update of the status subresource (Nodes only)
+  bool eviction = false;               // delete: through pods/eviction (PDBs are checked)
+  bool dry_run = false;                // ?dryRun=All: nothing changes (not journaled)
 
   // One line of JSON (the journal's record) and back.
   std::string Encode() const;
+  // Encode() in two steps, so that the object is serialized before the daemon's lock is taken:
+  // EncodeBody() has every field but the time, WithTime() puts the time in.
+  std::string EncodeBody() const;
+  static std::string WithTime(const std::string& body, Millis time);
   static Result<Mutation> Decode(const std::string& text);
 };
 
@@ -65,19 +77,23 @@ struct ApiError {
     kInvalid,
     kBadRequest,
     kMethodNotAllowed,
-    kUnavailable
+    kUnavailable,
+    kTooManyRequests,  // an eviction a PodDisruptionBudget refuses (429, DisruptionBudget cause)
+    kInternal          // 500 with the message as is
   };
   Reason reason = Reason::kBadRequest;
   std::string kind;  // of the object concerned ("Namespace" when the namespace is missing)
   std::string name;
   std::string message;      // the engine's or a Kubernetes-style text
   Diagnostics diagnostics;  // kInvalid from the validator: its field-level errors
+  std::string cause;        // kTooManyRequests: the DisruptionBudget cause's message
 };
 
 struct MutationResult {
   std::optional<ApiError> error;
-  Json object;                        // the object after the change (delete: its last state)
-  std::vector<std::string> warnings;  // the validator's warnings (kubectl prints them)
+  Json object;                         // the object after the change (delete: its last state)
+  std::shared_ptr<const Json> stored;  // the same, as stored (Cluster::ApplyShared sets only this)
+  std::vector<std::string> warnings;   // the validator's warnings (kubectl prints them)
   bool ok() const { return !error; }
 };
 
@@ -105,6 +121,9 @@ class Cluster {
   };
   static Prepared Prepare(const Mutation& m);
   MutationResult Apply(const Mutation& m, const Prepared* prepared = nullptr);
+  // Apply() without copying the object into the result (only `stored` is set): the daemon
+  // copies it after letting go of its lock, replay does not need it.
+  MutationResult ApplyShared(const Mutation& m, const Prepared* prepared = nullptr);
 
   // When the next `advance` is due (a timer or an engine wake-up), if any.
   std::optional<Millis> NextDue();
@@ -131,6 +150,12 @@ class Cluster {
   MutationResult Put(const Mutation& m, const Prepared* prepared);
   static yaml::ManifestLoad Load(const std::string& kind, const Json& obj);
   MutationResult Delete(const Mutation& m);
+  // pods/eviction (disruption.cc).
+  MutationResult Evict(const Mutation& m);
+  // PodDisruptionBudget status of the namespaces in quota_dirty_ (disruption.cc, pdb_status.h).
+  void RefreshPdbs(Millis t);
+  // The uid NewUid() gives next (a dry run's answer), without taking it.
+  std::string PeekUid() const;
   void Advance(Millis t);
   // Engine events -> pod statuses, core/v1 Events, decisions.
   void Sync(Millis t);
@@ -153,7 +178,7 @@ class Cluster {
   std::map<std::string, std::map<ObjectStore::Key, ManifestSet>> policy_;
   std::map<uint64_t, ObjectStore::Key> pod_of_;  // live workloads' pods
   std::map<ObjectStore::Key, uint64_t> workload_of_;
-  std::set<std::string> quota_dirty_;
+  std::set<std::string> quota_dirty_;  // namespaces whose pods or quotas/PDBs changed
   std::deque<ObjectStore::Key> events_;  // stored Events, oldest first
   uint64_t event_counter_ = 0;
   uint64_t decision_digest_ = 14695981039346656037ull;  // FNV-1a

@@ -120,7 +120,7 @@ Status Cluster::Restore(const std::string& bytes) {
       const std::string kind = k.kind;
       if (kind == "Pod" || kind == "Node" || kind == "Event") continue;
       for (const auto& [key, obj] : store_.All(kind)) {
-        policy_[kind][key] = Load(kind, obj).set;
+        policy_[kind][key] = Load(kind, *obj).set;
       }
     }
   } catch (const std::exception& ex) {

@@ -32,7 +32,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
   Status replay = d->journal_->Replay(after, [&](int64_t seq, const std::string& text) -> Status {
     auto m = Mutation::Decode(text);
     if (!m.ok()) return m.status();
-    MutationResult r = d->cluster_->Apply(m.value());
+    MutationResult r = d->cluster_->ApplyShared(m.value());
     if (!r.ok())
       return Status::Internal("replay refused an accepted mutation: " + r.error->message);
     d->last_time_ = std::max(d->last_time_, m.value().time);
@@ -76,10 +76,10 @@ void Daemon::Stop() {
   watch_.Close();
 }
 
-int64_t Daemon::Record(const Mutation& m) {
+int64_t Daemon::Record(const Mutation& m, const std::string& body) {
   auto events = std::make_shared<std::vector<WatchEvent>>(cluster_->TakeWatchEvents());
-  const int64_t seq =
-      journal_->Append(m.Encode(), [this, events] { watch_.Publish(std::move(*events)); });
+  const int64_t seq = journal_->Append(Mutation::WithTime(body, m.time),
+                                       [this, events] { watch_.Publish(std::move(*events)); });
   ++since_snapshot_;
   MaybeSnapshot();
   clock_cv_.notify_all();
@@ -89,17 +89,21 @@ int64_t Daemon::Record(const Mutation& m) {
 MutationResult Daemon::Mutate(Mutation m) {
   int64_t seq = 0;
   MutationResult r;
-  const Cluster::Prepared prepared = Cluster::Prepare(m);  // parsing, outside the lock
+  // Parsing and serializing outside the lock: under it only the engine command, the object
+  // store and the journal's queue.
+  const Cluster::Prepared prepared = Cluster::Prepare(m);
+  const std::string body = m.EncodeBody();
   {
     std::lock_guard<std::mutex> l(mu_);
     m.time = std::max(last_time_, Now());
-    r = cluster_->Apply(m, &prepared);
-    if (!r.ok()) return r;
+    r = cluster_->ApplyShared(m, &prepared);
+    if (!r.ok() || m.dry_run) return r;  // a dry run changed nothing: no record
     last_time_ = m.time;
     if (options_.check_invariants)
       if (Status s = cluster_->engine().CheckInvariants(); !s.ok()) std::abort();
-    seq = Record(m);
+    seq = Record(m, body);
   }
+  if (r.stored) r.object = *r.stored;  // the copy for the response, outside the lock
   if (!journal_->WaitDurable(seq)) {
     ApiError e;
     e.reason = ApiError::Reason::kUnavailable;
@@ -130,9 +134,9 @@ void Daemon::ClockLoop() {
       Mutation m;
       m.op = Mutation::Op::kAdvance;
       m.time = now;
-      (void)cluster_->Apply(m);
+      (void)cluster_->ApplyShared(m);
       last_time_ = now;
-      Record(m);
+      Record(m, m.EncodeBody());
       continue;
     }
     const auto wait =

@@ -64,8 +64,8 @@ class Daemon {
   explicit Daemon(DaemonOptions o) : options_(std::move(o)) {}
   Millis Now() const;
   void ClockLoop();
-  // Journals an applied mutation (lock held); returns its sequence number.
-  int64_t Record(const Mutation& m);
+  // Journals an applied mutation (lock held) given its EncodeBody(); returns its sequence number.
+  int64_t Record(const Mutation& m, const std::string& body);
   void MaybeSnapshot();
 
   DaemonOptions options_;

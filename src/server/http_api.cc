@@ -1,18 +1,23 @@
 #include "server/http_api.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <random>
 #include <sstream>
 
 #include "adapters/kube/discovery.h"
+#include "adapters/kube/generate_name.h"
 #include "adapters/kube/openapi.h"
 #include "adapters/kube/patch.h"
 #include "adapters/kube/resources.h"
 #include "adapters/kube/selectors.h"
 #include "adapters/kube/status.h"
 #include "adapters/kube/table.h"
+#include "server/api_auth.h"
 #include "server/metrics.h"
 #include "server/pod_status.h"
 
@@ -126,6 +131,10 @@ kube::KubeStatus ToKube(const ApiError& e, const kube::ResourceInfo& r, const st
       return kube::MethodNotAllowed(e.message);
     case ApiError::Reason::kUnavailable:
       return kube::ServiceUnavailable(e.message);
+    case ApiError::Reason::kTooManyRequests:
+      return kube::TooManyRequests(e.message, {kube::Cause{"DisruptionBudget", e.cause, ""}});
+    case ApiError::Reason::kInternal:
+      return kube::Failure(500, e.message);
   }
   return kube::InternalError(e.message);
 }
@@ -135,6 +144,28 @@ std::string Param(const httplib::Request& req, const char* key) {
 }
 
 bool Truthy(const std::string& v) { return v == "1" || v == "true"; }
+
+// ?dryRun: "" no, "All" yes; anything else is refused (false, with the answer sent).
+bool ParseDryRun(const httplib::Request& req, httplib::Response& res, bool* dry_run) {
+  *dry_run = false;
+  if (!req.has_param("dryRun")) return true;
+  for (size_t i = 0; i < req.get_param_value_count("dryRun"); ++i) {
+    const std::string v = req.get_param_value("dryRun", i);
+    if (v != "All") {
+      SendStatus(res, kube::BadRequest("Invalid dry run value: \"" + v +
+                                       "\": supported values: \"All\""));
+      return false;
+    }
+    *dry_run = true;
+  }
+  return true;
+}
+
+// 64 random bits for metadata.generateName (not part of the journal: the name is).
+uint64_t RandomBits() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return rng();
+}
 
 Millis WallNow() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -183,12 +214,16 @@ void HandleList(Daemon& d, const httplib::Request& req, httplib::Response& res, 
   auto sel = ParseSelectors(req, res, r);
   if (!sel) return;
   if (Truthy(Param(req, "watch"))) return HandleWatch(d, req, res, t, *sel);
-  std::vector<Json> items;
+  // Under the lock only the shared objects are picked; copying and serializing come after.
+  std::vector<std::shared_ptr<const Json>> picked;
   const int64_t rv = d.Read([&](const Cluster& c) {
-    for (const Json* o : c.store().List(r.kind, t.namespace_))
-      if (sel->Matches(*o)) items.push_back(*o);
+    picked = c.store().ListShared(r.kind, t.namespace_);
     return c.store().resource_version();
   });
+  std::vector<Json> items;
+  for (const auto& o : picked)
+    if (sel->Matches(*o)) items.push_back(*o);
+  picked.clear();
   if (kube::WantsTable(req.get_header_value("Accept")))
     return SendJson(
         res, 200,
@@ -200,10 +235,8 @@ void HandleList(Daemon& d, const httplib::Request& req, httplib::Response& res, 
 void HandleGet(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
   const kube::ResourceInfo& r = *t.resource;
   const std::string ns = r.namespaced ? t.namespace_ : "";
-  std::optional<Json> obj = d.Read([&](const Cluster& c) -> std::optional<Json> {
-    const Json* o = c.store().Get(r.kind, ns, t.name);
-    return o ? std::optional<Json>(*o) : std::nullopt;
-  });
+  const std::shared_ptr<const Json> obj =
+      d.Read([&](const Cluster& c) { return c.store().Share(r.kind, ns, t.name); });
   if (!obj) return SendStatus(res, kube::NotFound(kube::ResourceName::Of(r), t.name));
   if (kube::WantsTable(req.get_header_value("Accept")))
     return SendJson(res, 200,
@@ -232,12 +265,14 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
   auto state = std::make_shared<std::vector<std::string>>();
   int64_t from = 0;
   if (rv_param.empty() || rv_param == "0") {
+    std::vector<std::shared_ptr<const Json>> current;
     from = d.Read([&](const Cluster& c) {
-      for (const Json* o : c.store().List(r.kind, t.namespace_))
-        if (sel.Matches(*o))
-          state->push_back(Json{{"type", "ADDED"}, {"object", shape(*o)}}.dump() + "\n");
+      current = c.store().ListShared(r.kind, t.namespace_);
       return c.store().resource_version();
     });
+    for (const auto& o : current)
+      if (sel.Matches(*o))
+        state->push_back(Json{{"type", "ADDED"}, {"object", shape(*o)}}.dump() + "\n");
   } else {
     from = std::atoll(rv_param.c_str());
   }
@@ -250,7 +285,7 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
   // the events back until the stream ends (client-go parses the media type and its parameters).
   res.set_chunked_content_provider("application/json;stream=watch", [&d, state, cursor, last_sent,
                                                                      end, sel, bookmarks, kind, ns,
-                                                                     api_version, shape](
+                                                                     api_version, shape, table](
                                                                         size_t,
                                                                         httplib::DataSink& sink) {
     for (const auto& line : *state)
@@ -270,11 +305,15 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
       sink.done();
       return true;
     }
+    // A plain watch sends each change's line as serialized once for all watchers.
     std::string out;
-    for (const auto& e : *events) {
-      if (!sel.Matches(e.object)) continue;
-      out += Json{{"type", e.type}, {"object", shape(e.object)}}.dump();
-      out += "\n";
+    for (const auto& entry : *events) {
+      const WatchEvent& e = entry->event;
+      if (!sel.Matches(*e.object)) continue;
+      if (table)
+        out += Json{{"type", e.type}, {"object", shape(*e.object)}}.dump() + "\n";
+      else
+        out += entry->Line();
     }
     if (out.empty() && bookmarks && Clock::now() - *last_sent > std::chrono::seconds(5)) {
       out = Json{{"type", "BOOKMARK"},
@@ -328,18 +367,33 @@ void HandleWrite(Daemon& d, const httplib::Request& req, httplib::Response& res,
   if ((*body)["kind"] != r.kind)
     return SendStatus(res, kube::BadRequest("the object's kind " + body->value("kind", "") +
                                             " is not " + r.kind));
-  if (Param(req, "dryRun") == "All")
-    return SendStatus(res, kube::BadRequest("dryRun is not supported"));
+  bool dry_run = false;
+  if (!ParseDryRun(req, res, &dry_run)) return;
   Mutation m;
   m.op = op;
   m.kind = r.kind;
   m.namespace_ = r.namespaced ? t.namespace_ : "";
   m.name = t.name;
-  const std::string name =
-      op == Mutation::Op::kCreate ? (*body)["metadata"].value("name", "") : t.name;
-  m.object = std::move(*body);
-  MutationResult result = d.Mutate(std::move(m));
-  Answer(res, result, op == Mutation::Op::kCreate ? 201 : 200, r, t.namespace_, name);
+  m.dry_run = dry_run;
+  Json& meta = (*body)["metadata"];
+  // metadata.generateName: a name is made here (so the journal records it), again on a collision.
+  const bool generate = op == Mutation::Op::kCreate && meta.is_object() &&
+                        meta.value("name", "").empty() && meta.contains("generateName") &&
+                        meta["generateName"].is_string() &&
+                        !meta["generateName"].get<std::string>().empty();
+  for (int attempt = 0;; ++attempt) {
+    if (generate) meta["name"] = kube::GenerateName(meta["generateName"].get<std::string>(),
+                                                    RandomBits());
+    const std::string name =
+        op == Mutation::Op::kCreate && meta.is_object() ? meta.value("name", "") : t.name;
+    Mutation attempt_m = m;
+    attempt_m.object = *body;
+    MutationResult result = d.Mutate(std::move(attempt_m));
+    if (generate && !result.ok() && result.error->reason == ApiError::Reason::kAlreadyExists &&
+        result.error->kind == r.kind && attempt < 7)
+      continue;
+    return Answer(res, result, op == Mutation::Op::kCreate ? 201 : 200, r, t.namespace_, name);
+  }
 }
 
 void HandlePatch(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
@@ -350,15 +404,14 @@ void HandlePatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
   if (!type || !kube::Accepts(r, *type))
     return SendStatus(res,
                       kube::UnsupportedMediaType(req.get_header_value("Content-Type"), accepted));
-  if (Param(req, "dryRun") == "All")
-    return SendStatus(res, kube::BadRequest("dryRun is not supported"));
+  bool dry_run = false;
+  if (!ParseDryRun(req, res, &dry_run)) return;
   const std::string ns = r.namespaced ? t.namespace_ : "";
   const bool precondition = req.body.find("resourceVersion") != std::string::npos;
   for (int attempt = 0;; ++attempt) {
-    std::optional<Json> live = d.Read([&](const Cluster& c) -> std::optional<Json> {
-      const Json* o = c.store().Get(r.kind, ns, t.name);
-      return o ? std::optional<Json>(*o) : std::nullopt;
-    });
+    const std::shared_ptr<const Json> stored =
+        d.Read([&](const Cluster& c) { return c.store().Share(r.kind, ns, t.name); });
+    std::optional<Json> live = stored ? std::optional<Json>(*stored) : std::nullopt;
     if (!live && *type != kube::PatchType::kApply)
       return SendStatus(res, kube::NotFound(kube::ResourceName::Of(r), t.name));
     auto merged = kube::ApplyPatch(*type, live ? &*live : nullptr, req.body, r);
@@ -381,6 +434,7 @@ void HandlePatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
     m.namespace_ = ns;
     m.name = t.name;
     m.object = std::move(obj);
+    m.dry_run = dry_run;
     MutationResult result = d.Mutate(std::move(m));
     const bool raced =
         !result.ok() &&
@@ -408,9 +462,26 @@ std::optional<Millis> GracePeriod(const httplib::Request& req) {
   return std::atoll(g.c_str()) * 1000;
 }
 
+// DeleteOptions in the body may ask for a dry run too (client-go sends it there on DELETE).
+bool BodyDryRun(const httplib::Request& req) {
+  if (req.body.empty()) return false;
+  try {
+    Json b = Json::parse(req.body);
+    if (b.is_object() && b.contains("deleteOptions")) b = b["deleteOptions"];
+    return b.is_object() && b.contains("dryRun") && b["dryRun"].is_array() &&
+           std::find(b["dryRun"].begin(), b["dryRun"].end(), "All") != b["dryRun"].end();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 void HandleDelete(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
   const kube::ResourceInfo& r = *t.resource;
+  bool dry_run = false;
+  if (!ParseDryRun(req, res, &dry_run)) return;
+  dry_run = dry_run || BodyDryRun(req);
   Mutation m;
+  m.dry_run = dry_run;
   m.op = Mutation::Op::kDelete;
   m.kind = r.kind;
   m.namespace_ = r.namespaced ? t.namespace_ : "";
@@ -420,12 +491,62 @@ void HandleDelete(Daemon& d, const httplib::Request& req, httplib::Response& res
   Answer(res, result, 200, r, t.namespace_, t.name);
 }
 
-// pods/eviction: the pod is deleted with the eviction's grace period (budgets are the engine's
-// business at preemption; an eviction does not check them).
+// deletecollection (DELETE on a collection, with labelSelector / fieldSelector): each object the
+// selectors match is deleted as its own DELETE would be (a journal record each); the answer is
+// the list of the deleted objects' last states. Namespaces have no deletecollection.
+void HandleDeleteCollection(Daemon& d, const httplib::Request& req, httplib::Response& res,
+                            const Target& t) {
+  const kube::ResourceInfo& r = *t.resource;
+  if (r.kind == "Namespace") return SendStatus(res, kube::MethodNotAllowed());
+  auto sel = ParseSelectors(req, res, r);
+  if (!sel) return;
+  bool dry_run = false;
+  if (!ParseDryRun(req, res, &dry_run)) return;
+  dry_run = dry_run || BodyDryRun(req);
+  std::vector<std::pair<std::string, std::string>> keys;
+  d.Read([&](const Cluster& c) {
+    for (const Json* o : c.store().List(r.kind, t.namespace_))
+      if (sel->Matches(*o))
+        keys.emplace_back(o->at("metadata").value("namespace", ""),
+                          o->at("metadata").value("name", ""));
+    return 0;
+  });
+  std::vector<Json> items;
+  for (const auto& [ns, name] : keys) {
+    Mutation m;
+    m.op = Mutation::Op::kDelete;
+    m.kind = r.kind;
+    m.namespace_ = ns;
+    m.name = name;
+    m.grace_period = GracePeriod(req);
+    m.dry_run = dry_run;
+    MutationResult result = d.Mutate(std::move(m));
+    if (!result.ok() && result.error->reason == ApiError::Reason::kNotFound) continue;  // raced
+    if (!result.ok()) return SendStatus(res, ToKube(*result.error, r, ns, name));
+    items.push_back(std::move(result.object));
+  }
+  const int64_t rv = d.Read([](const Cluster& c) { return c.store().resource_version(); });
+  SendJson(res, 200, ListBody(r, std::move(items), rv));
+}
+
+// pods/eviction (policy/v1 Eviction): the pod is deleted with the eviction's grace period if its
+// PodDisruptionBudget allows (Cluster::Evict; 429 TooManyRequests otherwise).
 void HandleEvict(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
   const kube::ResourceInfo& r = *t.resource;
+  bool dry_run = false;
+  if (!ParseDryRun(req, res, &dry_run)) return;
+  if (!req.body.empty()) {
+    auto body = Body(req, res);
+    if (!body) return;
+    if (body->is_object() && body->contains("metadata") && (*body)["metadata"].is_object() &&
+        (*body)["metadata"].value("name", t.name) != t.name)
+      return SendStatus(res, kube::BadRequest("name in URL does not match name in Eviction object"));
+    dry_run = dry_run || BodyDryRun(req);
+  }
   Mutation m;
   m.op = Mutation::Op::kDelete;
+  m.eviction = true;
+  m.dry_run = dry_run;
   m.kind = r.kind;
   m.namespace_ = t.namespace_;
   m.name = t.name;
@@ -440,11 +561,27 @@ void HandleEvict(Daemon& d, const httplib::Request& req, httplib::Response& res,
 }  // namespace
 
 ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
-    : daemon_(daemon), options_(std::move(options)), svr_(std::make_unique<httplib::Server>()) {
+    : daemon_(daemon), options_(std::move(options)) {
+  auto server = NewHttpServer(options_.tls);
+  if (server.ok()) {
+    svr_ = std::move(server).value();
+  } else {
+    setup_ = server.status();
+    svr_ = std::make_unique<httplib::Server>();
+  }
+  if (options_.tokens) InstallApiAuth(*svr_, options_.tokens);
   const int threads = options_.threads;
   svr_->new_task_queue = [threads] {
     return new httplib::ThreadPool(static_cast<size_t>(threads));
   };
+  // Responses go out as headers then body: without TCP_NODELAY the body waits for the client's
+  // delayed ACK of the headers (40 ms per request).
+  svr_->set_tcp_nodelay(true);
+  // The listening socket, to raise its accept backlog after binding (Bind()).
+  svr_->set_socket_options([this](int sock) {
+    httplib::default_socket_options(sock);
+    listen_fd_ = sock;
+  });
   svr_->set_keep_alive_timeout(1);  // idle keep-alive connections never delay shutdown long
   svr_->set_keep_alive_max_count(100000);
   svr_->set_read_timeout(30, 0);
@@ -455,6 +592,7 @@ ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
 ApiServer::~ApiServer() = default;
 
 Result<int> ApiServer::Bind(const std::string& host, int port) {
+  if (!setup_.ok()) return setup_;
   int bound = port;
   if (port == 0)
     bound = svr_->bind_to_any_port(host.c_str());
@@ -462,6 +600,11 @@ Result<int> ApiServer::Bind(const std::string& host, int port) {
     bound = -1;
   if (bound <= 0)
     return Result<int>::Error("cannot listen on " + host + ":" + std::to_string(port));
+  // cpp-httplib listens with a backlog of 5: a burst of new connections (64 clients at once)
+  // overflows it, the kernel drops their handshakes and first requests, and a request that
+  // arrives after the 1 s keep-alive wait finds its connection closed. listen() again on the
+  // listening socket only raises the backlog.
+  if (listen_fd_ >= 0) ::listen(listen_fd_, SOMAXCONN);
   address_ = host + ":" + std::to_string(bound);
   return bound;
 }
@@ -577,6 +720,8 @@ void ApiServer::Routes() {
       if (!t.name.empty()) return SendStatus(res, kube::MethodNotAllowed());
       return HandleWrite(daemon_, req, res, t, Mutation::Op::kCreate);
     }
+    if (req.method == "DELETE" && t.name.empty() && t.sub.empty())
+      return HandleDeleteCollection(daemon_, req, res, t);
     if (!t.sub.empty() || t.name.empty()) return SendStatus(res, kube::MethodNotAllowed());
     if (req.method == "PUT") return HandleWrite(daemon_, req, res, t, Mutation::Op::kUpdate);
     if (req.method == "PATCH") return HandlePatch(daemon_, req, res, t);

@@ -10,9 +10,11 @@
 #include <memory>
 #include <string>
 
+#include "adapters/kube/auth.h"
 #include "core/status.h"
 #include "server/daemon.h"
 #include "server/dashboard/routes.h"
+#include "server/tls_server.h"
 
 namespace httplib {
 class Server;
@@ -25,13 +27,17 @@ struct ApiOptions {
   int threads = 160;              // concurrent connections served (watches hold one each)
   std::function<void(const std::string& json_line)> log;
   dashboard::DashboardOptions dashboard;  // the web dashboard at /ui/ (dashboard/routes.h)
+  TlsFiles tls;                           // HTTPS when set (tls_server.h)
+  // --token-file: every request authenticated and authorized (api_auth.h); null: open.
+  std::shared_ptr<const kube::TokenTable> tokens;
 };
 
 class ApiServer {
  public:
   ApiServer(Daemon& daemon, ApiOptions options);
   ~ApiServer();
-  // Binds host:port (port 0: any free port); returns the port.
+  // Binds host:port (port 0: any free port); returns the port. Fails too when the TLS files of
+  // the options cannot serve (tls_server.h's messages).
   Result<int> Bind(const std::string& host, int port);
   // Serves until Stop() (from another thread or a signal handler thread).
   void Run();
@@ -43,6 +49,8 @@ class ApiServer {
   ApiOptions options_;
   std::unique_ptr<httplib::Server> svr_;
   std::string address_;
+  int listen_fd_ = -1;  // the listening socket (its backlog is raised after binding)
+  Status setup_;  // the TLS set-up's error, reported by Bind
 };
 
 }  // namespace arbiter::server

@@ -83,7 +83,8 @@ std::string RenderMetrics(const Cluster& c, const JournalStats& j, Millis now) {
 
   std::map<std::string, int64_t> phases = {
       {"Pending", 0}, {"Running", 0}, {"Succeeded", 0}, {"Failed", 0}};
-  for (const auto& [key, pod] : c.store().All("Pod")) {
+  for (const auto& [key, stored] : c.store().All("Pod")) {
+    const Json& pod = *stored;
     const std::string phase =
         pod.contains("status") ? pod["status"].value("phase", "Pending") : "Pending";
     ++phases[phase];
@@ -97,7 +98,8 @@ std::string RenderMetrics(const Cluster& c, const JournalStats& j, Millis now) {
     if (std::string(which) == "used")
       w.Family("arbiter_quota_used", "gauge",
                "ResourceQuota usage (running and terminating pods).");
-    for (const auto& [key, q] : c.store().All("ResourceQuota")) {
+    for (const auto& [key, stored] : c.store().All("ResourceQuota")) {
+      const Json& q = *stored;
       if (!q.contains("status") || !q["status"].contains(which)) continue;
       for (const auto& [item, text] : q["status"][which].items()) {
         std::string resource = item;
@@ -134,7 +136,22 @@ std::string RenderMetrics(const Cluster& c, const JournalStats& j, Millis now) {
   w.Sample("arbiter_journal_fsync_seconds_count", {}, static_cast<double>(j.commits));
 
   // Virtual pods as KSM, cAdvisor and dcgm-exporter show real ones.
-  Writer phase, info, req, cpu, mem, gpu;
+  Writer nodes, phase, info, req, cpu, mem, gpu;
+  nodes.Family(
+      "kube_node_labels", "gauge",
+      "The node's GPU labels (kube-state-metrics shape, allowlisted nvidia.com/gpu.product "
+      "and nvidia.com/gpu.replicas).");
+  for (const auto& [key, node] : c.store().All("Node")) {
+    std::vector<std::pair<std::string, std::string>> labels = {{"node", key.second}};
+    const Json* meta = node.contains("metadata") ? &node["metadata"] : nullptr;
+    for (const auto& [label, name] :
+         {std::pair{"nvidia.com/gpu.product", "label_nvidia_com_gpu_product"},
+          std::pair{"nvidia.com/gpu.replicas", "label_nvidia_com_gpu_replicas"}})
+      if (meta && meta->contains("labels") && (*meta)["labels"].contains(label) &&
+          (*meta)["labels"][label].is_string())
+        labels.push_back({name, (*meta)["labels"][label].get<std::string>()});
+    nodes.Sample("kube_node_labels", labels, 1);
+  }
   phase.Family("kube_pod_status_phase", "gauge", "The pod's phase (kube-state-metrics shape).");
   info.Family("kube_pod_info", "gauge", "The pod's node (kube-state-metrics shape).");
   req.Family("kube_pod_container_resource_requests", "gauge",
@@ -190,7 +207,8 @@ std::string RenderMetrics(const Cluster& c, const JournalStats& j, Millis now) {
                   {"GPU_I_PROFILE", ""}},
                  usage.Get(std::string(kGpu)) / 1000.0 / static_cast<double>(gpus));
   }
-  return w.str() + phase.str() + info.str() + req.str() + cpu.str() + mem.str() + gpu.str();
+  return w.str() + nodes.str() + phase.str() + info.str() + req.str() + cpu.str() + mem.str() +
+         gpu.str();
 }
 
 }  // namespace arbiter::server

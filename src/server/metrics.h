@@ -8,6 +8,7 @@
 //   arbiter_journal_fsync_seconds (histogram)         the journal's group commits
 // and the virtual nodes' pods in the shapes `arbiter meter` reads from a real cluster
 // (docs/metering-live.md), so a Prometheus can meter virtual pods as it meters real ones:
+//   kube_node_labels{node,label_nvidia_com_gpu_product,label_nvidia_com_gpu_replicas},
 //   kube_pod_status_phase{namespace,pod,phase}, kube_pod_info{namespace,pod,node},
 //   kube_pod_container_resource_requests{namespace,pod,container,node,resource,unit} (KSM),
 //   container_cpu_usage_seconds_total, container_memory_working_set_bytes (cAdvisor; the

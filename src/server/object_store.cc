@@ -7,18 +7,41 @@ const Json* ObjectStore::Get(const std::string& kind, const std::string& ns,
   auto k = kinds_.find(kind);
   if (k == kinds_.end()) return nullptr;
   auto it = k->second.find({ns, name});
-  return it == k->second.end() ? nullptr : &it->second;
+  return it == k->second.end() ? nullptr : it->second.get();
 }
 
-std::vector<const Json*> ObjectStore::List(const std::string& kind, const std::string& ns) const {
-  std::vector<const Json*> out;
+std::shared_ptr<const Json> ObjectStore::Share(const std::string& kind, const std::string& ns,
+                                               const std::string& name) const {
   auto k = kinds_.find(kind);
-  if (k == kinds_.end()) return out;
+  if (k == kinds_.end()) return nullptr;
+  auto it = k->second.find({ns, name});
+  return it == k->second.end() ? nullptr : it->second;
+}
+
+namespace {
+template <typename F>
+void ForEach(const std::map<std::string, ObjectStore::Objects>& kinds, const std::string& kind,
+             const std::string& ns, F&& f) {
+  auto k = kinds.find(kind);
+  if (k == kinds.end()) return;
   auto it = ns.empty() ? k->second.begin() : k->second.lower_bound({ns, ""});
   for (; it != k->second.end(); ++it) {
     if (!ns.empty() && it->first.first != ns) break;
-    out.push_back(&it->second);
+    f(it->second);
   }
+}
+}  // namespace
+
+std::vector<const Json*> ObjectStore::List(const std::string& kind, const std::string& ns) const {
+  std::vector<const Json*> out;
+  ForEach(kinds_, kind, ns, [&](const std::shared_ptr<const Json>& o) { out.push_back(o.get()); });
+  return out;
+}
+
+std::vector<std::shared_ptr<const Json>> ObjectStore::ListShared(const std::string& kind,
+                                                                 const std::string& ns) const {
+  std::vector<std::shared_ptr<const Json>> out;
+  ForEach(kinds_, kind, ns, [&](const std::shared_ptr<const Json>& o) { out.push_back(o); });
   return out;
 }
 
@@ -32,9 +55,10 @@ int64_t ObjectStore::Put(const std::string& kind, const std::string& ns, const s
                          Json object) {
   const int64_t rv = ++rv_;
   object["metadata"]["resourceVersion"] = std::to_string(rv);
+  auto shared = std::make_shared<const Json>(std::move(object));
   Objects& objs = kinds_[kind];
-  auto [it, added] = objs.insert_or_assign({ns, name}, std::move(object));
-  events_.push_back(WatchEvent{rv, kind, ns, added ? "ADDED" : "MODIFIED", it->second});
+  auto [it, added] = objs.insert_or_assign({ns, name}, shared);
+  events_.push_back(WatchEvent{rv, kind, ns, added ? "ADDED" : "MODIFIED", std::move(shared)});
   return rv;
 }
 
@@ -44,10 +68,11 @@ bool ObjectStore::Remove(const std::string& kind, const std::string& ns, const s
   auto it = k->second.find({ns, name});
   if (it == k->second.end()) return false;
   const int64_t rv = ++rv_;
-  Json last = std::move(it->second);
+  Json last = *it->second;
   k->second.erase(it);
   last["metadata"]["resourceVersion"] = std::to_string(rv);
-  events_.push_back(WatchEvent{rv, kind, ns, "DELETED", std::move(last)});
+  events_.push_back(
+      WatchEvent{rv, kind, ns, "DELETED", std::make_shared<const Json>(std::move(last))});
   return true;
 }
 
@@ -57,7 +82,7 @@ Json ObjectStore::Save() const {
   Json kinds = Json::object();
   for (const auto& [kind, objs] : kinds_) {
     Json list = Json::array();
-    for (const auto& [key, obj] : objs) list.push_back(obj);
+    for (const auto& [key, obj] : objs) list.push_back(*obj);
     kinds[kind] = std::move(list);
   }
   out["kinds"] = std::move(kinds);
@@ -72,7 +97,8 @@ void ObjectStore::Load(const Json& saved) {
     Objects& objs = kinds_[kind];
     for (const auto& obj : list) {
       const Json& m = obj.at("metadata");
-      objs.emplace(Key{m.value("namespace", ""), m.at("name").get<std::string>()}, obj);
+      objs.emplace(Key{m.value("namespace", ""), m.at("name").get<std::string>()},
+                   std::make_shared<const Json>(obj));
     }
   }
 }

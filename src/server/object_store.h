@@ -3,11 +3,14 @@
 // Every write takes the next value of one global resourceVersion counter (as etcd's revision)
 // and is written into the object's metadata.resourceVersion; the change is also recorded as a
 // watch event (ADDED / MODIFIED / DELETED with the object as of that version) for the watch log.
+// A stored object is immutable (a write replaces it), so the store, its watch events and readers
+// share one copy: Share() and ListShared() hand it out to be serialized after the lock is let go.
 // Pure: no I/O, no threads, no clock. Not thread-safe (the Cluster's lock guards it).
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -20,20 +23,24 @@ using Json = nlohmann::json;
 // One change, as a watch stream delivers it.
 struct WatchEvent {
   int64_t resource_version = 0;
-  std::string kind;        // "Pod", "Node", ...
-  std::string namespace_;  // "" for cluster-scoped kinds
-  std::string type;        // ADDED, MODIFIED, DELETED
-  Json object;
+  std::string kind;                    // "Pod", "Node", ...
+  std::string namespace_;              // "" for cluster-scoped kinds
+  std::string type;                    // ADDED, MODIFIED, DELETED
+  std::shared_ptr<const Json> object;  // shared with the store (never changed)
 };
 
 class ObjectStore {
  public:
-  using Key = std::pair<std::string, std::string>;  // namespace, name
-  using Objects = std::map<Key, Json>;              // in (namespace, name) order
+  using Key = std::pair<std::string, std::string>;             // namespace, name
+  using Objects = std::map<Key, std::shared_ptr<const Json>>;  // in (namespace, name) order
 
   const Json* Get(const std::string& kind, const std::string& ns, const std::string& name) const;
+  std::shared_ptr<const Json> Share(const std::string& kind, const std::string& ns,
+                                    const std::string& name) const;
   // Objects of a kind, of one namespace ("" for all), in (namespace, name) order.
   std::vector<const Json*> List(const std::string& kind, const std::string& ns) const;
+  std::vector<std::shared_ptr<const Json>> ListShared(const std::string& kind,
+                                                      const std::string& ns) const;
   const Objects& All(const std::string& kind) const;
 
   // Stores the object (ADDED if new, else MODIFIED) with the next resourceVersion; returns it.

@@ -4,42 +4,58 @@
 
 namespace arbiter::server {
 
+const std::string& WatchLog::Entry::Line() const {
+  std::call_once(once_, [this] {
+    const std::string object = event.object ? event.object->dump() : "null";
+    line_.reserve(object.size() + event.type.size() + 24);
+    line_ += "{\"type\":\"";
+    line_ += event.type;
+    line_ += "\",\"object\":";
+    line_ += object;
+    line_ += "}\n";
+  });
+  return line_;
+}
+
 void WatchLog::Publish(std::vector<WatchEvent> events) {
   if (events.empty()) return;
-  std::lock_guard<std::mutex> l(mu_);
-  for (auto& e : events) {
-    last_rv_ = e.resource_version;
-    events_.push_back(std::move(e));
-  }
-  while (events_.size() > capacity_) {
-    oldest_rv_ = events_.front().resource_version;
-    events_.pop_front();
+  std::vector<std::shared_ptr<const Entry>> entries;
+  entries.reserve(events.size());
+  for (auto& e : events) entries.push_back(std::make_shared<const Entry>(std::move(e)));
+  std::vector<std::shared_ptr<const Entry>> dropped;  // freed after the lock is let go
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (auto& e : entries) {
+      last_rv_ = e->event.resource_version;
+      events_.push_back(std::move(e));
+    }
+    while (events_.size() > capacity_) {
+      oldest_rv_ = events_.front()->event.resource_version;
+      dropped.push_back(std::move(events_.front()));
+      events_.pop_front();
+    }
   }
   cv_.notify_all();
 }
 
-std::optional<std::vector<WatchEvent>> WatchLog::Since(
-    int64_t& after_rv, const std::string& kind, const std::string& ns,
-    std::chrono::steady_clock::time_point deadline) {
+std::optional<WatchLog::Entries> WatchLog::Since(int64_t& after_rv, const std::string& kind,
+                                                 const std::string& ns,
+                                                 std::chrono::steady_clock::time_point deadline) {
   std::unique_lock<std::mutex> l(mu_);
   if (after_rv < oldest_rv_) return std::nullopt;
   cv_.wait_until(l, deadline, [&] { return last_rv_ > after_rv || closed_; });
-  std::vector<WatchEvent> out;
+  Entries out;
   if (after_rv < oldest_rv_) return std::nullopt;
   // Binary search for the first change after after_rv (events_ is in resourceVersion order).
-  size_t lo = 0, hi = events_.size();
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (events_[mid].resource_version <= after_rv)
-      lo = mid + 1;
-    else
-      hi = mid;
+  auto first = std::upper_bound(events_.begin(), events_.end(), after_rv,
+                                [](int64_t rv, const std::shared_ptr<const Entry>& e) {
+                                  return rv < e->event.resource_version;
+                                });
+  for (auto it = first; it != events_.end(); ++it) {
+    const WatchEvent& e = (*it)->event;
+    if (e.kind == kind && (ns.empty() || e.namespace_ == ns)) out.push_back(*it);
   }
-  for (size_t i = lo; i < events_.size(); ++i) {
-    const WatchEvent& e = events_[i];
-    if (e.kind == kind && (ns.empty() || e.namespace_ == ns)) out.push_back(e);
-  }
-  if (!events_.empty()) after_rv = std::max(after_rv, events_.back().resource_version);
+  if (!events_.empty()) after_rv = std::max(after_rv, events_.back()->event.resource_version);
   return out;
 }
 

@@ -85,6 +85,7 @@ void Recorder::Record(const engine::WorkloadStatus& s) {
   r.usage = usage[Value(s.id)].value_or(s.requests);
   r.pending_total = s.pending_total;
   r.borrowed = s.borrowed;
+  if (!s.flavor.empty()) r.flavor = s.flavor;
   r.progress = w.progress;
   const int64_t gpu = placement::PodShape::FromRequests(s.requests).gpu_milli_total();
   r.lost_gpu_milli_ms = static_cast<int64_t>(w.lost_ms) * gpu;

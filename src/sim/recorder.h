@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/engine/engine.h"
 #include "core/engine/sink.h"
 #include "sim/work_model.h"
 
@@ -33,6 +34,7 @@ struct SimWorkload {
   ResourceList usage;     // mean actual usage (arbiter.dev/usage, default: requests)
   Millis pending_total = 0;
   bool borrowed = false;
+  std::string flavor;   // the ResourceFlavor it was last admitted on, "" none
   Millis progress = 0;  // saved progress (work model)
   int64_t lost_gpu_milli_ms = 0;
   int64_t lost_gpu_milli_ms_node_removed = 0;
@@ -58,6 +60,7 @@ struct SimResult {
   std::deque<engine::RunRecord> run_list;  // closed runs, then the open runs closed at the end
   PoolPolicy pool_policy;                  // the effective policy at the end
   std::vector<ElasticQuota> elastic_quotas;  // the engine's at the end (fair shares)
+  std::vector<engine::Engine::FlavorUsage> flavor_usage;  // the engine's at the end (flavor quotas)
   Millis end_time = 0;
 
   const std::vector<SimWorkload>& workloads() const { return workload_list; }

@@ -254,6 +254,22 @@ nlohmann::json ReportHead(const ManifestSet& m, const SimResult& r, const Summar
                     {"finalShare", engine::FormatShare(f.final_share)}});
     sum["fairShares"] = fs;
   }
+  // Quota per flavor (new, only for ElasticQuotas with spec.flavors): each namespace's flavors, in
+  // their fallback order, with the usage at the end and the workloads last admitted on each.
+  if (!r.flavor_usage.empty()) {
+    json fq = json::array();
+    for (const auto& f : r.flavor_usage) {
+      int64_t n = 0;
+      for (const auto& w : r.workloads())
+        if (w.namespace_ == f.namespace_ && w.flavor == f.flavor) ++n;
+      json j = {{"namespace", f.namespace_}, {"flavor", f.flavor}, {"min", f.min.ToString()}};
+      if (f.max) j["max"] = f.max->ToString();
+      j["usedAtEnd"] = f.used.ToString();
+      j["workloads"] = n;
+      fq.push_back(j);
+    }
+    sum["flavorQuotas"] = fq;
+  }
   out["summary"] = sum;
   return out;
 }
@@ -290,6 +306,7 @@ void ForEachWorkloadJson(const SimResult& r, const JsonSink& sink) {
     j["requests"] = w.requests.ToString();
     j["pendingSeconds"] = Seconds(w.pending_total);
     j["borrowed"] = w.borrowed;
+    if (!w.flavor.empty()) j["flavor"] = w.flavor;
     j["progressSeconds"] = Seconds(w.progress);
     sink(j);
   }

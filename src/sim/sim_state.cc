@@ -62,6 +62,7 @@ void Io(A& a, sim::SimWorkload& w) {
   Io(a, w.progress);
   Io(a, w.lost_gpu_milli_ms);
   Io(a, w.lost_gpu_milli_ms_node_removed);
+  if (!a.flavorless) Io(a, w.flavor);  // version 3
 }
 
 template <typename A>
@@ -170,9 +171,11 @@ Result<std::unique_ptr<Simulation>> Simulation::Resume(std::string_view bytes, c
   using R = Result<std::unique_ptr<Simulation>>;
   if (options.until && (*options.until < 0 || *options.until > kMaxHorizon))
     return Status::Error("--until must be between 0s and " + FormatDuration(kMaxHorizon));
-  auto body = serial::Unseal(bytes, kKind, kStateVersion);
+  uint32_t version = 0;
+  auto body = serial::Unseal(bytes, kKind, 2, kStateVersion, &version);
   if (!body.ok()) return body.status();
   serial::Reader r(*body);
+  r.flavorless = version < 3;
   auto fail = [&](const std::string& why) { return R::Error(StatusCode::kInvalidArgument, "corrupt simulation state: " + why); };
   std::unique_ptr<Simulation> sim(new Simulation());
   sim->options_ = options;

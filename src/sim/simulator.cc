@@ -195,6 +195,7 @@ SimResult Simulation::Finish(Millis end) {
   for (const auto& s : engine_->Workloads(end)) recorder_->Record(s);
   r.pool_policy = engine_->policy();
   r.elastic_quotas = engine_->elastic_quotas();
+  r.flavor_usage = engine_->flavor_usages();
   r.end_time = end;
   return std::move(recorder_->result);
 }

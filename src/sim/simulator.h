@@ -76,7 +76,7 @@ class Simulation {
   // them. Restored with another `placement`, the rest of the run uses that policy.
   std::string Save() const;
   static Result<std::unique_ptr<Simulation>> Resume(std::string_view bytes, const SimOptions& options);
-  static constexpr uint32_t kStateVersion = 2;
+  static constexpr uint32_t kStateVersion = 3;  // 3: workloads' flavors (2 is still read)
 
  private:
   Simulation();

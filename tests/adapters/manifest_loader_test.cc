@@ -327,6 +327,44 @@ TEST(ManifestLoaderTest, DocumentsAreSplitAndKeepFileLines) {
   EXPECT_EQ(bad->line, 20);
 }
 
+// ResourceFlavor and ElasticQuota spec.flavors load with the flavor's node labels copied in; the
+// flavor rules (unknown name with a did-you-mean, a flavor listed twice, min above max, a resource
+// quota both per flavor and plain) are reported at their lines.
+TEST(ManifestLoaderTest, ResourceFlavorsAndQuotaFlavors) {
+  auto l = LoadAndValidate(
+      "apiVersion: arbiter.dev/v1alpha1\nkind: ResourceFlavor\nmetadata: {name: h100}\n"  // 1-3
+      "spec: {nodeLabels: {nvidia.com/gpu.product: H100}}\n"                                 // 4
+      "---\n"                                                                                 // 5
+      "apiVersion: arbiter.dev/v1alpha1\nkind: ElasticQuota\n"                              // 6-7
+      "metadata: {name: q, namespace: a}\n"                                                   // 8
+      "spec:\n  min: {cpu: 4, nvidia.com/gpu: 1}\n  flavors:\n"                              // 9-11
+      "    - {name: h100, min: {nvidia.com/gpu: 8}, max: {nvidia.com/gpu: 4}}\n"              // 12
+      "    - {name: h10, min: {nvidia.com/gpu: 8}}\n"                                         // 13
+      "    - {name: h100, min: {nvidia.com/gpu: 2}}\n"                                        // 14
+      "    - {name: a100}\n");                                                                // 15
+  ASSERT_EQ(l.set.resource_flavors.size(), 1u) << All(l);
+  EXPECT_EQ(l.set.resource_flavors[0].node_labels.at("nvidia.com/gpu.product"), "H100");
+  ASSERT_EQ(l.set.elastic_quotas.at(0).flavors.size(), 4u);
+  EXPECT_EQ(l.set.elastic_quotas[0].flavors[0].node_labels.at("nvidia.com/gpu.product"), "H100");
+  EXPECT_EQ(l.set.elastic_quotas[0].flavors[0].max->Get("nvidia.com/gpu"), 4000);
+  auto* unknown = Find(l, "unknown ResourceFlavor \"h10\"; did you mean \"h100\"?");
+  ASSERT_TRUE(unknown) << All(l);
+  EXPECT_EQ(unknown->line, 13);
+  EXPECT_EQ(unknown->field_path, "spec.flavors[1].name");
+  auto* twice = Find(l, "flavor \"h100\" is listed twice (first at spec.flavors[0])");
+  ASSERT_TRUE(twice) << All(l);
+  EXPECT_EQ(twice->line, 14);
+  auto* above = Find(l, "min 8 exceeds max 4");
+  ASSERT_TRUE(above) << All(l);
+  EXPECT_EQ(above->line, 12);
+  auto* both = Find(l, "nvidia.com/gpu is quota per flavor here and also in spec.min/spec.max");
+  ASSERT_TRUE(both) << All(l);
+  auto* empty = Find(l, "flavor \"a100\" sets no min or max");
+  ASSERT_TRUE(empty) << All(l);
+  EXPECT_EQ(empty->line, 15);
+  EXPECT_TRUE(Find(l, "unknown ResourceFlavor \"a100\"")) << All(l);
+}
+
 // A syntax error is reported at its line in the file, and the other documents still load.
 TEST(ManifestLoaderTest, SyntaxErrorInOneDocumentKeepsTheOthers) {
   auto l = Load("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n"
@@ -538,6 +576,39 @@ spec:
   EXPECT_TRUE(Find(l, "must not be empty for operator In"));
   EXPECT_TRUE(Find(l, "must be empty for operator Exists"));
   EXPECT_TRUE(Find(l, "unknown value \"Maybe\""));
+}
+
+// Terminating / NotTerminating are enforced (no warning); only PriorityClass takes operators
+// other than Exists; an unknown scope is an error naming the allowed ones.
+TEST(ManifestLoaderTest, ResourceQuotaTerminatingScopesAndOperators) {
+  auto l = Load(R"(apiVersion: v1
+kind: ResourceQuota
+metadata: {name: q}
+spec:
+  hard: {pods: 2}
+  scopes: [Terminating, NotBestEffort]
+  scopeSelector:
+    matchExpressions:
+    - {scopeName: PriorityClass, operator: NotIn, values: [low]}
+)");
+  EXPECT_CLEAN(l);
+  ASSERT_EQ(l.set.resource_quotas.at(0).scope_selector.size(), 3u);
+  EXPECT_EQ(l.set.resource_quotas.at(0).scope_selector[0].scope_name, "Terminating");
+
+  auto bad = Load(R"(apiVersion: v1
+kind: ResourceQuota
+metadata: {name: q}
+spec:
+  hard: {pods: 2}
+  scopes: [Terminatng]
+  scopeSelector:
+    matchExpressions:
+    - {scopeName: NotTerminating, operator: DoesNotExist}
+    - {scopeName: BestEffort, operator: In, values: [x]}
+)");
+  EXPECT_TRUE(Find(bad, "unknown value \"Terminatng\"")) << All(bad);
+  EXPECT_TRUE(Find(bad, "must be Exists when scopeName is NotTerminating")) << All(bad);
+  EXPECT_TRUE(Find(bad, "must be Exists when scopeName is BestEffort")) << All(bad);
 }
 
 TEST(ManifestLoaderTest, LimitRange) {
@@ -893,7 +964,11 @@ TEST(ManifestLoaderTest, UnknownKindAndApiVersion) {
   auto* d = Find(l, "unknown kind \"Deployment\"");
   ASSERT_TRUE(d) << All(l);
   EXPECT_EQ(d->line, 2);
-  EXPECT_NE(d->message.find("arbiter.dev/v1alpha1 PoolPolicy"), std::string::npos);
+  // The supported kinds, from the one kinds table (core/api_kinds.h), by group in table order.
+  EXPECT_NE(d->message.find("arbiter.dev/v1alpha1 ElasticQuota, PoolPolicy, PriceBook, QoS; "
+                            "scheduling.x-k8s.io/v1alpha1 PodGroup)"),
+            std::string::npos)
+      << d->message;
   EXPECT_TRUE(Find(l, "PriorityClass/x: apiVersion: unsupported apiVersion \"v1\" for PriorityClass (expected scheduling.k8s.io/v1"));
   EXPECT_TRUE(Find(l, "expected policy/v1"));
   EXPECT_TRUE(Find(l, "unknown kind \"Qos\"; did you mean \"QoS\"?"));

@@ -1,10 +1,16 @@
 // The dashboard of `arbiter serve` in a real browser: Debian's Chromium, headless, driven by
 // playwright-core (pinned in package.json). Starts `arbiter serve` on a free loopback port with
-// a token file, applies examples/pool.yaml with the real kubectl, then:
+// a token file (--token-file: the API and the dashboard authenticate the same tokens) over HTTPS
+// (a CA and a server certificate made with the openssl CLI: kubectl sends tokens only to https),
+// applies examples/pool.yaml with the real kubectl as the admin, then:
 //   - a tenant token logs in and sees only its own namespace (pool, tenants, queue);
 //   - an unknown token is refused at the login;
 //   - a pending workload's page turns Running after the pod blocking it is deleted, without a
 //     page reload (the page watches pods through the API, and polls);
+//   - a tenant watches its high-priority pod, applied while the page is open, wait for the
+//     low-priority pod it preempts and then run, without a reload (a second daemon, a 2-GPU pool);
+//   - the tenants page shows the quota over time, fair share and preemptions; the pool page the
+//     utilisation over time, idle cost and MIG slices; the queue page the nominated node;
 //   - screenshots of each page at 1400 px (and the pool at 800 px) go to docs/screenshots/.
 // Waits on conditions with deadlines, never on sleeps alone. Exit code 0 = pass.
 'use strict';
@@ -26,7 +32,76 @@ const TOKENS = [
   'admin-token,admin,1,"system:masters"',
   'team-a-token,alice,2,"arbiter:editors:team-a"',
   'team-b-token,bob,3,"arbiter:editors:team-b"',
+  'team-x-token,xavier,4,"arbiter:editors:team-x"',
 ].join('\n') + '\n';
+
+// The preemption scene: team-y's low-priority batch job holds both GPUs of n0 and takes 4 s to
+// shut down; team-x's urgent pod (high priority) will preempt it.
+const SMALL_POOL = `
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-x}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-y}
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: n0
+  labels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}
+status:
+  capacity: {cpu: "16", memory: 64Gi, nvidia.com/gpu: "2"}
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: low}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: mid}
+value: 100
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: batch
+  namespace: team-y
+  annotations: {arbiter.dev/shutdown-time: 4s}
+spec:
+  priorityClassName: low
+  terminationGracePeriodSeconds: 30
+  containers:
+  - name: main
+    image: busybox
+    resources:
+      requests: {cpu: "1", nvidia.com/gpu: "2"}
+      limits: {nvidia.com/gpu: "2"}
+`;
+const URGENT = `
+apiVersion: v1
+kind: Pod
+metadata: {name: urgent, namespace: team-x}
+spec:
+  priorityClassName: high
+  activeDeadlineSeconds: 3600
+  containers:
+  - name: main
+    image: busybox
+    resources:
+      requests: {cpu: "1", nvidia.com/gpu: "2"}
+      limits: {nvidia.com/gpu: "2"}
+`;
+// Below urgent, which it cannot preempt, above the requeued batch: it heads the queue and gets a
+// backfill reservation at urgent's end (its activeDeadlineSeconds).
+const NEXT = URGENT.replace('name: urgent', 'name: next').replace('high', 'mid');
 
 function log(...a) { console.log('[dashboard.test]', ...a); }
 
@@ -43,13 +118,29 @@ async function until(what, f, ms = DEADLINE_MS) {
   throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`);
 }
 
+// ca.pem, and server.pem / server.key for 127.0.0.1 signed by it (EC P-256).
+function makePki(dir) {
+  const f = (name) => path.join(dir, name);
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  fs.writeFileSync(f('ext.cnf'), 'subjectAltName=IP:127.0.0.1\n');
+  const run = (args) => execFileSync('openssl', args, {stdio: ['ignore', 'ignore', 'pipe']});
+  run(['req', '-x509', ...ec, '-days', '2', '-subj', '/CN=arbiter-test-ca', '-keyout', f('ca.key'),
+       '-out', f('ca.pem')]);
+  run(['req', ...ec, '-subj', '/CN=127.0.0.1', '-keyout', f('server.key'), '-out', f('server.csr')]);
+  run(['x509', '-req', '-in', f('server.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'),
+       '-CAcreateserial', '-days', '2', '-extfile', f('ext.cnf'), '-out', f('server.pem')]);
+}
+
 async function startServe(dir) {
+  fs.mkdirSync(dir, {recursive: true});
   fs.writeFileSync(path.join(dir, 'tokens.csv'), TOKENS);
+  makePki(dir);
   const logPath = path.join(dir, 'serve.log');
   const out = fs.openSync(logPath, 'w');
   const proc = spawn(ARBITER, ['serve', '--data', path.join(dir, 'data'), '--listen',
-                               '127.0.0.1:0', '--dashboard-token-file',
-                               path.join(dir, 'tokens.csv')],
+                               '127.0.0.1:0', '--token-file', path.join(dir, 'tokens.csv'),
+                               '--tls-cert-file', path.join(dir, 'server.pem'),
+                               '--tls-private-key-file', path.join(dir, 'server.key')],
                      {stdio: ['ignore', out, out]});
   const port = await until('arbiter serve to listen', () => {
     if (proc.exitCode !== null) throw new Error(`arbiter serve exited: ${fs.readFileSync(logPath)}`);
@@ -67,7 +158,8 @@ function writeKubeconfig(dir, port) {
   const p = path.join(dir, 'kubeconfig');
   fs.writeFileSync(p, `apiVersion: v1
 kind: Config
-clusters: [{name: arbiter, cluster: {server: "http://127.0.0.1:${port}"}}]
+clusters: [{name: arbiter, cluster: {server: "https://127.0.0.1:${port}",
+  certificate-authority: "${path.join(dir, 'ca.pem')}"}}]
 users: [{name: admin, user: {token: admin-token}}]
 contexts: [{name: arbiter, context: {cluster: arbiter, user: admin}}]
 current-context: arbiter
@@ -89,11 +181,79 @@ async function login(page, base, token) {
   await page.click('#login button[type=submit]');
 }
 
+async function stopServe(serve) {
+  serve.proc.kill('SIGTERM');
+  await until('arbiter serve to stop', () => serve.proc.exitCode !== null, 30000)
+    .catch(() => serve.proc.kill('SIGKILL'));
+}
+
+// A tenant sees its pending workload become Running after a preemption, without a reload.
+async function preemptionLive(browser, dir) {
+  const serve = await startServe(path.join(dir, 'pool'));
+  const base = `http://127.0.0.1:${serve.port}`;
+  try {
+    const kc = writeKubeconfig(path.join(dir, 'pool'), serve.port);
+    fs.writeFileSync(path.join(dir, 'small.yaml'), SMALL_POOL);
+    fs.writeFileSync(path.join(dir, 'urgent.yaml'), URGENT);
+    fs.writeFileSync(path.join(dir, 'next.yaml'), NEXT);
+    kubectl(kc, 'apply', '-f', path.join(dir, 'small.yaml'));
+    kubectl(kc, 'wait', '-n', 'team-y', '--for=condition=Ready', 'pod/batch', '--timeout=30s');
+    const context = await browser.newContext({viewport: {width: 1400, height: 1000}});
+    const page = await context.newPage();
+    await login(page, base, 'team-x-token');
+    await page.waitForSelector('#who:has-text("xavier: team-x")');
+    await page.click('nav a[data-page=queue]');
+    await page.waitForSelector('#queue');
+    await page.waitForSelector('#updated:has-text("watching pods")');
+    await page.evaluate(() => { window.__sameDocument = true; });
+    kubectl(kc, 'apply', '-f', path.join(dir, 'urgent.yaml'));
+    const applied = Date.now();
+    log('applied team-x/urgent (high priority) while the queue page is open');
+    // Pending, nominated to the node its victim is leaving, then Running.
+    const row = '#queue [data-workload="team-x/urgent"]';
+    await page.waitForSelector(row);
+    const cells = await page.$$eval(`${row} td`, (tds) => tds.map((td) => td.textContent));
+    log('queue row:', cells.join(' | '));
+    assert(cells.includes('n0'), `nominated node n0 in ${cells}`);
+    await page.screenshot({path: path.join(SHOTS, 'queue-preempting.png'), fullPage: true});
+    await page.click(`${row} a`);
+    await page.waitForSelector('#phase[data-phase=Pending]');
+    await page.screenshot({path: path.join(SHOTS, 'workload-preempting.png'), fullPage: true});
+    await page.waitForSelector('#phase[data-phase=Running]', {timeout: DEADLINE_MS});
+    log(`team-x/urgent shown Running ${Date.now() - applied} ms after the apply ` +
+        '(its victim shuts down in 4 s)');
+    const events = await page.textContent('ol.timeline');
+    assert(/preempt/i.test(events), `the timeline tells of the preemption: ${events}`);
+    assert.strictEqual(await page.evaluate(() => window.__sameDocument), true,
+                       'the page was not reloaded');
+    await noRenderingLeaks(page);
+    await page.screenshot({path: path.join(SHOTS, 'workload-after-preemption.png'), fullPage: true});
+    // The queue shows the backfill reservation of a pod that must wait for urgent's end.
+    kubectl(kc, 'apply', '-f', path.join(dir, 'next.yaml'));
+    await page.click('nav a[data-page=queue]');
+    const reserved = await page.waitForSelector(
+      '#queue [data-workload="team-x/next"] .reservation:has-text("reserved on n0 from")');
+    log('reservation:', await reserved.textContent());
+    await page.screenshot({path: path.join(SHOTS, 'queue-reservation.png'), fullPage: true});
+    // The tenants page counts the preemption it caused; the victim's name stays hidden.
+    await page.click('nav a[data-page=tenants]');
+    await page.waitForSelector('[data-tenant="team-x"] [data-fact=preemptions]:has-text("1 caused")');
+    const text = await page.textContent('#view');
+    assert(!text.includes('team-y/batch'), 'the victim of another tenant is not named');
+    assert(text.includes('another tenant'), 'the victim shows as another tenant');
+    await noRenderingLeaks(page);
+    await page.screenshot({path: path.join(SHOTS, 'tenants-preemption.png'), fullPage: true});
+    await context.close();
+  } finally {
+    await stopServe(serve);
+  }
+}
+
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'arbiter-dashboard-'));
   fs.mkdirSync(SHOTS, {recursive: true});
   const serve = await startServe(dir);
-  const base = `http://127.0.0.1:${serve.port}`;
+  const base = `https://127.0.0.1:${serve.port}`;
   let browser;
   try {
     const kc = writeKubeconfig(dir, serve.port);
@@ -102,7 +262,9 @@ async function main() {
 
     browser = await chromium.launch({executablePath: CHROMIUM, headless: true,
                                      args: ['--no-sandbox', '--disable-gpu']});
-    const context = await browser.newContext({viewport: {width: 1400, height: 1000}});
+    // The test CA is not the browser's: its certificate errors are ignored (kubectl checks it).
+    const context = await browser.newContext({viewport: {width: 1400, height: 1000},
+                                              ignoreHTTPSErrors: true});
     const page = await context.newPage();
 
     // An unknown token is refused at the login.
@@ -118,6 +280,10 @@ async function main() {
     assert(!poolText.includes('team-a/') && !poolText.includes('team-c/'),
            'pool hides other tenants\' workload names');
     assert(poolText.includes('another tenant'), 'other tenants\' devices show as occupied');
+    await page.waitForSelector('#utilisation-nvidia-com-gpu path[data-series=allocated]');
+    assert(/Idle now: [0-9.]+ GPUs, [0-9.]+ CNY per hour/.test(poolText),
+           `idle capacity is priced with the applied PriceBook: ${poolText.slice(0, 600)}`);
+    assert(await page.$('[data-mig="a100-mig-0/0"]'), 'MIG devices are on the map');
     await noRenderingLeaks(page);
     await page.screenshot({path: path.join(SHOTS, 'pool.png'), fullPage: true});
 
@@ -125,6 +291,11 @@ async function main() {
     await page.waitForSelector('[data-tenant]');
     const tenants = await page.$$eval('[data-tenant]', (es) => es.map((e) => e.dataset.tenant));
     assert.deepStrictEqual(tenants, ['team-b']);
+    await page.waitForSelector('[data-tenant="team-b"] [data-fact=fair-share]:has-text("0.")');
+    await page.waitForSelector('#quota-team-b path[data-series=used]');
+    const alt = await page.getAttribute('#quota-team-b', 'aria-label');
+    assert(alt.includes('used from') && alt.includes('borrowed from'),
+           `the quota chart has a text alternative: ${alt}`);
     await noRenderingLeaks(page);
     await page.screenshot({path: path.join(SHOTS, 'tenants.png'), fullPage: true});
 
@@ -175,12 +346,18 @@ async function main() {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
     assert(overflow <= 800, `no horizontal scrolling at 800 px (scrollWidth ${overflow})`);
     await page.screenshot({path: path.join(SHOTS, 'pool-800.png'), fullPage: true});
+    await page.click('nav a[data-page=tenants]');
+    await page.waitForSelector('#quota-team-a');
+    const tw = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert(tw <= 800, `no horizontal scrolling on tenants at 800 px (scrollWidth ${tw})`);
+    await page.screenshot({path: path.join(SHOTS, 'tenants-800.png'), fullPage: true});
+    await stopServe(serve);
+
+    await preemptionLive(browser, path.join(dir, 'preemption'));
     log('PASS');
   } finally {
     if (browser) await browser.close();
-    serve.proc.kill('SIGTERM');
-    await until('arbiter serve to stop', () => serve.proc.exitCode !== null, 30000)
-      .catch(() => serve.proc.kill('SIGKILL'));
+    if (serve.proc.exitCode === null) await stopServe(serve);
   }
 }
 

@@ -388,6 +388,36 @@ TEST(ValidationTest, ResourceQuotaBestEffortScopeCountsPodsOnly) {
   EXPECT_NE(d.message.find("unsupported scope applied to resource"), std::string::npos);
 }
 
+// Kubernetes' ValidateResourceQuota: Terminating and NotTerminating exclude each other.
+TEST(ValidationTest, ResourceQuotaTerminatingAndNotTerminatingConflict) {
+  ManifestSet s;
+  ResourceQuota rq;
+  rq.meta = Meta("rq", "a");
+  rq.hard.push_back({"pods", QuotaTrack::kCount, "pods", 3});
+  rq.scope_selector.push_back({"Terminating", SelectorOperator::kExists, {}});
+  rq.scope_selector.push_back({"NotTerminating", SelectorOperator::kExists, {}});
+  s.resource_quotas.push_back(rq);
+  auto d = One(Check(s));
+  EXPECT_EQ(d.field_path, "spec.scopes");
+  EXPECT_EQ(d.message, "conflicting scopes: Terminating and NotTerminating");
+}
+
+// Kubernetes' IsResourceQuotaScopeValidForResource: Terminating applies to pods, cpu and memory.
+TEST(ValidationTest, ResourceQuotaTerminatingScopeRefusesEphemeralStorage) {
+  ManifestSet s;
+  ResourceQuota rq;
+  rq.meta = Meta("rq", "a");
+  rq.hard.push_back({"pods", QuotaTrack::kCount, "pods", 3});
+  rq.hard.push_back({"requests.cpu", QuotaTrack::kRequests, "cpu", 2000});
+  rq.hard.push_back({"requests.nvidia.com/gpu", QuotaTrack::kRequests, "nvidia.com/gpu", 2});
+  rq.hard.push_back({"requests.ephemeral-storage", QuotaTrack::kRequests, "ephemeral-storage", 1});
+  rq.scope_selector.push_back({"Terminating", SelectorOperator::kExists, {}});
+  s.resource_quotas.push_back(rq);
+  auto d = One(Check(s));
+  EXPECT_EQ(d.field_path, "spec.hard[requests.ephemeral-storage]");
+  EXPECT_NE(d.message.find("unsupported scope applied to resource"), std::string::npos);
+}
+
 TEST(ValidationTest, ResourceQuotaScopeNamesUnknownPriorityClass) {
   ManifestSet s;
   ResourceQuota rq;

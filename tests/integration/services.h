@@ -19,6 +19,13 @@ inline std::string Env(const char* name, const char* fallback) {
 inline std::string PrometheusUrl() {
   return Env("ARBITER_PROMETHEUS_URL", "http://127.0.0.1:19090");
 }
+// Where a test puts file_sd target files (JSON) for the fixture's Prometheus to scrape every
+// second (scripts/services/prometheus.sh creates it).
+inline std::filesystem::path PrometheusTargetsDir() {
+  const char* dir = std::getenv("ARBITER_PROMETHEUS_TARGETS");
+  if (dir && *dir) return dir;
+  return std::filesystem::path(Env("ARBITER_CI_DIR", "/tmp/arbiter-ci")) / "prometheus" / "targets";
+}
 inline std::string ClickHouseUrl() {
   return Env("ARBITER_CLICKHOUSE_URL", "clickhouse://127.0.0.1:18123/default");
 }

@@ -87,6 +87,10 @@ TEST(KubeAuthorization, AdminsDoEverythingEditorsTheirNamespaceViewersRead) {
   EXPECT_TRUE(Authorize(alice, Req("get", "namespaces", "", "team-a")).allowed);
   EXPECT_FALSE(Authorize(alice, Req("get", "namespaces", "", "team-b")).allowed);
   EXPECT_FALSE(Authorize(alice, Req("delete", "namespaces", "", "team-a")).allowed);
+  // As request_info.h gives it: /api/v1/namespaces/team-a is namespace team-a in team-a; no other
+  // namespace may hide under it.
+  EXPECT_TRUE(Authorize(alice, Req("get", "namespaces", "team-a", "team-a")).allowed);
+  EXPECT_FALSE(Authorize(alice, Req("get", "namespaces", "team-a", "team-b")).allowed);
   RequestAttributes metrics;
   metrics.resource_request = false;
   metrics.verb = "get";
@@ -94,6 +98,27 @@ TEST(KubeAuthorization, AdminsDoEverythingEditorsTheirNamespaceViewersRead) {
   EXPECT_FALSE(Authorize(bob, metrics).allowed);
   metrics.path = "/apis";
   EXPECT_TRUE(Authorize(bob, metrics).allowed);
+}
+
+// Only discovery, OpenAPI, version and health are public non-resource paths, and only to read.
+TEST(KubeAuthorization, NonResourcePathsOtherThanDiscoveryOpenApiVersionAndHealthAreAdminsOnly) {
+  UserInfo bob = User("bob-token"), admin = User("admin-token");
+  RequestAttributes a;
+  a.resource_request = false;
+  a.verb = "get";
+  for (const char* p : {"/api", "/apis/arbiter.dev/v1alpha1", "/openapi/v3",
+                        "/openapi/v3/apis/policy/v1", "/version", "/healthz", "/readyz"}) {
+    a.path = p;
+    EXPECT_TRUE(Authorize(bob, a).allowed) << p;
+  }
+  for (const char* p : {"/debug/arbiter/state", "/metrics", "/versions", "/apisx", "/"}) {
+    a.path = p;
+    EXPECT_FALSE(Authorize(bob, a).allowed) << p;
+    EXPECT_TRUE(Authorize(admin, a).allowed) << p;
+  }
+  a.path = "/api";
+  a.verb = "post";
+  EXPECT_FALSE(Authorize(bob, a).allowed);
 }
 
 TEST(KubeAuthorization, ForbiddenMessagesAreKubeApiserverSentences) {

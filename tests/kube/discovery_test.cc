@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "adapters/kube/resources.h"
+#include "core/api_kinds.h"
 #include "kube/fake_apiserver.h"
 
 namespace arbiter::kube {
@@ -22,7 +23,8 @@ TEST(KubeResources, EveryManifestKindIsServedOnceByKindAndByPlural) {
                             {"arbiter.dev/v1alpha1", "PoolPolicy"},
                             {"arbiter.dev/v1alpha1", "ElasticQuota"},
                             {"arbiter.dev/v1alpha1", "PriceBook"},
-                            {"arbiter.dev/v1alpha1", "QoS"}};
+                            {"arbiter.dev/v1alpha1", "QoS"},
+                            {"scheduling.x-k8s.io/v1alpha1", "PodGroup"}};
   for (auto& k : kinds) {
     const ResourceInfo* r = FindResourceByKind(k[0], k[1]);
     ASSERT_NE(r, nullptr) << k[1];
@@ -30,6 +32,14 @@ TEST(KubeResources, EveryManifestKindIsServedOnceByKindAndByPlural) {
     EXPECT_EQ(FindResource(r->group, r->version, r->plural), r);
   }
   EXPECT_EQ(ServedResources().size(), std::size(kinds));
+  // The one kinds table (core/api_kinds.h) is what is served, name for name.
+  ASSERT_EQ(ApiKinds().size(), ServedResources().size());
+  for (const ApiKind& k : ApiKinds()) {
+    const ResourceInfo* r = FindResourceByKind(k.ApiVersion(), k.kind);
+    ASSERT_NE(r, nullptr) << k.kind;
+    EXPECT_EQ(r->plural, k.plural);
+    EXPECT_EQ(r->namespaced, k.namespaced);
+  }
   EXPECT_EQ(FindResourceByKind("v1", "Deployment"), nullptr);
   EXPECT_EQ(FindResourceByKind("policy/v1beta1", "PodDisruptionBudget"), nullptr);
   EXPECT_EQ(FindResource("", "v1", "pod"), nullptr);  // the URL segment is the plural
@@ -38,6 +48,8 @@ TEST(KubeResources, EveryManifestKindIsServedOnceByKindAndByPlural) {
 TEST(KubeResources, KubectlNamesResolveLikeKubeApiserverShortNames) {
   EXPECT_EQ(FindResourceByName("po")->plural, "pods");
   EXPECT_EQ(FindResourceByName("quota")->plural, "resourcequotas");
+  EXPECT_EQ(FindResourceByName("pg")->kind, "PodGroup");
+  EXPECT_EQ(FindResourceByName("podgroup")->group, "scheduling.x-k8s.io");
   EXPECT_EQ(FindResourceByName("pdb")->QualifiedResource(), "poddisruptionbudgets.policy");
   EXPECT_EQ(FindResourceByName("PriorityClass")->QualifiedKind(),
             "PriorityClass.scheduling.k8s.io");
@@ -72,10 +84,11 @@ TEST(KubeDiscovery, CoreResourceListHasNoApiVersionGroupListsDo) {
 TEST(KubeDiscovery, ApiGroupListOmitsCoreAndPrefersTheOnlyVersion) {
   json groups = ApiGroupList();
   EXPECT_EQ(groups["kind"], "APIGroupList");
-  ASSERT_EQ(groups["groups"].size(), 3u);
+  ASSERT_EQ(groups["groups"].size(), 4u);
   EXPECT_EQ(groups["groups"][0]["name"], "policy");
   EXPECT_EQ(groups["groups"][2]["name"], "arbiter.dev");
   EXPECT_EQ(groups["groups"][2]["preferredVersion"]["groupVersion"], "arbiter.dev/v1alpha1");
+  EXPECT_EQ(groups["groups"][3]["name"], "scheduling.x-k8s.io");
   EXPECT_EQ(CoreApiVersions()["versions"], json({"v1"}));
   EXPECT_EQ((*ApiGroup("policy"))["kind"], "APIGroup");
   EXPECT_FALSE(ApiGroup("apps").has_value());
@@ -96,7 +109,7 @@ TEST(KubeDiscovery, AcceptHeaderOfKubectlNegotiatesAggregatedV2) {
       DiscoveryShape::kLegacy);
   json agg = AggregatedDiscovery(false);
   EXPECT_EQ(agg["apiVersion"], "apidiscovery.k8s.io/v2");
-  EXPECT_EQ(agg["items"].size(), 3u);
+  EXPECT_EQ(agg["items"].size(), 4u);
   EXPECT_EQ(AggregatedDiscovery(true)["items"][0]["versions"][0]["resources"].size(), 6u);
 }
 
@@ -113,6 +126,7 @@ void ExpectApiResources(bool aggregated) {
     EXPECT_NE(run.out.find(needle), std::string::npos) << needle << "\n" << run.out;
   }
   EXPECT_NE(run.out.find("eq,eqs"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("pg,pgs"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("scheduling.k8s.io/v1"), std::string::npos);
   bool saw_aggregated_accept = false, saw_group_list = false;
   for (const auto& q : server.Requests()) {

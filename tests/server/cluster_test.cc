@@ -4,70 +4,17 @@
 
 #include <gtest/gtest.h>
 
+#include "cluster_fixtures.h"
 #include "server/pod_status.h"
 
 namespace arbiter::server {
 namespace {
 
-constexpr Millis kT0 = 1764583200000;  // 2025-12-01T10:00:00Z
+using namespace fixtures;
 
-Mutation Create(Millis t, const Json& obj) {
-  Mutation m;
-  m.op = Mutation::Op::kCreate;
-  m.time = t;
-  m.kind = obj.at("kind");
-  m.namespace_ = obj["metadata"].value("namespace", "");
-  m.object = obj;
-  return m;
-}
-Mutation Delete(Millis t, const std::string& kind, const std::string& ns, const std::string& name) {
-  Mutation m;
-  m.op = Mutation::Op::kDelete;
-  m.time = t;
-  m.kind = kind;
-  m.namespace_ = ns;
-  m.name = name;
-  return m;
-}
-Mutation Advance(Millis t) {
-  Mutation m;
-  m.op = Mutation::Op::kAdvance;
-  m.time = t;
-  return m;
-}
-
-Json Namespace(const std::string& name) {
-  return {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}};
-}
-Json Node(const std::string& name, int gpus) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata", {{"name", name}}},
-          {"status",
-           {{"capacity",
-             {{"cpu", "16"}, {"memory", "64Gi"}, {"nvidia.com/gpu", std::to_string(gpus)}}}}}};
-}
 Json Pod(const std::string& name, int gpus, const std::string& duration = "",
          const std::string& pc = "") {
-  Json p = {{"apiVersion", "v1"},
-            {"kind", "Pod"},
-            {"metadata", {{"name", name}, {"namespace", "default"}}},
-            {"spec",
-             {{"containers",
-               {{{"name", "main"},
-                 {"image", "busybox"},
-                 {"resources",
-                  {{"requests", {{"cpu", "1"}, {"nvidia.com/gpu", std::to_string(gpus)}}},
-                   {"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}}};
-  if (!duration.empty()) p["metadata"]["annotations"]["arbiter.dev/duration"] = duration;
-  if (!pc.empty()) p["spec"]["priorityClassName"] = pc;
-  return p;
-}
-Json PriorityClass(const std::string& name, int value) {
-  return {{"apiVersion", "scheduling.k8s.io/v1"},
-          {"kind", "PriorityClass"},
-          {"metadata", {{"name", name}}},
-          {"value", value}};
+  return PodIn("default", name, gpus, duration, pc);
 }
 
 const Json* Condition(const Json& pod, const std::string& type) {

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "server/serve_process.h"
 
@@ -83,12 +85,44 @@ TEST(DashboardServe, ATenantTokenSeesOnlyItsNamespaceAfterKubectlApply) {
   EXPECT_EQ(s.Stop(), 0);
 }
 
+// The sampler thread records the applied pool (it samples within a second of a change): the
+// history has every tenant for the admin, team-b's alone for its token, and prices idle GPUs
+// with the applied PriceBook.
+TEST(DashboardServe, TheDaemonKeepsAHistoryThatATenantSeesOnlyItsPartOf) {
+  const auto dir = ScratchDir("dashboard-history");
+  ServeProcess s(dir, {"--dashboard-token-file", Tokens(dir).string()});
+  ASSERT_TRUE(s.Start()) << s.log();
+  EXPECT_EQ(Get(s, "/ui/api/history", "")->status, 401);
+  auto apply = s.Kubectl("apply --validate=false -f " + kPool);
+  ASSERT_EQ(apply.rc, 0) << apply.out;
+  nlohmann::json admin;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto r = Get(s, "/ui/api/history", "admin-token");
+    ASSERT_EQ(r->status, 200);
+    admin = nlohmann::json::parse(r->body);
+    if (admin["tenants"].contains("team-a") && admin["tenants"].contains("team-c")) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_TRUE(admin["tenants"].contains("team-b")) << admin.dump().substr(0, 2000);
+  EXPECT_EQ(admin["idle"]["priceBook"], "standard");
+  EXPECT_EQ(admin["idle"]["currency"], "CNY");
+  EXPECT_FALSE(admin["pool"]["capacity"]["nvidia.com/gpu"].empty());
+  auto bob = Get(s, "/ui/api/history", "team-b-token");
+  ASSERT_EQ(bob->status, 200);
+  const auto mine = nlohmann::json::parse(bob->body);
+  ASSERT_EQ(mine["tenants"].size(), 1u) << bob->body.substr(0, 2000);
+  EXPECT_TRUE(mine["tenants"].contains("team-b"));
+  EXPECT_EQ(Get(s, "/ui/api/tenants", "team-b-token")->body.find("team-a/"), std::string::npos);
+  EXPECT_EQ(s.Stop(), 0);
+}
+
 TEST(DashboardServe, ABadTokenFileStopsTheDaemonWithItsLine) {
   const auto dir = ScratchDir("dashboard-badtokens");
   Write(dir / "tokens.csv", "ok,user,1\nbroken\n");
   ServeProcess s(dir, {"--dashboard-token-file", (dir / "tokens.csv").string()});
   EXPECT_FALSE(s.Start());
-  EXPECT_NE(s.log().find("line 2: expected token,user,uid[,groups]"), std::string::npos) << s.log();
+  EXPECT_NE(s.log().find("found 1 (line 2)"), std::string::npos) << s.log();
 }
 
 }  // namespace

@@ -2,55 +2,18 @@
 // (server/dashboard/viewer_tokens.h), on a real Cluster driven by mutations.
 #include <gtest/gtest.h>
 
+#include "cluster_fixtures.h"
 #include "server/dashboard/viewer_tokens.h"
 #include "server/dashboard/views.h"
 
 namespace arbiter::server::dashboard {
 namespace {
 
-constexpr Millis kT0 = 1764583200000;  // 2025-12-01T10:00:00Z
+using namespace server::fixtures;
 
-Mutation Create(Millis t, const Json& obj) {
-  Mutation m;
-  m.op = Mutation::Op::kCreate;
-  m.time = t;
-  m.kind = obj.at("kind");
-  m.namespace_ = obj["metadata"].value("namespace", "");
-  m.object = obj;
-  return m;
-}
-Json Namespace(const std::string& name) {
-  return {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}};
-}
-Json Node(const std::string& name, int gpus) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata", {{"name", name}}},
-          {"status",
-           {{"capacity",
-             {{"cpu", "16"}, {"memory", "64Gi"}, {"nvidia.com/gpu", std::to_string(gpus)}}}}}};
-}
 Json Pod(const std::string& ns, const std::string& name, int gpus, const std::string& pc = "",
          const std::string& duration = "") {
-  Json p = {{"apiVersion", "v1"},
-            {"kind", "Pod"},
-            {"metadata", {{"name", name}, {"namespace", ns}}},
-            {"spec",
-             {{"containers",
-               {{{"name", "main"},
-                 {"image", "busybox"},
-                 {"resources",
-                  {{"requests", {{"cpu", "1"}, {"nvidia.com/gpu", std::to_string(gpus)}}},
-                   {"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}}};
-  if (!pc.empty()) p["spec"]["priorityClassName"] = pc;
-  if (!duration.empty()) p["metadata"]["annotations"]["arbiter.dev/duration"] = duration;
-  return p;
-}
-Json PriorityClass(const std::string& name, int value) {
-  return {{"apiVersion", "scheduling.k8s.io/v1"},
-          {"kind", "PriorityClass"},
-          {"metadata", {{"name", name}}},
-          {"value", value}};
+  return PodIn(ns, name, gpus, duration, pc);
 }
 void Ok(Cluster& c, const Mutation& m) {
   MutationResult r = c.Apply(m);
@@ -196,7 +159,7 @@ TEST(DashboardViews, WorkloadShowsItsEventsOldestFirstAndOnlyToItsTenant) {
 }
 
 TEST(DashboardViewerTokens, GroupsOfThePolicyGiveNamespacesOrEverything) {
-  auto t = ParseViewerTokens(
+  auto t = kube::ParseTokenFile(
       "admin-tok,admin,1,\"system:masters\"\n"
       "alice-tok,alice,2,\"arbiter:editors:team-a,arbiter:viewers:team-c\"\n"
       "\n"
@@ -220,10 +183,13 @@ TEST(DashboardViewerTokens, GroupsOfThePolicyGiveNamespacesOrEverything) {
   EXPECT_FALSE(ViewerFor(t.value(), ""));
 }
 
+// The dashboard takes the API's token table: the same parser, the same line-numbered error.
 TEST(DashboardViewerTokens, ARecordWithFewerThanThreeColumnsIsRefusedWithItsLine) {
-  auto t = ParseViewerTokens("a,b,c\nbroken,line\n", "tokens.csv");
+  auto t = kube::ParseTokenFile("a,b,c\nbroken,line\n", "tokens.csv");
   ASSERT_FALSE(t.ok());
-  EXPECT_EQ(t.message(), "token file 'tokens.csv' line 2: expected token,user,uid[,groups]");
+  EXPECT_EQ(t.message(),
+            "token file 'tokens.csv' must have at least 3 columns (token, user name, user uid), "
+            "found 2 (line 2)");
 }
 
 }  // namespace

@@ -7,21 +7,13 @@
 #include <fstream>
 
 #include "apps/run_command.h"
+#include "cluster_fixtures.h"
 
 namespace arbiter::server {
 namespace {
 
-constexpr Millis kT0 = 1764583200000;
-
-Mutation CreateOf(Millis t, const Json& obj) {
-  Mutation m;
-  m.op = Mutation::Op::kCreate;
-  m.time = t;
-  m.kind = obj.at("kind");
-  m.namespace_ = obj["metadata"].value("namespace", "");
-  m.object = obj;
-  return m;
-}
+using fixtures::kT0;
+constexpr auto CreateOf = fixtures::Create;
 
 TEST(MetricsTest, VirtualPodsQuotasAndPendingReasonsPassPromtool) {
   Cluster c("0000abcd");
@@ -34,7 +26,9 @@ TEST(MetricsTest, VirtualPodsQuotasAndPendingReasonsPassPromtool) {
           .Apply(CreateOf(
               kT0, {{"apiVersion", "v1"},
                     {"kind", "Node"},
-                    {"metadata", {{"name", "n1"}}},
+                    {"metadata",
+                     {{"name", "n1"},
+                      {"labels", {{"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"}}}}},
                     {"status",
                      {{"capacity", {{"cpu", "8"}, {"memory", "32Gi"}, {"nvidia.com/gpu", "2"}}}}}}))
           .ok());
@@ -72,6 +66,10 @@ TEST(MetricsTest, VirtualPodsQuotasAndPendingReasonsPassPromtool) {
       << text;
   EXPECT_NE(text.find("DCGM_FI_PROF_GR_ENGINE_ACTIVE{namespace=\"default\",pod=\"runs\",container="
                       "\"c\",gpu=\"1\",GPU_I_PROFILE=\"\"} 0.5"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("kube_node_labels{node=\"n1\",label_nvidia_com_gpu_product=\"NVIDIA-H100-"
+                      "80GB-HBM3\"} 1"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("arbiter_quota_used{namespace=\"default\",resourcequota=\"q\",resource="

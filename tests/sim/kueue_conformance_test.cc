@@ -20,32 +20,41 @@ std::string Flow(const YAML::Node& n) {
   return e.c_str();
 }
 
-// The manifests of one case: a node that never limits placement, one ElasticQuota per queue, the
-// admitted workloads at their admission time and the incoming one at t = 10 s.
-std::string CaseManifests(const YAML::Node& queues, const YAML::Node& c) {
+// The manifests of one case: a node that never limits placement (and one per resource flavor,
+// labelled arbiter.dev/flavor: NAME, the flavor's node label), one ElasticQuota per queue, the
+// admitted workloads at their admission time and the incoming one at t = 10 s. A workload with
+// `flavor` is pinned to it by nodeSelector (Kueue's table gives each admitted workload its flavor).
+std::string CaseManifests(const YAML::Node& flavors, const YAML::Node& queues, const YAML::Node& c) {
   std::ostringstream m;
   m << "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
        "status: {capacity: {cpu: \"1000\", memory: 1Ti, pods: \"1000\"}}\n";
+  for (const auto& f : flavors) {
+    const std::string name = f.as<std::string>();
+    m << "---\napiVersion: arbiter.dev/v1alpha1\nkind: ResourceFlavor\nmetadata: {name: " << name
+      << "}\nspec: {nodeLabels: {arbiter.dev/flavor: " << name << "}}\n"
+      << "---\napiVersion: v1\nkind: Node\nmetadata: {name: n-" << name
+      << ", labels: {arbiter.dev/flavor: " << name << "}}\n"
+      << "status: {capacity: {cpu: \"1000\", memory: 1Ti, pods: \"1000\"}}\n";
+  }
   for (const auto& q : queues) {
     const std::string name = q["name"].as<std::string>();
     m << "---\napiVersion: arbiter.dev/v1alpha1\nkind: ElasticQuota\nmetadata: {name: " << name
       << ", namespace: " << name << "}\nspec:\n";
     if (q["cohort"]) m << "  cohort: " << q["cohort"].as<std::string>() << "\n";
-    for (const char* f : {"min", "max", "lendingLimit", "preemption"})
+    for (const char* f : {"min", "max", "lendingLimit", "preemption", "flavors"})
       if (q[f]) m << "  " << f << ": " << Flow(q[f]) << "\n";
   }
-  auto pod = [&](const std::string& ns, const std::string& name, int priority,
-                 const YAML::Node& requests, int at) {
-    m << "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " << name << ", namespace: " << ns
+  auto pod = [&](const YAML::Node& w, const std::string& name, int at) {
+    m << "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " << name
+      << ", namespace: " << w["ns"].as<std::string>()
       << ", annotations: {arbiter.dev/submit-time: " << at << "s, arbiter.dev/duration: 10h}}\n"
-      << "spec: {priority: " << priority
-      << ", containers: [{name: c, resources: {requests: " << Flow(requests) << "}}]}\n";
+      << "spec: {priority: " << w["priority"].as<int>();
+    if (w["flavor"]) m << ", nodeSelector: {arbiter.dev/flavor: " << w["flavor"].as<std::string>() << "}";
+    m << ", containers: [{name: c, resources: {requests: " << Flow(w["requests"]) << "}}]}\n";
   };
   for (const auto& w : c["admitted"])
-    pod(w["ns"].as<std::string>(), w["name"].as<std::string>(), w["priority"].as<int>(),
-        w["requests"], w["at"] ? w["at"].as<int>() : 0);
-  const auto& in = c["incoming"];
-  pod(in["ns"].as<std::string>(), "in", in["priority"].as<int>(), in["requests"], 10);
+    pod(w, w["name"].as<std::string>(), w["at"] ? w["at"].as<int>() : 0);
+  pod(c["incoming"], "in", 10);
   return m.str();
 }
 
@@ -71,7 +80,7 @@ TEST(KueueConformance, TestPreemptionTable) {
     const YAML::Node queues =
         data["queueSets"][c["queues"] ? c["queues"].as<std::string>() : "default"];
     yaml::ManifestLoad load;
-    yaml::LoadManifestText(CaseManifests(queues, c), name, &load);
+    yaml::LoadManifestText(CaseManifests(data["resourceFlavors"], queues, c), name, &load);
     for (const auto& d : load.diagnostics.items)
       if (d.severity == Severity::kError) ADD_FAILURE() << name << ": " << d.ToString();
     ASSERT_TRUE(load.ok()) << name;

@@ -77,6 +77,16 @@ bool ReadRecord(std::string_view text, size_t* pos, std::vector<std::string>* fi
   return true;
 }
 
+// Discovery, OpenAPI, version and health: what every authenticated user may read.
+bool IsPublicPath(std::string_view path) {
+  for (std::string_view p : {"/api", "/apis", "/openapi", "/version", "/healthz", "/livez",
+                             "/readyz"})
+    if (path == p || (path.size() > p.size() && path.substr(0, p.size()) == p &&
+                      path[p.size()] == '/'))
+      return true;
+  return false;
+}
+
 std::string Q(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 }  // namespace
@@ -145,15 +155,16 @@ std::string VerbOf(std::string_view method, bool has_name, bool watch) {
 Decision Authorize(const UserInfo& u, const RequestAttributes& a) {
   if (IsAdmin(u)) return {true, "cluster admin"};
   if (!a.resource_request) {
-    if (a.path == "/metrics" || a.path.rfind("/metrics/", 0) == 0) return {false, ""};
-    return {true, "non-resource path"};
+    if (IsPublicPath(a.path) && a.verb == "get") return {true, "non-resource path"};
+    return {false, ""};
   }
   if (!a.namespace_.empty()) {
     const bool editor = u.InGroup("arbiter:editors:" + a.namespace_);
     const bool viewer = u.InGroup("arbiter:viewers:" + a.namespace_);
     if (a.resource == "namespaces") {
       // /api/v1/namespaces/NS as a namespaced path of itself: reading one's own namespace.
-      if ((editor || viewer) && a.verb == "get" && a.subresource.empty())
+      if ((editor || viewer) && a.verb == "get" && a.subresource.empty() &&
+          a.name == a.namespace_)
         return {true, "own namespace"};
       return {false, ""};
     }

@@ -9,8 +9,9 @@
 //
 // Authorization policy (a request is allowed when a rule allows it; otherwise 403):
 //   1. cluster admins: members of `system:masters` or `arbiter:admins` may do everything.
-//   2. non-resource paths (/api, /apis, /version, /openapi/..., /healthz, /livez, /readyz): every
-//      authenticated user; /metrics: admins only.
+//   2. non-resource paths: every authenticated user may get /api, /apis (and below: discovery),
+//      /openapi/..., /version, /healthz, /livez, /readyz; every other path (/metrics,
+//      /debug/...) is admins only.
 //   3. namespace editors: members of `arbiter:editors:<ns>` may get, list, watch, create, update,
 //      patch and delete every namespaced resource in namespace <ns>, and create pods/eviction
 //      there; viewers (`arbiter:viewers:<ns>`) get, list and watch there. Status subresources

@@ -14,12 +14,20 @@ std::string GvPath(const GroupVersion& gv) {
   return gv.group.empty() ? "api/" + gv.version : "apis/" + gv.group + "/" + gv.version;
 }
 
-// io.k8s.api.core.v1.Pod; arbiter kinds: dev.arbiter.v1alpha1.ElasticQuota.
+// io.k8s.api.core.v1.Pod; other groups by their reversed domain, as CRD schemas are named:
+// dev.arbiter.v1alpha1.ElasticQuota, io.x-k8s.scheduling.v1alpha1.PodGroup.
 std::string SchemaName(const ResourceInfo& r) {
   if (r.group.empty()) return "io.k8s.api.core." + r.version + "." + r.kind;
   if (r.group == "policy") return "io.k8s.api.policy." + r.version + "." + r.kind;
   if (r.group == "scheduling.k8s.io") return "io.k8s.api.scheduling." + r.version + "." + r.kind;
-  return "dev.arbiter." + r.version + "." + r.kind;
+  std::string reversed;
+  std::string_view g = r.group;
+  while (!g.empty()) {
+    const size_t dot = g.rfind('.');
+    reversed += std::string(dot == std::string_view::npos ? g : g.substr(dot + 1)) + ".";
+    g = dot == std::string_view::npos ? std::string_view() : g.substr(0, dot);
+  }
+  return reversed + r.version + "." + r.kind;
 }
 
 json Gvk(const ResourceInfo& r) {

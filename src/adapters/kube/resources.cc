@@ -3,58 +3,44 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/api_kinds.h"
+
 namespace arbiter::kube {
 namespace {
 
-const std::vector<std::string> kReadWrite = {"create", "delete", "get",  "list",
-                                             "patch",  "update", "watch"};
+const std::vector<std::string> kReadWrite = {"create", "delete", "deletecollection", "get",
+                                             "list",   "patch",  "update",           "watch"};
 const std::vector<std::string> kStatusVerbs = {"get", "patch", "update"};
-
-ResourceInfo Make(std::string group, std::string version, std::string kind, std::string plural,
-                  std::string singular, std::vector<std::string> short_names, bool namespaced) {
-  ResourceInfo r;
-  r.group = std::move(group);
-  r.version = std::move(version);
-  r.kind = std::move(kind);
-  r.plural = std::move(plural);
-  r.singular = std::move(singular);
-  r.short_names = std::move(short_names);
-  r.namespaced = namespaced;
-  r.verbs = kReadWrite;
-  return r;
-}
 
 Subresource StatusOf(const ResourceInfo& r) {
   return {"status", r.group, r.version, r.kind, kStatusVerbs};
 }
 
+// The kinds of the one table (core/api_kinds.h), with what the API adds: verbs, subresources,
+// categories.
 std::vector<ResourceInfo> BuildTable() {
   std::vector<ResourceInfo> t;
-  t.push_back(Make("", "v1", "Event", "events", "event", {"ev"}, true));
-  t.push_back(Make("", "v1", "LimitRange", "limitranges", "limitrange", {"limits"}, true));
-  t.push_back(Make("", "v1", "Namespace", "namespaces", "namespace", {"ns"}, false));
-  t.back().subresources.push_back(StatusOf(t.back()));
-  t.push_back(Make("", "v1", "Node", "nodes", "node", {"no"}, false));
-  t.back().subresources.push_back(StatusOf(t.back()));
-  t.push_back(Make("", "v1", "Pod", "pods", "pod", {"po"}, true));
-  t.back().categories = {"all"};
-  t.back().subresources.push_back({"eviction", "policy", "v1", "Eviction", {"create"}});
-  t.back().subresources.push_back(StatusOf(t.back()));
-  t.push_back(Make("", "v1", "ResourceQuota", "resourcequotas", "resourcequota", {"quota"}, true));
-  t.back().subresources.push_back(StatusOf(t.back()));
-  t.push_back(Make("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets",
-                   "poddisruptionbudget", {"pdb"}, true));
-  t.back().subresources.push_back(StatusOf(t.back()));
-  t.push_back(Make("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", "priorityclass",
-                   {"pc"}, false));
-  t.push_back(Make("arbiter.dev", "v1alpha1", "ElasticQuota", "elasticquotas", "elasticquota",
-                   {"eq", "eqs"}, true));
-  t.back().subresources.push_back(StatusOf(t.back()));
-  t.push_back(
-      Make("arbiter.dev", "v1alpha1", "PoolPolicy", "poolpolicies", "poolpolicy", {"pp"}, false));
-  t.push_back(
-      Make("arbiter.dev", "v1alpha1", "PriceBook", "pricebooks", "pricebook", {"pb"}, false));
-  t.push_back(Make("arbiter.dev", "v1alpha1", "QoS", "qoses", "qos", {}, false));
+  for (const ApiKind& k : ApiKinds()) {
+    ResourceInfo r;
+    r.group = k.group;
+    r.version = k.version;
+    r.kind = k.kind;
+    r.plural = k.plural;
+    r.singular = k.singular;
+    r.short_names.assign(k.short_names.begin(), k.short_names.end());
+    r.namespaced = k.namespaced;
+    r.verbs = kReadWrite;
+    if (r.kind == "Pod") {
+      r.categories = {"all"};
+      r.subresources.push_back({"eviction", "policy", "v1", "Eviction", {"create"}});
+    }
+    for (const char* with_status :
+         {"Namespace", "Node", "Pod", "ResourceQuota", "PodDisruptionBudget", "ElasticQuota"})
+      if (r.kind == with_status) r.subresources.push_back(StatusOf(r));
+    if (r.kind == "Namespace")  // kube-apiserver serves no deletecollection of namespaces
+      r.verbs = {"create", "delete", "get", "list", "patch", "update", "watch"};
+    t.push_back(std::move(r));
+  }
   return t;
 }
 

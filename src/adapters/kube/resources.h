@@ -1,12 +1,14 @@
-// The one table of the Kubernetes API resources `arbiter serve` serves: every kind the manifest
-// loader accepts (src/adapters/yaml/manifest_loader.cc), as kube-apiserver names them.
+// The Kubernetes API resources `arbiter serve` serves: every kind of the one kinds table
+// (core/api_kinds.h: kind, group, version, plural, short names, scope; shared with the manifest
+// loader and the daemon's store), with the verbs and subresources the API adds.
 //
 //   core/v1                 namespaces (ns), nodes (no), pods (po; pods/status, pods/eviction),
 //                           resourcequotas (quota; resourcequotas/status), limitranges (limits),
 //                           events (ev)
 //   scheduling.k8s.io/v1    priorityclasses (pc)
 //   policy/v1               poddisruptionbudgets (pdb; poddisruptionbudgets/status)
-//   arbiter.dev/v1alpha1    elasticquotas (eq), poolpolicies (pp), pricebooks (pb), qoses (qos)
+//   arbiter.dev/v1alpha1    elasticquotas (eq), poolpolicies (pp), pricebooks (pb), qoses
+//   scheduling.x-k8s.io/v1alpha1  podgroups (pg)
 //
 // Verbs are those kube-apiserver lists for the resource minus `deletecollection` (not served:
 // kubectl deletes one object at a time) — the daemon may extend the table if it serves more.

@@ -155,6 +155,22 @@ KubeStatus TooManyRequests(std::string_view message) {
   return Make(429, "TooManyRequests", std::string(message));
 }
 
+KubeStatus TooManyRequests(std::string_view message, const std::vector<Cause>& causes) {
+  json jc = json::array();
+  for (const auto& c : causes) {
+    json j = {{"reason", c.reason}, {"message", c.message}};
+    if (!c.field.empty()) j["field"] = c.field;
+    jc.push_back(std::move(j));
+  }
+  return Make(429, "TooManyRequests", std::string(message), json{{"causes", jc}});
+}
+
+KubeStatus Failure(int code, std::string_view message) {
+  KubeStatus s = Make(code, "", std::string(message));
+  s.body.erase("reason");
+  return s;
+}
+
 json SuccessStatus(const ResourceName& r, std::string_view name, std::string_view uid) {
   json details = Details(name, r.group, r.plural);
   if (!uid.empty()) details["uid"] = uid;

@@ -91,6 +91,12 @@ KubeStatus ServiceUnavailable(std::string_view message);
 // 429 for admission refusals kube answers as Forbidden (quota): kept as Forbidden in kube; this is
 // for rate limits only.
 KubeStatus TooManyRequests(std::string_view message);
+// 429 with causes: an eviction a PodDisruptionBudget refuses ("Cannot evict pod as it would
+// violate the pod's disruption budget.", one cause of reason "DisruptionBudget").
+KubeStatus TooManyRequests(std::string_view message, const std::vector<Cause>& causes);
+// A Failure with `code`, the message and no reason (kube-apiserver answers an eviction of a pod
+// several PDBs select so: 500 "This pod has more than one PodDisruptionBudget, ...").
+KubeStatus Failure(int code, std::string_view message);
 
 // The success body some deletes answer with: status Success, details {name, group, kind, uid}.
 nlohmann::json SuccessStatus(const ResourceName& r, std::string_view name, std::string_view uid);

@@ -58,6 +58,17 @@ std::vector<std::pair<std::string, std::string>> MeterQueries(const MeteringConf
   };
 }
 
+Result<bool> AnyPodRunning(Client& client, const MeteringConfig& c, Millis from, Millis to) {
+  const Millis S = c.scrape_interval;
+  const Millis margin = ((c.request_gap_bridge + S + S - 1) / S) * S;  // as MeterPrometheus
+  const Millis hi = to + margin, range = hi - (from - margin) + S;
+  auto r = client.Query("count(max_over_time(" + Sel(c, c.pod_phase, {"phase=\"Running\""}) + "[" +
+                            std::to_string(range) + "ms]) == 1)",
+                        hi);
+  if (!r.ok()) return r.status();
+  return !r->empty();
+}
+
 namespace {
 
 struct PodKey {

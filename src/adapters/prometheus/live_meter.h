@@ -48,6 +48,11 @@ using Progress = std::function<void(const std::string& line)>;
 Result<MeterStats> MeterPrometheus(Client& client, const MeteringConfig& cfg, Millis from,
                                    Millis to, const BatchSink& sink, const Progress& progress = {});
 
+// Whether any pod shows Running (podPhase, with the selector) at any sample of the range that
+// MeterPrometheus reads for [from, to): when none does, metering it writes no rows. One instant
+// query (max_over_time over the range); the meter job skips empty windows with it when catching up.
+Result<bool> AnyPodRunning(Client& client, const MeteringConfig& cfg, Millis from, Millis to);
+
 // The PromQL queries one page runs, by name (phase, info, requests, nodes, cpu, memory, gpu).
 std::vector<std::pair<std::string, std::string>> MeterQueries(const MeteringConfig& cfg);
 

@@ -18,6 +18,7 @@
 
 #include "adapters/io/input_file.h"
 #include "adapters/yaml/yaml_reader.h"
+#include "core/api_kinds.h"
 #include "core/policy_names.h"
 #include "core/quantity.h"
 #include "core/resources.h"
@@ -35,35 +36,41 @@ constexpr int64_t kInt32Min = std::numeric_limits<int32_t>::min();
 
 std::string Quote(std::string_view s) { return QuotedEcho(s, 256); }
 
+// The kinds a manifest may hold: the one kinds table (core/api_kinds.h) less the served-only ones.
 struct KindInfo {
   const char* kind;
-  const char* api_version;
+  std::string api_version;
   bool namespaced;
 };
 
 const std::vector<KindInfo>& Kinds() {
-  static const std::vector<KindInfo> kKinds = {
-      {"Namespace", "v1", false},
-      {"Node", "v1", false},
-      {"Pod", "v1", true},
-      {"ResourceQuota", "v1", true},
-      {"LimitRange", "v1", true},
-      {"PriorityClass", "scheduling.k8s.io/v1", false},
-      {"PodDisruptionBudget", "policy/v1", true},
-      {"PoolPolicy", "arbiter.dev/v1alpha1", false},
-      {"ElasticQuota", "arbiter.dev/v1alpha1", true},
-      {"PriceBook", "arbiter.dev/v1alpha1", false},
-      {"QoS", "arbiter.dev/v1alpha1", false},
-      {"PodGroup", "scheduling.x-k8s.io/v1alpha1", true},
-  };
+  static const std::vector<KindInfo> kKinds = [] {
+    std::vector<KindInfo> v;
+    for (const ApiKind& k : ApiKinds())
+      if (k.in_manifests) v.push_back({k.kind, k.ApiVersion(), k.namespaced});
+    return v;
+  }();
   return kKinds;
 }
 
+// "supported: v1 LimitRange, Namespace, ..., List; policy/v1 PodDisruptionBudget; ...".
 std::string SupportedKindsText() {
-  return "supported: v1 Namespace, Node, Pod, ResourceQuota, LimitRange, List; "
-         "scheduling.k8s.io/v1 "
-         "PriorityClass; policy/v1 PodDisruptionBudget; arbiter.dev/v1alpha1 PoolPolicy, "
-         "ElasticQuota, PriceBook, QoS; scheduling.x-k8s.io/v1alpha1 PodGroup";
+  static const std::string kText = [] {
+    std::string text = "supported:";
+    std::string group;
+    for (const KindInfo& k : Kinds()) {
+      if (k.api_version != group) {
+        if (group == "v1") text += ", List";
+        text += std::string(group.empty() ? " " : "; ") + k.api_version + " " + k.kind;
+        group = k.api_version;
+      } else {
+        text += std::string(", ") + k.kind;
+      }
+    }
+    if (group == "v1") text += ", List";
+    return text;
+  }();
+  return kText;
 }
 
 // metadata fields Kubernetes clients may carry (e.g. from `kubectl get -o yaml`).
@@ -667,7 +674,7 @@ class DocLoader {
                                       {"PriorityClass", "Terminating", "NotTerminating", "BestEffort",
                                        "NotBestEffort", "CrossNamespacePodAffinity"});
                      if (!e) return;
-                     if (*e == 1 || *e == 2 || *e == 5) {
+                     if (*e == 5) {
                        r_.Warn(s, sp, "the " + s.Scalar() + " scope is not enforced by Arbiter (the quota applies to every pod)");
                        return;
                      }
@@ -692,7 +699,7 @@ class DocLoader {
                                                            "NotBestEffort", "CrossNamespacePodAffinity"})) {
                                        has_scope = true;
                                        req.scope_name = sv.Scalar();
-                                       if (*s == 1 || *s == 2 || *s == 5)
+                                       if (*s == 5)
                                          r_.Warn(sv, sp, "the " + sv.Scalar() + " scope is not enforced by Arbiter (the quota applies to every pod)");
                                      }
                                    }},
@@ -711,6 +718,14 @@ class DocLoader {
                              if (!has_op) r_.Error(e, ChildPath(ep, "operator"), "is required");
                              if (!has_scope || !has_op) return;
                              CheckOperatorValues(e, ep, req.op, req.values);
+                             // Kubernetes' validation: only PriorityClass takes In / NotIn /
+                             // DoesNotExist; the pod-property scopes are Exists or invalid.
+                             if (req.scope_name != "PriorityClass" && req.op != SelectorOperator::kExists) {
+                               r_.Error(e, ChildPath(ep, "operator"),
+                                        "must be Exists when scopeName is " + req.scope_name +
+                                            " (only PriorityClass takes In, NotIn or DoesNotExist)");
+                               return;
+                             }
                              q.scope_selector.push_back(std::move(req));
                            });
                          }}});
@@ -1053,6 +1068,39 @@ class DocLoader {
           }}});
   }
 
+  // ElasticQuota spec.flavors: [{name, min, max, lendingLimit}] in fallback order.
+  void QuotaFlavors(const YAML::Node& v, const std::string& fp, ElasticQuota* eq) {
+    r_.ForEachItem(v, fp, [&](const YAML::Node& item, const std::string& ip) {
+      QuotaFlavor f;
+      r_.ReadStruct(item, ip,
+                    {{"name",
+                      [&](const YAML::Node& x, const std::string& xp) {
+                        if (auto s = r_.String(x, xp)) f.name = *s;
+                      }},
+                     {"min", [&](const YAML::Node& x, const std::string& xp) { f.min = r_.Resources(x, xp); }},
+                     {"max", [&](const YAML::Node& x, const std::string& xp) { f.max = r_.Resources(x, xp); }},
+                     {"lendingLimit",
+                      [&](const YAML::Node& x, const std::string& xp) { f.lending_limit = r_.Resources(x, xp); }}});
+      if (f.name.empty()) r_.Error(item, ip + ".name", "is required");
+      eq->flavors.push_back(std::move(f));
+    });
+  }
+
+  void LoadResourceFlavor(const YAML::Node& doc) {
+    ResourceFlavor rf;
+    auto fields = Top(&rf.meta, false);
+    fields.push_back({"spec", [&](const YAML::Node& n, const std::string& p) {
+                        r_.ReadStruct(n, p,
+                                      {{"nodeLabels", [&](const YAML::Node& v, const std::string& fp) {
+                                          rf.node_labels = r_.StringMap(v, fp, true);
+                                        }}},
+                                      {}, {"nodeTaints", "tolerations", "topologyName"});
+                      }});
+    r_.ReadStruct(doc, "", fields);
+    FinishMeta(&rf.meta, false);
+    out_->set.resource_flavors.push_back(std::move(rf));
+  }
+
   void LoadElasticQuota(const YAML::Node& doc) {
     ElasticQuota eq;
     auto fields = Top(&eq.meta, true);
@@ -1072,6 +1120,7 @@ class DocLoader {
                    for (const auto& [k, x] : eq.lending_limit.entries()) eq.lending_limit_set.push_back(k);
                  }},
                 {"preemption", [&](const YAML::Node& v, const std::string& fp) { ElasticPreemption(v, fp, &eq); }},
+                {"flavors", [&](const YAML::Node& v, const std::string& fp) { QuotaFlavors(v, fp, &eq); }},
                 {"fairSharing", [&](const YAML::Node& v, const std::string& fp) {
                    eq.fair_weight_milli = 1000;  // Kueue's default weight
                    r_.ReadStruct(v, fp, {{"weight", [&](const YAML::Node& x, const std::string& xp) {
@@ -1318,6 +1367,7 @@ void LoadDocument(const YAML::Node& doc, const std::string& file, ManifestLoad* 
   else if (kind == "PriceBook") loader.LoadPriceBook(doc);
   else if (kind == "QoS") loader.LoadQoS(doc);
   else if (kind == "PodGroup") loader.LoadPodGroup(doc);
+  else if (kind == "ResourceFlavor") loader.LoadResourceFlavor(doc);
 }
 
 // yaml-cpp 0.7 loops forever, allocating a null document per turn, when a document starts with
@@ -1720,6 +1770,7 @@ void LoadText(std::shared_ptr<const std::string> text, const std::string& file, 
 void LoadManifestText(const std::string& text, const std::string& file, ManifestLoad* out) {
   LoadText(std::make_shared<const std::string>(text), file, out);
   ResolvePodGroups(&out->set);
+  ResolveFlavors(&out->set);
 }
 
 ManifestLoad LoadManifestFiles(const std::vector<std::string>& paths) {
@@ -1737,6 +1788,7 @@ ManifestLoad LoadManifestFiles(const std::vector<std::string>& paths) {
     LoadText(std::make_shared<const std::string>(std::move(text)), io::InputName(p), &out);
   }
   ResolvePodGroups(&out.set);
+  ResolveFlavors(&out.set);
   ValidateManifestSet(out.set, &out.locator, &out.diagnostics);
   return out;
 }

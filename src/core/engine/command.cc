@@ -132,9 +132,11 @@ std::string EncodeCommand(const Command& c) {
 }
 
 Result<Command> DecodeCommand(std::string_view bytes) {
-  auto body = serial::Unseal(bytes, "command", kCommandVersion);
+  uint32_t version = 0;
+  auto body = serial::Unseal(bytes, "command", 2, kCommandVersion, &version);
   if (!body.ok()) return body.status();
   serial::Reader r(*body);
+  r.flavorless = version < 3;
   Command c;
   Io(r, c.time);
   const uint32_t index = r.U32();

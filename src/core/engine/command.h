@@ -253,7 +253,7 @@ const char* CommandName(const Command& c);
 // A command as bytes and back (a daemon's journal; format: docs/snapshot.md's encoding, sealed as
 // kind "command", version kCommandVersion). Decoding refuses foreign, corrupt and other-version
 // bytes with a message.
-inline constexpr uint32_t kCommandVersion = 2;
+inline constexpr uint32_t kCommandVersion = 3;  // 3: ElasticQuota spec.flavors (2 is still read)
 std::string EncodeCommand(const Command& c);
 Result<Command> DecodeCommand(std::string_view bytes);
 

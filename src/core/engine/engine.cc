@@ -207,6 +207,12 @@ std::vector<NodeStatus> Engine::Nodes() const {
 const PoolPolicy& Engine::policy() const { return s_->policy; }
 const std::vector<PriceBook>& Engine::price_books() const { return s_->price_books; }
 std::vector<ElasticQuota> Engine::elastic_quotas() const { return s_->quota.elastic_quotas(); }
+
+std::vector<Engine::FlavorUsage> Engine::flavor_usages() const {
+  std::vector<FlavorUsage> out;
+  for (auto& u : s_->quota.FlavorUsages()) out.push_back({u.namespace_, u.flavor, u.used, u.min, u.max});
+  return out;
+}
 const EngineOptions& Engine::options() const { return s_->options; }
 Status Engine::CheckInvariants() const { return s_->CheckInvariants(); }
 

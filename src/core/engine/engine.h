@@ -85,6 +85,13 @@ class Engine {
   const PoolPolicy& policy() const;       // effective: PoolPolicy (or defaults) with the override
   const std::vector<PriceBook>& price_books() const;
   std::vector<ElasticQuota> elastic_quotas() const;  // as upserted, in upsert order
+  // Usage of every flavor of every ElasticQuota with spec.flavors (charged plus held).
+  struct FlavorUsage {
+    std::string namespace_, flavor;
+    ResourceList used, min;
+    std::optional<ResourceList> max;
+  };
+  std::vector<FlavorUsage> flavor_usages() const;
   const EngineOptions& options() const;
 
   // Checks every invariant: nodes within capacity × overcommit, GPUs never overcommitted, node
@@ -107,7 +114,9 @@ class Engine {
   };
   static Result<std::unique_ptr<Engine>> Restore(std::string_view snapshot, const RestoreOptions& options);
   static Result<std::unique_ptr<Engine>> Restore(std::string_view snapshot) { return Restore(snapshot, {}); }
-  static constexpr uint32_t kSnapshotVersion = 2;  // 2: ElasticQuota preemption, fairSharing, gangs, reservations
+  // 2: ElasticQuota preemption, fairSharing, gangs, reservations; 3: resource flavors, the
+  // Terminating scope of counted pods, pod group timeouts (2 is still read)
+  static constexpr uint32_t kSnapshotVersion = 3;
 
  private:
   std::unique_ptr<State> s_;

@@ -95,6 +95,10 @@ bool State::NodeSelectable(uint32_t pos, const Workload& w) const {
     auto it = n.labels->find(k);
     if (it == n.labels->end() || it->second != v) return false;
   }
+  for (const auto& [k, v] : w.flavor_labels) {  // Kueue adds its flavor's labels to the selector
+    auto it = n.labels->find(k);
+    if (it == n.labels->end() || it->second != v) return false;
+  }
   return true;
 }
 
@@ -121,20 +125,36 @@ bool State::FitsRespectingNominated(uint32_t pos, const Workload& w, bool fit_kn
   return view.Fits(w.shape);
 }
 
+// Whom a node's room is held for, against `w`: the nominated workload of highest priority (then
+// earliest) that `w` must leave room for. Slurm shows a job that waits behind a higher-priority
+// one with Reason=Priority.
+std::string State::HeldFor(uint32_t pos, const Workload& w) const {
+  const Workload* top = nullptr;
+  for (Slot s : node_live[pos].nominated) {
+    const Workload& p = workloads[s];
+    if (p.id == w.id || p.priority < w.priority || SameGang(p, w)) continue;
+    if (!top || p.priority > top->priority || (p.priority == top->priority && p.id < top->id)) top = &p;
+  }
+  if (!top) return "";
+  return " Node " + nodes[pos].name + " is held for " + top->key + " (priority " + std::to_string(top->priority) +
+         "), which waits for its preemption victims to exit (Slurm: Reason=Priority).";
+}
+
 std::string State::NoFitMessage(const Workload& w) const {
   // Counted with plain integers (this runs for every failed shape in every cycle, over every
   // node); extended resources, rare, by name. Nothing changed in the pool since the same shape
   // class last failed: the same reason (room held for nominated workloads depends on who asks).
-  const bool cacheable = nominations == 0 && reservations.empty();
+  const bool cacheable = nominations == 0 && reservations.empty() && w.flavor_labels.empty();
   if (cacheable)
     if (auto c = no_fit_cache.find(w.shape_class); c != no_fit_cache.end() && c->second.first == pool_version)
       return c->second.second;
   // The dense fit numbers answer cpu, memory and GPUs; the node itself only extended resources.
   NoFit f;
   f.nodes = nodes.size();
+  uint32_t held_at = 0;  // the first node (in node order) whose room is held for another
   std::map<std::string, int> ext;
   const placement::PodShape& p = w.shape;
-  const bool selector = !w.node_selector.empty();
+  const bool selector = !w.node_selector.empty() || !w.flavor_labels.empty();
   const bool plain_ext = p.ext.size() == 1 && p.ext.entries()[0].first == kPods;
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     const FitEntry& e = fit[i];
@@ -156,7 +176,9 @@ std::string State::NoFitMessage(const Workload& w) const {
     if (!placement::GpuNumbersFit(e.full_free, e.max_free, p)) m |= NodeState::kShortGpu;
     if (e.has_ext || !plain_ext) m |= nodes[i].ShortOf(p) & NodeState::kShortExtended;
     const NodeState& n = nodes[i];
-    if (m == 0 && nominations > 0 && !FitsRespectingNominated(i, w)) ++f.held;
+    if (m == 0 && nominations > 0 && !FitsRespectingNominated(i, w)) {
+      if (f.held++ == 0) held_at = i;
+    }
     else if (m == 0 && Reserved(i) && DelaysReservation(i, w)) ++f.reserved;
     f.cpu += (m & NodeState::kShortCpu) != 0;
     f.memory += (m & NodeState::kShortMemory) != 0;
@@ -167,6 +189,7 @@ std::string State::NoFitMessage(const Workload& w) const {
   }
   for (const auto& [r, c] : ext) f.extended.emplace_back(r, static_cast<size_t>(c));
   std::string msg = Render(f);
+  if (f.held) msg += HeldFor(held_at, w);
   if (cacheable) no_fit_cache[w.shape_class] = {pool_version, msg};
   return msg;
 }
@@ -202,7 +225,7 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
   feasible.clear();
   const size_t start = next_start_node % n;
   const placement::PodShape& shape = w.shape;
-  const bool selector = !w.node_selector.empty();
+  const bool selector = !w.node_selector.empty() || !w.flavor_labels.empty();
   const bool constrained = shape.gpu_count > 0 && w.model_mask != ~uint32_t{0};
   const bool plain_ext = shape.ext.size() == 1 && shape.ext.entries()[0].first == kPods;
   const bool nominated_anywhere = nominations > 0;

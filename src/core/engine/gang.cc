@@ -9,6 +9,13 @@
 // given back; only when every member found room are they bound, in the same order (the same
 // choices are valid again). Once minMember members run, further members schedule one by one,
 // as coscheduling's Permit lets them through.
+//
+// spec.scheduleTimeoutSeconds: coscheduling lets members wait at Permit that long for the rest
+// of the group, then rejects every waiting member (what they hold is released) and the group is
+// retried. Here the wait starts when the group first needs placing (its first member's
+// arrival, or a group stopped whole); an attempt that fails once the timeout has passed says so
+// ("rejected due to timeout ..."), drops the nominations and quota held by members not waiting
+// for victims, and starts a new wait.
 #include <algorithm>
 
 #include "core/engine/reasons.h"
@@ -26,6 +33,7 @@ void State::JoinGang(Workload& w, const PodGroupRef& group) {
   }
   Gang& g = gangs[it->second];
   g.min_member = std::max<int32_t>(1, group.min_member);  // the PodGroup as last submitted
+  g.timeout = group.schedule_timeout;
   g.members.push_back(w.slot);
   w.gang = it->second;
 }
@@ -70,11 +78,32 @@ bool State::AttemptGang(Workload& w) {
   }
   std::sort(pend.begin(), pend.end(), QueueOrder{&workloads});
   const std::string group = "pod group " + g.key;
+  if (g.window_start < 0) {  // the group starts waiting now
+    g.window_start = now;
+    if (g.timeout > 0) wakeups.push(now + g.timeout);
+  }
+  const int32_t have = static_cast<int32_t>(pend.size()) + running;
   auto wait_all = [&](EventType type, std::string_view why, const std::string& msg,
                       const std::string& key) {
+    if (g.timeout > 0 && now >= g.window_start + g.timeout) {
+      // Coscheduling's Permit timeout: the waiting members are rejected and retried.
+      for (Slot s : pend) {
+        Workload& m = workloads[s];
+        if (m.nominated_node != kNoNode) DropNomination(m);
+        if (quota.Holds(m)) quota.Unreserve(m);
+      }
+      const std::string prefix = group + ": ";
+      const std::string detail = msg.rfind(prefix, 0) == 0 ? msg.substr(prefix.size()) : msg;
+      const std::string timeout_msg = prefix + "rejected due to timeout after waiting " +
+                                      FormatDuration(g.timeout) + " at plugin Coscheduling, retried (" +
+                                      detail + ")";
+      for (Slot s : pend) SetPending(workloads[s], type, why, timeout_msg, group + ": timeout");
+      g.window_start = now;
+      wakeups.push(now + g.timeout);
+      return;
+    }
     for (Slot s : pend) SetPending(workloads[s], type, why, msg, key);
   };
-  const int32_t have = static_cast<int32_t>(pend.size()) + running;
   if (have < g.min_member) {
     std::string msg = group + ": " + std::to_string(have) + " of minMember " +
                       std::to_string(g.min_member) + " pods present";
@@ -119,6 +148,7 @@ bool State::AttemptGang(Workload& w) {
   // Quota first, for every member (each charged before the next is checked).
   for (Slot s : pend) {
     Workload& m = workloads[s];
+    DefaultFlavor(m);  // a gang takes its first compatible flavor (no fallback across flavors)
     if (!m.has_quota || quota.Holds(m))
       continue;  // a member holding quota from its preemption was checked then
     std::string blocked;
@@ -149,6 +179,7 @@ bool State::AttemptGang(Workload& w) {
   if (placed == pend.size()) {  // every member has room: bind them all, same choices, same order
     for (size_t k = 0; k < pend.size(); ++k)
       Bind(workloads[pend[k]], choice[k].pos, choice[k].gpus);
+    g.window_start = -1;  // placed whole: no longer waiting
     return g.tried_ok = true;
   }
   if (quota_failure) {

@@ -545,6 +545,7 @@ WorkloadStatus State::StatusOf(const Workload& w) const {
   s.limits = w.limits;
   s.pending_total = w.pending_total + (w.phase == Phase::kPending ? now - w.pending_since : 0);
   s.borrowed = w.borrowed;
+  s.flavor = w.flavor;
   s.run_start = w.run_start;
   s.grace = w.phase == Phase::kTerminating ? w.stop_grace : GraceOf(w);
   return s;

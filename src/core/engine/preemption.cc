@@ -181,8 +181,9 @@ bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
   size_t viable = 0, processed = 0;
   const size_t start = n ? next_preempt_node % n : 0;
   // The plan cache (preempt_plan.h); a gang's dry run uses it on the nodes it has not changed.
+  // Not for a workload tried on a flavor: its nodes depend on the flavor, not on its class.
   const bool cache_on = pdbs.empty() && policy.min_runtime == 0 && w.nominated_node == kNoNode &&
-                        (!dry || dry->touched != nullptr);
+                        (!dry || dry->touched != nullptr) && w.flavor_labels.empty();
   PlanCache* cache = nullptr;
   if (cache_on) {
     cache = &preempt_memo[PlanClass(w)];

@@ -57,6 +57,11 @@ bool State::Attempt(Workload& w, std::unordered_map<uint32_t, std::string>& no_f
   if (w.phase != Phase::kPending) return true;
   if (!w.waiting_for.empty()) return true;  // victims still terminating
   if (w.gang != kNoGang && NeedsGang(w)) return AttemptGang(w);
+  // Quota per flavor (flavor_assigner.cc) for a workload requesting a resource its flavors cover.
+  if (w.elastic)
+    if (const ElasticQuota* q = quota.ElasticOf(w.namespace_); q && !q->flavors.empty())
+      for (const auto& [r, v] : w.requests.entries())
+        if (v > 0 && FlavorCovers(*q, r)) return AttemptFlavors(w);
   if (!TryAdmitQuota(w)) return w.phase != Phase::kPending || !w.waiting_for.empty();  // rejected / reclaiming
   auto nf = no_fit.find(w.shape_class);
   if (nf == no_fit.end() || w.nominated_node != kNoNode) {

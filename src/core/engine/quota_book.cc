@@ -12,7 +12,10 @@ void QuotaBook::Reindex() {
   rq_by_ns_.clear();
   eq_index_.clear();
   for (size_t i = 0; i < rqs_.size(); ++i) rq_by_ns_[rqs_[i].q.meta.namespace_].push_back(i);
-  for (size_t i = 0; i < eqs_.size(); ++i) eq_index_[eqs_[i].q.meta.namespace_] = i;
+  for (size_t i = 0; i < eqs_.size(); ++i) {
+    eqs_[i].x = ExpandFlavors(eqs_[i].q);
+    eq_index_[eqs_[i].q.meta.namespace_] = i;
+  }
 }
 
 void QuotaBook::SetResourceQuota(const ResourceQuota& q) {
@@ -39,20 +42,21 @@ Status QuotaBook::SetElasticQuota(const ElasticQuota& q) {
   auto it = eq_index_.find(q.meta.namespace_);
   if (it != eq_index_.end()) {
     EQ& e = eqs_[it->second];
-    if (e.q.meta.name != q.meta.name)
-      return Status::AlreadyExists("namespace " + q.meta.namespace_ + " already has ElasticQuota " + e.q.meta.name +
+    if (e.x.meta.name != q.meta.name)
+      return Status::AlreadyExists("namespace " + q.meta.namespace_ + " already has ElasticQuota " + e.x.meta.name +
                                    " (one per namespace)");
     e.q = q;
+    e.x = ExpandFlavors(q);
     return Status::Ok();
   }
-  eqs_.push_back(EQ{q, {}, {}, {}});
+  eqs_.push_back(EQ{q, {}, {}, {}, {}});
   Reindex();
   return Status::Ok();
 }
 
 Status QuotaBook::DeleteElasticQuota(const std::string& ns, const std::string& name) {
   auto it = eq_index_.find(ns);
-  if (it == eq_index_.end() || eqs_[it->second].q.meta.name != name)
+  if (it == eq_index_.end() || eqs_[it->second].x.meta.name != name)
     return Status::NotFound("no ElasticQuota " + ns + "/" + name);
   eqs_.erase(eqs_.begin() + static_cast<long>(it->second));
   Reindex();
@@ -78,12 +82,12 @@ void QuotaBook::Allow() {
   std::map<std::string, std::pair<ResourceList, ResourceList>> cohorts;  // used, min
   for (auto& e : eqs_) {
     e.allowance = ResourceList{};
-    if (e.q.max)
-      for (const auto& [r, v] : e.q.max->entries())
+    if (e.x.max)
+      for (const auto& [r, v] : e.x.max->entries())
         if (e.used.Get(r) > v) e.allowance.Set(r, e.used.Get(r));
-    if (e.q.cohort.empty()) continue;
-    cohorts[e.q.cohort].first += e.used;
-    cohorts[e.q.cohort].second += e.q.min;
+    if (e.x.cohort.empty()) continue;
+    cohorts[e.x.cohort].first += e.used;
+    cohorts[e.x.cohort].second += e.x.min;
   }
   cohort_allowance_.clear();
   for (const auto& [c, um] : cohorts)
@@ -114,12 +118,16 @@ bool IsBestEffort(const Workload& w) {
 }  // namespace
 
 bool QuotaBook::ScopeMatches(const ResourceQuota& q, const Workload& w) const {
+  // Kubernetes' podMatchesScopeFunc: every scope of the quota must match. BestEffort /
+  // NotBestEffort follow the pod's QoS class, Terminating / NotTerminating whether it has
+  // spec.activeDeadlineSeconds (validation allows only the Exists operator for these four).
   for (const auto& s : q.scope_selector) {
     if (s.scope_name == "BestEffort" || s.scope_name == "NotBestEffort") {
-      // Kubernetes' scopes: BestEffort matches BestEffort pods, NotBestEffort the others; in a
-      // scopeSelector, DoesNotExist negates.
-      const bool want = (s.scope_name == "BestEffort") == (s.op != SelectorOperator::kDoesNotExist);
-      if (IsBestEffort(w) != want) return false;
+      if (IsBestEffort(w) != (s.scope_name == "BestEffort")) return false;
+      continue;
+    }
+    if (s.scope_name == "Terminating" || s.scope_name == "NotTerminating") {
+      if ((w.time_limit > 0) != (s.scope_name == "Terminating")) return false;
       continue;
     }
     if (s.scope_name != "PriorityClass") continue;
@@ -166,15 +174,17 @@ std::optional<std::string> QuotaBook::NeverAdmissible(const Workload& w, const A
     std::map<std::string, const QuotaItem*> over;  // sorted by key, as Kubernetes prints them
     for (const auto& item : q.hard)
       if (ChargeOf(item, w) > item.hard) over[item.key] = &item;
-    std::string requested, limited;
+    std::string requested, used, limited;
     for (const auto& [key, item] : over) {
       const char* sep = requested.empty() ? "" : ",";
+      auto u = rqs_[idx].used.find(key);
       requested += sep + key + "=" + FormatResourceQuantity(item->resource, ChargeOf(*item, w));
+      used += sep + key + "=" + FormatResourceQuantity(item->resource, u == rqs_[idx].used.end() ? 0 : u->second);
       limited += sep + key + "=" + FormatResourceQuantity(item->resource, item->hard);
     }
-    if (!requested.empty())
-      return "exceeded quota: " + q.meta.name + ", requested: " + requested + ", limited: " + limited +
-             " (more than the quota allows: can never be admitted)";
+    if (!requested.empty())  // Kubernetes' words (with the usage of now), then why it is final
+      return "exceeded quota: " + q.meta.name + ", requested: " + requested + ", used: " + used +
+             ", limited: " + limited + " (more than the quota allows: can never be admitted)";
   }
   return std::nullopt;
 }
@@ -225,13 +235,13 @@ std::optional<std::string> QuotaBook::ResourceQuotaBlocked(const Workload& w) co
 const std::string* QuotaBook::CohortOf(const std::string& ns) const {
   auto it = eq_index_.find(ns);
   if (it == eq_index_.end()) return nullptr;
-  return &eqs_[it->second].q.cohort;
+  return &eqs_[it->second].x.cohort;
 }
 
 std::vector<const QuotaBook::EQ*> QuotaBook::CohortMembers(const std::string& cohort) const {
   std::vector<const EQ*> out;
   for (const auto& e : eqs_)
-    if (e.q.cohort == cohort) out.push_back(&e);
+    if (e.x.cohort == cohort) out.push_back(&e);
   return out;
 }
 
@@ -240,7 +250,7 @@ bool QuotaBook::IsBorrowing(const std::string& ns) const {
   if (it == eq_index_.end()) return false;
   const EQ& e = eqs_[it->second];
   for (const auto& [r, v] : e.used.entries())
-    if (v > e.q.min.Get(r) && (e.q.min.Has(r) || (e.q.max && e.q.max->Has(r)))) return true;
+    if (v > e.x.min.Get(r) && (e.x.min.Has(r) || (e.x.max && e.x.max->Has(r)))) return true;
   return false;
 }
 
@@ -273,9 +283,77 @@ int64_t LendCap(const ElasticQuota& q, const std::string& r, int64_t used) {
 }
 }  // namespace
 
+std::string FlavorKey(const std::string& resource, const std::string& flavor) { return resource + "@" + flavor; }
+std::string FlavorBase(const std::string& key) { return key.substr(0, key.find('@')); }
+std::string FlavorSuffix(const std::string& key) {
+  const size_t at = key.find('@');
+  return at == std::string::npos ? "" : " of flavor " + key.substr(at + 1);
+}
+
+bool FlavorCovers(const ElasticQuota& q, const std::string& resource) {
+  for (const auto& f : q.flavors)
+    if (f.min.Has(resource) || (f.max && f.max->Has(resource))) return true;
+  return false;
+}
+
+ElasticQuota ExpandFlavors(const ElasticQuota& q) {
+  if (q.flavors.empty()) return q;
+  ElasticQuota x = q;
+  std::vector<std::string> covered;
+  for (const auto& f : q.flavors) {
+    for (const auto& [r, v] : f.min.entries()) covered.push_back(r);
+    if (f.max)
+      for (const auto& [r, v] : f.max->entries()) covered.push_back(r);
+  }
+  for (const auto& f : q.flavors) {
+    for (const std::string& r : covered) x.min.Set(FlavorKey(r, f.name), f.min.Get(r));  // absent: 0
+    if (f.max) {
+      if (!x.max) x.max = ResourceList{};
+      for (const auto& [r, v] : f.max->entries()) x.max->Set(FlavorKey(r, f.name), v);
+    }
+    for (const auto& [r, v] : f.lending_limit.entries()) {
+      x.lending_limit.Set(FlavorKey(r, f.name), v);
+      x.lending_limit_set.push_back(FlavorKey(r, f.name));
+    }
+  }
+  return x;
+}
+
+ResourceList ElasticRequests(const Workload& w, const ElasticQuota& x) {
+  if (x.flavors.empty() || w.flavor.empty()) return w.requests;
+  ResourceList out;
+  for (const auto& [r, v] : w.requests.entries()) out.Set(FlavorCovers(x, r) ? FlavorKey(r, w.flavor) : r, v);
+  return out;
+}
+
+ResourceList QuotaBook::ElasticRequestsOf(const Workload& w) const {
+  auto it = eq_index_.find(w.namespace_);
+  return it == eq_index_.end() ? w.requests : ElasticRequests(w, eqs_[it->second].x);
+}
+
+const std::vector<QuotaFlavor>* QuotaBook::FlavorsOf(const std::string& ns) const {
+  auto it = eq_index_.find(ns);
+  if (it == eq_index_.end() || eqs_[it->second].q.flavors.empty()) return nullptr;
+  return &eqs_[it->second].q.flavors;
+}
+
+std::vector<QuotaBook::FlavorUsage> QuotaBook::FlavorUsages() const {
+  std::vector<FlavorUsage> out;
+  for (const auto& e : eqs_)
+    for (const auto& f : e.q.flavors) {
+      FlavorUsage u{e.q.meta.namespace_, f.name, {}, f.min, f.max};
+      const ResourceList held = e.used + e.reserved;
+      for (const auto& [r, v] : held.entries())
+        if (r.size() > f.name.size() + 1 && r.compare(r.size() - f.name.size() - 1, std::string::npos, "@" + f.name) == 0)
+          u.used.Set(FlavorBase(r), v);
+      out.push_back(std::move(u));
+    }
+  return out;
+}
+
 const ElasticQuota* QuotaBook::ElasticOf(const std::string& ns) const {
   auto it = eq_index_.find(ns);
-  return it == eq_index_.end() ? nullptr : &eqs_[it->second].q;
+  return it == eq_index_.end() ? nullptr : &eqs_[it->second].x;
 }
 
 ResourceList QuotaBook::UsageOf(const std::string& ns) const {
@@ -286,14 +364,14 @@ ResourceList QuotaBook::UsageOf(const std::string& ns) const {
 
 bool QuotaBook::AnyCohort() const {
   for (const auto& e : eqs_)
-    if (!e.q.cohort.empty()) return true;
+    if (!e.x.cohort.empty()) return true;
   return false;
 }
 
 bool QuotaBook::FairSharing(const std::string& cohort) const {
   if (cohort.empty()) return false;
   for (const auto& e : eqs_)
-    if (e.q.cohort == cohort && e.q.fair_weight_milli) return true;
+    if (e.x.cohort == cohort && e.x.fair_weight_milli) return true;
   return false;
 }
 
@@ -302,35 +380,36 @@ int64_t QuotaBook::ShareAfter(const Workload& w) const {
   if (it == eq_index_.end()) return 0;
   const EQ& self = eqs_[it->second];
   std::vector<const ElasticQuota*> members;
-  for (const EQ* m : CohortMembers(self.q.cohort)) members.push_back(&m->q);
+  for (const EQ* m : CohortMembers(self.x.cohort)) members.push_back(&m->x);
   ResourceList used = self.used + self.reserved;
   if (auto own = reservations_.find(Value(w.id)); own != reservations_.end()) used -= own->second;
-  used += TrackedPart(w.requests, self.q);
-  return WeightedShare(self.q, used, CohortLendable(members));
+  used += TrackedPart(ElasticRequests(w, self.x), self.x);
+  return WeightedShare(self.x, used, CohortLendable(members));
 }
 
 std::vector<std::string> QuotaBook::ShortOf(const Workload& w) const {
   std::vector<std::string> out;
   auto it = eq_index_.find(w.namespace_);
   if (it == eq_index_.end()) return out;
-  const ElasticQuota& q = eqs_[it->second].q;
+  const ElasticQuota& q = eqs_[it->second].x;
   std::vector<const EQ*> members =
       q.cohort.empty() ? std::vector<const EQ*>{&eqs_[it->second]} : CohortMembers(q.cohort);
   std::map<std::string, ResourceList> used;
-  for (const EQ* m : members) used[m->q.meta.namespace_] = m->used + m->reserved;
+  for (const EQ* m : members) used[m->x.meta.namespace_] = m->used + m->reserved;
   if (auto own = reservations_.find(Value(w.id)); own != reservations_.end()) used[w.namespace_] -= own->second;
-  used[w.namespace_] += TrackedPart(w.requests, q);
+  const ResourceList mine = ElasticRequests(w, q);
+  used[w.namespace_] += TrackedPart(mine, q);
   for (const std::string& r : Tracked(q)) {
-    if (w.requests.Get(r) == 0) continue;
+    if (mine.Get(r) == 0) continue;
     const int64_t after = used[w.namespace_].Get(r);
     bool short_of = q.max && q.max->Has(r) && after > q.max->Get(r);
     if (!short_of && q.cohort.empty()) short_of = after > q.min.Get(r);
     if (!short_of && !q.cohort.empty()) {
       int64_t borrowed = 0, lendable = 0;
       for (const EQ* m : members) {
-        const int64_t u = used[m->q.meta.namespace_].Get(r);
-        borrowed += std::max<int64_t>(0, u - m->q.min.Get(r));
-        lendable += LendCap(m->q, r, u);
+        const int64_t u = used[m->x.meta.namespace_].Get(r);
+        borrowed += std::max<int64_t>(0, u - m->x.min.Get(r));
+        lendable += LendCap(m->x, r, u);
       }
       short_of = borrowed > lendable;
     }
@@ -346,9 +425,9 @@ bool QuotaBook::AboveMin(const std::string& ns, const std::vector<std::string>& 
   const EQ& e = eqs_[it->second];
   ResourceList used = e.used + e.reserved;
   for (const Workload* r : released)
-    if (r->namespace_ == ns) used -= TrackedPart(r->requests, e.q);
+    if (r->namespace_ == ns) used -= TrackedPart(ElasticRequests(*r, e.x), e.x);
   for (const std::string& r : resources)
-    if ((e.q.min.Has(r) || (e.q.max && e.q.max->Has(r))) && used.Get(r) > e.q.min.Get(r)) return true;
+    if ((e.x.min.Has(r) || (e.x.max && e.x.max->Has(r))) && used.Get(r) > e.x.min.Get(r)) return true;
   return false;
 }
 
@@ -358,30 +437,32 @@ QuotaBook::ElasticResult QuotaBook::CheckElastic(const Workload& w,
   auto it = eq_index_.find(w.namespace_);
   if (it == eq_index_.end()) return res;
   const EQ& self = eqs_[it->second];
-  const ElasticQuota& q = self.q;
+  const ElasticQuota& q = self.x;
   // Usage per namespace after releasing `released` and adding `w`.
   std::vector<const EQ*> members = q.cohort.empty() ? std::vector<const EQ*>{&self} : CohortMembers(q.cohort);
   std::map<std::string, ResourceList> used;
-  for (const EQ* m : members) used[m->q.meta.namespace_] = m->used + m->reserved;
+  for (const EQ* m : members) used[m->x.meta.namespace_] = m->used + m->reserved;
   auto own = reservations_.find(Value(w.id));
   if (own != reservations_.end()) used[w.namespace_] -= own->second;
   std::map<std::string, const ElasticQuota*> quota_of;
-  for (const EQ* m : members) quota_of[m->q.meta.namespace_] = &m->q;
+  for (const EQ* m : members) quota_of[m->x.meta.namespace_] = &m->x;
   for (const Workload* r : released)
-    if (used.count(r->namespace_)) used[r->namespace_] -= TrackedPart(r->requests, *quota_of[r->namespace_]);
-  used[w.namespace_] += TrackedPart(w.requests, q);
+    if (used.count(r->namespace_)) used[r->namespace_] -= TrackedPart(ElasticRequests(*r, *quota_of[r->namespace_]), *quota_of[r->namespace_]);
+  const ResourceList mine = ElasticRequests(w, q);
+  used[w.namespace_] += TrackedPart(mine, q);
   res.within_min = true;
   for (const std::string& r : Tracked(q)) {
-    int64_t req = w.requests.Get(r);
+    const int64_t req = mine.Get(r);
     if (req == 0) continue;
     int64_t after = used[w.namespace_].Get(r);
+    const std::string base = FlavorBase(r), in_flavor = FlavorSuffix(r);
     if (q.max && q.max->Has(r) && after > q.max->Get(r)) {
       res.ok = false;
       res.over_max = true;
       res.within_min = false;
-      res.message = "exceeded ElasticQuota " + q.meta.namespace_ + "/" + q.meta.name + " max: requested " +
-                    r + "=" + FormatResourceQuantity(r, req) + ", used " +
-                    FormatResourceQuantity(r, after - req) + ", max " + FormatResourceQuantity(r, q.max->Get(r));
+      res.message = "exceeded ElasticQuota " + q.meta.namespace_ + "/" + q.meta.name + " max" + in_flavor +
+                    ": requested " + base + "=" + FormatResourceQuantity(base, req) + ", used " +
+                    FormatResourceQuantity(base, after - req) + ", max " + FormatResourceQuantity(base, q.max->Get(r));
       return res;
     }
     if (after > q.min.Get(r)) {
@@ -391,8 +472,8 @@ QuotaBook::ElasticResult QuotaBook::CheckElastic(const Workload& w,
     if (q.cohort.empty()) {
       if (after > q.min.Get(r)) {
         res.ok = false;
-        res.message = "exceeded ElasticQuota " + q.meta.namespace_ + "/" + q.meta.name + " min " + r + "=" +
-                      FormatResourceQuantity(r, q.min.Get(r)) +
+        res.message = "exceeded ElasticQuota " + q.meta.namespace_ + "/" + q.meta.name + " min" + in_flavor + " " +
+                      base + "=" + FormatResourceQuantity(base, q.min.Get(r)) +
                       " and the namespace is in no cohort to borrow from";
         return res;
       }
@@ -400,18 +481,18 @@ QuotaBook::ElasticResult QuotaBook::CheckElastic(const Workload& w,
     }
     int64_t borrowed = 0, lendable = 0;
     for (const EQ* m : members) {
-      int64_t u = used[m->q.meta.namespace_].Get(r);
-      borrowed += std::max<int64_t>(0, u - m->q.min.Get(r));
-      lendable += LendCap(m->q, r, u);
+      int64_t u = used[m->x.meta.namespace_].Get(r);
+      borrowed += std::max<int64_t>(0, u - m->x.min.Get(r));
+      lendable += LendCap(m->x, r, u);
     }
     if (borrowed > lendable) {
       res.ok = false;
       int64_t own_min = q.min.Get(r);
-      res.message = "cohort " + q.cohort + " has no unused " + r + " to lend: namespace " + w.namespace_ +
-                    " would use " + FormatResourceQuantity(r, after) + " (min " +
-                    FormatResourceQuantity(r, own_min) + "), cohort borrowing " +
-                    FormatResourceQuantity(r, borrowed) + " exceeds what lenders can lend (" +
-                    FormatResourceQuantity(r, lendable) + ")";
+      res.message = "cohort " + q.cohort + " has no unused " + base + in_flavor + " to lend: namespace " +
+                    w.namespace_ + " would use " + FormatResourceQuantity(base, after) + " (min " +
+                    FormatResourceQuantity(base, own_min) + "), cohort borrowing " +
+                    FormatResourceQuantity(base, borrowed) + " exceeds what lenders can lend (" +
+                    FormatResourceQuantity(base, lendable) + ")";
     }
   }
   if (!res.ok) res.borrowing = res.borrowing && true;
@@ -442,7 +523,7 @@ void QuotaBook::Reserve(const Workload& w) {
   }
   auto e = eq_index_.find(w.namespace_);
   if (e == eq_index_.end() || reservations_.count(id)) return;
-  reservations_[id] = TrackedPart(w.requests, eqs_[e->second].q);
+  reservations_[id] = TrackedPart(ElasticRequests(w, eqs_[e->second].x), eqs_[e->second].x);
   eqs_[e->second].reserved += reservations_[id];
 }
 
@@ -466,7 +547,7 @@ void QuotaBook::Charge(const Workload& w) {
       for (const auto& item : rq.q.hard) rq.used[item.key] += ChargeOf(item, w);
     }
   auto e = eq_index_.find(w.namespace_);
-  if (e != eq_index_.end()) eqs_[e->second].used += TrackedPart(w.requests, eqs_[e->second].q);
+  if (e != eq_index_.end()) eqs_[e->second].used += TrackedPart(ElasticRequests(w, eqs_[e->second].x), eqs_[e->second].x);
 }
 
 void QuotaBook::Release(const Workload& w) {
@@ -487,20 +568,20 @@ void QuotaBook::Release(const Workload& w) {
   auto e = eq_index_.find(w.namespace_);
   if (e == eq_index_.end()) return;
   EQ& eq = eqs_[e->second];
-  eq.used -= TrackedPart(w.requests, eq.q);
-  if (!eq.allowance.empty() && eq.q.max) {
+  eq.used -= TrackedPart(ElasticRequests(w, eq.x), eq.x);
+  if (!eq.allowance.empty() && eq.x.max) {
     ResourceList a;
     for (const auto& [r, v] : eq.allowance.entries()) {
       const int64_t shrunk = std::min(v, eq.used.Get(r));
-      if (shrunk > eq.q.max->Get(r)) a.Set(r, shrunk);
+      if (shrunk > eq.x.max->Get(r)) a.Set(r, shrunk);
     }
     eq.allowance = a;
   }
-  if (auto c = cohort_allowance_.find(eq.q.cohort); c != cohort_allowance_.end()) {
+  if (auto c = cohort_allowance_.find(eq.x.cohort); c != cohort_allowance_.end()) {
     ResourceList used, min;
-    for (const EQ* m : CohortMembers(eq.q.cohort)) {
+    for (const EQ* m : CohortMembers(eq.x.cohort)) {
       used += m->used;
-      min += m->q.min;
+      min += m->x.min;
     }
     ResourceList a;
     for (const auto& [r, v] : c->second.entries()) {
@@ -520,6 +601,7 @@ void QuotaBook::ChargeCounted(const Counted& c, int64_t sign) {
   w.priority_class = c.priority_class;
   w.requests = c.requests;
   w.limits = c.limits;
+  w.time_limit = c.terminating ? 1 : 0;
   for (size_t idx : it->second) {
     RQ& rq = rqs_[idx];
     if (!ScopeMatches(rq.q, w)) continue;
@@ -536,7 +618,7 @@ void QuotaBook::KeepCounted(const Workload& w) {
     if (ScopeMatches(rqs_[idx].q, w))
       for (const auto& item : rqs_[idx].q.hard) counts = counts || item.key == "count/pods";
   if (!counts) return;
-  Counted c{w.namespace_, w.priority_class, w.requests, w.limits};
+  Counted c{w.namespace_, w.priority_class, w.requests, w.limits, w.time_limit > 0};
   ChargeCounted(c, 1);
   counted_.emplace(Value(w.id), std::move(c));
 }
@@ -562,13 +644,13 @@ std::optional<std::string> QuotaBook::CheckInvariants() const {
     }
   std::map<std::string, std::pair<ResourceList, ResourceList>> cohorts;  // used, min
   for (const auto& e : eqs_) {
-    if (e.used.AnyNegative()) return "ElasticQuota " + e.q.meta.namespace_ + " usage negative";
-    if (e.q.max)
-      for (const auto& [r, v] : e.q.max->entries())
-        if (e.used.Get(r) > std::max(v, e.allowance.Get(r))) return "ElasticQuota " + e.q.meta.namespace_ + " above max " + r;
-    if (e.q.cohort.empty()) continue;
-    cohorts[e.q.cohort].first += e.used;
-    cohorts[e.q.cohort].second += e.q.min;
+    if (e.used.AnyNegative()) return "ElasticQuota " + e.x.meta.namespace_ + " usage negative";
+    if (e.x.max)
+      for (const auto& [r, v] : e.x.max->entries())
+        if (e.used.Get(r) > std::max(v, e.allowance.Get(r))) return "ElasticQuota " + e.x.meta.namespace_ + " above max " + r;
+    if (e.x.cohort.empty()) continue;
+    cohorts[e.x.cohort].first += e.used;
+    cohorts[e.x.cohort].second += e.x.min;
   }
   for (const auto& [c, um] : cohorts) {
     auto a = cohort_allowance_.find(c);

@@ -20,6 +20,18 @@
 
 namespace arbiter::engine {
 
+// Quota per resource flavor (ElasticQuota spec.flavors): a covered resource is accounted under
+// the key "<resource>@<flavor>" of the flavor the workload was assigned (Workload::flavor), so that
+// every rule below (max, borrowing, lending limits, reclaim, preemption candidates) holds per
+// flavor. ExpandFlavors adds those keys to min/max/lendingLimit (absent min: 0).
+std::string FlavorKey(const std::string& resource, const std::string& flavor);
+std::string FlavorBase(const std::string& key);    // "nvidia.com/gpu@h100" -> "nvidia.com/gpu"
+std::string FlavorSuffix(const std::string& key);  // " of flavor h100", "" for a plain resource
+bool FlavorCovers(const ElasticQuota& q, const std::string& resource);
+ElasticQuota ExpandFlavors(const ElasticQuota& q);
+// `w`'s requests as quota `x` (expanded) counts them: covered resources under its flavor's keys.
+ResourceList ElasticRequests(const Workload& w, const ElasticQuota& x);
+
 class QuotaBook {
  public:
   // ResourceQuotas keep the order of their first Set (their messages are checked in that order).
@@ -54,7 +66,18 @@ class QuotaBook {
   const std::string* CohortOf(const std::string& ns) const;
   // True when the namespace's usage is above its min in any resource.
   bool IsBorrowing(const std::string& ns) const;
+  // The namespace's ElasticQuota with its flavors expanded (ExpandFlavors).
   const ElasticQuota* ElasticOf(const std::string& ns) const;
+  // spec.flavors of the namespace's ElasticQuota in fallback order; null when it has none.
+  const std::vector<QuotaFlavor>* FlavorsOf(const std::string& ns) const;
+  ResourceList ElasticRequestsOf(const Workload& w) const;
+  // Usage (charged plus held) of every flavor of every ElasticQuota, by plain resource name.
+  struct FlavorUsage {
+    std::string namespace_, flavor;
+    ResourceList used, min;
+    std::optional<ResourceList> max;
+  };
+  std::vector<FlavorUsage> FlavorUsages() const;
   // Quota preemption (quota_preemption.cc): the tracked resources `w` asks for that do not fit now
   // (its namespace's max, or the cohort's lendable quota) — Kueue's "flavor-resources needing
   // preemption"; whether namespace `ns`, once `released` are gone, is still above its min in one
@@ -106,10 +129,11 @@ class QuotaBook {
     std::map<std::string, int64_t> allowance;  // key -> usage allowed above hard (after a change)
   };
   struct EQ {
-    ElasticQuota q;
+    ElasticQuota q;  // as set
     ResourceList used;
     ResourceList reserved;
     ResourceList allowance;  // usage allowed above max (after a change)
+    ElasticQuota x;          // q with its flavors expanded (Reindex; not in snapshots)
   };
   std::vector<RQ>& rqs() { return rqs_; }
   std::vector<EQ>& eqs() { return eqs_; }
@@ -120,6 +144,7 @@ class QuotaBook {
     std::string namespace_;
     std::string priority_class;
     ResourceList requests, limits;
+    bool terminating = false;  // had spec.activeDeadlineSeconds (Terminating scope)
   };
   std::map<uint64_t, Counted>& counted() { return counted_; }
   void Reindex();

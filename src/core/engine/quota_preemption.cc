@@ -36,7 +36,15 @@ State::QuotaPolicy State::QuotaPolicyOf(const ElasticQuota& q) const {
 }
 
 namespace {
-bool UsesAny(const Workload& v, const std::vector<std::string>& needed) {
+// Needed resources of a flavored quota are per flavor ("nvidia.com/gpu@h100"): only workloads
+// holding that flavor use them.
+bool UsesAny(const QuotaBook& quota, const Workload& v, const std::vector<std::string>& needed) {
+  if (!v.flavor.empty()) {
+    const ResourceList tagged = quota.ElasticRequestsOf(v);
+    for (const auto& r : needed)
+      if (tagged.Get(r) > 0) return true;
+    return false;
+  }
   for (const auto& r : needed)
     if (v.requests.Get(r) > 0) return true;
   return false;
@@ -104,7 +112,7 @@ State::QuotaCandidates State::CollectQuotaCandidates(const Workload& w) const {
         out.base.push_back(&v);
         continue;
       }
-      if (v.phase != Phase::kRunning || v.id == w.id || !UsesAny(v, out.needed) ||
+      if (v.phase != Phase::kRunning || v.id == w.id || !UsesAny(quota, v, out.needed) ||
           !satisfies(v, same_ns))
         continue;
       if (!same_ns) {

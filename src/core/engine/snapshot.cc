@@ -24,6 +24,7 @@ void Io(A& a, engine::QuotaBook::Counted& c) {
   Io(a, c.priority_class);
   Io(a, c.requests);
   Io(a, c.limits);
+  Io(a, c.terminating);
 }
 
 template <typename A>
@@ -112,6 +113,10 @@ void IoWorkload(A& a, Workload& w, std::vector<uint64_t>& waiting_for, uint64_t&
   Io(a, w.gang);
   Io(a, w.time_limit);
   Io(a, w.requeue_on_preempt);
+  if (!a.flavorless) {  // version 3
+    Io(a, w.flavor);
+    Io(a, w.flavor_labels);
+  }
 }
 
 template <typename A>
@@ -229,15 +234,19 @@ std::string Engine::Snapshot() const {
   for (const Gang& g : s.gangs) {
     Write(w, g.key);
     Write(w, g.min_member);
+    Write(w, g.timeout);
+    Write(w, g.window_start);
   }
   return serial::Seal(kKind, kSnapshotVersion, w.bytes());
 }
 
 Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot, const RestoreOptions& ro) {
   using R = Result<std::unique_ptr<Engine>>;
-  auto body = serial::Unseal(snapshot, kKind, kSnapshotVersion);
+  uint32_t version = 0;
+  auto body = serial::Unseal(snapshot, kKind, 2, kSnapshotVersion, &version);
   if (!body.ok()) return body.status();
   Reader r(*body);
+  r.flavorless = version < 3;
   auto fail = [&](const std::string& why) { return R::Error(StatusCode::kInvalidArgument, "corrupt engine snapshot: " + why); };
 
   // 1. Options and clock.
@@ -450,6 +459,8 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot, const
     Gang g;
     Io(r, g.key);
     Io(r, g.min_member);
+    Io(r, g.timeout);
+    Io(r, g.window_start);
     if (!s.gang_ids.emplace(g.key, static_cast<uint32_t>(i)).second) return fail("pod group " + g.key + " twice");
     s.gangs.push_back(std::move(g));
   }

@@ -79,6 +79,8 @@ struct QueueOrder {
 struct Gang {
   std::string key;  // namespace/name
   int32_t min_member = 1;
+  Millis timeout = 0;        // PodGroup spec.scheduleTimeoutSeconds, 0 none
+  Millis window_start = -1;  // when the current wait for the whole group began, -1 not waiting
   std::vector<Slot> members;  // live members
   uint64_t tried_cycle = 0;   // the cycle that last attempted it (State::cycle), and its outcome
   bool tried_ok = false;
@@ -181,6 +183,7 @@ class State {
   // `fit_known`: the caller has just checked the node's fit rule.
   bool FitsRespectingNominated(uint32_t pos, const Workload& w, bool fit_known = false) const;
   std::string NoFitMessage(const Workload& w) const;
+  std::string HeldFor(uint32_t pos, const Workload& w) const;  // " Node n is held for ns/x ..."
   size_t NumFeasibleNodesToFind() const;
   bool TryPlace(Workload& w, PlaceChoice* dry = nullptr);
   void RefreshFit(uint32_t pos);
@@ -244,6 +247,17 @@ class State {
   void AdmitDeferredBorrowers();
   bool defer_borrowers = false;  // during the first pass: TryAdmitQuota defers borrowers
   std::vector<Slot> deferred;    // borrowers deferred in this cycle
+
+  // ---------------------------------------------------------------- flavor_assigner.cc
+  // Kueue's flavor assignment for a namespace whose ElasticQuota has spec.flavors: the flavors
+  // the pod may use (its nodeSelector and allowed GPU models against their node labels), tried
+  // in order; the first whose quota admits it (within min or by borrowing) and whose nodes fit
+  // it wins; else quota preemption / priority preemption per flavor in the same order.
+  std::vector<const QuotaFlavor*> CompatibleFlavors(const Workload& w) const;
+  void SetFlavor(Workload& w, const QuotaFlavor* f);  // null: none
+  // A workload of a flavored namespace without a flavor gets its first compatible one (gangs).
+  void DefaultFlavor(Workload& w);
+  bool AttemptFlavors(Workload& w);
 
   // ---------------------------------------------------------------- gang.cc
   void JoinGang(Workload& w, const PodGroupRef& group);

@@ -117,6 +117,7 @@ struct WorkloadStatus {
   ResourceList limits;
   Millis pending_total = 0;  // time spent Pending, the current spell included
   bool borrowed = false;     // runs on quota borrowed from its cohort
+  std::string flavor;        // the ResourceFlavor it is admitted on (or was last tried on), "" none
   Millis run_start = 0;      // current run's start
   Millis grace = 0;          // termination grace period (QoS GraceTime under QoS preemption)
 };

@@ -50,6 +50,10 @@ struct Workload {
   std::string name;
   std::map<std::string, std::string> labels;         // PodDisruptionBudget selectors
   std::map<std::string, std::string> node_selector;  // placement filter
+  // The ResourceFlavor it is admitted on (or being tried, flavor_assigner.cc), "" none: its quota
+  // is counted on that flavor and it runs only on nodes with all of the flavor's labels.
+  std::string flavor;
+  std::map<std::string, std::string> flavor_labels;
   std::string priority_class;                        // resolved name, "" if none
   PreemptionPolicy preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
   PreemptMode preempt_mode = PreemptMode::kRequeue;

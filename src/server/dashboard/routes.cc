@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "server/dashboard/sampler.h"
 #include "server/dashboard/views.h"
 #include "server/dashboard/web_assets.h"
 
@@ -33,21 +34,37 @@ void RegisterRoutes(httplib::Server& s, Daemon& d, DashboardOptions o) {
     res.status = 404;
     res.set_content("not found", "text/plain");
   });
+  // The request's viewer, or nullopt after answering 401.
+  auto viewer = [opts](const httplib::Request& req,
+                       httplib::Response& res) -> std::optional<Viewer> {
+    if (!opts->tokens) return Viewer{};
+    auto found = ViewerFor(*opts->tokens, req.get_header_value("Authorization"));
+    if (!found) SendJson(res, 401, {{"error", "Unauthorized: a known bearer token is required"}});
+    return found;
+  };
   // Answers `view(cluster, viewer, request)` for an authenticated request.
-  auto api = [&s, &d, opts](const char* path, auto view) {
-    s.Get(path, [&d, opts, view](const httplib::Request& req, httplib::Response& res) {
-      Viewer v;
-      if (opts->tokens) {
-        auto found = ViewerFor(*opts->tokens, req.get_header_value("Authorization"));
-        if (!found)
-          return SendJson(res, 401, {{"error", "Unauthorized: a known bearer token is required"}});
-        v = *found;
-      }
-      Json body = d.Read([&](const Cluster& c) { return view(c, v, req); });
+  auto api = [&s, &d, viewer](const char* path, auto view) {
+    s.Get(path, [&d, viewer, view](const httplib::Request& req, httplib::Response& res) {
+      const std::optional<Viewer> v = viewer(req, res);
+      if (!v) return;
+      Json body = d.Read([&](const Cluster& c) { return view(c, *v, req); });
       if (body.is_null()) return SendJson(res, 404, {{"error", "not found"}});
       SendJson(res, 200, body);
     });
   };
+  // The history the daemon keeps for the dashboard (history.h), sampled by its own thread, which
+  // lives as long as the routes (joined when the server is destroyed).
+  auto sampler = std::make_shared<HistorySampler>(d);
+  s.Get("/ui/api/history",
+        [&d, viewer, sampler](const httplib::Request& req, httplib::Response& res) {
+          const std::optional<Viewer> v = viewer(req, res);
+          if (!v) return;
+          const std::vector<PriceBook> books =
+              d.Read([](const Cluster& c) { return c.engine().price_books(); });
+          const Millis now = sampler->Now();
+          SendJson(res, 200,
+                   sampler->Read([&](const History& h) { return HistoryView(h, books, *v, now); }));
+        });
   api("/ui/api/whoami", [](const Cluster&, const Viewer& v, const httplib::Request&) {
     return Json{{"user", v.user}, {"all", v.all}, {"namespaces", v.namespaces}};
   });

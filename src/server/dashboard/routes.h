@@ -6,6 +6,8 @@
 //   GET /ui/api/pool     PoolView       GET /ui/api/tenants  TenantsView
 //   GET /ui/api/queue    QueueView      GET /ui/api/workload?namespace=NS&name=N  WorkloadView
 //   GET /ui/api/bills    {available: false, why}: the daemon keeps no ledger yet
+//   GET /ui/api/history  HistoryView (history.h): utilisation and quota state over time, kept
+//                        by a sampler thread (sampler.h) that lives as long as the routes
 #pragma once
 
 #include <optional>
@@ -21,6 +23,7 @@ namespace arbiter::server::dashboard {
 
 struct DashboardOptions {
   std::optional<ViewerTokens> tokens;  // nullopt: no authentication
+  std::string ledger;  // arbiter serve --ledger: the bills page's ledger (server/ledger_bills.h)
 };
 
 void RegisterRoutes(httplib::Server& s, Daemon& d, DashboardOptions o);

@@ -1,25 +1,22 @@
-// Who a dashboard request comes from: bearer tokens in kube-apiserver's --token-auth-file CSV
-// (`token,user,uid[,"group1,group2"]`) mapped to a Viewer by the groups of the API's documented
-// authorization policy: `system:masters` / `arbiter:admins` see everything; `arbiter:editors:<ns>`
-// and `arbiter:viewers:<ns>` see namespace <ns>; other users see nothing. Pure.
-// (A stand-in until the daemon authenticates its API with adapters/kube/auth.h: then the
-// dashboard takes the same table.)
+// Who a dashboard request comes from: the bearer token is looked up in the daemon's token table
+// (adapters/kube/auth.h, the API's own authentication: kube-apiserver's --token-auth-file CSV)
+// and the user's groups give a Viewer by the API's documented authorization policy:
+// `system:masters` / `arbiter:admins` see everything; `arbiter:editors:<ns>` and
+// `arbiter:viewers:<ns>` see namespace <ns>; other users see nothing. Pure.
 #pragma once
 
-#include <map>
 #include <optional>
-#include <string>
 #include <string_view>
 
-#include "core/status.h"
+#include "adapters/kube/auth.h"
 #include "server/dashboard/views.h"
 
 namespace arbiter::server::dashboard {
 
-using ViewerTokens = std::map<std::string, Viewer, std::less<>>;
+using ViewerTokens = kube::TokenTable;  // parsed by kube::ParseTokenFile
 
-// `path` names the file in messages ("token file 'F' line 3: expected token,user,uid[,groups]").
-Result<ViewerTokens> ParseViewerTokens(std::string_view text, std::string_view path);
+// What `user` may see.
+Viewer ViewerOf(const kube::UserInfo& user);
 
 // The viewer of an `Authorization: Bearer <token>` header; nullopt when missing or unknown.
 std::optional<Viewer> ViewerFor(const ViewerTokens& tokens, std::string_view authorization);

@@ -4,6 +4,10 @@
 #include <map>
 #include <tuple>
 
+#include "core/duration.h"
+#include "core/engine/fair_share.h"
+#include "server/dashboard/quota_state.h"
+
 namespace arbiter::server::dashboard {
 
 namespace {
@@ -26,7 +30,92 @@ int64_t ResourceVersion(const Json& o) {
   }
 }
 
+bool NameChar(char ch) {
+  return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '.';
+}
+
+Json ToJson(const ResourceList& l) {
+  Json out = Json::object();
+  for (const auto& [r, v] : l.entries()) out[r] = v;
+  return out;
+}
+
 }  // namespace
+
+std::vector<std::string> HiddenNamespaces(const Cluster& c, const Viewer& v) {
+  std::vector<std::string> out;
+  if (v.all) return out;
+  for (const Json* n : c.store().List("Namespace", "")) {
+    const std::string ns = n->at("metadata").value("name", "");
+    if (!v.Sees(ns)) out.push_back(ns);
+  }
+  return out;
+}
+
+std::string Redact(std::string text, const std::vector<std::string>& hidden) {
+  static const std::string kOther = "another tenant's workload";
+  for (const std::string& ns : hidden) {
+    const std::string prefix = ns + "/";
+    for (size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at)) {
+      if (at > 0 && NameChar(text[at - 1])) {
+        at += prefix.size();
+        continue;
+      }
+      size_t end = at + prefix.size();
+      while (end < text.size() && NameChar(text[end])) ++end;
+      text.replace(at, end - at, kOther);
+      at += kOther.size();
+    }
+  }
+  return text;
+}
+
+Json ReservationOf(const std::string& message) {
+  static const std::string kOn = "; reserved on ", kFrom = " from ";
+  const size_t on = message.find(kOn);
+  if (on == std::string::npos) return nullptr;
+  const size_t from = message.find(kFrom, on + kOn.size());
+  if (from == std::string::npos) return nullptr;
+  Json nodes = Json::array();
+  const std::string list = message.substr(on + kOn.size(), from - on - kOn.size());
+  for (size_t i = 0; i <= list.size();) {
+    size_t comma = list.find(',', i);
+    if (comma == std::string::npos) comma = list.size();
+    if (comma > i) nodes.push_back(list.substr(i, comma - i));
+    i = comma + 1;
+  }
+  std::string when = message.substr(from + kFrom.size());
+  when = when.substr(0, when.find_first_of(" ;"));
+  auto at = ParseDuration(when);
+  return {{"nodes", std::move(nodes)},
+          {"from", at.ok() ? Json(FormatRfc3339(at.value())) : Json(nullptr)}};
+}
+
+std::optional<Preemption> PreemptionOf(const Json& event) {
+  const std::string reason = event.value("reason", "");
+  if (reason != "Preempted" && reason != "Reclaimed") return std::nullopt;
+  const Json io = event.value("involvedObject", Json::object());
+  if (io.value("kind", "") != "Pod") return std::nullopt;
+  Preemption p;
+  p.time = event.value("firstTimestamp", "");
+  p.type = reason;
+  p.victim_namespace = event.value("metadata", Json::object()).value("namespace", "");
+  p.victim = io.value("name", "");
+  const std::string msg = event.value("message", "");
+  for (const char* marker : {"preempted by ", "reclaimed by ", "was stopped by "}) {
+    const size_t at = msg.find(marker);
+    if (at == std::string::npos) continue;
+    const size_t from = at + std::string(marker).size();
+    const size_t end = msg.find_first_of(" ;)", from);
+    const std::string by = msg.substr(from, end == std::string::npos ? end : end - from);
+    const size_t slash = by.find('/');
+    if (slash == std::string::npos || by.rfind("node/", 0) == 0) break;
+    p.by_namespace = by.substr(0, slash);
+    p.by = by.substr(slash + 1);
+    break;
+  }
+  return p;
+}
 
 Json PoolView(const Cluster& c, const Viewer& v) {
   const auto live = LiveById(c.engine());
@@ -56,8 +145,38 @@ Json PoolView(const Cluster& c, const Viewer& v) {
       allocated += u;
       capacity += kMilliPerGpu;
     }
+    // MIG slices: the engine counts each profile's slices per node; the map fills devices of
+    // that profile in order (instances per device: what fits in 7 compute and 8 memory slices).
+    Json mig = Json::array();
+    const auto family = GpuFamilyOfProduct(n.gpu_model);
+    for (const auto& [r, count] : n.spec.allocatable.entries()) {
+      if (!IsMigResourceName(r) || count <= 0) continue;
+      const auto profile = family ? LookupMigProfile(r, *family) : LookupMigProfile(r);
+      const int64_t per = profile ? std::max(1, std::min(7 / std::max(1, profile->compute_slices),
+                                                         8 / std::max(1, profile->memory_slices)))
+                                  : count;
+      std::vector<Json> slots;
+      for (size_t i = 0; i < n.workloads.size(); ++i) {
+        const auto it = live.find(n.workloads[i]);
+        if (it == live.end()) continue;
+        for (int64_t k = 0; k < it->second.requests.Get(r) && (int64_t)slots.size() < count; ++k)
+          slots.push_back(v.Sees(it->second.namespace_) ? Json{{"namespace", it->second.namespace_},
+                                                               {"name", it->second.name}}
+                                                        : Json{{"hidden", true}});
+      }
+      slots.resize(static_cast<size_t>(count), nullptr);
+      for (int64_t d = 0; d * per < count; ++d) {
+        Json dev_slots = Json::array();
+        for (int64_t k = d * per; k < std::min(count, (d + 1) * per); ++k)
+          dev_slots.push_back(slots[static_cast<size_t>(k)]);
+        mig.push_back({{"resource", r},
+                       {"profile", profile ? profile->profile : r},
+                       {"slots", std::move(dev_slots)}});
+      }
+    }
     nodes.push_back(
         {{"name", n.name},
+         {"migDevices", std::move(mig)},
          {"gpuModel", n.gpu_model},
          {"schedulable", n.schedulable},
          {"cpuMilli", {{"used", n.cpu_used_milli}, {"capacity", n.cpu_capacity_milli}}},
@@ -69,6 +188,7 @@ Json PoolView(const Cluster& c, const Viewer& v) {
 }
 
 Json TenantsView(const Cluster& c, const Viewer& v) {
+  const std::vector<std::string> hidden = HiddenNamespaces(c, v);
   std::map<std::string, Json> by_ns;
   auto tenant = [&](const std::string& ns) -> Json& {
     auto it = by_ns.find(ns);
@@ -80,6 +200,12 @@ Json TenantsView(const Cluster& c, const Viewer& v) {
               {"requests", Json::object()},
               {"borrowedGpuMilli", 0},
               {"preemptions", 0},
+              {"preemptionsSuffered", 0},
+              {"preemptionsCaused", 0},
+              {"recentPreemptions", Json::array()},
+              {"fairShare", nullptr},
+              {"borrowed", Json::object()},
+              {"lent", Json::object()},
               {"elasticQuota", nullptr},
               {"resourceQuotas", Json::array()},
               {"pendingWorkloads", Json::array()}};
@@ -96,7 +222,7 @@ Json TenantsView(const Cluster& c, const Viewer& v) {
     if (w.phase == engine::Phase::kPending) {
       t["pending"] = t["pending"].get<int64_t>() + 1;
       t["pendingWorkloads"].push_back(
-          {{"name", w.name}, {"reason", w.reason}, {"message", w.message}});
+          {{"name", w.name}, {"reason", w.reason}, {"message", Redact(w.message, hidden)}});
       continue;
     }
     if (w.phase != engine::Phase::kRunning && w.phase != engine::Phase::kTerminating) continue;
@@ -124,12 +250,49 @@ Json TenantsView(const Cluster& c, const Viewer& v) {
                                      {"used", st.value("used", Json::object())}});
     }
   }
+  for (const auto& [ns, q] : QuotaStates(c.engine())) {
+    auto it = by_ns.find(ns);
+    if (it == by_ns.end()) continue;
+    if (!q.cohort.empty()) it->second["fairShare"] = engine::FormatShare(q.fair_share);
+    it->second["borrowed"] = ToJson(q.borrowed);
+    it->second["lent"] = ToJson(q.lent);
+  }
+  // Preemptions from the Events the daemon keeps (the newest Cluster::kMaxEvents), oldest first.
+  std::vector<std::pair<int64_t, Preemption>> preemptions;
+  for (const Json* e : c.store().List("Event", ""))
+    if (auto p = PreemptionOf(*e)) preemptions.push_back({ResourceVersion(*e), std::move(*p)});
+  std::sort(preemptions.begin(), preemptions.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  constexpr size_t kRecent = 10;
+  for (const auto& [rv, p] : preemptions) {
+    auto victim = by_ns.find(p.victim_namespace);
+    auto by = by_ns.find(p.by_namespace);
+    if (victim != by_ns.end())
+      victim->second["preemptionsSuffered"] =
+          victim->second["preemptionsSuffered"].get<int64_t>() + 1;
+    if (by != by_ns.end())
+      by->second["preemptionsCaused"] = by->second["preemptionsCaused"].get<int64_t>() + 1;
+    Json row = {{"time", p.time}, {"type", p.type}};
+    auto name = [&](const std::string& ns, const std::string& n) -> Json {
+      return v.Sees(ns) ? Json(ns + "/" + n) : Json(nullptr);  // null: another tenant
+    };
+    row["victim"] = name(p.victim_namespace, p.victim);
+    row["by"] = p.by_namespace.empty() ? Json(nullptr) : name(p.by_namespace, p.by);
+    for (auto it : {victim, by}) {
+      if (it == by_ns.end()) continue;
+      Json& recent = it->second["recentPreemptions"];
+      recent.push_back(row);
+      if (recent.size() > kRecent) recent.erase(recent.begin());
+      if (victim == by) break;
+    }
+  }
   Json out = Json::array();
   for (auto& [ns, t] : by_ns) out.push_back(std::move(t));
   return {{"tenants", std::move(out)}};
 }
 
 Json QueueView(const Cluster& c, const Viewer& v) {
+  const std::vector<std::string> hidden = HiddenNamespaces(c, v);
   std::vector<engine::WorkloadStatus> pending;
   for (auto& w : c.engine().Workloads())
     if (w.phase == engine::Phase::kPending) pending.push_back(std::move(w));
@@ -150,8 +313,9 @@ Json QueueView(const Cluster& c, const Viewer& v) {
                    {"name", w.name},
                    {"priority", w.priority},
                    {"reason", w.reason},
-                   {"message", w.message},
+                   {"message", Redact(w.message, hidden)},
                    {"nominatedNode", w.nominated_node},
+                   {"reservation", ReservationOf(w.message)},
                    {"pendingSeconds", (now - w.submit_time) / 1000}});
   }
   return {{"pending", std::move(out)}, {"total", position}};
@@ -160,6 +324,7 @@ Json QueueView(const Cluster& c, const Viewer& v) {
 Json WorkloadView(const Cluster& c, const Viewer& v, const std::string& ns,
                   const std::string& name) {
   if (!v.Sees(ns)) return nullptr;
+  const std::vector<std::string> hidden = HiddenNamespaces(c, v);
   const Json* pod = c.store().Get("Pod", ns, name);
   if (!pod) return nullptr;
   const Json st = pod->value("status", Json::object());
@@ -173,7 +338,7 @@ Json WorkloadView(const Cluster& c, const Viewer& v, const std::string& ns,
   for (const Json& cond : st.value("conditions", Json::array()))
     if (cond.value("type", "") == "PodScheduled" && cond.value("status", "") == "False") {
       out["reason"] = cond.value("reason", "");
-      out["message"] = cond.value("message", "");
+      out["message"] = Redact(cond.value("message", ""), hidden);
     }
   std::vector<const Json*> events;
   for (const Json* e : c.store().List("Event", ns)) {
@@ -187,7 +352,7 @@ Json WorkloadView(const Cluster& c, const Viewer& v, const std::string& ns,
     ev.push_back({{"time", e->value("firstTimestamp", "")},
                   {"type", e->value("type", "")},
                   {"reason", e->value("reason", "")},
-                  {"message", e->value("message", "")}});
+                  {"message", Redact(e->value("message", ""), hidden)}});
   out["events"] = std::move(ev);
   return out;
 }

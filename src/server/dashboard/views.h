@@ -5,6 +5,7 @@
 // other tenants appear as occupied ("another tenant") without names.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 
@@ -22,19 +23,48 @@ struct Viewer {
 
 // {"nodes": [{name, gpuModel, schedulable, cpuMilli: {used, capacity}, memoryBytes: {used,
 // capacity}, gpus: [{index, usedMilli, occupants: [{namespace, name, milli} | {hidden: true,
-// milli}]}]}], "gpuMilli": {allocated, capacity}}. GPU milli: 1000 per device.
+// milli}]}], migDevices: [{resource, profile, slots: [{namespace, name} | {hidden: true} |
+// null (free)]}]}], "gpuMilli": {allocated, capacity}}. GPU milli: 1000 per device. MIG slices
+// are counted per node by the engine: the map fills each profile's devices in order.
 Json PoolView(const Cluster& c, const Viewer& v);
 
 // {"tenants": [{namespace, running, pending, used: {gpuMilli, cpuMilli, memoryBytes},
 // requests: {resource: amount in canonical units (resources.h)} of running workloads,
 // borrowedGpuMilli, preemptions (suffered by its live workloads), elasticQuota: {min, max} | null,
-// resourceQuotas: [{name, hard, used}], pendingWorkloads: [{name, reason, message}]}]}, by
-// namespace name.
+// resourceQuotas: [{name, hard, used}], pendingWorkloads: [{name, reason, message}],
+// fairShare ("0.25", null outside a cohort), borrowed and lent ({resource: amount},
+// quota_state.h), preemptionsSuffered and preemptionsCaused (counted from the Events the daemon
+// keeps), recentPreemptions: [{time, type, victim, by}] (the newest 10 of either side; names of
+// other tenants' workloads are null)}]}, by namespace name.
 Json TenantsView(const Cluster& c, const Viewer& v);
 
+// What a viewer may not see by name: the namespaces it does not see (none for an admin).
+std::vector<std::string> HiddenNamespaces(const Cluster& c, const Viewer& v);
+// `text` with every "NS/NAME" of a hidden namespace replaced by "another tenant's workload":
+// the engine's messages name preemptors and victims, which may be other tenants' workloads.
+std::string Redact(std::string text, const std::vector<std::string>& hidden);
+
+// A Preempted / Reclaimed Event of a Pod: its victim and, from the engine's message ("preempted
+// by NS/NAME", "reclaimed by NS/NAME", "was stopped by NS/NAME"), its preemptor; nullopt for
+// other Events. by_namespace is "" when the message names no workload (a node removal).
+struct Preemption {
+  std::string time, type;  // firstTimestamp; "Preempted" or "Reclaimed"
+  std::string victim_namespace, victim;
+  std::string by_namespace, by;
+};
+std::optional<Preemption> PreemptionOf(const Json& event);
+
+// The backfill reservation a pending workload's message names ("...; reserved on n3,n4 from T",
+// core/engine/backfill.cc; T the engine's instant as a duration, Unix ms in the daemon):
+// {nodes: [..], from: RFC 3339 | null}, or null.
+Json ReservationOf(const std::string& message);
+
 // {"pending": [{position, namespace, name, priority, reason, message, nominatedNode,
-// pendingSeconds}]}: the engine's queue order (priority, then submit time, then key, then id).
+// reservation (ReservationOf), pendingSeconds}]}: the engine's queue order (priority, then submit
+// time, then key, then id).
 Json QueueView(const Cluster& c, const Viewer& v);
+
+// Every message in these views is redacted for the viewer (Redact).
 
 // One pod: {namespace, name, phase, node, nominatedNode, reason, message, priority, events:
 // [{time, type, reason, message}] oldest first}; null when absent or not visible.

@@ -161,5 +161,44 @@ TEST(SnapshotTest, RefusesForeignCorruptAndOtherVersions) {
   EXPECT_NE(v.message().find("format version " + std::to_string(next)), std::string::npos) << v.message();
 }
 
+// Version 3 added resource flavors; version 2 files are still read. A state without ElasticQuotas
+// or workloads has the same body in both, so relabelling it as version 2 must restore it.
+TEST(SnapshotTest, ReadsVersion2) {
+  Engine e;
+  ASSERT_TRUE(e.Apply(At(0, UpsertPriorityClass{PriorityClass{ObjectMeta{"high", "", {}, {}, {}}, 100, false,
+                                                               PreemptionPolicy::kPreemptLowerPriority, ""}}))
+                  .ok());
+  std::string snap = e.Snapshot();
+  snap[8] = 2;  // the format version, just after the magic
+  auto r = Engine::Restore(snap);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ((*r)->Snapshot(), e.Snapshot());
+  snap[8] = 1;
+  auto old = Engine::Restore(snap);
+  ASSERT_FALSE(old.ok());
+  EXPECT_NE(old.message().find("reads version 2 to 3"), std::string::npos) << old.message();
+}
+
+// A flavored ElasticQuota survives a command's encoding (journal) with its flavors.
+TEST(CommandEncodingTest, ElasticQuotaFlavorsRoundTrip) {
+  ElasticQuota q;
+  q.meta.name = "q";
+  q.meta.namespace_ = "a";
+  QuotaFlavor f;
+  f.name = "h100";
+  f.min.Set("nvidia.com/gpu", 8000);
+  f.max = ResourceList{};
+  f.max->Set("nvidia.com/gpu", 12000);
+  f.node_labels["nvidia.com/gpu.product"] = "H100";
+  q.flavors.push_back(f);
+  auto c = DecodeCommand(EncodeCommand(At(1, UpsertElasticQuota{q})));
+  ASSERT_TRUE(c.ok()) << c.message();
+  const ElasticQuota& back = std::get<UpsertElasticQuota>(c->op).quota;
+  ASSERT_EQ(back.flavors.size(), 1u);
+  EXPECT_EQ(back.flavors[0].name, "h100");
+  EXPECT_EQ(back.flavors[0].max->Get("nvidia.com/gpu"), 12000);
+  EXPECT_EQ(back.flavors[0].node_labels.at("nvidia.com/gpu.product"), "H100");
+}
+
 }  // namespace
 }  // namespace arbiter::engine

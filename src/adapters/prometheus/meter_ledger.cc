@@ -1,8 +1,8 @@
-#include "meter_provenance.h"
+#include "adapters/prometheus/meter_ledger.h"
 
 #include <sqlite3.h>
 
-namespace arbiter::app {
+namespace arbiter::prometheus {
 
 namespace {
 Status Err(sqlite3* db, const std::string& what) {
@@ -22,7 +22,7 @@ Result<std::unique_ptr<MeterProvenanceTable>> MeterProvenanceTable::Open(sqlite3
   return std::unique_ptr<MeterProvenanceTable>(new MeterProvenanceTable(db));
 }
 
-Status MeterProvenanceTable::Put(const std::vector<prometheus::MeterProvenance>& rows) {
+Status MeterProvenanceTable::Put(const std::vector<MeterProvenance>& rows) {
   if (rows.empty()) return Status::Ok();
   if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK)
     return Err(db_, "begin");
@@ -59,15 +59,15 @@ Status MeterProvenanceTable::Put(const std::vector<prometheus::MeterProvenance>&
   return Status::Ok();
 }
 
-Result<std::vector<prometheus::MeterProvenance>> MeterProvenanceTable::Read() {
-  std::vector<prometheus::MeterProvenance> out;
+Result<std::vector<MeterProvenance>> MeterProvenanceTable::Read() {
+  std::vector<MeterProvenance> out;
   sqlite3_stmt* st = nullptr;
   if (sqlite3_prepare_v2(
           db_, "SELECT * FROM meter_provenance ORDER BY namespace, workload, resource, hour", -1,
           &st, nullptr) != SQLITE_OK)
     return Err(db_, "read meter_provenance");
   while (sqlite3_step(st) == SQLITE_ROW) {
-    prometheus::MeterProvenance m;
+    MeterProvenance m;
     m.namespace_ = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
     m.workload = reinterpret_cast<const char*>(sqlite3_column_text(st, 1));
     m.resource = reinterpret_cast<const char*>(sqlite3_column_text(st, 2));
@@ -82,4 +82,60 @@ Result<std::vector<prometheus::MeterProvenance>> MeterProvenanceTable::Read() {
   return out;
 }
 
-}  // namespace arbiter::app
+}  // namespace arbiter::prometheus
+
+namespace arbiter::prometheus {
+
+Result<std::optional<Millis>> ReadMeterWatermark(sqlite3* db) {
+  // No table (a ledger the job never sealed, or one opened for reading): no watermark.
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db, "SELECT metered_until FROM meter_watermark WHERE id = 1", -1, &st,
+                         nullptr) != SQLITE_OK)
+    return std::optional<Millis>();
+  std::optional<Millis> out;
+  if (sqlite3_step(st) == SQLITE_ROW) out = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return out;
+}
+
+Status WriteMeterWatermark(sqlite3* db, Millis metered_until) {
+  const char* create =
+      "CREATE TABLE IF NOT EXISTS meter_watermark(id INTEGER PRIMARY KEY CHECK (id = 1),"
+      " metered_until INTEGER NOT NULL)";
+  if (sqlite3_exec(db, create, nullptr, nullptr, nullptr) != SQLITE_OK)
+    return Err(db, "create meter_watermark");
+  const std::string sql =
+      "INSERT INTO meter_watermark VALUES (1, " + std::to_string(metered_until) +
+      ") ON CONFLICT(id) DO UPDATE SET metered_until = MAX(metered_until, excluded.metered_until)";
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK)
+    return Err(db, "write meter_watermark");
+  return Status::Ok();
+}
+
+Result<MeterLedgerStats> MeterIntoLedger(Client& client, const MeteringConfig& cfg,
+                                         const billing::PriceCatalog& catalog,
+                                         sqlite::Ledger& ledger, Millis from, Millis to,
+                                         std::optional<Millis> seal_before,
+                                         const Progress& progress) {
+  auto prov = MeterProvenanceTable::Open(ledger.handle());
+  if (!prov.ok()) return prov.status();
+  MeterLedgerStats out;
+  BatchSink sink = [&](MeterBatch&& b) -> Status {
+    auto st = ledger.Write(b.rows, catalog);
+    if (!st.ok()) return st.status();
+    out.written.inserted += st->inserted;
+    out.written.unchanged += st->unchanged;
+    out.written.replaced += st->replaced;
+    out.written.corrected += st->corrected;
+    out.provenance_rows += static_cast<int64_t>(b.provenance.size());
+    return (*prov)->Put(b.provenance);
+  };
+  auto stats = MeterPrometheus(client, cfg, from, to, sink, progress);
+  if (!stats.ok()) return stats.status();
+  out.meter = *stats;
+  if (seal_before)
+    if (Status s = ledger.Seal(*seal_before); !s.ok()) return s;
+  return out;
+}
+
+}  // namespace arbiter::prometheus

@@ -1,0 +1,42 @@
+// The one table of the object kinds Arbiter reads and serves: kind, API group and version,
+// plural (the URL segment and RBAC resource), singular, short names, scope. The manifest loader
+// (which kinds a file may hold), the daemon's store (src/server/cluster.cc ServedKinds) and the
+// Kubernetes API resource table (src/adapters/kube/resources.cc, which adds verbs and
+// subresources) are all built from it: a kind added here is loaded, kept and served.
+//
+//   core/v1                       Namespace, Node, Pod, ResourceQuota, LimitRange, Event (served
+//                                 only: the daemon writes events, manifests do not hold them)
+//   policy/v1                     PodDisruptionBudget
+//   scheduling.k8s.io/v1          PriorityClass
+//   arbiter.dev/v1alpha1          ElasticQuota, PoolPolicy, PriceBook, QoS, ResourceFlavor
+//   scheduling.x-k8s.io/v1alpha1  PodGroup (scheduler-plugins coscheduling)
+// Pure data.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace arbiter {
+
+struct ApiKind {
+  const char* kind;      // "Pod"
+  const char* group;     // "" for core
+  const char* version;   // "v1"
+  const char* plural;    // "pods"
+  const char* singular;  // "pod"
+  std::vector<const char*> short_names;
+  bool namespaced;
+  bool in_manifests;  // the manifest loader accepts it (Event: served, never loaded)
+  // "v1" for core, "group/version" otherwise.
+  std::string ApiVersion() const;
+};
+
+// Every kind, in the order the API lists them: core, policy, scheduling.k8s.io, arbiter.dev,
+// scheduling.x-k8s.io (built-in groups before custom ones); by plural within a group version.
+const std::vector<ApiKind>& ApiKinds();
+
+// nullptr for a kind not in the table.
+const ApiKind* FindApiKind(std::string_view kind);
+
+}  // namespace arbiter

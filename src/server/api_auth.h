@@ -1,0 +1,37 @@
+// Authentication and authorization of `arbiter serve`'s API (--token-file): one hook at the
+// entry of every request, before routing. The bearer token names the user (adapters/kube/auth.h:
+// kube-apiserver's token file), the request's path names what it does
+// (adapters/kube/request_info.h), the documented policy decides. Refusals are kube-apiserver's:
+// 401 `Unauthorized` without a known token, 403 `pods is forbidden: User "alice" cannot list
+// resource "pods" in API group "" in the namespace "team-b"`.
+// Not guarded here: /healthz, /livez, /readyz (probes, as kube-apiserver lets anonymous callers
+// read them) and the dashboard under /ui (its static files carry no data; /ui/api/* checks the
+// same tokens itself: dashboard/routes.h).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "adapters/kube/auth.h"
+
+namespace httplib {
+class Server;
+struct Request;
+}  // namespace httplib
+
+namespace arbiter::server {
+
+// What the hook decided for one request.
+struct AuthOutcome {
+  int code = 0;      // 0 allowed, else 401 or 403
+  std::string user;  // "" when not authenticated
+  kube::KubeStatus refusal;
+};
+
+// The decision for one request (pure apart from reading `req`).
+AuthOutcome AuthorizeRequest(const kube::TokenTable& tokens, const httplib::Request& req);
+
+// Installs AuthorizeRequest as `s`'s pre-routing handler: a refused request is answered there.
+void InstallApiAuth(httplib::Server& s, std::shared_ptr<const kube::TokenTable> tokens);
+
+}  // namespace arbiter::server

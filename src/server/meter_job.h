@@ -1,0 +1,68 @@
+// The daemon's hourly meter job (`arbiter serve --meter-prometheus URL --ledger DB`): on its own
+// thread, it runs what `arbiter meter` runs (prometheus::MeterIntoLedger) for the hours the pure
+// schedule (billing::PlanMeterJob) names: each hour once it ended `delay` ago, then seals it and
+// moves the watermark (table meter_watermark in the ledger), so that a job that was down catches
+// up from the watermark; with open hours, also the hours not closed yet, unsealed. Idempotent:
+// re-metering writes nothing new. A failed run (Prometheus down, no PriceBook in force) is
+// logged and retried at the next wake-up; nothing moves. It never takes the daemon's lock except
+// to copy the PriceBook objects (price books from the API when none are given).
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "adapters/prometheus/meter_ledger.h"
+#include "core/billing/meter_schedule.h"
+#include "server/daemon.h"
+
+namespace arbiter::server {
+
+struct MeterJobOptions {
+  std::string prometheus;  // base URL
+  std::string ledger;      // SQLite ledger path (created if missing)
+  prometheus::MeteringConfig config;
+  billing::MeterJobSettings schedule;
+  Millis every = 60000;  // how often the job wakes up
+  // The PriceBooks to rate with, read at every run (e.g. the daemon's PriceBook objects).
+  std::function<std::vector<PriceBook>()> price_books;
+  std::function<Millis()> clock;  // Unix ms; default: the system clock
+  // One structured log line: level ("info", "warning", "error"), message, fields.
+  std::function<void(const std::string&, const std::string&, Json)> log;
+};
+
+class MeterJob {
+ public:
+  // Opens the ledger and the Prometheus client, then starts the thread.
+  static Result<std::unique_ptr<MeterJob>> Start(MeterJobOptions o);
+  ~MeterJob();
+  // Waits for the run in progress (bounded by the HTTP timeouts), then ends the thread.
+  void Stop();
+
+ private:
+  explicit MeterJob(MeterJobOptions o) : o_(std::move(o)) {}
+  void Loop();
+  // One step of the schedule; true when more closed hours wait (catching up).
+  bool RunOnce();
+  void Log(const std::string& level, const std::string& msg, Json fields) const;
+  // A warning or error, logged once while it repeats (a job retrying every few seconds).
+  void Problem(const std::string& level, Json fields);
+
+  MeterJobOptions o_;
+  std::unique_ptr<sqlite::Ledger> ledger_;
+  std::unique_ptr<prometheus::Client> client_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::string last_problem_;  // the thread's only
+  std::thread thread_;
+};
+
+// The PriceBooks among the daemon's API objects (arbiter.dev/v1alpha1 PriceBook).
+std::vector<PriceBook> DaemonPriceBooks(const Daemon& d);
+
+}  // namespace arbiter::server

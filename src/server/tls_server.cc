@@ -1,0 +1,109 @@
+#include "server/tls_server.h"
+
+#include <httplib.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include <vector>
+
+#include "adapters/io/input_file.h"
+
+namespace arbiter::server {
+
+namespace {
+
+constexpr io::InputKind kPemInput{"PEM file", 1 * io::kMiB};
+
+struct BioFree {
+  void operator()(BIO* b) const { BIO_free(b); }
+};
+struct X509Free {
+  void operator()(X509* x) const { X509_free(x); }
+};
+struct KeyFree {
+  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
+};
+using CertPtr = std::unique_ptr<X509, X509Free>;
+using KeyPtr = std::unique_ptr<EVP_PKEY, KeyFree>;
+
+// Never prompts for a passphrase (OpenSSL's default would ask on the terminal).
+int NoPassphrase(char*, int, int, void*) { return 0; }
+
+std::string Named(const char* flag, const std::string& path) {
+  return std::string(flag) + " '" + path + "'";
+}
+
+// The certificate and its chain, and the key, parsed and checked.
+struct TlsMaterial {
+  std::vector<CertPtr> chain;  // leaf first
+  KeyPtr key;
+};
+
+Result<TlsMaterial> Load(const TlsFiles& f) {
+  constexpr const char* kCertFlag = "--tls-cert-file";
+  constexpr const char* kKeyFlag = "--tls-private-key-file";
+  auto cert_text = io::ReadInputFile(f.cert_file, kPemInput);
+  if (!cert_text.ok()) return Status::InvalidArgument(kCertFlag + (": " + cert_text.message()));
+  auto key_text = io::ReadInputFile(f.key_file, kPemInput);
+  if (!key_text.ok()) return Status::InvalidArgument(kKeyFlag + (": " + key_text.message()));
+  TlsMaterial m;
+  {
+    std::unique_ptr<BIO, BioFree> bio(BIO_new_mem_buf(cert_text->data(), int(cert_text->size())));
+    while (X509* x = PEM_read_bio_X509(bio.get(), nullptr, NoPassphrase, nullptr))
+      m.chain.emplace_back(x);
+    ERR_clear_error();  // the end of the PEM data reads as an error
+  }
+  if (m.chain.empty())
+    return Status::InvalidArgument(Named(kCertFlag, f.cert_file) +
+                                   " holds no PEM certificate (-----BEGIN CERTIFICATE-----)");
+  {
+    std::unique_ptr<BIO, BioFree> bio(BIO_new_mem_buf(key_text->data(), int(key_text->size())));
+    m.key.reset(PEM_read_bio_PrivateKey(bio.get(), nullptr, NoPassphrase, nullptr));
+    ERR_clear_error();
+  }
+  if (!m.key)
+    return Status::InvalidArgument(
+        Named(kKeyFlag, f.key_file) +
+        " holds no PEM private key (or it is encrypted: the daemon takes an unencrypted key, "
+        "readable by its user only)");
+  if (X509_check_private_key(m.chain.front().get(), m.key.get()) != 1) {
+    ERR_clear_error();
+    return Status::InvalidArgument(Named(kKeyFlag, f.key_file) +
+                                   " does not match the certificate in " +
+                                   Named(kCertFlag, f.cert_file));
+  }
+  return m;
+}
+
+}  // namespace
+
+Status CheckTlsFiles(const TlsFiles& files) { return Load(files).status(); }
+
+Result<std::unique_ptr<httplib::Server>> NewHttpServer(const TlsFiles& files) {
+  if (!files.enabled()) return std::make_unique<httplib::Server>();
+  auto m = Load(files);
+  if (!m.ok()) return m.status();
+  const TlsMaterial& tls = m.value();
+  auto setup = [&tls](SSL_CTX& ctx) {
+    SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
+    SSL_CTX_set_options(&ctx,
+                        SSL_OP_NO_COMPRESSION | SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION);
+    SSL_CTX_set_default_passwd_cb(&ctx, NoPassphrase);
+    if (SSL_CTX_use_certificate(&ctx, tls.chain.front().get()) != 1) return false;
+    for (size_t i = 1; i < tls.chain.size(); ++i)
+      if (SSL_CTX_add1_chain_cert(&ctx, tls.chain[i].get()) != 1) return false;
+    return SSL_CTX_use_PrivateKey(&ctx, tls.key.get()) == 1 && SSL_CTX_check_private_key(&ctx) == 1;
+  };
+  auto server = std::make_unique<httplib::SSLServer>(setup);
+  if (!server->is_valid()) {
+    ERR_clear_error();
+    return Status::InvalidArgument("cannot set up TLS with " +
+                                   Named("--tls-cert-file", files.cert_file) + " and " +
+                                   Named("--tls-private-key-file", files.key_file));
+  }
+  return std::unique_ptr<httplib::Server>(std::move(server));
+}
+
+}  // namespace arbiter::server

@@ -1,0 +1,76 @@
+// Builders shared by the daemon's in-process tests: the mutations the HTTP layer hands a Cluster,
+// and minimal API objects (Namespace, Node, Pod, PriorityClass) as kubectl would send them.
+#pragma once
+
+#include <string>
+
+#include "server/cluster.h"
+
+namespace arbiter::server::fixtures {
+
+inline constexpr Millis kT0 = 1764583200000;  // 2025-12-01T10:00:00Z
+
+inline Mutation Create(Millis t, const Json& obj) {
+  Mutation m;
+  m.op = Mutation::Op::kCreate;
+  m.time = t;
+  m.kind = obj.at("kind");
+  m.namespace_ = obj["metadata"].value("namespace", "");
+  m.object = obj;
+  return m;
+}
+inline Mutation Delete(Millis t, const std::string& kind, const std::string& ns,
+                       const std::string& name) {
+  Mutation m;
+  m.op = Mutation::Op::kDelete;
+  m.time = t;
+  m.kind = kind;
+  m.namespace_ = ns;
+  m.name = name;
+  return m;
+}
+inline Mutation Advance(Millis t) {
+  Mutation m;
+  m.op = Mutation::Op::kAdvance;
+  m.time = t;
+  return m;
+}
+
+inline Json Namespace(const std::string& name) {
+  return {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}};
+}
+// A node with 16 CPUs, 64 GiB and `gpus` nvidia.com/gpu.
+inline Json Node(const std::string& name, int gpus) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", name}}},
+          {"status",
+           {{"capacity",
+             {{"cpu", "16"}, {"memory", "64Gi"}, {"nvidia.com/gpu", std::to_string(gpus)}}}}}};
+}
+// A one-container pod requesting 1 CPU and `gpus` GPUs; `duration` is arbiter.dev/duration
+// (empty: runs until deleted), `priority_class` spec.priorityClassName (empty: none).
+inline Json PodIn(const std::string& ns, const std::string& name, int gpus,
+                  const std::string& duration = "", const std::string& priority_class = "") {
+  Json p = {{"apiVersion", "v1"},
+            {"kind", "Pod"},
+            {"metadata", {{"name", name}, {"namespace", ns}}},
+            {"spec",
+             {{"containers",
+               {{{"name", "main"},
+                 {"image", "busybox"},
+                 {"resources",
+                  {{"requests", {{"cpu", "1"}, {"nvidia.com/gpu", std::to_string(gpus)}}},
+                   {"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}}};
+  if (!duration.empty()) p["metadata"]["annotations"]["arbiter.dev/duration"] = duration;
+  if (!priority_class.empty()) p["spec"]["priorityClassName"] = priority_class;
+  return p;
+}
+inline Json PriorityClass(const std::string& name, int value) {
+  return {{"apiVersion", "scheduling.k8s.io/v1"},
+          {"kind", "PriorityClass"},
+          {"metadata", {{"name", name}}},
+          {"value", value}};
+}
+
+}  // namespace arbiter::server::fixtures
