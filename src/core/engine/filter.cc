@@ -55,6 +55,24 @@ void State::RefreshFit(uint32_t pos) {
   f.max_free = static_cast<int16_t>(n.max_device_free());
   f.schedulable = n.schedulable;
   f.has_ext = !n.ext_capacity.empty();
+  RefreshFitBlock(pos / kFitBlock);
+}
+
+void State::RefreshFitBlock(size_t block) {
+  const size_t blocks = (fit.size() + kFitBlock - 1) / kFitBlock;
+  if (fit_block.size() != blocks) fit_block.resize(blocks);
+  if (block >= blocks) return;
+  const size_t from = block * kFitBlock, to = std::min(fit.size(), from + kFitBlock);
+  FitEntry m = fit[from];
+  for (size_t i = from + 1; i < to; ++i) {
+    const FitEntry& f = fit[i];
+    m.cpu_free = std::max(m.cpu_free, f.cpu_free);
+    m.mem_free = std::max(m.mem_free, f.mem_free);
+    m.gpu_free = std::max(m.gpu_free, f.gpu_free);
+    m.full_free = std::max(m.full_free, f.full_free);
+    m.max_free = std::max(m.max_free, f.max_free);
+  }
+  fit_block[block] = m;
 }
 
 void State::RebuildFitIndex() {
@@ -221,9 +239,9 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
   const int64_t pod_gpu = shape.gpu_milli_total();
   size_t found = 0, best = n;
   int64_t best_score = 0;
-  const bool verify = best_fit && options.check_invariants;  // the fused choice against ChooseNode's
+  // With invariants on: the fused choice against ChooseNode's, the block skips against a plain scan.
+  const bool verify = options.check_invariants;
   auto accept = [&](size_t i) {
-    ++found;
     if (!best_fit || verify) feasible.push_back(i);
     if (!best_fit) return;
     const FitEntry& f = fit_at[i];
@@ -235,12 +253,20 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
     }
   };
   // The fit rule on the dense copy first (cheap), then what needs the node itself. Loop
-  // invariants in locals: this runs for every node on every placement.
-  size_t processed = 0;
-  auto scan = [&](auto numbers_fit) {
+  // invariants in locals: this runs for every node on every placement. A block of positions whose
+  // largest fit numbers do not fit has no node that fits: skipped whole (it counts as scanned).
+  const FitEntry* const block_at = fit_block.data();
+  auto scan = [&](auto numbers_fit, bool skip_blocks, size_t& processed, size_t& found, auto&& take) {
     for (; processed < n && found < want; ++processed) {
       size_t i = start + processed;
       if (i >= n) i -= n;
+      if (skip_blocks && i % kFitBlock == 0) {
+        const size_t len = std::min(kFitBlock, n - i);
+        if (processed + len <= n && !numbers_fit(block_at[i / kFitBlock])) {
+          processed += len - 1;
+          continue;
+        }
+      }
       const FitEntry& f = fit_at[i];
       if (!numbers_fit(f) || !f.schedulable) continue;
       if (constrained) {
@@ -253,17 +279,32 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
           !FitsRespectingNominated(static_cast<uint32_t>(i), w, /*fit_known=*/true))
         continue;
       if (reserving && reserved_at[i] && DelaysReservation(static_cast<uint32_t>(i), w)) continue;
-      accept(i);
+      ++found;
+      take(i);
     }
   };
   const int64_t cpu = shape.cpu_milli, mem = shape.mem_bytes;
   const int32_t count = shape.gpu_count, milli = shape.gpu_milli_per_device;
-  if (count == 0) {
-    scan([&](const FitEntry& f) { return f.cpu_free >= cpu && f.mem_free >= mem; });
-  } else if (milli >= placement::kMilliPerGpu) {
-    scan([&](const FitEntry& f) { return f.full_free >= count && f.cpu_free >= cpu && f.mem_free >= mem; });
-  } else {
-    scan([&](const FitEntry& f) { return f.max_free >= milli && f.cpu_free >= cpu && f.mem_free >= mem; });
+  auto run = [&](bool skip_blocks, size_t& processed, size_t& found, auto&& take) {
+    if (count == 0) {
+      scan([&](const FitEntry& f) { return f.cpu_free >= cpu && f.mem_free >= mem; }, skip_blocks, processed, found,
+           take);
+    } else if (milli >= placement::kMilliPerGpu) {
+      scan([&](const FitEntry& f) { return f.full_free >= count && f.cpu_free >= cpu && f.mem_free >= mem; },
+           skip_blocks, processed, found, take);
+    } else {
+      scan([&](const FitEntry& f) { return f.max_free >= milli && f.cpu_free >= cpu && f.mem_free >= mem; },
+           skip_blocks, processed, found, take);
+    }
+  };
+  size_t processed = 0;
+  run(/*skip_blocks=*/true, processed, found, accept);
+  if (verify) {
+    std::vector<size_t> plain;
+    size_t plain_processed = 0, plain_found = 0;
+    run(/*skip_blocks=*/false, plain_processed, plain_found, [&](size_t i) { plain.push_back(i); });
+    ARB_CHECK_MSG(plain_processed == processed && plain == feasible,
+                  "the fit index's block skips changed the nodes found for " + w.key);
   }
   next_start_node = (start + processed) % n;
   std::optional<placement::Choice> choice;
@@ -271,7 +312,7 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
     choice = placement::ChooseNode(*placer, nodes, feasible, shape);
   else if (best < n)
     choice = placement::Choice{best, placer->Score(nodes[best], shape)};
-  if (verify) {
+  if (verify && best_fit) {
     auto general = placement::ChooseNode(*placer, nodes, feasible, shape);
     ARB_CHECK_MSG(general.has_value() == choice.has_value() && (!general || general->node_index == choice->node_index),
                   "BestFit on the fit index chose another node than ChooseNode for " + w.key);

@@ -45,6 +45,18 @@ Status State::CheckInvariants() const {
         f.max_free != n.max_device_free() || f.gpu_free != n.gpu_free_milli() || f.schedulable != n.schedulable)
       return Status::Internal("node " + n.name + " fit index differs from the node");
   }
+  for (size_t b = 0; b * kFitBlock < fit.size(); ++b) {
+    FitEntry m = fit[b * kFitBlock];
+    for (size_t i = b * kFitBlock + 1; i < std::min(fit.size(), (b + 1) * kFitBlock); ++i) {
+      m.cpu_free = std::max(m.cpu_free, fit[i].cpu_free);
+      m.mem_free = std::max(m.mem_free, fit[i].mem_free);
+      m.full_free = std::max(m.full_free, fit[i].full_free);
+      m.max_free = std::max(m.max_free, fit[i].max_free);
+    }
+    if (b >= fit_block.size() || fit_block[b].cpu_free != m.cpu_free || fit_block[b].mem_free != m.mem_free ||
+        fit_block[b].full_free != m.full_free || fit_block[b].max_free != m.max_free)
+      return Status::Internal("fit index block " + std::to_string(b) + " differs from its nodes");
+  }
   int64_t known = 0;
   for (const auto& [id, s] : slot_of) {
     const Workload& w = workloads[s];

@@ -339,6 +339,11 @@ class State {
   std::vector<uint32_t> node_at;            // position -> NodeId
   std::vector<NodeLive> node_live;          // position -> workloads, nominations, epoch
   std::vector<FitEntry> fit;                // position -> fit numbers
+  // By block of kFitBlock positions: each fit number's largest value in the block, so that a scan
+  // skips a block in which nothing can fit (filter.cc); kept by RefreshFit.
+  static constexpr size_t kFitBlock = 64;
+  std::vector<FitEntry> fit_block;
+  void RefreshFitBlock(size_t block);
   std::unordered_map<std::string, uint32_t> model_ids;  // GPU model -> bit index (31: the rest)
   bool nodes_dirty = false;                 // nodes appended, not yet in node order
   std::unique_ptr<placement::PlacementPolicy> placer;
