@@ -189,16 +189,17 @@ async function stopServe(serve) {
 
 // A tenant sees its pending workload become Running after a preemption, without a reload.
 async function preemptionLive(browser, dir) {
-  const serve = await startServe(path.join(dir, 'pool'));
-  const base = `http://127.0.0.1:${serve.port}`;
+  const serve = await startServe(dir);
+  const base = `https://127.0.0.1:${serve.port}`;
   try {
-    const kc = writeKubeconfig(path.join(dir, 'pool'), serve.port);
+    const kc = writeKubeconfig(dir, serve.port);
     fs.writeFileSync(path.join(dir, 'small.yaml'), SMALL_POOL);
     fs.writeFileSync(path.join(dir, 'urgent.yaml'), URGENT);
     fs.writeFileSync(path.join(dir, 'next.yaml'), NEXT);
     kubectl(kc, 'apply', '-f', path.join(dir, 'small.yaml'));
     kubectl(kc, 'wait', '-n', 'team-y', '--for=condition=Ready', 'pod/batch', '--timeout=30s');
-    const context = await browser.newContext({viewport: {width: 1400, height: 1000}});
+    const context = await browser.newContext({viewport: {width: 1400, height: 1000},
+                                              ignoreHTTPSErrors: true});
     const page = await context.newPage();
     await login(page, base, 'team-x-token');
     await page.waitForSelector('#who:has-text("xavier: team-x")');
