@@ -189,10 +189,10 @@ async function stopServe(serve) {
 
 // A tenant sees its pending workload become Running after a preemption, without a reload.
 async function preemptionLive(browser, dir) {
-  const serve = await startServe(path.join(dir, 'pool'));
+  const serve = await startServe(dir);
   const base = `https://127.0.0.1:${serve.port}`;
   try {
-    const kc = writeKubeconfig(path.join(dir, 'pool'), serve.port);
+    const kc = writeKubeconfig(dir, serve.port);
     fs.writeFileSync(path.join(dir, 'small.yaml'), SMALL_POOL);
     fs.writeFileSync(path.join(dir, 'urgent.yaml'), URGENT);
     fs.writeFileSync(path.join(dir, 'next.yaml'), NEXT);

@@ -86,7 +86,9 @@ Json ReservationOf(const std::string& message) {
   }
   std::string when = message.substr(from + kFrom.size());
   when = when.substr(0, when.find_first_of(" ;"));
-  auto at = ParseDuration(when);
+  // A wall-clock instant (the daemon: RFC 3339) or the virtual clock's offset (a duration).
+  Result<Millis> at = ParseRfc3339(when);
+  if (!at.ok()) at = ParseDuration(when);
   return {{"nodes", std::move(nodes)},
           {"from", at.ok() ? Json(FormatRfc3339(at.value())) : Json(nullptr)}};
 }
