@@ -436,6 +436,7 @@ function invoiceSection(inv) {
 
 function renderBills(d) {
   if (!d.available) return [h('h2', {}, 'Bills'), h('p', {id: 'bills-unavailable'}, d.why)];
+  if (!d.month) return [h('h2', {}, 'Bills'), h('p', {id: 'no-invoices'}, 'The ledger has no rows yet.')];
   const button = h('button', {type: 'button', id: 'download-csv'}, `Download CSV (${d.month})`);
   button.addEventListener('click', () => downloadCsv(d.month).catch((e) => {
     button.after(h('span', {role: 'alert'}, ` Download failed: ${e.message}`));

@@ -11,6 +11,9 @@
 //     low-priority pod it preempts and then run, without a reload (a second daemon, a 2-GPU pool);
 //   - the tenants page shows the quota over time, fair share and preemptions; the pool page the
 //     utilisation over time, idle cost and MIG slices; the queue page the nominated node;
+//   - the bills page of a daemon with a ledger (from `arbiter sim --ledger`) shows the month's
+//     invoices, and its CSV download equals `arbiter invoice -o csv` byte for byte (a tenant's:
+//     `--namespace` its own);
 //   - screenshots of each page at 1400 px (and the pool at 800 px) go to docs/screenshots/.
 // Waits on conditions with deadlines, never on sleeps alone. Exit code 0 = pass.
 'use strict';
@@ -131,7 +134,7 @@ function makePki(dir) {
        '-CAcreateserial', '-days', '2', '-extfile', f('ext.cnf'), '-out', f('server.pem')]);
 }
 
-async function startServe(dir) {
+async function startServe(dir, extra = []) {
   fs.mkdirSync(dir, {recursive: true});
   fs.writeFileSync(path.join(dir, 'tokens.csv'), TOKENS);
   makePki(dir);
@@ -140,7 +143,7 @@ async function startServe(dir) {
   const proc = spawn(ARBITER, ['serve', '--data', path.join(dir, 'data'), '--listen',
                                '127.0.0.1:0', '--token-file', path.join(dir, 'tokens.csv'),
                                '--tls-cert-file', path.join(dir, 'server.pem'),
-                               '--tls-private-key-file', path.join(dir, 'server.key')],
+                               '--tls-private-key-file', path.join(dir, 'server.key'), ...extra],
                      {stdio: ['ignore', out, out]});
   const port = await until('arbiter serve to listen', () => {
     if (proc.exitCode !== null) throw new Error(`arbiter serve exited: ${fs.readFileSync(logPath)}`);
@@ -244,6 +247,59 @@ async function preemptionLive(browser, dir) {
     assert(text.includes('another tenant'), 'the victim shows as another tenant');
     await noRenderingLeaks(page);
     await page.screenshot({path: path.join(SHOTS, 'tenants-preemption.png'), fullPage: true});
+    await context.close();
+  } finally {
+    await stopServe(serve);
+  }
+}
+
+// The bills page on a daemon whose ledger `arbiter sim --ledger` wrote: invoices by month with
+// their lines, and a CSV download equal, byte for byte, to `arbiter invoice -o csv` (all
+// invoices for the admin; a tenant's own for its token).
+async function billsPage(browser, dir) {
+  fs.mkdirSync(dir, {recursive: true});
+  const ledger = path.join(dir, 'ledger.db');
+  execFileSync(ARBITER, ['sim', '-f', path.join(ROOT, 'examples', 'pool.yaml'), '--ledger', ledger],
+               {encoding: 'utf8'});
+  const month = '2026-01';
+  const cli = (...args) => execFileSync(ARBITER, ['invoice', '--db', ledger, '--month', month,
+                                                  '-o', 'csv', ...args]);
+  const serve = await startServe(dir, ['--ledger', ledger]);
+  const base = `https://127.0.0.1:${serve.port}`;
+  try {
+    const context = await browser.newContext({viewport: {width: 1400, height: 1000},
+                                              acceptDownloads: true, ignoreHTTPSErrors: true});
+    const page = await context.newPage();
+    const download = async () => {
+      const [d] = await Promise.all([page.waitForEvent('download'), page.click('#download-csv')]);
+      return fs.readFileSync(await d.path());
+    };
+    await login(page, base, 'admin-token');
+    await page.waitForSelector('#who:has-text("admin: all namespaces")');
+    await page.click('nav a[data-page=bills]');
+    await page.waitForSelector('[data-invoice="team-a"]');
+    const shown = await page.$$eval('[data-invoice]', (es) => es.map((e) => e.dataset.invoice));
+    log('invoices shown to the admin:', shown.join(' '));
+    assert(['team-a', 'team-b', 'team-c'].every((ns) => shown.includes(ns)), `every tenant: ${shown}`);
+    await noRenderingLeaks(page);
+    await page.screenshot({path: path.join(SHOTS, 'bills.png'), fullPage: true});
+    const all = await download();
+    assert(all.equals(cli()), 'the admin\'s CSV is `arbiter invoice -o csv`, byte for byte');
+    log(`admin CSV: ${all.length} bytes, equal to arbiter invoice -o csv`);
+
+    await page.click('#logout');
+    await login(page, base, 'team-b-token');
+    await page.waitForSelector('#who:has-text("bob: team-b")');
+    await page.click('nav a[data-page=bills]');
+    await page.waitForSelector('[data-invoice="team-b"]');
+    const mine = await page.$$eval('[data-invoice]', (es) => es.map((e) => e.dataset.invoice));
+    assert.deepStrictEqual(mine, ['team-b']);
+    await noRenderingLeaks(page);
+    const own = await download();
+    assert(own.equals(cli('--namespace', 'team-b')),
+           'a tenant\'s CSV is `arbiter invoice --namespace NS -o csv`, byte for byte');
+    log(`team-b CSV: ${own.length} bytes, equal to arbiter invoice --namespace team-b -o csv`);
+    await page.screenshot({path: path.join(SHOTS, 'bills-team-b.png'), fullPage: true});
     await context.close();
   } finally {
     await stopServe(serve);
@@ -355,6 +411,7 @@ async function main() {
     await stopServe(serve);
 
     await preemptionLive(browser, path.join(dir, 'preemption'));
+    await billsPage(browser, path.join(dir, 'bills'));
     log('PASS');
   } finally {
     if (browser) await browser.close();

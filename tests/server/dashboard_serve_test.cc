@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -114,6 +115,44 @@ TEST(DashboardServe, TheDaemonKeepsAHistoryThatATenantSeesOnlyItsPartOf) {
   ASSERT_EQ(mine["tenants"].size(), 1u) << bob->body.substr(0, 2000);
   EXPECT_TRUE(mine["tenants"].contains("team-b"));
   EXPECT_EQ(Get(s, "/ui/api/tenants", "team-b-token")->body.find("team-a/"), std::string::npos);
+  EXPECT_EQ(s.Stop(), 0);
+}
+
+// The bills page's endpoints on a daemon whose ledger `arbiter sim --ledger` wrote: a tenant gets
+// its own invoice only, and the CSV is `arbiter invoice -o csv` of the same ledger and month.
+TEST(DashboardServe, BillsComeFromTheLedgerAndATenantGetsOnlyItsOwnInvoice) {
+  const auto dir = ScratchDir("dashboard-bills");
+  const std::string db = (dir / "ledger.db").string();
+  const std::string arbiter = ARBITER_BINARY;
+  ASSERT_EQ(RunCommand(arbiter + " sim -f " + kPool + " --ledger " + db + " >/dev/null 2>&1").rc,
+            0);
+  ServeProcess s(dir, {"--dashboard-token-file", Tokens(dir).string(), "--ledger", db});
+  ASSERT_TRUE(s.Start()) << s.log();
+  EXPECT_EQ(Get(s, "/ui/api/bills?month=2026-01", "")->status, 401);
+  EXPECT_EQ(Get(s, "/ui/api/bills.csv?month=2026-01", "")->status, 401);
+  auto names = [](const std::string& body) {
+    std::vector<std::string> out;
+    for (const auto& inv : nlohmann::json::parse(body).at("invoices"))
+      out.push_back(inv["namespace"]);
+    return out;
+  };
+  auto admin = Get(s, "/ui/api/bills?month=2026-01", "admin-token");
+  ASSERT_EQ(admin->status, 200) << admin->body;
+  const auto all = names(admin->body);
+  EXPECT_NE(std::find(all.begin(), all.end(), "team-a"), all.end()) << admin->body.substr(0, 500);
+  auto bob = Get(s, "/ui/api/bills?month=2026-01", "team-b-token");
+  ASSERT_EQ(bob->status, 200);
+  EXPECT_EQ(names(bob->body), (std::vector<std::string>{"team-b"}));
+  auto csv = Get(s, "/ui/api/bills.csv?month=2026-01", "team-b-token");
+  ASSERT_EQ(csv->status, 200);
+  EXPECT_EQ(csv->get_header_value("Content-Disposition"),
+            "attachment; filename=\"invoices-2026-01.csv\"");
+  const auto cli =
+      RunCommand(arbiter + " invoice --db " + db + " --month 2026-01 --namespace team-b -o csv");
+  ASSERT_EQ(cli.rc, 0);
+  EXPECT_EQ(csv->body, cli.out);
+  EXPECT_EQ(csv->body.find("team-a"), std::string::npos);
+  EXPECT_EQ(Get(s, "/ui/api/bills?month=2026-13", "admin-token")->status, 400);
   EXPECT_EQ(s.Stop(), 0);
 }
 

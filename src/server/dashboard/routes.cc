@@ -7,6 +7,7 @@
 #include "server/dashboard/sampler.h"
 #include "server/dashboard/views.h"
 #include "server/dashboard/web_assets.h"
+#include "server/ledger_bills.h"
 
 namespace arbiter::server::dashboard {
 
@@ -16,6 +17,13 @@ void SendJson(httplib::Response& res, int code, const Json& body) {
   res.status = code;
   res.set_header("Cache-Control", "no-store");
   res.set_content(body.dump(), "application/json");
+}
+
+// The HTTP status of a ledger read's failure: a malformed month 400, no ledger 404, else 500.
+int LedgerErrorCode(const Status& st) {
+  if (st.code() == StatusCode::kInvalidArgument) return 400;
+  if (st.code() == StatusCode::kFailedPrecondition) return 404;
+  return 500;
 }
 
 }  // namespace
@@ -77,12 +85,33 @@ void RegisterRoutes(httplib::Server& s, Daemon& d, DashboardOptions o) {
   api("/ui/api/workload", [](const Cluster& c, const Viewer& v, const httplib::Request& r) {
     return WorkloadView(c, v, r.get_param_value("namespace"), r.get_param_value("name"));
   });
-  api("/ui/api/bills", [](const Cluster&, const Viewer&, const httplib::Request&) {
-    return Json{{"available", false},
-                {"why",
-                 "arbiter serve keeps no ledger yet: bills come from `arbiter sim --ledger` and "
-                 "`arbiter invoice` (docs/billing.md)"}};
-  });
+  // Bills from the daemon's ledger (server/ledger_bills.h), read outside the daemon's lock.
+  auto bills_viewer = [](const Viewer& v) {
+    return BillsViewer{v.all, [v](const std::string& ns) { return v.Sees(ns); }};
+  };
+  s.Get("/ui/api/bills",
+        [opts, viewer, bills_viewer](const httplib::Request& req, httplib::Response& res) {
+          const std::optional<Viewer> v = viewer(req, res);
+          if (!v) return;
+          auto bills = LedgerBills(opts->ledger, req.get_param_value("month"), bills_viewer(*v));
+          if (!bills.ok())
+            return SendJson(res, LedgerErrorCode(bills.status()), {{"error", bills.message()}});
+          SendJson(res, 200, bills.value());
+        });
+  s.Get("/ui/api/bills.csv",
+        [opts, viewer, bills_viewer](const httplib::Request& req, httplib::Response& res) {
+          const std::optional<Viewer> v = viewer(req, res);
+          if (!v) return;
+          const std::string month = req.get_param_value("month");
+          auto csv = LedgerBillsCsv(opts->ledger, month, bills_viewer(*v));
+          if (!csv.ok())
+            return SendJson(res, LedgerErrorCode(csv.status()), {{"error", csv.message()}});
+          res.set_header("Cache-Control", "no-store");
+          res.set_header("Content-Disposition",
+                         "attachment; filename=\"invoices-" +
+                             (month.empty() ? std::string("latest") : month) + ".csv\"");
+          res.set_content(csv.value(), "text/csv; charset=utf-8");
+        });
 }
 
 }  // namespace arbiter::server::dashboard

@@ -5,7 +5,10 @@
 //   GET /ui/api/whoami   {user, all, namespaces}
 //   GET /ui/api/pool     PoolView       GET /ui/api/tenants  TenantsView
 //   GET /ui/api/queue    QueueView      GET /ui/api/workload?namespace=NS&name=N  WorkloadView
-//   GET /ui/api/bills    {available: false, why}: the daemon keeps no ledger yet
+//   GET /ui/api/bills?month=YYYY-MM      LedgerBills (server/ledger_bills.h): invoices with lines
+//   GET /ui/api/bills.csv?month=YYYY-MM  the bytes of `arbiter invoice -o csv` (an attachment)
+//                        both of the daemon's --ledger, the viewer's namespaces only; 400 for a
+//                        malformed month
 //   GET /ui/api/history  HistoryView (history.h): utilisation and quota state over time, kept
 //                        by a sampler thread (sampler.h) that lives as long as the routes
 #pragma once
