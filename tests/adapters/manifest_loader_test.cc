@@ -965,8 +965,8 @@ TEST(ManifestLoaderTest, UnknownKindAndApiVersion) {
   ASSERT_TRUE(d) << All(l);
   EXPECT_EQ(d->line, 2);
   // The supported kinds, from the one kinds table (core/api_kinds.h), by group in table order.
-  EXPECT_NE(d->message.find("arbiter.dev/v1alpha1 ElasticQuota, PoolPolicy, PriceBook, QoS; "
-                            "scheduling.x-k8s.io/v1alpha1 PodGroup)"),
+  EXPECT_NE(d->message.find("arbiter.dev/v1alpha1 ElasticQuota, PoolPolicy, PriceBook, QoS, "
+                            "ResourceFlavor; scheduling.x-k8s.io/v1alpha1 PodGroup)"),
             std::string::npos)
       << d->message;
   EXPECT_TRUE(Find(l, "PriorityClass/x: apiVersion: unsupported apiVersion \"v1\" for PriorityClass (expected scheduling.k8s.io/v1"));

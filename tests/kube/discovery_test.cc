@@ -24,6 +24,7 @@ TEST(KubeResources, EveryManifestKindIsServedOnceByKindAndByPlural) {
                             {"arbiter.dev/v1alpha1", "ElasticQuota"},
                             {"arbiter.dev/v1alpha1", "PriceBook"},
                             {"arbiter.dev/v1alpha1", "QoS"},
+                            {"arbiter.dev/v1alpha1", "ResourceFlavor"},
                             {"scheduling.x-k8s.io/v1alpha1", "PodGroup"}};
   for (auto& k : kinds) {
     const ResourceInfo* r = FindResourceByKind(k[0], k[1]);

@@ -132,8 +132,9 @@ TEST(DashboardServe, BillsComeFromTheLedgerAndATenantGetsOnlyItsOwnInvoice) {
   EXPECT_EQ(Get(s, "/ui/api/bills.csv?month=2026-01", "")->status, 401);
   auto names = [](const std::string& body) {
     std::vector<std::string> out;
-    for (const auto& inv : nlohmann::json::parse(body).at("invoices"))
-      out.push_back(inv["namespace"]);
+    const auto doc =
+        nlohmann::json::parse(body);  // kept: a range-for over a temporary's member dangles
+    for (const auto& inv : doc.at("invoices")) out.push_back(inv["namespace"]);
     return out;
   };
   auto admin = Get(s, "/ui/api/bills?month=2026-01", "admin-token");
