@@ -337,7 +337,10 @@ async function main() {
     assert(!poolText.includes('team-a/') && !poolText.includes('team-c/'),
            'pool hides other tenants\' workload names');
     assert(poolText.includes('another tenant'), 'other tenants\' devices show as occupied');
-    await page.waitForSelector('#utilisation-nvidia-com-gpu path[data-series=allocated]');
+    // 'attached', not visible: a flat series is a horizontal line, whose box has no height, and
+    // Playwright calls an element without area hidden.
+    await page.waitForSelector('#utilisation-nvidia-com-gpu path[data-series=allocated]',
+                               {state: 'attached'});
     assert(/Idle now: [0-9.]+ GPUs, [0-9.]+ CNY per hour/.test(poolText),
            `idle capacity is priced with the applied PriceBook: ${poolText.slice(0, 600)}`);
     assert(await page.$('[data-mig="a100-mig-0/0"]'), 'MIG devices are on the map');
@@ -349,7 +352,7 @@ async function main() {
     const tenants = await page.$$eval('[data-tenant]', (es) => es.map((e) => e.dataset.tenant));
     assert.deepStrictEqual(tenants, ['team-b']);
     await page.waitForSelector('[data-tenant="team-b"] [data-fact=fair-share]:has-text("0.")');
-    await page.waitForSelector('#quota-team-b path[data-series=used]');
+    await page.waitForSelector('#quota-team-b path[data-series=used]', {state: 'attached'});
     const alt = await page.getAttribute('#quota-team-b', 'aria-label');
     assert(alt.includes('used from') && alt.includes('borrowed from'),
            `the quota chart has a text alternative: ${alt}`);
