@@ -403,18 +403,27 @@ function renderWorkload(d) {
   ];
 }
 
-// Fetches the month's invoices as CSV (the bytes `arbiter invoice -o csv` prints) with the
-// bearer token and hands them to the browser as a download.
-async function downloadCsv(month) {
-  const r = await fetch(`/ui/api/bills.csv?month=${encodeURIComponent(month)}`,
+// Fetches a download of the month's bills with the bearer token and hands it to the browser:
+// `bills.csv` (the bytes `arbiter invoice -o csv` prints) or `bills.focus.csv` (the FOCUS rows of
+// `arbiter ledger export`).
+async function download(path, month, filename) {
+  const r = await fetch(`/ui/api/${path}?month=${encodeURIComponent(month)}`,
                         {headers: authHeaders(), cache: 'no-store'});
   if (!r.ok) throw new Error(`HTTP ${r.status}`);
   const url = URL.createObjectURL(await r.blob());
-  const a = h('a', {href: url, download: `invoices-${month}.csv`, hidden: true});
+  const a = h('a', {href: url, download: filename, hidden: true});
   document.body.append(a);
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 60000);
+}
+
+function downloadButton(id, text, path, month, filename) {
+  const button = h('button', {type: 'button', id}, text);
+  button.addEventListener('click', () => download(path, month, filename).catch((e) => {
+    button.after(h('span', {role: 'alert'}, ` Download failed: ${e.message}`));
+  }));
+  return button;
 }
 
 function invoiceSection(inv) {
@@ -437,10 +446,6 @@ function invoiceSection(inv) {
 function renderBills(d) {
   if (!d.available) return [h('h2', {}, 'Bills'), h('p', {id: 'bills-unavailable'}, d.why)];
   if (!d.month) return [h('h2', {}, 'Bills'), h('p', {id: 'no-invoices'}, 'The ledger has no rows yet.')];
-  const button = h('button', {type: 'button', id: 'download-csv'}, `Download CSV (${d.month})`);
-  button.addEventListener('click', () => downloadCsv(d.month).catch((e) => {
-    button.after(h('span', {role: 'alert'}, ` Download failed: ${e.message}`));
-  }));
   return [
     h('h2', {}, `Bills: ${d.month}`),
     h('nav', {'aria-label': 'Months', class: 'months'}, 'Month: ', d.months.map((m) =>
@@ -448,7 +453,11 @@ function renderBills(d) {
     h('p', {}, `From ${d.from} to ${d.to}. ` +
       (d.sealedBefore ? `Hours before ${d.sealedBefore} are sealed (final). ` : 'No hour is sealed yet. ') +
       (d.meteredUntil ? `Metered until ${d.meteredUntil}.` : '')),
-    h('p', {}, button),
+    h('p', {class: 'downloads'},
+      downloadButton('download-csv', `Download invoices CSV (${d.month})`, 'bills.csv', d.month,
+                     `invoices-${d.month}.csv`), ' ',
+      downloadButton('download-focus', `Download FOCUS CSV (${d.month}, hourly rows)`,
+                     'bills.focus.csv', d.month, `focus-${d.month}.csv`)),
     d.invoices.length ? d.invoices.map(invoiceSection) :
       h('p', {id: 'no-invoices'}, 'No invoices for this month.'),
   ];

@@ -32,7 +32,7 @@ struct MonthBills {
 };
 
 Result<MonthBills> Read(const std::string& path, const std::string& month,
-                        const BillsViewer& viewer) {
+                        const BillsViewer& viewer, bool with_invoices = true) {
   MonthBills b;
   if (!month.empty()) {
     auto w = MonthWindow(month);
@@ -57,6 +57,7 @@ Result<MonthBills> Read(const std::string& path, const std::string& month,
     b.month = b.months.back();
     std::tie(b.from, b.to) = *MonthWindow(b.month);
   }
+  if (!with_invoices) return b;
   auto invs = sqlite::LedgerInvoices(**ledger, std::nullopt, b.from, b.to);
   if (!invs.ok()) return invs.status();
   for (auto& inv : *invs)
@@ -115,6 +116,40 @@ Result<std::string> LedgerBillsCsv(const std::string& path, const std::string& m
   if (!b.ok()) return b.status();
   std::ostringstream out;
   report::WriteInvoicesCsv(b->invoices, out);
+  return out.str();
+}
+
+Result<std::string> LedgerBillsFocusCsv(const std::string& path, const std::string& month,
+                                        const BillsViewer& viewer) {
+  if (path.empty())
+    return Status::FailedPrecondition("the daemon runs without a ledger (arbiter serve --ledger)");
+  auto b = Read(path, month, viewer, /*with_invoices=*/false);
+  if (!b.ok()) return b.status();
+  std::string header;
+  for (const std::string& c : sqlite::FocusColumns()) header += (header.empty() ? "" : ",") + c;
+  header += "\n";
+  if (b->month.empty() || !std::filesystem::exists(path)) return header;  // no rows
+  auto ledger = sqlite::Ledger::OpenForReading(path);
+  if (!ledger.ok()) return ledger.status();
+  sqlite::RowFilter f;
+  f.from = b->from;
+  f.to = b->to;
+  std::ostringstream out;
+  if (viewer.all) {
+    if (Status s = (*ledger)->ExportCsv(f, out); !s.ok()) return s;
+    return out.str();
+  }
+  // The export is ordered by namespace first: each visible namespace's rows, without its header.
+  auto names = (*ledger)->Namespaces();
+  if (!names.ok()) return names.status();
+  out << header;
+  for (const std::string& ns : *names) {
+    if (ns == billing::kIdleNamespace || !viewer.sees || !viewer.sees(ns)) continue;
+    f.namespace_ = ns;
+    std::ostringstream one;
+    if (Status s = (*ledger)->ExportCsv(f, one); !s.ok()) return s;
+    out << one.str().substr(header.size());
+  }
   return out.str();
 }
 

@@ -1,7 +1,8 @@
 // The daemon's ledger (`arbiter serve --ledger DB`) for the dashboard's bills page: a month's
 // invoices with their lines (both tracks, billed quantity, unit price per hour, amount) as JSON,
-// and the CSV download, the very bytes of `arbiter invoice --db DB --month M -o csv`
-// (report::WriteInvoicesCsv over sqlite::LedgerInvoices, as the command). Each call opens the
+// and the downloads: the invoices' CSV, the very bytes of `arbiter invoice --db DB --month M -o
+// csv` (report::WriteInvoicesCsv over sqlite::LedgerInvoices, as the command), and the hourly
+// rows as FOCUS CSV, those of `arbiter ledger export --db DB --month M` (Ledger::ExportCsv). Each call opens the
 // ledger for reading (WAL: never in the way of the meter job writing it); call it outside the
 // daemon's lock. Shape agreed with the dashboard: /work/notes/s3/ledger-api.md, docs/serve.md.
 #pragma once
@@ -37,5 +38,12 @@ Result<Json> LedgerBills(const std::string& ledger_path, const std::string& mont
 // The month's invoices the viewer sees as CSV (month "": the newest with rows).
 Result<std::string> LedgerBillsCsv(const std::string& ledger_path, const std::string& month,
                                    const BillsViewer& viewer);
+
+// The month's hourly rows the viewer sees as FOCUS CSV (month "": the newest with rows): for
+// all, the bytes of `arbiter ledger export --db DB --month M`; for a tenant, its namespaces'
+// rows of that export (the header, then each namespace's rows in the export's order): with one
+// namespace, the bytes of the same command with `--namespace NS`. No idle rows for a tenant.
+Result<std::string> LedgerBillsFocusCsv(const std::string& ledger_path, const std::string& month,
+                                        const BillsViewer& viewer);
 
 }  // namespace arbiter::server

@@ -12,8 +12,8 @@
 //   - the tenants page shows the quota over time, fair share and preemptions; the pool page the
 //     utilisation over time, idle cost and MIG slices; the queue page the nominated node;
 //   - the bills page of a daemon with a ledger (from `arbiter sim --ledger`) shows the month's
-//     invoices, and its CSV download equals `arbiter invoice -o csv` byte for byte (a tenant's:
-//     `--namespace` its own);
+//     invoices, and its CSV download equals `arbiter invoice -o csv` byte for byte, its FOCUS
+//     download `arbiter ledger export` (a tenant's: `--namespace` its own);
 //   - screenshots of each page at 1400 px (and the pool at 800 px) go to docs/screenshots/.
 // Waits on conditions with deadlines, never on sleeps alone. Exit code 0 = pass.
 'use strict';
@@ -270,8 +270,10 @@ async function billsPage(browser, dir) {
     const context = await browser.newContext({viewport: {width: 1400, height: 1000},
                                               acceptDownloads: true, ignoreHTTPSErrors: true});
     const page = await context.newPage();
-    const download = async () => {
-      const [d] = await Promise.all([page.waitForEvent('download'), page.click('#download-csv')]);
+    const focusCli = (...args) => execFileSync(ARBITER, ['ledger', 'export', '--db', ledger,
+                                                          '--month', month, ...args]);
+    const download = async (button = '#download-csv') => {
+      const [d] = await Promise.all([page.waitForEvent('download'), page.click(button)]);
       return fs.readFileSync(await d.path());
     };
     await login(page, base, 'admin-token');
@@ -286,6 +288,9 @@ async function billsPage(browser, dir) {
     const all = await download();
     assert(all.equals(cli()), 'the admin\'s CSV is `arbiter invoice -o csv`, byte for byte');
     log(`admin CSV: ${all.length} bytes, equal to arbiter invoice -o csv`);
+    const focus = await download('#download-focus');
+    assert(focus.equals(focusCli()), 'the admin\'s FOCUS CSV is `arbiter ledger export`, byte for byte');
+    log(`admin FOCUS CSV: ${focus.length} bytes, equal to arbiter ledger export --month ${month}`);
 
     await page.click('#logout');
     await login(page, base, 'team-b-token');
@@ -299,6 +304,12 @@ async function billsPage(browser, dir) {
     assert(own.equals(cli('--namespace', 'team-b')),
            'a tenant\'s CSV is `arbiter invoice --namespace NS -o csv`, byte for byte');
     log(`team-b CSV: ${own.length} bytes, equal to arbiter invoice --namespace team-b -o csv`);
+    const ownFocus = await download('#download-focus');
+    assert(ownFocus.equals(focusCli('--namespace', 'team-b')),
+           'a tenant\'s FOCUS CSV is `arbiter ledger export --namespace NS`, byte for byte');
+    const rows = ownFocus.toString().trim().split('\n').slice(1);
+    assert(rows.length > 0 && rows.every((r) => r.includes(',arbiter,team-b,')), 'team-b rows only');
+    log(`team-b FOCUS CSV: ${ownFocus.length} bytes, equal to arbiter ledger export --namespace team-b`);
     await page.screenshot({path: path.join(SHOTS, 'bills-team-b.png'), fullPage: true});
     await context.close();
   } finally {

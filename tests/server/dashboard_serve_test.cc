@@ -153,6 +153,21 @@ TEST(DashboardServe, BillsComeFromTheLedgerAndATenantGetsOnlyItsOwnInvoice) {
   ASSERT_EQ(cli.rc, 0);
   EXPECT_EQ(csv->body, cli.out);
   EXPECT_EQ(csv->body.find("team-a"), std::string::npos);
+  // The FOCUS download: `arbiter ledger export` of the same month, a tenant's own namespace.
+  EXPECT_EQ(Get(s, "/ui/api/bills.focus.csv?month=2026-01", "")->status, 401);
+  auto focus = Get(s, "/ui/api/bills.focus.csv?month=2026-01", "team-b-token");
+  ASSERT_EQ(focus->status, 200) << focus->body;
+  EXPECT_EQ(focus->get_header_value("Content-Disposition"),
+            "attachment; filename=\"focus-2026-01.csv\"");
+  const auto export_b =
+      RunCommand(arbiter + " ledger export --db " + db + " --month 2026-01 --namespace team-b");
+  ASSERT_EQ(export_b.rc, 0);
+  EXPECT_EQ(focus->body, export_b.out);
+  auto focus_all = Get(s, "/ui/api/bills.focus.csv?month=2026-01", "admin-token");
+  ASSERT_EQ(focus_all->status, 200);
+  EXPECT_EQ(focus_all->body,
+            RunCommand(arbiter + " ledger export --db " + db + " --month 2026-01").out);
+  EXPECT_EQ(Get(s, "/ui/api/bills.focus.csv?month=2026-13", "admin-token")->status, 400);
   EXPECT_EQ(Get(s, "/ui/api/bills?month=2026-13", "admin-token")->status, 400);
   EXPECT_EQ(s.Stop(), 0);
 }

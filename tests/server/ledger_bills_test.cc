@@ -31,6 +31,11 @@ class LedgerBillsTest : public ::testing::Test {
     EXPECT_EQ(r.rc, 0) << r.out;
     return r.out;
   }
+  static std::string Export(const std::string& args) {
+    auto r = RunCommand(std::string(ARBITER_BINARY) + " ledger export --db " + Db() + " " + args);
+    EXPECT_EQ(r.rc, 0) << r.out;
+    return r.out;
+  }
   static std::filesystem::path* dir_;
 };
 std::filesystem::path* LedgerBillsTest::dir_ = nullptr;
@@ -84,6 +89,35 @@ TEST_F(LedgerBillsTest, ATenantSeesOnlyItsNamespacesInvoicesAndNoIdleCost) {
   EXPECT_EQ(*csv, want);
   EXPECT_EQ(csv->find("__idle__"), std::string::npos);
   EXPECT_EQ(csv->find("team-b"), std::string::npos);
+}
+
+TEST_F(LedgerBillsTest, TheFocusCsvIsTheBytesOfArbiterLedgerExport) {
+  auto all = LedgerBillsFocusCsv(Db(), "2026-01", {});
+  ASSERT_TRUE(all.ok()) << all.message();
+  EXPECT_EQ(*all, Export("--month 2026-01"));
+  EXPECT_NE(all->find(",__idle__,"), std::string::npos);  // the admin sees the idle capacity
+  EXPECT_EQ(*LedgerBillsFocusCsv(Db(), "", {}), *all);    // no month: the newest with rows
+  // A month without rows: the header alone, as the command prints it.
+  EXPECT_EQ(*LedgerBillsFocusCsv(Db(), "2026-02", {}), Export("--month 2026-02"));
+}
+
+TEST_F(LedgerBillsTest, ATenantsFocusCsvIsTheExportOfItsOwnNamespacesWithoutIdleRows) {
+  const std::string a = Export("--month 2026-01 --namespace team-a");
+  const std::string b = Export("--month 2026-01 --namespace team-b");
+  const std::string header = a.substr(0, a.find('\n') + 1);
+  ASSERT_GT(a.size(), header.size());
+  ASSERT_GT(b.size(), header.size());
+  EXPECT_EQ(*LedgerBillsFocusCsv(Db(), "2026-01", Tenant("team-b")), b);
+  // Two namespaces: the header, then each one's rows in the export's (namespace) order.
+  BillsViewer both{false, [](const std::string& n) { return n == "team-b" || n == "team-a"; }};
+  auto two = LedgerBillsFocusCsv(Db(), "2026-01", both);
+  ASSERT_TRUE(two.ok()) << two.message();
+  EXPECT_EQ(*two, a + b.substr(header.size()));
+  EXPECT_EQ(two->find("__idle__"), std::string::npos);
+  // A namespace without rows: the header alone (the command refuses a namespace it never saw).
+  EXPECT_EQ(*LedgerBillsFocusCsv(Db(), "2026-01", Tenant("team-z")), header);
+  EXPECT_FALSE(LedgerBillsFocusCsv(Db(), "2026-1", Tenant("team-b")).ok());
+  EXPECT_FALSE(LedgerBillsFocusCsv("", "2026-01", {}).ok());
 }
 
 TEST_F(LedgerBillsTest, AMalformedMonthIsRefusedAndNoLedgerSaysWhy) {

@@ -98,20 +98,27 @@ void RegisterRoutes(httplib::Server& s, Daemon& d, DashboardOptions o) {
             return SendJson(res, LedgerErrorCode(bills.status()), {{"error", bills.message()}});
           SendJson(res, 200, bills.value());
         });
-  s.Get("/ui/api/bills.csv",
-        [opts, viewer, bills_viewer](const httplib::Request& req, httplib::Response& res) {
-          const std::optional<Viewer> v = viewer(req, res);
-          if (!v) return;
-          const std::string month = req.get_param_value("month");
-          auto csv = LedgerBillsCsv(opts->ledger, month, bills_viewer(*v));
-          if (!csv.ok())
-            return SendJson(res, LedgerErrorCode(csv.status()), {{"error", csv.message()}});
-          res.set_header("Cache-Control", "no-store");
-          res.set_header("Content-Disposition",
-                         "attachment; filename=\"invoices-" +
-                             (month.empty() ? std::string("latest") : month) + ".csv\"");
-          res.set_content(csv.value(), "text/csv; charset=utf-8");
-        });
+  // A download of the month's bills the viewer sees: `read(ledger, month, viewer)` as an
+  // attachment named `stem-MONTH.csv`.
+  auto download = [&s, opts, viewer, bills_viewer](const char* path, const std::string& stem,
+                                                   auto read) {
+    s.Get(path, [opts, viewer, bills_viewer, stem, read](const httplib::Request& req,
+                                                         httplib::Response& res) {
+      const std::optional<Viewer> v = viewer(req, res);
+      if (!v) return;
+      const std::string month = req.get_param_value("month");
+      auto csv = read(opts->ledger, month, bills_viewer(*v));
+      if (!csv.ok())
+        return SendJson(res, LedgerErrorCode(csv.status()), {{"error", csv.message()}});
+      res.set_header("Cache-Control", "no-store");
+      res.set_header("Content-Disposition", "attachment; filename=\"" + stem + "-" +
+                                                (month.empty() ? std::string("latest") : month) +
+                                                ".csv\"");
+      res.set_content(csv.value(), "text/csv; charset=utf-8");
+    });
+  };
+  download("/ui/api/bills.csv", "invoices", LedgerBillsCsv);
+  download("/ui/api/bills.focus.csv", "focus", LedgerBillsFocusCsv);
 }
 
 }  // namespace arbiter::server::dashboard
