@@ -187,6 +187,7 @@ void RegisterServe(CLI::App& app, int* exit_code) {
     }
     server::ApiOptions api;
     api.dashboard.ledger = meter->ledger;
+    api.dashboard.data_dir = *data;  // the dashboard's history survives a restart
     api.tls = tls;
     if (tokens) {
       api.dashboard.tokens = *tokens;

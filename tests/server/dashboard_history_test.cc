@@ -131,6 +131,72 @@ TEST(DashboardHistory, ATenantSeesItsOwnNamespacesSeriesAndThePoolTotals) {
   EXPECT_EQ(mine["idle"]["priceBook"], nullptr);
 }
 
+TEST(DashboardHistory, SinceASeqAnswersOnlyTheNewerSamplesAndTheSeqToAskNext) {
+  Cluster c("0000abcd");
+  Cohort(c);
+  History h;
+  EXPECT_TRUE(h.Add(TakeSample(c, kT0 + 2000)));
+  Ok(c, Create(kT0 + 3000, Pod("team-a", "a", Gpus(1))));
+  EXPECT_TRUE(h.Add(TakeSample(c, kT0 + 3000)));
+  EXPECT_EQ(h.samples().front().seq, 1);
+  EXPECT_EQ(h.last_seq(), 2);
+  const Json first = HistoryView(h, {}, Viewer{}, kT0 + 4000);
+  EXPECT_EQ(first["seq"], 2);
+  EXPECT_EQ(first["full"], true);
+  Ok(c, Create(kT0 + 5000, Pod("team-c", "c", Gpus(1))));
+  EXPECT_TRUE(h.Add(TakeSample(c, kT0 + 5000)));
+  const Json next = HistoryView(h, {}, Viewer{}, kT0 + 6000, first["seq"]);
+  EXPECT_EQ(next["full"], false);
+  EXPECT_EQ(next["seq"], 3);
+  EXPECT_EQ(next["times"], (Json{kT0 + 5000}));
+  EXPECT_EQ(next["pool"]["allocated"]["nvidia.com/gpu"], (Json{7000}));
+  EXPECT_EQ(next["tenants"]["team-c"]["used"]["nvidia.com/gpu"], (Json{1000}));
+  EXPECT_EQ(next["idle"], HistoryView(h, {}, Viewer{}, kT0 + 6000)["idle"]);  // whole ring
+  // Nothing newer: no samples, the same seq.
+  const Json none = HistoryView(h, {}, Viewer{}, kT0 + 6000, 3);
+  EXPECT_EQ(none["full"], false);
+  EXPECT_EQ(none["times"], Json::array());
+  EXPECT_EQ(none["seq"], 3);
+  // A seq the ring has never reached (a new data directory): everything, to replace.
+  const Json ahead = HistoryView(h, {}, Viewer{}, kT0 + 6000, 9);
+  EXPECT_EQ(ahead["full"], true);
+  EXPECT_EQ(ahead["times"].size(), 3u);
+}
+
+TEST(DashboardHistory, SinceASeqTheRingNoLongerHoldsAnswersEverything) {
+  Cluster c("0000abcd");
+  Cohort(c);
+  History h(2, 60000);
+  for (int i = 0; i < 4; ++i) {  // each sample one more CPU in use
+    Ok(c, Create(kT0 + 2000 + i * 1000, Pod("team-a", "a" + std::to_string(i), {{"cpu", "1"}})));
+    EXPECT_TRUE(h.Add(TakeSample(c, kT0 + 2000 + i * 1000)));
+  }
+  ASSERT_EQ(h.samples().front().seq, 3);
+  EXPECT_EQ(HistoryView(h, {}, Viewer{}, kT0 + 9000, 2)["full"], false);  // 3 and 4 are new
+  const Json gap = HistoryView(h, {}, Viewer{}, kT0 + 9000, 1);           // 2 was dropped
+  EXPECT_EQ(gap["full"], true);
+  EXPECT_EQ(gap["times"].size(), 2u);
+}
+
+TEST(DashboardHistory, RestoredSamplesKeepTheirSeqAndTheNextSampleContinuesIt) {
+  Cluster c("0000abcd");
+  Cohort(c);
+  History before;
+  before.Add(TakeSample(c, kT0 + 2000));
+  Ok(c, Create(kT0 + 3000, Pod("team-a", "a", Gpus(1))));
+  before.Add(TakeSample(c, kT0 + 3000));
+  History after(1);
+  for (const Sample& s : before.samples()) after.Restore(s);
+  ASSERT_EQ(after.samples().size(), 1u);  // bounded by the capacity
+  EXPECT_EQ(after.last_seq(), 2);
+  after.Restore(before.samples().front());  // older than the newest: ignored
+  EXPECT_EQ(after.last_seq(), 2);
+  EXPECT_FALSE(after.Add(TakeSample(c, kT0 + 4000)));  // unchanged since the restored one
+  Ok(c, Create(kT0 + 5000, Pod("team-a", "a2", Gpus(1))));
+  EXPECT_TRUE(after.Add(TakeSample(c, kT0 + 5000)));
+  EXPECT_EQ(after.last_seq(), 3);
+}
+
 TEST(DashboardHistory, PoolUseIsThePodsUsageAnnotationElseItsRequests) {
   Cluster c("0000abcd");
   Cohort(c);

@@ -118,6 +118,66 @@ TEST(DashboardServe, TheDaemonKeepsAHistoryThatATenantSeesOnlyItsPartOf) {
   EXPECT_EQ(s.Stop(), 0);
 }
 
+// The history is kept in the daemon's data directory (DIR/history.db, written by the sampler in
+// batches and at the end): after a restart on the same --data /ui/api/history starts with the
+// samples taken before, their seqs continued; ?since=SEQ answers only the newer ones.
+TEST(DashboardServe, TheHistorySurvivesARestartOnTheSameDataAndSinceAnswersOnlyNewerSamples) {
+  const auto dir = ScratchDir("dashboard-history-restart");
+  ServeProcess s(dir, {"--dashboard-token-file", Tokens(dir).string()});
+  ASSERT_TRUE(s.Start()) << s.log();
+  auto apply = s.Kubectl("apply --validate=false -f " + kPool);
+  ASSERT_EQ(apply.rc, 0) << apply.out;
+  nlohmann::json before;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    before = nlohmann::json::parse(Get(s, "/ui/api/history", "admin-token")->body);
+    if (before["tenants"].contains("team-a") && before["tenants"].contains("team-c")) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_TRUE(before["tenants"].contains("team-c")) << before.dump().substr(0, 2000);
+  EXPECT_EQ(before["store"]["restored"], 0);
+  EXPECT_EQ(before["store"]["error"], nullptr);
+  EXPECT_EQ(s.Stop(), 0);  // what was sampled is written at the end, and nothing after it
+  ASSERT_TRUE(std::filesystem::exists(dir / "data" / "history.db"));
+
+  ASSERT_TRUE(s.Start()) << s.log();
+  auto r = Get(s, "/ui/api/history", "admin-token");
+  ASSERT_EQ(r->status, 200);
+  const auto after = nlohmann::json::parse(r->body);
+  const size_t n = before["times"].size();
+  EXPECT_GE(after["store"]["restored"].get<size_t>(), n) << after["store"];
+  ASSERT_GE(after["times"].size(), n);
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_EQ(after["times"][i], before["times"][i]) << i;
+    EXPECT_EQ(after["pool"]["allocated"]["nvidia.com/gpu"][i],
+              before["pool"]["allocated"]["nvidia.com/gpu"][i])
+        << i;
+    EXPECT_EQ(after["tenants"]["team-a"]["used"]["nvidia.com/gpu"][i],
+              before["tenants"]["team-a"]["used"]["nvidia.com/gpu"][i])
+        << i;
+  }
+  EXPECT_GE(after["seq"].get<int64_t>(), before["seq"].get<int64_t>());
+  // A tenant's restored history is its own part.
+  const auto bob = nlohmann::json::parse(Get(s, "/ui/api/history", "team-b-token")->body);
+  EXPECT_EQ(bob["tenants"].size(), 1u);
+  EXPECT_TRUE(bob["tenants"].contains("team-b"));
+  EXPECT_GE(bob["times"].size(), n);
+
+  // Since the seq the first daemon answered: only the samples after it (none, or what the new
+  // daemon sampled), appended; malformed: 400.
+  auto newer = Get(s, "/ui/api/history?since=" + before["seq"].dump(), "admin-token");
+  ASSERT_EQ(newer->status, 200);
+  const auto inc = nlohmann::json::parse(newer->body);
+  EXPECT_EQ(inc["full"], false);
+  for (const auto& t : inc["times"])
+    EXPECT_GE(t.get<int64_t>(), before["times"].back().get<int64_t>());
+  EXPECT_EQ(inc["times"].size(),
+            static_cast<size_t>(inc["seq"].get<int64_t>() - before["seq"].get<int64_t>()));
+  EXPECT_EQ(Get(s, "/ui/api/history?since=x1", "admin-token")->status, 400);
+  EXPECT_EQ(Get(s, "/ui/api/history?since=-1", "admin-token")->status, 400);
+  EXPECT_EQ(s.Stop(), 0);
+}
+
 // The bills page's endpoints on a daemon whose ledger `arbiter sim --ledger` wrote: a tenant gets
 // its own invoice only, and the CSV is `arbiter invoice -o csv` of the same ledger and month.
 TEST(DashboardServe, BillsComeFromTheLedgerAndATenantGetsOnlyItsOwnInvoice) {

@@ -128,18 +128,18 @@ Json IdleView(const std::deque<Sample>& samples, const std::vector<PriceBook>& b
           {"byModel", std::move(by_model)}};
 }
 
-// Columns of one ResourceList field of every sample: {resource: [amount per sample]}.
+// Columns of one ResourceList field of these samples: {resource: [amount per sample]}.
 template <typename Get>
-Json Columns(const std::deque<Sample>& samples, Get get) {
+Json Columns(const std::vector<const Sample*>& samples, Get get) {
   std::set<std::string> names;
-  for (const Sample& s : samples)
-    if (const ResourceList* l = get(s))
+  for (const Sample* s : samples)
+    if (const ResourceList* l = get(*s))
       for (const auto& [r, v] : l->entries()) names.insert(r);
   Json out = Json::object();
   for (const std::string& r : names) {
     Json col = Json::array();
-    for (const Sample& s : samples) {
-      const ResourceList* l = get(s);
+    for (const Sample* s : samples) {
+      const ResourceList* l = get(*s);
       col.push_back(l ? Json(l->Get(r)) : Json(nullptr));
     }
     out[r] = std::move(col);
@@ -193,22 +193,36 @@ bool History::Add(Sample s) {
     if (s.pool == last.pool && s.tenants == last.tenants && s.time - last.time < heartbeat_)
       return false;
   }
+  s.seq = next_seq_++;
   samples_.push_back(std::move(s));
   while (samples_.size() > capacity_) samples_.pop_front();
   return true;
 }
 
+void History::Restore(Sample s) {
+  if (s.seq < next_seq_ || (!samples_.empty() && s.time < samples_.back().time)) return;
+  next_seq_ = s.seq + 1;
+  samples_.push_back(std::move(s));
+  while (samples_.size() > capacity_) samples_.pop_front();
+}
+
 Json HistoryView(const History& h, const std::vector<PriceBook>& price_books, const Viewer& v,
-                 Millis now) {
-  const auto& samples = h.samples();
+                 Millis now, int64_t since) {
+  const auto& all = h.samples();
+  // Appending is right when the ring still holds every sample after `since`.
+  const bool full =
+      since <= 0 || all.empty() || since < all.front().seq - 1 || since > h.last_seq();
+  std::vector<const Sample*> samples;
+  for (const Sample& s : all)
+    if (full || s.seq > since) samples.push_back(&s);
   Json times = Json::array();
-  for (const Sample& s : samples) times.push_back(s.time);
+  for (const Sample* s : samples) times.push_back(s->time);
   Json pool = {{"allocated", Columns(samples, [](const Sample& s) { return &s.pool.allocated; })},
                {"used", Columns(samples, [](const Sample& s) { return &s.pool.used; })},
                {"capacity", Columns(samples, [](const Sample& s) { return &s.pool.capacity; })}};
   std::set<std::string> namespaces;
-  for (const Sample& s : samples)
-    for (const auto& [ns, q] : s.tenants)
+  for (const Sample* s : samples)
+    for (const auto& [ns, q] : s->tenants)
       if (v.Sees(ns)) namespaces.insert(ns);
   Json tenants = Json::object();
   for (const std::string& ns : namespaces) {
@@ -220,9 +234,9 @@ Json HistoryView(const History& h, const std::vector<PriceBook>& price_books, co
     };
     Json shares = Json::array();
     std::string quota, cohort;
-    for (const Sample& s : samples) {
-      auto it = s.tenants.find(ns);
-      if (it == s.tenants.end()) {
+    for (const Sample* s : samples) {
+      auto it = s->tenants.find(ns);
+      if (it == s->tenants.end()) {
         shares.push_back(nullptr);
         continue;
       }
@@ -243,9 +257,11 @@ Json HistoryView(const History& h, const std::vector<PriceBook>& price_books, co
   }
   return {{"capacity", h.capacity()},
           {"heartbeatSeconds", h.heartbeat() / 1000},
+          {"seq", h.last_seq()},
+          {"full", full},
           {"times", std::move(times)},
           {"pool", std::move(pool)},
-          {"idle", IdleView(samples, price_books, now)},
+          {"idle", IdleView(all, price_books, now)},
           {"tenants", std::move(tenants)}};
 }
 

@@ -4,7 +4,7 @@
 // and at least every heartbeat; a sample equal to the previous one is kept only as a heartbeat.
 //
 // GET /ui/api/history (HistoryView) answers the samples as columns:
-//   {capacity, heartbeatSeconds, times: [unix ms],
+//   {capacity, heartbeatSeconds, seq, full, times: [unix ms],
 //    pool: {allocated: {resource: [..]}, used: {..}, capacity: {..}},
 //    idle: {priceBook, currency, gpuHours, cost, nowGpus, nowCostPerHour,
 //           byModel: [{model, pricePerGpuHour, gpuHours, cost, nowGpus}]} | {priceBook: null, why},
@@ -34,6 +34,7 @@ struct PoolSample {
 };
 
 struct Sample {
+  int64_t seq = 0;  // given by History::Add: 1, 2, ... (continued after a restore)
   Millis time = 0;  // Unix ms
   PoolSample pool;
   std::map<std::string, QuotaState> tenants;
@@ -46,9 +47,14 @@ class History {
  public:
   explicit History(size_t capacity = 2000, Millis heartbeat = 60000)
       : capacity_(capacity), heartbeat_(heartbeat) {}
-  // Keeps `s` unless it equals the newest sample and is less than a heartbeat after it; drops
-  // the oldest beyond capacity. Returns whether it was kept.
+  // Keeps `s` unless it equals the newest sample and is less than a heartbeat after it, giving
+  // it the next sequence number; drops the oldest beyond capacity. Returns whether it was kept.
   bool Add(Sample s);
+  // Puts back a sample kept before (a restore, oldest first): its seq and time as they were;
+  // ignored unless both are after the newest's. Drops the oldest beyond capacity.
+  void Restore(Sample s);
+  // The newest sample's seq (0 when empty).
+  int64_t last_seq() const { return samples_.empty() ? 0 : samples_.back().seq; }
   const std::deque<Sample>& samples() const { return samples_; }
   size_t capacity() const { return capacity_; }
   Millis heartbeat() const { return heartbeat_; }
@@ -56,6 +62,7 @@ class History {
  private:
   size_t capacity_;
   Millis heartbeat_;
+  int64_t next_seq_ = 1;
   std::deque<Sample> samples_;
 };
 
@@ -64,7 +71,12 @@ class History {
 // effectiveFrom not after it): idle GPU-hours between samples × the price of a GPU of that model
 // (spec.gpuModels, else prices[nvidia.com/gpu]), idle held constant until the next sample and
 // the newest until `now`.
+// `since` > 0 (GET /ui/api/history?since=SEQ): only the samples after seq `since` ("full":
+// false, to append to what the caller has), unless the ring no longer holds every sample after
+// it or has none as new as it (a restart on a new data directory): then all ("full": true, to
+// replace it). "seq" is the newest sample's seq: the `since` to ask next. The idle cost is always
+// over the whole ring.
 Json HistoryView(const History& h, const std::vector<PriceBook>& price_books, const Viewer& v,
-                 Millis now);
+                 Millis now, int64_t since = 0);
 
 }  // namespace arbiter::server::dashboard

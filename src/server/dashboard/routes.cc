@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <charconv>
 #include <memory>
 
 #include "server/dashboard/sampler.h"
@@ -62,17 +63,28 @@ void RegisterRoutes(httplib::Server& s, Daemon& d, DashboardOptions o) {
   };
   // The history the daemon keeps for the dashboard (history.h), sampled by its own thread, which
   // lives as long as the routes (joined when the server is destroyed).
-  auto sampler = std::make_shared<HistorySampler>(d);
-  s.Get("/ui/api/history",
-        [&d, viewer, sampler](const httplib::Request& req, httplib::Response& res) {
-          const std::optional<Viewer> v = viewer(req, res);
-          if (!v) return;
-          const std::vector<PriceBook> books =
-              d.Read([](const Cluster& c) { return c.engine().price_books(); });
-          const Millis now = sampler->Now();
-          SendJson(res, 200,
-                   sampler->Read([&](const History& h) { return HistoryView(h, books, *v, now); }));
-        });
+  auto sampler = std::make_shared<HistorySampler>(d, History(), nullptr, opts->data_dir);
+  s.Get("/ui/api/history", [&d, viewer, sampler](const httplib::Request& req,
+                                                 httplib::Response& res) {
+    const std::optional<Viewer> v = viewer(req, res);
+    if (!v) return;
+    int64_t since = 0;
+    const std::string text = req.get_param_value("since");
+    if (!text.empty()) {
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), since);
+      if (ec != std::errc() || end != text.data() + text.size() || since < 0)
+        return SendJson(
+            res, 400,
+            {{"error", "since \"" + text + "\" is not a sample's seq (a whole number >= 0)"}});
+    }
+    const std::vector<PriceBook> books =
+        d.Read([](const Cluster& c) { return c.engine().price_books(); });
+    const Millis now = sampler->Now();
+    Json body =
+        sampler->Read([&](const History& h) { return HistoryView(h, books, *v, now, since); });
+    body["store"] = sampler->StoreState();
+    SendJson(res, 200, body);
+  });
   api("/ui/api/whoami", [](const Cluster&, const Viewer& v, const httplib::Request&) {
     return Json{{"user", v.user}, {"all", v.all}, {"namespaces", v.namespaces}};
   });

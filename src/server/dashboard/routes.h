@@ -9,8 +9,10 @@
 //   GET /ui/api/bills.csv?month=YYYY-MM  the bytes of `arbiter invoice -o csv` (an attachment)
 //                        both of the daemon's --ledger, the viewer's namespaces only; 400 for a
 //                        malformed month
-//   GET /ui/api/history  HistoryView (history.h): utilisation and quota state over time, kept
-//                        by a sampler thread (sampler.h) that lives as long as the routes
+//   GET /ui/api/history[?since=SEQ]  HistoryView (history.h): utilisation and quota state over
+//                        time (since: only newer samples), kept by a sampler thread (sampler.h)
+//                        that lives as long as the routes, in DIR/history.db (history_store.h)
+//                        with a data_dir; "store": its path, restored samples and last error
 #pragma once
 
 #include <optional>
@@ -26,7 +28,8 @@ namespace arbiter::server::dashboard {
 
 struct DashboardOptions {
   std::optional<ViewerTokens> tokens;  // nullopt: no authentication
-  std::string ledger;  // arbiter serve --ledger: the bills page's ledger (server/ledger_bills.h)
+  std::string ledger;    // arbiter serve --ledger: the bills page's ledger (server/ledger_bills.h)
+  std::string data_dir;  // arbiter serve --data: the history kept in DIR/history.db ("": memory)
 };
 
 void RegisterRoutes(httplib::Server& s, Daemon& d, DashboardOptions o);

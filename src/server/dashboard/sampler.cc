@@ -4,14 +4,35 @@
 
 namespace arbiter::server::dashboard {
 
-HistorySampler::HistorySampler(Daemon& d, History history, std::function<Millis()> clock)
-    : d_(d), clock_(std::move(clock)), history_(std::move(history)) {
+namespace {
+constexpr size_t kBatchSamples = 20;
+constexpr auto kBatchWait = std::chrono::seconds(10);
+}  // namespace
+
+HistorySampler::HistorySampler(Daemon& d, History history, std::function<Millis()> clock,
+                               std::string store_dir)
+    : d_(d),
+      clock_(std::move(clock)),
+      history_(std::move(history)),
+      store_dir_(std::move(store_dir)),
+      last_write_(std::chrono::steady_clock::now()) {
   if (!clock_)
     clock_ = [] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(
                  std::chrono::system_clock::now().time_since_epoch())
           .count();
     };
+  if (!store_dir_.empty()) {
+    auto store = HistoryStore::Open(store_dir_, history_.capacity());
+    auto samples = store.ok() ? (*store)->Load() : Result<std::vector<Sample>>(store.status());
+    if (samples.ok()) {
+      store_ = std::move(store).value();
+      for (Sample& s : samples.value()) history_.Restore(std::move(s));
+      restored_ = history_.samples().size();
+    } else {
+      store_error_ = samples.message();  // the history stays in memory only
+    }
+  }
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -22,6 +43,33 @@ HistorySampler::~HistorySampler() {
   }
   cv_.notify_all();
   thread_.join();
+  MaybeWrite(true);
+}
+
+Json HistorySampler::StoreState() const {
+  if (store_dir_.empty()) return nullptr;
+  std::lock_guard<std::mutex> l(mu_);
+  return {{"path", store_dir_ + "/history.db"},
+          {"restored", restored_},
+          {"error", store_error_.empty() ? Json(nullptr) : Json(store_error_)}};
+}
+
+void HistorySampler::MaybeWrite(bool now) {
+  if (!store_ || pending_.empty()) return;
+  if (!now && pending_.size() < kBatchSamples &&
+      std::chrono::steady_clock::now() - last_write_ < kBatchWait)
+    return;
+  const Status st = store_->Write(pending_);
+  last_write_ = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> l(mu_);
+  if (st.ok()) {
+    pending_.clear();
+    store_error_.clear();
+  } else {
+    store_error_ = st.message();  // kept pending: tried again with the next batch
+    if (pending_.size() > history_.capacity())
+      pending_.erase(pending_.begin(), pending_.end() - history_.capacity());
+  }
 }
 
 void HistorySampler::Loop() {
@@ -34,10 +82,11 @@ void HistorySampler::Loop() {
     if (rv != seen || now - last_sample >= history_.heartbeat()) {
       Sample s = d_.Read([&](const Cluster& c) { return TakeSample(c, now); });
       std::lock_guard<std::mutex> l(mu_);
-      history_.Add(std::move(s));
+      if (history_.Add(std::move(s)) && store_) pending_.push_back(history_.samples().back());
       seen = rv;
       last_sample = now;
     }
+    MaybeWrite(false);
     {
       // At most one sample a second.
       std::unique_lock<std::mutex> l(mu_);

@@ -1,24 +1,29 @@
 // Keeps the dashboard's History (history.h) of a running daemon: a thread that wakes on every
 // change the daemon publishes (its watch feed) or after a second, and takes a sample when
 // something changed (at most one a second) or a heartbeat has passed. The sample's time is the
-// wall clock's. Stops (and joins) on destruction.
+// wall clock's. With a store directory (the daemon's --data) the history is restored from its
+// HistoryStore (history_store.h) at start, and the samples kept are written to it in batches
+// (every 20 samples or 10 s, and at the end). Stops (and joins, then writes) on destruction.
 #pragma once
 
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "server/daemon.h"
 #include "server/dashboard/history.h"
+#include "server/dashboard/history_store.h"
 
 namespace arbiter::server::dashboard {
 
 class HistorySampler {
  public:
-  // `clock`: Unix ms (default: the system clock).
+  // `clock`: Unix ms (default: the system clock). `store_dir` "": the history in memory only.
   explicit HistorySampler(Daemon& d, History history = History(),
-                          std::function<Millis()> clock = nullptr);
+                          std::function<Millis()> clock = nullptr, std::string store_dir = "");
   ~HistorySampler();
   HistorySampler(const HistorySampler&) = delete;
   HistorySampler& operator=(const HistorySampler&) = delete;
@@ -30,9 +35,14 @@ class HistorySampler {
     return f(static_cast<const History&>(history_));
   }
   Millis Now() const { return clock_(); }
+  // {path, restored (samples read at start), error (the last failure, or null)}, or null
+  // without a store directory.
+  Json StoreState() const;
 
  private:
   void Loop();
+  // Writes the pending samples when there are enough or they waited long enough (or `now`).
+  void MaybeWrite(bool now);
 
   Daemon& d_;
   std::function<Millis()> clock_;
@@ -40,6 +50,13 @@ class HistorySampler {
   std::condition_variable cv_;
   bool stop_ = false;
   History history_;
+  // The store (sampler thread only, after the constructor), and what is not written yet.
+  std::string store_dir_;
+  std::unique_ptr<HistoryStore> store_;
+  std::vector<Sample> pending_;
+  std::chrono::steady_clock::time_point last_write_;
+  size_t restored_ = 0;
+  std::string store_error_;  // under mu_
   std::thread thread_;
 };
 

@@ -1,0 +1,97 @@
+// The dashboard's history on disk (server/dashboard/history_store.h): samples as JSON and back,
+// and DIR/history.db keeping the newest samples up to the ring's capacity across reopenings.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "server/cluster_fixtures.h"
+#include "server/dashboard/history_store.h"
+#include "server/serve_process.h"
+
+namespace arbiter::server::dashboard {
+namespace {
+
+using fixtures::kT0;
+
+// A sample with every field set (MIG capacity, an idle GPU model, a quota with and one without
+// max, an infinite-looking fair share).
+Sample Full(int64_t seq, Millis time) {
+  Sample s;
+  s.seq = seq;
+  s.time = time;
+  s.pool.allocated = {{"cpu", 1500}, {"nvidia.com/gpu", 0}};
+  s.pool.used = {{"memory", int64_t{1} << 40}};
+  s.pool.capacity = {{"nvidia.com/mig-1g.10gb", 14}};
+  s.pool.idle_gpu_milli = {{"", 500}, {"NVIDIA-A100-SXM4-80GB", 3000}};
+  QuotaState a;
+  a.quota = "team-a-quota";
+  a.cohort = "pool";
+  a.used = {{"nvidia.com/gpu", 2000}};
+  a.min = {{"nvidia.com/gpu", 4000}};
+  a.max = ResourceList{{"nvidia.com/gpu", 8000}};
+  a.lent = {{"nvidia.com/gpu", 1000}};
+  a.fair_share = 375000;
+  QuotaState b;
+  b.used = {{"cpu", 1000}};
+  b.borrowed = {{"cpu", 1000}};
+  b.fair_share = INT64_MAX;
+  s.tenants = {{"team-a", a}, {"team-b", b}};
+  return s;
+}
+
+void ExpectSame(const Sample& a, const Sample& b) {
+  EXPECT_EQ(a.seq, b.seq);
+  EXPECT_EQ(a.time, b.time);
+  EXPECT_TRUE(a.pool == b.pool);
+  EXPECT_TRUE(a.tenants == b.tenants);
+}
+
+TEST(DashboardHistoryStore, ASampleRoundTripsThroughItsJson) {
+  const Sample s = Full(7, kT0);
+  auto back = SampleFromJson(Json::parse(SampleToJson(s).dump()));
+  ASSERT_TRUE(back.ok()) << back.message();
+  ExpectSame(*back, s);
+  EXPECT_TRUE(back->tenants.at("team-a").max.has_value());
+  EXPECT_FALSE(back->tenants.at("team-b").max.has_value());
+  Json wrong = SampleToJson(s);
+  wrong["v"] = 2;
+  EXPECT_FALSE(SampleFromJson(wrong).ok());
+  wrong = SampleToJson(s);
+  wrong["pool"]["used"]["cpu"] = "1";
+  EXPECT_FALSE(SampleFromJson(wrong).ok());
+}
+
+TEST(DashboardHistoryStore, TheStoreKeepsTheNewestSamplesUpToTheCapacityAcrossReopenings) {
+  const auto dir = arbiter::testing::ScratchDir("history-store").string();
+  {
+    auto store = HistoryStore::Open(dir, 3);
+    ASSERT_TRUE(store.ok()) << store.message();
+    EXPECT_TRUE((*store)->Load()->empty());
+    ASSERT_TRUE((*store)->Write({Full(1, kT0), Full(2, kT0 + 1000)}).ok());
+    ASSERT_TRUE((*store)->Write({Full(3, kT0 + 2000), Full(4, kT0 + 3000)}).ok());
+  }
+  auto again = HistoryStore::Open(dir, 3);
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ((*again)->path(), dir + "/history.db");
+  auto samples = (*again)->Load();
+  ASSERT_TRUE(samples.ok()) << samples.message();
+  ASSERT_EQ(samples->size(), 3u);  // 1 was deleted: beyond the capacity
+  ExpectSame(samples->front(), Full(2, kT0 + 1000));
+  ExpectSame(samples->back(), Full(4, kT0 + 3000));
+  // A smaller capacity reads the newest only.
+  auto small = HistoryStore::Open(dir, 1);
+  ASSERT_TRUE(small.ok());
+  ASSERT_EQ((*small)->Load()->size(), 1u);
+  EXPECT_EQ((*small)->Load()->front().seq, 4);
+}
+
+TEST(DashboardHistoryStore, ADirectoryThatCannotBeCreatedIsAnError) {
+  const auto dir = arbiter::testing::ScratchDir("history-store-file");
+  { std::ofstream(dir / "file") << "x"; }
+  auto store = HistoryStore::Open((dir / "file" / "data").string(), 3);
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.message().find("cannot create"), std::string::npos) << store.message();
+}
+
+}  // namespace
+}  // namespace arbiter::server::dashboard
