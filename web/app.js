@@ -166,8 +166,47 @@ function lineChart({times, series, now, fmt, title, id}) {
   return h('figure', {class: 'over-time'}, svg, legend, table);
 }
 
-// The daemon's history (/ui/api/history), fetched with the page's data.
+// The daemon's history (/ui/api/history), kept between refreshes: fetched whole once, then only
+// the samples after its newest (?since=SEQ), appended.
 let history = null;
+
+// `history` with the answer `inc` of ?since=`since` appended (columns a side lacks are nulls
+// there), the oldest beyond the ring's capacity dropped; `inc` itself when the daemon sent all
+// (full). An answer to an older `since` (a refresh overtaken by another) is dropped: the next
+// refresh asks from the newer seq.
+function mergeHistory(old, inc, since) {
+  if (!old || inc.full) return inc;
+  if (old.seq !== since) return old;
+  const n0 = old.times.length, n1 = inc.times.length;
+  const cols = (a, b) => {
+    const out = {};
+    for (const k of new Set([...Object.keys(a || {}), ...Object.keys(b || {})]))
+      out[k] = [...((a && a[k]) || Array(n0).fill(null)), ...((b && b[k]) || Array(n1).fill(null))];
+    return out;
+  };
+  const tenants = {};
+  for (const ns of new Set([...Object.keys(old.tenants), ...Object.keys(inc.tenants)])) {
+    const a = old.tenants[ns], b = inc.tenants[ns];
+    const t = {quota: (b || a).quota, cohort: (b || a).cohort,
+               fairShare: cols({x: a && a.fairShare}, {x: b && b.fairShare}).x};
+    for (const f of ['used', 'min', 'max', 'borrowed', 'lent']) t[f] = cols(a && a[f], b && b[f]);
+    tenants[ns] = t;
+  }
+  const pool = {};
+  for (const f of ['allocated', 'used', 'capacity']) pool[f] = cols(old.pool[f], inc.pool[f]);
+  const merged = {...inc, full: false, times: [...old.times, ...inc.times], pool, tenants};
+  const drop = merged.times.length - merged.capacity;
+  if (drop <= 0) return merged;
+  const trim = (o) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, v.slice(drop)]));
+  merged.times = merged.times.slice(drop);
+  for (const f of Object.keys(pool)) pool[f] = trim(pool[f]);
+  for (const [ns, t] of Object.entries(tenants)) {
+    t.fairShare = t.fairShare.slice(drop);
+    if (t.fairShare.every((v) => v === null)) { delete tenants[ns]; continue; }
+    for (const f of ['used', 'min', 'max', 'borrowed', 'lent']) t[f] = trim(t[f]);
+  }
+  return merged;
+}
 
 function column(obj, r) { return (obj && obj[r]) || history.times.map(() => null); }
 
@@ -533,11 +572,12 @@ async function refresh() {
     else a.removeAttribute('aria-current');
   }
   try {
+    const since = history ? history.seq : null;
     const [data, hist, bills] = await Promise.all([
       api(PAGES[page].path(...args)),
-      PAGES[page].history ? api('history') : null,
+      PAGES[page].history ? api(since === null ? 'history' : `history?since=${since}`) : null,
       PAGES[page].bills ? api(`bills?month=${thisMonth()}`).catch(() => null) : null]);
-    history = hist;
+    if (hist) history = mergeHistory(history, hist, since);
     monthBills = bills;
     const view = document.getElementById('view');
     view.replaceChildren(...PAGES[page].render(data).flat().filter((x) => x));
@@ -556,6 +596,7 @@ function showLogin(message) {
   clearTimeout(timer);
   if (watchAbort) watchAbort.abort();
   sessionStorage.removeItem(TOKEN_KEY);
+  history = null;  // another token sees another part of it
   document.getElementById('login').hidden = false;
   document.getElementById('nav').hidden = true;
   document.getElementById('logout').hidden = true;

@@ -14,6 +14,7 @@
 //   - the bills page of a daemon with a ledger (from `arbiter sim --ledger`) shows the month's
 //     invoices, and its CSV download equals `arbiter invoice -o csv` byte for byte, its FOCUS
 //     download `arbiter ledger export` (a tenant's: `--namespace` its own);
+//   - refreshes fetch only the history's newer samples (?since=SEQ) and append them;
 //   - screenshots of each page at 1400 px (and the pool at 800 px) go to docs/screenshots/.
 // Waits on conditions with deadlines, never on sleeps alone. Exit code 0 = pass.
 'use strict';
@@ -334,6 +335,15 @@ async function main() {
     const context = await browser.newContext({viewport: {width: 1400, height: 1000},
                                               ignoreHTTPSErrors: true});
     const page = await context.newPage();
+    // Answers to /ui/api/history?since=SEQ that appended newer samples (incremental refreshes).
+    let appended = 0;
+    page.on('response', async (r) => {
+      if (!/\/ui\/api\/history\?since=\d+$/.test(r.url())) return;
+      try {
+        const j = await r.json();
+        if (!j.full && j.times.length > 0) appended++;
+      } catch (e) { /* the page navigated away */ }
+    });
 
     // An unknown token is refused at the login.
     await login(page, base, 'no-such-token');
@@ -417,6 +427,44 @@ async function main() {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
     assert(overflow <= 800, `no horizontal scrolling at 800 px (scrollWidth ${overflow})`);
     await page.screenshot({path: path.join(SHOTS, 'pool-800.png'), fullPage: true});
+    // Refreshes fetch only the samples after the newest the page holds (?since=SEQ) and append
+    // them: what the page holds is the daemon's history.
+    await until('a refresh that appended newer samples', () => appended > 0);
+    const held = await page.evaluate(async () => {
+      const mine = {times: history.times, gpu: history.pool.allocated['nvidia.com/gpu']};
+      const r = await fetch('/ui/api/history', {headers: authHeaders(), cache: 'no-store'});
+      return {mine, all: await r.json()};
+    });
+    const k = held.mine.times.length;
+    assert(k > 1, `the page holds the history (${k} samples)`);
+    assert.deepStrictEqual(held.all.times.slice(0, k), held.mine.times,
+                           'the appended history has the daemon\'s sample times');
+    assert.deepStrictEqual(held.all.pool.allocated['nvidia.com/gpu'].slice(0, k), held.mine.gpu,
+                           'the appended history has the daemon\'s allocated GPUs');
+    log(`history: ${appended} refreshes appended newer samples; the page holds ${k} samples, ` +
+        `the daemon ${held.all.times.length}`);
+    // The merge itself: columns a side lacks are nulls there, the ring's capacity is kept, a
+    // tenant with no sample left goes, an answer to an older seq is dropped.
+    const merged = await page.evaluate(() => {
+      const none = {used: {}, min: {}, max: {}, borrowed: {}, lent: {}};
+      const old = {seq: 2, capacity: 3, times: [1, 2],
+                   pool: {allocated: {cpu: [1, 2]}, used: {}, capacity: {}},
+                   tenants: {a: {...none, quota: 'qa', cohort: '', fairShare: ['0', '0'],
+                                 used: {cpu: [1, 1]}}}};
+      const inc = {seq: 4, capacity: 3, full: false, times: [3, 4],
+                   pool: {allocated: {cpu: [3, 4], gpu: [5, 6]}, used: {}, capacity: {}},
+                   tenants: {b: {...none, quota: 'qb', cohort: 'c', fairShare: ['0.5', '0.5'],
+                                 used: {cpu: [2, 2]}}}};
+      return {three: mergeHistory(old, inc, 2), two: mergeHistory(old, {...inc, capacity: 2}, 2),
+              stale: mergeHistory(old, inc, 1) === old};
+    });
+    assert.deepStrictEqual(merged.three.times, [2, 3, 4]);
+    assert.deepStrictEqual(merged.three.pool.allocated, {cpu: [2, 3, 4], gpu: [null, 5, 6]});
+    assert.deepStrictEqual(merged.three.tenants.a.used, {cpu: [1, null, null]});
+    assert.deepStrictEqual(merged.three.tenants.b.fairShare, [null, '0.5', '0.5']);
+    assert.strictEqual(merged.three.seq, 4);
+    assert.deepStrictEqual(Object.keys(merged.two.tenants), ['b']);
+    assert.strictEqual(merged.stale, true);
     await page.click('nav a[data-page=tenants]');
     await page.waitForSelector('#quota-team-a');
     const tw = await page.evaluate(() => document.documentElement.scrollWidth);
