@@ -1,10 +1,12 @@
 // Builders shared by the daemon's in-process tests: the mutations the HTTP layer hands a Cluster,
-// and minimal API objects (Namespace, Node, Pod, PriorityClass) as kubectl would send them.
+// minimal API objects (Namespace, Node, Pod, PriorityClass) as kubectl would send them, and the
+// dashboard's viewer of a tenant token.
 #pragma once
 
 #include <string>
 
 #include "server/cluster.h"
+#include "server/dashboard/views.h"
 
 namespace arbiter::server::fixtures {
 
@@ -71,6 +73,15 @@ inline Json PriorityClass(const std::string& name, int value) {
           {"kind", "PriorityClass"},
           {"metadata", {{"name", name}}},
           {"value", value}};
+}
+
+// The dashboard's viewer of a token that sees namespace `ns` only (user "NS-user").
+inline dashboard::Viewer Tenant(const std::string& ns) {
+  dashboard::Viewer v;
+  v.user = ns + "-user";
+  v.all = false;
+  v.namespaces = {ns};
+  return v;
 }
 
 }  // namespace arbiter::server::fixtures

@@ -16,6 +16,7 @@ using fixtures::Create;
 using fixtures::kT0;
 using fixtures::Namespace;
 using fixtures::PriorityClass;
+using fixtures::Tenant;
 constexpr Millis kHour = 3600000;
 
 // A node with an A100 product label (its GPU model) and `extra` capacity (MIG profiles).
@@ -55,13 +56,6 @@ Json ElasticQuota(const std::string& ns, int min, int max) {
 void Ok(Cluster& c, const Mutation& m) {
   MutationResult r = c.Apply(m);
   ASSERT_TRUE(r.ok()) << (r.error ? r.error->message : "") << " " << m.Encode();
-}
-Viewer Tenant(const std::string& ns) {
-  Viewer v;
-  v.user = ns + "-user";
-  v.all = false;
-  v.namespaces = {ns};
-  return v;
 }
 
 // team-a (min 4) lends to team-b (min 2, runs 5) and team-c (min 2, idle): 3 GPUs borrowed.

@@ -29,14 +29,6 @@ void TwoTenants(Cluster& c) {
   Ok(c, Create(kT0 + 2000, Pod("team-b", "b", 1)));
 }
 
-Viewer Tenant(const std::string& ns) {
-  Viewer v;
-  v.user = ns + "-user";
-  v.all = false;
-  v.namespaces = {ns};
-  return v;
-}
-
 // Occupant names per device ("ns/name", "hidden" or "" when free).
 std::vector<std::string> Occupants(const Json& pool) {
   std::vector<std::string> out;
