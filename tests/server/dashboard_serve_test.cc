@@ -169,6 +169,8 @@ TEST(DashboardServe, TheHistorySurvivesARestartOnTheSameDataAndSinceAnswersOnlyN
   const auto bob = nlohmann::json::parse(Get(s, "/ui/api/history", "team-b-token")->body);
   EXPECT_EQ(bob["tenants"].size(), 1u);
   EXPECT_TRUE(bob["tenants"].contains("team-b"));
+  EXPECT_FALSE(bob["store"].contains("path")) << bob["store"];  // the server's files: admins'
+  EXPECT_EQ(after["store"]["path"], (dir / "data" / "history.db").string());
   EXPECT_GE(bob["times"].size(), n);
 
   // Since the seq the first daemon answered: only the samples after it (none, or what the new

@@ -83,6 +83,7 @@ void RegisterRoutes(httplib::Server& s, Daemon& d, DashboardOptions o) {
     Json body =
         sampler->Read([&](const History& h) { return HistoryView(h, books, *v, now, since); });
     body["store"] = sampler->StoreState();
+    if (!v->all && body["store"].is_object()) body["store"].erase("path");  // the server's files
     SendJson(res, 200, body);
   });
   api("/ui/api/whoami", [](const Cluster&, const Viewer& v, const httplib::Request&) {

@@ -12,7 +12,7 @@
 //   GET /ui/api/history[?since=SEQ]  HistoryView (history.h): utilisation and quota state over
 //                        time (since: only newer samples), kept by a sampler thread (sampler.h)
 //                        that lives as long as the routes, in DIR/history.db (history_store.h)
-//                        with a data_dir; "store": its path, restored samples and last error
+//                        with a data_dir; "store": its path (admins), restored samples, last error
 #pragma once
 
 #include <optional>
