@@ -2,9 +2,10 @@
 // invoices with their lines (both tracks, billed quantity, unit price per hour, amount) as JSON,
 // and the downloads: the invoices' CSV, the very bytes of `arbiter invoice --db DB --month M -o
 // csv` (report::WriteInvoicesCsv over sqlite::LedgerInvoices, as the command), and the hourly
-// rows as FOCUS CSV, those of `arbiter ledger export --db DB --month M` (Ledger::ExportCsv). Each call opens the
-// ledger for reading (WAL: never in the way of the meter job writing it); call it outside the
-// daemon's lock. Shape agreed with the dashboard: /work/notes/s3/ledger-api.md, docs/serve.md.
+// rows as FOCUS CSV, those of `arbiter ledger export --db DB --month M` (Ledger::ExportCsv). Each
+// call opens the ledger for reading (WAL: never in the way of the meter job writing it); call it
+// outside the daemon's lock. Shape agreed with the dashboard: /work/notes/s3/ledger-api.md,
+// docs/serve.md.
 #pragma once
 
 #include <functional>
