@@ -194,5 +194,25 @@ TEST_F(GangFate, GroupQuotaPreemptionIsAllOrNothing) {
   EXPECT_EQ(PhaseOf(g1), Phase::kRunning);
 }
 
+// Deleting the namespace deletes every member: those stopped with the group are deleted while
+// shutting down, so none is requeued.
+TEST_F(GangFate, DeletingTheNamespaceRequeuesNoMember) {
+  Do(0, UpsertNode{GpuNode("n1", 4), 0});
+  Namespace ns;
+  ns.meta.name = "ml";
+  Do(0, UpsertNamespace{ns});
+  const WorkloadId a = Submit(0, Member("tg-0", 2, "tg", 2));
+  const WorkloadId b = Submit(0, Member("tg-1", 2, "tg", 2));
+  Do(0, Tick{});
+  ASSERT_EQ(PhaseOf(b), Phase::kRunning);
+  Do(kMin, DeleteNamespace{"ml"});
+  Do(kMin, VictimExited{a});
+  Do(kMin, VictimExited{b});
+  Do(kMin, Tick{});
+  EXPECT_EQ(PhaseOf(a), Phase::kDeleted);
+  EXPECT_EQ(PhaseOf(b), Phase::kDeleted);
+  EXPECT_EQ(sink_.Find(EventType::kRequeued, b), nullptr);
+}
+
 }  // namespace
 }  // namespace arbiter::engine
