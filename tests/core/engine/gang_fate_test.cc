@@ -214,5 +214,41 @@ TEST_F(GangFate, DeletingTheNamespaceRequeuesNoMember) {
   EXPECT_EQ(sink_.Find(EventType::kRequeued, b), nullptr);
 }
 
+// Quota that a reclaim would free is not enough: every member also needs room once the victims
+// are gone. Here reclaiming `hog` frees the quota for the group but room for one member only
+// (`other`, outside any quota, keeps the rest of the node): nothing is evicted, and the reason
+// says why.
+TEST_F(GangFate, GroupReclaimNeedsRoomForEveryMember) {
+  Do(0, UpsertNode{GpuNode("n1", 4), 0});
+  for (const char* ns : {"team-a", "team-b"}) {
+    ElasticQuota q;
+    q.meta.name = ns;
+    q.meta.namespace_ = ns;
+    q.cohort = "c";
+    q.min = {{"nvidia.com/gpu", std::string(ns) == "team-a" ? 4000 : 0}};
+    Do(0, UpsertElasticQuota{q});
+  }
+  Pod hog = Member("hog", 2, "", 1);
+  hog.meta.namespace_ = "team-b";
+  Pod other = Member("other", 2, "", 1);
+  other.meta.namespace_ = "x";
+  const WorkloadId h = Submit(0, hog);
+  Submit(0, other);
+  Do(0, Tick{});
+  ASSERT_EQ(PhaseOf(h), Phase::kRunning);
+  Pod m0 = Member("g-0", 2, "g", 2), m1 = Member("g-1", 2, "g", 2);
+  m0.meta.namespace_ = m1.meta.namespace_ = "team-a";
+  const WorkloadId g0 = Submit(kMin, m0);
+  Submit(kMin, m1);
+  Do(kMin, Tick{});
+  EXPECT_EQ(PhaseOf(h), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(g0), Phase::kPending);
+  EXPECT_NE(e_.Get(g0)->message.find(
+                "not reclaiming: the group would not have room for every member even after "
+                "the borrowing workloads of cohort c exit"),
+            std::string::npos)
+      << e_.Get(g0)->message;
+}
+
 }  // namespace
 }  // namespace arbiter::engine
