@@ -250,5 +250,41 @@ TEST_F(GangFate, GroupReclaimNeedsRoomForEveryMember) {
       << e_.Get(g0)->message;
 }
 
+// The minimal victim set frees the quota but leaves a member without room: every valid candidate
+// is then tried as gone and given back from the last while quota and room suffice, so the group
+// takes both borrowers (one per node) and starts whole.
+TEST_F(GangFate, GroupReclaimTakesMoreVictimsForRoom) {
+  Do(0, UpsertNode{GpuNode("n1", 2), 0});
+  Do(0, UpsertNode{GpuNode("n2", 2), 0});
+  for (const char* ns : {"team-a", "team-b"}) {
+    ElasticQuota q;
+    q.meta.name = ns;
+    q.meta.namespace_ = ns;
+    q.cohort = "c";
+    q.min = {{"nvidia.com/gpu", std::string(ns) == "team-a" ? 6000 : 0}};
+    Do(0, UpsertElasticQuota{q});
+  }
+  Pod b1 = Member("b1", 2, "", 1), b2 = Member("b2", 2, "", 1);
+  b1.meta.namespace_ = b2.meta.namespace_ = "team-b";
+  const WorkloadId v1 = Submit(0, b1);
+  const WorkloadId v2 = Submit(0, b2);
+  Do(0, Tick{});
+  ASSERT_EQ(PhaseOf(v1), Phase::kRunning);
+  ASSERT_EQ(PhaseOf(v2), Phase::kRunning);
+  Pod m0 = Member("g-0", 2, "g", 2), m1 = Member("g-1", 2, "g", 2);
+  m0.meta.namespace_ = m1.meta.namespace_ = "team-a";
+  const WorkloadId g0 = Submit(kMin, m0);
+  const WorkloadId g1 = Submit(kMin, m1);
+  Do(kMin, Tick{});
+  EXPECT_EQ(PhaseOf(v1), Phase::kTerminating);  // quota needed one victim, room needs both
+  EXPECT_EQ(PhaseOf(v2), Phase::kTerminating);
+  EXPECT_EQ(e_.Get(g0)->reason, "Reclaiming");
+  Do(kMin, VictimExited{v1});
+  Do(kMin, VictimExited{v2});
+  Do(kMin, Tick{});
+  EXPECT_EQ(PhaseOf(g0), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(g1), Phase::kRunning);
+}
+
 }  // namespace
 }  // namespace arbiter::engine
