@@ -69,5 +69,40 @@ TEST(ServePodGroupTest, KubectlAppliesAPodGroupAndItsGangStartsWhenMinMemberPods
   EXPECT_EQ(s.Stop(), 0);
 }
 
+// Issue 10 (B7): evicting one running member through the Eviction API (what `kubectl drain`
+// does) stops the whole group: the other member is stopped with it ("stopped with pod group")
+// and requeued, instead of running on alone below minMember.
+TEST(ServePodGroupTest, EvictingOneRunningMemberStopsTheWholeGroup) {
+  ServeProcess s(ScratchDir("podgroup-evict"));
+  ASSERT_TRUE(s.Start()) << s.log();
+  Write(s.dir() / "gang.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: gpu-0}\nstatus:\n  capacity: {cpu: \"32\", "
+        "memory: 256Gi, nvidia.com/gpu: \"8\", pods: \"110\"}\n"
+        "---\napiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: tg, "
+        "namespace: default}\nspec: {minMember: 2}\n---\n" +
+            GangPod("tg-0", "tg") + "---\n" + GangPod("tg-1", "tg"));
+  ASSERT_EQ(s.Kubectl("apply -f " + (s.dir() / "gang.yaml").string()).rc, 0) << s.log();
+  CommandOutput running =
+      s.Kubectl("wait --for=jsonpath='{.status.phase}'=Running pod/tg-0 pod/tg-1 --timeout=30s");
+  ASSERT_EQ(running.rc, 0) << running.out;
+  Write(s.dir() / "eviction.json",
+        "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"tg-0\","
+        "\"namespace\":\"default\"}}");
+  CommandOutput evict = RunCommand(
+      "curl -s -w '\\n%{http_code}' -X POST -H 'Content-Type: application/json' --data @" +
+      (s.dir() / "eviction.json").string() + " " + s.url() +
+      "/api/v1/namespaces/default/pods/tg-0/eviction");
+  EXPECT_NE(evict.out.find("\n201"), std::string::npos) << evict.out;
+  CommandOutput stopped = s.KubectlUntil(
+      "get events --field-selector involvedObject.name=tg-1 -o jsonpath='{.items[*].message}'",
+      "stopped with pod group default/tg (member default/tg-0 was deleted)");
+  EXPECT_NE(stopped.out.find("stopped with pod group default/tg (member default/tg-0 was deleted)"),
+            std::string::npos)
+      << stopped.out;
+  CommandOutput requeued = s.KubectlUntil("get pod tg-1 -o jsonpath='{.status.phase}'", "Pending");
+  EXPECT_EQ(requeued.out, "Pending") << requeued.out;
+  EXPECT_EQ(s.Stop(), 0);
+}
+
 }  // namespace
 }  // namespace arbiter::testing

@@ -1,8 +1,10 @@
 // Pod groups (scheduler-plugins coscheduling: PodGroup spec.minMember, pods labelled
 // scheduling.x-k8s.io/pod-group): until minMember members run, a group is admitted to quota and
-// placed in one step, all its pending members or none; when no placement exists, one
-// preemption plan frees room for every member or nothing is evicted; a running member that is
-// stopped (preemption, reclaim, node loss) takes the others with it.
+// placed in one step, all its pending members or none; when its ElasticQuota blocks it, one quota
+// preemption plan frees quota and room for every member (gang_reclaim.cc); when no placement
+// exists, one preemption plan frees room for every member; otherwise nothing is evicted. A running
+// member that is stopped (preemption, reclaim, node loss, deletion or eviction) takes the others
+// with it.
 //
 // The all-or-nothing step is a dry run on the real node and quota state: each member in queue
 // order is charged and allocated tentatively (so the next member sees it), then everything is
@@ -144,24 +146,25 @@ bool State::AttemptGang(Workload& w) {
   };
   ++pool_version;
   std::string failure;
-  bool quota_failure = false;
-  // Quota first, for every member (each charged before the next is checked).
+  bool quota_failure = false, rq_failure = false;
+  // Quota first, for every member (each charged before the next is checked). After an
+  // ElasticQuota failure the rest are still checked against their ResourceQuotas: quota
+  // preemption can help only if none of those blocks.
   for (Slot s : pend) {
     Workload& m = workloads[s];
     DefaultFlavor(m);  // a gang takes its first compatible flavor (no fallback across flavors)
     if (!m.has_quota || quota.Holds(m))
       continue;  // a member holding quota from its preemption was checked then
-    std::string blocked;
     if (auto rq = quota.ResourceQuotaBlocked(m)) {
-      blocked = *rq;
-    } else if (auto eq = quota.CheckElastic(m); !eq.ok) {
-      blocked = eq.message;
-    }
-    if (!blocked.empty()) {
-      failure = group + ": " + m.key + ": " + blocked;
-      quota_failure = true;
+      if (!quota_failure) failure = group + ": " + m.key + ": " + *rq;
+      quota_failure = rq_failure = true;
       break;
     }
+    if (!quota_failure)
+      if (auto eq = quota.CheckElastic(m); !eq.ok) {
+        failure = group + ": " + m.key + ": " + eq.message;
+        quota_failure = true;
+      }
     quota.Charge(m);
     charged.push_back(m.slot);
   }
@@ -183,8 +186,12 @@ bool State::AttemptGang(Workload& w) {
     return g.tried_ok = true;
   }
   if (quota_failure) {
-    // A group blocked by quota waits whole (no reclaim or preemption is planned for a group).
-    wait_all(EventType::kQuotaExceeded, reason::kQuotaExceeded, failure, group + ": quota");
+    // Blocked by its ElasticQuota: quota preemption for the whole group (gang_reclaim.cc), or
+    // the group waits whole.
+    std::string why;
+    if (!rq_failure && TryReclaimGang(g, pend, &why)) return g.tried_ok = true;
+    wait_all(EventType::kQuotaExceeded, reason::kQuotaExceeded, failure + why,
+             group + (why.empty() ? ": quota" : ": quota|no room"));
     return false;
   }
 
@@ -274,7 +281,8 @@ void State::StopGang(const Workload& stopped, const std::string& by) {
     v.preemptor = kNoSlot;
     v.preemptions++;
     std::string msg = "stopped with pod group " + g.key + " (member " + stopped.key +
-                      " was stopped by " + by + "); SIGTERM, grace " + FormatDuration(grace);
+                      (stopped.deleted ? " was deleted" : " was stopped by " + by) + "); SIGTERM, grace " +
+                      FormatDuration(grace);
     SetMessage(v, msg, reason::kPreempted, WorkFacts::kStopPlan);
     Emit(EventType::kPreempted, v, node_info[v.node].name, reason::kPreempted, msg, by,
          WorkFacts::kStopPlan, grace);

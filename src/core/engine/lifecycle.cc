@@ -503,6 +503,9 @@ Status State::Delete(const DeletePod& c) {
                  WorkFacts::kStopPlan);
       Emit(EventType::kDeleted, w, node_info[w.node].name, reason::kDeleted, w.message, "",
            WorkFacts::kStopPlan, grace);
+      // Deleting or evicting a running member of a pod group stops the group (same fate as
+      // preemption): the others get SIGTERM and are requeued as a group.
+      if (w.gang != kNoGang) StopGang(w, w.key);
       freed = true;
       return Status::Ok();
     }

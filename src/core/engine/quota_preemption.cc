@@ -192,6 +192,10 @@ bool State::QuotaFitsOnceGone(const Workload& w, const std::vector<const Workloa
 }
 
 void State::StopWithinNamespace(Workload& v, const Workload& p) {
+  if (v.phase == Phase::kTerminating) {  // stopped already with its pod group: this one waits too
+    if (v.preemptor == kNoSlot) v.preemptor = p.slot;
+    return;
+  }
   const Millis grace = GraceOf(v);
   Signal(v, grace);
   v.preempted_by = p.key;
@@ -202,6 +206,7 @@ void State::StopWithinNamespace(Workload& v, const Workload& p) {
   SetMessage(v, msg, reason::kPreempted, WorkFacts::kStopPlan);
   Emit(EventType::kPreempted, v, node_info[v.node].name, reason::kPreempted, msg, p.key,
        WorkFacts::kStopPlan, grace);
+  if (v.gang != kNoGang) StopGang(v, p.key);  // its pod group shares its fate
 }
 
 }  // namespace arbiter::engine

@@ -265,8 +265,11 @@ class State {
   // Its pod group is not running yet (fewer than minMember members run): it starts as a gang.
   bool NeedsGang(const Workload& w) const;
   bool AttemptGang(Workload& w);
-  // A running member was stopped (preemption, reclaim, node loss): the others follow it.
+  // A running member was stopped (preemption, reclaim, node loss, deletion): the others follow it.
   void StopGang(const Workload& stopped, const std::string& by);
+  // gang_reclaim.cc: quota preemption for a group blocked by its ElasticQuota (`pend`: its pending
+  // members in queue order); false with nothing evicted (`why`: a suffix for the reason, or "").
+  bool TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* why);
   bool SameGang(const Workload& a, const Workload& b) const { return a.gang != kNoGang && a.gang == b.gang; }
 
   // ---------------------------------------------------------------- backfill.cc

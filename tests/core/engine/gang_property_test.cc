@@ -1,9 +1,11 @@
 // Property tests for pod groups (gangs): on random pools with random gangs added, a gang is never
 // partially running — after every instant, the members of a group that run are none or at least
-// minMember — and a member evicted takes the others with it. The engine's invariants hold after
+// minMember — and a member evicted takes the others with it, including members preempted within
+// their namespace's quota and groups that preempt for their own quota. The engine's invariants hold after
 // every step and a repeated run is byte-identical.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -22,6 +24,10 @@ using testing_pools::Rng;
 ManifestSet PoolWithGangs(uint64_t seed, std::map<std::string, int>* min_of) {
   ManifestSet m = RandomPool(seed);
   Rng r{seed ^ 0x6a09e667f3bcc908ULL};
+  // Some namespaces preempt within their own quota too, so that groups blocked by quota take
+  // both quota preemption paths (reclaim from the cohort, within the namespace).
+  for (auto& q : m.elastic_quotas)
+    if (r.Chance(50)) q.preemption.within_namespace = WithinNamespacePolicy::kLowerPriority;
   const int groups = static_cast<int>(r.Uniform(1, 3));
   for (int g = 0; g < groups; ++g) {
     Pod base = m.pods[static_cast<size_t>(r.Uniform(0, static_cast<int64_t>(m.pods.size()) - 1))];
@@ -45,7 +51,7 @@ ManifestSet PoolWithGangs(uint64_t seed, std::map<std::string, int>* min_of) {
 }
 
 TEST(GangPropertyTest, AGangIsNeverPartiallyRunning) {
-  size_t gang_starts = 0, gang_stops = 0;
+  size_t gang_starts = 0, gang_stops = 0, gang_reclaims = 0;
   for (uint64_t seed = 1; seed <= 200; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     std::map<std::string, int> min_of;
@@ -87,6 +93,7 @@ TEST(GangPropertyTest, AGangIsNeverPartiallyRunning) {
       auto g = gang_of.find(key);
       if (g == gang_of.end()) continue;
       auto& set = running[g->second];
+      if (ev.type == engine::EventType::kQuotaExceeded && ev.reason == "Reclaiming") ++gang_reclaims;
       switch (ev.type) {
         case engine::EventType::kScheduled:
           touched.insert(g->second);
@@ -112,9 +119,13 @@ TEST(GangPropertyTest, AGangIsNeverPartiallyRunning) {
     }
     check_instant(t);
   }
-  // The property is not vacuous: groups start, and some are stopped by preemption.
+  // The property is not vacuous: groups start, some are stopped by preemption, and some groups
+  // blocked by quota preempt for it (gang_reclaim.cc).
   EXPECT_GT(gang_starts, 100u);
   EXPECT_GT(gang_stops, 5u);
+  EXPECT_GT(gang_reclaims, 5u);
+  std::printf("gang starts %zu, stops %zu, quota preemptions for groups %zu\n", gang_starts, gang_stops,
+              gang_reclaims);
 }
 
 }  // namespace

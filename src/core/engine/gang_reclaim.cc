@@ -1,0 +1,204 @@
+// Quota preemption for a pod group (ElasticQuota spec.preemption: reclaimWithinCohort,
+// withinNamespace, borrowWithinCohort), all or nothing.
+//
+// A group whose members do not all fit their namespace's ElasticQuota is planned as one
+// preemptor: the sum of the requests of its members that hold no quota yet, at the lowest
+// priority and the latest submission among them (a victim must be a valid victim for every
+// member). Candidates, their order, validity and the attempts are Kueue's, as for a single
+// workload (quota_preemption.cc); members of the group itself are never candidates. The victim set
+// is the minimal one freeing the quota for the whole group (greedy in candidate order, then victims
+// given back from the last chosen while the group still fits). Then the placement dry run: with
+// the victims' room given back, every pending member must find room in queue order (each one's
+// room taken before the next is tried); if the minimal set leaves a member without room, every
+// valid candidate is tried as gone and, if the group then fits, victims are given back from the
+// last while the quota and the room still suffice. Otherwise nothing is evicted. On success every
+// victim gets SIGTERM, every member is nominated to its node and holds its quota, and the group
+// binds together once the victims have exited.
+#include <algorithm>
+#include <optional>
+
+#include "core/engine/reasons.h"
+#include "core/engine/state.h"
+
+namespace arbiter::engine {
+
+bool State::TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* why) {
+  // The group as one preemptor.
+  const Workload* first = nullptr;
+  Workload agg;
+  for (Slot s : pend) {
+    const Workload& m = workloads[s];
+    if (!m.has_quota || quota.Holds(m)) continue;
+    if (!first) {
+      first = &m;
+      agg = m;
+      agg.requests = ResourceList{};
+    } else if (m.flavor != first->flavor) {
+      return false;  // members on different flavors: no single quota plan
+    }
+    agg.requests += m.requests;
+    agg.priority = std::min(agg.priority, m.priority);
+    agg.submit_time = std::max(agg.submit_time, m.submit_time);
+  }
+  if (!first || !quota.HasElastic(agg.namespace_)) return false;
+  QuotaCandidates c = CollectQuotaCandidates(agg);
+  if (c.young_until) wakeups.push(*c.young_until);
+  {  // never a member of the group itself
+    QuotaCandidates kept = c;
+    kept.slots.clear();
+    kept.variant.clear();
+    for (size_t k = 0; k < c.slots.size(); ++k)
+      if (!SameGang(workloads[c.slots[k]], agg)) {
+        kept.slots.push_back(c.slots[k]);
+        kept.variant.push_back(c.variant[k]);
+      }
+    c = std::move(kept);
+  }
+  if (c.slots.empty()) return false;
+  const bool strict = policy.disruption_budgets == DisruptionBudgetMode::kStrict && !pdbs.empty();
+  std::vector<PdbState> pdb_state;
+  if (strict) ComputePdbState(&pdb_state);
+  auto released_of = [&](const std::vector<Slot>& victims) {
+    std::vector<const Workload*> released = c.base;
+    for (Slot s : victims) released.push_back(&workloads[s]);
+    return released;
+  };
+
+  // The placement dry run: the victims' room given back, then every member placed in turn.
+  std::vector<PlaceChoice> choice(pend.size());
+  auto placeable = [&](const std::vector<Slot>& gone) {
+    struct Change {
+      uint32_t pos;
+      const placement::PodShape* shape;
+      placement::GpuAssignment gpus;
+      bool allocated;
+    };
+    std::vector<Change> log;
+    auto change = [&](uint32_t pos, const placement::PodShape& shape,
+                      const placement::GpuAssignment& gpus, bool allocate) {
+      if (allocate)
+        nodes[pos].Allocate(shape, gpus);
+      else
+        nodes[pos].Release(shape, gpus);
+      NodeChanged(pos);
+      log.push_back({pos, &shape, gpus, allocate});
+    };
+    ++pool_version;
+    for (Slot s : gone) {
+      const Workload& v = workloads[s];
+      change(node_info[v.node].pos, v.shape, v.gpus, false);
+    }
+    bool ok = true;
+    for (size_t k = 0; k < pend.size() && ok; ++k) {
+      Workload& m = workloads[pend[k]];
+      ok = TryPlace(m, &choice[k]);
+      if (ok) change(choice[k].pos, m.shape, choice[k].gpus, true);
+    }
+    for (auto it = log.rbegin(); it != log.rend(); ++it) {
+      if (it->allocated)
+        nodes[it->pos].Release(*it->shape, it->gpus);
+      else
+        nodes[it->pos].Allocate(*it->shape, it->gpus);
+      NodeChanged(it->pos);
+    }
+    ++pool_version;  // no-fit reasons seen during the dry run are not kept
+    return ok;
+  };
+
+  // Victims in candidate order until the quota is free (and, with `room`, the group placeable),
+  // then given back from the last while that still holds.
+  auto build = [&](bool allow, bool room) -> std::optional<std::vector<Slot>> {
+    std::vector<Slot> chosen;
+    std::vector<const Workload*> released = c.base;
+    bool freed = false;
+    for (size_t k = 0; k < c.slots.size() && (!freed || room); ++k) {
+      if (!QuotaCandidateValid(c, k, released, allow)) continue;
+      chosen.push_back(c.slots[k]);
+      if (strict && CountViolations(chosen, pdb_state, nullptr) > 0) {
+        chosen.pop_back();
+        continue;
+      }
+      released.push_back(&workloads[c.slots[k]]);
+      if (!freed) freed = QuotaFitsOnceGone(agg, released, allow);
+    }
+    if (!freed || (room && !placeable(chosen))) return std::nullopt;
+    for (size_t k = chosen.size(); k-- > 0;) {
+      std::vector<Slot> without = chosen;
+      without.erase(without.begin() + static_cast<long>(k));
+      if (QuotaFitsOnceGone(agg, released_of(without), allow) && (!room || placeable(without)))
+        chosen = std::move(without);
+    }
+    return chosen;
+  };
+  std::optional<std::vector<Slot>> victims;
+  bool freeable = false;
+  for (const bool allow : c.attempts) {
+    victims = build(allow, false);
+    if (!victims || victims->empty()) continue;
+    freeable = true;
+    if (placeable(*victims)) break;
+    victims = build(allow, true);
+    if (victims && !victims->empty()) break;
+    victims.reset();
+  }
+  if (!victims || victims->empty()) {
+    if (freeable) {
+      const std::string* cohort = quota.CohortOf(agg.namespace_);
+      *why =
+          cohort && !cohort->empty()
+              ? "; not reclaiming: the group would not have room for every member even after the "
+                "borrowing workloads of cohort " +
+                    *cohort + " exit"
+              : "; not preempting: the group would not have room for every member even after "
+                "lower-priority workloads of namespace " +
+                    agg.namespace_ + " exit";
+    }
+    return false;
+  }
+  placeable(*victims);  // the members' nodes (`choice`) for this victim set
+
+  // Execute. A victim waits under the member placed on its node (or the first member).
+  std::sort(victims->begin(), victims->end(),
+            [&](Slot a, Slot b) { return Value(workloads[a].id) < Value(workloads[b].id); });
+  const std::string group = "pod group " + g.key;
+  size_t own = 0;
+  for (Slot s : *victims) {
+    Workload& v = workloads[s];
+    const uint32_t pos = node_info[v.node].pos;
+    Slot by = pend.front();
+    for (size_t k = 0; k < pend.size(); ++k)
+      if (choice[k].pos == pos) {
+        by = pend[k];
+        break;
+      }
+    Workload& p = workloads[by];
+    if (v.namespace_id == p.namespace_id) {
+      ++own;
+      StopWithinNamespace(v, p);
+    } else {
+      StopVictim(v, p, EventType::kReclaimed);
+    }
+    if (v.preemptor == by) p.waiting_for.push_back(s);
+  }
+  std::vector<uint32_t> where;
+  for (size_t k = 0; k < pend.size(); ++k) {
+    Workload& m = workloads[pend[k]];
+    Nominate(m, choice[k].pos);
+    quota.Reserve(m);
+    if (std::find(where.begin(), where.end(), choice[k].pos) == where.end())
+      where.push_back(choice[k].pos);
+  }
+  std::string nodes_list;
+  for (uint32_t pos : where) nodes_list += (nodes_list.empty() ? "" : ",") + nodes[pos].name;
+  const std::string n = std::to_string(victims->size());
+  const std::string msg =
+      group + ": " +
+      (own == 0 ? "reclaiming lent quota: waiting for " + n + " borrowing workload(s) to exit"
+                : "preempting within the quota of namespace " + agg.namespace_ + ": waiting for " +
+                      n + " workload(s) to exit") +
+      " (nominated to " + nodes_list + ")";
+  for (Slot s : pend) SetPending(workloads[s], EventType::kQuotaExceeded, reason::kReclaiming, msg);
+  return true;
+}
+
+}  // namespace arbiter::engine

@@ -1,0 +1,290 @@
+// A running pod group shares one fate: whatever stops one of its members — its user deleting it,
+// the Eviction API (which deletes it), or a within-namespace quota preemption — stops the others
+// too, and they are requeued and wait as a group. Invariants are checked after every command.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "core/engine/engine.h"
+
+namespace arbiter::engine {
+namespace {
+
+constexpr Millis kMin = 60000;
+
+Node GpuNode(const std::string& name, int gpus) {
+  Node n;
+  n.meta.name = name;
+  n.capacity = {{"cpu", 64000}, {"memory", int64_t{256} << 30}, {"nvidia.com/gpu", gpus * 1000}};
+  n.allocatable = n.capacity;
+  return n;
+}
+
+Pod Member(const std::string& name, int gpus, const std::string& group, int32_t min_member,
+           int32_t priority = 0) {
+  Pod p;
+  p.meta.name = name;
+  p.meta.namespace_ = "ml";
+  Container c;
+  c.name = "c";
+  c.requests = {{"cpu", 1000}, {"nvidia.com/gpu", gpus * 1000}};
+  c.limits = {{"nvidia.com/gpu", gpus * 1000}};
+  p.containers.push_back(c);
+  p.priority = priority;
+  if (!group.empty()) p.pod_group = PodGroupRef{group, min_member, 0};
+  return p;
+}
+
+struct Sink : EventSink {
+  std::vector<Event> events;
+  std::map<uint64_t, WorkloadStatus> finished;
+  void OnEvent(const Event& e) override { events.push_back(e); }
+  void OnFinished(const WorkloadStatus& s) override { finished[Value(s.id)] = s; }
+  const Event* Find(EventType t, WorkloadId w) const {
+    for (const auto& e : events)
+      if (e.type == t && e.workload == w) return &e;
+    return nullptr;
+  }
+};
+
+class GangFate : public ::testing::Test {
+ protected:
+  GangFate() : e_(Options()) { e_.SetSinks(&sink_, nullptr); }
+  static EngineOptions Options() {
+    EngineOptions o;
+    o.check_invariants = true;
+    return o;
+  }
+  void Do(Millis t, CommandOp op) {
+    const Status s = e_.Apply(Command{t, std::move(op)});
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  WorkloadId Submit(Millis t, Pod p) {
+    const WorkloadId id = e_.next_workload_id();
+    Do(t, SubmitPod{std::move(p), false, {}});
+    return id;
+  }
+  Phase PhaseOf(WorkloadId id) {
+    if (auto s = e_.Get(id)) return s->phase;
+    return sink_.finished.at(Value(id)).phase;
+  }
+  Engine e_;
+  Sink sink_;
+};
+
+// B7: `kubectl drain` / the Eviction API deletes one member; the other does not run on alone
+// below minMember: it is stopped with the group, requeued, and waits for the group.
+TEST_F(GangFate, DeletingARunningMemberStopsTheGroup) {
+  Do(0, UpsertNode{GpuNode("n1", 4), 0});
+  Do(0, UpsertNode{GpuNode("n2", 4), 0});
+  const WorkloadId a = Submit(0, Member("tg-0", 4, "tg", 2));
+  const WorkloadId b = Submit(0, Member("tg-1", 4, "tg", 2));
+  Do(0, Tick{});
+  ASSERT_EQ(PhaseOf(a), Phase::kRunning);
+  ASSERT_EQ(PhaseOf(b), Phase::kRunning);
+
+  Do(kMin, DeletePod{a, std::nullopt});
+  Do(kMin, Tick{});
+  EXPECT_EQ(PhaseOf(a), Phase::kTerminating);
+  EXPECT_EQ(PhaseOf(b), Phase::kTerminating);
+  const Event* stopped = sink_.Find(EventType::kPreempted, b);
+  ASSERT_NE(stopped, nullptr);
+  EXPECT_NE(stopped->message.find("stopped with pod group ml/tg (member ml/tg-0 was deleted)"),
+            std::string::npos)
+      << stopped->message;
+
+  Do(kMin, VictimExited{a});
+  Do(kMin, VictimExited{b});
+  Do(kMin, Tick{});
+  EXPECT_EQ(PhaseOf(a), Phase::kDeleted);  // gone for good
+  EXPECT_EQ(PhaseOf(b), Phase::kPending);  // requeued, waiting for its group
+  EXPECT_NE(sink_.Find(EventType::kRequeued, b), nullptr);
+  EXPECT_NE(e_.Get(b)->message.find("pod group ml/tg: 1 of minMember 2 pods present"),
+            std::string::npos)
+      << e_.Get(b)->message;
+
+  // A replacement member arrives: the group starts whole again.
+  const WorkloadId c = Submit(2 * kMin, Member("tg-2", 4, "tg", 2));
+  Do(2 * kMin, Tick{});
+  EXPECT_EQ(PhaseOf(b), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(c), Phase::kRunning);
+}
+
+// Deleting a pending member (one beyond minMember) changes nothing for the running others.
+TEST_F(GangFate, DeletingAPendingMemberStopsNothing) {
+  Do(0, UpsertNode{GpuNode("n1", 4), 0});
+  const WorkloadId a = Submit(0, Member("tg-0", 2, "tg", 2));
+  const WorkloadId b = Submit(0, Member("tg-1", 2, "tg", 2));
+  Do(0, Tick{});
+  ASSERT_EQ(PhaseOf(a), Phase::kRunning);
+  ASSERT_EQ(PhaseOf(b), Phase::kRunning);
+  const WorkloadId extra = Submit(kMin, Member("tg-2", 2, "tg", 2));  // beyond the node: pending
+  Do(kMin, Tick{});
+  ASSERT_EQ(PhaseOf(extra), Phase::kPending);
+  Do(2 * kMin, DeletePod{extra, std::nullopt});
+  Do(2 * kMin, Tick{});
+  EXPECT_EQ(PhaseOf(a), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(b), Phase::kRunning);
+  EXPECT_EQ(sink_.Find(EventType::kPreempted, a), nullptr);
+}
+
+// Within-namespace quota preemption of one member of a running group stops the whole group
+// (it used to leave the other member running below minMember).
+TEST_F(GangFate, WithinNamespaceVictimTakesItsGroup) {
+  Do(0, UpsertNode{GpuNode("n1", 8), 0});
+  ElasticQuota q;
+  q.meta.name = "ml";
+  q.meta.namespace_ = "ml";
+  q.min = {{"nvidia.com/gpu", 4000}};
+  q.preemption.within_namespace = WithinNamespacePolicy::kLowerPriority;
+  Do(0, UpsertElasticQuota{q});
+  const WorkloadId a = Submit(0, Member("low-0", 2, "low", 2, 0));
+  const WorkloadId b = Submit(0, Member("low-1", 2, "low", 2, 0));
+  Do(0, Tick{});
+  ASSERT_EQ(PhaseOf(a), Phase::kRunning);
+  ASSERT_EQ(PhaseOf(b), Phase::kRunning);
+  const WorkloadId urgent = Submit(kMin, Member("urgent", 2, "", 1, 100));
+  Do(kMin, Tick{});
+  EXPECT_EQ(PhaseOf(a), Phase::kTerminating);  // the one victim the quota needs
+  EXPECT_EQ(PhaseOf(b), Phase::kTerminating);  // and its group with it
+  const Event* stopped = sink_.Find(EventType::kPreempted, b);
+  ASSERT_NE(stopped, nullptr);
+  EXPECT_NE(stopped->message.find("stopped with pod group ml/low"), std::string::npos)
+      << stopped->message;
+  Do(kMin, VictimExited{a});
+  Do(kMin, VictimExited{b});
+  Do(kMin, Tick{});
+  EXPECT_EQ(PhaseOf(urgent), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(a), Phase::kPending);
+  EXPECT_EQ(PhaseOf(b), Phase::kPending);
+}
+
+// B3: a group blocked by its namespace's quota that a single preemption cannot free for every
+// member evicts nothing; once it can, one plan stops the victims and nominates every member.
+TEST_F(GangFate, GroupQuotaPreemptionIsAllOrNothing) {
+  Do(0, UpsertNode{GpuNode("n1", 8), 0});
+  ElasticQuota q;
+  q.meta.name = "ml";
+  q.meta.namespace_ = "ml";
+  q.min = {{"nvidia.com/gpu", 4000}};
+  q.preemption.within_namespace = WithinNamespacePolicy::kLowerPriority;
+  Do(0, UpsertElasticQuota{q});
+  const WorkloadId low = Submit(0, Member("low", 2, "", 1, 0));
+  const WorkloadId mid = Submit(0, Member("mid", 2, "", 1, 500));
+  Do(0, Tick{});
+  // 2 x 2 GPUs at priority 100: only `low` is below it, which frees 2 GPUs of 4 needed.
+  const WorkloadId g0 = Submit(kMin, Member("g-0", 2, "g", 2, 100));
+  const WorkloadId g1 = Submit(kMin, Member("g-1", 2, "g", 2, 100));
+  Do(kMin, Tick{});
+  EXPECT_EQ(PhaseOf(low), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(mid), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(g0), Phase::kPending);
+  EXPECT_EQ(e_.Get(g0)->reason, "QuotaExceeded");
+  // `mid` ends: `low` alone now frees enough for the group.
+  Do(2 * kMin, PodFinished{mid, 0});
+  Do(2 * kMin, Tick{});
+  EXPECT_EQ(PhaseOf(low), Phase::kTerminating);
+  EXPECT_EQ(e_.Get(g0)->reason, "Reclaiming");
+  EXPECT_EQ(e_.Get(g1)->reason, "Reclaiming");
+  EXPECT_EQ(e_.Get(g0)->nominated_node, "n1");
+  EXPECT_EQ(e_.Get(g1)->nominated_node, "n1");
+  Do(2 * kMin, VictimExited{low});
+  Do(2 * kMin, Tick{});
+  EXPECT_EQ(PhaseOf(g0), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(g1), Phase::kRunning);
+}
+
+// Deleting the namespace deletes every member: those stopped with the group are deleted while
+// shutting down, so none is requeued.
+TEST_F(GangFate, DeletingTheNamespaceRequeuesNoMember) {
+  Do(0, UpsertNode{GpuNode("n1", 4), 0});
+  Namespace ns;
+  ns.meta.name = "ml";
+  Do(0, UpsertNamespace{ns});
+  const WorkloadId a = Submit(0, Member("tg-0", 2, "tg", 2));
+  const WorkloadId b = Submit(0, Member("tg-1", 2, "tg", 2));
+  Do(0, Tick{});
+  ASSERT_EQ(PhaseOf(b), Phase::kRunning);
+  Do(kMin, DeleteNamespace{"ml"});
+  Do(kMin, VictimExited{a});
+  Do(kMin, VictimExited{b});
+  Do(kMin, Tick{});
+  EXPECT_EQ(PhaseOf(a), Phase::kDeleted);
+  EXPECT_EQ(PhaseOf(b), Phase::kDeleted);
+  EXPECT_EQ(sink_.Find(EventType::kRequeued, b), nullptr);
+}
+
+// Quota that a reclaim would free is not enough: every member also needs room once the victims
+// are gone. Here reclaiming `hog` frees the quota for the group but room for one member only
+// (`other`, outside any quota, keeps the rest of the node): nothing is evicted, and the reason
+// says why.
+TEST_F(GangFate, GroupReclaimNeedsRoomForEveryMember) {
+  Do(0, UpsertNode{GpuNode("n1", 4), 0});
+  for (const char* ns : {"team-a", "team-b"}) {
+    ElasticQuota q;
+    q.meta.name = ns;
+    q.meta.namespace_ = ns;
+    q.cohort = "c";
+    q.min = {{"nvidia.com/gpu", std::string(ns) == "team-a" ? 4000 : 0}};
+    Do(0, UpsertElasticQuota{q});
+  }
+  Pod hog = Member("hog", 2, "", 1);
+  hog.meta.namespace_ = "team-b";
+  Pod other = Member("other", 2, "", 1);
+  other.meta.namespace_ = "x";
+  const WorkloadId h = Submit(0, hog);
+  Submit(0, other);
+  Do(0, Tick{});
+  ASSERT_EQ(PhaseOf(h), Phase::kRunning);
+  Pod m0 = Member("g-0", 2, "g", 2), m1 = Member("g-1", 2, "g", 2);
+  m0.meta.namespace_ = m1.meta.namespace_ = "team-a";
+  const WorkloadId g0 = Submit(kMin, m0);
+  Submit(kMin, m1);
+  Do(kMin, Tick{});
+  EXPECT_EQ(PhaseOf(h), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(g0), Phase::kPending);
+  EXPECT_NE(e_.Get(g0)->message.find(
+                "not reclaiming: the group would not have room for every member even after "
+                "the borrowing workloads of cohort c exit"),
+            std::string::npos)
+      << e_.Get(g0)->message;
+}
+
+// The minimal victim set frees the quota but leaves a member without room: every valid candidate
+// is then tried as gone and given back from the last while quota and room suffice, so the group
+// takes both borrowers (one per node) and starts whole.
+TEST_F(GangFate, GroupReclaimTakesMoreVictimsForRoom) {
+  Do(0, UpsertNode{GpuNode("n1", 2), 0});
+  Do(0, UpsertNode{GpuNode("n2", 2), 0});
+  for (const char* ns : {"team-a", "team-b"}) {
+    ElasticQuota q;
+    q.meta.name = ns;
+    q.meta.namespace_ = ns;
+    q.cohort = "c";
+    q.min = {{"nvidia.com/gpu", std::string(ns) == "team-a" ? 6000 : 0}};
+    Do(0, UpsertElasticQuota{q});
+  }
+  Pod b1 = Member("b1", 2, "", 1), b2 = Member("b2", 2, "", 1);
+  b1.meta.namespace_ = b2.meta.namespace_ = "team-b";
+  const WorkloadId v1 = Submit(0, b1);
+  const WorkloadId v2 = Submit(0, b2);
+  Do(0, Tick{});
+  ASSERT_EQ(PhaseOf(v1), Phase::kRunning);
+  ASSERT_EQ(PhaseOf(v2), Phase::kRunning);
+  Pod m0 = Member("g-0", 2, "g", 2), m1 = Member("g-1", 2, "g", 2);
+  m0.meta.namespace_ = m1.meta.namespace_ = "team-a";
+  const WorkloadId g0 = Submit(kMin, m0);
+  const WorkloadId g1 = Submit(kMin, m1);
+  Do(kMin, Tick{});
+  EXPECT_EQ(PhaseOf(v1), Phase::kTerminating);  // quota needed one victim, room needs both
+  EXPECT_EQ(PhaseOf(v2), Phase::kTerminating);
+  EXPECT_EQ(e_.Get(g0)->reason, "Reclaiming");
+  Do(kMin, VictimExited{v1});
+  Do(kMin, VictimExited{v2});
+  Do(kMin, Tick{});
+  EXPECT_EQ(PhaseOf(g0), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(g1), Phase::kRunning);
+}
+
+}  // namespace
+}  // namespace arbiter::engine
