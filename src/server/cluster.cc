@@ -5,6 +5,7 @@
 
 #include "adapters/yaml/manifest_loader.h"
 #include "core/api_kinds.h"
+#include "core/engine/fair_share.h"
 #include "core/resources.h"
 #include "core/validation.h"
 #include "server/pdb_status.h"
@@ -206,6 +207,7 @@ void Append(ManifestSet& dst, const ManifestSet& src) {
   cat(dst.price_books, src.price_books);
   cat(dst.qos, src.qos);
   cat(dst.pod_groups, src.pod_groups);
+  cat(dst.resource_flavors, src.resource_flavors);
 }
 
 ApiError Error(ApiError::Reason r, const std::string& kind, const std::string& name,
@@ -245,6 +247,25 @@ Json SpecOf(const Json& obj) {
   Json s = obj.contains("spec") ? obj["spec"] : Json::object();
   if (s.is_object()) s.erase("nodeName");
   return s;
+}
+
+// The ElasticQuota with the node labels of the stored ResourceFlavors its spec.flavors name (the
+// loader resolves flavors within one request, as `arbiter validate` does for a file; here a
+// flavor arrived in an earlier request).
+ElasticQuota WithFlavors(const ElasticQuota& q,
+                         const std::map<std::string, std::map<ObjectStore::Key, ManifestSet>>& policy) {
+  ManifestSet set;
+  if (auto it = policy.find("ResourceFlavor"); it != policy.end())
+    for (const auto& [key, s] : it->second) Append(set, s);
+  set.elastic_quotas.push_back(q);
+  ResolveFlavors(&set);
+  return set.elastic_quotas.front();
+}
+
+bool NamesFlavor(const ElasticQuota& q, const std::string& flavor) {
+  for (const auto& f : q.flavors)
+    if (f.name == flavor) return true;
+  return false;
 }
 
 // The pod with its PodGroupRef from the stored PodGroups (the loader resolves groups within one
@@ -467,7 +488,17 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   } else if (m.kind == "PoolPolicy") {
     s = engine_->Apply(engine::At(t, engine::UpsertPoolPolicy{*set.pool_policy}));
   } else if (m.kind == "ElasticQuota") {
-    s = engine_->Apply(engine::At(t, engine::UpsertElasticQuota{set.elastic_quotas.at(0)}));
+    s = engine_->Apply(engine::At(t, engine::UpsertElasticQuota{WithFlavors(set.elastic_quotas.at(0), policy_)}));
+  } else if (m.kind == "ResourceFlavor" && existing && spec_changed) {
+    // The ElasticQuotas that name it take its new node labels.
+    ManifestSet now = PolicyContext("", "", "");
+    now.resource_flavors.erase(std::remove_if(now.resource_flavors.begin(), now.resource_flavors.end(),
+                                              [&](const ResourceFlavor& f) { return f.meta.name == name; }),
+                               now.resource_flavors.end());
+    Append(now, set);
+    ResolveFlavors(&now);
+    for (const auto& q : now.elastic_quotas)
+      if (s.ok() && NamesFlavor(q, name)) s = engine_->Apply(engine::At(t, engine::UpsertElasticQuota{q}));
   } else if (m.kind == "PriceBook") {
     s = engine_->Apply(engine::At(t, engine::UpsertPriceBook{set.price_books.at(0)}));
   } else if (m.kind == "QoS") {
@@ -476,6 +507,8 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   if (!s.ok()) return Fail(Error(FromEngine(s.code()), m.kind, name, s.message()));
 
   if (IsPolicyKind(m.kind)) policy_[m.kind][{ns, name}] = set;
+  if (m.kind == "ElasticQuota")  // the others' shares have new denominators
+    for (const auto& [key, entry] : policy_[m.kind]) quota_dirty_.insert(key.first);
   if (m.kind == "ResourceQuota" || m.kind == "ElasticQuota" || m.kind == "PodDisruptionBudget" ||
       m.kind == "Pod")
     quota_dirty_.insert(ns);
@@ -527,6 +560,14 @@ MutationResult Cluster::Delete(const Mutation& m) {
       result.object["metadata"]["deletionTimestamp"] = KubeTime(t);
     return result;
   }
+  if (m.kind == "ResourceFlavor")  // Kueue's resource-in-use finalizer: not while a quota names it
+    if (auto it = policy_.find("ElasticQuota"); it != policy_.end())
+      for (const auto& [key, set] : it->second)
+        for (const auto& q : set.elastic_quotas)
+          if (NamesFlavor(q, m.name))
+            return Fail(Error(ApiError::Reason::kConflict, m.kind, m.name,
+                              "ElasticQuota " + q.meta.namespace_ + "/" + q.meta.name +
+                                  " names it in spec.flavors; delete or change that first"));
   result.stored = store_.Share(m.kind, ns, m.name);
   Status s;
   if (m.kind == "Pod" || m.kind == "PodDisruptionBudget") quota_dirty_.insert(ns);
@@ -593,6 +634,8 @@ MutationResult Cluster::Delete(const Mutation& m) {
     if (!s.ok()) return Fail(Error(FromEngine(s.code()), m.kind, m.name, s.message()));
     store_.Remove(m.kind, ns, m.name);
     if (IsPolicyKind(m.kind)) policy_[m.kind].erase({ns, m.name});
+    if (m.kind == "ElasticQuota")
+      for (const auto& [key, set] : policy_[m.kind]) quota_dirty_.insert(key.first);
   }
   (void)engine_->Apply(engine::At(t, engine::Tick{}));
   Sync(t);
@@ -713,6 +756,15 @@ void Cluster::RefreshQuotas() {
           for (const auto& [r, v] : eq.max->entries())
             used[r] = FormatResourceQuantity(r, sum.Get(r));
         Json status = {{"used", used}};
+        // status.fairShare: the weighted dominant-resource share of what the cohort lends
+        // (core/engine/fair_share.h), as the dashboard and `arbiter sim`'s report give it.
+        if (!eq.cohort.empty()) {
+          std::vector<const ElasticQuota*> members;
+          for (const auto& [key, set] : elastic->second)
+            for (const auto& q : set.elastic_quotas)
+              if (q.cohort == eq.cohort) members.push_back(&q);
+          status["fairShare"] = engine::FormatShare(engine::WeightedShare(eq, sum, engine::CohortLendable(members)));
+        }
         if (stored->contains("status") && (*stored)["status"] == status) continue;
         Json q = *stored;
         q["status"] = std::move(status);
