@@ -6,6 +6,7 @@
 #include "adapters/yaml/manifest_loader.h"
 #include "core/api_kinds.h"
 #include "core/engine/fair_share.h"
+#include "core/engine/quota_book.h"
 #include "core/resources.h"
 #include "core/validation.h"
 #include "server/pdb_status.h"
@@ -745,11 +746,17 @@ void Cluster::RefreshQuotas() {
         const Json* stored = store_.Get("ElasticQuota", ns, it->first.second);
         if (!stored || it->second.elastic_quotas.empty()) continue;
         const ElasticQuota& eq = it->second.elastic_quotas[0];
-        ResourceList sum;
+        ResourceList sum, by_flavor;  // by_flavor: covered resources under "<r>@<flavor>"
         for (auto w = workload_of_.lower_bound({ns, ""});
              w != workload_of_.end() && w->first.first == ns; ++w)
-          if (auto st = engine_->Get(WorkloadId{w->second}); st && !st->node.empty())
+          if (auto st = engine_->Get(WorkloadId{w->second}); st && !st->node.empty()) {
             sum += st->requests;
+            for (const auto& [r, v] : st->requests.entries()) {
+              const std::string key =
+                  !st->flavor.empty() && engine::FlavorCovers(eq, r) ? engine::FlavorKey(r, st->flavor) : r;
+              by_flavor.Set(key, by_flavor.Get(key) + v);
+            }
+          }
         Json used = Json::object();
         for (const auto& [r, v] : eq.min.entries()) used[r] = FormatResourceQuantity(r, sum.Get(r));
         if (eq.max)
@@ -758,12 +765,16 @@ void Cluster::RefreshQuotas() {
         Json status = {{"used", used}};
         // status.fairShare: the weighted dominant-resource share of what the cohort lends
         // (core/engine/fair_share.h), as the dashboard and `arbiter sim`'s report give it.
+        // Quota per flavor counts per flavor, as the engine's quota book does.
         if (!eq.cohort.empty()) {
-          std::vector<const ElasticQuota*> members;
+          std::vector<ElasticQuota> expanded;
           for (const auto& [key, set] : elastic->second)
             for (const auto& q : set.elastic_quotas)
-              if (q.cohort == eq.cohort) members.push_back(&q);
-          status["fairShare"] = engine::FormatShare(engine::WeightedShare(eq, sum, engine::CohortLendable(members)));
+              if (q.cohort == eq.cohort) expanded.push_back(engine::ExpandFlavors(q));
+          std::vector<const ElasticQuota*> members;
+          for (const auto& q : expanded) members.push_back(&q);
+          status["fairShare"] = engine::FormatShare(
+              engine::WeightedShare(engine::ExpandFlavors(eq), by_flavor, engine::CohortLendable(members)));
         }
         if (stored->contains("status") && (*stored)["status"] == status) continue;
         Json q = *stored;

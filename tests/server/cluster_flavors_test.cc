@@ -111,5 +111,26 @@ TEST(ClusterFlavorsTest, ElasticQuotaStatusGivesTheFairShare) {
   EXPECT_EQ((*b)["status"]["fairShare"], "0");
 }
 
+TEST(ClusterFlavorsTest, TheFairShareCountsQuotaPerFlavor) {
+  Cluster c("0000abcd");
+  FlavoredPool(c);
+  Ok(c, Create(kT0, Namespace("team-b")));
+  Json a = FlavoredQuota();
+  a["spec"]["cohort"] = "pool";
+  a["spec"]["fairSharing"] = {{"weight", "1"}};
+  Ok(c, Create(kT0, a));
+  Json b = FlavoredQuota();
+  b["metadata"]["namespace"] = "team-b";
+  b["spec"]["cohort"] = "pool";
+  b["spec"]["flavors"][0]["min"]["nvidia.com/gpu"] = "0";
+  b["spec"]["flavors"][1]["min"]["nvidia.com/gpu"] = "0";
+  Ok(c, Create(kT0, b));
+  // team-b borrows 2 of h100's 4 (the cohort lends 4 per flavor): share 0.5, not 2/8.
+  Ok(c, Create(kT0 + 1000, PodIn("team-b", "borrower", 2)));
+  const Json* q = c.store().Get("ElasticQuota", "team-b", "q");
+  ASSERT_TRUE(q);
+  EXPECT_EQ((*q)["status"]["fairShare"], "0.5");
+}
+
 }  // namespace
 }  // namespace arbiter::server
