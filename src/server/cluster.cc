@@ -5,6 +5,8 @@
 
 #include "adapters/yaml/manifest_loader.h"
 #include "core/api_kinds.h"
+#include "core/engine/fair_share.h"
+#include "core/engine/quota_book.h"
 #include "core/resources.h"
 #include "core/validation.h"
 #include "server/pdb_status.h"
@@ -206,6 +208,7 @@ void Append(ManifestSet& dst, const ManifestSet& src) {
   cat(dst.price_books, src.price_books);
   cat(dst.qos, src.qos);
   cat(dst.pod_groups, src.pod_groups);
+  cat(dst.resource_flavors, src.resource_flavors);
 }
 
 ApiError Error(ApiError::Reason r, const std::string& kind, const std::string& name,
@@ -245,6 +248,25 @@ Json SpecOf(const Json& obj) {
   Json s = obj.contains("spec") ? obj["spec"] : Json::object();
   if (s.is_object()) s.erase("nodeName");
   return s;
+}
+
+// The ElasticQuota with the node labels of the stored ResourceFlavors its spec.flavors name (the
+// loader resolves flavors within one request, as `arbiter validate` does for a file; here a
+// flavor arrived in an earlier request).
+ElasticQuota WithFlavors(const ElasticQuota& q,
+                         const std::map<std::string, std::map<ObjectStore::Key, ManifestSet>>& policy) {
+  ManifestSet set;
+  if (auto it = policy.find("ResourceFlavor"); it != policy.end())
+    for (const auto& [key, s] : it->second) Append(set, s);
+  set.elastic_quotas.push_back(q);
+  ResolveFlavors(&set);
+  return set.elastic_quotas.front();
+}
+
+bool NamesFlavor(const ElasticQuota& q, const std::string& flavor) {
+  for (const auto& f : q.flavors)
+    if (f.name == flavor) return true;
+  return false;
 }
 
 // The pod with its PodGroupRef from the stored PodGroups (the loader resolves groups within one
@@ -467,7 +489,17 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   } else if (m.kind == "PoolPolicy") {
     s = engine_->Apply(engine::At(t, engine::UpsertPoolPolicy{*set.pool_policy}));
   } else if (m.kind == "ElasticQuota") {
-    s = engine_->Apply(engine::At(t, engine::UpsertElasticQuota{set.elastic_quotas.at(0)}));
+    s = engine_->Apply(engine::At(t, engine::UpsertElasticQuota{WithFlavors(set.elastic_quotas.at(0), policy_)}));
+  } else if (m.kind == "ResourceFlavor" && existing && spec_changed) {
+    // The ElasticQuotas that name it take its new node labels.
+    ManifestSet now = PolicyContext("", "", "");
+    now.resource_flavors.erase(std::remove_if(now.resource_flavors.begin(), now.resource_flavors.end(),
+                                              [&](const ResourceFlavor& f) { return f.meta.name == name; }),
+                               now.resource_flavors.end());
+    Append(now, set);
+    ResolveFlavors(&now);
+    for (const auto& q : now.elastic_quotas)
+      if (s.ok() && NamesFlavor(q, name)) s = engine_->Apply(engine::At(t, engine::UpsertElasticQuota{q}));
   } else if (m.kind == "PriceBook") {
     s = engine_->Apply(engine::At(t, engine::UpsertPriceBook{set.price_books.at(0)}));
   } else if (m.kind == "QoS") {
@@ -476,6 +508,8 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   if (!s.ok()) return Fail(Error(FromEngine(s.code()), m.kind, name, s.message()));
 
   if (IsPolicyKind(m.kind)) policy_[m.kind][{ns, name}] = set;
+  if (m.kind == "ElasticQuota")  // the others' shares have new denominators
+    for (const auto& [key, entry] : policy_[m.kind]) quota_dirty_.insert(key.first);
   if (m.kind == "ResourceQuota" || m.kind == "ElasticQuota" || m.kind == "PodDisruptionBudget" ||
       m.kind == "Pod")
     quota_dirty_.insert(ns);
@@ -527,6 +561,14 @@ MutationResult Cluster::Delete(const Mutation& m) {
       result.object["metadata"]["deletionTimestamp"] = KubeTime(t);
     return result;
   }
+  if (m.kind == "ResourceFlavor")  // Kueue's resource-in-use finalizer: not while a quota names it
+    if (auto it = policy_.find("ElasticQuota"); it != policy_.end())
+      for (const auto& [key, set] : it->second)
+        for (const auto& q : set.elastic_quotas)
+          if (NamesFlavor(q, m.name))
+            return Fail(Error(ApiError::Reason::kConflict, m.kind, m.name,
+                              "ElasticQuota " + q.meta.namespace_ + "/" + q.meta.name +
+                                  " names it in spec.flavors; delete or change that first"));
   result.stored = store_.Share(m.kind, ns, m.name);
   Status s;
   if (m.kind == "Pod" || m.kind == "PodDisruptionBudget") quota_dirty_.insert(ns);
@@ -593,6 +635,8 @@ MutationResult Cluster::Delete(const Mutation& m) {
     if (!s.ok()) return Fail(Error(FromEngine(s.code()), m.kind, m.name, s.message()));
     store_.Remove(m.kind, ns, m.name);
     if (IsPolicyKind(m.kind)) policy_[m.kind].erase({ns, m.name});
+    if (m.kind == "ElasticQuota")
+      for (const auto& [key, set] : policy_[m.kind]) quota_dirty_.insert(key.first);
   }
   (void)engine_->Apply(engine::At(t, engine::Tick{}));
   Sync(t);
@@ -702,17 +746,36 @@ void Cluster::RefreshQuotas() {
         const Json* stored = store_.Get("ElasticQuota", ns, it->first.second);
         if (!stored || it->second.elastic_quotas.empty()) continue;
         const ElasticQuota& eq = it->second.elastic_quotas[0];
-        ResourceList sum;
+        ResourceList sum, by_flavor;  // by_flavor: covered resources under "<r>@<flavor>"
         for (auto w = workload_of_.lower_bound({ns, ""});
              w != workload_of_.end() && w->first.first == ns; ++w)
-          if (auto st = engine_->Get(WorkloadId{w->second}); st && !st->node.empty())
+          if (auto st = engine_->Get(WorkloadId{w->second}); st && !st->node.empty()) {
             sum += st->requests;
+            for (const auto& [r, v] : st->requests.entries()) {
+              const std::string key =
+                  !st->flavor.empty() && engine::FlavorCovers(eq, r) ? engine::FlavorKey(r, st->flavor) : r;
+              by_flavor.Set(key, by_flavor.Get(key) + v);
+            }
+          }
         Json used = Json::object();
         for (const auto& [r, v] : eq.min.entries()) used[r] = FormatResourceQuantity(r, sum.Get(r));
         if (eq.max)
           for (const auto& [r, v] : eq.max->entries())
             used[r] = FormatResourceQuantity(r, sum.Get(r));
         Json status = {{"used", used}};
+        // status.fairShare: the weighted dominant-resource share of what the cohort lends
+        // (core/engine/fair_share.h), as the dashboard and `arbiter sim`'s report give it.
+        // Quota per flavor counts per flavor, as the engine's quota book does.
+        if (!eq.cohort.empty()) {
+          std::vector<ElasticQuota> expanded;
+          for (const auto& [key, set] : elastic->second)
+            for (const auto& q : set.elastic_quotas)
+              if (q.cohort == eq.cohort) expanded.push_back(engine::ExpandFlavors(q));
+          std::vector<const ElasticQuota*> members;
+          for (const auto& q : expanded) members.push_back(&q);
+          status["fairShare"] = engine::FormatShare(
+              engine::WeightedShare(engine::ExpandFlavors(eq), by_flavor, engine::CohortLendable(members)));
+        }
         if (stored->contains("status") && (*stored)["status"] == status) continue;
         Json q = *stored;
         q["status"] = std::move(status);

@@ -87,12 +87,12 @@ TEST(KubeTable, QuotaRowsShowUsedOverHardAndElasticQuotaBorrowing) {
           R"(["team-a-gpu","60m","pods: 1/20, requests.nvidia.com/gpu: 8/16","limits.nvidia.com/gpu: 0/16"])"));
   json eq = json::parse(R"({"metadata":{"name":"team-b","creationTimestamp":"2026-12-01T11:00:00Z"},
     "spec":{"cohort":"gpu","min":{"nvidia.com/gpu":"8","memory":"1Ti"},"max":{"nvidia.com/gpu":"24"}},
-    "status":{"used":{"nvidia.com/gpu":"12","memory":"1536Gi","cpu":"500m"}}})");
+    "status":{"used":{"nvidia.com/gpu":"12","memory":"1536Gi","cpu":"500m"},"fairShare":"0.5"}})");
   EXPECT_EQ(
       CellsOf(R("elasticquotas", "arbiter.dev", "v1alpha1"), eq, kNow),
       json::parse(
           R"(["team-b","cpu: 500m, memory: 1536Gi, nvidia.com/gpu: 12","memory: 1Ti, nvidia.com/gpu: 8",
-                           "nvidia.com/gpu: 24","cpu: 500m, memory: 512Gi, nvidia.com/gpu: 4","60m","gpu"])"));
+                           "nvidia.com/gpu: 24","cpu: 500m, memory: 512Gi, nvidia.com/gpu: 4","60m","gpu","0.5"])"));
 }
 
 TEST(KubeTable, AcceptHeaderOfKubectlGetAsksForATable) {

@@ -173,5 +173,41 @@ TEST(ServeKubectlTest, RestartKeepsEveryObjectWithItsResourceVersion) {
   EXPECT_EQ(s.Stop(), 0);
 }
 
+// Regression (issue 10): a file with ResourceFlavors and an ElasticQuota naming them in
+// spec.flavors, which `arbiter validate` accepts, applies under kubectl too (the daemon refused
+// the quota: "unknown ResourceFlavor"); a pod takes the first flavor with quota, then the next.
+TEST(ServeKubectlTest, ResourceFlavorsAndAFlavoredElasticQuotaApplyAsValidateLoadsThem) {
+  ServeProcess s(ScratchDir("flavors"));
+  ASSERT_TRUE(s.Start()) << s.log();
+  std::string y;
+  for (const char* m : {"H100", "A100"}) {
+    const std::string lower = std::string(m) == "H100" ? "h100" : "a100";
+    y += "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + lower +
+         "-0\n  labels: {nvidia.com/gpu.product: " + m +
+         "}\nstatus:\n  capacity: {cpu: \"32\", memory: 256Gi, nvidia.com/gpu: \"4\", pods: "
+         "\"110\"}\n---\n";
+    y += "apiVersion: arbiter.dev/v1alpha1\nkind: ResourceFlavor\nmetadata: {name: " + lower +
+         "}\nspec: {nodeLabels: {nvidia.com/gpu.product: " + m + "}}\n---\n";
+  }
+  y += "apiVersion: arbiter.dev/v1alpha1\nkind: ElasticQuota\nmetadata: {name: q, namespace: "
+       "default}\n"
+       "spec:\n  flavors:\n  - {name: h100, min: {nvidia.com/gpu: 4}}\n  - {name: a100, min: "
+       "{nvidia.com/gpu: 4}}\n";
+  Write(s.dir() / "flavors.yaml", y);
+  CommandOutput v = RunCommand(std::string(ARBITER_BINARY) + " validate -f " +
+                               (s.dir() / "flavors.yaml").string() + " 2>&1");
+  ASSERT_EQ(v.rc, 0) << v.out;
+  CommandOutput a = s.Kubectl("apply -f " + (s.dir() / "flavors.yaml").string());
+  ASSERT_EQ(a.rc, 0) << a.out << s.log();
+  EXPECT_NE(a.out.find("elasticquota.arbiter.dev/q created"), std::string::npos) << a.out;
+  Write(s.dir() / "pods.yaml", PodYaml("first", 4) + "---\n" + PodYaml("second", 4));
+  ASSERT_EQ(s.Kubectl("apply -f " + (s.dir() / "pods.yaml").string()).rc, 0);
+  EXPECT_EQ(s.Kubectl("wait --for=jsonpath='{.spec.nodeName}'=h100-0 pod/first --timeout=30s").rc,
+            0);
+  EXPECT_EQ(s.Kubectl("wait --for=jsonpath='{.spec.nodeName}'=a100-0 pod/second --timeout=30s").rc,
+            0);
+  EXPECT_EQ(s.Stop(), 0);
+}
+
 }  // namespace
 }  // namespace arbiter::testing

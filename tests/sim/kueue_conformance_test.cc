@@ -41,7 +41,7 @@ std::string CaseManifests(const YAML::Node& flavors, const YAML::Node& queues, c
     m << "---\napiVersion: arbiter.dev/v1alpha1\nkind: ElasticQuota\nmetadata: {name: " << name
       << ", namespace: " << name << "}\nspec:\n";
     if (q["cohort"]) m << "  cohort: " << q["cohort"].as<std::string>() << "\n";
-    for (const char* f : {"min", "max", "lendingLimit", "preemption", "flavors"})
+    for (const char* f : {"min", "max", "lendingLimit", "preemption", "flavors", "fairSharing"})
       if (q[f]) m << "  " << f << ": " << Flow(q[f]) << "\n";
   }
   auto pod = [&](const YAML::Node& w, const std::string& name, int at) {
@@ -70,9 +70,9 @@ std::string Join(const std::set<std::string>& s) {
   return "[" + out + "]";
 }
 
-TEST(KueueConformance, TestPreemptionTable) {
-  const YAML::Node data =
-      YAML::LoadFile(std::string(ARBITER_SOURCE_DIR) + "/tests/data/kueue/preemption-cases.yaml");
+// Runs a table of preemption cases; prints "<table> cases: P of N pass, D differ (documented)".
+void RunPreemptionTable(const std::string& file, const std::string& table) {
+  const YAML::Node data = YAML::LoadFile(std::string(ARBITER_SOURCE_DIR) + "/tests/data/kueue/" + file);
   int total = 0, pass = 0, differ = 0;
   for (const auto& c : data["cases"]) {
     ++total;
@@ -111,9 +111,16 @@ TEST(KueueConformance, TestPreemptionTable) {
     EXPECT_EQ(got, Names(c["arbiter"]))
         << name << ": documented Arbiter answer changed (" << Join(got) << ")";
   }
-  std::cout << "Kueue TestPreemption cases: " << pass << " of " << total << " pass, " << differ
+  std::cout << "Kueue " << table << " cases: " << pass << " of " << total << " pass, " << differ
             << " differ (documented)\n";
   EXPECT_EQ(pass + differ, total);
+}
+
+TEST(KueueConformance, TestPreemptionTable) { RunPreemptionTable("preemption-cases.yaml", "TestPreemption"); }
+
+// Kueue's fair-sharing preemption (TestFairPreemptions, flat cohorts): fair-preemption-cases.yaml.
+TEST(KueueConformance, TestFairPreemptionsTable) {
+  RunPreemptionTable("fair-preemption-cases.yaml", "TestFairPreemptions");
 }
 
 // Kueue's flavor assignment table (tests/data/kueue/flavorassigner-cases.yaml describes the

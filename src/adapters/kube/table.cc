@@ -240,7 +240,7 @@ json ElasticQuotaCells(const json& q, Millis now) {
   const json& min = At(q, {"spec", "min"});
   return json::array({S(At(q, {"metadata", "name"})), ResourceList(used), ResourceList(min),
                       ResourceList(At(q, {"spec", "max"})), Borrowed(used, min), Age(q, now),
-                      OrNone(At(q, {"spec", "cohort"}))});
+                      OrNone(At(q, {"spec", "cohort"})), OrNone(At(q, {"status", "fairShare"}))});
 }
 
 // ---------------------------------------------------------------- events
@@ -363,7 +363,8 @@ std::vector<Column> ColumnsOf(const ResourceInfo& r) {
             Str("Max", "Ceiling, borrowing included."),
             Str("Borrowed", "Used above min: lent by the cohort."),
             AgeColumn(),
-            Str("Cohort", "The cohort.", 1)};
+            Str("Cohort", "The cohort.", 1),
+            Str("Fair Share", "Weighted dominant-resource share of what the cohort lends.", 1)};
   if (r.kind == "QoS")
     return {NameColumn(),
             {"Priority", "integer", "", "QoS priority.", 0},

@@ -293,7 +293,7 @@ bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
 
 // SIGTERM to a victim. What happens next (when it exits, what it saves) is the driver's work
 // model: the event carries the grace period, and the driver reports VictimExited.
-void State::StopVictim(Workload& v, const Workload& p, EventType kind) {
+void State::StopVictim(Workload& v, const Workload& p, EventType kind, const std::string* why_text) {
   if (v.phase == Phase::kTerminating) {  // stopped already with its pod group: this one waits too
     if (v.preemptor == kNoSlot) v.preemptor = p.slot;
     return;
@@ -303,9 +303,10 @@ void State::StopVictim(Workload& v, const Workload& p, EventType kind) {
   v.preempted_by = p.key;
   v.preemptor = p.slot;
   v.preemptions++;
-  std::string msg = kind == EventType::kReclaimed
-                        ? "reclaimed by " + p.key + " (quota lent by " + p.namespace_ + " is needed back)"
-                        : "preempted by " + p.key;
+  std::string msg = why_text ? *why_text
+                   : kind == EventType::kReclaimed
+                       ? "reclaimed by " + p.key + " (quota lent by " + p.namespace_ + " is needed back)"
+                       : "preempted by " + p.key;
   msg += "; SIGTERM, grace " + FormatDuration(grace);
   const std::string_view why = kind == EventType::kReclaimed ? reason::kReclaimed : reason::kPreempted;
   SetMessage(v, msg, why, WorkFacts::kStopPlan);

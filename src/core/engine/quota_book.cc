@@ -388,6 +388,25 @@ int64_t QuotaBook::ShareAfter(const Workload& w) const {
   return WeightedShare(self.x, used, CohortLendable(members));
 }
 
+ResourceList QuotaBook::UsedWith(const std::string& ns, const Workload* added,
+                                 const std::vector<const Workload*>& released) const {
+  auto it = eq_index_.find(ns);
+  if (it == eq_index_.end()) return {};
+  const EQ& e = eqs_[it->second];
+  ResourceList used = e.used + e.reserved;
+  if (added) {
+    if (auto own = reservations_.find(Value(added->id)); own != reservations_.end()) used -= own->second;
+    used += TrackedPart(ElasticRequests(*added, e.x), e.x);
+  }
+  for (const Workload* r : released)
+    if (r->namespace_ == ns) used -= TrackedPart(ElasticRequests(*r, e.x), e.x);
+  return used;
+}
+ResourceList QuotaBook::LendableOf(const std::string& cohort) const {
+  std::vector<const ElasticQuota*> members;
+  for (const EQ* m : CohortMembers(cohort)) members.push_back(&m->x);
+  return CohortLendable(members);
+}
 std::vector<std::string> QuotaBook::ShortOf(const Workload& w) const {
   std::vector<std::string> out;
   auto it = eq_index_.find(w.namespace_);

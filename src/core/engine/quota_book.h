@@ -93,6 +93,12 @@ class QuotaBook {
   // the weighted share of `w`'s namespace once `w` is admitted.
   bool FairSharing(const std::string& cohort) const;
   int64_t ShareAfter(const Workload& w) const;
+  // Fair-sharing preemption (fair_preemption.cc): the usage of `ns`'s ElasticQuota (tracked
+  // resources, charged plus held) with `added` admitted (null: none; its own hold not counted
+  // twice) and `released` gone; what `cohort` lends (fair_share.h's denominators).
+  ResourceList UsedWith(const std::string& ns, const Workload* added,
+                        const std::vector<const Workload*>& released) const;
+  ResourceList LendableOf(const std::string& cohort) const;
   bool AnyCohort() const;
 
   // Holds `w`'s ElasticQuota share (and ResourceQuota amounts) while the workloads reclaimed or

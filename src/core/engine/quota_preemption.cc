@@ -61,8 +61,10 @@ State::QuotaCandidates State::CollectQuotaCandidates(const Workload& w) const {
   const bool within_min = quota.CheckElastic(w).within_min;
   // Without withinNamespace, a preemptor that would borrow can only take from others under
   // borrowWithinCohort (without it, it would have to fit within its min, which it does not).
+  // Under fair sharing the strategies decide instead (fair_preemption.cc).
+  const bool fair = quota.FairSharing(cohort);
   if (pol.within == WithinNamespacePolicy::kNever &&
-      (cohort.empty() || pol.reclaim == ReclaimMode::kNever || (!within_min && !pol.borrow)))
+      (cohort.empty() || pol.reclaim == ReclaimMode::kNever || (!fair && !within_min && !pol.borrow)))
     return out;
   out.needed = quota.ShortOf(w);
   if (out.needed.empty()) return out;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "core/engine/fair_share.h"
 #include "core/engine/reasons.h"
 #include "core/engine/state.h"
 
@@ -54,8 +55,21 @@ bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::str
     for (Slot s : victims) released.push_back(&workloads[s]);
     return released;
   };
+  // Under fair sharing (fair_preemption.cc) the strategies choose; the picks of each plan are
+  // kept for the victims' messages.
+  const std::string* cohort = quota.CohortOf(w.namespace_);
+  const bool fair = cohort && quota.FairSharing(*cohort);
+  std::vector<std::pair<std::optional<uint32_t>, std::vector<FairPick>>> fair_plans;
   // A minimal victim set that frees the quota and, with `node`, makes room there.
   auto build = [&](std::optional<uint32_t> node) -> std::optional<std::vector<Slot>> {
+    if (fair) {
+      auto picks = FairVictims(w, c, node, strict ? &pdb_state : nullptr);
+      if (!picks) return std::nullopt;
+      std::vector<Slot> out;
+      for (const FairPick& p : *picks) out.push_back(p.slot);
+      fair_plans.emplace_back(node, std::move(*picks));
+      return out;
+    }
     for (const bool allow : c.attempts) {
       std::vector<Slot> chosen;
       std::vector<const Workload*> released = c.base;
@@ -126,7 +140,6 @@ bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::str
       if (!best || better(plan, *best)) best = std::move(plan);
     }
     if (!best) {
-      const std::string* cohort = quota.CohortOf(w.namespace_);
       *why = cohort && !cohort->empty()
                  ? "; not reclaiming: no node would have room for it even after the borrowing workloads of cohort " +
                        *cohort + " exit (" + NoFitMessage(w) + ")"
@@ -139,11 +152,23 @@ bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::str
   }
   std::sort(victims.begin(), victims.end(),
             [&](Slot a, Slot b) { return Value(workloads[a].id) < Value(workloads[b].id); });
-  size_t own = 0;
+  const std::vector<FairPick>* picks = nullptr;
+  for (const auto& [at, plan] : fair_plans)
+    if (at == nominate) picks = &plan;
+  size_t own = 0, toward_fair = 0;
   for (Slot s : victims) {
+    const FairPick* pick = nullptr;
+    if (picks)
+      for (const FairPick& p : *picks)
+        if (p.slot == s) pick = &p;
     if (workloads[s].namespace_id == w.namespace_id) {
       ++own;
       StopWithinNamespace(workloads[s], w);
+    } else if (pick) {
+      const std::string msg = FairWhy(w, *pick);
+      const bool reclaim = pick->rule == FairRule::kWithinNominal;
+      toward_fair += reclaim ? 0 : 1;
+      StopVictim(workloads[s], w, reclaim ? EventType::kReclaimed : EventType::kPreempted, &msg);
     } else {
       StopVictim(workloads[s], w, EventType::kReclaimed);
     }
@@ -152,7 +177,12 @@ bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::str
   if (nominate) Nominate(w, *nominate);  // hold the room the victims leave on that node
   quota.Reserve(w);
   const std::string where = nominate ? " (nominated to " + nodes[*nominate].name + ")" : "";
-  if (own == 0)
+  if (toward_fair > 0)
+    SetPending(w, EventType::kQuotaExceeded, reason::kReclaiming,
+               "preempting toward fair shares in cohort " + *cohort + " (namespace " + w.namespace_ +
+                   "'s share once admitted: " + FormatShare(picks->front().preemptor_share) + "): waiting for " +
+                   std::to_string(victims.size()) + " workload(s) to exit" + where);
+  else if (own == 0)
     SetPending(w, EventType::kQuotaExceeded, reason::kReclaiming,
                "reclaiming lent quota: waiting for " + std::to_string(victims.size()) +
                    " borrowing workload(s) to exit" + where);

@@ -200,7 +200,8 @@ class State {
   // ---------------------------------------------------------------- preemption.cc
   bool MayPreempt(const Workload& preemptor, const Workload& victim, bool ignore_min_runtime = false) const;
   bool TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry = nullptr);
-  void StopVictim(Workload& victim, const Workload& preemptor, EventType kind);
+  // `why` replaces the default message (before "; SIGTERM, grace ...").
+  void StopVictim(Workload& victim, const Workload& preemptor, EventType kind, const std::string* why = nullptr);
   size_t NumPreemptionCandidates() const;
 
   // ---------------------------------------------------------------- quota_preemption.cc
@@ -238,6 +239,29 @@ class State {
   bool QuotaFitsOnceGone(const Workload& w, const std::vector<const Workload*>& released, bool allow_borrowing) const;
   // SIGTERM to a victim of the preemptor's own namespace (withinNamespace): a Preempted event.
   void StopWithinNamespace(Workload& victim, const Workload& preemptor);
+
+  // ---------------------------------------------------------------- fair_preemption.cc
+  // Kueue's fair-sharing preemption (cohorts whose ElasticQuotas set spec.fairSharing): victims
+  // from the namespaces with the highest weighted share first, each allowed by the PoolPolicy's
+  // fairSharing.preemptionStrategies; `node` as in TryReclaim (room there too); strict PDBs as
+  // there. Null: the candidates cannot make `w` fit.
+  struct PdbState;  // pdb.cc
+  enum class FairRule : uint8_t {
+    kWithinNamespace,  // withinNamespace, the preemptor's namespace had the highest share
+    kWithinNominal,    // the preemptor stays within its min: a plain reclaim
+    kFinalShare,       // LessThanOrEqualToFinalShare
+    kInitialShare,     // LessThanInitialShare
+  };
+  struct FairPick {
+    Slot slot;
+    FairRule rule;
+    int64_t preemptor_share;  // the preemptor's namespace's, once `w` is admitted
+    int64_t before, after;    // the victim's namespace's, before and after this eviction
+  };
+  std::optional<std::vector<FairPick>> FairVictims(const Workload& w, const QuotaCandidates& c,
+                                                   std::optional<uint32_t> node,
+                                                   const std::vector<PdbState>* strict_pdbs) const;
+  std::string FairWhy(const Workload& w, const FairPick& p) const;
 
   // ---------------------------------------------------------------- cohort_order.cc
   // Kueue's order within an instant: workloads that fit within their namespace's min first, then
