@@ -249,7 +249,8 @@ Json SpecOf(const Json& obj) {
 
 // The pod with its PodGroupRef from the stored PodGroups (the loader resolves groups within one
 // request; a pod's group arrived in an earlier one).
-Pod WithPodGroup(Pod pod, const std::map<std::string, std::map<ObjectStore::Key, ManifestSet>>& policy) {
+Pod WithPodGroup(Pod pod,
+                 const std::map<std::string, std::map<ObjectStore::Key, ManifestSet>>& policy) {
   ManifestSet s;
   s.pods.push_back(std::move(pod));
   if (auto groups = policy.find("PodGroup"); groups != policy.end())
@@ -645,6 +646,14 @@ void Cluster::Sync(Millis t) {
     for (unsigned char c : line) decision_digest_ = (decision_digest_ ^ c) * 1099511628211ull;
     decision_digest_ = (decision_digest_ ^ '\n') * 1099511628211ull;
     ++decision_count_;
+    {
+      std::optional<engine::WorkloadStatus> st;  // a bind's workload, for the wait histogram
+      if (e.type == EventType::kScheduled) {
+        auto fin = finished.find(engine::Value(e.workload));
+        st = fin != finished.end() ? std::optional(fin->second) : engine_->Get(e.workload);
+      }
+      stats_.Record(e, st ? &*st : nullptr);
+    }
     if (e.workload == engine::kNoWorkload) {
       if (const Json* node = store_.Get("Node", "", e.node)) AddEvent(e, *node, t);
       continue;
