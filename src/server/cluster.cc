@@ -5,6 +5,7 @@
 
 #include "adapters/yaml/manifest_loader.h"
 #include "core/api_kinds.h"
+#include "core/engine/admission.h"
 #include "core/resources.h"
 #include "core/validation.h"
 #include "server/pdb_status.h"
@@ -368,6 +369,22 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   Diagnostics diags = load.diagnostics;
   if (load.ok()) {
     ManifestSet ctx = PolicyContext(m.kind, ns, name);
+    // LimitRanger admission on a pod's create, as kube-apiserver runs it: a pod the namespace's
+    // LimitRanges refuse is never created (403, or 422 when a defaulted limit falls below its
+    // request), where `arbiter validate` and `arbiter sim` warn and reject it at submission.
+    if (m.kind == "Pod" && m.op == Mutation::Op::kCreate && load.set.pods.size() == 1) {
+      std::map<std::string, const LimitRange*> by_name;  // the engine's order: by name
+      for (const auto& lr : ctx.limit_ranges)
+        if (lr.meta.namespace_ == ns) by_name.emplace(lr.meta.name, &lr);
+      std::vector<const LimitRange*> ranges;
+      for (const auto& [lr_name, lr] : by_name) ranges.push_back(lr);
+      engine::AdmittedPod admitted;
+      const std::string why = engine::ApplyLimitRanges(load.set.pods[0], ranges, &admitted);
+      const std::string invalid = "Pod \"" + name + "\" is invalid: ";
+      if (why.rfind(invalid, 0) == 0)
+        return Fail(Error(ApiError::Reason::kInvalid, m.kind, name, why.substr(invalid.size())));
+      if (!why.empty()) return Fail(Error(ApiError::Reason::kForbidden, m.kind, name, why));
+    }
     ManifestSet only = load.set;
     Append(ctx, only);
     ResolvePodGroups(&ctx);  // a pod's group arrived in an earlier request

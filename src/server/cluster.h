@@ -80,7 +80,8 @@ struct ApiError {
     kMethodNotAllowed,
     kUnavailable,
     kTooManyRequests,  // an eviction a PodDisruptionBudget refuses (429, DisruptionBudget cause)
-    kInternal          // 500 with the message as is
+    kForbidden,  // an admission plugin's refusal (LimitRanger): 403 `pods "x" is forbidden: ...`
+    kInternal    // 500 with the message as is
   };
   Reason reason = Reason::kBadRequest;
   std::string kind;  // of the object concerned ("Namespace" when the namespace is missing)
