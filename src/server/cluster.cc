@@ -5,6 +5,7 @@
 
 #include "adapters/yaml/manifest_loader.h"
 #include "core/api_kinds.h"
+#include "core/engine/admission.h"
 #include "core/engine/fair_share.h"
 #include "core/engine/quota_book.h"
 #include "core/resources.h"
@@ -389,6 +390,22 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   Diagnostics diags = load.diagnostics;
   if (load.ok()) {
     ManifestSet ctx = PolicyContext(m.kind, ns, name);
+    // LimitRanger admission on a pod's create, as kube-apiserver runs it: a pod the namespace's
+    // LimitRanges refuse is never created (403, or 422 when a defaulted limit falls below its
+    // request), where `arbiter validate` and `arbiter sim` warn and reject it at submission.
+    if (m.kind == "Pod" && m.op == Mutation::Op::kCreate && load.set.pods.size() == 1) {
+      std::map<std::string, const LimitRange*> by_name;  // the engine's order: by name
+      for (const auto& lr : ctx.limit_ranges)
+        if (lr.meta.namespace_ == ns) by_name.emplace(lr.meta.name, &lr);
+      std::vector<const LimitRange*> ranges;
+      for (const auto& [lr_name, lr] : by_name) ranges.push_back(lr);
+      engine::AdmittedPod admitted;
+      const std::string why = engine::ApplyLimitRanges(load.set.pods[0], ranges, &admitted);
+      const std::string invalid = "Pod \"" + name + "\" is invalid: ";
+      if (why.rfind(invalid, 0) == 0)
+        return Fail(Error(ApiError::Reason::kInvalid, m.kind, name, why.substr(invalid.size())));
+      if (!why.empty()) return Fail(Error(ApiError::Reason::kForbidden, m.kind, name, why));
+    }
     ManifestSet only = load.set;
     Append(ctx, only);
     ResolvePodGroups(&ctx);  // a pod's group arrived in an earlier request
@@ -689,6 +706,14 @@ void Cluster::Sync(Millis t) {
     for (unsigned char c : line) decision_digest_ = (decision_digest_ ^ c) * 1099511628211ull;
     decision_digest_ = (decision_digest_ ^ '\n') * 1099511628211ull;
     ++decision_count_;
+    {
+      std::optional<engine::WorkloadStatus> st;  // a bind's workload, for the wait histogram
+      if (e.type == EventType::kScheduled) {
+        auto fin = finished.find(engine::Value(e.workload));
+        st = fin != finished.end() ? std::optional(fin->second) : engine_->Get(e.workload);
+      }
+      stats_.Record(e, st ? &*st : nullptr);
+    }
     if (e.workload == engine::kNoWorkload) {
       if (const Json* node = store_.Get("Node", "", e.node)) AddEvent(e, *node, t);
       continue;

@@ -38,6 +38,7 @@
 #include "core/engine/engine.h"
 #include "core/objects.h"
 #include "server/object_store.h"
+#include "server/scheduling_stats.h"
 #include "sim/work_model.h"
 
 namespace arbiter::sim {
@@ -79,7 +80,8 @@ struct ApiError {
     kMethodNotAllowed,
     kUnavailable,
     kTooManyRequests,  // an eviction a PodDisruptionBudget refuses (429, DisruptionBudget cause)
-    kInternal          // 500 with the message as is
+    kForbidden,  // an admission plugin's refusal (LimitRanger): 403 `pods "x" is forbidden: ...`
+    kInternal    // 500 with the message as is
   };
   Reason reason = Reason::kBadRequest;
   std::string kind;  // of the object concerned ("Namespace" when the namespace is missing)
@@ -136,6 +138,8 @@ class Cluster {
   // node, preemptor), and their count: two clusters given the same mutations have equal digests.
   uint64_t decision_digest() const { return decision_digest_; }
   uint64_t decision_count() const { return decision_count_; }
+  // Engine events by type and the submission-to-first-bind wait since this process started.
+  const SchedulingStats& scheduling_stats() const { return stats_; }
 
   // The whole state as bytes (cluster_snapshot.cc; docs/serve.md) and back: a restored cluster
   // given the same mutations behaves as the one that was saved.
@@ -178,11 +182,12 @@ class Cluster {
   std::map<std::string, std::map<ObjectStore::Key, ManifestSet>> policy_;
   std::map<uint64_t, ObjectStore::Key> pod_of_;  // live workloads' pods
   std::map<ObjectStore::Key, uint64_t> workload_of_;
-  std::set<std::string> quota_dirty_;  // namespaces whose pods or quotas/PDBs changed
+  std::set<std::string> quota_dirty_;    // namespaces whose pods or quotas/PDBs changed
   std::deque<ObjectStore::Key> events_;  // stored Events, oldest first
   uint64_t event_counter_ = 0;
   uint64_t decision_digest_ = 14695981039346656037ull;  // FNV-1a
   uint64_t decision_count_ = 0;
+  SchedulingStats stats_;
 };
 
 }  // namespace arbiter::server

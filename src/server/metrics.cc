@@ -1,11 +1,15 @@
 #include "server/metrics.h"
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <sstream>
 
 #include "adapters/yaml/manifest_loader.h"
+#include "core/engine/fair_share.h"
 #include "core/resources.h"
+#include "server/dashboard/quota_state.h"
 
 namespace arbiter::server {
 
@@ -25,6 +29,7 @@ std::string Escape(const std::string& v) {
 }
 
 std::string Num(double v) {
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
@@ -121,6 +126,60 @@ std::string RenderMetrics(const Cluster& c, const JournalStats& j, Millis now) {
   w.Family("arbiter_scheduling_decisions_total", "counter",
            "Engine events (decisions) since the journal began.");
   w.Sample("arbiter_scheduling_decisions_total", {}, static_cast<double>(c.decision_count()));
+  const SchedulingStats& stats = c.scheduling_stats();
+  w.Family("arbiter_engine_events_total", "counter",
+           "Engine events by type since the daemon started, journal replay included (Scheduled, "
+           "FailedScheduling, QuotaExceeded, Preempted, Reclaimed, Requeued, ...).");
+  for (const auto& [type, n] : stats.events)
+    w.Sample("arbiter_engine_events_total", {{"event", type}}, static_cast<double>(n));
+  w.Family("arbiter_pod_scheduling_wait_seconds", "histogram",
+           "Time from a pod's submission to its first bind, since the daemon started.");
+  for (size_t i = 0; i < stats.kWaitBounds.size(); ++i)
+    w.Sample("arbiter_pod_scheduling_wait_seconds_bucket", {{"le", Num(stats.kWaitBounds[i])}},
+             static_cast<double>(stats.wait_buckets[i]));
+  w.Sample("arbiter_pod_scheduling_wait_seconds_bucket", {{"le", "+Inf"}},
+           static_cast<double>(stats.wait_count));
+  w.Sample("arbiter_pod_scheduling_wait_seconds_sum", {}, stats.wait_sum_seconds);
+  w.Sample("arbiter_pod_scheduling_wait_seconds_count", {}, static_cast<double>(stats.wait_count));
+
+  // ElasticQuota state per namespace (dashboard/quota_state.h: used, min, max, borrowed, lent of
+  // the resources its ElasticQuota names; the cohort's weighted dominant-resource share).
+  const auto quotas = dashboard::QuotaStates(c.engine());
+  for (const char* part : {"min", "max", "used", "borrowed", "lent"}) {
+    const std::string name = std::string("arbiter_elasticquota_") + part;
+    w.Family(name, "gauge",
+             (std::string("ElasticQuota ") + part +
+              " per namespace and resource (cores, bytes, GPUs, counts); resources its min or "
+              "max names.")
+                 .c_str());
+    for (const auto& [ns, q] : quotas) {
+      if (q.quota.empty()) continue;
+      const std::string p = part;
+      const ResourceList* list = p == "min"        ? &q.min
+                                 : p == "max"      ? (q.max ? &*q.max : nullptr)
+                                 : p == "used"     ? &q.used
+                                 : p == "borrowed" ? &q.borrowed
+                                                   : &q.lent;
+      if (!list) continue;
+      for (const auto& [r, amount] : list->entries()) {
+        if (p == "used" && !q.min.Has(r) && !(q.max && q.max->Has(r))) continue;
+        w.Sample(
+            name,
+            {{"namespace", ns}, {"elasticquota", q.quota}, {"cohort", q.cohort}, {"resource", r}},
+            Scaled(r, amount));
+      }
+    }
+  }
+  w.Family("arbiter_fair_share", "gauge",
+           "A namespace's weighted dominant-resource share of what its cohort lends (max over "
+           "resources of borrowed / lendable, divided by its weight; 0 within its min; +Inf when "
+           "borrowing with weight 0).");
+  for (const auto& [ns, q] : quotas)
+    if (!q.cohort.empty())
+      w.Sample("arbiter_fair_share", {{"namespace", ns}, {"cohort", q.cohort}},
+               q.fair_share == engine::kInfiniteShare
+                   ? std::numeric_limits<double>::infinity()
+                   : static_cast<double>(q.fair_share) / engine::kShareOne);
   w.Family("arbiter_journal_commits_total", "counter",
            "Journal transactions (one fsync each) since start-up.");
   w.Sample("arbiter_journal_commits_total", {}, static_cast<double>(j.commits));

@@ -3,8 +3,14 @@
 //   arbiter_pending_pods{namespace,reason}            pods waiting, by the engine's reason
 //   arbiter_pods{phase}                               pods by phase
 //   arbiter_quota_hard / arbiter_quota_used{namespace,resourcequota,resource}   (cores, bytes,
-//   GPUs, counts) arbiter_scheduling_decisions_total                engine events so far (since
-//   start-up) arbiter_journal_commits_total, arbiter_journal_records_total,
+//   GPUs, counts)
+//   arbiter_scheduling_decisions_total                engine events so far (since start-up)
+//   arbiter_engine_events_total{event}                the same by type (Scheduled, Preempted,
+//                                                     Reclaimed, FailedScheduling, ...)
+//   arbiter_pod_scheduling_wait_seconds (histogram)   submission to first bind
+//   arbiter_elasticquota_{min,max,used,borrowed,lent}{namespace,elasticquota,cohort,resource}
+//   arbiter_fair_share{namespace,cohort}              weighted DRF share (core/engine/fair_share.h)
+//   arbiter_journal_commits_total, arbiter_journal_records_total,
 //   arbiter_journal_fsync_seconds (histogram)         the journal's group commits
 // and the virtual nodes' pods in the shapes `arbiter meter` reads from a real cluster
 // (docs/metering-live.md), so a Prometheus can meter virtual pods as it meters real ones:

@@ -71,8 +71,9 @@ TEST(KubeAuthorization, AdminsDoEverythingEditorsTheirNamespaceViewersRead) {
   EXPECT_TRUE(Authorize(admin, Req("delete", "nodes", "", "a100-0")).allowed);
   EXPECT_TRUE(Authorize(admin, Req("list", "pods", "")).allowed);
   EXPECT_TRUE(Authorize(alice, Req("create", "pods", "team-a")).allowed);
+  EXPECT_TRUE(Authorize(alice, Req("get", "elasticquotas", "team-a", "q", "arbiter.dev")).allowed);
   EXPECT_TRUE(
-      Authorize(alice, Req("patch", "elasticquotas", "team-a", "q", "arbiter.dev")).allowed);
+      Authorize(alice, Req("create", "poddisruptionbudgets", "team-a", "", "policy")).allowed);
   EXPECT_TRUE(Authorize(alice, Req("create", "pods", "team-a", "x", "", "eviction")).allowed);
   EXPECT_FALSE(Authorize(alice, Req("update", "pods", "team-a", "x", "", "status")).allowed);
   EXPECT_TRUE(Authorize(alice, Req("watch", "events", "team-c")).allowed);
@@ -103,6 +104,24 @@ TEST(KubeAuthorization, AdminsDoEverythingEditorsTheirNamespaceViewersRead) {
 }
 
 // Only discovery, OpenAPI, version and health are public non-resource paths, and only to read.
+// Regression (audit B2): an editor could raise its own ElasticQuota min and ResourceQuota, and
+// delete its LimitRange. Kubernetes' edit/admin roles only read quotas and limit ranges.
+TEST(KubeAuthorization, EditorsReadButDoNotWriteTheirNamespacesQuotasAndLimitRanges) {
+  UserInfo admin = User("admin-token"), alice = User("alice-token");
+  for (const auto& [resource, group] : std::vector<std::pair<const char*, const char*>>{
+           {"resourcequotas", ""}, {"limitranges", ""}, {"elasticquotas", "arbiter.dev"}}) {
+    for (const char* verb : {"get", "list", "watch"})
+      EXPECT_TRUE(Authorize(alice, Req(verb, resource, "team-a", "", group)).allowed)
+          << verb << " " << resource;
+    for (const char* verb : {"create", "update", "patch", "delete", "deletecollection"}) {
+      EXPECT_FALSE(Authorize(alice, Req(verb, resource, "team-a", "q", group)).allowed)
+          << verb << " " << resource;
+      EXPECT_TRUE(Authorize(admin, Req(verb, resource, "team-a", "q", group)).allowed)
+          << verb << " " << resource;
+    }
+  }
+}
+
 TEST(KubeAuthorization, NonResourcePathsOtherThanDiscoveryOpenApiVersionAndHealthAreAdminsOnly) {
   UserInfo bob = User("bob-token"), admin = User("admin-token");
   RequestAttributes a;

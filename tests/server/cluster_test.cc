@@ -86,6 +86,50 @@ TEST(ClusterTest, BadObjectIsRefusedWithTheValidatorsFieldMessageAndChangesNothi
   EXPECT_EQ(c.engine().live_workloads(), 0u);
 }
 
+Json LimitRangeObj(const std::string& name, const Json& item) {
+  return {{"apiVersion", "v1"},
+          {"kind", "LimitRange"},
+          {"metadata", {{"name", name}, {"namespace", "default"}}},
+          {"spec", {{"limits", Json::array({item})}}}};
+}
+
+// Regression (audit B10): the daemon created such a pod (201 and a warning) and then marked it
+// Rejected; kube-apiserver's LimitRanger refuses the create (403) and nothing exists.
+TEST(ClusterTest, LimitRangerRefusesAPodsCreateAndNothingIsStored) {
+  Cluster c("0000abcd");
+  Pool(c);
+  Ok(c, Create(kT0, LimitRangeObj("floor", {{"type", "Container"}, {"min", {{"cpu", "2"}}}})));
+  const int64_t rv = c.store().resource_version();
+  MutationResult r = c.Apply(Create(kT0 + 1000, Pod("small", 1)));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error->reason, ApiError::Reason::kForbidden);
+  EXPECT_NE(r.error->message.find("minimum cpu usage per Container is 2, but request is 1"),
+            std::string::npos)
+      << r.error->message;
+  EXPECT_EQ(c.store().resource_version(), rv);
+  EXPECT_EQ(c.store().Get("Pod", "default", "small"), nullptr);
+  EXPECT_EQ(c.engine().live_workloads(), 0u);
+}
+
+// The API server's validation after LimitRange defaults: a defaulted limit below the request is
+// 422 Invalid, with the field in Kubernetes' words.
+TEST(ClusterTest, DefaultedLimitBelowTheRequestIsInvalidAtCreate) {
+  Cluster c("0000abcd");
+  Pool(c);
+  Ok(c, Create(kT0, LimitRangeObj("cap", {{"type", "Container"}, {"default", {{"cpu", "500m"}}}})));
+  MutationResult r = c.Apply(Create(kT0 + 1000, Pod("greedy", 1)));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error->reason, ApiError::Reason::kInvalid);
+  EXPECT_EQ(r.error->message,
+            "spec.containers[0].resources.requests[cpu]: Invalid value: \"1\": must be less than "
+            "or equal to cpu limit of 500m");
+  EXPECT_EQ(c.store().Get("Pod", "default", "greedy"), nullptr);
+  // A pod within the LimitRange is created as before.
+  Json fits = Pod("fits", 1);
+  fits["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "250m";
+  Ok(c, Create(kT0 + 2000, fits));
+}
+
 TEST(ClusterTest, CreateOfAnExistingNameIsAlreadyExistsAndUpdateChecksResourceVersion) {
   Cluster c("0000abcd");
   Pool(c);

@@ -281,7 +281,7 @@ TEST(DashboardViews, QueueShowsTheBackfillReservationWithItsNodesAndStart) {
   running["spec"]["activeDeadlineSeconds"] = 3600;
   Ok(c, Create(kT0 + 1000, running));
   Ok(c, Create(kT0 + 2000, Pod("team-a", "big", Gpus(4))));
-  const Json q = QueueView(c, Tenant("team-a"));
+  const Json q = QueueView(c, Tenant("team-a"), kT0 + 2000);
   ASSERT_EQ(q["pending"].size(), 1u);
   EXPECT_EQ(q["pending"][0]["reservation"]["nodes"], (Json{"gpu-0"})) << q;
   EXPECT_EQ(q["pending"][0]["reservation"]["from"], FormatRfc3339(kT0 + 1000 + kHour));

@@ -104,16 +104,30 @@ TEST(DashboardViews, QueueIsInPriorityThenSubmissionOrderAndKeepsPositionsForTen
   Ok(c, Create(kT0 + 3000, Pod("team-a", "low-1", 8, "low")));
   Ok(c, Create(kT0 + 4000, Pod("team-b", "high-1", 8, "high")));
   Ok(c, Create(kT0 + 5000, Pod("team-a", "low-2", 8, "low")));
-  const Json q = QueueView(c, Viewer{});
+  const Json q = QueueView(c, Viewer{}, kT0 + 5000);
   std::vector<std::string> order;
   for (const Json& p : q["pending"]) order.push_back(p["name"]);
   EXPECT_EQ(order, (std::vector<std::string>{"high-1", "low-1", "low-2"}));
   EXPECT_EQ(q["total"], 3);
-  const Json mine = QueueView(c, Tenant("team-a"));
+  const Json mine = QueueView(c, Tenant("team-a"), kT0 + 5000);
   ASSERT_EQ(mine["pending"].size(), 2u);
   EXPECT_EQ(mine["pending"][0]["name"], "low-1");
   EXPECT_EQ(mine["pending"][0]["position"], 2);
   EXPECT_EQ(mine["pending"][1]["position"], 3);
+}
+
+// Regression (audit B9): the waiting time was measured to the engine's clock, which moves only
+// on events, so a queue with no events showed 0 s for pods that had waited minutes.
+TEST(DashboardViews, QueueWaitingTimeCountsToTheRequestsWallClock) {
+  Cluster c("0000abcd");
+  TwoTenants(c);
+  Ok(c, Create(kT0 + 3000, Pod("team-a", "big", 8)));
+  const Json later = QueueView(c, Viewer{}, kT0 + 3000 + 90'000);
+  ASSERT_EQ(later["pending"].size(), 1u);
+  EXPECT_EQ(later["pending"][0]["pendingSeconds"], 90);
+  // A wall clock behind the engine's (clock skew at start-up) never gives a negative wait.
+  const Json skewed = QueueView(c, Viewer{}, kT0);
+  EXPECT_EQ(skewed["pending"][0]["pendingSeconds"], 0);
 }
 
 TEST(DashboardViews, TenantsCountPreemptionsSufferedByTheirLiveWorkloads) {

@@ -88,5 +88,68 @@ TEST(MetricsTest, VirtualPodsQuotasAndPendingReasonsPassPromtool) {
   std::filesystem::remove(file);
 }
 
+// Issue 11's metrics: engine events by type (a reclaim among them), the submission-to-first-bind
+// wait histogram, and each ElasticQuota's min/max/used/borrowed/lent and fair share.
+TEST(MetricsTest, EngineEventsWaitHistogramAndElasticQuotasPassPromtool) {
+  using fixtures::Namespace;
+  using fixtures::Node;
+  using fixtures::PodIn;
+  Cluster c("0000abcd");
+  auto ok = [&c](Millis t, const Json& obj) {
+    MutationResult r = c.Apply(CreateOf(t, obj));
+    ASSERT_TRUE(r.ok()) << (r.error ? r.error->message : "") << obj.dump();
+  };
+  ok(kT0, Namespace("team-a"));
+  ok(kT0, Namespace("team-b"));
+  ok(kT0, Node("gpu-0", 4));
+  for (const char* ns : {"team-a", "team-b"})
+    ok(kT0, {{"apiVersion", "arbiter.dev/v1alpha1"},
+             {"kind", "ElasticQuota"},
+             {"metadata", {{"name", "q"}, {"namespace", ns}}},
+             {"spec",
+              {{"cohort", "pool"},
+               {"min", {{"nvidia.com/gpu", 2}}},
+               {"max", {{"nvidia.com/gpu", 4}}}}}});
+  ok(kT0 + 1000, PodIn("team-b", "hog", 4));  // borrows team-a's idle 2 GPUs
+  JournalStats j;
+  const std::string borrowing = RenderMetrics(c, j, kT0 + 2000);
+  auto has = [](const std::string& text, const std::string& line) {
+    return text.find(line + "\n") != std::string::npos;
+  };
+  const std::string b = "{namespace=\"team-b\",elasticquota=\"q\",cohort=\"pool\",resource=\"";
+  const std::string a = "{namespace=\"team-a\",elasticquota=\"q\",cohort=\"pool\",resource=\"";
+  EXPECT_TRUE(has(borrowing, "arbiter_elasticquota_min" + b + "nvidia.com/gpu\"} 2")) << borrowing;
+  EXPECT_TRUE(has(borrowing, "arbiter_elasticquota_max" + b + "nvidia.com/gpu\"} 4")) << borrowing;
+  EXPECT_TRUE(has(borrowing, "arbiter_elasticquota_used" + b + "nvidia.com/gpu\"} 4")) << borrowing;
+  EXPECT_TRUE(has(borrowing, "arbiter_elasticquota_borrowed" + b + "nvidia.com/gpu\"} 2"))
+      << borrowing;
+  EXPECT_TRUE(has(borrowing, "arbiter_elasticquota_lent" + a + "nvidia.com/gpu\"} 2")) << borrowing;
+  EXPECT_TRUE(has(borrowing, "arbiter_fair_share{namespace=\"team-b\",cohort=\"pool\"} 0.5"))
+      << borrowing;
+  EXPECT_TRUE(has(borrowing, "arbiter_engine_events_total{event=\"Scheduled\"} 1")) << borrowing;
+  EXPECT_TRUE(
+      has(borrowing, "arbiter_pod_scheduling_wait_seconds_bucket{le=\"0.10000000000000001\"} 1"))
+      << borrowing;
+
+  // team-a claims its guarantee 60 s later: the borrower is reclaimed and team-a's pod binds
+  // once the hog has gone, a wait of at least 60 s (above the 15 s bucket).
+  ok(kT0 + 61000, PodIn("team-a", "mine", 2));
+  ASSERT_TRUE(c.Apply(fixtures::Advance(kT0 + 200000)).ok());
+  const std::string reclaimed = RenderMetrics(c, j, kT0 + 200000);
+  EXPECT_TRUE(has(reclaimed, "arbiter_engine_events_total{event=\"Reclaimed\"} 1")) << reclaimed;
+  EXPECT_TRUE(has(reclaimed, "arbiter_pod_scheduling_wait_seconds_count 2")) << reclaimed;
+  EXPECT_TRUE(has(reclaimed, "arbiter_pod_scheduling_wait_seconds_bucket{le=\"15\"} 1"))
+      << reclaimed;
+  EXPECT_TRUE(has(reclaimed, "arbiter_pod_scheduling_wait_seconds_bucket{le=\"300\"} 2"))
+      << reclaimed;
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("arbiter-metrics-eq-" + std::to_string(getpid()) + ".txt");
+  std::ofstream(file) << reclaimed;
+  arbiter::testing::CommandOutput check =
+      arbiter::testing::RunCommand("promtool check metrics < " + file.string() + " 2>&1");
+  EXPECT_EQ(check.rc, 0) << check.out;
+  std::filesystem::remove(file);
+}
+
 }  // namespace
 }  // namespace arbiter::server

@@ -79,10 +79,10 @@ bool ReadRecord(std::string_view text, size_t* pos, std::vector<std::string>* fi
 
 // Discovery, OpenAPI, version and health: what every authenticated user may read.
 bool IsPublicPath(std::string_view path) {
-  for (std::string_view p : {"/api", "/apis", "/openapi", "/version", "/healthz", "/livez",
-                             "/readyz"})
-    if (path == p || (path.size() > p.size() && path.substr(0, p.size()) == p &&
-                      path[p.size()] == '/'))
+  for (std::string_view p :
+       {"/api", "/apis", "/openapi", "/version", "/healthz", "/livez", "/readyz"})
+    if (path == p ||
+        (path.size() > p.size() && path.substr(0, p.size()) == p && path[p.size()] == '/'))
       return true;
   return false;
 }
@@ -163,8 +163,7 @@ Decision Authorize(const UserInfo& u, const RequestAttributes& a) {
     const bool viewer = u.InGroup("arbiter:viewers:" + a.namespace_);
     if (a.resource == "namespaces") {
       // /api/v1/namespaces/NS as a namespaced path of itself: reading one's own namespace.
-      if ((editor || viewer) && a.verb == "get" && a.subresource.empty() &&
-          a.name == a.namespace_)
+      if ((editor || viewer) && a.verb == "get" && a.subresource.empty() && a.name == a.namespace_)
         return {true, "own namespace"};
       return {false, ""};
     }
@@ -174,7 +173,15 @@ Decision Authorize(const UserInfo& u, const RequestAttributes& a) {
       if (IsReadVerb(a.verb) && (editor || viewer)) return {true, "namespace reader"};
       return {false, ""};
     }
-    if (editor && (IsReadVerb(a.verb) || IsWriteVerb(a.verb))) return {true, "namespace editor"};
+    // The namespace's limits are the operator's, as in Kubernetes' `edit` and `admin` roles
+    // (which only read resourcequotas and limitranges): an editor who could raise its own
+    // ElasticQuota min would turn other tenants' borrowed work into reclaim victims.
+    static const std::vector<std::string_view> kOperatorOwned = {"resourcequotas", "limitranges",
+                                                                 "elasticquotas"};
+    const bool operator_owned =
+        std::find(kOperatorOwned.begin(), kOperatorOwned.end(), a.resource) != kOperatorOwned.end();
+    if (editor && IsReadVerb(a.verb)) return {true, "namespace editor"};
+    if (editor && IsWriteVerb(a.verb) && !operator_owned) return {true, "namespace editor"};
     if (viewer && IsReadVerb(a.verb)) return {true, "namespace viewer"};
     return {false, ""};
   }

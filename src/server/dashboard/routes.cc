@@ -93,8 +93,9 @@ void RegisterRoutes(httplib::Server& s, Daemon& d, DashboardOptions o) {
       [](const Cluster& c, const Viewer& v, const httplib::Request&) { return PoolView(c, v); });
   api("/ui/api/tenants",
       [](const Cluster& c, const Viewer& v, const httplib::Request&) { return TenantsView(c, v); });
-  api("/ui/api/queue",
-      [](const Cluster& c, const Viewer& v, const httplib::Request&) { return QueueView(c, v); });
+  api("/ui/api/queue", [sampler](const Cluster& c, const Viewer& v, const httplib::Request&) {
+    return QueueView(c, v, sampler->Now());
+  });
   api("/ui/api/workload", [](const Cluster& c, const Viewer& v, const httplib::Request& r) {
     return WorkloadView(c, v, r.get_param_value("namespace"), r.get_param_value("name"));
   });

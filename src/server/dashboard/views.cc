@@ -293,7 +293,7 @@ Json TenantsView(const Cluster& c, const Viewer& v) {
   return {{"tenants", std::move(out)}};
 }
 
-Json QueueView(const Cluster& c, const Viewer& v) {
+Json QueueView(const Cluster& c, const Viewer& v, Millis wall_now) {
   const std::vector<std::string> hidden = HiddenNamespaces(c, v);
   std::vector<engine::WorkloadStatus> pending;
   for (auto& w : c.engine().Workloads())
@@ -304,7 +304,7 @@ Json QueueView(const Cluster& c, const Viewer& v) {
                                                                   b.submit_time, b.key,
                                                                   engine::Value(b.id));
   });
-  const Millis now = c.now();
+  const Millis now = std::max(wall_now, c.now());
   Json out = Json::array();
   int position = 0;
   for (const auto& w : pending) {

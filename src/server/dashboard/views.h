@@ -61,8 +61,9 @@ Json ReservationOf(const std::string& message);
 
 // {"pending": [{position, namespace, name, priority, reason, message, nominatedNode,
 // reservation (ReservationOf), pendingSeconds}]}: the engine's queue order (priority, then submit
-// time, then key, then id).
-Json QueueView(const Cluster& c, const Viewer& v);
+// time, then key, then id). pendingSeconds counts to `now` (Unix ms, the request's wall clock:
+// the engine's clock moves only on events), or to the engine's clock if that is later.
+Json QueueView(const Cluster& c, const Viewer& v, Millis now);
 
 // Every message in these views is redacted for the viewer (Redact).
 
