@@ -80,7 +80,7 @@ void RegisterServe(CLI::App& app, int* exit_code) {
       "docs/serve.md.");
   auto data = std::make_shared<std::string>();
   auto listen = std::make_shared<std::string>("127.0.0.1:6443");
-  auto snapshot_every = std::make_shared<int64_t>(100000);
+  auto snapshot_every = std::make_shared<int64_t>(50000);
   cmd->add_option("--data", *data, "Data directory (created if missing): journal.db")->required();
   cmd->add_option("--listen", *listen,
                   "HOST:PORT to serve on (default 127.0.0.1:6443; port 0: any free port)");

@@ -82,12 +82,12 @@ Status Cluster::Restore(const std::string& bytes) {
     if (nl == std::string::npos) return Status::InvalidArgument("truncated snapshot");
     const size_t len = std::stoull(bytes.substr(kMagic.size(), nl - kMagic.size()));
     if (nl + 1 + len > bytes.size()) return Status::InvalidArgument("truncated snapshot");
-    const Json h = Json::parse(bytes.substr(nl + 1, len));
+    Json h = Json::parse(std::string_view(bytes).substr(nl + 1, len));
     auto e = engine::Engine::Restore(std::string_view(bytes).substr(nl + 1 + len));
     if (!e.ok()) return e.status();
     engine_ = std::move(e).value();
     AttachSinks();
-    store_.Load(h.at("store"));
+    store_.Load(std::move(h.at("store")));
     uid_counter_ = h.at("uidCounter").get<uint64_t>();
     event_counter_ = h.at("eventCounter").get<uint64_t>();
     events_.clear();
