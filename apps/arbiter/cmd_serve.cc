@@ -14,11 +14,12 @@
 #include "adapters/kube/auth.h"
 #include "cli_flags.h"
 #include "commands.h"
+#include "serve_meter.h"
 #include "server/daemon.h"
 #include "server/http_api.h"
 #include "server/listen_policy.h"
 #include "server/pod_status.h"
-#include "serve_meter.h"
+#include "server/token_source.h"
 #include "yaml_config.h"
 
 #ifndef ARBITER_VERSION
@@ -44,6 +45,21 @@ void LogEvent(const std::string& level, const std::string& msg,
   Log(fields.dump());
 }
 
+// SIGHUP (`forced`) or a changed --token-file: the new table, or the old one kept and why.
+void ReloadTokens(server::TokenSource& tokens, bool forced) {
+  std::optional<Status> s =
+      forced ? std::optional<Status>(tokens.Reload()) : tokens.ReloadIfChanged();
+  if (!s) return;
+  const char* why = forced ? "SIGHUP" : "file changed";
+  if (s->ok())
+    LogEvent(
+        "info", "token file reloaded",
+        {{"file", tokens.path()}, {"trigger", why}, {"tokens", tokens.Current()->by_token.size()}});
+  else
+    LogEvent("warning", "token file refused, the previous tokens stay in force",
+             {{"file", tokens.path()}, {"trigger", why}, {"error", s->message()}});
+}
+
 }  // namespace
 
 void RegisterServe(CLI::App& app, int* exit_code) {
@@ -59,11 +75,12 @@ void RegisterServe(CLI::App& app, int* exit_code) {
       "acknowledged; a restart restores the last snapshot and replays the journal.\n"
       "Point kubectl at it: kubectl --server http://HOST:PORT get pods, or with --token-file and\n"
       "TLS, a kubeconfig from `arbiter kubeconfig`. Logs are JSON lines on\n"
-      "stderr. SIGTERM or SIGINT stops it gracefully. API subset and journal format: "
+      "stderr. SIGTERM or SIGINT stops it gracefully; SIGHUP (or a change of the file) reloads\n"
+      "--token-file. API subset and journal format: "
       "docs/serve.md.");
   auto data = std::make_shared<std::string>();
   auto listen = std::make_shared<std::string>("127.0.0.1:6443");
-  auto snapshot_every = std::make_shared<int64_t>(100000);
+  auto snapshot_every = std::make_shared<int64_t>(50000);
   cmd->add_option("--data", *data,
                   "Data directory (created if missing): journal.db, history.db (the dashboard's "
                   "charts)")
@@ -136,20 +153,27 @@ void RegisterServe(CLI::App& app, int* exit_code) {
       return;
     }
     // Read everything the flags name before opening the journal.
-    std::optional<kube::TokenTable> tokens;
-    for (const std::string* file : {token_file.get(), dashboard_tokens.get()}) {
-      if (file->empty()) continue;
-      auto text = io::ReadInputFile(*file, {"token file", 16 * io::kMiB});
+    std::shared_ptr<server::TokenSource> token_source;  // --token-file, reloadable
+    std::optional<kube::TokenTable> dashboard_only;     // --dashboard-token-file (deprecated)
+    if (!token_file->empty()) {
+      auto loaded = server::TokenSource::Load(*token_file);
+      if (!loaded.ok()) {
+        *exit_code = InputError(name, loaded.message());
+        return;
+      }
+      token_source = std::move(loaded).value();
+    } else if (!dashboard_tokens->empty()) {
+      auto text = io::ReadInputFile(*dashboard_tokens, {"token file", 16 * io::kMiB});
       if (!text.ok()) {
         *exit_code = InputError(name, text.message());
         return;
       }
-      auto parsed = kube::ParseTokenFile(text.value(), *file);
+      auto parsed = kube::ParseTokenFile(text.value(), *dashboard_tokens);
       if (!parsed.ok()) {
         *exit_code = InputError(name, parsed.message());
         return;
       }
-      tokens = std::move(parsed).value();
+      dashboard_only = std::move(parsed).value();
     }
     if (tls.enabled()) {
       if (Status t = server::CheckTlsFiles(tls); !t.ok()) {
@@ -157,11 +181,13 @@ void RegisterServe(CLI::App& app, int* exit_code) {
         return;
       }
     }
-    // Signals are taken by one thread (sigwait), so every other thread runs with them blocked.
+    // Signals are taken by one thread (sigtimedwait), so every other thread runs with them
+    // blocked: SIGTERM and SIGINT stop, SIGHUP reloads --token-file.
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
     server::DaemonOptions o;
@@ -192,10 +218,12 @@ void RegisterServe(CLI::App& app, int* exit_code) {
     api.dashboard.ledger = meter->ledger;
     api.dashboard.data_dir = *data;  // the dashboard's history survives a restart
     api.tls = tls;
-    if (tokens) {
-      api.dashboard.tokens = *tokens;
-      if (!token_file->empty())
-        api.tokens = std::make_shared<const kube::TokenTable>(std::move(*tokens));
+    if (token_source) {
+      // The dashboard keeps the table of start-up (its routes take a copy).
+      api.dashboard.tokens = *token_source->Current();
+      api.tokens = token_source;
+    } else if (dashboard_only) {
+      api.dashboard.tokens = std::move(*dashboard_only);
     }
     api.version = ARBITER_VERSION;
     api.log = Log;
@@ -211,11 +239,18 @@ void RegisterServe(CLI::App& app, int* exit_code) {
               {"scheme", tls.enabled() ? "https" : "http"},
               {"authentication", api.tokens ? "token file" : "none"}});
     std::thread signals([&] {
-      int sig = 0;
-      sigwait(&set, &sig);
-      if (sig == 0) return;
-      LogEvent("info", "stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
-      http.Stop();
+      while (true) {
+        // Every second (or on SIGHUP) the token file is looked at: a changed file is reloaded.
+        const timespec tick{1, 0};
+        const int sig = sigtimedwait(&set, nullptr, &tick);
+        if (sig == SIGHUP || sig < 0) {
+          if (token_source) ReloadTokens(*token_source, sig == SIGHUP);
+          continue;
+        }
+        LogEvent("info", "stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+        http.Stop();
+        return;
+      }
     });
     http.Run();
     if (meter_job) meter_job->Stop();

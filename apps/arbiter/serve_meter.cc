@@ -1,6 +1,7 @@
 #include "serve_meter.h"
 
 #include <iostream>
+#include <optional>
 
 #include "cli_flags.h"
 #include "price_books.h"
@@ -9,7 +10,16 @@ namespace arbiter::app {
 
 namespace {
 constexpr const char* kServe = "arbiter serve";
+
+// The value of a duration flag that must not be negative, or nullopt after the usage error.
+std::optional<Millis> NonNegativeDuration(const char* flag, const std::string& text,
+                                          int* exit_code) {
+  auto d = ParseDuration(text);
+  if (d.ok() && *d >= 0) return *d;
+  *exit_code = FlagError(kServe, flag, d.ok() ? "must not be negative" : d.message());
+  return std::nullopt;
 }
+}  // namespace
 
 void AddServeMeterFlags(CLI::App* cmd, ServeMeterFlags* f) {
   cmd->add_option("--ledger", f->ledger,
@@ -45,18 +55,10 @@ std::unique_ptr<server::MeterJob> StartServeMeter(
   server::MeterJobOptions o;
   o.prometheus = f.prometheus;
   o.ledger = f.ledger;
-  auto delay = ParseDuration(f.delay);
-  if (!delay.ok() || *delay < 0) {
-    *exit_code =
-        FlagError(kServe, "--meter-delay", delay.ok() ? "must not be negative" : delay.message());
-    return nullptr;
-  }
-  auto every = ParseDuration(f.every);
-  if (!every.ok() || *every < 0) {
-    *exit_code =
-        FlagError(kServe, "--meter-every", every.ok() ? "must not be negative" : every.message());
-    return nullptr;
-  }
+  const std::optional<Millis> delay = NonNegativeDuration("--meter-delay", f.delay, exit_code);
+  if (!delay) return nullptr;
+  const std::optional<Millis> every = NonNegativeDuration("--meter-every", f.every, exit_code);
+  if (!every) return nullptr;
   o.schedule.delay = *delay;
   o.schedule.open_hours = *every > 0;
   o.every = *every > 0 ? *every : 60000;

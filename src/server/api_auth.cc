@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include "adapters/kube/request_info.h"
+#include "server/request_log.h"
 
 namespace arbiter::server {
 
@@ -33,9 +34,12 @@ AuthOutcome AuthorizeRequest(const kube::TokenTable& tokens, const httplib::Requ
   return out;
 }
 
-void InstallApiAuth(httplib::Server& s, std::shared_ptr<const kube::TokenTable> tokens) {
+void InstallApiAuth(httplib::Server& s, std::shared_ptr<const TokenSource> tokens) {
   s.set_pre_routing_handler([tokens](const httplib::Request& req, httplib::Response& res) {
-    AuthOutcome o = AuthorizeRequest(*tokens, req);
+    RequestStarted();
+    if (!tokens) return httplib::Server::HandlerResponse::Unhandled;
+    AuthOutcome o = AuthorizeRequest(*tokens->Current(), req);
+    RequestAuthenticated(o.user);
     if (o.code == 0) return httplib::Server::HandlerResponse::Unhandled;
     res.status = o.code;
     res.set_content(o.refusal.body.dump(), "application/json");

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "adapters/kube/auth.h"
+#include "server/token_source.h"
 
 namespace httplib {
 class Server;
@@ -31,7 +32,9 @@ struct AuthOutcome {
 // The decision for one request (pure apart from reading `req`).
 AuthOutcome AuthorizeRequest(const kube::TokenTable& tokens, const httplib::Request& req);
 
-// Installs AuthorizeRequest as `s`'s pre-routing handler: a refused request is answered there.
-void InstallApiAuth(httplib::Server& s, std::shared_ptr<const kube::TokenTable> tokens);
+// Installs `s`'s pre-routing handler: it starts the request's log context (request_log.h) and,
+// with `tokens` (null: no authentication), decides by AuthorizeRequest on the table in force
+// (token_source.h: reloadable); a refused request is answered there.
+void InstallApiAuth(httplib::Server& s, std::shared_ptr<const TokenSource> tokens);
 
 }  // namespace arbiter::server

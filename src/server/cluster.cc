@@ -445,6 +445,7 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   Status s;
   bool spec_changed = !existing || SpecOf(*existing) != SpecOf(obj);
   std::optional<uint64_t> new_workload;
+  bool deadline_set = false;  // SetPodDeadline applied: backfill reservations may move
   if (m.kind == "Pod" && existing && spec_changed) {  // only what Kubernetes allows (pod_update.h)
     const auto errors = ValidatePodSpecUpdate(SpecOf(*existing), SpecOf(obj));
     if (!errors.empty()) {
@@ -489,6 +490,14 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
         recorder_->works.pop_back();
         pod_of_.erase(*new_workload);
         workload_of_.erase({ns, name});
+      }
+    } else if (const auto deadline = set.pods.at(0).active_deadline; deadline && spec_changed) {
+      // spec.activeDeadlineSeconds set or lowered (pod_update.h allows nothing else for it):
+      // backfill plans with the new limit. A finished pod has no workload any more.
+      if (auto w = workload_of_.find({ns, name}); w != workload_of_.end()) {
+        s = engine_->Apply(
+            engine::At(t, engine::SetPodDeadline{WorkloadId{w->second}, *deadline}));
+        deadline_set = s.ok();
       }
     }
   } else if (m.kind == "Namespace") {
@@ -555,6 +564,18 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   store_.Put(m.kind, ns, name, std::move(obj));
   (void)engine_->Apply(engine::At(t, engine::Tick{}));
   Sync(t);
+  if (deadline_set) {
+    // A reservation that moves changes a pending pod's reason text without an event (the engine
+    // reports each kind of reason once per pending spell): pending pods are refreshed here.
+    for (const auto& [id, key] : pod_of_) {
+      const Json* stored = store_.Get("Pod", key.first, key.second);
+      const std::optional<engine::WorkloadStatus> st = engine_->Get(WorkloadId{id});
+      if (!stored || !st || st->phase != engine::Phase::kPending) continue;
+      Json pod = *stored;
+      SetPodStatus(pod, *st, "", t);
+      if (pod != *stored) store_.Put("Pod", key.first, key.second, std::move(pod));
+    }
+  }
   result.stored = store_.Share(m.kind, ns, name);
   return result;
 }

@@ -1,7 +1,8 @@
 // Cluster snapshots: "ARBITER-SERVE-SNAPSHOT 1\n", the length of a JSON header in decimal and a
-// newline, the JSON header (objects, counters, the work model's state), then the engine's own
-// snapshot bytes (docs/snapshot.md). The validation context of policy objects is not saved: it
-// is loaded again from the stored objects.
+// newline, the JSON header (objects, counters, the work model's state of the live workloads),
+// then the engine's own snapshot bytes (docs/snapshot.md). The validation context of policy objects
+// is not saved: it is loaded again from the stored objects.
+#include <set>
 #include <string_view>
 
 #include "adapters/yaml/manifest_loader.h"
@@ -37,19 +38,36 @@ std::string Cluster::Snapshot() const {
   h["pods"] = std::move(pods);
   h["decisionDigest"] = decision_digest_;
   h["decisionCount"] = decision_count_;
+  // The work model's state of the live workloads only (pods, and workloads a timer waits for):
+  // a finished workload's is never read again, and the whole history would make snapshots, and
+  // start-up, grow with every pod ever run. Ids index the vectors (dense from 0), so their
+  // lengths are saved too.
+  std::set<uint64_t> live;
+  for (const auto& [id, key] : pod_of_) live.insert(id);
+  const std::vector<sim::WorkTimers::Timer> timers = timers_.Live();
+  for (const auto& t : timers) live.insert(engine::Value(t.workload));
   Json works = Json::array();
-  for (const auto& w : recorder_->works)
-    works.push_back({Opt(w.spec.duration), Opt(w.spec.checkpoint_interval), w.spec.shutdown,
-                     w.progress, w.run_start, w.stopping, w.stop_time, w.exit_time,
-                     w.progress_after_exit, w.lost_work, w.lost_ms, w.lost_ms_node_removed});
-  h["works"] = std::move(works);
-  Json timers = Json::array();
-  for (const auto& t : timers_.Live())
-    timers.push_back(
+  Json generations = Json::array();
+  for (uint64_t id : live) {
+    if (id < recorder_->works.size()) {
+      const sim::Work& w = recorder_->works[id];
+      works.push_back({id, Opt(w.spec.duration), Opt(w.spec.checkpoint_interval), w.spec.shutdown,
+                       w.progress, w.run_start, w.stopping, w.stop_time, w.exit_time,
+                       w.progress_after_exit, w.lost_work, w.lost_ms, w.lost_ms_node_removed});
+    }
+    const auto& gens = timers_.generations();
+    if (id < gens.size() && gens[id] != 0) generations.push_back({id, gens[id]});
+  }
+  h["workCount"] = recorder_->works.size();
+  h["liveWorks"] = std::move(works);
+  Json timer_list = Json::array();
+  for (const auto& t : timers)
+    timer_list.push_back(
         {t.time, t.seq, engine::Value(t.workload), t.generation, static_cast<int>(t.kind)});
-  h["timers"] = std::move(timers);
+  h["timers"] = std::move(timer_list);
   h["timerSeq"] = timers_.seq();
-  h["timerGenerations"] = timers_.generations();
+  h["timerGenerationCount"] = timers_.generations().size();
+  h["liveTimerGenerations"] = std::move(generations);
   const std::string header = h.dump();
   std::string out(kMagic);
   out += std::to_string(header.size()) + "\n" + header + engine_->Snapshot();
@@ -64,12 +82,12 @@ Status Cluster::Restore(const std::string& bytes) {
     if (nl == std::string::npos) return Status::InvalidArgument("truncated snapshot");
     const size_t len = std::stoull(bytes.substr(kMagic.size(), nl - kMagic.size()));
     if (nl + 1 + len > bytes.size()) return Status::InvalidArgument("truncated snapshot");
-    const Json h = Json::parse(bytes.substr(nl + 1, len));
+    Json h = Json::parse(std::string_view(bytes).substr(nl + 1, len));
     auto e = engine::Engine::Restore(std::string_view(bytes).substr(nl + 1 + len));
     if (!e.ok()) return e.status();
     engine_ = std::move(e).value();
     AttachSinks();
-    store_.Load(h.at("store"));
+    store_.Load(std::move(h.at("store")));
     uid_counter_ = h.at("uidCounter").get<uint64_t>();
     event_counter_ = h.at("eventCounter").get<uint64_t>();
     events_.clear();
@@ -85,22 +103,31 @@ Status Cluster::Restore(const std::string& bytes) {
     }
     decision_digest_ = h.at("decisionDigest").get<uint64_t>();
     decision_count_ = h.at("decisionCount").get<uint64_t>();
-    recorder_->works.clear();
-    for (const auto& w : h.at("works")) {
+    // Works: of the live workloads (liveWorks: [id, fields...]), or of every workload (works:
+    // snapshots written before liveWorks).
+    auto work_of = [](const Json& w, size_t at) {
       sim::Work x;
-      x.spec.duration = OptOf<Millis>(w.at(0));
-      x.spec.checkpoint_interval = OptOf<Millis>(w.at(1));
-      x.spec.shutdown = w.at(2).get<Millis>();
-      x.progress = w.at(3).get<Millis>();
-      x.run_start = w.at(4).get<Millis>();
-      x.stopping = w.at(5).get<bool>();
-      x.stop_time = w.at(6).get<Millis>();
-      x.exit_time = w.at(7).get<Millis>();
-      x.progress_after_exit = w.at(8).get<Millis>();
-      x.lost_work = w.at(9).get<Millis>();
-      x.lost_ms = w.at(10).get<Millis>();
-      x.lost_ms_node_removed = w.at(11).get<Millis>();
-      recorder_->works.push_back(x);
+      x.spec.duration = OptOf<Millis>(w.at(at));
+      x.spec.checkpoint_interval = OptOf<Millis>(w.at(at + 1));
+      x.spec.shutdown = w.at(at + 2).get<Millis>();
+      x.progress = w.at(at + 3).get<Millis>();
+      x.run_start = w.at(at + 4).get<Millis>();
+      x.stopping = w.at(at + 5).get<bool>();
+      x.stop_time = w.at(at + 6).get<Millis>();
+      x.exit_time = w.at(at + 7).get<Millis>();
+      x.progress_after_exit = w.at(at + 8).get<Millis>();
+      x.lost_work = w.at(at + 9).get<Millis>();
+      x.lost_ms = w.at(at + 10).get<Millis>();
+      x.lost_ms_node_removed = w.at(at + 11).get<Millis>();
+      return x;
+    };
+    recorder_->works.clear();
+    if (h.contains("liveWorks")) {
+      recorder_->works.resize(h.at("workCount").get<size_t>());
+      for (const auto& w : h.at("liveWorks"))
+        recorder_->works.at(w.at(0).get<uint64_t>()) = work_of(w, 1);
+    } else {
+      for (const auto& w : h.at("works")) recorder_->works.push_back(work_of(w, 0));
     }
     std::vector<sim::WorkTimers::Timer> live;
     for (const auto& t : h.at("timers")) {
@@ -112,8 +139,15 @@ Status Cluster::Restore(const std::string& bytes) {
       x.kind = static_cast<sim::WorkTimers::Kind>(t.at(4).get<int>());
       live.push_back(x);
     }
-    timers_.Restore(live, h.at("timerSeq").get<uint64_t>(),
-                    h.at("timerGenerations").get<std::vector<uint64_t>>());
+    std::vector<uint64_t> generations;
+    if (h.contains("liveTimerGenerations")) {
+      generations.assign(h.at("timerGenerationCount").get<size_t>(), 0);
+      for (const auto& g : h.at("liveTimerGenerations"))
+        generations.at(g.at(0).get<uint64_t>()) = g.at(1).get<uint64_t>();
+    } else {
+      generations = h.at("timerGenerations").get<std::vector<uint64_t>>();
+    }
+    timers_.Restore(live, h.at("timerSeq").get<uint64_t>(), std::move(generations));
     // The validation context, loaded again from the stored policy objects.
     policy_.clear();
     for (const auto& k : ServedKinds()) {

@@ -20,6 +20,7 @@
 #include "server/api_auth.h"
 #include "server/metrics.h"
 #include "server/pod_status.h"
+#include "server/request_log.h"
 
 namespace arbiter::server {
 
@@ -571,7 +572,7 @@ ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
     setup_ = server.status();
     svr_ = std::make_unique<httplib::Server>();
   }
-  if (options_.tokens) InstallApiAuth(*svr_, options_.tokens);
+  InstallApiAuth(*svr_, options_.tokens);  // also starts each request's log context
   const int threads = options_.threads;
   svr_->new_task_queue = [threads] {
     return new httplib::ThreadPool(static_cast<size_t>(threads));
@@ -622,17 +623,7 @@ void ApiServer::Routes() {
   httplib::Server& s = *svr_;
   auto log = options_.log;
   s.set_logger([log](const httplib::Request& req, const httplib::Response& res) {
-    if (!log) return;
-    Json line = {{"time", KubeTime(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                       std::chrono::system_clock::now().time_since_epoch())
-                                       .count())},
-                 {"level", res.status >= 500 ? "error" : "info"},
-                 {"msg", "request"},
-                 {"method", req.method},
-                 {"path", req.path},
-                 {"status", res.status},
-                 {"remote", req.remote_addr}};
-    log(line.dump());
+    if (log) log(RequestLogLine(req, res).dump());
   });
   for (const char* p : {"/healthz", "/livez", "/readyz"}) {
     s.Get(p, [](const httplib::Request&, httplib::Response& res) {

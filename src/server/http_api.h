@@ -3,7 +3,7 @@
 // field selectors) and watch (chunked JSON lines, resourceVersion semantics, bookmarks) of every
 // served resource (adapters/kube/resources.h), pods/status, pods/eviction. Bodies and errors
 // are built by the pure library in adapters/kube; this file only routes and streams.
-// Every request is logged as one JSON line (structured logs) through `log`.
+// Every request is logged as one JSON line (structured logs, request_log.h) through `log`.
 #pragma once
 
 #include <functional>
@@ -15,6 +15,7 @@
 #include "server/daemon.h"
 #include "server/dashboard/routes.h"
 #include "server/tls_server.h"
+#include "server/token_source.h"
 
 namespace httplib {
 class Server;
@@ -28,8 +29,9 @@ struct ApiOptions {
   std::function<void(const std::string& json_line)> log;
   dashboard::DashboardOptions dashboard;  // the web dashboard at /ui/ (dashboard/routes.h)
   TlsFiles tls;                           // HTTPS when set (tls_server.h)
-  // --token-file: every request authenticated and authorized (api_auth.h); null: open.
-  std::shared_ptr<const kube::TokenTable> tokens;
+  // --token-file: every request authenticated and authorized (api_auth.h) against the table in
+  // force (token_source.h: reloadable while serving); null: open.
+  std::shared_ptr<const TokenSource> tokens;
 };
 
 class ApiServer {

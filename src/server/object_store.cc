@@ -89,16 +89,16 @@ Json ObjectStore::Save() const {
   return out;
 }
 
-void ObjectStore::Load(const Json& saved) {
+void ObjectStore::Load(Json&& saved) {
   kinds_.clear();
   events_.clear();
   rv_ = saved.at("resourceVersion").get<int64_t>();
-  for (const auto& [kind, list] : saved.at("kinds").items()) {
+  for (auto& [kind, list] : saved.at("kinds").items()) {
     Objects& objs = kinds_[kind];
-    for (const auto& obj : list) {
+    for (auto& obj : list) {
       const Json& m = obj.at("metadata");
-      objs.emplace(Key{m.value("namespace", ""), m.at("name").get<std::string>()},
-                   std::make_shared<const Json>(obj));
+      Key key{m.value("namespace", ""), m.at("name").get<std::string>()};
+      objs.emplace(std::move(key), std::make_shared<const Json>(std::move(obj)));
     }
   }
 }

@@ -54,7 +54,7 @@ class ObjectStore {
 
   // Whole state (for snapshots): every object plus the counter.
   Json Save() const;
-  void Load(const Json& saved);
+  void Load(Json&& saved);  // moves the objects out of `saved`
 
  private:
   std::map<std::string, Objects> kinds_;

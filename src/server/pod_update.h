@@ -8,8 +8,8 @@
 //
 // What the engine sees: a pod's scheduling inputs are read once, at submission; images and
 // tolerations (which Arbiter does not model) and scheduling gates (ignored, with a warning, at
-// submission) change nothing there. A lowered activeDeadlineSeconds is stored; the engine keeps
-// planning backfill with the submitted limit (docs/serve.md).
+// submission) change nothing there. An activeDeadlineSeconds set or lowered becomes the engine's
+// SetPodDeadline: backfill plans with the new limit (docs/serve.md).
 #pragma once
 
 #include <nlohmann/json.hpp>

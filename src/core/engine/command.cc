@@ -41,6 +41,7 @@ const char* CommandName(const Command& c) {
           [](const DeletePoolPolicy&) { return "DeletePoolPolicy"; },
           [](const UpsertPriceBook&) { return "UpsertPriceBook"; },
           [](const DeletePriceBook&) { return "DeletePriceBook"; },
+          [](const SetPodDeadline&) { return "SetPodDeadline"; },
       },
       c.op);
 }
@@ -103,6 +104,10 @@ void IoOp(A& a, CommandOp& op) {
                  [](DeletePoolPolicy&) {},
                  [&](UpsertPriceBook& c) { Io(a, c.price_book); },
                  [&](DeletePriceBook& c) { Io(a, c.name); },
+                 [&](SetPodDeadline& c) {
+                   IoId(a, c.id);
+                   Io(a, c.active_deadline);
+                 },
              },
              op);
 }

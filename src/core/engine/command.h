@@ -103,6 +103,18 @@ struct VictimExited {
   WorkloadId id{};
 };
 
+// A pod's spec.activeDeadlineSeconds set, or lowered, by an update (all Kubernetes'
+// ValidatePodUpdate allows for it): the workload's time limit becomes `active_deadline`. A
+// running workload's expected end (run start + limit) moves, so the next Tick's backfill
+// reservations plan with it; a pending one runs under it. Quota scopes follow the new value: a
+// workload that gets a limit moves from NotTerminating to Terminating quota usage (a quota left
+// above hard so blocks new admissions, it never evicts). Refused: NotFound (no live workload),
+// InvalidArgument (not positive), FailedPrecondition (raises the limit it has).
+struct SetPodDeadline {
+  WorkloadId id{};
+  Millis active_deadline = 0;
+};
+
 // ------------------------------------------------------------------ nodes
 
 // Adds a node, or replaces an existing node's spec. A new node joins the pool (event NodeAdded
@@ -234,7 +246,7 @@ using CommandOp =
                  DeleteNamespace, UpsertResourceQuota, DeleteResourceQuota, UpsertLimitRange, DeleteLimitRange,
                  UpsertPriorityClass, DeletePriorityClass, UpsertPodDisruptionBudget, DeletePodDisruptionBudget,
                  UpsertElasticQuota, DeleteElasticQuota, UpsertQoS, DeleteQoS, UpsertPoolPolicy, DeletePoolPolicy,
-                 UpsertPriceBook, DeletePriceBook>;
+                 UpsertPriceBook, DeletePriceBook, SetPodDeadline>;
 
 struct Command {
   Millis time = 0;

@@ -103,6 +103,7 @@ Status Engine::Apply(Command&& command) {
           [&](DeletePoolPolicy&) { return s.UpsertPoolPolicyCmd(std::nullopt); },
           [&](UpsertPriceBook& c) { return s.UpsertPriceBookCmd(std::move(c)); },
           [&](DeletePriceBook& c) { return s.DeletePriceBookCmd(c); },
+          [&](SetPodDeadline& c) { return s.SetPodDeadlineCmd(c); },
       },
       command.op);
   s.Flush();

@@ -175,21 +175,7 @@ Status State::Submit(SubmitPod&& c) {
   x.model_mask = ModelMask(x.shape);
   x.elastic = quota.HasElastic(x.namespace_);
   x.has_quota = quota.HasAnyQuota(x.namespace_);
-  {
-    // Interned: find first, so that a known key allocates nothing.
-    auto intern = [&](std::string key) {
-      auto it = class_ids.find(key);
-      if (it == class_ids.end())
-        it = class_ids.emplace(std::move(key), static_cast<uint32_t>(class_ids.size())).first;
-      return it->second;
-    };
-    std::string k = ShapeKey(x);
-    x.shape_class = intern(k);
-    k += "|" + x.namespace_ + "|" + (x.qos >= 0 ? qos_names[static_cast<size_t>(x.qos)] : "") +
-         "|" + ToString(x.preemption_policy);
-    if (x.gang != kNoGang) k += "|gang|" + gangs[x.gang].key;  // a group fails or succeeds as one
-    x.preempt_class = intern(std::move(k));
-  }
+  AssignClasses(x);
   if (auto ns = namespace_ids.find(x.namespace_); ns != namespace_ids.end()) {
     x.namespace_id = ns->second;
   } else {

@@ -120,6 +120,7 @@ class State {
   Status Delete(const DeletePod& c);
   Status Finished(const PodFinished& c);
   Status VictimGone(const VictimExited& c);
+  Status SetPodDeadlineCmd(const SetPodDeadline& c);  // pod_deadline.cc
   Status UpsertNodeCmd(UpsertNode&& c);
   Status RemoveNodeCmd(const RemoveNode& c);
   Status Tick();
@@ -177,6 +178,9 @@ class State {
   bool Attempt(Workload& w, std::unordered_map<uint32_t, std::string>& no_fit,
                std::unordered_map<uint32_t, std::pair<std::string, std::string>>& no_preempt);
   std::string ShapeKey(const Workload& w) const;
+  // Interns w's shape class and preemption class (ShapeKey, namespace, QoS, preemption policy,
+  // gang): at admission, and when its time limit changes (pod_deadline.cc).
+  void AssignClasses(Workload& w);
 
   // ---------------------------------------------------------------- filter.cc
   bool NodeSelectable(uint32_t pos, const Workload& w) const;

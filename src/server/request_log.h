@@ -1,0 +1,41 @@
+// The structured log line of every API request (`arbiter serve`'s stderr, one JSON object):
+//   {"time","level":"info"|"error" (5xx),"msg":"request","method","path","status" (the HTTP
+//    code),"latencyMs","remote","user" ("" unauthenticated or without --token-file),"verb",
+//    and for a resource request "resource", "subresource", "namespace", "name" (when not empty)}
+// verb, resource and namespace as the authorizer sees them (adapters/kube/request_info.h). The
+// query string and the headers are never logged: no token is ever written.
+// cpp-httplib runs a request's pre-routing hook, its handler and the logger on one thread, so the
+// start time and the authenticated user are kept per thread between RequestStarted() (the
+// pre-routing hook, api_auth.h) and RequestLogLine() (the logger).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/duration.h"
+
+namespace httplib {
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace arbiter::server {
+
+// At a request's entry: its clock starts, its user is unknown.
+void RequestStarted();
+// Once its bearer token named a user.
+void RequestAuthenticated(std::string user);
+
+// The fields of a request's line (pure): `latency_ms` measured by the caller.
+struct RequestLogInput {
+  std::string method, path, watch_param, remote, user;
+  int status = 0;
+  double latency_ms = 0;
+  Millis now = 0;  // Unix ms
+};
+nlohmann::json RequestLogFields(const RequestLogInput& in);
+
+// The line of the request this thread serves (RequestStarted() .. now).
+nlohmann::json RequestLogLine(const httplib::Request& req, const httplib::Response& res);
+
+}  // namespace arbiter::server

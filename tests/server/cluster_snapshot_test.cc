@@ -1,0 +1,61 @@
+// Cluster snapshots keep the work model's state of the live workloads only (so a snapshot, and a
+// start-up, does not grow with every pod ever run), and a restored cluster given the same
+// mutations behaves as the one that was saved.
+#include <gtest/gtest.h>
+
+#include "server/cluster_fixtures.h"
+
+namespace arbiter::server {
+namespace {
+
+using namespace fixtures;
+
+Json Header(const std::string& snapshot) {
+  const size_t nl = snapshot.find('\n');
+  const size_t nl2 = snapshot.find('\n', nl + 1);
+  const size_t len = std::stoull(snapshot.substr(nl + 1, nl2 - nl - 1));
+  return Json::parse(snapshot.substr(nl2 + 1, len));
+}
+
+void Apply(Cluster& c, const Mutation& m) {
+  const MutationResult r = c.Apply(m);
+  ASSERT_TRUE(r.ok()) << r.error->message;
+}
+
+TEST(ClusterSnapshot, OnlyTheLiveWorkloadsWorkStateIsSavedAndRestoredRunsGoOnTheSame) {
+  Cluster a("0000abcd");
+  Apply(a, Create(kT0, Namespace("team-a")));
+  Apply(a, Create(kT0, Node("n1", 8)));
+  // 40 one-GPU pods of 10 s: 8 run at a time; then 6 more of 1 h, and one waiting.
+  for (int i = 0; i < 40; ++i)
+    Apply(a, Create(kT0, PodIn("team-a", "s" + std::to_string(i), 1, "10s")));
+  for (int k = 1; k <= 5; ++k) Apply(a, Advance(kT0 + k * 10000));
+  for (int i = 0; i < 7; ++i)
+    Apply(a, Create(kT0 + 60000, PodIn("team-a", "l" + std::to_string(i), 1, "1h")));
+  Apply(a, Create(kT0 + 60000, PodIn("team-a", "wide", 8, "1h")));
+
+  const std::string snap = a.Snapshot();
+  const Json h = Header(snap);
+  EXPECT_EQ(h.at("workCount"), 48);
+  EXPECT_EQ(h.at("liveWorks").size(), 8u);  // l0..l6 and wide; the 40 finished ones are gone
+  EXPECT_FALSE(h.contains("works"));
+
+  Cluster b("0000abcd");
+  ASSERT_TRUE(b.Restore(snap).ok());
+  // The same mutations on both: the running pods end on their timers, the wide one starts.
+  for (Cluster* c : {&a, &b}) {
+    Apply(*c, Delete(kT0 + 70000, "Pod", "team-a", "l0"));
+    Apply(*c, Advance(kT0 + 70000 + 30000));
+    Apply(*c, Create(kT0 + 200000, PodIn("team-a", "late", 1, "1s")));
+    Apply(*c, Advance(kT0 + 60000 + 3600000));
+    Apply(*c, Advance(kT0 + 60000 + 7200000));
+  }
+  EXPECT_EQ(a.store().Save(), b.store().Save());
+  EXPECT_EQ(a.decision_digest(), b.decision_digest());
+  EXPECT_EQ(a.decision_count(), b.decision_count());
+  EXPECT_EQ(b.store().Get("Pod", "team-a", "wide")->at("status").value("phase", ""), "Succeeded");
+  EXPECT_EQ(Header(a.Snapshot()).at("liveWorks").size(), 0u);
+}
+
+}  // namespace
+}  // namespace arbiter::server
