@@ -219,11 +219,10 @@ void RegisterServe(CLI::App& app, int* exit_code) {
     api.dashboard.data_dir = *data;  // the dashboard's history survives a restart
     api.tls = tls;
     if (token_source) {
-      // The dashboard keeps the table of start-up (its routes take a copy).
-      api.dashboard.tokens = *token_source->Current();
+      api.dashboard.tokens = token_source;  // one table, reloaded for both
       api.tokens = token_source;
     } else if (dashboard_only) {
-      api.dashboard.tokens = std::move(*dashboard_only);
+      api.dashboard.tokens = std::make_shared<server::TokenSource>(std::move(*dashboard_only));
     }
     api.version = ARBITER_VERSION;
     api.log = Log;

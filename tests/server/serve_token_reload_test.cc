@@ -79,6 +79,9 @@ TEST_F(ServeTokenReload, SighupAndAChangedFileSwapTheTokensABrokenFileKeepsThem)
   Write(file, kAdmin + kCarol + kErin);
   EXPECT_EQ(CodeUntil(pods, "erin-token-00", "200"), "200") << serve_->log();
   EXPECT_TRUE(LogUntil("\"trigger\":\"file changed\"")) << serve_->log();
+  // The dashboard shares the table: the new token logs in there too, the removed one does not.
+  EXPECT_EQ(Code("/ui/api/whoami", "erin-token-00"), "200");
+  EXPECT_EQ(Code("/ui/api/whoami", "dave-token-00"), "401");
 
   // A broken file: refused and logged; the tokens in force stay.
   Write(file, kAdmin + "frank-token-0,frank\n");

@@ -47,7 +47,7 @@ void RegisterRoutes(httplib::Server& s, Daemon& d, DashboardOptions o) {
   auto viewer = [opts](const httplib::Request& req,
                        httplib::Response& res) -> std::optional<Viewer> {
     if (!opts->tokens) return Viewer{};
-    auto found = ViewerFor(*opts->tokens, req.get_header_value("Authorization"));
+    auto found = ViewerFor(*opts->tokens->Current(), req.get_header_value("Authorization"));
     if (!found) SendJson(res, 401, {{"error", "Unauthorized: a known bearer token is required"}});
     return found;
   };

@@ -19,6 +19,7 @@
 
 #include "server/daemon.h"
 #include "server/dashboard/viewer_tokens.h"
+#include "server/token_source.h"
 
 namespace httplib {
 class Server;
@@ -27,7 +28,9 @@ class Server;
 namespace arbiter::server::dashboard {
 
 struct DashboardOptions {
-  std::optional<ViewerTokens> tokens;  // nullopt: no authentication
+  // The daemon's token table, reloaded with the API's (token_source.h); nullptr: no
+  // authentication.
+  std::shared_ptr<const TokenSource> tokens;
   std::string ledger;    // arbiter serve --ledger: the bills page's ledger (server/ledger_bills.h)
   std::string data_dir;  // arbiter serve --data: the history kept in DIR/history.db ("": memory)
 };
