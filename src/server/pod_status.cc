@@ -37,6 +37,25 @@ void SetCondition(Json& conditions, const std::string& type, const std::string& 
   conditions.push_back(std::move(c));
 }
 
+// The terminated state of a requeued container's last run: kept from the last status written,
+// else made from the run that status shows (preempted now: exit code 137, as after SIGKILL).
+Json LastRun(const Json& old_statuses, const Json& name, Millis now) {
+  for (const auto& o : old_statuses) {
+    if (!o.is_object() || o.value("name", Json()) != name) continue;
+    const Json& st = o.contains("state") ? o["state"] : Json();
+    if (st.is_object() && st.contains("running")) {
+      Json t = {{"exitCode", 137}, {"reason", "Preempted"}, {"finishedAt", KubeTime(now)}};
+      if (st["running"].is_object() && st["running"].contains("startedAt"))
+        t["startedAt"] = st["running"]["startedAt"];
+      return t;
+    }
+    if (o.contains("lastState") && o["lastState"].is_object() &&
+        o["lastState"].contains("terminated"))
+      return o["lastState"]["terminated"];
+  }
+  return {{"exitCode", 137}, {"reason", "Preempted"}, {"finishedAt", KubeTime(now)}};
+}
+
 const char* PhaseText(Phase p) {
   switch (p) {
     case Phase::kPending:
@@ -61,7 +80,12 @@ void SetPodStatus(Json& pod, const engine::WorkloadStatus& s, const std::string&
   Json conditions = old.contains("conditions") && old["conditions"].is_array() ? old["conditions"]
                                                                                : Json::array();
   const bool on_node = !s.node.empty();
-  const bool bound = on_node || s.first_start >= 0;
+  // Bound while it holds a node, and once it has finished after running. A requeued pod (its run
+  // preempted or reclaimed, waiting again) is unbound: Kubernetes would delete it and its
+  // controller make a new, unscheduled pod; we keep the object, unscheduled (docs/serve.md).
+  const bool ran = s.first_start >= 0;
+  const bool bound = on_node || (engine::IsFinal(s.phase) && ran);
+  const bool requeued = !bound && ran && s.phase == Phase::kPending;
   // While pending: the engine's reason (Unschedulable, QuotaExceeded, WaitingForVictims, ...), so
   // `kubectl get pods` shows why in STATUS, and its text as the message.
   const std::string pending_reason =
@@ -79,11 +103,18 @@ void SetPodStatus(Json& pod, const engine::WorkloadStatus& s, const std::string&
   if (s.phase == Phase::kPreempted) st["reason"] = "Preempted";
   if (s.phase != Phase::kRunning && !s.message.empty()) st["message"] = s.message;
   if (s.first_start >= 0) st["startTime"] = KubeTime(s.first_start);
-  if (!s.last_node.empty()) pod["spec"]["nodeName"] = s.last_node;
+  if (bound && !s.last_node.empty())
+    pod["spec"]["nodeName"] = s.last_node;
+  else if (!bound && pod.contains("spec") && pod["spec"].is_object())
+    pod["spec"].erase("nodeName");
   // One status per container, so `kubectl get pods` shows READY and RESTARTS.
   // Container statuses once the pod was bound (kubelet writes them; an unscheduled pod has none).
+  // A requeued pod keeps them for RESTARTS (its preemptions): waiting, its last run terminated.
   Json statuses = Json::array();
-  if (bound && pod.contains("spec") && pod["spec"].contains("containers") &&
+  const Json old_statuses = old.contains("containerStatuses") && old["containerStatuses"].is_array()
+                                ? old["containerStatuses"]
+                                : Json::array();
+  if ((bound || requeued) && pod.contains("spec") && pod["spec"].contains("containers") &&
       pod["spec"]["containers"].is_array()) {
     for (const auto& c : pod["spec"]["containers"]) {
       Json cs = {{"name", c.value("name", "")},
@@ -92,7 +123,10 @@ void SetPodStatus(Json& pod, const engine::WorkloadStatus& s, const std::string&
                  {"ready", ready},
                  {"started", on_node},
                  {"restartCount", s.preemptions}};
-      if (on_node) {
+      if (requeued) {
+        cs["state"] = {{"waiting", Json::object()}};
+        cs["lastState"] = {{"terminated", LastRun(old_statuses, cs["name"], now)}};
+      } else if (on_node) {
         cs["state"] = {{"running", {{"startedAt", KubeTime(s.run_start)}}}};
       } else if (engine::IsFinal(s.phase) && s.first_start >= 0) {
         const bool ok = s.phase == Phase::kSucceeded;

@@ -5,8 +5,9 @@
 // (exit code != 0, Rejected at admission, or Cancelled after preemption, with status.reason
 // Rejected / Preempted). Conditions: PodScheduled (False while pending, with the engine's
 // reason -- Unschedulable, QuotaExceeded, WaitingForVictims... -- and its text as message; True
-// once bound), Ready, and DisruptionTarget (True, reason PreemptionByScheduler, once the pod was
-// preempted or reclaimed; kept afterwards).
+// once bound; False again while a requeued pod waits, then with no spec.nodeName), Ready, and
+// DisruptionTarget (True, reason PreemptionByScheduler, once the pod was preempted or reclaimed;
+// kept afterwards).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "cluster_fixtures.h"
+#include "adapters/kube/resources.h"
+#include "adapters/kube/table.h"
 #include "server/pod_status.h"
 
 namespace arbiter::server {
@@ -137,6 +139,47 @@ TEST(ClusterTest, PreemptedPodGetsDisruptionTargetAndExitsAfterItsShutdown) {
   EXPECT_EQ(c.store().Get("Pod", "default", "low")->at("status").at("phase"),
             "Pending");  // requeued
   EXPECT_TRUE(c.engine().CheckInvariants().ok());
+}
+
+// B5: a requeued pod is unscheduled again: no node (so spec.nodeName field selectors and drain
+// do not find it), PodScheduled False with the pending reason (so `kubectl wait` waits and STATUS
+// says why), its container waiting with the preempted run as its last state.
+TEST(ClusterTest, RequeuedPodIsUnscheduledAgainWithItsPendingReason) {
+  Cluster c("0000abcd");
+  Pool(c);
+  Ok(c, Create(kT0, PriorityClass("low", 100)));
+  Ok(c, Create(kT0, PriorityClass("high", 1000)));
+  Json low = Pod("low", 8, "", "low");
+  low["metadata"]["annotations"]["arbiter.dev/shutdown-time"] = "5s";
+  Ok(c, Create(kT0, low));
+  Ok(c, Create(kT0 + 1000, Pod("high", 8, "", "high")));
+  Ok(c, Advance(kT0 + 6000));
+  const Json& p = *c.store().Get("Pod", "default", "low");
+  EXPECT_EQ(p["status"]["phase"], "Pending");
+  EXPECT_FALSE(p["spec"].contains("nodeName")) << p;
+  const Json* scheduled = Condition(p, "PodScheduled");
+  ASSERT_NE(scheduled, nullptr);
+  EXPECT_EQ((*scheduled)["status"], "False");
+  EXPECT_FALSE((*scheduled)["reason"].get<std::string>().empty()) << *scheduled;
+  EXPECT_EQ(p["status"]["message"], (*scheduled)["message"]);
+  const Json& cs = p["status"]["containerStatuses"][0];
+  EXPECT_EQ(cs["restartCount"], 1);
+  EXPECT_FALSE(cs["state"]["waiting"].contains("reason")) << cs;  // not ContainerCreating
+  EXPECT_EQ(cs["lastState"]["terminated"]["reason"], "Preempted");
+  EXPECT_EQ(cs["lastState"]["terminated"]["startedAt"], KubeTime(kT0));
+  // Its table row's STATUS is the pending reason.
+  const kube::ResourceInfo* pods = kube::FindResource("", "v1", "pods");
+  ASSERT_NE(pods, nullptr);
+  const Json cells = kube::CellsOf(*pods, p, kT0 + 6000);
+  EXPECT_EQ(cells[2], (*scheduled)["reason"]) << cells;
+  EXPECT_EQ(cells[6], "<none>") << cells;  // NODE
+  // Once "high" is gone it runs again, bound to the node.
+  Ok(c, Delete(kT0 + 7000, "Pod", "default", "high"));
+  Ok(c, Advance(kT0 + 8000));
+  const Json& again = *c.store().Get("Pod", "default", "low");
+  EXPECT_EQ(again["status"]["phase"], "Running") << again;
+  EXPECT_EQ(again["spec"]["nodeName"], "gpu-0");
+  EXPECT_EQ((*Condition(again, "PodScheduled"))["status"], "True");
 }
 
 TEST(ClusterTest, DeletingARunningPodKeepsItUntilItExits) {

@@ -213,6 +213,15 @@ TEST(ServeKubectlTest, HigherPriorityPodPreemptsAndTheVictimGetsDisruptionTarget
   CommandOutput ev = s.Kubectl(
       "get events --field-selector involvedObject.name=low -o jsonpath='{.items[*].reason}'");
   EXPECT_NE(ev.out.find("Preempted"), std::string::npos) << ev.out;
+  // Requeued, "low" is unscheduled again: not on gpu-0, STATUS its pending reason.
+  CommandOutput unscheduled =
+      s.Kubectl("wait --for=condition=PodScheduled=false pod/low --timeout=30s");
+  EXPECT_EQ(unscheduled.rc, 0) << unscheduled.out;
+  CommandOutput on_node = s.Kubectl("get pods --field-selector spec.nodeName=gpu-0 -o name");
+  EXPECT_EQ(on_node.out, "pod/high\n") << on_node.out;
+  CommandOutput row = s.Kubectl("get pod low --no-headers");
+  EXPECT_EQ(row.out.find("ContainerCreating"), std::string::npos) << row.out;
+  EXPECT_NE(row.out.find(" 1 "), std::string::npos) << row.out;  // RESTARTS
   EXPECT_EQ(s.Stop(), 0);
 }
 
