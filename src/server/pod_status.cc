@@ -1,6 +1,9 @@
 #include "server/pod_status.h"
 
 #include <algorithm>
+#include <map>
+
+#include "core/resources.h"
 
 namespace arbiter::server {
 
@@ -71,6 +74,42 @@ const char* PhaseText(Phase p) {
 }
 
 }  // namespace
+
+std::string QosClass(const Json& spec) {
+  static const char* const kResources[] = {"cpu", "memory"};
+  auto amount = [](const Json& c, const char* list, const char* r) -> int64_t {
+    if (!c.contains("resources") || !c["resources"].is_object()) return 0;
+    const Json& l = c["resources"].contains(list) ? c["resources"][list] : Json();
+    if (!l.is_object() || !l.contains(r)) return 0;
+    const Json& v = l[r];
+    auto q = ParseResourceQuantity(r, v.is_string() ? v.get<std::string>() : v.dump());
+    return q.ok() ? *q : 0;
+  };
+  std::map<std::string, int64_t> requests, limits;
+  bool guaranteed = true;
+  for (const char* list : {"initContainers", "containers"}) {
+    if (!spec.is_object() || !spec.contains(list) || !spec[list].is_array()) continue;
+    for (const auto& c : spec[list]) {
+      int found = 0;
+      for (const char* r : kResources) {
+        const int64_t limit = amount(c, "limits", r);
+        int64_t request = amount(c, "requests", r);
+        if (request == 0 && limit > 0) request = limit;  // API defaulting: requests from limits
+        if (request > 0) requests[r] += request;
+        if (limit > 0) {
+          limits[r] += limit;
+          ++found;
+        }
+      }
+      if (found < 2) guaranteed = false;
+    }
+  }
+  if (requests.empty() && limits.empty()) return "BestEffort";
+  if (guaranteed)
+    for (const auto& [r, v] : requests)
+      if (!limits.count(r) || limits[r] != v) guaranteed = false;
+  return guaranteed && requests.size() == limits.size() ? "Guaranteed" : "Burstable";
+}
 
 void SetPodStatus(Json& pod, const engine::WorkloadStatus& s, const std::string& disruption,
                   Millis now) {
@@ -144,7 +183,7 @@ void SetPodStatus(Json& pod, const engine::WorkloadStatus& s, const std::string&
     }
   }
   if (!statuses.empty()) st["containerStatuses"] = std::move(statuses);
-  st["qosClass"] = old.value("qosClass", "Burstable");
+  st["qosClass"] = pod.contains("spec") ? QosClass(pod["spec"]) : "BestEffort";
   pod["status"] = std::move(st);
 }
 

@@ -210,6 +210,15 @@ TEST(ServeKubectlTest, HigherPriorityPodPreemptsAndTheVictimGetsDisruptionTarget
   CommandOutput hi =
       s.Kubectl("wait --for=jsonpath='{.spec.nodeName}'=gpu-0 pod/high --timeout=30s");
   EXPECT_EQ(hi.rc, 0) << hi.out;
+  // The Priority admission's spec.priority, and Kubernetes' QoS class.
+  CommandOutput prio = s.Kubectl("get pod high -o jsonpath='{.spec.priority} {.status.qosClass}'");
+  EXPECT_EQ(prio.out, "1000 Burstable") << prio.out;
+  // A PriorityClass's value is immutable: the field, in Kubernetes' words.
+  CommandOutput change = s.Kubectl("patch priorityclass high --type=merge -p '{\"value\":5}'");
+  EXPECT_NE(change.rc, 0);
+  EXPECT_NE(change.out.find("is invalid: value: Forbidden: may not be changed in an update"),
+            std::string::npos)
+      << change.out;
   CommandOutput ev = s.Kubectl(
       "get events --field-selector involvedObject.name=low -o jsonpath='{.items[*].reason}'");
   EXPECT_NE(ev.out.find("Preempted"), std::string::npos) << ev.out;
