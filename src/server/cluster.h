@@ -162,6 +162,8 @@ class Cluster {
   void AddEvent(const engine::Event& e, const Json& involved, Millis t);
   // Rewrites the status of pending pods (not in `touched`, sorted) whose reason text moved.
   void RefreshPending(const std::vector<uint64_t>& touched, Millis t);
+  // Keeps pending_ and reserved_ in step with a pod status just written.
+  void NotePending(uint64_t id, const engine::WorkloadStatus& s);
   // ResourceQuota status (hard, used) of the namespaces in quota_dirty_.
   void RefreshQuotas();
   std::string NewUid();
@@ -180,7 +182,8 @@ class Cluster {
   std::map<std::string, std::map<ObjectStore::Key, ManifestSet>> policy_;
   std::map<uint64_t, ObjectStore::Key> pod_of_;  // live workloads' pods
   std::map<ObjectStore::Key, uint64_t> workload_of_;
-  std::set<uint64_t> pending_;  // live workloads whose pod status says Pending
+  std::set<uint64_t> pending_;   // live workloads whose pod status says Pending
+  std::set<uint64_t> reserved_;  // of those, the ones holding a backfill reservation
   std::set<std::string> quota_dirty_;  // namespaces whose pods or quotas/PDBs changed
   std::deque<ObjectStore::Key> events_;  // stored Events, oldest first
   uint64_t event_counter_ = 0;

@@ -84,10 +84,9 @@ Status Cluster::Restore(const std::string& bytes) {
       workload_of_[key] = id;
     }
     pending_.clear();
+    reserved_.clear();
     for (const auto& [id, key] : pod_of_)
-      if (const Json* pod = store_.Get("Pod", key.first, key.second);
-          pod && pod->contains("status") && (*pod)["status"].value("phase", "") == "Pending")
-        pending_.insert(id);
+      if (auto st = engine_->Get(engine::WorkloadId{id})) NotePending(id, *st);
     decision_digest_ = h.at("decisionDigest").get<uint64_t>();
     decision_count_ = h.at("decisionCount").get<uint64_t>();
     recorder_->works.clear();

@@ -346,7 +346,16 @@ void Answer(httplib::Response& res, const MutationResult& r, int code, const kub
   SendJson(res, code, r.object);
 }
 
+// Bodies are JSON. kubectl's typed requests (`create namespace|quota|priorityclass|pdb`) send
+// protobuf; they get kube-apiserver's 415 for an unknown format (docs/kube-api.md).
 std::optional<Json> Body(const httplib::Request& req, httplib::Response& res) {
+  std::string type = req.get_header_value("Content-Type");
+  type = type.substr(0, type.find(';'));
+  while (!type.empty() && type.back() == ' ') type.pop_back();
+  if (!type.empty() && type != "application/json" && type != "*/*") {
+    SendStatus(res, kube::UnsupportedMediaType(type, {"application/json"}));
+    return std::nullopt;
+  }
   try {
     return Json::parse(req.body);
   } catch (const std::exception& e) {

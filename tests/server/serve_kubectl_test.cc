@@ -149,6 +149,28 @@ TEST(ServeKubectlTest, ServerSideApplyOfTwoManagersMergesTheirFields) {
   EXPECT_EQ(s.Stop(), 0);
 }
 
+// kubectl's typed generators (create namespace|quota|priorityclass|pdb) send protobuf bodies:
+// kube-apiserver's 415 with the accepted types (kubectl 1.32 does not fall back to JSON); the
+// same object through `create -f` (JSON) is created.
+TEST(ServeKubectlTest, ProtobufBodyIsUnsupportedMediaTypeAndTheJsonRouteWorks) {
+  ServeProcess s(ScratchDir("protobuf"));
+  ASSERT_TRUE(s.Start()) << s.log();
+  CommandOutput ns = s.Kubectl("create namespace dev");
+  EXPECT_NE(ns.rc, 0);
+  EXPECT_NE(ns.out.find("Error from server (UnsupportedMediaType): the body of the request was in "
+                        "an unknown format - accepted media types include: application/json"),
+            std::string::npos)
+      << ns.out;
+  CommandOutput pc = s.Kubectl("create priorityclass pc9 --value=9");
+  EXPECT_NE(pc.rc, 0);
+  EXPECT_NE(pc.out.find("unknown format"), std::string::npos) << pc.out;
+  Write(s.dir() / "ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: dev}\n");
+  CommandOutput created = s.Kubectl("create -f " + (s.dir() / "ns.yaml").string());
+  EXPECT_EQ(created.rc, 0) << created.out;
+  EXPECT_NE(created.out.find("namespace/dev created"), std::string::npos) << created.out;
+  EXPECT_EQ(s.Stop(), 0);
+}
+
 TEST(ServeKubectlTest, PodIsScheduledRunsAndSucceedsAndDescribeShowsItsEvents) {
   ServeProcess s(ScratchDir("wait"));
   ASSERT_TRUE(s.Start()) << s.log();
