@@ -272,7 +272,8 @@ bool NamesFlavor(const ElasticQuota& q, const std::string& flavor) {
 
 // The pod with its PodGroupRef from the stored PodGroups (the loader resolves groups within one
 // request; a pod's group arrived in an earlier one).
-Pod WithPodGroup(Pod pod, const std::map<std::string, std::map<ObjectStore::Key, ManifestSet>>& policy) {
+Pod WithPodGroup(Pod pod,
+                 const std::map<std::string, std::map<ObjectStore::Key, ManifestSet>>& policy) {
   ManifestSet s;
   s.pods.push_back(std::move(pod));
   if (auto groups = policy.find("PodGroup"); groups != policy.end())
@@ -456,6 +457,20 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
       return Fail(std::move(e));
     }
   }
+  if (m.kind == "PriorityClass" && existing) {  // Kubernetes' ValidatePriorityClassUpdate
+    ApiError e = Error(ApiError::Reason::kInvalid, m.kind, name, "");
+    auto refuse = [&](const std::string& field, const std::string& message) {
+      e.diagnostics.Add(
+          Diagnostic{Severity::kError, "request", 1, "PriorityClass", name, field, message});
+    };
+    if (existing->value("value", Json()) != obj.value("value", Json()))
+      refuse("value", "Forbidden: may not be changed in an update.");
+    const std::string was = existing->value("preemptionPolicy", "PreemptLowerPriority");
+    const std::string now = obj.value("preemptionPolicy", "PreemptLowerPriority");
+    if (was != now)
+      refuse("preemptionPolicy", "Invalid value: \"" + now + "\": field is immutable");
+    if (!e.diagnostics.items.empty()) return Fail(std::move(e));
+  }
   if (m.kind == "PoolPolicy" && !existing && !store_.List("PoolPolicy", "").empty())
     return Fail(Error(ApiError::Reason::kConflict, m.kind, name,
                       "a PoolPolicy exists already (at most one)"));
@@ -559,6 +574,16 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   if (m.kind == "Pod" && !existing) {
     engine::WorkloadStatus pending;
     pending.phase = engine::Phase::kPending;
+    // Kubernetes' Priority admission: spec.priority, and the class (the global default when
+    // none is named) and its preemption policy, as the engine resolved them at submission.
+    if (auto st = engine_->Get(WorkloadId{*new_workload}); st && obj["spec"].is_object()) {
+      Json& spec = obj["spec"];
+      spec["priority"] = st->priority;
+      if (!st->priority_class.empty()) spec["priorityClassName"] = st->priority_class;
+      if (!spec.contains("preemptionPolicy"))
+        spec["preemptionPolicy"] =
+            st->preemption_policy == PreemptionPolicy::kNever ? "Never" : "PreemptLowerPriority";
+    }
     SetPodStatus(obj, pending, "", t);
   }
   store_.Put(m.kind, ns, name, std::move(obj));
@@ -763,6 +788,7 @@ void Cluster::Sync(Millis t) {
     else
       st = engine_->Get(WorkloadId{id});
     if (!stored || !st) continue;
+    NotePending(id, *st);
     if (fin != finished.end()) {
       pod_of_.erase(id);
       workload_of_.erase({ns, name});
@@ -776,8 +802,77 @@ void Cluster::Sync(Millis t) {
     SetPodStatus(pod, *st, d == disruption.end() ? "" : d->second, t);
     if (pod != *stored) store_.Put("Pod", ns, name, std::move(pod));
   }
+  // A cycle that only took arrivals (no release, no reservation, no gang) attempted only them:
+  // no other pending pod's text moved (engine/queue.cc RunCycle).
+  bool arrivals_only = reserved_.empty() && engine_->policy().min_runtime == 0;
+  bool arrived = false;
+  for (const auto& e : events) {
+    arrived = arrived || e.type == EventType::kSubmitted;
+    if (e.type != EventType::kSubmitted && e.type != EventType::kScheduled &&
+        e.type != EventType::kFailedScheduling && e.type != EventType::kQuotaExceeded &&
+        e.type != EventType::kBorrowed)
+      arrivals_only = false;
+  }
+  for (uint64_t id : touched) {
+    if (!arrivals_only) break;
+    auto key = pod_of_.find(id);
+    const Json* pod =
+        key == pod_of_.end() ? nullptr : store_.Get("Pod", key->second.first, key->second.second);
+    if (pod && pod->contains("metadata") && pod->at("metadata").contains("labels") &&
+        pod->at("metadata").at("labels").contains(kPodGroupLabel))
+      arrivals_only = false;
+  }
+  // (With a minimum runtime, a wake-up re-runs the queue with no event: look every time.)
+  const bool may_move = !events.empty() || engine_->policy().min_runtime > 0;
+  if (may_move && !(arrived && arrivals_only)) RefreshPending(touched, t);
   RefreshPdbs(t);
   RefreshQuotas();
+}
+
+// The engine emits one event per kind of reason per pending spell, but the text of a pending
+// workload's reason moves without one (gang member counts, cohort amounts, node counts): after a
+// cycle that decided anything, every other pending pod whose message or reason differs from the
+// engine's is rewritten. O(pending) engine look-ups per such cycle; a cycle with no events, or
+// one that only took arrivals (Sync), costs nothing (bench_serve BM_ClusterCreatePodBehindQueue).
+void Cluster::RefreshPending(const std::vector<uint64_t>& touched, Millis t) {
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    const uint64_t id = *it;
+    if (std::binary_search(touched.begin(), touched.end(), id)) {
+      ++it;
+      continue;
+    }
+    auto key = pod_of_.find(id);
+    const Json* stored =
+        key == pod_of_.end() ? nullptr : store_.Get("Pod", key->second.first, key->second.second);
+    std::optional<engine::WorkloadStatus> st = engine_->Get(WorkloadId{id});
+    if (!stored || !st || st->phase != engine::Phase::kPending) {
+      reserved_.erase(id);
+      it = pending_.erase(it);  // its next event brings it up to date
+      continue;
+    }
+    ++it;
+    NotePending(id, *st);
+    static const Json kNone;
+    const Json& status = stored->contains("status") ? stored->at("status") : kNone;
+    if (status.is_object() && status.value("message", "") == st->message &&
+        status.value("nominatedNodeName", "") == st->nominated_node)
+      continue;
+    Json pod = *stored;
+    SetPodStatus(pod, *st, "", t);
+    if (pod != *stored) store_.Put("Pod", key->second.first, key->second.second, std::move(pod));
+  }
+}
+
+void Cluster::NotePending(uint64_t id, const engine::WorkloadStatus& s) {
+  const bool pending = s.phase == engine::Phase::kPending;
+  if (pending)
+    pending_.insert(id);
+  else
+    pending_.erase(id);
+  if (pending && s.message.find("; reserved on ") != std::string::npos)
+    reserved_.insert(id);
+  else
+    reserved_.erase(id);
 }
 
 void Cluster::RefreshQuotas() {

@@ -101,6 +101,10 @@ Status Cluster::Restore(const std::string& bytes) {
       pod_of_[id] = key;
       workload_of_[key] = id;
     }
+    pending_.clear();
+    reserved_.clear();
+    for (const auto& [id, key] : pod_of_)
+      if (auto st = engine_->Get(engine::WorkloadId{id})) NotePending(id, *st);
     decision_digest_ = h.at("decisionDigest").get<uint64_t>();
     decision_count_ = h.at("decisionCount").get<uint64_t>();
     // Works: of the live workloads (liveWorks: [id, fields...]), or of every workload (works:

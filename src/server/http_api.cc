@@ -349,7 +349,16 @@ void Answer(httplib::Response& res, const MutationResult& r, int code, const kub
   SendJson(res, code, r.object);
 }
 
+// Bodies are JSON. kubectl's typed requests (`create namespace|quota|priorityclass|pdb`) send
+// protobuf; they get kube-apiserver's 415 for an unknown format (docs/kube-api.md).
 std::optional<Json> Body(const httplib::Request& req, httplib::Response& res) {
+  std::string type = req.get_header_value("Content-Type");
+  type = type.substr(0, type.find(';'));
+  while (!type.empty() && type.back() == ' ') type.pop_back();
+  if (!type.empty() && type != "application/json" && type != "*/*") {
+    SendStatus(res, kube::UnsupportedMediaType(type, {"application/json"}));
+    return std::nullopt;
+  }
   try {
     return Json::parse(req.body);
   } catch (const std::exception& e) {
@@ -411,13 +420,18 @@ void HandlePatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
   if (!ParseDryRun(req, res, &dry_run)) return;
   const std::string ns = r.namespaced ? t.namespace_ : "";
   const bool precondition = req.body.find("resourceVersion") != std::string::npos;
+  // Server-side apply owns fields per manager: kubectl --server-side sends fieldManager=kubectl,
+  // then (on an object made by client-side apply) the last-applied annotation alone as
+  // kubectl-last-applied. `force` is accepted; no conflicts are detected (docs/kube-api.md).
+  kube::ApplyOptions apply;
+  if (*type == kube::PatchType::kApply) apply.field_manager = Param(req, "fieldManager");
   for (int attempt = 0;; ++attempt) {
     const std::shared_ptr<const Json> stored =
         d.Read([&](const Cluster& c) { return c.store().Share(r.kind, ns, t.name); });
     std::optional<Json> live = stored ? std::optional<Json>(*stored) : std::nullopt;
     if (!live && *type != kube::PatchType::kApply)
       return SendStatus(res, kube::NotFound(kube::ResourceName::Of(r), t.name));
-    auto merged = kube::ApplyPatch(*type, live ? &*live : nullptr, req.body, r);
+    auto merged = kube::ApplyPatch(*type, live ? &*live : nullptr, req.body, r, apply);
     if (!merged.ok()) {
       if (merged.code() == StatusCode::kConflict)
         return SendStatus(

@@ -1,6 +1,9 @@
 #include "server/pod_status.h"
 
 #include <algorithm>
+#include <map>
+
+#include "core/resources.h"
 
 namespace arbiter::server {
 
@@ -37,6 +40,25 @@ void SetCondition(Json& conditions, const std::string& type, const std::string& 
   conditions.push_back(std::move(c));
 }
 
+// The terminated state of a requeued container's last run: kept from the last status written,
+// else made from the run that status shows (preempted now: exit code 137, as after SIGKILL).
+Json LastRun(const Json& old_statuses, const Json& name, Millis now) {
+  for (const auto& o : old_statuses) {
+    if (!o.is_object() || o.value("name", Json()) != name) continue;
+    const Json& st = o.contains("state") ? o["state"] : Json();
+    if (st.is_object() && st.contains("running")) {
+      Json t = {{"exitCode", 137}, {"reason", "Preempted"}, {"finishedAt", KubeTime(now)}};
+      if (st["running"].is_object() && st["running"].contains("startedAt"))
+        t["startedAt"] = st["running"]["startedAt"];
+      return t;
+    }
+    if (o.contains("lastState") && o["lastState"].is_object() &&
+        o["lastState"].contains("terminated"))
+      return o["lastState"]["terminated"];
+  }
+  return {{"exitCode", 137}, {"reason", "Preempted"}, {"finishedAt", KubeTime(now)}};
+}
+
 const char* PhaseText(Phase p) {
   switch (p) {
     case Phase::kPending:
@@ -53,6 +75,42 @@ const char* PhaseText(Phase p) {
 
 }  // namespace
 
+std::string QosClass(const Json& spec) {
+  static const char* const kResources[] = {"cpu", "memory"};
+  auto amount = [](const Json& c, const char* list, const char* r) -> int64_t {
+    if (!c.contains("resources") || !c["resources"].is_object()) return 0;
+    const Json& l = c["resources"].contains(list) ? c["resources"][list] : Json();
+    if (!l.is_object() || !l.contains(r)) return 0;
+    const Json& v = l[r];
+    auto q = ParseResourceQuantity(r, v.is_string() ? v.get<std::string>() : v.dump());
+    return q.ok() ? *q : 0;
+  };
+  std::map<std::string, int64_t> requests, limits;
+  bool guaranteed = true;
+  for (const char* list : {"initContainers", "containers"}) {
+    if (!spec.is_object() || !spec.contains(list) || !spec[list].is_array()) continue;
+    for (const auto& c : spec[list]) {
+      int found = 0;
+      for (const char* r : kResources) {
+        const int64_t limit = amount(c, "limits", r);
+        int64_t request = amount(c, "requests", r);
+        if (request == 0 && limit > 0) request = limit;  // API defaulting: requests from limits
+        if (request > 0) requests[r] += request;
+        if (limit > 0) {
+          limits[r] += limit;
+          ++found;
+        }
+      }
+      if (found < 2) guaranteed = false;
+    }
+  }
+  if (requests.empty() && limits.empty()) return "BestEffort";
+  if (guaranteed)
+    for (const auto& [r, v] : requests)
+      if (!limits.count(r) || limits[r] != v) guaranteed = false;
+  return guaranteed && requests.size() == limits.size() ? "Guaranteed" : "Burstable";
+}
+
 void SetPodStatus(Json& pod, const engine::WorkloadStatus& s, const std::string& disruption,
                   Millis now) {
   Json old = pod.contains("status") && pod["status"].is_object() ? pod["status"] : Json::object();
@@ -61,7 +119,12 @@ void SetPodStatus(Json& pod, const engine::WorkloadStatus& s, const std::string&
   Json conditions = old.contains("conditions") && old["conditions"].is_array() ? old["conditions"]
                                                                                : Json::array();
   const bool on_node = !s.node.empty();
-  const bool bound = on_node || s.first_start >= 0;
+  // Bound while it holds a node, and once it has finished after running. A requeued pod (its run
+  // preempted or reclaimed, waiting again) is unbound: Kubernetes would delete it and its
+  // controller make a new, unscheduled pod; we keep the object, unscheduled (docs/serve.md).
+  const bool ran = s.first_start >= 0;
+  const bool bound = on_node || (engine::IsFinal(s.phase) && ran);
+  const bool requeued = !bound && ran && s.phase == Phase::kPending;
   // While pending: the engine's reason (Unschedulable, QuotaExceeded, WaitingForVictims, ...), so
   // `kubectl get pods` shows why in STATUS, and its text as the message.
   const std::string pending_reason =
@@ -79,11 +142,18 @@ void SetPodStatus(Json& pod, const engine::WorkloadStatus& s, const std::string&
   if (s.phase == Phase::kPreempted) st["reason"] = "Preempted";
   if (s.phase != Phase::kRunning && !s.message.empty()) st["message"] = s.message;
   if (s.first_start >= 0) st["startTime"] = KubeTime(s.first_start);
-  if (!s.last_node.empty()) pod["spec"]["nodeName"] = s.last_node;
+  if (bound && !s.last_node.empty())
+    pod["spec"]["nodeName"] = s.last_node;
+  else if (!bound && pod.contains("spec") && pod["spec"].is_object())
+    pod["spec"].erase("nodeName");
   // One status per container, so `kubectl get pods` shows READY and RESTARTS.
   // Container statuses once the pod was bound (kubelet writes them; an unscheduled pod has none).
+  // A requeued pod keeps them for RESTARTS (its preemptions): waiting, its last run terminated.
   Json statuses = Json::array();
-  if (bound && pod.contains("spec") && pod["spec"].contains("containers") &&
+  const Json old_statuses = old.contains("containerStatuses") && old["containerStatuses"].is_array()
+                                ? old["containerStatuses"]
+                                : Json::array();
+  if ((bound || requeued) && pod.contains("spec") && pod["spec"].contains("containers") &&
       pod["spec"]["containers"].is_array()) {
     for (const auto& c : pod["spec"]["containers"]) {
       Json cs = {{"name", c.value("name", "")},
@@ -92,7 +162,10 @@ void SetPodStatus(Json& pod, const engine::WorkloadStatus& s, const std::string&
                  {"ready", ready},
                  {"started", on_node},
                  {"restartCount", s.preemptions}};
-      if (on_node) {
+      if (requeued) {
+        cs["state"] = {{"waiting", Json::object()}};
+        cs["lastState"] = {{"terminated", LastRun(old_statuses, cs["name"], now)}};
+      } else if (on_node) {
         cs["state"] = {{"running", {{"startedAt", KubeTime(s.run_start)}}}};
       } else if (engine::IsFinal(s.phase) && s.first_start >= 0) {
         const bool ok = s.phase == Phase::kSucceeded;
@@ -110,7 +183,7 @@ void SetPodStatus(Json& pod, const engine::WorkloadStatus& s, const std::string&
     }
   }
   if (!statuses.empty()) st["containerStatuses"] = std::move(statuses);
-  st["qosClass"] = old.value("qosClass", "Burstable");
+  st["qosClass"] = pod.contains("spec") ? QosClass(pod["spec"]) : "BestEffort";
   pod["status"] = std::move(st);
 }
 

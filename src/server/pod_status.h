@@ -5,8 +5,9 @@
 // (exit code != 0, Rejected at admission, or Cancelled after preemption, with status.reason
 // Rejected / Preempted). Conditions: PodScheduled (False while pending, with the engine's
 // reason -- Unschedulable, QuotaExceeded, WaitingForVictims... -- and its text as message; True
-// once bound), Ready, and DisruptionTarget (True, reason PreemptionByScheduler, once the pod was
-// preempted or reclaimed; kept afterwards).
+// once bound; False again while a requeued pod waits, then with no spec.nodeName), Ready, and
+// DisruptionTarget (True, reason PreemptionByScheduler, once the pod was preempted or reclaimed;
+// kept afterwards).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -21,6 +22,12 @@ using Json = nlohmann::json;
 
 // RFC 3339 in whole seconds, as Kubernetes' metav1.Time ("2026-12-01T10:24:02Z").
 std::string KubeTime(Millis unix_ms);
+
+// Kubernetes' QoS class of a pod spec (GetPodQOS): BestEffort without cpu/memory requests or
+// limits; Guaranteed when every container (init containers too) limits cpu and memory and the
+// requests equal the limits (a missing request is its limit, as API defaulting makes it);
+// Burstable otherwise. LimitRange defaults are not in the object and do not count.
+std::string QosClass(const Json& spec);
 
 // The pod's new `status` (and spec.nodeName) from the engine's view. `pod` is the stored object
 // (its old status keeps condition transition times and a DisruptionTarget); `disruption` is the

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "cluster_fixtures.h"
+#include "adapters/kube/resources.h"
+#include "adapters/kube/table.h"
 #include "server/pod_status.h"
 
 namespace arbiter::server {
@@ -181,6 +183,129 @@ TEST(ClusterTest, PreemptedPodGetsDisruptionTargetAndExitsAfterItsShutdown) {
   EXPECT_EQ(c.store().Get("Pod", "default", "low")->at("status").at("phase"),
             "Pending");  // requeued
   EXPECT_TRUE(c.engine().CheckInvariants().ok());
+}
+
+// B5: a requeued pod is unscheduled again: no node (so spec.nodeName field selectors and drain
+// do not find it), PodScheduled False with the pending reason (so `kubectl wait` waits and STATUS
+// says why), its container waiting with the preempted run as its last state.
+TEST(ClusterTest, RequeuedPodIsUnscheduledAgainWithItsPendingReason) {
+  Cluster c("0000abcd");
+  Pool(c);
+  Ok(c, Create(kT0, PriorityClass("low", 100)));
+  Ok(c, Create(kT0, PriorityClass("high", 1000)));
+  Json low = Pod("low", 8, "", "low");
+  low["metadata"]["annotations"]["arbiter.dev/shutdown-time"] = "5s";
+  Ok(c, Create(kT0, low));
+  Ok(c, Create(kT0 + 1000, Pod("high", 8, "", "high")));
+  Ok(c, Advance(kT0 + 6000));
+  const Json& p = *c.store().Get("Pod", "default", "low");
+  EXPECT_EQ(p["status"]["phase"], "Pending");
+  EXPECT_FALSE(p["spec"].contains("nodeName")) << p;
+  const Json* scheduled = Condition(p, "PodScheduled");
+  ASSERT_NE(scheduled, nullptr);
+  EXPECT_EQ((*scheduled)["status"], "False");
+  EXPECT_FALSE((*scheduled)["reason"].get<std::string>().empty()) << *scheduled;
+  EXPECT_EQ(p["status"]["message"], (*scheduled)["message"]);
+  const Json& cs = p["status"]["containerStatuses"][0];
+  EXPECT_EQ(cs["restartCount"], 1);
+  EXPECT_FALSE(cs["state"]["waiting"].contains("reason")) << cs;  // not ContainerCreating
+  EXPECT_EQ(cs["lastState"]["terminated"]["reason"], "Preempted");
+  EXPECT_EQ(cs["lastState"]["terminated"]["startedAt"], KubeTime(kT0));
+  // Its table row's STATUS is the pending reason.
+  const kube::ResourceInfo* pods = kube::FindResource("", "v1", "pods");
+  ASSERT_NE(pods, nullptr);
+  const Json cells = kube::CellsOf(*pods, p, kT0 + 6000);
+  EXPECT_EQ(cells[2], (*scheduled)["reason"]) << cells;
+  EXPECT_EQ(cells[6], "<none>") << cells;  // NODE
+  // Once "high" is gone it runs again, bound to the node.
+  Ok(c, Delete(kT0 + 7000, "Pod", "default", "high"));
+  Ok(c, Advance(kT0 + 8000));
+  const Json& again = *c.store().Get("Pod", "default", "low");
+  EXPECT_EQ(again["status"]["phase"], "Running") << again;
+  EXPECT_EQ(again["spec"]["nodeName"], "gpu-0");
+  EXPECT_EQ((*Condition(again, "PodScheduled"))["status"], "True");
+}
+
+// B4: the engine reports a kind of pending reason once, but its text moves on (here the gang's
+// member count); every pending pod's status follows it, not only those with an event.
+TEST(ClusterTest, PendingPodsMessageFollowsTheEngineWithoutAnEventOfItsOwn) {
+  Cluster c("0000abcd");
+  Pool(c);
+  Ok(c, Create(kT0, {{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+                     {"kind", "PodGroup"},
+                     {"metadata", {{"name", "h"}, {"namespace", "default"}}},
+                     {"spec", {{"minMember", 3}}}}));
+  for (int i = 0; i < 2; ++i) {
+    Json p = Pod("h-" + std::to_string(i), 1);
+    p["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = "h";
+    Ok(c, Create(kT0 + 1000 * (i + 1), p));
+  }
+  const Json& first = *c.store().Get("Pod", "default", "h-0");
+  const std::string message = first["status"]["message"];
+  EXPECT_NE(message.find("2 of minMember 3 pods present"), std::string::npos) << message;
+  EXPECT_EQ((*Condition(first, "PodScheduled"))["message"], message);
+  auto id = c.engine().Find("default", "h-0");
+  ASSERT_TRUE(id.has_value());
+  EXPECT_EQ(c.engine().Get(*id)->message, message);
+}
+
+// B13: status.qosClass as Kubernetes' GetPodQOS; spec.priority (and the class, and its
+// preemption policy) filled at create as the Priority admission plugin does.
+TEST(ClusterTest, PodGetsItsQosClassAndItsPriorityFromItsClassAtCreate) {
+  Cluster c("0000abcd");
+  Pool(c);
+  Ok(c, Create(kT0, PriorityClass("high", 1000)));
+  Json burstable = Ok(c, Create(kT0, Pod("burstable", 1, "", "high")));
+  EXPECT_EQ(burstable["status"]["qosClass"], "Burstable");
+  EXPECT_EQ(burstable["spec"]["priority"], 1000);
+  EXPECT_EQ(burstable["spec"]["preemptionPolicy"], "PreemptLowerPriority");
+  Json g = Pod("guaranteed", 1);
+  g["spec"]["containers"][0]["resources"] = {
+      {"requests", {{"cpu", "1"}, {"memory", "1Gi"}}},
+      {"limits", {{"cpu", "1000m"}, {"memory", "1Gi"}, {"nvidia.com/gpu", "1"}}}};
+  Json guaranteed = Ok(c, Create(kT0, g));
+  EXPECT_EQ(guaranteed["status"]["qosClass"], "Guaranteed");
+  EXPECT_EQ(guaranteed["spec"]["priority"], 0);
+  EXPECT_FALSE(guaranteed["spec"].contains("priorityClassName"));
+  Json limits_only = Pod("limits-only", 1);
+  limits_only["spec"]["containers"][0]["resources"] = {
+      {"limits", {{"cpu", "2"}, {"memory", "1Gi"}}}};
+  EXPECT_EQ(Ok(c, Create(kT0, limits_only))["status"]["qosClass"], "Guaranteed");
+  Json b = Pod("besteffort", 1);
+  b["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/gpu", "1"}}}};
+  EXPECT_EQ(Ok(c, Create(kT0, b))["status"]["qosClass"], "BestEffort");
+  // A global default class names itself on pods that name none.
+  Json def = PriorityClass("default", 10);
+  def["globalDefault"] = true;
+  Ok(c, Create(kT0, def));
+  Json defaulted = Ok(c, Create(kT0, Pod("defaulted", 1)));
+  EXPECT_EQ(defaulted["spec"]["priorityClassName"], "default");
+  EXPECT_EQ(defaulted["spec"]["priority"], 10);
+}
+
+// B12: changing a PriorityClass's value is refused with the field path, in Kubernetes' words.
+TEST(ClusterTest, PriorityClassValueIsImmutableWithItsFieldPath) {
+  Cluster c("0000abcd");
+  Pool(c);
+  Json pc = Ok(c, Create(kT0, PriorityClass("high", 1000)));
+  Mutation m;
+  m.op = Mutation::Op::kUpdate;
+  m.time = kT0 + 1000;
+  m.kind = "PriorityClass";
+  m.name = "high";
+  pc["value"] = 5;
+  pc["preemptionPolicy"] = "Never";
+  m.object = pc;
+  MutationResult r = c.Apply(m);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error->reason, ApiError::Reason::kInvalid);
+  ASSERT_EQ(r.error->diagnostics.items.size(), 2u);
+  EXPECT_EQ(r.error->diagnostics.items[0].field_path, "value");
+  EXPECT_EQ(r.error->diagnostics.items[0].message, "Forbidden: may not be changed in an update.");
+  EXPECT_EQ(r.error->diagnostics.items[1].field_path, "preemptionPolicy");
+  EXPECT_EQ(r.error->diagnostics.items[1].message,
+            "Invalid value: \"Never\": field is immutable");
+  EXPECT_EQ(c.store().Get("PriorityClass", "", "high")->at("value"), 1000);
 }
 
 TEST(ClusterTest, DeletingARunningPodKeepsItUntilItExits) {

@@ -88,6 +88,89 @@ TEST(ServeKubectlTest, ApplyExamplePoolServerSide) {
   EXPECT_EQ(s.Stop(), 0);
 }
 
+// kubectl 1.32's --server-side on an object made by client-side apply applies the file as
+// manager "kubectl", then the last-applied annotation alone as "kubectl-last-applied": the
+// second apply must not take "kubectl"'s fields away (it did when fieldManager was ignored).
+TEST(ServeKubectlTest, ServerSideApplyAfterClientSideApplyKeepsEverySpec) {
+  ServeProcess s(ScratchDir("csa-ssa"));
+  ASSERT_TRUE(s.Start()) << s.log();
+  ASSERT_EQ(s.Kubectl("apply -f " + kPool).rc, 0);
+  CommandOutput a = s.Kubectl("apply --server-side -f " + kPool);
+  ASSERT_EQ(a.rc, 0) << a.out << s.log();
+  EXPECT_NE(a.out.find("resourcequota/team-a-gpu serverside-applied"), std::string::npos) << a.out;
+  EXPECT_EQ(a.out.find("failed to migrate"), std::string::npos) << a.out;
+  CommandOutput rq = s.Kubectl(
+      "get resourcequota -n team-a team-a-gpu -o jsonpath='{.spec.hard.requests\\.nvidia\\.com/gpu}'");
+  EXPECT_EQ(rq.out, "16") << rq.out;
+  CommandOutput eq =
+      s.Kubectl("get elasticquota -n team-a team-a -o jsonpath='{.spec.cohort} {.spec.min.cpu}'");
+  EXPECT_EQ(eq.out, "gpu-pool 64") << eq.out;
+  CommandOutput pp = s.Kubectl("get poolpolicy default -o jsonpath='{.spec.quota.whenExceeded}'");
+  EXPECT_EQ(pp.out, "Queue") << pp.out;
+  CommandOutput node = s.Kubectl(
+      "get node a100-0 -o jsonpath='{.metadata.labels.topology\\.kubernetes\\.io/zone}'");
+  EXPECT_EQ(node.out, "zone-a") << node.out;
+  CommandOutput managers = s.Kubectl(
+      "get resourcequota -n team-a team-a-gpu -o jsonpath='{.metadata.managedFields[*].manager}'");
+  EXPECT_NE(managers.out.find("kubectl-last-applied"), std::string::npos) << managers.out;
+  // Applying the same file again, either way, changes nothing.
+  CommandOutput again = s.Kubectl("apply --server-side -f " + kPool);
+  ASSERT_EQ(again.rc, 0) << again.out;
+  rq = s.Kubectl(
+      "get resourcequota -n team-a team-a-gpu -o jsonpath='{.spec.hard.requests\\.nvidia\\.com/gpu}'");
+  EXPECT_EQ(rq.out, "16") << rq.out;
+  CommandOutput csa = s.Kubectl("apply -f " + kPool);
+  EXPECT_EQ(csa.rc, 0) << csa.out;
+  EXPECT_NE(csa.out.find("resourcequota/team-a-gpu unchanged"), std::string::npos) << csa.out;
+  EXPECT_EQ(s.Stop(), 0);
+}
+
+// Two apply managers: each owns what it applied; the second one's apply merges, and the first
+// one's re-apply keeps the second one's fields.
+TEST(ServeKubectlTest, ServerSideApplyOfTwoManagersMergesTheirFields) {
+  ServeProcess s(ScratchDir("ssa-managers"));
+  ASSERT_TRUE(s.Start()) << s.log();
+  Write(s.dir() / "pc.yaml",
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: ssa-test}\n"
+        "value: 500\ndescription: from the platform team\n");
+  Write(s.dir() / "labels.yaml",
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: ssa-test\n"
+        "  labels: {owner: labeler}\n");
+  const std::string pc = (s.dir() / "pc.yaml").string();
+  ASSERT_EQ(s.Kubectl("apply --server-side -f " + pc).rc, 0);
+  CommandOutput l = s.Kubectl("apply --server-side --field-manager=labeler -f " +
+                              (s.dir() / "labels.yaml").string());
+  ASSERT_EQ(l.rc, 0) << l.out << s.log();
+  const std::string query =
+      "get priorityclass ssa-test -o jsonpath='{.value} {.metadata.labels.owner} {.description}'";
+  EXPECT_EQ(s.Kubectl(query).out, "500 labeler from the platform team");
+  ASSERT_EQ(s.Kubectl("apply --server-side -f " + pc).rc, 0);
+  EXPECT_EQ(s.Kubectl(query).out, "500 labeler from the platform team");
+  EXPECT_EQ(s.Stop(), 0);
+}
+
+// kubectl's typed generators (create namespace|quota|priorityclass|pdb) send protobuf bodies:
+// kube-apiserver's 415 with the accepted types (kubectl 1.32 does not fall back to JSON); the
+// same object through `create -f` (JSON) is created.
+TEST(ServeKubectlTest, ProtobufBodyIsUnsupportedMediaTypeAndTheJsonRouteWorks) {
+  ServeProcess s(ScratchDir("protobuf"));
+  ASSERT_TRUE(s.Start()) << s.log();
+  CommandOutput ns = s.Kubectl("create namespace dev");
+  EXPECT_NE(ns.rc, 0);
+  EXPECT_NE(ns.out.find("Error from server (UnsupportedMediaType): the body of the request was in "
+                        "an unknown format - accepted media types include: application/json"),
+            std::string::npos)
+      << ns.out;
+  CommandOutput pc = s.Kubectl("create priorityclass pc9 --value=9");
+  EXPECT_NE(pc.rc, 0);
+  EXPECT_NE(pc.out.find("unknown format"), std::string::npos) << pc.out;
+  Write(s.dir() / "ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: dev}\n");
+  CommandOutput created = s.Kubectl("create -f " + (s.dir() / "ns.yaml").string());
+  EXPECT_EQ(created.rc, 0) << created.out;
+  EXPECT_NE(created.out.find("namespace/dev created"), std::string::npos) << created.out;
+  EXPECT_EQ(s.Stop(), 0);
+}
+
 TEST(ServeKubectlTest, PodIsScheduledRunsAndSucceedsAndDescribeShowsItsEvents) {
   ServeProcess s(ScratchDir("wait"));
   ASSERT_TRUE(s.Start()) << s.log();
@@ -149,9 +232,27 @@ TEST(ServeKubectlTest, HigherPriorityPodPreemptsAndTheVictimGetsDisruptionTarget
   CommandOutput hi =
       s.Kubectl("wait --for=jsonpath='{.spec.nodeName}'=gpu-0 pod/high --timeout=30s");
   EXPECT_EQ(hi.rc, 0) << hi.out;
+  // The Priority admission's spec.priority, and Kubernetes' QoS class.
+  CommandOutput prio = s.Kubectl("get pod high -o jsonpath='{.spec.priority} {.status.qosClass}'");
+  EXPECT_EQ(prio.out, "1000 Burstable") << prio.out;
+  // A PriorityClass's value is immutable: the field, in Kubernetes' words.
+  CommandOutput change = s.Kubectl("patch priorityclass high --type=merge -p '{\"value\":5}'");
+  EXPECT_NE(change.rc, 0);
+  EXPECT_NE(change.out.find("is invalid: value: Forbidden: may not be changed in an update"),
+            std::string::npos)
+      << change.out;
   CommandOutput ev = s.Kubectl(
       "get events --field-selector involvedObject.name=low -o jsonpath='{.items[*].reason}'");
   EXPECT_NE(ev.out.find("Preempted"), std::string::npos) << ev.out;
+  // Requeued, "low" is unscheduled again: not on gpu-0, STATUS its pending reason.
+  CommandOutput unscheduled =
+      s.Kubectl("wait --for=condition=PodScheduled=false pod/low --timeout=30s");
+  EXPECT_EQ(unscheduled.rc, 0) << unscheduled.out;
+  CommandOutput on_node = s.Kubectl("get pods --field-selector spec.nodeName=gpu-0 -o name");
+  EXPECT_EQ(on_node.out, "pod/high\n") << on_node.out;
+  CommandOutput row = s.Kubectl("get pod low --no-headers");
+  EXPECT_EQ(row.out.find("ContainerCreating"), std::string::npos) << row.out;
+  EXPECT_NE(row.out.find(" 1 "), std::string::npos) << row.out;  // RESTARTS
   EXPECT_EQ(s.Stop(), 0);
 }
 

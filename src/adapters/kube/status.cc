@@ -47,6 +47,7 @@ bool LooksLikeFieldPath(std::string_view s) {
 std::string CauseReasonOf(std::string_view message) {
   if (message.rfind("is required", 0) == 0) return "FieldValueRequired";
   if (message.rfind("unknown field", 0) == 0) return "FieldValueNotSupported";
+  if (message.rfind("Forbidden:", 0) == 0) return "FieldValueForbidden";
   return "FieldValueInvalid";
 }
 
