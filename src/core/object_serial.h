@@ -208,6 +208,15 @@ void Io(A& a, PodDisruptionBudget& p) {
 }
 
 template <typename A>
+void Io(A& a, PoolPolicy::SlurmLatency& l) {
+  Io(a, l.grace_end_delay);
+  Io(a, l.kill_wait);
+  Io(a, l.message_timeout);
+  Io(a, l.epilog);
+  Io(a, l.cred_expire);
+}
+
+template <typename A>
 void Io(A& a, PoolPolicy& p) {
   Io(a, p.meta);
   Io(a, p.cpu_overcommit_milli);
@@ -223,6 +232,7 @@ void Io(A& a, PoolPolicy& p) {
   Io(a, p.scrape_interval);
   Io(a, p.backfill);
   Io(a, p.preempt_youngest_first);
+  if (!a.latencyless) Io(a, p.latency);  // engine snapshot / command version 4
 }
 
 template <typename A>

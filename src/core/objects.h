@@ -209,6 +209,19 @@ struct PoolPolicy {
   // preemption.victimOrder under QoS: Slurm's default takes the oldest equal-QoS victims first
   // (false); preempt_youngest_first takes the youngest (true).
   bool preempt_youngest_first = false;
+
+  // ---- spec.latency (slurm4): Slurm's latencies, modelled only when the block is present
+  // (docs/slurm.md "Latency model"). Defaults are Slurm 22.05's.
+  struct SlurmLatency {
+    // How long after a victim's GraceTime ends slurmctld kills it: its next scheduling pass that
+    // retries the preemptor, at the latest the 30 s time-limit sweep (PERIODIC_TIMEOUT).
+    Millis grace_end_delay = 15000;
+    Millis kill_wait = 30000;        // KillWait: SIGTERM -> SIGKILL when slurmd kills a job
+    Millis message_timeout = 10000;  // MessageTimeout: slurmd's termination round trip after it
+    Millis epilog = 0;               // the Epilog's run time, after every job (job clean-up)
+    Millis cred_expire = 120000;     // AuthInfo cred_expire: a requeued job waits this + 1 s
+  };
+  std::optional<SlurmLatency> latency;
 };
 
 // arbiter.dev/v1alpha1 ResourceFlavor (Kueue's ResourceFlavor): a kind of node, by its labels

@@ -36,6 +36,7 @@ class Writer {
  public:
   static constexpr bool kReading = false;
   static constexpr bool flavorless = false;  // see Reader
+  static constexpr bool latencyless = false;  // see Reader
   void U8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
   void U32(uint32_t v) {
     for (int i = 0; i < 4; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -59,6 +60,8 @@ class Reader {
   // The file predates resource flavors (engine snapshot and command version 2, simulation state
   // version 2): their fields are absent and read as empty.
   bool flavorless = false;
+  // The file predates PoolPolicy spec.latency (engine snapshot and command version 3).
+  bool latencyless = false;
   explicit Reader(std::string_view in) : in_(in) {}
   uint8_t U8() {
     if (!Need(1)) return 0;

@@ -65,13 +65,20 @@ TEST(SlurmCli, ExportWritesTheScriptAndTheFragmentAndWarnsOnStderr) {
   // Warnings as `arbiter validate` prints them, then a summary.
   EXPECT_NE(
       r.err.find(kPolicy +
-                 ":56: PriceBook/standard: spec.mode: warning: Max: Slurm's billing TRES weighs "
+                 ":60: PriceBook/standard: spec.mode: warning: Max: Slurm's billing TRES weighs "
                  "allocations only"),
       std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("arbiter slurm export: 3 QoS, 2 accounts, 1 user in "), std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find("; 2 warnings"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("; 4 warnings"), std::string::npos) << r.err;
+  // spec.latency: the cluster timers Slurm has keys for; cred_expire and the grace-end delay
+  // are warnings.
+  EXPECT_NE(conf.find("\nKillWait=2\nMessageTimeout=5\n"), std::string::npos) << conf;
+  EXPECT_NE(r.err.find("PoolPolicy/default: spec.latency.credExpire: warning: 10s: not exported; it is "
+                       "AuthInfo's cred_expire=10"),
+            std::string::npos)
+      << r.err;
   // bash can read it.
   EXPECT_EQ(arbiter::testing::RunCommand("bash -n " + (d / "out/sacctmgr.sh").string()).rc, 0);
 }
@@ -85,7 +92,7 @@ TEST(SlurmCli, ExportToStdoutStrictAndBadInput) {
   EXPECT_NE(out.out.find("CLUSTER=\n"), std::string::npos);  // no --cluster: every cluster
   auto strict = Arbiter("slurm export --strict -f " + kPolicy + " -o " + (d / "s").string(), d);
   EXPECT_EQ(strict.rc, 1);
-  EXPECT_NE(strict.err.find("--strict: 2 warnings"), std::string::npos) << strict.err;
+  EXPECT_NE(strict.err.find("--strict: 4 warnings"), std::string::npos) << strict.err;
   EXPECT_FALSE(fs::exists(d / "s/sacctmgr.sh"));
   auto cluster = Arbiter("slurm export -f " + kPolicy + " --cluster 'Bad Name'", d);
   EXPECT_EQ(cluster.rc, 2);
@@ -225,14 +232,50 @@ TEST(SlurmCli, CompareTheRecordedRunWithTheSimulation) {
   EXPECT_EQ(verdicts["expected difference"], 0);  // issue 10's Slurm items are fixed
   EXPECT_EQ(verdicts["DIFFERS"], 0);
   EXPECT_GE(verdicts["agree"], 40);
-  // Without the expectations, Slurm's latencies are failures; the victims and their fates agree.
-  auto strict = Arbiter(args, d);
+  EXPECT_EQ(verdicts["agree (allowance)"], 0);
+  EXPECT_EQ(verdicts["agree"], 56);
+}
+
+// With spec.latency (the test cluster's timers) every start and every GPU-second of the recorded
+// run agrees within the base tolerances: starts within 3 s, after a wait too (measured at most
+// 2 s: Slurm's scheduling pass between a submission and its preemption decision, not modelled,
+// and sacct's whole seconds). Without the model, Slurm's latencies are failures.
+TEST(SlurmCli, LatencyModelMatchesTheRecordedRunWithinThreeSeconds) {
+  const fs::path d = Scratch("latency");
+  auto compare = [&](const std::string& policy, const std::string& name) {
+    const std::string report = (d / (name + ".json")).string();
+    auto sim = Arbiter("sim -q -f " + policy + " -f " + kWorkload + " --report-json " + report, d);
+    EXPECT_EQ(sim.rc, 0) << sim.err;
+    return Arbiter("slurm compare --sacct-file " + kSacct + " --report-json " + report + " -f " + policy +
+                       " --slurmctld-log " + kLog,
+                   d);
+  };
+  // No --expect: the default tolerances (start 3 s, 3 s per GPU and run), no allowances.
+  auto on = compare(kPolicy, "on");
+  EXPECT_EQ(on.rc, 0) << on.out << on.err;
+  EXPECT_NE(on.out.find("56 points: 56 agree, 0 agree with an allowance"), std::string::npos) << on.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(on.out, m, std::regex("max \\|delta\\| ([0-9.]+) s at submission, ([0-9.]+) s after a wait")))
+      << on.out;
+  EXPECT_LE(std::stod(m[1]), 3.0);
+  EXPECT_LE(std::stod(m[2]), 3.0);
+  EXPECT_TRUE(std::regex_search(on.out, std::regex("team-b/high-3 +start#1 +124 +123 +agree"))) << on.out;
+  EXPECT_TRUE(std::regex_search(on.out, std::regex("team-a/low-4 +start#2 +136 +134 +agree"))) << on.out;
+  // The same policy without spec.latency: the preemptors start 13-16 s early.
+  std::string off = Read(kPolicy);
+  const auto at = off.find("  latency:");
+  ASSERT_NE(at, std::string::npos);
+  off.erase(at, off.find('\n', at) + 1 - at);
+  std::ofstream(d / "off.yaml") << off;
+  auto strict = compare((d / "off.yaml").string(), "off");
   EXPECT_EQ(strict.rc, 1);
   EXPECT_TRUE(std::regex_search(strict.out, std::regex("team-b/scav-3 +gpu-seconds +66 +40 +DIFFERS"))) << strict.out;
   EXPECT_TRUE(std::regex_search(strict.out, std::regex("team-b/scav-3 +preempted-by +team-b/high-2 +team-b/high-2 +agree")))
       << strict.out;
   EXPECT_TRUE(std::regex_search(strict.out, std::regex("team-a/low-2 +runs +1 +1 +agree"))) << strict.out;
   // An expectation that no longer holds is a failure too: pretend scav-1 was expected to differ.
+  const std::string args = "slurm compare --sacct-file " + kSacct + " --report-json " + (d / "on.json").string() +
+                           " -f " + kPolicy + " --slurmctld-log " + kLog;
   std::string extra = Read(kExpect);
   extra.replace(extra.find("differences: []"), 15,
                 "differences:\n  - {job: team-b/scav-1, point: runs, issue10: latencies}");

@@ -511,6 +511,30 @@ class Exporter {
       Warn("PoolPolicy", policy_.meta, "spec.preemption.minRuntime",
            FormatDuration(policy_.min_runtime) +
                ": Slurm's PreemptExemptTime counts whole seconds (rounded up)");
+    if (policy_.latency) {  // spec.latency: the timers the model assumes are the cluster's
+      const auto& l = *policy_.latency;
+      Conf(pp + " latency.killWait " + FormatDuration(l.kill_wait) + pwhere("spec.latency.killWait") +
+               " and latency.messageTimeout " + FormatDuration(l.message_timeout) +
+               ": slurmd's SIGTERM -> SIGKILL wait and its message round trip",
+           "KillWait=" + std::to_string(CeilSeconds(l.kill_wait)) +
+               "\nMessageTimeout=" + std::to_string(CeilSeconds(l.message_timeout)));
+      for (auto [field, d] : {std::pair<const char*, Millis>{"killWait", l.kill_wait},
+                              {"messageTimeout", l.message_timeout}})
+        if (d % 1000 != 0)
+          Warn("PoolPolicy", policy_.meta, std::string("spec.latency.") + field,
+               FormatDuration(d) + ": Slurm counts whole seconds (rounded up)");
+      Warn("PoolPolicy", policy_.meta, "spec.latency.credExpire",
+           FormatDuration(l.cred_expire) + ": not exported; it is AuthInfo's cred_expire=" +
+               std::to_string(CeilSeconds(l.cred_expire)) +
+               " (add it to the cluster's AuthInfo line, with its socket)");
+      if (l.epilog > 0)
+        Warn("PoolPolicy", policy_.meta, "spec.latency.epilog",
+             FormatDuration(l.epilog) + ": not exported; it is how long the cluster's Epilog script runs");
+      Warn("PoolPolicy", policy_.meta, "spec.latency.graceEndDelay",
+           FormatDuration(l.grace_end_delay) +
+               ": not exported; it follows from SchedulerParameters=sched_interval (and slurmctld's 30 s "
+               "time-limit sweep)");
+    }
     const int64_t freq = std::max<int64_t>(1, CeilSeconds(policy_.scrape_interval));
     Conf(pp + " metering.scrapeInterval " + FormatDuration(policy_.scrape_interval) +
              pwhere("spec.metering.scrapeInterval") +

@@ -1022,6 +1022,22 @@ class DocLoader {
                                             if (auto b = r_.Bool(x, xp)) pp.backfill = *b;
                                           }}});
                  }},
+                {"latency",  // Slurm's latencies (slurm4): present = modelled, Slurm's defaults
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   PoolPolicy::SlurmLatency l;
+                   auto dur = [&](Millis* out) {
+                     return [this, out](const YAML::Node& x, const std::string& xp) {
+                       if (auto d = r_.Duration(x, xp)) *out = *d;
+                     };
+                   };
+                   r_.ReadStruct(v, fp,
+                                 {{"graceEndDelay", dur(&l.grace_end_delay)},
+                                  {"killWait", dur(&l.kill_wait)},
+                                  {"messageTimeout", dur(&l.message_timeout)},
+                                  {"epilog", dur(&l.epilog)},
+                                  {"credExpire", dur(&l.cred_expire)}});
+                   pp.latency = l;
+                 }},
                 {"metering", [&](const YAML::Node& v, const std::string& fp) {
                    r_.ReadStruct(v, fp, {{"scrapeInterval", [&](const YAML::Node& x, const std::string& xp) {
                                             if (auto d = r_.Duration(x, xp)) pp.scrape_interval = *d;

@@ -28,7 +28,9 @@ constexpr size_t kMaxGangInstants = 256;  // candidate start instants tried for 
 }  // namespace
 
 Millis State::ExpectedEnd(const Workload& x) const {
-  if (x.phase == Phase::kTerminating) return std::max(now, x.stop_time + x.stop_grace);
+  if (x.release_at >= 0) return std::max(now, x.release_at);  // exited; Slurm's clean-up
+  if (x.phase == Phase::kTerminating)
+    return std::max(now, x.stop_time + x.stop_grace + CleanupDelay(x, true));
   if (x.phase == Phase::kRunning && x.time_limit > 0)
     return std::max(now, x.run_start + x.time_limit);
   return -1;

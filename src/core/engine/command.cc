@@ -142,6 +142,7 @@ Result<Command> DecodeCommand(std::string_view bytes) {
   if (!body.ok()) return body.status();
   serial::Reader r(*body);
   r.flavorless = version < 3;
+  r.latencyless = version < 4;
   Command c;
   Io(r, c.time);
   const uint32_t index = r.U32();

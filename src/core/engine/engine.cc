@@ -49,6 +49,7 @@ Status State::Tick() {
     wakeups.pop();
     freed = true;  // re-run the whole queue: a victim became old enough
   }
+  ReleaseDue();  // spec.latency: Slurm's clean-up ends, requeued jobs become eligible
   CycleNominalFirst();  // RunCycle, borrowers after the workloads within their min
   return Status::Ok();
 }

@@ -115,8 +115,9 @@ class Engine {
   static Result<std::unique_ptr<Engine>> Restore(std::string_view snapshot, const RestoreOptions& options);
   static Result<std::unique_ptr<Engine>> Restore(std::string_view snapshot) { return Restore(snapshot, {}); }
   // 2: ElasticQuota preemption, fairSharing, gangs, reservations; 3: resource flavors, the
-  // Terminating scope of counted pods, pod group timeouts (2 is still read)
-  static constexpr uint32_t kSnapshotVersion = 3;
+  // Terminating scope of counted pods, pod group timeouts; 4: PoolPolicy spec.latency and the
+  // workloads' Slurm clean-up and eligibility times (2 and 3 are still read)
+  static constexpr uint32_t kSnapshotVersion = 4;
 
  private:
   std::unique_ptr<State> s_;

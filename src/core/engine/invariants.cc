@@ -64,7 +64,7 @@ Status State::CheckInvariants() const {
     const bool placed = w.phase == Phase::kRunning || w.phase == Phase::kTerminating;
     known += placed && EndKnown(w);
     if (placed != (seen[s] == 1)) return Status::Internal(w.key + " is not on exactly one node");
-    if ((w.phase == Phase::kPending) != IsPending(s))
+    if ((w.phase == Phase::kPending && !w.held) != IsPending(s))
       return Status::Internal(w.key + " is " + ToString(w.phase) + " but " + (IsPending(s) ? "" : "not ") +
                               "in the queue");
     if (IsFinal(w.phase)) return Status::Internal(w.key + " has finished but is still in the engine");

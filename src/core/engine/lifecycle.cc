@@ -356,6 +356,16 @@ void State::Signal(Workload& v, Millis grace) {
 // A terminating victim (or a workload on a removed node) exits: release, then requeue, cancel, or
 // gone (deleted).
 void State::Exit(Workload& w, bool emit_terminated) {
+  if (w.release_at >= 0) {  // Slurm's clean-up is over (or its node left): it exited at exited_at
+    completing.erase(std::find(completing.begin(), completing.end(), w.slot));
+    w.release_at = -1;
+    if (w.exit_kind != kExitVictim) {
+      FinishNow(w, w.exit_code, w.exit_kind == kExitFinishedTerminating);
+      return;
+    }
+  } else {
+    w.exited_at = now;
+  }
   const std::string node = w.node != kNoNode ? node_info[w.node].name : "";
   const bool was_terminating = w.phase == Phase::kTerminating;
   Release(w);
@@ -375,7 +385,8 @@ void State::Exit(Workload& w, bool emit_terminated) {
     // whatever its PreemptMode: no requeue, no cancel (a job that wants to be requeued calls
     // `scontrol requeue` itself: arbiter.dev/requeue-on-preempt).
     const bool completed_in_grace = policy.preemption_type == PreemptionType::kQoS && was_terminating && !node_lost &&
-                                    !w.preempted_by.empty() && now > w.stop_time && now < w.stop_time + w.stop_grace &&
+                                    !w.preempted_by.empty() && w.exited_at > w.stop_time &&
+                                    w.exited_at < w.stop_time + w.stop_grace &&
                                     !w.requeue_on_preempt;
     if (completed_in_grace) {
       w.phase = Phase::kSucceeded;
@@ -392,11 +403,22 @@ void State::Exit(Workload& w, bool emit_terminated) {
       w.pending_since = now;
       w.reason_keys = {};
       w.last_event_type = -1;
-      SetMessage(w, node_lost ? "requeued: " + cause : "requeued after " + cause, why);
-      Emit(EventType::kRequeued, w, node, why, w.message);
+      std::string text = node_lost ? "requeued: " + cause : "requeued after " + cause;
       const Slot slot = w.slot;
-      PendingInsert(slot);
-      fresh.push_back(slot);
+      if (policy.latency) {  // Slurm: EligibleTime = requeue + cred_expire + 1 s
+        w.held = true;
+        w.eligible_at = now + policy.latency->cred_expire + 1000;
+        held.push_back(slot);
+        wakeups.push(w.eligible_at);
+        text += "; eligible again in " + FormatDuration(w.eligible_at - now) + " (Slurm: cred_expire " +
+                FormatDuration(policy.latency->cred_expire) + " + 1s)";
+      }
+      SetMessage(w, text, why);
+      Emit(EventType::kRequeued, w, node, why, w.message);
+      if (!w.held) {
+        PendingInsert(slot);
+        fresh.push_back(slot);
+      }
     }
   }
   // The preemptor waiting for this victim.
@@ -405,6 +427,77 @@ void State::Exit(Workload& w, bool emit_terminated) {
     const Slot slot = w.slot;
     wf.erase(std::remove(wf.begin(), wf.end(), slot), wf.end());
     w.preemptor = kNoSlot;
+  }
+}
+
+// ------------------------------------------------------------------ Slurm's latencies (spec.latency)
+
+// How long a workload that exits now keeps its node in Slurm: the Epilog after every job; a job
+// killed at the end of its grace period is first noticed by slurmctld (grace_end_delay, after a
+// preemption), then slurmd sends SIGTERM, waits KillWait, sends SIGKILL, and the node is free
+// once its termination round trip is done (MessageTimeout).
+Millis State::CleanupDelay(const Workload& w, bool killed) const {
+  if (!policy.latency) return 0;
+  const auto& l = *policy.latency;
+  Millis d = l.epilog;
+  if (killed) d += (w.preempted_by.empty() ? 0 : l.grace_end_delay) + l.kill_wait + l.message_timeout;
+  return d;
+}
+
+std::string State::CleanupText(const Workload& w, bool killed) const {
+  const auto& l = *policy.latency;
+  std::string t;
+  auto add = [&](const std::string& x) { t += (t.empty() ? "" : ", ") + x; };
+  if (killed && !w.preempted_by.empty()) add("killed " + FormatDuration(l.grace_end_delay) + " after GraceTime");
+  if (killed) add("KillWait " + FormatDuration(l.kill_wait) + ", MessageTimeout " + FormatDuration(l.message_timeout));
+  if (l.epilog > 0) add("Epilog " + FormatDuration(l.epilog));
+  return t;
+}
+
+// The workload's processes are gone but its node stays held (Slurm's COMPLETING) until
+// now + delay: ReleaseDue finishes the exit then, with the outcome decided now.
+void State::DeferRelease(Workload& w, Millis delay, ExitKind kind, std::string message) {
+  if (w.phase != Phase::kTerminating) {
+    if (!EndKnown(w)) ++ends_known;
+    w.phase = Phase::kTerminating;
+  }
+  Touch(w.node);
+  w.exited_at = now;
+  w.release_at = now + delay;
+  w.exit_kind = kind;
+  completing.push_back(w.slot);
+  wakeups.push(w.release_at);
+  SetMessage(w, std::move(message), w.message_reason);
+}
+
+// At a Tick: releases that are due (in time, then id order), then requeued jobs that became
+// eligible.
+void State::ReleaseDue() {
+  auto by_time = [&](Millis Workload::*field) {
+    return [this, field](Slot a, Slot b) {
+      const Workload &x = workloads[a], &y = workloads[b];
+      return x.*field != y.*field ? x.*field < y.*field : Value(x.id) < Value(y.id);
+    };
+  };
+  if (!completing.empty()) {
+    std::vector<Slot> due;
+    for (Slot s : completing)
+      if (workloads[s].release_at <= now) due.push_back(s);
+    std::sort(due.begin(), due.end(), by_time(&Workload::release_at));
+    for (Slot s : due) Exit(workloads[s]);  // ends the clean-up (a finished job completes)
+  }
+  if (!held.empty()) {
+    std::vector<Slot> due;
+    for (Slot s : held)
+      if (workloads[s].eligible_at <= now) due.push_back(s);
+    std::sort(due.begin(), due.end(), by_time(&Workload::eligible_at));
+    for (Slot s : due) {
+      held.erase(std::find(held.begin(), held.end(), s));
+      workloads[s].held = false;
+      PendingInsert(s);
+      fresh.push_back(s);
+      freed = true;
+    }
   }
 }
 
@@ -419,17 +512,33 @@ Status State::Finished(const PodFinished& c) {
   if (w.phase != Phase::kRunning && w.phase != Phase::kTerminating)
     return Status::FailedPrecondition("PodFinished: " + w.key + " is " + ToString(w.phase) +
                                       ", not running");
-  const std::string node = node_info[w.node].name;
+  if (w.release_at >= 0)
+    return Status::FailedPrecondition("PodFinished: " + w.key + " has exited already (Slurm clean-up until " +
+                                      FormatDuration(w.release_at) + ")");
   const bool was_terminating = w.phase == Phase::kTerminating;
-  w.exit_code = c.exit_code;
+  if (const Millis delay = CleanupDelay(w, false); delay > 0) {
+    w.exit_code = c.exit_code;
+    DeferRelease(w, delay, was_terminating ? kExitFinishedTerminating : kExitFinishedRunning,
+                 "exited with code " + std::to_string(c.exit_code) + "; the Epilog holds its node for " +
+                     FormatDuration(delay));
+    return Status::Ok();
+  }
+  FinishNow(w, c.exit_code, was_terminating);
+  return Status::Ok();
+}
+
+void State::FinishNow(Workload& w, int32_t exit_code, bool was_terminating) {
+  const Slot s = w.slot;
+  const std::string node = node_info[w.node].name;
+  w.exit_code = exit_code;
   Release(w);
-  if (c.exit_code == 0) {
+  if (exit_code == 0) {
     w.phase = Phase::kSucceeded;
     if (was_terminating) SetMessage(w, "", reason::kNone);
     Emit(EventType::kCompleted, w, node, reason::kNone, "");
   } else {
     w.phase = Phase::kFailed;
-    SetMessage(w, "exited with code " + std::to_string(c.exit_code), reason::kError);
+    SetMessage(w, "exited with code " + std::to_string(exit_code), reason::kError);
     Emit(EventType::kFailed, w, node, reason::kError, w.message);
   }
   if (w.preemptor != kNoSlot) {  // a victim that finished its work within its grace period
@@ -438,7 +547,6 @@ Status State::Finished(const PodFinished& c) {
     w.preemptor = kNoSlot;
   }
   MarkFinished(w);
-  return Status::Ok();
 }
 
 Status State::VictimGone(const VictimExited& c) {
@@ -450,6 +558,18 @@ Status State::VictimGone(const VictimExited& c) {
   if (w.phase != Phase::kTerminating)
     return Status::FailedPrecondition("VictimExited: " + w.key + " is not terminating (" +
                                       ToString(w.phase) + ")");
+  if (w.release_at >= 0)
+    return Status::FailedPrecondition("VictimExited: " + w.key + " has exited already (Slurm clean-up until " +
+                                      FormatDuration(w.release_at) + ")");
+  w.exited_at = now;
+  const bool killed = now >= w.stop_time + w.stop_grace;
+  if (const Millis delay = CleanupDelay(w, killed); delay > 0) {
+    DeferRelease(w, delay, kExitVictim,
+                 std::string(killed ? "killed at the end of its grace period" : "exited after SIGTERM") +
+                     "; Slurm holds its node for " + FormatDuration(delay) + " more (" + CleanupText(w, killed) +
+                     ")");
+    return Status::Ok();
+  }
   Exit(w);
   return Status::Ok();
 }
@@ -470,6 +590,10 @@ Status State::Delete(const DeletePod& c) {
       quota.Unreserve(w);
       DropNomination(w);
       PendingErase(s);
+      if (w.held) {
+        held.erase(std::find(held.begin(), held.end(), s));
+        w.held = false;
+      }
       for (Slot v : w.waiting_for) workloads[v].preemptor = kNoSlot;  // its victims still exit
       w.waiting_for.clear();
       w.deleted = true;

@@ -117,6 +117,13 @@ void IoWorkload(A& a, Workload& w, std::vector<uint64_t>& waiting_for, uint64_t&
     Io(a, w.flavor);
     Io(a, w.flavor_labels);
   }
+  if (!a.latencyless) {  // version 4
+    Io(a, w.release_at);
+    Io(a, w.exited_at);
+    Io(a, w.exit_kind);
+    Io(a, w.held);
+    Io(a, w.eligible_at);
+  }
 }
 
 template <typename A>
@@ -247,6 +254,7 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot, const
   if (!body.ok()) return body.status();
   Reader r(*body);
   r.flavorless = version < 3;
+  r.latencyless = version < 4;
   auto fail = [&](const std::string& why) { return R::Error(StatusCode::kInvalidArgument, "corrupt engine snapshot: " + why); };
 
   // 1. Options and clock.
@@ -481,7 +489,9 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot, const
   for (const Workload& x : s.workloads) {
     if (x.nominated_node != kNoNode) ++s.nominations;
     if (x.node != kNoNode && State::EndKnown(x)) ++s.ends_known;
-    if (x.phase == Phase::kPending) s.PendingInsert(x.slot);
+    if (x.phase == Phase::kPending && !x.held) s.PendingInsert(x.slot);
+    if (x.held) s.held.push_back(x.slot);
+    if (x.release_at >= 0) s.completing.push_back(x.slot);
   }
   s.RematchAllPdbs();
   // A pool appended before the first Tick stays as it was: the next command puts it in order, as

@@ -165,6 +165,13 @@ class State {
   void Bind(Workload& w, uint32_t pos, const placement::GpuAssignment& gpus);
   void Release(Workload& w);
   void Exit(Workload& w, bool emit_terminated = true);
+  // PoolPolicy spec.latency (Slurm's latencies, lifecycle.cc): how long a workload that exits
+  // now keeps its node; defer its release; release the due ones and requeue the eligible ones.
+  Millis CleanupDelay(const Workload& w, bool killed) const;
+  std::string CleanupText(const Workload& w, bool killed) const;
+  void DeferRelease(Workload& w, Millis delay, ExitKind kind, std::string message);
+  void ReleaseDue();
+  void FinishNow(Workload& w, int32_t exit_code, bool was_terminating);
   void DropNomination(Workload& w);
   void Nominate(Workload& w, uint32_t pos);
   void Signal(Workload& v, Millis grace);  // SIGTERM: the workload becomes Terminating
@@ -413,6 +420,8 @@ class State {
   size_t nominations = 0;             // workloads nominated to a node
   std::unordered_map<uint32_t, std::string> class_reason;
   std::vector<Slot> fresh;  // submitted or requeued since the last cycle
+  std::vector<Slot> completing;  // exited, node held until release_at (spec.latency)
+  std::vector<Slot> held;        // requeued, waiting for eligible_at (spec.latency)
   bool freed = true;        // capacity or quota was released since the last cycle
   // Instants when a blocked preemption may become possible (a victim reaches minRuntime).
   std::priority_queue<Millis, std::vector<Millis>, std::greater<Millis>> wakeups;

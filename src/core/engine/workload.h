@@ -83,6 +83,18 @@ struct Workload {
   Millis stop_grace = 0;     // the grace period of that SIGTERM
   std::string preempted_by;  // preemptor key, or "node/NAME"
   Slot preemptor = kNoSlot;  // who waits for this victim to exit
+  // PoolPolicy spec.latency (Slurm's latencies): its processes are gone at `exited_at` but it
+  // holds its node until `release_at` (Slurm's COMPLETING: kill, KillWait, clean-up), -1 none;
+  // `exit_kind` says what ended it. A requeued job is held out of the queue until
+  // `eligible_at` (cred_expire).
+  Millis release_at = -1;
+  Millis exited_at = 0;
+  uint8_t exit_kind = 0;  // ExitKind
+  bool held = false;      // requeued, pending, not yet eligible (not in the queue)
+  Millis eligible_at = 0;
 };
+
+// What ended a workload whose release is deferred (Workload::exit_kind).
+enum ExitKind : uint8_t { kExitVictim = 0, kExitFinishedRunning = 1, kExitFinishedTerminating = 2 };
 
 }  // namespace arbiter::engine

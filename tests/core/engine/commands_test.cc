@@ -372,5 +372,55 @@ TEST(EngineMemory, FinishedWorkloadsLeaveTheEngine) {
   EXPECT_LE(many, ten + 64) << "snapshot grew from " << ten << " to " << many << " bytes";
 }
 
+// PoolPolicy spec.latency (Slurm's latencies): a killed victim holds its node until Slurm's
+// clean-up is over (graceEndDelay + KillWait + MessageTimeout after its grace period), refuses a
+// second exit meanwhile, and a requeued one stays out of the queue until cred_expire + 1 s; a node
+// removed during the clean-up requeues it at once (held), and deleting it while held is clean.
+TEST_F(Commands, SlurmLatencyHoldsTheNodeThenTheRequeuedJob) {
+  PoolPolicy pp;
+  pp.meta.name = "default";
+  pp.latency = PoolPolicy::SlurmLatency{6000, 2000, 5000, 0, 10000};
+  ASSERT_TRUE(Do(0, UpsertPoolPolicy{pp}).ok());
+  ASSERT_TRUE(Do(0, UpsertPriorityClass{Class("low", 0)}).ok());
+  ASSERT_TRUE(Do(0, UpsertPriorityClass{Class("high", 100)}).ok());
+  ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 1), 0}).ok());
+  Pod lo = MakePod("a", 1);
+  lo.priority_class_name = "low";
+  Pod hi = MakePod("b", 1);
+  hi.priority_class_name = "high";
+  const WorkloadId a = Submit(0, lo);
+  ASSERT_TRUE(Do(0, Tick{}).ok());
+  const WorkloadId b = Submit(1000, hi);
+  ASSERT_TRUE(Do(1000, Tick{}).ok());
+  ASSERT_EQ(PhaseOf(a), Phase::kTerminating);
+  // Killed at the end of its 30 s grace period: the node is Slurm's until 31 + 6 + 2 + 5 = 44 s.
+  ASSERT_TRUE(Do(31000, VictimExited{a}).ok());
+  ASSERT_TRUE(Do(31000, Tick{}).ok());
+  EXPECT_EQ(e_.NextWakeup(), std::optional<Millis>(44000));
+  EXPECT_EQ(PhaseOf(a), Phase::kTerminating);
+  EXPECT_EQ(PhaseOf(b), Phase::kPending);
+  EXPECT_NE(e_.Get(a)->message.find("Slurm holds its node for 13s more"), std::string::npos) << e_.Get(a)->message;
+  EXPECT_EQ(Do(40000, VictimExited{a}).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Do(40000, PodFinished{a, 0}).code(), StatusCode::kFailedPrecondition);
+  // Its node leaves during the clean-up: requeued now, eligible at 42 + 10 + 1 = 53 s.
+  ASSERT_TRUE(Do(42000, RemoveNode{"n1"}).ok());
+  ASSERT_TRUE(Do(42000, UpsertNode{GpuNode("n2", 1), 1}).ok());
+  ASSERT_TRUE(Do(42000, Tick{}).ok());
+  EXPECT_EQ(PhaseOf(b), Phase::kRunning);
+  ASSERT_NE(sink_.Last(EventType::kRequeued), nullptr);
+  EXPECT_EQ(sink_.Last(EventType::kRequeued)->time, 42000);
+  EXPECT_NE(e_.Get(a)->message.find("eligible again in 11s"), std::string::npos) << e_.Get(a)->message;
+  EXPECT_FALSE(e_.has_pending()) << "a requeued job waits out of the queue";
+  ASSERT_TRUE(Do(44000, Tick{}).ok());  // the stale clean-up wake-up changes nothing
+  EXPECT_EQ(PhaseOf(a), Phase::kPending);
+  ASSERT_TRUE(Do(53000, Tick{}).ok());
+  EXPECT_TRUE(e_.has_pending());
+  ASSERT_TRUE(Do(54000, DeletePod{a, std::nullopt}).ok());
+  EXPECT_EQ(PhaseOf(a), Phase::kDeleted);
+  // b completes: no Epilog, so its node is free at once.
+  ASSERT_TRUE(Do(60000, PodFinished{b, 0}).ok());
+  EXPECT_EQ(PhaseOf(b), Phase::kSucceeded);
+}
+
 }  // namespace
 }  // namespace arbiter::engine

@@ -176,7 +176,7 @@ TEST(SnapshotTest, ReadsVersion2) {
   snap[8] = 1;
   auto old = Engine::Restore(snap);
   ASSERT_FALSE(old.ok());
-  EXPECT_NE(old.message().find("reads version 2 to 3"), std::string::npos) << old.message();
+  EXPECT_NE(old.message().find("reads version 2 to 4"), std::string::npos) << old.message();
 }
 
 // A flavored ElasticQuota survives a command's encoding (journal) with its flavors.
@@ -198,6 +198,37 @@ TEST(CommandEncodingTest, ElasticQuotaFlavorsRoundTrip) {
   EXPECT_EQ(back.flavors[0].name, "h100");
   EXPECT_EQ(back.flavors[0].max->Get("nvidia.com/gpu"), 12000);
   EXPECT_EQ(back.flavors[0].node_labels.at("nvidia.com/gpu.product"), "H100");
+}
+
+// Version 4 added PoolPolicy spec.latency: it survives a command's encoding and a snapshot, and
+// a version-3 command (no latency fields) still decodes, without the model.
+TEST(CommandEncodingTest, PoolPolicyLatencyRoundTrip) {
+  PoolPolicy p;
+  p.meta.name = "default";
+  p.latency = PoolPolicy::SlurmLatency{6000, 2000, 5000, 1000, 10000};
+  auto c = DecodeCommand(EncodeCommand(At(1, UpsertPoolPolicy{p})));
+  ASSERT_TRUE(c.ok()) << c.message();
+  const PoolPolicy& back = std::get<UpsertPoolPolicy>(c->op).policy;
+  ASSERT_TRUE(back.latency.has_value());
+  EXPECT_EQ(back.latency->grace_end_delay, 6000);
+  EXPECT_EQ(back.latency->kill_wait, 2000);
+  EXPECT_EQ(back.latency->message_timeout, 5000);
+  EXPECT_EQ(back.latency->epilog, 1000);
+  EXPECT_EQ(back.latency->cred_expire, 10000);
+  Engine e;
+  ASSERT_TRUE(e.Apply(At(1, UpsertPoolPolicy{p})).ok());
+  auto r = Engine::Restore(e.Snapshot());
+  ASSERT_TRUE(r.ok()) << r.message();
+  ASSERT_TRUE((*r)->policy().latency.has_value());
+  EXPECT_EQ((*r)->policy().latency->cred_expire, 10000);
+  EXPECT_EQ((*r)->Snapshot(), e.Snapshot());
+  // Without the block the command's body is the version-3 body plus one "absent" byte.
+  PoolPolicy off;
+  off.meta.name = "default";
+  std::string v4 = EncodeCommand(At(1, UpsertPoolPolicy{off}));
+  auto v4c = DecodeCommand(v4);
+  ASSERT_TRUE(v4c.ok()) << v4c.message();
+  EXPECT_FALSE(std::get<UpsertPoolPolicy>(v4c->op).policy.latency.has_value());
 }
 
 }  // namespace
