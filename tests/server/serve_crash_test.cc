@@ -84,7 +84,9 @@ std::set<std::string> CrashRounds(const std::filesystem::path& dir,
     for (const auto& n : acked) EXPECT_EQ(names[n], 1) << "round " << round << ": " << n;
     Json st = State(s);
     EXPECT_FALSE(st.is_null());
-    if (!st.is_null()) EXPECT_EQ(st["invariants"], "ok");
+    if (!st.is_null()) {
+      EXPECT_EQ(st["invariants"], "ok");
+    }
     // Creates from 8 clients until the kill.
     std::atomic<bool> stop{false};
     std::vector<std::thread> clients;
