@@ -2,11 +2,10 @@
 // SQLite, build a month's invoices for 10,000 workloads (7.2M hourly rows).
 // Run: build/bench_billing --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <filesystem>
-
-#include <sqlite3.h>
 
 #include "adapters/report/invoice_json.h"
 #include "adapters/sqlite/ledger.h"
@@ -24,7 +23,8 @@ PriceBook Book() {
   b.meta.name = "standard";
   b.currency = "CNY";
   b.effective_from = kEpoch;
-  b.prices = {{"cpu", *Decimal::Parse("0.05")}, {"memory", *Decimal::Parse("0.01")},
+  b.prices = {{"cpu", *Decimal::Parse("0.05")},
+              {"memory", *Decimal::Parse("0.01")},
               {"nvidia.com/gpu", *Decimal::Parse("7.00")}};
   b.gpu_models = {{"NVIDIA-H100-80GB-HBM3", *Decimal::Parse("14.00")}};
   return b;
@@ -95,8 +95,9 @@ std::vector<HourlyRow> MonthRows(int workloads, int hours, int first = 0) {
 void BM_LedgerWriteOneMillionRows(benchmark::State& state) {
   auto rows = MonthRows(10000, 100);
   auto cat = *PriceCatalog::Create({Book()});
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("bench-ledger-" + std::to_string(getpid()) + ".db")).string();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("bench-ledger-" + std::to_string(getpid()) + ".db"))
+                               .string();
   for (auto _ : state) {
     state.PauseTiming();
     for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path + s);
@@ -104,7 +105,8 @@ void BM_LedgerWriteOneMillionRows(benchmark::State& state) {
     auto l = sqlite::Ledger::Open(path);
     if (!l.ok()) state.SkipWithError(l.message().c_str());
     auto st = (*l)->Write(rows, cat, kEpoch + 100 * kHourMs);
-    if (!st.ok() || st->inserted != static_cast<int64_t>(rows.size())) state.SkipWithError("write failed");
+    if (!st.ok() || st->inserted != static_cast<int64_t>(rows.size()))
+      state.SkipWithError("write failed");
   }
   for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path + s);
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(rows.size()));
@@ -116,8 +118,9 @@ BENCHMARK(BM_LedgerWriteOneMillionRows)->Unit(benchmark::kMillisecond)->Iteratio
 void BM_LedgerInvoicesFromOneMillionRows(benchmark::State& state) {
   auto rows = MonthRows(10000, 100);
   auto cat = *PriceCatalog::Create({Book()});
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("bench-ledger-read-" + std::to_string(getpid()) + ".db")).string();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("bench-ledger-read-" + std::to_string(getpid()) + ".db"))
+                               .string();
   for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(path + s);
   auto l = std::move(sqlite::Ledger::Open(path)).value();
   if (!l->Write(rows, cat).ok()) state.SkipWithError("write failed");
@@ -156,8 +159,8 @@ std::string MonthLedgerFile() {
     if (l.ok()) {
       sqlite3_stmt* st = nullptr;
       bool done = false;
-      if (sqlite3_prepare_v2((*l)->handle(), "SELECT value FROM meta WHERE key = 'bench_complete'", -1,
-                             &st, nullptr) == SQLITE_OK)
+      if (sqlite3_prepare_v2((*l)->handle(), "SELECT value FROM meta WHERE key = 'bench_complete'",
+                             -1, &st, nullptr) == SQLITE_OK)
         done = sqlite3_step(st) == SQLITE_ROW;
       sqlite3_finalize(st);
       if (done) return path;
@@ -168,7 +171,8 @@ std::string MonthLedgerFile() {
   auto cat = *PriceCatalog::Create({Book()});
   for (int first = 0; first < 10000; first += 1000)
     if (!l->Write(MonthRows(1000, 720, first), cat).ok()) return "";
-  sqlite3_exec(l->handle(), "INSERT INTO meta VALUES ('bench_complete', '1'); PRAGMA wal_checkpoint(TRUNCATE);",
+  sqlite3_exec(l->handle(),
+               "INSERT INTO meta VALUES ('bench_complete', '1'); PRAGMA wal_checkpoint(TRUNCATE);",
                nullptr, nullptr, nullptr);
   return path;
 }
@@ -181,7 +185,8 @@ void BM_MonthInvoiceFromLedgerFile(benchmark::State& state) {
     state.SkipWithError("building the month ledger failed");
     return;
   }
-  const auto read = state.range(0) == 0 ? sqlite::InvoiceRead::kRollups : sqlite::InvoiceRead::kHourlyRows;
+  const auto read =
+      state.range(0) == 0 ? sqlite::InvoiceRead::kRollups : sqlite::InvoiceRead::kHourlyRows;
   size_t bytes = 0;
   for (auto _ : state) {
     auto l = sqlite::Ledger::Open(path);
@@ -194,7 +199,11 @@ void BM_MonthInvoiceFromLedgerFile(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * 7200000);
 }
 // 0: daily rollups + hourly edges (the default); 1: every hourly row (the old read).
-BENCHMARK(BM_MonthInvoiceFromLedgerFile)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_MonthInvoiceFromLedgerFile)
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 
 }  // namespace
 

@@ -21,7 +21,8 @@ Node MakeNode(int i) {
   char name[32];
   std::snprintf(name, sizeof name, "node-%05d", i);
   n.meta.name = name;
-  n.meta.labels["nvidia.com/gpu.product"] = i % 4 == 0 ? "NVIDIA-H100-80GB-HBM3" : "NVIDIA-A100-SXM4-80GB";
+  n.meta.labels["nvidia.com/gpu.product"] =
+      i % 4 == 0 ? "NVIDIA-H100-80GB-HBM3" : "NVIDIA-A100-SXM4-80GB";
   n.capacity = {{"cpu", 128000}, {"memory", int64_t{1} << 40}, {"nvidia.com/gpu", 8000}};
   n.allocatable = n.capacity;
   return n;
@@ -34,12 +35,24 @@ Pod MakePod(int i, int32_t kind, const char* pc) {
   Container c;
   c.name = "c";
   switch (kind % 6) {
-    case 0: c.requests = {{"cpu", 4000}, {"memory", int64_t{16} << 30}, {"nvidia.com/gpu", 1000}}; break;
-    case 1: c.requests = {{"cpu", 8000}, {"memory", int64_t{32} << 30}, {"nvidia.com/gpu", 2000}}; break;
-    case 2: c.requests = {{"cpu", 2000}, {"memory", int64_t{8} << 30}, {"nvidia.com/gpu", 500}}; break;
-    case 3: c.requests = {{"cpu", 1000}, {"memory", int64_t{4} << 30}}; break;
-    case 4: c.requests = {{"cpu", 16000}, {"memory", int64_t{64} << 30}, {"nvidia.com/gpu", 4000}}; break;
-    default: c.requests = {{"cpu", 2000}, {"memory", int64_t{8} << 30}, {"nvidia.com/gpu", 250}}; break;
+    case 0:
+      c.requests = {{"cpu", 4000}, {"memory", int64_t{16} << 30}, {"nvidia.com/gpu", 1000}};
+      break;
+    case 1:
+      c.requests = {{"cpu", 8000}, {"memory", int64_t{32} << 30}, {"nvidia.com/gpu", 2000}};
+      break;
+    case 2:
+      c.requests = {{"cpu", 2000}, {"memory", int64_t{8} << 30}, {"nvidia.com/gpu", 500}};
+      break;
+    case 3:
+      c.requests = {{"cpu", 1000}, {"memory", int64_t{4} << 30}};
+      break;
+    case 4:
+      c.requests = {{"cpu", 16000}, {"memory", int64_t{64} << 30}, {"nvidia.com/gpu", 4000}};
+      break;
+    default:
+      c.requests = {{"cpu", 2000}, {"memory", int64_t{8} << 30}, {"nvidia.com/gpu", 250}};
+      break;
   }
   p.containers.push_back(c);
   if (pc) p.priority_class_name = pc;
@@ -62,7 +75,8 @@ ManifestSet Pool(int nodes) {
 // The engine with the pool of `m` (classes and nodes); pods are submitted by the benchmarks.
 std::unique_ptr<engine::Engine> Build(const ManifestSet& m) {
   auto e = std::make_unique<engine::Engine>();
-  for (const auto& pc : m.priority_classes) (void)e->Apply(engine::At(0, engine::UpsertPriorityClass{pc}));
+  for (const auto& pc : m.priority_classes)
+    (void)e->Apply(engine::At(0, engine::UpsertPriorityClass{pc}));
   for (const auto& n : m.nodes) (void)e->Apply(engine::At(0, engine::UpsertNode{n, 0}));
   return e;
 }
@@ -74,7 +88,9 @@ double ThreadCpuSeconds() {
 }
 
 // `count` things done in `cpu` seconds of CPU time (summed over the iterations).
-benchmark::Counter PerCpuSecond(double count, double cpu) { return benchmark::Counter(cpu > 0 ? count / cpu : 0); }
+benchmark::Counter PerCpuSecond(double count, double cpu) {
+  return benchmark::Counter(cpu > 0 ? count / cpu : 0);
+}
 
 struct Count : engine::EventSink {
   engine::EventType type;
@@ -113,7 +129,11 @@ void BM_Placement(benchmark::State& state) {
   state.counters["placements/s"] = benchmark::Counter(total, benchmark::Counter::kIsRate);
   state.counters["placements/cpu_s"] = PerCpuSecond(total, cpu);
 }
-BENCHMARK(BM_Placement)->Args({5000, 50000})->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+BENCHMARK(BM_Placement)
+    ->Args({5000, 50000})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
+    ->UseRealTime();
 
 // Preemption decisions per second: the pool is full of low-priority 1-GPU pods; high-priority
 // pods of mixed shapes arrive and each must choose a node and a minimal victim set.
@@ -122,7 +142,8 @@ void BM_Preemption(benchmark::State& state) {
   const int preemptors = static_cast<int>(state.range(1));
   ManifestSet m = Pool(nodes);
   for (int i = 0; i < nodes * 8; ++i) m.pods.push_back(MakePod(i, 0, "low"));
-  for (int i = 0; i < preemptors; ++i) m.pods.push_back(MakePod(nodes * 8 + i, i % 2 ? 1 : 4, "high"));
+  for (int i = 0; i < preemptors; ++i)
+    m.pods.push_back(MakePod(nodes * 8 + i, i % 2 ? 1 : 4, "high"));
   size_t decisions = 0;
   double cpu = 0;
   for (auto _ : state) {
@@ -148,7 +169,11 @@ void BM_Preemption(benchmark::State& state) {
   state.counters["decisions/s"] = benchmark::Counter(total, benchmark::Counter::kIsRate);
   state.counters["decisions/cpu_s"] = PerCpuSecond(total, cpu);
 }
-BENCHMARK(BM_Preemption)->Args({5000, 5000})->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+BENCHMARK(BM_Preemption)
+    ->Args({5000, 5000})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
+    ->UseRealTime();
 
 // A member of pod group `group` (minMember `size`).
 Pod GangMember(int group, int member, int size, int32_t kind, const char* pc) {
@@ -189,7 +214,11 @@ void BM_GangPlacement(benchmark::State& state) {
   state.counters["placements/s"] = benchmark::Counter(total, benchmark::Counter::kIsRate);
   state.counters["placements/cpu_s"] = PerCpuSecond(total, cpu);
 }
-BENCHMARK(BM_GangPlacement)->Args({5000, 4000})->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+BENCHMARK(BM_GangPlacement)
+    ->Args({5000, 4000})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
+    ->UseRealTime();
 
 // Gang preemption: the pool full of low-priority 1-GPU pods; high-priority pod groups of 4
 // two-GPU members arrive, and each group must find room for all its members or evict nothing.
@@ -209,7 +238,8 @@ void BM_GangPreemption(benchmark::State& state) {
     auto e = Build(m);
     Count preempting(engine::EventType::kPreempting);
     e->SetSinks(&preempting, nullptr);
-    for (int i = 0; i < nodes * 8; ++i) (void)e->Apply(engine::At(0, engine::SubmitPod{MakePod(i, 0, "low"), false, {}}));
+    for (int i = 0; i < nodes * 8; ++i)
+      (void)e->Apply(engine::At(0, engine::SubmitPod{MakePod(i, 0, "low"), false, {}}));
     (void)e->Apply(engine::At(0, engine::Tick{}));
     for (const auto& p : gang) (void)e->Apply(engine::At(1000, engine::SubmitPod{p, false, {}}));
     state.ResumeTiming();
@@ -225,7 +255,11 @@ void BM_GangPreemption(benchmark::State& state) {
   state.counters["group_decisions/s"] = benchmark::Counter(total, benchmark::Counter::kIsRate);
   state.counters["group_decisions/cpu_s"] = PerCpuSecond(total, cpu);
 }
-BENCHMARK(BM_GangPreemption)->Args({5000, 1000})->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+BENCHMARK(BM_GangPreemption)
+    ->Args({5000, 1000})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
+    ->UseRealTime();
 
 // Placements while backfill reservations are held: every node runs 7 one-GPU pods with time
 // limits (ends staggered over 7 hours); whole-node jobs of four shapes wait at the head of the
@@ -242,7 +276,8 @@ void BM_BackfillPlacement(benchmark::State& state) {
   }
   for (int i = 0; i < 4; ++i) {
     Pod p = MakePod(nodes * 8 + i, 0, "low");
-    p.containers[0].requests = {{"cpu", 1000 * (i + 1)}, {"memory", int64_t{8} << 30}, {"nvidia.com/gpu", 8000}};
+    p.containers[0].requests = {
+        {"cpu", 1000 * (i + 1)}, {"memory", int64_t{8} << 30}, {"nvidia.com/gpu", 8000}};
     p.sim.submit_time = 1000;
     big.push_back(std::move(p));
   }
@@ -278,14 +313,19 @@ void BM_BackfillPlacement(benchmark::State& state) {
   state.counters["placements/s"] = benchmark::Counter(total, benchmark::Counter::kIsRate);
   state.counters["placements/cpu_s"] = PerCpuSecond(total, cpu);
 }
-BENCHMARK(BM_BackfillPlacement)->Arg(5000)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+BENCHMARK(BM_BackfillPlacement)
+    ->Arg(5000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
+    ->UseRealTime();
 
 // Snapshot and restore of a busy engine: 5,000 nodes, 40,000 running pods, 5,000 waiting.
 void BM_Snapshot(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
   ManifestSet m = Pool(nodes);
   auto e = Build(m);
-  for (int i = 0; i < nodes * 8; ++i) (void)e->Apply(engine::At(0, engine::SubmitPod{MakePod(i, 0, "low"), false, {}}));
+  for (int i = 0; i < nodes * 8; ++i)
+    (void)e->Apply(engine::At(0, engine::SubmitPod{MakePod(i, 0, "low"), false, {}}));
   for (int i = 0; i < nodes; ++i)
     (void)e->Apply(engine::At(0, engine::SubmitPod{MakePod(nodes * 8 + i, 1, "low"), false, {}}));
   (void)e->Apply(engine::At(0, engine::Tick{}));
@@ -322,7 +362,12 @@ void BM_Timeline(benchmark::State& state) {
   getrusage(RUSAGE_SELF, &ru);
   state.counters["maxRSS_MiB"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
 }
-BENCHMARK(BM_Timeline)->Args({1000, 100000})->Args({10000, 1000000})->Unit(benchmark::kMillisecond)->Iterations(1)->UseRealTime();
+BENCHMARK(BM_Timeline)
+    ->Args({1000, 100000})
+    ->Args({10000, 1000000})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace arbiter

@@ -5,11 +5,10 @@
 //
 //   build/bench_trace --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 
 #include <cstdlib>
 #include <string>
-
-#include <sys/resource.h>
 
 #include "sim/trace/generator.h"
 #include "sim/trace/trace_sim.h"
@@ -59,12 +58,16 @@ void BM_Saturate(benchmark::State& state, PlacementPolicyName policy) {
     pods += r->pods_submitted;
     benchmark::DoNotOptimize(r->allocated_gpu_milli);
   }
-  state.counters["pods/s"] = benchmark::Counter(static_cast<double>(pods), benchmark::Counter::kIsRate);
+  state.counters["pods/s"] =
+      benchmark::Counter(static_cast<double>(pods), benchmark::Counter::kIsRate);
 }
-BENCHMARK_CAPTURE(BM_Saturate, BestFit, PlacementPolicyName::kBestFit)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Saturate, BestFit, PlacementPolicyName::kBestFit)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Saturate, FGD, PlacementPolicyName::kFGD)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Saturate, Packing, PlacementPolicyName::kPacking)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Saturate, DotProduct, PlacementPolicyName::kDotProduct)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Saturate, Packing, PlacementPolicyName::kPacking)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Saturate, DotProduct, PlacementPolicyName::kDotProduct)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Saturate, Random, PlacementPolicyName::kRandom)->Unit(benchmark::kMillisecond);
 
 void BM_Timeline(benchmark::State& state, PlacementPolicyName policy) {
@@ -77,7 +80,8 @@ void BM_Timeline(benchmark::State& state, PlacementPolicyName policy) {
     benchmark::DoNotOptimize(r->pods_placed);
   }
 }
-BENCHMARK_CAPTURE(BM_Timeline, BestFit, PlacementPolicyName::kBestFit)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Timeline, BestFit, PlacementPolicyName::kBestFit)
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Timeline, FGD, PlacementPolicyName::kFGD)->Unit(benchmark::kMillisecond);
 
 void BM_ReadDefaultTrace(benchmark::State& state) {
@@ -113,6 +117,8 @@ void BM_TimelineGenerated(benchmark::State& state, PlacementPolicyName policy) {
   state.counters["maxRSS_MiB"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
 }
 BENCHMARK_CAPTURE(BM_TimelineGenerated, BestFit, PlacementPolicyName::kBestFit)
-    ->Args({10000, 1000000})->Iterations(1)->Unit(benchmark::kSecond);
+    ->Args({10000, 1000000})
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
 
 BENCHMARK_MAIN();

@@ -1,7 +1,7 @@
 // libFuzzer target for the YAML manifest loader and the quantity parser.
 //
-// Built by CMake with -DARBITER_FUZZ=ON and clang (CXX=clang++); or by hand from a build dir configured with
-// -DCMAKE_CXX_COMPILER=clang++), e.g. by hand:
+// Built by CMake with -DARBITER_FUZZ=ON and clang (CXX=clang++); or by hand from a build dir
+// configured with -DCMAKE_CXX_COMPILER=clang++), e.g. by hand:
 //   clang++ -std=gnu++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc \
 //     fuzz/manifest_fuzzer.cc src/adapters/yaml/*.cc src/core/*.cc -lyaml-cpp -o manifest_fuzzer
 //   ./manifest_fuzzer -max_len=4096 -rss_limit_mb=1024 examples/

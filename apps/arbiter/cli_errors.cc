@@ -16,7 +16,8 @@ std::string PathOf(const CLI::App* cmd) {
 
 std::vector<std::string> SubcommandNames(const CLI::App* cmd) {
   std::vector<std::string> names;
-  for (const CLI::App* s : cmd->get_subcommands([](const CLI::App* a) { return !a->get_name().empty(); }))
+  for (const CLI::App* s :
+       cmd->get_subcommands([](const CLI::App* a) { return !a->get_name().empty(); }))
     names.push_back(s->get_name());
   return names;
 }
@@ -52,7 +53,8 @@ const CLI::App* Deepest(const CLI::App& root) {
 
 std::string HelpHint(const CLI::App* cmd) {
   return "Run `" + PathOf(cmd) + " --help` for " +
-         (SubcommandNames(cmd).empty() ? std::string("the options") : "the commands and options") + ".\n";
+         (SubcommandNames(cmd).empty() ? std::string("the options") : "the commands and options") +
+         ".\n";
 }
 
 // `what` is one argument the command did not expect.
@@ -107,12 +109,12 @@ std::string Closest(std::string_view word, const std::vector<std::string>& candi
     }
   }
   // Close enough to be a typo: at most a third of the word, and at most 3 edits; or a prefix.
-  const std::string_view stem = word.substr(word.find_first_not_of('-') == std::string_view::npos
-                                                ? 0
-                                                : word.find_first_not_of('-'));
+  const std::string_view stem = word.substr(
+      word.find_first_not_of('-') == std::string_view::npos ? 0 : word.find_first_not_of('-'));
   const size_t limit = std::min<size_t>(3, std::max<size_t>(1, stem.size() / 3));
   if (!best.empty() && stem.size() >= 3 && best_d <= limit) return best;  // "-x" is no typo of "-f"
-  if (stem.size() >= 3)  // an unambiguous start of a name: "--rep" -> "--report-json" is not, "comp" is
+  if (stem.size() >=
+      3)  // an unambiguous start of a name: "--rep" -> "--report-json" is not, "comp" is
     for (const auto& c : candidates) {
       const size_t at = c.find_first_not_of('-');
       if (at != std::string::npos && c.compare(at, stem.size(), stem) == 0) {
@@ -143,9 +145,11 @@ std::string UsageErrorMessage(const CLI::App& root, const CLI::ParseError& e) {
   }
   // "--file: 1 required TEXT missing" -> "option --file needs a value (TEXT)".
   const size_t req = what.find(": 1 required ");
-  if (e.get_name() == "ArgumentMismatch" && req != std::string::npos && what.ends_with(" missing")) {
+  if (e.get_name() == "ArgumentMismatch" && req != std::string::npos &&
+      what.ends_with(" missing")) {
     const std::string type = what.substr(req + 13, what.size() - 8 - (req + 13));
-    return path + ": option " + what.substr(0, req) + " needs a value (" + type + ")\n" + HelpHint(cmd);
+    return path + ": option " + what.substr(0, req) + " needs a value (" + type + ")\n" +
+           HelpHint(cmd);
   }
   // "Could not convert: --seed = abc" -> "--seed: "abc" is not a number".
   if (e.get_name() == "ConversionError" && what.rfind("Could not convert: ", 0) == 0 &&

@@ -10,11 +10,10 @@
 // flag is usually the required one.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 namespace arbiter::app {
 

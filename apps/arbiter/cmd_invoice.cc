@@ -156,7 +156,8 @@ void PrintTable(const std::vector<billing::Invoice>& invs, std::ostream& out) {
     out << "Invoice " << inv.namespace_ << "  " << inv.currency << "  " << FormatRfc3339(inv.from)
         << " .. " << FormatRfc3339(inv.to) << "\n";
     out << "  price books: ";
-    for (size_t i = 0; i < inv.price_books.size(); ++i) out << (i ? ", " : "") << inv.price_books[i];
+    for (size_t i = 0; i < inv.price_books.size(); ++i)
+      out << (i ? ", " : "") << inv.price_books[i];
     out << "\n  digest: " << inv.digest << "\n";
     // Quantities in the metering unit (seconds); the price per unit-hour as the PriceBook writes
     // it, with its unit, so that "7200 GPU-second" next to "7/GPU-hour" reads right.
@@ -186,14 +187,13 @@ void PrintTable(const std::vector<billing::Invoice>& invs, std::ostream& out) {
       notes.push_back(note);
     }
     t.Print(out, "  ", notes);
-    out << "  request track " << inv.request_total.ToFixed(billing::kAmountDigits) << "  usage track "
-        << inv.usage_total.ToFixed(billing::kAmountDigits) << "  credits "
+    out << "  request track " << inv.request_total.ToFixed(billing::kAmountDigits)
+        << "  usage track " << inv.usage_total.ToFixed(billing::kAmountDigits) << "  credits "
         << inv.credit_total.ToFixed(billing::kAmountDigits);
     if (!inv.idle_share_total.is_zero())
       out << "  idle " << (inv.namespace_ == billing::kIdleNamespace ? "spread " : "share ")
           << inv.idle_share_total.ToFixed(billing::kAmountDigits);
-    out << "  TOTAL "
-        << inv.total.ToFixed(billing::kAmountDigits) << " " << inv.currency << "\n";
+    out << "  TOTAL " << inv.total.ToFixed(billing::kAmountDigits) << " " << inv.currency << "\n";
     for (const auto& p : inv.provenance)
       if (p.low_coverage)
         out << "  low coverage: " << p.workload << " " << p.resource << ": " << p.samples
@@ -267,8 +267,8 @@ int RunIngest(const IngestArgs& a) {
   if (!segs.ok()) return InputError(kIngest, segs.message());
   std::vector<PriceBook> books;
   if (!LoadBooks(a.pricebooks, &books)) return kExitInvalidInput;
-  return IngestSegments(a.db, *segs, std::move(books), cfg.scrape_interval, seal, std::string(kIngest),
-                        io::InputName(a.segments), std::cout, std::cerr);
+  return IngestSegments(a.db, *segs, std::move(books), cfg.scrape_interval, seal,
+                        std::string(kIngest), io::InputName(a.segments), std::cout, std::cerr);
 }
 
 int RunInvoice(const InvoiceArgs& a) {
@@ -300,10 +300,13 @@ int RunInvoice(const InvoiceArgs& a) {
     invs = sqlite::LedgerInvoices(*ledger, ns, from, to);
   }
   if (!invs.ok()) return InputError(kInvoice, invs.message());
-  if (a.output == "json") std::cout << report::InvoicesToJson(*invs).dump(2) << "\n";
-  else if (a.output == "csv") report::WriteInvoicesCsv(*invs, std::cout);
+  if (a.output == "json")
+    std::cout << report::InvoicesToJson(*invs).dump(2) << "\n";
+  else if (a.output == "csv")
+    report::WriteInvoicesCsv(*invs, std::cout);
   else {
-    if (invs->empty()) std::cout << "no billed usage" << (ns ? " for namespace " + *ns : "") << " in the window\n";
+    if (invs->empty())
+      std::cout << "no billed usage" << (ns ? " for namespace " + *ns : "") << " in the window\n";
     PrintTable(*invs, std::cout);
   }
   return kExitOk;
@@ -413,7 +416,8 @@ void RegisterInvoice(CLI::App& app, int* exit_code) {
   auto ia = std::make_shared<InvoiceArgs>();
   auto* inv = app.add_subcommand(
       "invoice",
-      "Print invoices from a billing ledger (SQLite) or its warehouse copy, or ingest run segments.\n"
+      "Print invoices from a billing ledger (SQLite) or its warehouse copy, or ingest run "
+      "segments.\n"
       "  arbiter invoice --db PATH|clickhouse://...|postgresql://... [--namespace NS]\n"
       "                  [--month YYYY-MM | --from T --to T] [-o table|csv|json]\n"
       "  arbiter invoice ingest --db PATH --segments FILE.jsonl [--pricebook FILE ...]\n"
@@ -422,9 +426,10 @@ void RegisterInvoice(CLI::App& app, int* exit_code) {
       "6 decimals). See docs/billing.md.");
   inv->footer(footer);
   inv->require_subcommand(0, 1);
-  inv->add_option("--db", ia->db,
-                  "Ledger database (SQLite), or a warehouse written by `ledger sync`: clickhouse://... | "
-                  "postgresql://...");
+  inv->add_option(
+      "--db", ia->db,
+      "Ledger database (SQLite), or a warehouse written by `ledger sync`: clickhouse://... | "
+      "postgresql://...");
   inv->add_option("--namespace", ia->ns,
                   "Only this namespace (default: every namespace); one the ledger has");
   inv->add_option("--month", ia->month, "Bill this calendar month (UTC), e.g. 2026-01");
@@ -484,7 +489,8 @@ void RegisterInvoice(CLI::App& app, int* exit_code) {
   exp->callback([ea, exit_code] { *exit_code = RunExport(*ea); });
 
   auto sa = std::make_shared<SealArgs>();
-  auto* seal = ledger->add_subcommand("seal", "Seal every hour before a time: later corrections become new versions.");
+  auto* seal = ledger->add_subcommand(
+      "seal", "Seal every hour before a time: later corrections become new versions.");
   seal->add_option("--db", sa->db, "Ledger database (SQLite)")->required();
   seal->add_option("--before", sa->before, "RFC 3339 time on the hour (hours are sealed whole)")
       ->required();

@@ -9,10 +9,10 @@
 #include "adapters/io/input_file.h"
 #include "adapters/yaml/manifest_loader.h"
 #include "cli_flags.h"
-#include "core/policy_names.h"
 #include "cmd_trace.h"
 #include "commands.h"
 #include "core/plural.h"
+#include "core/policy_names.h"
 #include "core/text.h"
 #include "ledger_write.h"
 #include "sim/billing_bridge.h"
@@ -81,12 +81,14 @@ bool WriteAtomically(const std::string& path, const std::string& bytes) {
 int RunManifestSim(const SimCli& o) {
   const bool resume = !o.resume.empty();
   if (resume && !o.files.empty()) {
-    std::cerr << "arbiter sim: give either manifests (-f) or a saved state (--resume), not both: a saved state "
+    std::cerr << "arbiter sim: give either manifests (-f) or a saved state (--resume), not both: a "
+                 "saved state "
                  "holds its manifests\n";
     return 2;
   }
   if (!resume && o.files.empty()) {
-    std::cerr << "arbiter sim: give manifests with -f FILE (or a trace with --nodes and --pods, or a saved state "
+    std::cerr << "arbiter sim: give manifests with -f FILE (or a trace with --nodes and --pods, or "
+                 "a saved state "
                  "with --resume FILE)\n";
     return 2;
   }
@@ -101,10 +103,11 @@ int RunManifestSim(const SimCli& o) {
   }
   // Flags first (a usage error reads nothing), and output paths before a simulation that may take
   // minutes, not after it.
-  for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"--report-json", o.report_json},
-                                   {"--report-html", o.report_html},
-                                   {"--ledger", o.ledger},
-                                   {"--save-state", o.save_state}}) {
+  for (const auto& [flag, path] :
+       {std::pair<const char*, const std::string&>{"--report-json", o.report_json},
+        {"--report-html", o.report_html},
+        {"--ledger", o.ledger},
+        {"--save-state", o.save_state}}) {
     if (auto why = UnwritablePath(path)) {
       std::cerr << "arbiter sim: " << flag << ": " << path << ": " << *why << "\n";
       return 2;
@@ -113,7 +116,8 @@ int RunManifestSim(const SimCli& o) {
   // A ledger is a database file: /dev/null or a FIFO would swallow the bill and report success.
   if (!o.ledger.empty() && std::filesystem::exists(o.ledger))
     if (std::string why = io::WhyNotReadable(o.ledger); !why.empty() || o.ledger == "-")
-      return FlagError("arbiter sim", "--ledger", o.ledger + ": " + (why.empty() ? "a ledger is a file" : why));
+      return FlagError("arbiter sim", "--ledger",
+                       o.ledger + ": " + (why.empty() ? "a ledger is a file" : why));
   std::optional<Millis> start;
   if (!o.start.empty()) {
     auto t = ParseRfc3339(o.start);
@@ -153,8 +157,9 @@ int RunManifestSim(const SimCli& o) {
     for (const auto& d : load->diagnostics.items)
       if (d.severity == Severity::kError || !o.quiet) std::cerr << d.ToString() << "\n";
     if (!load->ok()) {
-      std::cerr << "arbiter sim: " << Plural(load->diagnostics.ErrorCount(), "error")
-                << " in the manifests; nothing was simulated (run `arbiter validate` for details)\n";
+      std::cerr
+          << "arbiter sim: " << Plural(load->diagnostics.ErrorCount(), "error")
+          << " in the manifests; nothing was simulated (run `arbiter validate` for details)\n";
       return 1;
     }
     load->ReleaseSources();  // every message is out: the manifest text is not needed any more
@@ -193,7 +198,8 @@ int RunManifestSim(const SimCli& o) {
     }
     simulation = std::move(r).value();
     if (!o.ledger.empty() && simulation->manifests().price_books.empty()) {
-      std::cerr << "arbiter sim: --ledger: the saved run has no PriceBook, so there is nothing to bill into the "
+      std::cerr << "arbiter sim: --ledger: the saved run has no PriceBook, so there is nothing to "
+                   "bill into the "
                    "ledger\n";
       return 1;
     }
@@ -232,9 +238,10 @@ int RunManifestSim(const SimCli& o) {
       std::cerr << "arbiter sim: --save-state: cannot write " << o.save_state << "\n";
       return 1;
     }
-    std::cout << "state: " << o.save_state << " (paused at virtual time " << FormatDuration(simulation->clock()) << ", "
-              << simulation->submitted() << "/" << simulation->total_pods()
-              << " pods submitted; continue with: arbiter sim --resume " << o.save_state << ")\n";
+    std::cout << "state: " << o.save_state << " (paused at virtual time "
+              << FormatDuration(simulation->clock()) << ", " << simulation->submitted() << "/"
+              << simulation->total_pods() << " pods submitted; continue with: arbiter sim --resume "
+              << o.save_state << ")\n";
   }
   const Millis end = so.until ? *so.until : simulation->now();
   auto result = std::make_optional(simulation->Finish(end));
@@ -262,8 +269,8 @@ int RunManifestSim(const SimCli& o) {
     }
     std::cout << "ledger: " << o.ledger << ": ";
     std::cout.flush();
-    if (int rc = WriteLedgerFile(o.ledger, bill->rows, *catalog, std::nullopt, "arbiter sim: --ledger",
-                                 std::cout, std::cerr);
+    if (int rc = WriteLedgerFile(o.ledger, bill->rows, *catalog, std::nullopt,
+                                 "arbiter sim: --ledger", std::cout, std::cerr);
         rc != 0) {
       std::cout << "not written\n";
       return rc;
@@ -283,7 +290,8 @@ int RunManifestSim(const SimCli& o) {
   if (!o.report_html.empty()) {
     constexpr size_t kLargeForHtml = 100000;
     if (result->workloads().size() > kLargeForHtml && !o.quiet)
-      std::cerr << "arbiter sim: note: --report-html builds the whole report in memory (about 15 KB per workload, "
+      std::cerr << "arbiter sim: note: --report-html builds the whole report in memory (about 15 "
+                   "KB per workload, "
                 << result->workloads().size() << " workloads); --report-json streams it\n";
     std::ofstream f(o.report_html);
     f << sim::SimulationHtml(sim::ReportJson(manifests, *result, summary, sim::BillJson(*bill)));
@@ -303,42 +311,55 @@ void RegisterSim(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "sim",
       "Simulate workloads on a pool under a virtual clock.\n"
-      "  arbiter sim -f pool.yaml ...            manifests: Pods arrive at arbiter.dev/submit-time and run\n"
+      "  arbiter sim -f pool.yaml ...            manifests: Pods arrive at arbiter.dev/submit-time "
+      "and run\n"
       "                                          for arbiter.dev/duration (see docs/manifests.md)\n"
-      "  arbiter sim --nodes N.csv --pods P.csv  replay an Alibaba GPU trace (see docs/simulator.md)\n"
+      "  arbiter sim --nodes N.csv --pods P.csv  replay an Alibaba GPU trace (see "
+      "docs/simulator.md)\n"
       "  arbiter sim compare ...                 compare placement policies on a trace\n"
-      "  arbiter sim -f pool.yaml --until 2h --save-state s.bin   pause; arbiter sim --resume s.bin continues\n"
+      "  arbiter sim -f pool.yaml --until 2h --save-state s.bin   pause; arbiter sim --resume "
+      "s.bin continues\n"
       "The summary goes to stdout, the full report to --report-json / --report-html.");
   cmd->footer(
-      "Inputs: regular files or - for standard input (once): manifests (-f) at most 512 MiB each, trace CSVs\n"
+      "Inputs: regular files or - for standard input (once): manifests (-f) at most 512 MiB each, "
+      "trace CSVs\n"
       "(--nodes, --pods) at most 1 GiB; trace numbers at most 10^9 millicores, 2^30 MiB, 10^10 s.\n"
-      "Exit status: 0 ok, 1 invalid input (unreadable or malformed input), 2 usage error (a bad flag value).");
+      "Exit status: 0 ok, 1 invalid input (unreadable or malformed input), 2 usage error (a bad "
+      "flag value).");
   auto o = std::make_shared<SimCli>();
   cmd->add_option("-f,--file", o->files,
                   "Manifest file (multi-document YAML; - for standard input); repeatable");
   cmd->add_option("--report-json", o->report_json, "Write the SimulationReport JSON here");
   cmd->add_option("--report-html", o->report_html, "Write a self-contained HTML report here");
-  cmd->add_option("--until", o->until, "Stop the virtual clock at this time (e.g. 2h); default: when idle");
-  cmd->add_option("--start", o->start,
-                  "Wall-clock instant of virtual time 0, for billing (RFC 3339); default: the earliest "
-                  "PriceBook effectiveFrom");
-  cmd->add_option("--policy", o->policy, "Override the placement policy (bestfit, leastallocated, fgd, ...)");
-  cmd->add_option("--ledger", o->ledger,
-                  "Write the run's hourly billing rows (tenants and idle capacity) to this SQLite ledger "
-                  "(created if missing; idempotent); `arbiter invoice --db PATH --from/--to` with the "
-                  "printed window reproduces the invoices");
-  cmd->add_option("--save-state", o->save_state,
-                  "After the run (with --until: when the clock stops there), save the whole simulation to this "
-                  "file; `arbiter sim --resume FILE` continues it");
+  cmd->add_option("--until", o->until,
+                  "Stop the virtual clock at this time (e.g. 2h); default: when idle");
+  cmd->add_option(
+      "--start", o->start,
+      "Wall-clock instant of virtual time 0, for billing (RFC 3339); default: the earliest "
+      "PriceBook effectiveFrom");
+  cmd->add_option("--policy", o->policy,
+                  "Override the placement policy (bestfit, leastallocated, fgd, ...)");
+  cmd->add_option(
+      "--ledger", o->ledger,
+      "Write the run's hourly billing rows (tenants and idle capacity) to this SQLite ledger "
+      "(created if missing; idempotent); `arbiter invoice --db PATH --from/--to` with the "
+      "printed window reproduces the invoices");
+  cmd->add_option(
+      "--save-state", o->save_state,
+      "After the run (with --until: when the clock stops there), save the whole simulation to this "
+      "file; `arbiter sim --resume FILE` continues it");
   cmd->add_option("--resume", o->resume,
-                  "Continue a simulation saved with --save-state (instead of -f); with --policy the rest of the run "
+                  "Continue a simulation saved with --save-state (instead of -f); with --policy "
+                  "the rest of the run "
                   "uses that placement policy (a branch)");
-  auto* seed_opt = cmd->add_option("--seed", o->seed, "Seed for seeded policies (Random); trace mode: default 42");
+  auto* seed_opt = cmd->add_option("--seed", o->seed,
+                                   "Seed for seeded policies (Random); trace mode: default 42");
   cmd->add_option(
       "--explain", o->explain,
       "After the summary, print the timeline of reasons of one workload: NAMESPACE/POD (or POD in "
       "namespace default): when it was submitted, why it waited, where it ran, who preempted it");
-  cmd->add_flag("--check-invariants", o->check_invariants, "Check the engine's invariants after every step");
+  cmd->add_flag("--check-invariants", o->check_invariants,
+                "Check the engine's invariants after every step");
   cmd->add_flag("-q,--quiet", o->quiet, "No warnings or progress output");
   auto trace = std::make_shared<TraceSimOptions>();
   AddTraceOptions(cmd, trace.get());
@@ -353,12 +374,14 @@ void RegisterSim(CLI::App& app, int* exit_code) {
     }
     if (IsTraceSim(*trace)) {
       if (!o->save_state.empty() || !o->resume.empty()) {
-        std::cerr << "arbiter sim: --save-state and --resume work with manifests (-f), not with a trace\n";
+        std::cerr << "arbiter sim: --save-state and --resume work with manifests (-f), not with a "
+                     "trace\n";
         *exit_code = 2;
         return;
       }
       if (!o->files.empty()) {
-        std::cerr << "arbiter sim: give either manifests (-f) or a trace (--nodes/--pods), not both\n";
+        std::cerr
+            << "arbiter sim: give either manifests (-f) or a trace (--nodes/--pods), not both\n";
         *exit_code = 2;
         return;
       }

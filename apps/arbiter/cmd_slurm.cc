@@ -273,7 +273,8 @@ int RunImport(const ImportCli& o) {
   if (!o.scrape.empty()) {
     auto d = ParseDuration(o.scrape);
     if (!d.ok() || *d <= 0) {
-      std::cerr << who << ": --scrape-interval: " << (d.ok() ? "must be positive" : d.message()) << "\n";
+      std::cerr << who << ": --scrape-interval: " << (d.ok() ? "must be positive" : d.message())
+                << "\n";
       return 1;
     }
     interval = *d;
@@ -499,7 +500,9 @@ void RegisterSlurm(CLI::App& app, int* exit_code) {
                   "Cluster name for the workload names when sacct has no Cluster field");
   imp->add_option("--utc-offset", ia->utc_offset,
                   "UTC offset of sacct's ISO times without a zone (+08:00; default Z: UTC)");
-  imp->add_option("--scrape-interval", ia->scrape, "Usage-track sampling interval (default: the PoolPolicy's metering.scrapeInterval, else 30s)");
+  imp->add_option("--scrape-interval", ia->scrape,
+                  "Usage-track sampling interval (default: the PoolPolicy's "
+                  "metering.scrapeInterval, else 30s)");
   imp->add_option("--seal-before", ia->seal_before, "Seal every hour before this time (RFC 3339)");
   imp->add_option("--segments-out", ia->segments_out, "Also write the run segments as JSON Lines");
   imp->add_flag("--dry-run", ia->dry_run, "Parse and convert only; write no ledger");

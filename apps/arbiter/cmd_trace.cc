@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "adapters/yaml/manifest_loader.h"
-#include "core/plural.h"
 #include "cli_flags.h"
+#include "core/plural.h"
 #include "sim/trace/trace_report.h"
 #include "sim/trace/trace_sim.h"
 
@@ -36,7 +36,8 @@ struct Loaded {
 };
 
 // 0 on success, else the exit code.
-int Load(const std::string& nodes, const std::string& pods, int32_t tenants, uint64_t seed, Loaded* out) {
+int Load(const std::string& nodes, const std::string& pods, int32_t tenants, uint64_t seed,
+         Loaded* out) {
   if (nodes.empty() || pods.empty()) {
     std::cerr << "arbiter sim: a trace run needs both --nodes NODES.csv and --pods PODS.csv\n";
     return 2;
@@ -70,8 +71,8 @@ bool Progress(bool quiet) { return !quiet && isatty(STDERR_FILENO); }
 // With a policy file, the run's SimulationReport joins the trace's outputs: its summary after the
 // trace's, its JSON as "policyRun", and the page becomes the simulation report's page with the
 // trace's content first (`page` holds that content on entry). 0, or the exit code.
-int PolicyRunOutputs(const tr::PolicyRun* run, const TraceSimOptions& o, const std::string& title, std::string* text,
-                     nlohmann::json* json, std::string* page) {
+int PolicyRunOutputs(const tr::PolicyRun* run, const TraceSimOptions& o, const std::string& title,
+                     std::string* text, nlohmann::json* json, std::string* page) {
   if (!run) return 0;
   auto report = tr::ReportPolicyRun(*run);
   if (!report.ok()) {
@@ -90,51 +91,69 @@ int PolicyRunOutputs(const tr::PolicyRun* run, const TraceSimOptions& o, const s
 bool IsTraceSim(const TraceSimOptions& o) { return !o.nodes.empty() || !o.pods.empty(); }
 
 void AddTraceOptions(CLI::App* sim, TraceSimOptions* o) {
-  sim->add_option("--nodes", o->nodes, "Trace node list CSV (openb: sn,cpu_milli,memory_mib,gpu,model)");
-  sim->add_option("--pods", o->pods, "Trace pod list CSV (openb: name,cpu_milli,memory_mib,num_gpu,gpu_milli,...)");
-  sim->add_option("--mode", o->mode, "Trace mode: timeline (default) or saturate (the FGD paper's protocol)");
-  sim->add_option("--target", o->target,
-                  "saturate: arrived GPU demand to reach: a ratio of the cluster's GPUs (1.3) or a percentage "
-                  "(130%), at most 10 (1000%); default 1.3");
+  sim->add_option("--nodes", o->nodes,
+                  "Trace node list CSV (openb: sn,cpu_milli,memory_mib,gpu,model)");
+  sim->add_option("--pods", o->pods,
+                  "Trace pod list CSV (openb: name,cpu_milli,memory_mib,num_gpu,gpu_milli,...)");
+  sim->add_option("--mode", o->mode,
+                  "Trace mode: timeline (default) or saturate (the FGD paper's protocol)");
+  sim->add_option(
+      "--target", o->target,
+      "saturate: arrived GPU demand to reach: a ratio of the cluster's GPUs (1.3) or a percentage "
+      "(130%), at most 10 (1000%); default 1.3");
   sim->add_option("--tenants", o->tenants,
-                  "Spread trace pods over N tenants (namespaces tenant-0 .. tenant-N-1) by a seeded rule (default 1)");
+                  "Spread trace pods over N tenants (namespaces tenant-0 .. tenant-N-1) by a "
+                  "seeded rule (default 1)");
   sim->add_option("--policy-file", o->policy_file,
-                  "Replay under these policy objects (YAML: PoolPolicy, PriorityClass, QoS, Namespace, ResourceQuota, "
-                  "ElasticQuota, LimitRange, PodDisruptionBudget, PriceBook for the tenant-K namespaces): quotas, "
+                  "Replay under these policy objects (YAML: PoolPolicy, PriorityClass, QoS, "
+                  "Namespace, ResourceQuota, "
+                  "ElasticQuota, LimitRange, PodDisruptionBudget, PriceBook for the tenant-K "
+                  "namespaces): quotas, "
                   "preemption and invoices in the report");
-  sim->add_option("--unschedulable", o->unschedulable,
-                  "A pod that cannot start when it arrives: drop (fails, the FGD paper's protocol; the default "
-                  "without --policy-file) or wait (queues; the default with one)");
-  sim->add_option("--time-limits", o->time_limits,
-                  "timeline: give every pod a time limit (spec.activeDeadlineSeconds) of its duration x PERCENT "
-                  "(100 = exact, 150 = users over-estimate by half; rounded up to a second), which backfill "
-                  "reservations plan with; default none (ends unknown, no reservations)");
+  sim->add_option(
+      "--unschedulable", o->unschedulable,
+      "A pod that cannot start when it arrives: drop (fails, the FGD paper's protocol; the default "
+      "without --policy-file) or wait (queues; the default with one)");
+  sim->add_option(
+      "--time-limits", o->time_limits,
+      "timeline: give every pod a time limit (spec.activeDeadlineSeconds) of its duration x "
+      "PERCENT "
+      "(100 = exact, 150 = users over-estimate by half; rounded up to a second), which backfill "
+      "reservations plan with; default none (ends unknown, no reservations)");
 }
 
 void RegisterSimCompare(CLI::App* sim, int* exit_code) {
   auto o = std::make_shared<TraceCompareOptions>();
-  auto* cmd = sim->add_subcommand(
-      "compare",
-      "Compare placement policies on a trace with the FGD paper's saturate protocol: per policy, the GPU\n"
-      "allocation at 100 % arrived load and the GPUs left unallocated at the target, averaged over seeds.");
+  auto* cmd = sim->add_subcommand("compare",
+                                  "Compare placement policies on a trace with the FGD paper's "
+                                  "saturate protocol: per policy, the GPU\n"
+                                  "allocation at 100 % arrived load and the GPUs left unallocated "
+                                  "at the target, averaged over seeds.");
   cmd->add_option("--nodes", o->nodes, "Trace node list CSV")->required();
   cmd->add_option("--pods", o->pods, "Trace pod list CSV")->required();
   cmd->add_option("--mode", o->mode, "Only saturate");
-  cmd->add_option("--target", o->target,
-                  "Arrived GPU demand to reach: a ratio of the cluster's GPUs (1.3) or a percentage (130%), at "
-                  "most 10 (1000%); default 1.3");
-  cmd->add_option("--policies", o->policies, "Comma-separated policies (default random,dotproduct,packing,bestfit,fgd)");
-  cmd->add_option("--seeds", o->seeds, "Seeds: 42, a range 42-51, or a list 1,5,10-12; default 42-51");
+  cmd->add_option(
+      "--target", o->target,
+      "Arrived GPU demand to reach: a ratio of the cluster's GPUs (1.3) or a percentage (130%), at "
+      "most 10 (1000%); default 1.3");
+  cmd->add_option("--policies", o->policies,
+                  "Comma-separated policies (default random,dotproduct,packing,bestfit,fgd)");
+  cmd->add_option("--seeds", o->seeds,
+                  "Seeds: 42, a range 42-51, or a list 1,5,10-12; default 42-51");
   cmd->add_option("--tenants", o->tenants, "Spread trace pods over N tenants (default 1)");
   cmd->add_option("--report-json", o->report_json, "Write the PolicyComparison JSON here");
-  cmd->add_option("--report-html", o->report_html, "Write a self-contained HTML report with SVG charts here");
+  cmd->add_option("--report-html", o->report_html,
+                  "Write a self-contained HTML report with SVG charts here");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress output");
   cmd->footer(
-      "--seeds: one seed (42), a range FIRST-LAST with both ends included and FIRST <= LAST (42-51), or a\n"
-      "  comma list of both (1,5,10-12). Each seed at most once, at most 100000 seeds in all; every seed is\n"
+      "--seeds: one seed (42), a range FIRST-LAST with both ends included and FIRST <= LAST "
+      "(42-51), or a\n"
+      "  comma list of both (1,5,10-12). Each seed at most once, at most 100000 seeds in all; "
+      "every seed is\n"
       "  one saturate run per policy (about 0.5 s each on the default trace).\n"
       "--target: a ratio of the cluster's GPU capacity (1.3, 0.5, 2; at most three decimals) or a\n"
-      "  percentage (130%, 50%, 12.5%). Above 0 and at most 10 (1000%). A bare number above 10 is refused\n"
+      "  percentage (130%, 50%, 12.5%). Above 0 and at most 10 (1000%). A bare number above 10 is "
+      "refused\n"
       "  rather than guessed: --target 50 would be 5000%; write 50% or 0.5.");
   cmd->callback([o, exit_code] { *exit_code = RunTraceCompare(*o); });
 }
@@ -146,12 +165,13 @@ int LoadPolicyFile(const std::string& path, bool quiet, ManifestSet* out) {
   for (const auto& d : load.diagnostics.items)
     if (d.severity == Severity::kError || !quiet) std::cerr << d.ToString() << "\n";
   if (!load.ok()) {
-    std::cerr << "arbiter sim: --policy-file: " << Plural(load.diagnostics.ErrorCount(), "error") << " in " << path
-              << "; nothing was simulated\n";
+    std::cerr << "arbiter sim: --policy-file: " << Plural(load.diagnostics.ErrorCount(), "error")
+              << " in " << path << "; nothing was simulated\n";
     return 1;
   }
   if (!load.set.nodes.empty() || !load.set.pods.empty()) {
-    std::cerr << "arbiter sim: --policy-file " << path << ": holds " << Plural(load.set.nodes.size(), "Node") << " and "
+    std::cerr << "arbiter sim: --policy-file " << path << ": holds "
+              << Plural(load.set.nodes.size(), "Node") << " and "
               << Plural(load.set.pods.size(), "Pod")
               << "; a policy file holds policy objects only (the trace gives the nodes and pods)\n";
     return 1;
@@ -176,11 +196,13 @@ int RunTraceSim(const TraceSimOptions& o) {
   } else if (o.unschedulable == "wait") {
     ro.unschedulable = tr::TraceRunOptions::Unschedulable::kWait;
   } else if (!o.unschedulable.empty()) {
-    std::cerr << "arbiter sim: --unschedulable: expected drop or wait, got \"" << o.unschedulable << "\"\n";
+    std::cerr << "arbiter sim: --unschedulable: expected drop or wait, got \"" << o.unschedulable
+              << "\"\n";
     return 2;
   }
   if (o.time_limits < 0 || o.time_limits > 100000) {
-    std::cerr << "arbiter sim: --time-limits: expected a percentage from 1 to 100000, got " << o.time_limits << "\n";
+    std::cerr << "arbiter sim: --time-limits: expected a percentage from 1 to 100000, got "
+              << o.time_limits << "\n";
     return 2;
   }
   ro.time_limit_percent = o.time_limits;
@@ -214,8 +236,9 @@ int RunTraceSim(const TraceSimOptions& o) {
   const bool progress = Progress(o.quiet);
   if (progress)
     std::cerr << "  replaying " << in.pods.pods.size() << " pods (" << o.mode << ", "
-              << (ro.policy ? tr::PolicyKey(*ro.policy) : std::string("the policy file's placement")) << ") ..."
-              << std::flush;
+              << (ro.policy ? tr::PolicyKey(*ro.policy)
+                            : std::string("the policy file's placement"))
+              << ") ..." << std::flush;
   const auto t0 = std::chrono::steady_clock::now();
   std::string text, json, html;
   if (o.mode == "saturate") {
@@ -229,8 +252,11 @@ int RunTraceSim(const TraceSimOptions& o) {
     text = tr::SaturateText(*r, meta);
     nlohmann::json j = tr::SaturateJson(*r, meta);
     std::string page;
-    if (!o.report_html.empty()) page = r->policy_run ? tr::SaturateHtmlBody(*r, meta) : tr::SaturateHtml(*r, meta);
-    if (int rc = PolicyRunOutputs(r->policy_run.get(), o, "Arbiter trace run (saturate) under a policy file", &text, &j, &page))
+    if (!o.report_html.empty())
+      page = r->policy_run ? tr::SaturateHtmlBody(*r, meta) : tr::SaturateHtml(*r, meta);
+    if (int rc =
+            PolicyRunOutputs(r->policy_run.get(), o,
+                             "Arbiter trace run (saturate) under a policy file", &text, &j, &page))
       return rc;
     if (!o.report_json.empty()) json = j.dump(2) + "\n";
     html = std::move(page);
@@ -245,8 +271,10 @@ int RunTraceSim(const TraceSimOptions& o) {
     text = tr::TimelineText(*r, meta);
     nlohmann::json j = tr::TimelineJson(*r, meta);
     std::string page;
-    if (!o.report_html.empty()) page = r->policy_run ? tr::TimelineHtmlBody(*r, meta) : tr::TimelineHtml(*r, meta);
-    if (int rc = PolicyRunOutputs(r->policy_run.get(), o, "Arbiter trace replay (timeline) under a policy file", &text, &j,
+    if (!o.report_html.empty())
+      page = r->policy_run ? tr::TimelineHtmlBody(*r, meta) : tr::TimelineHtml(*r, meta);
+    if (int rc = PolicyRunOutputs(r->policy_run.get(), o,
+                                  "Arbiter trace replay (timeline) under a policy file", &text, &j,
                                   &page))
       return rc;
     if (!o.report_json.empty()) json = j.dump(2) + "\n";
@@ -266,7 +294,8 @@ int RunTraceSim(const TraceSimOptions& o) {
 
 int RunTraceCompare(const TraceCompareOptions& o) {
   if (o.mode != "saturate") {
-    std::cerr << "arbiter sim compare: --mode: only saturate is supported, got \"" << o.mode << "\"\n";
+    std::cerr << "arbiter sim compare: --mode: only saturate is supported, got \"" << o.mode
+              << "\"\n";
     return 2;
   }
   tr::TraceRunOptions base;
@@ -282,7 +311,8 @@ int RunTraceCompare(const TraceCompareOptions& o) {
     size_t start = 0;
     while (start <= o.policies.size()) {
       size_t c = o.policies.find(',', start);
-      std::string name = o.policies.substr(start, c == std::string::npos ? std::string::npos : c - start);
+      std::string name =
+          o.policies.substr(start, c == std::string::npos ? std::string::npos : c - start);
       if (!name.empty()) {
         auto p = tr::ParsePolicyName(name);
         if (!p.ok()) {
@@ -322,7 +352,8 @@ int RunTraceCompare(const TraceCompareOptions& o) {
     std::vector<double> secs;
     for (uint64_t seed : *seeds) {
       if (progress)
-        std::cerr << "\r  " << tr::PolicyKey(p) << " seed " << seed << " (" << done + 1 << "/" << total << ")      " << std::flush;
+        std::cerr << "\r  " << tr::PolicyKey(p) << " seed " << seed << " (" << done + 1 << "/"
+                  << total << ")      " << std::flush;
       tr::TraceRunOptions ro = base;
       ro.policy = p;
       ro.seed = seed;

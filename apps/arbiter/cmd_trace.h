@@ -18,28 +18,29 @@
 //   });
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 namespace arbiter::app {
 
 struct TraceSimOptions {
-  std::string nodes;               // node list CSV (sn,cpu_milli,memory_mib,gpu,model)
-  std::string pods;                // pod list CSV
-  std::string mode = "timeline";   // timeline | saturate
-  std::string target = "1.3";      // saturate: arrived GPU demand / cluster GPUs ("1.3" or "130%")
-  uint64_t seed = 42;              // node order, sampling, Random policy, tenants
-  std::string policy;              // bestfit (default) | fgd | leastallocated | ...; "": default, or the policy file's
-  std::string policy_file;         // --policy-file: PoolPolicy, PriorityClasses, quotas, ... for tenant-K namespaces
-  std::string unschedulable;       // drop | wait ("": drop without a policy file, wait with one)
-  int64_t time_limits = 0;         // --time-limits PERCENT (0: none)
+  std::string nodes;              // node list CSV (sn,cpu_milli,memory_mib,gpu,model)
+  std::string pods;               // pod list CSV
+  std::string mode = "timeline";  // timeline | saturate
+  std::string target = "1.3";     // saturate: arrived GPU demand / cluster GPUs ("1.3" or "130%")
+  uint64_t seed = 42;             // node order, sampling, Random policy, tenants
+  std::string
+      policy;  // bestfit (default) | fgd | leastallocated | ...; "": default, or the policy file's
+  std::string policy_file;  // --policy-file: PoolPolicy, PriorityClasses, quotas, ... for tenant-K
+                            // namespaces
+  std::string unschedulable;  // drop | wait ("": drop without a policy file, wait with one)
+  int64_t time_limits = 0;    // --time-limits PERCENT (0: none)
   bool check_invariants = false;
-  int32_t tenants = 1;             // pods are spread over this many tenants by a seeded rule
+  int32_t tenants = 1;  // pods are spread over this many tenants by a seeded rule
   std::string report_json;
   std::string report_html;
-  bool quiet = false;              // no progress output
+  bool quiet = false;  // no progress output
 };
 
 struct TraceCompareOptions {

@@ -11,8 +11,8 @@ void RegisterSim(CLI::App& app, int* exit_code);
 void RegisterInvoice(CLI::App& app, int* exit_code);  // invoice, invoice ingest, ledger export|seal
 void RegisterMeter(CLI::App& app, int* exit_code);    // meter (live metering from Prometheus)
 void RegisterLedgerSync(CLI::App& app, int* exit_code);  // ledger sync (after RegisterInvoice)
-void RegisterSlurm(CLI::App& app, int* exit_code);    // slurm export|import|compare
-void RegisterServe(CLI::App& app, int* exit_code);    // serve (the daemon: src/server)
+void RegisterSlurm(CLI::App& app, int* exit_code);       // slurm export|import|compare
+void RegisterServe(CLI::App& app, int* exit_code);       // serve (the daemon: src/server)
 void RegisterKubeconfig(CLI::App& app, int* exit_code);  // kubeconfig (for `arbiter serve` users)
 
 }  // namespace arbiter::app

@@ -35,29 +35,34 @@ int WriteLedgerFile(const std::string& path, const std::vector<billing::HourlyRo
   }
   guard.Keep();
   out << rows.size() << " hourly rows: " << st->inserted << " inserted, " << st->unchanged
-      << " unchanged, " << st->replaced << " replaced, " << st->corrected << " corrected (new versions)\n";
+      << " unchanged, " << st->replaced << " replaced, " << st->corrected
+      << " corrected (new versions)\n";
   return 0;
 }
 
 // Every segment must start when some PriceBook version is in force: checked before metering, so
 // that nothing is metered (or allocated) for input that is refused anyway.
-static std::string UnpricedSegment(const std::vector<billing::RunSegment>& segs, const billing::PriceCatalog& cat) {
+static std::string UnpricedSegment(const std::vector<billing::RunSegment>& segs,
+                                   const billing::PriceCatalog& cat) {
   Millis first = INT64_MAX;
   for (const auto& b : cat.books()) first = std::min(first, b.effective_from);
   for (const auto& s : segs)
     if (s.start < first)
-      return "segment of " + s.workload + " starts at " + FormatRfc3339(s.start) + ": no PriceBook is in force at " +
-             FormatRfc3339(s.start) + " (the first takes effect " + FormatRfc3339(first) + "); nothing was written";
+      return "segment of " + s.workload + " starts at " + FormatRfc3339(s.start) +
+             ": no PriceBook is in force at " + FormatRfc3339(s.start) +
+             " (the first takes effect " + FormatRfc3339(first) + "); nothing was written";
   return "";
 }
 
 int IngestSegments(const std::string& db, const std::vector<billing::RunSegment>& segments,
-                   std::vector<PriceBook> books, Millis scrape_interval, std::optional<Millis> seal_before,
-                   const std::string& who, const std::string& label, std::ostream& out, std::ostream& err) {
+                   std::vector<PriceBook> books, Millis scrape_interval,
+                   std::optional<Millis> seal_before, const std::string& who,
+                   const std::string& label, std::ostream& out, std::ostream& err) {
   // Bounds before anything is metered or allocated: the rows the segments can span.
   if (const size_t bound = billing::RowBoundOf(segments); bound > kMaxIngestRows) {
-    err << who << ": " << label << ": the segments span up to " << bound << " hourly rows, more than the "
-        << kMaxIngestRows << " one ingest meters; ingest them in parts (e.g. a file per month)\n";
+    err << who << ": " << label << ": the segments span up to " << bound
+        << " hourly rows, more than the " << kMaxIngestRows
+        << " one ingest meters; ingest them in parts (e.g. a file per month)\n";
     return 1;
   }
   if (std::string why = io::WhyNotReadable(db); std::filesystem::exists(db) && !why.empty()) {
@@ -68,7 +73,8 @@ int IngestSegments(const std::string& db, const std::vector<billing::RunSegment>
   // changed by the final write, one transaction).
   NewFileGuard guard(db);
   if (books.empty() && !guard.existed()) {
-    err << who << ": no PriceBook given (--pricebook) and " << db << " does not exist yet to hold one\n";
+    err << who << ": no PriceBook given (--pricebook) and " << db
+        << " does not exist yet to hold one\n";
     return 1;
   }
   auto ledger = sqlite::Ledger::Open(db);
@@ -111,9 +117,9 @@ int IngestSegments(const std::string& db, const std::vector<billing::RunSegment>
     return 1;
   }
   guard.Keep();
-  out << label << ": " << segments.size() << " segments, " << rows->size() << " hourly rows: " << st->inserted
-      << " inserted, " << st->unchanged << " unchanged, " << st->replaced << " replaced, " << st->corrected
-      << " corrected (new versions)\n";
+  out << label << ": " << segments.size() << " segments, " << rows->size()
+      << " hourly rows: " << st->inserted << " inserted, " << st->unchanged << " unchanged, "
+      << st->replaced << " replaced, " << st->corrected << " corrected (new versions)\n";
   return 0;
 }
 

@@ -45,7 +45,8 @@ int WriteLedgerFile(const std::string& path, const std::vector<billing::HourlyRo
 // "LABEL: N segments, M hourly rows: I inserted, U unchanged, R replaced, C corrected (new
 // versions)". Exit code: 0, or 1 with "WHO: reason" on `err`.
 int IngestSegments(const std::string& db, const std::vector<billing::RunSegment>& segments,
-                   std::vector<PriceBook> books, Millis scrape_interval, std::optional<Millis> seal_before,
-                   const std::string& who, const std::string& label, std::ostream& out, std::ostream& err);
+                   std::vector<PriceBook> books, Millis scrape_interval,
+                   std::optional<Millis> seal_before, const std::string& who,
+                   const std::string& label, std::ostream& out, std::ostream& err);
 
 }  // namespace arbiter::app

@@ -8,9 +8,10 @@
 //
 // A list gives an option several values. Options given on the command line win over the file.
 // (CLI11 2.1's own config files are read for the top-level app only, so this is an option of the
-// subcommand whose callback fills the options the command line left empty.) Keys that name no option of the subcommand, duplicated keys and values that are
-// mappings are refused with the file's line number. Generic over the subcommand's CLI11 options:
-// an option added to the subcommand is a config key at once.
+// subcommand whose callback fills the options the command line left empty.) Keys that name no
+// option of the subcommand, duplicated keys and values that are mappings are refused with the
+// file's line number. Generic over the subcommand's CLI11 options: an option added to the
+// subcommand is a config key at once.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -1,7 +1,7 @@
 #include "core/decimal.h"
 
-#include "core/text.h"
 #include "core/int128.h"
+#include "core/text.h"
 
 namespace arbiter {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/status.h"
 #include "core/int128.h"
+#include "core/status.h"
 
 namespace arbiter {
 

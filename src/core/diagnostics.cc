@@ -9,7 +9,8 @@ namespace arbiter {
 std::string Diagnostic::ToString() const {
   // Every part that comes from the input is capped: a huge key or name (the loaders already cap
   // the values they quote) never makes a huge line.
-  std::string s = line > 0 ? file + ":" + std::to_string(line) + ": " : file + ": ";  // 0: the file itself
+  std::string s =
+      line > 0 ? file + ":" + std::to_string(line) + ": " : file + ": ";  // 0: the file itself
   if (!kind.empty())
     s += Echo(kind, 64) + "/" + (name.empty() ? "<unnamed>" : Echo(name, 256)) + ": ";
   if (!field_path.empty()) s += Echo(field_path, 512) + ": ";

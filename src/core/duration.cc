@@ -1,8 +1,8 @@
 #include "core/duration.h"
 
 #include <cstdio>
-#include "core/int128.h"
 
+#include "core/int128.h"
 #include "core/text.h"
 
 namespace arbiter {
@@ -17,17 +17,22 @@ std::string NoUnitMessage(std::string_view text, size_t at, std::string_view pre
   std::string guess;
   if (at == text.size()) {
     const char* unit = "s";
-    if (previous_unit == "h") unit = "m";
-    else if (previous_unit == "m") unit = "s";
-    else if (previous_unit == "s") unit = "ms";
-    else if (!previous_unit.empty()) unit = "";
+    if (previous_unit == "h")
+      unit = "m";
+    else if (previous_unit == "m")
+      unit = "s";
+    else if (previous_unit == "s")
+      unit = "ms";
+    else if (!previous_unit.empty())
+      unit = "";
     if (*unit) guess = Echo(text) + unit;
   } else if (text.find_first_of(" \t") != std::string_view::npos) {
     for (char c : text)
       if (c != ' ' && c != '\t') guess += c;
     if (!ParseDuration(guess).ok()) guess.clear();
   }
-  if (!guess.empty()) return msg + ": did you mean " + guess + "? (units: h, m, s, ms; e.g. 30s, 1h30m)";
+  if (!guess.empty())
+    return msg + ": did you mean " + guess + "? (units: h, m, s, ms; e.g. 30s, 1h30m)";
   return msg + " (units: h, m, s, ms; e.g. 30s, 1h30m)";
 }
 
@@ -77,15 +82,23 @@ Result<Millis> ParseDuration(std::string_view text) {
     }
     if (!digits) return Result<Millis>::Error(bad);
     size_t u = i;
-    while (u < text.size() && ((text[u] >= 'a' && text[u] <= 'z') || (text[u] >= 'A' && text[u] <= 'Z') || text[u] == '\xc2' || text[u] == '\xb5')) ++u;
+    while (u < text.size() &&
+           ((text[u] >= 'a' && text[u] <= 'z') || (text[u] >= 'A' && text[u] <= 'Z') ||
+            text[u] == '\xc2' || text[u] == '\xb5'))
+      ++u;
     std::string_view unit = text.substr(i, u - i);
     i = u;
     int128 unit_us;
-    if (unit == "h") unit_us = 3600LL * 1000000;
-    else if (unit == "m") unit_us = 60LL * 1000000;
-    else if (unit == "s") unit_us = 1000000;
-    else if (unit == "ms") unit_us = 1000;
-    else if (unit == "us" || unit == "\xc2\xb5s") unit_us = 1;
+    if (unit == "h")
+      unit_us = 3600LL * 1000000;
+    else if (unit == "m")
+      unit_us = 60LL * 1000000;
+    else if (unit == "s")
+      unit_us = 1000000;
+    else if (unit == "ms")
+      unit_us = 1000;
+    else if (unit == "us" || unit == "\xc2\xb5s")
+      unit_us = 1;
     else if (unit == "ns") {
       if (whole % 1000000 != 0 || frac != 0)
         return Result<Millis>::Error("duration \"" + Echo(text) + "\" is finer than a millisecond");
@@ -131,7 +144,8 @@ std::string FormatDuration(Millis ms) {
   if (r) {
     if (s || h || m) {
       char buf[64];
-      std::snprintf(buf, sizeof buf, "%lld.%03llds", static_cast<long long>(s), static_cast<long long>(r));
+      std::snprintf(buf, sizeof buf, "%lld.%03llds", static_cast<long long>(s),
+                    static_cast<long long>(r));
       std::string t = buf;
       while (t.size() > 2 && t[t.size() - 2] == '0') t.erase(t.size() - 2, 1);
       out += t;
@@ -194,7 +208,8 @@ Result<Millis> ParseRfc3339(std::string_view t) {
     ++p;
     int digits = 0;
     while (p < t.size() && t[p] >= '0' && t[p] <= '9') {
-      if (digits < 3) frac_ms = frac_ms * 10 + (t[p] - '0');
+      if (digits < 3)
+        frac_ms = frac_ms * 10 + (t[p] - '0');
       else if (t[p] != '0')
         return Result<Millis>::Error("timestamp \"" + Echo(t) + "\" is finer than a millisecond");
       ++digits;
@@ -231,13 +246,14 @@ std::string FormatRfc3339(Millis unix_ms) {
   CivilFromDays(days, &y, &m, &d);
   char buf[128];
   if (ms)
-    std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lld.%03lldZ", static_cast<long long>(y), m, d,
-                  static_cast<long long>(rem / 3600), static_cast<long long>((rem / 60) % 60),
-                  static_cast<long long>(rem % 60), static_cast<long long>(ms));
+    std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lld.%03lldZ",
+                  static_cast<long long>(y), m, d, static_cast<long long>(rem / 3600),
+                  static_cast<long long>((rem / 60) % 60), static_cast<long long>(rem % 60),
+                  static_cast<long long>(ms));
   else
-    std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lldZ", static_cast<long long>(y), m, d,
-                  static_cast<long long>(rem / 3600), static_cast<long long>((rem / 60) % 60),
-                  static_cast<long long>(rem % 60));
+    std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lldZ",
+                  static_cast<long long>(y), m, d, static_cast<long long>(rem / 3600),
+                  static_cast<long long>((rem / 60) % 60), static_cast<long long>(rem % 60));
   return buf;
 }
 

@@ -14,7 +14,8 @@ Result<int64_t> ParseGpuReplicas(std::string_view text) {
   for (char c : text) {
     if (c < '0' || c > '9') return bad("must be a positive integer (replicas per GPU)");
     v = v * 10 + (c - '0');
-    if (v > kMaxGpuReplicas) return bad("more than " + std::to_string(kMaxGpuReplicas) + " replicas per GPU");
+    if (v > kMaxGpuReplicas)
+      return bad("more than " + std::to_string(kMaxGpuReplicas) + " replicas per GPU");
   }
   if (v == 0) return bad("must be at least 1 (replicas per GPU)");
   return v;

@@ -1,6 +1,6 @@
-// 128-bit integers, named once. Exact arithmetic on quantities, time integrals and money needs them;
-// they are a GCC/Clang extension, declared here with __extension__ so the rest of the code builds
-// with -Wpedantic.
+// 128-bit integers, named once. Exact arithmetic on quantities, time integrals and money needs
+// them; they are a GCC/Clang extension, declared here with __extension__ so the rest of the code
+// builds with -Wpedantic.
 #pragma once
 
 namespace arbiter {

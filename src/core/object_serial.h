@@ -4,16 +4,16 @@
 #pragma once
 
 #include "core/decimal.h"
+#include "core/int128.h"
 #include "core/objects.h"
 #include "core/placement/node_state.h"
 #include "core/placement/policy.h"
 #include "core/serial.h"
-#include "core/int128.h"
 
 namespace arbiter::serial {
 
-#define ARB_SERIAL_ENUM(E, MAX)                                   \
-  inline void Io(Writer& w, const E& v) { IoEnum(w, v, MAX); }   \
+#define ARB_SERIAL_ENUM(E, MAX)                                \
+  inline void Io(Writer& w, const E& v) { IoEnum(w, v, MAX); } \
   inline void Io(Reader& r, E& v) { IoEnum(r, v, MAX); }
 
 ARB_SERIAL_ENUM(PreemptionPolicy, PreemptionPolicy::kNever)

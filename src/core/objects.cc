@@ -1,9 +1,9 @@
 #include "core/objects.h"
 
-#include "core/policy_names.h"
-
 #include <algorithm>
 #include <map>
+
+#include "core/policy_names.h"
 
 namespace arbiter {
 
@@ -40,10 +40,18 @@ bool LabelSelector::Matches(const std::map<std::string, std::string>& labels) co
     bool has = it != labels.end();
     bool in = has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
     switch (r.op) {
-      case SelectorOperator::kIn: if (!in) return false; break;
-      case SelectorOperator::kNotIn: if (in) return false; break;
-      case SelectorOperator::kExists: if (!has) return false; break;
-      case SelectorOperator::kDoesNotExist: if (has) return false; break;
+      case SelectorOperator::kIn:
+        if (!in) return false;
+        break;
+      case SelectorOperator::kNotIn:
+        if (in) return false;
+        break;
+      case SelectorOperator::kExists:
+        if (!has) return false;
+        break;
+      case SelectorOperator::kDoesNotExist:
+        if (has) return false;
+        break;
     }
   }
   return true;
@@ -65,42 +73,62 @@ const char* ToString(PreemptMode v) { return ManifestName(PreemptModeNames(), v)
 const char* ToString(QuotaExceededAction v) { return ManifestName(QuotaExceededActionNames(), v); }
 const char* ToString(PlacementPolicyName v) { return ManifestName(PlacementPolicyNames(), v); }
 const char* ToString(PreemptionType v) { return ManifestName(PreemptionTypeNames(), v); }
-const char* ToString(DisruptionBudgetMode v) { return ManifestName(DisruptionBudgetModeNames(), v); }
+const char* ToString(DisruptionBudgetMode v) {
+  return ManifestName(DisruptionBudgetModeNames(), v);
+}
 const char* ToString(ReclaimMode v) { return ManifestName(ReclaimModeNames(), v); }
-const char* ToString(WithinNamespacePolicy v) { return ManifestName(WithinNamespacePolicyNames(), v); }
-const char* ToString(BorrowWithinCohortPolicy v) { return ManifestName(BorrowWithinCohortPolicyNames(), v); }
+const char* ToString(WithinNamespacePolicy v) {
+  return ManifestName(WithinNamespacePolicyNames(), v);
+}
+const char* ToString(BorrowWithinCohortPolicy v) {
+  return ManifestName(BorrowWithinCohortPolicyNames(), v);
+}
 const char* ToString(BillingMode v) {
   switch (v) {
-    case BillingMode::kRequest: return "Request";
-    case BillingMode::kUsage: return "Usage";
-    case BillingMode::kMax: return "Max";
-    case BillingMode::kBlended: return "Blended";
+    case BillingMode::kRequest:
+      return "Request";
+    case BillingMode::kUsage:
+      return "Usage";
+    case BillingMode::kMax:
+      return "Max";
+    case BillingMode::kBlended:
+      return "Blended";
   }
   return "?";
 }
 const char* ToString(MigRule v) {
   switch (v) {
-    case MigRule::kCompute: return "Compute";
-    case MigRule::kMemory: return "Memory";
-    case MigRule::kMax: return "Max";
+    case MigRule::kCompute:
+      return "Compute";
+    case MigRule::kMemory:
+      return "Memory";
+    case MigRule::kMax:
+      return "Max";
   }
   return "?";
 }
 const char* ToString(CreditPolicy v) { return v == CreditPolicy::kNone ? "None" : "LostWork"; }
 const char* ToString(IdleSharing v) {
   switch (v) {
-    case IdleSharing::kNone: return "None";
-    case IdleSharing::kWeighted: return "Weighted";
-    case IdleSharing::kEven: return "Even";
+    case IdleSharing::kNone:
+      return "None";
+    case IdleSharing::kWeighted:
+      return "Weighted";
+    case IdleSharing::kEven:
+      return "Even";
   }
   return "?";
 }
 const char* ToString(SelectorOperator v) {
   switch (v) {
-    case SelectorOperator::kIn: return "In";
-    case SelectorOperator::kNotIn: return "NotIn";
-    case SelectorOperator::kExists: return "Exists";
-    case SelectorOperator::kDoesNotExist: return "DoesNotExist";
+    case SelectorOperator::kIn:
+      return "In";
+    case SelectorOperator::kNotIn:
+      return "NotIn";
+    case SelectorOperator::kExists:
+      return "Exists";
+    case SelectorOperator::kDoesNotExist:
+      return "DoesNotExist";
   }
   return "?";
 }
@@ -122,17 +150,20 @@ void ResolvePodGroups(ManifestSet* set) {
     const std::string ns = pod.meta.namespace_.empty() ? "default" : pod.meta.namespace_;
     auto it = groups.find({ns, label->second});
     if (it == groups.end()) continue;
-    pod.pod_group = PodGroupRef{label->second, it->second->min_member, it->second->schedule_timeout.value_or(0)};
+    pod.pod_group = PodGroupRef{label->second, it->second->min_member,
+                                it->second->schedule_timeout.value_or(0)};
   }
 }
 
 void ResolveFlavors(ManifestSet* set) {
   std::map<std::string, const ResourceFlavor*> by_name;
-  for (const auto& f : set->resource_flavors) by_name.emplace(f.meta.name, &f);  // the first of a name
+  for (const auto& f : set->resource_flavors)
+    by_name.emplace(f.meta.name, &f);  // the first of a name
   for (auto& q : set->elastic_quotas)
     for (auto& f : q.flavors) {
       auto it = by_name.find(f.name);
-      f.node_labels = it == by_name.end() ? std::map<std::string, std::string>{} : it->second->node_labels;
+      f.node_labels =
+          it == by_name.end() ? std::map<std::string, std::string>{} : it->second->node_labels;
     }
 }
 

@@ -116,7 +116,8 @@ struct QuotaItem {
 
 enum class SelectorOperator { kIn, kNotIn, kExists, kDoesNotExist };
 struct ScopeRequirement {
-  std::string scope_name;  // PriorityClass, BestEffort, NotBestEffort (enforced), Terminating, NotTerminating
+  std::string scope_name;  // PriorityClass, BestEffort, NotBestEffort (enforced), Terminating,
+                           // NotTerminating
   SelectorOperator op = SelectorOperator::kIn;
   std::vector<std::string> values;
 };
@@ -247,8 +248,8 @@ struct ElasticQuota {
   ObjectMeta meta;  // namespace_ is the tenant namespace
   std::string cohort;
   ResourceList min;
-  std::optional<ResourceList> max;  // none: no ceiling beyond the cohort
-  ResourceList lending_limit;       // resources absent: all of min may be lent
+  std::optional<ResourceList> max;             // none: no ceiling beyond the cohort
+  ResourceList lending_limit;                  // resources absent: all of min may be lent
   std::vector<std::string> lending_limit_set;  // names that have a lending limit
   // spec.preemption (Kueue's ClusterQueue preemption fields); absent fields default from the
   // PoolPolicy (reclaimWithinCohort <- preemption.reclaim) or to Never.

@@ -61,7 +61,10 @@ const std::vector<PolicyName<WithinNamespacePolicy>>& WithinNamespacePolicyNames
   static const std::vector<PolicyName<WithinNamespacePolicy>> t = {
       {WithinNamespacePolicy::kNever, "Never", "never", {}},
       {WithinNamespacePolicy::kLowerPriority, "LowerPriority", "lowerpriority", {}},
-      {WithinNamespacePolicy::kLowerOrNewerEqualPriority, "LowerOrNewerEqualPriority", "lowerornewerequalpriority", {}},
+      {WithinNamespacePolicy::kLowerOrNewerEqualPriority,
+       "LowerOrNewerEqualPriority",
+       "lowerornewerequalpriority",
+       {}},
   };
   return t;
 }
@@ -77,7 +80,8 @@ const std::vector<PolicyName<BorrowWithinCohortPolicy>>& BorrowWithinCohortPolic
 std::string NormalizePolicyText(std::string_view text) {
   std::string k;
   for (char c : text)
-    if (c != '-' && c != '_' && c != ' ') k.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    if (c != '-' && c != '_' && c != ' ')
+      k.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   return k;
 }
 
@@ -92,7 +96,8 @@ Result<PlacementPolicyName> ParsePlacementPolicy(std::string_view text) {
       if (k == a) return e.value;
     keys += (i == 0 ? "" : i + 1 == table.size() ? " or " : ", ") + std::string(e.key);
   }
-  return Result<PlacementPolicyName>::Error("unknown placement policy '" + std::string(text) + "' (expected " + keys + ")");
+  return Result<PlacementPolicyName>::Error("unknown placement policy '" + std::string(text) +
+                                            "' (expected " + keys + ")");
 }
 
 std::string PlacementPolicyKey(PlacementPolicyName p) {

@@ -17,9 +17,9 @@ namespace arbiter {
 template <typename E>
 struct PolicyName {
   E value;
-  const char* manifest;                 // spelling in manifests and reports
-  const char* key;                      // canonical CLI spelling
-  std::vector<const char*> aliases;     // other CLI spellings
+  const char* manifest;              // spelling in manifests and reports
+  const char* key;                   // canonical CLI spelling
+  std::vector<const char*> aliases;  // other CLI spellings
 };
 
 const std::vector<PolicyName<PlacementPolicyName>>& PlacementPolicyNames();

@@ -1,9 +1,9 @@
 #include "core/quantity.h"
 
-#include "core/text.h"
-
 #include <limits>
+
 #include "core/int128.h"
+#include "core/text.h"
 
 namespace arbiter {
 namespace {
@@ -23,8 +23,9 @@ std::string Quote(std::string_view t) { return QuotedEcho(t); }
 
 Result<ParsedQuantity> ParseQuantity(std::string_view text) {
   ParsedQuantity q;
-  const std::string bad = "quantity " + Quote(text) +
-                          " is not a valid Kubernetes quantity (expected e.g. 500m, 1.5, 256Gi, 1e3)";
+  const std::string bad =
+      "quantity " + Quote(text) +
+      " is not a valid Kubernetes quantity (expected e.g. 500m, 1.5, 256Gi, 1e3)";
   size_t i = 0;
   const size_t n = text.size();
   if (n == 0) return Result<ParsedQuantity>::Error("empty quantity");
@@ -49,7 +50,8 @@ Result<ParsedQuantity> ParseQuantity(std::string_view text) {
     u128 next;
     if (MulOverflow(mant, 10, &next) || next > kU128Max - static_cast<u128>(c - '0')) {
       // More significant digits than 38: only acceptable if they are zeros we can fold.
-      if (c != '0') return Result<ParsedQuantity>::Error("quantity " + Quote(text) + " has too many digits");
+      if (c != '0')
+        return Result<ParsedQuantity>::Error("quantity " + Quote(text) + " has too many digits");
       if (seen_point) continue;  // trailing fractional zero: no value change
       ++dropped_int_zeros;
       continue;
@@ -78,13 +80,26 @@ Result<ParsedQuantity> ParseQuantity(std::string_view text) {
   } else if (suffix.size() == 2 && suffix[1] == 'i') {
     q.format = QuantityFormat::kBinarySI;
     switch (suffix[0]) {
-      case 'K': q.exp2 = 10; break;
-      case 'M': q.exp2 = 20; break;
-      case 'G': q.exp2 = 30; break;
-      case 'T': q.exp2 = 40; break;
-      case 'P': q.exp2 = 50; break;
-      case 'E': q.exp2 = 60; break;
-      default: return Result<ParsedQuantity>::Error(bad);
+      case 'K':
+        q.exp2 = 10;
+        break;
+      case 'M':
+        q.exp2 = 20;
+        break;
+      case 'G':
+        q.exp2 = 30;
+        break;
+      case 'T':
+        q.exp2 = 40;
+        break;
+      case 'P':
+        q.exp2 = 50;
+        break;
+      case 'E':
+        q.exp2 = 60;
+        break;
+      default:
+        return Result<ParsedQuantity>::Error(bad);
     }
   } else if (suffix[0] == 'e' || suffix[0] == 'E') {
     q.format = QuantityFormat::kDecimalExponent;
@@ -100,7 +115,9 @@ Result<ParsedQuantity> ParseQuantity(std::string_view text) {
       char c = suffix[j];
       if (c < '0' || c > '9') return Result<ParsedQuantity>::Error(bad);
       e = e * 10 + (c - '0');
-      if (e > 1000) return Result<ParsedQuantity>::Error("quantity " + Quote(text) + " exponent is out of range");
+      if (e > 1000)
+        return Result<ParsedQuantity>::Error("quantity " + Quote(text) +
+                                             " exponent is out of range");
     }
     q.exp10 += neg ? -e : e;
   } else {

@@ -9,7 +9,9 @@
 namespace arbiter {
 namespace {
 
-bool IsDnsLabelChar(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'; }
+bool IsDnsLabelChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+}
 bool IsNameChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
          c == '_' || c == '.';
@@ -22,7 +24,8 @@ bool ValidQualifiedName(std::string_view name) {
   std::string_view local = name.substr(slash + 1);
   if (local.find('/') != std::string_view::npos) return false;
   if (!std::all_of(prefix.begin(), prefix.end(), IsDnsLabelChar)) return false;
-  if (prefix.front() == '-' || prefix.front() == '.' || prefix.back() == '-' || prefix.back() == '.')
+  if (prefix.front() == '-' || prefix.front() == '.' || prefix.back() == '-' ||
+      prefix.back() == '.')
     return false;
   if (local.size() > 63 || !std::all_of(local.begin(), local.end(), IsNameChar)) return false;
   return true;
@@ -75,7 +78,8 @@ const std::vector<MigProfile>& KnownMigProfiles() {
   static const std::vector<MigProfile> kAll = [] {
     std::vector<MigProfile> v;
     for (const auto& f : Families())
-      for (const auto& p : f.profiles) v.push_back({f.name, p.first, p.second.first, p.second.second});
+      for (const auto& p : f.profiles)
+        v.push_back({f.name, p.first, p.second.first, p.second.second});
     return v;
   }();
   return kAll;
@@ -152,12 +156,20 @@ Result<int64_t> ParseResourceQuantity(std::string_view resource, std::string_vie
   if (!v.ok()) {
     std::string unit;
     switch (info->kind) {
-      case ResourceKind::kCpu: unit = "one millicore (1m)"; break;
-      case ResourceKind::kGpu: unit = "one thousandth of a GPU (1m)"; break;
+      case ResourceKind::kCpu:
+        unit = "one millicore (1m)";
+        break;
+      case ResourceKind::kGpu:
+        unit = "one thousandth of a GPU (1m)";
+        break;
       case ResourceKind::kMemory:
       case ResourceKind::kStorage:
-      case ResourceKind::kHugePages: unit = "one byte"; break;
-      default: unit = "a whole count"; break;
+      case ResourceKind::kHugePages:
+        unit = "one byte";
+        break;
+      default:
+        unit = "a whole count";
+        break;
     }
     if (v.message().find("precision") != std::string::npos)
       return Result<int64_t>::Error("quantity \"" + Echo(text) + "\" for " + std::string(resource) +

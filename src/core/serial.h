@@ -25,8 +25,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/status.h"
 #include "core/int128.h"
+#include "core/status.h"
 
 namespace arbiter::serial {
 
@@ -35,7 +35,7 @@ inline constexpr char kMagic[8] = {'A', 'R', 'B', 'S', 'T', 'A', 'T', 'E'};
 class Writer {
  public:
   static constexpr bool kReading = false;
-  static constexpr bool flavorless = false;  // see Reader
+  static constexpr bool flavorless = false;   // see Reader
   static constexpr bool latencyless = false;  // see Reader
   void U8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
   void U32(uint32_t v) {
@@ -70,13 +70,15 @@ class Reader {
   uint32_t U32() {
     if (!Need(4)) return 0;
     uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<uint8_t>(in_[pos_++])) << (8 * i);
+    for (int i = 0; i < 4; ++i)
+      v |= static_cast<uint32_t>(static_cast<uint8_t>(in_[pos_++])) << (8 * i);
     return v;
   }
   uint64_t U64() {
     if (!Need(8)) return 0;
     uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(in_[pos_++])) << (8 * i);
+    for (int i = 0; i < 8; ++i)
+      v |= static_cast<uint64_t>(static_cast<uint8_t>(in_[pos_++])) << (8 * i);
     return v;
   }
   std::string Bytes() {
@@ -89,7 +91,8 @@ class Reader {
   // A count of items about to be read; refuses counts the remaining bytes cannot hold.
   uint64_t Count(size_t min_item_bytes = 1) {
     const uint64_t n = U64();
-    if (ok() && n > (in_.size() - pos_) / (min_item_bytes ? min_item_bytes : 1)) Fail("a count larger than the file");
+    if (ok() && n > (in_.size() - pos_) / (min_item_bytes ? min_item_bytes : 1))
+      Fail("a count larger than the file");
     return ok() ? n : 0;
   }
   void Fail(const std::string& why) {
@@ -113,7 +116,8 @@ class Reader {
   std::string error_;
 };
 
-// ------------------------------------------------------------------ Io: one description, two directions
+// ------------------------------------------------------------------ Io: one description, two
+// directions
 
 inline void Io(Writer& w, const bool& v) { w.U8(v ? 1 : 0); }
 inline void Io(Reader& r, bool& v) {
@@ -123,15 +127,21 @@ inline void Io(Reader& r, bool& v) {
 }
 template <typename T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
 void Io(Writer& w, const T& v) {
-  if constexpr (sizeof(T) == 1) w.U8(static_cast<uint8_t>(v));
-  else if constexpr (sizeof(T) <= 4) w.U32(static_cast<uint32_t>(v));
-  else w.U64(static_cast<uint64_t>(v));
+  if constexpr (sizeof(T) == 1)
+    w.U8(static_cast<uint8_t>(v));
+  else if constexpr (sizeof(T) <= 4)
+    w.U32(static_cast<uint32_t>(v));
+  else
+    w.U64(static_cast<uint64_t>(v));
 }
 template <typename T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
 void Io(Reader& r, T& v) {
-  if constexpr (sizeof(T) == 1) v = static_cast<T>(r.U8());
-  else if constexpr (sizeof(T) <= 4) v = static_cast<T>(r.U32());
-  else v = static_cast<T>(r.U64());
+  if constexpr (sizeof(T) == 1)
+    v = static_cast<T>(r.U8());
+  else if constexpr (sizeof(T) <= 4)
+    v = static_cast<T>(r.U32());
+  else
+    v = static_cast<T>(r.U64());
 }
 inline void Io(Writer& w, const int128& v) {
   w.U64(static_cast<uint64_t>(static_cast<uint128>(v)));
@@ -230,7 +240,7 @@ void Io(A& a, std::pair<X, Y>& p) {
 std::string Seal(std::string_view kind, uint32_t version, std::string_view body);
 Result<std::string> Unseal(std::string_view file, std::string_view kind, uint32_t version);
 // Same, accepting any version from `oldest` to `version`; `*found` gets the file's.
-Result<std::string> Unseal(std::string_view file, std::string_view kind, uint32_t oldest, uint32_t version,
-                           uint32_t* found);
+Result<std::string> Unseal(std::string_view file, std::string_view kind, uint32_t oldest,
+                           uint32_t version, uint32_t* found);
 
 }  // namespace arbiter::serial

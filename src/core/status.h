@@ -39,15 +39,24 @@ enum class StatusCode : uint8_t {
 // "OK", "InvalidArgument", "NotFound", ... (the names above without the k).
 inline const char* StatusCodeName(StatusCode c) {
   switch (c) {
-    case StatusCode::kOk: return "OK";
-    case StatusCode::kInvalidArgument: return "InvalidArgument";
-    case StatusCode::kNotFound: return "NotFound";
-    case StatusCode::kAlreadyExists: return "AlreadyExists";
-    case StatusCode::kConflict: return "Conflict";
-    case StatusCode::kFailedPrecondition: return "FailedPrecondition";
-    case StatusCode::kResourceExhausted: return "ResourceExhausted";
-    case StatusCode::kUnavailable: return "Unavailable";
-    case StatusCode::kInternal: return "Internal";
+    case StatusCode::kOk:
+      return "OK";
+    case StatusCode::kInvalidArgument:
+      return "InvalidArgument";
+    case StatusCode::kNotFound:
+      return "NotFound";
+    case StatusCode::kAlreadyExists:
+      return "AlreadyExists";
+    case StatusCode::kConflict:
+      return "Conflict";
+    case StatusCode::kFailedPrecondition:
+      return "FailedPrecondition";
+    case StatusCode::kResourceExhausted:
+      return "ResourceExhausted";
+    case StatusCode::kUnavailable:
+      return "Unavailable";
+    case StatusCode::kInternal:
+      return "Internal";
   }
   return "Unknown";
 }
@@ -56,15 +65,29 @@ class [[nodiscard]] Status {
  public:
   Status() = default;
   static Status Ok() { return Status(); }
-  static Status Error(std::string message) { return Status(StatusCode::kInvalidArgument, std::move(message)); }
-  static Status Error(StatusCode code, std::string message) { return Status(code, std::move(message)); }
-  static Status InvalidArgument(std::string m) { return Status(StatusCode::kInvalidArgument, std::move(m)); }
+  static Status Error(std::string message) {
+    return Status(StatusCode::kInvalidArgument, std::move(message));
+  }
+  static Status Error(StatusCode code, std::string message) {
+    return Status(code, std::move(message));
+  }
+  static Status InvalidArgument(std::string m) {
+    return Status(StatusCode::kInvalidArgument, std::move(m));
+  }
   static Status NotFound(std::string m) { return Status(StatusCode::kNotFound, std::move(m)); }
-  static Status AlreadyExists(std::string m) { return Status(StatusCode::kAlreadyExists, std::move(m)); }
+  static Status AlreadyExists(std::string m) {
+    return Status(StatusCode::kAlreadyExists, std::move(m));
+  }
   static Status Conflict(std::string m) { return Status(StatusCode::kConflict, std::move(m)); }
-  static Status FailedPrecondition(std::string m) { return Status(StatusCode::kFailedPrecondition, std::move(m)); }
-  static Status ResourceExhausted(std::string m) { return Status(StatusCode::kResourceExhausted, std::move(m)); }
-  static Status Unavailable(std::string m) { return Status(StatusCode::kUnavailable, std::move(m)); }
+  static Status FailedPrecondition(std::string m) {
+    return Status(StatusCode::kFailedPrecondition, std::move(m));
+  }
+  static Status ResourceExhausted(std::string m) {
+    return Status(StatusCode::kResourceExhausted, std::move(m));
+  }
+  static Status Unavailable(std::string m) {
+    return Status(StatusCode::kUnavailable, std::move(m));
+  }
   static Status Internal(std::string m) { return Status(StatusCode::kInternal, std::move(m)); }
 
   bool ok() const { return !message_.has_value(); }
@@ -75,7 +98,8 @@ class [[nodiscard]] Status {
   }
 
  private:
-  Status(StatusCode c, std::string m) : code_(c == StatusCode::kOk ? StatusCode::kInternal : c), message_(std::move(m)) {}
+  Status(StatusCode c, std::string m)
+      : code_(c == StatusCode::kOk ? StatusCode::kInternal : c), message_(std::move(m)) {}
   StatusCode code_ = StatusCode::kOk;
   std::optional<std::string> message_;
 };
@@ -83,7 +107,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
   Result(Status error) : v_(std::move(error)) {  // NOLINT
     if (std::get<Status>(v_).ok()) {
       std::fprintf(stderr, "Result constructed from an OK Status\n");
@@ -91,7 +115,9 @@ class [[nodiscard]] Result {
     }
   }
   static Result Error(std::string message) { return Result(Status::Error(std::move(message))); }
-  static Result Error(StatusCode code, std::string message) { return Result(Status::Error(code, std::move(message))); }
+  static Result Error(StatusCode code, std::string message) {
+    return Result(Status::Error(code, std::move(message)));
+  }
 
   bool ok() const { return std::holds_alternative<T>(v_); }
   const T& value() const& { return std::get<T>(v_); }
@@ -118,8 +144,8 @@ class [[nodiscard]] Result {
 
 }  // namespace arbiter
 
-#define ARB_CHECK(cond)                                                   \
-  do {                                                                    \
+#define ARB_CHECK(cond)                                                 \
+  do {                                                                  \
     if (!(cond)) ::arbiter::CheckFailed(__FILE__, __LINE__, #cond, ""); \
   } while (0)
 #define ARB_CHECK_MSG(cond, msg)                                           \

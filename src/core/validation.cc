@@ -8,8 +8,8 @@
 
 #include "core/engine/admission.h"
 #include "core/gpu_sharing.h"
-#include "core/quantity.h"
 #include "core/int128.h"
+#include "core/quantity.h"
 #include "core/text.h"
 
 namespace arbiter {
@@ -166,13 +166,14 @@ class Validator {
     auto add = [&](std::map<std::string, int128>& acc, const ResourceList& l) {
       for (const auto& [r, v] : l.entries()) acc[r] += v;
     };
-    auto report = [&](const char* kind, const ObjectMeta& m, const std::map<std::string, int128>& acc,
-                      const char* what) {
+    auto report = [&](const char* kind, const ObjectMeta& m,
+                      const std::map<std::string, int128>& acc, const char* what) {
       for (const auto& [r, v] : acc)
         if (v > std::numeric_limits<int64_t>::max()) {
           overflow_ = true;
-          Error(kind, m, "", std::string("amounts too large: the ") + what + " of " + r +
-                                 " does not fit in 64 bits");
+          Error(kind, m, "",
+                std::string("amounts too large: the ") + what + " of " + r +
+                    " does not fit in 64 bits");
           return;
         }
     };
@@ -272,7 +273,8 @@ class Validator {
       if (!p.pod_group) {
         std::vector<std::string> names;
         for (const auto& g : s_.pod_groups)
-          if ((g.meta.namespace_.empty() ? "default" : g.meta.namespace_) == ns) names.push_back(g.meta.name);
+          if ((g.meta.namespace_.empty() ? "default" : g.meta.namespace_) == ns)
+            names.push_back(g.meta.name);
         std::string msg = "no PodGroup " + Quote(label->second) + " in namespace " + Quote(ns);
         if (auto s = DidYouMean(label->second, names)) msg += "; did you mean " + Quote(*s) + "?";
         Error("Pod", p.meta, FieldPathChild("metadata.labels", kPodGroupLabel), msg);
@@ -331,10 +333,12 @@ class Validator {
                 "more than 64 GPU devices on one node is not supported (per-device accounting)");
       }
       if (Status st = ValidateGpuSharingLabels(n.meta.labels); !st.ok()) {
-        bool replicas_bad = n.meta.labels.count(std::string(kGpuReplicasLabel)) &&
-                            !ParseGpuReplicas(n.meta.labels.at(std::string(kGpuReplicasLabel))).ok();
+        bool replicas_bad =
+            n.meta.labels.count(std::string(kGpuReplicasLabel)) &&
+            !ParseGpuReplicas(n.meta.labels.at(std::string(kGpuReplicasLabel))).ok();
         Error("Node", n.meta,
-              FieldPathChild("metadata.labels", replicas_bad ? kGpuReplicasLabel : kGpuSharingStrategyLabel),
+              FieldPathChild("metadata.labels",
+                             replicas_bad ? kGpuReplicasLabel : kGpuSharingStrategyLabel),
               st.message());
       } else if (int64_t replicas = GpuReplicasOf(n.meta.labels); replicas > 1) {
         int64_t gpus = n.capacity.Get("nvidia.com/gpu");
@@ -357,8 +361,8 @@ class Validator {
         if (!IsMigResourceName(r) || v == 0) continue;
         if (family && !LookupMigProfile(r, *family))
           Warn("Node", n.meta, FieldPathChild("status.capacity", r),
-               r + " is not a MIG profile of " + *family + " (label nvidia.com/gpu.product=" +
-                   product->second + ")");
+               r + " is not a MIG profile of " + *family +
+                   " (label nvidia.com/gpu.product=" + product->second + ")");
         else if (!family && !LookupMigProfile(r))
           Warn("Node", n.meta, FieldPathChild("status.capacity", r),
                "unknown MIG profile " + r + " (not an A100-40GB, A100-80GB or H100-80GB profile)");
@@ -437,7 +441,8 @@ class Validator {
                " will reject this pod at admission: " + why.substr(colon + 2));
       return;
     }
-    Warn("Pod", p.meta, "spec.containers", "will be refused at admission after LimitRange defaults: " + why);
+    Warn("Pod", p.meta, "spec.containers",
+         "will be refused at admission after LimitRange defaults: " + why);
   }
 
   void Pods() {
@@ -452,8 +457,10 @@ class Validator {
         bool system = name == "system-cluster-critical" || name == "system-node-critical";
         if (!pc && !system) {
           std::string msg = "unknown PriorityClass " + Quote(name);
-          if (auto s = DidYouMean(name, class_names)) msg += "; did you mean " + Quote(*s) + "?";
-          else if (class_names.empty()) msg += " (no PriorityClass is defined)";
+          if (auto s = DidYouMean(name, class_names))
+            msg += "; did you mean " + Quote(*s) + "?";
+          else if (class_names.empty())
+            msg += " (no PriorityClass is defined)";
           Error("Pod", p.meta, "spec.priorityClassName", msg);
         } else if (pc && p.priority && *p.priority != pc->value) {
           Error("Pod", p.meta, "spec.priority",
@@ -466,8 +473,10 @@ class Validator {
         bool found = std::find(qos_names.begin(), qos_names.end(), *p.sim.qos) != qos_names.end();
         if (!found) {
           std::string msg = "unknown QoS " + Quote(*p.sim.qos);
-          if (auto s = DidYouMean(*p.sim.qos, qos_names)) msg += "; did you mean " + Quote(*s) + "?";
-          else if (qos_names.empty()) msg += " (no QoS object is defined)";
+          if (auto s = DidYouMean(*p.sim.qos, qos_names))
+            msg += "; did you mean " + Quote(*s) + "?";
+          else if (qos_names.empty())
+            msg += " (no QoS object is defined)";
           Error("Pod", p.meta, "metadata.annotations[arbiter.dev/qos]", msg);
         }
       }
@@ -496,7 +505,8 @@ class Validator {
       if (!s_.nodes.empty()) {
         // Pods share few (nodeSelector, requests) pairs: scan the nodes once per pair, not once
         // per pod (a million pods on ten thousand nodes).
-        std::string key = req.ToString();  // then each selector entry, length-prefixed (no collisions)
+        std::string key =
+            req.ToString();  // then each selector entry, length-prefixed (no collisions)
         for (const auto& [k, v] : p.node_selector)
           key += "|" + std::to_string(k.size()) + ":" + k + std::to_string(v.size()) + ":" + v;
         auto memo = fit_memo_.find(key);
@@ -551,7 +561,8 @@ class Validator {
       if (matching == 0) {
         Warn("PodDisruptionBudget", d.meta, "spec.selector",
              "selects no Pod in namespace " + Quote(d.meta.namespace_));
-      } else if (d.min_available && !d.max_unavailable && d.min_available->Resolve(matching) >= matching) {
+      } else if (d.min_available && !d.max_unavailable &&
+                 d.min_available->Resolve(matching) >= matching) {
         Warn("PodDisruptionBudget", d.meta, "spec.minAvailable",
              "requires all " + std::to_string(matching) +
                  " selected pods to stay available: no voluntary disruption is ever allowed");
@@ -563,24 +574,28 @@ class Validator {
     if (!s_.pool_policy) return;
     const PoolPolicy& pp = *s_.pool_policy;
     auto ratio = [](int64_t milli) {
-      std::string s = std::to_string(milli / 1000) + "." + std::to_string(1000 + milli % 1000).substr(1);
+      std::string s =
+          std::to_string(milli / 1000) + "." + std::to_string(1000 + milli % 1000).substr(1);
       while (s.back() == '0') s.pop_back();
       if (s.back() == '.') s += "0";
       return s;
     };
     if (pp.cpu_overcommit_milli < 1000)
       Error("PoolPolicy", pp.meta, "spec.overcommit.cpu",
-            "CPU overcommit " + ratio(pp.cpu_overcommit_milli) + " is below 1.0 (it would strand capacity)");
+            "CPU overcommit " + ratio(pp.cpu_overcommit_milli) +
+                " is below 1.0 (it would strand capacity)");
     else if (pp.cpu_overcommit_milli > 1200)
       Warn("PoolPolicy", pp.meta, "spec.overcommit.cpu",
-           "CPU overcommit " + ratio(pp.cpu_overcommit_milli) + " is above the recommended range 1.0-1.2");
+           "CPU overcommit " + ratio(pp.cpu_overcommit_milli) +
+               " is above the recommended range 1.0-1.2");
     if (pp.memory_overcommit_milli < 1000)
       Error("PoolPolicy", pp.meta, "spec.overcommit.memory",
             "memory overcommit " + ratio(pp.memory_overcommit_milli) + " is below 1.0");
     else if (pp.memory_overcommit_milli > 1000)
-      Warn("PoolPolicy", pp.meta, "spec.overcommit.memory",
-           "memory overcommit " + ratio(pp.memory_overcommit_milli) +
-               " is above 1.0: memory cannot be throttled, overcommitted nodes kill pods when full");
+      Warn(
+          "PoolPolicy", pp.meta, "spec.overcommit.memory",
+          "memory overcommit " + ratio(pp.memory_overcommit_milli) +
+              " is above 1.0: memory cannot be throttled, overcommitted nodes kill pods when full");
     if (pp.scrape_interval < 1000)
       Error("PoolPolicy", pp.meta, "spec.metering.scrapeInterval",
             "scrape interval " + FormatDuration(pp.scrape_interval) + " is below 1s");
@@ -598,17 +613,20 @@ class Validator {
     const auto& p = q.preemption;
     const ReclaimMode reclaim = p.reclaim_within_cohort.value_or(
         s_.pool_policy ? s_.pool_policy->reclaim : ReclaimMode::kAny);
-    const bool borrow = p.borrow_within_cohort && *p.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
+    const bool borrow =
+        p.borrow_within_cohort && *p.borrow_within_cohort != BorrowWithinCohortPolicy::kNever;
     if (borrow && reclaim == ReclaimMode::kNever)
       Error("ElasticQuota", q.meta, "spec.preemption.borrowWithinCohort.policy",
-            "borrowWithinCohort.policy LowerPriority needs reclaimWithinCohort other than Never (a preemptor "
+            "borrowWithinCohort.policy LowerPriority needs reclaimWithinCohort other than Never (a "
+            "preemptor "
             "that borrows could not take anything back)");
     if (p.max_priority_threshold && !borrow)
       Error("ElasticQuota", q.meta, "spec.preemption.borrowWithinCohort.maxPriorityThreshold",
             "maxPriorityThreshold applies only with borrowWithinCohort.policy LowerPriority");
     if (q.cohort.empty() && (p.reclaim_within_cohort || p.borrow_within_cohort))
       Warn("ElasticQuota", q.meta,
-           p.reclaim_within_cohort ? "spec.preemption.reclaimWithinCohort" : "spec.preemption.borrowWithinCohort",
+           p.reclaim_within_cohort ? "spec.preemption.reclaimWithinCohort"
+                                   : "spec.preemption.borrowWithinCohort",
            "the namespace is in no cohort: there is nothing to reclaim or borrow");
     if (q.fair_weight_milli && q.cohort.empty())
       Warn("ElasticQuota", q.meta, "spec.fairSharing.weight",
@@ -706,11 +724,13 @@ class Validator {
                 "flavor " + Quote(f.name) + " is listed twice (first at spec.flavors[" +
                     std::to_string(it->second) + "])");
         if (f.min.empty() && (!f.max || f.max->empty()))
-          Error("ElasticQuota", q.meta, path, "flavor " + Quote(f.name) + " sets no min or max: it covers no resource");
+          Error("ElasticQuota", q.meta, path,
+                "flavor " + Quote(f.name) + " sets no min or max: it covers no resource");
         for (const auto& [r, mn] : f.min.entries())
           if (f.max && f.max->Has(r) && mn > f.max->Get(r))
             Error("ElasticQuota", q.meta, FieldPathChild(path + ".min", r),
-                  "min " + FormatResourceQuantity(r, mn) + " exceeds max " + FormatResourceQuantity(r, f.max->Get(r)));
+                  "min " + FormatResourceQuantity(r, mn) + " exceeds max " +
+                      FormatResourceQuantity(r, f.max->Get(r)));
         for (const auto& [r, l] : f.lending_limit.entries())
           if (l > f.min.Get(r))
             Error("ElasticQuota", q.meta, FieldPathChild(path + ".lendingLimit", r),
@@ -720,7 +740,8 @@ class Validator {
           for (const auto& [r, v] : l.entries())
             if (q.min.Has(r) || (q.max && q.max->Has(r)))
               Error("ElasticQuota", q.meta, FieldPathChild(path + "." + field, r),
-                    r + " is quota per flavor here and also in spec.min/spec.max: name it in one place");
+                    r + " is quota per flavor here and also in spec.min/spec.max: name it in one "
+                        "place");
         };
         covered_twice(f.min, "min");
         if (f.max) covered_twice(*f.max, "max");
@@ -780,8 +801,8 @@ class Validator {
         for (const auto& item : q.hard)
           if (item.track != QuotaTrack::kCount)
             Error("ResourceQuota", q.meta, FieldPathChild("spec.hard", item.key),
-                  "unsupported scope applied to resource: BestEffort pods request no " + item.resource +
-                      " (a BestEffort quota counts pods only)");
+                  "unsupported scope applied to resource: BestEffort pods request no " +
+                      item.resource + " (a BestEffort quota counts pods only)");
       for (const char* scope : {"NotBestEffort", "Terminating", "NotTerminating"}) {
         if (!scopes.count(scope)) continue;
         for (const auto& item : q.hard)
@@ -845,7 +866,8 @@ class Validator {
       auto [it, inserted] = by_time.emplace(pb.effective_from, &pb);
       if (!inserted)
         Error("PriceBook", pb.meta, "spec.effectiveFrom",
-              "PriceBook " + Quote(it->second->meta.name) + " (at " + Where(it->second->meta.source) +
+              "PriceBook " + Quote(it->second->meta.name) + " (at " +
+                  Where(it->second->meta.source) +
                   ") takes effect at the same instant; which one applies would be ambiguous");
       for (const auto& [ns, mode] : pb.namespace_modes)
         if (!NamespaceDeclared(ns))

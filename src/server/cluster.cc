@@ -254,8 +254,9 @@ Json SpecOf(const Json& obj) {
 // The ElasticQuota with the node labels of the stored ResourceFlavors its spec.flavors name (the
 // loader resolves flavors within one request, as `arbiter validate` does for a file; here a
 // flavor arrived in an earlier request).
-ElasticQuota WithFlavors(const ElasticQuota& q,
-                         const std::map<std::string, std::map<ObjectStore::Key, ManifestSet>>& policy) {
+ElasticQuota WithFlavors(
+    const ElasticQuota& q,
+    const std::map<std::string, std::map<ObjectStore::Key, ManifestSet>>& policy) {
   ManifestSet set;
   if (auto it = policy.find("ResourceFlavor"); it != policy.end())
     for (const auto& [key, s] : it->second) Append(set, s);
@@ -510,8 +511,7 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
       // spec.activeDeadlineSeconds set or lowered (pod_update.h allows nothing else for it):
       // backfill plans with the new limit. A finished pod has no workload any more.
       if (auto w = workload_of_.find({ns, name}); w != workload_of_.end()) {
-        s = engine_->Apply(
-            engine::At(t, engine::SetPodDeadline{WorkloadId{w->second}, *deadline}));
+        s = engine_->Apply(engine::At(t, engine::SetPodDeadline{WorkloadId{w->second}, *deadline}));
         deadline_set = s.ok();
       }
     }
@@ -530,17 +530,20 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   } else if (m.kind == "PoolPolicy") {
     s = engine_->Apply(engine::At(t, engine::UpsertPoolPolicy{*set.pool_policy}));
   } else if (m.kind == "ElasticQuota") {
-    s = engine_->Apply(engine::At(t, engine::UpsertElasticQuota{WithFlavors(set.elastic_quotas.at(0), policy_)}));
+    s = engine_->Apply(
+        engine::At(t, engine::UpsertElasticQuota{WithFlavors(set.elastic_quotas.at(0), policy_)}));
   } else if (m.kind == "ResourceFlavor" && existing && spec_changed) {
     // The ElasticQuotas that name it take its new node labels.
     ManifestSet now = PolicyContext("", "", "");
-    now.resource_flavors.erase(std::remove_if(now.resource_flavors.begin(), now.resource_flavors.end(),
-                                              [&](const ResourceFlavor& f) { return f.meta.name == name; }),
-                               now.resource_flavors.end());
+    now.resource_flavors.erase(
+        std::remove_if(now.resource_flavors.begin(), now.resource_flavors.end(),
+                       [&](const ResourceFlavor& f) { return f.meta.name == name; }),
+        now.resource_flavors.end());
     Append(now, set);
     ResolveFlavors(&now);
     for (const auto& q : now.elastic_quotas)
-      if (s.ok() && NamesFlavor(q, name)) s = engine_->Apply(engine::At(t, engine::UpsertElasticQuota{q}));
+      if (s.ok() && NamesFlavor(q, name))
+        s = engine_->Apply(engine::At(t, engine::UpsertElasticQuota{q}));
   } else if (m.kind == "PriceBook") {
     s = engine_->Apply(engine::At(t, engine::UpsertPriceBook{set.price_books.at(0)}));
   } else if (m.kind == "QoS") {
@@ -893,8 +896,9 @@ void Cluster::RefreshQuotas() {
           if (auto st = engine_->Get(WorkloadId{w->second}); st && !st->node.empty()) {
             sum += st->requests;
             for (const auto& [r, v] : st->requests.entries()) {
-              const std::string key =
-                  !st->flavor.empty() && engine::FlavorCovers(eq, r) ? engine::FlavorKey(r, st->flavor) : r;
+              const std::string key = !st->flavor.empty() && engine::FlavorCovers(eq, r)
+                                          ? engine::FlavorKey(r, st->flavor)
+                                          : r;
               by_flavor.Set(key, by_flavor.Get(key) + v);
             }
           }
@@ -914,8 +918,8 @@ void Cluster::RefreshQuotas() {
               if (q.cohort == eq.cohort) expanded.push_back(engine::ExpandFlavors(q));
           std::vector<const ElasticQuota*> members;
           for (const auto& q : expanded) members.push_back(&q);
-          status["fairShare"] = engine::FormatShare(
-              engine::WeightedShare(engine::ExpandFlavors(eq), by_flavor, engine::CohortLendable(members)));
+          status["fairShare"] = engine::FormatShare(engine::WeightedShare(
+              engine::ExpandFlavors(eq), by_flavor, engine::CohortLendable(members)));
         }
         if (stored->contains("status") && (*stored)["status"] == status) continue;
         Json q = *stored;

@@ -186,9 +186,9 @@ class Cluster {
   std::map<std::string, std::map<ObjectStore::Key, ManifestSet>> policy_;
   std::map<uint64_t, ObjectStore::Key> pod_of_;  // live workloads' pods
   std::map<ObjectStore::Key, uint64_t> workload_of_;
-  std::set<uint64_t> pending_;   // live workloads whose pod status says Pending
-  std::set<uint64_t> reserved_;  // of those, the ones holding a backfill reservation
-  std::set<std::string> quota_dirty_;  // namespaces whose pods or quotas/PDBs changed
+  std::set<uint64_t> pending_;           // live workloads whose pod status says Pending
+  std::set<uint64_t> reserved_;          // of those, the ones holding a backfill reservation
+  std::set<std::string> quota_dirty_;    // namespaces whose pods or quotas/PDBs changed
   std::deque<ObjectStore::Key> events_;  // stored Events, oldest first
   uint64_t event_counter_ = 0;
   uint64_t decision_digest_ = 14695981039346656037ull;  // FNV-1a

@@ -23,9 +23,9 @@ namespace arbiter::server {
 
 struct DaemonOptions {
   std::string data_dir;
-  std::function<Millis()> clock;    // Unix ms; default: the system clock
+  std::function<Millis()> clock;   // Unix ms; default: the system clock
   int64_t snapshot_every = 50000;  // records between snapshots (0: never); docs/serve.md
-  bool check_invariants = false;    // Engine::CheckInvariants after start-up and every mutation
+  bool check_invariants = false;   // Engine::CheckInvariants after start-up and every mutation
 };
 
 struct StartupInfo {

@@ -155,8 +155,8 @@ bool ParseDryRun(const httplib::Request& req, httplib::Response& res, bool* dry_
   for (size_t i = 0; i < req.get_param_value_count("dryRun"); ++i) {
     const std::string v = req.get_param_value("dryRun", i);
     if (v != "All") {
-      SendStatus(res, kube::BadRequest("Invalid dry run value: \"" + v +
-                                       "\": supported values: \"All\""));
+      SendStatus(
+          res, kube::BadRequest("Invalid dry run value: \"" + v + "\": supported values: \"All\""));
       return false;
     }
     *dry_run = true;
@@ -394,8 +394,8 @@ void HandleWrite(Daemon& d, const httplib::Request& req, httplib::Response& res,
                         meta["generateName"].is_string() &&
                         !meta["generateName"].get<std::string>().empty();
   for (int attempt = 0;; ++attempt) {
-    if (generate) meta["name"] = kube::GenerateName(meta["generateName"].get<std::string>(),
-                                                    RandomBits());
+    if (generate)
+      meta["name"] = kube::GenerateName(meta["generateName"].get<std::string>(), RandomBits());
     const std::string name =
         op == Mutation::Op::kCreate && meta.is_object() ? meta.value("name", "") : t.name;
     Mutation attempt_m = m;
@@ -557,7 +557,8 @@ void HandleEvict(Daemon& d, const httplib::Request& req, httplib::Response& res,
     if (!body) return;
     if (body->is_object() && body->contains("metadata") && (*body)["metadata"].is_object() &&
         (*body)["metadata"].value("name", t.name) != t.name)
-      return SendStatus(res, kube::BadRequest("name in URL does not match name in Eviction object"));
+      return SendStatus(res,
+                        kube::BadRequest("name in URL does not match name in Eviction object"));
     dry_run = dry_run || BodyDryRun(req);
   }
   Mutation m;

@@ -52,7 +52,7 @@ class ApiServer {
   std::unique_ptr<httplib::Server> svr_;
   std::string address_;
   int listen_fd_ = -1;  // the listening socket (its backlog is raised after binding)
-  Status setup_;  // the TLS set-up's error, reported by Bind
+  Status setup_;        // the TLS set-up's error, reported by Bind
 };
 
 }  // namespace arbiter::server

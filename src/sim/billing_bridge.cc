@@ -17,7 +17,8 @@ Millis DefaultEpoch(const ManifestSet& m) {
 namespace {
 
 // The billing segment of one run record, or nothing when it held resources for no time.
-std::optional<billing::RunSegment> SegmentOf(const SimResult& r, const engine::RunRecord& run, Millis epoch) {
+std::optional<billing::RunSegment> SegmentOf(const SimResult& r, const engine::RunRecord& run,
+                                             Millis epoch) {
   if (run.end <= run.start) return std::nullopt;
   billing::RunSegment s;
   const SimWorkload& w = r.workloads()[engine::Value(run.workload)];
@@ -45,7 +46,8 @@ std::vector<billing::RunSegment> SegmentsOf(const SimResult& r, Millis epoch) {
   return out;
 }
 
-Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis epoch, bool keep_rows) {
+Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis epoch,
+                               bool keep_rows) {
   SimBill bill;
   if (m.price_books.empty()) return bill;
   auto fail = [](const std::string& msg) { return Result<SimBill>::Error("billing: " + msg); };
@@ -72,7 +74,8 @@ Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis 
         if (p != n.meta.labels.end()) c.gpu_product = p->second;
         c.gpu_replicas = GpuReplicasOf(n.meta.labels);
         c.allocatable = n.allocatable.empty() ? n.capacity : n.allocatable;
-        const NodeWindow in = NodeWindowOf(n, r.end_time);  // idle only while the node is in the pool
+        const NodeWindow in =
+            NodeWindowOf(n, r.end_time);  // idle only while the node is in the pool
         if (in.to <= in.from) continue;
         c.from = epoch + in.from;
         c.to = epoch + in.to;
@@ -83,7 +86,8 @@ Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis 
       idle_rows = std::move(idle).value();
     }
     if (keep_rows) {  // every row, for --ledger: meter all segments at once
-      if (Status s = billing::MeterSegmentsInto(segments, cfg, &bill.rows, idle_rows.size()); !s.ok())
+      if (Status s = billing::MeterSegmentsInto(segments, cfg, &bill.rows, idle_rows.size());
+          !s.ok())
         return fail(s.message());
     }
   }
@@ -103,15 +107,19 @@ Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis 
     const auto& runs = r.runs();
     std::vector<size_t> order(runs.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    auto ns_of = [&](size_t i) -> const std::string& { return r.workloads()[engine::Value(runs[i].workload)].namespace_; };
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ns_of(a) < ns_of(b); });
+    auto ns_of = [&](size_t i) -> const std::string& {
+      return r.workloads()[engine::Value(runs[i].workload)].namespace_;
+    };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return ns_of(a) < ns_of(b); });
     for (size_t i = 0; i < order.size();) {
       size_t j = i;
       std::vector<billing::RunSegment> segments;
       for (; j < order.size() && ns_of(order[j]) == ns_of(order[i]); ++j)
         if (auto seg = SegmentOf(r, runs[order[j]], epoch)) segments.push_back(std::move(*seg));
       std::vector<billing::HourlyRow> rows;
-      if (Status s = billing::MeterSegmentsInto(segments, cfg, &rows); !s.ok()) return fail(s.message());
+      if (Status s = billing::MeterSegmentsInto(segments, cfg, &rows); !s.ok())
+        return fail(s.message());
       segments = {};
       if (Status s = builder.Add(rows); !s.ok()) return fail(s.message());
       i = j;
@@ -122,8 +130,10 @@ Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis 
   auto invs = builder.Finish();
   if (!invs.ok()) return fail(invs.message());
   for (auto& inv : invs.value()) {
-    if (inv.namespace_ == billing::kIdleNamespace) bill.idle = std::move(inv);
-    else bill.invoices.push_back(std::move(inv));
+    if (inv.namespace_ == billing::kIdleNamespace)
+      bill.idle = std::move(inv);
+    else
+      bill.invoices.push_back(std::move(inv));
   }
   return bill;
 }
@@ -133,15 +143,17 @@ std::string BillText(const SimBill& bill, bool has_price_books) {
   if (!bill.invoices.empty() || bill.idle)
     o += "  invoices cover " + FormatRfc3339(bill.from) + " .. " + FormatRfc3339(bill.to) + "\n";
   for (const auto& inv : bill.invoices)
-    o += "  invoice " + inv.namespace_ + ": " + inv.total.ToFixed(6) + " " + inv.currency + " (request track " +
-         inv.request_total.ToFixed(6) + ", usage track " + inv.usage_total.ToFixed(6) + ", credits " +
-         inv.credit_total.ToFixed(6) + ")\n";
+    o += "  invoice " + inv.namespace_ + ": " + inv.total.ToFixed(6) + " " + inv.currency +
+         " (request track " + inv.request_total.ToFixed(6) + ", usage track " +
+         inv.usage_total.ToFixed(6) + ", credits " + inv.credit_total.ToFixed(6) + ")\n";
   if (bill.idle) {
     if (bill.idle->idle_share_total.is_zero())
-      o += "  idle capacity (not billed): " + bill.idle->request_total.ToFixed(6) + " " + bill.idle->currency + "\n";
+      o += "  idle capacity (not billed): " + bill.idle->request_total.ToFixed(6) + " " +
+           bill.idle->currency + "\n";
     else
-      o += "  idle capacity: " + bill.idle->request_total.ToFixed(6) + " " + bill.idle->currency + ", of which " +
-           bill.idle->idle_share_total.ToFixed(6) + " spread to tenants (PriceBook shareIdle)\n";
+      o += "  idle capacity: " + bill.idle->request_total.ToFixed(6) + " " + bill.idle->currency +
+           ", of which " + bill.idle->idle_share_total.ToFixed(6) +
+           " spread to tenants (PriceBook shareIdle)\n";
   }
   if (!has_price_books) o += "  no PriceBook: nothing billed\n";
   return o;

@@ -26,7 +26,8 @@ struct SimBill {
 // Every invoice (tenants and idle) covers the simulation window; idle cost is spread to the
 // tenants when the PriceBook says shareIdle. Without `keep_rows`, `rows` stays empty and the
 // namespaces are metered one at a time (the same invoices, in a fraction of the memory).
-Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis epoch, bool keep_rows = true);
+Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis epoch,
+                               bool keep_rows = true);
 
 // invoices[] of the report (tenant invoices, then the "__idle__" one when present).
 nlohmann::json BillJson(const SimBill& bill);

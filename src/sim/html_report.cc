@@ -108,15 +108,18 @@ std::string Header(const json& r) {
     }
     s += ")";
   }
-  s += "<br>Placement: " + Esc(Str(Field(pool, "placement"))) + ", preemption: " +
-       Esc(Str(Field(pool, "preemption"))) + "<br>Simulated until " + Esc(TimeText(Field(r, "endTime"))) +
-       " of virtual time</p>\n<div class=\"cards\">\n";
-  s += Card(std::to_string(Array(r, "workloads").size()), Array(r, "workloads").size() == 1 ? "workload" : "workloads");
+  s += "<br>Placement: " + Esc(Str(Field(pool, "placement"))) +
+       ", preemption: " + Esc(Str(Field(pool, "preemption"))) + "<br>Simulated until " +
+       Esc(TimeText(Field(r, "endTime"))) + " of virtual time</p>\n<div class=\"cards\">\n";
+  s += Card(std::to_string(Array(r, "workloads").size()),
+            Array(r, "workloads").size() == 1 ? "workload" : "workloads");
   for (const char* p : {"Succeeded", "Running", "Pending", "Preempted", "Rejected"})
-    s += Card(Str(Field(phases, p)), std::string(p) == "Preempted" ? "cancelled after preemption" : p);
+    s += Card(Str(Field(phases, p)),
+              std::string(p) == "Preempted" ? "cancelled after preemption" : p);
   const json& util = Field(sum, "utilisation");
   if (util.is_object())
-    for (auto it = util.begin(); it != util.end(); ++it) s += Card(Percent(it.value()), it.key() + " utilisation");
+    for (auto it = util.begin(); it != util.end(); ++it)
+      s += Card(Percent(it.value()), it.key() + " utilisation");
   s += Card(Str(Field(sum, "preemptions")), "preemptions");
   s += Card(Str(Field(sum, "reclaims")), "quota reclaims");
   // Victims that were cancelled are the "cancelled after preemption" phase card above: not again.
@@ -129,7 +132,8 @@ std::string Header(const json& r) {
 std::string AllocationCharts(const json& r, double horizon_s) {
   const json& tl = Array(r, "timeline");
   if (tl.empty())
-    return "<p class=\"note\">This report has no <code>timeline</code>: allocation over time is not shown.</p>\n";
+    return "<p class=\"note\">This report has no <code>timeline</code>: allocation over time is "
+           "not shown.</p>\n";
   const TimeAxis ta = AxisFor(horizon_s);
   const json& util = Field(Field(r, "summary"), "utilisation");
   std::vector<svg::Series> share;
@@ -138,7 +142,8 @@ std::string AllocationCharts(const json& r, double horizon_s) {
     const json& a = Field(p, "allocated");
     if (!a.is_object()) continue;
     for (auto it = a.begin(); it != a.end(); ++it)
-      if (std::find(resources.begin(), resources.end(), it.key()) == resources.end()) resources.push_back(it.key());
+      if (std::find(resources.begin(), resources.end(), it.key()) == resources.end())
+        resources.push_back(it.key());
   }
   for (const auto& res : resources) {
     const json& u = Field(util, res.c_str());
@@ -185,11 +190,14 @@ std::string PendingByTierChart(const json& r) {
   const json& tiers = Array(Field(r, "summary"), "pendingByTier");
   if (tiers.empty()) return "<p class=\"note\">No workloads were admitted.</p>\n";
   double peak = 0;
-  for (const auto& t : tiers) peak = std::max({peak, Num(Field(t, "pendingSecondsMax")), Num(Field(t, "pendingSecondsMean"))});
+  for (const auto& t : tiers)
+    peak =
+        std::max({peak, Num(Field(t, "pendingSecondsMax")), Num(Field(t, "pendingSecondsMean"))});
   const TimeUnit u = UnitFor(peak);
   std::vector<svg::BarGroup> groups;
   for (const auto& t : tiers) {
-    const double mean = Num(Field(t, "pendingSecondsMean")), max = Num(Field(t, "pendingSecondsMax"));
+    const double mean = Num(Field(t, "pendingSecondsMean")),
+                 max = Num(Field(t, "pendingSecondsMax"));
     // Labels rounded as the terminal summary rounds them (report.h), from the exact total.
     const Millis total_ms = std::llround(Num(Field(t, "pendingSecondsTotal")) * 1000);
     const int64_t n = static_cast<int64_t>(Num(Field(t, "workloads")));
@@ -198,8 +206,8 @@ std::string PendingByTierChart(const json& r) {
                       {FormatDuration(MeanToSecond(total_ms, n)),
                        FormatDuration(RoundToSecond(std::llround(max * 1000)))}});
   }
-  return svg::BarChart("Pending time per priority tier (workloads)", std::string("pending time (") + u.name + ")",
-                       {"mean", "max"}, groups);
+  return svg::BarChart("Pending time per priority tier (workloads)",
+                       std::string("pending time (") + u.name + ")", {"mean", "max"}, groups);
 }
 
 std::string PreemptionChart(const json& r, double horizon_s) {
@@ -226,11 +234,12 @@ std::string PreemptionChart(const json& r, double horizon_s) {
   std::vector<svg::BarGroup> groups;
   for (size_t b = 0; b < n; ++b) {
     auto label = [](double v) { return v > 0 ? Fmt("%.0f", v) : std::string(); };
-    groups.push_back({Fmt("%g", bin * static_cast<double>(b)) + u.name, {preempted[b], reclaimed[b]},
+    groups.push_back({Fmt("%g", bin * static_cast<double>(b)) + u.name,
+                      {preempted[b], reclaimed[b]},
                       {label(preempted[b]), label(reclaimed[b])}});
   }
-  return svg::BarChart("Preemptions over time (" + Fmt("%g", bin) + " " + u.name + " bins)", "victims",
-                       {"Preempted (priority)", "Reclaimed (quota)"}, groups, "%g", 1);
+  return svg::BarChart("Preemptions over time (" + Fmt("%g", bin) + " " + u.name + " bins)",
+                       "victims", {"Preempted (priority)", "Reclaimed (quota)"}, groups, "%g", 1);
 }
 
 // The invoice of the pool's unallocated capacity (billing::BuildIdleInvoice): not a tenant.
@@ -240,7 +249,8 @@ constexpr const char* kIdleLabel = "idle capacity (not billed)";
 std::string CostSection(const json& r) {
   const json& inv = Array(r, "invoices");
   if (inv.empty())
-    return "<p class=\"note\">No price book: this report has no invoices, so there is no per-tenant cost to "
+    return "<p class=\"note\">No price book: this report has no invoices, so there is no "
+           "per-tenant cost to "
            "show.</p>\n";
   std::string currency;
   std::vector<svg::HBarRow> rows;
@@ -279,9 +289,13 @@ std::string CostSection(const json& r) {
   table += idle_rows + "</table>\n";
   std::string note;
   if (!idle_rows.empty())
-    note = "<p class=\"note\">Grey, below the tenants: idle capacity, the pool's capacity that no workload held, "
-           "priced like the request track. It is not billed to anyone; it shows what the unused part of the pool "
-           "cost. The axis fits the tenants: a longer idle bar is cut, with its amount marked off scale.</p>\n";
+    note =
+        "<p class=\"note\">Grey, below the tenants: idle capacity, the pool's capacity that no "
+        "workload held, "
+        "priced like the request track. It is not billed to anyone; it shows what the unused part "
+        "of the pool "
+        "cost. The axis fits the tenants: a longer idle bar is cut, with its amount marked off "
+        "scale.</p>\n";
   return svg::HBarChart("Cost per tenant: request and usage track",
                         "amount" + (currency.empty() ? std::string() : " (" + currency + ")"),
                         {"request track", "usage track"}, rows) +
@@ -292,8 +306,8 @@ std::string WorkloadTable(const json& r, size_t limit) {
   const json& ws = Array(r, "workloads");
   std::string s;
   if (ws.size() > limit)
-    s += "<p class=\"note\">The first " + std::to_string(limit) + " of " + std::to_string(ws.size()) +
-         " workloads.</p>\n";
+    s += "<p class=\"note\">The first " + std::to_string(limit) + " of " +
+         std::to_string(ws.size()) + " workloads.</p>\n";
   s += "<table><tr><th>name</th><th>priority</th><th>phase</th><th>node</th><th>start</"
        "th><th>finish</th>"
        "<th>pending</th><th>preemptions</th><th>last reason (why it waits, or waited)</th></tr>\n";
@@ -318,11 +332,13 @@ std::string WorkloadTable(const json& r, size_t limit) {
 std::string EventTable(const json& r, size_t limit) {
   const json& evs = Array(r, "events");
   std::string s = "<p class=\"note\">" +
-                  (evs.size() > limit ? "The first " + std::to_string(limit) + " of " + Plural(evs.size(), "event")
-                   : evs.size() == 1  ? std::string("1 event")
-                                      : "All " + Plural(evs.size(), "event")) +
+                  (evs.size() > limit
+                       ? "The first " + std::to_string(limit) + " of " + Plural(evs.size(), "event")
+                   : evs.size() == 1 ? std::string("1 event")
+                                     : "All " + Plural(evs.size(), "event")) +
                   ", in time order.</p>\n";
-  s += "<table><tr><th>time</th><th>type</th><th>workload</th><th>node</th><th>by</th><th>reason</th>"
+  s += "<table><tr><th>time</th><th>type</th><th>workload</th><th>node</th><th>by</th><th>reason</"
+       "th>"
        "<th>message</th></tr>\n";
   for (size_t i = 0; i < evs.size() && i < limit; ++i) {
     const json& e = evs[i];
@@ -343,12 +359,12 @@ std::string SimulationHtml(const json& report, const HtmlReportOptions& options)
   const json& tl = Array(report, "timeline");
   if (!tl.empty()) horizon = std::max(horizon, Num(Field(tl.back(), "time")));
   const std::string title = Esc(options.title);
-  std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + title +
-                  "</title>\n<style>" + kStyle + "</style></head>\n<body>\n<h1>" + title + "</h1>\n" +
-                  options.preamble_html;
+  std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
+                  title + "</title>\n<style>" + kStyle + "</style></head>\n<body>\n<h1>" + title +
+                  "</h1>\n" + options.preamble_html;
   if (Str(Field(report, "kind")) != "SimulationReport")
-    s += "<p class=\"note\">This JSON is not a SimulationReport (kind: " + Esc(Str(Field(report, "kind"))) +
-         "); what it has is shown below.</p>\n";
+    s += "<p class=\"note\">This JSON is not a SimulationReport (kind: " +
+         Esc(Str(Field(report, "kind"))) + "); what it has is shown below.</p>\n";
   s += Header(report);
   s += "<h2>Allocation over time</h2>\n" + AllocationCharts(report, horizon);
   s += "<h2>Pending time per priority tier</h2>\n" + PendingByTierChart(report);

@@ -25,8 +25,10 @@ void Recorder::OnEvent(const engine::Event& e) {
     Work& w = works[Value(id)];
     switch (e.type) {
       case EventType::kScheduled:
-        if (auto done = WorkModel::Start(w, e.time)) timers_->Arm(id, *done, WorkTimers::Kind::kComplete);
-        else timers_->Disarm(id);
+        if (auto done = WorkModel::Start(w, e.time))
+          timers_->Arm(id, *done, WorkTimers::Kind::kComplete);
+        else
+          timers_->Disarm(id);
         break;
       case EventType::kCompleted:
         WorkModel::Complete(w);
@@ -46,7 +48,8 @@ void Recorder::OnEvent(const engine::Event& e) {
     }
   }
   if (!keep_) return;
-  result.event_list.push_back(SimEvent{e.time, e.type, e.workload, e.node, e.by, e.reason, e.message + facts});
+  result.event_list.push_back(
+      SimEvent{e.time, e.type, e.workload, e.node, e.by, e.reason, e.message + facts});
 }
 
 void Recorder::OnRun(const engine::RunRecord& run) {

@@ -55,10 +55,10 @@ struct SimEvent {
 };
 
 struct SimResult {
-  std::vector<SimWorkload> workload_list;  // by WorkloadId: submission order
-  std::deque<SimEvent> event_list;         // deques: millions of events are never copied to grow
-  std::deque<engine::RunRecord> run_list;  // closed runs, then the open runs closed at the end
-  PoolPolicy pool_policy;                  // the effective policy at the end
+  std::vector<SimWorkload> workload_list;    // by WorkloadId: submission order
+  std::deque<SimEvent> event_list;           // deques: millions of events are never copied to grow
+  std::deque<engine::RunRecord> run_list;    // closed runs, then the open runs closed at the end
+  PoolPolicy pool_policy;                    // the effective policy at the end
   std::vector<ElasticQuota> elastic_quotas;  // the engine's at the end (fair shares)
   std::vector<engine::Engine::FlavorUsage> flavor_usage;  // the engine's at the end (flavor quotas)
   Millis end_time = 0;
@@ -88,9 +88,9 @@ class Recorder final : public engine::EventSink, public engine::RunSink {
   void Record(const engine::WorkloadStatus& s);
 
   SimResult result;
-  std::vector<Work> works;                          // by WorkloadId
+  std::vector<Work> works;                         // by WorkloadId
   std::vector<std::optional<ResourceList>> usage;  // by WorkloadId: arbiter.dev/usage
-  std::map<uint64_t, std::string> stop_text;        // the work model's facts of a pending stop
+  std::map<uint64_t, std::string> stop_text;       // the work model's facts of a pending stop
 
  private:
   WorkTimers* timers_;

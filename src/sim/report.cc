@@ -9,10 +9,10 @@
 
 #include "adapters/report/invoice_json.h"
 #include "core/decimal.h"
-#include "core/plural.h"
-#include "core/quantity.h"
 #include "core/engine/fair_share.h"
 #include "core/int128.h"
+#include "core/plural.h"
+#include "core/quantity.h"
 #include "sim/fair_share_report.h"
 
 namespace arbiter::sim {
@@ -49,7 +49,9 @@ Summary Summarise(const ManifestSet& m, const SimResult& r) {
       u.capacity += static_cast<int128>(a.Get(res)) * (in.to - in.from);
     }
     for (const auto& run : e.runs())
-      u.allocated += static_cast<int128>(e.workloads()[engine::Value(run.workload)].requests.Get(res)) * (run.end - run.start);
+      u.allocated +=
+          static_cast<int128>(e.workloads()[engine::Value(run.workload)].requests.Get(res)) *
+          (run.end - run.start);
     s.utilisation.push_back(u);
   }
   std::map<int32_t, Summary::Tier, std::greater<int32_t>> tiers;
@@ -66,12 +68,21 @@ Summary Summarise(const ManifestSet& m, const SimResult& r) {
     s.gpu_milli_ms_lost += w.lost_gpu_milli_ms;
     s.gpu_milli_ms_lost_node_removed += w.lost_gpu_milli_ms_node_removed;
     switch (w.phase) {
-      case Phase::kSucceeded: ++s.succeeded; break;
+      case Phase::kSucceeded:
+        ++s.succeeded;
+        break;
       case Phase::kRunning:
-      case Phase::kTerminating: ++s.running; break;
-      case Phase::kPending: ++s.pending; break;
-      case Phase::kPreempted: ++s.preempted; break;
-      default: break;
+      case Phase::kTerminating:
+        ++s.running;
+        break;
+      case Phase::kPending:
+        ++s.pending;
+        break;
+      case Phase::kPreempted:
+        ++s.preempted;
+        break;
+      default:
+        break;
     }
   }
   for (auto& [p, t] : tiers) s.tiers.push_back(t);
@@ -136,7 +147,8 @@ void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSi
     deltas.push_back(up);
     if (k < closed) deltas.push_back(down);
   }
-  std::stable_sort(deltas.begin(), deltas.end(), [](const Delta& a, const Delta& b) { return a.time < b.time; });
+  std::stable_sort(deltas.begin(), deltas.end(),
+                   [](const Delta& a, const Delta& b) { return a.time < b.time; });
   std::vector<Millis> times{0, r.end_time};
   for (const auto& ev : e.events()) times.push_back(ev.time);
   for (const auto& d : deltas) times.push_back(d.time);
@@ -162,12 +174,17 @@ void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSi
       bool now = p != 0;
       switch (ev.type) {
         case EventType::kSubmitted:
-        case EventType::kRequeued: now = true; break;
+        case EventType::kRequeued:
+          now = true;
+          break;
         case EventType::kScheduled:
         case EventType::kRejected:
         case EventType::kCancelled:
-        case EventType::kCompleted: now = false; break;
-        default: break;
+        case EventType::kCompleted:
+          now = false;
+          break;
+        default:
+          break;
       }
       pending += static_cast<int64_t>(now) - static_cast<int64_t>(p);
       p = now;
@@ -194,7 +211,8 @@ nlohmann::json TimelineJson(const ManifestSet& m, const SimResult& r) {
 namespace {
 
 // The report without its three long arrays (workloads, events, timeline).
-nlohmann::json ReportHead(const ManifestSet& m, const SimResult& r, const Summary& s, const nlohmann::json& invoices) {
+nlohmann::json ReportHead(const ManifestSet& m, const SimResult& r, const Summary& s,
+                          const nlohmann::json& invoices) {
   using nlohmann::json;
   const auto& e = r;
   json out;
@@ -221,7 +239,8 @@ nlohmann::json ReportHead(const ManifestSet& m, const SimResult& r, const Summar
     j["priority"] = t.priority;
     j["workloads"] = t.workloads;
     j["pendingSecondsTotal"] = Seconds(t.pending_total);
-    j["pendingSecondsMean"] = RatioString(t.pending_total, static_cast<int128>(t.workloads) * 1000, 3);
+    j["pendingSecondsMean"] =
+        RatioString(t.pending_total, static_cast<int128>(t.workloads) * 1000, 3);
     j["pendingSecondsMax"] = Seconds(t.pending_max);
     tiers.push_back(j);
   }
@@ -318,7 +337,10 @@ void ForEachEventJson(const SimResult& r, const JsonSink& sink) {
     json j;
     j["time"] = Seconds(ev.time);
     j["type"] = engine::ToString(ev.type);
-    j["workload"] = ev.workload == engine::kNoWorkload ? json(nullptr) : json(r.workloads()[engine::Value(ev.workload)].key);  // null on pool events
+    j["workload"] =
+        ev.workload == engine::kNoWorkload
+            ? json(nullptr)
+            : json(r.workloads()[engine::Value(ev.workload)].key);  // null on pool events
     j["node"] = ev.node.empty() ? json(nullptr) : json(ev.node);
     j["by"] = ev.by.empty() ? json(nullptr) : json(ev.by);
     j["reason"] = ev.reason;
@@ -359,12 +381,14 @@ void WriteArray(std::ostream& os, const LazyArray& each, size_t depth) {
     first = false;
     write(os, depth + 1);
   });
-  if (first) os << "[]";
-  else os << "\n" << Pad(depth) << "]";
+  if (first)
+    os << "[]";
+  else
+    os << "\n" << Pad(depth) << "]";
 }
 
-void WriteObject(std::ostream& os, const nlohmann::json& head, const std::map<std::string, LazyArray>& arrays,
-                 size_t depth) {
+void WriteObject(std::ostream& os, const nlohmann::json& head,
+                 const std::map<std::string, LazyArray>& arrays, size_t depth) {
   std::set<std::string> keys;
   for (const auto& [k, v] : head.items()) keys.insert(k);
   for (const auto& [k, v] : arrays) keys.insert(k);
@@ -376,8 +400,10 @@ void WriteObject(std::ostream& os, const nlohmann::json& head, const std::map<st
   size_t i = 0;
   for (const auto& key : keys) {
     os << Pad(depth + 1) << nlohmann::json(key).dump() << ": ";
-    if (auto a = arrays.find(key); a != arrays.end()) WriteArray(os, a->second, depth + 1);
-    else Indented(os, head.at(key).dump(2), depth + 1);
+    if (auto a = arrays.find(key); a != arrays.end())
+      WriteArray(os, a->second, depth + 1);
+    else
+      Indented(os, head.at(key).dump(2), depth + 1);
     os << (++i < keys.size() ? ",\n" : "\n");
   }
   os << Pad(depth) << "}";
@@ -385,7 +411,9 @@ void WriteObject(std::ostream& os, const nlohmann::json& head, const std::map<st
 
 LazyArray OfJson(const ArrayWriter& w) {
   return [w](const std::function<void(const ElementWriter&)>& emit) {
-    w([&](const nlohmann::json& j) { emit([&](std::ostream& os, size_t depth) { Indented(os, j.dump(2), depth); }); });
+    w([&](const nlohmann::json& j) {
+      emit([&](std::ostream& os, size_t depth) { Indented(os, j.dump(2), depth); });
+    });
   };
 }
 
@@ -496,19 +524,22 @@ std::string ExplainWorkload(const SimResult& r, size_t id) {
 std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary& s) {
   std::ostringstream o;
   const auto& e = r;
-  o << "Simulated " << Plural(e.workloads().size(), "workload") << " on " << Plural(m.nodes.size(), "node") << " for "
-    << FormatDuration(r.end_time) << " (placement " << ToString(e.policy().placement) << ", preemption "
-    << ToString(e.policy().preemption_type) << ")\n";
-  o << "  phases: " << s.succeeded << " succeeded, " << s.running << " running, " << s.pending << " pending, "
-    << s.preempted << " cancelled after preemption, " << s.rejected << " rejected\n";
+  o << "Simulated " << Plural(e.workloads().size(), "workload") << " on "
+    << Plural(m.nodes.size(), "node") << " for " << FormatDuration(r.end_time) << " (placement "
+    << ToString(e.policy().placement) << ", preemption " << ToString(e.policy().preemption_type)
+    << ")\n";
+  o << "  phases: " << s.succeeded << " succeeded, " << s.running << " running, " << s.pending
+    << " pending, " << s.preempted << " cancelled after preemption, " << s.rejected
+    << " rejected\n";
   o << "  utilisation:";
-  for (const auto& u : s.utilisation) o << " " << u.resource << " " << RatioString(u.allocated * 100, u.capacity, 1) << "%";
-  o << "\n  preemptions: " << s.preemptions << " (+" << Plural(s.reclaims, "quota reclaim") << "), requeued " << s.requeues
-    << ", cancelled " << s.cancellations << ", GPU-seconds lost " << RatioString(s.gpu_milli_ms_lost, 1000000, 1)
-    << "\n";
+  for (const auto& u : s.utilisation)
+    o << " " << u.resource << " " << RatioString(u.allocated * 100, u.capacity, 1) << "%";
+  o << "\n  preemptions: " << s.preemptions << " (+" << Plural(s.reclaims, "quota reclaim")
+    << "), requeued " << s.requeues << ", cancelled " << s.cancellations << ", GPU-seconds lost "
+    << RatioString(s.gpu_milli_ms_lost, 1000000, 1) << "\n";
   if (s.nodes_added || s.nodes_removed)
-    o << "  pool: " << s.nodes_added << (s.nodes_added == 1 ? " node" : " nodes") << " joined, " << s.nodes_removed
-      << " left, GPU-seconds lost with removed nodes "
+    o << "  pool: " << s.nodes_added << (s.nodes_added == 1 ? " node" : " nodes") << " joined, "
+      << s.nodes_removed << " left, GPU-seconds lost with removed nodes "
       << RatioString(s.gpu_milli_ms_lost_node_removed, 1000000, 1) << "\n";
   o << "  pending time by priority:";
   if (s.tiers.empty()) o << " none (no workloads)";

@@ -1,15 +1,15 @@
 // The simulation report: JSON (kind: SimulationReport, BRIEF §5) and the terminal summary.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 
+#include "core/int128.h"
 #include "core/objects.h"
 #include "sim/billing_bridge.h"
 #include "sim/simulator.h"
-#include "core/int128.h"
 
 namespace arbiter::sim {
 
@@ -48,9 +48,9 @@ inline Millis RoundToSecond(Millis ms) {
 }
 // The mean of `total` over `n` (n > 0), rounded to the nearest second (exact, no floating point).
 inline Millis MeanToSecond(Millis total, int64_t n) {
-  return n <= 0 ? 0
-                : (static_cast<int128>(total) * 2 + n * 1000) /
-                      (static_cast<int128>(n) * 2000) * 1000;
+  return n <= 0
+             ? 0
+             : (static_cast<int128>(total) * 2 + n * 1000) / (static_cast<int128>(n) * 2000) * 1000;
 }
 
 // Seconds from milliseconds, exact ("90", "1.5").
@@ -58,9 +58,9 @@ nlohmann::json Seconds(Millis ms);
 
 // The report's `timeline`: one point per distinct event time (and at 0 and the end), in time
 // order: `time` (seconds), `allocated` (share of the allocatable cpu, memory and nvidia.com/gpu
-// of the nodes in the pool at that time held by runs, terminating victims included, as decimal strings like
-// summary.utilisation), `running` (runs holding resources) and `pending` (workloads waiting to
-// run) after every event at that time.
+// of the nodes in the pool at that time held by runs, terminating victims included, as decimal
+// strings like summary.utilisation), `running` (runs holding resources) and `pending` (workloads
+// waiting to run) after every event at that time.
 nlohmann::json TimelineJson(const ManifestSet& m, const SimResult& r);
 
 nlohmann::json ReportJson(const ManifestSet& m, const SimResult& r, const Summary& s,

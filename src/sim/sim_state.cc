@@ -167,7 +167,8 @@ std::string Simulation::Save() const {
   return serial::Seal(kKind, kStateVersion, w.bytes());
 }
 
-Result<std::unique_ptr<Simulation>> Simulation::Resume(std::string_view bytes, const SimOptions& options) {
+Result<std::unique_ptr<Simulation>> Simulation::Resume(std::string_view bytes,
+                                                       const SimOptions& options) {
   using R = Result<std::unique_ptr<Simulation>>;
   if (options.until && (*options.until < 0 || *options.until > kMaxHorizon))
     return Status::Error("--until must be between 0s and " + FormatDuration(kMaxHorizon));
@@ -176,7 +177,9 @@ Result<std::unique_ptr<Simulation>> Simulation::Resume(std::string_view bytes, c
   if (!body.ok()) return body.status();
   serial::Reader r(*body);
   r.flavorless = version < 3;
-  auto fail = [&](const std::string& why) { return R::Error(StatusCode::kInvalidArgument, "corrupt simulation state: " + why); };
+  auto fail = [&](const std::string& why) {
+    return R::Error(StatusCode::kInvalidArgument, "corrupt simulation state: " + why);
+  };
   std::unique_ptr<Simulation> sim(new Simulation());
   sim->options_ = options;
   std::string engine_bytes;
@@ -227,13 +230,14 @@ Result<std::unique_ptr<Simulation>> Simulation::Resume(std::string_view bytes, c
   if (!r.ok()) return fail(r.error());
   if (!r.AtEnd()) return fail("bytes after the end");
   const uint64_t ids = engine::Value(sim->engine_->next_workload_id());
-  if (rec.works.size() != ids || rec.usage.size() != ids || rec.result.workload_list.size() != ids ||
-      submitted != ids || generations.size() > ids)
+  if (rec.works.size() != ids || rec.usage.size() != ids ||
+      rec.result.workload_list.size() != ids || submitted != ids || generations.size() > ids)
     return fail("its workload counts disagree");
   for (const auto& t : live)
     if (engine::Value(t.workload) >= ids) return fail("a timer for an unknown workload");
   for (const auto& e : rec.result.event_list)
-    if (e.workload != engine::kNoWorkload && engine::Value(e.workload) >= ids) return fail("an event of an unknown workload");
+    if (e.workload != engine::kNoWorkload && engine::Value(e.workload) >= ids)
+      return fail("an event of an unknown workload");
   for (const auto& run : rec.result.run_list)
     if (engine::Value(run.workload) >= ids) return fail("a run of an unknown workload");
   sim->timers_.Restore(live, seq, std::move(generations));

@@ -28,8 +28,9 @@ placement::WorkloadProfile ProfileOfPods(const std::vector<Pod>& pods) {
   std::map<std::string, size_t> idx;
   for (const auto& p : pods) {
     placement::PodShape s = placement::PodShape::FromRequests(p.EffectiveRequests());
-    std::string k = s.ext.ToString() + "|" + std::to_string(s.cpu_milli) + "|" + std::to_string(s.mem_bytes) + "|" +
-                    std::to_string(s.gpu_count) + "|" + std::to_string(s.gpu_milli_per_device);
+    std::string k = s.ext.ToString() + "|" + std::to_string(s.cpu_milli) + "|" +
+                    std::to_string(s.mem_bytes) + "|" + std::to_string(s.gpu_count) + "|" +
+                    std::to_string(s.gpu_milli_per_device);
     auto it = idx.find(k);
     if (it == idx.end()) {
       idx[k] = profile.shapes.size();
@@ -49,7 +50,8 @@ Status Simulation::Apply(engine::Command&& c) {
   return engine_->Apply(std::move(c));
 }
 
-Result<std::unique_ptr<Simulation>> Simulation::Create(const ManifestSet& m, const SimOptions& options) {
+Result<std::unique_ptr<Simulation>> Simulation::Create(const ManifestSet& m,
+                                                       const SimOptions& options) {
   if (options.until && (*options.until < 0 || *options.until > kMaxHorizon))
     return Status::Error("--until must be between 0s and " + FormatDuration(kMaxHorizon));
   std::unique_ptr<Simulation> sim(new Simulation());
@@ -93,9 +95,11 @@ Status Simulation::Setup() {
   {
     std::vector<const Node*> sorted;
     for (const auto& n : m.nodes) sorted.push_back(&n);
-    std::sort(sorted.begin(), sorted.end(), [](const Node* a, const Node* b) { return a->meta.name < b->meta.name; });
+    std::sort(sorted.begin(), sorted.end(),
+              [](const Node* a, const Node* b) { return a->meta.name < b->meta.name; });
     for (size_t i = 1; i < sorted.size(); ++i)
-      if (sorted[i]->meta.name == sorted[i - 1]->meta.name) return Status::Error("duplicate node " + sorted[i]->meta.name);
+      if (sorted[i]->meta.name == sorted[i - 1]->meta.name)
+        return Status::Error("duplicate node " + sorted[i]->meta.name);
   }
   for (const auto& n : m.nodes)  // a node with a later arbiter.dev/add-time joins then
     if (n.sim.add_time <= 0)
@@ -104,8 +108,9 @@ Status Simulation::Setup() {
   // Arrivals in time order; equal times keep manifest order.
   arrivals_.reserve(m.pods.size());
   for (const auto& p : m.pods) arrivals_.push_back(&p);
-  std::stable_sort(arrivals_.begin(), arrivals_.end(),
-                   [](const Pod* a, const Pod* b) { return a->sim.submit_time < b->sim.submit_time; });
+  std::stable_sort(arrivals_.begin(), arrivals_.end(), [](const Pod* a, const Pod* b) {
+    return a->sim.submit_time < b->sim.submit_time;
+  });
   recorder_->works.reserve(m.pods.size());
   recorder_->usage.reserve(m.pods.size());
   recorder_->result.workload_list.reserve(m.pods.size());
@@ -126,14 +131,16 @@ Status Simulation::Setup() {
 
 Status Simulation::Run(std::optional<Millis> until) {
   if (until && *until < paused_at_)
-    return Status::Error("--until " + FormatDuration(*until) + " is before the time the run was paused at (" +
+    return Status::Error("--until " + FormatDuration(*until) +
+                         " is before the time the run was paused at (" +
                          FormatDuration(paused_at_) + ")");
   while (true) {
     std::optional<Millis> t;
     if (next_arrival_ < arrivals_.size()) t = arrivals_[next_arrival_]->sim.submit_time;
     if (auto timer = timers_.Next()) t = t ? std::min(*t, *timer) : *timer;
     if (auto wake = engine_->NextWakeup()) t = t ? std::min(*t, *wake) : *wake;
-    if (next_change_ < changes_.size()) t = t ? std::min(*t, changes_[next_change_].time) : changes_[next_change_].time;
+    if (next_change_ < changes_.size())
+      t = t ? std::min(*t, changes_[next_change_].time) : changes_[next_change_].time;
     if (!t) break;
     if (until && *t > *until) break;
     if (*t > kMaxHorizon)
@@ -145,16 +152,18 @@ Status Simulation::Run(std::optional<Millis> until) {
       // Each step at one instant must change something (a victim exits, a workload binds); a
       // million of them means two decisions undo each other: a bug, reported instead of a hang.
       if (++steps_at_instant_ > 1000000)
-        return Status::Error("the engine made no progress at virtual time " + FormatDuration(now_) +
-                             " after a million steps (livelock); please report this with the manifests");
+        return Status::Error(
+            "the engine made no progress at virtual time " + FormatDuration(now_) +
+            " after a million steps (livelock); please report this with the manifests");
     } else {
       same_instant_ = now_;
       steps_at_instant_ = 0;
     }
     // The work model's timers due now: runs completing, victims exiting.
     while (auto due = timers_.PopDue(now_)) {
-      engine::CommandOp op = due->kind == WorkTimers::Kind::kComplete ? engine::CommandOp(engine::PodFinished{due->workload, 0})
-                                                                    : engine::CommandOp(engine::VictimExited{due->workload});
+      engine::CommandOp op = due->kind == WorkTimers::Kind::kComplete
+                                 ? engine::CommandOp(engine::PodFinished{due->workload, 0})
+                                 : engine::CommandOp(engine::VictimExited{due->workload});
       if (Status s = Apply(engine::Command{due->time, std::move(op)}); !s.ok()) return s;
     }
     for (; next_change_ < changes_.size() && changes_[next_change_].time <= now_; ++next_change_) {
@@ -169,8 +178,9 @@ Status Simulation::Run(std::optional<Millis> until) {
       const Pod& pod = *arrivals_[next_arrival_++];
       recorder_->Submitted(WorkSpec::Of(pod), pod.sim.usage);
       if (Status s = Apply(At(now_, engine::SubmitPod{pod, false, {}})); !s.ok())
-        return Status::Error("pod " + (pod.meta.namespace_.empty() ? std::string("default") : pod.meta.namespace_) + "/" +
-                             pod.meta.name + ": " + s.message());
+        return Status::Error(
+            "pod " + (pod.meta.namespace_.empty() ? std::string("default") : pod.meta.namespace_) +
+            "/" + pod.meta.name + ": " + s.message());
     }
     if (Status s = Apply(At(now_, engine::Tick{})); !s.ok()) return s;
     if (options_.progress && now_ / 3600000 != last_progress_) {
@@ -186,8 +196,9 @@ SimResult Simulation::Finish(Millis end) {
   end = std::max(end, now_);
   // Timers due by the end still fire (no scheduling cycle follows).
   while (auto due = timers_.PopDue(end)) {
-    engine::CommandOp op = due->kind == WorkTimers::Kind::kComplete ? engine::CommandOp(engine::PodFinished{due->workload, 0})
-                                                                  : engine::CommandOp(engine::VictimExited{due->workload});
+    engine::CommandOp op = due->kind == WorkTimers::Kind::kComplete
+                               ? engine::CommandOp(engine::PodFinished{due->workload, 0})
+                               : engine::CommandOp(engine::VictimExited{due->workload});
     (void)Apply(engine::Command{due->time, std::move(op)});
   }
   SimResult& r = recorder_->result;

@@ -53,7 +53,8 @@ class Simulation {
  public:
   // Builds the pool from the manifests (policy objects and the nodes present at time 0). The
   // manifests must outlive the simulation.
-  static Result<std::unique_ptr<Simulation>> Create(const ManifestSet& manifests, const SimOptions& options);
+  static Result<std::unique_ptr<Simulation>> Create(const ManifestSet& manifests,
+                                                    const SimOptions& options);
   ~Simulation();
 
   // Runs until nothing is left to happen, or until the next instant would pass `until`.
@@ -75,7 +76,8 @@ class Simulation {
   // collected so far, and the manifests' nodes and price books), and a simulation restored from
   // them. Restored with another `placement`, the rest of the run uses that policy.
   std::string Save() const;
-  static Result<std::unique_ptr<Simulation>> Resume(std::string_view bytes, const SimOptions& options);
+  static Result<std::unique_ptr<Simulation>> Resume(std::string_view bytes,
+                                                    const SimOptions& options);
   static constexpr uint32_t kStateVersion = 3;  // 3: workloads' flavors (2 is still read)
 
  private:
@@ -84,7 +86,8 @@ class Simulation {
   Status Setup();
 
   const ManifestSet* m_ = nullptr;
-  std::unique_ptr<ManifestSet> owned_;  // a resumed simulation's nodes, price books and pods to come
+  std::unique_ptr<ManifestSet>
+      owned_;  // a resumed simulation's nodes, price books and pods to come
   SimOptions options_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<Recorder> recorder_;

@@ -16,11 +16,20 @@ std::string Esc(const std::string& s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '&': o += "&amp;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '&':
+        o += "&amp;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += c;
     }
   }
   return o;
@@ -69,8 +78,8 @@ std::string SvgOpen(double W, double H) {
 }
 }  // namespace
 
-const char* const kColors[10] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-                                 "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+const char* const kColors[10] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                                 "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 
 std::string LineChart(const std::string& title, const std::string& x_label, const Axes& ax,
                       const std::vector<Series>& series) {
@@ -86,27 +95,32 @@ std::string LineChart(const std::string& title, const std::string& x_label, cons
   auto Y = [&](double y) { return T + (1 - std::clamp((y - ax.y_min) / yr, 0.0, 1.0)) * ph; };
   std::string s = SvgOpen(W, H);
   s += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-  s += "<text x=\"" + Fmt("%.0f", L) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" + Esc(title) + "</text>\n";
+  s += "<text x=\"" + Fmt("%.0f", L) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" +
+       Esc(title) + "</text>\n";
   const int ny = static_cast<int>(yr / ax.y_step + 0.5);
   for (int i = 0; i <= ny; ++i) {
     const double y = ax.y_min + ax.y_step * i;
-    s += "<line x1=\"" + Fmt("%.1f", L) + "\" y1=\"" + Fmt("%.1f", Y(y)) + "\" x2=\"" + Fmt("%.1f", L + pw) +
-         "\" y2=\"" + Fmt("%.1f", Y(y)) + "\" stroke=\"#e5e5e5\"/>\n";
-    s += "<text x=\"" + Fmt("%.1f", L - 6) + "\" y=\"" + Fmt("%.1f", Y(y) + 4) + "\" text-anchor=\"end\">" +
+    s += "<line x1=\"" + Fmt("%.1f", L) + "\" y1=\"" + Fmt("%.1f", Y(y)) + "\" x2=\"" +
+         Fmt("%.1f", L + pw) + "\" y2=\"" + Fmt("%.1f", Y(y)) + "\" stroke=\"#e5e5e5\"/>\n";
+    s += "<text x=\"" + Fmt("%.1f", L - 6) + "\" y=\"" + Fmt("%.1f", Y(y) + 4) +
+         "\" text-anchor=\"end\">" +
          (ax.y_fmt ? Fmt(ax.y_fmt, y)
-                   : Fmt(ax.y_step * 100 >= 0.999 ? "%.0f%%" : ax.y_step * 100 >= 0.0999 ? "%.1f%%" : "%.2f%%", y * 100)) +
+                   : Fmt(ax.y_step * 100 >= 0.999    ? "%.0f%%"
+                         : ax.y_step * 100 >= 0.0999 ? "%.1f%%"
+                                                     : "%.2f%%",
+                         y * 100)) +
          "</text>\n";
   }
   const int nx = static_cast<int>(xr / ax.x_step + 1e-9);
   for (int i = 0; i <= nx; ++i) {
     const double x = ax.x_min + ax.x_step * i;
-    s += "<text x=\"" + Fmt("%.1f", X(x)) + "\" y=\"" + Fmt("%.1f", T + ph + 16) + "\" text-anchor=\"middle\">" +
-         Fmt(ax.x_fmt, x) + "</text>\n";
+    s += "<text x=\"" + Fmt("%.1f", X(x)) + "\" y=\"" + Fmt("%.1f", T + ph + 16) +
+         "\" text-anchor=\"middle\">" + Fmt(ax.x_fmt, x) + "</text>\n";
   }
-  s += "<text x=\"" + Fmt("%.1f", L + pw / 2) + "\" y=\"" + Fmt("%.1f", H - 8) + "\" text-anchor=\"middle\">" +
-       Esc(x_label) + "</text>\n";
-  s += "<rect x=\"" + Fmt("%.1f", L) + "\" y=\"" + Fmt("%.1f", T) + "\" width=\"" + Fmt("%.1f", pw) +
-       "\" height=\"" + Fmt("%.1f", ph) + "\" fill=\"none\" stroke=\"#444\"/>\n";
+  s += "<text x=\"" + Fmt("%.1f", L + pw / 2) + "\" y=\"" + Fmt("%.1f", H - 8) +
+       "\" text-anchor=\"middle\">" + Esc(x_label) + "</text>\n";
+  s += "<rect x=\"" + Fmt("%.1f", L) + "\" y=\"" + Fmt("%.1f", T) + "\" width=\"" +
+       Fmt("%.1f", pw) + "\" height=\"" + Fmt("%.1f", ph) + "\" fill=\"none\" stroke=\"#444\"/>\n";
   if (ax.diagonal) {
     const double x0 = std::max(ax.x_min, ax.y_min * 100), x1 = std::min(ax.x_max, ax.y_max * 100);
     if (x1 > x0)
@@ -144,8 +158,8 @@ std::string LineChart(const std::string& title, const std::string& x_label, cons
 }
 
 std::string HBarChart(const std::string& title, const std::string& x_label,
-                      const std::vector<std::string>& series_names, const std::vector<HBarRow>& rows,
-                      const char* x_fmt) {
+                      const std::vector<std::string>& series_names,
+                      const std::vector<HBarRow>& rows, const char* x_fmt) {
   const bool legend = series_names.size() > 1;
   const size_t n = std::max<size_t>(1, series_names.size());
   const double bar_h = 14, bar_gap = 3, row_gap = 12;
@@ -155,7 +169,8 @@ std::string HBarChart(const std::string& title, const std::string& x_label,
   for (const auto& r : rows) longest = std::max(longest, r.label.size());
   size_t longest_value = 4;
   for (const auto& r : rows)
-    for (const auto& v : r.value_labels) longest_value = std::max(longest_value, v.size() + (r.muted ? 12 : 0));
+    for (const auto& v : r.value_labels)
+      longest_value = std::max(longest_value, v.size() + (r.muted ? 12 : 0));
   const double W = kChartWidth, T = legend ? 58 : 36, B = 44;
   const double L = std::clamp(7.0 * static_cast<double>(longest) + 16, 90.0, 260.0);
   const double value_room = std::min(160.0, 6.5 * static_cast<double>(longest_value) + 10);
@@ -164,73 +179,83 @@ std::string HBarChart(const std::string& title, const std::string& x_label,
   bool any_muted = false, any_plain = false;
   for (const auto& r : rows) (r.muted ? any_muted : any_plain) = true;
   const double rule_gap = any_muted && any_plain ? 10 : 0;
-  const double ph = static_cast<double>(rows.size()) * row_h + rule_gap + (rows.empty() ? row_h : 0);
+  const double ph =
+      static_cast<double>(rows.size()) * row_h + rule_gap + (rows.empty() ? row_h : 0);
   const double H = T + ph + B;
   // The axis fits the ordinary rows; a muted bar longer than that is cut at the edge of the plot
   // with a break mark (so idle capacity does not squash the tenants into slivers).
   double peak = 0, muted_peak = 0;
   for (const auto& r : rows)
-    for (double v : r.values) (r.muted ? muted_peak : peak) = std::max(r.muted ? muted_peak : peak, v);
+    for (double v : r.values)
+      (r.muted ? muted_peak : peak) = std::max(r.muted ? muted_peak : peak, v);
   if (peak <= 0) peak = muted_peak;
   const double step = NiceStep(peak > 0 ? peak : 1, 6);
   const double x_max = std::max(step, std::ceil(peak / step - 1e-9) * step);
   auto X = [&](double x) { return L + std::clamp(x / x_max, 0.0, 1.0) * pw; };
   std::string s = SvgOpen(W, H);
   s += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-  s += "<text x=\"" + Fmt("%.0f", L) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" + Esc(title) + "</text>\n";
+  s += "<text x=\"" + Fmt("%.0f", L) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" +
+       Esc(title) + "</text>\n";
   const int nx = static_cast<int>(x_max / step + 0.5);
   for (int i = 0; i <= nx; ++i) {
     const double x = step * i;
-    s += "<line x1=\"" + Fmt("%.1f", X(x)) + "\" y1=\"" + Fmt("%.1f", T) + "\" x2=\"" + Fmt("%.1f", X(x)) +
-         "\" y2=\"" + Fmt("%.1f", T + ph) + "\" stroke=\"#e5e5e5\"/>\n";
-    s += "<text x=\"" + Fmt("%.1f", X(x)) + "\" y=\"" + Fmt("%.1f", T + ph + 16) + "\" text-anchor=\"middle\">" +
-         Fmt(x_fmt, x) + "</text>\n";
+    s += "<line x1=\"" + Fmt("%.1f", X(x)) + "\" y1=\"" + Fmt("%.1f", T) + "\" x2=\"" +
+         Fmt("%.1f", X(x)) + "\" y2=\"" + Fmt("%.1f", T + ph) + "\" stroke=\"#e5e5e5\"/>\n";
+    s += "<text x=\"" + Fmt("%.1f", X(x)) + "\" y=\"" + Fmt("%.1f", T + ph + 16) +
+         "\" text-anchor=\"middle\">" + Fmt(x_fmt, x) + "</text>\n";
   }
-  s += "<text x=\"" + Fmt("%.1f", L + pw / 2) + "\" y=\"" + Fmt("%.1f", H - 8) + "\" text-anchor=\"middle\">" +
-       Esc(x_label) + "</text>\n";
+  s += "<text x=\"" + Fmt("%.1f", L + pw / 2) + "\" y=\"" + Fmt("%.1f", H - 8) +
+       "\" text-anchor=\"middle\">" + Esc(x_label) + "</text>\n";
   // Ordinary rows first, then the muted ones below a dashed rule.
   double y = T + row_gap / 2;
   for (int pass = 0; pass < 2; ++pass) {
     const bool muted = pass == 1;
     if (muted && any_muted && any_plain) {
-      s += "<line x1=\"4\" y1=\"" + Fmt("%.1f", y + rule_gap / 2 - row_gap / 2) + "\" x2=\"" + Fmt("%.1f", L + pw) +
-           "\" y2=\"" + Fmt("%.1f", y + rule_gap / 2 - row_gap / 2) + "\" stroke=\"#999\" stroke-dasharray=\"4 3\"/>\n";
+      s += "<line x1=\"4\" y1=\"" + Fmt("%.1f", y + rule_gap / 2 - row_gap / 2) + "\" x2=\"" +
+           Fmt("%.1f", L + pw) + "\" y2=\"" + Fmt("%.1f", y + rule_gap / 2 - row_gap / 2) +
+           "\" stroke=\"#999\" stroke-dasharray=\"4 3\"/>\n";
       y += rule_gap;
     }
     for (const auto& r : rows) {
       if (r.muted != muted) continue;
       s += muted ? "<g class=\"muted\">\n" : "<g class=\"row\">\n";
       const double mid = y + (row_h - row_gap) / 2;
-      s += "<text x=\"" + Fmt("%.1f", L - 8) + "\" y=\"" + Fmt("%.1f", mid + 4) + "\" text-anchor=\"end\"" +
-           (muted ? " fill=\"#666\" font-style=\"italic\"" : "") + ">" + Esc(r.label) + "</text>\n";
+      s += "<text x=\"" + Fmt("%.1f", L - 8) + "\" y=\"" + Fmt("%.1f", mid + 4) +
+           "\" text-anchor=\"end\"" + (muted ? " fill=\"#666\" font-style=\"italic\"" : "") + ">" +
+           Esc(r.label) + "</text>\n";
       for (size_t k = 0; k < r.values.size() && k < n; ++k) {
         const double v = std::max(0.0, r.values[k]);
         const double by = y + static_cast<double>(k) * (bar_h + bar_gap);
         const std::string fill = muted ? (k == 0 ? "#9e9e9e" : "#cfcfcf") : kColors[k % 10];
         const bool off_scale = v > x_max * (1 + 1e-9);
-        s += "<rect x=\"" + Fmt("%.1f", L) + "\" y=\"" + Fmt("%.1f", by) + "\" width=\"" + Fmt("%.1f", X(v) - L) +
-             "\" height=\"" + Fmt("%.1f", bar_h) + "\" fill=\"" + fill + "\"/>\n";
+        s += "<rect x=\"" + Fmt("%.1f", L) + "\" y=\"" + Fmt("%.1f", by) + "\" width=\"" +
+             Fmt("%.1f", X(v) - L) + "\" height=\"" + Fmt("%.1f", bar_h) + "\" fill=\"" + fill +
+             "\"/>\n";
         if (off_scale)  // a white zig-zag across the bar, near its cut end
-          s += "<polyline class=\"break\" fill=\"none\" stroke=\"#ffffff\" stroke-width=\"3\" points=\"" +
-               Fmt("%.1f", L + pw - 22) + "," + Fmt("%.1f", by - 1) + " " + Fmt("%.1f", L + pw - 16) + "," +
-               Fmt("%.1f", by + bar_h / 2) + " " + Fmt("%.1f", L + pw - 22) + "," + Fmt("%.1f", by + bar_h + 1) + "\"/>\n";
+          s += "<polyline class=\"break\" fill=\"none\" stroke=\"#ffffff\" stroke-width=\"3\" "
+               "points=\"" +
+               Fmt("%.1f", L + pw - 22) + "," + Fmt("%.1f", by - 1) + " " +
+               Fmt("%.1f", L + pw - 16) + "," + Fmt("%.1f", by + bar_h / 2) + " " +
+               Fmt("%.1f", L + pw - 22) + "," + Fmt("%.1f", by + bar_h + 1) + "\"/>\n";
         if (k < r.value_labels.size() && !r.value_labels[k].empty())
           s += "<text x=\"" + Fmt("%.1f", X(v) + 4) + "\" y=\"" + Fmt("%.1f", by + bar_h - 3) +
-               "\" font-size=\"11\"" + (muted ? " fill=\"#666\"" : "") + ">" + Esc(r.value_labels[k]) +
-               (off_scale ? " (off scale)" : "") + "</text>\n";
+               "\" font-size=\"11\"" + (muted ? " fill=\"#666\"" : "") + ">" +
+               Esc(r.value_labels[k]) + (off_scale ? " (off scale)" : "") + "</text>\n";
       }
       s += "</g>\n";
       y += row_h;
     }
   }
   // Axis lines left and bottom only: value labels right of long bars cross no frame.
-  s += "<path d=\"M" + Fmt("%.1f", L) + " " + Fmt("%.1f", T) + " V" + Fmt("%.1f", T + ph) + " H" + Fmt("%.1f", L + pw) +
-       "\" fill=\"none\" stroke=\"#444\"/>\n";
+  s += "<path d=\"M" + Fmt("%.1f", L) + " " + Fmt("%.1f", T) + " V" + Fmt("%.1f", T + ph) + " H" +
+       Fmt("%.1f", L + pw) + "\" fill=\"none\" stroke=\"#444\"/>\n";
   if (legend) {  // one line under the title
     double lx = L;
     for (size_t k = 0; k < series_names.size(); ++k) {
-      s += "<rect x=\"" + Fmt("%.1f", lx) + "\" y=\"34\" width=\"24\" height=\"10\" fill=\"" + kColors[k % 10] + "\"/>\n";
-      s += "<text x=\"" + Fmt("%.1f", lx + 30) + "\" y=\"44\">" + Esc(series_names[k]) + "</text>\n";
+      s += "<rect x=\"" + Fmt("%.1f", lx) + "\" y=\"34\" width=\"24\" height=\"10\" fill=\"" +
+           kColors[k % 10] + "\"/>\n";
+      s +=
+          "<text x=\"" + Fmt("%.1f", lx + 30) + "\" y=\"44\">" + Esc(series_names[k]) + "</text>\n";
       lx += 30 + 7.0 * static_cast<double>(series_names[k].size()) + 24;
     }
   }
@@ -248,8 +273,8 @@ double NiceStep(double span, int max_ticks) {
 }
 
 std::string BarChart(const std::string& title, const std::string& y_label,
-                     const std::vector<std::string>& series_names, const std::vector<BarGroup>& groups,
-                     const char* y_fmt, double min_step) {
+                     const std::vector<std::string>& series_names,
+                     const std::vector<BarGroup>& groups, const char* y_fmt, double min_step) {
   const bool legend = series_names.size() > 1;
   double legend_w = 0;
   for (const auto& n : series_names) legend_w = std::max(legend_w, TextWidth(n));
@@ -260,36 +285,40 @@ std::string BarChart(const std::string& title, const std::string& y_label,
   for (const auto& g : groups)
     for (double v : g.values) peak = std::max(peak, v);
   const double step = std::max(min_step, NiceStep(peak > 0 ? peak : 1, 5));
-  const double y_max = std::max(step, std::ceil(peak * 1.08 / step - 1e-9) * step);  // room for the labels
+  const double y_max =
+      std::max(step, std::ceil(peak * 1.08 / step - 1e-9) * step);  // room for the labels
   auto Y = [&](double y) { return T + (1 - std::clamp(y / y_max, 0.0, 1.0)) * ph; };
   std::string s = SvgOpen(W, H);
   s += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-  s += "<text x=\"" + Fmt("%.0f", L) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" + Esc(title) + "</text>\n";
+  s += "<text x=\"" + Fmt("%.0f", L) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" +
+       Esc(title) + "</text>\n";
   const int ny = static_cast<int>(y_max / step + 0.5);
   for (int i = 0; i <= ny; ++i) {
     const double y = step * i;
-    s += "<line x1=\"" + Fmt("%.1f", L) + "\" y1=\"" + Fmt("%.1f", Y(y)) + "\" x2=\"" + Fmt("%.1f", L + pw) +
-         "\" y2=\"" + Fmt("%.1f", Y(y)) + "\" stroke=\"#e5e5e5\"/>\n";
-    s += "<text x=\"" + Fmt("%.1f", L - 6) + "\" y=\"" + Fmt("%.1f", Y(y) + 4) + "\" text-anchor=\"end\">" +
-         Fmt(y_fmt, y) + "</text>\n";
+    s += "<line x1=\"" + Fmt("%.1f", L) + "\" y1=\"" + Fmt("%.1f", Y(y)) + "\" x2=\"" +
+         Fmt("%.1f", L + pw) + "\" y2=\"" + Fmt("%.1f", Y(y)) + "\" stroke=\"#e5e5e5\"/>\n";
+    s += "<text x=\"" + Fmt("%.1f", L - 6) + "\" y=\"" + Fmt("%.1f", Y(y) + 4) +
+         "\" text-anchor=\"end\">" + Fmt(y_fmt, y) + "</text>\n";
   }
-  s += "<text transform=\"translate(14 " + Fmt("%.1f", T + ph / 2) + ") rotate(-90)\" text-anchor=\"middle\">" +
-       Esc(y_label) + "</text>\n";
+  s += "<text transform=\"translate(14 " + Fmt("%.1f", T + ph / 2) +
+       ") rotate(-90)\" text-anchor=\"middle\">" + Esc(y_label) + "</text>\n";
   const size_t n = std::max<size_t>(1, series_names.size());
   const double gw = groups.empty() ? pw : pw / static_cast<double>(groups.size());
   const double bw = gw * 0.8 / static_cast<double>(n);
   // Label every k-th group so that the labels do not overlap (about 7 px per character).
   size_t longest = 1;
   for (const auto& g : groups) longest = std::max(longest, g.label.size());
-  const size_t every = std::max<size_t>(1, static_cast<size_t>(std::ceil(7.0 * static_cast<double>(longest) / gw)));
+  const size_t every =
+      std::max<size_t>(1, static_cast<size_t>(std::ceil(7.0 * static_cast<double>(longest) / gw)));
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     const BarGroup& g = groups[gi];
     const double gx = L + gw * static_cast<double>(gi);
     for (size_t k = 0; k < g.values.size() && k < n; ++k) {
       const double v = std::max(0.0, g.values[k]);
       const double x = gx + gw * 0.1 + bw * static_cast<double>(k);
-      s += "<rect x=\"" + Fmt("%.1f", x) + "\" y=\"" + Fmt("%.1f", Y(v)) + "\" width=\"" + Fmt("%.1f", bw) +
-           "\" height=\"" + Fmt("%.1f", T + ph - Y(v)) + "\" fill=\"" + kColors[k % 10] + "\"/>\n";
+      s += "<rect x=\"" + Fmt("%.1f", x) + "\" y=\"" + Fmt("%.1f", Y(v)) + "\" width=\"" +
+           Fmt("%.1f", bw) + "\" height=\"" + Fmt("%.1f", T + ph - Y(v)) + "\" fill=\"" +
+           kColors[k % 10] + "\"/>\n";
       if (k < g.value_labels.size() && !g.value_labels[k].empty())
         s += "<text x=\"" + Fmt("%.1f", x + bw / 2) + "\" y=\"" + Fmt("%.1f", Y(v) - 4) +
              "\" text-anchor=\"middle\" font-size=\"11\">" + Esc(g.value_labels[k]) + "</text>\n";
@@ -298,15 +327,15 @@ std::string BarChart(const std::string& title, const std::string& y_label,
       s += "<text x=\"" + Fmt("%.1f", gx + gw / 2) + "\" y=\"" + Fmt("%.1f", T + ph + 16) +
            "\" text-anchor=\"middle\">" + Esc(g.label) + "</text>\n";
   }
-  s += "<rect x=\"" + Fmt("%.1f", L) + "\" y=\"" + Fmt("%.1f", T) + "\" width=\"" + Fmt("%.1f", pw) +
-       "\" height=\"" + Fmt("%.1f", ph) + "\" fill=\"none\" stroke=\"#444\"/>\n";
+  s += "<rect x=\"" + Fmt("%.1f", L) + "\" y=\"" + Fmt("%.1f", T) + "\" width=\"" +
+       Fmt("%.1f", pw) + "\" height=\"" + Fmt("%.1f", ph) + "\" fill=\"none\" stroke=\"#444\"/>\n";
   if (legend)
     for (size_t k = 0; k < series_names.size(); ++k) {
       const double ly = T + 14 + 18.0 * static_cast<double>(k);
       s += "<rect x=\"" + Fmt("%.1f", L + pw + 12) + "\" y=\"" + Fmt("%.1f", ly - 10) +
            "\" width=\"24\" height=\"10\" fill=\"" + kColors[k % 10] + "\"/>\n";
-      s += "<text x=\"" + Fmt("%.1f", L + pw + 42) + "\" y=\"" + Fmt("%.1f", ly) + "\">" + Esc(series_names[k]) +
-           "</text>\n";
+      s += "<text x=\"" + Fmt("%.1f", L + pw + 42) + "\" y=\"" + Fmt("%.1f", ly) + "\">" +
+           Esc(series_names[k]) + "</text>\n";
     }
   s += "</svg>\n";
   return s;

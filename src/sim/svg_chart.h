@@ -39,8 +39,8 @@ struct Axes {
   double x_min = 0, x_max = 100, x_step = 10;  // x ticks every x_step
   double y_min = 0, y_max = 1, y_step = 0.1;   // y in 0..1, labelled as %
   const char* x_fmt = "%.0f%%";
-  bool diagonal = false;                       // dashed y = x/100 (ideal allocation)
-  std::string diagonal_label;                  // its legend entry ("" for none)
+  bool diagonal = false;       // dashed y = x/100 (ideal allocation)
+  std::string diagonal_label;  // its legend entry ("" for none)
   // When set, y tick labels are Fmt(y_fmt, y) instead of percentages of 0..1.
   const char* y_fmt = nullptr;
 };
@@ -51,8 +51,8 @@ std::string LineChart(const std::string& title, const std::string& x_label, cons
 
 struct BarGroup {
   std::string label;
-  std::vector<double> values;              // one per series
-  std::vector<std::string> value_labels;   // printed above the bars; empty entries print nothing
+  std::vector<double> values;             // one per series
+  std::vector<std::string> value_labels;  // printed above the bars; empty entries print nothing
 };
 
 // A kChartWidth×H grouped vertical bar chart: one group per x label, one bar per series in each
@@ -60,13 +60,15 @@ struct BarGroup {
 // at a round number above the largest value, ticks at least `min_step` apart; tick labels use
 // `y_fmt`.
 std::string BarChart(const std::string& title, const std::string& y_label,
-                     const std::vector<std::string>& series_names, const std::vector<BarGroup>& groups,
-                     const char* y_fmt = "%g", double min_step = 0);
+                     const std::vector<std::string>& series_names,
+                     const std::vector<BarGroup>& groups, const char* y_fmt = "%g",
+                     double min_step = 0);
 
 struct HBarRow {
   std::string label;
-  std::vector<double> values;             // one per series; a missing value draws no bar
-  std::vector<std::string> value_labels;  // printed right of each bar's end; empty entries print nothing
+  std::vector<double> values;  // one per series; a missing value draws no bar
+  std::vector<std::string>
+      value_labels;  // printed right of each bar's end; empty entries print nothing
   // Not one of the compared items (e.g. idle capacity next to tenants): drawn after the others,
   // below a dashed rule, in grey with an italic label, inside <g class="muted">. The x axis fits
   // the other rows; a longer muted bar is cut at the plot's edge with a break mark
@@ -79,8 +81,8 @@ struct HBarRow {
 // bar has its own line), an x axis from 0 to a round number above the largest value, a legend under
 // the title when there is more than one series. Ordinary rows are inside <g class="row">.
 std::string HBarChart(const std::string& title, const std::string& x_label,
-                      const std::vector<std::string>& series_names, const std::vector<HBarRow>& rows,
-                      const char* x_fmt = "%g");
+                      const std::vector<std::string>& series_names,
+                      const std::vector<HBarRow>& rows, const char* x_fmt = "%g");
 
 // A round tick step (1, 2 or 5 × 10^k) that divides `span` into at most about `max_ticks` parts.
 double NiceStep(double span, int max_ticks = 8);

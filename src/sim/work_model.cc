@@ -66,8 +66,10 @@ Millis WorkModel::NodeLost(Work& w, Millis now) {
   w.progress_after_exit = saved;
   w.lost_work = done - saved;
   const Millis extra = w.lost_work - lost_before;
-  if (running) w.lost_ms_node_removed += extra;
-  else w.lost_ms += extra;
+  if (running)
+    w.lost_ms_node_removed += extra;
+  else
+    w.lost_ms += extra;
   w.exit_time = now;
   w.stopping = true;
   return saved;
@@ -93,9 +95,9 @@ void WorkModel::Annotate(const Work& w, engine::RunRecord& run) {
 
 std::string WorkModel::StopText(const Work& w, const StopPlan& p) {
   return ", shutdown " + FormatDuration(w.spec.shutdown) +
-         (w.spec.shutdown > p.grace ? " (killed at the end of the grace period)" : "") + ", exits at " +
-         FormatDuration(p.exit_at) + "; progress kept " + FormatDuration(p.kept) + ", lost " +
-         FormatDuration(p.lost);
+         (w.spec.shutdown > p.grace ? " (killed at the end of the grace period)" : "") +
+         ", exits at " + FormatDuration(p.exit_at) + "; progress kept " + FormatDuration(p.kept) +
+         ", lost " + FormatDuration(p.lost);
 }
 
 std::string WorkModel::LossText(Millis kept, Millis lost) {
@@ -147,7 +149,8 @@ std::vector<WorkTimers::Timer> WorkTimers::Live() const {
   return out;
 }
 
-void WorkTimers::Restore(const std::vector<Timer>& live, uint64_t seq, std::vector<uint64_t> generations) {
+void WorkTimers::Restore(const std::vector<Timer>& live, uint64_t seq,
+                         std::vector<uint64_t> generations) {
   heap_ = {};
   for (const Timer& t : live) heap_.push(t);
   seq_ = seq;

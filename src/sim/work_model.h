@@ -26,7 +26,7 @@ namespace arbiter::sim {
 
 // The annotations that describe the work.
 struct WorkSpec {
-  std::optional<Millis> duration;             // run time needed when never interrupted; none: forever
+  std::optional<Millis> duration;  // run time needed when never interrupted; none: forever
   std::optional<Millis> checkpoint_interval;  // none: no checkpoints
   Millis shutdown = 0;                        // time needed after SIGTERM to save and exit
   static WorkSpec Of(const Pod& pod);
@@ -35,14 +35,14 @@ struct WorkSpec {
 // One workload's progress, kept by the driver.
 struct Work {
   WorkSpec spec;
-  Millis progress = 0;   // saved progress: work done that survives a requeue
-  Millis run_start = 0;  // the current run's start
+  Millis progress = 0;    // saved progress: work done that survives a requeue
+  Millis run_start = 0;   // the current run's start
   bool stopping = false;  // signalled or lost with its node; its run ends at its exit
   Millis stop_time = 0;   // SIGTERM (or node loss)
   Millis exit_time = 0;
   Millis progress_after_exit = 0;
-  Millis lost_work = 0;            // run time lost by the current stop
-  Millis lost_ms = 0;              // run time lost to preemption, over every run
+  Millis lost_work = 0;             // run time lost by the current stop
+  Millis lost_ms = 0;               // run time lost to preemption, over every run
   Millis lost_ms_node_removed = 0;  // run time lost with removed nodes
 };
 
@@ -72,8 +72,8 @@ class WorkModel {
   static void Annotate(const Work& w, engine::RunRecord& run);
 
   // The work model's facts appended to the engine's text (engine::WorkFacts):
-  //   kStopPlan:      ", shutdown S[ (killed at the end of the grace period)], exits at T; progress kept K, lost L"
-  //   kProgressLost:  "; progress kept K, lost L"
+  //   kStopPlan:      ", shutdown S[ (killed at the end of the grace period)], exits at T; progress
+  //   kept K, lost L" kProgressLost:  "; progress kept K, lost L"
   static std::string StopText(const Work& w, const StopPlan& p);
   static std::string LossText(Millis kept, Millis lost);
 };

@@ -30,7 +30,9 @@ class Rng {
   }
   size_t Below(size_t n) { return n == 0 ? 0 : static_cast<size_t>(Next() % n); }
   template <typename T>
-  const T& Pick(const std::vector<T>& v) { return v[Below(v.size())]; }
+  const T& Pick(const std::vector<T>& v) {
+    return v[Below(v.size())];
+  }
 
  private:
   uint64_t s_;
@@ -59,13 +61,55 @@ std::string Printable(const std::string& s) {
 
 // ------------------------------------------------------------------ quantities
 
-const std::vector<std::string> kQuantitySeeds = {
-    "1",     "1.5",    ".5",        "5.",      "500m",   "0.1",  "100m",  "128974848", "129e6",
-    "129M",  "123Mi",  "1k",        "1Ki",     "1Gi",    "1Ti",  "1Pi",   "1Ei",       "1E",
-    "12E-1", "1e-3",   "+5",        "-5",      "0",      "0.0",  "256Gi", "7Ei",       "8Ei",
-    "9223372036854775807",          "-9223372036854775808", "9223372036854775808", "1e18",
-    "1e19",  "0.001",  "0.0001",    "1.5Gi",   "0.5Ki",  "1e1000", "1mm",  "Gi",        "",
-    "1.2.3", "--1",    "1 ",        " 1",      "1e",     "1e+",  "1E+2",  "0x10",      "١"};
+const std::vector<std::string> kQuantitySeeds = {"1",
+                                                 "1.5",
+                                                 ".5",
+                                                 "5.",
+                                                 "500m",
+                                                 "0.1",
+                                                 "100m",
+                                                 "128974848",
+                                                 "129e6",
+                                                 "129M",
+                                                 "123Mi",
+                                                 "1k",
+                                                 "1Ki",
+                                                 "1Gi",
+                                                 "1Ti",
+                                                 "1Pi",
+                                                 "1Ei",
+                                                 "1E",
+                                                 "12E-1",
+                                                 "1e-3",
+                                                 "+5",
+                                                 "-5",
+                                                 "0",
+                                                 "0.0",
+                                                 "256Gi",
+                                                 "7Ei",
+                                                 "8Ei",
+                                                 "9223372036854775807",
+                                                 "-9223372036854775808",
+                                                 "9223372036854775808",
+                                                 "1e18",
+                                                 "1e19",
+                                                 "0.001",
+                                                 "0.0001",
+                                                 "1.5Gi",
+                                                 "0.5Ki",
+                                                 "1e1000",
+                                                 "1mm",
+                                                 "Gi",
+                                                 "",
+                                                 "1.2.3",
+                                                 "--1",
+                                                 "1 ",
+                                                 " 1",
+                                                 "1e",
+                                                 "1e+",
+                                                 "1E+2",
+                                                 "0x10",
+                                                 "١"};
 
 const std::string kQuantityAlphabet = "0123456789.+-eEmkMGTPKi ";
 
@@ -81,7 +125,8 @@ std::string MutateText(Rng& r, std::string s, const std::string& alphabet) {
   for (size_t e = 0; e < edits; ++e) {
     switch (r.Below(5)) {
       case 0:  // insert
-        s.insert(s.begin() + static_cast<std::ptrdiff_t>(r.Below(s.size() + 1)), alphabet[r.Below(alphabet.size())]);
+        s.insert(s.begin() + static_cast<std::ptrdiff_t>(r.Below(s.size() + 1)),
+                 alphabet[r.Below(alphabet.size())]);
         break;
       case 1:  // delete
         if (!s.empty()) s.erase(r.Below(s.size()), 1);
@@ -90,7 +135,8 @@ std::string MutateText(Rng& r, std::string s, const std::string& alphabet) {
         if (!s.empty()) s[r.Below(s.size())] = alphabet[r.Below(alphabet.size())];
         break;
       case 3:  // arbitrary byte
-        s.insert(s.begin() + static_cast<std::ptrdiff_t>(r.Below(s.size() + 1)), static_cast<char>(r.Next() & 0xff));
+        s.insert(s.begin() + static_cast<std::ptrdiff_t>(r.Below(s.size() + 1)),
+                 static_cast<char>(r.Next() & 0xff));
         break;
       default:  // repeat a slice
         if (!s.empty()) {
@@ -102,7 +148,9 @@ std::string MutateText(Rng& r, std::string s, const std::string& alphabet) {
   return s;
 }
 
-std::string Describe(const Result<int64_t>& v) { return v.ok() ? std::to_string(*v) : "error: " + v.message(); }
+std::string Describe(const Result<int64_t>& v) {
+  return v.ok() ? std::to_string(*v) : "error: " + v.message();
+}
 
 void CheckQuantity(const std::string& text) {
   SCOPED_TRACE("quantity input \"" + Printable(text) + "\"");
@@ -155,7 +203,8 @@ TEST(FuzzTest, QuantityParserRandomAndMutatedInputs) {
   Rng r(20260101);
   for (const auto& s : kQuantitySeeds) CheckQuantity(s);
   for (int i = 0; i < 3000 * Scale(); ++i) {
-    std::string input = (i % 2 == 0) ? RandomQuantity(r) : MutateText(r, r.Pick(kQuantitySeeds), kQuantityAlphabet);
+    std::string input =
+        (i % 2 == 0) ? RandomQuantity(r) : MutateText(r, r.Pick(kQuantitySeeds), kQuantityAlphabet);
     CheckQuantity(input);
     if (::testing::Test::HasFatalFailure()) return;
   }
@@ -229,16 +278,36 @@ std::string MutateYaml(Rng& r, const std::string& doc) {
       auto l = Lines(doc);
       if (!l.empty()) {
         size_t i = r.Below(l.size());
-        if (r.Below(2) && !l[i].empty() && l[i][0] == ' ') l[i].erase(0, 1 + r.Below(2));
-        else l[i].insert(0, std::string(1 + r.Below(3), ' '));
+        if (r.Below(2) && !l[i].empty() && l[i][0] == ' ')
+          l[i].erase(0, 1 + r.Below(2));
+        else
+          l[i].insert(0, std::string(1 + r.Below(3), ' '));
       }
       return Join(l);
     }
     case 6: {  // replace a scalar value with a hostile one
-      static const std::vector<std::string> kValues = {
-          "", "~", "null", "[]", "{}", "[1, [2, [3]]]", "{a: {b: {c: d}}}", "-1", "1e400", "\"\"",
-          "yes", "0x1F", "9223372036854775808", "&a [*a]", "*undefined", "!!binary aGVsbG8=",
-          "|\n  multi\n  line", "'quoted'", "1.5Gi", "-0", ".inf", "999999999999999999999Ei"};
+      static const std::vector<std::string> kValues = {"",
+                                                       "~",
+                                                       "null",
+                                                       "[]",
+                                                       "{}",
+                                                       "[1, [2, [3]]]",
+                                                       "{a: {b: {c: d}}}",
+                                                       "-1",
+                                                       "1e400",
+                                                       "\"\"",
+                                                       "yes",
+                                                       "0x1F",
+                                                       "9223372036854775808",
+                                                       "&a [*a]",
+                                                       "*undefined",
+                                                       "!!binary aGVsbG8=",
+                                                       "|\n  multi\n  line",
+                                                       "'quoted'",
+                                                       "1.5Gi",
+                                                       "-0",
+                                                       ".inf",
+                                                       "999999999999999999999Ei"};
       auto l = Lines(doc);
       if (l.empty()) return doc;
       size_t i = r.Below(l.size());
@@ -295,7 +364,8 @@ TEST(FuzzTest, YamlLoaderRandomBytes) {
     std::string s;
     size_t len = r.Below(200);
     for (size_t k = 0; k < len; ++k)
-      s += (r.Below(4) == 0) ? static_cast<char>(r.Next() & 0xff) : kYamlAlphabet[r.Below(kYamlAlphabet.size())];
+      s += (r.Below(4) == 0) ? static_cast<char>(r.Next() & 0xff)
+                             : kYamlAlphabet[r.Below(kYamlAlphabet.size())];
     CheckYaml(s);
     if (::testing::Test::HasFatalFailure()) return;
   }
@@ -306,21 +376,29 @@ TEST(FuzzTest, YamlLoaderPathologicalInputs) {
       std::string(5000, '['),
       std::string(5000, '{'),
       "a: " + std::string(3000, '[') + std::string(3000, ']'),
-      "apiVersion: v1\nkind: Pod\nmetadata: &m {name: p, labels: *m}\nspec: &s {containers: [*s]}\n",
+      "apiVersion: v1\nkind: Pod\nmetadata: &m {name: p, labels: *m}\nspec: &s {containers: "
+      "[*s]}\n",
       "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {capacity: &c {cpu: *c}}\n",
       std::string("apiVersion: v1\nkind: Namespace\nmetadata: {name: \"a\0b\"}\n", 48),
-      "\xef\xbb\xbf" "apiVersion: v1\nkind: Namespace\nmetadata: {name: bom}\n",
+      "\xef\xbb\xbf"
+      "apiVersion: v1\nkind: Namespace\nmetadata: {name: bom}\n",
       "? [complex, key]\n: value\n",
       ",",  // yaml-cpp 0.7 loops forever on this without the loader's guard
       "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n,\n",
       "- !+(.,.)",
       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
-      "  - {name: a, resources: {requests: {memory: 7Ei}}}\n  - {name: b, resources: {requests: {memory: 7Ei}}}\n",
-      "[:", "{:", "{# ke\ny{:", "[[:", "{!\xdb:",
+      "  - {name: a, resources: {requests: {memory: 7Ei}}}\n  - {name: b, resources: {requests: "
+      "{memory: 7Ei}}}\n",
+      "[:",
+      "{:",
+      "{# ke\ny{:",
+      "[[:",
+      "{!\xdb:",
       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n" +
           [] {
             std::string s;
-            for (int i = 0; i < 500; ++i) s += "  - {name: c" + std::to_string(i) + ", resources: {requests: {cpu: 1}}}\n";
+            for (int i = 0; i < 500; ++i)
+              s += "  - {name: c" + std::to_string(i) + ", resources: {requests: {cpu: 1}}}\n";
             return s;
           }(),
   };

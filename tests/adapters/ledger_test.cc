@@ -1,7 +1,8 @@
 // SQLite ledger (idempotence, sealed-hour versions, crash safety with a real SIGKILL of a child
 // writer, FOCUS exports) and the billing JSON adapter.
-#include <gtest/gtest.h>
+#include "adapters/sqlite/ledger.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -14,7 +15,6 @@
 #include <sstream>
 
 #include "adapters/report/invoice_json.h"
-#include "adapters/sqlite/ledger.h"
 
 namespace arbiter {
 namespace {
@@ -29,7 +29,8 @@ constexpr Millis kEpoch = 1767225600000;
 constexpr Millis kHour = 3600000;
 
 std::string TempPath(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("arbiter-ledger-" + std::to_string(getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("arbiter-ledger-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   auto p = dir / name;
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(p.string() + suffix);
@@ -41,7 +42,8 @@ PriceBook Book(Millis from = kEpoch, const char* cpu = "0.05") {
   b.meta.name = "standard";
   b.currency = "CNY";
   b.effective_from = from;
-  b.prices = {{"cpu", *Decimal::Parse(cpu)}, {"memory", *Decimal::Parse("0.01")},
+  b.prices = {{"cpu", *Decimal::Parse(cpu)},
+              {"memory", *Decimal::Parse("0.01")},
               {"nvidia.com/gpu", *Decimal::Parse("7.00")}};
   b.gpu_models = {{"NVIDIA-H100-80GB-HBM3", *Decimal::Parse("14.00")}};
   return b;
@@ -117,7 +119,8 @@ TEST(LedgerTest, UnsortedOrDuplicateRowsAreRolledUpNotOverwritten) {
   ASSERT_TRUE(l->Write(doubled, cat).ok());
   auto stored = *l->Read(RowFilter{});
   ASSERT_EQ(stored.size(), rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) EXPECT_TRUE(stored[i].request_raw == 2 * rows[i].request_raw);
+  for (size_t i = 0; i < rows.size(); ++i)
+    EXPECT_TRUE(stored[i].request_raw == 2 * rows[i].request_raw);
 }
 
 TEST(LedgerTest, LedgerInvoicesEqualInMemoryInvoices) {
@@ -220,7 +223,8 @@ TEST(LedgerTest, IdleSpreadFromTheLedgerEqualsInMemory) {
   auto segs = SomeRun();
   auto rows = Rows(segs);
   billing::NodeCapacity n{"node-1", "NVIDIA-H100-80GB-HBM3",
-                          ResourceList{{"cpu", 64000}, {"nvidia.com/gpu", 4000}}, kEpoch, kEpoch + 6 * kHour};
+                          ResourceList{{"cpu", 64000}, {"nvidia.com/gpu", 4000}}, kEpoch,
+                          kEpoch + 6 * kHour};
   auto idle = *billing::IdleRows({n}, segs, kEpoch, kEpoch + 6 * kHour);
   rows.insert(rows.end(), idle.begin(), idle.end());
   billing::Rollup(&rows);
@@ -230,7 +234,8 @@ TEST(LedgerTest, IdleSpreadFromTheLedgerEqualsInMemory) {
   EXPECT_FALSE(mem[1].idle_share_total.is_zero());
   auto led = *sqlite::LedgerInvoices(*l, std::nullopt, std::nullopt, std::nullopt);
   ASSERT_EQ(led.size(), 3u);
-  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(report::InvoiceToJson(led[i]).dump(), report::InvoiceToJson(mem[i]).dump());
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_EQ(report::InvoiceToJson(led[i]).dump(), report::InvoiceToJson(mem[i]).dump());
   auto a = *sqlite::LedgerInvoices(*l, std::string("team-a"), std::nullopt, std::nullopt);
   ASSERT_EQ(a.size(), 1u);
   EXPECT_EQ(a[0].digest, mem[1].digest);
@@ -239,8 +244,9 @@ TEST(LedgerTest, IdleSpreadFromTheLedgerEqualsInMemory) {
   idle_only.namespace_ = "__idle__";
   std::ostringstream csv;
   ASSERT_TRUE(l->ExportCsv(idle_only, csv).ok());
-  EXPECT_NE(csv.str().find(",__idle__,node-1,IdleCapacity,Usage,Idle capacity of cpu on node node-1,"),
-            std::string::npos)
+  EXPECT_NE(
+      csv.str().find(",__idle__,node-1,IdleCapacity,Usage,Idle capacity of cpu on node node-1,"),
+      std::string::npos)
       << csv.str().substr(0, 600);
 }
 
@@ -301,7 +307,8 @@ TEST(LedgerTest, APriceBookVersionIsImmutable) {
 TEST(LedgerTest, ExportsFocusColumns) {
   auto l = OpenLedger(TempPath("export.db"));
   auto cat = *PriceCatalog::Create({Book()});
-  ASSERT_TRUE(l->Write(Rows({Seg("team-a/x", 16000, kEpoch, kEpoch + kHour)}), cat, kEpoch + kHour).ok());
+  ASSERT_TRUE(
+      l->Write(Rows({Seg("team-a/x", 16000, kEpoch, kEpoch + kHour)}), cat, kEpoch + kHour).ok());
   std::ostringstream csv;
   ASSERT_TRUE(l->ExportCsv(RowFilter{}, csv).ok());
   std::istringstream in(csv.str());
@@ -313,8 +320,11 @@ TEST(LedgerTest, ExportsFocusColumns) {
   for (const char* col : {"BilledCost", "EffectiveCost", "ConsumedQuantity", "ConsumedUnit",
                           "PricingQuantity", "ResourceId", "ChargePeriodStart", "ChargePeriodEnd"})
     EXPECT_NE(header.find(col), std::string::npos) << col;
-  EXPECT_EQ(cpu.substr(0, 80),
-            std::string("2026-01-01T00:00:00Z,2026-01-01T01:00:00Z,2026-01-01T00:00:00Z,2026-01-01T01:00:00Z,CNY").substr(0, 80));
+  EXPECT_EQ(
+      cpu.substr(0, 80),
+      std::string(
+          "2026-01-01T00:00:00Z,2026-01-01T01:00:00Z,2026-01-01T00:00:00Z,2026-01-01T01:00:00Z,CNY")
+          .substr(0, 80));
   EXPECT_NE(cpu.find(",team-a,team-a/x,Workload,Usage,"), std::string::npos);
   // 16 cores, usage 4 -> counter sees 4 × 3570 core-s; Max bills 57600 core-s = 0.8 CNY.
   EXPECT_NE(cpu.find(",14280,core-second,57600,core-second,"), std::string::npos) << cpu;
@@ -352,7 +362,8 @@ TEST_P(LedgerProperty, ReingestIsANoOpAndRoundTripsExactly) {
       s.requests.Set("nvidia.com/gpu", pick(1, 8) * 1000);
       s.gpu_product = "NVIDIA-H100-80GB-HBM3";
     }
-    if (pick(0, 2) == 0 && s.end > s.start) s.lost = billing::LostWork{s.start, pick(s.start, s.end), "team-z/p"};
+    if (pick(0, 2) == 0 && s.end > s.start)
+      s.lost = billing::LostWork{s.start, pick(s.start, s.end), "team-z/p"};
     segs.push_back(s);
   }
   auto rows = Rows(segs);
@@ -396,7 +407,8 @@ TEST_P(LedgerRollupProperty, RollupInvoicesEqualHourlyInvoicesByteForByte) {
         s.gpu_product = "NVIDIA-H100-80GB-HBM3";
         s.gpu_replicas = pick(0, 2) == 0 ? 4 : 1;
       }
-      if (pick(0, 2) == 0 && s.end > s.start) s.lost = billing::LostWork{s.start, pick(s.start, s.end), "team-z/p"};
+      if (pick(0, 2) == 0 && s.end > s.start)
+        s.lost = billing::LostWork{s.start, pick(s.start, s.end), "team-z/p"};
       segs.push_back(s);
     }
     return segs;
@@ -404,7 +416,8 @@ TEST_P(LedgerRollupProperty, RollupInvoicesEqualHourlyInvoicesByteForByte) {
   auto segs = random_run(30);
   auto rows = Rows(segs);
   billing::NodeCapacity node{"node-1", "NVIDIA-H100-80GB-HBM3",
-                             ResourceList{{"cpu", 512000}, {"nvidia.com/gpu", 16000}}, kEpoch, kEpoch + 6 * kDay};
+                             ResourceList{{"cpu", 512000}, {"nvidia.com/gpu", 16000}}, kEpoch,
+                             kEpoch + 6 * kDay};
   auto idle = *billing::IdleRows({node}, segs, kEpoch, kEpoch + 6 * kDay);
   rows.insert(rows.end(), idle.begin(), idle.end());
   billing::Rollup(&rows);
@@ -430,8 +443,10 @@ TEST_P(LedgerRollupProperty, RollupInvoicesEqualHourlyInvoicesByteForByte) {
   auto st = *l->Write(changed, cat);
   EXPECT_EQ(st.replaced + st.corrected, static_cast<int64_t>(changed.size()));
   auto current = *l->Read(RowFilter{});
-  auto check = [&](std::optional<std::string> ns, std::optional<Millis> from, std::optional<Millis> to) {
-    SCOPED_TRACE((ns ? *ns : "*") + " " + (from ? FormatRfc3339(*from) : "-") + " " + (to ? FormatRfc3339(*to) : "-"));
+  auto check = [&](std::optional<std::string> ns, std::optional<Millis> from,
+                   std::optional<Millis> to) {
+    SCOPED_TRACE((ns ? *ns : "*") + " " + (from ? FormatRfc3339(*from) : "-") + " " +
+                 (to ? FormatRfc3339(*to) : "-"));
     auto fast = sqlite::LedgerInvoices(*l, ns, from, to);
     auto slow = sqlite::LedgerInvoices(*l, ns, from, to, sqlite::InvoiceRead::kHourlyRows);
     ASSERT_EQ(fast.ok(), slow.ok()) << (fast.ok() ? slow.message() : fast.message());
@@ -471,7 +486,9 @@ TEST_P(LedgerRollupProperty, RollupInvoicesEqualHourlyInvoicesByteForByte) {
     EXPECT_EQ(before[i].last_hour, after[i].last_hour);
   }
   // Rows two days before the first PriceBook: both reads refuse with the same message.
-  ASSERT_TRUE(l->Write(Rows({Seg("team-0/early", 1000, kEpoch - 2 * kDay, kEpoch - kDay - kHour)}), cat).ok());
+  ASSERT_TRUE(
+      l->Write(Rows({Seg("team-0/early", 1000, kEpoch - 2 * kDay, kEpoch - kDay - kHour)}), cat)
+          .ok());
   check(std::nullopt, std::nullopt, std::nullopt);
   check(std::string("team-0"), kEpoch - 3 * kDay, kEpoch + kDay);
   EXPECT_FALSE(sqlite::LedgerInvoices(*l, std::nullopt, std::nullopt, std::nullopt).ok());
@@ -536,7 +553,8 @@ TEST(LedgerCrash, KilledWriterLosesNoSealedHourAndDuplicatesNothing) {
     auto l = OpenLedger(path);
     {
       sqlite3_stmt* st = nullptr;
-      ASSERT_EQ(sqlite3_prepare_v2(l->handle(), "PRAGMA integrity_check", -1, &st, nullptr), SQLITE_OK);
+      ASSERT_EQ(sqlite3_prepare_v2(l->handle(), "PRAGMA integrity_check", -1, &st, nullptr),
+                SQLITE_OK);
       ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
       EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "ok");
       sqlite3_finalize(st);
@@ -579,7 +597,8 @@ TEST(InvoiceJson, HasTheReportShapeWithExactStrings) {
   const auto& a = j[0];
   EXPECT_EQ(a["namespace"], "team-a");
   EXPECT_EQ(a["currency"], "CNY");
-  for (const char* k : {"requestTotal", "usageTotal", "total", "digest"}) EXPECT_TRUE(a[k].is_string()) << k;
+  for (const char* k : {"requestTotal", "usageTotal", "total", "digest"})
+    EXPECT_TRUE(a[k].is_string()) << k;
   bool credit = false;
   for (const auto& l : a["lines"]) {
     for (const char* k : {"resource", "unit", "requestQuantity", "usageQuantity", "billedQuantity",
@@ -622,7 +641,8 @@ TEST(InvoiceJson, SegmentsRoundTripAndBadInputIsAnError) {
   EXPECT_TRUE(bad(R"({"workload":"a/b","requests":{"cpu":"1"},"start":0,"end":1000})").ok());
   EXPECT_FALSE(bad(R"({"workload":"ab","requests":{"cpu":"1"},"start":0,"end":1000})").ok());
   EXPECT_FALSE(bad(R"({"workload":"a/b","requests":{"cpu":"0.0001"},"start":0,"end":1000})").ok());
-  EXPECT_FALSE(bad(R"({"workload":"a/b","requests":{"cpu":"1"},"start":"yesterday","end":1000})").ok());
+  EXPECT_FALSE(
+      bad(R"({"workload":"a/b","requests":{"cpu":"1"},"start":"yesterday","end":1000})").ok());
   EXPECT_FALSE(bad(R"({"workload":"a/b","requests":{"cpu":"1"},"start":2000,"end":1000})").ok());
   EXPECT_FALSE(bad(R"({"workload":"a/b","start":0,"end":1000})").ok());
 
@@ -649,11 +669,12 @@ TEST(InvoiceJson, PriceBooksRoundTrip) {
   ASSERT_EQ(back->size(), 1u);
   EXPECT_EQ(billing::CanonicalPriceBook((*back)[0]), billing::CanonicalPriceBook(b));
   EXPECT_NE(billing::CanonicalPriceBook(b).find("shareIdle Weighted"), std::string::npos);
-  EXPECT_FALSE(report::PriceBooksFromJson(nlohmann::json::parse(
-                   R"({"metadata":{"name":"x"},"spec":{"shareIdle":"Always"}})"))
-                   .ok());
-  EXPECT_FALSE(report::PriceBooksFromJson(nlohmann::json::parse(
-                   R"({"metadata":{"name":"x"},"spec":{"mode":"Cheapest"}})"))
+  EXPECT_FALSE(
+      report::PriceBooksFromJson(
+          nlohmann::json::parse(R"({"metadata":{"name":"x"},"spec":{"shareIdle":"Always"}})"))
+          .ok());
+  EXPECT_FALSE(report::PriceBooksFromJson(
+                   nlohmann::json::parse(R"({"metadata":{"name":"x"},"spec":{"mode":"Cheapest"}})"))
                    .ok());
 }
 

@@ -128,7 +128,8 @@ TEST(ManifestLoaderTest, IssueObjectsLoadExactlyAsWritten) {
 // ------------------------------------------------------------------ every kind
 
 TEST(ManifestLoaderTest, Namespace) {
-  auto l = Load("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n  labels: {tier: gold}\n");
+  auto l =
+      Load("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n  labels: {tier: gold}\n");
   EXPECT_CLEAN(l);
   ASSERT_EQ(l.set.namespaces.size(), 1u);
   EXPECT_EQ(l.set.namespaces[0].meta.name, "team-a");
@@ -176,7 +177,9 @@ status:
 }
 
 TEST(ManifestLoaderTest, NodeAllocatableDefaultsToCapacity) {
-  auto l = Load("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {capacity: {cpu: 8, memory: 32Gi}}\n");
+  auto l = Load(
+      "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {capacity: {cpu: 8, memory: "
+      "32Gi}}\n");
   EXPECT_CLEAN(l);
   ASSERT_EQ(l.set.nodes.size(), 1u);
   EXPECT_EQ(l.set.nodes[0].allocatable, l.set.nodes[0].capacity);
@@ -184,8 +187,10 @@ TEST(ManifestLoaderTest, NodeAllocatableDefaultsToCapacity) {
 }
 
 TEST(ManifestLoaderTest, NodeTaintsAreIgnoredWithWarning) {
-  auto l = Load("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec:\n  taints: [{key: a, effect: NoSchedule}]\n"
-                "status: {capacity: {cpu: 8}}\n");
+  auto l = Load(
+      "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec:\n  taints: [{key: a, effect: "
+      "NoSchedule}]\n"
+      "status: {capacity: {cpu: 8}}\n");
   EXPECT_TRUE(l.ok());
   ASSERT_EQ(l.diagnostics.items.size(), 1u);
   EXPECT_EQ(l.diagnostics.items[0].severity, Severity::kWarning);
@@ -275,7 +280,8 @@ TEST(ManifestLoaderTest, PodFullSchema) {
 }
 
 TEST(ManifestLoaderTest, PodDefaults) {
-  auto l = Load("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c}]\n");
+  auto l =
+      Load("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c}]\n");
   EXPECT_CLEAN(l);
   ASSERT_EQ(l.set.pods.size(), 1u);
   const Pod& p = l.set.pods[0];
@@ -292,8 +298,10 @@ TEST(ManifestLoaderTest, PodDefaults) {
 }
 
 TEST(ManifestLoaderTest, PodGpuRequestWithoutLimitGetsLimitEqualRequest) {
-  auto l = Load("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
-                "  - {name: c, resources: {requests: {cpu: 1, nvidia.com/gpu: 1, nvidia.com/mig-1g.10gb: 2}}}\n");
+  auto l = Load(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+      "  - {name: c, resources: {requests: {cpu: 1, nvidia.com/gpu: 1, nvidia.com/mig-1g.10gb: "
+      "2}}}\n");
   EXPECT_CLEAN(l);
   const Container& c = l.set.pods.at(0).containers.at(0);
   EXPECT_EQ(c.limits.Get("nvidia.com/gpu"), 1000);
@@ -304,22 +312,23 @@ TEST(ManifestLoaderTest, PodGpuRequestWithoutLimitGetsLimitEqualRequest) {
 // Documents are parsed one at a time (split at `---` / `...` lines); lines stay those of the file.
 TEST(ManifestLoaderTest, DocumentsAreSplitAndKeepFileLines) {
   auto l = LoadAndValidate(
-      "# leading comment\n"                                          // 1
-      "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"      // 2-3
-      "metadata: {name: low}\nvalue: 10\n"                           // 4-5
-      "...\n"                                                        // 6
-      "--- # a comment after the marker\n"                           // 7
-      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"            // 8-11
+      "# leading comment\n"                                           // 1
+      "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"       // 2-3
+      "metadata: {name: low}\nvalue: 10\n"                            // 4-5
+      "...\n"                                                         // 6
+      "--- # a comment after the marker\n"                            // 7
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"             // 8-11
       "spec:\n  priorityClassName: lwo\n  containers: [{name: c}]\n"  // 12-14
-      "---\n---\n"                                                   // 15-16 (an empty document)
-      "apiVersion: v1\nkind: Pod\nmetadata: {name: q}\n"             // 17-19
-      "spec: {priority: x, containers: [{name: c}]}\n");             // 20
+      "---\n---\n"                                                    // 15-16 (an empty document)
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: q}\n"              // 17-19
+      "spec: {priority: x, containers: [{name: c}]}\n");              // 20
   ASSERT_EQ(l.set.priority_classes.size(), 1u) << All(l);
   EXPECT_EQ(l.set.priority_classes[0].meta.source.line, 2);
   ASSERT_EQ(l.set.pods.size(), 2u) << All(l);
   EXPECT_EQ(l.set.pods[0].meta.source.line, 8);
   EXPECT_EQ(l.set.pods[1].meta.source.line, 17);
-  auto* unknown = Find(l, "unknown PriorityClass \"lwo\"");  // a cross-object check: line found on demand
+  auto* unknown =
+      Find(l, "unknown PriorityClass \"lwo\"");  // a cross-object check: line found on demand
   ASSERT_TRUE(unknown) << All(l);
   EXPECT_EQ(unknown->line, 13);
   auto* bad = Find(l, "spec.priority: expected an integer");
@@ -333,15 +342,15 @@ TEST(ManifestLoaderTest, DocumentsAreSplitAndKeepFileLines) {
 TEST(ManifestLoaderTest, ResourceFlavorsAndQuotaFlavors) {
   auto l = LoadAndValidate(
       "apiVersion: arbiter.dev/v1alpha1\nkind: ResourceFlavor\nmetadata: {name: h100}\n"  // 1-3
-      "spec: {nodeLabels: {nvidia.com/gpu.product: H100}}\n"                                 // 4
-      "---\n"                                                                                 // 5
-      "apiVersion: arbiter.dev/v1alpha1\nkind: ElasticQuota\n"                              // 6-7
-      "metadata: {name: q, namespace: a}\n"                                                   // 8
-      "spec:\n  min: {cpu: 4, nvidia.com/gpu: 1}\n  flavors:\n"                              // 9-11
-      "    - {name: h100, min: {nvidia.com/gpu: 8}, max: {nvidia.com/gpu: 4}}\n"              // 12
-      "    - {name: h10, min: {nvidia.com/gpu: 8}}\n"                                         // 13
-      "    - {name: h100, min: {nvidia.com/gpu: 2}}\n"                                        // 14
-      "    - {name: a100}\n");                                                                // 15
+      "spec: {nodeLabels: {nvidia.com/gpu.product: H100}}\n"                              // 4
+      "---\n"                                                                             // 5
+      "apiVersion: arbiter.dev/v1alpha1\nkind: ElasticQuota\n"                            // 6-7
+      "metadata: {name: q, namespace: a}\n"                                               // 8
+      "spec:\n  min: {cpu: 4, nvidia.com/gpu: 1}\n  flavors:\n"                           // 9-11
+      "    - {name: h100, min: {nvidia.com/gpu: 8}, max: {nvidia.com/gpu: 4}}\n"          // 12
+      "    - {name: h10, min: {nvidia.com/gpu: 8}}\n"                                     // 13
+      "    - {name: h100, min: {nvidia.com/gpu: 2}}\n"                                    // 14
+      "    - {name: a100}\n");                                                            // 15
   ASSERT_EQ(l.set.resource_flavors.size(), 1u) << All(l);
   EXPECT_EQ(l.set.resource_flavors[0].node_labels.at("nvidia.com/gpu.product"), "H100");
   ASSERT_EQ(l.set.elastic_quotas.at(0).flavors.size(), 4u);
@@ -367,9 +376,10 @@ TEST(ManifestLoaderTest, ResourceFlavorsAndQuotaFlavors) {
 
 // A syntax error is reported at its line in the file, and the other documents still load.
 TEST(ManifestLoaderTest, SyntaxErrorInOneDocumentKeepsTheOthers) {
-  auto l = Load("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n"
-                "apiVersion: v1\nkind: Namespace\nmetadata: {name: [b\n---\n"
-                "apiVersion: v1\nkind: Namespace\nmetadata: {name: c}\n");
+  auto l = Load(
+      "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n"
+      "apiVersion: v1\nkind: Namespace\nmetadata: {name: [b\n---\n"
+      "apiVersion: v1\nkind: Namespace\nmetadata: {name: c}\n");
   EXPECT_EQ(l.diagnostics.ErrorCount(), 1u) << All(l);
   EXPECT_GE(l.diagnostics.items.at(0).line, 7);
   EXPECT_LE(l.diagnostics.items.at(0).line, 8);
@@ -381,9 +391,10 @@ TEST(ManifestLoaderTest, SyntaxErrorInOneDocumentKeepsTheOthers) {
 // A line starting with `---` inside a block scalar is indented, so it does not split the stream;
 // streams with directives are parsed whole.
 TEST(ManifestLoaderTest, MarkersOnlyAtColumnZeroAndDirectives) {
-  auto l = Load("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n  annotations:\n    note: |\n"
-                "      ---\n      not a marker\n---\n"
-                "%YAML 1.2\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n");
+  auto l = Load(
+      "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n  annotations:\n    note: |\n"
+      "      ---\n      not a marker\n---\n"
+      "%YAML 1.2\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n");
   EXPECT_CLEAN(l);
   ASSERT_EQ(l.set.namespaces.size(), 2u);
   EXPECT_EQ(l.set.namespaces[1].meta.source.line, 12);
@@ -392,9 +403,10 @@ TEST(ManifestLoaderTest, MarkersOnlyAtColumnZeroAndDirectives) {
 // A stream with a directive is parsed in one piece; cross-object messages still find the line of
 // the field in its document (regression: only single-document pieces were indexed).
 TEST(ManifestLoaderTest, DirectiveStreamStillHasFieldLines) {
-  auto l = LoadAndValidate("\xEF\xBB\xBF%YAML 1.2\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n"  // 1-5
-                           "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"                             // 6-9
-                           "spec:\n  priorityClassName: nope\n  containers: [{name: c}]\n");               // 10-12
+  auto l = LoadAndValidate(
+      "\xEF\xBB\xBF%YAML 1.2\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n"  // 1-5
+      "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"                               // 6-9
+      "spec:\n  priorityClassName: nope\n  containers: [{name: c}]\n");                     // 10-12
   auto* d = Find(l, "unknown PriorityClass \"nope\"");
   ASSERT_TRUE(d) << All(l);
   EXPECT_EQ(d->line, 11);
@@ -402,14 +414,19 @@ TEST(ManifestLoaderTest, DirectiveStreamStillHasFieldLines) {
 
 TEST(ManifestLoaderTest, PodPreemptModeAnyCase) {
   for (const char* v : {"requeue", "Requeue", "REQUEUE", "cancel", "Cancel"}) {
-    auto l = Load(std::string("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: {arbiter.dev/preempt-mode: ") +
+    auto l = Load(std::string("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: "
+                              "{arbiter.dev/preempt-mode: ") +
                   v + "}\nspec: {containers: [{name: c}]}\n");
     EXPECT_CLEAN(l);
     bool cancel = std::string(v).find_first_of("cC") == 0;
-    EXPECT_EQ(l.set.pods.at(0).sim.preempt_mode, cancel ? PreemptMode::kCancel : PreemptMode::kRequeue) << v;
+    EXPECT_EQ(l.set.pods.at(0).sim.preempt_mode,
+              cancel ? PreemptMode::kCancel : PreemptMode::kRequeue)
+        << v;
   }
-  auto bad = Load("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: {arbiter.dev/preempt-mode: suspend}\n"
-                  "spec: {containers: [{name: c}]}\n");
+  auto bad = Load(
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: {arbiter.dev/preempt-mode: "
+      "suspend}\n"
+      "spec: {containers: [{name: c}]}\n");
   EXPECT_FALSE(bad.ok());
   EXPECT_TRUE(Find(bad, "unknown preempt mode \"suspend\"")) << All(bad);
 }
@@ -496,21 +513,25 @@ status: {capacity: {cpu: "8"}}
   auto* order = Find(l, "remove-time 1h must be after add-time 2h");
   ASSERT_TRUE(order) << All(l);
   EXPECT_EQ(order->line, 16);
-  EXPECT_TRUE(Find(l, "unknown Arbiter annotation \"arbiter.dev/submit-time\" on a Node")) << All(l);
+  EXPECT_TRUE(Find(l, "unknown Arbiter annotation \"arbiter.dev/submit-time\" on a Node"))
+      << All(l);
 }
 
 TEST(ManifestLoaderTest, PodRequiresContainersAndNames) {
-  auto l = Load("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {priority: 3}\n---\n"
-                "apiVersion: v1\nkind: Pod\nmetadata: {name: q}\nspec:\n  containers: [{image: x}]\n---\n"
-                "apiVersion: v1\nkind: Pod\nmetadata: {name: r}\nspec:\n  containers: [{name: c}, {name: c}]\n");
+  auto l = Load(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {priority: 3}\n---\n"
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: q}\nspec:\n  containers: [{image: x}]\n---\n"
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: r}\nspec:\n  containers: [{name: c}, {name: "
+      "c}]\n");
   EXPECT_TRUE(Find(l, "spec.containers: is required"));
   EXPECT_TRUE(Find(l, "spec.containers[0].name: is required"));
   EXPECT_TRUE(Find(l, "duplicate container name \"c\""));
 }
 
 TEST(ManifestLoaderTest, PodSchedulingFieldsArbiterIgnoresWarn) {
-  auto l = Load("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: n1\n  affinity: {}\n"
-                "  containers: [{name: c}]\n");
+  auto l = Load(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: n1\n  affinity: {}\n"
+      "  containers: [{name: c}]\n");
   EXPECT_TRUE(l.ok());
   EXPECT_EQ(l.diagnostics.WarningCount(), 2u) << All(l);
 }
@@ -571,7 +592,8 @@ spec:
     - {scopeName: PriorityClass, operator: Exists, values: [a]}
     - {scopeName: PriorityClass, operator: Maybe}
 )");
-  EXPECT_TRUE(Find(l, "unknown quota key \"request.cpu\"; did you mean \"requests.cpu\"?")) << All(l);
+  EXPECT_TRUE(Find(l, "unknown quota key \"request.cpu\"; did you mean \"requests.cpu\"?"))
+      << All(l);
   EXPECT_TRUE(Find(l, "must not be negative"));
   EXPECT_TRUE(Find(l, "must not be empty for operator In"));
   EXPECT_TRUE(Find(l, "must be empty for operator Exists"));
@@ -659,8 +681,9 @@ spec:
 }
 
 TEST(ManifestLoaderTest, PriorityClass) {
-  auto l = Load("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: low}\nvalue: -5\n"
-                "globalDefault: true\npreemptionPolicy: Never\ndescription: \"Best effort work\"\n");
+  auto l = Load(
+      "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: low}\nvalue: -5\n"
+      "globalDefault: true\npreemptionPolicy: Never\ndescription: \"Best effort work\"\n");
   EXPECT_CLEAN(l);
   const auto& pc = l.set.priority_classes.at(0);
   EXPECT_EQ(pc.value, -5);
@@ -670,9 +693,13 @@ TEST(ManifestLoaderTest, PriorityClass) {
 }
 
 TEST(ManifestLoaderTest, PriorityClassErrors) {
-  auto l = Load("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: a}\nglobalDefault: false\n---\n"
-                "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: b}\nvalue: 2000000000\n---\n"
-                "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: system-x}\nvalue: 1\n");
+  auto l = Load(
+      "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: a}\nglobalDefault: "
+      "false\n---\n"
+      "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: b}\nvalue: "
+      "2000000000\n---\n"
+      "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: system-x}\nvalue: "
+      "1\n");
   EXPECT_TRUE(Find(l, "PriorityClass/a: value: is required")) << All(l);
   EXPECT_TRUE(Find(l, "at most 1000000000"));
   EXPECT_TRUE(Find(l, "reserved"));
@@ -705,12 +732,16 @@ spec:
 }
 
 TEST(ManifestLoaderTest, PodDisruptionBudgetBadValues) {
-  auto l = Load("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: a}\nspec:\n  minAvailable: \"2\"\n"
-                "  selector: {matchLabels: {app: x}}\n---\n"
-                "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: b}\nspec:\n  minAvailable: -1\n"
-                "  selector: {matchLabels: {app: x}}\n---\n"
-                "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: c}\nspec:\n  minAvailable: 1.5\n"
-                "  selector: {matchLabels: {app: x}}\n");
+  auto l = Load(
+      "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: a}\nspec:\n  "
+      "minAvailable: \"2\"\n"
+      "  selector: {matchLabels: {app: x}}\n---\n"
+      "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: b}\nspec:\n  "
+      "minAvailable: -1\n"
+      "  selector: {matchLabels: {app: x}}\n---\n"
+      "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: c}\nspec:\n  "
+      "minAvailable: 1.5\n"
+      "  selector: {matchLabels: {app: x}}\n");
   EXPECT_EQ(l.diagnostics.ErrorCount(), 3u) << All(l);
   EXPECT_EQ(Find(l, "PodDisruptionBudget/default/a")->line, 5);
 }
@@ -749,7 +780,8 @@ spec:
 TEST(ManifestLoaderTest, PoolPolicyDefaultsAndEveryPlacement) {
   const char* names[] = {"BestFit", "LeastAllocated", "FGD", "Packing", "DotProduct", "Random"};
   for (int i = 0; i < 6; ++i) {
-    auto l = Load(std::string("apiVersion: arbiter.dev/v1alpha1\nkind: PoolPolicy\nmetadata: {name: d}\nspec:\n  placement: {policy: ") +
+    auto l = Load(std::string("apiVersion: arbiter.dev/v1alpha1\nkind: PoolPolicy\nmetadata: "
+                              "{name: d}\nspec:\n  placement: {policy: ") +
                   names[i] + "}\n");
     EXPECT_CLEAN(l);
     EXPECT_EQ(static_cast<int>(l.set.pool_policy->placement), i);
@@ -761,19 +793,24 @@ TEST(ManifestLoaderTest, PoolPolicyDefaultsAndEveryPlacement) {
 
 TEST(ManifestLoaderTest, PoolPolicyGpuOvercommitOnlyOne) {
   for (const char* ok : {"\"1\"", "\"1.0\"", "1", "1.0"}) {
-    auto l = Load(std::string("apiVersion: arbiter.dev/v1alpha1\nkind: PoolPolicy\nmetadata: {name: d}\nspec:\n"
-                              "  overcommit: {nvidia.com/gpu: ") + ok + "}\n");
+    auto l =
+        Load(std::string(
+                 "apiVersion: arbiter.dev/v1alpha1\nkind: PoolPolicy\nmetadata: {name: d}\nspec:\n"
+                 "  overcommit: {nvidia.com/gpu: ") +
+             ok + "}\n");
     EXPECT_CLEAN(l);
   }
-  auto l = Load("apiVersion: arbiter.dev/v1alpha1\nkind: PoolPolicy\nmetadata: {name: d}\nspec:\n"
-                "  overcommit: {nvidia.com/gpu: \"1.5\", gpu: 2}\n");
+  auto l = Load(
+      "apiVersion: arbiter.dev/v1alpha1\nkind: PoolPolicy\nmetadata: {name: d}\nspec:\n"
+      "  overcommit: {nvidia.com/gpu: \"1.5\", gpu: 2}\n");
   EXPECT_TRUE(Find(l, "GPUs are never overcommitted")) << All(l);
   EXPECT_TRUE(Find(l, "unknown overcommit resource \"gpu\""));
 }
 
 TEST(ManifestLoaderTest, MoreThanOnePoolPolicy) {
-  auto l = Load("apiVersion: arbiter.dev/v1alpha1\nkind: PoolPolicy\nmetadata: {name: a}\n---\n"
-                "apiVersion: arbiter.dev/v1alpha1\nkind: PoolPolicy\nmetadata: {name: b}\n");
+  auto l = Load(
+      "apiVersion: arbiter.dev/v1alpha1\nkind: PoolPolicy\nmetadata: {name: a}\n---\n"
+      "apiVersion: arbiter.dev/v1alpha1\nkind: PoolPolicy\nmetadata: {name: b}\n");
   auto* d = Find(l, "more than one PoolPolicy");
   ASSERT_TRUE(d) << All(l);
   EXPECT_EQ(d->line, 5);
@@ -802,8 +839,9 @@ spec:
 }
 
 TEST(ManifestLoaderTest, ElasticQuotaWithoutMax) {
-  auto l = Load("apiVersion: arbiter.dev/v1alpha1\nkind: ElasticQuota\nmetadata: {name: q, namespace: t}\n"
-                "spec: {min: {cpu: 1}}\n");
+  auto l = Load(
+      "apiVersion: arbiter.dev/v1alpha1\nkind: ElasticQuota\nmetadata: {name: q, namespace: t}\n"
+      "spec: {min: {cpu: 1}}\n");
   EXPECT_CLEAN(l);
   EXPECT_FALSE(l.set.elastic_quotas.at(0).max);
   EXPECT_TRUE(l.set.elastic_quotas.at(0).lending_limit_set.empty());
@@ -867,8 +905,10 @@ spec:
 }
 
 TEST(ManifestLoaderTest, QoSAsInBrief) {
-  auto l = Load("apiVersion: arbiter.dev/v1alpha1\nkind: QoS\nmetadata: {name: high}\nspec:\n  priority: 1000\n"
-                "  preempt: [low, normal]\n  preemptMode: Requeue\n  graceTime: 60s\n");
+  auto l = Load(
+      "apiVersion: arbiter.dev/v1alpha1\nkind: QoS\nmetadata: {name: high}\nspec:\n  priority: "
+      "1000\n"
+      "  preempt: [low, normal]\n  preemptMode: Requeue\n  graceTime: 60s\n");
   EXPECT_CLEAN(l);
   const auto& q = l.set.qos.at(0);
   EXPECT_EQ(q.priority, 1000);
@@ -880,8 +920,9 @@ TEST(ManifestLoaderTest, QoSAsInBrief) {
 // ------------------------------------------------------------------ typing and messages
 
 TEST(ManifestLoaderTest, UnquotedAndQuotedNumbersParseExactly) {
-  auto l = Load("apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus:\n  capacity:\n"
-                "    cpu: 0.1\n    memory: \"1.5Gi\"\n    nvidia.com/gpu: .5\n    example.com/fpga: 1e3\n");
+  auto l = Load(
+      "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus:\n  capacity:\n"
+      "    cpu: 0.1\n    memory: \"1.5Gi\"\n    nvidia.com/gpu: .5\n    example.com/fpga: 1e3\n");
   EXPECT_CLEAN(l);
   const Node& n = l.set.nodes.at(0);
   EXPECT_EQ(n.capacity.Get("cpu"), 100);
@@ -891,9 +932,11 @@ TEST(ManifestLoaderTest, UnquotedAndQuotedNumbersParseExactly) {
 }
 
 TEST(ManifestLoaderTest, MalformedAndImpreciseQuantities) {
-  auto l = Load("apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus:\n  capacity:\n"
-                "    cpu: 0.0001\n    memory: 12XB\n    nvidia.com/gpu: 1.5\n    nvidia.com/mig-1g.10gb: 0.5\n"
-                "    pods: -3\n    cpu2: 1\n");
+  auto l = Load(
+      "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus:\n  capacity:\n"
+      "    cpu: 0.0001\n    memory: 12XB\n    nvidia.com/gpu: 1.5\n    nvidia.com/mig-1g.10gb: "
+      "0.5\n"
+      "    pods: -3\n    cpu2: 1\n");
   EXPECT_EQ(l.diagnostics.ErrorCount(), 6u) << All(l);
   EXPECT_EQ(Find(l, "capacity.cpu")->line, 6);
   EXPECT_EQ(Find(l, "capacity.memory")->line, 7);
@@ -940,7 +983,8 @@ spec:
   zzzzzz: 1
 )");
   EXPECT_EQ(Find(l, "unknown field \"namespce\"; did you mean \"namespace\"?")->line, 5);
-  EXPECT_EQ(Find(l, "unknown field \"priorityClass\"; did you mean \"priorityClassName\"?")->line, 7);
+  EXPECT_EQ(Find(l, "unknown field \"priorityClass\"; did you mean \"priorityClassName\"?")->line,
+            7);
   EXPECT_EQ(Find(l, "unknown field \"resource\"; did you mean \"resources\"?")->line, 10);
   const Diagnostic* z = Find(l, "unknown field \"zzzzzz\"");
   ASSERT_TRUE(z) << All(l);
@@ -949,18 +993,20 @@ spec:
 }
 
 TEST(ManifestLoaderTest, ArbiterKindsRejectUnknownFields) {
-  auto l = Load("apiVersion: arbiter.dev/v1alpha1\nkind: ElasticQuota\nmetadata: {name: q, namespace: t}\n"
-                "spec:\n  cohrt: x\n  lendinglimit: {cpu: 1}\n");
+  auto l = Load(
+      "apiVersion: arbiter.dev/v1alpha1\nkind: ElasticQuota\nmetadata: {name: q, namespace: t}\n"
+      "spec:\n  cohrt: x\n  lendinglimit: {cpu: 1}\n");
   EXPECT_TRUE(Find(l, "did you mean \"cohort\"?")) << All(l);
   EXPECT_TRUE(Find(l, "did you mean \"lendingLimit\"?"));
 }
 
 TEST(ManifestLoaderTest, UnknownKindAndApiVersion) {
-  auto l = Load("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n---\n"
-                "apiVersion: v1\nkind: PriorityClass\nmetadata: {name: x}\nvalue: 1\n---\n"
-                "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: x}\n---\n"
-                "apiVersion: arbiter.dev/v1alpha1\nkind: Qos\nmetadata: {name: x}\n---\n"
-                "metadata: {name: x}\n");
+  auto l = Load(
+      "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n---\n"
+      "apiVersion: v1\nkind: PriorityClass\nmetadata: {name: x}\nvalue: 1\n---\n"
+      "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: x}\n---\n"
+      "apiVersion: arbiter.dev/v1alpha1\nkind: Qos\nmetadata: {name: x}\n---\n"
+      "metadata: {name: x}\n");
   auto* d = Find(l, "unknown kind \"Deployment\"");
   ASSERT_TRUE(d) << All(l);
   EXPECT_EQ(d->line, 2);
@@ -969,7 +1015,9 @@ TEST(ManifestLoaderTest, UnknownKindAndApiVersion) {
                             "ResourceFlavor; scheduling.x-k8s.io/v1alpha1 PodGroup)"),
             std::string::npos)
       << d->message;
-  EXPECT_TRUE(Find(l, "PriorityClass/x: apiVersion: unsupported apiVersion \"v1\" for PriorityClass (expected scheduling.k8s.io/v1"));
+  EXPECT_TRUE(Find(l,
+                   "PriorityClass/x: apiVersion: unsupported apiVersion \"v1\" for PriorityClass "
+                   "(expected scheduling.k8s.io/v1"));
   EXPECT_TRUE(Find(l, "expected policy/v1"));
   EXPECT_TRUE(Find(l, "unknown kind \"Qos\"; did you mean \"QoS\"?"));
   EXPECT_TRUE(Find(l, "kind: is required"));
@@ -1004,7 +1052,9 @@ TEST(ManifestLoaderTest, PlainTextIsNotAManifest) {
 }
 
 TEST(ManifestLoaderTest, EmptyDocumentsAreSkipped) {
-  auto l = Load("---\n---\n# only a comment\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n");
+  auto l = Load(
+      "---\n---\n# only a comment\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: "
+      "a}\n---\n");
   EXPECT_CLEAN(l);
   EXPECT_EQ(l.set.namespaces.size(), 1u);
   EXPECT_EQ(l.set.namespaces[0].meta.source.line, 5);
@@ -1012,16 +1062,19 @@ TEST(ManifestLoaderTest, EmptyDocumentsAreSkipped) {
 }
 
 TEST(ManifestLoaderTest, DuplicateKeysAreErrors) {
-  auto l = Load("apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus:\n  capacity: {cpu: 1, cpu: 2}\n"
-                "metadata: {name: m}\n");
+  auto l = Load(
+      "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus:\n  capacity: {cpu: 1, cpu: 2}\n"
+      "metadata: {name: m}\n");
   EXPECT_TRUE(Find(l, "duplicate key \"cpu\"")) << All(l);
   EXPECT_EQ(Find(l, "duplicate field \"metadata\"")->line, 6);
 }
 
 TEST(ManifestLoaderTest, NamesAndLabelsAreValidated) {
-  auto l = Load("apiVersion: v1\nkind: Namespace\nmetadata: {name: Team_A}\n---\n"
-                "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  labels: {\"bad key!\": x, ok: \"-bad\"}\n---\n"
-                "apiVersion: v1\nkind: Node\nmetadata: {labels: {}}\n");
+  auto l = Load(
+      "apiVersion: v1\nkind: Namespace\nmetadata: {name: Team_A}\n---\n"
+      "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  labels: {\"bad key!\": x, ok: "
+      "\"-bad\"}\n---\n"
+      "apiVersion: v1\nkind: Node\nmetadata: {labels: {}}\n");
   EXPECT_TRUE(Find(l, "invalid name \"Team_A\"")) << All(l);
   EXPECT_TRUE(Find(l, "invalid label key"));
   EXPECT_TRUE(Find(l, "invalid label value"));
@@ -1029,20 +1082,25 @@ TEST(ManifestLoaderTest, NamesAndLabelsAreValidated) {
 }
 
 TEST(ManifestLoaderTest, ClusterScopedNamespaceIsIgnoredWithWarning) {
-  auto l = Load("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: p, namespace: x}\nvalue: 1\n");
+  auto l = Load(
+      "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: p, namespace: "
+      "x}\nvalue: 1\n");
   EXPECT_TRUE(l.ok());
   EXPECT_EQ(l.diagnostics.WarningCount(), 1u);
   EXPECT_EQ(l.set.priority_classes.at(0).meta.namespace_, "");
 }
 
 TEST(ManifestLoaderTest, AnchorsAndCyclesDoNotHang) {
-  auto l = Load("apiVersion: v1\nkind: Node\nmetadata: &m {name: n, labels: *m}\nstatus: &s {capacity: *s}\n");
+  auto l = Load(
+      "apiVersion: v1\nkind: Node\nmetadata: &m {name: n, labels: *m}\nstatus: &s {capacity: "
+      "*s}\n");
   EXPECT_FALSE(l.ok());
 }
 
 TEST(ManifestLoaderTest, ErrorsCarryFileKindNameAndPath) {
-  auto l = Load("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\nspec:\n  containers:\n"
-                "  - name: c\n    resources:\n      requests: {memory: lots}\n");
+  auto l = Load(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\nspec:\n  containers:\n"
+      "  - name: c\n    resources:\n      requests: {memory: lots}\n");
   ASSERT_EQ(l.diagnostics.items.size(), 1u);
   const Diagnostic& d = l.diagnostics.items[0];
   EXPECT_EQ(d.file, "m.yaml");
@@ -1060,7 +1118,8 @@ TEST(ManifestLoaderTest, MissingFileIsAnError) {
 }
 
 TEST(ManifestLoaderTest, CrossFileChecksRunInLoadManifestFiles) {
-  auto dir = std::filesystem::temp_directory_path() / ("arbiter_loader_test_" + std::to_string(::getpid()));
+  auto dir = std::filesystem::temp_directory_path() /
+             ("arbiter_loader_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   auto write = [&](const char* name, const char* text) {
     auto p = dir / name;
@@ -1069,13 +1128,18 @@ TEST(ManifestLoaderTest, CrossFileChecksRunInLoadManifestFiles) {
     std::fclose(f);
     return p.string();
   };
-  std::string a = write("a.yaml", "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: x}\nvalue: 1\n");
-  std::string b = write("b.yaml", "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: x}\nvalue: 2\n");
+  std::string a = write(
+      "a.yaml",
+      "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: x}\nvalue: 1\n");
+  std::string b = write(
+      "b.yaml",
+      "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: x}\nvalue: 2\n");
   auto l = LoadManifestFiles({a, b});
   std::filesystem::remove_all(dir);
   ASSERT_EQ(l.diagnostics.items.size(), 1u) << All(l);
   EXPECT_EQ(l.diagnostics.items[0].file, b);
-  EXPECT_NE(l.diagnostics.items[0].message.find("duplicate PriorityClass \"x\" (first defined at " + a + ":1)"),
+  EXPECT_NE(l.diagnostics.items[0].message.find("duplicate PriorityClass \"x\" (first defined at " +
+                                                a + ":1)"),
             std::string::npos)
       << All(l);
 }
@@ -1087,7 +1151,8 @@ TEST(ManifestLoaderTest, EveryExampleValidatesWithoutErrors) {
   std::vector<std::string> files;
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
     auto ext = e.path().extension();
-    if (e.is_regular_file() && (ext == ".yaml" || ext == ".yml")) files.push_back(e.path().string());
+    if (e.is_regular_file() && (ext == ".yaml" || ext == ".yml"))
+      files.push_back(e.path().string());
   }
   std::sort(files.begin(), files.end());
   ASSERT_FALSE(files.empty());

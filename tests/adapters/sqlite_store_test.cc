@@ -1,10 +1,10 @@
 // The SQLite ledger behind the LedgerStore seam: StoreInvoices over SqliteStore equals the
 // ledger's own invoices (daily rollups), byte for byte, for several windows.
+#include "adapters/sqlite/sqlite_store.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
-
-#include "adapters/sqlite/sqlite_store.h"
 
 namespace arbiter::sqlite {
 namespace {
@@ -13,7 +13,8 @@ constexpr Millis kEpoch = 1767225600000;
 constexpr Millis kHour = 3600000;
 
 TEST(SqliteStore, InvoicesThroughTheSeamEqualTheLedgersOwn) {
-  const auto path = std::filesystem::temp_directory_path() / ("arbiter-sqlite-store-" + std::to_string(getpid()) + ".db");
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("arbiter-sqlite-store-" + std::to_string(getpid()) + ".db");
   std::filesystem::remove(path);
   auto l = Ledger::Open(path.string());
   ASSERT_TRUE(l.ok());
@@ -43,9 +44,10 @@ TEST(SqliteStore, InvoicesThroughTheSeamEqualTheLedgersOwn) {
   auto cat = billing::PriceCatalog::Create({a, b});
   ASSERT_TRUE((*l)->Write(*rows, *cat).ok());
   SqliteStore store(**l, path.string());
-  for (auto [from, to] : {std::pair<std::optional<Millis>, std::optional<Millis>>{std::nullopt, std::nullopt},
-                          {kEpoch + 5 * kHour, kEpoch + 49 * kHour},
-                          {kEpoch + 24 * kHour, kEpoch + 48 * kHour}}) {
+  for (auto [from, to] :
+       {std::pair<std::optional<Millis>, std::optional<Millis>>{std::nullopt, std::nullopt},
+        {kEpoch + 5 * kHour, kEpoch + 49 * kHour},
+        {kEpoch + 24 * kHour, kEpoch + 48 * kHour}}) {
     for (auto ns : {std::optional<std::string>{}, std::optional<std::string>{"ns-1"}}) {
       auto want = LedgerInvoices(**l, ns, from, to);
       auto got = billing::StoreInvoices(store, ns, from, to);

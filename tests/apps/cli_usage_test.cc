@@ -1,8 +1,6 @@
 // Usage errors and --version as a new user meets them (regressions from a new-user trial: CLI11's
 // "A subcommand is required" for a mistyped command, "--file is required" for a mistyped flag).
 #include <gtest/gtest.h>
-
-#include "run_command.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,63 +10,87 @@
 #include <fstream>
 #include <sstream>
 
+#include "run_command.h"
+
 namespace {
 
 using CliResult = arbiter::testing::CommandOutput;
 
 CliResult Arbiter(const std::string& args) {
-  const auto dir = std::filesystem::temp_directory_path() / ("arbiter-cli-usage-" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("arbiter-cli-usage-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
-  return arbiter::testing::RunCommandSplit("cd " + dir.string() + " && " + ARBITER_BINARY + " " + args, dir);
+  return arbiter::testing::RunCommandSplit(
+      "cd " + dir.string() + " && " + ARBITER_BINARY + " " + args, dir);
 }
 
-bool Has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+bool Has(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
 
-#define EXPECT_USAGE(r, ...)                                                             \
-  do {                                                                                   \
-    EXPECT_EQ((r).rc, 2) << (r).err;                                                     \
-    EXPECT_TRUE((r).out.empty()) << (r).out;                                             \
-    for (const char* want : {__VA_ARGS__}) EXPECT_TRUE(Has((r).err, want)) << "want: " << want << "\n" << (r).err; \
+#define EXPECT_USAGE(r, ...)                                                  \
+  do {                                                                        \
+    EXPECT_EQ((r).rc, 2) << (r).err;                                          \
+    EXPECT_TRUE((r).out.empty()) << (r).out;                                  \
+    for (const char* want : {__VA_ARGS__})                                    \
+      EXPECT_TRUE(Has((r).err, want)) << "want: " << want << "\n" << (r).err; \
   } while (0)
 
 TEST(CliUsage, UnknownCommandSuggestsTheClosest) {
-  EXPECT_USAGE(Arbiter("simm -f x.yaml"), "arbiter: unknown command \"simm\"; did you mean \"sim\"?",
-               "Commands: validate, sim, invoice, ledger, meter, slurm, serve, kubeconfig", "Run `arbiter --help`");
+  EXPECT_USAGE(Arbiter("simm -f x.yaml"),
+               "arbiter: unknown command \"simm\"; did you mean \"sim\"?",
+               "Commands: validate, sim, invoice, ledger, meter, slurm, serve, kubeconfig",
+               "Run `arbiter --help`");
   EXPECT_USAGE(Arbiter("vaildate -f x.yaml"), "did you mean \"validate\"?");
-  EXPECT_USAGE(Arbiter("frobnicate"), "arbiter: unknown command \"frobnicate\"\n", "Run `arbiter --help`");
-  EXPECT_USAGE(Arbiter("sim compaer --nodes a --pods b"), "arbiter sim: unknown command \"compaer\"; did you mean \"compare\"?",
+  EXPECT_USAGE(Arbiter("frobnicate"), "arbiter: unknown command \"frobnicate\"\n",
+               "Run `arbiter --help`");
+  EXPECT_USAGE(Arbiter("sim compaer --nodes a --pods b"),
+               "arbiter sim: unknown command \"compaer\"; did you mean \"compare\"?",
                "Run `arbiter sim --help`");
-  EXPECT_USAGE(Arbiter("ledger exprot --db x"), "arbiter ledger: unknown command \"exprot\"; did you mean \"export\"?");
+  EXPECT_USAGE(Arbiter("ledger exprot --db x"),
+               "arbiter ledger: unknown command \"exprot\"; did you mean \"export\"?");
 }
 
 TEST(CliUsage, MissingCommand) {
-  EXPECT_USAGE(Arbiter(""), "arbiter: missing command (validate, sim, invoice, ledger, meter, slurm, serve, kubeconfig", "Run `arbiter --help`");
+  EXPECT_USAGE(
+      Arbiter(""),
+      "arbiter: missing command (validate, sim, invoice, ledger, meter, slurm, serve, kubeconfig",
+      "Run `arbiter --help`");
   EXPECT_USAGE(Arbiter("ledger"), "arbiter ledger: missing command (export, seal, check, sync)",
                "Run `arbiter ledger --help`");
 }
 
 TEST(CliUsage, UnknownOptionSuggestsTheClosestAndComesFirst) {
-  EXPECT_USAGE(Arbiter("sim -f x.yaml --polcy fgd"), "arbiter sim: unknown option \"--polcy\"; did you mean \"--policy\"?",
+  EXPECT_USAGE(Arbiter("sim -f x.yaml --polcy fgd"),
+               "arbiter sim: unknown option \"--polcy\"; did you mean \"--policy\"?",
                "Run `arbiter sim --help` for the commands and options.");
-  EXPECT_USAGE(Arbiter("sim -f x.yaml --report-jsn=r.json"), "unknown option \"--report-jsn\"; did you mean \"--report-json\"?");
+  EXPECT_USAGE(Arbiter("sim -f x.yaml --report-jsn=r.json"),
+               "unknown option \"--report-jsn\"; did you mean \"--report-json\"?");
   EXPECT_USAGE(Arbiter("sim -f x.yaml --bogus"), "arbiter sim: unknown option \"--bogus\"\n");
   // The mistyped flag is reported, not the required one it was meant to be.
   const CliResult r = Arbiter("validate --fle x.yaml");
-  EXPECT_USAGE(r, "arbiter validate: unknown option \"--fle\"; did you mean \"--file\"?", "Run `arbiter validate --help`");
+  EXPECT_USAGE(r, "arbiter validate: unknown option \"--fle\"; did you mean \"--file\"?",
+               "Run `arbiter validate --help`");
   EXPECT_FALSE(Has(r.err, "required")) << r.err;
-  EXPECT_USAGE(Arbiter("sim compare --nodes a --pods b --seed 4"), "arbiter sim compare: unknown option \"--seed\"; did you mean \"--seeds\"?");
+  EXPECT_USAGE(Arbiter("sim compare --nodes a --pods b --seed 4"),
+               "arbiter sim compare: unknown option \"--seed\"; did you mean \"--seeds\"?");
   // No far-fetched guesses.
   EXPECT_FALSE(Has(Arbiter("validate -x -f a.yaml").err, "did you mean"));
 }
 
 TEST(CliUsage, PositionalFileSuggestsDashF) {
-  EXPECT_USAGE(Arbiter("validate pool.yaml"), "arbiter validate: unexpected argument \"pool.yaml\"; did you mean \"-f pool.yaml\"?");
-  EXPECT_USAGE(Arbiter("sim pool.yaml"), "arbiter sim: unexpected argument \"pool.yaml\"; did you mean \"-f pool.yaml\"?");
+  EXPECT_USAGE(
+      Arbiter("validate pool.yaml"),
+      "arbiter validate: unexpected argument \"pool.yaml\"; did you mean \"-f pool.yaml\"?");
+  EXPECT_USAGE(Arbiter("sim pool.yaml"),
+               "arbiter sim: unexpected argument \"pool.yaml\"; did you mean \"-f pool.yaml\"?");
 }
 
 TEST(CliUsage, MissingValuesAndOptions) {
-  EXPECT_USAGE(Arbiter("validate"), "arbiter validate: missing required option -f/--file", "Run `arbiter validate --help`");
-  EXPECT_USAGE(Arbiter("sim compare --nodes a"), "arbiter sim compare: missing required option --pods");
+  EXPECT_USAGE(Arbiter("validate"), "arbiter validate: missing required option -f/--file",
+               "Run `arbiter validate --help`");
+  EXPECT_USAGE(Arbiter("sim compare --nodes a"),
+               "arbiter sim compare: missing required option --pods");
   EXPECT_USAGE(Arbiter("sim -f"), "arbiter sim: option --file needs a value");
 }
 
@@ -79,12 +101,13 @@ TEST(CliUsage, Version) {
   EXPECT_TRUE(r.err.empty()) << r.err;
   EXPECT_TRUE(Has(Arbiter("--help").out, "--version"));
   // Usage lines name the program, not the path it was started by.
-  EXPECT_TRUE(Has(Arbiter("sim --help").out, "Usage: arbiter sim [OPTIONS]")) << Arbiter("sim --help").out;
+  EXPECT_TRUE(Has(Arbiter("sim --help").out, "Usage: arbiter sim [OPTIONS]"))
+      << Arbiter("sim --help").out;
 }
 
 TEST(CliUsage, HelpStillExitsZero) {
-  for (const char* cmd : {"--help", "validate --help", "sim --help", "sim compare --help", "invoice --help",
-                          "ledger export --help"}) {
+  for (const char* cmd : {"--help", "validate --help", "sim --help", "sim compare --help",
+                          "invoice --help", "ledger export --help"}) {
     const CliResult r = Arbiter(cmd);
     EXPECT_EQ(r.rc, 0) << cmd << "\n" << r.err;
     EXPECT_TRUE(Has(r.out, "Usage:") || Has(r.out, "Options:")) << cmd << "\n" << r.out;
@@ -94,19 +117,24 @@ TEST(CliUsage, HelpStillExitsZero) {
 // `sim compare --seeds` and `--target`: refused with what is wrong, documented in --help.
 TEST(CliUsage, SeedsAndTarget) {
   EXPECT_USAGE(Arbiter("sim compare --nodes a.csv --pods b.csv --seeds 44-42"),
-               "arbiter sim compare: --seeds: seed range '44-42' is reversed", "did you mean 42-44?");
-  EXPECT_USAGE(Arbiter("sim compare --nodes a.csv --pods b.csv --seeds 1-200000"), "more than 100000 seeds");
+               "arbiter sim compare: --seeds: seed range '44-42' is reversed",
+               "did you mean 42-44?");
+  EXPECT_USAGE(Arbiter("sim compare --nodes a.csv --pods b.csv --seeds 1-200000"),
+               "more than 100000 seeds");
   EXPECT_USAGE(Arbiter("sim compare --nodes a.csv --pods b.csv --target 50"),
-               "arbiter sim compare: --target: '50' would mean 50 x the cluster's GPUs (5000%)", "did you mean 50%?");
-  EXPECT_USAGE(Arbiter("sim --nodes a.csv --pods b.csv --mode saturate --target 50"), "arbiter sim: --target: ",
+               "arbiter sim compare: --target: '50' would mean 50 x the cluster's GPUs (5000%)",
                "did you mean 50%?");
+  EXPECT_USAGE(Arbiter("sim --nodes a.csv --pods b.csv --mode saturate --target 50"),
+               "arbiter sim: --target: ", "did you mean 50%?");
   const std::string help = Arbiter("sim compare --help").out;
-  for (const char* want : {"FIRST-LAST", "FIRST <= LAST", "at most 100000 seeds", "130%", "1000%", "--target 50"})
+  for (const char* want :
+       {"FIRST-LAST", "FIRST <= LAST", "at most 100000 seeds", "130%", "1000%", "--target 50"})
     EXPECT_TRUE(Has(help, want)) << want << "\n" << help;
 }
 
 TEST(CliUsage, DurationWithoutUnit) {
-  const CliResult r = Arbiter("sim -q -f " + std::string(ARBITER_SOURCE_DIR) + "/examples/pool.yaml --until 5");
+  const CliResult r =
+      Arbiter("sim -q -f " + std::string(ARBITER_SOURCE_DIR) + "/examples/pool.yaml --until 5");
   EXPECT_USAGE(r, "arbiter sim: --until: duration \"5\" has no unit: did you mean 5s?");
 }
 
@@ -123,7 +151,8 @@ TEST(CliUsage, SimChecksOutputPathsFirstAndMissingFilesHaveNoLine) {
       << r.err;
   auto m = Arbiter("sim -f no-such-file.yaml");
   EXPECT_EQ(m.rc, 1);
-  EXPECT_NE(m.err.find("no-such-file.yaml: cannot read file: no such file"), std::string::npos) << m.err;
+  EXPECT_NE(m.err.find("no-such-file.yaml: cannot read file: no such file"), std::string::npos)
+      << m.err;
   EXPECT_EQ(m.err.find("no-such-file.yaml:0:"), std::string::npos) << m.err;
   EXPECT_NE(m.err.find("arbiter sim: 1 error in the manifests"), std::string::npos) << m.err;
 }
@@ -226,8 +255,10 @@ namespace {
 // The input limits are in --help, as in docs/user-guide.md.
 TEST(CliConventions, HelpStatesTheInputLimits) {
   EXPECT_TRUE(Has(Arbiter("sim --help").out, "manifests (-f) at most 512 MiB each, trace CSVs"));
-  EXPECT_TRUE(Has(Arbiter("validate --help").out, "regular files of at most 512 MiB each, or - for standard input"));
-  EXPECT_TRUE(Has(Arbiter("invoice ingest --help").out, "the segments file (or - for standard input) at most 1 GiB"));
+  EXPECT_TRUE(Has(Arbiter("validate --help").out,
+                  "regular files of at most 512 MiB each, or - for standard input"));
+  EXPECT_TRUE(Has(Arbiter("invoice ingest --help").out,
+                  "the segments file (or - for standard input) at most 1 GiB"));
 }
 
 }  // namespace

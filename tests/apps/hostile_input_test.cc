@@ -93,9 +93,11 @@ TEST(HostileInput, DevicesAreRefusedWithoutReading) {
          1, "zero.json: it is a character device");
   Expect("invoice --db /dev/zero", 1, "/dev/zero: it is a character device");
   // Writing a bill into a device would "succeed" and keep nothing.
-  Expect("sim -q -f " + kPool + " --ledger /dev/null", 2, "arbiter sim: --ledger: /dev/null: it is a character device");
-  Expect("invoice ingest --db /dev/null --segments " + Write("one.jsonl", "\n") + " --pricebook " + kPriceBook, 1,
-         "/dev/null: it is a character device");
+  Expect("sim -q -f " + kPool + " --ledger /dev/null", 2,
+         "arbiter sim: --ledger: /dev/null: it is a character device");
+  Expect("invoice ingest --db /dev/null --segments " + Write("one.jsonl", "\n") + " --pricebook " +
+             kPriceBook,
+         1, "/dev/null: it is a character device");
   Expect("ledger check --db /dev/urandom", 1, "it is a character device");
 }
 

@@ -34,7 +34,9 @@ CliRun Arbiter(const std::string& args) {
   return r;
 }
 
-std::string Data(const char* f) { return std::string(ARBITER_SOURCE_DIR) + "/tests/data/billing/" + f; }
+std::string Data(const char* f) {
+  return std::string(ARBITER_SOURCE_DIR) + "/tests/data/billing/" + f;
+}
 
 std::string FreshDb(const std::string& name) {
   auto dir = std::filesystem::temp_directory_path() / ("arbiter-cli-" + std::to_string(getpid()));
@@ -55,8 +57,9 @@ TEST(InvoiceCli, IngestTwiceThenInvoiceAsJson) {
   ASSERT_EQ(again.rc, 0) << again.out;
   EXPECT_NE(again.out.find("0 inserted, 18 unchanged"), std::string::npos) << again.out;
 
-  CliRun json = Arbiter("invoice --db " + db +
-                     " --namespace team-a --from 2026-01-01T00:00:00Z --to 2026-01-02T00:00:00Z -o json");
+  CliRun json =
+      Arbiter("invoice --db " + db +
+              " --namespace team-a --from 2026-01-01T00:00:00Z --to 2026-01-02T00:00:00Z -o json");
   ASSERT_EQ(json.rc, 0) << json.out;
   auto j = nlohmann::json::parse(json.out);
   ASSERT_EQ(j.size(), 1u);
@@ -83,8 +86,9 @@ TEST(InvoiceCli, IngestTwiceThenInvoiceAsJson) {
 
   CliRun csv = Arbiter("invoice --db " + db + " --namespace team-b -o csv");
   ASSERT_EQ(csv.rc, 0);
-  EXPECT_NE(csv.out.find("team-b,CNY,Usage,nvidia.com/mig-3g.40gb,NVIDIA-H100-80GB-HBM3,instance-second,Max,"
-                         "standard@2026-01-01T00:00:00Z,7200,7200,7200,7,14.000000,"),
+  EXPECT_NE(csv.out.find(
+                "team-b,CNY,Usage,nvidia.com/mig-3g.40gb,NVIDIA-H100-80GB-HBM3,instance-second,Max,"
+                "standard@2026-01-01T00:00:00Z,7200,7200,7200,7,14.000000,"),
             std::string::npos)
       << csv.out;
 
@@ -94,22 +98,24 @@ TEST(InvoiceCli, IngestTwiceThenInvoiceAsJson) {
                     " --pricebook " + Data("pricebook.json"))
                 .rc,
             0);
-  EXPECT_EQ(Arbiter("invoice --db " + db2 + " -o json").out, Arbiter("invoice --db " + db + " -o json").out);
+  EXPECT_EQ(Arbiter("invoice --db " + db2 + " -o json").out,
+            Arbiter("invoice --db " + db + " -o json").out);
 }
 
 TEST(InvoiceCli, LedgerExportAndSeal) {
   const std::string db = FreshDb("c.db");
-  ASSERT_EQ(Arbiter("invoice ingest --db " + db + " --segments " + Data("segments.jsonl") +
-                    " --pricebook " + Data("pricebook.json") + " --seal-before 2026-01-01T02:00:00Z")
-                .rc,
-            0);
+  ASSERT_EQ(
+      Arbiter("invoice ingest --db " + db + " --segments " + Data("segments.jsonl") +
+              " --pricebook " + Data("pricebook.json") + " --seal-before 2026-01-01T02:00:00Z")
+          .rc,
+      0);
   CliRun csv = Arbiter("ledger export --db " + db + " --namespace team-b");
   ASSERT_EQ(csv.rc, 0) << csv.out;
   EXPECT_EQ(csv.out.rfind("BillingPeriodStart,", 0), 0u);
   EXPECT_NE(csv.out.find("ConsumedQuantity"), std::string::npos);
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 1 + 6) << csv.out;  // 2 MIG × 3 hours
   CliRun jl = Arbiter("ledger export --db " + db +
-                   " --format jsonl --from 2026-01-01T00:00:00Z --to 2026-01-01T01:00:00Z");
+                      " --format jsonl --from 2026-01-01T00:00:00Z --to 2026-01-01T01:00:00Z");
   ASSERT_EQ(jl.rc, 0);
   auto first = nlohmann::json::parse(jl.out.substr(0, jl.out.find('\n')));
   EXPECT_EQ(first["x_Sealed"], "true");
@@ -132,18 +138,25 @@ TEST(InvoiceCli, ExitCodes) {
       << missing.out;
   const std::string db = FreshDb("d.db");
   const std::string bad = FreshDb("bad.jsonl");
-  std::ofstream(bad) << "{\"workload\":\"a/b\",\"requests\":{\"cpu\":\"1\"},\"start\":5000,\"end\":1000}\n";
-  CliRun r = Arbiter("invoice ingest --db " + db + " --segments " + bad + " --pricebook " + Data("pricebook.json"));
+  std::ofstream(bad)
+      << "{\"workload\":\"a/b\",\"requests\":{\"cpu\":\"1\"},\"start\":5000,\"end\":1000}\n";
+  CliRun r = Arbiter("invoice ingest --db " + db + " --segments " + bad + " --pricebook " +
+                     Data("pricebook.json"));
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("bad.jsonl:1:"), std::string::npos) << r.out;
   CliRun nobook = Arbiter("invoice ingest --db " + db + " --segments " + Data("segments.jsonl"));
   EXPECT_EQ(nobook.rc, 1);
   EXPECT_NE(nobook.out.find("no PriceBook"), std::string::npos) << nobook.out;
   const std::string early = FreshDb("early.jsonl");
-  std::ofstream(early) << "{\"workload\":\"a/b\",\"requests\":{\"cpu\":\"1\"},\"start\":\"2025-12-31T23:00:00Z\",\"end\":\"2026-01-01T01:00:00Z\"}\n";
-  CliRun unpriced = Arbiter("invoice ingest --db " + db + " --segments " + early + " --pricebook " + Data("pricebook.json"));
+  std::ofstream(early) << "{\"workload\":\"a/"
+                          "b\",\"requests\":{\"cpu\":\"1\"},\"start\":\"2025-12-31T23:00:00Z\","
+                          "\"end\":\"2026-01-01T01:00:00Z\"}\n";
+  CliRun unpriced = Arbiter("invoice ingest --db " + db + " --segments " + early + " --pricebook " +
+                            Data("pricebook.json"));
   EXPECT_EQ(unpriced.rc, 1);
-  EXPECT_NE(unpriced.out.find("no PriceBook is in force at 2025-12-31T23:00:00Z"), std::string::npos) << unpriced.out;
+  EXPECT_NE(unpriced.out.find("no PriceBook is in force at 2025-12-31T23:00:00Z"),
+            std::string::npos)
+      << unpriced.out;
   // A malformed flag value is a usage error (exit 2), named by its flag (docs/user-guide.md,
   // "Command-line conventions").
   CliRun badtime = Arbiter("invoice --db " + db + " --from yesterday");
@@ -160,20 +173,23 @@ namespace {
 // Regression (issue 4 review): `--from` after `--to` is refused, not an empty invoice.
 TEST(InvoiceCli, ReversedWindowIsRefused) {
   const std::string db = FreshDb("rev.db");
-  ASSERT_EQ(Arbiter("invoice ingest --db " + db + " --segments " + Data("segments.jsonl") + " --pricebook " +
-                    Data("pricebook.json"))
+  ASSERT_EQ(Arbiter("invoice ingest --db " + db + " --segments " + Data("segments.jsonl") +
+                    " --pricebook " + Data("pricebook.json"))
                 .rc,
             0);
-  CliRun r = Arbiter("invoice --db " + db + " --from 2026-01-02T00:00:00Z --to 2026-01-01T00:00:00Z");
+  CliRun r =
+      Arbiter("invoice --db " + db + " --from 2026-01-02T00:00:00Z --to 2026-01-01T00:00:00Z");
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_NE(r.out.find(
                 "arbiter invoice: --from: 2026-01-02T00:00:00Z is after --to 2026-01-01T00:00:00Z"),
             std::string::npos)
       << r.out;
-  CliRun e = Arbiter("ledger export --db " + db + " --from 2026-01-02T00:00:00Z --to 2026-01-01T00:00:00Z");
+  CliRun e = Arbiter("ledger export --db " + db +
+                     " --from 2026-01-02T00:00:00Z --to 2026-01-01T00:00:00Z");
   EXPECT_EQ(e.rc, 2) << e.out;
   // An empty window [t, t) is not reversed: no usage, exit 0.
-  CliRun empty = Arbiter("invoice --db " + db + " --from 2026-01-01T00:00:00Z --to 2026-01-01T00:00:00Z");
+  CliRun empty =
+      Arbiter("invoice --db " + db + " --from 2026-01-01T00:00:00Z --to 2026-01-01T00:00:00Z");
   EXPECT_EQ(empty.rc, 0) << empty.out;
 }
 
@@ -181,10 +197,12 @@ TEST(InvoiceCli, ReversedWindowIsRefused) {
 // ledger exactly as it was.
 TEST(InvoiceCli, FailedIngestLeavesNoNewFileAndExistingLedgerUntouched) {
   const std::string bad = FreshDb("before-pricebook.jsonl");
-  std::ofstream(bad) << R"({"workload":"team-a/x","requests":{"cpu":"1"},"start":"2025-06-01T00:00:00Z","end":"2025-06-01T01:00:00Z"})"
-                     << "\n";
+  std::ofstream(bad)
+      << R"({"workload":"team-a/x","requests":{"cpu":"1"},"start":"2025-06-01T00:00:00Z","end":"2025-06-01T01:00:00Z"})"
+      << "\n";
   const std::string fresh = FreshDb("fresh.db");
-  CliRun r = Arbiter("invoice ingest --db " + fresh + " --segments " + bad + " --pricebook " + Data("pricebook.json"));
+  CliRun r = Arbiter("invoice ingest --db " + fresh + " --segments " + bad + " --pricebook " +
+                     Data("pricebook.json"));
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_NE(r.out.find("no PriceBook is in force"), std::string::npos) << r.out;
   for (const char* s : {"", "-wal", "-shm"}) EXPECT_FALSE(std::filesystem::exists(fresh + s)) << s;
@@ -194,8 +212,8 @@ TEST(InvoiceCli, FailedIngestLeavesNoNewFileAndExistingLedgerUntouched) {
   EXPECT_FALSE(std::filesystem::exists(fresh));
 
   const std::string db = FreshDb("existing.db");
-  ASSERT_EQ(Arbiter("invoice ingest --db " + db + " --segments " + Data("segments.jsonl") + " --pricebook " +
-                    Data("pricebook.json"))
+  ASSERT_EQ(Arbiter("invoice ingest --db " + db + " --segments " + Data("segments.jsonl") +
+                    " --pricebook " + Data("pricebook.json"))
                 .rc,
             0);
   CliRun before = Arbiter("ledger export --db " + db + " --format jsonl --include-superseded");

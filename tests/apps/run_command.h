@@ -39,7 +39,8 @@ inline CommandOutput RunCommand(const std::string& command_line) {
 }
 
 // The same, with standard error captured apart (through `scratch_dir`/stderr.txt).
-inline CommandOutput RunCommandSplit(const std::string& command_line, const std::filesystem::path& scratch_dir) {
+inline CommandOutput RunCommandSplit(const std::string& command_line,
+                                     const std::filesystem::path& scratch_dir) {
   std::filesystem::create_directories(scratch_dir);
   const std::string err_file = (scratch_dir / "stderr.txt").string();
   CommandOutput r = RunCommand("{ " + command_line + " ; } 2>" + err_file);

@@ -2,8 +2,6 @@
 // report's invoices through `arbiter invoice --db`, byte for byte (digests included), and
 // writing the same run again adds nothing. Also the sim's refusals of bad flags.
 #include <gtest/gtest.h>
-
-#include "run_command.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,9 +9,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
+#include "run_command.h"
 
 namespace {
 
@@ -25,7 +24,8 @@ struct CliRun {
 };
 
 CliRun Arbiter(const std::string& args, bool with_stderr = true) {
-  std::string cmd = std::string(ARBITER_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  std::string cmd =
+      std::string(ARBITER_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
   CliRun r;
   {
     auto run = arbiter::testing::RunCommand(cmd);
@@ -54,7 +54,8 @@ nlohmann::json ReadJson(const fs::path& p) {
 // `arbiter invoice --db --namespace NS --from --to -o json`.
 void ExpectLedgerReproducesReport(const std::string& pool, const std::string& name) {
   const fs::path dir = Scratch();
-  const std::string db = (dir / (name + ".db")).string(), report = (dir / (name + ".json")).string();
+  const std::string db = (dir / (name + ".db")).string(),
+                    report = (dir / (name + ".json")).string();
   for (const char* s : {"", "-wal", "-shm"}) fs::remove(db + s);
   CliRun sim = Arbiter("sim -q -f " + pool + " --report-json " + report + " --ledger " + db);
   ASSERT_EQ(sim.rc, 0) << sim.out;
@@ -65,8 +66,8 @@ void ExpectLedgerReproducesReport(const std::string& pool, const std::string& na
   for (const auto& want : invoices) {
     std::string ns = want["namespace"], from = want["from"], to = want["to"];
     SCOPED_TRACE(ns);
-    CliRun inv = Arbiter("invoice --db " + db + " --namespace " + ns + " --from " + from + " --to " + to +
-                             " -o json",
+    CliRun inv = Arbiter("invoice --db " + db + " --namespace " + ns + " --from " + from +
+                             " --to " + to + " -o json",
                          false);
     ASSERT_EQ(inv.rc, 0) << inv.out;
     auto got = nlohmann::json::parse(inv.out);
@@ -117,7 +118,8 @@ TEST(SimLedgerCli, RefusesNegativeSeedAndLedgerWithoutPriceBook) {
   // A pool without a PriceBook has nothing to bill: --ledger is refused and no file appears.
   const fs::path dir = Scratch();
   const fs::path pool = dir / "no-pricebook.yaml";
-  std::ofstream(pool) << "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus:\n  capacity: {cpu: \"4\"}\n";
+  std::ofstream(pool)
+      << "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus:\n  capacity: {cpu: \"4\"}\n";
   const std::string db = (dir / "none.db").string();
   CliRun r = Arbiter("sim -q -f " + pool.string() + " --ledger " + db);
   EXPECT_EQ(r.rc, 1) << r.out;

@@ -45,8 +45,11 @@ TEST_F(SimStateCli, PausedAndResumedRunWritesTheSameReport) {
   ASSERT_EQ(whole.rc, 0) << whole.out;
   auto first = Arbiter("sim -q -f " + kPool + " --until 90m --save-state " + P("a.state"));
   ASSERT_EQ(first.rc, 0) << first.out;
-  EXPECT_NE(first.out.find("state: " + P("a.state") + " (paused at virtual time 1h30m"), std::string::npos) << first.out;
-  auto second = Arbiter("sim -q --resume " + P("a.state") + " --until 4h --save-state " + P("b.state"));
+  EXPECT_NE(first.out.find("state: " + P("a.state") + " (paused at virtual time 1h30m"),
+            std::string::npos)
+      << first.out;
+  auto second =
+      Arbiter("sim -q --resume " + P("a.state") + " --until 4h --save-state " + P("b.state"));
   ASSERT_EQ(second.rc, 0) << second.out;
   auto last = Arbiter("sim -q --resume " + P("b.state") + " --report-json " + P("resumed.json"));
   ASSERT_EQ(last.rc, 0) << last.out;
@@ -72,7 +75,8 @@ TEST_F(SimStateCli, RefusesBadUses) {
   EXPECT_EQ(seed.rc, 2);
   auto earlier = Arbiter("sim --resume " + P("a.state") + " --until 30m");
   EXPECT_EQ(earlier.rc, 1);
-  EXPECT_NE(earlier.out.find("--until 30m is before the time the run was paused at (1h)"), std::string::npos)
+  EXPECT_NE(earlier.out.find("--until 30m is before the time the run was paused at (1h)"),
+            std::string::npos)
       << earlier.out;
   std::ofstream(P("yaml.state")) << "apiVersion: v1\nkind: Pod\n";
   auto foreign = Arbiter("sim --resume " + P("yaml.state"));
@@ -92,10 +96,12 @@ TEST_F(SimStateCli, RefusesBadUses) {
   // one is an input error.
   auto explain = Arbiter("sim -q --resume " + P("a.state") + " --explain team-a/inference-0");
   EXPECT_EQ(explain.rc, 0) << explain.out;
-  EXPECT_NE(explain.out.find("Workload team-a/inference-0 (priority"), std::string::npos) << explain.out;
+  EXPECT_NE(explain.out.find("Workload team-a/inference-0 (priority"), std::string::npos)
+      << explain.out;
   auto unknown = Arbiter("sim -q --resume " + P("a.state") + " --explain team-a/nope");
   EXPECT_EQ(unknown.rc, 1);
-  EXPECT_NE(unknown.out.find("no Pod \"team-a/nope\" in the saved run"), std::string::npos) << unknown.out;
+  EXPECT_NE(unknown.out.find("no Pod \"team-a/nope\" in the saved run"), std::string::npos)
+      << unknown.out;
   auto device = Arbiter("sim --resume /dev/zero");
   EXPECT_EQ(device.rc, 1);
   EXPECT_NE(device.out.find("not a regular file"), std::string::npos) << device.out;

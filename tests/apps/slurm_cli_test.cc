@@ -75,9 +75,10 @@ TEST(SlurmCli, ExportWritesTheScriptAndTheFragmentAndWarnsOnStderr) {
   // spec.latency: the cluster timers Slurm has keys for; cred_expire and the grace-end delay
   // are warnings.
   EXPECT_NE(conf.find("\nKillWait=2\nMessageTimeout=5\n"), std::string::npos) << conf;
-  EXPECT_NE(r.err.find("PoolPolicy/default: spec.latency.credExpire: warning: 10s: not exported; it is "
-                       "AuthInfo's cred_expire=10"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("PoolPolicy/default: spec.latency.credExpire: warning: 10s: not exported; it is "
+                 "AuthInfo's cred_expire=10"),
+      std::string::npos)
       << r.err;
   // bash can read it.
   EXPECT_EQ(arbiter::testing::RunCommand("bash -n " + (d / "out/sacctmgr.sh").string()).rc, 0);
@@ -246,21 +247,25 @@ TEST(SlurmCli, LatencyModelMatchesTheRecordedRunWithinThreeSeconds) {
     const std::string report = (d / (name + ".json")).string();
     auto sim = Arbiter("sim -q -f " + policy + " -f " + kWorkload + " --report-json " + report, d);
     EXPECT_EQ(sim.rc, 0) << sim.err;
-    return Arbiter("slurm compare --sacct-file " + kSacct + " --report-json " + report + " -f " + policy +
-                       " --slurmctld-log " + kLog,
+    return Arbiter("slurm compare --sacct-file " + kSacct + " --report-json " + report + " -f " +
+                       policy + " --slurmctld-log " + kLog,
                    d);
   };
   // No --expect: the default tolerances (start 3 s, 3 s per GPU and run), no allowances.
   auto on = compare(kPolicy, "on");
   EXPECT_EQ(on.rc, 0) << on.out << on.err;
-  EXPECT_NE(on.out.find("56 points: 56 agree, 0 agree with an allowance"), std::string::npos) << on.out;
+  EXPECT_NE(on.out.find("56 points: 56 agree, 0 agree with an allowance"), std::string::npos)
+      << on.out;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(on.out, m, std::regex("max \\|delta\\| ([0-9.]+) s at submission, ([0-9.]+) s after a wait")))
+  ASSERT_TRUE(std::regex_search(
+      on.out, m, std::regex("max \\|delta\\| ([0-9.]+) s at submission, ([0-9.]+) s after a wait")))
       << on.out;
   EXPECT_LE(std::stod(m[1]), 3.0);
   EXPECT_LE(std::stod(m[2]), 3.0);
-  EXPECT_TRUE(std::regex_search(on.out, std::regex("team-b/high-3 +start#1 +124 +123 +agree"))) << on.out;
-  EXPECT_TRUE(std::regex_search(on.out, std::regex("team-a/low-4 +start#2 +136 +134 +agree"))) << on.out;
+  EXPECT_TRUE(std::regex_search(on.out, std::regex("team-b/high-3 +start#1 +124 +123 +agree")))
+      << on.out;
+  EXPECT_TRUE(std::regex_search(on.out, std::regex("team-a/low-4 +start#2 +136 +134 +agree")))
+      << on.out;
   // The same policy without spec.latency: the preemptors start 13-16 s early.
   std::string off = Read(kPolicy);
   const auto at = off.find("  latency:");
@@ -269,13 +274,17 @@ TEST(SlurmCli, LatencyModelMatchesTheRecordedRunWithinThreeSeconds) {
   std::ofstream(d / "off.yaml") << off;
   auto strict = compare((d / "off.yaml").string(), "off");
   EXPECT_EQ(strict.rc, 1);
-  EXPECT_TRUE(std::regex_search(strict.out, std::regex("team-b/scav-3 +gpu-seconds +66 +40 +DIFFERS"))) << strict.out;
-  EXPECT_TRUE(std::regex_search(strict.out, std::regex("team-b/scav-3 +preempted-by +team-b/high-2 +team-b/high-2 +agree")))
+  EXPECT_TRUE(
+      std::regex_search(strict.out, std::regex("team-b/scav-3 +gpu-seconds +66 +40 +DIFFERS")))
       << strict.out;
-  EXPECT_TRUE(std::regex_search(strict.out, std::regex("team-a/low-2 +runs +1 +1 +agree"))) << strict.out;
+  EXPECT_TRUE(std::regex_search(
+      strict.out, std::regex("team-b/scav-3 +preempted-by +team-b/high-2 +team-b/high-2 +agree")))
+      << strict.out;
+  EXPECT_TRUE(std::regex_search(strict.out, std::regex("team-a/low-2 +runs +1 +1 +agree")))
+      << strict.out;
   // An expectation that no longer holds is a failure too: pretend scav-1 was expected to differ.
-  const std::string args = "slurm compare --sacct-file " + kSacct + " --report-json " + (d / "on.json").string() +
-                           " -f " + kPolicy + " --slurmctld-log " + kLog;
+  const std::string args = "slurm compare --sacct-file " + kSacct + " --report-json " +
+                           (d / "on.json").string() + " -f " + kPolicy + " --slurmctld-log " + kLog;
   std::string extra = Read(kExpect);
   extra.replace(extra.find("differences: []"), 15,
                 "differences:\n  - {job: team-b/scav-1, point: runs, issue10: latencies}");

@@ -64,12 +64,13 @@ TEST(UserGuide, EveryExampleRunsAsWritten) {
   const fs::path dir = fs::temp_directory_path() / ("arbiter_guide_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  for (const char* d : {"examples", "data", "docs", "tests"}) fs::create_directory_symlink(src / d, dir / d);
+  for (const char* d : {"examples", "data", "docs", "tests"})
+    fs::create_directory_symlink(src / d, dir / d);
   for (const auto& e : examples) {
     SCOPED_TRACE("docs/user-guide.md:" + std::to_string(e.line) + ": $ " + e.command);
     ASSERT_EQ(e.command.rfind("arbiter ", 0), 0u) << "examples must run arbiter";
-    const std::string cmd = "cd '" + dir.string() + "' && " + ARBITER_BINARY + e.command.substr(7) +
-                            " > out.txt 2>&1";
+    const std::string cmd =
+        "cd '" + dir.string() + "' && " + ARBITER_BINARY + e.command.substr(7) + " > out.txt 2>&1";
     int rc = std::system(cmd.c_str());
     int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
     std::ifstream f(dir / "out.txt");
@@ -78,7 +79,8 @@ TEST(UserGuide, EveryExampleRunsAsWritten) {
     const std::string output = ss.str();
     EXPECT_EQ(code, e.exit_code) << output;
     for (const auto& want : e.expect)
-      EXPECT_NE(output.find(want), std::string::npos) << "missing: " << want << "\noutput:\n" << output;
+      EXPECT_NE(output.find(want), std::string::npos) << "missing: " << want << "\noutput:\n"
+                                                      << output;
   }
   fs::remove_all(dir);
 }

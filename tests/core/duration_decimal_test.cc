@@ -30,7 +30,8 @@ TEST(DurationTest, MissingUnitSuggestsOne) {
     EXPECT_FALSE(r.ok()) << t;
     return r.ok() ? std::string() : r.message();
   };
-  EXPECT_NE(msg("5").find("duration \"5\" has no unit: did you mean 5s?"), std::string::npos) << msg("5");
+  EXPECT_NE(msg("5").find("duration \"5\" has no unit: did you mean 5s?"), std::string::npos)
+      << msg("5");
   EXPECT_NE(msg("1.5").find("did you mean 1.5s?"), std::string::npos) << msg("1.5");
   EXPECT_NE(msg("-5").find("did you mean -5s?"), std::string::npos) << msg("-5");
   EXPECT_NE(msg("1h30").find("did you mean 1h30m?"), std::string::npos) << msg("1h30");

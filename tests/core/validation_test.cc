@@ -18,7 +18,8 @@ ObjectMeta Meta(const std::string& name, const std::string& ns = "") {
   return m;
 }
 
-Pod MakePod(const std::string& name, const std::string& ns, ResourceList req, ResourceList lim = {}) {
+Pod MakePod(const std::string& name, const std::string& ns, ResourceList req,
+            ResourceList lim = {}) {
   Pod p;
   p.meta = Meta(name, ns);
   Container c;
@@ -109,7 +110,8 @@ TEST(ValidationTest, PodNamesUnknownPriorityClass) {
   s.pods.push_back(ok);
   auto d = One(Check(s));
   EXPECT_EQ(d.field_path, "spec.priorityClassName");
-  EXPECT_NE(d.message.find("unknown PriorityClass \"trainig\"; did you mean \"training\"?"), std::string::npos);
+  EXPECT_NE(d.message.find("unknown PriorityClass \"trainig\"; did you mean \"training\"?"),
+            std::string::npos);
 }
 
 TEST(ValidationTest, PodPriorityMustMatchItsClass) {
@@ -145,7 +147,8 @@ TEST(ValidationTest, PodNamesUnknownQoS) {
 
 TEST(ValidationTest, LimitBelowRequestInAContainer) {
   ManifestSet s;
-  s.pods.push_back(MakePod("p", "a", {{"cpu", 4000}, {"memory", 2048}}, {{"cpu", 2000}, {"memory", 2048}}));
+  s.pods.push_back(
+      MakePod("p", "a", {{"cpu", 4000}, {"memory", 2048}}, {{"cpu", 2000}, {"memory", 2048}}));
   Pod init = MakePod("q", "a", {});
   init.init_containers.push_back({"i", {{"memory", 10}}, {{"memory", 5}}});
   s.pods.push_back(init);
@@ -274,7 +277,8 @@ TEST(ValidationTest, QoSPreemptionWithoutQoSObjects) {
   EXPECT_EQ(One(Check(s)).field_path, "spec.preemption.type");
 }
 
-ElasticQuota Eq(const std::string& ns, ResourceList min, std::optional<ResourceList> max = std::nullopt) {
+ElasticQuota Eq(const std::string& ns, ResourceList min,
+                std::optional<ResourceList> max = std::nullopt) {
   ElasticQuota q;
   q.meta = Meta(ns, ns);
   q.cohort = "pool";
@@ -325,7 +329,8 @@ TEST(ValidationTest, CohortGuaranteesBeyondThePool) {
 
 TEST(ValidationTest, ResourceQuotaBelowElasticQuotaCeiling) {
   ManifestSet s;
-  s.elastic_quotas.push_back(Eq("a", {{"nvidia.com/gpu", 4000}}, ResourceList{{"nvidia.com/gpu", 16000}}));
+  s.elastic_quotas.push_back(
+      Eq("a", {{"nvidia.com/gpu", 4000}}, ResourceList{{"nvidia.com/gpu", 16000}}));
   ResourceQuota rq;
   rq.meta = Meta("rq", "a");
   rq.hard.push_back({"requests.nvidia.com/gpu", QuotaTrack::kRequests, "nvidia.com/gpu", 8000});
@@ -342,7 +347,8 @@ TEST(ValidationTest, QoSPreemptsUnknownOrItself) {
   s.qos.push_back({Meta("self"), 1, {"self"}, {}, {}});
   auto d = Check(s);
   EXPECT_EQ(d.ErrorCount(), 2u) << All(d);
-  EXPECT_TRUE(Has(d, Severity::kError, "spec.preempt[1]: unknown QoS \"hihg\"; did you mean \"high\"?"));
+  EXPECT_TRUE(
+      Has(d, Severity::kError, "spec.preempt[1]: unknown QoS \"hihg\"; did you mean \"high\"?"));
   EXPECT_TRUE(Has(d, Severity::kError, "spec.preempt[2]: unknown QoS \"nope\""));
   EXPECT_TRUE(Has(d, Severity::kWarning, "preempts itself"));
 }
@@ -444,7 +450,8 @@ TEST(ValidationTest, LimitRangeConsistency) {
   lr.limits.push_back(ratio);
   s.limit_ranges.push_back(lr);
   auto d = Check(s);
-  EXPECT_TRUE(Has(d, Severity::kError, "spec.limits[0].min.cpu: min 2 of cpu is above max 1")) << All(d);
+  EXPECT_TRUE(Has(d, Severity::kError, "spec.limits[0].min.cpu: min 2 of cpu is above max 1"))
+      << All(d);
   EXPECT_TRUE(Has(d, Severity::kError, "defaultRequest 200 of memory is above default 100"));
   EXPECT_TRUE(Has(d, Severity::kError, "default must equal defaultRequest"));
   EXPECT_TRUE(Has(d, Severity::kError, "spec.limits[1].maxLimitRequestRatio.cpu"));
@@ -452,15 +459,18 @@ TEST(ValidationTest, LimitRangeConsistency) {
 
 TEST(ValidationTest, NodeAllocatableAboveCapacityAndMigProfiles) {
   ManifestSet s;
-  Node n = MakeNode("n", {{"cpu", 8000}, {"nvidia.com/mig-3g.40gb", 2}, {"nvidia.com/mig-9g.99gb", 1}});
+  Node n =
+      MakeNode("n", {{"cpu", 8000}, {"nvidia.com/mig-3g.40gb", 2}, {"nvidia.com/mig-9g.99gb", 1}});
   n.allocatable.Set("cpu", 9000);
   n.meta.labels["nvidia.com/gpu.product"] = "NVIDIA-A100-SXM4-40GB";
   s.nodes.push_back(n);
   s.nodes.push_back(MakeNode("empty", {}));
   auto d = Check(s);
   EXPECT_TRUE(Has(d, Severity::kError, "allocatable 9 exceeds capacity 8")) << All(d);
-  EXPECT_TRUE(Has(d, Severity::kWarning, "nvidia.com/mig-3g.40gb is not a MIG profile of A100-40GB"));
-  EXPECT_TRUE(Has(d, Severity::kWarning, "nvidia.com/mig-9g.99gb is not a MIG profile of A100-40GB"));
+  EXPECT_TRUE(
+      Has(d, Severity::kWarning, "nvidia.com/mig-3g.40gb is not a MIG profile of A100-40GB"));
+  EXPECT_TRUE(
+      Has(d, Severity::kWarning, "nvidia.com/mig-9g.99gb is not a MIG profile of A100-40GB"));
   EXPECT_TRUE(Has(d, Severity::kWarning, "Node/empty: status: warning: node has no capacity"));
 }
 
@@ -485,12 +495,25 @@ TEST(ValidationTest, GpuSharingLabels) {
   good.meta.labels["nvidia.com/gpu.sharing-strategy"] = "mps";
   for (const Node& n : {zero, frac, strat, odd, good}) s.nodes.push_back(n);
   auto d = Check(s);
-  EXPECT_TRUE(Has(d, Severity::kError, "Node/zero: metadata.labels[nvidia.com/gpu.replicas]: nvidia.com/gpu.replicas \"0\": must be at least 1")) << All(d);
-  EXPECT_TRUE(Has(d, Severity::kError, "Node/frac: metadata.labels[nvidia.com/gpu.replicas]: nvidia.com/gpu.replicas \"1.5\": must be a positive integer")) << All(d);
+  EXPECT_TRUE(Has(d, Severity::kError,
+                  "Node/zero: metadata.labels[nvidia.com/gpu.replicas]: nvidia.com/gpu.replicas "
+                  "\"0\": must be at least 1"))
+      << All(d);
+  EXPECT_TRUE(Has(d, Severity::kError,
+                  "Node/frac: metadata.labels[nvidia.com/gpu.replicas]: nvidia.com/gpu.replicas "
+                  "\"1.5\": must be a positive integer"))
+      << All(d);
   EXPECT_TRUE(Has(d, Severity::kError, "must be time-slicing, mps or none")) << All(d);
-  EXPECT_TRUE(Has(d, Severity::kWarning, "Node/odd: status.capacity[nvidia.com/gpu]: warning: nvidia.com/gpu 10 is not a whole number of cards of 4 replicas")) << All(d);
-  EXPECT_TRUE(Has(d, Severity::kWarning, "Node/renamed: status.capacity[nvidia.com/gpu.shared]: warning: nvidia.com/gpu.shared 10 is not a whole number of cards of 4 replicas")) << All(d);
-  for (const auto& x : d.items) EXPECT_EQ(x.ToString().find("Node/good"), std::string::npos) << x.ToString();
+  EXPECT_TRUE(Has(d, Severity::kWarning,
+                  "Node/odd: status.capacity[nvidia.com/gpu]: warning: nvidia.com/gpu 10 is not a "
+                  "whole number of cards of 4 replicas"))
+      << All(d);
+  EXPECT_TRUE(Has(d, Severity::kWarning,
+                  "Node/renamed: status.capacity[nvidia.com/gpu.shared]: warning: "
+                  "nvidia.com/gpu.shared 10 is not a whole number of cards of 4 replicas"))
+      << All(d);
+  for (const auto& x : d.items)
+    EXPECT_EQ(x.ToString().find("Node/good"), std::string::npos) << x.ToString();
 }
 
 TEST(ValidationTest, PodsThatCanNeverBePlaced) {
@@ -510,7 +533,9 @@ TEST(ValidationTest, PodsThatCanNeverBePlaced) {
   s.pods.push_back(host);
   auto d = Check(s);
   EXPECT_EQ(d.items.size(), 2u) << All(d);
-  EXPECT_TRUE(Has(d, Severity::kWarning, "Pod/default/too-many-gpus: spec.containers: warning: requests nvidia.com/gpu=16 fit on no schedulable node"));
+  EXPECT_TRUE(Has(d, Severity::kWarning,
+                  "Pod/default/too-many-gpus: spec.containers: warning: requests nvidia.com/gpu=16 "
+                  "fit on no schedulable node"));
   EXPECT_TRUE(Has(d, Severity::kWarning, "Pod/default/selector: spec.nodeSelector"));
 }
 
@@ -552,7 +577,8 @@ TEST(ValidationTest, PodsThatLimitRangeAdmissionWillReject) {
   // Fine: cpu limited within max, memory request from defaultRequest, GPU limited.
   s.pods.push_back(MakePod("ok", "a", {{"cpu", 1000}, {"nvidia.com/gpu", 1000}},
                            {{"cpu", 2000}, {"nvidia.com/gpu", 1000}}));
-  s.pods.push_back(MakePod("bursty", "a", {{"cpu", 1000}}, {{"cpu", 3000}, {"nvidia.com/gpu", 1000}}));
+  s.pods.push_back(
+      MakePod("bursty", "a", {{"cpu", 1000}}, {{"cpu", 3000}, {"nvidia.com/gpu", 1000}}));
   s.pods.push_back(MakePod("cpu-over-max", "a", {}, {{"cpu", 8000}, {"nvidia.com/gpu", 1000}}));
   s.pods.push_back(MakePod("no-gpu-limit", "a", {}, {{"cpu", 1000}}));
   s.pods.push_back(MakePod("other-namespace", "b", {}, {}));
@@ -568,12 +594,14 @@ TEST(ValidationTest, PodsThatLimitRangeAdmissionWillReject) {
   auto d = Check(s);
   EXPECT_EQ(d.ErrorCount(), 0u) << All(d);
   ASSERT_EQ(d.items.size(), 3u) << All(d);
-  EXPECT_TRUE(Has(d, Severity::kWarning, "Pod/a/bursty: spec.containers: warning: LimitRange \"lr\" will reject this "
-                                         "pod at admission: cpu max limit to request ratio per Container is 2, but "
-                                         "provided ratio is 3/1"));
+  EXPECT_TRUE(Has(d, Severity::kWarning,
+                  "Pod/a/bursty: spec.containers: warning: LimitRange \"lr\" will reject this "
+                  "pod at admission: cpu max limit to request ratio per Container is 2, but "
+                  "provided ratio is 3/1"));
   EXPECT_TRUE(Has(d, Severity::kWarning, "maximum cpu usage per Container is 4, but limit is 8"));
   // Kubernetes' wording (limitranger's maxConstraint).
-  EXPECT_TRUE(Has(d, Severity::kWarning, "maximum nvidia.com/gpu usage per Pod is 4.  No limit is specified"));
+  EXPECT_TRUE(Has(d, Severity::kWarning,
+                  "maximum nvidia.com/gpu usage per Pod is 4.  No limit is specified"));
 }
 
 // validate's pre-check is the engine's admission: Pod-type items on max(sum of containers,
@@ -611,13 +639,17 @@ TEST(ValidationTest, LimitRangePodItemsAndDefaultedLimitBelowRequest) {
   s.pods.push_back(MakePod("big", "b", {{"cpu", 2000}}));
   auto d = Check(s);
   ASSERT_EQ(d.items.size(), 3u) << All(d);
-  EXPECT_TRUE(Has(d, Severity::kWarning, "Pod/a/small: spec.containers: warning: LimitRange \"pod-bounds\" will reject "
-                                         "this pod at admission: minimum memory usage per Pod is 1k, but request is 500"))
-      << All(d);
-  EXPECT_TRUE(Has(d, Severity::kWarning, "cpu max limit to request ratio per Pod is 2, but provided ratio is 3/1"));
   EXPECT_TRUE(Has(d, Severity::kWarning,
-                  "Pod/b/big: spec.containers: warning: will be refused at admission after LimitRange defaults: "
-                  "Pod \"big\" is invalid: spec.containers[0].resources.requests[cpu]: Invalid value: \"2\": must be "
+                  "Pod/a/small: spec.containers: warning: LimitRange \"pod-bounds\" will reject "
+                  "this pod at admission: minimum memory usage per Pod is 1k, but request is 500"))
+      << All(d);
+  EXPECT_TRUE(Has(d, Severity::kWarning,
+                  "cpu max limit to request ratio per Pod is 2, but provided ratio is 3/1"));
+  EXPECT_TRUE(Has(d, Severity::kWarning,
+                  "Pod/b/big: spec.containers: warning: will be refused at admission after "
+                  "LimitRange defaults: "
+                  "Pod \"big\" is invalid: spec.containers[0].resources.requests[cpu]: Invalid "
+                  "value: \"2\": must be "
                   "less than or equal to cpu limit of 1"));
 }
 
@@ -631,7 +663,8 @@ TEST(ValidationTest, TotalsThatOverflowAreErrorsNotAborts) {
   s.nodes.push_back(MakeNode("n1", {{"memory", big}}));
   s.elastic_quotas.push_back(Eq("ns", {{"memory", big}}, ResourceList{{"memory", big}}));
   auto d = Check(s);
-  EXPECT_TRUE(Has(d, Severity::kError, "amounts too large: the total over all pods of memory")) << All(d);
+  EXPECT_TRUE(Has(d, Severity::kError, "amounts too large: the total over all pods of memory"))
+      << All(d);
   Pod two = MakePod("c", "ns", {{"memory", big}});
   two.containers.push_back(two.containers[0]);
   ManifestSet one;
@@ -641,7 +674,8 @@ TEST(ValidationTest, TotalsThatOverflowAreErrorsNotAborts) {
 
 TEST(ValidationTest, SimulatedUsage) {
   ManifestSet s;
-  Pod p = MakePod("p", "a", {{"cpu", 2000}, {"nvidia.com/gpu", 1000}}, {{"cpu", 2000}, {"nvidia.com/gpu", 1000}});
+  Pod p = MakePod("p", "a", {{"cpu", 2000}, {"nvidia.com/gpu", 1000}},
+                  {{"cpu", 2000}, {"nvidia.com/gpu", 1000}});
   p.sim.usage = ResourceList{{"cpu", 3000}, {"nvidia.com/gpu", 2000}, {"memory", 10}};
   s.pods.push_back(p);
   auto d = Check(s);
@@ -693,7 +727,8 @@ TEST(ValidationTest, DidYouMean) {
   EXPECT_EQ(EditDistance("kitten", "sitting"), 3);
   EXPECT_EQ(EditDistance("", "abc"), 3);
   EXPECT_EQ(EditDistance("hihg", "high"), 1);
-  std::vector<std::string> fields = {"containers", "initContainers", "priorityClassName", "priority"};
+  std::vector<std::string> fields = {"containers", "initContainers", "priorityClassName",
+                                     "priority"};
   EXPECT_EQ(DidYouMean("containres", fields), "containers");
   EXPECT_EQ(DidYouMean("PriorityClassName", fields), "priorityClassName");
   EXPECT_EQ(DidYouMean("priorty", fields), "priority");

@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include "cluster_fixtures.h"
 #include "adapters/kube/resources.h"
 #include "adapters/kube/table.h"
+#include "cluster_fixtures.h"
 #include "server/pod_status.h"
 
 namespace arbiter::server {
@@ -303,8 +303,7 @@ TEST(ClusterTest, PriorityClassValueIsImmutableWithItsFieldPath) {
   EXPECT_EQ(r.error->diagnostics.items[0].field_path, "value");
   EXPECT_EQ(r.error->diagnostics.items[0].message, "Forbidden: may not be changed in an update.");
   EXPECT_EQ(r.error->diagnostics.items[1].field_path, "preemptionPolicy");
-  EXPECT_EQ(r.error->diagnostics.items[1].message,
-            "Invalid value: \"Never\": field is immutable");
+  EXPECT_EQ(r.error->diagnostics.items[1].message, "Invalid value: \"Never\": field is immutable");
   EXPECT_EQ(c.store().Get("PriorityClass", "", "high")->at("value"), 1000);
 }
 

@@ -100,15 +100,16 @@ TEST(ServeKubectlTest, ServerSideApplyAfterClientSideApplyKeepsEverySpec) {
   EXPECT_NE(a.out.find("resourcequota/team-a-gpu serverside-applied"), std::string::npos) << a.out;
   EXPECT_EQ(a.out.find("failed to migrate"), std::string::npos) << a.out;
   CommandOutput rq = s.Kubectl(
-      "get resourcequota -n team-a team-a-gpu -o jsonpath='{.spec.hard.requests\\.nvidia\\.com/gpu}'");
+      "get resourcequota -n team-a team-a-gpu -o "
+      "jsonpath='{.spec.hard.requests\\.nvidia\\.com/gpu}'");
   EXPECT_EQ(rq.out, "16") << rq.out;
   CommandOutput eq =
       s.Kubectl("get elasticquota -n team-a team-a -o jsonpath='{.spec.cohort} {.spec.min.cpu}'");
   EXPECT_EQ(eq.out, "gpu-pool 64") << eq.out;
   CommandOutput pp = s.Kubectl("get poolpolicy default -o jsonpath='{.spec.quota.whenExceeded}'");
   EXPECT_EQ(pp.out, "Queue") << pp.out;
-  CommandOutput node = s.Kubectl(
-      "get node a100-0 -o jsonpath='{.metadata.labels.topology\\.kubernetes\\.io/zone}'");
+  CommandOutput node =
+      s.Kubectl("get node a100-0 -o jsonpath='{.metadata.labels.topology\\.kubernetes\\.io/zone}'");
   EXPECT_EQ(node.out, "zone-a") << node.out;
   CommandOutput managers = s.Kubectl(
       "get resourcequota -n team-a team-a-gpu -o jsonpath='{.metadata.managedFields[*].manager}'");
@@ -117,7 +118,8 @@ TEST(ServeKubectlTest, ServerSideApplyAfterClientSideApplyKeepsEverySpec) {
   CommandOutput again = s.Kubectl("apply --server-side -f " + kPool);
   ASSERT_EQ(again.rc, 0) << again.out;
   rq = s.Kubectl(
-      "get resourcequota -n team-a team-a-gpu -o jsonpath='{.spec.hard.requests\\.nvidia\\.com/gpu}'");
+      "get resourcequota -n team-a team-a-gpu -o "
+      "jsonpath='{.spec.hard.requests\\.nvidia\\.com/gpu}'");
   EXPECT_EQ(rq.out, "16") << rq.out;
   CommandOutput csa = s.Kubectl("apply -f " + kPool);
   EXPECT_EQ(csa.rc, 0) << csa.out;

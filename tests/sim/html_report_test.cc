@@ -49,7 +49,9 @@ size_t Count(const std::string& s, const std::string& what) {
   return n;
 }
 
-bool Has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+bool Has(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
 
 void ExpectWellFormed(const std::string& html) {
   EXPECT_EQ(html.rfind("<!DOCTYPE html>\n<html", 0), 0u);
@@ -147,8 +149,11 @@ TEST(HtmlReportTest, EscapesNamesAndMessages) {
   r["events"][0]["workload"] = "evil/<img src=x>";
   r["events"][0]["message"] = "</table><h1>";
   r["pool"]["placement"] = "<i>BestFit</i>";
-  r["invoices"] = json::array({{{"namespace", "<ns>"}, {"currency", "C<N>Y"}, {"requestTotal", "1.00"},
-                                {"usageTotal", "0.50"}, {"total", "1.00"}}});
+  r["invoices"] = json::array({{{"namespace", "<ns>"},
+                                {"currency", "C<N>Y"},
+                                {"requestTotal", "1.00"},
+                                {"usageTotal", "0.50"},
+                                {"total", "1.00"}}});
   const std::string html = SimulationHtml(r);
   ExpectWellFormed(html);
   EXPECT_TRUE(Has(html, "evil/&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;amp;"));
@@ -163,17 +168,25 @@ TEST(HtmlReportTest, EscapesNamesAndMessages) {
 }
 
 TEST(HtmlReportTest, CostPerTenantFromInvoices) {
-  const json invoices = json::array(
-      {{{"namespace", "team-a"}, {"currency", "CNY"}, {"lines", json::array()}, {"requestTotal", "1234.50"},
-        {"usageTotal", "987.25"}, {"total", "1234.50"}},
-       {{"namespace", "team-b"}, {"currency", "CNY"}, {"lines", json::array()}, {"requestTotal", "400.00"},
-        {"usageTotal", "410.10"}, {"total", "410.10"}}});
+  const json invoices = json::array({{{"namespace", "team-a"},
+                                      {"currency", "CNY"},
+                                      {"lines", json::array()},
+                                      {"requestTotal", "1234.50"},
+                                      {"usageTotal", "987.25"},
+                                      {"total", "1234.50"}},
+                                     {{"namespace", "team-b"},
+                                      {"currency", "CNY"},
+                                      {"lines", json::array()},
+                                      {"requestTotal", "400.00"},
+                                      {"usageTotal", "410.10"},
+                                      {"total", "410.10"}}});
   const std::string html = SimulationHtml(PoolReport(invoices));
   ExpectWellFormed(html);
   EXPECT_FALSE(Has(html, "No price book"));
   EXPECT_TRUE(Has(html, "Cost per tenant: request and usage track"));
   EXPECT_TRUE(Has(html, "amount (CNY)"));
-  for (const char* v : {"1234.50", "987.25", "400.00", "410.10", "team-a", "team-b"}) EXPECT_TRUE(Has(html, v)) << v;
+  for (const char* v : {"1234.50", "987.25", "400.00", "410.10", "team-a", "team-b"})
+    EXPECT_TRUE(Has(html, v)) << v;
   EXPECT_GE(Count(html, "<svg "), 5u);
 }
 
@@ -213,18 +226,23 @@ std::vector<TextBox> ValueLabels(const std::string& svg) {
 }
 
 json Invoice(const std::string& ns, const std::string& request, const std::string& usage) {
-  return {{"namespace", ns}, {"currency", "CNY"}, {"lines", json::array()}, {"requestTotal", request},
-          {"usageTotal", usage}, {"total", request}};
+  return {{"namespace", ns},         {"currency", "CNY"},   {"lines", json::array()},
+          {"requestTotal", request}, {"usageTotal", usage}, {"total", request}};
 }
 
 // Regression (new-user trial): tenants with small costs had their two value labels drawn on top
 // of each other (and of their neighbours'); the __idle__ pseudo-tenant was drawn as a tenant.
 TEST(HtmlReportTest, CostLabelsDoNotOverlapAndIdleIsApart) {
-  const json invoices = json::array({Invoice("team-a", "0.013333", "0.012000"), Invoice("team-b", "0.020000", "0.019500"),
+  const json invoices = json::array({Invoice("team-a", "0.013333", "0.012000"),
+                                     Invoice("team-b", "0.020000", "0.019500"),
                                      Invoice("team-c", "2338.357334", "2267.114833"),
                                      Invoice("team-d", "0.000000", "0.000000"),
-                                     {{"namespace", "__idle__"}, {"currency", "CNY"}, {"lines", json::array()},
-                                      {"requestTotal", "5120.400000"}, {"usageTotal", "0"}, {"total", "5120.400000"}}});
+                                     {{"namespace", "__idle__"},
+                                      {"currency", "CNY"},
+                                      {"lines", json::array()},
+                                      {"requestTotal", "5120.400000"},
+                                      {"usageTotal", "0"},
+                                      {"total", "5120.400000"}}});
   const std::string html = SimulationHtml(PoolReport(invoices));
   ExpectWellFormed(html);
   const std::string svg = SvgWithTitle(html, "Cost per tenant: request and usage track");
@@ -251,7 +269,8 @@ TEST(HtmlReportTest, CostLabelsDoNotOverlapAndIdleIsApart) {
   EXPECT_TRUE(Has(idle, "5120.400000")) << idle;
   EXPECT_EQ(Count(idle, "<rect "), 1u) << "idle capacity has no usage track: " << idle;
   EXPECT_TRUE(Has(idle, "fill=\"#9e9e9e\"")) << idle;
-  for (const char* c : {"#1f77b4", "#d62728"}) EXPECT_FALSE(Has(idle, c)) << "idle drawn in a tenant colour";
+  for (const char* c : {"#1f77b4", "#d62728"})
+    EXPECT_FALSE(Has(idle, c)) << "idle drawn in a tenant colour";
   EXPECT_TRUE(Has(svg, "stroke-dasharray")) << "no rule between tenants and idle capacity";
   // The axis fits the tenants (2338.36 -> 2500): idle capacity is cut, with a break mark.
   EXPECT_TRUE(Has(svg, ">2500<")) << svg;
@@ -276,7 +295,9 @@ TEST(HtmlReportTest, CostChartWithoutIdleHasNoIdleRow) {
 
 TEST(HtmlReportTest, RendersAnyJson) {
   for (const json& j : {json(), json::object(), json::array(), json{{"kind", "SimulationReport"}},
-                        json{{"kind", "Other"}, {"workloads", 3}, {"events", json::array({1, "x", nullptr})},
+                        json{{"kind", "Other"},
+                             {"workloads", 3},
+                             {"events", json::array({1, "x", nullptr})},
                              {"timeline", json::array({{{"time", "bad"}}})}}}) {
     const std::string html = SimulationHtml(j);
     ExpectWellFormed(html);
@@ -290,7 +311,8 @@ TEST(HtmlReportTest, RendersAnyJson) {
 }
 
 std::string TempDir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("arbiter_html_report_" + std::to_string(::getpid()) + "_" + name);
+  const fs::path dir = fs::temp_directory_path() /
+                       ("arbiter_html_report_" + std::to_string(::getpid()) + "_" + name);
   fs::create_directories(dir);
   return dir.string();
 }
@@ -298,8 +320,8 @@ std::string TempDir(const std::string& name) {
 TEST(HtmlReportTest, CliWritesTheReport) {
   const std::string dir = TempDir("cli");
   const std::string out = dir + "/report.html";
-  const std::string cmd = std::string(ARBITER_BINARY) + " sim -q -f " + kPool + " --report-html " + out +
-                          " > " + dir + "/stdout 2> " + dir + "/stderr";
+  const std::string cmd = std::string(ARBITER_BINARY) + " sim -q -f " + kPool + " --report-html " +
+                          out + " > " + dir + "/stdout 2> " + dir + "/stderr";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   std::ifstream f(out);
   std::stringstream ss;
@@ -309,7 +331,8 @@ TEST(HtmlReportTest, CliWritesTheReport) {
   EXPECT_TRUE(Has(ss.str(), "Cost per tenant"));
 
   const std::string bad = std::string(ARBITER_BINARY) + " sim -q -f " + kPool +
-                          " --report-html /nonexistent-dir/x/report.html > /dev/null 2> " + dir + "/stderr";
+                          " --report-html /nonexistent-dir/x/report.html > /dev/null 2> " + dir +
+                          "/stderr";
   const int rc = std::system(bad.c_str());
   ASSERT_TRUE(WIFEXITED(rc));
   EXPECT_EQ(WEXITSTATUS(rc), 2);  // refused before simulating
@@ -336,12 +359,13 @@ uintmax_t Screenshot(const std::string& chromium, const std::string& dir, const 
   const fs::path profile = fs::path(dir) / ("profile-" + name);
   fs::create_directories(profile);
   std::ofstream(page) << html;
-  const std::string cmd = "timeout 180 " + chromium +
-                          " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
-                          " --disable-background-networking --disable-component-update --disable-sync"
-                          " --hide-scrollbars --user-data-dir=" + profile.string() +
-                          " --screenshot=" + png.string() + " --window-size=1200,1600 file://" + page.string() +
-                          " > /dev/null 2>&1";
+  const std::string cmd =
+      "timeout 180 " + chromium +
+      " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
+      " --disable-background-networking --disable-component-update --disable-sync"
+      " --hide-scrollbars --user-data-dir=" +
+      profile.string() + " --screenshot=" + png.string() + " --window-size=1200,1600 file://" +
+      page.string() + " > /dev/null 2>&1";
   if (std::system(cmd.c_str()) != 0 || !fs::exists(png)) return 0;
   return fs::file_size(png);
 }
@@ -350,15 +374,19 @@ TEST(HtmlReportTest, RendersInHeadlessChromium) {
   const std::string chromium = FindChromium();
   if (chromium.empty()) GTEST_SKIP() << "no chromium installed (Debian package: chromium)";
   const std::string dir = TempDir("chromium");
-  const uintmax_t blank = Screenshot(chromium, dir, "<!DOCTYPE html><html><body></body></html>", "blank");
+  const uintmax_t blank =
+      Screenshot(chromium, dir, "<!DOCTYPE html><html><body></body></html>", "blank");
   const uintmax_t report = Screenshot(chromium, dir, SimulationHtml(PoolReport()), "report");
   ASSERT_GT(blank, 0u) << "chromium failed to take a screenshot";
   ASSERT_GT(report, 0u) << "chromium failed to take a screenshot of the report";
   // A white page compresses to a few KB; the header cards, charts and tables do not.
-  EXPECT_GT(report, 8 * blank) << "blank-looking screenshot: " << report << " vs " << blank << " bytes";
+  EXPECT_GT(report, 8 * blank) << "blank-looking screenshot: " << report << " vs " << blank
+                               << " bytes";
   EXPECT_GT(report, 30u * 1024) << report;
-  if (std::getenv("ARBITER_KEEP_SCREENSHOTS") == nullptr) fs::remove_all(dir);
-  else std::cerr << "screenshots kept in " << dir << "\n";
+  if (std::getenv("ARBITER_KEEP_SCREENSHOTS") == nullptr)
+    fs::remove_all(dir);
+  else
+    std::cerr << "screenshots kept in " << dir << "\n";
 }
 
 // ---------------------------------------------------------------- issue 14, item 8

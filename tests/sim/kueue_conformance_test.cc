@@ -24,7 +24,8 @@ std::string Flow(const YAML::Node& n) {
 // labelled arbiter.dev/flavor: NAME, the flavor's node label), one ElasticQuota per queue, the
 // admitted workloads at their admission time and the incoming one at t = 10 s. A workload with
 // `flavor` is pinned to it by nodeSelector (Kueue's table gives each admitted workload its flavor).
-std::string CaseManifests(const YAML::Node& flavors, const YAML::Node& queues, const YAML::Node& c) {
+std::string CaseManifests(const YAML::Node& flavors, const YAML::Node& queues,
+                          const YAML::Node& c) {
   std::ostringstream m;
   m << "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
        "status: {capacity: {cpu: \"1000\", memory: 1Ti, pods: \"1000\"}}\n";
@@ -49,7 +50,8 @@ std::string CaseManifests(const YAML::Node& flavors, const YAML::Node& queues, c
       << ", namespace: " << w["ns"].as<std::string>()
       << ", annotations: {arbiter.dev/submit-time: " << at << "s, arbiter.dev/duration: 10h}}\n"
       << "spec: {priority: " << w["priority"].as<int>();
-    if (w["flavor"]) m << ", nodeSelector: {arbiter.dev/flavor: " << w["flavor"].as<std::string>() << "}";
+    if (w["flavor"])
+      m << ", nodeSelector: {arbiter.dev/flavor: " << w["flavor"].as<std::string>() << "}";
     m << ", containers: [{name: c, resources: {requests: " << Flow(w["requests"]) << "}}]}\n";
   };
   for (const auto& w : c["admitted"])
@@ -72,7 +74,8 @@ std::string Join(const std::set<std::string>& s) {
 
 // Runs a table of preemption cases; prints "<table> cases: P of N pass, D differ (documented)".
 void RunPreemptionTable(const std::string& file, const std::string& table) {
-  const YAML::Node data = YAML::LoadFile(std::string(ARBITER_SOURCE_DIR) + "/tests/data/kueue/" + file);
+  const YAML::Node data =
+      YAML::LoadFile(std::string(ARBITER_SOURCE_DIR) + "/tests/data/kueue/" + file);
   int total = 0, pass = 0, differ = 0;
   for (const auto& c : data["cases"]) {
     ++total;
@@ -116,7 +119,9 @@ void RunPreemptionTable(const std::string& file, const std::string& table) {
   EXPECT_EQ(pass + differ, total);
 }
 
-TEST(KueueConformance, TestPreemptionTable) { RunPreemptionTable("preemption-cases.yaml", "TestPreemption"); }
+TEST(KueueConformance, TestPreemptionTable) {
+  RunPreemptionTable("preemption-cases.yaml", "TestPreemption");
+}
 
 // Kueue's fair-sharing preemption (TestFairPreemptions, flat cohorts): fair-preemption-cases.yaml.
 TEST(KueueConformance, TestFairPreemptionsTable) {
@@ -137,12 +142,16 @@ std::string FlavorCaseManifests(const YAML::Node& flavors, const YAML::Node& c) 
   for (const auto& name : used) {
     const YAML::Node labels = flavors[name];
     YAML::Node node_labels(YAML::NodeType::Map);
-    for (const auto& kv : labels) node_labels[kv.first.as<std::string>()] = kv.second.as<std::string>();
+    for (const auto& kv : labels)
+      node_labels[kv.first.as<std::string>()] = kv.second.as<std::string>();
     for (const auto& kv : selector)
-      if (!labels[kv.first.as<std::string>()]) node_labels[kv.first.as<std::string>()] = kv.second.as<std::string>();
+      if (!labels[kv.first.as<std::string>()])
+        node_labels[kv.first.as<std::string>()] = kv.second.as<std::string>();
     m << "---\napiVersion: arbiter.dev/v1alpha1\nkind: ResourceFlavor\nmetadata: {name: " << name
-      << "}\nspec: {nodeLabels: " << Flow(labels.size() ? labels : YAML::Node(YAML::NodeType::Map)) << "}\n"
-      << "---\napiVersion: v1\nkind: Node\nmetadata: {name: n-" << name << ", labels: " << Flow(node_labels)
+      << "}\nspec: {nodeLabels: " << Flow(labels.size() ? labels : YAML::Node(YAML::NodeType::Map))
+      << "}\n"
+      << "---\napiVersion: v1\nkind: Node\nmetadata: {name: n-" << name
+      << ", labels: " << Flow(node_labels)
       << "}\nstatus: {capacity: {cpu: \"1000\", memory: 1Ti, pods: \"1000\"}}\n";
   }
   auto queue = [&](const std::string& ns, const YAML::Node& q) {
@@ -170,8 +179,8 @@ std::string FlavorCaseManifests(const YAML::Node& flavors, const YAML::Node& c) 
 }
 
 TEST(KueueConformance, TestAssignFlavorsTable) {
-  const YAML::Node data =
-      YAML::LoadFile(std::string(ARBITER_SOURCE_DIR) + "/tests/data/kueue/flavorassigner-cases.yaml");
+  const YAML::Node data = YAML::LoadFile(std::string(ARBITER_SOURCE_DIR) +
+                                         "/tests/data/kueue/flavorassigner-cases.yaml");
   int total = 0, pass = 0;
   for (const auto& c : data["cases"]) {
     ++total;
@@ -193,8 +202,11 @@ TEST(KueueConformance, TestAssignFlavorsTable) {
         message = w.message;
       }
     const std::string want = c["want"].IsNull() ? "null" : c["want"].as<std::string>();
-    if (got == want) ++pass;
-    else ADD_FAILURE() << name << ": Kueue assigns " << want << ", Arbiter " << got << " (" << message << ")";
+    if (got == want)
+      ++pass;
+    else
+      ADD_FAILURE() << name << ": Kueue assigns " << want << ", Arbiter " << got << " (" << message
+                    << ")";
   }
   std::cout << "Kueue TestAssignFlavors cases: " << pass << " of " << total << " pass\n";
 }

@@ -8,10 +8,10 @@
 #include <sstream>
 
 #include "adapters/yaml/manifest_loader.h"
+#include "core/int128.h"
 #include "sim/billing_bridge.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
-#include "core/int128.h"
 
 namespace arbiter {
 namespace {
@@ -19,7 +19,8 @@ namespace {
 // Scenario 46's manifests (gpu-2 leaves at 25m) with a PriceBook: GPUs at 3600 per GPU-hour, so
 // one GPU-second costs 1.
 yaml::ManifestLoad LoadScenario46WithPrices() {
-  std::ifstream f(std::string(ARBITER_SOURCE_DIR) + "/tests/scenarios/46_node_removed_workloads_requeue.yaml");
+  std::ifstream f(std::string(ARBITER_SOURCE_DIR) +
+                  "/tests/scenarios/46_node_removed_workloads_requeue.yaml");
   std::stringstream ss;
   ss << f.rdbuf();
   std::string text = ss.str();
@@ -124,7 +125,8 @@ apiVersion: v1
 kind: Pod
 metadata: {name: p, annotations: {arbiter.dev/duration: 2h}}
 spec: {containers: [{name: c, resources: {requests: {nvidia.com/gpu: "2"}}}]}
-)", "m.yaml", &load);
+)",
+                         "m.yaml", &load);
   ASSERT_TRUE(load.ok());
   auto r = sim::RunSimulation(load.set, sim::SimOptions{});
   ASSERT_TRUE(r.ok());

@@ -2,10 +2,10 @@
 // (regression from a new-user trial: "Simulated 1 workloads on 1 nodes", "[0: 1 workloads, ...]").
 #include <gtest/gtest.h>
 
-#include "adapters/yaml/manifest_loader.h"
-#include "core/plural.h"
 #include <sstream>
 
+#include "adapters/yaml/manifest_loader.h"
+#include "core/plural.h"
 #include "sim/billing_bridge.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
@@ -28,7 +28,8 @@ const char* kNode =
 const char* kPod =
     "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p%d\n  namespace: default\n"
     "  annotations: {arbiter.dev/duration: 1m}\n"
-    "spec:\n  containers:\n  - name: c\n    image: x\n    resources: {requests: {cpu: '1', memory: 1Gi}}\n";
+    "spec:\n  containers:\n  - name: c\n    image: x\n    resources: {requests: {cpu: '1', memory: "
+    "1Gi}}\n";
 
 std::string Pods(int n) {
   std::string s;

@@ -70,7 +70,9 @@ bool Matches(const YAML::Node& want, const nlohmann::json& ev) {
     std::string k = kv.first.as<std::string>();
     std::string v = kv.second.as<std::string>();
     if (k == "message") {
-      if (!ev["message"].is_string() || ev["message"].get<std::string>().find(v) == std::string::npos) return false;
+      if (!ev["message"].is_string() ||
+          ev["message"].get<std::string>().find(v) == std::string::npos)
+        return false;
       continue;
     }
     if (!ev.contains(k)) return false;
@@ -86,7 +88,8 @@ std::string Describe(const nlohmann::json& ev) {
                   (ev["workload"].is_null() ? std::string("-") : ev["workload"].get<std::string>());
   if (!ev["node"].is_null()) s += " node=" + ev["node"].get<std::string>();
   if (!ev["by"].is_null()) s += " by=" + ev["by"].get<std::string>();
-  if (!ev["message"].get<std::string>().empty()) s += " \"" + ev["message"].get<std::string>() + "\"";
+  if (!ev["message"].get<std::string>().empty())
+    s += " \"" + ev["message"].get<std::string>() + "\"";
   return s;
 }
 
@@ -131,7 +134,8 @@ TEST_P(ScenarioTest, Runs) {
         break;
       }
     if (!found) {
-      ADD_FAILURE() << "expected event (in order) not found: " << YAML::Dump(want) << "\nevents:\n" << all;
+      ADD_FAILURE() << "expected event (in order) not found: " << YAML::Dump(want) << "\nevents:\n"
+                    << all;
       break;
     }
   }
@@ -151,9 +155,12 @@ TEST_P(ScenarioTest, Runs) {
       std::string k = f.first.as<std::string>();
       std::string v = f.second.as<std::string>();
       const auto& got = (*w)[k];
-      std::string g = got.is_string() ? got.get<std::string>() : got.is_null() ? "null" : got.dump();
+      std::string g = got.is_string() ? got.get<std::string>()
+                      : got.is_null() ? "null"
+                                      : got.dump();
       if (k == "message")
-        EXPECT_NE(g.find(v), std::string::npos) << name << ".message = \"" << g << "\", want substring \"" << v << "\"";
+        EXPECT_NE(g.find(v), std::string::npos)
+            << name << ".message = \"" << g << "\", want substring \"" << v << "\"";
       else
         EXPECT_EQ(g, v) << name << "." << k << "\nevents:\n" << all;
     }

@@ -27,7 +27,8 @@ std::string Report(const ManifestSet& m, const SimResult& r) {
 }
 
 // Runs to `cut`, saves, resumes from the bytes and runs to the end; the report of the whole run.
-std::string SplitRun(const ManifestSet& m, const SimOptions& o, Millis cut, std::string* state = nullptr) {
+std::string SplitRun(const ManifestSet& m, const SimOptions& o, Millis cut,
+                     std::string* state = nullptr) {
   auto first = Simulation::Create(m, o);
   EXPECT_TRUE(first.ok()) << first.message();
   EXPECT_TRUE((*first)->Run(cut).ok());
@@ -105,7 +106,8 @@ TEST(SimStateTest, RefusesWhatIsNotASimulationState) {
   const std::string bytes = (*sim)->Save();
   auto engine_only = Simulation::Resume((*sim)->engine().Snapshot(), SimOptions{});
   ASSERT_FALSE(engine_only.ok());
-  EXPECT_NE(engine_only.message().find("holds a state of kind \"engine\", not \"simulation\""), std::string::npos)
+  EXPECT_NE(engine_only.message().find("holds a state of kind \"engine\", not \"simulation\""),
+            std::string::npos)
       << engine_only.message();
   auto foreign = Simulation::Resume("apiVersion: v1\nkind: Pod\n", SimOptions{});
   ASSERT_FALSE(foreign.ok());

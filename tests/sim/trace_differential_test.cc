@@ -136,10 +136,11 @@ TEST_P(TraceDecisions, EngineDecidesLikeTheFastLoopDid) {
   EXPECT_EQ(d.h, x.digest) << "the engine decided differently from the fast loop";
 }
 
-INSTANTIATE_TEST_SUITE_P(AllPoliciesAllTraces, TraceDecisions, ::testing::ValuesIn(kFastLoop), [](const auto& info) {
-  return std::string(info.param.trace) + "_" + info.param.policy + "_" + info.param.mode + "_" +
-         std::to_string(info.param.seed);
-});
+INSTANTIATE_TEST_SUITE_P(AllPoliciesAllTraces, TraceDecisions, ::testing::ValuesIn(kFastLoop),
+                         [](const auto& info) {
+                           return std::string(info.param.trace) + "_" + info.param.policy + "_" +
+                                  info.param.mode + "_" + std::to_string(info.param.seed);
+                         });
 
 }  // namespace
 }  // namespace arbiter::sim::trace

@@ -33,7 +33,9 @@ TEST(TraceGeneratorTest, SamplesNodesAndPodsDeterministically) {
   // Offered load 90 %: the cluster gets busy (the real openb timeline peaks at 1 %); the average
   // over the whole run includes the ramp-up and the drain of long pods.
   EXPECT_GT(r->average_gpu_allocation(), 0.1);
-  EXPECT_GT(static_cast<double>(r->peak_allocated_gpu_milli) / static_cast<double>(r->cluster_gpu_milli), 0.5);
+  EXPECT_GT(
+      static_cast<double>(r->peak_allocated_gpu_milli) / static_cast<double>(r->cluster_gpu_milli),
+      0.5);
   EXPECT_LE(r->peak_allocated_gpu_milli, r->cluster_gpu_milli);
 }
 

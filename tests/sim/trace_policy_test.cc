@@ -28,7 +28,8 @@ Inputs Load(int32_t tenants) {
   PodMappingOptions mo;
   mo.tenants = tenants;
   in.pods = *ReadOpenbPods(kData + "openb_pod_list_default.csv", mo);
-  auto load = yaml::LoadManifestFiles({std::string(ARBITER_SOURCE_DIR) + "/examples/trace-policy.yaml"});
+  auto load =
+      yaml::LoadManifestFiles({std::string(ARBITER_SOURCE_DIR) + "/examples/trace-policy.yaml"});
   EXPECT_TRUE(load.ok());
   in.policy = load.set;
   return in;
@@ -99,7 +100,8 @@ TEST(TracePolicyTest, TimelineUnderThePolicyFileBillsEveryTeam) {
   const auto& invoices = report->json["invoices"];
   std::set<std::string> billed;
   for (const auto& inv : invoices)
-    if (inv["namespace"] != "__idle__" && inv["total"].get<std::string>() != "0.000000") billed.insert(inv["namespace"]);
+    if (inv["namespace"] != "__idle__" && inv["total"].get<std::string>() != "0.000000")
+      billed.insert(inv["namespace"]);
   EXPECT_EQ(billed, (std::set<std::string>{"tenant-0", "tenant-1", "tenant-2", "tenant-3"}));
   EXPECT_NE(report->text.find("invoice tenant-2: "), std::string::npos) << report->text;
   // Every pod of the trace ran and completed, once.

@@ -25,7 +25,8 @@ TEST(OpenbReaderTest, ReadsNodes) {
 
 TEST(OpenbReaderTest, MapsPodsToShapes) {
   auto t = ParseOpenbPods(
-      "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+      "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_"
+      "time,scheduled_time\n"
       "p0,88000,327680,8,1000,,Burstable,Succeeded,9437497,10769854,9437497\n"
       "p1,4000,15258,1,220,nan,BE,Running,9679175,9973826,9679175\n"
       "p2,16000,32768,1,1000,V100M16|V100M32,LS,Running,9967058,9968575,9967063\n"
@@ -51,7 +52,8 @@ TEST(OpenbReaderTest, MapsPodsToShapes) {
 }
 
 TEST(OpenbReaderTest, MultiGpuListsHaveOnlyFiveColumns) {
-  auto t = ParseOpenbPods("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,12000,16384,2,1000\n", "m.csv");
+  auto t = ParseOpenbPods("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,12000,16384,2,1000\n",
+                          "m.csv");
   ASSERT_TRUE(t.ok()) << t.message();
   EXPECT_FALSE(t->has_times);
   EXPECT_EQ(t->pods[0].shape.gpu_count, 2);
@@ -62,12 +64,14 @@ TEST(OpenbReaderTest, MultiGpuListsHaveOnlyFiveColumns) {
 
 TEST(OpenbReaderTest, SaturateNeedsGpuDemandAndGpus) {
   auto nodes = ParseOpenbNodes("sn,cpu_milli,memory_mib,gpu,model\nn,8000,1024,2,T4\n", "n.csv");
-  auto cpu_only = ParseOpenbPods("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1000,1,0,0\n", "p.csv");
+  auto cpu_only =
+      ParseOpenbPods("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1000,1,0,0\n", "p.csv");
   ASSERT_TRUE(nodes.ok() && cpu_only.ok());
   auto r = RunSaturate(*nodes, *cpu_only, TraceRunOptions{});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.message().find("no GPUs"), std::string::npos);
-  auto gpu = ParseOpenbPods("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1000,1,1,500\n", "p.csv");
+  auto gpu =
+      ParseOpenbPods("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np,1000,1,1,500\n", "p.csv");
   ASSERT_TRUE(gpu.ok());
   auto ok = RunSaturate(*nodes, *gpu, TraceRunOptions{});
   ASSERT_TRUE(ok.ok()) << ok.message();
@@ -120,7 +124,8 @@ TEST(OpenbReaderTest, TenantsAndPrioritiesAreConfigurable) {
   }
   // The rule spreads names over the tenants.
   std::vector<int> count(4, 0);
-  for (int i = 0; i < 400; ++i) ++count[static_cast<size_t>(TenantOf("pod-" + std::to_string(i), 4, 9))];
+  for (int i = 0; i < 400; ++i)
+    ++count[static_cast<size_t>(TenantOf("pod-" + std::to_string(i), 4, 9))];
   for (int c : count) EXPECT_GT(c, 60);
 }
 
@@ -150,12 +155,14 @@ TEST(TraceOptionsTest, SeedErrorsSayWhatIsWrong) {
   EXPECT_NE(msg("0-100000").find("more than 100000 seeds"), std::string::npos) << msg("0-100000");
   EXPECT_NE(msg("0-99999,100000").find("more than 100000 seeds"), std::string::npos);
   EXPECT_NE(msg("0-18446744073709551615").find("more than 100000 seeds"), std::string::npos);
-  EXPECT_NE(msg("42,43,42").find("seed 42 is given more than once"), std::string::npos) << msg("42,43,42");
+  EXPECT_NE(msg("42,43,42").find("seed 42 is given more than once"), std::string::npos)
+      << msg("42,43,42");
   EXPECT_NE(msg("40-45,44").find("seed 44 is given more than once"), std::string::npos);
   EXPECT_NE(msg("-5").find("not negative"), std::string::npos) << msg("-5");
   EXPECT_NE(msg("1,,2").find("empty item"), std::string::npos) << msg("1,,2");
   EXPECT_NE(msg("").find("no seed given"), std::string::npos) << msg("");
-  EXPECT_NE(msg("a-b").find("'a-b' is not a seed range FIRST-LAST"), std::string::npos) << msg("a-b");
+  EXPECT_NE(msg("a-b").find("'a-b' is not a seed range FIRST-LAST"), std::string::npos)
+      << msg("a-b");
   EXPECT_NE(msg("x").find("a range like 42-51"), std::string::npos) << msg("x");
 }
 
@@ -176,12 +183,14 @@ TEST(TraceOptionsTest, TargetGrammar) {
     EXPECT_FALSE(r.ok()) << t;
     return r.ok() ? std::string() : r.message();
   };
-  EXPECT_NE(msg("50").find("'50' would mean 50 x the cluster's GPUs (5000%)"), std::string::npos) << msg("50");
+  EXPECT_NE(msg("50").find("'50' would mean 50 x the cluster's GPUs (5000%)"), std::string::npos)
+      << msg("50");
   EXPECT_NE(msg("50").find("did you mean 50%?"), std::string::npos) << msg("50");
   EXPECT_NE(msg("12.5").find("(1250%)"), std::string::npos) << msg("12.5");
   EXPECT_NE(msg("1001%").find("above the limit"), std::string::npos) << msg("1001%");
   EXPECT_NE(msg("2000").find("above the limit"), std::string::npos) << msg("2000");
-  for (const char* bad : {"0", "0%", "0.0", "-1", "1.3x", "%", "", ".", "1..3", "1.0001", "12.25%", "abc"})
+  for (const char* bad :
+       {"0", "0%", "0.0", "-1", "1.3x", "%", "", ".", "1..3", "1.0001", "12.25%", "abc"})
     EXPECT_NE(msg(bad).find("like 1.3"), std::string::npos) << bad << ": " << msg(bad);
   EXPECT_NE(msg("1.0001").find("more precise than 0.001"), std::string::npos);
   EXPECT_NE(msg("12.25%").find("more precise than 0.1%"), std::string::npos);

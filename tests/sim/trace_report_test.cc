@@ -71,14 +71,17 @@ std::string FindChromium() {
 }
 
 // Screenshot size of `html` rendered by headless Chromium (0 on failure).
-uintmax_t Screenshot(const std::string& chromium, const std::string& html, const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("arbiter_trace_report_" + std::to_string(::getpid()));
+uintmax_t Screenshot(const std::string& chromium, const std::string& html,
+                     const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("arbiter_trace_report_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const auto page = dir / (name + ".html"), png = dir / (name + ".png");
   std::ofstream(page) << html;
-  const std::string cmd = chromium + " --headless --no-sandbox --disable-gpu --hide-scrollbars "
-                          "--window-size=900,1000 --screenshot=" + png.string() + " file://" +
-                          page.string() + " > /dev/null 2>&1";
+  const std::string cmd = chromium +
+                          " --headless --no-sandbox --disable-gpu --hide-scrollbars "
+                          "--window-size=900,1000 --screenshot=" +
+                          png.string() + " file://" + page.string() + " > /dev/null 2>&1";
   if (std::system(cmd.c_str()) != 0 || !std::filesystem::exists(png)) return 0;
   const uintmax_t size = std::filesystem::file_size(png);
   std::filesystem::remove_all(dir);
@@ -92,18 +95,21 @@ TEST(TraceReportTest, HtmlIsSelfContainedAndRendersInHeadlessChromium) {
   EXPECT_EQ(html.find("<script"), std::string::npos);
   // Self-contained: the only URL is the SVG namespace.
   size_t urls = 0, ns = 0;
-  for (size_t at = html.find("http"); at != std::string::npos; at = html.find("http", at + 1)) ++urls;
+  for (size_t at = html.find("http"); at != std::string::npos; at = html.find("http", at + 1))
+    ++urls;
   for (size_t at = html.find("http://www.w3.org/2000/svg"); at != std::string::npos;
        at = html.find("http://www.w3.org/2000/svg", at + 1))
     ++ns;
   EXPECT_EQ(urls, ns);
   const std::string chromium = FindChromium();
   if (chromium.empty()) GTEST_SKIP() << "no chromium installed (Debian package: chromium)";
-  const uintmax_t blank = Screenshot(chromium, "<!DOCTYPE html><html><body></body></html>", "blank");
+  const uintmax_t blank =
+      Screenshot(chromium, "<!DOCTYPE html><html><body></body></html>", "blank");
   const uintmax_t report = Screenshot(chromium, html, "report");
   ASSERT_GT(blank, 0u) << "chromium failed to take a screenshot";
   // A white page compresses to a few KB; the charts and table do not.
-  EXPECT_GT(report, 4 * blank) << "blank-looking screenshot: " << report << " vs " << blank << " bytes";
+  EXPECT_GT(report, 4 * blank) << "blank-looking screenshot: " << report << " vs " << blank
+                               << " bytes";
 }
 
 // ---------------------------------------------------------------- issue 14, item 8

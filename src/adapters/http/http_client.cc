@@ -145,12 +145,18 @@ Client::~Client() = default;
 namespace {
 std::string Why(httplib::Error e) {
   switch (e) {
-    case httplib::Error::Connection: return "cannot connect (refused, no route or name not resolved)";
-    case httplib::Error::Read: return "no answer (the read failed or timed out)";
-    case httplib::Error::Write: return "the request could not be sent";
-    case httplib::Error::SSLConnection: return "TLS handshake failed";
-    case httplib::Error::SSLServerVerification: return "TLS certificate not trusted";
-    default: return httplib::to_string(e);
+    case httplib::Error::Connection:
+      return "cannot connect (refused, no route or name not resolved)";
+    case httplib::Error::Read:
+      return "no answer (the read failed or timed out)";
+    case httplib::Error::Write:
+      return "the request could not be sent";
+    case httplib::Error::SSLConnection:
+      return "TLS handshake failed";
+    case httplib::Error::SSLServerVerification:
+      return "TLS certificate not trusted";
+    default:
+      return httplib::to_string(e);
   }
 }
 }  // namespace
@@ -168,8 +174,7 @@ Result<Response> Client::Do(const char* method, const std::string& path, bool re
     ++requests_;
     httplib::Result res = send();
     if (!res) {
-      last =
-          what_ + " unreachable (" + method + " " + path + "): " + Why(res.error());
+      last = what_ + " unreachable (" + method + " " + path + "): " + Why(res.error());
       continue;
     }
     Response r{res->status, res->body};

@@ -18,8 +18,8 @@
 //      (pods/status, resourcequotas/status, ...) are written by the daemon: admins only.
 //   4. cluster-scoped objects: every authenticated user may get, list and watch nodes,
 //      priorityclasses, qoses, poolpolicies, pricebooks and resourceflavors (the pool's shape
-//      and its prices are public to its tenants); a user may get (not list) the namespaces it edits or views;
-//      everything else cluster-scoped (writes, listing namespaces) is admins only.
+//      and its prices are public to its tenants); a user may get (not list) the namespaces it edits
+//      or views; everything else cluster-scoped (writes, listing namespaces) is admins only.
 //   5. requests across all namespaces (kubectl get pods -A): admins only.
 // Pure: no I/O (the token file's text is passed in).
 #pragma once

@@ -2,10 +2,10 @@
 
 #include <climits>
 #include <fstream>
-#include "core/int128.h"
 
 #include "adapters/io/input_file.h"
 #include "core/billing/metering.h"
+#include "core/int128.h"
 #include "core/text.h"
 
 namespace arbiter::report {
@@ -15,7 +15,9 @@ using billing::InvoiceLine;
 using billing::RunSegment;
 using nlohmann::json;
 
-std::string SecondsText(Millis ms) { return Decimal::FromUnits(static_cast<int128>(ms) * 1000000).ToString(); }
+std::string SecondsText(Millis ms) {
+  return Decimal::FromUnits(static_cast<int128>(ms) * 1000000).ToString();
+}
 
 namespace {
 constexpr int kDigits = billing::kAmountDigits;
@@ -114,11 +116,10 @@ json SegmentToJson(const RunSegment& s) {
     for (const auto& [k, v] : r.entries()) o[k] = FormatResourceQuantity(k, v);
     return o;
   };
-  json j = {{"workload", s.workload},   {"namespace", s.namespace_},
-            {"priority", s.priority},   {"node", s.node},
-            {"gpuProduct", s.gpu_product}, {"requests", list(s.requests)},
-            {"usage", list(s.usage)},   {"start", FormatRfc3339(s.start)},
-            {"end", FormatRfc3339(s.end)}};
+  json j = {
+      {"workload", s.workload}, {"namespace", s.namespace_},       {"priority", s.priority},
+      {"node", s.node},         {"gpuProduct", s.gpu_product},     {"requests", list(s.requests)},
+      {"usage", list(s.usage)}, {"start", FormatRfc3339(s.start)}, {"end", FormatRfc3339(s.end)}};
   if (s.gpu_replicas != 1) j["gpuReplicas"] = s.gpu_replicas;
   if (s.lost)
     j["lost"] = {{"from", FormatRfc3339(s.lost->from)},
@@ -142,13 +143,17 @@ Result<Millis> TimeOf(const json& j, const std::string& field) {
 }
 
 Result<ResourceList> ListOf(const json& j, const std::string& field) {
-  if (!j.is_object()) return Result<ResourceList>::Error(field + ": expected an object of quantities");
+  if (!j.is_object())
+    return Result<ResourceList>::Error(field + ": expected an object of quantities");
   ResourceList r;
   for (auto it = j.begin(); it != j.end(); ++it) {
     std::string text;
-    if (it.value().is_string()) text = it.value().get<std::string>();
-    else if (it.value().is_number_integer()) text = std::to_string(it.value().get<int64_t>());
-    else return Result<ResourceList>::Error(field + "." + it.key() + ": expected a quantity string");
+    if (it.value().is_string())
+      text = it.value().get<std::string>();
+    else if (it.value().is_number_integer())
+      text = std::to_string(it.value().get<int64_t>());
+    else
+      return Result<ResourceList>::Error(field + "." + it.key() + ": expected a quantity string");
     auto q = ParseResourceQuantity(it.key(), text);
     if (!q.ok()) return Result<ResourceList>::Error(field + "." + it.key() + ": " + q.message());
     r.Set(it.key(), *q);
@@ -162,7 +167,8 @@ Result<std::string> StringOf(const json& j, const char* field, bool required) {
     if (required) return Result<std::string>::Error(std::string(field) + ": required");
     return std::string();
   }
-  if (!it->is_string()) return Result<std::string>::Error(std::string(field) + ": expected a string");
+  if (!it->is_string())
+    return Result<std::string>::Error(std::string(field) + ": expected a string");
   return it->get<std::string>();
 }
 
@@ -188,7 +194,8 @@ Result<RunSegment> SegmentFromJson(const json& j) {
   s.gpu_product = *prod;
   if (auto r = j.find("gpuReplicas"); r != j.end() && !r->is_null()) {
     if (!r->is_number_integer() || r->get<int64_t>() < 1)
-      return Result<RunSegment>::Error("gpuReplicas: expected a positive integer (nvidia.com/gpu.replicas of the node)");
+      return Result<RunSegment>::Error(
+          "gpuReplicas: expected a positive integer (nvidia.com/gpu.replicas of the node)");
     s.gpu_replicas = r->get<int64_t>();
   }
   if (auto p = j.find("priority"); p != j.end()) {
@@ -222,7 +229,8 @@ Result<RunSegment> SegmentFromJson(const json& j) {
     billing::LostWork lw;
     for (auto [field, dst] : {std::pair<const char*, Millis*>{"from", &lw.from}, {"to", &lw.to}}) {
       auto it = l->find(field);
-      if (it == l->end()) return Result<RunSegment>::Error(std::string("lost.") + field + ": required");
+      if (it == l->end())
+        return Result<RunSegment>::Error(std::string("lost.") + field + ": required");
       auto t = TimeOf(*it, std::string("lost.") + field);
       if (!t.ok()) return t.status();
       *dst = *t;
@@ -275,11 +283,13 @@ Result<BillingMode> ModeOf(const std::string& s) {
   if (s == "Usage") return BillingMode::kUsage;
   if (s == "Max") return BillingMode::kMax;
   if (s == "Blended") return BillingMode::kBlended;
-  return Result<BillingMode>::Error("mode \"" + s + "\" is not one of Request, Usage, Max, Blended");
+  return Result<BillingMode>::Error("mode \"" + s +
+                                    "\" is not one of Request, Usage, Max, Blended");
 }
 
 Result<Decimal> DecimalOf(const json& j, const std::string& field) {
-  if (!j.is_string()) return Result<Decimal>::Error(field + ": expected a decimal string such as \"0.05\"");
+  if (!j.is_string())
+    return Result<Decimal>::Error(field + ": expected a decimal string such as \"0.05\"");
   auto d = Decimal::Parse(j.get<std::string>());
   if (!d.ok()) return Result<Decimal>::Error(field + ": " + d.message());
   return d;
@@ -289,11 +299,13 @@ Result<PriceBook> OneBook(const json& j) {
   if (!j.is_object()) return Result<PriceBook>::Error("a PriceBook must be a JSON object");
   PriceBook b;
   if (auto m = j.find("metadata"); m != j.end() && m->is_object())
-    if (auto n = m->find("name"); n != m->end() && n->is_string()) b.meta.name = n->get<std::string>();
+    if (auto n = m->find("name"); n != m->end() && n->is_string())
+      b.meta.name = n->get<std::string>();
   if (b.meta.name.empty()) return Result<PriceBook>::Error("metadata.name: required");
   const std::string who = "PriceBook " + b.meta.name + ": spec.";
   auto sit = j.find("spec");
-  if (sit == j.end() || !sit->is_object()) return Result<PriceBook>::Error(who.substr(0, who.size() - 1) + ": spec required");
+  if (sit == j.end() || !sit->is_object())
+    return Result<PriceBook>::Error(who.substr(0, who.size() - 1) + ": spec required");
   const json& s = *sit;
   for (auto it = s.begin(); it != s.end(); ++it) {
     const std::string& k = it.key();
@@ -320,24 +332,38 @@ Result<PriceBook> OneBook(const json& j) {
       }
     } else if (k == "migRule" && v.is_string()) {
       std::string r = v.get<std::string>();
-      if (r == "Compute") b.mig_rule = MigRule::kCompute;
-      else if (r == "Memory") b.mig_rule = MigRule::kMemory;
-      else if (r == "Max") b.mig_rule = MigRule::kMax;
-      else return Result<PriceBook>::Error(who + k + ": \"" + r + "\" is not one of Compute, Memory, Max");
+      if (r == "Compute")
+        b.mig_rule = MigRule::kCompute;
+      else if (r == "Memory")
+        b.mig_rule = MigRule::kMemory;
+      else if (r == "Max")
+        b.mig_rule = MigRule::kMax;
+      else
+        return Result<PriceBook>::Error(who + k + ": \"" + r +
+                                        "\" is not one of Compute, Memory, Max");
     } else if (k == "preemptionCredit" && v.is_string()) {
       std::string r = v.get<std::string>();
-      if (r == "None") b.preemption_credit = CreditPolicy::kNone;
-      else if (r == "LostWork") b.preemption_credit = CreditPolicy::kLostWork;
-      else return Result<PriceBook>::Error(who + k + ": \"" + r + "\" is not one of None, LostWork");
+      if (r == "None")
+        b.preemption_credit = CreditPolicy::kNone;
+      else if (r == "LostWork")
+        b.preemption_credit = CreditPolicy::kLostWork;
+      else
+        return Result<PriceBook>::Error(who + k + ": \"" + r + "\" is not one of None, LostWork");
     } else if (k == "shareIdle" && v.is_string()) {
       std::string r = v.get<std::string>();
-      if (r == "None") b.share_idle = IdleSharing::kNone;
-      else if (r == "Weighted") b.share_idle = IdleSharing::kWeighted;
-      else if (r == "Even") b.share_idle = IdleSharing::kEven;
-      else return Result<PriceBook>::Error(who + k + ": \"" + r + "\" is not one of None, Weighted, Even");
+      if (r == "None")
+        b.share_idle = IdleSharing::kNone;
+      else if (r == "Weighted")
+        b.share_idle = IdleSharing::kWeighted;
+      else if (r == "Even")
+        b.share_idle = IdleSharing::kEven;
+      else
+        return Result<PriceBook>::Error(who + k + ": \"" + r +
+                                        "\" is not one of None, Weighted, Even");
     } else if (k == "namespaceModes" && v.is_object()) {
       for (auto p = v.begin(); p != v.end(); ++p) {
-        if (!p.value().is_string()) return Result<PriceBook>::Error(who + k + "." + p.key() + ": expected a mode");
+        if (!p.value().is_string())
+          return Result<PriceBook>::Error(who + k + "." + p.key() + ": expected a mode");
         auto m = ModeOf(p.value().get<std::string>());
         if (!m.ok()) return Result<PriceBook>::Error(who + k + "." + p.key() + ": " + m.message());
         b.namespace_modes[p.key()] = *m;

@@ -3,17 +3,16 @@
 //
 // Invoice JSON: namespace, currency, lines[] (resource, unit, requestQuantity, usageQuantity,
 // billedQuantity, unitPrice, amount, plus kind, mode, priceBook, priceSource, gpuModel, migRule,
-// migFraction, cardPrice, gpuReplicas, preemptor, requestAmount, usageAmount, provenance), requestTotal,
-// usageTotal, total, plus creditTotal, from, to, priceBooks, digest, provenance[]. IdleShare
-// lines (PriceBook shareIdle) carry idleShare {rule, idleAmount, weight, totalWeight}; an
+// migFraction, cardPrice, gpuReplicas, preemptor, requestAmount, usageAmount, provenance),
+// requestTotal, usageTotal, total, plus creditTotal, from, to, priceBooks, digest, provenance[].
+// IdleShare lines (PriceBook shareIdle) carry idleShare {rule, idleAmount, weight, totalWeight}; an
 // invoice with any has idleShareTotal (on "__idle__": the part spread to tenants). Money and
 // quantities are exact decimal strings; amounts and totals have exactly 6 decimals.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/billing/invoice.h"
 #include "core/billing/run_segment.h"

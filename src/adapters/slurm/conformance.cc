@@ -461,8 +461,8 @@ Result<ConformanceReport> CompareWithSlurm(const ConformanceInputs& in) {
     const int64_t runs = static_cast<int64_t>(std::max(s.runs.size(), a.runs.size()));
     const int64_t base_tol = static_cast<int64_t>(static_cast<int128>(gpus_milli) *
                                                   ex.gpu_seconds_per_run * runs / 1000);
-    const int64_t allow_tol = static_cast<int64_t>(static_cast<int128>(gpus_milli) *
-                                                   allowance_gpu * preempted_runs / 1000);
+    const int64_t allow_tol = static_cast<int64_t>(static_cast<int128>(gpus_milli) * allowance_gpu *
+                                                   preempted_runs / 1000);
     const int64_t d = sg - ag, ad = d < 0 ? -d : d;
     out.gpu_ms_deltas.emplace_back(key, d);
     add(key, "gpu-seconds", Secs(sg), Secs(ag), ad <= base_tol + allow_tol,

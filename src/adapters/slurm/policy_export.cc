@@ -513,8 +513,9 @@ class Exporter {
                ": Slurm's PreemptExemptTime counts whole seconds (rounded up)");
     if (policy_.latency) {  // spec.latency: the timers the model assumes are the cluster's
       const auto& l = *policy_.latency;
-      Conf(pp + " latency.killWait " + FormatDuration(l.kill_wait) + pwhere("spec.latency.killWait") +
-               " and latency.messageTimeout " + FormatDuration(l.message_timeout) +
+      Conf(pp + " latency.killWait " + FormatDuration(l.kill_wait) +
+               pwhere("spec.latency.killWait") + " and latency.messageTimeout " +
+               FormatDuration(l.message_timeout) +
                ": slurmd's SIGTERM -> SIGKILL wait and its message round trip",
            "KillWait=" + std::to_string(CeilSeconds(l.kill_wait)) +
                "\nMessageTimeout=" + std::to_string(CeilSeconds(l.message_timeout)));
@@ -529,10 +530,12 @@ class Exporter {
                " (add it to the cluster's AuthInfo line, with its socket)");
       if (l.epilog > 0)
         Warn("PoolPolicy", policy_.meta, "spec.latency.epilog",
-             FormatDuration(l.epilog) + ": not exported; it is how long the cluster's Epilog script runs");
+             FormatDuration(l.epilog) +
+                 ": not exported; it is how long the cluster's Epilog script runs");
       Warn("PoolPolicy", policy_.meta, "spec.latency.graceEndDelay",
            FormatDuration(l.grace_end_delay) +
-               ": not exported; it follows from SchedulerParameters=sched_interval (and slurmctld's 30 s "
+               ": not exported; it follows from SchedulerParameters=sched_interval (and "
+               "slurmctld's 30 s "
                "time-limit sweep)");
     }
     const int64_t freq = std::max<int64_t>(1, CeilSeconds(policy_.scrape_interval));

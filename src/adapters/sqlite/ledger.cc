@@ -30,12 +30,14 @@ constexpr Millis kDayMs = 24 * billing::kHourMs;
 const char* kHourlyColumns =
     "namespace TEXT NOT NULL, workload TEXT NOT NULL, resource TEXT NOT NULL,"
     " gpu_product TEXT NOT NULL, gpu_replicas INTEGER NOT NULL, kind INTEGER NOT NULL,"
-    " preemptor TEXT NOT NULL, hour INTEGER NOT NULL, version INTEGER NOT NULL, current INTEGER NOT NULL,"
+    " preemptor TEXT NOT NULL, hour INTEGER NOT NULL, version INTEGER NOT NULL, current INTEGER "
+    "NOT NULL,"
     " request_raw TEXT NOT NULL, usage_raw TEXT NOT NULL, max_raw TEXT NOT NULL,"
     " samples INTEGER NOT NULL, covered_ms INTEGER NOT NULL, run_ms INTEGER NOT NULL,"
     " unit TEXT NOT NULL, price_book TEXT NOT NULL, currency TEXT NOT NULL, mode TEXT NOT NULL,"
     " unit_price TEXT NOT NULL, billed_quantity TEXT NOT NULL, amount TEXT NOT NULL,"
-    " PRIMARY KEY(namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, hour, version)";
+    " PRIMARY KEY(namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, hour, "
+    "version)";
 
 std::string Schema() {
   return std::string(R"sql(
@@ -47,7 +49,8 @@ CREATE TABLE IF NOT EXISTS price_books(
   effective_from INTEGER NOT NULL,
   canonical TEXT NOT NULL,
   json TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS hourly()sql" + kHourlyColumns + R"sql() WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS hourly()sql" +
+         kHourlyColumns + R"sql() WITHOUT ROWID;
 -- Daily rollups of the current hourly rows (UTC days), maintained by every write in the same
 -- transaction: invoices read whole days here and only partial days from hourly.
 CREATE TABLE IF NOT EXISTS daily(
@@ -83,9 +86,7 @@ std::string MigrateV1Sql() {
 
 class Stmt {
  public:
-  Stmt(sqlite3* db, const char* sql) {
-    rc_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr);
-  }
+  Stmt(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr); }
   ~Stmt() { sqlite3_finalize(s_); }
   bool ok() const { return rc_ == SQLITE_OK; }
   sqlite3_stmt* get() { return s_; }
@@ -93,12 +94,16 @@ class Stmt {
     sqlite3_reset(s_);
     sqlite3_clear_bindings(s_);
   }
-  void Text(int i, const std::string& v) { sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); }
+  void Text(int i, const std::string& v) {
+    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
   void Int(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); }
   int Step() { return sqlite3_step(s_); }
   std::string ColText(int i) {
     const unsigned char* t = sqlite3_column_text(s_, i);
-    return t ? std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(s_, i))) : std::string();
+    return t ? std::string(reinterpret_cast<const char*>(t),
+                           static_cast<size_t>(sqlite3_column_bytes(s_, i)))
+             : std::string();
   }
   int64_t ColInt(int i) { return sqlite3_column_int64(s_, i); }
 
@@ -119,7 +124,9 @@ std::string FilterSql(const RowFilter& f) {
   if (f.from) sql += " AND hour >= ?2";
   if (f.to) sql += " AND hour < ?3";
   if (!f.include_superseded) sql += " AND current = 1";
-  sql += " ORDER BY namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, hour, version";
+  sql +=
+      " ORDER BY namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, hour, "
+      "version";
   return sql;
 }
 void BindFilter(Stmt& s, const RowFilter& f) {
@@ -190,14 +197,16 @@ class RowRater {
     c.run = r.run_ms;
     c.unit_price = price_text_;
     if (book_ < 0) {
-      c.billed = billing::DecimalUnitsToString(billing::QuantityOf(r.request_raw, 1, unit_.divisor).units());
+      c.billed = billing::DecimalUnitsToString(
+          billing::QuantityOf(r.request_raw, 1, unit_.divisor).units());
       c.amount = "0";
       return c;
     }
     c.mode = ToString(mode_);
     billing::Billed billed = billing::BilledOf(r, mode_, weight_, unit_.gpu);
     if (r.kind == RowKind::kCredit) billed.num = credit_ == CreditPolicy::kNone ? 0 : -billed.num;
-    c.billed = billing::DecimalUnitsToString(billing::QuantityOf(billed.num, billed.den, unit_.divisor).units());
+    c.billed = billing::DecimalUnitsToString(
+        billing::QuantityOf(billed.num, billed.den, unit_.divisor).units());
     c.amount = billing::DecimalUnitsToString(
         billing::AmountOf(billed.num, billed.den, price_, unit_.divisor, Decimal::kScale).units());
     return c;
@@ -235,7 +244,9 @@ void BindContent(Stmt& s, int from, const Content& c) {
 
 class Txn {
  public:
-  explicit Txn(sqlite3* db) : db_(db) { rc_ = sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr); }
+  explicit Txn(sqlite3* db) : db_(db) {
+    rc_ = sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
+  }
   ~Txn() {
     if (rc_ == SQLITE_OK && !done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   }
@@ -272,13 +283,16 @@ class DailyWriter {
   explicit DailyWriter(sqlite3* db)
       : db_(db),
         get_(db,
-             "SELECT request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, min_hour, max_hour"
+             "SELECT request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, min_hour, "
+             "max_hour"
              " FROM daily WHERE namespace=?1 AND workload=?2 AND resource=?3 AND gpu_product=?4"
              " AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7 AND day=?8"),
-        put_(db,
-             "INSERT OR REPLACE INTO daily(namespace, workload, resource, gpu_product, gpu_replicas,"
-             " kind, preemptor, day, request_raw, usage_raw, max_raw, samples, covered_ms, run_ms,"
-             " min_hour, max_hour) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)") {}
+        put_(
+            db,
+            "INSERT OR REPLACE INTO daily(namespace, workload, resource, gpu_product, gpu_replicas,"
+            " kind, preemptor, day, request_raw, usage_raw, max_raw, samples, covered_ms, run_ms,"
+            " min_hour, max_hour) VALUES "
+            "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)") {}
   bool ok() const { return get_.ok() && put_.ok(); }
 
   // delta.hour is the hour of the changed row; its raw tracks and counts are the change.
@@ -314,7 +328,8 @@ class DailyWriter {
     BindDayKey(get_, a);
     int rc = get_.Step();
     if (rc == SQLITE_ROW) {
-      if (!AddStored(get_.ColText(0), 1, &a.request_raw) || !AddStored(get_.ColText(1), 1, &a.usage_raw) ||
+      if (!AddStored(get_.ColText(0), 1, &a.request_raw) ||
+          !AddStored(get_.ColText(1), 1, &a.usage_raw) ||
           !AddStored(get_.ColText(2), 1, &a.max_raw))
         return Status::Error("ledger: corrupt quantity in the daily rollup of " + a.workload);
       a.samples += get_.ColInt(3);
@@ -342,8 +357,8 @@ class DailyWriter {
  private:
   static bool SameSeries(const HourlyRow& a, const HourlyRow& b) {
     return a.kind == b.kind && a.gpu_replicas == b.gpu_replicas && a.resource == b.resource &&
-           a.workload == b.workload && a.namespace_ == b.namespace_ && a.gpu_product == b.gpu_product &&
-           a.preemptor == b.preemptor;
+           a.workload == b.workload && a.namespace_ == b.namespace_ &&
+           a.gpu_product == b.gpu_product && a.preemptor == b.preemptor;
   }
   // The key with the day in place of the hour (acc_.hour holds the day when bound).
   static void BindDayKey(Stmt& s, const HourlyRow& r) { BindKey(s, r); }  // hour = day
@@ -373,8 +388,9 @@ Status WriteWatermark(sqlite3* db, Millis before) {
   auto cur = ReadWatermark(db);
   if (!cur.ok()) return cur.status();
   if (before <= *cur) return Status::Ok();
-  Stmt s(db, "INSERT INTO meta(key, value) VALUES ('sealed_before', ?1) "
-             "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  Stmt s(db,
+         "INSERT INTO meta(key, value) VALUES ('sealed_before', ?1) "
+         "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
   if (!s.ok()) return SqlError(db, "write seal watermark");
   s.Text(1, std::to_string(before));
   if (s.Step() != SQLITE_DONE) return SqlError(db, "write seal watermark");
@@ -396,8 +412,10 @@ bool ReadRowColumns(Stmt& s, const HourlyRow* prev, HourlyRow* r) {
   };
   auto text = [&](int col, std::string* dst, const std::string* p) {
     const std::string_view v = view(col);
-    if (p && *p == v) *dst = *p;
-    else dst->assign(v);
+    if (p && *p == v)
+      *dst = *p;
+    else
+      dst->assign(v);
   };
   text(0, &r->namespace_, prev ? &prev->namespace_ : nullptr);
   text(1, &r->workload, prev ? &prev->workload : nullptr);
@@ -422,16 +440,20 @@ bool ReadRowColumns(Stmt& s, const HourlyRow* prev, HourlyRow* r) {
 
 Result<std::unique_ptr<Ledger>> Ledger::Open(const std::string& path) {
   sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
     return Result<std::unique_ptr<Ledger>>::Error("ledger: cannot open " + path + ": " + msg);
   }
   sqlite3_busy_timeout(db, 10000);
   std::unique_ptr<Ledger> l(new Ledger(db));
-  for (const char* sql : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA cache_size=-131072"})
-    if (Status s = l->Exec(sql); !s.ok()) return Result<std::unique_ptr<Ledger>>::Error(s.message() + " (" + path + ")");
-  if (Status s = l->Migrate(); !s.ok()) return Result<std::unique_ptr<Ledger>>::Error(s.message() + " (" + path + ")");
+  for (const char* sql :
+       {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA cache_size=-131072"})
+    if (Status s = l->Exec(sql); !s.ok())
+      return Result<std::unique_ptr<Ledger>>::Error(s.message() + " (" + path + ")");
+  if (Status s = l->Migrate(); !s.ok())
+    return Result<std::unique_ptr<Ledger>>::Error(s.message() + " (" + path + ")");
   return l;
 }
 
@@ -724,7 +746,8 @@ Status Ledger::Migrate() {
   if (version != 0) {
     if (Status s = RebuildRollupsLocked(); !s.ok()) return s;
     if (Status s = Exec(("UPDATE meta SET value = '" + std::to_string(kSchemaVersion) +
-                         "' WHERE key = 'schema'").c_str());
+                         "' WHERE key = 'schema'")
+                            .c_str());
         !s.ok())
       return s;
   }
@@ -743,7 +766,8 @@ Status Ledger::Exec(const char* sql) {
 
 Status Ledger::PutPriceBooksLocked(const std::vector<PriceBook>& books) {
   Stmt get(db_, "SELECT canonical FROM price_books WHERE id = ?1");
-  Stmt put(db_, "INSERT INTO price_books(id, effective_from, canonical, json) VALUES (?1, ?2, ?3, ?4)");
+  Stmt put(db_,
+           "INSERT INTO price_books(id, effective_from, canonical, json) VALUES (?1, ?2, ?3, ?4)");
   if (!get.ok() || !put.ok()) return SqlError(db_, "prepare price book statements");
   for (const PriceBook& b : books) {
     std::string id = billing::PriceBookId(b), canon = billing::CanonicalPriceBook(b);
@@ -783,7 +807,9 @@ Result<std::vector<PriceBook>> Ledger::PriceBooks() {
   while ((rc = s.Step()) == SQLITE_ROW) {
     auto j = nlohmann::json::parse(s.ColText(0), nullptr, false);
     auto b = report::PriceBooksFromJson(j);
-    if (!b.ok()) return Result<std::vector<PriceBook>>::Error("ledger: stored price book unreadable: " + b.message());
+    if (!b.ok())
+      return Result<std::vector<PriceBook>>::Error("ledger: stored price book unreadable: " +
+                                                   b.message());
     for (auto& x : *b) out.push_back(std::move(x));
   }
   if (rc != SQLITE_DONE) return SqlError(db_, "read price books");
@@ -799,12 +825,13 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
   auto wm = ReadWatermark(db_);
   if (!wm.ok()) return wm.status();
   const Millis sealed_before = *wm;
-  Stmt insert(db_,
-              "INSERT INTO hourly(namespace, workload, resource, gpu_product, gpu_replicas, kind,"
-              " preemptor, hour, version, current, request_raw, usage_raw, max_raw, samples,"
-              " covered_ms, run_ms, unit, price_book, currency, mode, unit_price, billed_quantity, amount)"
-              " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,1,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22)"
-              " ON CONFLICT DO NOTHING");
+  Stmt insert(
+      db_,
+      "INSERT INTO hourly(namespace, workload, resource, gpu_product, gpu_replicas, kind,"
+      " preemptor, hour, version, current, request_raw, usage_raw, max_raw, samples,"
+      " covered_ms, run_ms, unit, price_book, currency, mode, unit_price, billed_quantity, amount)"
+      " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,1,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22)"
+      " ON CONFLICT DO NOTHING");
   Stmt current(db_,
                "SELECT version, request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, unit,"
                " price_book, currency, mode, unit_price, billed_quantity, amount FROM hourly"
@@ -866,13 +893,13 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
     BindKey(current, r);
     if (current.Step() != SQLITE_ROW) return SqlError(db_, "read current row of " + r.workload);
     int64_t version = current.ColInt(0);
-    Content old{current.ColText(1), current.ColText(2), current.ColText(3), current.ColText(7),
-                current.ColText(8), current.ColText(9), current.ColText(10), current.ColText(11),
-                current.ColText(12), current.ColText(13), current.ColInt(4), current.ColInt(5),
+    Content old{current.ColText(1),  current.ColText(2),  current.ColText(3),  current.ColText(7),
+                current.ColText(8),  current.ColText(9),  current.ColText(10), current.ColText(11),
+                current.ColText(12), current.ColText(13), current.ColInt(4),   current.ColInt(5),
                 current.ColInt(6)};
     auto tie = [](const Content& x) {
-      return std::tie(x.req, x.use, x.max, x.unit, x.book, x.currency, x.mode, x.unit_price, x.billed,
-                      x.amount, x.samples, x.covered, x.run);
+      return std::tie(x.req, x.use, x.max, x.unit, x.book, x.currency, x.mode, x.unit_price,
+                      x.billed, x.amount, x.samples, x.covered, x.run);
     };
     if (tie(old) == tie(c)) {
       ++st.unchanged;
@@ -891,7 +918,8 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
     supersede.Reset();
     BindKey(supersede, r);
     supersede.Int(9, version);
-    if (supersede.Step() != SQLITE_DONE) return SqlError(db_, "supersede hourly row of " + r.workload);
+    if (supersede.Step() != SQLITE_DONE)
+      return SqlError(db_, "supersede hourly row of " + r.workload);
     insert.Reset();
     BindKey(insert, r);
     insert.Int(9, version + 1);
@@ -966,7 +994,8 @@ Result<std::vector<LedgerRow>> Ledger::ReadDetailed(const RowFilter& f) {
     auto use = billing::ParseI128(s.ColText(10));
     auto mx = billing::ParseI128(s.ColText(11));
     if (!req.ok() || !use.ok() || !mx.ok())
-      return Result<std::vector<LedgerRow>>::Error("ledger: corrupt quantity in a row of " + r.workload);
+      return Result<std::vector<LedgerRow>>::Error("ledger: corrupt quantity in a row of " +
+                                                   r.workload);
     r.request_raw = *req;
     r.usage_raw = *use;
     r.max_raw = *mx;
@@ -977,13 +1006,15 @@ Result<std::vector<LedgerRow>> Ledger::ReadDetailed(const RowFilter& f) {
     lr.rated.price_book = s.ColText(16);
     lr.rated.currency = s.ColText(17);
     std::string mode = s.ColText(18);
-    for (BillingMode m : {BillingMode::kRequest, BillingMode::kUsage, BillingMode::kMax, BillingMode::kBlended})
+    for (BillingMode m :
+         {BillingMode::kRequest, BillingMode::kUsage, BillingMode::kMax, BillingMode::kBlended})
       if (mode == ToString(m)) lr.rated.mode = m;
     auto up = Decimal::Parse(s.ColText(19));
     auto bq = Decimal::Parse(s.ColText(20));
     auto am = Decimal::Parse(s.ColText(21));
     if (!up.ok() || !bq.ok() || !am.ok())
-      return Result<std::vector<LedgerRow>>::Error("ledger: corrupt rating in a row of " + r.workload);
+      return Result<std::vector<LedgerRow>>::Error("ledger: corrupt rating in a row of " +
+                                                   r.workload);
     lr.rated.unit_price = *up;
     lr.rated.billed_quantity = *bq;
     lr.rated.amount = *am;
@@ -1005,16 +1036,18 @@ Result<std::vector<HourlyRow>> Ledger::Read(const RowFilter& f) {
   while ((rc = s.Step()) == SQLITE_ROW) {
     HourlyRow& r = out.emplace_back();
     if (!ReadRowColumns(s, out.size() > 1 ? &out[out.size() - 2] : nullptr, &r))
-      return Result<std::vector<HourlyRow>>::Error("ledger: corrupt quantity in a row of " + r.workload);
+      return Result<std::vector<HourlyRow>>::Error("ledger: corrupt quantity in a row of " +
+                                                   r.workload);
     r.hour = s.ColInt(13);
   }
   if (rc != SQLITE_DONE) return SqlError(db_, "read hourly rows");
   return out;
 }
 
-Result<std::vector<billing::RowSpan>> Ledger::ReadDaily(const std::optional<std::string>& namespace_,
-                                                        Millis from_day, Millis to_day) {
-  std::string sql = std::string("SELECT ") + kRowColumns + ", min_hour, max_hour FROM daily WHERE day >= ?2 AND day < ?3";
+Result<std::vector<billing::RowSpan>> Ledger::ReadDaily(
+    const std::optional<std::string>& namespace_, Millis from_day, Millis to_day) {
+  std::string sql = std::string("SELECT ") + kRowColumns +
+                    ", min_hour, max_hour FROM daily WHERE day >= ?2 AND day < ?3";
   if (namespace_) sql += " AND namespace = ?1";
   Stmt s(db_, sql.c_str());
   if (!s.ok()) return SqlError(db_, "read daily rollups");
@@ -1027,7 +1060,8 @@ Result<std::vector<billing::RowSpan>> Ledger::ReadDaily(const std::optional<std:
     billing::RowSpan& sp = out.emplace_back();
     HourlyRow& r = sp.sum;
     if (!ReadRowColumns(s, out.size() > 1 ? &out[out.size() - 2].sum : nullptr, &r))
-      return Result<std::vector<billing::RowSpan>>::Error("ledger: corrupt daily rollup of " + r.workload);
+      return Result<std::vector<billing::RowSpan>>::Error("ledger: corrupt daily rollup of " +
+                                                          r.workload);
     r.hour = s.ColInt(13);
     sp.last_hour = s.ColInt(14);
   }
@@ -1039,13 +1073,18 @@ Result<std::vector<billing::RowSpan>> Ledger::ReadDaily(const std::optional<std:
 
 const std::vector<std::string>& FocusColumns() {
   static const std::vector<std::string> kCols = {
-      "BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd",
-      "BillingCurrency", "ProviderName", "SubAccountId", "ResourceId", "ResourceType",
-      "ChargeCategory", "ChargeDescription", "SkuId", "ConsumedQuantity", "ConsumedUnit",
-      "PricingQuantity", "PricingUnit", "ListUnitPrice", "ContractedUnitPrice", "BilledCost",
-      "EffectiveCost", "ListCost", "x_RequestQuantity", "x_UsageQuantity", "x_BillingMode",
-      "x_PriceBook", "x_UnitPricePerHour", "x_GpuModel", "x_Preemptor", "x_Samples",
-      "x_CoveredSeconds", "x_RunSeconds", "x_Version", "x_Current", "x_Sealed", "x_GpuReplicas"};
+      "BillingPeriodStart", "BillingPeriodEnd",   "ChargePeriodStart",
+      "ChargePeriodEnd",    "BillingCurrency",    "ProviderName",
+      "SubAccountId",       "ResourceId",         "ResourceType",
+      "ChargeCategory",     "ChargeDescription",  "SkuId",
+      "ConsumedQuantity",   "ConsumedUnit",       "PricingQuantity",
+      "PricingUnit",        "ListUnitPrice",      "ContractedUnitPrice",
+      "BilledCost",         "EffectiveCost",      "ListCost",
+      "x_RequestQuantity",  "x_UsageQuantity",    "x_BillingMode",
+      "x_PriceBook",        "x_UnitPricePerHour", "x_GpuModel",
+      "x_Preemptor",        "x_Samples",          "x_CoveredSeconds",
+      "x_RunSeconds",       "x_Version",          "x_Current",
+      "x_Sealed",           "x_GpuReplicas"};
   return kCols;
 }
 
@@ -1056,13 +1095,16 @@ std::vector<std::string> FocusValues(const LedgerRow& lr) {
   billing::MeterUnit unit = billing::MeterUnitOf(r.resource, r.gpu_replicas);
   std::string start = FormatRfc3339(r.hour), end = FormatRfc3339(r.hour + billing::kHourMs);
   // Per metering unit (per second) list price: hourly price / 3600, 9 decimals.
-  Decimal per_unit = Decimal::FromUnits(billing::MulDivRoundHalfUp(lr.rated.unit_price.units(), 1, 3600));
+  Decimal per_unit =
+      Decimal::FromUnits(billing::MulDivRoundHalfUp(lr.rated.unit_price.units(), 1, 3600));
   std::string sku = r.resource + (r.gpu_product.empty() ? "" : "@" + r.gpu_product);
   const bool idle = r.namespace_ == billing::kIdleNamespace;
-  std::string desc = idle ? "Idle capacity of " + r.resource + " on node " + r.workload
-                          : std::string(r.kind == RowKind::kCredit ? "Preemption credit" : "Usage") + " of " +
-                                r.resource + " by " + r.workload +
-                                (r.kind == RowKind::kCredit ? " (lost work, preempted by " + r.preemptor + ")" : "");
+  std::string desc =
+      idle ? "Idle capacity of " + r.resource + " on node " + r.workload
+           : std::string(r.kind == RowKind::kCredit ? "Preemption credit" : "Usage") + " of " +
+                 r.resource + " by " + r.workload +
+                 (r.kind == RowKind::kCredit ? " (lost work, preempted by " + r.preemptor + ")"
+                                             : "");
   return {start,
           end,
           start,
@@ -1157,7 +1199,8 @@ Result<std::vector<billing::Invoice>> LedgerInvoices(Ledger& ledger,
   std::vector<Millis> cuts;  // PriceBook version changes inside the window
   for (const PriceBook& b : *books) {
     spread |= b.share_idle != IdleSharing::kNone;
-    if ((!from || b.effective_from > *from) && (!to || b.effective_from < *to)) cuts.push_back(b.effective_from);
+    if ((!from || b.effective_from > *from) && (!to || b.effective_from < *to))
+      cuts.push_back(b.effective_from);
   }
   auto cat = billing::PriceCatalog::Create(std::move(*books));
   if (!cat.ok()) return cat.status();
@@ -1180,7 +1223,7 @@ Result<std::vector<billing::Invoice>> LedgerInvoices(Ledger& ledger,
     // from the hourly rows. Billing is linear per version, so the sums give the same invoices.
     const Millis day_from = from ? -DayOf(-*from) : INT64_MIN;  // first whole day
     const Millis day_to = to ? DayOf(*to) : INT64_MAX;          // end of the last whole day
-    std::vector<std::pair<Millis, Millis>> hourly;             // hour ranges read row by row
+    std::vector<std::pair<Millis, Millis>> hourly;              // hour ranges read row by row
     std::vector<Millis> dirty;                                  // days read row by row
     for (Millis c : cuts)
       if (c % kDayMs != 0 && DayOf(c) >= day_from && DayOf(c) < day_to) dirty.push_back(DayOf(c));
@@ -1194,7 +1237,8 @@ Result<std::vector<billing::Invoice>> LedgerInvoices(Ledger& ledger,
       if (!dirty.empty())
         spans.erase(std::remove_if(spans.begin(), spans.end(),
                                    [&](const billing::RowSpan& s) {
-                                     return std::binary_search(dirty.begin(), dirty.end(), DayOf(s.sum.hour));
+                                     return std::binary_search(dirty.begin(), dirty.end(),
+                                                               DayOf(s.sum.hour));
                                    }),
                     spans.end());
       if (from && *from < day_from) hourly.emplace_back(*from, day_from);

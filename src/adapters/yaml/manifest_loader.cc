@@ -19,10 +19,10 @@
 #include "adapters/io/input_file.h"
 #include "adapters/yaml/yaml_reader.h"
 #include "core/api_kinds.h"
+#include "core/int128.h"
 #include "core/policy_names.h"
 #include "core/quantity.h"
 #include "core/resources.h"
-#include "core/int128.h"
 #include "core/text.h"
 
 namespace arbiter::yaml {
@@ -74,10 +74,17 @@ std::string SupportedKindsText() {
 }
 
 // metadata fields Kubernetes clients may carry (e.g. from `kubectl get -o yaml`).
-const std::vector<std::string_view> kIgnoredMeta = {
-    "uid",        "resourceVersion", "generation",   "creationTimestamp", "deletionTimestamp",
-    "deletionGracePeriodSeconds", "ownerReferences", "finalizers", "managedFields", "selfLink",
-    "generateName"};
+const std::vector<std::string_view> kIgnoredMeta = {"uid",
+                                                    "resourceVersion",
+                                                    "generation",
+                                                    "creationTimestamp",
+                                                    "deletionTimestamp",
+                                                    "deletionGracePeriodSeconds",
+                                                    "ownerReferences",
+                                                    "finalizers",
+                                                    "managedFields",
+                                                    "selfLink",
+                                                    "generateName"};
 
 bool IsDns1123Label(std::string_view s) {
   if (s.empty() || s.size() > 63) return false;
@@ -136,7 +143,8 @@ std::string Trim(std::string_view s) {
 }
 
 // Percentages and counts: minAvailable / maxUnavailable.
-std::optional<IntOrPercent> ReadIntOrPercent(DocReader& r, const YAML::Node& n, const std::string& p) {
+std::optional<IntOrPercent> ReadIntOrPercent(DocReader& r, const YAML::Node& n,
+                                             const std::string& p) {
   auto t = r.Text(n, p);
   if (!t) return std::nullopt;
   if (!IsQuotedScalar(n) && ResolvePlain(*t) == PlainType::kInt) {
@@ -183,8 +191,9 @@ class DocLoader {
                      auto s = r_.String(v, fp);
                      if (!s) return;
                      if (!IsDns1123Label(*s)) {
-                       r_.Error(v, fp, "invalid namespace " + Quote(*s) +
-                                           ": lower-case letters, digits and '-', at most 63");
+                       r_.Error(v, fp,
+                                "invalid namespace " + Quote(*s) +
+                                    ": lower-case letters, digits and '-', at most 63");
                        return;
                      }
                      if (namespaced) {
@@ -201,8 +210,8 @@ class DocLoader {
                   {"annotations",
                    [this, meta](const YAML::Node& v, const std::string& fp) {
                      r_.ForEachEntry(v, fp,
-                                     [&](const std::string& k, const YAML::Node&, const YAML::Node& val,
-                                         const std::string& ap) {
+                                     [&](const std::string& k, const YAML::Node&,
+                                         const YAML::Node& val, const std::string& ap) {
                                        if (val.IsNull()) {
                                          meta->annotations[k] = "";
                                          return;
@@ -279,22 +288,20 @@ class DocLoader {
                             {"podCIDR", "podCIDRs", "providerID", "configSource", "externalID"},
                             {"taints"});
                       }});
-    fields.push_back({"status", [&](const YAML::Node& n, const std::string& p) {
-                        r_.ReadStruct(
-                            n, p,
-                            {{"capacity",
-                              [&](const YAML::Node& v, const std::string& fp) {
-                                node.capacity = r_.Resources(v, fp);
-                              }},
-                             {"allocatable",
-                              [&](const YAML::Node& v, const std::string& fp) {
-                                has_allocatable = true;
-                                node.allocatable = r_.Resources(v, fp);
-                              }}},
-                            {"conditions", "addresses", "daemonEndpoints", "nodeInfo", "images",
-                             "volumesInUse", "volumesAttached", "phase", "config",
-                             "runtimeHandlers", "features"});
-                      }});
+    fields.push_back(
+        {"status", [&](const YAML::Node& n, const std::string& p) {
+           r_.ReadStruct(
+               n, p,
+               {{"capacity", [&](const YAML::Node& v,
+                                 const std::string& fp) { node.capacity = r_.Resources(v, fp); }},
+                {"allocatable",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   has_allocatable = true;
+                   node.allocatable = r_.Resources(v, fp);
+                 }}},
+               {"conditions", "addresses", "daemonEndpoints", "nodeInfo", "images", "volumesInUse",
+                "volumesAttached", "phase", "config", "runtimeHandlers", "features"});
+         }});
     r_.ReadStruct(doc, "", fields);
     FinishMeta(&node.meta, false);
     ReadNodeSimAnnotations(&node);
@@ -310,13 +317,27 @@ class DocLoader {
 
   Container ReadContainer(const YAML::Node& n, const std::string& p, bool init) {
     Container c;
-    std::vector<std::string_view> ignored = {
-        "image",          "imagePullPolicy", "command",       "args",
-        "env",            "envFrom",         "ports",         "volumeMounts",
-        "volumeDevices",  "workingDir",      "livenessProbe", "readinessProbe",
-        "startupProbe",   "lifecycle",       "securityContext", "stdin",
-        "stdinOnce",      "tty",             "terminationMessagePath", "terminationMessagePolicy",
-        "resizePolicy"};
+    std::vector<std::string_view> ignored = {"image",
+                                             "imagePullPolicy",
+                                             "command",
+                                             "args",
+                                             "env",
+                                             "envFrom",
+                                             "ports",
+                                             "volumeMounts",
+                                             "volumeDevices",
+                                             "workingDir",
+                                             "livenessProbe",
+                                             "readinessProbe",
+                                             "startupProbe",
+                                             "lifecycle",
+                                             "securityContext",
+                                             "stdin",
+                                             "stdinOnce",
+                                             "tty",
+                                             "terminationMessagePath",
+                                             "terminationMessagePolicy",
+                                             "resizePolicy"};
     std::vector<std::string_view> warn;
     if (init) {
       warn.push_back("restartPolicy");  // sidecars change the effective-request rule
@@ -337,15 +358,13 @@ class DocLoader {
           }},
          {"resources",
           [&](const YAML::Node& v, const std::string& fp) {
-            r_.ReadStruct(v, fp,
-                          {{"requests",
-                            [&](const YAML::Node& rv, const std::string& rp) {
-                              c.requests = r_.Resources(rv, rp);
-                            }},
-                           {"limits", [&](const YAML::Node& lv, const std::string& lp) {
-                              c.limits = r_.Resources(lv, lp);
-                            }}},
-                          {"claims"});
+            r_.ReadStruct(
+                v, fp,
+                {{"requests", [&](const YAML::Node& rv,
+                                  const std::string& rp) { c.requests = r_.Resources(rv, rp); }},
+                 {"limits", [&](const YAML::Node& lv,
+                                const std::string& lp) { c.limits = r_.Resources(lv, lp); }}},
+                {"claims"});
           }}},
         ignored, warn);
     if (!named && n.IsMap()) r_.Error(n, ChildPath(p, "name"), "is required");
@@ -356,8 +375,9 @@ class DocLoader {
     // limit gets limit = request.
     for (const auto& [k, v] : c.requests.entries()) {
       auto info = ClassifyResource(k);
-      if (info.ok() && (info->kind == ResourceKind::kGpu || info->kind == ResourceKind::kMig ||
-                        info->kind == ResourceKind::kExtended) &&
+      if (info.ok() &&
+          (info->kind == ResourceKind::kGpu || info->kind == ResourceKind::kMig ||
+           info->kind == ResourceKind::kExtended) &&
           !c.limits.Has(k))
         c.limits.Set(k, v);
     }
@@ -366,7 +386,8 @@ class DocLoader {
 
   // Node simulation annotations: when the node joins and leaves the pool on the virtual clock.
   void ReadNodeSimAnnotations(Node* node) {
-    static const std::vector<std::string> kKnown = {"arbiter.dev/add-time", "arbiter.dev/remove-time"};
+    static const std::vector<std::string> kKnown = {"arbiter.dev/add-time",
+                                                    "arbiter.dev/remove-time"};
     YAML::Node remove_node;
     for (const auto& [key, n] : annotation_nodes_) {
       if (!StartsWith(key, "arbiter.dev/")) continue;
@@ -389,17 +410,19 @@ class DocLoader {
     }
     if (node->sim.remove_time && *node->sim.remove_time <= node->sim.add_time) {
       r_.Error(remove_node, ChildPath("metadata.annotations", "arbiter.dev/remove-time"),
-               "remove-time " + FormatDuration(*node->sim.remove_time) + " must be after add-time " +
-                   FormatDuration(node->sim.add_time) + " (a node leaves the pool after it joins)");
+               "remove-time " + FormatDuration(*node->sim.remove_time) +
+                   " must be after add-time " + FormatDuration(node->sim.add_time) +
+                   " (a node leaves the pool after it joins)");
       node->sim.remove_time.reset();
     }
   }
 
   void ReadSimAnnotations(Pod* pod) {
     static const std::vector<std::string> kKnown = {
-        "arbiter.dev/submit-time",         "arbiter.dev/duration",     "arbiter.dev/usage",
-        "arbiter.dev/checkpoint-interval", "arbiter.dev/shutdown-time", "arbiter.dev/preempt-mode",
-        "arbiter.dev/qos",                 "arbiter.dev/requeue-on-preempt"};
+        "arbiter.dev/submit-time",   "arbiter.dev/duration",
+        "arbiter.dev/usage",         "arbiter.dev/checkpoint-interval",
+        "arbiter.dev/shutdown-time", "arbiter.dev/preempt-mode",
+        "arbiter.dev/qos",           "arbiter.dev/requeue-on-preempt"};
     for (const auto& [key, node] : annotation_nodes_) {
       if (!StartsWith(key, "arbiter.dev/")) continue;
       std::string p = ChildPath("metadata.annotations", key);
@@ -424,11 +447,14 @@ class DocLoader {
           if (l == e.key) pod->sim.preempt_mode = e.value;
           allowed += (allowed.empty() ? "" : " | ") + std::string(e.manifest);
         }
-        if (!pod->sim.preempt_mode) r_.Error(node, p, "unknown preempt mode " + Quote(text) + " (allowed: " + allowed + ")");
+        if (!pod->sim.preempt_mode)
+          r_.Error(node, p, "unknown preempt mode " + Quote(text) + " (allowed: " + allowed + ")");
       } else if (key == "arbiter.dev/requeue-on-preempt") {
         const std::string l = Lower(Trim(text));
-        if (l == "true") pod->sim.requeue_on_preempt = true;
-        else if (l != "false") r_.Error(node, p, "expected \"true\" or \"false\", got " + Quote(text));
+        if (l == "true")
+          pod->sim.requeue_on_preempt = true;
+        else if (l != "false")
+          r_.Error(node, p, "expected \"true\" or \"false\", got " + Quote(text));
       } else if (key == "arbiter.dev/qos") {
         if (text.empty())
           r_.Error(node, p, "QoS name is empty");
@@ -447,8 +473,9 @@ class DocLoader {
           std::string item = Trim(rest.substr(0, comma));
           size_t eq = item.find('=');
           if (eq == std::string::npos) {
-            r_.Error(node, p, "usage item " + Quote(item) +
-                                  " is not resource=quantity (expected e.g. cpu=4,memory=8Gi)");
+            r_.Error(node, p,
+                     "usage item " + Quote(item) +
+                         " is not resource=quantity (expected e.g. cpu=4,memory=8Gi)");
             ok = false;
             break;
           }
@@ -478,7 +505,8 @@ class DocLoader {
         if (ok) pod->sim.usage = usage;
       } else {
         std::string msg = "unknown Arbiter annotation " + Quote(key);
-        if (auto s = DidYouMean(key, kKnown)) msg += "; did you mean " + Quote(*s) + "?";
+        if (auto s = DidYouMean(key, kKnown))
+          msg += "; did you mean " + Quote(*s) + "?";
         else {
           msg += " (known: ";
           for (size_t i = 0; i < kKnown.size(); ++i) msg += (i ? ", " : "") + kKnown[i];
@@ -515,13 +543,14 @@ class DocLoader {
                 }},
                {"priority",
                 [&](const YAML::Node& v, const std::string& fp) {
-                  if (auto i = r_.Int(v, fp, kInt32Min, kInt32Max)) pod.priority = static_cast<int32_t>(*i);
+                  if (auto i = r_.Int(v, fp, kInt32Min, kInt32Max))
+                    pod.priority = static_cast<int32_t>(*i);
                 }},
                {"preemptionPolicy",
                 [&](const YAML::Node& v, const std::string& fp) {
                   if (auto e = r_.Enum(v, fp, {"PreemptLowerPriority", "Never"}))
-                    pod.preemption_policy =
-                        *e == 0 ? PreemptionPolicy::kPreemptLowerPriority : PreemptionPolicy::kNever;
+                    pod.preemption_policy = *e == 0 ? PreemptionPolicy::kPreemptLowerPriority
+                                                    : PreemptionPolicy::kNever;
                 }},
                {"terminationGracePeriodSeconds",
                 [&](const YAML::Node& v, const std::string& fp) {
@@ -540,13 +569,31 @@ class DocLoader {
                 }},
            };
            r_.ReadStruct(n, p, spec,
-                         {"volumes", "restartPolicy", "tolerations", "schedulerName",
-                          "serviceAccountName", "serviceAccount", "securityContext", "hostNetwork",
-                          "hostPID", "hostIPC", "dnsPolicy", "dnsConfig", "imagePullSecrets",
-                          "runtimeClassName", "hostname", "subdomain", "shareProcessNamespace",
-                          "enableServiceLinks", "automountServiceAccountToken",
-                          "readinessGates", "hostAliases", "os",
-                          "setHostnameAsFQDN", "ephemeralContainers", "hostUsers",
+                         {"volumes",
+                          "restartPolicy",
+                          "tolerations",
+                          "schedulerName",
+                          "serviceAccountName",
+                          "serviceAccount",
+                          "securityContext",
+                          "hostNetwork",
+                          "hostPID",
+                          "hostIPC",
+                          "dnsPolicy",
+                          "dnsConfig",
+                          "imagePullSecrets",
+                          "runtimeClassName",
+                          "hostname",
+                          "subdomain",
+                          "shareProcessNamespace",
+                          "enableServiceLinks",
+                          "automountServiceAccountToken",
+                          "readinessGates",
+                          "hostAliases",
+                          "os",
+                          "setHostnameAsFQDN",
+                          "ephemeralContainers",
+                          "hostUsers",
                           "resourceClaims"},
                          {"affinity", "nodeName", "topologySpreadConstraints", "schedulingGates",
                           "overhead"});
@@ -555,8 +602,7 @@ class DocLoader {
          }});
     fields.push_back(Ignore("status"));
     bool has_spec = false;
-    for (auto it = doc.begin(); it != doc.end(); ++it)
-    {
+    for (auto it = doc.begin(); it != doc.end(); ++it) {
       const YAML::Node key = it->first;
       if (key.IsScalar() && key.Scalar() == "spec") has_spec = true;
     }
@@ -582,65 +628,80 @@ class DocLoader {
   }
 
   void ReadQuotaHard(ResourceQuota* q, const YAML::Node& n, const std::string& p) {
-    static const std::vector<std::string> kObjectCounts = {
-        "services",         "secrets", "configmaps", "persistentvolumeclaims",
-        "replicationcontrollers", "resourcequotas", "services.loadbalancers", "services.nodeports"};
-    r_.ForEachEntry(n, p, [&](const std::string& key, const YAML::Node& key_node, const YAML::Node& v,
-                              const std::string& kp) {
-      QuotaItem item;
-      item.key = key;
-      std::string resource;
-      if (key == "pods" || key == "count/pods") {
-        item.track = QuotaTrack::kCount;
-        resource = "pods";
-      } else if (StartsWith(key, "count/") ||
-                 std::find(kObjectCounts.begin(), kObjectCounts.end(), key) != kObjectCounts.end()) {
-        r_.Warn(key_node, kp, "object-count quotas other than pods are not modelled by Arbiter; ignored");
-        return;
-      } else if (key == "requests.storage" || key.find(".storageclass.storage.k8s.io/") != std::string::npos) {
-        r_.Warn(key_node, kp, "persistent volume storage quotas are not modelled by Arbiter; ignored");
-        return;
-      } else if (StartsWith(key, "requests.")) {
-        item.track = QuotaTrack::kRequests;
-        resource = key.substr(9);
-      } else if (StartsWith(key, "limits.")) {
-        item.track = QuotaTrack::kLimits;
-        resource = key.substr(7);
-      } else {
-        item.track = QuotaTrack::kRequests;  // bare `cpu`, `memory`, extended names = requests
-        resource = key;
-      }
-      auto info = ClassifyResource(resource);
-      bool bare_ok = item.track != QuotaTrack::kRequests || StartsWith(key, "requests.") ||
-                     (info.ok() && (info->kind == ResourceKind::kCpu || info->kind == ResourceKind::kMemory ||
-                                    info->kind == ResourceKind::kStorage ||
-                                    info->kind == ResourceKind::kHugePages ||
-                                    resource.find('/') != std::string::npos));
-      if (!info.ok() || !bare_ok) {
-        std::string msg = "unknown quota key " + Quote(key);
-        if (auto s = DidYouMean(key, {"requests.cpu", "requests.memory", "requests.nvidia.com/gpu",
-                                      "requests.ephemeral-storage", "limits.cpu", "limits.memory",
-                                      "limits.ephemeral-storage", "cpu", "memory", "pods",
-                                      "count/pods"}))
-          msg += "; did you mean " + Quote(*s) + "?";
-        else
-          msg += " (expected requests.<resource>, limits.<resource>, cpu, memory, pods, count/pods "
-                 "or an extended resource such as nvidia.com/gpu)";
-        r_.Error(key_node, kp, msg);
-        return;
-      }
-      item.resource = resource;
-      if (item.track == QuotaTrack::kLimits &&
-          (info->kind == ResourceKind::kGpu || info->kind == ResourceKind::kMig ||
-           info->kind == ResourceKind::kExtended))
-        r_.Warn(key_node, kp,
-                "Kubernetes refuses limits. quotas on extended resources; accepted because GPU "
-                "limits always equal requests (this caps " + resource + " requests too)");
-      if (auto h = r_.Quantity(resource, v, kp)) {
-        item.hard = *h;
-        q->hard.push_back(item);
-      }
-    });
+    static const std::vector<std::string> kObjectCounts = {"services",
+                                                           "secrets",
+                                                           "configmaps",
+                                                           "persistentvolumeclaims",
+                                                           "replicationcontrollers",
+                                                           "resourcequotas",
+                                                           "services.loadbalancers",
+                                                           "services.nodeports"};
+    r_.ForEachEntry(
+        n, p,
+        [&](const std::string& key, const YAML::Node& key_node, const YAML::Node& v,
+            const std::string& kp) {
+          QuotaItem item;
+          item.key = key;
+          std::string resource;
+          if (key == "pods" || key == "count/pods") {
+            item.track = QuotaTrack::kCount;
+            resource = "pods";
+          } else if (StartsWith(key, "count/") ||
+                     std::find(kObjectCounts.begin(), kObjectCounts.end(), key) !=
+                         kObjectCounts.end()) {
+            r_.Warn(key_node, kp,
+                    "object-count quotas other than pods are not modelled by Arbiter; ignored");
+            return;
+          } else if (key == "requests.storage" ||
+                     key.find(".storageclass.storage.k8s.io/") != std::string::npos) {
+            r_.Warn(key_node, kp,
+                    "persistent volume storage quotas are not modelled by Arbiter; ignored");
+            return;
+          } else if (StartsWith(key, "requests.")) {
+            item.track = QuotaTrack::kRequests;
+            resource = key.substr(9);
+          } else if (StartsWith(key, "limits.")) {
+            item.track = QuotaTrack::kLimits;
+            resource = key.substr(7);
+          } else {
+            item.track = QuotaTrack::kRequests;  // bare `cpu`, `memory`, extended names = requests
+            resource = key;
+          }
+          auto info = ClassifyResource(resource);
+          bool bare_ok =
+              item.track != QuotaTrack::kRequests || StartsWith(key, "requests.") ||
+              (info.ok() &&
+               (info->kind == ResourceKind::kCpu || info->kind == ResourceKind::kMemory ||
+                info->kind == ResourceKind::kStorage || info->kind == ResourceKind::kHugePages ||
+                resource.find('/') != std::string::npos));
+          if (!info.ok() || !bare_ok) {
+            std::string msg = "unknown quota key " + Quote(key);
+            if (auto s = DidYouMean(
+                    key, {"requests.cpu", "requests.memory", "requests.nvidia.com/gpu",
+                          "requests.ephemeral-storage", "limits.cpu", "limits.memory",
+                          "limits.ephemeral-storage", "cpu", "memory", "pods", "count/pods"}))
+              msg += "; did you mean " + Quote(*s) + "?";
+            else
+              msg +=
+                  " (expected requests.<resource>, limits.<resource>, cpu, memory, pods, "
+                  "count/pods "
+                  "or an extended resource such as nvidia.com/gpu)";
+            r_.Error(key_node, kp, msg);
+            return;
+          }
+          item.resource = resource;
+          if (item.track == QuotaTrack::kLimits &&
+              (info->kind == ResourceKind::kGpu || info->kind == ResourceKind::kMig ||
+               info->kind == ResourceKind::kExtended))
+            r_.Warn(key_node, kp,
+                    "Kubernetes refuses limits. quotas on extended resources; accepted because GPU "
+                    "limits always equal requests (this caps " +
+                        resource + " requests too)");
+          if (auto h = r_.Quantity(resource, v, kp)) {
+            item.hard = *h;
+            q->hard.push_back(item);
+          }
+        });
   }
 
   // In / NotIn need values; Exists / DoesNotExist must have none (selectors and scopes alike).
@@ -666,23 +727,26 @@ class DocLoader {
         {"spec", [&](const YAML::Node& n, const std::string& p) {
            r_.ReadStruct(
                n, p,
-               {{"hard", [&](const YAML::Node& v, const std::string& fp) { ReadQuotaHard(&q, v, fp); }},
+               {{"hard",
+                 [&](const YAML::Node& v, const std::string& fp) { ReadQuotaHard(&q, v, fp); }},
                 {"scopes",
                  [&](const YAML::Node& v, const std::string& fp) {
                    r_.ForEachItem(v, fp, [&](const YAML::Node& s, const std::string& sp) {
                      auto e = r_.Enum(s, sp,
-                                      {"PriorityClass", "Terminating", "NotTerminating", "BestEffort",
-                                       "NotBestEffort", "CrossNamespacePodAffinity"});
+                                      {"PriorityClass", "Terminating", "NotTerminating",
+                                       "BestEffort", "NotBestEffort", "CrossNamespacePodAffinity"});
                      if (!e) return;
                      if (*e == 5) {
-                       r_.Warn(s, sp, "the " + s.Scalar() + " scope is not enforced by Arbiter (the quota applies to every pod)");
+                       r_.Warn(s, sp,
+                               "the " + s.Scalar() +
+                                   " scope is not enforced by Arbiter (the quota applies to every "
+                                   "pod)");
                        return;
                      }
                      q.scope_selector.push_back({s.Scalar(), SelectorOperator::kExists, {}});
                    });
                  }},
-                {"scopeSelector",
-                 [&](const YAML::Node& v, const std::string& fp) {
+                {"scopeSelector", [&](const YAML::Node& v, const std::string& fp) {
                    r_.ReadStruct(
                        v, fp,
                        {{"matchExpressions", [&](const YAML::Node& me, const std::string& mp) {
@@ -693,14 +757,18 @@ class DocLoader {
                                  e, ep,
                                  {{"scopeName",
                                    [&](const YAML::Node& sv, const std::string& sp) {
-                                     if (auto s = r_.Enum(sv, sp,
-                                                          {"PriorityClass", "Terminating",
-                                                           "NotTerminating", "BestEffort",
-                                                           "NotBestEffort", "CrossNamespacePodAffinity"})) {
+                                     if (auto s = r_.Enum(
+                                             sv, sp,
+                                             {"PriorityClass", "Terminating", "NotTerminating",
+                                              "BestEffort", "NotBestEffort",
+                                              "CrossNamespacePodAffinity"})) {
                                        has_scope = true;
                                        req.scope_name = sv.Scalar();
                                        if (*s == 5)
-                                         r_.Warn(sv, sp, "the " + sv.Scalar() + " scope is not enforced by Arbiter (the quota applies to every pod)");
+                                         r_.Warn(sv, sp,
+                                                 "the " + sv.Scalar() +
+                                                     " scope is not enforced by Arbiter (the quota "
+                                                     "applies to every pod)");
                                      }
                                    }},
                                   {"operator",
@@ -720,10 +788,12 @@ class DocLoader {
                              CheckOperatorValues(e, ep, req.op, req.values);
                              // Kubernetes' validation: only PriorityClass takes In / NotIn /
                              // DoesNotExist; the pod-property scopes are Exists or invalid.
-                             if (req.scope_name != "PriorityClass" && req.op != SelectorOperator::kExists) {
-                               r_.Error(e, ChildPath(ep, "operator"),
-                                        "must be Exists when scopeName is " + req.scope_name +
-                                            " (only PriorityClass takes In, NotIn or DoesNotExist)");
+                             if (req.scope_name != "PriorityClass" &&
+                                 req.op != SelectorOperator::kExists) {
+                               r_.Error(
+                                   e, ChildPath(ep, "operator"),
+                                   "must be Exists when scopeName is " + req.scope_name +
+                                       " (only PriorityClass takes In, NotIn or DoesNotExist)");
                                return;
                              }
                              q.scope_selector.push_back(std::move(req));
@@ -754,17 +824,22 @@ class DocLoader {
                          item, ip,
                          {{"type",
                            [&](const YAML::Node& t, const std::string& tp) {
-                             if (auto e = r_.Enum(t, tp, {"Container", "Pod", "PersistentVolumeClaim"})) {
+                             if (auto e = r_.Enum(t, tp,
+                                                  {"Container", "Pod", "PersistentVolumeClaim"})) {
                                has_type = true;
                                if (*e == 2) {
                                  pvc = true;
-                                 r_.Warn(t, tp, "PersistentVolumeClaim limits are not modelled by Arbiter; ignored");
+                                 r_.Warn(t, tp,
+                                         "PersistentVolumeClaim limits are not modelled by "
+                                         "Arbiter; ignored");
                                }
                                li.type = *e == 1 ? LimitType::kPod : LimitType::kContainer;
                              }
                            }},
-                          {"min", [&](const YAML::Node& x, const std::string& xp) { li.min = r_.Resources(x, xp); }},
-                          {"max", [&](const YAML::Node& x, const std::string& xp) { li.max = r_.Resources(x, xp); }},
+                          {"min", [&](const YAML::Node& x,
+                                      const std::string& xp) { li.min = r_.Resources(x, xp); }},
+                          {"max", [&](const YAML::Node& x,
+                                      const std::string& xp) { li.max = r_.Resources(x, xp); }},
                           {"default",
                            [&](const YAML::Node& x, const std::string& xp) {
                              default_node = x;
@@ -777,28 +852,31 @@ class DocLoader {
                              has_default_request = true;
                              li.default_request = r_.Resources(x, xp);
                            }},
-                          {"maxLimitRequestRatio",
-                           [&](const YAML::Node& x, const std::string& xp) {
-                             r_.ForEachEntry(x, xp, [&](const std::string& k, const YAML::Node& kn,
-                                                        const YAML::Node& val, const std::string& rp) {
-                               auto info = ClassifyResource(k);
-                               if (!info.ok()) {
-                                 r_.Error(kn, rp, info.message());
-                                 return;
-                               }
-                               auto t = r_.Text(val, rp);
-                               if (!t) return;
-                               auto ratio = ParseScaledQuantity(*t, 3);
-                               if (!ratio.ok()) {
-                                 r_.Error(val, rp, "ratio " + Quote(*t) + ": " + ratio.message());
-                                 return;
-                               }
-                               if (*ratio < 1000) {
-                                 r_.Error(val, rp, "ratio " + Quote(*t) + " must be at least 1");
-                                 return;
-                               }
-                               li.max_limit_request_ratio_milli.Set(k, *ratio);
-                             });
+                          {"maxLimitRequestRatio", [&](const YAML::Node& x, const std::string& xp) {
+                             r_.ForEachEntry(
+                                 x, xp,
+                                 [&](const std::string& k, const YAML::Node& kn,
+                                     const YAML::Node& val, const std::string& rp) {
+                                   auto info = ClassifyResource(k);
+                                   if (!info.ok()) {
+                                     r_.Error(kn, rp, info.message());
+                                     return;
+                                   }
+                                   auto t = r_.Text(val, rp);
+                                   if (!t) return;
+                                   auto ratio = ParseScaledQuantity(*t, 3);
+                                   if (!ratio.ok()) {
+                                     r_.Error(val, rp,
+                                              "ratio " + Quote(*t) + ": " + ratio.message());
+                                     return;
+                                   }
+                                   if (*ratio < 1000) {
+                                     r_.Error(val, rp,
+                                              "ratio " + Quote(*t) + " must be at least 1");
+                                     return;
+                                   }
+                                   li.max_limit_request_ratio_milli.Set(k, *ratio);
+                                 });
                            }}});
                      if (!item.IsMap()) return;
                      if (!has_type) {
@@ -808,7 +886,8 @@ class DocLoader {
                      if (pvc) return;
                      if (li.type == LimitType::kPod) {
                        if (has_default)
-                         r_.Error(default_node, ChildPath(ip, "default"), "may not be set when type is Pod");
+                         r_.Error(default_node, ChildPath(ip, "default"),
+                                  "may not be set when type is Pod");
                        if (has_default_request)
                          r_.Error(default_request_node, ChildPath(ip, "defaultRequest"),
                                   "may not be set when type is Pod");
@@ -831,8 +910,9 @@ class DocLoader {
                         if (auto i = r_.Int(v, p, kInt32Min, kInt32Max)) {
                           pc.value = static_cast<int32_t>(*i);
                           if (*i > 1000000000)
-                            r_.Error(v, p, "user-defined priorities are at most 1000000000 (higher "
-                                           "values are reserved for system-* classes)");
+                            r_.Error(v, p,
+                                     "user-defined priorities are at most 1000000000 (higher "
+                                     "values are reserved for system-* classes)");
                         }
                       }});
     fields.push_back({"globalDefault", [&](const YAML::Node& v, const std::string& p) {
@@ -840,8 +920,8 @@ class DocLoader {
                       }});
     fields.push_back({"preemptionPolicy", [&](const YAML::Node& v, const std::string& p) {
                         if (auto e = r_.Enum(v, p, {"PreemptLowerPriority", "Never"}))
-                          pc.preemption_policy =
-                              *e == 0 ? PreemptionPolicy::kPreemptLowerPriority : PreemptionPolicy::kNever;
+                          pc.preemption_policy = *e == 0 ? PreemptionPolicy::kPreemptLowerPriority
+                                                         : PreemptionPolicy::kNever;
                       }});
     fields.push_back({"description", [&](const YAML::Node& v, const std::string& p) {
                         if (auto s = r_.String(v, p)) pc.description = *s;
@@ -863,9 +943,13 @@ class DocLoader {
            r_.ReadStruct(
                n, p,
                {{"minAvailable",
-                 [&](const YAML::Node& v, const std::string& fp) { pdb.min_available = ReadIntOrPercent(r_, v, fp); }},
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   pdb.min_available = ReadIntOrPercent(r_, v, fp);
+                 }},
                 {"maxUnavailable",
-                 [&](const YAML::Node& v, const std::string& fp) { pdb.max_unavailable = ReadIntOrPercent(r_, v, fp); }},
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   pdb.max_unavailable = ReadIntOrPercent(r_, v, fp);
+                 }},
                 {"selector",
                  [&](const YAML::Node& v, const std::string& fp) {
                    has_selector = true;
@@ -880,24 +964,25 @@ class DocLoader {
                            r_.ForEachItem(me, mp, [&](const YAML::Node& e, const std::string& ep) {
                              LabelRequirement req;
                              bool has_key = false, has_op = false;
-                             r_.ReadStruct(e, ep,
-                                           {{"key",
-                                             [&](const YAML::Node& kv, const std::string& kp) {
-                                               if (auto s = r_.String(kv, kp)) {
-                                                 has_key = true;
-                                                 req.key = *s;
-                                               }
-                                             }},
-                                            {"operator",
-                                             [&](const YAML::Node& ov, const std::string& op) {
-                                               if (auto o = ReadOperator(ov, op)) {
-                                                 has_op = true;
-                                                 req.op = *o;
-                                               }
-                                             }},
-                                            {"values", [&](const YAML::Node& vv, const std::string& vp) {
-                                               req.values = r_.StringList(vv, vp);
-                                             }}});
+                             r_.ReadStruct(
+                                 e, ep,
+                                 {{"key",
+                                   [&](const YAML::Node& kv, const std::string& kp) {
+                                     if (auto s = r_.String(kv, kp)) {
+                                       has_key = true;
+                                       req.key = *s;
+                                     }
+                                   }},
+                                  {"operator",
+                                   [&](const YAML::Node& ov, const std::string& op) {
+                                     if (auto o = ReadOperator(ov, op)) {
+                                       has_op = true;
+                                       req.op = *o;
+                                     }
+                                   }},
+                                  {"values", [&](const YAML::Node& vv, const std::string& vp) {
+                                     req.values = r_.StringList(vv, vp);
+                                   }}});
                              if (!e.IsMap()) return;
                              if (!has_key) r_.Error(e, ChildPath(ep, "key"), "is required");
                              if (!has_op) r_.Error(e, ChildPath(ep, "operator"), "is required");
@@ -944,44 +1029,52 @@ class DocLoader {
                n, p,
                {{"overcommit",
                  [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ForEachEntry(v, fp, [&](const std::string& k, const YAML::Node& kn,
-                                              const YAML::Node& val, const std::string& kp) {
-                     if (k == "cpu") {
-                       if (auto m = Ratio(val, kp)) pp.cpu_overcommit_milli = *m;
-                     } else if (k == "memory") {
-                       if (auto m = Ratio(val, kp)) pp.memory_overcommit_milli = *m;
-                     } else if (k == "nvidia.com/gpu" || IsMigResourceName(k)) {
-                       if (auto m = Ratio(val, kp); m && *m != 1000)
-                         r_.Error(val, kp, "GPUs are never overcommitted: the ratio for " + k +
-                                               " must be 1.0 (got " + Quote(val.Scalar()) + ")");
-                     } else {
-                       std::string msg = "unknown overcommit resource " + Quote(k);
-                       if (auto s = DidYouMean(k, {"cpu", "memory", "nvidia.com/gpu"}))
-                         msg += "; did you mean " + Quote(*s) + "?";
-                       else
-                         msg += " (allowed: cpu, memory, nvidia.com/gpu)";
-                       r_.Error(kn, kp, msg);
-                     }
-                   });
+                   r_.ForEachEntry(
+                       v, fp,
+                       [&](const std::string& k, const YAML::Node& kn, const YAML::Node& val,
+                           const std::string& kp) {
+                         if (k == "cpu") {
+                           if (auto m = Ratio(val, kp)) pp.cpu_overcommit_milli = *m;
+                         } else if (k == "memory") {
+                           if (auto m = Ratio(val, kp)) pp.memory_overcommit_milli = *m;
+                         } else if (k == "nvidia.com/gpu" || IsMigResourceName(k)) {
+                           if (auto m = Ratio(val, kp); m && *m != 1000)
+                             r_.Error(val, kp,
+                                      "GPUs are never overcommitted: the ratio for " + k +
+                                          " must be 1.0 (got " + Quote(val.Scalar()) + ")");
+                         } else {
+                           std::string msg = "unknown overcommit resource " + Quote(k);
+                           if (auto s = DidYouMean(k, {"cpu", "memory", "nvidia.com/gpu"}))
+                             msg += "; did you mean " + Quote(*s) + "?";
+                           else
+                             msg += " (allowed: cpu, memory, nvidia.com/gpu)";
+                           r_.Error(kn, kp, msg);
+                         }
+                       });
                  }},
                 {"quota",
                  [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ReadStruct(v, fp, {{"whenExceeded", [&](const YAML::Node& x, const std::string& xp) {
-                                            if (auto e = r_.Enum(x, xp, ManifestNames(QuotaExceededActionNames())))
-                                              pp.when_quota_exceeded = static_cast<QuotaExceededAction>(*e);
-                                          }}});
+                   r_.ReadStruct(
+                       v, fp,
+                       {{"whenExceeded", [&](const YAML::Node& x, const std::string& xp) {
+                           if (auto e = r_.Enum(x, xp, ManifestNames(QuotaExceededActionNames())))
+                             pp.when_quota_exceeded = static_cast<QuotaExceededAction>(*e);
+                         }}});
                  }},
                 {"placement",
                  [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ReadStruct(v, fp, {{"policy", [&](const YAML::Node& x, const std::string& xp) {
-                                            if (auto e = r_.Enum(x, xp, ManifestNames(PlacementPolicyNames())))
-                                              pp.placement = static_cast<PlacementPolicyName>(*e);
-                                          }},
-                                         {"percentageOfNodesToScore",
-                                          [&](const YAML::Node& x, const std::string& xp) {
-                                            if (auto i = r_.Int(x, xp, 0, 100))
-                                              pp.percentage_of_nodes_to_score = static_cast<int32_t>(*i);
-                                          }}});
+                   r_.ReadStruct(
+                       v, fp,
+                       {{"policy",
+                         [&](const YAML::Node& x, const std::string& xp) {
+                           if (auto e = r_.Enum(x, xp, ManifestNames(PlacementPolicyNames())))
+                             pp.placement = static_cast<PlacementPolicyName>(*e);
+                         }},
+                        {"percentageOfNodesToScore",
+                         [&](const YAML::Node& x, const std::string& xp) {
+                           if (auto i = r_.Int(x, xp, 0, 100))
+                             pp.percentage_of_nodes_to_score = static_cast<int32_t>(*i);
+                         }}});
                  }},
                 {"preemption",
                  [&](const YAML::Node& v, const std::string& fp) {
@@ -1018,9 +1111,10 @@ class DocLoader {
                  }},
                 {"scheduling",
                  [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ReadStruct(v, fp, {{"backfill", [&](const YAML::Node& x, const std::string& xp) {
-                                            if (auto b = r_.Bool(x, xp)) pp.backfill = *b;
-                                          }}});
+                   r_.ReadStruct(v, fp,
+                                 {{"backfill", [&](const YAML::Node& x, const std::string& xp) {
+                                     if (auto b = r_.Bool(x, xp)) pp.backfill = *b;
+                                   }}});
                  }},
                 {"latency",  // Slurm's latencies (slurm4): present = modelled, Slurm's defaults
                  [&](const YAML::Node& v, const std::string& fp) {
@@ -1039,18 +1133,20 @@ class DocLoader {
                    pp.latency = l;
                  }},
                 {"metering", [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ReadStruct(v, fp, {{"scrapeInterval", [&](const YAML::Node& x, const std::string& xp) {
-                                            if (auto d = r_.Duration(x, xp)) pp.scrape_interval = *d;
-                                          }}});
+                   r_.ReadStruct(
+                       v, fp, {{"scrapeInterval", [&](const YAML::Node& x, const std::string& xp) {
+                                  if (auto d = r_.Duration(x, xp)) pp.scrape_interval = *d;
+                                }}});
                  }}});
          }});
     r_.ReadStruct(doc, "", fields);
     FinishMeta(&pp.meta, false);
     if (out_->set.pool_policy) {
       const SourceRef& first = out_->set.pool_policy->meta.source;
-      r_.ErrorAtLine(0, "", "more than one PoolPolicy (the first is " +
-                                out_->set.pool_policy->meta.name + " at " + first.file + ":" + std::to_string(first.line) +
-                                "); a pool has at most one");
+      r_.ErrorAtLine(0, "",
+                     "more than one PoolPolicy (the first is " + out_->set.pool_policy->meta.name +
+                         " at " + first.file + ":" + std::to_string(first.line) +
+                         "); a pool has at most one");
       return;
     }
     out_->set.pool_policy = std::move(pp);
@@ -1071,16 +1167,18 @@ class DocLoader {
               eq->preemption.reclaim_within_cohort = static_cast<ReclaimMode>(*e);
           }},
          {"borrowWithinCohort", [&](const YAML::Node& x, const std::string& xp) {
-            r_.ReadStruct(x, xp,
-                          {{"policy",
-                            [&](const YAML::Node& y, const std::string& yp) {
-                              if (auto e = r_.Enum(y, yp, ManifestNames(BorrowWithinCohortPolicyNames())))
-                                eq->preemption.borrow_within_cohort = static_cast<BorrowWithinCohortPolicy>(*e);
-                            }},
-                           {"maxPriorityThreshold", [&](const YAML::Node& y, const std::string& yp) {
-                              if (auto i = r_.Int(y, yp, INT32_MIN, INT32_MAX))
-                                eq->preemption.max_priority_threshold = static_cast<int32_t>(*i);
-                            }}});
+            r_.ReadStruct(
+                x, xp,
+                {{"policy",
+                  [&](const YAML::Node& y, const std::string& yp) {
+                    if (auto e = r_.Enum(y, yp, ManifestNames(BorrowWithinCohortPolicyNames())))
+                      eq->preemption.borrow_within_cohort =
+                          static_cast<BorrowWithinCohortPolicy>(*e);
+                  }},
+                 {"maxPriorityThreshold", [&](const YAML::Node& y, const std::string& yp) {
+                    if (auto i = r_.Int(y, yp, INT32_MIN, INT32_MAX))
+                      eq->preemption.max_priority_threshold = static_cast<int32_t>(*i);
+                  }}});
           }}});
   }
 
@@ -1093,10 +1191,13 @@ class DocLoader {
                       [&](const YAML::Node& x, const std::string& xp) {
                         if (auto s = r_.String(x, xp)) f.name = *s;
                       }},
-                     {"min", [&](const YAML::Node& x, const std::string& xp) { f.min = r_.Resources(x, xp); }},
-                     {"max", [&](const YAML::Node& x, const std::string& xp) { f.max = r_.Resources(x, xp); }},
-                     {"lendingLimit",
-                      [&](const YAML::Node& x, const std::string& xp) { f.lending_limit = r_.Resources(x, xp); }}});
+                     {"min", [&](const YAML::Node& x,
+                                 const std::string& xp) { f.min = r_.Resources(x, xp); }},
+                     {"max", [&](const YAML::Node& x,
+                                 const std::string& xp) { f.max = r_.Resources(x, xp); }},
+                     {"lendingLimit", [&](const YAML::Node& x, const std::string& xp) {
+                        f.lending_limit = r_.Resources(x, xp);
+                      }}});
       if (f.name.empty()) r_.Error(item, ip + ".name", "is required");
       eq->flavors.push_back(std::move(f));
     });
@@ -1107,7 +1208,8 @@ class DocLoader {
     auto fields = Top(&rf.meta, false);
     fields.push_back({"spec", [&](const YAML::Node& n, const std::string& p) {
                         r_.ReadStruct(n, p,
-                                      {{"nodeLabels", [&](const YAML::Node& v, const std::string& fp) {
+                                      {{"nodeLabels",
+                                        [&](const YAML::Node& v, const std::string& fp) {
                                           rf.node_labels = r_.StringMap(v, fp, true);
                                         }}},
                                       {}, {"nodeTaints", "tolerations", "topologyName"});
@@ -1128,21 +1230,28 @@ class DocLoader {
                  [&](const YAML::Node& v, const std::string& fp) {
                    if (auto s = r_.String(v, fp)) eq.cohort = *s;
                  }},
-                {"min", [&](const YAML::Node& v, const std::string& fp) { eq.min = r_.Resources(v, fp); }},
-                {"max", [&](const YAML::Node& v, const std::string& fp) { eq.max = r_.Resources(v, fp); }},
+                {"min",
+                 [&](const YAML::Node& v, const std::string& fp) { eq.min = r_.Resources(v, fp); }},
+                {"max",
+                 [&](const YAML::Node& v, const std::string& fp) { eq.max = r_.Resources(v, fp); }},
                 {"lendingLimit",
                  [&](const YAML::Node& v, const std::string& fp) {
                    eq.lending_limit = r_.Resources(v, fp);
-                   for (const auto& [k, x] : eq.lending_limit.entries()) eq.lending_limit_set.push_back(k);
+                   for (const auto& [k, x] : eq.lending_limit.entries())
+                     eq.lending_limit_set.push_back(k);
                  }},
-                {"preemption", [&](const YAML::Node& v, const std::string& fp) { ElasticPreemption(v, fp, &eq); }},
-                {"flavors", [&](const YAML::Node& v, const std::string& fp) { QuotaFlavors(v, fp, &eq); }},
+                {"preemption", [&](const YAML::Node& v,
+                                   const std::string& fp) { ElasticPreemption(v, fp, &eq); }},
+                {"flavors",
+                 [&](const YAML::Node& v, const std::string& fp) { QuotaFlavors(v, fp, &eq); }},
                 {"fairSharing", [&](const YAML::Node& v, const std::string& fp) {
                    eq.fair_weight_milli = 1000;  // Kueue's default weight
-                   r_.ReadStruct(v, fp, {{"weight", [&](const YAML::Node& x, const std::string& xp) {
-                                            // A Kubernetes quantity (1, 0.5, 500m), kept in thousandths.
-                                            if (auto q = r_.Quantity("cpu", x, xp)) eq.fair_weight_milli = *q;
-                                          }}});
+                   r_.ReadStruct(v, fp,
+                                 {{"weight", [&](const YAML::Node& x, const std::string& xp) {
+                                     // A Kubernetes quantity (1, 0.5, 500m), kept in thousandths.
+                                     if (auto q = r_.Quantity("cpu", x, xp))
+                                       eq.fair_weight_milli = *q;
+                                   }}});
                  }}});
          }});
     r_.ReadStruct(doc, "", fields);
@@ -1151,7 +1260,8 @@ class DocLoader {
   }
 
   std::optional<BillingMode> Mode(const YAML::Node& v, const std::string& p) {
-    if (auto e = r_.Enum(v, p, {"Request", "Usage", "Max", "Blended"})) return static_cast<BillingMode>(*e);
+    if (auto e = r_.Enum(v, p, {"Request", "Usage", "Max", "Blended"}))
+      return static_cast<BillingMode>(*e);
     return std::nullopt;
   }
 
@@ -1166,8 +1276,11 @@ class DocLoader {
                  [&](const YAML::Node& v, const std::string& fp) {
                    auto s = r_.String(v, fp);
                    if (!s) return;
-                   if (s->size() != 3 || !std::all_of(s->begin(), s->end(), [](char c) { return c >= 'A' && c <= 'Z'; }))
-                     r_.Error(v, fp, "currency " + Quote(*s) + " is not an ISO 4217 code (e.g. USD, EUR, CNY)");
+                   if (s->size() != 3 || !std::all_of(s->begin(), s->end(),
+                                                      [](char c) { return c >= 'A' && c <= 'Z'; }))
+                     r_.Error(
+                         v, fp,
+                         "currency " + Quote(*s) + " is not an ISO 4217 code (e.g. USD, EUR, CNY)");
                    else
                      pb.currency = *s;
                  }},
@@ -1196,26 +1309,30 @@ class DocLoader {
                  }},
                 {"prices",
                  [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ForEachEntry(v, fp, [&](const std::string& k, const YAML::Node& kn,
-                                              const YAML::Node& val, const std::string& kp) {
-                     auto info = ClassifyResource(k);
-                     if (!info.ok()) {
-                       r_.Error(kn, kp, info.message());
-                       return;
-                     }
-                     if (auto d = r_.NonNegativeDecimal(val, kp)) pb.prices[k] = *d;
-                   });
+                   r_.ForEachEntry(v, fp,
+                                   [&](const std::string& k, const YAML::Node& kn,
+                                       const YAML::Node& val, const std::string& kp) {
+                                     auto info = ClassifyResource(k);
+                                     if (!info.ok()) {
+                                       r_.Error(kn, kp, info.message());
+                                       return;
+                                     }
+                                     if (auto d = r_.NonNegativeDecimal(val, kp)) pb.prices[k] = *d;
+                                   });
                  }},
                 {"gpuModels",
                  [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ForEachEntry(v, fp, [&](const std::string& k, const YAML::Node&,
-                                              const YAML::Node& val, const std::string& kp) {
-                     if (auto d = r_.NonNegativeDecimal(val, kp)) pb.gpu_models[k] = *d;
-                   });
+                   r_.ForEachEntry(v, fp,
+                                   [&](const std::string& k, const YAML::Node&,
+                                       const YAML::Node& val, const std::string& kp) {
+                                     if (auto d = r_.NonNegativeDecimal(val, kp))
+                                       pb.gpu_models[k] = *d;
+                                   });
                  }},
                 {"migRule",
                  [&](const YAML::Node& v, const std::string& fp) {
-                   if (auto e = r_.Enum(v, fp, {"Compute", "Memory", "Max"})) pb.mig_rule = static_cast<MigRule>(*e);
+                   if (auto e = r_.Enum(v, fp, {"Compute", "Memory", "Max"}))
+                     pb.mig_rule = static_cast<MigRule>(*e);
                  }},
                 {"preemptionCredit",
                  [&](const YAML::Node& v, const std::string& fp) {
@@ -1228,14 +1345,15 @@ class DocLoader {
                      pb.share_idle = static_cast<IdleSharing>(*e);
                  }},
                 {"namespaceModes", [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ForEachEntry(v, fp, [&](const std::string& k, const YAML::Node& kn,
-                                              const YAML::Node& val, const std::string& kp) {
-                     if (!IsDns1123Label(k)) {
-                       r_.Error(kn, kp, "invalid namespace " + Quote(k));
-                       return;
-                     }
-                     if (auto m = Mode(val, kp)) pb.namespace_modes[k] = *m;
-                   });
+                   r_.ForEachEntry(v, fp,
+                                   [&](const std::string& k, const YAML::Node& kn,
+                                       const YAML::Node& val, const std::string& kp) {
+                                     if (!IsDns1123Label(k)) {
+                                       r_.Error(kn, kp, "invalid namespace " + Quote(k));
+                                       return;
+                                     }
+                                     if (auto m = Mode(val, kp)) pb.namespace_modes[k] = *m;
+                                   });
                  }}});
          }});
     r_.ReadStruct(doc, "", fields);
@@ -1246,19 +1364,20 @@ class DocLoader {
   void LoadPodGroup(const YAML::Node& doc) {
     PodGroup g;
     auto fields = Top(&g.meta, true);
-    fields.push_back(
-        {"spec", [&](const YAML::Node& n, const std::string& p) {
-           r_.ReadStruct(n, p,
-                         {{"minMember",
-                           [&](const YAML::Node& v, const std::string& fp) {
-                             if (auto i = r_.Int(v, fp, 1, kInt32Max)) g.min_member = static_cast<int32_t>(*i);
-                           }},
-                          {"scheduleTimeoutSeconds",
-                           [&](const YAML::Node& v, const std::string& fp) {
-                             if (auto i = r_.Int(v, fp, 0, kInt32Max)) g.schedule_timeout = *i * 1000;
-                           }}},
-                         {}, {"minResources", "minTaskMember"});
-         }});
+    fields.push_back({"spec", [&](const YAML::Node& n, const std::string& p) {
+                        r_.ReadStruct(n, p,
+                                      {{"minMember",
+                                        [&](const YAML::Node& v, const std::string& fp) {
+                                          if (auto i = r_.Int(v, fp, 1, kInt32Max))
+                                            g.min_member = static_cast<int32_t>(*i);
+                                        }},
+                                       {"scheduleTimeoutSeconds",
+                                        [&](const YAML::Node& v, const std::string& fp) {
+                                          if (auto i = r_.Int(v, fp, 0, kInt32Max))
+                                            g.schedule_timeout = *i * 1000;
+                                        }}},
+                                      {}, {"minResources", "minTaskMember"});
+                      }});
     fields.push_back(Ignore("status"));
     r_.ReadStruct(doc, "", fields);
     FinishMeta(&g.meta, true);
@@ -1276,10 +1395,12 @@ class DocLoader {
                  [&](const YAML::Node& v, const std::string& fp) {
                    if (auto i = r_.Int(v, fp, 0, kInt32Max)) q.priority = static_cast<int32_t>(*i);
                  }},
-                {"preempt", [&](const YAML::Node& v, const std::string& fp) { q.preempt = r_.StringList(v, fp); }},
+                {"preempt", [&](const YAML::Node& v,
+                                const std::string& fp) { q.preempt = r_.StringList(v, fp); }},
                 {"preemptMode",
                  [&](const YAML::Node& v, const std::string& fp) {
-                   if (auto e = r_.Enum(v, fp, ManifestNames(PreemptModeNames()))) q.preempt_mode = static_cast<PreemptMode>(*e);
+                   if (auto e = r_.Enum(v, fp, ManifestNames(PreemptModeNames())))
+                     q.preempt_mode = static_cast<PreemptMode>(*e);
                  }},
                 {"graceTime", [&](const YAML::Node& v, const std::string& fp) {
                    if (auto d = r_.Duration(v, fp)) q.grace_time = *d;
@@ -1357,33 +1478,48 @@ void LoadDocument(const YAML::Node& doc, const std::string& file, ManifestLoad* 
     return;
   }
   std::string display = h.name;
-  if (info->namespaced && !h.name.empty()) display = (h.ns.empty() ? "default" : h.ns) + "/" + h.name;
+  if (info->namespaced && !h.name.empty())
+    display = (h.ns.empty() ? "default" : h.ns) + "/" + h.name;
   r.SetObject(info->kind, display);
   if (h.api_version.empty()) {
-    r.Error(doc, "apiVersion", std::string("is required (") + info->kind + " is " + info->api_version + ")");
+    r.Error(doc, "apiVersion",
+            std::string("is required (") + info->kind + " is " + info->api_version + ")");
     return;
   }
   if (h.api_version != info->api_version) {
     r.Error(h.api_node, "apiVersion",
-            "unsupported apiVersion " + Quote(h.api_version) + " for " + info->kind + " (expected " +
-                info->api_version + "; " + SupportedKindsText() + ")");
+            "unsupported apiVersion " + Quote(h.api_version) + " for " + info->kind +
+                " (expected " + info->api_version + "; " + SupportedKindsText() + ")");
     return;
   }
   DocLoader loader(r, out);
   std::string kind = info->kind;
-  if (kind == "Namespace") loader.LoadNamespace(doc);
-  else if (kind == "Node") loader.LoadNode(doc);
-  else if (kind == "Pod") loader.LoadPod(doc);
-  else if (kind == "ResourceQuota") loader.LoadResourceQuota(doc);
-  else if (kind == "LimitRange") loader.LoadLimitRange(doc);
-  else if (kind == "PriorityClass") loader.LoadPriorityClass(doc);
-  else if (kind == "PodDisruptionBudget") loader.LoadPdb(doc);
-  else if (kind == "PoolPolicy") loader.LoadPoolPolicy(doc);
-  else if (kind == "ElasticQuota") loader.LoadElasticQuota(doc);
-  else if (kind == "PriceBook") loader.LoadPriceBook(doc);
-  else if (kind == "QoS") loader.LoadQoS(doc);
-  else if (kind == "PodGroup") loader.LoadPodGroup(doc);
-  else if (kind == "ResourceFlavor") loader.LoadResourceFlavor(doc);
+  if (kind == "Namespace")
+    loader.LoadNamespace(doc);
+  else if (kind == "Node")
+    loader.LoadNode(doc);
+  else if (kind == "Pod")
+    loader.LoadPod(doc);
+  else if (kind == "ResourceQuota")
+    loader.LoadResourceQuota(doc);
+  else if (kind == "LimitRange")
+    loader.LoadLimitRange(doc);
+  else if (kind == "PriorityClass")
+    loader.LoadPriorityClass(doc);
+  else if (kind == "PodDisruptionBudget")
+    loader.LoadPdb(doc);
+  else if (kind == "PoolPolicy")
+    loader.LoadPoolPolicy(doc);
+  else if (kind == "ElasticQuota")
+    loader.LoadElasticQuota(doc);
+  else if (kind == "PriceBook")
+    loader.LoadPriceBook(doc);
+  else if (kind == "QoS")
+    loader.LoadQoS(doc);
+  else if (kind == "PodGroup")
+    loader.LoadPodGroup(doc);
+  else if (kind == "ResourceFlavor")
+    loader.LoadResourceFlavor(doc);
 }
 
 // yaml-cpp 0.7 loops forever, allocating a null document per turn, when a document starts with
@@ -1396,7 +1532,8 @@ class StuckDocumentDetector : public YAML::EventHandler {
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
   void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
   void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
                        YAML::EmitterStyle::value) override {}
   void OnSequenceEnd() override {}
@@ -1499,7 +1636,8 @@ class DocIndex {
     auto& v = f->second;
     if (!sorted_) {
       for (auto& [name, docs] : by_file_)
-        std::stable_sort(docs.begin(), docs.end(), [](const DocText& a, const DocText& b) { return a.line < b.line; });
+        std::stable_sort(docs.begin(), docs.end(),
+                         [](const DocText& a, const DocText& b) { return a.line < b.line; });
       sorted_ = true;
     }
     auto it = std::lower_bound(v.begin(), v.end(), object.line,
@@ -1507,7 +1645,8 @@ class DocIndex {
     if (it == v.end() || it->line != object.line) return 0;
     try {
       LineOffsetScope offset(it->lines_before);
-      std::vector<YAML::Node> docs = YAML::LoadAll(it->text->substr(it->begin, it->end - it->begin));
+      std::vector<YAML::Node> docs =
+          YAML::LoadAll(it->text->substr(it->begin, it->end - it->begin));
       if (it->doc >= docs.size()) return 0;
       if (it->item < 0) return WalkLine(docs[it->doc], path);
       const YAML::Node items = ListItems(docs[it->doc]);
@@ -1580,7 +1719,8 @@ struct Chunk {
 bool IsMarker(const std::string& t, size_t pos, const char* marker) {
   if (t.compare(pos, 3, marker) != 0) return false;
   size_t after = pos + 3;
-  return after >= t.size() || t[after] == ' ' || t[after] == '\t' || t[after] == '\r' || t[after] == '\n';
+  return after >= t.size() || t[after] == ' ' || t[after] == '\t' || t[after] == '\r' ||
+         t[after] == '\n';
 }
 
 // Splits a YAML stream at its document markers (`---` and `...` at the start of a line, which
@@ -1711,8 +1851,8 @@ YamlProblem ExplainYamlError(const YAML::Exception& e, std::string_view piece) {
   return {line, "not valid YAML: " + m};
 }
 
-void LoadChunk(const std::shared_ptr<const std::string>& text, const Chunk& c, const std::string& file,
-               DocIndex& index, ManifestLoad* out) {
+void LoadChunk(const std::shared_ptr<const std::string>& text, const Chunk& c,
+               const std::string& file, DocIndex& index, ManifestLoad* out) {
   const std::string piece = text->substr(c.begin, c.end - c.begin);
   std::vector<YAML::Node> docs;
   try {
@@ -1756,8 +1896,9 @@ void LoadChunk(const std::shared_ptr<const std::string>& text, const Chunk& c, c
       index.Add(file, {line, text, c.begin, c.end, c.lines_before, doc_index});
       LoadDocument(doc, file, out);
     } catch (const std::exception& e) {  // yaml-cpp or allocation failure: report, never throw
-      out->diagnostics.Add({Severity::kError, file, line, "", "", "",
-                            std::string("internal error while loading this document: ") + e.what()});
+      out->diagnostics.Add(
+          {Severity::kError, file, line, "", "", "",
+           std::string("internal error while loading this document: ") + e.what()});
     }
   }
 }
@@ -1767,7 +1908,8 @@ void LoadText(std::shared_ptr<const std::string> text, const std::string& file, 
   if (!index) {
     index = std::make_shared<DocIndex>();
     out->doc_index = index;
-    out->locator.SetResolver([index](const SourceRef& o, std::string_view p) { return index->Resolve(o, p); });
+    out->locator.SetResolver(
+        [index](const SourceRef& o, std::string_view p) { return index->Resolve(o, p); });
   }
   if (const io::TextPosition nul = io::FindNul(*text); nul.line > 0) {  // yaml-cpp reads up to it
     out->diagnostics.Add({Severity::kError, file, static_cast<int>(nul.line), "", "", "",
@@ -1777,7 +1919,8 @@ void LoadText(std::shared_ptr<const std::string> text, const std::string& file, 
   }
   const std::vector<Chunk> chunks = SplitDocuments(*text);
   // Room for one Pod per piece (usually one object each), growing geometrically across files.
-  out->set.pods.reserve(std::max(out->set.pods.size() + chunks.size(), 2 * out->set.pods.capacity()));
+  out->set.pods.reserve(
+      std::max(out->set.pods.size() + chunks.size(), 2 * out->set.pods.capacity()));
   for (const Chunk& c : chunks) LoadChunk(text, c, file, *index, out);
 }
 

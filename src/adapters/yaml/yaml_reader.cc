@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <set>
 
-#include "core/resources.h"
 #include "core/int128.h"
+#include "core/resources.h"
 #include "core/text.h"
 
 namespace arbiter::yaml {
@@ -37,20 +37,29 @@ bool AllDigits(std::string_view s) {
 
 const char* TypeName(const YAML::Node& n) {
   switch (n.Type()) {
-    case YAML::NodeType::Map: return "a mapping";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Scalar: return "a scalar";
-    case YAML::NodeType::Null: return "an empty value";
-    default: return "nothing";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return "a scalar";
+    case YAML::NodeType::Null:
+      return "an empty value";
+    default:
+      return "nothing";
   }
 }
 
 const char* PlainTypeName(PlainType t) {
   switch (t) {
-    case PlainType::kBool: return "a boolean";
-    case PlainType::kInt: return "an integer";
-    case PlainType::kFloat: return "a number";
-    case PlainType::kString: return "a string";
+    case PlainType::kBool:
+      return "a boolean";
+    case PlainType::kInt:
+      return "an integer";
+    case PlainType::kFloat:
+      return "a number";
+    case PlainType::kString:
+      return "a string";
   }
   return "a string";
 }
@@ -76,7 +85,9 @@ namespace {
 thread_local int g_line_offset = 0;
 }  // namespace
 
-LineOffsetScope::LineOffsetScope(int lines_before) : saved_(g_line_offset) { g_line_offset = lines_before; }
+LineOffsetScope::LineOffsetScope(int lines_before) : saved_(g_line_offset) {
+  g_line_offset = lines_before;
+}
 LineOffsetScope::~LineOffsetScope() { g_line_offset = saved_; }
 
 int NodeLine(const YAML::Node& node) {
@@ -94,8 +105,8 @@ PlainType ResolvePlain(std::string_view t) {
   // The single letters y / n are YAML 1.1 booleans too, but read as strings here: names such as
   // `n` are more likely than a boolean meant as a label value.
   static const std::set<std::string_view> kBools = {
-      "yes",  "Yes",  "YES",   "no",    "No",    "NO", "true", "True", "TRUE",
-      "false", "False", "FALSE", "on",  "On",    "ON", "off",  "Off",  "OFF"};
+      "yes",   "Yes",   "YES",   "no", "No", "NO", "true", "True", "TRUE",
+      "false", "False", "FALSE", "on", "On", "ON", "off",  "Off",  "OFF"};
   if (kBools.count(t)) return PlainType::kBool;
   std::string_view s = t;
   if (!s.empty() && (s[0] == '+' || s[0] == '-')) s.remove_prefix(1);
@@ -169,7 +180,8 @@ bool DocReader::ReadStruct(const YAML::Node& node, const std::string& path,
       Error(key, child, "duplicate field " + Quote(k));
       continue;
     }
-    auto f = std::find_if(fields.begin(), fields.end(), [&](const Field& x) { return x.name == k; });
+    auto f =
+        std::find_if(fields.begin(), fields.end(), [&](const Field& x) { return x.name == k; });
     if (f != fields.end()) {
       f->read(value, child);
       continue;
@@ -194,10 +206,9 @@ bool DocReader::ReadStruct(const YAML::Node& node, const std::string& path,
   return true;
 }
 
-bool DocReader::ForEachEntry(
-    const YAML::Node& node, const std::string& path,
-    const std::function<void(const std::string&, const YAML::Node&, const YAML::Node&,
-                             const std::string&)>& fn) {
+bool DocReader::ForEachEntry(const YAML::Node& node, const std::string& path,
+                             const std::function<void(const std::string&, const YAML::Node&,
+                                                      const YAML::Node&, const std::string&)>& fn) {
   if (node.IsNull()) return true;
   if (!node.IsMap()) {
     Error(node, path, std::string("expected a mapping, got ") + TypeName(node));
@@ -265,8 +276,8 @@ std::optional<std::string> DocReader::String(const YAML::Node& node, const std::
   return t;
 }
 
-std::optional<int64_t> DocReader::Int(const YAML::Node& node, const std::string& path,
-                                      int64_t min, int64_t max) {
+std::optional<int64_t> DocReader::Int(const YAML::Node& node, const std::string& path, int64_t min,
+                                      int64_t max) {
   auto t = Text(node, path);
   if (!t) return std::nullopt;
   if (IsQuotedScalar(node)) {
@@ -367,7 +378,8 @@ std::optional<size_t> DocReader::Enum(const YAML::Node& node, const std::string&
   std::string msg = "unknown value " + Quote(*t) + " (allowed: " + list + ")";
   for (const auto& a : allowed)
     if (Lower(a) == Lower(*t)) {
-      msg = "unknown value " + Quote(*t) + "; did you mean " + Quote(a) + "? (values are case-sensitive)";
+      msg = "unknown value " + Quote(*t) + "; did you mean " + Quote(a) +
+            "? (values are case-sensitive)";
       break;
     }
   Error(node, path, msg);
@@ -386,32 +398,34 @@ std::map<std::string, std::string> DocReader::StringMap(const YAML::Node& node,
                                                         const std::string& path,
                                                         bool label_values) {
   std::map<std::string, std::string> out;
-  ForEachEntry(node, path,
-               [&](const std::string& k, const YAML::Node&, const YAML::Node& v, const std::string& p) {
-                 if (label_values && v.IsNull()) {  // `key:` is the empty label value
-                   out[k] = "";
-                   return;
-                 }
-                 if (auto s = String(v, p)) out[k] = *s;
-               });
+  ForEachEntry(
+      node, path,
+      [&](const std::string& k, const YAML::Node&, const YAML::Node& v, const std::string& p) {
+        if (label_values && v.IsNull()) {  // `key:` is the empty label value
+          out[k] = "";
+          return;
+        }
+        if (auto s = String(v, p)) out[k] = *s;
+      });
   return out;
 }
 
 ResourceList DocReader::Resources(const YAML::Node& node, const std::string& path) {
   ResourceList out;
-  ForEachEntry(node, path,
-               [&](const std::string& k, const YAML::Node& key, const YAML::Node& v, const std::string& p) {
-                 auto info = ClassifyResource(k);
-                 if (!info.ok()) {
-                   std::string msg = info.message();
-                   if (auto s = DidYouMean(k, {"cpu", "memory", "ephemeral-storage", "pods",
-                                               "nvidia.com/gpu"}))
-                     msg += "; did you mean " + Quote(*s) + "?";
-                   Error(key, p, msg);
-                   return;
-                 }
-                 if (auto q = Quantity(k, v, p)) out.Set(k, *q);
-               });
+  ForEachEntry(
+      node, path,
+      [&](const std::string& k, const YAML::Node& key, const YAML::Node& v, const std::string& p) {
+        auto info = ClassifyResource(k);
+        if (!info.ok()) {
+          std::string msg = info.message();
+          if (auto s =
+                  DidYouMean(k, {"cpu", "memory", "ephemeral-storage", "pods", "nvidia.com/gpu"}))
+            msg += "; did you mean " + Quote(*s) + "?";
+          Error(key, p, msg);
+          return;
+        }
+        if (auto q = Quantity(k, v, p)) out.Set(k, *q);
+      });
   return out;
 }
 

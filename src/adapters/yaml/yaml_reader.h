@@ -74,9 +74,10 @@ class DocReader {
                   const std::vector<std::string_view>& ignored_warn = {});
   // Every entry of a mapping with free-form keys (resources, labels). Duplicate and
   // non-scalar keys are errors and skipped.
-  bool ForEachEntry(const YAML::Node& node, const std::string& path,
-                    const std::function<void(const std::string& key, const YAML::Node& key_node,
-                                             const YAML::Node& value, const std::string& path)>& fn);
+  bool ForEachEntry(
+      const YAML::Node& node, const std::string& path,
+      const std::function<void(const std::string& key, const YAML::Node& key_node,
+                               const YAML::Node& value, const std::string& path)>& fn);
   bool ForEachItem(const YAML::Node& node, const std::string& path,
                    const std::function<void(const YAML::Node& item, const std::string& path)>& fn);
 

@@ -2,7 +2,6 @@
 
 #include "core/text.h"
 
-
 namespace arbiter::billing {
 namespace {
 

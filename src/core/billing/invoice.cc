@@ -59,8 +59,8 @@ std::string Line(const InvoiceLine& l) {
        "|" + std::to_string(l.samples) + "|" + std::to_string(l.covered_ms) + "|" +
        std::to_string(l.run_ms) + "|" + std::to_string(l.workloads);
   if (l.share_rule)
-    s += "|share " + std::string(ToString(*l.share_rule)) + " " + I128ToString(l.share_weight) + "/" +
-         I128ToString(l.share_weight_total) + " of " + l.idle_amount.ToFixed(kAmountDigits);
+    s += "|share " + std::string(ToString(*l.share_rule)) + " " + I128ToString(l.share_weight) +
+         "/" + I128ToString(l.share_weight_total) + " of " + l.idle_amount.ToFixed(kAmountDigits);
   return s + "\n";
 }
 
@@ -73,8 +73,9 @@ Status Finalize(const std::string& ns, NsAcc& acc, const PriceCatalog& catalog,
     const PriceBook& b = catalog.books()[static_cast<size_t>(key.book)];
     if (inv->currency.empty()) inv->currency = b.currency;
     if (b.currency != inv->currency)
-      return Status::Error("namespace " + ns + ": PriceBooks in the window use different currencies (" +
-                           inv->currency + ", " + b.currency + ")");
+      return Status::Error("namespace " + ns +
+                           ": PriceBooks in the window use different currencies (" + inv->currency +
+                           ", " + b.currency + ")");
     InvoiceLine& l = la.line;
     MeterUnit unit = MeterUnitOf(l.resource, l.gpu_replicas);
     l.unit = unit.unit;
@@ -96,8 +97,10 @@ Status Finalize(const std::string& ns, NsAcc& acc, const PriceCatalog& catalog,
   for (const auto& [key, la] : acc.lines) books.push_back(key.book);
   std::sort(books.begin(), books.end());
   books.erase(std::unique(books.begin(), books.end()), books.end());
-  for (int b : books) inv->price_books.push_back(PriceBookId(catalog.books()[static_cast<size_t>(b)]));
-  for (Provenance& p : acc.prov) p.low_coverage = p.covered_ms * 1000 < p.run_ms * opts.low_coverage_permille;
+  for (int b : books)
+    inv->price_books.push_back(PriceBookId(catalog.books()[static_cast<size_t>(b)]));
+  for (Provenance& p : acc.prov)
+    p.low_coverage = p.covered_ms * 1000 < p.run_ms * opts.low_coverage_permille;
   inv->provenance = std::move(acc.prov);
   return Status::Ok();
 }
@@ -121,9 +124,8 @@ struct RowView {
   std::vector<Millis> lasts;
 };
 
-Status Accumulate(const RowView& view, const PriceCatalog& catalog,
-                  const InvoiceOptions& opts, std::optional<BillingMode> force_mode,
-                  std::map<std::string, NsAcc>* out) {
+Status Accumulate(const RowView& view, const PriceCatalog& catalog, const InvoiceOptions& opts,
+                  std::optional<BillingMode> force_mode, std::map<std::string, NsAcc>* out) {
   NsAcc* ns = nullptr;
   const std::string* ns_name = nullptr;
   Millis cached_hour = INT64_MIN;
@@ -165,7 +167,8 @@ Status Accumulate(const RowView& view, const PriceCatalog& catalog,
         if (!v.empty() && v.back().workload == r.workload && v.back().resource == r.resource) {
           prov = &v.back();
         } else {
-          ARB_CHECK_MSG(v.empty() || std::tie(v.back().workload, v.back().resource) < std::tie(r.workload, r.resource),
+          ARB_CHECK_MSG(v.empty() || std::tie(v.back().workload, v.back().resource) <
+                                         std::tie(r.workload, r.resource),
                         "invoice rows must come sorted by workload and resource");
           v.emplace_back();
           v.back().workload = r.workload;
@@ -224,8 +227,9 @@ RowView SortedView(const std::vector<HourlyRow>& rows) {
     if (i > 0 && sorted && HourlyRow::KeyLess(rows[i], rows[i - 1])) sorted = false;
   }
   if (!sorted)
-    std::stable_sort(v.rows.begin(), v.rows.end(),
-                     [](const HourlyRow* a, const HourlyRow* b) { return HourlyRow::KeyLess(*a, *b); });
+    std::stable_sort(v.rows.begin(), v.rows.end(), [](const HourlyRow* a, const HourlyRow* b) {
+      return HourlyRow::KeyLess(*a, *b);
+    });
   return v;
 }
 
@@ -233,8 +237,9 @@ RowView SortedView(const std::vector<RowSpan>& spans) {
   std::vector<const RowSpan*> order;
   order.reserve(spans.size());
   for (const RowSpan& s : spans) order.push_back(&s);
-  std::stable_sort(order.begin(), order.end(),
-                   [](const RowSpan* a, const RowSpan* b) { return HourlyRow::KeyLess(a->sum, b->sum); });
+  std::stable_sort(order.begin(), order.end(), [](const RowSpan* a, const RowSpan* b) {
+    return HourlyRow::KeyLess(a->sum, b->sum);
+  });
   RowView v;
   v.rows.reserve(order.size());
   v.lasts.reserve(order.size());
@@ -271,15 +276,17 @@ std::string Invoice::Canonical() const {
     s += "provenance " + p.workload + "|" + p.resource + "|" + std::to_string(p.samples) + "|" +
          std::to_string(p.covered_ms) + "|" + std::to_string(p.run_ms) + "|" +
          (p.low_coverage ? "low" : "ok") + "\n";
-  s += "total " + total.ToFixed(kAmountDigits) + " request " + request_total.ToFixed(kAmountDigits) +
-       " usage " + usage_total.ToFixed(kAmountDigits) + "\n";
-  if (!idle_share_total.is_zero()) s += "idle share " + idle_share_total.ToFixed(kAmountDigits) + "\n";
+  s += "total " + total.ToFixed(kAmountDigits) + " request " +
+       request_total.ToFixed(kAmountDigits) + " usage " + usage_total.ToFixed(kAmountDigits) + "\n";
+  if (!idle_share_total.is_zero())
+    s += "idle share " + idle_share_total.ToFixed(kAmountDigits) + "\n";
   return s;
 }
 
 Status InvoiceBuilder::Add(const std::vector<HourlyRow>& rows) {
   std::map<std::string, NsAcc> acc;
-  if (Status s = Accumulate(SortedView(rows), catalog_, opts_, std::nullopt, &acc); !s.ok()) return s;
+  if (Status s = Accumulate(SortedView(rows), catalog_, opts_, std::nullopt, &acc); !s.ok())
+    return s;
   for (auto& [ns, a] : acc) {
     for (const Invoice& done : invoices_)
       if (done.namespace_ == ns)
@@ -294,7 +301,8 @@ Status InvoiceBuilder::Add(const std::vector<HourlyRow>& rows) {
 Result<std::vector<Invoice>> InvoiceBuilder::Finish() {
   std::vector<Invoice> out = std::move(invoices_);
   invoices_.clear();
-  std::sort(out.begin(), out.end(), [](const Invoice& a, const Invoice& b) { return a.namespace_ < b.namespace_; });
+  std::sort(out.begin(), out.end(),
+            [](const Invoice& a, const Invoice& b) { return a.namespace_ < b.namespace_; });
   SpreadIdle(&out, catalog_);
   for (Invoice& inv : out) Digest(catalog_, &inv);
   return out;
@@ -386,7 +394,8 @@ Result<Invoice> BuildIdleInvoice(const std::vector<NodeCapacity>& nodes,
   inv.from = from;
   inv.to = to;
   if (acc.empty()) return inv;
-  if (Status s = Finalize(inv.namespace_, acc.begin()->second, catalog, opts, &inv); !s.ok()) return s;
+  if (Status s = Finalize(inv.namespace_, acc.begin()->second, catalog, opts, &inv); !s.ok())
+    return s;
   Digest(catalog, &inv);
   return inv;
 }
@@ -395,8 +404,10 @@ void SpreadIdle(std::vector<Invoice>* invoices, const PriceCatalog& catalog) {
   Invoice* idle = nullptr;
   std::vector<Invoice*> tenants;
   for (Invoice& inv : *invoices) {
-    if (inv.namespace_ == kIdleNamespace) idle = &inv;
-    else tenants.push_back(&inv);
+    if (inv.namespace_ == kIdleNamespace)
+      idle = &inv;
+    else
+      tenants.push_back(&inv);
   }
   if (!idle || tenants.empty()) return;
   for (const InvoiceLine& il : idle->lines) {
@@ -411,8 +422,10 @@ void SpreadIdle(std::vector<Invoice>* invoices, const PriceCatalog& catalog) {
     for (size_t t = 0; t < tenants.size(); ++t) {
       for (const InvoiceLine& l : tenants[t]->lines) {
         if (l.kind != RowKind::kUsage || l.price_book != il.price_book) continue;
-        if (book->share_idle == IdleSharing::kEven) weight[t] = 1;
-        else if (l.resource == il.resource) weight[t] += l.amount.units();
+        if (book->share_idle == IdleSharing::kEven)
+          weight[t] = 1;
+        else if (l.resource == il.resource)
+          weight[t] += l.amount.units();
       }
       if (weight[t] < 0) weight[t] = 0;
       total += weight[t];
@@ -430,7 +443,8 @@ void SpreadIdle(std::vector<Invoice>* invoices, const PriceCatalog& catalog) {
     std::vector<size_t> order;
     for (size_t t = 0; t < tenants.size(); ++t)
       if (weight[t] > 0) order.push_back(t);
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rem[a] > rem[b]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return rem[a] > rem[b]; });
     for (size_t k = 0; given < amount; ++k, ++given) ++share[order[k % order.size()]];
     for (size_t t = 0; t < tenants.size(); ++t) {
       if (weight[t] == 0) continue;

@@ -21,17 +21,17 @@ inline constexpr int kAmountDigits = 6;
 struct InvoiceLine {
   RowKind kind = RowKind::kUsage;
   std::string resource;
-  std::string unit;         // metering unit: core-second, GiB-second, GPU-second, instance-second
-  std::string gpu_product;  // GPU and MIG lines
-  int64_t gpu_replicas = 1; // nvidia.com/gpu on a time-sliced / MPS node: replicas per card
-  std::string price_book;   // PriceBookId of the version the rows' hours were billed with
-  std::string preemptor;    // credit lines
+  std::string unit;          // metering unit: core-second, GiB-second, GPU-second, instance-second
+  std::string gpu_product;   // GPU and MIG lines
+  int64_t gpu_replicas = 1;  // nvidia.com/gpu on a time-sliced / MPS node: replicas per card
+  std::string price_book;    // PriceBookId of the version the rows' hours were billed with
+  std::string preemptor;     // credit lines
   BillingMode mode = BillingMode::kMax;
   UnitPrice price;
   // Exact raw sums (canonical unit × ms); billed = billed_num / billed_den. Credits are negative.
   i128 request_raw = 0, usage_raw = 0, billed_num = 0, billed_den = 1;
   Decimal request_quantity, usage_quantity, billed_quantity;  // metering unit, 9 decimals
-  Decimal amount;          // 6 decimals, the only rounding step
+  Decimal amount;                                             // 6 decimals, the only rounding step
   Decimal request_amount;  // had this line been billed on the request track (6 decimals)
   Decimal usage_amount;    // ... on the usage track
   // Provenance of the usage track.
@@ -42,7 +42,8 @@ struct InvoiceLine {
   // by `share_rule` with weight share_weight / share_weight_total.
   std::optional<IdleSharing> share_rule;
   Decimal idle_amount;  // the idle line's whole amount (6 decimals)
-  i128 share_weight = 0, share_weight_total = 0;  // Weighted: Decimal units of billed cost; Even: 1 / tenants
+  i128 share_weight = 0,
+       share_weight_total = 0;  // Weighted: Decimal units of billed cost; Even: 1 / tenants
   Decimal unit_price() const { return price.unit_price; }
 };
 
@@ -65,9 +66,9 @@ struct Invoice {
   Decimal request_total, usage_total, total, credit_total;  // 6 decimals
   // Tenants: the sum of their IdleShare lines. The idle invoice: how much of it was spread.
   Decimal idle_share_total;
-  std::vector<Provenance> provenance;    // sorted by workload, resource
-  std::string digest;                    // "sha256:<hex>" of the canonical inputs
-  std::string Canonical() const;         // the text the digest is computed over
+  std::vector<Provenance> provenance;  // sorted by workload, resource
+  std::string digest;                  // "sha256:<hex>" of the canonical inputs
+  std::string Canonical() const;       // the text the digest is computed over
 };
 
 struct InvoiceOptions {
@@ -93,7 +94,8 @@ Result<std::vector<Invoice>> BuildInvoices(const std::vector<HourlyRow>& rows,
 // union of the rows.
 class InvoiceBuilder {
  public:
-  InvoiceBuilder(const PriceCatalog& catalog, InvoiceOptions opts) : catalog_(catalog), opts_(std::move(opts)) {}
+  InvoiceBuilder(const PriceCatalog& catalog, InvoiceOptions opts)
+      : catalog_(catalog), opts_(std::move(opts)) {}
   Status Add(const std::vector<HourlyRow>& rows);
   Result<std::vector<Invoice>> Finish();
 
@@ -132,7 +134,7 @@ struct NodeCapacity {
   std::string node;
   std::string gpu_product;
   ResourceList allocatable;
-  Millis from = 0, to = 0;  // when the node was in the pool
+  Millis from = 0, to = 0;   // when the node was in the pool
   int64_t gpu_replicas = 1;  // nvidia.com/gpu.replicas: allocatable GPUs are replicas
 };
 // Hourly rows of the idle capacity in [from, to): namespace kIdleNamespace, workload = node,

@@ -12,14 +12,18 @@ MeterUnit MeterUnitOf(std::string_view resource) {
   auto info = ClassifyResource(resource);
   if (!info.ok()) return {"unit-second", 1000, false, false};
   switch (info->kind) {
-    case ResourceKind::kCpu: return {"core-second", 1000000, true, false};
+    case ResourceKind::kCpu:
+      return {"core-second", 1000000, true, false};
     case ResourceKind::kMemory:
     case ResourceKind::kStorage:
     case ResourceKind::kHugePages:
       return {"GiB-second", (static_cast<i128>(1) << 30) * 1000, false, false};
-    case ResourceKind::kGpu: return {"GPU-second", 1000000, false, true};
-    case ResourceKind::kMig: return {"instance-second", 1000, false, true};
-    default: return {"unit-second", 1000, false, false};
+    case ResourceKind::kGpu:
+      return {"GPU-second", 1000000, false, true};
+    case ResourceKind::kMig:
+      return {"instance-second", 1000, false, true};
+    default:
+      return {"unit-second", 1000, false, false};
   }
 }
 
@@ -32,17 +36,21 @@ bool IsMeteredResource(std::string_view resource) { return resource != kPods; }
 
 const char* ToString(RowKind k) {
   switch (k) {
-    case RowKind::kUsage: return "Usage";
-    case RowKind::kCredit: return "Credit";
-    case RowKind::kIdleShare: return "IdleShare";
+    case RowKind::kUsage:
+      return "Usage";
+    case RowKind::kCredit:
+      return "Credit";
+    case RowKind::kIdleShare:
+      return "IdleShare";
   }
   return "?";
 }
 
 bool HourlyRow::KeyLess(const HourlyRow& a, const HourlyRow& b) {
   return std::tie(a.namespace_, a.workload, a.resource, a.gpu_product, a.gpu_replicas, a.kind,
-                  a.preemptor, a.hour) < std::tie(b.namespace_, b.workload, b.resource, b.gpu_product,
-                                                  b.gpu_replicas, b.kind, b.preemptor, b.hour);
+                  a.preemptor, a.hour) < std::tie(b.namespace_, b.workload, b.resource,
+                                                  b.gpu_product, b.gpu_replicas, b.kind,
+                                                  b.preemptor, b.hour);
 }
 bool HourlyRow::SameKey(const HourlyRow& a, const HourlyRow& b) {
   return a.hour == b.hour && a.kind == b.kind && a.resource == b.resource &&
@@ -78,8 +86,9 @@ int64_t UsageOf(const RunSegment& seg, std::string_view resource) {
 Status ValidateMeterConfig(const MeterConfig& cfg) {
   if (cfg.scrape_interval < 1000 || cfg.scrape_interval > kHourMs ||
       kHourMs % cfg.scrape_interval != 0)
-    return Status::Error("scrape interval " + FormatDuration(cfg.scrape_interval) +
-                         " must be between 1s and 1h and divide one hour evenly (e.g. 15s, 30s, 60s)");
+    return Status::Error(
+        "scrape interval " + FormatDuration(cfg.scrape_interval) +
+        " must be between 1s and 1h and divide one hour evenly (e.g. 15s, 30s, 60s)");
   if (cfg.low_coverage_permille < 0 || cfg.low_coverage_permille > 1000)
     return Status::Error("low coverage threshold must be between 0 and 1000 permille");
   return Status::Ok();
@@ -93,7 +102,8 @@ Status ValidateSegment(const RunSegment& s) {
   if (s.end < s.start) return Status::Error(who + ": ends before it starts");
   if (s.gpu_replicas < 1 || s.gpu_replicas > kMaxGpuReplicas)
     return Status::Error(who + ": GPU replicas per card must be between 1 and " +
-                         std::to_string(kMaxGpuReplicas) + ", got " + std::to_string(s.gpu_replicas));
+                         std::to_string(kMaxGpuReplicas) + ", got " +
+                         std::to_string(s.gpu_replicas));
   if (s.requests.AnyNegative() || s.usage.AnyNegative())
     return Status::Error(who + ": negative request or usage");
   if (s.lost) {
@@ -107,9 +117,8 @@ Status ValidateSegment(const RunSegment& s) {
 
 // ------------------------------------------------------------------ SeriesFolder
 
-SeriesFolder::SeriesFolder(const RunSegment& seg, std::string resource,
-                           std::vector<HourlyRow>* out, Millis scrape_interval,
-                           int64_t gauge_scale)
+SeriesFolder::SeriesFolder(const RunSegment& seg, std::string resource, std::vector<HourlyRow>* out,
+                           Millis scrape_interval, int64_t gauge_scale)
     : seg_(seg),
       resource_(std::move(resource)),
       product_(ProductKey(seg, resource_)),
@@ -176,7 +185,8 @@ void SeriesFolder::Add(Millis t, i128 value) {
       seen = dt;
     } else {
       seen = std::min(dt, interval_);
-      use_piece = gauge_scale_ == 1 ? prev_value_ * seen : MulDivRoundHalfUp(prev_value_, seen, gauge_scale_);
+      use_piece = gauge_scale_ == 1 ? prev_value_ * seen
+                                    : MulDivRoundHalfUp(prev_value_, seen, gauge_scale_);
     }
     use_ += use_piece;
     covered_ += seen;
@@ -212,7 +222,8 @@ void SeriesFolder::Finish() {
     i128 req_piece = static_cast<i128>(request_) * dt;
     if (have_prev_ && !counter_) {
       Millis seen = std::min(dt, interval_);
-      i128 use_piece = gauge_scale_ == 1 ? prev_value_ * seen : MulDivRoundHalfUp(prev_value_, seen, gauge_scale_);
+      i128 use_piece = gauge_scale_ == 1 ? prev_value_ * seen
+                                         : MulDivRoundHalfUp(prev_value_, seen, gauge_scale_);
       use_ += use_piece;
       covered_ += seen;
       if (use_piece > req_piece) extra_ += use_piece - req_piece;
@@ -331,7 +342,8 @@ size_t RowBound(const RunSegment& seg) {
   };
   size_t resources = 0;  // as MeteredResources(seg), without building the list
   for (const auto& [k, v] : seg.requests.entries()) resources += IsMeteredResource(k);
-  for (const auto& [k, v] : seg.usage.entries()) resources += IsMeteredResource(k) && !seg.requests.Has(k);
+  for (const auto& [k, v] : seg.usage.entries())
+    resources += IsMeteredResource(k) && !seg.requests.Has(k);
   size_t n = resources * hours(seg.start, seg.end);
   if (seg.lost) n += resources * hours(seg.lost->from, seg.lost->to);
   return n;

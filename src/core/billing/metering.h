@@ -57,17 +57,17 @@ struct HourlyRow {
   std::string namespace_;
   std::string workload;
   std::string resource;
-  std::string gpu_product;  // pricing key of nvidia.com/gpu and MIG rows; "" for other resources
-  int64_t gpu_replicas = 1; // nvidia.com/gpu rows on a time-sliced / MPS node: replicas per card
+  std::string gpu_product;   // pricing key of nvidia.com/gpu and MIG rows; "" for other resources
+  int64_t gpu_replicas = 1;  // nvidia.com/gpu rows on a time-sliced / MPS node: replicas per card
   RowKind kind = RowKind::kUsage;
-  std::string preemptor;    // credit rows: who caused the lost work
-  Millis hour = 0;          // start of the hour, Unix ms, a multiple of kHourMs
+  std::string preemptor;  // credit rows: who caused the lost work
+  Millis hour = 0;        // start of the hour, Unix ms, a multiple of kHourMs
   i128 request_raw = 0;
   i128 usage_raw = 0;
-  i128 max_raw = 0;         // Σ per sample interval of max(request, usage); >= request_raw
+  i128 max_raw = 0;  // Σ per sample interval of max(request, usage); >= request_raw
   int64_t samples = 0;
-  Millis covered_ms = 0;    // time the usage track saw in this hour
-  Millis run_ms = 0;        // time the segment(s) ran in this hour
+  Millis covered_ms = 0;  // time the usage track saw in this hour
+  Millis run_ms = 0;      // time the segment(s) ran in this hour
 
   // Key order: namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, hour.
   static bool KeyLess(const HourlyRow& a, const HourlyRow& b);
@@ -76,7 +76,7 @@ struct HourlyRow {
 };
 
 struct MeterConfig {
-  Millis scrape_interval = 30000;  // must divide one hour evenly (15s, 30s, 60s ...)
+  Millis scrape_interval = 30000;       // must divide one hour evenly (15s, 30s, 60s ...)
   int64_t low_coverage_permille = 900;  // usage seen on less than 90% of the run: low coverage
 };
 Status ValidateMeterConfig(const MeterConfig& cfg);

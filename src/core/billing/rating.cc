@@ -13,14 +13,15 @@ std::string PriceBookId(const PriceBook& b) {
 
 std::string CanonicalPriceBook(const PriceBook& b) {
   std::string s = "pricebook " + PriceBookId(b) + "\ncurrency " + b.currency + "\nmode " +
-                  ToString(b.mode) + "\nblendedRequestWeight " + b.blended_request_weight.ToString() +
-                  "\nmigRule " + ToString(b.mig_rule) + "\npreemptionCredit " +
-                  ToString(b.preemption_credit) + "\n";
+                  ToString(b.mode) + "\nblendedRequestWeight " +
+                  b.blended_request_weight.ToString() + "\nmigRule " + ToString(b.mig_rule) +
+                  "\npreemptionCredit " + ToString(b.preemption_credit) + "\n";
   for (const auto& [k, v] : b.prices) s += "price " + k + " " + v.ToString() + "\n";
   for (const auto& [k, v] : b.gpu_models) s += "gpuModel " + k + " " + v.ToString() + "\n";
   for (const auto& [k, v] : b.namespace_modes) s += "namespaceMode " + k + " " + ToString(v) + "\n";
   // Written only when set, so that the digests of books without it are unchanged.
-  if (b.share_idle != IdleSharing::kNone) s += "shareIdle " + std::string(ToString(b.share_idle)) + "\n";
+  if (b.share_idle != IdleSharing::kNone)
+    s += "shareIdle " + std::string(ToString(b.share_idle)) + "\n";
   return s;
 }
 
@@ -85,8 +86,10 @@ UnitPrice ResolvePrice(const PriceBook& b, std::string_view resource, std::strin
     return p;
   }
   if (!mig && !shared && resource != kGpu) {
-    if (direct != b.prices.end()) set_direct("prices[" + std::string(resource) + "]", direct->second);
-    else p.source = "unpriced";
+    if (direct != b.prices.end())
+      set_direct("prices[" + std::string(resource) + "]", direct->second);
+    else
+      p.source = "unpriced";
     return p;
   }
   if (mig && direct != b.prices.end()) {
@@ -98,7 +101,8 @@ UnitPrice ResolvePrice(const PriceBook& b, std::string_view resource, std::strin
   std::string card_source;
   std::string_view unshared = gpu_product;
   if (unshared.ends_with(kSharedProductSuffix)) unshared.remove_suffix(kSharedProductSuffix.size());
-  if (auto m = b.gpu_models.find(std::string(gpu_product)); !gpu_product.empty() && m != b.gpu_models.end()) {
+  if (auto m = b.gpu_models.find(std::string(gpu_product));
+      !gpu_product.empty() && m != b.gpu_models.end()) {
     card = m->second;
     card_source = "gpuModels[" + std::string(gpu_product) + "]";
   } else if (auto u = b.gpu_models.find(std::string(unshared));
@@ -142,9 +146,15 @@ UnitPrice ResolvePrice(const PriceBook& b, std::string_view resource, std::strin
   }
   int64_t frac_num = 0;  // of 56
   switch (b.mig_rule) {
-    case MigRule::kCompute: frac_num = 8 * prof->compute_slices; break;
-    case MigRule::kMemory: frac_num = 7 * prof->memory_slices; break;
-    case MigRule::kMax: frac_num = std::max(8 * prof->compute_slices, 7 * prof->memory_slices); break;
+    case MigRule::kCompute:
+      frac_num = 8 * prof->compute_slices;
+      break;
+    case MigRule::kMemory:
+      frac_num = 7 * prof->memory_slices;
+      break;
+    case MigRule::kMax:
+      frac_num = std::max(8 * prof->compute_slices, 7 * prof->memory_slices);
+      break;
   }
   int64_t g = std::gcd(frac_num, int64_t{56});
   p.mig_fraction = std::to_string(frac_num / g) + "/" + std::to_string(56 / g);
@@ -169,11 +179,15 @@ Billed BilledOf(const HourlyRow& row, BillingMode mode, Decimal w) {
 
 Billed BilledOf(const HourlyRow& row, BillingMode mode, Decimal w, bool gpu) {
   switch (mode) {
-    case BillingMode::kRequest: return {row.request_raw, 1};
-    case BillingMode::kUsage: return {row.usage_raw, 1};
-    case BillingMode::kMax: return {gpu ? row.request_raw : row.max_raw, 1};
+    case BillingMode::kRequest:
+      return {row.request_raw, 1};
+    case BillingMode::kUsage:
+      return {row.usage_raw, 1};
+    case BillingMode::kMax:
+      return {gpu ? row.request_raw : row.max_raw, 1};
     case BillingMode::kBlended:
-      return {row.request_raw * w.units() + row.usage_raw * (Decimal::kOne - w.units()), Decimal::kOne};
+      return {row.request_raw * w.units() + row.usage_raw * (Decimal::kOne - w.units()),
+              Decimal::kOne};
   }
   return {row.request_raw, 1};
 }

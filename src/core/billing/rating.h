@@ -44,12 +44,12 @@ struct UnitPrice {
   // instances priced from their card (den 56 before reduction).
   i128 num = 0;
   i128 den = 1;
-  Decimal unit_price;         // num/den as a Decimal, rounded half-up to 9 decimals if inexact
-  Decimal card_price;         // MIG from a card: the card's price per GPU-hour
-  std::string source;         // "prices[cpu]", "gpuModels[NVIDIA-H100-80GB-HBM3]", "unpriced", ...
+  Decimal unit_price;  // num/den as a Decimal, rounded half-up to 9 decimals if inexact
+  Decimal card_price;  // MIG from a card: the card's price per GPU-hour
+  std::string source;  // "prices[cpu]", "gpuModels[NVIDIA-H100-80GB-HBM3]", "unpriced", ...
   std::optional<MigRule> mig_rule;  // set when priced from the card by the MIG rule
-  std::string mig_fraction;   // "4/7": fraction of the card, reduced
-  int64_t gpu_replicas = 1;   // nvidia.com/gpu on a time-sliced / MPS node: a replica is 1/N card
+  std::string mig_fraction;         // "4/7": fraction of the card, reduced
+  int64_t gpu_replicas = 1;  // nvidia.com/gpu on a time-sliced / MPS node: a replica is 1/N card
 };
 // cpu, memory and other resources: prices[resource]. nvidia.com/gpu: gpuModels[product], else
 // prices["nvidia.com/gpu"]. MIG: prices[resource] if written, else the card price (as for

@@ -21,7 +21,7 @@ struct LostWork {
 
 // One placement of a workload: bound to a node until it exited.
 struct RunSegment {
-  std::string workload;     // "namespace/name"
+  std::string workload;  // "namespace/name"
   std::string namespace_;
   int32_t priority = 0;
   std::string node;
@@ -29,8 +29,8 @@ struct RunSegment {
   // Node label nvidia.com/gpu.replicas (time-slicing / MPS): each nvidia.com/gpu is one of N
   // replicas of a card and costs 1/N of the card. 1 when the GPUs are not shared.
   int64_t gpu_replicas = 1;
-  ResourceList requests;    // canonical units
-  ResourceList usage;       // mean actual usage, canonical units (equal to requests when not given)
+  ResourceList requests;  // canonical units
+  ResourceList usage;     // mean actual usage, canonical units (equal to requests when not given)
   Millis start = 0, end = 0;  // absolute Unix ms; the request track is [start, end), grace included
   std::optional<LostWork> lost;
 };

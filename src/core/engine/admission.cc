@@ -4,8 +4,8 @@
 #include <map>
 #include <set>
 
-#include "core/quantity.h"
 #include "core/int128.h"
+#include "core/quantity.h"
 
 namespace arbiter::engine {
 
@@ -15,8 +15,8 @@ std::string Fmt(const std::string& r, int64_t v) { return FormatResourceQuantity
 
 // The three LimitRange constraints, worded as Kubernetes' limitranger words them (no trailing
 // period). `type` is "Container" or "Pod". Each returns "" when satisfied.
-std::string MinConstraint(const char* type, const std::string& r, int64_t min, const ResourceList& req,
-                          const ResourceList& lim) {
+std::string MinConstraint(const char* type, const std::string& r, int64_t min,
+                          const ResourceList& req, const ResourceList& lim) {
   const std::string head = "minimum " + r + " usage per " + type + " is " + Fmt(r, min);
   if (!req.Has(r)) return head + ".  No request is specified";
   if (req.Get(r) < min) return head + ", but request is " + Fmt(r, req.Get(r));
@@ -24,8 +24,8 @@ std::string MinConstraint(const char* type, const std::string& r, int64_t min, c
   return "";
 }
 
-std::string MaxConstraint(const char* type, const std::string& r, int64_t max, const ResourceList& req,
-                          const ResourceList& lim) {
+std::string MaxConstraint(const char* type, const std::string& r, int64_t max,
+                          const ResourceList& req, const ResourceList& lim) {
   const std::string head = "maximum " + r + " usage per " + type + " is " + Fmt(r, max);
   if (!lim.Has(r)) return head + ".  No limit is specified";
   if (lim.Get(r) > max) return head + ", but limit is " + Fmt(r, lim.Get(r));
@@ -35,9 +35,10 @@ std::string MaxConstraint(const char* type, const std::string& r, int64_t max, c
 
 // `ratio_milli` is the allowed limit/request in thousandths. The observed ratio is printed as the
 // exact fraction limit/request (Kubernetes prints a float).
-std::string RatioConstraint(const char* type, const std::string& r, int64_t ratio_milli, const ResourceList& req,
-                            const ResourceList& lim) {
-  const std::string head = r + " max limit to request ratio per " + type + " is " + FormatMillis(ratio_milli);
+std::string RatioConstraint(const char* type, const std::string& r, int64_t ratio_milli,
+                            const ResourceList& req, const ResourceList& lim) {
+  const std::string head =
+      r + " max limit to request ratio per " + type + " is " + FormatMillis(ratio_milli);
   if (req.Get(r) == 0) return head + ", but no request is specified or request is 0";
   if (lim.Get(r) == 0) return head + ", but no limit is specified or limit is 0";
   if (static_cast<int128>(lim.Get(r)) * 1000 > static_cast<int128>(req.Get(r)) * ratio_milli)
@@ -45,8 +46,8 @@ std::string RatioConstraint(const char* type, const std::string& r, int64_t rati
   return "";
 }
 
-void CheckAll(const char* type, const LimitRangeItem& item, const ResourceList& req, const ResourceList& lim,
-              std::vector<std::string>* errs) {
+void CheckAll(const char* type, const LimitRangeItem& item, const ResourceList& req,
+              const ResourceList& lim, std::vector<std::string>* errs) {
   for (const auto& [r, v] : item.min.entries())
     if (auto e = MinConstraint(type, r, v, req, lim); !e.empty()) errs->push_back(std::move(e));
   for (const auto& [r, v] : item.max.entries())
@@ -85,7 +86,8 @@ void ContainerDefaults(const LimitRange& lr, ResourceList* limits, ResourceList*
 
 }  // namespace
 
-std::string ApplyLimitRanges(const Pod& pod, const std::vector<const LimitRange*>& ranges, AdmittedPod* out) {
+std::string ApplyLimitRanges(const Pod& pod, const std::vector<const LimitRange*>& ranges,
+                             AdmittedPod* out) {
   out->containers = pod.containers;
   out->init_containers = pod.init_containers;
   // API defaulting: a container with a limit but no request requests its limit.
@@ -109,13 +111,15 @@ std::string ApplyLimitRanges(const Pod& pod, const std::vector<const LimitRange*
   // limit (a LimitRange default limit below an explicit request, say) is refused, in its words.
   std::vector<std::string> invalid;
   for (const char* field : {"containers", "initContainers"}) {
-    const auto& list = std::string_view(field) == "containers" ? out->containers : out->init_containers;
+    const auto& list =
+        std::string_view(field) == "containers" ? out->containers : out->init_containers;
     for (size_t i = 0; i < list.size(); ++i)
       for (const auto& [r, req] : list[i].requests.entries())
         if (list[i].limits.Has(r) && req > list[i].limits.Get(r))
-          invalid.push_back("spec." + std::string(field) + "[" + std::to_string(i) + "].resources.requests[" + r +
-                            "]: Invalid value: \"" + Fmt(r, req) + "\": must be less than or equal to " + r +
-                            " limit of " + Fmt(r, list[i].limits.Get(r)));
+          invalid.push_back("spec." + std::string(field) + "[" + std::to_string(i) +
+                            "].resources.requests[" + r + "]: Invalid value: \"" + Fmt(r, req) +
+                            "\": must be less than or equal to " + r + " limit of " +
+                            Fmt(r, list[i].limits.Get(r)));
   }
   if (!invalid.empty()) return "Pod \"" + pod.meta.name + "\" is invalid: " + Aggregate(invalid);
   Pod effective;
@@ -134,12 +138,14 @@ std::string ApplyLimitRanges(const Pod& pod, const std::vector<const LimitRange*
         CheckAll("Pod", item, out->requests, out->limits, &errs);
       }
     }
-    if (!errs.empty()) return "LimitRange " + lr->meta.namespace_ + "/" + lr->meta.name + ": " + Aggregate(errs);
+    if (!errs.empty())
+      return "LimitRange " + lr->meta.namespace_ + "/" + lr->meta.name + ": " + Aggregate(errs);
   }
   return "";
 }
 
-std::optional<std::string> QuotaContainerConstraints(const ResourceQuota& quota, const AdmittedPod& pod) {
+std::optional<std::string> QuotaContainerConstraints(const ResourceQuota& quota,
+                                                     const AdmittedPod& pod) {
   // The hard names Kubernetes validates per container (its validationSet: cpu, memory,
   // requests.cpu, requests.memory, limits.cpu, limits.memory), as the quota spells them.
   std::map<std::string, const QuotaItem*> required;

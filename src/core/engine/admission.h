@@ -42,7 +42,8 @@ struct AdmittedPod {
 // one as `LimitRange ns/name: <violation>`, several as `LimitRange ns/name: [<v1>, <v2>]`.
 //
 // Returns "" when the pod is admitted (and fills `out`), else the message.
-std::string ApplyLimitRanges(const Pod& pod, const std::vector<const LimitRange*>& ranges, AdmittedPod* out);
+std::string ApplyLimitRanges(const Pod& pod, const std::vector<const LimitRange*>& ranges,
+                             AdmittedPod* out);
 
 // Kubernetes' podEvaluator.Constraints: a ResourceQuota whose hard list names cpu or memory
 // (`cpu`, `requests.cpu`, `limits.cpu`, and the memory ones) requires each container and init
@@ -50,6 +51,7 @@ std::string ApplyLimitRanges(const Pod& pod, const std::vector<const LimitRange*
 // (already filtered by scope) that a container misses, the Kubernetes message:
 //   failed quota: NAME: must specify limits.cpu for: app,sidecar; requests.memory for: app
 // (resources sorted, container names sorted and de-duplicated).
-std::optional<std::string> QuotaContainerConstraints(const ResourceQuota& quota, const AdmittedPod& pod);
+std::optional<std::string> QuotaContainerConstraints(const ResourceQuota& quota,
+                                                     const AdmittedPod& pod);
 
 }  // namespace arbiter::engine

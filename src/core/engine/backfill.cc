@@ -16,8 +16,8 @@
 #include <algorithm>
 
 #include "core/engine/reasons.h"
-#include "core/instant_text.h"
 #include "core/engine/state.h"
+#include "core/instant_text.h"
 
 namespace arbiter::engine {
 

@@ -147,7 +147,8 @@ Result<Command> DecodeCommand(std::string_view bytes) {
   Io(r, c.time);
   const uint32_t index = r.U32();
   if (!r.ok() || !MakeOp(index, &c.op))
-    return Result<Command>::Error("corrupt command: " + (r.ok() ? "an unknown command " + std::to_string(index) : r.error()));
+    return Result<Command>::Error(
+        "corrupt command: " + (r.ok() ? "an unknown command " + std::to_string(index) : r.error()));
   IoOp(r, c.op);
   if (!r.ok()) return Result<Command>::Error("corrupt command: " + r.error());
   if (!r.AtEnd()) return Result<Command>::Error("corrupt command: bytes after the end");

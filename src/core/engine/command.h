@@ -242,10 +242,11 @@ struct DeletePriceBook {
 // ------------------------------------------------------------------ the envelope
 
 using CommandOp =
-    std::variant<Tick, SubmitPod, DeletePod, PodFinished, VictimExited, UpsertNode, RemoveNode, UpsertNamespace,
-                 DeleteNamespace, UpsertResourceQuota, DeleteResourceQuota, UpsertLimitRange, DeleteLimitRange,
-                 UpsertPriorityClass, DeletePriorityClass, UpsertPodDisruptionBudget, DeletePodDisruptionBudget,
-                 UpsertElasticQuota, DeleteElasticQuota, UpsertQoS, DeleteQoS, UpsertPoolPolicy, DeletePoolPolicy,
+    std::variant<Tick, SubmitPod, DeletePod, PodFinished, VictimExited, UpsertNode, RemoveNode,
+                 UpsertNamespace, DeleteNamespace, UpsertResourceQuota, DeleteResourceQuota,
+                 UpsertLimitRange, DeleteLimitRange, UpsertPriorityClass, DeletePriorityClass,
+                 UpsertPodDisruptionBudget, DeletePodDisruptionBudget, UpsertElasticQuota,
+                 DeleteElasticQuota, UpsertQoS, DeleteQoS, UpsertPoolPolicy, DeletePoolPolicy,
                  UpsertPriceBook, DeletePriceBook, SetPodDeadline>;
 
 struct Command {
@@ -265,7 +266,8 @@ const char* CommandName(const Command& c);
 // A command as bytes and back (a daemon's journal; format: docs/snapshot.md's encoding, sealed as
 // kind "command", version kCommandVersion). Decoding refuses foreign, corrupt and other-version
 // bytes with a message.
-inline constexpr uint32_t kCommandVersion = 4;  // 3: ElasticQuota spec.flavors; 4: PoolPolicy spec.latency (2, 3 still read)
+inline constexpr uint32_t kCommandVersion =
+    4;  // 3: ElasticQuota spec.flavors; 4: PoolPolicy spec.latency (2, 3 still read)
 std::string EncodeCommand(const Command& c);
 Result<Command> DecodeCommand(std::string_view bytes);
 

@@ -8,37 +8,62 @@ namespace arbiter::engine {
 
 const char* ToString(Phase p) {
   switch (p) {
-    case Phase::kPending: return "Pending";
-    case Phase::kRunning: return "Running";
-    case Phase::kTerminating: return "Running";  // still holds its node until it exits
-    case Phase::kSucceeded: return "Succeeded";
-    case Phase::kPreempted: return "Preempted";
-    case Phase::kRejected: return "Rejected";
-    case Phase::kFailed: return "Failed";
-    case Phase::kDeleted: return "Deleted";
+    case Phase::kPending:
+      return "Pending";
+    case Phase::kRunning:
+      return "Running";
+    case Phase::kTerminating:
+      return "Running";  // still holds its node until it exits
+    case Phase::kSucceeded:
+      return "Succeeded";
+    case Phase::kPreempted:
+      return "Preempted";
+    case Phase::kRejected:
+      return "Rejected";
+    case Phase::kFailed:
+      return "Failed";
+    case Phase::kDeleted:
+      return "Deleted";
   }
   return "?";
 }
 
 const char* ToString(EventType t) {
   switch (t) {
-    case EventType::kSubmitted: return "Submitted";
-    case EventType::kQuotaExceeded: return "QuotaExceeded";
-    case EventType::kFailedScheduling: return "FailedScheduling";
-    case EventType::kRejected: return "Rejected";
-    case EventType::kScheduled: return "Scheduled";
-    case EventType::kPreempting: return "Preempting";
-    case EventType::kPreempted: return "Preempted";
-    case EventType::kTerminated: return "Terminated";
-    case EventType::kRequeued: return "Requeued";
-    case EventType::kCancelled: return "Cancelled";
-    case EventType::kBorrowed: return "Borrowed";
-    case EventType::kReclaimed: return "Reclaimed";
-    case EventType::kCompleted: return "Completed";
-    case EventType::kNodeAdded: return "NodeAdded";
-    case EventType::kNodeRemoved: return "NodeRemoved";
-    case EventType::kFailed: return "Failed";
-    case EventType::kDeleted: return "Deleted";
+    case EventType::kSubmitted:
+      return "Submitted";
+    case EventType::kQuotaExceeded:
+      return "QuotaExceeded";
+    case EventType::kFailedScheduling:
+      return "FailedScheduling";
+    case EventType::kRejected:
+      return "Rejected";
+    case EventType::kScheduled:
+      return "Scheduled";
+    case EventType::kPreempting:
+      return "Preempting";
+    case EventType::kPreempted:
+      return "Preempted";
+    case EventType::kTerminated:
+      return "Terminated";
+    case EventType::kRequeued:
+      return "Requeued";
+    case EventType::kCancelled:
+      return "Cancelled";
+    case EventType::kBorrowed:
+      return "Borrowed";
+    case EventType::kReclaimed:
+      return "Reclaimed";
+    case EventType::kCompleted:
+      return "Completed";
+    case EventType::kNodeAdded:
+      return "NodeAdded";
+    case EventType::kNodeRemoved:
+      return "NodeRemoved";
+    case EventType::kFailed:
+      return "Failed";
+    case EventType::kDeleted:
+      return "Deleted";
   }
   return "?";
 }
@@ -49,7 +74,7 @@ Status State::Tick() {
     wakeups.pop();
     freed = true;  // re-run the whole queue: a victim became old enough
   }
-  ReleaseDue();  // spec.latency: Slurm's clean-up ends, requeued jobs become eligible
+  ReleaseDue();         // spec.latency: Slurm's clean-up ends, requeued jobs become eligible
   CycleNominalFirst();  // RunCycle, borrowers after the workloads within their min
   return Status::Ok();
 }
@@ -131,7 +156,8 @@ std::optional<Millis> Engine::NextWakeup() const {
 WorkloadId Engine::next_workload_id() const { return static_cast<WorkloadId>(s_->next_id); }
 
 std::optional<WorkloadId> Engine::Find(std::string_view namespace_, std::string_view name) const {
-  std::string key = std::string(namespace_.empty() ? "default" : namespace_) + "/" + std::string(name);
+  std::string key =
+      std::string(namespace_.empty() ? "default" : namespace_) + "/" + std::string(name);
   auto it = s_->by_key.find(key);
   if (it == s_->by_key.end()) return std::nullopt;
   return s_->workloads[it->second].id;
@@ -153,7 +179,8 @@ std::vector<WorkloadStatus> Engine::Workloads(std::optional<Millis> as_of) const
   for (const auto& [id, slot] : live) {
     WorkloadStatus st = s_->StatusOf(s_->workloads[slot]);
     const Workload& w = s_->workloads[slot];
-    if (as_of && *as_of > s_->now && w.phase == Phase::kPending) st.pending_total += *as_of - s_->now;
+    if (as_of && *as_of > s_->now && w.phase == Phase::kPending)
+      st.pending_total += *as_of - s_->now;
     out.push_back(std::move(st));
   }
   return out;
@@ -212,7 +239,8 @@ std::vector<ElasticQuota> Engine::elastic_quotas() const { return s_->quota.elas
 
 std::vector<Engine::FlavorUsage> Engine::flavor_usages() const {
   std::vector<FlavorUsage> out;
-  for (auto& u : s_->quota.FlavorUsages()) out.push_back({u.namespace_, u.flavor, u.used, u.min, u.max});
+  for (auto& u : s_->quota.FlavorUsages())
+    out.push_back({u.namespace_, u.flavor, u.used, u.min, u.max});
   return out;
 }
 const EngineOptions& Engine::options() const { return s_->options; }

@@ -44,10 +44,10 @@ struct NodeStatus {
   int64_t cpu_used_milli = 0;
   int64_t mem_capacity_bytes = 0;
   int64_t mem_used_bytes = 0;
-  std::vector<int32_t> gpu_used_milli;  // per device
-  std::vector<WorkloadId> workloads;    // running and terminating, in bind order
+  std::vector<int32_t> gpu_used_milli;                  // per device
+  std::vector<WorkloadId> workloads;                    // running and terminating, in bind order
   std::vector<placement::GpuAssignment> workload_gpus;  // each one's devices (as `workloads`)
-  Node spec;                            // as last upserted
+  Node spec;                                            // as last upserted
 };
 
 class Engine {
@@ -73,9 +73,11 @@ class Engine {
   // The id the next accepted SubmitPod gets.
   WorkloadId next_workload_id() const;
   std::optional<WorkloadId> Find(std::string_view namespace_, std::string_view name) const;
-  // A live workload's status now (Workloads: as of `as_of` >= now(), its pending spell counted up to then).
+  // A live workload's status now (Workloads: as of `as_of` >= now(), its pending spell counted up
+  // to then).
   std::optional<WorkloadStatus> Get(WorkloadId id) const;
-  std::vector<WorkloadStatus> Workloads(std::optional<Millis> as_of = std::nullopt) const;  // live, by id
+  std::vector<WorkloadStatus> Workloads(
+      std::optional<Millis> as_of = std::nullopt) const;  // live, by id
   size_t live_workloads() const;
   bool has_pending() const;  // some workload waits in the queue
   // The runs of the workloads holding a node, as if they ended at `until` (>= now()), by id: what
@@ -112,8 +114,11 @@ class Engine {
     std::optional<PlacementPolicyName> placement;
     std::optional<bool> check_invariants;
   };
-  static Result<std::unique_ptr<Engine>> Restore(std::string_view snapshot, const RestoreOptions& options);
-  static Result<std::unique_ptr<Engine>> Restore(std::string_view snapshot) { return Restore(snapshot, {}); }
+  static Result<std::unique_ptr<Engine>> Restore(std::string_view snapshot,
+                                                 const RestoreOptions& options);
+  static Result<std::unique_ptr<Engine>> Restore(std::string_view snapshot) {
+    return Restore(snapshot, {});
+  }
   // 2: ElasticQuota preemption, fairSharing, gangs, reservations; 3: resource flavors, the
   // Terminating scope of counted pods, pod group timeouts; 4: PoolPolicy spec.latency and the
   // workloads' Slurm clean-up and eligibility times (2 and 3 are still read)

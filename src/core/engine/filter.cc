@@ -24,18 +24,23 @@ constexpr uint32_t kOverflowBit = uint32_t{1} << kOverflowModel;
 uint32_t State::ModelBit(const std::string& model) {
   auto it = model_ids.find(model);
   if (it == model_ids.end())
-    it = model_ids.emplace(model, std::min<uint32_t>(static_cast<uint32_t>(model_ids.size()), kOverflowModel)).first;
+    it = model_ids
+             .emplace(model,
+                      std::min<uint32_t>(static_cast<uint32_t>(model_ids.size()), kOverflowModel))
+             .first;
   return uint32_t{1} << it->second;
 }
 
 uint32_t State::ModelMask(const placement::PodShape& p) {
-  if (p.gpu_count == 0 || (p.gpu_model.empty() && p.allowed_gpu_models.empty())) return ~uint32_t{0};
+  if (p.gpu_count == 0 || (p.gpu_model.empty() && p.allowed_gpu_models.empty()))
+    return ~uint32_t{0};
   // The models the pod accepts (placement::ModelAccepts): gpu_model if set (and allowed), else the
   // allowed list. Models beyond the first 31 share a bit, checked by name.
   std::vector<std::string> accepted;
   if (!p.gpu_model.empty()) {
     if (p.allowed_gpu_models.empty() ||
-        std::find(p.allowed_gpu_models.begin(), p.allowed_gpu_models.end(), p.gpu_model) != p.allowed_gpu_models.end())
+        std::find(p.allowed_gpu_models.begin(), p.allowed_gpu_models.end(), p.gpu_model) !=
+            p.allowed_gpu_models.end())
       accepted.push_back(p.gpu_model);
   } else {
     accepted = p.allowed_gpu_models;
@@ -110,7 +115,9 @@ bool State::FitsRespectingNominated(uint32_t pos, const Workload& w, bool fit_kn
   if (nominated.empty()) return true;
   bool others = false;
   for (Slot s : nominated)
-    if (workloads[s].id != w.id && workloads[s].priority >= w.priority && !SameGang(workloads[s], w)) others = true;
+    if (workloads[s].id != w.id && workloads[s].priority >= w.priority &&
+        !SameGang(workloads[s], w))
+      others = true;
   if (!others) return true;
   // Room held for nominated workloads of equal or higher priority stays held (not against the
   // workload's own pod group, which is placed in one step).
@@ -133,10 +140,12 @@ std::string State::HeldFor(uint32_t pos, const Workload& w) const {
   for (Slot s : node_live[pos].nominated) {
     const Workload& p = workloads[s];
     if (p.id == w.id || p.priority < w.priority || SameGang(p, w)) continue;
-    if (!top || p.priority > top->priority || (p.priority == top->priority && p.id < top->id)) top = &p;
+    if (!top || p.priority > top->priority || (p.priority == top->priority && p.id < top->id))
+      top = &p;
   }
   if (!top) return "";
-  return " Node " + nodes[pos].name + " is held for " + top->key + " (priority " + std::to_string(top->priority) +
+  return " Node " + nodes[pos].name + " is held for " + top->key + " (priority " +
+         std::to_string(top->priority) +
          "), which waits for its preemption victims to exit (Slurm: Reason=Priority).";
 }
 
@@ -146,7 +155,8 @@ std::string State::NoFitMessage(const Workload& w) const {
   // class last failed: the same reason (room held for nominated workloads depends on who asks).
   const bool cacheable = nominations == 0 && reservations.empty() && w.flavor_labels.empty();
   if (cacheable)
-    if (auto c = no_fit_cache.find(w.shape_class); c != no_fit_cache.end() && c->second.first == pool_version)
+    if (auto c = no_fit_cache.find(w.shape_class);
+        c != no_fit_cache.end() && c->second.first == pool_version)
       return c->second.second;
   // The dense fit numbers answer cpu, memory and GPUs; the node itself only extended resources.
   NoFit f;
@@ -178,8 +188,8 @@ std::string State::NoFitMessage(const Workload& w) const {
     const NodeState& n = nodes[i];
     if (m == 0 && nominations > 0 && !FitsRespectingNominated(i, w)) {
       if (f.held++ == 0) held_at = i;
-    }
-    else if (m == 0 && Reserved(i) && DelaysReservation(i, w)) ++f.reserved;
+    } else if (m == 0 && Reserved(i) && DelaysReservation(i, w))
+      ++f.reserved;
     f.cpu += (m & NodeState::kShortCpu) != 0;
     f.memory += (m & NodeState::kShortMemory) != 0;
     f.gpu += (m & NodeState::kShortGpu) != 0;
@@ -239,14 +249,15 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
   const int64_t pod_gpu = shape.gpu_milli_total();
   size_t found = 0, best = n;
   int64_t best_score = 0;
-  // With invariants on: the fused choice against ChooseNode's, the block skips against a plain scan.
+  // With invariants on: the fused choice against ChooseNode's, the block skips against a plain
+  // scan.
   const bool verify = options.check_invariants;
   auto accept = [&](size_t i) {
     if (!best_fit || verify) feasible.push_back(i);
     if (!best_fit) return;
     const FitEntry& f = fit_at[i];
-    const int64_t s = placement::BestFitPolicy::ScoreOf(f.cpu_free - shape.cpu_milli, f.gpu_free - pod_gpu,
-                                                        spec_cpu, spec_gpu);
+    const int64_t s = placement::BestFitPolicy::ScoreOf(f.cpu_free - shape.cpu_milli,
+                                                        f.gpu_free - pod_gpu, spec_cpu, spec_gpu);
     if (best == n || s > best_score || (s == best_score && i < best)) {
       best = i;
       best_score = s;
@@ -256,7 +267,8 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
   // invariants in locals: this runs for every node on every placement. A block of positions whose
   // largest fit numbers do not fit has no node that fits: skipped whole (it counts as scanned).
   const FitEntry* const block_at = fit_block.data();
-  auto scan = [&](auto numbers_fit, bool skip_blocks, size_t& processed, size_t& found, auto&& take) {
+  auto scan = [&](auto numbers_fit, bool skip_blocks, size_t& processed, size_t& found,
+                  auto&& take) {
     for (; processed < n && found < want; ++processed) {
       size_t i = start + processed;
       if (i >= n) i -= n;
@@ -271,7 +283,8 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
       if (!numbers_fit(f) || !f.schedulable) continue;
       if (constrained) {
         if ((f.model_bit & w.model_mask) == 0) continue;
-        if (f.model_bit == kOverflowBit && !placement::ModelAccepts(nodes[i].gpu_model, shape)) continue;
+        if (f.model_bit == kOverflowBit && !placement::ModelAccepts(nodes[i].gpu_model, shape))
+          continue;
       }
       if ((f.has_ext || !plain_ext) && !nodes[i].Fits(shape)) continue;
       if (selector && !NodeSelectable(static_cast<uint32_t>(i), w)) continue;
@@ -287,14 +300,20 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
   const int32_t count = shape.gpu_count, milli = shape.gpu_milli_per_device;
   auto run = [&](bool skip_blocks, size_t& processed, size_t& found, auto&& take) {
     if (count == 0) {
-      scan([&](const FitEntry& f) { return f.cpu_free >= cpu && f.mem_free >= mem; }, skip_blocks, processed, found,
-           take);
+      scan([&](const FitEntry& f) { return f.cpu_free >= cpu && f.mem_free >= mem; }, skip_blocks,
+           processed, found, take);
     } else if (milli >= placement::kMilliPerGpu) {
-      scan([&](const FitEntry& f) { return f.full_free >= count && f.cpu_free >= cpu && f.mem_free >= mem; },
-           skip_blocks, processed, found, take);
+      scan(
+          [&](const FitEntry& f) {
+            return f.full_free >= count && f.cpu_free >= cpu && f.mem_free >= mem;
+          },
+          skip_blocks, processed, found, take);
     } else {
-      scan([&](const FitEntry& f) { return f.max_free >= milli && f.cpu_free >= cpu && f.mem_free >= mem; },
-           skip_blocks, processed, found, take);
+      scan(
+          [&](const FitEntry& f) {
+            return f.max_free >= milli && f.cpu_free >= cpu && f.mem_free >= mem;
+          },
+          skip_blocks, processed, found, take);
     }
   };
   size_t processed = 0;
@@ -314,7 +333,8 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
     choice = placement::Choice{best, placer->Score(nodes[best], shape)};
   if (verify && best_fit) {
     auto general = placement::ChooseNode(*placer, nodes, feasible, shape);
-    ARB_CHECK_MSG(general.has_value() == choice.has_value() && (!general || general->node_index == choice->node_index),
+    ARB_CHECK_MSG(general.has_value() == choice.has_value() &&
+                      (!general || general->node_index == choice->node_index),
                   "BestFit on the fit index chose another node than ChooseNode for " + w.key);
   }
   if (!choice) return false;

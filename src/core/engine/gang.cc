@@ -97,8 +97,8 @@ bool State::AttemptGang(Workload& w) {
       const std::string prefix = group + ": ";
       const std::string detail = msg.rfind(prefix, 0) == 0 ? msg.substr(prefix.size()) : msg;
       const std::string timeout_msg = prefix + "rejected due to timeout after waiting " +
-                                      FormatDuration(g.timeout) + " at plugin Coscheduling, retried (" +
-                                      detail + ")";
+                                      FormatDuration(g.timeout) +
+                                      " at plugin Coscheduling, retried (" + detail + ")";
       for (Slot s : pend) SetPending(workloads[s], type, why, timeout_msg, group + ": timeout");
       g.window_start = now;
       wakeups.push(now + g.timeout);
@@ -281,8 +281,8 @@ void State::StopGang(const Workload& stopped, const std::string& by) {
     v.preemptor = kNoSlot;
     v.preemptions++;
     std::string msg = "stopped with pod group " + g.key + " (member " + stopped.key +
-                      (stopped.deleted ? " was deleted" : " was stopped by " + by) + "); SIGTERM, grace " +
-                      FormatDuration(grace);
+                      (stopped.deleted ? " was deleted" : " was stopped by " + by) +
+                      "); SIGTERM, grace " + FormatDuration(grace);
     SetMessage(v, msg, reason::kPreempted, WorkFacts::kStopPlan);
     Emit(EventType::kPreempted, v, node_info[v.node].name, reason::kPreempted, msg, by,
          WorkFacts::kStopPlan, grace);

@@ -12,12 +12,15 @@ Status State::CheckInvariants() const {
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     const NodeState& n = nodes[i];
     const NodeInfo& info = node_info[node_at[i]];
-    if (!info.present || info.pos != i) return Status::Internal("node " + n.name + " is not where the index says");
+    if (!info.present || info.pos != i)
+      return Status::Internal("node " + n.name + " is not where the index says");
     const bool over_ok = info.over_capacity;  // a capacity change left it above: it may only shrink
-    if (!over_ok && (n.cpu_used_milli > n.cpu_capacity_milli || n.mem_used_bytes > n.mem_capacity_bytes))
+    if (!over_ok &&
+        (n.cpu_used_milli > n.cpu_capacity_milli || n.mem_used_bytes > n.mem_capacity_bytes))
       return Status::Internal("node " + n.name + " above capacity × overcommit");
     for (int32_t g : n.gpu_used_milli)
-      if (g < 0 || g > placement::kMilliPerGpu) return Status::Internal("GPU overcommitted on " + n.name);
+      if (g < 0 || g > placement::kMilliPerGpu)
+        return Status::Internal("GPU overcommitted on " + n.name);
     if (!over_ok)
       for (const auto& [r, v] : n.ext_used.entries())
         if (n.ext_capacity.Has(r) && v > n.ext_capacity.Get(r))
@@ -31,18 +34,20 @@ Status State::CheckInvariants() const {
     for (Slot s : node_live[i].workloads) {
       seen[s]++;
       const Workload& w = workloads[s];
-      if (w.node != node_at[i]) return Status::Internal(w.key + " listed on " + n.name + " but bound elsewhere");
+      if (w.node != node_at[i])
+        return Status::Internal(w.key + " listed on " + n.name + " but bound elsewhere");
       rebuilt.Allocate(w.shape, w.gpus);
     }
     if (rebuilt.cpu_used_milli != n.cpu_used_milli || rebuilt.mem_used_bytes != n.mem_used_bytes ||
         rebuilt.gpu_used_milli != n.gpu_used_milli)
       return Status::Internal("node " + n.name + " accounting differs from its workloads");
-    if (!n.gpu_summary_ok || rebuilt.gpu_full_free != n.gpu_full_free || rebuilt.gpu_max_free != n.gpu_max_free ||
-        rebuilt.gpu_free_total != n.gpu_free_total)
+    if (!n.gpu_summary_ok || rebuilt.gpu_full_free != n.gpu_full_free ||
+        rebuilt.gpu_max_free != n.gpu_max_free || rebuilt.gpu_free_total != n.gpu_free_total)
       return Status::Internal("node " + n.name + " GPU summary differs from its devices");
     const FitEntry& f = fit[i];
-    if (f.cpu_free != n.cpu_free() || f.mem_free != n.mem_free() || f.full_free != n.full_free_gpus() ||
-        f.max_free != n.max_device_free() || f.gpu_free != n.gpu_free_milli() || f.schedulable != n.schedulable)
+    if (f.cpu_free != n.cpu_free() || f.mem_free != n.mem_free() ||
+        f.full_free != n.full_free_gpus() || f.max_free != n.max_device_free() ||
+        f.gpu_free != n.gpu_free_milli() || f.schedulable != n.schedulable)
       return Status::Internal("node " + n.name + " fit index differs from the node");
   }
   for (size_t b = 0; b * kFitBlock < fit.size(); ++b) {
@@ -53,24 +58,29 @@ Status State::CheckInvariants() const {
       m.full_free = std::max(m.full_free, fit[i].full_free);
       m.max_free = std::max(m.max_free, fit[i].max_free);
     }
-    if (b >= fit_block.size() || fit_block[b].cpu_free != m.cpu_free || fit_block[b].mem_free != m.mem_free ||
-        fit_block[b].full_free != m.full_free || fit_block[b].max_free != m.max_free)
+    if (b >= fit_block.size() || fit_block[b].cpu_free != m.cpu_free ||
+        fit_block[b].mem_free != m.mem_free || fit_block[b].full_free != m.full_free ||
+        fit_block[b].max_free != m.max_free)
       return Status::Internal("fit index block " + std::to_string(b) + " differs from its nodes");
   }
   int64_t known = 0;
   for (const auto& [id, s] : slot_of) {
     const Workload& w = workloads[s];
-    if (Value(w.id) != id) return Status::Internal("workload table: slot " + std::to_string(s) + " mislabelled");
+    if (Value(w.id) != id)
+      return Status::Internal("workload table: slot " + std::to_string(s) + " mislabelled");
     const bool placed = w.phase == Phase::kRunning || w.phase == Phase::kTerminating;
     known += placed && EndKnown(w);
     if (placed != (seen[s] == 1)) return Status::Internal(w.key + " is not on exactly one node");
     if ((w.phase == Phase::kPending && !w.held) != IsPending(s))
-      return Status::Internal(w.key + " is " + ToString(w.phase) + " but " + (IsPending(s) ? "" : "not ") +
-                              "in the queue");
-    if (IsFinal(w.phase)) return Status::Internal(w.key + " has finished but is still in the engine");
+      return Status::Internal(w.key + " is " + ToString(w.phase) + " but " +
+                              (IsPending(s) ? "" : "not ") + "in the queue");
+    if (IsFinal(w.phase))
+      return Status::Internal(w.key + " has finished but is still in the engine");
   }
-  if (by_key.size() != slot_of.size()) return Status::Internal("workload name index differs from the table");
-  if (known != ends_known) return Status::Internal("the count of workloads with a known end differs from them");
+  if (by_key.size() != slot_of.size())
+    return Status::Internal("workload name index differs from the table");
+  if (known != ends_known)
+    return Status::Internal("the count of workloads with a known end differs from them");
   if (auto q = quota.CheckInvariants()) return Status::Internal(*q);
   return Status::Ok();
 }

@@ -52,7 +52,8 @@ void State::SetMessage(Workload& w, std::string message, std::string_view why, W
 
 void State::MarkFinished(Workload& w) {
   // count/pods counts a terminal pod until it is deleted (Kubernetes' object count quota).
-  if (!w.deleted && (w.phase == Phase::kSucceeded || w.phase == Phase::kFailed || w.phase == Phase::kPreempted))
+  if (!w.deleted &&
+      (w.phase == Phase::kSucceeded || w.phase == Phase::kFailed || w.phase == Phase::kPreempted))
     quota.KeepCounted(w);
   w.finish_time = now;
   finished.push_back(w.slot);
@@ -384,13 +385,15 @@ void State::Exit(Workload& w, bool emit_terminated) {
     // Slurm (preempt/qos): a victim that exits by itself before its GraceTime ends is COMPLETED,
     // whatever its PreemptMode: no requeue, no cancel (a job that wants to be requeued calls
     // `scontrol requeue` itself: arbiter.dev/requeue-on-preempt).
-    const bool completed_in_grace = policy.preemption_type == PreemptionType::kQoS && was_terminating && !node_lost &&
-                                    !w.preempted_by.empty() && w.exited_at > w.stop_time &&
-                                    w.exited_at < w.stop_time + w.stop_grace &&
-                                    !w.requeue_on_preempt;
+    const bool completed_in_grace =
+        policy.preemption_type == PreemptionType::kQoS && was_terminating && !node_lost &&
+        !w.preempted_by.empty() && w.exited_at > w.stop_time &&
+        w.exited_at < w.stop_time + w.stop_grace && !w.requeue_on_preempt;
     if (completed_in_grace) {
       w.phase = Phase::kSucceeded;
-      SetMessage(w, "exited within its grace time after " + cause + ": completed (Slurm preempt/qos)", why);
+      SetMessage(w,
+                 "exited within its grace time after " + cause + ": completed (Slurm preempt/qos)",
+                 why);
       Emit(EventType::kCompleted, w, node, why, w.message);
       MarkFinished(w);
     } else if (w.preempt_mode == PreemptMode::kCancel) {
@@ -410,8 +413,8 @@ void State::Exit(Workload& w, bool emit_terminated) {
         w.eligible_at = now + policy.latency->cred_expire + 1000;
         held.push_back(slot);
         wakeups.push(w.eligible_at);
-        text += "; eligible again in " + FormatDuration(w.eligible_at - now) + " (Slurm: cred_expire " +
-                FormatDuration(policy.latency->cred_expire) + " + 1s)";
+        text += "; eligible again in " + FormatDuration(w.eligible_at - now) +
+                " (Slurm: cred_expire " + FormatDuration(policy.latency->cred_expire) + " + 1s)";
       }
       SetMessage(w, text, why);
       Emit(EventType::kRequeued, w, node, why, w.message);
@@ -430,7 +433,8 @@ void State::Exit(Workload& w, bool emit_terminated) {
   }
 }
 
-// ------------------------------------------------------------------ Slurm's latencies (spec.latency)
+// ------------------------------------------------------------------ Slurm's latencies
+// (spec.latency)
 
 // How long a workload that exits now keeps its node in Slurm: the Epilog after every job; a job
 // killed at the end of its grace period is first noticed by slurmctld (grace_end_delay, after a
@@ -440,7 +444,8 @@ Millis State::CleanupDelay(const Workload& w, bool killed) const {
   if (!policy.latency) return 0;
   const auto& l = *policy.latency;
   Millis d = l.epilog;
-  if (killed) d += (w.preempted_by.empty() ? 0 : l.grace_end_delay) + l.kill_wait + l.message_timeout;
+  if (killed)
+    d += (w.preempted_by.empty() ? 0 : l.grace_end_delay) + l.kill_wait + l.message_timeout;
   return d;
 }
 
@@ -448,8 +453,11 @@ std::string State::CleanupText(const Workload& w, bool killed) const {
   const auto& l = *policy.latency;
   std::string t;
   auto add = [&](const std::string& x) { t += (t.empty() ? "" : ", ") + x; };
-  if (killed && !w.preempted_by.empty()) add("killed " + FormatDuration(l.grace_end_delay) + " after GraceTime");
-  if (killed) add("KillWait " + FormatDuration(l.kill_wait) + ", MessageTimeout " + FormatDuration(l.message_timeout));
+  if (killed && !w.preempted_by.empty())
+    add("killed " + FormatDuration(l.grace_end_delay) + " after GraceTime");
+  if (killed)
+    add("KillWait " + FormatDuration(l.kill_wait) + ", MessageTimeout " +
+        FormatDuration(l.message_timeout));
   if (l.epilog > 0) add("Epilog " + FormatDuration(l.epilog));
   return t;
 }
@@ -513,14 +521,15 @@ Status State::Finished(const PodFinished& c) {
     return Status::FailedPrecondition("PodFinished: " + w.key + " is " + ToString(w.phase) +
                                       ", not running");
   if (w.release_at >= 0)
-    return Status::FailedPrecondition("PodFinished: " + w.key + " has exited already (Slurm clean-up until " +
+    return Status::FailedPrecondition("PodFinished: " + w.key +
+                                      " has exited already (Slurm clean-up until " +
                                       FormatDuration(w.release_at) + ")");
   const bool was_terminating = w.phase == Phase::kTerminating;
   if (const Millis delay = CleanupDelay(w, false); delay > 0) {
     w.exit_code = c.exit_code;
     DeferRelease(w, delay, was_terminating ? kExitFinishedTerminating : kExitFinishedRunning,
-                 "exited with code " + std::to_string(c.exit_code) + "; the Epilog holds its node for " +
-                     FormatDuration(delay));
+                 "exited with code " + std::to_string(c.exit_code) +
+                     "; the Epilog holds its node for " + FormatDuration(delay));
     return Status::Ok();
   }
   FinishNow(w, c.exit_code, was_terminating);
@@ -559,15 +568,17 @@ Status State::VictimGone(const VictimExited& c) {
     return Status::FailedPrecondition("VictimExited: " + w.key + " is not terminating (" +
                                       ToString(w.phase) + ")");
   if (w.release_at >= 0)
-    return Status::FailedPrecondition("VictimExited: " + w.key + " has exited already (Slurm clean-up until " +
+    return Status::FailedPrecondition("VictimExited: " + w.key +
+                                      " has exited already (Slurm clean-up until " +
                                       FormatDuration(w.release_at) + ")");
   w.exited_at = now;
   const bool killed = now >= w.stop_time + w.stop_grace;
   if (const Millis delay = CleanupDelay(w, killed); delay > 0) {
-    DeferRelease(w, delay, kExitVictim,
-                 std::string(killed ? "killed at the end of its grace period" : "exited after SIGTERM") +
-                     "; Slurm holds its node for " + FormatDuration(delay) + " more (" + CleanupText(w, killed) +
-                     ")");
+    DeferRelease(
+        w, delay, kExitVictim,
+        std::string(killed ? "killed at the end of its grace period" : "exited after SIGTERM") +
+            "; Slurm holds its node for " + FormatDuration(delay) + " more (" +
+            CleanupText(w, killed) + ")");
     return Status::Ok();
   }
   Exit(w);
@@ -576,7 +587,8 @@ Status State::VictimGone(const VictimExited& c) {
 
 Status State::Delete(const DeletePod& c) {
   const Slot s = SlotOf(c.id);
-  if (s == kNoSlot && quota.ForgetCounted(Value(c.id))) {  // a terminal pod count/pods still counted
+  if (s == kNoSlot &&
+      quota.ForgetCounted(Value(c.id))) {  // a terminal pod count/pods still counted
     freed = true;
     return Status::Ok();
   }

@@ -47,8 +47,10 @@ void State::ComputePdbState(std::vector<PdbState>* out) const {
   for (size_t k = 0; k < pdbs.size(); ++k) {
     const auto& pdb = pdbs[k];
     int64_t desired = 0;
-    if (pdb.min_available) desired = pdb.min_available->Resolve(expected[k]);
-    else if (pdb.max_unavailable) desired = expected[k] - pdb.max_unavailable->Resolve(expected[k]);
+    if (pdb.min_available)
+      desired = pdb.min_available->Resolve(expected[k]);
+    else if (pdb.max_unavailable)
+      desired = expected[k] - pdb.max_unavailable->Resolve(expected[k]);
     (*out)[k].allowed = std::max<int64_t>(0, healthy[k] - desired);
   }
 }

@@ -235,9 +235,8 @@ void State::ResetPlacer() {
     placer = std::make_unique<placement::FgdPolicy>(options.placement_profile,
                                                     options.fgd_popularity_percent);
   else
-    placer =
-        placement::MakePlacementPolicy(policy.placement, options.seed, options.placement_profile,
-                                             options.random_rescore_winner);
+    placer = placement::MakePlacementPolicy(
+        policy.placement, options.seed, options.placement_profile, options.random_rescore_winner);
   placer_name = policy.placement;
   placer->Reset(nodes);
 }

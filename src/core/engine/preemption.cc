@@ -35,9 +35,11 @@ uint32_t State::PlanClass(const Workload& w) {
   if (it != plan_class_of.end()) return it->second;
   // The preemption class's key (lifecycle.cc) without the pod group: a plan does not depend on it
   // except through members of the group nominated on the node, which the cache leaves out.
-  std::string k = ShapeKey(w) + "|" + w.namespace_ + "|" + (w.qos >= 0 ? qos_names[static_cast<size_t>(w.qos)] : "") +
-                  "|" + ToString(w.preemption_policy);
-  auto [id, inserted] = plan_class_ids.emplace(std::move(k), static_cast<uint32_t>(plan_class_ids.size()));
+  std::string k = ShapeKey(w) + "|" + w.namespace_ + "|" +
+                  (w.qos >= 0 ? qos_names[static_cast<size_t>(w.qos)] : "") + "|" +
+                  ToString(w.preemption_policy);
+  auto [id, inserted] =
+      plan_class_ids.emplace(std::move(k), static_cast<uint32_t>(plan_class_ids.size()));
   plan_class_of.emplace(w.preempt_class, id->second);
   return id->second;
 }
@@ -60,8 +62,8 @@ struct PlanScratch {
 // violates a PodDisruptionBudget under the Strict mode: `plan` has it), or kViable (`plan`).
 // `too_young_until` learns the earliest instant a victim younger than minRuntime comes of age.
 NodeOutcome PlanOnNode(const State& s, uint32_t pos, const Workload& w, const PreemptDryRun* dry,
-                       const std::vector<State::PdbState>& pdb_state, PlanScratch& x, PreemptPlan* plan,
-                       std::optional<Millis>* too_young_until) {
+                       const std::vector<State::PdbState>& pdb_state, PlanScratch& x,
+                       PreemptPlan* plan, std::optional<Millis>* too_young_until) {
   if (!s.NodeSelectable(pos, w)) return NodeOutcome::kNone;
   if (!placement::ModelAccepts(s.nodes[pos].gpu_model, w.shape)) return NodeOutcome::kNone;
   const NodeLive& info = s.node_live[pos];
@@ -74,7 +76,8 @@ NodeOutcome PlanOnNode(const State& s, uint32_t pos, const Workload& w, const Pr
     if (dry && (*dry->excluded)[v]) continue;  // gone in the plan already
     if (s.MayPreempt(w, workloads[v])) {
       cands.push_back(v);
-    } else if (policy.min_runtime > 0 && s.MayPreempt(w, workloads[v], /*ignore_min_runtime=*/true)) {
+    } else if (policy.min_runtime > 0 &&
+               s.MayPreempt(w, workloads[v], /*ignore_min_runtime=*/true)) {
       Millis at = workloads[v].run_start + policy.min_runtime;
       *too_young_until = *too_young_until ? std::min(**too_young_until, at) : at;
     }
@@ -208,8 +211,10 @@ bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
     const uint64_t epoch1 = info.epoch + 1;
     if (clean && cache->node[i] == epoch1) {  // nothing changed here since: no plan
       if (verify)
-        ARB_CHECK_MSG(PlanOnNode(*this, pos, w, dry, pdb_state, check_scratch, &fresh, &ignored) == NodeOutcome::kNone,
-                      "preemption cache: no plan cached for " + w.key + " on " + nodes[pos].name + ", one found");
+        ARB_CHECK_MSG(PlanOnNode(*this, pos, w, dry, pdb_state, check_scratch, &fresh, &ignored) ==
+                          NodeOutcome::kNone,
+                      "preemption cache: no plan cached for " + w.key + " on " + nodes[pos].name +
+                          ", one found");
       continue;
     }
     // Backfill: room promised to another (reservations change every cycle: not cached).
@@ -219,13 +224,15 @@ bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
       if (auto c = cache->plans.find(pos); c != cache->plans.end() && c->second.epoch1 == epoch1) {
         plan = &c->second.plan;
         if (verify)
-          ARB_CHECK_MSG(PlanOnNode(*this, pos, w, dry, pdb_state, check_scratch, &fresh, &ignored) ==
-                                NodeOutcome::kViable &&
+          ARB_CHECK_MSG(PlanOnNode(*this, pos, w, dry, pdb_state, check_scratch, &fresh,
+                                   &ignored) == NodeOutcome::kViable &&
                             fresh == *plan,
-                        "preemption cache: the plan cached for " + w.key + " on " + nodes[pos].name + " is stale");
+                        "preemption cache: the plan cached for " + w.key + " on " +
+                            nodes[pos].name + " is stale");
       }
     if (!plan) {
-      const NodeOutcome outcome = PlanOnNode(*this, pos, w, dry, pdb_state, scratch, &computed, &too_young_until);
+      const NodeOutcome outcome =
+          PlanOnNode(*this, pos, w, dry, pdb_state, scratch, &computed, &too_young_until);
       if (outcome == NodeOutcome::kNone) {
         if (clean) cache->node[i] = epoch1;
         continue;
@@ -261,7 +268,8 @@ bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
       blocked.kind = PreemptionBlocked::Kind::kBudgets;
       blocked.budgets.assign(blocking_pdbs.begin(), blocking_pdbs.end());
     } else if (!any_candidate_node && !too_young_until) {
-      blocked.kind = qos_mode ? PreemptionBlocked::Kind::kNoQoSVictims : PreemptionBlocked::Kind::kNoVictims;
+      blocked.kind =
+          qos_mode ? PreemptionBlocked::Kind::kNoQoSVictims : PreemptionBlocked::Kind::kNoVictims;
     }
     *why = Render(blocked);
     return false;
@@ -277,8 +285,9 @@ bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
   for (Slot s : best->victims) list += (list.empty() ? "" : ", ") + workloads[s].key;
   Emit(EventType::kPreempting, w, node_name, reason::kPreempting,
        "preempting " + list + " on " + node_name +
-           (best->pdb_violations ? " (violates " + std::to_string(best->pdb_violations) + " disruption budget(s))"
-                                 : ""));
+           (best->pdb_violations
+                ? " (violates " + std::to_string(best->pdb_violations) + " disruption budget(s))"
+                : ""));
   for (Slot s : best->victims) StopVictim(workloads[s], w, EventType::kPreempted);
   Nominate(w, best->node);
   w.waiting_for = best->victims;
@@ -293,7 +302,8 @@ bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
 
 // SIGTERM to a victim. What happens next (when it exits, what it saves) is the driver's work
 // model: the event carries the grace period, and the driver reports VictimExited.
-void State::StopVictim(Workload& v, const Workload& p, EventType kind, const std::string* why_text) {
+void State::StopVictim(Workload& v, const Workload& p, EventType kind,
+                       const std::string* why_text) {
   if (v.phase == Phase::kTerminating) {  // stopped already with its pod group: this one waits too
     if (v.preemptor == kNoSlot) v.preemptor = p.slot;
     return;
@@ -303,12 +313,13 @@ void State::StopVictim(Workload& v, const Workload& p, EventType kind, const std
   v.preempted_by = p.key;
   v.preemptor = p.slot;
   v.preemptions++;
-  std::string msg = why_text ? *why_text
-                   : kind == EventType::kReclaimed
-                       ? "reclaimed by " + p.key + " (quota lent by " + p.namespace_ + " is needed back)"
-                       : "preempted by " + p.key;
+  std::string msg = why_text                        ? *why_text
+                    : kind == EventType::kReclaimed ? "reclaimed by " + p.key + " (quota lent by " +
+                                                          p.namespace_ + " is needed back)"
+                                                    : "preempted by " + p.key;
   msg += "; SIGTERM, grace " + FormatDuration(grace);
-  const std::string_view why = kind == EventType::kReclaimed ? reason::kReclaimed : reason::kPreempted;
+  const std::string_view why =
+      kind == EventType::kReclaimed ? reason::kReclaimed : reason::kPreempted;
   SetMessage(v, msg, why, WorkFacts::kStopPlan);
   Emit(kind, v, node_info[v.node].name, why, msg, p.key, WorkFacts::kStopPlan, grace);
   if (v.gang != kNoGang) StopGang(v, p.key);

@@ -22,13 +22,15 @@ bool QueueOrder::operator()(Slot a, Slot b) const {
 void State::PendingInsert(Slot s) {
   const uint32_t cls = workloads[s].preempt_class;
   auto it = pending.find(cls);
-  if (it == pending.end()) it = pending.emplace(cls, std::set<Slot, QueueOrder>(QueueOrder{&workloads})).first;
+  if (it == pending.end())
+    it = pending.emplace(cls, std::set<Slot, QueueOrder>(QueueOrder{&workloads})).first;
   if (it->second.insert(s).second && it->second.size() == 1) active_classes.insert(cls);
 }
 
 void State::PendingErase(Slot s) {
   auto it = pending.find(workloads[s].preempt_class);
-  if (it != pending.end() && it->second.erase(s) && it->second.empty()) active_classes.erase(it->first);
+  if (it != pending.end() && it->second.erase(s) && it->second.empty())
+    active_classes.erase(it->first);
 }
 
 bool State::IsPending(Slot s) const {
@@ -37,9 +39,10 @@ bool State::IsPending(Slot s) const {
 }
 
 std::string State::ShapeKey(const Workload& w) const {
-  std::string k = std::to_string(w.shape.cpu_milli) + "|" + std::to_string(w.shape.mem_bytes) + "|" +
-                  std::to_string(w.shape.gpu_count) + "|" + std::to_string(w.shape.gpu_milli_per_device) + "|" +
-                  w.shape.ext.ToString() + "|" + std::to_string(w.priority) + "|";
+  std::string k = std::to_string(w.shape.cpu_milli) + "|" + std::to_string(w.shape.mem_bytes) +
+                  "|" + std::to_string(w.shape.gpu_count) + "|" +
+                  std::to_string(w.shape.gpu_milli_per_device) + "|" + w.shape.ext.ToString() +
+                  "|" + std::to_string(w.priority) + "|";
   for (const auto& [a, b] : w.node_selector)  // length-prefixed: no two selectors collide
     k += std::to_string(a.size()) + ":" + a + std::to_string(b.size()) + ":" + b + ",";
   if (!w.shape.allowed_gpu_models.empty()) {
@@ -62,7 +65,8 @@ bool State::Attempt(Workload& w, std::unordered_map<uint32_t, std::string>& no_f
     if (const ElasticQuota* q = quota.ElasticOf(w.namespace_); q && !q->flavors.empty())
       for (const auto& [r, v] : w.requests.entries())
         if (v > 0 && FlavorCovers(*q, r)) return AttemptFlavors(w);
-  if (!TryAdmitQuota(w)) return w.phase != Phase::kPending || !w.waiting_for.empty();  // rejected / reclaiming
+  if (!TryAdmitQuota(w))
+    return w.phase != Phase::kPending || !w.waiting_for.empty();  // rejected / reclaiming
   auto nf = no_fit.find(w.shape_class);
   if (nf == no_fit.end() || w.nominated_node != kNoNode) {
     if (TryPlace(w)) return true;
@@ -76,13 +80,15 @@ bool State::Attempt(Workload& w, std::unordered_map<uint32_t, std::string>& no_f
     std::string msg = nf->second + why;
     if (!policy.min_runtime) {
       np = no_preempt.emplace(w.preempt_class, std::make_pair(msg, StableReason(msg))).first;
-      SetPending(w, EventType::kFailedScheduling, reason::kUnschedulable, np->second.first, np->second.second);
+      SetPending(w, EventType::kFailedScheduling, reason::kUnschedulable, np->second.first,
+                 np->second.second);
     } else {
       SetPending(w, EventType::kFailedScheduling, reason::kUnschedulable, msg, StableReason(msg));
     }
     return w.nominated_node != kNoNode;  // a nominated workload failing is its own case
   }
-  SetPending(w, EventType::kFailedScheduling, reason::kUnschedulable, np->second.first, np->second.second);
+  SetPending(w, EventType::kFailedScheduling, reason::kUnschedulable, np->second.first,
+             np->second.second);
   return w.nominated_node != kNoNode;
 }
 
@@ -128,8 +134,9 @@ void State::RunCycle() {
           if (workloads[s].phase == Phase::kPending) nominated.push_back(s);
     std::sort(nominated.begin(), nominated.end(), before);
     for (Slot s : nominated) Attempt(workloads[s], no_fit, no_preempt);
-    std::priority_queue<std::pair<Slot, uint32_t>, std::vector<std::pair<Slot, uint32_t>>, decltype(later)> heads(
-        later);
+    std::priority_queue<std::pair<Slot, uint32_t>, std::vector<std::pair<Slot, uint32_t>>,
+                        decltype(later)>
+        heads(later);
     for (uint32_t cls : active_classes) heads.push({*pending.find(cls)->second.begin(), cls});
     while (!heads.empty()) {
       auto [s, cls] = heads.top();
@@ -154,10 +161,12 @@ void State::RunCycle() {
         int n = 0;
         for (auto it = next; it != set.end() && n < kReasonFanout; ++it, ++n) {
           Workload& m = workloads[*it];
-          if (m.phase != Phase::kPending || !m.waiting_for.empty() || m.nominated_node != kNoNode) continue;
+          if (m.phase != Phase::kPending || !m.waiting_for.empty() || m.nominated_node != kNoNode)
+            continue;
           SetPending(m, static_cast<EventType>(w.last_event_type),
-                     w.last_event_type == static_cast<int>(EventType::kQuotaExceeded) ? reason::kQuotaExceeded
-                                                                                      : reason::kUnschedulable,
+                     w.last_event_type == static_cast<int>(EventType::kQuotaExceeded)
+                         ? reason::kQuotaExceeded
+                         : reason::kUnschedulable,
                      w.message, key);
         }
       }
@@ -174,7 +183,9 @@ void State::RunCycle() {
   // reclaim in this cycle is Rejected with the reason of its attempt.
   for (Slot s : arrived) {
     Workload& w = workloads[s];
-    if (!w.immediate || w.phase != Phase::kPending || !w.waiting_for.empty() || w.nominated_node != kNoNode) continue;
+    if (!w.immediate || w.phase != Phase::kPending || !w.waiting_for.empty() ||
+        w.nominated_node != kNoNode)
+      continue;
     const std::string msg = w.message;
     Reject(w, w.message_reason.empty() ? reason::kUnschedulable : w.message_reason, msg);
   }

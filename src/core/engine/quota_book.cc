@@ -1,10 +1,10 @@
 #include "core/engine/quota_book.h"
 
-#include "core/engine/fair_share.h"
-
 #include <algorithm>
 #include <array>
 #include <limits>
+
+#include "core/engine/fair_share.h"
 
 namespace arbiter::engine {
 
@@ -43,8 +43,8 @@ Status QuotaBook::SetElasticQuota(const ElasticQuota& q) {
   if (it != eq_index_.end()) {
     EQ& e = eqs_[it->second];
     if (e.x.meta.name != q.meta.name)
-      return Status::AlreadyExists("namespace " + q.meta.namespace_ + " already has ElasticQuota " + e.x.meta.name +
-                                   " (one per namespace)");
+      return Status::AlreadyExists("namespace " + q.meta.namespace_ + " already has ElasticQuota " +
+                                   e.x.meta.name + " (one per namespace)");
     e.q = q;
     e.x = ExpandFlavors(q);
     return Status::Ok();
@@ -132,12 +132,21 @@ bool QuotaBook::ScopeMatches(const ResourceQuota& q, const Workload& w) const {
     }
     if (s.scope_name != "PriorityClass") continue;
     bool has = !w.priority_class.empty();
-    bool in = has && std::find(s.values.begin(), s.values.end(), w.priority_class) != s.values.end();
+    bool in =
+        has && std::find(s.values.begin(), s.values.end(), w.priority_class) != s.values.end();
     switch (s.op) {
-      case SelectorOperator::kIn: if (!in) return false; break;
-      case SelectorOperator::kNotIn: if (in) return false; break;
-      case SelectorOperator::kExists: if (!has) return false; break;
-      case SelectorOperator::kDoesNotExist: if (has) return false; break;
+      case SelectorOperator::kIn:
+        if (!in) return false;
+        break;
+      case SelectorOperator::kNotIn:
+        if (in) return false;
+        break;
+      case SelectorOperator::kExists:
+        if (!has) return false;
+        break;
+      case SelectorOperator::kDoesNotExist:
+        if (has) return false;
+        break;
     }
   }
   return true;
@@ -145,20 +154,24 @@ bool QuotaBook::ScopeMatches(const ResourceQuota& q, const Workload& w) const {
 
 int64_t QuotaBook::ChargeOf(const QuotaItem& item, const Workload& w) const {
   switch (item.track) {
-    case QuotaTrack::kCount: return 1;
-    case QuotaTrack::kRequests: return w.requests.Get(item.resource);
+    case QuotaTrack::kCount:
+      return 1;
+    case QuotaTrack::kRequests:
+      return w.requests.Get(item.resource);
     case QuotaTrack::kLimits: {
       // Extended resources (GPUs, MIG) cannot be overcommitted: their limit is their request.
       auto info = ClassifyResource(item.resource);
-      bool extended = info.ok() && (info->kind == ResourceKind::kGpu || info->kind == ResourceKind::kMig ||
-                                    info->kind == ResourceKind::kExtended);
+      bool extended =
+          info.ok() && (info->kind == ResourceKind::kGpu || info->kind == ResourceKind::kMig ||
+                        info->kind == ResourceKind::kExtended);
       return extended ? w.requests.Get(item.resource) : w.limits.Get(item.resource);
     }
   }
   return 0;
 }
 
-std::optional<std::string> QuotaBook::NeverAdmissible(const Workload& w, const AdmittedPod& pod) const {
+std::optional<std::string> QuotaBook::NeverAdmissible(const Workload& w,
+                                                      const AdmittedPod& pod) const {
   auto it = rq_by_ns_.find(w.namespace_);
   if (it == rq_by_ns_.end()) return std::nullopt;
   // As the Kubernetes quota admission: the container constraints of every matching quota first,
@@ -179,7 +192,8 @@ std::optional<std::string> QuotaBook::NeverAdmissible(const Workload& w, const A
       const char* sep = requested.empty() ? "" : ",";
       auto u = rqs_[idx].used.find(key);
       requested += sep + key + "=" + FormatResourceQuantity(item->resource, ChargeOf(*item, w));
-      used += sep + key + "=" + FormatResourceQuantity(item->resource, u == rqs_[idx].used.end() ? 0 : u->second);
+      used += sep + key + "=" +
+              FormatResourceQuantity(item->resource, u == rqs_[idx].used.end() ? 0 : u->second);
       limited += sep + key + "=" + FormatResourceQuantity(item->resource, item->hard);
     }
     if (!requested.empty())  // Kubernetes' words (with the usage of now), then why it is final
@@ -197,7 +211,8 @@ std::optional<std::string> QuotaBook::ResourceQuotaBlocked(const Workload& w) co
   for (size_t idx : it->second) {
     const RQ& rq = rqs_[idx];
     if (!ScopeMatches(rq.q, w)) continue;
-    std::map<std::string, std::pair<const QuotaItem*, std::array<int64_t, 3>>> exceeded;  // requested, used, held
+    std::map<std::string, std::pair<const QuotaItem*, std::array<int64_t, 3>>>
+        exceeded;  // requested, used, held
     int64_t held_any = 0;
     for (const auto& item : rq.q.hard) {
       int64_t c = ChargeOf(item, w);
@@ -223,11 +238,14 @@ std::optional<std::string> QuotaBook::ResourceQuotaBlocked(const Workload& w) co
       requested += sep + key + "=" + FormatResourceQuantity(r, e.second[0]);
       used += sep + key + "=" + FormatResourceQuantity(r, e.second[1]);
       limited += sep + key + "=" + FormatResourceQuantity(r, e.first->hard);
-      if (e.second[2] > 0) held += (held.empty() ? "" : ",") + key + "=" + FormatResourceQuantity(r, e.second[2]);
+      if (e.second[2] > 0)
+        held += (held.empty() ? "" : ",") + key + "=" + FormatResourceQuantity(r, e.second[2]);
     }
     return "exceeded quota: " + rq.q.meta.name + ", requested: " + requested + ", used: " + used +
            ", limited: " + limited +
-           (held_any ? " (" + held + " more held for workloads waiting for their preemption victims to exit)" : "");
+           (held_any ? " (" + held +
+                           " more held for workloads waiting for their preemption victims to exit)"
+                     : "");
   }
   return std::nullopt;
 }
@@ -283,7 +301,9 @@ int64_t LendCap(const ElasticQuota& q, const std::string& r, int64_t used) {
 }
 }  // namespace
 
-std::string FlavorKey(const std::string& resource, const std::string& flavor) { return resource + "@" + flavor; }
+std::string FlavorKey(const std::string& resource, const std::string& flavor) {
+  return resource + "@" + flavor;
+}
 std::string FlavorBase(const std::string& key) { return key.substr(0, key.find('@')); }
 std::string FlavorSuffix(const std::string& key) {
   const size_t at = key.find('@');
@@ -306,7 +326,8 @@ ElasticQuota ExpandFlavors(const ElasticQuota& q) {
       for (const auto& [r, v] : f.max->entries()) covered.push_back(r);
   }
   for (const auto& f : q.flavors) {
-    for (const std::string& r : covered) x.min.Set(FlavorKey(r, f.name), f.min.Get(r));  // absent: 0
+    for (const std::string& r : covered)
+      x.min.Set(FlavorKey(r, f.name), f.min.Get(r));  // absent: 0
     if (f.max) {
       if (!x.max) x.max = ResourceList{};
       for (const auto& [r, v] : f.max->entries()) x.max->Set(FlavorKey(r, f.name), v);
@@ -322,7 +343,8 @@ ElasticQuota ExpandFlavors(const ElasticQuota& q) {
 ResourceList ElasticRequests(const Workload& w, const ElasticQuota& x) {
   if (x.flavors.empty() || w.flavor.empty()) return w.requests;
   ResourceList out;
-  for (const auto& [r, v] : w.requests.entries()) out.Set(FlavorCovers(x, r) ? FlavorKey(r, w.flavor) : r, v);
+  for (const auto& [r, v] : w.requests.entries())
+    out.Set(FlavorCovers(x, r) ? FlavorKey(r, w.flavor) : r, v);
   return out;
 }
 
@@ -395,7 +417,8 @@ ResourceList QuotaBook::UsedWith(const std::string& ns, const Workload* added,
   const EQ& e = eqs_[it->second];
   ResourceList used = e.used + e.reserved;
   if (added) {
-    if (auto own = reservations_.find(Value(added->id)); own != reservations_.end()) used -= own->second;
+    if (auto own = reservations_.find(Value(added->id)); own != reservations_.end())
+      used -= own->second;
     used += TrackedPart(ElasticRequests(*added, e.x), e.x);
   }
   for (const Workload* r : released)
@@ -416,7 +439,8 @@ std::vector<std::string> QuotaBook::ShortOf(const Workload& w) const {
       q.cohort.empty() ? std::vector<const EQ*>{&eqs_[it->second]} : CohortMembers(q.cohort);
   std::map<std::string, ResourceList> used;
   for (const EQ* m : members) used[m->x.meta.namespace_] = m->used + m->reserved;
-  if (auto own = reservations_.find(Value(w.id)); own != reservations_.end()) used[w.namespace_] -= own->second;
+  if (auto own = reservations_.find(Value(w.id)); own != reservations_.end())
+    used[w.namespace_] -= own->second;
   const ResourceList mine = ElasticRequests(w, q);
   used[w.namespace_] += TrackedPart(mine, q);
   for (const std::string& r : Tracked(q)) {
@@ -447,19 +471,21 @@ bool QuotaBook::AboveMin(const std::string& ns, const std::vector<std::string>& 
   for (const Workload* r : released)
     if (r->namespace_ == ns) used -= TrackedPart(ElasticRequests(*r, e.x), e.x);
   for (const std::string& r : resources)
-    if ((e.x.min.Has(r) || (e.x.max && e.x.max->Has(r))) && used.Get(r) > e.x.min.Get(r)) return true;
+    if ((e.x.min.Has(r) || (e.x.max && e.x.max->Has(r))) && used.Get(r) > e.x.min.Get(r))
+      return true;
   return false;
 }
 
-QuotaBook::ElasticResult QuotaBook::CheckElastic(const Workload& w,
-                                                 const std::vector<const Workload*>& released) const {
+QuotaBook::ElasticResult QuotaBook::CheckElastic(
+    const Workload& w, const std::vector<const Workload*>& released) const {
   ElasticResult res;
   auto it = eq_index_.find(w.namespace_);
   if (it == eq_index_.end()) return res;
   const EQ& self = eqs_[it->second];
   const ElasticQuota& q = self.x;
   // Usage per namespace after releasing `released` and adding `w`.
-  std::vector<const EQ*> members = q.cohort.empty() ? std::vector<const EQ*>{&self} : CohortMembers(q.cohort);
+  std::vector<const EQ*> members =
+      q.cohort.empty() ? std::vector<const EQ*>{&self} : CohortMembers(q.cohort);
   std::map<std::string, ResourceList> used;
   for (const EQ* m : members) used[m->x.meta.namespace_] = m->used + m->reserved;
   auto own = reservations_.find(Value(w.id));
@@ -467,7 +493,9 @@ QuotaBook::ElasticResult QuotaBook::CheckElastic(const Workload& w,
   std::map<std::string, const ElasticQuota*> quota_of;
   for (const EQ* m : members) quota_of[m->x.meta.namespace_] = &m->x;
   for (const Workload* r : released)
-    if (used.count(r->namespace_)) used[r->namespace_] -= TrackedPart(ElasticRequests(*r, *quota_of[r->namespace_]), *quota_of[r->namespace_]);
+    if (used.count(r->namespace_))
+      used[r->namespace_] -=
+          TrackedPart(ElasticRequests(*r, *quota_of[r->namespace_]), *quota_of[r->namespace_]);
   const ResourceList mine = ElasticRequests(w, q);
   used[w.namespace_] += TrackedPart(mine, q);
   res.within_min = true;
@@ -480,9 +508,10 @@ QuotaBook::ElasticResult QuotaBook::CheckElastic(const Workload& w,
       res.ok = false;
       res.over_max = true;
       res.within_min = false;
-      res.message = "exceeded ElasticQuota " + q.meta.namespace_ + "/" + q.meta.name + " max" + in_flavor +
-                    ": requested " + base + "=" + FormatResourceQuantity(base, req) + ", used " +
-                    FormatResourceQuantity(base, after - req) + ", max " + FormatResourceQuantity(base, q.max->Get(r));
+      res.message = "exceeded ElasticQuota " + q.meta.namespace_ + "/" + q.meta.name + " max" +
+                    in_flavor + ": requested " + base + "=" + FormatResourceQuantity(base, req) +
+                    ", used " + FormatResourceQuantity(base, after - req) + ", max " +
+                    FormatResourceQuantity(base, q.max->Get(r));
       return res;
     }
     if (after > q.min.Get(r)) {
@@ -492,8 +521,8 @@ QuotaBook::ElasticResult QuotaBook::CheckElastic(const Workload& w,
     if (q.cohort.empty()) {
       if (after > q.min.Get(r)) {
         res.ok = false;
-        res.message = "exceeded ElasticQuota " + q.meta.namespace_ + "/" + q.meta.name + " min" + in_flavor + " " +
-                      base + "=" + FormatResourceQuantity(base, q.min.Get(r)) +
+        res.message = "exceeded ElasticQuota " + q.meta.namespace_ + "/" + q.meta.name + " min" +
+                      in_flavor + " " + base + "=" + FormatResourceQuantity(base, q.min.Get(r)) +
                       " and the namespace is in no cohort to borrow from";
         return res;
       }
@@ -508,8 +537,9 @@ QuotaBook::ElasticResult QuotaBook::CheckElastic(const Workload& w,
     if (borrowed > lendable) {
       res.ok = false;
       int64_t own_min = q.min.Get(r);
-      res.message = "cohort " + q.cohort + " has no unused " + base + in_flavor + " to lend: namespace " +
-                    w.namespace_ + " would use " + FormatResourceQuantity(base, after) + " (min " +
+      res.message = "cohort " + q.cohort + " has no unused " + base + in_flavor +
+                    " to lend: namespace " + w.namespace_ + " would use " +
+                    FormatResourceQuantity(base, after) + " (min " +
                     FormatResourceQuantity(base, own_min) + "), cohort borrowing " +
                     FormatResourceQuantity(base, borrowed) + " exceeds what lenders can lend (" +
                     FormatResourceQuantity(base, lendable) + ")";
@@ -554,7 +584,8 @@ void QuotaBook::Unreserve(const Workload& w) {
   }
   auto r = reservations_.find(Value(w.id));
   if (r == reservations_.end()) return;
-  if (auto e = eq_index_.find(w.namespace_); e != eq_index_.end()) eqs_[e->second].reserved -= r->second;
+  if (auto e = eq_index_.find(w.namespace_); e != eq_index_.end())
+    eqs_[e->second].reserved -= r->second;
   reservations_.erase(r);
 }
 
@@ -567,7 +598,8 @@ void QuotaBook::Charge(const Workload& w) {
       for (const auto& item : rq.q.hard) rq.used[item.key] += ChargeOf(item, w);
     }
   auto e = eq_index_.find(w.namespace_);
-  if (e != eq_index_.end()) eqs_[e->second].used += TrackedPart(ElasticRequests(w, eqs_[e->second].x), eqs_[e->second].x);
+  if (e != eq_index_.end())
+    eqs_[e->second].used += TrackedPart(ElasticRequests(w, eqs_[e->second].x), eqs_[e->second].x);
 }
 
 void QuotaBook::Release(const Workload& w) {
@@ -608,8 +640,10 @@ void QuotaBook::Release(const Workload& w) {
       const int64_t shrunk = std::min(v, used.Get(r));
       if (shrunk > min.Get(r)) a.Set(r, shrunk);
     }
-    if (a.empty()) cohort_allowance_.erase(c);
-    else c->second = a;
+    if (a.empty())
+      cohort_allowance_.erase(c);
+    else
+      c->second = a;
   }
 }
 
@@ -660,14 +694,16 @@ std::optional<std::string> QuotaBook::CheckInvariants() const {
       const int64_t limit = std::max(item.hard, a == rq.allowance.end() ? int64_t{0} : a->second);
       if (used > limit || used < 0)
         return "ResourceQuota " + rq.q.meta.namespace_ + "/" + rq.q.meta.name + " " + item.key +
-               " used " + std::to_string(used) + " outside [0, hard " + std::to_string(item.hard) + "]";
+               " used " + std::to_string(used) + " outside [0, hard " + std::to_string(item.hard) +
+               "]";
     }
   std::map<std::string, std::pair<ResourceList, ResourceList>> cohorts;  // used, min
   for (const auto& e : eqs_) {
     if (e.used.AnyNegative()) return "ElasticQuota " + e.x.meta.namespace_ + " usage negative";
     if (e.x.max)
       for (const auto& [r, v] : e.x.max->entries())
-        if (e.used.Get(r) > std::max(v, e.allowance.Get(r))) return "ElasticQuota " + e.x.meta.namespace_ + " above max " + r;
+        if (e.used.Get(r) > std::max(v, e.allowance.Get(r)))
+          return "ElasticQuota " + e.x.meta.namespace_ + " above max " + r;
     if (e.x.cohort.empty()) continue;
     cohorts[e.x.cohort].first += e.used;
     cohorts[e.x.cohort].second += e.x.min;
@@ -675,7 +711,8 @@ std::optional<std::string> QuotaBook::CheckInvariants() const {
   for (const auto& [c, um] : cohorts) {
     auto a = cohort_allowance_.find(c);
     for (const auto& [r, v] : um.second.entries())
-      if (um.first.Get(r) > std::max(v, a == cohort_allowance_.end() ? int64_t{0} : a->second.Get(r)))
+      if (um.first.Get(r) >
+          std::max(v, a == cohort_allowance_.end() ? int64_t{0} : a->second.Get(r)))
         return "cohort " + c + " above its total min in " + r;
   }
   return std::nullopt;

@@ -60,9 +60,12 @@ class QuotaBook {
     std::string message;      // why blocked
   };
   // `released` lists workloads whose usage should be treated as already gone (reclaim planning).
-  ElasticResult CheckElastic(const Workload& w, const std::vector<const Workload*>& released = {}) const;
+  ElasticResult CheckElastic(const Workload& w,
+                             const std::vector<const Workload*>& released = {}) const;
   bool HasElastic(const std::string& ns) const { return eq_index_.count(ns) > 0; }
-  bool HasAnyQuota(const std::string& ns) const { return eq_index_.count(ns) > 0 || rq_by_ns_.count(ns) > 0; }
+  bool HasAnyQuota(const std::string& ns) const {
+    return eq_index_.count(ns) > 0 || rq_by_ns_.count(ns) > 0;
+  }
   const std::string* CohortOf(const std::string& ns) const;
   // True when the namespace's usage is above its min in any resource.
   bool IsBorrowing(const std::string& ns) const;
@@ -165,10 +168,12 @@ class QuotaBook {
   std::map<std::string, std::vector<size_t>> rq_by_ns_;
   std::vector<EQ> eqs_;
   std::map<std::string, size_t> eq_index_;  // namespace -> eqs_ index
-  std::map<uint64_t, ResourceList> reservations_;  // workload id -> reserved requests (ElasticQuota)
+  std::map<uint64_t, ResourceList>
+      reservations_;  // workload id -> reserved requests (ElasticQuota)
   std::map<uint64_t, std::vector<RqHold>> rq_reservations_;  // workload id -> ResourceQuota holds
-  std::map<std::string, ResourceList> cohort_allowance_;     // cohort -> usage allowed above total min
-  std::map<uint64_t, Counted> counted_;  // terminal pods still counted by count/pods, by workload id
+  std::map<std::string, ResourceList> cohort_allowance_;  // cohort -> usage allowed above total min
+  std::map<uint64_t, Counted>
+      counted_;  // terminal pods still counted by count/pods, by workload id
   void ChargeCounted(const Counted& c, int64_t sign);
 };
 

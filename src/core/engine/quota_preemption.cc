@@ -64,7 +64,8 @@ State::QuotaCandidates State::CollectQuotaCandidates(const Workload& w) const {
   // Under fair sharing the strategies decide instead (fair_preemption.cc).
   const bool fair = quota.FairSharing(cohort);
   if (pol.within == WithinNamespacePolicy::kNever &&
-      (cohort.empty() || pol.reclaim == ReclaimMode::kNever || (!fair && !within_min && !pol.borrow)))
+      (cohort.empty() || pol.reclaim == ReclaimMode::kNever ||
+       (!fair && !within_min && !pol.borrow)))
     return out;
   out.needed = quota.ShortOf(w);
   if (out.needed.empty()) return out;

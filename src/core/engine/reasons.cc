@@ -36,20 +36,26 @@ std::string Render(const NoFit& f) {
 std::string Render(const PreemptionBlocked& b) {
   using K = PreemptionBlocked::Kind;
   switch (b.kind) {
-    case K::kNone: return "";
-    case K::kPolicyNever: return " Preemption is not allowed: its PriorityClass has preemptionPolicy: Never.";
+    case K::kNone:
+      return "";
+    case K::kPolicyNever:
+      return " Preemption is not allowed: its PriorityClass has preemptionPolicy: Never.";
     case K::kTooYoung:
-      return " Some workloads are younger than the minimum run time (" + FormatDuration(b.min_runtime) +
-             ") and cannot be preempted before " + FormatInstant(b.until) + ".";
+      return " Some workloads are younger than the minimum run time (" +
+             FormatDuration(b.min_runtime) + ") and cannot be preempted before " +
+             FormatInstant(b.until) + ".";
     case K::kBudgets: {
       std::string list;
-      for (const auto& nm : b.budgets) list += (list.empty() ? "" : ", ") + std::string("PodDisruptionBudget ") + nm;
+      for (const auto& nm : b.budgets)
+        list += (list.empty() ? "" : ", ") + std::string("PodDisruptionBudget ") + nm;
       return " Preemption would violate " + list + " (disruptionBudgets: Strict).";
     }
     case K::kNoVictims:
-      return " No preemption victims found: no node frees enough by preempting lower-priority workloads.";
+      return " No preemption victims found: no node frees enough by preempting lower-priority "
+             "workloads.";
     case K::kNoQoSVictims:
-      return " No preemption victims found: no node frees enough by preempting workloads whose QoS is in this "
+      return " No preemption victims found: no node frees enough by preempting workloads whose QoS "
+             "is in this "
              "workload's preempt list.";
   }
   return "";
@@ -57,10 +63,22 @@ std::string Render(const PreemptionBlocked& b) {
 
 std::optional<std::string_view> KnownReason(std::string_view text) {
   static constexpr std::string_view kAll[] = {
-      reason::kUnschedulable, reason::kQuotaExceeded, reason::kReclaiming, reason::kWaitingForVictims,
-      reason::kPreempting,    reason::kPreempted,     reason::kReclaimed,  reason::kBorrowed,
-      reason::kNodeRemoved,   reason::kNodeAdded,     reason::kUnknownPriorityClass, reason::kUnknownQoS,
-      reason::kLimitRange,    reason::kDeleted,       reason::kError,      reason::kNone,
+      reason::kUnschedulable,
+      reason::kQuotaExceeded,
+      reason::kReclaiming,
+      reason::kWaitingForVictims,
+      reason::kPreempting,
+      reason::kPreempted,
+      reason::kReclaimed,
+      reason::kBorrowed,
+      reason::kNodeRemoved,
+      reason::kNodeAdded,
+      reason::kUnknownPriorityClass,
+      reason::kUnknownQoS,
+      reason::kLimitRange,
+      reason::kDeleted,
+      reason::kError,
+      reason::kNone,
   };
   for (std::string_view r : kAll)
     if (r == text) return r;

@@ -93,7 +93,8 @@ bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::str
       for (size_t k = chosen.size(); k-- > 0;) {
         std::vector<Slot> without = chosen;
         without.erase(without.begin() + static_cast<long>(k));
-        if (QuotaFitsOnceGone(w, released_of(without), allow) && (!node || FitsOnceGone(*node, w, without)))
+        if (QuotaFitsOnceGone(w, released_of(without), allow) &&
+            (!node || FitsOnceGone(*node, w, without)))
           chosen = std::move(without);
       }
       return chosen;
@@ -107,7 +108,8 @@ bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::str
   bool placeable = false;
   for (uint32_t i = 0; i < nodes.size() && !placeable; ++i)
     placeable = NodeSelectable(i, w) && FitsRespectingNominated(i, w);
-  for (uint32_t i = 0; i < nodes.size() && !placeable; ++i) placeable = FitsOnceGone(i, w, *quota_only);
+  for (uint32_t i = 0; i < nodes.size() && !placeable; ++i)
+    placeable = FitsOnceGone(i, w, *quota_only);
   if (placeable) {
     victims = std::move(*quota_only);
   } else {
@@ -140,11 +142,12 @@ bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::str
       if (!best || better(plan, *best)) best = std::move(plan);
     }
     if (!best) {
-      *why = cohort && !cohort->empty()
-                 ? "; not reclaiming: no node would have room for it even after the borrowing workloads of cohort " +
-                       *cohort + " exit (" + NoFitMessage(w) + ")"
-                 : "; not preempting: no node would have room for it even after lower-priority workloads of namespace " +
-                       w.namespace_ + " exit (" + NoFitMessage(w) + ")";
+      *why = cohort && !cohort->empty() ? "; not reclaiming: no node would have room for it even "
+                                          "after the borrowing workloads of cohort " +
+                                              *cohort + " exit (" + NoFitMessage(w) + ")"
+                                        : "; not preempting: no node would have room for it even "
+                                          "after lower-priority workloads of namespace " +
+                                              w.namespace_ + " exit (" + NoFitMessage(w) + ")";
       return false;
     }
     victims = std::move(best->victims);
@@ -178,10 +181,11 @@ bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::str
   quota.Reserve(w);
   const std::string where = nominate ? " (nominated to " + nodes[*nominate].name + ")" : "";
   if (toward_fair > 0)
-    SetPending(w, EventType::kQuotaExceeded, reason::kReclaiming,
-               "preempting toward fair shares in cohort " + *cohort + " (namespace " + w.namespace_ +
-                   "'s share once admitted: " + FormatShare(picks->front().preemptor_share) + "): waiting for " +
-                   std::to_string(victims.size()) + " workload(s) to exit" + where);
+    SetPending(
+        w, EventType::kQuotaExceeded, reason::kReclaiming,
+        "preempting toward fair shares in cohort " + *cohort + " (namespace " + w.namespace_ +
+            "'s share once admitted: " + FormatShare(picks->front().preemptor_share) +
+            "): waiting for " + std::to_string(victims.size()) + " workload(s) to exit" + where);
   else if (own == 0)
     SetPending(w, EventType::kQuotaExceeded, reason::kReclaiming,
                "reclaiming lent quota: waiting for " + std::to_string(victims.size()) +

@@ -47,7 +47,9 @@ namespace {
 
 constexpr char kKind[] = "engine";
 
-uint64_t IdOf(const std::vector<Workload>& ws, Slot s) { return s == kNoSlot ? ~uint64_t{0} : Value(ws[s].id); }
+uint64_t IdOf(const std::vector<Workload>& ws, Slot s) {
+  return s == kNoSlot ? ~uint64_t{0} : Value(ws[s].id);
+}
 
 std::vector<uint64_t> IdsOf(const std::vector<Workload>& ws, const std::vector<Slot>& slots) {
   std::vector<uint64_t> out;
@@ -247,7 +249,8 @@ std::string Engine::Snapshot() const {
   return serial::Seal(kKind, kSnapshotVersion, w.bytes());
 }
 
-Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot, const RestoreOptions& ro) {
+Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot,
+                                                const RestoreOptions& ro) {
   using R = Result<std::unique_ptr<Engine>>;
   uint32_t version = 0;
   auto body = serial::Unseal(snapshot, kKind, 2, kSnapshotVersion, &version);
@@ -255,7 +258,9 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot, const
   Reader r(*body);
   r.flavorless = version < 3;
   r.latencyless = version < 4;
-  auto fail = [&](const std::string& why) { return R::Error(StatusCode::kInvalidArgument, "corrupt engine snapshot: " + why); };
+  auto fail = [&](const std::string& why) {
+    return R::Error(StatusCode::kInvalidArgument, "corrupt engine snapshot: " + why);
+  };
 
   // 1. Options and clock.
   EngineOptions eo;
@@ -278,10 +283,12 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot, const
   Io(r, s.qos_defs);
   Io(r, s.price_books);
   if (!r.ok()) return fail(r.error());
-  if (s.qos_defs.size() != s.qos_names.size()) return fail("QoS names and definitions differ in number");
+  if (s.qos_defs.size() != s.qos_names.size())
+    return fail("QoS names and definitions differ in number");
   s.qos_ids.clear();
   s.qos_preempt.assign(s.qos_names.size(), {});
-  for (size_t i = 0; i < s.qos_names.size(); ++i) s.qos_ids[s.qos_names[i]] = static_cast<int32_t>(i);
+  for (size_t i = 0; i < s.qos_names.size(); ++i)
+    s.qos_ids[s.qos_names[i]] = static_cast<int32_t>(i);
   for (size_t i = 0; i < s.qos_defs.size(); ++i)
     if (s.qos_defs[i])
       for (const auto& n : s.qos_defs[i]->preempt) {
@@ -334,7 +341,8 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot, const
     Io(r, info.over_capacity);
     info.labels = info.spec.meta.labels;
     info.labels.emplace("kubernetes.io/hostname", info.spec.meta.name);
-    if (!s.node_ids.emplace(info.name, static_cast<uint32_t>(i)).second) return fail("node " + info.name + " twice");
+    if (!s.node_ids.emplace(info.name, static_cast<uint32_t>(i)).second)
+      return fail("node " + info.name + " twice");
     s.node_info.push_back(std::move(info));
   }
   Io(r, s.nodes_dirty);
@@ -343,12 +351,14 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot, const
   std::vector<std::vector<uint64_t>> on_node(s.node_at.size()), nominated(s.node_at.size());
   for (uint32_t pos = 0; pos < s.node_at.size(); ++pos) {
     const uint32_t id = s.node_at[pos];
-    if (id >= s.node_info.size() || !s.node_info[id].present) return fail("a node position names an absent node");
+    if (id >= s.node_info.size() || !s.node_info[id].present)
+      return fail("a node position names an absent node");
     NodeInfo& info = s.node_info[id];
     info.pos = pos;
     placement::NodeState n;
     n.name = info.name;
-    if (auto prod = info.spec.meta.labels.find("nvidia.com/gpu.product"); prod != info.spec.meta.labels.end())
+    if (auto prod = info.spec.meta.labels.find("nvidia.com/gpu.product");
+        prod != info.spec.meta.labels.end())
       n.gpu_model = prod->second;
     n.labels = &info.labels;
     n.schedulable = !info.spec.unschedulable;
@@ -360,7 +370,8 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot, const
     Io(r, on_node[pos]);
     Io(r, nominated[pos]);
     if (!r.ok()) return fail(r.error());
-    if (n.gpu_used_milli.size() > static_cast<size_t>(placement::kMaxGpusPerNode)) return fail("too many GPU devices");
+    if (n.gpu_used_milli.size() > static_cast<size_t>(placement::kMaxGpusPerNode))
+      return fail("too many GPU devices");
     n.RecountGpus();
     s.nodes.push_back(std::move(n));
     s.node_live.emplace_back();
@@ -407,9 +418,11 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot, const
     x.message_reason = *known;
     if (x.node != kNoNode && (x.node >= s.node_info.size() || !s.node_info[x.node].present))
       return fail(x.key + " is on an absent node");
-    if (x.nominated_node != kNoNode && (x.nominated_node >= s.node_info.size() || !s.node_info[x.nominated_node].present))
+    if (x.nominated_node != kNoNode &&
+        (x.nominated_node >= s.node_info.size() || !s.node_info[x.nominated_node].present))
       return fail(x.key + " is nominated to an absent node");
-    if (x.qos >= static_cast<int32_t>(s.qos_names.size())) return fail(x.key + " has an unknown QoS");
+    if (x.qos >= static_cast<int32_t>(s.qos_names.size()))
+      return fail(x.key + " has an unknown QoS");
     if (IsFinal(x.phase)) return fail(x.key + " has finished");
     x.slot = static_cast<Slot>(i);
     if (!s.slot_of.emplace(Value(x.id), x.slot).second || !s.by_key.emplace(x.key, x.slot).second)
@@ -438,11 +451,13 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot, const
     return true;
   };
   for (size_t i = 0; i < s.workloads.size(); ++i) {
-    if (!slots_of(waiting[i], &s.workloads[i].waiting_for) || !slot_of(preemptor[i], &s.workloads[i].preemptor))
+    if (!slots_of(waiting[i], &s.workloads[i].waiting_for) ||
+        !slot_of(preemptor[i], &s.workloads[i].preemptor))
       return fail("a reference to an unknown workload");
   }
   for (uint32_t pos = 0; pos < s.node_at.size(); ++pos)
-    if (!slots_of(on_node[pos], &s.node_live[pos].workloads) || !slots_of(nominated[pos], &s.node_live[pos].nominated))
+    if (!slots_of(on_node[pos], &s.node_live[pos].workloads) ||
+        !slots_of(nominated[pos], &s.node_live[pos].nominated))
       return fail("a node lists an unknown workload");
   // 7. The queue's bookkeeping.
   Io(r, s.namespace_ids);
@@ -469,7 +484,8 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot, const
     Io(r, g.min_member);
     Io(r, g.timeout);
     Io(r, g.window_start);
-    if (!s.gang_ids.emplace(g.key, static_cast<uint32_t>(i)).second) return fail("pod group " + g.key + " twice");
+    if (!s.gang_ids.emplace(g.key, static_cast<uint32_t>(i)).second)
+      return fail("pod group " + g.key + " twice");
     s.gangs.push_back(std::move(g));
   }
   if (!r.ok()) return fail(r.error());
@@ -497,7 +513,8 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot, const
   // A pool appended before the first Tick stays as it was: the next command puts it in order, as
   // it would have in the saved engine.
   if (!s.nodes_dirty) s.placer->Reset(s.nodes);
-  if (Status inv = s.CheckInvariants(); !inv.ok()) return fail("its state is inconsistent: " + inv.message());
+  if (Status inv = s.CheckInvariants(); !inv.ok())
+    return fail("its state is inconsistent: " + inv.message());
   return engine;
 }
 

@@ -39,10 +39,10 @@ namespace arbiter::engine {
 struct NodeInfo {  // by NodeId
   std::string name;
   bool present = false;
-  Node spec;                                 // the engine's copy
+  Node spec;                                  // the engine's copy
   std::map<std::string, std::string> labels;  // spec labels + kubernetes.io/hostname
-  int64_t order = 0;                         // UpsertNode::order
-  uint32_t pos = 0;                          // index into State::nodes while present
+  int64_t order = 0;                          // UpsertNode::order
+  uint32_t pos = 0;                           // index into State::nodes while present
   // A capacity change (UpsertNode, overcommit) left the node above its capacity: nothing is
   // evicted, and the capacity invariant waits until its workloads have shrunk below it again.
   bool over_capacity = false;
@@ -64,7 +64,8 @@ struct FitEntry {  // 32 bytes: two per cache line
   int32_t gpu_free = 0;   // free milli-GPU over all devices (BestFit scores from it)
   int16_t full_free = 0;  // at most kMaxGpusPerNode
   int16_t max_free = 0;   // at most kMilliPerGpu
-  uint32_t model_bit = 0;  // the node's GPU model as a bit (State::model_ids; the last bit: the rest)
+  uint32_t model_bit =
+      0;  // the node's GPU model as a bit (State::model_ids; the last bit: the rest)
   bool schedulable = true;
   bool has_ext = false;  // declares extended resources (MIG, pods, ...): the full rule applies
 };
@@ -79,8 +80,8 @@ struct QueueOrder {
 struct Gang {
   std::string key;  // namespace/name
   int32_t min_member = 1;
-  Millis timeout = 0;        // PodGroup spec.scheduleTimeoutSeconds, 0 none
-  Millis window_start = -1;  // when the current wait for the whole group began, -1 not waiting
+  Millis timeout = 0;         // PodGroup spec.scheduleTimeoutSeconds, 0 none
+  Millis window_start = -1;   // when the current wait for the whole group began, -1 not waiting
   std::vector<Slot> members;  // live members
   uint64_t tried_cycle = 0;   // the cycle that last attempted it (State::cycle), and its outcome
   bool tried_ok = false;
@@ -107,8 +108,8 @@ struct PreemptDryRun {
 struct Reservation {
   Slot holder = kNoSlot;
   Millis start = 0;
-  std::vector<uint32_t> pos;                          // nodes, by position
-  std::vector<const placement::PodShape*> shapes;     // what it needs there, parallel to pos
+  std::vector<uint32_t> pos;                       // nodes, by position
+  std::vector<const placement::PodShape*> shapes;  // what it needs there, parallel to pos
 };
 
 class State {
@@ -151,13 +152,15 @@ class State {
   Status CheckInvariants() const;
 
   // ---------------------------------------------------------------- events (lifecycle.cc)
-  void Emit(EventType type, const Workload& w, std::string node, std::string_view reason, std::string message,
-            std::string by = "", WorkFacts facts = WorkFacts::kNone, Millis grace = 0);
+  void Emit(EventType type, const Workload& w, std::string node, std::string_view reason,
+            std::string message, std::string by = "", WorkFacts facts = WorkFacts::kNone,
+            Millis grace = 0);
   void EmitNode(EventType type, const std::string& node, std::string message);
   void Reject(Workload& w, std::string_view reason, const std::string& message);
   void SetPending(Workload& w, EventType type, std::string_view reason, const std::string& message,
                   const std::string& dedupe = "");
-  void SetMessage(Workload& w, std::string message, std::string_view reason, WorkFacts facts = WorkFacts::kNone);
+  void SetMessage(Workload& w, std::string message, std::string_view reason,
+                  WorkFacts facts = WorkFacts::kNone);
   void MarkFinished(Workload& w);
 
   // ---------------------------------------------------------------- lifecycle.cc
@@ -174,7 +177,7 @@ class State {
   void FinishNow(Workload& w, int32_t exit_code, bool was_terminating);
   void DropNomination(Workload& w);
   void Nominate(Workload& w, uint32_t pos);
-  void Signal(Workload& v, Millis grace);  // SIGTERM: the workload becomes Terminating
+  void Signal(Workload& v, Millis grace);   // SIGTERM: the workload becomes Terminating
   Millis GraceOf(const Workload& w) const;  // pod grace, or its QoS GraceTime under QoS preemption
 
   // ---------------------------------------------------------------- queue.cc
@@ -209,10 +212,12 @@ class State {
   NodeLive& LiveOf(uint32_t node_id) { return node_live[node_info[node_id].pos]; }
 
   // ---------------------------------------------------------------- preemption.cc
-  bool MayPreempt(const Workload& preemptor, const Workload& victim, bool ignore_min_runtime = false) const;
+  bool MayPreempt(const Workload& preemptor, const Workload& victim,
+                  bool ignore_min_runtime = false) const;
   bool TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry = nullptr);
   // `why` replaces the default message (before "; SIGTERM, grace ...").
-  void StopVictim(Workload& victim, const Workload& preemptor, EventType kind, const std::string* why = nullptr);
+  void StopVictim(Workload& victim, const Workload& preemptor, EventType kind,
+                  const std::string* why = nullptr);
   size_t NumPreemptionCandidates() const;
 
   // ---------------------------------------------------------------- quota_preemption.cc
@@ -233,21 +238,24 @@ class State {
   struct QuotaCandidates {
     std::vector<Slot> slots;  // Kueue's order: other namespaces first, priority, newest admitted
     std::vector<QuotaVariant> variant;
-    std::vector<std::string> needed;  // resources needing preemption
-    std::vector<bool> attempts;       // allowBorrowing of each attempt, in order
+    std::vector<std::string> needed;    // resources needing preemption
+    std::vector<bool> attempts;         // allowBorrowing of each attempt, in order
     std::vector<const Workload*> base;  // terminating workloads of the namespace and its cohort
-    std::optional<Millis> young_until;  // a candidate skipped as younger than minRuntime comes of age
+    std::optional<Millis>
+        young_until;  // a candidate skipped as younger than minRuntime comes of age
   };
   QuotaPolicy QuotaPolicyOf(const ElasticQuota& q) const;
   QuotaCandidates CollectQuotaCandidates(const Workload& w) const;
   // Kueue's candidateIsValid: a victim of another namespace only while its namespace is still
   // above its min in a needed resource (given `released`), never a reclaim-without-borrowing one
   // in an attempt that lets the preemptor borrow.
-  bool QuotaCandidateValid(const QuotaCandidates& c, size_t k, const std::vector<const Workload*>& released,
+  bool QuotaCandidateValid(const QuotaCandidates& c, size_t k,
+                           const std::vector<const Workload*>& released,
                            bool allow_borrowing) const;
   // Kueue's workloadFits: `w` fits its quota once `released` are gone (and, unless
   // `allow_borrowing`, stays within its min).
-  bool QuotaFitsOnceGone(const Workload& w, const std::vector<const Workload*>& released, bool allow_borrowing) const;
+  bool QuotaFitsOnceGone(const Workload& w, const std::vector<const Workload*>& released,
+                         bool allow_borrowing) const;
   // SIGTERM to a victim of the preemptor's own namespace (withinNamespace): a Preempted event.
   void StopWithinNamespace(Workload& victim, const Workload& preemptor);
 
@@ -305,7 +313,9 @@ class State {
   // gang_reclaim.cc: quota preemption for a group blocked by its ElasticQuota (`pend`: its pending
   // members in queue order); false with nothing evicted (`why`: a suffix for the reason, or "").
   bool TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* why);
-  bool SameGang(const Workload& a, const Workload& b) const { return a.gang != kNoGang && a.gang == b.gang; }
+  bool SameGang(const Workload& a, const Workload& b) const {
+    return a.gang != kNoGang && a.gang == b.gang;
+  }
 
   // ---------------------------------------------------------------- backfill.cc
   // When `x` is expected to release its node: a terminating workload at the end of its grace
@@ -336,17 +346,20 @@ class State {
   // ---------------------------------------------------------------- pool.cc
   Status AddNode(const Node& node, int64_t order);
   Status UpdateNode(uint32_t id, const Node& node, int64_t order);
-  void EnsureNodes();             // puts appended nodes in node order (once for an initial pool)
+  void EnsureNodes();  // puts appended nodes in node order (once for an initial pool)
   void ApplyCapacity(NodeInfo& info, placement::NodeState& s);
   void CheckOverCapacity(uint32_t pos);  // NodeInfo::over_capacity from the node's usage
-  void NodesReordered();          // after nodes were added, removed or reordered
+  void NodesReordered();                 // after nodes were added, removed or reordered
   void ResetPlacer();
-  void RecomputePolicy();         // effective policy from the spec and the override
-  void DropQuotaHolds();          // before a ResourceQuota / ElasticQuota change
-  void QuotaChanged();            // after it: recount usage, take the holds again
+  void RecomputePolicy();  // effective policy from the spec and the override
+  void DropQuotaHolds();   // before a ResourceQuota / ElasticQuota change
+  void QuotaChanged();     // after it: recount usage, take the holds again
   const PriorityClass* GlobalDefault() const;
   int32_t QoSId(const std::string& name);
-  const QoS* QoSOf(int32_t id) const { return id >= 0 && qos_defs[static_cast<size_t>(id)] ? &*qos_defs[static_cast<size_t>(id)] : nullptr; }
+  const QoS* QoSOf(int32_t id) const {
+    return id >= 0 && qos_defs[static_cast<size_t>(id)] ? &*qos_defs[static_cast<size_t>(id)]
+                                                        : nullptr;
+  }
 
   // ---------------------------------------------------------------- data
   EngineOptions options;
@@ -357,15 +370,16 @@ class State {
 
   // Policy objects (the engine's copies).
   std::optional<PoolPolicy> pool_policy;  // as upserted
-  PoolPolicy policy;                       // effective: defaults, spec, placement override
+  PoolPolicy policy;                      // effective: defaults, spec, placement override
   std::map<std::string, Namespace> namespaces;
   std::map<std::string, PriorityClass> classes;
-  std::map<std::string, std::map<std::string, LimitRange>> limit_ranges;  // namespace -> name -> object
+  std::map<std::string, std::map<std::string, LimitRange>>
+      limit_ranges;                       // namespace -> name -> object
   std::vector<PodDisruptionBudget> pdbs;  // in the order they were first upserted
   std::vector<std::string> qos_names;     // interned QoS names (ids never change)
   std::unordered_map<std::string, int32_t> qos_ids;
-  std::vector<std::optional<QoS>> qos_defs;          // by QoS id; empty once deleted
-  std::vector<std::vector<int32_t>> qos_preempt;     // by QoS id: the preempt list as QoS ids
+  std::vector<std::optional<QoS>> qos_defs;       // by QoS id; empty once deleted
+  std::vector<std::vector<int32_t>> qos_preempt;  // by QoS id: the preempt list as QoS ids
   std::vector<PriceBook> price_books;
   QuotaBook quota;
   std::vector<Workload*> held_quota;  // holds dropped for a quota change, taken again after it
@@ -383,34 +397,36 @@ class State {
   std::vector<FitEntry> fit_block;
   void RefreshFitBlock(size_t block);
   std::unordered_map<std::string, uint32_t> model_ids;  // GPU model -> bit index (31: the rest)
-  bool nodes_dirty = false;                 // nodes appended, not yet in node order
+  bool nodes_dirty = false;                             // nodes appended, not yet in node order
   std::unique_ptr<placement::PlacementPolicy> placer;
   PlacementPolicyName placer_name = PlacementPolicyName::kBestFit;
   std::vector<size_t> scratch_feasible;  // TryPlace's feasible list, reused
-  size_t next_start_node = 0;    // kube-scheduler's rotating start index
-  size_t next_preempt_node = 0;  // same, for preemption dry runs
+  size_t next_start_node = 0;            // kube-scheduler's rotating start index
+  size_t next_preempt_node = 0;          // same, for preemption dry runs
 
   // Workloads.
   std::vector<Workload> workloads;  // by slot
   std::vector<Slot> free_slots;
-  std::unordered_map<uint64_t, Slot> slot_of;     // live WorkloadId -> slot
+  std::unordered_map<uint64_t, Slot> slot_of;    // live WorkloadId -> slot
   std::unordered_map<std::string, Slot> by_key;  // live namespace/name -> slot
   uint64_t next_id = 0;
   std::vector<Slot> finished;  // reached a final phase during this Apply (see Flush)
   std::map<std::string, uint32_t> namespace_ids;
-  std::unordered_map<std::string, uint32_t> class_ids;  // interned shape / preemption classes
+  std::unordered_map<std::string, uint32_t> class_ids;   // interned shape / preemption classes
   std::map<uint32_t, std::vector<Slot>> borrowed_by_ns;  // namespace id -> running borrowers
-  std::vector<Gang> gangs;                                // by gang id
-  std::unordered_map<std::string, uint32_t> gang_ids;     // namespace/name -> gang id
-  uint64_t cycle = 0;                                     // scheduling cycles run (not in snapshots)
+  std::vector<Gang> gangs;                               // by gang id
+  std::unordered_map<std::string, uint32_t> gang_ids;    // namespace/name -> gang id
+  uint64_t cycle = 0;                                    // scheduling cycles run (not in snapshots)
   std::vector<Reservation> reservations;  // this cycle's backfill reservations, in queue order
   std::vector<char> reserved_at;          // by position: some reservation uses the node
   int reservation_tries = 0;              // reservations computed this cycle (bounded)
   // Workloads on a node whose release time is known (ExpectedEnd >= 0: a time limit, or
   // terminating); recomputed on Restore.
   int64_t ends_known = 0;
-  static bool EndKnown(const Workload& x) { return x.time_limit > 0 || x.phase == Phase::kTerminating; }
-  std::vector<Slot> pdb_members;                         // workloads some PDB selects
+  static bool EndKnown(const Workload& x) {
+    return x.time_limit > 0 || x.phase == Phase::kTerminating;
+  }
+  std::vector<Slot> pdb_members;  // workloads some PDB selects
 
   // The queue: pending workloads, one ordered set per preemption class (same shape, priority,
   // selector, namespace, QoS, preemption policy): members of a class succeed or fail alike, so a
@@ -419,10 +435,10 @@ class State {
   std::set<uint32_t> active_classes;  // classes with pending members, in class order
   size_t nominations = 0;             // workloads nominated to a node
   std::unordered_map<uint32_t, std::string> class_reason;
-  std::vector<Slot> fresh;  // submitted or requeued since the last cycle
+  std::vector<Slot> fresh;       // submitted or requeued since the last cycle
   std::vector<Slot> completing;  // exited, node held until release_at (spec.latency)
   std::vector<Slot> held;        // requeued, waiting for eligible_at (spec.latency)
-  bool freed = true;        // capacity or quota was released since the last cycle
+  bool freed = true;             // capacity or quota was released since the last cycle
   // Instants when a blocked preemption may become possible (a victim reaches minRuntime).
   std::priority_queue<Millis, std::vector<Millis>, std::greater<Millis>> wakeups;
 
@@ -435,9 +451,9 @@ class State {
   // with any node's epoch and by node changes). A cache: not part of snapshots.
   uint64_t pool_version = 0;
   mutable std::unordered_map<uint32_t, std::pair<uint64_t, std::string>> no_fit_cache;
-  std::unordered_map<uint32_t, PlanCache> preempt_memo;          // by plan class
-  std::unordered_map<uint32_t, uint32_t> plan_class_of;          // preemption class -> plan class
-  std::unordered_map<std::string, uint32_t> plan_class_ids;      // interned plan class keys
+  std::unordered_map<uint32_t, PlanCache> preempt_memo;      // by plan class
+  std::unordered_map<uint32_t, uint32_t> plan_class_of;      // preemption class -> plan class
+  std::unordered_map<std::string, uint32_t> plan_class_ids;  // interned plan class keys
   uint32_t PlanClass(const Workload& w);  // the preemption class without the pod group
 };
 

@@ -17,12 +17,21 @@ namespace arbiter::engine {
 
 // kTerminating reads "Running" (it holds its node until it exits). kFailed (PodFinished with a
 // non-zero exit code) and kDeleted (DeletePod) only arise from drivers that send those commands.
-enum class Phase { kPending, kRunning, kTerminating, kSucceeded, kPreempted, kRejected, kFailed, kDeleted };
+enum class Phase {
+  kPending,
+  kRunning,
+  kTerminating,
+  kSucceeded,
+  kPreempted,
+  kRejected,
+  kFailed,
+  kDeleted
+};
 const char* ToString(Phase p);
 // Whether a workload in this phase has left the engine for good.
 inline bool IsFinal(Phase p) {
-  return p == Phase::kSucceeded || p == Phase::kPreempted || p == Phase::kRejected || p == Phase::kFailed ||
-         p == Phase::kDeleted;
+  return p == Phase::kSucceeded || p == Phase::kPreempted || p == Phase::kRejected ||
+         p == Phase::kFailed || p == Phase::kDeleted;
 }
 
 enum class EventType {
@@ -64,7 +73,9 @@ struct Event {
   std::string_view reason;  // machine-readable reason, a constant: "Unschedulable", "PDB", ...
   std::string message;      // the engine's text; empty on Scheduled (Message(): "bound to <node>")
   Millis grace = 0;         // Preempted / Reclaimed / Deleted: the grace period the SIGTERM gives
-  std::string Message() const { return type == EventType::kScheduled && message.empty() ? "bound to " + node : message; }
+  std::string Message() const {
+    return type == EventType::kScheduled && message.empty() ? "bound to " + node : message;
+  }
 };
 
 // One placement of a workload, from bind to exit (what billing meters on the request track).
@@ -76,8 +87,8 @@ struct RunRecord {
   int64_t gpu_replicas = 1;  // node label nvidia.com/gpu.replicas: a GPU is 1/N of a card
   Millis start = 0;
   Millis end = 0;
-  // Why the run ended before the workload did: its preemptor ("namespace/name") or "node/NAME" for a
-  // removed node, and when it was stopped (SIGTERM, or the removal). Empty when the run ended by
+  // Why the run ended before the workload did: its preemptor ("namespace/name") or "node/NAME" for
+  // a removed node, and when it was stopped (SIGTERM, or the removal). Empty when the run ended by
   // itself or its user deleted it.
   std::string stopped_by;
   Millis stop_time = 0;
@@ -113,7 +124,7 @@ struct WorkloadStatus {
   std::string reason;   // machine-readable reason of `message` ("Unschedulable", ...), "" if none
   std::string message;  // last reason, verbatim (the engine's text)
   WorkFacts message_facts = WorkFacts::kNone;  // as Event::work_facts, for `message`
-  ResourceList requests;  // effective, after LimitRange defaults
+  ResourceList requests;                       // effective, after LimitRange defaults
   ResourceList limits;
   Millis pending_total = 0;  // time spent Pending, the current spell included
   bool borrowed = false;     // runs on quota borrowed from its cohort

@@ -34,13 +34,13 @@ struct Workload {
   bool has_quota = false;  // its namespace has a ResourceQuota or an ElasticQuota
   bool borrowed = false;   // admitted on quota borrowed from the cohort
   bool quota_charged = false;
-  bool immediate = false;  // SubmitPod::immediate: one attempt only
-  bool deleted = false;    // DeletePod: gone when it exits, never requeued
+  bool immediate = false;   // SubmitPod::immediate: one attempt only
+  bool deleted = false;     // DeletePod: gone when it exits, never requeued
   uint32_t gang = kNoGang;  // its pod group (State::gangs), kNoGang none
   Millis time_limit = 0;    // spec.activeDeadlineSeconds of a run, 0 none (its end is unknown)
-  bool requeue_on_preempt = false;  // arbiter.dev/requeue-on-preempt (QoS: exits within grace)
-  uint32_t node = kNoNode;            // NodeId value while it holds a node
-  uint32_t nominated_node = kNoNode;  // NodeId value while nominated
+  bool requeue_on_preempt = false;     // arbiter.dev/requeue-on-preempt (QoS: exits within grace)
+  uint32_t node = kNoNode;             // NodeId value while it holds a node
+  uint32_t nominated_node = kNoNode;   // NodeId value while nominated
   uint32_t model_mask = ~uint32_t{0};  // allowed GPU models as bits (FitEntry::model_bit)
   placement::GpuAssignment gpus;
   placement::PodShape shape;
@@ -54,7 +54,7 @@ struct Workload {
   // is counted on that flavor and it runs only on nodes with all of the flavor's labels.
   std::string flavor;
   std::map<std::string, std::string> flavor_labels;
-  std::string priority_class;                        // resolved name, "" if none
+  std::string priority_class;  // resolved name, "" if none
   PreemptionPolicy preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
   PreemptMode preempt_mode = PreemptMode::kRequeue;
   ResourceList requests;  // effective, after LimitRange defaults

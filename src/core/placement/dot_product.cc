@@ -3,8 +3,8 @@
 // B = max_cpu^2/g, g = gcd(max_gpu^2, max_cpu^2).
 #include <numeric>
 
-#include "core/placement/policies.h"
 #include "core/int128.h"
+#include "core/placement/policies.h"
 
 namespace arbiter::placement {
 
@@ -18,7 +18,7 @@ int64_t DotProductPolicy::ScoreOnly(const NodeState& node, const PodShape& pod) 
   const int64_t g = std::gcd(static_cast<int64_t>(cg), static_cast<int64_t>(cc));
   const int128 a = cg / g, b = cc / g;
   const int128 v = static_cast<int128>(node.cpu_free()) * pod.cpu_milli * a +
-                     static_cast<int128>(node.gpu_free_milli()) * pod.gpu_milli_total() * b;
+                   static_cast<int128>(node.gpu_free_milli()) * pod.gpu_milli_total() * b;
   const int128 kMax = static_cast<int128>(INT64_MAX);
   const int64_t clamped = static_cast<int64_t>(v > kMax ? kMax : v);
   return -clamped;

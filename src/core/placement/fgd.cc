@@ -11,9 +11,9 @@
 #include <map>
 #include <tuple>
 
+#include "core/int128.h"
 #include "core/placement/policies.h"
 #include "core/status.h"
-#include "core/int128.h"
 
 namespace arbiter::placement {
 
@@ -37,26 +37,21 @@ ShapeKey KeyOf(const PodShape& p) {
 // logit(k / 100) x 1e9 for k = 1..99 (ln(k / (100 - k)), rounded): sigmoid(x) >= k / 100 exactly
 // when x >= logit(k / 100).
 constexpr int64_t kLogitNano[99] = {
-    -4595119850, -3891820298, -3476098690, -3178053830, -2944438979,
-    -2751535313, -2586689344, -2442347035, -2313634929, -2197224577,
-    -2090741097, -1992430165, -1900958761, -1815289967, -1734601055,
-    -1658228077, -1585627264, -1516347489, -1450010176, -1386294361,
-    -1324925415, -1265666373, -1208311206, -1152679510, -1098612289,
-    -1045968555, -994622575, -944461609, -895384047, -847297860,
-    -800119300, -753771802, -708185058, -663294217, -619039208,
-    -575364145, -532216814, -489548225, -447312218, -405465108,
-    -363965377, -322773392, -281851152, -241162057, -200670695,
-    -160342650, -120144312, -80042708, -40005335, 0,
-    40005335, 80042708, 120144312, 160342650, 200670695,
-    241162057, 281851152, 322773392, 363965377, 405465108,
-    447312218, 489548225, 532216814, 575364145, 619039208,
-    663294217, 708185058, 753771802, 800119300, 847297860,
-    895384047, 944461609, 994622575, 1045968555, 1098612289,
-    1152679510, 1208311206, 1265666373, 1324925415, 1386294361,
-    1450010176, 1516347489, 1585627264, 1658228077, 1734601055,
-    1815289967, 1900958761, 1992430165, 2090741097, 2197224577,
-    2313634929, 2442347035, 2586689344, 2751535313, 2944438979,
-    3178053830, 3476098690, 3891820298, 4595119850,
+    -4595119850, -3891820298, -3476098690, -3178053830, -2944438979, -2751535313, -2586689344,
+    -2442347035, -2313634929, -2197224577, -2090741097, -1992430165, -1900958761, -1815289967,
+    -1734601055, -1658228077, -1585627264, -1516347489, -1450010176, -1386294361, -1324925415,
+    -1265666373, -1208311206, -1152679510, -1098612289, -1045968555, -994622575,  -944461609,
+    -895384047,  -847297860,  -800119300,  -753771802,  -708185058,  -663294217,  -619039208,
+    -575364145,  -532216814,  -489548225,  -447312218,  -405465108,  -363965377,  -322773392,
+    -281851152,  -241162057,  -200670695,  -160342650,  -120144312,  -80042708,   -40005335,
+    0,           40005335,    80042708,    120144312,   160342650,   200670695,   241162057,
+    281851152,   322773392,   363965377,   405465108,   447312218,   489548225,   532216814,
+    575364145,   619039208,   663294217,   708185058,   753771802,   800119300,   847297860,
+    895384047,   944461609,   994622575,   1045968555,  1098612289,  1152679510,  1208311206,
+    1265666373,  1324925415,  1386294361,  1450010176,  1516347489,  1585627264,  1658228077,
+    1734601055,  1815289967,  1900958761,  1992430165,  2090741097,  2197224577,  2313634929,
+    2442347035,  2586689344,  2751535313,  2944438979,  3178053830,  3476098690,  3891820298,
+    4595119850,
 };
 
 }  // namespace
@@ -111,7 +106,8 @@ FgdPolicy::FgdPolicy(const WorkloadProfile& profile, int popularity_percent, Fgd
   typical_count_ = typical.size();
   // Group GPU shapes by (milli, count, models); CPU-only shapes only add to W_all.
   std::map<std::tuple<int32_t, int32_t, std::vector<std::string>>,
-           std::vector<std::pair<int64_t, int64_t>>> by_group;  // -> (cpu, weight)
+           std::vector<std::pair<int64_t, int64_t>>>
+      by_group;  // -> (cpu, weight)
   for (const auto& e : typical) {
     w_all_ += e.weight;
     if (e.shape.gpu_count == 0) continue;
@@ -136,9 +132,9 @@ FgdPolicy::FgdPolicy(const WorkloadProfile& profile, int popularity_percent, Fgd
   distinct_milli_.erase(std::unique(distinct_milli_.begin(), distinct_milli_.end()),
                         distinct_milli_.end());
   for (Group& g : groups_)
-    g.m_index = static_cast<int>(
-        std::lower_bound(distinct_milli_.begin(), distinct_milli_.end(), g.milli) -
-        distinct_milli_.begin());
+    g.m_index =
+        static_cast<int>(std::lower_bound(distinct_milli_.begin(), distinct_milli_.end(), g.milli) -
+                         distinct_milli_.begin());
   scratch_cnt_.resize(distinct_milli_.size());
   scratch_sum_.resize(distinct_milli_.size());
 }
@@ -174,8 +170,8 @@ int64_t FgdPolicy::Frag(int64_t cpu_free, const int32_t* free, int devices,
     const Group& g = groups_[i];
     if (!access[i] || scratch_cnt_[g.m_index] < g.count || scratch_sum_[g.m_index] == 0) continue;
     // weight of the group's typical pods with cpu <= cpu_free
-    const size_t k = static_cast<size_t>(
-        std::upper_bound(g.cpu.begin(), g.cpu.end(), cpu_free) - g.cpu.begin());
+    const size_t k =
+        static_cast<size_t>(std::upper_bound(g.cpu.begin(), g.cpu.end(), cpu_free) - g.cpu.begin());
     usable += g.w_prefix[k] * scratch_sum_[g.m_index];
   }
   return w_all_ * total - usable;
@@ -224,8 +220,10 @@ int64_t FgdPolicy::Level(int64_t decrease) const {
   int64_t lo = 0, hi = 99;  // count of table entries <= lhs / w_all
   while (lo < hi) {
     const int64_t mid = (lo + hi) / 2;
-    if (lhs >= static_cast<int128>(w_all_) * kLogitNano[mid]) lo = mid + 1;
-    else hi = mid;
+    if (lhs >= static_cast<int128>(w_all_) * kLogitNano[mid])
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -243,7 +241,8 @@ int FgdPolicy::ShapeId(const PodShape& pod) {
   if (last_shape_id_ != -2 && pod.cpu_milli == last_pod_.cpu_milli &&
       pod.gpu_count == last_pod_.gpu_count &&
       pod.gpu_milli_per_device == last_pod_.gpu_milli_per_device &&
-      pod.gpu_model == last_pod_.gpu_model && pod.allowed_gpu_models == last_pod_.allowed_gpu_models)
+      pod.gpu_model == last_pod_.gpu_model &&
+      pod.allowed_gpu_models == last_pod_.allowed_gpu_models)
     return last_shape_id_;
   auto key = std::make_tuple(pod.cpu_milli, pod.gpu_count, pod.gpu_milli_per_device,
                              pod.allowed_gpu_models, pod.gpu_model);
@@ -288,7 +287,8 @@ int64_t FgdPolicy::ScoreOnly(const NodeState& node, const PodShape& pod) {
   NodeCache* c = CacheFor(node);
   const int id = c ? ShapeId(pod) : -1;
   if (c == nullptr || id < 0) return Score(node, pod).score;
-  if (c->memo.size() > static_cast<size_t>(id) && c->memo[static_cast<size_t>(id)].version == c->version)
+  if (c->memo.size() > static_cast<size_t>(id) &&
+      c->memo[static_cast<size_t>(id)].version == c->version)
     return c->memo[static_cast<size_t>(id)].score;
   return Score(node, pod).score;
 }

@@ -32,7 +32,8 @@ class FitView {
 
  private:
   void Apply(const PodShape& pod, const GpuAssignment& gpus, int sign);
-  int64_t& Slot(std::string_view r);  // every-resource mode: the free amount of `r`, tracked from now
+  int64_t& Slot(
+      std::string_view r);  // every-resource mode: the free amount of `r`, tracked from now
   int64_t FreeOf(std::string_view r) const;
 
   const NodeState* node_ = nullptr;
@@ -94,7 +95,8 @@ inline bool FitView::Fits(const PodShape& p) const {
     full += gpu_free_[d] == kMilliPerGpu;
     max_free = std::max(max_free, gpu_free_[d]);
   }
-  if (!FitsNumbers(cpu_free_, mem_free_, full, max_free, p) || !ModelAccepts(node_->gpu_model, p)) return false;
+  if (!FitsNumbers(cpu_free_, mem_free_, full, max_free, p) || !ModelAccepts(node_->gpu_model, p))
+    return false;
   if (!all_) {
     for (const auto& [r, f] : ext_)
       if (p.ext.Get(r) > f) return false;
@@ -120,7 +122,8 @@ inline void FitView::Hold(const PodShape& p) {
   }
   int best = -1;  // a shared GPU: the fullest device that fits, lowest index on ties
   for (int d = 0; d < devices_; ++d)
-    if (gpu_free_[d] >= p.gpu_milli_per_device && (best < 0 || gpu_free_[d] < gpu_free_[best])) best = d;
+    if (gpu_free_[d] >= p.gpu_milli_per_device && (best < 0 || gpu_free_[d] < gpu_free_[best]))
+      best = d;
   if (best >= 0) gpu_free_[best] -= p.gpu_milli_per_device;
 }
 

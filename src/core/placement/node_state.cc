@@ -89,8 +89,8 @@ bool NodeExtFits(const NodeState& n, const PodShape& p) {
 }  // namespace
 
 bool NodeState::Fits(const PodShape& p) const {
-  return FitsNumbers(cpu_free(), mem_free(), full_free_gpus(), max_device_free(), p) && ModelAccepts(gpu_model, p) &&
-         NodeExtFits(*this, p);
+  return FitsNumbers(cpu_free(), mem_free(), full_free_gpus(), max_device_free(), p) &&
+         ModelAccepts(gpu_model, p) && NodeExtFits(*this, p);
 }
 
 unsigned NodeState::ShortOf(const PodShape& p) const {
@@ -106,8 +106,7 @@ std::vector<std::string> NodeState::Insufficient(const PodShape& p) const {
   std::vector<std::string> out;
   if (p.cpu_milli > cpu_free()) out.emplace_back(kCpu);
   if (p.mem_bytes > mem_free()) out.emplace_back(kMemory);
-  if (p.gpu_count > 0 && ModelAccepts(gpu_model, p) && !GpuFits(*this, p))
-    out.emplace_back(kGpu);
+  if (p.gpu_count > 0 && ModelAccepts(gpu_model, p) && !GpuFits(*this, p)) out.emplace_back(kGpu);
   for (const auto& [k, v] : p.ext.entries()) {
     if (k == kPods && !ext_capacity.Has(kPods)) continue;
     if (ext_used.Get(k) + v > ext_capacity.Get(k)) out.push_back(k);

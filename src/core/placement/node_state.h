@@ -30,10 +30,10 @@ inline constexpr int32_t kMilliPerGpu = 1000;
 struct PodShape {
   int64_t cpu_milli = 0;
   int64_t mem_bytes = 0;
-  int32_t gpu_count = 0;           // devices touched
+  int32_t gpu_count = 0;             // devices touched
   int32_t gpu_milli_per_device = 0;  // 1000 for whole GPUs; 1..999 for a shared GPU
-  ResourceList ext;                // MIG profiles, pods, other extended resources
-  std::string gpu_model;           // required nvidia.com/gpu.product, "" = any
+  ResourceList ext;                  // MIG profiles, pods, other extended resources
+  std::string gpu_model;             // required nvidia.com/gpu.product, "" = any
   // Alternative form of the model constraint (trace gpu_spec "A|B"): the pod runs on a node whose
   // model is any of these. Empty = no constraint beyond gpu_model. Only GPU pods are constrained.
   std::vector<std::string> allowed_gpu_models;
@@ -47,10 +47,13 @@ struct PodShape {
 // used, `max_free` the largest free milli-GPU on one device).
 inline bool GpuNumbersFit(int32_t full_free, int32_t max_free, const PodShape& p) {
   if (p.gpu_count == 0) return true;
-  return p.gpu_milli_per_device >= kMilliPerGpu ? full_free >= p.gpu_count : max_free >= p.gpu_milli_per_device;
+  return p.gpu_milli_per_device >= kMilliPerGpu ? full_free >= p.gpu_count
+                                                : max_free >= p.gpu_milli_per_device;
 }
-inline bool FitsNumbers(int64_t cpu_free, int64_t mem_free, int32_t full_free, int32_t max_free, const PodShape& p) {
-  return p.cpu_milli <= cpu_free && p.mem_bytes <= mem_free && GpuNumbersFit(full_free, max_free, p);
+inline bool FitsNumbers(int64_t cpu_free, int64_t mem_free, int32_t full_free, int32_t max_free,
+                        const PodShape& p) {
+  return p.cpu_milli <= cpu_free && p.mem_bytes <= mem_free &&
+         GpuNumbersFit(full_free, max_free, p);
 }
 // The model part: a GPU pod's gpu_model / allowed_gpu_models accept the node's model.
 bool ModelConstraintAccepts(const std::string& node_model, const PodShape& p);
@@ -118,9 +121,9 @@ struct NodeState {
   // thousands of nodes per placement read three numbers instead of every device. Code that
   // writes gpu_used_milli directly must call RecountGpus() (until then the summary is unused).
   bool gpu_summary_ok = false;
-  int32_t gpu_full_free = 0;    // devices with nothing used
-  int32_t gpu_max_free = 0;     // largest free milli-GPU on one device
-  int64_t gpu_free_total = 0;   // free milli-GPU over all devices
+  int32_t gpu_full_free = 0;   // devices with nothing used
+  int32_t gpu_max_free = 0;    // largest free milli-GPU on one device
+  int64_t gpu_free_total = 0;  // free milli-GPU over all devices
   void RecountGpus();
 
   int gpu_devices() const { return static_cast<int>(gpu_used_milli.size()); }
@@ -136,7 +139,9 @@ struct NodeState {
 
   // The fit rule (no selectors): CPU, memory, GPU devices, model, extended counts.
   bool Fits(const PodShape& pod) const;
-  int64_t ext_free(std::string_view name) const { return ext_capacity.Get(name) - ext_used.Get(name); }
+  int64_t ext_free(std::string_view name) const {
+    return ext_capacity.Get(name) - ext_used.Get(name);
+  }
   bool declares_pods() const { return ext_capacity.Has(kPods); }
   // What does not fit, as bits (no allocation; Insufficient() has the extended resources' names).
   enum : unsigned { kShortCpu = 1, kShortMemory = 2, kShortGpu = 4, kShortExtended = 8 };

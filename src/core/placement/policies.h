@@ -42,12 +42,13 @@ class BestFitPolicy final : public PlacementPolicy {
   std::string_view name() const override { return "BestFit"; }
   Candidate Score(const NodeState& node, const PodShape& pod) override;
   int64_t ScoreOnly(const NodeState& node, const PodShape& pod) override {  // inline: the hot loop
-    return ScoreOf(node.cpu_free() - pod.cpu_milli, node.gpu_free_milli() - pod.gpu_milli_total(), spec_.cpu_milli,
-                   spec_.gpu_milli);
+    return ScoreOf(node.cpu_free() - pod.cpu_milli, node.gpu_free_milli() - pod.gpu_milli_total(),
+                   spec_.cpu_milli, spec_.gpu_milli);
   }
   // The score from what stays free (callers with a dense copy of the nodes' numbers use it).
   static int64_t ScoreOf(int64_t cpu_after, int64_t gpu_after, int64_t spec_cpu, int64_t spec_gpu) {
-    const int128 v = static_cast<int128>(cpu_after) * spec_gpu + static_cast<int128>(gpu_after) * spec_cpu;
+    const int128 v =
+        static_cast<int128>(cpu_after) * spec_gpu + static_cast<int128>(gpu_after) * spec_cpu;
     return -static_cast<int64_t>(v);
   }
   const MaxSpec& spec() const { return spec_; }

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+
 #include "core/int128.h"
 
 namespace arbiter::placement {

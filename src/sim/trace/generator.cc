@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "core/placement/rng.h"
 #include "core/int128.h"
+#include "core/placement/rng.h"
 
 namespace arbiter::sim::trace {
 
-std::vector<TraceNode> GenerateNodes(const std::vector<TraceNode>& templ, const GeneratorOptions& o) {
+std::vector<TraceNode> GenerateNodes(const std::vector<TraceNode>& templ,
+                                     const GeneratorOptions& o) {
   std::vector<TraceNode> out;
   if (templ.empty()) return out;
   placement::Xoshiro256 rng(o.seed ^ 0x67656E6E6F6465ULL);
@@ -36,13 +37,17 @@ PodTrace GeneratePods(const PodTrace& templ, const std::vector<TraceNode>& nodes
   };
   // Mean GPU milli-seconds per pod of the template, for the arrival rate.
   int128 gpu_ms = 0;
-  for (const auto& p : templ.pods) gpu_ms += static_cast<int128>(p.gpu_milli_total()) * duration_of(p);
+  for (const auto& p : templ.pods)
+    gpu_ms += static_cast<int128>(p.gpu_milli_total()) * duration_of(p);
   int64_t capacity = 0;
   for (const auto& n : nodes) capacity += int64_t{n.gpus} * 1000;
   const double mean_gpu_ms = static_cast<double>(gpu_ms) / static_cast<double>(templ.pods.size());
-  const double offered = static_cast<double>(capacity) * static_cast<double>(o.load_permille) / 1000.0;
+  const double offered =
+      static_cast<double>(capacity) * static_cast<double>(o.load_permille) / 1000.0;
   // Mean inter-arrival time in milliseconds; arrivals uniform in [0, 2 x mean].
-  const int64_t mean_gap_ms = offered > 0 ? std::max<int64_t>(1, static_cast<int64_t>(mean_gpu_ms / offered * 1000.0)) : 1000;
+  const int64_t mean_gap_ms =
+      offered > 0 ? std::max<int64_t>(1, static_cast<int64_t>(mean_gpu_ms / offered * 1000.0))
+                  : 1000;
   out.pods.reserve(static_cast<size_t>(o.pods));
   int64_t t_ms = 0;
   char name[32];

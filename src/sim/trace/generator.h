@@ -19,7 +19,8 @@ struct GeneratorOptions {
   int64_t max_duration_s = 7 * 24 * 3600;  // cap on sampled run times
 };
 
-std::vector<TraceNode> GenerateNodes(const std::vector<TraceNode>& templ, const GeneratorOptions& o);
+std::vector<TraceNode> GenerateNodes(const std::vector<TraceNode>& templ,
+                                     const GeneratorOptions& o);
 // Needs a template with times (has_times) and at least one pod; `nodes` are the generated ones.
 PodTrace GeneratePods(const PodTrace& templ, const std::vector<TraceNode>& nodes,
                       const GeneratorOptions& o);

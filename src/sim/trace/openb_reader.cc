@@ -44,7 +44,8 @@ std::vector<std::string_view> SplitCsv(std::string_view line) {
   }
   for (auto& f : out) {
     while (!f.empty() && (f.front() == ' ' || f.front() == '"')) f.remove_prefix(1);
-    while (!f.empty() && (f.back() == ' ' || f.back() == '"' || f.back() == '\r')) f.remove_suffix(1);
+    while (!f.empty() && (f.back() == ' ' || f.back() == '"' || f.back() == '\r'))
+      f.remove_suffix(1);
   }
   return out;
 }
@@ -81,7 +82,8 @@ Status ForEachLine(std::string_view text, F&& f) {
   size_t line_no = 0, pos = 0;
   while (pos <= text.size()) {
     size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    std::string_view line =
+        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (!line.empty()) {
@@ -147,8 +149,9 @@ Result<std::vector<TraceNode>> ParseOpenbNodes(std::string_view text, std::strin
       c_gpu = cols.Find("gpu");
       c_model = cols.Find("model");
       if (c_sn < 0 || c_cpu < 0 || c_mem < 0 || c_gpu < 0)
-        return Status::Error(Where(source, no) +
-                             "node list header must have columns sn,cpu_milli,memory_mib,gpu[,model]");
+        return Status::Error(
+            Where(source, no) +
+            "node list header must have columns sn,cpu_milli,memory_mib,gpu[,model]");
       return Status::Ok();
     }
     if (f.size() != cols.names.size())
@@ -181,7 +184,8 @@ Result<std::vector<TraceNode>> ParseOpenbNodes(std::string_view text, std::strin
     return Status::Ok();
   });
   if (!st.ok()) return st;
-  if (cols.names.empty()) return Result<std::vector<TraceNode>>::Error(std::string(source) + ": empty node list");
+  if (cols.names.empty())
+    return Result<std::vector<TraceNode>>::Error(std::string(source) + ": empty node list");
   return nodes;
 }
 
@@ -210,8 +214,9 @@ Result<PodTrace> ParseOpenbPods(std::string_view text, std::string_view source,
       c_dt = cols.Find("deletion_time");
       c_st = cols.Find("scheduled_time");
       if (c_name < 0 || c_cpu < 0 || c_mem < 0 || c_ngpu < 0 || c_gmilli < 0)
-        return Status::Error(Where(source, no) +
-                             "pod list header must have columns name,cpu_milli,memory_mib,num_gpu,gpu_milli");
+        return Status::Error(
+            Where(source, no) +
+            "pod list header must have columns name,cpu_milli,memory_mib,num_gpu,gpu_milli");
       trace.has_times = c_ct >= 0 && c_dt >= 0 && c_st >= 0;
       return Status::Ok();
     }
@@ -240,16 +245,19 @@ Result<PodTrace> ParseOpenbPods(std::string_view text, std::string_view source,
                            "gpu_milli: not an integer in 0..1000: " + Cell(f[c_gmilli]));
     p.gpu_milli = static_cast<int32_t>(v);
     if (p.num_gpu > 1 && p.gpu_milli != 1000)
-      return Status::Error(Where(source, no) + "gpu_milli: a pod with num_gpu " + std::to_string(p.num_gpu) +
-                           " must ask whole GPUs (1000), found " + std::to_string(p.gpu_milli));
+      return Status::Error(Where(source, no) + "gpu_milli: a pod with num_gpu " +
+                           std::to_string(p.num_gpu) + " must ask whole GPUs (1000), found " +
+                           std::to_string(p.gpu_milli));
     if (p.num_gpu >= 1 && p.gpu_milli == 0)
-      return Status::Error(Where(source, no) + "gpu_milli: a pod with num_gpu >= 1 needs gpu_milli > 0");
+      return Status::Error(Where(source, no) +
+                           "gpu_milli: a pod with num_gpu >= 1 needs gpu_milli > 0");
     if (c_spec >= 0 && !Absent(f[c_spec])) {
       std::string_view s = f[c_spec];
       size_t start = 0;
       while (start <= s.size()) {
         size_t bar = s.find('|', start);
-        std::string_view m = s.substr(start, bar == std::string_view::npos ? std::string_view::npos : bar - start);
+        std::string_view m =
+            s.substr(start, bar == std::string_view::npos ? std::string_view::npos : bar - start);
         if (Status st = NameCell(m, "gpu_spec"); !st.ok())
           return Status::Error(Where(source, no) + st.message());
         if (p.gpu_spec.size() == static_cast<size_t>(kMaxGpus))

@@ -53,7 +53,11 @@ std::string Page(const std::string& title, const std::string& body) {
 std::string MetaHtml(const TraceReportMeta& m) {
   return "<p>nodes: <code>" + Esc(m.nodes_path) + "</code> (" + std::to_string(m.node_count) +
          ")<br>pods: <code>" + Esc(m.pods_path) + "</code> (" + std::to_string(m.pod_count) +
-         ")<br>mode: " + Esc(m.mode) + (m.mode == "saturate" ? ", target " + Fmt("%.0f", m.target_permille / 10.0) + " % of the cluster's GPUs" : std::string()) + "</p>\n";
+         ")<br>mode: " + Esc(m.mode) +
+         (m.mode == "saturate"
+              ? ", target " + Fmt("%.0f", m.target_permille / 10.0) + " % of the cluster's GPUs"
+              : std::string()) +
+         "</p>\n";
 }
 
 Series CurveSeries(const std::string& name, const std::vector<double>& curve) {
@@ -64,7 +68,8 @@ Series CurveSeries(const std::string& name, const std::vector<double>& curve) {
 
 std::vector<double> RunCurve(const SaturateResult& r) {
   std::vector<double> c(1, 0.0);
-  for (const auto& p : r.curve) c.push_back(static_cast<double>(p.allocated_gpu_milli) / r.cluster_gpu_milli);
+  for (const auto& p : r.curve)
+    c.push_back(static_cast<double>(p.allocated_gpu_milli) / r.cluster_gpu_milli);
   return c;
 }
 
@@ -85,7 +90,8 @@ std::vector<double> MeanCurve(const PolicySummary& s) {
   return sum;
 }
 
-nlohmann::json ComparisonJson(const std::vector<PolicySummary>& summaries, const TraceReportMeta& m) {
+nlohmann::json ComparisonJson(const std::vector<PolicySummary>& summaries,
+                              const TraceReportMeta& m) {
   nlohmann::json j;
   j["kind"] = "PolicyComparison";
   j["mode"] = m.mode;
@@ -95,7 +101,8 @@ nlohmann::json ComparisonJson(const std::vector<PolicySummary>& summaries, const
   j["nodeCount"] = m.node_count;
   j["podCount"] = m.pod_count;
   j["clusterGpus"] = summaries.empty() || summaries[0].runs.empty()
-                         ? 0.0 : static_cast<double>(summaries[0].runs[0].cluster_gpu_milli) / 1000.0;
+                         ? 0.0
+                         : static_cast<double>(summaries[0].runs[0].cluster_gpu_milli) / 1000.0;
   nlohmann::json ps = nlohmann::json::array();
   for (size_t i = 0; i < summaries.size(); ++i) {
     const PolicySummary& s = summaries[i];
@@ -110,12 +117,14 @@ nlohmann::json ComparisonJson(const std::vector<PolicySummary>& summaries, const
       if (u < 0) have130 = false;
       u130 += u;
     }
-    if (have130 && !s.runs.empty()) p["unallocatedGpuShareAt130"] = Round(u130 / static_cast<double>(s.runs.size()));
+    if (have130 && !s.runs.empty())
+      p["unallocatedGpuShareAt130"] = Round(u130 / static_cast<double>(s.runs.size()));
     p["unallocatedGpuShareAtTarget"] = Round(s.unallocated_gpu_share_at_end);
     p["unallocatedGpuShareMin"] = Round(s.unallocated_gpu_share_min);
     p["unallocatedGpuShareMax"] = Round(s.unallocated_gpu_share_max);
     p["podsFailedMean"] = Round(s.pods_failed, 1e3);
-    if (i < m.seconds.size() && !m.seconds[i].empty()) p["secondsPerRunMedian"] = Round(Median(m.seconds[i]), 1e4);
+    if (i < m.seconds.size() && !m.seconds[i].empty())
+      p["secondsPerRunMedian"] = Round(Median(m.seconds[i]), 1e4);
     nlohmann::json runs = nlohmann::json::array();
     for (size_t k = 0; k < s.runs.size(); ++k) {
       const SaturateResult& r = s.runs[k];
@@ -127,7 +136,8 @@ nlohmann::json ComparisonJson(const std::vector<PolicySummary>& summaries, const
       rj["podsFailed"] = r.pods_failed;
       rj["arrivedGpu"] = static_cast<double>(r.arrived_gpu_milli) / 1000.0;
       rj["allocatedGpu"] = static_cast<double>(r.allocated_gpu_milli) / 1000.0;
-      if (i < m.seconds.size() && k < m.seconds[i].size()) rj["seconds"] = Round(m.seconds[i][k], 1e4);
+      if (i < m.seconds.size() && k < m.seconds[i].size())
+        rj["seconds"] = Round(m.seconds[i][k], 1e4);
       runs.push_back(rj);
     }
     p["runs"] = runs;
@@ -142,19 +152,23 @@ nlohmann::json ComparisonJson(const std::vector<PolicySummary>& summaries, const
 
 std::string ComparisonText(const std::vector<PolicySummary>& summaries, const TraceReportMeta& m) {
   std::string s;
-  const int64_t gpus = summaries.empty() || summaries[0].runs.empty() ? 0 : summaries[0].runs[0].cluster_gpu_milli / 1000;
+  const int64_t gpus = summaries.empty() || summaries[0].runs.empty()
+                           ? 0
+                           : summaries[0].runs[0].cluster_gpu_milli / 1000;
   const size_t seeds = summaries.empty() ? 0 : summaries[0].seeds.size();
-  s += "Policy comparison: " + m.mode + ", arrived GPU demand up to " + Fmt("%.0f", m.target_permille / 10.0) +
-       " % of " + Plural(gpus, "GPU") + " on " + Plural(m.node_count, "node") + ", " + Plural(seeds, "seed") +
-       " each\n";
+  s += "Policy comparison: " + m.mode + ", arrived GPU demand up to " +
+       Fmt("%.0f", m.target_permille / 10.0) + " % of " + Plural(gpus, "GPU") + " on " +
+       Plural(m.node_count, "node") + ", " + Plural(seeds, "seed") + " each\n";
   char line[256];
   std::snprintf(line, sizeof line, "%-16s %18s %22s %16s %12s %10s\n", "policy", "GPU alloc @100%",
                 "unallocated @target", "(min..max)", "failed pods", "s/run");
   s += line;
   for (size_t i = 0; i < summaries.size(); ++i) {
     const PolicySummary& p = summaries[i];
-    const std::string range = Fmt("%.1f", p.unallocated_gpu_share_min * 100) + ".." + Fmt("%.1f %%", p.unallocated_gpu_share_max * 100);
-    const std::string secs = i < m.seconds.size() && !m.seconds[i].empty() ? Fmt("%.3f", Median(m.seconds[i])) : "-";
+    const std::string range = Fmt("%.1f", p.unallocated_gpu_share_min * 100) + ".." +
+                              Fmt("%.1f %%", p.unallocated_gpu_share_max * 100);
+    const std::string secs =
+        i < m.seconds.size() && !m.seconds[i].empty() ? Fmt("%.3f", Median(m.seconds[i])) : "-";
     std::snprintf(line, sizeof line, "%-16s %18s %22s %16s %12.1f %10s\n", p.policy.c_str(),
                   Pct(p.gpu_allocation_at_100).c_str(), Pct(p.unallocated_gpu_share_at_end).c_str(),
                   range.c_str(), p.pods_failed, secs.c_str());
@@ -188,7 +202,8 @@ std::string ComparisonHtml(const std::vector<PolicySummary>& summaries, const Tr
     zoom.y_step = 0.02;
     zoom.diagonal = true;
     zoom.diagonal_label = full.diagonal_label;
-    body += "<br>" + LineChart("Zoom: the saturated end", "arrived GPU demand, % of cluster GPU capacity", zoom, series);
+    body += "<br>" + LineChart("Zoom: the saturated end",
+                               "arrived GPU demand, % of cluster GPU capacity", zoom, series);
   }
   const size_t seeds = summaries.empty() ? 0 : summaries[0].seeds.size();
   body +=
@@ -197,9 +212,10 @@ std::string ComparisonHtml(const std::vector<PolicySummary>& summaries, const Tr
       Fmt("%.0f", x_max) +
       " % (mean)</th><th>best seed</th><th>worst seed</th><th>failed pods (mean)</th></tr>\n";
   for (const auto& p : summaries)
-    body += "<tr><td>" + Esc(p.policy) + "</td><td>" + std::to_string(p.seeds.size()) + "</td><td>" +
-            Pct(p.gpu_allocation_at_100) + "</td><td>" + Pct(p.unallocated_gpu_share_at_end) + "</td><td>" +
-            Pct(p.unallocated_gpu_share_min) + "</td><td>" + Pct(p.unallocated_gpu_share_max) + "</td><td>" +
+    body += "<tr><td>" + Esc(p.policy) + "</td><td>" + std::to_string(p.seeds.size()) +
+            "</td><td>" + Pct(p.gpu_allocation_at_100) + "</td><td>" +
+            Pct(p.unallocated_gpu_share_at_end) + "</td><td>" + Pct(p.unallocated_gpu_share_min) +
+            "</td><td>" + Pct(p.unallocated_gpu_share_max) + "</td><td>" +
             Fmt("%.1f", p.pods_failed) + "</td></tr>\n";
   body +=
       "</table>\n<p class=\"note\">Unallocated GPUs: the share of the cluster's GPUs that no pod "
@@ -258,9 +274,11 @@ std::string SaturateText(const SaturateResult& r, const TraceReportMeta& m) {
   std::string s;
   s += "Trace saturate run: policy " + r.policy + ", seed " + std::to_string(r.seed) + ", " +
        Plural(m.node_count, "node") + ", " + Plural(r.cluster_gpu_milli / 1000, "GPU") + "\n";
-  s += "  pods submitted " + std::to_string(r.pods_submitted) + ", placed " + std::to_string(r.pods_placed) +
-       ", failed " + std::to_string(r.pods_failed) + " (" + Plural(r.gpu_pods_failed, "GPU pod") + ")\n";
-  s += "  arrived GPU demand " + Pct(static_cast<double>(r.arrived_gpu_milli) / r.cluster_gpu_milli) +
+  s += "  pods submitted " + std::to_string(r.pods_submitted) + ", placed " +
+       std::to_string(r.pods_placed) + ", failed " + std::to_string(r.pods_failed) + " (" +
+       Plural(r.gpu_pods_failed, "GPU pod") + ")\n";
+  s += "  arrived GPU demand " +
+       Pct(static_cast<double>(r.arrived_gpu_milli) / r.cluster_gpu_milli) +
        " of capacity; GPU allocation at 100 % arrived: " + Pct(r.gpu_allocation_at_100()) + "\n";
   s += "  GPUs unallocated at the end: " + Pct(r.unallocated_gpu_share_at_end()) + "\n";
   return s;
@@ -275,7 +293,8 @@ std::string SaturateHtmlBody(const SaturateResult& r, const TraceReportMeta& m) 
   Axes ax;
   ax.x_max = static_cast<double>(m.target_permille) / 10.0;
   ax.diagonal = true;
-  body += LineChart("GPU allocation vs. arrived GPU demand", "arrived GPU demand, % of cluster GPU capacity", ax,
+  body += LineChart("GPU allocation vs. arrived GPU demand",
+                    "arrived GPU demand, % of cluster GPU capacity", ax,
                     {CurveSeries(r.policy, RunCurve(r))});
   body += "<pre>" + Esc(SaturateText(r, m)) + "</pre>\n";
   return body;
@@ -289,12 +308,16 @@ nlohmann::json TimelineJson(const TimelineResult& r, const TraceReportMeta& m) {
                            {"other", r.failed_by_priority_tier[3]}};
   j["startSeconds"] = r.start_s;
   j["endSeconds"] = r.end_s;
-  j["peakGpuAllocation"] = Round(r.cluster_gpu_milli ? static_cast<double>(r.peak_allocated_gpu_milli) / r.cluster_gpu_milli : 0);
+  j["peakGpuAllocation"] = Round(
+      r.cluster_gpu_milli ? static_cast<double>(r.peak_allocated_gpu_milli) / r.cluster_gpu_milli
+                          : 0);
   j["averageGpuAllocation"] = Round(r.average_gpu_allocation());
   nlohmann::json pts = nlohmann::json::array();
   for (const auto& p : r.points)
-    pts.push_back({{"t", p.time_s}, {"gpu", static_cast<double>(p.allocated_gpu_milli) / 1000.0},
-                   {"cpu", static_cast<double>(p.allocated_cpu_milli) / 1000.0}, {"running", p.running_pods}});
+    pts.push_back({{"t", p.time_s},
+                   {"gpu", static_cast<double>(p.allocated_gpu_milli) / 1000.0},
+                   {"cpu", static_cast<double>(p.allocated_cpu_milli) / 1000.0},
+                   {"running", p.running_pods}});
   j["points"] = pts;
   nlohmann::json ts = nlohmann::json::array();
   for (size_t i = 0; i < r.tenants.size(); ++i) {
@@ -313,12 +336,18 @@ nlohmann::json TimelineJson(const TimelineResult& r, const TraceReportMeta& m) {
 std::string TimelineText(const TimelineResult& r, const TraceReportMeta& m) {
   std::string s;
   s += "Trace timeline replay: policy " + r.policy + ", " + Plural(m.node_count, "node") + ", " +
-       Plural(r.cluster_gpu_milli / 1000, "GPU") + ", " + Fmt("%.1f", (r.end_s - r.start_s) / 3600.0) + " h\n";
-  s += "  pods submitted " + std::to_string(r.pods_submitted) + ", placed " + std::to_string(r.pods_placed) +
-       ", failed " + std::to_string(r.pods_failed) + " (tier 1000: " + std::to_string(r.failed_by_priority_tier[0]) +
-       ", 5000: " + std::to_string(r.failed_by_priority_tier[1]) + ", 10000: " + std::to_string(r.failed_by_priority_tier[2]) + ")\n";
+       Plural(r.cluster_gpu_milli / 1000, "GPU") + ", " +
+       Fmt("%.1f", (r.end_s - r.start_s) / 3600.0) + " h\n";
+  s += "  pods submitted " + std::to_string(r.pods_submitted) + ", placed " +
+       std::to_string(r.pods_placed) + ", failed " + std::to_string(r.pods_failed) +
+       " (tier 1000: " + std::to_string(r.failed_by_priority_tier[0]) +
+       ", 5000: " + std::to_string(r.failed_by_priority_tier[1]) +
+       ", 10000: " + std::to_string(r.failed_by_priority_tier[2]) + ")\n";
   s += "  GPU allocation: average " + Pct(r.average_gpu_allocation()) + ", peak " +
-       Pct(r.cluster_gpu_milli ? static_cast<double>(r.peak_allocated_gpu_milli) / r.cluster_gpu_milli : 0) + "\n";
+       Pct(r.cluster_gpu_milli
+               ? static_cast<double>(r.peak_allocated_gpu_milli) / r.cluster_gpu_milli
+               : 0) +
+       "\n";
   if (r.tenants.size() > 1)
     for (size_t i = 0; i < r.tenants.size(); ++i) {
       const auto& t = r.tenants[i];
@@ -383,7 +412,8 @@ Result<PolicyRunReport> ReportPolicyRun(const PolicyRun& run) {
   return out;
 }
 
-std::string PolicyRunHtml(const nlohmann::json& report, const std::string& title, const std::string& trace_body) {
+std::string PolicyRunHtml(const nlohmann::json& report, const std::string& title,
+                          const std::string& trace_body) {
   HtmlReportOptions o;
   o.title = title;
   o.preamble_html = trace_body + "<h2>Under the policy file</h2>\n";

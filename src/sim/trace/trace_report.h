@@ -3,10 +3,9 @@
 // caller writes the strings where it wants.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "sim/trace/trace_sim.h"
 
@@ -15,10 +14,10 @@ namespace arbiter::sim::trace {
 struct TraceReportMeta {
   std::string nodes_path;
   std::string pods_path;
-  std::string mode;                 // "saturate" | "timeline"
+  std::string mode;  // "saturate" | "timeline"
   int64_t target_permille = 1300;
   int64_t node_count = 0;
-  int64_t pod_count = 0;            // pods in the trace file
+  int64_t pod_count = 0;  // pods in the trace file
   // Wall-clock seconds per run, measured by the caller (not part of the deterministic result).
   // For comparisons: per policy, per seed, in the order of the summaries; may be empty.
   std::vector<std::vector<double>> seconds;
@@ -28,9 +27,12 @@ struct TraceReportMeta {
 // (index k = k % arrived; entry 0 is 0).
 std::vector<double> MeanCurve(const PolicySummary& s);
 
-nlohmann::json ComparisonJson(const std::vector<PolicySummary>& summaries, const TraceReportMeta& meta);
-std::string ComparisonText(const std::vector<PolicySummary>& summaries, const TraceReportMeta& meta);
-std::string ComparisonHtml(const std::vector<PolicySummary>& summaries, const TraceReportMeta& meta);
+nlohmann::json ComparisonJson(const std::vector<PolicySummary>& summaries,
+                              const TraceReportMeta& meta);
+std::string ComparisonText(const std::vector<PolicySummary>& summaries,
+                           const TraceReportMeta& meta);
+std::string ComparisonHtml(const std::vector<PolicySummary>& summaries,
+                           const TraceReportMeta& meta);
 
 nlohmann::json SaturateJson(const SaturateResult& r, const TraceReportMeta& meta);
 std::string SaturateText(const SaturateResult& r, const TraceReportMeta& meta);
@@ -53,6 +55,7 @@ struct PolicyRunReport {
   nlohmann::json json;
 };
 Result<PolicyRunReport> ReportPolicyRun(const PolicyRun& run);
-std::string PolicyRunHtml(const nlohmann::json& report, const std::string& title, const std::string& trace_body);
+std::string PolicyRunHtml(const nlohmann::json& report, const std::string& title,
+                          const std::string& trace_body);
 
 }  // namespace arbiter::sim::trace

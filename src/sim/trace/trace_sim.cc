@@ -7,10 +7,10 @@
 #include <set>
 
 #include "core/engine/engine.h"
+#include "core/int128.h"
 #include "core/placement/policies.h"
 #include "core/placement/rng.h"
 #include "core/policy_names.h"
-#include "core/int128.h"
 
 namespace arbiter::sim::trace {
 
@@ -55,8 +55,9 @@ class Replay final : public engine::EventSink, public engine::RunSink {
  public:
   Replay(const std::vector<TraceNode>& nodes, const PodTrace& trace, const TraceRunOptions& o)
       : nodes_(nodes), trace_(trace), o_(o), recorder_(&timers_, o.policy_file != nullptr) {
-    queue_ = o.unschedulable == TraceRunOptions::Unschedulable::kWait ||
-             (o.unschedulable == TraceRunOptions::Unschedulable::kDefault && o.policy_file != nullptr);
+    queue_ =
+        o.unschedulable == TraceRunOptions::Unschedulable::kWait ||
+        (o.unschedulable == TraceRunOptions::Unschedulable::kDefault && o.policy_file != nullptr);
     int32_t tenants = 1;
     for (const auto& p : trace.pods) tenants = std::max(tenants, p.tenant + 1);
     tenants_.assign(static_cast<size_t>(tenants), TimelineResult::Tenant{});
@@ -108,10 +109,12 @@ class Replay final : public engine::EventSink, public engine::RunSink {
     std::set<std::string> names;
     for (size_t k = 0; k < order.size(); ++k) {
       const TraceNode& t = nodes_[order[k]];
-      if (!names.insert(t.name).second) return Status::Error("the node list has node " + t.name + " twice");
+      if (!names.insert(t.name).second)
+        return Status::Error("the node list has node " + t.name + " twice");
       gpu_capacity_ += int64_t{t.gpus} * pl::kMilliPerGpu;
       cpu_capacity_ += t.cpu_milli;
-      if (Status s = Setup0(engine::UpsertNode{ToNode(t), static_cast<int64_t>(k)}); !s.ok()) return s;
+      if (Status s = Setup0(engine::UpsertNode{ToNode(t), static_cast<int64_t>(k)}); !s.ok())
+        return s;
     }
     return Status::Ok();
   }
@@ -131,8 +134,10 @@ class Replay final : public engine::EventSink, public engine::RunSink {
     if (t.num_gpu >= 1) c.requests.Set(kGpu, t.shape.gpu_milli_total());
     pod.containers.push_back(std::move(c));
     if (o_.policy_file) {
-      if (auto pc = class_of_value_.find(t.priority); pc != class_of_value_.end()) pod.priority_class_name = pc->second;
-      else pod.priority = t.priority;
+      if (auto pc = class_of_value_.find(t.priority); pc != class_of_value_.end())
+        pod.priority_class_name = pc->second;
+      else
+        pod.priority = t.priority;
     } else {
       pod.priority = t.priority;
       pod.preemption_policy = PreemptionPolicy::kNever;  // the paper's simulator does not preempt
@@ -140,7 +145,8 @@ class Replay final : public engine::EventSink, public engine::RunSink {
     WorkSpec spec;
     if (mode_timeline_) spec.duration = duration_ms_[k];
     if (mode_timeline_ && o_.time_limit_percent > 0) {
-      const int64_t limit = (static_cast<int64_t>(duration_ms_[k]) * o_.time_limit_percent + 99) / 100;
+      const int64_t limit =
+          (static_cast<int64_t>(duration_ms_[k]) * o_.time_limit_percent + 99) / 100;
       pod.active_deadline = std::max<int64_t>(1, (limit + 999) / 1000) * 1000;
     }
     current_ = engine_->next_workload_id();
@@ -148,7 +154,8 @@ class Replay final : public engine::EventSink, public engine::RunSink {
     pod_of_.push_back(k);
     started_.push_back(0);
     recorder_.Submitted(spec, std::nullopt);
-    engine::SubmitPod submit{std::move(pod), !queue_, t.num_gpu >= 1 ? t.gpu_spec : std::vector<std::string>{}};
+    engine::SubmitPod submit{std::move(pod), !queue_,
+                             t.num_gpu >= 1 ? t.gpu_spec : std::vector<std::string>{}};
     if (Status s = engine_->Apply(At(now, std::move(submit))); !s.ok()) return s;
     if (Status s = engine_->Apply(At(now, engine::Tick{})); !s.ok()) return s;
     *node = current_node_;
@@ -179,7 +186,8 @@ class Replay final : public engine::EventSink, public engine::RunSink {
     cpu_allocated_ -= p.cpu_milli;
     --running_;
     TimelineResult::Tenant& tu = tenants_[static_cast<size_t>(std::max(0, p.tenant))];
-    tu.gpu_milli_seconds += static_cast<int128>(p.gpu_milli_total()) * (run.end - run.start) / kSecond;
+    tu.gpu_milli_seconds +=
+        static_cast<int128>(p.gpu_milli_total()) * (run.end - run.start) / kSecond;
     tu.cpu_milli_seconds += static_cast<int128>(p.cpu_milli) * (run.end - run.start) / kSecond;
   }
   void OnFinished(const engine::WorkloadStatus& s) override { recorder_.OnFinished(s); }
@@ -254,7 +262,7 @@ class Replay final : public engine::EventSink, public engine::RunSink {
   std::unique_ptr<engine::Engine> engine_;
   bool queue_ = false;
   bool mode_timeline_ = false;
-  std::vector<Millis> duration_ms_;            // by trace pod (timeline)
+  std::vector<Millis> duration_ms_;                // by trace pod (timeline)
   std::map<int32_t, std::string> class_of_value_;  // policy file: PriorityClass by value
   std::vector<uint32_t> times_seen_;               // trace pod -> submissions so far (names)
   std::vector<uint32_t> pod_of_;                   // WorkloadId -> trace pod
@@ -269,10 +277,12 @@ class Replay final : public engine::EventSink, public engine::RunSink {
 }  // namespace
 
 double SaturateResult::gpu_allocation_at_100() const {
-  return cluster_gpu_milli > 0 ? static_cast<double>(allocated_gpu_milli_at_100) / cluster_gpu_milli : 0;
+  return cluster_gpu_milli > 0 ? static_cast<double>(allocated_gpu_milli_at_100) / cluster_gpu_milli
+                               : 0;
 }
 double SaturateResult::unallocated_gpu_share_at_end() const {
-  return cluster_gpu_milli > 0 ? 1.0 - static_cast<double>(allocated_gpu_milli) / cluster_gpu_milli : 0;
+  return cluster_gpu_milli > 0 ? 1.0 - static_cast<double>(allocated_gpu_milli) / cluster_gpu_milli
+                               : 0;
 }
 double TimelineResult::average_gpu_allocation() const {
   if (cluster_gpu_milli <= 0 || end_s <= start_s) return 0;
@@ -283,7 +293,8 @@ double TimelineResult::average_gpu_allocation() const {
 Result<SaturateResult> RunSaturate(const std::vector<TraceNode>& nodes, const PodTrace& trace,
                                    const TraceRunOptions& o) {
   if (trace.pods.empty()) return Result<SaturateResult>::Error("saturate: the pod list is empty");
-  if (o.target_permille <= 0) return Result<SaturateResult>::Error("saturate: --target must be > 0");
+  if (o.target_permille <= 0)
+    return Result<SaturateResult>::Error("saturate: --target must be > 0");
   Replay replay(nodes, trace, o);
   if (Status s = replay.Setup(); !s.ok()) return s;
   SaturateResult r;
@@ -291,7 +302,8 @@ Result<SaturateResult> RunSaturate(const std::vector<TraceNode>& nodes, const Po
   r.seed = o.seed;
   r.cluster_gpu_milli = replay.gpu_capacity();
   r.cluster_cpu_milli = replay.cpu_capacity();
-  if (r.cluster_gpu_milli == 0) return Result<SaturateResult>::Error("saturate: the cluster has no GPUs");
+  if (r.cluster_gpu_milli == 0)
+    return Result<SaturateResult>::Error("saturate: the cluster has no GPUs");
 
   // The submission list (indices into trace.pods).
   pl::Xoshiro256 rng(o.seed ^ kPodStream);
@@ -333,7 +345,8 @@ Result<SaturateResult> RunSaturate(const std::vector<TraceNode>& nodes, const Po
     if (Status s = replay.Arrive(k, 0, &node); !s.ok()) return s;
     // Victims exiting (all at time 0: nothing departs), then the queue again for their preemptors.
     for (int64_t steps = 0; replay.timers().Next() && *replay.timers().Next() <= 0; ++steps) {
-      if (steps > 1000000) return Status::Error("saturate: no progress after a million steps (livelock)");
+      if (steps > 1000000)
+        return Status::Error("saturate: no progress after a million steps (livelock)");
       if (Status s = replay.FireDue(0, nothing, nothing); !s.ok()) return s;
       if (replay.engine().has_pending())
         if (Status s = replay.engine().Apply(At(0, engine::Tick{})); !s.ok()) return s;
@@ -350,7 +363,8 @@ Result<SaturateResult> RunSaturate(const std::vector<TraceNode>& nodes, const Po
   r.pods_placed = replay.placed();
   r.pods_failed = r.pods_submitted - r.pods_placed;
   for (size_t id = 0; id < replay.submitted(); ++id)
-    if (!replay.started(id) && trace.pods[replay.pod_of(id)].shape.gpu_count > 0) ++r.gpu_pods_failed;
+    if (!replay.started(id) && trace.pods[replay.pod_of(id)].shape.gpu_count > 0)
+      ++r.gpu_pods_failed;
   r.arrived_gpu_milli = arrived;
   r.allocated_gpu_milli = replay.gpu_allocated();
   r.allocated_cpu_milli = replay.cpu_allocated();
@@ -390,7 +404,8 @@ Result<TimelineResult> RunTimeline(const std::vector<TraceNode>& nodes, const Po
   }
   std::stable_sort(arrivals.begin(), arrivals.end(),
                    [](const Arrival& a, const Arrival& b) { return a.t < b.t; });
-  if (arrivals.empty()) return Result<TimelineResult>::Error("timeline: no pod has a creation_time");
+  if (arrivals.empty())
+    return Result<TimelineResult>::Error("timeline: no pod has a creation_time");
   replay.SetTimeline(std::move(duration));
 
   r.start_s = arrivals.front().t;
@@ -404,7 +419,8 @@ Result<TimelineResult> RunTimeline(const std::vector<TraceNode>& nodes, const Po
   };
   auto record = [&](Millis t) {
     if (events++ % stride == 0)
-      r.points.push_back({t / kSecond, replay.gpu_allocated(), replay.cpu_allocated(), replay.running()});
+      r.points.push_back(
+          {t / kSecond, replay.gpu_allocated(), replay.cpu_allocated(), replay.running()});
   };
   auto released = [&](Millis t) { record(t); };
   size_t a = 0;
@@ -418,16 +434,15 @@ Result<TimelineResult> RunTimeline(const std::vector<TraceNode>& nodes, const Po
     if (auto wake = replay.engine().NextWakeup()) t = t ? std::min(*t, *wake) : *wake;
     if (!t) break;
     if (*t == same_instant) {
-      if (++steps > 1000000) return Status::Error("timeline: no progress after a million steps (livelock)");
+      if (++steps > 1000000)
+        return Status::Error("timeline: no progress after a million steps (livelock)");
     } else {
       same_instant = *t;
       steps = 0;
     }
     // Departures (and victims exiting) up to t, each at its time; then the arrivals at t, one
     // scheduling cycle each (a pod that ends at once departs before the next arrival).
-    auto fire = [&](Millis up_to) {
-      return replay.FireDue(up_to, advance, released);
-    };
+    auto fire = [&](Millis up_to) { return replay.FireDue(up_to, advance, released); };
     if (Status s = fire(*t); !s.ok()) return s;
     if (a < arrivals.size() && arrivals[a].t * kSecond == *t) {
       for (; a < arrivals.size() && arrivals[a].t * kSecond == *t; ++a) {
@@ -440,7 +455,8 @@ Result<TimelineResult> RunTimeline(const std::vector<TraceNode>& nodes, const Po
         record(*t);
         (void)p;
       }
-    } else if (replay.engine().has_pending()) {  // room was freed or a wake-up is due: the queue's turn
+    } else if (replay.engine()
+                   .has_pending()) {  // room was freed or a wake-up is due: the queue's turn
       advance(*t);
       if (Status s = replay.engine().Apply(At(*t, engine::Tick{})); !s.ok()) return s;
       r.peak_allocated_gpu_milli = std::max(r.peak_allocated_gpu_milli, replay.gpu_allocated());
@@ -463,7 +479,8 @@ Result<TimelineResult> RunTimeline(const std::vector<TraceNode>& nodes, const Po
     const int tier = p.priority == 1000 ? 0 : p.priority == 5000 ? 1 : p.priority == 10000 ? 2 : 3;
     ++r.failed_by_priority_tier[static_cast<size_t>(tier)];
   }
-  const TimelinePoint last{r.end_s, replay.gpu_allocated(), replay.cpu_allocated(), replay.running()};
+  const TimelinePoint last{r.end_s, replay.gpu_allocated(), replay.cpu_allocated(),
+                           replay.running()};
   if (r.points.empty() || r.points.back().time_s != last.time_s ||
       r.points.back().allocated_gpu_milli != last.allocated_gpu_milli)
     r.points.push_back(last);
@@ -478,7 +495,8 @@ Result<std::vector<PolicySummary>> ComparePolicies(const std::vector<TraceNode>&
                                                    const TraceRunOptions& base,
                                                    const ProgressFn& progress) {
   if (policies.empty() || seeds.empty())
-    return Result<std::vector<PolicySummary>>::Error("compare: need at least one policy and one seed");
+    return Result<std::vector<PolicySummary>>::Error(
+        "compare: need at least one policy and one seed");
   std::vector<PolicySummary> out;
   const size_t total = policies.size() * seeds.size();
   size_t done = 0;
@@ -527,7 +545,9 @@ PolicySummary SummariseRuns(std::string policy, std::vector<uint64_t> seeds,
   return s;
 }
 
-Result<PlacementPolicyName> ParsePolicyName(std::string_view text) { return ParsePlacementPolicy(text); }
+Result<PlacementPolicyName> ParsePolicyName(std::string_view text) {
+  return ParsePlacementPolicy(text);
+}
 
 std::string PolicyKey(PlacementPolicyName p) { return PlacementPolicyKey(p); }
 
@@ -543,29 +563,35 @@ Result<std::vector<uint64_t>> ParseSeeds(std::string_view text) {
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
     return ec == std::errc() && p == s.data() + s.size();
   };
-  const std::string syntax = " (expected a seed like 42, a range like 42-51, or a comma list like 1,5,10-12)";
-  const std::string too_many = "more than " + std::to_string(kMaxSeeds) + " seeds in '" + std::string(text) +
-                               "' (each seed is one saturate run per policy; at most " +
-                               std::to_string(kMaxSeeds) + ")";
+  const std::string syntax =
+      " (expected a seed like 42, a range like 42-51, or a comma list like 1,5,10-12)";
+  const std::string too_many =
+      "more than " + std::to_string(kMaxSeeds) + " seeds in '" + std::string(text) +
+      "' (each seed is one saturate run per policy; at most " + std::to_string(kMaxSeeds) + ")";
   if (trim(text).empty()) return R::Error("no seed given" + syntax);
   std::vector<uint64_t> out;
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
-    std::string_view part = trim(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
-    if (part.empty()) return R::Error("empty item in seed list '" + std::string(text) + "'" + syntax);
+    std::string_view part = trim(text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    if (part.empty())
+      return R::Error("empty item in seed list '" + std::string(text) + "'" + syntax);
     size_t dash = part.find('-');
     uint64_t a = 0, b = 0;
     if (dash == std::string_view::npos) {
-      if (!num(part, &a)) return R::Error("'" + std::string(part) + "' is not a seed (a whole number >= 0)" + syntax);
+      if (!num(part, &a))
+        return R::Error("'" + std::string(part) + "' is not a seed (a whole number >= 0)" + syntax);
       out.push_back(a);
     } else {
-      if (dash == 0) return R::Error("'" + std::string(part) + "': seeds are not negative" + syntax);
+      if (dash == 0)
+        return R::Error("'" + std::string(part) + "': seeds are not negative" + syntax);
       const std::string_view first = trim(part.substr(0, dash)), last = trim(part.substr(dash + 1));
       if (!num(first, &a) || !num(last, &b))
         return R::Error("'" + std::string(part) + "' is not a seed range FIRST-LAST" + syntax);
       if (b < a)
-        return R::Error("seed range '" + std::string(part) + "' is reversed: FIRST must not be greater than LAST (did you mean " +
+        return R::Error("seed range '" + std::string(part) +
+                        "' is reversed: FIRST must not be greater than LAST (did you mean " +
                         std::string(last) + "-" + std::string(first) + "?)");
       if (b - a >= kMaxSeeds || out.size() + (b - a + 1) > kMaxSeeds) return R::Error(too_many);
       for (uint64_t s = a;; ++s) {
@@ -581,16 +607,17 @@ Result<std::vector<uint64_t>> ParseSeeds(std::string_view text) {
   std::sort(sorted.begin(), sorted.end());
   for (size_t i = 1; i < sorted.size(); ++i)
     if (sorted[i] == sorted[i - 1])
-      return R::Error("seed " + std::to_string(sorted[i]) + " is given more than once in '" + std::string(text) +
-                      "' (each seed once)");
+      return R::Error("seed " + std::to_string(sorted[i]) + " is given more than once in '" +
+                      std::string(text) + "' (each seed once)");
   return out;
 }
 
 Result<int64_t> ParseTargetPermille(std::string_view text) {
   using R = Result<int64_t>;
   const std::string shown(text);
-  const std::string syntax = " (expected a ratio of the cluster's GPUs like 1.3, or a percentage like 130%; "
-                             "between 0 and 10, i.e. 1000%)";
+  const std::string syntax =
+      " (expected a ratio of the cluster's GPUs like 1.3, or a percentage like 130%; "
+      "between 0 and 10, i.e. 1000%)";
   std::string_view t = text;
   const bool percent = !t.empty() && t.back() == '%';
   if (percent) t.remove_suffix(1);
@@ -608,8 +635,9 @@ Result<int64_t> ParseTargetPermille(std::string_view text) {
       if (t[i] < '0' || t[i] > '9') return R::Error("'" + shown + "' is not a number" + syntax);
       digits = true;
       if (denom >= 1000000) {
-        if (t[i] != '0') return R::Error("'" + shown + "' is more precise than " +
-                                         (percent ? "0.1%" : std::string("0.001")) + syntax);
+        if (t[i] != '0')
+          return R::Error("'" + shown + "' is more precise than " +
+                          (percent ? "0.1%" : std::string("0.001")) + syntax);
         continue;
       }
       frac = frac * 10 + (t[i] - '0');
@@ -619,18 +647,19 @@ Result<int64_t> ParseTargetPermille(std::string_view text) {
   if (!digits) return R::Error("'" + shown + "' is not a number" + syntax);
   const int64_t scale = percent ? 10 : 1000;  // per mille per unit written
   if ((frac * scale) % denom != 0)
-    return R::Error("'" + shown + "' is more precise than " + (percent ? "0.1%" : std::string("0.001")) + syntax);
+    return R::Error("'" + shown + "' is more precise than " +
+                    (percent ? "0.1%" : std::string("0.001")) + syntax);
   const int128 permille = whole * scale + frac * scale / denom;
   if (permille <= 0) return R::Error("the target must be above 0, got '" + shown + "'" + syntax);
   if (permille > kMaxTargetPermille) {
-    if (!percent && whole * 10 <= kMaxTargetPermille)
-    {
+    if (!percent && whole * 10 <= kMaxTargetPermille) {
       std::string pct = std::to_string(static_cast<int64_t>(permille / 10));
       if (permille % 10 != 0) pct += "." + std::to_string(static_cast<int>(permille % 10));
       return R::Error("'" + shown + "' would mean " + shown + " x the cluster's GPUs (" + pct +
                       "%): a bare number is a ratio, at most 10; did you mean " + shown + "%?");
     }
-    return R::Error("'" + shown + "' is above the limit of 10 x the cluster's GPUs (1000%)" + syntax);
+    return R::Error("'" + shown + "' is above the limit of 10 x the cluster's GPUs (1000%)" +
+                    syntax);
   }
   return static_cast<int64_t>(permille);
 }

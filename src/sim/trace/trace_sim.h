@@ -34,12 +34,12 @@
 #include <string>
 #include <vector>
 
+#include "core/int128.h"
 #include "core/objects.h"
 #include "core/placement/policy.h"
 #include "core/status.h"
 #include "sim/recorder.h"
 #include "sim/trace/openb_reader.h"
-#include "core/int128.h"
 
 namespace arbiter::sim::trace {
 
@@ -88,11 +88,11 @@ struct SaturateResult {
   int64_t pods_failed = 0;
   int64_t gpu_pods_failed = 0;
   int64_t arrived_gpu_milli = 0;
-  int64_t allocated_gpu_milli = 0;        // at the end (arrived = target)
+  int64_t allocated_gpu_milli = 0;  // at the end (arrived = target)
   int64_t allocated_cpu_milli = 0;
-  int64_t allocated_gpu_milli_at_100 = 0; // when arrived demand first reached capacity
-  std::vector<AllocationPoint> curve;     // one point per whole percent of capacity arrived
-  std::shared_ptr<PolicyRun> policy_run;  // with a policy file
+  int64_t allocated_gpu_milli_at_100 = 0;  // when arrived demand first reached capacity
+  std::vector<AllocationPoint> curve;      // one point per whole percent of capacity arrived
+  std::shared_ptr<PolicyRun> policy_run;   // with a policy file
   double gpu_allocation_at_100() const;
   double unallocated_gpu_share_at_end() const;
 };
@@ -121,7 +121,7 @@ struct TimelineResult {
   int128 gpu_milli_seconds = 0;
   std::vector<int64_t> failed_by_priority_tier;  // index: 0 = 1000, 1 = 5000, 2 = 10000, 3 other
   std::vector<TimelinePoint> points;             // at most ~1000, evenly spaced in events
-  struct Tenant {  // by TracePod::tenant (the seeded --tenants rule)
+  struct Tenant {                                // by TracePod::tenant (the seeded --tenants rule)
     int64_t pods_placed = 0;
     int64_t pods_failed = 0;
     int128 gpu_milli_seconds = 0;  // requested GPU x run time of its placed pods
@@ -139,10 +139,10 @@ Result<TimelineResult> RunTimeline(const std::vector<TraceNode>& nodes, const Po
 struct PolicySummary {
   std::string policy;  // canonical lower-case name, as given to ParsePolicyName
   std::vector<uint64_t> seeds;
-  double gpu_allocation_at_100 = 0;       // mean over seeds, 0..1
+  double gpu_allocation_at_100 = 0;         // mean over seeds, 0..1
   double unallocated_gpu_share_at_end = 0;  // mean over seeds, 0..1 (at target, 130 % default)
   double unallocated_gpu_share_min = 0, unallocated_gpu_share_max = 0;
-  double pods_failed = 0;                 // mean
+  double pods_failed = 0;  // mean
   std::vector<SaturateResult> runs;
 };
 
@@ -150,8 +150,8 @@ struct PolicySummary {
 PolicySummary SummariseRuns(std::string policy, std::vector<uint64_t> seeds,
                             std::vector<SaturateResult> runs);
 
-using ProgressFn = std::function<void(const std::string& policy, uint64_t seed, size_t done,
-                                      size_t total)>;
+using ProgressFn =
+    std::function<void(const std::string& policy, uint64_t seed, size_t done, size_t total)>;
 Result<std::vector<PolicySummary>> ComparePolicies(const std::vector<TraceNode>& nodes,
                                                    const PodTrace& trace,
                                                    const std::vector<PlacementPolicyName>& policies,

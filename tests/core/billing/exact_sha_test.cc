@@ -20,7 +20,7 @@ TEST(Sha256Test, KnownVectors) {
 }
 
 TEST(ExactTest, MulDivRoundsHalfAwayFromZero) {
-  EXPECT_EQ(MulDivRoundHalfUp(5, 1, 10), 1);   // 0.5 -> 1
+  EXPECT_EQ(MulDivRoundHalfUp(5, 1, 10), 1);  // 0.5 -> 1
   EXPECT_EQ(MulDivRoundHalfUp(4, 1, 10), 0);
   EXPECT_EQ(MulDivRoundHalfUp(-5, 1, 10), -1);  // -0.5 -> -1
   EXPECT_EQ(MulDivRoundHalfUp(15, 1, 10), 2);

@@ -33,7 +33,8 @@ std::vector<RunSegment> RandomRun(uint64_t seed, int n) {
     if (pick(0, 3) == 0) s.requests.Set("nvidia.com/mig-3g.40gb", pick(1, 2));
     s.usage.Set("cpu", pick(0, 80000));
     s.usage.Set("memory", pick(0, int64_t{1} << 40));
-    if (s.requests.Has("nvidia.com/gpu")) s.usage.Set("nvidia.com/gpu", pick(0, s.requests.Get("nvidia.com/gpu")));
+    if (s.requests.Has("nvidia.com/gpu"))
+      s.usage.Set("nvidia.com/gpu", pick(0, s.requests.Get("nvidia.com/gpu")));
     if (pick(0, 2) == 0 && s.end > s.start) {
       Millis from = pick(s.start, s.end);
       s.lost = LostWork{from, pick(from, s.end), "team-z/p" + std::to_string(pick(0, 1))};
@@ -155,11 +156,13 @@ TEST_P(BillingProperties, SameRunSameDigestWhateverTheInputOrder) {
   // A different price book version gives a different digest, even when no line uses the change.
   PriceBook changed = Book();
   changed.prices["ephemeral-storage"] = D("1");
-  auto three = *BuildInvoices(*MeterSegments(segs, MeterConfig{}), *PriceCatalog::Create({changed}));
+  auto three =
+      *BuildInvoices(*MeterSegments(segs, MeterConfig{}), *PriceCatalog::Create({changed}));
   EXPECT_NE(one[0].digest, three[0].digest);
 }
 
-INSTANTIATE_TEST_SUITE_P(Seeds, BillingProperties, ::testing::Values(1u, 2u, 3u, 42u, 1234u, 99991u));
+INSTANTIATE_TEST_SUITE_P(Seeds, BillingProperties,
+                         ::testing::Values(1u, 2u, 3u, 42u, 1234u, 99991u));
 
 }  // namespace
 }  // namespace arbiter::billing

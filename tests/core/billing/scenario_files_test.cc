@@ -28,13 +28,15 @@ void ExpectSubset(const nlohmann::json& want, const nlohmann::json& got, const s
   if (want.is_object()) {
     ASSERT_TRUE(got.is_object()) << where;
     for (auto it = want.begin(); it != want.end(); ++it) {
-      ASSERT_TRUE(got.contains(it.key())) << where << "." << it.key() << " missing in " << got.dump();
+      ASSERT_TRUE(got.contains(it.key()))
+          << where << "." << it.key() << " missing in " << got.dump();
       ExpectSubset(it.value(), got[it.key()], where + "." + it.key());
     }
   } else if (want.is_array()) {
     ASSERT_TRUE(got.is_array()) << where;
     ASSERT_EQ(want.size(), got.size()) << where << ": " << got.dump(1);
-    for (size_t i = 0; i < want.size(); ++i) ExpectSubset(want[i], got[i], where + "[" + std::to_string(i) + "]");
+    for (size_t i = 0; i < want.size(); ++i)
+      ExpectSubset(want[i], got[i], where + "[" + std::to_string(i) + "]");
   } else {
     EXPECT_EQ(want, got) << where;
   }

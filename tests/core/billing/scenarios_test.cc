@@ -57,7 +57,8 @@ INSTANTIATE_TEST_SUITE_P(Modes, HoarderTest,
 // 30 request -> 119 × 90 = 10710; the last piece [3570, 3600) has no counter increase -> 30.
 // Max = 10740 core-s -> 10740/3600 × 0.05 = 0.149166.. -> 0.149167.
 TEST(BillingScenario, MaxTakesTheLargerTrackPerInterval) {
-  Invoice inv = InvoiceOf({Seg("team-a/burst", "cpu=1", "cpu=3", kEpoch, kEpoch + kHour)}, {Book()});
+  Invoice inv =
+      InvoiceOf({Seg("team-a/burst", "cpu=1", "cpu=3", kEpoch, kEpoch + kHour)}, {Book()});
   const InvoiceLine* l = FindLine(inv, "cpu");
   ASSERT_NE(l, nullptr);
   EXPECT_EQ(l->billed_quantity.ToString(), "10740");
@@ -83,9 +84,10 @@ TEST(BillingScenario, MemoryGibSeconds) {
 
 // 1536Mi = 1.5 GiB for 10 s: 15 GiB-s exactly; 100 MiB for 1 s = 0.09765625 GiB-s (exact).
 TEST(BillingScenario, MemoryFractionsOfAGibAreExact) {
-  Invoice inv = InvoiceOf({Seg("team-a/a", "memory=1536Mi", "", kEpoch, kEpoch + 10 * kSec),
-                           Seg("team-a/b", "memory=100Mi", "", kEpoch + 20 * kSec, kEpoch + 21 * kSec)},
-                          {Book("standard", kEpoch, BillingMode::kRequest)});
+  Invoice inv =
+      InvoiceOf({Seg("team-a/a", "memory=1536Mi", "", kEpoch, kEpoch + 10 * kSec),
+                 Seg("team-a/b", "memory=100Mi", "", kEpoch + 20 * kSec, kEpoch + 21 * kSec)},
+                {Book("standard", kEpoch, BillingMode::kRequest)});
   const InvoiceLine* l = FindLine(inv, "memory");
   ASSERT_NE(l, nullptr);
   EXPECT_EQ(l->request_quantity.ToString(), "15.09765625");
@@ -96,9 +98,10 @@ TEST(BillingScenario, MemoryFractionsOfAGibAreExact) {
 // 3g.40gb: max(3/7, 4/8) = 1/2 -> 7.00 per instance-hour -> 14.00.
 TEST(BillingScenario, MigInstancesByMaxRule) {
   const std::string h100 = "NVIDIA-H100-80GB-HBM3";
-  Invoice inv = InvoiceOf({Seg("team-b/small", "nvidia.com/mig-1g.10gb=1", "", kEpoch, kEpoch + 2 * kHour, h100),
-                           Seg("team-b/large", "nvidia.com/mig-3g.40gb=1", "", kEpoch, kEpoch + 2 * kHour, h100)},
-                          {Book()});
+  Invoice inv = InvoiceOf(
+      {Seg("team-b/small", "nvidia.com/mig-1g.10gb=1", "", kEpoch, kEpoch + 2 * kHour, h100),
+       Seg("team-b/large", "nvidia.com/mig-3g.40gb=1", "", kEpoch, kEpoch + 2 * kHour, h100)},
+      {Book()});
   const InvoiceLine* small = FindLine(inv, "nvidia.com/mig-1g.10gb");
   const InvoiceLine* large = FindLine(inv, "nvidia.com/mig-3g.40gb");
   ASSERT_NE(small, nullptr);
@@ -116,18 +119,21 @@ TEST(BillingScenario, MigInstancesByMaxRule) {
   EXPECT_EQ(inv.total.ToFixed(6), "18.000000");
 }
 
-// The other rules: Compute 3g -> 3/7 × 14 = 6/h -> 12.00; Memory 1g.10gb -> 1/8 × 14 = 1.75/h -> 3.50.
+// The other rules: Compute 3g -> 3/7 × 14 = 6/h -> 12.00; Memory 1g.10gb -> 1/8 × 14 = 1.75/h
+// -> 3.50.
 TEST(BillingScenario, MigRulesComputeAndMemory) {
   const std::string h100 = "NVIDIA-H100-80GB-HBM3";
   PriceBook compute = Book();
   compute.mig_rule = MigRule::kCompute;
-  Invoice a = InvoiceOf({Seg("team-b/large", "nvidia.com/mig-3g.40gb=1", "", kEpoch, kEpoch + 2 * kHour, h100)},
-                        {compute});
+  Invoice a = InvoiceOf(
+      {Seg("team-b/large", "nvidia.com/mig-3g.40gb=1", "", kEpoch, kEpoch + 2 * kHour, h100)},
+      {compute});
   EXPECT_EQ(FindLine(a, "nvidia.com/mig-3g.40gb")->amount.ToFixed(6), "12.000000");
   PriceBook memory = Book();
   memory.mig_rule = MigRule::kMemory;
-  Invoice b = InvoiceOf({Seg("team-b/small", "nvidia.com/mig-1g.10gb=1", "", kEpoch, kEpoch + 2 * kHour, h100)},
-                        {memory});
+  Invoice b = InvoiceOf(
+      {Seg("team-b/small", "nvidia.com/mig-1g.10gb=1", "", kEpoch, kEpoch + 2 * kHour, h100)},
+      {memory});
   EXPECT_EQ(FindLine(b, "nvidia.com/mig-1g.10gb")->amount.ToFixed(6), "3.500000");
   EXPECT_EQ(FindLine(b, "nvidia.com/mig-1g.10gb")->unit_price().ToString(), "1.75");
 }
@@ -146,8 +152,9 @@ TEST(BillingScenario, MigOnA100FortyUsesItsFamilyTable) {
 // A half-shared GPU (500m) for one hour at 7.00: 1800 GPU-s -> 3.50. The H100 model price
 // (14.00) applies on an H100 node: 7.00.
 TEST(BillingScenario, HalfSharedGpu) {
-  Invoice inv = InvoiceOf({Seg("team-c/share", "nvidia.com/gpu=500m", "", kEpoch, kEpoch + kHour, "Tesla-T4")},
-                          {Book()});
+  Invoice inv = InvoiceOf(
+      {Seg("team-c/share", "nvidia.com/gpu=500m", "", kEpoch, kEpoch + kHour, "Tesla-T4")},
+      {Book()});
   const InvoiceLine* l = FindLine(inv, "nvidia.com/gpu");
   ASSERT_NE(l, nullptr);
   EXPECT_EQ(l->unit, "GPU-second");
@@ -162,9 +169,9 @@ TEST(BillingScenario, HalfSharedGpu) {
 
 // GPUs bill their request in Max mode even when the usage gauge is lower (OpenCost's rule).
 TEST(BillingScenario, GpuBillsRequestUnderMax) {
-  Invoice inv = InvoiceOf({Seg("team-c/idle-gpu", "nvidia.com/gpu=2", "nvidia.com/gpu=500m", kEpoch,
-                               kEpoch + kHour)},
-                          {Book()});
+  Invoice inv = InvoiceOf(
+      {Seg("team-c/idle-gpu", "nvidia.com/gpu=2", "nvidia.com/gpu=500m", kEpoch, kEpoch + kHour)},
+      {Book()});
   const InvoiceLine* l = FindLine(inv, "nvidia.com/gpu");
   EXPECT_EQ(l->request_quantity.ToString(), "7200");
   EXPECT_EQ(l->usage_quantity.ToString(), "1800");
@@ -177,8 +184,9 @@ TEST(BillingScenario, GpuBillsRequestUnderMax) {
 // memory: the gauge sample is held to the end -> 10 of 20 s -> low coverage.
 // Request track is exact: 2 cores × 20 s = 40 core-s; Max bills 40 -> 40/3600 × 0.05 = 0.000556.
 TEST(BillingScenario, ShortJobUnderSlowScrapeIsFlaggedLowCoverage) {
-  Invoice inv = InvoiceOf({Seg("team-a/quick", "cpu=2,memory=4Gi", "", kEpoch + 50 * kSec, kEpoch + 70 * kSec)},
-                          {Book()}, 60 * kSec);
+  Invoice inv = InvoiceOf(
+      {Seg("team-a/quick", "cpu=2,memory=4Gi", "", kEpoch + 50 * kSec, kEpoch + 70 * kSec)},
+      {Book()}, 60 * kSec);
   const InvoiceLine* cpu = FindLine(inv, "cpu");
   ASSERT_NE(cpu, nullptr);
   EXPECT_EQ(cpu->request_quantity.ToString(), "40");
@@ -196,8 +204,9 @@ TEST(BillingScenario, ShortJobUnderSlowScrapeIsFlaggedLowCoverage) {
   EXPECT_EQ(inv.provenance[1].covered_ms, 10 * kSec);
   EXPECT_TRUE(inv.provenance[1].low_coverage);
   // A job that starts and ends between two samples has no sample at all, still a request track.
-  Invoice none = InvoiceOf({Seg("team-a/quicker", "cpu=2", "", kEpoch + 5 * kSec, kEpoch + 25 * kSec)},
-                           {Book()}, 60 * kSec);
+  Invoice none =
+      InvoiceOf({Seg("team-a/quicker", "cpu=2", "", kEpoch + 5 * kSec, kEpoch + 25 * kSec)},
+                {Book()}, 60 * kSec);
   EXPECT_EQ(none.provenance[0].samples, 0);
   EXPECT_TRUE(none.provenance[0].low_coverage);
   EXPECT_EQ(FindLine(none, "cpu")->request_quantity.ToString(), "40");
@@ -208,9 +217,11 @@ TEST(BillingScenario, ShortJobUnderSlowScrapeIsFlaggedLowCoverage) {
 // run [02:00, 03:00). Request track: 3630 + 3600 = 7230 GPU-s -> 7230/3600 × 7 = 14.058333(3).
 // Credit: -1200 GPU-s -> -2.333333(3) -> -2.333333. Total 14.058333 - 2.333333 = 11.725000.
 TEST(BillingScenario, PreemptedAndRequeuedJobGetsCreditLine) {
-  RunSegment first = Seg("team-a/train", "nvidia.com/gpu=1", "", kEpoch, kEpoch + kHour + 30 * kSec);
+  RunSegment first =
+      Seg("team-a/train", "nvidia.com/gpu=1", "", kEpoch, kEpoch + kHour + 30 * kSec);
   first.lost = LostWork{kEpoch + 40 * kMin, kEpoch + kHour, "team-x/urgent"};
-  RunSegment second = Seg("team-a/train", "nvidia.com/gpu=1", "", kEpoch + 2 * kHour, kEpoch + 3 * kHour);
+  RunSegment second =
+      Seg("team-a/train", "nvidia.com/gpu=1", "", kEpoch + 2 * kHour, kEpoch + 3 * kHour);
   Invoice inv = InvoiceOf({first, second}, {Book()});
   ASSERT_EQ(inv.lines.size(), 2u);
   const InvoiceLine* use = FindLine(inv, "nvidia.com/gpu");
@@ -309,10 +320,11 @@ TEST(BillingScenario, IdleCapacityIsReportedSeparately) {
 // hour, Request mode. team-a holds 16 cores (0.80), team-b 4 cores (0.20) and 1 GPU (14.00).
 // Idle: 12 cores x 1 h = 0.60, 1 GPU x 1 h = 14.00.
 std::vector<Invoice> SpreadCase(IdleSharing rule) {
-  NodeCapacity n{"node-1", "NVIDIA-H100-80GB-HBM3", Res("cpu=32,nvidia.com/gpu=2"), kEpoch, kEpoch + kHour};
-  std::vector<RunSegment> segs = {
-      Seg("team-a/x", "cpu=16", "", kEpoch, kEpoch + kHour),
-      Seg("team-b/y", "cpu=4,nvidia.com/gpu=1", "", kEpoch, kEpoch + kHour, "NVIDIA-H100-80GB-HBM3")};
+  NodeCapacity n{"node-1", "NVIDIA-H100-80GB-HBM3", Res("cpu=32,nvidia.com/gpu=2"), kEpoch,
+                 kEpoch + kHour};
+  std::vector<RunSegment> segs = {Seg("team-a/x", "cpu=16", "", kEpoch, kEpoch + kHour),
+                                  Seg("team-b/y", "cpu=4,nvidia.com/gpu=1", "", kEpoch,
+                                      kEpoch + kHour, "NVIDIA-H100-80GB-HBM3")};
   auto rows = *MeterSegments(segs, MeterConfig{});
   auto idle = *IdleRows({n}, segs, kEpoch, kEpoch + kHour);
   rows.insert(rows.end(), idle.begin(), idle.end());
@@ -407,7 +419,8 @@ TEST(BillingErrors, BadInputsAreErrorsNotCrashes) {
   MeterConfig cfg;
   cfg.scrape_interval = 7000;
   EXPECT_FALSE(MeterSegments({}, cfg).ok());
-  EXPECT_FALSE(MeterSegments({Seg("team-a/x", "cpu=1", "", kEpoch, kEpoch - 1)}, MeterConfig{}).ok());
+  EXPECT_FALSE(
+      MeterSegments({Seg("team-a/x", "cpu=1", "", kEpoch, kEpoch - 1)}, MeterConfig{}).ok());
   RunSegment s = Seg("team-a/x", "cpu=1", "", kEpoch, kEpoch + kHour);
   s.lost = LostWork{kEpoch - kHour, kEpoch, "x"};
   EXPECT_FALSE(MeterSegments({s}, MeterConfig{}).ok());
@@ -418,7 +431,8 @@ TEST(BillingErrors, BadInputsAreErrorsNotCrashes) {
   EXPECT_FALSE(PriceCatalog::Create({neg}).ok());
   PriceBook usd = Book("usd", kEpoch + kHour);
   usd.currency = "USD";
-  auto rows = MeterSegments({Seg("team-a/x", "cpu=1", "", kEpoch, kEpoch + 2 * kHour)}, MeterConfig{});
+  auto rows =
+      MeterSegments({Seg("team-a/x", "cpu=1", "", kEpoch, kEpoch + 2 * kHour)}, MeterConfig{});
   EXPECT_FALSE(BuildInvoices(*rows, *PriceCatalog::Create({Book(), usd})).ok());
 }
 
@@ -433,7 +447,8 @@ using namespace testing;  // NOLINT
 TEST(BillingApi, InvoiceSegmentsInOneCall) {
   MeterConfig cfg;
   cfg.scrape_interval = 60000;
-  auto invs = InvoiceSegments({Seg("team-a/x", "cpu=16", "cpu=4", kEpoch, kEpoch + kHour)}, {Book()}, cfg);
+  auto invs =
+      InvoiceSegments({Seg("team-a/x", "cpu=16", "cpu=4", kEpoch, kEpoch + kHour)}, {Book()}, cfg);
   ASSERT_TRUE(invs.ok()) << invs.message();
   ASSERT_EQ(invs->size(), 1u);
   EXPECT_EQ((*invs)[0].total.ToFixed(6), "0.800000");

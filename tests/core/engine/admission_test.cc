@@ -80,7 +80,8 @@ TEST(LimitRanger, FirstFailingLimitRangeReportsAllItsViolations) {
   other.max = {{"cpu", 100}};
   LimitRange b = Range("b", {other});
   Pod pod;
-  pod.containers = {C("app", {{"cpu", 100}}, {{"memory", 4 * kGi}}), C("side", {{"cpu", 100}}, {{"memory", 4 * kGi}})};
+  pod.containers = {C("app", {{"cpu", 100}}, {{"memory", 4 * kGi}}),
+                    C("side", {{"cpu", 100}}, {{"memory", 4 * kGi}})};
   AdmittedPod out;
   // Both containers break both rules the same way: de-duplicated, in item order (min, max).
   EXPECT_EQ(ApplyLimitRanges(pod, {&a, &b}, &out),
@@ -136,10 +137,12 @@ TEST(QuotaConstraints, NamesEachContainerMissingATrackedValue) {
                            {"memory", QuotaTrack::kRequests},
                            {"requests.nvidia.com/gpu", QuotaTrack::kRequests}});
   AdmittedPod pod;
-  pod.containers = {C("b-app", {{"cpu", 1000}, {"memory", kGi}}, {{"cpu", 1000}}), C("a-side", {{"cpu", 1}})};
+  pod.containers = {C("b-app", {{"cpu", 1000}, {"memory", kGi}}, {{"cpu", 1000}}),
+                    C("a-side", {{"cpu", 1}})};
   pod.init_containers = {C("init")};
-  EXPECT_EQ(QuotaContainerConstraints(q, pod).value_or(""),
-            "failed quota: compute: must specify limits.cpu for: a-side,init; memory for: a-side,init");
+  EXPECT_EQ(
+      QuotaContainerConstraints(q, pod).value_or(""),
+      "failed quota: compute: must specify limits.cpu for: a-side,init; memory for: a-side,init");
 }
 
 TEST(QuotaConstraints, TotalsDoNotCountOnlyEachContainer) {
@@ -149,11 +152,13 @@ TEST(QuotaConstraints, TotalsDoNotCountOnlyEachContainer) {
   EXPECT_FALSE(QuotaContainerConstraints(q, pod).has_value());
   pod.containers.push_back(C("side"));
   pod.requests = {{"cpu", 1000}};  // the pod total has a request; the sidecar does not
-  EXPECT_EQ(QuotaContainerConstraints(q, pod).value_or(""), "failed quota: compute: must specify requests.cpu for: side");
+  EXPECT_EQ(QuotaContainerConstraints(q, pod).value_or(""),
+            "failed quota: compute: must specify requests.cpu for: side");
 }
 
 TEST(QuotaConstraints, ExtendedResourcesAndCountsAreNotRequired) {
-  ResourceQuota q = Quota({{"requests.nvidia.com/gpu", QuotaTrack::kRequests}, {"pods", QuotaTrack::kCount}});
+  ResourceQuota q =
+      Quota({{"requests.nvidia.com/gpu", QuotaTrack::kRequests}, {"pods", QuotaTrack::kCount}});
   AdmittedPod pod;
   pod.containers = {C("app")};
   EXPECT_FALSE(QuotaContainerConstraints(q, pod).has_value());

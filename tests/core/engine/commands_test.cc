@@ -94,8 +94,10 @@ TEST_F(Commands, RefusedCommandsSayWhyWithACode) {
   EXPECT_EQ(Do(0, SubmitPod{MakePod("a", 1), false, {}}).code(), StatusCode::kAlreadyExists);
   Pod nameless = MakePod("", 1);
   EXPECT_EQ(Do(0, SubmitPod{nameless, false, {}}).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(Do(0, DeletePod{static_cast<WorkloadId>(99), std::nullopt}).code(), StatusCode::kNotFound);
-  EXPECT_EQ(Do(0, VictimExited{a}).code(), StatusCode::kFailedPrecondition);  // pending, not terminating
+  EXPECT_EQ(Do(0, DeletePod{static_cast<WorkloadId>(99), std::nullopt}).code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(Do(0, VictimExited{a}).code(),
+            StatusCode::kFailedPrecondition);  // pending, not terminating
   EXPECT_EQ(Do(0, PodFinished{a, 0}).code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(Do(0, RemoveNode{"nope"}).code(), StatusCode::kNotFound);
   Node half = GpuNode("half", 1);
@@ -103,7 +105,8 @@ TEST_F(Commands, RefusedCommandsSayWhyWithACode) {
   half.allocatable = half.capacity;
   EXPECT_EQ(Do(0, UpsertNode{half, 0}).code(), StatusCode::kInvalidArgument);
   ASSERT_TRUE(Do(0, UpsertPriorityClass{Class("high", 100, true)}).ok());
-  EXPECT_EQ(Do(0, UpsertPriorityClass{Class("high", 200, true)}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Do(0, UpsertPriorityClass{Class("high", 200, true)}).code(),
+            StatusCode::kInvalidArgument);
   EXPECT_EQ(Do(0, UpsertPriorityClass{Class("other", 5, true)}).code(), StatusCode::kConflict);
   EXPECT_EQ(Do(0, DeletePriorityClass{"nope"}).code(), StatusCode::kNotFound);
   PoolPolicy pp;
@@ -128,7 +131,8 @@ TEST_F(Commands, CountPodsCountsTerminalPodsUntilDeleted) {
   const WorkloadId b = Submit(kMin, MakePod("b", 1));
   ASSERT_TRUE(Do(kMin, Tick{}).ok());
   EXPECT_EQ(PhaseOf(b), Phase::kPending);
-  EXPECT_NE(e_.Get(b)->message.find("exceeded quota: objects, requested: count/pods=1, used: count/pods=1"),
+  EXPECT_NE(e_.Get(b)->message.find(
+                "exceeded quota: objects, requested: count/pods=1, used: count/pods=1"),
             std::string::npos)
       << e_.Get(b)->message;
   auto restored = Engine::Restore(e_.Snapshot());
@@ -156,7 +160,8 @@ TEST_F(Commands, ALoweredQuotaNeverEvictsItBlocksNewAdmissions) {
   for (auto id : ids) EXPECT_EQ(PhaseOf(id), Phase::kRunning) << "a lowered quota never evicts";
   EXPECT_EQ(PhaseOf(late), Phase::kPending);
   ASSERT_NE(sink_.Last(EventType::kQuotaExceeded), nullptr);
-  EXPECT_NE(sink_.Last(EventType::kQuotaExceeded)->message.find("used: pods=3, limited: pods=1"), std::string::npos);
+  EXPECT_NE(sink_.Last(EventType::kQuotaExceeded)->message.find("used: pods=3, limited: pods=1"),
+            std::string::npos);
   // Two finish: usage 1 is still at the limit.
   ASSERT_TRUE(Do(2 * kMin, PodFinished{ids[0], 0}).ok());
   ASSERT_TRUE(Do(2 * kMin, PodFinished{ids[1], 0}).ok());
@@ -259,7 +264,8 @@ TEST_F(Commands, NodeChangesNeverEvict) {
   EXPECT_EQ(PhaseOf(a), Phase::kRunning);
   EXPECT_EQ(PhaseOf(b), Phase::kPending);
   ASSERT_NE(sink_.Last(EventType::kFailedScheduling), nullptr);
-  EXPECT_NE(sink_.Last(EventType::kFailedScheduling)->message.find("1 node(s) were unschedulable"), std::string::npos);
+  EXPECT_NE(sink_.Last(EventType::kFailedScheduling)->message.find("1 node(s) were unschedulable"),
+            std::string::npos);
   // Uncordon with one more GPU; removing the GPU in use is refused.
   ASSERT_TRUE(Do(2 * kMin, UpsertNode{GpuNode("n1", 3), 0}).ok());
   ASSERT_TRUE(Do(2 * kMin, Tick{}).ok());
@@ -307,7 +313,8 @@ TEST_F(Commands, ImmediatePodsGetOneAttempt) {
   EXPECT_EQ(PhaseOf(fits), Phase::kRunning);
   EXPECT_EQ(PhaseOf(late), Phase::kRejected);
   EXPECT_EQ(sink_.finished.at(Value(late)).reason, "Unschedulable");
-  EXPECT_NE(sink_.finished.at(Value(late)).message.find("0/1 nodes are available: 1 Insufficient nvidia.com/gpu"),
+  EXPECT_NE(sink_.finished.at(Value(late))
+                .message.find("0/1 nodes are available: 1 Insufficient nvidia.com/gpu"),
             std::string::npos);
 }
 
@@ -399,7 +406,8 @@ TEST_F(Commands, SlurmLatencyHoldsTheNodeThenTheRequeuedJob) {
   EXPECT_EQ(e_.NextWakeup(), std::optional<Millis>(44000));
   EXPECT_EQ(PhaseOf(a), Phase::kTerminating);
   EXPECT_EQ(PhaseOf(b), Phase::kPending);
-  EXPECT_NE(e_.Get(a)->message.find("Slurm holds its node for 13s more"), std::string::npos) << e_.Get(a)->message;
+  EXPECT_NE(e_.Get(a)->message.find("Slurm holds its node for 13s more"), std::string::npos)
+      << e_.Get(a)->message;
   EXPECT_EQ(Do(40000, VictimExited{a}).code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(Do(40000, PodFinished{a, 0}).code(), StatusCode::kFailedPrecondition);
   // Its node leaves during the clean-up: requeued now, eligible at 42 + 10 + 1 = 53 s.
@@ -409,7 +417,8 @@ TEST_F(Commands, SlurmLatencyHoldsTheNodeThenTheRequeuedJob) {
   EXPECT_EQ(PhaseOf(b), Phase::kRunning);
   ASSERT_NE(sink_.Last(EventType::kRequeued), nullptr);
   EXPECT_EQ(sink_.Last(EventType::kRequeued)->time, 42000);
-  EXPECT_NE(e_.Get(a)->message.find("eligible again in 11s"), std::string::npos) << e_.Get(a)->message;
+  EXPECT_NE(e_.Get(a)->message.find("eligible again in 11s"), std::string::npos)
+      << e_.Get(a)->message;
   EXPECT_FALSE(e_.has_pending()) << "a requeued job waits out of the queue";
   ASSERT_TRUE(Do(44000, Tick{}).ok());  // the stale clean-up wake-up changes nothing
   EXPECT_EQ(PhaseOf(a), Phase::kPending);

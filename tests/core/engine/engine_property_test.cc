@@ -32,9 +32,10 @@ TEST(EnginePropertyTest, InvariantsDeterminismAndNoPreemptionLoops) {
     ASSERT_TRUE(a.ok()) << a.message();
     if (const char* dump = std::getenv("ARBITER_DUMP_SEED"); dump && std::to_string(seed) == dump)
       for (const auto& ev : a->events())
-        std::printf("%lld %s %s %s by=%s %s\n", static_cast<long long>(ev.time), engine::ToString(ev.type),
-                    a->workloads()[engine::Value(ev.workload)].key.c_str(), ev.node.c_str(), ev.by.c_str(),
-                    ev.Message().c_str());
+        std::printf("%lld %s %s %s by=%s %s\n", static_cast<long long>(ev.time),
+                    engine::ToString(ev.type),
+                    a->workloads()[engine::Value(ev.workload)].key.c_str(), ev.node.c_str(),
+                    ev.by.c_str(), ev.Message().c_str());
     auto b = sim::RunSimulation(m, o);
     ASSERT_TRUE(b.ok());
     auto ja = sim::ReportJson(m, *a, sim::Summarise(m, *a), nullptr).dump();
@@ -55,7 +56,8 @@ TEST(EnginePropertyTest, InvariantsDeterminismAndNoPreemptionLoops) {
     std::map<size_t, int> spell_events;
     auto stable = [](const std::string& m) {
       std::string k;
-      for (char c : m) if (c < '0' || c > '9') k += c;
+      for (char c : m)
+        if (c < '0' || c > '9') k += c;
       return k;
     };
     for (const auto& ev : a->events()) {
@@ -63,7 +65,8 @@ TEST(EnginePropertyTest, InvariantsDeterminismAndNoPreemptionLoops) {
         spell.erase(engine::Value(ev.workload));
         spell_events.erase(engine::Value(ev.workload));
       }
-      if (ev.type == engine::EventType::kQuotaExceeded || ev.type == engine::EventType::kFailedScheduling) {
+      if (ev.type == engine::EventType::kQuotaExceeded ||
+          ev.type == engine::EventType::kFailedScheduling) {
         const std::string k = std::string(engine::ToString(ev.type)) + "|" + stable(ev.message);
         spell[engine::Value(ev.workload)].insert(k);
         ++spell_events[engine::Value(ev.workload)];
@@ -89,7 +92,8 @@ TEST(EnginePropertyTest, InvariantsDeterminismAndNoPreemptionLoops) {
     // Everything that ended ended for a reason the report states.
     for (const auto& w : a->workloads()) {
       if (w.phase == engine::Phase::kPending || w.phase == engine::Phase::kRejected) {
-        EXPECT_FALSE(w.message.empty()) << w.key << " is " << engine::ToString(w.phase) << " without a reason";
+        EXPECT_FALSE(w.message.empty())
+            << w.key << " is " << engine::ToString(w.phase) << " without a reason";
       }
     }
   }
@@ -98,9 +102,11 @@ TEST(EnginePropertyTest, InvariantsDeterminismAndNoPreemptionLoops) {
   EXPECT_GT(total_reclaimed, 5u);
   EXPECT_GT(total_borrowed, 20u);
   EXPECT_GT(total_completed, 1000u);
-  std::printf("random runs: %zu preempted, %zu reclaimed, %zu borrowed, %zu completed; at most %d pending events "
-              "in one spell\n",
-              total_preempted, total_reclaimed, total_borrowed, total_completed, max_spell_events);
+  std::printf(
+      "random runs: %zu preempted, %zu reclaimed, %zu borrowed, %zu completed; at most %d pending "
+      "events "
+      "in one spell\n",
+      total_preempted, total_reclaimed, total_borrowed, total_completed, max_spell_events);
   // Each kind of pending reason is reported once per spell (the engine remembers the last few
   // kinds): no event storm while a workload waits.
   EXPECT_LE(max_spell_events, 16);  // 23 before (reasons that alternated re-emitted)
@@ -141,18 +147,22 @@ TEST(EnginePropertyTest, NodesJoiningAndLeaving) {
     for (const auto& ev : a->events()) {
       if (ev.type == engine::EventType::kNodeAdded) ++added;
       if (ev.type == engine::EventType::kCompleted) ++completed;
-      if (ev.type == engine::EventType::kTerminated && ev.reason == "NodeRemoved") ++removed_with_work;
+      if (ev.type == engine::EventType::kTerminated && ev.reason == "NodeRemoved")
+        ++removed_with_work;
     }
     for (const auto& w : a->workloads()) {
       if (w.phase == engine::Phase::kPending || w.phase == engine::Phase::kRejected) {
-        EXPECT_FALSE(w.message.empty()) << w.key << " is " << engine::ToString(w.phase) << " without a reason";
+        EXPECT_FALSE(w.message.empty())
+            << w.key << " is " << engine::ToString(w.phase) << " without a reason";
       }
     }
   }
   EXPECT_GT(removed_with_work, 20u);
   EXPECT_GT(added, 20u);
-  std::printf("random runs with pool changes: %zu nodes added, %zu workloads lost their node, %zu completed\n",
-              added, removed_with_work, completed);
+  std::printf(
+      "random runs with pool changes: %zu nodes added, %zu workloads lost their node, %zu "
+      "completed\n",
+      added, removed_with_work, completed);
 }
 
 TEST(EnginePropertyTest, SameInputSameReportBytes) {

@@ -1,8 +1,8 @@
 // Property tests for pod groups (gangs): on random pools with random gangs added, a gang is never
 // partially running — after every instant, the members of a group that run are none or at least
 // minMember — and a member evicted takes the others with it, including members preempted within
-// their namespace's quota and groups that preempt for their own quota. The engine's invariants hold after
-// every step and a repeated run is byte-identical.
+// their namespace's quota and groups that preempt for their own quota. The engine's invariants hold
+// after every step and a repeated run is byte-identical.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -93,7 +93,8 @@ TEST(GangPropertyTest, AGangIsNeverPartiallyRunning) {
       auto g = gang_of.find(key);
       if (g == gang_of.end()) continue;
       auto& set = running[g->second];
-      if (ev.type == engine::EventType::kQuotaExceeded && ev.reason == "Reclaiming") ++gang_reclaims;
+      if (ev.type == engine::EventType::kQuotaExceeded && ev.reason == "Reclaiming")
+        ++gang_reclaims;
       switch (ev.type) {
         case engine::EventType::kScheduled:
           touched.insert(g->second);
@@ -124,8 +125,8 @@ TEST(GangPropertyTest, AGangIsNeverPartiallyRunning) {
   EXPECT_GT(gang_starts, 100u);
   EXPECT_GT(gang_stops, 5u);
   EXPECT_GT(gang_reclaims, 5u);
-  std::printf("gang starts %zu, stops %zu, quota preemptions for groups %zu\n", gang_starts, gang_stops,
-              gang_reclaims);
+  std::printf("gang starts %zu, stops %zu, quota preemptions for groups %zu\n", gang_starts,
+              gang_stops, gang_reclaims);
 }
 
 }  // namespace

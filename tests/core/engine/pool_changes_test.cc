@@ -76,7 +76,8 @@ TEST(PoolChanges, VictimShuttingDownOnARemovedNodeIsCutShort) {
   EXPECT_EQ(e.Get(v)->preemptions, 1);
   EXPECT_EQ(e.Get(u)->nominated_node, "");
   EXPECT_TRUE(e.Nodes().empty());
-  EXPECT_EQ(e.Apply(At(30 * kMin + 30000, VictimExited{v})).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(e.Apply(At(30 * kMin + 30000, VictimExited{v})).code(),
+            StatusCode::kFailedPrecondition);
   ASSERT_TRUE(e.CheckInvariants().ok());
   // A node joins: the cycle places the higher-priority workload first.
   ASSERT_TRUE(e.Apply(At(40 * kMin, UpsertNode{GpuNode("n2", 1), 0})).ok());
@@ -110,7 +111,9 @@ TEST(PoolChanges, VictimShuttingDownOnARemovedNodeKeepsOnlyItsPeriodicCheckpoint
     if (ev.type == EventType::kTerminated && ev.workload == WorkloadId{0}) t = &ev;
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->reason, "NodeRemoved");
-  EXPECT_NE(t->message.find("while it was shutting down; progress kept 28m, lost 2m"), std::string::npos) << t->message;
+  EXPECT_NE(t->message.find("while it was shutting down; progress kept 28m, lost 2m"),
+            std::string::npos)
+      << t->message;
   const auto& v = r->workloads()[0];
   EXPECT_EQ(v.phase, Phase::kPending);
   EXPECT_EQ(v.progress, 28 * kMin);

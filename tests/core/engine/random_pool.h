@@ -17,7 +17,9 @@ struct Rng {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
   }
-  int64_t Uniform(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(Next() % static_cast<uint64_t>(hi - lo + 1)); }
+  int64_t Uniform(int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(Next() % static_cast<uint64_t>(hi - lo + 1));
+  }
   bool Chance(int percent) { return Uniform(1, 100) <= percent; }
 };
 
@@ -27,12 +29,15 @@ inline ManifestSet RandomPool(uint64_t seed) {
   PoolPolicy pp;
   pp.cpu_overcommit_milli = r.Chance(50) ? 1000 : 1200;
   pp.preemption_type = r.Chance(25) ? PreemptionType::kQoS : PreemptionType::kPriority;
-  pp.disruption_budgets = r.Chance(50) ? DisruptionBudgetMode::kStrict : DisruptionBudgetMode::kBestEffort;
+  pp.disruption_budgets =
+      r.Chance(50) ? DisruptionBudgetMode::kStrict : DisruptionBudgetMode::kBestEffort;
   pp.preempt_mode = r.Chance(70) ? PreemptMode::kRequeue : PreemptMode::kCancel;
   pp.min_runtime = r.Chance(30) ? 600000 : 0;
   pp.reclaim = r.Chance(50) ? ReclaimMode::kAny : ReclaimMode::kLowerPriority;
-  pp.placement = r.Chance(50) ? PlacementPolicyName::kBestFit : PlacementPolicyName::kLeastAllocated;
-  pp.when_quota_exceeded = r.Chance(85) ? QuotaExceededAction::kQueue : QuotaExceededAction::kReject;
+  pp.placement =
+      r.Chance(50) ? PlacementPolicyName::kBestFit : PlacementPolicyName::kLeastAllocated;
+  pp.when_quota_exceeded =
+      r.Chance(85) ? QuotaExceededAction::kQueue : QuotaExceededAction::kReject;
   m.pool_policy = pp;
   int nodes = static_cast<int>(r.Uniform(1, 6));
   for (int i = 0; i < nodes; ++i) {
@@ -50,7 +55,8 @@ inline ManifestSet RandomPool(uint64_t seed) {
     PriorityClass pc;
     pc.meta.name = "tier-" + std::to_string(v);
     pc.value = v;
-    pc.preemption_policy = r.Chance(10) ? PreemptionPolicy::kNever : PreemptionPolicy::kPreemptLowerPriority;
+    pc.preemption_policy =
+        r.Chance(10) ? PreemptionPolicy::kNever : PreemptionPolicy::kPreemptLowerPriority;
     m.priority_classes.push_back(pc);
   }
   const char* qos_names[] = {"low", "normal", "high"};
@@ -81,9 +87,11 @@ inline ManifestSet RandomPool(uint64_t seed) {
       ResourceQuota q;
       q.meta.name = "rq";
       q.meta.namespace_ = ns;
-      q.hard.push_back({"requests.nvidia.com/gpu", QuotaTrack::kRequests, "nvidia.com/gpu", r.Uniform(1, 12) * 1000});
+      q.hard.push_back({"requests.nvidia.com/gpu", QuotaTrack::kRequests, "nvidia.com/gpu",
+                        r.Uniform(1, 12) * 1000});
       q.hard.push_back({"pods", QuotaTrack::kCount, "pods", r.Uniform(2, 20)});
-      if (r.Chance(30)) q.scope_selector.push_back({"PriorityClass", SelectorOperator::kIn, {"tier-5000"}});
+      if (r.Chance(30))
+        q.scope_selector.push_back({"PriorityClass", SelectorOperator::kIn, {"tier-5000"}});
       m.resource_quotas.push_back(q);
     }
     if (r.Chance(40)) {
@@ -94,7 +102,10 @@ inline ManifestSet RandomPool(uint64_t seed) {
       IntOrPercent v;
       v.is_percent = r.Chance(50);
       v.value = static_cast<int32_t>(v.is_percent ? r.Uniform(0, 100) : r.Uniform(0, 3));
-      if (r.Chance(50)) pdb.min_available = v; else pdb.max_unavailable = v;
+      if (r.Chance(50))
+        pdb.min_available = v;
+      else
+        pdb.max_unavailable = v;
       m.pdbs.push_back(pdb);
     }
   }
@@ -109,8 +120,10 @@ inline ManifestSet RandomPool(uint64_t seed) {
     c.requests.Set("cpu", r.Uniform(1, 16) * 500);
     c.requests.Set("memory", r.Uniform(1, 64) << 30);
     int g = static_cast<int>(r.Uniform(0, 5));
-    if (g == 1) c.requests.Set("nvidia.com/gpu", r.Uniform(1, 9) * 100);  // shared
-    else if (g >= 2) c.requests.Set("nvidia.com/gpu", r.Uniform(1, 8) * 1000);
+    if (g == 1)
+      c.requests.Set("nvidia.com/gpu", r.Uniform(1, 9) * 100);  // shared
+    else if (g >= 2)
+      c.requests.Set("nvidia.com/gpu", r.Uniform(1, 8) * 1000);
     if (r.Chance(5)) c.requests.Set("nvidia.com/mig-1g.10gb", r.Uniform(1, 3));
     p.containers.push_back(c);
     if (r.Chance(80)) p.priority_class_name = "tier-" + std::to_string(tiers[r.Uniform(0, 2)]);
@@ -121,7 +134,8 @@ inline ManifestSet RandomPool(uint64_t seed) {
     if (r.Chance(40)) p.sim.checkpoint_interval = r.Uniform(1, 30) * 60000;
     p.sim.shutdown_time = r.Uniform(0, 90) * 1000;
     if (r.Chance(50)) p.termination_grace_period = r.Uniform(0, 120) * 1000;
-    if (r.Chance(20)) p.sim.preempt_mode = r.Chance(50) ? PreemptMode::kCancel : PreemptMode::kRequeue;
+    if (r.Chance(20))
+      p.sim.preempt_mode = r.Chance(50) ? PreemptMode::kCancel : PreemptMode::kRequeue;
     m.pods.push_back(p);
   }
   return m;

@@ -23,21 +23,22 @@ struct Transcript : EventSink, RunSink {
   std::vector<std::string> lines;
   void OnEvent(const Event& e) override {
     std::ostringstream o;
-    o << "E " << e.time << " " << ToString(e.type) << " " << Value(e.workload) << " " << e.node << " " << e.by << " "
-      << e.reason << " " << static_cast<int>(e.work_facts) << " " << e.grace << " " << e.message;
+    o << "E " << e.time << " " << ToString(e.type) << " " << Value(e.workload) << " " << e.node
+      << " " << e.by << " " << e.reason << " " << static_cast<int>(e.work_facts) << " " << e.grace
+      << " " << e.message;
     lines.push_back(o.str());
   }
   void OnFinished(const WorkloadStatus& s) override {
     std::ostringstream o;
-    o << "F " << Value(s.id) << " " << s.key << " " << ToString(s.phase) << " " << s.priority << " " << s.last_node << " "
-      << s.first_start << " " << s.finish_time << " " << s.preemptions << " " << s.pending_total << " "
-      << s.requests.ToString() << " " << s.message;
+    o << "F " << Value(s.id) << " " << s.key << " " << ToString(s.phase) << " " << s.priority << " "
+      << s.last_node << " " << s.first_start << " " << s.finish_time << " " << s.preemptions << " "
+      << s.pending_total << " " << s.requests.ToString() << " " << s.message;
     lines.push_back(o.str());
   }
   void OnRun(const RunRecord& r) override {
     std::ostringstream o;
-    o << "R " << Value(r.workload) << " " << r.node << " " << r.start << " " << r.end << " " << r.stopped_by << " "
-      << r.stop_time;
+    o << "R " << Value(r.workload) << " " << r.node << " " << r.start << " " << r.end << " "
+      << r.stopped_by << " " << r.stop_time;
     lines.push_back(o.str());
   }
 };
@@ -79,10 +80,12 @@ TEST(SnapshotPropertyTest, RestoredEngineContinuesByteForByte) {
     Transcript ta;
     a.SetSinks(&ta, &ta);
     std::vector<size_t> cuts;
-    for (int k = 0; k < 3; ++k) cuts.push_back(static_cast<size_t>(r.Uniform(0, static_cast<int64_t>(cmds.size()))));
+    for (int k = 0; k < 3; ++k)
+      cuts.push_back(static_cast<size_t>(r.Uniform(0, static_cast<int64_t>(cmds.size()))));
     std::map<size_t, std::pair<std::string, size_t>> snaps;  // cut -> snapshot, outputs before it
     for (size_t i = 0; i <= cmds.size(); ++i) {
-      if (std::find(cuts.begin(), cuts.end(), i) != cuts.end()) snaps[i] = {a.Snapshot(), ta.lines.size()};
+      if (std::find(cuts.begin(), cuts.end(), i) != cuts.end())
+        snaps[i] = {a.Snapshot(), ta.lines.size()};
       if (i < cmds.size()) {
         ASSERT_TRUE(a.Apply(cmds[i]).ok()) << CommandName(cmds[i]);
       }
@@ -104,19 +107,24 @@ TEST(SnapshotPropertyTest, RestoredEngineContinuesByteForByte) {
         ASSERT_EQ(EncodeCommand(*decoded), bytes);
         ASSERT_TRUE((*b)->Apply(*decoded).ok()) << CommandName(cmds[i]);
       }
-      ASSERT_EQ(ta.lines.size() - lines_at_cut, tb.lines.size()) << "cut at command " << cut << " of " << cmds.size();
-      for (size_t i = 0; i < tb.lines.size(); ++i) ASSERT_EQ(ta.lines[lines_at_cut + i], tb.lines[i]) << "output " << i;
+      ASSERT_EQ(ta.lines.size() - lines_at_cut, tb.lines.size())
+          << "cut at command " << cut << " of " << cmds.size();
+      for (size_t i = 0; i < tb.lines.size(); ++i)
+        ASSERT_EQ(ta.lines[lines_at_cut + i], tb.lines[i]) << "output " << i;
       EXPECT_EQ(final_snapshot, (*b)->Snapshot());
       ASSERT_TRUE((*b)->CheckInvariants().ok());
       for (size_t i = lines_at_cut; i < ta.lines.size(); ++i) {
-        preempted += ta.lines[i].rfind("E", 0) == 0 && ta.lines[i].find(" Preempted ") != std::string::npos;
-        reclaimed += ta.lines[i].rfind("E", 0) == 0 && ta.lines[i].find(" Reclaimed ") != std::string::npos;
+        preempted +=
+            ta.lines[i].rfind("E", 0) == 0 && ta.lines[i].find(" Preempted ") != std::string::npos;
+        reclaimed +=
+            ta.lines[i].rfind("E", 0) == 0 && ta.lines[i].find(" Reclaimed ") != std::string::npos;
       }
     }
     ++checked;
   }
-  std::printf("snapshot property: %zu pools, %zu commands, %zu preemptions and %zu reclaims after a cut\n", checked,
-              commands, preempted, reclaimed);
+  std::printf(
+      "snapshot property: %zu pools, %zu commands, %zu preemptions and %zu reclaims after a cut\n",
+      checked, commands, preempted, reclaimed);
   // The runs must exercise the interesting paths after the cuts, or the property proves little.
   EXPECT_GT(preempted, 100u);
   EXPECT_GT(reclaimed, 10u);
@@ -135,14 +143,16 @@ TEST(CommandEncodingTest, RefusesWhatIsNotACommand) {
 
 TEST(SnapshotTest, RefusesForeignCorruptAndOtherVersions) {
   Engine e;
-  ASSERT_TRUE(e.Apply(At(0, UpsertPriorityClass{PriorityClass{ObjectMeta{"high", "", {}, {}, {}}, 100, false,
-                                                               PreemptionPolicy::kPreemptLowerPriority, ""}}))
+  ASSERT_TRUE(e.Apply(At(0, UpsertPriorityClass{PriorityClass{
+                                ObjectMeta{"high", "", {}, {}, {}}, 100, false,
+                                PreemptionPolicy::kPreemptLowerPriority, ""}}))
                   .ok());
   const std::string snap = e.Snapshot();
   ASSERT_TRUE(Engine::Restore(snap).ok());
   auto foreign = Engine::Restore("hello, I am not a snapshot");
   ASSERT_FALSE(foreign.ok());
-  EXPECT_NE(foreign.message().find("not an Arbiter state file"), std::string::npos) << foreign.message();
+  EXPECT_NE(foreign.message().find("not an Arbiter state file"), std::string::npos)
+      << foreign.message();
   std::string corrupt = snap;
   corrupt[corrupt.size() - 3] ^= 0x5a;
   auto c = Engine::Restore(corrupt);
@@ -158,15 +168,17 @@ TEST(SnapshotTest, RefusesForeignCorruptAndOtherVersions) {
   auto v = Engine::Restore(other);
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(v.message().find("format version " + std::to_string(next)), std::string::npos) << v.message();
+  EXPECT_NE(v.message().find("format version " + std::to_string(next)), std::string::npos)
+      << v.message();
 }
 
 // Version 3 added resource flavors; version 2 files are still read. A state without ElasticQuotas
 // or workloads has the same body in both, so relabelling it as version 2 must restore it.
 TEST(SnapshotTest, ReadsVersion2) {
   Engine e;
-  ASSERT_TRUE(e.Apply(At(0, UpsertPriorityClass{PriorityClass{ObjectMeta{"high", "", {}, {}, {}}, 100, false,
-                                                               PreemptionPolicy::kPreemptLowerPriority, ""}}))
+  ASSERT_TRUE(e.Apply(At(0, UpsertPriorityClass{PriorityClass{
+                                ObjectMeta{"high", "", {}, {}, {}}, 100, false,
+                                PreemptionPolicy::kPreemptLowerPriority, ""}}))
                   .ok());
   std::string snap = e.Snapshot();
   snap[8] = 2;  // the format version, just after the magic

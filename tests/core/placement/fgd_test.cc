@@ -6,7 +6,8 @@
 namespace arbiter::placement {
 namespace {
 
-NodeState Node(std::string name, int64_t cpu, std::vector<int32_t> gpu_used, std::string model = "G1") {
+NodeState Node(std::string name, int64_t cpu, std::vector<int32_t> gpu_used,
+               std::string model = "G1") {
   NodeState n;
   n.name = std::move(name);
   n.gpu_model = std::move(model);
@@ -75,8 +76,8 @@ TEST(FgdTest, PrefersThePlacementThatLeavesAWholeGpuForTypicalPods) {
   FgdPolicy fgd(profile);
   BestFitPolicy best_fit;
   std::vector<NodeState> nodes = {
-      Node("a", 8000, {0, 0}),       // little CPU left (below), both GPUs free
-      Node("b", 64000, {0, 600}),    // device 1 has 400 free
+      Node("a", 8000, {0, 0}),     // little CPU left (below), both GPUs free
+      Node("b", 64000, {0, 600}),  // device 1 has 400 free
   };
   nodes[0].cpu_used_milli = 4000;
   fgd.Reset(nodes);
@@ -104,7 +105,8 @@ TEST(FgdTest, PaperScoreIsTheSigmoidLevelAndExactScoreIsTheDecrease) {
   // Fragment 400 -> 100 on device 1: decrease 300 milli = 0.3 GPU; floor(100 sigmoid(0.3)) = 57.
   EXPECT_EQ(exact.Score(n, pod).score, 300);
   EXPECT_EQ(paper.Score(n, pod).score, 57);
-  // Using device 0 instead: fragment 400 -> 1100 (no whole GPU left): floor(100 sigmoid(-0.7)) = 33.
+  // Using device 0 instead: fragment 400 -> 1100 (no whole GPU left): floor(100 sigmoid(-0.7))
+  // = 33.
   const NodeState m = Node("m", 64000, {0, 1000});
   EXPECT_EQ(exact.Score(m, pod).score, -700);
   EXPECT_EQ(paper.Score(m, pod).score, 33);
@@ -151,7 +153,7 @@ TEST(FgdTest, TypicalShapesCoverThePopularityThreshold) {
                                {Pod(2000, 1, 1000), 30},
                                {Pod(4000, 0, 0), 15},
                                {Pod(8000, 8, 1000), 5}});
-  EXPECT_EQ(SelectTypicalShapes(w, 95).size(), 3u);   // 50 + 30 + 15 = 95 %
+  EXPECT_EQ(SelectTypicalShapes(w, 95).size(), 3u);  // 50 + 30 + 15 = 95 %
   EXPECT_EQ(SelectTypicalShapes(w, 96).size(), 4u);
   EXPECT_EQ(SelectTypicalShapes(w, 50).size(), 1u);
   auto top = SelectTypicalShapes(w, 80);
