@@ -30,6 +30,20 @@ int64_t IntOrPercent::Resolve(int64_t total) const {
   return (static_cast<int64_t>(value) * total + 99) / 100;
 }
 
+bool SelectorOperatorHolds(SelectorOperator op, bool has, bool in) {
+  switch (op) {
+    case SelectorOperator::kIn:
+      return in;
+    case SelectorOperator::kNotIn:
+      return !in;
+    case SelectorOperator::kExists:
+      return has;
+    case SelectorOperator::kDoesNotExist:
+      return !has;
+  }
+  return false;
+}
+
 bool LabelSelector::Matches(const std::map<std::string, std::string>& labels) const {
   for (const auto& [k, v] : match_labels) {
     auto it = labels.find(k);
@@ -39,20 +53,7 @@ bool LabelSelector::Matches(const std::map<std::string, std::string>& labels) co
     auto it = labels.find(r.key);
     bool has = it != labels.end();
     bool in = has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
-    switch (r.op) {
-      case SelectorOperator::kIn:
-        if (!in) return false;
-        break;
-      case SelectorOperator::kNotIn:
-        if (in) return false;
-        break;
-      case SelectorOperator::kExists:
-        if (!has) return false;
-        break;
-      case SelectorOperator::kDoesNotExist:
-        if (has) return false;
-        break;
-    }
+    if (!SelectorOperatorHolds(r.op, has, in)) return false;
   }
   return true;
 }

@@ -115,6 +115,9 @@ struct QuotaItem {
 };
 
 enum class SelectorOperator { kIn, kNotIn, kExists, kDoesNotExist };
+// Whether a requirement with operator `op` holds for an object that `has` the key (label, scope
+// value) and whose value is `in` the requirement's values: Kubernetes' selector semantics.
+bool SelectorOperatorHolds(SelectorOperator op, bool has, bool in);
 struct ScopeRequirement {
   std::string scope_name;  // PriorityClass, BestEffort, NotBestEffort (enforced), Terminating,
                            // NotTerminating

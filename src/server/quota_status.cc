@@ -11,21 +11,9 @@ namespace {
 bool ScopeSelects(const ResourceQuota& q, const engine::WorkloadStatus& w) {
   for (const auto& s : q.scope_selector) {
     if (s.scope_name != "PriorityClass") continue;
+    const bool has = !w.priority_class.empty();
     const bool in = std::find(s.values.begin(), s.values.end(), w.priority_class) != s.values.end();
-    switch (s.op) {
-      case SelectorOperator::kIn:
-        if (!in) return false;
-        break;
-      case SelectorOperator::kNotIn:
-        if (in) return false;
-        break;
-      case SelectorOperator::kExists:
-        if (w.priority_class.empty()) return false;
-        break;
-      case SelectorOperator::kDoesNotExist:
-        if (!w.priority_class.empty()) return false;
-        break;
-    }
+    if (!SelectorOperatorHolds(s.op, has, in)) return false;
   }
   return true;
 }

@@ -134,20 +134,7 @@ bool QuotaBook::ScopeMatches(const ResourceQuota& q, const Workload& w) const {
     bool has = !w.priority_class.empty();
     bool in =
         has && std::find(s.values.begin(), s.values.end(), w.priority_class) != s.values.end();
-    switch (s.op) {
-      case SelectorOperator::kIn:
-        if (!in) return false;
-        break;
-      case SelectorOperator::kNotIn:
-        if (in) return false;
-        break;
-      case SelectorOperator::kExists:
-        if (!has) return false;
-        break;
-      case SelectorOperator::kDoesNotExist:
-        if (has) return false;
-        break;
-    }
+    if (!SelectorOperatorHolds(s.op, has, in)) return false;
   }
   return true;
 }
