@@ -346,12 +346,6 @@ TEST(HtmlReportTest, CliWritesTheReport) {
   fs::remove_all(dir);
 }
 
-std::string FindChromium() {
-  for (const char* c : {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"})
-    if (fs::exists(c)) return c;
-  return "";
-}
-
 // Size of the PNG screenshot of `html` in headless Chromium (0 on failure).
 uintmax_t Screenshot(const std::string& chromium, const std::string& dir, const std::string& html,
                      const std::string& name) {
@@ -371,8 +365,7 @@ uintmax_t Screenshot(const std::string& chromium, const std::string& dir, const 
 }
 
 TEST(HtmlReportTest, RendersInHeadlessChromium) {
-  const std::string chromium = FindChromium();
-  if (chromium.empty()) GTEST_SKIP() << "no chromium installed (Debian package: chromium)";
+  ARBITER_NEED_CHROMIUM(chromium);  // fails instead of skipping under ARBITER_REQUIRE_CHROMIUM
   const std::string dir = TempDir("chromium");
   const uintmax_t blank =
       Screenshot(chromium, dir, "<!DOCTYPE html><html><body></body></html>", "blank");

@@ -64,12 +64,6 @@ TEST(TraceReportTest, ComparisonJsonHasTheContractFields) {
   EXPECT_NE(text.find("packing"), std::string::npos);
 }
 
-std::string FindChromium() {
-  for (const char* c : {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"})
-    if (std::filesystem::exists(c)) return c;
-  return "";
-}
-
 // Screenshot size of `html` rendered by headless Chromium (0 on failure).
 uintmax_t Screenshot(const std::string& chromium, const std::string& html,
                      const std::string& name) {
@@ -101,8 +95,7 @@ TEST(TraceReportTest, HtmlIsSelfContainedAndRendersInHeadlessChromium) {
        at = html.find("http://www.w3.org/2000/svg", at + 1))
     ++ns;
   EXPECT_EQ(urls, ns);
-  const std::string chromium = FindChromium();
-  if (chromium.empty()) GTEST_SKIP() << "no chromium installed (Debian package: chromium)";
+  ARBITER_NEED_CHROMIUM(chromium);  // fails instead of skipping under ARBITER_REQUIRE_CHROMIUM
   const uintmax_t blank =
       Screenshot(chromium, "<!DOCTYPE html><html><body></body></html>", "blank");
   const uintmax_t report = Screenshot(chromium, html, "report");
