@@ -23,23 +23,12 @@ using testing::PrometheusUrl;
 using testing::RunCommandSplit;
 using testing::Scratch;
 
-// The PriceBook of the fixture: fx-a billed in Max mode, fx-b in Usage mode.
-const char* kPriceBook = R"(apiVersion: arbiter.dev/v1alpha1
-kind: PriceBook
-metadata: {name: live}
-spec:
-  currency: CNY
-  effectiveFrom: "2026-01-01T00:00:00Z"
-  mode: Max
-  prices: {cpu: "0.05", memory: "0.01", nvidia.com/gpu: "7.00"}
-  gpuModels: {NVIDIA-H100-80GB-HBM3: "14.00"}
-  migRule: Max
-  namespaceModes: {fx-b: Usage}
-)";
-
+// The fixture's PriceBook (data/prometheus/pricebook.yaml): fx-a billed in Max mode, fx-b in
+// Usage mode.
 std::filesystem::path WritePriceBook(const std::filesystem::path& dir) {
   auto p = dir / "pricebook.yaml";
-  std::ofstream(p) << kPriceBook;
+  std::filesystem::copy_file(testing::PrometheusFixturePriceBook(), p,
+                             std::filesystem::copy_options::overwrite_existing);
   return p;
 }
 

@@ -23,20 +23,6 @@ using testing::PrometheusUrl;
 using testing::RunCommandSplit;
 using testing::Scratch;
 
-// The fixture's PriceBook (prometheus_meter_test.cc).
-const char* kPriceBook = R"(apiVersion: arbiter.dev/v1alpha1
-kind: PriceBook
-metadata: {name: live}
-spec:
-  currency: CNY
-  effectiveFrom: "2026-01-01T00:00:00Z"
-  mode: Max
-  prices: {cpu: "0.05", memory: "0.01", nvidia.com/gpu: "7.00"}
-  gpuModels: {NVIDIA-H100-80GB-HBM3: "14.00"}
-  migRule: Max
-  namespaceModes: {fx-b: Usage}
-)";
-
 constexpr Millis kJan5 = 1767571200000;  // 2026-01-05T00:00:00Z
 
 Millis WallNow() {
@@ -54,7 +40,7 @@ std::optional<Millis> Watermark(const std::string& db) {
 
 TEST(PrometheusServeMeterJob, CatchesUpFromItsWatermarkSealsAndWritesWhatArbiterMeterWrites) {
   auto dir = Scratch("meter-job");
-  std::ofstream(dir / "pricebook.yaml") << kPriceBook;
+  std::filesystem::copy_file(testing::PrometheusFixturePriceBook(), dir / "pricebook.yaml");
   // Pages of a day: the catch-up reads eleven months, mostly empty.
   std::ofstream(dir / "metering.yaml")
       << "apiVersion: arbiter.dev/v1alpha1\nkind: PrometheusMetering\nspec:\n  page: 24h\n";

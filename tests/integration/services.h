@@ -26,6 +26,11 @@ inline std::filesystem::path PrometheusTargetsDir() {
   if (dir && *dir) return dir;
   return std::filesystem::path(Env("ARBITER_CI_DIR", "/tmp/arbiter-ci")) / "prometheus" / "targets";
 }
+// The PriceBook of the Prometheus fixture's history (fixture.om).
+inline std::filesystem::path PrometheusFixturePriceBook() {
+  return std::filesystem::path(ARBITER_SOURCE_DIR) /
+         "tests/integration/data/prometheus/pricebook.yaml";
+}
 inline std::string ClickHouseUrl() {
   return Env("ARBITER_CLICKHOUSE_URL", "clickhouse://127.0.0.1:18123/default");
 }
