@@ -392,6 +392,10 @@ int RunCompare(const CompareCli& o) {
   in.runs = &*runs;
   in.report = &report;
   in.names = &*names;
+  // Pod groups of the -f files: each is compared with the Slurm multi-node job of its name.
+  slurm::GangMembers gangs;
+  if (load) gangs = slurm::GangMembersOf(load->set);
+  in.gangs = &gangs;
   if (!o.log.empty()) {
     if (!Readable(o.log, who)) return 1;
     std::ifstream lf(o.log);
@@ -517,13 +521,15 @@ void RegisterSlurm(CLI::App& app, int* exit_code) {
       "(account) and name (JobName). Tolerances, allowances and the known disagreements come from\n"
       "--expect FILE (docs/slurm.md); a difference not listed there, or a listed one that no "
       "longer\n"
-      "occurs, makes the exit status 1.");
+      "occurs, makes the exit status 1. A pod group (PodGroup; its pods in the -f files) is one\n"
+      "job: the Slurm multi-node job named after the group.");
   cmp->add_option("--sacct-file", ca->sacct_file, "sacct -D --parsable2 output of the Slurm run")
       ->required();
   cmp->add_option("--report-json", ca->report, "arbiter sim --report-json of the same workload")
       ->required();
   cmp->add_option("-f,--file", ca->files,
-                  "Policy manifests (namespaces for the account mapping); repeatable");
+                  "Policy manifests (namespaces for the account mapping) and the workload "
+                  "(its pod groups); repeatable");
   cmp->add_option("--account-map", ca->account_map, "YAML map: accounts: {ACCOUNT: NAMESPACE}");
   cmp->add_option("--slurmctld-log", ca->log,
                   "slurmctld log (SlurmctldDebug=debug) to tell who preempted whom");

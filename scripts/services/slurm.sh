@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # A single-host Slurm 22.05 stack for tests, on loopback, no systemd (SERVICES.md):
-# munged -> mariadbd -> slurmdbd -> (cluster in the accounting DB) -> slurmctld -> slurmd,
-# one node "localhost" with 32 cores, 64000 MB and 8 fake GPUs (symlinks to /dev/null).
+# munged -> mariadbd -> slurmdbd -> (cluster in the accounting DB) -> slurmctld -> one slurmd per
+# node: "localhost" (partition pool) with 32 cores, 64000 MB and 8 fake GPUs (symlinks to
+# /dev/null), and n1, n2 (partition gang, for multi-node jobs) with 8 cores, 16000 MB and 4 GPUs
+# each, every slurmd on its own port and loopback address.
 #
 #   scripts/services/slurm.sh install               Debian packages (only the missing ones)
-#   scripts/services/slurm.sh start                 fresh state dir, every daemon, node idle
+#   scripts/services/slurm.sh start                 fresh state dir, every daemon, nodes idle
 #   scripts/services/slurm.sh stop                  every daemon by PID (SIGTERM, then SIGKILL)
-#   scripts/services/slurm.sh status                exit 0 when slurmctld answers and the node is up
-#   scripts/services/slurm.sh reconfigure FRAGMENT  restart slurmctld + slurmd with FRAGMENT as the
+#   scripts/services/slurm.sh status                exit 0 when slurmctld answers and the nodes are up
+#   scripts/services/slurm.sh reconfigure FRAGMENT  restart slurmctld + slurmds with FRAGMENT as the
 #                                                   scheduling policy (e.g. `arbiter slurm export`'s
 #                                                   slurm.conf fragment)
 #
@@ -17,7 +19,8 @@
 # SLURM_CONF=$STATE/etc/slurm.conf (print it with `slurm.sh env`).
 #
 # Environment (defaults): ARBITER_CI_DIR (/tmp/arbiter-ci; state in $ARBITER_CI_DIR/slurm),
-# ARBITER_SLURMCTLD_PORT (16817), ARBITER_SLURMD_PORT (16818), ARBITER_SLURMDBD_PORT (16819),
+# ARBITER_SLURMCTLD_PORT (16817), ARBITER_SLURMD_PORT (16818), ARBITER_SLURMD_GANG_PORT1 (16820),
+# ARBITER_SLURMD_GANG_PORT2 (16821), ARBITER_SLURMDBD_PORT (16819),
 # ARBITER_MARIADB_PORT (13306), ARBITER_SLURM_CLUSTER (arbiter), ARBITER_SLURM_FRAGMENT (none),
 # ARBITER_SLURM_DEADLINE (60: seconds each daemon may take to answer).
 set -euo pipefail
@@ -26,11 +29,16 @@ CONF_SRC=$HERE/slurm
 S=${ARBITER_CI_DIR:-/tmp/arbiter-ci}/slurm
 CTLD_PORT=${ARBITER_SLURMCTLD_PORT:-16817}
 SLURMD_PORT=${ARBITER_SLURMD_PORT:-16818}
+GANG_PORT1=${ARBITER_SLURMD_GANG_PORT1:-16820}
+GANG_PORT2=${ARBITER_SLURMD_GANG_PORT2:-16821}
 DBD_PORT=${ARBITER_SLURMDBD_PORT:-16819}
 DB_PORT=${ARBITER_MARIADB_PORT:-13306}
 CLUSTER=${ARBITER_SLURM_CLUSTER:-arbiter}
 DEADLINE=${ARBITER_SLURM_DEADLINE:-60}
-DAEMONS=(munged mariadbd slurmdbd slurmctld slurmd)   # start order; stop is the reverse
+# One slurmd per node: localhost (partition pool) and the gang nodes n1, n2 (partition gang).
+SLURMDS=(slurmd slurmd-n1 slurmd-n2)
+NODES=(localhost n1 n2)
+DAEMONS=(munged mariadbd slurmdbd slurmctld "${SLURMDS[@]}")   # start order; stop is the reverse
 export SLURM_CONF=$S/etc/slurm.conf
 
 log() { echo "slurm.sh: $*" >&2; }
@@ -40,11 +48,11 @@ lap() { log "$(printf '[%5.1fs] %s' "$(echo "$(now) - $T0" | bc)" "$*")"; }
 
 # wait_for SECONDS WHAT CMD...: runs CMD until it succeeds, at most SECONDS of wall time.
 wait_for() {
-  local deadline=$((SECONDS + $1)) what=$2
+  local secs=$1 deadline=$((SECONDS + $1)) what=$2
   shift 2
   until "$@" >/dev/null 2>&1; do
     if [ $SECONDS -ge $deadline ]; then
-      log "timeout after $1 s waiting for $what"
+      log "timeout after $secs s waiting for $what"
       return 1
     fi
     sleep 0.2
@@ -79,11 +87,12 @@ stop_one() {
 
 render() { # render TEMPLATE > FILE: fills in the state dir, ports and cluster name
   sed -e "s#@STATE@#$S#g" -e "s#@CTLD_PORT@#$CTLD_PORT#g" -e "s#@SLURMD_PORT@#$SLURMD_PORT#g" \
+    -e "s#@GANG_PORT1@#$GANG_PORT1#g" -e "s#@GANG_PORT2@#$GANG_PORT2#g" \
     -e "s#@DBD_PORT@#$DBD_PORT#g" -e "s#@DB_PORT@#$DB_PORT#g" -e "s#@CLUSTER@#$CLUSTER#g" "$1"
 }
 
 ctld_up() { scontrol ping 2>/dev/null | grep -q 'is UP'; }
-node_idle() { [ "$(sinfo -h -N -o %T 2>/dev/null)" = idle ]; }
+nodes_idle() { [ "$(sinfo -h -N -o %T 2>/dev/null | sort -u)" = idle ]; }
 
 cmd_install() {
   svc_apt_install slurm-wlm slurmdbd mariadb-server munge bc >&2
@@ -96,7 +105,7 @@ cmd_status() {
     if alive "$pid"; then echo "$d: running (pid $pid)"; else echo "$d: exited (pid $pid)"; ok=1; fi
   done
   if [ $ok -eq 0 ] && ctld_up; then
-    echo "slurmctld: answers on 127.0.0.1:$CTLD_PORT; node $(sinfo -h -N -o %T 2>/dev/null)"
+    echo "slurmctld: answers on 127.0.0.1:$CTLD_PORT; nodes $(sinfo -h -N -o '%N=%T' 2>/dev/null | tr '\n' ' ')"
   else
     ok=1
   fi
@@ -112,9 +121,10 @@ start_ctld_and_slurmd() {
   start_bg slurmctld slurmctld -D -i
   wait_for "$DEADLINE" "slurmctld to answer" ctld_up || { tail -20 "$S/log/slurmctld.log" >&2; return 1; }
   lap "slurmctld up"
-  start_bg slurmd slurmd -D -N localhost
-  wait_for "$DEADLINE" "the node to be idle" node_idle || { tail -20 "$S/log/slurmd.log" >&2; sinfo -N >&2 || true; return 1; }
-  lap "slurmd up, node idle"
+  local i
+  for i in "${!NODES[@]}"; do start_bg "${SLURMDS[$i]}" slurmd -D -N "${NODES[$i]}"; done
+  wait_for "$DEADLINE" "the nodes to be idle" nodes_idle || { tail -n 20 "$S"/log/slurmd-*.log >&2; sinfo -N >&2 || true; return 1; }
+  lap "slurmds up, nodes ${NODES[*]} idle"
 }
 
 cmd_start() {
@@ -128,7 +138,7 @@ cmd_start() {
   # Leftovers of an earlier start (a crashed test): stop them by their recorded PIDs first.
   if [ -d "$S/run" ]; then cmd_stop; fi
   rm -rf "$S"
-  mkdir -p "$S"/{etc,state,spool,log,run,dev}
+  mkdir -p "$S"/{etc,state,spool,log,run,dev} "${NODES[@]/#/$S/spool/}"
   install -d -m 0755 -o munge -g munge "$S/munge"
   install -d -o mysql -g mysql "$S/mysql"
   for i in 0 1 2 3 4 5 6 7; do ln -sf /dev/null "$S/dev/gpu$i"; done
@@ -174,7 +184,8 @@ cmd_reconfigure() {
   ctld_up || { log "not running: start it first"; return 1; }
   install_policy "$1"
   # PreemptType, PriorityType and AccountingStorageTRES only change on a restart.
-  stop_one slurmd
+  local d
+  for d in "${SLURMDS[@]}"; do stop_one "$d"; done
   stop_one slurmctld
   start_ctld_and_slurmd
 }

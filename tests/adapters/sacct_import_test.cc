@@ -185,5 +185,45 @@ TEST(SacctImport, AJobWithoutAccountCannotBeBilled) {
   EXPECT_NE(r.message().find("s.txt:2: job 1: no Account"), std::string::npos) << r.message();
 }
 
+// A multi-node job (an Arbiter gang): these lines are what a real Slurm 22.05.8 printed
+// (`sacct -D -a -P --noconvert --format=<kSacctFormat>`) for `sbatch -N 2 --ntasks-per-node=1
+// -c 5 --gres=gpu:2` on the test stack's gang nodes n1, n2 (scripts/services/slurm.sh): the
+// allocation record carries the totals over both nodes (cpu=10, gres/gpu=4, node=2), the batch
+// step one node's share, the srun step (one task per node) the totals again.
+const char* kMultiNodeJob =
+    "4|4|gang-high|arbiter|gang|team-a|root|high|COMPLETED|0:0|2026-12-01T20:35:50|"
+    "2026-12-01T20:35:50|2026-12-01T20:36:13|2026-12-01T20:36:29|00:00:16|16|n[1-2]|"
+    "billing=10500,cpu=10,gres/gpu=4,node=2||\n"
+    "4.batch|4.batch|batch|arbiter||team-a|||COMPLETED|0:0|2026-12-01T20:36:13|"
+    "2026-12-01T20:36:13|2026-12-01T20:36:13|2026-12-01T20:36:29|00:00:16|16|n1|"
+    "cpu=5,gres/gpu=2,mem=0,node=1|cpu=00:00:00,energy=0,fs/disk=47032,mem=12767232,pages=0,"
+    "vmem=294924288|cpu=00:00:00,energy=0,fs/disk=47032,mem=12767232,pages=0,vmem=294924288\n"
+    "4.0|4.0|step.sh|arbiter||team-a|||COMPLETED|0:0|2026-12-01T20:36:14|2026-12-01T20:36:14|"
+    "2026-12-01T20:36:14|2026-12-01T20:36:29|00:00:15|15|n[1-2]|cpu=10,gres/gpu=4,mem=0,node=2|"
+    "cpu=00:00:00,energy=0,fs/disk=900281,mem=5292032,pages=0,vmem=7983104|cpu=00:00:00,"
+    "energy=0,fs/disk=450140,mem=2646016,pages=0,vmem=3991552\n";
+
+TEST(SacctImport, AMultiNodeJobIsOneWorkloadBilledWithTheTotalsOfItsNodes) {
+  ImportResult r = Import(Header() + kMultiNodeJob);
+  ASSERT_EQ(r.segments.size(), 1u);
+  EXPECT_EQ(r.jobs, 1);
+  const auto& s = r.segments[0];
+  EXPECT_EQ(s.workload, "team-a/slurm-arbiter-4");
+  EXPECT_EQ(s.node, "n[1-2]");
+  EXPECT_EQ(s.requests.Get("cpu"), 10000);            // 5 per node
+  EXPECT_EQ(s.requests.Get("nvidia.com/gpu"), 4000);  // 2 per node: the gang's sum
+  EXPECT_EQ(s.end - s.start, 16000);                  // both nodes held 20:36:13..20:36:29
+  bool noted = false;
+  for (const auto& n : r.notes)
+    noted = noted || n.find("1 multi-node job (gangs): one workload each") != std::string::npos;
+  EXPECT_TRUE(noted) << (r.notes.empty() ? "no notes" : r.notes[0]);
+}
+
+TEST(SacctImport, SingleNodeJobsAreNotNotedAsGangs) {
+  ImportResult r = Import(
+      Header() + Alloc("1", "a", "COMPLETED", "1000", "1010", 10, "cpu=1,gres/gpu=1,node=1"));
+  for (const auto& n : r.notes) EXPECT_EQ(n.find("multi-node"), std::string::npos) << n;
+}
+
 }  // namespace
 }  // namespace arbiter::slurm

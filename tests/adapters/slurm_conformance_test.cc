@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "adapters/slurm/conformance.h"
+#include "core/objects.h"
 
 namespace arbiter::slurm {
 namespace {
@@ -199,6 +200,123 @@ TEST(SlurmConformance, TwoJobsWithOneNameCannotBeCompared) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.message().find("two Slurm jobs are team/v (1 and 9)"), std::string::npos)
       << r.message();
+}
+
+// ------------------------------------------------------------------ gangs
+
+// A Slurm multi-node job: AllocTRES counts the totals over its nodes (node=N), as a real
+// `sbatch -N 2 --ntasks-per-node=1 --gres=gpu:2` job's record does (see sacct_import_test).
+std::string MultiNode(const std::string& id, const std::string& name, const std::string& state,
+                      int submit, int start, int end, int gpus, int nodes) {
+  auto t = [](int s) { return std::to_string(1000000 + s); };
+  return id + "|" + id + "|" + name + "|ci|p|team|u|high|" + state + "|0:0|" + t(submit) + "|" +
+         t(submit) + "|" + t(start) + "|" + t(end) + "|00:00:00|" + std::to_string(end - start) +
+         "|n[1-2]|cpu=2,gres/gpu=" + std::to_string(gpus) + ",node=" + std::to_string(nodes) +
+         "||\n";
+}
+
+// Arbiter: `v` (2 GPUs on n1) preempted at 10 by member g-1 of pod group `g` (two pods of 2
+// GPUs); v gone at 20, g's members start at 20 on `node0` and `node1`, complete at 30.
+nlohmann::json GangReport(const char* node0, const char* node1) {
+  using J = nlohmann::json;
+  J r;
+  r["endTime"] = 40;
+  r["workloads"] = J::array(
+      {J{{"name", "team/v"}, {"phase", "Preempted"}, {"requests", "cpu=1,nvidia.com/gpu=2"}},
+       J{{"name", "team/g-0"}, {"phase", "Succeeded"}, {"requests", "cpu=1,nvidia.com/gpu=2"}},
+       J{{"name", "team/g-1"}, {"phase", "Succeeded"}, {"requests", "cpu=1,nvidia.com/gpu=2"}}});
+  auto ev = [](double t, const char* type, const char* w, const char* node = nullptr,
+               const char* by = nullptr) {
+    J e{{"time", t}, {"type", type}, {"workload", w}};
+    e["node"] = node ? J(node) : J();
+    e["by"] = by ? J(by) : J();
+    return e;
+  };
+  r["events"] = J::array(
+      {ev(0, "Submitted", "team/v"), ev(0, "Scheduled", "team/v", "n1"),
+       ev(10, "Submitted", "team/g-0"), ev(10, "Submitted", "team/g-1"),
+       ev(10, "Preempted", "team/v", "n1", "team/g-1"), ev(20, "Terminated", "team/v", "n1"),
+       ev(20, "Scheduled", "team/g-0", node0), ev(20, "Scheduled", "team/g-1", node1),
+       ev(30, "Completed", "team/g-0", node0), ev(30, "Completed", "team/g-1", node1)});
+  return r;
+}
+
+ConformanceReport CompareGang(const nlohmann::json& report) {
+  // Slurm: v killed at 20 (PREEMPTED, cancel mode), the 2-node job g runs 20..30.
+  auto runs = ParseSacctText(Header() + Alloc("1", "v", "PREEMPTED", 0, 0, 20, 2) +
+                                 MultiNode("2", "g", "COMPLETED", 10, 20, 30, 4, 2),
+                             "s.txt");
+  EXPECT_TRUE(runs.ok()) << runs.message();
+  const GangMembers gangs = {{"team/g", {"team/g-0", "team/g-1"}}};
+  ConformanceInputs in;
+  in.runs = &*runs;
+  in.report = &report;
+  in.slurmctld_log =
+      "[2026-01-01T00:00:10.000] debug:  setting 10 sec preemption grace time for JobId=1 to "
+      "reclaim resources for JobId=2\n";
+  in.gangs = &gangs;
+  auto r = CompareWithSlurm(in);
+  EXPECT_TRUE(r.ok()) << r.message();
+  return *r;
+}
+
+TEST(SlurmConformance, AMultiNodeSlurmJobIsComparedWithThePodGroupOfItsName) {
+  ConformanceReport r = CompareGang(GangReport("n1", "n2"));
+  EXPECT_TRUE(r.ok()) << ConformanceTable(r);
+  EXPECT_EQ(r.jobs, 2) << ConformanceTable(r);  // v and the group; no member on its own
+  EXPECT_EQ(Find(r, "team/g-0", "runs"), nullptr);
+  EXPECT_EQ(r.Count(Verdict::kAgree), static_cast<int>(r.points.size())) << ConformanceTable(r);
+  // The victim's preemptor is the group on both sides (Arbiter names the member g-1).
+  EXPECT_EQ(Find(r, "team/v", "preempted-by")->arbiter, "team/g");
+  EXPECT_EQ(Find(r, "team/g", "start#1")->arbiter, "20");
+  EXPECT_EQ(Find(r, "team/g", "final-state")->arbiter, "Succeeded");
+  // GPU-seconds: the members' sum (2 + 2 GPUs x 10 s) = Slurm's gres/gpu total x 10 s.
+  EXPECT_EQ(Find(r, "team/g", "gpu-seconds")->arbiter, "40");
+  EXPECT_EQ(Find(r, "team/g", "gpu-seconds")->slurm, "40");
+  EXPECT_EQ(Find(r, "team/g", "nodes")->slurm, "2");
+  EXPECT_EQ(Find(r, "team/g", "nodes")->arbiter, "2");
+  EXPECT_EQ(Find(r, "team/v", "nodes"), nullptr);  // single-node jobs have no nodes point
+}
+
+TEST(SlurmConformance, AGangPackedOnOneNodeDiffersFromSlurmsSpreadJob) {
+  // Slurm's -N 2 spreads over two nodes; a pod group has no such constraint.
+  ConformanceReport r = CompareGang(GangReport("n1", "n1"));
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(Find(r, "team/g", "nodes")->verdict, Verdict::kDiffers) << ConformanceTable(r);
+  EXPECT_EQ(Find(r, "team/g", "nodes")->arbiter, "1");
+}
+
+TEST(SlurmConformance, WithoutItsPodGroupAMultiNodeJobMatchesNoPod) {
+  auto runs =
+      ParseSacctText(Header() + MultiNode("2", "g", "COMPLETED", 10, 20, 30, 4, 2), "s.txt");
+  ASSERT_TRUE(runs.ok());
+  const nlohmann::json report = GangReport("n1", "n2");
+  ConformanceInputs in;
+  in.runs = &*runs;
+  in.report = &report;
+  auto r = CompareWithSlurm(in);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(Find(*r, "team/g", "present")->verdict, Verdict::kDiffers);
+  EXPECT_EQ(Find(*r, "team/g-0", "present")->verdict, Verdict::kDiffers);
+}
+
+TEST(SlurmConformance, GangMembersComeFromThePodGroupLabel) {
+  ManifestSet set;
+  auto pod = [&](const std::string& ns, const std::string& name, const std::string& group) {
+    Pod p;
+    p.meta.namespace_ = ns;
+    p.meta.name = name;
+    if (!group.empty()) p.meta.labels[kPodGroupLabel] = group;
+    set.pods.push_back(p);
+  };
+  pod("a", "t-0", "train");
+  pod("a", "solo", "");
+  pod("b", "t-0", "train");
+  pod("a", "t-1", "train");
+  const GangMembers g = GangMembersOf(set);
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g.at("a/train"), (std::vector<std::string>{"a/t-0", "a/t-1"}));
+  EXPECT_EQ(g.at("b/train"), (std::vector<std::string>{"b/t-0"}));
 }
 
 }  // namespace

@@ -237,6 +237,42 @@ TEST(SlurmCli, CompareTheRecordedRunWithTheSimulation) {
   EXPECT_EQ(verdicts["agree"], 56);
 }
 
+// A Slurm multi-node job is an Arbiter gang: the recorded run of the gang workload (two pod
+// groups as `sbatch -N 2 --ntasks-per-node=1` on the test stack's nodes n1, n2; recorded/README.md)
+// agrees with `arbiter sim` on every point once compare knows the pod groups (-f the workload).
+TEST(SlurmCli, CompareTheRecordedGangRunWithTheSimulation) {
+  const fs::path d = Scratch("gang");
+  const std::string policy = Src("tests/data/slurm/gang-policy.yaml");
+  const std::string workload = Src("tests/data/slurm/gang-workload.yaml");
+  const std::string report = (d / "sim.json").string();
+  auto sim = Arbiter("sim -q -f " + policy + " -f " + workload + " --report-json " + report, d);
+  ASSERT_EQ(sim.rc, 0) << sim.err;
+  std::string t0 = Read(Src("tests/data/slurm/recorded/gang-t0.txt"));
+  while (!t0.empty() && t0.back() == '\n') t0.pop_back();
+  const std::string args = "slurm compare --sacct-file " +
+                           Src("tests/data/slurm/recorded/gang-sacct.txt") + " --report-json " +
+                           report + " -f " + policy + " --slurmctld-log " +
+                           Src("tests/data/slurm/recorded/gang-slurmctld-preempt.log") +
+                           " --expect " + kExpect + " --t0 " + t0;
+  auto table = Arbiter(args + " -f " + workload, d);
+  EXPECT_EQ(table.rc, 0) << table.out << table.err;
+  EXPECT_NE(table.out.find("5 jobs, "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("0 agree with an allowance, 0 expected differences, 0 unexpected"),
+            std::string::npos)
+      << table.out;
+  for (const char* row :
+       {"team-a/gang-high +nodes +2 +2 +agree", "team-a/gang-high +start#1 +27.665 +27 +agree",
+        "team-b/scav-1 +preempted-by +team-a/gang-high +team-a/gang-high +agree",
+        "team-a/gang-low +preempted-by +team-b/high-1 +team-b/high-1 +agree",
+        "team-a/gang-low +runs +2 +2 +agree", "team-a/gang-low +gpu-seconds +"})
+    EXPECT_TRUE(std::regex_search(table.out, std::regex(row))) << row << "\n" << table.out;
+  // Without the pod groups, every member is a job of its own that Slurm never ran.
+  auto members = Arbiter(args, d);
+  EXPECT_EQ(members.rc, 1);
+  EXPECT_TRUE(std::regex_search(members.out, std::regex("team-a/gang-high-0 +present +no +yes")))
+      << members.out;
+}
+
 // With spec.latency (the test cluster's timers) every start and every GPU-second of the recorded
 // run agrees within the base tolerances: starts within 3 s, after a wait too (measured at most
 // 2 s: Slurm's scheduling pass between a submission and its preemption decision, not modelled,

@@ -13,6 +13,9 @@
 //    cred_expire 10 s), so every start, after a wait too, is within 3 s of Slurm's: the 2 s
 //    measured (Slurm's scheduling pass between a submission and its preemption decision, which
 //    is not modelled, and sacct's whole seconds) plus 1 s for the driver's submission jitter;
+//  - a Slurm multi-node job is an Arbiter gang: the gang workload (pod groups as `sbatch -N 2
+//    --ntasks-per-node=1`, on the stack's two gang nodes) agrees with `arbiter sim` point by
+//    point, the gang's start, GPU-seconds, nodes and preemptors included;
 //  - `arbiter slurm import --since` runs the real sacct.
 // Slurm must be running: without it these tests fail (never skip).
 #include <gtest/gtest.h>
@@ -80,10 +83,11 @@ std::string Results() {
   return d;
 }
 
-// A job of the conformance workload, from its Pod.
+// A job of a workload: a Pod, or a pod group (scheduling.x-k8s.io/pod-group) as one multi-node
+// job named after the group, one member per node (cpus and gpus per node).
 struct Job {
   std::string name, ns, qos, shutdown;
-  int64_t cpus = 0, gpus = 0;
+  int64_t cpus = 0, gpus = 0, nodes = 1;
   arbiter::Millis submit = 0, duration = 0;
 };
 
@@ -93,9 +97,21 @@ std::vector<Job> WorkloadJobs(const std::string& policy, const std::string& work
   std::map<std::string, arbiter::Millis> grace;
   for (const auto& q : load.set.qos) grace[q.meta.name] = q.grace_time.value_or(30000);
   std::vector<Job> jobs;
+  std::map<std::string, size_t> gang_job;  // namespace/group -> index in jobs
   for (const auto& p : load.set.pods) {
+    auto group = p.meta.labels.find("scheduling.x-k8s.io/pod-group");
+    if (group != p.meta.labels.end()) {
+      auto [it, fresh] = gang_job.emplace(p.meta.namespace_ + "/" + group->second, jobs.size());
+      if (!fresh) {
+        Job& g = jobs[it->second];
+        ++g.nodes;
+        EXPECT_EQ(g.submit, p.sim.submit_time) << "members of " << it->first << " differ";
+        EXPECT_EQ(g.duration, p.sim.duration.value_or(0)) << "members of " << it->first;
+        continue;
+      }
+    }
     Job j;
-    j.name = p.meta.name;
+    j.name = group != p.meta.labels.end() ? group->second : p.meta.name;
     j.ns = p.meta.namespace_;
     j.qos = p.sim.qos.value_or("normal");
     auto req = p.EffectiveRequests();
@@ -111,6 +127,17 @@ std::vector<Job> WorkloadJobs(const std::string& policy, const std::string& work
   std::stable_sort(jobs.begin(), jobs.end(),
                    [](const Job& a, const Job& b) { return a.submit < b.submit; });
   return jobs;
+}
+
+// sbatch of a job: a pod (-n1), or a gang (-N N --ntasks-per-node=1: one member per node).
+std::string Sbatch(const Job& j, const std::string& partition, const std::string& out) {
+  const std::string shape =
+      j.nodes > 1 ? " -N" + std::to_string(j.nodes) + " --ntasks-per-node=1" : std::string(" -n1");
+  return "sbatch --parsable -J " + j.name + " -A " + j.ns + " --qos=" + j.qos +
+         (partition.empty() ? "" : " -p " + partition) + shape + " -c" + std::to_string(j.cpus) +
+         " --gres=gpu:" + std::to_string(j.gpus) + " --time=10 --requeue --open-mode=append -o " +
+         out + "/jobs/%x-%j.out " + Src("tests/integration/slurm/job.sh") + " " +
+         std::to_string(j.duration / 1000) + " " + j.shutdown + " 2>&1";
 }
 
 std::string FormatMs(int64_t unix_ms) {
@@ -151,7 +178,7 @@ bool HasLine(const std::string& text, const std::string& line) {
 }
 
 TEST_F(SlurmEnv, SlurmServiceHasEightGpus) {
-  auto sinfo = RunCommand("sinfo -h -N -o '%N %T %G' 2>&1");
+  auto sinfo = RunCommand("sinfo -h -N -p pool -o '%N %T %G' 2>&1");
   EXPECT_EQ(Trim(sinfo.out), "localhost idle gpu:8") << sinfo.out;
   auto status = RunCommand(Src("scripts/services/slurm.sh") + " status 2>&1");
   EXPECT_EQ(status.rc, 0) << status.out;
@@ -219,12 +246,7 @@ TEST_F(SlurmEnv, SlurmConformanceExportRunImportCompare) {
   std::vector<std::string> ids;
   for (const Job& j : jobs) {
     std::this_thread::sleep_until(t0_steady + std::chrono::milliseconds(j.submit));
-    auto r =
-        RunCommand("sbatch --parsable -J " + j.name + " -A " + j.ns + " --qos=" + j.qos +
-                   " -n1 -c" + std::to_string(j.cpus) + " --gres=gpu:" + std::to_string(j.gpus) +
-                   " --time=10 --requeue --open-mode=append -o " + out + "/jobs/%x-%j.out " +
-                   Src("tests/integration/slurm/job.sh") + " " + std::to_string(j.duration / 1000) +
-                   " " + j.shutdown + " 2>&1");
+    auto r = RunCommand(Sbatch(j, "", out));
     ASSERT_EQ(r.rc, 0) << "sbatch " << j.name << ": " << r.out;
     ids.push_back(Trim(r.out));
   }
@@ -327,6 +349,125 @@ TEST_F(SlurmEnv, SlurmConformanceExportRunImportCompare) {
           .count();
   std::cout << "Slurm conformance test: " << secs << " s wall (workload " << (NowMs() - t0) / 1000
             << " s)\n";
+}
+
+// Two nodes, each with its own slurmd (`slurmd -N n1`, its own Port and loopback NodeAddr), for
+// multi-node jobs.
+TEST_F(SlurmEnv, SlurmServiceHasTwoGangNodes) {
+  auto sinfo = RunCommand("sinfo -h -N -p gang -o '%N %T %G %c' 2>&1");
+  EXPECT_EQ(Trim(sinfo.out), "n1 idle gpu:4 8\nn2 idle gpu:4 8") << sinfo.out;
+}
+
+// Runs a workload (pods and pod groups) on a partition on the workload's clock; returns the job
+// IDs, and sets *t0 to the Unix ms of the first submission.
+std::vector<std::string> SubmitWorkload(const std::vector<Job>& jobs, const std::string& partition,
+                                        const std::string& out, int64_t* t0) {
+  setenv("JOBBIN", Src("tests/integration/slurm").c_str(), 1);
+  setenv("EVLOG", (out + "/events.log").c_str(), 1);
+  const auto t0_steady = std::chrono::steady_clock::now();
+  *t0 = NowMs();
+  std::vector<std::string> ids;
+  for (const Job& j : jobs) {
+    std::this_thread::sleep_until(t0_steady + std::chrono::milliseconds(j.submit));
+    auto r = RunCommand(Sbatch(j, partition, out));
+    EXPECT_EQ(r.rc, 0) << "sbatch " << j.name << ": " << r.out;
+    ids.push_back(Trim(r.out));
+  }
+  return ids;
+}
+
+// A Slurm multi-node job is an Arbiter gang (issue 10): pod groups run as `sbatch -N 2
+// --ntasks-per-node=1` on the gang nodes, side by side with `arbiter sim`.
+TEST_F(SlurmEnv, SlurmGangJobIsAnArbiterGang) {
+  const std::string out = Results() + "/gang";
+  fs::remove_all(out);
+  fs::create_directories(out + "/jobs");
+  const std::string policy = Src("tests/data/slurm/gang-policy.yaml");
+  const std::string workload = Src("tests/data/slurm/gang-workload.yaml");
+  auto exp =
+      RunCommandSplit(Arbiter() + " slurm export -f " + policy + " --cluster arbiter --user " +
+                          user_ + " --price-at 2026-06-01T00:00:00Z -o " + out + "/export",
+                      out);
+  ASSERT_EQ(exp.rc, 0) << exp.err;
+  auto apply = RunCommand("bash " + out + "/export/sacctmgr.sh > " + out + "/apply.log 2>&1");
+  ASSERT_EQ(apply.rc, 0) << ReadFile(out + "/apply.log");
+  auto reconf = RunCommand(Src("scripts/services/slurm.sh") + " reconfigure " + out +
+                           "/export/slurm-policy.conf 2>&1");
+  ASSERT_EQ(reconf.rc, 0) << reconf.out;
+
+  const std::vector<Job> jobs = WorkloadJobs(policy, workload);
+  ASSERT_EQ(jobs.size(), 5u);  // 3 pods, 2 pod groups of 2
+  int64_t t0 = 0;
+  const std::vector<std::string> ids = SubmitWorkload(jobs, "gang", out, &t0);
+  ASSERT_EQ(ids.size(), jobs.size());
+  std::string id_list;
+  for (const auto& id : ids) id_list += (id_list.empty() ? "" : ",") + id;
+  for (int i = 0;; ++i) {
+    const std::string q = RunCommand("squeue -h -j " + id_list + " 2>/dev/null").out;
+    if (Trim(q).empty()) break;
+    ASSERT_LT(i, 300) << "jobs still queued after 300 s:\n" << q;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // job records reach slurmdbd
+  const std::string sacct = out + "/sacct.txt";
+  auto sa = RunCommand("sacct -D -a -P --noconvert -j " + id_list + " --format=" +
+                       std::string(arbiter::slurm::kSacctFormat) + " > " + sacct + " 2>&1");
+  ASSERT_EQ(sa.rc, 0) << ReadFile(sacct);
+  const std::string log = out + "/slurmctld-preempt.log";
+  RunCommand("grep -E 'preempt|Requeu' " + CiDir() + "/slurm/log/slurmctld.log > " + log);
+
+  // sacct: a gang is one job on two nodes with the totals of its members.
+  auto runs = arbiter::slurm::ParseSacctText(ReadFile(sacct), sacct);
+  ASSERT_TRUE(runs.ok()) << runs.message();
+  int gang_runs = 0;
+  for (const auto& r : *runs) {
+    if (r.job_name != "gang-high" && r.job_name != "gang-low") continue;
+    ++gang_runs;
+    EXPECT_EQ(r.alloc.nodes, 2) << r.job_id;
+    EXPECT_EQ(r.node_list, "n[1-2]") << r.job_id;
+    EXPECT_EQ(r.alloc.gpus, r.job_name == "gang-high" ? 4 : 8) << r.job_id;
+  }
+  EXPECT_EQ(gang_runs, 3) << "gang-high once, gang-low twice (requeued)";
+
+  // Billing: one workload per gang, its totals.
+  const std::string db = out + "/ledger.db";
+  auto imp = RunCommandSplit(
+      Arbiter() + " slurm import --sacct-file " + sacct + " --db " + db + " -f " + policy, out);
+  ASSERT_EQ(imp.rc, 0) << imp.out << imp.err;
+  EXPECT_NE(imp.out.find("5 jobs, 6 runs"), std::string::npos) << imp.out;
+  EXPECT_NE((imp.out + imp.err).find("2 multi-node jobs (gangs)"), std::string::npos)
+      << imp.out << imp.err;
+
+  // Side by side with arbiter sim: the compare reads the pod groups from the workload.
+  const std::string report = out + "/sim.json";
+  auto sim = RunCommandSplit(
+      Arbiter() + " sim -q -f " + policy + " -f " + workload + " --report-json " + report, out);
+  ASSERT_EQ(sim.rc, 0) << sim.err;
+  const std::string cmp_args = " slurm compare --sacct-file " + sacct + " --report-json " + report +
+                               " -f " + policy + " -f " + workload + " --slurmctld-log " + log +
+                               " --expect " + Src("tests/data/slurm/conformance-expected.yaml") +
+                               " --t0 " + FormatMs(t0);
+  auto table = RunCommandSplit(Arbiter() + cmp_args, out);
+  std::cout << table.out << table.err;
+  std::ofstream(out + "/compare.txt") << table.out;
+  auto cmp = RunCommandSplit(Arbiter() + cmp_args + " -o json", out);
+  EXPECT_EQ(cmp.rc, 0) << table.out << cmp.err;
+  auto j = nlohmann::json::parse(cmp.out);
+  EXPECT_TRUE(j["ok"].get<bool>());
+  EXPECT_EQ(j["jobs"], 5) << table.out;
+  std::map<std::string, std::pair<std::string, std::string>> got;  // "job point" -> (slurm, arb)
+  for (const auto& p : j["points"])
+    got[p["job"].get<std::string>() + " " + p["point"].get<std::string>()] = {p["slurm"],
+                                                                              p["arbiter"]};
+  using P = std::pair<std::string, std::string>;
+  EXPECT_EQ(got["team-b/scav-1 preempted-by"], P("team-a/gang-high", "team-a/gang-high"));
+  EXPECT_EQ(got["team-b/scav-2 preempted-by"], P("team-a/gang-high", "team-a/gang-high"));
+  EXPECT_EQ(got["team-a/gang-low preempted-by"], P("team-b/high-1", "team-b/high-1"));
+  EXPECT_EQ(got["team-a/gang-low runs"], P("2", "2"));
+  EXPECT_EQ(got["team-a/gang-high nodes"], P("2", "2"));
+  EXPECT_EQ(got["team-a/gang-low nodes"], P("2", "2"));
+  EXPECT_LE(std::stod(j["maxAbsStartAfterWaitSeconds"].get<std::string>()), 3.0) << table.out;
+  EXPECT_LE(std::stod(j["maxAbsStartAtSubmissionSeconds"].get<std::string>()), 3.0) << table.out;
 }
 
 // The richer export (cohort parents, typed GPUs and a MIG profile in AccountingStorageTRES and

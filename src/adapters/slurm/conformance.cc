@@ -10,6 +10,7 @@
 #include "adapters/slurm/sacct_import.h"
 #include "core/decimal.h"
 #include "core/int128.h"
+#include "core/objects.h"
 #include "core/resources.h"
 #include "core/text.h"
 
@@ -208,7 +209,50 @@ struct JobSide {
   bool preemptor_unknown = false;
   int64_t gpus_milli = 0;
   std::optional<Millis> submit;
+  std::optional<int64_t> gpu_ms;  // a gang: the sum over its members
+  bool gang = false;
+  int64_t slurm_nodes = 0;                // Slurm: AllocTRES node= of the first run
+  std::set<std::string> first_run_nodes;  // Arbiter: nodes of the first run (of every member)
 };
+
+// GPU-milliseconds held (milli-GPU x ms / 1000).
+int64_t GpuMs(const JobSide& j) {
+  if (j.gpu_ms) return *j.gpu_ms;
+  int128 t = 0;
+  for (const auto& r : j.runs) t += static_cast<int128>(j.gpus_milli) * (r.end - r.start) / 1000;
+  return static_cast<int64_t>(t);
+}
+
+// A pod group's members as one job (a Slurm multi-node job): run K from the earliest member's
+// start K to the latest member's end K, GPUs and GPU-seconds summed, preemptors united.
+JobSide FoldGang(const std::vector<const JobSide*>& members) {
+  JobSide g;
+  g.gang = true;
+  std::set<std::string> phases;
+  int64_t gpu_ms = 0;
+  for (const JobSide* m : members) {
+    g.present = true;
+    phases.insert(m->state);
+    for (size_t k = 0; k < m->runs.size(); ++k) {
+      if (k == g.runs.size()) {
+        g.runs.push_back(m->runs[k]);
+        continue;
+      }
+      Run& r = g.runs[k];
+      r.start = std::min(r.start, m->runs[k].start);
+      r.end = std::max(r.end, m->runs[k].end);
+      r.preempted_end = r.preempted_end || m->runs[k].preempted_end;
+    }
+    g.preemptors.insert(m->preemptors.begin(), m->preemptors.end());
+    g.gpus_milli += m->gpus_milli;
+    gpu_ms += GpuMs(*m);
+    g.first_run_nodes.insert(m->first_run_nodes.begin(), m->first_run_nodes.end());
+    if (m->submit && (!g.submit || *m->submit < *g.submit)) g.submit = m->submit;
+  }
+  g.gpu_ms = gpu_ms;
+  for (const auto& p : phases) g.state += (g.state.empty() ? "" : ",") + p;
+  return g;
+}
 
 std::string SlurmStateAsPhase(const std::string& s) {
   if (s == "COMPLETED") return "Succeeded";
@@ -265,6 +309,7 @@ Result<ConformanceReport> CompareWithSlurm(const ConformanceInputs& in) {
     j.state = run.state;
     j.gpus_milli = run.alloc.gpus * 1000;
     if (run.start) {
+      if (j.runs.empty()) j.slurm_nodes = run.alloc.nodes;
       Run r;
       r.start = *run.start;
       r.end = *RunReleased(run);
@@ -348,10 +393,12 @@ Result<ConformanceReport> CompareWithSlurm(const ConformanceInputs& in) {
     JobSide& j = arb[wl];
     if (type == "Submitted" && !j.submit)
       j.submit = *t;
-    else if (type == "Scheduled")
+    else if (type == "Scheduled") {
       j.runs.push_back(Run{*t, -1, false});
-    else if ((type == "Completed" || type == "Terminated") && !j.runs.empty() &&
-             j.runs.back().end < 0) {
+      if (j.runs.size() == 1 && e.contains("node") && e["node"].is_string())
+        j.first_run_nodes.insert(e["node"].get<std::string>());
+    } else if ((type == "Completed" || type == "Terminated") && !j.runs.empty() &&
+               j.runs.back().end < 0) {
       j.runs.back().end = *t;
       j.runs.back().preempted_end = type == "Terminated";
     } else if (type == "Preempted" || type == "Reclaimed") {
@@ -361,6 +408,32 @@ Result<ConformanceReport> CompareWithSlurm(const ConformanceInputs& in) {
   for (auto& [k, j] : arb)
     for (auto& r : j.runs)
       if (r.end < 0) r.end = std::max(report_end, r.start);
+
+  // ---- gangs: a pod group is one job, as a Slurm multi-node job is
+  if (in.gangs && !in.gangs->empty()) {
+    std::map<std::string, std::string> gang_of;  // member -> group
+    for (const auto& [g, members] : *in.gangs)
+      for (const auto& m : members) gang_of[m] = g;
+    for (const auto& [g, members] : *in.gangs) {
+      if (arb.count(g) && !gang_of.count(g))
+        return R::Error("pod group " + g + " has the name of a pod of its namespace: rename one");
+      std::vector<const JobSide*> present;
+      for (const auto& m : members)
+        if (auto it = arb.find(m); it != arb.end()) present.push_back(&it->second);
+      if (present.empty()) continue;
+      JobSide folded = FoldGang(present);
+      for (const auto& m : members) arb.erase(m);
+      arb[g] = std::move(folded);
+    }
+    for (auto& [k, j] : arb) {
+      std::set<std::string> named;
+      for (const auto& p : j.preemptors) {
+        auto it = gang_of.find(p);
+        named.insert(it == gang_of.end() ? p : it->second);
+      }
+      j.preemptors = std::move(named);
+    }
+  }
 
   // ---- points
   ConformanceReport out;
@@ -444,14 +517,12 @@ Result<ConformanceReport> CompareWithSlurm(const ConformanceInputs& in) {
       add(key, name, Secs(ss), Secs(as), base_ok || allow_ok, !base_ok && allow_ok,
           Secs(d) + " (tolerance " + Secs(tol) + (waited ? ", waited" : ", at submission") + ")");
     }
+    // A gang and a multi-node job: on how many nodes (one member per node).
+    if (a.gang || s.slurm_nodes > 1)
+      add(key, "nodes", std::to_string(s.slurm_nodes), std::to_string(a.first_run_nodes.size()),
+          s.slurm_nodes == static_cast<int64_t>(a.first_run_nodes.size()), false, "");
     // GPU-seconds (GPU-ms internally: milli-GPU x ms / 1000).
-    auto gpu_ms = [](const JobSide& j) {
-      int128 t = 0;
-      for (const auto& r : j.runs)
-        t += static_cast<int128>(j.gpus_milli) * (r.end - r.start) / 1000;
-      return static_cast<int64_t>(t);
-    };
-    const int64_t sg = gpu_ms(s), ag = gpu_ms(a);
+    const int64_t sg = GpuMs(s), ag = GpuMs(a);
     // The latency allowance covers runs both sides stopped by a preemption and Slurm killed at the
     // end of the grace time (PREEMPTED); a run only one side cut short is a real difference.
     int preempted_runs = 0;
@@ -476,6 +547,16 @@ Result<ConformanceReport> CompareWithSlurm(const ConformanceInputs& in) {
     out.points.push_back(
         {d.job, d.point, "", "", "", Verdict::kNoLongerDiffers,
          "expected difference (line " + std::to_string(d.line) + ") names no compared point"});
+  }
+  return out;
+}
+
+GangMembers GangMembersOf(const ManifestSet& set) {
+  GangMembers out;
+  for (const Pod& p : set.pods) {
+    auto it = p.meta.labels.find(kPodGroupLabel);
+    if (it == p.meta.labels.end() || it->second.empty()) continue;
+    out[p.meta.namespace_ + "/" + it->second].push_back(p.meta.namespace_ + "/" + p.meta.name);
   }
   return out;
 }

@@ -18,6 +18,16 @@
 //                 in Arbiter (not at its submission) may use the latency allowances too.
 //   gpu-seconds   Σ runs GPUs × (released - start) (sacct_import.h RunReleased), within
 //                 GPUs × (gpuSecondsPerRun × runs + allowance × runs Slurm ended PREEMPTED).
+//   nodes         (gangs and multi-node Slurm jobs only) nodes of the first run: Slurm's
+//                 AllocTRES node=, Arbiter's distinct nodes of the members' first runs.
+//
+// Gangs: a Slurm multi-node job (sbatch -N N --ntasks-per-node=1) is a pod group (PodGroup with
+// minMember N, pods labelled scheduling.x-k8s.io/pod-group). The Slurm job named after the group
+// ("<namespace>/<group>") is compared with the group's pods taken as one job: run K starts at
+// the earliest member's start K and ends at the latest member's end K; GPU-seconds are the sum
+// over the members (Slurm's AllocTRES gres/gpu is the total over the job's nodes); preempted-by
+// is the union of the members' preemptors; final-state the members' phases (one when they
+// agree). A preemptor or victim that is a member is named by its group on both sides.
 //
 // Expectations (YAML, `--expect FILE`):
 //   tolerances: {start: 3s, gpuSecondsPerRun: 3s}
@@ -40,6 +50,10 @@
 #include "adapters/slurm/sacct_parser.h"
 #include "core/duration.h"
 #include "core/status.h"
+
+namespace arbiter {
+struct ManifestSet;
+}
 
 namespace arbiter::slurm {
 
@@ -94,6 +108,11 @@ struct ConformanceReport {
   int Count(Verdict v) const;
 };
 
+// Pod groups of a manifest set: "<namespace>/<group>" -> its pods "<namespace>/<pod>" (pods
+// labelled scheduling.x-k8s.io/pod-group), in manifest order.
+using GangMembers = std::map<std::string, std::vector<std::string>>;
+GangMembers GangMembersOf(const ManifestSet& set);
+
 struct ConformanceInputs {
   const std::vector<SacctRun>* runs = nullptr;
   const nlohmann::json* report = nullptr;
@@ -101,6 +120,7 @@ struct ConformanceInputs {
   std::optional<std::string> slurmctld_log;  // its text
   std::optional<Millis> t0;  // Unix ms of the first submission (default: earliest Submit)
   const Expectations* expect = nullptr;  // null: defaults, no allowances, no expected differences
+  const GangMembers* gangs = nullptr;    // null: no pod groups (every pod is a job)
 };
 
 Result<ConformanceReport> CompareWithSlurm(const ConformanceInputs& in);

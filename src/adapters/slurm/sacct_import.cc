@@ -33,6 +33,7 @@ Result<ImportResult> SegmentsFromSacct(const std::vector<SacctRun>& runs, const 
   ImportResult r;
   std::set<std::string> jobs, unmapped_accounts, unknown_types;
   int no_usage = 0;
+  std::set<std::string> multi_node_jobs;
   for (const SacctRun& run : runs) {
     auto where = [&](const std::string& msg) {
       return Result<ImportResult>::Error(file + ":" + std::to_string(run.line) + ": job " +
@@ -53,6 +54,7 @@ Result<ImportResult> SegmentsFromSacct(const std::vector<SacctRun>& runs, const 
       unmapped_accounts.insert(run.account);
     }
     if (!run.end) ++r.running;
+    if (run.alloc.nodes > 1) multi_node_jobs.insert(run.cluster + "|" + run.job_id);
     const std::string cluster = run.cluster.empty() ? opts.cluster : run.cluster;
     billing::RunSegment base;
     base.workload = SlurmWorkloadName(ns, cluster, run.job_id);
@@ -141,6 +143,11 @@ Result<ImportResult> SegmentsFromSacct(const std::vector<SacctRun>& runs, const 
         "gres types without a GPU model (priced by gpuModels under that name, else as a plain "
         "GPU): " +
         list(unknown_types));
+  if (!multi_node_jobs.empty())
+    r.notes.push_back(std::to_string(multi_node_jobs.size()) + " multi-node job" +
+                      (multi_node_jobs.size() == 1 ? "" : "s") +
+                      " (gangs): one workload each, billed with AllocTRES totals over its nodes "
+                      "(NodeList)");
   if (no_usage > 0)
     r.notes.push_back(std::to_string(no_usage) + " run" + (no_usage == 1 ? "" : "s") +
                       " without step usage (sacct -X, or shorter than JobAcctGatherFrequency): "

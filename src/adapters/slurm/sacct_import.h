@@ -18,6 +18,10 @@
 //  - Tenant: Account -> namespace (NameMap; an account it does not know is its own namespace).
 //  - Workload: "<namespace>/slurm-<cluster>-<JobID>", stable across imports, so importing the
 //    same jobs again changes nothing in the ledger.
+//  - A multi-node job (sbatch -N N, AllocTRES node=N: Arbiter's gang, a pod group) is one
+//    workload like any job: its allocation record carries the totals over its nodes (cpu,
+//    gres/gpu, mem), its segment's node is the NodeList ("n[1-2]"), and its runs start and end
+//    together (noted).
 #pragma once
 
 #include <map>
