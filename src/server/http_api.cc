@@ -13,6 +13,7 @@
 #include "adapters/kube/generate_name.h"
 #include "adapters/kube/openapi.h"
 #include "adapters/kube/patch.h"
+#include "adapters/kube/protobuf_body.h"
 #include "adapters/kube/resources.h"
 #include "adapters/kube/selectors.h"
 #include "adapters/kube/status.h"
@@ -349,14 +350,32 @@ void Answer(httplib::Response& res, const MutationResult& r, int code, const kub
   SendJson(res, code, r.object);
 }
 
-// Bodies are JSON. kubectl's typed requests (`create namespace|quota|priorityclass|pdb`) send
-// protobuf; they get kube-apiserver's 415 for an unknown format (docs/kube-api.md).
+kube::KubeStatus UnsupportedBody(const std::string& type) {
+  return kube::UnsupportedMediaType(
+      type, {"application/json",
+             std::string(kube::kProtobufMediaType) + " for " + kube::ProtobufKinds()});
+}
+
+// Bodies are JSON, or protobuf for the kinds kubectl's typed generators send that way (`create
+// namespace|quota|priorityclass|pdb`; kube::DecodeProtobufBody). Other types get
+// kube-apiserver's 415 for an unknown format (docs/kube-api.md).
 std::optional<Json> Body(const httplib::Request& req, httplib::Response& res) {
   std::string type = req.get_header_value("Content-Type");
   type = type.substr(0, type.find(';'));
   while (!type.empty() && type.back() == ' ') type.pop_back();
+  if (type == kube::kProtobufMediaType) {
+    kube::ProtobufBody pb = kube::DecodeProtobufBody(req.body);
+    if (pb.ok()) return std::move(pb.object);
+    kube::KubeStatus s = pb.error == kube::ProtobufBody::Error::kMalformed
+                             ? kube::BadRequest(pb.message)
+                             : UnsupportedBody(type);
+    if (pb.error == kube::ProtobufBody::Error::kUnsupportedKind)
+      s.body["message"] = s.Message() + " (" + pb.message + ")";
+    SendStatus(res, s);
+    return std::nullopt;
+  }
   if (!type.empty() && type != "application/json" && type != "*/*") {
-    SendStatus(res, kube::UnsupportedMediaType(type, {"application/json"}));
+    SendStatus(res, UnsupportedBody(type));
     return std::nullopt;
   }
   try {

@@ -1,0 +1,40 @@
+// Kubernetes protobuf request bodies (`Content-Type: application/vnd.kubernetes.protobuf`), as
+// kubectl 1.32's typed generators send them (`kubectl create namespace|quota|priorityclass|
+// poddisruptionbudget`), decoded into the JSON object the JSON path receives.
+//
+// Wire format (k8s.io/apimachinery/pkg/runtime/serializer/protobuf): the 4 bytes "k8s\0", then a
+// runtime.Unknown {1 typeMeta {1 apiVersion, 2 kind}, 2 raw, 3 contentEncoding, 4 contentType}
+// whose raw bytes are the object's message (field numbers from the kinds' generated.proto).
+// Decoded: ObjectMeta name, generateName, namespace, labels, annotations, finalizers; v1
+// Namespace (spec.finalizers); v1 ResourceQuota (spec.hard, scopes, scopeSelector);
+// scheduling.k8s.io/v1 PriorityClass (value, globalDefault, description, preemptionPolicy);
+// policy/v1 PodDisruptionBudget (spec.minAvailable, maxUnavailable, selector,
+// unhealthyPodEvictionPolicy). Unknown fields (status, managedFields, ...) are skipped; empty
+// strings and false are left out, as the JSON encoding's omitempty leaves them out.
+// Pure: no I/O.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace arbiter::kube {
+
+inline constexpr std::string_view kProtobufMediaType = "application/vnd.kubernetes.protobuf";
+
+struct ProtobufBody {
+  enum class Error { kNone, kMalformed, kUnsupportedKind };
+  Error error = Error::kNone;
+  std::string message;  // why, when error != kNone
+  nlohmann::json object;
+  bool ok() const { return error == Error::kNone; }
+};
+
+// "Namespace (v1), ResourceQuota (v1), PriorityClass (scheduling.k8s.io/v1),
+// PodDisruptionBudget (policy/v1)": the kinds DecodeProtobufBody understands, for messages.
+std::string ProtobufKinds();
+
+// Decodes a whole body (magic included). Never throws; any byte string gives a result.
+ProtobufBody DecodeProtobufBody(std::string_view bytes);
+
+}  // namespace arbiter::kube
