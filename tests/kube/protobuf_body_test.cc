@@ -101,6 +101,14 @@ TEST(ProtobufBodyTest, PodDisruptionBudgetIntOrStringAndSelectorDecode) {
                           "matchExpressions":[{"key":"tier","operator":"Exists"}]}}})"));
 }
 
+TEST(ProtobufBodyTest, MultiByteUtf8StringsAreKept) {
+  const std::string name = "caf\xc3\xa9-\xe2\x82\xac-\xf0\x9f\x9a\x80";
+  ProtobufBody b = DecodeProtobufBody(
+      Envelope("scheduling.k8s.io/v1", "PriorityClass", Meta("hi") + Int(2, 1) + Bytes(4, name)));
+  ASSERT_TRUE(b.ok()) << b.message;
+  EXPECT_EQ(b.object["description"], name);
+}
+
 TEST(ProtobufBodyTest, UnknownFieldsOfEveryWireTypeAreSkipped) {
   std::string unknown = Int(99, 7) + Varint(98 << 3 | 1) + std::string(8, '\x01') +
                         Varint(97 << 3 | 5) + std::string(4, '\x02') + Bytes(96, "junk");
@@ -139,6 +147,13 @@ TEST(ProtobufBodyTest, MalformedBodiesAreRejectedWithAReason) {
       {std::string("k8s\0", 4) + "\x0b", "wire type 3"},              // groups are not used
       {std::string("k8s\0", 4) + "\x02\x00", "field number 0"},
       {Envelope("v1", "Namespace", Int(1, 5)), "metadata"},  // metadata as a varint
+      // Found by fuzz/protobuf_body_fuzzer.cc: a label key that is not UTF-8 made dump() throw.
+      {Envelope("v1", "Namespace", Bytes(1, Entry(11, "\xa1pp", "a"))),
+       "labels (field 1) is "
+       "not valid UTF-8"},
+      {Envelope("v1", "Namespace", Bytes(1, Bytes(1, "\xed\xa0\x80"))), "not valid UTF-8"},
+      {Envelope("v1", "Namespace", Bytes(1, Bytes(1, "\xc0\xaf"))), "not valid UTF-8"},
+      {Envelope("v1", "Namespace", Bytes(1, Bytes(1, "\xe2\x82"))), "not valid UTF-8"},
       {Envelope("policy/v1", "PodDisruptionBudget", Bytes(2, Bytes(1, Int(1, 2)))),
        "IntOrString type 2"},
   };
@@ -175,6 +190,7 @@ TEST(ProtobufBodyTest, RandomAndMutatedBytesNeverCrashOrThrow) {
     if (b.ok()) {
       ++ok;
       EXPECT_TRUE(b.object.is_object());
+      EXPECT_NO_THROW((void)b.object.dump());  // every string is valid UTF-8
     } else {
       EXPECT_FALSE(b.message.empty());
     }

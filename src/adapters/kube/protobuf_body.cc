@@ -95,8 +95,45 @@ void Want(const Field& f, uint32_t wire, const char* name) {
                     std::to_string(f.wire) + ", want " + std::to_string(wire));
 }
 
+// Whether `s` is well-formed UTF-8 (no overlongs, surrogates or code points past U+10FFFF), as
+// JSON strings must be: the JSON path's parser refuses the rest, and so does this decoder.
+bool ValidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<uint8_t>(s[i]);
+    size_t n = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xc2 && c <= 0xdf) {
+      n = 1, cp = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      n = 2, cp = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 3, cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (n > s.size() - i - 1) return false;
+    for (size_t k = 1; k <= n; ++k) {
+      const auto cc = static_cast<uint8_t>(s[i + k]);
+      if ((cc & 0xc0) != 0x80) return false;
+      cp = cp << 6 | (cc & 0x3f);
+    }
+    if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+      return false;
+    i += n + 1;
+  }
+  return true;
+}
+
 std::string Str(const Field& f, const char* name) {
   Want(f, kBytes, name);
+  if (!ValidUtf8(f.bytes))
+    throw Malformed(std::string(name) + " (field " + std::to_string(f.number) +
+                    ") is not valid UTF-8");
   return std::string(f.bytes);
 }
 
