@@ -64,7 +64,22 @@ Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis 
   // The idle capacity's rows need every segment; the segments go once they are computed.
   std::vector<billing::HourlyRow> idle_rows;
   {
-    std::vector<billing::RunSegment> segments = SegmentsOf(r, epoch);
+    // IdleRows reads a segment's node, interval and requests only: without --ledger, the
+    // segments carry just those (a million runs' names and usage are not copied for it).
+    std::vector<billing::RunSegment> segments;
+    if (keep_rows) {
+      segments = SegmentsOf(r, epoch);
+    } else if (r.end_time > 0) {
+      segments.reserve(r.runs().size());
+      for (const auto& run : r.runs()) {
+        if (run.end <= run.start) continue;
+        billing::RunSegment& s = segments.emplace_back();
+        s.node = run.node;
+        s.requests = r.workloads()[engine::Value(run.workload)].requests;
+        s.start = epoch + run.start;
+        s.end = epoch + run.end;
+      }
+    }
     if (r.end_time > 0) {
       std::vector<billing::NodeCapacity> nodes;
       for (const auto& n : m.nodes) {

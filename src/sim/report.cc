@@ -115,10 +115,20 @@ int64_t PoolCapacityAt(const ManifestSet& m, const std::string& res, Millis t) {
 
 }  // namespace
 
-void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSink& sink) {
-  using nlohmann::json;
+namespace {
+
+// One point of the timeline.
+struct TimelineRow {
+  Millis time = 0;
+  std::string allocated[3];  // cpu, memory, nvidia.com/gpu
+  int64_t running = 0, pending = 0;
+};
+constexpr const char* kTimelineRes[] = {"cpu", "memory", "nvidia.com/gpu"};
+
+void ForEachTimelineRow(const ManifestSet& m, const SimResult& r,
+                        const std::function<void(const TimelineRow&)>& sink) {
   const auto& e = r;
-  static const char* kRes[] = {"cpu", "memory", "nvidia.com/gpu"};
+  const auto& kRes = kTimelineRes;
   int64_t cap[3];
   for (int i = 0; i < 3; ++i) cap[i] = PoolCapacity(m, kRes[i]);
   bool pool_changes = false;
@@ -161,6 +171,7 @@ void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSi
   int64_t running = 0;
   size_t di = 0, ei = 0;
   const auto& events = e.events();
+  TimelineRow row;
   for (Millis t : times) {
     if (t > r.end_time) break;
     for (; di < deltas.size() && deltas[di].time <= t; ++di) {
@@ -189,17 +200,29 @@ void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSi
       pending += static_cast<int64_t>(now) - static_cast<int64_t>(p);
       p = now;
     }
-    json j;
-    j["time"] = Seconds(t);
-    json a;
+    row.time = t;
     if (pool_changes)
       for (int i = 0; i < 3; ++i) cap[i] = PoolCapacityAt(m, kRes[i], t);
-    for (int i = 0; i < 3; ++i) a[kRes[i]] = RatioString(alloc[i], cap[i]);
-    j["allocated"] = a;
-    j["running"] = running;
-    j["pending"] = pending;
-    sink(j);
+    for (int i = 0; i < 3; ++i) row.allocated[i] = RatioString(alloc[i], cap[i]);
+    row.running = running;
+    row.pending = pending;
+    sink(row);
   }
+}
+
+}  // namespace
+
+void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSink& sink) {
+  ForEachTimelineRow(m, r, [&](const TimelineRow& row) {
+    nlohmann::json j;
+    j["time"] = Seconds(row.time);
+    nlohmann::json a;
+    for (int i = 0; i < 3; ++i) a[kTimelineRes[i]] = row.allocated[i];
+    j["allocated"] = a;
+    j["running"] = row.running;
+    j["pending"] = row.pending;
+    sink(j);
+  });
 }
 
 nlohmann::json TimelineJson(const ManifestSet& m, const SimResult& r) {
@@ -409,6 +432,138 @@ void WriteObject(std::ostream& os, const nlohmann::json& head,
   os << Pad(depth) << "}";
 }
 
+// The workloads and events arrays hold millions of elements: they are written directly, with the
+// bytes nlohmann's dump(2) gives the same objects (keys sorted, as in its std::map objects; values
+// nlohmann would escape are left to nlohmann). scenario_test compares the two on every scenario.
+class DumpedObject {
+ public:
+  explicit DumpedObject(size_t depth) : depth_(depth) {}
+  void Raw(std::string_view key, std::string value) { kv_.emplace_back(key, std::move(value)); }
+  void String(std::string_view key, std::string_view v) { Raw(key, Quoted(v)); }
+  void StringOrNull(std::string_view key, std::string_view v, bool null) {
+    Raw(key, null ? std::string("null") : Quoted(v));
+  }
+  void Int(std::string_view key, int64_t v) { Raw(key, std::to_string(v)); }
+  void Bool(std::string_view key, bool v) { Raw(key, v ? "true" : "false"); }
+  void Seconds(std::string_view key, Millis ms) {
+    Raw(key, ms % 1000 == 0 ? std::to_string(ms / 1000) : sim::Seconds(ms).dump());
+  }
+  std::string Finish() {
+    std::sort(kv_.begin(), kv_.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::string out = "{\n";
+    for (size_t i = 0; i < kv_.size(); ++i) {
+      out.append(2 * (depth_ + 1), ' ');
+      out += '"';
+      out += kv_[i].first;
+      out += "\": ";
+      out += kv_[i].second;
+      out += i + 1 < kv_.size() ? ",\n" : "\n";
+    }
+    out.append(2 * depth_, ' ');
+    out += '}';
+    return out;
+  }
+
+  static std::string Quoted(std::string_view v) {
+    for (char c : v) {
+      const auto u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u >= 0x80 || c == '"' || c == '\\') return nlohmann::json(v).dump();
+    }
+    std::string out;
+    out.reserve(v.size() + 2);
+    out += '"';
+    out += v;
+    out += '"';
+    return out;
+  }
+
+ private:
+  size_t depth_;
+  std::vector<std::pair<std::string_view, std::string>> kv_;  // keys are literals
+};
+
+// ForEachWorkloadJson's objects, dumped at `depth`.
+void EachWorkloadDumped(const SimResult& r, const std::function<void(const ElementWriter&)>& emit) {
+  const std::vector<size_t> last_pending = LastPendingEvents(r);
+  const auto& evs = r.events();
+  for (const auto& w : r.workloads()) {
+    emit([&](std::ostream& os, size_t depth) {
+      DumpedObject j(depth);
+      j.String("name", w.key);
+      j.String("namespace", w.namespace_);
+      j.Int("priority", w.priority);
+      if (!w.priority_class.empty()) j.String("priorityClass", w.priority_class);
+      if (!w.qos.empty()) j.String("qos", w.qos);
+      j.String("phase", engine::ToString(w.phase));
+      j.StringOrNull("node", w.last_node, w.last_node.empty());
+      if (w.first_start >= 0)
+        j.Seconds("startTime", w.first_start);
+      else
+        j.Raw("startTime", "null");
+      if (w.finish_time >= 0)
+        j.Seconds("finishTime", w.finish_time);
+      else
+        j.Raw("finishTime", "null");
+      j.Int("preemptions", w.preemptions);
+      const size_t lp = last_pending[static_cast<size_t>(&w - r.workloads().data())];
+      j.String("message", !w.message.empty() || lp == kNoEvent ? w.message : evs[lp].Message());
+      if (lp == kNoEvent) {
+        j.Raw("lastPendingReason", "null");
+      } else {
+        const SimEvent& e = evs[lp];
+        DumpedObject reason(depth + 1);
+        reason.Seconds("time", e.time);
+        reason.String("type", engine::ToString(e.type));
+        reason.String("reason", e.reason);
+        reason.String("message", e.Message());
+        j.Raw("lastPendingReason", reason.Finish());
+      }
+      j.String("requests", w.requests.ToString());
+      j.Seconds("pendingSeconds", w.pending_total);
+      j.Bool("borrowed", w.borrowed);
+      if (!w.flavor.empty()) j.String("flavor", w.flavor);
+      j.Seconds("progressSeconds", w.progress);
+      os << j.Finish();
+    });
+  }
+}
+
+// ForEachEventJson's objects, dumped at `depth`.
+void EachEventDumped(const SimResult& r, const std::function<void(const ElementWriter&)>& emit) {
+  for (const auto& ev : r.events()) {
+    emit([&](std::ostream& os, size_t depth) {
+      DumpedObject j(depth);
+      j.Seconds("time", ev.time);
+      j.String("type", engine::ToString(ev.type));
+      const bool pool = ev.workload == engine::kNoWorkload;
+      j.StringOrNull("workload", pool ? "" : r.workloads()[engine::Value(ev.workload)].key, pool);
+      j.StringOrNull("node", ev.node, ev.node.empty());
+      j.StringOrNull("by", ev.by, ev.by.empty());
+      j.String("reason", ev.reason);
+      j.String("message", ev.Message());
+      os << j.Finish();
+    });
+  }
+}
+
+// ForEachTimelinePoint's objects, dumped at `depth`.
+void EachTimelinePointDumped(const ManifestSet& m, const SimResult& r,
+                             const std::function<void(const ElementWriter&)>& emit) {
+  ForEachTimelineRow(m, r, [&](const TimelineRow& row) {
+    emit([&](std::ostream& os, size_t depth) {
+      DumpedObject j(depth);
+      DumpedObject a(depth + 1);
+      for (int i = 0; i < 3; ++i) a.String(kTimelineRes[i], row.allocated[i]);
+      j.Raw("allocated", a.Finish());
+      j.Int("pending", row.pending);
+      j.Int("running", row.running);
+      j.Seconds("time", row.time);
+      os << j.Finish();
+    });
+  });
+}
+
 LazyArray OfJson(const ArrayWriter& w) {
   return [w](const std::function<void(const ElementWriter&)>& emit) {
     w([&](const nlohmann::json& j) {
@@ -439,6 +594,15 @@ void WriteReportJson(std::ostream& os, const ManifestSet& m, const SimResult& r,
   head.erase("invoices");
   std::map<std::string, LazyArray> arrays;
   for (const auto& [key, write] : LongArrays(m, r)) arrays[key] = OfJson(write);
+  arrays["workloads"] = [&r](const std::function<void(const ElementWriter&)>& emit) {
+    EachWorkloadDumped(r, emit);
+  };
+  arrays["events"] = [&r](const std::function<void(const ElementWriter&)>& emit) {
+    EachEventDumped(r, emit);
+  };
+  arrays["timeline"] = [&m, &r](const std::function<void(const ElementWriter&)>& emit) {
+    EachTimelinePointDumped(m, r, emit);
+  };
   arrays["invoices"] = [&bill](const std::function<void(const ElementWriter&)>& emit) {
     auto one = [&](const billing::Invoice& inv) {
       emit([&](std::ostream& out, size_t depth) {

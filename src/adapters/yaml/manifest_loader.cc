@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "adapters/io/input_file.h"
+#include "adapters/yaml/fast_yaml.h"
 #include "adapters/yaml/yaml_reader.h"
 #include "core/api_kinds.h"
 #include "core/int128.h"
@@ -1451,8 +1452,9 @@ Header Prescan(const YAML::Node& doc) {
   return h;
 }
 
-void LoadDocument(const YAML::Node& doc, const std::string& file, ManifestLoad* out) {
-  SourceRef source{file, std::max(1, NodeLine(doc))};
+// `line`: the document's line when the tree has no marks (the fast reader's), else 0.
+void LoadDocument(const YAML::Node& doc, const std::string& file, ManifestLoad* out, int line = 0) {
+  SourceRef source{file, line > 0 ? line : std::max(1, NodeLine(doc))};
   DocReader r(file, source, &out->diagnostics, &out->locator);
   if (!doc.IsMap()) {
     std::string what = doc.IsScalar() ? "text" : doc.IsSequence() ? "a list" : "not a mapping";
@@ -1851,8 +1853,45 @@ YamlProblem ExplainYamlError(const YAML::Exception& e, std::string_view piece) {
   return {line, "not valid YAML: " + m};
 }
 
+// The scalar value of a top-level field of a mapping, or "".
+std::string TopScalar(const YAML::Node& doc, std::string_view field) {
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    const YAML::Node key = it->first, v = it->second;
+    if (key.IsScalar() && key.Scalar() == field) return v.IsScalar() ? v.Scalar() : "";
+  }
+  return "";
+}
+
+// Loads a Pod or Node document read by the fast reader (fast_yaml.h); false (and nothing
+// added) when the document is outside its subset, of another kind, or has anything to report:
+// the caller then loads it with yaml-cpp, whose marks give every message its exact line.
+bool LoadChunkFast(const std::shared_ptr<const std::string>& text, const Chunk& c,
+                   const std::string& file, DocIndex& index, ManifestLoad* out) {
+  auto doc = ParseFastDocument(std::string_view(*text).substr(c.begin, c.end - c.begin));
+  if (!doc || !doc->root.IsMap()) return false;
+  const std::string kind = TopScalar(doc->root, "kind");
+  if (kind != "Pod" && kind != "Node") return false;
+  const int line = doc->line + 1 + c.lines_before;
+  const size_t diagnostics = out->diagnostics.items.size();
+  const size_t pods = out->set.pods.size(), nodes = out->set.nodes.size();
+  LoadDocument(doc->root, file, out, line);
+  if (out->diagnostics.items.size() != diagnostics) {
+    out->diagnostics.items.erase(
+        out->diagnostics.items.begin() + static_cast<std::ptrdiff_t>(diagnostics),
+        out->diagnostics.items.end());
+    out->set.pods.erase(out->set.pods.begin() + static_cast<std::ptrdiff_t>(pods),
+                        out->set.pods.end());
+    out->set.nodes.erase(out->set.nodes.begin() + static_cast<std::ptrdiff_t>(nodes),
+                         out->set.nodes.end());
+    return false;
+  }
+  index.Add(file, {line, text, c.begin, c.end, c.lines_before, 0});
+  return true;
+}
+
 void LoadChunk(const std::shared_ptr<const std::string>& text, const Chunk& c,
                const std::string& file, DocIndex& index, ManifestLoad* out) {
+  if (out->fast_yaml && LoadChunkFast(text, c, file, index, out)) return;
   const std::string piece = text->substr(c.begin, c.end - c.begin);
   std::vector<YAML::Node> docs;
   try {

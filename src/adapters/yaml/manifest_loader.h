@@ -20,6 +20,9 @@ struct ManifestLoad {
   Diagnostics diagnostics;
   SourceLocator locator;  // finds the line of any field, for cross-object messages
   std::shared_ptr<DocIndex> doc_index;
+  // Pods and Nodes in the plain YAML subset are read by the fast reader (fast_yaml.h), the rest
+  // by yaml-cpp; the result is the same either way (false: yaml-cpp only, for tests).
+  bool fast_yaml = true;
   // Drops the documents' text kept for on-demand line lookups (later messages use object lines).
   void ReleaseSources() {
     locator.SetResolver(nullptr);

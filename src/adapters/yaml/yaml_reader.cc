@@ -164,7 +164,7 @@ bool DocReader::ReadStruct(const YAML::Node& node, const std::string& path,
     Error(node, path, std::string("expected a mapping, got ") + TypeName(node));
     return false;
   }
-  std::set<std::string> seen;
+  std::vector<std::string_view> seen;  // a struct has a few fields: a list beats a set
   for (auto it = node.begin(); it != node.end(); ++it) {
     // yaml-cpp's iterator returns its pair by value: copy the node handles, never bind
     // references to it->first / it->second (they would dangle).
@@ -174,9 +174,11 @@ bool DocReader::ReadStruct(const YAML::Node& node, const std::string& path,
       Error(key, path, std::string("field names must be scalars, got ") + TypeName(key));
       continue;
     }
-    const std::string k = key.Scalar();
+    const std::string& k = key.Scalar();  // the node (and its text) lives as long as `node`
     std::string child = ChildPath(path, k);
-    if (!seen.insert(k).second) {
+    const bool again = std::find(seen.begin(), seen.end(), k) != seen.end();
+    if (!again) seen.push_back(k);
+    if (again) {
       Error(key, child, "duplicate field " + Quote(k));
       continue;
     }

@@ -1,0 +1,365 @@
+#include "adapters/yaml/fast_yaml.h"
+
+#include <string>
+#include <vector>
+
+namespace arbiter::yaml {
+
+namespace {
+
+bool IsNullWord(std::string_view s) {
+  return s == "~" || s == "null" || s == "Null" || s == "NULL";
+}
+
+// Characters that cannot start a plain scalar here ('-' can, before a non-space).
+bool PlainStart(std::string_view l, size_t pos) {
+  if (pos >= l.size()) return false;
+  const char c = l[pos];
+  if (c == '-') return pos + 1 < l.size() && l[pos + 1] != ' ';
+  static constexpr std::string_view kIndicators = "?:,[]{}#&*!|>'\"%@`";
+  return kIndicators.find(c) == std::string_view::npos;
+}
+
+void SetScalar(YAML::Node& v, std::string text, bool quoted) {
+  if (!quoted && IsNullWord(text)) {
+    v = YAML::Null;
+    return;
+  }
+  v = std::move(text);
+  v.SetTag(quoted ? "!" : "?");
+}
+
+class Parser {
+ public:
+  // Splits the text into lines; false when a byte is outside the subset (tabs, control
+  // characters, non-ASCII, CR, a BOM) or a line is a directive or a document marker after the
+  // first line.
+  bool Split(std::string_view text) {
+    size_t pos = 0;
+    while (pos < text.size()) {
+      size_t eol = text.find('\n', pos);
+      if (eol == std::string_view::npos) eol = text.size();
+      const std::string_view l = text.substr(pos, eol - pos);
+      for (char ch : l) {
+        const auto u = static_cast<unsigned char>(ch);
+        if (u < 0x20 || u >= 0x7f) return false;
+      }
+      int indent = -1;
+      const size_t first = l.find_first_not_of(' ');
+      if (first != std::string_view::npos && l[first] != '#') indent = static_cast<int>(first);
+      if (l.substr(0, 3) == "---" && (l.size() == 3 || l[3] == ' ')) {
+        if (!lines_.empty()) return false;
+        const size_t rest = l.find_first_not_of(' ', 3);
+        if (rest != std::string_view::npos && l[rest] != '#') return false;
+        indent = -1;
+      } else if (l.substr(0, 3) == "..." || (!l.empty() && l[0] == '%')) {
+        return false;
+      }
+      lines_.push_back(l);
+      indent_.push_back(indent);
+      pos = eol + 1;
+    }
+    return true;
+  }
+
+  std::optional<FastDocument> Document() {
+    li_ = NextContent(0);
+    if (li_ >= lines_.size()) return std::nullopt;
+    FastDocument d;
+    d.line = static_cast<int>(li_);
+    const int col = indent_[li_];
+    const std::string_view l = lines_[li_];
+    const size_t pos = static_cast<size_t>(col);
+    if (l[pos] == '{' || l[pos] == '[') {
+      if (!InlineToEnd(d.root, pol(col))) return std::nullopt;
+    } else if (!Block(d.root, col)) {
+      return std::nullopt;
+    }
+    if (li_ < lines_.size()) return std::nullopt;  // more content than one node
+    return d;
+  }
+
+ private:
+  static size_t pol(int col) { return static_cast<size_t>(col); }
+
+  size_t NextContent(size_t i) const {
+    while (i < lines_.size() && indent_[i] < 0) ++i;
+    return i;
+  }
+
+  bool IsSeqLine(size_t i, int col) const {
+    const std::string_view l = lines_[i];
+    const size_t c = pol(col);
+    return indent_[i] == col && l[c] == '-' && (c + 1 == l.size() || l[c + 1] == ' ');
+  }
+
+  // The node that starts at line li_, column col: a block list or a block mapping.
+  bool Block(YAML::Node& v, int col) {
+    if (IsSeqLine(li_, col)) return BlockSeq(v, col);
+    if (!LooksLikeKey(lines_[li_], pol(col))) return false;
+    return BlockMap(v, col);
+  }
+
+  // True when the text at pos is a mapping key: a plain or quoted scalar, then ':' and a space
+  // or the end of the line.
+  static bool LooksLikeKey(std::string_view l, size_t pos) {
+    if (pos >= l.size()) return false;
+    if (l[pos] == '"' || l[pos] == '\'') {
+      std::string ignored;
+      size_t p = pos;
+      if (!Quoted(l, p, &ignored)) return false;
+      return p < l.size() && l[p] == ':' && (p + 1 == l.size() || l[p + 1] == ' ');
+    }
+    for (size_t i = pos; i < l.size(); ++i) {
+      if (l[i] == ':' && (i + 1 == l.size() || l[i + 1] == ' ')) return true;
+      if (l[i] == '#' && i > pos && l[i - 1] == ' ') return false;
+    }
+    return false;
+  }
+
+  // A key at pos (LooksLikeKey was true); pos ends after the ':'.
+  static bool Key(std::string_view l, size_t& pos, std::string* key) {
+    if (l[pos] == '"' || l[pos] == '\'') {
+      if (!Quoted(l, pos, key)) return false;
+    } else {
+      if (!PlainStart(l, pos)) return false;
+      const size_t colon = l.find(": ", pos);
+      const size_t end = colon == std::string_view::npos ? l.size() - 1 : colon;
+      if (end <= pos || l[end] != ':') return false;
+      const std::string_view k = l.substr(pos, end - pos);
+      if (k.back() == ' ' || k.find_first_of(",[]{}#") != std::string_view::npos) return false;
+      if (IsNullWord(k) || k == "<<") return false;
+      *key = std::string(k);
+      pos = end;
+    }
+    if (pos >= l.size() || l[pos] != ':') return false;
+    ++pos;
+    return pos == l.size() || l[pos] == ' ';
+  }
+
+  bool BlockMap(YAML::Node& v, int col) {
+    std::vector<std::string> keys;
+    while (true) {
+      const std::string_view l = lines_[li_];
+      size_t pos = pol(col);
+      std::string key;
+      if (!LooksLikeKey(l, pos) || !Key(l, pos, &key)) return false;
+      for (const auto& k : keys)
+        if (k == key) return false;  // yaml-cpp keeps both; the slow path reports it
+      YAML::Node value = v[key];
+      keys.push_back(std::move(key));
+      if (!Value(value, l, pos, col)) return false;
+      if (li_ >= lines_.size()) break;
+      const int ind = indent_[li_];
+      if (ind < col) break;
+      if (ind > col) return false;
+    }
+    v.SetTag("?");
+    return true;
+  }
+
+  // The value after a block mapping key ending at pos, on line li_ of a mapping at column col.
+  // Leaves li_ at the next content line.
+  bool Value(YAML::Node& value, std::string_view l, size_t pos, int col) {
+    while (pos < l.size() && l[pos] == ' ') ++pos;
+    if (pos == l.size() || l[pos] == '#') {
+      li_ = NextContent(li_ + 1);
+      if (li_ < lines_.size() && indent_[li_] > col) return Block(value, indent_[li_]);
+      if (li_ < lines_.size() && IsSeqLine(li_, col)) return BlockSeq(value, col);
+      value = YAML::Null;
+      return true;
+    }
+    return InlineToEnd(value, pos) && NotDeeper(col);
+  }
+
+  // After a one-line value: the next content line must not be indented deeper than `col` (it
+  // would continue a plain scalar, or be an error).
+  bool NotDeeper(int col) const { return li_ >= lines_.size() || indent_[li_] <= col; }
+
+  bool BlockSeq(YAML::Node& v, int col) {
+    size_t idx = 0;
+    while (true) {
+      const std::string_view l = lines_[li_];
+      YAML::Node item = v[idx++];
+      size_t pos = pol(col) + 1;
+      while (pos < l.size() && l[pos] == ' ') ++pos;
+      if (pos == l.size() || l[pos] == '#') {
+        li_ = NextContent(li_ + 1);
+        if (li_ < lines_.size() && indent_[li_] > col) {
+          if (!Block(item, indent_[li_])) return false;
+        } else {
+          item = YAML::Null;
+        }
+      } else if (l[pos] == '-' && (pos + 1 == l.size() || l[pos + 1] == ' ')) {
+        return false;  // "- - x"
+      } else if (l[pos] != '{' && l[pos] != '[' && LooksLikeKey(l, pos)) {
+        if (!BlockMap(item, static_cast<int>(pos))) return false;
+        if (!NotDeeper(col)) return false;
+      } else {
+        if (!InlineToEnd(item, pos) || !NotDeeper(col)) return false;
+      }
+      if (li_ >= lines_.size()) break;
+      const int ind = indent_[li_];
+      if (ind < col) break;
+      if (ind > col) return false;
+      if (!IsSeqLine(li_, col)) break;  // a key of the mapping around, at the same column
+    }
+    v.SetTag("?");
+    return true;
+  }
+
+  // A flow collection, quoted or plain scalar from pos to the end of line li_ (a comment
+  // may follow); moves li_ to the next content line.
+  bool InlineToEnd(YAML::Node& v, size_t pos) {
+    const std::string_view l = lines_[li_];
+    if (l[pos] == '{' || l[pos] == '[' || l[pos] == '"' || l[pos] == '\'') {
+      if (!Flow(v, l, pos)) return false;
+      const size_t end = pos;
+      while (pos < l.size() && l[pos] == ' ') ++pos;
+      if (pos < l.size() && !(l[pos] == '#' && pos > end)) return false;
+    } else {
+      if (!PlainStart(l, pos)) return false;
+      size_t end = l.find(" #", pos);
+      if (end == std::string_view::npos) end = l.size();
+      std::string_view s = l.substr(pos, end - pos);
+      while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+      if (s.find(": ") != std::string_view::npos || s.back() == ':' ||
+          s.find_first_of(",[]{}") != std::string_view::npos)
+        return false;
+      SetScalar(v, std::string(s), false);
+    }
+    li_ = NextContent(li_ + 1);
+    return true;
+  }
+
+  // A flow node at pos (mapping, list, quoted or plain scalar) on one line; pos ends after it.
+  bool Flow(YAML::Node& v, std::string_view l, size_t& pos) {
+    if (pos >= l.size()) return false;
+    const char c = l[pos];
+    if (c == '"' || c == '\'') {
+      std::string s;
+      if (!Quoted(l, pos, &s)) return false;
+      SetScalar(v, std::move(s), true);
+      return true;
+    }
+    if (c == '{' || c == '[') {
+      const bool map = c == '{';
+      const char close = map ? '}' : ']';
+      ++pos;
+      SkipSpaces(l, pos);
+      if (pos < l.size() && l[pos] == close) {
+        ++pos;
+        v = YAML::Node(map ? YAML::NodeType::Map : YAML::NodeType::Sequence);
+        v.SetTag("?");
+        return true;
+      }
+      std::vector<std::string> keys;
+      size_t idx = 0;
+      while (true) {
+        if (map) {
+          std::string key;
+          if (pos < l.size() && (l[pos] == '"' || l[pos] == '\'')) {
+            if (!Quoted(l, pos, &key)) return false;
+          } else if (!FlowPlain(l, pos, &key) || IsNullWord(key) || key == "<<") {
+            return false;
+          }
+          if (pos + 1 >= l.size() || l[pos] != ':' || l[pos + 1] != ' ') return false;
+          pos += 2;
+          SkipSpaces(l, pos);
+          for (const auto& k : keys)
+            if (k == key) return false;
+          YAML::Node value = v[key];
+          keys.push_back(std::move(key));
+          if (!Flow(value, l, pos)) return false;
+        } else {
+          YAML::Node item = v[idx++];
+          if (!Flow(item, l, pos)) return false;
+        }
+        SkipSpaces(l, pos);
+        if (pos >= l.size()) return false;
+        if (l[pos] == close) {
+          ++pos;
+          break;
+        }
+        if (l[pos] != ',') return false;
+        ++pos;
+        SkipSpaces(l, pos);
+        if (pos >= l.size() || l[pos] == close) return false;  // a trailing comma
+      }
+      v.SetTag("?");
+      return true;
+    }
+    std::string s;
+    if (!FlowPlain(l, pos, &s)) return false;
+    if (pos < l.size() && l[pos] == ':') return false;  // a single-pair mapping in a list
+    SetScalar(v, std::move(s), false);
+    return true;
+  }
+
+  // A plain scalar inside a flow collection: up to , ] } or ':' (which must then be a key's).
+  static bool FlowPlain(std::string_view l, size_t& pos, std::string* out) {
+    if (!PlainStart(l, pos)) return false;
+    size_t i = pos;
+    while (i < l.size() && l[i] != ',' && l[i] != ']' && l[i] != '}' && l[i] != ':') {
+      if (l[i] == '#' && l[i - 1] == ' ') return false;
+      if (l[i] == '[' || l[i] == '{' || l[i] == '"' || l[i] == '\'') return false;
+      ++i;
+    }
+    if (i < l.size() && l[i] == ':' && (i + 1 >= l.size() || l[i + 1] != ' ')) return false;
+    std::string_view s = l.substr(pos, i - pos);
+    while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+    if (s.empty()) return false;
+    *out = std::string(s);
+    pos = i;
+    return true;
+  }
+
+  // A single- or double-quoted scalar closed on the same line; escapes \\ and \" only.
+  static bool Quoted(std::string_view l, size_t& pos, std::string* out) {
+    const char q = l[pos];
+    std::string s;
+    for (size_t i = pos + 1; i < l.size(); ++i) {
+      const char c = l[i];
+      if (q == '\'' && c == '\'') {
+        if (i + 1 < l.size() && l[i + 1] == '\'') {
+          s += '\'';
+          ++i;
+          continue;
+        }
+        pos = i + 1;
+        *out = std::move(s);
+        return true;
+      }
+      if (q == '"' && c == '\\') {
+        if (i + 1 >= l.size() || (l[i + 1] != '\\' && l[i + 1] != '"')) return false;
+        s += l[++i];
+        continue;
+      }
+      if (q == '"' && c == '"') {
+        pos = i + 1;
+        *out = std::move(s);
+        return true;
+      }
+      s += c;
+    }
+    return false;
+  }
+
+  static void SkipSpaces(std::string_view l, size_t& pos) {
+    while (pos < l.size() && l[pos] == ' ') ++pos;
+  }
+
+  std::vector<std::string_view> lines_;
+  std::vector<int> indent_;  // -1: blank, comment or marker line
+  size_t li_ = 0;
+};
+
+}  // namespace
+
+std::optional<FastDocument> ParseFastDocument(std::string_view text) {
+  Parser p;
+  if (!p.Split(text)) return std::nullopt;
+  return p.Document();
+}
+
+}  // namespace arbiter::yaml
