@@ -279,7 +279,8 @@ void BM_GangReclaimPreemption(benchmark::State& state) {
   lender.cohort = borrower.cohort = "c";
   lender.min = {{"nvidia.com/gpu", int64_t{borrowers} * 1000}};
   borrower.meta.name = borrower.meta.namespace_ = "team-b";
-  std::vector<Pod> pool_pods;
+  std::vector<Pod>
+      pool_pods;  // the borrowers (placed first, by their node selectors), then the rest
   for (int i = 0; i < borrowers; ++i) {
     Pod p = MakePod(i, 0, "low");
     p.meta.name = "b-" + std::to_string(i);
@@ -308,7 +309,10 @@ void BM_GangReclaimPreemption(benchmark::State& state) {
       (void)e->Apply(engine::At(0, engine::UpsertElasticQuota{q}));
     Count preempting(engine::EventType::kPreempting);
     e->SetSinks(&preempting, nullptr);
-    for (const auto& p : pool_pods) (void)e->Apply(engine::At(0, engine::SubmitPod{p, false, {}}));
+    for (size_t i = 0; i < pool_pods.size(); ++i) {
+      (void)e->Apply(engine::At(0, engine::SubmitPod{pool_pods[i], false, {}}));
+      if (i + 1 == static_cast<size_t>(borrowers)) (void)e->Apply(engine::At(0, engine::Tick{}));
+    }
     (void)e->Apply(engine::At(0, engine::Tick{}));
     for (const auto& p : gang) (void)e->Apply(engine::At(1000, engine::SubmitPod{p, false, {}}));
     state.ResumeTiming();
