@@ -209,6 +209,17 @@ bool State::TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* 
       NodeChanged(it->pos);
     }
     ++pool_version;
+    if (ok && strict) {  // each plan respected the budgets alone; all victims together must too
+      std::vector<Slot> all = gone;
+      for (const PreemptDryRun& plan : node_plans)
+        all.insert(all.end(), plan.victims.begin(), plan.victims.end());
+      if (CountViolations(all, pdb_state, nullptr) > 0) {
+        room_why =
+            "its victims together would violate a PodDisruptionBudget (disruptionBudgets: "
+            "Strict)";
+        ok = false;
+      }
+    }
     return ok;
   };
 

@@ -293,7 +293,8 @@ TEST_F(GangFate, GroupReclaimTakesMoreVictimsForRoom) {
 class GangReclaimRoom : public GangFate {
  protected:
   // n1: b1 (team-b, 4 GPUs, within team-b's min); n2: `other` (namespace x, 2 GPUs, priority
-  // `other_priority`) and b2 (team-b, 2 GPUs, borrowed). team-a's group g: 2 x 2 GPUs, priority 100.
+  // `other_priority`) and b2 (team-b, 2 GPUs, borrowed). team-a's group g: 2 x 2 GPUs, priority
+  // 100.
   void SetUpPool(int32_t other_priority) {
     Do(0, UpsertNode{GpuNode("n1", 4), 0});
     Do(0, UpsertNode{GpuNode("n2", 4), 1});
@@ -407,6 +408,61 @@ TEST_F(GangFate, GroupWaitingForMinRuntimeSaysReclaimingLentQuota) {
   Do(30 * kMin, Tick{});
   EXPECT_EQ(PhaseOf(h), Phase::kTerminating);
   EXPECT_EQ(e_.Get(g0)->reason, "Reclaiming");
+}
+
+// Under disruptionBudgets: Strict (the default) each member's plan for room is checked against
+// the budgets on its own; the combined plan's victims together must respect them too. Two
+// members each need one of x's pods, whose budget allows one disruption: nothing is evicted.
+TEST_F(GangFate, GroupReclaimWithRoomRespectsBudgetsTogether) {
+  for (const char* n : {"n1", "n2", "n3"}) Do(0, UpsertNode{GpuNode(n, 4), 0});
+  for (const char* ns : {"team-a", "team-b"}) {
+    ElasticQuota q;
+    q.meta.name = ns;
+    q.meta.namespace_ = ns;
+    q.cohort = "c";
+    q.min = {{"nvidia.com/gpu", std::string(ns) == "team-a" ? 6000 : 2000}};
+    Do(0, UpsertElasticQuota{q});
+  }
+  PodDisruptionBudget pdb;
+  pdb.meta.name = "o";
+  pdb.meta.namespace_ = "x";
+  pdb.selector.match_labels["app"] = "o";
+  pdb.max_unavailable = IntOrPercent{false, 1};
+  Do(0, UpsertPodDisruptionBudget{pdb});
+  auto pinned = [&](const char* name, const char* ns, const char* node) {
+    Pod p = Member(name, 2, "", 1);
+    p.meta.namespace_ = ns;
+    if (std::string(ns) == "x") p.meta.labels["app"] = "o";
+    p.node_selector["kubernetes.io/hostname"] = node;
+    const WorkloadId id = Submit(0, p);
+    Do(0, Tick{});
+    return id;
+  };
+  const WorkloadId b1 = pinned("b1", "team-b", "n1");  // within team-b's min
+  const WorkloadId b2 = pinned("b2", "team-b", "n2");  // borrowed
+  std::vector<WorkloadId> xs = {pinned("o1", "x", "n1"), pinned("o2", "x", "n2"),
+                                pinned("o3", "x", "n3"), pinned("o4", "x", "n3")};
+  ASSERT_EQ(PhaseOf(b1), Phase::kRunning);
+  ASSERT_EQ(PhaseOf(b2), Phase::kRunning);
+  std::vector<WorkloadId> group;
+  for (int k = 0; k < 3; ++k) {
+    Pod m = Member("g-" + std::to_string(k), 2, "g", 3, 100);
+    m.meta.namespace_ = "team-a";
+    group.push_back(Submit(kMin, m));
+  }
+  Do(kMin, Tick{});
+  // Reclaiming b2 frees the quota and room for one member; the two others would each preempt one
+  // of x's pods: two disruptions where the budget allows one.
+  EXPECT_EQ(PhaseOf(b2), Phase::kRunning);
+  for (WorkloadId x : xs) EXPECT_EQ(PhaseOf(x), Phase::kRunning);
+  for (WorkloadId g : group) {
+    EXPECT_EQ(PhaseOf(g), Phase::kPending);
+    EXPECT_EQ(e_.Get(g)->reason, "QuotaExceeded");
+  }
+  EXPECT_NE(e_.Get(group[0])->message.find("its victims together would violate a "
+                                           "PodDisruptionBudget"),
+            std::string::npos)
+      << e_.Get(group[0])->message;
 }
 
 }  // namespace
