@@ -239,6 +239,21 @@ bool State::AttemptGang(Workload& w) {
     why = " Preemption is not allowed: a member's preemptionPolicy is Never";
   }
   undo();
+  if (!never && planned == pend.size() &&
+      policy.disruption_budgets == DisruptionBudgetMode::kStrict && !pdbs.empty()) {
+    // Each member's plan respected the budgets alone; all the group's victims together must too.
+    std::vector<Slot> all;
+    for (const PreemptDryRun& plan : plans)
+      all.insert(all.end(), plan.victims.begin(), plan.victims.end());
+    std::vector<PdbState> pdb_state;
+    ComputePdbState(&pdb_state);
+    if (CountViolations(all, pdb_state, nullptr) > 0) {
+      why =
+          " No preemption plan frees room for every member: their victims together would "
+          "violate a PodDisruptionBudget (disruptionBudgets: Strict).";
+      planned = 0;
+    }
+  }
   if (never || planned < pend.size()) {
     wait_all(EventType::kFailedScheduling, reason::kUnschedulable, failure + why,
              group + ": no room");

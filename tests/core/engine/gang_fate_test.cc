@@ -465,5 +465,36 @@ TEST_F(GangFate, GroupReclaimWithRoomRespectsBudgetsTogether) {
       << e_.Get(group[0])->message;
 }
 
+// The same for a group that fits its quota but not the nodes (priority preemption only): two
+// members would each preempt one of x's pods, whose budget allows one disruption.
+TEST_F(GangFate, GroupPreemptionRespectsBudgetsTogether) {
+  for (const char* n : {"n1", "n2"}) Do(0, UpsertNode{GpuNode(n, 2), 0});
+  PodDisruptionBudget pdb;
+  pdb.meta.name = "o";
+  pdb.meta.namespace_ = "x";
+  pdb.selector.match_labels["app"] = "o";
+  pdb.max_unavailable = IntOrPercent{false, 1};
+  Do(0, UpsertPodDisruptionBudget{pdb});
+  std::vector<WorkloadId> xs;
+  for (const char* name : {"o1", "o2"}) {
+    Pod p = Member(name, 2, "", 1);
+    p.meta.namespace_ = "x";
+    p.meta.labels["app"] = "o";
+    xs.push_back(Submit(0, p));
+  }
+  Do(0, Tick{});
+  const WorkloadId g0 = Submit(kMin, Member("g-0", 2, "g", 2, 100));
+  const WorkloadId g1 = Submit(kMin, Member("g-1", 2, "g", 2, 100));
+  Do(kMin, Tick{});
+  for (WorkloadId x : xs) EXPECT_EQ(PhaseOf(x), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(g0), Phase::kPending);
+  EXPECT_EQ(PhaseOf(g1), Phase::kPending);
+  EXPECT_EQ(sink_.Find(EventType::kPreempting, g0), nullptr);
+  EXPECT_NE(e_.Get(g0)->message.find("their victims together would violate a "
+                                     "PodDisruptionBudget"),
+            std::string::npos)
+      << e_.Get(g0)->message;
+}
+
 }  // namespace
 }  // namespace arbiter::engine
