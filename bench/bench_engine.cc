@@ -1,5 +1,6 @@
 // Engine benchmarks (issues 3, 9 and 10): placements per second without preemption, preemption
-// decisions per second on a full pool, pod groups (gangs) placed and preempting, placements with
+// decisions per second on a full pool, pod groups (gangs) placed and preempting (for room, and for
+// quota and room together), placements with
 // backfill reservations held, snapshot + restore of a busy engine, and a large timeline
 // simulation.
 //   5,000 nodes × 8 GPUs, 50,000 pending pods of mixed shapes, single core.
@@ -257,6 +258,78 @@ void BM_GangPreemption(benchmark::State& state) {
 }
 BENCHMARK(BM_GangPreemption)
     ->Args({5000, 1000})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
+    ->UseRealTime();
+
+// Gang quota preemption with node preemption (issue 10): team-a lends its whole min (8 GPUs per
+// group) to team-b, whose 1-GPU borrowers run one per node on the first `8 x groups` nodes; every
+// node is otherwise full of low-priority 1-GPU pods of a namespace without quota. team-a's
+// high-priority groups of 4 two-GPU members each reclaim 8 borrowers (freeing the quota but one
+// GPU per node) and preempt a low-priority pod next to 4 of them for room: one combined plan per
+// group. Counts the groups that preempt (one decision each).
+void BM_GangReclaimPreemption(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const int groups = static_cast<int>(state.range(1));
+  constexpr int kSize = 4;
+  const int borrowers = 8 * groups;
+  ManifestSet m = Pool(nodes);
+  ElasticQuota lender, borrower;
+  lender.meta.name = lender.meta.namespace_ = "team-a";
+  lender.cohort = borrower.cohort = "c";
+  lender.min = {{"nvidia.com/gpu", int64_t{borrowers} * 1000}};
+  borrower.meta.name = borrower.meta.namespace_ = "team-b";
+  std::vector<Pod>
+      pool_pods;  // the borrowers (placed first, by their node selectors), then the rest
+  for (int i = 0; i < borrowers; ++i) {
+    Pod p = MakePod(i, 0, "low");
+    p.meta.name = "b-" + std::to_string(i);
+    p.meta.namespace_ = "team-b";
+    p.node_selector["kubernetes.io/hostname"] = m.nodes[static_cast<size_t>(i)].meta.name;
+    pool_pods.push_back(p);
+  }
+  for (int i = 0; i < nodes * 8 - borrowers; ++i) {
+    Pod p = MakePod(i, 0, "low");
+    p.meta.namespace_ = "batch";
+    pool_pods.push_back(p);
+  }
+  std::vector<Pod> gang;
+  for (int g = 0; g < groups; ++g)
+    for (int k = 0; k < kSize; ++k) {
+      Pod p = GangMember(g, k, kSize, 1, "high");
+      p.meta.namespace_ = "team-a";
+      gang.push_back(p);
+    }
+  size_t decisions = 0;
+  double cpu = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto e = Build(m);
+    for (const ElasticQuota& q : {lender, borrower})
+      (void)e->Apply(engine::At(0, engine::UpsertElasticQuota{q}));
+    Count preempting(engine::EventType::kPreempting);
+    e->SetSinks(&preempting, nullptr);
+    for (size_t i = 0; i < pool_pods.size(); ++i) {
+      (void)e->Apply(engine::At(0, engine::SubmitPod{pool_pods[i], false, {}}));
+      if (i + 1 == static_cast<size_t>(borrowers)) (void)e->Apply(engine::At(0, engine::Tick{}));
+    }
+    (void)e->Apply(engine::At(0, engine::Tick{}));
+    for (const auto& p : gang) (void)e->Apply(engine::At(1000, engine::SubmitPod{p, false, {}}));
+    state.ResumeTiming();
+    const double t0 = ThreadCpuSeconds();
+    (void)e->Apply(engine::At(1000, engine::Tick{}));
+    cpu += ThreadCpuSeconds() - t0;
+    state.PauseTiming();
+    decisions = preempting.n / kSize;
+    state.ResumeTiming();
+  }
+  const double total = static_cast<double>(decisions) * static_cast<double>(state.iterations());
+  state.counters["group_decisions"] = static_cast<double>(decisions);
+  state.counters["group_decisions/s"] = benchmark::Counter(total, benchmark::Counter::kIsRate);
+  state.counters["group_decisions/cpu_s"] = PerCpuSecond(total, cpu);
+}
+BENCHMARK(BM_GangReclaimPreemption)
+    ->Args({5000, 100})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(3)
     ->UseRealTime();

@@ -597,7 +597,7 @@ TEST(ValidationTest, PodsThatLimitRangeAdmissionWillReject) {
   EXPECT_TRUE(Has(d, Severity::kWarning,
                   "Pod/a/bursty: spec.containers: warning: LimitRange \"lr\" will reject this "
                   "pod at admission: cpu max limit to request ratio per Container is 2, but "
-                  "provided ratio is 3/1"));
+                  "provided ratio is 3.000000"));
   EXPECT_TRUE(Has(d, Severity::kWarning, "maximum cpu usage per Container is 4, but limit is 8"));
   // Kubernetes' wording (limitranger's maxConstraint).
   EXPECT_TRUE(Has(d, Severity::kWarning,
@@ -644,7 +644,7 @@ TEST(ValidationTest, LimitRangePodItemsAndDefaultedLimitBelowRequest) {
                   "this pod at admission: minimum memory usage per Pod is 1k, but request is 500"))
       << All(d);
   EXPECT_TRUE(Has(d, Severity::kWarning,
-                  "cpu max limit to request ratio per Pod is 2, but provided ratio is 3/1"));
+                  "cpu max limit to request ratio per Pod is 2, but provided ratio is 3.000000"));
   EXPECT_TRUE(Has(d, Severity::kWarning,
                   "Pod/b/big: spec.containers: warning: will be refused at admission after "
                   "LimitRange defaults: "

@@ -1,11 +1,14 @@
 #include "core/engine/admission.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <map>
 #include <set>
 
 #include "core/int128.h"
 #include "core/quantity.h"
+#include "core/resources.h"
 
 namespace arbiter::engine {
 
@@ -33,8 +36,29 @@ std::string MaxConstraint(const char* type, const std::string& r, int64_t max,
   return "";
 }
 
-// `ratio_milli` is the allowed limit/request in thousandths. The observed ratio is printed as the
-// exact fraction limit/request (Kubernetes prints a float).
+// Kubernetes' observed limit/request ratio (limitranger's limitRequestRatioConstraint with
+// requestLimitEnforcedValues): both in milli-units when request, limit and the enforced ratio are
+// at most MaxMilliValue (MaxInt64 / 1000) in whole units, else in whole units rounded up; then
+// float64(limit) / float64(request), printed with %f (`8.000000`).
+std::string ObservedRatio(const std::string& r, int64_t lim, int64_t req, int64_t ratio_milli) {
+  auto info = ClassifyResource(r);
+  const int scale10 = info.ok() ? info->scale10 : 0;
+  int128 unit = 1;  // canonical units per whole unit
+  for (int k = 0; k < scale10; ++k) unit *= 10;
+  auto whole = [&](int128 v) { return (v + unit - 1) / unit; };  // Quantity.Value(): rounds up
+  auto milli = [&](int128 v) { return v * 1000 / unit; };        // exact: scale10 <= 3
+  constexpr int128 kMaxMilliValue = INT64_MAX / 1000;
+  const bool precise = whole(req) <= kMaxMilliValue && whole(lim) <= kMaxMilliValue &&
+                       (ratio_milli + 999) / 1000 <= kMaxMilliValue;
+  const int128 l = precise ? milli(lim) : whole(lim), q = precise ? milli(req) : whole(req);
+  char buf[64];
+  std::snprintf(
+      buf, sizeof buf, "%f",
+      static_cast<double>(static_cast<int64_t>(l)) / static_cast<double>(static_cast<int64_t>(q)));
+  return buf;
+}
+
+// `ratio_milli` is the allowed limit/request in thousandths (compared exactly).
 std::string RatioConstraint(const char* type, const std::string& r, int64_t ratio_milli,
                             const ResourceList& req, const ResourceList& lim) {
   const std::string head =
@@ -42,7 +66,8 @@ std::string RatioConstraint(const char* type, const std::string& r, int64_t rati
   if (req.Get(r) == 0) return head + ", but no request is specified or request is 0";
   if (lim.Get(r) == 0) return head + ", but no limit is specified or limit is 0";
   if (static_cast<int128>(lim.Get(r)) * 1000 > static_cast<int128>(req.Get(r)) * ratio_milli)
-    return head + ", but provided ratio is " + Fmt(r, lim.Get(r)) + "/" + Fmt(r, req.Get(r));
+    return head + ", but provided ratio is " +
+           ObservedRatio(r, lim.Get(r), req.Get(r), ratio_milli);
   return "";
 }
 

@@ -107,13 +107,14 @@ bool State::AttemptFlavors(Workload& w) {
   // No flavor admits it now: preemption on each flavor, in order.
   for (Tried& t : tried) {
     SetFlavor(w, t.flavor);
-    std::string why;
+    std::string why, wait;
     if (!t.quota_ok) {
-      if (TryReclaim(w, QuotaBook::ElasticResult{}, &why)) return false;  // waits for its victims
+      if (TryReclaim(w, QuotaBook::ElasticResult{}, &why, &wait))
+        return false;  // waits for its victims
     } else if (TryPreempt(w, &why)) {
       return true;  // nominated, waits for its victims
     }
-    t.why += why;
+    t.why = wait.empty() ? t.why + why : wait;
   }
   bool all_quota = true;
   std::string msg;

@@ -1,7 +1,8 @@
 // Pod groups (scheduler-plugins coscheduling: PodGroup spec.minMember, pods labelled
 // scheduling.x-k8s.io/pod-group): until minMember members run, a group is admitted to quota and
 // placed in one step, all its pending members or none; when its ElasticQuota blocks it, one quota
-// preemption plan frees quota and room for every member (gang_reclaim.cc); when no placement
+// preemption plan (with priority preemption for room if the quota victims leave too little) frees
+// quota and room for every member (gang_reclaim.cc); when no placement
 // exists, one preemption plan frees room for every member; otherwise nothing is evicted. A running
 // member that is stopped (preemption, reclaim, node loss, deletion or eviction) takes the others
 // with it.
@@ -188,10 +189,14 @@ bool State::AttemptGang(Workload& w) {
   if (quota_failure) {
     // Blocked by its ElasticQuota: quota preemption for the whole group (gang_reclaim.cc), or
     // the group waits whole.
-    std::string why;
-    if (!rq_failure && TryReclaimGang(g, pend, &why)) return g.tried_ok = true;
-    wait_all(EventType::kQuotaExceeded, reason::kQuotaExceeded, failure + why,
-             group + (why.empty() ? ": quota" : ": quota|no room"));
+    std::string why, wait;
+    if (!rq_failure && TryReclaimGang(g, pend, &why, &wait)) return g.tried_ok = true;
+    if (!wait.empty())  // the quota is freed once candidates reach minRuntime
+      wait_all(EventType::kQuotaExceeded, reason::kQuotaExceeded, group + ": " + wait,
+               group + ": quota|minRuntime");
+    else
+      wait_all(EventType::kQuotaExceeded, reason::kQuotaExceeded, failure + why,
+               group + (why.empty() ? ": quota" : ": quota|no room"));
     return false;
   }
 
@@ -234,6 +239,21 @@ bool State::AttemptGang(Workload& w) {
     why = " Preemption is not allowed: a member's preemptionPolicy is Never";
   }
   undo();
+  if (!never && planned == pend.size() &&
+      policy.disruption_budgets == DisruptionBudgetMode::kStrict && !pdbs.empty()) {
+    // Each member's plan respected the budgets alone; all the group's victims together must too.
+    std::vector<Slot> all;
+    for (const PreemptDryRun& plan : plans)
+      all.insert(all.end(), plan.victims.begin(), plan.victims.end());
+    std::vector<PdbState> pdb_state;
+    ComputePdbState(&pdb_state);
+    if (CountViolations(all, pdb_state, nullptr) > 0) {
+      why =
+          " No preemption plan frees room for every member: their victims together would "
+          "violate a PodDisruptionBudget (disruptionBudgets: Strict).";
+      planned = 0;
+    }
+  }
   if (never || planned < pend.size()) {
     wait_all(EventType::kFailedScheduling, reason::kUnschedulable, failure + why,
              group + ": no room");

@@ -11,9 +11,12 @@
 // the victims' room given back, every pending member must find room in queue order (each one's
 // room taken before the next is tried); if the minimal set leaves a member without room, every
 // valid candidate is tried as gone and, if the group then fits, victims are given back from the
-// last while the quota and the room still suffice. Otherwise nothing is evicted. On success every
-// victim gets SIGTERM, every member is nominated to its node and holds its quota, and the group
-// binds together once the victims have exited.
+// last while the quota and the room still suffice. If even that leaves a member without room, the
+// minimal quota set is combined with priority preemption for room (Kubernetes' rules, as for a
+// group that fits its quota but not the nodes: each member in queue order takes free room or a
+// plan of its own, the quota victims and earlier members' victims counted as gone). Otherwise
+// nothing is evicted. On success every victim gets SIGTERM, every member is nominated to its
+// node and holds its quota, and the group binds together once the victims have exited.
 #include <algorithm>
 #include <optional>
 
@@ -22,7 +25,8 @@
 
 namespace arbiter::engine {
 
-bool State::TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* why) {
+bool State::TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* why,
+                           std::string* wait) {
   // The group as one preemptor.
   const Workload* first = nullptr;
   Workload agg;
@@ -47,14 +51,20 @@ bool State::TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* 
     QuotaCandidates kept = c;
     kept.slots.clear();
     kept.variant.clear();
+    kept.young.clear();
     for (size_t k = 0; k < c.slots.size(); ++k)
       if (!SameGang(workloads[c.slots[k]], agg)) {
         kept.slots.push_back(c.slots[k]);
         kept.variant.push_back(c.variant[k]);
       }
+    for (Slot s : c.young)
+      if (!SameGang(workloads[s], agg)) kept.young.push_back(s);
     c = std::move(kept);
   }
-  if (c.slots.empty()) return false;
+  if (c.slots.empty()) {
+    *wait = YoungCandidatesMessage(agg, c);
+    return false;
+  }
   const bool strict = policy.disruption_budgets == DisruptionBudgetMode::kStrict && !pdbs.empty();
   std::vector<PdbState> pdb_state;
   if (strict) ComputePdbState(&pdb_state);
@@ -130,15 +140,105 @@ bool State::TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* 
     }
     return chosen;
   };
+  // The combined plan: `gone` (quota victims) given back, then each member in queue order takes
+  // free room or a priority preemption plan of its own (TryPreempt's dry run; victims of the
+  // plan so far are excluded). Fills `node_plans` (each member's node and its victims).
+  std::vector<PreemptDryRun> node_plans;
+  std::string room_why;  // why the combined plan failed
+  auto preempt_for_room = [&](const std::vector<Slot>& gone) {
+    for (Slot s : pend)
+      if (workloads[s].preemption_policy == PreemptionPolicy::kNever) {
+        room_why = "a member's preemptionPolicy is Never";
+        return false;
+      }
+    std::vector<char> excluded(workloads.size(), 0), touched(nodes.size(), 0);
+    struct Change {
+      uint32_t pos;
+      const placement::PodShape* shape;
+      placement::GpuAssignment gpus;
+      bool allocated;
+    };
+    std::vector<Change> log;
+    auto change = [&](uint32_t pos, const placement::PodShape& shape,
+                      const placement::GpuAssignment& gpus, bool allocate) {
+      touched[pos] = 1;
+      if (allocate)
+        nodes[pos].Allocate(shape, gpus);
+      else
+        nodes[pos].Release(shape, gpus);
+      NodeChanged(pos);
+      log.push_back({pos, &shape, gpus, allocate});
+    };
+    ++pool_version;
+    for (Slot s : gone) {
+      excluded[s] = 1;
+      const Workload& v = workloads[s];
+      change(node_info[v.node].pos, v.shape, v.gpus, false);
+    }
+    node_plans.assign(pend.size(), PreemptDryRun{});
+    bool ok = true;
+    for (size_t k = 0; k < pend.size() && ok; ++k) {
+      Workload& m = workloads[pend[k]];
+      PreemptDryRun& plan = node_plans[k];
+      PlaceChoice free_room;
+      if (TryPlace(m, &free_room)) {
+        plan.pos = free_room.pos;
+        change(free_room.pos, m.shape, free_room.gpus, true);
+        continue;
+      }
+      plan.excluded = &excluded;
+      plan.touched = &touched;
+      std::string member_why;
+      if (!TryPreempt(m, &member_why, &plan)) {
+        room_why = m.key + ":" + member_why;
+        ok = false;
+        break;
+      }
+      for (Slot v : plan.victims) {
+        excluded[v] = 1;
+        const Workload& x = workloads[v];
+        change(node_info[x.node].pos, x.shape, x.gpus, false);
+      }
+      change(plan.pos, m.shape, placer->Score(nodes[plan.pos], m.shape).gpus, true);
+    }
+    for (auto it = log.rbegin(); it != log.rend(); ++it) {
+      if (it->allocated)
+        nodes[it->pos].Release(*it->shape, it->gpus);
+      else
+        nodes[it->pos].Allocate(*it->shape, it->gpus);
+      NodeChanged(it->pos);
+    }
+    ++pool_version;
+    if (ok && strict) {  // each plan respected the budgets alone; all victims together must too
+      std::vector<Slot> all = gone;
+      for (const PreemptDryRun& plan : node_plans)
+        all.insert(all.end(), plan.victims.begin(), plan.victims.end());
+      if (CountViolations(all, pdb_state, nullptr) > 0) {
+        room_why =
+            "its victims together would violate a PodDisruptionBudget (disruptionBudgets: "
+            "Strict)";
+        ok = false;
+      }
+    }
+    return ok;
+  };
+
   std::optional<std::vector<Slot>> victims;
-  bool freeable = false;
+  bool freeable = false, combined = false;
   for (const bool allow : c.attempts) {
     victims = build(allow, false);
     if (!victims || victims->empty()) continue;
     freeable = true;
     if (placeable(*victims)) break;
-    victims = build(allow, true);
-    if (victims && !victims->empty()) break;
+    auto more = build(allow, true);
+    if (more && !more->empty()) {
+      victims = std::move(more);
+      break;
+    }
+    if (preempt_for_room(*victims)) {
+      combined = true;
+      break;
+    }
     victims.reset();
   }
   if (!victims || victims->empty()) {
@@ -152,10 +252,17 @@ bool State::TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* 
               : "; not preempting: the group would not have room for every member even after "
                 "lower-priority workloads of namespace " +
                     agg.namespace_ + " exit";
+      if (!room_why.empty()) *why += ", nor by preempting for room (" + room_why + ")";
+    } else {
+      *wait = YoungCandidatesMessage(agg, c);
     }
     return false;
   }
-  placeable(*victims);  // the members' nodes (`choice`) for this victim set
+  if (combined) {  // the members' nodes are those of the combined plan
+    for (size_t k = 0; k < pend.size(); ++k) choice[k].pos = node_plans[k].pos;
+  } else {
+    placeable(*victims);  // the members' nodes (`choice`) for this victim set
+  }
 
   // Execute. A victim waits under the member placed on its node (or the first member).
   std::sort(victims->begin(), victims->end(),
@@ -180,6 +287,22 @@ bool State::TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* 
     }
     if (v.preemptor == by) p.waiting_for.push_back(s);
   }
+  size_t for_room = 0;  // victims preempted for room (combined plan)
+  for (size_t k = 0; combined && k < pend.size(); ++k) {
+    Workload& m = workloads[pend[k]];
+    const std::vector<Slot>& plan_victims = node_plans[k].victims;
+    if (plan_victims.empty()) continue;
+    const std::string& node_name = nodes[node_plans[k].pos].name;
+    std::string list;
+    for (Slot s : plan_victims) list += (list.empty() ? "" : ", ") + workloads[s].key;
+    Emit(EventType::kPreempting, m, node_name, reason::kPreempting,
+         "preempting " + list + " on " + node_name + " for " + group);
+    for (Slot s : plan_victims) {
+      StopVictim(workloads[s], m, EventType::kPreempted);
+      if (workloads[s].preemptor == m.slot) m.waiting_for.push_back(s);
+    }
+    for_room += plan_victims.size();
+  }
   std::vector<uint32_t> where;
   for (size_t k = 0; k < pend.size(); ++k) {
     Workload& m = workloads[pend[k]];
@@ -193,10 +316,13 @@ bool State::TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* 
   const std::string n = std::to_string(victims->size());
   const std::string msg =
       group + ": " +
-      (own == 0 ? "reclaiming lent quota: waiting for " + n + " borrowing workload(s) to exit"
+      (own == 0 ? "reclaiming lent quota: waiting for " + n + " borrowing workload(s)"
                 : "preempting within the quota of namespace " + agg.namespace_ + ": waiting for " +
-                      n + " workload(s) to exit") +
-      " (nominated to " + nodes_list + ")";
+                      n + " workload(s)") +
+      (for_room
+           ? " and " + std::to_string(for_room) + " lower-priority workload(s) preempted for room"
+           : "") +
+      " to exit (nominated to " + nodes_list + ")";
   for (Slot s : pend) SetPending(workloads[s], EventType::kQuotaExceeded, reason::kReclaiming, msg);
   return true;
 }

@@ -220,14 +220,19 @@ bool State::TryAdmitQuota(Workload& w) {
   }
   if (!eq.ok) {
     DropNomination(w);
-    std::string why;
-    if (TryReclaim(w, eq, &why)) return false;  // quota preemption (reclaim, withinNamespace)
+    std::string why, wait;
+    if (TryReclaim(w, eq, &why, &wait))
+      return false;  // quota preemption (reclaim, withinNamespace)
     if (eq.over_max && policy.when_quota_exceeded == QuotaExceededAction::kReject) {
       Reject(w, reason::kQuotaExceeded, eq.message);
       return false;
     }
-    SetPending(w, EventType::kQuotaExceeded, reason::kQuotaExceeded, eq.message + why,
-               eq.message.substr(0, eq.message.find(':')) + (why.empty() ? "" : "|no room"));
+    if (!wait.empty())  // the quota is freed once candidates reach minRuntime
+      SetPending(w, EventType::kQuotaExceeded, reason::kQuotaExceeded, wait,
+                 wait.substr(0, wait.find(':')) + "|minRuntime");
+    else
+      SetPending(w, EventType::kQuotaExceeded, reason::kQuotaExceeded, eq.message + why,
+                 eq.message.substr(0, eq.message.find(':')) + (why.empty() ? "" : "|no room"));
     return false;
   }
   return true;

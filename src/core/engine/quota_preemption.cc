@@ -22,6 +22,7 @@
 #include "core/duration.h"
 #include "core/engine/reasons.h"
 #include "core/engine/state.h"
+#include "core/instant_text.h"
 
 namespace arbiter::engine {
 
@@ -130,6 +131,8 @@ State::QuotaCandidates State::CollectQuotaCandidates(const Workload& w) const {
       if (now - v.run_start < policy.min_runtime) {
         const Millis at = v.run_start + policy.min_runtime;
         out.young_until = out.young_until ? std::min(*out.young_until, at) : at;
+        out.young.push_back(s);
+        out.young_last = std::max(out.young_last, at);
         continue;
       }
       QuotaVariant var = QuotaVariant::kWithinNamespace;
@@ -166,6 +169,9 @@ State::QuotaCandidates State::CollectQuotaCandidates(const Workload& w) const {
   sorted.needed = std::move(out.needed);
   sorted.base = std::move(out.base);
   sorted.young_until = out.young_until;
+  sorted.young = std::move(out.young);
+  sorted.young_last = out.young_last;
+  sorted.within_min = within_min;
   for (size_t k : idx) {
     sorted.slots.push_back(out.slots[k]);
     sorted.variant.push_back(out.variant[k]);
@@ -192,6 +198,28 @@ bool State::QuotaFitsOnceGone(const Workload& w, const std::vector<const Workloa
                               bool allow_borrowing) const {
   const auto r = quota.CheckElastic(w, released);
   return r.ok && (allow_borrowing || !r.borrowing);
+}
+
+std::string State::YoungCandidatesMessage(const Workload& w, const QuotaCandidates& c) const {
+  if (c.young.empty() || !c.young_until) return "";
+  // Only when the quota waits for them: the candidates of now do not free it, these would.
+  std::vector<const Workload*> released = c.base;
+  for (Slot s : c.slots) released.push_back(&workloads[s]);
+  if (QuotaFitsOnceGone(w, released, true)) return "";
+  for (Slot s : c.young) released.push_back(&workloads[s]);
+  if (!QuotaFitsOnceGone(w, released, true)) return "";
+  size_t own = 0;
+  for (Slot s : c.young) own += workloads[s].namespace_id == w.namespace_id;
+  const std::string n = std::to_string(c.young.size());
+  const std::string when = (c.young_last == *c.young_until ? " at " : " from ") +
+                           FormatInstant(*c.young_until) + " (minRuntime " +
+                           FormatDuration(policy.min_runtime) + ")";
+  if (own == 0 && c.within_min)
+    return "reclaiming lent quota: " + n + " borrowing workload(s) become reclaimable" + when;
+  if (own == c.young.size())
+    return "preempting within the quota of namespace " + w.namespace_ + ": " + n +
+           " workload(s) become preemptable" + when;
+  return "quota preemption: " + n + " workload(s) become preemptable" + when;
 }
 
 void State::StopWithinNamespace(Workload& v, const Workload& p) {

@@ -40,13 +40,17 @@ bool State::FitsOnceGone(uint32_t pos, const Workload& w, const std::vector<Slot
 //   3. else nothing is evicted, and `why` says so.
 // Under disruptionBudgets: Strict a candidate whose eviction would break a PodDisruptionBudget
 // is skipped (BestEffort ignores budgets here, as Kueue does).
-bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::string* why) {
+bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::string* why,
+                       std::string* wait) {
   (void)eq;
   const QuotaCandidates c = CollectQuotaCandidates(w);
   // Like preemption: come back when a protected candidate turns minRuntime old, even if nothing
   // else happens in the pool by then.
   if (c.young_until) wakeups.push(*c.young_until);
-  if (c.slots.empty()) return false;
+  if (c.slots.empty()) {
+    *wait = YoungCandidatesMessage(w, c);
+    return false;
+  }
   const bool strict = policy.disruption_budgets == DisruptionBudgetMode::kStrict && !pdbs.empty();
   std::vector<PdbState> pdb_state;
   if (strict) ComputePdbState(&pdb_state);
@@ -102,7 +106,10 @@ bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::str
     return std::nullopt;
   };
   auto quota_only = build(std::nullopt);
-  if (!quota_only || quota_only->empty()) return false;  // the candidates cannot free enough quota
+  if (!quota_only || quota_only->empty()) {  // the candidates cannot free enough quota
+    *wait = YoungCandidatesMessage(w, c);
+    return false;
+  }
   std::vector<Slot> victims;
   std::optional<uint32_t> nominate;
   bool placeable = false;

@@ -242,7 +242,10 @@ class State {
     std::vector<bool> attempts;         // allowBorrowing of each attempt, in order
     std::vector<const Workload*> base;  // terminating workloads of the namespace and its cohort
     std::optional<Millis>
-        young_until;  // a candidate skipped as younger than minRuntime comes of age
+        young_until;          // a candidate skipped as younger than minRuntime comes of age
+    std::vector<Slot> young;  // the candidates skipped as younger than minRuntime
+    Millis young_last = 0;    // when the last of them comes of age
+    bool within_min = false;  // the preemptor stays within its min (a reclaim)
   };
   QuotaPolicy QuotaPolicyOf(const ElasticQuota& q) const;
   QuotaCandidates CollectQuotaCandidates(const Workload& w) const;
@@ -256,6 +259,10 @@ class State {
   // `allow_borrowing`, stays within its min).
   bool QuotaFitsOnceGone(const Workload& w, const std::vector<const Workload*>& released,
                          bool allow_borrowing) const;
+  // When quota preemption for `w` (the group's sum for a gang) must wait for candidates younger
+  // than minRuntime that would free its quota: "reclaiming lent quota: 2 borrowing workload(s)
+  // become reclaimable at 30m (minRuntime 30m)"; else "".
+  std::string YoungCandidatesMessage(const Workload& w, const QuotaCandidates& c) const;
   // SIGTERM to a victim of the preemptor's own namespace (withinNamespace): a Preempted event.
   void StopWithinNamespace(Workload& victim, const Workload& preemptor);
 
@@ -312,7 +319,11 @@ class State {
   void StopGang(const Workload& stopped, const std::string& by);
   // gang_reclaim.cc: quota preemption for a group blocked by its ElasticQuota (`pend`: its pending
   // members in queue order); false with nothing evicted (`why`: a suffix for the reason, or "").
-  bool TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* why);
+  // When the quota is not freed now only because candidates are younger than minRuntime, `wait`
+  // gets YoungCandidatesMessage (it replaces the quota message). When the quota victims free the
+  // quota but not room for every member, lower-priority workloads are preempted for the room too
+  // (Kubernetes' rules, as for a group that does not fit), all or nothing.
+  bool TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* why, std::string* wait);
   bool SameGang(const Workload& a, const Workload& b) const {
     return a.gang != kNoGang && a.gang == b.gang;
   }
@@ -330,7 +341,9 @@ class State {
   void ClearReservations();
 
   // ---------------------------------------------------------------- reclaim.cc
-  bool TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::string* why);
+  // `wait` as for TryReclaimGang.
+  bool TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::string* why,
+                  std::string* wait);
   bool FitsOnceGone(uint32_t pos, const Workload& w, const std::vector<Slot>& gone) const;
 
   // ---------------------------------------------------------------- pdb.cc

@@ -59,6 +59,28 @@ TEST(LimitRanger, ChecksRunAfterAllDefaults) {
   EXPECT_EQ(out.limits.Get("cpu"), 2000);
 }
 
+// limitRequestRatioConstraint prints the observed ratio with Go's %f: float64(limit) /
+// float64(request) in milli-units, six decimals (`8.000000`, `2.666667`), not a fraction.
+TEST(LimitRanger, RatioPrintedAsKubernetesFloat) {
+  LimitRangeItem item;
+  item.max_limit_request_ratio_milli = {{"cpu", 2000}, {"memory", 1500}};
+  LimitRange lr = Range("r", {item});
+  Pod pod;
+  pod.containers = {C("app", {{"cpu", 500}, {"memory", 768 * (kGi >> 10)}},
+                      {{"cpu", 4000}, {"memory", 2 * kGi}})};
+  AdmittedPod out;
+  EXPECT_EQ(ApplyLimitRanges(pod, {&lr}, &out),
+            "LimitRange dev/r: [cpu max limit to request ratio per Container is 2, but provided "
+            "ratio is 8.000000, memory max limit to request ratio per Container is 1500m, but "
+            "provided ratio is 2.666667]");
+  pod.containers = {C("app", {{"cpu", 400}}, {{"cpu", 1000}})};
+  item.max_limit_request_ratio_milli = {{"cpu", 2000}};
+  lr = Range("r", {item});
+  EXPECT_EQ(ApplyLimitRanges(pod, {&lr}, &out),
+            "LimitRange dev/r: cpu max limit to request ratio per Container is 2, but provided "
+            "ratio is 2.500000");
+}
+
 TEST(LimitRanger, LaterContainerItemOverridesEarlierInOneLimitRange) {
   LimitRangeItem first, second;
   first.default_limit = {{"cpu", 1000}};

@@ -286,5 +286,215 @@ TEST_F(GangFate, GroupReclaimTakesMoreVictimsForRoom) {
   EXPECT_EQ(PhaseOf(g1), Phase::kRunning);
 }
 
+// Issue 10: the quota victims free the group's quota but room for one member only; a
+// lower-priority pod of a namespace without quota is preempted for the other member's room, in
+// the same plan. Both members are nominated to that node, hold their quota, and run once both
+// victims have exited.
+class GangReclaimRoom : public GangFate {
+ protected:
+  // n1: b1 (team-b, 4 GPUs, within team-b's min); n2: `other` (namespace x, 2 GPUs, priority
+  // `other_priority`) and b2 (team-b, 2 GPUs, borrowed). team-a's group g: 2 x 2 GPUs, priority
+  // 100.
+  void SetUpPool(int32_t other_priority) {
+    Do(0, UpsertNode{GpuNode("n1", 4), 0});
+    Do(0, UpsertNode{GpuNode("n2", 4), 1});
+    for (const char* ns : {"team-a", "team-b"}) {
+      ElasticQuota q;
+      q.meta.name = ns;
+      q.meta.namespace_ = ns;
+      q.cohort = "c";
+      q.min = {{"nvidia.com/gpu", 4000}};
+      Do(0, UpsertElasticQuota{q});
+    }
+    Pod p1 = Member("b1", 4, "", 1), p2 = Member("b2", 2, "", 1);
+    p1.meta.namespace_ = p2.meta.namespace_ = "team-b";
+    Pod o = Member("other", 2, "", 1, other_priority);
+    o.meta.namespace_ = "x";
+    b1_ = Submit(0, p1);
+    Do(0, Tick{});
+    other_ = Submit(kMin, o);
+    Do(kMin, Tick{});
+    b2_ = Submit(2 * kMin, p2);
+    Do(2 * kMin, Tick{});
+    ASSERT_EQ(e_.Get(b1_)->node, "n1");
+    ASSERT_EQ(e_.Get(other_)->node, "n2");
+    ASSERT_EQ(e_.Get(b2_)->node, "n2");
+    Pod m0 = Member("g-0", 2, "g", 2, 100), m1 = Member("g-1", 2, "g", 2, 100);
+    m0.meta.namespace_ = m1.meta.namespace_ = "team-a";
+    g0_ = Submit(10 * kMin, m0);
+    g1_ = Submit(10 * kMin, m1);
+    Do(10 * kMin, Tick{});
+  }
+  WorkloadId b1_, b2_, other_, g0_, g1_;
+};
+
+TEST_F(GangReclaimRoom, QuotaVictimsAndNodePreemptionInOnePlan) {
+  SetUpPool(0);
+  EXPECT_EQ(PhaseOf(b1_), Phase::kRunning);  // team-b back at its min: no candidate
+  EXPECT_EQ(PhaseOf(b2_), Phase::kTerminating);
+  EXPECT_EQ(PhaseOf(other_), Phase::kTerminating);
+  ASSERT_NE(sink_.Find(EventType::kReclaimed, b2_), nullptr);
+  ASSERT_NE(sink_.Find(EventType::kPreempted, other_), nullptr);
+  EXPECT_EQ(sink_.Find(EventType::kPreempted, other_)->by, "team-a/g-1");
+  for (WorkloadId g : {g0_, g1_}) {
+    EXPECT_EQ(e_.Get(g)->reason, "Reclaiming");
+    EXPECT_EQ(e_.Get(g)->nominated_node, "n2");
+    EXPECT_NE(e_.Get(g)->message.find("waiting for 1 borrowing workload(s) and 1 lower-priority "
+                                      "workload(s) preempted for room to exit (nominated to n2)"),
+              std::string::npos)
+        << e_.Get(g)->message;
+  }
+  // One victim gone is not enough: the group binds together once both have exited.
+  Do(10 * kMin, VictimExited{b2_});
+  Do(10 * kMin, Tick{});
+  EXPECT_EQ(PhaseOf(g0_), Phase::kPending);
+  EXPECT_EQ(PhaseOf(g1_), Phase::kPending);
+  Do(10 * kMin, VictimExited{other_});
+  Do(10 * kMin, Tick{});
+  EXPECT_EQ(PhaseOf(g0_), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(g1_), Phase::kRunning);
+  EXPECT_EQ(e_.Get(g0_)->node, "n2");
+  EXPECT_EQ(e_.Get(g1_)->node, "n2");
+}
+
+// All or nothing: `other` has the group's priority, so no member may preempt it; the reclaim of
+// b2, which would free the quota and room for one member, does not happen either.
+TEST_F(GangReclaimRoom, NothingEvictedWhenRoomCannotBeFreed) {
+  SetUpPool(100);
+  EXPECT_EQ(PhaseOf(b2_), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(other_), Phase::kRunning);
+  EXPECT_EQ(sink_.Find(EventType::kReclaimed, b2_), nullptr);
+  EXPECT_EQ(sink_.Find(EventType::kPreempting, g0_), nullptr);
+  EXPECT_EQ(sink_.Find(EventType::kPreempting, g1_), nullptr);
+  for (WorkloadId g : {g0_, g1_}) {
+    EXPECT_EQ(PhaseOf(g), Phase::kPending);
+    EXPECT_EQ(e_.Get(g)->reason, "QuotaExceeded");
+    EXPECT_EQ(e_.Get(g)->nominated_node, "");
+    EXPECT_NE(e_.Get(g)->message.find("nor by preempting for room"), std::string::npos)
+        << e_.Get(g)->message;
+  }
+}
+
+// B11: while the only reclaim candidates are younger than minRuntime, a group within its min says
+// it is reclaiming and when, not that its namespace borrows.
+TEST_F(GangFate, GroupWaitingForMinRuntimeSaysReclaimingLentQuota) {
+  PoolPolicy pp;
+  pp.meta.name = "default";
+  pp.min_runtime = 30 * kMin;
+  Do(0, UpsertPoolPolicy{pp});
+  Do(0, UpsertNode{GpuNode("n1", 8), 0});
+  for (const char* ns : {"team-a", "team-b"}) {
+    ElasticQuota q;
+    q.meta.name = ns;
+    q.meta.namespace_ = ns;
+    q.cohort = "c";
+    q.min = {{"nvidia.com/gpu", 4000}};
+    Do(0, UpsertElasticQuota{q});
+  }
+  Pod hog = Member("hog", 8, "", 1);
+  hog.meta.namespace_ = "team-b";
+  const WorkloadId h = Submit(0, hog);
+  Do(0, Tick{});
+  Pod m0 = Member("g-0", 2, "g", 2), m1 = Member("g-1", 2, "g", 2);
+  m0.meta.namespace_ = m1.meta.namespace_ = "team-a";
+  const WorkloadId g0 = Submit(10 * kMin, m0);
+  Submit(10 * kMin, m1);
+  Do(10 * kMin, Tick{});
+  EXPECT_EQ(PhaseOf(h), Phase::kRunning);
+  EXPECT_EQ(e_.Get(g0)->reason, "QuotaExceeded");
+  EXPECT_EQ(e_.Get(g0)->message,
+            "pod group team-a/g: reclaiming lent quota: 1 borrowing workload(s) become reclaimable "
+            "at 30m (minRuntime 30m)");
+  Do(30 * kMin, Tick{});
+  EXPECT_EQ(PhaseOf(h), Phase::kTerminating);
+  EXPECT_EQ(e_.Get(g0)->reason, "Reclaiming");
+}
+
+// Under disruptionBudgets: Strict (the default) each member's plan for room is checked against
+// the budgets on its own; the combined plan's victims together must respect them too. Two
+// members each need one of x's pods, whose budget allows one disruption: nothing is evicted.
+TEST_F(GangFate, GroupReclaimWithRoomRespectsBudgetsTogether) {
+  for (const char* n : {"n1", "n2", "n3"}) Do(0, UpsertNode{GpuNode(n, 4), 0});
+  for (const char* ns : {"team-a", "team-b"}) {
+    ElasticQuota q;
+    q.meta.name = ns;
+    q.meta.namespace_ = ns;
+    q.cohort = "c";
+    q.min = {{"nvidia.com/gpu", std::string(ns) == "team-a" ? 6000 : 2000}};
+    Do(0, UpsertElasticQuota{q});
+  }
+  PodDisruptionBudget pdb;
+  pdb.meta.name = "o";
+  pdb.meta.namespace_ = "x";
+  pdb.selector.match_labels["app"] = "o";
+  pdb.max_unavailable = IntOrPercent{false, 1};
+  Do(0, UpsertPodDisruptionBudget{pdb});
+  auto pinned = [&](const char* name, const char* ns, const char* node) {
+    Pod p = Member(name, 2, "", 1);
+    p.meta.namespace_ = ns;
+    if (std::string(ns) == "x") p.meta.labels["app"] = "o";
+    p.node_selector["kubernetes.io/hostname"] = node;
+    const WorkloadId id = Submit(0, p);
+    Do(0, Tick{});
+    return id;
+  };
+  const WorkloadId b1 = pinned("b1", "team-b", "n1");  // within team-b's min
+  const WorkloadId b2 = pinned("b2", "team-b", "n2");  // borrowed
+  std::vector<WorkloadId> xs = {pinned("o1", "x", "n1"), pinned("o2", "x", "n2"),
+                                pinned("o3", "x", "n3"), pinned("o4", "x", "n3")};
+  ASSERT_EQ(PhaseOf(b1), Phase::kRunning);
+  ASSERT_EQ(PhaseOf(b2), Phase::kRunning);
+  std::vector<WorkloadId> group;
+  for (int k = 0; k < 3; ++k) {
+    Pod m = Member("g-" + std::to_string(k), 2, "g", 3, 100);
+    m.meta.namespace_ = "team-a";
+    group.push_back(Submit(kMin, m));
+  }
+  Do(kMin, Tick{});
+  // Reclaiming b2 frees the quota and room for one member; the two others would each preempt one
+  // of x's pods: two disruptions where the budget allows one.
+  EXPECT_EQ(PhaseOf(b2), Phase::kRunning);
+  for (WorkloadId x : xs) EXPECT_EQ(PhaseOf(x), Phase::kRunning);
+  for (WorkloadId g : group) {
+    EXPECT_EQ(PhaseOf(g), Phase::kPending);
+    EXPECT_EQ(e_.Get(g)->reason, "QuotaExceeded");
+  }
+  EXPECT_NE(e_.Get(group[0])->message.find("its victims together would violate a "
+                                           "PodDisruptionBudget"),
+            std::string::npos)
+      << e_.Get(group[0])->message;
+}
+
+// The same for a group that fits its quota but not the nodes (priority preemption only): two
+// members would each preempt one of x's pods, whose budget allows one disruption.
+TEST_F(GangFate, GroupPreemptionRespectsBudgetsTogether) {
+  for (const char* n : {"n1", "n2"}) Do(0, UpsertNode{GpuNode(n, 2), 0});
+  PodDisruptionBudget pdb;
+  pdb.meta.name = "o";
+  pdb.meta.namespace_ = "x";
+  pdb.selector.match_labels["app"] = "o";
+  pdb.max_unavailable = IntOrPercent{false, 1};
+  Do(0, UpsertPodDisruptionBudget{pdb});
+  std::vector<WorkloadId> xs;
+  for (const char* name : {"o1", "o2"}) {
+    Pod p = Member(name, 2, "", 1);
+    p.meta.namespace_ = "x";
+    p.meta.labels["app"] = "o";
+    xs.push_back(Submit(0, p));
+  }
+  Do(0, Tick{});
+  const WorkloadId g0 = Submit(kMin, Member("g-0", 2, "g", 2, 100));
+  const WorkloadId g1 = Submit(kMin, Member("g-1", 2, "g", 2, 100));
+  Do(kMin, Tick{});
+  for (WorkloadId x : xs) EXPECT_EQ(PhaseOf(x), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(g0), Phase::kPending);
+  EXPECT_EQ(PhaseOf(g1), Phase::kPending);
+  EXPECT_EQ(sink_.Find(EventType::kPreempting, g0), nullptr);
+  EXPECT_NE(e_.Get(g0)->message.find("their victims together would violate a "
+                                     "PodDisruptionBudget"),
+            std::string::npos)
+      << e_.Get(g0)->message;
+}
+
 }  // namespace
 }  // namespace arbiter::engine
