@@ -234,7 +234,7 @@ void Io(A& a, PoolPolicy& p) {
   Io(a, p.backfill);
   Io(a, p.preempt_youngest_first);
   if (!a.latencyless) Io(a, p.latency);  // engine snapshot / command version 4
-  if (!a.depthless) {                     // engine snapshot / command version 5
+  if (!a.depthless) {                    // engine snapshot / command version 5
     Io(a, p.backfill_depth);
     Io(a, p.fair_preemption_strategies);
   }

@@ -110,7 +110,8 @@ struct Reservation {
   Millis start = 0;
   std::vector<uint32_t> pos;                       // nodes, by position
   std::vector<const placement::PodShape*> shapes;  // what it needs there, parallel to pos
-  std::vector<Millis> ends;  // when each member is expected to leave (start + its limit; -1 unknown)
+  // When each member is expected to leave there (start + its time limit; -1 unknown).
+  std::vector<Millis> ends;
 };
 
 class State {
