@@ -28,6 +28,7 @@ ARB_SERIAL_ENUM(DisruptionBudgetMode, DisruptionBudgetMode::kBestEffort)
 ARB_SERIAL_ENUM(ReclaimMode, ReclaimMode::kNever)
 ARB_SERIAL_ENUM(WithinNamespacePolicy, WithinNamespacePolicy::kLowerOrNewerEqualPriority)
 ARB_SERIAL_ENUM(BorrowWithinCohortPolicy, BorrowWithinCohortPolicy::kLowerPriority)
+ARB_SERIAL_ENUM(FairShareStrategy, FairShareStrategy::kLessThanInitialShare)
 ARB_SERIAL_ENUM(BillingMode, BillingMode::kBlended)
 ARB_SERIAL_ENUM(MigRule, MigRule::kMax)
 ARB_SERIAL_ENUM(CreditPolicy, CreditPolicy::kLostWork)
@@ -233,6 +234,10 @@ void Io(A& a, PoolPolicy& p) {
   Io(a, p.backfill);
   Io(a, p.preempt_youngest_first);
   if (!a.latencyless) Io(a, p.latency);  // engine snapshot / command version 4
+  if (!a.depthless) {                    // engine snapshot / command version 5
+    Io(a, p.backfill_depth);
+    Io(a, p.fair_preemption_strategies);
+  }
 }
 
 template <typename A>

@@ -191,6 +191,14 @@ enum class ReclaimMode { kAny, kLowerPriority, kNever };
 enum class WithinNamespacePolicy { kNever, kLowerPriority, kLowerOrNewerEqualPriority };
 // Kueue's borrowWithinCohort.policy: may a preemptor that will borrow reclaim from others.
 enum class BorrowWithinCohortPolicy { kNever, kLowerPriority };
+// Kueue's fairSharing.preemptionStrategies: when preemption toward fair shares may take a workload
+// of another namespace (preemptor's share once admitted P, the target's before T0 / after T1).
+enum class FairShareStrategy {
+  kLessThanOrEqualToFinalShare,  // P <= T1
+  kLessThanInitialShare,         // P < T0
+};
+
+inline constexpr int64_t kMaxBackfillDepth = 16;  // PoolPolicy scheduling.backfillDepth
 
 struct PoolPolicy {
   ObjectMeta meta;
@@ -226,6 +234,15 @@ struct PoolPolicy {
     Millis cred_expire = 120000;     // AuthInfo cred_expire: a requeued job waits this + 1 s
   };
   std::optional<SlurmLatency> latency;
+
+  // ---- policy5 (issue 10; engine snapshot / command version 5)
+  // scheduling.backfillDepth: how many of a cycle's reservations one node may carry, one after
+  // another in time (1: each reservation on nodes no other reservation of the cycle uses).
+  int32_t backfill_depth = 1;  // 1 .. kMaxBackfillDepth
+  // fairSharing.preemptionStrategies (Kueue's Configuration field): tried in this order; Kueue
+  // accepts [F], [I] and [F, I] (its default).
+  std::vector<FairShareStrategy> fair_preemption_strategies = {
+      FairShareStrategy::kLessThanOrEqualToFinalShare, FairShareStrategy::kLessThanInitialShare};
 };
 
 // arbiter.dev/v1alpha1 ResourceFlavor (Kueue's ResourceFlavor): a kind of node, by its labels

@@ -77,6 +77,20 @@ const std::vector<PolicyName<BorrowWithinCohortPolicy>>& BorrowWithinCohortPolic
   return t;
 }
 
+const std::vector<PolicyName<FairShareStrategy>>& FairShareStrategyNames() {
+  static const std::vector<PolicyName<FairShareStrategy>> t = {
+      {FairShareStrategy::kLessThanOrEqualToFinalShare,
+       "LessThanOrEqualToFinalShare",
+       "lessthanorequaltofinalshare",
+       {}},
+      {FairShareStrategy::kLessThanInitialShare,
+       "LessThanInitialShare",
+       "lessthaninitialshare",
+       {}},
+  };
+  return t;
+}
+
 std::string NormalizePolicyText(std::string_view text) {
   std::string k;
   for (char c : text)

@@ -30,6 +30,7 @@ const std::vector<PolicyName<DisruptionBudgetMode>>& DisruptionBudgetModeNames()
 const std::vector<PolicyName<ReclaimMode>>& ReclaimModeNames();
 const std::vector<PolicyName<WithinNamespacePolicy>>& WithinNamespacePolicyNames();
 const std::vector<PolicyName<BorrowWithinCohortPolicy>>& BorrowWithinCohortPolicyNames();
+const std::vector<PolicyName<FairShareStrategy>>& FairShareStrategyNames();
 
 // The manifest spellings in enum order (what the loader accepts, exactly).
 template <typename E>

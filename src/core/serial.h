@@ -37,6 +37,7 @@ class Writer {
   static constexpr bool kReading = false;
   static constexpr bool flavorless = false;   // see Reader
   static constexpr bool latencyless = false;  // see Reader
+  static constexpr bool depthless = false;    // see Reader
   void U8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
   void U32(uint32_t v) {
     for (int i = 0; i < 4; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -62,6 +63,9 @@ class Reader {
   bool flavorless = false;
   // The file predates PoolPolicy spec.latency (engine snapshot and command version 3).
   bool latencyless = false;
+  // The file predates PoolPolicy scheduling.backfillDepth and fairSharing.preemptionStrategies
+  // (engine snapshot and command version 4): they keep their defaults.
+  bool depthless = false;
   explicit Reader(std::string_view in) : in_(in) {}
   uint8_t U8() {
     if (!Need(1)) return 0;

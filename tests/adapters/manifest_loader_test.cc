@@ -807,6 +807,45 @@ TEST(ManifestLoaderTest, PoolPolicyGpuOvercommitOnlyOne) {
   EXPECT_TRUE(Find(l, "unknown overcommit resource \"gpu\""));
 }
 
+// scheduling.backfillDepth (1..16) and fairSharing.preemptionStrategies (Kueue's Configuration:
+// each name exact, the list one of [F], [I], [F, I]; empty keeps the default).
+TEST(ManifestLoaderTest, PoolPolicyBackfillDepthAndFairSharingStrategies) {
+  const std::string head =
+      "apiVersion: arbiter.dev/v1alpha1\nkind: PoolPolicy\nmetadata: {name: d}\nspec:\n";
+  using S = FairShareStrategy;
+  auto d = Load(head + "  scheduling: {backfill: true}\n");
+  EXPECT_CLEAN(d);
+  EXPECT_EQ(d.set.pool_policy->backfill_depth, 1);
+  EXPECT_EQ(d.set.pool_policy->fair_preemption_strategies,
+            (std::vector<S>{S::kLessThanOrEqualToFinalShare, S::kLessThanInitialShare}));
+  auto l = Load(head +
+                "  scheduling: {backfillDepth: 3}\n"
+                "  fairSharing: {preemptionStrategies: [LessThanInitialShare]}\n");
+  EXPECT_CLEAN(l);
+  EXPECT_EQ(l.set.pool_policy->backfill_depth, 3);
+  EXPECT_EQ(l.set.pool_policy->fair_preemption_strategies,
+            std::vector<S>{S::kLessThanInitialShare});
+  auto e = Load(head + "  fairSharing: {preemptionStrategies: []}\n");
+  EXPECT_CLEAN(e);
+  EXPECT_EQ(e.set.pool_policy->fair_preemption_strategies.size(), 2u);
+  auto zero = Load(head + "  scheduling: {backfillDepth: 0}\n");
+  EXPECT_TRUE(Find(zero, "spec.scheduling.backfillDepth")) << All(zero);
+  auto typo = Load(head + "  fairSharing: {preemptionStrategies: [LessThanFinalShare]}\n");
+  EXPECT_TRUE(Find(typo,
+                   "unknown value \"LessThanFinalShare\" (allowed: "
+                   "LessThanOrEqualToFinalShare | LessThanInitialShare)"))
+      << All(typo);
+  auto order = Load(head +
+                    "  fairSharing: {preemptionStrategies: [LessThanInitialShare, "
+                    "LessThanOrEqualToFinalShare]}\n");
+  EXPECT_TRUE(Find(order, "unsupported list of strategies")) << All(order);
+  EXPECT_EQ(order.set.pool_policy->fair_preemption_strategies.size(), 2u);  // the default kept
+  auto twice = Load(head +
+                    "  fairSharing: {preemptionStrategies: [LessThanInitialShare, "
+                    "LessThanInitialShare]}\n");
+  EXPECT_TRUE(Find(twice, "unsupported list of strategies")) << All(twice);
+}
+
 TEST(ManifestLoaderTest, MoreThanOnePoolPolicy) {
   auto l = Load(
       "apiVersion: arbiter.dev/v1alpha1\nkind: PoolPolicy\nmetadata: {name: a}\n---\n"

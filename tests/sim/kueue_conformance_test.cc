@@ -24,11 +24,15 @@ std::string Flow(const YAML::Node& n) {
 // labelled arbiter.dev/flavor: NAME, the flavor's node label), one ElasticQuota per queue, the
 // admitted workloads at their admission time and the incoming one at t = 10 s. A workload with
 // `flavor` is pinned to it by nodeSelector (Kueue's table gives each admitted workload its flavor).
+// A case's `strategies` (Kueue's fairSharing.preemptionStrategies) become the PoolPolicy's.
 std::string CaseManifests(const YAML::Node& flavors, const YAML::Node& queues,
                           const YAML::Node& c) {
   std::ostringstream m;
   m << "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
        "status: {capacity: {cpu: \"1000\", memory: 1Ti, pods: \"1000\"}}\n";
+  if (c["strategies"])
+    m << "---\napiVersion: arbiter.dev/v1alpha1\nkind: PoolPolicy\nmetadata: {name: default}\n"
+      << "spec: {fairSharing: {preemptionStrategies: " << Flow(c["strategies"]) << "}}\n";
   for (const auto& f : flavors) {
     const std::string name = f.as<std::string>();
     m << "---\napiVersion: arbiter.dev/v1alpha1\nkind: ResourceFlavor\nmetadata: {name: " << name

@@ -1112,10 +1112,24 @@ class DocLoader {
                  }},
                 {"scheduling",
                  [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ReadStruct(v, fp,
-                                 {{"backfill", [&](const YAML::Node& x, const std::string& xp) {
-                                     if (auto b = r_.Bool(x, xp)) pp.backfill = *b;
-                                   }}});
+                   r_.ReadStruct(
+                       v, fp,
+                       {{"backfill",
+                         [&](const YAML::Node& x, const std::string& xp) {
+                           if (auto b = r_.Bool(x, xp)) pp.backfill = *b;
+                         }},
+                        {"backfillDepth", [&](const YAML::Node& x, const std::string& xp) {
+                           if (auto d = r_.Int(x, xp, 1, kMaxBackfillDepth))
+                             pp.backfill_depth = static_cast<int32_t>(*d);
+                         }}});
+                 }},
+                {"fairSharing",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   r_.ReadStruct(
+                       v, fp,
+                       {{"preemptionStrategies", [&](const YAML::Node& x, const std::string& xp) {
+                           FairStrategies(x, xp, &pp);
+                         }}});
                  }},
                 {"latency",  // Slurm's latencies (slurm4): present = modelled, Slurm's defaults
                  [&](const YAML::Node& v, const std::string& fp) {
@@ -1151,6 +1165,33 @@ class DocLoader {
       return;
     }
     out_->set.pool_policy = std::move(pp);
+  }
+
+  // PoolPolicy spec.fairSharing.preemptionStrategies: each a strategy name, the list one of the
+  // sets Kueue's configuration validation accepts ([F], [I], [F, I]); empty keeps the default.
+  void FairStrategies(const YAML::Node& x, const std::string& xp, PoolPolicy* pp) {
+    std::vector<FairShareStrategy> list;
+    bool names_ok = true;
+    if (!r_.ForEachItem(x, xp, [&](const YAML::Node& item, const std::string& ip) {
+          if (auto e = r_.Enum(item, ip, ManifestNames(FairShareStrategyNames())))
+            list.push_back(static_cast<FairShareStrategy>(*e));
+          else
+            names_ok = false;
+        }))
+      return;
+    if (!names_ok || list.empty()) return;  // Kueue: an empty list is the default
+    using S = FairShareStrategy;
+    const bool valid =
+        list.size() == 1 || (list.size() == 2 && list[0] == S::kLessThanOrEqualToFinalShare &&
+                             list[1] == S::kLessThanInitialShare);
+    if (!valid) {
+      r_.Error(x, xp,
+               "unsupported list of strategies (allowed, as Kueue's configuration: "
+               "[LessThanOrEqualToFinalShare], [LessThanInitialShare], "
+               "[LessThanOrEqualToFinalShare, LessThanInitialShare])");
+      return;
+    }
+    pp->fair_preemption_strategies = std::move(list);
   }
 
   // ElasticQuota spec.preemption: Kueue's ClusterQueue preemption field names and values.

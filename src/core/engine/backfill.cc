@@ -10,9 +10,15 @@
 // reserved node only if they do not delay the reservation: they end (deadline) before it starts,
 // or the holder still fits there at its start with them still running. They cannot preempt on a
 // reserved node. Reservations are recomputed every cycle (a cycle with reservations makes the
-// next one consider the whole queue), at most kMaxReservations per cycle from at most
-// kMaxReservationTries attempts (Slurm's bf_max_job_test), each on nodes no earlier reservation
-// of the cycle uses.
+// next one consider the whole queue), at most kMaxReservations per cycle (backfillDepth if more)
+// from at most kMaxReservationTries attempts (Slurm's bf_max_job_test).
+//
+// PoolPolicy scheduling.backfillDepth K: a node carries at most K of a cycle's reservations. With
+// K = 1 each reservation uses nodes no earlier one uses. With K > 1 reservations stack in time
+// on a node, as on Slurm's per-node availability timeline: a later one must fit, at its start and
+// at the start of every earlier reservation there that begins while it would still run, beside
+// what is expected to run then and the earlier reservations active then; a lower workload must
+// not delay any of them.
 #include <algorithm>
 
 #include "core/engine/reasons.h"
@@ -53,13 +59,27 @@ bool State::HoldsReservation(uint32_t pos, const Workload& w) const {
   return false;
 }
 
+bool State::HoldReservedAt(uint32_t pos, Millis t, const Workload* w,
+                           placement::FitView& view) const {
+  for (const Reservation& r : reservations) {
+    if (r.start > t || (w && (r.holder == w->slot || SameGang(workloads[r.holder], *w)))) continue;
+    for (size_t k = 0; k < r.pos.size(); ++k) {
+      if (r.pos[k] != pos || (r.ends[k] >= 0 && r.ends[k] <= t)) continue;
+      if (!view.Fits(*r.shapes[k])) return false;
+      view.Hold(*r.shapes[k]);
+    }
+  }
+  return true;
+}
+
 bool State::DelaysReservation(uint32_t pos, const Workload& w) const {
   placement::FitView view;
   for (const Reservation& r : reservations) {
     if (r.holder == w.slot || SameGang(workloads[r.holder], w)) continue;
     if (std::find(r.pos.begin(), r.pos.end(), pos) == r.pos.end()) continue;
     if (w.time_limit > 0 && now + w.time_limit <= r.start) continue;  // gone before it starts
-    // The node at the reservation's start, `w` still on it: does the holder fit?
+    // The node at the reservation's start, `w` still on it: do the reservations active then (this
+    // one's members among them) fit?
     view.Reset(nodes[pos]);
     for (Slot s : node_live[pos].workloads) {
       const Workload& x = workloads[s];
@@ -68,17 +88,45 @@ bool State::DelaysReservation(uint32_t pos, const Workload& w) const {
     }
     if (!view.Fits(w.shape)) return true;
     view.Hold(w.shape);
-    for (size_t k = 0; k < r.pos.size(); ++k) {
-      if (r.pos[k] != pos) continue;
-      if (!view.Fits(*r.shapes[k])) return true;
-      view.Hold(*r.shapes[k]);
-    }
+    if (!HoldReservedAt(pos, r.start, &w, view)) return true;
   }
   return false;
 }
 
+void State::CheckReservations() const {
+  // Not checked on a node with a shared (fractional) GPU: which device a backfilled pod takes
+  // there may differ from the one DelaysReservation assumed (FitView::Hold's default choice), a
+  // known gap of the device-level check.
+  auto shared = [](const placement::PodShape& p) {
+    return p.gpu_count > 0 && p.gpu_milli_per_device < placement::kMilliPerGpu;
+  };
+  placement::FitView view;
+  for (const Reservation& r : reservations)
+    for (uint32_t pos : r.pos) {
+      if (node_info[node_at[pos]].over_capacity) continue;
+      bool skip = false;
+      for (Slot s : node_live[pos].workloads) skip = skip || shared(workloads[s].shape);
+      for (const Reservation& o : reservations)
+        for (size_t k = 0; k < o.pos.size(); ++k)
+          skip = skip || (o.pos[k] == pos && shared(*o.shapes[k]));
+      if (skip) continue;
+      view.Reset(nodes[pos]);
+      for (Slot s : node_live[pos].workloads) {
+        const Workload& x = workloads[s];
+        const Millis end = ExpectedEnd(x);
+        if (end >= 0 && end <= r.start) view.Give(x.shape, x.gpus);
+      }
+      ARB_CHECK_MSG(HoldReservedAt(pos, r.start, nullptr, view),
+                    "backfill: the reservation of " + workloads[r.holder].key + " on " +
+                        nodes[pos].name + " from " + FormatInstant(r.start) +
+                        " no longer fits there");
+    }
+}
+
 void State::TryReserve(Workload& w) {
-  if (!policy.backfill || reservations.size() >= kMaxReservations ||
+  const int depth = std::clamp<int>(policy.backfill_depth, 1, 255);
+  if (!policy.backfill ||
+      reservations.size() >= std::max<size_t>(kMaxReservations, static_cast<size_t>(depth)) ||
       reservation_tries >= kMaxReservationTries)
     return;
   if (w.immediate || w.phase != Phase::kPending || !w.waiting_for.empty() ||
@@ -101,54 +149,88 @@ void State::TryReserve(Workload& w) {
     members.push_back(w.slot);
   }
   ++reservation_tries;
-  // The nodes it may use, not reserved already in this cycle.
+  // The nodes it may use, carrying fewer than `depth` reservations of this cycle.
   std::vector<uint32_t> usable;
   for (uint32_t pos = 0; pos < nodes.size(); ++pos) {
-    if (reserved_at[pos]) continue;
+    if (reserved_at[pos] >= depth) continue;
     bool ok = true;
     for (Slot s : members)
       ok = ok && NodeSelectable(pos, workloads[s]) &&
            placement::ModelAccepts(nodes[pos].gpu_model, workloads[s].shape);
     if (ok) usable.push_back(pos);
   }
-  // Candidate start instants: the known ends on those nodes, earliest first.
+  // Candidate start instants: the known ends on those nodes (running workloads', earlier
+  // reservations'), earliest first.
   std::vector<Millis> instants;
   for (uint32_t pos : usable)
     for (Slot s : node_live[pos].workloads)
       if (const Millis e = ExpectedEnd(workloads[s]); e >= 0) instants.push_back(e);
+  for (const Reservation& r : reservations)
+    for (size_t k = 0; k < r.pos.size(); ++k)
+      if (r.ends[k] >= 0 && reserved_at[r.pos[k]] < depth) instants.push_back(r.ends[k]);
   std::sort(instants.begin(), instants.end());
   instants.erase(std::unique(instants.begin(), instants.end()), instants.end());
   if (instants.size() > kMaxGangInstants) instants.resize(kMaxGangInstants);
-  // At each instant, the nodes with what has ended by then given back; members first-fit in node
-  // order, each holding its room.
+  // At each instant t, the nodes with what has ended by then given back; members first-fit in
+  // node order, each holding its room. On a node with reservations (depth > 1) also at the later
+  // starts of those reservations, with the reservations active at each instant held: a member
+  // must fit at every one of them it would still be running at.
+  struct Check {
+    Millis at;
+    placement::FitView view;
+  };
   std::vector<placement::FitView> views(usable.size());
+  std::vector<std::vector<Check>> later(usable.size());  // per node: the later instants
+  auto ready = [&](placement::FitView& v, uint32_t pos, Millis t) {
+    v.Reset(nodes[pos]);
+    for (Slot s : node_live[pos].workloads) {
+      const Workload& x = workloads[s];
+      const Millis end = ExpectedEnd(x);
+      if (end >= 0 && end <= t) v.Give(x.shape, x.gpus);
+    }
+    // Room held for nominated workloads stays held.
+    for (Slot s : node_live[pos].nominated) {
+      const Workload& p = workloads[s];
+      if (SameGang(p, w) || p.slot == w.slot) continue;
+      if (v.Fits(p.shape)) v.Hold(p.shape);
+    }
+    return reserved_at[pos] == 0 || HoldReservedAt(pos, t, nullptr, v);
+  };
   Reservation found;
+  std::vector<char> open(usable.size());
   for (Millis t : instants) {
     for (size_t k = 0; k < usable.size(); ++k) {
       const uint32_t pos = usable[k];
-      views[k].Reset(nodes[pos]);
-      for (Slot s : node_live[pos].workloads) {
-        const Workload& x = workloads[s];
-        const Millis end = ExpectedEnd(x);
-        if (end >= 0 && end <= t) views[k].Give(x.shape, x.gpus);
-      }
-      // Room held for nominated workloads stays held.
-      for (Slot s : node_live[pos].nominated) {
-        const Workload& p = workloads[s];
-        if (SameGang(p, w) || p.slot == w.slot) continue;
-        if (views[k].Fits(p.shape)) views[k].Hold(p.shape);
-      }
+      open[k] = ready(views[k], pos, t);
+      later[k].clear();
+      if (reserved_at[pos] == 0 || !open[k]) continue;
+      for (const Reservation& r : reservations)
+        if (r.start > t && std::find(r.pos.begin(), r.pos.end(), pos) != r.pos.end()) {
+          later[k].push_back(Check{r.start, {}});
+          open[k] = open[k] && ready(later[k].back().view, pos, r.start);
+        }
     }
     found.pos.clear();
     found.shapes.clear();
+    found.ends.clear();
     for (Slot s : members) {
       const Workload& m = workloads[s];
+      const Millis end = m.time_limit > 0 ? t + m.time_limit : -1;
+      auto fits = [&](size_t k) {
+        if (!open[k] || !views[k].Fits(m.shape)) return false;
+        for (const Check& c : later[k])
+          if ((end < 0 || c.at < end) && !c.view.Fits(m.shape)) return false;
+        return true;
+      };
       size_t k = 0;
-      while (k < usable.size() && !views[k].Fits(m.shape)) ++k;
+      while (k < usable.size() && !fits(k)) ++k;
       if (k == usable.size()) break;
       views[k].Hold(m.shape);
+      for (Check& c : later[k])
+        if (end < 0 || c.at < end) c.view.Hold(m.shape);
       found.pos.push_back(usable[k]);
       found.shapes.push_back(&m.shape);
+      found.ends.push_back(end);
     }
     if (found.pos.size() == members.size()) {
       found.holder = w.slot;
@@ -162,7 +244,7 @@ void State::TryReserve(Workload& w) {
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
   std::string on;
   for (uint32_t pos : distinct) {
-    reserved_at[pos] = 1;
+    ++reserved_at[pos];
     on += (on.empty() ? "" : ",") + nodes[pos].name;
   }
   const std::string note = "; reserved on " + on + " from " + FormatInstant(found.start);

@@ -143,6 +143,7 @@ Result<Command> DecodeCommand(std::string_view bytes) {
   serial::Reader r(*body);
   r.flavorless = version < 3;
   r.latencyless = version < 4;
+  r.depthless = version < 5;
   Command c;
   Io(r, c.time);
   const uint32_t index = r.U32();

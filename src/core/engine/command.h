@@ -266,8 +266,9 @@ const char* CommandName(const Command& c);
 // A command as bytes and back (a daemon's journal; format: docs/snapshot.md's encoding, sealed as
 // kind "command", version kCommandVersion). Decoding refuses foreign, corrupt and other-version
 // bytes with a message.
-inline constexpr uint32_t kCommandVersion =
-    4;  // 3: ElasticQuota spec.flavors; 4: PoolPolicy spec.latency (2, 3 still read)
+// 3: ElasticQuota spec.flavors; 4: PoolPolicy spec.latency; 5: PoolPolicy
+// scheduling.backfillDepth and fairSharing.preemptionStrategies (2 to 4 still read).
+inline constexpr uint32_t kCommandVersion = 5;
 std::string EncodeCommand(const Command& c);
 Result<Command> DecodeCommand(std::string_view bytes);
 

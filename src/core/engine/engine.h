@@ -121,8 +121,9 @@ class Engine {
   }
   // 2: ElasticQuota preemption, fairSharing, gangs, reservations; 3: resource flavors, the
   // Terminating scope of counted pods, pod group timeouts; 4: PoolPolicy spec.latency and the
-  // workloads' Slurm clean-up and eligibility times (2 and 3 are still read)
-  static constexpr uint32_t kSnapshotVersion = 4;
+  // workloads' Slurm clean-up and eligibility times; 5: PoolPolicy scheduling.backfillDepth and
+  // fairSharing.preemptionStrategies (2 to 4 are still read)
+  static constexpr uint32_t kSnapshotVersion = 5;
 
  private:
   std::unique_ptr<State> s_;

@@ -11,14 +11,13 @@
 //     the eviction: LessThanOrEqualToFinalShare P <= T1, LessThanInitialShare P < T0. The
 //     others wait for the second strategy.
 // After each eviction the namespaces are ordered again, until the preemptor fits (borrowing
-// allowed). If not, with [LessThanOrEqualToFinalShare, LessThanInitialShare], the skipped
-// candidates get a second round: once per namespace, highest share first, its first skipped
-// candidate if P < T0. Then victims are given back from the second-to-last chosen while the
-// preemptor still fits (Kueue's fillBackWorkloads).
+// allowed). If not, with a second strategy ([LessThanOrEqualToFinalShare, LessThanInitialShare]),
+// the skipped candidates get a second round: once per namespace, highest share first, its first
+// skipped candidate if P < T0. Then victims are given back from the second-to-last chosen while
+// the preemptor still fits (Kueue's fillBackWorkloads).
 //
-// The strategies are Kueue's default fairSharing.preemptionStrategies,
-// [LessThanOrEqualToFinalShare, LessThanInitialShare]; they are not configurable yet (a PoolPolicy
-// field changes the engine snapshot and command formats).
+// The strategies are PoolPolicy fairSharing.preemptionStrategies (Kueue's Configuration field;
+// its default [LessThanOrEqualToFinalShare, LessThanInitialShare]).
 #include <algorithm>
 
 #include "core/engine/fair_share.h"
@@ -26,11 +25,7 @@
 
 namespace arbiter::engine {
 
-namespace {
-enum class Strategy { kLessThanOrEqualToFinalShare, kLessThanInitialShare };
-constexpr Strategy kStrategies[] = {Strategy::kLessThanOrEqualToFinalShare,
-                                    Strategy::kLessThanInitialShare};
-}  // namespace
+using Strategy = FairShareStrategy;
 
 std::optional<std::vector<State::FairPick>> State::FairVictims(
     const Workload& w, const QuotaCandidates& c, std::optional<uint32_t> node,
@@ -130,8 +125,11 @@ std::optional<std::vector<State::FairPick>> State::FairVictims(
     return s;
   };
 
-  const size_t num_strategies = sizeof(kStrategies) / sizeof(kStrategies[0]);
-  const Strategy first = kStrategies[0];
+  static const std::vector<Strategy> kDefault = PoolPolicy{}.fair_preemption_strategies;
+  const std::vector<Strategy>& strategies =
+      policy.fair_preemption_strategies.empty() ? kDefault : policy.fair_preemption_strategies;
+  const size_t num_strategies = strategies.size();
+  const Strategy first = strategies[0];
   std::vector<size_t> all(c.slots.size()), retry;
   for (size_t k = 0; k < all.size(); ++k) all[k] = k;
   bool fits = false;
@@ -173,7 +171,7 @@ std::optional<std::vector<State::FairPick>> State::FairVictims(
       const size_t k = g->ks[g->head++];
       const int64_t p = share(w.namespace_, &w);
       const int64_t before = share(g->ns, nullptr);
-      if (passes(kStrategies[1], p, before, 0))
+      if (passes(strategies[1], p, before, 0))
         fits = take(k, FairRule::kInitialShare, p, before, after_without(g->ns, k)) == Took::kFits;
       g->pruned = true;  // at most once per namespace
     }

@@ -179,6 +179,7 @@ void State::RunCycle() {
   }
   // Reservations hold for this cycle only: the next one recomputes them over the whole queue.
   if (!reservations.empty()) freed = true;
+  if (options.check_invariants && !reservations.empty()) CheckReservations();
   // SubmitPod::immediate: one attempt only. Whatever did not bind or start a preemption or a
   // reclaim in this cycle is Rejected with the reason of its attempt.
   for (Slot s : arrived) {

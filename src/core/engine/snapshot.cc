@@ -258,6 +258,7 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot,
   Reader r(*body);
   r.flavorless = version < 3;
   r.latencyless = version < 4;
+  r.depthless = version < 5;
   auto fail = [&](const std::string& why) {
     return R::Error(StatusCode::kInvalidArgument, "corrupt engine snapshot: " + why);
   };

@@ -110,6 +110,8 @@ struct Reservation {
   Millis start = 0;
   std::vector<uint32_t> pos;                       // nodes, by position
   std::vector<const placement::PodShape*> shapes;  // what it needs there, parallel to pos
+  // When each member is expected to leave there (start + its time limit; -1 unknown).
+  std::vector<Millis> ends;
 };
 
 class State {
@@ -339,6 +341,12 @@ class State {
   bool Reserved(uint32_t pos) const { return !reservations.empty() && reserved_at[pos]; }
   bool HoldsReservation(uint32_t pos, const Workload& w) const;
   void ClearReservations();
+  // Holds in `view` the room of every reservation on the node active at `t` (but `w`'s own):
+  // false when one does not fit.
+  bool HoldReservedAt(uint32_t pos, Millis t, const Workload* w, placement::FitView& view) const;
+  // Invariant (check_invariants, end of a cycle): at each reservation's start, what is expected to
+  // run on its nodes then and the reservations active then all fit.
+  void CheckReservations() const;
 
   // ---------------------------------------------------------------- reclaim.cc
   // `wait` as for TryReclaimGang.
@@ -431,7 +439,7 @@ class State {
   std::unordered_map<std::string, uint32_t> gang_ids;    // namespace/name -> gang id
   uint64_t cycle = 0;                                    // scheduling cycles run (not in snapshots)
   std::vector<Reservation> reservations;  // this cycle's backfill reservations, in queue order
-  std::vector<char> reserved_at;          // by position: some reservation uses the node
+  std::vector<char> reserved_at;          // by position: how many reservations use the node
   int reservation_tries = 0;              // reservations computed this cycle (bounded)
   // Workloads on a node whose release time is known (ExpectedEnd >= 0: a time limit, or
   // terminating); recomputed on Restore.

@@ -10,6 +10,7 @@
 
 #include "core/engine/engine.h"
 #include "core/engine/random_pool.h"
+#include "core/serial.h"
 #include "sim/simulator.h"
 
 namespace arbiter::engine {
@@ -188,7 +189,7 @@ TEST(SnapshotTest, ReadsVersion2) {
   snap[8] = 1;
   auto old = Engine::Restore(snap);
   ASSERT_FALSE(old.ok());
-  EXPECT_NE(old.message().find("reads version 2 to 4"), std::string::npos) << old.message();
+  EXPECT_NE(old.message().find("reads version 2 to 5"), std::string::npos) << old.message();
 }
 
 // A flavored ElasticQuota survives a command's encoding (journal) with its flavors.
@@ -241,6 +242,64 @@ TEST(CommandEncodingTest, PoolPolicyLatencyRoundTrip) {
   auto v4c = DecodeCommand(v4);
   ASSERT_TRUE(v4c.ok()) << v4c.message();
   EXPECT_FALSE(std::get<UpsertPoolPolicy>(v4c->op).policy.latency.has_value());
+}
+
+// Version 5 added PoolPolicy scheduling.backfillDepth and fairSharing.preemptionStrategies: they
+// survive a command's encoding and a snapshot, and version-4 files (without them) still load,
+// with the defaults.
+TEST(CommandEncodingTest, PoolPolicyDepthAndStrategiesRoundTrip) {
+  PoolPolicy p;
+  p.meta.name = "default";
+  p.backfill_depth = 13;
+  p.fair_preemption_strategies = {FairShareStrategy::kLessThanInitialShare};
+  auto c = DecodeCommand(EncodeCommand(At(1, UpsertPoolPolicy{p})));
+  ASSERT_TRUE(c.ok()) << c.message();
+  const PoolPolicy& back = std::get<UpsertPoolPolicy>(c->op).policy;
+  EXPECT_EQ(back.backfill_depth, 13);
+  EXPECT_EQ(back.fair_preemption_strategies, p.fair_preemption_strategies);
+  Engine e;
+  ASSERT_TRUE(e.Apply(At(1, UpsertPoolPolicy{p})).ok());
+  auto r = Engine::Restore(e.Snapshot());
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ((*r)->policy().backfill_depth, 13);
+  EXPECT_EQ((*r)->policy().fair_preemption_strategies, p.fair_preemption_strategies);
+  EXPECT_EQ((*r)->Snapshot(), e.Snapshot());
+}
+
+// The version-5 fields of a PoolPolicy with depth 13 and [LessThanInitialShare]: i32 13, u64 1,
+// u32 1 (little-endian). Cutting them out of a body and sealing it as version 4 gives the file an
+// arbiter of version 4 wrote.
+std::string AsVersion4(std::string_view sealed, std::string_view kind) {
+  auto body = serial::Unseal(sealed, kind, 5);
+  EXPECT_TRUE(body.ok()) << body.message();
+  const std::string fields("\x0d\0\0\0\x01\0\0\0\0\0\0\0\x01\0\0\0", 16);
+  std::string b = *body;
+  const size_t at = b.find(fields);
+  EXPECT_NE(at, std::string::npos);
+  EXPECT_EQ(b.find(fields, at + 1), std::string::npos);  // one PoolPolicy in the file
+  b.erase(at, fields.size());
+  return serial::Seal(kind, 4, b);
+}
+
+TEST(SnapshotTest, ReadsVersion4) {
+  PoolPolicy p;
+  p.meta.name = "default";
+  p.backfill_depth = 13;
+  p.fair_preemption_strategies = {FairShareStrategy::kLessThanInitialShare};
+  p.preempt_youngest_first = true;
+  Engine e;
+  ASSERT_TRUE(e.Apply(At(1, UpsertPoolPolicy{p})).ok());
+  auto r = Engine::Restore(AsVersion4(e.Snapshot(), "engine"));
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ((*r)->policy().backfill_depth, 1);
+  EXPECT_EQ((*r)->policy().fair_preemption_strategies.size(), 2u);
+  EXPECT_TRUE((*r)->policy().preempt_youngest_first);  // the fields before are read as written
+  auto c = DecodeCommand(AsVersion4(EncodeCommand(At(1, UpsertPoolPolicy{p})), "command"));
+  ASSERT_TRUE(c.ok()) << c.message();
+  const PoolPolicy& back = std::get<UpsertPoolPolicy>(c->op).policy;
+  EXPECT_EQ(back.backfill_depth, 1);
+  EXPECT_EQ(back.fair_preemption_strategies.size(), 2u);
+  EXPECT_TRUE(back.preempt_youngest_first);
 }
 
 }  // namespace
