@@ -607,9 +607,19 @@ void WriteReportJson(std::ostream& os, const ManifestSet& m, const SimResult& r,
     auto one = [&](const billing::Invoice& inv) {
       emit([&](std::ostream& out, size_t depth) {
         LazyArray provenance = [&inv](const std::function<void(const ElementWriter&)>& each) {
+          // report::ProvenanceToJson's bytes, written directly (one element per workload and
+          // resource: the longest array of a large run's report).
           for (const auto& p : inv.provenance) {
-            const nlohmann::json j = report::ProvenanceToJson(p);
-            each([&](std::ostream& o, size_t d) { Indented(o, j.dump(2), d); });
+            each([&](std::ostream& o, size_t d) {
+              DumpedObject j(d);
+              j.String("workload", p.workload);
+              j.String("resource", p.resource);
+              j.Int("samples", p.samples);
+              j.String("coveredSeconds", report::SecondsText(p.covered_ms));
+              j.String("runSeconds", report::SecondsText(p.run_ms));
+              j.Bool("lowCoverage", p.low_coverage);
+              o << j.Finish();
+            });
           }
         };
         WriteObject(out, report::InvoiceHeadToJson(inv), {{"provenance", provenance}}, depth);
