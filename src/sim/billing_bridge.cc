@@ -137,15 +137,18 @@ Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis 
     for (size_t i : order) rank_of[i] = ns_rank.find(ns_of(i))->second;
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return rank_of[a] < rank_of[b]; });
+    // The segment and row buffers are reused from one namespace to the next: the memory of the
+    // largest namespace is faulted in once, not once per namespace.
+    std::vector<billing::RunSegment> segments;
+    std::vector<billing::HourlyRow> rows;
     for (size_t i = 0; i < order.size();) {
       size_t j = i;
-      std::vector<billing::RunSegment> segments;
-      for (; j < order.size() && ns_of(order[j]) == ns_of(order[i]); ++j)
+      segments.clear();
+      for (; j < order.size() && rank_of[order[j]] == rank_of[order[i]]; ++j)
         if (auto seg = SegmentOf(r, runs[order[j]], epoch)) segments.push_back(std::move(*seg));
-      std::vector<billing::HourlyRow> rows;
+      rows.clear();
       if (Status s = billing::MeterSegmentsInto(segments, cfg, &rows); !s.ok())
         return fail(s.message());
-      segments = {};
       if (Status s = builder.Add(rows); !s.ok()) return fail(s.message());
       i = j;
     }
