@@ -437,7 +437,7 @@ void WriteObject(std::ostream& os, const nlohmann::json& head,
 // nlohmann would escape are left to nlohmann). scenario_test compares the two on every scenario.
 class DumpedObject {
  public:
-  explicit DumpedObject(size_t depth) : depth_(depth) {}
+  explicit DumpedObject(size_t depth) : depth_(depth) { kv_.reserve(16); }  // one allocation
   void Raw(std::string_view key, std::string value) { kv_.emplace_back(key, std::move(value)); }
   void String(std::string_view key, std::string_view v) { Raw(key, Quoted(v)); }
   void StringOrNull(std::string_view key, std::string_view v, bool null) {
@@ -451,7 +451,11 @@ class DumpedObject {
   std::string Finish() {
     std::sort(kv_.begin(), kv_.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::string out = "{\n";
+    size_t size = 4 + 2 * depth_;
+    for (const auto& [k, v] : kv_) size += 2 * depth_ + k.size() + v.size() + 8;
+    std::string out;
+    out.reserve(size);
+    out += "{\n";
     for (size_t i = 0; i < kv_.size(); ++i) {
       out.append(2 * (depth_ + 1), ' ');
       out += '"';
