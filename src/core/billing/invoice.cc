@@ -274,10 +274,20 @@ std::string Invoice::Canonical() const {
                   "\nwindow " + std::to_string(from) + " " + std::to_string(to) + "\n";
   for (const std::string& id : price_books) s += "uses " + id + "\n";
   for (const InvoiceLine& l : lines) s += Line(l);
-  for (const Provenance& p : provenance)
-    s += "provenance " + p.workload + "|" + p.resource + "|" + std::to_string(p.samples) + "|" +
-         std::to_string(p.covered_ms) + "|" + std::to_string(p.run_ms) + "|" +
-         (p.low_coverage ? "low" : "ok") + "\n";
+  // Appended in place: a provenance line per workload and resource, a million for a large run.
+  for (const Provenance& p : provenance) {
+    s += "provenance ";
+    s += p.workload;
+    s += '|';
+    s += p.resource;
+    s += '|';
+    s += std::to_string(p.samples);
+    s += '|';
+    s += std::to_string(p.covered_ms);
+    s += '|';
+    s += std::to_string(p.run_ms);
+    s += p.low_coverage ? "|low\n" : "|ok\n";
+  }
   s += "total " + total.ToFixed(kAmountDigits) + " request " +
        request_total.ToFixed(kAmountDigits) + " usage " + usage_total.ToFixed(kAmountDigits) + "\n";
   if (!idle_share_total.is_zero())
