@@ -137,21 +137,23 @@ Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis 
     for (size_t i : order) rank_of[i] = ns_rank.find(ns_of(i))->second;
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return rank_of[a] < rank_of[b]; });
-    // The segment and row buffers are reused from one namespace to the next: the memory of the
-    // largest namespace is faulted in once, not once per namespace.
-    std::vector<billing::RunSegment> segments;
+    // The row buffer is reused from one namespace to the next: the memory of the largest
+    // namespace's rows is faulted in once, not once per namespace. The segments go before the
+    // invoice is built (peak memory).
     std::vector<billing::HourlyRow> rows;
     for (size_t i = 0; i < order.size();) {
       size_t j = i;
-      segments.clear();
+      std::vector<billing::RunSegment> segments;
       for (; j < order.size() && rank_of[order[j]] == rank_of[order[i]]; ++j)
         if (auto seg = SegmentOf(r, runs[order[j]], epoch)) segments.push_back(std::move(*seg));
       rows.clear();
       if (Status s = billing::MeterSegmentsInto(segments, cfg, &rows); !s.ok())
         return fail(s.message());
+      segments = {};
       if (Status s = builder.Add(rows); !s.ok()) return fail(s.message());
       i = j;
     }
+    rows = {};
     if (!idle_rows.empty())
       if (Status s = builder.Add(idle_rows); !s.ok()) return fail(s.message());
   }
