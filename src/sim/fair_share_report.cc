@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <vector>
 
 #include "core/engine/fair_share.h"
 #include "core/int128.h"
@@ -21,15 +22,26 @@ std::vector<FairShareSummary> SummariseFairShares(const ManifestSet& m, const Si
     const ResourceList lendable = engine::CohortLendable(members);
     std::map<std::string, size_t> index;
     for (size_t i = 0; i < members.size(); ++i) index[members[i]->meta.namespace_] = i;
-    // Usage changes: +requests at a run's start, -requests at its end.
-    std::map<Millis, std::vector<std::pair<size_t, const ResourceList*>>> starts, ends;
+    // Usage changes: +requests at a run's start, -requests at its end; per instant the ends
+    // first, then the starts, each in run order (a sorted vector, not a map of a million
+    // instants).
+    struct Change {
+      Millis t;
+      bool start;
+      size_t member;
+      const ResourceList* req;
+    };
+    std::vector<Change> changes;
     for (const auto& run : r.runs()) {
       const SimWorkload& w = r.workloads()[engine::Value(run.workload)];
       auto it = index.find(w.namespace_);
       if (it == index.end() || run.end <= run.start) continue;
-      starts[run.start].push_back({it->second, &w.requests});
-      ends[run.end].push_back({it->second, &w.requests});
+      changes.push_back({run.start, true, it->second, &w.requests});
+      changes.push_back({run.end, false, it->second, &w.requests});
     }
+    std::stable_sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) {
+      return a.t != b.t ? a.t < b.t : !a.start && b.start;
+    });
     std::vector<ResourceList> used(members.size());
     std::vector<FairShareSummary> rows(members.size());
     std::vector<int128> integral(members.size(), 0);
@@ -39,21 +51,19 @@ std::vector<FairShareSummary> SummariseFairShares(const ManifestSet& m, const Si
       rows[i].cohort = cohort;
       rows[i].weight_milli = members[i]->fair_weight_milli.value_or(1000);
     }
-    std::vector<Millis> instants;
-    for (const auto& [t, v] : starts) instants.push_back(t);
-    for (const auto& [t, v] : ends) instants.push_back(t);
-    std::sort(instants.begin(), instants.end());
-    instants.erase(std::unique(instants.begin(), instants.end()), instants.end());
     Millis last = 0;
-    for (Millis t : instants) {
+    for (size_t c = 0; c < changes.size();) {
+      const Millis t = changes[c].t;
       const Millis until = std::min(t, r.end_time);
       for (size_t i = 0; i < members.size() && until > last; ++i)
         integral[i] += static_cast<int128>(share[i]) * (until - last);
       last = std::max(last, until);
-      if (auto e = ends.find(t); e != ends.end())
-        for (const auto& [i, req] : e->second) used[i] -= *req;
-      if (auto s = starts.find(t); s != starts.end())
-        for (const auto& [i, req] : s->second) used[i] += *req;
+      for (; c < changes.size() && changes[c].t == t; ++c) {
+        if (changes[c].start)
+          used[changes[c].member] += *changes[c].req;
+        else
+          used[changes[c].member] -= *changes[c].req;
+      }
       for (size_t i = 0; i < members.size(); ++i) {
         share[i] = engine::WeightedShare(*members[i], used[i], lendable);
         if (share[i] > rows[i].max_share && t <= r.end_time) {

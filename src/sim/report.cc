@@ -437,7 +437,7 @@ void WriteObject(std::ostream& os, const nlohmann::json& head,
 // nlohmann would escape are left to nlohmann). scenario_test compares the two on every scenario.
 class DumpedObject {
  public:
-  explicit DumpedObject(size_t depth) : depth_(depth) {}
+  explicit DumpedObject(size_t depth) : depth_(depth) { kv_.reserve(16); }  // one allocation
   void Raw(std::string_view key, std::string value) { kv_.emplace_back(key, std::move(value)); }
   void String(std::string_view key, std::string_view v) { Raw(key, Quoted(v)); }
   void StringOrNull(std::string_view key, std::string_view v, bool null) {
@@ -451,7 +451,11 @@ class DumpedObject {
   std::string Finish() {
     std::sort(kv_.begin(), kv_.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::string out = "{\n";
+    size_t size = 4 + 2 * depth_;
+    for (const auto& [k, v] : kv_) size += 2 * depth_ + k.size() + v.size() + 8;
+    std::string out;
+    out.reserve(size);
+    out += "{\n";
     for (size_t i = 0; i < kv_.size(); ++i) {
       out.append(2 * (depth_ + 1), ' ');
       out += '"';
@@ -607,9 +611,19 @@ void WriteReportJson(std::ostream& os, const ManifestSet& m, const SimResult& r,
     auto one = [&](const billing::Invoice& inv) {
       emit([&](std::ostream& out, size_t depth) {
         LazyArray provenance = [&inv](const std::function<void(const ElementWriter&)>& each) {
+          // report::ProvenanceToJson's bytes, written directly (one element per workload and
+          // resource: the longest array of a large run's report).
           for (const auto& p : inv.provenance) {
-            const nlohmann::json j = report::ProvenanceToJson(p);
-            each([&](std::ostream& o, size_t d) { Indented(o, j.dump(2), d); });
+            each([&](std::ostream& o, size_t d) {
+              DumpedObject j(d);
+              j.String("workload", p.workload);
+              j.String("resource", p.resource);
+              j.Int("samples", p.samples);
+              j.String("coveredSeconds", report::SecondsText(p.covered_ms));
+              j.String("runSeconds", report::SecondsText(p.run_ms));
+              j.Bool("lowCoverage", p.low_coverage);
+              o << j.Finish();
+            });
           }
         };
         WriteObject(out, report::InvoiceHeadToJson(inv), {{"provenance", provenance}}, depth);

@@ -15,8 +15,22 @@ using billing::InvoiceLine;
 using billing::RunSegment;
 using nlohmann::json;
 
+// Decimal::FromUnits(ms * 10^6).ToString(), without 128-bit arithmetic: whole seconds, then the
+// milliseconds with trailing zeros dropped. Called for every provenance element of a report.
 std::string SecondsText(Millis ms) {
-  return Decimal::FromUnits(static_cast<int128>(ms) * 1000000).ToString();
+  if (ms == INT64_MIN) return Decimal::FromUnits(static_cast<int128>(ms) * 1000000).ToString();
+  const Millis mag = ms < 0 ? -ms : ms;
+  std::string s = ms < 0 ? "-" : "";
+  s += std::to_string(mag / 1000);
+  if (int frac = static_cast<int>(mag % 1000); frac != 0) {
+    char digits[4] = {static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
+                      static_cast<char>('0' + frac % 10), '\0'};
+    int n = 3;
+    while (digits[n - 1] == '0') --n;
+    s += '.';
+    s.append(digits, static_cast<size_t>(n));
+  }
+  return s;
 }
 
 namespace {

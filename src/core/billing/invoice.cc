@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 #include "core/billing/sha256.h"
 #include "core/gpu_sharing.h"
@@ -272,10 +274,20 @@ std::string Invoice::Canonical() const {
                   "\nwindow " + std::to_string(from) + " " + std::to_string(to) + "\n";
   for (const std::string& id : price_books) s += "uses " + id + "\n";
   for (const InvoiceLine& l : lines) s += Line(l);
-  for (const Provenance& p : provenance)
-    s += "provenance " + p.workload + "|" + p.resource + "|" + std::to_string(p.samples) + "|" +
-         std::to_string(p.covered_ms) + "|" + std::to_string(p.run_ms) + "|" +
-         (p.low_coverage ? "low" : "ok") + "\n";
+  // Appended in place: a provenance line per workload and resource, a million for a large run.
+  for (const Provenance& p : provenance) {
+    s += "provenance ";
+    s += p.workload;
+    s += '|';
+    s += p.resource;
+    s += '|';
+    s += std::to_string(p.samples);
+    s += '|';
+    s += std::to_string(p.covered_ms);
+    s += '|';
+    s += std::to_string(p.run_ms);
+    s += p.low_coverage ? "|low\n" : "|ok\n";
+  }
   s += "total " + total.ToFixed(kAmountDigits) + " request " +
        request_total.ToFixed(kAmountDigits) + " usage " + usage_total.ToFixed(kAmountDigits) + "\n";
   if (!idle_share_total.is_zero())
@@ -333,31 +345,57 @@ Result<std::vector<Invoice>> InvoiceSegments(const std::vector<RunSegment>& segm
   return BuildInvoices(*rows, *cat, o);
 }
 
+namespace {
+// (node, resource, hour) of IdleRows' requested amounts.
+struct UsedKey {
+  std::string_view node, resource;
+  Millis hour;
+  bool operator==(const UsedKey&) const = default;
+};
+struct UsedKeyHash {
+  size_t operator()(const UsedKey& k) const {
+    size_t h = std::hash<std::string_view>{}(k.node);
+    h = h * 1000003 ^ std::hash<std::string_view>{}(k.resource);
+    return h * 1000003 ^ std::hash<Millis>{}(k.hour);
+  }
+};
+}  // namespace
+
 Result<std::vector<HourlyRow>> IdleRows(const std::vector<NodeCapacity>& nodes,
                                         const std::vector<RunSegment>& segments, Millis from,
                                         Millis to) {
   if (to < from) return Result<std::vector<HourlyRow>>::Error("idle window ends before it starts");
-  // Requested raw per (node, resource, hour), from the segments.
-  std::map<std::tuple<std::string, std::string, Millis>, i128> used;
+  // Requested raw per (node, resource, hour), from the segments (a hash map of views into them:
+  // a million segments' keys are not copied).
+  std::unordered_map<UsedKey, i128, UsedKeyHash> used;
   for (const RunSegment& s : segments) {
     Millis a0 = std::max(s.start, from), b0 = std::min(s.end, to);
     for (const auto& [res, amount] : s.requests.entries()) {
       if (!IsMeteredResource(res)) continue;
       for (Millis a = a0; a < b0;) {
         Millis h = HourOf(a), e = std::min(b0, h + kHourMs);
-        used[{s.node, res, h}] += static_cast<i128>(amount) * (e - a);
+        used[UsedKey{s.node, res, h}] += static_cast<i128>(amount) * (e - a);
         a = e;
       }
     }
   }
   std::vector<HourlyRow> rows;
+  size_t bound = 0;  // one row per node, metered resource and hour: reserved, never regrown
+  for (const NodeCapacity& n : nodes) {
+    Millis a0 = std::max(n.from, from), b0 = std::min(n.to, to);
+    if (b0 <= a0) continue;
+    size_t res = 0;
+    for (const auto& [k, v] : n.allocatable.entries()) res += IsMeteredResource(k);
+    bound += res * static_cast<size_t>((HourOf(b0 - 1) - HourOf(a0)) / kHourMs + 1);
+  }
+  rows.reserve(bound);
   for (const NodeCapacity& n : nodes) {
     Millis a0 = std::max(n.from, from), b0 = std::min(n.to, to);
     for (const auto& [res, amount] : n.allocatable.entries()) {
       if (!IsMeteredResource(res)) continue;
       for (Millis a = a0; a < b0;) {
         Millis h = HourOf(a), e = std::min(b0, h + kHourMs);
-        HourlyRow r;
+        HourlyRow& r = rows.emplace_back();
         r.namespace_ = kIdleNamespace;
         r.workload = n.node;
         r.resource = res;
@@ -365,11 +403,10 @@ Result<std::vector<HourlyRow>> IdleRows(const std::vector<NodeCapacity>& nodes,
         r.gpu_replicas = IsGpuReplicaResource(res) ? n.gpu_replicas : 1;
         r.hour = h;
         i128 cap = static_cast<i128>(amount) * (e - a);
-        auto it = used.find({n.node, res, h});
+        auto it = used.find(UsedKey{n.node, res, h});
         i128 idle = cap - (it == used.end() ? 0 : it->second);
         r.request_raw = r.max_raw = idle > 0 ? idle : 0;
         r.run_ms = e - a;
-        rows.push_back(std::move(r));
         a = e;
       }
     }

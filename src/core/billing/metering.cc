@@ -1,6 +1,8 @@
 #include "core/billing/metering.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <tuple>
 
 #include "core/gpu_sharing.h"
@@ -95,21 +97,25 @@ Status ValidateMeterConfig(const MeterConfig& cfg) {
 }
 
 Status ValidateSegment(const RunSegment& s) {
-  std::string who = "segment of " + (s.workload.empty() ? std::string("<unnamed>") : s.workload) +
-                    " on " + (s.node.empty() ? std::string("<no node>") : s.node);
-  if (s.workload.empty()) return Status::Error(who + ": workload name is empty");
-  if (s.namespace_.empty()) return Status::Error(who + ": namespace is empty");
-  if (s.end < s.start) return Status::Error(who + ": ends before it starts");
+  // The name is built only for an error: a million valid segments allocate nothing here.
+  auto who = [&s] {
+    return "segment of " + (s.workload.empty() ? std::string("<unnamed>") : s.workload) + " on " +
+           (s.node.empty() ? std::string("<no node>") : s.node);
+  };
+  if (s.workload.empty()) return Status::Error(who() + ": workload name is empty");
+  if (s.namespace_.empty()) return Status::Error(who() + ": namespace is empty");
+  if (s.end < s.start) return Status::Error(who() + ": ends before it starts");
   if (s.gpu_replicas < 1 || s.gpu_replicas > kMaxGpuReplicas)
-    return Status::Error(who + ": GPU replicas per card must be between 1 and " +
+    return Status::Error(who() + ": GPU replicas per card must be between 1 and " +
                          std::to_string(kMaxGpuReplicas) + ", got " +
                          std::to_string(s.gpu_replicas));
   if (s.requests.AnyNegative() || s.usage.AnyNegative())
-    return Status::Error(who + ": negative request or usage");
+    return Status::Error(who() + ": negative request or usage");
   if (s.lost) {
-    if (s.lost->to < s.lost->from) return Status::Error(who + ": lost work ends before it starts");
+    if (s.lost->to < s.lost->from)
+      return Status::Error(who() + ": lost work ends before it starts");
     if (s.lost->from < s.start || s.lost->to > s.end)
-      return Status::Error(who + ": lost work [" + FormatRfc3339(s.lost->from) + ", " +
+      return Status::Error(who() + ": lost work [" + FormatRfc3339(s.lost->from) + ", " +
                            FormatRfc3339(s.lost->to) + ") lies outside the segment");
   }
   return Status::Ok();
@@ -133,7 +139,7 @@ SeriesFolder::SeriesFolder(const RunSegment& seg, std::string resource, std::vec
 void SeriesFolder::Flush() {
   if (hour_ == INT64_MIN) return;
   if (req_ != 0 || use_ != 0 || samples_ != 0 || run_ != 0) {
-    HourlyRow r;
+    HourlyRow& r = out_->emplace_back();  // built in place: no move of five strings
     r.namespace_ = seg_.namespace_;
     r.workload = seg_.workload;
     r.resource = resource_;
@@ -146,7 +152,6 @@ void SeriesFolder::Flush() {
     r.samples = samples_;
     r.covered_ms = covered_;
     r.run_ms = run_;
-    out_->push_back(std::move(r));
   }
   req_ = use_ = extra_ = 0;
   samples_ = 0;
@@ -274,7 +279,7 @@ void MeterSegment(const RunSegment& seg, const MeterConfig& cfg, std::vector<Hou
       for (Millis a = seg.lost->from; a < seg.lost->to;) {
         Millis h = HourOf(a);
         Millis e = std::min(seg.lost->to, h + kHourMs);
-        HourlyRow row;
+        HourlyRow& row = out->emplace_back();
         row.namespace_ = seg.namespace_;
         row.workload = seg.workload;
         row.resource = res;
@@ -287,7 +292,6 @@ void MeterSegment(const RunSegment& seg, const MeterConfig& cfg, std::vector<Hou
         row.usage_raw = u * (e - a);
         row.max_raw = std::max(r, u) * (e - a);
         row.run_ms = e - a;
-        out->push_back(std::move(row));
         a = e;
       }
     }
@@ -295,7 +299,9 @@ void MeterSegment(const RunSegment& seg, const MeterConfig& cfg, std::vector<Hou
 }
 
 void Rollup(std::vector<HourlyRow>* rows) {
-  std::sort(rows->begin(), rows->end(), HourlyRow::KeyLess);
+  // Rows that come sorted (MeterSegmentsInto sorts them per workload) skip the sort.
+  if (!std::is_sorted(rows->begin(), rows->end(), HourlyRow::KeyLess))
+    std::sort(rows->begin(), rows->end(), HourlyRow::KeyLess);
   size_t w = 0;
   for (size_t i = 0; i < rows->size(); ++i) {
     HourlyRow& r = (*rows)[i];
@@ -365,7 +371,28 @@ Status MeterSegmentsInto(const std::vector<RunSegment>& segments, const MeterCon
     bound += RowBound(seg);
   }
   rows->reserve(bound);  // one allocation: a million workloads' rows are never copied to grow
-  for (const RunSegment& seg : segments) MeterSegment(seg, cfg, rows);
+  // Metered by (namespace, workload), each workload's rows sorted on their own: the rows then
+  // come in key order (the first two key fields are the workload's), and Rollup finds them sorted
+  // instead of sorting millions of rows.
+  std::vector<uint32_t> order(segments.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+  std::sort(order.begin(), order.end(), [&segments](uint32_t a, uint32_t b) {
+    const RunSegment &x = segments[a], &y = segments[b];
+    if (int c = x.namespace_.compare(y.namespace_); c != 0) return c < 0;
+    if (int c = x.workload.compare(y.workload); c != 0) return c < 0;
+    return a < b;
+  });
+  for (size_t i = 0; i < order.size();) {
+    const RunSegment& first = segments[order[i]];
+    const size_t from = rows->size();
+    size_t j = i;
+    for (; j < order.size() && segments[order[j]].workload == first.workload &&
+           segments[order[j]].namespace_ == first.namespace_;
+         ++j)
+      MeterSegment(segments[order[j]], cfg, rows);
+    std::sort(rows->begin() + static_cast<std::ptrdiff_t>(from), rows->end(), HourlyRow::KeyLess);
+    i = j;
+  }
   Rollup(rows);
   return Status::Ok();
 }

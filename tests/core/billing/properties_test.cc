@@ -161,6 +161,52 @@ TEST_P(BillingProperties, SameRunSameDigestWhateverTheInputOrder) {
   EXPECT_NE(one[0].digest, three[0].digest);
 }
 
+// The reference roll-up: every segment metered on its own, all rows sorted and same-key rows
+// summed, written out here without MeterSegmentsInto's per-workload order or Rollup's shortcut.
+std::vector<HourlyRow> ReferenceRows(const std::vector<RunSegment>& segs,
+                                     std::vector<HourlyRow> rows = {}) {
+  for (const RunSegment& s : segs) MeterSegment(s, MeterConfig{}, &rows);
+  std::stable_sort(rows.begin(), rows.end(), HourlyRow::KeyLess);
+  std::vector<HourlyRow> out;
+  for (HourlyRow& r : rows) {
+    if (!out.empty() && HourlyRow::SameKey(out.back(), r)) {
+      HourlyRow& d = out.back();
+      d.request_raw += r.request_raw;
+      d.usage_raw += r.usage_raw;
+      d.max_raw += r.max_raw;
+      d.samples += r.samples;
+      d.covered_ms += r.covered_ms;
+      d.run_ms += r.run_ms;
+    } else {
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+TEST_P(BillingProperties, MeteredRowsAreEverySegmentsRowsRolledUpInKeyOrder) {
+  auto segs = RandomRun(GetParam(), 40);  // several segments per workload, lost work, products
+  std::mt19937_64 rng(GetParam() ^ 0x0dde);
+  std::shuffle(segs.begin(), segs.end(), rng);
+  auto rows = MeterSegments(segs, MeterConfig{});
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(*rows, ReferenceRows(segs));
+  EXPECT_TRUE(std::is_sorted(rows->begin(), rows->end(), HourlyRow::KeyLess));
+  for (size_t i = 1; i < rows->size(); ++i)
+    EXPECT_TRUE(HourlyRow::KeyLess((*rows)[i - 1], (*rows)[i])) << "row " << i << " repeats a key";
+  // Rows already in the vector (here unsorted: the second half's, reversed) are rolled up with
+  // the new ones.
+  std::vector<RunSegment> first(segs.begin(), segs.begin() + 20);
+  std::vector<RunSegment> second(segs.begin() + 20, segs.end());
+  std::vector<HourlyRow> before;
+  for (const RunSegment& s : second) MeterSegment(s, MeterConfig{}, &before);
+  std::reverse(before.begin(), before.end());
+  std::vector<HourlyRow> into = before;
+  ASSERT_TRUE(MeterSegmentsInto(first, MeterConfig{}, &into).ok());
+  EXPECT_EQ(into, ReferenceRows(first, before));
+  EXPECT_EQ(into, *rows);
+}
+
 INSTANTIATE_TEST_SUITE_P(Seeds, BillingProperties,
                          ::testing::Values(1u, 2u, 3u, 42u, 1234u, 99991u));
 

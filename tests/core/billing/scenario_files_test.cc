@@ -3,6 +3,7 @@
 // read as documentation: each explains its arithmetic in `description`.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -74,5 +75,22 @@ TEST(BillingScenarioFiles, InvoicesMatchTheHandComputedExpectations) {
   }
 }
 
+}  // namespace
+}  // namespace arbiter::billing
+
+namespace arbiter::billing {
+namespace {
+TEST(InvoiceJson, SecondsTextIsTheDecimalTextOfTheMilliseconds) {
+  for (Millis ms :
+       {Millis{0}, Millis{1}, Millis{10}, Millis{100}, Millis{999}, Millis{1000}, Millis{1001},
+        Millis{1010}, Millis{1500}, Millis{60000}, Millis{3599999}, Millis{-1}, Millis{-500},
+        Millis{-1500}, Millis{-3000}, INT64_MAX, INT64_MIN, INT64_MIN + 1})
+    EXPECT_EQ(report::SecondsText(ms),
+              Decimal::FromUnits(static_cast<int128>(ms) * 1000000).ToString())
+        << ms;
+  EXPECT_EQ(report::SecondsText(1500), "1.5");
+  EXPECT_EQ(report::SecondsText(-20), "-0.02");
+  EXPECT_EQ(report::SecondsText(7000), "7");
+}
 }  // namespace
 }  // namespace arbiter::billing
