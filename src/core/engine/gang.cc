@@ -54,15 +54,63 @@ bool State::NeedsGang(const Workload& w) const {
   return running < g.min_member;
 }
 
-namespace {
-// One tentative change of a node: an allocation (a member placed) or a release (a victim gone).
-struct Tentative {
-  uint32_t pos;
-  const placement::PodShape* shape;
-  placement::GpuAssignment gpus;
-  bool allocated;
-};
-}  // namespace
+void State::ApplyTentative(std::vector<Tentative>& log, uint32_t pos,
+                           const placement::PodShape& shape, const placement::GpuAssignment& gpus,
+                           bool allocate, std::vector<char>* touched) {
+  if (touched && !touched->empty()) (*touched)[pos] = 1;
+  if (allocate)
+    nodes[pos].Allocate(shape, gpus);
+  else
+    nodes[pos].Release(shape, gpus);
+  NodeChanged(pos);
+  log.push_back({pos, &shape, gpus, allocate});
+}
+
+void State::ReleaseTentative(std::vector<Tentative>& log, Slot victim, std::vector<char>* touched) {
+  const Workload& v = workloads[victim];
+  ApplyTentative(log, node_info[v.node].pos, v.shape, v.gpus, false, touched);
+}
+
+void State::UndoTentative(std::vector<Tentative>& log) {
+  for (auto it = log.rbegin(); it != log.rend(); ++it) {
+    if (it->allocated)
+      nodes[it->pos].Release(*it->shape, it->gpus);
+    else
+      nodes[it->pos].Allocate(*it->shape, it->gpus);
+    NodeChanged(it->pos);
+  }
+  log.clear();
+}
+
+bool State::PlanRoomForMembers(const std::vector<Slot>& pend, std::vector<Tentative>& log,
+                               std::vector<char>& excluded, std::vector<char>& touched,
+                               std::vector<PreemptDryRun>& plans, std::string* why) {
+  plans.assign(pend.size(), PreemptDryRun{});
+  for (size_t k = 0; k < pend.size(); ++k) {
+    Workload& m = workloads[pend[k]];
+    PreemptDryRun& plan = plans[k];
+    PlaceChoice free_room;
+    if (TryPlace(m, &free_room)) {
+      plan.pos = free_room.pos;
+      ApplyTentative(log, free_room.pos, m.shape, free_room.gpus, true, &touched);
+      continue;
+    }
+    plan.excluded = &excluded;
+    plan.touched = &touched;
+    std::string member_why;
+    if (!TryPreempt(m, &member_why, &plan)) {
+      *why = m.key + ":" + member_why;
+      return false;
+    }
+    for (Slot v : plan.victims) {
+      excluded[v] = 1;
+      ReleaseTentative(log, v, &touched);
+    }
+    ApplyTentative(log, plan.pos, m.shape, placer->Score(nodes[plan.pos], m.shape).gpus, true,
+                   &touched);
+  }
+  return true;
+}
 
 bool State::AttemptGang(Workload& w) {
   Gang& g = gangs[w.gang];
@@ -122,25 +170,8 @@ bool State::AttemptGang(Workload& w) {
   std::vector<Slot> charged;
   std::vector<PlaceChoice> choice(pend.size());
   std::vector<char> touched;  // by position, during the preemption plan: nodes the plan changed
-  auto apply = [&](uint32_t pos, const placement::PodShape& shape,
-                   const placement::GpuAssignment& gpus, bool allocate) {
-    if (!touched.empty()) touched[pos] = 1;
-    if (allocate)
-      nodes[pos].Allocate(shape, gpus);
-    else
-      nodes[pos].Release(shape, gpus);
-    NodeChanged(pos);
-    log.push_back({pos, &shape, gpus, allocate});
-  };
   auto undo = [&] {
-    for (auto it = log.rbegin(); it != log.rend(); ++it) {
-      if (it->allocated)
-        nodes[it->pos].Release(*it->shape, it->gpus);
-      else
-        nodes[it->pos].Allocate(*it->shape, it->gpus);
-      NodeChanged(it->pos);
-    }
-    log.clear();
+    UndoTentative(log);
     for (auto it = charged.rbegin(); it != charged.rend(); ++it) quota.Release(workloads[*it]);
     charged.clear();
     ++pool_version;  // no-fit reasons seen during the dry run are not kept
@@ -177,7 +208,7 @@ bool State::AttemptGang(Workload& w) {
                 " pending members fit; " + m.key + ": " + NoFitMessage(m);
       break;
     }
-    apply(choice[placed].pos, m.shape, choice[placed].gpus, true);
+    ApplyTentative(log, choice[placed].pos, m.shape, choice[placed].gpus, true);
   }
   undo();
   if (placed == pend.size()) {  // every member has room: bind them all, same choices, same order
@@ -207,40 +238,19 @@ bool State::AttemptGang(Workload& w) {
   bool never = false;
   for (Slot s : pend) never |= workloads[s].preemption_policy == PreemptionPolicy::kNever;
   std::vector<char> excluded(workloads.size(), 0);
-  std::vector<PreemptDryRun> plans(pend.size());
-  size_t planned = 0;
+  std::vector<PreemptDryRun> plans;
+  bool planned = false;
   ++pool_version;
   touched.assign(nodes.size(), 0);
   if (!never) {
-    for (; planned < pend.size(); ++planned) {
-      Workload& m = workloads[pend[planned]];
-      PlaceChoice c;
-      if (TryPlace(m, &c)) {
-        plans[planned].pos = c.pos;
-        apply(c.pos, m.shape, c.gpus, true);
-        continue;
-      }
-      PreemptDryRun& plan = plans[planned];
-      plan.excluded = &excluded;
-      plan.touched = &touched;
-      std::string member_why;
-      if (!TryPreempt(m, &member_why, &plan)) {
-        why = " No preemption plan frees room for every member (" + m.key + ":" + member_why + ")";
-        break;
-      }
-      for (Slot v : plan.victims) {
-        excluded[v] = 1;
-        const Workload& x = workloads[v];
-        apply(node_info[x.node].pos, x.shape, x.gpus, false);
-      }
-      apply(plan.pos, m.shape, placer->Score(nodes[plan.pos], m.shape).gpus, true);
-    }
+    std::string member_why;
+    planned = PlanRoomForMembers(pend, log, excluded, touched, plans, &member_why);
+    if (!planned) why = " No preemption plan frees room for every member (" + member_why + ")";
   } else {
     why = " Preemption is not allowed: a member's preemptionPolicy is Never";
   }
   undo();
-  if (!never && planned == pend.size() &&
-      policy.disruption_budgets == DisruptionBudgetMode::kStrict && !pdbs.empty()) {
+  if (planned && policy.disruption_budgets == DisruptionBudgetMode::kStrict && !pdbs.empty()) {
     // Each member's plan respected the budgets alone; all the group's victims together must too.
     std::vector<Slot> all;
     for (const PreemptDryRun& plan : plans)
@@ -251,10 +261,10 @@ bool State::AttemptGang(Workload& w) {
       why =
           " No preemption plan frees room for every member: their victims together would "
           "violate a PodDisruptionBudget (disruptionBudgets: Strict).";
-      planned = 0;
+      planned = false;
     }
   }
-  if (never || planned < pend.size()) {
+  if (!planned) {
     wait_all(EventType::kFailedScheduling, reason::kUnschedulable, failure + why,
              group + ": no room");
     return false;

@@ -77,40 +77,16 @@ bool State::TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* 
   // The placement dry run: the victims' room given back, then every member placed in turn.
   std::vector<PlaceChoice> choice(pend.size());
   auto placeable = [&](const std::vector<Slot>& gone) {
-    struct Change {
-      uint32_t pos;
-      const placement::PodShape* shape;
-      placement::GpuAssignment gpus;
-      bool allocated;
-    };
-    std::vector<Change> log;
-    auto change = [&](uint32_t pos, const placement::PodShape& shape,
-                      const placement::GpuAssignment& gpus, bool allocate) {
-      if (allocate)
-        nodes[pos].Allocate(shape, gpus);
-      else
-        nodes[pos].Release(shape, gpus);
-      NodeChanged(pos);
-      log.push_back({pos, &shape, gpus, allocate});
-    };
+    std::vector<Tentative> log;
     ++pool_version;
-    for (Slot s : gone) {
-      const Workload& v = workloads[s];
-      change(node_info[v.node].pos, v.shape, v.gpus, false);
-    }
+    for (Slot s : gone) ReleaseTentative(log, s, nullptr);
     bool ok = true;
     for (size_t k = 0; k < pend.size() && ok; ++k) {
       Workload& m = workloads[pend[k]];
       ok = TryPlace(m, &choice[k]);
-      if (ok) change(choice[k].pos, m.shape, choice[k].gpus, true);
+      if (ok) ApplyTentative(log, choice[k].pos, m.shape, choice[k].gpus, true);
     }
-    for (auto it = log.rbegin(); it != log.rend(); ++it) {
-      if (it->allocated)
-        nodes[it->pos].Release(*it->shape, it->gpus);
-      else
-        nodes[it->pos].Allocate(*it->shape, it->gpus);
-      NodeChanged(it->pos);
-    }
+    UndoTentative(log);
     ++pool_version;  // no-fit reasons seen during the dry run are not kept
     return ok;
   };
@@ -152,62 +128,14 @@ bool State::TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* 
         return false;
       }
     std::vector<char> excluded(workloads.size(), 0), touched(nodes.size(), 0);
-    struct Change {
-      uint32_t pos;
-      const placement::PodShape* shape;
-      placement::GpuAssignment gpus;
-      bool allocated;
-    };
-    std::vector<Change> log;
-    auto change = [&](uint32_t pos, const placement::PodShape& shape,
-                      const placement::GpuAssignment& gpus, bool allocate) {
-      touched[pos] = 1;
-      if (allocate)
-        nodes[pos].Allocate(shape, gpus);
-      else
-        nodes[pos].Release(shape, gpus);
-      NodeChanged(pos);
-      log.push_back({pos, &shape, gpus, allocate});
-    };
+    std::vector<Tentative> log;
     ++pool_version;
     for (Slot s : gone) {
       excluded[s] = 1;
-      const Workload& v = workloads[s];
-      change(node_info[v.node].pos, v.shape, v.gpus, false);
+      ReleaseTentative(log, s, &touched);
     }
-    node_plans.assign(pend.size(), PreemptDryRun{});
-    bool ok = true;
-    for (size_t k = 0; k < pend.size() && ok; ++k) {
-      Workload& m = workloads[pend[k]];
-      PreemptDryRun& plan = node_plans[k];
-      PlaceChoice free_room;
-      if (TryPlace(m, &free_room)) {
-        plan.pos = free_room.pos;
-        change(free_room.pos, m.shape, free_room.gpus, true);
-        continue;
-      }
-      plan.excluded = &excluded;
-      plan.touched = &touched;
-      std::string member_why;
-      if (!TryPreempt(m, &member_why, &plan)) {
-        room_why = m.key + ":" + member_why;
-        ok = false;
-        break;
-      }
-      for (Slot v : plan.victims) {
-        excluded[v] = 1;
-        const Workload& x = workloads[v];
-        change(node_info[x.node].pos, x.shape, x.gpus, false);
-      }
-      change(plan.pos, m.shape, placer->Score(nodes[plan.pos], m.shape).gpus, true);
-    }
-    for (auto it = log.rbegin(); it != log.rend(); ++it) {
-      if (it->allocated)
-        nodes[it->pos].Release(*it->shape, it->gpus);
-      else
-        nodes[it->pos].Allocate(*it->shape, it->gpus);
-      NodeChanged(it->pos);
-    }
+    bool ok = PlanRoomForMembers(pend, log, excluded, touched, node_plans, &room_why);
+    UndoTentative(log);
     ++pool_version;
     if (ok && strict) {  // each plan respected the budgets alone; all victims together must too
       std::vector<Slot> all = gone;

@@ -326,6 +326,27 @@ class State {
   // quota but not room for every member, lower-priority workloads are preempted for the room too
   // (Kubernetes' rules, as for a group that does not fit), all or nothing.
   bool TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* why, std::string* wait);
+  // A pod group's dry runs (gang.cc, gang_reclaim.cc): tentative node changes, each applied at
+  // once (the next member sees it) and logged; UndoTentative gives them back in reverse order.
+  // `touched` (by position; ignored when null or empty) marks the nodes a change touched.
+  struct Tentative {
+    uint32_t pos;
+    const placement::PodShape* shape;
+    placement::GpuAssignment gpus;
+    bool allocated;  // an allocation (a member placed), else a release (a victim gone)
+  };
+  void ApplyTentative(std::vector<Tentative>& log, uint32_t pos, const placement::PodShape& shape,
+                      const placement::GpuAssignment& gpus, bool allocate,
+                      std::vector<char>* touched = nullptr);
+  void ReleaseTentative(std::vector<Tentative>& log, Slot victim, std::vector<char>* touched);
+  void UndoTentative(std::vector<Tentative>& log);
+  // Room for every pending member of a group, in queue order: free room, else a priority
+  // preemption plan of its own (TryPreempt's dry run; `excluded` victims are gone already and the
+  // plan's victims join them). `plans[k]` gets member k's node and victims. False at the first
+  // member with neither (`why`: "ns/name: its reason"); the changes stay in `log` either way.
+  bool PlanRoomForMembers(const std::vector<Slot>& pend, std::vector<Tentative>& log,
+                          std::vector<char>& excluded, std::vector<char>& touched,
+                          std::vector<PreemptDryRun>& plans, std::string* why);
   bool SameGang(const Workload& a, const Workload& b) const {
     return a.gang != kNoGang && a.gang == b.gang;
   }
