@@ -308,12 +308,7 @@ class DailyWriter {
       min_hour_ = max_hour_ = delta.hour;
       have_ = true;
     }
-    acc_.request_raw += delta.request_raw;
-    acc_.usage_raw += delta.usage_raw;
-    acc_.max_raw += delta.max_raw;
-    acc_.samples += delta.samples;
-    acc_.covered_ms += delta.covered_ms;
-    acc_.run_ms += delta.run_ms;
+    acc_.AddQuantities(delta);
     min_hour_ = std::min(min_hour_, delta.hour);
     max_hour_ = std::max(max_hour_, delta.hour);
     return Status::Ok();

@@ -50,12 +50,7 @@ std::vector<RowSpan> SpansOfRows(std::vector<HourlyRow> rows, const std::vector<
       if (a.namespace_ == r.namespace_ && a.workload == r.workload && a.resource == r.resource &&
           a.gpu_product == r.gpu_product && a.gpu_replicas == r.gpu_replicas && a.kind == r.kind &&
           a.preemptor == r.preemptor && piece(a.hour) == piece(r.hour)) {
-        a.request_raw += r.request_raw;
-        a.usage_raw += r.usage_raw;
-        a.max_raw += r.max_raw;
-        a.samples += r.samples;
-        a.covered_ms += r.covered_ms;
-        a.run_ms += r.run_ms;
+        a.AddQuantities(r);
         s.last_hour = std::max(s.last_hour, r.hour);
         continue;
       }

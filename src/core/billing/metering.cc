@@ -306,13 +306,7 @@ void Rollup(std::vector<HourlyRow>* rows) {
   for (size_t i = 0; i < rows->size(); ++i) {
     HourlyRow& r = (*rows)[i];
     if (w > 0 && HourlyRow::SameKey((*rows)[w - 1], r)) {
-      HourlyRow& d = (*rows)[w - 1];
-      d.request_raw += r.request_raw;
-      d.usage_raw += r.usage_raw;
-      d.max_raw += r.max_raw;
-      d.samples += r.samples;
-      d.covered_ms += r.covered_ms;
-      d.run_ms += r.run_ms;
+      (*rows)[w - 1].AddQuantities(r);
     } else {
       if (w != i) (*rows)[w] = std::move(r);
       ++w;

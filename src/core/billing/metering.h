@@ -72,6 +72,16 @@ struct HourlyRow {
   // Key order: namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, hour.
   static bool KeyLess(const HourlyRow& a, const HourlyRow& b);
   static bool SameKey(const HourlyRow& a, const HourlyRow& b);
+  // Adds o's quantities (request, usage, max, samples, covered and run time) to this row's: two
+  // rows of one key rolled up.
+  void AddQuantities(const HourlyRow& o) {
+    request_raw += o.request_raw;
+    usage_raw += o.usage_raw;
+    max_raw += o.max_raw;
+    samples += o.samples;
+    covered_ms += o.covered_ms;
+    run_ms += o.run_ms;
+  }
   bool operator==(const HourlyRow& o) const = default;
 };
 

@@ -170,13 +170,7 @@ std::vector<HourlyRow> ReferenceRows(const std::vector<RunSegment>& segs,
   std::vector<HourlyRow> out;
   for (HourlyRow& r : rows) {
     if (!out.empty() && HourlyRow::SameKey(out.back(), r)) {
-      HourlyRow& d = out.back();
-      d.request_raw += r.request_raw;
-      d.usage_raw += r.usage_raw;
-      d.max_raw += r.max_raw;
-      d.samples += r.samples;
-      d.covered_ms += r.covered_ms;
-      d.run_ms += r.run_ms;
+      out.back().AddQuantities(r);
     } else {
       out.push_back(r);
     }
