@@ -9,6 +9,49 @@
 
 namespace arbiter::engine {
 
+namespace {
+// Step 3 of TryReclaim (Kueue admits by quota and evicts its victims; kube-scheduler then
+// preempts on a node by priority): with the quota victims `gone` given back, a priority
+// preemption plan for `w` on one node (TryPreempt's dry run, Kubernetes' rules: lower priority,
+// guaranteed quota protected, minRuntime, PDBs; `gone` are no candidates). Under
+// disruptionBudgets: Strict the quota and node victims together must respect the budgets. False
+// with `why` (the reason, without its leading space and final period); nothing is changed.
+bool PlanRoomAfterQuotaVictims(State& s, Workload& w, const std::vector<Slot>& gone,
+                               PreemptDryRun* plan, std::string* why) {
+  std::vector<char> excluded(s.workloads.size(), 0), touched(s.nodes.size(), 0);
+  std::vector<State::Tentative> log;
+  ++s.pool_version;
+  for (Slot v : gone) {
+    excluded[v] = 1;
+    s.ReleaseTentative(log, v, &touched);
+  }
+  plan->excluded = &excluded;
+  plan->touched = &touched;
+  std::string preempt_why;
+  bool ok = s.TryPreempt(w, &preempt_why, plan);
+  s.UndoTentative(log);
+  ++s.pool_version;  // no-fit reasons seen during the dry run are not kept
+  plan->excluded = plan->touched = nullptr;
+  if (!ok) {
+    size_t b = preempt_why.find_first_not_of(' ');
+    *why = b == std::string::npos ? std::string("no plan") : preempt_why.substr(b);
+    if (!why->empty() && why->back() == '.') why->pop_back();
+    return false;
+  }
+  if (s.policy.disruption_budgets == DisruptionBudgetMode::kStrict && !s.pdbs.empty()) {
+    std::vector<Slot> all = gone;
+    all.insert(all.end(), plan->victims.begin(), plan->victims.end());
+    std::vector<State::PdbState> pdb_state;
+    s.ComputePdbState(&pdb_state);
+    if (s.CountViolations(all, pdb_state, nullptr) > 0) {
+      *why = "its victims together would violate a PodDisruptionBudget (disruptionBudgets: Strict)";
+      return false;
+    }
+  }
+  return true;
+}
+}  // namespace
+
 bool State::FitsOnceGone(uint32_t pos, const Workload& w, const std::vector<Slot>& gone) const {
   if (!NodeSelectable(pos, w)) return false;
   const NodeLive& info = node_live[pos];
@@ -37,7 +80,10 @@ bool State::FitsOnceGone(uint32_t pos, const Workload& w, const std::vector<Slot
 //   2. else, per node, a minimal set that frees the quota and makes room on that node (victims
 //      beyond the quota's needs only from that node); the best by highest victim priority, then
 //      fewest victims, then priority sum, then node order; the preemptor is nominated to it;
-//   3. else nothing is evicted, and `why` says so.
+//   3. else the minimal quota-freeing set combined with priority preemption for room on one node
+//      (Kubernetes' rules, PlanRoomAfterQuotaVictims): what Kueue's eviction followed by
+//      kube-scheduler's preemption would do, but planned whole before anything is evicted;
+//   4. else nothing is evicted, and `why` says so.
 // Under disruptionBudgets: Strict a candidate whose eviction would break a PodDisruptionBudget
 // is skipped (BestEffort ignores budgets here, as Kueue does).
 bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::string* why,
@@ -111,7 +157,9 @@ bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::str
     return false;
   }
   std::vector<Slot> victims;
+  std::vector<Slot> for_room;  // step 3: victims of the priority preemption for room
   std::optional<uint32_t> nominate;
+  std::optional<uint32_t> picks_at;  // the fair plan whose picks explain the quota victims
   bool placeable = false;
   for (uint32_t i = 0; i < nodes.size() && !placeable; ++i)
     placeable = NodeSelectable(i, w) && FitsRespectingNominated(i, w);
@@ -149,22 +197,32 @@ bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::str
       if (!best || better(plan, *best)) best = std::move(plan);
     }
     if (!best) {
-      *why = cohort && !cohort->empty() ? "; not reclaiming: no node would have room for it even "
-                                          "after the borrowing workloads of cohort " +
-                                              *cohort + " exit (" + NoFitMessage(w) + ")"
-                                        : "; not preempting: no node would have room for it even "
-                                          "after lower-priority workloads of namespace " +
-                                              w.namespace_ + " exit (" + NoFitMessage(w) + ")";
-      return false;
+      PreemptDryRun room;
+      std::string room_why;
+      if (!PlanRoomAfterQuotaVictims(*this, w, *quota_only, &room, &room_why)) {
+        *why = cohort && !cohort->empty()
+                   ? "; not reclaiming: no node would have room for it even after the borrowing "
+                     "workloads of cohort " +
+                         *cohort + " exit (" + NoFitMessage(w) + ")"
+                   : "; not preempting: no node would have room for it even after lower-priority "
+                     "workloads of namespace " +
+                         w.namespace_ + " exit (" + NoFitMessage(w) + ")";
+        *why += ", nor by preempting for room (" + room_why + ")";
+        return false;
+      }
+      victims = std::move(*quota_only);
+      for_room = std::move(room.victims);
+      nominate = room.pos;
+    } else {
+      victims = std::move(best->victims);
+      nominate = picks_at = best->node;
     }
-    victims = std::move(best->victims);
-    nominate = best->node;
   }
   std::sort(victims.begin(), victims.end(),
             [&](Slot a, Slot b) { return Value(workloads[a].id) < Value(workloads[b].id); });
   const std::vector<FairPick>* picks = nullptr;
   for (const auto& [at, plan] : fair_plans)
-    if (at == nominate) picks = &plan;
+    if (at == picks_at) picks = &plan;
   size_t own = 0, toward_fair = 0;
   for (Slot s : victims) {
     const FairPick* pick = nullptr;
@@ -183,24 +241,38 @@ bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::str
       StopVictim(workloads[s], w, EventType::kReclaimed);
     }
   }
+  if (!for_room.empty()) {  // step 3: the node's victims, by Kubernetes' priority rules
+    const std::string& node_name = nodes[*nominate].name;
+    std::string list;
+    for (Slot s : for_room) list += (list.empty() ? "" : ", ") + workloads[s].key;
+    Emit(EventType::kPreempting, w, node_name, reason::kPreempting,
+         "preempting " + list + " on " + node_name +
+             " (the quota victims alone leave no node with room)");
+    for (Slot s : for_room) StopVictim(workloads[s], w, EventType::kPreempted);
+  }
   w.waiting_for = victims;
+  w.waiting_for.insert(w.waiting_for.end(), for_room.begin(), for_room.end());
   if (nominate) Nominate(w, *nominate);  // hold the room the victims leave on that node
   quota.Reserve(w);
-  const std::string where = nominate ? " (nominated to " + nodes[*nominate].name + ")" : "";
+  const std::string tail =
+      (for_room.empty() ? ""
+                        : " and " + std::to_string(for_room.size()) +
+                              " lower-priority workload(s) preempted for room") +
+      " to exit" + (nominate ? " (nominated to " + nodes[*nominate].name + ")" : "");
   if (toward_fair > 0)
-    SetPending(
-        w, EventType::kQuotaExceeded, reason::kReclaiming,
-        "preempting toward fair shares in cohort " + *cohort + " (namespace " + w.namespace_ +
-            "'s share once admitted: " + FormatShare(picks->front().preemptor_share) +
-            "): waiting for " + std::to_string(victims.size()) + " workload(s) to exit" + where);
+    SetPending(w, EventType::kQuotaExceeded, reason::kReclaiming,
+               "preempting toward fair shares in cohort " + *cohort + " (namespace " +
+                   w.namespace_ +
+                   "'s share once admitted: " + FormatShare(picks->front().preemptor_share) +
+                   "): waiting for " + std::to_string(victims.size()) + " workload(s)" + tail);
   else if (own == 0)
     SetPending(w, EventType::kQuotaExceeded, reason::kReclaiming,
                "reclaiming lent quota: waiting for " + std::to_string(victims.size()) +
-                   " borrowing workload(s) to exit" + where);
+                   " borrowing workload(s)" + tail);
   else
     SetPending(w, EventType::kQuotaExceeded, reason::kReclaiming,
                "preempting within the quota of namespace " + w.namespace_ + ": waiting for " +
-                   std::to_string(victims.size()) + " workload(s) to exit" + where);
+                   std::to_string(victims.size()) + " workload(s)" + tail);
   return true;
 }
 
