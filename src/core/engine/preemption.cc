@@ -162,6 +162,18 @@ NodeOutcome PlanOnNode(const State& s, uint32_t pos, const Workload& w, const Pr
   return NodeOutcome::kViable;
 }
 
+// A dry run's plan so far (`excluded`: quota victims, earlier members' victims) has used its
+// victims' budgets: each takes one allowed disruption (never below zero) before this plan is
+// chosen, as the budgets' status would show once those victims are evicted.
+void ChargeExcludedToBudgets(const State& st, const std::vector<char>& excluded,
+                             std::vector<State::PdbState>& pdb_state) {
+  for (Slot s : st.pdb_members) {
+    if (s >= excluded.size() || !excluded[s]) continue;
+    for (uint32_t k : st.workloads[s].pdbs)
+      pdb_state[k].allowed = std::max<int64_t>(0, pdb_state[k].allowed - 1);
+  }
+}
+
 }  // namespace
 
 // `dry` (a gang's plan): find the plan, execute nothing.
@@ -179,6 +191,8 @@ bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
   std::optional<Millis> too_young_until;  // earliest instant a young workload becomes a candidate
   std::vector<PdbState> pdb_state;
   ComputePdbState(&pdb_state);
+  if (dry && dry->excluded && !pdbs.empty())
+    ChargeExcludedToBudgets(*this, *dry->excluded, pdb_state);
   const size_t n = nodes.size();
   const size_t want = NumPreemptionCandidates();
   size_t viable = 0, processed = 0;

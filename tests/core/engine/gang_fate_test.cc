@@ -410,63 +410,99 @@ TEST_F(GangFate, GroupWaitingForMinRuntimeSaysReclaimingLentQuota) {
   EXPECT_EQ(e_.Get(g0)->reason, "Reclaiming");
 }
 
-// Under disruptionBudgets: Strict (the default) each member's plan for room is checked against
-// the budgets on its own; the combined plan's victims together must respect them too. Two
-// members each need one of x's pods, whose budget allows one disruption: nothing is evicted.
-TEST_F(GangFate, GroupReclaimWithRoomRespectsBudgetsTogether) {
-  for (const char* n : {"n1", "n2", "n3"}) Do(0, UpsertNode{GpuNode(n, 4), 0});
-  for (const char* ns : {"team-a", "team-b"}) {
-    ElasticQuota q;
-    q.meta.name = ns;
-    q.meta.namespace_ = ns;
-    q.cohort = "c";
-    q.min = {{"nvidia.com/gpu", std::string(ns) == "team-a" ? 6000 : 2000}};
-    Do(0, UpsertElasticQuota{q});
+// Under disruptionBudgets: Strict (the default) the combined plan's victims together respect the
+// budgets: each member's plan for room is made with the budgets' allowances already used by the
+// plan's earlier victims (quota victims, earlier members'), as kube-scheduler sees the budgets'
+// status after those evictions. Pool: n1 b1 (team-b) + o1, n2 b2 (team-b, borrowed) + o2, n3 o3 +
+// o4, every pod 2 GPUs; x's pods (o*) under one budget allowing one disruption. team-a's group of
+// 3 x 2 GPUs (priority 100) needs 2 GPUs of quota back from team-b.
+class GangBudgets : public GangFate {
+ protected:
+  void SetUpPool(int32_t b2_priority) {
+    for (const char* n : {"n1", "n2", "n3"}) Do(0, UpsertNode{GpuNode(n, 4), 0});
+    for (const char* ns : {"team-a", "team-b"}) {
+      ElasticQuota q;
+      q.meta.name = ns;
+      q.meta.namespace_ = ns;
+      q.cohort = "c";
+      q.min = {{"nvidia.com/gpu", std::string(ns) == "team-a" ? 6000 : 2000}};
+      Do(0, UpsertElasticQuota{q});
+    }
+    PodDisruptionBudget pdb;
+    pdb.meta.name = "o";
+    pdb.meta.namespace_ = "x";
+    pdb.selector.match_labels["app"] = "o";
+    pdb.max_unavailable = IntOrPercent{false, 1};
+    Do(0, UpsertPodDisruptionBudget{pdb});
+    auto pinned = [&](const char* name, const char* ns, const char* node, int32_t priority) {
+      Pod p = Member(name, 2, "", 1, priority);
+      p.meta.namespace_ = ns;
+      if (std::string(ns) == "x") p.meta.labels["app"] = "o";
+      p.node_selector["kubernetes.io/hostname"] = node;
+      const WorkloadId id = Submit(0, p);
+      Do(0, Tick{});
+      return id;
+    };
+    b1_ = pinned("b1", "team-b", "n1", 0);            // within team-b's min
+    b2_ = pinned("b2", "team-b", "n2", b2_priority);  // borrowed
+    xs_ = {pinned("o1", "x", "n1", 0), pinned("o2", "x", "n2", 0), pinned("o3", "x", "n3", 0),
+           pinned("o4", "x", "n3", 0)};
+    ASSERT_EQ(PhaseOf(b1_), Phase::kRunning);
+    ASSERT_EQ(PhaseOf(b2_), Phase::kRunning);
+    for (int k = 0; k < 3; ++k) {
+      Pod m = Member("g-" + std::to_string(k), 2, "g", 3, 100);
+      m.meta.namespace_ = "team-a";
+      group_.push_back(Submit(kMin, m));
+    }
+    Do(kMin, Tick{});
   }
-  PodDisruptionBudget pdb;
-  pdb.meta.name = "o";
-  pdb.meta.namespace_ = "x";
-  pdb.selector.match_labels["app"] = "o";
-  pdb.max_unavailable = IntOrPercent{false, 1};
-  Do(0, UpsertPodDisruptionBudget{pdb});
-  auto pinned = [&](const char* name, const char* ns, const char* node) {
-    Pod p = Member(name, 2, "", 1);
-    p.meta.namespace_ = ns;
-    if (std::string(ns) == "x") p.meta.labels["app"] = "o";
-    p.node_selector["kubernetes.io/hostname"] = node;
-    const WorkloadId id = Submit(0, p);
-    Do(0, Tick{});
-    return id;
-  };
-  const WorkloadId b1 = pinned("b1", "team-b", "n1");  // within team-b's min
-  const WorkloadId b2 = pinned("b2", "team-b", "n2");  // borrowed
-  std::vector<WorkloadId> xs = {pinned("o1", "x", "n1"), pinned("o2", "x", "n2"),
-                                pinned("o3", "x", "n3"), pinned("o4", "x", "n3")};
-  ASSERT_EQ(PhaseOf(b1), Phase::kRunning);
-  ASSERT_EQ(PhaseOf(b2), Phase::kRunning);
-  std::vector<WorkloadId> group;
-  for (int k = 0; k < 3; ++k) {
-    Pod m = Member("g-" + std::to_string(k), 2, "g", 3, 100);
-    m.meta.namespace_ = "team-a";
-    group.push_back(Submit(kMin, m));
+  size_t XsStopped() {
+    size_t n = 0;
+    for (WorkloadId x : xs_) n += PhaseOf(x) == Phase::kTerminating;
+    return n;
   }
-  Do(kMin, Tick{});
-  // Reclaiming b2 frees the quota and room for one member; the two others would each preempt one
-  // of x's pods: two disruptions where the budget allows one.
-  EXPECT_EQ(PhaseOf(b2), Phase::kRunning);
-  for (WorkloadId x : xs) EXPECT_EQ(PhaseOf(x), Phase::kRunning);
-  for (WorkloadId g : group) {
+  WorkloadId b1_, b2_;
+  std::vector<WorkloadId> xs_, group_;
+};
+
+// One quota victim frees the quota and room for one member; of the two others, one preempts one of
+// x's pods (the budget's one disruption) and the other preempts b2 (borrowed, lower priority, no
+// budget) rather than a second of x's pods. (Before the plan charged its earlier victims to the
+// budgets, both members picked one of x's pods and the whole plan was refused: a more faithful
+// result, as kube-scheduler would choose after the first eviction.)
+TEST_F(GangBudgets, GroupReclaimWithRoomTakesVictimsWithinBudgets) {
+  SetUpPool(0);
+  EXPECT_EQ(XsStopped(), 1u);
+  EXPECT_EQ(PhaseOf(b1_), Phase::kTerminating);
+  EXPECT_EQ(PhaseOf(b2_), Phase::kTerminating);
+  for (WorkloadId g : group_) {
+    EXPECT_EQ(PhaseOf(g), Phase::kPending);
+    EXPECT_EQ(e_.Get(g)->reason, "Reclaiming");
+    EXPECT_NE(e_.Get(g)->nominated_node, "");
+  }
+}
+
+// b2 has a higher priority than the group: the third member could only preempt a second of x's
+// pods, which the budget forbids once the second member's victim used its one disruption, so
+// nothing is evicted and the reason names the budget.
+TEST_F(GangBudgets, GroupReclaimWithRoomRespectsBudgetsTogether) {
+  SetUpPool(200);
+  EXPECT_EQ(PhaseOf(b1_), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(b2_), Phase::kRunning);
+  EXPECT_EQ(XsStopped(), 0u);
+  for (WorkloadId g : group_) {
     EXPECT_EQ(PhaseOf(g), Phase::kPending);
     EXPECT_EQ(e_.Get(g)->reason, "QuotaExceeded");
   }
-  EXPECT_NE(e_.Get(group[0])->message.find("its victims together would violate a "
-                                           "PodDisruptionBudget"),
+  EXPECT_NE(e_.Get(group_[0])->message.find("nor by preempting for room (team-a/g-2: Preemption "
+                                            "would violate PodDisruptionBudget x/o"),
             std::string::npos)
-      << e_.Get(group[0])->message;
+      << e_.Get(group_[0])->message;
 }
 
 // The same for a group that fits its quota but not the nodes (priority preemption only): two
-// members would each preempt one of x's pods, whose budget allows one disruption.
+// members would each preempt one of x's pods, whose budget allows one disruption: nothing is
+// evicted.
 TEST_F(GangFate, GroupPreemptionRespectsBudgetsTogether) {
   for (const char* n : {"n1", "n2"}) Do(0, UpsertNode{GpuNode(n, 2), 0});
   PodDisruptionBudget pdb;
@@ -490,8 +526,8 @@ TEST_F(GangFate, GroupPreemptionRespectsBudgetsTogether) {
   EXPECT_EQ(PhaseOf(g0), Phase::kPending);
   EXPECT_EQ(PhaseOf(g1), Phase::kPending);
   EXPECT_EQ(sink_.Find(EventType::kPreempting, g0), nullptr);
-  EXPECT_NE(e_.Get(g0)->message.find("their victims together would violate a "
-                                     "PodDisruptionBudget"),
+  // The second member's plan is made with the first one's victim charged to the budget.
+  EXPECT_NE(e_.Get(g0)->message.find("ml/g-1: Preemption would violate PodDisruptionBudget x/o"),
             std::string::npos)
       << e_.Get(g0)->message;
 }

@@ -241,5 +241,46 @@ TEST_F(QuotaRoom, NodeVictimsRespectBudgets) {
       << MessageOf(hi_);
 }
 
+// All victims together respect the budgets, and the node is chosen knowing it: team-a's budget
+// allows one disruption, which the quota victim a2 (Kueue's choice: the newest) uses. The cheapest
+// node plan otherwise, a1 on n1, would break the budget; kube-scheduler, seeing the budget's
+// status after a2's eviction, prefers a node whose victims break none: n3 (x3 and x4, priority 0
+// and 10) over n2 (x2, priority 50).
+TEST_F(QuotaRoom, QuotaVictimsUseTheBudgetsBeforeTheNodeIsChosen) {
+  for (const char* n : {"n1", "n2", "n3"}) Do(0, UpsertNode{GpuNode(n, 4), 0});
+  ElasticQuota q;
+  q.meta.name = q.meta.namespace_ = "team-a";
+  q.min = {{"nvidia.com/gpu", 5000}};
+  q.preemption.within_namespace = WithinNamespacePolicy::kLowerPriority;
+  Do(0, UpsertElasticQuota{q});
+  PodDisruptionBudget pdb;
+  pdb.meta.name = pdb.meta.namespace_ = "team-a";
+  pdb.selector.match_labels["app"] = "a";
+  pdb.max_unavailable = IntOrPercent{false, 1};
+  Do(0, UpsertPodDisruptionBudget{pdb});
+  auto a_pod = [](const char* name, const char* node) {
+    Pod p = GpuPod(name, "team-a", 2, 0, node);
+    p.meta.labels["app"] = "a";
+    return p;
+  };
+  a1_ = Submit(0, a_pod("a1", "n1"));
+  x1_ = Submit(0, GpuPod("x1", "x", 1, 0, "n1"));
+  a2_ = Submit(kMin, a_pod("a2", "n2"));
+  x2_ = Submit(kMin, GpuPod("x2", "x", 2, 50, "n2"));
+  const WorkloadId x3 = Submit(kMin, GpuPod("x3", "x", 2, 0, "n3"));
+  const WorkloadId x4 = Submit(kMin, GpuPod("x4", "x", 2, 10, "n3"));
+  hi_ = Submit(10 * kMin, GpuPod("hi", "team-a", 3, 100));
+  EXPECT_EQ(PhaseOf(a2_), Phase::kTerminating);
+  EXPECT_EQ(PhaseOf(a1_), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(x1_), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(x2_), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(x3), Phase::kTerminating);
+  EXPECT_EQ(PhaseOf(x4), Phase::kTerminating);
+  EXPECT_EQ(e_.Get(hi_)->nominated_node, "n3");
+  EXPECT_EQ(MessageOf(hi_),
+            "preempting within the quota of namespace team-a: waiting for 1 workload(s) and 2 "
+            "lower-priority workload(s) preempted for room to exit (nominated to n3)");
+}
+
 }  // namespace
 }  // namespace arbiter::engine
