@@ -1,6 +1,6 @@
 // Engine benchmarks (issues 3, 9 and 10): placements per second without preemption, preemption
 // decisions per second on a full pool, pod groups (gangs) placed and preempting (for room, and for
-// quota and room together), placements with
+// quota and room together), single pods preempting for quota and room together, placements with
 // backfill reservations held, snapshot + restore of a busy engine, and a large timeline
 // simulation.
 //   5,000 nodes × 8 GPUs, 50,000 pending pods of mixed shapes, single core.
@@ -329,6 +329,76 @@ void BM_GangReclaimPreemption(benchmark::State& state) {
   state.counters["group_decisions/cpu_s"] = PerCpuSecond(total, cpu);
 }
 BENCHMARK(BM_GangReclaimPreemption)
+    ->Args({5000, 100})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
+    ->UseRealTime();
+
+// Quota preemption with node preemption for single pods (issue 10): as above, team-a lends its
+// whole min to team-b, whose 1-GPU borrowers run one per node on the first `2 x preemptors`
+// nodes of a pool otherwise full of low-priority 1-GPU pods of a namespace without quota.
+// team-a's high-priority 2-GPU pods each reclaim 2 borrowers (freeing the quota but one GPU per
+// node) and preempt a low-priority pod for room: one combined plan each. Counts the pods that
+// preempt (one decision each).
+void BM_ReclaimPreemption(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const int preemptors = static_cast<int>(state.range(1));
+  const int borrowers = 2 * preemptors;
+  ManifestSet m = Pool(nodes);
+  ElasticQuota lender, borrower;
+  lender.meta.name = lender.meta.namespace_ = "team-a";
+  lender.cohort = borrower.cohort = "c";
+  lender.min = {{"nvidia.com/gpu", int64_t{borrowers} * 1000}};
+  borrower.meta.name = borrower.meta.namespace_ = "team-b";
+  std::vector<Pod> pool_pods;  // the borrowers (placed first, by their node selectors), the rest
+  for (int i = 0; i < borrowers; ++i) {
+    Pod p = MakePod(i, 0, "low");
+    p.meta.name = "b-" + std::to_string(i);
+    p.meta.namespace_ = "team-b";
+    p.node_selector["kubernetes.io/hostname"] = m.nodes[static_cast<size_t>(i)].meta.name;
+    pool_pods.push_back(p);
+  }
+  for (int i = 0; i < nodes * 8 - borrowers; ++i) {
+    Pod p = MakePod(i, 0, "low");
+    p.meta.namespace_ = "batch";
+    pool_pods.push_back(p);
+  }
+  std::vector<Pod> reclaimers;
+  for (int i = 0; i < preemptors; ++i) {
+    Pod p = MakePod(nodes * 8 + i, 1, "high");
+    p.meta.namespace_ = "team-a";
+    reclaimers.push_back(p);
+  }
+  size_t decisions = 0;
+  double cpu = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto e = Build(m);
+    for (const ElasticQuota& q : {lender, borrower})
+      (void)e->Apply(engine::At(0, engine::UpsertElasticQuota{q}));
+    Count preempting(engine::EventType::kPreempting);
+    e->SetSinks(&preempting, nullptr);
+    for (size_t i = 0; i < pool_pods.size(); ++i) {
+      (void)e->Apply(engine::At(0, engine::SubmitPod{pool_pods[i], false, {}}));
+      if (i + 1 == static_cast<size_t>(borrowers)) (void)e->Apply(engine::At(0, engine::Tick{}));
+    }
+    (void)e->Apply(engine::At(0, engine::Tick{}));
+    for (const auto& p : reclaimers)
+      (void)e->Apply(engine::At(1000, engine::SubmitPod{p, false, {}}));
+    state.ResumeTiming();
+    const double t0 = ThreadCpuSeconds();
+    (void)e->Apply(engine::At(1000, engine::Tick{}));
+    cpu += ThreadCpuSeconds() - t0;
+    state.PauseTiming();
+    decisions = preempting.n;
+    state.ResumeTiming();
+  }
+  const double total = static_cast<double>(decisions) * static_cast<double>(state.iterations());
+  state.counters["decisions"] = static_cast<double>(decisions);
+  state.counters["decisions/s"] = benchmark::Counter(total, benchmark::Counter::kIsRate);
+  state.counters["decisions/cpu_s"] = PerCpuSecond(total, cpu);
+}
+BENCHMARK(BM_ReclaimPreemption)
     ->Args({5000, 100})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(3)
