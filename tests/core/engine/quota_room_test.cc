@@ -169,6 +169,40 @@ TEST_F(QuotaRoom, NothingEvictedWhenRoomCannotBeFreed) {
       << MessageOf(a_);
 }
 
+// minRuntime protects the node's victims too: while `other` is younger than it, the combined plan
+// waits (saying until when), and the engine wakes up when `other` comes of age.
+TEST_F(QuotaRoom, NodeVictimYoungerThanMinRuntimeDefersThePlan) {
+  PoolPolicy pp;
+  pp.meta.name = "default";
+  pp.min_runtime = 30 * kMin;
+  Do(0, UpsertPoolPolicy{pp});
+  Do(0, UpsertNode{GpuNode("n1", 4), 0});
+  Do(0, UpsertNode{GpuNode("n2", 4), 1});
+  for (const char* ns : {"team-a", "team-b"}) {
+    ElasticQuota q;
+    q.meta.name = ns;
+    q.meta.namespace_ = ns;
+    q.cohort = "c";
+    q.min = {{"nvidia.com/gpu", 4000}};
+    Do(0, UpsertElasticQuota{q});
+  }
+  b1_ = Submit(0, GpuPod("b1", "team-b", 4, 0, "n1"));
+  b2_ = Submit(kMin, GpuPod("b2", "team-b", 2, 0, "n2"));
+  other_ = Submit(20 * kMin, GpuPod("other", "x", 2, 0, "n2"));
+  a_ = Submit(40 * kMin, GpuPod("a", "team-a", 4, 100));
+  EXPECT_EQ(PhaseOf(b2_), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(other_), Phase::kRunning);
+  EXPECT_NE(MessageOf(a_).find("nor by preempting for room (Some workloads are younger than the "
+                               "minimum run time (30m) and cannot be preempted before 50m)"),
+            std::string::npos)
+      << MessageOf(a_);
+  EXPECT_EQ(e_.NextWakeup(), std::optional<Millis>(50 * kMin));
+  Do(50 * kMin, Tick{});
+  EXPECT_EQ(PhaseOf(b2_), Phase::kTerminating);
+  EXPECT_EQ(PhaseOf(other_), Phase::kTerminating);
+  EXPECT_EQ(e_.Get(a_)->nominated_node, "n2");
+}
+
 // preemptionPolicy: Never forbids the preemption for room (Kubernetes), not the quota plan alone:
 // here both are needed, so nothing happens.
 TEST_F(QuotaRoom, PreemptionPolicyNeverForbidsTheNodePart) {
