@@ -13,9 +13,10 @@ namespace {
 // Step 3 of TryReclaim (Kueue admits by quota and evicts its victims; kube-scheduler then
 // preempts on a node by priority): with the quota victims `gone` given back, a priority
 // preemption plan for `w` on one node (TryPreempt's dry run, Kubernetes' rules: lower priority,
-// guaranteed quota protected, minRuntime, PDBs; `gone` are no candidates). Under
-// disruptionBudgets: Strict the quota and node victims together must respect the budgets. False
-// with `why` (the reason, without its leading space and final period); nothing is changed.
+// guaranteed quota protected, minRuntime, PDBs with `gone` charged to their budgets first; `gone`
+// are no candidates). Under disruptionBudgets: Strict the quota and node victims together must
+// respect the budgets. False with `why` (the reason, without its leading space and final period);
+// nothing is evicted either way (a victim too young to preempt schedules a wake-up).
 bool PlanRoomAfterQuotaVictims(State& s, Workload& w, const std::vector<Slot>& gone,
                                PreemptDryRun* plan, std::string* why) {
   std::vector<char> excluded(s.workloads.size(), 0), touched(s.nodes.size(), 0);
