@@ -359,6 +359,9 @@ class State {
   void TryReserve(Workload& w);
   // Placing `w` on the node now would make a reservation there start later.
   bool DelaysReservation(uint32_t pos, const Workload& w) const;
+  // The same with `w` on `gpus` (its shared-GPU device), or on FitView::Hold's choice (nullptr).
+  bool DelaysReservationOn(uint32_t pos, const Workload& w,
+                           const placement::GpuAssignment* gpus) const;
   bool Reserved(uint32_t pos) const { return !reservations.empty() && reserved_at[pos]; }
   bool HoldsReservation(uint32_t pos, const Workload& w) const;
   void ClearReservations();
