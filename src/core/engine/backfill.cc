@@ -19,11 +19,18 @@
 // at the start of every earlier reservation there that begins while it would still run, beside
 // what is expected to run then and the earlier reservations active then; a lower workload must
 // not delay any of them.
+//
+// Shared (fractional) GPUs: the delay check counts per device, as placement does. A whole-GPU pod
+// takes fully free devices, and any of them leaves the same free amounts; a shared-GPU pod takes
+// part of the device its placement policy chooses on the node now (Random: whichever it draws, so
+// every device it fits on must keep the reservations), and that device stays taken at the
+// reservation's start even where another would then be freer.
 #include <algorithm>
 
 #include "core/engine/reasons.h"
 #include "core/engine/state.h"
 #include "core/instant_text.h"
+#include "core/placement/policies.h"
 
 namespace arbiter::engine {
 
@@ -72,7 +79,33 @@ bool State::HoldReservedAt(uint32_t pos, Millis t, const Workload* w,
   return true;
 }
 
+namespace {
+bool SharesGpu(const placement::PodShape& p) {
+  return p.gpu_count > 0 && p.gpu_milli_per_device < placement::kMilliPerGpu;
+}
+}  // namespace
+
 bool State::DelaysReservation(uint32_t pos, const Workload& w) const {
+  if (!SharesGpu(w.shape)) return DelaysReservationOn(pos, w, nullptr);
+  // The device placement would give it here now: the policy's choice, or every device for Random.
+  const placement::NodeState& node = nodes[pos];
+  if (!dynamic_cast<const placement::RandomPolicy*>(placer.get())) {
+    const placement::GpuAssignment gpus = placer->Score(node, w.shape).gpus;
+    return DelaysReservationOn(pos, w, &gpus);
+  }
+  placement::GpuAssignment gpus;
+  gpus.milli_per_device = w.shape.gpu_milli_per_device;
+  for (int d = 0; d < node.gpu_devices(); ++d) {
+    if (placement::kMilliPerGpu - node.gpu_used_milli[d] < w.shape.gpu_milli_per_device) continue;
+    gpus.devices.clear();
+    gpus.devices.push_back(static_cast<int16_t>(d));
+    if (DelaysReservationOn(pos, w, &gpus)) return true;
+  }
+  return false;
+}
+
+bool State::DelaysReservationOn(uint32_t pos, const Workload& w,
+                                const placement::GpuAssignment* gpus) const {
   placement::FitView view;
   for (const Reservation& r : reservations) {
     if (r.holder == w.slot || SameGang(workloads[r.holder], w)) continue;
@@ -87,29 +120,20 @@ bool State::DelaysReservation(uint32_t pos, const Workload& w) const {
       if (end >= 0 && end <= r.start) view.Give(x.shape, x.gpus);
     }
     if (!view.Fits(w.shape)) return true;
-    view.Hold(w.shape);
+    if (gpus)  // its device now only gets freer by then: it fits there
+      view.Take(w.shape, *gpus);
+    else
+      view.Hold(w.shape);
     if (!HoldReservedAt(pos, r.start, &w, view)) return true;
   }
   return false;
 }
 
 void State::CheckReservations() const {
-  // Not checked on a node with a shared (fractional) GPU: which device a backfilled pod takes
-  // there may differ from the one DelaysReservation assumed (FitView::Hold's default choice), a
-  // known gap of the device-level check.
-  auto shared = [](const placement::PodShape& p) {
-    return p.gpu_count > 0 && p.gpu_milli_per_device < placement::kMilliPerGpu;
-  };
   placement::FitView view;
   for (const Reservation& r : reservations)
     for (uint32_t pos : r.pos) {
       if (node_info[node_at[pos]].over_capacity) continue;
-      bool skip = false;
-      for (Slot s : node_live[pos].workloads) skip = skip || shared(workloads[s].shape);
-      for (const Reservation& o : reservations)
-        for (size_t k = 0; k < o.pos.size(); ++k)
-          skip = skip || (o.pos[k] == pos && shared(*o.shapes[k]));
-      if (skip) continue;
       view.Reset(nodes[pos]);
       for (Slot s : node_live[pos].workloads) {
         const Workload& x = workloads[s];

@@ -52,7 +52,8 @@ bool UsesAny(const QuotaBook& quota, const Workload& v, const std::vector<std::s
 }
 }  // namespace
 
-State::QuotaCandidates State::CollectQuotaCandidates(const Workload& w) const {
+State::QuotaCandidates State::CollectQuotaCandidates(const Workload& w, Millis as_of) const {
+  if (as_of < 0) as_of = now;
   QuotaCandidates out;
   const ElasticQuota* q = quota.ElasticOf(w.namespace_);
   if (!q) return out;
@@ -128,11 +129,10 @@ State::QuotaCandidates State::CollectQuotaCandidates(const Workload& w) const {
         }
         if (!above) continue;
       }
-      if (now - v.run_start < policy.min_runtime) {
+      if (as_of - v.run_start < policy.min_runtime) {
         const Millis at = v.run_start + policy.min_runtime;
         out.young_until = out.young_until ? std::min(*out.young_until, at) : at;
         out.young.push_back(s);
-        out.young_last = std::max(out.young_last, at);
         continue;
       }
       QuotaVariant var = QuotaVariant::kWithinNamespace;
@@ -170,7 +170,6 @@ State::QuotaCandidates State::CollectQuotaCandidates(const Workload& w) const {
   sorted.base = std::move(out.base);
   sorted.young_until = out.young_until;
   sorted.young = std::move(out.young);
-  sorted.young_last = out.young_last;
   sorted.within_min = within_min;
   for (size_t k : idx) {
     sorted.slots.push_back(out.slots[k]);
@@ -206,17 +205,19 @@ std::string State::YoungCandidatesMessage(const Workload& w, const QuotaCandidat
   std::vector<const Workload*> released = c.base;
   for (Slot s : c.slots) released.push_back(&workloads[s]);
   if (QuotaFitsOnceGone(w, released, true)) return "";
-  for (Slot s : c.young) released.push_back(&workloads[s]);
-  if (!QuotaFitsOnceGone(w, released, true)) return "";
-  size_t own = 0;
-  for (Slot s : c.young) own += workloads[s].namespace_id == w.namespace_id;
-  const std::string n = std::to_string(c.young.size());
-  const std::string when = (c.young_last == *c.young_until ? " at " : " from ") +
-                           FormatInstant(*c.young_until) + " (minRuntime " +
-                           FormatDuration(policy.min_runtime) + ")";
+  const std::optional<QuotaWait> wait = EarliestQuotaWait(w, c);
+  if (!wait) return "";
+  size_t own = 0, at = 0;
+  for (Slot s : wait->needed) {
+    own += workloads[s].namespace_id == w.namespace_id;
+    at += workloads[s].run_start + policy.min_runtime == wait->at;
+  }
+  const std::string n = std::to_string(wait->needed.size());
+  const std::string when = (at == wait->needed.size() ? " at " : " by ") + FormatInstant(wait->at) +
+                           " (minRuntime " + FormatDuration(policy.min_runtime) + ")";
   if (own == 0 && c.within_min)
     return "reclaiming lent quota: " + n + " borrowing workload(s) become reclaimable" + when;
-  if (own == c.young.size())
+  if (own == wait->needed.size())
     return "preempting within the quota of namespace " + w.namespace_ + ": " + n +
            " workload(s) become preemptable" + when;
   return "quota preemption: " + n + " workload(s) become preemptable" + when;

@@ -246,11 +246,11 @@ class State {
     std::optional<Millis>
         young_until;          // a candidate skipped as younger than minRuntime comes of age
     std::vector<Slot> young;  // the candidates skipped as younger than minRuntime
-    Millis young_last = 0;    // when the last of them comes of age
     bool within_min = false;  // the preemptor stays within its min (a reclaim)
   };
   QuotaPolicy QuotaPolicyOf(const ElasticQuota& q) const;
-  QuotaCandidates CollectQuotaCandidates(const Workload& w) const;
+  // `as_of` (default now): minRuntime counted to that instant (quota_wait.cc asks ahead).
+  QuotaCandidates CollectQuotaCandidates(const Workload& w, Millis as_of = -1) const;
   // Kueue's candidateIsValid: a victim of another namespace only while its namespace is still
   // above its min in a needed resource (given `released`), never a reclaim-without-borrowing one
   // in an attempt that lets the preemptor borrow.
@@ -262,9 +262,21 @@ class State {
   bool QuotaFitsOnceGone(const Workload& w, const std::vector<const Workload*>& released,
                          bool allow_borrowing) const;
   // When quota preemption for `w` (the group's sum for a gang) must wait for candidates younger
-  // than minRuntime that would free its quota: "reclaiming lent quota: 2 borrowing workload(s)
-  // become reclaimable at 30m (minRuntime 30m)"; else "".
+  // than minRuntime that would free its quota (EarliestQuotaWait): "reclaiming lent quota: 2
+  // borrowing workload(s) become reclaimable at 30m (minRuntime 30m)" ("by 30m" when some of the
+  // two come of age earlier); else "".
   std::string YoungCandidatesMessage(const Workload& w, const QuotaCandidates& c) const;
+  // quota_wait.cc. The victims that free `w`'s quota, room aside: TryReclaim's rule (Kueue's
+  // attempts, greedy in candidate order, then minimal; fair-sharing strategies in such a cohort).
+  std::optional<std::vector<Slot>> QuotaOnlyVictims(const Workload& w,
+                                                    const QuotaCandidates& c) const;
+  // The earliest instant T at which the candidates that have run minRuntime by T free `w`'s
+  // quota (QuotaOnlyVictims as of T), and which of `c.young` that needs; nothing if never.
+  struct QuotaWait {
+    Millis at = 0;
+    std::vector<Slot> needed;  // by id
+  };
+  std::optional<QuotaWait> EarliestQuotaWait(const Workload& w, const QuotaCandidates& c) const;
   // SIGTERM to a victim of the preemptor's own namespace (withinNamespace): a Preempted event.
   void StopWithinNamespace(Workload& victim, const Workload& preemptor);
 
@@ -359,6 +371,9 @@ class State {
   void TryReserve(Workload& w);
   // Placing `w` on the node now would make a reservation there start later.
   bool DelaysReservation(uint32_t pos, const Workload& w) const;
+  // The same with `w` on `gpus` (its shared-GPU device), or on FitView::Hold's choice (nullptr).
+  bool DelaysReservationOn(uint32_t pos, const Workload& w,
+                           const placement::GpuAssignment* gpus) const;
   bool Reserved(uint32_t pos) const { return !reservations.empty() && reserved_at[pos]; }
   bool HoldsReservation(uint32_t pos, const Workload& w) const;
   void ClearReservations();

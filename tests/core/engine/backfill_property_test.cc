@@ -6,7 +6,9 @@
 // PoolPolicy scheduling.backfillDepth > 1 reservations stack on a node; the engine's invariant
 // check (on here) then verifies at the end of every cycle that, at each reservation's start,
 // what is expected to run on its nodes and the reservations active then fit — no backfilled
-// workload delays any of them, not only the head's.
+// workload delays any of them, not only the head's. With fractional GPUs some pods ask for part of
+// one device (250-750 milli-GPU) under BestFit, FGD or Random placement: which device a
+// backfilled pod takes then decides whether a whole-GPU reservation still fits at its start.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -43,21 +45,32 @@ struct Counts {
   size_t behind = 0;  // cycles where a workload behind the head held a reservation
 };
 
-void RunBackfillProperty(int32_t depth, Counts* n) {
+// `fractional`: shared-GPU pods too, and the placement policy drawn per seed.
+void RunBackfillProperty(int32_t depth, bool fractional, Counts* n) {
   size_t& promises = n->promises;
   size_t& backfilled = n->backfilled;
   for (uint64_t seed = 1; seed <= 200; ++seed) {
-    SCOPED_TRACE("seed " + std::to_string(seed) + ", backfillDepth " + std::to_string(depth));
+    SCOPED_TRACE("seed " + std::to_string(seed) + ", backfillDepth " + std::to_string(depth) +
+                 (fractional ? ", fractional GPUs" : ""));
     Rng r{seed};
     engine::EngineOptions eo;
     eo.check_invariants = true;
+    if (fractional) {  // FGD's typical shapes: the ones drawn below
+      for (int64_t milli : {250, 500, 750, 1000, 2000, 4000})
+        eo.placement_profile.shapes.push_back(
+            {placement::PodShape::FromRequests({{"cpu", 1000}, {"nvidia.com/gpu", milli}}), 1});
+    }
     engine::Engine e(eo);
     Starts sink;
     e.SetSinks(&sink, nullptr);
-    if (depth != 1) {
+    if (depth != 1 || fractional) {
       PoolPolicy policy;
       policy.meta.name = "default";
       policy.backfill_depth = depth;
+      if (fractional)
+        policy.placement = seed % 3 == 0   ? PlacementPolicyName::kBestFit
+                           : seed % 3 == 1 ? PlacementPolicyName::kFGD
+                                           : PlacementPolicyName::kRandom;
       ASSERT_TRUE(e.Apply(engine::At(0, engine::UpsertPoolPolicy{policy})).ok());
     }
     const int nodes = static_cast<int>(r.Uniform(1, 4));
@@ -83,6 +96,7 @@ void RunBackfillProperty(int32_t depth, Counts* n) {
       Container c;
       c.name = "c";
       c.requests = {{"cpu", 1000}, {"nvidia.com/gpu", r.Uniform(1, 4) * 1000}};
+      if (fractional && r.Chance(50)) c.requests.Set("nvidia.com/gpu", r.Uniform(1, 3) * 250);
       p.containers.push_back(c);
       const Millis duration = r.Uniform(5, 180) * 60000;
       if (r.Chance(80))
@@ -151,7 +165,7 @@ void RunBackfillProperty(int32_t depth, Counts* n) {
 
 TEST(BackfillPropertyTest, AReservationIsNeverDelayedByABackfilledWorkload) {
   Counts n;
-  RunBackfillProperty(1, &n);
+  RunBackfillProperty(1, false, &n);
   EXPECT_GT(n.promises, 100u);
   EXPECT_GT(n.backfilled, 100u);
 }
@@ -159,10 +173,28 @@ TEST(BackfillPropertyTest, AReservationIsNeverDelayedByABackfilledWorkload) {
 // backfillDepth 3: several reservations per node, each kept by every workload backfilled.
 TEST(BackfillPropertyTest, NoReservationIsDelayedByABackfilledWorkloadAtDepth3) {
   Counts n;
-  RunBackfillProperty(3, &n);
+  RunBackfillProperty(3, false, &n);
   EXPECT_GT(n.promises, 100u);
   EXPECT_GT(n.backfilled, 50u);
   EXPECT_GT(n.behind, 100u);  // reservations behind the head's were in force
+}
+
+// Shared (fractional) GPUs: the device a backfilled pod takes is the one its placement policy
+// chooses (Random: any it fits on); the reservation must still fit there at its start. The
+// invariant check now covers nodes with shared GPUs too.
+TEST(BackfillPropertyTest, AReservationIsNeverDelayedByABackfilledSharedGpuPod) {
+  Counts n;
+  RunBackfillProperty(1, true, &n);
+  EXPECT_GT(n.promises, 100u);
+  EXPECT_GT(n.backfilled, 100u);
+}
+
+TEST(BackfillPropertyTest, NoReservationIsDelayedByABackfilledSharedGpuPodAtDepth3) {
+  Counts n;
+  RunBackfillProperty(3, true, &n);
+  EXPECT_GT(n.promises, 100u);
+  EXPECT_GT(n.backfilled, 50u);
+  EXPECT_GT(n.behind, 100u);
 }
 
 }  // namespace
