@@ -14,6 +14,7 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 
@@ -1914,8 +1915,14 @@ void LoadChunks(const std::shared_ptr<const std::string>& text, const std::vecto
     };
     const size_t n = std::min(threads, e - b);
     std::vector<std::thread> helpers;
-    for (size_t t = 1; t < n; ++t)
-      helpers.emplace_back(build, b + (e - b) * t / n, b + (e - b) * (t + 1) / n, &readers[t]);
+    for (size_t t = 1; t < n; ++t) {
+      const size_t from = b + (e - b) * t / n, to = b + (e - b) * (t + 1) / n;
+      try {
+        helpers.emplace_back(build, from, to, &readers[t]);
+      } catch (const std::system_error&) {  // no thread to be had (limits): this one does it
+        build(from, to, &readers[t]);
+      }
+    }
     build(b, b + (e - b) / n, &readers[0]);
     for (auto& h : helpers) h.join();
     for (size_t i = b; i < e; ++i) {
