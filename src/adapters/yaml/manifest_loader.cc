@@ -1915,6 +1915,7 @@ void LoadChunks(const std::shared_ptr<const std::string>& text, const std::vecto
     };
     const size_t n = std::min(threads, e - b);
     std::vector<std::thread> helpers;
+    helpers.reserve(n - 1);  // never destroyed unjoined by a throwing emplace_back
     for (size_t t = 1; t < n; ++t) {
       const size_t from = b + (e - b) * t / n, to = b + (e - b) * (t + 1) / n;
       try {
