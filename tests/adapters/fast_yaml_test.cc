@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "adapters/yaml/fast_objects.h"
 #include "adapters/yaml/manifest_loader.h"
 #include "core/object_serial.h"
 
@@ -29,12 +30,14 @@ std::string Fingerprint(const ManifestLoad& l) {
   return s;
 }
 
-std::string LoadWith(const std::string& text, bool fast) {
+// `threads`: 0 the default; the diagnostics in the order the load made them unless `sorted`.
+std::string LoadWith(const std::string& text, bool fast, int threads = 0, bool sorted = true) {
   ManifestLoad out;
   out.fast_yaml = fast;
+  out.threads = threads;
   LoadManifestText(text, "m.yaml", &out);
   ValidateManifestSet(out.set, &out.locator, &out.diagnostics);
-  out.diagnostics.Sort();
+  if (sorted) out.diagnostics.Sort();
   return Fingerprint(out);
 }
 
@@ -125,6 +128,79 @@ TEST(FastYaml, GeneratedWorkloadLoadsAsWithYamlCpp) {
   LoadManifestText(text, "m.yaml", &fast);
   EXPECT_TRUE(fast.diagnostics.HasErrors());
   EXPECT_GT(fast.set.pods.size(), 500u);
+}
+
+// The diagnostics (text, lines, order), objects and their lines are the same whatever the
+// number of threads building Pods and Nodes, across several batches of documents.
+TEST(FastYaml, MultiThreadedLoadEqualsOneThreadedLoad) {
+  const std::string text = GeneratedWorkload(8300);  // more than one batch (8192 documents)
+  const std::string one = LoadWith(text, true, 1, false);
+  EXPECT_NE(one.find("invalid label value"), std::string::npos);  // errors among the pods
+  EXPECT_EQ(one, LoadWith(text, true, 2, false));
+}
+
+// One document through BuildDirect, and through the whole loader with yaml-cpp only.
+void ExpectDirectLike(const std::string& doc, bool taken) {
+  FastReader reader;
+  DirectObject d;
+  const std::string text = "---\n# before\n" + doc;
+  EXPECT_EQ(BuildDirect(reader, text, "m.yaml", 0, &d), taken) << doc;
+  if (!taken) return;
+  ManifestLoad slow;
+  slow.fast_yaml = false;
+  LoadManifestText(text, "m.yaml", &slow);
+  ASSERT_FALSE(slow.diagnostics.HasErrors()) << doc;
+  ManifestLoad direct;
+  if (d.kind == DirectObject::Kind::kPod) direct.set.pods.push_back(d.pod);
+  if (d.kind == DirectObject::Kind::kNode) direct.set.nodes.push_back(d.node);
+  EXPECT_EQ(Fingerprint(slow), Fingerprint(direct)) << doc;
+  EXPECT_EQ(d.line, 3);
+}
+
+TEST(FastYaml, DirectPathBuildsWhatTheYamlCppPathLoads) {
+  const std::string pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n";
+  ExpectDirectLike(pod +
+                       "  namespace: team-1\n  labels: {app: web, tier: ~}\n"
+                       "  annotations: {arbiter.dev/submit-time: \"50ms\", arbiter.dev/duration: "
+                       "\"600s\", note: x, empty: ~}\n  uid: abc\n"
+                       "spec:\n  priorityClassName: high\n  priority: -7\n  tolerations: []\n"
+                       "  nodeSelector: {nvidia.com/gpu.product: H100}\n  containers:\n"
+                       "  - name: c\n    image: x\n    resources:\n      requests: {cpu: \"4\", "
+                       "memory: 16Gi, nvidia.com/gpu: \"0.5\"}\n      limits: {cpu: 8}\n"
+                       "  - name: d\n    resources: {limits: {memory: 1Gi}}\nstatus: {phase: x}\n",
+                   true);
+  ExpectDirectLike(
+      "apiVersion: v1\nkind: Node\nmetadata: {name: n-1, labels: {a: b}}\n"
+      "spec: {unschedulable: true}\nstatus:\n  capacity: {cpu: \"128\", memory: 1Ti, "
+      "nvidia.com/gpu: \"8\"}\n  allocatable: {cpu: \"120\"}\n  phase: Ready\n",
+      true);
+  // Anything with a message, or not handled here, goes the usual way.
+  for (const char* spec : {
+           "spec:\n  containers:\n  - name: c\n  - name: c\n",  // duplicate names
+           "spec:\n  containers:\n  - name: C\n",               // invalid name
+           "spec:\n  containers: []\n  affinity: {}\n",         // a warning
+           "spec:\n  containers: []\n  initContainers: []\n",   // not handled here
+           "spec:\n  containers: []\n  priority: \"1\"\n",      // a quoted integer
+           "spec:\n  containers:\n  - name: c\n    resources: {requests: {cpu: true}}\n",
+           "spec:\n  containers:\n  - name: c\n    resources: {requests: {gpus: 1}}\n",
+           "spec:\n  containers:\n  - name: c\n    resources: {requests: {cpu: 1x}}\n",
+           "spec:\n  containers:\n  - name: c\n    bogus: 1\n", "spec: ~\n",
+           "",  // no spec
+       })
+    ExpectDirectLike(pod + spec, false);
+  for (const char* meta : {
+           "  labels: {app: 'a b'}\n",                          // an invalid label value
+           "  labels: {app: 12}\n",                             // a number
+           "  annotations: {arbiter.dev/qos: gold}\n",          // not handled here
+           "  annotations: {arbiter.dev/duration: \"-1s\"}\n",  // negative
+           "  name: q\n",                                       // a duplicate key
+       })
+    ExpectDirectLike(pod + meta + "spec: {containers: []}\n", false);
+  ExpectDirectLike("apiVersion: v1\nkind: Node\nmetadata: {name: n, namespace: x}\n", false);
+  ExpectDirectLike("apiVersion: v1\nkind: Node\nmetadata: {name: n}\nspec: {taints: []}\n", false);
+  ExpectDirectLike("apiVersion: v2\nkind: Pod\nmetadata: {name: n}\nspec: {containers: []}\n",
+                   false);
+  ExpectDirectLike("apiVersion: v1\nkind: Namespace\nmetadata: {name: n}\n", false);
 }
 
 TEST(FastYaml, ReadsTheSubsetWithYamlCppTypesAndTags) {

@@ -116,8 +116,10 @@ ReadProblem ReadInput(const std::string& path, const InputKind& kind, std::strin
     const int flags = ::fcntl(fd, F_GETFL);
     if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   }
-  text.reserve(static_cast<size_t>(expected) + 1);
   constexpr size_t kChunk = 1 << 16;
+  // Room for the last read (the one that finds the end) too: else that read's resize would copy
+  // the whole text into a new buffer (a second 300 MB for a million-pod manifest).
+  text.reserve(static_cast<size_t>(expected) + kChunk + 1);
   ReadProblem problem;
   while (true) {
     const size_t at = text.size();

@@ -20,17 +20,18 @@ bool PlainStart(std::string_view l, size_t pos) {
   return kIndicators.find(c) == std::string_view::npos;
 }
 
-void SetScalar(YAML::Node& v, std::string text, bool quoted) {
-  if (!quoted && IsNullWord(text)) {
-    v = YAML::Null;
-    return;
-  }
-  v = std::move(text);
-  v.SetTag(quoted ? "!" : "?");
-}
+}  // namespace
 
-class Parser {
+class FastParser {
  public:
+  explicit FastParser(FastReader& r)
+      : r_(r), lines_(r.lines_), indent_(r.indent_), nodes_(r.nodes_) {
+    lines_.clear();
+    indent_.clear();
+    nodes_.clear();
+    r.owned_.clear();
+  }
+
   // Splits the text into lines; false when a byte is outside the subset (tabs, control
   // characters, non-ASCII, CR, a BOM) or a line is a directive or a document marker after the
   // first line.
@@ -62,25 +63,56 @@ class Parser {
     return true;
   }
 
-  std::optional<FastDocument> Document() {
+  bool Document() {
     li_ = NextContent(0);
-    if (li_ >= lines_.size()) return std::nullopt;
-    FastDocument d;
-    d.line = static_cast<int>(li_);
+    if (li_ >= lines_.size()) return false;
+    r_.line_ = static_cast<int>(li_);
+    const uint32_t root = New();
     const int col = indent_[li_];
     const std::string_view l = lines_[li_];
     const size_t pos = static_cast<size_t>(col);
     if (l[pos] == '{' || l[pos] == '[') {
-      if (!InlineToEnd(d.root, pol(col))) return std::nullopt;
-    } else if (!Block(d.root, col)) {
-      return std::nullopt;
+      if (!InlineToEnd(root, pol(col))) return false;
+    } else if (!Block(root, col)) {
+      return false;
     }
-    if (li_ < lines_.size()) return std::nullopt;  // more content than one node
-    return d;
+    return li_ >= lines_.size();  // else more content than one node
   }
 
  private:
+  using Type = FastNode::Type;
   static size_t pol(int col) { return static_cast<size_t>(col); }
+
+  uint32_t New() {
+    nodes_.emplace_back();
+    return static_cast<uint32_t>(nodes_.size() - 1);
+  }
+  // Appends a new child to `parent` after `last` (kNoNode: the first child).
+  uint32_t Child(uint32_t parent, uint32_t& last) {
+    const uint32_t c = New();
+    if (last == kNoNode)
+      nodes_[parent].first = c;
+    else
+      nodes_[last].next = c;
+    last = c;
+    return c;
+  }
+  void SetScalar(uint32_t v, std::string_view text, bool quoted) {
+    FastNode& n = nodes_[v];
+    if (!quoted && IsNullWord(text)) {
+      n.type = Type::kNull;
+      return;
+    }
+    n.type = Type::kScalar;
+    n.text = text;
+    n.quoted = quoted;
+  }
+  // True when a mapping's keys (children of v) hold `key` already.
+  bool HasKey(uint32_t v, std::string_view key) const {
+    for (uint32_t k = nodes_[v].first; k != kNoNode; k = nodes_[nodes_[k].next].next)
+      if (nodes_[k].text == key) return true;
+    return false;
+  }
 
   size_t NextContent(size_t i) const {
     while (i < lines_.size() && indent_[i] < 0) ++i;
@@ -94,7 +126,7 @@ class Parser {
   }
 
   // The node that starts at line li_, column col: a block list or a block mapping.
-  bool Block(YAML::Node& v, int col) {
+  bool Block(uint32_t v, int col) {
     if (IsSeqLine(li_, col)) return BlockSeq(v, col);
     if (!LooksLikeKey(lines_[li_], pol(col))) return false;
     return BlockMap(v, col);
@@ -102,12 +134,11 @@ class Parser {
 
   // True when the text at pos is a mapping key: a plain or quoted scalar, then ':' and a space
   // or the end of the line.
-  static bool LooksLikeKey(std::string_view l, size_t pos) {
+  bool LooksLikeKey(std::string_view l, size_t pos) {
     if (pos >= l.size()) return false;
     if (l[pos] == '"' || l[pos] == '\'') {
-      std::string ignored;
       size_t p = pos;
-      if (!Quoted(l, p, &ignored)) return false;
+      if (!Quoted(l, p, nullptr)) return false;
       return p < l.size() && l[p] == ':' && (p + 1 == l.size() || l[p + 1] == ' ');
     }
     for (size_t i = pos; i < l.size(); ++i) {
@@ -118,7 +149,7 @@ class Parser {
   }
 
   // A key at pos (LooksLikeKey was true); pos ends after the ':'.
-  static bool Key(std::string_view l, size_t& pos, std::string* key) {
+  bool Key(std::string_view l, size_t& pos, std::string_view* key) {
     if (l[pos] == '"' || l[pos] == '\'') {
       if (!Quoted(l, pos, key)) return false;
     } else {
@@ -129,7 +160,7 @@ class Parser {
       const std::string_view k = l.substr(pos, end - pos);
       if (k.back() == ' ' || k.find_first_of(",[]{}#") != std::string_view::npos) return false;
       if (IsNullWord(k) || k == "<<") return false;
-      *key = std::string(k);
+      *key = k;
       pos = end;
     }
     if (pos >= l.size() || l[pos] != ':') return false;
@@ -137,37 +168,38 @@ class Parser {
     return pos == l.size() || l[pos] == ' ';
   }
 
-  bool BlockMap(YAML::Node& v, int col) {
-    std::vector<std::string> keys;
+  bool BlockMap(uint32_t v, int col) {
+    nodes_[v].type = Type::kMap;
+    uint32_t last = kNoNode;
     while (true) {
       const std::string_view l = lines_[li_];
       size_t pos = pol(col);
-      std::string key;
+      std::string_view key;
       if (!LooksLikeKey(l, pos) || !Key(l, pos, &key)) return false;
-      for (const auto& k : keys)
-        if (k == key) return false;  // yaml-cpp keeps both; the slow path reports it
-      YAML::Node value = v[key];
-      keys.push_back(std::move(key));
+      if (HasKey(v, key)) return false;  // yaml-cpp keeps both; the slow path reports it
+      const uint32_t k = Child(v, last);
+      nodes_[k].type = Type::kScalar;
+      nodes_[k].text = key;
+      const uint32_t value = Child(v, last);
+      ++nodes_[v].size;
       if (!Value(value, l, pos, col)) return false;
       if (li_ >= lines_.size()) break;
       const int ind = indent_[li_];
       if (ind < col) break;
       if (ind > col) return false;
     }
-    v.SetTag("?");
     return true;
   }
 
   // The value after a block mapping key ending at pos, on line li_ of a mapping at column col.
   // Leaves li_ at the next content line.
-  bool Value(YAML::Node& value, std::string_view l, size_t pos, int col) {
+  bool Value(uint32_t value, std::string_view l, size_t pos, int col) {
     while (pos < l.size() && l[pos] == ' ') ++pos;
     if (pos == l.size() || l[pos] == '#') {
       li_ = NextContent(li_ + 1);
       if (li_ < lines_.size() && indent_[li_] > col) return Block(value, indent_[li_]);
       if (li_ < lines_.size() && IsSeqLine(li_, col)) return BlockSeq(value, col);
-      value = YAML::Null;
-      return true;
+      return true;  // null
     }
     return InlineToEnd(value, pos) && NotDeeper(col);
   }
@@ -176,20 +208,20 @@ class Parser {
   // would continue a plain scalar, or be an error).
   bool NotDeeper(int col) const { return li_ >= lines_.size() || indent_[li_] <= col; }
 
-  bool BlockSeq(YAML::Node& v, int col) {
-    size_t idx = 0;
+  bool BlockSeq(uint32_t v, int col) {
+    nodes_[v].type = Type::kSeq;
+    uint32_t last = kNoNode;
     while (true) {
       const std::string_view l = lines_[li_];
-      YAML::Node item = v[idx++];
+      const uint32_t item = Child(v, last);
+      ++nodes_[v].size;
       size_t pos = pol(col) + 1;
       while (pos < l.size() && l[pos] == ' ') ++pos;
       if (pos == l.size() || l[pos] == '#') {
         li_ = NextContent(li_ + 1);
         if (li_ < lines_.size() && indent_[li_] > col) {
           if (!Block(item, indent_[li_])) return false;
-        } else {
-          item = YAML::Null;
-        }
+        }  // else null
       } else if (l[pos] == '-' && (pos + 1 == l.size() || l[pos + 1] == ' ')) {
         return false;  // "- - x"
       } else if (l[pos] != '{' && l[pos] != '[' && LooksLikeKey(l, pos)) {
@@ -204,13 +236,12 @@ class Parser {
       if (ind > col) return false;
       if (!IsSeqLine(li_, col)) break;  // a key of the mapping around, at the same column
     }
-    v.SetTag("?");
     return true;
   }
 
   // A flow collection, quoted or plain scalar from pos to the end of line li_ (a comment
   // may follow); moves li_ to the next content line.
-  bool InlineToEnd(YAML::Node& v, size_t pos) {
+  bool InlineToEnd(uint32_t v, size_t pos) {
     const std::string_view l = lines_[li_];
     if (l[pos] == '{' || l[pos] == '[' || l[pos] == '"' || l[pos] == '\'') {
       if (!Flow(v, l, pos)) return false;
@@ -226,38 +257,36 @@ class Parser {
       if (s.find(": ") != std::string_view::npos || s.back() == ':' ||
           s.find_first_of(",[]{}") != std::string_view::npos)
         return false;
-      SetScalar(v, std::string(s), false);
+      SetScalar(v, s, false);
     }
     li_ = NextContent(li_ + 1);
     return true;
   }
 
   // A flow node at pos (mapping, list, quoted or plain scalar) on one line; pos ends after it.
-  bool Flow(YAML::Node& v, std::string_view l, size_t& pos) {
+  bool Flow(uint32_t v, std::string_view l, size_t& pos) {
     if (pos >= l.size()) return false;
     const char c = l[pos];
     if (c == '"' || c == '\'') {
-      std::string s;
+      std::string_view s;
       if (!Quoted(l, pos, &s)) return false;
-      SetScalar(v, std::move(s), true);
+      SetScalar(v, s, true);
       return true;
     }
     if (c == '{' || c == '[') {
       const bool map = c == '{';
       const char close = map ? '}' : ']';
+      nodes_[v].type = map ? Type::kMap : Type::kSeq;
       ++pos;
       SkipSpaces(l, pos);
       if (pos < l.size() && l[pos] == close) {
         ++pos;
-        v = YAML::Node(map ? YAML::NodeType::Map : YAML::NodeType::Sequence);
-        v.SetTag("?");
         return true;
       }
-      std::vector<std::string> keys;
-      size_t idx = 0;
+      uint32_t last = kNoNode;
       while (true) {
         if (map) {
-          std::string key;
+          std::string_view key;
           if (pos < l.size() && (l[pos] == '"' || l[pos] == '\'')) {
             if (!Quoted(l, pos, &key)) return false;
           } else if (!FlowPlain(l, pos, &key) || IsNullWord(key) || key == "<<") {
@@ -266,13 +295,16 @@ class Parser {
           if (pos + 1 >= l.size() || l[pos] != ':' || l[pos + 1] != ' ') return false;
           pos += 2;
           SkipSpaces(l, pos);
-          for (const auto& k : keys)
-            if (k == key) return false;
-          YAML::Node value = v[key];
-          keys.push_back(std::move(key));
+          if (HasKey(v, key)) return false;
+          const uint32_t k = Child(v, last);
+          nodes_[k].type = Type::kScalar;
+          nodes_[k].text = key;
+          const uint32_t value = Child(v, last);
+          ++nodes_[v].size;
           if (!Flow(value, l, pos)) return false;
         } else {
-          YAML::Node item = v[idx++];
+          const uint32_t item = Child(v, last);
+          ++nodes_[v].size;
           if (!Flow(item, l, pos)) return false;
         }
         SkipSpaces(l, pos);
@@ -286,18 +318,17 @@ class Parser {
         SkipSpaces(l, pos);
         if (pos >= l.size() || l[pos] == close) return false;  // a trailing comma
       }
-      v.SetTag("?");
       return true;
     }
-    std::string s;
+    std::string_view s;
     if (!FlowPlain(l, pos, &s)) return false;
     if (pos < l.size() && l[pos] == ':') return false;  // a single-pair mapping in a list
-    SetScalar(v, std::move(s), false);
+    SetScalar(v, s, false);
     return true;
   }
 
   // A plain scalar inside a flow collection: up to , ] } or ':' (which must then be a key's).
-  static bool FlowPlain(std::string_view l, size_t& pos, std::string* out) {
+  static bool FlowPlain(std::string_view l, size_t& pos, std::string_view* out) {
     if (!PlainStart(l, pos)) return false;
     size_t i = pos;
     while (i < l.size() && l[i] != ',' && l[i] != ']' && l[i] != '}' && l[i] != ':') {
@@ -309,57 +340,106 @@ class Parser {
     std::string_view s = l.substr(pos, i - pos);
     while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
     if (s.empty()) return false;
-    *out = std::string(s);
+    *out = s;
     pos = i;
     return true;
   }
 
-  // A single- or double-quoted scalar closed on the same line; escapes \\ and \" only.
-  static bool Quoted(std::string_view l, size_t& pos, std::string* out) {
+  // A single- or double-quoted scalar closed on the same line; escapes \\ and \" only. `out`
+  // (when not null) views the text, or the unescaped copy kept by the reader.
+  bool Quoted(std::string_view l, size_t& pos, std::string_view* out) {
     const char q = l[pos];
-    std::string s;
-    for (size_t i = pos + 1; i < l.size(); ++i) {
+    bool escaped = false;
+    size_t i = pos + 1;
+    for (; i < l.size(); ++i) {
       const char c = l[i];
       if (q == '\'' && c == '\'') {
         if (i + 1 < l.size() && l[i + 1] == '\'') {
-          s += '\'';
+          escaped = true;
           ++i;
           continue;
         }
-        pos = i + 1;
-        *out = std::move(s);
-        return true;
+        break;
       }
       if (q == '"' && c == '\\') {
         if (i + 1 >= l.size() || (l[i + 1] != '\\' && l[i + 1] != '"')) return false;
-        s += l[++i];
+        escaped = true;
+        ++i;
         continue;
       }
-      if (q == '"' && c == '"') {
-        pos = i + 1;
-        *out = std::move(s);
-        return true;
-      }
-      s += c;
+      if (q == '"' && c == '"') break;
     }
-    return false;
+    if (i >= l.size()) return false;  // never closed on this line
+    if (out != nullptr) {
+      const std::string_view body = l.substr(pos + 1, i - pos - 1);
+      if (!escaped) {
+        *out = body;
+      } else {
+        std::string s;
+        for (size_t j = 0; j < body.size(); ++j) {
+          if ((q == '\'' && body[j] == '\'') || (q == '"' && body[j] == '\\')) ++j;
+          s += body[j];
+        }
+        *out = r_.owned_.emplace_back(std::move(s));
+      }
+    }
+    pos = i + 1;
+    return true;
   }
 
   static void SkipSpaces(std::string_view l, size_t& pos) {
     while (pos < l.size() && l[pos] == ' ') ++pos;
   }
 
-  std::vector<std::string_view> lines_;
-  std::vector<int> indent_;  // -1: blank, comment or marker line
+  FastReader& r_;
+  std::vector<std::string_view>& lines_;
+  std::vector<int>& indent_;
+  std::vector<FastNode>& nodes_;
   size_t li_ = 0;
 };
 
-}  // namespace
+bool FastReader::Parse(std::string_view text) {
+  FastParser p(*this);
+  return p.Split(text) && p.Document();
+}
+
+void FastReader::ToYaml(uint32_t i, YAML::Node& v) const {
+  const FastNode& n = nodes_[i];
+  switch (n.type) {
+    case FastNode::Type::kNull:
+      v = YAML::Null;
+      return;
+    case FastNode::Type::kScalar:
+      v = std::string(n.text);
+      v.SetTag(n.quoted ? "!" : "?");
+      return;
+    case FastNode::Type::kMap:
+      if (n.size == 0) v = YAML::Node(YAML::NodeType::Map);
+      for (uint32_t k = n.first; k != kNoNode; k = nodes_[nodes_[k].next].next) {
+        YAML::Node value = v[std::string(nodes_[k].text)];
+        ToYaml(nodes_[k].next, value);
+      }
+      break;
+    case FastNode::Type::kSeq: {
+      if (n.size == 0) v = YAML::Node(YAML::NodeType::Sequence);
+      size_t idx = 0;
+      for (uint32_t c = n.first; c != kNoNode; c = nodes_[c].next) {
+        YAML::Node item = v[idx++];
+        ToYaml(c, item);
+      }
+      break;
+    }
+  }
+  v.SetTag("?");
+}
 
 std::optional<FastDocument> ParseFastDocument(std::string_view text) {
-  Parser p;
-  if (!p.Split(text)) return std::nullopt;
-  return p.Document();
+  FastReader reader;
+  if (!reader.Parse(text)) return std::nullopt;
+  FastDocument d;
+  d.line = reader.line();
+  reader.ToYaml(0, d.root);
+  return d;
 }
 
 }  // namespace arbiter::yaml

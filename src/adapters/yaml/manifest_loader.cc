@@ -14,10 +14,14 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <system_error>
+#include <thread>
 #include <unordered_map>
 
 #include "adapters/io/input_file.h"
+#include "adapters/yaml/fast_objects.h"
 #include "adapters/yaml/fast_yaml.h"
+#include "adapters/yaml/manifest_rules.h"
 #include "adapters/yaml/yaml_reader.h"
 #include "core/api_kinds.h"
 #include "core/int128.h"
@@ -72,59 +76,6 @@ std::string SupportedKindsText() {
     return text;
   }();
   return kText;
-}
-
-// metadata fields Kubernetes clients may carry (e.g. from `kubectl get -o yaml`).
-const std::vector<std::string_view> kIgnoredMeta = {"uid",
-                                                    "resourceVersion",
-                                                    "generation",
-                                                    "creationTimestamp",
-                                                    "deletionTimestamp",
-                                                    "deletionGracePeriodSeconds",
-                                                    "ownerReferences",
-                                                    "finalizers",
-                                                    "managedFields",
-                                                    "selfLink",
-                                                    "generateName"};
-
-bool IsDns1123Label(std::string_view s) {
-  if (s.empty() || s.size() > 63) return false;
-  for (char c : s)
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
-  return s.front() != '-' && s.back() != '-';
-}
-
-bool IsDns1123Subdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  size_t start = 0;
-  while (true) {
-    size_t dot = s.find('.', start);
-    std::string_view part = s.substr(start, dot == std::string_view::npos ? dot : dot - start);
-    if (!IsDns1123Label(part)) return false;
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
-bool IsLabelValue(std::string_view s) {
-  if (s.empty()) return true;
-  if (s.size() > 63) return false;
-  auto alnum = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-  };
-  for (char c : s)
-    if (!(alnum(c) || c == '-' || c == '_' || c == '.')) return false;
-  return alnum(s.front()) && alnum(s.back());
-}
-
-bool IsLabelKey(std::string_view s) {
-  size_t slash = s.find('/');
-  std::string_view name = s;
-  if (slash != std::string_view::npos) {
-    if (!IsDns1123Subdomain(s.substr(0, slash))) return false;
-    name = s.substr(slash + 1);
-  }
-  return !name.empty() && IsLabelValue(name);
 }
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
@@ -224,7 +175,7 @@ class DocLoader {
                                      });
                    }},
               };
-              r_.ReadStruct(n, p, fields, kIgnoredMeta);
+              r_.ReadStruct(n, p, fields, kIgnoredMetaFields);
             }};
   }
 
@@ -280,29 +231,26 @@ class DocLoader {
     bool has_allocatable = false;
     auto fields = Top(&node.meta, false);
     fields.push_back({"spec", [&](const YAML::Node& n, const std::string& p) {
-                        r_.ReadStruct(
-                            n, p,
-                            {{"unschedulable",
-                              [&](const YAML::Node& v, const std::string& fp) {
-                                if (auto b = r_.Bool(v, fp)) node.unschedulable = *b;
-                              }}},
-                            {"podCIDR", "podCIDRs", "providerID", "configSource", "externalID"},
-                            {"taints"});
+                        r_.ReadStruct(n, p,
+                                      {{"unschedulable",
+                                        [&](const YAML::Node& v, const std::string& fp) {
+                                          if (auto b = r_.Bool(v, fp)) node.unschedulable = *b;
+                                        }}},
+                                      kIgnoredNodeSpecFields, {"taints"});
                       }});
-    fields.push_back(
-        {"status", [&](const YAML::Node& n, const std::string& p) {
-           r_.ReadStruct(
-               n, p,
-               {{"capacity", [&](const YAML::Node& v,
-                                 const std::string& fp) { node.capacity = r_.Resources(v, fp); }},
-                {"allocatable",
-                 [&](const YAML::Node& v, const std::string& fp) {
-                   has_allocatable = true;
-                   node.allocatable = r_.Resources(v, fp);
-                 }}},
-               {"conditions", "addresses", "daemonEndpoints", "nodeInfo", "images", "volumesInUse",
-                "volumesAttached", "phase", "config", "runtimeHandlers", "features"});
-         }});
+    fields.push_back({"status", [&](const YAML::Node& n, const std::string& p) {
+                        r_.ReadStruct(n, p,
+                                      {{"capacity",
+                                        [&](const YAML::Node& v, const std::string& fp) {
+                                          node.capacity = r_.Resources(v, fp);
+                                        }},
+                                       {"allocatable",
+                                        [&](const YAML::Node& v, const std::string& fp) {
+                                          has_allocatable = true;
+                                          node.allocatable = r_.Resources(v, fp);
+                                        }}},
+                                      kIgnoredNodeStatusFields);
+                      }});
     r_.ReadStruct(doc, "", fields);
     FinishMeta(&node.meta, false);
     ReadNodeSimAnnotations(&node);
@@ -318,27 +266,7 @@ class DocLoader {
 
   Container ReadContainer(const YAML::Node& n, const std::string& p, bool init) {
     Container c;
-    std::vector<std::string_view> ignored = {"image",
-                                             "imagePullPolicy",
-                                             "command",
-                                             "args",
-                                             "env",
-                                             "envFrom",
-                                             "ports",
-                                             "volumeMounts",
-                                             "volumeDevices",
-                                             "workingDir",
-                                             "livenessProbe",
-                                             "readinessProbe",
-                                             "startupProbe",
-                                             "lifecycle",
-                                             "securityContext",
-                                             "stdin",
-                                             "stdinOnce",
-                                             "tty",
-                                             "terminationMessagePath",
-                                             "terminationMessagePolicy",
-                                             "resizePolicy"};
+    std::vector<std::string_view> ignored = kIgnoredContainerFields;
     std::vector<std::string_view> warn;
     if (init) {
       warn.push_back("restartPolicy");  // sidecars change the effective-request rule
@@ -569,35 +497,7 @@ class DocLoader {
                     pod.active_deadline = *i * 1000;
                 }},
            };
-           r_.ReadStruct(n, p, spec,
-                         {"volumes",
-                          "restartPolicy",
-                          "tolerations",
-                          "schedulerName",
-                          "serviceAccountName",
-                          "serviceAccount",
-                          "securityContext",
-                          "hostNetwork",
-                          "hostPID",
-                          "hostIPC",
-                          "dnsPolicy",
-                          "dnsConfig",
-                          "imagePullSecrets",
-                          "runtimeClassName",
-                          "hostname",
-                          "subdomain",
-                          "shareProcessNamespace",
-                          "enableServiceLinks",
-                          "automountServiceAccountToken",
-                          "readinessGates",
-                          "hostAliases",
-                          "os",
-                          "setHostnameAsFQDN",
-                          "ephemeralContainers",
-                          "hostUsers",
-                          "resourceClaims"},
-                         {"affinity", "nodeName", "topologySpreadConstraints", "schedulingGates",
-                          "overhead"});
+           r_.ReadStruct(n, p, spec, kIgnoredPodSpecFields, kWarnedPodSpecFields);
            if (!has_containers && n.IsMap())
              r_.Error(n, ChildPath(p, "containers"), "is required (at least one container)");
          }});
@@ -1983,6 +1883,65 @@ void LoadChunk(const std::shared_ptr<const std::string>& text, const Chunk& c,
   }
 }
 
+// Documents go in batches: the direct path (fast_objects.h) builds a batch's Pods and Nodes on
+// up to out->threads threads, each on its own contiguous share; then, in document order, the
+// loader takes the objects built and loads every other document the usual way (LoadChunk). So
+// the result (objects, their order, diagnostics, the index) does not depend on the threads.
+void LoadChunks(const std::shared_ptr<const std::string>& text, const std::vector<Chunk>& chunks,
+                const std::string& file, DocIndex& index, ManifestLoad* out) {
+  if (!out->fast_yaml) {
+    for (const Chunk& c : chunks) LoadChunk(text, c, file, index, out);
+    return;
+  }
+  const size_t threads = static_cast<size_t>(std::max(
+      1, out->threads > 0 ? out->threads
+                          : std::min(2, static_cast<int>(std::thread::hardware_concurrency()))));
+  constexpr size_t kBatch = 8192;
+  std::vector<DirectObject> built(std::min(kBatch, chunks.size()));
+  std::vector<FastReader> readers(threads);
+  const std::string_view all = *text;
+  for (size_t b = 0; b < chunks.size(); b += kBatch) {
+    const size_t e = std::min(chunks.size(), b + kBatch);
+    auto build = [&](size_t from, size_t to, FastReader* reader) {
+      for (size_t i = from; i < to; ++i) {
+        const Chunk& c = chunks[i];
+        DirectObject& d = built[i - b];
+        try {
+          BuildDirect(*reader, all.substr(c.begin, c.end - c.begin), file, c.lines_before, &d);
+        } catch (const std::exception&) {  // e.g. out of memory: the usual path reports it
+          d.kind = DirectObject::Kind::kNone;
+        }
+      }
+    };
+    const size_t n = std::min(threads, e - b);
+    std::vector<std::thread> helpers;
+    helpers.reserve(n - 1);  // never destroyed unjoined by a throwing emplace_back
+    for (size_t t = 1; t < n; ++t) {
+      const size_t from = b + (e - b) * t / n, to = b + (e - b) * (t + 1) / n;
+      try {
+        helpers.emplace_back(build, from, to, &readers[t]);
+      } catch (const std::system_error&) {  // no thread to be had (limits): this one does it
+        build(from, to, &readers[t]);
+      }
+    }
+    build(b, b + (e - b) / n, &readers[0]);
+    for (auto& h : helpers) h.join();
+    for (size_t i = b; i < e; ++i) {
+      DirectObject& d = built[i - b];
+      const Chunk& c = chunks[i];
+      if (d.kind == DirectObject::Kind::kNone) {
+        LoadChunk(text, c, file, index, out);
+        continue;
+      }
+      if (d.kind == DirectObject::Kind::kPod)
+        out->set.pods.push_back(std::move(d.pod));
+      else
+        out->set.nodes.push_back(std::move(d.node));
+      index.Add(file, {d.line, text, c.begin, c.end, c.lines_before, 0});
+    }
+  }
+}
+
 void LoadText(std::shared_ptr<const std::string> text, const std::string& file, ManifestLoad* out) {
   std::shared_ptr<DocIndex> index = out->doc_index;
   if (!index) {
@@ -2001,7 +1960,7 @@ void LoadText(std::shared_ptr<const std::string> text, const std::string& file, 
   // Room for one Pod per piece (usually one object each), growing geometrically across files.
   out->set.pods.reserve(
       std::max(out->set.pods.size() + chunks.size(), 2 * out->set.pods.capacity()));
-  for (const Chunk& c : chunks) LoadChunk(text, c, file, *index, out);
+  LoadChunks(text, chunks, file, *index, out);
 }
 
 }  // namespace

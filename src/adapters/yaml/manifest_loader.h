@@ -20,9 +20,13 @@ struct ManifestLoad {
   Diagnostics diagnostics;
   SourceLocator locator;  // finds the line of any field, for cross-object messages
   std::shared_ptr<DocIndex> doc_index;
-  // Pods and Nodes in the plain YAML subset are read by the fast reader (fast_yaml.h), the rest
-  // by yaml-cpp; the result is the same either way (false: yaml-cpp only, for tests).
+  // Pods and Nodes in the plain YAML subset are built by the fast reader (fast_yaml.h,
+  // fast_objects.h), the rest read by yaml-cpp; the result is the same either way (false:
+  // yaml-cpp only, for tests).
   bool fast_yaml = true;
+  // Threads that build those Pods and Nodes (0: up to 2, the machine's cores); the result is the
+  // same with any number.
+  int threads = 0;
   // Drops the documents' text kept for on-demand line lookups (later messages use object lines).
   void ReleaseSources() {
     locator.SetResolver(nullptr);
