@@ -1,10 +1,15 @@
+#include <malloc.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "adapters/io/input_file.h"
 #include "adapters/yaml/manifest_loader.h"
@@ -39,6 +44,38 @@ struct SimCli {
   bool seed_given = false;
   bool check_invariants = false;
   bool quiet = false;
+};
+
+// A simulation allocates gigabytes (manifests, engine state, run records, billing rows) and frees
+// most of it only at exit. With glibc's defaults the heap gives memory back to the kernel and
+// takes it again (top trimming; blocks over 128 KiB mmapped and unmapped one by one), and every
+// page of it comes back as a page fault: much of a million-pod run's system time. For `arbiter
+// sim`: blocks up to 32 MiB come from the heap, which is never trimmed and grows 1 GiB of address
+// space at a time (untouched address space costs no memory), and the heap is advised to use
+// transparent huge pages (one fault per 2 MiB instead of per 4 KiB where THP is "madvise").
+class HeapTuning {
+ public:
+  void Start() {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, INT_MAX);
+    mallopt(M_TOP_PAD, 1 << 30);
+    lo_ = reinterpret_cast<uintptr_t>(sbrk(0));
+    void* volatile grow = std::malloc(1 << 20);  // grows the heap now, by the pad: advised
+    std::free(grow);                             // before it is used
+    Advise();
+  }
+  // Advises the heap as it is now (a new heap extension is a new mapping, not yet advised):
+  // called between the run's phases.
+  void Advise() const {
+    constexpr uintptr_t kHuge = 2 << 20;
+    const uintptr_t hi = reinterpret_cast<uintptr_t>(sbrk(0)) & ~(kHuge - 1);
+    const uintptr_t lo = (lo_ + kHuge - 1) & ~(kHuge - 1);
+    if (lo_ != 0 && hi > lo)
+      madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);  // advice: failure is harmless
+  }
+
+ private:
+  uintptr_t lo_ = 0;
 };
 
 // Why `path` cannot be written (without creating or changing anything), or nothing; "" is fine.
@@ -79,6 +116,8 @@ bool WriteAtomically(const std::string& path, const std::string& bytes) {
 }
 
 int RunManifestSim(const SimCli& o) {
+  HeapTuning heap;
+  heap.Start();
   const bool resume = !o.resume.empty();
   if (resume && !o.files.empty()) {
     std::cerr << "arbiter sim: give either manifests (-f) or a saved state (--resume), not both: a "
@@ -163,6 +202,7 @@ int RunManifestSim(const SimCli& o) {
       return 1;
     }
     load->ReleaseSources();  // every message is out: the manifest text is not needed any more
+    heap.Advise();
     if (!o.ledger.empty() && load->set.price_books.empty()) {
       std::cerr
           << "arbiter sim: --ledger: the manifests have no PriceBook, so there is nothing to bill "
@@ -227,7 +267,9 @@ int RunManifestSim(const SimCli& o) {
       return InputError("arbiter sim", msg);
     }
   }
+  heap.Advise();
   Status ran = simulation->Run(so.until);
+  heap.Advise();
   if (so.progress) std::cerr << "\n";
   if (!ran.ok()) {
     std::cerr << "arbiter sim: " << ran.message() << "\n";
@@ -255,7 +297,12 @@ int RunManifestSim(const SimCli& o) {
                         "--explain: no Pod " + QuotedEcho(explain_key) + " in the saved run");
   }
   Millis epoch = start.value_or(sim::DefaultEpoch(manifests));
-  auto bill = sim::BillSimulation(manifests, *result, epoch, /*keep_rows=*/!o.ledger.empty());
+  heap.Advise();
+  // Without --ledger the namespaces are billed on two threads (the invoices do not depend on it).
+  const int bill_threads = std::thread::hardware_concurrency() > 1 ? 2 : 1;
+  auto bill =
+      sim::BillSimulation(manifests, *result, epoch, /*keep_rows=*/!o.ledger.empty(), bill_threads);
+  heap.Advise();
   if (!bill.ok()) {
     std::cerr << "arbiter sim: " << bill.message() << "\n";
     return 1;
@@ -278,7 +325,11 @@ int RunManifestSim(const SimCli& o) {
   }
   bill.value().rows = {};  // written to the ledger if asked; the invoices are built
   if (!o.report_json.empty()) {
-    std::ofstream f(o.report_json);
+    // Written through a 1 MiB buffer (the default 8 KiB is 230 000 writes for a 1.9 GB report).
+    std::vector<char> buffer(1 << 20);
+    std::ofstream f;
+    f.rdbuf()->pubsetbuf(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    f.open(o.report_json);
     sim::WriteReportJson(f, manifests, *result, summary, *bill);
     f.flush();
     if (!f) {

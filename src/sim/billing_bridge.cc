@@ -1,8 +1,10 @@
 #include "sim/billing_bridge.h"
 
+#include <atomic>
 #include <iterator>
 #include <map>
 #include <string_view>
+#include <thread>
 
 #include "adapters/report/invoice_json.h"
 #include "core/billing/rating.h"
@@ -48,8 +50,128 @@ std::vector<billing::RunSegment> SegmentsOf(const SimResult& r, Millis epoch) {
   return out;
 }
 
+namespace {
+
+// The pool's nodes as IdleRows takes them: their capacity while they are in the pool.
+std::vector<billing::NodeCapacity> NodeCapacities(const ManifestSet& m, const SimResult& r,
+                                                  Millis epoch) {
+  std::vector<billing::NodeCapacity> nodes;
+  for (const auto& n : m.nodes) {
+    billing::NodeCapacity c;
+    c.node = n.meta.name;
+    auto p = n.meta.labels.find("nvidia.com/gpu.product");
+    if (p != n.meta.labels.end()) c.gpu_product = p->second;
+    c.gpu_replicas = GpuReplicasOf(n.meta.labels);
+    c.allocatable = n.allocatable.empty() ? n.capacity : n.allocatable;
+    const NodeWindow in = NodeWindowOf(n, r.end_time);  // idle only while the node is in the pool
+    if (in.to <= in.from) continue;
+    c.from = epoch + in.from;
+    c.to = epoch + in.to;
+    nodes.push_back(std::move(c));
+  }
+  return nodes;
+}
+
+// The namespace-at-a-time bill (no --ledger) on `threads` threads: the idle capacity and each
+// namespace are one job; a thread takes the next job, meters it into its own reused row buffer
+// and adds it to its own InvoiceBuilder (core functions on disjoint data, nothing shared but
+// read-only inputs). The builders are combined and finished on the calling thread: invoices do
+// not depend on which thread built them or when. Errors are those the one-thread order meets
+// first: the idle rows, the namespaces in name order, then the idle invoice.
+Status BillByNamespace(const ManifestSet& m, const SimResult& r, Millis epoch,
+                       const billing::MeterConfig& cfg, const billing::PriceCatalog& catalog,
+                       const billing::InvoiceOptions& opts, int threads,
+                       billing::InvoiceBuilder* out) {
+  const auto& runs = r.runs();
+  std::vector<size_t> order(runs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto ns_of = [&](size_t i) -> const std::string& {
+    return r.workloads()[engine::Value(runs[i].workload)].namespace_;
+  };
+  // Runs grouped by namespace in name order, each group in run order: ranks of the few
+  // namespaces, then a stable sort on integers (not a million string comparisons).
+  std::map<std::string_view, size_t> ns_rank;
+  for (size_t i : order) ns_rank.emplace(ns_of(i), 0);
+  size_t next_rank = 0;
+  for (auto& [ns, rank] : ns_rank) rank = next_rank++;
+  std::vector<size_t> rank_of(runs.size());
+  for (size_t i : order) rank_of[i] = ns_rank.find(ns_of(i))->second;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return rank_of[a] < rank_of[b]; });
+  std::vector<std::pair<size_t, size_t>> groups;  // [begin, end) of each namespace in `order`
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j < order.size() && rank_of[order[j]] == rank_of[order[i]]) ++j;
+    groups.emplace_back(i, j);
+    i = j;
+  }
+  rank_of = {};
+
+  const size_t workers = static_cast<size_t>(std::max(1, threads));
+  std::vector<billing::InvoiceBuilder> builders;
+  builders.reserve(workers);
+  for (size_t w = 0; w < workers; ++w) builders.emplace_back(catalog, opts);
+  Status idle_rows_status = Status::Ok(), idle_add_status = Status::Ok();
+  std::vector<Status> ns_status(groups.size(), Status::Ok());
+  std::atomic<size_t> next_job{0};
+  const size_t jobs = groups.size() + 1;  // 0: the idle capacity; 1..: the namespaces
+  auto work = [&](size_t w) {
+    billing::InvoiceBuilder& builder = builders[w];
+    // The row buffer is reused from one namespace to the next: the memory of the largest
+    // namespace's rows is faulted in once per thread, not once per namespace.
+    std::vector<billing::HourlyRow> rows;
+    for (size_t job; (job = next_job.fetch_add(1)) < jobs;) {
+      if (job == 0) {
+        if (r.end_time <= 0) continue;
+        // IdleRows reads a run's node, interval and requests only: the runs are read in place
+        // (a million runs are not copied into segments for it).
+        const auto& runs_held = r.runs();
+        auto idle = billing::IdleRows(
+            NodeCapacities(m, r, epoch), runs_held.size(),
+            [&](size_t i) {
+              const engine::RunRecord& run = runs_held[i];  // end <= start: no time, no use
+              return billing::IdleUse{run.node,
+                                      &r.workloads()[engine::Value(run.workload)].requests,
+                                      epoch + run.start, epoch + run.end};
+            },
+            *opts.from, *opts.to);
+        if (!idle.ok())
+          idle_rows_status = idle.status();
+        else if (!idle->empty())
+          idle_add_status = builder.Add(*idle);
+        continue;
+      }
+      const auto [from, to] = groups[job - 1];
+      // Its segments, its rows, its invoice; the segments go before the invoice is built.
+      std::vector<billing::RunSegment> segments;
+      for (size_t k = from; k < to; ++k)
+        if (auto seg = SegmentOf(r, runs[order[k]], epoch)) segments.push_back(std::move(*seg));
+      rows.clear();
+      Status s = billing::MeterSegmentsInto(segments, cfg, &rows);
+      segments = {};
+      if (s.ok()) s = builder.Add(rows);
+      ns_status[job - 1] = std::move(s);
+    }
+  };
+  {
+    std::vector<std::thread> pool;
+    for (size_t w = 1; w < workers; ++w) pool.emplace_back(work, w);
+    work(0);
+    for (auto& t : pool) t.join();
+  }
+  if (!idle_rows_status.ok()) return idle_rows_status;
+  for (const Status& s : ns_status)
+    if (!s.ok()) return s;
+  if (!idle_add_status.ok()) return idle_add_status;
+  for (auto& b : builders)
+    if (Status s = out->Absorb(std::move(b)); !s.ok()) return s;
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis epoch,
-                               bool keep_rows) {
+                               bool keep_rows, int threads) {
   SimBill bill;
   if (m.price_books.empty()) return bill;
   auto fail = [](const std::string& msg) { return Result<SimBill>::Error("billing: " + msg); };
@@ -63,99 +185,31 @@ Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis 
   const Millis end = epoch + r.end_time;
   bill.from = billing::HourOf(epoch);
   bill.to = std::max(bill.from, billing::HourOf(end) == end ? end : billing::HourOf(end) + kHour);
-  // The idle capacity's rows need every segment; the segments go once they are computed.
-  std::vector<billing::HourlyRow> idle_rows;
-  {
-    // IdleRows reads a segment's node, interval and requests only: without --ledger, the
-    // segments carry just those (a million runs' names and usage are not copied for it).
-    std::vector<billing::RunSegment> segments;
-    if (keep_rows) {
-      segments = SegmentsOf(r, epoch);
-    } else if (r.end_time > 0) {
-      segments.reserve(r.runs().size());
-      for (const auto& run : r.runs()) {
-        if (run.end <= run.start) continue;
-        billing::RunSegment& s = segments.emplace_back();
-        s.node = run.node;
-        s.requests = r.workloads()[engine::Value(run.workload)].requests;
-        s.start = epoch + run.start;
-        s.end = epoch + run.end;
-      }
-    }
-    if (r.end_time > 0) {
-      std::vector<billing::NodeCapacity> nodes;
-      for (const auto& n : m.nodes) {
-        billing::NodeCapacity c;
-        c.node = n.meta.name;
-        auto p = n.meta.labels.find("nvidia.com/gpu.product");
-        if (p != n.meta.labels.end()) c.gpu_product = p->second;
-        c.gpu_replicas = GpuReplicasOf(n.meta.labels);
-        c.allocatable = n.allocatable.empty() ? n.capacity : n.allocatable;
-        const NodeWindow in =
-            NodeWindowOf(n, r.end_time);  // idle only while the node is in the pool
-        if (in.to <= in.from) continue;
-        c.from = epoch + in.from;
-        c.to = epoch + in.to;
-        nodes.push_back(std::move(c));
-      }
-      auto idle = billing::IdleRows(nodes, segments, bill.from, bill.to);
-      if (!idle.ok()) return fail(idle.message());
-      idle_rows = std::move(idle).value();
-    }
-    if (keep_rows) {  // every row, for --ledger: meter all segments at once
-      if (Status s = billing::MeterSegmentsInto(segments, cfg, &bill.rows, idle_rows.size());
-          !s.ok())
-        return fail(s.message());
-    }
-  }
   billing::InvoiceOptions opts;
   opts.from = bill.from;
   opts.to = bill.to;
   opts.low_coverage_permille = cfg.low_coverage_permille;
   billing::InvoiceBuilder builder(*catalog, opts);
-  if (keep_rows) {
+  if (keep_rows) {  // every row, for --ledger: meter all segments at once
+    std::vector<billing::HourlyRow> idle_rows;
+    {
+      std::vector<billing::RunSegment> segments = SegmentsOf(r, epoch);
+      if (r.end_time > 0) {
+        auto idle = billing::IdleRows(NodeCapacities(m, r, epoch), segments, bill.from, bill.to);
+        if (!idle.ok()) return fail(idle.message());
+        idle_rows = std::move(idle).value();
+      }
+      if (Status s = billing::MeterSegmentsInto(segments, cfg, &bill.rows, idle_rows.size());
+          !s.ok())
+        return fail(s.message());
+    }
     std::move(idle_rows.begin(), idle_rows.end(), std::back_inserter(bill.rows));
     idle_rows = {};
     billing::Rollup(&bill.rows);
     if (Status s = builder.Add(bill.rows); !s.ok()) return fail(s.message());
-  } else {
-    // One namespace at a time: its segments, its rows, its invoice; then the next. Memory holds
-    // one namespace's rows, not the pool's.
-    const auto& runs = r.runs();
-    std::vector<size_t> order(runs.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    auto ns_of = [&](size_t i) -> const std::string& {
-      return r.workloads()[engine::Value(runs[i].workload)].namespace_;
-    };
-    // Runs grouped by namespace in name order, each group in run order: ranks of the few
-    // namespaces, then a stable sort on integers (not a million string comparisons).
-    std::map<std::string_view, size_t> ns_rank;
-    for (size_t i : order) ns_rank.emplace(ns_of(i), 0);
-    size_t next = 0;
-    for (auto& [ns, rank] : ns_rank) rank = next++;
-    std::vector<size_t> rank_of(runs.size());
-    for (size_t i : order) rank_of[i] = ns_rank.find(ns_of(i))->second;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return rank_of[a] < rank_of[b]; });
-    // The row buffer is reused from one namespace to the next: the memory of the largest
-    // namespace's rows is faulted in once, not once per namespace. The segments go before the
-    // invoice is built (peak memory).
-    std::vector<billing::HourlyRow> rows;
-    for (size_t i = 0; i < order.size();) {
-      size_t j = i;
-      std::vector<billing::RunSegment> segments;
-      for (; j < order.size() && rank_of[order[j]] == rank_of[order[i]]; ++j)
-        if (auto seg = SegmentOf(r, runs[order[j]], epoch)) segments.push_back(std::move(*seg));
-      rows.clear();
-      if (Status s = billing::MeterSegmentsInto(segments, cfg, &rows); !s.ok())
-        return fail(s.message());
-      segments = {};
-      if (Status s = builder.Add(rows); !s.ok()) return fail(s.message());
-      i = j;
-    }
-    rows = {};
-    if (!idle_rows.empty())
-      if (Status s = builder.Add(idle_rows); !s.ok()) return fail(s.message());
+  } else if (Status s = BillByNamespace(m, r, epoch, cfg, *catalog, opts, threads, &builder);
+             !s.ok()) {
+    return fail(s.message());
   }
   auto invs = builder.Finish();
   if (!invs.ok()) return fail(invs.message());

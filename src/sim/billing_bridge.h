@@ -25,9 +25,11 @@ struct SimBill {
 };
 // Every invoice (tenants and idle) covers the simulation window; idle cost is spread to the
 // tenants when the PriceBook says shareIdle. Without `keep_rows`, `rows` stays empty and the
-// namespaces are metered one at a time (the same invoices, in a fraction of the memory).
+// namespaces are metered one at a time (the same invoices, in a fraction of the memory), on
+// `threads` threads: the idle capacity and each namespace are metered and invoiced on whichever
+// thread takes them; the invoices are the same bytes for any number of threads.
 Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis epoch,
-                               bool keep_rows = true);
+                               bool keep_rows = true, int threads = 1);
 
 // invoices[] of the report (tenant invoices, then the "__idle__" one when present).
 nlohmann::json BillJson(const SimBill& bill);

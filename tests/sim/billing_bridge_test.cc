@@ -167,5 +167,63 @@ TEST(BillingBridge, NamespaceAtATimeGivesTheSameInvoices) {
   }
 }
 
+// arbiter sim bills the namespaces on two threads (each its own namespaces' rows and invoices,
+// combined in namespace order): the invoices are those of one thread, byte for byte, whatever the
+// thread count (more threads than jobs included), with and without idle cost spread.
+TEST(BillingBridge, ThreadedBillEqualsOneThread) {
+  std::ifstream f(std::string(ARBITER_SOURCE_DIR) + "/examples/pool.yaml");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  for (const char* share : {"", "  shareIdle: Weighted\n"}) {
+    std::string t = ss.str();
+    const std::string anchor = "  migRule: Max\n";
+    const size_t at = t.find(anchor);
+    ASSERT_NE(at, std::string::npos);
+    t.insert(at + anchor.size(), share);
+    yaml::ManifestLoad load;  // the example pool has one intended warning
+    yaml::LoadManifestText(t, "pool.yaml", &load);
+    ASSERT_TRUE(load.ok());
+    const ManifestSet& m = load.set;
+    auto r = RunSimulation(m, {});
+    ASSERT_TRUE(r.ok()) << r.message();
+    auto one = BillSimulation(m, *r, DefaultEpoch(m), /*keep_rows=*/false, /*threads=*/1);
+    ASSERT_TRUE(one.ok()) << one.message();
+    ASSERT_GE(one->invoices.size(), 3u);
+    ASSERT_TRUE(one->idle.has_value());
+    for (int threads : {2, 3, 16}) {
+      auto many = BillSimulation(m, *r, DefaultEpoch(m), /*keep_rows=*/false, threads);
+      ASSERT_TRUE(many.ok()) << many.message();
+      EXPECT_EQ(BillJson(*one).dump(), BillJson(*many).dump()) << share << threads;
+      ASSERT_EQ(one->invoices.size(), many->invoices.size());
+      for (size_t i = 0; i < one->invoices.size(); ++i)
+        EXPECT_EQ(one->invoices[i].digest, many->invoices[i].digest) << i;
+    }
+  }
+}
+
+// A billing error on two threads is the one a single thread reports: here every hour precedes the
+// PriceBook (--start before its effectiveFrom), and the first job in the one-thread order
+// (the namespaces by name, before the idle invoice) names its hour.
+TEST(BillingBridge, ThreadedBillReportsTheOneThreadError) {
+  std::ifstream f(std::string(ARBITER_SOURCE_DIR) + "/examples/pool.yaml");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  yaml::ManifestLoad load;
+  yaml::LoadManifestText(ss.str(), "pool.yaml", &load);
+  ASSERT_TRUE(load.ok());
+  const ManifestSet& m = load.set;
+  auto r = RunSimulation(m, {});
+  ASSERT_TRUE(r.ok()) << r.message();
+  const Millis early = DefaultEpoch(m) - 30 * 24 * billing::kHourMs;
+  auto one = BillSimulation(m, *r, early, /*keep_rows=*/false, /*threads=*/1);
+  ASSERT_FALSE(one.ok());
+  EXPECT_NE(one.message().find("no PriceBook is in force"), std::string::npos) << one.message();
+  for (int threads : {2, 4}) {
+    auto many = BillSimulation(m, *r, early, /*keep_rows=*/false, threads);
+    ASSERT_FALSE(many.ok());
+    EXPECT_EQ(one.message(), many.message()) << threads;
+  }
+}
+
 }  // namespace
 }  // namespace arbiter::sim

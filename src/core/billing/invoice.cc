@@ -310,6 +310,17 @@ Status InvoiceBuilder::Add(const std::vector<HourlyRow>& rows) {
   return Status::Ok();
 }
 
+Status InvoiceBuilder::Absorb(InvoiceBuilder&& other) {
+  for (const Invoice& inv : other.invoices_)
+    for (const Invoice& done : invoices_)
+      if (done.namespace_ == inv.namespace_)
+        return Status::Error("invoice builder: the rows of namespace " + inv.namespace_ +
+                             " came in two parts");
+  for (Invoice& inv : other.invoices_) invoices_.push_back(std::move(inv));
+  other.invoices_.clear();
+  return Status::Ok();
+}
+
 Result<std::vector<Invoice>> InvoiceBuilder::Finish() {
   std::vector<Invoice> out = std::move(invoices_);
   invoices_.clear();
@@ -364,13 +375,26 @@ struct UsedKeyHash {
 Result<std::vector<HourlyRow>> IdleRows(const std::vector<NodeCapacity>& nodes,
                                         const std::vector<RunSegment>& segments, Millis from,
                                         Millis to) {
+  return IdleRows(
+      nodes, segments.size(),
+      [&segments](size_t i) {
+        const RunSegment& s = segments[i];
+        return IdleUse{s.node, &s.requests, s.start, s.end};
+      },
+      from, to);
+}
+
+Result<std::vector<HourlyRow>> IdleRows(const std::vector<NodeCapacity>& nodes, size_t uses,
+                                        const std::function<IdleUse(size_t)>& use, Millis from,
+                                        Millis to) {
   if (to < from) return Result<std::vector<HourlyRow>>::Error("idle window ends before it starts");
-  // Requested raw per (node, resource, hour), from the segments (a hash map of views into them:
-  // a million segments' keys are not copied).
+  // Requested raw per (node, resource, hour), from the uses (a hash map of views into them:
+  // a million runs' keys are not copied).
   std::unordered_map<UsedKey, i128, UsedKeyHash> used;
-  for (const RunSegment& s : segments) {
+  for (size_t i = 0; i < uses; ++i) {
+    const IdleUse s = use(i);
     Millis a0 = std::max(s.start, from), b0 = std::min(s.end, to);
-    for (const auto& [res, amount] : s.requests.entries()) {
+    for (const auto& [res, amount] : s.requests->entries()) {
       if (!IsMeteredResource(res)) continue;
       for (Millis a = a0; a < b0;) {
         Millis h = HourOf(a), e = std::min(b0, h + kHourMs);

@@ -8,8 +8,10 @@
 // same sums had every line been billed on the request / usage track.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/billing/rating.h"
@@ -97,6 +99,10 @@ class InvoiceBuilder {
   InvoiceBuilder(const PriceCatalog& catalog, InvoiceOptions opts)
       : catalog_(catalog), opts_(std::move(opts)) {}
   Status Add(const std::vector<HourlyRow>& rows);
+  // Takes over the invoices `other` built (from other namespaces: a namespace in both is an
+  // error). Builders that took disjoint namespaces, one per thread of a caller, combine into
+  // one; Finish does not depend on the order of the Adds.
+  Status Absorb(InvoiceBuilder&& other);
   Result<std::vector<Invoice>> Finish();
 
  private:
@@ -141,6 +147,17 @@ struct NodeCapacity {
 // request_raw = max_raw = allocatable minus the segments' requests on the node (never below 0).
 Result<std::vector<HourlyRow>> IdleRows(const std::vector<NodeCapacity>& nodes,
                                         const std::vector<RunSegment>& segments, Millis from,
+                                        Millis to);
+// The same from what IdleRows reads of a segment, without a segment: `use(i)` for i in
+// [0, uses) gives the i-th one's node, requests and interval (a caller with a million runs need
+// not copy them into segments). The node name and requests must outlive the call.
+struct IdleUse {
+  std::string_view node;
+  const ResourceList* requests = nullptr;
+  Millis start = 0, end = 0;
+};
+Result<std::vector<HourlyRow>> IdleRows(const std::vector<NodeCapacity>& nodes, size_t uses,
+                                        const std::function<IdleUse(size_t)>& use, Millis from,
                                         Millis to);
 // The "__idle__" invoice of IdleRows over [from, to), not spread.
 Result<Invoice> BuildIdleInvoice(const std::vector<NodeCapacity>& nodes,
