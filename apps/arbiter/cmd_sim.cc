@@ -1,5 +1,6 @@
 #include <malloc.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,14 +52,20 @@ struct SimCli {
 // takes it again (top trimming; blocks over 128 KiB mmapped and unmapped one by one), and every
 // page of it comes back as a page fault: much of a million-pod run's system time. For `arbiter
 // sim`: blocks up to 32 MiB come from the heap, which is never trimmed and grows 1 GiB of address
-// space at a time (untouched address space costs no memory), and the heap is advised to use
-// transparent huge pages (one fault per 2 MiB instead of per 4 KiB where THP is "madvise").
+// space at a time (untouched address space costs no memory; less under an address-space limit), and
+// the heap is advised to use transparent huge pages (one fault per 2 MiB instead of per 4 KiB where
+// THP is "madvise").
 class HeapTuning {
  public:
   void Start() {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, INT_MAX);
-    mallopt(M_TOP_PAD, 1 << 30);
+    // Under an address-space limit (ulimit -v) a 1 GiB step could exceed it on the first
+    // allocation, and every allocation would fail: the step is then a sixteenth of the limit.
+    size_t pad = size_t{1} << 30;
+    if (rlimit as{}; getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+      pad = std::min<size_t>(pad, as.rlim_cur / 16);
+    mallopt(M_TOP_PAD, static_cast<int>(pad));
     lo_ = reinterpret_cast<uintptr_t>(sbrk(0));
     void* volatile grow = std::malloc(1 << 20);  // grows the heap now, by the pad: advised
     std::free(grow);                             // before it is used
