@@ -47,6 +47,6 @@ awk -v nodes="$NODES" -v pods="$PODS" 'BEGIN {
   }
 }' > "$MANIFEST"
 ls -la "$MANIFEST" >&2
-/usr/bin/time -f "wall %e s, user %U s, max RSS %M KiB" \
+/usr/bin/time -f "wall %e s, user %U s, system %S s, max RSS %M KiB" \
   "$ARBITER" sim -q -f "$MANIFEST" --report-json "$WORK/report.json"
 ls -la "$WORK/report.json" >&2

@@ -10,7 +10,7 @@
 #               (5,000 nodes x 8 GPUs; rates per second of the measured thread's CPU time and of
 #               wall time; the median of REPS runs)                               about 2 min
 #     backfill  the openb trace on 5 nodes with backfillDepth off/1/2/4/8 (deterministic: the
-#               same numbers on every machine)                                    about 3 min
+#               same waits on every machine)                               about 1-2 min a depth
 #     large     bench/large_sim.sh 10000 1000000 through the CLI: wall, user, system, peak RSS
 #               (the median of REPS runs; needs about 5 GB free memory)           about 2 min a run
 #
@@ -95,35 +95,42 @@ PY
   rm -f "$json"
 }
 
-# backfill: docs/scheduling.md's backfillDepth table on the openb trace (5 nodes, --time-limits 150).
+# backfill: docs/scheduling.md's backfillDepth table on the openb trace: its first five 8-GPU
+# nodes, BestFit, the three tiers with preemptionPolicy: Never, --time-limits 150.
 backfill() {
-  local trace=../shared/traces/alibaba-gpu-v2023
-  [ -d "$trace" ] || trace=${ARBITER_TRACES:-}/alibaba-gpu-v2023
+  local trace=${ARBITER_TRACES:-../shared/traces}/alibaba-gpu-v2023/csv
   if [ ! -f "$trace/openb_pod_list_default.csv" ]; then
-    echo "bench/run.sh: backfill needs the openb trace (../shared/traces/alibaba-gpu-v2023 or ARBITER_TRACES)" >&2
+    echo "bench/run.sh: backfill needs the openb trace in $trace (set ARBITER_TRACES)" >&2
     return 1
   fi
   local work
   work=$(mktemp -d)
-  head -n 6 "$trace/openb_node_list_gpu_node.csv" >"$work/nodes.csv"
-  echo "### Backfill on the openb trace (8,152 pods on 5 8-GPU nodes, BestFit, --time-limits 150)"
+  awk -F, 'NR == 1 || $4 == 8' "$trace/openb_node_list_gpu_node.csv" | head -n 6 >"$work/nodes.csv"
+  echo "### Backfill on the openb trace (8,152 pods on its first five 8-GPU nodes, BestFit, --time-limits 150)"
   echo
-  echo "| backfillDepth | 8-GPU max wait | 8-GPU mean wait | all pods' mean wait | all pods' p99 |"
-  echo "|---|---|---|---|---|"
+  echo "| backfillDepth | 8-GPU max wait | 8-GPU mean wait | all pods' mean wait | all pods' p99 | CPU |"
+  echo "|---|---|---|---|---|---|"
   local depth
   for depth in off 1 2 4 8; do
     backfill_policy "$depth" >"$work/policy.yaml"
-    "$BUILD/arbiter" sim --nodes "$work/nodes.csv" --pods "$trace/openb_pod_list_default.csv" \
-      --policy-file "$work/policy.yaml" --time-limits 150 --report-json "$work/r.json" -q >/dev/null
-    python3 - "$work/r.json" "$depth" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-w = r["waits"]
-def h(s): return "%.1f h" % (s / 3600.0)
-def m(s): return "%.1f min" % (s / 60.0)
-big = w["byGpus"]["8"]
+    /usr/bin/time -f "%U" -o "$work/cpu" "$BUILD/arbiter" sim --nodes "$work/nodes.csv" \
+      --pods "$trace/openb_pod_list_default.csv" --policy-file "$work/policy.yaml" \
+      --time-limits 150 --report-json "$work/r.json" -q >/dev/null
+    python3 - "$work/r.json" "$depth" "$(cat "$work/cpu")" <<'PY'
+import json, math, sys
+ws = json.load(open(sys.argv[1]))["policyRun"]["workloads"]
+def gpus(w):
+    for kv in w["requests"].split(","):
+        k, _, v = kv.partition("=")
+        if k == "nvidia.com/gpu":
+            return v
+    return "0"
+waits = sorted(w["pendingSeconds"] for w in ws)
+big = [w["pendingSeconds"] for w in ws if gpus(w) == "8"]
+p99 = waits[max(0, math.ceil(0.99 * len(waits)) - 1)]  # nearest rank
 label = {"off": "backfill off", "1": "1 (default)"}.get(sys.argv[2], sys.argv[2])
-print("| %s | %s | %s | %s | %s |" % (label, h(big["maxSeconds"]), h(big["meanSeconds"]), m(w["all"]["meanSeconds"]), h(w["all"]["p99Seconds"])))
+print("| %s | %.1f h | %.1f h | %.1f min | %.1f h | %s s |" % (label, max(big) / 3600, sum(big) / len(big) / 3600,
+      sum(waits) / len(waits) / 60, p99 / 3600, sys.argv[3]))
 PY
   done
   echo
@@ -131,17 +138,15 @@ PY
 }
 
 backfill_policy() {  # DEPTH
-  local backfill="backfill: true"
-  [ "$1" = off ] && backfill="backfill: false" || backfill="backfill: true
-    backfillDepth: $1"
+  local scheduling="{backfill: true, backfillDepth: $1}"
+  [ "$1" = off ] && scheduling="{backfill: false}"
   cat <<YAML
 apiVersion: arbiter.dev/v1alpha1
 kind: PoolPolicy
 metadata: {name: bench}
 spec:
-  placement: BestFit
-  scheduling:
-    $backfill
+  placement: {policy: BestFit}
+  scheduling: $scheduling
 ---
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
