@@ -12,7 +12,13 @@
 #     backfill  the openb trace on 5 nodes with backfillDepth off/1/2/4/8 (deterministic: the
 #               same waits on every machine)                               about 1-2 min a depth
 #     large     bench/large_sim.sh 10000 1000000 through the CLI: wall, user, system, peak RSS
-#               (the median of REPS runs; needs about 5 GB free memory)           about 2 min a run
+#               (REPS runs; needs about 5 GB free memory)                         about 2 min a run
+#     trace     bench_trace: the FGD paper's saturate runs and timelines on the openb trace
+#     billing   bench_billing: rollups, the SQLite ledger, month invoices (builds a 1.4 GB ledger
+#               in the temp directory once)                                       about 3 min
+#     serve     bench_serve: the daemon in process on loopback (creates, watches, start-up)
+#     warehouse bench_warehouse: ledger sync to ClickHouse and PostgreSQL and invoices read back;
+#               starts and stops both servers (scripts/services)                  about 10 min
 #
 #   REPS=3             repetitions (engine, large)
 #   BUILD_DIR=build    the build directory (the README's)
@@ -26,10 +32,10 @@ BUILD=${BUILD_DIR:-build}
 REPS=${REPS:-3}
 SECTIONS=("$@")
 [ ${#SECTIONS[@]} -gt 0 ] || SECTIONS=(engine)
-[ "${SECTIONS[0]}" = all ] && SECTIONS=(engine backfill large)
+[ "${SECTIONS[0]}" = all ] && SECTIONS=(engine backfill large trace billing serve warehouse)
 for s in "${SECTIONS[@]}"; do
-  case $s in engine | backfill | large) ;; *)
-    echo "bench/run.sh: unknown section '$s' (engine, backfill, large, all)" >&2
+  case $s in engine | backfill | large | trace | billing | serve | warehouse) ;; *)
+    echo "bench/run.sh: unknown section '$s' (engine, backfill, large, trace, billing, serve, warehouse, all)" >&2
     exit 2
     ;;
   esac
@@ -38,8 +44,8 @@ done
 if [ "${ARBITER_BENCH_NO_BUILD:-0}" != 1 ]; then
   ./scripts/setup.sh >&2
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  echo "bench/run.sh: building arbiter and bench_engine in $BUILD" >&2
-  cmake --build "$BUILD" -j2 --target arbiter bench_engine -- --quiet >&2
+  echo "bench/run.sh: building arbiter and the benchmarks in $BUILD" >&2
+  cmake --build "$BUILD" -j2 --target arbiter bench_engine bench_trace bench_billing bench_serve bench_warehouse -- --quiet >&2
 fi
 
 load() { cut -d' ' -f1 /proc/loadavg; }
@@ -105,7 +111,7 @@ backfill() {
   fi
   local work
   work=$(mktemp -d)
-  awk -F, 'NR == 1 || $4 == 8' "$trace/openb_node_list_gpu_node.csv" | head -n 6 >"$work/nodes.csv"
+  awk -F, 'NR == 1 || ($4 == 8 && n++ < 5)' "$trace/openb_node_list_gpu_node.csv" >"$work/nodes.csv"
   echo "### Backfill on the openb trace (8,152 pods on its first five 8-GPU nodes, BestFit, --time-limits 150)"
   echo
   echo "| backfillDepth | 8-GPU max wait | 8-GPU mean wait | all pods' mean wait | all pods' p99 | CPU |"
@@ -181,6 +187,55 @@ large() {
     echo "$out" | awk -v i="$i" '{gsub(",", ""); printf "| %d | %s s | %s s | %s s | %.2f GiB |\n", i, $2, $5, $8, $12 / 1048576}'
   done
   echo
+}
+
+# A Google Benchmark binary's results as a table: the median of REPS repetitions of each
+# benchmark (wall time, CPU time and every counter).
+gbench() {  # TITLE BINARY [benchmark args...]
+  local title=$1 bin=$2 json
+  shift 2
+  json=$(mktemp)
+  "$BUILD/$bin" --benchmark_repetitions="$REPS" --benchmark_report_aggregates_only=true \
+    --benchmark_format=json "$@" >"$json" 2>/dev/null
+  echo "### $title ($bin, median of $REPS)"
+  echo
+  python3 - "$json" <<'PY'
+import json, sys
+skip = {"name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
+        "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit",
+        "aggregate_name", "aggregate_unit", "label", "error_occurred", "error_message"}
+def num(x):
+    if abs(x) >= 1e6: return "%.2fM" % (x / 1e6)
+    if abs(x) >= 1e3: return "%.1fk" % (x / 1e3)
+    return "%.3g" % x
+print("| benchmark | wall | CPU | counters |")
+print("|---|---|---|---|")
+for b in json.load(open(sys.argv[1]))["benchmarks"]:
+    if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
+        continue
+    name = b["run_name"] if "run_name" in b else b["name"]
+    unit = b.get("time_unit", "ns")
+    counters = ", ".join("%s=%s" % (k, num(v)) for k, v in sorted(b.items())
+                         if k not in skip and isinstance(v, (int, float)))
+    print("| `%s` | %.1f %s | %.1f %s | %s |" % (name, b["real_time"], unit, b["cpu_time"], unit, counters))
+PY
+  echo
+  rm -f "$json"
+}
+
+trace() { gbench "Trace replay" bench_trace; }
+billing() { gbench "Billing and the SQLite ledger" bench_billing; }
+serve() { gbench "The daemon (arbiter serve), in process on loopback" bench_serve; }
+warehouse() {
+  ./scripts/services/clickhouse.sh install >&2
+  ./scripts/services/postgres.sh install >&2
+  ./scripts/services/clickhouse.sh start >&2
+  ./scripts/services/postgres.sh start >&2
+  local rc=0
+  gbench "Warehouses (ClickHouse, PostgreSQL)" bench_warehouse || rc=$?
+  ./scripts/services/clickhouse.sh stop >&2 || true
+  ./scripts/services/postgres.sh stop >&2 || true
+  return $rc
 }
 
 for s in "${SECTIONS[@]}"; do "$s"; done
