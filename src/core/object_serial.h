@@ -33,6 +33,9 @@ ARB_SERIAL_ENUM(BillingMode, BillingMode::kBlended)
 ARB_SERIAL_ENUM(MigRule, MigRule::kMax)
 ARB_SERIAL_ENUM(CreditPolicy, CreditPolicy::kLostWork)
 ARB_SERIAL_ENUM(IdleSharing, IdleSharing::kEven)
+ARB_SERIAL_ENUM(TaintEffect, TaintEffect::kNoExecute)
+ARB_SERIAL_ENUM(TolerationOperator, TolerationOperator::kExists)
+ARB_SERIAL_ENUM(NodeSelectorOperator, NodeSelectorOperator::kLt)
 
 template <typename A>
 void Io(A& a, ResourceList& r) {
@@ -84,6 +87,47 @@ void Io(A& a, Namespace& n) {
 }
 
 template <typename A>
+void Io(A& a, Taint& t) {
+  Io(a, t.key);
+  Io(a, t.value);
+  Io(a, t.effect);
+}
+
+template <typename A>
+void Io(A& a, Toleration& t) {
+  Io(a, t.key);
+  Io(a, t.op);
+  Io(a, t.value);
+  Io(a, t.effect);
+  Io(a, t.toleration_seconds);
+}
+
+template <typename A>
+void Io(A& a, NodeSelectorRequirement& r) {
+  Io(a, r.key);
+  Io(a, r.op);
+  Io(a, r.values);
+}
+
+template <typename A>
+void Io(A& a, NodeSelectorTerm& t) {
+  Io(a, t.match_expressions);
+  Io(a, t.match_fields);
+}
+
+template <typename A>
+void Io(A& a, PreferredSchedulingTerm& t) {
+  Io(a, t.weight);
+  Io(a, t.preference);
+}
+
+template <typename A>
+void Io(A& a, NodeAffinity& n) {
+  Io(a, n.required);
+  Io(a, n.preferred);
+}
+
+template <typename A>
 void Io(A& a, Node& n) {
   Io(a, n.meta);
   Io(a, n.capacity);
@@ -91,6 +135,7 @@ void Io(A& a, Node& n) {
   Io(a, n.unschedulable);
   Io(a, n.sim.add_time);
   Io(a, n.sim.remove_time);
+  if (!a.constraintless) Io(a, n.taints);  // engine snapshot / command 6, simulation state 4
 }
 
 template <typename A>
@@ -132,6 +177,10 @@ void Io(A& a, Pod& p) {
   Io(a, p.sim);
   Io(a, p.active_deadline);
   Io(a, p.pod_group);
+  if (!a.constraintless) {  // engine snapshot / command version 6, simulation state version 4
+    Io(a, p.tolerations);
+    Io(a, p.node_affinity);
+  }
 }
 
 template <typename A>

@@ -44,11 +44,56 @@ struct NodeSimSpec {
   std::optional<Millis> remove_time;  // none: stays until the end; else > add_time
 };
 
+// ------------------------------------------------------------------ node constraints
+// Taints and tolerations, node affinity (Kubernetes core/v1), as kube-scheduler's TaintToleration,
+// NodeUnschedulable and NodeAffinity plugins read them. The matching rules live in
+// placement/node_constraints.h.
+
+enum class TaintEffect : uint8_t { kNoSchedule, kPreferNoSchedule, kNoExecute };
+struct Taint {
+  std::string key;
+  std::string value;
+  TaintEffect effect = TaintEffect::kNoSchedule;
+};
+
+enum class TolerationOperator : uint8_t { kEqual, kExists };
+struct Toleration {
+  std::string key;  // empty (with Exists): every key
+  TolerationOperator op = TolerationOperator::kEqual;
+  std::string value;
+  std::optional<TaintEffect> effect;         // none: every effect
+  std::optional<Millis> toleration_seconds;  // NoExecute only: how long the pod stays
+};
+
+enum class NodeSelectorOperator : uint8_t { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt };
+struct NodeSelectorRequirement {
+  std::string key;
+  NodeSelectorOperator op = NodeSelectorOperator::kIn;
+  std::vector<std::string> values;
+};
+// Its requirements are ANDed; a term with none matches no node.
+struct NodeSelectorTerm {
+  std::vector<NodeSelectorRequirement> match_expressions;  // on the node's labels
+  std::vector<NodeSelectorRequirement> match_fields;       // metadata.name, In / NotIn
+};
+struct PreferredSchedulingTerm {
+  int32_t weight = 1;  // 1..100
+  NodeSelectorTerm preference;
+};
+// spec.affinity.nodeAffinity.
+struct NodeAffinity {
+  // requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms (ORed); none: no constraint.
+  std::optional<std::vector<NodeSelectorTerm>> required;
+  std::vector<PreferredSchedulingTerm> preferred;  // preferredDuringScheduling...
+  bool Empty() const { return !required && preferred.empty(); }
+};
+
 struct Node {
   ObjectMeta meta;
   ResourceList capacity;
   ResourceList allocatable;  // if absent in the manifest, equal to capacity
   bool unschedulable = false;
+  std::vector<Taint> taints;  // spec.taints
   NodeSimSpec sim;
   // The schedulable amount: allocatable.
   const ResourceList& Schedulable() const { return allocatable; }
@@ -93,6 +138,8 @@ struct Pod {
   std::optional<PreemptionPolicy> preemption_policy;
   std::optional<Millis> termination_grace_period;  // default 30s when absent
   std::map<std::string, std::string> node_selector;
+  std::vector<Toleration> tolerations;  // spec.tolerations
+  NodeAffinity node_affinity;           // spec.affinity.nodeAffinity
   SimSpec sim;
   // spec.activeDeadlineSeconds: the run's time limit (Slurm's --time). Backfill plans with it.
   std::optional<Millis> active_deadline;

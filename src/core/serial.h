@@ -35,9 +35,10 @@ inline constexpr char kMagic[8] = {'A', 'R', 'B', 'S', 'T', 'A', 'T', 'E'};
 class Writer {
  public:
   static constexpr bool kReading = false;
-  static constexpr bool flavorless = false;   // see Reader
-  static constexpr bool latencyless = false;  // see Reader
-  static constexpr bool depthless = false;    // see Reader
+  static constexpr bool flavorless = false;      // see Reader
+  static constexpr bool latencyless = false;     // see Reader
+  static constexpr bool depthless = false;       // see Reader
+  static constexpr bool constraintless = false;  // see Reader
   void U8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
   void U32(uint32_t v) {
     for (int i = 0; i < 4; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -66,6 +67,9 @@ class Reader {
   // The file predates PoolPolicy scheduling.backfillDepth and fairSharing.preemptionStrategies
   // (engine snapshot and command version 4): they keep their defaults.
   bool depthless = false;
+  // The file predates node constraints: Node taints, Pod tolerations and node affinity (engine
+  // snapshot and command version 5, simulation state version 3): they read as empty.
+  bool constraintless = false;
   explicit Reader(std::string_view in) : in_(in) {}
   uint8_t U8() {
     if (!Need(1)) return 0;

@@ -9,6 +9,7 @@
 #include "core/engine/admission.h"
 #include "core/gpu_sharing.h"
 #include "core/int128.h"
+#include "core/placement/node_constraints.h"
 #include "core/quantity.h"
 #include "core/text.h"
 
@@ -397,6 +398,41 @@ class Validator {
     return true;
   }
 
+  // kube-scheduler's NodeUnschedulable, TaintToleration and NodeAffinity filters.
+  static bool NodeAdmits(const Pod& p, const Node& n) {
+    if (p.tolerations.empty() && !p.node_affinity.required)
+      return !n.unschedulable && !placement::HasHardTaint(n.taints) &&
+             SelectorMatches(p.node_selector, n);
+    if (n.unschedulable && !placement::ToleratesUnschedulable(p.tolerations)) return false;
+    if (placement::FirstUntoleratedTaint(n.taints, p.tolerations)) return false;
+    std::map<std::string, std::string> labels = n.meta.labels;
+    labels.emplace("kubernetes.io/hostname", n.meta.name);
+    return placement::RequiredAffinityMatches(p.node_selector, p.node_affinity, labels,
+                                              n.meta.name);
+  }
+  // The part of NodeAdmits's inputs beyond the nodeSelector, as text for the fit memo.
+  static std::string ConstraintsKey(const Pod& p) {
+    std::string k;
+    auto text = [&](const std::string& s) { k += std::to_string(s.size()) + ":" + s; };
+    for (const auto& t : p.tolerations) {
+      text(t.key);
+      text(t.value);
+      k += std::to_string(static_cast<int>(t.op)) +
+           (t.effect ? std::to_string(static_cast<int>(*t.effect)) : "*") + ";";
+    }
+    if (p.node_affinity.required)
+      for (const auto& term : *p.node_affinity.required) {
+        k += "|term";
+        for (const auto* list : {&term.match_expressions, &term.match_fields})
+          for (const auto& r : *list) {
+            text(r.key);
+            k += std::to_string(static_cast<int>(r.op));
+            for (const auto& v : r.values) text(v);
+          }
+      }
+    return k;
+  }
+
   void Containers(const Pod& p, const std::vector<Container>& cs, const std::string& field) {
     for (size_t i = 0; i < cs.size(); ++i) {
       const Container& c = cs[i];
@@ -509,11 +545,18 @@ class Validator {
             req.ToString();  // then each selector entry, length-prefixed (no collisions)
         for (const auto& [k, v] : p.node_selector)
           key += "|" + std::to_string(k.size()) + ":" + k + std::to_string(v.size()) + ":" + v;
+        if (!tainted_pool_)
+          tainted_pool_ = std::any_of(s_.nodes.begin(), s_.nodes.end(), [](const Node& n) {
+            return placement::HasHardTaint(n.taints);
+          });
+        const bool constrained =
+            !p.tolerations.empty() || p.node_affinity.required || *tainted_pool_;
+        if (constrained) key += "|constraints" + ConstraintsKey(p);
         auto memo = fit_memo_.find(key);
         if (memo == fit_memo_.end()) {
           bool selector_match = false, fits = false;
           for (const auto& n : s_.nodes) {
-            if (n.unschedulable || !SelectorMatches(p.node_selector, n)) continue;
+            if (!NodeAdmits(p, n)) continue;
             selector_match = true;
             if (FitsEmptyNode(n, req)) {
               fits = true;
@@ -523,7 +566,11 @@ class Validator {
           memo = fit_memo_.emplace(std::move(key), std::make_pair(selector_match, fits)).first;
         }
         const auto [selector_match, fits] = memo->second;
-        if (!selector_match && !p.node_selector.empty())
+        if (!selector_match && constrained)
+          Warn("Pod", p.meta, "spec",
+               "no node admits the pod (its tolerations, nodeSelector and node affinity against "
+               "the nodes' taints, labels and cordons); the pod will stay Pending");
+        else if (!selector_match && !p.node_selector.empty())
           Warn("Pod", p.meta, "spec.nodeSelector",
                "no schedulable node matches the nodeSelector; the pod will stay Pending");
         else if (selector_match && !fits)
@@ -535,6 +582,7 @@ class Validator {
   }
 
   std::unordered_map<std::string, std::pair<bool, bool>> fit_memo_;  // -> (selector matches, fits)
+  std::optional<bool> tainted_pool_;  // some node has a NoSchedule / NoExecute taint
 
   void Pdbs() {
     for (const auto& d : s_.pdbs) {

@@ -6,10 +6,11 @@
 // other than ..."), followed by the paths that changed. Metadata (labels, annotations) is always
 // mutable and not looked at here. Pure.
 //
-// What the engine sees: a pod's scheduling inputs are read once, at submission; images and
-// tolerations (which Arbiter does not model) and scheduling gates (ignored, with a warning, at
-// submission) change nothing there. An activeDeadlineSeconds set or lowered becomes the engine's
-// SetPodDeadline: backfill plans with the new limit (docs/serve.md).
+// What the engine sees: a pod's scheduling inputs are read once, at submission; images,
+// tolerations added by an update (the engine keeps those of the submission: a pending pod does
+// not gain them, a running one is not spared a NoExecute eviction by them) and scheduling gates
+// (ignored, with a warning, at submission) change nothing there. An activeDeadlineSeconds set or
+// lowered becomes the engine's SetPodDeadline: backfill plans with the new limit (docs/serve.md).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -177,6 +177,7 @@ Result<std::unique_ptr<Simulation>> Simulation::Resume(std::string_view bytes,
   if (!body.ok()) return body.status();
   serial::Reader r(*body);
   r.flavorless = version < 3;
+  r.constraintless = version < 4;
   auto fail = [&](const std::string& why) {
     return R::Error(StatusCode::kInvalidArgument, "corrupt simulation state: " + why);
   };

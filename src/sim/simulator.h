@@ -78,7 +78,8 @@ class Simulation {
   std::string Save() const;
   static Result<std::unique_ptr<Simulation>> Resume(std::string_view bytes,
                                                     const SimOptions& options);
-  static constexpr uint32_t kStateVersion = 3;  // 3: workloads' flavors (2 is still read)
+  // 3: workloads' flavors; 4: node taints, pod tolerations and node affinity (2 and 3 still read)
+  static constexpr uint32_t kStateVersion = 4;
 
  private:
   Simulation();

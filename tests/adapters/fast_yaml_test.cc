@@ -176,11 +176,12 @@ TEST(FastYaml, DirectPathBuildsWhatTheYamlCppPathLoads) {
       true);
   // Anything with a message, or not handled here, goes the usual way.
   for (const char* spec : {
-           "spec:\n  containers:\n  - name: c\n  - name: c\n",  // duplicate names
-           "spec:\n  containers:\n  - name: C\n",               // invalid name
-           "spec:\n  containers: []\n  affinity: {}\n",         // a warning
-           "spec:\n  containers: []\n  initContainers: []\n",   // not handled here
-           "spec:\n  containers: []\n  priority: \"1\"\n",      // a quoted integer
+           "spec:\n  containers:\n  - name: c\n  - name: c\n",                // duplicate names
+           "spec:\n  containers:\n  - name: C\n",                             // invalid name
+           "spec:\n  containers: []\n  affinity: {}\n",                       // not handled here
+           "spec:\n  containers: []\n  tolerations: [{operator: Exists}]\n",  // not handled here
+           "spec:\n  containers: []\n  initContainers: []\n",                 // not handled here
+           "spec:\n  containers: []\n  priority: \"1\"\n",                    // a quoted integer
            "spec:\n  containers:\n  - name: c\n    resources: {requests: {cpu: true}}\n",
            "spec:\n  containers:\n  - name: c\n    resources: {requests: {gpus: 1}}\n",
            "spec:\n  containers:\n  - name: c\n    resources: {requests: {cpu: 1x}}\n",
@@ -197,7 +198,11 @@ TEST(FastYaml, DirectPathBuildsWhatTheYamlCppPathLoads) {
        })
     ExpectDirectLike(pod + meta + "spec: {containers: []}\n", false);
   ExpectDirectLike("apiVersion: v1\nkind: Node\nmetadata: {name: n, namespace: x}\n", false);
-  ExpectDirectLike("apiVersion: v1\nkind: Node\nmetadata: {name: n}\nspec: {taints: []}\n", false);
+  ExpectDirectLike("apiVersion: v1\nkind: Node\nmetadata: {name: n}\nspec: {taints: []}\n", true);
+  ExpectDirectLike(
+      "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nspec: {taints: [{key: a, effect: "
+      "NoSchedule}]}\n",
+      false);
   ExpectDirectLike("apiVersion: v2\nkind: Pod\nmetadata: {name: n}\nspec: {containers: []}\n",
                    false);
   ExpectDirectLike("apiVersion: v1\nkind: Namespace\nmetadata: {name: n}\n", false);

@@ -186,16 +186,202 @@ TEST(ManifestLoaderTest, NodeAllocatableDefaultsToCapacity) {
   EXPECT_FALSE(l.set.nodes[0].unschedulable);
 }
 
-TEST(ManifestLoaderTest, NodeTaintsAreIgnoredWithWarning) {
+TEST(ManifestLoaderTest, NodeTaintsAreRead) {
   auto l = Load(
       "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nspec:\n  taints: [{key: a, effect: "
-      "NoSchedule}]\n"
+      "NoSchedule}, {key: b, value: x, effect: PreferNoSchedule, timeAdded: null}]\n"
       "status: {capacity: {cpu: 8}}\n");
-  EXPECT_TRUE(l.ok());
-  ASSERT_EQ(l.diagnostics.items.size(), 1u);
-  EXPECT_EQ(l.diagnostics.items[0].severity, Severity::kWarning);
-  EXPECT_EQ(l.diagnostics.items[0].field_path, "spec.taints");
-  EXPECT_EQ(l.diagnostics.items[0].line, 5);
+  EXPECT_CLEAN(l);
+  ASSERT_EQ(l.set.nodes.size(), 1u);
+  ASSERT_EQ(l.set.nodes[0].taints.size(), 2u);
+  EXPECT_EQ(l.set.nodes[0].taints[0].key, "a");
+  EXPECT_EQ(l.set.nodes[0].taints[0].effect, TaintEffect::kNoSchedule);
+  EXPECT_EQ(l.set.nodes[0].taints[1].value, "x");
+  EXPECT_EQ(l.set.nodes[0].taints[1].effect, TaintEffect::kPreferNoSchedule);
+}
+
+// Kubernetes' validateNodeTaints: key, value, effect required and known, unique (key, effect).
+TEST(ManifestLoaderTest, NodeTaintsAreValidatedWithKubernetesMessages) {
+  auto l = Load(R"(apiVersion: v1
+kind: Node
+metadata: {name: n1}
+spec:
+  taints:
+  - {key: a, effect: NoSchedul}
+  - {key: b}
+  - {key: "bad key", effect: NoSchedule}
+  - {key: c, effect: NoExecute}
+  - {key: c, value: other, effect: NoExecute}
+status: {capacity: {cpu: 8}}
+)");
+  EXPECT_FALSE(l.ok());
+  const Diagnostic* d = Find(l,
+                             "spec.taints[0].effect: Unsupported value: \"NoSchedul\": "
+                             "supported values: \"NoSchedule\", \"PreferNoSchedule\", "
+                             "\"NoExecute\"");
+  ASSERT_TRUE(d) << All(l);
+  EXPECT_EQ(d->line, 6);
+  EXPECT_TRUE(Find(l, "spec.taints[1].effect: Required value")) << All(l);
+  EXPECT_TRUE(Find(l, "spec.taints[2].key: Invalid value: \"bad key\": name part must consist"))
+      << All(l);
+  EXPECT_TRUE(Find(l,
+                   "spec.taints[4]: Duplicate value: {\"key\": \"c\", \"effect\": "
+                   "\"NoExecute\"}: taints must be unique by key and effect pair"))
+      << All(l);
+}
+
+// Kubernetes' ValidateTolerations.
+TEST(ManifestLoaderTest, TolerationsAreReadAndValidated) {
+  auto ok = Load(R"(apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  tolerations:
+  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+  - {key: team, value: ml}
+  - {operator: Exists}
+  - {key: spot, operator: Equal, value: "true", effect: NoExecute, tolerationSeconds: 300}
+  containers: [{name: c}]
+)");
+  EXPECT_CLEAN(ok);
+  ASSERT_EQ(ok.set.pods.size(), 1u);
+  const auto& t = ok.set.pods[0].tolerations;
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(t[0].op, TolerationOperator::kExists);
+  EXPECT_EQ(t[0].effect, TaintEffect::kNoSchedule);
+  EXPECT_EQ(t[1].op, TolerationOperator::kEqual);
+  EXPECT_FALSE(t[1].effect.has_value());
+  EXPECT_TRUE(t[2].key.empty());
+  EXPECT_EQ(t[3].toleration_seconds, 300000);
+
+  auto bad = Load(R"(apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  tolerations:
+  - {value: x}
+  - {key: a, operator: Exists, value: x}
+  - {key: a, operator: Eq}
+  - {key: a, effect: NoSchedule, tolerationSeconds: 5}
+  - {key: a, effect: Never}
+  containers: [{name: c}]
+)");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_TRUE(Find(bad,
+                   "spec.tolerations[0].operator: Invalid value: \"\": operator must be "
+                   "Exists when `key` is empty, which means \"match all values and all "
+                   "keys\""))
+      << All(bad);
+  EXPECT_TRUE(Find(bad,
+                   "spec.tolerations[1].value: Invalid value: \"x\": value must be empty "
+                   "when `operator` is 'Exists'"))
+      << All(bad);
+  EXPECT_TRUE(Find(bad,
+                   "spec.tolerations[2].operator: Unsupported value: \"Eq\": supported "
+                   "values: \"Equal\", \"Exists\""))
+      << All(bad);
+  EXPECT_TRUE(Find(bad,
+                   "spec.tolerations[3].effect: Invalid value: \"NoSchedule\": effect must "
+                   "be 'NoExecute' when `tolerationSeconds` is set"))
+      << All(bad);
+  EXPECT_TRUE(Find(bad, "spec.tolerations[4].effect: Unsupported value: \"Never\"")) << All(bad);
+}
+
+// Kubernetes' ValidateNodeSelector / ValidatePreferredSchedulingTerms; podAffinity and
+// podAntiAffinity are not modelled (a warning).
+TEST(ManifestLoaderTest, NodeAffinityIsReadAndValidated) {
+  auto ok = Load(R"(apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions:
+          - {key: zone, operator: In, values: [a, b]}
+          - {key: kernel, operator: Gt, values: ["5"]}
+        - matchFields: [{key: metadata.name, operator: NotIn, values: [n1]}]
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 7
+        preference: {matchExpressions: [{key: disk, operator: Exists}]}
+  containers: [{name: c}]
+)");
+  EXPECT_CLEAN(ok);
+  ASSERT_EQ(ok.set.pods.size(), 1u);
+  const NodeAffinity& a = ok.set.pods[0].node_affinity;
+  ASSERT_TRUE(a.required.has_value());
+  ASSERT_EQ(a.required->size(), 2u);
+  EXPECT_EQ((*a.required)[0].match_expressions[1].op, NodeSelectorOperator::kGt);
+  EXPECT_EQ((*a.required)[1].match_fields[0].op, NodeSelectorOperator::kNotIn);
+  ASSERT_EQ(a.preferred.size(), 1u);
+  EXPECT_EQ(a.preferred[0].weight, 7);
+
+  auto bad = Load(R"(apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  affinity:
+    podAntiAffinity: {}
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions:
+          - {key: a, operator: In}
+          - {key: b, operator: Exists, values: [x]}
+          - {key: c, operator: Gt, values: ["1", "2"]}
+          - {key: d, operator: Lt, values: [ten]}
+          - {key: e, operator: Near, values: [x]}
+          matchFields:
+          - {key: spec.nodeName, operator: In, values: [n1]}
+          - {key: metadata.name, operator: In, values: [n1, n2]}
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - {weight: 0, preference: {matchExpressions: [{key: x, operator: Exists}]}}
+  containers: [{name: c}]
+)");
+  EXPECT_FALSE(bad.ok());
+  const std::string t =
+      "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+      ".nodeSelectorTerms[0]";
+  EXPECT_TRUE(Find(bad, t + ".matchExpressions[0].values: Required value: must be specified "
+                            "when `operator` is 'In' or 'NotIn'"))
+      << All(bad);
+  EXPECT_TRUE(Find(bad, t + ".matchExpressions[1].values: Forbidden: may not be specified when "
+                            "`operator` is 'Exists' or 'DoesNotExist'"))
+      << All(bad);
+  EXPECT_TRUE(Find(bad, t + ".matchExpressions[2].values: Required value: must be specified "
+                            "single value when `operator` is 'Lt' or 'Gt'"))
+      << All(bad);
+  EXPECT_TRUE(Find(bad, t + ".matchExpressions[3].values[0]: Invalid value: \"ten\": for 'Gt', "
+                            "'Lt' operators, the value must be an integer"))
+      << All(bad);
+  EXPECT_TRUE(Find(bad, t + ".matchExpressions[4].operator: Invalid value: \"Near\": not a "
+                            "valid selector operator"))
+      << All(bad);
+  EXPECT_TRUE(Find(bad, t + ".matchFields[0].key: Invalid value: \"spec.nodeName\": not a "
+                            "valid field selector key"))
+      << All(bad);
+  EXPECT_TRUE(Find(bad, t + ".matchFields[1].values: Required value: must be only one value "
+                            "when `operator` is 'In' or 'NotIn' for node field selector"))
+      << All(bad);
+  EXPECT_TRUE(Find(bad,
+                   "preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid "
+                   "value: 0: must be in the range 1-100"))
+      << All(bad);
+  EXPECT_TRUE(Find(bad, "spec.affinity.podAntiAffinity: warning: is not modelled by Arbiter"))
+      << All(bad);
+
+  auto empty = Load(R"(apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: []}}}
+  containers: [{name: c}]
+)");
+  EXPECT_TRUE(Find(empty,
+                   "nodeSelectorTerms: Required value: must have at least one node "
+                   "selector term"))
+      << All(empty);
 }
 
 constexpr const char* kPod = R"(apiVersion: v1
@@ -530,7 +716,8 @@ TEST(ManifestLoaderTest, PodRequiresContainersAndNames) {
 
 TEST(ManifestLoaderTest, PodSchedulingFieldsArbiterIgnoresWarn) {
   auto l = Load(
-      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: n1\n  affinity: {}\n"
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: n1\n  affinity: "
+      "{podAffinity: {}}\n"
       "  containers: [{name: c}]\n");
   EXPECT_TRUE(l.ok());
   EXPECT_EQ(l.diagnostics.WarningCount(), 2u) << All(l);

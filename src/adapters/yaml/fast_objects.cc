@@ -87,8 +87,10 @@ class Builder {
               node->unschedulable = false;
             else
               return false;
+          } else if (f->text == "taints") {
+            if (!EmptySeqOrNull(r_.value(*f))) return false;  // taints to read: the usual path
           } else if (!Has(kIgnoredNodeSpecFields, f->text)) {
-            return false;  // taints (a warning) or unknown
+            return false;
           }
         }
       } else if (k->text == "status") {
@@ -119,6 +121,9 @@ class Builder {
 
  private:
   static bool MapOrNull(const FastNode& n) { return n.type == Type::kMap || n.type == Type::kNull; }
+  bool EmptySeqOrNull(const FastNode& n) const {
+    return n.type == Type::kNull || (n.type == Type::kSeq && r_.first(n) == nullptr);
+  }
 
   // DocReader::String: a quoted scalar, or a plain one that YAML 1.1 reads as a string.
   static bool String(const FastNode& n, std::string* out) {
@@ -213,6 +218,8 @@ class Builder {
         pod->priority = *p;
       } else if (k->text == "nodeSelector") {
         if (!StringMap(v, &pod->node_selector)) return false;
+      } else if (k->text == "tolerations") {
+        if (!EmptySeqOrNull(v)) return false;  // tolerations to read: the usual path
       } else if (!Has(kIgnoredPodSpecFields, k->text)) {
         return false;  // initContainers and the rest: the usual path
       }

@@ -22,6 +22,7 @@
 #include "adapters/yaml/fast_objects.h"
 #include "adapters/yaml/fast_yaml.h"
 #include "adapters/yaml/manifest_rules.h"
+#include "adapters/yaml/node_constraints_loader.h"
 #include "adapters/yaml/yaml_reader.h"
 #include "core/api_kinds.h"
 #include "core/int128.h"
@@ -235,8 +236,12 @@ class DocLoader {
                                       {{"unschedulable",
                                         [&](const YAML::Node& v, const std::string& fp) {
                                           if (auto b = r_.Bool(v, fp)) node.unschedulable = *b;
+                                        }},
+                                       {"taints",
+                                        [&](const YAML::Node& v, const std::string& fp) {
+                                          ReadTaints(r_, v, fp, &node.taints);
                                         }}},
-                                      kIgnoredNodeSpecFields, {"taints"});
+                                      kIgnoredNodeSpecFields);
                       }});
     fields.push_back({"status", [&](const YAML::Node& n, const std::string& p) {
                         r_.ReadStruct(n, p,
@@ -489,6 +494,14 @@ class DocLoader {
                {"nodeSelector",
                 [&](const YAML::Node& v, const std::string& fp) {
                   pod.node_selector = r_.StringMap(v, fp, true);
+                }},
+               {"tolerations",
+                [&](const YAML::Node& v, const std::string& fp) {
+                  ReadTolerations(r_, v, fp, &pod.tolerations);
+                }},
+               {"affinity",
+                [&](const YAML::Node& v, const std::string& fp) {
+                  ReadAffinity(r_, v, fp, &pod.node_affinity);
                 }},
                {"activeDeadlineSeconds",
                 [&](const YAML::Node& v, const std::string& fp) {

@@ -79,7 +79,6 @@ const std::vector<std::string_view> kIgnoredContainerFields = {"image",
 
 const std::vector<std::string_view> kIgnoredPodSpecFields = {"volumes",
                                                              "restartPolicy",
-                                                             "tolerations",
                                                              "schedulerName",
                                                              "serviceAccountName",
                                                              "serviceAccount",
@@ -104,8 +103,8 @@ const std::vector<std::string_view> kIgnoredPodSpecFields = {"volumes",
                                                              "hostUsers",
                                                              "resourceClaims"};
 
-const std::vector<std::string_view> kWarnedPodSpecFields = {
-    "affinity", "nodeName", "topologySpreadConstraints", "schedulingGates", "overhead"};
+const std::vector<std::string_view> kWarnedPodSpecFields = {"nodeName", "topologySpreadConstraints",
+                                                            "schedulingGates", "overhead"};
 
 const std::vector<std::string_view> kIgnoredNodeSpecFields = {"podCIDR", "podCIDRs", "providerID",
                                                               "configSource", "externalID"};

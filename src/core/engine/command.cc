@@ -136,6 +136,7 @@ Result<Command> DecodeCommand(std::string_view bytes) {
   r.flavorless = version < 3;
   r.latencyless = version < 4;
   r.depthless = version < 5;
+  r.constraintless = version < 6;
   Command c;
   Io(r, c.time);
   const uint32_t index = r.U32();

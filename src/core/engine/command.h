@@ -119,14 +119,17 @@ struct SetPodDeadline {
 
 // Adds a node, or replaces an existing node's spec. A new node joins the pool (event NodeAdded
 // once the engine has started). An existing node keeps its workloads: changed labels, cordoning
-// (unschedulable) and a lower allocatable never evict (Kubernetes' IgnoredDuringExecution); they
-// apply to later placements. GPU devices may be added; removing devices that a workload uses is
-// refused (FailedPrecondition). Capacity is allocatable (capacity when absent) times the
-// PoolPolicy overcommit.
-// `order` is the node's rank in the engine's node order: nodes are scanned, and placement and
-// preemption ties broken, in (order, name) order. Leave it 0 for name order (what manifests get);
-// trace replay passes a seeded shuffle (the FGD paper's random tie-break).
-// Refused: InvalidArgument (no name; nvidia.com/gpu not a whole number of devices or above 64).
+// (unschedulable), NoSchedule taints and a lower allocatable never evict (Kubernetes'
+// IgnoredDuringExecution); they apply to later placements. A NoExecute taint evicts the
+// workloads that do not tolerate it at once, and those that tolerate it for tolerationSeconds
+// when that time has passed (Kubernetes' taint eviction controller: event Preempted, reason
+// TaintManagerEviction, then their preemption fate). GPU devices may be added; removing devices
+// that a workload uses is refused (FailedPrecondition). Capacity is allocatable (capacity when
+// absent) times the PoolPolicy overcommit. `order` is the node's rank in the engine's node order:
+// nodes are scanned, and placement and preemption ties broken, in (order, name) order. Leave it 0
+// for name order (what manifests get); trace replay passes a seeded shuffle (the FGD paper's random
+// tie-break). Refused: InvalidArgument (no name; nvidia.com/gpu not a whole number of devices or
+// above 64).
 struct UpsertNode {
   Node node;
   int64_t order = 0;
@@ -267,8 +270,9 @@ const char* CommandName(const Command& c);
 // kind "command", version kCommandVersion). Decoding refuses foreign, corrupt and other-version
 // bytes with a message.
 // 3: ElasticQuota spec.flavors; 4: PoolPolicy spec.latency; 5: PoolPolicy
-// scheduling.backfillDepth and fairSharing.preemptionStrategies (2 to 4 still read).
-inline constexpr uint32_t kCommandVersion = 5;
+// scheduling.backfillDepth and fairSharing.preemptionStrategies; 6: node taints, pod tolerations
+// and node affinity (2 to 5 still read).
+inline constexpr uint32_t kCommandVersion = 6;
 std::string EncodeCommand(const Command& c);
 Result<Command> DecodeCommand(std::string_view bytes);
 

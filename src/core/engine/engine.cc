@@ -76,6 +76,7 @@ Status State::Tick() {
     freed = true;  // re-run the whole queue: a victim became old enough
   }
   ReleaseDue();         // spec.latency: Slurm's clean-up ends, requeued jobs become eligible
+  EvictTaintedDue();    // NoExecute taints tolerated for tolerationSeconds
   CycleNominalFirst();  // RunCycle, borrowers after the workloads within their min
   return Status::Ok();
 }

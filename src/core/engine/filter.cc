@@ -10,6 +10,8 @@
 
 #include "core/engine/reasons.h"
 #include "core/engine/state.h"
+#include "core/int128.h"
+#include "core/placement/node_constraints.h"
 #include "core/placement/policies.h"
 
 namespace arbiter::engine {
@@ -60,6 +62,7 @@ void State::RefreshFit(uint32_t pos) {
   f.max_free = static_cast<int16_t>(n.max_device_free());
   f.schedulable = n.schedulable;
   f.has_ext = !n.ext_capacity.empty();
+  f.tainted = placement::HasHardTaint(SpecAt(pos).taints);
   RefreshFitBlock(pos / kFitBlock);
 }
 
@@ -80,7 +83,14 @@ void State::RefreshFitBlock(size_t block) {
   fit_block[block] = m;
 }
 
+void State::CountTaints(const Node& node, int sign) {
+  if (placement::HasHardTaint(node.taints)) tainted_nodes += static_cast<size_t>(sign);
+  if (placement::HasPreferTaint(node.taints)) prefer_tainted_nodes += static_cast<size_t>(sign);
+}
+
 void State::RebuildFitIndex() {
+  tainted_nodes = prefer_tainted_nodes = 0;
+  for (uint32_t pos = 0; pos < nodes.size(); ++pos) CountTaints(SpecAt(pos), +1);
   fit.assign(nodes.size(), FitEntry{});
   for (uint32_t pos = 0; pos < nodes.size(); ++pos) {
     fit[pos].model_bit = ModelBit(nodes[pos].gpu_model);
@@ -93,18 +103,65 @@ void State::NodeChanged(uint32_t pos) {
   placer->OnNodeChanged(nodes[pos], pos);
 }
 
-bool State::NodeSelectable(uint32_t pos, const Workload& w) const {
+// In kube-scheduler's filter order: NodeUnschedulable, TaintToleration, NodeAffinity.
+State::NodeFilter State::FilterNode(uint32_t pos, const Workload& w, const Taint** taint) const {
   const NodeState& n = nodes[pos];
-  if (!n.schedulable) return false;
-  for (const auto& [k, v] : w.node_selector) {
-    auto it = n.labels->find(k);
-    if (it == n.labels->end() || it->second != v) return false;
-  }
+  if (!n.schedulable && !w.tolerates_unschedulable) return NodeFilter::kUnschedulable;
+  if (fit[pos].tainted)
+    if (const Taint* t = placement::FirstUntoleratedTaint(SpecAt(pos).taints, w.tolerations)) {
+      if (taint) *taint = t;
+      return NodeFilter::kTaint;
+    }
+  if ((!w.node_selector.empty() || w.node_affinity.required) &&
+      !placement::RequiredAffinityMatches(w.node_selector, w.node_affinity, *n.labels, n.name))
+    return NodeFilter::kAffinity;
   for (const auto& [k, v] : w.flavor_labels) {  // Kueue adds its flavor's labels to the selector
     auto it = n.labels->find(k);
-    if (it == n.labels->end() || it->second != v) return false;
+    if (it == n.labels->end() || it->second != v) return NodeFilter::kAffinity;
   }
-  return true;
+  return NodeFilter::kPass;
+}
+
+bool State::NodeSelectable(uint32_t pos, const Workload& w) const {
+  return FilterNode(pos, w) == NodeFilter::kPass;
+}
+
+// kube-scheduler's scoring, for the feasible nodes of a workload with node preferences: each
+// score plugin's scores normalised to 0..100 over the feasible nodes, weighted and summed. The
+// placement policy's score (any integer range) is scaled linearly, min to 0 and max to 100, and
+// kept exact: the sums are compared multiplied through by the policy scores' span.
+std::optional<placement::Choice> State::ChooseWithPreferences(const std::vector<size_t>& feasible,
+                                                              const Workload& w) {
+  if (feasible.empty()) return std::nullopt;
+  const size_t k = feasible.size();
+  std::vector<int64_t> own(k), taints(k), affinity(k);
+  for (size_t j = 0; j < k; ++j) {
+    const NodeState& n = nodes[feasible[j]];
+    own[j] = placer->ScoreOnly(n, w.shape);
+    taints[j] = placement::CountIntolerablePreferNoSchedule(
+        SpecAt(static_cast<uint32_t>(feasible[j])).taints, w.tolerations);
+    affinity[j] = placement::PreferredAffinityScore(w.node_affinity, *n.labels, n.name);
+  }
+  placement::NormalizeScores(taints, /*reverse=*/true);
+  placement::NormalizeScores(affinity, /*reverse=*/false);
+  const auto [lo, hi] = std::minmax_element(own.begin(), own.end());
+  const int128 min = *lo, span = static_cast<int128>(*hi) - *lo;
+  size_t best = k;
+  int128 best_total = 0;
+  for (size_t j = 0; j < k; ++j) {
+    const int128 constraints = placement::kTaintTolerationWeight * taints[j] +
+                               placement::kNodeAffinityWeight * affinity[j];
+    const int128 total =
+        span == 0 ? constraints
+                  : placement::kPlacementPolicyWeight * placement::kMaxNodeScore * (own[j] - min) +
+                        span * constraints;
+    if (best == k || total > best_total || (total == best_total && feasible[j] < feasible[best])) {
+      best = j;
+      best_total = total;
+    }
+  }
+  const size_t i = feasible[best];
+  return placement::Choice{i, placer->Score(nodes[i], w.shape)};
 }
 
 bool State::FitsRespectingNominated(uint32_t pos, const Workload& w, bool fit_known) const {
@@ -163,18 +220,23 @@ std::string State::NoFitMessage(const Workload& w) const {
   f.nodes = nodes.size();
   uint32_t held_at = 0;  // the first node (in node order) whose room is held for another
   std::map<std::string, int> ext;
+  std::map<std::string, size_t> taints;  // untolerated taint "{key: value}" -> nodes
   const placement::PodShape& p = w.shape;
-  const bool selector = !w.node_selector.empty() || !w.flavor_labels.empty();
+  const bool selector = NeedsNodeFilter(w);
   const bool plain_ext = p.ext.size() == 1 && p.ext.entries()[0].first == kPods;
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     const FitEntry& e = fit[i];
-    if (!e.schedulable) {
+    if (!e.schedulable && !w.tolerates_unschedulable) {
       ++f.unschedulable;
       continue;
     }
-    if (selector && !NodeSelectable(i, w)) {
-      ++f.selector;
-      continue;
+    if (selector) {
+      const Taint* taint = nullptr;
+      const NodeFilter why = FilterNode(i, w, &taint);
+      if (why == NodeFilter::kTaint) ++taints[placement::TaintText(*taint)];
+      if (why == NodeFilter::kAffinity) ++f.selector;
+      if (why == NodeFilter::kUnschedulable) ++f.unschedulable;
+      if (why != NodeFilter::kPass) continue;
     }
     if (!placement::ModelAccepts(nodes[i].gpu_model, p)) {
       ++f.model;
@@ -198,6 +260,7 @@ std::string State::NoFitMessage(const Workload& w) const {
         if (r != arbiter::kCpu && r != arbiter::kMemory && r != arbiter::kGpu) ++ext[r];
   }
   for (const auto& [r, c] : ext) f.extended.emplace_back(r, static_cast<size_t>(c));
+  for (const auto& [t, c] : taints) f.taints.emplace_back(t, c);
   std::string msg = Render(f);
   if (f.held) msg += HeldFor(held_at, w);
   if (cacheable) no_fit_cache[w.shape_class] = {pool_version, msg};
@@ -235,7 +298,9 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
   feasible.clear();
   const size_t start = next_start_node % n;
   const placement::PodShape& shape = w.shape;
-  const bool selector = !w.node_selector.empty() || !w.flavor_labels.empty();
+  const bool selector = NeedsNodeFilter(w);
+  const bool preferences = HasNodePreferences(w);
+  const bool cordoned_ok = w.tolerates_unschedulable;
   const bool constrained = shape.gpu_count > 0 && w.model_mask != ~uint32_t{0};
   const bool plain_ext = shape.ext.size() == 1 && shape.ext.entries()[0].first == kPods;
   const bool nominated_anywhere = nominations > 0;
@@ -243,7 +308,8 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
   const FitEntry* const fit_at = fit.data();
   // BestFit scores from the dense copy too, as the nodes are found (the same score and tie-break
   // as placement::ChooseNode): no list of feasible nodes, no NodeState read but the winner's.
-  auto* best_fit = dynamic_cast<placement::BestFitPolicy*>(placer.get());
+  // With node preferences the choice is ChooseWithPreferences's, over the list.
+  auto* best_fit = preferences ? nullptr : dynamic_cast<placement::BestFitPolicy*>(placer.get());
   const int64_t spec_cpu = best_fit ? best_fit->spec().cpu_milli : 0;
   const int64_t spec_gpu = best_fit ? best_fit->spec().gpu_milli : 0;
   const int64_t pod_gpu = shape.gpu_milli_total();
@@ -280,7 +346,7 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
         }
       }
       const FitEntry& f = fit_at[i];
-      if (!numbers_fit(f) || !f.schedulable) continue;
+      if (!numbers_fit(f) || (!f.schedulable && !cordoned_ok)) continue;
       if (constrained) {
         if ((f.model_bit & w.model_mask) == 0) continue;
         if (f.model_bit == kOverflowBit && !placement::ModelAccepts(nodes[i].gpu_model, shape))
@@ -327,7 +393,9 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
   }
   next_start_node = (start + processed) % n;
   std::optional<placement::Choice> choice;
-  if (!best_fit)
+  if (preferences)
+    choice = ChooseWithPreferences(feasible, w);
+  else if (!best_fit)
     choice = placement::ChooseNode(*placer, nodes, feasible, shape);
   else if (best < n)
     choice = placement::Choice{best, placer->Score(nodes[best], shape)};

@@ -7,6 +7,7 @@
 #include "core/engine/reasons.h"
 #include "core/engine/state.h"
 #include "core/gpu_sharing.h"
+#include "core/placement/node_constraints.h"
 
 namespace arbiter::engine {
 
@@ -111,6 +112,9 @@ Status State::Submit(SubmitPod&& c) {
   x.key = std::move(key);
   x.labels = pod.meta.labels;
   x.node_selector = pod.node_selector;
+  x.tolerations = pod.tolerations;
+  x.node_affinity = pod.node_affinity;
+  x.tolerates_unschedulable = placement::ToleratesUnschedulable(x.tolerations);
   x.immediate = c.immediate;
   x.submit_time = now;
   x.pending_since = now;
@@ -292,6 +296,8 @@ void State::Bind(Workload& w, uint32_t pos, const placement::GpuAssignment& gpus
          "admitted on quota borrowed from cohort " + *quota.CohortOf(w.namespace_));
   Emit(EventType::kScheduled, w, nodes[pos].name, reason::kNone,
        "");  // Event::Message(): "bound to <node>"
+  w.taint_evict_at = -1;
+  if (fit[pos].tainted) ScheduleTaintEviction(w, pos);  // a NoExecute taint tolerated for a time
 }
 
 RunRecord State::MakeRun(const Workload& w) const {
@@ -383,10 +389,16 @@ void State::Exit(Workload& w, bool emit_terminated) {
     MarkFinished(w);
   } else {
     // A workload lost with its node (preempted_by "node/NAME") meets the same fate as a victim.
+    // So does one evicted for a NoExecute taint (taint_eviction.cc), also stopped by "node/NAME".
     const bool node_lost = w.preempted_by.rfind("node/", 0) == 0;
-    const std::string cause = node_lost ? "node " + w.preempted_by.substr(5) + " was removed"
-                                        : "preemption by " + w.preempted_by;
-    const std::string_view why = node_lost ? reason::kNodeRemoved : reason::kPreempted;
+    const bool tainted = node_lost && w.message_reason == reason::kTaintEviction;
+    const std::string cause =
+        tainted     ? "eviction for a NoExecute taint of node " + w.preempted_by.substr(5)
+        : node_lost ? "node " + w.preempted_by.substr(5) + " was removed"
+                    : "preemption by " + w.preempted_by;
+    const std::string_view why = tainted     ? reason::kTaintEviction
+                                 : node_lost ? reason::kNodeRemoved
+                                             : reason::kPreempted;
     // Slurm (preempt/qos): a victim that exits by itself before its GraceTime ends is COMPLETED,
     // whatever its PreemptMode: no requeue, no cancel (a job that wants to be requeued calls
     // `scontrol requeue` itself: arbiter.dev/requeue-on-preempt).

@@ -144,6 +144,8 @@ Status State::UpdateNode(uint32_t id, const Node& node, int64_t order) {
       return Status::FailedPrecondition(
           "node " + node.meta.name + ": GPU device " + std::to_string(d) +
           " is in use; a node's GPUs can only be removed when unused");
+  CountTaints(info.spec, -1);
+  CountTaints(node, +1);
   info.spec = node;
   info.labels = node.meta.labels;
   info.labels.emplace("kubernetes.io/hostname", node.meta.name);
@@ -159,6 +161,7 @@ Status State::UpdateNode(uint32_t id, const Node& node, int64_t order) {
   RefreshFit(info.pos);
   Touch(id);
   freed = true;
+  NoExecuteTaintsChanged(info.pos);  // evictions for NoExecute taints that appeared
   if (info.order != order) {
     info.order = order;
     nodes_dirty = true;

@@ -38,6 +38,50 @@ bool State::IsPending(Slot s) const {
   return it != pending.end() && it->second.count(s) > 0;
 }
 
+namespace {
+
+void AppendText(const std::string& s, std::string& k) { k += std::to_string(s.size()) + ":" + s; }
+
+void AppendTerm(const NodeSelectorTerm& t, std::string& k) {
+  for (const auto* list : {&t.match_expressions, &t.match_fields}) {
+    k += "[";
+    for (const auto& r : *list) {
+      AppendText(r.key, k);
+      k += std::to_string(static_cast<int>(r.op));
+      for (const auto& v : r.values) AppendText(v, k);
+      k += ";";
+    }
+    k += "]";
+  }
+}
+
+// Tolerations and node affinity decide where a workload may go and which node it prefers: part
+// of its class (length-prefixed, so no two differ in the key alone).
+void AppendConstraintsKey(const Workload& w, std::string& k) {
+  if (!w.tolerations.empty()) {
+    k += "|tol";
+    for (const auto& t : w.tolerations) {
+      AppendText(t.key, k);
+      AppendText(t.value, k);
+      k += std::to_string(static_cast<int>(t.op)) +
+           (t.effect ? std::to_string(static_cast<int>(*t.effect)) : "*") + ";";
+    }
+  }
+  if (w.node_affinity.required) {
+    k += "|req";
+    for (const auto& t : *w.node_affinity.required) AppendTerm(t, k);
+  }
+  if (!w.node_affinity.preferred.empty()) {
+    k += "|pref";
+    for (const auto& t : w.node_affinity.preferred) {
+      k += std::to_string(t.weight);
+      AppendTerm(t.preference, k);
+    }
+  }
+}
+
+}  // namespace
+
 std::string State::ShapeKey(const Workload& w) const {
   std::string k = std::to_string(w.shape.cpu_milli) + "|" + std::to_string(w.shape.mem_bytes) +
                   "|" + std::to_string(w.shape.gpu_count) + "|" +
@@ -45,6 +89,7 @@ std::string State::ShapeKey(const Workload& w) const {
                   "|" + std::to_string(w.priority) + "|";
   for (const auto& [a, b] : w.node_selector)  // length-prefixed: no two selectors collide
     k += std::to_string(a.size()) + ":" + a + std::to_string(b.size()) + ":" + b + ",";
+  AppendConstraintsKey(w, k);
   if (!w.shape.allowed_gpu_models.empty()) {
     k += "|models";
     for (const auto& m : w.shape.allowed_gpu_models) k += std::to_string(m.size()) + ":" + m;

@@ -14,7 +14,8 @@ std::string Render(const NoFit& f) {
     if (c) reasons.emplace_back(std::move(r), c);
   };
   add("node(s) were unschedulable", f.unschedulable);
-  add("node(s) didn't match node selector", f.selector);
+  for (const auto& [t, c] : f.taints) add("node(s) had untolerated taint " + t, c);
+  add("node(s) didn't match Pod's node affinity/selector", f.selector);
   add("node(s) didn't have a GPU model the pod allows", f.model);
   add("node(s) hold resources for a nominated higher-priority workload", f.held);
   add("node(s) are reserved for a higher-priority workload (backfill)", f.reserved);
@@ -63,21 +64,14 @@ std::string Render(const PreemptionBlocked& b) {
 
 std::optional<std::string_view> KnownReason(std::string_view text) {
   static constexpr std::string_view kAll[] = {
-      reason::kUnschedulable,
-      reason::kQuotaExceeded,
-      reason::kReclaiming,
-      reason::kWaitingForVictims,
-      reason::kPreempting,
-      reason::kPreempted,
-      reason::kReclaimed,
-      reason::kBorrowed,
-      reason::kNodeRemoved,
-      reason::kNodeAdded,
-      reason::kUnknownPriorityClass,
-      reason::kUnknownQoS,
-      reason::kLimitRange,
-      reason::kDeleted,
-      reason::kError,
+      reason::kUnschedulable, reason::kQuotaExceeded,
+      reason::kReclaiming,    reason::kWaitingForVictims,
+      reason::kPreempting,    reason::kPreempted,
+      reason::kReclaimed,     reason::kBorrowed,
+      reason::kNodeRemoved,   reason::kNodeAdded,
+      reason::kTaintEviction, reason::kUnknownPriorityClass,
+      reason::kUnknownQoS,    reason::kLimitRange,
+      reason::kDeleted,       reason::kError,
       reason::kNone,
   };
   for (std::string_view r : kAll)

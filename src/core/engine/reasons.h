@@ -28,6 +28,7 @@ inline constexpr std::string_view kReclaimed = "Reclaimed";
 inline constexpr std::string_view kBorrowed = "Borrowed";
 inline constexpr std::string_view kNodeRemoved = "NodeRemoved";
 inline constexpr std::string_view kNodeAdded = "NodeAdded";
+inline constexpr std::string_view kTaintEviction = "TaintManagerEviction";
 inline constexpr std::string_view kUnknownPriorityClass = "UnknownPriorityClass";
 inline constexpr std::string_view kUnknownQoS = "UnknownQoS";
 inline constexpr std::string_view kLimitRange = "LimitRange";
@@ -40,10 +41,12 @@ inline constexpr std::string_view kNone = "";
 struct NoFit {
   size_t nodes = 0;
   size_t unschedulable = 0;  // node(s) were unschedulable
-  size_t selector = 0;       // node(s) didn't match node selector
-  size_t model = 0;          // node(s) have no GPU model the pod allows
-  size_t held = 0;           // node(s) hold resources for a nominated higher-priority workload
-  size_t reserved = 0;       // node(s) are reserved for a higher-priority workload (backfill)
+  // node(s) had untolerated taint {key: value}, by "{key: value}" (TaintToleration)
+  std::vector<std::pair<std::string, size_t>> taints;
+  size_t selector = 0;  // node(s) didn't match Pod's node affinity/selector (NodeAffinity)
+  size_t model = 0;     // node(s) have no GPU model the pod allows
+  size_t held = 0;      // node(s) hold resources for a nominated higher-priority workload
+  size_t reserved = 0;  // node(s) are reserved for a higher-priority workload (backfill)
   size_t cpu = 0, memory = 0, gpu = 0;
   std::vector<std::pair<std::string, size_t>> extended;  // Insufficient <resource>, by name
 };

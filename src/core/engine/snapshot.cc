@@ -12,6 +12,7 @@
 #include "core/engine/reasons.h"
 #include "core/engine/state.h"
 #include "core/object_serial.h"
+#include "core/placement/node_constraints.h"
 
 namespace arbiter::serial {
 
@@ -125,6 +126,13 @@ void IoWorkload(A& a, Workload& w, std::vector<uint64_t>& waiting_for, uint64_t&
     Io(a, w.exit_kind);
     Io(a, w.held);
     Io(a, w.eligible_at);
+  }
+  if (!a.constraintless) {  // version 6
+    Io(a, w.tolerations);
+    Io(a, w.node_affinity);
+    Io(a, w.taint_evict_at);
+    if constexpr (A::kReading)
+      w.tolerates_unschedulable = placement::ToleratesUnschedulable(w.tolerations);
   }
 }
 
@@ -259,6 +267,7 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot,
   r.flavorless = version < 3;
   r.latencyless = version < 4;
   r.depthless = version < 5;
+  r.constraintless = version < 6;
   auto fail = [&](const std::string& why) {
     return R::Error(StatusCode::kInvalidArgument, "corrupt engine snapshot: " + why);
   };
@@ -509,6 +518,7 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot,
     if (x.phase == Phase::kPending && !x.held) s.PendingInsert(x.slot);
     if (x.held) s.held.push_back(x.slot);
     if (x.release_at >= 0) s.completing.push_back(x.slot);
+    if (x.taint_evict_at >= 0) s.taint_timed.push_back(x.slot);
   }
   s.RematchAllPdbs();
   // A pool appended before the first Tick stays as it was: the next command puts it in order, as

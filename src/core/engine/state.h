@@ -68,6 +68,7 @@ struct FitEntry {  // 32 bytes: two per cache line
       0;  // the node's GPU model as a bit (State::model_ids; the last bit: the rest)
   bool schedulable = true;
   bool has_ext = false;  // declares extended resources (MIG, pods, ...): the full rule applies
+  bool tainted = false;  // has a NoSchedule or NoExecute taint: TaintToleration filters
 };
 
 struct QueueOrder {
@@ -195,7 +196,36 @@ class State {
   void AssignClasses(Workload& w);
 
   // ---------------------------------------------------------------- filter.cc
+  // kube-scheduler's NodeUnschedulable, TaintToleration and NodeAffinity filters (with Kueue's
+  // flavor labels): the node's spec admits `w`, resources aside.
   bool NodeSelectable(uint32_t pos, const Workload& w) const;
+  // Which of those filters rejects `w` on the node (the first, in kube-scheduler's order).
+  enum class NodeFilter : uint8_t { kPass, kUnschedulable, kTaint, kAffinity };
+  NodeFilter FilterNode(uint32_t pos, const Workload& w, const Taint** taint = nullptr) const;
+  // `w` has a constraint NodeSelectable must check on every node (selector, affinity, flavor)
+  // or the pool has tainted nodes.
+  bool NeedsNodeFilter(const Workload& w) const {
+    return !w.node_selector.empty() || !w.flavor_labels.empty() || w.node_affinity.required ||
+           tainted_nodes > 0;
+  }
+  // Taint and affinity preferences make a difference among the feasible nodes (kube-scheduler's
+  // TaintToleration and NodeAffinity scores).
+  bool HasNodePreferences(const Workload& w) const {
+    return !w.node_affinity.preferred.empty() || prefer_tainted_nodes > 0;
+  }
+  // Among `feasible`, the node with the best combined score (docs/scheduling.md "Node
+  // constraints"): the placement policy's and the constraint scores, normalised and weighted.
+  std::optional<placement::Choice> ChooseWithPreferences(const std::vector<size_t>& feasible,
+                                                         const Workload& w);
+  const Node& SpecAt(uint32_t pos) const { return node_info[node_at[pos]].spec; }
+  // taint_eviction.cc (Kubernetes' taint eviction controller): after a node's taints changed,
+  // its workloads that do not tolerate a NoExecute taint are evicted now, those that tolerate
+  // it for tolerationSeconds get an eviction time; EvictTaintedDue evicts those due.
+  void NoExecuteTaintsChanged(uint32_t pos);
+  void ScheduleTaintEviction(Workload& w, uint32_t pos);  // on bind and taint changes
+  void EvictTaintedDue();
+  std::vector<Slot> taint_timed;  // workloads with a taint_evict_at (recomputed on Restore)
+  void EvictForTaint(Workload& w, const std::string& node, const std::string& why);
   // `fit_known`: the caller has just checked the node's fit rule.
   bool FitsRespectingNominated(uint32_t pos, const Workload& w, bool fit_known = false) const;
   std::string NoFitMessage(const Workload& w) const;
@@ -455,6 +485,11 @@ class State {
   void RefreshFitBlock(size_t block);
   std::unordered_map<std::string, uint32_t> model_ids;  // GPU model -> bit index (31: the rest)
   bool nodes_dirty = false;                             // nodes appended, not yet in node order
+  // Present nodes with a NoSchedule / NoExecute taint, and with a PreferNoSchedule taint (kept by
+  // pool.cc): with none, no workload needs the taint filter or score.
+  size_t tainted_nodes = 0;
+  size_t prefer_tainted_nodes = 0;
+  void CountTaints(const Node& node, int sign);
   std::unique_ptr<placement::PlacementPolicy> placer;
   PlacementPolicyName placer_name = PlacementPolicyName::kBestFit;
   std::vector<size_t> scratch_feasible;  // TryPlace's feasible list, reused

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/engine/types.h"
+#include "core/objects.h"
 #include "core/placement/node_state.h"
 
 namespace arbiter::engine {
@@ -50,6 +51,13 @@ struct Workload {
   std::string name;
   std::map<std::string, std::string> labels;         // PodDisruptionBudget selectors
   std::map<std::string, std::string> node_selector;  // placement filter
+  // Node constraints (placement/node_constraints.h): the pod's tolerations and node affinity.
+  std::vector<Toleration> tolerations;
+  NodeAffinity node_affinity;
+  bool tolerates_unschedulable = false;  // tolerates node.kubernetes.io/unschedulable:NoSchedule
+  // Running on a node with a NoExecute taint it tolerates for tolerationSeconds: evicted then
+  // (Kubernetes' taint eviction controller), -1 none.
+  Millis taint_evict_at = -1;
   // The ResourceFlavor it is admitted on (or being tried, flavor_assigner.cc), "" none: its quota
   // is counted on that flavor and it runs only on nodes with all of the flavor's labels.
   std::string flavor;

@@ -189,7 +189,7 @@ TEST(SnapshotTest, ReadsVersion2) {
   snap[8] = 1;
   auto old = Engine::Restore(snap);
   ASSERT_FALSE(old.ok());
-  EXPECT_NE(old.message().find("reads version 2 to 5"), std::string::npos) << old.message();
+  EXPECT_NE(old.message().find("reads version 2 to 6"), std::string::npos) << old.message();
 }
 
 // A flavored ElasticQuota survives a command's encoding (journal) with its flavors.
@@ -270,7 +270,7 @@ TEST(CommandEncodingTest, PoolPolicyDepthAndStrategiesRoundTrip) {
 // u32 1 (little-endian). Cutting them out of a body and sealing it as version 4 gives the file an
 // arbiter of version 4 wrote.
 std::string AsVersion4(std::string_view sealed, std::string_view kind) {
-  auto body = serial::Unseal(sealed, kind, 5);
+  auto body = serial::Unseal(sealed, kind, 6);  // no node or pod: the body is version 5's
   EXPECT_TRUE(body.ok()) << body.message();
   const std::string fields("\x0d\0\0\0\x01\0\0\0\0\0\0\0\x01\0\0\0", 16);
   std::string b = *body;
@@ -300,6 +300,79 @@ TEST(SnapshotTest, ReadsVersion4) {
   EXPECT_EQ(back.backfill_depth, 1);
   EXPECT_EQ(back.fair_preemption_strategies.size(), 2u);
   EXPECT_TRUE(back.preempt_youngest_first);
+}
+
+// Version 6 added node taints, pod tolerations and node affinity: they survive a command's
+// encoding and a snapshot (a pending workload keeps them).
+TEST(CommandEncodingTest, NodeConstraintsRoundTrip) {
+  Node n;
+  n.meta.name = "n1";
+  n.capacity.Set("cpu", 8000);
+  n.allocatable = n.capacity;
+  n.taints = {Taint{"dedicated", "ml", TaintEffect::kNoSchedule},
+              Taint{"spot", "", TaintEffect::kPreferNoSchedule}};
+  Pod p;
+  p.meta.name = "p";
+  p.meta.namespace_ = "default";
+  p.containers.push_back(Container{"c", {}, {}});
+  p.containers[0].requests.Set("cpu", 16000);  // waits: larger than the node
+  Toleration t;
+  t.key = "dedicated";
+  t.op = TolerationOperator::kExists;
+  t.effect = TaintEffect::kNoExecute;
+  t.toleration_seconds = 300000;
+  p.tolerations = {t};
+  NodeSelectorTerm term;
+  term.match_expressions = {{"zone", NodeSelectorOperator::kGt, {"3"}}};
+  term.match_fields = {{"metadata.name", NodeSelectorOperator::kIn, {"n1"}}};
+  p.node_affinity.required = std::vector<NodeSelectorTerm>{term};
+  p.node_affinity.preferred = {{7, term}};
+  auto cn = DecodeCommand(EncodeCommand(At(1, UpsertNode{n, 0})));
+  ASSERT_TRUE(cn.ok()) << cn.message();
+  const Node& nb = std::get<UpsertNode>(cn->op).node;
+  ASSERT_EQ(nb.taints.size(), 2u);
+  EXPECT_EQ(nb.taints[0].value, "ml");
+  EXPECT_EQ(nb.taints[1].effect, TaintEffect::kPreferNoSchedule);
+  auto cp = DecodeCommand(EncodeCommand(At(1, SubmitPod{p, false, {}})));
+  ASSERT_TRUE(cp.ok()) << cp.message();
+  const Pod& pb = std::get<SubmitPod>(cp->op).pod;
+  ASSERT_EQ(pb.tolerations.size(), 1u);
+  EXPECT_EQ(pb.tolerations[0].op, TolerationOperator::kExists);
+  EXPECT_EQ(pb.tolerations[0].effect, TaintEffect::kNoExecute);
+  EXPECT_EQ(pb.tolerations[0].toleration_seconds, 300000);
+  ASSERT_TRUE(pb.node_affinity.required.has_value());
+  EXPECT_EQ((*pb.node_affinity.required)[0].match_expressions[0].op, NodeSelectorOperator::kGt);
+  EXPECT_EQ((*pb.node_affinity.required)[0].match_fields[0].values[0], "n1");
+  ASSERT_EQ(pb.node_affinity.preferred.size(), 1u);
+  EXPECT_EQ(pb.node_affinity.preferred[0].weight, 7);
+
+  Engine e;
+  ASSERT_TRUE(e.Apply(At(0, UpsertNode{n, 0})).ok());
+  ASSERT_TRUE(e.Apply(At(0, SubmitPod{p, false, {}})).ok());
+  ASSERT_TRUE(e.Apply(At(0, Tick{})).ok());
+  auto r = Engine::Restore(e.Snapshot());
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ((*r)->Snapshot(), e.Snapshot());
+}
+
+// A version-5 command (no taints on its node) still decodes: the node has none.
+TEST(CommandEncodingTest, ReadsVersion5NodeWithoutTaints) {
+  Node n;
+  n.meta.name = "n1";
+  n.sim.remove_time = 0x1122334455667788;  // a marker just before the version-6 field
+  auto body = serial::Unseal(EncodeCommand(At(1, UpsertNode{n, 0})), "command", 6);
+  ASSERT_TRUE(body.ok()) << body.message();
+  const std::string marker("\x88\x77\x66\x55\x44\x33\x22\x11", 8);
+  std::string b = *body;
+  const size_t at = b.find(marker);
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_EQ(b.substr(at + 8, 8), std::string(8, '\0'));  // the taints: none
+  b.erase(at + 8, 8);
+  auto c = DecodeCommand(serial::Seal("command", 5, b));
+  ASSERT_TRUE(c.ok()) << c.message();
+  EXPECT_EQ(std::get<UpsertNode>(c->op).node.meta.name, "n1");
+  EXPECT_TRUE(std::get<UpsertNode>(c->op).node.taints.empty());
+  EXPECT_FALSE(DecodeCommand(serial::Seal("command", 6, b)).ok());  // read as 6: cut short
 }
 
 }  // namespace
