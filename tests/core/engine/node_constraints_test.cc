@@ -7,7 +7,7 @@
 #include "core/engine/engine.h"
 
 namespace arbiter::engine {
-namespace {
+namespace node_constraints_test {
 
 constexpr Millis kMin = 60000;
 
@@ -194,5 +194,5 @@ TEST(NodeConstraintsEngine, CordonToleranceAndAffinity) {
       << z->message;
 }
 
-}  // namespace
+}  // namespace node_constraints_test
 }  // namespace arbiter::engine
