@@ -195,7 +195,10 @@ void PrintTable(const std::vector<billing::Invoice>& invs, std::ostream& out) {
           << inv.idle_share_total.ToFixed(billing::kAmountDigits);
     out << "  TOTAL " << inv.total.ToFixed(billing::kAmountDigits) << " " << inv.currency << "\n";
     for (const auto& p : inv.provenance)
-      if (p.low_coverage)
+      if (p.usage_from_request)
+        out << "  usage = request: " << p.workload << " " << p.resource
+            << ": nothing measured its usage; its usage track is its request track\n";
+      else if (p.low_coverage)
         out << "  low coverage: " << p.workload << " " << p.resource << ": " << p.samples
             << " samples saw " << report::SecondsText(p.covered_ms) << "s of "
             << report::SecondsText(p.run_ms) << "s run; its usage track is an estimate\n";
@@ -268,7 +271,8 @@ int RunIngest(const IngestArgs& a) {
   std::vector<PriceBook> books;
   if (!LoadBooks(a.pricebooks, &books)) return kExitInvalidInput;
   return IngestSegments(a.db, *segs, std::move(books), cfg.scrape_interval, seal,
-                        std::string(kIngest), io::InputName(a.segments), std::cout, std::cerr);
+                        std::string(kIngest), io::InputName(a.segments), "--pricebook", std::cout,
+                        std::cerr);
 }
 
 int RunInvoice(const InvoiceArgs& a) {

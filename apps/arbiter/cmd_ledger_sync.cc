@@ -37,8 +37,9 @@ void RunSync(const SyncArgs& a, int* exit_code) {
   auto st = warehouse::SyncLedger(**ledger, **wh, o);
   if (!st.ok()) return fail(st.message());
   std::cout << "synced " << a.db << " -> " << (*wh)->Describe() << ": " << st->rows
-            << " rows of new sealed hours, " << st->corrections << " corrections, "
-            << st->price_books << " price books; the warehouse holds every hour before "
+            << " rows of new sealed hours, " << st->late
+            << " late rows (new keys and versions of hours copied before), " << st->price_books
+            << " price books; the warehouse holds every hour before "
             << (st->sealed_before == INT64_MIN ? std::string("(nothing sealed)")
                                                : FormatRfc3339(st->sealed_before))
             << "\n";
@@ -51,12 +52,11 @@ void RegisterLedgerSync(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<SyncArgs>();
   auto* sync = ledger->add_subcommand(
       "sync",
-      "Copy the sealed hours of the SQLite ledger to a warehouse, incrementally (a watermark in "
-      "the\n"
-      "warehouse): ClickHouse (HTTP interface, ReplacingMergeTree by the ledger key and version) "
-      "or\n"
-      "PostgreSQL (ON CONFLICT on the ledger key). Corrections of sealed hours (new versions) are\n"
-      "copied too. Safe to kill and re-run at any moment. Then: arbiter invoice --db URL.\n"
+      "Copy the sealed hours of the SQLite ledger to a warehouse, incrementally (by the ledger's\n"
+      "change sequence, marked in the warehouse): ClickHouse (HTTP interface, ReplacingMergeTree\n"
+      "by the ledger key and version) or PostgreSQL (ON CONFLICT on the ledger key). Rows that\n"
+      "reach the ledger late (new keys or new versions of hours copied before) are copied too.\n"
+      "Safe to kill and re-run at any moment. Then: arbiter invoice --db URL.\n"
       "  arbiter ledger sync --db ledger.db --to clickhouse://127.0.0.1:8123/default\n"
       "  arbiter ledger sync --db ledger.db --to postgresql://arbiter@db.example:5432/billing");
   sync->add_option("--db", a->db, "Ledger database (SQLite)")->required();

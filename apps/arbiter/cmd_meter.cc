@@ -121,7 +121,8 @@ void RunMeter(const MeterArgs& a, int* exit_code) {
   out << "provenance: " << stats->usage_gaps << " usage gaps, " << stats->request_gaps
       << " bridged request gaps, " << stats->counter_resets << " counter resets, "
       << stats->outside_samples << " samples outside runs (not billed), " << stats->invalid_values
-      << " invalid values\n";
+      << " invalid values, " << stats->duplicate_points
+      << " duplicate series points (counted once)\n";
   if (ledger) {
     out << a.db << ": " << total.inserted << " inserted, " << total.unchanged << " unchanged, "
         << total.replaced << " replaced, " << total.corrected << " corrected (new versions); "

@@ -351,7 +351,7 @@ int RunImport(const ImportCli& o) {
   }
   if (o.dry_run || o.db.empty()) return 0;
   return IngestSegments(o.db, imported->segments, std::move(books), interval, seal, who, label,
-                        std::cout, std::cerr);
+                        "-f POLICY.yaml with a PriceBook", std::cout, std::cerr);
 }
 
 // ------------------------------------------------------------------ compare

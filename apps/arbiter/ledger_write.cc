@@ -57,7 +57,8 @@ static std::string UnpricedSegment(const std::vector<billing::RunSegment>& segs,
 int IngestSegments(const std::string& db, const std::vector<billing::RunSegment>& segments,
                    std::vector<PriceBook> books, Millis scrape_interval,
                    std::optional<Millis> seal_before, const std::string& who,
-                   const std::string& label, std::ostream& out, std::ostream& err) {
+                   const std::string& label, const std::string& price_option, std::ostream& out,
+                   std::ostream& err) {
   // Bounds before anything is metered or allocated: the rows the segments can span.
   if (const size_t bound = billing::RowBoundOf(segments); bound > kMaxIngestRows) {
     err << who << ": " << label << ": the segments span up to " << bound
@@ -73,7 +74,7 @@ int IngestSegments(const std::string& db, const std::vector<billing::RunSegment>
   // changed by the final write, one transaction).
   NewFileGuard guard(db);
   if (books.empty() && !guard.existed()) {
-    err << who << ": no PriceBook given (--pricebook) and " << db
+    err << who << ": no PriceBook given (" << price_option << ") and " << db
         << " does not exist yet to hold one\n";
     return 1;
   }
@@ -87,7 +88,7 @@ int IngestSegments(const std::string& db, const std::vector<billing::RunSegment>
     if (stored.ok()) books = std::move(*stored);
   }
   if (books.empty()) {
-    err << who << ": no PriceBook given (--pricebook) and none stored in " << db << "\n";
+    err << who << ": no PriceBook given (" << price_option << ") and none stored in " << db << "\n";
     return 1;
   }
   auto cat = billing::PriceCatalog::Create(std::move(books));

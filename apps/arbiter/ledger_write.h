@@ -43,10 +43,12 @@ int WriteLedgerFile(const std::string& path, const std::vector<billing::HourlyRo
 // (`books`, else those stored in the ledger), metering with `scrape_interval`, a check that every
 // hour can be priced, then one write (a new ledger file is removed again on any failure). Prints
 // "LABEL: N segments, M hourly rows: I inserted, U unchanged, R replaced, C corrected (new
-// versions)". Exit code: 0, or 1 with "WHO: reason" on `err`.
+// versions)". Exit code: 0, or 1 with "WHO: reason" on `err`. `price_option` names the command's
+// option that gives PriceBooks, for the error when there are none ("--pricebook", "-f").
 int IngestSegments(const std::string& db, const std::vector<billing::RunSegment>& segments,
                    std::vector<PriceBook> books, Millis scrape_interval,
                    std::optional<Millis> seal_before, const std::string& who,
-                   const std::string& label, std::ostream& out, std::ostream& err);
+                   const std::string& label, const std::string& price_option, std::ostream& out,
+                   std::ostream& err);
 
 }  // namespace arbiter::app

@@ -128,6 +128,7 @@ bool MeterJob::RunOnce() {
   fields["replaced"] = r->written.replaced;
   fields["corrected"] = r->written.corrected;
   fields["usageGaps"] = r->meter.usage_gaps;
+  fields["duplicatePoints"] = r->meter.duplicate_points;
   fields["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Log("info", "meter", fields);
   // After closed hours, come back at once: more closed hours, or the open ones.

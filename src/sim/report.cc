@@ -622,6 +622,7 @@ void WriteReportJson(std::ostream& os, const ManifestSet& m, const SimResult& r,
               j.String("coveredSeconds", report::SecondsText(p.covered_ms));
               j.String("runSeconds", report::SecondsText(p.run_ms));
               j.Bool("lowCoverage", p.low_coverage);
+              if (p.usage_from_request) j.Bool("usageFromRequest", true);
               o << j.Finish();
             });
           }

@@ -11,8 +11,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "adapters/report/invoice_json.h"
 
@@ -290,6 +293,101 @@ TEST(LedgerTest, UnsealedHoursAreUpdatedSealedHoursGetNewVersions) {
   auto current = *l->Read(RowFilter{});
   EXPECT_EQ(current, fix);
   EXPECT_EQ(l->Write(fix, cat)->unchanged, static_cast<int64_t>(rows.size()));
+}
+
+// Seq of every row of `l` by (workload, resource, hour, version).
+std::map<std::tuple<std::string, std::string, Millis, int64_t>, int64_t> Seqs(Ledger& l) {
+  std::map<std::tuple<std::string, std::string, Millis, int64_t>, int64_t> out;
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(
+      sqlite3_prepare_v2(l.handle(), "SELECT workload, resource, hour, version, seq FROM hourly",
+                         -1, &st, nullptr),
+      SQLITE_OK);
+  while (sqlite3_step(st) == SQLITE_ROW)
+    out[{reinterpret_cast<const char*>(sqlite3_column_text(st, 0)),
+         reinterpret_cast<const char*>(sqlite3_column_text(st, 1)), sqlite3_column_int64(st, 2),
+         sqlite3_column_int64(st, 3)}] = sqlite3_column_int64(st, 4);
+  sqlite3_finalize(st);
+  return out;
+}
+
+// The change sequence that `arbiter ledger sync` copies by: every inserted row, in-place update
+// and new version gets the next number; an unchanged row keeps its own; a late new key of a
+// sealed hour gets a number like any other write.
+TEST(LedgerTest, EveryChangeGetsTheNextChangeSequenceNumber) {
+  const std::string path = TempPath("seq.db");
+  auto l = OpenLedger(path);
+  auto cat = *PriceCatalog::Create({Book()});
+  auto first = *l->Changes();
+  EXPECT_EQ(first.last_seq, 0);
+  EXPECT_EQ(first.ledger_id.size(), 32u);
+  auto rows = Rows({Seg("team-a/x", 1000, kEpoch, kEpoch + 3 * kHour)});
+  ASSERT_TRUE(l->Write(rows, cat, kEpoch + 2 * kHour).ok());
+  const auto n = static_cast<int64_t>(rows.size());
+  EXPECT_EQ(l->Changes()->last_seq, n);
+  auto seqs = Seqs(*l);
+  std::set<int64_t> distinct;
+  for (const auto& [k, v] : seqs) distinct.insert(v);
+  EXPECT_EQ(distinct, (std::set<int64_t>{1, 2, 3, 4, 5, 6}));
+  ASSERT_TRUE(l->Write(rows, cat).ok());  // unchanged: no number
+  EXPECT_EQ(l->Changes()->last_seq, n);
+  EXPECT_EQ(Seqs(*l), seqs);
+  // An update in place (hour 2, unsealed), a new version (hour 0, sealed), a late new key (hour 1).
+  for (auto& r : rows)
+    if (r.resource == "cpu" && (r.hour == kEpoch + 2 * kHour || r.hour == kEpoch)) r.usage_raw += 7;
+  auto late = Rows({Seg("team-b/late", 500, kEpoch + kHour, kEpoch + 2 * kHour)});
+  rows.insert(rows.end(), late.begin(), late.end());
+  auto st = *l->Write(rows, cat);
+  EXPECT_EQ(st.replaced, 1);
+  EXPECT_EQ(st.corrected, 1);
+  EXPECT_EQ(st.inserted, static_cast<int64_t>(late.size()));
+  EXPECT_EQ(l->Changes()->last_seq, n + 2 + static_cast<int64_t>(late.size()));
+  auto after = Seqs(*l);
+  EXPECT_GT((after[{"team-a/x", "cpu", kEpoch + 2 * kHour, 1}]), n);
+  EXPECT_GT((after[{"team-a/x", "cpu", kEpoch, 2}]), n);
+  EXPECT_EQ((after[{"team-a/x", "cpu", kEpoch, 1}]), (seqs[{"team-a/x", "cpu", kEpoch, 1}]));
+  EXPECT_GT((after[{"team-b/late", "cpu", kEpoch + kHour, 1}]), n);
+  EXPECT_EQ((after[{"team-a/x", "memory", kEpoch, 1}]), (seqs[{"team-a/x", "memory", kEpoch, 1}]));
+  // The id is the ledger's: the same after reopening.
+  l.reset();
+  EXPECT_EQ(OpenLedger(path)->Changes()->ledger_id, first.ledger_id);
+}
+
+// A schema-3 ledger (no change sequence) is migrated on open: its rows get seq 0, the ledger an
+// id, and writes go on numbering from 1.
+TEST(LedgerTest, SchemaThreeLedgerGetsTheChangeSequence) {
+  const std::string path = TempPath("v3.db");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const char* v3 = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO meta VALUES ('schema', '3');
+CREATE TABLE price_books(id TEXT PRIMARY KEY, effective_from INTEGER NOT NULL, canonical TEXT NOT NULL, json TEXT NOT NULL);
+CREATE TABLE hourly(
+  namespace TEXT NOT NULL, workload TEXT NOT NULL, resource TEXT NOT NULL,
+  gpu_product TEXT NOT NULL, gpu_replicas INTEGER NOT NULL, kind INTEGER NOT NULL, preemptor TEXT NOT NULL,
+  hour INTEGER NOT NULL, version INTEGER NOT NULL, current INTEGER NOT NULL,
+  request_raw TEXT NOT NULL, usage_raw TEXT NOT NULL, max_raw TEXT NOT NULL,
+  samples INTEGER NOT NULL, covered_ms INTEGER NOT NULL, run_ms INTEGER NOT NULL,
+  unit TEXT NOT NULL, price_book TEXT NOT NULL, currency TEXT NOT NULL, mode TEXT NOT NULL,
+  unit_price TEXT NOT NULL, billed_quantity TEXT NOT NULL, amount TEXT NOT NULL,
+  PRIMARY KEY(namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, hour, version)
+) WITHOUT ROWID;
+INSERT INTO hourly VALUES ('team-a', 'team-a/x', 'cpu', '', 1, 0, '', 1767225600000, 1, 1,
+  '3600000000', '900000000', '3600000000', 120, 3570000, 3600000, 'core-second', '', '', '',
+  '0', '3600', '0');
+)sql";
+  ASSERT_EQ(sqlite3_exec(db, v3, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  auto l = OpenLedger(path);
+  EXPECT_EQ(l->Stats()->schema, 4);
+  EXPECT_EQ(l->Changes()->last_seq, 0);
+  EXPECT_EQ(l->Changes()->ledger_id.size(), 32u);
+  EXPECT_EQ((Seqs(*l)[{"team-a/x", "cpu", kEpoch, 1}]), 0);
+  EXPECT_TRUE(l->CheckRollups()->empty());
+  auto cat = *PriceCatalog::Create({Book()});
+  ASSERT_TRUE(l->Write(Rows({Seg("team-b/y", 1000, kEpoch, kEpoch + kHour)}), cat).ok());
+  EXPECT_EQ(l->Changes()->last_seq, 2);
 }
 
 TEST(LedgerTest, APriceBookVersionIsImmutable) {

@@ -128,7 +128,16 @@ spec:
   EXPECT_EQ(ok->label_namespace, "exported_namespace");
   EXPECT_EQ(ok->resources.at("example_com_fpga"), "example.com/fpga");
   auto queries = MeterQueries(*ok);
-  ASSERT_EQ(queries.size(), 7u);
+  ASSERT_EQ(queries.size(), 8u);
+  EXPECT_EQ(queries[2].first, "requests");
+  // Copies of a series (replicas of kube-state-metrics, two scrape jobs) are one series: max by
+  // the labels that identify it, then the sum by pod.
+  EXPECT_EQ(queries[2].second.rfind("sum by (exported_namespace, exported_pod, resource) (max by "
+                                    "(exported_namespace, exported_pod, container, resource) (",
+                                    0),
+            0u)
+      << queries[2].second;
+  EXPECT_EQ(queries[7].first, "dups");
   EXPECT_EQ(queries[4].first, "cpu");
   EXPECT_EQ(queries[4].second,
             "max by (exported_namespace, exported_pod, container) "

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "adapters/slurm/slurm_names.h"
+#include "core/billing/invoice.h"
+
 namespace arbiter::slurm {
 namespace {
 
@@ -110,9 +113,73 @@ TEST(SacctImport, WithoutStepUsageTheUsageTrackIsTheRequest) {
              Step("5.batch", "1000", "1010", "energy=0"));
   ASSERT_EQ(r.segments.size(), 1u);
   EXPECT_EQ(r.segments[0].usage, r.segments[0].requests);
+  EXPECT_TRUE(r.segments[0].usage_from_request);
   bool noted = false;
   for (const auto& n : r.notes) noted |= n.find("1 run without step usage") != std::string::npos;
   EXPECT_TRUE(noted);
+}
+
+// Issue 28: a run without step usage has the request as its usage track exactly, not the
+// request re-sampled on the scrape grid (which lost the pieces before the first and after the
+// last grid point: 2,400 of 3,576 core-s for a run of 00:00:12 .. 01:00:00 at 1 core), and the
+// invoice flags it. A run with step usage is measured as before.
+TEST(SacctImport, WithoutStepUsageTheUsageTrackIsExactlyTheRequestAndFlagged) {
+  ImportResult r =
+      Import(Header() + Alloc("5", "a", "COMPLETED", "1767225612", "1767229200", 3588, "cpu=1") +
+             Alloc("6", "a", "COMPLETED", "1767225612", "1767229200", 3588, "cpu=1") +
+             Step("6.batch", "1767225612", "1767229200", "cpu=00:30:00"));
+  ASSERT_EQ(r.segments.size(), 2u);
+  EXPECT_TRUE(r.segments[0].usage_from_request);
+  EXPECT_FALSE(r.segments[1].usage_from_request);
+  auto rows = billing::MeterSegments({r.segments[0]}, billing::MeterConfig{});
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 1u);
+  const billing::HourlyRow& row = (*rows)[0];
+  EXPECT_TRUE(row.request_raw == static_cast<billing::i128>(1000) * 3588000);
+  EXPECT_TRUE(row.usage_raw == row.request_raw);
+  EXPECT_TRUE(row.max_raw == row.request_raw);
+  EXPECT_EQ(row.samples, 0);
+  EXPECT_EQ(row.covered_ms, row.run_ms);
+  PriceBook b;
+  b.meta.name = "p";
+  b.currency = "EUR";
+  b.effective_from = 0;
+  b.prices = {{"cpu", Decimal::FromInt(1)}};
+  b.mode = BillingMode::kUsage;
+  auto cat = billing::PriceCatalog::Create({b});
+  ASSERT_TRUE(cat.ok());
+  auto invs = billing::BuildInvoices(*rows, *cat);
+  ASSERT_TRUE(invs.ok());
+  ASSERT_EQ((*invs)[0].provenance.size(), 1u);
+  EXPECT_TRUE((*invs)[0].provenance[0].usage_from_request);
+  EXPECT_FALSE((*invs)[0].provenance[0].low_coverage);
+  EXPECT_EQ((*invs)[0].lines[0].usage_quantity.ToString(), "3588");
+  // The measured run: 30 min of CPU time over the run, sampled as before, not flagged.
+  auto measured = billing::MeterSegments({r.segments[1]}, billing::MeterConfig{});
+  ASSERT_TRUE(measured.ok());
+  EXPECT_GT((*measured)[0].samples, 0);
+}
+
+// `slurm export` writes MIG resources as gres types ("nvidia.com/mig-1g.10gb" -> "1g.10gb",
+// "nvidia.com/mig-1g.10gb+me" -> "1g.10gb_me"): `slurm import` maps them back to MIG instances by
+// itself, without a policy or account map naming them. Regression: priced as whole GPUs of a
+// model named "1g.10gb".
+TEST(SacctImport, MigGresTypesThatExportWritesAreMigInstancesWithoutAMap) {
+  for (const std::string mig : {"nvidia.com/mig-1g.10gb", "nvidia.com/mig-1g.10gb+me",
+                                "nvidia.com/mig-3g.40gb", "nvidia.com/mig-2g.10gb"})
+    EXPECT_EQ(MigResourceOfGresType(GresTypeOfMig(mig)), std::optional<std::string>(mig));
+  EXPECT_EQ(MigResourceOfGresType("h100-80gb-hbm3"), std::nullopt);
+  ImportResult r = Import(
+      Header() +
+      Alloc("7", "a", "COMPLETED", "1000", "1010", 10, "cpu=1,gres/gpu:1g.10gb=3,gres/gpu=3") +
+      Alloc("8", "a", "COMPLETED", "1000", "1010", 10, "cpu=1,gres/gpu:1g.10gb_me=1,gres/gpu=1"));
+  ASSERT_EQ(r.segments.size(), 2u);
+  EXPECT_EQ(r.segments[0].gpu_product, "");
+  EXPECT_EQ(r.segments[0].requests.Get("nvidia.com/mig-1g.10gb"), 3);
+  EXPECT_EQ(r.segments[0].requests.Get("nvidia.com/gpu"), 0);
+  EXPECT_EQ(r.segments[1].requests.Get("nvidia.com/mig-1g.10gb+me"), 1);
+  for (const auto& n : r.notes)
+    EXPECT_EQ(n.find("gres types without a GPU model"), std::string::npos) << n;
 }
 
 TEST(SacctImport, GresTypesNameTheGpuModelOrAMigProfile) {

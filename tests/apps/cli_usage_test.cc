@@ -262,3 +262,123 @@ TEST(CliConventions, HelpStatesTheInputLimits) {
 }
 
 }  // namespace
+
+namespace {
+
+// Whether `arbiter CMD --help` lists `opt` ("--db", "-f") as one of its options.
+bool HelpHasOption(const std::string& help, const std::string& opt) {
+  for (size_t at = help.find(opt); at != std::string::npos; at = help.find(opt, at + 1)) {
+    const char before = at == 0 ? ' ' : help[at - 1];
+    const char after = at + opt.size() < help.size() ? help[at + opt.size()] : ' ';
+    if ((before == ' ' || before == ',') && (after == ' ' || after == ',' || after == '='))
+      return true;
+  }
+  return false;
+}
+
+// The options an error message names, with the command they belong to: "--word" and "-x"
+// tokens of the lines that start with "arbiter" (not the echo of a program it runs). An option
+// inside a quoted command ("`arbiter sim --ledger X` creates one") is that command's (its
+// subcommand words, e.g. "invoice ingest"); other quoted commands (`sacct -X`) are not ours.
+std::vector<std::pair<std::string, std::string>> OptionsNamedIn(const std::string& err,
+                                                                const std::string& cmd) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream in(err);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("arbiter", 0) != 0 || line.find(": running ") != std::string::npos) continue;
+    std::istringstream parts(line);
+    std::string part;
+    for (int n = 0; std::getline(parts, part, '`'); ++n) {
+      std::string owner = cmd;
+      if (n % 2 == 1) {  // a quoted command
+        std::istringstream words(part);
+        std::string w;
+        if (!(words >> w) || w != "arbiter") continue;
+        owner.clear();
+        while (words >> w && w[0] != '-' && std::islower(static_cast<unsigned char>(w[0])) &&
+               w.find('/') == std::string::npos)
+          owner += (owner.empty() ? "" : " ") + w;
+      }
+      for (size_t i = 0; i + 1 < part.size(); ++i) {
+        if (part[i] != '-' ||
+            (i > 0 && part[i - 1] != ' ' && part[i - 1] != '(' && part[i - 1] != '"'))
+          continue;
+        size_t j = i + 1;
+        if (part[j] == '-') ++j;
+        const size_t name = j;
+        while (j < part.size() &&
+               (std::isalnum(static_cast<unsigned char>(part[j])) || (part[j] == '-' && j > name)))
+          ++j;
+        if (j == name || !std::isalpha(static_cast<unsigned char>(part[name]))) continue;
+        if (j - i == 2 || part[i + 1] == '-') out.emplace_back(owner, part.substr(i, j - i));
+        i = j;
+      }
+    }
+  }
+  return out;
+}
+
+// Issue 28: every option an error message tells the user to use exists in that command. `slurm
+// import` without a PriceBook said "no PriceBook given (--pricebook)", an option of `invoice
+// ingest` only (slurm import takes PriceBooks from -f). Each case fails on purpose; every option
+// named in its error must be in the command's --help.
+TEST(CliConventions, EveryOptionAnErrorMessageNamesExists) {
+  const std::string src = ARBITER_SOURCE_DIR;
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("arbiter-optnames-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string sacct = src + "/tests/data/slurm/recorded/sacct.txt";
+  const std::string policy = src + "/tests/data/slurm/conformance-policy.yaml";
+  const std::string segs = " --segments " + src + "/tests/data/billing/segments.jsonl";
+  const std::string none = (dir / "none.db").string(), fresh = (dir / "fresh.db").string();
+  struct Case {
+    std::string cmd, args;
+  };
+  const std::vector<Case> cases = {
+      {"slurm import", "--sacct-file " + sacct + " --db " + fresh},
+      {"slurm import", "--sacct-file " + sacct + " --since 2026-01-01T00:00:00Z --db " + fresh},
+      {"slurm import", "--sacct-file " + sacct},
+      {"slurm import", "--sacct-file " + sacct + " --db " + fresh + " --utc-offset 25:00"},
+      {"slurm import", "--sacct-file " + sacct + " --db " + fresh + " --scrape-interval 0s"},
+      {"slurm import", "--sacct-file " + sacct + " --db " + fresh + " --seal-before soon"},
+      {"slurm import", "--sacct-file " + sacct + " --db " + fresh + " --account-map " + none},
+      {"slurm export", "-f " + policy + " --cluster 'a b'"},
+      {"slurm export", "-f " + policy + " --user 'a b'"},
+      {"slurm export", "-f " + policy + " --price-at soon"},
+      {"slurm export", "-f " + policy + " --account-map " + none},
+      {"slurm compare", "--sacct-file " + sacct + " --report-json " + none + " -f " + policy},
+      {"slurm compare", "--sacct-file " + sacct + " --report-json " + none + " --t0 soon"},
+      {"invoice ingest", "--db " + fresh + segs},
+      {"invoice ingest", "--db " + fresh + segs + " --scrape-interval 7s"},
+      {"invoice ingest", "--db - " + segs},
+      {"invoice", "--db " + none},
+      {"invoice", "--month 2026-01"},
+      {"ledger sync", "--db " + none + " --to clickhouse://127.0.0.1:1/x"},
+      {"ledger sync", "--db " + none + " --to mysql://x"},
+      {"ledger seal", "--db " + none + " --before 2026-01-01T00:00:00Z"},
+      {"ledger export", "--db " + none},
+      {"ledger check", "--db " + none},
+      {"meter", "--prometheus http://127.0.0.1:1 --from 2026-01-01T00:00:00Z --to x"},
+      {"meter", "--prometheus http://127.0.0.1:1 --from 2026-01-01T00:30:00Z"},
+  };
+  int named = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE("arbiter " + c.cmd + " " + c.args);
+    const CliResult r = Arbiter(c.cmd + " " + c.args);
+    EXPECT_NE(r.rc, 0) << r.out;
+    for (const auto& [owner, opt] : OptionsNamedIn(r.err, c.cmd)) {
+      ++named;
+      const std::string help = Arbiter(owner + " --help").out;
+      ASSERT_FALSE(help.empty()) << owner;
+      EXPECT_TRUE(HelpHasOption(help, opt) || opt == "--help")
+          << "the error names " << opt << ", which `arbiter " << owner << "` does not have:\n"
+          << r.err;
+    }
+  }
+  EXPECT_GT(named, 20);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace

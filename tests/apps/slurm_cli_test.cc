@@ -175,6 +175,53 @@ TEST(SlurmCli, OneBillPerTenantAcrossKubernetesAndSlurm) {
   EXPECT_TRUE(workloads.count("team-a/slurm-arbiter-9"));  // low-4, two runs
 }
 
+// Issue 28, as a user runs it: a MIG gres type that `slurm export` writes is billed as a MIG
+// instance (not a whole GPU) without any map, and a run without step usage has the request as
+// its usage track exactly (not re-sampled on the 30 s grid: 3,540 of 3,588 core-s here before),
+// flagged in the invoice's provenance.
+TEST(SlurmCli, MigGresTypesAndRunsWithoutStepUsageAreBilledAsTheyRan) {
+  const fs::path d = Scratch("mig-nosteps");
+  std::ofstream(d / "book.yaml") << "apiVersion: arbiter.dev/v1alpha1\nkind: PriceBook\n"
+                                    "metadata: {name: p}\nspec:\n  currency: USD\n"
+                                    "  effectiveFrom: \"2026-01-01T00:00:00Z\"\n  mode: Usage\n"
+                                    "  prices: {cpu: \"1\", nvidia.com/gpu: \"7.00\"}\n";
+  const std::string head =
+      "JobID|JobIDRaw|JobName|Cluster|Partition|Account|User|QOS|State|ExitCode|Submit|Eligible|"
+      "Start|End|Elapsed|ElapsedRaw|NodeList|AllocTRES|TRESUsageInTot|TRESUsageInAve\n";
+  auto job = [](const std::string& id, const std::string& tres) {
+    return id + "|" + id + "|j" + id +
+           "|c|p|team-a|u|low|COMPLETED|0:0|2026-12-01T00:00:00|2026-12-01T00:00:00|"
+           "2026-12-01T00:00:12|2026-12-01T01:00:00|00:59:48|3588|n1|" +
+           tres + "||\n";
+  };
+  std::ofstream(d / "sacct.txt") << head << job("1", "cpu=1,node=1")
+                                 << job("2", "gres/gpu:1g.10gb=1,gres/gpu=1,node=1");
+  const std::string db = (d / "l.db").string();
+  auto imp = Arbiter("slurm import --sacct-file " + (d / "sacct.txt").string() + " --db " + db +
+                         " -f " + (d / "book.yaml").string(),
+                     d);
+  ASSERT_EQ(imp.rc, 0) << imp.err;
+  auto inv = Arbiter("invoice --db " + db + " -o json", d);
+  ASSERT_EQ(inv.rc, 0) << inv.err;
+  auto j = nlohmann::json::parse(inv.out);
+  ASSERT_EQ(j.size(), 1u);
+  std::map<std::string, nlohmann::json> lines;
+  for (const auto& l : j[0]["lines"]) lines[l["resource"]] = l;
+  ASSERT_TRUE(lines.count("cpu")) << inv.out;
+  EXPECT_EQ(lines["cpu"]["requestQuantity"], "3588");
+  EXPECT_EQ(lines["cpu"]["usageQuantity"], "3588");
+  EXPECT_EQ(lines["cpu"]["amount"], "0.996667");  // 3588 / 3600 x 1
+  EXPECT_FALSE(lines.count("nvidia.com/gpu")) << inv.out;
+  ASSERT_TRUE(lines.count("nvidia.com/mig-1g.10gb")) << inv.out;
+  EXPECT_EQ(lines["nvidia.com/mig-1g.10gb"]["usageQuantity"], "3588");
+  int flagged = 0;
+  for (const auto& p : j[0]["provenance"]) flagged += p.value("usageFromRequest", false) ? 1 : 0;
+  EXPECT_EQ(flagged, 2) << j[0]["provenance"].dump();
+  auto table = Arbiter("invoice --db " + db, d);
+  EXPECT_NE(table.out.find("usage = request: team-a/slurm-c-1 cpu"), std::string::npos)
+      << table.out;
+}
+
 TEST(SlurmCli, ImportErrorsAndDryRun) {
   const fs::path d = Scratch("import-errors");
   std::ofstream(d / "bad.txt")

@@ -333,6 +333,93 @@ TEST(PrometheusMeter, ResizesMovesAndMissingGpuSeriesAreMeteredExactly) {
   EXPECT_EQ(paged, rows);
 }
 
+// The invoice of `ns` for 2026-01-08T00:00Z .. 01:00Z metered from gen_fixture.py's fourth data
+// set, and the meter's output.
+struct Metered {
+  std::string out;
+  nlohmann::json invoice;
+  std::map<std::string, int64_t> duplicates;  // "workload resource" -> duplicate_points
+};
+Metered MeterDay4(const std::string& name, const std::string& ns) {
+  auto dir = Scratch(name);
+  WritePriceBook(dir);
+  const std::string db = (dir / "l.db").string();
+  Metered r;
+  auto m = RunCommandSplit(Meter(dir, db, "2026-01-08T00:00:00Z", "2026-01-08T01:00:00Z"), dir);
+  EXPECT_EQ(m.rc, 0) << m.out << m.err;
+  r.out = m.out;
+  auto inv =
+      RunCommandSplit(Arbiter() + " invoice --db " + db + " --namespace " + ns + " -o json", dir);
+  EXPECT_EQ(inv.rc, 0) << inv.err;
+  auto j = nlohmann::json::parse(inv.out, nullptr, false);
+  if (j.is_array() && j.size() == 1) r.invoice = j[0];
+  sqlite3* h = nullptr;
+  if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(h,
+                           "SELECT workload || ' ' || resource, sum(duplicate_points) FROM "
+                           "meter_provenance GROUP BY workload, resource",
+                           -1, &st, nullptr) == SQLITE_OK)
+      while (sqlite3_step(st) == SQLITE_ROW)
+        r.duplicates[reinterpret_cast<const char*>(sqlite3_column_text(st, 0))] =
+            sqlite3_column_int64(st, 1);
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(h);
+  return r;
+}
+
+// Two kube-state-metrics replicas (an HA pair, then a rolling update) and cAdvisor and
+// dcgm-exporter scraped by two jobs each give every series in two copies, which differ only by
+// `instance` / `job`: each is counted once (max over the copies before the sum by pod), and the
+// provenance says at how many grid points there were copies. Regression: the request track and
+// the memory and GPU usage were summed over the copies (+50 % cpu request for dp/ha's hour).
+TEST(PrometheusMeter, DuplicateSeriesFromReplicasAndScrapeJobsAreCountedOnce) {
+  Metered m = MeterDay4("dups", "dp");
+  ASSERT_TRUE(m.invoice.is_object()) << m.out;
+  const nlohmann::json& inv = m.invoice;
+  ASSERT_TRUE(Line(inv, "cpu") && Line(inv, "memory") && Line(inv, "nvidia.com/gpu"));
+  // dp/ha 2 cores + dp/solo 1 core, one hour.
+  EXPECT_EQ((*Line(inv, "cpu"))["requestQuantity"], "10800");
+  EXPECT_EQ((*Line(inv, "cpu"))["usageQuantity"], "3570");        // dp/ha's counter, 1 core
+  EXPECT_EQ((*Line(inv, "memory"))["requestQuantity"], "14400");  // 4 GiB x 3600 s
+  EXPECT_EQ((*Line(inv, "memory"))["usageQuantity"], "3600");     // 1 GiB x 3600 s
+  EXPECT_EQ((*Line(inv, "nvidia.com/gpu"))["requestQuantity"], "7200");
+  EXPECT_EQ((*Line(inv, "nvidia.com/gpu"))["usageQuantity"], "2700");  // (0.5 + 0.25) x 3600
+  EXPECT_NE(m.out.find(", 480 duplicate series points (counted once)"), std::string::npos) << m.out;
+  // ksm-1's 60 points of each request, cAdvisor's 120 of each usage series, dcgm's 120.
+  EXPECT_EQ(m.duplicates["dp/ha cpu"], 180);
+  EXPECT_EQ(m.duplicates["dp/ha memory"], 180);
+  EXPECT_EQ(m.duplicates["dp/gpu2 nvidia.com/gpu"], 120);
+  EXPECT_EQ(m.duplicates.count("dp/solo cpu") ? m.duplicates["dp/solo cpu"] : 0, 0);
+}
+
+// A replica of a time-sliced / MPS GPU (DCGM cannot attribute a card's activity to one of the
+// processes sharing it) and a MIG instance without a utilisation series have the request as
+// their usage track, flagged in the provenance (docs/billing.md). Regression: both billed 0 on
+// the usage track (Usage mode charged nothing for them).
+TEST(PrometheusMeter, GpuSharesWithoutUtilisationSeriesUseTheRequestFlagged) {
+  Metered m = MeterDay4("shares", "sh");
+  ASSERT_TRUE(m.invoice.is_object()) << m.out;
+  const nlohmann::json& inv = m.invoice;
+  const nlohmann::json* replica = Line(inv, "nvidia.com/gpu");
+  const nlohmann::json* mig = Line(inv, "nvidia.com/mig-1g.10gb");
+  ASSERT_TRUE(replica && mig) << inv.dump(1);
+  EXPECT_EQ((*replica)["gpuReplicas"], 4);
+  EXPECT_EQ((*replica)["requestQuantity"], "3600");
+  EXPECT_EQ((*replica)["usageQuantity"], "3600");
+  EXPECT_EQ((*mig)["requestQuantity"], "3600");
+  EXPECT_EQ((*mig)["usageQuantity"], "3600");
+  int flagged = 0;
+  for (const auto& p : inv["provenance"]) {
+    EXPECT_EQ(p["samples"], 0) << p.dump();
+    EXPECT_EQ(p["coveredSeconds"], p["runSeconds"]) << p.dump();
+    EXPECT_EQ(p.value("lowCoverage", true), false) << p.dump();
+    flagged += p.value("usageFromRequest", false) ? 1 : 0;
+  }
+  EXPECT_EQ(flagged, 2) << inv["provenance"].dump(1);
+}
+
 TEST(PrometheusMeter, ErrorsSayWhatWentWrong) {
   auto dir = Scratch("errors");
   WritePriceBook(dir);

@@ -69,15 +69,16 @@ TEST(PrometheusServeMeterJob, CatchesUpFromItsWatermarkSealsAndWritesWhatArbiter
   EXPECT_EQ(log.find("\"level\":\"warning\""), std::string::npos) << log.substr(0, 4000);
   EXPECT_EQ(log.find("\"level\":\"error\""), std::string::npos);
 
-  // The same days metered by the command, sealed likewise: the same rows, versions and seals.
+  // The same days metered by the command (every day of the fixture, gen_fixture.py), sealed
+  // likewise: the same rows, versions and seals.
   const std::string cli = (dir / "cli.db").string();
   auto m = RunCommandSplit(Arbiter() + " meter -q --prometheus " + PrometheusUrl() +
-                               " --from 2026-01-05T00:00:00Z --to 2026-01-08T00:00:00Z --db " +
+                               " --from 2026-01-05T00:00:00Z --to 2026-01-09T00:00:00Z --db " +
                                cli + " -f " + (dir / "pricebook.yaml").string() +
-                               " --seal-before 2026-01-08T00:00:00Z",
+                               " --seal-before 2026-01-09T00:00:00Z",
                            dir);
   ASSERT_EQ(m.rc, 0) << m.out << m.err;
-  const std::string window = " --from 2026-01-05T00:00:00Z --to 2026-01-08T00:00:00Z";
+  const std::string window = " --from 2026-01-05T00:00:00Z --to 2026-01-09T00:00:00Z";
   auto job_rows = RunCommandSplit(Arbiter() + " ledger export --db " + db + window, dir);
   auto cli_rows = RunCommandSplit(Arbiter() + " ledger export --db " + cli + window, dir);
   ASSERT_EQ(job_rows.rc, 0) << job_rows.err;

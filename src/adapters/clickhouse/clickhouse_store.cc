@@ -114,6 +114,10 @@ Status ClickHouseStore::EnsureSchema() {
       " json String) ENGINE = ReplacingMergeTree ORDER BY id",
       "CREATE TABLE IF NOT EXISTS arbiter_sync (id UInt8, synced_before Int64)"
       " ENGINE = ReplacingMergeTree(synced_before) ORDER BY id",
+      // Per ledger id, how far it was copied: both columns only grow, so max() of each over the
+      // inserted rows is the mark whether or not the parts were merged.
+      "CREATE TABLE IF NOT EXISTS arbiter_sync_ledger (ledger String, synced_before Int64, seq "
+      "Int64) ENGINE = ReplacingMergeTree(seq) ORDER BY ledger",
   };
   for (const char* s : stmts)
     if (auto r = Query(s); !r.ok()) return r.status();
@@ -170,7 +174,7 @@ Status ClickHouseStore::PutPriceBooks(const std::vector<PriceBook>& books) {
 }
 
 Status ClickHouseStore::PutRows(const std::vector<billing::StoredRow>& rows,
-                                std::optional<Millis> synced_before) {
+                                const std::optional<billing::SyncMark>& mark) {
   if (!rows.empty()) {
     std::string tsv;
     tsv.reserve(rows.size() * 200);
@@ -184,12 +188,31 @@ Status ClickHouseStore::PutRows(const std::vector<billing::StoredRow>& rows,
     auto r = Query("INSERT INTO arbiter_hourly FORMAT TabSeparated", tsv);
     if (!r.ok()) return r.status();
   }
-  if (synced_before) {
+  if (mark) {
+    std::string line;
+    warehouse::AppendEscapedField(&line, mark->ledger);
+    line += "\t" + std::to_string(mark->synced_before) + "\t" + std::to_string(mark->seq) + "\n";
+    auto m = Query("INSERT INTO arbiter_sync_ledger FORMAT TabSeparated", line);
+    if (!m.ok()) return m.status();
     auto r = Query("INSERT INTO arbiter_sync FORMAT TabSeparated",
-                   "1\t" + std::to_string(*synced_before) + "\n");
+                   "1\t" + std::to_string(mark->synced_before) + "\n");
     if (!r.ok()) return r.status();
   }
   return Status::Ok();
+}
+
+Result<std::optional<billing::SyncMark>> ClickHouseStore::MarkOf(const std::string& ledger) {
+  using R = Result<std::optional<billing::SyncMark>>;
+  auto body = Query(
+      "SELECT count(), max(synced_before), max(seq) FROM arbiter_sync_ledger WHERE ledger = " +
+      Literal(ledger) + " FORMAT TabSeparated");
+  if (!body.ok()) return body.status();
+  auto f = Fields(std::string_view(*body).substr(0, body->find('\n')));
+  if (f.size() != 3) return R::Error(describe_ + ": unreadable sync mark");
+  auto n = Int(f[0]), before = Int(f[1]), seq = Int(f[2]);
+  if (!n.ok() || !before.ok() || !seq.ok()) return R::Error(describe_ + ": unreadable sync mark");
+  if (*n == 0) return std::optional<billing::SyncMark>();
+  return std::optional<billing::SyncMark>(billing::SyncMark{ledger, *before, *seq});
 }
 
 Result<Millis> ClickHouseStore::SyncedBefore() {

@@ -8,6 +8,8 @@
 //                        with FINAL, so a retried or repeated insert never counts twice.
 //   arbiter_price_books  ReplacingMergeTree ORDER BY id (PriceBook versions, immutable).
 //   arbiter_sync         ReplacingMergeTree(synced_before) ORDER BY id: the sync watermark.
+//   arbiter_sync_ledger  ReplacingMergeTree(seq) ORDER BY ledger: per SQLite ledger id, its sync
+//                        mark (watermark and change sequence number copied).
 // Raw tracks are Decimal(38,0) (int128 fits: |v| < 1.7e38), summed exactly by the server.
 #pragma once
 
@@ -29,8 +31,9 @@ class ClickHouseStore : public billing::WarehouseStore {
   Result<std::vector<billing::RowSpan>> ReadSpans(const billing::SpanQuery& q) override;
   Status PutPriceBooks(const std::vector<PriceBook>& books) override;
   Status PutRows(const std::vector<billing::StoredRow>& rows,
-                 std::optional<Millis> synced_before) override;
+                 const std::optional<billing::SyncMark>& mark) override;
   Result<Millis> SyncedBefore() override;
+  Result<std::optional<billing::SyncMark>> MarkOf(const std::string& ledger) override;
   // Runs a statement; the answer body (TabSeparated unless the SQL says otherwise).
   Result<std::string> Query(const std::string& sql, const std::string& body = {});
   // OPTIMIZE ... FINAL: merges parts (tests and benchmarks; reads are exact without it).

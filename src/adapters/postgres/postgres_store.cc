@@ -79,7 +79,9 @@ Status PostgresStore::EnsureSchema() {
       "NOT NULL,"
       " canonical text NOT NULL, json text NOT NULL);"
       "CREATE TABLE IF NOT EXISTS arbiter_sync (id int PRIMARY KEY, synced_before bigint NOT "
-      "NULL);");
+      "NULL);"
+      "CREATE TABLE IF NOT EXISTS arbiter_sync_ledger (ledger text PRIMARY KEY, synced_before "
+      "bigint NOT NULL, seq bigint NOT NULL);");
 }
 
 Result<std::vector<PriceBook>> PostgresStore::PriceBooks() {
@@ -145,7 +147,7 @@ Status PostgresStore::CopyIn(const std::string& table, const std::string& text,
 }
 
 Status PostgresStore::PutRows(const std::vector<billing::StoredRow>& rows,
-                              std::optional<Millis> synced_before) {
+                              const std::optional<billing::SyncMark>& mark) {
   if (Status s = Exec("BEGIN"); !s.ok()) return s;
   auto fail = [&](Status s) {
     ResultGuard g{PQexec(conn_, "ROLLBACK")};
@@ -190,13 +192,23 @@ Status PostgresStore::PutRows(const std::vector<billing::StoredRow>& rows,
       if (Status s = Exec("TRUNCATE arbiter_stage"); !s.ok()) return fail(s);
     }
   }
-  if (synced_before)
+  if (mark) {
     if (Status s = Exec(
-            "INSERT INTO arbiter_sync VALUES (1, " + std::to_string(*synced_before) +
+            "INSERT INTO arbiter_sync VALUES (1, " + std::to_string(mark->synced_before) +
             ") ON CONFLICT (id) DO UPDATE SET synced_before = GREATEST(arbiter_sync.synced_before,"
             " EXCLUDED.synced_before)");
         !s.ok())
       return fail(s);
+    const std::string before = std::to_string(mark->synced_before), seq = std::to_string(mark->seq);
+    const char* params[3] = {mark->ledger.c_str(), before.c_str(), seq.c_str()};
+    ResultGuard g{PQexecParams(
+        conn_,
+        "INSERT INTO arbiter_sync_ledger VALUES ($1, $2, $3) ON CONFLICT (ledger) DO UPDATE SET"
+        " synced_before = GREATEST(arbiter_sync_ledger.synced_before, EXCLUDED.synced_before),"
+        " seq = GREATEST(arbiter_sync_ledger.seq, EXCLUDED.seq)",
+        3, nullptr, params, nullptr, nullptr, 0)};
+    if (PQresultStatus(g.r) != PGRES_COMMAND_OK) return fail(Error("store the sync mark"));
+  }
   if (Status s = Exec("COMMIT"); !s.ok()) return fail(s);
   return Status::Ok();
 }
@@ -206,6 +218,18 @@ Result<Millis> PostgresStore::SyncedBefore() {
   if (PQresultStatus(g.r) != PGRES_TUPLES_OK) return Error("read sync watermark");
   if (PQntuples(g.r) == 0) return INT64_MIN;
   return static_cast<Millis>(std::stoll(PQgetvalue(g.r, 0, 0)));
+}
+
+Result<std::optional<billing::SyncMark>> PostgresStore::MarkOf(const std::string& ledger) {
+  const char* params[1] = {ledger.c_str()};
+  ResultGuard g{PQexecParams(conn_,
+                             "SELECT synced_before, seq FROM arbiter_sync_ledger WHERE ledger = $1",
+                             1, nullptr, params, nullptr, nullptr, 0)};
+  if (PQresultStatus(g.r) != PGRES_TUPLES_OK) return Error("read the sync mark");
+  if (PQntuples(g.r) == 0) return std::optional<billing::SyncMark>();
+  return std::optional<billing::SyncMark>(
+      billing::SyncMark{ledger, static_cast<Millis>(std::stoll(PQgetvalue(g.r, 0, 0))),
+                        static_cast<int64_t>(std::stoll(PQgetvalue(g.r, 0, 1)))});
 }
 
 Result<std::vector<billing::RowSpan>> PostgresStore::ReadSpans(const billing::SpanQuery& q) {

@@ -8,6 +8,8 @@
 //                        are all new is COPied straight into the table).
 //   arbiter_price_books  id PRIMARY KEY (PriceBook versions, immutable).
 //   arbiter_sync         the sync watermark, moved in the same transaction as the rows.
+//   arbiter_sync_ledger  ledger id PRIMARY KEY: its sync mark (watermark, change sequence number),
+//                        moved in the same transaction as the rows.
 #pragma once
 
 #include <memory>
@@ -29,8 +31,9 @@ class PostgresStore : public billing::WarehouseStore {
   Result<std::vector<billing::RowSpan>> ReadSpans(const billing::SpanQuery& q) override;
   Status PutPriceBooks(const std::vector<PriceBook>& books) override;
   Status PutRows(const std::vector<billing::StoredRow>& rows,
-                 std::optional<Millis> synced_before) override;
+                 const std::optional<billing::SyncMark>& mark) override;
   Result<Millis> SyncedBefore() override;
+  Result<std::optional<billing::SyncMark>> MarkOf(const std::string& ledger) override;
   Status Exec(const std::string& sql);
 
  private:

@@ -40,21 +40,40 @@ std::string Fresh(const MeteringConfig& c, const std::string& sel) {
 std::vector<std::pair<std::string, std::string>> MeterQueries(const MeteringConfig& c) {
   const std::string ns = c.label_namespace, pod = c.label_pod, ctr = c.label_container;
   const std::string real_ctr = ctr + "!=\"\"," + ctr + "!=\"POD\"";
+  // The labels that identify one series; any other label (instance, job, the exporter's own pod,
+  // a Prometheus replica label) tells copies of it apart: two kube-state-metrics replicas, or
+  // cAdvisor scraped by two jobs. Copies are one series (max over them) before anything is
+  // summed by pod; the "dups" query finds where there were copies, for the provenance.
+  const std::string req_id = ns + ", " + pod + ", " + ctr + ", " + c.label_resource;
+  const std::string ctr_id = ns + ", " + pod + ", " + ctr;
+  const std::string gpu_id =
+      ctr_id + ", " + c.label_mig_profile + ", " + c.label_gpu_device + ", " + c.label_mig_instance;
+  const std::string req_sel = Fresh(c, Sel(c, c.requests, {}));
+  const std::string cpu_sel = Fresh(c, Sel(c, c.cpu_usage, {real_ctr}));
+  const std::string mem_sel = Fresh(c, Sel(c, c.memory_usage, {real_ctr}));
+  const std::string gpu_sel = Fresh(c, Sel(c, c.gpu_usage, {pod + "!=\"\""}));
+  auto copies = [&](const std::string& track, const std::string& by, const std::string& id,
+                    const std::string& sel) {
+    return "label_replace(max by (" + by + ") (count by (" + id + ") (" + sel +
+           ") > 1), \"arbiter_track\", \"" + track + "\", \"\", \"\")";
+  };
   return {
       {"phase", "max by (" + ns + ", " + pod + ") (" +
                     Fresh(c, Sel(c, c.pod_phase, {"phase=\"Running\""})) + " == 1)"},
       {"info", "max by (" + ns + ", " + pod + ", " + c.label_node + ") (" +
                    Fresh(c, Sel(c, c.pod_info, {})) + ")"},
-      {"requests", "sum by (" + ns + ", " + pod + ", " + c.label_resource + ") (" +
-                       Fresh(c, Sel(c, c.requests, {})) + ")"},
+      {"requests", "sum by (" + ns + ", " + pod + ", " + c.label_resource + ") (max by (" + req_id +
+                       ") (" + req_sel + "))"},
       {"nodes", "max by (" + c.label_node + ", " + c.label_gpu_product + ", " +
                     c.label_gpu_replicas + ") (" + Fresh(c, Sel(c, c.node_labels, {})) + ")"},
-      {"cpu", "max by (" + ns + ", " + pod + ", " + ctr + ") (" +
-                  Fresh(c, Sel(c, c.cpu_usage, {real_ctr})) + ")"},
-      {"memory",
-       "sum by (" + ns + ", " + pod + ") (" + Fresh(c, Sel(c, c.memory_usage, {real_ctr})) + ")"},
-      {"gpu", "sum by (" + ns + ", " + pod + ", " + c.label_mig_profile + ") (" +
-                  Fresh(c, Sel(c, c.gpu_usage, {pod + "!=\"\""})) + ")"},
+      {"cpu", "max by (" + ctr_id + ") (" + cpu_sel + ")"},
+      {"memory", "sum by (" + ns + ", " + pod + ") (max by (" + ctr_id + ") (" + mem_sel + "))"},
+      {"gpu", "sum by (" + ns + ", " + pod + ", " + c.label_mig_profile + ") (max by (" + gpu_id +
+                  ") (" + gpu_sel + "))"},
+      {"dups", copies("request", ns + ", " + pod + ", " + c.label_resource, req_id, req_sel) +
+                   " or " + copies("cpu", ns + ", " + pod, ctr_id, cpu_sel) + " or " +
+                   copies("memory", ns + ", " + pod, ctr_id, mem_sel) + " or " +
+                   copies("gpu", ns + ", " + pod + ", " + c.label_mig_profile, gpu_id, gpu_sel)},
   };
 }
 
@@ -127,6 +146,14 @@ struct ProvKey {
     return std::tie(workload, resource, hour) < std::tie(o.workload, o.resource, o.hour);
   }
 };
+
+// GPU shares whose usage no series gives: a time-sliced / MPS replica (DCGM cannot attribute a
+// card's activity to one of the processes sharing it) and a MIG instance without a utilisation
+// series in the run. Their usage track is the request track (docs/billing.md), flagged.
+bool UsageFallsBackToRequest(std::string_view resource, const RunSegment& seg) {
+  return (resource == kGpu && seg.gpu_replicas > 1) || resource == kGpuSharedResource ||
+         IsMigResourceName(resource);
+}
 
 bool HasUsageMetric(std::string_view resource) {
   return resource == kCpu || resource == kMemory || resource == kGpu || IsMigResourceName(resource);
@@ -227,6 +254,10 @@ class Meter {
             if (auto k = index(x.t)) v[*k] = info;
           continue;
         }
+        if (name == "dups") {
+          Duplicates(s, p, q);
+          continue;
+        }
         PagePod* pp = pod_of(s.labels);
         if (!pp) continue;
         if (name == "phase") {
@@ -294,6 +325,36 @@ class Meter {
       }
     }
     return Status::Ok();
+  }
+
+  // A series of the "dups" query: grid points at which a series of a pod's resource came in more
+  // than one copy (deduplicated by the queries), counted in the provenance.
+  void Duplicates(const Series& s, Millis p, Millis q) {
+    auto label = [&](const std::string& k) {
+      auto it = s.labels.find(k);
+      return it == s.labels.end() ? std::string() : it->second;
+    };
+    const std::string ns = label(cfg_.label_namespace), pod = label(cfg_.label_pod),
+                      track = label("arbiter_track");
+    if (ns.empty() || pod.empty()) return;
+    std::string res;
+    if (track == "request") {
+      res = ResourceFromKsmLabel(label(cfg_.label_resource), cfg_);
+    } else if (track == "cpu") {
+      res = kCpu;
+    } else if (track == "memory") {
+      res = kMemory;
+    } else if (track == "gpu") {
+      const std::string profile = label(cfg_.label_mig_profile);
+      res = profile.empty() ? std::string(kGpu) : "nvidia.com/mig-" + profile;
+    }
+    if (res.empty()) return;
+    const std::string workload = ns + "/" + pod;
+    for (const Sample& x : s.samples) {
+      if (x.t < p || x.t >= q || (x.t - p) % S_ != 0) continue;
+      prov_[{workload, res, HourOf(x.t)}].duplicate_points++;
+      ++stats_.duplicate_points;
+    }
   }
 
   std::string Key(const std::string& node, const NodeInfo& ni, const ResourceList& req) {
@@ -448,6 +509,8 @@ class Meter {
     for (auto& [res, f] : sg.folders) {
       if (cpu_at_end && res == kCpu)
         f.f->FinishContinued(*cpu_at_end);
+      else if (f.last_add == INT64_MIN && UsageFallsBackToRequest(res, *sg.seg))
+        f.f->FinishUsageFromRequest();  // flagged in the invoice provenance
       else
         f.f->Finish();
     }

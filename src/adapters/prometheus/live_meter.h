@@ -27,6 +27,9 @@ struct MeterProvenance {
   int64_t request_gaps = 0;     // grid points inside a run bridged over a kube-state-metrics hole
   int64_t counter_resets = 0;   // counter decreases (container restarts) of this resource
   int64_t outside_samples = 0;  // usage samples while the pod was not running: not billed
+  // Grid points at which a series of this resource came in more than one copy (two
+  // kube-state-metrics replicas, cAdvisor scraped by two jobs): counted once, as one series.
+  int64_t duplicate_points = 0;
   bool operator==(const MeterProvenance&) const = default;
 };
 
@@ -38,7 +41,7 @@ struct MeterBatch {
 struct MeterStats {
   int64_t pages = 0, requests = 0, pods = 0, segments = 0, rows = 0, samples = 0;
   int64_t usage_gaps = 0, request_gaps = 0, counter_resets = 0, outside_samples = 0,
-          invalid_values = 0;
+          invalid_values = 0, duplicate_points = 0;
 };
 
 using BatchSink = std::function<Status(MeterBatch&& batch)>;
@@ -53,7 +56,8 @@ Result<MeterStats> MeterPrometheus(Client& client, const MeteringConfig& cfg, Mi
 // query (max_over_time over the range); the meter job skips empty windows with it when catching up.
 Result<bool> AnyPodRunning(Client& client, const MeteringConfig& cfg, Millis from, Millis to);
 
-// The PromQL queries one page runs, by name (phase, info, requests, nodes, cpu, memory, gpu).
+// The PromQL queries one page runs, by name (phase, info, requests, nodes, cpu, memory, gpu,
+// dups).
 std::vector<std::pair<std::string, std::string>> MeterQueries(const MeteringConfig& cfg);
 
 }  // namespace arbiter::prometheus

@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <string_view>
+
 namespace arbiter::prometheus {
 
 namespace {
@@ -15,10 +17,26 @@ Result<std::unique_ptr<MeterProvenanceTable>> MeterProvenanceTable::Open(sqlite3
       "CREATE TABLE IF NOT EXISTS meter_provenance(namespace TEXT NOT NULL, workload TEXT NOT NULL,"
       " resource TEXT NOT NULL, hour INTEGER NOT NULL, usage_gaps INTEGER NOT NULL,"
       " request_gaps INTEGER NOT NULL, counter_resets INTEGER NOT NULL, outside_samples INTEGER "
-      "NOT NULL,"
+      "NOT NULL, duplicate_points INTEGER NOT NULL DEFAULT 0,"
       " PRIMARY KEY(namespace, workload, resource, hour)) WITHOUT ROWID";
   if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK)
     return Err(db, "create meter_provenance");
+  // Tables made before duplicate series were counted get the column (0: none were seen).
+  bool has_dups = false;
+  sqlite3_stmt* info = nullptr;
+  if (sqlite3_prepare_v2(db, "PRAGMA table_info(meter_provenance)", -1, &info, nullptr) !=
+      SQLITE_OK)
+    return Err(db, "read meter_provenance columns");
+  while (sqlite3_step(info) == SQLITE_ROW)
+    has_dups |= std::string_view(reinterpret_cast<const char*>(sqlite3_column_text(info, 1))) ==
+                "duplicate_points";
+  sqlite3_finalize(info);
+  if (!has_dups &&
+      sqlite3_exec(db,
+                   "ALTER TABLE meter_provenance ADD COLUMN duplicate_points INTEGER NOT NULL "
+                   "DEFAULT 0",
+                   nullptr, nullptr, nullptr) != SQLITE_OK)
+    return Err(db, "add meter_provenance.duplicate_points");
   return std::unique_ptr<MeterProvenanceTable>(new MeterProvenanceTable(db));
 }
 
@@ -27,9 +45,12 @@ Status MeterProvenanceTable::Put(const std::vector<MeterProvenance>& rows) {
   if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK)
     return Err(db_, "begin");
   sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(db_,
-                         "INSERT OR REPLACE INTO meter_provenance VALUES (?1,?2,?3,?4,?5,?6,?7,?8)",
-                         -1, &st, nullptr) != SQLITE_OK) {
+  if (sqlite3_prepare_v2(
+          db_,
+          "INSERT OR REPLACE INTO meter_provenance(namespace, workload, resource, hour, usage_gaps,"
+          " request_gaps, counter_resets, outside_samples, duplicate_points)"
+          " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+          -1, &st, nullptr) != SQLITE_OK) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     return Err(db_, "prepare meter_provenance insert");
   }
@@ -43,6 +64,7 @@ Status MeterProvenanceTable::Put(const std::vector<MeterProvenance>& rows) {
     sqlite3_bind_int64(st, 6, r.request_gaps);
     sqlite3_bind_int64(st, 7, r.counter_resets);
     sqlite3_bind_int64(st, 8, r.outside_samples);
+    sqlite3_bind_int64(st, 9, r.duplicate_points);
     if (sqlite3_step(st) != SQLITE_DONE) {
       sqlite3_finalize(st);
       Status s = Err(db_, "write meter_provenance");
@@ -63,8 +85,11 @@ Result<std::vector<MeterProvenance>> MeterProvenanceTable::Read() {
   std::vector<MeterProvenance> out;
   sqlite3_stmt* st = nullptr;
   if (sqlite3_prepare_v2(
-          db_, "SELECT * FROM meter_provenance ORDER BY namespace, workload, resource, hour", -1,
-          &st, nullptr) != SQLITE_OK)
+          db_,
+          "SELECT namespace, workload, resource, hour, usage_gaps, request_gaps, counter_resets,"
+          " outside_samples, duplicate_points FROM meter_provenance"
+          " ORDER BY namespace, workload, resource, hour",
+          -1, &st, nullptr) != SQLITE_OK)
     return Err(db_, "read meter_provenance");
   while (sqlite3_step(st) == SQLITE_ROW) {
     MeterProvenance m;
@@ -76,6 +101,7 @@ Result<std::vector<MeterProvenance>> MeterProvenanceTable::Read() {
     m.request_gaps = sqlite3_column_int64(st, 5);
     m.counter_resets = sqlite3_column_int64(st, 6);
     m.outside_samples = sqlite3_column_int64(st, 7);
+    m.duplicate_points = sqlite3_column_int64(st, 8);
     out.push_back(std::move(m));
   }
   sqlite3_finalize(st);

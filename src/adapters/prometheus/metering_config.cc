@@ -25,6 +25,11 @@ Status ValidateMeteringConfig(const MeteringConfig& c) {
   for (const std::string* name : {&c.pod_phase, &c.pod_info, &c.requests, &c.node_labels,
                                   &c.cpu_usage, &c.memory_usage, &c.gpu_usage})
     if (name->empty()) return Status::Error("a series name is empty");
+  for (const std::string* label :
+       {&c.label_namespace, &c.label_pod, &c.label_container, &c.label_node, &c.label_resource,
+        &c.label_mig_profile, &c.label_gpu_product, &c.label_gpu_replicas, &c.label_gpu_device,
+        &c.label_mig_instance})
+    if (label->empty()) return Status::Error("a label name is empty");
   return Status::Ok();
 }
 
@@ -176,7 +181,9 @@ Result<MeteringConfig> LoadMeteringConfig(const std::string& path) {
                          {"resource", &c.label_resource},
                          {"migProfile", &c.label_mig_profile},
                          {"gpuProduct", &c.label_gpu_product},
-                         {"gpuReplicas", &c.label_gpu_replicas}});
+                         {"gpuReplicas", &c.label_gpu_replicas},
+                         {"gpuDevice", &c.label_gpu_device},
+                         {"migInstance", &c.label_mig_instance}});
         else if (k == "resources") {
           if (!v.IsMap())
             ok = r.Fail(v, "spec.resources: must map KSM resource labels to resource names");

@@ -38,6 +38,10 @@ struct MeteringConfig {
   std::string label_mig_profile = "GPU_I_PROFILE";
   std::string label_gpu_product = "label_nvidia_com_gpu_product";
   std::string label_gpu_replicas = "label_nvidia_com_gpu_replicas";
+  // dcgm-exporter's labels of one device: the card and the MIG instance on it (with namespace,
+  // pod, container and migProfile they identify a GPU usage series; docs/metering-live.md).
+  std::string label_gpu_device = "UUID";
+  std::string label_mig_instance = "GPU_I_ID";
 
   std::map<std::string, std::string> resources;  // extra KSM resource label -> resource name
 };

@@ -100,12 +100,14 @@ json InvoiceHeadToJson(const Invoice& inv) {
 }
 
 json ProvenanceToJson(const billing::Provenance& p) {
-  return {{"workload", p.workload},
-          {"resource", p.resource},
-          {"samples", p.samples},
-          {"coveredSeconds", SecondsText(p.covered_ms)},
-          {"runSeconds", SecondsText(p.run_ms)},
-          {"lowCoverage", p.low_coverage}};
+  json j = {{"workload", p.workload},
+            {"resource", p.resource},
+            {"samples", p.samples},
+            {"coveredSeconds", SecondsText(p.covered_ms)},
+            {"runSeconds", SecondsText(p.run_ms)},
+            {"lowCoverage", p.low_coverage}};
+  if (p.usage_from_request) j["usageFromRequest"] = true;
+  return j;
 }
 
 json InvoiceToJson(const Invoice& inv) {
@@ -135,6 +137,7 @@ json SegmentToJson(const RunSegment& s) {
       {"node", s.node},         {"gpuProduct", s.gpu_product},     {"requests", list(s.requests)},
       {"usage", list(s.usage)}, {"start", FormatRfc3339(s.start)}, {"end", FormatRfc3339(s.end)}};
   if (s.gpu_replicas != 1) j["gpuReplicas"] = s.gpu_replicas;
+  if (s.usage_from_request) j["usageFromRequest"] = true;
   if (s.lost)
     j["lost"] = {{"from", FormatRfc3339(s.lost->from)},
                  {"to", FormatRfc3339(s.lost->to)},
@@ -211,6 +214,12 @@ Result<RunSegment> SegmentFromJson(const json& j) {
       return Result<RunSegment>::Error(
           "gpuReplicas: expected a positive integer (nvidia.com/gpu.replicas of the node)");
     s.gpu_replicas = r->get<int64_t>();
+  }
+  if (auto u = j.find("usageFromRequest"); u != j.end() && !u->is_null()) {
+    if (!u->is_boolean())
+      return Result<RunSegment>::Error(
+          "usageFromRequest: expected true or false (true: nothing measured the usage)");
+    s.usage_from_request = u->get<bool>();
   }
   if (auto p = j.find("priority"); p != j.end()) {
     if (!p->is_number_integer() || (p->is_number_unsigned() && p->get<uint64_t>() > INT32_MAX) ||

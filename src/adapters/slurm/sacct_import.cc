@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "adapters/slurm/slurm_names.h"
 #include "core/int128.h"
 #include "core/resources.h"
 #include "core/text.h"
@@ -71,6 +72,9 @@ Result<ImportResult> SegmentsFromSacct(const std::vector<SacctRun>& runs, const 
     ResourceList mig;
     for (const auto& [type, n] : run.alloc.gpu_types) {
       auto product = names.ProductOf(type);
+      // The MIG gres types `slurm export` writes ("1g.10gb", "1g.10gb_me") are MIG instances
+      // unless the map says otherwise, never whole GPUs.
+      if (!product) product = MigResourceOfGresType(type);
       if (product && IsMigResourceName(*product)) {
         mig.Set(*product, mig.Get(*product) + n);
         generic -= n;
@@ -98,7 +102,8 @@ Result<ImportResult> SegmentsFromSacct(const std::vector<SacctRun>& runs, const 
       if (s.usage.cpu_ms) cpu_ms = cpu_ms.value_or(0) + *s.usage.cpu_ms;
       if (s.usage.mem_bytes) mem = std::max(mem.value_or(0), *s.usage.mem_bytes);
     }
-    if (!cpu_ms && !mem) ++no_usage;
+    const bool measured = cpu_ms || mem;
+    if (!measured) ++no_usage;
     auto usage_of = [&](const ResourceList& requests) {
       ResourceList u = requests;
       if (cpu_ms && requests.Has(kCpu))
@@ -111,6 +116,8 @@ Result<ImportResult> SegmentsFromSacct(const std::vector<SacctRun>& runs, const 
       u.Compact();
       return u;
     };
+    // Without step usage nothing measured the run: its usage track is its request, exactly.
+    base.usage_from_request = !measured;
     if (models.empty()) {
       billing::RunSegment s = base;
       s.requests = req;
@@ -151,8 +158,8 @@ Result<ImportResult> SegmentsFromSacct(const std::vector<SacctRun>& runs, const 
   if (no_usage > 0)
     r.notes.push_back(std::to_string(no_usage) + " run" + (no_usage == 1 ? "" : "s") +
                       " without step usage (sacct -X, or shorter than JobAcctGatherFrequency): "
-                      "usage track = request "
-                      "track");
+                      "usage track = the request track exactly (flagged in the invoices' "
+                      "provenance as usage = request)");
   return r;
 }
 

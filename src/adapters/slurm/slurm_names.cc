@@ -1,5 +1,7 @@
 #include "adapters/slurm/slurm_names.h"
 
+#include "core/resources.h"
+
 namespace arbiter::slurm {
 
 namespace {
@@ -61,6 +63,14 @@ std::string GresTypeOfMig(std::string_view mig_resource) {
   if (s.empty()) s.push_back('x');
   if (s.size() > kMaxSlurmName) s.resize(kMaxSlurmName);
   return s;
+}
+
+std::optional<std::string> MigResourceOfGresType(std::string_view gres_type) {
+  for (const MigProfile& p : KnownMigProfiles()) {
+    std::string resource = "nvidia.com/mig-" + p.profile;
+    if (GresTypeOfMig(resource) == gres_type) return resource;
+  }
+  return std::nullopt;
 }
 
 }  // namespace arbiter::slurm

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -36,6 +37,10 @@ std::string ToSlurmName(std::string_view name);
 // NVIDIA's MIG device names go; Slurm type strings allow '.'.
 std::string GresTypeOfProduct(std::string_view product);
 std::string GresTypeOfMig(std::string_view mig_resource);
+// The MIG resource whose gres type GresTypeOfMig writes as `gres_type` ("1g.10gb" ->
+// "nvidia.com/mig-1g.10gb", "1g.10gb_me" -> "nvidia.com/mig-1g.10gb+me"), for the known MIG
+// profiles; nullopt for any other type.
+std::optional<std::string> MigResourceOfGresType(std::string_view gres_type);
 
 // True for gres type text Slurm accepts in `gres/gpu:TYPE` (letters, digits, '_', '-', '.').
 bool IsValidGresType(std::string_view type);

@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <cstdio>
 #include <filesystem>
 #include <map>
+#include <random>
 #include <sstream>
 #include <tuple>
 
@@ -22,10 +24,12 @@ using billing::RowKind;
 
 namespace {
 
-// Schema 3: hourly rows keyed with gpu_replicas (time-sliced / MPS GPUs, schema 2) and daily
-// rollups of the current rows (schema 3). Older ledgers are migrated on open: schema-1 rows get
-// gpu_replicas = 1, and the rollups are rebuilt from the hourly rows.
-constexpr int kSchemaVersion = 3;
+// Schema 4: hourly rows keyed with gpu_replicas (time-sliced / MPS GPUs, schema 2), daily
+// rollups of the current rows (schema 3) and a change sequence number per row (schema 4: `seq`,
+// meta.last_seq and meta.ledger_id, for `arbiter ledger sync`). Older ledgers are migrated on
+// open: schema-1 rows get gpu_replicas = 1, rows of schemas 1-3 get seq = 0, and the rollups are
+// rebuilt from the hourly rows.
+constexpr int kSchemaVersion = 4;
 constexpr Millis kDayMs = 24 * billing::kHourMs;
 const char* kHourlyColumns =
     "namespace TEXT NOT NULL, workload TEXT NOT NULL, resource TEXT NOT NULL,"
@@ -36,14 +40,31 @@ const char* kHourlyColumns =
     " samples INTEGER NOT NULL, covered_ms INTEGER NOT NULL, run_ms INTEGER NOT NULL,"
     " unit TEXT NOT NULL, price_book TEXT NOT NULL, currency TEXT NOT NULL, mode TEXT NOT NULL,"
     " unit_price TEXT NOT NULL, billed_quantity TEXT NOT NULL, amount TEXT NOT NULL,"
+    " seq INTEGER NOT NULL DEFAULT 0,"
     " PRIMARY KEY(namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, hour, "
     "version)";
+
+// A new ledger's id (meta.ledger_id): 128 random bits in hex. A warehouse keeps its sync
+// position per ledger id, so that another ledger synced into it is copied whole.
+std::string NewLedgerId() {
+  std::random_device rd;
+  std::string id;
+  for (int i = 0; i < 4; ++i) {
+    char buf[9];
+    std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned>(rd()));
+    id += buf;
+  }
+  return id;
+}
 
 std::string Schema() {
   return std::string(R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ')sql") +
          std::to_string(kSchemaVersion) + R"sql(');
+INSERT OR IGNORE INTO meta(key, value) VALUES ('ledger_id', ')sql" +
+         NewLedgerId() + R"sql(');
+INSERT OR IGNORE INTO meta(key, value) VALUES ('last_seq', '0');
 CREATE TABLE IF NOT EXISTS price_books(
   id TEXT PRIMARY KEY,
   effective_from INTEGER NOT NULL,
@@ -80,7 +101,7 @@ std::string MigrateV1Sql() {
          ") WITHOUT ROWID;"
          "INSERT INTO hourly SELECT namespace, workload, resource, gpu_product, 1, kind, preemptor,"
          " hour, version, current, request_raw, usage_raw, max_raw, samples, covered_ms, run_ms,"
-         " unit, price_book, currency, mode, unit_price, billed_quantity, amount FROM hourly_v1;"
+         " unit, price_book, currency, mode, unit_price, billed_quantity, amount, 0 FROM hourly_v1;"
          "DROP TABLE hourly_v1;";
 }
 
@@ -390,6 +411,30 @@ Status WriteWatermark(sqlite3* db, Millis before) {
   s.Text(1, std::to_string(before));
   if (s.Step() != SQLITE_DONE) return SqlError(db, "write seal watermark");
   return Status::Ok();
+}
+
+Status WriteMeta(sqlite3* db, const char* key, const std::string& value) {
+  Stmt s(db,
+         "INSERT INTO meta(key, value) VALUES (?1, ?2) "
+         "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  if (!s.ok()) return SqlError(db, std::string("write meta.") + key);
+  s.Text(1, key);
+  s.Text(2, value);
+  if (s.Step() != SQLITE_DONE) return SqlError(db, std::string("write meta.") + key);
+  return Status::Ok();
+}
+
+// meta.last_seq: the last change sequence number given to a row (0: none yet).
+Result<int64_t> ReadLastSeq(sqlite3* db) {
+  Stmt s(db, "SELECT value FROM meta WHERE key = 'last_seq'");
+  if (!s.ok()) return SqlError(db, "read change sequence");
+  if (s.Step() != SQLITE_ROW) return int64_t{0};
+  const std::string t = s.ColText(0);
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || end != t.data() + t.size() || v < 0)
+    return Status::Error("ledger: the change sequence is damaged (" + QuotedEcho(t, 40) + ")");
+  return v;
 }
 
 // The row columns both invoice readers select, in this order: namespace, workload, resource,
@@ -737,6 +782,11 @@ Status Ledger::Migrate() {
   if (version == 1)
     if (Status s = Exec(MigrateV1Sql().c_str()); !s.ok())
       return Status::Error(s.message() + " (migrating schema 1)");
+  // Schemas 2 and 3 -> 4: the change sequence (0 for every existing row; a warehouse synced by an
+  // older arbiter has no sync position for this ledger's id and is copied whole once).
+  if (version == 2 || version == 3)
+    if (Status s = Exec("ALTER TABLE hourly ADD COLUMN seq INTEGER NOT NULL DEFAULT 0"); !s.ok())
+      return Status::Error(s.message() + " (migrating schema " + std::to_string(version) + ")");
   if (Status s = Exec(Schema().c_str()); !s.ok()) return s;
   if (version != 0) {
     if (Status s = RebuildRollupsLocked(); !s.ok()) return s;
@@ -820,12 +870,17 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
   auto wm = ReadWatermark(db_);
   if (!wm.ok()) return wm.status();
   const Millis sealed_before = *wm;
+  // Every row this write inserts or changes gets the next change sequence number.
+  auto seq0 = ReadLastSeq(db_);
+  if (!seq0.ok()) return seq0.status();
+  int64_t seq = *seq0;
   Stmt insert(
       db_,
       "INSERT INTO hourly(namespace, workload, resource, gpu_product, gpu_replicas, kind,"
       " preemptor, hour, version, current, request_raw, usage_raw, max_raw, samples,"
-      " covered_ms, run_ms, unit, price_book, currency, mode, unit_price, billed_quantity, amount)"
-      " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,1,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22)"
+      " covered_ms, run_ms, unit, price_book, currency, mode, unit_price, billed_quantity, amount,"
+      " seq) VALUES"
+      " (?1,?2,?3,?4,?5,?6,?7,?8,?9,1,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23)"
       " ON CONFLICT DO NOTHING");
   Stmt current(db_,
                "SELECT version, request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, unit,"
@@ -835,7 +890,8 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
   Stmt update(db_,
               "UPDATE hourly SET request_raw=?10, usage_raw=?11, max_raw=?12, samples=?13,"
               " covered_ms=?14, run_ms=?15, unit=?16, price_book=?17, currency=?18, mode=?19,"
-              " unit_price=?20, billed_quantity=?21, amount=?22 WHERE namespace=?1 AND workload=?2"
+              " unit_price=?20, billed_quantity=?21, amount=?22, seq=?23 WHERE namespace=?1"
+              " AND workload=?2"
               " AND resource=?3 AND gpu_product=?4 AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7"
               " AND hour=?8 AND version=?9");
   Stmt supersede(db_,
@@ -877,8 +933,10 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
     BindKey(insert, r);
     insert.Int(9, 1);
     BindContent(insert, 10, c);
+    insert.Int(23, seq + 1);
     if (insert.Step() != SQLITE_DONE) return SqlError(db_, "insert hourly row of " + r.workload);
     if (sqlite3_changes(db_) == 1) {
+      ++seq;
       ++st.inserted;
       if (Status s = change(r, nullptr); !s.ok()) return s;
       continue;
@@ -905,6 +963,7 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
       BindKey(update, r);
       update.Int(9, version);
       BindContent(update, 10, c);
+      update.Int(23, ++seq);
       if (update.Step() != SQLITE_DONE) return SqlError(db_, "update hourly row of " + r.workload);
       ++st.replaced;
       if (Status s = change(r, &old); !s.ok()) return s;
@@ -919,12 +978,15 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
     BindKey(insert, r);
     insert.Int(9, version + 1);
     BindContent(insert, 10, c);
+    insert.Int(23, ++seq);
     if (insert.Step() != SQLITE_DONE || sqlite3_changes(db_) != 1)
       return SqlError(db_, "insert correction of " + r.workload);
     ++st.corrected;
     if (Status s = change(r, &old); !s.ok()) return s;
   }
   if (Status s = daily.Flush(); !s.ok()) return s;
+  if (seq != *seq0)
+    if (Status s = WriteMeta(db_, "last_seq", std::to_string(seq)); !s.ok()) return s;
   if (seal_before)
     if (Status s = WriteWatermark(db_, *seal_before); !s.ok()) return s;
   if (Status s = t.Commit(); !s.ok()) return s;
@@ -957,6 +1019,17 @@ Status Ledger::Seal(Millis before) {
 }
 
 Result<Millis> Ledger::SealedBefore() { return ReadWatermark(db_); }
+
+Result<ChangeMark> Ledger::Changes() {
+  ChangeMark m;
+  auto seq = ReadLastSeq(db_);
+  if (!seq.ok()) return seq.status();
+  m.last_seq = *seq;
+  Stmt s(db_, "SELECT value FROM meta WHERE key = 'ledger_id'");
+  if (!s.ok() || s.Step() != SQLITE_ROW) return SqlError(db_, "read the ledger id");
+  m.ledger_id = s.ColText(0);
+  return m;
+}
 
 Result<std::vector<LedgerRow>> Ledger::ReadDetailed(const RowFilter& f) {
   auto wm = ReadWatermark(db_);

@@ -6,6 +6,10 @@
 //  - Sealed hours are immutable: hours before the seal watermark are never overwritten. A
 //    different content for a sealed hour is stored as a new version (version + 1, the old one
 //    kept and marked superseded). Unsealed hours are updated in place.
+//  - Change sequence: every row a write inserts or changes (new key, in-place update, new version)
+//    gets the next number of the ledger's change sequence (column seq, meta.last_seq), in the
+//    same transaction; `arbiter ledger sync` copies what changed after its last position, so a
+//    late row of an hour that was already copied reaches the warehouse too.
 //  - Crash-safe: rows, their price books and the seal watermark move together in one
 //    transaction; a killed writer leaves the ledger as of its last commit.
 // Every row is stored with its rating (price book version, mode, unit price, billed quantity,
@@ -48,6 +52,13 @@ struct LedgerRow {
   billing::RatedRow rated;
 };
 
+// Where the ledger's change sequence stands: its id (random, made with the ledger) and the last
+// sequence number given to a row (0: none; rows of ledgers migrated from schema 3 or older have 0).
+struct ChangeMark {
+  std::string ledger_id;
+  int64_t last_seq = 0;
+};
+
 // What `arbiter ledger check` reports.
 struct LedgerStats {
   int schema = 0;
@@ -84,6 +95,7 @@ class Ledger {
                            std::optional<Millis> seal_before = std::nullopt);
   Status Seal(Millis before);
   Result<Millis> SealedBefore();  // INT64_MIN when nothing is sealed
+  Result<ChangeMark> Changes();
 
   // PriceBook versions stored; a version (name@effectiveFrom) never changes once stored.
   Status PutPriceBooks(const std::vector<PriceBook>& books);

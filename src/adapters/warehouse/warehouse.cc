@@ -39,8 +39,8 @@ constexpr const char* kColumns =
     "mode,"
     " unit_price, billed_quantity, amount";
 
-// Streams current rows matching `where` (with ?1, ?2 bound to a, b) in batches to `put`.
-Status Stream(sqlite3* db, const std::string& where, Millis a, Millis b, size_t batch,
+// Streams current rows matching `where` (with ?1, ?2, ?3 bound to a, b, c) in batches to `put`.
+Status Stream(sqlite3* db, const std::string& where, Millis a, Millis b, int64_t c, size_t batch,
               const std::function<Status(std::vector<billing::StoredRow>&&, bool last)>& put) {
   std::string sql =
       std::string("SELECT ") + kColumns + " FROM hourly WHERE current = 1 AND " + where;
@@ -49,6 +49,7 @@ Status Stream(sqlite3* db, const std::string& where, Millis a, Millis b, size_t 
     return Status::Error(std::string("ledger: read rows to sync: ") + sqlite3_errmsg(db));
   sqlite3_bind_int64(st, 1, a);
   sqlite3_bind_int64(st, 2, b);
+  sqlite3_bind_int64(st, 3, c);
   std::vector<billing::StoredRow> rows;
   rows.reserve(batch);
   auto text = [&](int c) {
@@ -115,6 +116,23 @@ Status Stream(sqlite3* db, const std::string& where, Millis a, Millis b, size_t 
   return put(std::move(rows), true);
 }
 
+// One read transaction around a sync's reads of the ledger: its watermark, change sequence and
+// rows are one snapshot (WAL), whatever writers commit meanwhile.
+class ReadSnapshot {
+ public:
+  explicit ReadSnapshot(sqlite3* db) : db_(db) {
+    ok_ = sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr) == SQLITE_OK;
+  }
+  ~ReadSnapshot() {
+    if (ok_) sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  sqlite3* db_;
+  bool ok_;
+};
+
 }  // namespace
 
 Result<SyncStats> SyncLedger(sqlite::Ledger& ledger, billing::WarehouseStore& wh,
@@ -123,47 +141,48 @@ Result<SyncStats> SyncLedger(sqlite::Ledger& ledger, billing::WarehouseStore& wh
   auto say = [&](const std::string& s) {
     if (opts.progress) opts.progress(s);
   };
+  ReadSnapshot snapshot(ledger.handle());
+  if (!snapshot.ok())
+    return Status::Error(std::string("ledger: begin reading: ") + sqlite3_errmsg(ledger.handle()));
   auto sealed = ledger.SealedBefore();
   if (!sealed.ok()) return sealed.status();
   st.sealed_before = *sealed;
+  auto changes = ledger.Changes();
+  if (!changes.ok()) return changes.status();
   if (Status s = wh.EnsureSchema(); !s.ok()) return s;
   auto books = ledger.PriceBooks();
   if (!books.ok()) return books.status();
   if (Status s = wh.PutPriceBooks(*books); !s.ok()) return s;
   st.price_books = static_cast<int64_t>(books->size());
-  auto wm = wh.SyncedBefore();
-  if (!wm.ok()) return wm.status();
-  st.synced_before_was = *wm;
+  auto mark = wh.MarkOf(changes->ledger_id);
+  if (!mark.ok()) return mark.status();
+  if (*mark) {
+    st.synced_before_was = (*mark)->synced_before;
+    st.seq_was = (*mark)->seq;
+  }
+  st.seq = changes->last_seq;
   if (*sealed == INT64_MIN) {
     say("nothing is sealed in the ledger yet (arbiter ledger seal): nothing to copy");
     return st;
   }
-  const size_t batch = std::max<size_t>(1, opts.batch_rows);
-  // 2. Corrections of hours copied before.
-  if (*wm != INT64_MIN) {
-    Status s =
-        Stream(ledger.handle(), "version > 1 AND hour >= ?1 AND hour < ?2", INT64_MIN,
-               std::min(*wm, *sealed), batch, [&](std::vector<billing::StoredRow>&& rows, bool) {
-                 if (rows.empty()) return Status::Ok();
-                 st.corrections += static_cast<int64_t>(rows.size());
-                 ++st.batches;
-                 return wh.PutRows(rows, std::nullopt);
-               });
-    if (!s.ok()) return s;
-  }
-  // 3. New sealed hours.
-  if (*wm >= *sealed) {
-    say("the warehouse is up to date (sealed before " + FormatRfc3339(*sealed) + ")");
+  if (*mark && (*mark)->synced_before >= *sealed && (*mark)->seq >= changes->last_seq) {
+    say("the warehouse is up to date (sealed before " + FormatRfc3339(*sealed) + ", change " +
+        std::to_string(changes->last_seq) + ")");
     return st;
   }
-  const Millis from = *wm == INT64_MIN ? INT64_MIN : *wm;
-  Status s = Stream(ledger.handle(), "hour >= ?1 AND hour < ?2", from, *sealed, batch,
-                    [&](std::vector<billing::StoredRow>&& rows, bool last) {
-                      st.rows += static_cast<int64_t>(rows.size());
+  // What to copy: every current row of the hours sealed since the last sync ([from, sealed)),
+  // and the rows of hours copied before (< from) that changed after it (seq > the mark's): new
+  // versions and new keys alike. A warehouse that never saw this ledger gets every sealed hour.
+  const Millis from = *mark ? std::min((*mark)->synced_before, *sealed) : INT64_MIN;
+  const int64_t after = *mark ? (*mark)->seq : -1;
+  const billing::SyncMark to{changes->ledger_id, *sealed, changes->last_seq};
+  const size_t batch = std::max<size_t>(1, opts.batch_rows);
+  Status s = Stream(ledger.handle(), "hour < ?2 AND (hour >= ?1 OR seq > ?3)", from, *sealed, after,
+                    batch, [&](std::vector<billing::StoredRow>&& rows, bool last) {
+                      for (const auto& r : rows) ++(r.row.hour < from ? st.late : st.rows);
                       ++st.batches;
-                      Status p =
-                          wh.PutRows(rows, last ? std::optional<Millis>(*sealed) : std::nullopt);
-                      if (p.ok() && !last) say(std::to_string(st.rows) + " rows copied");
+                      Status p = wh.PutRows(rows, last ? std::optional(to) : std::nullopt);
+                      if (p.ok() && !last) say(std::to_string(st.rows + st.late) + " rows copied");
                       return p;
                     });
   if (!s.ok()) return s;

@@ -1,14 +1,18 @@
 // Opening a warehouse by URL, and `arbiter ledger sync`: copying the sealed hours of the SQLite
-// ledger into it, incrementally.
+// ledger into it, incrementally, by the ledger's change sequence.
 //
-// Sync, step by step (each step idempotent, so a sync killed at any moment and run again leaves
-// exactly the SQLite ledger's current rows of the sealed hours in the warehouse):
-//  1. PriceBook versions (immutable; a different text for a stored version is an error).
-//  2. Corrections: current rows with version > 1 of hours before the warehouse's watermark
-//     (a sealed hour corrected after it was copied), upserted: the higher version wins.
-//  3. New sealed hours: current rows of [watermark, sealed_before), streamed in batches of
-//     `batch_rows`, upserted; then the watermark moves to sealed_before (with the last batch,
-//     in one transaction on PostgreSQL).
+// The warehouse keeps a sync mark per ledger id: the ledger's seal watermark and the last number
+// of its change sequence (sqlite::Ledger::Changes) as of the last complete sync. A sync reads one
+// snapshot of the ledger and copies
+//  1. PriceBook versions (immutable; a different text for a stored version is an error);
+//  2. the current rows of the hours sealed since (hours in [mark.synced_before, sealed_before)),
+//     and the current rows of hours copied before that changed since (seq > mark.seq): late new
+//     keys and new versions alike. With no mark for this ledger (a new warehouse, one synced by
+//     an arbiter before the change sequence, or from another ledger) every sealed hour is copied.
+//  Rows are streamed in batches of `batch_rows` and upserted (the higher version wins); the last
+//  batch moves the mark (in one transaction on PostgreSQL). Each step is idempotent, so a sync
+//  killed at any moment and run again leaves exactly the SQLite ledger's current rows of the
+//  sealed hours in the warehouse, whatever the order in which rows reached the ledger.
 // Unsealed hours are never copied: they may still change in place.
 #pragma once
 
@@ -27,8 +31,12 @@ Result<std::unique_ptr<billing::WarehouseStore>> OpenWarehouse(const std::string
 
 struct SyncStats {
   Millis sealed_before = INT64_MIN;      // the SQLite ledger's seal watermark
-  Millis synced_before_was = INT64_MIN;  // the warehouse's watermark before this sync
-  int64_t rows = 0, corrections = 0, batches = 0, price_books = 0;
+  Millis synced_before_was = INT64_MIN;  // the ledger's mark in the warehouse before this sync
+  int64_t seq_was = -1;                  // -1: no mark for this ledger
+  int64_t seq = 0;                       // the ledger's change sequence copied up to
+  // rows: of hours sealed since the last sync; late: of hours copied before (late new keys and
+  // new versions).
+  int64_t rows = 0, late = 0, batches = 0, price_books = 0;
 };
 
 struct SyncOptions {

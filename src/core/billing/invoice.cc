@@ -101,8 +101,10 @@ Status Finalize(const std::string& ns, NsAcc& acc, const PriceCatalog& catalog,
   books.erase(std::unique(books.begin(), books.end()), books.end());
   for (int b : books)
     inv->price_books.push_back(PriceBookId(catalog.books()[static_cast<size_t>(b)]));
-  for (Provenance& p : acc.prov)
+  for (Provenance& p : acc.prov) {
     p.low_coverage = p.covered_ms * 1000 < p.run_ms * opts.low_coverage_permille;
+    p.usage_from_request = p.samples == 0 && p.covered_ms > 0;
+  }
   inv->provenance = std::move(acc.prov);
   return Status::Ok();
 }
@@ -286,7 +288,8 @@ std::string Invoice::Canonical() const {
     s += std::to_string(p.covered_ms);
     s += '|';
     s += std::to_string(p.run_ms);
-    s += p.low_coverage ? "|low\n" : "|ok\n";
+    s += p.low_coverage ? "|low" : "|ok";
+    s += p.usage_from_request ? "|usage=request\n" : "\n";
   }
   s += "total " + total.ToFixed(kAmountDigits) + " request " +
        request_total.ToFixed(kAmountDigits) + " usage " + usage_total.ToFixed(kAmountDigits) + "\n";

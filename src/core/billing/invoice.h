@@ -57,6 +57,10 @@ struct Provenance {
   Millis covered_ms = 0;
   Millis run_ms = 0;
   bool low_coverage = false;  // covered < threshold × run (an estimate with a large error)
+  // Nothing measured the usage of some of its time: the usage track there is the request track
+  // (a Slurm run without step usage, a time-sliced / MPS GPU replica, a MIG instance without a
+  // utilisation series). Recognised from the rows: covered time without any sample.
+  bool usage_from_request = false;
 };
 
 struct Invoice {

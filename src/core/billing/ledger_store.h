@@ -44,6 +44,14 @@ class LedgerStore {
   virtual Result<std::vector<RowSpan>> ReadSpans(const SpanQuery& q) = 0;
 };
 
+// How far a warehouse holds one SQLite ledger (by its id): every current row of the hours before
+// `synced_before`, and every change of the ledger's change sequence up to `seq` in those hours.
+struct SyncMark {
+  std::string ledger;
+  Millis synced_before = INT64_MIN;
+  int64_t seq = 0;
+};
+
 // A store that `arbiter ledger sync` copies sealed hours into.
 class WarehouseStore : public LedgerStore {
  public:
@@ -51,12 +59,16 @@ class WarehouseStore : public LedgerStore {
   // Stores PriceBook versions; a stored version never changes (a different text for a stored id
   // is an error).
   virtual Status PutPriceBooks(const std::vector<PriceBook>& books) = 0;
-  // Upserts rows by key (the higher version wins) and, when given, then moves the watermark:
-  // every sealed hour before it has been copied. Idempotent; PostgreSQL does both in one
-  // transaction, ClickHouse (no transactions) writes the rows first.
+  // Upserts rows by key (the higher version wins) and, when given, then moves the ledger's sync
+  // mark (each field only forward) and the warehouse's watermark (SyncedBefore) to
+  // mark->synced_before. Idempotent; PostgreSQL does both in one transaction, ClickHouse (no
+  // transactions) writes the rows first.
   virtual Status PutRows(const std::vector<StoredRow>& rows,
-                         std::optional<Millis> synced_before) = 0;
-  virtual Result<Millis> SyncedBefore() = 0;  // INT64_MIN when nothing was synced
+                         const std::optional<SyncMark>& mark) = 0;
+  // Every sealed hour before it has been copied from some ledger; INT64_MIN when nothing was.
+  virtual Result<Millis> SyncedBefore() = 0;
+  // The sync mark of the ledger with this id; nullopt when it was never synced here.
+  virtual Result<std::optional<SyncMark>> MarkOf(const std::string& ledger) = 0;
 };
 
 // Invoices for a namespace (or all) and window from a store: like the SQLite ledger's, spreading

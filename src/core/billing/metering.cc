@@ -80,7 +80,7 @@ int64_t ReplicasKey(const RunSegment& seg, std::string_view resource) {
   return IsGpuReplicaResource(resource) ? seg.gpu_replicas : 1;
 }
 int64_t UsageOf(const RunSegment& seg, std::string_view resource) {
-  if (seg.usage.empty()) return seg.requests.Get(resource);
+  if (seg.usage.empty() || seg.usage_from_request) return seg.requests.Get(resource);
   return seg.usage.Has(resource) ? seg.usage.Get(resource) : seg.requests.Get(resource);
 }
 }  // namespace
@@ -165,15 +165,27 @@ void SeriesFolder::Touch(Millis hour) {
   hour_ = hour;
 }
 
-void SeriesFolder::AddRequest(Millis a, Millis b) {
+void SeriesFolder::AddRequest(Millis a, Millis b, bool as_usage) {
   while (a < b) {
     Millis h = HourOf(a);
     Millis e = std::min(b, h + kHourMs);
     Touch(h);
     req_ += static_cast<i128>(request_) * (e - a);
     run_ += e - a;
+    if (as_usage) {
+      use_ += static_cast<i128>(request_) * (e - a);
+      covered_ += e - a;
+    }
     a = e;
   }
+}
+
+void SeriesFolder::FinishUsageFromRequest() {
+  if (have_prev_) return Finish();
+  ARB_CHECK(!finished_);
+  finished_ = true;
+  AddRequest(prev_t_, seg_.end, /*as_usage=*/true);
+  Flush();
 }
 
 void SeriesFolder::Add(Millis t, i128 value) {
@@ -263,6 +275,11 @@ std::vector<std::string> MeteredResources(const RunSegment& seg) {
 void MeterSegment(const RunSegment& seg, const MeterConfig& cfg, std::vector<HourlyRow>* out) {
   for (const std::string& res : MeteredResources(seg)) {
     if (seg.requests.Get(res) == 0 && UsageOf(seg, res) == 0) continue;
+    if (seg.usage_from_request) {
+      SeriesFolder f(seg, res, out, cfg.scrape_interval);
+      f.FinishUsageFromRequest();
+      continue;
+    }
     // The samples of ScrapeSamples, folded as they are made: memory stays that of the rows, however
     // long the segment.
     const bool counter = MeterUnitOf(res).counter;

@@ -116,11 +116,15 @@ class SeriesFolder {
   // changed): a counter's piece from the last sample to seg.end is billed by its increase up to
   // `counter_at_end`, the sample at seg.end that starts the next segment. Gauges: as Finish().
   void FinishContinued(i128 counter_at_end);
+  // Finish for a series nothing measured (no Add): the usage track is the request track exactly,
+  // covered = run, 0 samples (what Provenance::usage_from_request recognises). After an Add, as
+  // Finish().
+  void FinishUsageFromRequest();
 
  private:
   void Touch(Millis hour);
   void Flush();
-  void AddRequest(Millis a, Millis b);
+  void AddRequest(Millis a, Millis b, bool as_usage = false);
 
   const RunSegment& seg_;
   std::string resource_;

@@ -33,6 +33,10 @@ struct RunSegment {
   ResourceList usage;     // mean actual usage, canonical units (equal to requests when not given)
   Millis start = 0, end = 0;  // absolute Unix ms; the request track is [start, end), grace included
   std::optional<LostWork> lost;
+  // Nothing measured the usage (a Slurm run without step usage): the usage track is the request
+  // track exactly, not sampled, and the invoice's provenance says so (Provenance::
+  // usage_from_request). `usage` is then ignored.
+  bool usage_from_request = false;
 };
 
 }  // namespace arbiter::billing

@@ -183,6 +183,51 @@ ed_pod("nogpu", "gpu-1", D3, D3 + 3600, [("nvidia_com_gpu", "integer", 1)])
 series("container_cpu_usage_seconds_total", [("namespace", "ed"), ("pod", "resize"), ("container", "c")],
        [(t, t - D3) for t in grid(D3, D3 + 3600)])
 
+# ---------------------------------------------------------------- duplicates and GPU shares
+# 2026-01-08T00:00Z .. 01:00Z, on the 30 s grid (tests: PrometheusMeter.DuplicateSeries...,
+# PrometheusMeter.GpuShares...):
+#   dp/ha      cpu 2, memory 4Gi. kube-state-metrics runs as two replicas (instance ksm-0 all hour,
+#              ksm-1 the first 30 min: an HA pair, then a rolling update); cAdvisor is scraped by
+#              two jobs (kubelet, cadvisor) all hour: 1 core, 1 GiB. Billed once: 7200 core-s.
+#   dp/solo    cpu 1 from one replica: no duplicates.
+#   dp/gpu2    2 GPUs on gpu-8: dcgm-exporter devices GPU-a (0.5) and GPU-b (0.25), each scraped by
+#              two jobs: usage 0.75 GPU, not 1.5.
+#   sh/shared  1 replica of a 4-way time-sliced T4 (ts-1), no DCGM series (DCGM cannot attribute a
+#              replica): usage track = the request, flagged.
+#   sh/mig     one 1g.10gb MIG instance on mig-8, no DCGM series: usage track = the request, flagged.
+D4 = D1 + 3 * 86400
+node_labels("gpu-8", "NVIDIA-H100-80GB-HBM3", D4, D4 + 3600)
+node_labels("mig-8", "NVIDIA-A100-SXM4-80GB", D4, D4 + 3600)
+node_labels("cpu-8", "", D4, D4 + 3600)
+series("kube_node_labels", [("node", "ts-1"), ("label_nvidia_com_gpu_product", "Tesla-T4"),
+                            ("label_nvidia_com_gpu_replicas", "4")], [(t, 1) for t in grid(D4, D4 + 3600)])
+def dp_pod(ns, pod, node, reqs, replicas, a=D4, b=D4 + 3600):
+    for inst, ra, rb in replicas:
+        ts = grid(max(a, ra), min(b, rb))
+        k = [("instance", inst), ("job", "kube-state-metrics")]
+        series("kube_pod_status_phase", k + [("namespace", ns), ("pod", pod), ("phase", "Running")], [(t, 1) for t in ts])
+        series("kube_pod_info", k + [("namespace", ns), ("pod", pod), ("node", node)], [(t, 1) for t in ts])
+        for res, unit, v in reqs:
+            series("kube_pod_container_resource_requests",
+                   k + [("namespace", ns), ("pod", pod), ("container", "c"), ("node", node), ("resource", res), ("unit", unit)],
+                   [(t, v) for t in ts])
+ALL = (D4, D4 + 3600)
+dp_pod("dp", "ha", "cpu-8", [("cpu", "core", 2), ("memory", "byte", 4 * GIB)],
+       [("ksm-0:8080", *ALL), ("ksm-1:8080", D4, D4 + 1800)])
+for job in ("kubelet", "cadvisor"):
+    c = [("instance", "cpu-8:10250"), ("job", job), ("namespace", "dp"), ("pod", "ha"), ("container", "c")]
+    series("container_cpu_usage_seconds_total", c, [(t, t - D4) for t in grid(*ALL)])
+    series("container_memory_working_set_bytes", c, [(t, GIB) for t in grid(*ALL)])
+dp_pod("dp", "solo", "cpu-8", [("cpu", "core", 1)], [("ksm-0:8080", *ALL)])
+dp_pod("dp", "gpu2", "gpu-8", [("nvidia_com_gpu", "integer", 2)], [("ksm-0:8080", *ALL)])
+for job in ("dcgm-0", "dcgm-1"):
+    for uuid, gpu, v in (("GPU-a", "0", 0.5), ("GPU-b", "1", 0.25)):
+        series("DCGM_FI_PROF_GR_ENGINE_ACTIVE", [("instance", "gpu-8:9400"), ("job", job), ("gpu", gpu), ("UUID", uuid),
+               ("Hostname", "gpu-8"), ("namespace", "dp"), ("pod", "gpu2"), ("container", "c")],
+               [(t, v) for t in grid(*ALL)])
+dp_pod("sh", "shared", "ts-1", [("nvidia_com_gpu", "integer", 1)], [("ksm-0:8080", *ALL)])
+dp_pod("sh", "mig", "mig-8", [("nvidia_com_mig_1g_10gb", "integer", 1)], [("ksm-0:8080", *ALL)])
+
 lines.sort(key=lambda x: (x[0], x[1], x[2]))
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixture.om")
 with open(out, "w") as f:
