@@ -7,7 +7,8 @@
 #   scripts/services/kube.sh install                   build the binaries once per machine and pin
 #                                                      (tests/cluster/build.sh; the cache is outside
 #                                                      the checkout)
-#   scripts/services/kube.sh start DIR [--no-scheduler]  fresh state in DIR, every component, return
+#   scripts/services/kube.sh start DIR [--no-scheduler]  fresh state in DIR (a cluster running there
+#                                                      is stopped first), every component; returns
 #                                                      when the apiserver is ready and the default
 #                                                      ServiceAccount exists
 #   scripts/services/kube.sh stop DIR                  every process start started, by PID
@@ -42,13 +43,18 @@ for s in ss: s.bind(("127.0.0.1", 0))
 print(" ".join(str(s.getsockname()[1]) for s in ss))' "$1"
 }
 
-# make_pki DIR: a CA; the apiserver's serving certificate; client certificates; the
-# service-account signing key pair. ECDSA P-256 throughout (fast to make).
+# make_pki DIR: a CA; the apiserver's serving certificate; client certificates; the front proxy's
+# CA and client certificate (aggregated APIs, and the request-header CA the other components'
+# delegated authentication reads); the service-account signing key pair. ECDSA P-256 throughout
+# (fast to make).
 make_pki() {
   local p=$1 name
   mkdir -p "$p"
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650 \
-    -subj "/CN=arbiter-test-cluster-ca" -keyout "$p/ca.key" -out "$p/ca.crt" 2> /dev/null
+  for name in ca:arbiter-test-cluster-ca front-proxy-ca:arbiter-test-front-proxy-ca; do
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650 \
+      -subj "/CN=${name#*:}" -keyout "$p/${name%%:*}.key" -out "$p/${name%%:*}.crt" 2> /dev/null
+  done
+  CA=front-proxy-ca cert "$p" front-proxy-client "/CN=front-proxy-client" clientAuth
   cert "$p" apiserver "/CN=kube-apiserver" serverAuth \
     "subjectAltName=IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
   cert "$p" admin "/O=system:masters/CN=kubernetes-admin" clientAuth
@@ -61,14 +67,15 @@ make_pki() {
   for name in "$p"/*.key; do chmod 600 "$name"; done
 }
 
-# cert DIR NAME SUBJECT USAGE [EXTENSION]: DIR/NAME.{key,crt} signed by DIR/ca.
+# [CA=NAME] cert DIR NAME SUBJECT USAGE [EXTENSION]: DIR/NAME.{key,crt} signed by DIR/ca (or
+# DIR/NAME of the CA).
 cert() {
-  local p=$1 name=$2 subj=$3 usage=$4 ext=${5:-}
+  local p=$1 name=$2 subj=$3 usage=$4 ext=${5:-} ca=${CA:-ca}
   openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "$subj" \
     -keyout "$p/$name.key" -out "$p/$name.csr" 2> /dev/null
   printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=%s\n%s\n' \
     "$usage" "$ext" > "$p/$name.ext"
-  openssl x509 -req -in "$p/$name.csr" -CA "$p/ca.crt" -CAkey "$p/ca.key" -CAcreateserial -days 3650 \
+  openssl x509 -req -in "$p/$name.csr" -CA "$p/$ca.crt" -CAkey "$p/$ca.key" -CAcreateserial -days 3650 \
     -extfile "$p/$name.ext" -out "$p/$name.crt" 2> /dev/null
   rm -f "$p/$name.csr" "$p/$name.ext"
 }
@@ -154,10 +161,9 @@ start() {
   bin=$("$ROOT/tests/cluster/build.sh" --print) \
     || { echo "kube: the cluster's binaries are not built: run scripts/services/kube.sh install"; exit 1; }
   if [ -f "$D/kube-apiserver.pid" ] && alive "$(pid_of kube-apiserver)"; then
-    echo "kube: already running in $D (pid $(pid_of kube-apiserver)); stop it first"
-    exit 1
+    echo "kube: a cluster is running in $D (pid $(pid_of kube-apiserver)): stopping it, starting afresh"
   fi
-  stop_all 2> /dev/null || true
+  stop_all
   rm -rf "$D"
   mkdir -p "$D"
   ln -s "$bin" "$D/bin"
@@ -187,6 +193,10 @@ start() {
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$p/sa.pub" --service-account-signing-key-file="$p/sa.key" \
     --service-cluster-ip-range="$CIDR" --authorization-mode=RBAC --allow-privileged=true \
+    --requestheader-client-ca-file="$p/front-proxy-ca.crt" --requestheader-allowed-names=front-proxy-client \
+    --requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group \
+    --requestheader-extra-headers-prefix=X-Remote-Extra- \
+    --proxy-client-cert-file="$p/front-proxy-client.crt" --proxy-client-key-file="$p/front-proxy-client.key" \
     --endpoint-reconciler-type=none --profiling=false
   STARTED+=(kube-apiserver)
   wait_until "$DEADLINE" "kube-apiserver /readyz" curl -sf --cacert "$p/ca.crt" --cert "$p/admin.crt" \

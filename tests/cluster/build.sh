@@ -18,8 +18,11 @@ cd "$HERE"
 
 KUBE_VERSION=$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ { print $2; exit }' go.mod)
 [ -n "$KUBE_VERSION" ] || { echo "build.sh: no k8s.io/kubernetes version in go.mod" >&2; exit 1; }
-KEY=$(cat go.mod go.sum kwok/go.mod kwok/go.sum etcd/main.go build.sh | sha256sum | cut -c1-12)
-CACHE=${ARBITER_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/arbiter}
+# The cache key: the pins and sources, and RECIPE, to be bumped when the way of building below
+# changes (flags, the list of tools).
+RECIPE=1
+KEY=$( (cat go.mod go.sum kwok/go.mod kwok/go.sum etcd/main.go; echo "recipe $RECIPE") | sha256sum | cut -c1-12)
+CACHE=${ARBITER_KUBE_CACHE:-${XDG_CACHE_HOME:-${HOME:?}/.cache}/arbiter}
 OUT=$CACHE/kube-$KUBE_VERSION-$KEY
 BIN=$OUT/bin
 TOOLS=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok)
@@ -37,7 +40,7 @@ t0=$SECONDS
 TMP=$OUT/bin.tmp.$$
 rm -rf "$TMP" "$BIN" "$OUT/complete"
 mkdir -p "$TMP"
-export CGO_ENABLED=0 GOFLAGS=-mod=readonly GOTOOLCHAIN=local
+export CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local
 # The version the binaries report (/version, kubectl version): what the release build stamps.
 minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
 ldflags="-s -w"
