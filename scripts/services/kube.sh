@@ -164,8 +164,14 @@ start() {
     echo "kube: a cluster is running in $D (pid $(pid_of kube-apiserver)): stopping it, starting afresh"
   fi
   stop_all
+  # DIR is emptied: only one this script made (its marker file) or an empty or new one.
+  if [ -d "$D" ] && [ ! -f "$D/.arbiter-kube" ] && [ ! -f "$D/ports" ] && [ -n "$(ls -A "$D")" ]; then
+    echo "kube: $D is not empty and not a test cluster's directory: not touching it"
+    exit 1
+  fi
   rm -rf "$D"
   mkdir -p "$D"
+  touch "$D/.arbiter-kube"
   ln -s "$bin" "$D/bin"
   make_pki "$D/pki"
   local etcd_port peer_port kcm_port sched_port kwok_port

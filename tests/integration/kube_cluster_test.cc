@@ -110,7 +110,7 @@ class KubeCluster : public ::testing::Test {
 };
 
 TEST_F(KubeCluster, NodeBecomesReadyWithTheCapacityItWasAppliedWith) {
-  ReadyNode("kc-node-ready");
+  ASSERT_NO_FATAL_FAILURE(ReadyNode("kc-node-ready"));
   EXPECT_EQ(Get("node kc-node-ready", "{.status.allocatable.cpu}"), "32");
   EXPECT_EQ(Get("node kc-node-ready", "{.status.allocatable.nvidia\\.com/gpu}"), "8");
   EXPECT_EQ(Get("node kc-node-ready", "{.status.capacity.memory}"), "256Gi");
@@ -120,14 +120,14 @@ TEST_F(KubeCluster, NodeBecomesReadyWithTheCapacityItWasAppliedWith) {
 }
 
 TEST_F(KubeCluster, ScheduledPodRunsThenSucceedsAfterItsDuration) {
-  ReadyNode("kc-node-sched");
+  ASSERT_NO_FATAL_FAILURE(ReadyNode("kc-node-sched"));
   auto a = Apply(PodYaml("kc-sched", "kc-node-sched", false, "5s"));
   ASSERT_EQ(a.rc, 0) << a.out;
-  WaitPhase("kc-sched", "Running");
+  ASSERT_NO_FATAL_FAILURE(WaitPhase("kc-sched", "Running"));
   EXPECT_EQ(Get("pod kc-sched", "{.spec.nodeName}"), "kc-node-sched");  // kube-scheduler bound it
   EXPECT_EQ(Get("pod kc-sched", "{.status.containerStatuses[0].state.running.startedAt}").empty(),
             false);
-  WaitPhase("kc-sched", "Succeeded");
+  ASSERT_NO_FATAL_FAILURE(WaitPhase("kc-sched", "Succeeded"));
   EXPECT_EQ(Get("pod kc-sched", "{.status.containerStatuses[0].state.terminated.reason}"),
             "Completed");
   EXPECT_EQ(Get("pod kc-sched", "{.status.containerStatuses[0].state.terminated.exitCode}"), "0");
@@ -135,20 +135,20 @@ TEST_F(KubeCluster, ScheduledPodRunsThenSucceedsAfterItsDuration) {
 }
 
 TEST_F(KubeCluster, BoundPodRunsThenSucceeds) {
-  ReadyNode("kc-node-bound");
+  ASSERT_NO_FATAL_FAILURE(ReadyNode("kc-node-bound"));
   auto a = Apply(PodYaml("kc-bound", "kc-node-bound", true, "2s"));
   ASSERT_EQ(a.rc, 0) << a.out;
-  WaitPhase("kc-bound", "Succeeded");
+  ASSERT_NO_FATAL_FAILURE(WaitPhase("kc-bound", "Succeeded"));
   EXPECT_EQ(Get("pod kc-bound", "{.status.conditions[?(@.type==\"Ready\")].reason}"),
             "PodCompleted");
   Kubectl("delete pod kc-bound --wait=false");
 }
 
 TEST_F(KubeCluster, PodWithoutDurationRunsUntilDeleted) {
-  ReadyNode("kc-node-forever");
+  ASSERT_NO_FATAL_FAILURE(ReadyNode("kc-node-forever"));
   auto a = Apply(PodYaml("kc-forever", "kc-node-forever", true, ""));
   ASSERT_EQ(a.rc, 0) << a.out;
-  WaitPhase("kc-forever", "Running");
+  ASSERT_NO_FATAL_FAILURE(WaitPhase("kc-forever", "Running"));
   EXPECT_EQ(Get("pod kc-forever", "{.status.conditions[?(@.type==\"Ready\")].status}"), "True");
   EXPECT_FALSE(Get("pod kc-forever", "{.status.podIP}").empty());
   // Deleted gracefully, it is removed (the kubelet's part, KWOK's here).
@@ -158,7 +158,7 @@ TEST_F(KubeCluster, PodWithoutDurationRunsUntilDeleted) {
 }
 
 TEST_F(KubeCluster, JobMakesPodsThatCompleteAndGarbageCollectionDeletesThem) {
-  ReadyNode("kc-node-job");
+  ASSERT_NO_FATAL_FAILURE(ReadyNode("kc-node-job"));
   auto a = Apply(
       "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: kc-job\nspec:\n  completions: 3\n"
       "  parallelism: 3\n  template:\n    metadata:\n      labels: {app: kc-job}\n"
