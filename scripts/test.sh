@@ -12,20 +12,31 @@
 # (-DARBITER_SANITIZE=ON; -O0, which compiles in about half the CPU time of -O1) in a separate
 # directory and runs them: a leak, an overflow or undefined behaviour fails the run.
 #
-# The integration tests need real services (Prometheus, ClickHouse, PostgreSQL, Slurm): they are
-# installed here (Debian packages, only the missing ones) and started and stopped by CTest
-# fixtures (scripts/services/<name>.sh); the trap below stops any left running, by PID.
+# The integration tests need real services (Prometheus, ClickHouse, PostgreSQL, Slurm, Kubernetes):
+# they are installed here (Debian packages, only the missing ones; Kubernetes built from source
+# once per machine) and started and stopped by CTest fixtures (scripts/services/<name>.sh); the
+# trap below stops any left running, by PID.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t0=$SECONDS
 stage() { echo "== $* ($((SECONDS - t0)) s)"; }
 
 ./scripts/setup.sh --with-browser
-SERVICES=(prometheus clickhouse postgres slurm)
-for s in "${SERVICES[@]}"; do ./scripts/services/$s.sh install; done
-stop_services() { for s in "${SERVICES[@]}"; do ./scripts/services/$s.sh stop >/dev/null 2>&1 || true; done; }
-trap stop_services EXIT
 BUILD=${BUILD_DIR:-build}
+# kube: the Kubernetes test cluster, built from source the first time on a machine (long; cached
+# in ~/.cache/arbiter, then seconds); its fixture runs it in $BUILD/kube-cluster.
+SERVICES=(prometheus clickhouse postgres slurm kube)
+for s in "${SERVICES[@]}"; do
+  [ "$s" = kube ] && stage "install kube (tests/cluster/build.sh)"
+  ./scripts/services/$s.sh install
+done
+stop_services() {
+  for s in "${SERVICES[@]}"; do
+    if [ "$s" = kube ]; then ./scripts/services/kube.sh stop "$BUILD/kube-cluster" >/dev/null 2>&1 || true
+    else ./scripts/services/$s.sh stop >/dev/null 2>&1 || true; fi
+  done
+}
+trap stop_services EXIT
 stage "build ($BUILD)"
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD" -j2 -- --quiet
