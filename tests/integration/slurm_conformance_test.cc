@@ -35,7 +35,7 @@
 #include "adapters/yaml/manifest_loader.h"
 #include "apps/run_command.h"
 
-namespace {
+namespace slurm_conformance_test {
 
 namespace fs = std::filesystem;
 using arbiter::testing::RunCommand;
@@ -559,4 +559,4 @@ TEST_F(SlurmEnv, SlurmImportSinceRunsRealSacct) {
   EXPECT_EQ(j[0]["namespace"], "it-since");
 }
 
-}  // namespace
+}  // namespace slurm_conformance_test
