@@ -9,7 +9,7 @@
 #include <sstream>
 
 namespace arbiter::slurm {
-namespace {
+namespace sacct_parser_test {
 
 std::string Header() {
   std::string h(kSacctFormat);
@@ -329,5 +329,5 @@ TEST(SacctParserProperty, MutatedInputNeverCrashesAndErrorsPointInsideIt) {
   EXPECT_GT(errors, 100);  // the mutations do reach the checks
 }
 
-}  // namespace
+}  // namespace sacct_parser_test
 }  // namespace arbiter::slurm

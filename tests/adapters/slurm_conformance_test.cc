@@ -8,7 +8,7 @@
 #include "core/objects.h"
 
 namespace arbiter::slurm {
-namespace {
+namespace slurm_conformance_test {
 
 std::string Header() {
   std::string h(kSacctFormat);
@@ -319,5 +319,5 @@ TEST(SlurmConformance, GangMembersComeFromThePodGroupLabel) {
   EXPECT_EQ(g.at("b/train"), (std::vector<std::string>{"b/t-0"}));
 }
 
-}  // namespace
+}  // namespace slurm_conformance_test
 }  // namespace arbiter::slurm

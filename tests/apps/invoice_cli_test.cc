@@ -16,7 +16,7 @@
 
 #include "run_command.h"
 
-namespace {
+namespace invoice_cli_test {
 
 struct CliRun {
   int rc = -1;
@@ -166,9 +166,9 @@ TEST(InvoiceCli, ExitCodes) {
       << badtime.out;
 }
 
-}  // namespace
+}  // namespace invoice_cli_test
 
-namespace {
+namespace invoice_cli_test {
 
 // Regression (issue 4 review): `--from` after `--to` is refused, not an empty invoice.
 TEST(InvoiceCli, ReversedWindowIsRefused) {
@@ -225,11 +225,11 @@ TEST(InvoiceCli, FailedIngestLeavesNoNewFileAndExistingLedgerUntouched) {
   EXPECT_EQ(before.out, after.out);
 }
 
-}  // namespace
+}  // namespace invoice_cli_test
 
 // ---------------------------------------------------------------- issue 14: reading ledgers
 
-namespace {
+namespace invoice_cli_test {
 
 namespace fs = std::filesystem;
 
@@ -526,4 +526,4 @@ TEST(LedgerCrash, KilledIngestLeavesTheLedgerAsOfItsLastCommit) {
             << " an empty ledger, " << complete << " a complete one\n";
 }
 
-}  // namespace
+}  // namespace invoice_cli_test

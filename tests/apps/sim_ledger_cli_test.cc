@@ -14,7 +14,7 @@
 
 #include "run_command.h"
 
-namespace {
+namespace sim_ledger_cli_test {
 
 namespace fs = std::filesystem;
 
@@ -127,4 +127,4 @@ TEST(SimLedgerCli, RefusesNegativeSeedAndLedgerWithoutPriceBook) {
   EXPECT_FALSE(fs::exists(db));
 }
 
-}  // namespace
+}  // namespace sim_ledger_cli_test

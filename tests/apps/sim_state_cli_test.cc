@@ -11,7 +11,7 @@
 
 #include "run_command.h"
 
-namespace {
+namespace sim_state_cli_test {
 
 namespace fs = std::filesystem;
 using arbiter::testing::RunCommand;
@@ -111,4 +111,4 @@ TEST_F(SimStateCli, RefusesBadUses) {
   EXPECT_EQ(unwritable.rc, 2);
 }
 
-}  // namespace
+}  // namespace sim_state_cli_test

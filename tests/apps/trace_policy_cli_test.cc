@@ -12,7 +12,7 @@
 
 #include "run_command.h"
 
-namespace {
+namespace trace_policy_cli_test {
 
 namespace fs = std::filesystem;
 
@@ -109,4 +109,4 @@ TEST(PolicyNamesCli, LeastAllocatedWorksWithManifestsAndTraces) {
       << unknown.out;
 }
 
-}  // namespace
+}  // namespace trace_policy_cli_test

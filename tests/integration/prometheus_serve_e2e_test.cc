@@ -23,7 +23,7 @@
 #include "server/serve_process.h"
 
 namespace arbiter {
-namespace {
+namespace prometheus_serve_e2e_test {
 
 using testing::Arbiter;
 using testing::PrometheusTargetsDir;
@@ -320,5 +320,5 @@ TEST(PrometheusServeEndToEnd, MeteredInvoicesOfServedPodsAgreeWithSimWithinTheSc
   EXPECT_EQ(ours(job_csv.out), ours(cli_csv.out));
 }
 
-}  // namespace
+}  // namespace prometheus_serve_e2e_test
 }  // namespace arbiter

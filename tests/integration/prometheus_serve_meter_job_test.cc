@@ -16,7 +16,7 @@
 #include "server/serve_process.h"
 
 namespace arbiter {
-namespace {
+namespace prometheus_serve_meter_job_test {
 
 using testing::Arbiter;
 using testing::PrometheusUrl;
@@ -91,5 +91,5 @@ TEST(PrometheusServeMeterJob, CatchesUpFromItsWatermarkSealsAndWritesWhatArbiter
   EXPECT_NE(job_inv.out.find("fx-a,CNY,"), std::string::npos) << job_inv.out;
 }
 
-}  // namespace
+}  // namespace prometheus_serve_meter_job_test
 }  // namespace arbiter

@@ -5,7 +5,7 @@
 #include "kube/fake_apiserver.h"
 
 namespace arbiter::kube {
-namespace {
+namespace table_test {
 
 using nlohmann::json;
 
@@ -174,5 +174,5 @@ TEST(KubeTable, EveryResourceHasAsManyCellsAsColumns) {
           R"J(["60s (x3 over 10m)","Warning","FailedScheduling","pod/p","","arbiter","0/9 nodes","10m","3","p.1"])J"));
 }
 
-}  // namespace
+}  // namespace table_test
 }  // namespace arbiter::kube

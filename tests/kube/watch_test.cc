@@ -5,7 +5,7 @@
 #include "kube/fake_apiserver.h"
 
 namespace arbiter::kube {
-namespace {
+namespace watch_test {
 
 using nlohmann::json;
 
@@ -114,5 +114,5 @@ TEST(KubeWatch, KubectlGetWatchPrintsRowsOfTableWatchEvents) {
       << run.err;
 }
 
-}  // namespace
+}  // namespace watch_test
 }  // namespace arbiter::kube

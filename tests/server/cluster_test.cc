@@ -10,7 +10,7 @@
 #include "server/pod_status.h"
 
 namespace arbiter::server {
-namespace {
+namespace cluster_test {
 
 using namespace fixtures;
 
@@ -434,5 +434,5 @@ TEST(ClusterTest, RestoredSnapshotContinuesAsTheUninterruptedRun) {
   EXPECT_TRUE(b.Restore("garbage").code() == StatusCode::kInvalidArgument);
 }
 
-}  // namespace
+}  // namespace cluster_test
 }  // namespace arbiter::server

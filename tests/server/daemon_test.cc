@@ -11,7 +11,7 @@
 #include <thread>
 
 namespace arbiter::server {
-namespace {
+namespace daemon_test {
 
 std::filesystem::path Dir(const std::string& name) {
   auto p = std::filesystem::temp_directory_path() /
@@ -198,5 +198,5 @@ TEST(DaemonTest, TheWallClockEndsAVirtualPodsRun) {
   EXPECT_EQ(phase, "Succeeded");
 }
 
-}  // namespace
+}  // namespace daemon_test
 }  // namespace arbiter::server

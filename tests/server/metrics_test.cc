@@ -10,7 +10,7 @@
 #include "cluster_fixtures.h"
 
 namespace arbiter::server {
-namespace {
+namespace metrics_test {
 
 using fixtures::kT0;
 constexpr auto CreateOf = fixtures::Create;
@@ -151,5 +151,5 @@ TEST(MetricsTest, EngineEventsWaitHistogramAndElasticQuotasPassPromtool) {
   std::filesystem::remove(file);
 }
 
-}  // namespace
+}  // namespace metrics_test
 }  // namespace arbiter::server

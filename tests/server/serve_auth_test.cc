@@ -10,7 +10,7 @@
 #include "server/serve_process.h"
 
 namespace arbiter::testing {
-namespace {
+namespace serve_auth_test {
 
 const std::string kPool = std::string(ARBITER_SOURCE_DIR) + "/examples/pool.yaml";
 const std::string kArbiter = ARBITER_BINARY;
@@ -246,5 +246,5 @@ TEST(ServeAuthRefusals, BadTlsFilesAndOpenNonLoopbackAddressesAreRefused) {
   EXPECT_FALSE(std::filesystem::exists(data));
 }
 
-}  // namespace
+}  // namespace serve_auth_test
 }  // namespace arbiter::testing

@@ -9,7 +9,7 @@
 #include "server/serve_process.h"
 
 namespace arbiter::testing {
-namespace {
+namespace serve_eviction_test {
 
 void Write(const std::filesystem::path& p, const std::string& text) {
   std::ofstream f(p);
@@ -102,5 +102,5 @@ TEST(ServeEvictionTest,
   EXPECT_EQ(s.Stop(), 0);
 }
 
-}  // namespace
+}  // namespace serve_eviction_test
 }  // namespace arbiter::testing

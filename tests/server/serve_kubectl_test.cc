@@ -7,7 +7,7 @@
 #include "server/serve_process.h"
 
 namespace arbiter::testing {
-namespace {
+namespace serve_kubectl_test {
 
 const std::string kPool = std::string(ARBITER_SOURCE_DIR) + "/examples/pool.yaml";
 
@@ -356,5 +356,5 @@ TEST(ServeKubectlTest, ResourceFlavorsAndAFlavoredElasticQuotaApplyAsValidateLoa
   EXPECT_EQ(s.Stop(), 0);
 }
 
-}  // namespace
+}  // namespace serve_kubectl_test
 }  // namespace arbiter::testing

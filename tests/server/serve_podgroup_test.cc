@@ -8,7 +8,7 @@
 #include "server/serve_process.h"
 
 namespace arbiter::testing {
-namespace {
+namespace serve_podgroup_test {
 
 void Write(const std::filesystem::path& p, const std::string& text) {
   std::ofstream f(p);
@@ -106,5 +106,5 @@ TEST(ServePodGroupTest, EvictingOneRunningMemberStopsTheWholeGroup) {
   EXPECT_EQ(s.Stop(), 0);
 }
 
-}  // namespace
+}  // namespace serve_podgroup_test
 }  // namespace arbiter::testing

@@ -5,7 +5,7 @@
 #include "sim/trace/trace_sim.h"
 
 namespace arbiter::sim::trace {
-namespace {
+namespace trace_generator_test {
 
 const std::string kData = std::string(ARBITER_SOURCE_DIR) + "/data/openb/";
 
@@ -39,5 +39,5 @@ TEST(TraceGeneratorTest, SamplesNodesAndPodsDeterministically) {
   EXPECT_LE(r->peak_allocated_gpu_milli, r->cluster_gpu_milli);
 }
 
-}  // namespace
+}  // namespace trace_generator_test
 }  // namespace arbiter::sim::trace

@@ -12,7 +12,7 @@
 #include "sim/trace/trace_sim.h"
 
 namespace arbiter::sim::trace {
-namespace {
+namespace trace_policy_test {
 
 const std::string kData = std::string(ARBITER_SOURCE_DIR) + "/data/openb/";
 
@@ -126,5 +126,5 @@ TEST(TracePolicyTest, WaitingWithoutAPolicyFilePlacesMoreThanDropping) {
   EXPECT_EQ(w->pods_placed + w->pods_failed, w->pods_submitted);
 }
 
-}  // namespace
+}  // namespace trace_policy_test
 }  // namespace arbiter::sim::trace

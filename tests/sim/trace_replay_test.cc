@@ -9,7 +9,7 @@
 #include "sim/trace/trace_sim.h"
 
 namespace arbiter::sim::trace {
-namespace {
+namespace trace_replay_test {
 
 const std::string kData = std::string(ARBITER_SOURCE_DIR) + "/data/openb/";
 
@@ -112,5 +112,5 @@ TEST(TraceReplayTest, TimelineReplaysTheDefaultTrace) {
   }
 }
 
-}  // namespace
+}  // namespace trace_replay_test
 }  // namespace arbiter::sim::trace

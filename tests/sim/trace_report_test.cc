@@ -15,7 +15,7 @@
 #include "sim/trace/trace_sim.h"
 
 namespace arbiter::sim::trace {
-namespace {
+namespace trace_report_test {
 
 const std::string kData = std::string(ARBITER_SOURCE_DIR) + "/data/openb/";
 
@@ -205,5 +205,5 @@ TEST(TraceReportTest, ComparisonLabelsItsLinesAndColumns) {
   std::filesystem::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace trace_report_test
 }  // namespace arbiter::sim::trace

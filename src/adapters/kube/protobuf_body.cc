@@ -200,7 +200,7 @@ json Requirement(const Field& f, const char* first) {
   return r;
 }
 
-json LabelSelector(const Field& f) {
+json LabelSelectorJson(const Field& f) {
   Want(f, kBytes, "selector");
   json s = json::object();
   Each(f.bytes, [&](const Field& e) {
@@ -279,7 +279,7 @@ void PodDisruptionBudget(const Field& f, json& obj) {
   json& spec = obj["spec"] = json::object();
   Each(f.bytes, [&](const Field& e) {
     if (e.number == 1) spec["minAvailable"] = IntOrString(e, "spec.minAvailable");
-    if (e.number == 2) spec["selector"] = LabelSelector(e);
+    if (e.number == 2) spec["selector"] = LabelSelectorJson(e);
     if (e.number == 3) spec["maxUnavailable"] = IntOrString(e, "spec.maxUnavailable");
     if (e.number == 4)
       spec["unhealthyPodEvictionPolicy"] = Str(e, "spec.unhealthyPodEvictionPolicy");

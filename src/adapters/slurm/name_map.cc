@@ -12,7 +12,7 @@ namespace arbiter::slurm {
 
 namespace {
 
-std::string At(const std::string& file, const YAML::Node& n) {
+std::string Where(const std::string& file, const YAML::Node& n) {
   const int line = n.Mark().line >= 0 ? n.Mark().line + 1 : 0;
   return line > 0 ? file + ":" + std::to_string(line) + ": " : file + ": ";
 }
@@ -21,25 +21,25 @@ std::string At(const std::string& file, const YAML::Node& n) {
 Status ReadSection(const YAML::Node& sec, const std::string& file, const char* what, bool gres_keys,
                    std::map<std::string, std::string>* out) {
   if (sec.IsNull()) return Status::Ok();
-  if (!sec.IsMap()) return Status::Error(At(file, sec) + what + ": expected a mapping");
+  if (!sec.IsMap()) return Status::Error(Where(file, sec) + what + ": expected a mapping");
   std::map<std::string, std::string> seen_values;
   for (auto it = sec.begin(); it != sec.end(); ++it) {
     const YAML::Node k = it->first;
     const YAML::Node v = it->second;
     if (!k.IsScalar() || !v.IsScalar())
-      return Status::Error(At(file, k) + what + ": keys and values must be plain text");
+      return Status::Error(Where(file, k) + what + ": keys and values must be plain text");
     const std::string key = k.Scalar(), value = v.Scalar();
     const bool key_ok = gres_keys ? IsValidGresType(key) : IsValidSlurmName(key);
     if (!key_ok)
-      return Status::Error(At(file, k) + what + "." + key + ": " + Quoted(key) +
+      return Status::Error(Where(file, k) + what + "." + key + ": " + Quoted(key) +
                            " is not a valid Slurm " + (gres_keys ? "gres type" : "name") +
                            " (lowercase letters, digits, '_', '-'" + (gres_keys ? ", '.'" : "") +
                            "; at most 64 characters; see docs/slurm.md)");
-    if (value.empty()) return Status::Error(At(file, v) + what + "." + key + ": empty value");
+    if (value.empty()) return Status::Error(Where(file, v) + what + "." + key + ": empty value");
     if (out->count(key))
-      return Status::Error(At(file, k) + what + ": duplicate key " + Quoted(key));
+      return Status::Error(Where(file, k) + what + ": duplicate key " + Quoted(key));
     if (auto s = seen_values.find(value); s != seen_values.end())
-      return Status::Error(At(file, v) + what + "." + key + ": " + Quoted(value) +
+      return Status::Error(Where(file, v) + what + "." + key + ": " + Quoted(value) +
                            " is already mapped from " + Quoted(s->second) +
                            "; the mapping must be one to one");
     seen_values[value] = key;
@@ -61,7 +61,7 @@ Result<NameMap> NameMap::Parse(const std::string& text, const std::string& file)
   }
   if (doc.IsNull()) return m;
   if (!doc.IsMap())
-    return Result<NameMap>::Error(At(file, doc) +
+    return Result<NameMap>::Error(Where(file, doc) +
                                   "expected a mapping with accounts: and gpuTypes:");
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     const YAML::Node k = it->first;
@@ -72,7 +72,7 @@ Result<NameMap> NameMap::Parse(const std::string& text, const std::string& file)
     else if (key == "gpuTypes")
       s = ReadSection(it->second, file, "gpuTypes", true, &m.gpu_types_);
     else
-      return Result<NameMap>::Error(At(file, k) + "unknown field " + Quoted(key) +
+      return Result<NameMap>::Error(Where(file, k) + "unknown field " + Quoted(key) +
                                     " (allowed: accounts, gpuTypes)");
     if (!s.ok()) return Result<NameMap>(s);
   }

@@ -1,17 +1,9 @@
 #include "core/engine/command.h"
 
 #include "core/object_serial.h"
+#include "core/overloaded.h"
 
 namespace arbiter::engine {
-
-namespace {
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
-}  // namespace
 
 const char* CommandName(const Command& c) {
   return std::visit(

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/engine/state.h"
+#include "core/overloaded.h"
 
 namespace arbiter::engine {
 
@@ -81,15 +82,6 @@ Status State::Tick() {
 
 Engine::Engine(EngineOptions options) : s_(std::make_unique<State>(std::move(options))) {}
 Engine::~Engine() = default;
-
-namespace {
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
-}  // namespace
 
 Status Engine::Apply(const Command& command) {
   Command copy = command;

@@ -8,7 +8,7 @@
 #include "core/engine/engine.h"
 
 namespace arbiter::engine {
-namespace {
+namespace gang_fate_test {
 
 constexpr Millis kMin = 60000;
 
@@ -532,5 +532,5 @@ TEST_F(GangFate, GroupPreemptionRespectsBudgetsTogether) {
       << e_.Get(g0)->message;
 }
 
-}  // namespace
+}  // namespace gang_fate_test
 }  // namespace arbiter::engine

@@ -8,7 +8,7 @@
 #include "sim/simulator.h"
 
 namespace arbiter::engine {
-namespace {
+namespace pool_changes_test {
 
 constexpr Millis kMin = 60000;
 
@@ -153,5 +153,5 @@ TEST(PoolChanges, RemovingAnUnknownNodeIsNotFound) {
   EXPECT_EQ(e.Apply(At(0, RemoveNode{"nope"})).code(), StatusCode::kNotFound);
 }
 
-}  // namespace
+}  // namespace pool_changes_test
 }  // namespace arbiter::engine

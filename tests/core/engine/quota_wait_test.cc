@@ -7,7 +7,7 @@
 #include "core/engine/engine.h"
 
 namespace arbiter::engine {
-namespace {
+namespace quota_wait_test {
 
 constexpr Millis kMin = 60000;
 
@@ -120,5 +120,5 @@ TEST_F(QuotaWait, SaysByWhenTheNeededComeOfAgeAtDifferentInstants) {
   EXPECT_EQ(e_.Get(mine)->reason, "Reclaiming");
 }
 
-}  // namespace
+}  // namespace quota_wait_test
 }  // namespace arbiter::engine

@@ -6,7 +6,7 @@
 #include <set>
 
 namespace arbiter::placement {
-namespace {
+namespace policies_test {
 
 NodeState Node(std::string name, int64_t cpu, std::vector<int32_t> gpu_used,
                std::string model = "G1") {
@@ -199,5 +199,5 @@ TEST(NodeStateModelsTest, AllowedModelListConstrainsGpuPodsOnly) {
   EXPECT_TRUE(t4.Fits(cpu_only));
 }
 
-}  // namespace
+}  // namespace policies_test
 }  // namespace arbiter::placement
