@@ -5,7 +5,7 @@
 #include "adapters/kube/selectors.h"
 
 namespace arbiter::kube {
-namespace {
+namespace limits_test {
 
 using nlohmann::json;
 
@@ -90,5 +90,5 @@ TEST(LimitsTest, StatusBodies) {
   EXPECT_NE(NotFound({"", "pods"}, "\xFF").Message().find("pods"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace limits_test
 }  // namespace arbiter::kube

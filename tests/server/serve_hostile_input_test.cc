@@ -15,7 +15,7 @@
 #include "server/serve_process.h"
 
 namespace arbiter::testing {
-namespace {
+namespace serve_hostile_input_test {
 
 using server::Json;
 
@@ -351,5 +351,5 @@ TEST(ServeHostileInputTest, APodCannotSetItsOwnPriorityToPreemptAnotherNamespace
   EXPECT_EQ(s.Stop(), 0) << s.log().substr(0, 4000);
 }
 
-}  // namespace
+}  // namespace serve_hostile_input_test
 }  // namespace arbiter::testing
