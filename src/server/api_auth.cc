@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include "adapters/kube/request_info.h"
+#include "adapters/kube/status.h"
 #include "server/request_log.h"
 
 namespace arbiter::server {
@@ -37,12 +38,19 @@ AuthOutcome AuthorizeRequest(const kube::TokenTable& tokens, const httplib::Requ
 void InstallApiAuth(httplib::Server& s, std::shared_ptr<const TokenSource> tokens) {
   s.set_pre_routing_handler([tokens](const httplib::Request& req, httplib::Response& res) {
     RequestStarted();
+    // HTTP/2's preface method is not served, and cpp-httplib would read its body without the
+    // bound every other body has (http_api.cc).
+    if (req.method == "PRI") {
+      res.status = 405;
+      res.set_content(kube::WireJson(kube::MethodNotAllowed().body), "application/json");
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (!tokens) return httplib::Server::HandlerResponse::Unhandled;
     AuthOutcome o = AuthorizeRequest(*tokens->Current(), req);
     RequestAuthenticated(o.user);
     if (o.code == 0) return httplib::Server::HandlerResponse::Unhandled;
     res.status = o.code;
-    res.set_content(o.refusal.body.dump(), "application/json");
+    res.set_content(kube::WireJson(o.refusal.body), "application/json");
     return httplib::Server::HandlerResponse::Handled;
   });
 }

@@ -81,7 +81,8 @@ struct ApiError {
     kUnavailable,
     kTooManyRequests,  // an eviction a PodDisruptionBudget refuses (429, DisruptionBudget cause)
     kForbidden,  // an admission plugin's refusal (LimitRanger): 403 `pods "x" is forbidden: ...`
-    kInternal    // 500 with the message as is
+    kInternal,   // 500 with the message as is
+    kTooLarge    // 413: the object is larger than kube::kMaxObjectBytes as stored
   };
   Reason reason = Reason::kBadRequest;
   std::string kind;  // of the object concerned ("Namespace" when the namespace is missing)

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "adapters/kube/limits.h"
+
 namespace arbiter::server {
 
 Millis Daemon::Now() const {
@@ -133,8 +135,19 @@ MutationResult Daemon::Mutate(Mutation m) {
   MutationResult r;
   // Parsing and serializing outside the lock: under it only the engine command, the object
   // store and the journal's queue.
-  const Cluster::Prepared prepared = Cluster::Prepare(m);
   const std::string body = m.EncodeBody();
+  // etcd's request limit, which kube-apiserver stores through: the journal record is the object.
+  if ((m.op == Mutation::Op::kCreate || m.op == Mutation::Op::kUpdate) &&
+      body.size() > kube::kMaxObjectBytes) {
+    ApiError e;
+    e.reason = ApiError::Reason::kTooLarge;
+    e.kind = m.kind;
+    e.name = m.name;
+    e.message = std::to_string(body.size());
+    r.error = std::move(e);
+    return r;
+  }
+  const Cluster::Prepared prepared = Cluster::Prepare(m);
   {
     std::lock_guard<std::mutex> l(mu_);
     m.time = std::max(last_time_, Now());

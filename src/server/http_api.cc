@@ -11,6 +11,7 @@
 
 #include "adapters/kube/discovery.h"
 #include "adapters/kube/generate_name.h"
+#include "adapters/kube/limits.h"
 #include "adapters/kube/openapi.h"
 #include "adapters/kube/patch.h"
 #include "adapters/kube/protobuf_body.h"
@@ -18,6 +19,7 @@
 #include "adapters/kube/selectors.h"
 #include "adapters/kube/status.h"
 #include "adapters/kube/table.h"
+#include "core/system_priority.h"
 #include "server/api_auth.h"
 #include "server/metrics.h"
 #include "server/pod_status.h"
@@ -32,7 +34,7 @@ using Clock = std::chrono::steady_clock;
 void SendJson(httplib::Response& res, int code, const Json& body,
               const std::string& content_type = "application/json") {
   res.status = code;
-  res.set_content(body.dump(), content_type.c_str());
+  res.set_content(kube::WireJson(body), content_type.c_str());
 }
 
 void SendStatus(httplib::Response& res, const kube::KubeStatus& s) {
@@ -139,6 +141,8 @@ kube::KubeStatus ToKube(const ApiError& e, const kube::ResourceInfo& r, const st
       return kube::TooManyRequests(e.message, {kube::Cause{"DisruptionBudget", e.cause, ""}});
     case ApiError::Reason::kInternal:
       return kube::Failure(500, e.message);
+    case ApiError::Reason::kTooLarge:
+      return kube::ObjectTooLarge(std::strtoull(e.message.c_str(), nullptr, 10));
   }
   return kube::InternalError(e.message);
 }
@@ -386,6 +390,66 @@ std::optional<Json> Body(const httplib::Request& req, httplib::Response& res) {
   }
 }
 
+// A string member of an object, "" when absent or of another type (client input).
+std::string StringAt(const Json& o, const char* key) {
+  if (!o.is_object()) return "";
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+std::string NameOf(const Json& obj) {
+  return obj.is_object() && obj.contains("metadata") ? StringAt(obj["metadata"], "name") : "";
+}
+
+// Kubernetes' Priority admission on a pod's create (plugin/pkg/admission/priority): the priority
+// comes from spec.priorityClassName, or the global default class (the lowest if several), or is
+// 0; a spec.priority that differs is refused (403), so a tenant cannot put its pods above the
+// others'. The built-in system-* classes resolve without an object (core/objects.h). An unknown
+// class is the validator's (422). nullopt: admitted.
+std::optional<kube::KubeStatus> AdmitPriority(Daemon& d, const kube::ResourceInfo& r,
+                                              const Json& pod) {
+  const auto spec = pod.is_object() ? pod.find("spec") : pod.end();
+  if (spec == pod.end() || !spec->is_object()) return std::nullopt;
+  const auto given = spec->find("priority");
+  if (given == spec->end() || !given->is_number_integer()) return std::nullopt;
+  const std::string cls = StringAt(*spec, "priorityClassName");
+  const std::vector<std::shared_ptr<const Json>> classes =
+      d.Read([](const Cluster& c) { return c.store().ListShared("PriorityClass", ""); });
+  std::optional<int64_t> computed;
+  for (const auto& pc : classes) {
+    const auto value = pc->find("value");
+    if (value == pc->end() || !value->is_number_integer()) continue;
+    const bool global = pc->contains("globalDefault") && (*pc)["globalDefault"] == true;
+    if (cls.empty() ? global && (!computed || value->get<int64_t>() < *computed)
+                    : NameOf(*pc) == cls)
+      computed = value->get<int64_t>();
+  }
+  if (!computed && cls.empty()) computed = 0;
+  if (!computed) computed = SystemPriorityClassValue(cls);
+  if (!computed || given->get<int64_t>() == *computed) return std::nullopt;
+  return kube::Forbidden(kube::ResourceName::Of(r), NameOf(pod),
+                         "the integer value of priority (" + std::to_string(given->get<int64_t>()) +
+                             ") must not be provided in pod spec; priority admission controller "
+                             "computed " +
+                             std::to_string(*computed) + " from the given PriorityClass name");
+}
+
+// What the API checks of an object before the daemon sees it: the metadata limits (limits.h)
+// and, on a pod's create, the Priority admission. False: refused, the answer sent.
+bool Admit(Daemon& d, httplib::Response& res, const kube::ResourceInfo& r, bool create,
+           const Json& obj) {
+  if (auto causes = kube::ValidateLabelsAndAnnotations(obj); !causes.empty()) {
+    SendStatus(res, kube::Invalid(r, NameOf(obj), causes));
+    return false;
+  }
+  if (create && r.kind == "Pod")
+    if (auto refused = AdmitPriority(d, r, obj)) {
+      SendStatus(res, *refused);
+      return false;
+    }
+  return true;
+}
+
 void HandleWrite(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t,
                  Mutation::Op op) {
   const kube::ResourceInfo& r = *t.resource;
@@ -400,6 +464,7 @@ void HandleWrite(Daemon& d, const httplib::Request& req, httplib::Response& res,
                                             " is not " + r.kind));
   bool dry_run = false;
   if (!ParseDryRun(req, res, &dry_run)) return;
+  if (!Admit(d, res, r, op == Mutation::Op::kCreate, *body)) return;
   Mutation m;
   m.op = op;
   m.kind = r.kind;
@@ -459,11 +524,14 @@ void HandlePatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
       return SendStatus(res, kube::BadRequest(merged.message()));
     }
     Json obj = std::move(merged).value();
+    // A patch adds to what is stored: the result is bounded as a body is.
+    if (kube::NestsDeeperThan(obj, kube::kMaxNesting)) return SendStatus(res, kube::BodyTooDeep());
     if (!obj.contains("metadata") || !obj["metadata"].is_object()) obj["metadata"] = Json::object();
     if (obj["metadata"].value("name", t.name) != t.name)
       return SendStatus(
           res, kube::BadRequest("the name of the object does not match the name on the URL"));
     obj["metadata"]["name"] = t.name;
+    if (!Admit(d, res, r, !live, obj)) return;
     Mutation m;
     m.op = live ? Mutation::Op::kUpdate : Mutation::Op::kCreate;
     m.kind = r.kind;
@@ -595,6 +663,29 @@ void HandleEvict(Daemon& d, const httplib::Request& req, httplib::Response& res,
                                result.object["metadata"].value("uid", "")));
 }
 
+// What every API request is checked for before it is parsed or routed: text that is valid UTF-8
+// (the path, the query, a body that is not protobuf), and a JSON body that nests at most
+// kube::kMaxNesting levels — counted on the text, before any recursion. YAML bodies (apply) are
+// bounded by ParseBody (patch.h). nullopt: go on.
+std::optional<kube::KubeStatus> CheckInput(const httplib::Request& req) {
+  if (!kube::IsValidUtf8(req.path)) return kube::BadRequest("the request path is not valid UTF-8");
+  for (const auto& [key, value] : req.params)
+    if (!kube::IsValidUtf8(key) || !kube::IsValidUtf8(value))
+      return kube::BadRequest("a query parameter is not valid UTF-8");
+  if (req.body.empty()) return std::nullopt;
+  std::string type = req.get_header_value("Content-Type");
+  type = type.substr(0, type.find(';'));
+  if (type == kube::kProtobufMediaType) return std::nullopt;
+  if (!kube::IsValidUtf8(req.body)) return kube::BadRequest("the request body is not valid UTF-8");
+  const size_t first = req.body.find_first_not_of(" \t\r\n");
+  const bool json =
+      type != "application/apply-patch+yaml" ||
+      (first != std::string::npos && (req.body[first] == '{' || req.body[first] == '['));
+  if (json && kube::JsonTextNestsDeeperThan(req.body, kube::kMaxNesting))
+    return kube::BodyTooDeep();
+  return std::nullopt;
+}
+
 }  // namespace
 
 ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
@@ -622,7 +713,7 @@ ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
   svr_->set_keep_alive_timeout(1);  // idle keep-alive connections never delay shutdown long
   svr_->set_keep_alive_max_count(100000);
   svr_->set_read_timeout(30, 0);
-  svr_->set_payload_max_length(8 << 20);
+  svr_->set_payload_max_length(kube::kMaxBodyBytes);
   Routes();
 }
 
@@ -657,7 +748,7 @@ void ApiServer::Routes() {
   httplib::Server& s = *svr_;
   auto log = options_.log;
   s.set_logger([log](const httplib::Request& req, const httplib::Response& res) {
-    if (log) log(RequestLogLine(req, res).dump());
+    if (log) log(kube::WireJson(RequestLogLine(req, res)));
   });
   for (const char* p : {"/healthz", "/livez", "/readyz"}) {
     s.Get(p, [](const httplib::Request&, httplib::Response& res) {
@@ -702,11 +793,24 @@ void ApiServer::Routes() {
     if (!doc) return SendStatus(res, kube::PathNotFound());
     SendJson(res, 200, *doc);
   });
+  // A handler that throws (input a check above missed) answers a Status, never an empty 500.
+  s.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown exception";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        SendStatus(res, kube::InternalError(what));
+      });
   s.set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (res.status == 404 && res.body.empty()) SendStatus(res, kube::PathNotFound());
   });
 
   auto handler = [this](const httplib::Request& req, httplib::Response& res) {
+    if (auto refused = CheckInput(req)) return SendStatus(res, *refused);
     Target t = Parse(req.path);
     const std::string accept = req.get_header_value("Accept");
     switch (t.what) {
@@ -755,13 +859,42 @@ void ApiServer::Routes() {
     if (req.method == "DELETE") return HandleDelete(daemon_, req, res, t);
     SendStatus(res, kube::MethodNotAllowed());
   };
+  // Bodies are read here, at most kube::kMaxBodyBytes of them, chunked or not (cpp-httplib bounds
+  // only a Content-Length body); any other path's body is read as far as the limit and refused.
+  auto bounded = [](const httplib::Server::Handler& then) {
+    return [then](const httplib::Request& req, httplib::Response& res,
+                  const httplib::ContentReader& read) {
+      if (req.is_multipart_form_data())
+        return SendStatus(res, kube::UnsupportedMediaType(req.get_header_value("Content-Type"),
+                                                          {"application/json"}));
+      std::string body;
+      bool too_large = false;
+      const bool ok = read([&](const char* data, size_t n) {
+        too_large = too_large || body.size() + n > kube::kMaxBodyBytes;
+        if (!too_large) body.append(data, n);
+        return !too_large;
+      });
+      if (too_large || res.status == 413) return SendStatus(res, kube::BodyTooLarge());
+      if (!ok) return SendStatus(res, kube::BadRequest("the request body could not be read"));
+      httplib::Request with_body = req;
+      with_body.body = std::move(body);
+      then(with_body, res);
+    };
+  };
+  auto not_found = [](const httplib::Request&, httplib::Response& res) {
+    SendStatus(res, kube::PathNotFound());
+  };
   for (const char* p : {R"(/api(/.*)?)", R"(/apis(/.*)?)"}) {
     s.Get(p, handler);
-    s.Post(p, handler);
-    s.Put(p, handler);
-    s.Patch(p, handler);
-    s.Delete(p, handler);
+    s.Post(p, bounded(handler));
+    s.Put(p, bounded(handler));
+    s.Patch(p, bounded(handler));
+    s.Delete(p, bounded(handler));
   }
+  s.Post(".*", bounded(not_found));
+  s.Put(".*", bounded(not_found));
+  s.Patch(".*", bounded(not_found));
+  s.Delete(".*", bounded(not_found));
   dashboard::RegisterRoutes(s, daemon_, options_.dashboard);
 }
 

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "adapters/kube/status.h"
+
 namespace arbiter::kube {
 namespace {
 
@@ -118,7 +120,7 @@ bool IsDns1123Subdomain(std::string_view s) {
   return true;
 }
 
-std::string Q(std::string_view s) { return json(std::string(s)).dump(); }
+std::string Q(std::string_view s) { return WireJson(json(std::string(s))); }
 
 // "" when `key` is a qualified name, else kube's message.
 std::string CheckKey(std::string_view key) {
@@ -351,6 +353,36 @@ std::vector<std::string> SplitTerms(std::string_view s) {
 }
 
 }  // namespace
+
+std::vector<std::string> QualifiedNameErrors(std::string_view key) {
+  std::vector<std::string> errs;
+  std::string_view name = key;
+  const size_t slash = key.find('/');
+  if (slash != std::string_view::npos) {
+    if (key.find('/', slash + 1) != std::string_view::npos)
+      return {std::string("a qualified name ") + (kQualifiedNameFmt + 10) +
+              " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"};
+    const std::string_view prefix = key.substr(0, slash);
+    name = key.substr(slash + 1);
+    if (prefix.empty())
+      errs.push_back("prefix part must be non-empty");
+    else if (prefix.size() > 253)
+      errs.push_back("prefix part must be no more than 253 characters");
+    if (!prefix.empty() && prefix.size() <= 253 && !IsDns1123Subdomain(prefix))
+      errs.push_back(kDns1123SubdomainFmt);
+  }
+  if (name.empty()) errs.push_back("name part must be non-empty");
+  if (name.size() > 63) errs.push_back("name part must be no more than 63 characters");
+  if (!IsLabelName(name)) errs.push_back(kQualifiedNameFmt);
+  return errs;
+}
+
+std::vector<std::string> LabelValueErrors(std::string_view value) {
+  std::vector<std::string> errs;
+  if (value.size() > 63) errs.push_back("must be no more than 63 characters");
+  if (!value.empty() && !IsLabelName(value)) errs.push_back(kLabelValueFmt);
+  return errs;
+}
 
 bool LabelRequirement::Matches(const json& labels) const {
   const json* v = Label(labels, key);

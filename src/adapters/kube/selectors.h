@@ -86,4 +86,9 @@ Result<FieldSelector> ParseFieldSelector(std::string_view text, const ResourceIn
 // numbers in decimal, absent "" (events' `source` is source.component).
 std::string FieldValue(const nlohmann::json& object, std::string_view field);
 
+// apimachinery's IsQualifiedName and IsValidLabelValue: their messages ("name part must be no
+// more than 63 characters", ...), none when `key` / `value` is valid.
+std::vector<std::string> QualifiedNameErrors(std::string_view key);
+std::vector<std::string> LabelValueErrors(std::string_view value);
+
 }  // namespace arbiter::kube

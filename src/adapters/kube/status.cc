@@ -7,7 +7,8 @@ namespace {
 
 using nlohmann::json;
 
-std::string Quoted(std::string_view s) { return json(std::string(s)).dump(); }  // Go's %q, ASCII
+// Go's %q, ASCII (a client's invalid UTF-8 becomes U+FFFD).
+std::string Quoted(std::string_view s) { return WireJson(json(std::string(s))); }
 
 KubeStatus Make(int code, std::string_view reason, std::string message, json details = nullptr) {
   KubeStatus s;
@@ -48,6 +49,7 @@ std::string CauseReasonOf(std::string_view message) {
   if (message.rfind("is required", 0) == 0) return "FieldValueRequired";
   if (message.rfind("unknown field", 0) == 0) return "FieldValueNotSupported";
   if (message.rfind("Forbidden:", 0) == 0) return "FieldValueForbidden";
+  if (message.rfind("Too long:", 0) == 0) return "FieldValueTooLong";
   return "FieldValueInvalid";
 }
 
@@ -170,6 +172,14 @@ KubeStatus Failure(int code, std::string_view message) {
   KubeStatus s = Make(code, "", std::string(message));
   s.body.erase("reason");
   return s;
+}
+
+KubeStatus RequestEntityTooLarge(std::string_view message) {
+  return Make(413, "RequestEntityTooLarge", "Request entity too large: " + std::string(message));
+}
+
+std::string WireJson(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 json SuccessStatus(const ResourceName& r, std::string_view name, std::string_view uid) {

@@ -97,6 +97,12 @@ KubeStatus TooManyRequests(std::string_view message, const std::vector<Cause>& c
 // A Failure with `code`, the message and no reason (kube-apiserver answers an eviction of a pod
 // several PDBs select so: 500 "This pod has more than one PodDisruptionBudget, ...").
 KubeStatus Failure(int code, std::string_view message);
+// 413 RequestEntityTooLarge: "Request entity too large: <message>" (NewRequestEntityTooLargeError).
+KubeStatus RequestEntityTooLarge(std::string_view message);
+
+// JSON text for the wire and the logs: invalid UTF-8 in strings (a client's path or query value
+// in a message) becomes U+FFFD, as Go's encoder writes it, instead of throwing.
+std::string WireJson(const nlohmann::json& j);
 
 // The success body some deletes answer with: status Success, details {name, group, kind, uid}.
 nlohmann::json SuccessStatus(const ResourceName& r, std::string_view name, std::string_view uid);

@@ -8,6 +8,7 @@
 #include "core/engine/state.h"
 #include "core/gpu_sharing.h"
 #include "core/placement/node_constraints.h"
+#include "core/system_priority.h"
 
 namespace arbiter::engine {
 
@@ -131,14 +132,20 @@ Status State::Submit(SubmitPod&& c) {
   // 1. Priority (PriorityClass, or QoS under Slurm semantics).
   if (pod.priority_class_name) {
     auto it = classes.find(*pod.priority_class_name);
-    if (it == classes.end()) {
+    const std::optional<int32_t> system = SystemPriorityClassValue(*pod.priority_class_name);
+    if (it != classes.end()) {
+      x.priority_class = it->first;
+      x.priority = it->second.value;
+      x.preemption_policy = it->second.preemption_policy;
+    } else if (system) {  // a built-in class not defined as an object
+      x.priority_class = *pod.priority_class_name;
+      x.priority = *system;
+      x.preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
+    } else {
       Reject(x, reason::kUnknownPriorityClass,
              "no PriorityClass with name " + *pod.priority_class_name + " was found");
       return Status::Ok();
     }
-    x.priority_class = it->first;
-    x.priority = it->second.value;
-    x.preemption_policy = it->second.preemption_policy;
   } else if (const PriorityClass* def = GlobalDefault()) {
     x.priority_class = def->meta.name;
     x.priority = def->value;

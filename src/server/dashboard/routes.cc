@@ -5,6 +5,7 @@
 #include <charconv>
 #include <memory>
 
+#include "adapters/kube/status.h"
 #include "server/dashboard/sampler.h"
 #include "server/dashboard/views.h"
 #include "server/dashboard/web_assets.h"
@@ -17,7 +18,7 @@ namespace {
 void SendJson(httplib::Response& res, int code, const Json& body) {
   res.status = code;
   res.set_header("Cache-Control", "no-store");
-  res.set_content(body.dump(), "application/json");
+  res.set_content(kube::WireJson(body), "application/json");  // a client's bytes echoed: U+FFFD
 }
 
 // The HTTP status of a ledger read's failure: a malformed month 400, no ledger 404, else 500.
