@@ -176,7 +176,7 @@ YAML
 
 # large: the 1M-pod timeline through the CLI.
 large() {
-  echo "### 1,000,000 pods on 10,000 nodes through the CLI (bench/large_sim.sh, median of $REPS)"
+  echo "### 1,000,000 pods on 10,000 nodes through the CLI (bench/large_sim.sh, $REPS run(s))"
   echo
   echo "| run | wall | user | system | peak RSS |"
   echo "|---|---|---|---|---|"
