@@ -7,6 +7,8 @@
 #include <map>
 #include <regex>
 
+#include "adapters/kube/limits.h"
+
 namespace arbiter::kube {
 namespace {
 
@@ -103,20 +105,6 @@ Status Bad(std::string m) { return Status::InvalidArgument(std::move(m)); }
 
 constexpr size_t kMaxDepth = 64;           // Kubernetes objects nest about 15 deep
 constexpr size_t kMaxYamlNodes = 1000000;  // YAML aliases may expand a small body
-
-// Nesting depth, without recursion (a hostile body may nest 100,000 deep).
-bool DeeperThan(const json& j, size_t limit) {
-  std::vector<std::pair<const json*, size_t>> stack = {{&j, 1}};
-  while (!stack.empty()) {
-    auto [v, d] = stack.back();
-    stack.pop_back();
-    if (d > limit) return true;
-    if (v->is_structured())
-      for (const auto& c : *v)
-        if (c.is_structured()) stack.push_back({&c, d + 1});
-  }
-  return false;
-}
 
 Status TooDeep() {
   return Status::InvalidArgument("the body nests deeper than " + std::to_string(kMaxDepth) +
@@ -477,7 +465,7 @@ bool Accepts(const ResourceInfo& r, PatchType t) {
 }
 
 Result<json> ApplyMergePatch(const json& live, const json& patch) {
-  if (DeeperThan(patch, kMaxDepth)) return TooDeep();
+  if (NestsDeeperThan(patch, kMaxDepth)) return TooDeep();
   json out = live;
   out.merge_patch(patch);
   return out;
@@ -485,7 +473,7 @@ Result<json> ApplyMergePatch(const json& live, const json& patch) {
 
 Result<json> ApplyJsonPatch(const json& live, const json& patch) {
   if (!patch.is_array()) return Bad("a JSON Patch must be a list of operations");
-  if (DeeperThan(patch, kMaxDepth)) return TooDeep();
+  if (NestsDeeperThan(patch, kMaxDepth)) return TooDeep();
   try {
     return live.patch(patch);
   } catch (const json::other_error& e) {
@@ -499,7 +487,7 @@ Result<json> ApplyJsonPatch(const json& live, const json& patch) {
 
 Result<json> ApplyStrategicMergePatch(const json& live, const json& patch, const ResourceInfo& r) {
   if (!patch.is_object()) return Bad("a strategic merge patch must be a JSON object");
-  if (DeeperThan(patch, kMaxDepth)) return TooDeep();
+  if (NestsDeeperThan(patch, kMaxDepth)) return TooDeep();
   auto out = MergeMap(live, patch, SchemaOf(r), "");
   if (!out.ok()) return out;
   if (out->is_null()) return Bad("the patch deletes the whole object");
@@ -513,7 +501,7 @@ Result<json> ApplyServerSide(const json* live, const json& applied, const Resour
 Result<json> ApplyServerSide(const json* live, const json& applied, const ResourceInfo& r,
                              const ApplyOptions& o) {
   if (!applied.is_object()) return Bad("the applied configuration must be an object");
-  if (DeeperThan(applied, kMaxDepth)) return TooDeep();
+  if (NestsDeeperThan(applied, kMaxDepth)) return TooDeep();
   if (StringAt(applied, "apiVersion") != r.ApiVersion() || StringAt(applied, "kind") != r.kind)
     return Bad("the applied configuration is " + StringAt(applied, "apiVersion") + " " +
                StringAt(applied, "kind") + ", the resource is " + r.ApiVersion() + " " + r.kind);
@@ -569,7 +557,7 @@ Result<json> ApplyServerSide(const json* live, const json& applied, const Resour
 Result<json> ParseBody(std::string_view text, PatchType t) {
   try {
     json j = json::parse(text);
-    if (DeeperThan(j, kMaxDepth)) return TooDeep();
+    if (NestsDeeperThan(j, kMaxDepth)) return TooDeep();
     return j;
   } catch (const json::exception& e) {
     if (t != PatchType::kApply) return Bad(std::string("the body is not JSON: ") + e.what());
