@@ -222,6 +222,9 @@ int RunManifestSim(const SimCli& o) {
       std::cerr << "\r  virtual time " << FormatDuration(now) << ", " << submitted << "/" << total
                 << " submitted   " << std::flush;
     };
+  std::string explain_key;
+  if (!o.explain.empty())
+    explain_key = o.explain.find('/') == std::string::npos ? "default/" + o.explain : o.explain;
   std::unique_ptr<sim::Simulation> simulation;
   if (resume) {
     // A state file is binary (not text: no ReadInputFile), but still a regular file: a FIFO or a
@@ -251,29 +254,27 @@ int RunManifestSim(const SimCli& o) {
       return 1;
     }
   } else {
-    auto r = sim::Simulation::Create(load->set, so);
+    if (!explain_key.empty()) {
+      // Named in the manifests? Checked before a simulation that may take minutes. (A saved run
+      // keeps only the Pods still to come: it is checked against the run's workloads at the end.)
+      std::vector<std::string> keys;
+      for (const auto& p : load->set.pods) keys.push_back(p.meta.namespace_ + "/" + p.meta.name);
+      if (std::find(keys.begin(), keys.end(), explain_key) == keys.end()) {
+        std::string msg = "--explain: no Pod " + QuotedEcho(explain_key) + " in the manifests" +
+                          DidYouMeanText(explain_key, keys);
+        if (keys.empty()) msg += " (they have no Pods)";
+        return InputError("arbiter sim", msg);
+      }
+    }
+    // The simulation owns the manifests from here: each Pod is freed once submitted.
+    auto r = sim::Simulation::Create(std::move(load->set), so);
     if (!r.ok()) {
       std::cerr << "arbiter sim: " << r.message() << "\n";
       return 1;
     }
     simulation = std::move(r).value();
   }
-  const ManifestSet& manifests = simulation->manifests();
-  std::string explain_key;
-  if (!o.explain.empty())
-    explain_key = o.explain.find('/') == std::string::npos ? "default/" + o.explain : o.explain;
-  if (!explain_key.empty() && !resume) {
-    // Named in the manifests? Checked before a simulation that may take minutes. (A saved run
-    // keeps only the Pods still to come: it is checked against the run's workloads at the end.)
-    std::vector<std::string> keys;
-    for (const auto& p : manifests.pods) keys.push_back(p.meta.namespace_ + "/" + p.meta.name);
-    if (std::find(keys.begin(), keys.end(), explain_key) == keys.end()) {
-      std::string msg = "--explain: no Pod " + QuotedEcho(explain_key) + " in the manifests" +
-                        DidYouMeanText(explain_key, keys);
-      if (keys.empty()) msg += " (they have no Pods)";
-      return InputError("arbiter sim", msg);
-    }
-  }
+  const ManifestSet& manifests = simulation->manifests();  // its pods go as they are submitted
   heap.Advise();
   Status ran = simulation->Run(so.until);
   heap.Advise();

@@ -1,5 +1,6 @@
 #include "sim/billing_bridge.h"
 
+#include <algorithm>
 #include <atomic>
 #include <iterator>
 #include <map>
@@ -72,6 +73,33 @@ std::vector<billing::NodeCapacity> NodeCapacities(const ManifestSet& m, const Si
   return nodes;
 }
 
+// One namespace's invoice from its runs (`runs[group[0..n)]`, reordered here), metered a part at
+// a time into the reused row buffer: the runs in workload order, a part ending at a workload
+// boundary once it holds `part_runs` runs. Memory: one part's segments and rows, not the
+// namespace's (a third of a million workloads' rows are half a gigabyte).
+Status BillNamespace(const SimResult& r, const std::deque<engine::RunRecord>& runs, size_t* group,
+                     size_t n, Millis epoch, const billing::MeterConfig& cfg, size_t part_runs,
+                     std::vector<billing::HourlyRow>* rows, billing::InvoiceBuilder* builder) {
+  auto key_of = [&](size_t i) -> const std::string& {
+    return r.workloads()[engine::Value(runs[i].workload)].key;
+  };
+  // Stable: a workload's runs keep their order.
+  std::stable_sort(group, group + n, [&](size_t a, size_t b) { return key_of(a) < key_of(b); });
+  std::vector<billing::RunSegment> segments;
+  for (size_t begin = 0; begin < n;) {
+    size_t end = std::min(n, begin + std::max<size_t>(part_runs, 1));
+    while (end < n && key_of(group[end]) == key_of(group[end - 1])) ++end;
+    segments.clear();
+    for (size_t k = begin; k < end; ++k)
+      if (auto seg = SegmentOf(r, runs[group[k]], epoch)) segments.push_back(std::move(*seg));
+    rows->clear();
+    if (Status s = billing::MeterSegmentsInto(segments, cfg, rows); !s.ok()) return s;
+    if (Status s = builder->AddPart(*rows); !s.ok()) return s;
+    begin = end;
+  }
+  return builder->EndParts();
+}
+
 // The namespace-at-a-time bill (no --ledger) on `threads` threads: the idle capacity and each
 // namespace are one job; a thread takes the next job, meters it into its own reused row buffer
 // and adds it to its own InvoiceBuilder (core functions on disjoint data, nothing shared but
@@ -80,7 +108,7 @@ std::vector<billing::NodeCapacity> NodeCapacities(const ManifestSet& m, const Si
 // first: the idle rows, the namespaces in name order, then the idle invoice.
 Status BillByNamespace(const ManifestSet& m, const SimResult& r, Millis epoch,
                        const billing::MeterConfig& cfg, const billing::PriceCatalog& catalog,
-                       const billing::InvoiceOptions& opts, int threads,
+                       const billing::InvoiceOptions& opts, int threads, size_t part_runs,
                        billing::InvoiceBuilder* out) {
   const auto& runs = r.runs();
   std::vector<size_t> order(runs.size());
@@ -142,15 +170,8 @@ Status BillByNamespace(const ManifestSet& m, const SimResult& r, Millis epoch,
         continue;
       }
       const auto [from, to] = groups[job - 1];
-      // Its segments, its rows, its invoice; the segments go before the invoice is built.
-      std::vector<billing::RunSegment> segments;
-      for (size_t k = from; k < to; ++k)
-        if (auto seg = SegmentOf(r, runs[order[k]], epoch)) segments.push_back(std::move(*seg));
-      rows.clear();
-      Status s = billing::MeterSegmentsInto(segments, cfg, &rows);
-      segments = {};
-      if (s.ok()) s = builder.Add(rows);
-      ns_status[job - 1] = std::move(s);
+      ns_status[job - 1] = BillNamespace(r, runs, &order[from], to - from, epoch, cfg, part_runs,
+                                         &rows, &builder);
     }
   };
   {
@@ -171,7 +192,7 @@ Status BillByNamespace(const ManifestSet& m, const SimResult& r, Millis epoch,
 }  // namespace
 
 Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis epoch,
-                               bool keep_rows, int threads) {
+                               bool keep_rows, int threads, size_t part_runs) {
   SimBill bill;
   if (m.price_books.empty()) return bill;
   auto fail = [](const std::string& msg) { return Result<SimBill>::Error("billing: " + msg); };
@@ -207,7 +228,8 @@ Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis 
     idle_rows = {};
     billing::Rollup(&bill.rows);
     if (Status s = builder.Add(bill.rows); !s.ok()) return fail(s.message());
-  } else if (Status s = BillByNamespace(m, r, epoch, cfg, *catalog, opts, threads, &builder);
+  } else if (Status s = BillByNamespace(m, r, epoch, cfg, *catalog, opts, threads, part_runs,
+                                            &builder);
              !s.ok()) {
     return fail(s.message());
   }

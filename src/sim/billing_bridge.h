@@ -27,9 +27,13 @@ struct SimBill {
 // tenants when the PriceBook says shareIdle. Without `keep_rows`, `rows` stays empty and the
 // namespaces are metered one at a time (the same invoices, in a fraction of the memory), on
 // `threads` threads: the idle capacity and each namespace are metered and invoiced on whichever
-// thread takes them; the invoices are the same bytes for any number of threads.
+// thread takes them; the invoices are the same bytes for any number of threads. A namespace is
+// metered `part_runs` runs at a time (rounded up to a workload's last run): the same invoices for
+// any part size.
+inline constexpr size_t kBillPartRuns = 8192;
 Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis epoch,
-                               bool keep_rows = true, int threads = 1);
+                               bool keep_rows = true, int threads = 1,
+                               size_t part_runs = kBillPartRuns);
 
 // invoices[] of the report (tenant invoices, then the "__idle__" one when present).
 nlohmann::json BillJson(const SimBill& bill);

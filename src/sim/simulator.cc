@@ -62,6 +62,20 @@ Result<std::unique_ptr<Simulation>> Simulation::Create(const ManifestSet& m,
   return sim;
 }
 
+Result<std::unique_ptr<Simulation>> Simulation::Create(ManifestSet&& m,
+                                                       const SimOptions& options) {
+  if (options.until && (*options.until < 0 || *options.until > kMaxHorizon))
+    return Status::Error("--until must be between 0s and " + FormatDuration(kMaxHorizon));
+  std::unique_ptr<Simulation> sim(new Simulation());
+  sim->owned_ = std::make_unique<ManifestSet>(std::move(m));
+  sim->m_ = sim->owned_.get();
+  sim->options_ = options;
+  sim->release_submitted_ = true;
+  Status s = sim->Setup();
+  if (!s.ok()) return s;
+  return sim;
+}
+
 Status Simulation::Setup() {
   const ManifestSet& m = *m_;
   engine::EngineOptions eo;
@@ -111,9 +125,16 @@ Status Simulation::Setup() {
   std::stable_sort(arrivals_.begin(), arrivals_.end(), [](const Pod* a, const Pod* b) {
     return a->sim.submit_time < b->sim.submit_time;
   });
-  recorder_->works.reserve(m.pods.size());
-  recorder_->usage.reserve(m.pods.size());
-  recorder_->result.workload_list.reserve(m.pods.size());
+  if (release_submitted_) {  // the pods move, in submission order, out of the manifests
+    std::vector<Pod>& pods = owned_->pods;
+    for (const Pod* p : arrivals_)
+      pods_to_come_.push_back(std::move(pods[static_cast<size_t>(p - pods.data())]));
+    std::vector<Pod>().swap(pods);
+    for (size_t i = 0; i < arrivals_.size(); ++i) arrivals_[i] = &pods_to_come_[i];
+  }
+  recorder_->works.reserve(arrivals_.size());
+  recorder_->usage.reserve(arrivals_.size());
+  recorder_->result.workload_list.reserve(arrivals_.size());
   // Pool changes from the Nodes' arbiter.dev/add-time and remove-time: at one instant removals
   // come before additions (a workload that loses its node may start on one that joins), each
   // group by node name; all of them before the arrivals and the scheduling cycle at that instant.
@@ -181,6 +202,7 @@ Status Simulation::Run(std::optional<Millis> until) {
         return Status::Error(
             "pod " + (pod.meta.namespace_.empty() ? std::string("default") : pod.meta.namespace_) +
             "/" + pod.meta.name + ": " + s.message());
+      if (release_submitted_) pods_to_come_.pop_front();  // arrivals_ before here dangle, unread
     }
     if (Status s = Apply(At(now_, engine::Tick{})); !s.ok()) return s;
     if (options_.progress && now_ / 3600000 != last_progress_) {

@@ -55,6 +55,11 @@ class Simulation {
   // manifests must outlive the simulation.
   static Result<std::unique_ptr<Simulation>> Create(const ManifestSet& manifests,
                                                     const SimOptions& options);
+  // The same, owning the manifests: each Pod's memory is given back once it has been submitted
+  // (a million-pod run does not hold the manifest's pods and the run's records at once), so
+  // manifests().pods is empty afterwards; the pods still to come are saved by Save().
+  static Result<std::unique_ptr<Simulation>> Create(ManifestSet&& manifests,
+                                                    const SimOptions& options);
   ~Simulation();
 
   // Runs until nothing is left to happen, or until the next instant would pass `until`.
@@ -94,6 +99,11 @@ class Simulation {
   std::unique_ptr<Recorder> recorder_;
   WorkTimers timers_;
   std::vector<const Pod*> arrivals_;  // in submission order
+  // Created owning its manifests: the pods to come, in submission order (arrivals_ points into
+  // it), each popped once submitted. A deque: popping the front gives memory back and moves
+  // nothing.
+  std::deque<Pod> pods_to_come_;
+  bool release_submitted_ = false;
   size_t next_arrival_ = 0;
   size_t submitted_before_ = 0;  // a resumed simulation: pods submitted before it was saved
   struct NodeChange {

@@ -164,6 +164,15 @@ TEST(BillingBridge, NamespaceAtATimeGivesTheSameInvoices) {
     ASSERT_TRUE(all->idle.has_value());
     EXPECT_EQ(*share != '\0', !all->idle->idle_share_total.is_zero()) << share;
     EXPECT_EQ(BillJson(*all).dump(), BillJson(*parts).dump()) << share;
+    // A namespace metered a few runs at a time (a part ends after a workload's last run): the
+    // same bytes, on one thread or two.
+    for (size_t part : {size_t{1}, size_t{2}, size_t{3}, size_t{7}})
+      for (int threads : {1, 2}) {
+        auto small = BillSimulation(m, *r, DefaultEpoch(m), /*keep_rows=*/false, threads, part);
+        ASSERT_TRUE(small.ok()) << small.message();
+        EXPECT_EQ(BillJson(*all).dump(), BillJson(*small).dump())
+            << share << " parts of " << part << " runs, " << threads << " threads";
+      }
   }
 }
 

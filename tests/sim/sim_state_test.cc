@@ -80,6 +80,32 @@ TEST(SimStateTest, ResumedExamplePoolWritesTheSameReport) {
   }
 }
 
+// Created owning its manifests (as `arbiter sim` does), a simulation frees each Pod once it is
+// submitted: the same report as one that borrows them, the same state saved at any instant (the
+// pods still to come included), and no Pod of the manifests left once it is set up.
+TEST(SimStateTest, OwningItsManifestsChangesNothingButMemory) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const ManifestSet m = RandomPool(seed);
+    SimOptions o;
+    o.until = 12 * 3600 * 1000;
+    o.check_invariants = true;
+    const Millis cut = Rng{seed}.Uniform(0, 12 * 60) * 60000;
+    auto borrowing = Simulation::Create(m, o);
+    auto owning = Simulation::Create(ManifestSet(m), o);
+    ASSERT_TRUE(borrowing.ok() && owning.ok());
+    EXPECT_TRUE((*owning)->manifests().pods.empty());
+    EXPECT_EQ((*owning)->total_pods(), m.pods.size());
+    ASSERT_TRUE((*borrowing)->Run(cut).ok());
+    ASSERT_TRUE((*owning)->Run(cut).ok());
+    EXPECT_EQ((*owning)->Save(), (*borrowing)->Save()) << "cut at " << FormatDuration(cut);
+    ASSERT_TRUE((*borrowing)->Run(o.until).ok());
+    ASSERT_TRUE((*owning)->Run(o.until).ok());
+    EXPECT_EQ(Report((*owning)->manifests(), (*owning)->Finish(*o.until)),
+              Report(m, (*borrowing)->Finish(*o.until)));
+  }
+}
+
 TEST(SimStateTest, ABranchUnderAnotherPlacementPolicyRuns) {
   ManifestSet m = RandomPool(11);
   SimOptions o;

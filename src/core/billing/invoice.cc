@@ -112,11 +112,12 @@ Status Finalize(const std::string& ns, NsAcc& acc, const PriceCatalog& catalog,
 // The digest covers the canonical invoice and the full text of every PriceBook version used,
 // not only its id.
 void Digest(const PriceCatalog& catalog, Invoice* inv) {
-  std::string canon = inv->Canonical();
+  Sha256 hash;  // over the text as it is written, never held whole
+  inv->WriteCanonical([&](std::string_view piece) { hash.Update(piece); });
   for (const std::string& id : inv->price_books)
     for (const PriceBook& b : catalog.books())
-      if (PriceBookId(b) == id) canon += CanonicalPriceBook(b);
-  inv->digest = "sha256:" + Sha256Hex(canon);
+      if (PriceBookId(b) == id) hash.Update(CanonicalPriceBook(b));
+  inv->digest = "sha256:" + hash.HexDigest();
 }
 
 // Accumulates the rows (sorted by HourlyRow::KeyLess) into per-namespace accumulators.
@@ -272,12 +273,23 @@ Result<std::vector<Invoice>> BuildFrom(const RowView& view, const PriceCatalog& 
 }  // namespace
 
 std::string Invoice::Canonical() const {
+  std::string s;
+  WriteCanonical([&](std::string_view piece) { s += piece; });
+  return s;
+}
+
+void Invoice::WriteCanonical(const std::function<void(std::string_view)>& out) const {
+  constexpr size_t kPiece = 64 << 10;
   std::string s = "arbiter-invoice v1\nnamespace " + namespace_ + "\ncurrency " + currency +
                   "\nwindow " + std::to_string(from) + " " + std::to_string(to) + "\n";
   for (const std::string& id : price_books) s += "uses " + id + "\n";
   for (const InvoiceLine& l : lines) s += Line(l);
   // Appended in place: a provenance line per workload and resource, a million for a large run.
   for (const Provenance& p : provenance) {
+    if (s.size() >= kPiece) {
+      out(s);
+      s.clear();
+    }
     s += "provenance ";
     s += p.workload;
     s += '|';
@@ -295,14 +307,41 @@ std::string Invoice::Canonical() const {
        request_total.ToFixed(kAmountDigits) + " usage " + usage_total.ToFixed(kAmountDigits) + "\n";
   if (!idle_share_total.is_zero())
     s += "idle share " + idle_share_total.ToFixed(kAmountDigits) + "\n";
-  return s;
+  out(s);
 }
 
-Status InvoiceBuilder::Add(const std::vector<HourlyRow>& rows) {
+struct InvoiceBuilder::Open {
   std::map<std::string, NsAcc> acc;
-  if (Status s = Accumulate(SortedView(rows), catalog_, opts_, std::nullopt, &acc); !s.ok())
+};
+
+InvoiceBuilder::InvoiceBuilder(const PriceCatalog& catalog, InvoiceOptions opts)
+    : catalog_(catalog), opts_(std::move(opts)) {}
+InvoiceBuilder::InvoiceBuilder(InvoiceBuilder&&) noexcept = default;
+InvoiceBuilder::~InvoiceBuilder() = default;
+
+Status InvoiceBuilder::Add(const std::vector<HourlyRow>& rows) {
+  Open acc;
+  if (Status s = Accumulate(SortedView(rows), catalog_, opts_, std::nullopt, &acc.acc); !s.ok())
     return s;
-  for (auto& [ns, a] : acc) {
+  return Close(acc);
+}
+
+// Accumulate carries a namespace's lines and provenance over from one call to the next (it
+// appends to what `acc` holds), so the parts add up to the union; its sort check holds across the
+// parts.
+Status InvoiceBuilder::AddPart(const std::vector<HourlyRow>& rows) {
+  if (!open_) open_ = std::make_unique<Open>();
+  return Accumulate(SortedView(rows), catalog_, opts_, std::nullopt, &open_->acc);
+}
+
+Status InvoiceBuilder::EndParts() {
+  if (!open_) return Status::Ok();
+  std::unique_ptr<Open> acc = std::move(open_);
+  return Close(*acc);
+}
+
+Status InvoiceBuilder::Close(Open& open) {
+  for (auto& [ns, a] : open.acc) {
     for (const Invoice& done : invoices_)
       if (done.namespace_ == ns)
         return Status::Error("invoice builder: the rows of namespace " + ns + " came in two parts");
@@ -314,6 +353,7 @@ Status InvoiceBuilder::Add(const std::vector<HourlyRow>& rows) {
 }
 
 Status InvoiceBuilder::Absorb(InvoiceBuilder&& other) {
+  if (Status s = other.EndParts(); !s.ok()) return s;
   for (const Invoice& inv : other.invoices_)
     for (const Invoice& done : invoices_)
       if (done.namespace_ == inv.namespace_)
@@ -325,6 +365,7 @@ Status InvoiceBuilder::Absorb(InvoiceBuilder&& other) {
 }
 
 Result<std::vector<Invoice>> InvoiceBuilder::Finish() {
+  if (Status s = EndParts(); !s.ok()) return s;
   std::vector<Invoice> out = std::move(invoices_);
   invoices_.clear();
   std::sort(out.begin(), out.end(),

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -75,6 +76,8 @@ struct Invoice {
   std::vector<Provenance> provenance;  // sorted by workload, resource
   std::string digest;                  // "sha256:<hex>" of the canonical inputs
   std::string Canonical() const;       // the text the digest is computed over
+  // The same text in pieces of about 64 KiB (a million provenance lines are never one string).
+  void WriteCanonical(const std::function<void(std::string_view)>& out) const;
 };
 
 struct InvoiceOptions {
@@ -100,9 +103,16 @@ Result<std::vector<Invoice>> BuildInvoices(const std::vector<HourlyRow>& rows,
 // union of the rows.
 class InvoiceBuilder {
  public:
-  InvoiceBuilder(const PriceCatalog& catalog, InvoiceOptions opts)
-      : catalog_(catalog), opts_(std::move(opts)) {}
+  InvoiceBuilder(const PriceCatalog& catalog, InvoiceOptions opts);
+  InvoiceBuilder(InvoiceBuilder&&) noexcept;
+  ~InvoiceBuilder();
   Status Add(const std::vector<HourlyRow>& rows);
+  // One namespace's rows in parts, so that they are never all held at once: AddPart the parts one
+  // after another, then EndParts builds the invoice(s) of the namespace(s) they held. The rows of
+  // the parts, taken in order, must be in key order (HourlyRow::KeyLess): a workload's rows all
+  // in one part, the parts in workload order. The invoices are those Add builds from the union.
+  Status AddPart(const std::vector<HourlyRow>& rows);
+  Status EndParts();
   // Takes over the invoices `other` built (from other namespaces: a namespace in both is an
   // error). Builders that took disjoint namespaces, one per thread of a caller, combine into
   // one; Finish does not depend on the order of the Adds.
@@ -110,9 +120,12 @@ class InvoiceBuilder {
   Result<std::vector<Invoice>> Finish();
 
  private:
+  struct Open;  // the accumulated parts (invoice.cc)
+  Status Close(Open& acc);
   const PriceCatalog& catalog_;
   InvoiceOptions opts_;
   std::vector<Invoice> invoices_;
+  std::unique_ptr<Open> open_;
 };
 
 // A run of hourly rows of one key, summed (request, usage, max, samples, covered, run), for

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "billing_test_util.h"
+#include "core/billing/sha256.h"
 
 namespace arbiter::billing {
 namespace {
@@ -199,6 +200,50 @@ TEST_P(BillingProperties, MeteredRowsAreEverySegmentsRowsRolledUpInKeyOrder) {
   ASSERT_TRUE(MeterSegmentsInto(first, MeterConfig{}, &into).ok());
   EXPECT_EQ(into, ReferenceRows(first, before));
   EXPECT_EQ(into, *rows);
+}
+
+// A namespace's rows given to InvoiceBuilder in parts (AddPart, split at random workload
+// boundaries, in key order; EndParts after each namespace) build the invoices BuildInvoices
+// builds from all of them at once. The digest is the SHA-256 of the canonical text and the
+// PriceBook's, written in pieces (WriteCanonical) here: a text far longer than one piece.
+TEST_P(BillingProperties, InvoicesBuiltInPartsAreTheWholeInvoices) {
+  auto segs = RandomRun(GetParam(), 2000);
+  for (size_t i = 0; i < segs.size(); ++i)  // many workloads: a long provenance list
+    segs[i].workload = segs[i].namespace_ + "/w" + std::to_string(i % 700);
+  const PriceBook book = Book();
+  auto cat = *PriceCatalog::Create({book});
+  auto rows = *MeterSegments(segs, MeterConfig{});
+  std::stable_sort(rows.begin(), rows.end(), HourlyRow::KeyLess);
+  auto whole = *BuildInvoices(rows, cat);
+  InvoiceBuilder builder(cat, {});
+  std::mt19937_64 rng(GetParam() ^ 0x9a27);
+  std::vector<HourlyRow> part;
+  size_t parts = 0;
+  for (size_t i = 0; i <= rows.size(); ++i) {
+    const bool end = i == rows.size();
+    const bool new_ns = end || (i > 0 && rows[i].namespace_ != rows[i - 1].namespace_);
+    const bool new_workload = new_ns || (i > 0 && rows[i].workload != rows[i - 1].workload);
+    if (new_ns || (new_workload && rng() % 4 == 0)) {
+      ASSERT_TRUE(builder.AddPart(part).ok());
+      part.clear();
+      ++parts;
+    }
+    if (new_ns) {
+      ASSERT_TRUE(builder.EndParts().ok());
+    }
+    if (!end) part.push_back(rows[i]);
+  }
+  EXPECT_GT(parts, 100u);
+  auto built = builder.Finish();
+  ASSERT_TRUE(built.ok()) << built.message();
+  ASSERT_EQ(built->size(), whole.size());
+  for (size_t i = 0; i < whole.size(); ++i) {
+    const std::string text = whole[i].Canonical();
+    EXPECT_GT(text.size(), size_t{64 << 10});
+    EXPECT_EQ((*built)[i].Canonical(), text);
+    EXPECT_EQ((*built)[i].digest, whole[i].digest);
+    EXPECT_EQ(whole[i].digest, "sha256:" + Sha256Hex(text + CanonicalPriceBook(book)));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, BillingProperties,
