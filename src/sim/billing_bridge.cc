@@ -170,8 +170,8 @@ Status BillByNamespace(const ManifestSet& m, const SimResult& r, Millis epoch,
         continue;
       }
       const auto [from, to] = groups[job - 1];
-      ns_status[job - 1] = BillNamespace(r, runs, &order[from], to - from, epoch, cfg, part_runs,
-                                         &rows, &builder);
+      ns_status[job - 1] =
+          BillNamespace(r, runs, &order[from], to - from, epoch, cfg, part_runs, &rows, &builder);
     }
   };
   {
@@ -228,8 +228,8 @@ Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis 
     idle_rows = {};
     billing::Rollup(&bill.rows);
     if (Status s = builder.Add(bill.rows); !s.ok()) return fail(s.message());
-  } else if (Status s = BillByNamespace(m, r, epoch, cfg, *catalog, opts, threads, part_runs,
-                                            &builder);
+  } else if (Status s =
+                 BillByNamespace(m, r, epoch, cfg, *catalog, opts, threads, part_runs, &builder);
              !s.ok()) {
     return fail(s.message());
   }

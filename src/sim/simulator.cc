@@ -62,8 +62,7 @@ Result<std::unique_ptr<Simulation>> Simulation::Create(const ManifestSet& m,
   return sim;
 }
 
-Result<std::unique_ptr<Simulation>> Simulation::Create(ManifestSet&& m,
-                                                       const SimOptions& options) {
+Result<std::unique_ptr<Simulation>> Simulation::Create(ManifestSet&& m, const SimOptions& options) {
   if (options.until && (*options.until < 0 || *options.until > kMaxHorizon))
     return Status::Error("--until must be between 0s and " + FormatDuration(kMaxHorizon));
   std::unique_ptr<Simulation> sim(new Simulation());
