@@ -200,6 +200,10 @@ void RegisterServe(CLI::App& app, int* exit_code) {
       return;
     }
     server::Daemon& daemon = *d.value();
+    daemon.OnJournalFailure([](const std::string& error) {
+      LogEvent("error", "journal write failed; the daemon is read-only (503 to every change)",
+               {{"error", error}});
+    });
     const auto& st = daemon.startup();
     LogEvent("info", "started",
              {{"data", *data},

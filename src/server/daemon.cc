@@ -1,6 +1,8 @@
 #include "server/daemon.h"
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <future>
 #include <utility>
 #include <vector>
@@ -16,22 +18,16 @@ Millis Daemon::Now() const {
       .count();
 }
 
-Result<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
-  const auto t0 = std::chrono::steady_clock::now();
-  std::unique_ptr<Daemon> d(new Daemon(std::move(options)));
-  auto j = Journal::Open(d->options_.data_dir);
-  if (!j.ok()) return j.status();
-  d->journal_ = std::move(j).value();
-  d->cluster_ = std::make_unique<Cluster>(d->journal_->instance_id());
-  auto snap = d->journal_->LoadSnapshot();
+Result<int64_t> Daemon::Load(Cluster& cluster, StartupInfo* info) {
+  auto snap = journal_->LoadSnapshot();
   if (!snap.ok()) return snap.status();
   int64_t after = 0;
   if (snap.value()) {
-    if (Status s = d->cluster_->Restore(snap.value()->bytes); !s.ok())
+    if (Status s = cluster.Restore(snap.value()->bytes); !s.ok())
       return Status::Internal("snapshot " + std::to_string(snap.value()->seq) + ": " + s.message());
     after = snap.value()->seq;
-    d->startup_.from_snapshot = true;
-    d->startup_.snapshot_seq = after;
+    info->from_snapshot = true;
+    info->snapshot_seq = after;
   }
   int64_t last = after;
   // Replay, pipelined: a helper thread decodes and prepares (parses, Cluster::Prepare) the next
@@ -58,22 +54,22 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
         failed = Status::Internal("journal record " + std::to_string(r.seq) + ": " + r.m.message());
         return;
       }
-      MutationResult res = d->cluster_->ApplyShared(r.m.value(), &r.prepared);
+      MutationResult res = cluster.ApplyShared(r.m.value(), &r.prepared);
       if (!res.ok()) {
         failed = Status::Internal("journal record " + std::to_string(r.seq) +
                                   ": replay refused an accepted mutation: " + res.error->message);
         return;
       }
-      (void)d->cluster_->TakeWatchEvents();  // nobody watches history from before start-up
-      d->last_time_ = std::max(d->last_time_, r.m.value().time);
+      (void)cluster.TakeWatchEvents();  // nobody watches history from before start-up
+      last_time_ = std::max(last_time_, r.m.value().time);
       last = r.seq;
-      ++d->startup_.replayed;
+      ++info->replayed;
     }
   };
   constexpr size_t kBatch = 256;
   std::vector<std::pair<int64_t, std::string>> rows;
   std::future<std::vector<Decoded>> next;
-  Status replay = d->journal_->Replay(after, [&](int64_t seq, const std::string& text) -> Status {
+  Status replay = journal_->Replay(after, [&](int64_t seq, const std::string& text) -> Status {
     rows.emplace_back(seq, text);
     if (rows.size() < kBatch) return Status::Ok();
     if (next.valid()) apply(next.get());
@@ -85,15 +81,30 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
   if (replay.ok()) apply(decode(std::move(rows)));
   if (!failed.ok()) return failed;
   if (!replay.ok()) return replay;
-  (void)d->cluster_->TakeWatchEvents();
-  if (d->options_.check_invariants)
-    if (Status s = d->cluster_->engine().CheckInvariants(); !s.ok())
+  (void)cluster.TakeWatchEvents();
+  if (options_.check_invariants)
+    if (Status s = cluster.engine().CheckInvariants(); !s.ok())
       return Status::Internal("after replay: " + s.message());
+  return last;
+}
+
+Result<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<Daemon> d(new Daemon(std::move(options)));
+  auto j = Journal::Open(d->options_.data_dir);
+  if (!j.ok()) return j.status();
+  d->journal_ = std::move(j).value();
+  d->cluster_ = std::make_unique<Cluster>(d->journal_->instance_id());
+  auto last = d->Load(*d->cluster_, &d->startup_);
+  if (!last.ok()) return last.status();
   d->watch_.Reset(d->cluster_->store().resource_version());
   d->since_snapshot_ = d->startup_.replayed;
-  d->journal_->Start(last, [p = d.get()] { p->watch_.Notify(); });
+  Daemon* p = d.get();
+  d->journal_->Start(
+      last.value(), [p] { p->AfterCommit(); },
+      [p](const std::string& error) { p->JournalFailed(error); });
   // A new data directory starts with the default namespace, as a cluster does.
-  if (last == 0) {
+  if (last.value() == 0) {
     Mutation m;
     m.op = Mutation::Op::kCreate;
     m.kind = "Namespace";
@@ -103,7 +114,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
   }
   d->startup_.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  d->clock_ = std::thread([p = d.get()] { p->ClockLoop(); });
+  d->clock_ = std::thread([p] { p->ClockLoop(); });
   return d;
 }
 
@@ -114,10 +125,79 @@ void Daemon::Stop() {
     std::lock_guard<std::mutex> l(mu_);
     stopping_ = true;
     clock_cv_.notify_all();
+    gate_cv_.notify_all();
   }
   if (clock_.joinable()) clock_.join();
   if (journal_) journal_->Stop();
+  {
+    // Readers still waiting for a commit that will not come (the writer stopped) read the
+    // cluster as it is: everything acknowledged is in it, and the process is going away.
+    std::lock_guard<std::mutex> l(mu_);
+    visible_cv_.notify_all();
+  }
   watch_.Close();
+}
+
+bool Daemon::Visible() const {
+  if (!failure_.empty()) return true;  // rebuilt from what is durable
+  return journal_->durable_seq() >= journal_->last_seq();
+}
+
+void Daemon::WaitVisible(std::unique_lock<std::mutex>& l) const {
+  if (Visible()) return;
+  ++readers_waiting_;
+  visible_cv_.wait(l, [&] { return Visible() || stopping_; });
+  if (--readers_waiting_ == 0) gate_cv_.notify_all();
+}
+
+void Daemon::AfterCommit() {
+  watch_.Notify();
+  std::lock_guard<std::mutex> l(mu_);  // a reader between its check and its wait is not missed
+  visible_cv_.notify_all();
+}
+
+std::string Daemon::FailureLocked() const {
+  if (!failure_.empty()) return failure_;
+  if (journal_->failed()) return journal_->error();
+  return "";
+}
+
+Status Daemon::Health() const {
+  std::lock_guard<std::mutex> l(mu_);
+  const std::string why = FailureLocked();
+  if (why.empty()) return Status::Ok();
+  return Status::Unavailable("the journal is not writable, the daemon is read-only: " + why);
+}
+
+void Daemon::OnJournalFailure(std::function<void(const std::string&)> log) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (!failure_.empty()) return log(failure_);
+  failure_log_ = std::move(log);
+}
+
+void Daemon::JournalFailed(const std::string& error) {
+  std::lock_guard<std::mutex> l(mu_);
+  // The cluster may hold changes that were applied and never written: it is built again from
+  // what is durable, so nothing that was not written is ever shown.
+  if (journal_->durable_seq() < journal_->last_seq()) {
+    auto fresh = std::make_unique<Cluster>(journal_->instance_id());
+    StartupInfo info;
+    auto last = Load(*fresh, &info);
+    if (!last.ok()) {
+      // Neither what is durable nor what is in memory can be shown: stop, a restart reads the
+      // journal.
+      std::fprintf(stderr,
+                   "arbiter serve: journal write failed (%s), and reading it back failed: %s\n",
+                   error.c_str(), last.message().c_str());
+      std::_Exit(70);
+    }
+    cluster_ = std::move(fresh);
+  }
+  failure_ = error;
+  if (failure_log_) failure_log_(error);
+  visible_cv_.notify_all();
+  gate_cv_.notify_all();
+  clock_cv_.notify_all();
 }
 
 int64_t Daemon::Record(const Mutation& m, const std::string& body) {
@@ -129,6 +209,15 @@ int64_t Daemon::Record(const Mutation& m, const std::string& body) {
   clock_cv_.notify_all();
   return seq;
 }
+
+namespace {
+ApiError Unavailable(const std::string& why) {
+  ApiError e;
+  e.reason = ApiError::Reason::kUnavailable;
+  e.message = "the journal is not writable, the daemon is read-only: " + why;
+  return e;
+}
+}  // namespace
 
 MutationResult Daemon::Mutate(Mutation m) {
   int64_t seq = 0;
@@ -149,21 +238,29 @@ MutationResult Daemon::Mutate(Mutation m) {
   }
   const Cluster::Prepared prepared = Cluster::Prepare(m);
   {
-    std::lock_guard<std::mutex> l(mu_);
+    std::unique_lock<std::mutex> l(mu_);
+    gate_cv_.wait(l, [&] { return readers_waiting_ == 0; });
+    if (const std::string why = FailureLocked(); !why.empty()) {
+      r.error = Unavailable(why);
+      return r;
+    }
     m.time = std::max(last_time_, Now());
     r = cluster_->ApplyShared(m, &prepared);
-    if (!r.ok() || m.dry_run) return r;  // a dry run changed nothing: no record
-    last_time_ = m.time;
-    if (options_.check_invariants)
-      if (Status s = cluster_->engine().CheckInvariants(); !s.ok()) std::abort();
-    seq = Record(m, body);
+    if (!r.ok() || m.dry_run) {
+      // Answered from the state as it is, which may hold changes not durable yet: the answer
+      // waits for them (an AlreadyExists must not reveal a create that a crash would undo).
+      seq = journal_->last_seq();
+    } else {
+      last_time_ = m.time;
+      if (options_.check_invariants)
+        if (Status s = cluster_->engine().CheckInvariants(); !s.ok()) std::abort();
+      seq = Record(m, body);
+    }
   }
   if (r.stored) r.object = *r.stored;  // the copy for the response, outside the lock
   if (!journal_->WaitDurable(seq)) {
-    ApiError e;
-    e.reason = ApiError::Reason::kUnavailable;
-    e.message = "the journal is not writable: " + journal_->error();
-    r.error = std::move(e);
+    r = MutationResult{};
+    r.error = Unavailable(journal_->error());
   }
   return r;
 }
@@ -176,6 +273,7 @@ void Daemon::MaybeSnapshot() {
 
 void Daemon::SnapshotNow() {
   std::lock_guard<std::mutex> l(mu_);
+  if (!FailureLocked().empty()) return;
   journal_->WriteSnapshot(journal_->last_seq(), cluster_->Snapshot());
   since_snapshot_ = 0;
 }
@@ -183,6 +281,14 @@ void Daemon::SnapshotNow() {
 void Daemon::ClockLoop() {
   std::unique_lock<std::mutex> l(mu_);
   while (!stopping_) {
+    if (!FailureLocked().empty()) {  // read-only: time no longer moves the cluster
+      clock_cv_.wait(l);
+      continue;
+    }
+    if (readers_waiting_ > 0) {
+      gate_cv_.wait(l, [&] { return readers_waiting_ == 0 || stopping_; });
+      continue;
+    }
     const std::optional<Millis> due = cluster_->NextDue();
     const Millis now = std::max(last_time_, Now());
     if (due && *due <= now) {

@@ -4,6 +4,17 @@
 // (the caller acknowledges then); a clock thread advances the cluster when a timer (a virtual
 // pod ends, a signalled pod exits) or an engine wake-up is due. Every `snapshot_every` records a
 // snapshot is taken and the journal compacted.
+//
+// Durable before visible. A mutation is applied to the cluster under the lock and queued for the
+// journal (group commit: one fsync for every request applied meanwhile), but no one sees the
+// cluster while it holds a change that is not durable yet: Read() (GET, list, /metrics, the
+// dashboard, the meter job) waits until the journal has committed everything applied, holding
+// new mutations back meanwhile (at most one commit); watch events are published once durable;
+// a refused request is answered only once the state it was judged on is durable.
+// A failed journal write is sticky (LevelDB's bg_error_): the cluster is rebuilt from what is
+// durable (the changes applied after it are dropped, never shown), every mutation after it is
+// refused (503, with the reason), the clock stops, Health() says why (/readyz) and the
+// OnJournalFailure() callback is told once (the log).
 #pragma once
 
 #include <atomic>
@@ -41,15 +52,23 @@ class Daemon {
   ~Daemon();
 
   // Applies `m` at the clock's time (m.time is set here); on success journals it and waits until
-  // it is durable. A journal failure answers an error (kUnavailable).
+  // it is durable. A journal failure, now or earlier, answers an error (kUnavailable) and
+  // changes nothing that anyone can see.
   MutationResult Mutate(Mutation m);
 
-  // Runs `f` on the cluster under the lock (reads only).
+  // Runs `f` on the cluster under the lock (reads only), once everything applied is durable.
   template <typename F>
   auto Read(F&& f) const {
-    std::lock_guard<std::mutex> l(mu_);
+    std::unique_lock<std::mutex> l(mu_);
+    WaitVisible(l);
     return f(static_cast<const Cluster&>(*cluster_));
   }
+
+  // OK, or kUnavailable with the reason the daemon is read-only (a journal write failed).
+  Status Health() const;
+  // `log` is told once when a journal write fails (the daemon is read-only from then on), with
+  // the error: on the journal's writer thread, or at once if it failed already.
+  void OnJournalFailure(std::function<void(const std::string&)> log);
 
   WatchLog& watch_log() { return watch_; }
   const Journal& journal() const { return *journal_; }
@@ -64,9 +83,20 @@ class Daemon {
   explicit Daemon(DaemonOptions o) : options_(std::move(o)) {}
   Millis Now() const;
   void ClockLoop();
+  // Restores the snapshot and replays the records after it into `cluster` (start-up, and the
+  // rebuild after a journal failure); returns the last record's seq.
+  Result<int64_t> Load(Cluster& cluster, StartupInfo* info);
   // Journals an applied mutation (lock held) given its EncodeBody(); returns its sequence number.
   int64_t Record(const Mutation& m, const std::string& body);
   void MaybeSnapshot();
+  // Lock held: everything applied is durable (or the cluster was rebuilt after a failure).
+  bool Visible() const;
+  void WaitVisible(std::unique_lock<std::mutex>& l) const;
+  // Lock held: the reason mutations are refused, "" while the journal works.
+  std::string FailureLocked() const;
+  // The journal's writer failed: rebuild from what is durable, go read-only.
+  void JournalFailed(const std::string& error);
+  void AfterCommit();
 
   DaemonOptions options_;
   std::unique_ptr<Journal> journal_;
@@ -75,6 +105,11 @@ class Daemon {
   StartupInfo startup_;
   mutable std::mutex mu_;
   std::condition_variable clock_cv_;
+  // Readers waiting for the journal to catch up; mutations and the clock wait while any do.
+  mutable int readers_waiting_ = 0;
+  mutable std::condition_variable visible_cv_, gate_cv_;
+  std::string failure_;  // set once, after the rebuild of a failed journal
+  std::function<void(const std::string&)> failure_log_;
   bool stopping_ = false;
   Millis last_time_ = 0;
   int64_t since_snapshot_ = 0;

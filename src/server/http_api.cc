@@ -750,7 +750,7 @@ void ApiServer::Routes() {
   s.set_logger([log](const httplib::Request& req, const httplib::Response& res) {
     if (log) log(kube::WireJson(RequestLogLine(req, res)));
   });
-  for (const char* p : {"/healthz", "/livez", "/readyz"}) {
+  for (const char* p : {"/healthz", "/livez"}) {
     s.Get(p, [](const httplib::Request&, httplib::Response& res) {
       res.set_content("ok", "text/plain");
     });
@@ -760,6 +760,13 @@ void ApiServer::Routes() {
     SendJson(res, 200, kube::VersionBody(kube::ArbiterVersionInfo(version)));
   });
   Daemon* d = &daemon_;
+  // Not ready once the journal failed (the daemon is read-only), with the reason.
+  s.Get("/readyz", [d](const httplib::Request&, httplib::Response& res) {
+    const Status h = d->Health();
+    if (h.ok()) return res.set_content("ok", "text/plain");
+    res.status = 503;
+    res.set_content("[-]journal failed: " + h.message() + "\nreadyz check failed\n", "text/plain");
+  });
   s.Get("/metrics", [d](const httplib::Request&, httplib::Response& res) {
     const JournalStats j = d->journal().stats();
     const Millis now = std::chrono::duration_cast<std::chrono::milliseconds>(

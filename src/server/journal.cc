@@ -4,11 +4,16 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <random>
 
+#include "adapters/sqlite/statement.h"
+
 namespace arbiter::server {
+
+using sqlite::Stmt;
+using sqlite::Txn;
 
 namespace {
 std::string Hex8() {
@@ -17,16 +22,40 @@ std::string Hex8() {
   std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned>(rd()));
   return buf;
 }
+
+constexpr const char* kFormatPrefix = "arbiter-journal ";
+
+// The format version of a meta.format value, or 0 when it is not one.
+int FormatVersion(const std::string& value) {
+  const std::string prefix = kFormatPrefix;
+  if (value.rfind(prefix, 0) != 0 || value.size() == prefix.size() || value.size() > 24) return 0;
+  int v = 0;
+  for (size_t i = prefix.size(); i < value.size(); ++i) {
+    if (value[i] < '0' || value[i] > '9') return 0;
+    v = v * 10 + (value[i] - '0');
+  }
+  return v;
+}
 }  // namespace
 
 Status Journal::Exec(const char* sql) {
   char* err = nullptr;
   if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string m = err ? err : "unknown error";
+    std::string m = err ? err : sqlite3_errmsg(db_);
     sqlite3_free(err);
     return Status::Internal(std::string("journal: ") + m + " (" + sql + ")");
   }
   return Status::Ok();
+}
+
+Result<std::string> Journal::MetaValue(const char* key) {
+  Stmt st(db_, "SELECT value FROM meta WHERE key = ?1");
+  if (!st.ok()) return Status::Internal("journal: " + st.error());
+  st.Text(1, key);
+  const int rc = st.Step();
+  if (rc == SQLITE_ROW) return st.ColText(0);
+  if (rc != SQLITE_DONE) return Status::Internal(std::string("journal: ") + sqlite3_errmsg(db_));
+  return std::string();
 }
 
 Result<std::unique_ptr<Journal>> Journal::Open(const std::string& dir) {
@@ -37,6 +66,7 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& dir) {
                                                    ec.message());
   std::unique_ptr<Journal> j(new Journal());
   const std::string path = dir + "/journal.db";
+  j->path_ = path;
   if (sqlite3_open_v2(path.c_str(), &j->db_,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       nullptr) != SQLITE_OK)
@@ -51,18 +81,37 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& dir) {
         "NOT NULL, data BLOB NOT NULL)"}) {
     if (Status s = j->Exec(sql); !s.ok()) return s;
   }
-  // The instance id (uids) and the format version.
-  sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(j->db_, "SELECT value FROM meta WHERE key = 'instance'", -1, &st, nullptr);
-  if (sqlite3_step(st) == SQLITE_ROW)
-    j->instance_id_ = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
-  sqlite3_finalize(st);
+  // The instance id (uids) and the format version, written together when the journal is new.
+  auto instance = j->MetaValue("instance");
+  if (!instance.ok()) return instance.status();
+  auto format = j->MetaValue("format");
+  if (!format.ok()) return format.status();
+  j->instance_id_ = instance.value();
   if (j->instance_id_.empty()) {
+    if (!format.value().empty())
+      return Status::Internal(path + " has a format (" + format.value() + ") but no instance id");
     j->instance_id_ = Hex8();
-    const std::string sql = "INSERT INTO meta (key, value) VALUES ('instance', '" +
-                            j->instance_id_ + "'), ('format', 'arbiter-journal 1')";
-    if (Status s = j->Exec(sql.c_str()); !s.ok()) return s;
+    Txn t(j->db_, "journal");
+    if (!t.ok()) return t.status();
+    Stmt ins(j->db_, "INSERT INTO meta (key, value) VALUES ('instance', ?1), ('format', ?2)");
+    ins.Text(1, j->instance_id_);
+    ins.Text(2, kFormatPrefix + std::to_string(kFormatVersion));
+    if (Status s = ins.Run("journal: writing its format"); !s.ok()) return s;
+    if (Status s = t.Commit(); !s.ok()) return s;
+    j->format_version_ = kFormatVersion;
+    return j;
   }
+  const int version = FormatVersion(format.value());
+  if (version == 0)
+    return Status::Internal(path + ": unknown journal format \"" + format.value() +
+                            "\" (this arbiter reads \"" + kFormatPrefix + "1\" to \"" +
+                            kFormatPrefix + std::to_string(kFormatVersion) + "\")");
+  if (version > kFormatVersion)
+    return Status::Internal(path + " is journal format " + std::to_string(version) +
+                            ", written by a newer arbiter; this arbiter reads formats up to " +
+                            std::to_string(kFormatVersion) +
+                            " (run the newer arbiter, or start from an empty --data directory)");
+  j->format_version_ = version;
   return j;
 }
 
@@ -72,47 +121,46 @@ Journal::~Journal() {
 }
 
 Result<std::optional<Journal::Snapshot>> Journal::LoadSnapshot() {
-  sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(db_, "SELECT seq, data FROM snapshot WHERE id = 1", -1, &st, nullptr);
+  Stmt st(db_, "SELECT seq, data FROM snapshot WHERE id = 1");
+  if (!st.ok()) return Status::Internal("journal: " + st.error());
   std::optional<Snapshot> out;
-  if (sqlite3_step(st) == SQLITE_ROW) {
+  const int rc = st.Step();
+  if (rc == SQLITE_ROW) {
     Snapshot s;
-    s.seq = sqlite3_column_int64(st, 0);
-    const void* p = sqlite3_column_blob(st, 1);
-    s.bytes.assign(static_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(st, 1)));
+    s.seq = st.ColInt(0);
+    s.bytes = st.ColBlob(1);
+    std::lock_guard<std::mutex> l(mu_);
     snapshot_seq_ = s.seq;
     out = std::move(s);
+  } else if (rc != SQLITE_DONE) {
+    return Status::Internal(std::string("journal: reading the snapshot: ") + sqlite3_errmsg(db_));
   }
-  sqlite3_finalize(st);
   return out;
 }
 
 Status Journal::Replay(int64_t after_seq,
                        const std::function<Status(int64_t seq, const std::string& record)>& fn) {
-  sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(db_, "SELECT seq, record FROM journal WHERE seq > ? ORDER BY seq", -1, &st,
-                     nullptr);
-  sqlite3_bind_int64(st, 1, after_seq);
+  Stmt st(db_, "SELECT seq, record FROM journal WHERE seq > ?1 ORDER BY seq");
+  if (!st.ok()) return Status::Internal("journal: " + st.error());
+  st.Int(1, after_seq);
   Status result;
   int64_t last = after_seq;
   int rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    const int64_t seq = sqlite3_column_int64(st, 0);
-    const char* text = reinterpret_cast<const char*>(sqlite3_column_text(st, 1));
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    const int64_t seq = st.ColInt(0);
     if (seq != last + 1) {
       result = Status::Internal("journal: record " + std::to_string(last + 1) +
                                 " is missing (next is " + std::to_string(seq) + ")");
       break;
     }
     last = seq;
-    if (Status s = fn(seq, text ? text : ""); !s.ok()) {
+    if (Status s = fn(seq, st.ColText(1)); !s.ok()) {
       result = Status::Internal("journal record " + std::to_string(seq) + ": " + s.message());
       break;
     }
   }
   if (result.ok() && rc != SQLITE_DONE && rc != SQLITE_ROW)
     result = Status::Internal(std::string("journal: ") + sqlite3_errmsg(db_));
-  sqlite3_finalize(st);
   {
     std::lock_guard<std::mutex> l(mu_);
     durable_seq_ = std::max(durable_seq_, last);
@@ -121,8 +169,10 @@ Status Journal::Replay(int64_t after_seq,
   return result;
 }
 
-void Journal::Start(int64_t last_seq, std::function<void()> after_commit) {
+void Journal::Start(int64_t last_seq, std::function<void()> after_commit,
+                    std::function<void(const std::string&)> on_failure) {
   after_commit_ = std::move(after_commit);
+  on_failure_ = std::move(on_failure);
   {
     std::lock_guard<std::mutex> l(mu_);
     next_seq_ = last_seq + 1;
@@ -151,81 +201,87 @@ bool Journal::WaitDurable(int64_t seq) {
   return durable_seq_ >= seq;
 }
 
-void Journal::WriterLoop() {
-  sqlite3_stmt* ins = nullptr;
-  sqlite3_stmt* snap = nullptr;
-  sqlite3_stmt* compact = nullptr;
-  sqlite3_prepare_v2(db_, "INSERT INTO journal (seq, record) VALUES (?, ?)", -1, &ins, nullptr);
-  sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO snapshot (id, seq, data) VALUES (1, ?, ?)", -1,
-                     &snap, nullptr);
-  sqlite3_prepare_v2(db_, "DELETE FROM journal WHERE seq <= ?", -1, &compact, nullptr);
-  while (true) {
-    std::deque<Item> batch;
-    {
-      std::unique_lock<std::mutex> l(mu_);
-      work_cv_.wait(l, [&] { return !queue_.empty() || stopping_; });
-      if (queue_.empty() && stopping_) break;
-      batch.swap(queue_);
+Status Journal::Commit(std::deque<Item>& batch, Stmt& ins, Stmt& snap, Stmt& compact, int64_t* last,
+                       uint64_t* n) {
+  Txn t(db_, "journal");
+  if (!t.ok()) return t.status();
+  for (auto& it : batch) {
+    Stmt& st = it.snapshot ? snap : ins;
+    st.Reset();
+    st.Int(1, it.seq);
+    if (it.snapshot)
+      st.BlobRef(2, it.record);
+    else
+      st.TextRef(2, it.record);
+    if (Status s = st.Run(it.snapshot ? "journal: writing a snapshot" : "journal: writing");
+        !s.ok())
+      return s;
+    if (it.snapshot) {
+      compact.Reset();
+      compact.Int(1, it.seq);
+      if (Status s = compact.Run("journal: compaction"); !s.ok()) return s;
+    } else {
+      *last = it.seq;
+      ++*n;
     }
-    const auto t0 = std::chrono::steady_clock::now();
-    Status s = Exec("BEGIN");
-    int64_t last = 0;
-    uint64_t n = 0;
-    for (auto& it : batch) {
-      if (!s.ok()) break;
-      sqlite3_stmt* st = it.snapshot ? snap : ins;
-      sqlite3_reset(st);
-      sqlite3_bind_int64(st, 1, it.seq);
-      if (it.snapshot)
-        sqlite3_bind_blob(st, 2, it.record.data(), static_cast<int>(it.record.size()),
-                          SQLITE_STATIC);
-      else
-        sqlite3_bind_text(st, 2, it.record.data(), static_cast<int>(it.record.size()),
-                          SQLITE_STATIC);
-      if (sqlite3_step(st) != SQLITE_DONE) {
-        s = Status::Internal(std::string("journal write: ") + sqlite3_errmsg(db_));
+  }
+  return t.Commit();
+}
+
+void Journal::WriterLoop() {
+  std::string failure;
+  {
+    Stmt ins(db_, "INSERT INTO journal (seq, record) VALUES (?1, ?2)");
+    Stmt snap(db_, "INSERT OR REPLACE INTO snapshot (id, seq, data) VALUES (1, ?1, ?2)");
+    Stmt compact(db_, "DELETE FROM journal WHERE seq <= ?1");
+    for (const Stmt* s : {&ins, &snap, &compact})
+      if (!s->ok()) failure = "journal: " + s->error();
+    while (failure.empty()) {
+      std::deque<Item> batch;
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        work_cv_.wait(l, [&] { return !queue_.empty() || stopping_; });
+        if (queue_.empty() && stopping_) break;
+        batch.swap(queue_);
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      int64_t last = 0;
+      uint64_t n = 0;
+      if (Status s = Commit(batch, ins, snap, compact, &last, &n); !s.ok()) {
+        failure = s.message();
         break;
       }
-      if (it.snapshot) {
-        sqlite3_reset(compact);
-        sqlite3_bind_int64(compact, 1, it.seq);
-        if (sqlite3_step(compact) != SQLITE_DONE)
-          s = Status::Internal(std::string("journal compaction: ") + sqlite3_errmsg(db_));
-      } else {
-        last = it.seq;
-        ++n;
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      for (auto& it : batch)
+        if (it.on_durable) it.on_durable();
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        for (auto& it : batch)
+          if (it.snapshot) snapshot_seq_ = it.seq;
+        if (last) durable_seq_ = last;
+        stats_.commits++;
+        stats_.records += n;
+        stats_.sum_seconds += secs;
+        for (size_t i = 0; i < stats_.bounds.size(); ++i)
+          if (secs <= stats_.bounds[i]) stats_.buckets[i]++;
       }
+      if (after_commit_) after_commit_();
+      std::lock_guard<std::mutex> l(mu_);
+      durable_cv_.notify_all();
     }
-    if (s.ok())
-      s = Exec("COMMIT");
-    else
-      (void)Exec("ROLLBACK");
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!s.ok()) {
+  }
+  if (!failure.empty()) {
+    // Sticky: nothing is written after a failure (LevelDB's bg_error_). What was queued, and
+    // anything appended later, never becomes durable; its waiters are told.
+    {
       std::lock_guard<std::mutex> l(mu_);
       failed_ = true;
-      error_ = s.message();
-      durable_cv_.notify_all();
-      break;
+      error_ = failure;
+      queue_.clear();
     }
-    for (auto& it : batch)
-      if (it.on_durable) it.on_durable();
-    if (after_commit_) after_commit_();
-    std::lock_guard<std::mutex> l(mu_);
-    for (auto& it : batch)
-      if (it.snapshot) snapshot_seq_ = it.seq;
-    if (last) durable_seq_ = last;
-    stats_.commits++;
-    stats_.records += n;
-    stats_.sum_seconds += secs;
-    for (size_t i = 0; i < stats_.bounds.size(); ++i)
-      if (secs <= stats_.bounds[i]) stats_.buckets[i]++;
-    durable_cv_.notify_all();
+    if (on_failure_) on_failure_(failure);
   }
-  sqlite3_finalize(ins);
-  sqlite3_finalize(snap);
-  sqlite3_finalize(compact);
   std::lock_guard<std::mutex> l(mu_);
   writer_done_ = true;
   durable_cv_.notify_all();
@@ -245,6 +301,10 @@ void Journal::Stop() {
 int64_t Journal::last_seq() const {
   std::lock_guard<std::mutex> l(mu_);
   return next_seq_ - 1;
+}
+int64_t Journal::durable_seq() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return durable_seq_;
 }
 bool Journal::failed() const {
   std::lock_guard<std::mutex> l(mu_);

@@ -9,6 +9,10 @@
 // Snapshots: WriteSnapshot(seq, bytes) is queued behind the records up to seq, stored, and the
 // records it covers are deleted (compaction) in the same transaction. Start-up reads the
 // snapshot, then the records after it.
+// A failed write is sticky (LevelDB's bg_error_): the writer stops, nothing queued or appended
+// after it is ever written, every WaitDurable answers false, and `on_failure` is told once.
+// The format version (meta.format, "arbiter-journal N") is checked at Open: a journal of a newer
+// format is refused with both versions named.
 #pragma once
 
 #include <condition_variable>
@@ -25,6 +29,10 @@
 #include "core/status.h"
 
 struct sqlite3;
+
+namespace arbiter::sqlite {
+class Stmt;
+}
 
 namespace arbiter::server {
 
@@ -44,11 +52,17 @@ class Journal {
     std::string bytes;
   };
 
-  // Opens (creating) DIR/journal.db. A new journal gets a random 8-hex-digit instance id.
+  // The format this arbiter writes (and the newest it reads).
+  static constexpr int kFormatVersion = 1;
+
+  // Opens (creating) DIR/journal.db. A new journal gets a random 8-hex-digit instance id. A
+  // journal of a newer format than kFormatVersion, or of no known format, is refused.
   static Result<std::unique_ptr<Journal>> Open(const std::string& dir);
   ~Journal();
 
   const std::string& instance_id() const { return instance_id_; }
+  int format_version() const { return format_version_; }
+  const std::string& path() const { return path_; }
 
   // ---- start-up (before Start)
   Result<std::optional<Snapshot>> LoadSnapshot();
@@ -58,8 +72,11 @@ class Journal {
 
   // ---- running
   // Starts the writer; the next record gets `last_seq + 1`. `after_commit` (if set) runs on the
-  // writer thread after each commit's on_durable callbacks.
-  void Start(int64_t last_seq, std::function<void()> after_commit = nullptr);
+  // writer thread after each commit's on_durable callbacks, once durable_seq() includes them.
+  // `on_failure` (if set) runs once on the writer thread when a write fails, after the writer
+  // has let go of its statements (LoadSnapshot and Replay read what is durable from it).
+  void Start(int64_t last_seq, std::function<void()> after_commit = nullptr,
+             std::function<void(const std::string&)> on_failure = nullptr);
   // Queues a record (call in apply order); `on_durable` runs on the writer thread once it is
   // committed, in sequence order. Returns its sequence number.
   int64_t Append(std::string record, std::function<void()> on_durable = nullptr);
@@ -71,7 +88,8 @@ class Journal {
   // Commits what is queued, then stops the writer.
   void Stop();
 
-  int64_t last_seq() const;
+  int64_t last_seq() const;     // the last record appended
+  int64_t durable_seq() const;  // the last record committed
   bool failed() const;
   std::string error() const;
   JournalStats stats() const;
@@ -80,18 +98,24 @@ class Journal {
 
  private:
   Journal() = default;
-  void WriterLoop();
-  Status Exec(const char* sql);
-
-  sqlite3* db_ = nullptr;
-  std::string instance_id_;
-
   struct Item {
     int64_t seq = 0;
     std::string record;
     std::function<void()> on_durable;
     bool snapshot = false;
   };
+  void WriterLoop();
+  // One transaction of the batch; sets *last (the last record's seq) and *n (records).
+  Status Commit(std::deque<Item>& batch, sqlite::Stmt& ins, sqlite::Stmt& snap,
+                sqlite::Stmt& compact, int64_t* last, uint64_t* n);
+  Status Exec(const char* sql);
+  Result<std::string> MetaValue(const char* key);  // "" when absent
+
+  sqlite3* db_ = nullptr;
+  std::string path_;
+  std::string instance_id_;
+  int format_version_ = 0;
+
   mutable std::mutex mu_;
   std::condition_variable work_cv_, durable_cv_;
   std::deque<Item> queue_;
@@ -103,6 +127,7 @@ class Journal {
   bool writer_done_ = false;
   std::string error_;
   std::function<void()> after_commit_;
+  std::function<void(const std::string&)> on_failure_;
   JournalStats stats_;
   std::thread writer_;
 };

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,6 +43,7 @@ class ServeProcess {
       dup2(in, 0);
       dup2(err, 1);
       dup2(err, 2);
+      if (in_child) in_child();
       std::vector<std::string> args = {ARBITER_BINARY,           "serve",    "--data",
                                        (dir_ / "data").string(), "--listen", "127.0.0.1:0"};
       args.insert(args.end(), extra_.begin(), extra_.end());
@@ -112,6 +114,9 @@ class ServeProcess {
     } while (std::chrono::steady_clock::now() < deadline);
     return r;
   }
+
+  // Runs in the child between fork and exec (limits, signal dispositions).
+  std::function<void()> in_child;
 
   int port() const { return port_; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }

@@ -14,6 +14,7 @@
 
 #include "adapters/io/input_file.h"
 #include "adapters/report/invoice_json.h"
+#include "adapters/sqlite/statement.h"
 #include "core/text.h"
 
 namespace arbiter::sqlite {
@@ -104,34 +105,6 @@ std::string MigrateV1Sql() {
          " unit, price_book, currency, mode, unit_price, billed_quantity, amount, 0 FROM hourly_v1;"
          "DROP TABLE hourly_v1;";
 }
-
-class Stmt {
- public:
-  Stmt(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr); }
-  ~Stmt() { sqlite3_finalize(s_); }
-  bool ok() const { return rc_ == SQLITE_OK; }
-  sqlite3_stmt* get() { return s_; }
-  void Reset() {
-    sqlite3_reset(s_);
-    sqlite3_clear_bindings(s_);
-  }
-  void Text(int i, const std::string& v) {
-    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-  }
-  void Int(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); }
-  int Step() { return sqlite3_step(s_); }
-  std::string ColText(int i) {
-    const unsigned char* t = sqlite3_column_text(s_, i);
-    return t ? std::string(reinterpret_cast<const char*>(t),
-                           static_cast<size_t>(sqlite3_column_bytes(s_, i)))
-             : std::string();
-  }
-  int64_t ColInt(int i) { return sqlite3_column_int64(s_, i); }
-
- private:
-  sqlite3_stmt* s_ = nullptr;
-  int rc_;
-};
 
 Status SqlError(sqlite3* db, const std::string& what) {
   return Status::Error("ledger: " + what + ": " + sqlite3_errmsg(db));
@@ -262,31 +235,6 @@ void BindContent(Stmt& s, int from, const Content& c) {
   s.Text(from + 11, c.billed);
   s.Text(from + 12, c.amount);
 }
-
-class Txn {
- public:
-  explicit Txn(sqlite3* db) : db_(db) {
-    rc_ = sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
-  }
-  ~Txn() {
-    if (rc_ == SQLITE_OK && !done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-  }
-  bool ok() const { return rc_ == SQLITE_OK; }
-  Status Commit() {
-    done_ = true;
-    if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
-      Status s = SqlError(db_, "commit");
-      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-      return s;
-    }
-    return Status::Ok();
-  }
-
- private:
-  sqlite3* db_;
-  int rc_;
-  bool done_ = false;
-};
 
 // Adds the stored int128 text `t` times `sign` to *acc; false when the text is corrupt.
 bool AddStored(const std::string& t, int sign, i128* acc) {
@@ -777,7 +725,7 @@ Status Ledger::Migrate() {
                          std::to_string(kSchemaVersion) + ")");
   if (version == kSchemaVersion) return Exec(Schema().c_str());
   // A new ledger, or an older schema: one transaction creates or upgrades everything.
-  Txn t(db_);
+  Txn t(db_, "ledger");
   if (!t.ok()) return SqlError(db_, "begin migration");
   if (version == 1)
     if (Status s = Exec(MigrateV1Sql().c_str()); !s.ok())
@@ -838,7 +786,7 @@ Status Ledger::PutPriceBooksLocked(const std::vector<PriceBook>& books) {
 }
 
 Status Ledger::PutPriceBooks(const std::vector<PriceBook>& books) {
-  Txn t(db_);
+  Txn t(db_, "ledger");
   if (!t.ok()) return SqlError(db_, "begin");
   if (Status s = PutPriceBooksLocked(books); !s.ok()) return s;
   return t.Commit();
@@ -864,7 +812,7 @@ Result<std::vector<PriceBook>> Ledger::PriceBooks() {
 Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
                                  const billing::PriceCatalog& catalog,
                                  std::optional<Millis> seal_before) {
-  Txn t(db_);
+  Txn t(db_, "ledger");
   if (!t.ok()) return SqlError(db_, "begin");
   if (Status s = PutPriceBooksLocked(catalog.books()); !s.ok()) return s;
   auto wm = ReadWatermark(db_);
@@ -1005,14 +953,14 @@ Status Ledger::RebuildRollupsLocked() {
 }
 
 Status Ledger::RebuildRollups() {
-  Txn t(db_);
+  Txn t(db_, "ledger");
   if (!t.ok()) return SqlError(db_, "begin");
   if (Status s = RebuildRollupsLocked(); !s.ok()) return s;
   return t.Commit();
 }
 
 Status Ledger::Seal(Millis before) {
-  Txn t(db_);
+  Txn t(db_, "ledger");
   if (!t.ok()) return SqlError(db_, "begin");
   if (Status s = WriteWatermark(db_, before); !s.ok()) return s;
   return t.Commit();

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Makes the journal fixtures of tests/server/journal_fixtures_test.cc with a given `arbiter`
+# binary (they were made with the release before the journal recorded engine commands, commit
+# 3d77801, and are kept as that release wrote them: later releases must open and replay them).
+#
+#   tests/data/journal/make-fixtures.sh ARBITER OUT_DIR
+#
+# Each fixture is a data directory (journal.db after a clean stop) and expected.txt: one line per
+# object as the live daemon served it just before it stopped (kind, namespace/name,
+# resourceVersion; a pod's node and phase; a quota's used cpu).
+#   tail       every record in the journal (--snapshot-every 0)
+#   snapshot   a snapshot after record 14 and the records after it (--snapshot-every 14)
+set -euo pipefail
+ARBITER=$1
+OUT=$2
+PORT=${PORT:-18743}
+U=http://127.0.0.1:$PORT
+
+req() {  # METHOD PATH [JSON]
+  local code
+  code=$(curl -s -o /tmp/make-fixtures.out -w '%{http_code}' -X "$1" -H "Content-Type: ${CT:-application/json}" \
+    ${3:+--data "$3"} "$U$2")
+  case $code in 2*) ;; *) echo "$1 $2: $code $(cat /tmp/make-fixtures.out)" >&2; exit 1 ;; esac
+}
+pod() {  # NS NAME CPU PRIORITYCLASS LABELS_JSON ANNOTATIONS_JSON
+  req POST /api/v1/namespaces/$1/pods "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"$2\",\"labels\":$5,\"annotations\":$6},\"spec\":{\"priorityClassName\":\"$4\",\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"resources\":{\"requests\":{\"cpu\":\"$3\",\"memory\":\"1Gi\"}}}]}}"
+}
+quota() {  # NS NAME CPU
+  echo "{\"apiVersion\":\"v1\",\"kind\":\"ResourceQuota\",\"metadata\":{\"name\":\"$2\",\"namespace\":\"$1\"},\"spec\":{\"hard\":{\"requests.cpu\":\"$3\",\"pods\":\"10\"}}}"
+}
+
+summary() {
+  {
+    for path in /api/v1/nodes /api/v1/namespaces /apis/scheduling.k8s.io/v1/priorityclasses \
+      /api/v1/resourcequotas /apis/policy/v1/poddisruptionbudgets /api/v1/pods; do
+      curl -s "$U$path"
+    done
+  } | jq -r '.items[] | [.kind, ((.metadata.namespace // "") + "/" + .metadata.name),
+      "rv=" + .metadata.resourceVersion,
+      (if .kind == "Pod" then "node=" + (.spec.nodeName // "") + " phase=" + .status.phase
+       elif .kind == "ResourceQuota" then "used.cpu=" + (.status.used["requests.cpu"] // "")
+       else empty end)] | join(" ")' | LC_ALL=C sort
+}
+
+one() {  # NAME SNAPSHOT_EVERY
+  local dir=$OUT/$1
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  "$ARBITER" serve --data "$dir/data" --listen 127.0.0.1:$PORT --snapshot-every "$2" 2>"$dir/serve.log" &
+  local pid=$!
+  for _ in $(seq 100); do curl -s "$U/readyz" >/dev/null && break; sleep 0.1; done
+  req POST /api/v1/nodes '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"capacity":{"cpu":"8","memory":"32Gi","pods":"110"}}}'
+  req POST /api/v1/nodes '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n2"},"status":{"capacity":{"cpu":"4","memory":"16Gi","pods":"110"}}}'
+  req POST /api/v1/namespaces '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-a"}}'
+  req POST /api/v1/namespaces '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-b"}}'
+  for pc in high:10000 low:1000 doomed:500; do
+    req POST /apis/scheduling.k8s.io/v1/priorityclasses "{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"${pc%%:*}\"},\"value\":${pc##*:}}"
+  done
+  req POST /api/v1/namespaces/team-a/resourcequotas "$(quota team-a compute 6)"
+  req POST /apis/policy/v1/namespaces/team-a/poddisruptionbudgets '{"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"web"},"spec":{"minAvailable":1,"selector":{"matchLabels":{"app":"web"}}}}'
+  req POST /apis/policy/v1/namespaces/team-b/poddisruptionbudgets '{"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"gone"},"spec":{"maxUnavailable":1,"selector":{"matchLabels":{"app":"batch"}}}}'
+  pod team-a web-1 2 high '{"app":"web"}' '{}'
+  pod team-a web-2 2 high '{"app":"web"}' '{}'
+  pod team-b batch-1 3 low '{"app":"batch"}' '{}'
+  pod team-b short 1 low '{"app":"batch"}' '{"arbiter.dev/duration":"1s"}'
+  pod team-a big 16 low '{}' '{}'
+  pod team-b batch-2 3 low '{"app":"batch"}' '{}'
+  # Updates: the quota raised, a pod's labels changed.
+  req GET /api/v1/namespaces/team-a/resourcequotas/compute
+  req PUT /api/v1/namespaces/team-a/resourcequotas/compute "$(quota team-a compute 8)"
+  CT=application/merge-patch+json req PATCH /api/v1/namespaces/team-a/pods/web-1 '{"metadata":{"labels":{"app":"web","tier":"front"}}}'
+  # Deletes: a running pod at once, a PDB, a priority class.
+  req DELETE '/api/v1/namespaces/team-b/pods/batch-1?gracePeriodSeconds=0'
+  req DELETE /apis/policy/v1/namespaces/team-b/poddisruptionbudgets/gone
+  req DELETE /apis/scheduling.k8s.io/v1/priorityclasses/doomed
+  pod team-a web-3 1 high '{"app":"web"}' '{}'
+  sleep 2  # team-b/short (1s) finishes: an advance record
+  summary >"$dir/expected.txt"
+  kill -TERM $pid
+  wait $pid
+  rm -f "$dir/data/journal.db-wal" "$dir/data/journal.db-shm"
+  find "$dir/data" -mindepth 1 ! -name journal.db -exec rm -rf {} +
+  rm -f "$dir/serve.log"
+}
+
+one tail 0
+one snapshot 14

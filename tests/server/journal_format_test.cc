@@ -1,0 +1,73 @@
+// The journal's format row is checked at open: a journal of a newer format, or of no known
+// format, is refused with a message naming both versions; the current format opens.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+
+#include "server/journal.h"
+
+namespace arbiter::server {
+namespace journal_format_test {
+
+std::filesystem::path Dir(const std::string& name) {
+  auto p = std::filesystem::temp_directory_path() /
+           ("arbiter-journal-format-test-" + std::to_string(getpid())) / name;
+  std::filesystem::remove_all(p);
+  return p;
+}
+
+// A new journal, then its format row set to `format`.
+void WriteFormat(const std::filesystem::path& dir, const std::string& format) {
+  {
+    auto j = Journal::Open(dir.string());
+    ASSERT_TRUE(j.ok()) << j.message();
+    EXPECT_EQ(j.value()->format_version(), Journal::kFormatVersion);
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir / "journal.db").string().c_str(), &db), SQLITE_OK);
+  const std::string sql = "UPDATE meta SET value = '" + format + "' WHERE key = 'format'";
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  EXPECT_EQ(sqlite3_changes(db), 1);
+  sqlite3_close(db);
+}
+
+TEST(JournalFormatTest, ANewerFormatIsRefusedNamingBothVersions) {
+  const auto dir = Dir("newer");
+  WriteFormat(dir, "arbiter-journal " + std::to_string(Journal::kFormatVersion + 1));
+  auto j = Journal::Open(dir.string());
+  ASSERT_FALSE(j.ok());
+  EXPECT_NE(j.message().find("is journal format " + std::to_string(Journal::kFormatVersion + 1) +
+                             ", written by a newer arbiter"),
+            std::string::npos)
+      << j.message();
+  EXPECT_NE(j.message().find("reads formats up to " + std::to_string(Journal::kFormatVersion)),
+            std::string::npos)
+      << j.message();
+}
+
+TEST(JournalFormatTest, AnUnknownFormatIsRefused) {
+  const auto dir = Dir("unknown");
+  WriteFormat(dir, "something else 1");
+  auto j = Journal::Open(dir.string());
+  ASSERT_FALSE(j.ok());
+  EXPECT_NE(j.message().find("unknown journal format \"something else 1\""), std::string::npos)
+      << j.message();
+}
+
+TEST(JournalFormatTest, TheCurrentFormatOpensAndKeepsItsInstance) {
+  const auto dir = Dir("current");
+  std::string instance;
+  {
+    auto j = Journal::Open(dir.string());
+    ASSERT_TRUE(j.ok()) << j.message();
+    instance = j.value()->instance_id();
+  }
+  auto j = Journal::Open(dir.string());
+  ASSERT_TRUE(j.ok()) << j.message();
+  EXPECT_EQ(j.value()->instance_id(), instance);
+  EXPECT_EQ(j.value()->format_version(), 1);
+}
+
+}  // namespace journal_format_test
+}  // namespace arbiter::server
