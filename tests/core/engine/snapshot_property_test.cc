@@ -361,8 +361,7 @@ TEST(CommandEncodingTest, ReadsVersion5NodeWithoutTaints) {
   Node n;
   n.meta.name = "n1";
   n.sim.remove_time = 0x1122334455667788;  // a marker just before the version-6 field
-  auto body =
-      serial::Unseal(EncodeCommand(At(1, UpsertNode{n, 0})), "command", kCommandVersion);
+  auto body = serial::Unseal(EncodeCommand(At(1, UpsertNode{n, 0})), "command", kCommandVersion);
   ASSERT_TRUE(body.ok()) << body.message();
   const std::string marker("\x88\x77\x66\x55\x44\x33\x22\x11", 8);
   std::string b = *body;
