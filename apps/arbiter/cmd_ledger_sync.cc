@@ -39,7 +39,8 @@ void RunSync(const SyncArgs& a, int* exit_code) {
   std::cout << "synced " << a.db << " -> " << (*wh)->Describe() << ": " << st->rows
             << " rows of new sealed hours, " << st->late
             << " late rows (new keys and versions of hours copied before), " << st->price_books
-            << " price books; the warehouse holds every hour before "
+            << " price books" << (st->resumed ? " (resumed an interrupted sync)" : "")
+            << "; the warehouse holds every hour before "
             << (st->sealed_before == INT64_MIN ? std::string("(nothing sealed)")
                                                : FormatRfc3339(st->sealed_before))
             << "\n";

@@ -264,6 +264,7 @@ void Io(A& a, PoolPolicy::SlurmLatency& l) {
   Io(a, l.message_timeout);
   Io(a, l.epilog);
   Io(a, l.cred_expire);
+  if (!a.schedless) Io(a, l.sched_interval);  // engine snapshot / command 7, simulation state 5
 }
 
 template <typename A>

@@ -279,6 +279,11 @@ struct PoolPolicy {
     Millis message_timeout = 10000;  // MessageTimeout: slurmd's termination round trip after it
     Millis epilog = 0;               // the Epilog's run time, after every job (job clean-up)
     Millis cred_expire = 120000;     // AuthInfo cred_expire: a requeued job waits this + 1 s
+    // SchedulerParameters=sched_interval (issue 29; engine snapshot / command version 7): when
+    // set, the kill's delay after a GraceTime ends follows from it (State::GraceEndDelay) instead
+    // of grace_end_delay: the preemptor's scheduling passes may kill only once KillWait +
+    // MessageTimeout have passed since the last pass that could, so kills come on that cadence.
+    Millis sched_interval = 0;
   };
   std::optional<SlurmLatency> latency;
 

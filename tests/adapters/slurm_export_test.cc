@@ -89,6 +89,23 @@ TEST(SlurmExport, EveryQosIsAddedBeforeAnyPreemptListNamesIt) {
   EXPECT_LT(last_add, first_preempt_call);
 }
 
+// Issue 29: the GRES TRES the limits name are checked (and waited for) first, before the script
+// changes anything: on a cluster that has not registered them it changes nothing.
+TEST(SlurmExport, GresTresAreCheckedBeforeAnyChange) {
+  Exported e = ExportRich();
+  const std::string& s = e.r.sacctmgr_script;
+  const size_t check = s.find("\nneed_tres gres/gpu ");
+  ASSERT_NE(check, std::string::npos) << s;
+  const std::string line = s.substr(check + 1, s.find('\n', check + 1) - check - 1);
+  EXPECT_NE(line.find(" gres/gpu:1g.10gb"), std::string::npos) << line;  // the MIG profile
+  for (const char* change : {"\nhas_qos ", "\n$SACCTMGR -i modify", "\nhas_account ",
+                             "\nset_parent ", "\nset_preempt "}) {
+    ASSERT_NE(s.find(change), std::string::npos) << change;
+    EXPECT_LT(check, s.find(change)) << change;
+  }
+  EXPECT_NE(s.find("${TRES_WAIT:-60}"), std::string::npos);
+}
+
 TEST(SlurmExport, ScriptIsIdempotentByConstruction) {
   ExportOptions opts;
   opts.cluster = "prod";

@@ -228,6 +228,92 @@ void KilledSyncsLeaveExactlyTheLedgersTotals(Backend b, const std::string& name)
             << " in the middle of copying rows\n";
 }
 
+// The rows a sync reports copying ("synced ...: N rows of new sealed hours, L late rows").
+int64_t CopiedRows(const std::string& out) {
+  const auto p = out.find(": ");
+  const auto q = out.find(" rows of new sealed hours, ");
+  if (p == std::string::npos || q == std::string::npos) return -1;
+  const auto l = q + 27;
+  return std::stoll(out.substr(p + 2, q - p - 2)) + std::stoll(out.substr(l, out.find(' ', l) - l));
+}
+
+// Issue 28: a sync killed with SIGKILL in the middle resumes from its last committed batch: the
+// re-run sends only what that batch's progress does not cover (plus rows changed since, here new
+// versions of rows it had copied), and the warehouse still ends equal to the ledger.
+void KilledSyncResumes(Backend b, const std::string& name) {
+  auto dir = Scratch(name);
+  const std::string db = (dir / "l.db").string();
+  {
+    auto l = sqlite::Ledger::Open(db);
+    ASSERT_TRUE(l.ok());
+    ASSERT_TRUE(testing::WriteWarehouseLedger(**l, 150, 72,
+                                              testing::kWarehouseStart + 72 * billing::kHourMs)
+                    .ok());
+  }
+  std::string ledger_id;
+  {
+    auto l = sqlite::Ledger::Open(db);
+    ASSERT_TRUE(l.ok());
+    auto c = (*l)->Changes();
+    ASSERT_TRUE(c.ok());
+    ledger_id = c->ledger_id;
+  }
+  const std::string probe = FreshDatabase(b, name + "_probe");
+  auto t0 = std::chrono::steady_clock::now();
+  const int64_t total = CopiedRows(Sync(dir, db, probe, "--batch-rows 700"));
+  const int full_ms = static_cast<int>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+          .count());
+  ASSERT_GT(total, 10000);
+  // Kill until a kill lands after some batches and before the end (a progress, no mark).
+  std::optional<billing::SyncProgress> progress;
+  std::string url;  // the warehouse of the kill that landed mid-sync
+  for (int k = 1; k <= 8 && !progress; ++k) {
+    const std::string url_k = FreshDatabase(b, name + std::to_string(k));
+    ASSERT_FALSE(url_k.empty());
+    KillSyncAfter(db, url_k, full_ms * (k + 3) / 12);
+    auto wh = warehouse::OpenWarehouse(url_k);
+    ASSERT_TRUE(wh.ok()) << wh.message();
+    auto mark = (*wh)->MarkOf(ledger_id);
+    auto p = (*wh)->ProgressOf(ledger_id);
+    if (mark.ok() && !*mark && p.ok() && *p) {
+      progress = **p;
+      url = url_k;
+    }
+  }
+  ASSERT_TRUE(progress.has_value())
+      << "no kill landed in the middle of a " << full_ms << " ms sync";
+  // New versions of rows the killed sync had copied (ns-0 sorts first): they must be sent again.
+  int64_t changed = 0;
+  {
+    auto l = sqlite::Ledger::Open(db);
+    ASSERT_TRUE(l.ok());
+    auto read = (*l)->Read({std::string("ns-0"), testing::kWarehouseStart,
+                            testing::kWarehouseStart + billing::kHourMs, false});
+    ASSERT_TRUE(read.ok());
+    std::vector<billing::HourlyRow> rows = std::move(read).value();
+    ASSERT_FALSE(rows.empty());
+    for (auto& r : rows) r.usage_raw += 987654321;
+    auto cat = billing::PriceCatalog::Create(testing::WarehouseBooks());
+    auto st = (*l)->Write(rows, *cat, testing::kWarehouseStart + 72 * billing::kHourMs);
+    ASSERT_TRUE(st.ok());
+    changed = st->corrected;
+  }
+  const std::string to = "2026-03-04T00:00:00Z";
+  const std::string want = Invoices(dir, db, to);
+  const std::string out = Sync(dir, db, url, "--batch-rows 700");
+  EXPECT_NE(out.find("(resumed an interrupted sync)"), std::string::npos) << out;
+  const int64_t resumed = CopiedRows(out);
+  EXPECT_LT(resumed, total) << out;
+  EXPECT_GE(resumed, changed) << out;
+  EXPECT_TRUE(Same(Invoices(dir, url, to), want));
+  EXPECT_NE(Sync(dir, db, url).find(": 0 rows of new sealed hours, 0 late rows"),
+            std::string::npos);
+  std::cout << "killed after step " << progress->step << " of a " << full_ms
+            << " ms sync; the re-run sent " << resumed << " of " << total << " rows (" << changed
+            << " changed since)\n";
+}
+
 void UnreachableServerIsAClearError(Backend b, const std::string& name) {
   auto dir = Scratch(name);
   const std::string db = (dir / "l.db").string();
@@ -371,6 +457,9 @@ TEST(ClickHouseWarehouse, SyncedInvoicesEqualTheSqliteLedgersByteForByte) {
 TEST(ClickHouseWarehouse, SyncKilledAtManyMomentsThenRerunLeavesExactlyTheLedgersTotals) {
   KilledSyncsLeaveExactlyTheLedgersTotals(Backend::kClickHouse, "ch_kill");
 }
+TEST(ClickHouseWarehouse, KilledSyncResumesFromItsLastCommittedBatch) {
+  KilledSyncResumes(Backend::kClickHouse, "ch_resume");
+}
 TEST(ClickHouseWarehouse, LateRowsOfSyncedHoursReachTheWarehouse) {
   LateRowsReachTheWarehouse(Backend::kClickHouse, "ch_late");
 }
@@ -396,7 +485,7 @@ TEST(ClickHouseWarehouse, RepeatedInsertsNeverCountTwice) {
   s.row.request_raw = static_cast<billing::i128>(1) << 100;  // beyond 64 bits
   s.row.usage_raw = 5;
   s.row.max_raw = s.row.request_raw;
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*wh)->PutRows({s}, std::nullopt).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*wh)->PutRows({s}, std::nullopt, std::nullopt).ok());
   billing::SpanQuery q;
   auto spans = (*wh)->ReadSpans(q);
   ASSERT_TRUE(spans.ok()) << spans.message();
@@ -405,7 +494,7 @@ TEST(ClickHouseWarehouse, RepeatedInsertsNeverCountTwice) {
             billing::I128ToString(s.row.request_raw));
   s.version = 2;
   s.row.usage_raw = 7;
-  ASSERT_TRUE((*wh)->PutRows({s}, std::nullopt).ok());
+  ASSERT_TRUE((*wh)->PutRows({s}, std::nullopt, std::nullopt).ok());
   ASSERT_TRUE((*wh)->Optimize().ok());
   spans = (*wh)->ReadSpans(q);
   ASSERT_EQ(spans->size(), 1u);
@@ -417,6 +506,9 @@ TEST(PostgresWarehouse, SyncedInvoicesEqualTheSqliteLedgersByteForByte) {
 }
 TEST(PostgresWarehouse, SyncKilledAtManyMomentsThenRerunLeavesExactlyTheLedgersTotals) {
   KilledSyncsLeaveExactlyTheLedgersTotals(Backend::kPostgres, "pg_kill");
+}
+TEST(PostgresWarehouse, KilledSyncResumesFromItsLastCommittedBatch) {
+  KilledSyncResumes(Backend::kPostgres, "pg_resume");
 }
 TEST(PostgresWarehouse, LateRowsOfSyncedHoursReachTheWarehouse) {
   LateRowsReachTheWarehouse(Backend::kPostgres, "pg_late");

@@ -118,6 +118,11 @@ Status ClickHouseStore::EnsureSchema() {
       // inserted rows is the mark whether or not the parts were merged.
       "CREATE TABLE IF NOT EXISTS arbiter_sync_ledger (ledger String, synced_before Int64, seq "
       "Int64) ENGINE = ReplacingMergeTree(seq) ORDER BY ledger",
+      // A sync's progress per batch (billing::SyncProgress): the row of the highest step counts.
+      "CREATE TABLE IF NOT EXISTS arbiter_sync_progress (ledger String, from_hour Int64, after_seq "
+      "Int64,"
+      " target_before Int64, target_seq Int64, step Int64, last_key String)"
+      " ENGINE = ReplacingMergeTree(step) ORDER BY ledger",
   };
   for (const char* s : stmts)
     if (auto r = Query(s); !r.ok()) return r.status();
@@ -174,7 +179,8 @@ Status ClickHouseStore::PutPriceBooks(const std::vector<PriceBook>& books) {
 }
 
 Status ClickHouseStore::PutRows(const std::vector<billing::StoredRow>& rows,
-                                const std::optional<billing::SyncMark>& mark) {
+                                const std::optional<billing::SyncMark>& mark,
+                                const std::optional<billing::SyncProgress>& progress) {
   if (!rows.empty()) {
     std::string tsv;
     tsv.reserve(rows.size() * 200);
@@ -198,7 +204,42 @@ Status ClickHouseStore::PutRows(const std::vector<billing::StoredRow>& rows,
                    "1\t" + std::to_string(mark->synced_before) + "\n");
     if (!r.ok()) return r.status();
   }
+  if (progress) {  // after its rows: a kill in between only copies them again
+    std::string line;
+    warehouse::AppendEscapedField(&line, progress->ledger);
+    for (int64_t v : {progress->from, progress->after, progress->target_before,
+                      progress->target_seq, progress->step})
+      line += "\t" + std::to_string(v);
+    line += "\t";
+    warehouse::AppendEscapedField(&line, progress->last_key);
+    line += "\n";
+    auto r = Query("INSERT INTO arbiter_sync_progress FORMAT TabSeparated", line);
+    if (!r.ok()) return r.status();
+  }
   return Status::Ok();
+}
+
+Result<std::optional<billing::SyncProgress>> ClickHouseStore::ProgressOf(
+    const std::string& ledger) {
+  using R = Result<std::optional<billing::SyncProgress>>;
+  auto body = Query(
+      "SELECT from_hour, after_seq, target_before, target_seq, step, last_key FROM "
+      "arbiter_sync_progress WHERE ledger = " +
+      Literal(ledger) + " ORDER BY step DESC LIMIT 1 FORMAT TabSeparated");
+  if (!body.ok()) return body.status();
+  if (body->empty()) return std::optional<billing::SyncProgress>();
+  auto f = Fields(std::string_view(*body).substr(0, body->find('\n')));
+  if (f.size() != 6) return R::Error(describe_ + ": unreadable sync progress");
+  billing::SyncProgress p;
+  p.ledger = ledger;
+  int64_t* ints[] = {&p.from, &p.after, &p.target_before, &p.target_seq, &p.step};
+  for (size_t k = 0; k < 5; ++k) {
+    auto v = Int(f[k]);
+    if (!v.ok()) return R::Error(describe_ + ": unreadable sync progress");
+    *ints[k] = *v;
+  }
+  p.last_key = Unescape(f[5]);
+  return std::optional<billing::SyncProgress>(std::move(p));
 }
 
 Result<std::optional<billing::SyncMark>> ClickHouseStore::MarkOf(const std::string& ledger) {

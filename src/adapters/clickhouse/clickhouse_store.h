@@ -31,9 +31,11 @@ class ClickHouseStore : public billing::WarehouseStore {
   Result<std::vector<billing::RowSpan>> ReadSpans(const billing::SpanQuery& q) override;
   Status PutPriceBooks(const std::vector<PriceBook>& books) override;
   Status PutRows(const std::vector<billing::StoredRow>& rows,
-                 const std::optional<billing::SyncMark>& mark) override;
+                 const std::optional<billing::SyncMark>& mark,
+                 const std::optional<billing::SyncProgress>& progress) override;
   Result<Millis> SyncedBefore() override;
   Result<std::optional<billing::SyncMark>> MarkOf(const std::string& ledger) override;
+  Result<std::optional<billing::SyncProgress>> ProgressOf(const std::string& ledger) override;
   // Runs a statement; the answer body (TabSeparated unless the SQL says otherwise).
   Result<std::string> Query(const std::string& sql, const std::string& body = {});
   // OPTIMIZE ... FINAL: merges parts (tests and benchmarks; reads are exact without it).

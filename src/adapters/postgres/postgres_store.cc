@@ -81,7 +81,12 @@ Status PostgresStore::EnsureSchema() {
       "CREATE TABLE IF NOT EXISTS arbiter_sync (id int PRIMARY KEY, synced_before bigint NOT "
       "NULL);"
       "CREATE TABLE IF NOT EXISTS arbiter_sync_ledger (ledger text PRIMARY KEY, synced_before "
-      "bigint NOT NULL, seq bigint NOT NULL);");
+      "bigint NOT NULL, seq bigint NOT NULL);"
+      // A sync's progress (billing::SyncProgress), written with each batch's rows.
+      "CREATE TABLE IF NOT EXISTS arbiter_sync_progress (ledger text PRIMARY KEY, from_hour bigint"
+      " NOT NULL, after_seq bigint NOT NULL, target_before bigint NOT NULL, target_seq bigint NOT "
+      "NULL,"
+      " step bigint NOT NULL, last_key text NOT NULL);");
 }
 
 Result<std::vector<PriceBook>> PostgresStore::PriceBooks() {
@@ -147,7 +152,8 @@ Status PostgresStore::CopyIn(const std::string& table, const std::string& text,
 }
 
 Status PostgresStore::PutRows(const std::vector<billing::StoredRow>& rows,
-                              const std::optional<billing::SyncMark>& mark) {
+                              const std::optional<billing::SyncMark>& mark,
+                              const std::optional<billing::SyncProgress>& progress) {
   if (Status s = Exec("BEGIN"); !s.ok()) return s;
   auto fail = [&](Status s) {
     ResultGuard g{PQexec(conn_, "ROLLBACK")};
@@ -209,6 +215,25 @@ Status PostgresStore::PutRows(const std::vector<billing::StoredRow>& rows,
         3, nullptr, params, nullptr, nullptr, 0)};
     if (PQresultStatus(g.r) != PGRES_COMMAND_OK) return fail(Error("store the sync mark"));
   }
+  if (progress) {
+    std::vector<std::string> v = {progress->ledger,
+                                  std::to_string(progress->from),
+                                  std::to_string(progress->after),
+                                  std::to_string(progress->target_before),
+                                  std::to_string(progress->target_seq),
+                                  std::to_string(progress->step),
+                                  progress->last_key};
+    const char* params[7];
+    for (size_t k = 0; k < 7; ++k) params[k] = v[k].c_str();
+    ResultGuard g{PQexecParams(
+        conn_,
+        "INSERT INTO arbiter_sync_progress VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT "
+        "(ledger) DO UPDATE SET from_hour = EXCLUDED.from_hour, after_seq = EXCLUDED.after_seq,"
+        " target_before = EXCLUDED.target_before, target_seq = EXCLUDED.target_seq,"
+        " step = EXCLUDED.step, last_key = EXCLUDED.last_key",
+        7, nullptr, params, nullptr, nullptr, 0)};
+    if (PQresultStatus(g.r) != PGRES_COMMAND_OK) return fail(Error("store the sync progress"));
+  }
   if (Status s = Exec("COMMIT"); !s.ok()) return fail(s);
   return Status::Ok();
 }
@@ -230,6 +255,23 @@ Result<std::optional<billing::SyncMark>> PostgresStore::MarkOf(const std::string
   return std::optional<billing::SyncMark>(
       billing::SyncMark{ledger, static_cast<Millis>(std::stoll(PQgetvalue(g.r, 0, 0))),
                         static_cast<int64_t>(std::stoll(PQgetvalue(g.r, 0, 1)))});
+}
+
+Result<std::optional<billing::SyncProgress>> PostgresStore::ProgressOf(const std::string& ledger) {
+  const char* params[1] = {ledger.c_str()};
+  ResultGuard g{
+      PQexecParams(conn_,
+                   "SELECT from_hour, after_seq, target_before, target_seq, step, last_key"
+                   " FROM arbiter_sync_progress WHERE ledger = $1",
+                   1, nullptr, params, nullptr, nullptr, 0)};
+  if (PQresultStatus(g.r) != PGRES_TUPLES_OK) return Error("read the sync progress");
+  if (PQntuples(g.r) == 0) return std::optional<billing::SyncProgress>();
+  billing::SyncProgress p;
+  p.ledger = ledger;
+  int64_t* ints[] = {&p.from, &p.after, &p.target_before, &p.target_seq, &p.step};
+  for (int k = 0; k < 5; ++k) *ints[k] = std::stoll(PQgetvalue(g.r, 0, k));
+  p.last_key = PQgetvalue(g.r, 0, 5);
+  return std::optional<billing::SyncProgress>(std::move(p));
 }
 
 Result<std::vector<billing::RowSpan>> PostgresStore::ReadSpans(const billing::SpanQuery& q) {

@@ -532,11 +532,17 @@ class Exporter {
         Warn("PoolPolicy", policy_.meta, "spec.latency.epilog",
              FormatDuration(l.epilog) +
                  ": not exported; it is how long the cluster's Epilog script runs");
-      Warn("PoolPolicy", policy_.meta, "spec.latency.graceEndDelay",
-           FormatDuration(l.grace_end_delay) +
-               ": not exported; it follows from SchedulerParameters=sched_interval (and "
-               "slurmctld's 30 s "
-               "time-limit sweep)");
+      if (l.sched_interval > 0)
+        Warn("PoolPolicy", policy_.meta, "spec.latency.schedInterval",
+             FormatDuration(l.sched_interval) +
+                 ": not exported; it is the cluster's SchedulerParameters=sched_interval=" +
+                 std::to_string(CeilSeconds(l.sched_interval)));
+      else
+        Warn("PoolPolicy", policy_.meta, "spec.latency.graceEndDelay",
+             FormatDuration(l.grace_end_delay) +
+                 ": not exported; it follows from SchedulerParameters=sched_interval (and "
+                 "slurmctld's 30 s "
+                 "time-limit sweep)");
     }
     const int64_t freq = std::max<int64_t>(1, CeilSeconds(policy_.scrape_interval));
     Conf(pp + " metering.scrapeInterval " + FormatDuration(policy_.scrape_interval) +
@@ -705,6 +711,41 @@ class Exporter {
     }
   }
 
+  // The limits name GRES TRES (gres/gpu, typed GPUs) that exist in slurmdbd only once slurmctld,
+  // started with slurm-policy.conf's AccountingStorageTRES, has registered them: until then
+  // sacctmgr refuses the GrpTRES. So the script checks them first, before it changes anything,
+  // and waits for them (TRES_WAIT seconds, default 60: a slurmctld restarting meanwhile).
+  void WriteTresCheck(std::ostringstream& s) const {
+    std::vector<std::string> gres = {"gres/gpu"};
+    gres.insert(gres.end(), gpu_tres_.begin(), gpu_tres_.end());
+    s << "# ---- First, before any change: the GRES TRES the limits name must be registered. "
+         "slurmctld\n"
+      << "# registers them when it starts with slurm-policy.conf's AccountingStorageTRES (on a "
+         "fresh\n"
+      << "# cluster, a moment after it starts): install the fragment, restart slurmctld, then run "
+         "this.\n"
+      << "has_tres() { $SACCTMGR -n -P show tres format=type,name | tr '|' / | grep -x \"$1\" "
+         "> /dev/null; }\n"
+      << "need_tres() {\n"
+      << "  local t waited=0\n"
+      << "  for t in \"$@\"; do\n"
+      << "    until has_tres \"$t\"; do\n"
+      << "      if [ \"$waited\" -ge \"${TRES_WAIT:-60}\" ]; then\n"
+      << "        echo \"sacctmgr.sh: TRES $t is not registered after ${waited}s: add it to \"\\\n"
+      << "          \"AccountingStorageTRES (slurm-policy.conf), restart slurmctld, run this \"\\\n"
+      << "          \"again (nothing was changed)\" >&2\n"
+      << "        return 1\n"
+      << "      fi\n"
+      << "      [ \"$waited\" -gt 0 ] || echo \"sacctmgr.sh: waiting for slurmctld to register "
+         "TRES $t\" >&2\n"
+      << "      sleep 1\n"
+      << "      waited=$((waited + 1))\n"
+      << "    done\n"
+      << "  done\n"
+      << "}\n"
+      << "need_tres " << Join(gres, " ") << "\n\n";
+  }
+
   void WriteScript() {
     std::ostringstream s;
     const std::string cl = opts_.cluster;
@@ -750,6 +791,7 @@ class Exporter {
       << "  if [ -n \"$2\" ]; then $SACCTMGR -i modify qos where name=\"$1\" set Preempt=\"$2\"\n"
       << "  else $SACCTMGR -i modify qos where name=\"$1\" set Preempt-=\"$cur\"; fi\n"
       << "}\n\n";
+    WriteTresCheck(s);
     s << "# ---- QoS ("
       << (policy_.preemption_type == PreemptionType::kQoS ? "one per Arbiter QoS"
                                                           : "one per PriorityClass")

@@ -2,6 +2,10 @@
 
 #include <sqlite3.h>
 
+#include <optional>
+#include <string_view>
+#include <vector>
+
 #include "adapters/clickhouse/clickhouse_store.h"
 #include "adapters/postgres/postgres_store.h"
 
@@ -39,17 +43,65 @@ constexpr const char* kColumns =
     "mode,"
     " unit_price, billed_quantity, amount";
 
-// Streams current rows matching `where` (with ?1, ?2, ?3 bound to a, b, c) in batches to `put`.
-Status Stream(sqlite3* db, const std::string& where, Millis a, Millis b, int64_t c, size_t batch,
+// The ledger's key (its primary key), in its order.
+constexpr const char* kKeyColumns =
+    "namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, hour, version";
+
+// A row's key as one text (SyncProgress::last_key): each field length-prefixed, so that any
+// text round-trips.
+std::string EncodeKey(const billing::StoredRow& s) {
+  const billing::HourlyRow& r = s.row;
+  std::string k;
+  auto add = [&](const std::string& f) { k += std::to_string(f.size()) + ":" + f; };
+  add(r.namespace_);
+  add(r.workload);
+  add(r.resource);
+  add(r.gpu_product);
+  add(std::to_string(r.gpu_replicas));
+  add(r.kind == billing::RowKind::kCredit ? "1" : "0");
+  add(r.preemptor);
+  add(std::to_string(r.hour));
+  add(std::to_string(s.version));
+  return k;
+}
+
+// The 9 fields of an encoded key; nullopt when it is not one.
+std::optional<std::vector<std::string>> DecodeKey(std::string_view k) {
+  std::vector<std::string> f;
+  while (!k.empty() && f.size() < 9) {
+    const size_t colon = k.find(':');
+    if (colon == 0 || colon > 9 || colon == std::string_view::npos) return std::nullopt;
+    size_t n = 0;
+    for (char c : k.substr(0, colon)) {
+      if (c < '0' || c > '9') return std::nullopt;
+      n = n * 10 + static_cast<size_t>(c - '0');
+    }
+    if (n > k.size() - colon - 1) return std::nullopt;
+    f.emplace_back(k.substr(colon + 1, n));
+    k.remove_prefix(colon + 1 + n);
+  }
+  if (f.size() != 9 || !k.empty()) return std::nullopt;
+  for (size_t i : {4, 5, 7, 8}) {  // the integer columns
+    const std::string& x = f[i];
+    const size_t start = !x.empty() && x[0] == '-' ? 1 : 0;
+    if (x.size() <= start || x.size() > 19 + start ||
+        x.find_first_not_of("0123456789", start) != std::string::npos)
+      return std::nullopt;
+  }
+  return f;
+}
+
+// Streams current rows matching `where` in key order, in batches to `put`; `bind` binds its
+// parameters.
+Status Stream(sqlite3* db, const std::string& where, const std::function<void(sqlite3_stmt*)>& bind,
+              size_t batch,
               const std::function<Status(std::vector<billing::StoredRow>&&, bool last)>& put) {
-  std::string sql =
-      std::string("SELECT ") + kColumns + " FROM hourly WHERE current = 1 AND " + where;
+  std::string sql = std::string("SELECT ") + kColumns + " FROM hourly WHERE current = 1 AND " +
+                    where + " ORDER BY " + kKeyColumns;
   sqlite3_stmt* st = nullptr;
   if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) != SQLITE_OK)
     return Status::Error(std::string("ledger: read rows to sync: ") + sqlite3_errmsg(db));
-  sqlite3_bind_int64(st, 1, a);
-  sqlite3_bind_int64(st, 2, b);
-  sqlite3_bind_int64(st, 3, c);
+  bind(st);
   std::vector<billing::StoredRow> rows;
   rows.reserve(batch);
   auto text = [&](int c) {
@@ -133,6 +185,69 @@ class ReadSnapshot {
   bool ok_;
 };
 
+// Whether the latest progress recorded is that of an interrupted sync this one may resume: same
+// window start (from, after), a target this one's covers (seals and the change sequence only
+// grow), a readable key.
+bool Resumable(const billing::SyncProgress& x, const billing::SyncMark& to, Millis from,
+               int64_t after) {
+  return x.from == from && x.after == after && x.target_before <= to.synced_before &&
+         x.target_seq <= to.seq && DecodeKey(x.last_key).has_value();
+}
+
+// Streams the window's rows (hours before to.synced_before that are >= from or changed after
+// `after`) to the warehouse, resuming an interrupted sync of the same window; the last batch
+// moves the mark to `to`.
+Status CopyRows(sqlite::Ledger& ledger, billing::WarehouseStore& wh, const SyncOptions& opts,
+                Millis from, int64_t after, const billing::SyncMark& to, SyncStats& st) {
+  auto say = [&](const std::string& s) {
+    if (opts.progress) opts.progress(s);
+  };
+  // A sync of the same window killed before its end: its committed batches are not sent again.
+  auto latest = wh.ProgressOf(to.ledger);
+  if (!latest.ok()) return latest.status();
+  std::optional<billing::SyncProgress> resume;
+  if (*latest && Resumable(**latest, to, from, after)) resume = **latest;
+  std::string where = "hour < ?2 AND (hour >= ?1 OR seq > ?3)";
+  if (resume) {
+    where += std::string(" AND NOT (hour < ?4 AND seq <= ?5 AND (") + kKeyColumns +
+             ") <= (?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14))";
+    st.resumed = true;
+    say("resuming an interrupted sync: the rows of its committed batches are not sent again");
+  }
+  auto bind = [&](sqlite3_stmt* q) {
+    sqlite3_bind_int64(q, 1, from);
+    sqlite3_bind_int64(q, 2, to.synced_before);
+    sqlite3_bind_int64(q, 3, after);
+    if (!resume) return;
+    sqlite3_bind_int64(q, 4, resume->target_before);
+    sqlite3_bind_int64(q, 5, resume->target_seq);
+    const auto key = DecodeKey(resume->last_key);  // checked by Resumable
+    for (int k = 0; k < 9; ++k) {
+      const std::string& f = (*key)[static_cast<size_t>(k)];
+      if (k == 4 || k == 5 || k == 7 || k == 8)  // integer columns
+        sqlite3_bind_int64(q, 6 + k, std::stoll(f));
+      else
+        sqlite3_bind_text(q, 6 + k, f.data(), static_cast<int>(f.size()), SQLITE_TRANSIENT);
+    }
+  };
+  // Steps go on from the latest recorded, whatever its window: the latest record is the one read.
+  billing::SyncProgress progress{
+      to.ledger, from, after, to.synced_before, to.seq, *latest ? (*latest)->step : 0, ""};
+  const size_t batch = std::max<size_t>(1, opts.batch_rows);
+  Status s = Stream(ledger.handle(), where, bind, batch,
+                    [&](std::vector<billing::StoredRow>&& rows, bool last) {
+                      for (const auto& r : rows) ++(r.row.hour < from ? st.late : st.rows);
+                      ++st.batches;
+                      if (last) return wh.PutRows(rows, to, std::nullopt);
+                      ++progress.step;
+                      progress.last_key = EncodeKey(rows.back());
+                      Status p = wh.PutRows(rows, std::nullopt, progress);
+                      if (p.ok()) say(std::to_string(st.rows + st.late) + " rows copied");
+                      return p;
+                    });
+  return s;
+}
+
 }  // namespace
 
 Result<SyncStats> SyncLedger(sqlite::Ledger& ledger, billing::WarehouseStore& wh,
@@ -176,16 +291,7 @@ Result<SyncStats> SyncLedger(sqlite::Ledger& ledger, billing::WarehouseStore& wh
   const Millis from = *mark ? std::min((*mark)->synced_before, *sealed) : INT64_MIN;
   const int64_t after = *mark ? (*mark)->seq : -1;
   const billing::SyncMark to{changes->ledger_id, *sealed, changes->last_seq};
-  const size_t batch = std::max<size_t>(1, opts.batch_rows);
-  Status s = Stream(ledger.handle(), "hour < ?2 AND (hour >= ?1 OR seq > ?3)", from, *sealed, after,
-                    batch, [&](std::vector<billing::StoredRow>&& rows, bool last) {
-                      for (const auto& r : rows) ++(r.row.hour < from ? st.late : st.rows);
-                      ++st.batches;
-                      Status p = wh.PutRows(rows, last ? std::optional(to) : std::nullopt);
-                      if (p.ok() && !last) say(std::to_string(st.rows + st.late) + " rows copied");
-                      return p;
-                    });
-  if (!s.ok()) return s;
+  if (Status s = CopyRows(ledger, wh, opts, from, after, to, st); !s.ok()) return s;
   return st;
 }
 

@@ -9,10 +9,15 @@
 //     and the current rows of hours copied before that changed since (seq > mark.seq): late new
 //     keys and new versions alike. With no mark for this ledger (a new warehouse, one synced by
 //     an arbiter before the change sequence, or from another ledger) every sealed hour is copied.
-//  Rows are streamed in batches of `batch_rows` and upserted (the higher version wins); the last
-//  batch moves the mark (in one transaction on PostgreSQL). Each step is idempotent, so a sync
-//  killed at any moment and run again leaves exactly the SQLite ledger's current rows of the
-//  sealed hours in the warehouse, whatever the order in which rows reached the ledger.
+//  Rows are streamed in the ledger's key order in batches of `batch_rows` and upserted (the
+//  higher version wins); each batch but the last records the sync's progress (the last key
+//  copied, billing::SyncProgress), the last moves the mark (in one transaction on PostgreSQL).
+//  Each step is idempotent, so a sync killed at any moment and run again leaves exactly the
+//  SQLite ledger's current rows of the sealed hours in the warehouse, whatever the order in which
+//  rows reached the ledger. A sync killed mid-way resumes from its last committed batch (issue
+//  28): the next sync of the same window skips the rows that batch's progress covers (key up to
+//  its last key, hour before its target, change number up to its target's: unchanged since), and
+//  copies everything else (later keys, newly sealed hours, rows changed since).
 // Unsealed hours are never copied: they may still change in place.
 #pragma once
 
@@ -37,6 +42,7 @@ struct SyncStats {
   // rows: of hours sealed since the last sync; late: of hours copied before (late new keys and
   // new versions).
   int64_t rows = 0, late = 0, batches = 0, price_books = 0;
+  bool resumed = false;  // an interrupted sync's committed batches were not sent again
 };
 
 struct SyncOptions {

@@ -1057,7 +1057,8 @@ class DocLoader {
                                   {"killWait", dur(&l.kill_wait)},
                                   {"messageTimeout", dur(&l.message_timeout)},
                                   {"epilog", dur(&l.epilog)},
-                                  {"credExpire", dur(&l.cred_expire)}});
+                                  {"credExpire", dur(&l.cred_expire)},
+                                  {"schedInterval", dur(&l.sched_interval)}});
                    pp.latency = l;
                  }},
                 {"metering", [&](const YAML::Node& v, const std::string& fp) {

@@ -52,6 +52,20 @@ struct SyncMark {
   int64_t seq = 0;
 };
 
+// A sync under way (issue 28: a killed sync resumes from its last committed batch). The sync from
+// the mark (from, after) towards (target_before, target_seq) copies rows in the ledger's key
+// order; every row of its window with a key up to `last_key` (encoded by the sync) is in the
+// warehouse. `step` grows with every batch of every sync, so the latest record is the one kept.
+struct SyncProgress {
+  std::string ledger;
+  Millis from = INT64_MIN;  // the window's mark: hours >= from, or rows with seq > after
+  int64_t after = -1;
+  Millis target_before = INT64_MIN;  // and hours < target_before, as of change target_seq
+  int64_t target_seq = 0;
+  int64_t step = 0;
+  std::string last_key;
+};
+
 // A store that `arbiter ledger sync` copies sealed hours into.
 class WarehouseStore : public LedgerStore {
  public:
@@ -61,14 +75,16 @@ class WarehouseStore : public LedgerStore {
   virtual Status PutPriceBooks(const std::vector<PriceBook>& books) = 0;
   // Upserts rows by key (the higher version wins) and, when given, then moves the ledger's sync
   // mark (each field only forward) and the warehouse's watermark (SyncedBefore) to
-  // mark->synced_before. Idempotent; PostgreSQL does both in one transaction, ClickHouse (no
-  // transactions) writes the rows first.
-  virtual Status PutRows(const std::vector<StoredRow>& rows,
-                         const std::optional<SyncMark>& mark) = 0;
+  // mark->synced_before, or records a sync's progress. Idempotent; PostgreSQL does it all in one
+  // transaction, ClickHouse (no transactions) writes the rows first.
+  virtual Status PutRows(const std::vector<StoredRow>& rows, const std::optional<SyncMark>& mark,
+                         const std::optional<SyncProgress>& progress) = 0;
   // Every sealed hour before it has been copied from some ledger; INT64_MIN when nothing was.
   virtual Result<Millis> SyncedBefore() = 0;
   // The sync mark of the ledger with this id; nullopt when it was never synced here.
   virtual Result<std::optional<SyncMark>> MarkOf(const std::string& ledger) = 0;
+  // The latest progress recorded for the ledger with this id (nullopt: none).
+  virtual Result<std::optional<SyncProgress>> ProgressOf(const std::string& ledger) = 0;
 };
 
 // Invoices for a namespace (or all) and window from a store: like the SQLite ledger's, spreading

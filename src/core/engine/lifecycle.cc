@@ -432,6 +432,9 @@ void State::Exit(Workload& w, bool emit_terminated) {
       w.last_event_type = -1;
       std::string text = node_lost ? "requeued: " + cause : "requeued after " + cause;
       const Slot slot = w.slot;
+      // Slurm resets a requeued job's submit time (batch_requeue_fini): it queues behind the jobs
+      // of its priority submitted before now.
+      if (policy.preemption_type == PreemptionType::kQoS) w.submit_time = now;
       if (policy.latency) {  // Slurm: EligibleTime = requeue + cred_expire + 1 s
         w.held = true;
         w.eligible_at = now + policy.latency->cred_expire + 1000;
@@ -469,8 +472,25 @@ Millis State::CleanupDelay(const Workload& w, bool killed) const {
   const auto& l = *policy.latency;
   Millis d = l.epilog;
   if (killed)
-    d += (w.preempted_by.empty() ? 0 : l.grace_end_delay) + l.kill_wait + l.message_timeout;
+    d += (w.preempted_by.empty() ? 0 : GraceEndDelay(w)) + l.kill_wait + l.message_timeout;
   return d;
+}
+
+// How long after a victim's GraceTime ends slurmctld kills it (slurmctld/node_scheduler.c,
+// select_nodes): the preemptor's scheduling pass that signalled it set preempt_start_time; a
+// later pass may cancel or requeue only once KillWait + MessageTimeout have passed since, and
+// each such pass that finds the victim still in its grace sets preempt_start_time again. With
+// passes every sched_interval S, those passes come every R = ceil((KillWait + MessageTimeout) /
+// S) * S after the signal, and the kill is the first at or after the grace's end G:
+// ceil(G / R) * R - G (10 s grace, KillWait 2, MessageTimeout 5, S = 2: R = 8, 6 s). Without
+// schedInterval, graceEndDelay as given.
+Millis State::GraceEndDelay(const Workload& w) const {
+  const auto& l = *policy.latency;
+  if (l.sched_interval <= 0) return l.grace_end_delay;
+  const Millis s = l.sched_interval;
+  const Millis r = std::max<Millis>(s, (l.kill_wait + l.message_timeout + s - 1) / s * s);
+  const Millis g = std::max<Millis>(0, w.stop_grace);
+  return (g + r - 1) / r * r - g;
 }
 
 std::string State::CleanupText(const Workload& w, bool killed) const {
@@ -478,7 +498,7 @@ std::string State::CleanupText(const Workload& w, bool killed) const {
   std::string t;
   auto add = [&](const std::string& x) { t += (t.empty() ? "" : ", ") + x; };
   if (killed && !w.preempted_by.empty())
-    add("killed " + FormatDuration(l.grace_end_delay) + " after GraceTime");
+    add("killed " + FormatDuration(GraceEndDelay(w)) + " after GraceTime");
   if (killed)
     add("KillWait " + FormatDuration(l.kill_wait) + ", MessageTimeout " +
         FormatDuration(l.message_timeout));

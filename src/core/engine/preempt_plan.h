@@ -12,6 +12,7 @@
 // check_invariants, every cache answer is checked against a fresh computation.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -29,6 +30,9 @@ struct PreemptPlan {
   int32_t max_priority = 0;
   int64_t sum_priority = 0;
   Millis earliest_start_of_max = 0;
+  // Under preemption.type QoS: the Slurm removal rank (qos_victims.h) of the job whose removal
+  // made the preemptor fit on this node.
+  std::array<int64_t, 3> qos_key{};
   bool operator==(const PreemptPlan&) const = default;
 };
 
@@ -42,6 +46,15 @@ inline bool BetterPlan(const PreemptPlan& a, const PreemptPlan& b) {
   if (a.victims.size() != b.victims.size()) return a.victims.size() < b.victims.size();
   if (a.earliest_start_of_max != b.earliest_start_of_max)
     return a.earliest_start_of_max > b.earliest_start_of_max;
+  return a.node < b.node;
+}
+
+// Under preemption.type QoS, Slurm's node choice: fewest PDB violations (BestEffort budgets),
+// then the node Slurm's removal order reaches first (the lowest key), fewest victims, node order.
+inline bool BetterQoSPlan(const PreemptPlan& a, const PreemptPlan& b) {
+  if (a.pdb_violations != b.pdb_violations) return a.pdb_violations < b.pdb_violations;
+  if (a.qos_key != b.qos_key) return a.qos_key < b.qos_key;
+  if (a.victims.size() != b.victims.size()) return a.victims.size() < b.victims.size();
   return a.node < b.node;
 }
 

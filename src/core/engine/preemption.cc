@@ -5,6 +5,7 @@
 #include <climits>
 #include <set>
 
+#include "core/engine/qos_victims.h"
 #include "core/engine/reasons.h"
 #include "core/engine/state.h"
 
@@ -57,6 +58,33 @@ struct PlanScratch {
   std::vector<int64_t> allowed;
 };
 
+// A node's plan, its victims chosen: victims in id order, its budget violations (kBlocked when
+// they count under the Strict mode) and the figures the plan choice compares.
+NodeOutcome FinishPlan(const State& s, const std::vector<State::PdbState>& pdb_state,
+                       PreemptPlan* plan) {
+  const auto& workloads = s.workloads;
+  std::sort(plan->victims.begin(), plan->victims.end(),
+            [&](Slot a, Slot b) { return Value(workloads[a].id) < Value(workloads[b].id); });
+  plan->pdb_violations = s.CountViolations(plan->victims, pdb_state, &plan->pdbs);
+  if (plan->pdb_violations > 0 && s.policy.disruption_budgets == DisruptionBudgetMode::kStrict)
+    return NodeOutcome::kBlocked;
+  plan->max_priority = INT32_MIN;
+  plan->sum_priority = 0;
+  plan->earliest_start_of_max = 0;
+  for (Slot v : plan->victims) {
+    const Workload& p = workloads[v];
+    // Kubernetes adds 2^31 per victim so that negative priorities do not favour more victims.
+    plan->sum_priority += int64_t{p.priority} + (int64_t{1} << 31);
+    if (p.priority > plan->max_priority) {
+      plan->max_priority = p.priority;
+      plan->earliest_start_of_max = p.run_start;
+    } else if (p.priority == plan->max_priority) {
+      plan->earliest_start_of_max = std::min(plan->earliest_start_of_max, p.run_start);
+    }
+  }
+  return NodeOutcome::kViable;
+}
+
 // The dry run of preempting for `w` on the node at `pos` (the node's reservations aside):
 // kNone (no candidate victims, or `w` does not fit even without them), kBlocked (the plan
 // violates a PodDisruptionBudget under the Strict mode: `plan` has it), or kViable (`plan`).
@@ -94,29 +122,26 @@ NodeOutcome PlanOnNode(const State& s, uint32_t pos, const Workload& w, const Pr
   }
   if (!sim.Fits(w.shape)) return NodeOutcome::kNone;
   // Reprieve order: Kubernetes adds back PDB-violating victims first, then the others, each by
-  // priority (high first) then start (earliest first); Slurm removes the lowest QoS priority and
-  // youngest first, so it keeps the highest and oldest first. Each is kept if the preemptor
-  // still fits without it.
+  // priority (high first) then start (earliest first). Each is kept if the preemptor still fits
+  // without it. Under QoS, Slurm reprieves nothing: it removes victims in its own order until the
+  // preemptor fits (qos_victims.h).
+  if (qos_mode) {
+    plan->node = pos;
+    plan->pdbs.clear();
+    SlurmVictimsOnNode(s, w, cands, sim, x.idx, &plan->victims, &plan->qos_key);
+    return FinishPlan(s, pdb_state, plan);
+  }
   auto& idx = x.idx;
   idx.resize(cands.size());
   for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
   // Importance order: priority (high first), then start (earliest first), then submission.
-  // Under QoS the order Slurm takes victims in, reversed: lowest QoS priority first and, among
-  // equals, the oldest first (its default) or, with preempt_youngest_first, the youngest first
-  // whatever the QoS priority.
-  const bool youngest_first = qos_mode && policy.preempt_youngest_first;
   std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
     const Workload &p = workloads[cands[a]], &q = workloads[cands[b]];
-    if (qos_mode && !youngest_first) {
-      if (p.priority != q.priority) return p.priority > q.priority;
-      if (p.run_start != q.run_start) return p.run_start > q.run_start;  // the youngest kept first
-      return Value(p.id) > Value(q.id);
-    }
-    if (p.priority != q.priority && !youngest_first) return p.priority > q.priority;
+    if (p.priority != q.priority) return p.priority > q.priority;
     if (p.run_start != q.run_start) return p.run_start < q.run_start;
     return Value(p.id) < Value(q.id);  // submission order: unique and deterministic
   });
-  if (!qos_mode && !s.pdbs.empty()) {
+  if (!s.pdbs.empty()) {
     // Kubernetes' filterPodsWithPDBViolation: walking in importance order, each pod covered by
     // a PDB uses one of its allowed disruptions; the pods past the allowance are "violating"
     // and are reprieved first (a stable partition keeps the importance order within groups).
@@ -140,26 +165,7 @@ NodeOutcome PlanOnNode(const State& s, uint32_t pos, const Workload& w, const Pr
     sim.Give(v.shape, v.gpus);
     plan->victims.push_back(cands[k]);
   }
-  std::sort(plan->victims.begin(), plan->victims.end(),
-            [&](Slot a, Slot b) { return Value(workloads[a].id) < Value(workloads[b].id); });
-  plan->pdb_violations = s.CountViolations(plan->victims, pdb_state, &plan->pdbs);
-  if (plan->pdb_violations > 0 && policy.disruption_budgets == DisruptionBudgetMode::kStrict)
-    return NodeOutcome::kBlocked;
-  plan->max_priority = INT32_MIN;
-  plan->sum_priority = 0;
-  plan->earliest_start_of_max = 0;
-  for (Slot v : plan->victims) {
-    const Workload& p = workloads[v];
-    // Kubernetes adds 2^31 per victim so that negative priorities do not favour more victims.
-    plan->sum_priority += int64_t{p.priority} + (int64_t{1} << 31);
-    if (p.priority > plan->max_priority) {
-      plan->max_priority = p.priority;
-      plan->earliest_start_of_max = p.run_start;
-    } else if (p.priority == plan->max_priority) {
-      plan->earliest_start_of_max = std::min(plan->earliest_start_of_max, p.run_start);
-    }
-  }
-  return NodeOutcome::kViable;
+  return FinishPlan(s, pdb_state, plan);
 }
 
 // A dry run's plan so far (`excluded`: quota victims, earlier members' victims) has used its
@@ -268,7 +274,7 @@ bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
     }
     any_candidate_node = true;
     ++viable;  // only plans that may be chosen count towards the candidate budget
-    if (!best || BetterPlan(*plan, *best)) best = *plan;
+    if (!best || (qos_mode ? BetterQoSPlan(*plan, *best) : BetterPlan(*plan, *best))) best = *plan;
   }
   if (n) next_preempt_node = (start + processed) % n;
   if (!best) {

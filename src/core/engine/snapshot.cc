@@ -268,6 +268,7 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot,
   r.latencyless = version < 4;
   r.depthless = version < 5;
   r.constraintless = version < 6;
+  r.schedless = version < 7;
   auto fail = [&](const std::string& why) {
     return R::Error(StatusCode::kInvalidArgument, "corrupt engine snapshot: " + why);
   };

@@ -173,6 +173,7 @@ class State {
   void Exit(Workload& w, bool emit_terminated = true);
   // PoolPolicy spec.latency (Slurm's latencies, lifecycle.cc): how long a workload that exits
   // now keeps its node; defer its release; release the due ones and requeue the eligible ones.
+  Millis GraceEndDelay(const Workload& w) const;
   Millis CleanupDelay(const Workload& w, bool killed) const;
   std::string CleanupText(const Workload& w, bool killed) const;
   void DeferRelease(Workload& w, Millis delay, ExitKind kind, std::string message);

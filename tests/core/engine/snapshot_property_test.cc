@@ -189,7 +189,7 @@ TEST(SnapshotTest, ReadsVersion2) {
   snap[8] = 1;
   auto old = Engine::Restore(snap);
   ASSERT_FALSE(old.ok());
-  EXPECT_NE(old.message().find("reads version 2 to 6"), std::string::npos) << old.message();
+  EXPECT_NE(old.message().find("reads version 2 to 7"), std::string::npos) << old.message();
 }
 
 // A flavored ElasticQuota survives a command's encoding (journal) with its flavors.
@@ -270,7 +270,8 @@ TEST(CommandEncodingTest, PoolPolicyDepthAndStrategiesRoundTrip) {
 // u32 1 (little-endian). Cutting them out of a body and sealing it as version 4 gives the file an
 // arbiter of version 4 wrote.
 std::string AsVersion4(std::string_view sealed, std::string_view kind) {
-  auto body = serial::Unseal(sealed, kind, 6);  // no node or pod: the body is version 5's
+  // No node, pod or latency: the body is version 5's.
+  auto body = serial::Unseal(sealed, kind, Engine::kSnapshotVersion);
   EXPECT_TRUE(body.ok()) << body.message();
   const std::string fields("\x0d\0\0\0\x01\0\0\0\0\0\0\0\x01\0\0\0", 16);
   std::string b = *body;
@@ -360,7 +361,7 @@ TEST(CommandEncodingTest, ReadsVersion5NodeWithoutTaints) {
   Node n;
   n.meta.name = "n1";
   n.sim.remove_time = 0x1122334455667788;  // a marker just before the version-6 field
-  auto body = serial::Unseal(EncodeCommand(At(1, UpsertNode{n, 0})), "command", 6);
+  auto body = serial::Unseal(EncodeCommand(At(1, UpsertNode{n, 0})), "command", kCommandVersion);
   ASSERT_TRUE(body.ok()) << body.message();
   const std::string marker("\x88\x77\x66\x55\x44\x33\x22\x11", 8);
   std::string b = *body;
