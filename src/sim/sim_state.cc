@@ -178,6 +178,7 @@ Result<std::unique_ptr<Simulation>> Simulation::Resume(std::string_view bytes,
   serial::Reader r(*body);
   r.flavorless = version < 3;
   r.constraintless = version < 4;
+  r.topologyless = version < 5;
   auto fail = [&](const std::string& why) {
     return R::Error(StatusCode::kInvalidArgument, "corrupt simulation state: " + why);
   };

@@ -23,6 +23,7 @@
 #include "adapters/yaml/fast_yaml.h"
 #include "adapters/yaml/manifest_rules.h"
 #include "adapters/yaml/node_constraints_loader.h"
+#include "adapters/yaml/pod_topology_loader.h"
 #include "adapters/yaml/yaml_reader.h"
 #include "core/api_kinds.h"
 #include "core/int128.h"
@@ -500,8 +501,14 @@ class DocLoader {
                   ReadTolerations(r_, v, fp, &pod.tolerations);
                 }},
                {"affinity",
+                [&](const YAML::Node& v, const std::string& fp) { ReadAffinity(r_, v, fp, &pod); }},
+               {"topologySpreadConstraints",
                 [&](const YAML::Node& v, const std::string& fp) {
-                  ReadAffinity(r_, v, fp, &pod.node_affinity);
+                  ReadTopologySpread(r_, v, fp, &pod.topology_spread);
+                }},
+               {"overhead",
+                [&](const YAML::Node& v, const std::string& fp) {
+                  pod.overhead = r_.Resources(v, fp);
                 }},
                {"activeDeadlineSeconds",
                 [&](const YAML::Node& v, const std::string& fp) {
