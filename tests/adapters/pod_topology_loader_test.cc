@@ -119,7 +119,10 @@ spec:
       << All(l);
   EXPECT_TRUE(Has(l, "spec.topologySpreadConstraints[2].topologyKey: Invalid value: \"bad key!\""))
       << All(l);
-  EXPECT_TRUE(Has(l, "spec.topologySpreadConstraints[2].whenUnsatisfiable")) << All(l);
+  EXPECT_TRUE(Has(l,
+                  "spec.topologySpreadConstraints[2].whenUnsatisfiable: Unsupported value: "
+                  "\"Sometimes\": supported values: \"DoNotSchedule\", \"ScheduleAnyway\""))
+      << All(l);
   EXPECT_TRUE(Has(l,
                   "spec.topologySpreadConstraints[3].minDomains: Invalid value: 2: can only "
                   "use minDomains if whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway"))

@@ -506,10 +506,8 @@ class DocLoader {
                 [&](const YAML::Node& v, const std::string& fp) {
                   ReadTopologySpread(r_, v, fp, &pod.topology_spread);
                 }},
-               {"overhead",
-                [&](const YAML::Node& v, const std::string& fp) {
-                  pod.overhead = r_.Resources(v, fp);
-                }},
+               {"overhead", [&](const YAML::Node& v,
+                                const std::string& fp) { pod.overhead = r_.Resources(v, fp); }},
                {"activeDeadlineSeconds",
                 [&](const YAML::Node& v, const std::string& fp) {
                   // Kubernetes: a positive integer.

@@ -115,6 +115,7 @@ PodAffinityTerm ReadTerm(DocReader& r, const YAML::Node& n, const std::string& p
 }  // namespace pod_topology_loader
 
 using pod_topology_loader::CheckTopologyKey;
+using pod_topology_loader::Q;
 using pod_topology_loader::ReadSelector;
 using pod_topology_loader::ReadTerm;
 
@@ -186,7 +187,13 @@ void ReadTopologySpread(DocReader& r, const YAML::Node& n, const std::string& pa
                   {"whenUnsatisfiable",
                    [&](const YAML::Node& v, const std::string& fp) {
                      has_action = true;
-                     action = r.Enum(v, fp, {"DoNotSchedule", "ScheduleAnyway"});
+                     const std::string text = r.String(v, fp).value_or("");
+                     if (text == "DoNotSchedule" || text == "ScheduleAnyway")
+                       action = text == "DoNotSchedule" ? 0 : 1;
+                     else  // field.NotSupported
+                       r.Error(v, fp,
+                               "Unsupported value: " + Q(text) +
+                                   ": supported values: \"DoNotSchedule\", \"ScheduleAnyway\"");
                    }},
                   {"labelSelector",
                    [&](const YAML::Node& v, const std::string& fp) {
