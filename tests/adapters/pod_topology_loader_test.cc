@@ -135,12 +135,36 @@ kind: Pod
 metadata: {name: p}
 spec:
   topologySpreadConstraints:
-  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, nodeTaintsPolicy: Honor, matchLabelKeys: [pod-template-hash]}
+  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, nodeTaintsPolicy: Honor}
   containers: [{name: c}]
 )");
   EXPECT_TRUE(l.ok()) << All(l);
   EXPECT_TRUE(Has(l, "nodeTaintsPolicy: Honor is not modelled")) << All(l);
-  EXPECT_TRUE(Has(l, "matchLabelKeys")) << All(l);
+}
+
+// matchLabelKeys join the selector with the pod's own values, as the API server does (the
+// metadata may come after the spec).
+TEST(PodTopologyLoaderTest, MatchLabelKeysJoinTheSelector) {
+  auto l = Load(R"(apiVersion: v1
+kind: Pod
+spec:
+  topologySpreadConstraints:
+  - maxSkew: 1
+    topologyKey: zone
+    whenUnsatisfiable: DoNotSchedule
+    labelSelector: {matchLabels: {app: web}}
+    matchLabelKeys: [pod-template-hash, absent]
+  containers: [{name: c}]
+metadata: {name: p, labels: {app: web, pod-template-hash: abc123}}
+)");
+  ASSERT_TRUE(l.ok()) << All(l);
+  EXPECT_TRUE(l.diagnostics.items.empty()) << All(l);
+  ASSERT_EQ(l.set.pods.size(), 1u);
+  const auto& sel = *l.set.pods[0].topology_spread[0].label_selector;
+  ASSERT_EQ(sel.match_expressions.size(), 1u);  // "absent": the pod has no such label
+  EXPECT_EQ(sel.match_expressions[0].key, "pod-template-hash");
+  EXPECT_EQ(sel.match_expressions[0].values, std::vector<std::string>{"abc123"});
+  EXPECT_FALSE(sel.Matches({{"app", "web"}, {"pod-template-hash", "old"}}));
 }
 
 }  // namespace pod_topology_loader_test

@@ -454,6 +454,7 @@ class DocLoader {
 
   void LoadPod(const YAML::Node& doc) {
     Pod pod;
+    std::map<size_t, std::vector<std::string>> match_label_keys;  // by spread constraint
     auto fields = Top(&pod.meta, true);
     bool has_containers = false;
     fields.push_back(
@@ -504,7 +505,7 @@ class DocLoader {
                 [&](const YAML::Node& v, const std::string& fp) { ReadAffinity(r_, v, fp, &pod); }},
                {"topologySpreadConstraints",
                 [&](const YAML::Node& v, const std::string& fp) {
-                  ReadTopologySpread(r_, v, fp, &pod.topology_spread);
+                  ReadTopologySpread(r_, v, fp, &pod.topology_spread, &match_label_keys);
                 }},
                {"overhead", [&](const YAML::Node& v,
                                 const std::string& fp) { pod.overhead = r_.Resources(v, fp); }},
@@ -528,6 +529,7 @@ class DocLoader {
     r_.ReadStruct(doc, "", fields);
     if (!has_spec) r_.Error(doc, "spec", "is required (a Pod needs spec.containers)");
     FinishMeta(&pod.meta, true);
+    ApplyMatchLabelKeys(match_label_keys, &pod);
     ReadSimAnnotations(&pod);
     // Arbiter's own annotations now live in pod.sim; dropping their text keeps a million-pod
     // manifest's memory down.

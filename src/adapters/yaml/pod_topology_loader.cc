@@ -161,7 +161,8 @@ void ReadPodAffinity(DocReader& r, const YAML::Node& n, const std::string& path,
 }
 
 void ReadTopologySpread(DocReader& r, const YAML::Node& n, const std::string& path,
-                        std::vector<TopologySpreadConstraint>* out) {
+                        std::vector<TopologySpreadConstraint>* out,
+                        std::map<size_t, std::vector<std::string>>* match_label_keys) {
   std::set<std::pair<std::string, bool>> seen;
   r.ForEachItem(n, path, [&](const YAML::Node& item, const std::string& p) {
     TopologySpreadConstraint c;
@@ -214,8 +215,10 @@ void ReadTopologySpread(DocReader& r, const YAML::Node& n, const std::string& pa
                    [&](const YAML::Node& v, const std::string& fp) {
                      if (auto e = r.Enum(v, fp, {"Honor", "Ignore"}); e && *e == 0)
                        r.Warn(v, fp, "nodeTaintsPolicy: Honor is not modelled (Ignore applies)");
-                   }}},
-                 {}, {"matchLabelKeys"});
+                   }},
+                  {"matchLabelKeys", [&](const YAML::Node& v, const std::string& fp) {
+                     if (match_label_keys) (*match_label_keys)[out->size()] = r.StringList(v, fp);
+                   }}});
     if (!item.IsMap()) return;
     if (!skew)
       r.Error(skew_node, ChildPath(p, "maxSkew"), "Required value");
@@ -248,6 +251,17 @@ void ReadTopologySpread(DocReader& r, const YAML::Node& n, const std::string& pa
     c.max_skew = static_cast<int32_t>(skew.value_or(1));
     out->push_back(std::move(c));
   });
+}
+
+void ApplyMatchLabelKeys(const std::map<size_t, std::vector<std::string>>& keys, Pod* pod) {
+  for (const auto& [index, names] : keys) {
+    if (index >= pod->topology_spread.size()) continue;  // the constraint had errors
+    TopologySpreadConstraint& c = pod->topology_spread[index];
+    if (!c.label_selector) continue;  // no selector: matches no pod, keys or not
+    for (const auto& k : names)
+      if (auto it = pod->meta.labels.find(k); it != pod->meta.labels.end())
+        c.label_selector->match_expressions.push_back({k, SelectorOperator::kIn, {it->second}});
+  }
 }
 
 }  // namespace arbiter::yaml
