@@ -209,13 +209,15 @@ void CountSpread(const State& s, const Workload& w, TopologyState& st) {
 
 const TopologyState& State::TopologyOf(const Workload& w) const {
   TopologyState& st = topology_cache;
-  if (st.valid && st.id == w.id && st.version == pool_version && st.global == global_epoch)
+  if (st.valid && st.id == w.id && st.version == pool_version && st.global == global_epoch &&
+      st.flavor == w.flavor)
     return st;
   st = TopologyState{};
   st.valid = true;
   st.id = w.id;
   st.version = pool_version;
   st.global = global_epoch;
+  st.flavor = w.flavor;
   if (w.topology) {
     CountPodTerms(*this, w, st);
     CountSpread(*this, w, st);

@@ -31,6 +31,7 @@ struct TopologyState {
   WorkloadId id{};
   uint64_t version = 0;
   uint64_t global = 0;
+  std::string flavor;  // the flavor tried (its labels narrow the spread's domains)
   using Counts = std::map<std::string, int64_t>;  // domain value -> pods selected
   std::vector<Counts> affinity;                   // by required podAffinity term
   bool affinity_any = false;   // some pod is selected by some required podAffinity term
