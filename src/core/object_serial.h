@@ -128,6 +128,38 @@ void Io(A& a, NodeAffinity& n) {
 }
 
 template <typename A>
+void Io(A& a, LabelSelector& s);
+
+template <typename A>
+void Io(A& a, PodAffinityTerm& t) {
+  Io(a, t.label_selector);
+  Io(a, t.namespaces);
+  Io(a, t.namespace_selector);
+  Io(a, t.topology_key);
+}
+
+template <typename A>
+void Io(A& a, WeightedPodAffinityTerm& t) {
+  Io(a, t.weight);
+  Io(a, t.term);
+}
+
+template <typename A>
+void Io(A& a, PodAffinity& p) {
+  Io(a, p.required);
+  Io(a, p.preferred);
+}
+
+template <typename A>
+void Io(A& a, TopologySpreadConstraint& c) {
+  Io(a, c.max_skew);
+  Io(a, c.topology_key);
+  Io(a, c.do_not_schedule);
+  Io(a, c.label_selector);
+  Io(a, c.min_domains);
+}
+
+template <typename A>
 void Io(A& a, Node& n) {
   Io(a, n.meta);
   Io(a, n.capacity);
@@ -180,6 +212,12 @@ void Io(A& a, Pod& p) {
   if (!a.constraintless) {  // engine snapshot / command version 6, simulation state version 4
     Io(a, p.tolerations);
     Io(a, p.node_affinity);
+  }
+  if (!a.topologyless) {  // engine snapshot / command version 7, simulation state version 5
+    Io(a, p.pod_affinity);
+    Io(a, p.pod_anti_affinity);
+    Io(a, p.topology_spread);
+    Io(a, p.overhead);
   }
 }
 

@@ -88,6 +88,55 @@ struct NodeAffinity {
   bool Empty() const { return !required && preferred.empty(); }
 };
 
+enum class SelectorOperator { kIn, kNotIn, kExists, kDoesNotExist };
+// Whether a requirement with operator `op` holds for an object that `has` the key (label, scope
+// value) and whose value is `in` the requirement's values: Kubernetes' selector semantics.
+bool SelectorOperatorHolds(SelectorOperator op, bool has, bool in);
+struct LabelRequirement {
+  std::string key;
+  SelectorOperator op = SelectorOperator::kIn;
+  std::vector<std::string> values;
+};
+struct LabelSelector {
+  std::map<std::string, std::string> match_labels;
+  std::vector<LabelRequirement> match_expressions;
+  bool Matches(const std::map<std::string, std::string>& labels) const;
+  bool Empty() const { return match_labels.empty() && match_expressions.empty(); }
+};
+
+// ------------------------------------------------------------------ pod topology
+// Inter-pod affinity and anti-affinity, topology spread constraints (Kubernetes core/v1), as
+// kube-scheduler's InterPodAffinity and PodTopologySpread plugins read them. The matching rules
+// live in placement/pod_topology.h.
+
+// A PodAffinityTerm: the pods `label_selector` selects (none: no pod; empty: every pod) in the
+// namespaces named (or selected by `namespace_selector`; neither: the pod's own namespace), in
+// the same domain of `topology_key` (the value of that node label) as the node.
+struct PodAffinityTerm {
+  std::optional<LabelSelector> label_selector;
+  std::vector<std::string> namespaces;
+  std::optional<LabelSelector> namespace_selector;  // empty: every namespace
+  std::string topology_key;
+};
+struct WeightedPodAffinityTerm {
+  int32_t weight = 1;  // 1..100
+  PodAffinityTerm term;
+};
+// spec.affinity.podAffinity and spec.affinity.podAntiAffinity.
+struct PodAffinity {
+  std::vector<PodAffinityTerm> required;           // requiredDuringSchedulingIgnoredDuringExecution
+  std::vector<WeightedPodAffinityTerm> preferred;  // preferredDuringScheduling...
+  bool Empty() const { return required.empty() && preferred.empty(); }
+};
+// spec.topologySpreadConstraints[*].
+struct TopologySpreadConstraint {
+  int32_t max_skew = 1;
+  std::string topology_key;
+  bool do_not_schedule = true;  // whenUnsatisfiable: DoNotSchedule (else ScheduleAnyway)
+  std::optional<LabelSelector> label_selector;  // none: matches no pod
+  std::optional<int32_t> min_domains;           // DoNotSchedule only
+};
+
 struct Node {
   ObjectMeta meta;
   ResourceList capacity;
@@ -138,8 +187,14 @@ struct Pod {
   std::optional<PreemptionPolicy> preemption_policy;
   std::optional<Millis> termination_grace_period;  // default 30s when absent
   std::map<std::string, std::string> node_selector;
-  std::vector<Toleration> tolerations;  // spec.tolerations
-  NodeAffinity node_affinity;           // spec.affinity.nodeAffinity
+  std::vector<Toleration> tolerations;                    // spec.tolerations
+  NodeAffinity node_affinity;                             // spec.affinity.nodeAffinity
+  PodAffinity pod_affinity;                               // spec.affinity.podAffinity
+  PodAffinity pod_anti_affinity;                          // spec.affinity.podAntiAffinity
+  std::vector<TopologySpreadConstraint> topology_spread;  // spec.topologySpreadConstraints
+  // spec.overhead (what its RuntimeClass adds, as RuntimeClass admission fills it in): counted in
+  // quota and node fit on top of EffectiveRequests (and of the limits it sets).
+  ResourceList overhead;
   SimSpec sim;
   // spec.activeDeadlineSeconds: the run's time limit (Slurm's --time). Backfill plans with it.
   std::optional<Millis> active_deadline;
@@ -161,10 +216,6 @@ struct QuotaItem {
   int64_t hard = 0;      // canonical unit of `resource`
 };
 
-enum class SelectorOperator { kIn, kNotIn, kExists, kDoesNotExist };
-// Whether a requirement with operator `op` holds for an object that `has` the key (label, scope
-// value) and whose value is `in` the requirement's values: Kubernetes' selector semantics.
-bool SelectorOperatorHolds(SelectorOperator op, bool has, bool in);
 struct ScopeRequirement {
   std::string scope_name;  // PriorityClass, BestEffort, NotBestEffort (enforced), Terminating,
                            // NotTerminating
@@ -204,18 +255,6 @@ struct IntOrPercent {
   // Kubernetes rounding: minAvailable percentages round up, maxUnavailable round up too
   // (GetScaledValueFromIntOrPercent with roundUp=true for both in the disruption controller).
   int64_t Resolve(int64_t total) const;
-};
-
-struct LabelRequirement {
-  std::string key;
-  SelectorOperator op = SelectorOperator::kIn;
-  std::vector<std::string> values;
-};
-struct LabelSelector {
-  std::map<std::string, std::string> match_labels;
-  std::vector<LabelRequirement> match_expressions;
-  bool Matches(const std::map<std::string, std::string>& labels) const;
-  bool Empty() const { return match_labels.empty() && match_expressions.empty(); }
 };
 
 struct PodDisruptionBudget {

@@ -40,6 +40,7 @@ class Writer {
   static constexpr bool depthless = false;       // see Reader
   static constexpr bool constraintless = false;  // see Reader
   static constexpr bool schedless = false;       // see Reader
+  static constexpr bool topologyless = false;    // see Reader
   void U8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
   void U32(uint32_t v) {
     for (int i = 0; i < 4; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -74,6 +75,10 @@ class Reader {
   // The file predates PoolPolicy spec.latency.schedInterval (engine snapshot and command version
   // 6, simulation state version 4): it reads as 0 (graceEndDelay as given).
   bool schedless = false;
+  // The file predates pod topology: Pod podAffinity, podAntiAffinity and
+  // topologySpreadConstraints (engine snapshot and command version 6, simulation state version
+  // 4): they read as empty.
+  bool topologyless = false;
   explicit Reader(std::string_view in) : in_(in) {}
   uint8_t U8() {
     if (!Need(1)) return 0;

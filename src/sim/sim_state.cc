@@ -179,6 +179,7 @@ Result<std::unique_ptr<Simulation>> Simulation::Resume(std::string_view bytes,
   r.flavorless = version < 3;
   r.constraintless = version < 4;
   r.schedless = version < 5;
+  r.topologyless = version < 5;
   auto fail = [&](const std::string& why) {
     return R::Error(StatusCode::kInvalidArgument, "corrupt simulation state: " + why);
   };

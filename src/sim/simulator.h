@@ -83,8 +83,9 @@ class Simulation {
   std::string Save() const;
   static Result<std::unique_ptr<Simulation>> Resume(std::string_view bytes,
                                                     const SimOptions& options);
-  // 3: workloads' flavors; 4: node taints, pod tolerations and node affinity; 5: PoolPolicy
-  // spec.latency.schedInterval (2 to 4 still read)
+  // 3: workloads' flavors; 4: node taints, pod tolerations and node affinity; 5: pod affinity,
+  // anti-affinity and topology spread constraints, PoolPolicy spec.latency.schedInterval (2 to 4
+  // still read)
   static constexpr uint32_t kStateVersion = 5;
 
  private:

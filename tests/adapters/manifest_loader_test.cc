@@ -288,7 +288,7 @@ spec:
 }
 
 // Kubernetes' ValidateNodeSelector / ValidatePreferredSchedulingTerms; podAffinity and
-// podAntiAffinity are not modelled (a warning).
+// podAntiAffinity are read (pod_topology_loader: PodTopologyLoaderTest).
 TEST(ManifestLoaderTest, NodeAffinityIsReadAndValidated) {
   auto ok = Load(R"(apiVersion: v1
 kind: Pod
@@ -368,8 +368,7 @@ spec:
                    "preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid "
                    "value: 0: must be in the range 1-100"))
       << All(bad);
-  EXPECT_TRUE(Find(bad, "spec.affinity.podAntiAffinity: warning: is not modelled by Arbiter"))
-      << All(bad);
+  EXPECT_FALSE(Find(bad, "spec.affinity.podAntiAffinity")) << All(bad);  // modelled now
 
   auto empty = Load(R"(apiVersion: v1
 kind: Pod
@@ -716,8 +715,8 @@ TEST(ManifestLoaderTest, PodRequiresContainersAndNames) {
 
 TEST(ManifestLoaderTest, PodSchedulingFieldsArbiterIgnoresWarn) {
   auto l = Load(
-      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: n1\n  affinity: "
-      "{podAffinity: {}}\n"
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: n1\n  schedulingGates: "
+      "[{name: g}]\n"
       "  containers: [{name: c}]\n");
   EXPECT_TRUE(l.ok());
   EXPECT_EQ(l.diagnostics.WarningCount(), 2u) << All(l);

@@ -4,6 +4,9 @@
 // format version are refused with a clear message.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "adapters/yaml/manifest_loader.h"
@@ -104,6 +107,37 @@ TEST(SimStateTest, OwningItsManifestsChangesNothingButMemory) {
     EXPECT_EQ(Report((*owning)->manifests(), (*owning)->Finish(*o.until)),
               Report(m, (*borrowing)->Finish(*o.until)));
   }
+}
+
+// Issue 29's scenarios (pod topology, Kueue's unreclaimable hold, pod overhead) paused at any
+// instant resume to the same report: their rules, the placed pods' anti-affinity and the quota
+// holds survive the state file.
+TEST(SimStateTest, ResumedPodTopologyAndQuotaHoldScenariosWriteTheSameReport) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(ARBITER_SOURCE_DIR) / "tests" / "scenarios";
+  int checked = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    const int number = std::atoi(name.c_str());  // the leading digits
+    if (number < 120 || number > 132) continue;
+    SCOPED_TRACE(name);
+    std::ifstream f(e.path());
+    std::stringstream text;
+    text << f.rdbuf();
+    const std::string all = text.str();
+    yaml::ManifestLoad load;
+    yaml::LoadManifestText(all.substr(0, all.find("--- # expect")), name, &load);
+    ASSERT_TRUE(load.ok());
+    SimOptions o;
+    o.until = 2 * 3600000;
+    auto whole = RunSimulation(load.set, o);
+    ASSERT_TRUE(whole.ok());
+    const std::string expected = Report(load.set, *whole);
+    for (Millis cut : {Millis{300001}, Millis{600000}, Millis{900000}, Millis{2700001}})
+      EXPECT_EQ(SplitRun(load.set, o, cut), expected) << "cut at " << FormatDuration(cut);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 13);
 }
 
 TEST(SimStateTest, ABranchUnderAnotherPlacementPolicyRuns) {

@@ -23,6 +23,7 @@
 #include "adapters/yaml/fast_yaml.h"
 #include "adapters/yaml/manifest_rules.h"
 #include "adapters/yaml/node_constraints_loader.h"
+#include "adapters/yaml/pod_topology_loader.h"
 #include "adapters/yaml/yaml_reader.h"
 #include "core/api_kinds.h"
 #include "core/int128.h"
@@ -453,6 +454,7 @@ class DocLoader {
 
   void LoadPod(const YAML::Node& doc) {
     Pod pod;
+    std::map<size_t, std::vector<std::string>> match_label_keys;  // by spread constraint
     auto fields = Top(&pod.meta, true);
     bool has_containers = false;
     fields.push_back(
@@ -500,9 +502,13 @@ class DocLoader {
                   ReadTolerations(r_, v, fp, &pod.tolerations);
                 }},
                {"affinity",
+                [&](const YAML::Node& v, const std::string& fp) { ReadAffinity(r_, v, fp, &pod); }},
+               {"topologySpreadConstraints",
                 [&](const YAML::Node& v, const std::string& fp) {
-                  ReadAffinity(r_, v, fp, &pod.node_affinity);
+                  ReadTopologySpread(r_, v, fp, &pod.topology_spread, &match_label_keys);
                 }},
+               {"overhead", [&](const YAML::Node& v,
+                                const std::string& fp) { pod.overhead = r_.Resources(v, fp); }},
                {"activeDeadlineSeconds",
                 [&](const YAML::Node& v, const std::string& fp) {
                   // Kubernetes: a positive integer.
@@ -523,6 +529,7 @@ class DocLoader {
     r_.ReadStruct(doc, "", fields);
     if (!has_spec) r_.Error(doc, "spec", "is required (a Pod needs spec.containers)");
     FinishMeta(&pod.meta, true);
+    ApplyMatchLabelKeys(match_label_keys, &pod);
     ReadSimAnnotations(&pod);
     // Arbiter's own annotations now live in pod.sim; dropping their text keeps a million-pod
     // manifest's memory down.

@@ -103,8 +103,7 @@ const std::vector<std::string_view> kIgnoredPodSpecFields = {"volumes",
                                                              "hostUsers",
                                                              "resourceClaims"};
 
-const std::vector<std::string_view> kWarnedPodSpecFields = {"nodeName", "topologySpreadConstraints",
-                                                            "schedulingGates", "overhead"};
+const std::vector<std::string_view> kWarnedPodSpecFields = {"nodeName", "schedulingGates"};
 
 const std::vector<std::string_view> kIgnoredNodeSpecFields = {"podCIDR", "podCIDRs", "providerID",
                                                               "configSource", "externalID"};

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "adapters/yaml/manifest_rules.h"
+#include "adapters/yaml/pod_topology_loader.h"
 #include "core/placement/node_constraints.h"
 #include "core/text.h"
 
@@ -302,11 +303,18 @@ void ReadTolerations(DocReader& r, const YAML::Node& n, const std::string& path,
   });
 }
 
-void ReadAffinity(DocReader& r, const YAML::Node& n, const std::string& path, NodeAffinity* out) {
-  r.ReadStruct(n, path,
-               {{"nodeAffinity", [&](const YAML::Node& v,
-                                     const std::string& p) { ReadNodeAffinity(r, v, p, out); }}},
-               {}, {"podAffinity", "podAntiAffinity"});
+void ReadAffinity(DocReader& r, const YAML::Node& n, const std::string& path, Pod* pod) {
+  r.ReadStruct(
+      n, path,
+      {{"nodeAffinity",
+        [&](const YAML::Node& v, const std::string& p) {
+          ReadNodeAffinity(r, v, p, &pod->node_affinity);
+        }},
+       {"podAffinity", [&](const YAML::Node& v,
+                           const std::string& p) { ReadPodAffinity(r, v, p, &pod->pod_affinity); }},
+       {"podAntiAffinity", [&](const YAML::Node& v, const std::string& p) {
+          ReadPodAffinity(r, v, p, &pod->pod_anti_affinity);
+        }}});
 }
 
 }  // namespace arbiter::yaml

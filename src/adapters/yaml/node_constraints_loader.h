@@ -17,8 +17,7 @@ void ReadTaints(DocReader& r, const YAML::Node& n, const std::string& path,
                 std::vector<Taint>* out);
 void ReadTolerations(DocReader& r, const YAML::Node& n, const std::string& path,
                      std::vector<Toleration>* out);
-// spec.affinity: nodeAffinity is read; podAffinity and podAntiAffinity are ignored with a
-// warning (not modelled).
-void ReadAffinity(DocReader& r, const YAML::Node& n, const std::string& path, NodeAffinity* out);
+// spec.affinity: nodeAffinity, podAffinity and podAntiAffinity (pod_topology_loader.h).
+void ReadAffinity(DocReader& r, const YAML::Node& n, const std::string& path, Pod* pod);
 
 }  // namespace arbiter::yaml

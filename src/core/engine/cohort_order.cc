@@ -18,6 +18,28 @@ void State::CycleNominalFirst() {
   if (!deferred.empty()) AdmitDeferredBorrowers();
 }
 
+// Kueue's CanAlwaysReclaim is reclaimWithinCohort: Any: then nothing is held.
+void State::HoldUnreclaimable(Workload& w, const QuotaBook::ElasticResult& eq) {
+  if (w.immediate || !eq.within_min || eq.over_max || quota.Holds(w)) return;
+  const ElasticQuota* q = quota.ElasticOf(w.namespace_);
+  if (!q || q->cohort.empty() || QuotaPolicyOf(*q).reclaim == ReclaimMode::kAny) return;
+  quota.Reserve(w);
+  w.unreclaimable_hold = true;
+  cycle_holds.push_back(w.slot);
+}
+
+void State::DropUnreclaimableHolds() {
+  for (Slot s : cycle_holds) {
+    Workload& w = workloads[s];
+    if (!w.unreclaimable_hold) continue;  // admitted, rejected or deleted since (slot reused)
+    w.unreclaimable_hold = false;
+    // A preemption it started since keeps the hold for its victims' exit.
+    if (w.phase == Phase::kPending && w.waiting_for.empty() && w.nominated_node == kNoNode)
+      quota.Unreserve(w);
+  }
+  cycle_holds.clear();
+}
+
 void State::AdmitDeferredBorrowers() {
   // One head per preemption class: its first deferred member in queue order (the members behind
   // it in the class were not tried yet).

@@ -138,6 +138,7 @@ Result<Command> DecodeCommand(std::string_view bytes) {
   r.depthless = version < 5;
   r.constraintless = version < 6;
   r.schedless = version < 7;
+  r.topologyless = version < 7;
   Command c;
   Io(r, c.time);
   const uint32_t index = r.U32();

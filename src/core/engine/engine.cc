@@ -78,6 +78,7 @@ Status State::Tick() {
   ReleaseDue();         // spec.latency: Slurm's clean-up ends, requeued jobs become eligible
   EvictTaintedDue();    // NoExecute taints tolerated for tolerationSeconds
   CycleNominalFirst();  // RunCycle, borrowers after the workloads within their min
+  while (RequeueForTopology()) CycleNominalFirst();  // each round placed something: bounded
   return Status::Ok();
 }
 

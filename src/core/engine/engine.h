@@ -122,8 +122,9 @@ class Engine {
   // 2: ElasticQuota preemption, fairSharing, gangs, reservations; 3: resource flavors, the
   // Terminating scope of counted pods, pod group timeouts; 4: PoolPolicy spec.latency and the
   // workloads' Slurm clean-up and eligibility times; 5: PoolPolicy scheduling.backfillDepth and
-  // fairSharing.preemptionStrategies; 6: node taints, pod tolerations and node affinity; 7:
-  // PoolPolicy spec.latency.schedInterval (2 to 6 are still read)
+  // fairSharing.preemptionStrategies; 6: node taints, pod tolerations and node affinity; 7: pod
+  // affinity, anti-affinity and topology spread constraints, PoolPolicy spec.latency.schedInterval
+  // (2 to 6 are still read)
   static constexpr uint32_t kSnapshotVersion = 7;
 
  private:

@@ -12,6 +12,7 @@
 #include "core/engine/state.h"
 #include "core/int128.h"
 #include "core/placement/node_constraints.h"
+#include "core/placement/pod_topology.h"
 #include "core/placement/policies.h"
 
 namespace arbiter::engine {
@@ -104,7 +105,9 @@ void State::NodeChanged(uint32_t pos) {
 }
 
 // In kube-scheduler's filter order: NodeUnschedulable, TaintToleration, NodeAffinity.
-State::NodeFilter State::FilterNode(uint32_t pos, const Workload& w, const Taint** taint) const {
+// Then (with `topology`) PodTopologySpread and InterPodAffinity (pod_topology.cc).
+State::NodeFilter State::FilterNode(uint32_t pos, const Workload& w, const Taint** taint,
+                                    bool topology) const {
   const NodeState& n = nodes[pos];
   if (!n.schedulable && !w.tolerates_unschedulable) return NodeFilter::kUnschedulable;
   if (fit[pos].tainted)
@@ -119,6 +122,7 @@ State::NodeFilter State::FilterNode(uint32_t pos, const Workload& w, const Taint
     auto it = n.labels->find(k);
     if (it == n.labels->end() || it->second != v) return NodeFilter::kAffinity;
   }
+  if (topology && NeedsTopology(w)) return TopologyFilter(pos, w);
   return NodeFilter::kPass;
 }
 
@@ -134,7 +138,7 @@ std::optional<placement::Choice> State::ChooseWithPreferences(const std::vector<
                                                               const Workload& w) {
   if (feasible.empty()) return std::nullopt;
   const size_t k = feasible.size();
-  std::vector<int64_t> own(k), taints(k), affinity(k);
+  std::vector<int64_t> own(k), taints(k), affinity(k), pod_affinity, spread;
   for (size_t j = 0; j < k; ++j) {
     const NodeState& n = nodes[feasible[j]];
     own[j] = placer->ScoreOnly(n, w.shape);
@@ -144,13 +148,16 @@ std::optional<placement::Choice> State::ChooseWithPreferences(const std::vector<
   }
   placement::NormalizeScores(taints, /*reverse=*/true);
   placement::NormalizeScores(affinity, /*reverse=*/false);
+  TopologyScores(feasible, w, pod_affinity, spread);  // normalised there
   const auto [lo, hi] = std::minmax_element(own.begin(), own.end());
   const int128 min = *lo, span = static_cast<int128>(*hi) - *lo;
   size_t best = k;
   int128 best_total = 0;
   for (size_t j = 0; j < k; ++j) {
     const int128 constraints = placement::kTaintTolerationWeight * taints[j] +
-                               placement::kNodeAffinityWeight * affinity[j];
+                               placement::kNodeAffinityWeight * affinity[j] +
+                               placement::kInterPodAffinityWeight * pod_affinity[j] +
+                               placement::kPodTopologySpreadWeight * spread[j];
     const int128 total =
         span == 0 ? constraints
                   : placement::kPlacementPolicyWeight * placement::kMaxNodeScore * (own[j] - min) +
@@ -210,7 +217,8 @@ std::string State::NoFitMessage(const Workload& w) const {
   // Counted with plain integers (this runs for every failed shape in every cycle, over every
   // node); extended resources, rare, by name. Nothing changed in the pool since the same shape
   // class last failed: the same reason (room held for nominated workloads depends on who asks).
-  const bool cacheable = nominations == 0 && reservations.empty() && w.flavor_labels.empty();
+  const bool cacheable =
+      nominations == 0 && reservations.empty() && w.flavor_labels.empty() && !NeedsTopology(w);
   if (cacheable)
     if (auto c = no_fit_cache.find(w.shape_class);
         c != no_fit_cache.end() && c->second.first == pool_version)
@@ -223,6 +231,7 @@ std::string State::NoFitMessage(const Workload& w) const {
   std::map<std::string, size_t> taints;  // untolerated taint "{key: value}" -> nodes
   const placement::PodShape& p = w.shape;
   const bool selector = NeedsNodeFilter(w);
+  const bool topology = NeedsTopology(w);
   const bool plain_ext = p.ext.size() == 1 && p.ext.entries()[0].first == kPods;
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     const FitEntry& e = fit[i];
@@ -232,7 +241,7 @@ std::string State::NoFitMessage(const Workload& w) const {
     }
     if (selector) {
       const Taint* taint = nullptr;
-      const NodeFilter why = FilterNode(i, w, &taint);
+      const NodeFilter why = FilterNode(i, w, &taint, /*topology=*/false);
       if (why == NodeFilter::kTaint) ++taints[placement::TaintText(*taint)];
       if (why == NodeFilter::kAffinity) ++f.selector;
       if (why == NodeFilter::kUnschedulable) ++f.unschedulable;
@@ -248,6 +257,15 @@ std::string State::NoFitMessage(const Workload& w) const {
     if (!placement::GpuNumbersFit(e.full_free, e.max_free, p)) m |= NodeState::kShortGpu;
     if (e.has_ext || !plain_ext) m |= nodes[i].ShortOf(p) & NodeState::kShortExtended;
     const NodeState& n = nodes[i];
+    if (m == 0 && topology) {  // after NodeResourcesFit, as in kube-scheduler
+      const NodeFilter why = TopologyFilter(i, w);
+      f.spread_label += why == NodeFilter::kSpreadLabel;
+      f.spread += why == NodeFilter::kSpread;
+      f.pod_affinity += why == NodeFilter::kPodAffinity;
+      f.pod_anti_affinity += why == NodeFilter::kPodAntiAffinity;
+      f.existing_anti_affinity += why == NodeFilter::kExistingAntiAffinity;
+      if (why != NodeFilter::kPass) continue;
+    }
     if (m == 0 && nominations > 0 && !FitsRespectingNominated(i, w)) {
       if (f.held++ == 0) held_at = i;
     } else if (m == 0 && Reserved(i) && DelaysReservation(i, w))

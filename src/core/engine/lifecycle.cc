@@ -116,6 +116,8 @@ Status State::Submit(SubmitPod&& c) {
   x.tolerations = pod.tolerations;
   x.node_affinity = pod.node_affinity;
   x.tolerates_unschedulable = placement::ToleratesUnschedulable(x.tolerations);
+  x.topology = PodTopologyRules::Of(pod);
+  if (x.topology) topology_seen = true;
   x.immediate = c.immediate;
   x.submit_time = now;
   x.pending_since = now;
@@ -182,6 +184,12 @@ Status State::Submit(SubmitPod&& c) {
   }
   x.requests = admitted.requests;
   x.limits = admitted.limits;
+  // Pod overhead (RuntimeClass): on top of the requests, and of the limits where the pod sets
+  // one (Kubernetes' PodRequests / PodLimits); LimitRange checks the containers without it.
+  for (const auto& [r, v] : pod.overhead.entries()) {
+    x.requests.Set(r, x.requests.Get(r) + v);
+    if (x.limits.Has(r)) x.limits.Set(r, x.limits.Get(r) + v);
+  }
   x.shape = placement::PodShape::FromRequests(x.requests);
   x.shape.allowed_gpu_models = std::move(c.allowed_gpu_models);
   x.model_mask = ModelMask(x.shape);
@@ -234,6 +242,7 @@ bool State::TryAdmitQuota(Workload& w) {
     std::string why, wait;
     if (TryReclaim(w, eq, &why, &wait))
       return false;  // quota preemption (reclaim, withinNamespace)
+    if (wait.empty()) HoldUnreclaimable(w, eq);
     if (eq.over_max && policy.when_quota_exceeded == QuotaExceededAction::kReject) {
       Reject(w, reason::kQuotaExceeded, eq.message);
       return false;
@@ -273,6 +282,7 @@ void State::Nominate(Workload& w, uint32_t pos) {
 void State::Bind(Workload& w, uint32_t pos, const placement::GpuAssignment& gpus) {
   DropNomination(w);
   quota.Unreserve(w);
+  w.unreclaimable_hold = false;
   const Slot slot = w.slot;
   auto eq = quota.CheckElastic(w);
   w.borrowed = eq.borrowing;
@@ -284,6 +294,8 @@ void State::Bind(Workload& w, uint32_t pos, const placement::GpuAssignment& gpus
   Touch(id);
   NodeChanged(pos);
   node_live[pos].workloads.push_back(slot);
+  TrackAntiAffinity(w, /*bound=*/true);
+  if (topology_seen) topology_bound = true;  // Tick: RequeueForTopology
   if (w.time_limit > 0) ++ends_known;
   w.node = id;
   w.last_node = nodes[pos].name;
@@ -331,6 +343,7 @@ void State::Release(Workload& w) {
   if (node_info[id].over_capacity) CheckOverCapacity(pos);
   auto& list = node_live[pos].workloads;
   list.erase(std::find(list.begin(), list.end(), slot));
+  TrackAntiAffinity(w, /*bound=*/false);
   if (w.quota_charged) quota.Release(w);
   w.quota_charged = false;
   if (auto b = borrowed_by_ns.find(w.namespace_id);

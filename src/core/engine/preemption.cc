@@ -56,6 +56,7 @@ struct PlanScratch {
   std::vector<size_t> idx;
   std::vector<char> violating;
   std::vector<int64_t> allowed;
+  std::vector<Slot> removed;
 };
 
 // A node's plan, its victims chosen: victims in id order, its budget violations (kBlocked when
@@ -92,7 +93,12 @@ NodeOutcome FinishPlan(const State& s, const std::vector<State::PdbState>& pdb_s
 NodeOutcome PlanOnNode(const State& s, uint32_t pos, const Workload& w, const PreemptDryRun* dry,
                        const std::vector<State::PdbState>& pdb_state, PlanScratch& x,
                        PreemptPlan* plan, std::optional<Millis>* too_young_until) {
-  if (!s.NodeSelectable(pos, w)) return NodeOutcome::kNone;
+  if (s.FilterNode(pos, w, nullptr, /*topology=*/false) != State::NodeFilter::kPass)
+    return NodeOutcome::kNone;
+  // Pod topology: a node where evicting cannot help (a missing topology label, required pod
+  // affinity) is no candidate; anti-affinity and spread are checked with the victims gone.
+  const bool topology = s.NeedsTopology(w);
+  if (topology && State::Unresolvable(s.TopologyFilter(pos, w))) return NodeOutcome::kNone;
   if (!placement::ModelAccepts(s.nodes[pos].gpu_model, w.shape)) return NodeOutcome::kNone;
   const NodeLive& info = s.node_live[pos];
   const auto& workloads = s.workloads;
@@ -121,6 +127,11 @@ NodeOutcome PlanOnNode(const State& s, uint32_t pos, const Workload& w, const Pr
     if (sim.Fits(p.shape)) sim.Hold(p.shape);
   }
   if (!sim.Fits(w.shape)) return NodeOutcome::kNone;
+  auto& removed = x.removed;  // the candidates gone in the plan so far (topology only)
+  if (topology) {
+    removed.assign(cands.begin(), cands.end());
+    if (s.TopologyFilter(pos, w, &removed) != State::NodeFilter::kPass) return NodeOutcome::kNone;
+  }
   // Reprieve order: Kubernetes adds back PDB-violating victims first, then the others, each by
   // priority (high first) then start (earliest first). Each is kept if the preemptor still fits
   // without it. Under QoS, Slurm reprieves nothing: it removes victims in its own order until the
@@ -161,7 +172,15 @@ NodeOutcome PlanOnNode(const State& s, uint32_t pos, const Workload& w, const Pr
   for (size_t k : idx) {
     const Workload& v = workloads[cands[k]];
     sim.Take(v.shape, v.gpus);
-    if (sim.Valid() && sim.Fits(w.shape)) continue;  // reprieved
+    if (topology) {  // reprieved only if the topology filters still pass with it back
+      removed.erase(std::find(removed.begin(), removed.end(), cands[k]));
+      if (sim.Valid() && sim.Fits(w.shape) &&
+          s.TopologyFilter(pos, w, &removed) == State::NodeFilter::kPass)
+        continue;
+      removed.push_back(cands[k]);
+    } else if (sim.Valid() && sim.Fits(w.shape)) {
+      continue;  // reprieved
+    }
     sim.Give(v.shape, v.gpus);
     plan->victims.push_back(cands[k]);
   }
@@ -206,7 +225,8 @@ bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
   // The plan cache (preempt_plan.h); a gang's dry run uses it on the nodes it has not changed.
   // Not for a workload tried on a flavor: its nodes depend on the flavor, not on its class.
   const bool cache_on = pdbs.empty() && policy.min_runtime == 0 && w.nominated_node == kNoNode &&
-                        (!dry || dry->touched != nullptr) && w.flavor_labels.empty();
+                        (!dry || dry->touched != nullptr) && w.flavor_labels.empty() &&
+                        !NeedsTopology(w);  // pod topology depends on other nodes too
   PlanCache* cache = nullptr;
   if (cache_on) {
     cache = &preempt_memo[PlanClass(w)];

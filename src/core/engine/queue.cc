@@ -90,6 +90,7 @@ std::string State::ShapeKey(const Workload& w) const {
   for (const auto& [a, b] : w.node_selector)  // length-prefixed: no two selectors collide
     k += std::to_string(a.size()) + ":" + a + std::to_string(b.size()) + ":" + b + ",";
   AppendConstraintsKey(w, k);
+  AppendTopologyKey(w, topology_seen, k);
   if (!w.shape.allowed_gpu_models.empty()) {
     k += "|models";
     for (const auto& m : w.shape.allowed_gpu_models) k += std::to_string(m.size()) + ":" + m;
@@ -145,6 +146,7 @@ void State::RunCycle() {
   const bool all = freed;
   freed = false;
   ++cycle;
+  if (all) DropUnreclaimableHolds();  // their workloads are retried below
   ClearReservations();
   // A workload that failed may get a backfill reservation (in queue order: later workloads
   // must not delay it).

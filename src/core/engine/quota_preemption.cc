@@ -71,6 +71,19 @@ State::QuotaCandidates State::CollectQuotaCandidates(const Workload& w, Millis a
     return out;
   out.needed = quota.ShortOf(w);
   if (out.needed.empty()) return out;
+  // Kueue's flavor assigner (fitsResourceQuota): preemption is possible only for a request within
+  // the nominal quota, unless the namespace may preempt while borrowing (borrowWithinCohort, or
+  // fair sharing with reclaimWithinCohort): otherwise NoFit, and no workload of any namespace,
+  // its own included, is evicted for it.
+  if (!pol.borrow && !(fair && pol.reclaim != ReclaimMode::kNever)) {
+    const ResourceList requested = quota.ElasticRequestsOf(w);
+    for (const auto& r : out.needed)
+      if (requested.Get(r) > q->min.Get(r)) {
+        out.needed.clear();
+        out.beyond_min = true;
+        return out;
+      }
+  }
   // Kueue's queueUnderNominalInResourcesNeedingPreemption: usage strictly below min.
   bool under_min = true;
   {

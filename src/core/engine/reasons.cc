@@ -23,6 +23,12 @@ std::string Render(const NoFit& f) {
   add("Insufficient " + std::string(kMemory), f.memory);
   add("Insufficient " + std::string(kGpu), f.gpu);
   for (const auto& [r, c] : f.extended) add("Insufficient " + r, c);
+  add("node(s) didn't match pod topology spread constraints (missing required label)",
+      f.spread_label);
+  add("node(s) didn't match pod topology spread constraints", f.spread);
+  add("node(s) didn't match pod affinity rules", f.pod_affinity);
+  add("node(s) didn't match pod anti-affinity rules", f.pod_anti_affinity);
+  add("node(s) didn't satisfy existing pods anti-affinity rules", f.existing_anti_affinity);
   std::sort(reasons.begin(), reasons.end());
   std::string msg = "0/" + std::to_string(f.nodes) + " nodes are available";
   bool first = true;

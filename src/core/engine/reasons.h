@@ -49,6 +49,12 @@ struct NoFit {
   size_t reserved = 0;  // node(s) are reserved for a higher-priority workload (backfill)
   size_t cpu = 0, memory = 0, gpu = 0;
   std::vector<std::pair<std::string, size_t>> extended;  // Insufficient <resource>, by name
+  // PodTopologySpread and InterPodAffinity (nodes with room that they reject).
+  size_t spread_label = 0;  // node(s) didn't match pod topology spread constraints (missing ...)
+  size_t spread = 0;        // node(s) didn't match pod topology spread constraints
+  size_t pod_affinity = 0;  // node(s) didn't match pod affinity rules
+  size_t pod_anti_affinity = 0;       // node(s) didn't match pod anti-affinity rules
+  size_t existing_anti_affinity = 0;  // node(s) didn't satisfy existing pods anti-affinity rules
 };
 // "0/N nodes are available: <count> <reason>, ... ." (reasons sorted as Kubernetes prints them).
 std::string Render(const NoFit& f);

@@ -96,6 +96,10 @@ bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::str
   if (c.young_until) wakeups.push(*c.young_until);
   if (c.slots.empty()) {
     *wait = YoungCandidatesMessage(w, c);
+    if (c.beyond_min)  // Kueue's NoFit: the request alone is above the nominal quota
+      *why =
+          "; its request exceeds the min of its ElasticQuota, and only borrowWithinCohort "
+          "would let it preempt while borrowing";
     return false;
   }
   const bool strict = policy.disruption_budgets == DisruptionBudgetMode::kStrict && !pdbs.empty();

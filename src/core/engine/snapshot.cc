@@ -134,6 +134,20 @@ void IoWorkload(A& a, Workload& w, std::vector<uint64_t>& waiting_for, uint64_t&
     if constexpr (A::kReading)
       w.tolerates_unschedulable = placement::ToleratesUnschedulable(w.tolerations);
   }
+  if (!a.topologyless) {  // version 7
+    Pod rules;            // the rules' fields, carried in a Pod
+    if constexpr (!A::kReading)
+      if (w.topology) {
+        rules.pod_affinity = w.topology->affinity;
+        rules.pod_anti_affinity = w.topology->anti_affinity;
+        rules.topology_spread = w.topology->spread;
+      }
+    Io(a, rules.pod_affinity);
+    Io(a, rules.pod_anti_affinity);
+    Io(a, rules.topology_spread);
+    if constexpr (A::kReading) w.topology = PodTopologyRules::Of(rules);
+    Io(a, w.unreclaimable_hold);
+  }
 }
 
 template <typename A>
@@ -269,6 +283,7 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot,
   r.depthless = version < 5;
   r.constraintless = version < 6;
   r.schedless = version < 7;
+  r.topologyless = version < 7;
   auto fail = [&](const std::string& why) {
     return R::Error(StatusCode::kInvalidArgument, "corrupt engine snapshot: " + why);
   };
@@ -520,6 +535,9 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot,
     if (x.held) s.held.push_back(x.slot);
     if (x.release_at >= 0) s.completing.push_back(x.slot);
     if (x.taint_evict_at >= 0) s.taint_timed.push_back(x.slot);
+    if (x.topology) s.topology_seen = true;
+    if (x.unreclaimable_hold) s.cycle_holds.push_back(x.slot);
+    if (x.node != kNoNode) s.TrackAntiAffinity(x, /*bound=*/true);
   }
   s.RematchAllPdbs();
   // A pool appended before the first Tick stays as it was: the next command puts it in order, as

@@ -201,24 +201,77 @@ class State {
   // flavor labels): the node's spec admits `w`, resources aside.
   bool NodeSelectable(uint32_t pos, const Workload& w) const;
   // Which of those filters rejects `w` on the node (the first, in kube-scheduler's order).
-  enum class NodeFilter : uint8_t { kPass, kUnschedulable, kTaint, kAffinity };
-  NodeFilter FilterNode(uint32_t pos, const Workload& w, const Taint** taint = nullptr) const;
+  // The pod topology filters (pod_topology.cc) come after the resources' in kube-scheduler's
+  // order: `topology` false leaves them out.
+  enum class NodeFilter : uint8_t {
+    kPass,
+    kUnschedulable,
+    kTaint,
+    kAffinity,
+    kSpreadLabel,           // PodTopologySpread: the node lacks a constraint's topologyKey
+    kSpread,                // PodTopologySpread: maxSkew exceeded
+    kPodAffinity,           // InterPodAffinity: required podAffinity
+    kPodAntiAffinity,       // InterPodAffinity: the workload's required podAntiAffinity
+    kExistingAntiAffinity,  // InterPodAffinity: a placed pod's required podAntiAffinity
+  };
+  NodeFilter FilterNode(uint32_t pos, const Workload& w, const Taint** taint = nullptr,
+                        bool topology = true) const;
   // `w` has a constraint NodeSelectable must check on every node (selector, affinity, flavor)
   // or the pool has tainted nodes.
   bool NeedsNodeFilter(const Workload& w) const {
     return !w.node_selector.empty() || !w.flavor_labels.empty() || w.node_affinity.required ||
-           tainted_nodes > 0;
+           tainted_nodes > 0 || NeedsTopology(w);
   }
   // Taint and affinity preferences make a difference among the feasible nodes (kube-scheduler's
   // TaintToleration and NodeAffinity scores).
   bool HasNodePreferences(const Workload& w) const {
-    return !w.node_affinity.preferred.empty() || prefer_tainted_nodes > 0;
+    return !w.node_affinity.preferred.empty() || prefer_tainted_nodes > 0 ||
+           HasTopologyPreferences(w);
   }
   // Among `feasible`, the node with the best combined score (docs/scheduling.md "Node
   // constraints"): the placement policy's and the constraint scores, normalised and weighted.
   std::optional<placement::Choice> ChooseWithPreferences(const std::vector<size_t>& feasible,
                                                          const Workload& w);
   const Node& SpecAt(uint32_t pos) const { return node_info[node_at[pos]].spec; }
+  const std::map<std::string, std::string>& LabelsAt(uint32_t pos) const {
+    return node_info[node_at[pos]].labels;
+  }
+
+  // ---------------------------------------------------------------- pod_topology.cc
+  // kube-scheduler's InterPodAffinity and PodTopologySpread. `w` has rules of its own, or a placed
+  // pod's required anti-affinity may reject it (the symmetric rule).
+  bool NeedsTopology(const Workload& w) const {
+    return w.topology != nullptr || !anti_affinity_pods.empty();
+  }
+  static bool HasTopologyPreferences(const Workload& w);
+  // The attempt's counts for `w` (cached while the pool does not change).
+  const TopologyState& TopologyOf(const Workload& w) const;
+  // The two plugins' filters on the node, with the workloads in `removed` (on that node: a
+  // preemption's victims) gone.
+  NodeFilter TopologyFilter(uint32_t pos, const Workload& w,
+                            const std::vector<Slot>* removed = nullptr) const;
+  // A preemption cannot help with the filter's failure (kube-scheduler's
+  // UnschedulableAndUnresolvable: a missing topology label, required pod affinity).
+  static bool Unresolvable(NodeFilter f) {
+    return f != NodeFilter::kPass && f != NodeFilter::kSpread &&
+           f != NodeFilter::kPodAntiAffinity && f != NodeFilter::kExistingAntiAffinity;
+  }
+  // The two plugins' scores (before weights) over `feasible`, normalised.
+  void TopologyScores(const std::vector<size_t>& feasible, const Workload& w,
+                      std::vector<int64_t>& affinity, std::vector<int64_t>& spread) const;
+  // Bound pods with a required anti-affinity term (the symmetric rule); kept by Bind and Release.
+  std::vector<Slot> anti_affinity_pods;
+  void TrackAntiAffinity(const Workload& w, bool bound);
+  // A workload with pod topology rules was submitted once: labels and namespace are part of every
+  // shape class from then on (who is selected depends on them).
+  bool topology_seen = false;
+  mutable TopologyState topology_cache;
+  // A pod was placed in this cycle while topology rules exist: it may satisfy a waiting pod's
+  // required affinity or raise a spread domain's count. kube-scheduler requeues the pods it may
+  // help at once (its queueing hints on pod add); Tick runs the cycle again, in full, while a
+  // cycle placed something and a pending class head has such rules. Not part of snapshots.
+  bool topology_bound = false;
+  bool RequeueForTopology();  // true: run the cycle again
   // taint_eviction.cc (Kubernetes' taint eviction controller): after a node's taints changed,
   // its workloads that do not tolerate a NoExecute taint are evicted now, those that tolerate
   // it for tolerationSeconds get an eviction time; EvictTaintedDue evicts those due.
@@ -278,6 +331,9 @@ class State {
         young_until;          // a candidate skipped as younger than minRuntime comes of age
     std::vector<Slot> young;  // the candidates skipped as younger than minRuntime
     bool within_min = false;  // the preemptor stays within its min (a reclaim)
+    // Its request alone exceeds its min in a resource needing preemption, and its namespace may
+    // not preempt while borrowing: no candidates (Kueue's NoFit).
+    bool beyond_min = false;
   };
   QuotaPolicy QuotaPolicyOf(const ElasticQuota& q) const;
   // `as_of` (default now): minRuntime counted to that instant (quota_wait.cc asks ahead).
@@ -342,6 +398,14 @@ class State {
   void AdmitDeferredBorrowers();
   bool defer_borrowers = false;  // during the first pass: TryAdmitQuota defers borrowers
   std::vector<Slot> deferred;    // borrowers deferred in this cycle
+  // Kueue's reserveCapacityForUnreclaimablePreempt: a workload that fits its namespace's unused
+  // min but could not reclaim it (reclaimWithinCohort is not Any, no candidate) holds its share,
+  // so that no borrower takes it meanwhile. Kueue takes the hold again in every cycle; a cycle
+  // here retries the queue only after something was released, so the hold lasts until such a
+  // full cycle, which drops every hold before it retries their workloads.
+  std::vector<Slot> cycle_holds;  // workloads with Workload::unreclaimable_hold (maybe stale)
+  void HoldUnreclaimable(Workload& w, const QuotaBook::ElasticResult& eq);
+  void DropUnreclaimableHolds();
 
   // ---------------------------------------------------------------- flavor_assigner.cc
   // Kueue's flavor assignment for a namespace whose ElasticQuota has spec.flavors: the flavors

@@ -3,10 +3,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/engine/pod_topology.h"
 #include "core/engine/types.h"
 #include "core/objects.h"
 #include "core/placement/node_state.h"
@@ -55,6 +57,10 @@ struct Workload {
   std::vector<Toleration> tolerations;
   NodeAffinity node_affinity;
   bool tolerates_unschedulable = false;  // tolerates node.kubernetes.io/unschedulable:NoSchedule
+  // Pod affinity, anti-affinity and topology spread constraints (engine/pod_topology.h), null none.
+  std::shared_ptr<const PodTopologyRules> topology;
+  // Its ElasticQuota share is held for it as unreclaimable (State::HoldUnreclaimable).
+  bool unreclaimable_hold = false;
   // Running on a node with a NoExecute taint it tolerates for tolerationSeconds: evicted then
   // (Kubernetes' taint eviction controller), -1 none.
   Millis taint_evict_at = -1;

@@ -376,5 +376,85 @@ TEST(CommandEncodingTest, ReadsVersion5NodeWithoutTaints) {
   EXPECT_FALSE(DecodeCommand(serial::Seal("command", 6, b)).ok());  // read as 6: cut short
 }
 
+// Version 7 added pod affinity, anti-affinity and topology spread constraints: they survive a
+// command's encoding and a snapshot (a pending workload keeps them; so does an unreclaimable
+// quota hold).
+TEST(CommandEncodingTest, PodTopologyRoundTrip) {
+  Node n;
+  n.meta.name = "n1";
+  n.capacity.Set("cpu", 8000);
+  n.allocatable = n.capacity;
+  Pod p;
+  p.meta.name = "p";
+  p.meta.namespace_ = "default";
+  p.meta.labels = {{"app", "web"}};
+  p.containers.push_back(Container{"c", {}, {}});
+  p.containers[0].requests.Set("cpu", 16000);  // waits: larger than the node
+  PodAffinityTerm term;
+  term.label_selector = LabelSelector{{{"app", "web"}}, {{"tier", SelectorOperator::kIn, {"a"}}}};
+  term.namespaces = {"team-b"};
+  term.namespace_selector = LabelSelector{};
+  term.topology_key = "zone";
+  p.pod_affinity.required = {term};
+  p.pod_anti_affinity.preferred = {{40, term}};
+  TopologySpreadConstraint c;
+  c.max_skew = 3;
+  c.topology_key = "kubernetes.io/hostname";
+  c.label_selector = LabelSelector{{{"app", "web"}}, {}};
+  c.min_domains = 2;
+  p.topology_spread = {c};
+  auto cp = DecodeCommand(EncodeCommand(At(1, SubmitPod{p, false, {}})));
+  ASSERT_TRUE(cp.ok()) << cp.message();
+  const Pod& pb = std::get<SubmitPod>(cp->op).pod;
+  ASSERT_EQ(pb.pod_affinity.required.size(), 1u);
+  const PodAffinityTerm& tb = pb.pod_affinity.required[0];
+  ASSERT_TRUE(tb.label_selector && tb.namespace_selector);
+  EXPECT_EQ(tb.label_selector->match_expressions[0].values[0], "a");
+  EXPECT_EQ(tb.namespaces[0], "team-b");
+  EXPECT_EQ(tb.topology_key, "zone");
+  ASSERT_EQ(pb.pod_anti_affinity.preferred.size(), 1u);
+  EXPECT_EQ(pb.pod_anti_affinity.preferred[0].weight, 40);
+  ASSERT_EQ(pb.topology_spread.size(), 1u);
+  EXPECT_EQ(pb.topology_spread[0].max_skew, 3);
+  EXPECT_EQ(pb.topology_spread[0].min_domains, 2);
+  EXPECT_TRUE(pb.topology_spread[0].do_not_schedule);
+
+  Engine e;
+  ASSERT_TRUE(e.Apply(At(0, UpsertNode{n, 0})).ok());
+  ASSERT_TRUE(e.Apply(At(0, SubmitPod{p, false, {}})).ok());
+  ASSERT_TRUE(e.Apply(At(0, Tick{})).ok());
+  auto r = Engine::Restore(e.Snapshot());
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ((*r)->Snapshot(), e.Snapshot());
+}
+
+// A version-6 command (a pod without pod topology fields) still decodes: the pod has none.
+TEST(CommandEncodingTest, ReadsVersion6PodWithoutTopology) {
+  Pod p;
+  p.meta.name = "p";
+  p.meta.namespace_ = "default";
+  p.containers.push_back(Container{"c", {}, {}});
+  p.active_deadline = 0x1122334455667788;  // a marker before the version-6 and -7 fields
+  auto body = serial::Unseal(EncodeCommand(At(1, SubmitPod{p, false, {}})), "command", 7);
+  ASSERT_TRUE(body.ok()) << body.message();
+  const std::string marker("\x88\x77\x66\x55\x44\x33\x22\x11", 8);
+  std::string b = *body;
+  const size_t at = b.find(marker);
+  ASSERT_NE(at, std::string::npos);
+  // After it: pod_group (u8), tolerations (u64), node affinity (u8 + u64), then version 7's
+  // podAffinity (2 x u64), podAntiAffinity (2 x u64), topologySpreadConstraints (u64) and
+  // overhead (u64): none.
+  const size_t v7 = at + 8 + 1 + 8 + 1 + 8;
+  ASSERT_EQ(b.substr(v7, 48), std::string(48, '\0'));
+  b.erase(v7, 48);
+  auto c = DecodeCommand(serial::Seal("command", 6, b));
+  ASSERT_TRUE(c.ok()) << c.message();
+  const Pod& back = std::get<SubmitPod>(c->op).pod;
+  EXPECT_EQ(back.meta.name, "p");
+  EXPECT_TRUE(back.pod_affinity.Empty() && back.pod_anti_affinity.Empty());
+  EXPECT_TRUE(back.topology_spread.empty());
+  EXPECT_FALSE(DecodeCommand(serial::Seal("command", 7, b)).ok());  // read as 7: cut short
+}
+
 }  // namespace
 }  // namespace arbiter::engine
