@@ -1,11 +1,13 @@
 // arbiter serve under load (issue 27: "10,000 concurrent watches and 1,000 slow clients while
 // creates keep their normal latency"): the real binary on loopback, 64 keep-alive clients creating
-// 64 x 50 pods first alone (base_*), then again (load_*) while `watchers` watches are open (100 of
-// them on the namespace the pods are created in, each seeing every create; the others on 100
-// quiet namespaces, with bookmarks) and `slow` slowloris clients send a header line a second.
+// 64 x 50 pods first alone (base_*), then again (load_*) while `watchers` watches are open (`hot`
+// of them on the namespace the pods are created in, each seeing every change of every pod; the
+// others on 100 quiet namespaces, with bookmarks) and `slow` slowloris clients send a header line
+// a second. Arguments: watchers/slow/hot.
 // Clients come from distinct loopback addresses (127.1.x.y, 127.2.x.y; 50 connections each),
 // as many hosts would. Counters: creates_per_s, p50_ms, p99_ms for both phases; watchers_open
-// (still open at the end), watch_events (lines received), daemon_rss_mb with the load attached.
+// (still open at the end), watch_lines (received during the loaded creates), daemon_rss_mb before
+// the load (base_) and with it.
 //   build/bench_serve_load        (needs about 25,000 open files: the hard limit is used)
 #include <arpa/inet.h>
 #include <benchmark/benchmark.h>
@@ -152,6 +154,7 @@ Phase Creates(int port, const std::string& prefix) {
 void BM_ServeUnderLoad(benchmark::State& state) {
   const int watchers = static_cast<int>(state.range(0));
   const int slow = static_cast<int>(state.range(1));
+  const int hot = static_cast<int>(state.range(2));
   rlimit rl{};
   getrlimit(RLIMIT_NOFILE, &rl);
   rl.rlim_cur = rl.rlim_max;
@@ -172,6 +175,7 @@ void BM_ServeUnderLoad(benchmark::State& state) {
                  "application/json");
     }
     const Phase base = Creates(d.port, "base-");
+    const double rss_base = d.RssMb();
 
     // The load: watches, read by one epoll thread, and slowloris clients.
     std::vector<int> wfds, sfds;
@@ -179,7 +183,7 @@ void BM_ServeUnderLoad(benchmark::State& state) {
     for (int i = 0; i < watchers; ++i) {
       const int fd = Connect(d.port, Source(1, i));
       if (fd < 0) break;
-      const std::string ns = i < 100 ? "default" : "w-" + std::to_string(i % 100);
+      const std::string ns = i < hot ? "default" : "w-" + std::to_string(i % 100);
       const std::string req = "GET /api/v1/namespaces/" + ns +
                               "/pods?watch=1&allowWatchBookmarks=true&timeoutSeconds=3600 "
                               "HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
@@ -255,13 +259,15 @@ void BM_ServeUnderLoad(benchmark::State& state) {
     state.counters["slow_clients"] = static_cast<double>(sfds.size());
     state.counters["watch_lines"] = static_cast<double>(lines.load() - lines_before);
     state.counters["daemon_rss_mb"] = rss;
+    state.counters["base_daemon_rss_mb"] = rss_base;
     for (int fd : wfds) close(fd);
     for (int fd : sfds) close(fd);
     close(ep);
   }
 }
 BENCHMARK(BM_ServeUnderLoad)
-    ->Args({10000, 1000})
+    ->Args({10000, 1000, 0})
+    ->Args({10000, 1000, 100})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();

@@ -265,8 +265,8 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
   const bool bookmarks = Truthy(Param(req, "allowWatchBookmarks"));
   const int64_t max_timeout = 2 * static_cast<int64_t>(min_timeout_s);
   int64_t timeout = min_timeout_s + static_cast<int64_t>(RandomBits() % (min_timeout_s + 1u));
-  if (!Param(req, "timeoutSeconds").empty())
-    timeout = std::clamp<int64_t>(std::atoll(Param(req, "timeoutSeconds").c_str()), 1, max_timeout);
+  const int64_t asked = std::atoll(Param(req, "timeoutSeconds").c_str());
+  if (asked > 0) timeout = std::min(asked, max_timeout);  // 0 or none: kube-apiserver's random
   const bool table = kube::WantsTable(req.get_header_value("Accept"));
   const kube::IncludeObject include = kube::ParseIncludeObject(Param(req, "includeObject"));
   const kube::ResourceInfo* rp = t.resource;

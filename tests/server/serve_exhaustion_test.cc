@@ -303,5 +303,26 @@ TEST(ServeExhaustionTest, TheLastConnectionsAreKeptForProbesAndAdmins) {
   EXPECT_EQ(s.Stop(), 0) << s.log().substr(0, 4000);
 }
 
+// kube-apiserver's --min-request-timeout: a watch without timeoutSeconds lasts between min and
+// 2 min, and a longer timeoutSeconds is cut to 2 min; both streams end with the last chunk.
+TEST(ServeExhaustionTest, WatchesEndWithinTwiceTheMinRequestTimeout) {
+  ServeProcess s(ScratchDir("exhaust-min-timeout"), {"--min-request-timeout", "1"});
+  ASSERT_TRUE(s.Start()) << s.log();
+  Fds watches;
+  for (const char* query : {"watch=1", "watch=1&timeoutSeconds=3600"}) {
+    const int fd = Connect(s.port());
+    ASSERT_GE(fd, 0);
+    watches.fds.push_back(fd);
+    SendAll(fd, "GET /api/v1/namespaces/default/pods?" + std::string(query) +
+                    " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  }
+  for (int fd : watches.fds) {
+    std::string got;
+    EXPECT_TRUE(ReadUntil(fd, "\r\n0\r\n\r\n", &got)) << got;
+    EXPECT_EQ(got.rfind("HTTP/1.1 200", 0), 0u) << got;
+  }
+  EXPECT_EQ(s.Stop(), 0) << s.log().substr(0, 4000);
+}
+
 }  // namespace serve_exhaustion_test
 }  // namespace arbiter::testing
