@@ -124,7 +124,7 @@ void RegisterServe(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--max-requests-in-flight-per-client", limits->max_in_flight_per_client,
                   "Requests being handled per client address (watches not counted once\n"
-                  "streaming); more get 429 and Retry-After (default 128)")
+                  "streaming); more get 429 and Retry-After (default 256)")
       ->check(CLI::Range(1, 1 << 20));
   auto check = std::make_shared<bool>(false);
   cmd->add_flag(

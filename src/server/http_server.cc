@@ -581,7 +581,6 @@ struct HttpServer::Impl {
     head += "Content-Type: " + w->content_type + "\r\nTransfer-Encoding: chunked\r\n\r\n";
     c.out += head;
     AppendChunk(c.out, w->initial);
-    c.watch_allowance = c.pending() + limits.watch_buffer_bytes;
     w->initial.clear();
     w->initial.shrink_to_fit();
     c.watch = std::move(w);
@@ -601,6 +600,8 @@ struct HttpServer::Impl {
       AppendChunk(c.out, out);
       c.watch->after_rv = hub_rv;
     }
+    // The first answer (current objects, or the changes caught up on) is not the watcher's lag.
+    c.watch_allowance = c.pending() + limits.watch_buffer_bytes;
     streams[Key(c.watch->kind, c.watch->namespace_)].insert(c.id);
   }
 

@@ -15,8 +15,8 @@
 //     `set_reserved` names (probes, admins); beyond it new connections are closed at once;
 //   - take every worker: a cap of requests in flight per client address (429 + Retry-After);
 //   - hold memory with a watch it never reads: a watch whose unsent bytes pass
-//     `watch_buffer_bytes` (beyond what its first answer held) is closed, as kube-apiserver closes
-//     an unresponsive watcher.
+//     `watch_buffer_bytes` (beyond its first answer: the current objects or the changes caught up
+//     on) is closed, as kube-apiserver closes an unresponsive watcher.
 // Pimpl: no system or OpenSSL header here.
 #pragma once
 
@@ -50,7 +50,7 @@ struct HttpLimits {
   int max_connections = 0;                // 0: the open-file limit (raised to its maximum) less 128
   int reserved_connections = 64;          // of max_connections, for set_reserved's requests only
   int max_connections_per_client = 1024;  // per remote address
-  int max_in_flight_per_client = 128;     // requests handled or queued, per remote address
+  int max_in_flight_per_client = 256;     // requests handled or queued, per remote address
   int workers = 16;                       // handler threads
   size_t watch_buffer_bytes = 4u << 20;   // unsent watch bytes before the watch is closed
 };
