@@ -218,5 +218,33 @@ TEST(HttpServer, AWatcherThatStopsReadingIsClosedAtItsBufferCap) {
   close(fd);
 }
 
+// A watch from an old resourceVersion catches up on more than its buffer cap at once: that is its
+// first answer, not lag (it was closed before a byte was read).
+TEST(HttpServer, AWatchCatchingUpOnMoreThanItsBufferCapIsNotClosed) {
+  HttpLimits l;
+  l.watch_buffer_bytes = 64 * 1024;
+  Running r(l, WatchRoute);
+  for (int64_t rv = 2; rv < 102; ++rv)
+    r.log.Publish({Event(rv, "p" + std::to_string(rv), 4096)});  // 400 KB since rv 1
+  r.log.Notify();
+  // Any answer after the Notify means the loop has taken the changes in (it looks at every turn).
+  const int probe = Connect(r.port);
+  Send(probe, "GET /nothing HTTP/1.1\r\nConnection: close\r\n\r\n");
+  bool closed = false;
+  EXPECT_NE(ReadToEnd(probe, &closed).find("404"), std::string::npos);
+  close(probe);
+  const int fd = Connect(r.port);
+  Send(fd, "GET /watch HTTP/1.1\r\n\r\n");
+  std::string got;
+  char buf[65536];
+  while (got.find("\"p101\"") == std::string::npos) {
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    ASSERT_GT(n, 0) << "closed after " << got.size() << " bytes";
+    got.append(buf, static_cast<size_t>(n));
+  }
+  EXPECT_EQ(r.server->stats().slow_watchers_closed, 0u);
+  close(fd);
+}
+
 }  // namespace http_server_test
 }  // namespace arbiter::server
