@@ -136,7 +136,6 @@ void BM_ServeWatchFanout(benchmark::State& state) {
     }
     for (int i = 0; i < 16; ++i) (void)d.value()->Mutate(Create(NodeJson(i)));
     arbiter::server::ApiOptions options;
-    options.threads = watchers + kClients + 16;
     arbiter::server::ApiServer api(*d.value(), options);
     auto port = api.Bind("127.0.0.1", 0);
     std::thread serve([&] { api.Run(); });

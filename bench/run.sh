@@ -17,6 +17,9 @@
 #     billing   bench_billing: rollups, the SQLite ledger, month invoices (builds a 1.4 GB ledger
 #               in the temp directory once)                                       about 3 min
 #     serve     bench_serve: the daemon in process on loopback (creates, watches, start-up)
+#     serveload bench_serve_load: the real binary with 10,000 watches and 1,000 slowloris clients
+#               attached: creates' rate and latency alone and under that load (one run a
+#               repetition; needs ~25,000 open files)                            about 1 min a run
 #     warehouse bench_warehouse: ledger sync to ClickHouse and PostgreSQL and invoices read back;
 #               starts and stops both servers (scripts/services)                  about 10 min
 #
@@ -32,10 +35,10 @@ BUILD=${BUILD_DIR:-build}
 REPS=${REPS:-3}
 SECTIONS=("$@")
 [ ${#SECTIONS[@]} -gt 0 ] || SECTIONS=(engine)
-[ "${SECTIONS[0]}" = all ] && SECTIONS=(engine backfill large trace billing serve warehouse)
+[ "${SECTIONS[0]}" = all ] && SECTIONS=(engine backfill large trace billing serve serveload warehouse)
 for s in "${SECTIONS[@]}"; do
-  case $s in engine | backfill | large | trace | billing | serve | warehouse) ;; *)
-    echo "bench/run.sh: unknown section '$s' (engine, backfill, large, trace, billing, serve, warehouse, all)" >&2
+  case $s in engine | backfill | large | trace | billing | serve | serveload | warehouse) ;; *)
+    echo "bench/run.sh: unknown section '$s' (engine, backfill, large, trace, billing, serve, serveload, warehouse, all)" >&2
     exit 2
     ;;
   esac
@@ -45,7 +48,7 @@ if [ "${ARBITER_BENCH_NO_BUILD:-0}" != 1 ]; then
   ./scripts/setup.sh >&2
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   echo "bench/run.sh: building arbiter and the benchmarks in $BUILD" >&2
-  cmake --build "$BUILD" -j2 --target arbiter bench_engine bench_trace bench_billing bench_serve bench_warehouse -- --quiet >&2
+  cmake --build "$BUILD" -j2 --target arbiter bench_engine bench_trace bench_billing bench_serve bench_serve_load bench_warehouse -- --quiet >&2
 fi
 
 load() { cut -d' ' -f1 /proc/loadavg; }
@@ -226,6 +229,7 @@ PY
 trace() { gbench "Trace replay" bench_trace; }
 billing() { gbench "Billing and the SQLite ledger" bench_billing; }
 serve() { gbench "The daemon (arbiter serve), in process on loopback" bench_serve; }
+serveload() { gbench "The daemon (arbiter serve) with 10,000 watches and 1,000 slow clients" bench_serve_load; }
 warehouse() {
   ./scripts/services/clickhouse.sh install >&2
   ./scripts/services/postgres.sh install >&2

@@ -108,6 +108,24 @@ void RegisterServe(CLI::App& app, int* exit_code) {
   cmd->add_option("--dashboard-token-file", *dashboard_tokens,
                   "Deprecated (use --token-file): tokens for the web dashboard at /ui/ only,\n"
                   "the API staying open (loopback only). docs/dashboard.md");
+  // The HTTP server's caps (server/http_server.h; docs/serve.md "Connections and limits").
+  auto limits = std::make_shared<server::HttpLimits>();
+  auto min_request_timeout = std::make_shared<int>(1800);
+  cmd->add_option("--min-request-timeout", *min_request_timeout,
+                  "Seconds: a watch without timeoutSeconds lasts a random time between this and\n"
+                  "twice this, and none lasts longer (kube-apiserver's flag; default 1800)")
+      ->check(CLI::Range(1, 86400));
+  cmd->add_option("--max-connections", limits->max_connections,
+                  "Open connections in all (default: the open-file limit less 128); the last 64\n"
+                  "serve only probes and cluster admins")
+      ->check(CLI::Range(65, 1 << 20));
+  cmd->add_option("--max-connections-per-client", limits->max_connections_per_client,
+                  "Open connections per client address; more are refused with 429 (default 1024)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--max-requests-in-flight-per-client", limits->max_in_flight_per_client,
+                  "Requests being handled per client address (watches not counted once\n"
+                  "streaming); more get 429 and Retry-After (default 256)")
+      ->check(CLI::Range(1, 1 << 20));
   auto check = std::make_shared<bool>(false);
   cmd->add_flag(
       "--check-invariants", *check,
@@ -228,6 +246,8 @@ void RegisterServe(CLI::App& app, int* exit_code) {
     } else if (dashboard_only) {
       api.dashboard.tokens = std::make_shared<server::TokenSource>(std::move(*dashboard_only));
     }
+    api.limits = *limits;
+    api.min_request_timeout_s = *min_request_timeout;
     api.version = ARBITER_VERSION;
     api.log = Log;
     server::ApiServer http(daemon, api);

@@ -13,10 +13,10 @@
 #include <string>
 
 #include "adapters/kube/auth.h"
+#include "server/http_server.h"
 #include "server/token_source.h"
 
 namespace httplib {
-class Server;
 struct Request;
 }  // namespace httplib
 
@@ -32,9 +32,15 @@ struct AuthOutcome {
 // The decision for one request (pure apart from reading `req`).
 AuthOutcome AuthorizeRequest(const kube::TokenTable& tokens, const httplib::Request& req);
 
+// Whether `req` may use the server's reserved connections (http_server.h): the probes
+// (/healthz, /livez, /readyz), and with `tokens` any request of a cluster admin
+// (system:masters, arbiter:admins), so that an operator gets in when tenants took every other
+// connection.
+bool ReservedRequest(const TokenSource* tokens, const httplib::Request& req);
+
 // Installs `s`'s pre-routing handler: it starts the request's log context (request_log.h) and,
 // with `tokens` (null: no authentication), decides by AuthorizeRequest on the table in force
 // (token_source.h: reloadable); a refused request is answered there.
-void InstallApiAuth(httplib::Server& s, std::shared_ptr<const TokenSource> tokens);
+void InstallApiAuth(HttpServer& s, std::shared_ptr<const TokenSource> tokens);
 
 }  // namespace arbiter::server

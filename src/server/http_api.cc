@@ -1,7 +1,6 @@
 #include "server/http_api.h"
 
 #include <httplib.h>
-#include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
@@ -215,13 +214,14 @@ std::optional<Selectors> ParseSelectors(const httplib::Request& req, httplib::Re
 }
 
 void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t,
-                 const Selectors& sel);
+                 const Selectors& sel, int min_timeout_s);
 
-void HandleList(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
+void HandleList(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t,
+                int min_timeout_s) {
   const kube::ResourceInfo& r = *t.resource;
   auto sel = ParseSelectors(req, res, r);
   if (!sel) return;
-  if (Truthy(Param(req, "watch"))) return HandleWatch(d, req, res, t, *sel);
+  if (Truthy(Param(req, "watch"))) return HandleWatch(d, req, res, t, *sel, min_timeout_s);
   // Under the lock only the shared objects are picked; copying and serializing come after.
   std::vector<std::shared_ptr<const Json>> picked;
   const int64_t rv = d.Read([&](const Cluster& c) {
@@ -254,15 +254,19 @@ void HandleGet(Daemon& d, const httplib::Request& req, httplib::Response& res, c
 }
 
 // Watch: chunked JSON lines {"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object": ...}.
-// resourceVersion "" or "0": the current objects first (ADDED), then changes.
+// resourceVersion "" or "0": the current objects first (ADDED), then changes. The handler only
+// builds the first lines; the server's event loop sends the changes (http_server.h: a watch costs
+// a buffer, not a thread). timeoutSeconds: kube-apiserver's --min-request-timeout semantics
+// (none: a random time in [min, 2 min]), at most 2 min.
 void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t,
-                 const Selectors& sel) {
+                 const Selectors& sel, int min_timeout_s) {
   const kube::ResourceInfo& r = *t.resource;
   const std::string rv_param = Param(req, "resourceVersion");
   const bool bookmarks = Truthy(Param(req, "allowWatchBookmarks"));
-  int64_t timeout = 1800;
-  if (!Param(req, "timeoutSeconds").empty())
-    timeout = std::max<int64_t>(1, std::atoll(Param(req, "timeoutSeconds").c_str()));
+  const int64_t max_timeout = 2 * static_cast<int64_t>(min_timeout_s);
+  int64_t timeout = min_timeout_s + static_cast<int64_t>(RandomBits() % (min_timeout_s + 1u));
+  const int64_t asked = std::atoll(Param(req, "timeoutSeconds").c_str());
+  if (asked > 0) timeout = std::min(asked, max_timeout);  // 0 or none: kube-apiserver's random
   const bool table = kube::WantsTable(req.get_header_value("Accept"));
   const kube::IncludeObject include = kube::ParseIncludeObject(Param(req, "includeObject"));
   const kube::ResourceInfo* rp = t.resource;
@@ -270,74 +274,49 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
   auto shape = [table, include, rp](const Json& o) {
     return table ? kube::MakeTable(*rp, std::vector<Json>{o}, WallNow(), include) : o;
   };
-  auto state = std::make_shared<std::vector<std::string>>();
-  int64_t from = 0;
+  WatchStream w;
+  w.content_type = "application/json;stream=watch";
+  w.kind = r.kind;
+  w.namespace_ = t.namespace_;
   if (rv_param.empty() || rv_param == "0") {
     std::vector<std::shared_ptr<const Json>> current;
-    from = d.Read([&](const Cluster& c) {
+    w.after_rv = d.Read([&](const Cluster& c) {
       current = c.store().ListShared(r.kind, t.namespace_);
       return c.store().resource_version();
     });
     for (const auto& o : current)
       if (sel.Matches(*o))
-        state->push_back(Json{{"type", "ADDED"}, {"object", shape(*o)}}.dump() + "\n");
+        w.initial += Json{{"type", "ADDED"}, {"object", shape(*o)}}.dump() + "\n";
   } else {
-    from = std::atoll(rv_param.c_str());
+    w.after_rv = std::atoll(rv_param.c_str());
   }
-  const auto end = Clock::now() + std::chrono::seconds(timeout);
-  auto cursor = std::make_shared<int64_t>(from);
-  auto last_sent = std::make_shared<Clock::time_point>(Clock::now());
-  const std::string kind = r.kind, ns = t.namespace_, api_version = r.ApiVersion();
+  w.end = Clock::now() + std::chrono::seconds(timeout);
+  // A plain watch sends each change's line as serialized once for all watchers.
+  w.append = [sel, shape, table](const WatchLog::Entry& entry, std::string& out) {
+    const WatchEvent& e = entry.event;
+    if (!sel.Matches(*e.object)) return;
+    if (table)
+      out += Json{{"type", e.type}, {"object", shape(*e.object)}}.dump() + "\n";
+    else
+      out += entry.Line();
+  };
+  if (bookmarks)
+    w.bookmark = [kind = r.kind, api_version = r.ApiVersion()](int64_t rv) {
+      return Json{{"type", "BOOKMARK"},
+                  {"object",
+                   {{"kind", kind},
+                    {"apiVersion", api_version},
+                    {"metadata", {{"resourceVersion", std::to_string(rv)}}}}}}
+                 .dump() +
+             "\n";
+    };
+  w.too_old = [](int64_t rv) {
+    return Json{{"type", "ERROR"}, {"object", kube::TooOldResourceVersion(rv, 0).body}}.dump() +
+           "\n";
+  };
   res.status = 200;
-  // Not plain "application/json": cpp-httplib would gzip the stream, and its compressor holds
-  // the events back until the stream ends (client-go parses the media type and its parameters).
-  res.set_chunked_content_provider("application/json;stream=watch", [&d, state, cursor, last_sent,
-                                                                     end, sel, bookmarks, kind, ns,
-                                                                     api_version, shape, table](
-                                                                        size_t,
-                                                                        httplib::DataSink& sink) {
-    for (const auto& line : *state)
-      if (!sink.write(line.data(), line.size())) return false;
-    state->clear();
-    if (Clock::now() >= end || d.watch_log().closed()) {
-      sink.done();
-      return true;
-    }
-    const auto deadline = std::min(end, Clock::now() + std::chrono::seconds(1));
-    auto events = d.watch_log().Since(*cursor, kind, ns, deadline);
-    if (!events) {
-      const std::string line =
-          Json{{"type", "ERROR"}, {"object", kube::TooOldResourceVersion(*cursor, 0).body}}.dump() +
-          "\n";
-      sink.write(line.data(), line.size());
-      sink.done();
-      return true;
-    }
-    // A plain watch sends each change's line as serialized once for all watchers.
-    std::string out;
-    for (const auto& entry : *events) {
-      const WatchEvent& e = entry->event;
-      if (!sel.Matches(*e.object)) continue;
-      if (table)
-        out += Json{{"type", e.type}, {"object", shape(*e.object)}}.dump() + "\n";
-      else
-        out += entry->Line();
-    }
-    if (out.empty() && bookmarks && Clock::now() - *last_sent > std::chrono::seconds(5)) {
-      out = Json{{"type", "BOOKMARK"},
-                 {"object",
-                  {{"kind", kind},
-                   {"apiVersion", api_version},
-                   {"metadata", {{"resourceVersion", std::to_string(*cursor)}}}}}}
-                .dump() +
-            "\n";
-    }
-    if (!out.empty()) {
-      *last_sent = Clock::now();
-      if (!sink.write(out.data(), out.size())) return false;
-    }
-    return sink.is_writable();
-  });
+  if (!HttpServer::ServeWatch(std::move(w)))
+    SendStatus(res, kube::InternalError("a watch outside the server's handlers"));
 }
 
 // ------------------------------------------------------------------ writes
@@ -690,30 +669,25 @@ std::optional<kube::KubeStatus> CheckInput(const httplib::Request& req) {
 
 ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
     : daemon_(daemon), options_(std::move(options)) {
-  auto server = NewHttpServer(options_.tls);
-  if (server.ok()) {
-    svr_ = std::move(server).value();
-  } else {
-    setup_ = server.status();
-    svr_ = std::make_unique<httplib::Server>();
-  }
+  options_.limits.max_body_bytes = kube::kMaxBodyBytes;
+  options_.min_request_timeout_s = std::max(1, options_.min_request_timeout_s);
+  auto tls = NewTlsContext(options_.tls);
+  if (!tls.ok()) setup_ = tls.status();
+  svr_ = std::make_unique<HttpServer>(options_.limits, &daemon_.watch_log(),
+                                      tls.ok() ? tls.value() : nullptr);
   InstallApiAuth(*svr_, options_.tokens);  // also starts each request's log context
-  const int threads = options_.threads;
-  svr_->new_task_queue = [threads] {
-    return new httplib::ThreadPool(static_cast<size_t>(threads));
-  };
-  // Responses go out as headers then body: without TCP_NODELAY the body waits for the client's
-  // delayed ACK of the headers (40 ms per request).
-  svr_->set_tcp_nodelay(true);
-  // The listening socket, to raise its accept backlog after binding (Bind()).
-  svr_->set_socket_options([this](int sock) {
-    httplib::default_socket_options(sock);
-    listen_fd_ = sock;
+  // The answers the server gives itself (limits, caps) are Kubernetes Status bodies too.
+  svr_->set_refusal([](int code, const std::string& message, httplib::Response& res) {
+    kube::KubeStatus s = code == 413   ? kube::BodyTooLarge()
+                         : code == 429 ? kube::TooManyRequests(message)
+                         : code == 405 ? kube::MethodNotAllowed()
+                                       : kube::Failure(code, message);
+    SendStatus(res, s);
+    res.status = code;
   });
-  svr_->set_keep_alive_timeout(1);  // idle keep-alive connections never delay shutdown long
-  svr_->set_keep_alive_max_count(100000);
-  svr_->set_read_timeout(30, 0);
-  svr_->set_payload_max_length(kube::kMaxBodyBytes);
+  const TokenSource* tokens = options_.tokens.get();
+  svr_->set_reserved(
+      [tokens](const httplib::Request& req) { return ReservedRequest(tokens, req); });
   Routes();
 }
 
@@ -721,31 +695,23 @@ ApiServer::~ApiServer() = default;
 
 Result<int> ApiServer::Bind(const std::string& host, int port) {
   if (!setup_.ok()) return setup_;
-  int bound = port;
-  if (port == 0)
-    bound = svr_->bind_to_any_port(host.c_str());
-  else if (!svr_->bind_to_port(host.c_str(), port))
-    bound = -1;
-  if (bound <= 0)
-    return Result<int>::Error("cannot listen on " + host + ":" + std::to_string(port));
-  // cpp-httplib listens with a backlog of 5: a burst of new connections (64 clients at once)
-  // overflows it, the kernel drops their handshakes and first requests, and a request that
-  // arrives after the 1 s keep-alive wait finds its connection closed. listen() again on the
-  // listening socket only raises the backlog.
-  if (listen_fd_ >= 0) ::listen(listen_fd_, SOMAXCONN);
-  address_ = host + ":" + std::to_string(bound);
+  auto bound = svr_->Bind(host, port);
+  if (!bound.ok()) return bound;
+  address_ = host + ":" + std::to_string(bound.value());
   return bound;
 }
 
-void ApiServer::Run() { svr_->listen_after_bind(); }
+void ApiServer::Run() { svr_->Run(); }
 
 void ApiServer::Stop() {
   daemon_.watch_log().Close();
-  svr_->stop();
+  svr_->Stop();
 }
 
+HttpServerStats ApiServer::stats() const { return svr_->stats(); }
+
 void ApiServer::Routes() {
-  httplib::Server& s = *svr_;
+  HttpServer& s = *svr_;
   auto log = options_.log;
   s.set_logger([log](const httplib::Request& req, const httplib::Response& res) {
     if (log) log(kube::WireJson(RequestLogLine(req, res)));
@@ -850,7 +816,7 @@ void ApiServer::Routes() {
     const kube::ResourceInfo& r = *t.resource;
     if (!t.sub.empty() && !r.FindSubresource(t.sub)) return SendStatus(res, kube::PathNotFound());
     if (req.method == "GET") {
-      if (t.name.empty()) return HandleList(daemon_, req, res, t);
+      if (t.name.empty()) return HandleList(daemon_, req, res, t, options_.min_request_timeout_s);
       return HandleGet(daemon_, req, res, t);
     }
     if (req.method == "POST") {
@@ -866,26 +832,14 @@ void ApiServer::Routes() {
     if (req.method == "DELETE") return HandleDelete(daemon_, req, res, t);
     SendStatus(res, kube::MethodNotAllowed());
   };
-  // Bodies are read here, at most kube::kMaxBodyBytes of them, chunked or not (cpp-httplib bounds
-  // only a Content-Length body); any other path's body is read as far as the limit and refused.
-  auto bounded = [](const httplib::Server::Handler& then) {
-    return [then](const httplib::Request& req, httplib::Response& res,
-                  const httplib::ContentReader& read) {
+  // Bodies were read by the server, at most kube::kMaxBodyBytes of them, chunked or not
+  // (http_request_parser.h); multipart forms are not a Kubernetes body.
+  auto bounded = [](const HttpServer::Handler& then) {
+    return [then](const httplib::Request& req, httplib::Response& res) {
       if (req.is_multipart_form_data())
         return SendStatus(res, kube::UnsupportedMediaType(req.get_header_value("Content-Type"),
                                                           {"application/json"}));
-      std::string body;
-      bool too_large = false;
-      const bool ok = read([&](const char* data, size_t n) {
-        too_large = too_large || body.size() + n > kube::kMaxBodyBytes;
-        if (!too_large) body.append(data, n);
-        return !too_large;
-      });
-      if (too_large || res.status == 413) return SendStatus(res, kube::BodyTooLarge());
-      if (!ok) return SendStatus(res, kube::BadRequest("the request body could not be read"));
-      httplib::Request with_body = req;
-      with_body.body = std::move(body);
-      then(with_body, res);
+      then(req, res);
     };
   };
   auto not_found = [](const httplib::Request&, httplib::Response& res) {

@@ -1,4 +1,5 @@
-// The Kubernetes-compatible HTTP API of `arbiter serve` over Debian's cpp-httplib, on a Daemon:
+// The Kubernetes-compatible HTTP API of `arbiter serve` on the event-driven server of
+// http_server.h (handlers on a few worker threads, watches served by the event loop), on a Daemon:
 // health (/healthz /readyz /livez), discovery (/version /api /apis ...), CRUD, list (label and
 // field selectors) and watch (chunked JSON lines, resourceVersion semantics, bookmarks) of every
 // served resource (adapters/kube/resources.h), pods/status, pods/eviction. Bodies and errors
@@ -14,18 +15,20 @@
 #include "core/status.h"
 #include "server/daemon.h"
 #include "server/dashboard/routes.h"
+#include "server/http_server.h"
 #include "server/tls_server.h"
 #include "server/token_source.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace arbiter::server {
 
 struct ApiOptions {
   std::string version = "0.1.0";  // arbiter's, for /version
-  int threads = 160;              // concurrent connections served (watches hold one each)
+  // Connections, deadlines, caps and handler threads (http_server.h); the body limit is
+  // kube::kMaxBodyBytes whatever is set here.
+  HttpLimits limits;
+  // kube-apiserver's --min-request-timeout: a watch without timeoutSeconds lasts a random time in
+  // [min, 2 min], and no watch longer than 2 min.
+  int min_request_timeout_s = 1800;
   std::function<void(const std::string& json_line)> log;
   dashboard::DashboardOptions dashboard;  // the web dashboard at /ui/ (dashboard/routes.h)
   TlsFiles tls;                           // HTTPS when set (tls_server.h)
@@ -41,6 +44,8 @@ class ApiServer {
   // Binds host:port (port 0: any free port); returns the port. Fails too when the TLS files of
   // the options cannot serve (tls_server.h's messages).
   Result<int> Bind(const std::string& host, int port);
+  // What the server refused or cut so far.
+  HttpServerStats stats() const;
   // Serves until Stop() (from another thread or a signal handler thread).
   void Run();
   void Stop();
@@ -49,10 +54,9 @@ class ApiServer {
   void Routes();
   Daemon& daemon_;
   ApiOptions options_;
-  std::unique_ptr<httplib::Server> svr_;
+  std::unique_ptr<HttpServer> svr_;
   std::string address_;
-  int listen_fd_ = -1;  // the listening socket (its backlog is raised after binding)
-  Status setup_;        // the TLS set-up's error, reported by Bind
+  Status setup_;  // the TLS set-up's error, reported by Bind
 };
 
 }  // namespace arbiter::server

@@ -4,9 +4,9 @@
 //    and for a resource request "resource", "subresource", "namespace", "name" (when not empty)}
 // verb, resource and namespace as the authorizer sees them (adapters/kube/request_info.h). The
 // query string and the headers are never logged: no token is ever written.
-// cpp-httplib runs a request's pre-routing hook, its handler and the logger on one thread, so the
-// start time and the authenticated user are kept per thread between RequestStarted() (the
-// pre-routing hook, api_auth.h) and RequestLogLine() (the logger).
+// The server (http_server.h) runs a request's pre-routing hook, its handler and the logger on one
+// worker thread, so the start time and the authenticated user are kept per thread between
+// RequestStarted() (the pre-routing hook, api_auth.h) and RequestLogLine() (the logger).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1,6 +1,5 @@
 #include "server/tls_server.h"
 
-#include <httplib.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
@@ -81,29 +80,31 @@ Result<TlsMaterial> Load(const TlsFiles& f) {
 
 Status CheckTlsFiles(const TlsFiles& files) { return Load(files).status(); }
 
-Result<std::unique_ptr<httplib::Server>> NewHttpServer(const TlsFiles& files) {
-  if (!files.enabled()) return std::make_unique<httplib::Server>();
+Result<std::shared_ptr<ssl_ctx_st>> NewTlsContext(const TlsFiles& files) {
+  if (!files.enabled()) return std::shared_ptr<ssl_ctx_st>();
   auto m = Load(files);
   if (!m.ok()) return m.status();
   const TlsMaterial& tls = m.value();
-  auto setup = [&tls](SSL_CTX& ctx) {
-    SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
-    SSL_CTX_set_options(&ctx,
-                        SSL_OP_NO_COMPRESSION | SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION);
-    SSL_CTX_set_default_passwd_cb(&ctx, NoPassphrase);
-    if (SSL_CTX_use_certificate(&ctx, tls.chain.front().get()) != 1) return false;
-    for (size_t i = 1; i < tls.chain.size(); ++i)
-      if (SSL_CTX_add1_chain_cert(&ctx, tls.chain[i].get()) != 1) return false;
-    return SSL_CTX_use_PrivateKey(&ctx, tls.key.get()) == 1 && SSL_CTX_check_private_key(&ctx) == 1;
-  };
-  auto server = std::make_unique<httplib::SSLServer>(setup);
-  if (!server->is_valid()) {
+  std::shared_ptr<SSL_CTX> ctx(SSL_CTX_new(TLS_server_method()), SSL_CTX_free);
+  bool ok = ctx != nullptr;
+  if (ok) {
+    SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
+    SSL_CTX_set_options(ctx.get(), SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
+                                       SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION);
+    SSL_CTX_set_default_passwd_cb(ctx.get(), NoPassphrase);
+    ok = SSL_CTX_use_certificate(ctx.get(), tls.chain.front().get()) == 1;
+    for (size_t i = 1; ok && i < tls.chain.size(); ++i)
+      ok = SSL_CTX_add1_chain_cert(ctx.get(), tls.chain[i].get()) == 1;
+    ok = ok && SSL_CTX_use_PrivateKey(ctx.get(), tls.key.get()) == 1 &&
+         SSL_CTX_check_private_key(ctx.get()) == 1;
+  }
+  if (!ok) {
     ERR_clear_error();
     return Status::InvalidArgument("cannot set up TLS with " +
                                    Named("--tls-cert-file", files.cert_file) + " and " +
                                    Named("--tls-private-key-file", files.key_file));
   }
-  return std::unique_ptr<httplib::Server>(std::move(server));
+  return ctx;
 }
 
 }  // namespace arbiter::server

@@ -1,6 +1,6 @@
 // HTTPS for `arbiter serve` (--tls-cert-file, --tls-private-key-file): the PEM files are read and
-// checked here, with messages that name the flag and the file, before cpp-httplib's SSLServer
-// (Debian's build links OpenSSL) takes them. TLS 1.2 at least; an encrypted key is refused (the
+// checked here, with messages that name the flag and the file, then made into the OpenSSL context
+// the event loop serves with (http_server.h). TLS 1.2 at least; an encrypted key is refused (the
 // daemon never prompts for a passphrase).
 #pragma once
 
@@ -9,9 +9,7 @@
 
 #include "core/status.h"
 
-namespace httplib {
-class Server;
-}
+struct ssl_ctx_st;  // OpenSSL's SSL_CTX
 
 namespace arbiter::server {
 
@@ -28,7 +26,7 @@ struct TlsFiles {
 //   "--tls-private-key-file 'K' does not match the certificate in --tls-cert-file 'F'"
 Status CheckTlsFiles(const TlsFiles& files);
 
-// A plain HTTP server without TLS files, else an HTTPS one (CheckTlsFiles's error otherwise).
-Result<std::unique_ptr<httplib::Server>> NewHttpServer(const TlsFiles& files);
+// The server's TLS context for `files` (CheckTlsFiles's error otherwise); null without files.
+Result<std::shared_ptr<ssl_ctx_st>> NewTlsContext(const TlsFiles& files);
 
 }  // namespace arbiter::server

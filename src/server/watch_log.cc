@@ -37,7 +37,26 @@ void WatchLog::Publish(std::vector<WatchEvent> events) {
   }
 }
 
-void WatchLog::Notify() { cv_.notify_all(); }
+void WatchLog::Notify() {
+  cv_.notify_all();
+  std::lock_guard<std::mutex> l(listener_mu_);
+  if (listener_) listener_();
+}
+
+void WatchLog::SetListener(std::function<void()> listener) {
+  std::lock_guard<std::mutex> l(listener_mu_);
+  listener_ = std::move(listener);
+}
+
+std::optional<WatchLog::Entries> WatchLog::After(int64_t after_rv) const {
+  std::lock_guard<std::mutex> l(mu_);
+  if (after_rv < oldest_rv_) return std::nullopt;
+  auto first = std::upper_bound(events_.begin(), events_.end(), after_rv,
+                                [](int64_t rv, const std::shared_ptr<const Entry>& e) {
+                                  return rv < e->event.resource_version;
+                                });
+  return Entries(first, events_.end());
+}
 
 std::optional<WatchLog::Entries> WatchLog::Since(int64_t& after_rv, const std::string& kind,
                                                  const std::string& ns,
@@ -72,9 +91,13 @@ void WatchLog::Reset(int64_t rv) {
 }
 
 void WatchLog::Close() {
-  std::lock_guard<std::mutex> l(mu_);
-  closed_ = true;
-  cv_.notify_all();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    closed_ = true;
+    cv_.notify_all();
+  }
+  std::lock_guard<std::mutex> l(listener_mu_);
+  if (listener_) listener_();
 }
 
 bool WatchLog::closed() const {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -47,6 +48,12 @@ class WatchLog {
   // at.
   std::optional<Entries> Since(int64_t& after_rv, const std::string& kind, const std::string& ns,
                                std::chrono::steady_clock::time_point deadline);
+  // The changes after `after_rv` (every kind), or nothing if `after_rv` is older than the
+  // history. Never waits (the HTTP server's event loop fans them out: http_server.h).
+  std::optional<Entries> After(int64_t after_rv) const;
+  // Called (from the publishing thread) by every Notify() and by Close(); nullptr: none. Must not
+  // block: the HTTP server's loop only writes to an eventfd.
+  void SetListener(std::function<void()> listener);
   // The newest published resourceVersion.
   int64_t last_rv() const;
   // Sets the newest resourceVersion at start-up (nothing older can be watched).
@@ -62,6 +69,8 @@ class WatchLog {
   int64_t oldest_rv_ = 0;  // changes after this are in events_
   int64_t last_rv_ = 0;
   bool closed_ = false;
+  std::mutex listener_mu_;
+  std::function<void()> listener_;
 };
 
 }  // namespace arbiter::server

@@ -30,7 +30,7 @@ int LedgerErrorCode(const Status& st) {
 
 }  // namespace
 
-void RegisterRoutes(httplib::Server& s, Daemon& d, DashboardOptions o) {
+void RegisterRoutes(HttpServer& s, Daemon& d, DashboardOptions o) {
   auto opts = std::make_shared<DashboardOptions>(std::move(o));
   s.Get("/ui", [](const httplib::Request&, httplib::Response& res) { res.set_redirect("/ui/"); });
   s.Get(R"(/ui/(?!api/)(.*))", [](const httplib::Request& req, httplib::Response& res) {

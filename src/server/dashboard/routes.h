@@ -19,11 +19,8 @@
 
 #include "server/daemon.h"
 #include "server/dashboard/viewer_tokens.h"
+#include "server/http_server.h"
 #include "server/token_source.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace arbiter::server::dashboard {
 
@@ -35,6 +32,6 @@ struct DashboardOptions {
   std::string data_dir;  // arbiter serve --data: the history kept in DIR/history.db ("": memory)
 };
 
-void RegisterRoutes(httplib::Server& s, Daemon& d, DashboardOptions o);
+void RegisterRoutes(HttpServer& s, Daemon& d, DashboardOptions o);
 
 }  // namespace arbiter::server::dashboard

@@ -1,0 +1,277 @@
+// arbiter serve under load (issue 27: "10,000 concurrent watches and 1,000 slow clients while
+// creates keep their normal latency"): the real binary on loopback, 64 keep-alive clients creating
+// 64 x 50 pods first alone (base_*), then again (load_*) while `watchers` watches are open (`hot`
+// of them on the namespace the pods are created in, each seeing every change of every pod; the
+// others on 100 quiet namespaces, with bookmarks) and `slow` slowloris clients send a header line
+// a second. Arguments: watchers/slow/hot.
+// Clients come from distinct loopback addresses (127.1.x.y, 127.2.x.y; 50 connections each),
+// as many hosts would. Counters: creates_per_s, p50_ms, p99_ms for both phases; watchers_open
+// (still open at the end), watch_lines (received during the loaded creates), daemon_rss_mb before
+// the load (base_) and with it.
+//   build/bench_serve_load        (needs about 25,000 open files: the hard limit is used)
+#include <arpa/inet.h>
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string ReadWhole(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// `arbiter serve` in a scratch directory on a free port.
+struct Daemon {
+  pid_t pid = -1;
+  int port = 0;
+  fs::path dir;
+  bool Start() {
+    dir = fs::temp_directory_path() / ("arbiter-bench-load-" + std::to_string(getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const std::string log = (dir / "serve.log").string();
+    pid = fork();
+    if (pid == 0) {
+      const int err = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(err, 2);
+      const std::string data = (dir / "data").string();
+      execl(ARBITER_BINARY, ARBITER_BINARY, "serve", "--data", data.c_str(), "--listen",
+            "127.0.0.1:0", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    for (int i = 0; i < 600 && port == 0; ++i) {
+      const std::string text = ReadWhole(log);
+      const size_t at = text.find("\"address\":\"127.0.0.1:");
+      if (at != std::string::npos) port = std::atoi(text.c_str() + at + 21);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return port > 0;
+  }
+  double RssMb() const {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(f, line))
+      if (line.rfind("VmRSS:", 0) == 0) return std::atof(line.c_str() + 6) / 1024;
+    return 0;
+  }
+  ~Daemon() {
+    if (pid > 0) {
+      kill(pid, SIGTERM);
+      int st = 0;
+      waitpid(pid, &st, 0);
+    }
+    if (!dir.empty()) fs::remove_all(dir);
+  }
+};
+
+// A non-blocking-after-connect socket from `source`.
+int Connect(int port, const std::string& source) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  inet_pton(AF_INET, source.c_str(), &from.sin_addr);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<uint16_t>(port));
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
+      connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+std::string Source(int block, int i) {
+  return "127." + std::to_string(block) + "." + std::to_string(i / 50 / 250) + "." +
+         std::to_string(i / 50 % 250 + 1);
+}
+
+std::string PodJson(const std::string& name) {
+  return "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"" + name +
+         "\",\"namespace\":\"default\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{"
+         "\"requests\":{\"cpu\":\"10m\"}}}]}}";
+}
+
+struct Phase {
+  double creates_per_s = 0, p50_ms = 0, p99_ms = 0;
+  int failures = 0;
+};
+
+Phase Creates(int port, const std::string& prefix) {
+  constexpr int kClients = 64, kPerClient = 50;
+  std::vector<std::vector<double>> lat(kClients);
+  std::atomic<int> failures{0};
+  const auto t0 = Clock::now();
+  std::vector<std::thread> threads;
+  for (int c = 0; c < kClients; ++c)
+    threads.emplace_back([&, c] {
+      httplib::Client cli("127.0.0.1", port);
+      cli.set_keep_alive(true);
+      cli.set_tcp_nodelay(true);
+      cli.set_read_timeout(120, 0);
+      for (int i = 0; i < kPerClient; ++i) {
+        const auto s = Clock::now();
+        auto r = cli.Post("/api/v1/namespaces/default/pods",
+                          PodJson(prefix + std::to_string(c) + "-" + std::to_string(i)),
+                          "application/json");
+        if (!r || r->status != 201) ++failures;
+        lat[c].push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
+      }
+    });
+  for (auto& t : threads) t.join();
+  const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::vector<double> all;
+  for (auto& l : lat) all.insert(all.end(), l.begin(), l.end());
+  std::sort(all.begin(), all.end());
+  return {static_cast<double>(all.size()) / secs, all[all.size() / 2], all[all.size() * 99 / 100],
+          failures.load()};
+}
+
+void BM_ServeUnderLoad(benchmark::State& state) {
+  const int watchers = static_cast<int>(state.range(0));
+  const int slow = static_cast<int>(state.range(1));
+  const int hot = static_cast<int>(state.range(2));
+  rlimit rl{};
+  getrlimit(RLIMIT_NOFILE, &rl);
+  rl.rlim_cur = rl.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &rl);
+  for (auto _ : state) {
+    Daemon d;
+    if (!d.Start()) {
+      state.SkipWithError("arbiter serve did not start");
+      return;
+    }
+    {
+      httplib::Client cli("127.0.0.1", d.port);
+      for (int i = 0; i < 16; ++i)
+        cli.Post("/api/v1/nodes",
+                 "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-" +
+                     std::to_string(i) +
+                     "\"},\"status\":{\"capacity\":{\"cpu\":\"256\",\"memory\":\"2Ti\"}}}",
+                 "application/json");
+    }
+    const Phase base = Creates(d.port, "base-");
+    const double rss_base = d.RssMb();
+
+    // The load: watches, read by one epoll thread, and slowloris clients.
+    std::vector<int> wfds, sfds;
+    const int ep = epoll_create1(0);
+    for (int i = 0; i < watchers; ++i) {
+      const int fd = Connect(d.port, Source(1, i));
+      if (fd < 0) break;
+      const std::string ns = i < hot ? "default" : "w-" + std::to_string(i % 100);
+      const std::string req = "GET /api/v1/namespaces/" + ns +
+                              "/pods?watch=1&allowWatchBookmarks=true&timeoutSeconds=3600 "
+                              "HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+      if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) < 0) break;
+      fcntl(fd, F_SETFL, O_NONBLOCK);
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.u32 = static_cast<uint32_t>(wfds.size());
+      epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+      wfds.push_back(fd);
+    }
+    std::vector<char> started(wfds.size(), 0);
+    std::atomic<int> ok{0}, closed{0};
+    std::atomic<int64_t> lines{0};
+    std::atomic<bool> stop{false};
+    std::thread reader([&] {
+      std::vector<epoll_event> evs(1024);
+      std::vector<char> buf(1 << 16);
+      while (!stop) {
+        const int n = epoll_wait(ep, evs.data(), 1024, 100);
+        for (int i = 0; i < n; ++i) {
+          const uint32_t w = evs[static_cast<size_t>(i)].data.u32;
+          const ssize_t got = recv(wfds[w], buf.data(), buf.size(), 0);
+          if (got == 0 || (got < 0 && errno != EAGAIN)) {
+            ++closed;
+            epoll_ctl(ep, EPOLL_CTL_DEL, wfds[w], nullptr);
+            continue;
+          }
+          if (got < 0) continue;
+          if (!started[w]) {
+            started[w] = 1;
+            if (std::string_view(buf.data(), static_cast<size_t>(got)).rfind("HTTP/1.1 200", 0) ==
+                0)
+              ++ok;
+          }
+          lines += std::count(buf.begin(), buf.begin() + got, '\n');
+        }
+      }
+    });
+    for (int i = 0; i < slow; ++i) {
+      const int fd = Connect(d.port, Source(2, i));
+      if (fd < 0) break;
+      const std::string head = "GET /api/v1/namespaces HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+      send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+      sfds.push_back(fd);
+    }
+    std::thread trickle([&] {
+      while (!stop) {
+        for (int fd : sfds) send(fd, "X-Slow: 1\r\n", 11, MSG_NOSIGNAL | MSG_DONTWAIT);
+        for (int i = 0; i < 10 && !stop; ++i)
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    });
+    for (int i = 0; i < 1200 && ok + closed < static_cast<int>(wfds.size()); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const int watching = ok.load();
+    const int64_t lines_before = lines.load();
+    const Phase load = Creates(d.port, "load-");
+    std::this_thread::sleep_for(std::chrono::seconds(1));  // the last events reach the watchers
+    const double rss = d.RssMb();
+    stop = true;
+    reader.join();
+    trickle.join();
+    state.counters["base_creates_per_s"] = base.creates_per_s;
+    state.counters["base_p50_ms"] = base.p50_ms;
+    state.counters["base_p99_ms"] = base.p99_ms;
+    state.counters["load_creates_per_s"] = load.creates_per_s;
+    state.counters["load_p50_ms"] = load.p50_ms;
+    state.counters["load_p99_ms"] = load.p99_ms;
+    state.counters["failures"] = base.failures + load.failures;
+    state.counters["watchers_started"] = watching;
+    state.counters["watchers_open"] = watching - closed.load();
+    state.counters["slow_clients"] = static_cast<double>(sfds.size());
+    state.counters["watch_lines"] = static_cast<double>(lines.load() - lines_before);
+    state.counters["daemon_rss_mb"] = rss;
+    state.counters["base_daemon_rss_mb"] = rss_base;
+    for (int fd : wfds) close(fd);
+    for (int fd : sfds) close(fd);
+    close(ep);
+  }
+}
+BENCHMARK(BM_ServeUnderLoad)
+    ->Args({10000, 1000, 0})
+    ->Args({10000, 1000, 100})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();

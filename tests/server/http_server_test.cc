@@ -1,0 +1,250 @@
+// The event-driven HTTP server in process (server/http_server.h) with short limits: pipelined
+// keep-alive requests, 100-continue, the header and idle deadlines, the in-flight cap, watches
+// fed from a WatchLog and a watcher that stops reading. Deadlines are checked as "the connection
+// ends", never as "within N ms".
+#include "server/http_server.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <thread>
+
+namespace arbiter::server {
+namespace http_server_test {
+
+struct Running {
+  WatchLog log;
+  std::unique_ptr<HttpServer> server;
+  std::thread thread;
+  int port = 0;
+  explicit Running(HttpLimits limits, const std::function<void(HttpServer&)>& routes) {
+    server = std::make_unique<HttpServer>(limits, &log, nullptr);
+    routes(*server);
+    auto p = server->Bind("127.0.0.1", 0);
+    EXPECT_TRUE(p.ok()) << p.message();
+    port = p.ok() ? p.value() : 0;
+    thread = std::thread([this] { server->Run(); });
+  }
+  ~Running() {
+    server->Stop();
+    thread.join();
+  }
+};
+
+int Connect(int port, int rcvbuf = 0) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<uint16_t>(port));
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+  timeval tv{20, 0};  // a hang fails the test instead of stalling it
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  return fd;
+}
+
+void Send(int fd, const std::string& s) {
+  ASSERT_EQ(send(fd, s.data(), s.size(), MSG_NOSIGNAL), static_cast<ssize_t>(s.size()));
+}
+
+// Everything until the peer closes (or the 20 s bound: `*closed` false).
+std::string ReadToEnd(int fd, bool* closed) {
+  std::string out;
+  char buf[8192];
+  while (true) {
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) {
+      *closed = n == 0 || errno == ECONNRESET;
+      return out;
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+}
+
+size_t Count(const std::string& s, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = s.find(part); at != std::string::npos; at = s.find(part, at + 1)) ++n;
+  return n;
+}
+
+void Echo(HttpServer& s) {
+  s.Get("/echo/(.*)", [](const httplib::Request& req, httplib::Response& res) {
+    res.set_content("got " + req.matches[1].str(), "text/plain");
+  });
+  s.Post("/echo", [](const httplib::Request& req, httplib::Response& res) {
+    res.set_content("body " + req.body, "text/plain");
+  });
+}
+
+TEST(HttpServer, AnswersPipelinedRequestsInOrderAndContinues) {
+  Running r({}, Echo);
+  const int fd = Connect(r.port);
+  Send(fd,
+       "GET /echo/a HTTP/1.1\r\nHost: x\r\n\r\nPOST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: "
+       "3\r\nExpect: 100-continue\r\n\r\nabcHEAD /echo/c HTTP/1.1\r\n\r\nGET /nowhere "
+       "HTTP/1.1\r\nConnection: close\r\n\r\n");
+  bool closed = false;
+  const std::string all = ReadToEnd(fd, &closed);
+  close(fd);
+  EXPECT_TRUE(closed);
+  const size_t a = all.find("got a"), b = all.find("body abc"), nf = all.find("404 Not Found");
+  EXPECT_NE(a, std::string::npos) << all;
+  EXPECT_NE(b, std::string::npos) << all;
+  EXPECT_LT(a, b);
+  EXPECT_LT(b, nf) << all;
+  EXPECT_EQ(all.find("got c"), std::string::npos) << "HEAD has no body: " << all;
+  EXPECT_EQ(Count(all, "HTTP/1.1 200"), 3u) << all;
+}
+
+TEST(HttpServer, ClosesAConnectionWhoseHeadersNeverEndAndAnIdleOne) {
+  HttpLimits l;
+  l.header_timeout_s = 1;
+  l.idle_timeout_s = 1;
+  Running r(l, Echo);
+  const int slow = Connect(r.port), idle = Connect(r.port);
+  Send(slow, "GET /echo/a HTTP/1.1\r\nHost: x\r\n");
+  Send(idle, "GET /echo/b HTTP/1.1\r\n\r\n");
+  // The slowloris keeps sending header lines: its deadline still passes.
+  for (int i = 0; i < 3; ++i) {
+    send(slow, "X: y\r\n", 6, MSG_NOSIGNAL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  }
+  bool slow_closed = false, idle_closed = false;
+  EXPECT_EQ(ReadToEnd(slow, &slow_closed), "");
+  EXPECT_TRUE(slow_closed);
+  EXPECT_NE(ReadToEnd(idle, &idle_closed).find("got b"), std::string::npos);
+  EXPECT_TRUE(idle_closed);
+  close(slow);
+  close(idle);
+  EXPECT_EQ(r.server->stats().timed_out, 2u);
+}
+
+TEST(HttpServer, RefusesRequestsPastTheInFlightCapWith429) {
+  HttpLimits l;
+  l.max_in_flight_per_client = 1;
+  l.workers = 2;
+  std::atomic<bool> release{false};
+  Running r(l, [&](HttpServer& s) {
+    s.Get("/wait", [&](const httplib::Request&, httplib::Response& res) {
+      while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      res.set_content("done", "text/plain");
+    });
+  });
+  const int first = Connect(r.port), second = Connect(r.port);
+  Send(first, "GET /wait HTTP/1.1\r\nConnection: close\r\n\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let it be dispatched
+  Send(second, "GET /wait HTTP/1.1\r\nConnection: close\r\n\r\n");
+  bool closed = false;
+  const std::string refused = ReadToEnd(second, &closed);
+  EXPECT_EQ(refused.rfind("HTTP/1.1 429", 0), 0u) << refused;
+  EXPECT_NE(refused.find("Retry-After: 1"), std::string::npos);
+  release = true;
+  EXPECT_NE(ReadToEnd(first, &closed).find("done"), std::string::npos);
+  close(first);
+  close(second);
+}
+
+WatchEvent Event(int64_t rv, const std::string& name, size_t pad = 0) {
+  auto obj = std::make_shared<const Json>(
+      Json{{"metadata", {{"name", name}, {"namespace", "ns"}}}, {"pad", std::string(pad, 'x')}});
+  return WatchEvent{rv, "Pod", "ns", "ADDED", obj};
+}
+
+void WatchRoute(HttpServer& s) {
+  s.Get("/watch", [](const httplib::Request&, httplib::Response& res) {
+    WatchStream w;
+    w.content_type = "application/json;stream=watch";
+    w.kind = "Pod";
+    w.namespace_ = "ns";
+    w.after_rv = 1;
+    w.end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    w.initial = "{\"first\":1}\n";
+    w.append = [](const WatchLog::Entry& e, std::string& out) { out += e.Line(); };
+    w.too_old = [](int64_t) { return std::string("too old\n"); };
+    res.status = 200;
+    HttpServer::ServeWatch(std::move(w));
+  });
+}
+
+TEST(HttpServer, WatchesAreFedByTheLoopFromTheirResourceVersion) {
+  Running r({}, WatchRoute);
+  r.log.Publish({Event(2, "before")});  // after the stream's resourceVersion 1: caught up
+  r.log.Notify();
+  const int fd = Connect(r.port);
+  Send(fd, "GET /watch HTTP/1.1\r\n\r\n");
+  std::string got;
+  char buf[4096];
+  while (got.find("\"before\"") == std::string::npos) {
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    ASSERT_GT(n, 0) << got;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  r.log.Publish({Event(3, "after"), WatchEvent{4, "Node", "", "ADDED", Event(4, "n").object}});
+  r.log.Notify();
+  while (got.find("\"after\"") == std::string::npos) {
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    ASSERT_GT(n, 0) << got;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  EXPECT_NE(got.find("Transfer-Encoding: chunked"), std::string::npos) << got;
+  EXPECT_NE(got.find("{\"first\":1}"), std::string::npos) << got;
+  EXPECT_EQ(got.find("\"n\""), std::string::npos) << "a Node is not a Pod: " << got;
+  close(fd);
+}
+
+TEST(HttpServer, AWatcherThatStopsReadingIsClosedAtItsBufferCap) {
+  HttpLimits l;
+  l.watch_buffer_bytes = 256 * 1024;
+  Running r(l, WatchRoute);
+  const int fd = Connect(r.port, 4096);
+  Send(fd, "GET /watch HTTP/1.1\r\n\r\n");
+  char buf[256];
+  ASSERT_GT(recv(fd, buf, sizeof buf, 0), 0);  // the stream started; then nothing is read
+  for (int64_t rv = 2; rv < 2 + 200 && r.server->stats().slow_watchers_closed == 0; ++rv) {
+    r.log.Publish({Event(rv, "p" + std::to_string(rv), 100 * 1024)});  // 20 MB in all
+    r.log.Notify();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  for (int i = 0; i < 400 && r.server->stats().slow_watchers_closed == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(r.server->stats().slow_watchers_closed, 1u);
+  close(fd);
+}
+
+// A watch from an old resourceVersion catches up on more than its buffer cap at once: that is its
+// first answer, not lag (it was closed before a byte was read).
+TEST(HttpServer, AWatchCatchingUpOnMoreThanItsBufferCapIsNotClosed) {
+  HttpLimits l;
+  l.watch_buffer_bytes = 64 * 1024;
+  Running r(l, WatchRoute);
+  for (int64_t rv = 2; rv < 102; ++rv)
+    r.log.Publish({Event(rv, "p" + std::to_string(rv), 4096)});  // 400 KB since rv 1
+  r.log.Notify();
+  // Any answer after the Notify means the loop has taken the changes in (it looks at every turn).
+  const int probe = Connect(r.port);
+  Send(probe, "GET /nothing HTTP/1.1\r\nConnection: close\r\n\r\n");
+  bool closed = false;
+  EXPECT_NE(ReadToEnd(probe, &closed).find("404"), std::string::npos);
+  close(probe);
+  const int fd = Connect(r.port);
+  Send(fd, "GET /watch HTTP/1.1\r\n\r\n");
+  std::string got;
+  char buf[65536];
+  while (got.find("\"p101\"") == std::string::npos) {
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    ASSERT_GT(n, 0) << "closed after " << got.size() << " bytes";
+    got.append(buf, static_cast<size_t>(n));
+  }
+  EXPECT_EQ(r.server->stats().slow_watchers_closed, 0u);
+  close(fd);
+}
+
+}  // namespace http_server_test
+}  // namespace arbiter::server
