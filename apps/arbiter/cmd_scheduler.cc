@@ -56,9 +56,10 @@ void RegisterScheduler(CLI::App& app, int* exit_code) {
   cmd->add_option("--context", *context, "a kubeconfig context other than current-context");
   cmd->add_option("--scheduler-name", *name,
                   "the spec.schedulerName of the pods Arbiter schedules (default arbiter)");
-  cmd->add_option("--policy", *policy,
-                  "manifests with Arbiter's policy objects (PoolPolicy, QoS, PriceBook, ...) to use\n"
-                  "besides (and before) those in the cluster; checked as `arbiter validate` does");
+  cmd->add_option(
+      "--policy", *policy,
+      "manifests with Arbiter's policy objects (PoolPolicy, QoS, PriceBook, ...) to use\n"
+      "besides (and before) those in the cluster; checked as `arbiter validate` does");
   cmd->add_option("--node-selector", *node_selector,
                   "KEY=VALUE (repeatable): only nodes with these labels are Arbiter's pool");
   cmd->add_option("--watch-timeout", *watch_timeout,

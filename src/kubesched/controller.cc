@@ -36,7 +36,9 @@ bool Terminal(const Json& pod) {
   const std::string phase = Str(pod, "status", "phase");
   return phase == "Succeeded" || phase == "Failed";
 }
-bool Deleting(const Json& pod) { return !Field(Field(pod, "metadata"), "deletionTimestamp").is_null(); }
+bool Deleting(const Json& pod) {
+  return !Field(Field(pod, "metadata"), "deletionTimestamp").is_null();
+}
 
 // What the manifest loader reads of an object the API server sent: the fields a user writes
 // (the server's own metadata, status and managed fields left out; a Node keeps its status, its
@@ -56,7 +58,8 @@ Json Loadable(const std::string& kind, const Json& o) {
   } else {
     out.erase("status");
   }
-  if (kind == "Pod" && out.contains("spec") && out["spec"].is_object()) out["spec"].erase("nodeName");
+  if (kind == "Pod" && out.contains("spec") && out["spec"].is_object())
+    out["spec"].erase("nodeName");
   return out;
 }
 
@@ -93,7 +96,8 @@ ResourceList PodRequests(const Json& pod) {
   const Json& spec = Field(pod, "spec");
   ResourceList sum, init_max;
   if (Field(spec, "containers").is_array())
-    for (const auto& c : spec["containers"]) sum += ListOf(Field(Field(c, "resources"), "requests"));
+    for (const auto& c : spec["containers"])
+      sum += ListOf(Field(Field(c, "resources"), "requests"));
   if (Field(spec, "initContainers").is_array())
     for (const auto& c : spec["initContainers"])
       init_max = ResourceList::Max(init_max, ListOf(Field(Field(c, "resources"), "requests")));
@@ -110,7 +114,8 @@ class Controller::Sink final : public engine::EventSink {
   void OnEvent(const engine::Event& e) override {
     if (e.type == engine::EventType::kPreempted || e.type == engine::EventType::kReclaimed)
       c_->preemptor_of_[engine::Value(e.workload)] = e.by;
-    if (e.type == engine::EventType::kRejected) c_->rejected_[engine::Value(e.workload)] = e.message;
+    if (e.type == engine::EventType::kRejected)
+      c_->rejected_[engine::Value(e.workload)] = e.message;
   }
   bool WantsFinalStatus() const override { return false; }
 
@@ -149,7 +154,10 @@ bool Controller::Ours(const Json& pod) const {
 void Controller::Synced(const std::string& kind, std::vector<Json> items) {
   auto& objs = objects_[kind];
   std::map<Key, Json> now;
-  for (auto& o : items) now[KeyOf(o)] = std::move(o);
+  for (auto& o : items) {
+    Key key = KeyOf(o);  // before the move: json's operator= takes its argument by value
+    now[std::move(key)] = std::move(o);
+  }
   for (const auto& [key, o] : objs)
     if (!now.count(key)) dirty_[kind].insert(key);
   for (const auto& [key, o] : now) {
@@ -177,11 +185,9 @@ namespace {
 
 // The kinds that become policy commands, in the order a pool is built.
 const std::vector<std::string>& PolicyKinds() {
-  static const std::vector<std::string> k = {"PoolPolicy",    "PriorityClass",
-                                             "QoS",           "Namespace",
-                                             "LimitRange",    "ResourceQuota",
-                                             "ElasticQuota",  "PodDisruptionBudget",
-                                             "PriceBook"};
+  static const std::vector<std::string> k = {"PoolPolicy",   "PriorityClass",       "QoS",
+                                             "Namespace",    "LimitRange",          "ResourceQuota",
+                                             "ElasticQuota", "PodDisruptionBudget", "PriceBook"};
   return k;
 }
 
@@ -294,7 +300,8 @@ void Controller::ApplyNode(const std::string& name, Millis now) {
     return;
   }
   Node n = std::move(set->nodes.front());
-  if (!n.meta.labels.count("kubernetes.io/hostname")) n.meta.labels["kubernetes.io/hostname"] = name;
+  if (!n.meta.labels.count("kubernetes.io/hostname"))
+    n.meta.labels["kubernetes.io/hostname"] = name;
   for (const auto& [r, v] : foreign.entries())
     n.allocatable.Set(r, std::max<int64_t>(0, n.allocatable.Get(r) - v));
   if (Apply(engine::At(now, engine::UpsertNode{std::move(n), 0})).ok()) node_sig_[name] = sig;
@@ -376,7 +383,8 @@ void Controller::ApplyPod(const Key& key, Millis now) {
   }
   if (Terminal(pod)) {
     if (st->phase == Phase::kRunning) {
-      (void)Apply(engine::At(now, engine::PodFinished{id, Str(pod, "status", "phase") == "Succeeded" ? 0 : 1}));
+      (void)Apply(engine::At(
+          now, engine::PodFinished{id, Str(pod, "status", "phase") == "Succeeded" ? 0 : 1}));
       pod_of_.erase(*t.workload);
       t.workload.reset();
     } else {
@@ -419,8 +427,8 @@ std::vector<Action> Controller::Step(Millis now) {
       if (!foreign_.count(name)) nodes.insert(name);
     for (const auto& name : nodes) ApplyNode(name, now);
     dirty_.clear();
-    (void)Apply(engine::At(now, engine::Tick{}));
   }
+  (void)Apply(engine::At(now, engine::Tick{}));
   std::vector<Action> out;
   Reconcile(now, &out);
   return out;
@@ -455,8 +463,12 @@ void Controller::Reconcile(Millis now, std::vector<Action>* out) {
     PodTrack& t = pods_[k->second];
     const auto obj = objects_["Pod"].find(k->second);
     if (obj == objects_["Pod"].end()) continue;
-    Action a{Action::Type::kBind, k->second.first, k->second.second,
-             Str(obj->second, "metadata", "uid"), "", ""};
+    Action a{Action::Type::kBind,
+             k->second.first,
+             k->second.second,
+             Str(obj->second, "metadata", "uid"),
+             "",
+             ""};
     if (now < t.retry_at) continue;
     if (st.phase == Phase::kRunning && t.bound.empty()) {
       a.node = st.node;
@@ -472,7 +484,8 @@ void Controller::Reconcile(Millis now, std::vector<Action>* out) {
       std::string message = st.message;
       if (auto r = refused.find(st.key); r != refused.end())
         message += (message.empty() ? "" : " (") + r->second + (message.empty() ? "" : ")");
-      if (t.status_written && message == t.written_message && st.nominated_node == t.written_nominated)
+      if (t.status_written && message == t.written_message &&
+          st.nominated_node == t.written_nominated)
         continue;
       a.type = Action::Type::kStatus;
       a.node = st.nominated_node;
@@ -511,8 +524,8 @@ void Controller::Done(const Action& a, const ActionResult& r, Millis now) {
         t.bound = r.bound_node;
       } else {
         t.retry_at = now + options_.bind_retry;
-        Log("binding " + who + " to " + a.node + " failed (HTTP " +
-            std::to_string(r.http_status) + "): " + r.message + "; retried");
+        Log("binding " + who + " to " + a.node + " failed (HTTP " + std::to_string(r.http_status) +
+            "): " + r.message + "; retried");
       }
       return;
     case Action::Type::kEvict:
@@ -528,9 +541,8 @@ void Controller::Done(const Action& a, const ActionResult& r, Millis now) {
       } else {
         if (r.http_status == 429) t.refusal = r.message;
         t.retry_at = now + options_.evict_retry;
-        Log("eviction of " + who + " refused (HTTP " + std::to_string(r.http_status) +
-            "): " + r.message + "; retried in " + std::to_string(options_.evict_retry / 1000) +
-            " s");
+        Log("eviction of " + who + " refused (HTTP " + std::to_string(r.http_status) + "): " +
+            r.message + "; retried in " + std::to_string(options_.evict_retry / 1000) + " s");
       }
       return;
     case Action::Type::kStatus:

@@ -43,7 +43,7 @@ struct Action {
   enum class Type { kBind, kEvict, kStatus };
   Type type = Type::kBind;
   std::string namespace_, name, uid;
-  std::string node;  // kBind: the node; kStatus: the nominated node ("" none)
+  std::string node;     // kBind: the node; kStatus: the nominated node ("" none)
   std::string message;  // kStatus: the PodScheduled message
 };
 
@@ -91,7 +91,7 @@ class Controller {
  private:
   struct PodTrack {
     std::optional<uint64_t> workload;
-    std::string bound;         // spec.nodeName as last seen, or as bound by us
+    std::string bound;  // spec.nodeName as last seen, or as bound by us
     std::string written_message, written_nominated;
     bool status_written = false;
     bool evicted = false;      // the eviction was accepted
@@ -99,8 +99,8 @@ class Controller {
     bool invalid = false;      // the loader refused it (reported once)
     bool pinning = false;      // at start: bound already, to be placed where it runs
     std::string invalid_message;
-    Millis retry_at = 0;       // no bind/evict before this
-    std::string refusal;       // the API server's last refusal of an eviction of this pod
+    Millis retry_at = 0;  // no bind/evict before this
+    std::string refusal;  // the API server's last refusal of an eviction of this pod
   };
   using Key = std::pair<std::string, std::string>;  // namespace, name
   class Sink;
@@ -127,8 +127,8 @@ class Controller {
   std::map<std::string, std::set<Key>> dirty_;          // changed since the last step
   std::map<Key, PodTrack> pods_;
   std::map<uint64_t, Key> pod_of_;
-  std::map<std::string, std::string> node_sig_;  // what was last upserted, per node
-  std::map<std::string, ResourceList> foreign_;  // ForeignUsage() as of the last step
+  std::map<std::string, std::string> node_sig_;   // what was last upserted, per node
+  std::map<std::string, ResourceList> foreign_;   // ForeignUsage() as of the last step
   std::map<uint64_t, std::string> preemptor_of_;  // victim workload -> preemptor "ns/name"
   std::map<uint64_t, std::string> rejected_;      // workloads rejected at admission: why
   std::vector<std::string> log_;

@@ -29,9 +29,9 @@ std::vector<kubeclient::ResourceSpec> Resources() {
   for (const ApiKind& k : ApiKinds()) {
     if (kSkip.count(k.kind)) continue;
     const std::string group = k.group;
-    const std::string path = (group.empty() ? std::string("/api/") + k.version
-                                            : "/apis/" + group + "/" + k.version) +
-                             "/" + k.plural;
+    const std::string path =
+        (group.empty() ? std::string("/api/") + k.version : "/apis/" + group + "/" + k.version) +
+        "/" + k.plural;
     out.push_back({k.kind, path, k.ApiVersion()});
   }
   return out;
@@ -86,8 +86,8 @@ ActionResult Execute(ApiClient& c, const Action& a) {
       Json status = {{"conditions", Json::array({cond})}};
       status["nominatedNodeName"] = a.node.empty() ? Json() : Json(a.node);
       const Json patch = {{"status", status}};
-      return Outcome(c.Patch(PodPath(a) + "/status", patch.dump(),
-                            "application/strategic-merge-patch+json"));
+      return Outcome(
+          c.Patch(PodPath(a) + "/status", patch.dump(), "application/strategic-merge-patch+json"));
     }
   }
   return {};
@@ -103,15 +103,15 @@ Status CheckApiServer(const kubeclient::KubeConfig& kube) {
   auto v = (*c)->Get("/version");
   if (!v.ok()) return Status::Unavailable(v.message());
   if (v->status != 200)
-    return Status::Unavailable("kube-apiserver at " + kube.server + " answered GET /version with HTTP " +
-                               std::to_string(v->status) + ": " + kubeclient::StatusMessage(v->body));
+    return Status::Unavailable("kube-apiserver at " + kube.server +
+                               " answered GET /version with HTTP " + std::to_string(v->status) +
+                               ": " + kubeclient::StatusMessage(v->body));
   auto n = (*c)->Get("/api/v1/nodes", {{"limit", "1"}});
   if (!n.ok()) return Status::Unavailable(n.message());
   if (n->status == 401 || n->status == 403)
     return Status::InvalidArgument("kube-apiserver at " + kube.server +
-                                   " refuses these credentials (HTTP " +
-                                   std::to_string(n->status) + "): " +
-                                   kubeclient::StatusMessage(n->body) +
+                                   " refuses these credentials (HTTP " + std::to_string(n->status) +
+                                   "): " + kubeclient::StatusMessage(n->body) +
                                    " (deploy/rbac.yaml grants what arbiter scheduler needs)");
   return Status::Ok();
 }
@@ -172,7 +172,8 @@ Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& st
       announced = true;
     }
     const Millis now = WallNow();
-    for (const Action& a : controller.Step(now)) controller.Done(a, Execute(**writer, a), WallNow());
+    for (const Action& a : controller.Step(now))
+      controller.Done(a, Execute(**writer, a), WallNow());
     for (const std::string& line : controller.TakeLog()) log(line);
   }
   for (auto& i : informers) i->Stop();

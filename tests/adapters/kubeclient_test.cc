@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "adapters/kube/kubeconfig.h"
 #include "adapters/kubeclient/kubeconfig_reader.h"
@@ -104,12 +105,13 @@ TEST(Kubeconfig, ClearErrors) {
   bad_b64.replace(bad_b64.find("Q0VSVA=="), 8, "Q0V!SVA=");
   EXPECT_NE(err(bad_b64).find("client-certificate-data: not base64"), std::string::npos);
   std::string exec = kInline;
-  exec.replace(exec.find("client-certificate-data: Q0VSVA=="), 34, "exec: {command: aws}");
+  const std::string cert_line = "client-certificate-data: Q0VSVA==";
+  exec.replace(exec.find(cert_line), cert_line.size(), "exec: {command: aws}");
   EXPECT_NE(err(exec).find("exec and auth-provider credential plugins are not supported"),
             std::string::npos);
   std::string missing = kInline;
-  missing.replace(missing.find("certificate-authority-data: Q0EgUEVN"), 36,
-                  "certificate-authority: /no/ca");
+  const std::string ca_line = "certificate-authority-data: Q0EgUEVN";
+  missing.replace(missing.find(ca_line), ca_line.size(), "certificate-authority: /no/ca");
   EXPECT_NE(err(missing).find("no such file /no/ca"), std::string::npos);
   EXPECT_NE(ParseKubeconfig(std::string(kMaxKubeconfigBytes + 1, ' '), "", "", Files({}))
                 .message()
@@ -122,7 +124,8 @@ TEST(Kubeconfig, Base64) {
   EXPECT_EQ(*Base64Decode("aGVs\nbG8h"), "hello!");
   EXPECT_FALSE(Base64Decode("aGVsbG8=x").ok());
   EXPECT_FALSE(Base64Decode("a").ok());
-  for (std::string s : {"", "a", "ab", "abc", "abcd", std::string("\0\xff\x10", 3)})
+  for (const std::string& s :
+       std::vector<std::string>{"", "a", "ab", "abc", "abcd", std::string("\0\xff\x10", 3)})
     EXPECT_EQ(*Base64Decode(kube::Base64(s)), s);
 }
 
@@ -166,7 +169,7 @@ TEST(WatchStream, GoneErrorCarriesItsCode) {
 }
 
 TEST(WatchStream, BadInputFailsTheStreamWithoutCrashing) {
-  for (const std::string bad :
+  for (const std::string& bad :
        {std::string("not json\n"), std::string("{\"type\":\"ADDED\"}\n"),
         std::string("{\"type\":\"WHAT\",\"object\":{\"metadata\":{}}}\n"),
         std::string("{\"type\":\"ADDED\",\"object\":{\"kind\":\"Pod\"}}\n"),
@@ -200,7 +203,8 @@ TEST(ListAnswer, ItemsGetTheirKindAndTheListsVersion) {
   ASSERT_EQ(p->items.size(), 2u);
   EXPECT_EQ(p->items[0]["kind"], "Pod");
   EXPECT_EQ(p->items[0]["apiVersion"], "v1");
-  auto empty = ParseListBody(R"({"kind":"NodeList","metadata":{"resourceVersion":"1"},"items":null})");
+  auto empty =
+      ParseListBody(R"({"kind":"NodeList","metadata":{"resourceVersion":"1"},"items":null})");
   ASSERT_TRUE(empty.ok());
   EXPECT_TRUE(empty->items.empty());
   EXPECT_FALSE(ParseListBody("{").ok());

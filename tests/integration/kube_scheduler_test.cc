@@ -68,11 +68,10 @@ class SchedulerProcess {
  public:
   SchedulerProcess(const std::string& name, const std::string& pool, const std::string& policy,
                    const std::string& log, const std::string& extra = "") {
-    const std::string cmd = arbiter::testing::Arbiter() + " scheduler --kubeconfig " +
-                            Kubeconfig() + " --scheduler-name " + name +
-                            " --node-selector arbiter.dev/test-pool=" + pool +
-                            (policy.empty() ? "" : " --policy " + policy) + " " + extra +
-                            " >> " + log + " 2>&1";
+    const std::string cmd =
+        arbiter::testing::Arbiter() + " scheduler --kubeconfig " + Kubeconfig() +
+        " --scheduler-name " + name + " --node-selector arbiter.dev/test-pool=" + pool +
+        (policy.empty() ? "" : " --policy " + policy) + " " + extra + " >> " + log + " 2>&1";
     pid_ = fork();
     if (pid_ == 0) {
       setpgid(0, 0);
@@ -103,8 +102,9 @@ class KubeScheduler : public ::testing::Test {
     // Arbiter's CRDs and RBAC, as a user installs them; the CRDs established before use.
     auto a = Kubectl("apply -f " + arbiter::testing::SourceDir() + "/deploy/");
     ASSERT_EQ(a.rc, 0) << a.out;
-    auto w = Kubectl("wait --for=condition=Established --timeout=60s crd/elasticquotas.arbiter.dev "
-                     "crd/poolpolicies.arbiter.dev crd/qoses.arbiter.dev crd/pricebooks.arbiter.dev");
+    auto w = Kubectl(
+        "wait --for=condition=Established --timeout=60s crd/elasticquotas.arbiter.dev "
+        "crd/poolpolicies.arbiter.dev crd/qoses.arbiter.dev crd/pricebooks.arbiter.dev");
     ASSERT_EQ(w.rc, 0) << w.out;
   }
 
@@ -139,8 +139,9 @@ TEST_F(KubeScheduler, EveryPodEndsWhereArbiterSimPutsIt) {
   ASSERT_EQ(sim.rc, 0) << sim.out;
   const Json r = Json::parse(ReadFile(report));
   std::map<std::string, std::pair<std::string, std::string>> want;  // node, pending message
+  auto str = [](const Json& v) { return v.is_string() ? v.get<std::string>() : std::string(); };
   for (const auto& w : r["workloads"])
-    want[w["name"]] = {w.value("node", ""), w.value("phase", "") == "Pending" ? w.value("message", "") : ""};
+    want[str(w["name"])] = {str(w["node"]), str(w["phase"]) == "Pending" ? str(w["message"]) : ""};
   ASSERT_EQ(want.size(), 11u);
   int pending = 0;
   for (const auto& [k, v] : want) pending += v.first.empty();
@@ -148,6 +149,16 @@ TEST_F(KubeScheduler, EveryPodEndsWhereArbiterSimPutsIt) {
 
   const std::string log = LogFile("accept");
   SchedulerProcess s("arbiter-accept", "accept", data + "kube-policy.yaml", log);
+  // The pool first (everything without an app label: not the pods), then the pods once the
+  // controller manager has lifted the new nodes' not-ready taint (the engine honours taints, as
+  // kube-scheduler does: a pod arriving before would not go to a tainted node).
+  auto pool = Kubectl("apply -f " + data + "pool.yaml -l '!app'");
+  ASSERT_EQ(pool.rc, 0) << pool.out;
+  for (const char* n : {"ka-a100-0", "ka-a100-1", "ka-h100-0", "ka-cpu-0"})
+    ASSERT_EQ(Until(std::string("node ") + n, "{.spec.taints}",
+                    [](const std::string& v) { return v.empty(); }),
+              "")
+        << n;
   auto a = Kubectl("apply -f " + data + "pool.yaml");
   ASSERT_EQ(a.rc, 0) << a.out;
   for (const auto& [key, w] : want) {
@@ -156,14 +167,16 @@ TEST_F(KubeScheduler, EveryPodEndsWhereArbiterSimPutsIt) {
     if (!w.first.empty()) {
       EXPECT_EQ(Until(pod, "{.spec.nodeName}", [&](const std::string& v) { return !v.empty(); }),
                 w.first)
-          << key << "\n" << ReadFile(log);
+          << key << "\n"
+          << ReadFile(log);
       EXPECT_EQ(Until(pod, "{.status.phase}", [](const std::string& v) { return v == "Running"; }),
                 "Running")
           << key;
     } else {
       const std::string jp = "{.status.conditions[?(@.type==\"PodScheduled\")].message}";
       EXPECT_EQ(Until(pod, jp, [&](const std::string& v) { return v == w.second; }), w.second)
-          << key << "\n" << ReadFile(log);
+          << key << "\n"
+          << ReadFile(log);
       EXPECT_EQ(Get(pod, "{.status.conditions[?(@.type==\"PodScheduled\")].reason}"),
                 "Unschedulable");
       EXPECT_EQ(Get(pod, "{.spec.nodeName}"), "") << key;
@@ -171,7 +184,8 @@ TEST_F(KubeScheduler, EveryPodEndsWhereArbiterSimPutsIt) {
   }
   s.Stop(SIGTERM);
   const std::string text = ReadFile(log);
-  for (const auto& [key, w] : want) EXPECT_EQ(BindsInLog(text, key), w.first.empty() ? 0 : 1) << key;
+  for (const auto& [key, w] : want)
+    EXPECT_EQ(BindsInLog(text, key), w.first.empty() ? 0 : 1) << key;
   Kubectl("delete namespace ka-team-a ka-team-b ka-team-c --wait=false");
   Kubectl("delete node ka-a100-0 ka-a100-1 ka-h100-0 ka-cpu-0 --wait=false");
 }
@@ -188,8 +202,8 @@ std::string PeNode(const std::string& name, const std::string& pool) {
 std::string PePod(const std::string& ns, const std::string& name, const std::string& pc,
                   const std::string& scheduler, int gpus) {
   return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: " + ns +
-         "\n  labels: {app: " + name.substr(0, name.find('-')) + "}\nspec:\n  schedulerName: " +
-         scheduler + "\n  priorityClassName: " + pc +
+         "\n  labels: {app: " + name.substr(0, name.find('-')) +
+         "}\nspec:\n  schedulerName: " + scheduler + "\n  priorityClassName: " + pc +
          "\n  terminationGracePeriodSeconds: 1\n  containers:\n  - name: main\n    image: busybox\n"
          "    resources:\n      requests: {cpu: \"2\", memory: 1Gi, nvidia.com/gpu: " +
          std::to_string(gpus) + "}\n      limits: {nvidia.com/gpu: " + std::to_string(gpus) + "}\n";
@@ -227,14 +241,16 @@ TEST_F(KubeScheduler, PreemptsThroughEvictionAndTheApiServerEnforcesTheBudget) {
   EXPECT_NE(said.find("the API server refused to evict pe/victim-0: Cannot evict pod as it would "
                       "violate the pod's disruption budget."),
             std::string::npos)
-      << said << "\n" << ReadFile(log);
+      << said << "\n"
+      << ReadFile(log);
   EXPECT_EQ(Get("pod urgent-0 -n pe", "{.status.nominatedNodeName}"), "pe-0");
   EXPECT_EQ(Get("pod victim-0 -n pe", "{.metadata.deletionTimestamp}"), "");  // never deleted
   EXPECT_EQ(Get("pod urgent-0 -n pe", "{.spec.nodeName}"), "");
   // The budget lifted: the eviction is retried and goes through; the preemptor is bound.
   ASSERT_EQ(Kubectl("delete pdb victim -n pe").rc, 0);
-  EXPECT_EQ(Until("pod urgent-0 -n pe", "{.spec.nodeName}",
-                  [](const std::string& v) { return !v.empty(); }, 90),
+  EXPECT_EQ(Until(
+                "pod urgent-0 -n pe", "{.spec.nodeName}",
+                [](const std::string& v) { return !v.empty(); }, 90),
             "pe-0")
       << ReadFile(log);
   EXPECT_NE(Kubectl("get pod victim-0 -n pe").out.find("NotFound"), std::string::npos);
@@ -249,11 +265,11 @@ TEST_F(KubeScheduler, PreemptsThroughEvictionAndTheApiServerEnforcesTheBudget) {
 TEST_F(KubeScheduler, RestartAndCutWatchesLoseNothingAndBindNothingTwice) {
   // Watches the API server ends every second (--watch-timeout 1), reopened from the last
   // resourceVersion; then a kill -9 and a new process that lists the cluster again.
-  ASSERT_NO_FATAL_FAILURE(Apply(
-      "apiVersion: v1\nkind: Namespace\nmetadata: {name: rs}\n---\n" + PeNode("rs-0", "rs") +
-      "---\n" + PeNode("rs-1", "rs") +
-      "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: rs-low}\n"
-      "value: 100\n"));
+  ASSERT_NO_FATAL_FAILURE(
+      Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: rs}\n---\n" + PeNode("rs-0", "rs") +
+            "---\n" + PeNode("rs-1", "rs") +
+            "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: rs-low}\n"
+            "value: 100\n"));
   const std::string log = LogFile("rs");
   auto pods = [](int from, int to) {
     std::string y;
@@ -270,7 +286,7 @@ TEST_F(KubeScheduler, RestartAndCutWatchesLoseNothingAndBindNothingTwice) {
                 "")
           << ReadFile(log);
     std::this_thread::sleep_for(std::chrono::seconds(3));  // several watches ended and reopened
-    ASSERT_NO_FATAL_FAILURE(Apply(pods(3, 5)));  // seen only through reopened watches
+    ASSERT_NO_FATAL_FAILURE(Apply(pods(3, 5)));            // seen only through reopened watches
     for (int i = 3; i < 5; ++i)
       ASSERT_NE(Until("pod job-" + std::to_string(i) + " -n rs", "{.spec.nodeName}",
                       [](const std::string& v) { return !v.empty(); }),
@@ -287,7 +303,8 @@ TEST_F(KubeScheduler, RestartAndCutWatchesLoseNothingAndBindNothingTwice) {
         << ReadFile(log);
   // 8 pods of 2 GPUs fill both 8-GPU nodes exactly: the restarted scheduler counted the bound ones.
   std::map<std::string, int> per_node;
-  for (int i = 0; i < 8; ++i) ++per_node[Get("pod job-" + std::to_string(i) + " -n rs", "{.spec.nodeName}")];
+  for (int i = 0; i < 8; ++i)
+    ++per_node[Get("pod job-" + std::to_string(i) + " -n rs", "{.spec.nodeName}")];
   EXPECT_EQ(per_node, (std::map<std::string, int>{{"rs-0", 4}, {"rs-1", 4}}));
   // A ninth does not fit and says why.
   ASSERT_NO_FATAL_FAILURE(Apply(pods(8, 9)));

@@ -18,16 +18,16 @@ constexpr Millis kT0 = 1764000000000;  // 2025-11-24, any wall-clock instant
 
 // A Node as the API server returns it (server fields, conditions, the kubelet's labels).
 Json NodeJson(const std::string& name, int gpus, const std::string& cpu = "32") {
-  return Json::parse(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
-                     R"(","uid":"u-)" + name +
-                     R"(","resourceVersion":"7","creationTimestamp":"2026-01-01T00:00:00Z",
+  return Json::parse(
+      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name + R"(","uid":"u-)" + name +
+      R"(","resourceVersion":"7","creationTimestamp":"2026-01-01T00:00:00Z",
       "annotations":{"kwok.x-k8s.io/node":"fake"},"labels":{"type":"kwok"},
       "managedFields":[{"manager":"kubectl","operation":"Update"}]},
       "spec":{},
-      "status":{"capacity":{"cpu":")" + cpu + R"(","memory":"256Gi","pods":"110","nvidia.com/gpu":")" +
-                     std::to_string(gpus) + R"("},
-                "allocatable":{"cpu":")" + cpu + R"(","memory":"256Gi","pods":"110","nvidia.com/gpu":")" +
-                     std::to_string(gpus) + R"("},
+      "status":{"capacity":{"cpu":")" +
+      cpu + R"(","memory":"256Gi","pods":"110","nvidia.com/gpu":")" + std::to_string(gpus) + R"("},
+                "allocatable":{"cpu":")" +
+      cpu + R"(","memory":"256Gi","pods":"110","nvidia.com/gpu":")" + std::to_string(gpus) + R"("},
                 "conditions":[{"type":"Ready","status":"True"}],
                 "nodeInfo":{"kubeletVersion":"kwok-v0.8.0"}}})");
 }
@@ -38,9 +38,11 @@ Json PodJson(const std::string& name, int gpus, const std::string& scheduler = "
              const std::string& priority_class = "", const std::string& node = "") {
   Json p = Json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
                        R"(","namespace":"team-a","uid":"uid-)" + name + R"(",
-      "resourceVersion":"9","creationTimestamp":"2026-01-01T00:00:01Z","labels":{"app":")" + name +
+      "resourceVersion":"9","creationTimestamp":"2026-01-01T00:00:01Z","labels":{"app":")" +
+                       name +
                        R"("}},
-      "spec":{"schedulerName":")" + scheduler + R"(","restartPolicy":"Never","dnsPolicy":"ClusterFirst",
+      "spec":{"schedulerName":")" +
+                       scheduler + R"(","restartPolicy":"Never","dnsPolicy":"ClusterFirst",
         "serviceAccountName":"default","terminationGracePeriodSeconds":30,"enableServiceLinks":true,
         "preemptionPolicy":"PreemptLowerPriority","priority":0,
         "tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}],
@@ -84,14 +86,18 @@ std::map<std::string, std::string> Binds(const std::vector<Action>& actions) {
 }
 
 // `arbiter sim` of the same objects: where each pod runs at time 0 ("" pending), and why.
-std::map<std::string, std::pair<std::string, std::string>> Simulated(const std::vector<Json>& objs) {
+std::map<std::string, std::pair<std::string, std::string>> Simulated(
+    const std::vector<Json>& objs) {
   std::string text;
   for (const auto& o : objs) {
     Json clean = o;
     clean.erase("status");
-    if (o["kind"] == "Node") clean["status"] = {{"allocatable", o["status"]["allocatable"]}, {"capacity", o["status"]["capacity"]}};
+    if (o["kind"] == "Node")
+      clean["status"] = {{"allocatable", o["status"]["allocatable"]},
+                         {"capacity", o["status"]["capacity"]}};
     clean["metadata"] = {{"name", o["metadata"]["name"]}};
-    if (o["metadata"].contains("namespace")) clean["metadata"]["namespace"] = o["metadata"]["namespace"];
+    if (o["metadata"].contains("namespace"))
+      clean["metadata"]["namespace"] = o["metadata"]["namespace"];
     text += clean.dump() + "\n---\n";
   }
   yaml::ManifestLoad load;
@@ -103,7 +109,8 @@ std::map<std::string, std::pair<std::string, std::string>> Simulated(const std::
   const sim::SimResult r = (*sim)->Finish(0);
   std::map<std::string, std::pair<std::string, std::string>> out;
   for (const auto& w : r.workloads())
-    out[w.key] = {w.on_node ? w.last_node : "", w.phase == engine::Phase::kPending ? w.message : ""};
+    out[w.key] = {w.on_node ? w.last_node : "",
+                  w.phase == engine::Phase::kPending ? w.message : ""};
   return out;
 }
 
@@ -114,6 +121,7 @@ TEST(KubeschedController, BindsWhereSimPlacesAndSaysWhyTheRestWait) {
   Controller c({});
   SyncAll(c, nodes, pods);
   const std::vector<Action> actions = c.Step(kT0);
+  for (const auto& l : c.TakeLog()) ADD_FAILURE() << l;  // nothing refused or ignored
   std::vector<Json> objs = nodes;
   for (size_t i = 0; i + 1 < pods.size(); ++i) objs.push_back(pods[i]);  // Arbiter's pods only
   const auto want = Simulated(objs);
@@ -196,7 +204,8 @@ TEST(KubeschedController, PreemptsThroughEvictionAndSaysWhenTheApiServerRefuses)
   EXPECT_TRUE(Binds(a).empty());
   // 429: a PodDisruptionBudget the API server enforces. Retried later, never deleted; the
   // preemptor's condition says so.
-  c.Done(*evict, ActionResult{429, "Cannot evict pod as it would violate the pod's disruption budget.", ""},
+  c.Done(*evict,
+         ActionResult{429, "Cannot evict pod as it would violate the pod's disruption budget.", ""},
          kT0 + 1000);
   a = c.Step(kT0 + 2000);
   std::string said;
@@ -247,8 +256,8 @@ TEST(KubeschedController, PodTheLoaderRefusesIsToldWhy) {
 
 TEST(KubeschedController, PodRequestsFollowKubernetesEffectiveRequests) {
   Json p = PodJson("p", 2);
-  p["spec"]["initContainers"] = Json::parse(
-      R"([{"name":"init","resources":{"requests":{"cpu":"6","memory":"1Gi"}}}])");
+  p["spec"]["initContainers"] =
+      Json::parse(R"([{"name":"init","resources":{"requests":{"cpu":"6","memory":"1Gi"}}}])");
   p["spec"]["overhead"] = {{"cpu", "250m"}};
   ResourceList r = PodRequests(p);
   EXPECT_EQ(r.Get("cpu"), 6250);

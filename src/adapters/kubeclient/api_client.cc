@@ -220,8 +220,7 @@ Result<int> ApiClient::Stream(const std::string& path, const Params& query, Mill
   const bool ok = cli_->send(req, res, err);
   cli_->set_read_timeout(options_.read_timeout / 1000, (options_.read_timeout % 1000) * 1000);
   if (stopped) return status;
-  if (!ok)
-    return Status::Unavailable("watch " + path + " at " + server_ + ": " + Why(err));
+  if (!ok) return Status::Unavailable("watch " + path + " at " + server_ + ": " + Why(err));
   return status != 0 ? status : res.status;
 }
 

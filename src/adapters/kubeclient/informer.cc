@@ -40,7 +40,9 @@ Informer::Informer(ResourceSpec spec, size_t index, KubeConfig config, DeltaQueu
 
 Informer::~Informer() { Stop(); }
 
-void Informer::Start() { thread_ = std::thread([this] { Run(); }); }
+void Informer::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
 
 void Informer::Stop() {
   stop_ = true;
@@ -88,18 +90,19 @@ bool Informer::List(ApiClient& c) {
       Log("list: HTTP " + std::to_string(r->status) + ": " + StatusMessage(r->body));
       return false;
     }
-    auto page = ParseListBody(r->body);
-    if (!page.ok()) {
-      Log("list: " + page.message());
+    auto parsed = ParseListBody(r->body);
+    if (!parsed.ok()) {
+      Log("list: " + parsed.message());
       return false;
     }
-    for (auto& item : page->items) {
+    ListPage page = std::move(parsed).value();
+    for (auto& item : page.items) {
       if (!item.contains("apiVersion")) item["apiVersion"] = spec_.api_version;
       if (!item.contains("kind")) item["kind"] = spec_.kind;
       items.push_back(std::move(item));
     }
-    cont = page->continue_token;
-    rv = page->resource_version;
+    cont = page.continue_token;
+    rv = page.resource_version;
   } while (!cont.empty() && !stop_);
   ++lists_;
   rv_ = rv;
@@ -130,11 +133,11 @@ Informer::WatchEnd Informer::Watch(ApiClient& c) {
         case WatchEvent::Type::kDeleted:
           if (!e->object.contains("apiVersion")) e->object["apiVersion"] = spec_.api_version;
           if (!e->object.contains("kind")) e->object["kind"] = spec_.kind;
-          out_->Push(Delta{index_,
-                           e->type == WatchEvent::Type::kDeleted ? Delta::Op::kDelete
-                                                                 : Delta::Op::kUpsert,
-                           std::move(e->object),
-                           {}});
+          out_->Push(
+              Delta{index_,
+                    e->type == WatchEvent::Type::kDeleted ? Delta::Op::kDelete : Delta::Op::kUpsert,
+                    std::move(e->object),
+                    {}});
           break;
       }
       if (!e->resource_version.empty()) rv_ = e->resource_version;

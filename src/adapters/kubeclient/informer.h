@@ -24,8 +24,8 @@
 namespace arbiter::kubeclient {
 
 struct ResourceSpec {
-  std::string kind;       // "Pod"
-  std::string api_path;   // "/api/v1/pods", "/apis/arbiter.dev/v1alpha1/elasticquotas"
+  std::string kind;         // "Pod"
+  std::string api_path;     // "/api/v1/pods", "/apis/arbiter.dev/v1alpha1/elasticquotas"
   std::string api_version;  // "v1", given to objects that arrive without one
 };
 

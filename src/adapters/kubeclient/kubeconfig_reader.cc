@@ -68,7 +68,8 @@ Result<std::string> DataOrFile(const YAML::Node& map, const std::string& key,
   const std::string data = Scalar(map, (key + "-data").c_str());
   if (!data.empty()) {
     auto bytes = Base64Decode(data);
-    if (!bytes.ok()) return Status::InvalidArgument(where + "." + key + "-data: " + bytes.message());
+    if (!bytes.ok())
+      return Status::InvalidArgument(where + "." + key + "-data: " + bytes.message());
     return *bytes;
   }
   std::string file = Scalar(map, key.c_str());
@@ -124,8 +125,9 @@ Result<KubeConfig> FromYaml(const YAML::Node& root, const std::string& dir,
   auto key = DataOrFile(user, "client-key", dir, read, where);
   if (!key.ok()) return key.status();
   if (cert->empty() != key->empty())
-    return Status::InvalidArgument(where + ": a client certificate needs its key, and a key its "
-                                           "certificate");
+    return Status::InvalidArgument(where +
+                                   ": a client certificate needs its key, and a key its "
+                                   "certificate");
   c.client_cert_pem = *cert;
   c.client_key_pem = *key;
   c.token = Scalar(user, "token");
@@ -149,8 +151,8 @@ Result<KubeConfig> FromYaml(const YAML::Node& root, const std::string& dir,
 Result<KubeConfig> ParseKubeconfig(std::string_view text, const std::string& dir,
                                    const std::string& context, const FileReader& read) {
   if (text.size() > kMaxKubeconfigBytes)
-    return Status::InvalidArgument("kubeconfig larger than " +
-                                   std::to_string(kMaxKubeconfigBytes) + " bytes");
+    return Status::InvalidArgument("kubeconfig larger than " + std::to_string(kMaxKubeconfigBytes) +
+                                   " bytes");
   try {
     return FromYaml(YAML::Load(std::string(text)), dir, context, read);
   } catch (const std::exception& e) {
@@ -164,8 +166,8 @@ Result<std::string> ReadSmallFile(const std::string& path) {
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) return Status::InvalidArgument("cannot read " + path + ": " + ec.message());
   if (size > kMaxKubeconfigBytes)
-    return Status::InvalidArgument(path + " is larger than " +
-                                   std::to_string(kMaxKubeconfigBytes) + " bytes");
+    return Status::InvalidArgument(path + " is larger than " + std::to_string(kMaxKubeconfigBytes) +
+                                   " bytes");
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::InvalidArgument("cannot read " + path);
   std::ostringstream s;
