@@ -14,5 +14,6 @@ void RegisterLedgerSync(CLI::App& app, int* exit_code);  // ledger sync (after R
 void RegisterSlurm(CLI::App& app, int* exit_code);       // slurm export|import|compare
 void RegisterServe(CLI::App& app, int* exit_code);       // serve (the daemon: src/server)
 void RegisterKubeconfig(CLI::App& app, int* exit_code);  // kubeconfig (for `arbiter serve` users)
+void RegisterScheduler(CLI::App& app, int* exit_code);  // scheduler (a real cluster: src/kubesched)
 
 }  // namespace arbiter::app

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   arbiter::app::RegisterSlurm(app, &exit_code);
   arbiter::app::RegisterServe(app, &exit_code);
   arbiter::app::RegisterKubeconfig(app, &exit_code);
+  arbiter::app::RegisterScheduler(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -7,6 +7,7 @@
 #include "core/api_kinds.h"
 #include "core/engine/admission.h"
 #include "core/engine/fair_share.h"
+#include "core/engine/object_commands.h"
 #include "core/engine/quota_book.h"
 #include "core/resources.h"
 #include "core/validation.h"
@@ -680,24 +681,8 @@ MutationResult Cluster::Delete(const Mutation& m) {
     }
     store_.Remove("Namespace", "", m.name);
   } else {
-    if (m.kind == "Node")
-      s = engine_->Apply(engine::At(t, engine::RemoveNode{m.name}));
-    else if (m.kind == "ResourceQuota")
-      s = engine_->Apply(engine::At(t, engine::DeleteResourceQuota{{ns, m.name}}));
-    else if (m.kind == "LimitRange")
-      s = engine_->Apply(engine::At(t, engine::DeleteLimitRange{{ns, m.name}}));
-    else if (m.kind == "PriorityClass")
-      s = engine_->Apply(engine::At(t, engine::DeletePriorityClass{m.name}));
-    else if (m.kind == "PodDisruptionBudget")
-      s = engine_->Apply(engine::At(t, engine::DeletePodDisruptionBudget{{ns, m.name}}));
-    else if (m.kind == "PoolPolicy")
-      s = engine_->Apply(engine::At(t, engine::DeletePoolPolicy{}));
-    else if (m.kind == "ElasticQuota")
-      s = engine_->Apply(engine::At(t, engine::DeleteElasticQuota{{ns, m.name}}));
-    else if (m.kind == "PriceBook")
-      s = engine_->Apply(engine::At(t, engine::DeletePriceBook{m.name}));
-    else if (m.kind == "QoS")
-      s = engine_->Apply(engine::At(t, engine::DeleteQoS{m.name}));
+    if (auto op = engine::DeleteCommand(m.kind, ns, m.name))
+      s = engine_->Apply(engine::Command{t, std::move(*op)});
     if (!s.ok()) return Fail(Error(FromEngine(s.code()), m.kind, m.name, s.message()));
     store_.Remove(m.kind, ns, m.name);
     if (IsPolicyKind(m.kind)) policy_[m.kind].erase({ns, m.name});

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "core/engine/object_commands.h"
+
 namespace arbiter::sim {
 
 using engine::At;
@@ -87,24 +89,8 @@ Status Simulation::Setup() {
   engine_->SetSinks(recorder_.get(), recorder_.get());
   // The pool at time 0: policy objects, then the nodes present from the start.
   auto apply = [&](engine::CommandOp op) { return Apply(engine::Command{0, std::move(op)}); };
-  if (m.pool_policy)
-    if (Status s = apply(engine::UpsertPoolPolicy{*m.pool_policy}); !s.ok()) return s;
-  for (const auto& pc : m.priority_classes)
-    if (Status s = apply(engine::UpsertPriorityClass{pc}); !s.ok()) return s;
-  for (const auto& q : m.qos)
-    if (Status s = apply(engine::UpsertQoS{q}); !s.ok()) return s;
-  for (const auto& n : m.namespaces)
-    if (Status s = apply(engine::UpsertNamespace{n}); !s.ok()) return s;
-  for (const auto& lr : m.limit_ranges)
-    if (Status s = apply(engine::UpsertLimitRange{lr}); !s.ok()) return s;
-  for (const auto& q : m.resource_quotas)
-    if (Status s = apply(engine::UpsertResourceQuota{q}); !s.ok()) return s;
-  for (const auto& q : m.elastic_quotas)
-    if (Status s = apply(engine::UpsertElasticQuota{q}); !s.ok()) return s;
-  for (const auto& p : m.pdbs)
-    if (Status s = apply(engine::UpsertPodDisruptionBudget{p}); !s.ok()) return s;
-  for (const auto& b : m.price_books)
-    if (Status s = apply(engine::UpsertPriceBook{b}); !s.ok()) return s;
+  for (engine::CommandOp& op : engine::PolicyUpsertCommands(m))
+    if (Status s = apply(std::move(op)); !s.ok()) return s;
   {
     std::vector<const Node*> sorted;
     for (const auto& n : m.nodes) sorted.push_back(&n);

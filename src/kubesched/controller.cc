@@ -1,0 +1,563 @@
+#include "kubesched/controller.h"
+
+#include <algorithm>
+
+#include "adapters/yaml/manifest_loader.h"
+#include "core/engine/object_commands.h"
+#include "core/resources.h"
+
+namespace arbiter::kubesched {
+
+using engine::Phase;
+using engine::WorkloadId;
+
+// ------------------------------------------------------------------ helpers
+
+namespace {
+
+const Json& Field(const Json& o, const char* a) {
+  static const Json kNull;
+  if (!o.is_object()) return kNull;
+  auto it = o.find(a);
+  return it == o.end() ? kNull : *it;
+}
+std::string Str(const Json& o, const char* a, const char* b) {
+  const Json& v = Field(Field(o, a), b);
+  return v.is_string() ? v.get<std::string>() : "";
+}
+std::pair<std::string, std::string> KeyOf(const Json& o) {
+  return {Str(o, "metadata", "namespace"), Str(o, "metadata", "name")};
+}
+std::string Display(const std::pair<std::string, std::string>& k) {
+  return k.first.empty() ? k.second : k.first + "/" + k.second;
+}
+
+bool Terminal(const Json& pod) {
+  const std::string phase = Str(pod, "status", "phase");
+  return phase == "Succeeded" || phase == "Failed";
+}
+bool Deleting(const Json& pod) {
+  return !Field(Field(pod, "metadata"), "deletionTimestamp").is_null();
+}
+
+// What the manifest loader reads of an object the API server sent: the fields a user writes
+// (the server's own metadata, status and managed fields left out; a Node keeps its status, its
+// capacity; a Pod its spec without spec.nodeName, the loader's business being the request).
+Json Loadable(const std::string& kind, const Json& o) {
+  Json out = o;
+  Json meta = Json::object();
+  const Json& m = Field(o, "metadata");
+  for (const char* f : {"name", "namespace", "labels", "annotations"})
+    if (m.contains(f)) meta[f] = m[f];
+  out["metadata"] = std::move(meta);
+  if (kind == "Node") {
+    Json st = Json::object();
+    for (const char* f : {"capacity", "allocatable"})
+      if (Field(o, "status").contains(f)) st[f] = o["status"][f];
+    out["status"] = std::move(st);
+  } else {
+    out.erase("status");
+  }
+  if (kind == "Pod" && out.contains("spec") && out["spec"].is_object())
+    out["spec"].erase("nodeName");
+  return out;
+}
+
+Result<ManifestSet> LoadOne(const std::string& kind, const Json& o) {
+  yaml::ManifestLoad load;
+  yaml::LoadManifestText(Loadable(kind, o).dump(), kind, &load);
+  load.ReleaseSources();
+  if (!load.ok()) {
+    std::string why;
+    for (const auto& d : load.diagnostics.items)
+      if (d.severity == Severity::kError) {
+        if (!why.empty()) why += "; ";
+        why += (d.field_path.empty() ? "" : d.field_path + ": ") + d.message;
+      }
+    return Status::InvalidArgument(why);
+  }
+  return std::move(load.set);
+}
+
+ResourceList ListOf(const Json& l) {
+  ResourceList out;
+  if (!l.is_object()) return out;
+  for (const auto& [r, v] : l.items()) {
+    const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+    auto q = ParseResourceQuantity(r, text);
+    if (q.ok()) out.Set(r, *q);
+  }
+  return out;
+}
+
+}  // namespace
+
+ResourceList PodRequests(const Json& pod) {
+  const Json& spec = Field(pod, "spec");
+  ResourceList sum, init_max;
+  if (Field(spec, "containers").is_array())
+    for (const auto& c : spec["containers"])
+      sum += ListOf(Field(Field(c, "resources"), "requests"));
+  if (Field(spec, "initContainers").is_array())
+    for (const auto& c : spec["initContainers"])
+      init_max = ResourceList::Max(init_max, ListOf(Field(Field(c, "resources"), "requests")));
+  ResourceList r = ResourceList::Max(sum, init_max);
+  r += ListOf(Field(spec, "overhead"));
+  return r;
+}
+
+// ------------------------------------------------------------------ the engine's outputs
+
+class Controller::Sink final : public engine::EventSink {
+ public:
+  explicit Sink(Controller* c) : c_(c) {}
+  void OnEvent(const engine::Event& e) override {
+    if (e.type == engine::EventType::kPreempted || e.type == engine::EventType::kReclaimed)
+      c_->preemptor_of_[engine::Value(e.workload)] = e.by;
+    if (e.type == engine::EventType::kRejected)
+      c_->rejected_[engine::Value(e.workload)] = e.message;
+  }
+  bool WantsFinalStatus() const override { return false; }
+
+ private:
+  Controller* c_;
+};
+
+Controller::Controller(ControllerOptions options)
+    : options_(std::move(options)),
+      engine_(std::make_unique<engine::Engine>()),
+      sink_(std::make_unique<Sink>(this)) {
+  engine_->SetSinks(sink_.get(), nullptr);
+}
+
+Controller::~Controller() = default;
+
+std::vector<std::string> Controller::TakeLog() {
+  std::vector<std::string> out = std::move(log_);
+  log_.clear();
+  return out;
+}
+
+Status Controller::Apply(engine::Command c) {
+  const char* name = engine::CommandName(c);
+  Status s = engine_->Apply(std::move(c));
+  if (!s.ok()) Log(std::string("engine refused ") + name + ": " + s.message());
+  return s;
+}
+
+bool Controller::Ours(const Json& pod) const {
+  return Str(pod, "spec", "schedulerName") == options_.scheduler_name;
+}
+
+// ------------------------------------------------------------------ deliveries
+
+void Controller::Synced(const std::string& kind, std::vector<Json> items) {
+  auto& objs = objects_[kind];
+  std::map<Key, Json> now;
+  for (auto& o : items) {
+    Key key = KeyOf(o);  // before the move: json's operator= takes its argument by value
+    now[std::move(key)] = std::move(o);
+  }
+  for (const auto& [key, o] : objs)
+    if (!now.count(key)) dirty_[kind].insert(key);
+  for (const auto& [key, o] : now) {
+    auto it = objs.find(key);
+    if (it == objs.end() || it->second != o) dirty_[kind].insert(key);
+  }
+  objs = std::move(now);
+}
+
+void Controller::Upsert(const std::string& kind, Json object) {
+  const Key key = KeyOf(object);
+  objects_[kind][key] = std::move(object);
+  dirty_[kind].insert(key);
+}
+
+void Controller::Remove(const std::string& kind, const Json& object) {
+  const Key key = KeyOf(object);
+  objects_[kind].erase(key);
+  dirty_[kind].insert(key);
+}
+
+// ------------------------------------------------------------------ objects to commands
+
+namespace {
+
+// The kinds that become policy commands, in the order a pool is built.
+const std::vector<std::string>& PolicyKinds() {
+  static const std::vector<std::string> k = {"PoolPolicy",   "PriorityClass",       "QoS",
+                                             "Namespace",    "LimitRange",          "ResourceQuota",
+                                             "ElasticQuota", "PodDisruptionBudget", "PriceBook"};
+  return k;
+}
+
+void AppendPolicy(ManifestSet& dst, ManifestSet&& src) {
+  auto cat = [](auto& a, auto& b) {
+    a.insert(a.end(), std::make_move_iterator(b.begin()), std::make_move_iterator(b.end()));
+  };
+  cat(dst.namespaces, src.namespaces);
+  cat(dst.resource_quotas, src.resource_quotas);
+  cat(dst.limit_ranges, src.limit_ranges);
+  cat(dst.priority_classes, src.priority_classes);
+  cat(dst.pdbs, src.pdbs);
+  if (src.pool_policy) dst.pool_policy = std::move(src.pool_policy);
+  cat(dst.elastic_quotas, src.elastic_quotas);
+  cat(dst.price_books, src.price_books);
+  cat(dst.qos, src.qos);
+}
+
+}  // namespace
+
+void Controller::Start(Millis now) {
+  ManifestSet all = options_.policy;
+  all.nodes.clear();
+  all.pods.clear();
+  for (const auto& kind : PolicyKinds())
+    for (const auto& [key, o] : objects_[kind]) {
+      auto set = LoadOne(kind, o);
+      if (!set.ok()) {
+        Log(kind + " " + Display(key) + " ignored: " + set.message());
+        continue;
+      }
+      AppendPolicy(all, std::move(set).value());
+    }
+  for (engine::CommandOp& op : engine::PolicyUpsertCommands(all))
+    (void)Apply(engine::Command{now, std::move(op)});
+  // Arbiter's pods bound before this process started are placed where they are (so they are not
+  // taken off their nodes' allocatable), in a cycle of their own; then the pending ones.
+  std::vector<std::pair<std::string, Key>> order;
+  for (const auto& [key, o] : objects_["Pod"])
+    order.push_back({Str(o, "metadata", "creationTimestamp"), key});
+  std::sort(order.begin(), order.end());
+  std::vector<Key> pinned;
+  for (const auto& [created, key] : order) {
+    const Json& pod = objects_["Pod"][key];
+    if (Ours(pod) && !Terminal(pod) && !Deleting(pod) && !Str(pod, "spec", "nodeName").empty()) {
+      pods_[key].pinning = true;
+      pinned.push_back(key);
+    }
+  }
+  foreign_ = ForeignUsage();
+  for (const auto& [key, o] : objects_["Node"]) ApplyNode(key.second, now);
+  (void)Apply(engine::At(now, engine::Tick{}));
+  started_ = true;
+  for (const Key& key : pinned) SubmitPod(key, objects_["Pod"][key], pods_[key], now, true);
+  (void)Apply(engine::At(now, engine::Tick{}));
+  for (auto& [key, t] : pods_) {
+    t.pinning = false;
+    if (!t.workload) continue;
+    auto st = engine_->Get(WorkloadId{*t.workload});
+    if (st && st->phase == Phase::kRunning) continue;
+    Log("pod " + Display(key) + " runs on " + t.bound +
+        " but the engine cannot place it there (its quota is used up?): counted as foreign");
+    Forget(t, now);
+  }
+  for (const auto& [created, key] : order) ApplyPod(key, now);
+  dirty_.clear();
+}
+
+void Controller::ApplyPolicy(const std::string& kind, const Key& key, Millis now) {
+  auto it = objects_[kind].find(key);
+  if (it == objects_[kind].end()) {
+    if (auto op = engine::DeleteCommand(kind, key.first, key.second))
+      if (Status s = engine_->Apply(engine::Command{now, std::move(*op)});
+          !s.ok() && s.code() != StatusCode::kNotFound)
+        Log("deleting " + kind + " " + Display(key) + ": " + s.message());
+    return;
+  }
+  auto set = LoadOne(kind, it->second);
+  if (!set.ok()) {
+    Log(kind + " " + Display(key) + " ignored: " + set.message());
+    return;
+  }
+  for (engine::CommandOp& op : engine::PolicyUpsertCommands(*set))
+    (void)Apply(engine::Command{now, std::move(op)});
+}
+
+bool Controller::InPool(const Json& node) const {
+  const Json& labels = Field(Field(node, "metadata"), "labels");
+  for (const auto& [k, v] : options_.node_selector) {
+    const Json& have = Field(labels, k.c_str());
+    if (!have.is_string() || have.get<std::string>() != v) return false;
+  }
+  return true;
+}
+
+void Controller::ApplyNode(const std::string& name, Millis now) {
+  auto it = objects_["Node"].find({"", name});
+  if (it == objects_["Node"].end() || !InPool(it->second)) {
+    if (node_sig_.erase(name)) (void)Apply(engine::At(now, engine::RemoveNode{name}));
+    return;
+  }
+  const auto f = foreign_.find(name);
+  const ResourceList foreign = f == foreign_.end() ? ResourceList() : f->second;
+  const std::string sig = Loadable("Node", it->second).dump() + "|" + foreign.ToString();
+  if (node_sig_[name] == sig) return;
+  auto set = LoadOne("Node", it->second);
+  if (!set.ok() || set->nodes.size() != 1) {
+    Log("node " + name + " ignored: " + set.message());
+    node_sig_[name] = sig;  // reported once
+    return;
+  }
+  Node n = std::move(set->nodes.front());
+  if (!n.meta.labels.count("kubernetes.io/hostname"))
+    n.meta.labels["kubernetes.io/hostname"] = name;
+  for (const auto& [r, v] : foreign.entries())
+    n.allocatable.Set(r, std::max<int64_t>(0, n.allocatable.Get(r) - v));
+  if (Apply(engine::At(now, engine::UpsertNode{std::move(n), 0})).ok()) node_sig_[name] = sig;
+}
+
+std::map<std::string, ResourceList> Controller::ForeignUsage() const {
+  std::map<std::string, ResourceList> out;
+  auto objs = objects_.find("Pod");
+  if (objs == objects_.end()) return out;
+  for (const auto& [key, pod] : objs->second) {
+    const std::string node = Str(pod, "spec", "nodeName");
+    if (node.empty() || Terminal(pod)) continue;
+    auto t = pods_.find(key);
+    if (t != pods_.end() && (t->second.workload || t->second.pinning)) continue;  // the engine's
+    out[node] += PodRequests(pod);
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ pods
+
+void Controller::SubmitPod(const Key& key, const Json& pod, PodTrack& t, Millis now, bool pinned) {
+  auto set = LoadOne("Pod", pod);
+  if (!set.ok() || set->pods.size() != 1) {
+    t.invalid = true;
+    t.invalid_message = "Arbiter cannot schedule this pod: " + set.message();
+    Log("pod " + Display(key) + ": " + t.invalid_message);
+    return;
+  }
+  Pod p = std::move(set->pods.front());
+  if (pinned) {
+    t.bound = Str(pod, "spec", "nodeName");
+    p.node_selector["kubernetes.io/hostname"] = t.bound;
+  }
+  const uint64_t id = engine::Value(engine_->next_workload_id());
+  if (!Apply(engine::At(now, engine::SubmitPod{std::move(p), false, {}})).ok()) return;
+  t.workload = id;
+  pod_of_[id] = key;
+}
+
+void Controller::Forget(PodTrack& t, Millis now) {
+  if (!t.workload) return;
+  const WorkloadId id{*t.workload};
+  if (auto st = engine_->Get(id)) {
+    if (st->phase != Phase::kTerminating || !t.delete_told)
+      (void)Apply(engine::At(now, engine::DeletePod{id, 0}));
+    if (auto again = engine_->Get(id); again && again->phase == Phase::kTerminating)
+      (void)Apply(engine::At(now, engine::VictimExited{id}));
+  }
+  pod_of_.erase(*t.workload);
+  t.workload.reset();
+}
+
+void Controller::ApplyPod(const Key& key, Millis now) {
+  auto it = objects_["Pod"].find(key);
+  if (it == objects_["Pod"].end()) {  // gone from the cluster
+    auto t = pods_.find(key);
+    if (t != pods_.end()) {
+      Forget(t->second, now);
+      pods_.erase(t);
+    }
+    return;
+  }
+  const Json& pod = it->second;
+  PodTrack& t = pods_[key];
+  const std::string node = Str(pod, "spec", "nodeName");
+  if (!t.workload) {
+    if (!node.empty()) t.bound = node;
+    if (Ours(pod) && node.empty() && !Terminal(pod) && !Deleting(pod) && !t.invalid)
+      SubmitPod(key, pod, t, now, false);
+    return;
+  }
+  const WorkloadId id{*t.workload};
+  const auto st = engine_->Get(id);
+  if (!st) {
+    pod_of_.erase(*t.workload);
+    t.workload.reset();
+    return;
+  }
+  if (Terminal(pod)) {
+    if (st->phase == Phase::kRunning) {
+      (void)Apply(engine::At(
+          now, engine::PodFinished{id, Str(pod, "status", "phase") == "Succeeded" ? 0 : 1}));
+      pod_of_.erase(*t.workload);
+      t.workload.reset();
+    } else {
+      Forget(t, now);
+    }
+  } else if (!node.empty() && node != st->node) {
+    Log("pod " + Display(key) + " was bound to " + node + " by someone else (Arbiter had " +
+        (st->node.empty() ? std::string("not placed it") : "placed it on " + st->node) +
+        "): counted as foreign");
+    Forget(t, now);
+    t.bound = node;
+  } else if (Deleting(pod) && !t.delete_told) {  // a user's delete: nothing to evict
+    t.delete_told = true;
+    t.evicted = true;
+    (void)Apply(engine::At(now, engine::DeletePod{id, std::nullopt}));
+    if (st->phase == Phase::kPending) {
+      pod_of_.erase(*t.workload);
+      t.workload.reset();
+    }
+  }
+  if (!node.empty()) t.bound = node;
+}
+
+// ------------------------------------------------------------------ the cycle
+
+std::vector<Action> Controller::Step(Millis now) {
+  if (!started_) {
+    Start(now);
+  } else {
+    for (const auto& kind : PolicyKinds())
+      for (const auto& key : dirty_[kind]) ApplyPolicy(kind, key, now);
+    for (const auto& key : dirty_["Pod"]) ApplyPod(key, now);
+    std::map<std::string, ResourceList> before = std::move(foreign_);
+    foreign_ = ForeignUsage();
+    std::set<std::string> nodes;
+    for (const auto& key : dirty_["Node"]) nodes.insert(key.second);
+    for (const auto& [name, used] : foreign_)  // foreign usage moved
+      if (auto b = before.find(name); b == before.end() || !(b->second == used)) nodes.insert(name);
+    for (const auto& [name, used] : before)
+      if (!foreign_.count(name)) nodes.insert(name);
+    for (const auto& name : nodes) ApplyNode(name, now);
+    dirty_.clear();
+  }
+  (void)Apply(engine::At(now, engine::Tick{}));
+  std::vector<Action> out;
+  Reconcile(now, &out);
+  return out;
+}
+
+std::optional<Millis> Controller::NextDue() const { return engine_->NextWakeup(); }
+
+void Controller::Reconcile(Millis now, std::vector<Action>* out) {
+  for (const auto& [id, why] : rejected_) {  // refused at admission: said on the pod, once
+    auto k = pod_of_.find(id);
+    if (k == pod_of_.end()) continue;
+    PodTrack& t = pods_[k->second];
+    t.invalid = true;
+    t.invalid_message = why;
+    t.workload.reset();
+    pod_of_.erase(k);
+  }
+  rejected_.clear();
+  // Preemptors whose victims' evictions the API server refused: the refusal, said on them.
+  std::map<std::string, std::string> refused;
+  for (const auto& [key, t] : pods_) {
+    if (t.refusal.empty() || !t.workload) continue;
+    auto by = preemptor_of_.find(*t.workload);
+    if (by == preemptor_of_.end()) continue;
+    std::string& r = refused[by->second];
+    r += (r.empty() ? "" : "; ") + std::string("the API server refused to evict ") + Display(key) +
+         ": " + t.refusal;
+  }
+  for (const engine::WorkloadStatus& st : engine_->Workloads()) {
+    auto k = pod_of_.find(engine::Value(st.id));
+    if (k == pod_of_.end()) continue;
+    PodTrack& t = pods_[k->second];
+    const auto obj = objects_["Pod"].find(k->second);
+    if (obj == objects_["Pod"].end()) continue;
+    Action a{Action::Type::kBind,
+             k->second.first,
+             k->second.second,
+             Str(obj->second, "metadata", "uid"),
+             "",
+             ""};
+    if (now < t.retry_at) continue;
+    if (st.phase == Phase::kRunning && t.bound.empty()) {
+      a.node = st.node;
+      out->push_back(std::move(a));
+    } else if (st.phase == Phase::kTerminating && !t.evicted) {
+      if (t.bound.empty()) {  // never bound: nothing runs in the cluster
+        (void)Apply(engine::At(now, engine::VictimExited{st.id}));
+        continue;
+      }
+      a.type = Action::Type::kEvict;
+      out->push_back(std::move(a));
+    } else if (st.phase == Phase::kPending) {
+      std::string message = st.message;
+      if (auto r = refused.find(st.key); r != refused.end())
+        message += (message.empty() ? "" : " (") + r->second + (message.empty() ? "" : ")");
+      if (t.status_written && message == t.written_message &&
+          st.nominated_node == t.written_nominated)
+        continue;
+      a.type = Action::Type::kStatus;
+      a.node = st.nominated_node;
+      a.message = std::move(message);
+      out->push_back(std::move(a));
+    }
+  }
+  for (auto& [key, t] : pods_) {  // pods the loader refused: said once
+    if (!t.invalid || t.status_written || now < t.retry_at) continue;
+    const auto obj = objects_["Pod"].find(key);
+    if (obj == objects_["Pod"].end()) continue;
+    out->push_back(Action{Action::Type::kStatus, key.first, key.second,
+                          Str(obj->second, "metadata", "uid"), "", t.invalid_message});
+  }
+}
+
+void Controller::Done(const Action& a, const ActionResult& r, Millis now) {
+  auto it = pods_.find({a.namespace_, a.name});
+  if (it == pods_.end()) return;
+  PodTrack& t = it->second;
+  const std::string who = a.namespace_ + "/" + a.name;
+  const bool ok = r.http_status >= 200 && r.http_status < 300;
+  switch (a.type) {
+    case Action::Type::kBind:
+      if (ok) {
+        t.bound = a.node;
+        ++binds_;
+        Log("bound " + who + " to " + a.node);
+      } else if (r.http_status == 409 && r.bound_node == a.node) {
+        t.bound = a.node;  // an earlier attempt of ours went through
+        Log("bound " + who + " to " + a.node + " (already: an earlier attempt went through)");
+      } else if (r.http_status == 409 && !r.bound_node.empty()) {
+        Log("binding " + who + " to " + a.node + " refused: already bound to " + r.bound_node +
+            " by someone else; counted as foreign there");
+        Forget(t, now);
+        t.bound = r.bound_node;
+      } else {
+        t.retry_at = now + options_.bind_retry;
+        Log("binding " + who + " to " + a.node + " failed (HTTP " + std::to_string(r.http_status) +
+            "): " + r.message + "; retried");
+      }
+      return;
+    case Action::Type::kEvict:
+      if (ok || r.http_status == 404) {
+        t.evicted = true;
+        t.refusal.clear();
+        ++evictions_;
+        Log("evicted " + who + (r.http_status == 404 ? " (already gone)" : ""));
+        if (t.workload && !t.delete_told) {  // gone for good: never requeued as this pod
+          t.delete_told = true;
+          (void)Apply(engine::At(now, engine::DeletePod{WorkloadId{*t.workload}, std::nullopt}));
+        }
+      } else {
+        if (r.http_status == 429) t.refusal = r.message;
+        t.retry_at = now + options_.evict_retry;
+        Log("eviction of " + who + " refused (HTTP " + std::to_string(r.http_status) + "): " +
+            r.message + "; retried in " + std::to_string(options_.evict_retry / 1000) + " s");
+      }
+      return;
+    case Action::Type::kStatus:
+      if (ok) {
+        t.status_written = true;
+        t.written_message = a.message;
+        t.written_nominated = a.node;
+      } else {
+        t.retry_at = now + options_.bind_retry;
+        if (r.http_status != 404)
+          Log("writing the status of " + who + " failed (HTTP " + std::to_string(r.http_status) +
+              "): " + r.message);
+      }
+      return;
+  }
+}
+
+}  // namespace arbiter::kubesched

@@ -1,0 +1,142 @@
+// Arbiter as the scheduler of a real Kubernetes cluster: the cluster's objects (as the informers
+// deliver them) in, the engine's decisions out as API actions. Pure: no I/O, no threads, no clock
+// (every call carries `now`, wall-clock Unix milliseconds); the app (`arbiter scheduler`) runs the
+// informers and carries the actions out (src/kubesched/scheduler.h).
+//
+// Objects to engine commands, as `arbiter serve` and `arbiter sim` do: each object is read by the
+// manifest loader (the same reader and checks as `arbiter validate`), policy objects become the
+// Upsert/Delete commands of core/engine/object_commands.h. Then:
+//  - Pods with spec.schedulerName == the scheduler's name are Arbiter's: a pending one is
+//    SubmitPod; one that succeeds or fails is PodFinished; one deleted is DeletePod, and once gone
+//    VictimExited. Other pods (kube-scheduler's, static, DaemonSet pods) and Arbiter's pods bound
+//    by someone else are "foreign": their requests are taken off their node's allocatable.
+//  - Nodes: UpsertNode with allocatable minus the foreign pods' requests, and the label
+//    kubernetes.io/hostname (as a kubelet sets it) when missing.
+//  - At the first step (every informer has listed), the pool is built in one go (policy objects,
+//    nodes, a Tick), then Arbiter's pods already bound (a restart) are submitted pinned to their
+//    node and placed by a Tick of their own, then the pending ones: the decisions equal
+//    `arbiter sim` of the same objects.
+// Actions: Bind (POST pods/binding) for a workload the engine runs and the cluster has not bound;
+// Evict (policy/v1 Eviction, so kube-apiserver enforces PodDisruptionBudgets) for a workload the
+// engine terminates (a preemption or reclaim victim); Status (PodScheduled False, reason
+// Unschedulable, the engine's pending message; status.nominatedNodeName) for a pending one whose
+// message or nomination changed.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/engine/engine.h"
+#include "core/objects.h"
+
+namespace arbiter::kubesched {
+
+using Json = nlohmann::json;
+
+struct Action {
+  enum class Type { kBind, kEvict, kStatus };
+  Type type = Type::kBind;
+  std::string namespace_, name, uid;
+  std::string node;     // kBind: the node; kStatus: the nominated node ("" none)
+  std::string message;  // kStatus: the PodScheduled message
+};
+
+// What the API server answered to an action.
+struct ActionResult {
+  int http_status = 0;     // 0: not reached (connection failure)
+  std::string message;     // the Status body's message
+  std::string bound_node;  // kBind 409: the pod's spec.nodeName read back ("" unbound or gone)
+};
+
+struct ControllerOptions {
+  std::string scheduler_name = "arbiter";
+  // Objects from --policy FILE (PoolPolicy, QoS, PriceBook, ...), applied before the cluster's.
+  ManifestSet policy;
+  // Only Nodes carrying all these labels are Arbiter's pool (empty: every node). Pods bound to
+  // other nodes are not Arbiter's business (its own pods bound there count nowhere).
+  std::map<std::string, std::string> node_selector;
+  Millis evict_retry = 5000;  // after a 429 or an error
+  Millis bind_retry = 1000;   // after an error
+};
+
+class Controller {
+ public:
+  explicit Controller(ControllerOptions options);
+  ~Controller();
+
+  // The informers' deliveries. `kind` as in core/api_kinds.h.
+  void Synced(const std::string& kind, std::vector<Json> items);
+  void Upsert(const std::string& kind, Json object);
+  void Remove(const std::string& kind, const Json& object);
+
+  // Applies what changed, runs a scheduling cycle, and returns the API calls to make now.
+  std::vector<Action> Step(Millis now);
+  // The outcome of an action returned by Step.
+  void Done(const Action& a, const ActionResult& r, Millis now);
+  // When Step is due without a delivery (an engine wake-up, a retry), if ever.
+  std::optional<Millis> NextDue() const;
+
+  const engine::Engine& engine() const { return *engine_; }
+  // Lines for the log (what was done and why), taken by the caller.
+  std::vector<std::string> TakeLog();
+  int64_t binds() const { return binds_; }
+  int64_t evictions() const { return evictions_; }
+
+ private:
+  struct PodTrack {
+    std::optional<uint64_t> workload;
+    std::string bound;  // spec.nodeName as last seen, or as bound by us
+    std::string written_message, written_nominated;
+    bool status_written = false;
+    bool evicted = false;      // the eviction was accepted
+    bool delete_told = false;  // DeletePod given to the engine
+    bool invalid = false;      // the loader refused it (reported once)
+    bool pinning = false;      // at start: bound already, to be placed where it runs
+    std::string invalid_message;
+    Millis retry_at = 0;  // no bind/evict before this
+    std::string refusal;  // the API server's last refusal of an eviction of this pod
+  };
+  using Key = std::pair<std::string, std::string>;  // namespace, name
+  class Sink;
+
+  void Start(Millis now);
+  void ApplyPolicy(const std::string& kind, const Key& key, Millis now);
+  void ApplyNode(const std::string& name, Millis now);
+  void ApplyPod(const Key& key, Millis now);
+  void SubmitPod(const Key& key, const Json& pod, PodTrack& t, Millis now, bool pinned);
+  void Forget(PodTrack& t, Millis now);  // the engine lets go of the pod's workload
+  void Reconcile(Millis now, std::vector<Action>* out);
+  // Requests of the pods bound to each node that the engine does not hold.
+  std::map<std::string, ResourceList> ForeignUsage() const;
+  bool Ours(const Json& pod) const;
+  bool InPool(const Json& node) const;  // options_.node_selector
+  void Log(std::string line) { log_.push_back(std::move(line)); }
+  Status Apply(engine::Command c);
+
+  ControllerOptions options_;
+  std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<Sink> sink_;
+  bool started_ = false;
+  std::map<std::string, std::map<Key, Json>> objects_;  // the cluster's view, by kind
+  std::map<std::string, std::set<Key>> dirty_;          // changed since the last step
+  std::map<Key, PodTrack> pods_;
+  std::map<uint64_t, Key> pod_of_;
+  std::map<std::string, std::string> node_sig_;   // what was last upserted, per node
+  std::map<std::string, ResourceList> foreign_;   // ForeignUsage() as of the last step
+  std::map<uint64_t, std::string> preemptor_of_;  // victim workload -> preemptor "ns/name"
+  std::map<uint64_t, std::string> rejected_;      // workloads rejected at admission: why
+  std::vector<std::string> log_;
+  int64_t binds_ = 0, evictions_ = 0;
+};
+
+// Kubernetes' effective requests of a pod object (max of the containers' sum and each init
+// container, plus spec.overhead); quantities that do not parse are left out.
+ResourceList PodRequests(const Json& pod);
+
+}  // namespace arbiter::kubesched

@@ -1,0 +1,183 @@
+#include "kubesched/scheduler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include "adapters/kubeclient/api_client.h"
+#include "adapters/kubeclient/informer.h"
+#include "core/api_kinds.h"
+
+namespace arbiter::kubesched {
+
+using kubeclient::ApiClient;
+using kubeclient::Json;
+
+namespace {
+
+Millis WallNow() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The kinds the informers keep (the rest of core/api_kinds.h: Events are written, not read;
+// ResourceFlavors and PodGroups are not supported here yet).
+std::vector<kubeclient::ResourceSpec> Resources() {
+  static const std::set<std::string> kSkip = {"Event", "ResourceFlavor", "PodGroup"};
+  std::vector<kubeclient::ResourceSpec> out;
+  for (const ApiKind& k : ApiKinds()) {
+    if (kSkip.count(k.kind)) continue;
+    const std::string group = k.group;
+    const std::string path =
+        (group.empty() ? std::string("/api/") + k.version : "/apis/" + group + "/" + k.version) +
+        "/" + k.plural;
+    out.push_back({k.kind, path, k.ApiVersion()});
+  }
+  return out;
+}
+
+std::string PodPath(const Action& a) {
+  return "/api/v1/namespaces/" + a.namespace_ + "/pods/" + a.name;
+}
+
+ActionResult Outcome(const Result<kubeclient::ApiResponse>& r) {
+  ActionResult out;
+  if (!r.ok()) {
+    out.message = r.message();
+    return out;
+  }
+  out.http_status = r->status;
+  if (r->status >= 300) out.message = kubeclient::StatusMessage(r->body);
+  return out;
+}
+
+ActionResult Execute(ApiClient& c, const Action& a) {
+  switch (a.type) {
+    case Action::Type::kBind: {
+      Json b = {{"apiVersion", "v1"},
+                {"kind", "Binding"},
+                {"metadata", {{"name", a.name}, {"namespace", a.namespace_}}},
+                {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", a.node}}}};
+      if (!a.uid.empty()) b["metadata"]["uid"] = a.uid;
+      ActionResult r = Outcome(c.Post(PodPath(a) + "/binding", b.dump()));
+      if (r.http_status == 409) {  // bound already: by us (an earlier attempt) or someone else
+        auto pod = c.Get(PodPath(a));
+        if (pod.ok() && pod->status == 200) {
+          Json p = Json::parse(pod->body, nullptr, false);
+          if (p.is_object() && p.contains("spec") && p["spec"].is_object())
+            r.bound_node = p["spec"].value("nodeName", "");
+        }
+      }
+      return r;
+    }
+    case Action::Type::kEvict: {
+      const Json e = {{"apiVersion", "policy/v1"},
+                      {"kind", "Eviction"},
+                      {"metadata", {{"name", a.name}, {"namespace", a.namespace_}}}};
+      return Outcome(c.Post(PodPath(a) + "/eviction", e.dump()));
+    }
+    case Action::Type::kStatus: {
+      Json cond = {{"type", "PodScheduled"},
+                   {"status", "False"},
+                   {"reason", "Unschedulable"},
+                   {"message", a.message},
+                   {"lastProbeTime", nullptr}};
+      Json status = {{"conditions", Json::array({cond})}};
+      status["nominatedNodeName"] = a.node.empty() ? Json() : Json(a.node);
+      const Json patch = {{"status", status}};
+      return Outcome(
+          c.Patch(PodPath(a) + "/status", patch.dump(), "application/strategic-merge-patch+json"));
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Status CheckApiServer(const kubeclient::KubeConfig& kube) {
+  kubeclient::ClientOptions o;
+  o.read_timeout = 10000;
+  auto c = ApiClient::Connect(kube, o);
+  if (!c.ok()) return c.status();
+  auto v = (*c)->Get("/version");
+  if (!v.ok()) return Status::Unavailable(v.message());
+  if (v->status != 200)
+    return Status::Unavailable("kube-apiserver at " + kube.server +
+                               " answered GET /version with HTTP " + std::to_string(v->status) +
+                               ": " + kubeclient::StatusMessage(v->body));
+  auto n = (*c)->Get("/api/v1/nodes", {{"limit", "1"}});
+  if (!n.ok()) return Status::Unavailable(n.message());
+  if (n->status == 401 || n->status == 403)
+    return Status::InvalidArgument("kube-apiserver at " + kube.server +
+                                   " refuses these credentials (HTTP " + std::to_string(n->status) +
+                                   "): " + kubeclient::StatusMessage(n->body) +
+                                   " (deploy/rbac.yaml grants what arbiter scheduler needs)");
+  return Status::Ok();
+}
+
+Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& stop) {
+  auto log = [&](const std::string& m) {
+    if (options.log) options.log(m);
+  };
+  auto writer = ApiClient::Connect(options.kube);
+  if (!writer.ok()) return writer.status();
+  const auto resources = Resources();
+  kubeclient::DeltaQueue queue;
+  kubeclient::InformerOptions io;
+  io.watch_timeout_seconds = options.watch_timeout_seconds;
+  io.log = log;
+  std::vector<std::unique_ptr<kubeclient::Informer>> informers;
+  for (size_t i = 0; i < resources.size(); ++i) {
+    informers.push_back(
+        std::make_unique<kubeclient::Informer>(resources[i], i, options.kube, &queue, io));
+    informers.back()->Start();
+  }
+  Controller controller(options.controller);
+  std::set<size_t> synced;
+  bool announced = false;
+  bool waited_said = false;
+  const Millis started = WallNow();
+  while (!stop.load()) {
+    Millis wait = 1000;
+    if (auto due = controller.NextDue()) wait = std::clamp<Millis>(*due - WallNow(), 0, 1000);
+    std::vector<kubeclient::Delta> deltas = queue.TakeAll(wait);
+    for (auto& d : deltas) {
+      const std::string& kind = resources[d.resource].kind;
+      switch (d.op) {
+        case kubeclient::Delta::Op::kSynced:
+          synced.insert(d.resource);
+          controller.Synced(kind, std::move(d.items));
+          break;
+        case kubeclient::Delta::Op::kUpsert:
+          controller.Upsert(kind, std::move(d.object));
+          break;
+        case kubeclient::Delta::Op::kDelete:
+          controller.Remove(kind, d.object);
+          break;
+      }
+    }
+    if (synced.size() < resources.size()) {  // the first lists are not all in
+      if (!waited_said && WallNow() - started > 15000) {
+        std::string missing;
+        for (size_t i = 0; i < resources.size(); ++i)
+          if (!synced.count(i)) missing += (missing.empty() ? "" : ", ") + resources[i].kind;
+        log("still waiting for the first list of: " + missing);
+        waited_said = true;
+      }
+      continue;
+    }
+    if (!announced) {
+      log("every informer has listed; scheduling");
+      announced = true;
+    }
+    const Millis now = WallNow();
+    for (const Action& a : controller.Step(now))
+      controller.Done(a, Execute(**writer, a), WallNow());
+    for (const std::string& line : controller.TakeLog()) log(line);
+  }
+  for (auto& i : informers) i->Stop();
+  return Status::Ok();
+}
+
+}  // namespace arbiter::kubesched

@@ -1,0 +1,39 @@
+// `arbiter scheduler`'s I/O: informers (src/adapters/kubeclient/informer.h) for Nodes, Pods,
+// Namespaces, ResourceQuotas, LimitRanges, PriorityClasses, PodDisruptionBudgets and Arbiter's
+// kinds (ElasticQuota, PoolPolicy, PriceBook, QoS), the Controller (controller.h) stepped on the
+// wall clock, and its actions carried out on kube-apiserver:
+//   Bind    POST /api/v1/namespaces/NS/pods/NAME/binding (a 409 reads the pod back: bound to the
+//           same node by an earlier attempt, or by someone else)
+//   Evict   POST .../pods/NAME/eviction, a policy/v1 Eviction (kube-apiserver checks the
+//           PodDisruptionBudgets: 429 is retried later, never turned into a delete)
+//   Status  PATCH .../pods/NAME/status (strategic merge): condition PodScheduled False, reason
+//           Unschedulable, the engine's message; status.nominatedNodeName
+// The state is the cluster's: a restarted scheduler lists everything again and rebuilds.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "adapters/kubeclient/kubeconfig_reader.h"
+#include "core/status.h"
+#include "kubesched/controller.h"
+
+namespace arbiter::kubesched {
+
+struct SchedulerOptions {
+  kubeclient::KubeConfig kube;
+  ControllerOptions controller;
+  int watch_timeout_seconds = 300;
+  std::function<void(const std::string&)> log;
+};
+
+// Checks that the API server answers (GET /version with the kubeconfig's credentials, then a
+// list of nodes the credentials may read): a clear error otherwise.
+Status CheckApiServer(const kubeclient::KubeConfig& kube);
+
+// Runs until `stop` is set. An error only when it cannot start.
+Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& stop);
+
+}  // namespace arbiter::kubesched

@@ -1,0 +1,342 @@
+// `arbiter scheduler` against the real test cluster (scripts/services/kube.sh, CTest fixture
+// "kube"; docs/kubernetes.md): kube-apiserver, kube-controller-manager and etcd built from
+// upstream source, KWOK nodes. Arbiter's CRDs and RBAC are installed with `kubectl apply -f
+// deploy/`; the scheduler runs as a process of the test. Each test has its own scheduler name,
+// its own nodes (selected with --node-selector) and namespaces, so the Kube* tests share the
+// cluster. Without the cluster these tests fail (never skip).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "apps/run_command.h"
+#include "integration/services.h"
+
+namespace kube_scheduler_test {
+
+using arbiter::testing::Env;
+using arbiter::testing::RunCommand;
+using Json = nlohmann::json;
+
+std::string Dir() { return Env("ARBITER_KUBE_DIR", "/tmp/arbiter-ci/kube"); }
+std::string Kubeconfig() { return Dir() + "/kubeconfig"; }
+std::string KubectlCmd() { return Dir() + "/bin/kubectl --kubeconfig " + Kubeconfig() + " "; }
+
+arbiter::testing::CommandOutput Kubectl(const std::string& args) {
+  return RunCommand(KubectlCmd() + args + " 2>&1");
+}
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+std::string Get(const std::string& what, const std::string& jsonpath) {
+  return Trim(
+      RunCommand(KubectlCmd() + "get " + what + " -o jsonpath='" + jsonpath + "' 2>/dev/null").out);
+}
+
+// Polls until `ok(value)` or `seconds` pass; returns the last value.
+template <typename F>
+std::string Until(const std::string& what, const std::string& jsonpath, F ok, int seconds = 60) {
+  std::string got = Get(what, jsonpath);
+  for (int i = 0; i < seconds * 5 && !ok(got); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    got = Get(what, jsonpath);
+  }
+  return got;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// `arbiter scheduler` as a child process, its log in a file; killed (SIGKILL or SIGTERM) on
+// Stop() or destruction.
+class SchedulerProcess {
+ public:
+  SchedulerProcess(const std::string& name, const std::string& pool, const std::string& policy,
+                   const std::string& log, const std::string& extra = "") {
+    const std::string cmd =
+        arbiter::testing::Arbiter() + " scheduler --kubeconfig " + Kubeconfig() +
+        " --scheduler-name " + name + " --node-selector arbiter.dev/test-pool=" + pool +
+        (policy.empty() ? "" : " --policy " + policy) + " " + extra + " >> " + log + " 2>&1";
+    pid_ = fork();
+    if (pid_ == 0) {
+      setpgid(0, 0);
+      execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+  }
+  ~SchedulerProcess() { Stop(SIGTERM); }
+  void Stop(int sig) {
+    if (pid_ <= 0) return;
+    kill(pid_, sig);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+  bool Running() const { return pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0; }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+class KubeScheduler : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto ready = Kubectl("get --raw=/readyz");
+    ASSERT_EQ(ready.rc, 0) << "the test cluster is not running (ARBITER_KUBE_DIR " << Dir()
+                           << "; scripts/services/kube.sh start DIR): " << ready.out;
+    // Arbiter's CRDs and RBAC, as a user installs them; the CRDs established before use.
+    auto a = Kubectl("apply -f " + arbiter::testing::SourceDir() + "/deploy/");
+    ASSERT_EQ(a.rc, 0) << a.out;
+    auto w = Kubectl(
+        "wait --for=condition=Established --timeout=60s crd/elasticquotas.arbiter.dev "
+        "crd/poolpolicies.arbiter.dev crd/qoses.arbiter.dev crd/pricebooks.arbiter.dev");
+    ASSERT_EQ(w.rc, 0) << w.out;
+  }
+
+  // A scratch file for the scheduler's log.
+  std::string LogFile(const std::string& name) {
+    return (arbiter::testing::Scratch(name) / "scheduler.log").string();
+  }
+
+  // Applies YAML text.
+  void Apply(const std::string& yaml) {
+    const std::string file = (arbiter::testing::Scratch("apply") / "objects.yaml").string();
+    std::ofstream(file) << yaml;
+    auto a = Kubectl("apply -f " + file);
+    ASSERT_EQ(a.rc, 0) << a.out;
+  }
+};
+
+// How many times the log says the pod was bound.
+int BindsInLog(const std::string& log, const std::string& pod) {
+  int n = 0;
+  const std::string needle = "bound " + pod + " to ";
+  for (size_t p = log.find(needle); p != std::string::npos; p = log.find(needle, p + 1)) ++n;
+  return n;
+}
+
+TEST_F(KubeScheduler, EveryPodEndsWhereArbiterSimPutsIt) {
+  const std::string data = arbiter::testing::SourceDir() + "/tests/integration/data/kube/";
+  // The simulation of the same pool.
+  const std::string report = (arbiter::testing::Scratch("accept-sim") / "report.json").string();
+  auto sim = RunCommand(arbiter::testing::Arbiter() + " sim -f " + data + "kube-policy.yaml -f " +
+                        data + "pool.yaml --until 1s --report-json " + report + " 2>&1");
+  ASSERT_EQ(sim.rc, 0) << sim.out;
+  const Json r = Json::parse(ReadFile(report));
+  std::map<std::string, std::pair<std::string, std::string>> want;  // node, pending message
+  auto str = [](const Json& v) { return v.is_string() ? v.get<std::string>() : std::string(); };
+  for (const auto& w : r["workloads"])
+    want[str(w["name"])] = {str(w["node"]), str(w["phase"]) == "Pending" ? str(w["message"]) : ""};
+  ASSERT_EQ(want.size(), 11u);
+  int pending = 0;
+  for (const auto& [k, v] : want) pending += v.first.empty();
+  ASSERT_GE(pending, 2);  // the pool shows reasons, not only bindings
+
+  const std::string log = LogFile("accept");
+  SchedulerProcess s("arbiter-accept", "accept", data + "kube-policy.yaml", log);
+  // The pool first (everything without an app label: not the pods), then the pods once the
+  // controller manager has lifted the new nodes' not-ready taint (the engine honours taints, as
+  // kube-scheduler does: a pod arriving before would not go to a tainted node).
+  auto pool = Kubectl("apply -f " + data + "pool.yaml -l '!app'");
+  ASSERT_EQ(pool.rc, 0) << pool.out;
+  for (const char* n : {"ka-a100-0", "ka-a100-1", "ka-h100-0", "ka-cpu-0"})
+    ASSERT_EQ(Until(std::string("node ") + n, "{.spec.taints}",
+                    [](const std::string& v) { return v.empty(); }),
+              "")
+        << n;
+  auto a = Kubectl("apply -f " + data + "pool.yaml");
+  ASSERT_EQ(a.rc, 0) << a.out;
+  for (const auto& [key, w] : want) {
+    const std::string ns = key.substr(0, key.find('/'));
+    const std::string pod = "pod " + key.substr(key.find('/') + 1) + " -n " + ns;
+    if (!w.first.empty()) {
+      EXPECT_EQ(Until(pod, "{.spec.nodeName}", [&](const std::string& v) { return !v.empty(); }),
+                w.first)
+          << key << "\n"
+          << ReadFile(log);
+      EXPECT_EQ(Until(pod, "{.status.phase}", [](const std::string& v) { return v == "Running"; }),
+                "Running")
+          << key;
+    } else {
+      const std::string jp = "{.status.conditions[?(@.type==\"PodScheduled\")].message}";
+      EXPECT_EQ(Until(pod, jp, [&](const std::string& v) { return v == w.second; }), w.second)
+          << key << "\n"
+          << ReadFile(log);
+      EXPECT_EQ(Get(pod, "{.status.conditions[?(@.type==\"PodScheduled\")].reason}"),
+                "Unschedulable");
+      EXPECT_EQ(Get(pod, "{.spec.nodeName}"), "") << key;
+    }
+  }
+  s.Stop(SIGTERM);
+  const std::string text = ReadFile(log);
+  for (const auto& [key, w] : want)
+    EXPECT_EQ(BindsInLog(text, key), w.first.empty() ? 0 : 1) << key;
+  Kubectl("delete namespace ka-team-a ka-team-b ka-team-c --wait=false");
+  Kubectl("delete node ka-a100-0 ka-a100-1 ka-h100-0 ka-cpu-0 --wait=false");
+}
+
+// An 8-GPU KWOK node in the test pool `pool` (the scheduler's --node-selector).
+std::string PeNode(const std::string& name, const std::string& pool) {
+  return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name +
+         "\n  annotations: {kwok.x-k8s.io/node: fake}\n  labels: {arbiter.dev/test-pool: " + pool +
+         "}\n"
+         "status:\n  capacity: {cpu: \"32\", memory: 256Gi, pods: \"110\", nvidia.com/gpu: \"8\"}\n"
+         "  allocatable: {cpu: \"32\", memory: 256Gi, pods: \"110\", nvidia.com/gpu: \"8\"}\n";
+}
+
+std::string PePod(const std::string& ns, const std::string& name, const std::string& pc,
+                  const std::string& scheduler, int gpus) {
+  return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: " + ns +
+         "\n  labels: {app: " + name.substr(0, name.find('-')) +
+         "}\nspec:\n  schedulerName: " + scheduler + "\n  priorityClassName: " + pc +
+         "\n  terminationGracePeriodSeconds: 1\n  containers:\n  - name: main\n    image: busybox\n"
+         "    resources:\n      requests: {cpu: \"2\", memory: 1Gi, nvidia.com/gpu: " +
+         std::to_string(gpus) + "}\n      limits: {nvidia.com/gpu: " + std::to_string(gpus) + "}\n";
+}
+
+TEST_F(KubeScheduler, PreemptsThroughEvictionAndTheApiServerEnforcesTheBudget) {
+  // BestEffort budgets: the engine picks the victim despite its budget; kube-apiserver refuses
+  // the eviction (429), and the preemptor says so until the budget is lifted.
+  const std::string policy = (arbiter::testing::Scratch("pe-policy") / "policy.yaml").string();
+  std::ofstream(policy) << "apiVersion: arbiter.dev/v1alpha1\nkind: PoolPolicy\nmetadata: {name: "
+                           "default}\nspec:\n  preemption: {disruptionBudgets: BestEffort}\n";
+  ASSERT_NO_FATAL_FAILURE(Apply(
+      "apiVersion: v1\nkind: Namespace\nmetadata: {name: pe}\n---\n" + PeNode("pe-0", "pe") +
+      "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: pe-low}\n"
+      "value: 100\n---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: "
+      "pe-high}\nvalue: 1000\n---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: "
+      "{name: victim, namespace: pe}\nspec:\n  minAvailable: 1\n  selector:\n    matchLabels: "
+      "{app: victim}\n"));
+  const std::string log = LogFile("pe");
+  SchedulerProcess s("arbiter-pe", "pe", policy, log);
+  ASSERT_NO_FATAL_FAILURE(Apply(PePod("pe", "victim-0", "pe-low", "arbiter-pe", 8)));
+  ASSERT_EQ(Until("pod victim-0 -n pe", "{.status.phase}",
+                  [](const std::string& v) { return v == "Running"; }),
+            "Running")
+      << ReadFile(log);
+  // The disruption controller sees the victim healthy: no disruption allowed.
+  ASSERT_EQ(Until("pdb victim -n pe", "{.status.currentHealthy}",
+                  [](const std::string& v) { return v == "1"; }),
+            "1");
+  ASSERT_NO_FATAL_FAILURE(Apply(PePod("pe", "urgent-0", "pe-high", "arbiter-pe", 8)));
+  const std::string jp = "{.status.conditions[?(@.type==\"PodScheduled\")].message}";
+  const std::string said = Until("pod urgent-0 -n pe", jp, [](const std::string& v) {
+    return v.find("the API server refused to evict pe/victim-0") != std::string::npos;
+  });
+  EXPECT_NE(said.find("the API server refused to evict pe/victim-0: Cannot evict pod as it would "
+                      "violate the pod's disruption budget."),
+            std::string::npos)
+      << said << "\n"
+      << ReadFile(log);
+  EXPECT_EQ(Get("pod urgent-0 -n pe", "{.status.nominatedNodeName}"), "pe-0");
+  EXPECT_EQ(Get("pod victim-0 -n pe", "{.metadata.deletionTimestamp}"), "");  // never deleted
+  EXPECT_EQ(Get("pod urgent-0 -n pe", "{.spec.nodeName}"), "");
+  // The budget lifted: the eviction is retried and goes through; the preemptor is bound.
+  ASSERT_EQ(Kubectl("delete pdb victim -n pe").rc, 0);
+  EXPECT_EQ(Until(
+                "pod urgent-0 -n pe", "{.spec.nodeName}",
+                [](const std::string& v) { return !v.empty(); }, 90),
+            "pe-0")
+      << ReadFile(log);
+  EXPECT_NE(Kubectl("get pod victim-0 -n pe").out.find("NotFound"), std::string::npos);
+  s.Stop(SIGTERM);
+  const std::string text = ReadFile(log);
+  EXPECT_NE(text.find("evicted pe/victim-0"), std::string::npos) << text;
+  EXPECT_EQ(BindsInLog(text, "pe/urgent-0"), 1);
+  Kubectl("delete namespace pe --wait=false");
+  Kubectl("delete node pe-0 --wait=false");
+}
+
+TEST_F(KubeScheduler, RestartAndCutWatchesLoseNothingAndBindNothingTwice) {
+  // Watches the API server ends every second (--watch-timeout 1), reopened from the last
+  // resourceVersion; then a kill -9 and a new process that lists the cluster again.
+  ASSERT_NO_FATAL_FAILURE(
+      Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: rs}\n---\n" + PeNode("rs-0", "rs") +
+            "---\n" + PeNode("rs-1", "rs") +
+            "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: rs-low}\n"
+            "value: 100\n"));
+  const std::string log = LogFile("rs");
+  auto pods = [](int from, int to) {
+    std::string y;
+    for (int i = from; i < to; ++i)
+      y += "---\n" + PePod("rs", "job-" + std::to_string(i), "rs-low", "arbiter-rs", 2);
+    return y;
+  };
+  {
+    SchedulerProcess s("arbiter-rs", "rs", "", log, "--watch-timeout 1");
+    ASSERT_NO_FATAL_FAILURE(Apply(pods(0, 3)));
+    for (int i = 0; i < 3; ++i)
+      ASSERT_NE(Until("pod job-" + std::to_string(i) + " -n rs", "{.spec.nodeName}",
+                      [](const std::string& v) { return !v.empty(); }),
+                "")
+          << ReadFile(log);
+    std::this_thread::sleep_for(std::chrono::seconds(3));  // several watches ended and reopened
+    ASSERT_NO_FATAL_FAILURE(Apply(pods(3, 5)));            // seen only through reopened watches
+    for (int i = 3; i < 5; ++i)
+      ASSERT_NE(Until("pod job-" + std::to_string(i) + " -n rs", "{.spec.nodeName}",
+                      [](const std::string& v) { return !v.empty(); }),
+                "")
+          << ReadFile(log);
+    s.Stop(SIGKILL);
+  }
+  ASSERT_NO_FATAL_FAILURE(Apply(pods(5, 8)));  // while no scheduler runs
+  SchedulerProcess again("arbiter-rs", "rs", "", log, "--watch-timeout 1");
+  for (int i = 5; i < 8; ++i)
+    EXPECT_NE(Until("pod job-" + std::to_string(i) + " -n rs", "{.spec.nodeName}",
+                    [](const std::string& v) { return !v.empty(); }),
+              "")
+        << ReadFile(log);
+  // 8 pods of 2 GPUs fill both 8-GPU nodes exactly: the restarted scheduler counted the bound ones.
+  std::map<std::string, int> per_node;
+  for (int i = 0; i < 8; ++i)
+    ++per_node[Get("pod job-" + std::to_string(i) + " -n rs", "{.spec.nodeName}")];
+  EXPECT_EQ(per_node, (std::map<std::string, int>{{"rs-0", 4}, {"rs-1", 4}}));
+  // A ninth does not fit and says why.
+  ASSERT_NO_FATAL_FAILURE(Apply(pods(8, 9)));
+  const std::string jp = "{.status.conditions[?(@.type==\"PodScheduled\")].message}";
+  EXPECT_NE(Until("pod job-8 -n rs", jp, [](const std::string& v) { return !v.empty(); }), "");
+  EXPECT_EQ(Get("pod job-8 -n rs", "{.spec.nodeName}"), "");
+  again.Stop(SIGTERM);
+  const std::string text = ReadFile(log);
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(BindsInLog(text, "rs/job-" + std::to_string(i)), 1) << i << "\n" << text;
+  Kubectl("delete namespace rs --wait=false");
+  Kubectl("delete node rs-0 rs-1 --wait=false");
+}
+
+TEST_F(KubeScheduler, UnreachableApiServerAndBadKubeconfigAreClearErrors) {
+  const auto dir = arbiter::testing::Scratch("bad-kubeconfig");
+  std::string kc = ReadFile(Kubeconfig());
+  const size_t p = kc.find("server: https://127.0.0.1:");
+  ASSERT_NE(p, std::string::npos);
+  const size_t eol = kc.find('\n', p);
+  kc.replace(p, eol - p, "server: https://127.0.0.1:1");
+  std::ofstream(dir / "unreachable") << kc;
+  auto r = RunCommand(arbiter::testing::Arbiter() + " scheduler --kubeconfig " +
+                      (dir / "unreachable").string() + " 2>&1");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("kube-apiserver at https://127.0.0.1:1 unreachable"), std::string::npos)
+      << r.out;
+  std::ofstream(dir / "garbage") << "clusters: [";
+  r = RunCommand(arbiter::testing::Arbiter() + " scheduler --kubeconfig " +
+                 (dir / "garbage").string() + " 2>&1");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("not a kubeconfig"), std::string::npos) << r.out;
+}
+
+}  // namespace kube_scheduler_test

@@ -1,0 +1,269 @@
+// The controller of `arbiter scheduler` (src/kubesched/controller.h), without a cluster: objects
+// as kube-apiserver sends them in, actions out. The decisions must be `arbiter sim`'s for the same
+// objects; the API server's answers (201, 409, 429) move it as docs/kubernetes.md says. The same
+// paths against a real kube-apiserver: tests/integration/kube_scheduler_test.cc.
+#include "kubesched/controller.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "adapters/yaml/manifest_loader.h"
+#include "sim/simulator.h"
+
+namespace arbiter::kubesched {
+namespace controller_test {
+
+constexpr Millis kT0 = 1764000000000;  // 2025-11-24, any wall-clock instant
+
+// A Node as the API server returns it (server fields, conditions, the kubelet's labels).
+Json NodeJson(const std::string& name, int gpus, const std::string& cpu = "32") {
+  return Json::parse(
+      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name + R"(","uid":"u-)" + name +
+      R"(","resourceVersion":"7","creationTimestamp":"2026-01-01T00:00:00Z",
+      "annotations":{"kwok.x-k8s.io/node":"fake"},"labels":{"type":"kwok"},
+      "managedFields":[{"manager":"kubectl","operation":"Update"}]},
+      "spec":{},
+      "status":{"capacity":{"cpu":")" +
+      cpu + R"(","memory":"256Gi","pods":"110","nvidia.com/gpu":")" + std::to_string(gpus) + R"("},
+                "allocatable":{"cpu":")" +
+      cpu + R"(","memory":"256Gi","pods":"110","nvidia.com/gpu":")" + std::to_string(gpus) + R"("},
+                "conditions":[{"type":"Ready","status":"True"}],
+                "nodeInfo":{"kubeletVersion":"kwok-v0.8.0"}}})");
+}
+
+// A Pod as the API server returns it after admission (defaults, the service-account volume, the
+// default tolerations, status Pending).
+Json PodJson(const std::string& name, int gpus, const std::string& scheduler = "arbiter",
+             const std::string& priority_class = "", const std::string& node = "") {
+  Json p = Json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+                       R"(","namespace":"team-a","uid":"uid-)" + name + R"(",
+      "resourceVersion":"9","creationTimestamp":"2026-01-01T00:00:01Z","labels":{"app":")" +
+                       name +
+                       R"("}},
+      "spec":{"schedulerName":")" +
+                       scheduler + R"(","restartPolicy":"Never","dnsPolicy":"ClusterFirst",
+        "serviceAccountName":"default","terminationGracePeriodSeconds":30,"enableServiceLinks":true,
+        "preemptionPolicy":"PreemptLowerPriority","priority":0,
+        "tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}],
+        "volumes":[{"name":"kube-api-access-x","projected":{"sources":[{"serviceAccountToken":{"path":"token"}}]}}],
+        "containers":[{"name":"main","image":"busybox","imagePullPolicy":"Always",
+          "terminationMessagePath":"/dev/termination-log",
+          "volumeMounts":[{"name":"kube-api-access-x","mountPath":"/var/run/secrets/kubernetes.io/serviceaccount"}],
+          "resources":{"requests":{"cpu":"2","memory":"8Gi","nvidia.com/gpu":")" +
+                       std::to_string(gpus) + R"("},"limits":{"nvidia.com/gpu":")" +
+                       std::to_string(gpus) + R"("}}}]},
+      "status":{"phase":"Pending","qosClass":"Burstable"}})");
+  if (!priority_class.empty()) p["spec"]["priorityClassName"] = priority_class;
+  if (!node.empty()) p["spec"]["nodeName"] = node;
+  return p;
+}
+
+Json PriorityClassJson(const std::string& name, int value) {
+  return {{"apiVersion", "scheduling.k8s.io/v1"},
+          {"kind", "PriorityClass"},
+          {"metadata", {{"name", name}, {"uid", "pc-" + name}, {"resourceVersion", "3"}}},
+          {"value", value},
+          {"preemptionPolicy", "PreemptLowerPriority"}};
+}
+
+// Every kind listed once (what the informers deliver first).
+void SyncAll(Controller& c, const std::vector<Json>& nodes, const std::vector<Json>& pods,
+             const std::vector<Json>& classes = {}) {
+  c.Synced("Node", nodes);
+  c.Synced("Pod", pods);
+  c.Synced("PriorityClass", classes);
+  for (const char* k : {"Namespace", "ResourceQuota", "LimitRange", "PodDisruptionBudget",
+                        "ElasticQuota", "PoolPolicy", "PriceBook", "QoS"})
+    c.Synced(k, {});
+}
+
+std::map<std::string, std::string> Binds(const std::vector<Action>& actions) {
+  std::map<std::string, std::string> out;
+  for (const auto& a : actions)
+    if (a.type == Action::Type::kBind) out[a.namespace_ + "/" + a.name] = a.node;
+  return out;
+}
+
+// `arbiter sim` of the same objects: where each pod runs at time 0 ("" pending), and why.
+std::map<std::string, std::pair<std::string, std::string>> Simulated(
+    const std::vector<Json>& objs) {
+  std::string text;
+  for (const auto& o : objs) {
+    Json clean = o;
+    clean.erase("status");
+    if (o["kind"] == "Node")
+      clean["status"] = {{"allocatable", o["status"]["allocatable"]},
+                         {"capacity", o["status"]["capacity"]}};
+    clean["metadata"] = {{"name", o["metadata"]["name"]}};
+    if (o["metadata"].contains("namespace"))
+      clean["metadata"]["namespace"] = o["metadata"]["namespace"];
+    text += clean.dump() + "\n---\n";
+  }
+  yaml::ManifestLoad load;
+  yaml::LoadManifestText(text, "objects", &load);
+  EXPECT_TRUE(load.ok());
+  auto sim = sim::Simulation::Create(load.set, {});
+  EXPECT_TRUE(sim.ok());
+  EXPECT_TRUE((*sim)->Run(Millis{0}).ok());
+  const sim::SimResult r = (*sim)->Finish(0);
+  std::map<std::string, std::pair<std::string, std::string>> out;
+  for (const auto& w : r.workloads())
+    out[w.key] = {w.on_node ? w.last_node : "",
+                  w.phase == engine::Phase::kPending ? w.message : ""};
+  return out;
+}
+
+TEST(KubeschedController, BindsWhereSimPlacesAndSaysWhyTheRestWait) {
+  const std::vector<Json> nodes = {NodeJson("n1", 8), NodeJson("n2", 8)};
+  const std::vector<Json> pods = {PodJson("p1", 4), PodJson("p2", 4), PodJson("p3", 8),
+                                  PodJson("p4", 8), PodJson("other", 2, "default-scheduler")};
+  Controller c({});
+  SyncAll(c, nodes, pods);
+  const std::vector<Action> actions = c.Step(kT0);
+  for (const auto& l : c.TakeLog()) ADD_FAILURE() << l;  // nothing refused or ignored
+  std::vector<Json> objs = nodes;
+  for (size_t i = 0; i + 1 < pods.size(); ++i) objs.push_back(pods[i]);  // Arbiter's pods only
+  const auto want = Simulated(objs);
+  std::map<std::string, std::string> binds = Binds(actions);
+  std::map<std::string, std::string> status;
+  for (const auto& a : actions)
+    if (a.type == Action::Type::kStatus) status[a.namespace_ + "/" + a.name] = a.message;
+  ASSERT_EQ(want.size(), 4u);
+  for (const auto& [key, w] : want) {
+    if (!w.first.empty()) {
+      EXPECT_EQ(binds[key], w.first) << key;
+    } else {
+      EXPECT_FALSE(binds.count(key)) << key;
+      EXPECT_EQ(status[key], w.second) << key;
+      EXPECT_FALSE(w.second.empty());
+    }
+  }
+  EXPECT_EQ(binds.size(), 3u);
+  EXPECT_FALSE(binds.count("team-a/other"));  // kube-scheduler's
+  // Nothing is done twice: bound as asked, the next step has nothing to bind.
+  for (const auto& a : actions) c.Done(a, ActionResult{201, "", ""}, kT0);
+  EXPECT_TRUE(Binds(c.Step(kT0 + 1000)).empty());
+  EXPECT_EQ(c.binds(), 3);
+}
+
+TEST(KubeschedController, ForeignPodsTakeTheirRequestsOffTheirNode) {
+  Controller c({});
+  // kube-scheduler's pod holds 6 of n1's 8 GPUs: Arbiter's 4-GPU pod does not fit beside it.
+  SyncAll(c, {NodeJson("n1", 8)},
+          {PodJson("theirs", 6, "default-scheduler", "", "n1"), PodJson("mine", 4)});
+  std::vector<Action> a = c.Step(kT0);
+  EXPECT_TRUE(Binds(a).empty());
+  // The foreign pod finishes: its GPUs are free again.
+  Json done = PodJson("theirs", 6, "default-scheduler", "", "n1");
+  done["status"]["phase"] = "Succeeded";
+  c.Upsert("Pod", done);
+  EXPECT_EQ(Binds(c.Step(kT0 + 1000)), (std::map<std::string, std::string>{{"team-a/mine", "n1"}}));
+}
+
+TEST(KubeschedController, ConflictOnBindingIsNeverBoundTwice) {
+  Controller c({});
+  SyncAll(c, {NodeJson("n1", 8), NodeJson("n2", 8)}, {PodJson("p", 8)});
+  std::vector<Action> a = c.Step(kT0);
+  ASSERT_EQ(Binds(a).size(), 1u);
+  const std::string chosen = a[0].node;
+  const std::string other = chosen == "n1" ? "n2" : "n1";
+  // 409: someone else bound it to the other node. Arbiter lets go of it and counts it there.
+  c.Done(a[0], ActionResult{409, "pod p is already assigned to node " + other, other}, kT0);
+  c.Upsert("Pod", PodJson("p", 8, "arbiter", "", other));
+  EXPECT_TRUE(Binds(c.Step(kT0 + 1000)).empty());
+  EXPECT_EQ(c.engine().Nodes().size(), 2u);
+  EXPECT_EQ(c.binds(), 0);
+  // A second pod goes to the node the first did not take.
+  c.Upsert("Pod", PodJson("q", 8));
+  EXPECT_EQ(Binds(c.Step(kT0 + 2000)), (std::map<std::string, std::string>{{"team-a/q", chosen}}));
+  // 409 from an earlier attempt of ours: the same node read back, taken as bound.
+  Controller d({});
+  SyncAll(d, {NodeJson("n1", 8)}, {PodJson("r", 8)});
+  std::vector<Action> b = d.Step(kT0);
+  ASSERT_EQ(Binds(b).size(), 1u);
+  d.Done(b[0], ActionResult{409, "already assigned", "n1"}, kT0);
+  EXPECT_TRUE(Binds(d.Step(kT0 + 1000)).empty());
+}
+
+TEST(KubeschedController, PreemptsThroughEvictionAndSaysWhenTheApiServerRefuses) {
+  Controller c({});
+  SyncAll(c, {NodeJson("n1", 8)}, {PodJson("low", 8, "arbiter", "low")},
+          {PriorityClassJson("low", 100), PriorityClassJson("high", 1000)});
+  std::vector<Action> a = c.Step(kT0);
+  ASSERT_EQ(Binds(a).size(), 1u);
+  c.Done(a[0], ActionResult{201, "", ""}, kT0);
+  c.Upsert("Pod", PodJson("low", 8, "arbiter", "low", "n1"));
+  c.Upsert("Pod", PodJson("high", 8, "arbiter", "high"));
+  a = c.Step(kT0 + 1000);
+  const Action* evict = nullptr;
+  for (const auto& x : a)
+    if (x.type == Action::Type::kEvict) evict = &x;
+  ASSERT_NE(evict, nullptr);
+  EXPECT_EQ(evict->name, "low");
+  EXPECT_TRUE(Binds(a).empty());
+  // 429: a PodDisruptionBudget the API server enforces. Retried later, never deleted; the
+  // preemptor's condition says so.
+  c.Done(*evict,
+         ActionResult{429, "Cannot evict pod as it would violate the pod's disruption budget.", ""},
+         kT0 + 1000);
+  a = c.Step(kT0 + 2000);
+  std::string said;
+  for (const auto& x : a) {
+    EXPECT_NE(x.type, Action::Type::kEvict);  // not before the retry time
+    if (x.type == Action::Type::kStatus && x.name == "high") said = x.message;
+  }
+  EXPECT_NE(said.find("the API server refused to evict team-a/low: Cannot evict pod as it would "
+                      "violate the pod's disruption budget."),
+            std::string::npos)
+      << said;
+  a = c.Step(kT0 + 7000);
+  ASSERT_EQ(a.size() >= 1, true);
+  evict = nullptr;
+  for (const auto& x : a)
+    if (x.type == Action::Type::kEvict) evict = &x;
+  ASSERT_NE(evict, nullptr);
+  c.Done(*evict, ActionResult{201, "", ""}, kT0 + 7000);
+  Json gone = PodJson("low", 8, "arbiter", "low", "n1");
+  c.Remove("Pod", gone);
+  EXPECT_EQ(Binds(c.Step(kT0 + 8000)), (std::map<std::string, std::string>{{"team-a/high", "n1"}}));
+  EXPECT_EQ(c.evictions(), 1);
+}
+
+TEST(KubeschedController, RestartPlacesBoundPodsWhereTheyRun) {
+  Controller c({});
+  // Before the restart: a and b were bound (by an earlier run) to n2 and n1, c waits.
+  SyncAll(c, {NodeJson("n1", 8), NodeJson("n2", 8)},
+          {PodJson("a", 8, "arbiter", "", "n2"), PodJson("b", 4, "arbiter", "", "n1"),
+           PodJson("c", 4)});
+  std::vector<Action> a = c.Step(kT0);
+  EXPECT_EQ(Binds(a), (std::map<std::string, std::string>{{"team-a/c", "n1"}}));
+  EXPECT_EQ(c.engine().Workloads().size(), 3u);
+}
+
+TEST(KubeschedController, PodTheLoaderRefusesIsToldWhy) {
+  Controller c({});
+  Json bad = PodJson("bad", 1);
+  bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "1.0001m";
+  SyncAll(c, {NodeJson("n1", 8)}, {bad});
+  std::vector<Action> a = c.Step(kT0);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].type, Action::Type::kStatus);
+  EXPECT_NE(a[0].message.find("Arbiter cannot schedule this pod"), std::string::npos);
+  c.Done(a[0], ActionResult{200, "", ""}, kT0);
+  EXPECT_TRUE(c.Step(kT0 + 1000).empty());  // said once
+}
+
+TEST(KubeschedController, PodRequestsFollowKubernetesEffectiveRequests) {
+  Json p = PodJson("p", 2);
+  p["spec"]["initContainers"] =
+      Json::parse(R"([{"name":"init","resources":{"requests":{"cpu":"6","memory":"1Gi"}}}])");
+  p["spec"]["overhead"] = {{"cpu", "250m"}};
+  ResourceList r = PodRequests(p);
+  EXPECT_EQ(r.Get("cpu"), 6250);
+  EXPECT_EQ(r.Get("memory"), int64_t{8} << 30);
+  EXPECT_EQ(r.Get("nvidia.com/gpu"), 2000);
+}
+
+}  // namespace controller_test
+}  // namespace arbiter::kubesched
