@@ -34,7 +34,7 @@ std::optional<billing::RunSegment> SegmentOf(const SimResult& r, const engine::R
   s.gpu_product = run.gpu_product;
   s.gpu_replicas = run.gpu_replicas;
   s.requests = w.requests;
-  s.usage = w.usage;
+  s.usage = w.Usage();
   s.start = epoch + run.start;
   s.end = epoch + run.end;
   if (run.lost_from && run.lost_to > *run.lost_from)
@@ -113,7 +113,7 @@ Status BillByNamespace(const ManifestSet& m, const SimResult& r, Millis epoch,
   const auto& runs = r.runs();
   std::vector<size_t> order(runs.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  auto ns_of = [&](size_t i) -> const std::string& {
+  auto ns_of = [&](size_t i) -> std::string_view {
     return r.workloads()[engine::Value(runs[i].workload)].namespace_;
   };
   // Runs grouped by namespace in name order, each group in run order: ranks of the few

@@ -20,7 +20,7 @@ std::vector<FairShareSummary> SummariseFairShares(const ManifestSet& m, const Si
       return a->meta.namespace_ < b->meta.namespace_;
     });
     const ResourceList lendable = engine::CohortLendable(members);
-    std::map<std::string, size_t> index;
+    std::map<std::string, size_t, std::less<>> index;
     for (size_t i = 0; i < members.size(); ++i) index[members[i]->meta.namespace_] = i;
     // Usage changes: +requests at a run's start, -requests at its end; per instant the ends
     // first, then the starts, each in run order (a sorted vector, not a map of a million

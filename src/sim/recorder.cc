@@ -48,8 +48,16 @@ void Recorder::OnEvent(const engine::Event& e) {
     }
   }
   if (!keep_) return;
+  NamePool& names = *result.names;
   result.event_list.push_back(
-      SimEvent{e.time, e.type, e.workload, e.node, e.by, e.reason, e.message + facts});
+      SimEvent{e.time, e.type, e.workload, names.Intern(e.node), names.Intern(e.by), e.reason,
+               names.Intern(facts.empty() ? e.message : e.message + facts)});
+}
+
+std::string_view NamePool::Intern(std::string_view name) {
+  if (name.empty()) return {};
+  if (auto it = index_.find(name); it != index_.end()) return *it;
+  return *index_.insert(names_.emplace_back(name)).first;
 }
 
 void Recorder::OnRun(const engine::RunRecord& run) {
@@ -69,26 +77,31 @@ void Recorder::Record(const engine::WorkloadStatus& s) {
   if (!keep_) return;
   SimWorkload& r = result.workload_list[Value(s.id)];
   const Work& w = works[Value(s.id)];
+  NamePool& names = *result.names;
   r.key = s.key;
-  r.namespace_ = s.namespace_;
+  r.namespace_ = names.Intern(s.namespace_);
   r.priority = s.priority;
-  r.priority_class = s.priority_class;
-  r.qos = s.qos;
+  r.priority_class = names.Intern(s.priority_class);
+  r.qos = names.Intern(s.qos);
   r.phase = s.phase;
-  r.last_node = s.last_node;
+  r.last_node = names.Intern(s.last_node);
   r.on_node = !s.node.empty();
   r.submit_time = s.submit_time;
   r.first_start = s.first_start;
   r.finish_time = s.finish_time;
   r.preemptions = s.preemptions;
-  r.message = s.message;
+  r.message = names.Intern(s.message);
   if (s.message_facts == WorkFacts::kStopPlan)
-    if (auto t = stop_text.find(Value(s.id)); t != stop_text.end()) r.message += t->second;
+    if (auto t = stop_text.find(Value(s.id)); t != stop_text.end())
+      r.message = names.Intern(s.message + t->second);
   r.requests = s.requests;
-  r.usage = usage[Value(s.id)].value_or(s.requests);
+  if (const auto& u = usage[Value(s.id)])
+    r.SetUsage(*u);
+  else
+    r.usage_override.reset();
   r.pending_total = s.pending_total;
   r.borrowed = s.borrowed;
-  if (!s.flavor.empty()) r.flavor = s.flavor;
+  if (!s.flavor.empty()) r.flavor = names.Intern(s.flavor);
   r.progress = w.progress;
   const int64_t gpu = placement::PodShape::FromRequests(s.requests).gpu_milli_total();
   r.lost_gpu_milli_ms = static_cast<int64_t>(w.lost_ms) * gpu;

@@ -40,38 +40,50 @@ void Io(A& a, sim::Work& w) {
   Io(a, w.lost_ms_node_removed);
 }
 
+// A text of a result, kept in its pool (the format holds the text).
 template <typename A>
-void Io(A& a, sim::SimWorkload& w) {
+void Io(A& a, std::string_view& name, sim::NamePool& names) {
+  std::string s(name);
+  Io(a, s);
+  if constexpr (A::kReading) name = names.Intern(s);
+}
+
+template <typename A>
+void Io(A& a, sim::SimWorkload& w, sim::NamePool& names) {
   Io(a, w.key);
-  Io(a, w.namespace_);
+  Io(a, w.namespace_, names);
   Io(a, w.priority);
-  Io(a, w.priority_class);
-  Io(a, w.qos);
+  Io(a, w.priority_class, names);
+  Io(a, w.qos, names);
   Io(a, w.phase);
-  Io(a, w.last_node);
+  Io(a, w.last_node, names);
   Io(a, w.on_node);
   Io(a, w.submit_time);
   Io(a, w.first_start);
   Io(a, w.finish_time);
   Io(a, w.preemptions);
-  Io(a, w.message);
+  Io(a, w.message, names);
   Io(a, w.requests);
-  Io(a, w.usage);
+  {  // the format keeps the usage itself (requests when none was declared)
+    ResourceList usage = w.Usage();
+    Io(a, usage);
+    w.SetUsage(std::move(usage));
+  }
   Io(a, w.pending_total);
   Io(a, w.borrowed);
   Io(a, w.progress);
   Io(a, w.lost_gpu_milli_ms);
   Io(a, w.lost_gpu_milli_ms_node_removed);
-  if (!a.flavorless) Io(a, w.flavor);  // version 3
+  if (!a.flavorless) Io(a, w.flavor, names);  // version 3
 }
 
 template <typename A>
-void Io(A& a, sim::SimEvent& e) {
+void Io(A& a, sim::SimEvent& e, sim::NamePool& names) {
   Io(a, e.time);
   Io(a, e.type);
   Io(a, e.workload);
-  Io(a, e.node);
-  Io(a, e.by);
+  Io(a, e.node, names);
+  Io(a, e.by, names);
   std::string reason(e.reason);
   Io(a, reason);
   if constexpr (A::kReading) {
@@ -79,7 +91,7 @@ void Io(A& a, sim::SimEvent& e) {
     if (!known) a.Fail("an unknown event reason " + reason);
     e.reason = known.value_or(engine::reason::kNone);
   }
-  Io(a, e.message);
+  Io(a, e.message, names);
 }
 
 template <typename A>
@@ -104,6 +116,28 @@ void Io(A& a, sim::WorkTimers::Timer& t) {
   Io(a, t.workload);
   Io(a, t.generation);
   Io(a, t.kind);
+}
+
+// A result's workloads or events with the pool their texts are kept in.
+template <typename List>
+struct WithNames {
+  List& list;
+  sim::NamePool& names;
+};
+
+template <typename A, typename List>
+void Io(A& a, WithNames<List>& l) {
+  if constexpr (A::kReading) {
+    const uint64_t n = a.Count();
+    l.list.clear();
+    for (uint64_t i = 0; i < n && a.ok(); ++i) {
+      l.list.emplace_back();
+      Io(a, l.list.back(), l.names);
+    }
+  } else {
+    a.U64(l.list.size());
+    for (auto& x : l.list) Io(a, x, l.names);
+  }
 }
 
 template <typename A, typename T>
@@ -161,8 +195,11 @@ std::string Simulation::Save() const {
   Write(w, recorder_->works);
   Write(w, recorder_->usage);
   Write(w, recorder_->stop_text);
-  Write(w, recorder_->result.workload_list);
-  Write(w, recorder_->result.event_list);
+  SimResult& result = recorder_->result;
+  serial::WithNames<std::vector<SimWorkload>> workloads{result.workload_list, *result.names};
+  Io(w, workloads);
+  serial::WithNames<std::deque<SimEvent>> events{result.event_list, *result.names};
+  Io(w, events);
   Write(w, recorder_->result.run_list);
   return serial::Seal(kKind, kStateVersion, w.bytes());
 }
@@ -227,8 +264,11 @@ Result<std::unique_ptr<Simulation>> Simulation::Resume(std::string_view bytes,
   Io(r, rec.works);
   Io(r, rec.usage);
   Io(r, rec.stop_text);
-  Io(r, rec.result.workload_list);
-  Io(r, rec.result.event_list);
+  serial::WithNames<std::vector<SimWorkload>> workloads{rec.result.workload_list,
+                                                        *rec.result.names};
+  Io(r, workloads);
+  serial::WithNames<std::deque<SimEvent>> events{rec.result.event_list, *rec.result.names};
+  Io(r, events);
   Io(r, rec.result.run_list);
   if (!r.ok()) return fail(r.error());
   if (!r.AtEnd()) return fail("bytes after the end");

@@ -109,8 +109,8 @@ std::map<std::string, std::pair<std::string, std::string>> Simulated(
   const sim::SimResult r = (*sim)->Finish(0);
   std::map<std::string, std::pair<std::string, std::string>> out;
   for (const auto& w : r.workloads())
-    out[w.key] = {w.on_node ? w.last_node : "",
-                  w.phase == engine::Phase::kPending ? w.message : ""};
+    out[w.key] = {std::string(w.on_node ? w.last_node : ""),
+                  std::string(w.phase == engine::Phase::kPending ? w.message : "")};
   return out;
 }
 

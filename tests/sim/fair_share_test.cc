@@ -82,8 +82,8 @@ TEST(FairShare, BorrowingOrderFollowsWeightedShares) {
     std::map<std::string, int64_t> used;
     std::map<std::string, bool> waiting;
     for (const auto& w : r->workloads()) {
-      if (w.phase == engine::Phase::kRunning) used[w.namespace_] += 1000;
-      if (w.phase == engine::Phase::kPending) waiting[w.namespace_] = true;
+      if (w.phase == engine::Phase::kRunning) used[std::string(w.namespace_)] += 1000;
+      if (w.phase == engine::Phase::kPending) waiting[std::string(w.namespace_)] = true;
     }
     std::vector<const ElasticQuota*> members;
     std::map<std::string, const ElasticQuota*> quota;

@@ -57,7 +57,7 @@ TEST(TracePolicyTest, SaturateUnderThePolicyFileQueuesPreemptsAndIsDeterministic
   EXPECT_GT(Count(r, engine::EventType::kPreempted), 100u);
   EXPECT_EQ(Count(r, engine::EventType::kPreempted), Count(r, engine::EventType::kRequeued));
   std::set<std::string> namespaces;
-  for (const auto& w : r.workloads()) namespaces.insert(w.namespace_);
+  for (const auto& w : r.workloads()) namespaces.insert(std::string(w.namespace_));
   EXPECT_EQ(namespaces, (std::set<std::string>{"tenant-0", "tenant-1", "tenant-2", "tenant-3"}));
   for (const auto& w : r.workloads())
     if (w.priority == 1000) {

@@ -36,7 +36,8 @@ struct NsAcc {
   std::map<LineKey, LineAcc> lines;
   // Per (workload, resource), in that order: the rows come sorted (SortedView), so entries are
   // appended, a million workloads' provenance without a map.
-  std::vector<Provenance> prov;
+  std::deque<Provenance> prov;
+  std::shared_ptr<std::deque<std::string>> names = std::make_shared<std::deque<std::string>>();
   Millis min_hour = INT64_MAX, max_hour = INT64_MIN;
 };
 
@@ -106,6 +107,7 @@ Status Finalize(const std::string& ns, NsAcc& acc, const PriceCatalog& catalog,
     p.usage_from_request = p.samples == 0 && p.covered_ms > 0;
   }
   inv->provenance = std::move(acc.prov);
+  inv->names = std::move(acc.names);
   return Status::Ok();
 }
 
@@ -175,8 +177,12 @@ Status Accumulate(const RowView& view, const PriceCatalog& catalog, const Invoic
           ARB_CHECK_MSG(v.empty() || std::tie(v.back().workload, v.back().resource) <
                                          std::tie(r.workload, r.resource),
                         "invoice rows must come sorted by workload and resource");
+          // The workload's name once: its other resources' entries view the same string.
+          const std::string_view name = !v.empty() && v.back().workload == r.workload
+                                            ? v.back().workload
+                                            : std::string_view(ns->names->emplace_back(r.workload));
           v.emplace_back();
-          v.back().workload = r.workload;
+          v.back().workload = name;
           v.back().resource = r.resource;
           prov = &v.back();
         }

@@ -8,6 +8,7 @@
 // same sums had every line been billed on the request / usage track.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -52,7 +53,7 @@ struct InvoiceLine {
 
 // Usage-track provenance of one workload and resource over the invoice window.
 struct Provenance {
-  std::string workload;
+  std::string_view workload;  // in Invoice::names, once for all of the workload's resources
   std::string resource;
   int64_t samples = 0;
   Millis covered_ms = 0;
@@ -73,9 +74,13 @@ struct Invoice {
   Decimal request_total, usage_total, total, credit_total;  // 6 decimals
   // Tenants: the sum of their IdleShare lines. The idle invoice: how much of it was spread.
   Decimal idle_share_total;
-  std::vector<Provenance> provenance;  // sorted by workload, resource
-  std::string digest;                  // "sha256:<hex>" of the canonical inputs
-  std::string Canonical() const;       // the text the digest is computed over
+  // Sorted by workload, resource. A deque: a million workloads' entries grow without a vector's
+  // doubling, which held the old and the new array at once (3x the entries at the peak).
+  std::deque<Provenance> provenance;
+  // The workload names `provenance` views, each kept once (shared by copies of the invoice).
+  std::shared_ptr<const std::deque<std::string>> names;
+  std::string digest;             // "sha256:<hex>" of the canonical inputs
+  std::string Canonical() const;  // the text the digest is computed over
   // The same text in pieces of about 64 KiB (a million provenance lines are never one string).
   void WriteCanonical(const std::function<void(std::string_view)>& out) const;
 };

@@ -34,8 +34,8 @@ TEST(EnginePropertyTest, InvariantsDeterminismAndNoPreemptionLoops) {
       for (const auto& ev : a->events())
         std::printf("%lld %s %s %s by=%s %s\n", static_cast<long long>(ev.time),
                     engine::ToString(ev.type),
-                    a->workloads()[engine::Value(ev.workload)].key.c_str(), ev.node.c_str(),
-                    ev.by.c_str(), ev.Message().c_str());
+                    a->workloads()[engine::Value(ev.workload)].key.c_str(),
+                    std::string(ev.node).c_str(), std::string(ev.by).c_str(), ev.Message().c_str());
     auto b = sim::RunSimulation(m, o);
     ASSERT_TRUE(b.ok());
     auto ja = sim::ReportJson(m, *a, sim::Summarise(m, *a), nullptr).dump();
@@ -46,15 +46,15 @@ TEST(EnginePropertyTest, InvariantsDeterminismAndNoPreemptionLoops) {
     // the same requests while it waits.
     std::set<std::tuple<std::string, std::string, size_t>> seen;
     std::set<std::tuple<std::string, std::string, size_t>> episodes;
-    std::map<std::string, size_t> runs;
-    std::map<std::string, std::string> ns_of;
+    std::map<std::string, size_t, std::less<>> runs;
+    std::map<std::string, std::string, std::less<>> ns_of;
     for (const auto& w : a->workloads()) ns_of[w.key] = w.namespace_;
     // No event storm: while a workload waits, each kind of pending reason is reported once per
     // spell (reasons that alternate do not repeat their events; regression: millions of
     // QuotaExceeded events on an oversubscribed elastic pool).
     std::map<size_t, std::set<std::string>> spell;
     std::map<size_t, int> spell_events;
-    auto stable = [](const std::string& m) {
+    auto stable = [](std::string_view m) {
       std::string k;
       for (char c : m)
         if (c < '0' || c > '9') k += c;
@@ -81,11 +81,12 @@ TEST(EnginePropertyTest, InvariantsDeterminismAndNoPreemptionLoops) {
       if (ev.type == engine::EventType::kBorrowed) ++total_borrowed;
       if (ev.type == engine::EventType::kCompleted) ++total_completed;
       if (ev.type == engine::EventType::kPreempted || ev.type == engine::EventType::kReclaimed) {
-        auto key = std::make_tuple(who, ns_of[ev.by], runs[who]);
+        const std::string by(ev.by);
+        auto key = std::make_tuple(who, ns_of[by], runs[who]);
         EXPECT_TRUE(seen.insert(key).second) << who << " preempted twice in one run by " << ev.by;
         // While it waits for one placement, a preemptor never evicts the same workload twice (a
         // loop would: evict, the victim comes back, evict again).
-        EXPECT_TRUE(episodes.insert(std::make_tuple(who, ev.by, runs[ev.by])).second)
+        EXPECT_TRUE(episodes.insert(std::make_tuple(who, by, runs[by])).second)
             << ev.by << " preempted " << who << " twice while waiting for one placement";
       }
     }
