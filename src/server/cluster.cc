@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <string_view>
 
 #include "adapters/yaml/manifest_loader.h"
 #include "core/api_kinds.h"
 #include "core/engine/admission.h"
 #include "core/engine/fair_share.h"
 #include "core/engine/object_commands.h"
-#include "core/engine/quota_book.h"
 #include "core/resources.h"
 #include "core/validation.h"
 #include "server/pdb_status.h"
@@ -857,77 +858,49 @@ void Cluster::NotePending(uint64_t id, const engine::WorkloadStatus& s) {
     pending_.insert(id);
   else
     pending_.erase(id);
-  if (pending && s.message.find("; reserved on ") != std::string::npos)
+  if (pending && s.reservation)
     reserved_.insert(id);
   else
     reserved_.erase(id);
 }
 
 void Cluster::RefreshQuotas() {
-  auto quotas = policy_.find("ResourceQuota");
-  auto elastic = policy_.find("ElasticQuota");
+  if (quota_dirty_.empty()) return;
+  // Status from the engine's answers (usage as its quota book charges it), formatted only.
+  const std::vector<engine::ElasticQuotaUsage> elastic = engine_->elastic_quota_usages();
+  const std::vector<engine::ResourceQuotaUsage> quotas = engine_->resource_quota_usages();
+  std::multimap<std::string_view, size_t> elastic_of, quotas_of;  // by namespace
+  for (size_t i = 0; i < elastic.size(); ++i) elastic_of.emplace(elastic[i].namespace_, i);
+  for (size_t i = 0; i < quotas.size(); ++i) quotas_of.emplace(quotas[i].namespace_, i);
   for (const auto& ns : quota_dirty_) {
-    // ElasticQuota status.used: what the namespace's running workloads request, per resource of
-    // its min and max.
-    if (elastic != policy_.end()) {
-      for (auto it = elastic->second.lower_bound({ns, ""});
-           it != elastic->second.end() && it->first.first == ns; ++it) {
-        const Json* stored = store_.Get("ElasticQuota", ns, it->first.second);
-        if (!stored || it->second.elastic_quotas.empty()) continue;
-        const ElasticQuota& eq = it->second.elastic_quotas[0];
-        ResourceList sum, by_flavor;  // by_flavor: covered resources under "<r>@<flavor>"
-        for (auto w = workload_of_.lower_bound({ns, ""});
-             w != workload_of_.end() && w->first.first == ns; ++w)
-          if (auto st = engine_->Get(WorkloadId{w->second}); st && !st->node.empty()) {
-            sum += st->requests;
-            for (const auto& [r, v] : st->requests.entries()) {
-              const std::string key = !st->flavor.empty() && engine::FlavorCovers(eq, r)
-                                          ? engine::FlavorKey(r, st->flavor)
-                                          : r;
-              by_flavor.Set(key, by_flavor.Get(key) + v);
-            }
-          }
-        Json used = Json::object();
-        for (const auto& [r, v] : eq.min.entries()) used[r] = FormatResourceQuantity(r, sum.Get(r));
-        if (eq.max)
-          for (const auto& [r, v] : eq.max->entries())
-            used[r] = FormatResourceQuantity(r, sum.Get(r));
-        Json status = {{"used", used}};
-        // status.fairShare: the weighted dominant-resource share of what the cohort lends
-        // (core/engine/fair_share.h), as the dashboard and `arbiter sim`'s report give it.
-        // Quota per flavor counts per flavor, as the engine's quota book does.
-        if (!eq.cohort.empty()) {
-          std::vector<ElasticQuota> expanded;
-          for (const auto& [key, set] : elastic->second)
-            for (const auto& q : set.elastic_quotas)
-              if (q.cohort == eq.cohort) expanded.push_back(engine::ExpandFlavors(q));
-          std::vector<const ElasticQuota*> members;
-          for (const auto& q : expanded) members.push_back(&q);
-          status["fairShare"] = engine::FormatShare(engine::WeightedShare(
-              engine::ExpandFlavors(eq), by_flavor, engine::CohortLendable(members)));
-        }
-        if (stored->contains("status") && (*stored)["status"] == status) continue;
-        Json q = *stored;
-        q["status"] = std::move(status);
-        store_.Put("ElasticQuota", ns, it->first.second, std::move(q));
-      }
-    }
-    if (quotas == policy_.end()) continue;
-    auto first = quotas->second.lower_bound({ns, ""});
-    if (first == quotas->second.end() || first->first.first != ns) continue;
-    std::vector<engine::WorkloadStatus> holding;
-    for (auto it = workload_of_.lower_bound({ns, ""});
-         it != workload_of_.end() && it->first.first == ns; ++it)
-      if (auto st = engine_->Get(WorkloadId{it->second}); st && !st->node.empty())
-        holding.push_back(std::move(*st));
-    for (auto it = first; it != quotas->second.end() && it->first.first == ns; ++it) {
-      const Json* stored = store_.Get("ResourceQuota", ns, it->first.second);
-      if (!stored || it->second.resource_quotas.empty()) continue;
-      Json status = QuotaStatus(it->second.resource_quotas[0], holding);
+    // ElasticQuota status.used: what the namespace's running workloads use of each resource of
+    // its min and max; status.fairShare: the weighted dominant-resource share of what the cohort
+    // lends (core/engine/fair_share.h), as the dashboard and `arbiter sim`'s report give it.
+    for (auto [at, end] = elastic_of.equal_range(ns); at != end; ++at) {
+      const engine::ElasticQuotaUsage& u = elastic[at->second];
+      const Json* stored = store_.Get("ElasticQuota", ns, u.name);
+      if (!stored) continue;
+      Json used = Json::object();
+      for (const auto& [r, v] : u.min.entries()) used[r] = FormatResourceQuantity(r, u.used.Get(r));
+      if (u.max)
+        for (const auto& [r, v] : u.max->entries())
+          used[r] = FormatResourceQuantity(r, u.used.Get(r));
+      Json status = {{"used", used}};
+      if (!u.cohort.empty()) status["fairShare"] = engine::FormatShare(u.fair_share);
       if (stored->contains("status") && (*stored)["status"] == status) continue;
       Json q = *stored;
       q["status"] = std::move(status);
-      store_.Put("ResourceQuota", ns, it->first.second, std::move(q));
+      store_.Put("ElasticQuota", ns, u.name, std::move(q));
+    }
+    for (auto [at, end] = quotas_of.equal_range(ns); at != end; ++at) {
+      const engine::ResourceQuotaUsage& u = quotas[at->second];
+      const Json* stored = store_.Get("ResourceQuota", ns, u.name);
+      if (!stored) continue;
+      Json status = QuotaStatus(u);
+      if (stored->contains("status") && (*stored)["status"] == status) continue;
+      Json q = *stored;
+      q["status"] = std::move(status);
+      store_.Put("ResourceQuota", ns, u.name, std::move(q));
     }
   }
   quota_dirty_.clear();

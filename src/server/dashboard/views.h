@@ -54,10 +54,10 @@ struct Preemption {
 };
 std::optional<Preemption> PreemptionOf(const Json& event);
 
-// The backfill reservation a pending workload's message names ("...; reserved on n3,n4 from T",
-// core/engine/backfill.cc; T the engine's instant as a duration, Unix ms in the daemon):
-// {nodes: [..], from: RFC 3339 | null}, or null.
-Json ReservationOf(const std::string& message);
+// The backfill reservation of a pending workload, as the engine gives it
+// (engine::WorkloadStatus::reservation, core/engine/backfill.cc): {nodes: [..], from: RFC 3339},
+// or null.
+Json ReservationOf(const engine::WorkloadStatus& w);
 
 // {"pending": [{position, namespace, name, priority, reason, message, nominatedNode,
 // reservation (ReservationOf), pendingSeconds}]}: the engine's queue order (priority, then submit
