@@ -85,18 +85,10 @@ std::optional<Preemption> PreemptionOf(const Json& event) {
   p.type = reason;
   p.victim_namespace = event.value("metadata", Json::object()).value("namespace", "");
   p.victim = io.value("name", "");
-  const std::string msg = event.value("message", "");
-  for (const char* marker : {"preempted by ", "reclaimed by ", "was stopped by "}) {
-    const size_t at = msg.find(marker);
-    if (at == std::string::npos) continue;
-    const size_t from = at + std::string(marker).size();
-    const size_t end = msg.find_first_of(" ;)", from);
-    const std::string by = msg.substr(from, end == std::string::npos ? end : end - from);
-    const size_t slash = by.find('/');
-    if (slash == std::string::npos || by.rfind("node/", 0) == 0) break;
-    p.by_namespace = by.substr(0, slash);
-    p.by = by.substr(slash + 1);
-    break;
+  const Json related = event.value("related", Json::object());
+  if (related.value("kind", "") == "Pod") {
+    p.by_namespace = related.value("namespace", "");
+    p.by = related.value("name", "");
   }
   return p;
 }
