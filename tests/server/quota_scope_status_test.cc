@@ -25,14 +25,14 @@ Json Ok(Cluster& c, const Mutation& m) {
 Json ScopedQuota(const std::string& scope) {
   std::string name = scope;
   for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return {{"apiVersion", "v1"},
-          {"kind", "ResourceQuota"},
-          {"metadata", {{"name", name}, {"namespace", "default"}}},
-          {"spec",
-           {{"hard", scope == "BestEffort"
-                         ? Json{{"pods", "10"}}
-                         : Json{{"pods", "10"}, {"requests.nvidia.com/gpu", "8"}}},
-            {"scopes", Json::array({scope})}}}};
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "ResourceQuota"},
+      {"metadata", {{"name", name}, {"namespace", "default"}}},
+      {"spec",
+       {{"hard", scope == "BestEffort" ? Json{{"pods", "10"}}
+                                       : Json{{"pods", "10"}, {"requests.nvidia.com/gpu", "8"}}},
+        {"scopes", Json::array({scope})}}}};
 }
 
 // A pod with no cpu or memory request or limit: QoS class BestEffort.
