@@ -35,12 +35,12 @@ inline constexpr char kMagic[8] = {'A', 'R', 'B', 'S', 'T', 'A', 'T', 'E'};
 class Writer {
  public:
   static constexpr bool kReading = false;
-  static constexpr bool flavorless = false;      // see Reader
-  static constexpr bool latencyless = false;     // see Reader
-  static constexpr bool depthless = false;       // see Reader
-  static constexpr bool constraintless = false;  // see Reader
-  static constexpr bool schedless = false;       // see Reader
-  static constexpr bool topologyless = false;    // see Reader
+  static constexpr bool flavorless = false;       // see Reader
+  static constexpr bool latencyless = false;      // see Reader
+  static constexpr bool depthless = false;        // see Reader
+  static constexpr bool constraintless = false;   // see Reader
+  static constexpr bool schedless = false;        // see Reader
+  static constexpr bool topologyless = false;     // see Reader
   static constexpr bool reservationless = false;  // see Reader
   void U8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
   void U32(uint32_t v) {

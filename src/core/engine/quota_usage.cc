@@ -95,8 +95,8 @@ std::vector<ElasticQuotaUsage> QuotaBook::ElasticQuotaUsages() const {
   std::vector<ElasticQuotaUsage> out;
   std::vector<ElasticQuota> plain;  // as set (flavors not expanded), parallel to `out`
   for (const EQ& e : eqs_) {
-    ElasticQuotaUsage u{e.q.meta.namespace_, e.q.meta.name, e.q.cohort, e.q.min, e.q.max, {}, {},
-                        {}, 0};
+    ElasticQuotaUsage u{
+        e.q.meta.namespace_, e.q.meta.name, e.q.cohort, e.q.min, e.q.max, {}, {}, {}, 0};
     u.used = Unflavored(e.used);
     for (const auto& [r, v] : u.used.entries())
       if ((u.min.Has(r) || (u.max && u.max->Has(r))) && v > u.min.Get(r))

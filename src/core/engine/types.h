@@ -121,8 +121,8 @@ struct WorkloadStatus {
   PreemptionPolicy preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
   PreemptMode preempt_mode = PreemptMode::kRequeue;
   Phase phase = Phase::kPending;
-  std::string node;       // where it runs now, "" if nowhere
-  std::string last_node;  // where it runs or last ran
+  std::string node;            // where it runs now, "" if nowhere
+  std::string last_node;       // where it runs or last ran
   std::string nominated_node;  // the node whose room it holds while its victims exit, "" none
   // Pending with a backfill reservation (the facts of the message's "; reserved on ..." note).
   std::optional<BackfillReservation> reservation;
@@ -149,7 +149,7 @@ struct WorkloadStatus {
 struct ResourceQuotaUsage {
   std::string namespace_, name;
   struct Item {
-    std::string key;       // as written: "requests.cpu", "pods", "count/pods"
+    std::string key;  // as written: "requests.cpu", "pods", "count/pods"
     QuotaTrack track = QuotaTrack::kRequests;
     std::string resource;  // "cpu", "nvidia.com/gpu", "pods" for counts
     int64_t hard = 0;      // canonical units of `resource`
