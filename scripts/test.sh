@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets everything up, builds, runs every test, then the sanitizer job. Used by the README and by
-# .ci/run. Quiet: a line per stage, the build's warnings and errors, and a summary of each test
+# Sets everything up, checks the formatting (scripts/check-format.sh: an unformatted file fails
+# the run), builds, runs every test, then the sanitizer job. Used by the README and by .ci/run.
+# Quiet: a line per stage, the build's warnings and errors, and a summary of each test
 # run; the full output of a failing test (and of every test, in $BUILD/ctest.log).
 #
 #   BUILD_DIR=build             the build directory
@@ -37,6 +38,8 @@ stop_services() {
   done
 }
 trap stop_services EXIT
+stage "format (scripts/check-format.sh, clang-format 14)"
+./scripts/check-format.sh
 stage "build ($BUILD)"
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD" -j2 -- --quiet
