@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets everything up, builds, runs every test, then the sanitizer job. Used by the README and by
-# .ci/run. Quiet: a line per stage, the build's warnings and errors, and a summary of each test
+# Sets everything up, builds, runs every test, then the sanitizer job and the format check
+# (scripts/check-format.sh: an unformatted file fails the run). Used by the README and by .ci/run.
+# Quiet: a line per stage, the build's warnings and errors, and a summary of each test
 # run; the full output of a failing test (and of every test, in $BUILD/ctest.log).
 #
 #   BUILD_DIR=build             the build directory
@@ -101,6 +102,9 @@ if [ "${ARBITER_SKIP_SANITIZE:-0}" != 1 ]; then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   run_ctest "$SAN" "$SAN/ctest.log" -R '^sanitize:'
 fi
+# The format check runs while the Slurm tests may still be waiting on Slurm: the CPU is free then.
+stage "format (scripts/check-format.sh, clang-format 14)"
+./scripts/check-format.sh
 stage "Slurm tests (waiting for the background run)"
 if wait "$slurm_job"; then
   grep -E '^\[  PASSED  \]|tests ran' "$SLURM_LOG" | sed 's/^/   /'

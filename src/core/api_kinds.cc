@@ -8,12 +8,28 @@ std::string ApiKind::ApiVersion() const {
 
 const std::vector<ApiKind>& ApiKinds() {
   static const std::vector<ApiKind> kKinds = {
-      {"Event", "", "v1", "events", "event", {"ev"}, true, false},
-      {"LimitRange", "", "v1", "limitranges", "limitrange", {"limits"}, true, true},
-      {"Namespace", "", "v1", "namespaces", "namespace", {"ns"}, false, true},
-      {"Node", "", "v1", "nodes", "node", {"no"}, false, true},
-      {"Pod", "", "v1", "pods", "pod", {"po"}, true, true},
-      {"ResourceQuota", "", "v1", "resourcequotas", "resourcequota", {"quota"}, true, true},
+      {"Event", "", "v1", "events", "event", {"ev"}, true, false, KindId::kEvent},
+      {"LimitRange",
+       "",
+       "v1",
+       "limitranges",
+       "limitrange",
+       {"limits"},
+       true,
+       true,
+       KindId::kLimitRange},
+      {"Namespace", "", "v1", "namespaces", "namespace", {"ns"}, false, true, KindId::kNamespace},
+      {"Node", "", "v1", "nodes", "node", {"no"}, false, true, KindId::kNode},
+      {"Pod", "", "v1", "pods", "pod", {"po"}, true, true, KindId::kPod},
+      {"ResourceQuota",
+       "",
+       "v1",
+       "resourcequotas",
+       "resourcequota",
+       {"quota"},
+       true,
+       true,
+       KindId::kResourceQuota},
       {"PodDisruptionBudget",
        "policy",
        "v1",
@@ -21,7 +37,8 @@ const std::vector<ApiKind>& ApiKinds() {
        "poddisruptionbudget",
        {"pdb"},
        true,
-       true},
+       true,
+       KindId::kPodDisruptionBudget},
       {"PriorityClass",
        "scheduling.k8s.io",
        "v1",
@@ -29,7 +46,8 @@ const std::vector<ApiKind>& ApiKinds() {
        "priorityclass",
        {"pc"},
        false,
-       true},
+       true,
+       KindId::kPriorityClass},
       {"ElasticQuota",
        "arbiter.dev",
        "v1alpha1",
@@ -37,10 +55,27 @@ const std::vector<ApiKind>& ApiKinds() {
        "elasticquota",
        {"eq", "eqs"},
        true,
-       true},
-      {"PoolPolicy", "arbiter.dev", "v1alpha1", "poolpolicies", "poolpolicy", {"pp"}, false, true},
-      {"PriceBook", "arbiter.dev", "v1alpha1", "pricebooks", "pricebook", {"pb"}, false, true},
-      {"QoS", "arbiter.dev", "v1alpha1", "qoses", "qos", {}, false, true},
+       true,
+       KindId::kElasticQuota},
+      {"PoolPolicy",
+       "arbiter.dev",
+       "v1alpha1",
+       "poolpolicies",
+       "poolpolicy",
+       {"pp"},
+       false,
+       true,
+       KindId::kPoolPolicy},
+      {"PriceBook",
+       "arbiter.dev",
+       "v1alpha1",
+       "pricebooks",
+       "pricebook",
+       {"pb"},
+       false,
+       true,
+       KindId::kPriceBook},
+      {"QoS", "arbiter.dev", "v1alpha1", "qoses", "qos", {}, false, true, KindId::kQoS},
       {"ResourceFlavor",
        "arbiter.dev",
        "v1alpha1",
@@ -48,7 +83,8 @@ const std::vector<ApiKind>& ApiKinds() {
        "resourceflavor",
        {"flavor", "flavors", "rf"},
        false,
-       true},
+       true,
+       KindId::kResourceFlavor},
       {"PodGroup",
        "scheduling.x-k8s.io",
        "v1alpha1",
@@ -56,9 +92,19 @@ const std::vector<ApiKind>& ApiKinds() {
        "podgroup",
        {"pg", "pgs"},
        true,
-       true},
+       true,
+       KindId::kPodGroup},
   };
   return kKinds;
+}
+
+const ApiKind& ApiKindOf(KindId id) {
+  static const std::vector<const ApiKind*> kById = [] {
+    std::vector<const ApiKind*> v(ApiKinds().size(), nullptr);
+    for (const ApiKind& k : ApiKinds()) v.at(static_cast<size_t>(k.id)) = &k;
+    return v;
+  }();
+  return *kById.at(static_cast<size_t>(id));
 }
 
 const ApiKind* FindApiKind(std::string_view kind) {

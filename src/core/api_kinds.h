@@ -13,11 +13,31 @@
 // Pure data.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace arbiter {
+
+// Each kind as a type: what code dispatches on (a switch the compiler checks for every kind),
+// once a kind's name has been looked up in the table.
+enum class KindId : uint8_t {
+  kEvent,
+  kLimitRange,
+  kNamespace,
+  kNode,
+  kPod,
+  kResourceQuota,
+  kPodDisruptionBudget,
+  kPriorityClass,
+  kElasticQuota,
+  kPoolPolicy,
+  kPriceBook,
+  kQoS,
+  kResourceFlavor,
+  kPodGroup,
+};
 
 struct ApiKind {
   const char* kind;      // "Pod"
@@ -28,6 +48,7 @@ struct ApiKind {
   std::vector<const char*> short_names;
   bool namespaced;
   bool in_manifests;  // the manifest loader accepts it (Event: served, never loaded)
+  KindId id;
   // "v1" for core, "group/version" otherwise.
   std::string ApiVersion() const;
 };
@@ -38,5 +59,7 @@ const std::vector<ApiKind>& ApiKinds();
 
 // nullptr for a kind not in the table.
 const ApiKind* FindApiKind(std::string_view kind);
+// The row of a kind (every KindId has one).
+const ApiKind& ApiKindOf(KindId id);
 
 }  // namespace arbiter

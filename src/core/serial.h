@@ -35,12 +35,13 @@ inline constexpr char kMagic[8] = {'A', 'R', 'B', 'S', 'T', 'A', 'T', 'E'};
 class Writer {
  public:
   static constexpr bool kReading = false;
-  static constexpr bool flavorless = false;      // see Reader
-  static constexpr bool latencyless = false;     // see Reader
-  static constexpr bool depthless = false;       // see Reader
-  static constexpr bool constraintless = false;  // see Reader
-  static constexpr bool schedless = false;       // see Reader
-  static constexpr bool topologyless = false;    // see Reader
+  static constexpr bool flavorless = false;       // see Reader
+  static constexpr bool latencyless = false;      // see Reader
+  static constexpr bool depthless = false;        // see Reader
+  static constexpr bool constraintless = false;   // see Reader
+  static constexpr bool schedless = false;        // see Reader
+  static constexpr bool topologyless = false;     // see Reader
+  static constexpr bool reservationless = false;  // see Reader
   void U8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
   void U32(uint32_t v) {
     for (int i = 0; i < 4; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -79,6 +80,9 @@ class Reader {
   // topologySpreadConstraints (engine snapshot and command version 6, simulation state version
   // 4): they read as empty.
   bool topologyless = false;
+  // The file predates the workloads' structured backfill reservation (engine snapshot version 7):
+  // it reads as none until the next cycle (the message keeps its note).
+  bool reservationless = false;
   explicit Reader(std::string_view in) : in_(in) {}
   uint8_t U8() {
     if (!Need(1)) return 0;

@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <string_view>
 
 #include "adapters/yaml/manifest_loader.h"
 #include "core/api_kinds.h"
 #include "core/engine/admission.h"
 #include "core/engine/fair_share.h"
 #include "core/engine/object_commands.h"
-#include "core/engine/quota_book.h"
 #include "core/resources.h"
 #include "core/validation.h"
 #include "server/pdb_status.h"
@@ -21,27 +22,6 @@ namespace arbiter::server {
 
 using engine::EventType;
 using engine::WorkloadId;
-
-// Every kind of the one kinds table (core/api_kinds.h).
-const std::vector<KindInfo>& ServedKinds() {
-  static const std::vector<KindInfo> kKinds = [] {
-    static std::vector<std::string> api_versions;  // owns the strings KindInfo points to
-    api_versions.reserve(ApiKinds().size());
-    std::vector<KindInfo> v;
-    for (const ApiKind& k : ApiKinds()) {
-      api_versions.push_back(k.ApiVersion());
-      v.push_back({k.kind, api_versions.back().c_str(), k.namespaced});
-    }
-    return v;
-  }();
-  return kKinds;
-}
-
-const KindInfo* FindKind(const std::string& kind) {
-  for (const auto& k : ServedKinds())
-    if (kind == k.kind) return &k;
-  return nullptr;
-}
 
 // ------------------------------------------------------------------ Mutation encoding
 
@@ -242,10 +222,6 @@ ApiError::Reason FromEngine(StatusCode c) {
   }
 }
 
-bool IsPolicyKind(const std::string& kind) {
-  return kind != "Pod" && kind != "Node" && kind != "Event";
-}
-
 Json SpecOf(const Json& obj) {
   Json s = obj.contains("spec") ? obj["spec"] : Json::object();
   if (s.is_object()) s.erase("nodeName");
@@ -297,12 +273,13 @@ ManifestSet Cluster::PolicyContext(const std::string& skip_kind, const std::stri
 
 // ------------------------------------------------------------------ create / update
 
-yaml::ManifestLoad Cluster::Load(const std::string& kind, const Json& obj) {
+yaml::ManifestLoad Cluster::Load(const KindInfo& kind, const Json& obj) {
   // The status is the server's (a Node's is its capacity, read as the manifest's); the node a
   // pod is bound to is not part of what was submitted.
   Json in = obj;
-  if (kind != "Node") in.erase("status");
-  if (kind == "Pod" && in.contains("spec") && in["spec"].is_object()) in["spec"].erase("nodeName");
+  if (kind.status == StatusWriter::kServer) in.erase("status");
+  if (kind.storage == Storage::kWorkload && in.contains("spec") && in["spec"].is_object())
+    in["spec"].erase("nodeName");
   yaml::ManifestLoad load;
   yaml::LoadManifestText(in.dump(), "request", &load);
   load.ReleaseSources();
@@ -325,297 +302,389 @@ Cluster::Prepared Cluster::Prepare(const Mutation& m) {
   } else {
     meta.erase("namespace");
   }
-  p.load = Load(m.kind, obj);
+  p.load = Load(*info, obj);
   return p;
 }
 
+// A create or update on its way through Put's steps.
+struct Cluster::Target {
+  Target(const KindInfo& k, Json o) : kind(k), obj(std::move(o)) {}
+  const KindInfo& kind;
+  Json obj;  // the object as it will be stored
+  std::string name, ns;
+  const Json* existing = nullptr;  // the stored object it replaces
+  bool spec_changed = true;
+  std::optional<uint64_t> new_workload;  // a created Pod's workload
+  bool deadline_set = false;             // SetPodDeadline applied: backfill reservations may move
+};
+
 MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   const KindInfo* info = FindKind(m.kind);
-  if (!info || m.kind == "Event")
+  if (!info || info->storage == Storage::kServerWritten)
     return Fail(Error(ApiError::Reason::kMethodNotAllowed, m.kind, m.name,
                       "the server does not allow this method on the requested resource"));
-  Json obj = m.object;
-  if (!obj.is_object())
+  if (!m.object.is_object())
     return Fail(Error(ApiError::Reason::kBadRequest, m.kind, m.name, "the body is not an object"));
+  Target t{*info, m.object};
+  if (auto e = Settle(m, t)) return Fail(std::move(*e));
+  KeepServerFields(m, t);
+  // Validation, exactly as `arbiter validate`: the loader, then the cross-object rules.
+  yaml::ManifestLoad loaded;
+  if (!prepared || !prepared->load) loaded = Load(*info, t.obj);
+  const yaml::ManifestLoad& load = prepared && prepared->load ? *prepared->load : loaded;
+  MutationResult result;
+  if (auto e = Validate(m, t, load, result.warnings)) return Fail(std::move(*e));
+  t.spec_changed = !t.existing || SpecOf(*t.existing) != SpecOf(t.obj);
+  if (auto e = CheckUpdate(t)) return Fail(std::move(*e));
+  if (m.dry_run) {  // validated: the object as it would be stored, and nothing changes
+    result.object = DryRunObject(m.time, std::move(t));
+    return result;
+  }
+  const Status s = ApplyUpsert(m.time, load.set, t);
+  if (!s.ok()) return Fail(Error(FromEngine(s.code()), m.kind, t.name, s.message()));
+  Commit(m.time, load.set, t);
+  result.stored = store_.Share(m.kind, t.ns, t.name);
+  return result;
+}
+
+// The object's name and namespace checked against the request's, and the stored object it
+// replaces: what kube-apiserver refuses before validating.
+std::optional<ApiError> Cluster::Settle(const Mutation& m, Target& t) const {
+  Json& obj = t.obj;
   if (!obj.contains("metadata") || !obj["metadata"].is_object()) obj["metadata"] = Json::object();
   Json& meta = obj["metadata"];
-  const std::string name = meta.value("name", "");
+  t.name = meta.value("name", "");
+  const std::string& name = t.name;
   if (name.empty() && m.op == Mutation::Op::kCreate && meta.contains("generateName"))
-    return Fail(
-        Error(ApiError::Reason::kBadRequest, m.kind, "", "metadata.generateName is not supported"));
+    return Error(ApiError::Reason::kBadRequest, m.kind, "",
+                 "metadata.generateName is not supported");
   if (!m.name.empty() && name != m.name)
-    return Fail(Error(ApiError::Reason::kBadRequest, m.kind, m.name,
-                      "the name of the object (" + name + ") does not match the name on the URL (" +
-                          m.name + ")"));
-  std::string ns;
-  if (info->namespaced) {
-    ns = meta.value("namespace", "");
-    if (ns.empty()) ns = m.namespace_.empty() ? "default" : m.namespace_;
-    if (!m.namespace_.empty() && ns != m.namespace_)
-      return Fail(Error(
+    return Error(ApiError::Reason::kBadRequest, m.kind, m.name,
+                 "the name of the object (" + name + ") does not match the name on the URL (" +
+                     m.name + ")");
+  if (t.kind.namespaced) {
+    t.ns = meta.value("namespace", "");
+    if (t.ns.empty()) t.ns = m.namespace_.empty() ? "default" : m.namespace_;
+    if (!m.namespace_.empty() && t.ns != m.namespace_)
+      return Error(
           ApiError::Reason::kBadRequest, m.kind, name,
-          "the namespace of the provided object does not match the namespace sent on the request"));
-    meta["namespace"] = ns;
-    if (!store_.Get("Namespace", "", ns))
-      return Fail(Error(ApiError::Reason::kNotFound, "Namespace", ns,
-                        "namespaces \"" + ns + "\" not found"));
+          "the namespace of the provided object does not match the namespace sent on the request");
+    meta["namespace"] = t.ns;
+    if (!store_.Get("Namespace", "", t.ns))
+      return Error(ApiError::Reason::kNotFound, "Namespace", t.ns,
+                   "namespaces \"" + t.ns + "\" not found");
   } else {
     meta.erase("namespace");
   }
-  const Json* existing = store_.Get(m.kind, ns, name);
+  t.existing = store_.Get(m.kind, t.ns, name);
+  const Json* existing = t.existing;
   if (m.op == Mutation::Op::kCreate && existing)
-    return Fail(Error(ApiError::Reason::kAlreadyExists, m.kind, name, ""));
+    return Error(ApiError::Reason::kAlreadyExists, m.kind, name, "");
   if (m.op == Mutation::Op::kUpdate && !existing)
-    return Fail(Error(ApiError::Reason::kNotFound, m.kind, name, ""));
+    return Error(ApiError::Reason::kNotFound, m.kind, name, "");
   if (existing && meta.contains("resourceVersion") && meta["resourceVersion"].is_string() &&
       !meta["resourceVersion"].get<std::string>().empty() &&
       meta["resourceVersion"] != existing->at("metadata").at("resourceVersion"))
-    return Fail(Error(ApiError::Reason::kConflict, m.kind, name, ""));
-  if (existing && existing->at("metadata").contains("deletionTimestamp") && m.kind == "Pod")
-    return Fail(Error(ApiError::Reason::kConflict, m.kind, name, "the pod is being deleted"));
+    return Error(ApiError::Reason::kConflict, m.kind, name, "");
+  if (existing && existing->at("metadata").contains("deletionTimestamp") &&
+      t.kind.storage == Storage::kWorkload)
+    return Error(ApiError::Reason::kConflict, m.kind, name, "the pod is being deleted");
+  return std::nullopt;
+}
 
-  // Server-owned fields.
-  if (m.kind == "Pod" && m.op == Mutation::Op::kCreate) obj.erase("status");
-  if (existing) {
-    const Json& old = existing->at("metadata");
-    meta["uid"] = old.at("uid");
-    meta["creationTimestamp"] = old.at("creationTimestamp");
-    if (old.contains("generation")) meta["generation"] = old["generation"];
-    if (m.kind != "Node" && existing->contains("status")) obj["status"] = (*existing)["status"];
-    if (m.kind == "Pod" && existing->contains("spec") && existing->at("spec").contains("nodeName"))
-      obj["spec"]["nodeName"] = existing->at("spec").at("nodeName");
-  }
+// Server-owned fields: identity and status (unless the client writes it), a pod's node.
+void Cluster::KeepServerFields(const Mutation& m, Target& t) const {
+  Json& obj = t.obj;
+  const bool workload = t.kind.storage == Storage::kWorkload;
+  if (workload && m.op == Mutation::Op::kCreate) obj.erase("status");
+  if (!t.existing) return;
+  const Json& old = t.existing->at("metadata");
+  Json& meta = obj["metadata"];
+  meta["uid"] = old.at("uid");
+  meta["creationTimestamp"] = old.at("creationTimestamp");
+  if (old.contains("generation")) meta["generation"] = old["generation"];
+  if (t.kind.status == StatusWriter::kServer && t.existing->contains("status"))
+    obj["status"] = (*t.existing)["status"];
+  if (workload && t.existing->contains("spec") && t.existing->at("spec").contains("nodeName"))
+    obj["spec"]["nodeName"] = t.existing->at("spec").at("nodeName");
+}
 
-  // Validation, exactly as `arbiter validate`: the loader, then the cross-object rules.
-  yaml::ManifestLoad loaded;
-  if (!prepared || !prepared->load) loaded = Load(m.kind, obj);
-  const yaml::ManifestLoad& load = prepared && prepared->load ? *prepared->load : loaded;
+// LimitRanger admission on a pod's create, as kube-apiserver runs it: a pod the namespace's
+// LimitRanges refuse is never created (403, or 422 when a defaulted limit falls below its
+// request), where `arbiter validate` and `arbiter sim` warn and reject it at submission.
+std::optional<ApiError> Cluster::AdmitLimitRanges(const Target& t, const Pod& pod,
+                                                  const ManifestSet& ctx) const {
+  std::map<std::string, const LimitRange*> by_name;  // the engine's order: by name
+  for (const auto& lr : ctx.limit_ranges)
+    if (lr.meta.namespace_ == t.ns) by_name.emplace(lr.meta.name, &lr);
+  std::vector<const LimitRange*> ranges;
+  for (const auto& [lr_name, lr] : by_name) ranges.push_back(lr);
+  engine::AdmittedPod admitted;
+  const std::string why = engine::ApplyLimitRanges(pod, ranges, &admitted);
+  const std::string invalid = "Pod \"" + t.name + "\" is invalid: ";
+  if (why.rfind(invalid, 0) == 0)
+    return Error(ApiError::Reason::kInvalid, t.kind.kind, t.name, why.substr(invalid.size()));
+  if (!why.empty()) return Error(ApiError::Reason::kForbidden, t.kind.kind, t.name, why);
+  return std::nullopt;
+}
+
+// The loader's diagnostics, then the cross-object rules against the stored policy objects; the
+// warnings go to `warnings`, errors refuse the object.
+std::optional<ApiError> Cluster::Validate(const Mutation& m, const Target& t,
+                                          const yaml::ManifestLoad& load,
+                                          std::vector<std::string>& warnings) const {
   Diagnostics diags = load.diagnostics;
   if (load.ok()) {
-    ManifestSet ctx = PolicyContext(m.kind, ns, name);
-    // LimitRanger admission on a pod's create, as kube-apiserver runs it: a pod the namespace's
-    // LimitRanges refuse is never created (403, or 422 when a defaulted limit falls below its
-    // request), where `arbiter validate` and `arbiter sim` warn and reject it at submission.
-    if (m.kind == "Pod" && m.op == Mutation::Op::kCreate && load.set.pods.size() == 1) {
-      std::map<std::string, const LimitRange*> by_name;  // the engine's order: by name
-      for (const auto& lr : ctx.limit_ranges)
-        if (lr.meta.namespace_ == ns) by_name.emplace(lr.meta.name, &lr);
-      std::vector<const LimitRange*> ranges;
-      for (const auto& [lr_name, lr] : by_name) ranges.push_back(lr);
-      engine::AdmittedPod admitted;
-      const std::string why = engine::ApplyLimitRanges(load.set.pods[0], ranges, &admitted);
-      const std::string invalid = "Pod \"" + name + "\" is invalid: ";
-      if (why.rfind(invalid, 0) == 0)
-        return Fail(Error(ApiError::Reason::kInvalid, m.kind, name, why.substr(invalid.size())));
-      if (!why.empty()) return Fail(Error(ApiError::Reason::kForbidden, m.kind, name, why));
-    }
+    ManifestSet ctx = PolicyContext(m.kind, t.ns, t.name);
+    if (t.kind.storage == Storage::kWorkload && m.op == Mutation::Op::kCreate &&
+        load.set.pods.size() == 1)
+      if (auto e = AdmitLimitRanges(t, load.set.pods[0], ctx)) return e;
     ManifestSet only = load.set;
     Append(ctx, only);
     ResolvePodGroups(&ctx);  // a pod's group arrived in an earlier request
     Diagnostics cross;
     ValidateManifestSet(ctx, nullptr, &cross);
-    const std::string display = info->namespaced ? ns + "/" + name : name;
+    const std::string display = t.kind.namespaced ? t.ns + "/" + t.name : t.name;
     for (auto& d : cross.items) {
       if (d.kind != m.kind || d.name != display) continue;
       // Objects arrive one request at a time (kubectl apply sends them in file order), so a QoS
       // may name in its preempt list a QoS applied after it: that reference is a warning here
       // (the engine reads preempt lists by name at each decision; an absent QoS preempts nothing).
-      if (m.kind == "QoS" && d.field_path.rfind("spec.preempt", 0) == 0 &&
+      if (t.kind.id == KindId::kQoS && d.field_path.rfind("spec.preempt", 0) == 0 &&
           d.message.rfind("unknown QoS", 0) == 0)
         d.severity = Severity::kWarning;
       // A PodGroup comes before its pods: "minMember is 3 but 0 pod(s) carry the label" is the
       // normal state of a new group here, not a warning.
-      if (m.kind == "PodGroup" && d.severity == Severity::kWarning &&
+      if (t.kind.id == KindId::kPodGroup && d.severity == Severity::kWarning &&
           d.field_path == "spec.minMember")
         continue;
       diags.Add(std::move(d));
     }
   }
-  MutationResult result;
   for (const auto& d : diags.items)
     if (d.severity == Severity::kWarning)
-      result.warnings.push_back(d.field_path.empty() ? d.message : d.field_path + ": " + d.message);
-  if (diags.HasErrors()) {
-    ApiError e = Error(ApiError::Reason::kInvalid, m.kind, name, "");
-    for (auto& d : diags.items)
-      if (d.severity == Severity::kError) e.diagnostics.Add(std::move(d));
-    return Fail(std::move(e));
-  }
+      warnings.push_back(d.field_path.empty() ? d.message : d.field_path + ": " + d.message);
+  if (!diags.HasErrors()) return std::nullopt;
+  ApiError e = Error(ApiError::Reason::kInvalid, m.kind, t.name, "");
+  for (auto& d : diags.items)
+    if (d.severity == Severity::kError) e.diagnostics.Add(std::move(d));
+  return e;
+}
 
-  // The engine's command.
-  const Millis t = m.time;
-  const ManifestSet& set = load.set;
-  Status s;
-  bool spec_changed = !existing || SpecOf(*existing) != SpecOf(obj);
-  std::optional<uint64_t> new_workload;
-  bool deadline_set = false;  // SetPodDeadline applied: backfill reservations may move
-  if (m.kind == "Pod" && existing && spec_changed) {  // only what Kubernetes allows (pod_update.h)
-    const auto errors = ValidatePodSpecUpdate(SpecOf(*existing), SpecOf(obj));
-    if (!errors.empty()) {
-      ApiError e = Error(ApiError::Reason::kInvalid, m.kind, name, "");
+// What an update may change, by the kind's rule (kind_table.h UpdateRule).
+std::optional<ApiError> Cluster::CheckUpdate(const Target& t) const {
+  const std::string& kind = t.kind.kind;
+  switch (t.kind.update_rule) {
+    case UpdateRule::kAny:
+      return std::nullopt;
+    case UpdateRule::kPodSpec: {  // only what Kubernetes allows (pod_update.h)
+      if (!t.existing || !t.spec_changed) return std::nullopt;
+      const auto errors = ValidatePodSpecUpdate(SpecOf(*t.existing), SpecOf(t.obj));
+      if (errors.empty()) return std::nullopt;
+      ApiError e = Error(ApiError::Reason::kInvalid, kind, t.name, "");
       for (const auto& pe : errors)
-        e.diagnostics.Add(Diagnostic{Severity::kError, "request", 1, "Pod", ns + "/" + name,
+        e.diagnostics.Add(Diagnostic{Severity::kError, "request", 1, kind, t.ns + "/" + t.name,
                                      pe.field, pe.message});
-      return Fail(std::move(e));
+      return e;
     }
-  }
-  if (m.kind == "PriorityClass" && existing) {  // Kubernetes' ValidatePriorityClassUpdate
-    ApiError e = Error(ApiError::Reason::kInvalid, m.kind, name, "");
-    auto refuse = [&](const std::string& field, const std::string& message) {
-      e.diagnostics.Add(
-          Diagnostic{Severity::kError, "request", 1, "PriorityClass", name, field, message});
-    };
-    if (existing->value("value", Json()) != obj.value("value", Json()))
-      refuse("value", "Forbidden: may not be changed in an update.");
-    const std::string was = existing->value("preemptionPolicy", "PreemptLowerPriority");
-    const std::string now = obj.value("preemptionPolicy", "PreemptLowerPriority");
-    if (was != now)
-      refuse("preemptionPolicy", "Invalid value: \"" + now + "\": field is immutable");
-    if (!e.diagnostics.items.empty()) return Fail(std::move(e));
-  }
-  if (m.kind == "PoolPolicy" && !existing && !store_.List("PoolPolicy", "").empty())
-    return Fail(Error(ApiError::Reason::kConflict, m.kind, name,
-                      "a PoolPolicy exists already (at most one)"));
-  if (m.dry_run) {  // validated: the object as it would be stored, and nothing changes
-    if (!existing) {
-      meta.erase("resourceVersion");
-      meta["uid"] = PeekUid();
-      meta["creationTimestamp"] = KubeTime(t);
-      meta["generation"] = 1;
-      if (m.kind == "Pod") {
-        engine::WorkloadStatus pending;
-        pending.phase = engine::Phase::kPending;
-        SetPodStatus(obj, pending, "", t);
-      }
-    } else {
-      meta["resourceVersion"] = existing->at("metadata").at("resourceVersion");
-      if (spec_changed) meta["generation"] = meta.value("generation", 1) + 1;
+    case UpdateRule::kImmutableValue: {  // Kubernetes' ValidatePriorityClassUpdate
+      if (!t.existing) return std::nullopt;
+      ApiError e = Error(ApiError::Reason::kInvalid, kind, t.name, "");
+      auto refuse = [&](const std::string& field, const std::string& message) {
+        e.diagnostics.Add(Diagnostic{Severity::kError, "request", 1, kind, t.name, field, message});
+      };
+      if (t.existing->value("value", Json()) != t.obj.value("value", Json()))
+        refuse("value", "Forbidden: may not be changed in an update.");
+      const std::string was = t.existing->value("preemptionPolicy", "PreemptLowerPriority");
+      const std::string now = t.obj.value("preemptionPolicy", "PreemptLowerPriority");
+      if (was != now)
+        refuse("preemptionPolicy", "Invalid value: \"" + now + "\": field is immutable");
+      if (e.diagnostics.items.empty()) return std::nullopt;
+      return e;
     }
-    result.object = std::move(obj);
-    return result;
+    case UpdateRule::kSingleton:
+      if (t.existing || store_.List(kind, "").empty()) return std::nullopt;
+      return Error(ApiError::Reason::kConflict, kind, t.name,
+                   "a " + kind + " exists already (at most one)");
   }
-  if (m.kind == "Pod") {
-    if (!existing) {
-      const Pod pod = WithPodGroup(set.pods.at(0), policy_);
-      const WorkloadId id = engine_->next_workload_id();
-      new_workload = engine::Value(id);
-      pod_of_[*new_workload] = {ns, name};
-      workload_of_[{ns, name}] = *new_workload;
-      recorder_->Submitted(sim::WorkSpec::Of(pod), pod.sim.usage);
-      s = engine_->Apply(engine::At(t, engine::SubmitPod{pod, false, {}}));
-      if (!s.ok()) {
-        recorder_->works.pop_back();
-        pod_of_.erase(*new_workload);
-        workload_of_.erase({ns, name});
-      }
-    } else if (const auto deadline = set.pods.at(0).active_deadline; deadline && spec_changed) {
-      // spec.activeDeadlineSeconds set or lowered (pod_update.h allows nothing else for it):
-      // backfill plans with the new limit. A finished pod has no workload any more.
-      if (auto w = workload_of_.find({ns, name}); w != workload_of_.end()) {
-        s = engine_->Apply(engine::At(t, engine::SetPodDeadline{WorkloadId{w->second}, *deadline}));
-        deadline_set = s.ok();
-      }
-    }
-  } else if (m.kind == "Namespace") {
-    s = engine_->Apply(engine::At(t, engine::UpsertNamespace{set.namespaces.at(0)}));
-  } else if (m.kind == "Node") {
-    s = engine_->Apply(engine::At(t, engine::UpsertNode{set.nodes.at(0), 0}));
-  } else if (m.kind == "ResourceQuota") {
-    s = engine_->Apply(engine::At(t, engine::UpsertResourceQuota{set.resource_quotas.at(0)}));
-  } else if (m.kind == "LimitRange") {
-    s = engine_->Apply(engine::At(t, engine::UpsertLimitRange{set.limit_ranges.at(0)}));
-  } else if (m.kind == "PriorityClass") {
-    s = engine_->Apply(engine::At(t, engine::UpsertPriorityClass{set.priority_classes.at(0)}));
-  } else if (m.kind == "PodDisruptionBudget") {
-    s = engine_->Apply(engine::At(t, engine::UpsertPodDisruptionBudget{set.pdbs.at(0)}));
-  } else if (m.kind == "PoolPolicy") {
-    s = engine_->Apply(engine::At(t, engine::UpsertPoolPolicy{*set.pool_policy}));
-  } else if (m.kind == "ElasticQuota") {
-    s = engine_->Apply(
-        engine::At(t, engine::UpsertElasticQuota{WithFlavors(set.elastic_quotas.at(0), policy_)}));
-  } else if (m.kind == "ResourceFlavor" && existing && spec_changed) {
-    // The ElasticQuotas that name it take its new node labels.
-    ManifestSet now = PolicyContext("", "", "");
-    now.resource_flavors.erase(
-        std::remove_if(now.resource_flavors.begin(), now.resource_flavors.end(),
-                       [&](const ResourceFlavor& f) { return f.meta.name == name; }),
-        now.resource_flavors.end());
-    Append(now, set);
-    ResolveFlavors(&now);
-    for (const auto& q : now.elastic_quotas)
-      if (s.ok() && NamesFlavor(q, name))
-        s = engine_->Apply(engine::At(t, engine::UpsertElasticQuota{q}));
-  } else if (m.kind == "PriceBook") {
-    s = engine_->Apply(engine::At(t, engine::UpsertPriceBook{set.price_books.at(0)}));
-  } else if (m.kind == "QoS") {
-    s = engine_->Apply(engine::At(t, engine::UpsertQoS{set.qos.at(0)}));
-  }
-  if (!s.ok()) return Fail(Error(FromEngine(s.code()), m.kind, name, s.message()));
+  return std::nullopt;
+}
 
-  if (IsPolicyKind(m.kind)) policy_[m.kind][{ns, name}] = set;
-  if (m.kind == "ElasticQuota")  // the others' shares have new denominators
-    for (const auto& [key, entry] : policy_[m.kind]) quota_dirty_.insert(key.first);
-  if (m.kind == "ResourceQuota" || m.kind == "ElasticQuota" || m.kind == "PodDisruptionBudget" ||
-      m.kind == "Pod")
-    quota_dirty_.insert(ns);
-  if (!existing) {
-    meta["uid"] = NewUid();
-    meta["creationTimestamp"] = KubeTime(t);
+// A dry run's answer: the object as it would be stored.
+Json Cluster::DryRunObject(Millis time, Target&& t) const {
+  Json& meta = t.obj["metadata"];
+  if (!t.existing) {
+    meta.erase("resourceVersion");
+    meta["uid"] = PeekUid();
+    meta["creationTimestamp"] = KubeTime(time);
     meta["generation"] = 1;
-  } else if (spec_changed) {
+    if (t.kind.storage == Storage::kWorkload) {
+      engine::WorkloadStatus pending;
+      pending.phase = engine::Phase::kPending;
+      SetPodStatus(t.obj, pending, "", time);
+    }
+  } else {
+    meta["resourceVersion"] = t.existing->at("metadata").at("resourceVersion");
+    if (t.spec_changed) meta["generation"] = meta.value("generation", 1) + 1;
+  }
+  return std::move(t.obj);
+}
+
+// A Pod's engine command: SubmitPod on create, SetPodDeadline when an update sets or lowers
+// spec.activeDeadlineSeconds (pod_update.h allows nothing else for it).
+Status Cluster::ApplyPod(Millis time, const ManifestSet& set, Target& t) {
+  if (!t.existing) {
+    const Pod pod = WithPodGroup(set.pods.at(0), policy_);
+    const WorkloadId id = engine_->next_workload_id();
+    const uint64_t w = engine::Value(id);
+    t.new_workload = w;
+    pod_of_[w] = {t.ns, t.name};
+    workload_of_[{t.ns, t.name}] = w;
+    recorder_->Submitted(sim::WorkSpec::Of(pod), pod.sim.usage);
+    Status s = engine_->Apply(engine::At(time, engine::SubmitPod{pod, false, {}}));
+    if (!s.ok()) {
+      recorder_->works.pop_back();
+      pod_of_.erase(w);
+      workload_of_.erase({t.ns, t.name});
+    }
+    return s;
+  }
+  const auto deadline = set.pods.at(0).active_deadline;
+  if (!deadline || !t.spec_changed) return Status::Ok();
+  // Backfill plans with the new limit. A finished pod has no workload any more.
+  auto w = workload_of_.find({t.ns, t.name});
+  if (w == workload_of_.end()) return Status::Ok();
+  Status s =
+      engine_->Apply(engine::At(time, engine::SetPodDeadline{WorkloadId{w->second}, *deadline}));
+  t.deadline_set = s.ok();
+  return s;
+}
+
+// The engine's command for the object (a Pod: ApplyPod; a ResourceFlavor whose labels changed:
+// the ElasticQuotas that name it again; an Event or a PodGroup: none).
+Status Cluster::ApplyUpsert(Millis time, const ManifestSet& set, Target& t) {
+  auto apply = [&](engine::CommandOp op) {
+    return engine_->Apply(engine::Command{time, std::move(op)});
+  };
+  switch (t.kind.id) {
+    case KindId::kPod:
+      return ApplyPod(time, set, t);
+    case KindId::kNamespace:
+      return apply(engine::UpsertNamespace{set.namespaces.at(0)});
+    case KindId::kNode:
+      return apply(engine::UpsertNode{set.nodes.at(0), 0});
+    case KindId::kResourceQuota:
+      return apply(engine::UpsertResourceQuota{set.resource_quotas.at(0)});
+    case KindId::kLimitRange:
+      return apply(engine::UpsertLimitRange{set.limit_ranges.at(0)});
+    case KindId::kPriorityClass:
+      return apply(engine::UpsertPriorityClass{set.priority_classes.at(0)});
+    case KindId::kPodDisruptionBudget:
+      return apply(engine::UpsertPodDisruptionBudget{set.pdbs.at(0)});
+    case KindId::kPoolPolicy:
+      return apply(engine::UpsertPoolPolicy{*set.pool_policy});
+    case KindId::kElasticQuota:
+      return apply(engine::UpsertElasticQuota{WithFlavors(set.elastic_quotas.at(0), policy_)});
+    case KindId::kPriceBook:
+      return apply(engine::UpsertPriceBook{set.price_books.at(0)});
+    case KindId::kQoS:
+      return apply(engine::UpsertQoS{set.qos.at(0)});
+    case KindId::kResourceFlavor:
+      return t.existing && t.spec_changed ? ReapplyFlavor(time, set, t.name) : Status::Ok();
+    case KindId::kEvent:
+    case KindId::kPodGroup:
+      return Status::Ok();
+  }
+  return Status::Ok();
+}
+
+// The ElasticQuotas that name flavor `name` take its new node labels.
+Status Cluster::ReapplyFlavor(Millis time, const ManifestSet& set, const std::string& name) {
+  ManifestSet now = PolicyContext("", "", "");
+  now.resource_flavors.erase(
+      std::remove_if(now.resource_flavors.begin(), now.resource_flavors.end(),
+                     [&](const ResourceFlavor& f) { return f.meta.name == name; }),
+      now.resource_flavors.end());
+  Append(now, set);
+  ResolveFlavors(&now);
+  Status s;
+  for (const auto& q : now.elastic_quotas)
+    if (s.ok() && NamesFlavor(q, name))
+      s = engine_->Apply(engine::At(time, engine::UpsertElasticQuota{q}));
+  return s;
+}
+
+// The engine took the command: the object is stored (with the server's fields), the engine runs
+// a cycle, and the objects its decisions touched follow.
+void Cluster::Commit(Millis time, const ManifestSet& set, Target& t) {
+  const std::string& kind = t.kind.kind;
+  if (t.kind.storage == Storage::kPolicy) policy_[kind][{t.ns, t.name}] = set;
+  if (t.kind.quota_effect != QuotaEffect::kNone) quota_dirty_.insert(t.ns);
+  if (t.kind.quota_effect == QuotaEffect::kEveryNamespaceOfKind)  // an ElasticQuota: the others'
+    for (const auto& [key, entry] : policy_[kind]) quota_dirty_.insert(key.first);  // shares move
+  Json& meta = t.obj["metadata"];
+  if (!t.existing) {
+    meta["uid"] = NewUid();
+    meta["creationTimestamp"] = KubeTime(time);
+    meta["generation"] = 1;
+  } else if (t.spec_changed) {
     meta["generation"] = meta.value("generation", 1) + 1;
   }
-  if (m.kind == "Node") {
-    Json& st = obj["status"];
+  if (t.kind.storage == Storage::kNode) {
+    Json& st = t.obj["status"];
     if (!st.is_object()) st = Json::object();
     st["conditions"] = Json::array({{{"type", "Ready"},
                                      {"status", "True"},
                                      {"reason", "KubeletReady"},
                                      {"message", "virtual node (arbiter serve)"},
-                                     {"lastHeartbeatTime", KubeTime(t)},
+                                     {"lastHeartbeatTime", KubeTime(time)},
                                      {"lastTransitionTime", meta["creationTimestamp"]}}});
   }
-  if (m.kind == "Pod" && !existing) {
-    engine::WorkloadStatus pending;
-    pending.phase = engine::Phase::kPending;
-    // Kubernetes' Priority admission: spec.priority, and the class (the global default when
-    // none is named) and its preemption policy, as the engine resolved them at submission.
-    if (auto st = engine_->Get(WorkloadId{*new_workload}); st && obj["spec"].is_object()) {
-      Json& spec = obj["spec"];
-      spec["priority"] = st->priority;
-      if (!st->priority_class.empty()) spec["priorityClassName"] = st->priority_class;
-      if (!spec.contains("preemptionPolicy"))
-        spec["preemptionPolicy"] =
-            st->preemption_policy == PreemptionPolicy::kNever ? "Never" : "PreemptLowerPriority";
-    }
-    SetPodStatus(obj, pending, "", t);
+  if (t.kind.storage == Storage::kWorkload && !t.existing) AdmitPod(time, t);
+  store_.Put(kind, t.ns, t.name, std::move(t.obj));
+  (void)engine_->Apply(engine::At(time, engine::Tick{}));
+  Sync(time);
+  // A reservation that moves changes a pending pod's reason text without an event (the engine
+  // reports each kind of reason once per pending spell): pending pods are refreshed here.
+  if (t.deadline_set) RefreshAllPending(time);
+}
+
+// A created pod's priority fields and Pending status. Kubernetes' Priority admission:
+// spec.priority, and the class (the global default when none is named) and its preemption
+// policy, as the engine resolved them at submission.
+void Cluster::AdmitPod(Millis time, Target& t) const {
+  engine::WorkloadStatus pending;
+  pending.phase = engine::Phase::kPending;
+  if (auto st = engine_->Get(WorkloadId{*t.new_workload}); st && t.obj["spec"].is_object()) {
+    Json& spec = t.obj["spec"];
+    spec["priority"] = st->priority;
+    if (!st->priority_class.empty()) spec["priorityClassName"] = st->priority_class;
+    if (!spec.contains("preemptionPolicy"))
+      spec["preemptionPolicy"] =
+          st->preemption_policy == PreemptionPolicy::kNever ? "Never" : "PreemptLowerPriority";
   }
-  store_.Put(m.kind, ns, name, std::move(obj));
-  (void)engine_->Apply(engine::At(t, engine::Tick{}));
-  Sync(t);
-  if (deadline_set) {
-    // A reservation that moves changes a pending pod's reason text without an event (the engine
-    // reports each kind of reason once per pending spell): pending pods are refreshed here.
-    for (const auto& [id, key] : pod_of_) {
-      const Json* stored = store_.Get("Pod", key.first, key.second);
-      const std::optional<engine::WorkloadStatus> st = engine_->Get(WorkloadId{id});
-      if (!stored || !st || st->phase != engine::Phase::kPending) continue;
-      Json pod = *stored;
-      SetPodStatus(pod, *st, "", t);
-      if (pod != *stored) store_.Put("Pod", key.first, key.second, std::move(pod));
-    }
+  SetPodStatus(t.obj, pending, "", time);
+}
+
+void Cluster::RefreshAllPending(Millis time) {
+  for (const auto& [id, key] : pod_of_) {
+    const Json* stored = store_.Get("Pod", key.first, key.second);
+    const std::optional<engine::WorkloadStatus> st = engine_->Get(WorkloadId{id});
+    if (!stored || !st || st->phase != engine::Phase::kPending) continue;
+    Json pod = *stored;
+    SetPodStatus(pod, *st, "", time);
+    if (pod != *stored) store_.Put("Pod", key.first, key.second, std::move(pod));
   }
-  result.stored = store_.Share(m.kind, ns, name);
-  return result;
 }
 
 // ------------------------------------------------------------------ delete
 
 MutationResult Cluster::Delete(const Mutation& m) {
   const KindInfo* info = FindKind(m.kind);
-  if (!info || m.kind == "Event")
+  if (!info || info->storage == Storage::kServerWritten)
     return Fail(Error(ApiError::Reason::kMethodNotAllowed, m.kind, m.name,
                       "the server does not allow this method on the requested resource"));
+  const bool workload = info->storage == Storage::kWorkload;
   const std::string ns = info->namespaced ? (m.namespace_.empty() ? "default" : m.namespace_) : "";
   const Json* existing = store_.Get(m.kind, ns, m.name);
   if (!existing) return Fail(Error(ApiError::Reason::kNotFound, m.kind, m.name, ""));
@@ -623,76 +692,99 @@ MutationResult Cluster::Delete(const Mutation& m) {
   MutationResult result;
   if (m.dry_run) {  // found: answered with the object as it is, nothing changes
     result.object = *existing;
-    if (m.kind == "Pod" && workload_of_.count({ns, m.name}) && !PodFinished(*existing) &&
+    if (workload && workload_of_.count({ns, m.name}) && !PodFinished(*existing) &&
         existing->at("status").value("phase", "") != "Pending")
       result.object["metadata"]["deletionTimestamp"] = KubeTime(t);
     return result;
   }
-  if (m.kind == "ResourceFlavor")  // Kueue's resource-in-use finalizer: not while a quota names it
-    if (auto it = policy_.find("ElasticQuota"); it != policy_.end())
-      for (const auto& [key, set] : it->second)
-        for (const auto& q : set.elastic_quotas)
-          if (NamesFlavor(q, m.name))
-            return Fail(Error(ApiError::Reason::kConflict, m.kind, m.name,
-                              "ElasticQuota " + q.meta.namespace_ + "/" + q.meta.name +
-                                  " names it in spec.flavors; delete or change that first"));
+  if (info->id == KindId::kResourceFlavor)
+    if (auto e = FlavorInUse(m.name)) return Fail(std::move(*e));
   result.stored = store_.Share(m.kind, ns, m.name);
+  if (info->quota_effect != QuotaEffect::kNone) quota_dirty_.insert(ns);
   Status s;
-  if (m.kind == "Pod" || m.kind == "PodDisruptionBudget") quota_dirty_.insert(ns);
-  if (m.kind == "Pod") {
-    auto w = workload_of_.find({ns, m.name});
-    if (w == workload_of_.end()) {
-      store_.Remove("Pod", ns, m.name);
-    } else {
-      s = engine_->Apply(engine::At(t, engine::DeletePod{WorkloadId{w->second}, m.grace_period}));
-      if (!s.ok()) return Fail(Error(FromEngine(s.code()), m.kind, m.name, s.message()));
-      if (!sink_->finished.count(w->second)) {
-        Json pod = *existing;
-        pod["metadata"]["deletionTimestamp"] = KubeTime(t);
-        pod["metadata"]["deletionGracePeriodSeconds"] =
-            m.grace_period ? *m.grace_period / 1000 : 30;
-        store_.Put("Pod", ns, m.name, std::move(pod));
-      }
-    }
-  } else if (m.kind == "Namespace") {
-    s = engine_->Apply(engine::At(t, engine::DeleteNamespace{m.name}));
-    if (!s.ok() && s.code() != StatusCode::kNotFound)
-      return Fail(Error(FromEngine(s.code()), m.kind, m.name, s.message()));
-    // The namespace controller's work, at once: every namespaced object goes; running pods stay
-    // (being deleted) until they exit.
-    for (const auto& k : ServedKinds()) {
-      if (!k.namespaced) continue;
-      std::vector<std::string> names;
-      for (const Json* o : store_.List(k.kind, m.name))
-        names.push_back(o->at("metadata").at("name"));
-      for (const auto& n : names) {
-        if (k.kind == std::string("Pod") && workload_of_.count({m.name, n}) &&
-            !sink_->finished.count(workload_of_[{m.name, n}])) {
-          Json pod = *store_.Get("Pod", m.name, n);
-          pod["metadata"]["deletionTimestamp"] = KubeTime(t);
-          store_.Put("Pod", m.name, n, std::move(pod));
-          continue;
-        }
-        if (k.kind == std::string("Pod") && workload_of_.count({m.name, n}))
-          continue;  // Sync removes it
-        store_.Remove(k.kind, m.name, n);
-        policy_[k.kind].erase({m.name, n});
-      }
-    }
-    store_.Remove("Namespace", "", m.name);
-  } else {
-    if (auto op = engine::DeleteCommand(m.kind, ns, m.name))
-      s = engine_->Apply(engine::Command{t, std::move(*op)});
-    if (!s.ok()) return Fail(Error(FromEngine(s.code()), m.kind, m.name, s.message()));
-    store_.Remove(m.kind, ns, m.name);
-    if (IsPolicyKind(m.kind)) policy_[m.kind].erase({ns, m.name});
-    if (m.kind == "ElasticQuota")
-      for (const auto& [key, set] : policy_[m.kind]) quota_dirty_.insert(key.first);
-  }
+  if (workload)
+    s = DeletePodObject(m, ns, *existing);
+  else if (info->id == KindId::kNamespace)
+    s = DeleteNamespaceObjects(m);
+  else
+    s = DeletePolicyObject(m, *info, ns);
+  if (!s.ok()) return Fail(Error(FromEngine(s.code()), m.kind, m.name, s.message()));
   (void)engine_->Apply(engine::At(t, engine::Tick{}));
   Sync(t);
   if (auto now = store_.Share(m.kind, ns, m.name)) result.stored = std::move(now);
   return result;
+}
+
+// Kueue's resource-in-use finalizer: a ResourceFlavor is not deleted while a quota names it.
+std::optional<ApiError> Cluster::FlavorInUse(const std::string& name) const {
+  auto it = policy_.find("ElasticQuota");
+  if (it == policy_.end()) return std::nullopt;
+  for (const auto& [key, set] : it->second)
+    for (const auto& q : set.elastic_quotas)
+      if (NamesFlavor(q, name))
+        return Error(ApiError::Reason::kConflict, "ResourceFlavor", name,
+                     "ElasticQuota " + q.meta.namespace_ + "/" + q.meta.name +
+                         " names it in spec.flavors; delete or change that first");
+  return std::nullopt;
+}
+
+// A pod with a workload gets DeletePod (SIGTERM) and stays, being deleted, until it exits.
+Status Cluster::DeletePodObject(const Mutation& m, const std::string& ns, const Json& existing) {
+  auto w = workload_of_.find({ns, m.name});
+  if (w == workload_of_.end()) {
+    store_.Remove("Pod", ns, m.name);
+    return Status::Ok();
+  }
+  Status s =
+      engine_->Apply(engine::At(m.time, engine::DeletePod{WorkloadId{w->second}, m.grace_period}));
+  if (!s.ok()) return s;
+  if (!sink_->finished.count(w->second)) {
+    Json pod = existing;
+    pod["metadata"]["deletionTimestamp"] = KubeTime(m.time);
+    pod["metadata"]["deletionGracePeriodSeconds"] = m.grace_period ? *m.grace_period / 1000 : 30;
+    store_.Put("Pod", ns, m.name, std::move(pod));
+  }
+  return Status::Ok();
+}
+
+// The namespace controller's work, at once: every namespaced object goes; running pods stay
+// (being deleted) until they exit.
+Status Cluster::DeleteNamespaceObjects(const Mutation& m) {
+  Status s = engine_->Apply(engine::At(m.time, engine::DeleteNamespace{m.name}));
+  if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
+  for (const auto& k : ServedKinds()) {
+    if (!k.namespaced) continue;
+    std::vector<std::string> names;
+    for (const Json* o : store_.List(k.kind, m.name)) names.push_back(o->at("metadata").at("name"));
+    const bool pods = k.storage == Storage::kWorkload;
+    for (const auto& n : names) {
+      if (pods && workload_of_.count({m.name, n}) &&
+          !sink_->finished.count(workload_of_[{m.name, n}])) {
+        Json pod = *store_.Get("Pod", m.name, n);
+        pod["metadata"]["deletionTimestamp"] = KubeTime(m.time);
+        store_.Put("Pod", m.name, n, std::move(pod));
+        continue;
+      }
+      if (pods && workload_of_.count({m.name, n})) continue;  // Sync removes it
+      store_.Remove(k.kind, m.name, n);
+      policy_[k.kind].erase({m.name, n});
+    }
+  }
+  store_.Remove("Namespace", "", m.name);
+  return Status::Ok();
+}
+
+// Any other kind: the engine's Delete command, if it has one.
+Status Cluster::DeletePolicyObject(const Mutation& m, const KindInfo& k, const std::string& ns) {
+  Status s;
+  if (auto op = engine::DeleteCommand(m.kind, ns, m.name))
+    s = engine_->Apply(engine::Command{m.time, std::move(*op)});
+  if (!s.ok()) return s;
+  store_.Remove(m.kind, ns, m.name);
+  if (k.storage == Storage::kPolicy) policy_[m.kind].erase({ns, m.name});
+  if (k.quota_effect == QuotaEffect::kEveryNamespaceOfKind)
+    for (const auto& [key, set] : policy_[m.kind]) quota_dirty_.insert(key.first);
+  return Status::Ok();
 }
 
 // ------------------------------------------------------------------ the clock
@@ -857,77 +949,49 @@ void Cluster::NotePending(uint64_t id, const engine::WorkloadStatus& s) {
     pending_.insert(id);
   else
     pending_.erase(id);
-  if (pending && s.message.find("; reserved on ") != std::string::npos)
+  if (pending && s.reservation)
     reserved_.insert(id);
   else
     reserved_.erase(id);
 }
 
 void Cluster::RefreshQuotas() {
-  auto quotas = policy_.find("ResourceQuota");
-  auto elastic = policy_.find("ElasticQuota");
+  if (quota_dirty_.empty()) return;
+  // Status from the engine's answers (usage as its quota book charges it), formatted only.
+  const std::vector<engine::ElasticQuotaUsage> elastic = engine_->elastic_quota_usages();
+  const std::vector<engine::ResourceQuotaUsage> quotas = engine_->resource_quota_usages();
+  std::multimap<std::string_view, size_t> elastic_of, quotas_of;  // by namespace
+  for (size_t i = 0; i < elastic.size(); ++i) elastic_of.emplace(elastic[i].namespace_, i);
+  for (size_t i = 0; i < quotas.size(); ++i) quotas_of.emplace(quotas[i].namespace_, i);
   for (const auto& ns : quota_dirty_) {
-    // ElasticQuota status.used: what the namespace's running workloads request, per resource of
-    // its min and max.
-    if (elastic != policy_.end()) {
-      for (auto it = elastic->second.lower_bound({ns, ""});
-           it != elastic->second.end() && it->first.first == ns; ++it) {
-        const Json* stored = store_.Get("ElasticQuota", ns, it->first.second);
-        if (!stored || it->second.elastic_quotas.empty()) continue;
-        const ElasticQuota& eq = it->second.elastic_quotas[0];
-        ResourceList sum, by_flavor;  // by_flavor: covered resources under "<r>@<flavor>"
-        for (auto w = workload_of_.lower_bound({ns, ""});
-             w != workload_of_.end() && w->first.first == ns; ++w)
-          if (auto st = engine_->Get(WorkloadId{w->second}); st && !st->node.empty()) {
-            sum += st->requests;
-            for (const auto& [r, v] : st->requests.entries()) {
-              const std::string key = !st->flavor.empty() && engine::FlavorCovers(eq, r)
-                                          ? engine::FlavorKey(r, st->flavor)
-                                          : r;
-              by_flavor.Set(key, by_flavor.Get(key) + v);
-            }
-          }
-        Json used = Json::object();
-        for (const auto& [r, v] : eq.min.entries()) used[r] = FormatResourceQuantity(r, sum.Get(r));
-        if (eq.max)
-          for (const auto& [r, v] : eq.max->entries())
-            used[r] = FormatResourceQuantity(r, sum.Get(r));
-        Json status = {{"used", used}};
-        // status.fairShare: the weighted dominant-resource share of what the cohort lends
-        // (core/engine/fair_share.h), as the dashboard and `arbiter sim`'s report give it.
-        // Quota per flavor counts per flavor, as the engine's quota book does.
-        if (!eq.cohort.empty()) {
-          std::vector<ElasticQuota> expanded;
-          for (const auto& [key, set] : elastic->second)
-            for (const auto& q : set.elastic_quotas)
-              if (q.cohort == eq.cohort) expanded.push_back(engine::ExpandFlavors(q));
-          std::vector<const ElasticQuota*> members;
-          for (const auto& q : expanded) members.push_back(&q);
-          status["fairShare"] = engine::FormatShare(engine::WeightedShare(
-              engine::ExpandFlavors(eq), by_flavor, engine::CohortLendable(members)));
-        }
-        if (stored->contains("status") && (*stored)["status"] == status) continue;
-        Json q = *stored;
-        q["status"] = std::move(status);
-        store_.Put("ElasticQuota", ns, it->first.second, std::move(q));
-      }
-    }
-    if (quotas == policy_.end()) continue;
-    auto first = quotas->second.lower_bound({ns, ""});
-    if (first == quotas->second.end() || first->first.first != ns) continue;
-    std::vector<engine::WorkloadStatus> holding;
-    for (auto it = workload_of_.lower_bound({ns, ""});
-         it != workload_of_.end() && it->first.first == ns; ++it)
-      if (auto st = engine_->Get(WorkloadId{it->second}); st && !st->node.empty())
-        holding.push_back(std::move(*st));
-    for (auto it = first; it != quotas->second.end() && it->first.first == ns; ++it) {
-      const Json* stored = store_.Get("ResourceQuota", ns, it->first.second);
-      if (!stored || it->second.resource_quotas.empty()) continue;
-      Json status = QuotaStatus(it->second.resource_quotas[0], holding);
+    // ElasticQuota status.used: what the namespace's running workloads use of each resource of
+    // its min and max; status.fairShare: the weighted dominant-resource share of what the cohort
+    // lends (core/engine/fair_share.h), as the dashboard and `arbiter sim`'s report give it.
+    for (auto [at, end] = elastic_of.equal_range(ns); at != end; ++at) {
+      const engine::ElasticQuotaUsage& u = elastic[at->second];
+      const Json* stored = store_.Get("ElasticQuota", ns, u.name);
+      if (!stored) continue;
+      Json used = Json::object();
+      for (const auto& [r, v] : u.min.entries()) used[r] = FormatResourceQuantity(r, u.used.Get(r));
+      if (u.max)
+        for (const auto& [r, v] : u.max->entries())
+          used[r] = FormatResourceQuantity(r, u.used.Get(r));
+      Json status = {{"used", used}};
+      if (!u.cohort.empty()) status["fairShare"] = engine::FormatShare(u.fair_share);
       if (stored->contains("status") && (*stored)["status"] == status) continue;
       Json q = *stored;
       q["status"] = std::move(status);
-      store_.Put("ResourceQuota", ns, it->first.second, std::move(q));
+      store_.Put("ElasticQuota", ns, u.name, std::move(q));
+    }
+    for (auto [at, end] = quotas_of.equal_range(ns); at != end; ++at) {
+      const engine::ResourceQuotaUsage& u = quotas[at->second];
+      const Json* stored = store_.Get("ResourceQuota", ns, u.name);
+      if (!stored) continue;
+      Json status = QuotaStatus(u);
+      if (stored->contains("status") && (*stored)["status"] == status) continue;
+      Json q = *stored;
+      q["status"] = std::move(status);
+      store_.Put("ResourceQuota", ns, u.name, std::move(q));
     }
   }
   quota_dirty_.clear();

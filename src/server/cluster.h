@@ -37,6 +37,7 @@
 #include "core/diagnostics.h"
 #include "core/engine/engine.h"
 #include "core/objects.h"
+#include "server/kind_table.h"
 #include "server/object_store.h"
 #include "server/scheduling_stats.h"
 #include "sim/work_model.h"
@@ -100,16 +101,6 @@ struct MutationResult {
   bool ok() const { return !error; }
 };
 
-// Kinds the cluster keeps, with their apiVersion and scope ("Event" is written by the cluster
-// only).
-struct KindInfo {
-  const char* kind;
-  const char* api_version;
-  bool namespaced;
-};
-const std::vector<KindInfo>& ServedKinds();
-const KindInfo* FindKind(const std::string& kind);
-
 class Cluster {
  public:
   // `uid_prefix`: 8 hex digits that make this data directory's uids unique.
@@ -152,9 +143,32 @@ class Cluster {
  private:
   class Sink;
   void AttachSinks();  // the engine's outputs to sink_
+  // create / update, in steps (cluster.cc): Settle (name, namespace, the object replaced),
+  // KeepServerFields, Validate, CheckUpdate, then DryRunObject or ApplyUpsert and Commit.
+  struct Target;
   MutationResult Put(const Mutation& m, const Prepared* prepared);
-  static yaml::ManifestLoad Load(const std::string& kind, const Json& obj);
+  std::optional<ApiError> Settle(const Mutation& m, Target& t) const;
+  void KeepServerFields(const Mutation& m, Target& t) const;
+  std::optional<ApiError> AdmitLimitRanges(const Target& t, const Pod& pod,
+                                           const ManifestSet& ctx) const;
+  std::optional<ApiError> Validate(const Mutation& m, const Target& t,
+                                   const yaml::ManifestLoad& load,
+                                   std::vector<std::string>& warnings) const;
+  std::optional<ApiError> CheckUpdate(const Target& t) const;
+  Json DryRunObject(Millis time, Target&& t) const;
+  Status ApplyUpsert(Millis time, const ManifestSet& set, Target& t);
+  Status ApplyPod(Millis time, const ManifestSet& set, Target& t);
+  Status ReapplyFlavor(Millis time, const ManifestSet& set, const std::string& name);
+  void Commit(Millis time, const ManifestSet& set, Target& t);
+  void AdmitPod(Millis time, Target& t) const;
+  // Rewrites every pending pod's status from the engine's (after a backfill plan moved).
+  void RefreshAllPending(Millis time);
+  static yaml::ManifestLoad Load(const KindInfo& kind, const Json& obj);
   MutationResult Delete(const Mutation& m);
+  std::optional<ApiError> FlavorInUse(const std::string& name) const;
+  Status DeletePodObject(const Mutation& m, const std::string& ns, const Json& existing);
+  Status DeleteNamespaceObjects(const Mutation& m);
+  Status DeletePolicyObject(const Mutation& m, const KindInfo& k, const std::string& ns);
   // pods/eviction (disruption.cc).
   MutationResult Evict(const Mutation& m);
   // PodDisruptionBudget status of the namespaces in quota_dirty_ (disruption.cc, pdb_status.h).

@@ -155,11 +155,8 @@ Status Cluster::Restore(const std::string& bytes) {
     // The validation context, loaded again from the stored policy objects.
     policy_.clear();
     for (const auto& k : ServedKinds()) {
-      const std::string kind = k.kind;
-      if (kind == "Pod" || kind == "Node" || kind == "Event") continue;
-      for (const auto& [key, obj] : store_.All(kind)) {
-        policy_[kind][key] = Load(kind, *obj).set;
-      }
+      if (k.storage != Storage::kPolicy) continue;
+      for (const auto& [key, obj] : store_.All(k.kind)) policy_[k.kind][key] = Load(k, *obj).set;
     }
   } catch (const std::exception& ex) {
     return Status::InvalidArgument(std::string("corrupt snapshot: ") + ex.what());

@@ -1,10 +1,12 @@
 #include "server/metrics.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "adapters/yaml/manifest_loader.h"
 #include "core/engine/fair_share.h"
@@ -97,30 +99,26 @@ std::string RenderMetrics(const Cluster& c, const JournalStats& j, Millis now) {
   w.Family("arbiter_pods", "gauge", "Pods in the API, by phase.");
   for (const auto& [p, n] : phases) w.Sample("arbiter_pods", {{"phase", p}}, n);
 
+  // ResourceQuota hard and used, as the engine charges them (every scope), in the order of the
+  // API's lists: by namespace and name, then by key.
+  std::vector<engine::ResourceQuotaUsage> usages = c.engine().resource_quota_usages();
+  std::sort(usages.begin(), usages.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.namespace_, a.name) < std::tie(b.namespace_, b.name);
+  });
+  for (auto& u : usages)
+    std::sort(u.items.begin(), u.items.end(),
+              [](const auto& a, const auto& b) { return a.key < b.key; });
   w.Family("arbiter_quota_hard", "gauge",
            "ResourceQuota hard limits (cores, bytes, GPUs, counts).");
-  for (const char* which : {"hard", "used"}) {
-    if (std::string(which) == "used")
+  for (const bool used : {false, true}) {
+    if (used)
       w.Family("arbiter_quota_used", "gauge",
                "ResourceQuota usage (running and terminating pods).");
-    for (const auto& [key, stored] : c.store().All("ResourceQuota")) {
-      const Json& q = *stored;
-      if (!q.contains("status") || !q["status"].contains(which)) continue;
-      for (const auto& [item, text] : q["status"][which].items()) {
-        std::string resource = item;
-        if (resource.rfind("requests.", 0) == 0)
-          resource = resource.substr(9);
-        else if (resource.rfind("limits.", 0) == 0)
-          resource = resource.substr(7);
-        else if (resource.rfind("count/", 0) == 0)
-          resource = resource.substr(6);
-        auto amount = ParseResourceQuantity(resource, text.get<std::string>());
-        if (!amount.ok()) continue;
-        w.Sample(std::string("arbiter_quota_") + which,
-                 {{"namespace", key.first}, {"resourcequota", key.second}, {"resource", item}},
-                 Scaled(resource, amount.value()));
-      }
-    }
+    for (const auto& u : usages)
+      for (const auto& item : u.items)
+        w.Sample(used ? "arbiter_quota_used" : "arbiter_quota_hard",
+                 {{"namespace", u.namespace_}, {"resourcequota", u.name}, {"resource", item.key}},
+                 Scaled(item.resource, used ? item.used : item.hard));
   }
 
   w.Family("arbiter_scheduling_decisions_total", "counter",

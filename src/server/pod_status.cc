@@ -220,6 +220,16 @@ Json KubeEvent(const engine::Event& e, const Json& involved, const std::string& 
       {"count", 1},
   };
   if (!ns.empty() && meta.contains("namespace")) ev["involvedObject"]["namespace"] = ns;
+  // The engine's facts next to its text: its machine-readable reason (Unschedulable, PDB, ...)
+  // and, on Preempted / Reclaimed, the preemptor as the Event's related object.
+  if (!e.reason.empty())
+    ev["metadata"]["annotations"]["arbiter.dev/reason"] = std::string(e.reason);
+  if (const size_t slash = e.by.find('/');
+      slash != std::string::npos && e.by.compare(0, slash, "node") != 0)
+    ev["related"] = {{"apiVersion", "v1"},
+                     {"kind", "Pod"},
+                     {"namespace", e.by.substr(0, slash)},
+                     {"name", e.by.substr(slash + 1)}};
   return ev;
 }
 

@@ -37,6 +37,8 @@ void SetPodStatus(Json& pod, const engine::WorkloadStatus& s, const std::string&
 
 // The core/v1 Event for an engine event about `pod` (kind Pod) or a node (kind Node), or null
 // for engine events Kubernetes has no counterpart of (Submitted).
+// The engine's reason code rides in annotation arbiter.dev/reason (Event.reason is the event's
+// kind, as Kubernetes has it); a preemptor ("NS/NAME") is the Event's `related` object.
 Json KubeEvent(const engine::Event& e, const Json& involved, const std::string& name, Millis now);
 
 }  // namespace arbiter::server

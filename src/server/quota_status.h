@@ -1,20 +1,16 @@
-// ResourceQuota `status` (hard, used) as the quota controller keeps it, from the engine's view:
-// usage counts the namespace's workloads that hold resources (running or terminating; Arbiter
-// admits against quota at scheduling time, so queued pods are not charged), charged as the
-// engine's QuotaBook charges them (requests.X / bare X: requests; limits.X: limits, GPUs and
-// other extended resources at their request; pods / count/pods: 1), only workloads the quota's
-// PriorityClass scope selects. Pure.
+// ResourceQuota `status` (hard, used) as the quota controller keeps it, from the engine's answer
+// (engine::Engine::resource_quota_usages): usage as the engine's QuotaBook charges it, every scope
+// applied (PriorityClass, BestEffort / NotBestEffort, Terminating / NotTerminating). Arbiter
+// admits against quota at scheduling time, so queued pods are not charged. This only formats the
+// engine's numbers as Kubernetes quantities. Pure.
 #pragma once
 
 #include <nlohmann/json.hpp>
-#include <vector>
 
 #include "core/engine/types.h"
-#include "core/objects.h"
 
 namespace arbiter::server {
 
-nlohmann::json QuotaStatus(const ResourceQuota& q,
-                           const std::vector<engine::WorkloadStatus>& holding);
+nlohmann::json QuotaStatus(const engine::ResourceQuotaUsage& usage);
 
 }  // namespace arbiter::server

@@ -285,8 +285,14 @@ TEST(DashboardViews, QueueShowsTheBackfillReservationWithItsNodesAndStart) {
   ASSERT_EQ(q["pending"].size(), 1u);
   EXPECT_EQ(q["pending"][0]["reservation"]["nodes"], (Json{"gpu-0"})) << q;
   EXPECT_EQ(q["pending"][0]["reservation"]["from"], FormatRfc3339(kT0 + 1000 + kHour));
-  EXPECT_EQ(ReservationOf("0/1 nodes are available"), nullptr);
-  EXPECT_EQ(ReservationOf("x; reserved on n3,n4 from 2h")["nodes"], (Json{"n3", "n4"}));
+  // From the engine's fields, never its text (issue 25).
+  engine::WorkloadStatus none;
+  none.message = "x; reserved on n3 from 2h";
+  EXPECT_EQ(ReservationOf(none), nullptr);
+  engine::WorkloadStatus two;
+  two.reservation = engine::BackfillReservation{{"n3", "n4"}, kT0};
+  EXPECT_EQ(ReservationOf(two)["nodes"], (Json{"n3", "n4"}));
+  EXPECT_EQ(ReservationOf(two)["from"], FormatRfc3339(kT0));
 }
 
 TEST(DashboardViews, PoolShowsMigSlicesOfEachDeviceWithTheirOccupants) {

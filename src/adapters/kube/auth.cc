@@ -152,18 +152,54 @@ std::string VerbOf(std::string_view method, bool has_name, bool watch) {
   return "";
 }
 
+AuthClass AuthClassOf(KindId id) {
+  switch (id) {
+    case KindId::kEvent:
+    case KindId::kPod:
+    case KindId::kPodDisruptionBudget:
+    case KindId::kPodGroup:
+      return AuthClass::kTenant;
+    case KindId::kResourceQuota:
+    case KindId::kLimitRange:
+    case KindId::kElasticQuota:
+      return AuthClass::kOperatorOwned;
+    case KindId::kNode:
+    case KindId::kPriorityClass:
+    case KindId::kQoS:
+    case KindId::kPoolPolicy:
+    case KindId::kPriceBook:
+    case KindId::kResourceFlavor:
+      return AuthClass::kPublic;
+    case KindId::kNamespace:
+      return AuthClass::kAdmin;
+  }
+  return AuthClass::kAdmin;
+}
+
+namespace {
+// The class of a request's resource (its plural): kTenant for a namespaced resource not in the
+// kinds table, kAdmin for a cluster-scoped one.
+AuthClass ClassOfResource(std::string_view plural, bool namespaced) {
+  for (const ApiKind& k : ApiKinds())
+    if (plural == k.plural) return AuthClassOf(k.id);
+  return namespaced ? AuthClass::kTenant : AuthClass::kAdmin;
+}
+}  // namespace
+
 Decision Authorize(const UserInfo& u, const RequestAttributes& a) {
   if (IsAdmin(u)) return {true, "cluster admin"};
   if (!a.resource_request) {
     if (IsPublicPath(a.path) && a.verb == "get") return {true, "non-resource path"};
     return {false, ""};
   }
+  const bool own_namespace_get = a.verb == "get" && a.subresource.empty();
   if (!a.namespace_.empty()) {
     const bool editor = u.InGroup("arbiter:editors:" + a.namespace_);
     const bool viewer = u.InGroup("arbiter:viewers:" + a.namespace_);
-    if (a.resource == "namespaces") {
+    const AuthClass c = ClassOfResource(a.resource, true);
+    if (c == AuthClass::kAdmin) {
       // /api/v1/namespaces/NS as a namespaced path of itself: reading one's own namespace.
-      if ((editor || viewer) && a.verb == "get" && a.subresource.empty() && a.name == a.namespace_)
+      if ((editor || viewer) && own_namespace_get && a.name == a.namespace_)
         return {true, "own namespace"};
       return {false, ""};
     }
@@ -173,25 +209,16 @@ Decision Authorize(const UserInfo& u, const RequestAttributes& a) {
       if (IsReadVerb(a.verb) && (editor || viewer)) return {true, "namespace reader"};
       return {false, ""};
     }
-    // The namespace's limits are the operator's, as in Kubernetes' `edit` and `admin` roles
-    // (which only read resourcequotas and limitranges): an editor who could raise its own
-    // ElasticQuota min would turn other tenants' borrowed work into reclaim victims.
-    static const std::vector<std::string_view> kOperatorOwned = {"resourcequotas", "limitranges",
-                                                                 "elasticquotas"};
-    const bool operator_owned =
-        std::find(kOperatorOwned.begin(), kOperatorOwned.end(), a.resource) != kOperatorOwned.end();
     if (editor && IsReadVerb(a.verb)) return {true, "namespace editor"};
-    if (editor && IsWriteVerb(a.verb) && !operator_owned) return {true, "namespace editor"};
+    if (editor && IsWriteVerb(a.verb) && c == AuthClass::kTenant) return {true, "namespace editor"};
     if (viewer && IsReadVerb(a.verb)) return {true, "namespace viewer"};
     return {false, ""};
   }
   // Cluster scope (or all namespaces).
-  static const std::vector<std::string_view> kPublic = {
-      "nodes", "priorityclasses", "qoses", "poolpolicies", "pricebooks", "resourceflavors"};
-  if (IsReadVerb(a.verb) && a.subresource.empty() &&
-      std::find(kPublic.begin(), kPublic.end(), a.resource) != kPublic.end())
+  const AuthClass c = ClassOfResource(a.resource, false);
+  if (IsReadVerb(a.verb) && a.subresource.empty() && c == AuthClass::kPublic)
     return {true, "public cluster object"};
-  if (a.resource == "namespaces" && a.verb == "get" && a.subresource.empty() && !a.name.empty() &&
+  if (a.resource == ApiKindOf(KindId::kNamespace).plural && own_namespace_get && !a.name.empty() &&
       (u.InGroup("arbiter:editors:" + a.name) || u.InGroup("arbiter:viewers:" + a.name)))
     return {true, "own namespace"};
   return {false, ""};

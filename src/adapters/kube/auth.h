@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "adapters/kube/status.h"
+#include "core/api_kinds.h"
 #include "core/status.h"
 
 namespace arbiter::kube {
@@ -72,6 +73,18 @@ struct RequestAttributes {
 // .../watch/...); POST -> create; PUT -> update; PATCH -> patch; DELETE -> delete (with a
 // name) or deletecollection.
 std::string VerbOf(std::string_view method, bool has_name, bool watch);
+
+// What a kind's objects are to the authorization policy (Authorize):
+//   kTenant         namespaced, the tenant's own: the namespace's editors read and write, its
+//                   viewers read
+//   kOperatorOwned  namespaced, the operator's limits on the namespace (ResourceQuota,
+//                   LimitRange, ElasticQuota, as Kubernetes' edit and admin roles only read
+//                   them): editors and viewers read
+//   kPublic         cluster-scoped, the pool's shared facts: every user reads
+//   kAdmin          cluster-scoped, admins only (a tenant may get its own Namespace)
+// Cluster admins (system:masters, arbiter:admins) may do anything.
+enum class AuthClass : uint8_t { kTenant, kOperatorOwned, kPublic, kAdmin };
+AuthClass AuthClassOf(KindId id);
 
 struct Decision {
   bool allowed = false;

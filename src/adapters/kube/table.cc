@@ -295,126 +295,220 @@ bool WantsTable(std::string_view accept) {
   return false;
 }
 
-std::vector<Column> ColumnsOf(const ResourceInfo& r) {
-  if (r.kind == "Pod")
-    return {
-        NameColumn(),
-        Str("Ready", "The aggregate readiness state of this pod for accepting traffic."),
-        Str("Status",
-            "The aggregate status of the containers in this pod (a pending pod: why it waits)."),
-        Str("Restarts", "The number of times the containers in this pod have been restarted."),
-        AgeColumn(),
-        Str("IP", "IP address allocated to the pod.", 1),
-        Str("Node", "NodeName is the node the pod is bound to.", 1),
-        Str("Nominated Node", "The node the pod will run on once preemption victims have left.", 1),
-        Str("Readiness Gates", "Pod's readiness gates.", 1)};
-  if (r.kind == "Node")
-    return {NameColumn(),
-            Str("Status", "The status of the node"),
-            Str("Roles", "The roles of the node"),
-            AgeColumn(),
-            Str("Version", "Kubelet Version reported by the node."),
-            Str("Internal-IP", "List of internal IPs.", 1),
-            Str("External-IP", "List of external IPs.", 1),
-            Str("OS-Image", "OS Image reported by the node.", 1),
-            Str("Kernel-Version", "Kernel Version reported by the node.", 1),
-            Str("Container-Runtime", "Container Runtime Version reported by the node.", 1),
-            Str("GPU", "nvidia.com/gpu capacity.", 1),
-            Str("GPU-Product", "The nvidia.com/gpu.product label.", 1)};
-  if (r.kind == "Namespace")
-    return {NameColumn(), Str("Status", "The status of the namespace"), AgeColumn()};
-  if (r.kind == "ResourceQuota")
-    return {NameColumn(), AgeColumn(),
-            Str("Request",
-                "Request represents a minimum amount of cpu/memory that a container may consume."),
-            Str("Limit",
-                "Limits control the maximum amount of cpu/memory that a container may use "
-                "independent of contention on the node.")};
-  if (r.kind == "LimitRange") return {NameColumn(), {"Created At", "date", "", kAgeDoc, 0}};
-  if (r.kind == "Event")
-    return {Str("Last Seen", "The last time this event was seen"),
-            Str("Type", "Type of this event (Normal, Warning)"),
-            Str("Reason", "Why the action was taken."),
-            Str("Object", "The object that this event is about."),
-            Str("Subobject", "The subobject (e.g. a container) this event is about.", 1),
-            Str("Source", "The component reporting this event.", 1),
-            Str("Message", "A human-readable description of the status of this operation."),
-            Str("First Seen", "The first time this event was seen", 1),
-            Str("Count", "The number of times this event has occurred.", 1),
-            {"Name", "string", "name", kNameDoc, 1}};
-  if (r.kind == "PriorityClass")
-    return {
-        NameColumn(),
-        {"Value", "integer", "", "The value of this priority class.", 0},
-        {"Global-Default", "boolean", "", "Whether this is the global default priority class.", 0},
-        AgeColumn(),
-        Str("PreemptionPolicy", "The policy for preempting pods with lower priority.")};
-  if (r.kind == "PodDisruptionBudget")
-    return {NameColumn(),
-            Str("Min Available", "The minimum number of pods that must be available."),
-            Str("Max Unavailable", "The maximum number of pods that may be unavailable."),
-            {"Allowed Disruptions", "integer", "",
-             "How many pod disruptions are currently allowed.", 0},
-            AgeColumn()};
-  if (r.kind == "ElasticQuota")
-    return {NameColumn(),
-            Str("Used", "Resources the namespace's running workloads request."),
-            Str("Min", "Guaranteed resources."),
-            Str("Max", "Ceiling, borrowing included."),
-            Str("Borrowed", "Used above min: lent by the cohort."),
-            AgeColumn(),
-            Str("Cohort", "The cohort.", 1),
-            Str("Fair Share", "Weighted dominant-resource share of what the cohort lends.", 1)};
-  if (r.kind == "QoS")
-    return {NameColumn(),
-            {"Priority", "integer", "", "QoS priority.", 0},
-            Str("Preempt", "QoS this one may preempt."),
-            Str("Preempt Mode", "Requeue or Cancel."),
-            AgeColumn()};
-  if (r.kind == "PriceBook")
-    return {NameColumn(), Str("Currency", "ISO 4217 code."), Str("Mode", "Metering mode."),
-            Str("Effective From", "When the prices start to apply."), AgeColumn()};
-  return {NameColumn(), AgeColumn()};
+namespace {
+
+// ------------------------------------------------------------------ one printer per kind
+
+std::vector<Column> PodColumns() {
+  return {
+      NameColumn(),
+      Str("Ready", "The aggregate readiness state of this pod for accepting traffic."),
+      Str("Status",
+          "The aggregate status of the containers in this pod (a pending pod: why it waits)."),
+      Str("Restarts", "The number of times the containers in this pod have been restarted."),
+      AgeColumn(),
+      Str("IP", "IP address allocated to the pod.", 1),
+      Str("Node", "NodeName is the node the pod is bound to.", 1),
+      Str("Nominated Node", "The node the pod will run on once preemption victims have left.", 1),
+      Str("Readiness Gates", "Pod's readiness gates.", 1)};
 }
 
-json CellsOf(const ResourceInfo& r, const json& o, Millis now) {
+std::vector<Column> NodeColumns() {
+  return {NameColumn(),
+          Str("Status", "The status of the node"),
+          Str("Roles", "The roles of the node"),
+          AgeColumn(),
+          Str("Version", "Kubelet Version reported by the node."),
+          Str("Internal-IP", "List of internal IPs.", 1),
+          Str("External-IP", "List of external IPs.", 1),
+          Str("OS-Image", "OS Image reported by the node.", 1),
+          Str("Kernel-Version", "Kernel Version reported by the node.", 1),
+          Str("Container-Runtime", "Container Runtime Version reported by the node.", 1),
+          Str("GPU", "nvidia.com/gpu capacity.", 1),
+          Str("GPU-Product", "The nvidia.com/gpu.product label.", 1)};
+}
+
+std::vector<Column> NamespaceColumns() {
+  return {NameColumn(), Str("Status", "The status of the namespace"), AgeColumn()};
+}
+
+std::vector<Column> ResourceQuotaColumns() {
+  return {NameColumn(), AgeColumn(),
+          Str("Request",
+              "Request represents a minimum amount of cpu/memory that a container may consume."),
+          Str("Limit",
+              "Limits control the maximum amount of cpu/memory that a container may use "
+              "independent of contention on the node.")};
+}
+
+std::vector<Column> LimitRangeColumns() {
+  return {NameColumn(), {"Created At", "date", "", kAgeDoc, 0}};
+}
+
+std::vector<Column> EventColumns() {
+  return {Str("Last Seen", "The last time this event was seen"),
+          Str("Type", "Type of this event (Normal, Warning)"),
+          Str("Reason", "Why the action was taken."),
+          Str("Object", "The object that this event is about."),
+          Str("Subobject", "The subobject (e.g. a container) this event is about.", 1),
+          Str("Source", "The component reporting this event.", 1),
+          Str("Message", "A human-readable description of the status of this operation."),
+          Str("First Seen", "The first time this event was seen", 1),
+          Str("Count", "The number of times this event has occurred.", 1),
+          {"Name", "string", "name", kNameDoc, 1}};
+}
+
+std::vector<Column> PriorityClassColumns() {
+  return {
+      NameColumn(),
+      {"Value", "integer", "", "The value of this priority class.", 0},
+      {"Global-Default", "boolean", "", "Whether this is the global default priority class.", 0},
+      AgeColumn(),
+      Str("PreemptionPolicy", "The policy for preempting pods with lower priority.")};
+}
+
+std::vector<Column> PodDisruptionBudgetColumns() {
+  return {
+      NameColumn(),
+      Str("Min Available", "The minimum number of pods that must be available."),
+      Str("Max Unavailable", "The maximum number of pods that may be unavailable."),
+      {"Allowed Disruptions", "integer", "", "How many pod disruptions are currently allowed.", 0},
+      AgeColumn()};
+}
+
+std::vector<Column> ElasticQuotaColumns() {
+  return {NameColumn(),
+          Str("Used", "Resources the namespace's running workloads request."),
+          Str("Min", "Guaranteed resources."),
+          Str("Max", "Ceiling, borrowing included."),
+          Str("Borrowed", "Used above min: lent by the cohort."),
+          AgeColumn(),
+          Str("Cohort", "The cohort.", 1),
+          Str("Fair Share", "Weighted dominant-resource share of what the cohort lends.", 1)};
+}
+
+std::vector<Column> QoSColumns() {
+  return {NameColumn(),
+          {"Priority", "integer", "", "QoS priority.", 0},
+          Str("Preempt", "QoS this one may preempt."),
+          Str("Preempt Mode", "Requeue or Cancel."),
+          AgeColumn()};
+}
+
+std::vector<Column> PriceBookColumns() {
+  return {NameColumn(), Str("Currency", "ISO 4217 code."), Str("Mode", "Metering mode."),
+          Str("Effective From", "When the prices start to apply."), AgeColumn()};
+}
+
+json NamespaceCells(const json& o, Millis now) {
   const std::string name = S(At(o, {"metadata", "name"}));
-  if (r.kind == "Pod") return PodCells(o, now);
-  if (r.kind == "Node") return NodeCells(o, now);
-  if (r.kind == "Namespace")
-    return json::array({name, S(At(o, {"status", "phase"}), "Active"), Age(o, now)});
-  if (r.kind == "ResourceQuota") return QuotaCells(o, now);
-  if (r.kind == "LimitRange")
-    return json::array({name, S(At(o, {"metadata", "creationTimestamp"}))});
-  if (r.kind == "Event") return EventCells(o, now);
-  if (r.kind == "PriorityClass")
-    return json::array({name, At(o, {"value"}).is_number_integer() ? At(o, {"value"}) : json(0),
-                        At(o, {"globalDefault"}) == true, Age(o, now),
-                        S(At(o, {"preemptionPolicy"}), "PreemptLowerPriority")});
-  if (r.kind == "PodDisruptionBudget")
-    return json::array({name, IntOrNA(At(o, {"spec", "minAvailable"})),
-                        IntOrNA(At(o, {"spec", "maxUnavailable"})),
-                        At(o, {"status", "disruptionsAllowed"}).is_number_integer()
-                            ? At(o, {"status", "disruptionsAllowed"})
-                            : json(0),
-                        Age(o, now)});
-  if (r.kind == "ElasticQuota") return ElasticQuotaCells(o, now);
-  if (r.kind == "QoS") {
-    std::string preempt;
-    const json& p = At(o, {"spec", "preempt"});
-    if (p.is_array())
-      for (const auto& x : p) preempt += (preempt.empty() ? "" : ",") + S(x);
-    return json::array(
-        {name,
-         At(o, {"spec", "priority"}).is_number_integer() ? At(o, {"spec", "priority"}) : json(0),
-         preempt.empty() ? "<none>" : preempt, OrNone(At(o, {"spec", "preemptMode"})),
-         Age(o, now)});
+  return json::array({name, S(At(o, {"status", "phase"}), "Active"), Age(o, now)});
+}
+
+json LimitRangeCells(const json& o, Millis) {
+  const std::string name = S(At(o, {"metadata", "name"}));
+  return json::array({name, S(At(o, {"metadata", "creationTimestamp"}))});
+}
+
+json PriorityClassCells(const json& o, Millis now) {
+  const std::string name = S(At(o, {"metadata", "name"}));
+  return json::array({name, At(o, {"value"}).is_number_integer() ? At(o, {"value"}) : json(0),
+                      At(o, {"globalDefault"}) == true, Age(o, now),
+                      S(At(o, {"preemptionPolicy"}), "PreemptLowerPriority")});
+}
+
+json PodDisruptionBudgetCells(const json& o, Millis now) {
+  const std::string name = S(At(o, {"metadata", "name"}));
+  return json::array({name, IntOrNA(At(o, {"spec", "minAvailable"})),
+                      IntOrNA(At(o, {"spec", "maxUnavailable"})),
+                      At(o, {"status", "disruptionsAllowed"}).is_number_integer()
+                          ? At(o, {"status", "disruptionsAllowed"})
+                          : json(0),
+                      Age(o, now)});
+}
+
+json QoSCells(const json& o, Millis now) {
+  const std::string name = S(At(o, {"metadata", "name"}));
+  std::string preempt;
+  const json& p = At(o, {"spec", "preempt"});
+  if (p.is_array())
+    for (const auto& x : p) preempt += (preempt.empty() ? "" : ",") + S(x);
+  return json::array(
+      {name,
+       At(o, {"spec", "priority"}).is_number_integer() ? At(o, {"spec", "priority"}) : json(0),
+       preempt.empty() ? "<none>" : preempt, OrNone(At(o, {"spec", "preemptMode"})), Age(o, now)});
+}
+
+json PriceBookCells(const json& o, Millis now) {
+  const std::string name = S(At(o, {"metadata", "name"}));
+  return json::array({name, S(At(o, {"spec", "currency"}), "USD"),
+                      S(At(o, {"spec", "mode"}), "Max"),
+                      S(At(o, {"spec", "effectiveFrom"}), "1970-01-01T00:00:00Z"), Age(o, now)});
+}
+
+std::vector<Column> DefaultColumns() { return {NameColumn(), AgeColumn()}; }
+json DefaultCells(const json& o, Millis now) {
+  return json::array({S(At(o, {"metadata", "name"})), Age(o, now)});
+}
+
+const TablePrinter kDefaultPrinter = {DefaultColumns, DefaultCells};
+
+}  // namespace
+
+const TablePrinter& TablePrinterOf(KindId id) {
+  static const TablePrinter kPod = {PodColumns, PodCells}, kNode = {NodeColumns, NodeCells},
+                            kNamespace = {NamespaceColumns, NamespaceCells},
+                            kQuota = {ResourceQuotaColumns, QuotaCells},
+                            kLimitRange = {LimitRangeColumns, LimitRangeCells},
+                            kEvent = {EventColumns, EventCells},
+                            kPriorityClass = {PriorityClassColumns, PriorityClassCells},
+                            kPdb = {PodDisruptionBudgetColumns, PodDisruptionBudgetCells},
+                            kElastic = {ElasticQuotaColumns, ElasticQuotaCells},
+                            kQoS = {QoSColumns, QoSCells},
+                            kPriceBook = {PriceBookColumns, PriceBookCells};
+  switch (id) {
+    case KindId::kPod:
+      return kPod;
+    case KindId::kNode:
+      return kNode;
+    case KindId::kNamespace:
+      return kNamespace;
+    case KindId::kResourceQuota:
+      return kQuota;
+    case KindId::kLimitRange:
+      return kLimitRange;
+    case KindId::kEvent:
+      return kEvent;
+    case KindId::kPriorityClass:
+      return kPriorityClass;
+    case KindId::kPodDisruptionBudget:
+      return kPdb;
+    case KindId::kElasticQuota:
+      return kElastic;
+    case KindId::kQoS:
+      return kQoS;
+    case KindId::kPriceBook:
+      return kPriceBook;
+    case KindId::kPoolPolicy:
+    case KindId::kResourceFlavor:
+    case KindId::kPodGroup:
+      return kDefaultPrinter;
   }
-  if (r.kind == "PriceBook")
-    return json::array({name, S(At(o, {"spec", "currency"}), "USD"),
-                        S(At(o, {"spec", "mode"}), "Max"),
-                        S(At(o, {"spec", "effectiveFrom"}), "1970-01-01T00:00:00Z"), Age(o, now)});
-  return json::array({name, Age(o, now)});
+  return kDefaultPrinter;
+}
+
+namespace {
+// A resource's printer: its kind's, or NAME AGE for a kind not in the kinds table.
+const TablePrinter& PrinterOf(const ResourceInfo& r) {
+  const ApiKind* k = FindApiKind(r.kind);
+  return k ? TablePrinterOf(k->id) : kDefaultPrinter;
+}
+}  // namespace
+
+std::vector<Column> ColumnsOf(const ResourceInfo& r) { return PrinterOf(r).columns(); }
+
+json CellsOf(const ResourceInfo& r, const json& o, Millis now) {
+  return PrinterOf(r).cells(o, now);
 }
 
 json MakeTable(const ResourceInfo& r, const std::vector<const json*>& objects, Millis now,

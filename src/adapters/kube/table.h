@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "adapters/kube/resources.h"
+#include "core/api_kinds.h"
 #include "core/duration.h"
 
 namespace arbiter::kube {
@@ -53,6 +54,15 @@ struct Column {
   int priority = 0;  // 1: -o wide only
 };
 
+// One kind's printer: its columns, and one object's cells in that order (strings and integers).
+struct TablePrinter {
+  std::vector<Column> (*columns)();
+  nlohmann::json (*cells)(const nlohmann::json& object, Millis now);
+};
+// The printer of a kind (kinds without their own print NAME AGE).
+const TablePrinter& TablePrinterOf(KindId id);
+
+// The printer of the resource's kind (NAME AGE for a kind not in core/api_kinds.h).
 std::vector<Column> ColumnsOf(const ResourceInfo& r);
 // One row's cells, in ColumnsOf(r) order (strings and integers).
 nlohmann::json CellsOf(const ResourceInfo& r, const nlohmann::json& object, Millis now);

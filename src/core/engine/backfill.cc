@@ -267,15 +267,19 @@ void State::TryReserve(Workload& w) {
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
   std::string on;
+  std::vector<uint32_t> on_ids;
   for (uint32_t pos : distinct) {
     ++reserved_at[pos];
     on += (on.empty() ? "" : ",") + nodes[pos].name;
+    on_ids.push_back(node_at[pos]);
   }
   const std::string note = "; reserved on " + on + " from " + FormatInstant(found.start);
   for (Slot s : members) {
     Workload& m = workloads[s];
     std::string msg = m.message.substr(0, m.message.find("; reserved on "));
     SetPending(m, EventType::kFailedScheduling, reason::kUnschedulable, msg + note, msg + note);
+    m.reserved_on = on_ids;  // the same facts as the note, structured (WorkloadStatus)
+    m.reserved_from = found.start;
   }
   reservations.push_back(std::move(found));
 }

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -94,6 +95,12 @@ class Engine {
     std::optional<ResourceList> max;
   };
   std::vector<FlavorUsage> flavor_usages() const;
+  // Quota usage as the engine charges it (types.h): every ResourceQuota, in the order of its first
+  // upsert; every ElasticQuota, by namespace; and what the workloads holding resources (running
+  // and terminating) request, by namespace. Adapters show these; they never re-derive them.
+  std::vector<ResourceQuotaUsage> resource_quota_usages() const;
+  std::vector<ElasticQuotaUsage> elastic_quota_usages() const;
+  std::map<std::string, ResourceList> namespace_usages() const;
   const EngineOptions& options() const;
 
   // Checks every invariant: nodes within capacity × overcommit, GPUs never overcommitted, node
@@ -124,8 +131,9 @@ class Engine {
   // workloads' Slurm clean-up and eligibility times; 5: PoolPolicy scheduling.backfillDepth and
   // fairSharing.preemptionStrategies; 6: node taints, pod tolerations and node affinity; 7: pod
   // affinity, anti-affinity and topology spread constraints, PoolPolicy spec.latency.schedInterval
-  // (2 to 6 are still read)
-  static constexpr uint32_t kSnapshotVersion = 7;
+  // 8: the workloads' backfill reservation as fields (WorkloadStatus::reservation)
+  // (2 to 7 are still read)
+  static constexpr uint32_t kSnapshotVersion = 8;
 
  private:
   std::unique_ptr<State> s_;

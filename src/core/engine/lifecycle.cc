@@ -50,6 +50,8 @@ void State::SetMessage(Workload& w, std::string message, std::string_view why, W
   w.message = std::move(message);
   w.message_reason = why;
   w.message_facts = facts;
+  w.reserved_on.clear();
+  w.reserved_from = -1;
 }
 
 void State::MarkFinished(Workload& w) {
@@ -723,6 +725,11 @@ WorkloadStatus State::StatusOf(const Workload& w) const {
   s.reason = std::string(w.message_reason);
   s.message = w.message;
   s.message_facts = w.message_facts;
+  if (w.reserved_from >= 0) {
+    s.reservation.emplace();
+    s.reservation->from = w.reserved_from;
+    for (uint32_t id : w.reserved_on) s.reservation->nodes.push_back(node_info[id].name);
+  }
   s.requests = w.requests;
   s.limits = w.limits;
   s.pending_total = w.pending_total + (w.phase == Phase::kPending ? now - w.pending_since : 0);

@@ -119,6 +119,10 @@ class QuotaBook {
   void KeepCounted(const Workload& w);
   bool ForgetCounted(uint64_t id);  // false: not counted
 
+  // What the engine answers about quota usage (quota_usage.cc; engine.h).
+  std::vector<ResourceQuotaUsage> ResourceQuotaUsages() const;
+  std::vector<ElasticQuotaUsage> ElasticQuotaUsages() const;
+
   // Invariant helpers.
   std::optional<std::string> CheckInvariants() const;
 

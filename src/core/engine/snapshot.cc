@@ -148,6 +148,10 @@ void IoWorkload(A& a, Workload& w, std::vector<uint64_t>& waiting_for, uint64_t&
     if constexpr (A::kReading) w.topology = PodTopologyRules::Of(rules);
     Io(a, w.unreclaimable_hold);
   }
+  if (!a.reservationless) {  // version 8
+    Io(a, w.reserved_on);
+    Io(a, w.reserved_from);
+  }
 }
 
 template <typename A>
@@ -284,6 +288,7 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot,
   r.constraintless = version < 6;
   r.schedless = version < 7;
   r.topologyless = version < 7;
+  r.reservationless = version < 8;
   auto fail = [&](const std::string& why) {
     return R::Error(StatusCode::kInvalidArgument, "corrupt engine snapshot: " + why);
   };

@@ -100,6 +100,14 @@ struct RunRecord {
   std::string preemptor;  // stopped_by when work was lost
 };
 
+// A backfill reservation (backfill.cc): the nodes held for a blocked workload (or its pod group)
+// from its expected start, as its message's "; reserved on N1,N2 from T" says.
+struct BackfillReservation {
+  std::vector<std::string> nodes;  // in node order
+  Millis from = 0;
+  bool operator==(const BackfillReservation&) const = default;
+};
+
 // A workload as drivers and reports see it. For live workloads, a snapshot as of the query; for
 // finished ones, their final state (EventSink::OnFinished).
 struct WorkloadStatus {
@@ -113,9 +121,11 @@ struct WorkloadStatus {
   PreemptionPolicy preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
   PreemptMode preempt_mode = PreemptMode::kRequeue;
   Phase phase = Phase::kPending;
-  std::string node;       // where it runs now, "" if nowhere
-  std::string last_node;  // where it runs or last ran
-  std::string nominated_node;
+  std::string node;            // where it runs now, "" if nowhere
+  std::string last_node;       // where it runs or last ran
+  std::string nominated_node;  // the node whose room it holds while its victims exit, "" none
+  // Pending with a backfill reservation (the facts of the message's "; reserved on ..." note).
+  std::optional<BackfillReservation> reservation;
   Millis submit_time = 0;
   Millis first_start = -1;  // first time it ever started, -1 never
   Millis finish_time = -1;  // when it reached a final phase, -1 not yet
@@ -131,6 +141,41 @@ struct WorkloadStatus {
   std::string flavor;        // the ResourceFlavor it is admitted on (or was last tried on), "" none
   Millis run_start = 0;      // current run's start
   Millis grace = 0;          // termination grace period (QoS GraceTime under QoS preemption)
+};
+
+// One ResourceQuota's usage as the engine charges it (quota_book.h): every scope applied
+// (PriorityClass, BestEffort / NotBestEffort, Terminating / NotTerminating), count/pods keeping
+// terminal pods until they are deleted; holds for preemptors waiting for victims not included.
+struct ResourceQuotaUsage {
+  std::string namespace_, name;
+  struct Item {
+    std::string key;  // as written: "requests.cpu", "pods", "count/pods"
+    QuotaTrack track = QuotaTrack::kRequests;
+    std::string resource;  // "cpu", "nvidia.com/gpu", "pods" for counts
+    int64_t hard = 0;      // canonical units of `resource`
+    int64_t used = 0;
+    bool operator==(const Item&) const = default;
+  };
+  std::vector<Item> items;  // in spec.hard order
+  bool operator==(const ResourceQuotaUsage&) const = default;
+};
+
+// One ElasticQuota's state as the engine charges it: what its namespace's running and terminating
+// workloads use of the resources it tracks (those named in min or max; quota per flavor summed
+// back to the plain resource), what it borrows from its cohort and lends to it, and its fair share.
+//   borrowed  per tracked resource, max(0, used - min)
+//   lent      the cohort's borrowed amount of a resource, attributed to the members with idle
+//             lendable min (min - used, capped by lendingLimit) in proportion to that idle amount
+//             (largest remainder, ties by namespace name); at most their idle amount
+//   fair_share the weighted dominant-resource share (fair_share.h) in millionths, kInfiniteShare
+//             possible; 0 outside a cohort
+struct ElasticQuotaUsage {
+  std::string namespace_, name, cohort;
+  ResourceList min;
+  std::optional<ResourceList> max;
+  ResourceList used, borrowed, lent;
+  int64_t fair_share = 0;
+  bool operator==(const ElasticQuotaUsage&) const = default;
 };
 
 }  // namespace arbiter::engine

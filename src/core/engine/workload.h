@@ -86,6 +86,11 @@ struct Workload {
   std::vector<Slot> waiting_for;  // victims still terminating for this preemptor
   std::string message;            // last reason, verbatim
   std::string_view message_reason;
+  // The backfill reservation `message` announces ("; reserved on N from T", backfill.cc): its
+  // nodes (NodeId values, in node order) and start; empty / -1 when the message names none.
+  // Cleared with every new message (State::SetMessage).
+  std::vector<uint32_t> reserved_on;
+  Millis reserved_from = -1;
   WorkFacts message_facts = WorkFacts::kNone;
   std::vector<std::string> reason_keys;  // kinds of pending reason already reported this spell
   int last_event_type = -1;

@@ -1,14 +1,8 @@
-// Each namespace's ElasticQuota state now, from the engine: what it uses, its min and max, what
-// it borrows from its cohort and what it lends to it, and its fair share. Pure.
-//
-//   used      requests of its running and terminating workloads (what the quota book charges)
-//   borrowed  per tracked resource, max(0, used - min)
-//   lent      the cohort's borrowed amount of a resource, attributed to the members with idle
-//             lendable min (min - used, capped by lendingLimit) in proportion to that idle amount
-//             (largest remainder, ties by namespace name); at most their idle amount
-//   fairShare the engine's weighted dominant-resource share (core/engine/fair_share.h), in
-//             millionths; 0 outside a cohort
-// Tracked resources are those the ElasticQuota names in min or max.
+// Each namespace's quota state now, as the engine answers it (engine::Engine::namespace_usages and
+// elastic_quota_usages; core/engine/types.h says what each number means): what its running and
+// terminating workloads request, and for a namespace with an ElasticQuota its min and max, what
+// it borrows from its cohort and lends to it, and its fair share (millionths, 0 outside a
+// cohort). Nothing here is re-derived. Pure.
 #pragma once
 
 #include <map>

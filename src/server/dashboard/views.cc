@@ -70,27 +70,9 @@ std::string Redact(std::string text, const std::vector<std::string>& hidden) {
   return text;
 }
 
-Json ReservationOf(const std::string& message) {
-  static const std::string kOn = "; reserved on ", kFrom = " from ";
-  const size_t on = message.find(kOn);
-  if (on == std::string::npos) return nullptr;
-  const size_t from = message.find(kFrom, on + kOn.size());
-  if (from == std::string::npos) return nullptr;
-  Json nodes = Json::array();
-  const std::string list = message.substr(on + kOn.size(), from - on - kOn.size());
-  for (size_t i = 0; i <= list.size();) {
-    size_t comma = list.find(',', i);
-    if (comma == std::string::npos) comma = list.size();
-    if (comma > i) nodes.push_back(list.substr(i, comma - i));
-    i = comma + 1;
-  }
-  std::string when = message.substr(from + kFrom.size());
-  when = when.substr(0, when.find_first_of(" ;"));
-  // A wall-clock instant (the daemon: RFC 3339) or the virtual clock's offset (a duration).
-  Result<Millis> at = ParseRfc3339(when);
-  if (!at.ok()) at = ParseDuration(when);
-  return {{"nodes", std::move(nodes)},
-          {"from", at.ok() ? Json(FormatRfc3339(at.value())) : Json(nullptr)}};
+Json ReservationOf(const engine::WorkloadStatus& w) {
+  if (!w.reservation) return nullptr;
+  return {{"nodes", w.reservation->nodes}, {"from", FormatRfc3339(w.reservation->from)}};
 }
 
 std::optional<Preemption> PreemptionOf(const Json& event) {
@@ -103,18 +85,10 @@ std::optional<Preemption> PreemptionOf(const Json& event) {
   p.type = reason;
   p.victim_namespace = event.value("metadata", Json::object()).value("namespace", "");
   p.victim = io.value("name", "");
-  const std::string msg = event.value("message", "");
-  for (const char* marker : {"preempted by ", "reclaimed by ", "was stopped by "}) {
-    const size_t at = msg.find(marker);
-    if (at == std::string::npos) continue;
-    const size_t from = at + std::string(marker).size();
-    const size_t end = msg.find_first_of(" ;)", from);
-    const std::string by = msg.substr(from, end == std::string::npos ? end : end - from);
-    const size_t slash = by.find('/');
-    if (slash == std::string::npos || by.rfind("node/", 0) == 0) break;
-    p.by_namespace = by.substr(0, slash);
-    p.by = by.substr(slash + 1);
-    break;
+  const Json related = event.value("related", Json::object());
+  if (related.value("kind", "") == "Pod") {
+    p.by_namespace = related.value("namespace", "");
+    p.by = related.value("name", "");
   }
   return p;
 }
@@ -317,7 +291,7 @@ Json QueueView(const Cluster& c, const Viewer& v, Millis wall_now) {
                    {"reason", w.reason},
                    {"message", Redact(w.message, hidden)},
                    {"nominatedNode", w.nominated_node},
-                   {"reservation", ReservationOf(w.message)},
+                   {"reservation", ReservationOf(w)},
                    {"pendingSeconds", (now - w.submit_time) / 1000}});
   }
   return {{"pending", std::move(out)}, {"total", position}};

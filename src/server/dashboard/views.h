@@ -44,9 +44,9 @@ std::vector<std::string> HiddenNamespaces(const Cluster& c, const Viewer& v);
 // the engine's messages name preemptors and victims, which may be other tenants' workloads.
 std::string Redact(std::string text, const std::vector<std::string>& hidden);
 
-// A Preempted / Reclaimed Event of a Pod: its victim and, from the engine's message ("preempted
-// by NS/NAME", "reclaimed by NS/NAME", "was stopped by NS/NAME"), its preemptor; nullopt for
-// other Events. by_namespace is "" when the message names no workload (a node removal).
+// A Preempted / Reclaimed Event of a Pod: its victim and its preemptor (the Event's `related`
+// Pod, pod_status.h KubeEvent); nullopt for other Events. by_namespace is "" when no workload
+// stopped it (a node removal).
 struct Preemption {
   std::string time, type;  // firstTimestamp; "Preempted" or "Reclaimed"
   std::string victim_namespace, victim;
@@ -54,10 +54,10 @@ struct Preemption {
 };
 std::optional<Preemption> PreemptionOf(const Json& event);
 
-// The backfill reservation a pending workload's message names ("...; reserved on n3,n4 from T",
-// core/engine/backfill.cc; T the engine's instant as a duration, Unix ms in the daemon):
-// {nodes: [..], from: RFC 3339 | null}, or null.
-Json ReservationOf(const std::string& message);
+// The backfill reservation of a pending workload, as the engine gives it
+// (engine::WorkloadStatus::reservation, core/engine/backfill.cc): {nodes: [..], from: RFC 3339},
+// or null.
+Json ReservationOf(const engine::WorkloadStatus& w);
 
 // {"pending": [{position, namespace, name, priority, reason, message, nominatedNode,
 // reservation (ReservationOf), pendingSeconds}]}: the engine's queue order (priority, then submit
