@@ -7,6 +7,7 @@
 #include "adapters/kubeclient/api_client.h"
 #include "adapters/kubeclient/informer.h"
 #include "core/api_kinds.h"
+#include "kubesched/lease_runner.h"
 
 namespace arbiter::kubesched {
 
@@ -133,6 +134,13 @@ Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& st
         std::make_unique<kubeclient::Informer>(resources[i], i, options.kube, &queue, io));
     informers.back()->Start();
   }
+  std::unique_ptr<LeaseRunner> lease;
+  if (options.leader_election) {
+    lease = std::make_unique<LeaseRunner>(options.kube, *options.leader_election, log,
+                                          [&queue] { queue.Wake(); });
+    if (Status s = lease->Start(); !s.ok()) return s;
+  }
+  bool lost = false;  // led, then could not renew: stop acting at once, exit
   Controller controller(options.controller);
   std::set<size_t> synced;
   bool announced = false;
@@ -167,16 +175,30 @@ Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& st
       }
       continue;
     }
+    if (lease && !lease->Acting(WallNow())) {  // standing by: informers warm, nothing done
+      if (lease->EverLed()) lost = true;
+      if (lost) break;
+      continue;
+    }
     if (!announced) {
       log("every informer has listed; scheduling");
       announced = true;
     }
     const Millis now = WallNow();
-    for (const Action& a : controller.Step(now))
+    for (const Action& a : controller.Step(now)) {
+      if (lease && !lease->Acting(WallNow())) break;  // the Lease lapsed mid-cycle: act no more
       controller.Done(a, Execute(**writer, a), WallNow());
+    }
     for (const std::string& line : controller.TakeLog()) log(line);
   }
   for (auto& i : informers) i->Stop();
+  if (lease) {
+    lease->Stop(/*release=*/!lost);
+    if (lost)
+      return Status::Unavailable("lost the Lease " + lease->Describe() +
+                                 " (not renewed within the renew deadline, or taken over): "
+                                 "exiting so that another replica acts alone");
+  }
   return Status::Ok();
 }
 
