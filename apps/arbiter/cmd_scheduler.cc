@@ -117,6 +117,9 @@ void RegisterScheduler(CLI::App& app, int* exit_code) {
       *exit_code = InputError(me, s.message());
       return;
     }
+    // A TLS close on a connection the server already dropped (a watch cut at stop) writes to a
+    // closed socket: an error to handle, not a signal that kills the process.
+    signal(SIGPIPE, SIG_IGN);
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);

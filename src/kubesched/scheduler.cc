@@ -121,7 +121,9 @@ Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& st
   auto log = [&](const std::string& m) {
     if (options.log) options.log(m);
   };
-  auto writer = ApiClient::Connect(options.kube);
+  kubeclient::ClientOptions wo;  // replicas told apart in the API server's audit log
+  if (options.leader_election) wo.user_agent += "/" + options.leader_election->identity;
+  auto writer = ApiClient::Connect(options.kube, wo);
   if (!writer.ok()) return writer.status();
   const auto resources = Resources();
   kubeclient::DeltaQueue queue;
