@@ -7,6 +7,7 @@
 #include "adapters/kubeclient/api_client.h"
 #include "adapters/kubeclient/informer.h"
 #include "core/api_kinds.h"
+#include "kubesched/action_pool.h"
 #include "kubesched/lease_runner.h"
 
 namespace arbiter::kubesched {
@@ -123,7 +124,7 @@ Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& st
   };
   kubeclient::ClientOptions wo;  // replicas told apart in the API server's audit log
   if (options.leader_election) wo.user_agent += "/" + options.leader_election->identity;
-  auto writer = ApiClient::Connect(options.kube, wo);
+  auto writer = ActionPool::Connect(options.kube, wo, options.api_connections);
   if (!writer.ok()) return writer.status();
   const auto resources = Resources();
   kubeclient::DeltaQueue queue;
@@ -187,10 +188,13 @@ Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& st
       announced = true;
     }
     const Millis now = WallNow();
-    for (const Action& a : controller.Step(now)) {
-      if (lease && !lease->Acting(WallNow())) break;  // the Lease lapsed mid-cycle: act no more
-      controller.Done(a, Execute(**writer, a), WallNow());
-    }
+    const std::vector<Action> actions = controller.Step(now);
+    // None once the Lease lapsed mid-cycle (the next turn of the loop then stops).
+    auto results = (*writer)->Run(actions, Execute, [&] {
+      return !lease || lease->Acting(WallNow());
+    });
+    for (size_t i = 0; i < actions.size(); ++i)
+      if (results[i]) controller.Done(actions[i], *results[i], WallNow());
     for (const std::string& line : controller.TakeLog()) log(line);
   }
   for (auto& i : informers) i->Stop();

@@ -28,6 +28,8 @@ struct SchedulerOptions {
   kubeclient::KubeConfig kube;
   ControllerOptions controller;
   int watch_timeout_seconds = 300;
+  // Connections that carry a cycle's API calls at once (action_pool.h).
+  int api_connections = 16;
   // --leader-elect: act only while holding this Lease (lease_runner.h); the informers run either
   // way, so a standby takes over with its view of the cluster warm.
   std::optional<LeaseConfig> leader_election;
