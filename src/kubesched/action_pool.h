@@ -24,8 +24,7 @@ class ActionPool {
                                                      int connections);
   // Makes the calls, at most one per connection at a time, none once `may_act` says false
   // (checked before each call). results[i] is set for each call made.
-  std::vector<std::optional<ActionResult>> Run(const std::vector<Action>& actions,
-                                               const Exec& exec,
+  std::vector<std::optional<ActionResult>> Run(const std::vector<Action>& actions, const Exec& exec,
                                                const std::function<bool()>& may_act);
 
  private:

@@ -59,8 +59,8 @@ Result<LeaseObject> ParseLease(const Json& object) {
     return Status::InvalidArgument("not a Lease object with a metadata.resourceVersion");
   LeaseObject out;
   out.object = object;
-  const Json spec = object.contains("spec") && object["spec"].is_object() ? object["spec"]
-                                                                          : Json::object();
+  const Json spec =
+      object.contains("spec") && object["spec"].is_object() ? object["spec"] : Json::object();
   for (const char* k : {"holderIdentity", "acquireTime", "renewTime"})
     if (Status s = Field(spec, k, false); !s.ok()) return s;
   for (const char* k : {"leaseDurationSeconds", "leaseTransitions"})
@@ -106,11 +106,11 @@ LeaseRecord LeaderElector::Mine(Millis now) const {
 }
 
 Json LeaderElector::Body(const Json& base, const LeaseRecord& r) const {
-  Json out = base.is_object() ? base
-                              : Json{{"apiVersion", "coordination.k8s.io/v1"},
-                                     {"kind", "Lease"},
-                                     {"metadata",
-                                      {{"name", config_.name}, {"namespace", config_.namespace_}}}};
+  Json out = base.is_object()
+                 ? base
+                 : Json{{"apiVersion", "coordination.k8s.io/v1"},
+                        {"kind", "Lease"},
+                        {"metadata", {{"name", config_.name}, {"namespace", config_.namespace_}}}};
   out.erase("status");
   if (out["metadata"].is_object()) out["metadata"].erase("managedFields");
   out["spec"] = {{"holderIdentity", r.holder},

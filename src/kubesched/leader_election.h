@@ -36,7 +36,7 @@ namespace arbiter::kubesched {
 struct LeaseConfig {
   std::string namespace_ = "kube-system";
   std::string name = "arbiter";
-  std::string identity;          // holderIdentity: unique per process (hostname_random)
+  std::string identity;           // holderIdentity: unique per process (hostname_random)
   Millis lease_duration = 15000;  // whole seconds (leaseDurationSeconds is an integer)
   Millis renew_deadline = 10000;
   Millis retry_period = 2000;

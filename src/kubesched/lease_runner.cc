@@ -28,7 +28,6 @@ std::string CollectionPath(const LeaseConfig& c) {
 
 }  // namespace lease_runner
 
-
 std::string DefaultLeaseIdentity() {
   char host[256] = {0};
   if (gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::snprintf(host, 8, "arbiter");
@@ -82,8 +81,9 @@ bool LeaseRunner::Sleep(Millis ms) {
 
 bool LeaseRunner::Write(ApiClient& c, const LeaseWrite& w, Millis started) {
   const std::string path = lease_runner::CollectionPath(config_) + "/" + config_.name;
-  auto r = w.kind == LeaseWrite::Kind::kCreate ? c.Post(lease_runner::CollectionPath(config_), w.body.dump())
-                                                : c.Put(path, w.body.dump());
+  auto r = w.kind == LeaseWrite::Kind::kCreate
+               ? c.Post(lease_runner::CollectionPath(config_), w.body.dump())
+               : c.Put(path, w.body.dump());
   if (!r.ok()) {
     Say("Lease " + Describe() + ": " + r.message());
     return false;

@@ -190,9 +190,8 @@ Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& st
     const Millis now = WallNow();
     const std::vector<Action> actions = controller.Step(now);
     // None once the Lease lapsed mid-cycle (the next turn of the loop then stops).
-    auto results = (*writer)->Run(actions, Execute, [&] {
-      return !lease || lease->Acting(WallNow());
-    });
+    auto results =
+        (*writer)->Run(actions, Execute, [&] { return !lease || lease->Acting(WallNow()); });
     for (size_t i = 0; i < actions.size(); ++i)
       if (results[i]) controller.Done(actions[i], *results[i], WallNow());
     for (const std::string& line : controller.TakeLog()) log(line);

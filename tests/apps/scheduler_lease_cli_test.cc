@@ -12,8 +12,8 @@
 namespace scheduler_lease_cli_test {
 
 arbiter::testing::CommandOutput Scheduler(const std::string& args) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("arbiter-sched-lease-" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("arbiter-sched-lease-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   return arbiter::testing::RunCommandSplit(std::string(ARBITER_BINARY) +
                                                " scheduler --kubeconfig " + dir.string() +
@@ -42,11 +42,11 @@ TEST(SchedulerLeaseCli, ClientGosRulesAreUsageErrors) {
 }
 
 TEST(SchedulerLeaseCli, AcceptedFlagsGoOnToTheKubeconfig) {
-  for (const char* flags :
-       {"--leader-elect", "--leader-elect --leader-elect-lease-duration 3s "
-                          "--leader-elect-renew-deadline 2s --leader-elect-retry-period 500ms",
-        // Without --leader-elect the durations are not used, hence not checked.
-        "--leader-elect-renew-deadline 20s"}) {
+  for (const char* flags : {"--leader-elect",
+                            "--leader-elect --leader-elect-lease-duration 3s "
+                            "--leader-elect-renew-deadline 2s --leader-elect-retry-period 500ms",
+                            // Without --leader-elect the durations are not used, hence not checked.
+                            "--leader-elect-renew-deadline 20s"}) {
     const auto r = Scheduler(flags);
     EXPECT_EQ(r.rc, 1) << flags << "\n" << r.err;
     EXPECT_NE(r.err.find("missing-kubeconfig"), std::string::npos) << flags << "\n" << r.err;

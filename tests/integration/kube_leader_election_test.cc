@@ -224,9 +224,8 @@ TEST_F(KubeLeaderElection, KillingTheLeaderUnderLoadHandsOverAndBindsNothingTwic
   const std::string first = Until("lease " + sched + " -n " + ns, "{.spec.holderIdentity}",
                                   [](const std::string& v) { return !v.empty(); });
   ASSERT_FALSE(first.empty()) << a.log() << b.log();
-  ASSERT_TRUE(first == a.Identity() || first == b.Identity())
-      << first << "\n"
-      << a.log() << b.log();
+  ASSERT_TRUE(first == a.Identity() || first == b.Identity()) << first << "\n"
+                                                              << a.log() << b.log();
   Replica& leader = first == a.Identity() ? a : b;
   Replica& standby = first == a.Identity() ? b : a;
   const std::string standby_id = standby.Identity();
@@ -245,8 +244,8 @@ TEST_F(KubeLeaderElection, KillingTheLeaderUnderLoadHandsOverAndBindsNothingTwic
       Kubectl("create -f " + file);
     }
   });
-  const std::string bound10 =
-      Until("pod p-9 -n " + ns, "{.spec.nodeName}", [](const std::string& v) { return !v.empty(); });
+  const std::string bound10 = Until("pod p-9 -n " + ns, "{.spec.nodeName}",
+                                    [](const std::string& v) { return !v.empty(); });
   const std::string killed_at = NowMicro();
   const int rc = leader.Signal(SIGKILL);
   killed = true;
@@ -264,8 +263,9 @@ TEST_F(KubeLeaderElection, KillingTheLeaderUnderLoadHandsOverAndBindsNothingTwic
   int pending = 0;
   for (int i = 0; i < kPods; ++i) {
     const std::string pod = "pod p-" + std::to_string(i) + " -n " + ns;
-    const std::string node = Until(pod, "{.spec.nodeName}{.status.conditions[?(@.type==\"PodScheduled\")].reason}",
-                                   [](const std::string& v) { return !v.empty(); });
+    const std::string node =
+        Until(pod, "{.spec.nodeName}{.status.conditions[?(@.type==\"PodScheduled\")].reason}",
+              [](const std::string& v) { return !v.empty(); });
     if (node == "Unschedulable") {
       ++pending;
     } else {
@@ -273,7 +273,8 @@ TEST_F(KubeLeaderElection, KillingTheLeaderUnderLoadHandsOverAndBindsNothingTwic
     }
   }
   EXPECT_EQ(pending, kPods - 32) << standby.log();
-  EXPECT_EQ(per_node, (std::map<std::string, int>{{"le-0", 8}, {"le-1", 8}, {"le-2", 8}, {"le-3", 8}}))
+  EXPECT_EQ(per_node,
+            (std::map<std::string, int>{{"le-0", 8}, {"le-1", 8}, {"le-2", 8}, {"le-3", 8}}))
       << standby.log();
 
   // kube-apiserver's record: each bound pod had exactly one successful binding, made by one of
@@ -318,7 +319,8 @@ TEST_F(KubeLeaderElection, ALeaderThatFindsTheLeaseTakenStopsActingAndExits) {
   ASSERT_EQ(p.rc, 0) << p.out;
   EXPECT_EQ(a.Wait(60), 1) << a.log();
   const std::string log = a.log();
-  EXPECT_NE(log.find("lost Lease " + ns + "/" + sched + ": now held by intruder"), std::string::npos)
+  EXPECT_NE(log.find("lost Lease " + ns + "/" + sched + ": now held by intruder"),
+            std::string::npos)
       << log;
   EXPECT_NE(log.find("lost the Lease"), std::string::npos) << log;
   // It did not release what is not its own.

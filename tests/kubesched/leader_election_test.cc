@@ -170,9 +170,11 @@ TEST(LeaderElection, MalformedLeasesAreErrorsNotCrashes) {
   EXPECT_FALSE(
       ParseLease(Json::parse(R"({"metadata":{"resourceVersion":"1"},"spec":{"holderIdentity":3}})"))
           .ok());
-  EXPECT_FALSE(ParseLease(Json::parse(
-                              R"({"metadata":{"resourceVersion":"1"},"spec":{"leaseDurationSeconds":"15"}})"))
-                   .ok());
+  EXPECT_FALSE(
+      ParseLease(
+          Json::parse(
+              R"({"metadata":{"resourceVersion":"1"},"spec":{"leaseDurationSeconds":"15"}})"))
+          .ok());
   auto empty = ParseLease(Json::parse(R"({"metadata":{"resourceVersion":"1"}})"));
   ASSERT_TRUE(empty.ok());
   EXPECT_EQ(empty->record.holder, "");
