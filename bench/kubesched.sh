@@ -26,7 +26,7 @@
 #   PERF=1                  record `perf record -g` of Arbiter's pass into DIR/arbiter.perf.data
 #
 # Takes the kube service lock (/tmp/arbiter-svc-kube.lock) for its whole run, so that no test
-# cluster runs beside it. About 2 minutes at 1000 nodes and 5000 pods.
+# cluster runs beside it. About 3 minutes at 1000 nodes and 5000 pods.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
