@@ -15,6 +15,7 @@
 #include "cli_flags.h"
 #include "commands.h"
 #include "kubesched/scheduler.h"
+#include "scheduler_lease_flags.h"
 
 namespace arbiter::app {
 
@@ -65,6 +66,7 @@ void RegisterScheduler(CLI::App& app, int* exit_code) {
   cmd->add_option("--watch-timeout", *watch_timeout,
                   "seconds after which the API server ends each watch, reopened from the last\n"
                   "resourceVersion (default 300)");
+  auto lease = AddLeaseFlags(cmd);
   cmd->callback([=] {
     const char* me = "arbiter scheduler";
     if (name->empty()) {
@@ -84,6 +86,11 @@ void RegisterScheduler(CLI::App& app, int* exit_code) {
       }
       selector[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
+    std::optional<kubesched::LeaseConfig> leader;
+    if (int rc = LeaseFromFlags(me, *lease, *name, &leader); rc != kExitOk) {
+      *exit_code = rc;
+      return;
+    }
     auto kube = kubeclient::LoadKubeconfig(*kubeconfig, *context);
     if (!kube.ok()) {
       *exit_code = InputError(me, kube.message());
@@ -95,6 +102,7 @@ void RegisterScheduler(CLI::App& app, int* exit_code) {
     o.controller.node_selector = std::move(selector);
     o.watch_timeout_seconds = *watch_timeout;
     o.log = SchedLog;
+    o.leader_election = std::move(leader);
     if (!policy->empty()) {
       yaml::ManifestLoad load = yaml::LoadManifestFiles({*policy});
       load.diagnostics.Sort();
@@ -109,6 +117,9 @@ void RegisterScheduler(CLI::App& app, int* exit_code) {
       *exit_code = InputError(me, s.message());
       return;
     }
+    // A TLS close on a connection the server already dropped (a watch cut at stop) writes to a
+    // closed socket: an error to handle, not a signal that kills the process.
+    signal(SIGPIPE, SIG_IGN);
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);

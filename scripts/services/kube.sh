@@ -203,7 +203,8 @@ start() {
     --requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group \
     --requestheader-extra-headers-prefix=X-Remote-Extra- \
     --proxy-client-cert-file="$p/front-proxy-client.crt" --proxy-client-key-file="$p/front-proxy-client.key" \
-    --endpoint-reconciler-type=none --profiling=false
+    --endpoint-reconciler-type=none --profiling=false \
+    --audit-policy-file="$HERE/kube/audit-policy.yaml" --audit-log-path="$D/audit.log" --audit-log-format=json
   STARTED+=(kube-apiserver)
   wait_until "$DEADLINE" "kube-apiserver /readyz" curl -sf --cacert "$p/ca.crt" --cert "$p/admin.crt" \
     --key "$p/admin.key" "https://127.0.0.1:$API_PORT/readyz"

@@ -7,6 +7,8 @@
 #include "adapters/kubeclient/api_client.h"
 #include "adapters/kubeclient/informer.h"
 #include "core/api_kinds.h"
+#include "kubesched/action_pool.h"
+#include "kubesched/lease_runner.h"
 
 namespace arbiter::kubesched {
 
@@ -120,7 +122,9 @@ Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& st
   auto log = [&](const std::string& m) {
     if (options.log) options.log(m);
   };
-  auto writer = ApiClient::Connect(options.kube);
+  kubeclient::ClientOptions wo;  // replicas told apart in the API server's audit log
+  if (options.leader_election) wo.user_agent += "/" + options.leader_election->identity;
+  auto writer = ActionPool::Connect(options.kube, wo, options.api_connections);
   if (!writer.ok()) return writer.status();
   const auto resources = Resources();
   kubeclient::DeltaQueue queue;
@@ -133,6 +137,13 @@ Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& st
         std::make_unique<kubeclient::Informer>(resources[i], i, options.kube, &queue, io));
     informers.back()->Start();
   }
+  std::unique_ptr<LeaseRunner> lease;
+  if (options.leader_election) {
+    lease = std::make_unique<LeaseRunner>(options.kube, *options.leader_election, log,
+                                          [&queue] { queue.Wake(); });
+    if (Status s = lease->Start(); !s.ok()) return s;
+  }
+  bool lost = false;  // led, then could not renew: stop acting at once, exit
   Controller controller(options.controller);
   std::set<size_t> synced;
   bool announced = false;
@@ -167,16 +178,32 @@ Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& st
       }
       continue;
     }
+    if (lease && !lease->Acting(WallNow())) {  // standing by: informers warm, nothing done
+      if (lease->EverLed()) lost = true;
+      if (lost) break;
+      continue;
+    }
     if (!announced) {
       log("every informer has listed; scheduling");
       announced = true;
     }
     const Millis now = WallNow();
-    for (const Action& a : controller.Step(now))
-      controller.Done(a, Execute(**writer, a), WallNow());
+    const std::vector<Action> actions = controller.Step(now);
+    // None once the Lease lapsed mid-cycle (the next turn of the loop then stops).
+    auto results =
+        (*writer)->Run(actions, Execute, [&] { return !lease || lease->Acting(WallNow()); });
+    for (size_t i = 0; i < actions.size(); ++i)
+      if (results[i]) controller.Done(actions[i], *results[i], WallNow());
     for (const std::string& line : controller.TakeLog()) log(line);
   }
   for (auto& i : informers) i->Stop();
+  if (lease) {
+    lease->Stop(/*release=*/!lost);
+    if (lost)
+      return Status::Unavailable("lost the Lease " + lease->Describe() +
+                                 " (not renewed within the renew deadline, or taken over): "
+                                 "exiting so that another replica acts alone");
+  }
   return Status::Ok();
 }
 

@@ -14,11 +14,13 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "adapters/kubeclient/kubeconfig_reader.h"
 #include "core/status.h"
 #include "kubesched/controller.h"
+#include "kubesched/leader_election.h"
 
 namespace arbiter::kubesched {
 
@@ -26,6 +28,11 @@ struct SchedulerOptions {
   kubeclient::KubeConfig kube;
   ControllerOptions controller;
   int watch_timeout_seconds = 300;
+  // Connections that carry a cycle's API calls at once (action_pool.h).
+  int api_connections = 16;
+  // --leader-elect: act only while holding this Lease (lease_runner.h); the informers run either
+  // way, so a standby takes over with its view of the cluster warm.
+  std::optional<LeaseConfig> leader_election;
   std::function<void(const std::string&)> log;
 };
 
@@ -33,7 +40,8 @@ struct SchedulerOptions {
 // list of nodes the credentials may read): a clear error otherwise.
 Status CheckApiServer(const kubeclient::KubeConfig& kube);
 
-// Runs until `stop` is set. An error only when it cannot start.
+// Runs until `stop` is set. An error when it cannot start, or when it led and lost the Lease (the
+// process then exits, as kube-scheduler does: a replica that cannot renew must stop acting).
 Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& stop);
 
 }  // namespace arbiter::kubesched

@@ -148,7 +148,6 @@ TEST_F(KubeScheduler, EveryPodEndsWhereArbiterSimPutsIt) {
   ASSERT_GE(pending, 2);  // the pool shows reasons, not only bindings
 
   const std::string log = LogFile("accept");
-  SchedulerProcess s("arbiter-accept", "accept", data + "kube-policy.yaml", log);
   // The pool first (everything without an app label: not the pods), then the pods once the
   // controller manager has lifted the new nodes' not-ready taint (the engine honours taints, as
   // kube-scheduler does: a pod arriving before would not go to a tainted node).
@@ -161,6 +160,10 @@ TEST_F(KubeScheduler, EveryPodEndsWhereArbiterSimPutsIt) {
         << n;
   auto a = Kubectl("apply -f " + data + "pool.yaml");
   ASSERT_EQ(a.rc, 0) << a.out;
+  // Started once every pod exists: its first cycle submits them all at once, as the simulation
+  // does at time 0 (pods arriving over several cycles while it runs may be placed in another
+  // order: a regression once the bindings got fast enough to run between kubectl's creates).
+  SchedulerProcess s("arbiter-accept", "accept", data + "kube-policy.yaml", log);
   for (const auto& [key, w] : want) {
     const std::string ns = key.substr(0, key.find('/'));
     const std::string pod = "pod " + key.substr(key.find('/') + 1) + " -n " + ns;

@@ -125,6 +125,10 @@ Result<std::unique_ptr<ApiClient>> ApiClient::Connect(const KubeConfig& config,
   c->cli_->set_read_timeout(options.read_timeout / 1000, (options.read_timeout % 1000) * 1000);
   c->cli_->set_write_timeout(options.read_timeout / 1000, (options.read_timeout % 1000) * 1000);
   c->cli_->set_keep_alive(true);
+  // A request goes out as headers, then body: without TCP_NODELAY, Nagle's algorithm holds the
+  // body until the server's delayed ACK (40 ms), and one connection makes at most ~25 calls a
+  // second (measured: bench/kubesched.sh, 20 bindings/s before, docs/kubernetes.md).
+  c->cli_->set_tcp_nodelay(true);
   if (!c->token_.empty()) c->cli_->set_bearer_token_auth(c->token_.c_str());
   return c;
 }

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# Throughput of `arbiter scheduler` against kube-scheduler, end to end through a real
+# kube-apiserver, in one run on one cluster (issue 26; docs/kubernetes.md "Throughput"). A
+# benchmark, not a test.
+#
+#   bench/kubesched.sh [NODES [PODS]]        default 1000 nodes, 5000 pods per scheduler
+#
+# Starts its own test cluster (scripts/services/kube.sh start DIR --no-scheduler: etcd,
+# kube-apiserver, kube-controller-manager, KWOK) in $BENCH_DIR (default /tmp/arbiter-bench-kube),
+# applies NODES KWOK nodes (32 CPUs, 256 GiB, 110 pods each) and Arbiter's CRDs, then for each
+# scheduler in turn (kube-scheduler first, then Arbiter; each on its own namespace):
+#   1. creates PODS pending pods (100m CPU, 128 MiB) with its schedulerName, no scheduler running;
+#   2. starts the scheduler and waits until kube-apiserver's audit log (DIR/audit.log, every
+#      pods/binding request with its answer) holds PODS successful bindings in the namespace;
+#   3. stops it.
+# Reported per scheduler: pods bound per second between the first and the last binding as the
+# API server recorded them (`bind rate`), and from the process's start to the last binding
+# (`end to end`, which includes listing the cluster); the CPU seconds (utime + stime from
+# /proc/PID/stat) of the scheduler, kube-apiserver, etcd, KWOK and the controller manager over
+# the same span. Both clients may call the API as fast as they can: Arbiter has no client-side
+# rate limit; kube-scheduler's clientConnection.qps/burst are raised to 10000/10000 (its default
+# of 50/100 would be the limit). The Arbiter pass runs second, with the first pass's pods still
+# running on the nodes (more objects for it to list: the order favours kube-scheduler).
+#
+#   ARBITER=build/arbiter   the binary to measure (built beforehand: RelWithDebInfo as the README)
+#   PERF=1                  record `perf record -g` of Arbiter's pass into DIR/arbiter.perf.data
+#
+# Takes the kube service lock (/tmp/arbiter-svc-kube.lock) for its whole run, so that no test
+# cluster runs beside it. About 3 minutes at 1000 nodes and 5000 pods.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+NODES=${1:-1000}
+PODS=${2:-5000}
+D=${BENCH_DIR:-/tmp/arbiter-bench-kube}
+ARBITER=${ARBITER:-$ROOT/build/arbiter}
+[ -x "$ARBITER" ] || { echo "bench/kubesched.sh: $ARBITER is not built" >&2; exit 1; }
+
+if [ "${ARBITER_BENCH_LOCKED:-0}" != 1 ]; then
+  exec env ARBITER_BENCH_LOCKED=1 flock /tmp/arbiter-svc-kube.lock "$0" "$@"
+fi
+
+HZ=$(getconf CLK_TCK)
+cpu_ticks() { # utime + stime of a PID, in clock ticks
+  awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
+}
+pid_of() { cat "$D/$1.pid"; }
+now_ms() { date +%s%3N; }
+load() { cut -d' ' -f1 /proc/loadavg; }
+
+cleanup() {
+  [ -n "${SCHED_PID:-}" ] && kill "$SCHED_PID" 2>/dev/null || true
+  scripts/services/kube.sh stop "$D" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+load_before=$(load)
+echo "bench/kubesched.sh: starting the cluster in $D" >&2
+scripts/services/kube.sh start "$D" --no-scheduler >&2
+KC="$D/bin/kubectl --kubeconfig $D/kubeconfig"
+$KC apply -f deploy/crds.yaml >/dev/null
+
+echo "bench/kubesched.sh: $NODES nodes" >&2
+mkdir -p "$D/bench"
+for ((i = 0; i < NODES; i++)); do
+  printf -- '---\napiVersion: v1\nkind: Node\nmetadata:\n  name: n-%05d\n  annotations: {kwok.x-k8s.io/node: fake}\n  labels: {kubernetes.io/hostname: n-%05d}\nstatus:\n  capacity: {cpu: "32", memory: 256Gi, pods: "110"}\n  allocatable: {cpu: "32", memory: 256Gi, pods: "110"}\n' "$i" "$i"
+done > "$D/bench/nodes.yaml"
+$KC create -f "$D/bench/nodes.yaml" >/dev/null
+# Ready and untainted. The node lifecycle controller lifts node.kubernetes.io/not-ready once KWOK
+# has made a node Ready, at the controller manager's 20 API calls a second (5000 nodes: over 4
+# minutes): lifted here in one kubectl instead (a node not Ready yet gets it back).
+sleep 5
+$KC taint nodes --all node.kubernetes.io/not-ready:NoSchedule- > /dev/null 2>&1 || true
+# On a loaded 2-core machine KWOK may renew a few of 5000 node leases late: the node lifecycle
+# controller then taints them unreachable for a while. 98% is enough (both passes see the same).
+need=$((NODES * 98 / 100))
+for ((t = 0; t < 600; t++)); do
+  ready=$($KC get nodes -o jsonpath='{range .items[*]}{.spec.taints}{"|"}{end}' | tr '|' '\n' | grep -c '^$' || true)
+  [ "$ready" -ge "$need" ] && break
+  sleep 1
+done
+[ "$ready" -ge "$need" ] || { echo "bench/kubesched.sh: only $ready of $NODES nodes untainted" >&2; exit 1; }
+echo "bench/kubesched.sh: $ready of $NODES nodes ready and untainted" >&2
+
+pods_yaml() { # namespace schedulerName
+  printf -- 'apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n' "$1"
+  for ((i = 0; i < PODS; i++)); do
+    printf -- '---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p-%05d\n  namespace: %s\nspec:\n  schedulerName: %s\n  terminationGracePeriodSeconds: 0\n  containers:\n  - name: c\n    image: busybox\n    resources:\n      requests: {cpu: 100m, memory: 128Mi}\n' "$i" "$1" "$2"
+  done
+}
+
+# Successful bindings in namespace $1 in the audit log, and the first and last one's
+# requestReceivedTimestamp in milliseconds of the day (the run does not cross midnight).
+bindings() {
+  grep -h '"subresource":"binding"' "$D"/audit*.log 2>/dev/null | grep -F "\"namespace\":\"$1\"" |
+    grep -F '"code":201' | awk '
+    { match($0, /"requestReceivedTimestamp":"[^"]*"/); ts = substr($0, RSTART + 28, RLENGTH - 29)
+      split(substr(ts, 12), hms, ":"); ms = (hms[1] * 3600 + hms[2] * 60 + hms[3]) * 1000
+      if (n == 0 || ms < first) first = ms; if (ms > last) last = ms; n++ }
+    END { printf "%d %d %d\n", n, first, last }'
+}
+
+COMPONENTS=(kube-apiserver etcd kwok kube-controller-manager)
+declare -A RESULT
+
+run_pass() { # label namespace schedulerName command...
+  local label=$1 ns=$2 name=$3
+  shift 3
+  pods_yaml "$ns" "$name" > "$D/bench/$ns.yaml"
+  local c0=$SECONDS
+  $KC create -f "$D/bench/$ns.yaml" >/dev/null
+  echo "bench/kubesched.sh: $label: $PODS pods created in $((SECONDS - c0)) s; scheduling" >&2
+  declare -A before
+  for c in "${COMPONENTS[@]}"; do before[$c]=$(cpu_ticks "$(pid_of "$c")"); done
+  local t0 b n first last
+  t0=$(now_ms)
+  "$@" > "$D/$label.log" 2>&1 &
+  SCHED_PID=$!
+  if [ "$label" = arbiter ] && [ "${PERF:-0}" = 1 ]; then
+    perf record -g -o "$D/arbiter.perf.data" -p "$SCHED_PID" > /dev/null 2>&1 &
+    PERF_PID=$!
+  fi
+  for ((t = 0; t < 6000; t++)); do
+    read -r n first last <<< "$(bindings "$ns")"
+    [ "$n" -ge "$PODS" ] && break
+    kill -0 "$SCHED_PID" 2>/dev/null || { echo "bench/kubesched.sh: $label exited" >&2; tail "$D/$label.log" >&2; exit 1; }
+    sleep 0.2
+  done
+  local sched_ticks
+  sched_ticks=$(cpu_ticks "$SCHED_PID")
+  local after_ms
+  after_ms=$(now_ms)
+  declare -A used
+  for c in "${COMPONENTS[@]}"; do used[$c]=$(($(cpu_ticks "$(pid_of "$c")") - ${before[$c]})); done
+  [ -n "${PERF_PID:-}" ] && { kill -INT "$PERF_PID" 2>/dev/null || true; wait "$PERF_PID" 2>/dev/null || true; PERF_PID=; }
+  kill "$SCHED_PID" 2>/dev/null || true
+  wait "$SCHED_PID" 2>/dev/null || true
+  SCHED_PID=
+  [ "$n" -ge "$PODS" ] || { echo "bench/kubesched.sh: $label bound $n of $PODS" >&2; exit 1; }
+  # KWOK has run every pod (their status written) before the next pass is measured.
+  for ((t = 0; t < 600; t++)); do
+    [ "$($KC get pods -n "$ns" --field-selector=status.phase!=Running -o name | wc -l)" = 0 ] && break
+    sleep 1
+  done
+  # The day's milliseconds of the process start, for the end-to-end figure.
+  local t0_day=$(((t0 + 0) % 86400000))
+  local span=$((last - first)) e2e=$((last - t0_day))
+  RESULT[$label]=$(awk -v n="$n" -v span="$span" -v e2e="$e2e" -v hz="$HZ" -v s="$sched_ticks" \
+    -v api="${used[kube-apiserver]}" -v etcd="${used[etcd]}" -v kwok="${used[kwok]}" \
+    -v kcm="${used[kube-controller-manager]}" -v wall="$((after_ms - t0))" 'BEGIN {
+      printf "%d | %.1f | %.0f | %.1f | %.0f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f", n, span / 1000,
+        n / (span / 1000), e2e / 1000, n / (e2e / 1000), wall / 1000, s / hz, api / hz, etcd / hz, kwok / hz, kcm / hz }')
+}
+
+cat > "$D/bench/kube-scheduler.yaml" <<EOF
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: $D/kube-scheduler.kubeconfig
+  qps: 10000
+  burst: 10000
+leaderElection:
+  leaderElect: false
+EOF
+sched_port=$(sed -n 's/^kube-scheduler=//p' "$D/ports")
+run_pass kube-scheduler bench-k default-scheduler "$D/bin/kube-scheduler" \
+  --config="$D/bench/kube-scheduler.yaml" --bind-address=127.0.0.1 --secure-port="$sched_port" \
+  --authentication-kubeconfig="$D/kube-scheduler.kubeconfig" \
+  --authorization-kubeconfig="$D/kube-scheduler.kubeconfig" --profiling=false
+run_pass arbiter bench-a arbiter "$ARBITER" scheduler --kubeconfig "$D/kubeconfig" \
+  --scheduler-name arbiter
+
+k=${RESULT[kube-scheduler]}
+a=${RESULT[arbiter]}
+ratio=$(awk -v k="$(echo "$k" | cut -d'|' -f3)" -v a="$(echo "$a" | cut -d'|' -f3)" 'BEGIN { printf "%.2f", a / k }')
+ratio_e2e=$(awk -v k="$(echo "$k" | cut -d'|' -f5)" -v a="$(echo "$a" | cut -d'|' -f5)" 'BEGIN { printf "%.2f", a / k }')
+build=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$(dirname "$ARBITER")/CMakeCache.txt" 2>/dev/null || echo unknown)
+echo "## bench/kubesched.sh $NODES nodes, $PODS pods per scheduler"
+echo
+echo "- date: $(date -u +%Y-%m-%dT%H:%MZ); commit: $(git describe --always --dirty 2>/dev/null || echo unknown); arbiter build: $build"
+echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; load before $load_before, after $(load)"
+echo "- cluster: $(cat "$D/bin/../complete" 2>/dev/null | cut -d' ' -f1) (tests/cluster), KWOK nodes"
+echo
+echo "| scheduler | pods bound | first to last binding (s) | bind rate (pods/s) | start to last binding (s) | end to end (pods/s) | wall (s) | scheduler CPU (s) | kube-apiserver CPU (s) | etcd CPU (s) | KWOK CPU (s) | controller-manager CPU (s) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| kube-scheduler (qps/burst 10000) | $k |"
+echo "| arbiter scheduler | $a |"
+echo
+echo "Arbiter / kube-scheduler: bind rate ${ratio}x, end to end ${ratio_e2e}x."
