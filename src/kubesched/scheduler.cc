@@ -22,7 +22,7 @@ Millis WallNow() {
 }
 
 // The kinds the informers keep (the rest of core/api_kinds.h: Events are written, not read;
-// ResourceFlavors and PodGroups are not supported here yet).
+// ResourceFlavors and PodGroups are not supported here yet), and batch/v1 Jobs.
 std::vector<kubeclient::ResourceSpec> Resources() {
   static const std::set<std::string> kSkip = {"Event", "ResourceFlavor", "PodGroup"};
   std::vector<kubeclient::ResourceSpec> out;
@@ -34,6 +34,7 @@ std::vector<kubeclient::ResourceSpec> Resources() {
         "/" + k.plural;
     out.push_back({k.kind, path, k.ApiVersion()});
   }
+  out.push_back({"Job", "/apis/batch/v1/jobs", "batch/v1"});  // admitted as a unit
   return out;
 }
 
@@ -88,6 +89,12 @@ ActionResult Execute(ApiClient& c, const Action& a) {
       const Json patch = {{"status", status}};
       return Outcome(
           c.Patch(PodPath(a) + "/status", patch.dump(), "application/strategic-merge-patch+json"));
+    }
+    case Action::Type::kJob: {
+      const Json patch = {{"metadata", {{"annotations", {{kAdmissionAnnotation, a.message}}}}},
+                          {"spec", {{"suspend", a.suspend}}}};
+      return Outcome(c.Patch("/apis/batch/v1/namespaces/" + a.namespace_ + "/jobs/" + a.name,
+                             patch.dump(), "application/merge-patch+json"));
     }
   }
   return {};

@@ -1,0 +1,251 @@
+// batch/v1 Jobs admitted as a unit by `arbiter scheduler` on the real test cluster (CTest fixture
+// "kube"; docs/kubernetes.md, "Jobs"): kube-controller-manager's Job controller makes the pods of a
+// Job once Arbiter unsuspends it, and deletes them when Arbiter suspends it again. Own scheduler
+// name, nodes (--node-selector) and namespace per test, as in kube_scheduler_test.cc. Without the
+// cluster these tests fail (never skip).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "apps/run_command.h"
+#include "integration/services.h"
+
+namespace kube_jobs_test {
+
+using arbiter::testing::Env;
+using arbiter::testing::RunCommand;
+
+std::string Dir() { return Env("ARBITER_KUBE_DIR", "/tmp/arbiter-ci/kube"); }
+std::string Kubeconfig() { return Dir() + "/kubeconfig"; }
+std::string KubectlCmd() { return Dir() + "/bin/kubectl --kubeconfig " + Kubeconfig() + " "; }
+
+arbiter::testing::CommandOutput Kubectl(const std::string& args) {
+  return RunCommand(KubectlCmd() + args + " 2>&1");
+}
+
+std::string Get(const std::string& what, const std::string& jsonpath) {
+  std::string s =
+      RunCommand(KubectlCmd() + "get " + what + " -o jsonpath='" + jsonpath + "' 2>/dev/null").out;
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// Polls until `ok(value)` or `seconds` pass; returns the last value.
+template <typename F>
+std::string Until(const std::string& what, const std::string& jsonpath, F ok, int seconds = 60) {
+  std::string got = Get(what, jsonpath);
+  for (int i = 0; i < seconds * 5 && !ok(got); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    got = Get(what, jsonpath);
+  }
+  return got;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// `arbiter scheduler` as a child process (its own process group), its log in a file.
+class Scheduler {
+ public:
+  Scheduler(const std::string& name, const std::string& pool, const std::string& log) {
+    const std::string cmd = arbiter::testing::Arbiter() + " scheduler --kubeconfig " +
+                            Kubeconfig() + " --scheduler-name " + name +
+                            " --node-selector arbiter.dev/test-pool=" + pool + " >> " + log +
+                            " 2>&1";
+    pid_ = fork();
+    if (pid_ == 0) {
+      setpgid(0, 0);
+      execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+  }
+  ~Scheduler() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+class KubeJobs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto ready = Kubectl("get --raw=/readyz");
+    ASSERT_EQ(ready.rc, 0) << "the test cluster is not running (ARBITER_KUBE_DIR " << Dir()
+                           << "; scripts/services/kube.sh start DIR): " << ready.out;
+    auto a = Kubectl("apply -f " + arbiter::testing::SourceDir() + "/deploy/");
+    ASSERT_EQ(a.rc, 0) << a.out;
+    auto w =
+        Kubectl("wait --for=condition=Established --timeout=60s crd/elasticquotas.arbiter.dev");
+    ASSERT_EQ(w.rc, 0) << w.out;
+  }
+  void Apply(const std::string& yaml) {
+    const std::string file = (arbiter::testing::Scratch("jobs-apply") / "objects.yaml").string();
+    std::ofstream(file) << yaml;
+    auto a = Kubectl("apply -f " + file);
+    ASSERT_EQ(a.rc, 0) << a.out;
+  }
+  // A KWOK node of 8 GPUs in the test pool `pool`, ready for pods (the node lifecycle
+  // controller has lifted its not-ready taint).
+  void Node(const std::string& name, const std::string& pool) {
+    ASSERT_NO_FATAL_FAILURE(Apply(
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name +
+        "\n  annotations: {kwok.x-k8s.io/node: fake}\n  labels: {arbiter.dev/test-pool: " + pool +
+        "}\nstatus:\n  capacity: {cpu: \"32\", memory: 256Gi, pods: \"110\", nvidia.com/gpu: "
+        "\"8\"}\n  allocatable: {cpu: \"32\", memory: 256Gi, pods: \"110\", nvidia.com/gpu: "
+        "\"8\"}\n"));
+    ASSERT_EQ(
+        Until("node " + name, "{.spec.taints}", [](const std::string& v) { return v.empty(); }),
+        "");
+  }
+};
+
+std::string Resources(int gpus) {
+  const std::string g = std::to_string(gpus);
+  return "    resources:\n      requests: {cpu: \"1\", memory: 1Gi, nvidia.com/gpu: " + g +
+         "}\n      limits: {nvidia.com/gpu: " + g + "}\n";
+}
+
+// A pod that runs until deleted.
+std::string PodYaml(const std::string& ns, const std::string& name, const std::string& scheduler,
+                    int gpus, const std::string& priority_class = "") {
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + ", namespace: " + ns +
+         "}\nspec:\n  schedulerName: " + scheduler +
+         (priority_class.empty() ? "" : "\n  priorityClassName: " + priority_class) +
+         "\n  terminationGracePeriodSeconds: 1\n  containers:\n  - name: main\n    image: "
+         "busybox\n" +
+         Resources(gpus);
+}
+
+// A Job created suspended, as Kueue asks: `parallelism` pods of `gpus` GPUs, each running
+// `duration` (KWOK's arbiter.dev/duration stage).
+std::string JobYaml(const std::string& ns, const std::string& name, const std::string& scheduler,
+                    int parallelism, int gpus, const std::string& duration,
+                    const std::string& priority_class = "") {
+  const std::string n = std::to_string(parallelism);
+  return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: " + name + ", namespace: " + ns +
+         "}\nspec:\n  suspend: true\n  parallelism: " + n + "\n  completions: " + n +
+         "\n  template:\n    metadata:\n      annotations: {arbiter.dev/duration: " + duration +
+         "}\n    spec:\n      schedulerName: " + scheduler +
+         (priority_class.empty() ? "" : "\n      priorityClassName: " + priority_class) +
+         "\n      restartPolicy: Never\n      terminationGracePeriodSeconds: 1\n      containers:\n"
+         "      - name: main\n        image: busybox\n        resources:\n          requests: "
+         "{cpu: \"1\", memory: 1Gi, nvidia.com/gpu: " +
+         std::to_string(gpus) + "}\n          limits: {nvidia.com/gpu: " + std::to_string(gpus) +
+         "}\n";
+}
+
+const char* kAdmission = "{.metadata.annotations.arbiter\\.dev/admission}";
+
+TEST_F(KubeJobs, SuspendedJobOverQuotaStaysSuspendedAndIsUnsuspendedWhenQuotaFrees) {
+  ASSERT_NO_FATAL_FAILURE(Node("kj-0", "kj"));
+  ASSERT_NO_FATAL_FAILURE(Apply(
+      "apiVersion: v1\nkind: Namespace\nmetadata: {name: kj}\n---\napiVersion: "
+      "arbiter.dev/v1alpha1\nkind: ElasticQuota\nmetadata: {name: quota, namespace: kj}\nspec:\n"
+      "  min: {nvidia.com/gpu: 4}\n"));
+  const std::string log = (arbiter::testing::Scratch("kj") / "scheduler.log").string();
+  Scheduler s("arbiter-kj", "kj", log);
+  ASSERT_NO_FATAL_FAILURE(Apply(PodYaml("kj", "blocker", "arbiter-kj", 2)));
+  ASSERT_EQ(Until("pod blocker -n kj", "{.status.phase}",
+                  [](const std::string& v) { return v == "Running"; }),
+            "Running")
+      << ReadFile(log);
+  // 2 of the namespace's 4 GPUs are used: a Job of 2 x 2 GPUs is over quota as a unit.
+  ASSERT_NO_FATAL_FAILURE(Apply(JobYaml("kj", "train", "arbiter-kj", 2, 2, "2s")));
+  const std::string why =
+      Until("job train -n kj", kAdmission, [](const std::string& v) { return !v.empty(); });
+  EXPECT_NE(why.find("exceeded ElasticQuota kj/quota"), std::string::npos) << why << "\n"
+                                                                           << ReadFile(log);
+  EXPECT_EQ(Get("job train -n kj", "{.spec.suspend}"), "true");
+  EXPECT_EQ(Get("pods -n kj -l batch.kubernetes.io/job-name=train", "{.items[*].metadata.name}"),
+            "");  // suspended: the Job controller made no pod
+  // The blocker goes: the quota admits the whole Job. Unsuspended; its two pods are bound to
+  // kj-0, run their 2 s and the Job completes.
+  ASSERT_EQ(Kubectl("delete pod blocker -n kj").rc, 0);
+  EXPECT_EQ(Until("job train -n kj", "{.spec.suspend}",
+                  [](const std::string& v) { return v == "false"; }),
+            "false")
+      << ReadFile(log);
+  EXPECT_EQ(Get("job train -n kj", kAdmission), "admitted: 2 pods on kj-0");
+  EXPECT_EQ(Until(
+                "job train -n kj", "{.status.succeeded}",
+                [](const std::string& v) { return v == "2"; }, 90),
+            "2")
+      << ReadFile(log);
+  EXPECT_EQ(Until("job train -n kj", "{.status.conditions[?(@.type==\"Complete\")].status}",
+                  [](const std::string& v) { return v == "True"; }),
+            "True");
+  // Its quota is released: the next Job of 4 GPUs is admitted.
+  ASSERT_NO_FATAL_FAILURE(Apply(JobYaml("kj", "next", "arbiter-kj", 2, 2, "1s")));
+  EXPECT_EQ(Until(
+                "job next -n kj", "{.status.succeeded}",
+                [](const std::string& v) { return v == "2"; }, 90),
+            "2")
+      << ReadFile(log);
+  const std::string text = ReadFile(log);
+  EXPECT_NE(text.find("unsuspended job kj/train"), std::string::npos) << text;
+  EXPECT_NE(text.find("job kj/train completed"), std::string::npos) << text;
+  Kubectl("delete namespace kj --wait=false");
+  Kubectl("delete node kj-0 --wait=false");
+}
+
+TEST_F(KubeJobs, PreemptedJobIsSuspendedItsPodsDeletedAndItResumesLater) {
+  ASSERT_NO_FATAL_FAILURE(Node("kp-0", "kp"));
+  ASSERT_NO_FATAL_FAILURE(
+      Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: kp}\n---\napiVersion: "
+            "scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: kp-low}\nvalue: 100\n---\n"
+            "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: kp-high}\n"
+            "value: 1000\n"));
+  const std::string log = (arbiter::testing::Scratch("kp") / "scheduler.log").string();
+  Scheduler s("arbiter-kp", "kp", log);
+  // A long Job fills the node.
+  ASSERT_NO_FATAL_FAILURE(Apply(JobYaml("kp", "long", "arbiter-kp", 2, 4, "1h", "kp-low")));
+  EXPECT_EQ(
+      Until("job long -n kp", "{.status.active}", [](const std::string& v) { return v == "2"; }),
+      "2")
+      << ReadFile(log);
+  // An urgent pod needs the whole node: the Job is suspended as one (its controller deletes the
+  // pods), the urgent pod bound, and the Job waits, saying why.
+  ASSERT_NO_FATAL_FAILURE(Apply(PodYaml("kp", "urgent", "arbiter-kp", 8, "kp-high")));
+  EXPECT_EQ(Until("pod urgent -n kp", "{.spec.nodeName}",
+                  [](const std::string& v) { return !v.empty(); }),
+            "kp-0")
+      << ReadFile(log);
+  EXPECT_EQ(Get("job long -n kp", "{.spec.suspend}"), "true");
+  EXPECT_EQ(Until("pods -n kp -l batch.kubernetes.io/job-name=long", "{.items[*].metadata.name}",
+                  [](const std::string& v) { return v.empty(); }),
+            "");
+  const std::string why = Until("job long -n kp", kAdmission, [](const std::string& v) {
+    return !v.empty() && v.rfind("stopped", 0) != 0;
+  });
+  EXPECT_EQ(why.rfind("admitted", 0), std::string::npos) << why;
+  // The urgent pod goes: the Job is admitted again and its pods run.
+  ASSERT_EQ(Kubectl("delete pod urgent -n kp").rc, 0);
+  EXPECT_EQ(
+      Until("job long -n kp", "{.spec.suspend}", [](const std::string& v) { return v == "false"; }),
+      "false")
+      << ReadFile(log);
+  EXPECT_EQ(
+      Until("job long -n kp", "{.status.active}", [](const std::string& v) { return v == "2"; }),
+      "2")
+      << ReadFile(log);
+  const std::string text = ReadFile(log);
+  EXPECT_NE(text.find("suspended job kp/long: stopped: "), std::string::npos) << text;
+  Kubectl("delete namespace kp --wait=false");
+  Kubectl("delete node kp-0 --wait=false");
+}
+
+}  // namespace kube_jobs_test
