@@ -137,6 +137,12 @@ Controller::Controller(ControllerOptions options)
 
 Controller::~Controller() = default;
 
+std::vector<EventRequest> Controller::TakeEvents() {
+  std::vector<EventRequest> out = std::move(events_);
+  events_.clear();
+  return out;
+}
+
 std::vector<std::string> Controller::TakeLog() {
   std::vector<std::string> out = std::move(log_);
   log_.clear();
@@ -526,6 +532,32 @@ void Controller::Reconcile(Millis now, std::vector<Action>* out) {
   }
 }
 
+// Preempted, on the victim, related to its preemptor (the engine's Event::by, "namespace/name").
+EventRequest Controller::PreemptedEvent(const Action& a, const PodTrack& t) const {
+  EventRequest e{{"v1", "Pod", a.namespace_, a.name, a.uid},
+                 std::nullopt,
+                 false,
+                 "Preempted",
+                 "Preempting",
+                 "Preempted on node " + t.bound};
+  auto by = t.workload ? preemptor_of_.find(*t.workload) : preemptor_of_.end();
+  if (by == preemptor_of_.end()) return e;
+  e.note = "Preempted by " + by->second + " on node " + t.bound;
+  // The preemptor is one of Arbiter's pods (not "node/NAME", a NoExecute taint): related.
+  const size_t slash = by->second.find('/');
+  if (slash == std::string::npos) return e;
+  auto id = engine_->Find(std::string_view(by->second).substr(0, slash),
+                          std::string_view(by->second).substr(slash + 1));
+  auto key = id ? pod_of_.find(engine::Value(*id)) : pod_of_.end();
+  if (key == pod_of_.end()) return e;
+  auto pods = objects_.find("Pod");
+  if (pods == objects_.end()) return e;
+  if (auto p = pods->second.find(key->second); p != pods->second.end())
+    e.related = EventObject{"v1", "Pod", key->second.first, key->second.second,
+                            Str(p->second, "metadata", "uid")};
+  return e;
+}
+
 void Controller::Done(const Action& a, const ActionResult& r, Millis now) {
   if (a.type == Action::Type::kJob) return JobDone(a, r, now);
   auto it = pods_.find({a.namespace_, a.name});
@@ -539,6 +571,12 @@ void Controller::Done(const Action& a, const ActionResult& r, Millis now) {
         t.bound = a.node;
         ++binds_;
         Log("bound " + who + " to " + a.node);
+        events_.push_back({{"v1", "Pod", a.namespace_, a.name, a.uid},
+                           std::nullopt,
+                           false,
+                           "Scheduled",
+                           "Binding",
+                           "Successfully assigned " + who + " to " + a.node});
       } else if (r.http_status == 409 && r.bound_node == a.node) {
         t.bound = a.node;  // an earlier attempt of ours went through
         Log("bound " + who + " to " + a.node + " (already: an earlier attempt went through)");
@@ -561,6 +599,7 @@ void Controller::Done(const Action& a, const ActionResult& r, Millis now) {
         t.refusal.clear();
         ++evictions_;
         Log("evicted " + who + (r.http_status == 404 ? " (already gone)" : ""));
+        if (r.http_status != 404) events_.push_back(PreemptedEvent(a, t));
         if (t.workload && !t.delete_told) {  // gone for good: never requeued as this pod
           t.delete_told = true;
           (void)Apply(engine::At(now, engine::DeletePod{WorkloadId{*t.workload}, std::nullopt}));
@@ -574,6 +613,13 @@ void Controller::Done(const Action& a, const ActionResult& r, Millis now) {
       return;
     case Action::Type::kStatus:
       if (ok) {
+        if (!a.message.empty())
+          events_.push_back({{"v1", "Pod", a.namespace_, a.name, a.uid},
+                             std::nullopt,
+                             true,
+                             "FailedScheduling",
+                             "Scheduling",
+                             a.message});
         t.status_written = true;
         t.written_message = a.message;
         t.written_nominated = a.node;

@@ -24,7 +24,8 @@
 // engine terminates (a preemption or reclaim victim); Status (PodScheduled False, reason
 // Unschedulable, the engine's pending message; status.nominatedNodeName) for a pending one whose
 // message or nomination changed; Job (PATCH spec.suspend and the arbiter.dev/admission
-// annotation) for a Job admitted as a unit.
+// annotation) for a Job admitted as a unit. Each accepted Bind, Evict and Status is also an event
+// (Scheduled, Preempted, FailedScheduling with the engine's message), as kube-scheduler's.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,7 @@
 
 #include "core/engine/engine.h"
 #include "core/objects.h"
+#include "kubesched/event_recorder.h"
 
 namespace arbiter::kubesched {
 
@@ -94,6 +96,9 @@ class Controller {
   std::optional<Millis> NextDue() const;
 
   const engine::Engine& engine() const { return *engine_; }
+  // Events to record (FailedScheduling, Scheduled, Preempted), taken by the caller, who writes
+  // them through an EventRecorder (series, bounds).
+  std::vector<EventRequest> TakeEvents();
   // Lines for the log (what was done and why), taken by the caller.
   std::vector<std::string> TakeLog();
   int64_t binds() const { return binds_; }
@@ -159,6 +164,7 @@ class Controller {
   void ReconcileJob(const Key& key, JobTrack& j, Millis now, std::vector<Action>* out);
   void BindJobPods(const Key& key, JobTrack& j, Millis now, std::vector<Action>* out);
   void JobDone(const Action& a, const ActionResult& r, Millis now);
+  EventRequest PreemptedEvent(const Action& a, const PodTrack& t) const;
 
   ControllerOptions options_;
   std::unique_ptr<engine::Engine> engine_;
@@ -174,6 +180,7 @@ class Controller {
   std::map<uint64_t, std::string> rejected_;      // workloads rejected at admission: why
   std::map<Key, JobTrack> jobs_;                  // Arbiter's Jobs
   std::vector<std::string> log_;
+  std::vector<EventRequest> events_;
   int64_t binds_ = 0, evictions_ = 0;
 };
 

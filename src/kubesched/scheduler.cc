@@ -1,5 +1,7 @@
 #include "kubesched/scheduler.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <set>
@@ -7,6 +9,7 @@
 #include "adapters/kubeclient/api_client.h"
 #include "adapters/kubeclient/informer.h"
 #include "core/api_kinds.h"
+#include "kubesched/event_writer.h"
 
 namespace arbiter::kubesched {
 
@@ -100,6 +103,17 @@ ActionResult Execute(ApiClient& c, const Action& a) {
   return {};
 }
 
+// reportingController: the scheduler's name (kube-scheduler's is its profile's, default-scheduler);
+// reportingInstance: NAME-HOST, at most 128 characters.
+EventRecorderOptions EventOptions(const std::string& scheduler_name) {
+  EventRecorderOptions o;
+  o.reporting_controller = scheduler_name;
+  char host[256] = {0};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = 0;
+  o.reporting_instance = (scheduler_name + "-" + host).substr(0, 128);
+  return o;
+}
+
 }  // namespace
 
 Status CheckApiServer(const kubeclient::KubeConfig& kube) {
@@ -141,6 +155,8 @@ Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& st
     informers.back()->Start();
   }
   Controller controller(options.controller);
+  EventRecorder recorder(EventOptions(options.controller.scheduler_name));
+  EventWriter events(options.kube, log);
   std::set<size_t> synced;
   bool announced = false;
   bool waited_said = false;
@@ -181,6 +197,10 @@ Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& st
     const Millis now = WallNow();
     for (const Action& a : controller.Step(now))
       controller.Done(a, Execute(**writer, a), WallNow());
+    std::vector<EventWrite> writes = recorder.Flush(WallNow());
+    for (const EventRequest& e : controller.TakeEvents())
+      for (EventWrite& w : recorder.Record(e, WallNow())) writes.push_back(std::move(w));
+    events.Submit(std::move(writes));
     for (const std::string& line : controller.TakeLog()) log(line);
   }
   for (auto& i : informers) i->Stop();
