@@ -461,6 +461,7 @@ std::vector<Action> Controller::Step(Millis now) {
   std::vector<Action> out;
   for (auto& [key, j] : jobs_) ReconcileJob(key, j, now, &out);
   Reconcile(now, &out);
+  ReconcileQuotaStatus(now, &out);
   return out;
 }
 
@@ -560,6 +561,7 @@ EventRequest Controller::PreemptedEvent(const Action& a, const PodTrack& t) cons
 
 void Controller::Done(const Action& a, const ActionResult& r, Millis now) {
   if (a.type == Action::Type::kJob) return JobDone(a, r, now);
+  if (a.type == Action::Type::kQuotaStatus) return QuotaStatusDone(a, r);
   auto it = pods_.find({a.namespace_, a.name});
   if (it == pods_.end()) return;
   PodTrack& t = it->second;
@@ -630,7 +632,8 @@ void Controller::Done(const Action& a, const ActionResult& r, Millis now) {
               "): " + r.message);
       }
       return;
-    case Action::Type::kJob:  // JobDone
+    case Action::Type::kJob:          // JobDone
+    case Action::Type::kQuotaStatus:  // QuotaStatusDone
       return;
   }
 }

@@ -48,7 +48,9 @@ using Json = nlohmann::json;
 struct Action {
   // kJob: a batch/v1 Job admitted as a unit (controller_jobs.cc): PATCH spec.suspend and the
   // annotation kAdmissionAnnotation (message).
-  enum class Type { kBind, kEvict, kStatus, kJob };
+  // kQuotaStatus: an ElasticQuota's status (used, borrowed, lent) as JSON in `message`
+  // (controller_quota_status.cc), PATCHed through the status subresource.
+  enum class Type { kBind, kEvict, kStatus, kJob, kQuotaStatus };
   Type type = Type::kBind;
   std::string namespace_, name, uid;
   std::string node;      // kBind: the node; kStatus: the nominated node ("" none)
@@ -74,8 +76,9 @@ struct ControllerOptions {
   // Only Nodes carrying all these labels are Arbiter's pool (empty: every node). Pods bound to
   // other nodes are not Arbiter's business (its own pods bound there count nowhere).
   std::map<std::string, std::string> node_selector;
-  Millis evict_retry = 5000;  // after a 429 or an error
-  Millis bind_retry = 1000;   // after an error
+  Millis evict_retry = 5000;         // after a 429 or an error
+  Millis bind_retry = 1000;          // after an error
+  Millis quota_status_every = 1000;  // ElasticQuota status computed at most this often
 };
 
 class Controller {
@@ -165,6 +168,9 @@ class Controller {
   void BindJobPods(const Key& key, JobTrack& j, Millis now, std::vector<Action>* out);
   void JobDone(const Action& a, const ActionResult& r, Millis now);
   EventRequest PreemptedEvent(const Action& a, const PodTrack& t) const;
+  // ElasticQuota status (controller_quota_status.cc).
+  void ReconcileQuotaStatus(Millis now, std::vector<Action>* out);
+  void QuotaStatusDone(const Action& a, const ActionResult& r);
 
   ControllerOptions options_;
   std::unique_ptr<engine::Engine> engine_;
@@ -179,6 +185,8 @@ class Controller {
   std::map<uint64_t, std::string> preemptor_of_;  // victim workload -> preemptor "ns/name"
   std::map<uint64_t, std::string> rejected_;      // workloads rejected at admission: why
   std::map<Key, JobTrack> jobs_;                  // Arbiter's Jobs
+  std::map<Key, std::string> quota_written_;      // ElasticQuota status last written (JSON)
+  Millis quota_due_ = 0;
   std::vector<std::string> log_;
   std::vector<EventRequest> events_;
   int64_t binds_ = 0, evictions_ = 0;

@@ -99,6 +99,10 @@ ActionResult Execute(ApiClient& c, const Action& a) {
       return Outcome(c.Patch("/apis/batch/v1/namespaces/" + a.namespace_ + "/jobs/" + a.name,
                              patch.dump(), "application/merge-patch+json"));
     }
+    case Action::Type::kQuotaStatus:
+      return Outcome(c.Patch("/apis/arbiter.dev/v1alpha1/namespaces/" + a.namespace_ +
+                                 "/elasticquotas/" + a.name + "/status",
+                             "{\"status\":" + a.message + "}", "application/merge-patch+json"));
   }
   return {};
 }

@@ -55,7 +55,12 @@ TEST_F(KubeJobs, SuspendedJobOverQuotaStaysSuspendedAndIsUnsuspendedWhenQuotaFre
                   [](const std::string& v) { return v == "Running"; }),
             "Running")
       << ReadFile(log);
-  // 2 of the namespace's 4 GPUs are used: a Job of 2 x 2 GPUs is over quota as a unit.
+  // The quota's status, written back: 2 of the namespace's 4 GPUs are used.
+  const std::string used = "{.status.used.nvidia\\.com/gpu}";
+  EXPECT_EQ(Until("elasticquota quota -n kj", used, [](const std::string& v) { return v == "2"; }),
+            "2")
+      << ReadFile(log);
+  // A Job of 2 x 2 GPUs is over quota as a unit.
   ASSERT_NO_FATAL_FAILURE(Apply(JobYaml("kj", "train", "arbiter-kj", 2, 2, "2s")));
   const std::string why =
       Until("job train -n kj", kAdmission, [](const std::string& v) { return !v.empty(); });
@@ -87,6 +92,9 @@ TEST_F(KubeJobs, SuspendedJobOverQuotaStaysSuspendedAndIsUnsuspendedWhenQuotaFre
                 [](const std::string& v) { return v == "2"; }, 90),
             "2")
       << ReadFile(log);
+  EXPECT_EQ(Until("elasticquota quota -n kj", used, [](const std::string& v) { return v == "0"; }),
+            "0");
+  EXPECT_EQ(Get("elasticquota quota -n kj", "{.status.borrowed.nvidia\\.com/gpu}"), "0");
   const std::string text = ReadFile(log);
   EXPECT_NE(text.find("unsuspended job kj/train"), std::string::npos) << text;
   EXPECT_NE(text.find("job kj/train completed"), std::string::npos) << text;

@@ -207,7 +207,12 @@ TEST(KubeschedJobs, SuspendedJobOverQuotaStaysSuspendedUntilQuotaFrees) {
   c.Upsert("Pod", JobPod(job, "bbbbb", "n1", "Succeeded"));
   c.Upsert("Pod", JobPod(job, "ccccc", "n1", "Succeeded"));
   c.Upsert("Job", complete);
-  EXPECT_TRUE(c.Step(kT0 + 6000).empty());
+  a = c.Step(kT0 + 6000);
+  EXPECT_TRUE(Of(a, Action::Type::kBind).empty());
+  EXPECT_TRUE(Of(a, Action::Type::kJob).empty());
+  auto status = Of(a, Action::Type::kQuotaStatus);  // the quota's status follows
+  ASSERT_EQ(status.size(), 1u);
+  EXPECT_EQ(Json::parse(status[0]->message)["used"]["nvidia.com/gpu"], "0");
   EXPECT_EQ(c.engine().live_workloads(), 0u);
   EXPECT_EQ(GpusUsed(c, "n1"), 0);
 }
