@@ -1,6 +1,7 @@
 #include "kubesched/controller.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "adapters/yaml/manifest_loader.h"
 #include "core/engine/object_commands.h"
@@ -92,6 +93,10 @@ ResourceList ListOf(const Json& l) {
 
 }  // namespace
 
+Result<ManifestSet> LoadObject(const std::string& kind, const Json& object) {
+  return LoadOne(kind, object);
+}
+
 ResourceList PodRequests(const Json& pod) {
   const Json& spec = Field(pod, "spec");
   ResourceList sum, init_max;
@@ -131,6 +136,12 @@ Controller::Controller(ControllerOptions options)
 }
 
 Controller::~Controller() = default;
+
+std::vector<EventRequest> Controller::TakeEvents() {
+  std::vector<EventRequest> out = std::move(events_);
+  events_.clear();
+  return out;
+}
 
 std::vector<std::string> Controller::TakeLog() {
   std::vector<std::string> out = std::move(log_);
@@ -229,18 +240,23 @@ void Controller::Start(Millis now) {
   for (const auto& [key, o] : objects_["Pod"])
     order.push_back({Str(o, "metadata", "creationTimestamp"), key});
   std::sort(order.begin(), order.end());
+  for (const auto& [key, o] : objects_["Job"]) ApplyJob(key, now);  // tracked, no slots yet
   std::vector<Key> pinned;
   for (const auto& [created, key] : order) {
     const Json& pod = objects_["Pod"][key];
     if (Ours(pod) && !Terminal(pod) && !Deleting(pod) && !Str(pod, "spec", "nodeName").empty()) {
+      const Key* job = JobOfPod(pod);  // a Job's pods: its slots are pinned there
+      if (job && Field(Field(objects_["Job"][*job], "spec"), "suspend") == true) continue;
       pods_[key].pinning = true;
-      pinned.push_back(key);
+      if (!job) pinned.push_back(key);
     }
   }
   foreign_ = ForeignUsage();
   for (const auto& [key, o] : objects_["Node"]) ApplyNode(key.second, now);
   (void)Apply(engine::At(now, engine::Tick{}));
   started_ = true;
+  for (const auto& [key, o] : objects_["Job"])  // admitted Jobs: slots where their pods run
+    if (Field(Field(o, "spec"), "suspend") == false) ApplyJob(key, now);
   for (const Key& key : pinned) SubmitPod(key, objects_["Pod"][key], pods_[key], now, true);
   (void)Apply(engine::At(now, engine::Tick{}));
   for (auto& [key, t] : pods_) {
@@ -252,7 +268,13 @@ void Controller::Start(Millis now) {
         " but the engine cannot place it there (its quota is used up?): counted as foreign");
     Forget(t, now);
   }
-  for (const auto& [created, key] : order) ApplyPod(key, now);
+  // Then the pending pods and the Jobs waiting for admission, in creation order.
+  std::vector<std::tuple<std::string, bool, Key>> rest;
+  for (const auto& [created, key] : order) rest.emplace_back(created, false, key);
+  for (const auto& [key, o] : objects_["Job"])
+    rest.emplace_back(Str(o, "metadata", "creationTimestamp"), true, key);
+  std::sort(rest.begin(), rest.end());
+  for (const auto& [created, job, key] : rest) job ? ApplyJob(key, now) : ApplyPod(key, now);
   dirty_.clear();
 }
 
@@ -316,6 +338,10 @@ std::map<std::string, ResourceList> Controller::ForeignUsage() const {
     if (node.empty() || Terminal(pod)) continue;
     auto t = pods_.find(key);
     if (t != pods_.end() && (t->second.workload || t->second.pinning)) continue;  // the engine's
+    if (t != pods_.end() && t->second.slot)  // a Job's pod in a slot that holds its node
+      if (auto st = engine_->Get(WorkloadId{*t->second.slot});
+          st && (st->phase == Phase::kRunning || st->phase == Phase::kTerminating))
+        continue;
     out[node] += PodRequests(pod);
   }
   return out;
@@ -361,6 +387,7 @@ void Controller::ApplyPod(const Key& key, Millis now) {
     auto t = pods_.find(key);
     if (t != pods_.end()) {
       Forget(t->second, now);
+      ReleaseSlot(key, t->second, false);
       pods_.erase(t);
     }
     return;
@@ -369,6 +396,7 @@ void Controller::ApplyPod(const Key& key, Millis now) {
   PodTrack& t = pods_[key];
   const std::string node = Str(pod, "spec", "nodeName");
   if (!t.workload) {
+    if (const Key* job = JobOfPod(pod)) return ApplyJobPod(*job, key, pod, t);
     if (!node.empty()) t.bound = node;
     if (Ours(pod) && node.empty() && !Terminal(pod) && !Deleting(pod) && !t.invalid)
       SubmitPod(key, pod, t, now, false);
@@ -416,6 +444,7 @@ std::vector<Action> Controller::Step(Millis now) {
   } else {
     for (const auto& kind : PolicyKinds())
       for (const auto& key : dirty_[kind]) ApplyPolicy(kind, key, now);
+    for (const auto& key : dirty_["Job"]) ApplyJob(key, now);
     for (const auto& key : dirty_["Pod"]) ApplyPod(key, now);
     std::map<std::string, ResourceList> before = std::move(foreign_);
     foreign_ = ForeignUsage();
@@ -430,7 +459,9 @@ std::vector<Action> Controller::Step(Millis now) {
   }
   (void)Apply(engine::At(now, engine::Tick{}));
   std::vector<Action> out;
+  for (auto& [key, j] : jobs_) ReconcileJob(key, j, now, &out);
   Reconcile(now, &out);
+  ReconcileQuotaStatus(now, &out);
   return out;
 }
 
@@ -502,7 +533,35 @@ void Controller::Reconcile(Millis now, std::vector<Action>* out) {
   }
 }
 
+// Preempted, on the victim, related to its preemptor (the engine's Event::by, "namespace/name").
+EventRequest Controller::PreemptedEvent(const Action& a, const PodTrack& t) const {
+  EventRequest e{{"v1", "Pod", a.namespace_, a.name, a.uid},
+                 std::nullopt,
+                 false,
+                 "Preempted",
+                 "Preempting",
+                 "Preempted on node " + t.bound};
+  auto by = t.workload ? preemptor_of_.find(*t.workload) : preemptor_of_.end();
+  if (by == preemptor_of_.end()) return e;
+  e.note = "Preempted by " + by->second + " on node " + t.bound;
+  // The preemptor is one of Arbiter's pods (not "node/NAME", a NoExecute taint): related.
+  const size_t slash = by->second.find('/');
+  if (slash == std::string::npos) return e;
+  auto id = engine_->Find(std::string_view(by->second).substr(0, slash),
+                          std::string_view(by->second).substr(slash + 1));
+  auto key = id ? pod_of_.find(engine::Value(*id)) : pod_of_.end();
+  if (key == pod_of_.end()) return e;
+  auto pods = objects_.find("Pod");
+  if (pods == objects_.end()) return e;
+  if (auto p = pods->second.find(key->second); p != pods->second.end())
+    e.related = EventObject{"v1", "Pod", key->second.first, key->second.second,
+                            Str(p->second, "metadata", "uid")};
+  return e;
+}
+
 void Controller::Done(const Action& a, const ActionResult& r, Millis now) {
+  if (a.type == Action::Type::kJob) return JobDone(a, r, now);
+  if (a.type == Action::Type::kQuotaStatus) return QuotaStatusDone(a, r);
   auto it = pods_.find({a.namespace_, a.name});
   if (it == pods_.end()) return;
   PodTrack& t = it->second;
@@ -514,6 +573,12 @@ void Controller::Done(const Action& a, const ActionResult& r, Millis now) {
         t.bound = a.node;
         ++binds_;
         Log("bound " + who + " to " + a.node);
+        events_.push_back({{"v1", "Pod", a.namespace_, a.name, a.uid},
+                           std::nullopt,
+                           false,
+                           "Scheduled",
+                           "Binding",
+                           "Successfully assigned " + who + " to " + a.node});
       } else if (r.http_status == 409 && r.bound_node == a.node) {
         t.bound = a.node;  // an earlier attempt of ours went through
         Log("bound " + who + " to " + a.node + " (already: an earlier attempt went through)");
@@ -521,9 +586,11 @@ void Controller::Done(const Action& a, const ActionResult& r, Millis now) {
         Log("binding " + who + " to " + a.node + " refused: already bound to " + r.bound_node +
             " by someone else; counted as foreign there");
         Forget(t, now);
+        ReleaseSlot(it->first, t, false);
         t.bound = r.bound_node;
       } else {
         t.retry_at = now + options_.bind_retry;
+        if (t.slot) ReleaseSlot(it->first, t, true);
         Log("binding " + who + " to " + a.node + " failed (HTTP " + std::to_string(r.http_status) +
             "): " + r.message + "; retried");
       }
@@ -534,6 +601,7 @@ void Controller::Done(const Action& a, const ActionResult& r, Millis now) {
         t.refusal.clear();
         ++evictions_;
         Log("evicted " + who + (r.http_status == 404 ? " (already gone)" : ""));
+        if (r.http_status != 404) events_.push_back(PreemptedEvent(a, t));
         if (t.workload && !t.delete_told) {  // gone for good: never requeued as this pod
           t.delete_told = true;
           (void)Apply(engine::At(now, engine::DeletePod{WorkloadId{*t.workload}, std::nullopt}));
@@ -547,6 +615,13 @@ void Controller::Done(const Action& a, const ActionResult& r, Millis now) {
       return;
     case Action::Type::kStatus:
       if (ok) {
+        if (!a.message.empty())
+          events_.push_back({{"v1", "Pod", a.namespace_, a.name, a.uid},
+                             std::nullopt,
+                             true,
+                             "FailedScheduling",
+                             "Scheduling",
+                             a.message});
         t.status_written = true;
         t.written_message = a.message;
         t.written_nominated = a.node;
@@ -556,6 +631,9 @@ void Controller::Done(const Action& a, const ActionResult& r, Millis now) {
           Log("writing the status of " + who + " failed (HTTP " + std::to_string(r.http_status) +
               "): " + r.message);
       }
+      return;
+    case Action::Type::kJob:          // JobDone
+    case Action::Type::kQuotaStatus:  // QuotaStatusDone
       return;
   }
 }

@@ -16,11 +16,16 @@
 //    nodes, a Tick), then Arbiter's pods already bound (a restart) are submitted pinned to their
 //    node and placed by a Tick of their own, then the pending ones: the decisions equal
 //    `arbiter sim` of the same objects.
+//  - batch/v1 Jobs created suspended whose template names the scheduler are admitted as a unit
+//    (controller_jobs.cc): placeholder workloads in one pod group hold their quota and nodes;
+//    the Job is unsuspended when all run, its pods bound to their nodes, suspended when stopped.
 // Actions: Bind (POST pods/binding) for a workload the engine runs and the cluster has not bound;
 // Evict (policy/v1 Eviction, so kube-apiserver enforces PodDisruptionBudgets) for a workload the
 // engine terminates (a preemption or reclaim victim); Status (PodScheduled False, reason
 // Unschedulable, the engine's pending message; status.nominatedNodeName) for a pending one whose
-// message or nomination changed.
+// message or nomination changed; Job (PATCH spec.suspend and the arbiter.dev/admission
+// annotation) for a Job admitted as a unit. Each accepted Bind, Evict and Status is also an event
+// (Scheduled, Preempted, FailedScheduling with the engine's message), as kube-scheduler's.
 #pragma once
 
 #include <cstdint>
@@ -34,18 +39,28 @@
 
 #include "core/engine/engine.h"
 #include "core/objects.h"
+#include "kubesched/event_recorder.h"
 
 namespace arbiter::kubesched {
 
 using Json = nlohmann::json;
 
 struct Action {
-  enum class Type { kBind, kEvict, kStatus };
+  // kJob: a batch/v1 Job admitted as a unit (controller_jobs.cc): PATCH spec.suspend and the
+  // annotation kAdmissionAnnotation (message).
+  // kQuotaStatus: an ElasticQuota's status (used, borrowed, lent) as JSON in `message`
+  // (controller_quota_status.cc), PATCHed through the status subresource.
+  enum class Type { kBind, kEvict, kStatus, kJob, kQuotaStatus };
   Type type = Type::kBind;
   std::string namespace_, name, uid;
-  std::string node;     // kBind: the node; kStatus: the nominated node ("" none)
-  std::string message;  // kStatus: the PodScheduled message
+  std::string node;      // kBind: the node; kStatus: the nominated node ("" none)
+  std::string message;   // kStatus: the PodScheduled message; kJob: the admission message
+  bool suspend = false;  // kJob: spec.suspend to write
 };
+
+// The annotation Arbiter writes on the Jobs it admits as a unit: why the Job waits, or where its
+// pods were admitted. Its presence also marks the Job as Arbiter's after a restart.
+inline constexpr const char* kAdmissionAnnotation = "arbiter.dev/admission";
 
 // What the API server answered to an action.
 struct ActionResult {
@@ -61,8 +76,9 @@ struct ControllerOptions {
   // Only Nodes carrying all these labels are Arbiter's pool (empty: every node). Pods bound to
   // other nodes are not Arbiter's business (its own pods bound there count nowhere).
   std::map<std::string, std::string> node_selector;
-  Millis evict_retry = 5000;  // after a 429 or an error
-  Millis bind_retry = 1000;   // after an error
+  Millis evict_retry = 5000;         // after a 429 or an error
+  Millis bind_retry = 1000;          // after an error
+  Millis quota_status_every = 1000;  // ElasticQuota status computed at most this often
 };
 
 class Controller {
@@ -83,6 +99,9 @@ class Controller {
   std::optional<Millis> NextDue() const;
 
   const engine::Engine& engine() const { return *engine_; }
+  // Events to record (FailedScheduling, Scheduled, Preempted), taken by the caller, who writes
+  // them through an EventRecorder (series, bounds).
+  std::vector<EventRequest> TakeEvents();
   // Lines for the log (what was done and why), taken by the caller.
   std::vector<std::string> TakeLog();
   int64_t binds() const { return binds_; }
@@ -99,8 +118,24 @@ class Controller {
     bool invalid = false;      // the loader refused it (reported once)
     bool pinning = false;      // at start: bound already, to be placed where it runs
     std::string invalid_message;
-    Millis retry_at = 0;  // no bind/evict before this
-    std::string refusal;  // the API server's last refusal of an eviction of this pod
+    Millis retry_at = 0;           // no bind/evict before this
+    std::string refusal;           // the API server's last refusal of an eviction of this pod
+    std::optional<uint64_t> slot;  // a Job's pod: the slot (placeholder workload) it occupies
+  };
+  // A batch/v1 Job admitted as a unit (controller_jobs.cc): one placeholder workload ("slot") per
+  // pod, in a pod group of them all, holds the Job's quota and nodes in the engine.
+  struct JobTrack {
+    std::string uid;
+    int32_t count = -1;           // pods admitted as a unit: min(parallelism, completions)
+    std::vector<uint64_t> slots;  // the placeholder workloads, in order
+    std::map<uint64_t, std::pair<std::string, std::string>> occupant;  // slot -> its pod
+    std::set<std::pair<std::string, std::string>> waiting;  // its pods waiting for a slot
+    std::string dead;  // why a slot left the engine (rejected, cancelled): the Job stays suspended
+    bool wrote = false;  // written_* hold what the API server accepted last
+    bool written_suspend = true;
+    std::string written_message;
+    Millis retry_at = 0;
+    bool finished = false;  // Complete or Failed: its slots are released
   };
   using Key = std::pair<std::string, std::string>;  // namespace, name
   class Sink;
@@ -118,6 +153,24 @@ class Controller {
   bool InPool(const Json& node) const;  // options_.node_selector
   void Log(std::string line) { log_.push_back(std::move(line)); }
   Status Apply(engine::Command c);
+  // batch/v1 Jobs (controller_jobs.cc).
+  bool JobIsOurs(const Json& job) const;
+  const std::pair<std::string, std::string>* JobOfPod(const Json& pod) const;
+  void ApplyJob(const Key& key, Millis now);
+  void SubmitSlots(const Key& key, JobTrack& j, const Json& job,
+                   std::vector<std::pair<Key, std::string>> pins, Millis now);
+  void ReleaseSlots(JobTrack& j, int exit_code, Millis now);
+  // A Job's pod no longer occupies its slot; `rewait`: back to waiting if still unbound.
+  void ReleaseSlot(const std::pair<std::string, std::string>& pod, PodTrack& t, bool rewait);
+  void ApplyJobPod(const std::pair<std::string, std::string>& job,
+                   const std::pair<std::string, std::string>& key, const Json& pod, PodTrack& t);
+  void ReconcileJob(const Key& key, JobTrack& j, Millis now, std::vector<Action>* out);
+  void BindJobPods(const Key& key, JobTrack& j, Millis now, std::vector<Action>* out);
+  void JobDone(const Action& a, const ActionResult& r, Millis now);
+  EventRequest PreemptedEvent(const Action& a, const PodTrack& t) const;
+  // ElasticQuota status (controller_quota_status.cc).
+  void ReconcileQuotaStatus(Millis now, std::vector<Action>* out);
+  void QuotaStatusDone(const Action& a, const ActionResult& r);
 
   ControllerOptions options_;
   std::unique_ptr<engine::Engine> engine_;
@@ -131,12 +184,19 @@ class Controller {
   std::map<std::string, ResourceList> foreign_;   // ForeignUsage() as of the last step
   std::map<uint64_t, std::string> preemptor_of_;  // victim workload -> preemptor "ns/name"
   std::map<uint64_t, std::string> rejected_;      // workloads rejected at admission: why
+  std::map<Key, JobTrack> jobs_;                  // Arbiter's Jobs
+  std::map<Key, std::string> quota_written_;      // ElasticQuota status last written (JSON)
+  Millis quota_due_ = 0;
   std::vector<std::string> log_;
+  std::vector<EventRequest> events_;
   int64_t binds_ = 0, evictions_ = 0;
 };
 
 // Kubernetes' effective requests of a pod object (max of the containers' sum and each init
 // container, plus spec.overhead); quantities that do not parse are left out.
 ResourceList PodRequests(const Json& pod);
+
+// An object as the manifest loader reads it (the checks of `arbiter validate`).
+Result<ManifestSet> LoadObject(const std::string& kind, const Json& object);
 
 }  // namespace arbiter::kubesched

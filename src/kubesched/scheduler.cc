@@ -1,5 +1,7 @@
 #include "kubesched/scheduler.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <set>
@@ -8,6 +10,7 @@
 #include "adapters/kubeclient/informer.h"
 #include "core/api_kinds.h"
 #include "kubesched/action_pool.h"
+#include "kubesched/event_writer.h"
 #include "kubesched/lease_runner.h"
 
 namespace arbiter::kubesched {
@@ -24,7 +27,7 @@ Millis WallNow() {
 }
 
 // The kinds the informers keep (the rest of core/api_kinds.h: Events are written, not read;
-// ResourceFlavors and PodGroups are not supported here yet).
+// ResourceFlavors and PodGroups are not supported here yet), and batch/v1 Jobs.
 std::vector<kubeclient::ResourceSpec> Resources() {
   static const std::set<std::string> kSkip = {"Event", "ResourceFlavor", "PodGroup"};
   std::vector<kubeclient::ResourceSpec> out;
@@ -36,6 +39,7 @@ std::vector<kubeclient::ResourceSpec> Resources() {
         "/" + k.plural;
     out.push_back({k.kind, path, k.ApiVersion()});
   }
+  out.push_back({"Job", "/apis/batch/v1/jobs", "batch/v1"});  // admitted as a unit
   return out;
 }
 
@@ -91,8 +95,29 @@ ActionResult Execute(ApiClient& c, const Action& a) {
       return Outcome(
           c.Patch(PodPath(a) + "/status", patch.dump(), "application/strategic-merge-patch+json"));
     }
+    case Action::Type::kJob: {
+      const Json patch = {{"metadata", {{"annotations", {{kAdmissionAnnotation, a.message}}}}},
+                          {"spec", {{"suspend", a.suspend}}}};
+      return Outcome(c.Patch("/apis/batch/v1/namespaces/" + a.namespace_ + "/jobs/" + a.name,
+                             patch.dump(), "application/merge-patch+json"));
+    }
+    case Action::Type::kQuotaStatus:
+      return Outcome(c.Patch("/apis/arbiter.dev/v1alpha1/namespaces/" + a.namespace_ +
+                                 "/elasticquotas/" + a.name + "/status",
+                             "{\"status\":" + a.message + "}", "application/merge-patch+json"));
   }
   return {};
+}
+
+// reportingController: the scheduler's name (kube-scheduler's is its profile's, default-scheduler);
+// reportingInstance: NAME-HOST, at most 128 characters.
+EventRecorderOptions EventOptions(const std::string& scheduler_name) {
+  EventRecorderOptions o;
+  o.reporting_controller = scheduler_name;
+  char host[256] = {0};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = 0;
+  o.reporting_instance = (scheduler_name + "-" + host).substr(0, 128);
+  return o;
 }
 
 }  // namespace
@@ -145,6 +170,8 @@ Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& st
   }
   bool lost = false;  // led, then could not renew: stop acting at once, exit
   Controller controller(options.controller);
+  EventRecorder recorder(EventOptions(options.controller.scheduler_name));
+  EventWriter events(options.kube, log);
   std::set<size_t> synced;
   bool announced = false;
   bool waited_said = false;
@@ -194,6 +221,10 @@ Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& st
         (*writer)->Run(actions, Execute, [&] { return !lease || lease->Acting(WallNow()); });
     for (size_t i = 0; i < actions.size(); ++i)
       if (results[i]) controller.Done(actions[i], *results[i], WallNow());
+    std::vector<EventWrite> writes = recorder.Flush(WallNow());
+    for (const EventRequest& e : controller.TakeEvents())
+      for (EventWrite& w : recorder.Record(e, WallNow())) writes.push_back(std::move(w));
+    if (!lease || lease->Acting(WallNow())) events.Submit(std::move(writes));
     for (const std::string& line : controller.TakeLog()) log(line);
   }
   for (auto& i : informers) i->Stop();

@@ -1,13 +1,15 @@
 // `arbiter scheduler`'s I/O: informers (src/adapters/kubeclient/informer.h) for Nodes, Pods,
-// Namespaces, ResourceQuotas, LimitRanges, PriorityClasses, PodDisruptionBudgets and Arbiter's
-// kinds (ElasticQuota, PoolPolicy, PriceBook, QoS), the Controller (controller.h) stepped on the
-// wall clock, and its actions carried out on kube-apiserver:
+// Namespaces, ResourceQuotas, LimitRanges, PriorityClasses, PodDisruptionBudgets, batch/v1 Jobs
+// and Arbiter's kinds (ElasticQuota, PoolPolicy, PriceBook, QoS), the Controller (controller.h)
+// stepped on the wall clock, and its actions carried out on kube-apiserver:
 //   Bind    POST /api/v1/namespaces/NS/pods/NAME/binding (a 409 reads the pod back: bound to the
 //           same node by an earlier attempt, or by someone else)
 //   Evict   POST .../pods/NAME/eviction, a policy/v1 Eviction (kube-apiserver checks the
 //           PodDisruptionBudgets: 429 is retried later, never turned into a delete)
 //   Status  PATCH .../pods/NAME/status (strategic merge): condition PodScheduled False, reason
 //           Unschedulable, the engine's message; status.nominatedNodeName
+//   Job     PATCH /apis/batch/v1/namespaces/NS/jobs/NAME (merge patch): spec.suspend and the
+//           annotation arbiter.dev/admission (a Job admitted as a unit, controller_jobs.cc)
 // The state is the cluster's: a restarted scheduler lists everything again and rebuilds.
 #pragma once
 

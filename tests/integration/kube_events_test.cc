@@ -1,0 +1,97 @@
+// events.k8s.io/v1 Events written by `arbiter scheduler` to the real kube-apiserver (CTest fixture
+// "kube"; docs/kubernetes.md, "Events"): Scheduled, FailedScheduling with the engine's message
+// (the PodScheduled condition's), Preempted on the victim related to its preemptor. The API
+// server validates them as it validates kube-scheduler's.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "integration/kube_fixture.h"
+
+namespace kube_events_test {
+
+using kube_fixture::Get;
+using kube_fixture::Kubectl;
+using kube_fixture::KubeTest;
+using kube_fixture::PodYaml;
+using kube_fixture::ReadFile;
+using kube_fixture::Scheduler;
+using kube_fixture::Until;
+using Json = nlohmann::json;
+
+class KubeEvents : public KubeTest {};
+
+// Every event Arbiter wrote in namespace ke, as the API server lists them.
+Json Events() {
+  auto r = Kubectl("get events.events.k8s.io -n ke -o json");
+  Json j = Json::parse(r.out, nullptr, false);
+  return j.is_object() && j.contains("items") ? j["items"] : Json::array();
+}
+
+// The first event with this reason about pod `name` (null when none).
+Json Find(const std::string& reason, const std::string& name) {
+  for (const auto& e : Events())
+    if (e.value("reason", "") == reason && e["regarding"].value("name", "") == name) return e;
+  return nullptr;
+}
+
+Json Await(const std::string& reason, const std::string& name) {
+  Json e = Find(reason, name);
+  for (int i = 0; i < 300 && e.is_null(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    e = Find(reason, name);
+  }
+  return e;
+}
+
+TEST_F(KubeEvents, ScheduledFailedSchedulingAndPreemptedAreWrittenAsKubeSchedulerWrites) {
+  ASSERT_NO_FATAL_FAILURE(Node("ke-0", "ke"));
+  ASSERT_NO_FATAL_FAILURE(
+      Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: ke}\n---\napiVersion: "
+            "scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: ke-low}\nvalue: 100\n---\n"
+            "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: ke-high}\n"
+            "value: 1000\n"));
+  const std::string log = (arbiter::testing::Scratch("ke") / "scheduler.log").string();
+  Scheduler s("arbiter-ke", "ke", log);
+  ASSERT_NO_FATAL_FAILURE(Apply(PodYaml("ke", "victim", "arbiter-ke", 8, "ke-low")));
+  const Json scheduled = Await("Scheduled", "victim");
+  ASSERT_FALSE(scheduled.is_null()) << ReadFile(log) << Kubectl("get events -n ke").out;
+  EXPECT_EQ(scheduled["note"], "Successfully assigned ke/victim to ke-0");
+  EXPECT_EQ(scheduled["type"], "Normal");
+  EXPECT_EQ(scheduled["action"], "Binding");
+  EXPECT_EQ(scheduled["reportingController"], "arbiter-ke");
+  EXPECT_EQ(scheduled["regarding"]["kind"], "Pod");
+  EXPECT_EQ(scheduled["regarding"]["uid"], Get("pod victim -n ke", "{.metadata.uid}"));
+  // A pod of the same priority does not fit and preempts nobody: FailedScheduling, its note the
+  // PodScheduled condition's message (the engine's).
+  ASSERT_NO_FATAL_FAILURE(Apply(PodYaml("ke", "waits", "arbiter-ke", 8, "ke-low")));
+  const Json failed = Await("FailedScheduling", "waits");
+  ASSERT_FALSE(failed.is_null()) << ReadFile(log);
+  EXPECT_EQ(failed["type"], "Warning");
+  EXPECT_EQ(failed["action"], "Scheduling");
+  const std::string jp = "{.status.conditions[?(@.type==\"PodScheduled\")].message}";
+  EXPECT_EQ(failed["note"], Get("pod waits -n ke", jp));
+  EXPECT_FALSE(failed["note"].get<std::string>().empty());
+  // A high-priority pod preempts the victim through the Eviction API: Preempted, related to it.
+  ASSERT_NO_FATAL_FAILURE(Apply(PodYaml("ke", "urgent", "arbiter-ke", 8, "ke-high")));
+  const Json preempted = Await("Preempted", "victim");
+  ASSERT_FALSE(preempted.is_null()) << ReadFile(log);
+  EXPECT_EQ(preempted["note"], "Preempted by ke/urgent on node ke-0");
+  EXPECT_EQ(preempted["action"], "Preempting");
+  EXPECT_EQ(preempted["related"]["name"], "urgent");
+  EXPECT_EQ(preempted["related"]["uid"], Get("pod urgent -n ke", "{.metadata.uid}"));
+  EXPECT_FALSE(Await("Scheduled", "urgent").is_null()) << ReadFile(log);
+  // Each is one Event: nothing failed to write.
+  s.Stop();
+  const std::string text = ReadFile(log);
+  EXPECT_EQ(text.find("writing an event failed"), std::string::npos) << text;
+  int scheduled_victim = 0;
+  for (const auto& e : Events())
+    scheduled_victim += e.value("reason", "") == "Scheduled" && e["regarding"]["name"] == "victim";
+  EXPECT_EQ(scheduled_victim, 1);
+  Kubectl("delete namespace ke --wait=false");
+  Kubectl("delete node ke-0 --wait=false");
+}
+
+}  // namespace kube_events_test

@@ -1,0 +1,139 @@
+// Helpers of the Kube* tests that run `arbiter scheduler` on the real test cluster (CTest
+// fixture "kube"; docs/kubernetes.md): kubectl, polling, the scheduler as a child process, a
+// KWOK node in a test pool. Each test has its own scheduler name, nodes (--node-selector) and
+// namespace, so the tests share the cluster.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "apps/run_command.h"
+#include "integration/services.h"
+
+namespace kube_fixture {
+
+using arbiter::testing::Env;
+using arbiter::testing::RunCommand;
+
+inline std::string Dir() { return Env("ARBITER_KUBE_DIR", "/tmp/arbiter-ci/kube"); }
+inline std::string Kubeconfig() { return Dir() + "/kubeconfig"; }
+inline std::string KubectlCmd() {
+  return Dir() + "/bin/kubectl --kubeconfig " + Kubeconfig() + " ";
+}
+
+inline arbiter::testing::CommandOutput Kubectl(const std::string& args) {
+  return RunCommand(KubectlCmd() + args + " 2>&1");
+}
+
+inline std::string Get(const std::string& what, const std::string& jsonpath) {
+  std::string s =
+      RunCommand(KubectlCmd() + "get " + what + " -o jsonpath='" + jsonpath + "' 2>/dev/null").out;
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// Polls until `ok(value)` or `seconds` pass; returns the last value.
+template <typename F>
+std::string Until(const std::string& what, const std::string& jsonpath, F ok, int seconds = 60) {
+  std::string got = Get(what, jsonpath);
+  for (int i = 0; i < seconds * 5 && !ok(got); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    got = Get(what, jsonpath);
+  }
+  return got;
+}
+
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// `arbiter scheduler` as a child process (its own process group), its log in a file.
+class Scheduler {
+ public:
+  Scheduler(const std::string& name, const std::string& pool, const std::string& log) {
+    const std::string cmd = arbiter::testing::Arbiter() + " scheduler --kubeconfig " +
+                            Kubeconfig() + " --scheduler-name " + name +
+                            " --node-selector arbiter.dev/test-pool=" + pool + " >> " + log +
+                            " 2>&1";
+    pid_ = fork();
+    if (pid_ == 0) {
+      setpgid(0, 0);
+      execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+  }
+  ~Scheduler() { Stop(); }
+  void Stop() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+class KubeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto ready = Kubectl("get --raw=/readyz");
+    ASSERT_EQ(ready.rc, 0) << "the test cluster is not running (ARBITER_KUBE_DIR " << Dir()
+                           << "; scripts/services/kube.sh start DIR): " << ready.out;
+    auto a = Kubectl("apply -f " + arbiter::testing::SourceDir() + "/deploy/");
+    ASSERT_EQ(a.rc, 0) << a.out;
+    auto w =
+        Kubectl("wait --for=condition=Established --timeout=60s crd/elasticquotas.arbiter.dev");
+    ASSERT_EQ(w.rc, 0) << w.out;
+  }
+  void Apply(const std::string& yaml) {
+    const std::string file = (arbiter::testing::Scratch("kube-apply") / "objects.yaml").string();
+    std::ofstream(file) << yaml;
+    auto a = Kubectl("apply -f " + file);
+    ASSERT_EQ(a.rc, 0) << a.out;
+  }
+  // A KWOK node of 8 GPUs in the test pool `pool`, ready for pods (the node lifecycle
+  // controller has lifted its not-ready taint).
+  void Node(const std::string& name, const std::string& pool) {
+    ASSERT_NO_FATAL_FAILURE(Apply(
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name +
+        "\n  annotations: {kwok.x-k8s.io/node: fake}\n  labels: {arbiter.dev/test-pool: " + pool +
+        "}\nstatus:\n  capacity: {cpu: \"32\", memory: 256Gi, pods: \"110\", nvidia.com/gpu: "
+        "\"8\"}\n  allocatable: {cpu: \"32\", memory: 256Gi, pods: \"110\", nvidia.com/gpu: "
+        "\"8\"}\n"));
+    ASSERT_EQ(
+        Until("node " + name, "{.spec.taints}", [](const std::string& v) { return v.empty(); }),
+        "");
+  }
+};
+
+inline std::string Resources(int gpus) {
+  const std::string g = std::to_string(gpus);
+  return "    resources:\n      requests: {cpu: \"1\", memory: 1Gi, nvidia.com/gpu: " + g +
+         "}\n      limits: {nvidia.com/gpu: " + g + "}\n";
+}
+
+// A pod that runs until deleted.
+inline std::string PodYaml(const std::string& ns, const std::string& name,
+                           const std::string& scheduler, int gpus,
+                           const std::string& priority_class = "") {
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + ", namespace: " + ns +
+         "}\nspec:\n  schedulerName: " + scheduler +
+         (priority_class.empty() ? "" : "\n  priorityClassName: " + priority_class) +
+         "\n  terminationGracePeriodSeconds: 1\n  containers:\n  - name: main\n    image: "
+         "busybox\n" +
+         Resources(gpus);
+}
+
+}  // namespace kube_fixture
