@@ -18,49 +18,19 @@
 #include <thread>
 
 #include "apps/run_command.h"
+#include "integration/kube_fixture.h"
 #include "integration/services.h"
 
 namespace kube_scheduler_test {
 
-using arbiter::testing::Env;
 using arbiter::testing::RunCommand;
+using kube_fixture::Dir;
+using kube_fixture::Get;
+using kube_fixture::Kubeconfig;
+using kube_fixture::Kubectl;
+using kube_fixture::ReadFile;
+using kube_fixture::Until;
 using Json = nlohmann::json;
-
-std::string Dir() { return Env("ARBITER_KUBE_DIR", "/tmp/arbiter-ci/kube"); }
-std::string Kubeconfig() { return Dir() + "/kubeconfig"; }
-std::string KubectlCmd() { return Dir() + "/bin/kubectl --kubeconfig " + Kubeconfig() + " "; }
-
-arbiter::testing::CommandOutput Kubectl(const std::string& args) {
-  return RunCommand(KubectlCmd() + args + " 2>&1");
-}
-
-std::string Trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
-std::string Get(const std::string& what, const std::string& jsonpath) {
-  return Trim(
-      RunCommand(KubectlCmd() + "get " + what + " -o jsonpath='" + jsonpath + "' 2>/dev/null").out);
-}
-
-// Polls until `ok(value)` or `seconds` pass; returns the last value.
-template <typename F>
-std::string Until(const std::string& what, const std::string& jsonpath, F ok, int seconds = 60) {
-  std::string got = Get(what, jsonpath);
-  for (int i = 0; i < seconds * 5 && !ok(got); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    got = Get(what, jsonpath);
-  }
-  return got;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // `arbiter scheduler` as a child process, its log in a file; killed (SIGKILL or SIGTERM) on
 // Stop() or destruction.
