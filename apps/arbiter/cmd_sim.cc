@@ -59,7 +59,7 @@ class HeapTuning {
  public:
   void Start() {
     // One arena: the billing threads' allocations share the main heap instead of each holding an
-    // arena of its own (a million-pod run: 2,120,364 KiB peak with two, 2,021,828 with one).
+    // arena of its own (a million-pod run: 2,120,364 KiB peak with two, 2,012,632 with one).
     mallopt(M_ARENA_MAX, 1);
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, INT_MAX);

@@ -19,6 +19,8 @@
 namespace arbiter::sim {
 
 // A workload as the reports see it (its final status, or its status at the end of the run).
+// SimWorkload and SimEvent view texts kept in their SimResult's `names`: a copy taken out of a
+// result must not outlive it (copy the result, which shares the pool, or the texts themselves).
 struct SimWorkload {
   // The texts that repeat are views into SimResult::names (the key is the workload's own).
   std::string key;  // namespace/name
@@ -59,6 +61,9 @@ struct SimWorkload {
 // are in a deque, never moved).
 class NamePool {
  public:
+  NamePool() = default;
+  NamePool(const NamePool&) = delete;  // a copy's index would view the original's strings
+  NamePool& operator=(const NamePool&) = delete;
   std::string_view Intern(std::string_view name);
   size_t size() const { return names_.size(); }
 

@@ -67,7 +67,7 @@ void Io(A& a, sim::SimWorkload& w, sim::NamePool& names) {
   {  // the format keeps the usage itself (requests when none was declared)
     ResourceList usage = w.Usage();
     Io(a, usage);
-    w.SetUsage(std::move(usage));
+    if constexpr (A::kReading) w.SetUsage(std::move(usage));
   }
   Io(a, w.pending_total);
   Io(a, w.borrowed);

@@ -215,7 +215,9 @@ SimResult Simulation::Finish(Millis end) {
   r.elastic_quotas = engine_->elastic_quotas();
   r.flavor_usage = engine_->flavor_usages();
   r.end_time = end;
-  return std::move(recorder_->result);
+  SimResult out = std::move(r);
+  r.names = std::make_shared<NamePool>();  // the moved-from result stays usable (and empty)
+  return out;
 }
 
 Result<SimResult> RunSimulation(const ManifestSet& m, const SimOptions& options) {

@@ -52,6 +52,8 @@ struct InvoiceLine {
 };
 
 // Usage-track provenance of one workload and resource over the invoice window.
+// Provenance views its workload's name in its Invoice's `names`: a copy must not outlive the
+// invoice (copy the invoice, which shares them).
 struct Provenance {
   std::string_view workload;  // in Invoice::names, once for all of the workload's resources
   std::string resource;
