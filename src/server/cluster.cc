@@ -728,10 +728,14 @@ std::optional<ApiError> Cluster::FlavorInUse(const std::string& name) const {
   return std::nullopt;
 }
 
-// A pod with a workload gets DeletePod (SIGTERM) and stays, being deleted, until it exits.
+// A pod with a workload gets DeletePod (SIGTERM) and stays, being deleted, until it exits. A
+// finished pod goes at once; the engine is told too (DeletePod), as `count/pods` counts it until
+// now.
 Status Cluster::DeletePodObject(const Mutation& m, const std::string& ns, const Json& existing) {
   auto w = workload_of_.find({ns, m.name});
   if (w == workload_of_.end()) {
+    Status s = ForgetFinished(m.time, {ns, m.name});
+    if (!s.ok()) return s;
     store_.Remove("Pod", ns, m.name);
     return Status::Ok();
   }
@@ -744,6 +748,17 @@ Status Cluster::DeletePodObject(const Mutation& m, const std::string& ns, const 
     pod["metadata"]["deletionGracePeriodSeconds"] = m.grace_period ? *m.grace_period / 1000 : 30;
     store_.Put("Pod", ns, m.name, std::move(pod));
   }
+  return Status::Ok();
+}
+
+// A finished pod's object is going: DeletePod for its workload. NotFound is the engine's answer
+// for a terminal pod it does not count (no `count/pods` quota matched it): nothing to forget.
+Status Cluster::ForgetFinished(Millis time, const ObjectStore::Key& key) {
+  auto f = finished_of_.find(key);
+  if (f == finished_of_.end()) return Status::Ok();
+  Status s = engine_->Apply(engine::At(time, engine::DeletePod{WorkloadId{f->second}, {}}));
+  if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
+  finished_of_.erase(f);
   return Status::Ok();
 }
 
@@ -766,6 +781,10 @@ Status Cluster::DeleteNamespaceObjects(const Mutation& m) {
         continue;
       }
       if (pods && workload_of_.count({m.name, n})) continue;  // Sync removes it
+      if (pods) {
+        Status f = ForgetFinished(m.time, {m.name, n});
+        if (!f.ok()) return f;
+      }
       store_.Remove(k.kind, m.name, n);
       policy_[k.kind].erase({m.name, n});
     }
@@ -876,6 +895,7 @@ void Cluster::Sync(Millis t) {
         store_.Remove("Pod", ns, name);
         continue;
       }
+      finished_of_[{ns, name}] = id;
     }
     Json pod = *stored;
     auto d = disruption.find(id);

@@ -168,6 +168,7 @@ class Cluster {
   std::optional<ApiError> FlavorInUse(const std::string& name) const;
   Status DeletePodObject(const Mutation& m, const std::string& ns, const Json& existing);
   Status DeleteNamespaceObjects(const Mutation& m);
+  Status ForgetFinished(Millis time, const ObjectStore::Key& key);
   Status DeletePolicyObject(const Mutation& m, const KindInfo& k, const std::string& ns);
   // pods/eviction (disruption.cc).
   MutationResult Evict(const Mutation& m);
@@ -201,6 +202,9 @@ class Cluster {
   std::map<std::string, std::map<ObjectStore::Key, ManifestSet>> policy_;
   std::map<uint64_t, ObjectStore::Key> pod_of_;  // live workloads' pods
   std::map<ObjectStore::Key, uint64_t> workload_of_;
+  // Finished pods still stored, by their workload's id: deleting one sends the engine DeletePod,
+  // which forgets its `count/pods` charge (Kubernetes counts a terminal pod until it is deleted).
+  std::map<ObjectStore::Key, uint64_t> finished_of_;
   std::set<uint64_t> pending_;           // live workloads whose pod status says Pending
   std::set<uint64_t> reserved_;          // of those, the ones holding a backfill reservation
   std::set<std::string> quota_dirty_;    // namespaces whose pods or quotas/PDBs changed

@@ -36,6 +36,9 @@ std::string Cluster::Snapshot() const {
   Json pods = Json::array();
   for (const auto& [id, key] : pod_of_) pods.push_back({id, key.first, key.second});
   h["pods"] = std::move(pods);
+  Json finished = Json::array();  // finished pods still stored: [id, namespace, name]
+  for (const auto& [key, id] : finished_of_) finished.push_back({id, key.first, key.second});
+  h["finishedPods"] = std::move(finished);
   h["decisionDigest"] = decision_digest_;
   h["decisionCount"] = decision_count_;
   // The work model's state of the live workloads only (pods, and workloads a timer waits for):
@@ -101,6 +104,10 @@ Status Cluster::Restore(const std::string& bytes) {
       pod_of_[id] = key;
       workload_of_[key] = id;
     }
+    finished_of_.clear();  // (absent from snapshots written before finishedPods)
+    for (const auto& p : h.value("finishedPods", Json::array()))
+      finished_of_[{p.at(1).get<std::string>(), p.at(2).get<std::string>()}] =
+          p.at(0).get<uint64_t>();
     pending_.clear();
     reserved_.clear();
     for (const auto& [id, key] : pod_of_)
