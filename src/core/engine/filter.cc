@@ -336,72 +336,91 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
   // With invariants on: the fused choice against ChooseNode's, the block skips against a plain
   // scan.
   const bool verify = options.check_invariants;
-  auto accept = [&](size_t i) {
-    if (!best_fit || verify) feasible.push_back(i);
-    if (!best_fit) return;
+  const int64_t pod_cpu = shape.cpu_milli;
+  auto score_best_fit = [&](size_t i) __attribute__((always_inline)) {
     const FitEntry& f = fit_at[i];
-    const int64_t s = placement::BestFitPolicy::ScoreOf(f.cpu_free - shape.cpu_milli,
-                                                        f.gpu_free - pod_gpu, spec_cpu, spec_gpu);
+    const int64_t s = placement::BestFitPolicy::ScoreOf(f.cpu_free - pod_cpu, f.gpu_free - pod_gpu,
+                                                        spec_cpu, spec_gpu);
     if (best == n || s > best_score || (s == best_score && i < best)) {
       best = i;
       best_score = s;
     }
   };
+  auto accept = [&](size_t i) {
+    feasible.push_back(i);
+    if (best_fit) score_best_fit(i);
+  };
   // The fit rule on the dense copy first (cheap), then what needs the node itself. Loop
   // invariants in locals: this runs for every node on every placement. A block of positions whose
   // largest fit numbers do not fit has no node that fits: skipped whole (it counts as scanned).
   const FitEntry* const block_at = fit_block.data();
-  auto scan = [&](auto numbers_fit, bool skip_blocks, size_t& processed, size_t& found,
+  auto scan = [&](auto numbers_fit, bool skip_blocks, size_t& processed_out, size_t& found_out,
                   auto&& take) {
-    for (; processed < n && found < want; ++processed) {
+    size_t processed = processed_out, found = found_out;  // in registers, not behind references
+    while (processed < n && found < want) {
       size_t i = start + processed;
       if (i >= n) i -= n;
-      if (skip_blocks && i % kFitBlock == 0) {
-        const size_t len = std::min(kFitBlock, n - i);
-        if (processed + len <= n && !numbers_fit(block_at[i / kFitBlock])) {
-          processed += len - 1;
+      // A run of positions up to the end of i's block (or of the nodes not yet scanned): no wrap
+      // and no block test inside it.
+      const size_t len = std::min(kFitBlock - i % kFitBlock, std::min(n - i, n - processed));
+      if (skip_blocks && i % kFitBlock == 0 && len == std::min(kFitBlock, n - i) &&
+          !numbers_fit(block_at[i / kFitBlock])) {
+        processed += len;
+        continue;
+      }
+      const size_t end = i + len;
+      for (; i < end; ++i) {
+        const FitEntry& f = fit_at[i];
+        if (!(numbers_fit(f) & (f.schedulable | cordoned_ok))) continue;
+        if (constrained) {
+          if ((f.model_bit & w.model_mask) == 0) continue;
+          if (f.model_bit == kOverflowBit && !placement::ModelAccepts(nodes[i].gpu_model, shape))
+            continue;
+        }
+        if ((f.has_ext || !plain_ext) && !nodes[i].Fits(shape)) continue;
+        if (selector && !NodeSelectable(static_cast<uint32_t>(i), w)) continue;
+        if (nominated_anywhere && !node_live[i].nominated.empty() &&
+            !FitsRespectingNominated(static_cast<uint32_t>(i), w, /*fit_known=*/true))
           continue;
+        if (reserving && reserved_at[i] && DelaysReservation(static_cast<uint32_t>(i), w)) continue;
+        take(i);
+        if (++found == want) {
+          ++i;
+          break;
         }
       }
-      const FitEntry& f = fit_at[i];
-      if (!numbers_fit(f) || (!f.schedulable && !cordoned_ok)) continue;
-      if (constrained) {
-        if ((f.model_bit & w.model_mask) == 0) continue;
-        if (f.model_bit == kOverflowBit && !placement::ModelAccepts(nodes[i].gpu_model, shape))
-          continue;
-      }
-      if ((f.has_ext || !plain_ext) && !nodes[i].Fits(shape)) continue;
-      if (selector && !NodeSelectable(static_cast<uint32_t>(i), w)) continue;
-      if (nominated_anywhere && !node_live[i].nominated.empty() &&
-          !FitsRespectingNominated(static_cast<uint32_t>(i), w, /*fit_known=*/true))
-        continue;
-      if (reserving && reserved_at[i] && DelaysReservation(static_cast<uint32_t>(i), w)) continue;
-      ++found;
-      take(i);
+      processed += len - (end - i);
     }
+    processed_out = processed;
+    found_out = found;
   };
   const int64_t cpu = shape.cpu_milli, mem = shape.mem_bytes;
   const int32_t count = shape.gpu_count, milli = shape.gpu_milli_per_device;
   auto run = [&](bool skip_blocks, size_t& processed, size_t& found, auto&& take) {
     if (count == 0) {
-      scan([&](const FitEntry& f) { return f.cpu_free >= cpu && f.mem_free >= mem; }, skip_blocks,
-           processed, found, take);
+      scan([&](const FitEntry& f) { return (f.cpu_free >= cpu) & (f.mem_free >= mem); },
+           skip_blocks, processed, found, take);
     } else if (milli >= placement::kMilliPerGpu) {
       scan(
           [&](const FitEntry& f) {
-            return f.full_free >= count && f.cpu_free >= cpu && f.mem_free >= mem;
+            return (f.full_free >= count) & (f.cpu_free >= cpu) & (f.mem_free >= mem);
           },
           skip_blocks, processed, found, take);
     } else {
       scan(
           [&](const FitEntry& f) {
-            return f.max_free >= milli && f.cpu_free >= cpu && f.mem_free >= mem;
+            return (f.max_free >= milli) & (f.cpu_free >= cpu) & (f.mem_free >= mem);
           },
           skip_blocks, processed, found, take);
     }
   };
   size_t processed = 0;
-  run(/*skip_blocks=*/true, processed, found, accept);
+  // The common case (BestFit, no list wanted) keeps its running best in registers: the take is
+  // inlined into the scan.
+  if (best_fit && !verify)
+    run(/*skip_blocks=*/true, processed, found, score_best_fit);
+  else
+    run(/*skip_blocks=*/true, processed, found, accept);
   if (verify) {
     std::vector<size_t> plain;
     size_t plain_processed = 0, plain_found = 0;

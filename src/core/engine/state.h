@@ -590,7 +590,16 @@ class State {
   // cycle walks the classes' heads in queue order and stops a class at its first failure.
   std::map<uint32_t, std::set<Slot, QueueOrder>> pending;
   std::set<uint32_t> active_classes;  // classes with pending members, in class order
-  size_t nominations = 0;             // workloads nominated to a node
+  // By slot: where a pending workload sits (its class and its place in that class's set), so that
+  // leaving the queue and "is it pending?" cost no search through the set (each step of which
+  // reads another workload). Kept by PendingInsert / PendingErase only.
+  struct QueuePos {
+    bool queued = false;
+    uint32_t cls = 0;
+    std::set<Slot, QueueOrder>::iterator at;
+  };
+  std::vector<QueuePos> queue_pos;
+  size_t nominations = 0;  // workloads nominated to a node
   std::unordered_map<uint32_t, std::string> class_reason;
   std::vector<Slot> fresh;       // submitted or requeued since the last cycle
   std::vector<Slot> completing;  // exited, node held until release_at (spec.latency)
