@@ -286,6 +286,17 @@ class State {
   std::string HeldFor(uint32_t pos, const Workload& w) const;  // " Node n is held for ns/x ..."
   size_t NumFeasibleNodesToFind() const;
   bool TryPlace(Workload& w, PlaceChoice* dry = nullptr);
+  // filter.cc: the nodes where `w` fits, from position `start` in rotating order, until `want`
+  // are found (kube-scheduler's feasible-node search); `take(pos)` for each. `skip_blocks`: skip
+  // fit-index blocks where nothing fits. Returns the positions scanned.
+  template <class Take>
+  size_t ScanFit(const Workload& w, size_t start, size_t want, bool skip_blocks, Take&& take) const;
+  template <class NumbersFit, class Take>
+  size_t ScanFitWith(const Workload& w, size_t start, size_t want, bool skip_blocks,
+                     NumbersFit numbers_fit, Take&& take) const;
+  // The node TryPlace chooses among the feasible ones (nullopt: none is).
+  std::optional<placement::Choice> ChooseFeasible(const Workload& w, size_t start, size_t want,
+                                                  size_t* scanned);
   void RefreshFit(uint32_t pos);
   void RebuildFitIndex();
   uint32_t ModelBit(const std::string& model);
