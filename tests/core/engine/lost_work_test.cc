@@ -67,7 +67,8 @@ TEST(LostWorkTest, SharedGpusCountTheirFraction) {
 TEST(LostWorkTest, HugeValuesSaturateInsteadOfOverflowing) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   const Workload w = Running(0, 1 << 20, 0, 0);
-  const LostWork l = LostWorkIfStopped(w, 30000, kMax / 2);
+  const LostWork l = LostWorkIfStopped(w, 30000, kMax - 1);
+  EXPECT_EQ(l.run_ms, kMax - 1);
   EXPECT_EQ(l.gpu_milli_ms, kMax);
   LostWork sum = l;
   sum += l;

@@ -439,7 +439,8 @@ TEST(CommandEncodingTest, ReadsVersion6PodWithoutTopology) {
   p.meta.namespace_ = "default";
   p.containers.push_back(Container{"c", {}, {}});
   p.active_deadline = 0x1122334455667788;  // a marker before the version-6 and -7 fields
-  auto body = serial::Unseal(EncodeCommand(At(1, SubmitPod{p, false, {}})), "command", 7);
+  auto body =
+      serial::Unseal(EncodeCommand(At(1, SubmitPod{p, false, {}})), "command", kCommandVersion);
   ASSERT_TRUE(body.ok()) << body.message();
   const std::string marker("\x88\x77\x66\x55\x44\x33\x22\x11", 8);
   std::string b = *body;
