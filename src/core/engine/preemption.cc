@@ -60,6 +60,30 @@ struct PlanScratch {
   std::vector<LostWork> lost;  // by candidate, under victimOrder LeastLostWork
 };
 
+// x.idx: the candidates x.cands (as indices) in importance order: priority (high first), then
+// (victimOrder LeastLostWork) the most work lost first, then start (earliest first), then
+// submission.
+void SortByImportance(const State& s, PlanScratch& x) {
+  const auto& workloads = s.workloads;
+  const auto& cands = x.cands;
+  auto& idx = x.idx;
+  idx.resize(cands.size());
+  for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
+  const bool lost_work = s.policy.victim_order == VictimOrder::kLeastLostWork;
+  if (lost_work) {
+    x.lost.resize(cands.size());
+    for (size_t k = 0; k < cands.size(); ++k)
+      x.lost[k] = LostWorkIfStopped(workloads[cands[k]], s.GraceOf(workloads[cands[k]]), s.now);
+  }
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    const Workload &p = workloads[cands[a]], &q = workloads[cands[b]];
+    if (p.priority != q.priority) return p.priority > q.priority;
+    if (lost_work && x.lost[a] != x.lost[b]) return x.lost[b] < x.lost[a];
+    if (p.run_start != q.run_start) return p.run_start < q.run_start;
+    return Value(p.id) < Value(q.id);  // submission order: unique and deterministic
+  });
+}
+
 // A node's plan, its victims chosen: victims in id order, its budget violations (kBlocked when
 // they count under the Strict mode) and the figures the plan choice compares.
 NodeOutcome FinishPlan(const State& s, const std::vector<State::PdbState>& pdb_state,
@@ -148,23 +172,7 @@ NodeOutcome PlanOnNode(const State& s, uint32_t pos, const Workload& w, const Pr
     return FinishPlan(s, pdb_state, plan);
   }
   auto& idx = x.idx;
-  idx.resize(cands.size());
-  for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
-  const bool lost_work = policy.victim_order == VictimOrder::kLeastLostWork;
-  if (lost_work) {
-    x.lost.resize(cands.size());
-    for (size_t k = 0; k < cands.size(); ++k)
-      x.lost[k] = LostWorkIfStopped(workloads[cands[k]], s.GraceOf(workloads[cands[k]]), s.now);
-  }
-  // Importance order: priority (high first), then (LeastLostWork) the most work lost first, then
-  // start (earliest first), then submission.
-  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-    const Workload &p = workloads[cands[a]], &q = workloads[cands[b]];
-    if (p.priority != q.priority) return p.priority > q.priority;
-    if (lost_work && x.lost[a] != x.lost[b]) return x.lost[b] < x.lost[a];
-    if (p.run_start != q.run_start) return p.run_start < q.run_start;
-    return Value(p.id) < Value(q.id);  // submission order: unique and deterministic
-  });
+  SortByImportance(s, x);
   if (!s.pdbs.empty()) {
     // Kubernetes' filterPodsWithPDBViolation: walking in importance order, each pod covered by
     // a PDB uses one of its allowed disruptions; the pods past the allowance are "violating"
