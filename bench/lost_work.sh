@@ -17,7 +17,9 @@
 #    tiers as PriorityClasses (LS 10000, Burstable/Guaranteed 5000, BE 1000), four tenants (the
 #    seeded --tenants rule); the second run adds `victimOrder: LeastLostWork`, nothing else;
 #  - the same seeds for both orders (the seed shuffles the node order that breaks score ties and
-#    spreads the pods over the tenants).
+#    spreads the pods over the tenants);
+#  - QUOTAS=1: each tenant also gets an ElasticQuota in one cohort, min a quarter of the slice's
+#    GPUs and max all of them (borrowing, and reclaim by Kueue's rules, join the preemptions).
 #
 # Prints per stride and seed: preemptions, lost GPU-seconds (total and by tenant), and the mean
 # pending time of the preemptors (workloads that preempted someone) and of each priority tier,
@@ -37,13 +39,23 @@ cp "$POLICY" "$WORK/k8s.yaml"  # Kubernetes' order: the default
 sed 's/^    mode: Requeue$/    mode: Requeue\n    victimOrder: LeastLostWork/' "$POLICY" > "$WORK/llw.yaml"
 grep -q 'victimOrder: LeastLostWork' "$WORK/llw.yaml"
 
-echo "commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'), $("$ARBITER" --version)"
+echo "commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'), $("$ARBITER" --version), quotas ${QUOTAS:-0}"
 for stride in $STRIDES; do
   awk -v k="$stride" 'NR == 1 || (NR - 2) % k == 0' "$NODES_CSV" > "$WORK/nodes-$stride.csv"
+  gpus=$(awk -F, 'NR > 1 { s += $4 } END { print s }' "$WORK/nodes-$stride.csv")
+  for order in k8s llw; do
+    cp "$WORK/$order.yaml" "$WORK/$order-$stride.yaml"
+    if [[ "${QUOTAS:-0}" == 1 ]]; then
+      for t in 0 1 2 3; do
+        printf -- '---\napiVersion: arbiter.dev/v1alpha1\nkind: ElasticQuota\nmetadata: {name: gpus, namespace: tenant-%s}\nspec: {cohort: openb, min: {nvidia.com/gpu: "%s"}, max: {nvidia.com/gpu: "%s"}}\n' \
+          "$t" "$((gpus / 4))" "$gpus" >> "$WORK/$order-$stride.yaml"
+      done
+    fi
+  done
   for seed in $SEEDS; do
     for order in k8s llw; do
       "$ARBITER" sim -q --nodes "$WORK/nodes-$stride.csv" --pods "$PODS_CSV" --mode timeline \
-        --tenants 4 --policy-file "$WORK/$order.yaml" --seed "$seed" \
+        --tenants 4 --policy-file "$WORK/$order-$stride.yaml" --seed "$seed" \
         --checkpoint-interval 30m --shutdown-time 2m \
         --report-json "$WORK/$stride-$seed-$order.json" > /dev/null
     done
