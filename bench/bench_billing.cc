@@ -155,7 +155,7 @@ BENCHMARK(BM_MonthInvoice10kWorkloads)->Unit(benchmark::kMillisecond)->Iteration
 // temp directory for later runs; the name carries the schema.
 std::string MonthLedgerFile() {
   const std::string path =
-      (std::filesystem::temp_directory_path() / "arbiter-bench-month-7.2M-schema3.db").string();
+      (std::filesystem::temp_directory_path() / "arbiter-bench-month-7.2M-schema5.db").string();
   {
     auto l = sqlite::Ledger::Open(path);
     if (l.ok()) {
