@@ -1077,12 +1077,25 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
 
 Status Ledger::RebuildRollupsLocked() {
   if (Status s = Exec("DELETE FROM daily; DELETE FROM monthly"); !s.ok()) return s;
-  auto rows = Read(RowFilter{});
-  if (!rows.ok()) return rows.status();
   DailyWriter daily(db_);
   if (!daily.ok()) return SqlError(db_, "prepare daily rollup statements");
-  for (const HourlyRow& r : *rows)
-    if (Status s = daily.Add(r); !s.ok()) return s;
+  // Row by row in key order: a 10M-row ledger is not held in memory.
+  const std::string sql =
+      std::string("SELECT ") + kRowColumns + ", hour FROM hourly WHERE 1=1" + FilterSql({});
+  Stmt s(db_, sql.c_str());
+  if (!s.ok()) return SqlError(db_, "read hourly rows");
+  HourlyRow rows[2];
+  size_t n = 0;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    HourlyRow& r = rows[n % 2];
+    if (!ReadRowColumns(s, n > 0 ? &rows[(n + 1) % 2] : nullptr, &r))
+      return Status::Error("ledger: corrupt quantity in a row of " + r.workload);
+    r.hour = s.ColInt(13);
+    if (Status st = daily.Add(r); !st.ok()) return st;
+    ++n;
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, "read hourly rows");
   return daily.Flush();
 }
 
