@@ -5,7 +5,9 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <streambuf>
 
 #include "adapters/report/invoice_json.h"
 #include "adapters/sqlite/ledger.h"
@@ -153,7 +155,7 @@ BENCHMARK(BM_MonthInvoice10kWorkloads)->Unit(benchmark::kMillisecond)->Iteration
 // temp directory for later runs; the name carries the schema.
 std::string MonthLedgerFile() {
   const std::string path =
-      (std::filesystem::temp_directory_path() / "arbiter-bench-month-7.2M-schema3.db").string();
+      (std::filesystem::temp_directory_path() / "arbiter-bench-month-7.2M-schema5.db").string();
   {
     auto l = sqlite::Ledger::Open(path);
     if (l.ok()) {
@@ -204,6 +206,142 @@ BENCHMARK(BM_MonthInvoiceFromLedgerFile)
     ->Arg(1)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
+
+// ---- 10M rows (issue 28): a month's invoice costs what the month holds, not the ledger.
+//
+// Three months (2026-01-01 .. 2026-04-01, 2,160 hours) of 4,630 series (workloads of 10
+// tenants, a resource each): 10,000,800 hourly rows, about 2.7 GB. Built once with
+// Ledger::Write in batches of 250 workloads (several minutes) and kept in $ARBITER_BENCH_CACHE
+// (default ~/.cache/arbiter/bench); the name carries the layout, so a changed generator builds
+// a new file.
+constexpr int kScaleWorkloads = 4630;
+constexpr int kScaleHours = 2160;
+constexpr Millis kFeb1 = kEpoch + 31 * 24 * kHourMs;
+constexpr Millis kMar1 = kFeb1 + 28 * 24 * kHourMs;
+constexpr Millis kApr1 = kMar1 + 31 * 24 * kHourMs;
+
+std::string ScaleLedgerFile() {
+  const char* env = std::getenv("ARBITER_BENCH_CACHE");
+  const char* home = std::getenv("HOME");
+  const std::filesystem::path dir =
+      env && *env ? std::filesystem::path(env)
+                  : std::filesystem::path(home ? home : "/tmp") / ".cache" / "arbiter" / "bench";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "ledger-10M-3months-schema5-v1.db").string();
+  {
+    auto l = sqlite::Ledger::Open(path);
+    if (l.ok()) {
+      sqlite3_stmt* st = nullptr;
+      bool done = false;
+      if (sqlite3_prepare_v2((*l)->handle(), "SELECT value FROM meta WHERE key = 'bench_complete'",
+                             -1, &st, nullptr) == SQLITE_OK)
+        done = sqlite3_step(st) == SQLITE_ROW;
+      sqlite3_finalize(st);
+      if (done) return path;
+    }
+  }
+  for (const char* sfx : {"", "-wal", "-shm"}) std::filesystem::remove(path + sfx);
+  auto l = std::move(sqlite::Ledger::Open(path)).value();
+  auto cat = *PriceCatalog::Create({Book()});
+  for (int first = 0; first < kScaleWorkloads; first += 250)
+    if (!l->Write(MonthRows(std::min(250, kScaleWorkloads - first), kScaleHours, first), cat, kFeb1)
+             .ok())
+      return "";
+  sqlite3_exec(l->handle(),
+               "INSERT INTO meta VALUES ('bench_complete', '1'); PRAGMA wal_checkpoint(TRUNCATE);",
+               nullptr, nullptr, nullptr);
+  return path;
+}
+
+// `arbiter invoice --db L --month M -o json` on the 10M-row ledger, for every tenant: open it as
+// the command does, bill the month, render the JSON. Arg: 0 January, 1 March. Target: < 100 ms.
+void BM_MonthInvoiceFrom10MRowLedger(benchmark::State& state) {
+  static const std::string path = ScaleLedgerFile();
+  if (path.empty()) {
+    state.SkipWithError("building the 10M-row ledger failed");
+    return;
+  }
+  const Millis from = state.range(0) == 0 ? kEpoch : kMar1;
+  const Millis to = state.range(0) == 0 ? kFeb1 : kApr1;
+  size_t bytes = 0;
+  for (auto _ : state) {
+    auto l = sqlite::Ledger::OpenForReading(path);
+    if (!l.ok()) {
+      state.SkipWithError(l.message().c_str());
+      break;
+    }
+    auto invs = sqlite::LedgerInvoices(**l, std::nullopt, from, to);
+    if (!invs.ok() || invs->size() != 10) {
+      state.SkipWithError(invs.ok() ? "not 10 invoices" : invs.message().c_str());
+      break;
+    }
+    bytes = report::InvoicesToJson(*invs).dump(2).size();
+  }
+  state.counters["json_bytes"] = static_cast<double>(bytes);
+  state.counters["month_rows"] =
+      static_cast<double>(kScaleWorkloads) * static_cast<double>((to - from) / kHourMs);
+}
+BENCHMARK(BM_MonthInvoiceFrom10MRowLedger)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// `arbiter ledger export --db L --month 2026-03 --namespace team-3` (FOCUS CSV, streamed) on the
+// 10M-row ledger: 463 workloads x 744 hours, 344,472 rows.
+void BM_MonthExportFrom10MRowLedger(benchmark::State& state) {
+  static const std::string path = ScaleLedgerFile();
+  if (path.empty()) {
+    state.SkipWithError("building the 10M-row ledger failed");
+    return;
+  }
+  int64_t bytes = 0;
+  for (auto _ : state) {
+    auto l = sqlite::Ledger::OpenForReading(path);
+    if (!l.ok()) {
+      state.SkipWithError(l.message().c_str());
+      break;
+    }
+    sqlite::RowFilter f;
+    f.namespace_ = "team-3";
+    f.from = kMar1;
+    f.to = kApr1;
+    // Counts what is written and keeps nothing: the export's own memory is what RSS shows.
+    struct Counter : std::streambuf {
+      int64_t n = 0;
+      int_type overflow(int_type c) override {
+        ++n;
+        return c;
+      }
+      std::streamsize xsputn(const char*, std::streamsize k) override {
+        n += k;
+        return k;
+      }
+    } counter;
+    std::ostream out(&counter);
+    if (Status s = (*l)->ExportCsv(f, out); !s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      break;
+    }
+    bytes = counter.n;
+  }
+  state.counters["csv_bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_MonthExportFrom10MRowLedger)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// What every read paid before issue 28: PRAGMA quick_check of the whole 10M-row file (now only
+// after an unclean shutdown and in `ledger check`).
+void BM_QuickCheckOf10MRowLedger(benchmark::State& state) {
+  static const std::string path = ScaleLedgerFile();
+  if (path.empty()) {
+    state.SkipWithError("building the 10M-row ledger failed");
+    return;
+  }
+  for (auto _ : state) {
+    auto l = sqlite::Ledger::OpenForReading(path);
+    auto problems =
+        l.ok() ? (*l)->CheckIntegrity(false) : Result<std::vector<std::string>>(l.status());
+    if (!problems.ok() || !problems->empty()) state.SkipWithError("quick_check failed");
+  }
+  state.counters["file_bytes"] = static_cast<double>(std::filesystem::file_size(path));
+}
+BENCHMARK(BM_QuickCheckOf10MRowLedger)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
 

@@ -16,6 +16,10 @@
 #     trace     bench_trace: the FGD paper's saturate runs and timelines on the openb trace
 #     billing   bench_billing: rollups, the SQLite ledger, month invoices (builds a 1.4 GB ledger
 #               in the temp directory once)                                       about 3 min
+#     ledger10m a month's invoice for every tenant and a month's FOCUS export from a 10M-row
+#               ledger (3 months of 4,630 series, 2.7 GB; built once, about 7 min, and kept in
+#               $ARBITER_BENCH_CACHE, default ~/.cache/arbiter/bench), through bench_billing and
+#               through the CLI (`arbiter invoice --month`, REPS runs)      about 1 min once built
 #     serve     bench_serve: the daemon in process on loopback (creates, watches, start-up)
 #     serveload bench_serve_load: the real binary with 10,000 watches and 1,000 slowloris clients
 #               attached: creates' rate and latency alone and under that load (one run a
@@ -35,10 +39,10 @@ BUILD=${BUILD_DIR:-build}
 REPS=${REPS:-3}
 SECTIONS=("$@")
 [ ${#SECTIONS[@]} -gt 0 ] || SECTIONS=(engine)
-[ "${SECTIONS[0]}" = all ] && SECTIONS=(engine backfill large trace billing serve serveload warehouse)
+[ "${SECTIONS[0]}" = all ] && SECTIONS=(engine backfill large trace billing ledger10m serve serveload warehouse)
 for s in "${SECTIONS[@]}"; do
-  case $s in engine | backfill | large | trace | billing | serve | serveload | warehouse) ;; *)
-    echo "bench/run.sh: unknown section '$s' (engine, backfill, large, trace, billing, serve, serveload, warehouse, all)" >&2
+  case $s in engine | backfill | large | trace | billing | ledger10m | serve | serveload | warehouse) ;; *)
+    echo "bench/run.sh: unknown section '$s' (engine, backfill, large, trace, billing, ledger10m, serve, serveload, warehouse, all)" >&2
     exit 2
     ;;
   esac
@@ -227,7 +231,27 @@ PY
 }
 
 trace() { gbench "Trace replay" bench_trace; }
-billing() { gbench "Billing and the SQLite ledger" bench_billing; }
+billing() { gbench "Billing and the SQLite ledger" bench_billing --benchmark_filter='-10MRow'; }
+# ledger10m: issue 28's goal, a month's invoice for every tenant in under 100 ms at 10M rows.
+ledger10m() {
+  gbench "A month of a 10M-row ledger (3 months x 4,630 series)" bench_billing --benchmark_filter='10MRow'
+  local db=${ARBITER_BENCH_CACHE:-$HOME/.cache/arbiter/bench}/ledger-10M-3months-schema5-v1.db
+  echo "### \`arbiter invoice --db LEDGER --month M -o json\` on it (whole process, $REPS runs)"
+  echo
+  echo "| month | wall (median) | user | system | peak RSS | invoices |"
+  echo "|---|---|---|---|---|---|"
+  local month i t
+  for month in 2026-01 2026-03; do
+    t=$(mktemp)
+    for i in $(seq 1 "$REPS"); do
+      /usr/bin/time -f "%e %U %S %M" -a -o "$t" "$BUILD/arbiter" invoice --db "$db" --month "$month" -o json >"$t.json"
+    done
+    awk -v m="$month" -v n="$(grep -c '"namespace"' "$t.json")" '{w[NR] = $1; u = $2; s = $3; r = $4}
+      END {asort(w); printf "| %s | %.3f s | %s s | %s s | %.0f MiB | %d |\n", m, w[int((NR + 1) / 2)], u, s, r / 1024, n}' "$t"
+    rm -f "$t" "$t.json"
+  done
+  echo
+}
 serve() { gbench "The daemon (arbiter serve), in process on loopback" bench_serve; }
 serveload() { gbench "The daemon (arbiter serve) with 10,000 watches and 1,000 slow clients" bench_serve_load; }
 warehouse() {

@@ -238,6 +238,7 @@ void RegisterServe(CLI::App& app, int* exit_code) {
     }
     server::ApiOptions api;
     api.dashboard.ledger = meter->ledger;
+    if (meter_job) api.extra_metrics = [job = meter_job.get()] { return job->MetricsText(); };
     api.dashboard.data_dir = *data;  // the dashboard's history survives a restart
     api.tls = tls;
     if (token_source) {

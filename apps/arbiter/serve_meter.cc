@@ -34,6 +34,11 @@ void AddServeMeterFlags(CLI::App* cmd, ServeMeterFlags* f) {
   cmd->add_option("--meter-every", f->every,
                   "Also meter the hours not sealed yet, every DUR (partial hours, replaced as "
                   "they fill up;\ndefault 0s: only closed hours, checked every minute)");
+  cmd->add_option(
+      "--meter-batch", f->batch,
+      "A job that fell behind catches up in windows of at most this many whole hours,\n"
+      "each metered, sealed and logged with the lag left (default 168h; lag on /metrics:\n"
+      "arbiter_meter_lag_seconds)");
   cmd->add_option("--meter-config", f->config,
                   "PrometheusMetering YAML (scrape interval, series and label names), as "
                   "`arbiter meter --config`");
@@ -59,6 +64,13 @@ std::unique_ptr<server::MeterJob> StartServeMeter(
   if (!delay) return nullptr;
   const std::optional<Millis> every = NonNegativeDuration("--meter-every", f.every, exit_code);
   if (!every) return nullptr;
+  const std::optional<Millis> batch = NonNegativeDuration("--meter-batch", f.batch, exit_code);
+  if (!batch) return nullptr;
+  if (*batch < billing::kHourMs || *batch % billing::kHourMs != 0) {
+    *exit_code = FlagError(kServe, "--meter-batch", "must be whole hours, at least 1h (e.g. 24h)");
+    return nullptr;
+  }
+  o.schedule.max_hours = *batch / billing::kHourMs;
   o.schedule.delay = *delay;
   o.schedule.open_hours = *every > 0;
   o.every = *every > 0 ? *every : 60000;

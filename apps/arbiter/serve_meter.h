@@ -1,5 +1,6 @@
 // `arbiter serve`'s ledger and meter job flags (--ledger, --meter-prometheus, --meter-delay,
-// --meter-every, --meter-config, --price-book) and the start of server::MeterJob from them.
+// --meter-every, --meter-batch, --meter-config, --price-book) and the start of server::MeterJob
+// from them.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -12,7 +13,7 @@
 namespace arbiter::app {
 
 struct ServeMeterFlags {
-  std::string ledger, prometheus, delay = "5m", every = "0s", config;
+  std::string ledger, prometheus, delay = "5m", every = "0s", batch = "168h", config;
   std::vector<std::string> price_books;
 };
 

@@ -236,6 +236,28 @@ Result<Millis> ParseRfc3339(std::string_view t) {
   return secs * 1000 + frac_ms;
 }
 
+namespace {
+constexpr int64_t kDayMillis = 86400000;
+int64_t FloorDays(Millis unix_ms) {
+  return unix_ms / kDayMillis - (unix_ms % kDayMillis < 0 ? 1 : 0);
+}
+}  // namespace
+
+Millis MonthStartOf(Millis unix_ms) {
+  int64_t y;
+  unsigned m, d;
+  CivilFromDays(FloorDays(unix_ms), &y, &m, &d);
+  return DaysFromCivil(y, m, 1) * kDayMillis;
+}
+
+Millis NextMonthStart(Millis unix_ms) {
+  int64_t y;
+  unsigned m, d;
+  CivilFromDays(FloorDays(unix_ms), &y, &m, &d);
+  return m == 12 ? DaysFromCivil(y + 1, 1, 1) * kDayMillis
+                 : DaysFromCivil(y, m + 1, 1) * kDayMillis;
+}
+
 std::string FormatRfc3339(Millis unix_ms) {
   int64_t secs = unix_ms >= 0 ? unix_ms / 1000 : -((-unix_ms + 999) / 1000);
   int64_t ms = unix_ms - secs * 1000;

@@ -19,5 +19,8 @@ std::string FormatDuration(Millis ms);
 // `2026-01-01T00:00:00Z` or with an offset `+08:00`; fractional seconds to milliseconds.
 Result<Millis> ParseRfc3339(std::string_view text);
 std::string FormatRfc3339(Millis unix_ms);
+// The start of the UTC calendar month holding `unix_ms`, and of the month after it.
+Millis MonthStartOf(Millis unix_ms);
+Millis NextMonthStart(Millis unix_ms);
 
 }  // namespace arbiter

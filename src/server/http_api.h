@@ -31,7 +31,9 @@ struct ApiOptions {
   int min_request_timeout_s = 1800;
   std::function<void(const std::string& json_line)> log;
   dashboard::DashboardOptions dashboard;  // the web dashboard at /ui/ (dashboard/routes.h)
-  TlsFiles tls;                           // HTTPS when set (tls_server.h)
+  // More of /metrics, appended (e.g. the meter job's, MeterJob::MetricsText); called per scrape.
+  std::function<std::string()> extra_metrics;
+  TlsFiles tls;  // HTTPS when set (tls_server.h)
   // --token-file: every request authenticated and authorized (api_auth.h) against the table in
   // force (token_source.h: reloadable while serving); null: open.
   std::shared_ptr<const TokenSource> tokens;

@@ -42,7 +42,37 @@ void MeterJob::Log(const std::string& level, const std::string& msg, Json fields
   if (o_.log) o_.log(level, msg, std::move(fields));
 }
 
+std::string MeterJob::MetricsText() const {
+  std::string out;
+  auto metric = [&](const char* name, const char* type, const char* help, std::string value) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" +
+           name + " " + value + "\n";
+  };
+  // Milliseconds as seconds, exactly ("86400", "1.5").
+  auto seconds = [](int64_t ms) {
+    std::string s = std::to_string(ms / 1000);
+    if (ms % 1000) s += "." + std::to_string(1000 + ms % 1000).substr(1);
+    return s;
+  };
+  const int64_t lag = lag_ms_.load(), wm = watermark_ms_.load();
+  if (lag >= 0)
+    metric("arbiter_meter_lag_seconds", "gauge",
+           "Closed hours the meter job has not metered and sealed yet (0: caught up).",
+           seconds(lag));
+  if (wm >= 0)
+    metric("arbiter_meter_watermark_seconds", "gauge",
+           "Every hour before this time (Unix seconds) is metered and sealed.", seconds(wm));
+  metric("arbiter_meter_windows_total", "counter",
+         "Windows of hours the meter job metered or sealed since start-up.",
+         std::to_string(windows_.load()));
+  metric("arbiter_meter_failures_total", "counter",
+         "Meter job runs that failed and wait for the next wake-up.",
+         std::to_string(failures_.load()));
+  return out;
+}
+
 void MeterJob::Problem(const std::string& level, Json fields) {
+  ++failures_;
   const std::string key = level + fields.dump();
   if (key == last_problem_) return;
   last_problem_ = key;
@@ -67,8 +97,17 @@ bool MeterJob::RunOnce() {
     Problem("error", {{"error", wm.message()}});
     return false;
   }
+  lag_ms_ = billing::MeterLagMs(now, *wm, o_.schedule);
+  if (*wm) watermark_ms_ = **wm;
   const billing::MeterJobStep step = billing::PlanMeterJob(now, *wm, o_.schedule);
   if (!step.closed && !step.open) return false;
+  // After a sealed window: the watermark and the lag left, for /metrics and the log line.
+  auto sealed_to = [&](Millis to) {
+    watermark_ms_ = to;
+    lag_ms_ = billing::MeterLagMs(now, to, o_.schedule);
+    ++windows_;
+    return static_cast<double>(lag_ms_.load()) / 1000;
+  };
   std::vector<PriceBook> books = o_.price_books ? o_.price_books() : std::vector<PriceBook>{};
   if (books.empty()) {
     Problem("warning",
@@ -97,12 +136,14 @@ bool MeterJob::RunOnce() {
         return false;
       }
       last_problem_.clear();
+      const double lag = sealed_to(w.to);
       Log("info", "meter",
           {{"from", FormatRfc3339(w.from)},
            {"to", FormatRfc3339(w.to)},
            {"sealed", true},
            {"pods", 0},
-           {"skipped", "no pod ran"}});
+           {"skipped", "no pod ran"},
+           {"lagSeconds", lag}});
       return true;
     }
   }
@@ -130,6 +171,10 @@ bool MeterJob::RunOnce() {
   fields["usageGaps"] = r->meter.usage_gaps;
   fields["duplicatePoints"] = r->meter.duplicate_points;
   fields["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (sealing)
+    fields["lagSeconds"] = sealed_to(w.to);
+  else
+    ++windows_;
   Log("info", "meter", fields);
   // After closed hours, come back at once: more closed hours, or the open ones.
   return sealing;

@@ -6,8 +6,12 @@
 // re-metering writes nothing new. A failed run (Prometheus down, no PriceBook in force) is
 // logged and retried at the next wake-up; nothing moves. It never takes the daemon's lock except
 // to copy the PriceBook objects (price books from the API when none are given).
+// A job that fell behind (Prometheus down for a day) catches up window after window, each at most
+// schedule.max_hours long, sealed and logged as it goes with the lag left ("lagSeconds"); the lag
+// is also on /metrics (MetricsText: arbiter_meter_lag_seconds, ...).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -42,6 +46,12 @@ class MeterJob {
   ~MeterJob();
   // Waits for the run in progress (bounded by the HTTP timeouts), then ends the thread.
   void Stop();
+  // The job's gauges and counters in the Prometheus text format, for /metrics:
+  //   arbiter_meter_lag_seconds        closed hours not metered and sealed yet (0: caught up)
+  //   arbiter_meter_watermark_seconds  every hour before it is metered and sealed (Unix s)
+  //   arbiter_meter_windows_total      windows metered or sealed since start-up
+  //   arbiter_meter_failures_total     runs that failed (retried at the next wake-up)
+  std::string MetricsText() const;
 
  private:
   explicit MeterJob(MeterJobOptions o) : o_(std::move(o)) {}
@@ -59,6 +69,8 @@ class MeterJob {
   std::condition_variable cv_;
   bool stopping_ = false;
   std::string last_problem_;  // the thread's only
+  // For MetricsText (written by the thread, read by /metrics). Lag -1: not known yet.
+  std::atomic<int64_t> lag_ms_{-1}, watermark_ms_{-1}, windows_{0}, failures_{0};
   std::thread thread_;
 };
 

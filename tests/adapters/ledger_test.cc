@@ -380,7 +380,7 @@ INSERT INTO hourly VALUES ('team-a', 'team-a/x', 'cpu', '', 1, 0, '', 1767225600
   ASSERT_EQ(sqlite3_exec(db, v3, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
   sqlite3_close(db);
   auto l = OpenLedger(path);
-  EXPECT_EQ(l->Stats()->schema, 4);
+  EXPECT_EQ(l->Stats()->schema, 5);
   EXPECT_EQ(l->Changes()->last_seq, 0);
   EXPECT_EQ(l->Changes()->ledger_id.size(), 32u);
   EXPECT_EQ((Seqs(*l)[{"team-a/x", "cpu", kEpoch, 1}]), 0);

@@ -67,6 +67,16 @@ TEST(TimestampTest, Rfc3339) {
   EXPECT_EQ(FormatRfc3339(1767225600000), "2026-01-01T00:00:00Z");
 }
 
+TEST(TimestampTest, CalendarMonths) {
+  auto t = [](const char* text) { return *ParseRfc3339(text); };
+  EXPECT_EQ(MonthStartOf(t("2026-02-28T23:59:59.999Z")), t("2026-02-01T00:00:00Z"));
+  EXPECT_EQ(MonthStartOf(t("2026-03-01T00:00:00Z")), t("2026-03-01T00:00:00Z"));
+  EXPECT_EQ(NextMonthStart(t("2026-02-01T00:00:00Z")), t("2026-03-01T00:00:00Z"));
+  EXPECT_EQ(NextMonthStart(t("2026-12-31T23:00:00Z")), t("2027-01-01T00:00:00Z"));
+  EXPECT_EQ(NextMonthStart(t("2028-02-10T00:00:00Z")), t("2028-03-01T00:00:00Z"));
+  EXPECT_EQ(MonthStartOf(t("1969-12-31T12:00:00Z")), t("1969-12-01T00:00:00Z"));
+}
+
 // Regression: the daemon's pending messages printed a wall-clock instant as a duration
 // ("cannot be preempted before 498926h...").
 TEST(InstantTextTest, VirtualClockAsOffsetWallClockAsDate) {

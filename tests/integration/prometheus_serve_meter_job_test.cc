@@ -7,6 +7,8 @@
 
 #include <chrono>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "adapters/prometheus/meter_ledger.h"
@@ -90,6 +92,60 @@ TEST(PrometheusServeMeterJob, CatchesUpFromItsWatermarkSealsAndWritesWhatArbiter
       RunCommandSplit(Arbiter() + " invoice --db " + cli + " --month 2026-01 -o csv", dir);
   EXPECT_EQ(job_inv.out, cli_inv.out);
   EXPECT_NE(job_inv.out.find("fx-a,CNY,"), std::string::npos) << job_inv.out;
+}
+
+// Issue 28: a job that fell a day behind (its watermark 30 closed hours back) catches up against
+// the real Prometheus in bounded windows (--meter-batch 6h): each sealed and logged with the lag
+// left, which reaches 0, as arbiter_meter_lag_seconds on /metrics does.
+TEST(PrometheusServeMeterJob, CatchesUpADayInBoundedWindowsWithTheLagInTheLogAndOnMetrics) {
+  auto dir = Scratch("meter-job-lag");
+  std::filesystem::copy_file(testing::PrometheusFixturePriceBook(), dir / "pricebook.yaml");
+  const std::string db = (dir / "lag.db").string();
+  const Millis closable = (WallNow() - 300000) / billing::kHourMs * billing::kHourMs;
+  const Millis start = closable - 30 * billing::kHourMs;
+  {
+    auto l = sqlite::Ledger::Open(db);
+    ASSERT_TRUE(l.ok()) << l.message();
+    ASSERT_TRUE(prometheus::WriteMeterWatermark((*l)->handle(), start).ok());
+  }
+  testing::ServeProcess serve(dir / "serve", {"--ledger", db, "--meter-prometheus", PrometheusUrl(),
+                                              "--price-book", (dir / "pricebook.yaml").string(),
+                                              "--meter-delay", "5m", "--meter-batch", "6h"});
+  ASSERT_TRUE(serve.Start()) << serve.log();
+  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+       Watermark(db).value_or(0) < closable && std::chrono::steady_clock::now() < deadline;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto metrics = testing::RunCommand("curl -s " + serve.url() + "/metrics");
+  EXPECT_EQ(serve.Stop(), 0);
+  ASSERT_GE(Watermark(db).value_or(0), closable) << serve.log().substr(0, 4000);
+  EXPECT_NE(metrics.out.find("\narbiter_meter_lag_seconds 0\n"), std::string::npos)
+      << metrics.out.substr(metrics.out.find("arbiter_meter"));
+  // The windows: consecutive, at most 6 hours each, sealed, with the lag left decreasing to 0.
+  const std::string log = serve.log();
+  std::vector<std::pair<Millis, Millis>> windows;
+  std::vector<double> lags;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || j.value("msg", "") != "meter" || !j.contains("lagSeconds")) continue;
+    EXPECT_EQ(j.value("level", ""), "info") << line;
+    EXPECT_TRUE(j.value("sealed", false)) << line;
+    windows.emplace_back(*ParseRfc3339(j["from"].get<std::string>()),
+                         *ParseRfc3339(j["to"].get<std::string>()));
+    lags.push_back(j["lagSeconds"].get<double>());
+  }
+  ASSERT_GE(windows.size(), 5u) << log.substr(0, 4000);
+  EXPECT_EQ(windows.front().first, start);
+  for (size_t i = 0; i < windows.size(); ++i) {
+    EXPECT_LE(windows[i].second - windows[i].first, 6 * billing::kHourMs) << i;
+    if (i > 0) {
+      EXPECT_EQ(windows[i].first, windows[i - 1].second) << i;
+      EXPECT_LT(lags[i], lags[i - 1]) << i;
+    }
+  }
+  EXPECT_EQ(lags.back(), 0) << log.substr(0, 4000);
+  EXPECT_GE(lags.front(), 24 * 3600.0);
+  EXPECT_EQ(log.find("\"level\":\"warning\""), std::string::npos) << log.substr(0, 4000);
 }
 
 }  // namespace prometheus_serve_meter_job_test

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <thread>
 
+#include "adapters/prometheus/meter_ledger.h"
+#include "adapters/sqlite/ledger.h"
 #include "server/serve_process.h"
 
 namespace arbiter::testing {
@@ -42,6 +44,10 @@ TEST(ServeMeterJob, WrongMeterFlagsAreUsageErrors) {
                      " --meter-prometheus http://127.0.0.1:1 --meter-delay soon");
   EXPECT_EQ(delay.rc, 2) << delay.out;
   EXPECT_NE(delay.out.find("--meter-delay"), std::string::npos) << delay.out;
+  auto batch = serve("--ledger " + (dir / "l.db").string() +
+                     " --meter-prometheus http://127.0.0.1:1 --meter-batch 90m");
+  EXPECT_EQ(batch.rc, 2) << batch.out;
+  EXPECT_NE(batch.out.find("--meter-batch: must be whole hours"), std::string::npos) << batch.out;
   auto url = serve("--ledger " + (dir / "l.db").string() + " --meter-prometheus ftp://x");
   EXPECT_EQ(url.rc, 1) << url.out;
   EXPECT_NE(url.out.find("--meter-prometheus"), std::string::npos) << url.out;
@@ -75,6 +81,55 @@ TEST(ServeMeterJob, NoPriceBookThenAnUnreachablePrometheusAreLoggedOnceAndMoveNo
   // Nothing moved: no rows, no watermark.
   auto inv = RunCommand(std::string(ARBITER_BINARY) + " invoice --db " + db + " 2>&1");
   EXPECT_NE(inv.out.find("no billed usage"), std::string::npos) << inv.out;
+}
+
+// Issue 28: Prometheus down for a day. The job cannot meter, and /metrics says how far behind it
+// is (the closed hours after its watermark) and that its runs fail; the watermark stays.
+TEST(ServeMeterJob, PrometheusDownForADayShowsTheLagOnMetrics) {
+  auto dir = ScratchDir("meter-lag");
+  std::ofstream(dir / "metering.yaml")
+      << "apiVersion: arbiter.dev/v1alpha1\nkind: "
+         "PrometheusMetering\nspec:\n  retries: 0\n  timeout: 2s\n";
+  std::ofstream(dir / "pb.yaml") << "apiVersion: arbiter.dev/v1alpha1\nkind: PriceBook\n"
+                                    "metadata: {name: p}\nspec:\n  currency: EUR\n"
+                                    "  effectiveFrom: \"2026-01-01T00:00:00Z\"\n"
+                                    "  prices: {cpu: \"1\"}\n";
+  const std::string db = (dir / "ledger.db").string();
+  constexpr int64_t kHourMs = 3600000;
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  const int64_t closable = (now - 300000) / kHourMs * kHourMs;  // --meter-delay 5m
+  const int64_t watermark = closable - 24 * kHourMs;
+  {
+    auto l = sqlite::Ledger::Open(db);
+    ASSERT_TRUE(l.ok()) << l.message();
+    ASSERT_TRUE(prometheus::WriteMeterWatermark((*l)->handle(), watermark).ok());
+  }
+  ServeProcess serve(dir / "serve",
+                     {"--ledger", db, "--meter-prometheus", "http://127.0.0.1:1", "--meter-config",
+                      (dir / "metering.yaml").string(), "--price-book", (dir / "pb.yaml").string(),
+                      "--meter-batch", "6h", "--meter-every", "1s"});
+  ASSERT_TRUE(serve.Start()) << serve.log();
+  ASSERT_TRUE(WaitForLog(serve, "unreachable")) << serve.log();
+  auto metrics = RunCommand("curl -s " + serve.url() + "/metrics");
+  EXPECT_EQ(serve.Stop(), 0);
+  ASSERT_EQ(metrics.rc, 0) << metrics.out;
+  // 24 closed hours behind (25 if an hour closed while the test ran).
+  const bool lag = metrics.out.find("\narbiter_meter_lag_seconds 86400\n") != std::string::npos ||
+                   metrics.out.find("\narbiter_meter_lag_seconds 90000\n") != std::string::npos;
+  EXPECT_TRUE(lag) << metrics.out.substr(metrics.out.find("arbiter_meter"));
+  EXPECT_NE(metrics.out.find("# TYPE arbiter_meter_lag_seconds gauge\n"), std::string::npos);
+  EXPECT_NE(metrics.out.find("\narbiter_meter_watermark_seconds " +
+                             std::to_string(watermark / 1000) + "\n"),
+            std::string::npos)
+      << metrics.out.substr(metrics.out.find("arbiter_meter"));
+  EXPECT_EQ(metrics.out.find("\narbiter_meter_failures_total 0\n"), std::string::npos);
+  EXPECT_NE(metrics.out.find("\narbiter_meter_windows_total 0\n"), std::string::npos);
+  // Nothing moved.
+  auto l = sqlite::Ledger::OpenForReading(db);
+  ASSERT_TRUE(l.ok()) << l.message();
+  EXPECT_EQ(*prometheus::ReadMeterWatermark((*l)->handle()), watermark);
 }
 
 }  // namespace

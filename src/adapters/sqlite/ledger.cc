@@ -25,12 +25,13 @@ using billing::RowKind;
 
 namespace {
 
-// Schema 4: hourly rows keyed with gpu_replicas (time-sliced / MPS GPUs, schema 2), daily
-// rollups of the current rows (schema 3) and a change sequence number per row (schema 4: `seq`,
-// meta.last_seq and meta.ledger_id, for `arbiter ledger sync`). Older ledgers are migrated on
-// open: schema-1 rows get gpu_replicas = 1, rows of schemas 1-3 get seq = 0, and the rollups are
-// rebuilt from the hourly rows.
-constexpr int kSchemaVersion = 4;
+// Schema 5: hourly rows keyed with gpu_replicas (time-sliced / MPS GPUs, schema 2), daily
+// rollups of the current rows (schema 3), a change sequence number per row (schema 4: `seq`,
+// meta.last_seq and meta.ledger_id, for `arbiter ledger sync`) and monthly rollups (schema 5,
+// issue 28: a month's invoice reads a row per series, not per series and day). Older ledgers are
+// migrated on open: schema-1 rows get gpu_replicas = 1, rows of schemas 1-3 get seq = 0, and the
+// rollups are rebuilt from the hourly rows.
+constexpr int kSchemaVersion = 5;
 constexpr Millis kDayMs = 24 * billing::kHourMs;
 const char* kHourlyColumns =
     "namespace TEXT NOT NULL, workload TEXT NOT NULL, resource TEXT NOT NULL,"
@@ -84,7 +85,50 @@ CREATE TABLE IF NOT EXISTS daily(
   min_hour INTEGER NOT NULL, max_hour INTEGER NOT NULL,
   PRIMARY KEY(namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, day)
 ) WITHOUT ROWID;
+-- Monthly rollups (UTC calendar months, `month` its first ms), maintained like the daily ones:
+-- keyed month first, so that a month is one range of rows in key order.
+CREATE TABLE IF NOT EXISTS monthly(
+  month INTEGER NOT NULL,
+  namespace TEXT NOT NULL, workload TEXT NOT NULL, resource TEXT NOT NULL,
+  gpu_product TEXT NOT NULL, gpu_replicas INTEGER NOT NULL, kind INTEGER NOT NULL,
+  preemptor TEXT NOT NULL,
+  request_raw TEXT NOT NULL, usage_raw TEXT NOT NULL, max_raw TEXT NOT NULL,
+  samples INTEGER NOT NULL, covered_ms INTEGER NOT NULL, run_ms INTEGER NOT NULL,
+  min_hour INTEGER NOT NULL, max_hour INTEGER NOT NULL,
+  PRIMARY KEY(month, namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor)
+) WITHOUT ROWID;
+-- The days of a window outside its whole months are a range of this index (it holds every
+-- column: one range scan), its partial days a range of the next: reading a window costs what
+-- the window holds, not what the ledger holds.
+CREATE INDEX IF NOT EXISTS daily_by_day ON daily(day, namespace, workload, resource, gpu_product,
+  gpu_replicas, kind, preemptor, request_raw, usage_raw, max_raw, samples, covered_ms, run_ms,
+  min_hour, max_hour);
+CREATE INDEX IF NOT EXISTS hourly_by_hour ON hourly(hour);
 )sql";
+}
+
+int64_t FileBytes(const std::string& path) {
+  std::error_code ec;
+  const auto n = std::filesystem::file_size(path, ec);
+  return ec ? -1 : static_cast<int64_t>(n);
+}
+
+// True when the ledger's -wal file holds frames while no connection has the ledger open: the last
+// connection did not close (a killed writer, a machine that stopped), and the next one recovers
+// the WAL. Every open connection holds a shared lock on byte 128 of the -shm file (SQLite's "dead
+// man switch", UNIX_SHM_DMS); an open file description lock test sees it, this process's too.
+bool LeftUnclean(const std::string& path) {
+  if (FileBytes(path + "-wal") <= 0) return false;
+  const int fd = ::open((path + "-shm").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;  // frames and no -shm: nobody has it open
+  struct flock lk {};
+  lk.l_type = F_WRLCK;
+  lk.l_whence = SEEK_SET;
+  lk.l_start = 128;
+  lk.l_len = 1;
+  const bool live = ::fcntl(fd, F_OFD_GETLK, &lk) == 0 && lk.l_type != F_UNLCK;
+  ::close(fd);
+  return !live;
 }
 
 Millis DayOf(Millis t) {
@@ -106,8 +150,17 @@ std::string MigrateV1Sql() {
          "DROP TABLE hourly_v1;";
 }
 
+// An SQLite error; a page found damaged on the way (SQLite checks every page it reads) says where
+// the full check is.
 Status SqlError(sqlite3* db, const std::string& what) {
-  return Status::Error("ledger: " + what + ": " + sqlite3_errmsg(db));
+  std::string m = "ledger: " + what + ": " + sqlite3_errmsg(db);
+  const int code = sqlite3_errcode(db) & 0xff;
+  if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) {
+    const char* file = sqlite3_db_filename(db, "main");
+    m += " (the ledger is damaged where this read looked; `arbiter ledger check --db " +
+         std::string(file && *file ? file : "LEDGER") + "` lists the problems)";
+  }
+  return Status::Error(m);
 }
 
 // WHERE / ORDER BY of a filtered read of `hourly` (after "... FROM hourly WHERE 1=1"), and its
@@ -244,29 +297,41 @@ bool AddStored(const std::string& t, int sign, i128* acc) {
   return true;
 }
 
-// Keeps the daily rollups equal to the sums of the current hourly rows: Add() takes the change
-// of one hourly row (new content minus old), consecutive changes of one key and day are summed
-// in memory, Flush() adds them to the stored day.
-class DailyWriter {
+// A rollup table: `daily` by UTC day or `monthly` by UTC calendar month.
+struct Rollup {
+  const char* table;
+  const char* column;
+  Millis (*bucket_of)(Millis hour);
+};
+const Rollup kDaily{"daily", "day", &DayOf};
+const Rollup kMonthly{"monthly", "month", &MonthStartOf};
+
+// Keeps a rollup table equal to the sums of the current hourly rows: Add() takes the change of
+// one hourly row (new content minus old), consecutive changes of one key and bucket are summed in
+// memory, Flush() adds them to the stored bucket.
+class RollupWriter {
  public:
-  explicit DailyWriter(sqlite3* db)
+  RollupWriter(sqlite3* db, const Rollup& r)
       : db_(db),
-        get_(db,
-             "SELECT request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, min_hour, "
-             "max_hour"
-             " FROM daily WHERE namespace=?1 AND workload=?2 AND resource=?3 AND gpu_product=?4"
-             " AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7 AND day=?8"),
-        put_(
-            db,
-            "INSERT OR REPLACE INTO daily(namespace, workload, resource, gpu_product, gpu_replicas,"
-            " kind, preemptor, day, request_raw, usage_raw, max_raw, samples, covered_ms, run_ms,"
-            " min_hour, max_hour) VALUES "
-            "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)") {}
+        rollup_(r),
+        get_(db, (std::string("SELECT request_raw, usage_raw, max_raw, samples, covered_ms, "
+                              "run_ms, min_hour, max_hour FROM ") +
+                  r.table +
+                  " WHERE namespace=?1 AND workload=?2 AND resource=?3 AND gpu_product=?4"
+                  " AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7 AND " +
+                  r.column + "=?8")
+                     .c_str()),
+        put_(db, (std::string("INSERT OR REPLACE INTO ") + r.table +
+                  "(namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, " +
+                  r.column +
+                  ", request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, min_hour, "
+                  "max_hour) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)")
+                     .c_str()) {}
   bool ok() const { return get_.ok() && put_.ok(); }
 
   // delta.hour is the hour of the changed row; its raw tracks and counts are the change.
   Status Add(const HourlyRow& delta) {
-    Millis day = DayOf(delta.hour);
+    Millis day = rollup_.bucket_of(delta.hour);
     if (have_ && !(day == day_ && SameSeries(acc_, delta)))
       if (Status s = Flush(); !s.ok()) return s;
     if (!have_) {
@@ -295,14 +360,15 @@ class DailyWriter {
       if (!AddStored(get_.ColText(0), 1, &a.request_raw) ||
           !AddStored(get_.ColText(1), 1, &a.usage_raw) ||
           !AddStored(get_.ColText(2), 1, &a.max_raw))
-        return Status::Error("ledger: corrupt quantity in the daily rollup of " + a.workload);
+        return Status::Error(std::string("ledger: corrupt quantity in the ") + rollup_.table +
+                             " rollup of " + a.workload);
       a.samples += get_.ColInt(3);
       a.covered_ms += get_.ColInt(4);
       a.run_ms += get_.ColInt(5);
       min_hour_ = std::min(min_hour_, get_.ColInt(6));
       max_hour_ = std::max(max_hour_, get_.ColInt(7));
     } else if (rc != SQLITE_DONE) {
-      return SqlError(db_, "read daily rollup of " + a.workload);
+      return SqlError(db_, std::string("read ") + rollup_.table + " rollup of " + a.workload);
     }
     put_.Reset();
     BindDayKey(put_, a);
@@ -314,7 +380,8 @@ class DailyWriter {
     put_.Int(14, a.run_ms);
     put_.Int(15, min_hour_);
     put_.Int(16, max_hour_);
-    if (put_.Step() != SQLITE_DONE) return SqlError(db_, "write daily rollup of " + a.workload);
+    if (put_.Step() != SQLITE_DONE)
+      return SqlError(db_, std::string("write ") + rollup_.table + " rollup of " + a.workload);
     return Status::Ok();
   }
 
@@ -328,10 +395,29 @@ class DailyWriter {
   static void BindDayKey(Stmt& s, const HourlyRow& r) { BindKey(s, r); }  // hour = day
 
   sqlite3* db_;
+  Rollup rollup_;
   Stmt get_, put_;
   HourlyRow acc_;
   Millis day_ = 0, min_hour_ = 0, max_hour_ = 0;
   bool have_ = false;
+};
+
+// Both rollup tables, kept together.
+class DailyWriter {
+ public:
+  explicit DailyWriter(sqlite3* db) : daily_(db, kDaily), monthly_(db, kMonthly) {}
+  bool ok() const { return daily_.ok() && monthly_.ok(); }
+  Status Add(const HourlyRow& delta) {
+    if (Status s = daily_.Add(delta); !s.ok()) return s;
+    return monthly_.Add(delta);
+  }
+  Status Flush() {
+    if (Status s = daily_.Flush(); !s.ok()) return s;
+    return monthly_.Flush();
+  }
+
+ private:
+  RollupWriter daily_, monthly_;
 };
 
 Result<Millis> ReadWatermark(sqlite3* db) {
@@ -427,6 +513,7 @@ bool ReadRowColumns(Stmt& s, const HourlyRow* prev, HourlyRow* r) {
 }  // namespace
 
 Result<std::unique_ptr<Ledger>> Ledger::Open(const std::string& path) {
+  const bool unclean = LeftUnclean(path);
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
       SQLITE_OK) {
@@ -436,10 +523,12 @@ Result<std::unique_ptr<Ledger>> Ledger::Open(const std::string& path) {
   }
   sqlite3_busy_timeout(db, 10000);
   std::unique_ptr<Ledger> l(new Ledger(db));
-  for (const char* sql :
-       {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA cache_size=-131072"})
+  for (const char* sql : {"PRAGMA cell_size_check=ON", "PRAGMA journal_mode=WAL",
+                          "PRAGMA synchronous=FULL", "PRAGMA cache_size=-131072"})
     if (Status s = l->Exec(sql); !s.ok())
       return Result<std::unique_ptr<Ledger>>::Error(s.message() + " (" + path + ")");
+  if (unclean)
+    if (Status s = l->CheckAfterUncleanShutdown(path); !s.ok()) return s;
   if (Status s = l->Migrate(); !s.ok())
     return Result<std::unique_ptr<Ledger>>::Error(s.message() + " (" + path + ")");
   return l;
@@ -463,15 +552,9 @@ std::string FileUri(const std::string& path, const char* query) {
   return u + "?" + query;
 }
 
-int64_t FileBytes(const std::string& path) {
-  std::error_code ec;
-  const auto n = std::filesystem::file_size(path, ec);
-  return ec ? -1 : static_cast<int64_t>(n);
-}
-
 }  // namespace
 
-Result<std::unique_ptr<Ledger>> Ledger::OpenForReading(const std::string& path) {
+Result<std::unique_ptr<Ledger>> Ledger::OpenForReading(const std::string& path, OpenCheck check) {
   using R = Result<std::unique_ptr<Ledger>>;
   if (std::string why = io::WhyNotReadable(path); !why.empty() || path == "-")
     return R::Error("ledger: cannot open " + path + ": " +
@@ -482,6 +565,7 @@ Result<std::unique_ptr<Ledger>> Ledger::OpenForReading(const std::string& path) 
   const bool dir_writable = ::access(dir.c_str(), W_OK) == 0;
   const bool has_shm = FileBytes(path + "-shm") >= 0;
   const int64_t wal_bytes = FileBytes(path + "-wal");
+  const bool unclean = LeftUnclean(path);
   // Which way to open, so that reading leaves no file behind and never fails for lack of write
   // access (SQLite's WAL mode needs a -shm file next to the database to read it):
   //  - writable file (and a -shm there or creatable): read-write with query_only, so that the last
@@ -520,6 +604,15 @@ Result<std::unique_ptr<Ledger>> Ledger::OpenForReading(const std::string& path) 
   if (query_only)
     if (Status s = l->Exec("PRAGMA query_only=1"); !s.ok())
       return R::Error(s.message() + " (" + path + ")");
+  if (Status s = l->Exec("PRAGMA cell_size_check=ON"); !s.ok())
+    return R::Error(s.message() + " (" + path + ")");
+  if (unclean) {
+    if (check == OpenCheck::kAfterUncleanShutdown) {
+      if (Status s = l->CheckAfterUncleanShutdown(path); !s.ok()) return s;
+    } else {
+      l->KeepWal();  // unchecked: the next open still finds the WAL and checks
+    }
+  }
   {
     // A database without any table: a new ledger whose first write was killed before it committed
     // (docs/billing.md). It is read as the empty ledger it is: an in-memory one with the schema.
@@ -566,6 +659,24 @@ Result<std::unique_ptr<Ledger>> Ledger::OpenForReading(const std::string& path) 
   return l;
 }
 
+void Ledger::KeepWal() {
+  int keep = 1;
+  sqlite3_file_control(db_, "main", SQLITE_FCNTL_PERSIST_WAL, &keep);
+}
+
+Status Ledger::CheckAfterUncleanShutdown(const std::string& path) {
+  checked_at_open_ = true;
+  auto problems = CheckIntegrity(/*full=*/false, 3);
+  if (problems.ok() && problems->empty()) return Status::Ok();
+  KeepWal();  // the evidence stays: every later open checks again
+  return Status::Error(
+      "ledger " + path + " is damaged (PRAGMA quick_check after an unclean shutdown: " +
+      (problems.ok() ? problems->front() : problems.message()) +
+      "); nothing was read from it. `arbiter ledger check --db " + path +
+      "` lists the problems; restore the ledger from a backup, or ingest its segments again into "
+      "a new one");
+}
+
 Result<std::vector<std::string>> Ledger::CheckIntegrity(bool full, size_t max_lines) {
   const std::string sql = std::string(full ? "PRAGMA integrity_check(" : "PRAGMA quick_check(") +
                           std::to_string(std::max<size_t>(1, max_lines)) + ")";
@@ -591,7 +702,11 @@ Result<std::vector<std::string>> Ledger::CheckIntegrity(bool full, size_t max_li
 }
 
 Result<std::vector<std::string>> Ledger::Namespaces() {
-  Stmt s(db_, "SELECT DISTINCT namespace FROM hourly ORDER BY namespace");
+  // One step of the primary key per namespace (a skip scan), not a scan of every row.
+  Stmt s(db_,
+         "WITH RECURSIVE ns(name) AS (SELECT (SELECT min(namespace) FROM hourly) UNION ALL"
+         " SELECT (SELECT min(namespace) FROM hourly WHERE namespace > ns.name) FROM ns"
+         " WHERE ns.name IS NOT NULL) SELECT name FROM ns WHERE name IS NOT NULL");
   if (!s.ok()) return SqlError(db_, "read namespaces");
   std::vector<std::string> out;
   int rc;
@@ -631,10 +746,15 @@ Result<LedgerStats> Ledger::Stats() {
   return st;
 }
 
-Result<std::vector<std::string>> Ledger::CheckRollups(size_t max_lines) {
-  // Every daily rollup must equal the sums of its day's current hourly rows, and every day with
+namespace {
+
+// Compares a rollup table with the sums of the current hourly rows per key and bucket; appends a
+// line per difference (at most max_lines, then "...") to *problems.
+Status CheckRollupTable(sqlite3* db_, const Rollup& rollup, size_t max_lines,
+                        std::vector<std::string>* problems_out) {
+  // Every rollup must equal the sums of its bucket's current hourly rows, and every bucket with
   // current rows must have its rollup. The raw tracks are int128 decimal text: compared exactly
-  // in C++, summed per key and day.
+  // in C++, summed per key and bucket.
   struct Sum {
     i128 req = 0, use = 0, max = 0;
     int64_t samples = 0, covered = 0, run = 0, min_hour = INT64_MAX, max_hour = INT64_MIN;
@@ -642,7 +762,7 @@ Result<std::vector<std::string>> Ledger::CheckRollups(size_t max_lines) {
   using Key = std::tuple<std::string, std::string, std::string, std::string, int64_t, int64_t,
                          std::string, int64_t>;
   std::map<Key, std::pair<Sum, Sum>> by_day;  // hourly sums, daily row
-  std::vector<std::string> problems;
+  std::vector<std::string>& problems = *problems_out;
   {
     Stmt s(db_,
            "SELECT namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, "
@@ -653,12 +773,11 @@ Result<std::vector<std::string>> Ledger::CheckRollups(size_t max_lines) {
     while ((rc = s.Step()) == SQLITE_ROW) {
       const Millis hour = s.ColInt(7);
       Sum& h = by_day[Key{s.ColText(0), s.ColText(1), s.ColText(2), s.ColText(3), s.ColInt(4),
-                          s.ColInt(5), s.ColText(6), DayOf(hour)}]
+                          s.ColInt(5), s.ColText(6), rollup.bucket_of(hour)}]
                    .first;
       if (!AddStored(s.ColText(8), 1, &h.req) || !AddStored(s.ColText(9), 1, &h.use) ||
           !AddStored(s.ColText(10), 1, &h.max))
-        return Result<std::vector<std::string>>::Error(
-            "ledger: an hourly row has a damaged quantity");
+        return Status::Error("ledger: an hourly row has a damaged quantity");
       h.samples += s.ColInt(11);
       h.covered += s.ColInt(12);
       h.run += s.ColInt(13);
@@ -669,11 +788,14 @@ Result<std::vector<std::string>> Ledger::CheckRollups(size_t max_lines) {
   }
   std::map<Key, bool> has_daily;
   {
-    Stmt s(db_,
-           "SELECT namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, day, "
-           "request_raw, "
-           "usage_raw, max_raw, samples, covered_ms, run_ms, min_hour, max_hour FROM daily");
-    if (!s.ok()) return SqlError(db_, "read daily rollups");
+    Stmt s(db_, (std::string("SELECT namespace, workload, resource, gpu_product, gpu_replicas, "
+                             "kind, preemptor, ") +
+                 rollup.column +
+                 ", request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, min_hour, "
+                 "max_hour FROM " +
+                 rollup.table)
+                    .c_str());
+    if (!s.ok()) return SqlError(db_, std::string("read ") + rollup.table + " rollups");
     int rc;
     while ((rc = s.Step()) == SQLITE_ROW) {
       const Key k{s.ColText(0), s.ColText(1), s.ColText(2), s.ColText(3),
@@ -681,8 +803,8 @@ Result<std::vector<std::string>> Ledger::CheckRollups(size_t max_lines) {
       Sum& d = by_day[k].second;
       if (!AddStored(s.ColText(8), 1, &d.req) || !AddStored(s.ColText(9), 1, &d.use) ||
           !AddStored(s.ColText(10), 1, &d.max))
-        return Result<std::vector<std::string>>::Error(
-            "ledger: a daily rollup has a damaged quantity");
+        return Status::Error(std::string("ledger: a ") + rollup.table +
+                             " rollup has a damaged quantity");
       d.samples = s.ColInt(11);
       d.covered = s.ColInt(12);
       d.run = s.ColInt(13);
@@ -690,7 +812,7 @@ Result<std::vector<std::string>> Ledger::CheckRollups(size_t max_lines) {
       d.max_hour = s.ColInt(15);
       has_daily[k] = true;
     }
-    if (rc != SQLITE_DONE) return SqlError(db_, "read daily rollups");
+    if (rc != SQLITE_DONE) return SqlError(db_, std::string("read ") + rollup.table + " rollups");
   }
   for (const auto& [k, v] : by_day) {
     const Sum& h = v.first;
@@ -704,9 +826,21 @@ Result<std::vector<std::string>> Ledger::CheckRollups(size_t max_lines) {
       problems.push_back("...");
       break;
     }
-    problems.push_back("daily rollup of " + std::get<0>(k) + " " + std::get<1>(k) + " " +
-                       std::get<2>(k) + " on " + FormatRfc3339(std::get<7>(k)) +
+    problems.push_back(std::string(rollup.table) + " rollup of " + std::get<0>(k) + " " +
+                       std::get<1>(k) + " " + std::get<2>(k) + " on " +
+                       FormatRfc3339(std::get<7>(k)) +
                        (has_daily.count(k) ? " differs from its hourly rows" : " is missing"));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> Ledger::CheckRollups(size_t max_lines) {
+  std::vector<std::string> problems;
+  for (const Rollup* r : {&kDaily, &kMonthly}) {
+    if (Status s = CheckRollupTable(db_, *r, max_lines, &problems); !s.ok()) return s;
+    if (problems.size() > max_lines) break;
   }
   return problems;
 }
@@ -942,13 +1076,26 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
 }
 
 Status Ledger::RebuildRollupsLocked() {
-  if (Status s = Exec("DELETE FROM daily"); !s.ok()) return s;
-  auto rows = Read(RowFilter{});
-  if (!rows.ok()) return rows.status();
+  if (Status s = Exec("DELETE FROM daily; DELETE FROM monthly"); !s.ok()) return s;
   DailyWriter daily(db_);
   if (!daily.ok()) return SqlError(db_, "prepare daily rollup statements");
-  for (const HourlyRow& r : *rows)
-    if (Status s = daily.Add(r); !s.ok()) return s;
+  // Row by row in key order: a 10M-row ledger is not held in memory.
+  const std::string sql =
+      std::string("SELECT ") + kRowColumns + ", hour FROM hourly WHERE 1=1" + FilterSql({});
+  Stmt s(db_, sql.c_str());
+  if (!s.ok()) return SqlError(db_, "read hourly rows");
+  HourlyRow rows[2];
+  size_t n = 0;
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    HourlyRow& r = rows[n % 2];
+    if (!ReadRowColumns(s, n > 0 ? &rows[(n + 1) % 2] : nullptr, &r))
+      return Status::Error("ledger: corrupt quantity in a row of " + r.workload);
+    r.hour = s.ColInt(13);
+    if (Status st = daily.Add(r); !st.ok()) return st;
+    ++n;
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, "read hourly rows");
   return daily.Flush();
 }
 
@@ -980,6 +1127,17 @@ Result<ChangeMark> Ledger::Changes() {
 }
 
 Result<std::vector<LedgerRow>> Ledger::ReadDetailed(const RowFilter& f) {
+  std::vector<LedgerRow> out;
+  Status s = ForEachDetailed(f, [&](const LedgerRow& lr) {
+    out.push_back(lr);
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+Status Ledger::ForEachDetailed(const RowFilter& f,
+                               const std::function<Status(const LedgerRow&)>& visit) {
   auto wm = ReadWatermark(db_);
   if (!wm.ok()) return wm.status();
   std::string sql =
@@ -990,10 +1148,9 @@ Result<std::vector<LedgerRow>> Ledger::ReadDetailed(const RowFilter& f) {
   Stmt s(db_, sql.c_str());
   if (!s.ok()) return SqlError(db_, "read hourly rows");
   BindFilter(s, f);
-  std::vector<LedgerRow> out;
+  LedgerRow lr;
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {
-    LedgerRow lr;
     HourlyRow& r = lr.row;
     r.namespace_ = s.ColText(0);
     r.workload = s.ColText(1);
@@ -1010,8 +1167,7 @@ Result<std::vector<LedgerRow>> Ledger::ReadDetailed(const RowFilter& f) {
     auto use = billing::ParseI128(s.ColText(10));
     auto mx = billing::ParseI128(s.ColText(11));
     if (!req.ok() || !use.ok() || !mx.ok())
-      return Result<std::vector<LedgerRow>>::Error("ledger: corrupt quantity in a row of " +
-                                                   r.workload);
+      return Status::Error("ledger: corrupt quantity in a row of " + r.workload);
     r.request_raw = *req;
     r.usage_raw = *use;
     r.max_raw = *mx;
@@ -1022,6 +1178,7 @@ Result<std::vector<LedgerRow>> Ledger::ReadDetailed(const RowFilter& f) {
     lr.rated.price_book = s.ColText(16);
     lr.rated.currency = s.ColText(17);
     std::string mode = s.ColText(18);
+    lr.rated.mode = billing::RatedRow{}.mode;
     for (BillingMode m :
          {BillingMode::kRequest, BillingMode::kUsage, BillingMode::kMax, BillingMode::kBlended})
       if (mode == ToString(m)) lr.rated.mode = m;
@@ -1029,15 +1186,14 @@ Result<std::vector<LedgerRow>> Ledger::ReadDetailed(const RowFilter& f) {
     auto bq = Decimal::Parse(s.ColText(20));
     auto am = Decimal::Parse(s.ColText(21));
     if (!up.ok() || !bq.ok() || !am.ok())
-      return Result<std::vector<LedgerRow>>::Error("ledger: corrupt rating in a row of " +
-                                                   r.workload);
+      return Status::Error("ledger: corrupt rating in a row of " + r.workload);
     lr.rated.unit_price = *up;
     lr.rated.billed_quantity = *bq;
     lr.rated.amount = *am;
-    out.push_back(std::move(lr));
+    if (Status v = visit(lr); !v.ok()) return v;
   }
   if (rc != SQLITE_DONE) return SqlError(db_, "read hourly rows");
-  return out;
+  return Status::Ok();
 }
 
 Result<std::vector<HourlyRow>> Ledger::Read(const RowFilter& f) {
@@ -1060,28 +1216,50 @@ Result<std::vector<HourlyRow>> Ledger::Read(const RowFilter& f) {
   return out;
 }
 
-Result<std::vector<billing::RowSpan>> Ledger::ReadDaily(
-    const std::optional<std::string>& namespace_, Millis from_day, Millis to_day) {
-  std::string sql = std::string("SELECT ") + kRowColumns +
-                    ", min_hour, max_hour FROM daily WHERE day >= ?2 AND day < ?3";
+namespace {
+
+// Appends the rows of a rollup table with buckets in [from, to) to *out.
+Status ReadRollup(sqlite3* db, const Rollup& rollup, const std::optional<std::string>& namespace_,
+                  Millis from, Millis to, std::vector<billing::RowSpan>* out) {
+  std::string sql = std::string("SELECT ") + kRowColumns + ", min_hour, max_hour FROM " +
+                    rollup.table + " WHERE " + rollup.column + " >= ?2 AND " + rollup.column +
+                    " < ?3";
   if (namespace_) sql += " AND namespace = ?1";
-  Stmt s(db_, sql.c_str());
-  if (!s.ok()) return SqlError(db_, "read daily rollups");
+  const std::string what = std::string("read ") + rollup.table + " rollups";
+  Stmt s(db, sql.c_str());
+  if (!s.ok()) return SqlError(db, what);
   if (namespace_) s.Text(1, *namespace_);
-  s.Int(2, from_day);
-  s.Int(3, to_day);
-  std::vector<billing::RowSpan> out;
+  s.Int(2, from);
+  s.Int(3, to);
+  const size_t first = out->size();
   int rc;
   while ((rc = s.Step()) == SQLITE_ROW) {
-    billing::RowSpan& sp = out.emplace_back();
+    billing::RowSpan& sp = out->emplace_back();
     HourlyRow& r = sp.sum;
-    if (!ReadRowColumns(s, out.size() > 1 ? &out[out.size() - 2].sum : nullptr, &r))
-      return Result<std::vector<billing::RowSpan>>::Error("ledger: corrupt daily rollup of " +
-                                                          r.workload);
+    if (!ReadRowColumns(s, out->size() > first + 1 ? &(*out)[out->size() - 2].sum : nullptr, &r))
+      return Status::Error(std::string("ledger: corrupt ") + rollup.table + " rollup of " +
+                           sp.sum.workload);
     r.hour = s.ColInt(13);
     sp.last_hour = s.ColInt(14);
   }
-  if (rc != SQLITE_DONE) return SqlError(db_, "read daily rollups");
+  if (rc != SQLITE_DONE) return SqlError(db, what);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<billing::RowSpan>> Ledger::ReadDaily(
+    const std::optional<std::string>& namespace_, Millis from_day, Millis to_day) {
+  std::vector<billing::RowSpan> out;
+  if (Status s = ReadRollup(db_, kDaily, namespace_, from_day, to_day, &out); !s.ok()) return s;
+  return out;
+}
+
+Result<std::vector<billing::RowSpan>> Ledger::ReadMonthly(
+    const std::optional<std::string>& namespace_, Millis from_month, Millis to_month) {
+  std::vector<billing::RowSpan> out;
+  if (Status s = ReadRollup(db_, kMonthly, namespace_, from_month, to_month, &out); !s.ok())
+    return s;
   return out;
 }
 
@@ -1171,31 +1349,110 @@ std::string CsvField(const std::string& v) {
 }  // namespace
 
 Status Ledger::ExportCsv(const RowFilter& f, std::ostream& out) {
-  auto rows = ReadDetailed(f);
-  if (!rows.ok()) return rows.status();
   const auto& cols = FocusColumns();
   for (size_t i = 0; i < cols.size(); ++i) out << (i ? "," : "") << cols[i];
   out << "\n";
-  for (const auto& lr : *rows) {
+  std::string line;
+  Status s = ForEachDetailed(f, [&](const LedgerRow& lr) {
     auto v = FocusValues(lr);
-    for (size_t i = 0; i < v.size(); ++i) out << (i ? "," : "") << CsvField(v[i]);
-    out << "\n";
-  }
+    line.clear();
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i) line += ',';
+      line += CsvField(v[i]);
+    }
+    line += '\n';
+    out << line;
+    return out ? Status::Ok() : Status::Error("ledger export: write failed");
+  });
+  if (!s.ok()) return s;
   return out ? Status::Ok() : Status::Error("ledger export: write failed");
 }
 
 Status Ledger::ExportJsonl(const RowFilter& f, std::ostream& out) {
-  auto rows = ReadDetailed(f);
-  if (!rows.ok()) return rows.status();
   const auto& cols = FocusColumns();
-  for (const auto& lr : *rows) {
+  Status s = ForEachDetailed(f, [&](const LedgerRow& lr) {
     auto v = FocusValues(lr);
     nlohmann::ordered_json j;
     for (size_t i = 0; i < v.size(); ++i) j[cols[i]] = v[i];
     out << j.dump() << "\n";
-  }
+    return out ? Status::Ok() : Status::Error("ledger export: write failed");
+  });
+  if (!s.ok()) return s;
   return out ? Status::Ok() : Status::Error("ledger export: write failed");
 }
+
+namespace {
+
+using Range = std::pair<Millis, Millis>;  // [first, second)
+
+// Removes [from, to) from the ranges (splitting the one that holds it).
+void CarveOut(std::vector<Range>* ranges, Millis from, Millis to) {
+  std::vector<Range> out;
+  for (const auto& [a, b] : *ranges) {
+    if (to <= a || b <= from) {
+      out.emplace_back(a, b);
+      continue;
+    }
+    if (a < from) out.emplace_back(a, from);
+    if (to < b) out.emplace_back(to, b);
+  }
+  *ranges = std::move(out);
+}
+
+// Where each part of an invoice window is read from: whole UTC calendar months from the monthly
+// rollups, the other whole UTC days from the daily ones, partial days from the hourly rows. A
+// month in which a PriceBook version takes effect after its first instant is read by days, and a
+// day in which one takes effect after midnight by hours. Billing is linear per version, so the
+// sums give the same invoices, byte for byte.
+struct ReadPlan {
+  std::vector<Range> months, days, hours;
+};
+
+ReadPlan PlanRead(std::optional<Millis> from, std::optional<Millis> to,
+                  const std::vector<Millis>& cuts) {
+  ReadPlan p;
+  const Millis day_from = from ? -DayOf(-*from) : INT64_MIN;  // first whole day
+  const Millis day_to = to ? DayOf(*to) : INT64_MAX;          // end of the last whole day
+  if (day_from >= day_to) {
+    p.hours.emplace_back(from.value_or(INT64_MIN), to.value_or(INT64_MAX));
+    return p;
+  }
+  if (from && *from < day_from) p.hours.emplace_back(*from, day_from);
+  if (to && day_to < *to) p.hours.emplace_back(day_to, *to);
+  Millis month_from = INT64_MIN, month_to = INT64_MAX;  // the whole months
+  if (from) month_from = MonthStartOf(day_from) == day_from ? day_from : NextMonthStart(day_from);
+  if (to) month_to = MonthStartOf(day_to);
+  if (month_from < month_to) {
+    p.months.emplace_back(month_from, month_to);
+    if (from && day_from < month_from) p.days.emplace_back(day_from, month_from);
+    if (to && month_to < day_to) p.days.emplace_back(month_to, day_to);
+  } else {
+    p.days.emplace_back(day_from, day_to);
+  }
+  for (Millis c : cuts) {
+    const Millis m = MonthStartOf(c);
+    if (c == m) continue;  // in force from the month's first instant: months stay whole
+    for (const auto& [a, b] : p.months)
+      if (a <= m && m < b) {
+        CarveOut(&p.months, m, NextMonthStart(m));
+        p.days.emplace_back(m, NextMonthStart(m));
+        break;
+      }
+  }
+  for (Millis c : cuts) {
+    const Millis d = DayOf(c);
+    if (c == d) continue;
+    for (const auto& [a, b] : p.days)
+      if (a <= d && d < b) {
+        CarveOut(&p.days, d, d + kDayMs);
+        p.hours.emplace_back(d, d + kDayMs);
+        break;
+      }
+  }
+  return p;
+}
+
+}  // namespace
 
 Result<std::vector<billing::Invoice>> LedgerInvoices(Ledger& ledger,
                                                      const std::optional<std::string>& namespace_,
@@ -1234,36 +1491,13 @@ Result<std::vector<billing::Invoice>> LedgerInvoices(Ledger& ledger,
     if (!rows.ok()) return rows.status();
     invs = billing::BuildInvoices(*rows, *cat, opts);
   } else {
-    // Whole UTC days inside the window without a version change come from the daily rollups;
-    // the partial first and last days and the days where a version takes effect mid-day come
-    // from the hourly rows. Billing is linear per version, so the sums give the same invoices.
-    const Millis day_from = from ? -DayOf(-*from) : INT64_MIN;  // first whole day
-    const Millis day_to = to ? DayOf(*to) : INT64_MAX;          // end of the last whole day
-    std::vector<std::pair<Millis, Millis>> hourly;              // hour ranges read row by row
-    std::vector<Millis> dirty;                                  // days read row by row
-    for (Millis c : cuts)
-      if (c % kDayMs != 0 && DayOf(c) >= day_from && DayOf(c) < day_to) dirty.push_back(DayOf(c));
-    std::sort(dirty.begin(), dirty.end());
-    dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
+    const ReadPlan plan = PlanRead(from, to, cuts);
     std::vector<billing::RowSpan> spans;
-    if (day_from < day_to) {
-      auto days = ledger.ReadDaily(ns, day_from, day_to);
-      if (!days.ok()) return days.status();
-      spans = std::move(*days);
-      if (!dirty.empty())
-        spans.erase(std::remove_if(spans.begin(), spans.end(),
-                                   [&](const billing::RowSpan& s) {
-                                     return std::binary_search(dirty.begin(), dirty.end(),
-                                                               DayOf(s.sum.hour));
-                                   }),
-                    spans.end());
-      if (from && *from < day_from) hourly.emplace_back(*from, day_from);
-      if (to && day_to < *to) hourly.emplace_back(day_to, *to);
-      for (Millis d : dirty) hourly.emplace_back(d, d + kDayMs);
-    } else {
-      hourly.emplace_back(from.value_or(INT64_MIN), to.value_or(INT64_MAX));
-    }
-    for (const auto& [a, b] : hourly) {
+    for (const auto& [a, b] : plan.months)
+      if (Status s = ReadRollup(ledger.handle(), kMonthly, ns, a, b, &spans); !s.ok()) return s;
+    for (const auto& [a, b] : plan.days)
+      if (Status s = ReadRollup(ledger.handle(), kDaily, ns, a, b, &spans); !s.ok()) return s;
+    for (const auto& [a, b] : plan.hours) {
       RowFilter f;
       f.namespace_ = ns;
       f.from = a;

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -68,10 +69,19 @@ struct LedgerStats {
   bool uncommitted = false;          // a file with no table yet: its first write never committed
 };
 
+// What opening a ledger checks. Reads never run a whole-file check: SQLite checks every page a
+// read touches as it decodes it (PRAGMA cell_size_check=ON), the ledger every value it decodes,
+// and a damaged page fails that read. The whole file is checked (PRAGMA quick_check) when the
+// ledger was not closed cleanly: its -wal file holds frames while no connection has it open (a
+// killed writer, a machine that stopped). A damaged ledger found so then fails the open, and its
+// -wal is kept so that every later open checks again. `arbiter ledger check` runs the full
+// integrity_check itself (kNone: it reports what it finds instead of failing the open).
+enum class OpenCheck { kAfterUncleanShutdown, kNone };
+
 class Ledger {
  public:
   // Opens the ledger for writing, creating it (and its schema) if missing, upgrading an older
-  // schema.
+  // schema; checks it after an unclean shutdown (OpenCheck).
   static Result<std::unique_ptr<Ledger>> Open(const std::string& path);
   // Opens an existing ledger for the reading commands (invoice, export, check): never creates,
   // changes or upgrades it... except an older schema, upgraded as by Open when the file is
@@ -81,7 +91,8 @@ class Ledger {
   // commit, i.e. has no -wal content). Do not make a ledger read-only while something writes it.
   // A database with no table at all (a new ledger whose first write was killed before it
   // committed) reads as an empty ledger.
-  static Result<std::unique_ptr<Ledger>> OpenForReading(const std::string& path);
+  static Result<std::unique_ptr<Ledger>> OpenForReading(
+      const std::string& path, OpenCheck check = OpenCheck::kAfterUncleanShutdown);
   ~Ledger();
   Ledger(const Ledger&) = delete;
   Ledger& operator=(const Ledger&) = delete;
@@ -101,19 +112,27 @@ class Ledger {
   Status PutPriceBooks(const std::vector<PriceBook>& books);
   Result<std::vector<PriceBook>> PriceBooks();
 
-  // Recomputes the daily rollups from the current hourly rows (writes keep them up to date;
-  // this is for migrations and checks).
+  // Recomputes the daily and monthly rollups from the current hourly rows (writes keep them up to
+  // date; this is for migrations and checks).
   Status RebuildRollups();
   // Summed current rows per (key, UTC day) in [from_day, to_day) (days as Unix ms): sum.hour
   // is the first hour with a row that day, last_hour the last.
   Result<std::vector<billing::RowSpan>> ReadDaily(const std::optional<std::string>& namespace_,
                                                   Millis from_day, Millis to_day);
+  // The same per (key, UTC calendar month) in [from_month, to_month) (months as Unix ms of their
+  // first day), in key order within a month.
+  Result<std::vector<billing::RowSpan>> ReadMonthly(const std::optional<std::string>& namespace_,
+                                                    Millis from_month, Millis to_month);
 
   // Current rows (and superseded ones on request) in key order.
   Result<std::vector<billing::HourlyRow>> Read(const RowFilter& f);
   Result<std::vector<LedgerRow>> ReadDetailed(const RowFilter& f);
+  // ReadDetailed(f)'s rows handed to `visit` one at a time, none kept; stops at its first error.
+  Status ForEachDetailed(const RowFilter& f, const std::function<Status(const LedgerRow&)>& visit);
 
-  // FOCUS-style exports of ReadDetailed(f): CSV with a header, or one JSON object a line.
+  // FOCUS-style exports of ReadDetailed(f), streamed row by row (a damaged row met on the way
+  // ends the export with an error after the rows before it): CSV with a header, or one JSON
+  // object a line.
   Status ExportCsv(const RowFilter& f, std::ostream& out);
   Status ExportJsonl(const RowFilter& f, std::ostream& out);
 
@@ -127,6 +146,8 @@ class Ledger {
   Result<LedgerStats> Stats();
 
   sqlite3* handle() { return db_; }
+  // Whether opening it ran the whole-file check (it had not been closed cleanly).
+  bool checked_at_open() const { return checked_at_open_; }
 
  private:
   explicit Ledger(sqlite3* db) : db_(db) {}
@@ -134,7 +155,10 @@ class Ledger {
   Status Migrate();  // creates the schema, or upgrades an older one in one transaction
   Status RebuildRollupsLocked();
   Status PutPriceBooksLocked(const std::vector<PriceBook>& books);
+  Status CheckAfterUncleanShutdown(const std::string& path);
+  void KeepWal();  // SQLITE_FCNTL_PERSIST_WAL: closing leaves the -wal file
   sqlite3* db_;
+  bool checked_at_open_ = false;
   bool uncommitted_ = false;  // OpenForReading of a database with no table: an empty ledger
 };
 

@@ -28,4 +28,9 @@ MeterJobStep PlanMeterJob(Millis now, std::optional<Millis> watermark, const Met
   return step;
 }
 
+Millis MeterLagMs(Millis now, std::optional<Millis> watermark, const MeterJobSettings& s) {
+  if (!watermark) return 0;
+  return std::max<Millis>(0, FloorHour(now - s.delay) - FloorHour(*watermark));
+}
+
 }  // namespace arbiter::billing

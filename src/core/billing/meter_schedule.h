@@ -35,4 +35,8 @@ struct MeterJobStep {
 // A job without a watermark starts at the hour that closes next (the hour holding now - delay).
 MeterJobStep PlanMeterJob(Millis now, std::optional<Millis> watermark, const MeterJobSettings& s);
 
+// How far the job is behind: the closed hours its watermark has not reached yet, in ms (0 when
+// caught up, and before its first window: it starts at the hour that closes next).
+Millis MeterLagMs(Millis now, std::optional<Millis> watermark, const MeterJobSettings& s);
+
 }  // namespace arbiter::billing

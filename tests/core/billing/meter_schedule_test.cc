@@ -50,6 +50,22 @@ TEST(MeterJobPlan, CatchingUpAfterDowntimeGoesInWindowsOfAtMostMaxHoursBeforeThe
   EXPECT_EQ(caught_up.open, (HourWindow{kT0 + 50 * H, kT0 + 51 * H}));
 }
 
+TEST(MeterJobPlan, TheLagIsTheClosedHoursTheWatermarkHasNotReached) {
+  MeterJobSettings s;
+  s.delay = 10 * kMin;
+  // Caught up: the watermark is the end of the last closed hour.
+  EXPECT_EQ(MeterLagMs(kT0 + H + 10 * kMin, kT0 + H, s), 0);
+  EXPECT_EQ(MeterLagMs(kT0 + 2 * H + 9 * kMin, kT0 + H, s), 0);  // 13:00 not closed yet
+  // Down for a day: 24 closed hours wait; each window sealed takes its hours off.
+  EXPECT_EQ(MeterLagMs(kT0 + 24 * H + 10 * kMin, kT0, s), 24 * H);
+  auto step = PlanMeterJob(kT0 + 24 * H + 10 * kMin, kT0, MeterJobSettings{s.delay, false, 6});
+  ASSERT_TRUE(step.closed);
+  EXPECT_EQ(MeterLagMs(kT0 + 24 * H + 10 * kMin, step.closed->to, s), 18 * H);
+  // Before the first window, and with a watermark ahead of the clock: no lag.
+  EXPECT_EQ(MeterLagMs(kT0, std::nullopt, s), 0);
+  EXPECT_EQ(MeterLagMs(kT0, kT0 + 5 * H, s), 0);
+}
+
 TEST(MeterJobPlan, WithinTheDelayTheHourJustEndedIsStillOpen) {
   MeterJobSettings s;
   s.delay = 10 * kMin;
