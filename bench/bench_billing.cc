@@ -150,12 +150,9 @@ void BM_MonthInvoice10kWorkloads(benchmark::State& state) {
 }
 BENCHMARK(BM_MonthInvoice10kWorkloads)->Unit(benchmark::kMillisecond)->Iterations(1);
 
-// The month ledger of BM_MonthInvoice10kWorkloads as a SQLite file: 7.2M hourly rows written
-// with Ledger::Write in batches of 1,000 workloads. Built once (about a minute) and kept in the
-// temp directory for later runs; the name carries the schema.
-std::string MonthLedgerFile() {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / "arbiter-bench-month-7.2M-schema5.db").string();
+// A benchmark ledger built by an earlier run (marked complete when its last row was written);
+// otherwise any partial file is removed and false returned.
+bool CachedBenchLedger(const std::string& path) {
   {
     auto l = sqlite::Ledger::Open(path);
     if (l.ok()) {
@@ -165,10 +162,20 @@ std::string MonthLedgerFile() {
                              -1, &st, nullptr) == SQLITE_OK)
         done = sqlite3_step(st) == SQLITE_ROW;
       sqlite3_finalize(st);
-      if (done) return path;
+      if (done) return true;
     }
   }
   for (const char* sfx : {"", "-wal", "-shm"}) std::filesystem::remove(path + sfx);
+  return false;
+}
+
+// The month ledger of BM_MonthInvoice10kWorkloads as a SQLite file: 7.2M hourly rows written
+// with Ledger::Write in batches of 1,000 workloads. Built once (about a minute) and kept in the
+// temp directory for later runs; the name carries the schema.
+std::string MonthLedgerFile() {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "arbiter-bench-month-7.2M-schema5.db").string();
+  if (CachedBenchLedger(path)) return path;
   auto l = std::move(sqlite::Ledger::Open(path)).value();
   auto cat = *PriceCatalog::Create({Book()});
   for (int first = 0; first < 10000; first += 1000)
@@ -228,19 +235,7 @@ std::string ScaleLedgerFile() {
                   : std::filesystem::path(home ? home : "/tmp") / ".cache" / "arbiter" / "bench";
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "ledger-10M-3months-schema5-v1.db").string();
-  {
-    auto l = sqlite::Ledger::Open(path);
-    if (l.ok()) {
-      sqlite3_stmt* st = nullptr;
-      bool done = false;
-      if (sqlite3_prepare_v2((*l)->handle(), "SELECT value FROM meta WHERE key = 'bench_complete'",
-                             -1, &st, nullptr) == SQLITE_OK)
-        done = sqlite3_step(st) == SQLITE_ROW;
-      sqlite3_finalize(st);
-      if (done) return path;
-    }
-  }
-  for (const char* sfx : {"", "-wal", "-shm"}) std::filesystem::remove(path + sfx);
+  if (CachedBenchLedger(path)) return path;
   auto l = std::move(sqlite::Ledger::Open(path)).value();
   auto cat = *PriceCatalog::Create({Book()});
   for (int first = 0; first < kScaleWorkloads; first += 250)
