@@ -100,7 +100,7 @@ bool State::TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* 
     for (size_t k = 0; k < c.slots.size() && (!freed || room); ++k) {
       if (!QuotaCandidateValid(c, k, released, allow)) continue;
       chosen.push_back(c.slots[k]);
-      if (strict && CountViolations(chosen, pdb_state, nullptr) > 0) {
+      if (strict && QuotaVictimViolations(agg, chosen, {}, pdb_state, nullptr) > 0) {
         chosen.pop_back();
         continue;
       }
@@ -138,13 +138,13 @@ bool State::TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* 
     UndoTentative(log);
     ++pool_version;
     if (ok && strict) {  // each plan respected the budgets alone; all victims together must too
-      std::vector<Slot> all = gone;
+      std::vector<Slot> all;
       for (const PreemptDryRun& plan : node_plans)
         all.insert(all.end(), plan.victims.begin(), plan.victims.end());
-      if (CountViolations(all, pdb_state, nullptr) > 0) {
-        room_why =
-            "its victims together would violate a PodDisruptionBudget (disruptionBudgets: "
-            "Strict)";
+      std::vector<std::string> names;
+      if (QuotaVictimViolations(agg, gone, all, pdb_state, &names) > 0) {
+        room_why = "its victims together would violate " + BudgetList(std::move(names)) +
+                   " (disruptionBudgets: Strict)";
         ok = false;
       }
     }

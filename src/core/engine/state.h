@@ -492,6 +492,18 @@ class State {
   void ComputePdbState(std::vector<PdbState>* out) const;
   int CountViolations(const std::vector<Slot>& victims, const std::vector<PdbState>& state,
                       std::vector<std::string>* names) const;
+  // Quota preemption's budget rule (issue 27): a PodDisruptionBudget protects only the pods
+  // within their namespace's own min. The quota victims of another namespace are taken only
+  // while it is above its min (borrowed quota), so their budgets do not protect them: they use
+  // up their budgets' allowed disruptions (for the `node_victims` of the same plan) but are
+  // never violations. Quota victims of `w`'s own namespace (withinNamespace) and node victims
+  // (priority preemption for room) count as CountViolations counts them.
+  // "PodDisruptionBudget ns/a, PodDisruptionBudget ns/b": `names` sorted, each once.
+  static std::string BudgetList(std::vector<std::string> names);
+  int QuotaVictimViolations(const Workload& w, const std::vector<Slot>& quota_victims,
+                            const std::vector<Slot>& node_victims,
+                            const std::vector<PdbState>& state,
+                            std::vector<std::string>* names) const;
   void MatchPdbs(Workload& w);  // w.pdbs from the current budgets
   void RematchAllPdbs();
 
