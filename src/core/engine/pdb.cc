@@ -75,7 +75,8 @@ std::string State::BudgetList(std::vector<std::string> names) {
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + std::string("PodDisruptionBudget ") + n;
+  for (const auto& n : names)
+    out += (out.empty() ? "" : ", ") + std::string("PodDisruptionBudget ") + n;
   return out;
 }
 

@@ -17,8 +17,9 @@ namespace {
 // guaranteed quota protected, minRuntime, PDBs with `gone` charged to their budgets first; `gone`
 // are no candidates). Under disruptionBudgets: Strict the node victims and the quota victims of
 // `w`'s own namespace must respect the budgets (borrowed victims use up allowance, never
-// violate: State::QuotaVictimViolations). False with `why` (the reason, without its leading space and final period);
-// nothing is evicted either way (a victim too young to preempt schedules a wake-up).
+// violate: State::QuotaVictimViolations). False with `why` (the reason, without its leading space
+// and final period); nothing is evicted either way (a victim too young to preempt schedules a
+// wake-up).
 bool PlanRoomAfterQuotaVictims(State& s, Workload& w, const std::vector<Slot>& gone,
                                PreemptDryRun* plan, std::string* why) {
   std::vector<char> excluded(s.workloads.size(), 0), touched(s.nodes.size(), 0);
