@@ -829,7 +829,8 @@ spec:
     - {scopeName: BestEffort, operator: NotIn, values: [x]}
     - {scopeName: Priority, operator: Exists}
 )");
-  EXPECT_TRUE(Find(bad, "unknown value \"Terminatng\"")) << All(bad);
+  EXPECT_TRUE(Find(bad, "spec.scopes[0]: invalid value \"Terminatng\": unsupported scope"))
+      << All(bad);
   const std::string only_exists =
       "must be 'Exist' when scope is any of ResourceQuotaScopeTerminating, "
       "ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, "

@@ -106,7 +106,9 @@ TEST_F(ServeSelfReviewTest, CanIAndWhoAmIAnswerFromThePolicy) {
   EXPECT_EQ(Kubectl(alice, "auth can-i create resourcequotas -n team-a").rc, 1);
   EXPECT_EQ(Kubectl(alice, "auth can-i create pods/eviction -n team-a").out, "yes\n");
   EXPECT_EQ(Kubectl(alice, "auth can-i list pods -A").rc, 1);
-  EXPECT_EQ(Kubectl(alice, "auth can-i get nodes").out, "yes\n");
+  // kubectl asks in the context's namespace ("default") and warns; nodes have none.
+  EXPECT_EQ(Kubectl(alice, "auth can-i get nodes").rc, 0);
+  EXPECT_EQ(Kubectl(alice, "auth can-i delete nodes").rc, 1);
   EXPECT_EQ(Kubectl(alice, "auth can-i get /metrics").rc, 1);
   EXPECT_EQ(Kubectl(alice, "auth can-i get /version").out, "yes\n");
   // bob views team-b: reads, never writes.
@@ -125,7 +127,9 @@ TEST_F(ServeSelfReviewTest, WithoutTokensEveryoneIsAnAdmin) {
   CommandOutput who = serve_->Kubectl("auth whoami");
   EXPECT_EQ(who.rc, 0) << who.out;
   EXPECT_TRUE(Has(who.out, "system:unsecured")) << who.out;
-  EXPECT_EQ(serve_->Kubectl("auth can-i delete nodes").out, "yes\n");
+  CommandOutput nodes = serve_->Kubectl("auth can-i delete nodes");
+  EXPECT_EQ(nodes.rc, 0) << nodes.out;
+  EXPECT_TRUE(Has(nodes.out, "yes\n")) << nodes.out;
 }
 
 TEST_F(ServeSelfReviewTest, LogsAndExecSayPodsAreVirtual) {
@@ -150,6 +154,48 @@ TEST_F(ServeSelfReviewTest, LogsAndExecSayPodsAreVirtual) {
   CommandOutput missing = serve_->Kubectl("logs nothing-here");
   EXPECT_EQ(missing.rc, 1);
   EXPECT_TRUE(Has(missing.out, "pods \"nothing-here\" not found")) << missing.out;
+}
+
+// The example pool's recipe (docs/scheduling.md): a quota of 0 pods scoped to PriorityClass
+// high-priority keeps that class out of team-b; other classes there, and the class in team-a,
+// are not affected. A bad scopeSelector is refused with kube-apiserver's words.
+TEST_F(ServeSelfReviewTest, PriorityClassQuotaKeepsAHighClassOutOfANamespace) {
+  StartServe("priority-quota", false);
+  const std::string pool = std::string(ARBITER_SOURCE_DIR) + "/examples/pool.yaml";
+  ASSERT_EQ(serve_->Kubectl("apply -f " + pool).rc, 0);
+  auto pod = [&](const std::string& ns, const std::string& name, const std::string& cls) {
+    std::ofstream(dir_ / (name + ".yaml"))
+        << "apiVersion: v1\nkind: Pod\nmetadata: {name: " << name << ", namespace: " << ns
+        << "}\nspec:\n  priorityClassName: " << cls
+        << "\n  containers:\n  - name: main\n    image: busybox\n    resources:\n"
+           "      requests: {cpu: \"1\", memory: 1Gi}\n      limits: {cpu: \"1\", memory: 1Gi}\n";
+    return serve_->Kubectl("apply -f " + (dir_ / (name + ".yaml")).string());
+  };
+  ASSERT_EQ(pod("team-b", "sneaky", "high-priority").rc, 0);
+  ASSERT_EQ(pod("team-b", "honest", "training").rc, 0);
+  ASSERT_EQ(pod("team-a", "allowed", "high-priority").rc, 0);
+  CommandOutput sneaky = serve_->KubectlUntil(
+      "get pod sneaky -n team-b -o jsonpath='{.status.reason}: {.status.message}'", "Rejected");
+  EXPECT_TRUE(Has(sneaky.out,
+                  "Rejected: exceeded quota: no-high-priority, requested: pods=1, used: pods=0, "
+                  "limited: pods=0"))
+      << sneaky.out;
+  for (const auto& [ns, name] :
+       {std::pair<std::string, std::string>{"team-b", "honest"}, {"team-a", "allowed"}}) {
+    CommandOutput ok =
+        serve_->Kubectl("get pod " + name + " -n " + ns + " -o jsonpath='{.status.message}'");
+    EXPECT_FALSE(Has(ok.out, "no-high-priority")) << name << ": " << ok.out;
+  }
+  std::ofstream(dir_ / "bad.yaml")
+      << "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: bad, namespace: team-b}\n"
+         "spec:\n  hard: {pods: 0}\n  scopeSelector:\n    matchExpressions:\n"
+         "    - {scopeName: PriorityClass, operator: In}\n";
+  CommandOutput bad = serve_->Kubectl("apply -f " + (dir_ / "bad.yaml").string());
+  EXPECT_EQ(bad.rc, 1);
+  EXPECT_TRUE(Has(bad.out,
+                  "must be at least one value when `operator` is 'In' or 'NotIn' for "
+                  "scope selector"))
+      << bad.out;
 }
 
 }  // namespace serve_self_review_test

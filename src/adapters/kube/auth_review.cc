@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "adapters/kube/resources.h"
+
 namespace arbiter::kube {
 
 namespace {
@@ -48,6 +50,12 @@ Result<RequestAttributes> AccessReviewAttributes(const Json& body) {
     ok = ok && StringField(a, "path", &out.path);
   }
   if (!ok) return Status::InvalidArgument("spec: attribute values must be strings");
+  // A cluster-scoped resource has no namespace (kubectl asks in its context's namespace and
+  // warns "resource 'nodes' is not namespace scoped"): asked as the request itself is made.
+  if (!out.namespace_.empty())
+    for (const ResourceInfo& r : ServedResources())
+      if (r.group == out.api_group && r.plural == out.resource && !r.namespaced)
+        out.namespace_.clear();
   return out;
 }
 

@@ -5,7 +5,9 @@
 //     spec.resourceAttributes {namespace, verb, group, resource, subresource, name} or
 //     spec.nonResourceAttributes {path, verb}; status.allowed and status.reason (the rule that
 //     allowed it, or kube-apiserver's "cannot" sentence). Other fields of the attributes
-//     (version, fieldSelector, labelSelector) are echoed and do not change the answer.
+//     (version, fieldSelector, labelSelector) are echoed and do not change the answer; the
+//     namespace of a served cluster-scoped resource (nodes, priorityclasses, ...) is dropped, as
+//     the request itself carries none.
 //   SelfSubjectReview (authentication.k8s.io/v1, POST .../selfsubjectreviews): status.userInfo
 //     {username, uid, groups}.
 // Pure: JSON in, JSON out.

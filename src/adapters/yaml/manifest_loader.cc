@@ -641,26 +641,32 @@ class DocLoader {
     return std::nullopt;
   }
 
+  // ResourceQuota scopes and scope selector operators, in Kubernetes' order.
+  static const std::vector<std::string>& QuotaScopes() {
+    static const std::vector<std::string> k = {"PriorityClass",  "Terminating",
+                                               "NotTerminating", "BestEffort",
+                                               "NotBestEffort",  "CrossNamespacePodAffinity"};
+    return k;
+  }
+  // One of `allowed` exactly (its index); else kube-apiserver's "Invalid value" with `what`.
+  std::optional<size_t> OneOf(const YAML::Node& v, const std::string& path,
+                              const std::vector<std::string>& allowed, const char* what) {
+    auto t = r_.Text(v, path);
+    if (!t) return std::nullopt;
+    for (size_t i = 0; i < allowed.size(); ++i)
+      if (allowed[i] == *t) return i;
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    r_.Error(v, path, "invalid value " + Quote(*t) + ": " + what + " (" + list + ")");
+    return std::nullopt;
+  }
+
   // One spec.scopeSelector.matchExpressions[] item, with kube-apiserver's messages
   // (validateScopedResourceSelectorRequirement): an unknown scope or operator, values that do
   // not fit the operator, and an operator other than Exists on a scope other than PriorityClass.
   void ReadScopeRequirement(const YAML::Node& e, const std::string& ep, ResourceQuota* q) {
-    static const std::vector<std::string> kScopes = {"PriorityClass",  "Terminating",
-                                                     "NotTerminating", "BestEffort",
-                                                     "NotBestEffort",  "CrossNamespacePodAffinity"};
+    const std::vector<std::string>& scopes = QuotaScopes();
     static const std::vector<std::string> kOps = {"In", "NotIn", "Exists", "DoesNotExist"};
-    auto one_of = [&](const YAML::Node& v, const std::string& path,
-                      const std::vector<std::string>& allowed,
-                      const char* what) -> std::optional<size_t> {
-      auto t = r_.Text(v, path);
-      if (!t) return std::nullopt;
-      for (size_t i = 0; i < allowed.size(); ++i)
-        if (allowed[i] == *t) return i;
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      r_.Error(v, path, "invalid value " + Quote(*t) + ": " + what + " (" + list + ")");
-      return std::nullopt;
-    };
     ScopeRequirement req;
     bool seen_scope = false, seen_op = false, bad = false;
     r_.ReadStruct(
@@ -668,12 +674,12 @@ class DocLoader {
         {{"scopeName",
           [&](const YAML::Node& sv, const std::string& sp) {
             seen_scope = true;
-            auto s = one_of(sv, sp, kScopes, "unsupported scope");
+            auto s = OneOf(sv, sp, scopes, "unsupported scope");
             if (!s) {
               bad = true;
               return;
             }
-            req.scope_name = kScopes[*s];
+            req.scope_name = scopes[*s];
             if (*s == 5)
               r_.Warn(sv, sp,
                       "the " + req.scope_name +
@@ -682,7 +688,7 @@ class DocLoader {
          {"operator",
           [&](const YAML::Node& ov, const std::string& op) {
             seen_op = true;
-            auto o = one_of(ov, op, kOps, "not a valid selector operator");
+            auto o = OneOf(ov, op, kOps, "not a valid selector operator");
             if (o)
               req.op = static_cast<SelectorOperator>(*o);
             else
@@ -733,9 +739,7 @@ class DocLoader {
                 {"scopes",
                  [&](const YAML::Node& v, const std::string& fp) {
                    r_.ForEachItem(v, fp, [&](const YAML::Node& s, const std::string& sp) {
-                     auto e = r_.Enum(s, sp,
-                                      {"PriorityClass", "Terminating", "NotTerminating",
-                                       "BestEffort", "NotBestEffort", "CrossNamespacePodAffinity"});
+                     auto e = OneOf(s, sp, QuotaScopes(), "unsupported scope");
                      if (!e) return;
                      if (*e == 5) {
                        r_.Warn(s, sp,
