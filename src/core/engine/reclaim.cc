@@ -126,7 +126,9 @@ bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::str
   // A minimal victim set that frees the quota and, with `node`, makes room there.
   auto build = [&](std::optional<uint32_t> node) -> std::optional<std::vector<Slot>> {
     if (fair) {
-      auto picks = FairVictims(w, c, node, strict ? &pdb_state : nullptr);
+      std::vector<std::string> names;
+      auto picks = FairVictims(w, c, node, strict ? &pdb_state : nullptr, &names);
+      blocking.insert(names.begin(), names.end());
       if (!picks) return std::nullopt;
       std::vector<Slot> out;
       for (const FairPick& p : *picks) out.push_back(p.slot);

@@ -385,9 +385,10 @@ class State {
     int64_t preemptor_share;  // the preemptor's namespace's, once `w` is admitted
     int64_t before, after;    // the victim's namespace's, before and after this eviction
   };
-  std::optional<std::vector<FairPick>> FairVictims(const Workload& w, const QuotaCandidates& c,
-                                                   std::optional<uint32_t> node,
-                                                   const std::vector<PdbState>* strict_pdbs) const;
+  // `blocking` (optional) collects the budgets that held a candidate back.
+  std::optional<std::vector<FairPick>> FairVictims(
+      const Workload& w, const QuotaCandidates& c, std::optional<uint32_t> node,
+      const std::vector<PdbState>* strict_pdbs, std::vector<std::string>* blocking = nullptr) const;
   std::string FairWhy(const Workload& w, const FairPick& p) const;
 
   // ---------------------------------------------------------------- cohort_order.cc
