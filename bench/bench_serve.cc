@@ -18,6 +18,7 @@
 
 #include "server/daemon.h"
 #include "server/http_api.h"
+#include "server/metrics.h"
 
 namespace {
 
@@ -403,6 +404,33 @@ void BM_ClusterCreatePodBehindQueue(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_ClusterCreatePodBehindQueue)->Arg(1000)->Iterations(5000);
+
+// One /metrics render (the daemon's lock is held while it runs) with `range(0)` running pods,
+// every other one declaring its use (arbiter.dev/usage).
+void BM_RenderMetrics(benchmark::State& state) {
+  arbiter::server::Cluster c("0000abcd");
+  (void)c.Apply(
+      Create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}}));
+  for (int i = 0; i < 16; ++i) (void)c.Apply(Create(NodeJson(i)));
+  for (int64_t i = 0; i < state.range(0); ++i) {
+    Json pod = Json::parse(PodJson("p-" + std::to_string(i)));
+    if (i % 2) pod["metadata"]["annotations"]["arbiter.dev/usage"] = "cpu=5m";
+    auto m = Create(pod);
+    m.time = i;
+    (void)c.Apply(m);
+  }
+  (void)c.TakeWatchEvents();
+  size_t bytes = 0;
+  for (auto _ : state) {
+    const std::string text =
+        arbiter::server::RenderMetrics(c, arbiter::server::JournalStats{}, state.range(0) + 1000);
+    bytes = text.size();
+    benchmark::DoNotOptimize(text.data());
+  }
+  state.counters["bytes"] = static_cast<double>(bytes);
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_RenderMetrics)->Arg(10000)->Unit(benchmark::kMillisecond)->Iterations(5);
 }  // namespace
 
 BENCHMARK_MAIN();

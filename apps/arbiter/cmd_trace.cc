@@ -6,9 +6,11 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <tuple>
 
 #include "adapters/yaml/manifest_loader.h"
 #include "cli_flags.h"
+#include "core/duration.h"
 #include "core/plural.h"
 #include "sim/trace/trace_report.h"
 #include "sim/trace/trace_sim.h"
@@ -120,6 +122,14 @@ void AddTraceOptions(CLI::App* sim, TraceSimOptions* o) {
       "PERCENT "
       "(100 = exact, 150 = users over-estimate by half; rounded up to a second), which backfill "
       "reservations plan with; default none (ends unknown, no reservations)");
+  sim->add_option("--checkpoint-interval", o->checkpoint_interval,
+                  "timeline: a pod whose trace run time is longer than DUR saves its progress "
+                  "every DUR (arbiter.dev/checkpoint-interval; a requeued run resumes from its "
+                  "last checkpoint); default none (a preempted pod restarts from zero)");
+  sim->add_option("--shutdown-time", o->shutdown_time,
+                  "timeline, with --checkpoint-interval: the time a checkpointing pod needs after "
+                  "SIGTERM to save (arbiter.dev/shutdown-time); longer than its grace period (30s) "
+                  "it is killed and loses the work since its last checkpoint; default 0s");
 }
 
 void RegisterSimCompare(CLI::App* sim, int* exit_code) {
@@ -206,6 +216,24 @@ int RunTraceSim(const TraceSimOptions& o) {
     return 2;
   }
   ro.time_limit_percent = o.time_limits;
+  for (auto [flag, text, out] :
+       {std::tuple{"--checkpoint-interval", &o.checkpoint_interval, &ro.checkpoint_interval},
+        std::tuple{"--shutdown-time", &o.shutdown_time, &ro.checkpoint_shutdown}}) {
+    if (text->empty()) continue;
+    auto d = ParseDuration(*text);
+    if (!d.ok() || *d <= 0 || *d > tr::kMaxTraceCheckpoint) {
+      std::cerr << "arbiter sim: " << flag << ": expected a duration from 1ms to "
+                << FormatDuration(tr::kMaxTraceCheckpoint) << " (30m, 1h), got \"" << *text << "\""
+                << (d.ok() ? "" : ": " + d.message()) << "\n";
+      return 2;
+    }
+    *out = *d;
+  }
+  if (ro.checkpoint_shutdown > 0 && ro.checkpoint_interval == 0) {
+    std::cerr << "arbiter sim: --shutdown-time needs --checkpoint-interval (it is the time a "
+                 "checkpointing pod takes to save)\n";
+    return 2;
+  }
   ro.check_invariants = o.check_invariants;
   ro.seed = o.seed;
   if (auto t = tr::ParseTargetPermille(o.target); t.ok()) {

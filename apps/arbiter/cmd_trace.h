@@ -34,8 +34,10 @@ struct TraceSimOptions {
       policy;  // bestfit (default) | fgd | leastallocated | ...; "": default, or the policy file's
   std::string policy_file;  // --policy-file: PoolPolicy, PriorityClasses, quotas, ... for tenant-K
                             // namespaces
-  std::string unschedulable;  // drop | wait ("": drop without a policy file, wait with one)
-  int64_t time_limits = 0;    // --time-limits PERCENT (0: none)
+  std::string unschedulable;        // drop | wait ("": drop without a policy file, wait with one)
+  int64_t time_limits = 0;          // --time-limits PERCENT (0: none)
+  std::string checkpoint_interval;  // --checkpoint-interval DUR ("": none)
+  std::string shutdown_time;        // --shutdown-time DUR ("": 0s)
   bool check_invariants = false;
   int32_t tenants = 1;  // pods are spread over this many tenants by a seeded rule
   std::string report_json;

@@ -320,7 +320,17 @@ void Io(A& a, PoolPolicy& p) {
   Io(a, p.reclaim);
   Io(a, p.scrape_interval);
   Io(a, p.backfill);
-  Io(a, p.preempt_youngest_first);
+  {  // one byte; before LeastLostWork (engine snapshot 9, command 8) a bool: YoungestFirst
+    uint8_t order = static_cast<uint8_t>(p.victim_order);
+    Io(a, order);
+    if constexpr (A::kReading) {
+      if (order > static_cast<uint8_t>(VictimOrder::kLeastLostWork)) {
+        a.Fail("an unknown victim order " + std::to_string(order));
+        order = 0;
+      }
+      p.victim_order = static_cast<VictimOrder>(order);
+    }
+  }
   if (!a.latencyless) Io(a, p.latency);  // engine snapshot / command version 4
   if (!a.depthless) {                    // engine snapshot / command version 5
     Io(a, p.backfill_depth);

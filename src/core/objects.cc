@@ -78,6 +78,7 @@ const char* ToString(DisruptionBudgetMode v) {
   return ManifestName(DisruptionBudgetModeNames(), v);
 }
 const char* ToString(ReclaimMode v) { return ManifestName(ReclaimModeNames(), v); }
+const char* ToString(VictimOrder v) { return ManifestName(VictimOrderNames(), v); }
 const char* ToString(WithinNamespacePolicy v) {
   return ManifestName(WithinNamespacePolicyNames(), v);
 }

@@ -270,6 +270,13 @@ enum class QuotaExceededAction { kQueue, kReject };
 enum class PlacementPolicyName { kBestFit, kLeastAllocated, kFGD, kPacking, kDotProduct, kRandom };
 enum class PreemptionType { kPriority, kQoS };
 enum class DisruptionBudgetMode { kStrict, kBestEffort };
+// PoolPolicy preemption.victimOrder: among victims of equal priority (equal QoS priority under
+// type QoS), which go first. kDefault is each type's own order: Kubernetes' (the latest start
+// first) under Priority, Slurm's (the oldest first, YAML `OldestFirst`) under QoS. kYoungestFirst
+// is Slurm's preempt_youngest_first (type QoS). kLeastLostWork (issue 29; both types): the victim
+// that loses the least work first, GPU-seconds since its last checkpoint (engine/lost_work.h).
+// Serialised as one byte: 0 and 1 are the boolean preempt_youngest_first of older files.
+enum class VictimOrder : uint8_t { kDefault = 0, kYoungestFirst = 1, kLeastLostWork = 2 };
 // Which workloads of other namespaces in the cohort a namespace may reclaim its quota from
 // (Kueue's reclaimWithinCohort; PoolPolicy preemption.reclaim is the pool-wide default).
 enum class ReclaimMode { kAny, kLowerPriority, kNever };
@@ -304,9 +311,8 @@ struct PoolPolicy {
   // scheduling.backfill (Slurm sched/backfill): blocked workloads at the head of the queue get a
   // reservation at their earliest start; lower ones start only if they do not delay it.
   bool backfill = true;
-  // preemption.victimOrder under QoS: Slurm's default takes the oldest equal-QoS victims first
-  // (false); preempt_youngest_first takes the youngest (true).
-  bool preempt_youngest_first = false;
+  // preemption.victimOrder (VictimOrder above).
+  VictimOrder victim_order = VictimOrder::kDefault;
 
   // ---- spec.latency (slurm4): Slurm's latencies, modelled only when the block is present
   // (docs/slurm.md "Latency model"). Defaults are Slurm 22.05's.
@@ -448,6 +454,7 @@ const char* ToString(PlacementPolicyName v);
 const char* ToString(PreemptionType v);
 const char* ToString(DisruptionBudgetMode v);
 const char* ToString(ReclaimMode v);
+const char* ToString(VictimOrder v);
 const char* ToString(WithinNamespacePolicy v);
 const char* ToString(BorrowWithinCohortPolicy v);
 const char* ToString(BillingMode v);

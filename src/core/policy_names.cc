@@ -57,6 +57,21 @@ const std::vector<PolicyName<ReclaimMode>>& ReclaimModeNames() {
   return t;
 }
 
+const std::vector<PolicyName<VictimOrder>>& VictimOrderNames() {
+  static const std::vector<PolicyName<VictimOrder>> t = {
+      {VictimOrder::kDefault, "OldestFirst", "oldestfirst", {}},
+      {VictimOrder::kYoungestFirst, "YoungestFirst", "youngestfirst", {}},
+      {VictimOrder::kLeastLostWork, "LeastLostWork", "leastlostwork", {}},
+  };
+  return t;
+}
+
+const char* VictimOrderInUse(const PoolPolicy& p) {
+  if (p.victim_order == VictimOrder::kDefault)
+    return p.preemption_type == PreemptionType::kQoS ? "OldestFirst" : "Kubernetes";
+  return ToString(p.victim_order);
+}
+
 const std::vector<PolicyName<WithinNamespacePolicy>>& WithinNamespacePolicyNames() {
   static const std::vector<PolicyName<WithinNamespacePolicy>> t = {
       {WithinNamespacePolicy::kNever, "Never", "never", {}},

@@ -28,6 +28,12 @@ const std::vector<PolicyName<PreemptMode>>& PreemptModeNames();
 const std::vector<PolicyName<QuotaExceededAction>>& QuotaExceededActionNames();
 const std::vector<PolicyName<DisruptionBudgetMode>>& DisruptionBudgetModeNames();
 const std::vector<PolicyName<ReclaimMode>>& ReclaimModeNames();
+// preemption.victimOrder: kDefault is spelt OldestFirst (Slurm's default under type QoS).
+const std::vector<PolicyName<VictimOrder>>& VictimOrderNames();
+// The victim order a policy uses, as the report names it: "Kubernetes" (type Priority, the
+// default: priority, then the latest start), "OldestFirst" (type QoS, the default: Slurm's),
+// "YoungestFirst" or "LeastLostWork".
+const char* VictimOrderInUse(const PoolPolicy& p);
 const std::vector<PolicyName<WithinNamespacePolicy>>& WithinNamespacePolicyNames();
 const std::vector<PolicyName<BorrowWithinCohortPolicy>>& BorrowWithinCohortPolicyNames();
 const std::vector<PolicyName<FairShareStrategy>>& FairShareStrategyNames();

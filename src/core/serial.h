@@ -42,6 +42,7 @@ class Writer {
   static constexpr bool schedless = false;        // see Reader
   static constexpr bool topologyless = false;     // see Reader
   static constexpr bool reservationless = false;  // see Reader
+  static constexpr bool lostworkless = false;     // see Reader
   void U8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
   void U32(uint32_t v) {
     for (int i = 0; i < 4; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -83,6 +84,9 @@ class Reader {
   // The file predates the workloads' structured backfill reservation (engine snapshot version 7):
   // it reads as none until the next cycle (the message keeps its note).
   bool reservationless = false;
+  // The file predates the workloads' checkpoint facts (engine snapshot version 8): they read as
+  // none (no checkpoint interval, no shutdown time) until the pod is submitted again.
+  bool lostworkless = false;
   explicit Reader(std::string_view in) : in_(in) {}
   uint8_t U8() {
     if (!Need(1)) return 0;

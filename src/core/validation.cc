@@ -654,6 +654,12 @@ class Validator {
     if (pp.preemption_type == PreemptionType::kQoS && s_.qos.empty())
       Warn("PoolPolicy", pp.meta, "spec.preemption.type",
            "preemption type QoS, but no QoS object is defined: nothing can preempt");
+    if (pp.victim_order == VictimOrder::kYoungestFirst &&
+        pp.preemption_type != PreemptionType::kQoS)
+      Warn("PoolPolicy", pp.meta, "spec.preemption.victimOrder",
+           "YoungestFirst applies under preemption type QoS only (Slurm's "
+           "preempt_youngest_first); under type Priority victims go in Kubernetes' order "
+           "(priority, then the latest start); LeastLostWork applies under both");
   }
 
   // spec.preemption and spec.fairSharing, with Kueue's validation rules for the same fields.

@@ -1,8 +1,9 @@
 #include "kubesched/event_recorder.h"
 
 #include <cstdio>
-#include <ctime>
 #include <nlohmann/json.hpp>
+
+#include "kubesched/micro_time.h"
 
 namespace arbiter::kubesched {
 
@@ -33,24 +34,13 @@ std::string Path(const std::string& ns, const std::string& name) {
 
 }  // namespace event_recorder
 
-std::string MicroTime(Millis unix_ms) {
-  const std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>(((unix_ms % 1000) + 1000) % 1000) * 1000);
-  return buf;
-}
-
 EventRecorder::EventRecorder(EventRecorderOptions options) : options_(std::move(options)) {}
 
 EventWrite EventRecorder::Create(const EventRequest& r, const Series& s, Millis now) const {
   Json e = {{"apiVersion", "events.k8s.io/v1"},
             {"kind", "Event"},
             {"metadata", {{"name", s.name}, {"namespace", s.namespace_}}},
-            {"eventTime", MicroTime(now)},
+            {"eventTime", FormatMicroTime(now)},
             {"reportingController", options_.reporting_controller},
             {"reportingInstance", options_.reporting_instance},
             {"action", r.action},
@@ -67,7 +57,7 @@ EventWrite EventRecorder::Patch(Series& s, Millis now) {
   s.written_at = now;
   ++patched_;
   const Json p = {
-      {"series", {{"count", s.count}, {"lastObservedTime", MicroTime(s.last_observed)}}}};
+      {"series", {{"count", s.count}, {"lastObservedTime", FormatMicroTime(s.last_observed)}}}};
   return EventWrite{false, event_recorder::Path(s.namespace_, s.name), p.dump()};
 }
 

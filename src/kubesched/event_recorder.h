@@ -94,7 +94,4 @@ class EventRecorder {
   Millis last_name_ = 0;  // names are NAME.<hex nanoseconds>, unique per recorder
 };
 
-// An RFC 3339 time with microseconds ("2026-12-02T15:18:01.123000Z"), a Kubernetes MicroTime.
-std::string MicroTime(Millis unix_ms);
-
 }  // namespace arbiter::kubesched

@@ -1,7 +1,6 @@
 #include "kubesched/leader_election.h"
 
-#include <cstdio>
-#include <ctime>
+#include "kubesched/micro_time.h"
 
 namespace arbiter::kubesched {
 
@@ -78,17 +77,6 @@ Result<LeaseObject> ParseLease(const Json& object) {
   out.record.transitions = num("leaseTransitions");
   out.raw = spec.dump();
   return out;
-}
-
-std::string FormatMicroTime(Millis unix_ms) {
-  const std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>(unix_ms % 1000) * 1000);
-  return buf;
 }
 
 LeaderElector::LeaderElector(LeaseConfig config) : config_(std::move(config)) {}

@@ -64,9 +64,6 @@ struct LeaseObject {
 // Bounded: a Lease whose spec fields are of the wrong type is an error, not a crash.
 Result<LeaseObject> ParseLease(const nlohmann::json& object);
 
-// metav1.MicroTime: "2026-12-02T15:04:05.123000Z".
-std::string FormatMicroTime(Millis unix_ms);
-
 // What to do after a read (or before one, on the fast path).
 struct LeaseWrite {
   enum class Kind { kNone, kCreate, kUpdate };

@@ -530,6 +530,13 @@ Json Cluster::DryRunObject(Millis time, Target&& t) const {
   return std::move(t.obj);
 }
 
+void Cluster::NoteUsage(uint64_t workload, const Pod& pod) {
+  if (pod.sim.usage)
+    usage_of_[workload] = *pod.sim.usage;
+  else
+    usage_of_.erase(workload);
+}
+
 // A Pod's engine command: SubmitPod on create, SetPodDeadline when an update sets or lowers
 // spec.activeDeadlineSeconds (pod_update.h allows nothing else for it).
 Status Cluster::ApplyPod(Millis time, const ManifestSet& set, Target& t) {
@@ -546,9 +553,13 @@ Status Cluster::ApplyPod(Millis time, const ManifestSet& set, Target& t) {
       recorder_->works.pop_back();
       pod_of_.erase(w);
       workload_of_.erase({t.ns, t.name});
+    } else {
+      NoteUsage(w, pod);
     }
     return s;
   }
+  if (auto w = workload_of_.find({t.ns, t.name}); w != workload_of_.end())
+    NoteUsage(w->second, set.pods.at(0));  // an update may change the annotation
   const auto deadline = set.pods.at(0).active_deadline;
   if (!deadline || !t.spec_changed) return Status::Ok();
   // Backfill plans with the new limit. A finished pod has no workload any more.
@@ -890,6 +901,7 @@ void Cluster::Sync(Millis t) {
     NotePending(id, *st);
     if (fin != finished.end()) {
       pod_of_.erase(id);
+      usage_of_.erase(id);
       workload_of_.erase({ns, name});
       if (st->phase == engine::Phase::kDeleted) {
         store_.Remove("Pod", ns, name);

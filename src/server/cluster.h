@@ -126,6 +126,11 @@ class Cluster {
   const ObjectStore& store() const { return store_; }
   std::vector<WatchEvent> TakeWatchEvents() { return store_.TakeEvents(); }
   const engine::Engine& engine() const { return *engine_; }
+  // A live workload's arbiter.dev/usage (nullptr: none declared; its requests are its use).
+  const ResourceList* UsageOf(uint64_t workload) const {
+    auto it = usage_of_.find(workload);
+    return it == usage_of_.end() ? nullptr : &it->second;
+  }
   // A digest of every scheduling decision so far (each engine event: time, type, workload,
   // node, preemptor), and their count: two clusters given the same mutations have equal digests.
   uint64_t decision_digest() const { return decision_digest_; }
@@ -201,6 +206,11 @@ class Cluster {
   // Loaded policy objects by kind / namespace / name (each a one-object set): validation context.
   std::map<std::string, std::map<ObjectStore::Key, ManifestSet>> policy_;
   std::map<uint64_t, ObjectStore::Key> pod_of_;  // live workloads' pods
+  // Live workloads' arbiter.dev/usage, from their pods as applied (what /metrics serves as their
+  // use; requests when absent). Rebuilt from the stored pods at Restore.
+  std::map<uint64_t, ResourceList> usage_of_;
+  void NoteUsage(uint64_t workload, const Pod& pod);
+  void RestoreUsage();
   std::map<ObjectStore::Key, uint64_t> workload_of_;
   // Finished pods still stored, by their workload's id: deleting one sends the engine DeletePod,
   // which forgets its `count/pods` charge (Kubernetes counts a terminal pod until it is deleted).

@@ -77,6 +77,26 @@ std::string Cluster::Snapshot() const {
   return out;
 }
 
+// Live pods' arbiter.dev/usage, read again from the stored pods (as applied): only those that
+// declare one are loaded.
+void Cluster::RestoreUsage() {
+  usage_of_.clear();
+  for (const auto& [id, key] : pod_of_) {
+    const Json* pod = store_.Get("Pod", key.first, key.second);
+    if (!pod || !pod->contains("metadata")) continue;
+    const Json& meta = (*pod)["metadata"];
+    if (!meta.contains("annotations") || !meta["annotations"].is_object() ||
+        !meta["annotations"].contains("arbiter.dev/usage"))
+      continue;
+    Json copy = *pod;
+    copy.erase("status");
+    if (copy.contains("spec") && copy["spec"].is_object()) copy["spec"].erase("nodeName");
+    yaml::ManifestLoad load;
+    yaml::LoadManifestText(copy.dump(), "snapshot", &load);
+    if (!load.set.pods.empty()) NoteUsage(id, load.set.pods[0]);
+  }
+}
+
 Status Cluster::Restore(const std::string& bytes) {
   if (bytes.compare(0, kMagic.size(), kMagic) != 0)
     return Status::InvalidArgument("not an arbiter serve snapshot");
@@ -104,6 +124,7 @@ Status Cluster::Restore(const std::string& bytes) {
       pod_of_[id] = key;
       workload_of_[key] = id;
     }
+    RestoreUsage();
     finished_of_.clear();  // (absent from snapshots written before finishedPods)
     for (const auto& p : h.value("finishedPods", Json::array()))
       finished_of_[{p.at(1).get<std::string>(), p.at(2).get<std::string>()}] =

@@ -8,7 +8,6 @@
 #include <sstream>
 #include <tuple>
 
-#include "adapters/yaml/manifest_loader.h"
 #include "core/engine/fair_share.h"
 #include "core/resources.h"
 #include "server/dashboard/quota_state.h"
@@ -227,17 +226,10 @@ std::string RenderMetrics(const Cluster& c, const JournalStats& j, Millis now) {
     if (s.node.empty()) continue;
     const Json* pod = c.store().Get("Pod", s.namespace_, s.name);
     std::string container = "main";
-    ResourceList usage = s.requests;
-    if (pod) {
-      if ((*pod)["spec"].contains("containers") && !(*pod)["spec"]["containers"].empty())
-        container = (*pod)["spec"]["containers"][0].value("name", "main");
-      yaml::ManifestLoad load;
-      Json copy = *pod;
-      copy.erase("status");
-      copy["spec"].erase("nodeName");
-      yaml::LoadManifestText(copy.dump(), "metrics", &load);
-      if (!load.set.pods.empty() && load.set.pods[0].sim.usage) usage = *load.set.pods[0].sim.usage;
-    }
+    if (pod && (*pod)["spec"].contains("containers") && !(*pod)["spec"]["containers"].empty())
+      container = (*pod)["spec"]["containers"][0].value("name", "main");
+    const ResourceList* declared = c.UsageOf(engine::Value(s.id));
+    const ResourceList& usage = declared ? *declared : s.requests;
     info.Sample("kube_pod_info", {{"namespace", s.namespace_}, {"pod", s.name}, {"node", s.node}},
                 1);
     for (const auto& [r, amount] : s.requests.entries())

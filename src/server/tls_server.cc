@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "adapters/io/input_file.h"
+#include "adapters/tls/openssl_ptr.h"
 
 namespace arbiter::server {
 
@@ -15,17 +16,8 @@ namespace {
 
 constexpr io::InputKind kPemInput{"PEM file", 1 * io::kMiB};
 
-struct BioFree {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-struct X509Free {
-  void operator()(X509* x) const { X509_free(x); }
-};
-struct KeyFree {
-  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
-};
-using CertPtr = std::unique_ptr<X509, X509Free>;
-using KeyPtr = std::unique_ptr<EVP_PKEY, KeyFree>;
+using CertPtr = tls::X509Ptr;
+using tls::KeyPtr;
 
 // Never prompts for a passphrase (OpenSSL's default would ask on the terminal).
 int NoPassphrase(char*, int, int, void*) { return 0; }
@@ -49,7 +41,7 @@ Result<TlsMaterial> Load(const TlsFiles& f) {
   if (!key_text.ok()) return Status::InvalidArgument(kKeyFlag + (": " + key_text.message()));
   TlsMaterial m;
   {
-    std::unique_ptr<BIO, BioFree> bio(BIO_new_mem_buf(cert_text->data(), int(cert_text->size())));
+    tls::BioPtr bio = tls::MemBio(*cert_text);
     while (X509* x = PEM_read_bio_X509(bio.get(), nullptr, NoPassphrase, nullptr))
       m.chain.emplace_back(x);
     ERR_clear_error();  // the end of the PEM data reads as an error
@@ -58,7 +50,7 @@ Result<TlsMaterial> Load(const TlsFiles& f) {
     return Status::InvalidArgument(Named(kCertFlag, f.cert_file) +
                                    " holds no PEM certificate (-----BEGIN CERTIFICATE-----)");
   {
-    std::unique_ptr<BIO, BioFree> bio(BIO_new_mem_buf(key_text->data(), int(key_text->size())));
+    tls::BioPtr bio = tls::MemBio(*key_text);
     m.key.reset(PEM_read_bio_PrivateKey(bio.get(), nullptr, NoPassphrase, nullptr));
     ERR_clear_error();
   }

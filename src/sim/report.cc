@@ -12,6 +12,7 @@
 #include "core/engine/fair_share.h"
 #include "core/int128.h"
 #include "core/plural.h"
+#include "core/policy_names.h"
 #include "core/quantity.h"
 #include "sim/fair_share_report.h"
 
@@ -86,7 +87,18 @@ Summary Summarise(const ManifestSet& m, const SimResult& r) {
     }
   }
   for (auto& [p, t] : tiers) s.tiers.push_back(t);
+  std::map<std::string_view, Summary::NamespaceLoss> loss;
+  for (const auto& w : e.workloads()) {
+    auto& l = loss[w.namespace_];
+    l.gpu_milli_ms_lost += w.lost_gpu_milli_ms;
+  }
+  std::set<std::string_view> preemptors;
   for (const auto& ev : e.events()) {
+    if (ev.type == EventType::kPreempted || ev.type == EventType::kReclaimed) {
+      if (ev.workload != engine::kNoWorkload)
+        ++loss[e.workloads()[engine::Value(ev.workload)].namespace_].preempted;
+      if (!ev.by.empty()) preemptors.insert(ev.by);
+    }
     if (ev.type == EventType::kPreempted) ++s.preemptions;
     if (ev.type == EventType::kReclaimed) ++s.reclaims;
     if (ev.type == EventType::kRequeued) ++s.requeues;
@@ -94,6 +106,15 @@ Summary Summarise(const ManifestSet& m, const SimResult& r) {
     if (ev.type == EventType::kNodeAdded) ++s.nodes_added;
     if (ev.type == EventType::kNodeRemoved) ++s.nodes_removed;
   }
+  for (auto& [ns, l] : loss) {
+    l.namespace_ = std::string(ns);
+    s.loss_by_namespace.push_back(std::move(l));
+  }
+  for (const auto& w : e.workloads())
+    if (preemptors.count(w.key)) {
+      ++s.preemptors;
+      s.preemptor_pending_total += w.pending_total;
+    }
   return s;
 }
 
@@ -246,6 +267,7 @@ nlohmann::json ReportHead(const ManifestSet& m, const SimResult& r, const Summar
   pool["nodes"] = m.nodes.size();
   pool["placement"] = ToString(e.policy().placement);
   pool["preemption"] = ToString(e.policy().preemption_type);
+  pool["victimOrder"] = VictimOrderInUse(e.policy());
   json capacity = json::object();
   for (const auto& u : s.utilisation)
     capacity[u.resource] = FormatResourceQuantity(u.resource, PoolCapacity(m, u.resource));
@@ -273,6 +295,18 @@ nlohmann::json ReportHead(const ManifestSet& m, const SimResult& r, const Summar
   sum["requeued"] = s.requeues;
   sum["cancelled"] = s.cancellations;
   sum["gpuSecondsLostToPreemption"] = RatioString(s.gpu_milli_ms_lost, 1000000, 3);
+  // By namespace (issue 29): lost GPU-seconds and victims; the victim order is pool.victimOrder.
+  json by_ns = json::array();
+  for (const auto& l : s.loss_by_namespace)
+    by_ns.push_back({{"namespace", l.namespace_},
+                     {"gpuSecondsLost", RatioString(l.gpu_milli_ms_lost, 1000000, 3)},
+                     {"preempted", l.preempted}});
+  sum["gpuSecondsLostToPreemptionByNamespace"] = by_ns;
+  sum["preemptors"] = {
+      {"workloads", s.preemptors},
+      {"pendingSecondsTotal", Seconds(s.preemptor_pending_total)},
+      {"pendingSecondsMean",
+       RatioString(s.preemptor_pending_total, static_cast<int128>(s.preemptors) * 1000, 3)}};
   sum["nodesAdded"] = s.nodes_added;
   sum["nodesRemoved"] = s.nodes_removed;
   sum["gpuSecondsLostToNodeRemoval"] = RatioString(s.gpu_milli_ms_lost_node_removed, 1000000, 3);
@@ -715,7 +749,9 @@ std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary&
     o << " " << u.resource << " " << RatioString(u.allocated * 100, u.capacity, 1) << "%";
   o << "\n  preemptions: " << s.preemptions << " (+" << Plural(s.reclaims, "quota reclaim")
     << "), requeued " << s.requeues << ", cancelled " << s.cancellations << ", GPU-seconds lost "
-    << RatioString(s.gpu_milli_ms_lost, 1000000, 1) << "\n";
+    << RatioString(s.gpu_milli_ms_lost, 1000000, 1);
+  if (e.policy().victim_order == VictimOrder::kLeastLostWork) o << " (victim order LeastLostWork)";
+  o << "\n";
   if (s.nodes_added || s.nodes_removed)
     o << "  pool: " << s.nodes_added << (s.nodes_added == 1 ? " node" : " nodes") << " joined, "
       << s.nodes_removed << " left, GPU-seconds lost with removed nodes "

@@ -35,6 +35,18 @@ struct Summary {
   // Pool changes (Node arbiter.dev/add-time, remove-time) and the work lost with removed nodes.
   size_t nodes_added = 0, nodes_removed = 0;
   int64_t gpu_milli_ms_lost_node_removed = 0;
+  // Work lost to preemption by namespace (every namespace with a workload, by name): the victims'
+  // GPU work lost and how often its workloads were preempted or reclaimed.
+  struct NamespaceLoss {
+    std::string namespace_;
+    int64_t gpu_milli_ms_lost = 0;
+    size_t preempted = 0;
+  };
+  std::vector<NamespaceLoss> loss_by_namespace;
+  // The preemptors (workloads named `by` on a Preempted or Reclaimed event) and their time
+  // pending, over every spell.
+  size_t preemptors = 0;
+  Millis preemptor_pending_total = 0;
 };
 
 Summary Summarise(const ManifestSet& m, const SimResult& r);

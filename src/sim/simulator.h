@@ -84,9 +84,9 @@ class Simulation {
   static Result<std::unique_ptr<Simulation>> Resume(std::string_view bytes,
                                                     const SimOptions& options);
   // 3: workloads' flavors; 4: node taints, pod tolerations and node affinity; 5: pod affinity,
-  // anti-affinity and topology spread constraints, PoolPolicy spec.latency.schedInterval (2 to 4
-  // still read)
-  static constexpr uint32_t kStateVersion = 5;
+  // anti-affinity and topology spread constraints, PoolPolicy spec.latency.schedInterval; 6: the
+  // engine snapshot 9 inside, PoolPolicy preemption.victimOrder LeastLostWork (2 to 5 still read)
+  static constexpr uint32_t kStateVersion = 6;
 
  private:
   Simulation();

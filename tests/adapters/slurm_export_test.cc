@@ -429,5 +429,25 @@ TEST(SlurmExport, EmptyPolicyStillGivesAWorkingFragment) {
   EXPECT_EQ(e.r.qos_count, 0);
 }
 
+// PoolPolicy preemption.victimOrder: LeastLostWork (issue 29) has no Slurm equivalent: a
+// warning, and nothing in slurm.conf (YoungestFirst is preempt_youngest_first).
+TEST(SlurmExport, LeastLostWorkVictimOrderIsWarnedAndNotExported) {
+  const std::string head =
+      "apiVersion: arbiter.dev/v1alpha1\nkind: PoolPolicy\nmetadata: {name: default}\n"
+      "spec: {preemption: {type: QoS, victimOrder: ";
+  const std::string qos =
+      "}}\n---\napiVersion: arbiter.dev/v1alpha1\nkind: QoS\nmetadata: {name: low}\n"
+      "spec: {priority: 10}\n";
+  Exported llw = ExportText(head + "LeastLostWork" + qos);
+  ASSERT_TRUE(llw.r.ok());
+  EXPECT_TRUE(HasWarning(llw, "LeastLostWork has no Slurm equivalent")) << llw.r.slurm_conf;
+  EXPECT_EQ(llw.r.slurm_conf.find("preempt_youngest_first"), std::string::npos);
+  Exported young = ExportText(head + "YoungestFirst" + qos);
+  ASSERT_TRUE(young.r.ok());
+  EXPECT_FALSE(HasWarning(young, "victimOrder"));
+  EXPECT_NE(young.r.slurm_conf.find("SchedulerParameters=preempt_youngest_first"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace arbiter::slurm

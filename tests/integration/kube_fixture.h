@@ -58,14 +58,17 @@ inline std::string ReadFile(const std::string& path) {
   return s.str();
 }
 
-// `arbiter scheduler` as a child process (its own process group), its log in a file.
+// `arbiter scheduler` as a child process (its own process group), its log in a file; stopped
+// (SIGTERM, or the signal given) on Stop() or destruction. `policy`: a --policy file (empty:
+// none); `extra`: more flags.
 class Scheduler {
  public:
-  Scheduler(const std::string& name, const std::string& pool, const std::string& log) {
-    const std::string cmd = arbiter::testing::Arbiter() + " scheduler --kubeconfig " +
-                            Kubeconfig() + " --scheduler-name " + name +
-                            " --node-selector arbiter.dev/test-pool=" + pool + " >> " + log +
-                            " 2>&1";
+  Scheduler(const std::string& name, const std::string& pool, const std::string& log,
+            const std::string& policy = "", const std::string& extra = "") {
+    const std::string cmd =
+        arbiter::testing::Arbiter() + " scheduler --kubeconfig " + Kubeconfig() +
+        " --scheduler-name " + name + " --node-selector arbiter.dev/test-pool=" + pool +
+        (policy.empty() ? "" : " --policy " + policy) + " " + extra + " >> " + log + " 2>&1";
     pid_ = fork();
     if (pid_ == 0) {
       setpgid(0, 0);
@@ -74,9 +77,9 @@ class Scheduler {
     }
   }
   ~Scheduler() { Stop(); }
-  void Stop() {
+  void Stop(int sig = SIGTERM) {
     if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
+    kill(pid_, sig);
     waitpid(pid_, nullptr, 0);
     pid_ = -1;
   }
@@ -93,9 +96,15 @@ class KubeTest : public ::testing::Test {
                            << "; scripts/services/kube.sh start DIR): " << ready.out;
     auto a = Kubectl("apply -f " + arbiter::testing::SourceDir() + "/deploy/");
     ASSERT_EQ(a.rc, 0) << a.out;
-    auto w =
-        Kubectl("wait --for=condition=Established --timeout=60s crd/elasticquotas.arbiter.dev");
+    // Arbiter's CRDs and RBAC, as a user installs them; the CRDs established before use.
+    auto w = Kubectl(
+        "wait --for=condition=Established --timeout=60s crd/elasticquotas.arbiter.dev "
+        "crd/poolpolicies.arbiter.dev crd/qoses.arbiter.dev crd/pricebooks.arbiter.dev");
     ASSERT_EQ(w.rc, 0) << w.out;
+  }
+  // A scratch file for a scheduler's log.
+  std::string LogFile(const std::string& name) {
+    return (arbiter::testing::Scratch(name) / "scheduler.log").string();
   }
   void Apply(const std::string& yaml) {
     const std::string file = (arbiter::testing::Scratch("kube-apply") / "objects.yaml").string();

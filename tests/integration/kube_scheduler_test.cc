@@ -6,8 +6,6 @@
 // cluster. Without the cluster these tests fail (never skip).
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -32,65 +30,10 @@ using kube_fixture::ReadFile;
 using kube_fixture::Until;
 using Json = nlohmann::json;
 
-// `arbiter scheduler` as a child process, its log in a file; killed (SIGKILL or SIGTERM) on
-// Stop() or destruction.
-class SchedulerProcess {
- public:
-  SchedulerProcess(const std::string& name, const std::string& pool, const std::string& policy,
-                   const std::string& log, const std::string& extra = "") {
-    const std::string cmd =
-        arbiter::testing::Arbiter() + " scheduler --kubeconfig " + Kubeconfig() +
-        " --scheduler-name " + name + " --node-selector arbiter.dev/test-pool=" + pool +
-        (policy.empty() ? "" : " --policy " + policy) + " " + extra + " >> " + log + " 2>&1";
-    pid_ = fork();
-    if (pid_ == 0) {
-      setpgid(0, 0);
-      execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-  }
-  ~SchedulerProcess() { Stop(SIGTERM); }
-  void Stop(int sig) {
-    if (pid_ <= 0) return;
-    kill(pid_, sig);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-  bool Running() const { return pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0; }
+using kube_fixture::Scheduler;
 
- private:
-  pid_t pid_ = -1;
-};
-
-class KubeScheduler : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto ready = Kubectl("get --raw=/readyz");
-    ASSERT_EQ(ready.rc, 0) << "the test cluster is not running (ARBITER_KUBE_DIR " << Dir()
-                           << "; scripts/services/kube.sh start DIR): " << ready.out;
-    // Arbiter's CRDs and RBAC, as a user installs them; the CRDs established before use.
-    auto a = Kubectl("apply -f " + arbiter::testing::SourceDir() + "/deploy/");
-    ASSERT_EQ(a.rc, 0) << a.out;
-    auto w = Kubectl(
-        "wait --for=condition=Established --timeout=60s crd/elasticquotas.arbiter.dev "
-        "crd/poolpolicies.arbiter.dev crd/qoses.arbiter.dev crd/pricebooks.arbiter.dev");
-    ASSERT_EQ(w.rc, 0) << w.out;
-  }
-
-  // A scratch file for the scheduler's log.
-  std::string LogFile(const std::string& name) {
-    return (arbiter::testing::Scratch(name) / "scheduler.log").string();
-  }
-
-  // Applies YAML text.
-  void Apply(const std::string& yaml) {
-    const std::string file = (arbiter::testing::Scratch("apply") / "objects.yaml").string();
-    std::ofstream(file) << yaml;
-    auto a = Kubectl("apply -f " + file);
-    ASSERT_EQ(a.rc, 0) << a.out;
-  }
-};
+// Each test its own scheduler name, pool and namespaces on the shared cluster.
+class KubeScheduler : public kube_fixture::KubeTest {};
 
 // How many times the log says the pod was bound.
 int BindsInLog(const std::string& log, const std::string& pod) {
@@ -133,7 +76,7 @@ TEST_F(KubeScheduler, EveryPodEndsWhereArbiterSimPutsIt) {
   // Started once every pod exists: its first cycle submits them all at once, as the simulation
   // does at time 0 (pods arriving over several cycles while it runs may be placed in another
   // order: a regression once the bindings got fast enough to run between kubectl's creates).
-  SchedulerProcess s("arbiter-accept", "accept", data + "kube-policy.yaml", log);
+  Scheduler s("arbiter-accept", "accept", log, data + "kube-policy.yaml");
   for (const auto& [key, w] : want) {
     const std::string ns = key.substr(0, key.find('/'));
     const std::string pod = "pod " + key.substr(key.find('/') + 1) + " -n " + ns;
@@ -196,7 +139,7 @@ TEST_F(KubeScheduler, PreemptsThroughEvictionAndTheApiServerEnforcesTheBudget) {
       "{name: victim, namespace: pe}\nspec:\n  minAvailable: 1\n  selector:\n    matchLabels: "
       "{app: victim}\n"));
   const std::string log = LogFile("pe");
-  SchedulerProcess s("arbiter-pe", "pe", policy, log);
+  Scheduler s("arbiter-pe", "pe", log, policy);
   ASSERT_NO_FATAL_FAILURE(Apply(PePod("pe", "victim-0", "pe-low", "arbiter-pe", 8)));
   ASSERT_EQ(Until("pod victim-0 -n pe", "{.status.phase}",
                   [](const std::string& v) { return v == "Running"; }),
@@ -251,7 +194,7 @@ TEST_F(KubeScheduler, RestartAndCutWatchesLoseNothingAndBindNothingTwice) {
     return y;
   };
   {
-    SchedulerProcess s("arbiter-rs", "rs", "", log, "--watch-timeout 1");
+    Scheduler s("arbiter-rs", "rs", log, "", "--watch-timeout 1");
     ASSERT_NO_FATAL_FAILURE(Apply(pods(0, 3)));
     for (int i = 0; i < 3; ++i)
       ASSERT_NE(Until("pod job-" + std::to_string(i) + " -n rs", "{.spec.nodeName}",
@@ -268,7 +211,7 @@ TEST_F(KubeScheduler, RestartAndCutWatchesLoseNothingAndBindNothingTwice) {
     s.Stop(SIGKILL);
   }
   ASSERT_NO_FATAL_FAILURE(Apply(pods(5, 8)));  // while no scheduler runs
-  SchedulerProcess again("arbiter-rs", "rs", "", log, "--watch-timeout 1");
+  Scheduler again("arbiter-rs", "rs", log, "", "--watch-timeout 1");
   for (int i = 5; i < 8; ++i)
     EXPECT_NE(Until("pod job-" + std::to_string(i) + " -n rs", "{.spec.nodeName}",
                     [](const std::string& v) { return !v.empty(); }),

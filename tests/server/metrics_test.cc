@@ -88,6 +88,38 @@ TEST(MetricsTest, VirtualPodsQuotasAndPendingReasonsPassPromtool) {
   std::filesystem::remove(file);
 }
 
+// A pod's declared use (arbiter.dev/usage) is read once, when the pod is applied, not again on
+// every scrape (a whole manifest load per running pod per scrape held the daemon's lock); it
+// survives a snapshot and restore and follows an update of the annotation.
+TEST(MetricsTest, DeclaredUsageIsKeptAcrossRestoreAndFollowsAnUpdate) {
+  Cluster c("0000abcd");
+  ASSERT_TRUE(c.Apply(CreateOf(kT0, fixtures::Namespace("default"))).ok());
+  ASSERT_TRUE(c.Apply(CreateOf(kT0, fixtures::Node("n1", 2))).ok());
+  Json pod = fixtures::PodIn("default", "runs", 1);
+  pod["metadata"]["annotations"] = {{"arbiter.dev/usage", "cpu=250m"}};
+  ASSERT_TRUE(c.Apply(CreateOf(kT0, pod)).ok());
+  const std::string series =
+      "container_cpu_usage_seconds_total{namespace=\"default\",pod=\"runs\",container=";
+  auto cpu_seconds = [&](const Cluster& x) {
+    const std::string text = RenderMetrics(x, JournalStats{}, kT0 + 10000);
+    const size_t at = text.find(series);
+    if (at == std::string::npos) return std::string("absent");
+    const size_t end = text.find('\n', at);
+    return text.substr(text.rfind(' ', end) + 1, end - text.rfind(' ', end) - 1);
+  };
+  EXPECT_EQ(cpu_seconds(c), "2.5");  // 0.25 cores for 10 s, not the request
+  Cluster restored("0000abcd");
+  ASSERT_TRUE(restored.Restore(c.Snapshot()).ok());
+  EXPECT_EQ(cpu_seconds(restored), "2.5");
+  Mutation update = CreateOf(kT0 + 1000, *c.store().Get("Pod", "default", "runs"));
+  update.op = Mutation::Op::kUpdate;
+  update.name = "runs";
+  update.object["metadata"]["annotations"]["arbiter.dev/usage"] = "cpu=500m";
+  const MutationResult r = c.Apply(update);
+  ASSERT_TRUE(r.ok()) << (r.error ? r.error->message : "");
+  EXPECT_EQ(cpu_seconds(c), "5");
+}
+
 // Issue 11's metrics: engine events by type (a reclaim among them), the submission-to-first-bind
 // wait histogram, and each ElasticQuota's min/max/used/borrowed/lent and fair share.
 TEST(MetricsTest, EngineEventsWaitHistogramAndElasticQuotasPassPromtool) {

@@ -12,6 +12,8 @@
 //     - {type: Preempted}
 //   workloads:                   # final state per workload
 //     team-a/a: {phase: Succeeded, node: gpu-1, preemptions: 1, finishTime: 3600, message: "..."}
+//   pool: {victimOrder: LeastLostWork}                 # report fields, as their JSON text
+//   summary: {gpuSecondsLostToPreemption: "2400.000"}
 //
 // Every scenario runs with the engine's invariants checked after every step, and twice, to check
 // that the report is byte-identical.
@@ -165,6 +167,15 @@ TEST_P(ScenarioTest, Runs) {
         EXPECT_EQ(g, v) << name << "." << k << "\nevents:\n" << all;
     }
   }
+  // Top-level report fields: `pool` and `summary` keys, each compared as its JSON text (strings
+  // without quotes).
+  for (const char* part : {"pool", "summary"})
+    for (const auto& kv : sc.expect[part]) {
+      const std::string k = kv.first.as<std::string>();
+      const auto& got = report[part][k];
+      const std::string g = got.is_string() ? got.get<std::string>() : got.dump();
+      EXPECT_EQ(g, kv.second.as<std::string>()) << part << "." << k;
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, ScenarioTest, ::testing::ValuesIn(ScenarioFiles()),

@@ -6,6 +6,7 @@
 #include <openssl/x509.h>
 
 #include "adapters/http/http_client.h"
+#include "adapters/tls/openssl_ptr.h"
 
 namespace arbiter::kubeclient {
 
@@ -20,22 +21,10 @@ std::string EncodeQuery(const Params& p) {
 
 namespace {
 
-struct BioFree {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-struct X509Free {
-  void operator()(X509* x) const { X509_free(x); }
-};
-struct KeyFree {
-  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
-};
-using BioPtr = std::unique_ptr<BIO, BioFree>;
-using X509Ptr = std::unique_ptr<X509, X509Free>;
-using KeyPtr = std::unique_ptr<EVP_PKEY, KeyFree>;
-
-BioPtr MemBio(const std::string& pem) {
-  return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-}
+using tls::BioPtr;
+using tls::KeyPtr;
+using tls::MemBio;
+using tls::X509Ptr;
 
 // Every certificate of a PEM bundle, in a new store (nullptr when there is none).
 X509_STORE* StoreOf(const std::string& pem) {

@@ -498,7 +498,11 @@ class Exporter {
              ": the default fate of a victim (a QoS's own PreemptMode wins)",
          std::string("PreemptMode=") +
              (policy_.preempt_mode == PreemptMode::kRequeue ? "REQUEUE" : "CANCEL"));
-    if (policy_.preempt_youngest_first)
+    if (policy_.victim_order == VictimOrder::kLeastLostWork)
+      Warn("PoolPolicy", policy_.meta, "spec.preemption.victimOrder",
+           "LeastLostWork has no Slurm equivalent (Slurm orders equal-QoS victims by age): not "
+           "exported");
+    if (policy_.victim_order == VictimOrder::kYoungestFirst)
       Conf(pp + " preemption.victimOrder YoungestFirst" + pwhere("spec.preemption.victimOrder") +
                ": among victims of equal QoS priority the youngest goes first",
            "SchedulerParameters=preempt_youngest_first");

@@ -1065,8 +1065,8 @@ class DocLoader {
                              pp.reclaim = static_cast<ReclaimMode>(*e);
                          }},
                         {"victimOrder", [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto e = r_.Enum(x, xp, {"OldestFirst", "YoungestFirst"}))
-                             pp.preempt_youngest_first = *e == 1;
+                           if (auto e = r_.Enum(x, xp, ManifestNames(VictimOrderNames())))
+                             pp.victim_order = static_cast<VictimOrder>(*e);
                          }}});
                  }},
                 {"scheduling",

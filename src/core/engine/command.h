@@ -272,8 +272,9 @@ const char* CommandName(const Command& c);
 // 3: ElasticQuota spec.flavors; 4: PoolPolicy spec.latency; 5: PoolPolicy
 // scheduling.backfillDepth and fairSharing.preemptionStrategies; 6: node taints, pod tolerations
 // and node affinity; 7: pod affinity, anti-affinity and topology spread constraints, PoolPolicy
-// spec.latency.schedInterval (2 to 6 still read).
-inline constexpr uint32_t kCommandVersion = 7;
+// spec.latency.schedInterval; 8: PoolPolicy preemption.victimOrder LeastLostWork (the same byte,
+// a new value) (2 to 7 still read).
+inline constexpr uint32_t kCommandVersion = 8;
 std::string EncodeCommand(const Command& c);
 Result<Command> DecodeCommand(std::string_view bytes);
 

@@ -131,9 +131,10 @@ class Engine {
   // workloads' Slurm clean-up and eligibility times; 5: PoolPolicy scheduling.backfillDepth and
   // fairSharing.preemptionStrategies; 6: node taints, pod tolerations and node affinity; 7: pod
   // affinity, anti-affinity and topology spread constraints, PoolPolicy spec.latency.schedInterval
-  // 8: the workloads' backfill reservation as fields (WorkloadStatus::reservation)
-  // (2 to 7 are still read)
-  static constexpr uint32_t kSnapshotVersion = 8;
+  // 8: the workloads' backfill reservation as fields (WorkloadStatus::reservation); 9: PoolPolicy
+  // preemption.victimOrder LeastLostWork, the workloads' checkpoint interval and shutdown time
+  // (2 to 8 are still read)
+  static constexpr uint32_t kSnapshotVersion = 9;
 
  private:
   std::unique_ptr<State> s_;

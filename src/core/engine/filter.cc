@@ -296,6 +296,141 @@ size_t State::NumFeasibleNodesToFind() const {
   return std::max<size_t>(k, 100);
 }
 
+// The fit rule on the dense copy first (cheap), then what needs the node itself. Loop
+// invariants in locals: this runs for every node on every placement. A block of positions whose
+// largest fit numbers do not fit has no node that fits: skipped whole (it counts as scanned).
+template <class NumbersFit, class Take>
+size_t State::ScanFitWith(const Workload& w, size_t start, size_t want, bool skip_blocks,
+                          NumbersFit numbers_fit, Take&& take) const {
+  const size_t n = nodes.size();
+  const placement::PodShape& shape = w.shape;
+  const bool selector = NeedsNodeFilter(w);
+  const bool cordoned_ok = w.tolerates_unschedulable;
+  const bool constrained = shape.gpu_count > 0 && w.model_mask != ~uint32_t{0};
+  const bool plain_ext = shape.ext.size() == 1 && shape.ext.entries()[0].first == kPods;
+  const bool nominated_anywhere = nominations > 0;
+  const bool reserving = !reservations.empty();
+  const FitEntry* const fit_at = fit.data();
+  const FitEntry* const block_at = fit_block.data();
+  size_t processed = 0, found = 0;
+  while (processed < n && found < want) {
+    size_t i = start + processed;
+    if (i >= n) i -= n;
+    // A run of positions up to the end of i's block (or of the nodes not yet scanned): no wrap
+    // and no block test inside it.
+    const size_t len = std::min(kFitBlock - i % kFitBlock, std::min(n - i, n - processed));
+    if (skip_blocks && i % kFitBlock == 0 && len == std::min(kFitBlock, n - i) &&
+        !numbers_fit(block_at[i / kFitBlock])) {
+      processed += len;
+      continue;
+    }
+    const size_t end = i + len;
+    for (; i < end; ++i) {
+      const FitEntry& f = fit_at[i];
+      if (!(numbers_fit(f) & (f.schedulable | cordoned_ok))) continue;  // no short-circuit jumps
+      if (constrained) {
+        if ((f.model_bit & w.model_mask) == 0) continue;
+        if (f.model_bit == kOverflowBit && !placement::ModelAccepts(nodes[i].gpu_model, shape))
+          continue;
+      }
+      if ((f.has_ext || !plain_ext) && !nodes[i].Fits(shape)) continue;
+      if (selector && !NodeSelectable(static_cast<uint32_t>(i), w)) continue;
+      if (nominated_anywhere && !node_live[i].nominated.empty() &&
+          !FitsRespectingNominated(static_cast<uint32_t>(i), w, /*fit_known=*/true))
+        continue;
+      if (reserving && reserved_at[i] && DelaysReservation(static_cast<uint32_t>(i), w)) continue;
+      take(i);
+      if (++found == want) {
+        ++i;
+        break;
+      }
+    }
+    processed += len - (end - i);
+  }
+  return processed;
+}
+
+// The fit test on the dense numbers, one instance per kind of GPU request.
+template <class Take>
+size_t State::ScanFit(const Workload& w, size_t start, size_t want, bool skip_blocks,
+                      Take&& take) const {
+  const placement::PodShape& shape = w.shape;
+  const int64_t cpu = shape.cpu_milli, mem = shape.mem_bytes;
+  const int32_t count = shape.gpu_count, milli = shape.gpu_milli_per_device;
+  if (count == 0)
+    return ScanFitWith(
+        w, start, want, skip_blocks,
+        [&](const FitEntry& f) { return (f.cpu_free >= cpu) & (f.mem_free >= mem); }, take);
+  if (milli >= placement::kMilliPerGpu)
+    return ScanFitWith(
+        w, start, want, skip_blocks,
+        [&](const FitEntry& f) {
+          return (f.full_free >= count) & (f.cpu_free >= cpu) & (f.mem_free >= mem);
+        },
+        take);
+  return ScanFitWith(
+      w, start, want, skip_blocks,
+      [&](const FitEntry& f) {
+        return (f.max_free >= milli) & (f.cpu_free >= cpu) & (f.mem_free >= mem);
+      },
+      take);
+}
+
+// BestFit scores from the dense copy, as the nodes are found (the same score and tie-break as
+// placement::ChooseNode), keeping its running best in registers (the take is inlined into the
+// scan): no list of feasible nodes, no NodeState read but the winner's. With node preferences,
+// another policy, or invariants on, the feasible nodes are listed and the choice made over the
+// list (with invariants on: the fused choice against ChooseNode's, the block skips against a
+// plain scan).
+std::optional<placement::Choice> State::ChooseFeasible(const Workload& w, size_t start, size_t want,
+                                                       size_t* scanned) {
+  const size_t n = nodes.size();
+  const placement::PodShape& shape = w.shape;
+  const bool preferences = HasNodePreferences(w);
+  auto* best_fit = preferences ? nullptr : dynamic_cast<placement::BestFitPolicy*>(placer.get());
+  const bool verify = options.check_invariants;
+  const int64_t spec_cpu = best_fit ? best_fit->spec().cpu_milli : 0;
+  const int64_t spec_gpu = best_fit ? best_fit->spec().gpu_milli : 0;
+  const int64_t pod_cpu = shape.cpu_milli, pod_gpu = shape.gpu_milli_total();
+  const FitEntry* const fit_at = fit.data();
+  size_t best = n;
+  int64_t best_score = 0;
+  auto score_best_fit = [&](size_t i) __attribute__((always_inline)) {
+    const FitEntry& f = fit_at[i];
+    const int64_t s = placement::BestFitPolicy::ScoreOf(f.cpu_free - pod_cpu, f.gpu_free - pod_gpu,
+                                                        spec_cpu, spec_gpu);
+    if (best == n || s > best_score || (s == best_score && i < best)) {
+      best = i;
+      best_score = s;
+    }
+  };
+  if (best_fit && !verify) {
+    *scanned = ScanFit(w, start, want, /*skip_blocks=*/true, score_best_fit);
+    if (best == n) return std::nullopt;
+    return placement::Choice{best, placer->Score(nodes[best], shape)};
+  }
+  std::vector<size_t>& feasible = scratch_feasible;  // reused: no allocation per attempt
+  feasible.clear();
+  *scanned = ScanFit(w, start, want, /*skip_blocks=*/true, [&](size_t i) {
+    feasible.push_back(i);
+    if (best_fit) score_best_fit(i);
+  });
+  if (verify) {
+    std::vector<size_t> plain;
+    const size_t plain_scanned =
+        ScanFit(w, start, want, /*skip_blocks=*/false, [&](size_t i) { plain.push_back(i); });
+    ARB_CHECK_MSG(plain_scanned == *scanned && plain == feasible,
+                  "the fit index's block skips changed the nodes found for " + w.key);
+  }
+  if (preferences) return ChooseWithPreferences(feasible, w);
+  auto general = placement::ChooseNode(*placer, nodes, feasible, shape);
+  if (!best_fit) return general;
+  ARB_CHECK_MSG(general.has_value() == (best < n) && (!general || general->node_index == best),
+                "BestFit on the fit index chose another node than ChooseNode for " + w.key);
+  if (best == n) return std::nullopt;
+  return placement::Choice{best, placer->Score(nodes[best], shape)};
+}
+
 // `dry`: choose only (a gang's members are placed together), do not bind.
 bool State::TryPlace(Workload& w, PlaceChoice* dry) {
   if (w.nominated_node != kNoNode) {
@@ -311,118 +446,11 @@ bool State::TryPlace(Workload& w, PlaceChoice* dry) {
   }
   const size_t n = nodes.size();
   if (n == 0) return false;
-  const size_t want = NumFeasibleNodesToFind();
-  std::vector<size_t>& feasible = scratch_feasible;  // reused: no allocation per attempt
-  feasible.clear();
   const size_t start = next_start_node % n;
-  const placement::PodShape& shape = w.shape;
-  const bool selector = NeedsNodeFilter(w);
-  const bool preferences = HasNodePreferences(w);
-  const bool cordoned_ok = w.tolerates_unschedulable;
-  const bool constrained = shape.gpu_count > 0 && w.model_mask != ~uint32_t{0};
-  const bool plain_ext = shape.ext.size() == 1 && shape.ext.entries()[0].first == kPods;
-  const bool nominated_anywhere = nominations > 0;
-  const bool reserving = !reservations.empty();
-  const FitEntry* const fit_at = fit.data();
-  // BestFit scores from the dense copy too, as the nodes are found (the same score and tie-break
-  // as placement::ChooseNode): no list of feasible nodes, no NodeState read but the winner's.
-  // With node preferences the choice is ChooseWithPreferences's, over the list.
-  auto* best_fit = preferences ? nullptr : dynamic_cast<placement::BestFitPolicy*>(placer.get());
-  const int64_t spec_cpu = best_fit ? best_fit->spec().cpu_milli : 0;
-  const int64_t spec_gpu = best_fit ? best_fit->spec().gpu_milli : 0;
-  const int64_t pod_gpu = shape.gpu_milli_total();
-  size_t found = 0, best = n;
-  int64_t best_score = 0;
-  // With invariants on: the fused choice against ChooseNode's, the block skips against a plain
-  // scan.
-  const bool verify = options.check_invariants;
-  auto accept = [&](size_t i) {
-    if (!best_fit || verify) feasible.push_back(i);
-    if (!best_fit) return;
-    const FitEntry& f = fit_at[i];
-    const int64_t s = placement::BestFitPolicy::ScoreOf(f.cpu_free - shape.cpu_milli,
-                                                        f.gpu_free - pod_gpu, spec_cpu, spec_gpu);
-    if (best == n || s > best_score || (s == best_score && i < best)) {
-      best = i;
-      best_score = s;
-    }
-  };
-  // The fit rule on the dense copy first (cheap), then what needs the node itself. Loop
-  // invariants in locals: this runs for every node on every placement. A block of positions whose
-  // largest fit numbers do not fit has no node that fits: skipped whole (it counts as scanned).
-  const FitEntry* const block_at = fit_block.data();
-  auto scan = [&](auto numbers_fit, bool skip_blocks, size_t& processed, size_t& found,
-                  auto&& take) {
-    for (; processed < n && found < want; ++processed) {
-      size_t i = start + processed;
-      if (i >= n) i -= n;
-      if (skip_blocks && i % kFitBlock == 0) {
-        const size_t len = std::min(kFitBlock, n - i);
-        if (processed + len <= n && !numbers_fit(block_at[i / kFitBlock])) {
-          processed += len - 1;
-          continue;
-        }
-      }
-      const FitEntry& f = fit_at[i];
-      if (!numbers_fit(f) || (!f.schedulable && !cordoned_ok)) continue;
-      if (constrained) {
-        if ((f.model_bit & w.model_mask) == 0) continue;
-        if (f.model_bit == kOverflowBit && !placement::ModelAccepts(nodes[i].gpu_model, shape))
-          continue;
-      }
-      if ((f.has_ext || !plain_ext) && !nodes[i].Fits(shape)) continue;
-      if (selector && !NodeSelectable(static_cast<uint32_t>(i), w)) continue;
-      if (nominated_anywhere && !node_live[i].nominated.empty() &&
-          !FitsRespectingNominated(static_cast<uint32_t>(i), w, /*fit_known=*/true))
-        continue;
-      if (reserving && reserved_at[i] && DelaysReservation(static_cast<uint32_t>(i), w)) continue;
-      ++found;
-      take(i);
-    }
-  };
-  const int64_t cpu = shape.cpu_milli, mem = shape.mem_bytes;
-  const int32_t count = shape.gpu_count, milli = shape.gpu_milli_per_device;
-  auto run = [&](bool skip_blocks, size_t& processed, size_t& found, auto&& take) {
-    if (count == 0) {
-      scan([&](const FitEntry& f) { return f.cpu_free >= cpu && f.mem_free >= mem; }, skip_blocks,
-           processed, found, take);
-    } else if (milli >= placement::kMilliPerGpu) {
-      scan(
-          [&](const FitEntry& f) {
-            return f.full_free >= count && f.cpu_free >= cpu && f.mem_free >= mem;
-          },
-          skip_blocks, processed, found, take);
-    } else {
-      scan(
-          [&](const FitEntry& f) {
-            return f.max_free >= milli && f.cpu_free >= cpu && f.mem_free >= mem;
-          },
-          skip_blocks, processed, found, take);
-    }
-  };
-  size_t processed = 0;
-  run(/*skip_blocks=*/true, processed, found, accept);
-  if (verify) {
-    std::vector<size_t> plain;
-    size_t plain_processed = 0, plain_found = 0;
-    run(/*skip_blocks=*/false, plain_processed, plain_found, [&](size_t i) { plain.push_back(i); });
-    ARB_CHECK_MSG(plain_processed == processed && plain == feasible,
-                  "the fit index's block skips changed the nodes found for " + w.key);
-  }
-  next_start_node = (start + processed) % n;
-  std::optional<placement::Choice> choice;
-  if (preferences)
-    choice = ChooseWithPreferences(feasible, w);
-  else if (!best_fit)
-    choice = placement::ChooseNode(*placer, nodes, feasible, shape);
-  else if (best < n)
-    choice = placement::Choice{best, placer->Score(nodes[best], shape)};
-  if (verify && best_fit) {
-    auto general = placement::ChooseNode(*placer, nodes, feasible, shape);
-    ARB_CHECK_MSG(general.has_value() == choice.has_value() &&
-                      (!general || general->node_index == choice->node_index),
-                  "BestFit on the fit index chose another node than ChooseNode for " + w.key);
-  }
+  size_t scanned = 0;
+  const std::optional<placement::Choice> choice =
+      ChooseFeasible(w, start, NumFeasibleNodesToFind(), &scanned);
+  next_start_node = (start + scanned) % n;
   if (!choice) return false;
   if (dry) {
     *dry = PlaceChoice{static_cast<uint32_t>(choice->node_index), choice->candidate.gpus};

@@ -126,6 +126,8 @@ Status State::Submit(SubmitPod&& c) {
   x.grace = pod.termination_grace_period.value_or(kDefaultGrace);
   x.time_limit = pod.active_deadline.value_or(0);
   x.requeue_on_preempt = pod.sim.requeue_on_preempt;
+  x.checkpoint_interval = std::max<Millis>(0, pod.sim.checkpoint_interval.value_or(0));
+  x.shutdown_time = std::max<Millis>(0, pod.sim.shutdown_time);
   slot_of[Value(x.id)] = slot;
   if (pod.pod_group) JoinGang(x, *pod.pod_group);
   by_key[x.key] = slot;

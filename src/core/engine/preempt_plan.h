@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/engine/lost_work.h"
 #include "core/engine/workload.h"
 
 namespace arbiter::engine {
@@ -30,6 +31,8 @@ struct PreemptPlan {
   int32_t max_priority = 0;
   int64_t sum_priority = 0;
   Millis earliest_start_of_max = 0;
+  // Under preemption.victimOrder LeastLostWork: the work its victims lose (lost_work.h).
+  LostWork lost;
   // Under preemption.type QoS: the Slurm removal rank (qos_victims.h) of the job whose removal
   // made the preemptor fit on this node.
   std::array<int64_t, 3> qos_key{};
@@ -38,12 +41,16 @@ struct PreemptPlan {
 
 // kube-scheduler's pickOneNodeForPreemption order: fewest PDB violations, lowest highest victim
 // priority, lowest priority sum, fewest victims, latest start among the highest-priority victims,
-// then node order.
-inline bool BetterPlan(const PreemptPlan& a, const PreemptPlan& b) {
+// then node order. Under victimOrder LeastLostWork (`least_lost_work`) the least work lost by all
+// victims together comes after the fewest victims, before the latest start: the priority rules and
+// the victim count still decide first, so no plan takes a higher priority or more victims to save
+// work.
+inline bool BetterPlan(const PreemptPlan& a, const PreemptPlan& b, bool least_lost_work = false) {
   if (a.pdb_violations != b.pdb_violations) return a.pdb_violations < b.pdb_violations;
   if (a.max_priority != b.max_priority) return a.max_priority < b.max_priority;
   if (a.sum_priority != b.sum_priority) return a.sum_priority < b.sum_priority;
   if (a.victims.size() != b.victims.size()) return a.victims.size() < b.victims.size();
+  if (least_lost_work && a.lost != b.lost) return a.lost < b.lost;
   if (a.earliest_start_of_max != b.earliest_start_of_max)
     return a.earliest_start_of_max > b.earliest_start_of_max;
   return a.node < b.node;

@@ -57,7 +57,32 @@ struct PlanScratch {
   std::vector<char> violating;
   std::vector<int64_t> allowed;
   std::vector<Slot> removed;
+  std::vector<LostWork> lost;  // by candidate, under victimOrder LeastLostWork
 };
+
+// x.idx: the candidates x.cands (as indices) in importance order: priority (high first), then
+// (victimOrder LeastLostWork) the most work lost first, then start (earliest first), then
+// submission.
+void SortByImportance(const State& s, PlanScratch& x) {
+  const auto& workloads = s.workloads;
+  const auto& cands = x.cands;
+  auto& idx = x.idx;
+  idx.resize(cands.size());
+  for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
+  const bool lost_work = s.policy.victim_order == VictimOrder::kLeastLostWork;
+  if (lost_work) {
+    x.lost.resize(cands.size());
+    for (size_t k = 0; k < cands.size(); ++k)
+      x.lost[k] = LostWorkIfStopped(workloads[cands[k]], s.GraceOf(workloads[cands[k]]), s.now);
+  }
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    const Workload &p = workloads[cands[a]], &q = workloads[cands[b]];
+    if (p.priority != q.priority) return p.priority > q.priority;
+    if (lost_work && x.lost[a] != x.lost[b]) return x.lost[b] < x.lost[a];
+    if (p.run_start != q.run_start) return p.run_start < q.run_start;
+    return Value(p.id) < Value(q.id);  // submission order: unique and deterministic
+  });
+}
 
 // A node's plan, its victims chosen: victims in id order, its budget violations (kBlocked when
 // they count under the Strict mode) and the figures the plan choice compares.
@@ -72,8 +97,11 @@ NodeOutcome FinishPlan(const State& s, const std::vector<State::PdbState>& pdb_s
   plan->max_priority = INT32_MIN;
   plan->sum_priority = 0;
   plan->earliest_start_of_max = 0;
+  plan->lost = LostWork{};
+  const bool lost_work = s.policy.victim_order == VictimOrder::kLeastLostWork;
   for (Slot v : plan->victims) {
     const Workload& p = workloads[v];
+    if (lost_work) plan->lost += LostWorkIfStopped(p, s.GraceOf(p), s.now);
     // Kubernetes adds 2^31 per victim so that negative priorities do not favour more victims.
     plan->sum_priority += int64_t{p.priority} + (int64_t{1} << 31);
     if (p.priority > plan->max_priority) {
@@ -133,9 +161,10 @@ NodeOutcome PlanOnNode(const State& s, uint32_t pos, const Workload& w, const Pr
     if (s.TopologyFilter(pos, w, &removed) != State::NodeFilter::kPass) return NodeOutcome::kNone;
   }
   // Reprieve order: Kubernetes adds back PDB-violating victims first, then the others, each by
-  // priority (high first) then start (earliest first). Each is kept if the preemptor still fits
-  // without it. Under QoS, Slurm reprieves nothing: it removes victims in its own order until the
-  // preemptor fits (qos_victims.h).
+  // priority (high first) then start (earliest first); under victimOrder LeastLostWork the victims
+  // that would lose the most work are reprieved first among equal priorities (lost_work.h). Each is
+  // kept if the preemptor still fits without it. Under QoS, Slurm reprieves nothing: it removes
+  // victims in its own order until the preemptor fits (qos_victims.h).
   if (qos_mode) {
     plan->node = pos;
     plan->pdbs.clear();
@@ -143,15 +172,7 @@ NodeOutcome PlanOnNode(const State& s, uint32_t pos, const Workload& w, const Pr
     return FinishPlan(s, pdb_state, plan);
   }
   auto& idx = x.idx;
-  idx.resize(cands.size());
-  for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
-  // Importance order: priority (high first), then start (earliest first), then submission.
-  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-    const Workload &p = workloads[cands[a]], &q = workloads[cands[b]];
-    if (p.priority != q.priority) return p.priority > q.priority;
-    if (p.run_start != q.run_start) return p.run_start < q.run_start;
-    return Value(p.id) < Value(q.id);  // submission order: unique and deterministic
-  });
+  SortByImportance(s, x);
   if (!s.pdbs.empty()) {
     // Kubernetes' filterPodsWithPDBViolation: walking in importance order, each pod covered by
     // a PDB uses one of its allowed disruptions; the pods past the allowance are "violating"
@@ -210,6 +231,7 @@ bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
     return false;
   }
   const bool qos_mode = policy.preemption_type == PreemptionType::kQoS;
+  const bool lost_work = policy.victim_order == VictimOrder::kLeastLostWork;
   std::optional<PreemptPlan> best;
   std::set<std::string> blocking_pdbs;
   bool any_candidate_node = false;
@@ -224,7 +246,9 @@ bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
   const size_t start = n ? next_preempt_node % n : 0;
   // The plan cache (preempt_plan.h); a gang's dry run uses it on the nodes it has not changed.
   // Not for a workload tried on a flavor: its nodes depend on the flavor, not on its class.
+  // Nor under victimOrder LeastLostWork: lost work depends on now.
   const bool cache_on = pdbs.empty() && policy.min_runtime == 0 && w.nominated_node == kNoNode &&
+                        policy.victim_order != VictimOrder::kLeastLostWork &&
                         (!dry || dry->touched != nullptr) && w.flavor_labels.empty() &&
                         !NeedsTopology(w);  // pod topology depends on other nodes too
   PlanCache* cache = nullptr;
@@ -294,7 +318,8 @@ bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
     }
     any_candidate_node = true;
     ++viable;  // only plans that may be chosen count towards the candidate budget
-    if (!best || (qos_mode ? BetterQoSPlan(*plan, *best) : BetterPlan(*plan, *best))) best = *plan;
+    if (!best || (qos_mode ? BetterQoSPlan(*plan, *best) : BetterPlan(*plan, *best, lost_work)))
+      best = *plan;
   }
   if (n) next_preempt_node = (start + processed) % n;
   if (!best) {

@@ -3,15 +3,20 @@
 
 #include <algorithm>
 
+#include "core/engine/lost_work.h"
 #include "core/engine/state.h"
 
 namespace arbiter::engine {
 
 // preempt/qos's job priority: QoS priority, then node count (a pod group's minMember: `sbatch -N`),
-// then the job list's order (submission); preempt_youngest_first: the latest start, then the list.
+// then the job list's order (submission); preempt_youngest_first: the latest start, then the list;
+// victimOrder LeastLostWork (not Slurm's): QoS priority, then the least GPU work lost, then the
+// list.
 QoSRank SlurmRemovalRank(const State& s, const Workload& v) {
   const auto id = static_cast<int64_t>(Value(v.id));
-  if (s.policy.preempt_youngest_first) return {-v.run_start, id, 0};
+  if (s.policy.victim_order == VictimOrder::kYoungestFirst) return {-v.run_start, id, 0};
+  if (s.policy.victim_order == VictimOrder::kLeastLostWork)  // QoS first, then the least GPU work
+    return {v.priority, LostWorkIfStopped(v, s.GraceOf(v), s.now).gpu_milli_ms, id};
   const int64_t nodes = v.gang != kNoGang ? std::max<int64_t>(1, s.gangs[v.gang].min_member) : 1;
   return {v.priority, nodes, id};
 }

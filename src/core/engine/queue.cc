@@ -20,23 +20,29 @@ bool QueueOrder::operator()(Slot a, Slot b) const {
 }
 
 void State::PendingInsert(Slot s) {
+  if (queue_pos.size() <= s) queue_pos.resize(static_cast<size_t>(s) + 1);
+  QueuePos& q = queue_pos[s];
+  if (q.queued) return;
   const uint32_t cls = workloads[s].preempt_class;
   auto it = pending.find(cls);
   if (it == pending.end())
     it = pending.emplace(cls, std::set<Slot, QueueOrder>(QueueOrder{&workloads})).first;
-  if (it->second.insert(s).second && it->second.size() == 1) active_classes.insert(cls);
+  q.at = it->second.insert(s).first;
+  q.cls = cls;
+  q.queued = true;
+  if (it->second.size() == 1) active_classes.insert(cls);
 }
 
 void State::PendingErase(Slot s) {
-  auto it = pending.find(workloads[s].preempt_class);
-  if (it != pending.end() && it->second.erase(s) && it->second.empty())
-    active_classes.erase(it->first);
+  if (s >= queue_pos.size() || !queue_pos[s].queued) return;
+  QueuePos& q = queue_pos[s];
+  auto it = pending.find(q.cls);
+  it->second.erase(q.at);
+  q.queued = false;
+  if (it->second.empty()) active_classes.erase(it->first);
 }
 
-bool State::IsPending(Slot s) const {
-  auto it = pending.find(workloads[s].preempt_class);
-  return it != pending.end() && it->second.count(s) > 0;
-}
+bool State::IsPending(Slot s) const { return s < queue_pos.size() && queue_pos[s].queued; }
 
 namespace {
 

@@ -9,7 +9,8 @@
 //     another namespace of the cohort that is above its min in a resource the preemptor needs
 //     (not only those that were borrowing when admitted);
 //   - each must use a resource that needs preemption and have run minRuntime.
-// Order: other namespaces first, then lowest priority, then most recently admitted, then name.
+// Order: other namespaces first, then lowest priority, then (victimOrder LeastLostWork) the least
+// work lost, then most recently admitted, then name.
 // A candidate of another namespace is a plain reclaim when the preemptor stays within its min;
 // otherwise it may be taken only if the preemptor then does not borrow, unless
 // borrowWithinCohort.policy LowerPriority allows it (victim priority below the preemptor's and,
@@ -20,6 +21,7 @@
 #include <algorithm>
 
 #include "core/duration.h"
+#include "core/engine/lost_work.h"
 #include "core/engine/reasons.h"
 #include "core/engine/state.h"
 #include "core/instant_text.h"
@@ -167,13 +169,20 @@ State::QuotaCandidates State::CollectQuotaCandidates(const Workload& w, Millis a
   std::sort(out.base.begin(), out.base.end(),
             [](const Workload* a, const Workload* b) { return Value(a->id) < Value(b->id); });
   // Kueue's CandidatesOrdering (evicted workloads are `base`, already on their way out).
+  // Under victimOrder LeastLostWork, the least work lost first among equal priorities
+  // (lost_work.h), before the most recently admitted.
   std::vector<size_t> idx(out.slots.size());
   for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
+  std::vector<LostWork> lost;
+  if (policy.victim_order == VictimOrder::kLeastLostWork)
+    for (Slot s : out.slots)
+      lost.push_back(LostWorkIfStopped(workloads[s], GraceOf(workloads[s]), as_of));
   std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
     const Workload &x = workloads[out.slots[a]], &y = workloads[out.slots[b]];
     const bool xo = x.namespace_id != w.namespace_id, yo = y.namespace_id != w.namespace_id;
     if (xo != yo) return xo;
     if (x.priority != y.priority) return x.priority < y.priority;
+    if (!lost.empty() && lost[a] != lost[b]) return lost[a] < lost[b];
     if (x.run_start != y.run_start) return x.run_start > y.run_start;
     if (x.key != y.key) return x.key < y.key;
     return Value(x.id) < Value(y.id);

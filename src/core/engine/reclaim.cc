@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/engine/fair_share.h"
+#include "core/engine/lost_work.h"
 #include "core/engine/reasons.h"
 #include "core/engine/state.h"
 
@@ -83,7 +84,8 @@ bool State::FitsOnceGone(uint32_t pos, const Workload& w, const std::vector<Slot
 //   1. the minimal quota-freeing set, if the preemptor then fits on some node (or fits already);
 //   2. else, per node, a minimal set that frees the quota and makes room on that node (victims
 //      beyond the quota's needs only from that node); the best by highest victim priority, then
-//      fewest victims, then priority sum, then node order; the preemptor is nominated to it;
+//      fewest victims, then priority sum, then (victimOrder LeastLostWork) the least work lost,
+//      then node order; the preemptor is nominated to it;
 //   3. else the minimal quota-freeing set combined with priority preemption for room on one node
 //      (Kubernetes' rules, PlanRoomAfterQuotaVictims): what Kueue's eviction followed by
 //      kube-scheduler's preemption would do, but planned whole before anything is evicted;
@@ -194,7 +196,9 @@ bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::str
       std::vector<Slot> victims;
       int32_t max_priority;
       int64_t sum_priority;
+      LostWork lost;  // under victimOrder LeastLostWork
     };
+    const bool lost_work = policy.victim_order == VictimOrder::kLeastLostWork;
     std::optional<NodePlan> best;
     std::vector<Slot> here;
     for (uint32_t i = 0; i < nodes.size(); ++i) {
@@ -204,15 +208,17 @@ bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::str
       if (!FitsOnceGone(i, w, here)) continue;  // not even with every candidate here gone
       auto set = build(i);
       if (!set) continue;
-      NodePlan plan{i, std::move(*set), INT32_MIN, 0};
+      NodePlan plan{i, std::move(*set), INT32_MIN, 0, {}};
       for (Slot s : plan.victims) {
         plan.max_priority = std::max(plan.max_priority, workloads[s].priority);
         plan.sum_priority += workloads[s].priority;
+        if (lost_work) plan.lost += LostWorkIfStopped(workloads[s], GraceOf(workloads[s]), now);
       }
       auto better = [](const NodePlan& a, const NodePlan& b) {
         if (a.max_priority != b.max_priority) return a.max_priority < b.max_priority;
         if (a.victims.size() != b.victims.size()) return a.victims.size() < b.victims.size();
         if (a.sum_priority != b.sum_priority) return a.sum_priority < b.sum_priority;
+        if (a.lost != b.lost) return a.lost < b.lost;  // zero unless LeastLostWork
         return a.node < b.node;
       };
       if (!best || better(plan, *best)) best = std::move(plan);

@@ -152,6 +152,10 @@ void IoWorkload(A& a, Workload& w, std::vector<uint64_t>& waiting_for, uint64_t&
     Io(a, w.reserved_on);
     Io(a, w.reserved_from);
   }
+  if (!a.lostworkless) {  // version 9
+    Io(a, w.checkpoint_interval);
+    Io(a, w.shutdown_time);
+  }
 }
 
 template <typename A>
@@ -289,6 +293,7 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot,
   r.schedless = version < 7;
   r.topologyless = version < 7;
   r.reservationless = version < 8;
+  r.lostworkless = version < 9;
   auto fail = [&](const std::string& why) {
     return R::Error(StatusCode::kInvalidArgument, "corrupt engine snapshot: " + why);
   };

@@ -286,6 +286,17 @@ class State {
   std::string HeldFor(uint32_t pos, const Workload& w) const;  // " Node n is held for ns/x ..."
   size_t NumFeasibleNodesToFind() const;
   bool TryPlace(Workload& w, PlaceChoice* dry = nullptr);
+  // filter.cc: the nodes where `w` fits, from position `start` in rotating order, until `want`
+  // are found (kube-scheduler's feasible-node search); `take(pos)` for each. `skip_blocks`: skip
+  // fit-index blocks where nothing fits. Returns the positions scanned.
+  template <class Take>
+  size_t ScanFit(const Workload& w, size_t start, size_t want, bool skip_blocks, Take&& take) const;
+  template <class NumbersFit, class Take>
+  size_t ScanFitWith(const Workload& w, size_t start, size_t want, bool skip_blocks,
+                     NumbersFit numbers_fit, Take&& take) const;
+  // The node TryPlace chooses among the feasible ones (nullopt: none is).
+  std::optional<placement::Choice> ChooseFeasible(const Workload& w, size_t start, size_t want,
+                                                  size_t* scanned);
   void RefreshFit(uint32_t pos);
   void RebuildFitIndex();
   uint32_t ModelBit(const std::string& model);
@@ -603,7 +614,16 @@ class State {
   // cycle walks the classes' heads in queue order and stops a class at its first failure.
   std::map<uint32_t, std::set<Slot, QueueOrder>> pending;
   std::set<uint32_t> active_classes;  // classes with pending members, in class order
-  size_t nominations = 0;             // workloads nominated to a node
+  // By slot: where a pending workload sits (its class and its place in that class's set), so that
+  // leaving the queue and "is it pending?" cost no search through the set (each step of which
+  // reads another workload). Kept by PendingInsert / PendingErase only.
+  struct QueuePos {
+    bool queued = false;
+    uint32_t cls = 0;
+    std::set<Slot, QueueOrder>::iterator at;
+  };
+  std::vector<QueuePos> queue_pos;
+  size_t nominations = 0;  // workloads nominated to a node
   std::unordered_map<uint32_t, std::string> class_reason;
   std::vector<Slot> fresh;       // submitted or requeued since the last cycle
   std::vector<Slot> completing;  // exited, node held until release_at (spec.latency)

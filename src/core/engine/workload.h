@@ -74,6 +74,10 @@ struct Workload {
   ResourceList requests;  // effective, after LimitRange defaults
   ResourceList limits;
   Millis grace = 30000;  // terminationGracePeriodSeconds
+  // Its checkpoints, as the pod declares them (arbiter.dev/checkpoint-interval, 0 none, and
+  // arbiter.dev/shutdown-time): the facts the LeastLostWork victim order weighs (lost_work.h).
+  Millis checkpoint_interval = 0;
+  Millis shutdown_time = 0;
 
   Millis submit_time = 0;
   Millis first_start = -1;  // first time it ever started

@@ -149,6 +149,10 @@ class Replay final : public engine::EventSink, public engine::RunSink {
           (static_cast<int64_t>(duration_ms_[k]) * o_.time_limit_percent + 99) / 100;
       pod.active_deadline = std::max<int64_t>(1, (limit + 999) / 1000) * 1000;
     }
+    if (mode_timeline_ && o_.checkpoint_interval > 0 && duration_ms_[k] > o_.checkpoint_interval) {
+      pod.sim.checkpoint_interval = spec.checkpoint_interval = o_.checkpoint_interval;
+      pod.sim.shutdown_time = spec.shutdown = o_.checkpoint_shutdown;
+    }
     current_ = engine_->next_workload_id();
     current_node_.clear();
     pod_of_.push_back(k);

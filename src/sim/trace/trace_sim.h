@@ -60,6 +60,12 @@ struct TraceRunOptions {
   // Timeline mode: give each pod spec.activeDeadlineSeconds = its duration x this percentage
   // (rounded up to a second): the time limit backfill plans with; 0 none.
   int64_t time_limit_percent = 0;
+  // Timeline mode: a pod whose run time is longer than checkpoint_interval (0 none) saves its
+  // progress every checkpoint_interval (arbiter.dev/checkpoint-interval) and needs
+  // checkpoint_shutdown after SIGTERM to save (arbiter.dev/shutdown-time); other pods have no
+  // checkpoints. Deterministic: the same pods checkpoint in every run of the trace.
+  Millis checkpoint_interval = 0;
+  Millis checkpoint_shutdown = 0;
   bool check_invariants = false;
   // Called for every arrival once the engine has decided it (trace pod index, node name, "" when
   // it did not start), in arrival order: the differential test compares decisions with it.
@@ -173,5 +179,7 @@ Result<std::vector<uint64_t>> ParseSeeds(std::string_view text);
 // a ratio: "--target 50" is far more likely meant as 50 % than as 5000 %.
 inline constexpr int64_t kMaxTargetPermille = 10000;
 Result<int64_t> ParseTargetPermille(std::string_view text);
+// Bound of --checkpoint-interval and --shutdown-time (a year).
+inline constexpr Millis kMaxTraceCheckpoint = Millis{365} * 24 * 3600 * 1000;
 
 }  // namespace arbiter::sim::trace

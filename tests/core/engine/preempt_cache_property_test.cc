@@ -20,7 +20,7 @@ ManifestSet CachePool(uint64_t seed) {
   ManifestSet m;
   PoolPolicy pp;
   pp.preemption_type = r.Chance(25) ? PreemptionType::kQoS : PreemptionType::kPriority;
-  pp.preempt_youngest_first = r.Chance(50);
+  pp.victim_order = r.Chance(50) ? VictimOrder::kYoungestFirst : VictimOrder::kDefault;
   pp.preempt_mode = r.Chance(70) ? PreemptMode::kRequeue : PreemptMode::kCancel;
   pp.placement =
       r.Chance(50) ? PlacementPolicyName::kBestFit : PlacementPolicyName::kLeastAllocated;

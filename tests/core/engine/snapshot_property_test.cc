@@ -290,20 +290,21 @@ TEST(SnapshotTest, ReadsVersion4) {
   p.meta.name = "default";
   p.backfill_depth = 13;
   p.fair_preemption_strategies = {FairShareStrategy::kLessThanInitialShare};
-  p.preempt_youngest_first = true;
+  p.victim_order = VictimOrder::kYoungestFirst;
   Engine e;
   ASSERT_TRUE(e.Apply(At(1, UpsertPoolPolicy{p})).ok());
   auto r = Engine::Restore(AsVersion4(e.Snapshot(), "engine"));
   ASSERT_TRUE(r.ok()) << r.message();
   EXPECT_EQ((*r)->policy().backfill_depth, 1);
   EXPECT_EQ((*r)->policy().fair_preemption_strategies.size(), 2u);
-  EXPECT_TRUE((*r)->policy().preempt_youngest_first);  // the fields before are read as written
+  EXPECT_EQ((*r)->policy().victim_order,
+            VictimOrder::kYoungestFirst);  // the fields before are read as written
   auto c = DecodeCommand(AsVersion4(EncodeCommand(At(1, UpsertPoolPolicy{p})), "command"));
   ASSERT_TRUE(c.ok()) << c.message();
   const PoolPolicy& back = std::get<UpsertPoolPolicy>(c->op).policy;
   EXPECT_EQ(back.backfill_depth, 1);
   EXPECT_EQ(back.fair_preemption_strategies.size(), 2u);
-  EXPECT_TRUE(back.preempt_youngest_first);
+  EXPECT_EQ(back.victim_order, VictimOrder::kYoungestFirst);
 }
 
 // Version 6 added node taints, pod tolerations and node affinity: they survive a command's
@@ -438,7 +439,8 @@ TEST(CommandEncodingTest, ReadsVersion6PodWithoutTopology) {
   p.meta.namespace_ = "default";
   p.containers.push_back(Container{"c", {}, {}});
   p.active_deadline = 0x1122334455667788;  // a marker before the version-6 and -7 fields
-  auto body = serial::Unseal(EncodeCommand(At(1, SubmitPod{p, false, {}})), "command", 7);
+  auto body =
+      serial::Unseal(EncodeCommand(At(1, SubmitPod{p, false, {}})), "command", kCommandVersion);
   ASSERT_TRUE(body.ok()) << body.message();
   const std::string marker("\x88\x77\x66\x55\x44\x33\x22\x11", 8);
   std::string b = *body;

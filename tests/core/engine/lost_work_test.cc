@@ -1,0 +1,270 @@
+// The LeastLostWork victim order (issue 29, core/engine/lost_work.h): the lost-work estimate, its
+// order, the policy value and the workloads' checkpoint facts through commands and snapshots
+// (engine snapshot 9, command 8; version-8 snapshots still read), and snapshots under the order.
+#include "core/engine/lost_work.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <sstream>
+
+#include "core/engine/engine.h"
+#include "core/engine/preempt_plan.h"
+#include "core/engine/random_pool.h"
+#include "core/serial.h"
+#include "sim/simulator.h"
+
+namespace arbiter::engine {
+namespace lost_work_test {
+
+constexpr Millis kMin = 60000;
+
+Workload Running(Millis start, int32_t gpus, Millis interval, Millis shutdown) {
+  Workload w;
+  w.phase = Phase::kRunning;
+  w.run_start = start;
+  w.shape.gpu_count = gpus;
+  w.shape.gpu_milli_per_device = gpus > 0 ? 1000 : 0;
+  w.checkpoint_interval = interval;
+  w.shutdown_time = shutdown;
+  return w;
+}
+
+TEST(LostWorkTest, WithoutCheckpointsTheWholeRunIsLost) {
+  const LostWork l = LostWorkIfStopped(Running(10 * kMin, 4, 0, 0), 30000, 70 * kMin);
+  EXPECT_EQ(l.run_ms, 60 * kMin);
+  EXPECT_EQ(l.gpu_milli_ms, 60 * kMin * 4000);
+}
+
+TEST(LostWorkTest, KilledAtTheEndOfItsGraceItLosesTheTimeSinceItsLastCheckpoint) {
+  // Checkpoints every 30m from its start at 10m (40m, 70m, ...): at 95m it is 25m past the last.
+  const Workload w = Running(10 * kMin, 2, 30 * kMin, 5 * kMin);
+  EXPECT_EQ(LostWorkIfStopped(w, 30000, 95 * kMin).run_ms, 25 * kMin);
+  EXPECT_EQ(LostWorkIfStopped(w, 30000, 95 * kMin).gpu_milli_ms, 25 * kMin * 2000);
+  EXPECT_EQ(LostWorkIfStopped(w, 30000, 100 * kMin).run_ms, 0);  // just saved
+  EXPECT_EQ(LostWorkIfStopped(w, 30000, 10 * kMin).run_ms, 0);   // just started
+}
+
+TEST(LostWorkTest, SavingWithinTheGracePeriodLosesNothing) {
+  const Workload w = Running(0, 8, 60 * kMin, 30000);  // shutdown 30s = grace 30s
+  EXPECT_EQ(LostWorkIfStopped(w, 30000, 59 * kMin), LostWork{});
+  EXPECT_EQ(LostWorkIfStopped(w, 29999, 59 * kMin).run_ms, 59 * kMin);  // a shorter grace: killed
+}
+
+TEST(LostWorkTest, CpuOnlyWorkloadsLoseRunTimeButNoGpuWork) {
+  const LostWork l = LostWorkIfStopped(Running(0, 0, 0, 0), 30000, 5 * kMin);
+  EXPECT_EQ(l.gpu_milli_ms, 0);
+  EXPECT_EQ(l.run_ms, 5 * kMin);
+}
+
+TEST(LostWorkTest, SharedGpusCountTheirFraction) {
+  Workload w = Running(0, 1, 0, 0);
+  w.shape.gpu_milli_per_device = 250;
+  EXPECT_EQ(LostWorkIfStopped(w, 30000, 4000).gpu_milli_ms, 4000 * 250);
+}
+
+TEST(LostWorkTest, HugeValuesSaturateInsteadOfOverflowing) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const Workload w = Running(0, 1 << 20, 0, 0);
+  const LostWork l = LostWorkIfStopped(w, 30000, kMax - 1);
+  EXPECT_EQ(l.run_ms, kMax - 1);
+  EXPECT_EQ(l.gpu_milli_ms, kMax);
+  LostWork sum = l;
+  sum += l;
+  EXPECT_EQ(sum.gpu_milli_ms, kMax);
+  EXPECT_EQ(sum.run_ms, kMax);
+}
+
+TEST(LostWorkTest, OrderIsGpuWorkThenRunTime) {
+  EXPECT_LT((LostWork{100, 999}), (LostWork{200, 1}));
+  EXPECT_LT((LostWork{0, 1}), (LostWork{0, 2}));
+  EXPECT_FALSE((LostWork{5, 5}) < (LostWork{5, 5}));
+}
+
+// The plan choice: LeastLostWork decides after the victim count, before the latest start, and
+// only under that order.
+TEST(LostWorkTest, PlanChoiceWeighsLostWorkAfterTheVictimCount) {
+  PreemptPlan a, b;
+  a.node = 0;
+  b.node = 1;
+  a.victims = {1};
+  b.victims = {2};
+  a.max_priority = b.max_priority = 100;
+  a.sum_priority = b.sum_priority = 100;
+  a.earliest_start_of_max = 10;  // Kubernetes prefers b (latest start)
+  b.earliest_start_of_max = 20;
+  a.lost = LostWork{1000, 1};
+  b.lost = LostWork{9000, 1};
+  EXPECT_TRUE(BetterPlan(b, a));
+  EXPECT_TRUE(BetterPlan(a, b, /*least_lost_work=*/true));
+  b.victims = {2, 3};  // one victim more: lost work does not buy it
+  b.sum_priority = a.sum_priority;
+  b.lost = LostWork{0, 0};
+  EXPECT_TRUE(BetterPlan(a, b, true));
+}
+
+// --------------------------------------------------------------- the policy and the facts
+
+Node GpuNode(const std::string& name, int64_t gpus) {
+  Node n;
+  n.meta.name = name;
+  n.capacity.Set("cpu", 64000);
+  n.capacity.Set("memory", int64_t{256} << 30);
+  n.capacity.Set("nvidia.com/gpu", gpus * 1000);
+  n.allocatable = n.capacity;
+  return n;
+}
+
+Pod GpuPod(const std::string& name, int64_t gpus) {
+  Pod p;
+  p.meta.name = name;
+  p.meta.namespace_ = "default";
+  p.containers.push_back(Container{"c", {}, {}});
+  p.containers[0].requests.Set("cpu", 1000);
+  p.containers[0].requests.Set("nvidia.com/gpu", gpus * 1000);
+  return p;
+}
+
+TEST(LostWorkTest, VictimOrderRoundTripsInCommandsAndSnapshots) {
+  PoolPolicy p;
+  p.meta.name = "default";
+  p.victim_order = VictimOrder::kLeastLostWork;
+  auto c = DecodeCommand(EncodeCommand(At(1, UpsertPoolPolicy{p})));
+  ASSERT_TRUE(c.ok()) << c.message();
+  EXPECT_EQ(std::get<UpsertPoolPolicy>(c->op).policy.victim_order, VictimOrder::kLeastLostWork);
+  Engine e;
+  ASSERT_TRUE(e.Apply(At(1, UpsertPoolPolicy{p})).ok());
+  auto r = Engine::Restore(e.Snapshot());
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ((*r)->policy().victim_order, VictimOrder::kLeastLostWork);
+}
+
+TEST(LostWorkTest, AnUnknownVictimOrderByteIsRefused) {
+  PoolPolicy p;
+  p.meta.name = "default";
+  p.victim_order = VictimOrder::kLeastLostWork;
+  p.backfill_depth = 0x5a5a5a;  // a marker: the order's byte lies just before spec.latency
+  auto body = serial::Unseal(EncodeCommand(At(1, UpsertPoolPolicy{p})), "command", kCommandVersion);
+  ASSERT_TRUE(body.ok()) << body.message();
+  std::string b = *body;
+  // The order byte (2) is followed by latency (none: a 0 byte) and then the marker.
+  const std::string marker("\x02\x00\x5a\x5a\x5a\x00", 6);
+  const size_t at = b.find(marker);
+  ASSERT_NE(at, std::string::npos);
+  b[at] = 3;
+  auto c = DecodeCommand(serial::Seal("command", kCommandVersion, b));
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.message().find("an unknown victim order 3"), std::string::npos) << c.message();
+}
+
+// The pod's checkpoint facts reach the engine with SubmitPod and survive a snapshot; a version-8
+// snapshot (without them) still reads, as a workload that declared none.
+TEST(LostWorkTest, CheckpointFactsSurviveSnapshotsAndVersion8StillReads) {
+  auto engine_with = [](bool facts) {
+    auto e = std::make_unique<Engine>();
+    EXPECT_TRUE(e->Apply(At(0, UpsertNode{GpuNode("n1", 8), 0})).ok());
+    Pod p = GpuPod("train", 4);
+    if (facts) {
+      p.sim.checkpoint_interval = 0x0123456789ab;  // markers to find in the snapshot
+      p.sim.shutdown_time = 0x0fedcba98765;
+    }
+    EXPECT_TRUE(e->Apply(At(0, SubmitPod{p, false, {}})).ok());
+    EXPECT_TRUE(e->Apply(At(0, Tick{})).ok());
+    return e;
+  };
+  auto with = engine_with(true);
+  const std::string snap = with->Snapshot();
+  auto r = Engine::Restore(snap);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ((*r)->Snapshot(), snap);
+  auto body = serial::Unseal(snap, "engine", Engine::kSnapshotVersion);
+  ASSERT_TRUE(body.ok()) << body.message();
+  const std::string facts("\xab\x89\x67\x45\x23\x01\x00\x00\x65\x87\xa9\xcb\xed\x0f\x00\x00", 16);
+  std::string b = *body;
+  const size_t at = b.find(facts);
+  ASSERT_NE(at, std::string::npos);
+  b.erase(at, facts.size());
+  auto v8 = Engine::Restore(serial::Seal("engine", 8, b));
+  ASSERT_TRUE(v8.ok()) << v8.message();
+  EXPECT_EQ((*v8)->Snapshot(), engine_with(false)->Snapshot());
+  EXPECT_FALSE(Engine::Restore(serial::Seal("engine", 9, b)).ok());  // read as 9: cut short
+}
+
+// Everything the engine gives out, as text (as snapshot_property_test's transcript).
+struct Transcript : EventSink, RunSink {
+  std::vector<std::string> lines;
+  void OnEvent(const Event& e) override {
+    std::ostringstream o;
+    o << "E " << e.time << " " << ToString(e.type) << " " << Value(e.workload) << " " << e.node
+      << " " << e.by << " " << e.message;
+    lines.push_back(o.str());
+  }
+  void OnFinished(const WorkloadStatus& s) override {
+    lines.push_back("F " + s.key + " " + ToString(s.phase) + " " + std::to_string(s.preemptions));
+  }
+  void OnRun(const RunRecord& r) override {
+    lines.push_back("R " + std::to_string(Value(r.workload)) + " " + r.node + " " +
+                    std::to_string(r.start) + " " + std::to_string(r.end));
+  }
+};
+
+// Random pools under LeastLostWork with checkpointing pods: an engine restored from a snapshot at
+// a random command continues byte for byte (the facts it orders victims by are in the snapshot).
+TEST(LostWorkTest, RestoredEngineContinuesByteForByteUnderLeastLostWork) {
+  size_t preempted = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    ManifestSet m = testing_pools::RandomPool(seed);
+    testing_pools::Rng r{seed * 7919 + 11};
+    PoolPolicy pp = m.pool_policy.value_or(PoolPolicy{});
+    pp.victim_order = VictimOrder::kLeastLostWork;
+    m.pool_policy = pp;
+    for (auto& p : m.pods)
+      if (r.Chance(60)) {
+        p.sim.checkpoint_interval = r.Uniform(1, 60) * kMin;
+        p.sim.shutdown_time = r.Uniform(0, 120) * 1000;
+      }
+    std::vector<Command> cmds;
+    sim::SimOptions so;
+    so.until = 12 * 3600 * 1000;
+    so.seed = seed;
+    so.on_command = [&](const Command& c) { cmds.push_back(c); };
+    ASSERT_TRUE(sim::RunSimulation(m, so).ok());
+    ASSERT_FALSE(cmds.empty());
+    EngineOptions eo;
+    eo.seed = seed;
+    eo.placement = so.placement;
+    eo.placement_profile = sim::ProfileOfPods(m.pods);
+    eo.check_invariants = true;
+    Engine a(eo);
+    Transcript ta;
+    a.SetSinks(&ta, &ta);
+    const size_t cut = static_cast<size_t>(r.Uniform(0, static_cast<int64_t>(cmds.size())));
+    std::string snap;
+    size_t lines_at_cut = 0;
+    for (size_t i = 0; i < cmds.size(); ++i) {
+      if (i == cut) {
+        snap = a.Snapshot();
+        lines_at_cut = ta.lines.size();
+      }
+      ASSERT_TRUE(a.Apply(cmds[i]).ok()) << CommandName(cmds[i]);
+    }
+    if (snap.empty()) continue;  // cut after the last command
+    auto b = Engine::Restore(snap);
+    ASSERT_TRUE(b.ok()) << b.message();
+    Transcript tb;
+    (*b)->SetSinks(&tb, &tb);
+    for (size_t i = cut; i < cmds.size(); ++i) ASSERT_TRUE((*b)->Apply(cmds[i]).ok());
+    ASSERT_EQ(ta.lines.size() - lines_at_cut, tb.lines.size());
+    for (size_t i = 0; i < tb.lines.size(); ++i) {
+      ASSERT_EQ(ta.lines[lines_at_cut + i], tb.lines[i]) << "output " << i;
+      preempted += tb.lines[i].find(" Preempted ") != std::string::npos;
+    }
+    EXPECT_EQ(a.Snapshot(), (*b)->Snapshot());
+  }
+  EXPECT_GT(preempted, 20u) << "the pools must preempt after the cuts";
+}
+
+}  // namespace lost_work_test
+}  // namespace arbiter::engine
