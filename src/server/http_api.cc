@@ -8,6 +8,7 @@
 #include <random>
 #include <sstream>
 
+#include "adapters/kube/auth_review.h"
 #include "adapters/kube/discovery.h"
 #include "adapters/kube/generate_name.h"
 #include "adapters/kube/limits.h"
@@ -251,6 +252,33 @@ void HandleGet(Daemon& d, const httplib::Request& req, httplib::Response& res, c
                     kube::MakeTable(r, std::vector<Json>{*obj}, WallNow(),
                                     kube::ParseIncludeObject(Param(req, "includeObject"))));
   SendJson(res, 200, *obj);
+}
+
+// pods/log, pods/exec, pods/attach and pods/portforward: the pods of `arbiter serve` run on
+// virtual nodes, so there is no container to read or enter. A pod that exists gets a 400
+// Status saying so (kubectl prints it: "Error from server (BadRequest): pods are virtual in
+// this mode ..."), one that does not the usual NotFound.
+bool IsContainerSubresource(const std::string& sub) {
+  return sub == "log" || sub == "exec" || sub == "attach" || sub == "portforward";
+}
+
+void HandleContainerSubresource(Daemon& d, httplib::Response& res, const Target& t) {
+  const kube::ResourceInfo& r = *t.resource;
+  const bool exists = d.Read([&](const Cluster& c) {
+    return c.store().Share(r.kind, t.namespace_, t.name);
+  }) != nullptr;
+  if (!exists) return SendStatus(res, kube::NotFound(kube::ResourceName::Of(r), t.name));
+  const std::string what = t.sub == "log"      ? "no container output to read"
+                           : t.sub == "exec"   ? "no container to run a command in"
+                           : t.sub == "attach" ? "no container to attach to"
+                                               : "no container to forward ports to";
+  SendStatus(
+      res, kube::BadRequest("pods are virtual in this mode: pod " + t.namespace_ + "/" + t.name +
+                            " has " + what +
+                            " (arbiter serve schedules, preempts and meters pods on virtual nodes; "
+                            "nothing runs them). Its status and events say what it did: kubectl "
+                            "describe pod " +
+                            t.name + " -n " + t.namespace_));
 }
 
 // Watch: chunked JSON lines {"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object": ...}.
@@ -710,6 +738,40 @@ void ApiServer::Stop() {
 
 HttpServerStats ApiServer::stats() const { return svr_->stats(); }
 
+// The caller of a request the hook let through (api_auth.h): the token's user, or without
+// --token-file kube-apiserver's old insecure-port user, a cluster admin, as every request is
+// allowed then.
+kube::UserInfo ApiServer::Caller(const httplib::Request& req) const {
+  if (options_.tokens)
+    if (auto u =
+            kube::Authenticate(*options_.tokens->Current(), req.get_header_value("Authorization")))
+      return *u;
+  return kube::UserInfo{"system:unsecured", "", {"system:masters", "system:authenticated"}};
+}
+
+// `kubectl auth can-i` and `kubectl auth whoami` (kube/auth_review.h): answered from the same
+// policy and tokens the hook in front of every request uses.
+void ApiServer::SelfReviewRoutes(
+    HttpServer& s, const std::function<HttpServer::Handler(const HttpServer::Handler&)>& bounded) {
+  s.Post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+         bounded([this](const httplib::Request& req, httplib::Response& res) {
+           if (auto refused = CheckInput(req)) return SendStatus(res, *refused);
+           auto body = Body(req, res);
+           if (!body) return;
+           auto attrs = kube::AccessReviewAttributes(*body);
+           if (!attrs.ok()) return SendStatus(res, kube::BadRequest(attrs.status().message()));
+           const kube::UserInfo user = Caller(req);
+           const kube::Decision d = kube::Authorize(user, *attrs);
+           SendJson(res, 201,
+                    kube::AccessReviewResponse(*body, d, kube::ForbiddenReason(user, *attrs)));
+         }));
+  s.Post("/apis/authentication.k8s.io/v1/selfsubjectreviews",
+         bounded([this](const httplib::Request& req, httplib::Response& res) {
+           if (auto refused = CheckInput(req)) return SendStatus(res, *refused);
+           SendJson(res, 201, kube::SelfSubjectReviewResponse(Caller(req)));
+         }));
+}
+
 void ApiServer::Routes() {
   HttpServer& s = *svr_;
   auto log = options_.log;
@@ -816,6 +878,9 @@ void ApiServer::Routes() {
     }
     if (!t.resource) return SendStatus(res, kube::PathNotFound());
     const kube::ResourceInfo& r = *t.resource;
+    if (r.kind == "Pod" && !t.name.empty() && IsContainerSubresource(t.sub) &&
+        (req.method == "GET" || req.method == "POST"))
+      return HandleContainerSubresource(daemon_, res, t);
     if (!t.sub.empty() && !r.FindSubresource(t.sub)) return SendStatus(res, kube::PathNotFound());
     if (req.method == "GET") {
       if (t.name.empty()) return HandleList(daemon_, req, res, t, options_.min_request_timeout_s);
@@ -847,6 +912,7 @@ void ApiServer::Routes() {
   auto not_found = [](const httplib::Request&, httplib::Response& res) {
     SendStatus(res, kube::PathNotFound());
   };
+  SelfReviewRoutes(s, bounded);
   for (const char* p : {R"(/api(/.*)?)", R"(/apis(/.*)?)"}) {
     s.Get(p, handler);
     s.Post(p, bounded(handler));

@@ -54,6 +54,9 @@ class ApiServer {
 
  private:
   void Routes();
+  kube::UserInfo Caller(const httplib::Request& req) const;
+  void SelfReviewRoutes(
+      HttpServer& s, const std::function<HttpServer::Handler(const HttpServer::Handler&)>& bounded);
   Daemon& daemon_;
   ApiOptions options_;
   std::unique_ptr<HttpServer> svr_;

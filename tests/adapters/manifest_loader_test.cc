@@ -781,9 +781,22 @@ spec:
   EXPECT_TRUE(Find(l, "unknown quota key \"request.cpu\"; did you mean \"requests.cpu\"?"))
       << All(l);
   EXPECT_TRUE(Find(l, "must not be negative"));
-  EXPECT_TRUE(Find(l, "must not be empty for operator In"));
-  EXPECT_TRUE(Find(l, "must be empty for operator Exists"));
-  EXPECT_TRUE(Find(l, "unknown value \"Maybe\""));
+  // kube-apiserver's words (issue 27), each once.
+  EXPECT_TRUE(Find(l,
+                   "spec.scopeSelector.matchExpressions[0].values: Required value: must be at "
+                   "least one value when `operator` is 'In' or 'NotIn' for scope selector"))
+      << All(l);
+  EXPECT_TRUE(Find(l,
+                   "spec.scopeSelector.matchExpressions[1].values: must be no value when "
+                   "`operator` is 'Exist' or 'DoesNotExist' for scope selector"))
+      << All(l);
+  EXPECT_TRUE(Find(l,
+                   "spec.scopeSelector.matchExpressions[2].operator: invalid value \"Maybe\": "
+                   "not a valid selector operator (In, NotIn, Exists, DoesNotExist)"))
+      << All(l);
+  EXPECT_FALSE(Find(l, "operator: Required value"))
+      << All(l);  // a bad operator is not also missing
+  EXPECT_EQ(l.diagnostics.ErrorCount(), 5u) << All(l);
 }
 
 // Terminating / NotTerminating are enforced (no warning); only PriorityClass takes operators
@@ -812,11 +825,28 @@ spec:
   scopeSelector:
     matchExpressions:
     - {scopeName: NotTerminating, operator: DoesNotExist}
-    - {scopeName: BestEffort, operator: In, values: [x]}
+    - {scopeName: BestEffort, operator: Exists, values: [x]}
+    - {scopeName: BestEffort, operator: NotIn, values: [x]}
+    - {scopeName: Priority, operator: Exists}
 )");
-  EXPECT_TRUE(Find(bad, "unknown value \"Terminatng\"")) << All(bad);
-  EXPECT_TRUE(Find(bad, "must be Exists when scopeName is NotTerminating")) << All(bad);
-  EXPECT_TRUE(Find(bad, "must be Exists when scopeName is BestEffort")) << All(bad);
+  EXPECT_TRUE(Find(bad, "spec.scopes[0]: invalid value \"Terminatng\": unsupported scope"))
+      << All(bad);
+  const std::string only_exists =
+      "must be 'Exist' when scope is any of ResourceQuotaScopeTerminating, "
+      "ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, "
+      "ResourceQuotaScopeNotBestEffort or ResourceQuotaScopeCrossNamespacePodAffinity";
+  EXPECT_TRUE(
+      Find(bad, "matchExpressions[0].operator: invalid value \"DoesNotExist\": " + only_exists))
+      << All(bad);
+  EXPECT_TRUE(Find(bad, "matchExpressions[1].values: must be no value")) << All(bad);
+  EXPECT_TRUE(Find(bad, "matchExpressions[2].operator: invalid value \"NotIn\": " + only_exists))
+      << All(bad);
+  EXPECT_TRUE(Find(bad,
+                   "matchExpressions[3].scopeName: invalid value \"Priority\": unsupported "
+                   "scope (PriorityClass, Terminating, NotTerminating, BestEffort, "
+                   "NotBestEffort, CrossNamespacePodAffinity)"))
+      << All(bad);
+  EXPECT_EQ(bad.diagnostics.ErrorCount(), 5u) << All(bad);
 }
 
 TEST(ManifestLoaderTest, LimitRange) {

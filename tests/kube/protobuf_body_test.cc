@@ -55,6 +55,28 @@ TEST(ProtobufBodyTest, NamespaceDecodesToTheJsonObjectWithEmptyFieldsLeftOut) {
       "spec":{"finalizers":["kubernetes"]}})"));
 }
 
+// Issue 27: `kubectl auth can-i` posts its SelfSubjectAccessReview as protobuf (kubectl 1.32).
+TEST(ProtobufBodyTest, SelfSubjectAccessReviewSpecDecodes) {
+  const std::string res = Bytes(1, "team-a") + Bytes(2, "create") + Bytes(3, "policy") +
+                          Bytes(4, "") + Bytes(5, "pods") + Bytes(6, "eviction") + Bytes(7, "web");
+  ProtobufBody b = DecodeProtobufBody(Envelope("authorization.k8s.io/v1", "SelfSubjectAccessReview",
+                                               Meta("") + Bytes(2, Bytes(1, res)) + Bytes(3, "")));
+  ASSERT_TRUE(b.ok()) << b.message;
+  EXPECT_EQ(b.object["spec"], json::parse(R"({"resourceAttributes":{"namespace":"team-a",
+      "verb":"create","group":"policy","resource":"pods","subresource":"eviction",
+      "name":"web"}})"));
+  ProtobufBody n = DecodeProtobufBody(
+      Envelope("authorization.k8s.io/v1", "SelfSubjectAccessReview",
+               Meta("") + Bytes(2, Bytes(2, Bytes(1, "/metrics") + Bytes(2, "get")))));
+  ASSERT_TRUE(n.ok()) << n.message;
+  EXPECT_EQ(n.object["spec"],
+            json::parse(R"({"nonResourceAttributes":{"path":"/metrics","verb":"get"}})"));
+  ProtobufBody who = DecodeProtobufBody(
+      Envelope("authentication.k8s.io/v1", "SelfSubjectReview", Meta("") + Bytes(2, "")));
+  ASSERT_TRUE(who.ok()) << who.message;
+  EXPECT_EQ(who.object["kind"], "SelfSubjectReview");
+}
+
 TEST(ProtobufBodyTest, ResourceQuotaHardIsAMapOfQuantityStringsWithScopesAndScopeSelector) {
   std::string spec = Entry(1, "cpu", Bytes(1, "2")) + Entry(1, "nvidia.com/gpu", Bytes(1, "1")) +
                      Bytes(2, "NotTerminating") +

@@ -188,6 +188,12 @@ AuthClass ClassOfResource(std::string_view plural, bool namespaced) {
 
 Decision Authorize(const UserInfo& u, const RequestAttributes& a) {
   if (IsAdmin(u)) return {true, "cluster admin"};
+  // Kubernetes' system:basic-user role: every user may ask what it may do and who it is.
+  if (a.resource_request && a.verb == "create" && a.namespace_.empty() && a.name.empty() &&
+      a.subresource.empty() &&
+      ((a.api_group == "authorization.k8s.io" && a.resource == "selfsubjectaccessreviews") ||
+       (a.api_group == "authentication.k8s.io" && a.resource == "selfsubjectreviews")))
+    return {true, "basic user"};
   if (!a.resource_request) {
     if (IsPublicPath(a.path) && a.verb == "get") return {true, "non-resource path"};
     return {false, ""};
@@ -204,7 +210,11 @@ Decision Authorize(const UserInfo& u, const RequestAttributes& a) {
       return {false, ""};
     }
     if (!a.subresource.empty()) {
-      if (a.subresource == "eviction" && a.verb == "create" && editor)
+      // Kubernetes' edit role: evict, and exec / attach / port-forward (which arbiter serve
+      // answers with "pods are virtual in this mode").
+      if ((a.subresource == "eviction" || a.subresource == "exec" || a.subresource == "attach" ||
+           a.subresource == "portforward") &&
+          a.verb == "create" && editor)
         return {true, "namespace editor"};
       if (IsReadVerb(a.verb) && (editor || viewer)) return {true, "namespace reader"};
       return {false, ""};

@@ -14,13 +14,17 @@
 //      /debug/...) is admins only.
 //   3. namespace editors: members of `arbiter:editors:<ns>` may get, list, watch, create, update,
 //      patch and delete every namespaced resource in namespace <ns>, and create pods/eviction
-//      there; viewers (`arbiter:viewers:<ns>`) get, list and watch there. Status subresources
+//      there (and pods/exec, pods/attach, pods/portforward, as Kubernetes' edit role); viewers
+//      (`arbiter:viewers:<ns>`) get, list and watch there. Status subresources
 //      (pods/status, resourcequotas/status, ...) are written by the daemon: admins only.
 //   4. cluster-scoped objects: every authenticated user may get, list and watch nodes,
 //      priorityclasses, qoses, poolpolicies, pricebooks and resourceflavors (the pool's shape
 //      and its prices are public to its tenants); a user may get (not list) the namespaces it edits
 //      or views; everything else cluster-scoped (writes, listing namespaces) is admins only.
 //   5. requests across all namespaces (kubectl get pods -A): admins only.
+//   6. every authenticated user may create selfsubjectaccessreviews (authorization.k8s.io) and
+//      selfsubjectreviews (authentication.k8s.io): `kubectl auth can-i` / `whoami`
+//      (auth_review.h), Kubernetes' system:basic-user role.
 // Pure: no I/O (the token file's text is passed in).
 #pragma once
 

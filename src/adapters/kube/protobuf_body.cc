@@ -286,6 +286,31 @@ void PodDisruptionBudget(const Field& f, json& obj) {
   });
 }
 
+// SelfSubjectAccessReview {1 metadata, 2 spec {1 resourceAttributes {1 namespace, 2 verb,
+// 3 group, 4 version, 5 resource, 6 subresource, 7 name}, 2 nonResourceAttributes {1 path,
+// 2 verb}}, 3 status} (`kubectl auth can-i`; the selectors of resourceAttributes are skipped).
+void SelfSubjectAccessReview(const Field& f, json& obj) {
+  if (f.number != 2) return;
+  Want(f, kBytes, "spec");
+  json& spec = obj["spec"] = json::object();
+  static constexpr const char* kResource[] = {"namespace", "verb",        "group", "version",
+                                              "resource",  "subresource", "name"};
+  Each(f.bytes, [&](const Field& e) {
+    if (e.number != 1 && e.number != 2) return;
+    Want(e, kBytes, "spec");
+    const bool res = e.number == 1;
+    json& a = spec[res ? "resourceAttributes" : "nonResourceAttributes"] = json::object();
+    Each(e.bytes, [&](const Field& g) {
+      if (res && g.number >= 1 && g.number <= 7) SetStr(a, kResource[g.number - 1], g);
+      if (!res && g.number == 1) SetStr(a, "path", g);
+      if (!res && g.number == 2) SetStr(a, "verb", g);
+    });
+  });
+}
+
+// SelfSubjectReview {1 metadata, 2 status}: nothing to read (`kubectl auth whoami`).
+void SelfSubjectReview(const Field&, json&) {}
+
 struct Kind {
   const char* api_version;
   const char* kind;
@@ -297,6 +322,8 @@ constexpr Kind kKinds[] = {
     {"v1", "ResourceQuota", ResourceQuota},
     {"scheduling.k8s.io/v1", "PriorityClass", PriorityClass},
     {"policy/v1", "PodDisruptionBudget", PodDisruptionBudget},
+    {"authorization.k8s.io/v1", "SelfSubjectAccessReview", SelfSubjectAccessReview},
+    {"authentication.k8s.io/v1", "SelfSubjectReview", SelfSubjectReview},
 };
 
 }  // namespace

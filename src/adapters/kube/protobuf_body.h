@@ -9,9 +9,10 @@
 // Namespace (spec.finalizers); v1 ResourceQuota (spec.hard, scopes, scopeSelector);
 // scheduling.k8s.io/v1 PriorityClass (value, globalDefault, description, preemptionPolicy);
 // policy/v1 PodDisruptionBudget (spec.minAvailable, maxUnavailable, selector,
-// unhealthyPodEvictionPolicy). Unknown fields (status, managedFields, ...) are skipped; empty
-// strings and false are left out, as the JSON encoding's omitempty leaves them out.
-// Pure: no I/O.
+// unhealthyPodEvictionPolicy); authorization.k8s.io/v1 SelfSubjectAccessReview (spec) and
+// authentication.k8s.io/v1 SelfSubjectReview (`kubectl auth can-i|whoami`). Unknown fields (status,
+// managedFields, ...) are skipped; empty strings and false are left out, as the JSON encoding's
+// omitempty leaves them out. Pure: no I/O.
 #pragma once
 
 #include <nlohmann/json.hpp>

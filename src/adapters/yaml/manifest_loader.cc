@@ -641,6 +641,92 @@ class DocLoader {
     return std::nullopt;
   }
 
+  // ResourceQuota scopes and scope selector operators, in Kubernetes' order.
+  static const std::vector<std::string>& QuotaScopes() {
+    static const std::vector<std::string> k = {"PriorityClass",  "Terminating",
+                                               "NotTerminating", "BestEffort",
+                                               "NotBestEffort",  "CrossNamespacePodAffinity"};
+    return k;
+  }
+  // One of `allowed` exactly (its index); else kube-apiserver's "Invalid value" with `what`.
+  std::optional<size_t> OneOf(const YAML::Node& v, const std::string& path,
+                              const std::vector<std::string>& allowed, const char* what) {
+    auto t = r_.Text(v, path);
+    if (!t) return std::nullopt;
+    for (size_t i = 0; i < allowed.size(); ++i)
+      if (allowed[i] == *t) return i;
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    r_.Error(v, path, "invalid value " + Quote(*t) + ": " + what + " (" + list + ")");
+    return std::nullopt;
+  }
+
+  // One spec.scopeSelector.matchExpressions[] item, with kube-apiserver's messages
+  // (validateScopedResourceSelectorRequirement): an unknown scope or operator, values that do
+  // not fit the operator, and an operator other than Exists on a scope other than PriorityClass.
+  void ReadScopeRequirement(const YAML::Node& e, const std::string& ep, ResourceQuota* q) {
+    const std::vector<std::string>& scopes = QuotaScopes();
+    static const std::vector<std::string> kOps = {"In", "NotIn", "Exists", "DoesNotExist"};
+    ScopeRequirement req;
+    bool seen_scope = false, seen_op = false, bad = false;
+    r_.ReadStruct(
+        e, ep,
+        {{"scopeName",
+          [&](const YAML::Node& sv, const std::string& sp) {
+            seen_scope = true;
+            auto s = OneOf(sv, sp, scopes, "unsupported scope");
+            if (!s) {
+              bad = true;
+              return;
+            }
+            req.scope_name = scopes[*s];
+            if (*s == 5)
+              r_.Warn(sv, sp,
+                      "the " + req.scope_name +
+                          " scope is not enforced by Arbiter (the quota applies to every pod)");
+          }},
+         {"operator",
+          [&](const YAML::Node& ov, const std::string& op) {
+            seen_op = true;
+            auto o = OneOf(ov, op, kOps, "not a valid selector operator");
+            if (o)
+              req.op = static_cast<SelectorOperator>(*o);
+            else
+              bad = true;
+          }},
+         {"values", [&](const YAML::Node& vv, const std::string& vp) {
+            req.values = r_.StringList(vv, vp);
+          }}});
+    if (!e.IsMap()) return;
+    if (!seen_scope) r_.Error(e, ChildPath(ep, "scopeName"), "Required value");
+    if (!seen_op) r_.Error(e, ChildPath(ep, "operator"), "Required value");
+    if (bad || !seen_scope || !seen_op) return;
+    const bool needs_values = req.op == SelectorOperator::kIn || req.op == SelectorOperator::kNotIn;
+    if (needs_values && req.values.empty()) {
+      r_.Error(e, ChildPath(ep, "values"),
+               "Required value: must be at least one value when `operator` is 'In' or 'NotIn' "
+               "for scope selector");
+      return;
+    }
+    if (!needs_values && !req.values.empty()) {
+      r_.Error(e, ChildPath(ep, "values"),
+               "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope "
+               "selector");
+      return;
+    }
+    // Only PriorityClass takes In / NotIn / DoesNotExist; the pod-property scopes are Exists.
+    if (req.scope_name != "PriorityClass" && req.op != SelectorOperator::kExists) {
+      r_.Error(
+          e, ChildPath(ep, "operator"),
+          "invalid value " + Quote(kOps[static_cast<size_t>(req.op)]) +
+              ": must be 'Exist' when scope is any of ResourceQuotaScopeTerminating, "
+              "ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, "
+              "ResourceQuotaScopeNotBestEffort or ResourceQuotaScopeCrossNamespacePodAffinity");
+      return;
+    }
+    q->scope_selector.push_back(std::move(req));
+  }
+
   void LoadResourceQuota(const YAML::Node& doc) {
     ResourceQuota q;
     auto fields = Top(&q.meta, true);
@@ -653,9 +739,7 @@ class DocLoader {
                 {"scopes",
                  [&](const YAML::Node& v, const std::string& fp) {
                    r_.ForEachItem(v, fp, [&](const YAML::Node& s, const std::string& sp) {
-                     auto e = r_.Enum(s, sp,
-                                      {"PriorityClass", "Terminating", "NotTerminating",
-                                       "BestEffort", "NotBestEffort", "CrossNamespacePodAffinity"});
+                     auto e = OneOf(s, sp, QuotaScopes(), "unsupported scope");
                      if (!e) return;
                      if (*e == 5) {
                        r_.Warn(s, sp,
@@ -672,52 +756,7 @@ class DocLoader {
                        v, fp,
                        {{"matchExpressions", [&](const YAML::Node& me, const std::string& mp) {
                            r_.ForEachItem(me, mp, [&](const YAML::Node& e, const std::string& ep) {
-                             ScopeRequirement req;
-                             bool has_scope = false, has_op = false;
-                             r_.ReadStruct(
-                                 e, ep,
-                                 {{"scopeName",
-                                   [&](const YAML::Node& sv, const std::string& sp) {
-                                     if (auto s = r_.Enum(
-                                             sv, sp,
-                                             {"PriorityClass", "Terminating", "NotTerminating",
-                                              "BestEffort", "NotBestEffort",
-                                              "CrossNamespacePodAffinity"})) {
-                                       has_scope = true;
-                                       req.scope_name = sv.Scalar();
-                                       if (*s == 5)
-                                         r_.Warn(sv, sp,
-                                                 "the " + sv.Scalar() +
-                                                     " scope is not enforced by Arbiter (the quota "
-                                                     "applies to every pod)");
-                                     }
-                                   }},
-                                  {"operator",
-                                   [&](const YAML::Node& ov, const std::string& op) {
-                                     if (auto o = ReadOperator(ov, op)) {
-                                       has_op = true;
-                                       req.op = *o;
-                                     }
-                                   }},
-                                  {"values", [&](const YAML::Node& vv, const std::string& vp) {
-                                     req.values = r_.StringList(vv, vp);
-                                   }}});
-                             if (!e.IsMap()) return;
-                             if (!has_scope) r_.Error(e, ChildPath(ep, "scopeName"), "is required");
-                             if (!has_op) r_.Error(e, ChildPath(ep, "operator"), "is required");
-                             if (!has_scope || !has_op) return;
-                             CheckOperatorValues(e, ep, req.op, req.values);
-                             // Kubernetes' validation: only PriorityClass takes In / NotIn /
-                             // DoesNotExist; the pod-property scopes are Exists or invalid.
-                             if (req.scope_name != "PriorityClass" &&
-                                 req.op != SelectorOperator::kExists) {
-                               r_.Error(
-                                   e, ChildPath(ep, "operator"),
-                                   "must be Exists when scopeName is " + req.scope_name +
-                                       " (only PriorityClass takes In, NotIn or DoesNotExist)");
-                               return;
-                             }
-                             q.scope_selector.push_back(std::move(req));
+                             ReadScopeRequirement(e, ep, &q);
                            });
                          }}});
                  }}});

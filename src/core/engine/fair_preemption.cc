@@ -29,7 +29,7 @@ using Strategy = FairShareStrategy;
 
 std::optional<std::vector<State::FairPick>> State::FairVictims(
     const Workload& w, const QuotaCandidates& c, std::optional<uint32_t> node,
-    const std::vector<PdbState>* strict_pdbs) const {
+    const std::vector<PdbState>* strict_pdbs, std::vector<std::string>* blocking) const {
   const std::string* cohort = quota.CohortOf(w.namespace_);
   if (!cohort) return std::nullopt;
   const ResourceList lendable = quota.LendableOf(*cohort);
@@ -105,7 +105,7 @@ std::optional<std::vector<State::FairPick>> State::FairVictims(
     const bool here = node && workloads[s].node == node_at[*node];
     if (freed && !here) return Took::kSkipped;  // quota is free: only victims on the node help
     chosen.push_back(s);
-    if (strict_pdbs && CountViolations(chosen, *strict_pdbs, nullptr) > 0) {
+    if (strict_pdbs && QuotaVictimViolations(w, chosen, {}, *strict_pdbs, blocking) > 0) {
       chosen.pop_back();
       return Took::kSkipped;
     }

@@ -91,6 +91,7 @@ bool State::TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* 
     return ok;
   };
 
+  std::vector<std::string> blocking;  // budgets that protected a candidate (Strict)
   // Victims in candidate order until the quota is free (and, with `room`, the group placeable),
   // then given back from the last while that still holds.
   auto build = [&](bool allow, bool room) -> std::optional<std::vector<Slot>> {
@@ -100,7 +101,7 @@ bool State::TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* 
     for (size_t k = 0; k < c.slots.size() && (!freed || room); ++k) {
       if (!QuotaCandidateValid(c, k, released, allow)) continue;
       chosen.push_back(c.slots[k]);
-      if (strict && CountViolations(chosen, pdb_state, nullptr) > 0) {
+      if (strict && QuotaVictimViolations(agg, chosen, {}, pdb_state, &blocking) > 0) {
         chosen.pop_back();
         continue;
       }
@@ -138,13 +139,13 @@ bool State::TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* 
     UndoTentative(log);
     ++pool_version;
     if (ok && strict) {  // each plan respected the budgets alone; all victims together must too
-      std::vector<Slot> all = gone;
+      std::vector<Slot> all;
       for (const PreemptDryRun& plan : node_plans)
         all.insert(all.end(), plan.victims.begin(), plan.victims.end());
-      if (CountViolations(all, pdb_state, nullptr) > 0) {
-        room_why =
-            "its victims together would violate a PodDisruptionBudget (disruptionBudgets: "
-            "Strict)";
+      std::vector<std::string> names;
+      if (QuotaVictimViolations(agg, gone, all, pdb_state, &names) > 0) {
+        room_why = "its victims together would violate " + BudgetList(std::move(names)) +
+                   " (disruptionBudgets: Strict)";
         ok = false;
       }
     }
@@ -183,6 +184,10 @@ bool State::TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* 
       if (!room_why.empty()) *why += ", nor by preempting for room (" + room_why + ")";
     } else {
       *wait = YoungCandidatesMessage(agg, c);
+      if (!blocking.empty())
+        *why = "; not preempting within namespace " + agg.namespace_ + ": " +
+               BudgetList(std::move(blocking)) +
+               " protects the workloads that would free it (disruptionBudgets: Strict)";
     }
     return false;
   }

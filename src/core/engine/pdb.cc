@@ -71,4 +71,35 @@ int State::CountViolations(const std::vector<Slot>& victims, const std::vector<P
   return violations;
 }
 
+std::string State::BudgetList(std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::string out;
+  for (const auto& n : names)
+    out += (out.empty() ? "" : ", ") + std::string("PodDisruptionBudget ") + n;
+  return out;
+}
+
+int State::QuotaVictimViolations(const Workload& w, const std::vector<Slot>& quota_victims,
+                                 const std::vector<Slot>& node_victims,
+                                 const std::vector<PdbState>& state,
+                                 std::vector<std::string>* names) const {
+  if (pdbs.empty()) return 0;
+  std::vector<Slot> counted = node_victims;
+  std::vector<PdbState> charged;  // `state` less the borrowed victims' disruptions, when needed
+  for (Slot s : quota_victims) {
+    if (workloads[s].namespace_id == w.namespace_id) {
+      counted.push_back(s);
+      continue;
+    }
+    // Budgets select within one namespace: a borrowed victim shares a budget only with node
+    // victims of its own namespace.
+    if (node_victims.empty() || workloads[s].pdbs.empty()) continue;
+    if (charged.empty()) charged = state;
+    for (uint32_t k : workloads[s].pdbs)
+      charged[k].allowed = std::max<int64_t>(0, charged[k].allowed - 1);
+  }
+  return CountViolations(counted, charged.empty() ? state : charged, names);
+}
+
 }  // namespace arbiter::engine

@@ -38,7 +38,7 @@ std::optional<std::vector<Slot>> State::QuotaOnlyVictims(const Workload& w,
     for (size_t k = 0; k < c.slots.size() && !freed; ++k) {
       if (!QuotaCandidateValid(c, k, released, allow)) continue;
       chosen.push_back(c.slots[k]);
-      if (strict && CountViolations(chosen, pdb_state, nullptr) > 0) {
+      if (strict && QuotaVictimViolations(w, chosen, {}, pdb_state, nullptr) > 0) {
         chosen.pop_back();
         continue;
       }

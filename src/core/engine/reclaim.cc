@@ -2,6 +2,7 @@
 // takes lent quota back from the cohort's borrowers, by preemption.
 #include <algorithm>
 #include <climits>
+#include <set>
 
 #include "core/engine/fair_share.h"
 #include "core/engine/lost_work.h"
@@ -15,9 +16,11 @@ namespace {
 // preempts on a node by priority): with the quota victims `gone` given back, a priority
 // preemption plan for `w` on one node (TryPreempt's dry run, Kubernetes' rules: lower priority,
 // guaranteed quota protected, minRuntime, PDBs with `gone` charged to their budgets first; `gone`
-// are no candidates). Under disruptionBudgets: Strict the quota and node victims together must
-// respect the budgets. False with `why` (the reason, without its leading space and final period);
-// nothing is evicted either way (a victim too young to preempt schedules a wake-up).
+// are no candidates). Under disruptionBudgets: Strict the node victims and the quota victims of
+// `w`'s own namespace must respect the budgets (borrowed victims use up allowance, never
+// violate: State::QuotaVictimViolations). False with `why` (the reason, without its leading space
+// and final period); nothing is evicted either way (a victim too young to preempt schedules a
+// wake-up).
 bool PlanRoomAfterQuotaVictims(State& s, Workload& w, const std::vector<Slot>& gone,
                                PreemptDryRun* plan, std::string* why) {
   std::vector<char> excluded(s.workloads.size(), 0), touched(s.nodes.size(), 0);
@@ -41,12 +44,12 @@ bool PlanRoomAfterQuotaVictims(State& s, Workload& w, const std::vector<Slot>& g
     return false;
   }
   if (s.policy.disruption_budgets == DisruptionBudgetMode::kStrict && !s.pdbs.empty()) {
-    std::vector<Slot> all = gone;
-    all.insert(all.end(), plan->victims.begin(), plan->victims.end());
     std::vector<State::PdbState> pdb_state;
     s.ComputePdbState(&pdb_state);
-    if (s.CountViolations(all, pdb_state, nullptr) > 0) {
-      *why = "its victims together would violate a PodDisruptionBudget (disruptionBudgets: Strict)";
+    std::vector<std::string> names;  // borrowed quota victims are no violations (pdb.cc)
+    if (s.QuotaVictimViolations(w, gone, plan->victims, pdb_state, &names) > 0) {
+      *why = "its victims together would violate " + State::BudgetList(std::move(names)) +
+             " (disruptionBudgets: Strict)";
       return false;
     }
   }
@@ -87,8 +90,12 @@ bool State::FitsOnceGone(uint32_t pos, const Workload& w, const std::vector<Slot
 //      (Kubernetes' rules, PlanRoomAfterQuotaVictims): what Kueue's eviction followed by
 //      kube-scheduler's preemption would do, but planned whole before anything is evicted;
 //   4. else nothing is evicted, and `why` says so.
-// Under disruptionBudgets: Strict a candidate whose eviction would break a PodDisruptionBudget
-// is skipped (BestEffort ignores budgets here, as Kueue does).
+// Budgets (issue 27): a PodDisruptionBudget protects only pods within their namespace's own min,
+// so reclaiming lent quota never depends on the borrower's goodwill: a victim of another
+// namespace (taken only while that namespace is above its min) is never held back by its
+// budgets, though it uses up their allowed disruptions. Under disruptionBudgets: Strict a
+// withinNamespace candidate whose eviction would break a budget is skipped, and the reason names
+// the budget when that leaves the quota unfreed (BestEffort ignores budgets, as Kueue does).
 bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::string* why,
                        std::string* wait) {
   (void)eq;
@@ -117,10 +124,13 @@ bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::str
   const std::string* cohort = quota.CohortOf(w.namespace_);
   const bool fair = cohort && quota.FairSharing(*cohort);
   std::vector<std::pair<std::optional<uint32_t>, std::vector<FairPick>>> fair_plans;
+  std::set<std::string> blocking;  // budgets that protected a candidate (Strict)
   // A minimal victim set that frees the quota and, with `node`, makes room there.
   auto build = [&](std::optional<uint32_t> node) -> std::optional<std::vector<Slot>> {
     if (fair) {
-      auto picks = FairVictims(w, c, node, strict ? &pdb_state : nullptr);
+      std::vector<std::string> names;
+      auto picks = FairVictims(w, c, node, strict ? &pdb_state : nullptr, &names);
+      blocking.insert(names.begin(), names.end());
       if (!picks) return std::nullopt;
       std::vector<Slot> out;
       for (const FairPick& p : *picks) out.push_back(p.slot);
@@ -138,7 +148,9 @@ bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::str
         if (freed_quota && !here) continue;  // quota is free: only victims on the node still help
         if (!QuotaCandidateValid(c, k, released, allow)) continue;
         chosen.push_back(s);
-        if (strict && CountViolations(chosen, pdb_state, nullptr) > 0) {
+        std::vector<std::string> names;
+        if (strict && QuotaVictimViolations(w, chosen, {}, pdb_state, &names) > 0) {
+          blocking.insert(names.begin(), names.end());
           chosen.pop_back();
           continue;
         }
@@ -161,6 +173,10 @@ bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::str
   auto quota_only = build(std::nullopt);
   if (!quota_only || quota_only->empty()) {  // the candidates cannot free enough quota
     *wait = YoungCandidatesMessage(w, c);
+    if (!blocking.empty())
+      *why = "; not preempting within namespace " + w.namespace_ + ": " +
+             BudgetList({blocking.begin(), blocking.end()}) +
+             " protects the workloads that would free it (disruptionBudgets: Strict)";
     return false;
   }
   std::vector<Slot> victims;

@@ -396,9 +396,10 @@ class State {
     int64_t preemptor_share;  // the preemptor's namespace's, once `w` is admitted
     int64_t before, after;    // the victim's namespace's, before and after this eviction
   };
-  std::optional<std::vector<FairPick>> FairVictims(const Workload& w, const QuotaCandidates& c,
-                                                   std::optional<uint32_t> node,
-                                                   const std::vector<PdbState>* strict_pdbs) const;
+  // `blocking` (optional) collects the budgets that held a candidate back.
+  std::optional<std::vector<FairPick>> FairVictims(
+      const Workload& w, const QuotaCandidates& c, std::optional<uint32_t> node,
+      const std::vector<PdbState>* strict_pdbs, std::vector<std::string>* blocking = nullptr) const;
   std::string FairWhy(const Workload& w, const FairPick& p) const;
 
   // ---------------------------------------------------------------- cohort_order.cc
@@ -503,6 +504,18 @@ class State {
   void ComputePdbState(std::vector<PdbState>* out) const;
   int CountViolations(const std::vector<Slot>& victims, const std::vector<PdbState>& state,
                       std::vector<std::string>* names) const;
+  // Quota preemption's budget rule (issue 27): a PodDisruptionBudget protects only the pods
+  // within their namespace's own min. The quota victims of another namespace are taken only
+  // while it is above its min (borrowed quota), so their budgets do not protect them: they use
+  // up their budgets' allowed disruptions (for the `node_victims` of the same plan) but are
+  // never violations. Quota victims of `w`'s own namespace (withinNamespace) and node victims
+  // (priority preemption for room) count as CountViolations counts them.
+  // "PodDisruptionBudget ns/a, PodDisruptionBudget ns/b": `names` sorted, each once.
+  static std::string BudgetList(std::vector<std::string> names);
+  int QuotaVictimViolations(const Workload& w, const std::vector<Slot>& quota_victims,
+                            const std::vector<Slot>& node_victims,
+                            const std::vector<PdbState>& state,
+                            std::vector<std::string>* names) const;
   void MatchPdbs(Workload& w);  // w.pdbs from the current budgets
   void RematchAllPdbs();
 
