@@ -628,6 +628,15 @@ nlohmann::json ReportJson(const ManifestSet& m, const SimResult& r, const Summar
 // millions of workloads never holds their JSON in memory.
 void WriteReportJson(std::ostream& os, const ManifestSet& m, const SimResult& r, const Summary& s,
                      const SimBill& bill) {
+  WriteReportJson(os, m, r, s, [&bill] { return &bill; });
+}
+
+namespace {
+struct NoBill {};  // thrown through the writer when the bill never comes
+}  // namespace
+
+bool WriteReportJson(std::ostream& os, const ManifestSet& m, const SimResult& r, const Summary& s,
+                     const std::function<const SimBill*()>& get_bill) {
   nlohmann::json head = ReportHead(m, r, s, nlohmann::json::array());
   head.erase("invoices");
   std::map<std::string, LazyArray> arrays;
@@ -641,7 +650,10 @@ void WriteReportJson(std::ostream& os, const ManifestSet& m, const SimResult& r,
   arrays["timeline"] = [&m, &r](const std::function<void(const ElementWriter&)>& emit) {
     EachTimelinePointDumped(m, r, emit);
   };
-  arrays["invoices"] = [&bill](const std::function<void(const ElementWriter&)>& emit) {
+  arrays["invoices"] = [&get_bill](const std::function<void(const ElementWriter&)>& emit) {
+    const SimBill* billed = get_bill();
+    if (billed == nullptr) throw NoBill{};
+    const SimBill& bill = *billed;
     auto one = [&](const billing::Invoice& inv) {
       emit([&](std::ostream& out, size_t depth) {
         LazyArray provenance = [&inv](const std::function<void(const ElementWriter&)>& each) {
@@ -667,8 +679,13 @@ void WriteReportJson(std::ostream& os, const ManifestSet& m, const SimResult& r,
     for (const auto& inv : bill.invoices) one(inv);  // BillJson's order: tenants, then idle
     if (bill.idle) one(*bill.idle);
   };
-  WriteObject(os, head, arrays, 0);
+  try {
+    WriteObject(os, head, arrays, 0);
+  } catch (const NoBill&) {
+    return false;
+  }
   os << "\n";
+  return true;
 }
 
 namespace {

@@ -82,6 +82,12 @@ nlohmann::json ReportJson(const ManifestSet& m, const SimResult& r, const Summar
 // millions of workloads).
 void WriteReportJson(std::ostream& os, const ManifestSet& m, const SimResult& r, const Summary& s,
                      const SimBill& bill);
+// The same bytes, with the bill asked for only when the writer reaches the invoices (the keys
+// before them, the events above all, are written first): a caller may bill on other threads
+// while this one writes. `bill` returning nullptr (billing failed) stops the writer there:
+// false, and `os` holds a partial report.
+bool WriteReportJson(std::ostream& os, const ManifestSet& m, const SimResult& r, const Summary& s,
+                     const std::function<const SimBill*()>& bill);
 using JsonSink = std::function<void(const nlohmann::json&)>;
 void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSink& sink);
 std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary& s);

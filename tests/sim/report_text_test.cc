@@ -93,6 +93,37 @@ TEST(ReportJsonTest, StreamedReportEqualsTheDomWithInvoices) {
   EXPECT_EQ(streamed.str(), ReportJson(load.set, *r, s, BillJson(*bill)).dump(2) + "\n");
 }
 
+// The CLI writes the report on one thread while it bills on others: the writer asks for the bill
+// only at the invoices, and stops there when billing failed (a prefix of the report, no invoices).
+TEST(ReportJsonTest, TheBillIsAskedForAtTheInvoicesOnly) {
+  auto load = yaml::LoadManifestFiles({std::string(ARBITER_SOURCE_DIR) + "/examples/pool.yaml"});
+  ASSERT_TRUE(load.ok());
+  auto r = RunSimulation(load.set, SimOptions{});
+  ASSERT_TRUE(r.ok()) << r.message();
+  auto s = Summarise(load.set, *r);
+  auto bill = BillSimulation(load.set, *r, DefaultEpoch(load.set));
+  ASSERT_TRUE(bill.ok()) << bill.message();
+  std::ostringstream whole;
+  WriteReportJson(whole, load.set, *r, s, *bill);
+
+  std::ostringstream later;
+  size_t asked_at = 0;
+  EXPECT_TRUE(WriteReportJson(later, load.set, *r, s, [&]() -> const SimBill* {
+    asked_at = later.str().size();
+    return &*bill;
+  }));
+  EXPECT_EQ(later.str(), whole.str());
+  const size_t invoices = whole.str().find("\"invoices\"");
+  ASSERT_NE(invoices, std::string::npos);
+  EXPECT_GT(asked_at, whole.str().find("\"events\""));  // the events were written before
+  EXPECT_LE(asked_at, invoices + std::string("\"invoices\": [").size());
+
+  std::ostringstream failed;
+  EXPECT_FALSE(WriteReportJson(failed, load.set, *r, s, [] { return nullptr; }));
+  EXPECT_EQ(whole.str().substr(0, failed.str().size()), failed.str());
+  EXPECT_LT(failed.str().size(), whole.str().find('{', invoices));  // no invoice begun
+}
+
 // Issue 14 (item 3): once a workload has run, the report still says why it waited.
 TEST(ReportJsonTest, WorkloadsCarryTheirLastPendingReason) {
   const std::string big =
