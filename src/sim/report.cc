@@ -1,6 +1,7 @@
 #include "sim/report.h"
 
 #include <algorithm>
+#include <charconv>
 #include <functional>
 #include <iomanip>
 #include <map>
@@ -471,31 +472,49 @@ void WriteObject(std::ostream& os, const nlohmann::json& head,
 // nlohmann would escape are left to nlohmann). scenario_test compares the two on every scenario.
 class DumpedObject {
  public:
-  explicit DumpedObject(size_t depth) : depth_(depth) { kv_.reserve(16); }  // one allocation
-  void Raw(std::string_view key, std::string value) { kv_.emplace_back(key, std::move(value)); }
-  void String(std::string_view key, std::string_view v) { Raw(key, Quoted(v)); }
-  void StringOrNull(std::string_view key, std::string_view v, bool null) {
-    Raw(key, null ? std::string("null") : Quoted(v));
+  // Two allocations an object: the fields and their values' bytes, one after another.
+  explicit DumpedObject(size_t depth) : depth_(depth) {
+    kv_.reserve(16);
+    values_.reserve(256);
   }
-  void Int(std::string_view key, int64_t v) { Raw(key, std::to_string(v)); }
+  void Raw(std::string_view key, std::string_view value) {
+    kv_.push_back({key, values_.size(), value.size()});
+    values_ += value;
+  }
+  void String(std::string_view key, std::string_view v) {
+    if (NeedsEscaping(v)) return Raw(key, nlohmann::json(v).dump());
+    kv_.push_back({key, values_.size(), v.size() + 2});
+    values_ += '"';
+    values_ += v;
+    values_ += '"';
+  }
+  void StringOrNull(std::string_view key, std::string_view v, bool null) {
+    if (null) return Raw(key, "null");
+    String(key, v);
+  }
+  void Int(std::string_view key, int64_t v) {
+    char buf[24];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    Raw(key, std::string_view(buf, static_cast<size_t>(r.ptr - buf)));
+  }
   void Bool(std::string_view key, bool v) { Raw(key, v ? "true" : "false"); }
   void Seconds(std::string_view key, Millis ms) {
-    Raw(key, ms % 1000 == 0 ? std::to_string(ms / 1000) : sim::Seconds(ms).dump());
+    if (ms % 1000 == 0) return Int(key, ms / 1000);
+    Raw(key, sim::Seconds(ms).dump());
   }
   std::string Finish() {
-    std::sort(kv_.begin(), kv_.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    size_t size = 4 + 2 * depth_;
-    for (const auto& [k, v] : kv_) size += 2 * depth_ + k.size() + v.size() + 8;
+    std::sort(kv_.begin(), kv_.end(), [](const Field& a, const Field& b) { return a.key < b.key; });
+    size_t size = 4 + 2 * depth_ + values_.size();
+    for (const Field& f : kv_) size += 2 * depth_ + f.key.size() + 8;
     std::string out;
     out.reserve(size);
     out += "{\n";
     for (size_t i = 0; i < kv_.size(); ++i) {
       out.append(2 * (depth_ + 1), ' ');
       out += '"';
-      out += kv_[i].first;
+      out += kv_[i].key;
       out += "\": ";
-      out += kv_[i].second;
+      out.append(values_, kv_[i].offset, kv_[i].size);
       out += i + 1 < kv_.size() ? ",\n" : "\n";
     }
     out.append(2 * depth_, ' ');
@@ -503,22 +522,22 @@ class DumpedObject {
     return out;
   }
 
-  static std::string Quoted(std::string_view v) {
+ private:
+  // What nlohmann escapes (or may: non-ASCII bytes are left to it).
+  static bool NeedsEscaping(std::string_view v) {
     for (char c : v) {
       const auto u = static_cast<unsigned char>(c);
-      if (u < 0x20 || u >= 0x80 || c == '"' || c == '\\') return nlohmann::json(v).dump();
+      if (u < 0x20 || u >= 0x80 || c == '"' || c == '\\') return true;
     }
-    std::string out;
-    out.reserve(v.size() + 2);
-    out += '"';
-    out += v;
-    out += '"';
-    return out;
+    return false;
   }
-
- private:
+  struct Field {
+    std::string_view key;  // a literal
+    size_t offset, size;   // the value's bytes in values_
+  };
   size_t depth_;
-  std::vector<std::pair<std::string_view, std::string>> kv_;  // keys are literals
+  std::vector<Field> kv_;
+  std::string values_;
 };
 
 // ForEachWorkloadJson's objects, dumped at `depth`.
