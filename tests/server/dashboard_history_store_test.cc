@@ -1,6 +1,7 @@
 // The dashboard's history on disk (server/dashboard/history_store.h): samples as JSON and back,
 // and DIR/history.db keeping the newest samples up to the ring's capacity across reopenings.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <fstream>
 
@@ -83,6 +84,29 @@ TEST(DashboardHistoryStore, TheStoreKeepsTheNewestSamplesUpToTheCapacityAcrossRe
   ASSERT_TRUE(small.ok());
   ASSERT_EQ((*small)->Load()->size(), 1u);
   EXPECT_EQ((*small)->Load()->front().seq, 4);
+}
+
+// A write that cannot take the database (another writer holds it past the 5 s busy timeout)
+// says so, naming the file, and leaves nothing of its batch behind; the next write goes through.
+TEST(DashboardHistoryStore, AWriteThatFailsLeavesNothingOfItsBatch) {
+  const auto dir = arbiter::testing::ScratchDir("history-store-busy").string();
+  auto store = HistoryStore::Open(dir, 10);
+  ASSERT_TRUE(store.ok()) << store.message();
+  ASSERT_TRUE((*store)->Write({Full(1, kT0)}).ok());
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open((dir + "/history.db").c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  const Status busy = (*store)->Write({Full(2, kT0 + 1000), Full(3, kT0 + 2000)});
+  EXPECT_FALSE(busy.ok());
+  EXPECT_NE(busy.message().find(dir + "/history.db"), std::string::npos) << busy.message();
+  EXPECT_NE(busy.message().find("locked"), std::string::npos) << busy.message();
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+  auto samples = (*store)->Load();
+  ASSERT_TRUE(samples.ok()) << samples.message();
+  ASSERT_EQ(samples->size(), 1u);
+  ASSERT_TRUE((*store)->Write({Full(2, kT0 + 1000)}).ok());
+  EXPECT_EQ((*store)->Load()->size(), 2u);
 }
 
 TEST(DashboardHistoryStore, ADirectoryThatCannotBeCreatedIsAnError) {

@@ -4,6 +4,8 @@
 
 #include <string_view>
 
+#include "adapters/sqlite/statement.h"
+
 namespace arbiter::prometheus {
 
 namespace {
@@ -23,14 +25,11 @@ Result<std::unique_ptr<MeterProvenanceTable>> MeterProvenanceTable::Open(sqlite3
     return Err(db, "create meter_provenance");
   // Tables made before duplicate series were counted get the column (0: none were seen).
   bool has_dups = false;
-  sqlite3_stmt* info = nullptr;
-  if (sqlite3_prepare_v2(db, "PRAGMA table_info(meter_provenance)", -1, &info, nullptr) !=
-      SQLITE_OK)
-    return Err(db, "read meter_provenance columns");
-  while (sqlite3_step(info) == SQLITE_ROW)
-    has_dups |= std::string_view(reinterpret_cast<const char*>(sqlite3_column_text(info, 1))) ==
-                "duplicate_points";
-  sqlite3_finalize(info);
+  sqlite::Stmt info(db, "PRAGMA table_info(meter_provenance)");
+  if (!info.ok()) return Status::Error("ledger: read meter_provenance columns: " + info.error());
+  int rc;
+  while ((rc = info.Step()) == SQLITE_ROW) has_dups |= info.ColText(1) == "duplicate_points";
+  if (rc != SQLITE_DONE) return Err(db, "read meter_provenance columns");
   if (!has_dups &&
       sqlite3_exec(db,
                    "ALTER TABLE meter_provenance ADD COLUMN duplicate_points INTEGER NOT NULL "
@@ -42,69 +41,50 @@ Result<std::unique_ptr<MeterProvenanceTable>> MeterProvenanceTable::Open(sqlite3
 
 Status MeterProvenanceTable::Put(const std::vector<MeterProvenance>& rows) {
   if (rows.empty()) return Status::Ok();
-  if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK)
-    return Err(db_, "begin");
-  sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(
-          db_,
-          "INSERT OR REPLACE INTO meter_provenance(namespace, workload, resource, hour, usage_gaps,"
-          " request_gaps, counter_resets, outside_samples, duplicate_points)"
-          " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
-          -1, &st, nullptr) != SQLITE_OK) {
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    return Err(db_, "prepare meter_provenance insert");
-  }
+  sqlite::Txn txn(db_, "ledger");
+  if (!txn.ok()) return txn.status();
+  sqlite::Stmt st(db_,
+                  "INSERT OR REPLACE INTO meter_provenance(namespace, workload, resource, hour, "
+                  "usage_gaps, request_gaps, counter_resets, outside_samples, duplicate_points)"
+                  " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)");
   for (const auto& r : rows) {
-    sqlite3_reset(st);
-    sqlite3_bind_text(st, 1, r.namespace_.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, r.workload.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 3, r.resource.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st, 4, r.hour);
-    sqlite3_bind_int64(st, 5, r.usage_gaps);
-    sqlite3_bind_int64(st, 6, r.request_gaps);
-    sqlite3_bind_int64(st, 7, r.counter_resets);
-    sqlite3_bind_int64(st, 8, r.outside_samples);
-    sqlite3_bind_int64(st, 9, r.duplicate_points);
-    if (sqlite3_step(st) != SQLITE_DONE) {
-      sqlite3_finalize(st);
-      Status s = Err(db_, "write meter_provenance");
-      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-      return s;
-    }
+    st.Reset();
+    st.TextRef(1, r.namespace_);
+    st.TextRef(2, r.workload);
+    st.TextRef(3, r.resource);
+    st.Int(4, r.hour);
+    st.Int(5, r.usage_gaps);
+    st.Int(6, r.request_gaps);
+    st.Int(7, r.counter_resets);
+    st.Int(8, r.outside_samples);
+    st.Int(9, r.duplicate_points);
+    if (Status s = st.Run("ledger: write meter_provenance"); !s.ok()) return s;  // rolled back
   }
-  sqlite3_finalize(st);
-  if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
-    Status s = Err(db_, "commit meter_provenance");
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    return s;
-  }
-  return Status::Ok();
+  return txn.Commit();
 }
 
 Result<std::vector<MeterProvenance>> MeterProvenanceTable::Read() {
   std::vector<MeterProvenance> out;
-  sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(
-          db_,
-          "SELECT namespace, workload, resource, hour, usage_gaps, request_gaps, counter_resets,"
-          " outside_samples, duplicate_points FROM meter_provenance"
-          " ORDER BY namespace, workload, resource, hour",
-          -1, &st, nullptr) != SQLITE_OK)
-    return Err(db_, "read meter_provenance");
-  while (sqlite3_step(st) == SQLITE_ROW) {
+  sqlite::Stmt st(db_,
+                  "SELECT namespace, workload, resource, hour, usage_gaps, request_gaps, "
+                  "counter_resets, outside_samples, duplicate_points FROM meter_provenance"
+                  " ORDER BY namespace, workload, resource, hour");
+  if (!st.ok()) return Status::Error("ledger: read meter_provenance: " + st.error());
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) {
     MeterProvenance m;
-    m.namespace_ = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
-    m.workload = reinterpret_cast<const char*>(sqlite3_column_text(st, 1));
-    m.resource = reinterpret_cast<const char*>(sqlite3_column_text(st, 2));
-    m.hour = sqlite3_column_int64(st, 3);
-    m.usage_gaps = sqlite3_column_int64(st, 4);
-    m.request_gaps = sqlite3_column_int64(st, 5);
-    m.counter_resets = sqlite3_column_int64(st, 6);
-    m.outside_samples = sqlite3_column_int64(st, 7);
-    m.duplicate_points = sqlite3_column_int64(st, 8);
+    m.namespace_ = st.ColText(0);
+    m.workload = st.ColText(1);
+    m.resource = st.ColText(2);
+    m.hour = st.ColInt(3);
+    m.usage_gaps = st.ColInt(4);
+    m.request_gaps = st.ColInt(5);
+    m.counter_resets = st.ColInt(6);
+    m.outside_samples = st.ColInt(7);
+    m.duplicate_points = st.ColInt(8);
     out.push_back(std::move(m));
   }
-  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) return Err(db_, "read meter_provenance");  // never a partial answer
   return out;
 }
 
@@ -114,13 +94,14 @@ namespace arbiter::prometheus {
 
 Result<std::optional<Millis>> ReadMeterWatermark(sqlite3* db) {
   // No table (a ledger the job never sealed, or one opened for reading): no watermark.
-  sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(db, "SELECT metered_until FROM meter_watermark WHERE id = 1", -1, &st,
-                         nullptr) != SQLITE_OK)
-    return std::optional<Millis>();
+  sqlite::Stmt st(db, "SELECT metered_until FROM meter_watermark WHERE id = 1");
+  if (!st.ok()) return std::optional<Millis>();
   std::optional<Millis> out;
-  if (sqlite3_step(st) == SQLITE_ROW) out = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
+  const int rc = st.Step();
+  if (rc == SQLITE_ROW)
+    out = st.ColInt(0);
+  else if (rc != SQLITE_DONE)
+    return Err(db, "read meter_watermark");
   return out;
 }
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "adapters/sqlite/statement.h"
+
 namespace arbiter::server::dashboard {
 
 namespace {
@@ -130,55 +132,37 @@ Status HistoryStore::Exec(const char* sql) {
 }
 
 Result<std::vector<Sample>> HistoryStore::Load() {
-  sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(db_, "SELECT sample FROM samples ORDER BY seq DESC LIMIT ?1", -1, &st,
-                         nullptr) != SQLITE_OK)
-    return Result<std::vector<Sample>>::Error(path_ + ": " + sqlite3_errmsg(db_));
-  sqlite3_bind_int64(st, 1, static_cast<sqlite3_int64>(capacity_));
+  sqlite::Stmt st(db_, "SELECT sample FROM samples ORDER BY seq DESC LIMIT ?1");
+  if (!st.ok()) return Status::Internal(path_ + ": " + st.error());
+  st.Int(1, static_cast<int64_t>(capacity_));
   std::vector<Sample> out;
   int rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    const unsigned char* text = sqlite3_column_text(st, 0);
-    const Json j = Json::parse(text ? reinterpret_cast<const char*>(text) : "", nullptr, false);
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    const Json j = Json::parse(st.ColText(0), nullptr, false);
     auto s = SampleFromJson(j);
     if (s.ok()) out.push_back(std::move(s).value());
   }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE)
-    return Result<std::vector<Sample>>::Error(path_ + ": " + sqlite3_errmsg(db_));
+  if (rc != SQLITE_DONE) return Status::Internal(path_ + ": " + sqlite3_errmsg(db_));
   std::reverse(out.begin(), out.end());
   return out;
 }
 
 Status HistoryStore::Write(const std::vector<Sample>& batch) {
   if (batch.empty()) return Status::Ok();
-  if (Status s = Exec("BEGIN"); !s.ok()) return s;
-  sqlite3_stmt* st = nullptr;
-  Status result = Status::Ok();
-  if (sqlite3_prepare_v2(db_,
-                         "INSERT OR REPLACE INTO samples (seq, time, sample) VALUES (?1, ?2, ?3)",
-                         -1, &st, nullptr) != SQLITE_OK)
-    result = Status::Internal(path_ + ": " + sqlite3_errmsg(db_));
-  for (size_t i = 0; result.ok() && i < batch.size(); ++i) {
-    const std::string text = SampleToJson(batch[i]).dump();
-    sqlite3_bind_int64(st, 1, batch[i].seq);
-    sqlite3_bind_int64(st, 2, batch[i].time);
-    sqlite3_bind_text(st, 3, text.c_str(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-    if (sqlite3_step(st) != SQLITE_DONE)
-      result = Status::Internal(path_ + ": " + sqlite3_errmsg(db_));
-    sqlite3_reset(st);
+  sqlite::Txn txn(db_, path_);
+  if (!txn.ok()) return txn.status();
+  sqlite::Stmt st(db_, "INSERT OR REPLACE INTO samples (seq, time, sample) VALUES (?1, ?2, ?3)");
+  for (const Sample& sample : batch) {
+    st.Reset();
+    st.Int(1, sample.seq);
+    st.Int(2, sample.time);
+    st.Text(3, SampleToJson(sample).dump());
+    if (Status s = st.Run(path_); !s.ok()) return s;  // rolled back
   }
-  sqlite3_finalize(st);
-  if (result.ok()) {
-    const std::string trim = "DELETE FROM samples WHERE seq <= (SELECT MAX(seq) FROM samples) - " +
-                             std::to_string(capacity_);
-    result = Exec(trim.c_str());
-  }
-  if (!result.ok()) {
-    (void)Exec("ROLLBACK");
-    return result;
-  }
-  return Exec("COMMIT");
+  sqlite::Stmt trim(db_, "DELETE FROM samples WHERE seq <= (SELECT MAX(seq) FROM samples) - ?1");
+  trim.Int(1, static_cast<int64_t>(capacity_));
+  if (Status s = trim.Run(path_); !s.ok()) return s;
+  return txn.Commit();
 }
 
 }  // namespace arbiter::server::dashboard
