@@ -75,42 +75,47 @@ TEST(ReportTextTest, Plural) {
   EXPECT_EQ(Plural(3, "entry", "entries"), "3 entries");
 }
 
+// The example pool run and billed: a PriceBook, tenants, idle capacity and preemption credits.
+class ExamplePoolReport : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    load = yaml::LoadManifestFiles({std::string(ARBITER_SOURCE_DIR) + "/examples/pool.yaml"});
+    ASSERT_TRUE(load.ok());
+    auto r = RunSimulation(load.set, SimOptions{});
+    ASSERT_TRUE(r.ok()) << r.message();
+    run.emplace(std::move(r).value());
+    summary = Summarise(load.set, *run);
+    auto b = BillSimulation(load.set, *run, DefaultEpoch(load.set));
+    ASSERT_TRUE(b.ok()) << b.message();
+    bill = std::move(b).value();
+  }
+  yaml::ManifestLoad load;
+  std::optional<SimResult> run;
+  sim::Summary summary;
+  SimBill bill;
+};
+
 // `arbiter sim --report-json` streams the report (workloads, events, timeline and each invoice's
-// provenance element by element); the bytes equal the DOM's pretty print. The example pool has a
-// PriceBook, tenants, idle capacity and preemption credits.
-TEST(ReportJsonTest, StreamedReportEqualsTheDomWithInvoices) {
-  auto load = yaml::LoadManifestFiles({std::string(ARBITER_SOURCE_DIR) + "/examples/pool.yaml"});
-  ASSERT_TRUE(load.ok());
-  auto r = RunSimulation(load.set, SimOptions{});
-  ASSERT_TRUE(r.ok()) << r.message();
-  auto s = Summarise(load.set, *r);
-  auto bill = BillSimulation(load.set, *r, DefaultEpoch(load.set));
-  ASSERT_TRUE(bill.ok()) << bill.message();
-  ASSERT_FALSE(bill->invoices.empty());
-  ASSERT_FALSE(bill->invoices[0].provenance.empty());
+// provenance element by element); the bytes equal the DOM's pretty print.
+TEST_F(ExamplePoolReport, StreamedReportEqualsTheDomWithInvoices) {
+  ASSERT_FALSE(bill.invoices.empty());
+  ASSERT_FALSE(bill.invoices[0].provenance.empty());
   std::ostringstream streamed;
-  WriteReportJson(streamed, load.set, *r, s, *bill);
-  EXPECT_EQ(streamed.str(), ReportJson(load.set, *r, s, BillJson(*bill)).dump(2) + "\n");
+  WriteReportJson(streamed, load.set, *run, summary, bill);
+  EXPECT_EQ(streamed.str(), ReportJson(load.set, *run, summary, BillJson(bill)).dump(2) + "\n");
 }
 
 // The CLI writes the report on one thread while it bills on others: the writer asks for the bill
 // only at the invoices, and stops there when billing failed (a prefix of the report, no invoices).
-TEST(ReportJsonTest, TheBillIsAskedForAtTheInvoicesOnly) {
-  auto load = yaml::LoadManifestFiles({std::string(ARBITER_SOURCE_DIR) + "/examples/pool.yaml"});
-  ASSERT_TRUE(load.ok());
-  auto r = RunSimulation(load.set, SimOptions{});
-  ASSERT_TRUE(r.ok()) << r.message();
-  auto s = Summarise(load.set, *r);
-  auto bill = BillSimulation(load.set, *r, DefaultEpoch(load.set));
-  ASSERT_TRUE(bill.ok()) << bill.message();
+TEST_F(ExamplePoolReport, TheBillIsAskedForAtTheInvoicesOnly) {
   std::ostringstream whole;
-  WriteReportJson(whole, load.set, *r, s, *bill);
+  WriteReportJson(whole, load.set, *run, summary, bill);
 
   std::ostringstream later;
   size_t asked_at = 0;
-  EXPECT_TRUE(WriteReportJson(later, load.set, *r, s, [&]() -> const SimBill* {
+  EXPECT_TRUE(WriteReportJson(later, load.set, *run, summary, [&]() -> const SimBill* {
     asked_at = later.str().size();
-    return &*bill;
+    return &bill;
   }));
   EXPECT_EQ(later.str(), whole.str());
   const size_t invoices = whole.str().find("\"invoices\"");
@@ -119,7 +124,7 @@ TEST(ReportJsonTest, TheBillIsAskedForAtTheInvoicesOnly) {
   EXPECT_LE(asked_at, invoices + std::string("\"invoices\": [").size());
 
   std::ostringstream failed;
-  EXPECT_FALSE(WriteReportJson(failed, load.set, *r, s, [] { return nullptr; }));
+  EXPECT_FALSE(WriteReportJson(failed, load.set, *run, summary, [] { return nullptr; }));
   EXPECT_EQ(whole.str().substr(0, failed.str().size()), failed.str());
   EXPECT_LT(failed.str().size(), whole.str().find('{', invoices));  // no invoice begun
 }
