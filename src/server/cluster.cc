@@ -855,90 +855,107 @@ void Cluster::Sync(Millis t) {
   sink_->finished.clear();
   std::map<uint64_t, std::string> disruption;
   std::vector<uint64_t> touched;
-  for (const auto& e : events) {
-    // The decision digest: FNV-1a over the event's identity.
-    const std::string line = std::to_string(e.time) + " " + engine::ToString(e.type) + " " +
-                             std::to_string(engine::Value(e.workload)) + " " + e.node + " " + e.by;
-    for (unsigned char c : line) decision_digest_ = (decision_digest_ ^ c) * 1099511628211ull;
-    decision_digest_ = (decision_digest_ ^ '\n') * 1099511628211ull;
-    ++decision_count_;
-    {
-      std::optional<engine::WorkloadStatus> st;  // a bind's workload, for the wait histogram
-      if (e.type == EventType::kScheduled) {
-        auto fin = finished.find(engine::Value(e.workload));
-        st = fin != finished.end() ? std::optional(fin->second) : engine_->Get(e.workload);
-      }
-      stats_.Record(e, st ? &*st : nullptr);
-    }
-    if (e.workload == engine::kNoWorkload) {
-      if (const Json* node = store_.Get("Node", "", e.node)) AddEvent(e, *node, t);
-      continue;
-    }
-    const uint64_t id = engine::Value(e.workload);
-    touched.push_back(id);
-    if (e.type == EventType::kPreempted || e.type == EventType::kReclaimed)
-      disruption[id] = e.Message();
-    auto key = pod_of_.find(id);
-    if (key == pod_of_.end()) continue;
-    if (const Json* pod = store_.Get("Pod", key->second.first, key->second.second))
-      AddEvent(e, *pod, t);
-  }
+  for (const auto& e : events) RecordEvent(e, finished, t, &touched, &disruption);
   std::sort(touched.begin(), touched.end());
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-  for (uint64_t id : touched) {
-    auto key = pod_of_.find(id);
-    if (key == pod_of_.end()) continue;
-    const auto [ns, name] = key->second;
-    quota_dirty_.insert(ns);
-    const Json* stored = store_.Get("Pod", ns, name);
-    auto fin = finished.find(id);
-    std::optional<engine::WorkloadStatus> st;
-    if (fin != finished.end())
-      st = fin->second;
-    else
-      st = engine_->Get(WorkloadId{id});
-    if (!stored || !st) continue;
-    NotePending(id, *st);
-    if (fin != finished.end()) {
-      pod_of_.erase(id);
-      usage_of_.erase(id);
-      workload_of_.erase({ns, name});
-      if (st->phase == engine::Phase::kDeleted) {
-        store_.Remove("Pod", ns, name);
-        continue;
-      }
-      finished_of_[{ns, name}] = id;
+  for (uint64_t id : touched) SyncPodStatus(id, finished, disruption, t);
+  // (With a minimum runtime, a wake-up re-runs the queue with no event: look every time.)
+  const bool may_move = !events.empty() || engine_->policy().min_runtime > 0;
+  if (may_move && !OnlyArrivalsMoved(events, touched)) RefreshPending(touched, t);
+  RefreshPdbs(t);
+  RefreshQuotas();
+}
+
+// One engine event: into the decision digest and the scheduling statistics, as a core/v1 Event
+// on its pod or node; the workloads it touched and the disruption texts are collected.
+void Cluster::RecordEvent(const engine::Event& e,
+                          const std::map<uint64_t, engine::WorkloadStatus>& finished, Millis t,
+                          std::vector<uint64_t>* touched,
+                          std::map<uint64_t, std::string>* disruption) {
+  // The decision digest: FNV-1a over the event's identity.
+  const std::string line = std::to_string(e.time) + " " + engine::ToString(e.type) + " " +
+                           std::to_string(engine::Value(e.workload)) + " " + e.node + " " + e.by;
+  for (unsigned char c : line) decision_digest_ = (decision_digest_ ^ c) * 1099511628211ull;
+  decision_digest_ = (decision_digest_ ^ '\n') * 1099511628211ull;
+  ++decision_count_;
+  {
+    std::optional<engine::WorkloadStatus> st;  // a bind's workload, for the wait histogram
+    if (e.type == EventType::kScheduled) {
+      auto fin = finished.find(engine::Value(e.workload));
+      st = fin != finished.end() ? std::optional(fin->second) : engine_->Get(e.workload);
     }
-    Json pod = *stored;
-    auto d = disruption.find(id);
-    SetPodStatus(pod, *st, d == disruption.end() ? "" : d->second, t);
-    if (pod != *stored) store_.Put("Pod", ns, name, std::move(pod));
+    stats_.Record(e, st ? &*st : nullptr);
   }
-  // A cycle that only took arrivals (no release, no reservation, no gang) attempted only them:
-  // no other pending pod's text moved (engine/queue.cc RunCycle).
-  bool arrivals_only = reserved_.empty() && engine_->policy().min_runtime == 0;
+  if (e.workload == engine::kNoWorkload) {
+    if (const Json* node = store_.Get("Node", "", e.node)) AddEvent(e, *node, t);
+    return;
+  }
+  const uint64_t id = engine::Value(e.workload);
+  touched->push_back(id);
+  if (e.type == EventType::kPreempted || e.type == EventType::kReclaimed)
+    (*disruption)[id] = e.Message();
+  auto key = pod_of_.find(id);
+  if (key == pod_of_.end()) return;
+  if (const Json* pod = store_.Get("Pod", key->second.first, key->second.second))
+    AddEvent(e, *pod, t);
+}
+
+// A touched workload's pod: its status rewritten from the engine's; a finished one leaves the
+// live maps (a deleted one the store too).
+void Cluster::SyncPodStatus(uint64_t id, const std::map<uint64_t, engine::WorkloadStatus>& finished,
+                            const std::map<uint64_t, std::string>& disruption, Millis t) {
+  auto key = pod_of_.find(id);
+  if (key == pod_of_.end()) return;
+  const auto [ns, name] = key->second;
+  quota_dirty_.insert(ns);
+  const Json* stored = store_.Get("Pod", ns, name);
+  auto fin = finished.find(id);
+  std::optional<engine::WorkloadStatus> st;
+  if (fin != finished.end())
+    st = fin->second;
+  else
+    st = engine_->Get(WorkloadId{id});
+  if (!stored || !st) return;
+  NotePending(id, *st);
+  if (fin != finished.end()) {
+    pod_of_.erase(id);
+    usage_of_.erase(id);
+    workload_of_.erase({ns, name});
+    if (st->phase == engine::Phase::kDeleted) {
+      store_.Remove("Pod", ns, name);
+      return;
+    }
+    finished_of_[{ns, name}] = id;
+  }
+  Json pod = *stored;
+  auto d = disruption.find(id);
+  SetPodStatus(pod, *st, d == disruption.end() ? "" : d->second, t);
+  if (pod != *stored) store_.Put("Pod", ns, name, std::move(pod));
+}
+
+// A cycle that only took arrivals (no release, no reservation, no gang) attempted only them: no
+// other pending pod's text moved (engine/queue.cc RunCycle).
+bool Cluster::OnlyArrivalsMoved(const std::vector<engine::Event>& events,
+                                const std::vector<uint64_t>& touched) const {
+  if (!reserved_.empty() || engine_->policy().min_runtime != 0) return false;
   bool arrived = false;
   for (const auto& e : events) {
     arrived = arrived || e.type == EventType::kSubmitted;
     if (e.type != EventType::kSubmitted && e.type != EventType::kScheduled &&
         e.type != EventType::kFailedScheduling && e.type != EventType::kQuotaExceeded &&
         e.type != EventType::kBorrowed)
-      arrivals_only = false;
+      return false;
   }
+  if (!arrived) return false;
   for (uint64_t id : touched) {
-    if (!arrivals_only) break;
     auto key = pod_of_.find(id);
     const Json* pod =
         key == pod_of_.end() ? nullptr : store_.Get("Pod", key->second.first, key->second.second);
     if (pod && pod->contains("metadata") && pod->at("metadata").contains("labels") &&
         pod->at("metadata").at("labels").contains(kPodGroupLabel))
-      arrivals_only = false;
+      return false;
   }
-  // (With a minimum runtime, a wake-up re-runs the queue with no event: look every time.)
-  const bool may_move = !events.empty() || engine_->policy().min_runtime > 0;
-  if (may_move && !(arrived && arrivals_only)) RefreshPending(touched, t);
-  RefreshPdbs(t);
-  RefreshQuotas();
+  return true;
 }
 
 // The engine emits one event per kind of reason per pending spell, but the text of a pending

@@ -184,6 +184,14 @@ class Cluster {
   void Advance(Millis t);
   // Engine events -> pod statuses, core/v1 Events, decisions.
   void Sync(Millis t);
+  void RecordEvent(const engine::Event& e,
+                   const std::map<uint64_t, engine::WorkloadStatus>& finished, Millis t,
+                   std::vector<uint64_t>* touched, std::map<uint64_t, std::string>* disruption);
+  void SyncPodStatus(uint64_t id, const std::map<uint64_t, engine::WorkloadStatus>& finished,
+                     const std::map<uint64_t, std::string>& disruption, Millis t);
+  // Whether the events were only arrivals and their binds (no pending pod's reason moved).
+  bool OnlyArrivalsMoved(const std::vector<engine::Event>& events,
+                         const std::vector<uint64_t>& touched) const;
   void AddEvent(const engine::Event& e, const Json& involved, Millis t);
   // Rewrites the status of pending pods (not in `touched`, sorted) whose reason text moved.
   void RefreshPending(const std::vector<uint64_t>& touched, Millis t);
