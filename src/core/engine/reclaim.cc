@@ -123,9 +123,11 @@ bool PodReclaim::StepRoom(const std::vector<bool>& attempts, Plan* plan) {
   std::optional<NodePlan> best;
   std::vector<Slot> here;
   for (uint32_t i = 0; i < s_.nodes.size(); ++i) {
+    // A node without candidates cannot help: step 1 found the pod does not fit there once the
+    // quota victims (none of them there) exit, and only victims there change that.
+    if (CandidatesOn(i).empty()) continue;
     here.clear();
-    for (Slot v : c_.slots)
-      if (s_.workloads[v].node == s_.node_at[i]) here.push_back(v);
+    for (uint32_t k : CandidatesOn(i)) here.push_back(c_.slots[k]);
     if (!s_.FitsOnceGone(i, w_, here)) continue;  // not even with every candidate here gone
     auto set = MinimalSet(attempts, Room{Room::Kind::kNode, i});
     if (!set) continue;

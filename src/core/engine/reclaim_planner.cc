@@ -96,41 +96,93 @@ std::optional<std::vector<Slot>> ReclaimPlanner::FairSet(const Room& room) {
   return out;
 }
 
-// Kueue's greedy pass in candidate order, then victims given back from the last chosen while the
-// quota (and the room) still suffice. For a node, once the quota is free only victims there are
-// still taken, and the pass stops as soon as the preemptor fits there; for a group's members, every
-// valid candidate is taken and the room tested at the end.
-std::optional<std::vector<Slot>> ReclaimPlanner::ClassicSet(bool allow, const Room& room) {
-  const bool on_node = room.kind == Room::Kind::kNode, members = room.kind == Room::Kind::kMembers;
-  std::vector<Slot> chosen;
-  std::vector<const Workload*> released = c_.base;
-  bool freed = false, fits = !on_node || RoomOk(room, chosen);
-  for (size_t k = 0; k < c_.slots.size(); ++k) {
-    if (freed && fits && !members) break;
-    const Slot v = c_.slots[k];
-    const bool here = members || (on_node && s_.workloads[v].node == s_.node_at[room.node]);
-    if (freed && !here) continue;  // quota is free: only victims that make room still help
-    if (!s_.QuotaCandidateValid(c_, k, released, allow)) continue;
-    chosen.push_back(v);
-    if (strict_ && s_.QuotaVictimViolations(pre_, chosen, {}, pdb_state_, &blocking_) > 0) {
-      chosen.pop_back();
+const std::vector<uint32_t>& ReclaimPlanner::CandidatesOn(uint32_t pos) {
+  if (on_node_.empty()) {
+    on_node_.resize(s_.nodes.size());
+    for (size_t k = 0; k < c_.slots.size(); ++k)
+      on_node_[s_.node_info[s_.workloads[c_.slots[k]].node].pos].push_back(
+          static_cast<uint32_t>(k));
+  }
+  return on_node_[pos];
+}
+
+const ReclaimPlanner::Prefix& ReclaimPlanner::GreedyPrefix(bool allow) {
+  Prefix& p = prefix_[allow ? 1 : 0];
+  if (p.computed) return p;
+  p.computed = true;
+  p.released = c_.base;
+  for (; p.next < c_.slots.size() && !p.freed; ++p.next) {
+    if (!s_.QuotaCandidateValid(c_, p.next, p.released, allow)) continue;
+    p.chosen.push_back(c_.slots[p.next]);
+    if (strict_ && s_.QuotaVictimViolations(pre_, p.chosen, {}, pdb_state_, &blocking_) > 0) {
+      p.chosen.pop_back();
       continue;
     }
-    released.push_back(&s_.workloads[v]);
-    if (!freed) freed = s_.QuotaFitsOnceGone(pre_, released, allow);
-    if (!fits && here && on_node) fits = RoomOk(room, chosen);
+    p.released.push_back(&s_.workloads[c_.slots[p.next]]);
+    p.freed = s_.QuotaFitsOnceGone(pre_, p.released, allow);
   }
-  if (members && freed) fits = RoomOk(room, chosen);
-  if (!freed || !fits) return std::nullopt;
+  return p;
+}
+
+// Kueue's greedy pass in candidate order (GreedyPrefix, until the quota is free), then the victims
+// that make room (TakeForRoom), then victims given back from the last chosen while the quota (and
+// the room) still suffice.
+std::optional<std::vector<Slot>> ReclaimPlanner::ClassicSet(bool allow, const Room& room) {
+  const Prefix& p = GreedyPrefix(allow);
+  if (!p.freed) return std::nullopt;
+  std::vector<Slot> chosen = p.chosen;
+  std::vector<const Workload*> released = p.released;
+  if (!TakeForRoom(allow, room, chosen, released)) return std::nullopt;
+  std::vector<const Workload*> rest;
   for (size_t k = chosen.size(); k-- > 0;) {
     std::vector<Slot> without = chosen;
     without.erase(without.begin() + static_cast<long>(k));
-    std::vector<const Workload*> rest = c_.base;
+    rest.assign(c_.base.begin(), c_.base.end());
     for (Slot v : without) rest.push_back(&s_.workloads[v]);
     if (s_.QuotaFitsOnceGone(pre_, rest, allow) && RoomOk(room, without))
       chosen = std::move(without);
   }
   return chosen;
+}
+
+// With the quota free: for a node, the candidates there after the prefix are taken until the
+// preemptor fits there (whether it fits is checked after each victim there, prefix included, as
+// the pass takes them); for a group's members, every further valid candidate is taken and the room
+// tested at the end. False without room.
+bool ReclaimPlanner::TakeForRoom(bool allow, const Room& room, std::vector<Slot>& chosen,
+                                 std::vector<const Workload*>& released) {
+  if (room.kind == Room::Kind::kNone) return true;
+  const bool on_node = room.kind == Room::Kind::kNode;
+  const size_t next = GreedyPrefix(allow).next;
+  bool fits = !on_node;
+  if (on_node) {
+    std::vector<Slot> so_far;
+    fits = RoomOk(room, so_far);
+    for (size_t j = 0; j < chosen.size() && !fits; ++j) {
+      so_far.push_back(chosen[j]);
+      if (s_.workloads[chosen[j]].node == s_.node_at[room.node]) fits = RoomOk(room, so_far);
+    }
+  }
+  auto take = [&](size_t k) {
+    if (!s_.QuotaCandidateValid(c_, k, released, allow)) return;
+    chosen.push_back(c_.slots[k]);
+    if (strict_ && s_.QuotaVictimViolations(pre_, chosen, {}, pdb_state_, &blocking_) > 0) {
+      chosen.pop_back();
+      return;
+    }
+    released.push_back(&s_.workloads[c_.slots[k]]);
+    if (!fits) fits = RoomOk(room, chosen);
+  };
+  if (on_node) {
+    for (uint32_t k : CandidatesOn(room.node))
+      if (fits)
+        break;
+      else if (k >= next)
+        take(k);
+    return fits;
+  }
+  for (size_t k = next; k < c_.slots.size(); ++k) take(k);  // `fits` stays true until the end
+  return RoomOk(room, chosen);
 }
 
 // The steps, per unit of attempts: a pod's one unit holds all of Kueue's attempts, a group has a

@@ -75,6 +75,8 @@ class ReclaimPlanner {
   // fair sharing, the fair-sharing strategies' set instead (a pod's only).
   std::optional<std::vector<Slot>> MinimalSet(const std::vector<bool>& attempts, Room room);
   bool RoomOk(const Room& room, const std::vector<Slot>& gone);
+  // The candidates (indices into c_.slots, in candidate order) on the node at `pos`.
+  const std::vector<uint32_t>& CandidatesOn(uint32_t pos);
 
   State& s_;
   const Workload& pre_;
@@ -90,13 +92,27 @@ class ReclaimPlanner {
   std::string room_why_;               // why step 3 failed (set by StepCombined)
 
  private:
+  // Kueue's greedy pass until the quota is free, the same for every room (computed once per
+  // attempt): the victims in the order taken, `next` the first candidate index after them.
+  struct Prefix {
+    bool computed = false, freed = false;
+    size_t next = 0;
+    std::vector<Slot> chosen;
+    std::vector<const Workload*> released;  // c_.base and `chosen`
+  };
+  const Prefix& GreedyPrefix(bool allow);
   bool Collect(std::string* why, std::string* wait);
   std::optional<std::vector<Slot>> ClassicSet(bool allow, const Room& room);
+  bool TakeForRoom(bool allow, const Room& room, std::vector<Slot>& chosen,
+                   std::vector<const Workload*>& released);
   std::optional<std::vector<Slot>> FairSet(const Room& room);
   bool Choose(Plan* plan, std::string* why, std::string* wait);
   void Execute(const Plan& plan);
   void Announce(const Plan& plan, size_t own, size_t toward_fair,
                 const std::vector<State::FairPick>* picks);
+
+  Prefix prefix_[2];                            // by allowBorrowing
+  std::vector<std::vector<uint32_t>> on_node_;  // CandidatesOn, by position (built on first use)
 };
 
 }  // namespace arbiter::engine
