@@ -96,14 +96,20 @@ std::optional<std::vector<Slot>> ReclaimPlanner::FairSet(const Room& room) {
   return out;
 }
 
-const std::vector<uint32_t>& ReclaimPlanner::CandidatesOn(uint32_t pos) {
-  if (on_node_.empty()) {
-    on_node_.resize(s_.nodes.size());
-    for (size_t k = 0; k < c_.slots.size(); ++k)
-      on_node_[s_.node_info[s_.workloads[c_.slots[k]].node].pos].push_back(
-          static_cast<uint32_t>(k));
+std::span<const uint32_t> ReclaimPlanner::CandidatesOn(uint32_t pos) {
+  if (node_start_.empty()) {  // a counting sort by node position, stable: candidate order kept
+    std::vector<uint32_t> at(c_.slots.size());
+    node_start_.assign(s_.nodes.size() + 1, 0);
+    for (size_t k = 0; k < c_.slots.size(); ++k) {
+      at[k] = s_.node_info[s_.workloads[c_.slots[k]].node].pos;
+      ++node_start_[at[k] + 1];
+    }
+    for (size_t i = 1; i < node_start_.size(); ++i) node_start_[i] += node_start_[i - 1];
+    std::vector<uint32_t> fill(node_start_.begin(), node_start_.end() - 1);
+    by_node_.resize(c_.slots.size());
+    for (size_t k = 0; k < c_.slots.size(); ++k) by_node_[fill[at[k]]++] = static_cast<uint32_t>(k);
   }
-  return on_node_[pos];
+  return {by_node_.data() + node_start_[pos], node_start_[pos + 1] - node_start_[pos]};
 }
 
 const ReclaimPlanner::Prefix& ReclaimPlanner::GreedyPrefix(bool allow) {

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -76,7 +77,7 @@ class ReclaimPlanner {
   std::optional<std::vector<Slot>> MinimalSet(const std::vector<bool>& attempts, Room room);
   bool RoomOk(const Room& room, const std::vector<Slot>& gone);
   // The candidates (indices into c_.slots, in candidate order) on the node at `pos`.
-  const std::vector<uint32_t>& CandidatesOn(uint32_t pos);
+  std::span<const uint32_t> CandidatesOn(uint32_t pos);
 
   State& s_;
   const Workload& pre_;
@@ -111,8 +112,10 @@ class ReclaimPlanner {
   void Announce(const Plan& plan, size_t own, size_t toward_fair,
                 const std::vector<State::FairPick>* picks);
 
-  Prefix prefix_[2];                            // by allowBorrowing
-  std::vector<std::vector<uint32_t>> on_node_;  // CandidatesOn, by position (built on first use)
+  Prefix prefix_[2];  // by allowBorrowing
+  // CandidatesOn (built on first use): those on the node at `pos` are
+  // by_node_[node_start_[pos] .. node_start_[pos + 1]).
+  std::vector<uint32_t> node_start_, by_node_;
 };
 
 }  // namespace arbiter::engine
