@@ -7,6 +7,10 @@
 #
 #   bench/large_sim.sh [NODES] [PODS] [ARBITER]      default 10000 1000000 build/arbiter
 #
+# TAINT=1: every fourth node (the H100s) also carries a `PreferNoSchedule` taint
+# (bench.arbiter.dev/reserved) that no pod tolerates: a score, never a filter, that changes where
+# pods go and how often reclaim searches the nodes (issue 29's slow case).
+#
 # The manifest (~300 MB for a million pods) and the report go to $WORK (default a temp dir, removed
 # at the end unless KEEP=1).
 set -euo pipefail
@@ -19,7 +23,7 @@ trap '[[ "${KEEP:-0}" == 1 ]] || rm -rf "$WORK"' EXIT
 MANIFEST=$WORK/pool-$NODES-$PODS.yaml
 
 echo "generating $NODES nodes and $PODS pods into $MANIFEST" >&2
-awk -v nodes="$NODES" -v pods="$PODS" 'BEGIN {
+awk -v nodes="$NODES" -v pods="$PODS" -v taint="${TAINT:-0}" 'BEGIN {
   print "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: low}\nvalue: 1000"
   print "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 10000"
   print "---\napiVersion: arbiter.dev/v1alpha1\nkind: PriceBook\nmetadata: {name: standard}\nspec:"
@@ -34,6 +38,8 @@ awk -v nodes="$NODES" -v pods="$PODS" 'BEGIN {
   for (i = 0; i < nodes; i++) {
     printf "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: node-%05d\n", i
     print "  labels: {nvidia.com/gpu.product: " (i % 4 == 0 ? "NVIDIA-H100-80GB-HBM3" : "NVIDIA-A100-SXM4-80GB") "}"
+    if (taint == 1 && i % 4 == 0)
+      print "spec:\n  taints: [{key: bench.arbiter.dev/reserved, effect: PreferNoSchedule}]"
     print "status:\n  capacity: {cpu: \"128\", memory: 1Ti, nvidia.com/gpu: \"8\"}"
   }
   split("4 8 2 1 16 2", cpu, " "); split("16 32 8 4 64 8", mem, " "); split("1 2 0.5 0 4 0.25", gpu, " ")

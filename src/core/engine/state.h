@@ -7,7 +7,8 @@
 //   backfill.cc    reservations for blocked workloads (Slurm sched/backfill)
 //   gang.cc        pod groups (coscheduling): all-or-nothing quota, placement and preemption
 //   preemption.cc  default Kubernetes preemption and Slurm QoS preemption, victim order, SIGTERM
-//   reclaim.cc     ElasticQuota reclaim of lent quota
+//   reclaim.cc     ElasticQuota reclaim of lent quota (with gang_reclaim.cc: one planner,
+//                  reclaim_planner.h, for a pod and for a pod group)
 //   pdb.cc         PodDisruptionBudget membership and accounting
 //   lifecycle.cc   submission and admission, quota admission, bind, release, exit, delete
 //   pool.cc        nodes and policy objects (the Upsert/Delete commands)
@@ -439,11 +440,12 @@ class State {
   // A running member was stopped (preemption, reclaim, node loss, deletion): the others follow it.
   void StopGang(const Workload& stopped, const std::string& by);
   // gang_reclaim.cc: quota preemption for a group blocked by its ElasticQuota (`pend`: its pending
-  // members in queue order); false with nothing evicted (`why`: a suffix for the reason, or "").
-  // When the quota is not freed now only because candidates are younger than minRuntime, `wait`
-  // gets YoungCandidatesMessage (it replaces the quota message). When the quota victims free the
-  // quota but not room for every member, lower-priority workloads are preempted for the room too
-  // (Kubernetes' rules, as for a group that does not fit), all or nothing.
+  // members in queue order; the planner of reclaim_planner.h, as for a single pod); false with
+  // nothing evicted (`why`: a suffix for the reason, or ""). When the quota is not freed now only
+  // because candidates are younger than minRuntime, `wait` gets YoungCandidatesMessage (it replaces
+  // the quota message). When the quota victims free the quota but not room for every member,
+  // lower-priority workloads are preempted for the room too (Kubernetes' rules, as for a group that
+  // does not fit), all or nothing.
   bool TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* why, std::string* wait);
   // A pod group's dry runs (gang.cc, gang_reclaim.cc): tentative node changes, each applied at
   // once (the next member sees it) and logged; UndoTentative gives them back in reverse order.
