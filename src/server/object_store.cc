@@ -57,6 +57,7 @@ int64_t ObjectStore::Put(const std::string& kind, const std::string& ns, const s
   object["metadata"]["resourceVersion"] = std::to_string(rv);
   auto shared = std::make_shared<const Json>(std::move(object));
   Objects& objs = kinds_[kind];
+  kind_versions_[kind] = rv;
   auto [it, added] = objs.insert_or_assign({ns, name}, shared);
   events_.push_back(WatchEvent{rv, kind, ns, added ? "ADDED" : "MODIFIED", std::move(shared)});
   return rv;
@@ -70,10 +71,16 @@ bool ObjectStore::Remove(const std::string& kind, const std::string& ns, const s
   const int64_t rv = ++rv_;
   Json last = *it->second;
   k->second.erase(it);
+  kind_versions_[kind] = rv;
   last["metadata"]["resourceVersion"] = std::to_string(rv);
   events_.push_back(
       WatchEvent{rv, kind, ns, "DELETED", std::make_shared<const Json>(std::move(last))});
   return true;
+}
+
+int64_t ObjectStore::kind_version(const std::string& kind) const {
+  auto it = kind_versions_.find(kind);
+  return it == kind_versions_.end() ? loaded_rv_ : it->second;
 }
 
 Json ObjectStore::Save() const {
@@ -93,6 +100,8 @@ void ObjectStore::Load(Json&& saved) {
   kinds_.clear();
   events_.clear();
   rv_ = saved.at("resourceVersion").get<int64_t>();
+  loaded_rv_ = rv_;
+  kind_versions_.clear();
   for (auto& [kind, list] : saved.at("kinds").items()) {
     Objects& objs = kinds_[kind];
     for (auto& obj : list) {

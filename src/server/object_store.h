@@ -49,6 +49,10 @@ class ObjectStore {
   bool Remove(const std::string& kind, const std::string& ns, const std::string& name);
 
   int64_t resource_version() const { return rv_; }
+  // The resourceVersion of the newest change to an object of `kind` (after a Load: at least the
+  // loaded counter, as the changes before it are not known). The objects of a kind are as they
+  // were at any resourceVersion from this one on: what a list's `continue` relies on.
+  int64_t kind_version(const std::string& kind) const;
   // The watch events recorded since the last call, in resourceVersion order.
   std::vector<WatchEvent> TakeEvents() { return std::exchange(events_, {}); }
 
@@ -59,6 +63,8 @@ class ObjectStore {
  private:
   std::map<std::string, Objects> kinds_;
   int64_t rv_ = 0;
+  int64_t loaded_rv_ = 0;
+  std::map<std::string, int64_t> kind_versions_;
   std::vector<WatchEvent> events_;
 };
 
