@@ -252,7 +252,7 @@ std::optional<PickedRange> PickRange(Daemon& d, ListSnapshots& lists, const http
   const auto current = [&] {
     auto range = std::make_shared<ListRange>();
     p.rv = d.Read([&](const Cluster& c) {
-      *range = c.store().ListShared(r.kind, ns);
+      *range = c.store().ListStored(r.kind, ns);
       return c.store().resource_version();
     });
     p.range = std::move(range);
@@ -286,7 +286,7 @@ std::optional<PickedRange> PickRange(Daemon& d, ListSnapshots& lists, const http
     const bool same = d.Read([&](const Cluster& c) {
       if (c.store().kind_version(r.kind) > want || c.store().resource_version() < want)
         return false;
-      *range = c.store().ListShared(r.kind, ns);
+      *range = c.store().ListStored(r.kind, ns);
       return true;
     });
     if (!same) {
@@ -321,7 +321,7 @@ void SendListBody(httplib::Response& res, const kube::ResourceInfo& r, const Lis
   out += ",\"items\":[";
   for (size_t i = 0; i < page.items.size(); ++i) {
     if (i > 0) out += ',';
-    kube::AppendWireJson(out, *page.items[i]);
+    out += page.items[i]->WireText();
   }
   out += "],\"kind\":";
   kube::AppendWireJson(out, r.kind + "List");
@@ -339,7 +339,7 @@ void SendListTable(httplib::Response& res, const kube::ResourceInfo& r, const Li
   const Millis now = WallNow();
   kube::TableOpen(out, r, metadata);
   for (size_t i = 0; i < page.items.size(); ++i)
-    kube::TableRow(out, r, *page.items[i], now, include, i == 0);
+    kube::TableRow(out, r, page.items[i]->json(), now, include, i == 0);
   kube::TableClose(out);
   res.status = 200;
   res.set_header("Content-Type", "application/json");
@@ -435,14 +435,21 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
   w.kind = r.kind;
   w.namespace_ = t.namespace_;
   if (rv_param.empty() || rv_param == "0") {
-    std::vector<std::shared_ptr<const Json>> current;
+    std::vector<StoredRef> current;
     w.after_rv = d.Read([&](const Cluster& c) {
-      current = c.store().ListShared(r.kind, t.namespace_);
+      current = c.store().ListStored(r.kind, t.namespace_);
       return c.store().resource_version();
     });
-    for (const auto& o : current)
-      if (sel.Matches(*o))
-        w.initial += Json{{"type", "ADDED"}, {"object", shape(*o)}}.dump() + "\n";
+    // Each line written from the stored object's text (the bytes of dumping the event).
+    for (const auto& o : current) {
+      if (!sel.Matches(*o)) continue;
+      w.initial += "{\"object\":";
+      if (table)
+        kube::AppendWireJson(w.initial, shape(*o));
+      else
+        w.initial += o.stored().WireText();
+      w.initial += ",\"type\":\"ADDED\"}\n";
+    }
   } else {
     w.after_rv = std::atoll(rv_param.c_str());
   }

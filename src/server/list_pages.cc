@@ -33,7 +33,7 @@ size_t StartIndex(const ListRange& range, const std::string& start, bool all_nam
     from = {"", start};
   }
   auto it = std::lower_bound(range.begin(), range.end(), from,
-                             [&](const std::shared_ptr<const Json>& o, const ObjectStore::Key& k) {
+                             [&](const StoredRef& o, const ObjectStore::Key& k) {
                                ObjectStore::Key key = StoreKeyOf(*o);
                                if (!all_namespaces) key.first.clear();
                                return key < k;
@@ -47,8 +47,8 @@ ListPage PageOf(const ListRange& range, size_t begin, size_t limit,
   size_t i = begin;
   for (; i < range.size(); ++i) {
     if (limit > 0 && page.items.size() >= limit) break;
-    const Json& o = *range[i];
-    if (!match || match(o)) page.items.push_back(&o);
+    const StoredObject& o = range[i].stored();
+    if (!match || match(o.json())) page.items.push_back(&o);
   }
   if (i < range.size()) {
     page.continue_key = KeyOf(*range[i - 1], all_namespaces) + std::string(1, '\0');

@@ -32,10 +32,10 @@
 
 namespace arbiter::server {
 
-using ListRange = std::vector<std::shared_ptr<const Json>>;
+using ListRange = std::vector<StoredRef>;
 
 struct ListPage {
-  std::vector<const Json*> items;           // into the range
+  std::vector<const StoredObject*> items;   // into the range
   std::optional<std::string> continue_key;  // more follow: the start of the next page
   std::optional<int64_t> remaining;         // keys after the page (no selectors only)
 };

@@ -5,11 +5,11 @@
 namespace arbiter::server {
 namespace list_pages_test {
 
-std::shared_ptr<const Json> Obj(const std::string& ns, const std::string& name, bool gpu) {
+StoredRef Obj(const std::string& ns, const std::string& name, bool gpu) {
   Json m = {{"name", name}};
   if (!ns.empty()) m["namespace"] = ns;
   if (gpu) m["labels"] = {{"gpu", "yes"}};
-  return std::make_shared<const Json>(Json{{"metadata", m}});
+  return StoredRef(std::make_shared<const StoredObject>(Json{{"metadata", m}}));
 }
 
 // a/p0..p4, b/p0..p4 (every third one labelled gpu), in key order.
@@ -23,9 +23,9 @@ ListRange Range() {
 
 std::vector<std::string> Names(const ListPage& p) {
   std::vector<std::string> out;
-  for (const Json* o : p.items)
-    out.push_back(o->at("metadata").value("namespace", "") + "/" +
-                  o->at("metadata").value("name", ""));
+  for (const StoredObject* o : p.items)
+    out.push_back(o->json().at("metadata").value("namespace", "") + "/" +
+                  o->json().at("metadata").value("name", ""));
   return out;
 }
 
