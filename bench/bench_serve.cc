@@ -5,17 +5,20 @@
 #include <benchmark/benchmark.h>
 #include <httplib.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <string_view>
 #include <thread>
 
+#include "adapters/kube/status.h"
 #include "server/daemon.h"
 #include "server/http_api.h"
 #include "server/metrics.h"
@@ -202,6 +205,97 @@ void BM_ServeWatchFanout(benchmark::State& state) {
 }
 BENCHMARK(BM_ServeWatchFanout)
     ->Arg(100)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// Lists of `range(0)` pods (range(1) = 1: as the Table `kubectl get` asks for), 20 in a row on
+// one keep-alive connection, the body read and dropped: list_p50_ms / list_max_ms (the request
+// on loopback: the server's time, the transfer of the body included), cpu_ms_per_list (the
+// process's CPU time per list: the server's work and the client's reading), body_mb, and the
+// process's RSS before the first list, after it and after the 20th (rss_mb_before, rss_mb_after1,
+// rss_mb_after): the first list keeps each pod's wire text (StoredObject), the others nothing.
+double RssMb() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  double mb = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::strncmp(line, "VmRSS:", 6) == 0) mb = std::atof(line + 6) / 1024;
+  std::fclose(f);
+  return mb;
+}
+
+// The process's CPU time (every thread) in ms: the server's work per list on a shared machine,
+// with the client's reading of the body.
+double CpuMs() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 +
+         (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
+}
+
+void BM_ServeList(benchmark::State& state) {
+  const int pods = static_cast<int>(state.range(0));
+  const bool table = state.range(1) == 1;
+  constexpr int kLists = 20;
+  for (auto _ : state) {
+    auto d = arbiter::server::Daemon::Open({TempDir("list").string(), nullptr, 0, false});
+    if (!d.ok()) return state.SkipWithError(d.message().c_str());
+    for (int i = 0; i < 16; ++i) (void)d.value()->Mutate(Create(NodeJson(i)));
+    std::vector<std::thread> writers;
+    for (int t = 0; t < 32; ++t)
+      writers.emplace_back([&, t] {
+        for (int i = t; i < pods; i += 32)
+          (void)d.value()->Mutate(Create(Json::parse(PodJson("p-" + std::to_string(i)))));
+      });
+    for (auto& t : writers) t.join();
+    arbiter::server::ApiServer api(*d.value(), {});
+    auto port = api.Bind("127.0.0.1", 0);
+    std::thread serve([&] { api.Run(); });
+    httplib::Client cli("127.0.0.1", port.value());
+    cli.set_keep_alive(true);
+    cli.set_read_timeout(120, 0);
+    httplib::Headers headers;
+    if (table) headers.emplace("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io");
+    const double rss_before = RssMb();
+    const double cpu_before = CpuMs();
+    std::vector<double> ms;
+    size_t bytes = 0;
+    double rss_first = 0;
+    for (int i = 0; i < kLists; ++i) {
+      if (i == 1) rss_first = RssMb();
+      bytes = 0;
+      const auto s = std::chrono::steady_clock::now();
+      auto r = cli.Get("/api/v1/pods", headers, [&](const char*, size_t n) {
+        bytes += n;
+        return true;
+      });
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
+      if (!r || r->status != 200) {
+        state.SkipWithError("a list failed");
+        break;
+      }
+    }
+    const double rss_after = RssMb();
+    const double cpu_ms = (CpuMs() - cpu_before) / kLists;
+    api.Stop();
+    serve.join();
+    d.value()->Stop();
+    std::sort(ms.begin(), ms.end());
+    state.counters["list_p50_ms"] = ms[ms.size() / 2];
+    state.counters["list_max_ms"] = ms.back();
+    state.counters["body_mb"] = static_cast<double>(bytes) / (1 << 20);
+    state.counters["cpu_ms_per_list"] = cpu_ms;
+    state.counters["rss_mb_before"] = rss_before;
+    state.counters["rss_mb_after1"] = rss_first;
+    state.counters["rss_mb_after"] = rss_after;
+  }
+}
+BENCHMARK(BM_ServeList)
+    ->Args({10000, 0})
+    ->Args({10000, 1})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
@@ -431,6 +525,39 @@ void BM_RenderMetrics(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 BENCHMARK(BM_RenderMetrics)->Arg(10000)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+// The body of a list of `range(0)` pods written from the stored objects (no HTTP, no lock): what
+// a list costs the worker that answers it. range(1) = 0: every object's tree walked
+// (kube::AppendWireJson); 1: the stored wire texts copied (StoredObject::WireText, made once).
+void BM_ListBodyWrite(benchmark::State& state) {
+  arbiter::server::Cluster c("0000abcd");
+  (void)c.Apply(
+      Create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}}));
+  for (int i = 0; i < 16; ++i) (void)c.Apply(Create(NodeJson(i)));
+  for (int64_t i = 0; i < state.range(0); ++i) {
+    auto m = Create(Json::parse(PodJson("p-" + std::to_string(i))));
+    m.time = i;
+    (void)c.Apply(m);
+  }
+  (void)c.TakeWatchEvents();
+  const auto pods = c.store().ListStored("Pod", "");
+  const bool texts = state.range(1) == 1;
+  size_t bytes = 0;
+  for (auto _ : state) {
+    std::string out;
+    for (const auto& p : pods) {
+      if (texts)
+        out += p.stored().WireText();
+      else
+        arbiter::kube::AppendWireJson(out, *p);
+    }
+    bytes = out.size();
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["bytes"] = static_cast<double>(bytes);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+}
+BENCHMARK(BM_ListBodyWrite)->Args({10000, 0})->Args({10000, 1})->Unit(benchmark::kMillisecond);
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -20,7 +20,7 @@
 #               ledger (3 months of 4,630 series, 2.7 GB; built once, about 7 min, and kept in
 #               $ARBITER_BENCH_CACHE, default ~/.cache/arbiter/bench), through bench_billing and
 #               through the CLI (`arbiter invoice --month`, REPS runs)      about 1 min once built
-#     serve     bench_serve: the daemon in process on loopback (creates, watches, start-up)
+#     serve     bench_serve: the daemon in process on loopback (creates, watches, lists, start-up)
 #     serveload bench_serve_load: the real binary with 10,000 watches and 1,000 slowloris clients
 #               attached: creates' rate and latency alone and under that load (one run a
 #               repetition; needs ~25,000 open files)                            about 1 min a run

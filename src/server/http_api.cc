@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <random>
 #include <sstream>
 
 #include "adapters/kube/auth_review.h"
+#include "adapters/kube/continue_token.h"
 #include "adapters/kube/discovery.h"
 #include "adapters/kube/generate_name.h"
 #include "adapters/kube/limits.h"
@@ -21,6 +23,7 @@
 #include "adapters/kube/table.h"
 #include "core/system_priority.h"
 #include "server/api_auth.h"
+#include "server/list_pages.h"
 #include "server/metrics.h"
 #include "server/pod_status.h"
 #include "server/request_log.h"
@@ -217,28 +220,153 @@ std::optional<Selectors> ParseSelectors(const httplib::Request& req, httplib::Re
 void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t,
                  const Selectors& sel, int min_timeout_s);
 
-void HandleList(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t,
-                int min_timeout_s) {
+// ?limit: a count (0, negative or none: the whole list); anything else is a 400.
+std::optional<size_t> ParseLimit(const httplib::Request& req, httplib::Response& res) {
+  const std::string text = Param(req, "limit");
+  if (text.empty()) return 0;
+  char* end = nullptr;
+  errno = 0;
+  const long long n = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || end == text.c_str() || *end != '\0') {
+    SendStatus(res, kube::BadRequest("invalid limit \"" + text + "\": must be an integer"));
+    return std::nullopt;
+  }
+  return n > 0 ? static_cast<size_t>(n) : 0;
+}
+
+// The range a list request pages through, and its resourceVersion (list_pages.h): the current
+// objects for a first page (or a token with resourceVersion -1), the kept range of the first
+// page for a continue, or the current objects when none of the kind changed since; nullopt when
+// the answer was sent (a bad token: 400; a snapshot that is gone: 410 with a token that
+// continues from the current objects).
+struct PickedRange {
+  std::shared_ptr<const ListRange> range;
+  int64_t rv = 0;
+  size_t begin = 0;
+};
+
+std::optional<PickedRange> PickRange(Daemon& d, ListSnapshots& lists, const httplib::Request& req,
+                                     httplib::Response& res, const kube::ResourceInfo& r,
+                                     const std::string& ns, bool all_namespaces) {
+  PickedRange p;
+  const auto current = [&] {
+    auto range = std::make_shared<ListRange>();
+    p.rv = d.Read([&](const Cluster& c) {
+      *range = c.store().ListStored(r.kind, ns);
+      return c.store().resource_version();
+    });
+    p.range = std::move(range);
+  };
+  const std::string token_text = Param(req, "continue");
+  if (token_text.empty()) {
+    current();
+    return p;
+  }
+  auto token = kube::DecodeContinue(token_text);
+  if (!token.ok()) {
+    SendStatus(res, kube::BadRequest("invalid continue token: " + token.status().message()));
+    return std::nullopt;
+  }
+  const std::string rv_param = Param(req, "resourceVersion");
+  if (!rv_param.empty() && rv_param != "0") {
+    SendStatus(res,
+               kube::BadRequest("specifying resource version is not allowed when using continue"));
+    return std::nullopt;
+  }
+  const int64_t want = token.value().resource_version;
+  const int64_t now_ms = WallNow();
+  if (want < 0) {
+    current();
+  } else if (auto kept = lists.Find(r.kind, ns, want, now_ms)) {
+    p.range = std::move(kept);
+    p.rv = want;
+  } else {
+    // No snapshot: the current objects are one only if none of the kind changed since `want`.
+    auto range = std::make_shared<ListRange>();
+    const bool same = d.Read([&](const Cluster& c) {
+      if (c.store().kind_version(r.kind) > want || c.store().resource_version() < want)
+        return false;
+      *range = c.store().ListStored(r.kind, ns);
+      return true;
+    });
+    if (!same) {
+      kube::KubeStatus gone = kube::Expired(kube::kInconsistentContinue);
+      gone.body["metadata"]["continue"] = kube::EncodeContinue({-1, token.value().start});
+      SendStatus(res, gone);
+      return std::nullopt;
+    }
+    p.range = std::move(range);
+    p.rv = want;
+  }
+  p.begin = StartIndex(*p.range, token.value().start, all_namespaces);
+  return p;
+}
+
+// The list's metadata: resourceVersion, and continue and remainingItemCount when more follow.
+Json ListMetadata(const ListPage& page, int64_t rv) {
+  Json m = {{"resourceVersion", std::to_string(rv)}};
+  if (page.continue_key) m["continue"] = kube::EncodeContinue({rv, *page.continue_key});
+  if (page.remaining) m["remainingItemCount"] = *page.remaining;
+  return m;
+}
+
+// The answer, written object by object from the stored ones into the body (keys in the order
+// nlohmann writes them, so the bytes are those of dumping the whole list).
+void SendListBody(httplib::Response& res, const kube::ResourceInfo& r, const ListPage& page,
+                  const Json& metadata) {
+  std::string& out = res.body;
+  out.clear();
+  out += "{\"apiVersion\":";
+  kube::AppendWireJson(out, r.ApiVersion());
+  out += ",\"items\":[";
+  for (size_t i = 0; i < page.items.size(); ++i) {
+    if (i > 0) out += ',';
+    out += page.items[i]->WireText();
+  }
+  out += "],\"kind\":";
+  kube::AppendWireJson(out, r.kind + "List");
+  out += ",\"metadata\":";
+  kube::AppendWireJson(out, metadata);
+  out += '}';
+  res.status = 200;
+  res.set_header("Content-Type", "application/json");
+}
+
+void SendListTable(httplib::Response& res, const kube::ResourceInfo& r, const ListPage& page,
+                   const Json& metadata, kube::IncludeObject include) {
+  std::string& out = res.body;
+  out.clear();
+  const Millis now = WallNow();
+  kube::TableOpen(out, r, metadata);
+  for (size_t i = 0; i < page.items.size(); ++i)
+    kube::TableRow(out, r, page.items[i]->json(), now, include, i == 0);
+  kube::TableClose(out);
+  res.status = 200;
+  res.set_header("Content-Type", "application/json");
+}
+
+void HandleList(Daemon& d, ListSnapshots& lists, const httplib::Request& req,
+                httplib::Response& res, const Target& t, int min_timeout_s) {
   const kube::ResourceInfo& r = *t.resource;
   auto sel = ParseSelectors(req, res, r);
   if (!sel) return;
   if (Truthy(Param(req, "watch"))) return HandleWatch(d, req, res, t, *sel, min_timeout_s);
-  // Under the lock only the shared objects are picked; copying and serializing come after.
-  std::vector<std::shared_ptr<const Json>> picked;
-  const int64_t rv = d.Read([&](const Cluster& c) {
-    picked = c.store().ListShared(r.kind, t.namespace_);
-    return c.store().resource_version();
-  });
-  std::vector<Json> items;
-  for (const auto& o : picked)
-    if (sel->Matches(*o)) items.push_back(*o);
-  picked.clear();
+  const auto limit = ParseLimit(req, res);
+  if (!limit) return;
+  const bool all_namespaces = r.namespaced && t.namespace_.empty();
+  // Under the lock only the shared objects are picked; matching and serializing come after.
+  auto picked = PickRange(d, lists, req, res, r, t.namespace_, all_namespaces);
+  if (!picked) return;
+  const bool selects = !sel->labels.Empty() || !sel->fields.Empty();
+  std::function<bool(const Json&)> match;
+  if (selects) match = [&](const Json& o) { return sel->Matches(o); };
+  const ListPage page = PageOf(*picked->range, picked->begin, *limit, match, all_namespaces);
+  if (page.continue_key) lists.Put(r.kind, t.namespace_, picked->rv, picked->range, WallNow());
+  const Json metadata = ListMetadata(page, picked->rv);
   if (kube::WantsTable(req.get_header_value("Accept")))
-    return SendJson(
-        res, 200,
-        kube::MakeTable(r, items, WallNow(), kube::ParseIncludeObject(Param(req, "includeObject")),
-                        {{"resourceVersion", std::to_string(rv)}}));
-  SendJson(res, 200, ListBody(r, std::move(items), rv));
+    return SendListTable(res, r, page, metadata,
+                         kube::ParseIncludeObject(Param(req, "includeObject")));
+  SendListBody(res, r, page, metadata);
 }
 
 void HandleGet(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
@@ -307,14 +435,21 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
   w.kind = r.kind;
   w.namespace_ = t.namespace_;
   if (rv_param.empty() || rv_param == "0") {
-    std::vector<std::shared_ptr<const Json>> current;
+    std::vector<StoredRef> current;
     w.after_rv = d.Read([&](const Cluster& c) {
-      current = c.store().ListShared(r.kind, t.namespace_);
+      current = c.store().ListStored(r.kind, t.namespace_);
       return c.store().resource_version();
     });
-    for (const auto& o : current)
-      if (sel.Matches(*o))
-        w.initial += Json{{"type", "ADDED"}, {"object", shape(*o)}}.dump() + "\n";
+    // Each line written from the stored object's text (the bytes of dumping the event).
+    for (const auto& o : current) {
+      if (!sel.Matches(*o)) continue;
+      w.initial += "{\"object\":";
+      if (table)
+        kube::AppendWireJson(w.initial, shape(*o));
+      else
+        w.initial += o.stored().WireText();
+      w.initial += ",\"type\":\"ADDED\"}\n";
+    }
   } else {
     w.after_rv = std::atoll(rv_param.c_str());
   }
@@ -696,7 +831,7 @@ std::optional<kube::KubeStatus> CheckInput(const httplib::Request& req) {
 }  // namespace
 
 ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
-    : daemon_(daemon), options_(std::move(options)) {
+    : daemon_(daemon), options_(std::move(options)), lists_(std::make_unique<ListSnapshots>()) {
   options_.limits.max_body_bytes = kube::kMaxBodyBytes;
   options_.min_request_timeout_s = std::max(1, options_.min_request_timeout_s);
   auto tls = NewTlsContext(options_.tls);
@@ -883,7 +1018,8 @@ void ApiServer::Routes() {
       return HandleContainerSubresource(daemon_, res, t);
     if (!t.sub.empty() && !r.FindSubresource(t.sub)) return SendStatus(res, kube::PathNotFound());
     if (req.method == "GET") {
-      if (t.name.empty()) return HandleList(daemon_, req, res, t, options_.min_request_timeout_s);
+      if (t.name.empty())
+        return HandleList(daemon_, *lists_, req, res, t, options_.min_request_timeout_s);
       return HandleGet(daemon_, req, res, t);
     }
     if (req.method == "POST") {

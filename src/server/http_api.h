@@ -21,6 +21,8 @@
 
 namespace arbiter::server {
 
+class ListSnapshots;
+
 struct ApiOptions {
   std::string version = "0.1.0";  // arbiter's, for /version
   // Connections, deadlines, caps and handler threads (http_server.h); the body limit is
@@ -61,7 +63,8 @@ class ApiServer {
   ApiOptions options_;
   std::unique_ptr<HttpServer> svr_;
   std::string address_;
-  Status setup_;  // the TLS set-up's error, reported by Bind
+  Status setup_;                          // the TLS set-up's error, reported by Bind
+  std::unique_ptr<ListSnapshots> lists_;  // the ranges paged lists continue from (list_pages.h)
 };
 
 }  // namespace arbiter::server

@@ -1,6 +1,13 @@
 #include "server/object_store.h"
 
+#include "adapters/kube/status.h"
+
 namespace arbiter::server {
+
+const std::string& StoredObject::WireText() const {
+  std::call_once(once_, [this] { text_ = kube::WireJson(json_); });
+  return text_;
+}
 
 const Json* ObjectStore::Get(const std::string& kind, const std::string& ns,
                              const std::string& name) const {
@@ -15,7 +22,7 @@ std::shared_ptr<const Json> ObjectStore::Share(const std::string& kind, const st
   auto k = kinds_.find(kind);
   if (k == kinds_.end()) return nullptr;
   auto it = k->second.find({ns, name});
-  return it == k->second.end() ? nullptr : it->second;
+  return it == k->second.end() ? nullptr : it->second.json_ptr();
 }
 
 namespace {
@@ -34,14 +41,21 @@ void ForEach(const std::map<std::string, ObjectStore::Objects>& kinds, const std
 
 std::vector<const Json*> ObjectStore::List(const std::string& kind, const std::string& ns) const {
   std::vector<const Json*> out;
-  ForEach(kinds_, kind, ns, [&](const std::shared_ptr<const Json>& o) { out.push_back(o.get()); });
+  ForEach(kinds_, kind, ns, [&](const StoredRef& o) { out.push_back(o.get()); });
   return out;
 }
 
 std::vector<std::shared_ptr<const Json>> ObjectStore::ListShared(const std::string& kind,
                                                                  const std::string& ns) const {
   std::vector<std::shared_ptr<const Json>> out;
-  ForEach(kinds_, kind, ns, [&](const std::shared_ptr<const Json>& o) { out.push_back(o); });
+  ForEach(kinds_, kind, ns, [&](const StoredRef& o) { out.push_back(o.json_ptr()); });
+  return out;
+}
+
+std::vector<StoredRef> ObjectStore::ListStored(const std::string& kind,
+                                               const std::string& ns) const {
+  std::vector<StoredRef> out;
+  ForEach(kinds_, kind, ns, [&](const StoredRef& o) { out.push_back(o); });
   return out;
 }
 
@@ -55,10 +69,11 @@ int64_t ObjectStore::Put(const std::string& kind, const std::string& ns, const s
                          Json object) {
   const int64_t rv = ++rv_;
   object["metadata"]["resourceVersion"] = std::to_string(rv);
-  auto shared = std::make_shared<const Json>(std::move(object));
+  StoredRef stored(std::make_shared<const StoredObject>(std::move(object)));
   Objects& objs = kinds_[kind];
-  auto [it, added] = objs.insert_or_assign({ns, name}, shared);
-  events_.push_back(WatchEvent{rv, kind, ns, added ? "ADDED" : "MODIFIED", std::move(shared)});
+  kind_versions_[kind] = rv;
+  auto [it, added] = objs.insert_or_assign({ns, name}, stored);
+  events_.push_back(WatchEvent{rv, kind, ns, added ? "ADDED" : "MODIFIED", stored.json_ptr()});
   return rv;
 }
 
@@ -70,10 +85,16 @@ bool ObjectStore::Remove(const std::string& kind, const std::string& ns, const s
   const int64_t rv = ++rv_;
   Json last = *it->second;
   k->second.erase(it);
+  kind_versions_[kind] = rv;
   last["metadata"]["resourceVersion"] = std::to_string(rv);
   events_.push_back(
       WatchEvent{rv, kind, ns, "DELETED", std::make_shared<const Json>(std::move(last))});
   return true;
+}
+
+int64_t ObjectStore::kind_version(const std::string& kind) const {
+  auto it = kind_versions_.find(kind);
+  return it == kind_versions_.end() ? loaded_rv_ : it->second;
 }
 
 Json ObjectStore::Save() const {
@@ -93,12 +114,14 @@ void ObjectStore::Load(Json&& saved) {
   kinds_.clear();
   events_.clear();
   rv_ = saved.at("resourceVersion").get<int64_t>();
+  loaded_rv_ = rv_;
+  kind_versions_.clear();
   for (auto& [kind, list] : saved.at("kinds").items()) {
     Objects& objs = kinds_[kind];
     for (auto& obj : list) {
       const Json& m = obj.at("metadata");
       Key key{m.value("namespace", ""), m.at("name").get<std::string>()};
-      objs.emplace(std::move(key), std::make_shared<const Json>(std::move(obj)));
+      objs.emplace(std::move(key), StoredRef(std::make_shared<const StoredObject>(std::move(obj))));
     }
   }
 }

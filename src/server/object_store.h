@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -29,10 +30,43 @@ struct WatchEvent {
   std::shared_ptr<const Json> object;  // shared with the store (never changed)
 };
 
+// A stored object, and its wire text (kube::WireJson's bytes), made once, by the first list that
+// writes it: a list of many objects copies their texts rather than walking every object's tree.
+class StoredObject {
+ public:
+  explicit StoredObject(Json j) : json_(std::move(j)) {}
+  const Json& json() const { return json_; }
+  const std::string& WireText() const;  // thread-safe
+
+ private:
+  const Json json_;
+  mutable std::once_flag once_;
+  mutable std::string text_;
+};
+
+// Points at a stored object and reads as a `const Json*` does (*p, p->at(...), p.get()).
+class StoredRef {
+ public:
+  StoredRef() = default;
+  explicit StoredRef(std::shared_ptr<const StoredObject> p) : p_(std::move(p)) {}
+  const Json& operator*() const { return p_->json(); }
+  const Json* operator->() const { return &p_->json(); }
+  const Json* get() const { return p_ ? &p_->json() : nullptr; }
+  explicit operator bool() const { return p_ != nullptr; }
+  const StoredObject& stored() const { return *p_; }
+  // The object as a shared Json (it keeps the stored object alive).
+  std::shared_ptr<const Json> json_ptr() const {
+    return p_ ? std::shared_ptr<const Json>(p_, &p_->json()) : nullptr;
+  }
+
+ private:
+  std::shared_ptr<const StoredObject> p_;
+};
+
 class ObjectStore {
  public:
-  using Key = std::pair<std::string, std::string>;             // namespace, name
-  using Objects = std::map<Key, std::shared_ptr<const Json>>;  // in (namespace, name) order
+  using Key = std::pair<std::string, std::string>;  // namespace, name
+  using Objects = std::map<Key, StoredRef>;         // in (namespace, name) order
 
   const Json* Get(const std::string& kind, const std::string& ns, const std::string& name) const;
   std::shared_ptr<const Json> Share(const std::string& kind, const std::string& ns,
@@ -41,6 +75,7 @@ class ObjectStore {
   std::vector<const Json*> List(const std::string& kind, const std::string& ns) const;
   std::vector<std::shared_ptr<const Json>> ListShared(const std::string& kind,
                                                       const std::string& ns) const;
+  std::vector<StoredRef> ListStored(const std::string& kind, const std::string& ns) const;
   const Objects& All(const std::string& kind) const;
 
   // Stores the object (ADDED if new, else MODIFIED) with the next resourceVersion; returns it.
@@ -49,6 +84,10 @@ class ObjectStore {
   bool Remove(const std::string& kind, const std::string& ns, const std::string& name);
 
   int64_t resource_version() const { return rv_; }
+  // The resourceVersion of the newest change to an object of `kind` (after a Load: at least the
+  // loaded counter, as the changes before it are not known). The objects of a kind are as they
+  // were at any resourceVersion from this one on: what a list's `continue` relies on.
+  int64_t kind_version(const std::string& kind) const;
   // The watch events recorded since the last call, in resourceVersion order.
   std::vector<WatchEvent> TakeEvents() { return std::exchange(events_, {}); }
 
@@ -59,6 +98,8 @@ class ObjectStore {
  private:
   std::map<std::string, Objects> kinds_;
   int64_t rv_ = 0;
+  int64_t loaded_rv_ = 0;
+  std::map<std::string, int64_t> kind_versions_;
   std::vector<WatchEvent> events_;
 };
 

@@ -5,7 +5,7 @@
 #include "kube/fake_apiserver.h"
 
 namespace arbiter::kube {
-namespace {
+namespace status_test {
 
 using nlohmann::json;
 
@@ -176,5 +176,5 @@ TEST(KubeStatus, KubectlPrintsOurStatusBodiesAsKubeApiserverErrors) {
             "\"pods\" in API group \"\" in the namespace \"team-b\"\n");
 }
 
-}  // namespace
+}  // namespace status_test
 }  // namespace arbiter::kube

@@ -2,7 +2,9 @@
 // describe, delete, refusal of a bad object, preemption, restart.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <sstream>
 
 #include "server/serve_process.h"
 
@@ -354,6 +356,50 @@ TEST(ServeKubectlTest, ResourceFlavorsAndAFlavoredElasticQuotaApplyAsValidateLoa
   EXPECT_EQ(s.Kubectl("wait --for=jsonpath='{.spec.nodeName}'=a100-0 pod/second --timeout=30s").rc,
             0);
   EXPECT_EQ(s.Stop(), 0);
+}
+
+// kubectl get asks for ?limit=500 and follows metadata.continue (--chunk-size): every pod once,
+// the header once; the raw list shows the token (issue 27).
+TEST(ServeKubectlTest, GetFollowsContinueAcrossChunks) {
+  ServeProcess s(ScratchDir("chunks"));
+  ASSERT_TRUE(s.Start()) << s.log();
+  std::string docs;
+  for (int i = 0; i < 11; ++i)
+    docs += "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: chunk-" + std::to_string(i) +
+            "\n  namespace: default\nspec:\n  containers:\n  - name: c\n    image: x\n";
+  Write(s.dir() / "pods.yaml", docs);
+  ASSERT_EQ(s.Kubectl("create -f " + (s.dir() / "pods.yaml").string()).rc, 0);
+  CommandOutput names = s.Kubectl("get pods --chunk-size=3 -o name");
+  ASSERT_EQ(names.rc, 0) << names.out;
+  std::vector<std::string> want;
+  for (int i = 0; i < 11; ++i) want.push_back("pod/chunk-" + std::to_string(i));
+  std::sort(want.begin(), want.end());
+  std::vector<std::string> got;
+  std::istringstream lines(names.out);
+  for (std::string l; std::getline(lines, l);)
+    if (!l.empty()) got.push_back(l);
+  EXPECT_EQ(got, want);
+  // kubectl did page: its requests (-v=6) carry limit=3 and then the tokens.
+  CommandOutput verbose = s.Kubectl("get pods --chunk-size=3 -o name -v=6");
+  size_t continues = 0;
+  for (size_t at = 0; (at = verbose.out.find("pods?continue=", at)) != std::string::npos; ++at)
+    ++continues;
+  EXPECT_NE(verbose.out.find("pods?limit=3"), std::string::npos) << verbose.out;
+  EXPECT_GE(continues, 3u) << verbose.out;
+  CommandOutput table = s.Kubectl("get pods --chunk-size=4");
+  ASSERT_EQ(table.rc, 0) << table.out;
+  size_t headers = 0, rows = 0;
+  std::istringstream tl(table.out);
+  for (std::string l; std::getline(tl, l);) {
+    if (l.rfind("NAME", 0) == 0) ++headers;
+    if (l.rfind("chunk-", 0) == 0) ++rows;
+  }
+  EXPECT_EQ(headers, 1u) << table.out;
+  EXPECT_EQ(rows, 11u) << table.out;
+  CommandOutput raw = s.Kubectl("get --raw '/api/v1/pods?limit=2'");
+  ASSERT_EQ(raw.rc, 0) << raw.out;
+  EXPECT_NE(raw.out.find("\"continue\":\""), std::string::npos) << raw.out;
+  EXPECT_NE(raw.out.find("\"remainingItemCount\":9"), std::string::npos) << raw.out;
 }
 
 }  // namespace serve_kubectl_test

@@ -1,6 +1,10 @@
 #include "adapters/kube/status.h"
 
+#include <algorithm>
 #include <cctype>
+#include <charconv>
+
+#include "adapters/kube/limits.h"
 
 namespace arbiter::kube {
 namespace {
@@ -178,9 +182,128 @@ KubeStatus RequestEntityTooLarge(std::string_view message) {
   return Make(413, "RequestEntityTooLarge", "Request entity too large: " + std::string(message));
 }
 
-std::string WireJson(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+// Fast paths for what stored objects hold (objects, arrays, ASCII or valid UTF-8 strings,
+// integers, booleans); anything else (floats, invalid UTF-8) is written by nlohmann's own
+// serializer, so the bytes are always those of j.dump(-1, ' ', false, replace).
+namespace {
+
+void AppendByNlohmann(std::string& out, const json& j) {
+  nlohmann::detail::serializer<json> s(nlohmann::detail::output_adapter<char, std::string>(out),
+                                       ' ', json::error_handler_t::replace);
+  s.dump(j, false, false, 0);
 }
+
+bool NeedsNoEscape(unsigned char c) { return c >= 0x20 && c != '"' && c != '\\' && c < 0x80; }
+
+void AppendString(std::string& out, const std::string& s) {
+  size_t i = 0;
+  while (i < s.size() && NeedsNoEscape(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == s.size()) {  // the common case: nothing to escape
+    out += '"';
+    out += s;
+    out += '"';
+    return;
+  }
+  const bool ascii = std::none_of(s.begin() + static_cast<long>(i), s.end(),
+                                  [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+  if (!ascii && !IsValidUtf8(s)) return AppendByNlohmann(out, json(s));
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  out.append(s, 0, i);
+  for (; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 15];
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+}
+
+void AppendValue(std::string& out, const json& j) {
+  switch (j.type()) {
+    case json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (const auto& [k, v] : j.get_ref<const json::object_t&>()) {
+        if (!first) out += ',';
+        first = false;
+        AppendString(out, k);
+        out += ':';
+        AppendValue(out, v);
+      }
+      out += '}';
+      return;
+    }
+    case json::value_t::array: {
+      out += '[';
+      bool first = true;
+      for (const json& v : j.get_ref<const json::array_t&>()) {
+        if (!first) out += ',';
+        first = false;
+        AppendValue(out, v);
+      }
+      out += ']';
+      return;
+    }
+    case json::value_t::string:
+      return AppendString(out, j.get_ref<const std::string&>());
+    case json::value_t::boolean:
+      out += j.get<bool>() ? "true" : "false";
+      return;
+    case json::value_t::null:
+      out += "null";
+      return;
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: {
+      char buf[24];
+      const auto r = j.is_number_unsigned()
+                         ? std::to_chars(buf, buf + sizeof buf, j.get<uint64_t>())
+                         : std::to_chars(buf, buf + sizeof buf, j.get<int64_t>());
+      out.append(buf, r.ptr);
+      return;
+    }
+    default:
+      return AppendByNlohmann(out, j);
+  }
+}
+
+}  // namespace
+
+std::string WireJson(const json& j) {
+  std::string out;
+  AppendValue(out, j);
+  return out;
+}
+
+void AppendWireJson(std::string& out, const json& j) { AppendValue(out, j); }
 
 json SuccessStatus(const ResourceName& r, std::string_view name, std::string_view uid) {
   json details = Details(name, r.group, r.plural);

@@ -103,6 +103,8 @@ KubeStatus RequestEntityTooLarge(std::string_view message);
 // JSON text for the wire and the logs: invalid UTF-8 in strings (a client's path or query value
 // in a message) becomes U+FFFD, as Go's encoder writes it, instead of throwing.
 std::string WireJson(const nlohmann::json& j);
+// The same appended to `out` (a list's items written one by one into its answer).
+void AppendWireJson(std::string& out, const nlohmann::json& j);
 
 // The success body some deletes answer with: status Success, details {name, group, kind, uid}.
 nlohmann::json SuccessStatus(const ResourceName& r, std::string_view name, std::string_view uid);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "adapters/kube/status.h"
 #include "core/quantity.h"
 
 namespace arbiter::kube {
@@ -511,8 +512,8 @@ json CellsOf(const ResourceInfo& r, const json& o, Millis now) {
   return PrinterOf(r).cells(o, now);
 }
 
-json MakeTable(const ResourceInfo& r, const std::vector<const json*>& objects, Millis now,
-               IncludeObject include, const json& list_metadata) {
+namespace {
+json ColumnsJson(const ResourceInfo& r) {
   json cols = json::array();
   for (const auto& c : ColumnsOf(r)) {
     json j = {{"name", c.name},
@@ -522,6 +523,12 @@ json MakeTable(const ResourceInfo& r, const std::vector<const json*>& objects, M
               {"priority", c.priority}};
     cols.push_back(std::move(j));
   }
+  return cols;
+}
+}  // namespace
+
+json MakeTable(const ResourceInfo& r, const std::vector<const json*>& objects, Millis now,
+               IncludeObject include, const json& list_metadata) {
   json rows = json::array();
   for (const json* o : objects) {
     json row = {{"cells", CellsOf(r, *o, now)}};
@@ -538,9 +545,39 @@ json MakeTable(const ResourceInfo& r, const std::vector<const json*>& objects, M
   return json{{"kind", "Table"},
               {"apiVersion", "meta.k8s.io/v1"},
               {"metadata", list_metadata.is_object() ? list_metadata : json::object()},
-              {"columnDefinitions", cols},
+              {"columnDefinitions", ColumnsJson(r)},
               {"rows", rows}};
 }
+
+// Keys in nlohmann's (sorted) order, so the text is what dumping the whole Table would give.
+void TableOpen(std::string& out, const ResourceInfo& r, const json& list_metadata) {
+  out += "{\"apiVersion\":\"meta.k8s.io/v1\",\"columnDefinitions\":";
+  AppendWireJson(out, ColumnsJson(r));
+  out += ",\"kind\":\"Table\",\"metadata\":";
+  AppendWireJson(out, list_metadata.is_object() ? list_metadata : json::object());
+  out += ",\"rows\":[";
+}
+
+void TableRow(std::string& out, const ResourceInfo& r, const json& o, Millis now,
+              IncludeObject include, bool first) {
+  if (!first) out += ',';
+  out += "{\"cells\":";
+  AppendWireJson(out, CellsOf(r, o, now));
+  if (include == IncludeObject::kObject) {
+    out += ",\"object\":";
+    AppendWireJson(out, o);
+  } else if (include == IncludeObject::kMetadata) {
+    const json& m = At(o, {"metadata"});
+    out +=
+        ",\"object\":{\"apiVersion\":\"meta.k8s.io/"
+        "v1\",\"kind\":\"PartialObjectMetadata\",\"metadata\":";
+    AppendWireJson(out, m.is_object() ? m : json::object());
+    out += '}';
+  }
+  out += '}';
+}
+
+void TableClose(std::string& out) { out += "]}"; }
 
 json MakeTable(const ResourceInfo& r, const std::vector<json>& objects, Millis now,
                IncludeObject include, const json& list_metadata) {

@@ -77,6 +77,14 @@ nlohmann::json MakeTable(const ResourceInfo& r, const std::vector<const nlohmann
                          Millis now, IncludeObject include,
                          const nlohmann::json& list_metadata = nlohmann::json::object());
 
+// The same Table written straight into `out`, one row at a time (a list's answer: no copy of the
+// objects): TableOpen (its columns and metadata, then `"rows":[`), TableRow per object (with
+// `first` for the first row), TableClose.
+void TableOpen(std::string& out, const ResourceInfo& r, const nlohmann::json& list_metadata);
+void TableRow(std::string& out, const ResourceInfo& r, const nlohmann::json& object, Millis now,
+              IncludeObject include, bool first);
+void TableClose(std::string& out);
+
 // kube's duration.HumanDuration: "0s".."119s", "2m".."9m59s", "10m".."179m", "3h".."7h59m",
 // "8h".."47h", "2d".."7d23h", "8d".."729d", "2y".."7y364d", "8y"; below -1s "<invalid>".
 std::string HumanDuration(Millis d);

@@ -1,0 +1,192 @@
+// ?limit / ?continue on lists through the HTTP API, in process (list_pages.h): every object once
+// in key order, pages from the first page's snapshot, kube-apiserver's answers to bad tokens and
+// to a continue whose snapshot is gone, the Table form, selectors with a limit.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "adapters/kube/continue_token.h"
+#include "server/daemon.h"
+#include "server/http_api.h"
+
+namespace arbiter::server {
+namespace list_paging_test {
+
+struct Served {
+  std::unique_ptr<Daemon> daemon;
+  std::unique_ptr<ApiServer> api;
+  std::thread thread;
+  std::unique_ptr<httplib::Client> cli;
+  explicit Served(const std::string& name) {
+    auto dir = std::filesystem::temp_directory_path() /
+               ("arbiter-list-paging-test-" + std::to_string(getpid())) / name;
+    std::filesystem::remove_all(dir);
+    auto d = Daemon::Open({dir.string(), nullptr, 0, false});
+    EXPECT_TRUE(d.ok()) << d.message();
+    daemon = std::move(d).value();
+    api = std::make_unique<ApiServer>(*daemon, ApiOptions{});
+    const int port = api->Bind("127.0.0.1", 0).value();
+    thread = std::thread([this] { api->Run(); });
+    cli = std::make_unique<httplib::Client>("127.0.0.1", port);
+  }
+  ~Served() {
+    api->Stop();
+    thread.join();
+    daemon->Stop();
+  }
+  void Pod(const std::string& name, const std::string& team = "a") {
+    Mutation m;
+    m.op = Mutation::Op::kCreate;
+    m.kind = "Pod";
+    m.namespace_ = "default";
+    m.object = {
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", {{"name", name}, {"namespace", "default"}, {"labels", {{"team", team}}}}},
+        {"spec", {{"containers", {{{"name", "c"}, {"image", "x"}}}}}}};
+    ASSERT_TRUE(daemon->Mutate(std::move(m)).ok()) << name;
+  }
+  Json Get(const std::string& path, int want = 200, const std::string& accept = "") {
+    httplib::Headers h;
+    if (!accept.empty()) h.emplace("Accept", accept);
+    auto r = cli->Get(path, h);
+    EXPECT_TRUE(r) << path;
+    if (!r) return Json();
+    EXPECT_EQ(r->status, want) << path << " " << r->body;
+    return Json::parse(r->body);
+  }
+};
+
+std::vector<std::string> Names(const Json& list, const char* items = "items") {
+  std::vector<std::string> out;
+  for (const auto& o : list[items])
+    out.push_back(std::string(items) == "rows" ? o["cells"][0].get<std::string>()
+                                               : o["metadata"]["name"].get<std::string>());
+  return out;
+}
+
+// Follows `continue` from `path` (which has no query of its own but ?limit=...); the names in
+// order.
+std::vector<std::string> All(Served& s, const std::string& path, int* pages = nullptr) {
+  std::vector<std::string> all;
+  std::string token;
+  int n = 0;
+  do {
+    Json page = s.Get(path + (token.empty() ? "" : "&continue=" + token));
+    ++n;
+    for (auto& name : Names(page)) all.push_back(name);
+    token = page["metadata"].value("continue", "");
+  } while (!token.empty() && n < 100);
+  if (pages) *pages = n;
+  return all;
+}
+
+TEST(ListPagingTest, LimitAndContinueGiveEveryPodOnceInKeyOrder) {
+  Served s("order");
+  for (const char* n : {"p5", "p1", "p3", "p0", "p6", "p2", "p4"}) s.Pod(n);
+  Json first = s.Get("/api/v1/namespaces/default/pods?limit=3");
+  EXPECT_EQ(Names(first), (std::vector<std::string>{"p0", "p1", "p2"}));
+  EXPECT_EQ(first["metadata"]["remainingItemCount"], 4);
+  auto token = kube::DecodeContinue(first["metadata"]["continue"].get<std::string>());
+  ASSERT_TRUE(token.ok());
+  EXPECT_EQ(token.value().start, std::string("p2\0", 3));
+  EXPECT_EQ(std::to_string(token.value().resource_version),
+            first["metadata"]["resourceVersion"].get<std::string>());
+  int pages = 0;
+  EXPECT_EQ(All(s, "/api/v1/namespaces/default/pods?limit=3", &pages),
+            (std::vector<std::string>{"p0", "p1", "p2", "p3", "p4", "p5", "p6"}));
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(All(s, "/api/v1/pods?limit=2").size(), 7u);  // all namespaces: "ns/name" keys
+  // limit 0, a limit as large as the list, none: one page, no continue.
+  for (const char* q : {"?limit=0", "?limit=7", "?limit=500", ""}) {
+    Json all = s.Get(std::string("/api/v1/namespaces/default/pods") + q);
+    EXPECT_EQ(all["items"].size(), 7u) << q;
+    EXPECT_FALSE(all["metadata"].contains("continue")) << q;
+    EXPECT_FALSE(all["metadata"].contains("remainingItemCount")) << q;
+  }
+}
+
+TEST(ListPagingTest, LaterPagesAreTheFirstPagesSnapshot) {
+  Served s("snapshot");
+  for (int i = 0; i < 6; ++i) s.Pod("p" + std::to_string(i));
+  Json first = s.Get("/api/v1/namespaces/default/pods?limit=2");
+  s.Pod("p1a");  // after the first page's resourceVersion: not in this list
+  Json second = s.Get("/api/v1/namespaces/default/pods?limit=10&continue=" +
+                      first["metadata"]["continue"].get<std::string>());
+  EXPECT_EQ(Names(second), (std::vector<std::string>{"p2", "p3", "p4", "p5"}));
+  EXPECT_EQ(second["metadata"]["resourceVersion"], first["metadata"]["resourceVersion"]);
+}
+
+TEST(ListPagingTest, BadTokensAreBadRequestsWithKubernetesMessages) {
+  Served s("bad");
+  s.Pod("p0");
+  Json bad = s.Get("/api/v1/pods?limit=1&continue=abc$", 400);
+  EXPECT_EQ(bad["reason"], "BadRequest");
+  EXPECT_EQ(bad["message"],
+            "invalid continue token: continue key is not valid: illegal base64 data at input "
+            "byte 3");
+  const std::string good = kube::EncodeContinue({1, std::string("p\0", 2)});
+  Json rv = s.Get("/api/v1/pods?continue=" + good + "&resourceVersion=5", 400);
+  EXPECT_EQ(rv["message"], "specifying resource version is not allowed when using continue");
+  Json zero = s.Get(
+      "/api/v1/pods?continue=" + kube::Base64RawUrl(R"({"v":"meta.k8s.io/v1","rv":0,"start":"a"})"),
+      400);
+  EXPECT_EQ(zero["message"],
+            "invalid continue token: continue key is not valid: incorrect encoded start "
+            "resourceVersion (version meta.k8s.io/v1)");
+  EXPECT_EQ(s.Get("/api/v1/pods?limit=x", 400)["reason"], "BadRequest");
+}
+
+TEST(ListPagingTest, ContinueWithoutItsSnapshotIsExpiredUnlessTheKindIsUnchanged) {
+  Served s("expired");
+  for (int i = 0; i < 4; ++i) s.Pod("p" + std::to_string(i));
+  const int64_t rv = s.daemon->Read([](const Cluster& c) { return c.store().resource_version(); });
+  // A token this daemon never gave (as after a restart): no pod changed since rv, so the current
+  // pods are the snapshot.
+  const std::string token = kube::EncodeContinue({rv, std::string("default/p1\0", 11)});
+  Json same = s.Get("/api/v1/pods?limit=10&continue=" + token);
+  EXPECT_EQ(Names(same), (std::vector<std::string>{"p2", "p3"}));
+  s.Pod("p9");
+  Json gone = s.Get("/api/v1/pods?limit=10&continue=" + token, 410);
+  EXPECT_EQ(gone["reason"], "Expired");
+  EXPECT_EQ(gone["message"], std::string(kube::kInconsistentContinue));
+  const std::string rest = gone["metadata"]["continue"].get<std::string>();
+  EXPECT_EQ(kube::DecodeContinue(rest).value().resource_version, -1);
+  // The token of the 410 continues from the current pods.
+  Json now = s.Get("/api/v1/pods?limit=10&continue=" + rest);
+  EXPECT_EQ(Names(now), (std::vector<std::string>{"p2", "p3", "p9"}));
+}
+
+TEST(ListPagingTest, SelectorsApplyBeforeTheLimit) {
+  Served s("selector");
+  for (int i = 0; i < 9; ++i) s.Pod("p" + std::to_string(i), i % 3 == 0 ? "gpu" : "cpu");
+  Json first = s.Get("/api/v1/namespaces/default/pods?limit=2&labelSelector=team%3Dgpu");
+  EXPECT_EQ(Names(first), (std::vector<std::string>{"p0", "p3"}));
+  EXPECT_FALSE(first["metadata"].contains("remainingItemCount"));
+  EXPECT_EQ(All(s, "/api/v1/namespaces/default/pods?limit=2&labelSelector=team%3Dgpu"),
+            (std::vector<std::string>{"p0", "p3", "p6"}));
+}
+
+TEST(ListPagingTest, TableFormPagesToo) {
+  Served s("table");
+  for (int i = 0; i < 5; ++i) s.Pod("p" + std::to_string(i));
+  const std::string table = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+  Json first = s.Get("/api/v1/namespaces/default/pods?limit=3", 200, table);
+  EXPECT_EQ(first["kind"], "Table");
+  EXPECT_EQ(Names(first, "rows"), (std::vector<std::string>{"p0", "p1", "p2"}));
+  EXPECT_EQ(first["metadata"]["remainingItemCount"], 2);
+  Json second = s.Get("/api/v1/namespaces/default/pods?limit=3&continue=" +
+                          first["metadata"]["continue"].get<std::string>(),
+                      200, table);
+  EXPECT_EQ(Names(second, "rows"), (std::vector<std::string>{"p3", "p4"}));
+  EXPECT_FALSE(second["metadata"].contains("continue"));
+  EXPECT_EQ(second["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+}
+
+}  // namespace list_paging_test
+}  // namespace arbiter::server
