@@ -268,6 +268,78 @@ Status PostgresStore::CopyIn(const std::string& table, const std::string& text,
   return st;
 }
 
+Status PostgresStore::WriteRows(const std::vector<billing::StoredRow>& rows) {
+  std::string text;
+  text.reserve(rows.size() * 160);
+  for (const billing::StoredRow& s : rows) {
+    warehouse::AppendHourlyRow(&text, s, warehouse::HourColumn::kMillis);
+  }
+  if (Status s = Exec("CREATE TEMP TABLE IF NOT EXISTS arbiter_stage_monthly (LIKE "
+                      "arbiter_monthly) ON COMMIT DELETE ROWS");
+      !s.ok())
+    return s;
+  // Fast path: rows whose keys are all new go straight into the table with COPY. If any key is
+  // already there (a re-run after a kill, a correction), the COPY fails on the primary key and
+  // the batch is upserted instead, through a staging table: the higher version wins.
+  if (Status s = Exec("SAVEPOINT direct"); !s.ok()) return s;
+  std::string state;
+  Status direct = CopyIn("arbiter_hourly", text, &state);
+  if (direct.ok()) {
+    if (Status s = Exec("RELEASE SAVEPOINT direct"); !s.ok()) return s;
+    // Every key new: the rows' monthly sums are the change of the rollups.
+    if (Status s = CopyIn("arbiter_stage_monthly", MonthlySumsOfNewRows(rows), &state); !s.ok())
+      return s;
+  } else {
+    if (state != "23505") return direct;  // not a duplicate key: a real error
+    if (Status s = Exec("ROLLBACK TO SAVEPOINT direct"); !s.ok()) return s;
+    if (Status s = UpsertStaged(text); !s.ok()) return s;
+  }
+  if (Status s = Exec(kAddMonthly); !s.ok()) return s;
+  return Exec("TRUNCATE arbiter_stage_monthly");
+}
+
+Status PostgresStore::UpsertStaged(const std::string& text) {
+  std::string state;
+  if (Status s = Exec("CREATE TEMP TABLE IF NOT EXISTS arbiter_stage (LIKE arbiter_hourly) ON "
+                      "COMMIT DELETE ROWS");
+      !s.ok())
+    return s;
+  if (Status s = CopyIn("arbiter_stage", text, &state); !s.ok()) return s;
+  // The change of the rollups: each staged row's sums minus those of the row it replaces
+  // (none for a new key), for the rows the upsert below writes (a version not older).
+  std::string minus;
+  for (const char* c : {"request_raw", "usage_raw", "max_raw", "samples", "covered_ms", "run_ms"})
+    minus += std::string(", sum(s.") + c + " - coalesce(h." + c + ", 0))";
+  if (Status s = Exec(std::string("INSERT INTO arbiter_stage_monthly SELECT ") + MonthOf("s.hour") +
+                      " AS month, s.namespace, s.workload, s.resource, s.gpu_product,"
+                      " s.gpu_replicas, s.kind, s.preemptor" +
+                      minus +
+                      ", min(s.hour), max(s.hour) FROM arbiter_stage s LEFT JOIN"
+                      " arbiter_hourly h USING (" +
+                      kKey +
+                      ", hour) WHERE h.version IS NULL OR h.version <= s.version"
+                      " GROUP BY month, s.namespace, s.workload, s.resource,"
+                      " s.gpu_product, s.gpu_replicas, s.kind, s.preemptor");
+      !s.ok())
+    return s;
+  std::string cols =
+      "version = EXCLUDED.version, request_raw = EXCLUDED.request_raw, usage_raw = "
+      "EXCLUDED.usage_raw,"
+      " max_raw = EXCLUDED.max_raw, samples = EXCLUDED.samples, covered_ms = "
+      "EXCLUDED.covered_ms,"
+      " run_ms = EXCLUDED.run_ms, unit = EXCLUDED.unit, price_book = EXCLUDED.price_book,"
+      " currency = EXCLUDED.currency, mode = EXCLUDED.mode, unit_price = EXCLUDED.unit_price,"
+      " billed_quantity = EXCLUDED.billed_quantity, amount = EXCLUDED.amount";
+  if (Status s =
+          Exec(std::string("INSERT INTO arbiter_hourly SELECT * FROM arbiter_stage ON CONFLICT (") +
+               kKey + ", hour) DO UPDATE SET " + cols +
+               " WHERE arbiter_hourly.version <= EXCLUDED.version");
+      !s.ok())
+    return s;
+  if (Status s = Exec("TRUNCATE arbiter_stage"); !s.ok()) return s;
+  return Status::Ok();
+}
+
 Status PostgresStore::PutRows(const std::vector<billing::StoredRow>& rows,
                               const std::optional<billing::SyncMark>& mark,
                               const std::optional<billing::SyncProgress>& progress) {
@@ -276,73 +348,8 @@ Status PostgresStore::PutRows(const std::vector<billing::StoredRow>& rows,
     ResultGuard g{PQexec(conn_, "ROLLBACK")};
     return s;
   };
-  if (!rows.empty()) {
-    std::string text;
-    text.reserve(rows.size() * 160);
-    for (const billing::StoredRow& s : rows) {
-      warehouse::AppendHourlyRow(&text, s, warehouse::HourColumn::kMillis);
-    }
-    // Fast path: rows whose keys are all new go straight into the table with COPY. If any key is
-    // already there (a re-run after a kill, a correction), the COPY fails on the primary key and
-    // the batch is upserted instead, through a staging table: the higher version wins.
-    if (Status s = Exec("CREATE TEMP TABLE IF NOT EXISTS arbiter_stage_monthly (LIKE "
-                        "arbiter_monthly) ON COMMIT DELETE ROWS");
-        !s.ok())
-      return fail(s);
-    if (Status s = Exec("SAVEPOINT direct"); !s.ok()) return fail(s);
-    std::string state;
-    Status direct = CopyIn("arbiter_hourly", text, &state);
-    if (direct.ok()) {
-      if (Status s = Exec("RELEASE SAVEPOINT direct"); !s.ok()) return fail(s);
-      // Every key new: the rows' monthly sums are the change of the rollups.
-      if (Status s = CopyIn("arbiter_stage_monthly", MonthlySumsOfNewRows(rows), &state); !s.ok())
-        return fail(s);
-    } else {
-      if (state != "23505") return fail(direct);  // not a duplicate key: a real error
-      if (Status s = Exec("ROLLBACK TO SAVEPOINT direct"); !s.ok()) return fail(s);
-      if (Status s = Exec("CREATE TEMP TABLE IF NOT EXISTS arbiter_stage (LIKE arbiter_hourly) ON "
-                          "COMMIT DELETE ROWS");
-          !s.ok())
-        return fail(s);
-      if (Status s = CopyIn("arbiter_stage", text, &state); !s.ok()) return fail(s);
-      // The change of the rollups: each staged row's sums minus those of the row it replaces
-      // (none for a new key), for the rows the upsert below writes (a version not older).
-      std::string minus;
-      for (const char* c :
-           {"request_raw", "usage_raw", "max_raw", "samples", "covered_ms", "run_ms"})
-        minus += std::string(", sum(s.") + c + " - coalesce(h." + c + ", 0))";
-      if (Status s =
-              Exec(std::string("INSERT INTO arbiter_stage_monthly SELECT ") + MonthOf("s.hour") +
-                   " AS month, s.namespace, s.workload, s.resource, s.gpu_product,"
-                   " s.gpu_replicas, s.kind, s.preemptor" +
-                   minus +
-                   ", min(s.hour), max(s.hour) FROM arbiter_stage s LEFT JOIN"
-                   " arbiter_hourly h USING (" +
-                   kKey +
-                   ", hour) WHERE h.version IS NULL OR h.version <= s.version"
-                   " GROUP BY month, s.namespace, s.workload, s.resource,"
-                   " s.gpu_product, s.gpu_replicas, s.kind, s.preemptor");
-          !s.ok())
-        return fail(s);
-      std::string cols =
-          "version = EXCLUDED.version, request_raw = EXCLUDED.request_raw, usage_raw = "
-          "EXCLUDED.usage_raw,"
-          " max_raw = EXCLUDED.max_raw, samples = EXCLUDED.samples, covered_ms = "
-          "EXCLUDED.covered_ms,"
-          " run_ms = EXCLUDED.run_ms, unit = EXCLUDED.unit, price_book = EXCLUDED.price_book,"
-          " currency = EXCLUDED.currency, mode = EXCLUDED.mode, unit_price = EXCLUDED.unit_price,"
-          " billed_quantity = EXCLUDED.billed_quantity, amount = EXCLUDED.amount";
-      if (Status s = Exec(
-              std::string("INSERT INTO arbiter_hourly SELECT * FROM arbiter_stage ON CONFLICT (") +
-              kKey + ", hour) DO UPDATE SET " + cols +
-              " WHERE arbiter_hourly.version <= EXCLUDED.version");
-          !s.ok())
-        return fail(s);
-      if (Status s = Exec("TRUNCATE arbiter_stage"); !s.ok()) return fail(s);
-    }
-    if (Status s = Exec(kAddMonthly); !s.ok()) return fail(s);
-    if (Status s = Exec("TRUNCATE arbiter_stage_monthly"); !s.ok()) return fail(s);
-  }
+  if (!rows.empty())
+    if (Status s = WriteRows(rows); !s.ok()) return fail(s);
   if (mark) {
     if (Status s = Exec(
             "INSERT INTO arbiter_sync VALUES (1, " + std::to_string(mark->synced_before) +

@@ -54,6 +54,11 @@ class PostgresStore : public billing::WarehouseStore {
   PostgresStore(PGconn* c, std::string describe) : conn_(c), describe_(std::move(describe)) {}
   Status Error(const std::string& what);
   Status CreateTables();
+  // Inside PutRows' transaction: upserts the rows and adds their change to arbiter_monthly.
+  Status WriteRows(const std::vector<billing::StoredRow>& rows);
+  // The upsert of rows (COPY text) some of whose keys are stored, through a staging table; stages
+  // the rollups' change (each row's sums minus those of the row it replaces).
+  Status UpsertStaged(const std::string& text);
   // Whether arbiter_monthly holds every month (the 'monthly_rollups' row of arbiter_schema); if
   // not, sums every month of arbiter_hourly into it and marks it.
   Result<bool> RollupsReady();
