@@ -587,6 +587,45 @@ void RollupsEqualTheHourlyRows(Backend b, const std::string& name) {
   EXPECT_GT(late_rows, 0);
 }
 
+// A warehouse written by an arbiter before the monthly rollups (no arbiter_monthly, no
+// arbiter_schema): invoices read its hourly rows until the next sync, which sums every month into
+// the rollups once; then the rollups give the same bytes.
+void WarehouseWithoutRollupsIsBackfilled(Backend b, const std::string& name) {
+  auto cat = billing::PriceCatalog::Create(MonthBooks());
+  ASSERT_TRUE(cat.ok()) << cat.message();
+  auto dir = Scratch(name);
+  const std::string url = FreshDatabase(b, name);
+  ASSERT_FALSE(url.empty());
+  auto l = sqlite::Ledger::Open((dir / "l.db").string());
+  ASSERT_TRUE(l.ok()) << l.message();
+  std::mt19937 rng(7);
+  std::function<int(int)> pick = [&](int n) {
+    return static_cast<int>(rng() % static_cast<uint32_t>(n));
+  };
+  for (int k = 0; k < 12; ++k) ASSERT_TRUE((*l)->Write(RandomMonthRows(pick), *cat).ok());
+  ASSERT_TRUE((*l)->Seal(kMar1).ok());
+  auto wh = warehouse::OpenWarehouse(url);
+  ASSERT_TRUE(wh.ok()) << wh.message();
+  ASSERT_TRUE(warehouse::SyncLedger(**l, **wh).ok());
+  // As an older arbiter left it.
+  if (b == Backend::kClickHouse) {
+    auto ch = clickhouse::ClickHouseStore::Open(url);
+    ASSERT_TRUE(ch.ok());
+    for (const char* t : {"arbiter_monthly", "arbiter_schema"})
+      ASSERT_TRUE((*ch)->Query(std::string("DROP TABLE ") + t).ok());
+  } else {
+    auto pg = postgres::PostgresStore::Open(url);
+    ASSERT_TRUE(pg.ok());
+    ASSERT_TRUE((*pg)->Exec("DROP TABLE arbiter_monthly; DROP TABLE arbiter_schema").ok());
+  }
+  ExpectRollupsEqualRows(**l, url, kMar1, "without rollups");
+  ASSERT_TRUE((*l)->Seal(kApr1).ok());
+  auto again = warehouse::OpenWarehouse(url);
+  ASSERT_TRUE(again.ok());
+  ASSERT_TRUE(warehouse::SyncLedger(**l, **again).ok());
+  ExpectRollupsEqualRows(**l, url, kApr1, "backfilled");
+}
+
 TEST(ClickHouseWarehouse, SyncedInvoicesEqualTheSqliteLedgersByteForByte) {
   SyncedInvoicesEqualTheLedgers(Backend::kClickHouse, "ch_equal");
 }
@@ -604,6 +643,9 @@ TEST(ClickHouseWarehouse, RandomInterleavingsOfWritesSealsAndSyncsConverge) {
 }
 TEST(ClickHouseWarehouse, MonthlyRollupsEqualTheHourlyRowsAfterLateRowsCorrectionsAndKills) {
   RollupsEqualTheHourlyRows(Backend::kClickHouse, "ch_rollup");
+}
+TEST(ClickHouseWarehouse, AWarehouseWrittenBeforeTheRollupsIsBackfilledByTheNextSync) {
+  WarehouseWithoutRollupsIsBackfilled(Backend::kClickHouse, "ch_backfill");
 }
 TEST(ClickHouseWarehouse, UnreachableServerIsAClearError) {
   UnreachableServerIsAClearError(Backend::kClickHouse, "ch_down");
@@ -657,6 +699,9 @@ TEST(PostgresWarehouse, RandomInterleavingsOfWritesSealsAndSyncsConverge) {
 }
 TEST(PostgresWarehouse, MonthlyRollupsEqualTheHourlyRowsAfterLateRowsCorrectionsAndKills) {
   RollupsEqualTheHourlyRows(Backend::kPostgres, "pg_rollup");
+}
+TEST(PostgresWarehouse, AWarehouseWrittenBeforeTheRollupsIsBackfilledByTheNextSync) {
+  WarehouseWithoutRollupsIsBackfilled(Backend::kPostgres, "pg_backfill");
 }
 TEST(PostgresWarehouse, UnreachableServerIsAClearError) {
   UnreachableServerIsAClearError(Backend::kPostgres, "pg_down");
