@@ -1,4 +1,4 @@
-// Warehouse benchmarks against real servers (start them first:
+// Warehouse benchmarks against real servers (bench/run.sh warehouse, warehouse10m start them; or
 //   scripts/services/clickhouse.sh start; scripts/services/postgres.sh start
 // endpoints from ARBITER_CLICKHOUSE_URL / ARBITER_POSTGRES_URL, defaults as in the tests):
 //   - a month of 10,000 workloads × 720 hours (7.2M sealed hourly rows) synced from the SQLite
@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "adapters/clickhouse/clickhouse_store.h"
+#include "adapters/postgres/postgres_store.h"
 #include "adapters/report/invoice_json.h"
 #include "adapters/sqlite/ledger.h"
 #include "adapters/warehouse/warehouse.h"
@@ -90,14 +91,14 @@ std::string MonthLedger() {
 }
 
 // A fresh database "bench_month" on the server; its URL.
-Result<std::string> FreshDatabase(bool clickhouse) {
+Result<std::string> FreshDatabase(bool clickhouse, const std::string& name = "bench_month") {
   if (clickhouse) {
     const std::string base = Env("ARBITER_CLICKHOUSE_URL", "clickhouse://127.0.0.1:18123/default");
     auto ch = clickhouse::ClickHouseStore::Open(base);
     if (!ch.ok()) return ch.status();
-    if (auto r = (*ch)->Query("DROP DATABASE IF EXISTS bench_month"); !r.ok()) return r.status();
-    if (auto r = (*ch)->Query("CREATE DATABASE bench_month"); !r.ok()) return r.status();
-    return base.substr(0, base.rfind('/') + 1) + "bench_month";
+    if (auto r = (*ch)->Query("DROP DATABASE IF EXISTS " + name); !r.ok()) return r.status();
+    if (auto r = (*ch)->Query("CREATE DATABASE " + name); !r.ok()) return r.status();
+    return base.substr(0, base.rfind('/') + 1) + name;
   }
   const std::string base =
       Env("ARBITER_POSTGRES_URL", "postgresql://postgres@127.0.0.1:15432/arbiter");
@@ -107,10 +108,10 @@ Result<std::string> FreshDatabase(bool clickhouse) {
     PQfinish(c);
     return Result<std::string>::Error("PostgreSQL: " + m);
   }
-  PQclear(PQexec(c, "DROP DATABASE IF EXISTS bench_month"));
-  PQclear(PQexec(c, "CREATE DATABASE bench_month"));
+  PQclear(PQexec(c, ("DROP DATABASE IF EXISTS " + name).c_str()));
+  PQclear(PQexec(c, ("CREATE DATABASE " + name).c_str()));
   PQfinish(c);
-  return base.substr(0, base.rfind('/') + 1) + "bench_month";
+  return base.substr(0, base.rfind('/') + 1) + name;
 }
 
 std::string& SyncedUrl(bool clickhouse) {
@@ -182,6 +183,135 @@ void BM_MonthInvoiceFromSqlite(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_MonthInvoiceFromSqlite)->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(5);
+
+// ---- 10M rows (issue 28): a month's invoice for every tenant from a warehouse holding the
+// 10M-row ledger of bench_billing (3 months x 4,630 series, 10,000,800 rows; `bench/run.sh
+// ledger10m` builds it once in $ARBITER_BENCH_CACHE, default ~/.cache/arbiter/bench). Its copy
+// with every hour sealed (a sync copies sealed hours only) is kept beside it, and synced once
+// per run into a fresh database "bench_10m" of each server (BM_SyncTenMillionRows; the
+// servers' data directories are fresh on every start, so the warehouse is not kept). Target: a
+// month's invoice under 300 ms from ClickHouse; `rollups:0` times the same invoice from the
+// hourly rows (the read before the monthly rollups).
+constexpr Millis kJan1 = kEpoch, kFeb1 = kJan1 + 31 * 24 * kHourMs,
+                 kApr1 = kJan1 + 90 * 24 * kHourMs;
+
+std::string BenchCache() {
+  const char* env = std::getenv("ARBITER_BENCH_CACHE");
+  const char* home = std::getenv("HOME");
+  return env && *env ? env : std::string(home ? home : "/tmp") + "/.cache/arbiter/bench";
+}
+
+// The sealed copy of the 10M-row ledger ("" with a message when the ledger is not built).
+std::string SealedTenMillionLedger(std::string* why) {
+  const std::string base = BenchCache() + "/ledger-10M-3months-schema5-v1.db";
+  const std::string path = BenchCache() + "/ledger-10M-3months-schema5-v1-sealed.db";
+  {
+    auto l = sqlite::Ledger::OpenForReading(path);
+    if (l.ok()) {
+      auto s = (*l)->SealedBefore();
+      if (s.ok() && *s == kApr1) return path;
+    }
+  }
+  if (!std::filesystem::exists(base)) {
+    *why = base + " is not built: run bench/run.sh ledger10m first";
+    return "";
+  }
+  for (const char* sfx : {"", "-wal", "-shm"}) std::filesystem::remove(path + sfx);
+  std::error_code ec;
+  std::filesystem::copy_file(base, path + ".tmp", std::filesystem::copy_options::overwrite_existing,
+                             ec);
+  if (ec) {
+    *why = "copying " + base + ": " + ec.message();
+    return "";
+  }
+  {
+    auto l = sqlite::Ledger::Open(path + ".tmp");
+    if (!l.ok() || !(*l)->Seal(kApr1).ok()) {
+      *why = "sealing the copy of " + base + " failed";
+      return "";
+    }
+    sqlite3_exec((*l)->handle(), "PRAGMA wal_checkpoint(TRUNCATE);", nullptr, nullptr, nullptr);
+  }
+  std::filesystem::rename(path + ".tmp", path);
+  return path;
+}
+
+std::string& SyncedTenMillionUrl(bool clickhouse) {
+  static std::string urls[2];
+  return urls[clickhouse ? 0 : 1];
+}
+
+void BM_SyncTenMillionRows(benchmark::State& state) {
+  const bool ch = state.range(0) == 0;
+  std::string why;
+  static const std::string path = SealedTenMillionLedger(&why);
+  if (path.empty()) return state.SkipWithError(why.c_str());
+  int64_t rows = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto url = FreshDatabase(ch, "bench_10m");
+    if (!url.ok()) return state.SkipWithError(url.message().c_str());
+    state.ResumeTiming();
+    auto l = sqlite::Ledger::Open(path);
+    auto wh = warehouse::OpenWarehouse(*url);
+    if (!l.ok() || !wh.ok()) return state.SkipWithError("open failed");
+    auto st = warehouse::SyncLedger(**l, **wh);
+    if (!st.ok()) return state.SkipWithError(st.message().c_str());
+    rows = st->rows;
+    SyncedTenMillionUrl(ch) = *url;
+  }
+  state.counters["rows"] = static_cast<double>(rows);
+  state.SetItemsProcessed(state.iterations() * rows);
+}
+BENCHMARK(BM_SyncTenMillionRows)
+    ->Arg(0)
+    ->Arg(1)
+    ->ArgNames({"pg"})
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1)
+    ->Repetitions(1);
+
+// January (3,444,720 of the 10,000,800 rows), every tenant, JSON: `arbiter invoice --db URL
+// --month 2026-01 -o json` without the process start. Checked byte for byte against the SQLite
+// ledger's invoice.
+void BM_MonthInvoiceTenMillionRows(benchmark::State& state) {
+  const bool ch = state.range(0) == 0, rollups = state.range(1) == 1;
+  const std::string url = SyncedTenMillionUrl(ch);
+  if (url.empty()) return state.SkipWithError("run BM_SyncTenMillionRows first");
+  static std::string want;
+  if (want.empty()) {
+    std::string why;
+    auto l = sqlite::Ledger::OpenForReading(SealedTenMillionLedger(&why));
+    if (!l.ok()) return state.SkipWithError(l.message().c_str());
+    auto invs = sqlite::LedgerInvoices(**l, std::nullopt, kJan1, kFeb1);
+    if (!invs.ok()) return state.SkipWithError(invs.message().c_str());
+    want = report::InvoicesToJson(*invs).dump(2);
+  }
+  std::string got;
+  for (auto _ : state) {
+    auto wh = warehouse::OpenWarehouse(url);
+    if (!wh.ok()) return state.SkipWithError(wh.message().c_str());
+    if (!rollups) {
+      if (auto* c = dynamic_cast<clickhouse::ClickHouseStore*>(wh->get())) c->ReadHourlyOnly(true);
+      if (auto* p = dynamic_cast<postgres::PostgresStore*>(wh->get())) p->ReadHourlyOnly(true);
+    }
+    auto invs = billing::StoreInvoices(**wh, std::nullopt, kJan1, kFeb1);
+    if (!invs.ok() || invs->size() != 10)
+      return state.SkipWithError(invs.ok() ? "wrong invoice count" : invs.message().c_str());
+    got = report::InvoicesToJson(*invs).dump(2);
+  }
+  if (got != want) return state.SkipWithError("the invoice differs from the SQLite ledger's");
+  state.counters["json_bytes"] = static_cast<double>(got.size());
+}
+BENCHMARK(BM_MonthInvoiceTenMillionRows)
+    ->Args({0, 1})
+    ->Args({0, 0})
+    ->Args({1, 1})
+    ->Args({1, 0})
+    ->ArgNames({"pg", "rollups"})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->Repetitions(5);
 
 }  // namespace
 }  // namespace arbiter

@@ -1,6 +1,8 @@
 #include "adapters/clickhouse/clickhouse_store.h"
 
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "adapters/report/invoice_json.h"
 #include "adapters/warehouse/row_text.h"
@@ -51,6 +53,54 @@ Result<int64_t> Int(std::string_view s) {
 
 constexpr const char* kKey =
     "namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor";
+
+// A month's rollup of a series from the hourly rows, in the column order of arbiter_monthly.
+constexpr const char* kMonthlySelect =
+    "SELECT toYYYYMM(hour) AS month, namespace, workload, resource, gpu_product, gpu_replicas, "
+    "kind, preemptor, sum(request_raw), sum(usage_raw), sum(max_raw), sum(samples), "
+    "sum(covered_ms), sum(run_ms), min(hour), max(hour), sum(version) FROM arbiter_hourly FINAL";
+constexpr const char* kMonthlyGroup =
+    " GROUP BY month, namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor";
+
+std::string Seconds(Millis t) { return std::to_string(t / 1000); }
+
+// YYYYMM of the UTC month holding t (t >= 0), as toYYYYMM() of a DateTime('UTC').
+std::string YearMonth(Millis t) {
+  const std::string s = FormatRfc3339(t);  // 2026-01-01T00:00:00Z
+  return s.substr(0, 4) + s.substr(5, 2);
+}
+
+// A row's series key (the ledger key without the hour), ordered as ClickHouse orders it:
+// strings bytewise (std::string compares as unsigned char), integers by value.
+auto SeriesOf(const billing::HourlyRow& r) {
+  return std::tie(r.namespace_, r.workload, r.resource, r.gpu_product, r.gpu_replicas, r.kind,
+                  r.preemptor);
+}
+
+// The series key of `r` as SQL literals, in kKey's order.
+std::vector<std::string> SeriesLiterals(const billing::HourlyRow& r) {
+  return {Literal(r.namespace_),
+          Literal(r.workload),
+          Literal(r.resource),
+          Literal(r.gpu_product),
+          std::to_string(r.gpu_replicas),
+          std::to_string(static_cast<int>(r.kind)),
+          Literal(r.preemptor)};
+}
+
+// series key >= r's (at_least) or <= r's, lexicographically, written as comparisons of the
+// columns one by one so that the primary key index narrows the scan to the range.
+std::string SeriesBound(const billing::HourlyRow& r, bool at_least) {
+  static const char* const cols[] = {"namespace",    "workload", "resource", "gpu_product",
+                                     "gpu_replicas", "kind",     "preemptor"};
+  const auto v = SeriesLiterals(r);
+  std::string e = std::string(cols[6]) + (at_least ? " >= " : " <= ") + v[6];
+  for (int i = 5; i >= 0; --i) {
+    const std::string c = cols[i], x = v[static_cast<size_t>(i)];
+    e = "(" + c + (at_least ? " > " : " < ") + x + " OR (" + c + " = " + x + " AND " + e + "))";
+  }
+  return e;
+}
 
 }  // namespace
 
@@ -123,10 +173,91 @@ Status ClickHouseStore::EnsureSchema() {
       "Int64,"
       " target_before Int64, target_seq Int64, step Int64, last_key String)"
       " ENGINE = ReplacingMergeTree(step) ORDER BY ledger",
+      // Monthly rollups (issue 28): see the header.
+      "CREATE TABLE IF NOT EXISTS arbiter_monthly (month UInt32, namespace String, workload "
+      "String,"
+      " resource String, gpu_product String, gpu_replicas Int64, kind UInt8, preemptor String,"
+      " request_raw Decimal(38,0), usage_raw Decimal(38,0), max_raw Decimal(38,0),"
+      " samples Int64, covered_ms Int64, run_ms Int64, min_hour DateTime('UTC'),"
+      " max_hour DateTime('UTC'), state UInt64) ENGINE = ReplacingMergeTree(state)"
+      " PARTITION BY month ORDER BY (month, namespace, workload, resource, gpu_product,"
+      " gpu_replicas, kind, preemptor)",
+      "CREATE TABLE IF NOT EXISTS arbiter_schema (name String, value Int64)"
+      " ENGINE = ReplacingMergeTree(value) ORDER BY name",
   };
   for (const char* s : stmts)
     if (auto r = Query(s); !r.ok()) return r.status();
+  auto ready = RollupsReady();
+  if (!ready.ok()) return ready.status();
+  if (*ready) return Status::Ok();
+  // Hourly rows written before the rollups existed (or a backfill killed half-way): every
+  // month recomputed once, then marked.
+  if (auto r = Query(std::string("INSERT INTO arbiter_monthly ") + kMonthlySelect + kMonthlyGroup);
+      !r.ok())
+    return r.status();
+  if (auto r = Query("INSERT INTO arbiter_schema FORMAT TabSeparated", "monthly_rollups\t1\n");
+      !r.ok())
+    return r.status();
+  rollups_ready_ = true;
   return Status::Ok();
+}
+
+Result<bool> ClickHouseStore::RollupsReady() {
+  if (rollups_ready_) return true;
+  auto body = Query("SELECT count() FROM arbiter_schema WHERE name = 'monthly_rollups'");
+  if (!body.ok()) {
+    // Code 60: no such table (a warehouse written by an arbiter before the rollups).
+    if (body.message().find("Code: 60,") != std::string::npos) return false;
+    return body.status();
+  }
+  rollups_ready_ = !body->empty() && (*body)[0] != '0';
+  return rollups_ready_;
+}
+
+Status ClickHouseStore::RefreshMonthly(const std::vector<billing::StoredRow>& rows) {
+  if (rows.empty()) return Status::Ok();
+  // The series range and months of the rows (a range of the primary key: the index narrows the
+  // recomputation to it), and while they are few the exact (series, month) pairs.
+  constexpr size_t kMaxPairsText = 100000;
+  const billing::HourlyRow *lo = &rows[0].row, *hi = lo, *prev = nullptr;
+  std::set<Millis> months;
+  std::set<std::string> pairs;
+  size_t pairs_text = 0;
+  Millis prev_month = 0;
+  for (const billing::StoredRow& s : rows) {
+    const billing::HourlyRow& r = s.row;
+    if (SeriesOf(r) < SeriesOf(*lo)) lo = &r;
+    if (SeriesOf(*hi) < SeriesOf(r)) hi = &r;
+    const Millis m = MonthStartOf(r.hour);
+    months.insert(m);
+    if (pairs_text > kMaxPairsText || (prev && m == prev_month && SeriesOf(*prev) == SeriesOf(r)))
+      continue;
+    prev = &r;
+    prev_month = m;
+    std::string t = "(";
+    for (const std::string& v : SeriesLiterals(r)) t += v + ", ";
+    t += YearMonth(m) + ")";
+    pairs_text += t.size() + 2;
+    pairs.insert(std::move(t));
+  }
+  std::string hours;
+  for (Millis m : months)
+    hours += std::string(hours.empty() ? "" : " OR ") + "(hour >= " + Seconds(m) + " AND hour < " +
+             Seconds(NextMonthStart(m)) + ")";
+  std::string where =
+      "(" + hours + ") AND " + SeriesBound(*lo, true) + " AND " + SeriesBound(*hi, false);
+  if (pairs_text <= kMaxPairsText) {
+    where += std::string(" AND (") + kKey + ", toYYYYMM(hour)) IN (";
+    bool first = true;
+    for (const std::string& t : pairs) {
+      where += (first ? "" : ", ") + t;
+      first = false;
+    }
+    where += ")";
+  }
+  auto r = Query(std::string("INSERT INTO arbiter_monthly ") + kMonthlySelect + " WHERE " + where +
+                 kMonthlyGroup);
+  return r.ok() ? Status::Ok() : r.status();
 }
 
 Result<std::vector<PriceBook>> ClickHouseStore::PriceBooks() {
@@ -193,6 +324,8 @@ Status ClickHouseStore::PutRows(const std::vector<billing::StoredRow>& rows,
     }
     auto r = Query("INSERT INTO arbiter_hourly FORMAT TabSeparated", tsv);
     if (!r.ok()) return r.status();
+    // Before the progress or the mark: a kill in between re-sends these rows, and so recomputes.
+    if (Status m = RefreshMonthly(rows); !m.ok()) return m;
   }
   if (mark) {
     std::string line;
@@ -268,24 +401,53 @@ Result<Millis> ClickHouseStore::SyncedBefore() {
 }
 
 Status ClickHouseStore::Optimize() {
-  auto r = Query("OPTIMIZE TABLE arbiter_hourly FINAL");
-  return r.ok() ? Status::Ok() : r.status();
+  for (const char* t : {"arbiter_hourly", "arbiter_monthly"})
+    if (auto r = Query(std::string("OPTIMIZE TABLE ") + t + " FINAL"); !r.ok()) return r.status();
+  return Status::Ok();
 }
 
 Result<std::vector<billing::RowSpan>> ClickHouseStore::ReadSpans(const billing::SpanQuery& q) {
-  using R = Result<std::vector<billing::RowSpan>>;
-  auto sec = [](Millis t) { return std::to_string(t / 1000); };
   std::string piece = "0";
   if (!q.cuts.empty()) {
     piece = "multiIf(";
     for (size_t i = 0; i < q.cuts.size(); ++i)
-      piece += "hour < " + sec(q.cuts[i]) + ", " + std::to_string(i) + ", ";
+      piece += "hour < " + Seconds(q.cuts[i]) + ", " + std::to_string(i) + ", ";
     piece += std::to_string(q.cuts.size()) + ")";
   }
   std::string where = "1";
-  if (q.from) where += " AND hour >= " + sec(std::max<Millis>(0, *q.from));
-  if (q.to) where += " AND hour < " + sec(std::max<Millis>(0, *q.to));
+  if (q.from) where += " AND hour >= " + Seconds(std::max<Millis>(0, *q.from));
+  if (q.to) where += " AND hour < " + Seconds(std::max<Millis>(0, *q.to));
   if (q.namespace_) where += " AND namespace = " + Literal(*q.namespace_);
+  std::vector<billing::RowSpan> out;
+  auto ready = hourly_only_ ? Result<bool>(false) : RollupsReady();
+  if (!ready.ok()) return ready.status();
+  billing::SpanQuery clamped = q;  // DateTime holds no hour before 1970
+  if (clamped.from) clamped.from = std::max<Millis>(0, *clamped.from);
+  if (clamped.to) clamped.to = std::max<Millis>(0, *clamped.to);
+  const billing::MonthPlan plan = *ready ? billing::PlanWholeMonths(clamped) : billing::MonthPlan{};
+  if (plan.any) {
+    // The whole months: one row per series and month, from the rollups.
+    std::string months = "1";
+    if (plan.first) months += " AND month >= " + YearMonth(*plan.first);
+    if (plan.end) months += " AND month < " + YearMonth(*plan.end);
+    for (Millis m : plan.split) months += " AND month != " + YearMonth(m);
+    if (q.namespace_) months += " AND namespace = " + Literal(*q.namespace_);
+    auto body = Query(std::string("SELECT ") + kKey +
+                      ", 0, request_raw, usage_raw, max_raw, samples, covered_ms, run_ms,"
+                      " toUInt32(min_hour), toUInt32(max_hour) FROM arbiter_monthly FINAL WHERE " +
+                      months + " FORMAT TabSeparated");
+    if (!body.ok()) return body.status();
+    if (Status s = ParseSpans(*body, &out); !s.ok()) return s;
+    if (!plan.NeedsHourlyRows()) return out;
+    // The rest of the window from the hourly rows: before and after the whole months, and the
+    // months a version splits.
+    std::string rest;
+    if (plan.before) rest += " OR hour < " + Seconds(*plan.first);
+    if (plan.after) rest += " OR hour >= " + Seconds(*plan.end);
+    for (Millis m : plan.split)
+      rest += " OR (hour >= " + Seconds(m) + " AND hour < " + Seconds(NextMonthStart(m)) + ")";
+    where += " AND (0" + rest + ")";
+  }
   std::string sql =
       std::string("SELECT ") + kKey + ", " + piece +
       " AS piece, sum(request_raw), sum(usage_raw), sum(max_raw), sum(samples), sum(covered_ms),"
@@ -293,15 +455,20 @@ Result<std::vector<billing::RowSpan>> ClickHouseStore::ReadSpans(const billing::
       where + " GROUP BY " + kKey + ", piece FORMAT TabSeparated";
   auto body = Query(sql);
   if (!body.ok()) return body.status();
-  std::vector<billing::RowSpan> out;
-  std::string_view text = *body;
+  if (Status s = ParseSpans(*body, &out); !s.ok()) return s;
+  return out;
+}
+
+Status ClickHouseStore::ParseSpans(std::string_view text,
+                                   std::vector<billing::RowSpan>* out) const {
   size_t a = 0;
   while (a < text.size()) {
     size_t e = text.find('\n', a);
     if (e == std::string_view::npos) e = text.size();
     auto f = Fields(text.substr(a, e - a));
     a = e + 1;
-    if (f.size() != 16) return R::Error(describe_ + ": unexpected answer to the invoice query");
+    if (f.size() != 16)
+      return Status::Error(describe_ + ": unexpected answer to the invoice query");
     billing::RowSpan s;
     billing::HourlyRow& r = s.sum;
     r.namespace_ = Unescape(f[0]);
@@ -315,7 +482,7 @@ Result<std::vector<billing::RowSpan>> ClickHouseStore::ReadSpans(const billing::
     auto smp = Int(f[11]), cov = Int(f[12]), run = Int(f[13]), h0 = Int(f[14]), h1 = Int(f[15]);
     if (!rep.ok() || !kind.ok() || !req.ok() || !use.ok() || !mx.ok() || !smp.ok() || !cov.ok() ||
         !run.ok() || !h0.ok() || !h1.ok())
-      return R::Error(describe_ + ": corrupt value in the rows of " + r.workload);
+      return Status::Error(describe_ + ": corrupt value in the rows of " + r.workload);
     r.gpu_replicas = *rep;
     r.kind = *kind == 1 ? billing::RowKind::kCredit : billing::RowKind::kUsage;
     r.request_raw = *req;
@@ -326,9 +493,9 @@ Result<std::vector<billing::RowSpan>> ClickHouseStore::ReadSpans(const billing::
     r.run_ms = *run;
     r.hour = *h0 * 1000;
     s.last_hour = *h1 * 1000;
-    out.push_back(std::move(s));
+    out->push_back(std::move(s));
   }
-  return out;
+  return Status::Ok();
 }
 
 }  // namespace arbiter::clickhouse

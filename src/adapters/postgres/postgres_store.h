@@ -10,6 +10,14 @@
 //   arbiter_sync         the sync watermark, moved in the same transaction as the rows.
 //   arbiter_sync_ledger  ledger id PRIMARY KEY: its sync mark (watermark, change sequence number),
 //                        moved in the same transaction as the rows.
+//   arbiter_monthly      PRIMARY KEY (month, series key): per UTC calendar month (first instant,
+//                        Unix ms) the sums of the current hourly rows, so that a month's invoice
+//                        reads one row per series (issue 28). Each batch adds its change in its
+//                        transaction: the monthly sums of its rows when all keys are new, else
+//                        each staged row minus the row it replaces.
+//   arbiter_schema       'monthly_rollups' once arbiter_monthly holds every month (a warehouse
+//                        written before it existed is backfilled by EnsureSchema); reads use the
+//                        rollups only then.
 #pragma once
 
 #include <memory>
@@ -17,6 +25,7 @@
 #include "core/billing/ledger_store.h"
 
 typedef struct pg_conn PGconn;
+typedef struct pg_result PGresult;
 
 namespace arbiter::postgres {
 
@@ -37,14 +46,31 @@ class PostgresStore : public billing::WarehouseStore {
   Result<std::optional<billing::SyncMark>> MarkOf(const std::string& ledger) override;
   Result<std::optional<billing::SyncProgress>> ProgressOf(const std::string& ledger) override;
   Status Exec(const std::string& sql);
+  // Reads every window from the hourly rows, ignoring the monthly rollups (tests compare both
+  // paths; benchmarks time both).
+  void ReadHourlyOnly(bool on) { hourly_only_ = on; }
 
  private:
   PostgresStore(PGconn* c, std::string describe) : conn_(c), describe_(std::move(describe)) {}
   Status Error(const std::string& what);
+  Status CreateTables();
+  // Inside PutRows' transaction: upserts the rows and adds their change to arbiter_monthly.
+  Status WriteRows(const std::vector<billing::StoredRow>& rows);
+  // The upsert of rows (COPY text) some of whose keys are stored, through a staging table; stages
+  // the rollups' change (each row's sums minus those of the row it replaces).
+  Status UpsertStaged(const std::string& text);
+  // Whether arbiter_monthly holds every month (the 'monthly_rollups' row of arbiter_schema); if
+  // not, sums every month of arbiter_hourly into it and marks it.
+  Result<bool> RollupsReady();
+  Status BackfillRollups();
+  // Appends the spans of an answer (16 columns: the key, a piece, the sums as text, the first and
+  // last hour).
+  Status AppendSpans(PGresult* r, std::vector<billing::RowSpan>* out);
   // COPY `text` (COPY text format) into `table`; on failure *sqlstate is the error's SQLSTATE.
   Status CopyIn(const std::string& table, const std::string& text, std::string* sqlstate);
   PGconn* conn_;
   std::string describe_;
+  bool hourly_only_ = false, rollups_ready_ = false;
 };
 
 }  // namespace arbiter::postgres

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/duration.h"
+
 namespace arbiter::billing {
 
 Result<std::vector<Invoice>> StoreInvoices(LedgerStore& store,
@@ -36,6 +38,23 @@ Result<std::vector<Invoice>> StoreInvoices(LedgerStore& store,
   for (auto& inv : *invs)
     if (inv.namespace_ == *namespace_) one.push_back(std::move(inv));
   return one;
+}
+
+MonthPlan PlanWholeMonths(const SpanQuery& q) {
+  MonthPlan p;
+  if (q.from) p.first = MonthStartOf(*q.from) == *q.from ? *q.from : NextMonthStart(*q.from);
+  if (q.to) p.end = MonthStartOf(*q.to);
+  p.any = !(p.first && p.end && *p.first >= *p.end);
+  if (!p.any) return p;
+  p.before = q.from && *q.from < *p.first;
+  p.after = q.to && *q.to > *p.end;
+  for (Millis c : q.cuts) {
+    const Millis m = MonthStartOf(c);
+    if (c != m && (!p.first || m >= *p.first) && (!p.end || m < *p.end) &&
+        std::find(p.split.begin(), p.split.end(), m) == p.split.end())
+      p.split.push_back(m);
+  }
+  return p;
 }
 
 std::vector<RowSpan> SpansOfRows(std::vector<HourlyRow> rows, const std::vector<Millis>& cuts) {

@@ -36,6 +36,20 @@ struct SpanQuery {
   std::vector<Millis> cuts;
 };
 
+// For stores that keep monthly rollups (sums per UTC calendar month and series key): the part of
+// a query's window read from them, the whole months in it, [first, end) (unbounded where the
+// window is), except those in which a PriceBook version takes effect after the month's first
+// instant (`split`: a span lies in one version). The rest of the window is read from the hourly
+// rows: before `first` when the window starts earlier (`before`), from `end` when it ends later
+// (`after`), and the split months. `any`: the window holds a whole month.
+struct MonthPlan {
+  std::optional<Millis> first, end;
+  std::vector<Millis> split;
+  bool any = false, before = false, after = false;
+  bool NeedsHourlyRows() const { return !any || before || after || !split.empty(); }
+};
+MonthPlan PlanWholeMonths(const SpanQuery& q);
+
 class LedgerStore {
  public:
   virtual ~LedgerStore() = default;

@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "billing_test_util.h"
+#include "core/duration.h"
 
 namespace arbiter::billing {
 namespace {
@@ -103,6 +105,133 @@ TEST(LedgerStore, InvoicesFromSpansEqualInvoicesFromRowsForRandomWindowsAndVersi
       EXPECT_FALSE(store.last_query.namespace_.has_value());
     }
   }
+}
+
+// A store with monthly rollups, as the warehouses keep them (issue 28): the whole months of a
+// window (PlanWholeMonths) come as one span per key and month, the rest as spans of rows.
+class MonthlyStore : public MemoryStore {
+ public:
+  MonthlyStore(std::vector<HourlyRow> rows, std::vector<PriceBook> books)
+      : MemoryStore({}, std::move(books)), rows_(std::move(rows)) {}
+  Result<std::vector<RowSpan>> ReadSpans(const SpanQuery& q) override {
+    const MonthPlan p = PlanWholeMonths(q);
+    auto whole = [&](Millis h) {
+      return p.any && (!p.first || h >= *p.first) && (!p.end || h < *p.end) &&
+             std::find(p.split.begin(), p.split.end(), MonthStartOf(h)) == p.split.end();
+    };
+    std::vector<HourlyRow> months, rest;
+    std::vector<Millis> bounds;
+    for (const auto& r : rows_) {
+      if ((q.namespace_ && r.namespace_ != *q.namespace_) || (q.from && r.hour < *q.from) ||
+          (q.to && r.hour >= *q.to))
+        continue;
+      if (whole(r.hour)) {
+        months.push_back(r);
+        bounds.push_back(MonthStartOf(r.hour));
+      } else {
+        rest.push_back(r);
+      }
+    }
+    std::sort(bounds.begin(), bounds.end());
+    bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+    std::sort(months.begin(), months.end(), HourlyRow::KeyLess);
+    std::sort(rest.begin(), rest.end(), HourlyRow::KeyLess);
+    auto out = SpansOfRows(std::move(months), bounds);
+    monthly_spans += out.size();
+    for (auto& s : SpansOfRows(std::move(rest), q.cuts)) out.push_back(std::move(s));
+    return out;
+  }
+  size_t monthly_spans = 0;
+
+ private:
+  std::vector<HourlyRow> rows_;
+};
+
+TEST(LedgerStore, MonthlyRollupsGiveTheInvoicesOfTheRowsForRandomWindowsAndVersions) {
+  std::mt19937_64 rng(28);
+  const Millis kFeb1 = kEpoch + 31 * 24 * kHour, kMar1 = kFeb1 + 28 * 24 * kHour;
+  size_t monthly = 0;
+  for (int round = 0; round < 30; ++round) {
+    std::vector<HourlyRow> rows;
+    for (int w = 0; w < 8; ++w)
+      for (int h = static_cast<int>(rng() % 7); h < 100 * 24;
+           h += 1 + static_cast<int>(rng() % 9)) {
+        HourlyRow r;
+        r.namespace_ = w % 4 == 3 ? std::string(kIdleNamespace) : "ns-" + std::to_string(w % 3);
+        r.workload = r.namespace_ == kIdleNamespace ? "node-" + std::to_string(w)
+                                                    : r.namespace_ + "/w" + std::to_string(w);
+        r.resource = w % 2 ? "cpu" : "memory";
+        r.hour = kEpoch + h * kHour;
+        r.request_raw = static_cast<i128>(1 + rng() % 4000) * kHour;
+        r.usage_raw = static_cast<i128>(rng() % 4000) * kHour;
+        r.max_raw = std::max(r.request_raw, r.usage_raw);
+        r.samples = static_cast<int64_t>(rng() % 120);
+        r.covered_ms = r.samples * 30000;
+        r.run_ms = kHour;
+        rows.push_back(r);
+      }
+    // A version at a month's first instant (months stay whole) or inside one (that month is read
+    // hourly).
+    std::vector<PriceBook> books = {Book("a", kEpoch)};
+    PriceBook b2 =
+        Book("b", round % 3 == 0 ? kFeb1 : kEpoch + static_cast<Millis>(rng() % 2400) * kHour);
+    b2.prices["cpu"] = testing::D("0.07");
+    b2.share_idle = round % 4 == 0 ? IdleSharing::kWeighted : IdleSharing::kNone;
+    b2.mode = round % 2 ? BillingMode::kBlended : BillingMode::kUsage;
+    books.push_back(b2);
+    auto cat = PriceCatalog::Create(books);
+    ASSERT_TRUE(cat.ok());
+    MonthlyStore store(rows, books);
+    const Millis edges[] = {kEpoch, kFeb1, kMar1, kEpoch + 100 * 24 * kHour};
+    std::optional<Millis> from, to;
+    if (rng() % 4)
+      from = rng() % 2 ? edges[rng() % 3] : kEpoch + static_cast<Millis>(rng() % 1500) * kHour;
+    if (rng() % 4)
+      to = rng() % 2 ? edges[1 + rng() % 3]
+                     : kEpoch + static_cast<Millis>(1500 + rng() % 900) * kHour;
+    std::optional<std::string> ns;
+    if (rng() % 2) ns = "ns-1";
+    auto got = StoreInvoices(store, ns, from, to);
+    ASSERT_TRUE(got.ok()) << got.message();
+    InvoiceOptions o;
+    o.from = from;
+    o.to = to;
+    auto want = BuildInvoices(rows, *cat, o);
+    ASSERT_TRUE(want.ok());
+    std::vector<Invoice> filtered;
+    for (auto& i : *want)
+      if (!ns || i.namespace_ == *ns) filtered.push_back(i);
+    EXPECT_EQ(Text(*got), Text(filtered)) << "round " << round;
+    monthly += store.monthly_spans;
+  }
+  EXPECT_GT(monthly, 0u);
+}
+
+TEST(LedgerStore, WholeMonthsOfAWindowAreThoseNoVersionSplits) {
+  const Millis kFeb1 = kEpoch + 31 * 24 * kHour, kMar1 = kFeb1 + 28 * 24 * kHour,
+               kApr1 = kMar1 + 31 * 24 * kHour;
+  SpanQuery q;
+  q.from = kEpoch + 5 * kHour;  // January is partial
+  q.to = kApr1 + 3 * kHour;
+  q.cuts = {kFeb1, kMar1 + 30 * kHour};  // at February's first instant; inside March
+  MonthPlan p = PlanWholeMonths(q);
+  EXPECT_TRUE(p.any);
+  EXPECT_EQ(p.first, kFeb1);
+  EXPECT_EQ(p.end, kApr1);
+  EXPECT_EQ(p.split, std::vector<Millis>{kMar1});
+  EXPECT_TRUE(p.before);
+  EXPECT_TRUE(p.after);
+  // Exactly January: no hourly rows needed.
+  p = PlanWholeMonths({std::nullopt, kEpoch, kFeb1, {}});
+  EXPECT_TRUE(p.any && !p.NeedsHourlyRows());
+  // Inside one month: no whole month.
+  p = PlanWholeMonths({std::nullopt, kEpoch + kHour, kFeb1, {}});
+  EXPECT_FALSE(p.any);
+  EXPECT_TRUE(p.NeedsHourlyRows());
+  // Unbounded: every month whole but a split one.
+  p = PlanWholeMonths({std::nullopt, std::nullopt, std::nullopt, {kFeb1 + kHour}});
+  EXPECT_TRUE(p.any && !p.first && !p.end && !p.before && !p.after);
+  EXPECT_EQ(p.split, std::vector<Millis>{kFeb1});
 }
 
 TEST(LedgerStore, SpansSplitAtVersionCutsAndSumEveryTrack) {
