@@ -8,6 +8,7 @@
 
 #include "adapters/clickhouse/clickhouse_store.h"
 #include "adapters/postgres/postgres_store.h"
+#include "adapters/sqlite/statement.h"
 
 namespace arbiter::warehouse {
 
@@ -93,38 +94,31 @@ std::optional<std::vector<std::string>> DecodeKey(std::string_view k) {
 
 // Streams current rows matching `where` in key order, in batches to `put`; `bind` binds its
 // parameters.
-Status Stream(sqlite3* db, const std::string& where, const std::function<void(sqlite3_stmt*)>& bind,
+Status Stream(sqlite3* db, const std::string& where, const std::function<void(sqlite::Stmt&)>& bind,
               size_t batch,
               const std::function<Status(std::vector<billing::StoredRow>&&, bool last)>& put) {
   std::string sql = std::string("SELECT ") + kColumns + " FROM hourly WHERE current = 1 AND " +
                     where + " ORDER BY " + kKeyColumns;
-  sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) != SQLITE_OK)
-    return Status::Error(std::string("ledger: read rows to sync: ") + sqlite3_errmsg(db));
+  sqlite::Stmt st(db, sql.c_str());
+  if (!st.ok()) return Status::Error("ledger: read rows to sync: " + st.error());
   bind(st);
   std::vector<billing::StoredRow> rows;
   rows.reserve(batch);
-  auto text = [&](int c) {
-    const unsigned char* t = sqlite3_column_text(st, c);
-    return t ? std::string(reinterpret_cast<const char*>(t),
-                           static_cast<size_t>(sqlite3_column_bytes(st, c)))
-             : std::string();
-  };
+  auto text = [&](int c) { return st.ColText(c); };
   int rc;
   Status status = Status::Ok();
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+  while ((rc = st.Step()) == SQLITE_ROW) {
     billing::StoredRow s;
     billing::HourlyRow& r = s.row;
     r.namespace_ = text(0);
     r.workload = text(1);
     r.resource = text(2);
     r.gpu_product = text(3);
-    r.gpu_replicas = sqlite3_column_int64(st, 4);
-    r.kind =
-        sqlite3_column_int64(st, 5) == 1 ? billing::RowKind::kCredit : billing::RowKind::kUsage;
+    r.gpu_replicas = st.ColInt(4);
+    r.kind = st.ColInt(5) == 1 ? billing::RowKind::kCredit : billing::RowKind::kUsage;
     r.preemptor = text(6);
-    r.hour = sqlite3_column_int64(st, 7);
-    s.version = sqlite3_column_int64(st, 8);
+    r.hour = st.ColInt(7);
+    s.version = st.ColInt(8);
     auto req = billing::ParseI128(text(9)), use = billing::ParseI128(text(10)),
          mx = billing::ParseI128(text(11));
     if (!req.ok() || !use.ok() || !mx.ok()) {
@@ -134,9 +128,9 @@ Status Stream(sqlite3* db, const std::string& where, const std::function<void(sq
     r.request_raw = *req;
     r.usage_raw = *use;
     r.max_raw = *mx;
-    r.samples = sqlite3_column_int64(st, 12);
-    r.covered_ms = sqlite3_column_int64(st, 13);
-    r.run_ms = sqlite3_column_int64(st, 14);
+    r.samples = st.ColInt(12);
+    r.covered_ms = st.ColInt(13);
+    r.run_ms = st.ColInt(14);
     s.unit = text(15);
     s.rated.price_book = text(16);
     s.rated.currency = text(17);
@@ -163,7 +157,6 @@ Status Stream(sqlite3* db, const std::string& where, const std::function<void(sq
   }
   if (status.ok() && rc != SQLITE_DONE)
     status = Status::Error(std::string("ledger: read rows to sync: ") + sqlite3_errmsg(db));
-  sqlite3_finalize(st);
   if (!status.ok()) return status;
   return put(std::move(rows), true);
 }
@@ -214,20 +207,20 @@ Status CopyRows(sqlite::Ledger& ledger, billing::WarehouseStore& wh, const SyncO
     st.resumed = true;
     say("resuming an interrupted sync: the rows of its committed batches are not sent again");
   }
-  auto bind = [&](sqlite3_stmt* q) {
-    sqlite3_bind_int64(q, 1, from);
-    sqlite3_bind_int64(q, 2, to.synced_before);
-    sqlite3_bind_int64(q, 3, after);
+  auto bind = [&](sqlite::Stmt& q) {
+    q.Int(1, from);
+    q.Int(2, to.synced_before);
+    q.Int(3, after);
     if (!resume) return;
-    sqlite3_bind_int64(q, 4, resume->target_before);
-    sqlite3_bind_int64(q, 5, resume->target_seq);
+    q.Int(4, resume->target_before);
+    q.Int(5, resume->target_seq);
     const auto key = DecodeKey(resume->last_key);  // checked by Resumable
     for (int k = 0; k < 9; ++k) {
       const std::string& f = (*key)[static_cast<size_t>(k)];
       if (k == 4 || k == 5 || k == 7 || k == 8)  // integer columns
-        sqlite3_bind_int64(q, 6 + k, std::stoll(f));
+        q.Int(6 + k, std::stoll(f));
       else
-        sqlite3_bind_text(q, 6 + k, f.data(), static_cast<int>(f.size()), SQLITE_TRANSIENT);
+        q.Text(6 + k, f);
     }
   };
   // Steps go on from the latest recorded, whatever its window: the latest record is the one read.
