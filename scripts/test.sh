@@ -2,7 +2,7 @@
 # Sets everything up, builds, runs every test, then the sanitizer job and the format check
 # (scripts/check-format.sh: an unformatted file fails the run). Used by the README and by .ci/run.
 # Quiet: a line per stage, the build's warnings and errors, and a summary of each test
-# run; the full output of a failing test (and of every test, in $BUILD/ctest.log).
+# run; the output of a failing test (here and in $BUILD/ctest.log).
 #
 #   BUILD_DIR=build             the build directory
 #   SANITIZE_BUILD_DIR=build-asan
@@ -72,17 +72,22 @@ trap stop_all EXIT
 stage "build the rest ($BUILD)"
 nice -n 10 cmake --build "$BUILD" -j2 -- --quiet
 
-# ctest: the whole output to a log, the summary here; a failure reruns the failed tests with
-# their output.
+# ctest: the whole output to a log (with a failing test's output), the summary here; a failure
+# prints what the failing tests printed (up to 400 lines) and reruns the failed tests with
+# their output, so that a test which fails only under load still leaves its evidence.
 run_ctest() {  # DIR LOG [ctest args...]
   local dir=$1 log=$2
   shift 2
-  if ctest --test-dir "$dir" -j2 --timeout 900 -Q --output-log "$log" "$@"; then
+  if ctest --test-dir "$dir" -j2 --timeout 900 -Q --output-on-failure --output-log "$log" "$@"; then
     grep -E "tests passed|Total Test time" "$log" | sed 's/^/   /'
   else
     grep -E "tests passed|Total Test time" "$log" | sed 's/^/   /' || true
     echo "   failed:"
     sed -n '/The following tests FAILED/,$p' "$log" | grep -E '^\s+[0-9]+ - ' | sed 's/^\s*/     /' || true
+    echo "   their output in this run:"
+    awk '/\*\*\*(Failed|Timeout|Exception|Not Run)/ { on = 1; n = 0; print; next }
+         on && /^ *([0-9]+\/[0-9]+ Test|Start +[0-9]+:)/ { on = 0 }
+         on && n++ < 400 { print }' "$log" | tail -n 400 | sed 's/^/     | /' || true
     ctest --test-dir "$dir" --rerun-failed --output-on-failure --timeout 900 "$@" || true
     return 1
   fi

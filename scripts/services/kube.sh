@@ -169,6 +169,11 @@ start() {
     echo "kube: $D is not empty and not a test cluster's directory: not touching it"
     exit 1
   fi
+  # The last cluster's logs are kept in DIR.previous: a test that failed and was rerun (test.sh
+  # reruns failed tests on a fresh cluster) still leaves the cluster's side of its story.
+  if [ -f "$D/.arbiter-kube" ] && ls "$D"/*.log > /dev/null 2>&1; then
+    rm -rf "$D.previous" && mkdir -p "$D.previous" && mv "$D"/*.log "$D.previous/"
+  fi
   rm -rf "$D"
   mkdir -p "$D"
   touch "$D/.arbiter-kube"

@@ -10,7 +10,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -33,21 +36,45 @@ inline arbiter::testing::CommandOutput Kubectl(const std::string& args) {
   return RunCommand(KubectlCmd() + args + " 2>&1");
 }
 
+// The value at `jsonpath` of `kubectl get what`; "" when kubectl fails, whose message is printed
+// to the test's output (once while it stays the same): a value that never comes then shows
+// whether the object lacked it or kubectl could not read it.
 inline std::string Get(const std::string& what, const std::string& jsonpath) {
-  std::string s =
-      RunCommand(KubectlCmd() + "get " + what + " -o jsonpath='" + jsonpath + "' 2>/dev/null").out;
+  static thread_local std::string last_error;
+  const auto scratch = std::filesystem::temp_directory_path() /
+                       ("arbiter-kubectl-" + std::to_string(getpid()) + "-" +
+                        std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id())));
+  auto r = arbiter::testing::RunCommandSplit(
+      KubectlCmd() + "get " + what + " -o jsonpath='" + jsonpath + "'", scratch);
+  if (r.rc != 0) {
+    std::string e = r.err.substr(0, r.err.find('\n'));
+    if (e != last_error)
+      std::cerr << "kubectl get " << what << " (exit " << r.rc << "): " << e << std::endl;
+    last_error = e;
+    return "";
+  }
+  last_error.clear();
+  std::string s = r.out;
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
 }
 
-// Polls until `ok(value)` or `seconds` pass; returns the last value.
+// Polls (every 200 ms) until `ok(value)` or `seconds` of wall time pass; returns the last value,
+// and says in the test's output how long a wait that timed out took and what it last saw.
 template <typename F>
-std::string Until(const std::string& what, const std::string& jsonpath, F ok, int seconds = 60) {
+std::string Until(const std::string& what, const std::string& jsonpath, F ok, int seconds = 120) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + std::chrono::seconds(seconds);
   std::string got = Get(what, jsonpath);
-  for (int i = 0; i < seconds * 5 && !ok(got); ++i) {
+  int polls = 1;
+  while (!ok(got) && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     got = Get(what, jsonpath);
+    ++polls;
   }
+  if (!ok(got))
+    std::cerr << "waited " << seconds << " s (" << polls << " polls) for " << what << " "
+              << jsonpath << "; last value: \"" << got << "\"" << std::endl;
   return got;
 }
 

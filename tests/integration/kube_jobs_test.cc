@@ -77,9 +77,8 @@ TEST_F(KubeJobs, SuspendedJobOverQuotaStaysSuspendedAndIsUnsuspendedWhenQuotaFre
             "false")
       << ReadFile(log);
   EXPECT_EQ(Get("job train -n kj", kAdmission), "admitted: 2 pods on kj-0");
-  EXPECT_EQ(Until(
-                "job train -n kj", "{.status.succeeded}",
-                [](const std::string& v) { return v == "2"; }, 90),
+  EXPECT_EQ(Until("job train -n kj", "{.status.succeeded}",
+                  [](const std::string& v) { return v == "2"; }),
             "2")
       << ReadFile(log);
   EXPECT_EQ(Until("job train -n kj", "{.status.conditions[?(@.type==\"Complete\")].status}",
@@ -87,10 +86,9 @@ TEST_F(KubeJobs, SuspendedJobOverQuotaStaysSuspendedAndIsUnsuspendedWhenQuotaFre
             "True");
   // Its quota is released: the next Job of 4 GPUs is admitted.
   ASSERT_NO_FATAL_FAILURE(Apply(JobYaml("kj", "next", "arbiter-kj", 2, 2, "1s")));
-  EXPECT_EQ(Until(
-                "job next -n kj", "{.status.succeeded}",
-                [](const std::string& v) { return v == "2"; }, 90),
-            "2")
+  EXPECT_EQ(
+      Until("job next -n kj", "{.status.succeeded}", [](const std::string& v) { return v == "2"; }),
+      "2")
       << ReadFile(log);
   EXPECT_EQ(Until("elasticquota quota -n kj", used, [](const std::string& v) { return v == "0"; }),
             "0");

@@ -164,9 +164,8 @@ TEST_F(KubeScheduler, PreemptsThroughEvictionAndTheApiServerEnforcesTheBudget) {
   EXPECT_EQ(Get("pod urgent-0 -n pe", "{.spec.nodeName}"), "");
   // The budget lifted: the eviction is retried and goes through; the preemptor is bound.
   ASSERT_EQ(Kubectl("delete pdb victim -n pe").rc, 0);
-  EXPECT_EQ(Until(
-                "pod urgent-0 -n pe", "{.spec.nodeName}",
-                [](const std::string& v) { return !v.empty(); }, 90),
+  EXPECT_EQ(Until("pod urgent-0 -n pe", "{.spec.nodeName}",
+                  [](const std::string& v) { return !v.empty(); }),
             "pe-0")
       << ReadFile(log);
   EXPECT_NE(Kubectl("get pod victim-0 -n pe").out.find("NotFound"), std::string::npos);

@@ -7,6 +7,7 @@
 
 #include <fstream>
 
+#include "apps/test_pki.h"
 #include "server/serve_process.h"
 
 namespace arbiter::testing {
@@ -24,20 +25,6 @@ bool Has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-// ca.pem / ca.key, and server.pem / server.key for 127.0.0.1 signed by the CA (EC P-256: quick).
-void MakePki(const std::filesystem::path& dir) {
-  const std::string d = dir.string() + "/";
-  Write(dir / "ext.cnf", "subjectAltName=IP:127.0.0.1\n");
-  const std::string ec = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes ";
-  CommandOutput r = RunCommand(
-      "openssl req -x509" + ec + "-days 2 -subj /CN=arbiter-test-ca -keyout " + d + "ca.key -out " +
-      d + "ca.pem 2>&1 && openssl req" + ec + "-subj /CN=127.0.0.1 -keyout " + d +
-      "server.key -out " + d + "server.csr 2>&1 && openssl x509 -req -in " + d + "server.csr -CA " +
-      d + "ca.pem -CAkey " + d + "ca.key -CAcreateserial -days 2 -extfile " + d + "ext.cnf -out " +
-      d + "server.pem 2>&1");
-  ASSERT_EQ(r.rc, 0) << r.out;
-}
-
 const char* kTokens =
     "admin-token,admin,1,\"system:masters\"\n"
     "alice-token,alice,2,\"arbiter:editors:team-a\"\n"
@@ -47,7 +34,7 @@ class ServeAuthTest : public ::testing::Test {
  protected:
   void StartServe(const std::string& name) {
     dir_ = ScratchDir(name);
-    MakePki(dir_);
+    MakeTestPki(dir_);
     Write(dir_ / "tokens.csv", kTokens);
     Write(dir_ / "ghost.csv", "ghost-token,ghost,9\n");
     serve_ = std::make_unique<ServeProcess>(
@@ -205,7 +192,7 @@ TEST_F(ServeAuthTest, TheDashboardTakesTheSameTokenFile) {
 // Refusals come before the daemon opens its data directory.
 TEST(ServeAuthRefusals, BadTlsFilesAndOpenNonLoopbackAddressesAreRefused) {
   const auto dir = ScratchDir("auth-refusals");
-  MakePki(dir);
+  MakeTestPki(dir);
   Write(dir / "tokens.csv", kTokens);
   CommandOutput other_key =
       RunCommand("openssl genpkey -algorithm ec -pkeyopt ec_paramgen_curve:prime256v1 -out " +

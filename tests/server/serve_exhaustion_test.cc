@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "apps/run_command.h"
+#include "apps/test_pki.h"
 #include "server/cluster.h"
 #include "server/serve_process.h"
 
@@ -139,19 +140,9 @@ TEST(ServeExhaustionTest, ThreeHundredIdleAndSlowlorisConnectionsLeaveTheApiServ
 
 TEST(ServeExhaustionTest, ThreeHundredSilentTlsSocketsLeaveTheApiServing) {
   const auto dir = ScratchDir("exhaust-tls");
-  {
-    std::ofstream(dir / "ext.cnf") << "subjectAltName=IP:127.0.0.1\n";
-    std::ofstream(dir / "tokens.csv") << "admin-token,admin,1,\"system:masters\"\n";
-  }
+  std::ofstream(dir / "tokens.csv") << "admin-token,admin,1,\"system:masters\"\n";
+  ASSERT_NO_FATAL_FAILURE(MakeTestPki(dir));
   const std::string d = dir.string() + "/";
-  const std::string ec = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes ";
-  CommandOutput pki = RunCommand(
-      "openssl req -x509" + ec + "-days 2 -subj /CN=exhaust-ca -keyout " + d + "ca.key -out " + d +
-      "ca.pem 2>&1 && openssl req" + ec + "-subj /CN=127.0.0.1 -keyout " + d + "server.key -out " +
-      d + "server.csr 2>&1 && openssl x509 -req -in " + d + "server.csr -CA " + d +
-      "ca.pem -CAkey " + d + "ca.key -CAcreateserial -days 2 -extfile " + d + "ext.cnf -out " + d +
-      "server.pem 2>&1");
-  ASSERT_EQ(pki.rc, 0) << pki.out;
   ServeProcess s(dir, {"--token-file", d + "tokens.csv", "--tls-cert-file", d + "server.pem",
                        "--tls-private-key-file", d + "server.key"});
   ASSERT_TRUE(s.Start()) << s.log();

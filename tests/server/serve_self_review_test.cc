@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "apps/test_pki.h"
 #include "server/serve_process.h"
 
 namespace arbiter::testing {
@@ -30,20 +31,6 @@ std::string Field(const std::string& table, const std::string& attribute) {
   return "";
 }
 
-// ca.pem and server.pem / server.key for 127.0.0.1 (kubectl sends a token only over https).
-void MakePki(const std::filesystem::path& dir) {
-  const std::string d = dir.string() + "/";
-  std::ofstream(dir / "ext.cnf") << "subjectAltName=IP:127.0.0.1\n";
-  const std::string ec = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes ";
-  CommandOutput r = RunCommand(
-      "openssl req -x509" + ec + "-days 2 -subj /CN=arbiter-test-ca -keyout " + d + "ca.key -out " +
-      d + "ca.pem 2>&1 && openssl req" + ec + "-subj /CN=127.0.0.1 -keyout " + d +
-      "server.key -out " + d + "server.csr 2>&1 && openssl x509 -req -in " + d + "server.csr -CA " +
-      d + "ca.pem -CAkey " + d + "ca.key -CAcreateserial -days 2 -extfile " + d + "ext.cnf -out " +
-      d + "server.pem 2>&1");
-  ASSERT_EQ(r.rc, 0) << r.out;
-}
-
 class ServeSelfReviewTest : public ::testing::Test {
  protected:
   void StartServe(const std::string& name, bool tokens) {
@@ -53,7 +40,7 @@ class ServeSelfReviewTest : public ::testing::Test {
                                           "bob-token,bob,3,\"arbiter:viewers:team-b\"\n";
     std::vector<std::string> extra;
     if (tokens) {
-      MakePki(dir_);
+      MakeTestPki(dir_);
       extra = {"--token-file",           (dir_ / "tokens.csv").string(),
                "--tls-cert-file",        (dir_ / "server.pem").string(),
                "--tls-private-key-file", (dir_ / "server.key").string()};

@@ -5,6 +5,9 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include <chrono>
+#include <string_view>
+
 #include "adapters/http/http_client.h"
 #include "adapters/tls/openssl_ptr.h"
 
@@ -43,6 +46,12 @@ X509_STORE* StoreOf(const std::string& pem) {
     return nullptr;
   }
   return store;
+}
+
+int64_t SteadyNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 std::string Why(httplib::Error e) {
@@ -150,9 +159,23 @@ Result<ApiResponse> ApiClient::Send(const char* method, const std::string& targe
     out.body.append(data, len);
     return true;
   };
+  // A connection idle past max_idle is not trusted; one that turns out dead when reused is
+  // replaced and the request sent again, when that is safe: it was not sent (a write error), or it
+  // is a GET.
+  if (last_used_ns_ != 0 && SteadyNs() - last_used_ns_ > options_.max_idle * 1000000) cli_->stop();
+  const bool reused = cli_->is_socket_open() != 0;
   httplib::Response res;
   httplib::Error err = httplib::Error::Success;
-  const bool ok = cli_->send(req, res, err);
+  bool ok = cli_->send(req, res, err);
+  if (!ok && reused && !too_large &&
+      (err == httplib::Error::Write ||
+       (err == httplib::Error::Read && std::string_view(method) == "GET"))) {
+    cli_->stop();
+    out.body.clear();
+    err = httplib::Error::Success;
+    ok = cli_->send(req, res, err);
+  }
+  last_used_ns_ = SteadyNs();
   if (too_large)
     return Status::ResourceExhausted(std::string(method) + " " + target + ": answer larger than " +
                                      std::to_string(options_.max_body_bytes) + " bytes");

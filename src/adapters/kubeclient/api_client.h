@@ -30,6 +30,11 @@ struct ClientOptions {
   Millis read_timeout = 30000;  // a request's; a watch sets its own
   size_t max_body_bytes = 256 << 20;
   std::string user_agent = "arbiter-scheduler";
+  // A kept-alive connection idle this long is closed before the next request, which opens a new
+  // one: kube-apiserver closes connections idle for 90 s (its http.Server IdleTimeout), and over
+  // TLS a closed connection still looks alive to the client (the server's close_notify is data to
+  // read), so the first request after a long quiet spell failed ("could not be sent").
+  Millis max_idle = 45000;
 };
 
 struct ApiResponse {
@@ -77,6 +82,7 @@ class ApiClient {
   ClientOptions options_;
   std::string token_;
   std::unique_ptr<httplib::ClientImpl> cli_;
+  int64_t last_used_ns_ = 0;  // steady clock, when the last request ended; 0: none yet
 };
 
 // "a=1&b=x%20y"
