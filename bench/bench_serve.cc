@@ -21,6 +21,7 @@
 #include "adapters/kube/status.h"
 #include "server/daemon.h"
 #include "server/http_api.h"
+#include "server/http_server.h"
 #include "server/metrics.h"
 
 namespace {
@@ -239,6 +240,7 @@ void BM_ServeList(benchmark::State& state) {
   const int pods = static_cast<int>(state.range(0));
   const bool table = state.range(1) == 1;
   constexpr int kLists = 20;
+  arbiter::server::UseServeHeapPolicy();  // as arbiter serve does
   for (auto _ : state) {
     auto d = arbiter::server::Daemon::Open({TempDir("list").string(), nullptr, 0, false});
     if (!d.ok()) return state.SkipWithError(d.message().c_str());

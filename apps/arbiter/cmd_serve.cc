@@ -17,6 +17,7 @@
 #include "serve_meter.h"
 #include "server/daemon.h"
 #include "server/http_api.h"
+#include "server/http_server.h"
 #include "server/listen_policy.h"
 #include "server/pod_status.h"
 #include "server/token_source.h"
@@ -208,6 +209,7 @@ void RegisterServe(CLI::App& app, int* exit_code) {
     sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
+    server::UseServeHeapPolicy();
     server::DaemonOptions o;
     o.data_dir = *data;
     o.snapshot_every = *snapshot_every;

@@ -815,25 +815,16 @@ struct HttpServer::Impl {
   }
 };
 
-// glibc's malloc raises its mmap threshold to the size of each large block freed (up to 32 MiB),
-// after which a large answer (a list: megabytes) is carved from the heap of whichever worker
-// thread's arena built it and stays in the process once freed: 16 workers grew RSS from 195 MB
-// to 1.3 GB over 20 lists of 10k pods. A fixed threshold keeps blocks of 1 MiB and more mapped,
-// so each is given back when freed, and a fixed trim threshold returns an arena's free top
-// beyond 1 MiB (bench_serve BM_ServeList: RSS flat across lists).
-namespace {
-void GiveLargeBlocksBack() {
+void UseServeHeapPolicy() {
   static std::once_flag once;
   std::call_once(once, [] {
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 20);  // the moving threshold had raised this one too
   });
 }
-}  // namespace
 
 HttpServer::HttpServer(HttpLimits limits, WatchLog* watches, std::shared_ptr<ssl_ctx_st> tls)
     : impl_(std::make_unique<Impl>()) {
-  GiveLargeBlocksBack();
   impl_->limits = limits;
   impl_->watches = watches;
   impl_->tls = std::move(tls);

@@ -77,6 +77,16 @@ struct HttpServerStats {
            slow_watchers_closed = 0;
 };
 
+// The daemon's malloc policy, set by its main (`arbiter serve`) and by bench_serve, once per
+// process (a library does not set a process's malloc policy by being constructed). glibc's malloc
+// raises its mmap threshold to the size of each large block freed (up to 32 MiB), after which a
+// large answer (a list: megabytes) is carved from the heap of whichever worker thread's arena built
+// it and stays in the process once freed: 16 workers grew RSS from 195 MB to 1.3 GB over 20 lists
+// of 10k pods. A fixed threshold keeps blocks of 1 MiB and more mapped, so each is given back when
+// freed, and a fixed trim threshold returns an arena's free top beyond 1 MiB (bench_serve
+// BM_ServeList: RSS flat across lists).
+void UseServeHeapPolicy();
+
 class HttpServer {
  public:
   using Request = httplib::Request;
