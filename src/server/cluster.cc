@@ -371,7 +371,7 @@ std::optional<ApiError> Cluster::Settle(const Mutation& m, Target& t) const {
           "the namespace of the provided object does not match the namespace sent on the request");
     meta["namespace"] = t.ns;
     if (!store_.Get("Namespace", "", t.ns))
-      return Error(ApiError::Reason::kNotFound, "Namespace", t.ns,
+      return Error(ApiError::Reason::kNamespaceNotFound, "Namespace", t.ns,
                    "namespaces \"" + t.ns + "\" not found");
   } else {
     meta.erase("namespace");

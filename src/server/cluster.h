@@ -73,7 +73,8 @@ struct Mutation {
 // Why a mutation was refused, in Kubernetes' terms (the HTTP layer renders a Status body).
 struct ApiError {
   enum class Reason {
-    kNotFound,
+    kNotFound,           // the object
+    kNamespaceNotFound,  // the namespace of the object (404 naming the namespace)
     kAlreadyExists,
     kConflict,
     kInvalid,

@@ -113,9 +113,9 @@ kube::KubeStatus ToKube(const ApiError& e, const kube::ResourceInfo& r, const st
   const auto rn = kube::ResourceName::Of(r);
   switch (e.reason) {
     case ApiError::Reason::kNotFound:
-      if (e.kind == "Namespace" && r.kind != "Namespace")
-        return kube::NotFound({"", "namespaces"}, e.name);
       return kube::NotFound(rn, name);
+    case ApiError::Reason::kNamespaceNotFound:
+      return kube::NotFound({"", "namespaces"}, e.name);
     case ApiError::Reason::kAlreadyExists:
       return kube::AlreadyExists(rn, name);
     case ApiError::Reason::kConflict:
@@ -584,7 +584,7 @@ bool Admit(Daemon& d, httplib::Response& res, const kube::ResourceInfo& r, bool 
     SendStatus(res, kube::Invalid(r, NameOf(obj), causes));
     return false;
   }
-  if (create && r.kind == "Pod")
+  if (create && r.id == KindId::kPod)
     if (auto refused = AdmitPriority(d, r, obj)) {
       SendStatus(res, *refused);
       return false;
@@ -682,11 +682,9 @@ void HandlePatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
     m.object = std::move(obj);
     m.dry_run = dry_run;
     MutationResult result = d.Mutate(std::move(m));
-    const bool raced =
-        !result.ok() &&
-        (result.error->reason == ApiError::Reason::kConflict ||
-         result.error->reason == ApiError::Reason::kAlreadyExists ||
-         (result.error->reason == ApiError::Reason::kNotFound && result.error->kind == r.kind));
+    const bool raced = !result.ok() && (result.error->reason == ApiError::Reason::kConflict ||
+                                        result.error->reason == ApiError::Reason::kAlreadyExists ||
+                                        result.error->reason == ApiError::Reason::kNotFound);
     if (raced && !precondition && attempt < 5) continue;
     return Answer(res, result, live ? 200 : 201, r, t.namespace_, t.name);
   }
@@ -743,7 +741,7 @@ void HandleDelete(Daemon& d, const httplib::Request& req, httplib::Response& res
 void HandleDeleteCollection(Daemon& d, const httplib::Request& req, httplib::Response& res,
                             const Target& t) {
   const kube::ResourceInfo& r = *t.resource;
-  if (r.kind == "Namespace") return SendStatus(res, kube::MethodNotAllowed());
+  if (r.id == KindId::kNamespace) return SendStatus(res, kube::MethodNotAllowed());
   auto sel = ParseSelectors(req, res, r);
   if (!sel) return;
   bool dry_run = false;
@@ -767,7 +765,9 @@ void HandleDeleteCollection(Daemon& d, const httplib::Request& req, httplib::Res
     m.grace_period = GracePeriod(req);
     m.dry_run = dry_run;
     MutationResult result = d.Mutate(std::move(m));
-    if (!result.ok() && result.error->reason == ApiError::Reason::kNotFound) continue;  // raced
+    if (!result.ok() && (result.error->reason == ApiError::Reason::kNotFound ||
+                         result.error->reason == ApiError::Reason::kNamespaceNotFound))
+      continue;  // raced
     if (!result.ok()) return SendStatus(res, ToKube(*result.error, r, ns, name));
     items.push_back(std::move(result.object));
   }
@@ -1013,7 +1013,7 @@ void ApiServer::Routes() {
     }
     if (!t.resource) return SendStatus(res, kube::PathNotFound());
     const kube::ResourceInfo& r = *t.resource;
-    if (r.kind == "Pod" && !t.name.empty() && IsContainerSubresource(t.sub) &&
+    if (r.id == KindId::kPod && !t.name.empty() && IsContainerSubresource(t.sub) &&
         (req.method == "GET" || req.method == "POST"))
       return HandleContainerSubresource(daemon_, res, t);
     if (!t.sub.empty() && !r.FindSubresource(t.sub)) return SendStatus(res, kube::PathNotFound());

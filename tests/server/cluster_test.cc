@@ -157,8 +157,8 @@ TEST(ClusterTest, PodInAMissingNamespaceIsNotFound) {
   p["metadata"]["namespace"] = "nope";
   MutationResult r = c.Apply(Create(kT0, p));
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error->reason, ApiError::Reason::kNotFound);
-  EXPECT_EQ(r.error->kind, "Namespace");
+  EXPECT_EQ(r.error->reason, ApiError::Reason::kNamespaceNotFound);
+  EXPECT_EQ(r.error->name, "nope");
 }
 
 TEST(ClusterTest, PreemptedPodGetsDisruptionTargetAndExitsAfterItsShutdown) {

@@ -25,19 +25,21 @@ std::vector<ResourceInfo> BuildTable() {
     r.group = k.group;
     r.version = k.version;
     r.kind = k.kind;
+    r.id = k.id;
     r.plural = k.plural;
     r.singular = k.singular;
     r.short_names.assign(k.short_names.begin(), k.short_names.end());
     r.namespaced = k.namespaced;
     r.verbs = kReadWrite;
-    if (r.kind == "Pod") {
+    if (r.id == KindId::kPod) {
       r.categories = {"all"};
       r.subresources.push_back({"eviction", "policy", "v1", "Eviction", {"create"}});
     }
-    for (const char* with_status :
-         {"Namespace", "Node", "Pod", "ResourceQuota", "PodDisruptionBudget", "ElasticQuota"})
-      if (r.kind == with_status) r.subresources.push_back(StatusOf(r));
-    if (r.kind == "Namespace")  // kube-apiserver serves no deletecollection of namespaces
+    for (KindId with_status :
+         {KindId::kNamespace, KindId::kNode, KindId::kPod, KindId::kResourceQuota,
+          KindId::kPodDisruptionBudget, KindId::kElasticQuota})
+      if (r.id == with_status) r.subresources.push_back(StatusOf(r));
+    if (r.id == KindId::kNamespace)  // kube-apiserver serves no deletecollection of namespaces
       r.verbs = {"create", "delete", "get", "list", "patch", "update", "watch"};
     t.push_back(std::move(r));
   }

@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/api_kinds.h"
+
 namespace arbiter::kube {
 
 // A subresource such as pods/status: `name` is the part after the slash. The response kind is
@@ -34,9 +36,10 @@ struct Subresource {
 struct ResourceInfo {
   std::string group;  // "" for the core group
   std::string version;
-  std::string kind;      // "Pod"
-  std::string plural;    // "pods": the URL segment and RBAC resource name
-  std::string singular;  // "pod"
+  std::string kind;          // "Pod"
+  KindId id = KindId::kPod;  // the kind as a type, to dispatch on (core/api_kinds.h)
+  std::string plural;        // "pods": the URL segment and RBAC resource name
+  std::string singular;      // "pod"
   std::vector<std::string> short_names;
   std::vector<std::string> categories;  // "all" for pods (kubectl get all)
   bool namespaced = false;
