@@ -10,7 +10,6 @@
 
 #include "core/engine/fair_share.h"
 #include "core/resources.h"
-#include "server/dashboard/quota_state.h"
 
 namespace arbiter::server {
 
@@ -75,32 +74,70 @@ class Writer {
 
 }  // namespace
 
-std::string RenderMetrics(const Cluster& c, const JournalStats& j, Millis now) {
-  Writer w;
-  const auto workloads = c.engine().Workloads(now);
+MetricsFacts CollectMetrics(const Cluster& c, Millis now) {
+  MetricsFacts f;
+  f.now = now;
+  for (auto& s : c.engine().Workloads(now)) {
+    MetricsFacts::Workload w;
+    w.pending = s.phase == engine::Phase::kPending;
+    w.namespace_ = std::move(s.namespace_);
+    w.name = std::move(s.name);
+    w.node = std::move(s.node);
+    w.reason = std::move(s.reason);
+    w.run_start = s.run_start;
+    if (!w.node.empty()) {
+      const Json* pod = c.store().Get("Pod", w.namespace_, w.name);
+      if (pod && (*pod)["spec"].contains("containers") && !(*pod)["spec"]["containers"].empty())
+        w.container = (*pod)["spec"]["containers"][0].value("name", "main");
+      const ResourceList* declared = c.UsageOf(engine::Value(s.id));
+      w.usage = declared ? *declared : s.requests;
+    }
+    w.requests = std::move(s.requests);
+    f.workloads.push_back(std::move(w));
+  }
+  f.pod_phases = {{"Pending", 0}, {"Running", 0}, {"Succeeded", 0}, {"Failed", 0}};
+  for (const auto& [key, stored] : c.store().All("Pod")) {
+    const Json& pod = *stored;
+    ++f.pod_phases[pod.contains("status") ? pod["status"].value("phase", "Pending") : "Pending"];
+  }
+  f.quota_usages = c.engine().resource_quota_usages();
+  f.decisions = c.decision_count();
+  f.stats = c.scheduling_stats();
+  f.quotas = dashboard::QuotaStates(c.engine());
+  for (const auto& [key, stored] : c.store().All("Node")) {
+    const Json& node = *stored;
+    std::vector<std::pair<std::string, std::string>> labels = {{"node", key.second}};
+    const Json* meta = node.contains("metadata") ? &node["metadata"] : nullptr;
+    for (const auto& [label, name] :
+         {std::pair{"nvidia.com/gpu.product", "label_nvidia_com_gpu_product"},
+          std::pair{"nvidia.com/gpu.replicas", "label_nvidia_com_gpu_replicas"}})
+      if (meta && meta->contains("labels") && (*meta)["labels"].contains(label) &&
+          (*meta)["labels"][label].is_string())
+        labels.push_back({name, (*meta)["labels"][label].get<std::string>()});
+    f.node_labels.push_back(std::move(labels));
+  }
+  return f;
+}
+
+namespace {
+
+void WritePods(const MetricsFacts& f, Writer& w) {
   std::map<std::pair<std::string, std::string>, int64_t> pending;
-  for (const auto& s : workloads)
-    if (s.phase == engine::Phase::kPending)
+  for (const auto& s : f.workloads)
+    if (s.pending)
       ++pending[{s.namespace_, s.reason.empty() ? std::string("Unschedulable") : s.reason}];
   w.Family("arbiter_pending_pods", "gauge",
            "Pods waiting to be scheduled, by namespace and the engine's reason.");
   for (const auto& [k, n] : pending)
     w.Sample("arbiter_pending_pods", {{"namespace", k.first}, {"reason", k.second}}, n);
-
-  std::map<std::string, int64_t> phases = {
-      {"Pending", 0}, {"Running", 0}, {"Succeeded", 0}, {"Failed", 0}};
-  for (const auto& [key, stored] : c.store().All("Pod")) {
-    const Json& pod = *stored;
-    const std::string phase =
-        pod.contains("status") ? pod["status"].value("phase", "Pending") : "Pending";
-    ++phases[phase];
-  }
   w.Family("arbiter_pods", "gauge", "Pods in the API, by phase.");
-  for (const auto& [p, n] : phases) w.Sample("arbiter_pods", {{"phase", p}}, n);
+  for (const auto& [p, n] : f.pod_phases) w.Sample("arbiter_pods", {{"phase", p}}, n);
+}
 
-  // ResourceQuota hard and used, as the engine charges them (every scope), in the order of the
-  // API's lists: by namespace and name, then by key.
-  std::vector<engine::ResourceQuotaUsage> usages = c.engine().resource_quota_usages();
+// ResourceQuota hard and used, as the engine charges them (every scope), in the order of the
+// API's lists: by namespace and name, then by key.
+void WriteResourceQuotas(const MetricsFacts& f, Writer& w) {
+  std::vector<engine::ResourceQuotaUsage> usages = f.quota_usages;
   std::sort(usages.begin(), usages.end(), [](const auto& a, const auto& b) {
     return std::tie(a.namespace_, a.name) < std::tie(b.namespace_, b.name);
   });
@@ -119,11 +156,13 @@ std::string RenderMetrics(const Cluster& c, const JournalStats& j, Millis now) {
                  {{"namespace", u.namespace_}, {"resourcequota", u.name}, {"resource", item.key}},
                  Scaled(item.resource, used ? item.used : item.hard));
   }
+}
 
+void WriteDecisions(const MetricsFacts& f, Writer& w) {
   w.Family("arbiter_scheduling_decisions_total", "counter",
            "Engine events (decisions) since the journal began.");
-  w.Sample("arbiter_scheduling_decisions_total", {}, static_cast<double>(c.decision_count()));
-  const SchedulingStats& stats = c.scheduling_stats();
+  w.Sample("arbiter_scheduling_decisions_total", {}, static_cast<double>(f.decisions));
+  const SchedulingStats& stats = f.stats;
   w.Family("arbiter_engine_events_total", "counter",
            "Engine events by type since the daemon started, journal replay included (Scheduled, "
            "FailedScheduling, QuotaExceeded, Preempted, Reclaimed, Requeued, ...).");
@@ -138,10 +177,11 @@ std::string RenderMetrics(const Cluster& c, const JournalStats& j, Millis now) {
            static_cast<double>(stats.wait_count));
   w.Sample("arbiter_pod_scheduling_wait_seconds_sum", {}, stats.wait_sum_seconds);
   w.Sample("arbiter_pod_scheduling_wait_seconds_count", {}, static_cast<double>(stats.wait_count));
+}
 
-  // ElasticQuota state per namespace (dashboard/quota_state.h: used, min, max, borrowed, lent of
-  // the resources its ElasticQuota names; the cohort's weighted dominant-resource share).
-  const auto quotas = dashboard::QuotaStates(c.engine());
+// ElasticQuota state per namespace (dashboard/quota_state.h: used, min, max, borrowed, lent of
+// the resources its ElasticQuota names; the cohort's weighted dominant-resource share).
+void WriteElasticQuotas(const MetricsFacts& f, Writer& w) {
   for (const char* part : {"min", "max", "used", "borrowed", "lent"}) {
     const std::string name = std::string("arbiter_elasticquota_") + part;
     w.Family(name, "gauge",
@@ -149,7 +189,7 @@ std::string RenderMetrics(const Cluster& c, const JournalStats& j, Millis now) {
               " per namespace and resource (cores, bytes, GPUs, counts); resources its min or "
               "max names.")
                  .c_str());
-    for (const auto& [ns, q] : quotas) {
+    for (const auto& [ns, q] : f.quotas) {
       if (q.quota.empty()) continue;
       const std::string p = part;
       const ResourceList* list = p == "min"        ? &q.min
@@ -171,12 +211,15 @@ std::string RenderMetrics(const Cluster& c, const JournalStats& j, Millis now) {
            "A namespace's weighted dominant-resource share of what its cohort lends (max over "
            "resources of borrowed / lendable, divided by its weight; 0 within its min; +Inf when "
            "borrowing with weight 0).");
-  for (const auto& [ns, q] : quotas)
+  for (const auto& [ns, q] : f.quotas)
     if (!q.cohort.empty())
       w.Sample("arbiter_fair_share", {{"namespace", ns}, {"cohort", q.cohort}},
                q.fair_share == engine::kInfiniteShare
                    ? std::numeric_limits<double>::infinity()
                    : static_cast<double>(q.fair_share) / engine::kShareOne);
+}
+
+void WriteJournal(const JournalStats& j, Writer& w) {
   w.Family("arbiter_journal_commits_total", "counter",
            "Journal transactions (one fsync each) since start-up.");
   w.Sample("arbiter_journal_commits_total", {}, static_cast<double>(j.commits));
@@ -190,25 +233,16 @@ std::string RenderMetrics(const Cluster& c, const JournalStats& j, Millis now) {
            static_cast<double>(j.commits));
   w.Sample("arbiter_journal_fsync_seconds_sum", {}, j.sum_seconds);
   w.Sample("arbiter_journal_fsync_seconds_count", {}, static_cast<double>(j.commits));
+}
 
-  // Virtual pods as KSM, cAdvisor and dcgm-exporter show real ones.
+// Virtual pods as KSM, cAdvisor and dcgm-exporter show real ones.
+std::string ExporterShapes(const MetricsFacts& f) {
   Writer nodes, phase, info, req, cpu, mem, gpu;
   nodes.Family(
       "kube_node_labels", "gauge",
       "The node's GPU labels (kube-state-metrics shape, allowlisted nvidia.com/gpu.product "
       "and nvidia.com/gpu.replicas).");
-  for (const auto& [key, stored] : c.store().All("Node")) {
-    const Json& node = *stored;
-    std::vector<std::pair<std::string, std::string>> labels = {{"node", key.second}};
-    const Json* meta = node.contains("metadata") ? &node["metadata"] : nullptr;
-    for (const auto& [label, name] :
-         {std::pair{"nvidia.com/gpu.product", "label_nvidia_com_gpu_product"},
-          std::pair{"nvidia.com/gpu.replicas", "label_nvidia_com_gpu_replicas"}})
-      if (meta && meta->contains("labels") && (*meta)["labels"].contains(label) &&
-          (*meta)["labels"][label].is_string())
-        labels.push_back({name, (*meta)["labels"][label].get<std::string>()});
-    nodes.Sample("kube_node_labels", labels, 1);
-  }
+  for (const auto& labels : f.node_labels) nodes.Sample("kube_node_labels", labels, 1);
   phase.Family("kube_pod_status_phase", "gauge", "The pod's phase (kube-state-metrics shape).");
   info.Family("kube_pod_info", "gauge", "The pod's node (kube-state-metrics shape).");
   req.Family("kube_pod_container_resource_requests", "gauge",
@@ -218,47 +252,56 @@ std::string RenderMetrics(const Cluster& c, const JournalStats& j, Millis now) {
   mem.Family("container_memory_working_set_bytes", "gauge", "Virtual memory use (cAdvisor shape).");
   gpu.Family("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge",
              "Virtual GPU activity per GPU (dcgm-exporter shape).");
-  for (const auto& s : workloads) {
-    const std::string ph = s.phase == engine::Phase::kPending ? "Pending" : "Running";
+  for (const auto& s : f.workloads) {
+    const std::string ph = s.pending ? "Pending" : "Running";
     for (const char* p : {"Pending", "Running", "Succeeded", "Failed", "Unknown"})
       phase.Sample("kube_pod_status_phase",
                    {{"namespace", s.namespace_}, {"pod", s.name}, {"phase", p}}, ph == p ? 1 : 0);
     if (s.node.empty()) continue;
-    const Json* pod = c.store().Get("Pod", s.namespace_, s.name);
-    std::string container = "main";
-    if (pod && (*pod)["spec"].contains("containers") && !(*pod)["spec"]["containers"].empty())
-      container = (*pod)["spec"]["containers"][0].value("name", "main");
-    const ResourceList* declared = c.UsageOf(engine::Value(s.id));
-    const ResourceList& usage = declared ? *declared : s.requests;
     info.Sample("kube_pod_info", {{"namespace", s.namespace_}, {"pod", s.name}, {"node", s.node}},
                 1);
     for (const auto& [r, amount] : s.requests.entries())
       req.Sample("kube_pod_container_resource_requests",
                  {{"namespace", s.namespace_},
                   {"pod", s.name},
-                  {"container", container},
+                  {"container", s.container},
                   {"node", s.node},
                   {"resource", r},
                   {"unit", UnitOf(r)}},
                  Scaled(r, amount));
-    const double seconds = std::max<Millis>(0, now - s.run_start) / 1000.0;
+    const double seconds = std::max<Millis>(0, f.now - s.run_start) / 1000.0;
     const std::vector<std::pair<std::string, std::string>> labels = {
-        {"namespace", s.namespace_}, {"pod", s.name}, {"container", container}};
-    cpu.Sample("container_cpu_usage_seconds_total", labels, usage.Get("cpu") / 1000.0 * seconds);
+        {"namespace", s.namespace_}, {"pod", s.name}, {"container", s.container}};
+    cpu.Sample("container_cpu_usage_seconds_total", labels, s.usage.Get("cpu") / 1000.0 * seconds);
     mem.Sample("container_memory_working_set_bytes", labels,
-               static_cast<double>(usage.Get("memory")));
+               static_cast<double>(s.usage.Get("memory")));
     const int64_t gpus = s.requests.Get(std::string(kGpu)) / 1000;
     for (int64_t g = 0; g < gpus; ++g)
       gpu.Sample("DCGM_FI_PROF_GR_ENGINE_ACTIVE",
                  {{"namespace", s.namespace_},
                   {"pod", s.name},
-                  {"container", container},
+                  {"container", s.container},
                   {"gpu", std::to_string(g)},
                   {"GPU_I_PROFILE", ""}},
-                 usage.Get(std::string(kGpu)) / 1000.0 / static_cast<double>(gpus));
+                 s.usage.Get(std::string(kGpu)) / 1000.0 / static_cast<double>(gpus));
   }
-  return w.str() + nodes.str() + phase.str() + info.str() + req.str() + cpu.str() + mem.str() +
-         gpu.str();
+  return nodes.str() + phase.str() + info.str() + req.str() + cpu.str() + mem.str() + gpu.str();
+}
+
+}  // namespace
+
+std::string RenderMetrics(const MetricsFacts& f, const JournalStats& j) {
+  Writer w;
+  WritePods(f, w);
+  WriteResourceQuotas(f, w);
+  WriteDecisions(f, w);
+  WriteElasticQuotas(f, w);
+  WriteJournal(j, w);
+  return w.str() + ExporterShapes(f);
+}
+
+std::string RenderMetrics(const Cluster& c, const JournalStats& j, Millis now) {
+  return RenderMetrics(CollectMetrics(c, now), j);
 }
 
 }  // namespace arbiter::server

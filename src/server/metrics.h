@@ -21,15 +21,45 @@
 //   arbiter.dev/usage annotation, else the requests, over the current run),
 //   DCGM_FI_PROF_GR_ENGINE_ACTIVE{namespace,pod,container,gpu,GPU_I_PROFILE} (dcgm-exporter: one
 //   series per GPU, the GPU usage spread evenly).
+//
+// Taken in two steps so that a scrape holds the daemon's lock only to copy numbers:
+// CollectMetrics (under the lock: values copied out of the cluster, nothing pointing into it), then
+// RenderMetrics of those facts (after the lock is released: the text, most of the time).
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "server/cluster.h"
+#include "server/dashboard/quota_state.h"
 #include "server/journal.h"
 
 namespace arbiter::server {
 
+struct MetricsFacts {
+  struct Workload {  // the engine's workload, with what the metrics add from the API's pod
+    std::string namespace_, name, node, reason;
+    bool pending = false;
+    std::string container = "main";  // the pod's first container
+    ResourceList requests, usage;    // usage: arbiter.dev/usage, else the requests
+    Millis run_start = 0;
+  };
+  Millis now = 0;
+  std::vector<Workload> workloads;
+  std::map<std::string, int64_t> pod_phases;  // API pods by status.phase
+  std::vector<engine::ResourceQuotaUsage> quota_usages;
+  uint64_t decisions = 0;
+  SchedulingStats stats;
+  std::map<std::string, dashboard::QuotaState> quotas;
+  std::vector<std::vector<std::pair<std::string, std::string>>> node_labels;
+};
+
+// Under the daemon's lock.
+MetricsFacts CollectMetrics(const Cluster& c, Millis now);
+std::string RenderMetrics(const MetricsFacts& facts, const JournalStats& journal);
+// Both steps at once (tests, benchmarks).
 std::string RenderMetrics(const Cluster& c, const JournalStats& journal, Millis now);
 
 }  // namespace arbiter::server
