@@ -16,7 +16,9 @@
 //  - a Slurm multi-node job is an Arbiter gang: the gang workload (pod groups as `sbatch -N 2
 //    --ntasks-per-node=1`, on the stack's two gang nodes) agrees with `arbiter sim` point by
 //    point, the gang's start, GPU-seconds, nodes and preemptors included;
-//  - `arbiter slurm import --since` runs the real sacct.
+//  - `arbiter slurm import --since` runs the real sacct;
+//  - MIG-typed GRES (the stack's node m1: gpu:1g.10gb:7) round trip: export -> jobs asking
+//    --gres=gpu:1g.10gb:N -> sacct -> import bills each instance at its MIG price, exactly.
 // Slurm must be running: without it these tests fail (never skip).
 #include <gtest/gtest.h>
 #include <unistd.h>
