@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "adapters/report/invoice_json.h"
@@ -240,6 +242,21 @@ struct ImportCli {
   bool dry_run = false;
 };
 
+// The cards of MIG instances (ImportOptions): each Node's gpu.product, and per MIG resource the
+// model of the Nodes that carry it when they all agree.
+void SetMigCards(const ManifestSet& set, slurm::ImportOptions& io) {
+  std::map<std::string, std::set<std::string>> models_of_mig;
+  for (const auto& n : set.nodes) {
+    auto it = n.meta.labels.find("nvidia.com/gpu.product");
+    if (it == n.meta.labels.end()) continue;
+    io.node_gpu_product[n.meta.name] = it->second;
+    for (const auto& [r, v] : n.capacity.entries())
+      if (IsMigResourceName(r) && v > 0) models_of_mig[r].insert(it->second);
+  }
+  for (const auto& [r, models] : models_of_mig)
+    if (models.size() == 1) io.mig_gpu_product[r] = *models.begin();
+}
+
 int RunImport(const ImportCli& o) {
   const char* who = "arbiter slurm import";
   if (o.sacct_file.empty() == o.since.empty()) {
@@ -328,6 +345,7 @@ int RunImport(const ImportCli& o) {
       for (const auto& pc : load->set.priority_classes)
         io.qos_priority[slurm::QosNameOf(pc.meta.name)] = pc.value;
     books = load->set.price_books;
+    SetMigCards(load->set, io);
   }
   const std::string label = o.since.empty() ? o.sacct_file : "sacct since " + o.since;
   auto imported = slurm::SegmentsFromSacct(*runs, *names, io, label);

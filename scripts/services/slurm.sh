@@ -2,8 +2,9 @@
 # A single-host Slurm 22.05 stack for tests, on loopback, no systemd (SERVICES.md):
 # munged -> mariadbd -> slurmdbd -> (cluster in the accounting DB) -> slurmctld -> one slurmd per
 # node: "localhost" (partition pool) with 32 cores, 64000 MB and 8 fake GPUs (symlinks to
-# /dev/null), and n1, n2 (partition gang, for multi-node jobs) with 8 cores, 16000 MB and 4 GPUs
-# each, every slurmd on its own port and loopback address.
+# /dev/null), n1, n2 (partition gang, for multi-node jobs) with 8 cores, 16000 MB and 4 GPUs
+# each, and m1 (partition mig) with 8 cores, 16000 MB and seven MIG instances, typed GRES
+# gpu:1g.10gb; every slurmd on its own port and loopback address.
 #
 #   scripts/services/slurm.sh install               Debian packages (only the missing ones)
 #   scripts/services/slurm.sh start                 fresh state dir, every daemon, nodes idle
@@ -20,7 +21,7 @@
 #
 # Environment (defaults): ARBITER_CI_DIR (/tmp/arbiter-ci; state in $ARBITER_CI_DIR/slurm),
 # ARBITER_SLURMCTLD_PORT (16817), ARBITER_SLURMD_PORT (16818), ARBITER_SLURMD_GANG_PORT1 (16820),
-# ARBITER_SLURMD_GANG_PORT2 (16821), ARBITER_SLURMDBD_PORT (16819),
+# ARBITER_SLURMD_GANG_PORT2 (16821), ARBITER_SLURMD_MIG_PORT (16822), ARBITER_SLURMDBD_PORT (16819),
 # ARBITER_MARIADB_PORT (13306), ARBITER_SLURM_CLUSTER (arbiter), ARBITER_SLURM_FRAGMENT (none),
 # ARBITER_SLURM_DEADLINE (60: seconds each daemon may take to answer).
 set -euo pipefail
@@ -31,13 +32,15 @@ CTLD_PORT=${ARBITER_SLURMCTLD_PORT:-16817}
 SLURMD_PORT=${ARBITER_SLURMD_PORT:-16818}
 GANG_PORT1=${ARBITER_SLURMD_GANG_PORT1:-16820}
 GANG_PORT2=${ARBITER_SLURMD_GANG_PORT2:-16821}
+MIG_PORT=${ARBITER_SLURMD_MIG_PORT:-16822}
 DBD_PORT=${ARBITER_SLURMDBD_PORT:-16819}
 DB_PORT=${ARBITER_MARIADB_PORT:-13306}
 CLUSTER=${ARBITER_SLURM_CLUSTER:-arbiter}
 DEADLINE=${ARBITER_SLURM_DEADLINE:-60}
-# One slurmd per node: localhost (partition pool) and the gang nodes n1, n2 (partition gang).
-SLURMDS=(slurmd slurmd-n1 slurmd-n2)
-NODES=(localhost n1 n2)
+# One slurmd per node: localhost (partition pool), the gang nodes n1, n2 (partition gang) and the
+# MIG node m1 (partition mig).
+SLURMDS=(slurmd slurmd-n1 slurmd-n2 slurmd-m1)
+NODES=(localhost n1 n2 m1)
 DAEMONS=(munged mariadbd slurmdbd slurmctld "${SLURMDS[@]}")   # start order; stop is the reverse
 export SLURM_CONF=$S/etc/slurm.conf
 
@@ -87,7 +90,7 @@ stop_one() {
 
 render() { # render TEMPLATE > FILE: fills in the state dir, ports and cluster name
   sed -e "s#@STATE@#$S#g" -e "s#@CTLD_PORT@#$CTLD_PORT#g" -e "s#@SLURMD_PORT@#$SLURMD_PORT#g" \
-    -e "s#@GANG_PORT1@#$GANG_PORT1#g" -e "s#@GANG_PORT2@#$GANG_PORT2#g" \
+    -e "s#@GANG_PORT1@#$GANG_PORT1#g" -e "s#@GANG_PORT2@#$GANG_PORT2#g" -e "s#@MIG_PORT@#$MIG_PORT#g" \
     -e "s#@DBD_PORT@#$DBD_PORT#g" -e "s#@DB_PORT@#$DB_PORT#g" -e "s#@CLUSTER@#$CLUSTER#g" "$1"
 }
 
@@ -142,6 +145,7 @@ cmd_start() {
   install -d -m 0755 -o munge -g munge "$S/munge"
   install -d -o mysql -g mysql "$S/mysql"
   for i in 0 1 2 3 4 5 6 7; do ln -sf /dev/null "$S/dev/gpu$i"; done
+  for i in 0 1 2 3 4 5 6; do ln -sf /dev/null "$S/dev/mig$i"; done
   render "$CONF_SRC/slurm.conf.in" > "$S/etc/slurm.conf"
   render "$CONF_SRC/gres.conf.in" > "$S/etc/gres.conf"
   render "$CONF_SRC/slurmdbd.conf.in" > "$S/etc/slurmdbd.conf"

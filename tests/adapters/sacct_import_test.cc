@@ -182,6 +182,45 @@ TEST(SacctImport, MigGresTypesThatExportWritesAreMigInstancesWithoutAMap) {
     EXPECT_EQ(n.find("gres types without a GPU model"), std::string::npos) << n;
 }
 
+// A run of MIG instances is priced from its card, as `slurm export` weighs it: the model of the
+// node it ran on, else the one model of the policy's nodes with that MIG resource. Regression
+// (issue 28, found by the live round trip): priced from prices[nvidia.com/gpu] while Slurm's
+// billing TRES used gpuModels[the node's model].
+TEST(SacctImport, MigInstancesArePricedFromTheirNodesCard) {
+  const std::string a100 = "NVIDIA-A100-SXM4-80GB";
+  auto import = [](const std::string& text, const ImportOptions& o) {
+    auto runs = ParseSacctText(text, "s.txt");
+    EXPECT_TRUE(runs.ok()) << runs.message();
+    auto r = SegmentsFromSacct(*runs, NameMap(), o, "s.txt");
+    EXPECT_TRUE(r.ok()) << r.message();
+    return r.ok() ? *r : ImportResult{};
+  };
+  const std::string mig = Alloc("7", "a", "COMPLETED", "1000", "1010", 10,
+                                "cpu=1,gres/gpu:1g.10gb=3,gres/gpu=3");  // on node1
+  ImportOptions by_node;
+  by_node.node_gpu_product["node1"] = a100;
+  by_node.mig_gpu_product["nvidia.com/mig-1g.10gb"] = "NVIDIA-H100-80GB-HBM3";
+  ImportResult r = import(Header() + mig, by_node);
+  ASSERT_EQ(r.segments.size(), 1u);
+  EXPECT_EQ(r.segments[0].gpu_product, a100);  // the node wins
+  ImportOptions by_mig;
+  by_mig.node_gpu_product["other"] = "NVIDIA-H100-80GB-HBM3";
+  by_mig.mig_gpu_product["nvidia.com/mig-1g.10gb"] = a100;
+  r = import(Header() + mig, by_mig);
+  ASSERT_EQ(r.segments.size(), 1u);
+  EXPECT_EQ(r.segments[0].gpu_product, a100);
+  // Unknown: the generic GPU price, as before.
+  r = import(Header() + mig, ImportOptions{});
+  EXPECT_EQ(r.segments[0].gpu_product, "");
+  // Whole GPUs beside the instances keep the generic price (their card is not a MIG's).
+  r = import(Header() + Alloc("8", "a", "COMPLETED", "1000", "1010", 10,
+                              "cpu=1,gres/gpu:1g.10gb=1,gres/gpu=2"),
+             by_node);
+  ASSERT_EQ(r.segments.size(), 1u);
+  EXPECT_EQ(r.segments[0].gpu_product, "");
+  EXPECT_EQ(r.segments[0].requests.Get("nvidia.com/gpu"), 1000);
+}
+
 TEST(SacctImport, GresTypesNameTheGpuModelOrAMigProfile) {
   NameMap names;
   ASSERT_TRUE(names.AddGpuProduct("NVIDIA-H100-80GB-HBM3").ok());

@@ -5,8 +5,10 @@
 // cluster these tests fail (never skip).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "integration/kube_fixture.h"
 
@@ -144,6 +146,98 @@ TEST_F(KubeJobs, PreemptedJobIsSuspendedItsPodsDeletedAndItResumesLater) {
   EXPECT_NE(text.find("suspended job kp/long: stopped: "), std::string::npos) << text;
   Kubectl("delete namespace kp --wait=false");
   Kubectl("delete node kp-0 --wait=false");
+}
+
+// Times `needle` occurs in `text`.
+int Count(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
+  return n;
+}
+
+// Issue 26, "Jobs restart": `arbiter scheduler` is killed (SIGKILL) while an admitted Job runs
+// and a suspended Job waits over its ElasticQuota. The new process lists the cluster: the
+// running Job's slots are placed where its pods run (not admitted again, its pods not bound
+// again), the waiting one stays suspended, the quota's status stays right; when the running Job
+// goes, the waiting one is admitted, once.
+TEST_F(KubeJobs, SchedulerKilledAndRestartedAdmitsNothingTwice) {
+  ASSERT_NO_FATAL_FAILURE(Node("kr-0", "kr"));
+  ASSERT_NO_FATAL_FAILURE(Apply(
+      "apiVersion: v1\nkind: Namespace\nmetadata: {name: kr}\n---\napiVersion: "
+      "arbiter.dev/v1alpha1\nkind: ElasticQuota\nmetadata: {name: quota, namespace: kr}\nspec:\n"
+      "  min: {nvidia.com/gpu: 4}\n"));
+  const std::string log1 = (arbiter::testing::Scratch("kr-1") / "scheduler.log").string();
+  const std::string log2 = (arbiter::testing::Scratch("kr-2") / "scheduler.log").string();
+  const std::string used = "{.status.used.nvidia\\.com/gpu}";
+  const std::string running_pods = "pods -n kr -l batch.kubernetes.io/job-name=running";
+  std::string pods_before;
+  {
+    Scheduler first("arbiter-kr", "kr", log1);
+    // A Job of 2 x 2 GPUs takes the namespace's 4: admitted, its pods run (1 h).
+    ASSERT_NO_FATAL_FAILURE(Apply(JobYaml("kr", "running", "arbiter-kr", 2, 2, "1h")));
+    ASSERT_EQ(Until("job running -n kr", "{.status.active}",
+                    [](const std::string& v) { return v == "2"; }),
+              "2")
+        << ReadFile(log1);
+    ASSERT_EQ(
+        Until("elasticquota quota -n kr", used, [](const std::string& v) { return v == "4"; }), "4")
+        << ReadFile(log1);
+    // A second one is over quota: suspended, saying why. The node has room for it (8 GPUs).
+    ASSERT_NO_FATAL_FAILURE(Apply(JobYaml("kr", "waiting", "arbiter-kr", 2, 2, "2s")));
+    const std::string why =
+        Until("job waiting -n kr", kAdmission, [](const std::string& v) { return !v.empty(); });
+    ASSERT_NE(why.find("exceeded ElasticQuota kr/quota"), std::string::npos) << why << "\n"
+                                                                             << ReadFile(log1);
+    pods_before = Get(running_pods, "{.items[*].metadata.name}");
+    first.Stop(SIGKILL);
+  }
+  Scheduler again("arbiter-kr", "kr", log2);
+  for (int i = 0; i < 300 && ReadFile(log2).find("every informer has listed") == std::string::npos;
+       ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_NE(ReadFile(log2).find("every informer has listed"), std::string::npos) << ReadFile(log2);
+  // Several cycles of the new process: nothing changes. The waiting Job waits, the running one
+  // keeps its pods (not re-bound, not counted as foreign), the quota says 4 of 4.
+  EXPECT_EQ(Until(
+                "elasticquota quota -n kr", used, [](const std::string& v) { return v != "4"; }, 5),
+            "4")
+      << ReadFile(log2);
+  EXPECT_EQ(Get("job waiting -n kr", "{.spec.suspend}"), "true") << ReadFile(log2);
+  EXPECT_EQ(Get("pods -n kr -l batch.kubernetes.io/job-name=waiting", "{.items[*].metadata.name}"),
+            "");
+  EXPECT_EQ(Get("job running -n kr", "{.spec.suspend}"), "false");
+  EXPECT_EQ(Get("job running -n kr", kAdmission), "admitted: 2 pods on kr-0");
+  EXPECT_EQ(Get(running_pods, "{.items[*].metadata.name}"), pods_before);
+  {
+    const std::string text = ReadFile(log2);
+    EXPECT_EQ(Count(text, "bound kr/"), 0) << text;
+    EXPECT_EQ(Count(text, "counted as foreign"), 0) << text;
+    EXPECT_EQ(Count(text, "unsuspended job"), 0) << text;
+  }
+  // The running Job goes: the waiting one is admitted, runs its 2 s and completes; the quota is
+  // its 4 GPUs, then none.
+  ASSERT_EQ(Kubectl("delete job running -n kr").rc, 0);
+  EXPECT_EQ(Until("job waiting -n kr", "{.spec.suspend}",
+                  [](const std::string& v) { return v == "false"; }),
+            "false")
+      << ReadFile(log2);
+  EXPECT_EQ(Get("job waiting -n kr", kAdmission), "admitted: 2 pods on kr-0");
+  EXPECT_EQ(Until(
+                "job waiting -n kr", "{.status.succeeded}",
+                [](const std::string& v) { return v == "2"; }, 90),
+            "2")
+      << ReadFile(log2);
+  EXPECT_EQ(Until("elasticquota quota -n kr", used, [](const std::string& v) { return v == "0"; }),
+            "0")
+      << ReadFile(log2);
+  again.Stop(SIGTERM);
+  const std::string text = ReadFile(log1) + ReadFile(log2);
+  EXPECT_EQ(Count(text, "unsuspended job kr/running"), 1) << text;
+  EXPECT_EQ(Count(text, "unsuspended job kr/waiting"), 1) << text;
+  EXPECT_EQ(Count(text, "bound kr/"), 4) << text;  // each Job's two pods, once
+  EXPECT_NE(text.find("job kr/waiting completed"), std::string::npos) << text;
+  Kubectl("delete namespace kr --wait=false");
+  Kubectl("delete node kr-0 --wait=false");
 }
 
 }  // namespace kube_jobs_test

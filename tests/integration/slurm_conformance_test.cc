@@ -16,7 +16,9 @@
 //  - a Slurm multi-node job is an Arbiter gang: the gang workload (pod groups as `sbatch -N 2
 //    --ntasks-per-node=1`, on the stack's two gang nodes) agrees with `arbiter sim` point by
 //    point, the gang's start, GPU-seconds, nodes and preemptors included;
-//  - `arbiter slurm import --since` runs the real sacct.
+//  - `arbiter slurm import --since` runs the real sacct;
+//  - MIG-typed GRES (the stack's node m1: gpu:1g.10gb:7) round trip: export -> jobs asking
+//    --gres=gpu:1g.10gb:N -> sacct -> import bills each instance at its MIG price, exactly.
 // Slurm must be running: without it these tests fail (never skip).
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -791,6 +793,182 @@ TEST_F(SlurmEnv, SlurmImportWithoutStepUsageBillsTheRequestExactly) {
   int flagged = 0;
   for (const auto& p : j[0]["provenance"]) flagged += p.value("usageFromRequest", false) ? 1 : 0;
   EXPECT_GE(flagged, 2) << j[0]["provenance"].dump();
+}
+
+// The stack's MIG node: seven 1g.10gb instances as typed GRES, in a partition of its own.
+TEST_F(SlurmEnv, SlurmServiceHasAMigNode) {
+  auto sinfo = RunCommand("sinfo -h -N -p mig -o '%N %T %G %c' 2>&1");
+  EXPECT_EQ(Trim(sinfo.out), "m1 idle gpu:1g.10gb:7 8") << sinfo.out;
+}
+
+// Waits until none of the jobs is queued or running, then for their records to reach slurmdbd.
+void WaitForJobs(const std::string& id_list, int max_s) {
+  for (int i = 0;; ++i) {
+    const std::string q = RunCommand("squeue -h -j " + id_list + " 2>/dev/null").out;
+    if (Trim(q).empty()) break;
+    ASSERT_LT(i, max_s) << "jobs still queued after " << max_s << " s:\n" << q;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+}
+
+// Millionths of the currency of `micro_num / den`, rounded half away from zero (as an invoice
+// line's amount is, once); Money prints them as the invoices do ("D.DDDDDD").
+int64_t Micro(int64_t micro_num, int64_t den) { return (micro_num + den / 2) / den; }
+std::string Money(int64_t micro) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%lld.%06lld", static_cast<long long>(micro / 1000000),
+                static_cast<long long>(micro % 1000000));
+  return buf;
+}
+
+// Exact seconds of milliseconds, as the invoices' quantities ("12", "12.5").
+std::string Seconds(int64_t ms) {
+  std::ostringstream o;
+  o << ms / 1000;
+  if (ms % 1000) {
+    std::string frac = std::to_string(1000 + ms % 1000).substr(1);
+    while (frac.back() == '0') frac.pop_back();
+    o << "." << frac;
+  }
+  return o.str();
+}
+
+// Issue 28, live: MIG-typed GRES through a real Slurm and back. `arbiter slurm export` of
+// tests/data/slurm/mig-policy.yaml (the MIG node m1, an A100 at 14.00 an hour as seven 1g.10gb
+// instances; other GPUs 7.00) is what slurmctld and sacctmgr run with; real jobs ask
+// --gres=gpu:1g.10gb:N on m1; sacct reports gres/gpu:1g.10gb=N (and gres/gpu=N) in AllocTRES and
+// a billing TRES that prices an instance at 1/7 of the A100 (2.00 an hour); `arbiter slurm import`
+// of that sacct bills each instance-hour at 2.00 too (MIG 1g.10gb, Max rule: 1/7 of its node's
+// card), never as a whole GPU. With a bare PriceBook instead of the policy (no Node: the gres
+// type alone names the MIG profile, the card is the generic GPU) an instance-hour is 1.00.
+TEST_F(SlurmEnv, SlurmMigGresRoundTripIsBilledPerInstance) {
+  const std::string out = Results() + "/mig";
+  fs::remove_all(out);
+  fs::create_directories(out);
+  const std::string policy = Src("tests/data/slurm/mig-policy.yaml");
+
+  // ---- export: the MIG TRES and its billing weight; slurmctld and sacctmgr take them
+  auto exp =
+      RunCommandSplit(Arbiter() + " slurm export -f " + policy + " --cluster arbiter --user " +
+                          user_ + " --price-at 2026-06-01T00:00:00Z -o " + out + "/export",
+                      out);
+  ASSERT_EQ(exp.rc, 0) << exp.err;
+  const std::string fragment = ReadFile(out + "/export/slurm-policy.conf");
+  EXPECT_NE(
+      fragment.find("AccountingStorageTRES=gres/gpu,gres/gpu:1g.10gb,gres/gpu:a100-sxm4-80gb\n"),
+      std::string::npos)
+      << fragment;
+  auto reconf = RunCommand(Src("scripts/services/slurm.sh") + " reconfigure " + out +
+                           "/export/slurm-policy.conf 2>&1");
+  ASSERT_EQ(reconf.rc, 0) << reconf.out;
+  auto apply = RunCommand("bash " + out + "/export/sacctmgr.sh > " + out + "/apply.log 2>&1");
+  ASSERT_EQ(apply.rc, 0) << ReadFile(out + "/apply.log");
+  const std::string part = RunCommand("scontrol show partition mig 2>&1").out;
+  EXPECT_NE(part.find("TRESBillingWeights=CPU=50,Mem=0G,GRES/gpu=7000,GRES/gpu:a100-sxm4-80gb=7000,"
+                      "GRES/gpu:1g.10gb=-5000"),
+            std::string::npos)
+      << part;
+
+  // ---- two jobs on the MIG node: one instance and three
+  std::vector<std::string> ids;
+  for (const char* n : {"1", "3"}) {
+    auto sb = RunCommand("sbatch --parsable -J mig-" + std::string(n) +
+                         " -A mig-team -p mig -n1 -c2 --gres=gpu:1g.10gb:" + n +
+                         " -o /dev/null --wrap 'sleep 4' 2>&1");
+    ASSERT_EQ(sb.rc, 0) << sb.out;
+    ids.push_back(Trim(sb.out));
+  }
+  const std::string id_list = ids[0] + "," + ids[1];
+  WaitForJobs(id_list, 120);
+  const std::string sacct = out + "/sacct.txt";
+  auto sa = RunCommand("sacct -D -a -P --noconvert -j " + id_list + " --format=" +
+                       std::string(arbiter::slurm::kSacctFormat) + " > " + sacct + " 2>&1");
+  ASSERT_EQ(sa.rc, 0) << ReadFile(sacct);
+
+  // ---- sacct as Slurm wrote it: typed GRES in AllocTRES, Slurm's billing = the PriceBook's
+  auto runs = arbiter::slurm::ParseSacctText(ReadFile(sacct), sacct);
+  ASSERT_TRUE(runs.ok()) << runs.message();
+  ASSERT_EQ(runs->size(), 2u) << ReadFile(sacct);
+  int64_t instance_ms = 0, core_ms = 0, slurm_micro_num = 0;
+  int unmeasured = 0;
+  for (const auto& r : *runs) {
+    const int64_t n = r.job_name == "mig-1" ? 1 : 3;
+    ASSERT_TRUE(r.start.has_value()) << ReadFile(sacct);
+    EXPECT_EQ(r.node_list, "m1");
+    EXPECT_EQ(r.alloc.gpus, n) << ReadFile(sacct);
+    EXPECT_EQ(r.alloc.gpu_types, (std::map<std::string, int64_t>{{"1g.10gb", n}}))
+        << ReadFile(sacct);
+    // Per hour in thousandths of USD: 2 cores x 50 + n x (7000 - 5000): an instance is 2.00.
+    ASSERT_TRUE(r.alloc.billing.has_value()) << ReadFile(sacct);
+    EXPECT_EQ(*r.alloc.billing, 2 * 50 + n * 2000) << ReadFile(sacct);
+    const int64_t held = *arbiter::slurm::RunReleased(r) - *r.start;
+    instance_ms += n * held;
+    core_ms += r.alloc.cpus * held;
+    slurm_micro_num += *r.alloc.billing * 1000 * held;  // / 3600000: millionths of USD
+    bool measured = false;
+    for (const auto& st : r.steps) measured = measured || st.usage.cpu_ms || st.usage.mem_bytes;
+    unmeasured += measured ? 0 : 1;
+  }
+
+  // ---- import: the policy (the node's card), and a bare PriceBook (the gres type alone)
+  std::ofstream(out + "/book.yaml")
+      << "apiVersion: arbiter.dev/v1alpha1\nkind: PriceBook\nmetadata: {name: standard}\nspec:\n"
+         "  currency: USD\n  effectiveFrom: \"2026-01-01T00:00:00Z\"\n  mode: Request\n"
+         "  prices: {cpu: \"0.05\", memory: \"0\", nvidia.com/gpu: \"7.00\"}\n";
+  struct Case {
+    std::string file, unit_price, card, source, gpu_model;
+    int64_t micro_per_hour;
+  };
+  for (const Case& c :
+       {Case{policy, "2", "14", "gpuModels[NVIDIA-A100-SXM4-80GB] x 1/7", "NVIDIA-A100-SXM4-80GB",
+             2000000},
+        Case{out + "/book.yaml", "1", "7", "prices[nvidia.com/gpu] x 1/7", "", 1000000}}) {
+    SCOPED_TRACE(c.file);
+    const std::string db = out + "/ledger-" + fs::path(c.file).stem().string() + ".db";
+    auto imp = RunCommandSplit(
+        Arbiter() + " slurm import --sacct-file " + sacct + " --db " + db + " -f " + c.file, out);
+    ASSERT_EQ(imp.rc, 0) << imp.out << imp.err;
+    EXPECT_NE(imp.out.find("2 jobs, 2 runs"), std::string::npos) << imp.out;
+    EXPECT_EQ(imp.out.find("gres types without a GPU model"), std::string::npos) << imp.out;
+    auto inv =
+        RunCommandSplit(Arbiter() + " invoice --db " + db + " --namespace mig-team -o json", out);
+    ASSERT_EQ(inv.rc, 0) << inv.err;
+    auto j = nlohmann::json::parse(inv.out);
+    ASSERT_EQ(j.size(), 1u) << inv.out;
+    std::map<std::string, nlohmann::json> lines;
+    for (const auto& l : j[0]["lines"]) lines[l["resource"]] = l;
+    EXPECT_FALSE(lines.count("nvidia.com/gpu")) << "a MIG instance billed as a whole GPU\n"
+                                                << inv.out;
+    ASSERT_TRUE(lines.count("nvidia.com/mig-1g.10gb")) << inv.out;
+    const auto& mig = lines["nvidia.com/mig-1g.10gb"];
+    // Instance-seconds as sacct says the runs held them, at the instance price, exactly.
+    EXPECT_EQ(mig["requestQuantity"], Seconds(instance_ms)) << inv.out;
+    EXPECT_EQ(mig["billedQuantity"], Seconds(instance_ms)) << inv.out;
+    EXPECT_EQ(mig["unit"], "instance-second") << inv.out;
+    EXPECT_EQ(mig["unitPrice"], c.unit_price) << inv.out;
+    const int64_t mig_micro = Micro(instance_ms * c.micro_per_hour, 3600000);
+    EXPECT_EQ(mig["amount"], Money(mig_micro)) << inv.out;
+    EXPECT_EQ(mig["migRule"], "Max") << inv.out;
+    EXPECT_EQ(mig["migFraction"], "1/7") << inv.out;
+    EXPECT_EQ(mig["cardPrice"], c.card) << inv.out;
+    EXPECT_EQ(mig.value("gpuModel", ""), c.gpu_model) << inv.out;
+    EXPECT_EQ(mig["priceSource"], c.source + " (Max of A100-80GB 1g.10gb)") << inv.out;
+    ASSERT_TRUE(lines.count("cpu")) << inv.out;
+    const int64_t cpu_micro = Micro(core_ms * 50000, 3600000);
+    EXPECT_EQ(lines["cpu"]["amount"], Money(cpu_micro)) << inv.out;
+    EXPECT_EQ(j[0]["total"], Money(cpu_micro + mig_micro)) << inv.out;
+    // The policy's bill is Slurm's own billing TRES over the runs (to a rounding per line).
+    if (c.file == policy) {
+      EXPECT_LE(std::abs(cpu_micro + mig_micro - Micro(slurm_micro_num, 3600000)), 1) << inv.out;
+    }
+    // Runs sacct has no step usage for (shorter than JobAcctGatherFrequency) are flagged:
+    // their usage track is their request, for the MIG instances too.
+    int flagged = 0;
+    for (const auto& p : j[0]["provenance"])
+      flagged += p["resource"] == "nvidia.com/mig-1g.10gb" && p.value("usageFromRequest", false);
+    EXPECT_EQ(flagged, unmeasured) << j[0]["provenance"].dump();
+  }
 }
 
 }  // namespace slurm_conformance_test

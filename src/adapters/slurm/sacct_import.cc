@@ -12,6 +12,21 @@ namespace arbiter::slurm {
 
 namespace {
 constexpr int64_t kMaxUsageMillicores = int64_t{1000000} * 1000;
+
+// The GPU model whose card prices a run's MIG instances: its node's, else the one model of the
+// policy's nodes with those MIG resources; nullopt when unknown (then prices[nvidia.com/gpu]).
+std::optional<std::string> MigCardOf(const std::string& node_list, const ResourceList& mig,
+                                     const ImportOptions& opts) {
+  if (auto n = opts.node_gpu_product.find(node_list); n != opts.node_gpu_product.end())
+    return n->second;
+  std::optional<std::string> product;
+  for (const auto& [res, count] : mig.entries()) {
+    auto m = opts.mig_gpu_product.find(res);
+    if (m == opts.mig_gpu_product.end() || (product && *product != m->second)) return std::nullopt;
+    product = m->second;
+  }
+  return product;
+}
 }  // namespace
 
 std::string SlurmWorkloadName(const std::string& ns, const std::string& cluster,
@@ -95,6 +110,9 @@ Result<ImportResult> SegmentsFromSacct(const std::vector<SacctRun>& runs, const 
     if (run.alloc.mem_bytes > 0) req.Set(kMemory, run.alloc.mem_bytes);
     if (models.empty() && generic > 0) req.Set(kGpu, generic * 1000);
     for (const auto& [res, n] : mig.entries()) req.Set(res, n);
+    // MIG instances alone: priced from their card, as `slurm export` weighs them.
+    if (models.empty() && generic == 0 && !mig.empty())
+      if (auto card = MigCardOf(run.node_list, mig, opts)) base.gpu_product = *card;
     // Usage track from the steps.
     const Millis run_ms = base.end - base.start;
     std::optional<int64_t> cpu_ms, mem;

@@ -11,6 +11,7 @@
 //    sacct call; a later import replaces it.
 //  - Request track: AllocTRES: cpu (CPUs -> cores), mem, gres/gpu; a gres type names the GPU model
 //    (NameMap: gres type -> nvidia.com/gpu.product) or a MIG profile (-> nvidia.com/mig-...).
+//    A run of MIG instances only is priced from its node's card (ImportOptions).
 //  - Usage track: the steps' TRESUsageInTot (TRESUsageInAve where Tot is absent): mean CPU =
 //    total CPU time / run time; memory = the largest step's total peak RSS (sacct keeps
 //    high-water marks, not means). A resource no step reports (sacct -X, or jobs shorter than
@@ -37,6 +38,11 @@ namespace arbiter::slurm {
 struct ImportOptions {
   std::string cluster = "slurm";                // when the Cluster field is absent
   std::map<std::string, int32_t> qos_priority;  // Slurm QoS name -> priority, for the segments
+  // The card a MIG instance is priced from (PriceBook gpuModels), as `slurm export` weighs it:
+  // the nvidia.com/gpu.product of the node a run ran on (the policy's Nodes, by name), else the
+  // one model of every policy Node that carries the MIG resource.
+  std::map<std::string, std::string> node_gpu_product;  // node name -> gpu.product
+  std::map<std::string, std::string> mig_gpu_product;   // MIG resource -> gpu.product
 };
 
 struct ImportResult {
