@@ -222,9 +222,8 @@ TEST_F(KubeJobs, SchedulerKilledAndRestartedAdmitsNothingTwice) {
             "false")
       << ReadFile(log2);
   EXPECT_EQ(Get("job waiting -n kr", kAdmission), "admitted: 2 pods on kr-0");
-  EXPECT_EQ(Until(
-                "job waiting -n kr", "{.status.succeeded}",
-                [](const std::string& v) { return v == "2"; }, 90),
+  EXPECT_EQ(Until("job waiting -n kr", "{.status.succeeded}",
+                  [](const std::string& v) { return v == "2"; }),
             "2")
       << ReadFile(log2);
   EXPECT_EQ(Until("elasticquota quota -n kr", used, [](const std::string& v) { return v == "0"; }),
