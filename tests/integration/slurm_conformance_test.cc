@@ -65,6 +65,15 @@ std::string Trim(std::string s) {
   return s;
 }
 
+// sacct's records of the jobs `ids` ("12,13") in the columns `slurm import` reads, written to
+// `path`; allocations only (-X: no step lines) when asked.
+void DumpSacct(const std::string& ids, const std::string& path, bool allocations_only = false) {
+  auto sa = RunCommand(
+      std::string("sacct ") + (allocations_only ? "-X " : "") + "-D -a -P --noconvert -j " + ids +
+      " --format=" + std::string(arbiter::slurm::kSacctFormat) + " > " + path + " 2>&1");
+  ASSERT_EQ(sa.rc, 0) << ReadFile(path);
+}
+
 // Every Slurm client below finds the cluster through SLURM_CONF.
 class SlurmEnv : public ::testing::Test {
  protected:
@@ -265,9 +274,7 @@ TEST_F(SlurmEnv, SlurmConformanceExportRunImportCompare) {
   std::this_thread::sleep_for(
       std::chrono::seconds(3));  // slurmctld flushes job records to slurmdbd
   const std::string sacct = out + "/sacct.txt";
-  auto sa = RunCommand("sacct -D -a -P --noconvert -j " + id_list + " --format=" +
-                       std::string(arbiter::slurm::kSacctFormat) + " > " + sacct + " 2>&1");
-  ASSERT_EQ(sa.rc, 0) << ReadFile(sacct);
+  ASSERT_NO_FATAL_FAILURE(DumpSacct(id_list, sacct));
   const std::string log = out + "/slurmctld-preempt.log";
   RunCommand("grep -E 'preempt|Requeu' " + CiDir() + "/slurm/log/slurmctld.log > " + log);
   if (const char* fixture =
@@ -412,9 +419,7 @@ TEST_F(SlurmEnv, SlurmGangJobIsAnArbiterGang) {
   }
   std::this_thread::sleep_for(std::chrono::seconds(3));  // job records reach slurmdbd
   const std::string sacct = out + "/sacct.txt";
-  auto sa = RunCommand("sacct -D -a -P --noconvert -j " + id_list + " --format=" +
-                       std::string(arbiter::slurm::kSacctFormat) + " > " + sacct + " 2>&1");
-  ASSERT_EQ(sa.rc, 0) << ReadFile(sacct);
+  ASSERT_NO_FATAL_FAILURE(DumpSacct(id_list, sacct));
   const std::string log = out + "/slurmctld-preempt.log";
   RunCommand("grep -E 'preempt|Requeu' " + CiDir() + "/slurm/log/slurmctld.log > " + log);
 
@@ -537,9 +542,7 @@ TEST_F(SlurmEnv, SlurmVictimOrderNodeCountAndRequeueAgreeWithSimulation) {
   }
   std::this_thread::sleep_for(std::chrono::seconds(3));  // job records reach slurmdbd
   const std::string sacct = out + "/sacct.txt";
-  auto sa = RunCommand("sacct -D -a -P --noconvert -j " + id_list + " --format=" +
-                       std::string(arbiter::slurm::kSacctFormat) + " > " + sacct + " 2>&1");
-  ASSERT_EQ(sa.rc, 0) << ReadFile(sacct);
+  ASSERT_NO_FATAL_FAILURE(DumpSacct(id_list, sacct));
   const std::string log = out + "/slurmctld-preempt.log";
   RunCommand("tail -c +" + std::to_string(log_from + 1) + " " + CiDir() +
              "/slurm/log/slurmctld.log | grep -E 'preempt|Requeu' > " + log);
@@ -754,9 +757,7 @@ TEST_F(SlurmEnv, SlurmImportWithoutStepUsageBillsTheRequestExactly) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
   std::this_thread::sleep_for(std::chrono::seconds(3));
   const std::string sacct = out + "/sacct.txt";
-  auto sa = RunCommand("sacct -X -D -a -P --noconvert -j " + id + " --format=" +
-                       std::string(arbiter::slurm::kSacctFormat) + " > " + sacct + " 2>&1");
-  ASSERT_EQ(sa.rc, 0) << ReadFile(sacct);
+  ASSERT_NO_FATAL_FAILURE(DumpSacct(id, sacct, /*allocations_only=*/true));
   auto runs = arbiter::slurm::ParseSacctText(ReadFile(sacct), sacct);
   ASSERT_TRUE(runs.ok()) << runs.message();
   ASSERT_EQ(runs->size(), 1u) << ReadFile(sacct);
@@ -882,9 +883,7 @@ TEST_F(SlurmEnv, SlurmMigGresRoundTripIsBilledPerInstance) {
   const std::string id_list = ids[0] + "," + ids[1];
   WaitForJobs(id_list, 120);
   const std::string sacct = out + "/sacct.txt";
-  auto sa = RunCommand("sacct -D -a -P --noconvert -j " + id_list + " --format=" +
-                       std::string(arbiter::slurm::kSacctFormat) + " > " + sacct + " 2>&1");
-  ASSERT_EQ(sa.rc, 0) << ReadFile(sacct);
+  ASSERT_NO_FATAL_FAILURE(DumpSacct(id_list, sacct));
 
   // ---- sacct as Slurm wrote it: typed GRES in AllocTRES, Slurm's billing = the PriceBook's
   auto runs = arbiter::slurm::ParseSacctText(ReadFile(sacct), sacct);
