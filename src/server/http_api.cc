@@ -49,6 +49,7 @@ struct Target {
   std::string group, version;
   const kube::ResourceInfo* resource = nullptr;
   std::string namespace_, name, sub;
+  std::string proxy_path;  // nodes/NAME/proxy/PATH: PATH ("metrics/cadvisor")
   enum class What { kNone, kApi, kApis, kGroup, kResourceList, kResource } what = What::kNone;
 };
 
@@ -103,7 +104,11 @@ Target Parse(const std::string& path) {
   t.resource = kube::FindResource(t.group, t.version, rest[0]);
   if (rest.size() > 1) t.name = rest[1];
   if (rest.size() > 2) t.sub = rest[2];
-  if (rest.size() > 3) t.resource = nullptr;
+  if (rest.size() > 3 && t.sub == "proxy") {
+    for (size_t k = 3; k < rest.size(); ++k) t.proxy_path += (k > 3 ? "/" : "") + rest[k];
+  } else if (rest.size() > 3) {
+    t.resource = nullptr;
+  }
   t.what = Target::What::kResource;
   return t;
 }
@@ -407,6 +412,26 @@ void HandleContainerSubresource(Daemon& d, httplib::Response& res, const Target&
                             "nothing runs them). Its status and events say what it did: kubectl "
                             "describe pod " +
                             t.name + " -n " + t.namespace_));
+}
+
+// GET nodes/NAME/proxy/metrics/cadvisor and .../metrics/dcgm: the virtual node's own metrics
+// endpoints (metrics.h), as a Prometheus scrapes a real node's through kube-apiserver's proxy. Only
+// the copy of the node's workloads is taken under the lock.
+void HandleNodeMetrics(Daemon& d, httplib::Response& res, const Target& t) {
+  const std::optional<NodeMetrics> which =
+      t.proxy_path == "metrics/cadvisor" ? std::optional(NodeMetrics::kCadvisor)
+      : t.proxy_path == "metrics/dcgm"   ? std::optional(NodeMetrics::kDcgm)
+                                         : std::nullopt;
+  if (!which) return SendStatus(res, kube::PathNotFound());
+  const Millis now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  std::optional<MetricsFacts> facts = d.Read([&](const Cluster& c) -> std::optional<MetricsFacts> {
+    if (!c.store().Share(t.resource->kind, "", t.name)) return std::nullopt;
+    return CollectNodeMetrics(c, t.name, std::max(now, c.now()));
+  });
+  if (!facts) return SendStatus(res, kube::NotFound(kube::ResourceName::Of(*t.resource), t.name));
+  res.set_content(RenderNodeMetrics(*facts, *which), "text/plain; version=0.0.4");
 }
 
 // Watch: chunked JSON lines {"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object": ...}.
@@ -1018,6 +1043,8 @@ void ApiServer::Routes() {
     if (r.id == KindId::kPod && !t.name.empty() && IsContainerSubresource(t.sub) &&
         (req.method == "GET" || req.method == "POST"))
       return HandleContainerSubresource(daemon_, res, t);
+    if (r.id == KindId::kNode && !t.name.empty() && t.sub == "proxy" && req.method == "GET")
+      return HandleNodeMetrics(daemon_, res, t);
     if (!t.sub.empty() && !r.FindSubresource(t.sub)) return SendStatus(res, kube::PathNotFound());
     if (req.method == "GET") {
       if (t.name.empty())

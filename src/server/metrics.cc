@@ -74,27 +74,40 @@ class Writer {
 
 }  // namespace
 
+namespace {
+
+MetricsFacts::Workload Fact(const Cluster& c, engine::WorkloadStatus&& s) {
+  MetricsFacts::Workload w;
+  w.pending = s.phase == engine::Phase::kPending;
+  w.namespace_ = std::move(s.namespace_);
+  w.name = std::move(s.name);
+  w.node = std::move(s.node);
+  w.reason = std::move(s.reason);
+  w.run_start = s.run_start;
+  if (!w.node.empty()) {
+    const Json* pod = c.store().Get("Pod", w.namespace_, w.name);
+    if (pod && (*pod)["spec"].contains("containers") && !(*pod)["spec"]["containers"].empty())
+      w.container = (*pod)["spec"]["containers"][0].value("name", "main");
+    const ResourceList* declared = c.UsageOf(engine::Value(s.id));
+    w.usage = declared ? *declared : s.requests;
+  }
+  w.requests = std::move(s.requests);
+  return w;
+}
+
+}  // namespace
+
+MetricsFacts CollectNodeMetrics(const Cluster& c, const std::string& node, Millis now) {
+  MetricsFacts f;
+  f.now = now;
+  for (auto& s : c.engine().WorkloadsOn(node)) f.workloads.push_back(Fact(c, std::move(s)));
+  return f;
+}
+
 MetricsFacts CollectMetrics(const Cluster& c, Millis now) {
   MetricsFacts f;
   f.now = now;
-  for (auto& s : c.engine().Workloads(now)) {
-    MetricsFacts::Workload w;
-    w.pending = s.phase == engine::Phase::kPending;
-    w.namespace_ = std::move(s.namespace_);
-    w.name = std::move(s.name);
-    w.node = std::move(s.node);
-    w.reason = std::move(s.reason);
-    w.run_start = s.run_start;
-    if (!w.node.empty()) {
-      const Json* pod = c.store().Get("Pod", w.namespace_, w.name);
-      if (pod && (*pod)["spec"].contains("containers") && !(*pod)["spec"]["containers"].empty())
-        w.container = (*pod)["spec"]["containers"][0].value("name", "main");
-      const ResourceList* declared = c.UsageOf(engine::Value(s.id));
-      w.usage = declared ? *declared : s.requests;
-    }
-    w.requests = std::move(s.requests);
-    f.workloads.push_back(std::move(w));
-  }
+  for (auto& s : c.engine().Workloads(now)) f.workloads.push_back(Fact(c, std::move(s)));
   f.pod_phases = {{"Pending", 0}, {"Running", 0}, {"Succeeded", 0}, {"Failed", 0}};
   for (const auto& [key, stored] : c.store().All("Pod")) {
     const Json& pod = *stored;
@@ -235,9 +248,51 @@ void WriteJournal(const JournalStats& j, Writer& w) {
   w.Sample("arbiter_journal_fsync_seconds_count", {}, static_cast<double>(j.commits));
 }
 
-// Virtual pods as KSM, cAdvisor and dcgm-exporter show real ones.
-std::string ExporterShapes(const MetricsFacts& f) {
-  Writer nodes, phase, info, req, cpu, mem, gpu;
+std::vector<std::pair<std::string, std::string>> ContainerLabels(const MetricsFacts::Workload& s) {
+  return {{"namespace", s.namespace_}, {"pod", s.name}, {"container", s.container}};
+}
+
+// cAdvisor's container series of the running workloads (what a kubelet serves at
+// /metrics/cadvisor): CPU seconds over the current run and the working set, from the declared use
+// (arbiter.dev/usage) or the requests.
+std::string CadvisorShapes(const MetricsFacts& f) {
+  Writer cpu, mem;
+  cpu.Family("container_cpu_usage_seconds_total", "counter",
+             "Virtual CPU use over the current run (cAdvisor shape).");
+  mem.Family("container_memory_working_set_bytes", "gauge", "Virtual memory use (cAdvisor shape).");
+  for (const auto& s : f.workloads) {
+    if (s.node.empty()) continue;
+    const double seconds = std::max<Millis>(0, f.now - s.run_start) / 1000.0;
+    cpu.Sample("container_cpu_usage_seconds_total", ContainerLabels(s),
+               s.usage.Get("cpu") / 1000.0 * seconds);
+    mem.Sample("container_memory_working_set_bytes", ContainerLabels(s),
+               static_cast<double>(s.usage.Get("memory")));
+  }
+  return cpu.str() + mem.str();
+}
+
+// dcgm-exporter's activity series, one per GPU of each running workload, its GPU use spread evenly.
+std::string DcgmShapes(const MetricsFacts& f) {
+  Writer gpu;
+  gpu.Family("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge",
+             "Virtual GPU activity per GPU (dcgm-exporter shape).");
+  for (const auto& s : f.workloads) {
+    if (s.node.empty()) continue;
+    const int64_t gpus = s.requests.Get(std::string(kGpu)) / 1000;
+    for (int64_t g = 0; g < gpus; ++g) {
+      auto labels = ContainerLabels(s);
+      labels.push_back({"gpu", std::to_string(g)});
+      labels.push_back({"GPU_I_PROFILE", ""});
+      gpu.Sample("DCGM_FI_PROF_GR_ENGINE_ACTIVE", labels,
+                 s.usage.Get(std::string(kGpu)) / 1000.0 / static_cast<double>(gpus));
+    }
+  }
+  return gpu.str();
+}
+
+// Virtual pods as kube-state-metrics shows real ones.
+std::string KubeStateShapes(const MetricsFacts& f) {
+  Writer nodes, phase, info, req;
   nodes.Family(
       "kube_node_labels", "gauge",
       "The node's GPU labels (kube-state-metrics shape, allowlisted nvidia.com/gpu.product "
@@ -247,11 +302,6 @@ std::string ExporterShapes(const MetricsFacts& f) {
   info.Family("kube_pod_info", "gauge", "The pod's node (kube-state-metrics shape).");
   req.Family("kube_pod_container_resource_requests", "gauge",
              "The pod's requests (kube-state-metrics shape).");
-  cpu.Family("container_cpu_usage_seconds_total", "counter",
-             "Virtual CPU use over the current run (cAdvisor shape).");
-  mem.Family("container_memory_working_set_bytes", "gauge", "Virtual memory use (cAdvisor shape).");
-  gpu.Family("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge",
-             "Virtual GPU activity per GPU (dcgm-exporter shape).");
   for (const auto& s : f.workloads) {
     const std::string ph = s.pending ? "Pending" : "Running";
     for (const char* p : {"Pending", "Running", "Succeeded", "Failed", "Unknown"})
@@ -269,23 +319,8 @@ std::string ExporterShapes(const MetricsFacts& f) {
                   {"resource", r},
                   {"unit", UnitOf(r)}},
                  Scaled(r, amount));
-    const double seconds = std::max<Millis>(0, f.now - s.run_start) / 1000.0;
-    const std::vector<std::pair<std::string, std::string>> labels = {
-        {"namespace", s.namespace_}, {"pod", s.name}, {"container", s.container}};
-    cpu.Sample("container_cpu_usage_seconds_total", labels, s.usage.Get("cpu") / 1000.0 * seconds);
-    mem.Sample("container_memory_working_set_bytes", labels,
-               static_cast<double>(s.usage.Get("memory")));
-    const int64_t gpus = s.requests.Get(std::string(kGpu)) / 1000;
-    for (int64_t g = 0; g < gpus; ++g)
-      gpu.Sample("DCGM_FI_PROF_GR_ENGINE_ACTIVE",
-                 {{"namespace", s.namespace_},
-                  {"pod", s.name},
-                  {"container", s.container},
-                  {"gpu", std::to_string(g)},
-                  {"GPU_I_PROFILE", ""}},
-                 s.usage.Get(std::string(kGpu)) / 1000.0 / static_cast<double>(gpus));
   }
-  return nodes.str() + phase.str() + info.str() + req.str() + cpu.str() + mem.str() + gpu.str();
+  return nodes.str() + phase.str() + info.str() + req.str();
 }
 
 }  // namespace
@@ -297,7 +332,17 @@ std::string RenderMetrics(const MetricsFacts& f, const JournalStats& j) {
   WriteDecisions(f, w);
   WriteElasticQuotas(f, w);
   WriteJournal(j, w);
-  return w.str() + ExporterShapes(f);
+  return w.str() + KubeStateShapes(f) + CadvisorShapes(f) + DcgmShapes(f);
+}
+
+std::string RenderNodeMetrics(const MetricsFacts& f, NodeMetrics which) {
+  switch (which) {
+    case NodeMetrics::kCadvisor:
+      return CadvisorShapes(f);
+    case NodeMetrics::kDcgm:
+      return DcgmShapes(f);
+  }
+  return "";
 }
 
 std::string RenderMetrics(const Cluster& c, const JournalStats& j, Millis now) {

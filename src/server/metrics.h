@@ -58,6 +58,17 @@ struct MetricsFacts {
 
 // Under the daemon's lock.
 MetricsFacts CollectMetrics(const Cluster& c, Millis now);
+// Only the workloads holding `node` (none when it is not there), nothing else: for the node's own
+// endpoints. O(the node's workloads).
+MetricsFacts CollectNodeMetrics(const Cluster& c, const std::string& node, Millis now);
+
+// A virtual node's metrics endpoints, as a real node serves them (a Prometheus shards its scrape by
+// node): GET /api/v1/nodes/NODE/proxy/metrics/cadvisor (the kubelet's cAdvisor:
+// container_cpu_usage_seconds_total, container_memory_working_set_bytes) and
+// /api/v1/nodes/NODE/proxy/metrics/dcgm (dcgm-exporter's DCGM_FI_PROF_GR_ENGINE_ACTIVE; on a real
+// cluster a pod of the exporter's DaemonSet on that node).
+enum class NodeMetrics { kCadvisor, kDcgm };
+std::string RenderNodeMetrics(const MetricsFacts& facts, NodeMetrics which);
 std::string RenderMetrics(const MetricsFacts& facts, const JournalStats& journal);
 // Both steps at once (tests, benchmarks).
 std::string RenderMetrics(const Cluster& c, const JournalStats& journal, Millis now);

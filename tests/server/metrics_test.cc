@@ -85,6 +85,20 @@ TEST(MetricsTest, VirtualPodsQuotasAndPendingReasonsPassPromtool) {
   arbiter::testing::CommandOutput check =
       arbiter::testing::RunCommand("promtool check metrics < " + file.string() + " 2>&1");
   EXPECT_EQ(check.rc, 0) << check.out;
+  // The node's own endpoints (GET nodes/n1/proxy/metrics/cadvisor and .../dcgm) serve exactly the
+  // container series of its workloads that /metrics has; a node with none serves the families
+  // alone; both pass promtool.
+  for (const NodeMetrics which : {NodeMetrics::kCadvisor, NodeMetrics::kDcgm}) {
+    const std::string own = RenderNodeMetrics(CollectNodeMetrics(c, "n1", kT0 + 10000), which);
+    EXPECT_NE(own.find("pod=\"runs\""), std::string::npos) << own;
+    EXPECT_EQ(own.find("pod=\"waits\""), std::string::npos) << own;
+    EXPECT_NE(text.find(own), std::string::npos) << own;
+    const std::string none = RenderNodeMetrics(CollectNodeMetrics(c, "gone", kT0 + 10000), which);
+    EXPECT_EQ(none.find("pod="), std::string::npos) << none;
+    std::ofstream(file) << own;
+    check = arbiter::testing::RunCommand("promtool check metrics < " + file.string() + " 2>&1");
+    EXPECT_EQ(check.rc, 0) << check.out;
+  }
   std::filesystem::remove(file);
 }
 

@@ -158,6 +158,19 @@ TEST_F(ServeAuthTest, TenantWorksInItsNamespaceAndIsForbiddenElsewhereAdminDoesA
   CommandOutput label = Kubectl(admin, "label node a100-0 team=a");
   EXPECT_EQ(label.rc, 0) << label.out;
   EXPECT_TRUE(Has(Curl("/metrics", "admin-token").out, "\n200"));
+  // A node's own metrics endpoints (metrics.h): nodes/proxy, the admin's as on a real cluster.
+  for (const char* path : {"cadvisor", "dcgm"}) {
+    const std::string url = std::string("/api/v1/nodes/a100-0/proxy/metrics/") + path;
+    CommandOutput own = Curl(url, "admin-token");
+    EXPECT_TRUE(Has(own.out, "\n200")) << own.out;
+    EXPECT_TRUE(Has(own.out, "# TYPE ")) << own.out;
+    CommandOutput tenant = Curl(url, "alice-token");
+    EXPECT_TRUE(Has(tenant.out, "\n403")) << tenant.out;
+  }
+  CommandOutput no_node = Curl("/api/v1/nodes/nope/proxy/metrics/cadvisor", "admin-token");
+  EXPECT_TRUE(Has(no_node.out, "\"reason\":\"NotFound\"") && Has(no_node.out, "\n404"))
+      << no_node.out;
+  EXPECT_TRUE(Has(Curl("/api/v1/nodes/a100-0/proxy/healthz", "admin-token").out, "\n404"));
 
   // No token, or an unknown one: 401.
   const std::string ghost = Kubeconfig("ghost", "ghost.csv");

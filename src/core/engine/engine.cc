@@ -163,6 +163,16 @@ std::optional<WorkloadStatus> Engine::Get(WorkloadId id) const {
   return s_->StatusOf(s_->workloads[s]);
 }
 
+std::vector<WorkloadStatus> Engine::WorkloadsOn(std::string_view node) const {
+  std::vector<WorkloadStatus> out;
+  auto id = s_->node_ids.find(std::string(node));
+  if (id == s_->node_ids.end() || !s_->node_info[id->second].present) return out;
+  const NodeLive& live = s_->node_live[s_->node_info[id->second].pos];
+  out.reserve(live.workloads.size());
+  for (Slot slot : live.workloads) out.push_back(s_->StatusOf(s_->workloads[slot]));
+  return out;
+}
+
 std::vector<WorkloadStatus> Engine::Workloads(std::optional<Millis> as_of) const {
   std::vector<std::pair<uint64_t, Slot>> live;
   live.reserve(s_->slot_of.size());

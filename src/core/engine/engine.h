@@ -79,6 +79,10 @@ class Engine {
   std::optional<WorkloadStatus> Get(WorkloadId id) const;
   std::vector<WorkloadStatus> Workloads(
       std::optional<Millis> as_of = std::nullopt) const;  // live, by id
+  // The workloads holding node `node` (running and terminating), in bind order, with their status
+  // as Workloads gives it; none for a node that is not present. O(the node's workloads): what a
+  // per-node endpoint (the virtual kubelet's metrics) asks for.
+  std::vector<WorkloadStatus> WorkloadsOn(std::string_view node) const;
   size_t live_workloads() const;
   bool has_pending() const;  // some workload waits in the queue
   // The runs of the workloads holding a node, as if they ended at `until` (>= now()), by id: what

@@ -3,6 +3,8 @@
 // namespace_usages) and a pending workload's backfill reservation as fields of its status.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "core/engine/engine.h"
 #include "core/engine/fair_share.h"
 
@@ -119,6 +121,32 @@ TEST_F(QuotaUsage, ResourceQuotaUsageAppliesEveryScope) {
   EXPECT_EQ(hard->hard, 8000);
   EXPECT_EQ(hard->resource, "nvidia.com/gpu");
   EXPECT_EQ(Item("Terminating", "count/pods")->resource, "pods");
+}
+
+// The workloads holding a node, asked by name (the virtual kubelet's per-node metrics): in bind
+// order, the same statuses Workloads gives; nothing for a node that is not there or is gone.
+TEST_F(QuotaUsage, WorkloadsOnANodeAreTheOnesHoldingIt) {
+  Do(0, UpsertNode{GpuNode("n1", 4), 0});
+  Do(0, UpsertNode{GpuNode("n2", 4), 1});
+  Submit(0, MakePod("a", "ml", 4, 500));
+  Do(0, Tick{});
+  Submit(1, MakePod("b", "ml", 2, 500));
+  Submit(1, MakePod("c", "ml", 8, 500));  // fits nowhere: pending
+  Do(1, Tick{});
+  std::map<std::string, std::string> where;
+  for (const auto& s : e_.Workloads()) where[s.name] = s.node;
+  ASSERT_EQ(where["c"], "");
+  ASSERT_NE(where["a"], where["b"]);
+  for (const char* node : {"n1", "n2"}) {
+    const auto on = e_.WorkloadsOn(node);
+    ASSERT_EQ(on.size(), 1u) << node;
+    EXPECT_EQ(on[0].node, node);
+    EXPECT_EQ(where[on[0].name], node);
+    EXPECT_EQ(on[0].requests.Get("nvidia.com/gpu"), on[0].name == "a" ? 4000 : 2000);
+  }
+  EXPECT_TRUE(e_.WorkloadsOn("n3").empty());
+  Do(2, RemoveNode{where["b"]});
+  EXPECT_TRUE(e_.WorkloadsOn(where["b"]).empty());
 }
 
 // count/pods keeps a finished pod until it is deleted; pods does not.
