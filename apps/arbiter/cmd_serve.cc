@@ -127,6 +127,13 @@ void RegisterServe(CLI::App& app, int* exit_code) {
                   "Requests being handled per client address (watches not counted once\n"
                   "streaming); more get 429 and Retry-After (default 256)")
       ->check(CLI::Range(1, 1 << 20));
+  auto pod_metrics = std::make_shared<std::string>("daemon");
+  cmd->add_option("--pod-metrics", *pod_metrics,
+                  "Where the virtual pods' cAdvisor and dcgm-exporter series are served: "
+                  "\"daemon\" (on /metrics\nand on each node's "
+                  "/api/v1/nodes/NODE/proxy/metrics/{cadvisor,dcgm}) or \"nodes\" (only there: "
+                  "a\nPrometheus scrapes them by node, as in a real cluster; default daemon)")
+      ->check(CLI::IsMember({"daemon", "nodes"}));
   auto check = std::make_shared<bool>(false);
   cmd->add_flag(
       "--check-invariants", *check,
@@ -239,6 +246,7 @@ void RegisterServe(CLI::App& app, int* exit_code) {
       return;
     }
     server::ApiOptions api;
+    api.pod_usage_on_metrics = *pod_metrics == "daemon";
     api.dashboard.ledger = meter->ledger;
     if (meter_job) api.extra_metrics = [job = meter_job.get()] { return job->MetricsText(); };
     api.dashboard.data_dir = *data;  // the dashboard's history survives a restart

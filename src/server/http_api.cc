@@ -955,19 +955,19 @@ void ApiServer::Routes() {
     res.status = 503;
     res.set_content("[-]journal failed: " + h.message() + "\nreadyz check failed\n", "text/plain");
   });
-  s.Get("/metrics",
-        [d, extra = options_.extra_metrics](const httplib::Request&, httplib::Response& res) {
-          const JournalStats j = d->journal().stats();
-          const Millis now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count();
-          // Under the lock only the copy of the facts; their text after it is released.
-          const MetricsFacts facts =
-              d->Read([&](const Cluster& c) { return CollectMetrics(c, std::max(now, c.now())); });
-          std::string text = RenderMetrics(facts, j);
-          if (extra) text += extra();
-          res.set_content(text, "text/plain; version=0.0.4");
-        });
+  s.Get("/metrics", [d, extra = options_.extra_metrics, pod_usage = options_.pod_usage_on_metrics](
+                        const httplib::Request&, httplib::Response& res) {
+    const JournalStats j = d->journal().stats();
+    const Millis now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+    // Under the lock only the copy of the facts; their text after it is released.
+    const MetricsFacts facts =
+        d->Read([&](const Cluster& c) { return CollectMetrics(c, std::max(now, c.now())); });
+    std::string text = RenderMetrics(facts, j, pod_usage);
+    if (extra) text += extra();
+    res.set_content(text, "text/plain; version=0.0.4");
+  });
   // The state tests compare across restarts: resourceVersion, decision digest, invariants.
   s.Get("/debug/arbiter/state", [d](const httplib::Request&, httplib::Response& res) {
     Json body = d->Read([](const Cluster& c) {

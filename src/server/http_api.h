@@ -35,6 +35,9 @@ struct ApiOptions {
   dashboard::DashboardOptions dashboard;  // the web dashboard at /ui/ (dashboard/routes.h)
   // More of /metrics, appended (e.g. the meter job's, MeterJob::MetricsText); called per scrape.
   std::function<std::string()> extra_metrics;
+  // The virtual pods' cAdvisor and dcgm-exporter series on /metrics too (--pod-metrics daemon);
+  // each node serves its own in any case (metrics.h).
+  bool pod_usage_on_metrics = true;
   TlsFiles tls;  // HTTPS when set (tls_server.h)
   // --token-file: every request authenticated and authorized (api_auth.h) against the table in
   // force (token_source.h: reloadable while serving); null: open.

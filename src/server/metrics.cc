@@ -325,14 +325,16 @@ std::string KubeStateShapes(const MetricsFacts& f) {
 
 }  // namespace
 
-std::string RenderMetrics(const MetricsFacts& f, const JournalStats& j) {
+std::string RenderMetrics(const MetricsFacts& f, const JournalStats& j, bool pod_usage) {
   Writer w;
   WritePods(f, w);
   WriteResourceQuotas(f, w);
   WriteDecisions(f, w);
   WriteElasticQuotas(f, w);
   WriteJournal(j, w);
-  return w.str() + KubeStateShapes(f) + CadvisorShapes(f) + DcgmShapes(f);
+  std::string text = w.str() + KubeStateShapes(f);
+  if (pod_usage) text += CadvisorShapes(f) + DcgmShapes(f);
+  return text;
 }
 
 std::string RenderNodeMetrics(const MetricsFacts& f, NodeMetrics which) {

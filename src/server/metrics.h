@@ -69,7 +69,9 @@ MetricsFacts CollectNodeMetrics(const Cluster& c, const std::string& node, Milli
 // cluster a pod of the exporter's DaemonSet on that node).
 enum class NodeMetrics { kCadvisor, kDcgm };
 std::string RenderNodeMetrics(const MetricsFacts& facts, NodeMetrics which);
-std::string RenderMetrics(const MetricsFacts& facts, const JournalStats& journal);
+// pod_usage: with the cAdvisor and dcgm-exporter series (else only the nodes' endpoints have them).
+std::string RenderMetrics(const MetricsFacts& facts, const JournalStats& journal,
+                          bool pod_usage = true);
 // Both steps at once (tests, benchmarks).
 std::string RenderMetrics(const Cluster& c, const JournalStats& journal, Millis now);
 

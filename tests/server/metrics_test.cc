@@ -99,6 +99,11 @@ TEST(MetricsTest, VirtualPodsQuotasAndPendingReasonsPassPromtool) {
     check = arbiter::testing::RunCommand("promtool check metrics < " + file.string() + " 2>&1");
     EXPECT_EQ(check.rc, 0) << check.out;
   }
+  // --pod-metrics nodes: /metrics without them, the rest unchanged.
+  const std::string without = RenderMetrics(CollectMetrics(c, kT0 + 10000), j, false);
+  EXPECT_EQ(without.find("container_cpu_usage_seconds_total"), std::string::npos);
+  EXPECT_EQ(without.find("DCGM_FI_PROF_GR_ENGINE_ACTIVE"), std::string::npos);
+  EXPECT_EQ(text.rfind(without, 0), 0u);  // the same text up to the pods' usage series
   std::filesystem::remove(file);
 }
 
