@@ -9,14 +9,14 @@
 #include "core/api_kinds.h"
 #include "core/engine/admission.h"
 #include "core/engine/fair_share.h"
-#include "core/engine/object_commands.h"
 #include "core/resources.h"
 #include "core/validation.h"
+#include "driver/object_commands.h"
+#include "driver/recorder.h"
 #include "server/pdb_status.h"
 #include "server/pod_status.h"
 #include "server/pod_update.h"
 #include "server/quota_status.h"
-#include "sim/recorder.h"
 
 namespace arbiter::server {
 
@@ -102,7 +102,7 @@ Result<Mutation> Mutation::Decode(const std::string& text) {
 
 class Cluster::Sink final : public engine::EventSink, public engine::RunSink {
  public:
-  explicit Sink(sim::Recorder* rec) : rec_(rec) {}
+  explicit Sink(driver::Recorder* rec) : rec_(rec) {}
   void OnEvent(const engine::Event& e) override {
     rec_->OnEvent(e);
     events.push_back(e);
@@ -116,13 +116,13 @@ class Cluster::Sink final : public engine::EventSink, public engine::RunSink {
   std::map<uint64_t, engine::WorkloadStatus> finished;
 
  private:
-  sim::Recorder* rec_;
+  driver::Recorder* rec_;
 };
 
 Cluster::Cluster(std::string uid_prefix)
     : uid_prefix_(std::move(uid_prefix)),
       engine_(std::make_unique<engine::Engine>()),
-      recorder_(std::make_unique<sim::Recorder>(&timers_, false)),
+      recorder_(std::make_unique<driver::Recorder>(&timers_, false)),
       sink_(std::make_unique<Sink>(recorder_.get())) {
   AttachSinks();
 }
@@ -547,7 +547,7 @@ Status Cluster::ApplyPod(Millis time, const ManifestSet& set, Target& t) {
     t.new_workload = w;
     pod_of_[w] = {t.ns, t.name};
     workload_of_[{t.ns, t.name}] = w;
-    recorder_->Submitted(sim::WorkSpec::Of(pod), pod.sim.usage);
+    recorder_->Submitted(driver::WorkSpec::Of(pod), pod.sim.usage);
     Status s = engine_->Apply(engine::At(time, engine::SubmitPod{pod, false, {}}));
     if (!s.ok()) {
       recorder_->works.pop_back();
@@ -807,7 +807,7 @@ Status Cluster::DeleteNamespaceObjects(const Mutation& m) {
 // Any other kind: the engine's Delete command, if it has one.
 Status Cluster::DeletePolicyObject(const Mutation& m, const KindInfo& k, const std::string& ns) {
   Status s;
-  if (auto op = engine::DeleteCommand(m.kind, ns, m.name))
+  if (auto op = driver::DeleteCommand(m.kind, ns, m.name))
     s = engine_->Apply(engine::Command{m.time, std::move(*op)});
   if (!s.ok()) return s;
   store_.Remove(m.kind, ns, m.name);
@@ -821,7 +821,7 @@ Status Cluster::DeletePolicyObject(const Mutation& m, const KindInfo& k, const s
 
 void Cluster::Advance(Millis t) {
   while (auto due = timers_.PopDue(t)) {
-    engine::CommandOp op = due->kind == sim::WorkTimers::Kind::kComplete
+    engine::CommandOp op = due->kind == driver::WorkTimers::Kind::kComplete
                                ? engine::CommandOp(engine::PodFinished{due->workload, 0})
                                : engine::CommandOp(engine::VictimExited{due->workload});
     (void)engine_->Apply(engine::Command{due->time, std::move(op)});

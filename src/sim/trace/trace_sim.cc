@@ -50,7 +50,7 @@ Node ToNode(const TraceNode& t) {
 }
 
 // Follows the engine's outputs for the replay's numbers (allocation, placed pods, tenants) and
-// hands them on to the Recorder (the work model's timers; everything, with a policy file).
+// hands them on to the driver::Recorder (the work model's timers; everything, with a policy file).
 class Replay final : public engine::EventSink, public engine::RunSink {
  public:
   Replay(const std::vector<TraceNode>& nodes, const PodTrace& trace, const TraceRunOptions& o)
@@ -142,7 +142,7 @@ class Replay final : public engine::EventSink, public engine::RunSink {
       pod.priority = t.priority;
       pod.preemption_policy = PreemptionPolicy::kNever;  // the paper's simulator does not preempt
     }
-    WorkSpec spec;
+    driver::WorkSpec spec;
     if (mode_timeline_) spec.duration = duration_ms_[k];
     if (mode_timeline_ && o_.time_limit_percent > 0) {
       const int64_t limit =
@@ -203,7 +203,7 @@ class Replay final : public engine::EventSink, public engine::RunSink {
   Status FireDue(Millis now, Before before, After after) {
     while (auto due = timers_.PopDue(now)) {
       before(due->time);
-      engine::CommandOp op = due->kind == WorkTimers::Kind::kComplete
+      engine::CommandOp op = due->kind == driver::WorkTimers::Kind::kComplete
                                  ? engine::CommandOp(engine::PodFinished{due->workload, 0})
                                  : engine::CommandOp(engine::VictimExited{due->workload});
       if (Status s = engine_->Apply(engine::Command{due->time, std::move(op)}); !s.ok()) return s;
@@ -228,7 +228,7 @@ class Replay final : public engine::EventSink, public engine::RunSink {
     m.price_books = pf.price_books;
     m.qos = pf.qos;
     for (const auto& t : nodes_) m.nodes.push_back(ToNode(t));
-    SimResult& r = recorder_.result;
+    driver::SimResult& r = recorder_.result;
     for (auto& o : engine_->OpenRuns(end)) r.run_list.push_back(std::move(o));
     for (const auto& s : engine_->Workloads(end)) recorder_.Record(s);
     r.pool_policy = engine_->policy();
@@ -238,7 +238,7 @@ class Replay final : public engine::EventSink, public engine::RunSink {
   }
 
   engine::Engine& engine() { return *engine_; }
-  WorkTimers& timers() { return timers_; }
+  driver::WorkTimers& timers() { return timers_; }
   bool queue() const { return queue_; }
   int64_t gpu_capacity() const { return gpu_capacity_; }
   int64_t cpu_capacity() const { return cpu_capacity_; }
@@ -261,8 +261,8 @@ class Replay final : public engine::EventSink, public engine::RunSink {
   const std::vector<TraceNode>& nodes_;
   const PodTrace& trace_;
   const TraceRunOptions& o_;
-  WorkTimers timers_;
-  Recorder recorder_;
+  driver::WorkTimers timers_;
+  driver::Recorder recorder_;
   std::unique_ptr<engine::Engine> engine_;
   bool queue_ = false;
   bool mode_timeline_ = false;

@@ -1,8 +1,8 @@
-#include "sim/work_model.h"
+#include "driver/work_model.h"
 
 #include <algorithm>
 
-namespace arbiter::sim {
+namespace arbiter::driver {
 
 WorkSpec WorkSpec::Of(const Pod& pod) {
   WorkSpec s;
@@ -157,4 +157,4 @@ void WorkTimers::Restore(const std::vector<Timer>& live, uint64_t seq,
   generation_ = std::move(generations);
 }
 
-}  // namespace arbiter::sim
+}  // namespace arbiter::driver

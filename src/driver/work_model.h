@@ -22,7 +22,7 @@
 #include "core/engine/types.h"
 #include "core/objects.h"
 
-namespace arbiter::sim {
+namespace arbiter::driver {
 
 // The annotations that describe the work.
 struct WorkSpec {
@@ -111,4 +111,4 @@ class WorkTimers {
   uint64_t seq_ = 0;
 };
 
-}  // namespace arbiter::sim
+}  // namespace arbiter::driver

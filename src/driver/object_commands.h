@@ -11,18 +11,19 @@
 #include "core/engine/command.h"
 #include "core/objects.h"
 
-namespace arbiter::engine {
+namespace arbiter::driver {
 
 // The Upsert commands of the set's policy objects (not its Nodes, Pods, PodGroups or
 // ResourceFlavors: flavors reach the engine inside the ElasticQuotas that name them), in the
 // order a pool is built: PoolPolicy, PriorityClasses, QoS, Namespaces, LimitRanges,
 // ResourceQuotas, ElasticQuotas, PodDisruptionBudgets, PriceBooks; each kind in the set's order.
-std::vector<CommandOp> PolicyUpsertCommands(const ManifestSet& set);
+std::vector<engine::CommandOp> PolicyUpsertCommands(const ManifestSet& set);
 
 // The command that removes an object of `kind` ("Node", "PriorityClass", ...; "Pod" is not one:
 // a pod's deletion needs its workload id) named namespace_/name; nullopt for kinds the engine does
 // not keep (ResourceFlavor, PodGroup, unknown kinds).
-std::optional<CommandOp> DeleteCommand(const std::string& kind, const std::string& namespace_,
-                                       const std::string& name);
+std::optional<engine::CommandOp> DeleteCommand(const std::string& kind,
+                                               const std::string& namespace_,
+                                               const std::string& name);
 
-}  // namespace arbiter::engine
+}  // namespace arbiter::driver
