@@ -16,19 +16,87 @@ std::vector<engine::CommandOp> PolicyUpsertCommands(const ManifestSet& m) {
   return out;
 }
 
+namespace {
+// The first of `objects` as the command `Op`, if there is one.
+template <typename Op, typename T>
+std::optional<engine::CommandOp> FirstAs(const std::vector<T>& objects) {
+  if (objects.empty()) return std::nullopt;
+  return engine::CommandOp(Op{objects.front()});
+}
+}  // namespace
+
+std::optional<engine::CommandOp> UpsertCommand(KindId kind, const ManifestSet& m) {
+  switch (kind) {
+    case KindId::kPod:
+      if (m.pods.empty()) return std::nullopt;
+      return engine::SubmitPod{m.pods.front(), false, {}};
+    case KindId::kNode:
+      if (m.nodes.empty()) return std::nullopt;
+      return engine::UpsertNode{m.nodes.front(), 0};
+    case KindId::kPoolPolicy:
+      if (!m.pool_policy) return std::nullopt;
+      return engine::UpsertPoolPolicy{*m.pool_policy};
+    case KindId::kNamespace:
+      return FirstAs<engine::UpsertNamespace>(m.namespaces);
+    case KindId::kResourceQuota:
+      return FirstAs<engine::UpsertResourceQuota>(m.resource_quotas);
+    case KindId::kLimitRange:
+      return FirstAs<engine::UpsertLimitRange>(m.limit_ranges);
+    case KindId::kPriorityClass:
+      return FirstAs<engine::UpsertPriorityClass>(m.priority_classes);
+    case KindId::kPodDisruptionBudget:
+      return FirstAs<engine::UpsertPodDisruptionBudget>(m.pdbs);
+    case KindId::kElasticQuota:
+      return FirstAs<engine::UpsertElasticQuota>(m.elastic_quotas);
+    case KindId::kPriceBook:
+      return FirstAs<engine::UpsertPriceBook>(m.price_books);
+    case KindId::kQoS:
+      return FirstAs<engine::UpsertQoS>(m.qos);
+    case KindId::kEvent:
+    case KindId::kResourceFlavor:
+    case KindId::kPodGroup:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<engine::CommandOp> DeleteCommand(KindId kind, const std::string& ns,
+                                               const std::string& name) {
+  switch (kind) {
+    case KindId::kNode:
+      return engine::RemoveNode{name};
+    case KindId::kNamespace:
+      return engine::DeleteNamespace{name};
+    case KindId::kResourceQuota:
+      return engine::DeleteResourceQuota{{ns, name}};
+    case KindId::kLimitRange:
+      return engine::DeleteLimitRange{{ns, name}};
+    case KindId::kPriorityClass:
+      return engine::DeletePriorityClass{name};
+    case KindId::kPodDisruptionBudget:
+      return engine::DeletePodDisruptionBudget{{ns, name}};
+    case KindId::kPoolPolicy:
+      return engine::DeletePoolPolicy{};
+    case KindId::kElasticQuota:
+      return engine::DeleteElasticQuota{{ns, name}};
+    case KindId::kPriceBook:
+      return engine::DeletePriceBook{name};
+    case KindId::kQoS:
+      return engine::DeleteQoS{name};
+    case KindId::kPod:
+    case KindId::kEvent:
+    case KindId::kResourceFlavor:
+    case KindId::kPodGroup:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 std::optional<engine::CommandOp> DeleteCommand(const std::string& kind, const std::string& ns,
                                                const std::string& name) {
-  if (kind == "Node") return engine::RemoveNode{name};
-  if (kind == "Namespace") return engine::DeleteNamespace{name};
-  if (kind == "ResourceQuota") return engine::DeleteResourceQuota{{ns, name}};
-  if (kind == "LimitRange") return engine::DeleteLimitRange{{ns, name}};
-  if (kind == "PriorityClass") return engine::DeletePriorityClass{name};
-  if (kind == "PodDisruptionBudget") return engine::DeletePodDisruptionBudget{{ns, name}};
-  if (kind == "PoolPolicy") return engine::DeletePoolPolicy{};
-  if (kind == "ElasticQuota") return engine::DeleteElasticQuota{{ns, name}};
-  if (kind == "PriceBook") return engine::DeletePriceBook{name};
-  if (kind == "QoS") return engine::DeleteQoS{name};
-  return std::nullopt;
+  const ApiKind* k = FindApiKind(kind);
+  if (!k) return std::nullopt;
+  return DeleteCommand(k->id, ns, name);
 }
 
 }  // namespace arbiter::driver

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/duration.h"
+#include "core/engine/command.h"
 #include "core/engine/types.h"
 #include "core/objects.h"
 
@@ -110,5 +111,9 @@ class WorkTimers {
   std::vector<uint64_t> generation_;  // by WorkloadId
   uint64_t seq_ = 0;
 };
+
+// The engine command a due timer stands for, at the timer's time: a completed run is PodFinished
+// (exit code 0), a signalled workload's exit is VictimExited.
+engine::Command DueCommand(const WorkTimers::Timer& due);
 
 }  // namespace arbiter::driver

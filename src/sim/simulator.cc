@@ -167,10 +167,7 @@ Status Simulation::Run(std::optional<Millis> until) {
     }
     // The work model's timers due now: runs completing, victims exiting.
     while (auto due = timers_.PopDue(now_)) {
-      engine::CommandOp op = due->kind == driver::WorkTimers::Kind::kComplete
-                                 ? engine::CommandOp(engine::PodFinished{due->workload, 0})
-                                 : engine::CommandOp(engine::VictimExited{due->workload});
-      if (Status s = Apply(engine::Command{due->time, std::move(op)}); !s.ok()) return s;
+      if (Status s = Apply(driver::DueCommand(*due)); !s.ok()) return s;
     }
     for (; next_change_ < changes_.size() && changes_[next_change_].time <= now_; ++next_change_) {
       const NodeChange& c = changes_[next_change_];
@@ -203,10 +200,7 @@ driver::SimResult Simulation::Finish(Millis end) {
   end = std::max(end, now_);
   // Timers due by the end still fire (no scheduling cycle follows).
   while (auto due = timers_.PopDue(end)) {
-    engine::CommandOp op = due->kind == driver::WorkTimers::Kind::kComplete
-                               ? engine::CommandOp(engine::PodFinished{due->workload, 0})
-                               : engine::CommandOp(engine::VictimExited{due->workload});
-    (void)Apply(engine::Command{due->time, std::move(op)});
+    (void)Apply(driver::DueCommand(*due));
   }
   driver::SimResult& r = recorder_->result;
   for (auto& run : engine_->OpenRuns(end)) r.run_list.push_back(std::move(run));
