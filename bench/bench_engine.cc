@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "core/engine/engine.h"
+#include "driver/object_commands.h"
 #include "sim/simulator.h"
 
 namespace arbiter {
@@ -73,11 +74,12 @@ ManifestSet Pool(int nodes) {
   return m;
 }
 
-// The engine with the pool of `m` (classes and nodes); pods are submitted by the benchmarks.
+// The engine with the pool of `m` (its policy objects, as every driver loads them, and its
+// nodes); pods are submitted by the benchmarks.
 std::unique_ptr<engine::Engine> Build(const ManifestSet& m) {
   auto e = std::make_unique<engine::Engine>();
-  for (const auto& pc : m.priority_classes)
-    (void)e->Apply(engine::At(0, engine::UpsertPriorityClass{pc}));
+  for (engine::CommandOp& op : driver::PolicyUpsertCommands(m))
+    (void)e->Apply(engine::Command{0, std::move(op)});
   for (const auto& n : m.nodes) (void)e->Apply(engine::At(0, engine::UpsertNode{n, 0}));
   return e;
 }

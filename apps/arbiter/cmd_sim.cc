@@ -101,7 +101,7 @@ class BackgroundReport {
 
   // Opens `path` (through a 1 MiB buffer: the default 8 KiB is 230 000 writes for a 1.9 GB
   // report) and starts the writer; false when the file cannot be opened.
-  bool Start(const std::string& path, const ManifestSet& m, const sim::SimResult& r,
+  bool Start(const std::string& path, const ManifestSet& m, const driver::SimResult& r,
              const sim::Summary& s) {
     buffer_.resize(1 << 20);
     file_.rdbuf()->pubsetbuf(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));

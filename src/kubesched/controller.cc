@@ -4,8 +4,8 @@
 #include <tuple>
 
 #include "adapters/yaml/manifest_loader.h"
-#include "core/engine/object_commands.h"
 #include "core/resources.h"
+#include "driver/object_commands.h"
 
 namespace arbiter::kubesched {
 
@@ -232,7 +232,7 @@ void Controller::Start(Millis now) {
       }
       AppendPolicy(all, std::move(set).value());
     }
-  for (engine::CommandOp& op : engine::PolicyUpsertCommands(all))
+  for (engine::CommandOp& op : driver::PolicyUpsertCommands(all))
     (void)Apply(engine::Command{now, std::move(op)});
   // Arbiter's pods bound before this process started are placed where they are (so they are not
   // taken off their nodes' allocatable), in a cycle of their own; then the pending ones.
@@ -281,7 +281,7 @@ void Controller::Start(Millis now) {
 void Controller::ApplyPolicy(const std::string& kind, const Key& key, Millis now) {
   auto it = objects_[kind].find(key);
   if (it == objects_[kind].end()) {
-    if (auto op = engine::DeleteCommand(kind, key.first, key.second))
+    if (auto op = driver::DeleteCommand(kind, key.first, key.second))
       if (Status s = engine_->Apply(engine::Command{now, std::move(*op)});
           !s.ok() && s.code() != StatusCode::kNotFound)
         Log("deleting " + kind + " " + Display(key) + ": " + s.message());
@@ -292,7 +292,7 @@ void Controller::ApplyPolicy(const std::string& kind, const Key& key, Millis now
     Log(kind + " " + Display(key) + " ignored: " + set.message());
     return;
   }
-  for (engine::CommandOp& op : engine::PolicyUpsertCommands(*set))
+  for (engine::CommandOp& op : driver::PolicyUpsertCommands(*set))
     (void)Apply(engine::Command{now, std::move(op)});
 }
 

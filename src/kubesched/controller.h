@@ -5,7 +5,7 @@
 //
 // Objects to engine commands, as `arbiter serve` and `arbiter sim` do: each object is read by the
 // manifest loader (the same reader and checks as `arbiter validate`), policy objects become the
-// Upsert/Delete commands of core/engine/object_commands.h. Then:
+// Upsert/Delete commands of driver/object_commands.h. Then:
 //  - Pods with spec.schedulerName == the scheduler's name are Arbiter's: a pending one is
 //    SubmitPod; one that succeeds or fails is PodFinished; one deleted is DeletePod, and once gone
 //    VictimExited. Other pods (kube-scheduler's, static, DaemonSet pods) and Arbiter's pods bound

@@ -9,14 +9,14 @@
 #include "core/api_kinds.h"
 #include "core/engine/admission.h"
 #include "core/engine/fair_share.h"
-#include "core/engine/object_commands.h"
 #include "core/resources.h"
 #include "core/validation.h"
+#include "driver/object_commands.h"
+#include "driver/recorder.h"
 #include "server/pdb_status.h"
 #include "server/pod_status.h"
 #include "server/pod_update.h"
 #include "server/quota_status.h"
-#include "sim/recorder.h"
 
 namespace arbiter::server {
 
@@ -102,7 +102,7 @@ Result<Mutation> Mutation::Decode(const std::string& text) {
 
 class Cluster::Sink final : public engine::EventSink, public engine::RunSink {
  public:
-  explicit Sink(sim::Recorder* rec) : rec_(rec) {}
+  explicit Sink(driver::Recorder* rec) : rec_(rec) {}
   void OnEvent(const engine::Event& e) override {
     rec_->OnEvent(e);
     events.push_back(e);
@@ -116,13 +116,13 @@ class Cluster::Sink final : public engine::EventSink, public engine::RunSink {
   std::map<uint64_t, engine::WorkloadStatus> finished;
 
  private:
-  sim::Recorder* rec_;
+  driver::Recorder* rec_;
 };
 
 Cluster::Cluster(std::string uid_prefix)
     : uid_prefix_(std::move(uid_prefix)),
       engine_(std::make_unique<engine::Engine>()),
-      recorder_(std::make_unique<sim::Recorder>(&timers_, false)),
+      recorder_(std::make_unique<driver::Recorder>(&timers_, false)),
       sink_(std::make_unique<Sink>(recorder_.get())) {
   AttachSinks();
 }
@@ -547,7 +547,7 @@ Status Cluster::ApplyPod(Millis time, const ManifestSet& set, Target& t) {
     t.new_workload = w;
     pod_of_[w] = {t.ns, t.name};
     workload_of_[{t.ns, t.name}] = w;
-    recorder_->Submitted(sim::WorkSpec::Of(pod), pod.sim.usage);
+    recorder_->Submitted(driver::WorkSpec::Of(pod), pod.sim.usage);
     Status s = engine_->Apply(engine::At(time, engine::SubmitPod{pod, false, {}}));
     if (!s.ok()) {
       recorder_->works.pop_back();
@@ -571,8 +571,9 @@ Status Cluster::ApplyPod(Millis time, const ManifestSet& set, Target& t) {
   return s;
 }
 
-// The engine's command for the object (a Pod: ApplyPod; a ResourceFlavor whose labels changed:
-// the ElasticQuotas that name it again; an Event or a PodGroup: none).
+// The engine's command for the object (driver::UpsertCommand; a Pod: ApplyPod; an ElasticQuota:
+// with the labels of the stored flavors it names; a ResourceFlavor whose labels changed: the
+// ElasticQuotas that name it again; an Event or a PodGroup: none).
 Status Cluster::ApplyUpsert(Millis time, const ManifestSet& set, Target& t) {
   auto apply = [&](engine::CommandOp op) {
     return engine_->Apply(engine::Command{time, std::move(op)});
@@ -580,28 +581,23 @@ Status Cluster::ApplyUpsert(Millis time, const ManifestSet& set, Target& t) {
   switch (t.kind.id) {
     case KindId::kPod:
       return ApplyPod(time, set, t);
-    case KindId::kNamespace:
-      return apply(engine::UpsertNamespace{set.namespaces.at(0)});
-    case KindId::kNode:
-      return apply(engine::UpsertNode{set.nodes.at(0), 0});
-    case KindId::kResourceQuota:
-      return apply(engine::UpsertResourceQuota{set.resource_quotas.at(0)});
-    case KindId::kLimitRange:
-      return apply(engine::UpsertLimitRange{set.limit_ranges.at(0)});
-    case KindId::kPriorityClass:
-      return apply(engine::UpsertPriorityClass{set.priority_classes.at(0)});
-    case KindId::kPodDisruptionBudget:
-      return apply(engine::UpsertPodDisruptionBudget{set.pdbs.at(0)});
-    case KindId::kPoolPolicy:
-      return apply(engine::UpsertPoolPolicy{*set.pool_policy});
     case KindId::kElasticQuota:
       return apply(engine::UpsertElasticQuota{WithFlavors(set.elastic_quotas.at(0), policy_)});
-    case KindId::kPriceBook:
-      return apply(engine::UpsertPriceBook{set.price_books.at(0)});
-    case KindId::kQoS:
-      return apply(engine::UpsertQoS{set.qos.at(0)});
     case KindId::kResourceFlavor:
       return t.existing && t.spec_changed ? ReapplyFlavor(time, set, t.name) : Status::Ok();
+    case KindId::kNamespace:
+    case KindId::kNode:
+    case KindId::kResourceQuota:
+    case KindId::kLimitRange:
+    case KindId::kPriorityClass:
+    case KindId::kPodDisruptionBudget:
+    case KindId::kPoolPolicy:
+    case KindId::kPriceBook:
+    case KindId::kQoS: {
+      std::optional<engine::CommandOp> op = driver::UpsertCommand(t.kind.id, set);
+      ARB_CHECK_MSG(op.has_value(), "a validated load without its object");
+      return apply(std::move(*op));
+    }
     case KindId::kEvent:
     case KindId::kPodGroup:
       return Status::Ok();
@@ -807,7 +803,7 @@ Status Cluster::DeleteNamespaceObjects(const Mutation& m) {
 // Any other kind: the engine's Delete command, if it has one.
 Status Cluster::DeletePolicyObject(const Mutation& m, const KindInfo& k, const std::string& ns) {
   Status s;
-  if (auto op = engine::DeleteCommand(m.kind, ns, m.name))
+  if (auto op = driver::DeleteCommand(k.id, ns, m.name))
     s = engine_->Apply(engine::Command{m.time, std::move(*op)});
   if (!s.ok()) return s;
   store_.Remove(m.kind, ns, m.name);
@@ -821,10 +817,7 @@ Status Cluster::DeletePolicyObject(const Mutation& m, const KindInfo& k, const s
 
 void Cluster::Advance(Millis t) {
   while (auto due = timers_.PopDue(t)) {
-    engine::CommandOp op = due->kind == sim::WorkTimers::Kind::kComplete
-                               ? engine::CommandOp(engine::PodFinished{due->workload, 0})
-                               : engine::CommandOp(engine::VictimExited{due->workload});
-    (void)engine_->Apply(engine::Command{due->time, std::move(op)});
+    (void)engine_->Apply(driver::DueCommand(*due));
   }
   (void)engine_->Apply(engine::At(t, engine::Tick{}));
   Sync(t);

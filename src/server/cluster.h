@@ -37,12 +37,12 @@
 #include "core/diagnostics.h"
 #include "core/engine/engine.h"
 #include "core/objects.h"
+#include "driver/work_model.h"
 #include "server/kind_table.h"
 #include "server/object_store.h"
 #include "server/scheduling_stats.h"
-#include "sim/work_model.h"
 
-namespace arbiter::sim {
+namespace arbiter::driver {
 class Recorder;
 }
 
@@ -209,8 +209,8 @@ class Cluster {
   uint64_t uid_counter_ = 0;
   ObjectStore store_;
   std::unique_ptr<engine::Engine> engine_;
-  sim::WorkTimers timers_;
-  std::unique_ptr<sim::Recorder> recorder_;
+  driver::WorkTimers timers_;
+  std::unique_ptr<driver::Recorder> recorder_;
   std::unique_ptr<Sink> sink_;
   // Loaded policy objects by kind / namespace / name (each a one-object set): validation context.
   std::map<std::string, std::map<ObjectStore::Key, ManifestSet>> policy_;

@@ -6,8 +6,8 @@
 #include <string_view>
 
 #include "adapters/yaml/manifest_loader.h"
+#include "driver/recorder.h"
 #include "server/cluster.h"
-#include "sim/recorder.h"
 
 namespace arbiter::server {
 
@@ -47,13 +47,13 @@ std::string Cluster::Snapshot() const {
   // lengths are saved too.
   std::set<uint64_t> live;
   for (const auto& [id, key] : pod_of_) live.insert(id);
-  const std::vector<sim::WorkTimers::Timer> timers = timers_.Live();
+  const std::vector<driver::WorkTimers::Timer> timers = timers_.Live();
   for (const auto& t : timers) live.insert(engine::Value(t.workload));
   Json works = Json::array();
   Json generations = Json::array();
   for (uint64_t id : live) {
     if (id < recorder_->works.size()) {
-      const sim::Work& w = recorder_->works[id];
+      const driver::Work& w = recorder_->works[id];
       works.push_back({id, Opt(w.spec.duration), Opt(w.spec.checkpoint_interval), w.spec.shutdown,
                        w.progress, w.run_start, w.stopping, w.stop_time, w.exit_time,
                        w.progress_after_exit, w.lost_work, w.lost_ms, w.lost_ms_node_removed});
@@ -138,7 +138,7 @@ Status Cluster::Restore(const std::string& bytes) {
     // Works: of the live workloads (liveWorks: [id, fields...]), or of every workload (works:
     // snapshots written before liveWorks).
     auto work_of = [](const Json& w, size_t at) {
-      sim::Work x;
+      driver::Work x;
       x.spec.duration = OptOf<Millis>(w.at(at));
       x.spec.checkpoint_interval = OptOf<Millis>(w.at(at + 1));
       x.spec.shutdown = w.at(at + 2).get<Millis>();
@@ -161,14 +161,14 @@ Status Cluster::Restore(const std::string& bytes) {
     } else {
       for (const auto& w : h.at("works")) recorder_->works.push_back(work_of(w, 0));
     }
-    std::vector<sim::WorkTimers::Timer> live;
+    std::vector<driver::WorkTimers::Timer> live;
     for (const auto& t : h.at("timers")) {
-      sim::WorkTimers::Timer x;
+      driver::WorkTimers::Timer x;
       x.time = t.at(0).get<Millis>();
       x.seq = t.at(1).get<uint64_t>();
       x.workload = engine::WorkloadId{t.at(2).get<uint64_t>()};
       x.generation = t.at(3).get<uint64_t>();
-      x.kind = static_cast<sim::WorkTimers::Kind>(t.at(4).get<int>());
+      x.kind = static_cast<driver::WorkTimers::Kind>(t.at(4).get<int>());
       live.push_back(x);
     }
     std::vector<uint64_t> generations;

@@ -22,11 +22,11 @@ Millis DefaultEpoch(const ManifestSet& m) {
 namespace {
 
 // The billing segment of one run record, or nothing when it held resources for no time.
-std::optional<billing::RunSegment> SegmentOf(const SimResult& r, const engine::RunRecord& run,
-                                             Millis epoch) {
+std::optional<billing::RunSegment> SegmentOf(const driver::SimResult& r,
+                                             const engine::RunRecord& run, Millis epoch) {
   if (run.end <= run.start) return std::nullopt;
   billing::RunSegment s;
-  const SimWorkload& w = r.workloads()[engine::Value(run.workload)];
+  const driver::SimWorkload& w = r.workloads()[engine::Value(run.workload)];
   s.workload = w.key;
   s.namespace_ = w.namespace_;
   s.priority = w.priority;
@@ -44,7 +44,7 @@ std::optional<billing::RunSegment> SegmentOf(const SimResult& r, const engine::R
 
 }  // namespace
 
-std::vector<billing::RunSegment> SegmentsOf(const SimResult& r, Millis epoch) {
+std::vector<billing::RunSegment> SegmentsOf(const driver::SimResult& r, Millis epoch) {
   std::vector<billing::RunSegment> out;
   for (const auto& run : r.runs())
     if (auto s = SegmentOf(r, run, epoch)) out.push_back(std::move(*s));
@@ -54,7 +54,7 @@ std::vector<billing::RunSegment> SegmentsOf(const SimResult& r, Millis epoch) {
 namespace {
 
 // The pool's nodes as IdleRows takes them: their capacity while they are in the pool.
-std::vector<billing::NodeCapacity> NodeCapacities(const ManifestSet& m, const SimResult& r,
+std::vector<billing::NodeCapacity> NodeCapacities(const ManifestSet& m, const driver::SimResult& r,
                                                   Millis epoch) {
   std::vector<billing::NodeCapacity> nodes;
   for (const auto& n : m.nodes) {
@@ -77,9 +77,10 @@ std::vector<billing::NodeCapacity> NodeCapacities(const ManifestSet& m, const Si
 // a time into the reused row buffer: the runs in workload order, a part ending at a workload
 // boundary once it holds `part_runs` runs. Memory: one part's segments and rows, not the
 // namespace's (a third of a million workloads' rows are half a gigabyte).
-Status BillNamespace(const SimResult& r, const std::deque<engine::RunRecord>& runs, size_t* group,
-                     size_t n, Millis epoch, const billing::MeterConfig& cfg, size_t part_runs,
-                     std::vector<billing::HourlyRow>* rows, billing::InvoiceBuilder* builder) {
+Status BillNamespace(const driver::SimResult& r, const std::deque<engine::RunRecord>& runs,
+                     size_t* group, size_t n, Millis epoch, const billing::MeterConfig& cfg,
+                     size_t part_runs, std::vector<billing::HourlyRow>* rows,
+                     billing::InvoiceBuilder* builder) {
   auto key_of = [&](size_t i) -> const std::string& {
     return r.workloads()[engine::Value(runs[i].workload)].key;
   };
@@ -106,7 +107,7 @@ Status BillNamespace(const SimResult& r, const std::deque<engine::RunRecord>& ru
 // read-only inputs). The builders are combined and finished on the calling thread: invoices do
 // not depend on which thread built them or when. Errors are those the one-thread order meets
 // first: the idle rows, the namespaces in name order, then the idle invoice.
-Status BillByNamespace(const ManifestSet& m, const SimResult& r, Millis epoch,
+Status BillByNamespace(const ManifestSet& m, const driver::SimResult& r, Millis epoch,
                        const billing::MeterConfig& cfg, const billing::PriceCatalog& catalog,
                        const billing::InvoiceOptions& opts, int threads, size_t part_runs,
                        billing::InvoiceBuilder* out) {
@@ -191,7 +192,7 @@ Status BillByNamespace(const ManifestSet& m, const SimResult& r, Millis epoch,
 
 }  // namespace
 
-Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis epoch,
+Result<SimBill> BillSimulation(const ManifestSet& m, const driver::SimResult& r, Millis epoch,
                                bool keep_rows, int threads, size_t part_runs) {
   SimBill bill;
   if (m.price_books.empty()) return bill;

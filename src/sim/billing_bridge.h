@@ -12,7 +12,7 @@ namespace arbiter::sim {
 // Default epoch: the earliest PriceBook effectiveFrom, else 2026-01-01T00:00:00Z.
 Millis DefaultEpoch(const ManifestSet& m);
 
-std::vector<billing::RunSegment> SegmentsOf(const SimResult& r, Millis epoch);
+std::vector<billing::RunSegment> SegmentsOf(const driver::SimResult& r, Millis epoch);
 
 struct SimBill {
   std::vector<billing::Invoice> invoices;  // one per namespace; empty without a PriceBook
@@ -31,7 +31,7 @@ struct SimBill {
 // metered `part_runs` runs at a time (rounded up to a workload's last run): the same invoices for
 // any part size.
 inline constexpr size_t kBillPartRuns = 8192;
-Result<SimBill> BillSimulation(const ManifestSet& m, const SimResult& r, Millis epoch,
+Result<SimBill> BillSimulation(const ManifestSet& m, const driver::SimResult& r, Millis epoch,
                                bool keep_rows = true, int threads = 1,
                                size_t part_runs = kBillPartRuns);
 

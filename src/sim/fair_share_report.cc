@@ -9,7 +9,8 @@
 
 namespace arbiter::sim {
 
-std::vector<FairShareSummary> SummariseFairShares(const ManifestSet& m, const SimResult& r) {
+std::vector<FairShareSummary> SummariseFairShares(const ManifestSet& m,
+                                                  const driver::SimResult& r) {
   std::vector<FairShareSummary> out;
   std::map<std::string, std::vector<const ElasticQuota*>> cohorts;
   (void)m;
@@ -33,7 +34,7 @@ std::vector<FairShareSummary> SummariseFairShares(const ManifestSet& m, const Si
     };
     std::vector<Change> changes;
     for (const auto& run : r.runs()) {
-      const SimWorkload& w = r.workloads()[engine::Value(run.workload)];
+      const driver::SimWorkload& w = r.workloads()[engine::Value(run.workload)];
       auto it = index.find(w.namespace_);
       if (it == index.end() || run.end <= run.start) continue;
       changes.push_back({run.start, true, it->second, &w.requests});

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/objects.h"
-#include "sim/recorder.h"
+#include "driver/recorder.h"
 
 namespace arbiter::sim {
 
@@ -21,6 +21,6 @@ struct FairShareSummary {
 };
 
 // One entry per ElasticQuota in a cohort, by cohort then namespace; empty without cohorts.
-std::vector<FairShareSummary> SummariseFairShares(const ManifestSet& m, const SimResult& r);
+std::vector<FairShareSummary> SummariseFairShares(const ManifestSet& m, const driver::SimResult& r);
 
 }  // namespace arbiter::sim

@@ -38,7 +38,7 @@ nlohmann::json Seconds(Millis ms) {
   return nlohmann::json(static_cast<double>(ms) / 1000.0);
 }
 
-Summary Summarise(const ManifestSet& m, const SimResult& r) {
+Summary Summarise(const ManifestSet& m, const driver::SimResult& r) {
   Summary s;
   const auto& e = r;
   s.horizon = r.end_time;
@@ -147,7 +147,7 @@ struct TimelineRow {
 };
 constexpr const char* kTimelineRes[] = {"cpu", "memory", "nvidia.com/gpu"};
 
-void ForEachTimelineRow(const ManifestSet& m, const SimResult& r,
+void ForEachTimelineRow(const ManifestSet& m, const driver::SimResult& r,
                         const std::function<void(const TimelineRow&)>& sink) {
   const auto& e = r;
   const auto& kRes = kTimelineRes;
@@ -234,7 +234,7 @@ void ForEachTimelineRow(const ManifestSet& m, const SimResult& r,
 
 }  // namespace
 
-void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSink& sink) {
+void ForEachTimelinePoint(const ManifestSet& m, const driver::SimResult& r, const JsonSink& sink) {
   ForEachTimelineRow(m, r, [&](const TimelineRow& row) {
     nlohmann::json j;
     j["time"] = Seconds(row.time);
@@ -247,7 +247,7 @@ void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSi
   });
 }
 
-nlohmann::json TimelineJson(const ManifestSet& m, const SimResult& r) {
+nlohmann::json TimelineJson(const ManifestSet& m, const driver::SimResult& r) {
   nlohmann::json out = nlohmann::json::array();
   ForEachTimelinePoint(m, r, [&](const nlohmann::json& j) { out.push_back(j); });
   return out;
@@ -256,7 +256,7 @@ nlohmann::json TimelineJson(const ManifestSet& m, const SimResult& r) {
 namespace {
 
 // The report without its three long arrays (workloads, events, timeline).
-nlohmann::json ReportHead(const ManifestSet& m, const SimResult& r, const Summary& s,
+nlohmann::json ReportHead(const ManifestSet& m, const driver::SimResult& r, const Summary& s,
                           const nlohmann::json& invoices) {
   using nlohmann::json;
   const auto& e = r;
@@ -351,7 +351,7 @@ nlohmann::json ReportHead(const ManifestSet& m, const SimResult& r, const Summar
   return out;
 }
 
-void ForEachWorkloadJson(const SimResult& r, const JsonSink& sink) {
+void ForEachWorkloadJson(const driver::SimResult& r, const JsonSink& sink) {
   using nlohmann::json;
   const std::vector<size_t> last_pending = LastPendingEvents(r);
   const auto& evs = r.events();
@@ -374,7 +374,7 @@ void ForEachWorkloadJson(const SimResult& r, const JsonSink& sink) {
     if (lp == kNoEvent) {
       j["lastPendingReason"] = nullptr;
     } else {
-      const SimEvent& e = evs[lp];
+      const driver::SimEvent& e = evs[lp];
       j["lastPendingReason"] = {{"time", Seconds(e.time)},
                                 {"type", engine::ToString(e.type)},
                                 {"reason", std::string(e.reason)},
@@ -389,7 +389,7 @@ void ForEachWorkloadJson(const SimResult& r, const JsonSink& sink) {
   }
 }
 
-void ForEachEventJson(const SimResult& r, const JsonSink& sink) {
+void ForEachEventJson(const driver::SimResult& r, const JsonSink& sink) {
   using nlohmann::json;
   for (const auto& ev : r.events()) {
     json j;
@@ -409,7 +409,7 @@ void ForEachEventJson(const SimResult& r, const JsonSink& sink) {
 
 using ArrayWriter = std::function<void(const JsonSink&)>;
 
-std::map<std::string, ArrayWriter> LongArrays(const ManifestSet& m, const SimResult& r) {
+std::map<std::string, ArrayWriter> LongArrays(const ManifestSet& m, const driver::SimResult& r) {
   return {{"workloads", [&](const JsonSink& k) { ForEachWorkloadJson(r, k); }},
           {"events", [&](const JsonSink& k) { ForEachEventJson(r, k); }},
           {"timeline", [&](const JsonSink& k) { ForEachTimelinePoint(m, r, k); }}};
@@ -541,7 +541,8 @@ class DumpedObject {
 };
 
 // ForEachWorkloadJson's objects, dumped at `depth`.
-void EachWorkloadDumped(const SimResult& r, const std::function<void(const ElementWriter&)>& emit) {
+void EachWorkloadDumped(const driver::SimResult& r,
+                        const std::function<void(const ElementWriter&)>& emit) {
   const std::vector<size_t> last_pending = LastPendingEvents(r);
   const auto& evs = r.events();
   for (const auto& w : r.workloads()) {
@@ -568,7 +569,7 @@ void EachWorkloadDumped(const SimResult& r, const std::function<void(const Eleme
       if (lp == kNoEvent) {
         j.Raw("lastPendingReason", "null");
       } else {
-        const SimEvent& e = evs[lp];
+        const driver::SimEvent& e = evs[lp];
         DumpedObject reason(depth + 1);
         reason.Seconds("time", e.time);
         reason.String("type", engine::ToString(e.type));
@@ -587,7 +588,8 @@ void EachWorkloadDumped(const SimResult& r, const std::function<void(const Eleme
 }
 
 // ForEachEventJson's objects, dumped at `depth`.
-void EachEventDumped(const SimResult& r, const std::function<void(const ElementWriter&)>& emit) {
+void EachEventDumped(const driver::SimResult& r,
+                     const std::function<void(const ElementWriter&)>& emit) {
   for (const auto& ev : r.events()) {
     emit([&](std::ostream& os, size_t depth) {
       DumpedObject j(depth);
@@ -605,7 +607,7 @@ void EachEventDumped(const SimResult& r, const std::function<void(const ElementW
 }
 
 // ForEachTimelinePoint's objects, dumped at `depth`.
-void EachTimelinePointDumped(const ManifestSet& m, const SimResult& r,
+void EachTimelinePointDumped(const ManifestSet& m, const driver::SimResult& r,
                              const std::function<void(const ElementWriter&)>& emit) {
   ForEachTimelineRow(m, r, [&](const TimelineRow& row) {
     emit([&](std::ostream& os, size_t depth) {
@@ -631,7 +633,7 @@ LazyArray OfJson(const ArrayWriter& w) {
 
 }  // namespace
 
-nlohmann::json ReportJson(const ManifestSet& m, const SimResult& r, const Summary& s,
+nlohmann::json ReportJson(const ManifestSet& m, const driver::SimResult& r, const Summary& s,
                           const nlohmann::json& invoices) {
   nlohmann::json out = ReportHead(m, r, s, invoices);
   for (const auto& [key, write] : LongArrays(m, r)) {
@@ -645,8 +647,8 @@ nlohmann::json ReportJson(const ManifestSet& m, const SimResult& r, const Summar
 // Same bytes as ReportJson(..., BillJson(bill)).dump(2) + "\n", but the long arrays (workloads,
 // events, timeline, each invoice's provenance) are written element by element, so a run with
 // millions of workloads never holds their JSON in memory.
-void WriteReportJson(std::ostream& os, const ManifestSet& m, const SimResult& r, const Summary& s,
-                     const SimBill& bill) {
+void WriteReportJson(std::ostream& os, const ManifestSet& m, const driver::SimResult& r,
+                     const Summary& s, const SimBill& bill) {
   WriteReportJson(os, m, r, s, [&bill] { return &bill; });
 }
 
@@ -654,8 +656,8 @@ namespace {
 struct NoBill {};  // thrown through the writer when the bill never comes
 }  // namespace
 
-bool WriteReportJson(std::ostream& os, const ManifestSet& m, const SimResult& r, const Summary& s,
-                     const std::function<const SimBill*()>& get_bill) {
+bool WriteReportJson(std::ostream& os, const ManifestSet& m, const driver::SimResult& r,
+                     const Summary& s, const std::function<const SimBill*()>& get_bill) {
   nlohmann::json head = ReportHead(m, r, s, nlohmann::json::array());
   head.erase("invoices");
   std::map<std::string, LazyArray> arrays;
@@ -715,7 +717,7 @@ bool IsPendingReason(engine::EventType t) {
 }
 }  // namespace
 
-std::vector<size_t> LastPendingEvents(const SimResult& r) {
+std::vector<size_t> LastPendingEvents(const driver::SimResult& r) {
   std::vector<size_t> last(r.workloads().size(), kNoEvent);
   const auto& evs = r.events();
   for (size_t i = 0; i < evs.size(); ++i) {
@@ -726,14 +728,14 @@ std::vector<size_t> LastPendingEvents(const SimResult& r) {
   return last;
 }
 
-std::optional<size_t> FindWorkload(const SimResult& r, const std::string& key) {
+std::optional<size_t> FindWorkload(const driver::SimResult& r, const std::string& key) {
   const auto& ws = r.workloads();
   for (size_t i = 0; i < ws.size(); ++i)
     if (ws[i].key == key) return i;
   return std::nullopt;
 }
 
-std::string ExplainWorkload(const SimResult& r, size_t id) {
+std::string ExplainWorkload(const driver::SimResult& r, size_t id) {
   const auto& w = r.workloads()[id];
   std::ostringstream o;
   o << "Workload " << w.key << " (priority " << w.priority << "): " << engine::ToString(w.phase);
@@ -770,7 +772,7 @@ std::string ExplainWorkload(const SimResult& r, size_t id) {
   return o.str();
 }
 
-std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary& s) {
+std::string TextSummary(const ManifestSet& m, const driver::SimResult& r, const Summary& s) {
   std::ostringstream o;
   const auto& e = r;
   o << "Simulated " << Plural(e.workloads().size(), "workload") << " on "

@@ -49,7 +49,7 @@ struct Summary {
   Millis preemptor_pending_total = 0;
 };
 
-Summary Summarise(const ManifestSet& m, const SimResult& r);
+Summary Summarise(const ManifestSet& m, const driver::SimResult& r);
 
 // Ratio num/den as a decimal string with `digits` decimals, half-up ("0.4123").
 std::string RatioString(int128 num, int128 den, int digits = 4);
@@ -73,34 +73,34 @@ nlohmann::json Seconds(Millis ms);
 // of the nodes in the pool at that time held by runs, terminating victims included, as decimal
 // strings like summary.utilisation), `running` (runs holding resources) and `pending` (workloads
 // waiting to run) after every event at that time.
-nlohmann::json TimelineJson(const ManifestSet& m, const SimResult& r);
+nlohmann::json TimelineJson(const ManifestSet& m, const driver::SimResult& r);
 
-nlohmann::json ReportJson(const ManifestSet& m, const SimResult& r, const Summary& s,
+nlohmann::json ReportJson(const ManifestSet& m, const driver::SimResult& r, const Summary& s,
                           const nlohmann::json& invoices);
 // Writes ReportJson(..., BillJson(bill)).dump(2) and a newline, streaming the workloads, events,
 // timeline and invoice provenance arrays element by element (memory stays flat for runs with
 // millions of workloads).
-void WriteReportJson(std::ostream& os, const ManifestSet& m, const SimResult& r, const Summary& s,
-                     const SimBill& bill);
+void WriteReportJson(std::ostream& os, const ManifestSet& m, const driver::SimResult& r,
+                     const Summary& s, const SimBill& bill);
 // The same bytes, with the bill asked for only when the writer reaches the invoices (the keys
 // before them, the events above all, are written first): a caller may bill on other threads
 // while this one writes. `bill` returning nullptr (billing failed) stops the writer there:
 // false, and `os` holds a partial report.
-bool WriteReportJson(std::ostream& os, const ManifestSet& m, const SimResult& r, const Summary& s,
-                     const std::function<const SimBill*()>& bill);
+bool WriteReportJson(std::ostream& os, const ManifestSet& m, const driver::SimResult& r,
+                     const Summary& s, const std::function<const SimBill*()>& bill);
 using JsonSink = std::function<void(const nlohmann::json&)>;
-void ForEachTimelinePoint(const ManifestSet& m, const SimResult& r, const JsonSink& sink);
-std::string TextSummary(const ManifestSet& m, const SimResult& r, const Summary& s);
+void ForEachTimelinePoint(const ManifestSet& m, const driver::SimResult& r, const JsonSink& sink);
+std::string TextSummary(const ManifestSet& m, const driver::SimResult& r, const Summary& s);
 
 // The index of each workload's last pending-reason event (QuotaExceeded, FailedScheduling,
-// Preempting) in SimResult::events(), kNoEvent when it never waited for one. The report's
+// Preempting) in driver::SimResult::events(), kNoEvent when it never waited for one. The report's
 // workloads[].lastPendingReason, and workloads[].message once it no longer waits.
 inline constexpr size_t kNoEvent = static_cast<size_t>(-1);
-std::vector<size_t> LastPendingEvents(const SimResult& r);
+std::vector<size_t> LastPendingEvents(const driver::SimResult& r);
 
 // `arbiter sim --explain NS/POD`: the workload's timeline of reasons, one event a line (its own
 // events and those where it preempted or reclaimed another), then what it waits for now.
-std::optional<size_t> FindWorkload(const SimResult& r, const std::string& key);
-std::string ExplainWorkload(const SimResult& r, size_t workload);
+std::optional<size_t> FindWorkload(const driver::SimResult& r, const std::string& key);
+std::string ExplainWorkload(const driver::SimResult& r, size_t workload);
 
 }  // namespace arbiter::sim

@@ -10,7 +10,7 @@ namespace arbiter::serial {
 
 ARB_SERIAL_ENUM(engine::Phase, engine::Phase::kDeleted)
 ARB_SERIAL_ENUM(engine::EventType, engine::EventType::kDeleted)
-ARB_SERIAL_ENUM(sim::WorkTimers::Kind, sim::WorkTimers::Kind::kExit)
+ARB_SERIAL_ENUM(driver::WorkTimers::Kind, driver::WorkTimers::Kind::kExit)
 
 template <typename A>
 void Io(A& a, engine::WorkloadId& id) {
@@ -20,14 +20,14 @@ void Io(A& a, engine::WorkloadId& id) {
 }
 
 template <typename A>
-void Io(A& a, sim::WorkSpec& s) {
+void Io(A& a, driver::WorkSpec& s) {
   Io(a, s.duration);
   Io(a, s.checkpoint_interval);
   Io(a, s.shutdown);
 }
 
 template <typename A>
-void Io(A& a, sim::Work& w) {
+void Io(A& a, driver::Work& w) {
   Io(a, w.spec);
   Io(a, w.progress);
   Io(a, w.run_start);
@@ -42,14 +42,14 @@ void Io(A& a, sim::Work& w) {
 
 // A text of a result, kept in its pool (the format holds the text).
 template <typename A>
-void Io(A& a, std::string_view& name, sim::NamePool& names) {
+void Io(A& a, std::string_view& name, driver::NamePool& names) {
   std::string s(name);
   Io(a, s);
   if constexpr (A::kReading) name = names.Intern(s);
 }
 
 template <typename A>
-void Io(A& a, sim::SimWorkload& w, sim::NamePool& names) {
+void Io(A& a, driver::SimWorkload& w, driver::NamePool& names) {
   Io(a, w.key);
   Io(a, w.namespace_, names);
   Io(a, w.priority);
@@ -78,7 +78,7 @@ void Io(A& a, sim::SimWorkload& w, sim::NamePool& names) {
 }
 
 template <typename A>
-void Io(A& a, sim::SimEvent& e, sim::NamePool& names) {
+void Io(A& a, driver::SimEvent& e, driver::NamePool& names) {
   Io(a, e.time);
   Io(a, e.type);
   Io(a, e.workload);
@@ -110,7 +110,7 @@ void Io(A& a, engine::RunRecord& r) {
 }
 
 template <typename A>
-void Io(A& a, sim::WorkTimers::Timer& t) {
+void Io(A& a, driver::WorkTimers::Timer& t) {
   Io(a, t.time);
   Io(a, t.seq);
   Io(a, t.workload);
@@ -122,7 +122,7 @@ void Io(A& a, sim::WorkTimers::Timer& t) {
 template <typename List>
 struct WithNames {
   List& list;
-  sim::NamePool& names;
+  driver::NamePool& names;
 };
 
 template <typename A, typename List>
@@ -195,10 +195,11 @@ std::string Simulation::Save() const {
   Write(w, recorder_->works);
   Write(w, recorder_->usage);
   Write(w, recorder_->stop_text);
-  SimResult& result = recorder_->result;
-  serial::WithNames<std::vector<SimWorkload>> workloads{result.workload_list, *result.names};
+  driver::SimResult& result = recorder_->result;
+  serial::WithNames<std::vector<driver::SimWorkload>> workloads{result.workload_list,
+                                                                *result.names};
   Io(w, workloads);
-  serial::WithNames<std::deque<SimEvent>> events{result.event_list, *result.names};
+  serial::WithNames<std::deque<driver::SimEvent>> events{result.event_list, *result.names};
   Io(w, events);
   Write(w, recorder_->result.run_list);
   return serial::Seal(kKind, kStateVersion, w.bytes());
@@ -253,21 +254,21 @@ Result<std::unique_ptr<Simulation>> Simulation::Resume(std::string_view bytes,
   Io(r, sim->paused_at_);
   Io(r, sim->same_instant_);
   Io(r, sim->steps_at_instant_);
-  std::vector<WorkTimers::Timer> live;
+  std::vector<driver::WorkTimers::Timer> live;
   uint64_t seq = 0;
   std::vector<uint64_t> generations;
   Io(r, live);
   Io(r, seq);
   Io(r, generations);
-  sim->recorder_ = std::make_unique<Recorder>(&sim->timers_, true);
-  Recorder& rec = *sim->recorder_;
+  sim->recorder_ = std::make_unique<driver::Recorder>(&sim->timers_, true);
+  driver::Recorder& rec = *sim->recorder_;
   Io(r, rec.works);
   Io(r, rec.usage);
   Io(r, rec.stop_text);
-  serial::WithNames<std::vector<SimWorkload>> workloads{rec.result.workload_list,
-                                                        *rec.result.names};
+  serial::WithNames<std::vector<driver::SimWorkload>> workloads{rec.result.workload_list,
+                                                                *rec.result.names};
   Io(r, workloads);
-  serial::WithNames<std::deque<SimEvent>> events{rec.result.event_list, *rec.result.names};
+  serial::WithNames<std::deque<driver::SimEvent>> events{rec.result.event_list, *rec.result.names};
   Io(r, events);
   Io(r, rec.result.run_list);
   if (!r.ok()) return fail(r.error());

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "core/engine/object_commands.h"
+#include "driver/object_commands.h"
 
 namespace arbiter::sim {
 
@@ -85,11 +85,11 @@ Status Simulation::Setup() {
   eo.placement = options_.placement;
   eo.placement_profile = ProfileOfPods(m.pods);
   engine_ = std::make_unique<engine::Engine>(eo);
-  recorder_ = std::make_unique<Recorder>(&timers_, true);
+  recorder_ = std::make_unique<driver::Recorder>(&timers_, true);
   engine_->SetSinks(recorder_.get(), recorder_.get());
   // The pool at time 0: policy objects, then the nodes present from the start.
   auto apply = [&](engine::CommandOp op) { return Apply(engine::Command{0, std::move(op)}); };
-  for (engine::CommandOp& op : engine::PolicyUpsertCommands(m))
+  for (engine::CommandOp& op : driver::PolicyUpsertCommands(m))
     if (Status s = apply(std::move(op)); !s.ok()) return s;
   {
     std::vector<const Node*> sorted;
@@ -167,10 +167,7 @@ Status Simulation::Run(std::optional<Millis> until) {
     }
     // The work model's timers due now: runs completing, victims exiting.
     while (auto due = timers_.PopDue(now_)) {
-      engine::CommandOp op = due->kind == WorkTimers::Kind::kComplete
-                                 ? engine::CommandOp(engine::PodFinished{due->workload, 0})
-                                 : engine::CommandOp(engine::VictimExited{due->workload});
-      if (Status s = Apply(engine::Command{due->time, std::move(op)}); !s.ok()) return s;
+      if (Status s = Apply(driver::DueCommand(*due)); !s.ok()) return s;
     }
     for (; next_change_ < changes_.size() && changes_[next_change_].time <= now_; ++next_change_) {
       const NodeChange& c = changes_[next_change_];
@@ -182,7 +179,7 @@ Status Simulation::Run(std::optional<Millis> until) {
     }
     while (next_arrival_ < arrivals_.size() && arrivals_[next_arrival_]->sim.submit_time <= now_) {
       const Pod& pod = *arrivals_[next_arrival_++];
-      recorder_->Submitted(WorkSpec::Of(pod), pod.sim.usage);
+      recorder_->Submitted(driver::WorkSpec::Of(pod), pod.sim.usage);
       if (Status s = Apply(At(now_, engine::SubmitPod{pod, false, {}})); !s.ok())
         return Status::Error(
             "pod " + (pod.meta.namespace_.empty() ? std::string("default") : pod.meta.namespace_) +
@@ -199,28 +196,25 @@ Status Simulation::Run(std::optional<Millis> until) {
   return Status::Ok();
 }
 
-SimResult Simulation::Finish(Millis end) {
+driver::SimResult Simulation::Finish(Millis end) {
   end = std::max(end, now_);
   // Timers due by the end still fire (no scheduling cycle follows).
   while (auto due = timers_.PopDue(end)) {
-    engine::CommandOp op = due->kind == WorkTimers::Kind::kComplete
-                               ? engine::CommandOp(engine::PodFinished{due->workload, 0})
-                               : engine::CommandOp(engine::VictimExited{due->workload});
-    (void)Apply(engine::Command{due->time, std::move(op)});
+    (void)Apply(driver::DueCommand(*due));
   }
-  SimResult& r = recorder_->result;
+  driver::SimResult& r = recorder_->result;
   for (auto& run : engine_->OpenRuns(end)) r.run_list.push_back(std::move(run));
   for (const auto& s : engine_->Workloads(end)) recorder_->Record(s);
   r.pool_policy = engine_->policy();
   r.elastic_quotas = engine_->elastic_quotas();
   r.flavor_usage = engine_->flavor_usages();
   r.end_time = end;
-  SimResult out = std::move(r);
-  r.names = std::make_shared<NamePool>();  // the moved-from result stays usable (and empty)
+  driver::SimResult out = std::move(r);
+  r.names = std::make_shared<driver::NamePool>();  // the moved-from result stays usable (and empty)
   return out;
 }
 
-Result<SimResult> RunSimulation(const ManifestSet& m, const SimOptions& options) {
+Result<driver::SimResult> RunSimulation(const ManifestSet& m, const SimOptions& options) {
   auto sim = Simulation::Create(m, options);
   if (!sim.ok()) return sim.status();
   if (Status s = (*sim)->Run(options.until); !s.ok()) return s;

@@ -16,8 +16,8 @@
 
 #include "core/engine/engine.h"
 #include "core/objects.h"
-#include "sim/recorder.h"
-#include "sim/work_model.h"
+#include "driver/recorder.h"
+#include "driver/work_model.h"
 
 namespace arbiter::sim {
 
@@ -66,7 +66,7 @@ class Simulation {
   Status Run(std::optional<Millis> until);
   // Closes the books at `end` (>= the clock): runs still holding resources end there, pending
   // time counts up to there. The simulation is done after this.
-  SimResult Finish(Millis end);
+  driver::SimResult Finish(Millis end);
 
   Millis now() const { return now_; }  // the last instant processed
   // Where the clock stands: the `until` of the last Run (the clock stopped there), else now().
@@ -98,8 +98,8 @@ class Simulation {
       owned_;  // a resumed simulation's nodes, price books and pods to come
   SimOptions options_;
   std::unique_ptr<engine::Engine> engine_;
-  std::unique_ptr<Recorder> recorder_;
-  WorkTimers timers_;
+  std::unique_ptr<driver::Recorder> recorder_;
+  driver::WorkTimers timers_;
   std::vector<const Pod*> arrivals_;  // in submission order
   // Created owning its manifests: the pods to come, in submission order (arrivals_ points into
   // it), each popped once submitted. A deque: popping the front gives memory back and moves
@@ -123,6 +123,6 @@ class Simulation {
 };
 
 // Runs the pods of `manifests` on its pool to the end (or options.until): Create, Run, Finish.
-Result<SimResult> RunSimulation(const ManifestSet& manifests, const SimOptions& options);
+Result<driver::SimResult> RunSimulation(const ManifestSet& manifests, const SimOptions& options);
 
 }  // namespace arbiter::sim

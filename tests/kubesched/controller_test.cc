@@ -106,7 +106,7 @@ std::map<std::string, std::pair<std::string, std::string>> Simulated(
   auto sim = sim::Simulation::Create(load.set, {});
   EXPECT_TRUE(sim.ok());
   EXPECT_TRUE((*sim)->Run(Millis{0}).ok());
-  const sim::SimResult r = (*sim)->Finish(0);
+  const driver::SimResult r = (*sim)->Finish(0);
   std::map<std::string, std::pair<std::string, std::string>> out;
   for (const auto& w : r.workloads())
     out[w.key] = {std::string(w.on_node ? w.last_node : ""),

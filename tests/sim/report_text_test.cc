@@ -90,7 +90,7 @@ class ExamplePoolReport : public ::testing::Test {
     bill = std::move(b).value();
   }
   yaml::ManifestLoad load;
-  std::optional<SimResult> run;
+  std::optional<driver::SimResult> run;
   sim::Summary summary;
   SimBill bill;
 };

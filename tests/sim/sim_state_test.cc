@@ -21,7 +21,7 @@ namespace {
 using testing_pools::RandomPool;
 using testing_pools::Rng;
 
-std::string Report(const ManifestSet& m, const SimResult& r) {
+std::string Report(const ManifestSet& m, const driver::SimResult& r) {
   std::ostringstream out;
   auto bill = BillSimulation(m, r, DefaultEpoch(m));
   EXPECT_TRUE(bill.ok()) << bill.message();
@@ -45,7 +45,7 @@ std::string SplitRun(const ManifestSet& m, const SimOptions& o, Millis cut,
   EXPECT_EQ((*resumed)->Save(), bytes) << "a resumed simulation saves to the same bytes";
   EXPECT_TRUE((*resumed)->Run(o.until).ok());
   const Millis end = o.until ? *o.until : (*resumed)->now();
-  SimResult r = (*resumed)->Finish(end);
+  driver::SimResult r = (*resumed)->Finish(end);
   return Report((*resumed)->manifests(), r);
 }
 
@@ -155,7 +155,7 @@ TEST(SimStateTest, ABranchUnderAnotherPlacementPolicyRuns) {
   ASSERT_TRUE(resumed.ok()) << resumed.message();
   EXPECT_EQ((*resumed)->engine().policy().placement, PlacementPolicyName::kLeastAllocated);
   ASSERT_TRUE((*resumed)->Run(o.until).ok());
-  SimResult r = (*resumed)->Finish(*o.until);
+  driver::SimResult r = (*resumed)->Finish(*o.until);
   EXPECT_EQ(r.policy().placement, PlacementPolicyName::kLeastAllocated);
 }
 

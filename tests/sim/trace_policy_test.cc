@@ -35,7 +35,7 @@ Inputs Load(int32_t tenants) {
   return in;
 }
 
-size_t Count(const SimResult& r, engine::EventType type) {
+size_t Count(const driver::SimResult& r, engine::EventType type) {
   size_t n = 0;
   for (const auto& e : r.events()) n += e.type == type;
   return n;
@@ -51,7 +51,7 @@ TEST(TracePolicyTest, SaturateUnderThePolicyFileQueuesPreemptsAndIsDeterministic
   ASSERT_TRUE(a.ok()) << a.message();
   ASSERT_NE(a->policy_run, nullptr);
   EXPECT_EQ(a->policy, "fgd");
-  const SimResult& r = a->policy_run->result;
+  const driver::SimResult& r = a->policy_run->result;
   EXPECT_EQ(r.workloads().size(), static_cast<size_t>(a->pods_submitted));
   EXPECT_GT(Count(r, engine::EventType::kQuotaExceeded), 0u);
   EXPECT_GT(Count(r, engine::EventType::kPreempted), 100u);

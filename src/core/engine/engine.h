@@ -5,7 +5,7 @@
 // placement policy, and preempts in an orderly way (Kubernetes reprieve or Slurm QoS order,
 // PodDisruptionBudgets, grace periods, requeue or cancel). It does not model the work itself:
 // how long a workload runs, how long it takes to shut down and what it saves are the driver's
-// (sim/work_model.h), which reports PodFinished and VictimExited like a real runtime would.
+// (driver/work_model.h), which reports PodFinished and VictimExited like a real runtime would.
 //
 // Apply(command) is the only way to change it (command.h states every command's semantics); its
 // outputs go to the sinks (sink.h). It never reads a clock: commands carry their time. Same

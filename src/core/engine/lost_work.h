@@ -1,8 +1,8 @@
 // Lost work: what a running workload would lose if it were stopped now, and the victim order that
 // minimises it (PoolPolicy preemption.victimOrder: LeastLostWork), engine-internal.
 //
-// The estimate follows the work model's stopping rule (sim/work_model.h, BRIEF §5) from the facts
-// the pod declares (Workload::checkpoint_interval and shutdown_time, from the annotations
+// The estimate follows the work model's stopping rule (driver/work_model.h, BRIEF §5) from the
+// facts the pod declares (Workload::checkpoint_interval and shutdown_time, from the annotations
 // arbiter.dev/checkpoint-interval and arbiter.dev/shutdown-time), its grace period and its run's
 // start; the engine keeps no progress of its own:
 //  - it checkpoints and its shutdown time fits its grace period: it saves at SIGTERM, loses 0;

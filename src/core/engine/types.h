@@ -56,7 +56,7 @@ enum class EventType {
 const char* ToString(EventType t);
 
 // Facts only the driver's work model knows, which it may append to an event's message (the engine
-// does not model progress; see sim/work_model.h):
+// does not model progress; see driver/work_model.h):
 //   kStopPlan      Preempted / Reclaimed: ", shutdown S, exits at T; progress kept K, lost L"
 //                  after the engine's "...; SIGTERM, grace G" (G is Event::grace).
 //   kProgressLost  Terminated with reason NodeRemoved: "; progress kept K, lost L".
@@ -94,7 +94,7 @@ struct RunRecord {
   Millis stop_time = 0;
   // Work lost when the run was stopped: progress between the run-time instants `lost_from` and
   // `lost_to` was not saved. The engine does not know progress: a driver with a work model fills
-  // these (sim::WorkModel) before billing; empty otherwise.
+  // these (driver::WorkModel) before billing; empty otherwise.
   std::optional<Millis> lost_from;
   Millis lost_to = 0;
   std::string preemptor;  // stopped_by when work was lost

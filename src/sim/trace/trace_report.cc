@@ -402,7 +402,7 @@ std::string TimelineHtmlBody(const TimelineResult& r, const TraceReportMeta& m) 
 
 Result<PolicyRunReport> ReportPolicyRun(const PolicyRun& run) {
   const ManifestSet& m = run.manifests;
-  const SimResult& r = run.result;
+  const driver::SimResult& r = run.result;
   auto bill = BillSimulation(m, r, DefaultEpoch(m), /*keep_rows=*/false);
   if (!bill.ok()) return bill.status();
   const Summary s = Summarise(m, r);

@@ -5,12 +5,14 @@
 #include <charconv>
 #include <map>
 #include <set>
+#include <variant>
 
 #include "core/engine/engine.h"
 #include "core/int128.h"
 #include "core/placement/policies.h"
 #include "core/placement/rng.h"
 #include "core/policy_names.h"
+#include "driver/object_commands.h"
 
 namespace arbiter::sim::trace {
 
@@ -50,7 +52,7 @@ Node ToNode(const TraceNode& t) {
 }
 
 // Follows the engine's outputs for the replay's numbers (allocation, placed pods, tenants) and
-// hands them on to the Recorder (the work model's timers; everything, with a policy file).
+// hands them on to the driver::Recorder (the work model's timers; everything, with a policy file).
 class Replay final : public engine::EventSink, public engine::RunSink {
  public:
   Replay(const std::vector<TraceNode>& nodes, const PodTrace& trace, const TraceRunOptions& o)
@@ -79,25 +81,12 @@ class Replay final : public engine::EventSink, public engine::RunSink {
     PoolPolicy pp = pf && pf->pool_policy ? *pf->pool_policy : PoolPolicy{};
     if (pp.percentage_of_nodes_to_score == 0) pp.percentage_of_nodes_to_score = 100;
     if (Status s = Setup0(engine::UpsertPoolPolicy{pp}); !s.ok()) return s;
-    if (pf) {
-      for (const auto& x : pf->priority_classes) {
-        if (Status s = Setup0(engine::UpsertPriorityClass{x}); !s.ok()) return s;
+    if (pf) {  // the file's other policy objects, in the order of every driver
+      for (engine::CommandOp& op : driver::PolicyUpsertCommands(*pf))
+        if (!std::holds_alternative<engine::UpsertPoolPolicy>(op))
+          if (Status s = Setup0(std::move(op)); !s.ok()) return s;
+      for (const auto& x : pf->priority_classes)
         class_of_value_.emplace(x.value, x.meta.name);  // the first by name keeps a value
-      }
-      for (const auto& x : pf->qos)
-        if (Status s = Setup0(engine::UpsertQoS{x}); !s.ok()) return s;
-      for (const auto& x : pf->namespaces)
-        if (Status s = Setup0(engine::UpsertNamespace{x}); !s.ok()) return s;
-      for (const auto& x : pf->limit_ranges)
-        if (Status s = Setup0(engine::UpsertLimitRange{x}); !s.ok()) return s;
-      for (const auto& x : pf->resource_quotas)
-        if (Status s = Setup0(engine::UpsertResourceQuota{x}); !s.ok()) return s;
-      for (const auto& x : pf->elastic_quotas)
-        if (Status s = Setup0(engine::UpsertElasticQuota{x}); !s.ok()) return s;
-      for (const auto& x : pf->pdbs)
-        if (Status s = Setup0(engine::UpsertPodDisruptionBudget{x}); !s.ok()) return s;
-      for (const auto& x : pf->price_books)
-        if (Status s = Setup0(engine::UpsertPriceBook{x}); !s.ok()) return s;
     }
     // The node order: a seeded shuffle (score ties go to the earlier node).
     std::vector<size_t> order(nodes_.size());
@@ -142,7 +131,7 @@ class Replay final : public engine::EventSink, public engine::RunSink {
       pod.priority = t.priority;
       pod.preemption_policy = PreemptionPolicy::kNever;  // the paper's simulator does not preempt
     }
-    WorkSpec spec;
+    driver::WorkSpec spec;
     if (mode_timeline_) spec.duration = duration_ms_[k];
     if (mode_timeline_ && o_.time_limit_percent > 0) {
       const int64_t limit =
@@ -203,10 +192,7 @@ class Replay final : public engine::EventSink, public engine::RunSink {
   Status FireDue(Millis now, Before before, After after) {
     while (auto due = timers_.PopDue(now)) {
       before(due->time);
-      engine::CommandOp op = due->kind == WorkTimers::Kind::kComplete
-                                 ? engine::CommandOp(engine::PodFinished{due->workload, 0})
-                                 : engine::CommandOp(engine::VictimExited{due->workload});
-      if (Status s = engine_->Apply(engine::Command{due->time, std::move(op)}); !s.ok()) return s;
+      if (Status s = engine_->Apply(driver::DueCommand(*due)); !s.ok()) return s;
       after(due->time);
     }
     return Status::Ok();
@@ -228,7 +214,7 @@ class Replay final : public engine::EventSink, public engine::RunSink {
     m.price_books = pf.price_books;
     m.qos = pf.qos;
     for (const auto& t : nodes_) m.nodes.push_back(ToNode(t));
-    SimResult& r = recorder_.result;
+    driver::SimResult& r = recorder_.result;
     for (auto& o : engine_->OpenRuns(end)) r.run_list.push_back(std::move(o));
     for (const auto& s : engine_->Workloads(end)) recorder_.Record(s);
     r.pool_policy = engine_->policy();
@@ -238,7 +224,7 @@ class Replay final : public engine::EventSink, public engine::RunSink {
   }
 
   engine::Engine& engine() { return *engine_; }
-  WorkTimers& timers() { return timers_; }
+  driver::WorkTimers& timers() { return timers_; }
   bool queue() const { return queue_; }
   int64_t gpu_capacity() const { return gpu_capacity_; }
   int64_t cpu_capacity() const { return cpu_capacity_; }
@@ -261,8 +247,8 @@ class Replay final : public engine::EventSink, public engine::RunSink {
   const std::vector<TraceNode>& nodes_;
   const PodTrace& trace_;
   const TraceRunOptions& o_;
-  WorkTimers timers_;
-  Recorder recorder_;
+  driver::WorkTimers timers_;
+  driver::Recorder recorder_;
   std::unique_ptr<engine::Engine> engine_;
   bool queue_ = false;
   bool mode_timeline_ = false;

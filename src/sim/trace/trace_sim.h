@@ -38,7 +38,7 @@
 #include "core/objects.h"
 #include "core/placement/policy.h"
 #include "core/status.h"
-#include "sim/recorder.h"
+#include "driver/recorder.h"
 #include "sim/trace/openb_reader.h"
 
 namespace arbiter::sim::trace {
@@ -76,7 +76,7 @@ struct TraceRunOptions {
 // manifests (the trace's nodes, the policy file's objects) and what the engine did.
 struct PolicyRun {
   ManifestSet manifests;
-  SimResult result;
+  driver::SimResult result;
 };
 
 struct AllocationPoint {

@@ -106,7 +106,7 @@ TEST(PoolChanges, VictimShuttingDownOnARemovedNodeKeepsOnlyItsPeriodicCheckpoint
   o.check_invariants = true;
   auto r = sim::RunSimulation(m, o);
   ASSERT_TRUE(r.ok()) << r.message();
-  const sim::SimEvent* t = nullptr;
+  const driver::SimEvent* t = nullptr;
   for (const auto& ev : r->events())
     if (ev.type == EventType::kTerminated && ev.workload == WorkloadId{0}) t = &ev;
   ASSERT_NE(t, nullptr);

@@ -1,8 +1,8 @@
-#include "sim/work_model.h"
+#include "driver/work_model.h"
 
 #include <algorithm>
 
-namespace arbiter::sim {
+namespace arbiter::driver {
 
 WorkSpec WorkSpec::Of(const Pod& pod) {
   WorkSpec s;
@@ -157,4 +157,11 @@ void WorkTimers::Restore(const std::vector<Timer>& live, uint64_t seq,
   generation_ = std::move(generations);
 }
 
-}  // namespace arbiter::sim
+engine::Command DueCommand(const WorkTimers::Timer& due) {
+  engine::CommandOp op = due.kind == WorkTimers::Kind::kComplete
+                             ? engine::CommandOp(engine::PodFinished{due.workload, 0})
+                             : engine::CommandOp(engine::VictimExited{due.workload});
+  return engine::Command{due.time, std::move(op)};
+}
+
+}  // namespace arbiter::driver

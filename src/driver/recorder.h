@@ -14,9 +14,9 @@
 
 #include "core/engine/engine.h"
 #include "core/engine/sink.h"
-#include "sim/work_model.h"
+#include "driver/work_model.h"
 
-namespace arbiter::sim {
+namespace arbiter::driver {
 
 // A workload as the reports see it (its final status, or its status at the end of the run).
 // SimWorkload and SimEvent view texts kept in their SimResult's `names`: a copy taken out of a
@@ -135,4 +135,4 @@ class Recorder final : public engine::EventSink, public engine::RunSink {
   bool keep_;
 };
 
-}  // namespace arbiter::sim
+}  // namespace arbiter::driver

@@ -19,10 +19,11 @@
 #include <vector>
 
 #include "core/duration.h"
+#include "core/engine/command.h"
 #include "core/engine/types.h"
 #include "core/objects.h"
 
-namespace arbiter::sim {
+namespace arbiter::driver {
 
 // The annotations that describe the work.
 struct WorkSpec {
@@ -111,4 +112,8 @@ class WorkTimers {
   uint64_t seq_ = 0;
 };
 
-}  // namespace arbiter::sim
+// The engine command a due timer stands for, at the timer's time: a completed run is PodFinished
+// (exit code 0), a signalled workload's exit is VictimExited.
+engine::Command DueCommand(const WorkTimers::Timer& due);
+
+}  // namespace arbiter::driver

@@ -1,8 +1,8 @@
-#include "sim/recorder.h"
+#include "driver/recorder.h"
 
 #include "core/placement/node_state.h"
 
-namespace arbiter::sim {
+namespace arbiter::driver {
 
 using engine::EventType;
 using engine::Value;
@@ -108,4 +108,4 @@ void Recorder::Record(const engine::WorkloadStatus& s) {
   r.lost_gpu_milli_ms_node_removed = static_cast<int64_t>(w.lost_ms_node_removed) * gpu;
 }
 
-}  // namespace arbiter::sim
+}  // namespace arbiter::driver
