@@ -60,14 +60,16 @@ TEST(SetupScript, InstallingIsTwoLinesAndAFailureShowsTheEndOfTheLog) {
   fs::remove_all(dir);
 }
 
-// test.sh runs ctest into a log and prints its summary (no line per test), ninja without its
-// progress lines, and the sanitizer job.
+// test.sh runs ctest into a log (with a failing test's output) and prints its summary (no line per
+// test) and what a failing test printed in the run that failed, ninja without its progress lines,
+// and the sanitizer job.
 TEST(TestScript, IsQuietAndRunsTheSanitizerJob) {
   std::ifstream f(kSrc / "scripts/test.sh");
   std::stringstream ss;
   ss << f.rdbuf();
   const std::string s = ss.str();
-  EXPECT_NE(s.find("-Q --output-log"), std::string::npos);
+  EXPECT_NE(s.find("-Q --output-on-failure --output-log"), std::string::npos);
+  EXPECT_NE(s.find("their output in this run:"), std::string::npos);
   EXPECT_NE(s.find("--rerun-failed --output-on-failure"), std::string::npos);
   EXPECT_NE(s.find("-- --quiet"), std::string::npos);
   EXPECT_NE(s.find("-DARBITER_SANITIZE=ON"), std::string::npos);
