@@ -7,9 +7,9 @@
 // rule (a placed pod's required anti-affinity rejects the incoming pod in its domain), the first
 // pod of a group that selects itself, DoNotSchedule and ScheduleAnyway spread constraints with
 // maxSkew, minDomains and labelSelector over any topologyKey (nodes the pod's nodeSelector and node
-// affinity exclude are no domain: nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore). Not
-// modelled: placed pods' preferred terms and required affinity in the incoming pod's score
-// (symmetric scoring), matchLabelKeys, the cluster's default spread constraints, and members of a
+// affinity exclude are no domain: nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore), and the
+// symmetric score (placed pods' preferred terms and required affinity that select the incoming
+// pod). Not modelled: matchLabelKeys, the cluster's default spread constraints, and members of a
 // pod group placed in one step do not see each other.
 #include "core/placement/pod_topology.h"
 
@@ -56,7 +56,8 @@ void AppendTopologyKey(const Workload& w, bool seen, std::string& k) {
   text(out.bytes());
 }
 
-bool State::HasTopologyPreferences(const Workload& w) {
+bool State::HasTopologyPreferences(const Workload& w) const {
+  if (!scoring_pods.empty()) return true;
   if (!w.topology) return false;
   if (!w.topology->affinity.preferred.empty() || !w.topology->anti_affinity.preferred.empty())
     return true;
@@ -81,14 +82,20 @@ bool State::RequeueForTopology() {
   return false;
 }
 
-void State::TrackAntiAffinity(const Workload& w, bool bound) {
-  if (!w.topology || w.topology->anti_affinity.required.empty()) return;
-  if (bound) {
-    anti_affinity_pods.push_back(w.slot);
-  } else {
-    auto it = std::find(anti_affinity_pods.begin(), anti_affinity_pods.end(), w.slot);
-    if (it != anti_affinity_pods.end()) anti_affinity_pods.erase(it);
-  }
+void State::TrackPlacedTopology(const Workload& w, bool bound) {
+  if (!w.topology) return;
+  auto track = [&](std::vector<Slot>& list) {
+    if (bound) {
+      list.push_back(w.slot);
+    } else if (auto it = std::find(list.begin(), list.end(), w.slot); it != list.end()) {
+      list.erase(it);
+    }
+  };
+  const PodTopologyRules& r = *w.topology;
+  if (!r.anti_affinity.required.empty()) track(anti_affinity_pods);
+  if (!r.affinity.required.empty() || !r.affinity.preferred.empty() ||
+      !r.anti_affinity.preferred.empty())
+    track(scoring_pods);
 }
 
 namespace {
@@ -297,26 +304,40 @@ State::NodeFilter State::TopologyFilter(uint32_t pos, const Workload& w,
 
 namespace {
 
-// InterPodAffinity's PreScore and Score: each preferred term adds (affinity) or subtracts
-// (anti-affinity) its weight per selected pod in the node's domain.
+// InterPodAffinity's PreScore and Score: each preferred term of `w` adds (affinity) or subtracts
+// (anti-affinity) its weight per selected pod in the node's domain; symmetrically, each placed
+// pod's terms that select `w` score its own domain: a preferred affinity term its weight, a
+// preferred anti-affinity term minus its weight, a required affinity term kube-scheduler's
+// hardPodAffinityWeight (1).
 void AffinityScores(const State& s, const std::vector<size_t>& feasible, const Workload& w,
                     std::vector<int64_t>& out) {
-  const PodTopologyRules& r = *w.topology;
   std::map<std::pair<std::string, std::string>, int64_t> by_domain;
-  auto add = [&](const WeightedPodAffinityTerm& t, int64_t sign, const Workload& p,
-                 const Labels& labels) {
-    if (!Selects(s, t.term, w, p)) return;
-    if (const std::string* d = LabelOf(labels, t.term.topology_key))
-      by_domain[{t.term.topology_key, *d}] += sign * t.weight;
+  auto add = [&](const PodAffinityTerm& t, int64_t weight, const Workload& owner,
+                 const Workload& selected, const Labels& labels) {
+    if (!Selects(s, t, owner, selected)) return;
+    if (const std::string* d = LabelOf(labels, t.topology_key))
+      by_domain[{t.topology_key, *d}] += weight;
   };
-  for (uint32_t pos = 0; pos < s.nodes.size(); ++pos) {
-    const Labels& labels = s.LabelsAt(pos);
-    for (Slot v : s.node_live[pos].workloads) {
-      const Workload& p = s.workloads[v];
-      if (p.id == w.id) continue;
-      for (const auto& t : r.affinity.preferred) add(t, +1, p, labels);
-      for (const auto& t : r.anti_affinity.preferred) add(t, -1, p, labels);
+  if (w.topology &&
+      (!w.topology->affinity.preferred.empty() || !w.topology->anti_affinity.preferred.empty()))
+    for (uint32_t pos = 0; pos < s.nodes.size(); ++pos) {
+      const Labels& labels = s.LabelsAt(pos);
+      for (Slot v : s.node_live[pos].workloads) {
+        const Workload& p = s.workloads[v];
+        if (p.id == w.id) continue;
+        for (const auto& t : w.topology->affinity.preferred) add(t.term, t.weight, w, p, labels);
+        for (const auto& t : w.topology->anti_affinity.preferred)
+          add(t.term, -t.weight, w, p, labels);
+      }
     }
+  for (Slot v : s.scoring_pods) {  // symmetry
+    const Workload& p = s.workloads[v];
+    if (p.id == w.id || p.node == kNoNode) continue;
+    const Labels& labels = s.node_info[p.node].labels;
+    for (const auto& t : p.topology->affinity.required)
+      add(t, placement::kHardPodAffinityWeight, p, w, labels);
+    for (const auto& t : p.topology->affinity.preferred) add(t.term, t.weight, p, w, labels);
+    for (const auto& t : p.topology->anti_affinity.preferred) add(t.term, -t.weight, p, w, labels);
   }
   out.assign(feasible.size(), 0);
   for (size_t j = 0; j < feasible.size(); ++j) {
@@ -389,7 +410,7 @@ void State::TopologyScores(const std::vector<size_t>& feasible, const Workload& 
   spread.assign(feasible.size(), 0);
   if (!HasTopologyPreferences(w)) return;
   AffinityScores(*this, feasible, w, affinity);
-  SpreadScores(*this, feasible, w, spread);
+  if (w.topology) SpreadScores(*this, feasible, w, spread);
 }
 
 }  // namespace arbiter::engine

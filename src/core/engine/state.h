@@ -244,7 +244,9 @@ class State {
   bool NeedsTopology(const Workload& w) const {
     return w.topology != nullptr || !anti_affinity_pods.empty();
   }
-  static bool HasTopologyPreferences(const Workload& w);
+  // Some score of the two plugins can differ among nodes: `w`'s preferred terms or ScheduleAnyway
+  // constraints, or a placed pod's terms that score toward `w` (symmetry, scoring_pods).
+  bool HasTopologyPreferences(const Workload& w) const;
   // The attempt's counts for `w` (cached while the pool does not change).
   const TopologyState& TopologyOf(const Workload& w) const;
   // The two plugins' filters on the node, with the workloads in `removed` (on that node: a
@@ -260,9 +262,11 @@ class State {
   // The two plugins' scores (before weights) over `feasible`, normalised.
   void TopologyScores(const std::vector<size_t>& feasible, const Workload& w,
                       std::vector<int64_t>& affinity, std::vector<int64_t>& spread) const;
-  // Bound pods with a required anti-affinity term (the symmetric rule); kept by Bind and Release.
-  std::vector<Slot> anti_affinity_pods;
-  void TrackAntiAffinity(const Workload& w, bool bound);
+  // Bound pods with a required anti-affinity term (the symmetric rule), and bound pods with a
+  // required affinity or a preferred (anti-)affinity term (InterPodAffinity's symmetric score:
+  // their terms score toward the incoming pods they select); kept by Bind and Release.
+  std::vector<Slot> anti_affinity_pods, scoring_pods;
+  void TrackPlacedTopology(const Workload& w, bool bound);
   // A workload with pod topology rules was submitted once: labels and namespace are part of every
   // shape class from then on (who is selected depends on them).
   bool topology_seen = false;
