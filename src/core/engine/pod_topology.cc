@@ -9,8 +9,8 @@
 // maxSkew, minDomains and labelSelector over any topologyKey (nodes the pod's nodeSelector and node
 // affinity exclude are no domain: nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore), and the
 // symmetric score (placed pods' preferred terms and required affinity that select the incoming
-// pod). Not modelled: matchLabelKeys, the cluster's default spread constraints, and members of a
-// pod group placed in one step do not see each other.
+// pod), and the members of a pod group placed in one step see those placed before them (the dry
+// run's State::placing). Not modelled: matchLabelKeys, the cluster's default spread constraints.
 #include "core/placement/pod_topology.h"
 
 #include <algorithm>
@@ -57,7 +57,7 @@ void AppendTopologyKey(const Workload& w, bool seen, std::string& k) {
 }
 
 bool State::HasTopologyPreferences(const Workload& w) const {
-  if (!scoring_pods.empty()) return true;
+  if (!scoring_pods.empty() || PlacingHasTopology()) return true;
   if (!w.topology) return false;
   if (!w.topology->affinity.preferred.empty() || !w.topology->anti_affinity.preferred.empty())
     return true;
@@ -130,6 +130,27 @@ bool AffinityAdmits(const State& s, uint32_t pos, const Workload& w) {
   return true;
 }
 
+// Each workload on the node at `pos`: those bound there, then the members of a pod group placed
+// there in the dry run under way (State::placing).
+template <class F>
+void ForEachOn(const State& s, uint32_t pos, F&& f) {
+  for (Slot v : s.node_live[pos].workloads) f(s.workloads[v]);
+  for (const auto& [v, at] : s.placing)
+    if (at == pos) f(s.workloads[v]);
+}
+
+// Each placed workload of `list` (bound), then each member placed in the dry run under way, with
+// the labels of its node; only those with pod topology rules.
+template <class F>
+void ForEachPlacedWithRules(const State& s, const std::vector<Slot>& list, F&& f) {
+  for (Slot v : list) {
+    const Workload& p = s.workloads[v];
+    if (p.node != kNoNode) f(p, s.node_info[p.node].labels);
+  }
+  for (const auto& [v, at] : s.placing)
+    if (s.workloads[v].topology) f(s.workloads[v], s.LabelsAt(at));
+}
+
 void CountPodTerms(const State& s, const Workload& w, TopologyState& st) {
   const PodTopologyRules& r = *w.topology;
   const auto& aff = r.affinity.required;
@@ -141,9 +162,8 @@ void CountPodTerms(const State& s, const Workload& w, TopologyState& st) {
   if (aff.empty() && anti.empty()) return;
   for (uint32_t pos = 0; pos < s.nodes.size(); ++pos) {
     const Labels& labels = s.LabelsAt(pos);
-    for (Slot v : s.node_live[pos].workloads) {
-      const Workload& p = s.workloads[v];
-      if (p.id == w.id) continue;
+    ForEachOn(s, pos, [&](const Workload& p) {
+      if (p.id == w.id) return;
       for (size_t k = 0; k < aff.size(); ++k)
         if (Selects(s, aff[k], w, p))
           if (const std::string* d = LabelOf(labels, aff[k].topology_key)) {
@@ -153,20 +173,18 @@ void CountPodTerms(const State& s, const Workload& w, TopologyState& st) {
       for (size_t k = 0; k < anti.size(); ++k)
         if (Selects(s, anti[k], w, p))
           if (const std::string* d = LabelOf(labels, anti[k].topology_key)) ++st.anti[k][*d];
-    }
+    });
   }
 }
 
 void CountExistingAnti(const State& s, const Workload& w, TopologyState& st) {
-  for (Slot v : s.anti_affinity_pods) {
-    const Workload& p = s.workloads[v];
-    if (p.id == w.id || p.node == kNoNode) continue;
-    const Labels& labels = s.node_info[p.node].labels;
+  ForEachPlacedWithRules(s, s.anti_affinity_pods, [&](const Workload& p, const Labels& labels) {
+    if (p.id == w.id) return;
     for (const auto& t : p.topology->anti_affinity.required)
       if (Selects(s, t, p, w))
         if (const std::string* d = LabelOf(labels, t.topology_key))
           ++st.existing_anti[{t.topology_key, *d}];
-  }
+  });
 }
 
 // PodTopologySpread's PreFilter: the eligible domains of each DoNotSchedule constraint (nodes
@@ -191,12 +209,11 @@ void CountSpread(const State& s, const Workload& w, TopologyState& st) {
     for (auto& sp : st.spread) {
       const TopologySpreadConstraint& c = all[sp.constraint];
       int64_t& count = sp.counts[*LabelOf(labels, c.topology_key)];
-      for (Slot v : s.node_live[pos].workloads) {
-        const Workload& p = s.workloads[v];
+      ForEachOn(s, pos, [&](const Workload& p) {
         if (p.id != w.id && p.phase != Phase::kTerminating &&
             placement::SpreadSelects(c, w.namespace_, p.namespace_, p.labels))
           ++count;
-      }
+      });
     }
   }
   for (auto& sp : st.spread) {
@@ -322,23 +339,21 @@ void AffinityScores(const State& s, const std::vector<size_t>& feasible, const W
       (!w.topology->affinity.preferred.empty() || !w.topology->anti_affinity.preferred.empty()))
     for (uint32_t pos = 0; pos < s.nodes.size(); ++pos) {
       const Labels& labels = s.LabelsAt(pos);
-      for (Slot v : s.node_live[pos].workloads) {
-        const Workload& p = s.workloads[v];
-        if (p.id == w.id) continue;
+      ForEachOn(s, pos, [&](const Workload& p) {
+        if (p.id == w.id) return;
         for (const auto& t : w.topology->affinity.preferred) add(t.term, t.weight, w, p, labels);
         for (const auto& t : w.topology->anti_affinity.preferred)
           add(t.term, -t.weight, w, p, labels);
-      }
+      });
     }
-  for (Slot v : s.scoring_pods) {  // symmetry
-    const Workload& p = s.workloads[v];
-    if (p.id == w.id || p.node == kNoNode) continue;
-    const Labels& labels = s.node_info[p.node].labels;
+  // Symmetry (bound pods with such terms, and a group's members placed before `w`).
+  ForEachPlacedWithRules(s, s.scoring_pods, [&](const Workload& p, const Labels& labels) {
+    if (p.id == w.id) return;
     for (const auto& t : p.topology->affinity.required)
       add(t, placement::kHardPodAffinityWeight, p, w, labels);
     for (const auto& t : p.topology->affinity.preferred) add(t.term, t.weight, p, w, labels);
     for (const auto& t : p.topology->anti_affinity.preferred) add(t.term, -t.weight, p, w, labels);
-  }
+  });
   out.assign(feasible.size(), 0);
   for (size_t j = 0; j < feasible.size(); ++j) {
     const Labels& labels = s.LabelsAt(static_cast<uint32_t>(feasible[j]));
@@ -380,12 +395,11 @@ void SpreadScores(const State& s, const std::vector<size_t>& feasible, const Wor
     for (size_t k = 0; k < soft.size(); ++k) {
       const TopologySpreadConstraint& c = all[soft[k]];
       int64_t& n = counts[k][*LabelOf(labels, c.topology_key)];
-      for (Slot v : s.node_live[pos].workloads) {
-        const Workload& p = s.workloads[v];
+      ForEachOn(s, pos, [&](const Workload& p) {
         if (p.id != w.id && p.phase != Phase::kTerminating &&
             placement::SpreadSelects(c, w.namespace_, p.namespace_, p.labels))
           ++n;
-      }
+      });
     }
   }
   for (size_t j = 0; j < feasible.size(); ++j) {

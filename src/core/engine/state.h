@@ -242,7 +242,12 @@ class State {
   // kube-scheduler's InterPodAffinity and PodTopologySpread. `w` has rules of its own, or a placed
   // pod's required anti-affinity may reject it (the symmetric rule).
   bool NeedsTopology(const Workload& w) const {
-    return w.topology != nullptr || !anti_affinity_pods.empty();
+    return w.topology != nullptr || !anti_affinity_pods.empty() || PlacingHasTopology();
+  }
+  bool PlacingHasTopology() const {  // a member placed tentatively has pod topology rules
+    for (const auto& [v, pos] : placing)
+      if (workloads[v].topology) return true;
+    return false;
   }
   // Some score of the two plugins can differ among nodes: `w`'s preferred terms or ScheduleAnyway
   // constraints, or a placed pod's terms that score toward `w` (symmetry, scoring_pods).
@@ -459,10 +464,15 @@ class State {
     const placement::PodShape* shape;
     placement::GpuAssignment gpus;
     bool allocated;  // an allocation (a member placed), else a release (a victim gone)
+    Slot member;     // the member placed (kNoSlot: none named)
   };
+  // `member`: the member placed, which the next members' pod topology sees (`placing`).
   void ApplyTentative(std::vector<Tentative>& log, uint32_t pos, const placement::PodShape& shape,
                       const placement::GpuAssignment& gpus, bool allocate,
-                      std::vector<char>* touched = nullptr);
+                      std::vector<char>* touched = nullptr, Slot member = kNoSlot);
+  // Members of a pod group placed tentatively in the dry run under way (slot, node position), in
+  // placement order: the pod topology of the members after them counts them as placed there.
+  std::vector<std::pair<Slot, uint32_t>> placing;
   void ReleaseTentative(std::vector<Tentative>& log, Slot victim, std::vector<char>* touched);
   void UndoTentative(std::vector<Tentative>& log);
   // Room for every pending member of a group, in queue order: free room, else a priority
