@@ -66,6 +66,7 @@ void State::ApplyTentative(std::vector<Tentative>& log, uint32_t pos,
   log.push_back({pos, &shape, gpus, allocate, member});
   if (member != kNoSlot) {
     placing.emplace_back(member, pos);
+    if (workloads[member].topology) ++placing_with_topology;
     ++pool_version;  // pod topology counted before this member is stale
   }
 }
@@ -83,6 +84,7 @@ void State::UndoTentative(std::vector<Tentative>& log) {
       nodes[it->pos].Allocate(*it->shape, it->gpus);
     NodeChanged(it->pos);
     if (it->member != kNoSlot) {
+      if (workloads[it->member].topology) --placing_with_topology;
       placing.pop_back();  // the members were placed in log order
       ++pool_version;
     }

@@ -244,11 +244,7 @@ class State {
   bool NeedsTopology(const Workload& w) const {
     return w.topology != nullptr || !anti_affinity_pods.empty() || PlacingHasTopology();
   }
-  bool PlacingHasTopology() const {  // a member placed tentatively has pod topology rules
-    for (const auto& [v, pos] : placing)
-      if (workloads[v].topology) return true;
-    return false;
-  }
+  bool PlacingHasTopology() const { return placing_with_topology > 0; }
   // Some score of the two plugins can differ among nodes: `w`'s preferred terms or ScheduleAnyway
   // constraints, or a placed pod's terms that score toward `w` (symmetry, scoring_pods).
   bool HasTopologyPreferences(const Workload& w) const;
@@ -473,6 +469,7 @@ class State {
   // Members of a pod group placed tentatively in the dry run under way (slot, node position), in
   // placement order: the pod topology of the members after them counts them as placed there.
   std::vector<std::pair<Slot, uint32_t>> placing;
+  size_t placing_with_topology = 0;  // of `placing`, those with pod topology rules
   void ReleaseTentative(std::vector<Tentative>& log, Slot victim, std::vector<char>* touched);
   void UndoTentative(std::vector<Tentative>& log);
   // Room for every pending member of a group, in queue order: free room, else a priority
