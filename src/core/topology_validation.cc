@@ -83,21 +83,18 @@ std::vector<TopologyChecker::Finding> TopologyChecker::Check(const Pod& p) {
     return {};
   std::string key = PodKey(p);
   auto it = memo_.find(key);
-  std::vector<const Node*> admitting;
-  auto admitting_nodes = [&] {
-    if (admitting.empty())
-      for (const Node& n : s_.nodes)
-        if (admits_(p, n)) admitting.push_back(&n);
-  };
-  if (it == memo_.end()) {
-    admitting_nodes();
-    it = memo_.emplace(std::move(key), CheckRules(p, admitting)).first;
+  if (it == memo_.end()) {  // once per distinct pod key: the nodes are scanned here only
+    std::vector<const Node*> admitting;
+    for (const Node& n : s_.nodes)
+      if (admits_(p, n)) admitting.push_back(&n);
+    Memo m;
+    m.findings = CheckRules(p, admitting);
+    for (const auto& t : p.pod_anti_affinity.required)
+      m.anti_domains.push_back(admitting.empty() ? 0 : Domains(admitting, t.topology_key).size());
+    it = memo_.emplace(std::move(key), std::move(m)).first;
   }
-  std::vector<Finding> out = it->second;
-  if (!p.pod_anti_affinity.required.empty()) {
-    admitting_nodes();
-    CheckAntiGroups(p, admitting, out);
-  }
+  std::vector<Finding> out = it->second.findings;
+  if (!p.pod_anti_affinity.required.empty()) CheckAntiGroups(p, it->second.anti_domains, out);
   return out;
 }
 
@@ -153,7 +150,7 @@ std::vector<TopologyChecker::Finding> TopologyChecker::CheckRules(
   return out;
 }
 
-void TopologyChecker::CheckAntiGroups(const Pod& p, const std::vector<const Node*>& admitting,
+void TopologyChecker::CheckAntiGroups(const Pod& p, const std::vector<size_t>& domains,
                                       std::vector<Finding>& out) {
   auto self_terms = [&](const Pod& q, auto&& each) {
     const std::string& qns = q.meta.namespace_;
@@ -174,12 +171,11 @@ void TopologyChecker::CheckAntiGroups(const Pod& p, const std::vector<const Node
       }
     }
   }
-  if (admitting.empty()) return;
   self_terms(p, [&](size_t i, const std::string& key) {
     std::string k = LabelsKey(p.meta.namespace_, p.meta.labels);
     Text(k, key);
     const size_t n = alike_[k];
-    const size_t m = Domains(admitting, key).size();
+    const size_t m = domains[i];
     if (m == 0 || n <= m || !anti_warned_.insert(k).second) return;
     out.push_back({"spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[" +
                        std::to_string(i) + "]",

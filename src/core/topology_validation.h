@@ -39,15 +39,19 @@ class TopologyChecker {
 
  private:
   std::vector<Finding> CheckRules(const Pod& p, const std::vector<const Node*>& admitting);
-  void CheckAntiGroups(const Pod& p, const std::vector<const Node*>& admitting,
-                       std::vector<Finding>& out);
+  // `domains`: per required anti-affinity term, its topologyKey's values on the admitting nodes.
+  void CheckAntiGroups(const Pod& p, const std::vector<size_t>& domains, std::vector<Finding>& out);
   bool SelectsSome(const PodAffinityTerm& t, const std::string& owner_ns);
   const std::map<std::string, std::string>* NamespaceLabels(const std::string& ns) const;
 
   const ManifestSet& s_;
   Admits admits_;
-  std::map<std::string, std::vector<Finding>> memo_;  // by pod key (rules, labels, constraints)
-  std::map<std::string, bool> selects_memo_;          // by term key: some pod of the set selected
+  struct Memo {
+    std::vector<Finding> findings;
+    std::vector<size_t> anti_domains;  // per required anti-affinity term (CheckAntiGroups)
+  };
+  std::map<std::string, Memo> memo_;          // by pod key (rules, labels, constraints)
+  std::map<std::string, bool> selects_memo_;  // by term key: some pod of the set selected
   std::map<std::string, size_t> alike_;  // (ns, labels, topologyKey) -> pods excluding their own
   bool alike_counted_ = false;
   std::set<std::string> anti_warned_;
