@@ -12,6 +12,7 @@
 #include "core/placement/node_constraints.h"
 #include "core/quantity.h"
 #include "core/text.h"
+#include "core/topology_validation.h"
 
 namespace arbiter {
 
@@ -577,12 +578,15 @@ class Validator {
           Warn("Pod", p.meta, "spec.containers",
                "requests " + req.ToString() +
                    " fit on no schedulable node even when it is empty; the pod will stay Pending");
+        if (!topology_) topology_.emplace(s_, &NodeAdmits);
+        for (auto& f : topology_->Check(p)) Warn("Pod", p.meta, f.path, std::move(f.message));
       }
     }
   }
 
   std::unordered_map<std::string, std::pair<bool, bool>> fit_memo_;  // -> (selector matches, fits)
-  std::optional<bool> tainted_pool_;  // some node has a NoSchedule / NoExecute taint
+  std::optional<bool> tainted_pool_;         // some node has a NoSchedule / NoExecute taint
+  std::optional<TopologyChecker> topology_;  // pod topology no node satisfies
 
   void Pdbs() {
     for (const auto& d : s_.pdbs) {

@@ -739,5 +739,114 @@ TEST(ValidationTest, DidYouMean) {
   EXPECT_EQ(FieldPathChild("", "spec"), "spec");
 }
 
+// Issue 29: pod topology no node of the manifests can satisfy, in kube-scheduler's words.
+namespace topology {
+
+PodAffinityTerm Term(const std::string& app, const std::string& key) {
+  PodAffinityTerm t;
+  t.label_selector = LabelSelector{{{"app", app}}, {}};
+  t.topology_key = key;
+  return t;
+}
+
+ManifestSet ThreeNodes() {
+  ManifestSet s;
+  for (const char* name : {"n1", "n2", "n3"}) {
+    Node n = MakeNode(name, {{"cpu", 8000}, {"memory", int64_t{1} << 34}});
+    n.meta.labels["zone"] = std::string(name) == "n3" ? "b" : "a";
+    s.nodes.push_back(n);
+  }
+  return s;
+}
+
+Pod App(const std::string& name, const std::string& app) {
+  Pod p = MakePod(name, "a", {{"cpu", 1000}});
+  p.meta.labels["app"] = app;
+  return p;
+}
+
+TEST(ValidationTest, PodAffinityOverALabelNoNodeCarries) {
+  ManifestSet s = ThreeNodes();
+  s.pods.push_back(App("db", "db"));
+  Pod web = App("web", "web");
+  web.pod_affinity.required.push_back(Term("db", "rack"));
+  s.pods.push_back(web);
+  auto d = One(Check(s));
+  EXPECT_EQ(d.severity, Severity::kWarning);
+  EXPECT_EQ(d.field_path,
+            "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]."
+            "topologyKey");
+  EXPECT_NE(d.message.find("no node that admits the pod has the label \"rack\""), std::string::npos)
+      << d.message;
+  EXPECT_NE(d.message.find("node(s) didn't match pod affinity rules"), std::string::npos);
+}
+
+TEST(ValidationTest, PodAffinityThatSelectsNoPod) {
+  ManifestSet s = ThreeNodes();
+  Pod web = App("web", "web");
+  web.pod_affinity.required.push_back(Term("db", "zone"));
+  s.pods.push_back(web);
+  auto d = One(Check(s));
+  EXPECT_EQ(d.field_path,
+            "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]."
+            "labelSelector");
+  EXPECT_NE(d.message.find("no pod of these manifests matches this term"), std::string::npos);
+  // The first pod of a group that selects itself may run: no warning.
+  s.pods[0].pod_affinity.required[0] = Term("web", "zone");
+  EXPECT_TRUE(Check(s).items.empty()) << All(Check(s));
+  // A pod the term selects: no warning either.
+  s.pods[0].pod_affinity.required[0] = Term("db", "zone");
+  s.pods.push_back(App("db", "db"));
+  EXPECT_TRUE(Check(s).items.empty()) << All(Check(s));
+}
+
+TEST(ValidationTest, SpreadOverALabelNoAdmittingNodeCarries) {
+  ManifestSet s = ThreeNodes();
+  Pod p = App("p", "p");
+  TopologySpreadConstraint c;
+  c.topology_key = "zone";
+  c.label_selector = LabelSelector{{{"app", "p"}}, {}};
+  p.topology_spread.push_back(c);
+  s.pods.push_back(p);
+  EXPECT_TRUE(Check(s).items.empty()) << All(Check(s));
+  // Only n1 admits it (nodeSelector), and n1 loses its zone label: the key is missing.
+  s.nodes[0].meta.labels.erase("zone");
+  s.pods[0].node_selector["kubernetes.io/hostname"] = "n1";
+  auto d = One(Check(s));
+  EXPECT_EQ(d.field_path, "spec.topologySpreadConstraints[0].topologyKey");
+  EXPECT_NE(d.message.find("node(s) didn't match pod topology spread constraints (missing "
+                           "required label)"),
+            std::string::npos)
+      << d.message;
+  // ScheduleAnyway only scores: no warning.
+  s.pods[0].topology_spread[0].do_not_schedule = false;
+  EXPECT_TRUE(Check(s).items.empty()) << All(Check(s));
+}
+
+TEST(ValidationTest, MoreReplicasThanDomainsUnderSelfAntiAffinity) {
+  ManifestSet s = ThreeNodes();
+  for (int i = 0; i < 4; ++i) {
+    Pod r = App("r" + std::to_string(i), "r");
+    r.pod_anti_affinity.required.push_back(Term("r", "kubernetes.io/hostname"));
+    s.pods.push_back(r);
+  }
+  auto d = One(Check(s));  // said once, on the first replica
+  EXPECT_EQ(d.name, "a/r0");
+  EXPECT_EQ(d.field_path,
+            "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]");
+  EXPECT_NE(d.message.find("4 pods with these labels exclude each other by this term, but the "
+                           "nodes that admit them have only 3 value(s) of "
+                           "\"kubernetes.io/hostname\": at most 3 run at once"),
+            std::string::npos)
+      << d.message;
+  s.pods.pop_back();  // three replicas on three nodes: fine
+  EXPECT_TRUE(Check(s).items.empty()) << All(Check(s));
+  // Over zones (two values), three replicas are too many.
+  for (auto& p : s.pods) p.pod_anti_affinity.required[0].topology_key = "zone";
+  EXPECT_NE(One(Check(s)).message.find("only 2 value(s) of \"zone\""), std::string::npos);
+}
+
+}  // namespace topology
+
 }  // namespace
 }  // namespace arbiter

@@ -56,14 +56,19 @@ bool State::NeedsGang(const Workload& w) const {
 
 void State::ApplyTentative(std::vector<Tentative>& log, uint32_t pos,
                            const placement::PodShape& shape, const placement::GpuAssignment& gpus,
-                           bool allocate, std::vector<char>* touched) {
+                           bool allocate, std::vector<char>* touched, Slot member) {
   if (touched && !touched->empty()) (*touched)[pos] = 1;
   if (allocate)
     nodes[pos].Allocate(shape, gpus);
   else
     nodes[pos].Release(shape, gpus);
   NodeChanged(pos);
-  log.push_back({pos, &shape, gpus, allocate});
+  log.push_back({pos, &shape, gpus, allocate, member});
+  if (member != kNoSlot) {
+    placing.emplace_back(member, pos);
+    if (workloads[member].topology) ++placing_with_topology;
+    ++pool_version;  // pod topology counted before this member is stale
+  }
 }
 
 void State::ReleaseTentative(std::vector<Tentative>& log, Slot victim, std::vector<char>* touched) {
@@ -78,6 +83,11 @@ void State::UndoTentative(std::vector<Tentative>& log) {
     else
       nodes[it->pos].Allocate(*it->shape, it->gpus);
     NodeChanged(it->pos);
+    if (it->member != kNoSlot) {
+      if (workloads[it->member].topology) --placing_with_topology;
+      placing.pop_back();  // the members were placed in log order
+      ++pool_version;
+    }
   }
   log.clear();
 }
@@ -92,7 +102,7 @@ bool State::PlanRoomForMembers(const std::vector<Slot>& pend, std::vector<Tentat
     PlaceChoice free_room;
     if (TryPlace(m, &free_room)) {
       plan.pos = free_room.pos;
-      ApplyTentative(log, free_room.pos, m.shape, free_room.gpus, true, &touched);
+      ApplyTentative(log, free_room.pos, m.shape, free_room.gpus, true, &touched, m.slot);
       continue;
     }
     plan.excluded = &excluded;
@@ -107,7 +117,7 @@ bool State::PlanRoomForMembers(const std::vector<Slot>& pend, std::vector<Tentat
       ReleaseTentative(log, v, &touched);
     }
     ApplyTentative(log, plan.pos, m.shape, placer->Score(nodes[plan.pos], m.shape).gpus, true,
-                   &touched);
+                   &touched, m.slot);
   }
   return true;
 }
@@ -208,7 +218,7 @@ bool State::AttemptGang(Workload& w) {
                 " pending members fit; " + m.key + ": " + NoFitMessage(m);
       break;
     }
-    ApplyTentative(log, choice[placed].pos, m.shape, choice[placed].gpus, true);
+    ApplyTentative(log, choice[placed].pos, m.shape, choice[placed].gpus, true, nullptr, m.slot);
   }
   undo();
   if (placed == pend.size()) {  // every member has room: bind them all, same choices, same order

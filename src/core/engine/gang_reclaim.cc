@@ -51,7 +51,7 @@ bool GroupReclaim::StepPlaceable(const std::vector<Slot>& gone, Plan* plan) {
   for (size_t k = 0; k < members_.size() && ok; ++k) {
     Workload& m = s_.workloads[members_[k]];
     ok = s_.TryPlace(m, &choice[k]);
-    if (ok) s_.ApplyTentative(log, choice[k].pos, m.shape, choice[k].gpus, true);
+    if (ok) s_.ApplyTentative(log, choice[k].pos, m.shape, choice[k].gpus, true, nullptr, m.slot);
   }
   s_.UndoTentative(log);
   ++s_.pool_version;  // no-fit reasons seen during the dry run are not kept

@@ -298,7 +298,7 @@ void State::Bind(Workload& w, uint32_t pos, const placement::GpuAssignment& gpus
   Touch(id);
   NodeChanged(pos);
   node_live[pos].workloads.push_back(slot);
-  TrackAntiAffinity(w, /*bound=*/true);
+  TrackPlacedTopology(w, /*bound=*/true);
   if (topology_seen) topology_bound = true;  // Tick: RequeueForTopology
   if (w.time_limit > 0) ++ends_known;
   w.node = id;
@@ -347,7 +347,7 @@ void State::Release(Workload& w) {
   if (node_info[id].over_capacity) CheckOverCapacity(pos);
   auto& list = node_live[pos].workloads;
   list.erase(std::find(list.begin(), list.end(), slot));
-  TrackAntiAffinity(w, /*bound=*/false);
+  TrackPlacedTopology(w, /*bound=*/false);
   if (w.quota_charged) quota.Release(w);
   w.quota_charged = false;
   if (auto b = borrowed_by_ns.find(w.namespace_id);

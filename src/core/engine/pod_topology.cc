@@ -7,10 +7,10 @@
 // rule (a placed pod's required anti-affinity rejects the incoming pod in its domain), the first
 // pod of a group that selects itself, DoNotSchedule and ScheduleAnyway spread constraints with
 // maxSkew, minDomains and labelSelector over any topologyKey (nodes the pod's nodeSelector and node
-// affinity exclude are no domain: nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore). Not
-// modelled: placed pods' preferred terms and required affinity in the incoming pod's score
-// (symmetric scoring), matchLabelKeys, the cluster's default spread constraints, and members of a
-// pod group placed in one step do not see each other.
+// affinity exclude are no domain: nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore), and the
+// symmetric score (placed pods' preferred terms and required affinity that select the incoming
+// pod), and the members of a pod group placed in one step see those placed before them (the dry
+// run's State::placing). Not modelled: matchLabelKeys, the cluster's default spread constraints.
 #include "core/placement/pod_topology.h"
 
 #include <algorithm>
@@ -56,7 +56,8 @@ void AppendTopologyKey(const Workload& w, bool seen, std::string& k) {
   text(out.bytes());
 }
 
-bool State::HasTopologyPreferences(const Workload& w) {
+bool State::HasTopologyPreferences(const Workload& w) const {
+  if (!scoring_pods.empty() || PlacingHasTopology()) return true;
   if (!w.topology) return false;
   if (!w.topology->affinity.preferred.empty() || !w.topology->anti_affinity.preferred.empty())
     return true;
@@ -81,14 +82,20 @@ bool State::RequeueForTopology() {
   return false;
 }
 
-void State::TrackAntiAffinity(const Workload& w, bool bound) {
-  if (!w.topology || w.topology->anti_affinity.required.empty()) return;
-  if (bound) {
-    anti_affinity_pods.push_back(w.slot);
-  } else {
-    auto it = std::find(anti_affinity_pods.begin(), anti_affinity_pods.end(), w.slot);
-    if (it != anti_affinity_pods.end()) anti_affinity_pods.erase(it);
-  }
+void State::TrackPlacedTopology(const Workload& w, bool bound) {
+  if (!w.topology) return;
+  auto track = [&](std::vector<Slot>& list) {
+    if (bound) {
+      list.push_back(w.slot);
+    } else if (auto it = std::find(list.begin(), list.end(), w.slot); it != list.end()) {
+      list.erase(it);
+    }
+  };
+  const PodTopologyRules& r = *w.topology;
+  if (!r.anti_affinity.required.empty()) track(anti_affinity_pods);
+  if (!r.affinity.required.empty() || !r.affinity.preferred.empty() ||
+      !r.anti_affinity.preferred.empty())
+    track(scoring_pods);
 }
 
 namespace {
@@ -123,6 +130,27 @@ bool AffinityAdmits(const State& s, uint32_t pos, const Workload& w) {
   return true;
 }
 
+// Each workload on the node at `pos`: those bound there, then the members of a pod group placed
+// there in the dry run under way (State::placing).
+template <class F>
+void ForEachOn(const State& s, uint32_t pos, F&& f) {
+  for (Slot v : s.node_live[pos].workloads) f(s.workloads[v]);
+  for (const auto& [v, at] : s.placing)
+    if (at == pos) f(s.workloads[v]);
+}
+
+// Each placed workload of `list` (bound), then each member placed in the dry run under way, with
+// the labels of its node; only those with pod topology rules.
+template <class F>
+void ForEachPlacedWithRules(const State& s, const std::vector<Slot>& list, F&& f) {
+  for (Slot v : list) {
+    const Workload& p = s.workloads[v];
+    if (p.node != kNoNode) f(p, s.node_info[p.node].labels);
+  }
+  for (const auto& [v, at] : s.placing)
+    if (s.workloads[v].topology) f(s.workloads[v], s.LabelsAt(at));
+}
+
 void CountPodTerms(const State& s, const Workload& w, TopologyState& st) {
   const PodTopologyRules& r = *w.topology;
   const auto& aff = r.affinity.required;
@@ -134,9 +162,8 @@ void CountPodTerms(const State& s, const Workload& w, TopologyState& st) {
   if (aff.empty() && anti.empty()) return;
   for (uint32_t pos = 0; pos < s.nodes.size(); ++pos) {
     const Labels& labels = s.LabelsAt(pos);
-    for (Slot v : s.node_live[pos].workloads) {
-      const Workload& p = s.workloads[v];
-      if (p.id == w.id) continue;
+    ForEachOn(s, pos, [&](const Workload& p) {
+      if (p.id == w.id) return;
       for (size_t k = 0; k < aff.size(); ++k)
         if (Selects(s, aff[k], w, p))
           if (const std::string* d = LabelOf(labels, aff[k].topology_key)) {
@@ -146,20 +173,18 @@ void CountPodTerms(const State& s, const Workload& w, TopologyState& st) {
       for (size_t k = 0; k < anti.size(); ++k)
         if (Selects(s, anti[k], w, p))
           if (const std::string* d = LabelOf(labels, anti[k].topology_key)) ++st.anti[k][*d];
-    }
+    });
   }
 }
 
 void CountExistingAnti(const State& s, const Workload& w, TopologyState& st) {
-  for (Slot v : s.anti_affinity_pods) {
-    const Workload& p = s.workloads[v];
-    if (p.id == w.id || p.node == kNoNode) continue;
-    const Labels& labels = s.node_info[p.node].labels;
+  ForEachPlacedWithRules(s, s.anti_affinity_pods, [&](const Workload& p, const Labels& labels) {
+    if (p.id == w.id) return;
     for (const auto& t : p.topology->anti_affinity.required)
       if (Selects(s, t, p, w))
         if (const std::string* d = LabelOf(labels, t.topology_key))
           ++st.existing_anti[{t.topology_key, *d}];
-  }
+  });
 }
 
 // PodTopologySpread's PreFilter: the eligible domains of each DoNotSchedule constraint (nodes
@@ -184,12 +209,11 @@ void CountSpread(const State& s, const Workload& w, TopologyState& st) {
     for (auto& sp : st.spread) {
       const TopologySpreadConstraint& c = all[sp.constraint];
       int64_t& count = sp.counts[*LabelOf(labels, c.topology_key)];
-      for (Slot v : s.node_live[pos].workloads) {
-        const Workload& p = s.workloads[v];
+      ForEachOn(s, pos, [&](const Workload& p) {
         if (p.id != w.id && p.phase != Phase::kTerminating &&
             placement::SpreadSelects(c, w.namespace_, p.namespace_, p.labels))
           ++count;
-      }
+      });
     }
   }
   for (auto& sp : st.spread) {
@@ -297,27 +321,39 @@ State::NodeFilter State::TopologyFilter(uint32_t pos, const Workload& w,
 
 namespace {
 
-// InterPodAffinity's PreScore and Score: each preferred term adds (affinity) or subtracts
-// (anti-affinity) its weight per selected pod in the node's domain.
+// InterPodAffinity's PreScore and Score: each preferred term of `w` adds (affinity) or subtracts
+// (anti-affinity) its weight per selected pod in the node's domain; symmetrically, each placed
+// pod's terms that select `w` score its own domain: a preferred affinity term its weight, a
+// preferred anti-affinity term minus its weight, a required affinity term kube-scheduler's
+// hardPodAffinityWeight (1).
 void AffinityScores(const State& s, const std::vector<size_t>& feasible, const Workload& w,
                     std::vector<int64_t>& out) {
-  const PodTopologyRules& r = *w.topology;
   std::map<std::pair<std::string, std::string>, int64_t> by_domain;
-  auto add = [&](const WeightedPodAffinityTerm& t, int64_t sign, const Workload& p,
-                 const Labels& labels) {
-    if (!Selects(s, t.term, w, p)) return;
-    if (const std::string* d = LabelOf(labels, t.term.topology_key))
-      by_domain[{t.term.topology_key, *d}] += sign * t.weight;
+  auto add = [&](const PodAffinityTerm& t, int64_t weight, const Workload& owner,
+                 const Workload& selected, const Labels& labels) {
+    if (!Selects(s, t, owner, selected)) return;
+    if (const std::string* d = LabelOf(labels, t.topology_key))
+      by_domain[{t.topology_key, *d}] += weight;
   };
-  for (uint32_t pos = 0; pos < s.nodes.size(); ++pos) {
-    const Labels& labels = s.LabelsAt(pos);
-    for (Slot v : s.node_live[pos].workloads) {
-      const Workload& p = s.workloads[v];
-      if (p.id == w.id) continue;
-      for (const auto& t : r.affinity.preferred) add(t, +1, p, labels);
-      for (const auto& t : r.anti_affinity.preferred) add(t, -1, p, labels);
+  if (w.topology &&
+      (!w.topology->affinity.preferred.empty() || !w.topology->anti_affinity.preferred.empty()))
+    for (uint32_t pos = 0; pos < s.nodes.size(); ++pos) {
+      const Labels& labels = s.LabelsAt(pos);
+      ForEachOn(s, pos, [&](const Workload& p) {
+        if (p.id == w.id) return;
+        for (const auto& t : w.topology->affinity.preferred) add(t.term, t.weight, w, p, labels);
+        for (const auto& t : w.topology->anti_affinity.preferred)
+          add(t.term, -t.weight, w, p, labels);
+      });
     }
-  }
+  // Symmetry (bound pods with such terms, and a group's members placed before `w`).
+  ForEachPlacedWithRules(s, s.scoring_pods, [&](const Workload& p, const Labels& labels) {
+    if (p.id == w.id) return;
+    for (const auto& t : p.topology->affinity.required)
+      add(t, placement::kHardPodAffinityWeight, p, w, labels);
+    for (const auto& t : p.topology->affinity.preferred) add(t.term, t.weight, p, w, labels);
+    for (const auto& t : p.topology->anti_affinity.preferred) add(t.term, -t.weight, p, w, labels);
+  });
   out.assign(feasible.size(), 0);
   for (size_t j = 0; j < feasible.size(); ++j) {
     const Labels& labels = s.LabelsAt(static_cast<uint32_t>(feasible[j]));
@@ -359,12 +395,11 @@ void SpreadScores(const State& s, const std::vector<size_t>& feasible, const Wor
     for (size_t k = 0; k < soft.size(); ++k) {
       const TopologySpreadConstraint& c = all[soft[k]];
       int64_t& n = counts[k][*LabelOf(labels, c.topology_key)];
-      for (Slot v : s.node_live[pos].workloads) {
-        const Workload& p = s.workloads[v];
+      ForEachOn(s, pos, [&](const Workload& p) {
         if (p.id != w.id && p.phase != Phase::kTerminating &&
             placement::SpreadSelects(c, w.namespace_, p.namespace_, p.labels))
           ++n;
-      }
+      });
     }
   }
   for (size_t j = 0; j < feasible.size(); ++j) {
@@ -389,7 +424,7 @@ void State::TopologyScores(const std::vector<size_t>& feasible, const Workload& 
   spread.assign(feasible.size(), 0);
   if (!HasTopologyPreferences(w)) return;
   AffinityScores(*this, feasible, w, affinity);
-  SpreadScores(*this, feasible, w, spread);
+  if (w.topology) SpreadScores(*this, feasible, w, spread);
 }
 
 }  // namespace arbiter::engine

@@ -17,9 +17,8 @@ std::optional<std::vector<Slot>> State::QuotaOnlyVictims(const Workload& w,
   std::vector<PdbState> pdb_state;
   if (strict) ComputePdbState(&pdb_state);
   const std::string* cohort = quota.CohortOf(w.namespace_);
-  // A pod group's reclaim (gang_reclaim.cc) has no fair-sharing strategies; a single pod's has.
-  const bool group = w.gang != kNoGang && NeedsGang(w);
-  if (!group && cohort && quota.FairSharing(*cohort)) {
+  // Under fair sharing the strategies choose, for a pod and a pod group alike (reclaim_planner.h).
+  if (cohort && quota.FairSharing(*cohort)) {
     auto picks = FairVictims(w, c, std::nullopt, strict ? &pdb_state : nullptr);
     if (!picks) return std::nullopt;
     std::vector<Slot> out;

@@ -22,42 +22,45 @@ bool ReclaimPlanner::Run(std::string* why, std::string* wait) {
   return true;
 }
 
-// The candidates (never a member of the group itself), the budgets and the fair-sharing mode.
+// The candidates (never a member of the preemptor's own pod group: a group's pending members, or
+// a pod's running group, are one workload to Kueue), the budgets and the fair-sharing mode.
 bool ReclaimPlanner::Collect(std::string* why, std::string* wait) {
   c_ = s_.CollectQuotaCandidates(pre_);
   // Like preemption: come back when a protected candidate turns minRuntime old, even if nothing
   // else happens in the pool by then.
   if (c_.young_until) s_.wakeups.push(*c_.young_until);
   const bool group = !label_.empty();
-  if (group) {
-    State::QuotaCandidates kept = c_;
-    kept.slots.clear();
-    kept.variant.clear();
-    kept.young.clear();
-    for (size_t k = 0; k < c_.slots.size(); ++k)
-      if (!s_.SameGang(s_.workloads[c_.slots[k]], pre_)) {
-        kept.slots.push_back(c_.slots[k]);
-        kept.variant.push_back(c_.variant[k]);
-      }
-    for (Slot v : c_.young)
-      if (!s_.SameGang(s_.workloads[v], pre_)) kept.young.push_back(v);
-    c_ = std::move(kept);
-  }
+  if (pre_.gang != kNoGang) DropOwnGroup();
   if (c_.slots.empty()) {
     *wait = s_.YoungCandidatesMessage(pre_, c_);
-    if (c_.beyond_min && !group)  // Kueue's NoFit: the request alone is above the nominal quota
-      *why =
-          "; its request exceeds the min of its ElasticQuota, and only borrowWithinCohort "
-          "would let it preempt while borrowing";
+    if (c_.beyond_min)  // Kueue's NoFit: the request alone is above the nominal quota
+      *why = std::string(group ? "; the group's request" : "; its request") +
+             " exceeds the min of its ElasticQuota, and only borrowWithinCohort would let it "
+             "preempt while borrowing";
     return false;
   }
   strict_ = s_.policy.disruption_budgets == DisruptionBudgetMode::kStrict && !s_.pdbs.empty();
   if (strict_) s_.ComputePdbState(&pdb_state_);
   cohort_ = s_.quota.CohortOf(pre_.namespace_);
-  // Under fair sharing (fair_preemption.cc) the strategies choose; the picks of each plan are
-  // kept for the victims' messages. A group has no fair-sharing strategies.
-  fair_ = !group && cohort_ && s_.quota.FairSharing(*cohort_);
+  // Under fair sharing (fair_preemption.cc) the strategies choose, for a pod and a group alike;
+  // the picks of each plan are kept for the victims' messages.
+  fair_ = cohort_ && s_.quota.FairSharing(*cohort_);
   return true;
+}
+
+void ReclaimPlanner::DropOwnGroup() {
+  State::QuotaCandidates kept = c_;
+  kept.slots.clear();
+  kept.variant.clear();
+  kept.young.clear();
+  for (size_t k = 0; k < c_.slots.size(); ++k)
+    if (!s_.SameGang(s_.workloads[c_.slots[k]], pre_)) {
+      kept.slots.push_back(c_.slots[k]);
+      kept.variant.push_back(c_.variant[k]);
+    }
+  for (Slot v : c_.young)
+    if (!s_.SameGang(s_.workloads[v], pre_)) kept.young.push_back(v);
+  c_ = std::move(kept);
 }
 
 bool ReclaimPlanner::RoomOk(const Room& room, const std::vector<Slot>& gone) {
@@ -92,6 +95,8 @@ std::optional<std::vector<Slot>> ReclaimPlanner::FairSet(const Room& room) {
   if (!picks) return std::nullopt;
   std::vector<Slot> out;
   for (const State::FairPick& p : *picks) out.push_back(p.slot);
+  // The strategies free the quota (and room on `node`); a group's members must also fit.
+  if (room.kind == Room::Kind::kMembers && !RoomOk(room, out)) return std::nullopt;
   fair_plans_.emplace_back(node, std::move(*picks));
   return out;
 }
@@ -195,7 +200,7 @@ bool ReclaimPlanner::TakeForRoom(bool allow, const Room& room, std::vector<Slot>
 // unit per attempt.
 bool ReclaimPlanner::Choose(Plan* plan, std::string* why, std::string* wait) {
   std::vector<std::vector<bool>> units;
-  if (label_.empty())
+  if (label_.empty() || fair_)  // the fair-sharing strategies have no attempts
     units.push_back(c_.attempts);
   else
     for (const bool allow : c_.attempts) units.push_back({allow});

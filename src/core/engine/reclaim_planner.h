@@ -3,8 +3,11 @@
 // (engine-internal). One planner serves a single pod (PodReclaim, reclaim.cc) and a pod group
 // (GroupReclaim, gang_reclaim.cc): the preemptor is the pod itself, or the group's pending members
 // as one (the sum of their requests, their lowest priority and latest submission). What they share:
-//   - the candidates, their order, validity and Kueue's attempts (quota_preemption.cc); a group's
-//     own members are never candidates;
+//   - the candidates, their order, validity and Kueue's attempts (quota_preemption.cc); the
+//     preemptor's own pod group's members are never candidates (a group's, or a pod's running
+//     group's);
+//   - under fair sharing in the cohort, the fair-sharing strategies' victims (fair_preemption.cc),
+//     for a pod and a group alike;
 //   - the victim sets: greedy in candidate order until the quota is free (and, when asked, room is
 //     made), then victims given back from the last chosen while that still holds (MinimalSet);
 //   - the steps: (1) the minimal quota-freeing set, if the preemptor is then placeable; (2) else a
@@ -73,7 +76,7 @@ class ReclaimPlanner {
 
   // The first of `attempts` (Kueue's allowBorrowing values) with a minimal set (greedy in
   // candidate order, then given back from the last) that frees the quota and makes `room`; under
-  // fair sharing, the fair-sharing strategies' set instead (a pod's only).
+  // fair sharing, the fair-sharing strategies' set instead.
   std::optional<std::vector<Slot>> MinimalSet(const std::vector<bool>& attempts, Room room);
   bool RoomOk(const Room& room, const std::vector<Slot>& gone);
   // The candidates (indices into c_.slots, in candidate order) on the node at `pos`.
@@ -87,7 +90,7 @@ class ReclaimPlanner {
   bool strict_ = false;  // disruptionBudgets: Strict, with budgets
   std::vector<State::PdbState> pdb_state_;
   const std::string* cohort_ = nullptr;
-  bool fair_ = false;  // fair sharing in the cohort (a pod's plan only)
+  bool fair_ = false;  // fair sharing in the cohort
   std::vector<std::pair<std::optional<uint32_t>, std::vector<State::FairPick>>> fair_plans_;
   std::vector<std::string> blocking_;  // budgets that protected a candidate (Strict)
   std::string room_why_;               // why step 3 failed (set by StepCombined)
@@ -103,6 +106,7 @@ class ReclaimPlanner {
   };
   const Prefix& GreedyPrefix(bool allow);
   bool Collect(std::string* why, std::string* wait);
+  void DropOwnGroup();
   std::optional<std::vector<Slot>> ClassicSet(bool allow, const Room& room);
   bool TakeForRoom(bool allow, const Room& room, std::vector<Slot>& chosen,
                    std::vector<const Workload*>& released);

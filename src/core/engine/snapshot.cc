@@ -547,7 +547,7 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot,
     if (x.taint_evict_at >= 0) s.taint_timed.push_back(x.slot);
     if (x.topology) s.topology_seen = true;
     if (x.unreclaimable_hold) s.cycle_holds.push_back(x.slot);
-    if (x.node != kNoNode) s.TrackAntiAffinity(x, /*bound=*/true);
+    if (x.node != kNoNode) s.TrackPlacedTopology(x, /*bound=*/true);
   }
   s.RematchAllPdbs();
   // A pool appended before the first Tick stays as it was: the next command puts it in order, as

@@ -242,9 +242,12 @@ class State {
   // kube-scheduler's InterPodAffinity and PodTopologySpread. `w` has rules of its own, or a placed
   // pod's required anti-affinity may reject it (the symmetric rule).
   bool NeedsTopology(const Workload& w) const {
-    return w.topology != nullptr || !anti_affinity_pods.empty();
+    return w.topology != nullptr || !anti_affinity_pods.empty() || PlacingHasTopology();
   }
-  static bool HasTopologyPreferences(const Workload& w);
+  bool PlacingHasTopology() const { return placing_with_topology > 0; }
+  // Some score of the two plugins can differ among nodes: `w`'s preferred terms or ScheduleAnyway
+  // constraints, or a placed pod's terms that score toward `w` (symmetry, scoring_pods).
+  bool HasTopologyPreferences(const Workload& w) const;
   // The attempt's counts for `w` (cached while the pool does not change).
   const TopologyState& TopologyOf(const Workload& w) const;
   // The two plugins' filters on the node, with the workloads in `removed` (on that node: a
@@ -260,9 +263,11 @@ class State {
   // The two plugins' scores (before weights) over `feasible`, normalised.
   void TopologyScores(const std::vector<size_t>& feasible, const Workload& w,
                       std::vector<int64_t>& affinity, std::vector<int64_t>& spread) const;
-  // Bound pods with a required anti-affinity term (the symmetric rule); kept by Bind and Release.
-  std::vector<Slot> anti_affinity_pods;
-  void TrackAntiAffinity(const Workload& w, bool bound);
+  // Bound pods with a required anti-affinity term (the symmetric rule), and bound pods with a
+  // required affinity or a preferred (anti-)affinity term (InterPodAffinity's symmetric score:
+  // their terms score toward the incoming pods they select); kept by Bind and Release.
+  std::vector<Slot> anti_affinity_pods, scoring_pods;
+  void TrackPlacedTopology(const Workload& w, bool bound);
   // A workload with pod topology rules was submitted once: labels and namespace are part of every
   // shape class from then on (who is selected depends on them).
   bool topology_seen = false;
@@ -455,10 +460,16 @@ class State {
     const placement::PodShape* shape;
     placement::GpuAssignment gpus;
     bool allocated;  // an allocation (a member placed), else a release (a victim gone)
+    Slot member;     // the member placed (kNoSlot: none named)
   };
+  // `member`: the member placed, which the next members' pod topology sees (`placing`).
   void ApplyTentative(std::vector<Tentative>& log, uint32_t pos, const placement::PodShape& shape,
                       const placement::GpuAssignment& gpus, bool allocate,
-                      std::vector<char>* touched = nullptr);
+                      std::vector<char>* touched = nullptr, Slot member = kNoSlot);
+  // Members of a pod group placed tentatively in the dry run under way (slot, node position), in
+  // placement order: the pod topology of the members after them counts them as placed there.
+  std::vector<std::pair<Slot, uint32_t>> placing;
+  size_t placing_with_topology = 0;  // of `placing`, those with pod topology rules
   void ReleaseTentative(std::vector<Tentative>& log, Slot victim, std::vector<char>* touched);
   void UndoTentative(std::vector<Tentative>& log);
   // Room for every pending member of a group, in queue order: free room, else a priority

@@ -46,5 +46,8 @@ void NormalizeAffinityScores(std::vector<int64_t>& scores);
 // kube-scheduler's default profile weights for the two plugins.
 inline constexpr int64_t kInterPodAffinityWeight = 2;
 inline constexpr int64_t kPodTopologySpreadWeight = 2;
+// InterPodAffinity's hardPodAffinityWeight (its default): what a placed pod's required affinity
+// term that selects the incoming pod adds to the score of its domain (symmetry).
+inline constexpr int64_t kHardPodAffinityWeight = 1;
 
 }  // namespace arbiter::placement
