@@ -168,7 +168,8 @@ Status Simulation::Run(std::optional<Millis> until) {
     // The work model's timers due now: runs completing, victims exiting.
     while (auto due = timers_.PopDue(now_)) {
       engine::CommandOp op = due->kind == WorkTimers::Kind::kComplete
-                                 ? engine::CommandOp(engine::PodFinished{due->workload, 0})
+                                 ? engine::CommandOp(engine::PodFinished{
+                                       due->workload, recorder_->ExitCode(due->workload)})
                                  : engine::CommandOp(engine::VictimExited{due->workload});
       if (Status s = Apply(engine::Command{due->time, std::move(op)}); !s.ok()) return s;
     }
@@ -204,7 +205,8 @@ SimResult Simulation::Finish(Millis end) {
   // Timers due by the end still fire (no scheduling cycle follows).
   while (auto due = timers_.PopDue(end)) {
     engine::CommandOp op = due->kind == WorkTimers::Kind::kComplete
-                               ? engine::CommandOp(engine::PodFinished{due->workload, 0})
+                               ? engine::CommandOp(engine::PodFinished{
+                                     due->workload, recorder_->ExitCode(due->workload)})
                                : engine::CommandOp(engine::VictimExited{due->workload});
     (void)Apply(engine::Command{due->time, std::move(op)});
   }

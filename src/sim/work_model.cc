@@ -9,6 +9,7 @@ WorkSpec WorkSpec::Of(const Pod& pod) {
   s.duration = pod.sim.duration;
   s.checkpoint_interval = pod.sim.checkpoint_interval;
   s.shutdown = pod.sim.shutdown_time;
+  s.exit_code = pod.sim.exit_code;
   return s;
 }
 

@@ -29,6 +29,7 @@ struct WorkSpec {
   std::optional<Millis> duration;  // run time needed when never interrupted; none: forever
   std::optional<Millis> checkpoint_interval;  // none: no checkpoints
   Millis shutdown = 0;                        // time needed after SIGTERM to save and exit
+  int32_t exit_code = 0;                      // when the duration is done (arbiter.dev/exit-code)
   static WorkSpec Of(const Pod& pod);
 };
 
