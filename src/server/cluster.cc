@@ -847,8 +847,13 @@ void Cluster::AddEvent(const engine::Event& e, const Json& involved, Millis t) {
   const std::string name = involved.at("metadata").value("name", "") + suffix;
   Json ev = KubeEvent(e, involved, name, t);
   if (ev.is_null()) return;
+  StoreEvent(std::move(ev));
+}
+
+void Cluster::StoreEvent(Json ev) {
   ev["metadata"]["uid"] = NewUid();
   const std::string ns = ev["metadata"]["namespace"];
+  const std::string name = ev["metadata"]["name"];
   store_.Put("Event", ns, name, std::move(ev));
   events_.push_back({ns, name});
   while (events_.size() > kMaxEvents) {

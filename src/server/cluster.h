@@ -205,6 +205,11 @@ class Cluster {
   bool OnlyArrivalsMoved(const std::vector<engine::Event>& events,
                          const std::vector<uint64_t>& touched) const;
   void AddEvent(const engine::Event& e, const Json& involved, Millis t);
+  // Stores a core/v1 Event (its uid given here), keeping the newest kMaxEvents.
+  void StoreEvent(Json ev);
+  // An Event of the Job controller about `job` (SuccessfulCreate, Completed, ...).
+  void AddJobEvent(const Json& job, bool warning, const std::string& reason,
+                   const std::string& message, Millis t);
   // Rewrites the status of pending pods (not in `touched`, sorted) whose reason text moved.
   void RefreshPending(const std::vector<uint64_t>& touched, Millis t);
   // Keeps pending_ and reserved_ in step with a pod status just written.

@@ -1,10 +1,12 @@
 // The Cluster's side of batch/v1 Jobs (job_controller.h): their create / update / delete, and
 // the Job controller's decisions carried out as the Cluster's own Put and Delete steps.
 #include <algorithm>
+#include <cstdio>
 
 #include "server/cluster.h"
 #include "server/cluster_target.h"
 #include "server/job_controller.h"
+#include "server/pod_status.h"
 
 namespace arbiter::server {
 
@@ -141,8 +143,11 @@ void Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
     if (fin.empty()) pod["metadata"].erase("finalizers");
     store_.Put("Pod", ns, pod_name, std::move(pod));
   }
-  for (const auto& pod_name : plan.remove) (void)Delete(PodDelete(t, ns, pod_name));
+  for (const auto& pod_name : plan.remove)
+    if (Delete(PodDelete(t, ns, pod_name)).ok())
+      AddJobEvent(job, false, "SuccessfulDelete", "Deleted pod: " + pod_name, t);
   const int made = CreateJobPods(t, job, plan.create);
+  for (const auto& e : plan.events) AddJobEvent(job, e.warning, e.reason, e.message, t);
   if (made < plan.create) {  // refused (quota, LimitRanger): tried again at the next mutation
     const int64_t active = plan.status.value("active", 0) - (plan.create - made);
     if (active > 0)
@@ -172,9 +177,39 @@ int Cluster::CreateJobPods(Millis t, const Json& job, int n) {
     c.object = PodFromTemplate(job);
     c.object["metadata"]["name"] = name;
     if (!Put(c, nullptr).ok()) break;
+    AddJobEvent(job, false, "SuccessfulCreate", "Created pod: " + name, t);
     ++made;
   }
   return made;
+}
+
+void Cluster::AddJobEvent(const Json& job, bool warning, const std::string& reason,
+                          const std::string& message, Millis t) {
+  const Json& meta = job.at("metadata");
+  char suffix[32];
+  std::snprintf(suffix, sizeof suffix, ".%llx", static_cast<unsigned long long>(++event_counter_));
+  const std::string ns = meta.value("namespace", "default");
+  StoreEvent({{"apiVersion", "v1"},
+              {"kind", "Event"},
+              {"metadata",
+               {{"name", meta.value("name", "") + suffix},
+                {"namespace", ns},
+                {"creationTimestamp", KubeTime(t)}}},
+              {"involvedObject",
+               {{"apiVersion", "batch/v1"},
+                {"kind", "Job"},
+                {"namespace", ns},
+                {"name", meta.value("name", "")},
+                {"uid", meta.value("uid", "")}}},
+              {"reason", reason},
+              {"message", message},
+              {"type", warning ? "Warning" : "Normal"},
+              {"source", {{"component", "job-controller"}}},
+              {"reportingComponent", "job-controller"},
+              {"reportingInstance", "arbiter"},
+              {"firstTimestamp", KubeTime(t)},
+              {"lastTimestamp", KubeTime(t)},
+              {"count", 1}});
 }
 
 std::optional<Millis> Cluster::NextJobDeadline() const {

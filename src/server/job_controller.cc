@@ -80,6 +80,8 @@ void DefaultJob(Json& job, const std::string& uid) {
   labels[kJobNameLabel] = name;
   labels["controller-uid"] = uid;
   labels["job-name"] = name;
+  Json& own = job["metadata"]["labels"];
+  if (!own.is_object() || own.empty()) own = labels;
 }
 
 Json PodFromTemplate(const Json& job) {
@@ -124,22 +126,23 @@ bool HasCondition(const Json& status, const char* type) {
   return false;
 }
 
-// Sets condition `type` (kube's: a transition rewrites the times, the same status keeps them).
-void SetCondition(Json& status, const char* type, bool value, const char* reason,
+// Sets condition `type` (kube's: a transition rewrites the times, the same status keeps them);
+// true if it changed.
+bool SetCondition(Json& status, const char* type, bool value, const char* reason,
                   const char* message, Millis now) {
   Json& conds = status["conditions"];
   if (!conds.is_array()) conds = Json::array();
   const char* text = value ? "True" : "False";
   for (auto& c : conds) {
     if (Field(c, "type") != type) continue;
-    if (Field(c, "status") == text) return;
+    if (Field(c, "status") == text) return false;
     c = {{"type", type},
          {"status", text},
          {"reason", reason},
          {"message", message},
          {"lastProbeTime", KubeTime(now)},
          {"lastTransitionTime", KubeTime(now)}};
-    return;
+    return true;
   }
   conds.push_back({{"type", type},
                    {"status", text},
@@ -147,6 +150,7 @@ void SetCondition(Json& status, const char* type, bool value, const char* reason
                    {"message", message},
                    {"lastProbeTime", KubeTime(now)},
                    {"lastTransitionTime", KubeTime(now)}});
+  return true;
 }
 
 bool Suspended(const Json& job) { return Field(Field(job, "spec"), "suspend") == true; }
@@ -268,18 +272,23 @@ JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis no
     plan.remove = Names(p.active);
     keep = 0;
     SetCondition(st, "Failed", true, fail_reason, fail_message, now);
+    plan.events.push_back({true, fail_reason, fail_message});
   } else if (complete) {
     st["completionTime"] = KubeTime(now);
     SetCondition(st, "Complete", true, "CompletionsReached",
                  "Reached expected number of succeeded pods", now);
+    plan.events.push_back({false, "Completed", "Job completed"});
   } else if (Suspended(job)) {
     plan.remove = Names(p.active);
     keep = 0;
     st.erase("startTime");
-    SetCondition(st, "Suspended", true, "JobSuspended", "Job suspended", now);
+    if (SetCondition(st, "Suspended", true, "JobSuspended", "Job suspended", now))
+      plan.events.push_back({false, "Suspended", "Job suspended"});
   } else {
-    if (HasCondition(st, "Suspended"))
+    if (HasCondition(st, "Suspended")) {
       SetCondition(st, "Suspended", false, "JobResumed", "Job resumed", now);
+      plan.events.push_back({false, "Resumed", "Job resumed"});
+    }
     if (!st.contains("startTime")) st["startTime"] = KubeTime(now);
     const int64_t wanted = Wanted(spec, succeeded, active);
     if (wanted > active) plan.create = static_cast<int>(wanted - active);

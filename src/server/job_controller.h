@@ -48,7 +48,8 @@ inline constexpr char kJobTrackingFinalizer[] = "batch.kubernetes.io/job-trackin
 // `template_errors`, from the caller's pod validation, are added under spec.template).
 Diagnostics ValidateJob(const Json& job, const std::string& display_name);
 // The Job with the server's defaults (parallelism 1, backoffLimit 6, completionMode NonIndexed,
-// suspend false, the generated selector and template labels), given its uid.
+// suspend false, the generated selector and template labels; the Job's labels are the template's
+// when it has none), given its uid.
 void DefaultJob(Json& job, const std::string& uid);
 // The Pod object spec.template makes, without its name (the caller picks a free one).
 Json PodFromTemplate(const Json& job);
@@ -61,8 +62,14 @@ bool JobFinished(const Json& job);
 std::optional<Millis> JobDeadline(const Json& job);
 
 // One Job's decisions at `now`, given its pods (any order).
+struct JobEvent {
+  bool warning = false;
+  std::string reason;  // Completed, BackoffLimitExceeded, DeadlineExceeded, Suspended, Resumed
+  std::string message;
+};
 struct JobPlan {
   Json status;                       // the new status (equal to the old one: nothing to write)
+  std::vector<JobEvent> events;      // the Job's condition changes, as the controller reports them
   int create = 0;                    // pods to make from the template
   std::vector<std::string> remove;   // pods to delete
   std::vector<std::string> counted;  // finished pods whose finalizer comes off

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "cluster_fixtures.h"
 #include "server/cluster.h"
 
@@ -122,6 +124,12 @@ TEST(JobController, ParallelismTwoCompletionsFourCompletesWithFourSucceeded) {
   EXPECT_EQ(PodsOf(c, "train").size(), 4u);
   for (const Json* p : PodsOf(c, "train"))  // counted: the tracking finalizer is off
     EXPECT_FALSE(p->at("metadata").contains("finalizers"));
+  std::map<std::string, int> events;  // the Job controller's Events about the Job
+  for (const Json* e : c.store().List("Event", "default"))
+    if (e->at("involvedObject").value("kind", "") == "Job") ++events[e->value("reason", "")];
+  EXPECT_EQ(events["SuccessfulCreate"], 4);
+  EXPECT_EQ(events["Completed"], 1);
+  EXPECT_EQ(job["metadata"]["labels"][kJobNameLabel], "train");  // the template's labels
 }
 
 TEST(JobController, WorkQueueIsDoneWhenOneSucceededAndNoneRuns) {
