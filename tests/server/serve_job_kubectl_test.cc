@@ -1,4 +1,4 @@
-// batch/v1 Jobs on `arbiter serve` under the real kubectl (issue 27): examples/job.yaml (the
+// batch/v1 Jobs on `arbiter serve` under the real kubectl (issue 27): examples/serve/job.yaml (the
 // example docs/serve.md shows) is applied, completes 4/4, its pods are listed by the job-name
 // label, a restart keeps the Job and its pods, and a bad Job is refused with Kubernetes' message.
 #include <gtest/gtest.h>
@@ -23,7 +23,7 @@ TEST(ServeJobKubectlTest, ExampleJobCompletesAndKeepsItsPodsAcrossARestart) {
   ASSERT_TRUE(s.Start()) << s.log();
   CommandOutput pool = s.Kubectl("apply -f " + kExamples + "pool.yaml");
   ASSERT_EQ(pool.rc, 0) << pool.out;
-  CommandOutput a = s.Kubectl("apply -f " + kExamples + "job.yaml");
+  CommandOutput a = s.Kubectl("apply -f " + kExamples + "serve/job.yaml");
   ASSERT_EQ(a.rc, 0) << a.out << s.log();
   EXPECT_NE(a.out.find("job.batch/sweep created"), std::string::npos) << a.out;
   CommandOutput running = s.Kubectl("get jobs");
