@@ -30,6 +30,7 @@ const std::vector<ApiKind>& ApiKinds() {
        true,
        true,
        KindId::kResourceQuota},
+      {"Job", "batch", "v1", "jobs", "job", {}, true, false, KindId::kJob},
       {"PodDisruptionBudget",
        "policy",
        "v1",

@@ -6,6 +6,8 @@
 //
 //   core/v1                       Namespace, Node, Pod, ResourceQuota, LimitRange, Event (served
 //                                 only: the daemon writes events, manifests do not hold them)
+//   batch/v1                      Job (served only: the daemon's Job controller runs it,
+//                                 job_controller.h; manifests for `arbiter sim` do not hold them)
 //   policy/v1                     PodDisruptionBudget
 //   scheduling.k8s.io/v1          PriorityClass
 //   arbiter.dev/v1alpha1          ElasticQuota, PoolPolicy, PriceBook, QoS, ResourceFlavor
@@ -37,6 +39,7 @@ enum class KindId : uint8_t {
   kQoS,
   kResourceFlavor,
   kPodGroup,
+  kJob,
 };
 
 struct ApiKind {
@@ -53,7 +56,7 @@ struct ApiKind {
   std::string ApiVersion() const;
 };
 
-// Every kind, in the order the API lists them: core, policy, scheduling.k8s.io, arbiter.dev,
+// Every kind, in the order the API lists them: core, batch, policy, scheduling.k8s.io, arbiter.dev,
 // scheduling.x-k8s.io (built-in groups before custom ones); by plural within a group version.
 const std::vector<ApiKind>& ApiKinds();
 

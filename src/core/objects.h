@@ -166,6 +166,9 @@ struct SimSpec {
   // arbiter.dev/requeue-on-preempt: "true": under QoS preemption, a victim that exits within its
   // GraceTime is requeued (a Slurm job that calls `scontrol requeue` itself) instead of COMPLETED.
   bool requeue_on_preempt = false;
+  // arbiter.dev/exit-code: the code the workload exits with when its duration is done (0..255;
+  // non-zero: the pod ends Failed, as a container that exits with it).
+  int32_t exit_code = 0;
 };
 
 // The pod group a pod belongs to (scheduler-plugins coscheduling: the label

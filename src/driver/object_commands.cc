@@ -55,6 +55,7 @@ std::optional<engine::CommandOp> UpsertCommand(KindId kind, const ManifestSet& m
     case KindId::kEvent:
     case KindId::kResourceFlavor:
     case KindId::kPodGroup:
+    case KindId::kJob:  // a Job is its pods (serve's Job controller makes them)
       return std::nullopt;
   }
   return std::nullopt;
@@ -87,6 +88,7 @@ std::optional<engine::CommandOp> DeleteCommand(KindId kind, const std::string& n
     case KindId::kEvent:
     case KindId::kResourceFlavor:
     case KindId::kPodGroup:
+    case KindId::kJob:
       return std::nullopt;
   }
   return std::nullopt;

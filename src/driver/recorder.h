@@ -126,7 +126,12 @@ class Recorder final : public engine::EventSink, public engine::RunSink {
   void Record(const engine::WorkloadStatus& s);
 
   SimResult result;
-  std::vector<Work> works;                         // by WorkloadId
+  std::vector<Work> works;  // by WorkloadId
+  // The code a workload's run exits with when its duration is done (arbiter.dev/exit-code).
+  int32_t ExitCode(engine::WorkloadId id) const {
+    const uint64_t v = engine::Value(id);
+    return v < works.size() ? works[v].spec.exit_code : 0;
+  }
   std::vector<std::optional<ResourceList>> usage;  // by WorkloadId: arbiter.dev/usage
   std::map<uint64_t, std::string> stop_text;       // the work model's facts of a pending stop
 

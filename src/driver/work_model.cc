@@ -9,6 +9,7 @@ WorkSpec WorkSpec::Of(const Pod& pod) {
   s.duration = pod.sim.duration;
   s.checkpoint_interval = pod.sim.checkpoint_interval;
   s.shutdown = pod.sim.shutdown_time;
+  s.exit_code = pod.sim.exit_code;
   return s;
 }
 
@@ -157,9 +158,9 @@ void WorkTimers::Restore(const std::vector<Timer>& live, uint64_t seq,
   generation_ = std::move(generations);
 }
 
-engine::Command DueCommand(const WorkTimers::Timer& due) {
+engine::Command DueCommand(const WorkTimers::Timer& due, int32_t exit_code) {
   engine::CommandOp op = due.kind == WorkTimers::Kind::kComplete
-                             ? engine::CommandOp(engine::PodFinished{due.workload, 0})
+                             ? engine::CommandOp(engine::PodFinished{due.workload, exit_code})
                              : engine::CommandOp(engine::VictimExited{due.workload});
   return engine::Command{due.time, std::move(op)};
 }

@@ -30,6 +30,7 @@ struct WorkSpec {
   std::optional<Millis> duration;  // run time needed when never interrupted; none: forever
   std::optional<Millis> checkpoint_interval;  // none: no checkpoints
   Millis shutdown = 0;                        // time needed after SIGTERM to save and exit
+  int32_t exit_code = 0;                      // when the duration is done (arbiter.dev/exit-code)
   static WorkSpec Of(const Pod& pod);
 };
 
@@ -113,7 +114,8 @@ class WorkTimers {
 };
 
 // The engine command a due timer stands for, at the timer's time: a completed run is PodFinished
-// (exit code 0), a signalled workload's exit is VictimExited.
-engine::Command DueCommand(const WorkTimers::Timer& due);
+// with `exit_code` (the pod's arbiter.dev/exit-code, Recorder::ExitCode), a signalled workload's
+// exit is VictimExited.
+engine::Command DueCommand(const WorkTimers::Timer& due, int32_t exit_code = 0);
 
 }  // namespace arbiter::driver

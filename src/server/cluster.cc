@@ -13,6 +13,8 @@
 #include "core/validation.h"
 #include "driver/object_commands.h"
 #include "driver/recorder.h"
+#include "server/cluster_target.h"
+#include "server/job_controller.h"
 #include "server/pdb_status.h"
 #include "server/pod_status.h"
 #include "server/pod_update.h"
@@ -149,6 +151,7 @@ std::string Cluster::PeekUid() const { return FormatUid(uid_prefix_, uid_counter
 std::optional<Millis> Cluster::NextDue() {
   std::optional<Millis> t = timers_.Next();
   if (auto w = engine_->NextWakeup()) t = t ? std::min(*t, *w) : *w;
+  if (auto j = NextJobDeadline()) t = t ? std::min(*t, *j) : *j;
   return t;
 }
 
@@ -159,17 +162,28 @@ MutationResult Cluster::Apply(const Mutation& m, const Prepared* prepared) {
 }
 
 MutationResult Cluster::ApplyShared(const Mutation& m, const Prepared* prepared) {
+  MutationResult r;
   switch (m.op) {
     case Mutation::Op::kCreate:
     case Mutation::Op::kUpdate:
-      return Put(m, prepared);
+      r = Put(m, prepared);
+      break;
     case Mutation::Op::kDelete:
-      return m.eviction ? Evict(m) : Delete(m);
+      r = m.eviction ? Evict(m) : Delete(m);
+      break;
     case Mutation::Op::kAdvance:
       Advance(m.time);
-      return {};
+      break;
   }
-  return {};
+  if (!r.ok() || m.dry_run) return r;
+  // The Job controller's turn, at the same instant (its own creates and deletes are Put and
+  // Delete steps of this mutation: a replay makes them again).
+  RunJobs(m.time);
+  if (const KindInfo* k = FindKind(m.kind); r.stored && k && k->id == KindId::kJob)
+    if (auto now = store_.Share(m.kind, r.stored->at("metadata").value("namespace", ""),
+                                r.stored->at("metadata").value("name", "")))
+      r.stored = std::move(now);
+  return r;
 }
 
 // ------------------------------------------------------------------ validation
@@ -293,6 +307,7 @@ Cluster::Prepared Cluster::Prepare(const Mutation& m) {
   if (!info || !m.object.is_object() || !m.object.contains("metadata") ||
       !m.object["metadata"].is_object())
     return p;
+  if (info->storage == Storage::kController) return p;  // the Job rules need no loader
   Json obj = m.object;
   Json& meta = obj["metadata"];
   // The namespace as Put settles it.
@@ -306,18 +321,6 @@ Cluster::Prepared Cluster::Prepare(const Mutation& m) {
   return p;
 }
 
-// A create or update on its way through Put's steps.
-struct Cluster::Target {
-  Target(const KindInfo& k, Json o) : kind(k), obj(std::move(o)) {}
-  const KindInfo& kind;
-  Json obj;  // the object as it will be stored
-  std::string name, ns;
-  const Json* existing = nullptr;  // the stored object it replaces
-  bool spec_changed = true;
-  std::optional<uint64_t> new_workload;  // a created Pod's workload
-  bool deadline_set = false;             // SetPodDeadline applied: backfill reservations may move
-};
-
 MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   const KindInfo* info = FindKind(m.kind);
   if (!info || info->storage == Storage::kServerWritten)
@@ -328,6 +331,7 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   Target t{*info, m.object};
   if (auto e = Settle(m, t)) return Fail(std::move(*e));
   KeepServerFields(m, t);
+  if (info->storage == Storage::kController) return PutJob(m, t);
   // Validation, exactly as `arbiter validate`: the loader, then the cross-object rules.
   yaml::ManifestLoad loaded;
   if (!prepared || !prepared->load) loaded = Load(*info, t.obj);
@@ -600,6 +604,7 @@ Status Cluster::ApplyUpsert(Millis time, const ManifestSet& set, Target& t) {
     }
     case KindId::kEvent:
     case KindId::kPodGroup:
+    case KindId::kJob:  // run by the Job controller (RunJobs), not the engine
       return Status::Ok();
   }
   return Status::Ok();
@@ -648,6 +653,7 @@ void Cluster::Commit(Millis time, const ManifestSet& set, Target& t) {
                                      {"lastTransitionTime", meta["creationTimestamp"]}}});
   }
   if (t.kind.storage == Storage::kWorkload && !t.existing) AdmitPod(time, t);
+  if (t.kind.id == KindId::kJob) DefaultJob(t.obj, meta.value("uid", ""));
   store_.Put(kind, t.ns, t.name, std::move(t.obj));
   (void)engine_->Apply(engine::At(time, engine::Tick{}));
   Sync(time);
@@ -713,6 +719,8 @@ MutationResult Cluster::Delete(const Mutation& m) {
     s = DeletePodObject(m, ns, *existing);
   else if (info->id == KindId::kNamespace)
     s = DeleteNamespaceObjects(m);
+  else if (info->id == KindId::kJob)
+    s = DeleteJobObject(m, ns);
   else
     s = DeletePolicyObject(m, *info, ns);
   if (!s.ok()) return Fail(Error(FromEngine(s.code()), m.kind, m.name, s.message()));
@@ -817,7 +825,7 @@ Status Cluster::DeletePolicyObject(const Mutation& m, const KindInfo& k, const s
 
 void Cluster::Advance(Millis t) {
   while (auto due = timers_.PopDue(t)) {
-    (void)engine_->Apply(driver::DueCommand(*due));
+    (void)engine_->Apply(driver::DueCommand(*due, recorder_->ExitCode(due->workload)));
   }
   (void)engine_->Apply(engine::At(t, engine::Tick{}));
   Sync(t);
@@ -831,8 +839,13 @@ void Cluster::AddEvent(const engine::Event& e, const Json& involved, Millis t) {
   const std::string name = involved.at("metadata").value("name", "") + suffix;
   Json ev = KubeEvent(e, involved, name, t);
   if (ev.is_null()) return;
+  StoreEvent(std::move(ev));
+}
+
+void Cluster::StoreEvent(Json ev) {
   ev["metadata"]["uid"] = NewUid();
   const std::string ns = ev["metadata"]["namespace"];
+  const std::string name = ev["metadata"]["name"];
   store_.Put("Event", ns, name, std::move(ev));
   events_.push_back({ns, name});
   while (events_.size() > kMaxEvents) {

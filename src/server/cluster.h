@@ -176,6 +176,17 @@ class Cluster {
   Status DeleteNamespaceObjects(const Mutation& m);
   Status ForgetFinished(Millis time, const ObjectStore::Key& key);
   Status DeletePolicyObject(const Mutation& m, const KindInfo& k, const std::string& ns);
+  // batch/v1 Jobs (cluster_jobs.cc, job_controller.h): a create or update validated by the Job
+  // rules and stored; a delete takes the Job's pods with it (background propagation); RunJobs,
+  // after every mutation, carries out each Job controller decision through Put and Delete.
+  MutationResult PutJob(const Mutation& m, Target& t);
+  std::optional<ApiError> ValidateJobObject(const Mutation& m, const Target& t) const;
+  Status DeleteJobObject(const Mutation& m, const std::string& ns);
+  void RunJobs(Millis t);
+  void SyncJob(Millis t, const ObjectStore::Key& key);
+  std::vector<const Json*> JobPods(const std::string& ns, const std::string& uid) const;
+  int CreateJobPods(Millis t, const Json& job, int n);
+  std::optional<Millis> NextJobDeadline() const;
   // pods/eviction (disruption.cc).
   MutationResult Evict(const Mutation& m);
   // PodDisruptionBudget status of the namespaces in quota_dirty_ (disruption.cc, pdb_status.h).
@@ -194,6 +205,11 @@ class Cluster {
   bool OnlyArrivalsMoved(const std::vector<engine::Event>& events,
                          const std::vector<uint64_t>& touched) const;
   void AddEvent(const engine::Event& e, const Json& involved, Millis t);
+  // Stores a core/v1 Event (its uid given here), keeping the newest kMaxEvents.
+  void StoreEvent(Json ev);
+  // An Event of the Job controller about `job` (SuccessfulCreate, Completed, ...).
+  void AddJobEvent(const Json& job, bool warning, const std::string& reason,
+                   const std::string& message, Millis t);
   // Rewrites the status of pending pods (not in `touched`, sorted) whose reason text moved.
   void RefreshPending(const std::vector<uint64_t>& touched, Millis t);
   // Keeps pending_ and reserved_ in step with a pod status just written.

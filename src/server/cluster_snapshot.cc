@@ -56,7 +56,8 @@ std::string Cluster::Snapshot() const {
       const driver::Work& w = recorder_->works[id];
       works.push_back({id, Opt(w.spec.duration), Opt(w.spec.checkpoint_interval), w.spec.shutdown,
                        w.progress, w.run_start, w.stopping, w.stop_time, w.exit_time,
-                       w.progress_after_exit, w.lost_work, w.lost_ms, w.lost_ms_node_removed});
+                       w.progress_after_exit, w.lost_work, w.lost_ms, w.lost_ms_node_removed,
+                       w.spec.exit_code});
     }
     const auto& gens = timers_.generations();
     if (id < gens.size() && gens[id] != 0) generations.push_back({id, gens[id]});
@@ -142,6 +143,7 @@ Status Cluster::Restore(const std::string& bytes) {
       x.spec.duration = OptOf<Millis>(w.at(at));
       x.spec.checkpoint_interval = OptOf<Millis>(w.at(at + 1));
       x.spec.shutdown = w.at(at + 2).get<Millis>();
+      if (w.size() > at + 12) x.spec.exit_code = w.at(at + 12).get<int32_t>();  // newer snapshots
       x.progress = w.at(at + 3).get<Millis>();
       x.run_start = w.at(at + 4).get<Millis>();
       x.stopping = w.at(at + 5).get<bool>();

@@ -21,6 +21,8 @@ Behaviour BehaviourOf(KindId id) {
   switch (id) {
     case KindId::kPod:
       return {S::kWorkload, kServer, U::kPodSpec, Q::kNamespace};
+    case KindId::kJob:
+      return {S::kController, kServer, U::kAny, Q::kNone};
     case KindId::kNode:
       return {S::kNode, StatusWriter::kClient, U::kAny, Q::kNone};
     case KindId::kEvent:

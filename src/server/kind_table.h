@@ -6,7 +6,9 @@
 //   engine's
 //                 nodes; kPolicy: policy objects, kept as the validation context of later requests
 //                 (Cluster::policy_) and given to the engine (Upsert / Delete commands);
-//                 kServerWritten: Events, written by the server only (no create, update or delete)
+//                 kServerWritten: Events, written by the server only (no create, update or delete);
+//                 kController: Jobs, validated by their own rules (job_controller.h) and run by
+//                 the daemon's Job controller (no engine command)
 //   status        who writes `status`: kServer (kept across updates; a Pod's is dropped on create)
 //                 or kClient (a Node's status is its capacity, read as the manifest's)
 //   update_rule   what an update may change, as kube-apiserver validates it: kAny; kPodSpec
@@ -28,7 +30,7 @@
 
 namespace arbiter::server {
 
-enum class Storage : uint8_t { kWorkload, kNode, kPolicy, kServerWritten };
+enum class Storage : uint8_t { kWorkload, kNode, kPolicy, kServerWritten, kController };
 enum class StatusWriter : uint8_t { kServer, kClient };
 enum class UpdateRule : uint8_t { kAny, kPodSpec, kImmutableValue, kSingleton };
 enum class QuotaEffect : uint8_t { kNone, kNamespace, kEveryNamespaceOfKind };

@@ -167,7 +167,8 @@ Status Simulation::Run(std::optional<Millis> until) {
     }
     // The work model's timers due now: runs completing, victims exiting.
     while (auto due = timers_.PopDue(now_)) {
-      if (Status s = Apply(driver::DueCommand(*due)); !s.ok()) return s;
+      if (Status s = Apply(driver::DueCommand(*due, recorder_->ExitCode(due->workload))); !s.ok())
+        return s;
     }
     for (; next_change_ < changes_.size() && changes_[next_change_].time <= now_; ++next_change_) {
       const NodeChange& c = changes_[next_change_];
@@ -200,7 +201,7 @@ driver::SimResult Simulation::Finish(Millis end) {
   end = std::max(end, now_);
   // Timers due by the end still fire (no scheduling cycle follows).
   while (auto due = timers_.PopDue(end)) {
-    (void)Apply(driver::DueCommand(*due));
+    (void)Apply(driver::DueCommand(*due, recorder_->ExitCode(due->workload)));
   }
   driver::SimResult& r = recorder_->result;
   for (auto& run : engine_->OpenRuns(end)) r.run_list.push_back(std::move(run));

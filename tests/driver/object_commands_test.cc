@@ -61,6 +61,7 @@ TEST(DriverObjectCommandsTest, EveryKindHasItsUpsertAndDelete) {
       case KindId::kEvent:
       case KindId::kResourceFlavor:
       case KindId::kPodGroup:
+      case KindId::kJob:
         EXPECT_EQ(NameOf(up), "none");
         EXPECT_EQ(NameOf(del), "none");
         break;

@@ -18,6 +18,7 @@ TEST(KubeResources, EveryManifestKindIsServedOnceByKindAndByPlural) {
                             {"v1", "ResourceQuota"},
                             {"v1", "LimitRange"},
                             {"v1", "Event"},
+                            {"batch/v1", "Job"},
                             {"scheduling.k8s.io/v1", "PriorityClass"},
                             {"policy/v1", "PodDisruptionBudget"},
                             {"arbiter.dev/v1alpha1", "PoolPolicy"},
@@ -85,11 +86,12 @@ TEST(KubeDiscovery, CoreResourceListHasNoApiVersionGroupListsDo) {
 TEST(KubeDiscovery, ApiGroupListOmitsCoreAndPrefersTheOnlyVersion) {
   json groups = ApiGroupList();
   EXPECT_EQ(groups["kind"], "APIGroupList");
-  ASSERT_EQ(groups["groups"].size(), 4u);
-  EXPECT_EQ(groups["groups"][0]["name"], "policy");
-  EXPECT_EQ(groups["groups"][2]["name"], "arbiter.dev");
-  EXPECT_EQ(groups["groups"][2]["preferredVersion"]["groupVersion"], "arbiter.dev/v1alpha1");
-  EXPECT_EQ(groups["groups"][3]["name"], "scheduling.x-k8s.io");
+  ASSERT_EQ(groups["groups"].size(), 5u);
+  EXPECT_EQ(groups["groups"][0]["name"], "batch");
+  EXPECT_EQ(groups["groups"][1]["name"], "policy");
+  EXPECT_EQ(groups["groups"][3]["name"], "arbiter.dev");
+  EXPECT_EQ(groups["groups"][3]["preferredVersion"]["groupVersion"], "arbiter.dev/v1alpha1");
+  EXPECT_EQ(groups["groups"][4]["name"], "scheduling.x-k8s.io");
   EXPECT_EQ(CoreApiVersions()["versions"], json({"v1"}));
   EXPECT_EQ((*ApiGroup("policy"))["kind"], "APIGroup");
   EXPECT_FALSE(ApiGroup("apps").has_value());
@@ -110,7 +112,7 @@ TEST(KubeDiscovery, AcceptHeaderOfKubectlNegotiatesAggregatedV2) {
       DiscoveryShape::kLegacy);
   json agg = AggregatedDiscovery(false);
   EXPECT_EQ(agg["apiVersion"], "apidiscovery.k8s.io/v2");
-  EXPECT_EQ(agg["items"].size(), 4u);
+  EXPECT_EQ(agg["items"].size(), 5u);
   EXPECT_EQ(AggregatedDiscovery(true)["items"][0]["versions"][0]["resources"].size(), 6u);
 }
 

@@ -158,6 +158,7 @@ AuthClass AuthClassOf(KindId id) {
     case KindId::kPod:
     case KindId::kPodDisruptionBudget:
     case KindId::kPodGroup:
+    case KindId::kJob:
       return AuthClass::kTenant;
     case KindId::kResourceQuota:
     case KindId::kLimitRange:

@@ -18,7 +18,8 @@ std::string GvPath(const GroupVersion& gv) {
 // dev.arbiter.v1alpha1.ElasticQuota, io.x-k8s.scheduling.v1alpha1.PodGroup.
 std::string SchemaName(const ResourceInfo& r) {
   if (r.group.empty()) return "io.k8s.api.core." + r.version + "." + r.kind;
-  if (r.group == "policy") return "io.k8s.api.policy." + r.version + "." + r.kind;
+  if (r.group == "policy" || r.group == "batch")
+    return "io.k8s.api." + r.group + "." + r.version + "." + r.kind;
   if (r.group == "scheduling.k8s.io") return "io.k8s.api.scheduling." + r.version + "." + r.kind;
   std::string reversed;
   std::string_view g = r.group;

@@ -31,13 +31,14 @@ std::vector<ResourceInfo> BuildTable() {
     r.short_names.assign(k.short_names.begin(), k.short_names.end());
     r.namespaced = k.namespaced;
     r.verbs = kReadWrite;
+    if (r.id == KindId::kJob) r.categories = {"all"};
     if (r.id == KindId::kPod) {
       r.categories = {"all"};
       r.subresources.push_back({"eviction", "policy", "v1", "Eviction", {"create"}});
     }
     for (KindId with_status :
          {KindId::kNamespace, KindId::kNode, KindId::kPod, KindId::kResourceQuota,
-          KindId::kPodDisruptionBudget, KindId::kElasticQuota})
+          KindId::kPodDisruptionBudget, KindId::kElasticQuota, KindId::kJob})
       if (r.id == with_status) r.subresources.push_back(StatusOf(r));
     if (r.id == KindId::kNamespace)  // kube-apiserver serves no deletecollection of namespaces
       r.verbs = {"create", "delete", "get", "list", "patch", "update", "watch"};

@@ -447,6 +447,75 @@ json PriceBookCells(const json& o, Millis now) {
                       S(At(o, {"spec", "effectiveFrom"}), "1970-01-01T00:00:00Z"), Age(o, now)});
 }
 
+std::vector<Column> JobColumns() {
+  return {NameColumn(),
+          Str("Status", "Status of the job."),
+          Str("Completions", "The number of pods which reached phase Succeeded."),
+          Str("Duration", "Time required to complete the job."),
+          AgeColumn(),
+          Str("Containers", "Names of each container in the template.", 1),
+          Str("Images", "Images referenced by each container in the template.", 1),
+          Str("Selector", "A label query over pods that should match the pod count.", 1)};
+}
+
+bool HasTrueCondition(const json& o, const char* type) {
+  const json& conds = At(o, {"status", "conditions"});
+  if (!conds.is_array()) return false;
+  for (const auto& c : conds)
+    if (S(At(c, {"type"})) == type && S(At(c, {"status"})) == "True") return true;
+  return false;
+}
+
+// kube's printJob: the first of Complete, Failed, Terminating, Suspended, FailureTarget,
+// SuccessCriteriaMet, else Running.
+std::string JobStatus(const json& o) {
+  for (const char* c : {"Complete", "Failed"})
+    if (HasTrueCondition(o, c)) return c;
+  if (At(o, {"metadata", "deletionTimestamp"}).is_string()) return "Terminating";
+  for (const char* c : {"Suspended", "FailureTarget", "SuccessCriteriaMet"})
+    if (HasTrueCondition(o, c)) return c;
+  return "Running";
+}
+
+std::string JobCompletions(const json& o) {
+  const json& succeeded = At(o, {"status", "succeeded"});
+  const std::string done = succeeded.is_number_integer() ? succeeded.dump() : "0";
+  const json& completions = At(o, {"spec", "completions"});
+  if (completions.is_number_integer()) return done + "/" + completions.dump();
+  const json& parallelism = At(o, {"spec", "parallelism"});
+  if (parallelism.is_number_integer() && parallelism.get<int64_t>() > 1)
+    return done + "/1 of " + parallelism.dump();
+  return done + "/1";
+}
+
+std::string JobDuration(const json& o, Millis now) {
+  const json& start = At(o, {"status", "startTime"});
+  if (!start.is_string()) return "";
+  auto from = ParseRfc3339(start.get<std::string>());
+  if (!from.ok()) return "";
+  const json& end = At(o, {"status", "completionTime"});
+  if (!end.is_string()) return HumanDuration(now - *from);
+  auto to = ParseRfc3339(end.get<std::string>());
+  return to.ok() ? HumanDuration(*to - *from) : "";
+}
+
+json JobCells(const json& o, Millis now) {
+  std::string names, images, selector;
+  const json& containers = At(o, {"spec", "template", "spec", "containers"});
+  if (containers.is_array())
+    for (const auto& c : containers) {
+      names += (names.empty() ? "" : ",") + S(At(c, {"name"}));
+      images += (images.empty() ? "" : ",") + S(At(c, {"image"}));
+    }
+  const json& labels = At(o, {"spec", "selector", "matchLabels"});
+  if (labels.is_object())
+    for (const auto& [k, v] : labels.items())
+      selector += (selector.empty() ? "" : ",") + k + "=" + S(v);
+  return json::array({S(At(o, {"metadata", "name"})), JobStatus(o), JobCompletions(o),
+                      JobDuration(o, now), Age(o, now), names, images,
+                      selector.empty() ? "<none>" : selector});
+}
+
 std::vector<Column> DefaultColumns() { return {NameColumn(), AgeColumn()}; }
 json DefaultCells(const json& o, Millis now) {
   return json::array({S(At(o, {"metadata", "name"})), Age(o, now)});
@@ -466,7 +535,8 @@ const TablePrinter& TablePrinterOf(KindId id) {
                             kPdb = {PodDisruptionBudgetColumns, PodDisruptionBudgetCells},
                             kElastic = {ElasticQuotaColumns, ElasticQuotaCells},
                             kQoS = {QoSColumns, QoSCells},
-                            kPriceBook = {PriceBookColumns, PriceBookCells};
+                            kPriceBook = {PriceBookColumns, PriceBookCells},
+                            kJob = {JobColumns, JobCells};
   switch (id) {
     case KindId::kPod:
       return kPod;
@@ -490,6 +560,8 @@ const TablePrinter& TablePrinterOf(KindId id) {
       return kQoS;
     case KindId::kPriceBook:
       return kPriceBook;
+    case KindId::kJob:
+      return kJob;
     case KindId::kPoolPolicy:
     case KindId::kResourceFlavor:
     case KindId::kPodGroup:

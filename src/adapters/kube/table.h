@@ -22,6 +22,9 @@
 //   elasticquotas    NAME USED MIN MAX BORROWED AGE | COHORT (per resource "nvidia.com/gpu: 12";
 //                    USED from status.used as the daemon keeps it, BORROWED = used above min)
 //   qoses            NAME PRIORITY PREEMPT PREEMPT MODE AGE
+//   jobs             NAME STATUS COMPLETIONS DURATION AGE | CONTAINERS IMAGES SELECTOR (kube's
+//                    printJob: STATUS Complete, Failed, Terminating, Suspended, ... else Running;
+//                    COMPLETIONS succeeded/completions, "N/1 of P" without completions)
 //   poolpolicies     NAME AGE;  pricebooks  NAME CURRENCY MODE EFFECTIVE FROM AGE
 // AGE is kube's HumanDuration of now - creationTimestamp ("5m", "2d3h"), "<unknown>" without one.
 // Pure: `now` is passed in, in Unix milliseconds.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -357,7 +358,8 @@ class DocLoader {
         "arbiter.dev/submit-time",   "arbiter.dev/duration",
         "arbiter.dev/usage",         "arbiter.dev/checkpoint-interval",
         "arbiter.dev/shutdown-time", "arbiter.dev/preempt-mode",
-        "arbiter.dev/qos",           "arbiter.dev/requeue-on-preempt"};
+        "arbiter.dev/qos",           "arbiter.dev/requeue-on-preempt",
+        "arbiter.dev/exit-code"};
     for (const auto& [key, node] : annotation_nodes_) {
       if (!StartsWith(key, "arbiter.dev/")) continue;
       std::string p = ChildPath("metadata.annotations", key);
@@ -384,6 +386,14 @@ class DocLoader {
         }
         if (!pod->sim.preempt_mode)
           r_.Error(node, p, "unknown preempt mode " + Quote(text) + " (allowed: " + allowed + ")");
+      } else if (key == "arbiter.dev/exit-code") {
+        const std::string t = Trim(text);
+        int32_t code = -1;
+        auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), code);
+        if (ec != std::errc() || end != t.data() + t.size() || code < 0 || code > 255)
+          r_.Error(node, p, "exit code must be an integer from 0 to 255, got " + Quote(text));
+        else
+          pod->sim.exit_code = code;
       } else if (key == "arbiter.dev/requeue-on-preempt") {
         const std::string l = Lower(Trim(text));
         if (l == "true")
