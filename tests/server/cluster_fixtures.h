@@ -3,6 +3,8 @@
 // dashboard's viewer of a tenant token.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
 
 #include "server/cluster.h"
@@ -31,6 +33,12 @@ inline Mutation Delete(Millis t, const std::string& kind, const std::string& ns,
   m.name = name;
   return m;
 }
+// Applies `m`, failing the test (with the refusal and the mutation) when it is refused.
+inline void Ok(Cluster& c, const Mutation& m) {
+  MutationResult r = c.Apply(m);
+  ASSERT_TRUE(r.ok()) << (r.error ? r.error->message : "") << " " << m.Encode();
+}
+
 inline Mutation Advance(Millis t) {
   Mutation m;
   m.op = Mutation::Op::kAdvance;

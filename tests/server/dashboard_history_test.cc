@@ -15,6 +15,7 @@ namespace {
 using fixtures::Create;
 using fixtures::kT0;
 using fixtures::Namespace;
+using fixtures::Ok;
 using fixtures::PriorityClass;
 using fixtures::Tenant;
 constexpr Millis kHour = 3600000;
@@ -53,11 +54,6 @@ Json ElasticQuota(const std::string& ns, int min, int max) {
             {"min", {{"nvidia.com/gpu", std::to_string(min)}}},
             {"max", {{"nvidia.com/gpu", std::to_string(max)}}}}}};
 }
-void Ok(Cluster& c, const Mutation& m) {
-  MutationResult r = c.Apply(m);
-  ASSERT_TRUE(r.ok()) << (r.error ? r.error->message : "") << " " << m.Encode();
-}
-
 // team-a (min 4) lends to team-b (min 2, runs 5) and team-c (min 2, idle): 3 GPUs borrowed.
 void Cohort(Cluster& c) {
   for (const char* ns : {"team-a", "team-b", "team-c"}) Ok(c, Create(kT0, Namespace(ns)));

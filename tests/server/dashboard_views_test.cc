@@ -15,11 +15,6 @@ Json Pod(const std::string& ns, const std::string& name, int gpus, const std::st
          const std::string& duration = "") {
   return PodIn(ns, name, gpus, duration, pc);
 }
-void Ok(Cluster& c, const Mutation& m) {
-  MutationResult r = c.Apply(m);
-  ASSERT_TRUE(r.ok()) << (r.error ? r.error->message : "") << " " << m.Encode();
-}
-
 // team-a runs `a` (2 GPUs), team-b runs `b` (1 GPU) on one 4-GPU node.
 void TwoTenants(Cluster& c) {
   Ok(c, Create(kT0, Namespace("team-a")));

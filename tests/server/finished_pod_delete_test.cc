@@ -16,12 +16,8 @@ using fixtures::Delete;
 using fixtures::kT0;
 using fixtures::Namespace;
 using fixtures::Node;
+using fixtures::Ok;
 using fixtures::PodIn;
-
-void Ok(Cluster& c, const Mutation& m) {
-  MutationResult r = c.Apply(m);
-  EXPECT_TRUE(r.ok()) << (r.error ? r.error->message : "") << " " << m.Encode();
-}
 
 Json CountQuota(const std::string& ns, int pods) {
   return {{"apiVersion", "v1"},

@@ -19,11 +19,7 @@ using fixtures::Delete;
 using fixtures::kT0;
 using fixtures::Namespace;
 using fixtures::Node;
-
-void Ok(Cluster& c, const Mutation& m) {
-  MutationResult r = c.Apply(m);
-  EXPECT_TRUE(r.ok()) << (r.error ? r.error->message : "") << " " << m.Encode();
-}
+using fixtures::Ok;
 
 // A Job whose pods ask 1 GPU and run `duration`; `spec` is merged into its spec.
 Json JobOf(const std::string& name, const Json& spec, const std::string& duration = "1m") {
