@@ -82,7 +82,7 @@ k wait --for=jsonpath='{.status.phase}'=Succeeded pod/quick-check --timeout=60s
 k get pods -A -o wide
 k get events -A --sort-by=.lastTimestamp
 PENDING=$(kubectl get pods -A --field-selector=status.phase=Pending \
-  -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}{"\n"}{end}' | head -n1)
+  -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.name}{"\n"}{end}' | awk 'NR == 1')  # awk reads it all: no SIGPIPE under pipefail
 if [ -n "$PENDING" ]; then
   k describe pod -n "${PENDING%%/*}" "${PENDING#*/}"
 fi
