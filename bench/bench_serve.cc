@@ -501,6 +501,42 @@ void BM_ClusterCreatePodBehindQueue(benchmark::State& state) {
 }
 BENCHMARK(BM_ClusterCreatePodBehindQueue)->Arg(1000)->Iterations(5000);
 
+// Memory per live pod: `range(0)` running pods created through the cluster state (validation,
+// engine, statuses, events; no HTTP, no journal) on 64 nodes. Counters: rss_mb (the process's
+// RSS after the creates), bytes_per_pod (RSS growth over the creates / pods; the goal of issue 27,
+// 1,000,000 live pods under 4 GiB, is about 4,300 bytes per pod with the rest of the daemon),
+// creates_per_s.
+void BM_ClusterLivePodsMemory(benchmark::State& state) {
+  for (auto _ : state) {
+    const double rss_before = RssMb();
+    arbiter::server::Cluster c("0000abcd");
+    (void)c.Apply(
+        Create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}}));
+    for (int i = 0; i < 64; ++i) (void)c.Apply(Create(NodeJson(i)));
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int64_t i = 0; i < state.range(0); ++i) {
+      auto m = Create(Json::parse(PodJson("p-" + std::to_string(i))));
+      m.time = i;
+      (void)c.ApplyShared(m);
+      if (i % 1024 == 0) (void)c.TakeWatchEvents();
+    }
+    (void)c.TakeWatchEvents();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double rss_after = RssMb();
+    state.counters["rss_mb"] = rss_after;
+    state.counters["bytes_per_pod"] =
+        (rss_after - rss_before) * 1024 * 1024 / static_cast<double>(state.range(0));
+    state.counters["creates_per_s"] = static_cast<double>(state.range(0)) / seconds;
+    state.counters["live_pods"] = static_cast<double>(c.engine().live_workloads());
+  }
+}
+BENCHMARK(BM_ClusterLivePodsMemory)
+    ->Arg(100000)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 // One /metrics render with `range(0)` running pods, every other one declaring its use
 // (arbiter.dev/usage). locked_ms: the part under the daemon's lock (CollectMetrics), per render.
 void BM_RenderMetrics(benchmark::State& state) {
