@@ -196,9 +196,9 @@ namespace {
 
 // The kinds that become policy commands, in the order a pool is built.
 const std::vector<std::string>& PolicyKinds() {
-  static const std::vector<std::string> k = {"PoolPolicy",   "PriorityClass",       "QoS",
-                                             "Namespace",    "LimitRange",          "ResourceQuota",
-                                             "ElasticQuota", "PodDisruptionBudget", "PriceBook"};
+  static const std::vector<std::string> k = {
+      "PoolPolicy",    "PriorityClass",  "QoS",          "Namespace",           "LimitRange",
+      "ResourceQuota", "ResourceFlavor", "ElasticQuota", "PodDisruptionBudget", "PriceBook"};
   return k;
 }
 
@@ -213,6 +213,7 @@ void AppendPolicy(ManifestSet& dst, ManifestSet&& src) {
   cat(dst.pdbs, src.pdbs);
   if (src.pool_policy) dst.pool_policy = std::move(src.pool_policy);
   cat(dst.elastic_quotas, src.elastic_quotas);
+  cat(dst.resource_flavors, src.resource_flavors);
   cat(dst.price_books, src.price_books);
   cat(dst.qos, src.qos);
 }
@@ -232,6 +233,7 @@ void Controller::Start(Millis now) {
       }
       AppendPolicy(all, std::move(set).value());
     }
+  ResolveFlavors(&all);  // an ElasticQuota's spec.flavors: the cluster's ResourceFlavors
   for (engine::CommandOp& op : driver::PolicyUpsertCommands(all))
     (void)Apply(engine::Command{now, std::move(op)});
   // Arbiter's pods bound before this process started are placed where they are (so they are not
@@ -292,7 +294,14 @@ void Controller::ApplyPolicy(const std::string& kind, const Key& key, Millis now
     Log(kind + " " + Display(key) + " ignored: " + set.message());
     return;
   }
-  for (engine::CommandOp& op : driver::PolicyUpsertCommands(*set))
+  ManifestSet loaded = std::move(set).value();
+  if (!loaded.elastic_quotas.empty()) {  // with the node labels of the flavors it names
+    for (const auto& [fkey, flavor] : objects_["ResourceFlavor"])
+      if (auto f = LoadOne("ResourceFlavor", flavor); f.ok())
+        AppendPolicy(loaded, std::move(f).value());
+    ResolveFlavors(&loaded);
+  }
+  for (engine::CommandOp& op : driver::PolicyUpsertCommands(loaded))
     (void)Apply(engine::Command{now, std::move(op)});
 }
 
@@ -358,6 +367,7 @@ void Controller::SubmitPod(const Key& key, const Json& pod, PodTrack& t, Millis 
     return;
   }
   Pod p = std::move(set->pods.front());
+  if (!ResolveGroup(key, p, t) && !pinned) return;  // its PodGroup first
   if (pinned) {
     t.bound = Str(pod, "spec", "nodeName");
     p.node_selector["kubernetes.io/hostname"] = t.bound;
@@ -366,6 +376,25 @@ void Controller::SubmitPod(const Key& key, const Json& pod, PodTrack& t, Millis 
   if (!Apply(engine::At(now, engine::SubmitPod{std::move(p), false, {}})).ok()) return;
   t.workload = id;
   pod_of_[id] = key;
+}
+
+// The pod's PodGroupRef from the cluster's PodGroup its label names (scheduling.x-k8s.io/
+// pod-group, in its namespace). False when that PodGroup does not exist (yet): the pod waits for
+// it, as with the coscheduling plugin, and says so in its PodScheduled condition.
+bool Controller::ResolveGroup(const Key& key, Pod& p, PodTrack& t) {
+  t.group_wait.clear();
+  const auto label = p.meta.labels.find(kPodGroupLabel);
+  if (label == p.meta.labels.end()) return true;
+  ManifestSet s;
+  const auto& groups = objects_["PodGroup"];
+  if (auto g = groups.find({key.first, label->second}); g != groups.end())
+    if (auto loaded = LoadOne("PodGroup", g->second); loaded.ok()) s = std::move(loaded).value();
+  s.pods.push_back(std::move(p));
+  ResolvePodGroups(&s);
+  p = std::move(s.pods.back());
+  if (p.pod_group) return true;
+  t.group_wait = label->second;
+  return false;
 }
 
 void Controller::Forget(PodTrack& t, Millis now) {
@@ -438,10 +467,22 @@ void Controller::ApplyPod(const Key& key, Millis now) {
 
 // ------------------------------------------------------------------ the cycle
 
+// What a change of one object means for others: a ResourceFlavor changed or gone, every
+// ElasticQuota again (those naming it take its node labels); a PodGroup that arrived or changed,
+// the pods of its namespace that carry its label and wait for it.
+void Controller::Propagate() {
+  if (!dirty_["ResourceFlavor"].empty())
+    for (const auto& [key, q] : objects_["ElasticQuota"]) dirty_["ElasticQuota"].insert(key);
+  for (const auto& group : dirty_["PodGroup"])
+    for (auto& [key, t] : pods_)
+      if (key.first == group.first && t.group_wait == group.second) dirty_["Pod"].insert(key);
+}
+
 std::vector<Action> Controller::Step(Millis now) {
   if (!started_) {
     Start(now);
   } else {
+    Propagate();
     for (const auto& kind : PolicyKinds())
       for (const auto& key : dirty_[kind]) ApplyPolicy(kind, key, now);
     for (const auto& key : dirty_["Job"]) ApplyJob(key, now);
@@ -524,12 +565,17 @@ void Controller::Reconcile(Millis now, std::vector<Action>* out) {
       out->push_back(std::move(a));
     }
   }
-  for (auto& [key, t] : pods_) {  // pods the loader refused: said once
-    if (!t.invalid || t.status_written || now < t.retry_at) continue;
+  for (auto& [key, t] : pods_) {  // pods the loader refused, or waiting for their group: once
+    if (t.workload || now < t.retry_at) continue;
+    std::string message = t.invalid ? t.invalid_message : "";
+    if (!t.invalid && !t.group_wait.empty())
+      message = "waiting for PodGroup " + key.first + "/" + t.group_wait + " (the pod's label " +
+                kPodGroupLabel + "), which does not exist";
+    if (message.empty() || (t.status_written && t.written_message == message)) continue;
     const auto obj = objects_["Pod"].find(key);
     if (obj == objects_["Pod"].end()) continue;
     out->push_back(Action{Action::Type::kStatus, key.first, key.second,
-                          Str(obj->second, "metadata", "uid"), "", t.invalid_message});
+                          Str(obj->second, "metadata", "uid"), "", message});
   }
 }
 

@@ -121,6 +121,7 @@ class Controller {
     Millis retry_at = 0;           // no bind/evict before this
     std::string refusal;           // the API server's last refusal of an eviction of this pod
     std::optional<uint64_t> slot;  // a Job's pod: the slot (placeholder workload) it occupies
+    std::string group_wait;        // the PodGroup (its name) it waits for: it does not exist
   };
   // A batch/v1 Job admitted as a unit (controller_jobs.cc): one placeholder workload ("slot") per
   // pod, in a pod group of them all, holds the Job's quota and nodes in the engine.
@@ -145,6 +146,8 @@ class Controller {
   void ApplyNode(const std::string& name, Millis now);
   void ApplyPod(const Key& key, Millis now);
   void SubmitPod(const Key& key, const Json& pod, PodTrack& t, Millis now, bool pinned);
+  bool ResolveGroup(const Key& key, Pod& p, PodTrack& t);
+  void Propagate();  // changes of flavors and groups to the objects that name them
   void Forget(PodTrack& t, Millis now);  // the engine lets go of the pod's workload
   void Reconcile(Millis now, std::vector<Action>* out);
   // Requests of the pods bound to each node that the engine does not hold.

@@ -26,10 +26,11 @@ Millis WallNow() {
       .count();
 }
 
-// The kinds the informers keep (the rest of core/api_kinds.h: Events are written, not read;
-// ResourceFlavors and PodGroups are not supported here yet), and batch/v1 Jobs.
+// The kinds the informers keep (core/api_kinds.h but Events, which are written, not read), and
+// batch/v1 Jobs. A kind the API server does not serve (PodGroup without scheduler-plugins' CRD
+// or deploy/podgroup-crd.yaml) lists as empty and is looked for again (kubeclient::Informer).
 std::vector<kubeclient::ResourceSpec> Resources() {
-  static const std::set<std::string> kSkip = {"Event", "ResourceFlavor", "PodGroup"};
+  static const std::set<std::string> kSkip = {"Event"};
   std::vector<kubeclient::ResourceSpec> out;
   for (const ApiKind& k : ApiKinds()) {
     if (kSkip.count(k.kind)) continue;

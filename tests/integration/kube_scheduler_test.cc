@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -232,6 +233,58 @@ TEST_F(KubeScheduler, RestartAndCutWatchesLoseNothingAndBindNothingTwice) {
     EXPECT_EQ(BindsInLog(text, "rs/job-" + std::to_string(i)), 1) << i << "\n" << text;
   Kubectl("delete namespace rs --wait=false");
   Kubectl("delete node rs-0 rs-1 --wait=false");
+}
+
+// PodGroups and ResourceFlavors from the cluster (deploy/podgroup-crd.yaml, deploy/crds.yaml): an
+// ElasticQuota's flavor sends its namespace's pod to the flavor's node; a gang whose PodGroup is
+// created after its pods waits and says so, then is bound whole.
+TEST_F(KubeScheduler, PodGroupsAndFlavorsFromTheCluster) {
+  std::string objs =
+      "apiVersion: v1\nkind: Namespace\nmetadata: {name: pg}\n---\napiVersion: "
+      "v1\nkind: Namespace\nmetadata: {name: pgq}\n";
+  for (const char* n : {"pg-0", "pg-1", "pg-2"}) objs += "---\n" + PeNode(n, "pg");
+  ASSERT_NO_FATAL_FAILURE(Apply(objs));
+  ASSERT_EQ(Kubectl("label node pg-1 nvidia.com/gpu.product=H100").rc, 0);
+  ASSERT_NO_FATAL_FAILURE(Apply(
+      "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: pg-low}\n"
+      "value: 100\n---\napiVersion: arbiter.dev/v1alpha1\nkind: ResourceFlavor\nmetadata: {name: "
+      "pg-h100}\nspec: {nodeLabels: {nvidia.com/gpu.product: H100}}\n---\napiVersion: "
+      "arbiter.dev/v1alpha1\nkind: ElasticQuota\nmetadata: {name: q, namespace: pgq}\nspec:\n  "
+      "flavors:\n  - {name: pg-h100, min: {nvidia.com/gpu: 8}}\n"));
+  const std::string log = LogFile("pg");
+  Scheduler s("arbiter-pg", "pg", log);
+  // The quota's only flavor is H100: its pod goes to pg-1, the one node with that label.
+  ASSERT_NO_FATAL_FAILURE(Apply(PePod("pgq", "h-0", "pg-low", "arbiter-pg", 8)));
+  EXPECT_EQ(
+      Until("pod h-0 -n pgq", "{.spec.nodeName}", [](const std::string& v) { return !v.empty(); }),
+      "pg-1")
+      << ReadFile(log);
+  auto member = [](int i) {
+    std::string y = PePod("pg", "gang-" + std::to_string(i), "pg-low", "arbiter-pg", 8);
+    const std::string at = "  labels: {app: gang}\n";
+    y.replace(y.find(at), at.size(),
+              "  labels: {app: gang, scheduling.x-k8s.io/pod-group: train}\n");
+    return y;
+  };
+  ASSERT_NO_FATAL_FAILURE(Apply(member(0) + "---\n" + member(1)));
+  const std::string jp = "{.status.conditions[?(@.type==\"PodScheduled\")].message}";
+  EXPECT_EQ(Until("pod gang-0 -n pg", jp, [](const std::string& v) { return !v.empty(); }),
+            "waiting for PodGroup pg/train (the pod's label scheduling.x-k8s.io/pod-group), which "
+            "does not exist")
+      << ReadFile(log);
+  EXPECT_EQ(Get("pod gang-1 -n pg", "{.spec.nodeName}"), "");
+  ASSERT_NO_FATAL_FAILURE(
+      Apply("apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"
+            "metadata: {name: train, namespace: pg}\nspec: {minMember: 2}\n"));
+  std::set<std::string> used;
+  for (int i = 0; i < 2; ++i)
+    used.insert(Until("pod gang-" + std::to_string(i) + " -n pg", "{.spec.nodeName}",
+                      [](const std::string& v) { return !v.empty(); }));
+  EXPECT_EQ(used, (std::set<std::string>{"pg-0", "pg-2"})) << ReadFile(log);
+  s.Stop(SIGTERM);
+  Kubectl("delete namespace pg pgq --wait=false");
+  Kubectl("delete node pg-0 pg-1 pg-2 --wait=false");
+  Kubectl("delete resourceflavor/pg-h100 priorityclass/pg-low --wait=false");
 }
 
 TEST_F(KubeScheduler, UnreachableApiServerAndBadKubeconfigAreClearErrors) {

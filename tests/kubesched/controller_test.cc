@@ -265,5 +265,97 @@ TEST(KubeschedController, PodRequestsFollowKubernetesEffectiveRequests) {
   EXPECT_EQ(r.Get("nvidia.com/gpu"), 2000);
 }
 
+// scheduler-plugins' PodGroup (scheduling.x-k8s.io/v1alpha1) as the API server returns it.
+Json PodGroupJson(const std::string& name, int min_member) {
+  return {
+      {"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+      {"kind", "PodGroup"},
+      {"metadata",
+       {{"name", name}, {"namespace", "team-a"}, {"uid", "pg-" + name}, {"resourceVersion", "4"}}},
+      {"spec", {{"minMember", min_member}}},
+      {"status", {{"phase", "Pending"}}}};
+}
+
+Json MemberJson(const std::string& name, const std::string& group, int gpus) {
+  Json p = PodJson(name, gpus);
+  p["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = group;
+  return p;
+}
+
+std::map<std::string, std::string> Statuses(const std::vector<Action>& actions) {
+  std::map<std::string, std::string> out;
+  for (const auto& a : actions)
+    if (a.type == Action::Type::kStatus) out[a.namespace_ + "/" + a.name] = a.message;
+  return out;
+}
+
+// A PodGroup from the cluster makes its pods one gang: all bound or none. Members whose PodGroup
+// does not exist wait for it (as with the coscheduling plugin) and say so; once it is created they
+// are scheduled as a gang.
+TEST(KubeschedController, PodGroupsFromTheClusterAreGangs) {
+  Controller c({});
+  // 3 members of 4 GPUs on two 4-GPU nodes: minMember 3 cannot fit, none is bound.
+  SyncAll(c, {NodeJson("n1", 4), NodeJson("n2", 4)},
+          {MemberJson("g-0", "train", 4), MemberJson("g-1", "train", 4),
+           MemberJson("g-2", "train", 4), MemberJson("w-0", "later", 2)});
+  c.Synced("PodGroup", {PodGroupJson("train", 3)});
+  c.Synced("ResourceFlavor", {});
+  std::vector<Action> a = c.Step(kT0);
+  for (const auto& l : c.TakeLog()) ADD_FAILURE() << l;
+  EXPECT_TRUE(Binds(a).empty());
+  const auto st = Statuses(a);
+  EXPECT_EQ(st.count("team-a/g-0"), 1u);
+  EXPECT_EQ(st.at("team-a/w-0"),
+            "waiting for PodGroup team-a/later (the pod's label scheduling.x-k8s.io/pod-group), "
+            "which does not exist");
+  for (const auto& x : a) c.Done(x, ActionResult{200, "", ""}, kT0);
+  // A third node: the gang fits and is bound whole.
+  c.Upsert("Node", NodeJson("n3", 4));
+  a = c.Step(kT0 + 1000);
+  EXPECT_EQ(Binds(a).size(), 3u);
+  for (const auto& x : a) c.Done(x, ActionResult{201, "", ""}, kT0 + 1000);
+  // Its group arrives: w-0 is scheduled (a group of 1; 2 GPUs do not fit anywhere now).
+  c.Upsert("PodGroup", PodGroupJson("later", 1));
+  c.Upsert("Node", NodeJson("n4", 4));
+  a = c.Step(kT0 + 2000);
+  EXPECT_EQ(Binds(a), (std::map<std::string, std::string>{{"team-a/w-0", "n4"}}));
+  ASSERT_TRUE(c.engine().Find("team-a", "w-0").has_value());
+}
+
+// An ElasticQuota's spec.flavors take the node labels of the cluster's ResourceFlavors, at start
+// and when a flavor arrives or changes later.
+TEST(KubeschedController, ElasticQuotaFlavorsComeFromTheClusterResourceFlavors) {
+  auto labelled = [](const std::string& name, const std::string& product) {
+    Json n = NodeJson(name, 8);
+    n["metadata"]["labels"]["nvidia.com/gpu.product"] = product;
+    return n;
+  };
+  auto flavor = [](const std::string& name, const std::string& product) {
+    return Json{{"apiVersion", "arbiter.dev/v1alpha1"},
+                {"kind", "ResourceFlavor"},
+                {"metadata", {{"name", name}, {"uid", "rf-" + name}, {"resourceVersion", "5"}}},
+                {"spec", {{"nodeLabels", {{"nvidia.com/gpu.product", product}}}}}};
+  };
+  const Json quota = {
+      {"apiVersion", "arbiter.dev/v1alpha1"},
+      {"kind", "ElasticQuota"},
+      {"metadata", {{"name", "q"}, {"namespace", "team-a"}, {"uid", "eq-q"}}},
+      {"spec",
+       {{"flavors", Json::array({{{"name", "h100"}, {"min", {{"nvidia.com/gpu", "16"}}}}})}}}};
+  Controller c({});
+  SyncAll(c, {labelled("a100-1", "A100"), labelled("h100-1", "H100")}, {PodJson("p", 4)});
+  c.Synced("ElasticQuota", {quota});
+  c.Synced("ResourceFlavor", {flavor("h100", "H100"), flavor("a100", "A100")});
+  c.Synced("PodGroup", {});
+  std::vector<Action> a = c.Step(kT0);
+  EXPECT_EQ(Binds(a), (std::map<std::string, std::string>{{"team-a/p", "h100-1"}}));
+  for (const auto& x : a) c.Done(x, ActionResult{201, "", ""}, kT0);
+  // The flavor now names the A100 nodes: the next pod goes there.
+  c.Upsert("ResourceFlavor", flavor("h100", "A100"));
+  c.Upsert("Pod", PodJson("q", 4));
+  EXPECT_EQ(Binds(c.Step(kT0 + 1000)),
+            (std::map<std::string, std::string>{{"team-a/q", "a100-1"}}));
+}
+
 }  // namespace controller_test
 }  // namespace arbiter::kubesched

@@ -77,11 +77,15 @@ bool Informer::List(ApiClient& c) {
       return false;
     }
     if (r->status == 404) {  // the kind is not served (a CRD not installed yet)
-      Log("list: " + spec_.api_path + " is not served (404" +
-          (spec_.api_path.find("/apis/arbiter.dev/") == 0
-               ? std::string(": kubectl apply -f deploy/ installs Arbiter's CRDs)")
-               : std::string(")")) +
-          "; treated as empty, retried");
+      std::string hint;
+      if (spec_.api_path.find("/apis/arbiter.dev/") == 0)
+        hint = ": kubectl apply -f deploy/ installs Arbiter's CRDs";
+      else if (spec_.api_path.find("/apis/scheduling.x-k8s.io/") == 0)
+        hint = ": scheduler-plugins or deploy/podgroup-crd.yaml installs the PodGroup CRD";
+      if (!not_served_)  // said once, not at every retry
+        Log("list: " + spec_.api_path + " is not served (404" + hint +
+            "); treated as empty, retried every 10 s");
+      not_served_ = true;
       out_->Push(Delta{index_, Delta::Op::kSynced, Json(), {}});
       rv_.clear();
       return false;
@@ -90,6 +94,7 @@ bool Informer::List(ApiClient& c) {
       Log("list: HTTP " + std::to_string(r->status) + ": " + StatusMessage(r->body));
       return false;
     }
+    not_served_ = false;
     auto parsed = ParseListBody(r->body);
     if (!parsed.ok()) {
       Log("list: " + parsed.message());

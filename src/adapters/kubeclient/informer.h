@@ -84,6 +84,7 @@ class Informer {
   DeltaQueue* out_;
   InformerOptions options_;
   std::string rv_;
+  bool not_served_ = false;  // the last list was a 404 (said in the log once)
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> lists_{0}, watches_{0};
   std::mutex client_mu_;
