@@ -21,11 +21,19 @@ using arbiter::testing::RunBounded;
 
 const std::string kArbiter = ARBITER_BINARY;
 
+// The test's files (about 150 MB of hostile inputs), removed when the test binary exits.
+struct ScratchDir {
+  fs::path dir = fs::temp_directory_path() / ("arbiter-hostile-" + std::to_string(getpid()));
+  ScratchDir() { fs::create_directories(dir); }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+
 fs::path Scratch() {
-  static const fs::path dir =
-      fs::temp_directory_path() / ("arbiter-hostile-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  return dir;
+  static const ScratchDir scratch;
+  return scratch.dir;
 }
 
 std::string Write(const std::string& name, const std::string& text) {
