@@ -66,7 +66,7 @@ Json Loadable(const std::string& kind, const Json& o) {
 
 Result<ManifestSet> LoadOne(const std::string& kind, const Json& o) {
   yaml::ManifestLoad load;
-  yaml::LoadManifestText(Loadable(kind, o).dump(), kind, &load);
+  yaml::LoadManifestJson(Loadable(kind, o), kind, &load);  // the tree, not its text again
   load.ReleaseSources();
   if (!load.ok()) {
     std::string why;

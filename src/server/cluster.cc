@@ -295,7 +295,7 @@ yaml::ManifestLoad Cluster::Load(const KindInfo& kind, const Json& obj) {
   if (kind.storage == Storage::kWorkload && in.contains("spec") && in["spec"].is_object())
     in["spec"].erase("nodeName");
   yaml::ManifestLoad load;
-  yaml::LoadManifestText(in.dump(), "request", &load);
+  yaml::LoadManifestJson(in, "request", &load);  // the tree, not its text again
   load.ReleaseSources();
   return load;
 }

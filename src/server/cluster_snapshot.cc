@@ -93,7 +93,7 @@ void Cluster::RestoreUsage() {
     copy.erase("status");
     if (copy.contains("spec") && copy["spec"].is_object()) copy["spec"].erase("nodeName");
     yaml::ManifestLoad load;
-    yaml::LoadManifestText(copy.dump(), "snapshot", &load);
+    yaml::LoadManifestJson(copy, "snapshot", &load);
     if (!load.set.pods.empty()) NoteUsage(id, load.set.pods[0]);
   }
 }

@@ -191,7 +191,7 @@ std::vector<PriceBook> DaemonPriceBooks(const Daemon& d) {
     Json in = obj;
     in.erase("status");
     yaml::ManifestLoad load;
-    yaml::LoadManifestText(in.dump(), "PriceBook", &load);
+    yaml::LoadManifestJson(in, "PriceBook", &load);
     for (auto& b : load.set.price_books) out.push_back(std::move(b));
   }
   return out;

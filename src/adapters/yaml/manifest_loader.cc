@@ -2041,6 +2041,17 @@ void LoadManifestText(const std::string& text, const std::string& file, Manifest
   ResolveFlavors(&out->set);
 }
 
+void LoadManifestNode(const YAML::Node& doc, const std::string& file, ManifestLoad* out) {
+  try {
+    if (doc.IsDefined() && !doc.IsNull()) LoadDocument(doc, file, out, 1);
+  } catch (const std::exception& e) {  // yaml-cpp or allocation failure: report, never throw
+    out->diagnostics.Add({Severity::kError, file, 1, "", "", "",
+                          std::string("internal error while loading this object: ") + e.what()});
+  }
+  ResolvePodGroups(&out->set);
+  ResolveFlavors(&out->set);
+}
+
 ManifestLoad LoadManifestFiles(const std::vector<std::string>& paths) {
   ManifestLoad out;
   for (const auto& p : paths) {

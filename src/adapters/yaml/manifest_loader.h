@@ -4,12 +4,17 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
 #include "core/diagnostics.h"
 #include "core/objects.h"
 #include "core/validation.h"
+
+namespace YAML {
+class Node;
+}
 
 namespace arbiter::yaml {
 
@@ -37,6 +42,13 @@ struct ManifestLoad {
 
 // Parses one file's text (`file` is the name used in messages).
 void LoadManifestText(const std::string& text, const std::string& file, ManifestLoad* out);
+// Loads one object given as a tree, as LoadManifestText loads one document (the same objects and
+// messages, without source lines): an object an API server sent, already parsed, is not
+// written out and scanned again. LoadManifestNode takes the tree yaml-cpp would build;
+// LoadManifestJson a JSON object (manifest_json.cc: strings as quoted scalars, numbers, booleans
+// and null as plain ones, as YAML reads the object's JSON text).
+void LoadManifestNode(const YAML::Node& doc, const std::string& file, ManifestLoad* out);
+void LoadManifestJson(const nlohmann::json& object, const std::string& file, ManifestLoad* out);
 // Reads and parses files in order, then runs the cross-object checks (core/validation.h).
 // A file that cannot be read is an error diagnostic with line 0.
 ManifestLoad LoadManifestFiles(const std::vector<std::string>& paths);

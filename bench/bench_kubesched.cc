@@ -1,0 +1,88 @@
+// arbiter scheduler's controller (src/kubesched/controller.h) without a cluster: the first cycle
+// after every informer has listed, the step that delays the first binding (docs/kubernetes.md,
+// "Where the time goes"). Objects as kube-apiserver returns them (server fields, defaults).
+//   build/bench_kubesched     (counters: pods_per_s, binds)
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <vector>
+
+#include "kubesched/controller.h"
+
+namespace {
+
+using arbiter::kubesched::Action;
+using arbiter::kubesched::Controller;
+using arbiter::kubesched::Json;
+
+constexpr arbiter::Millis kT0 = 1764000000000;
+
+Json NodeJson(int i) {
+  const std::string name = "kwok-" + std::to_string(i);
+  return Json::parse(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
+                     R"(","uid":"u-)" + name + R"(","resourceVersion":"7",
+      "creationTimestamp":"2026-01-01T00:00:00Z","annotations":{"kwok.x-k8s.io/node":"fake"},
+      "labels":{"type":"kwok","kubernetes.io/hostname":")" +
+                     name + R"("}},"spec":{},
+      "status":{"capacity":{"cpu":"32","memory":"256Gi","pods":"110","nvidia.com/gpu":"8"},
+                "allocatable":{"cpu":"32","memory":"256Gi","pods":"110","nvidia.com/gpu":"8"},
+                "conditions":[{"type":"Ready","status":"True"}]}})");
+}
+
+Json PodJson(int i) {
+  const std::string name = "p-" + std::to_string(i);
+  return Json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+                     R"(","namespace":"bench","uid":"uid-)" + name + R"(",
+      "resourceVersion":"9","creationTimestamp":"2026-01-01T00:00:01Z","labels":{"app":"bench"}},
+      "spec":{"schedulerName":"arbiter","restartPolicy":"Never","dnsPolicy":"ClusterFirst",
+        "serviceAccountName":"default","terminationGracePeriodSeconds":30,"enableServiceLinks":true,
+        "preemptionPolicy":"PreemptLowerPriority","priority":0,
+        "tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}],
+        "volumes":[{"name":"kube-api-access-x","projected":{"sources":[{"serviceAccountToken":{"path":"token"}}]}}],
+        "containers":[{"name":"main","image":"busybox","imagePullPolicy":"Always",
+          "terminationMessagePath":"/dev/termination-log",
+          "volumeMounts":[{"name":"kube-api-access-x","mountPath":"/var/run/secrets/kubernetes.io/serviceaccount"}],
+          "resources":{"requests":{"cpu":"100m","memory":"128Mi"}}}]},
+      "status":{"phase":"Pending","qosClass":"Burstable"}})");
+}
+
+// The first Step with range(0) nodes and range(1) pending pods, every kind listed: what
+// `arbiter scheduler` does between its informers' first lists and its first bindings.
+void BM_KubeschedFirstCycle(benchmark::State& state) {
+  std::vector<Json> nodes, pods;
+  for (int i = 0; i < state.range(0); ++i) nodes.push_back(NodeJson(i));
+  for (int i = 0; i < state.range(1); ++i) pods.push_back(PodJson(i));
+  size_t binds = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    Controller c({});
+    c.Synced("Node", nodes);
+    c.Synced("Pod", pods);
+    for (const char* k :
+         {"Namespace", "ResourceQuota", "LimitRange", "PriorityClass", "PodDisruptionBudget",
+          "ElasticQuota", "PoolPolicy", "PriceBook", "QoS", "ResourceFlavor", "PodGroup", "Job"})
+      c.Synced(k, {});
+    state.ResumeTiming();
+    const std::vector<Action> actions = c.Step(kT0);
+    binds = 0;
+    for (const auto& a : actions) binds += a.type == Action::Type::kBind;
+    state.PauseTiming();
+    benchmark::DoNotOptimize(actions.data());
+    // The controller (its engine, the objects) is destroyed outside the timing.
+    state.ResumeTiming();
+  }
+  state.counters["binds"] = static_cast<double>(binds);
+  state.counters["pods_per_s"] = benchmark::Counter(
+      static_cast<double>(state.range(1)) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_KubeschedFirstCycle)
+    ->Args({1000, 5000})
+    ->Args({5000, 5000})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
+    ->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
