@@ -269,6 +269,9 @@ bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
     if (i >= n) i -= n;
     const uint32_t pos = static_cast<uint32_t>(i);
     const NodeLive& info = node_live[pos];
+    // Priority preemption: nothing on the node has a lower priority, so no candidate victim
+    // (PlanOnNode's outcome kNone, without reading the workloads).
+    if (!qos_mode && info.min_priority >= w.priority) continue;
     bool clean = cache != nullptr && (!dry || !(*dry->touched)[i]);
     if (clean && w.gang != kNoGang)
       for (Slot s : info.nominated) clean = clean && !SameGang(workloads[s], w);

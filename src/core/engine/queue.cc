@@ -28,6 +28,7 @@ void State::PendingInsert(Slot s) {
   if (it == pending.end())
     it = pending.emplace(cls, std::set<Slot, QueueOrder>(QueueOrder{&workloads})).first;
   q.at = it->second.insert(s).first;
+  ++pending_changes;
   q.cls = cls;
   q.queued = true;
   if (it->second.size() == 1) active_classes.insert(cls);
@@ -38,6 +39,7 @@ void State::PendingErase(Slot s) {
   QueuePos& q = queue_pos[s];
   auto it = pending.find(q.cls);
   it->second.erase(q.at);
+  ++pending_changes;
   q.queued = false;
   if (it->second.empty()) active_classes.erase(it->first);
 }
@@ -195,9 +197,17 @@ void State::RunCycle() {
       auto [s, cls] = heads.top();
       heads.pop();
       Workload& w = workloads[s];
+      // The head's successor, found before the attempt: still the next one after it when the
+      // queue changed no more than by the head leaving (no search through the set then).
+      const bool in_set = IsPending(s) && queue_pos[s].cls == cls;
+      const auto succ =
+          in_set ? std::next(queue_pos[s].at) : std::set<Slot, QueueOrder>::iterator{};
+      const uint64_t changes = pending_changes;
       bool go_on = w.nominated_node != kNoNode || attempt(w);
       auto& set = pending[cls];
-      auto next = set.upper_bound(s);
+      const bool unchanged = in_set && (pending_changes == changes ||
+                                        (pending_changes == changes + 1 && !IsPending(s)));
+      auto next = unchanged ? succ : set.upper_bound(s);
       if (go_on) {
         if (next != set.end()) heads.push({*next, cls});
         continue;
