@@ -84,8 +84,15 @@ Status BillNamespace(const driver::SimResult& r, const std::deque<engine::RunRec
   auto key_of = [&](size_t i) -> const std::string& {
     return r.workloads()[engine::Value(runs[i].workload)].key;
   };
-  // Stable: a workload's runs keep their order.
-  std::stable_sort(group, group + n, [&](size_t a, size_t b) { return key_of(a) < key_of(b); });
+  // Stable: a workload's runs keep their order. Sorted as (key, run) pairs side by side: a
+  // comparison reads the two keys' bytes, not a run record and a workload first.
+  {
+    std::vector<std::pair<std::string_view, size_t>> keyed(n);
+    for (size_t k = 0; k < n; ++k) keyed[k] = {key_of(group[k]), group[k]};
+    std::stable_sort(keyed.begin(), keyed.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t k = 0; k < n; ++k) group[k] = keyed[k].second;
+  }
   std::vector<billing::RunSegment> segments;
   for (size_t begin = 0; begin < n;) {
     size_t end = std::min(n, begin + std::max<size_t>(part_runs, 1));

@@ -502,8 +502,13 @@ class DumpedObject {
     if (ms % 1000 == 0) return Int(key, ms / 1000);
     Raw(key, sim::Seconds(ms).dump());
   }
+  // Callers add the keys in order where they can: then there is nothing to sort.
   std::string Finish() {
-    std::sort(kv_.begin(), kv_.end(), [](const Field& a, const Field& b) { return a.key < b.key; });
+    auto less = [](const Field& a, const Field& b) { return a.key < b.key; };
+    if (std::adjacent_find(kv_.begin(), kv_.end(), [&](const Field& a, const Field& b) {
+          return !less(a, b);
+        }) != kv_.end())
+      std::sort(kv_.begin(), kv_.end(), less);
     size_t size = 4 + 2 * depth_ + values_.size();
     for (const Field& f : kv_) size += 2 * depth_ + f.key.size() + 8;
     std::string out;
@@ -547,41 +552,41 @@ void EachWorkloadDumped(const driver::SimResult& r,
   const auto& evs = r.events();
   for (const auto& w : r.workloads()) {
     emit([&](std::ostream& os, size_t depth) {
-      DumpedObject j(depth);
-      j.String("name", w.key);
-      j.String("namespace", w.namespace_);
-      j.Int("priority", w.priority);
-      if (!w.priority_class.empty()) j.String("priorityClass", w.priority_class);
-      if (!w.qos.empty()) j.String("qos", w.qos);
-      j.String("phase", engine::ToString(w.phase));
-      j.StringOrNull("node", w.last_node, w.last_node.empty());
-      if (w.first_start >= 0)
-        j.Seconds("startTime", w.first_start);
-      else
-        j.Raw("startTime", "null");
+      DumpedObject j(depth);  // the keys in order
+      const size_t lp = last_pending[static_cast<size_t>(&w - r.workloads().data())];
+      j.Bool("borrowed", w.borrowed);
       if (w.finish_time >= 0)
         j.Seconds("finishTime", w.finish_time);
       else
         j.Raw("finishTime", "null");
-      j.Int("preemptions", w.preemptions);
-      const size_t lp = last_pending[static_cast<size_t>(&w - r.workloads().data())];
-      j.String("message", !w.message.empty() || lp == kNoEvent ? w.message : evs[lp].Message());
+      if (!w.flavor.empty()) j.String("flavor", w.flavor);
       if (lp == kNoEvent) {
         j.Raw("lastPendingReason", "null");
       } else {
         const driver::SimEvent& e = evs[lp];
         DumpedObject reason(depth + 1);
+        reason.String("message", e.Message());
+        reason.String("reason", e.reason);
         reason.Seconds("time", e.time);
         reason.String("type", engine::ToString(e.type));
-        reason.String("reason", e.reason);
-        reason.String("message", e.Message());
         j.Raw("lastPendingReason", reason.Finish());
       }
-      j.String("requests", w.requests.ToString());
+      j.String("message", !w.message.empty() || lp == kNoEvent ? w.message : evs[lp].Message());
+      j.String("name", w.key);
+      j.String("namespace", w.namespace_);
+      j.StringOrNull("node", w.last_node, w.last_node.empty());
       j.Seconds("pendingSeconds", w.pending_total);
-      j.Bool("borrowed", w.borrowed);
-      if (!w.flavor.empty()) j.String("flavor", w.flavor);
+      j.String("phase", engine::ToString(w.phase));
+      j.Int("preemptions", w.preemptions);
+      j.Int("priority", w.priority);
+      if (!w.priority_class.empty()) j.String("priorityClass", w.priority_class);
       j.Seconds("progressSeconds", w.progress);
+      if (!w.qos.empty()) j.String("qos", w.qos);
+      j.String("requests", w.requests.ToString());
+      if (w.first_start >= 0)
+        j.Seconds("startTime", w.first_start);
+      else
+        j.Raw("startTime", "null");
       os << j.Finish();
     });
   }
@@ -592,15 +597,15 @@ void EachEventDumped(const driver::SimResult& r,
                      const std::function<void(const ElementWriter&)>& emit) {
   for (const auto& ev : r.events()) {
     emit([&](std::ostream& os, size_t depth) {
-      DumpedObject j(depth);
+      DumpedObject j(depth);  // the keys in order
+      j.StringOrNull("by", ev.by, ev.by.empty());
+      j.String("message", ev.Message());
+      j.StringOrNull("node", ev.node, ev.node.empty());
+      j.String("reason", ev.reason);
       j.Seconds("time", ev.time);
       j.String("type", engine::ToString(ev.type));
       const bool pool = ev.workload == engine::kNoWorkload;
       j.StringOrNull("workload", pool ? "" : r.workloads()[engine::Value(ev.workload)].key, pool);
-      j.StringOrNull("node", ev.node, ev.node.empty());
-      j.StringOrNull("by", ev.by, ev.by.empty());
-      j.String("reason", ev.reason);
-      j.String("message", ev.Message());
       os << j.Finish();
     });
   }
@@ -682,14 +687,14 @@ bool WriteReportJson(std::ostream& os, const ManifestSet& m, const driver::SimRe
           // resource: the longest array of a large run's report).
           for (const auto& p : inv.provenance) {
             each([&](std::ostream& o, size_t d) {
-              DumpedObject j(d);
-              j.String("workload", p.workload);
-              j.String("resource", p.resource);
-              j.Int("samples", p.samples);
+              DumpedObject j(d);  // the keys in order
               j.String("coveredSeconds", report::SecondsText(p.covered_ms));
-              j.String("runSeconds", report::SecondsText(p.run_ms));
               j.Bool("lowCoverage", p.low_coverage);
+              j.String("resource", p.resource);
+              j.String("runSeconds", report::SecondsText(p.run_ms));
+              j.Int("samples", p.samples);
               if (p.usage_from_request) j.Bool("usageFromRequest", true);
+              j.String("workload", p.workload);
               o << j.Finish();
             });
           }

@@ -104,6 +104,13 @@ void State::NodeChanged(uint32_t pos) {
   placer->OnNodeChanged(nodes[pos], pos);
 }
 
+void State::RecountMinPriority(uint32_t pos) {
+  NodeLive& live = node_live[pos];
+  live.min_priority = INT32_MAX;
+  for (Slot s : live.workloads)
+    live.min_priority = std::min(live.min_priority, workloads[s].priority);
+}
+
 // In kube-scheduler's filter order: NodeUnschedulable, TaintToleration, NodeAffinity.
 // Then (with `topology`) PodTopologySpread and InterPodAffinity (pod_topology.cc).
 State::NodeFilter State::FilterNode(uint32_t pos, const Workload& w, const Taint** taint,

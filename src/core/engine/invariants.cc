@@ -31,13 +31,17 @@ Status State::CheckInvariants() const {
     std::fill(rebuilt.gpu_used_milli.begin(), rebuilt.gpu_used_milli.end(), 0);
     rebuilt.RecountGpus();
     rebuilt.ext_used = ResourceList{};
+    int32_t min_priority = INT32_MAX;
     for (Slot s : node_live[i].workloads) {
       seen[s]++;
       const Workload& w = workloads[s];
+      min_priority = std::min(min_priority, w.priority);
       if (w.node != node_at[i])
         return Status::Internal(w.key + " listed on " + n.name + " but bound elsewhere");
       rebuilt.Allocate(w.shape, w.gpus);
     }
+    if (min_priority != node_live[i].min_priority)
+      return Status::Internal("node " + n.name + " lowest priority differs from its workloads");
     if (rebuilt.cpu_used_milli != n.cpu_used_milli || rebuilt.mem_used_bytes != n.mem_used_bytes ||
         rebuilt.gpu_used_milli != n.gpu_used_milli)
       return Status::Internal("node " + n.name + " accounting differs from its workloads");

@@ -232,7 +232,10 @@ bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
   }
   const bool qos_mode = policy.preemption_type == PreemptionType::kQoS;
   const bool lost_work = policy.victim_order == VictimOrder::kLeastLostWork;
-  std::optional<PreemptPlan> best;
+  // The best plan so far: a cache entry (stable while this search runs) or the kept copy of a
+  // computed one (swapped out of `computed`, not copied).
+  const PreemptPlan* best_at = nullptr;
+  PreemptPlan best_computed;
   std::set<std::string> blocking_pdbs;
   bool any_candidate_node = false;
   std::optional<Millis> too_young_until;  // earliest instant a young workload becomes a candidate
@@ -269,6 +272,9 @@ bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
     if (i >= n) i -= n;
     const uint32_t pos = static_cast<uint32_t>(i);
     const NodeLive& info = node_live[pos];
+    // Priority preemption: nothing on the node has a lower priority, so no candidate victim
+    // (PlanOnNode's outcome kNone, without reading the workloads).
+    if (!qos_mode && info.min_priority >= w.priority) continue;
     bool clean = cache != nullptr && (!dry || !(*dry->touched)[i]);
     if (clean && w.gang != kNoGang)
       for (Slot s : info.nominated) clean = clean && !SameGang(workloads[s], w);
@@ -318,10 +324,22 @@ bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
     }
     any_candidate_node = true;
     ++viable;  // only plans that may be chosen count towards the candidate budget
-    if (!best || (qos_mode ? BetterQoSPlan(*plan, *best) : BetterPlan(*plan, *best, lost_work)))
-      best = *plan;
+    if (!best_at ||
+        (qos_mode ? BetterQoSPlan(*plan, *best_at) : BetterPlan(*plan, *best_at, lost_work))) {
+      if (plan == &computed) {
+        std::swap(best_computed, computed);
+        best_at = &best_computed;
+      } else {
+        best_at = plan;
+      }
+    }
   }
   if (n) next_preempt_node = (start + processed) % n;
+  std::optional<PreemptPlan> best;
+  if (best_at == &best_computed)
+    best = std::move(best_computed);
+  else if (best_at)
+    best = *best_at;
   if (!best) {
     if (too_young_until) {
       wakeups.push(*too_young_until);

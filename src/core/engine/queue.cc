@@ -4,6 +4,7 @@
 // Queue order: priority (high first), then submit time (early first), then namespace/name, then
 // WorkloadId (submission order).
 #include <algorithm>
+#include <optional>
 
 #include "core/engine/reasons.h"
 #include "core/engine/state.h"
@@ -28,6 +29,7 @@ void State::PendingInsert(Slot s) {
   if (it == pending.end())
     it = pending.emplace(cls, std::set<Slot, QueueOrder>(QueueOrder{&workloads})).first;
   q.at = it->second.insert(s).first;
+  ++pending_changes;
   q.cls = cls;
   q.queued = true;
   if (it->second.size() == 1) active_classes.insert(cls);
@@ -38,6 +40,7 @@ void State::PendingErase(Slot s) {
   QueuePos& q = queue_pos[s];
   auto it = pending.find(q.cls);
   it->second.erase(q.at);
+  ++pending_changes;
   q.queued = false;
   if (it->second.empty()) active_classes.erase(it->first);
 }
@@ -191,15 +194,37 @@ void State::RunCycle() {
                         decltype(later)>
         heads(later);
     for (uint32_t cls : active_classes) heads.push({*pending.find(cls)->second.begin(), cls});
-    while (!heads.empty()) {
-      auto [s, cls] = heads.top();
-      heads.pop();
+    // A class whose next member still comes first in queue order goes on without a trip
+    // through the heap (`carry`).
+    std::optional<std::pair<Slot, uint32_t>> carry;
+    while (carry || !heads.empty()) {
+      std::pair<Slot, uint32_t> head;
+      if (carry) {
+        head = *carry;
+        carry.reset();
+      } else {
+        head = heads.top();
+        heads.pop();
+      }
+      const auto [s, cls] = head;
       Workload& w = workloads[s];
+      // The head's successor, found before the attempt: still the next one after it when the
+      // queue changed no more than by the head leaving (no search through the set then).
+      const bool in_set = IsPending(s) && queue_pos[s].cls == cls;
+      const auto succ =
+          in_set ? std::next(queue_pos[s].at) : std::set<Slot, QueueOrder>::iterator{};
+      const uint64_t changes = pending_changes;
       bool go_on = w.nominated_node != kNoNode || attempt(w);
       auto& set = pending[cls];
-      auto next = set.upper_bound(s);
+      const bool unchanged = in_set && (pending_changes == changes ||
+                                        (pending_changes == changes + 1 && !IsPending(s)));
+      auto next = unchanged ? succ : set.upper_bound(s);
       if (go_on) {
-        if (next != set.end()) heads.push({*next, cls});
+        if (next == set.end()) continue;
+        if (heads.empty() || before(*next, heads.top().first))
+          carry = std::make_pair(*next, cls);
+        else
+          heads.push({*next, cls});
         continue;
       }
       // The class failed: its other members keep waiting for the same reason. They are told

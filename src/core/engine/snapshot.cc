@@ -491,10 +491,12 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot,
         !slot_of(preemptor[i], &s.workloads[i].preemptor))
       return fail("a reference to an unknown workload");
   }
-  for (uint32_t pos = 0; pos < s.node_at.size(); ++pos)
+  for (uint32_t pos = 0; pos < s.node_at.size(); ++pos) {
     if (!slots_of(on_node[pos], &s.node_live[pos].workloads) ||
         !slots_of(nominated[pos], &s.node_live[pos].nominated))
       return fail("a node lists an unknown workload");
+    s.RecountMinPriority(pos);
+  }
   // 7. The queue's bookkeeping.
   Io(r, s.namespace_ids);
   {

@@ -55,6 +55,9 @@ struct NodeLive {
   std::vector<Slot> workloads;  // running + terminating, in bind order
   std::vector<Slot> nominated;  // preemptors nominated here, in nomination order
   uint64_t epoch = 0;           // bumped when anything on the node changes
+  // The lowest priority of `workloads` (INT32_MAX none): a preemptor of no higher priority finds
+  // no victim here (priority preemption) without reading them. Kept with `workloads`.
+  int32_t min_priority = INT32_MAX;
 };
 
 // The fit numbers of one node, copied densely in node order so that a placement scans a few
@@ -307,7 +310,8 @@ class State {
   void RebuildFitIndex();
   uint32_t ModelBit(const std::string& model);
   uint32_t ModelMask(const placement::PodShape& shape);
-  void NodeChanged(uint32_t pos);  // after an allocation or release on the node
+  void NodeChanged(uint32_t pos);         // after an allocation or release on the node
+  void RecountMinPriority(uint32_t pos);  // NodeLive::min_priority from its workloads
   void Touch(uint32_t node_id) {
     ++node_live[node_info[node_id].pos].epoch;
     ++pool_version;
@@ -636,6 +640,9 @@ class State {
     std::set<Slot, QueueOrder>::iterator at;
   };
   std::vector<QueuePos> queue_pos;
+  // Counts the inserts and erases of PendingInsert / PendingErase: a cycle that finds it unchanged
+  // (but for its head leaving) after an attempt knows the head's successor is still the next.
+  uint64_t pending_changes = 0;
   size_t nominations = 0;  // workloads nominated to a node
   std::unordered_map<uint32_t, std::string> class_reason;
   std::vector<Slot> fresh;       // submitted or requeued since the last cycle
