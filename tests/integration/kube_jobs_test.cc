@@ -46,6 +46,7 @@ std::string JobYaml(const std::string& ns, const std::string& name, const std::s
 const char* kAdmission = "{.metadata.annotations.arbiter\\.dev/admission}";
 
 TEST_F(KubeJobs, SuspendedJobOverQuotaStaysSuspendedAndIsUnsuspendedWhenQuotaFrees) {
+  ASSERT_NO_FATAL_FAILURE(Fresh("kj", "kj-0"));
   ASSERT_NO_FATAL_FAILURE(Node("kj-0", "kj"));
   ASSERT_NO_FATAL_FAILURE(Apply(
       "apiVersion: v1\nkind: Namespace\nmetadata: {name: kj}\n---\napiVersion: "
@@ -104,6 +105,7 @@ TEST_F(KubeJobs, SuspendedJobOverQuotaStaysSuspendedAndIsUnsuspendedWhenQuotaFre
 }
 
 TEST_F(KubeJobs, PreemptedJobIsSuspendedItsPodsDeletedAndItResumesLater) {
+  ASSERT_NO_FATAL_FAILURE(Fresh("kp", "kp-0"));
   ASSERT_NO_FATAL_FAILURE(Node("kp-0", "kp"));
   ASSERT_NO_FATAL_FAILURE(
       Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: kp}\n---\napiVersion: "
