@@ -355,5 +355,26 @@ TEST(KubeschedJobs, AnotherSchedulersNamespaceKeepsItsQuotaStatus) {
   }
 }
 
+// A node's heartbeat lost (the node lifecycle controller's unreachable NoExecute taint, seen
+// under load when KWOK renewed late): the Job's pods tolerate it for 300 s (kube-apiserver's
+// DefaultTolerationSeconds), and so do its slots: the Job is not suspended at once.
+TEST(KubeschedJobs, AdmittedJobOutlastsAnUnreachableTaintAsItsPodsDo) {
+  Controller c({});
+  SyncAll(c, RestartedCluster(true));
+  AllDone(c, c.Step(kT0), kT0);
+  Json node = Node("n1", 8);
+  node["spec"]["taints"] = {{{"key", "node.kubernetes.io/unreachable"}, {"effect", "NoExecute"}}};
+  c.Upsert("Node", node);
+  for (Millis t : {kT0 + 1000, kT0 + 200000})
+    for (const auto* j : Of(c.Step(t), Action::Type::kJob))
+      EXPECT_NE(j->name, "running") << t - kT0 << " " << j->message;
+  EXPECT_EQ(GpusUsed(c, "n1"), 4);
+  // After 300 s it is stopped, as its pods are evicted.
+  bool suspended = false;
+  for (const auto* j : Of(c.Step(kT0 + 302000), Action::Type::kJob))
+    if (j->name == "running") suspended = j->suspend;
+  EXPECT_TRUE(suspended);
+}
+
 }  // namespace controller_jobs_test
 }  // namespace arbiter::kubesched
