@@ -173,6 +173,10 @@ class Controller {
   EventRequest PreemptedEvent(const Action& a, const PodTrack& t) const;
   // ElasticQuota status (controller_quota_status.cc).
   void ReconcileQuotaStatus(Millis now, std::vector<Action>* out);
+  // Namespaces whose usage this engine does not hold in full: a live pod, or an unfinished Job,
+  // of another scheduler is there (its usage is not charged here: another Arbiter's engine, or
+  // kube-scheduler, has it). Their ElasticQuotas' status is not written.
+  std::set<std::string> ForeignNamespaces() const;
   void QuotaStatusDone(const Action& a, const ActionResult& r);
 
   ControllerOptions options_;
@@ -189,6 +193,7 @@ class Controller {
   std::map<uint64_t, std::string> rejected_;      // workloads rejected at admission: why
   std::map<Key, JobTrack> jobs_;                  // Arbiter's Jobs
   std::map<Key, std::string> quota_written_;      // ElasticQuota status last written (JSON)
+  std::set<Key> quota_skipped_;                   // not written (ForeignNamespaces), said once
   Millis quota_due_ = 0;
   std::vector<std::string> log_;
   std::vector<EventRequest> events_;

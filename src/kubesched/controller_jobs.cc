@@ -83,6 +83,27 @@ std::pair<std::string, std::string> OwnerJob(const Json& pod) {
   }
   return {};
 }
+// What kube-apiserver's DefaultTolerationSeconds admission adds to every pod the Job controller
+// makes: not-ready and unreachable NoExecute tolerated for 300 s, unless the template says
+// otherwise. The slots stand for those pods, so a node's lost heartbeat stops them when it would
+// stop the pods, not at once.
+void AddDefaultTolerations(Json& spec) {
+  Json& tol = spec["tolerations"];
+  if (!tol.is_array()) tol = Json::array();
+  for (const char* key : {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}) {
+    bool has = false;
+    for (const auto& t : tol) {
+      const Json& effect = JField(t, "effect");
+      if (JField(t, "key") == key && (effect.is_null() || effect == "" || effect == "NoExecute"))
+        has = true;
+    }
+    if (!has)
+      tol.push_back({{"key", key},
+                     {"operator", "Exists"},
+                     {"effect", "NoExecute"},
+                     {"tolerationSeconds", 300}});
+  }
+}
 bool Live(const Json& pod) {
   const std::string phase = JStr(pod, "status", "phase");
   return phase != "Succeeded" && phase != "Failed";
@@ -175,6 +196,7 @@ void Controller::SubmitSlots(const Key& key, JobTrack& j, const Json& job,
               {"kind", "Pod"},
               {"metadata", {{"name", key.second}, {"namespace", key.first}}},
               {"spec", cj::JField(tmpl, "spec")}};
+  cj::AddDefaultTolerations(pod["spec"]);
   for (const char* f : {"labels", "annotations"})
     if (cj::JField(cj::JField(tmpl, "metadata"), f).is_object())
       pod["metadata"][f] = tmpl["metadata"][f];

@@ -139,6 +139,14 @@ class KubeTest : public ::testing::Test {
     auto a = Kubectl("apply -f " + file);
     ASSERT_EQ(a.rc, 0) << a.out;
   }
+  // No namespace `ns` nor node `node` left by an earlier run (a test deletes them at its end
+  // without waiting; the next repetition would find the namespace terminating).
+  void Fresh(const std::string& ns, const std::string& node) {
+    auto n = Kubectl("delete namespace " + ns + " --ignore-not-found --timeout=120s");
+    ASSERT_EQ(n.rc, 0) << n.out;
+    auto d = Kubectl("delete node " + node + " --ignore-not-found --timeout=60s");
+    ASSERT_EQ(d.rc, 0) << d.out;
+  }
   // A KWOK node of 8 GPUs in the test pool `pool`, ready for pods (the node lifecycle
   // controller has lifted its not-ready taint).
   void Node(const std::string& name, const std::string& pool) {

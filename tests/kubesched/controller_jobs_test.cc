@@ -290,5 +290,91 @@ TEST(KubeschedJobs, ParallelismAboveTheBoundIsRefusedWithAReason) {
   EXPECT_EQ(c.engine().live_workloads(), 0u);
 }
 
+// The cluster as a restarted `arbiter scheduler` lists it (tests/integration/kube_jobs_test.cc,
+// SchedulerKilledAndRestartedAdmitsNothingTwice): an admitted Job's pods run on n1, a second Job
+// waits over the quota, whose status the earlier process wrote (4 of 4 GPUs).
+std::map<std::string, std::vector<Json>> RestartedCluster(bool with_pods) {
+  const Json job = Job("running", 2, 2, false);
+  Json admitted = job;
+  admitted["metadata"]["annotations"] = {{kAdmissionAnnotation, "admitted: 2 pods on n1"}};
+  Json waiting = Job("waiting", 2, 2, true);
+  waiting["metadata"]["creationTimestamp"] = "2026-01-01T00:00:05Z";
+  waiting["metadata"]["annotations"] = {{kAdmissionAnnotation, "exceeded"}};
+  Json quota = Quota(4);
+  quota["status"] = Json::parse(R"({"used":{"nvidia.com/gpu":"4"},
+      "borrowed":{"nvidia.com/gpu":"0"},"lent":{"nvidia.com/gpu":"0"}})");
+  std::vector<Json> pods;
+  if (with_pods)
+    pods = {JobPod(job, "aaaaa", "n1", "Running"), JobPod(job, "bbbbb", "n1", "Running")};
+  return {{"Node", {Node("n1", 8)}},
+          {"Pod", pods},
+          {"Job", {admitted, waiting}},
+          {"ElasticQuota", {quota}}};
+}
+
+// A restarted scheduler charges the running Job's slots before its first quota status: it finds
+// the status the earlier process wrote and writes nothing, in its first cycle and later ones.
+TEST(KubeschedJobs, RestartedSchedulerKeepsTheQuotaStatusOfARunningJob) {
+  Controller c({});
+  SyncAll(c, RestartedCluster(true));
+  for (int i = 0; i < 4; ++i) {
+    const Millis now = kT0 + 1000 * i;
+    std::vector<Action> a = c.Step(now);
+    EXPECT_TRUE(Of(a, Action::Type::kQuotaStatus).empty()) << i;
+    EXPECT_TRUE(Of(a, Action::Type::kBind).empty()) << i;
+    for (const auto* j : Of(a, Action::Type::kJob)) EXPECT_TRUE(j->suspend) << j->name;
+    AllDone(c, a, now);
+  }
+  EXPECT_EQ(GpusUsed(c, "n1"), 4);
+}
+
+// The bug SchedulerKilledAndRestartedAdmitsNothingTwice found: several schedulers share the
+// cluster (the tests run one per --scheduler-name); each lists every ElasticQuota, and each wrote
+// every quota's status from its own engine, which holds none of the other schedulers' pods: used 0
+// over the 4 GPUs the namespace's own scheduler runs. A namespace with another scheduler's pods
+// or Jobs is not written: neither once its pods run, nor while its admitted Job has none yet.
+TEST(KubeschedJobs, AnotherSchedulersNamespaceKeepsItsQuotaStatus) {
+  ControllerOptions o;
+  o.scheduler_name = "arbiter-other";
+  for (bool with_pods : {true, false}) {
+    Controller other(o);
+    SyncAll(other, RestartedCluster(with_pods));
+    for (int i = 0; i < 3; ++i) {
+      const Millis now = kT0 + 1000 * i;
+      std::vector<Action> a = other.Step(now);
+      EXPECT_TRUE(Of(a, Action::Type::kQuotaStatus).empty()) << with_pods << " " << i;
+      EXPECT_TRUE(a.empty()) << with_pods << " " << i;
+      AllDone(other, a, now);
+    }
+    const auto log = other.TakeLog();
+    ASSERT_EQ(log.size(), 1u) << with_pods;
+    EXPECT_NE(log[0].find("ElasticQuota team-a/quota: status not written: namespace team-a has "
+                          "pods or Jobs of another scheduler"),
+              std::string::npos)
+        << log[0];
+  }
+}
+
+// A node's heartbeat lost (the node lifecycle controller's unreachable NoExecute taint, seen
+// under load when KWOK renewed late): the Job's pods tolerate it for 300 s (kube-apiserver's
+// DefaultTolerationSeconds), and so do its slots: the Job is not suspended at once.
+TEST(KubeschedJobs, AdmittedJobOutlastsAnUnreachableTaintAsItsPodsDo) {
+  Controller c({});
+  SyncAll(c, RestartedCluster(true));
+  AllDone(c, c.Step(kT0), kT0);
+  Json node = Node("n1", 8);
+  node["spec"]["taints"] = {{{"key", "node.kubernetes.io/unreachable"}, {"effect", "NoExecute"}}};
+  c.Upsert("Node", node);
+  for (Millis t : {kT0 + 1000, kT0 + 200000})
+    for (const auto* j : Of(c.Step(t), Action::Type::kJob))
+      EXPECT_NE(j->name, "running") << t - kT0 << " " << j->message;
+  EXPECT_EQ(GpusUsed(c, "n1"), 4);
+  // After 300 s it is stopped, as its pods are evicted.
+  bool suspended = false;
+  for (const auto* j : Of(c.Step(kT0 + 302000), Action::Type::kJob))
+    if (j->name == "running") suspended = j->suspend;
+  EXPECT_TRUE(suspended);
+}
+
 }  // namespace controller_jobs_test
 }  // namespace arbiter::kubesched

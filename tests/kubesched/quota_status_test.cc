@@ -94,5 +94,42 @@ TEST(KubeschedQuotaStatus, AFailedWriteIsRetried) {
   EXPECT_EQ(c.TakeLog().size(), 1u);
 }
 
+// A scheduler writes only what its engine holds in full: team-a's pods are another scheduler's,
+// so neither team-a's status nor team-b's (its lent is team-a's borrowing) is written by this
+// one; a namespace of its own outside that cohort is. (Each scheduler on a shared cluster wrote
+// every quota's status from its own engine: used 0 where another scheduler ran the pods.)
+TEST(KubeschedQuotaStatus, QuotasOfAnotherSchedulersNamespaceOrCohortAreNotWritten) {
+  ControllerOptions o;
+  o.scheduler_name = "arbiter-b";
+  Controller c(o);
+  Json mine = Pod("team-c", "mine", 2);
+  mine["spec"]["schedulerName"] = "arbiter-b";
+  Json solo = Quota("team-c", 4);
+  solo["spec"].erase("cohort");
+  c.Synced("Node", {Node("n1", 8)});
+  c.Synced("Pod", {Pod("team-a", "big", 6, "Running", "n1"), mine});
+  c.Synced("ElasticQuota", {Quota("team-a", 4), Quota("team-b", 4), solo});
+  std::vector<Action> a = c.Step(kT0);
+  auto st = Statuses(a);
+  ASSERT_EQ(st.size(), 1u);
+  EXPECT_EQ(st["team-c"]["used"]["nvidia.com/gpu"], "2");
+  auto log = c.TakeLog();
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_NE(log[0].find("ElasticQuota team-a/quota: status not written: namespace team-a has"),
+            std::string::npos)
+      << log[0];
+  EXPECT_NE(log[1].find("ElasticQuota team-b/quota: status not written: cohort pool has"),
+            std::string::npos)
+      << log[1];
+  for (const auto& x : a) c.Done(x, ActionResult{200, "", ""}, kT0);
+  // The other scheduler's pod ends: the cohort is this engine's alone again, written.
+  c.Upsert("Pod", Pod("team-a", "big", 6, "Succeeded", "n1"));
+  st = Statuses(c.Step(kT0 + 1000));
+  ASSERT_EQ(st.size(), 2u);
+  EXPECT_EQ(st["team-a"]["used"]["nvidia.com/gpu"], "0");
+  EXPECT_EQ(st["team-b"]["lent"]["nvidia.com/gpu"], "0");
+  for (const auto& l : c.TakeLog()) EXPECT_EQ(l.find("status not written"), std::string::npos) << l;
+}
+
 }  // namespace quota_status_test
 }  // namespace arbiter::kubesched
