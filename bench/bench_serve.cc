@@ -575,15 +575,16 @@ void BM_ClusterCreateJobs(benchmark::State& state) {
   double seconds = 0;
   for (auto _ : state) {
     arbiter::server::Cluster c("0000abcd");
-    (void)c.Apply(Create(
-        {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}}));
+    (void)c.Apply(
+        Create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}}));
     for (int i = 0; i < 16; ++i) (void)c.Apply(Create(NodeJson(i)));
     const auto t0 = std::chrono::steady_clock::now();
     for (int64_t j = 0; j < state.range(0); ++j) {
-      auto m = Create({{"apiVersion", "batch/v1"},
-                       {"kind", "Job"},
-                       {"metadata", {{"name", "job-" + std::to_string(j)}, {"namespace", "default"}}},
-                       {"spec", {{"parallelism", 4}, {"completions", 4}, {"template", tmpl}}}});
+      auto m =
+          Create({{"apiVersion", "batch/v1"},
+                  {"kind", "Job"},
+                  {"metadata", {{"name", "job-" + std::to_string(j)}, {"namespace", "default"}}},
+                  {"spec", {{"parallelism", 4}, {"completions", 4}, {"template", tmpl}}}});
       m.time = j + 1;
       if (!c.Apply(m).ok()) state.SkipWithError("job create refused");
       (void)c.TakeWatchEvents();
