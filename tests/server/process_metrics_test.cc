@@ -9,12 +9,14 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
 
+#include "apps/run_command.h"
 #include "server/daemon.h"
 #include "server/http_api.h"
 
@@ -131,6 +133,13 @@ TEST(RequestMetrics, TheDaemonServesThemAfterRequests) {
     auto second = cli.Get("/metrics");
     ASSERT_TRUE(second);
     auto b = Samples(second->body);  // the first scrape is counted by now
+    const auto file =
+        dir.parent_path() / ("arbiter-process-metrics-" + std::to_string(getpid()) + ".txt");
+    std::ofstream(file) << second->body;  // the whole page, as Prometheus would read it
+    const testing::CommandOutput check =
+        testing::RunCommand("promtool check metrics < " + file.string() + " 2>&1");
+    std::filesystem::remove(file);
+    EXPECT_EQ(check.rc, 0) << check.out;
     EXPECT_EQ((b["apiserver_request_total{code=\"200\",resource=\"\",verb=\"GET\"}"]), 1);
     EXPECT_GE(b["process_cpu_seconds_total"], a["process_cpu_seconds_total"]);
     api.Stop();
