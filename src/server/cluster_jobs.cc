@@ -33,12 +33,13 @@ void AddTemplateDiagnostics(const Diagnostics& pod, const std::string& display, 
   }
 }
 
-// kube's ValidateJobSpecUpdate, the parts that apply here: completions, completionMode, selector
-// and template are immutable (kube lets an Indexed Job's completions move with parallelism: not
-// here).
+// kube's ValidateJobSpecUpdate, the parts that apply here: completions, completionMode,
+// podFailurePolicy, selector and template are immutable (kube lets an Indexed Job's completions
+// move with parallelism: not here).
 void CheckJobUpdate(const Json& was, const Json& now, const std::string& display,
                     Diagnostics& out) {
-  for (const char* key : {"completions", "completionMode", "selector", "template"}) {
+  for (const char* key :
+       {"completions", "completionMode", "podFailurePolicy", "selector", "template"}) {
     const Json a = was.at("spec").value(key, Json());
     const Json b = now.at("spec").value(key, Json());
     if (a != b)

@@ -32,6 +32,42 @@ Diagnostic Error(const std::string& name, const std::string& field, const std::s
   return Diagnostic{Severity::kError, "request", 1, "Job", name, field, message};
 }
 
+// kube's validatePodFailurePolicyRule, the parts modelled here (no FailIndex: no
+// backoffLimitPerIndex).
+void ValidatePodFailurePolicy(const std::string& name, const Json& policy, Diagnostics& d) {
+  if (policy.is_null()) return;
+  const Json& rules = Field(policy, "rules");
+  if (!rules.is_array()) return;
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const std::string path = "spec.podFailurePolicy.rules[" + std::to_string(i) + "]";
+    const Json& action = Field(rules[i], "action");
+    if (action.is_null())
+      d.Add(
+          Error(name, path + ".action",
+                "Required value: valid values: [\"Count\" \"FailIndex\" \"FailJob\" \"Ignore\"]"));
+    else if (action == "FailIndex")
+      d.Add(Error(name, path + ".action",
+                  "Invalid value: \"FailIndex\": requires the backoffLimitPerIndex to be set"));
+    else if (action != "Count" && action != "FailJob" && action != "Ignore")
+      d.Add(Error(name, path + ".action",
+                  "Unsupported value: " + action.dump() +
+                      ": supported values: \"Count\", \"FailIndex\", \"FailJob\", \"Ignore\""));
+    const Json& codes = Field(rules[i], "onExitCodes");
+    const Json& conds = Field(rules[i], "onPodConditions");
+    if (!codes.is_null() && !conds.is_null())
+      d.Add(
+          Error(name, path,
+                "Invalid value: specifying both OnExitCodes and OnPodConditions is not supported"));
+    if (codes.is_null() && conds.is_null())
+      d.Add(Error(name, path,
+                  "Invalid value: specifying one of OnExitCodes and OnPodConditions is required"));
+    const Json& op = Field(codes, "operator");
+    if (!codes.is_null() && op != "In" && op != "NotIn")
+      d.Add(Error(name, path + ".onExitCodes.operator",
+                  "Unsupported value: " + op.dump() + ": supported values: \"In\", \"NotIn\""));
+  }
+}
+
 }  // namespace
 
 Diagnostics ValidateJob(const Json& job, const std::string& display_name) {
@@ -76,6 +112,11 @@ Diagnostics ValidateJob(const Json& job, const std::string& display_name) {
     d.Add(Error(
         display_name, "spec.template.spec.restartPolicy",
         "Unsupported value: \"" + restart + "\": supported values: \"OnFailure\", \"Never\""));
+  else if (!Field(spec, "podFailurePolicy").is_null() && restart != "Never")
+    d.Add(Error(display_name, "spec.template.spec.restartPolicy",
+                "Invalid value: \"" + restart +
+                    "\": only \"Never\" is supported when podFailurePolicy is specified"));
+  ValidatePodFailurePolicy(display_name, Field(spec, "podFailurePolicy"), d);
   return d;
 }
 
@@ -251,6 +292,7 @@ struct Pods {
   // The back-off's record, from every finished pod (counted or not): the last success, and the
   // failures after it with the last one's time.
   std::optional<Millis> last_success, last_failure;
+  std::string fail_job;  // a FailJob rule of spec.podFailurePolicy matched: its message
   int64_t failures_after_success = 0;
 };
 
@@ -303,7 +345,44 @@ void BackoffRecord(std::vector<std::pair<Millis, bool>> finished, Pods& out) {
   }
 }
 
-Pods Classify(const std::vector<const Json*>& pods) {
+// The first rule of spec.podFailurePolicy a failed pod matches (kube's matchPodFailurePolicy):
+// its action ("" for none) and, for FailJob, the Job's failure message.
+std::pair<std::string, std::string> MatchPolicy(const Json& policy, const Json& pod) {
+  const Json& rules = Field(policy, "rules");
+  if (!rules.is_array()) return {};
+  const Json& status = Field(pod, "status");
+  const std::string ns = Field(pod, "metadata").value("namespace", "");
+  const std::string name = Field(pod, "metadata").value("name", "");
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const std::string action = Field(rules[i], "action").is_string() ? rules[i]["action"] : "";
+    const std::string at = " matching " + action + " rule at index " + std::to_string(i);
+    if (const Json& req = Field(rules[i], "onExitCodes"); req.is_object()) {
+      const Json& statuses = Field(status, "containerStatuses");
+      for (const Json& cs : statuses.is_array() ? statuses : Json::array()) {
+        const Json& code = Field(Field(Field(cs, "state"), "terminated"), "exitCode");
+        if (!code.is_number_integer() || code == 0) continue;
+        if (req.contains("containerName") && Field(req, "containerName") != Field(cs, "name"))
+          continue;
+        const Json& values = Field(req, "values");
+        const bool in =
+            values.is_array() && std::find(values.begin(), values.end(), code) != values.end();
+        if (in != (Field(req, "operator") == "In")) continue;
+        return {action, "Container " + cs.value("name", "") + " for pod " + ns + "/" + name +
+                            " failed with exit code " + code.dump() + at};
+      }
+    } else if (const Json& pats = Field(rules[i], "onPodConditions"); pats.is_array()) {
+      const Json& conds = Field(status, "conditions");
+      for (const Json& c : conds.is_array() ? conds : Json::array())
+        for (const Json& pat : pats)
+          if (Field(c, "type") == Field(pat, "type") && Field(c, "status") == Field(pat, "status"))
+            return {action,
+                    "Pod " + ns + "/" + name + " has condition " + c.value("type", "") + at};
+    }
+  }
+  return {};
+}
+
+Pods Classify(const std::vector<const Json*>& pods, const Json& policy) {
   Pods out;
   std::vector<std::pair<Millis, bool>> finished;  // (finish time, succeeded)
   for (const Json* p : pods) {
@@ -311,11 +390,16 @@ Pods Classify(const std::vector<const Json*>& pods) {
     const Json& phase = Field(Field(*p, "status"), "phase");
     const bool deleting = meta.contains("deletionTimestamp");
     if (phase == "Succeeded" || phase == "Failed") {
-      if (!deleting) finished.emplace_back(FinishedTime(*p), phase == "Succeeded");
+      const bool ok = phase == "Succeeded";
+      auto [action, message] =
+          ok || deleting ? std::pair<std::string, std::string>() : MatchPolicy(policy, *p);
+      if (action == "FailJob" && out.fail_job.empty()) out.fail_job = message;
+      if (!deleting && action != "Ignore") finished.emplace_back(FinishedTime(*p), ok);
       if (!Tracked(*p) || deleting) continue;
-      (phase == "Succeeded" ? out.succeeded : out.failed) += 1;
-      if (phase == "Succeeded" && PodIndex(*p) >= 0) out.succeeded_indexes.push_back(PodIndex(*p));
       out.counted.push_back(meta.value("name", ""));
+      if (action == "Ignore") continue;  // not a failure: neither counted nor backed off
+      (ok ? out.succeeded : out.failed) += 1;
+      if (ok && PodIndex(*p) >= 0) out.succeeded_indexes.push_back(PodIndex(*p));
     } else if (deleting) {
       ++out.terminating;
     } else {
@@ -469,8 +553,9 @@ int64_t PlanActive(const Json& spec, const Pods& p, int64_t succeeded, Millis no
 }
 
 // The condition that fails the Job now, if any: [reason, message].
-std::optional<std::pair<const char*, const char*>> FailReason(const Json& job, int64_t failed,
-                                                              Millis now) {
+std::optional<std::pair<std::string, std::string>> FailReason(const Json& job, const Pods& p,
+                                                              int64_t failed, Millis now) {
+  if (!p.fail_job.empty()) return std::make_pair("PodFailurePolicy", p.fail_job);
   if (failed > IntField(Field(job, "spec"), "backoffLimit").value_or(6))
     return std::make_pair("BackoffLimitExceeded", "Job has reached the specified backoff limit");
   const auto deadline = JobDeadline(job);
@@ -487,7 +572,7 @@ JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis no
   if (JobFinished(job)) return plan;
   const Json& spec = Field(job, "spec");
   Json& st = plan.status;
-  Pods p = Classify(pods);
+  Pods p = Classify(pods, Field(spec, "podFailurePolicy"));
   plan.counted = p.counted;
   std::set<int64_t> completed, running;
   if (IsIndexed(spec)) running = TrackIndexes(spec, p, st, plan.remove, completed);
@@ -501,10 +586,10 @@ JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis no
   const bool complete =
       completions ? succeeded >= *completions && active == 0 : succeeded > 0 && active == 0;
   int64_t keep = active;
-  if (auto fail = FailReason(job, failed, now)) {
+  if (auto fail = FailReason(job, p, failed, now)) {
     for (const std::string& name : Names(p.active)) plan.remove.push_back(name);
     keep = 0;
-    SetCondition(st, "Failed", true, fail->first, fail->second, now);
+    SetCondition(st, "Failed", true, fail->first.c_str(), fail->second.c_str(), now);
     plan.events.push_back({true, fail->first, fail->second});
   } else if (complete) {
     st["completionTime"] = KubeTime(now);

@@ -35,7 +35,10 @@
 //              spec.backoffLimit (default 6), Failed (DeadlineExceeded) at startTime +
 //              activeDeadlineSeconds; a failed Job's active pods are deleted. A finished Job is
 //              not changed again.
-// Not modelled: podFailurePolicy, successPolicy, backoffLimitPerIndex, Orphan propagation. Pure.
+//   policy     spec.podFailurePolicy: the first rule a failed pod matches (a container's non-zero
+//              exit code In / NotIn the rule's values, or a pod condition): FailJob fails the Job
+//              (PodFailurePolicy), Ignore neither counts the pod nor backs off, Count as without.
+// Not modelled: successPolicy, backoffLimitPerIndex (so no FailIndex), Orphan propagation. Pure.
 #pragma once
 
 #include <nlohmann/json.hpp>

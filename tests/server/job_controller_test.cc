@@ -291,6 +291,56 @@ TEST(JobController, CompletedIndexesAreWrittenAsKubernetesDoes) {
   EXPECT_EQ(ParseIndexes("x,3"), (std::vector<int64_t>{3}));
 }
 
+// A Job whose pods run 10 s and exit with `code`, under a podFailurePolicy: Ignore 3, FailJob 42
+// (the rest are counted).
+Json WithPolicy(const std::string& name, int code) {
+  Json job = Failing(name, 0);
+  job["spec"]["template"]["metadata"]["annotations"]["arbiter.dev/exit-code"] =
+      std::to_string(code);
+  job["spec"]["podFailurePolicy"] = {
+      {"rules",
+       {{{"action", "Ignore"}, {"onExitCodes", {{"operator", "In"}, {"values", {3}}}}},
+        {{"action", "FailJob"}, {"onExitCodes", {{"operator", "In"}, {"values", {42}}}}}}}};
+  return job;
+}
+
+TEST(JobController, PodFailurePolicyFailsTheJobIgnoresOrCountsByExitCode) {
+  Cluster c("0000abcd");
+  Start(c);
+  Ok(c, Create(kT0, WithPolicy("fatal", 42)));
+  Ok(c, Create(kT0, WithPolicy("ignored", 3)));
+  Ok(c, Create(kT0, WithPolicy("counted", 1)));
+  RunUntil(c, kT0 + 35000);
+  EXPECT_EQ(Condition(c, "fatal", "Failed"), "True/PodFailurePolicy");
+  const std::string pod = PodsOf(c, "fatal").at(0)->at("metadata").value("name", "");
+  std::string message;
+  for (const auto& cond : JobStatus(c, "fatal")["conditions"])
+    if (cond["type"] == "Failed") message = cond.value("message", "");
+  EXPECT_EQ(message, "Container main for pod default/" + pod +
+                         " failed with exit code 42 matching FailJob rule at index 1");
+  // Exit code 3: not a failure (backoffLimit 0 is not reached), replaced at once (no back-off).
+  EXPECT_EQ(Condition(c, "ignored", "Failed"), "");
+  EXPECT_EQ(JobStatus(c, "ignored").value("failed", 0), 0);
+  EXPECT_EQ(CreatedAt(c, "ignored"), (std::vector<int64_t>{0, 10, 20, 30}));
+  // Exit code 1: counted, past backoffLimit 0.
+  EXPECT_EQ(Condition(c, "counted", "Failed"), "True/BackoffLimitExceeded");
+  EXPECT_EQ(JobStatus(c, "counted").value("failed", 0), 1);
+
+  Json on_failure = WithPolicy("bad", 1);
+  on_failure["spec"]["template"]["spec"]["restartPolicy"] = "OnFailure";
+  on_failure["spec"]["podFailurePolicy"]["rules"][0]["action"] = "Retry";
+  MutationResult r = c.Apply(Create(kT0 + 40000, on_failure));
+  ASSERT_FALSE(r.ok());
+  std::map<std::string, std::string> errors;
+  for (const auto& d : r.error->diagnostics.items) errors[d.field_path] = d.message;
+  EXPECT_EQ(errors["spec.template.spec.restartPolicy"],
+            "Invalid value: \"OnFailure\": only \"Never\" is supported when podFailurePolicy is "
+            "specified");
+  EXPECT_EQ(errors["spec.podFailurePolicy.rules[0].action"],
+            "Unsupported value: \"Retry\": supported values: \"Count\", \"FailIndex\", "
+            "\"FailJob\", \"Ignore\"");
+}
+
 TEST(JobController, SuspendDeletesActivePodsAndResumeMakesThemAgain) {
   Cluster c("0000abcd");
   Start(c);
