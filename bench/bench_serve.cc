@@ -600,6 +600,39 @@ void BM_ListBodyWrite(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
 }
 BENCHMARK(BM_ListBodyWrite)->Args({10000, 0})->Args({10000, 1})->Unit(benchmark::kMillisecond);
+
+// `range(0)` batch/v1 Jobs of 4 pods each (parallelism 4, completions 4) created one after the
+// other in one namespace, on the state machine alone: what the Job controller costs a create as
+// Jobs and their pods accumulate (jobs_per_s: Job creates, each making its 4 pods).
+void BM_ClusterCreateJobs(benchmark::State& state) {
+  Json tmpl = Json::parse(PodJson("x"));
+  tmpl["spec"]["restartPolicy"] = "Never";
+  tmpl["metadata"] = {{"annotations", {{"arbiter.dev/duration", "1h"}}}};
+  double seconds = 0;
+  for (auto _ : state) {
+    arbiter::server::Cluster c("0000abcd");
+    (void)c.Apply(
+        Create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}}));
+    for (int i = 0; i < 16; ++i) (void)c.Apply(Create(NodeJson(i)));
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int64_t j = 0; j < state.range(0); ++j) {
+      auto m =
+          Create({{"apiVersion", "batch/v1"},
+                  {"kind", "Job"},
+                  {"metadata", {{"name", "job-" + std::to_string(j)}, {"namespace", "default"}}},
+                  {"spec", {{"parallelism", 4}, {"completions", 4}, {"template", tmpl}}}});
+      m.time = j + 1;
+      if (!c.Apply(m).ok()) state.SkipWithError("job create refused");
+      (void)c.TakeWatchEvents();
+    }
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (c.store().List("Pod", "default").size() != static_cast<size_t>(4 * state.range(0)))
+      state.SkipWithError("not 4 pods per Job");
+  }
+  state.counters["jobs_per_s"] =
+      static_cast<double>(state.iterations() * state.range(0)) / std::max(seconds, 1e-9);
+}
+BENCHMARK(BM_ClusterCreateJobs)->Arg(250)->Arg(1000)->Unit(benchmark::kMillisecond)->Iterations(1);
 }  // namespace
 
 BENCHMARK_MAIN();

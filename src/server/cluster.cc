@@ -127,6 +127,7 @@ Cluster::Cluster(std::string uid_prefix)
       recorder_(std::make_unique<driver::Recorder>(&timers_, false)),
       sink_(std::make_unique<Sink>(recorder_.get())) {
   AttachSinks();
+  IndexJobs();
 }
 
 Cluster::~Cluster() = default;

@@ -48,6 +48,8 @@ class Recorder;
 
 namespace arbiter::server {
 
+struct JobPlan;  // job_controller.h
+
 struct Mutation {
   enum class Op { kCreate, kUpdate, kDelete, kAdvance };
   Op op = Op::kAdvance;
@@ -182,10 +184,19 @@ class Cluster {
   MutationResult PutJob(const Mutation& m, Target& t);
   std::optional<ApiError> ValidateJobObject(const Mutation& m, const Target& t) const;
   Status DeleteJobObject(const Mutation& m, const std::string& ns);
+  // Only the Jobs that may have moved are synced (jobs_dirty_: their object or pods changed since
+  // their last sync; jobs_retry_: a create was refused; job_due_: their deadline or back-off is
+  // due), in name order: as a controller syncing every Job at every mutation would, since a sync
+  // of an unchanged Job changes nothing.
   void RunJobs(Millis t);
+  void NoteTouchedJobs();
   void SyncJob(Millis t, const ObjectStore::Key& key);
+  void SetJobDue(const ObjectStore::Key& key, std::optional<Millis> due);
+  void ForgetJob(const ObjectStore::Key& key);
+  void RestoreJobs();  // after a Restore: every Job to sync, their due instants recomputed
+  void IndexJobs();    // the store's indexes of Pods and Jobs by the Job's uid
   std::vector<const Json*> JobPods(const std::string& ns, const std::string& uid) const;
-  int CreateJobPods(Millis t, const Json& job, int n);
+  int CreateJobPods(Millis t, const Json& job, const JobPlan& plan);
   std::optional<Millis> NextJobDeadline() const;
   // pods/eviction (disruption.cc).
   MutationResult Evict(const Mutation& m);
@@ -248,6 +259,11 @@ class Cluster {
   uint64_t decision_digest_ = 14695981039346656037ull;  // FNV-1a
   uint64_t decision_count_ = 0;
   SchedulingStats stats_;
+  // The Job controller's work list (derived from the store; rebuilt by RestoreJobs).
+  std::set<ObjectStore::Key> jobs_dirty_;
+  std::set<ObjectStore::Key> jobs_retry_;
+  std::map<ObjectStore::Key, Millis> job_due_;
+  std::set<std::pair<Millis, ObjectStore::Key>> job_due_queue_;
 };
 
 }  // namespace arbiter::server

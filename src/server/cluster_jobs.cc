@@ -33,11 +33,13 @@ void AddTemplateDiagnostics(const Diagnostics& pod, const std::string& display, 
   }
 }
 
-// kube's ValidateJobSpecUpdate, the parts that apply here: completions, selector and template are
-// immutable.
+// kube's ValidateJobSpecUpdate, the parts that apply here: completions, completionMode,
+// podFailurePolicy, selector and template are immutable (kube lets an Indexed Job's completions
+// move with parallelism: not here).
 void CheckJobUpdate(const Json& was, const Json& now, const std::string& display,
                     Diagnostics& out) {
-  for (const char* key : {"completions", "selector", "template"}) {
+  for (const char* key :
+       {"completions", "completionMode", "podFailurePolicy", "selector", "template"}) {
     const Json a = was.at("spec").value(key, Json());
     const Json b = now.at("spec").value(key, Json());
     if (a != b)
@@ -100,6 +102,7 @@ Status Cluster::DeleteJobObject(const Mutation& m, const std::string& ns) {
   const Json* job = store_.Get("Job", ns, m.name);
   const std::string uid = job ? job->at("metadata").value("uid", "") : "";
   store_.Remove("Job", ns, m.name);
+  ForgetJob({ns, m.name});
   std::vector<std::string> names;
   for (const Json* p : JobPods(ns, uid)) names.push_back(p->at("metadata").value("name", ""));
   for (const auto& name : names) (void)Delete(PodDelete(m.time, ns, name));
@@ -109,23 +112,66 @@ Status Cluster::DeleteJobObject(const Mutation& m, const std::string& ns) {
 std::vector<const Json*> Cluster::JobPods(const std::string& ns, const std::string& uid) const {
   std::vector<const Json*> out;
   if (uid.empty()) return out;
-  for (const Json* p : store_.List("Pod", ns)) {
-    const Json& meta = p->at("metadata");
-    auto labels = meta.find("labels");
-    if (labels == meta.end() || !labels->is_object()) continue;
-    auto it = labels->find(kControllerUidLabel);
-    if (it != labels->end() && *it == uid) out.push_back(p);
-  }
+  for (const Json* p : store_.ByIndex("Pod", uid))
+    if (p->at("metadata").value("namespace", "") == ns) out.push_back(p);
   return out;
 }
 
+void Cluster::NoteTouchedJobs() {
+  for (const char* kind : {"Pod", "Job"})
+    for (const std::string& uid : store_.TakeTouched(kind))
+      for (const Json* job : store_.ByIndex("Job", uid))
+        jobs_dirty_.insert(
+            {job->at("metadata").value("namespace", ""), job->at("metadata").value("name", "")});
+}
+
 void Cluster::RunJobs(Millis t) {
-  const ObjectStore::Objects& jobs = store_.All("Job");
-  if (jobs.empty()) return;
-  std::vector<ObjectStore::Key> keys;
-  for (const auto& [key, obj] : jobs)
-    if (!JobFinished(*obj)) keys.push_back(key);
-  for (const auto& key : keys) SyncJob(t, key);
+  NoteTouchedJobs();
+  jobs_dirty_.insert(jobs_retry_.begin(), jobs_retry_.end());
+  for (auto it = job_due_queue_.begin(); it != job_due_queue_.end() && it->first <= t; ++it)
+    jobs_dirty_.insert(it->second);
+  // Once each, in name order; a Job that an earlier sync changed (its pods preempted, say) is
+  // synced in this turn if it comes later, else at the next mutation.
+  std::optional<ObjectStore::Key> last;
+  while (true) {
+    auto it = last ? jobs_dirty_.upper_bound(*last) : jobs_dirty_.begin();
+    if (it == jobs_dirty_.end()) break;
+    last = *it;
+    jobs_dirty_.erase(it);
+    SyncJob(t, *last);
+    NoteTouchedJobs();
+  }
+}
+
+void Cluster::SetJobDue(const ObjectStore::Key& key, std::optional<Millis> due) {
+  auto it = job_due_.find(key);
+  if (it != job_due_.end()) {
+    job_due_queue_.erase({it->second, key});
+    job_due_.erase(it);
+  }
+  if (!due) return;
+  job_due_[key] = *due;
+  job_due_queue_.insert({*due, key});
+}
+
+void Cluster::ForgetJob(const ObjectStore::Key& key) {
+  SetJobDue(key, std::nullopt);
+  jobs_retry_.erase(key);
+  jobs_dirty_.erase(key);
+}
+
+void Cluster::RestoreJobs() {
+  jobs_dirty_.clear();
+  jobs_retry_.clear();
+  job_due_.clear();
+  job_due_queue_.clear();
+  (void)store_.TakeTouched("Pod");
+  (void)store_.TakeTouched("Job");
+  for (const auto& [key, job] : store_.All("Job")) {
+    jobs_dirty_.insert(key);
+    const std::string uid = job->at("metadata").value("uid", "");
+    SetJobDue(key, PlanJob(*job, JobPods(key.first, uid), now()).due);
+  }
 }
 
 // One Job's plan (job_controller.h) carried out: counted pods lose the tracking finalizer,
@@ -133,7 +179,7 @@ void Cluster::RunJobs(Millis t) {
 void Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
   const auto& [ns, name] = key;
   const Json* stored = store_.Get("Job", ns, name);
-  if (!stored) return;
+  if (!stored || JobFinished(*stored)) return ForgetJob(key);
   Json job = *stored;
   JobPlan plan = PlanJob(job, JobPods(ns, job.at("metadata").value("uid", "")), t);
   for (const auto& pod_name : plan.counted) {
@@ -146,35 +192,40 @@ void Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
   for (const auto& pod_name : plan.remove)
     if (Delete(PodDelete(t, ns, pod_name)).ok())
       AddJobEvent(job, false, "SuccessfulDelete", "Deleted pod: " + pod_name, t);
-  const int made = CreateJobPods(t, job, plan.create);
+  const int made = CreateJobPods(t, job, plan);
   for (const auto& e : plan.events) AddJobEvent(job, e.warning, e.reason, e.message, t);
   if (made < plan.create) {  // refused (quota, LimitRanger): tried again at the next mutation
+    jobs_retry_.insert(key);
     const int64_t active = plan.status.value("active", 0) - (plan.create - made);
     if (active > 0)
       plan.status["active"] = active;
     else
       plan.status.erase("active");
+  } else {
+    jobs_retry_.erase(key);
   }
+  SetJobDue(key, plan.due);
   if (job.contains("status") && job["status"] == plan.status) return;
   job["status"] = std::move(plan.status);
   store_.Put("Job", ns, name, std::move(job));
 }
 
-// `n` pods from the Job's template, each a create as a user's (validated, admitted, submitted);
-// returns how many were made (the first refusal stops it).
-int Cluster::CreateJobPods(Millis t, const Json& job, int n) {
+// The plan's pods from the Job's template (with their completion indexes), each a create as a
+// user's (validated, admitted, submitted); returns how many were made (the first refusal stops it).
+int Cluster::CreateJobPods(Millis t, const Json& job, const JobPlan& plan) {
   const std::string ns = job.at("metadata").value("namespace", "default");
   int made = 0;
   uint64_t seq = 0;
-  for (int i = 0; i < n; ++i) {
-    std::string name = JobPodName(job, seq++);
-    while (store_.Get("Pod", ns, name)) name = JobPodName(job, seq++);
+  for (int i = 0; i < plan.create; ++i) {
+    const int64_t index = i < static_cast<int>(plan.indexes.size()) ? plan.indexes[i] : -1;
+    std::string name = JobPodName(job, seq++, index);
+    while (store_.Get("Pod", ns, name)) name = JobPodName(job, seq++, index);
     Mutation c;
     c.op = Mutation::Op::kCreate;
     c.time = t;
     c.kind = "Pod";
     c.namespace_ = ns;
-    c.object = PodFromTemplate(job);
+    c.object = PodFromTemplate(job, index);
     c.object["metadata"]["name"] = name;
     if (!Put(c, nullptr).ok()) break;
     AddJobEvent(job, false, "SuccessfulCreate", "Created pod: " + name, t);
@@ -213,10 +264,24 @@ void Cluster::AddJobEvent(const Json& job, bool warning, const std::string& reas
 }
 
 std::optional<Millis> Cluster::NextJobDeadline() const {
-  std::optional<Millis> next;
-  for (const auto& [key, obj] : store_.All("Job"))
-    if (auto d = JobDeadline(*obj)) next = next ? std::min(*next, *d) : *d;
-  return next;
+  if (job_due_queue_.empty()) return std::nullopt;
+  return job_due_queue_.begin()->first;
+}
+
+namespace {
+std::string PodJobUid(const Json& pod) {
+  const Json& meta = pod.at("metadata");
+  auto labels = meta.find("labels");
+  if (labels == meta.end() || !labels->is_object()) return "";
+  auto it = labels->find(kControllerUidLabel);
+  return it != labels->end() && it->is_string() ? it->get<std::string>() : "";
+}
+std::string JobUid(const Json& job) { return job.at("metadata").value("uid", ""); }
+}  // namespace
+
+void Cluster::IndexJobs() {
+  store_.AddIndex("Pod", PodJobUid);
+  store_.AddIndex("Job", JobUid);
 }
 
 }  // namespace arbiter::server

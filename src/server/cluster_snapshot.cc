@@ -112,6 +112,7 @@ Status Cluster::Restore(const std::string& bytes) {
     engine_ = std::move(e).value();
     AttachSinks();
     store_.Load(std::move(h.at("store")));
+    RestoreJobs();
     uid_counter_ = h.at("uidCounter").get<uint64_t>();
     event_counter_ = h.at("eventCounter").get<uint64_t>();
     events_.clear();

@@ -26,6 +26,7 @@
 #include "server/list_pages.h"
 #include "server/metrics.h"
 #include "server/pod_status.h"
+#include "server/process_metrics.h"
 #include "server/request_log.h"
 
 namespace arbiter::server {
@@ -856,7 +857,10 @@ std::optional<kube::KubeStatus> CheckInput(const httplib::Request& req) {
 }  // namespace
 
 ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
-    : daemon_(daemon), options_(std::move(options)), lists_(std::make_unique<ListSnapshots>()) {
+    : daemon_(daemon),
+      options_(std::move(options)),
+      lists_(std::make_unique<ListSnapshots>()),
+      requests_(std::make_shared<RequestMetrics>()) {
   options_.limits.max_body_bytes = kube::kMaxBodyBytes;
   options_.min_request_timeout_s = std::max(1, options_.min_request_timeout_s);
   auto tls = NewTlsContext(options_.tls);
@@ -935,9 +939,13 @@ void ApiServer::SelfReviewRoutes(
 void ApiServer::Routes() {
   HttpServer& s = *svr_;
   auto log = options_.log;
-  s.set_logger([log](const httplib::Request& req, const httplib::Response& res) {
-    if (log) log(kube::WireJson(RequestLogLine(req, res)));
-  });
+  s.set_logger(
+      [log, requests = requests_](const httplib::Request& req, const httplib::Response& res) {
+        const Json line = RequestLogLine(req, res);
+        requests->Observe(line.value("verb", ""), req.method, line.value("resource", ""),
+                          res.status, line.value("latencyMs", 0.0) / 1000);
+        if (log) log(kube::WireJson(line));
+      });
   for (const char* p : {"/healthz", "/livez"}) {
     s.Get(p, [](const httplib::Request&, httplib::Response& res) {
       res.set_content("ok", "text/plain");
@@ -955,8 +963,8 @@ void ApiServer::Routes() {
     res.status = 503;
     res.set_content("[-]journal failed: " + h.message() + "\nreadyz check failed\n", "text/plain");
   });
-  s.Get("/metrics", [d, extra = options_.extra_metrics, pod_usage = options_.pod_usage_on_metrics](
-                        const httplib::Request&, httplib::Response& res) {
+  s.Get("/metrics", [d, extra = options_.extra_metrics, pod_usage = options_.pod_usage_on_metrics,
+                     requests = requests_](const httplib::Request&, httplib::Response& res) {
     const JournalStats j = d->journal().stats();
     const Millis now = std::chrono::duration_cast<std::chrono::milliseconds>(
                            std::chrono::system_clock::now().time_since_epoch())
@@ -965,6 +973,8 @@ void ApiServer::Routes() {
     const MetricsFacts facts =
         d->Read([&](const Cluster& c) { return CollectMetrics(c, std::max(now, c.now())); });
     std::string text = RenderMetrics(facts, j, pod_usage);
+    text += RenderProcessMetrics();
+    text += requests->Render();
     if (extra) text += extra();
     res.set_content(text, "text/plain; version=0.0.4");
   });

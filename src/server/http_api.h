@@ -22,6 +22,7 @@
 namespace arbiter::server {
 
 class ListSnapshots;
+class RequestMetrics;
 
 struct ApiOptions {
   std::string version = "0.1.0";  // arbiter's, for /version
@@ -68,6 +69,8 @@ class ApiServer {
   std::string address_;
   Status setup_;                          // the TLS set-up's error, reported by Bind
   std::unique_ptr<ListSnapshots> lists_;  // the ranges paged lists continue from (list_pages.h)
+  // apiserver_request_total / _duration_seconds (process_metrics.h), fed by the logger.
+  std::shared_ptr<RequestMetrics> requests_;
 };
 
 }  // namespace arbiter::server

@@ -4,7 +4,7 @@
 // update and delete steps, so the pods a Job makes are validated, quota-checked, scheduled and
 // billed as a user's, and a replay of the journal makes the same decisions at the same instants.
 //
-// Non-indexed Jobs only (completionMode Indexed is refused). Per Job, at instant `now`:
+// Per Job, at instant `now`:
 //   pods       the pods labelled batch.kubernetes.io/controller-uid = the Job's uid. Made from
 //              spec.template: name JOB-xxxxx (5 of kube's name characters), labels
 //              batch.kubernetes.io/job-name, batch.kubernetes.io/controller-uid, job-name,
@@ -17,6 +17,17 @@
 //              completions left (completions - succeeded); with completions unset ("work queue"),
 //              none once a pod has succeeded. Missing ones are made, extra ones deleted (pending
 //              first, then the newest).
+//   back-off   after failures, missing pods are made only once 10 s x 2^(n-1) (at most 10 min,
+//              kube's DefaultJobPodFailureBackOff / MaxJobPodFailureBackOff) have passed since
+//              the last failure, n = the failed pods that finished after the last succeeded one
+//              (finish times: the containers' finishedAt). Derived from the pods alone, so a
+//              replay or a restart waits the same; JobPlan::due says when to look again.
+//   indexed    completionMode Indexed: each pod gets a completion index (the lowest neither
+//              completed nor running): annotation and label batch.kubernetes.io/
+//              job-completion-index, hostname JOB-INDEX, name JOB-INDEX-xxxxx, env
+//              JOB_COMPLETION_INDEX; an index completes once (status.completedIndexes, as
+//              "0-3,5"; succeeded = completed indexes); pods of a completed or repeated index are
+//              deleted.
 //   suspend    active pods deleted, condition Suspended (JobSuspended), startTime cleared (the
 //              deadline's timer restarts on resume); resuming sets Suspended False (JobResumed).
 //   finish     Complete when succeeded reaches completions (unset: one succeeded and none
@@ -24,8 +35,10 @@
 //              spec.backoffLimit (default 6), Failed (DeadlineExceeded) at startTime +
 //              activeDeadlineSeconds; a failed Job's active pods are deleted. A finished Job is
 //              not changed again.
-// Not modelled: the retry back-off delay between failed pods (a failed pod is replaced at once),
-// podFailurePolicy, successPolicy, indexed completion, Orphan propagation. Pure.
+//   policy     spec.podFailurePolicy: the first rule a failed pod matches (a container's non-zero
+//              exit code In / NotIn the rule's values, or a pod condition): FailJob fails the Job
+//              (PodFailurePolicy), Ignore neither counts the pod nor backs off, Count as without.
+// Not modelled: successPolicy, backoffLimitPerIndex (so no FailIndex), Orphan propagation. Pure.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -43,6 +56,7 @@ using Json = nlohmann::json;
 inline constexpr char kJobNameLabel[] = "batch.kubernetes.io/job-name";
 inline constexpr char kControllerUidLabel[] = "batch.kubernetes.io/controller-uid";
 inline constexpr char kJobTrackingFinalizer[] = "batch.kubernetes.io/job-tracking";
+inline constexpr char kJobCompletionIndex[] = "batch.kubernetes.io/job-completion-index";
 
 // The Job's spec checked as kube-apiserver's batch validation does (the pod template as a Pod:
 // `template_errors`, from the caller's pod validation, are added under spec.template).
@@ -51,10 +65,16 @@ Diagnostics ValidateJob(const Json& job, const std::string& display_name);
 // suspend false, the generated selector and template labels; the Job's labels are the template's
 // when it has none), given its uid.
 void DefaultJob(Json& job, const std::string& uid);
-// The Pod object spec.template makes, without its name (the caller picks a free one).
-Json PodFromTemplate(const Json& job);
-// The `n`-th candidate name of a Job's pod: JOB-xxxxx, from a hash of the Job's uid and n.
-std::string JobPodName(const Json& job, uint64_t n);
+// The Pod object spec.template makes, without its name (the caller picks a free one); with a
+// completion `index` (>= 0, Indexed Jobs) its annotation, label, hostname and env variable.
+Json PodFromTemplate(const Json& job, int64_t index = -1);
+// The `n`-th candidate name of a Job's pod: JOB-xxxxx (JOB-INDEX-xxxxx with an index), from a
+// hash of the Job's uid and n.
+std::string JobPodName(const Json& job, uint64_t n, int64_t index = -1);
+// Completion indexes as status.completedIndexes writes them ("0-3,5"; two in a row: "1,2"), and
+// read back (bad text: the indexes it could read).
+std::string FormatIndexes(const std::vector<int64_t>& sorted);
+std::vector<int64_t> ParseIndexes(const std::string& text);
 
 // Whether the Job has condition Complete or Failed True.
 bool JobFinished(const Json& job);
@@ -71,6 +91,8 @@ struct JobPlan {
   Json status;                       // the new status (equal to the old one: nothing to write)
   std::vector<JobEvent> events;      // the Job's condition changes, as the controller reports them
   int create = 0;                    // pods to make from the template
+  std::vector<int64_t> indexes;      // Indexed: the completion index of each pod to make
+  std::optional<Millis> due;         // when time alone changes the plan (deadline, back-off)
   std::vector<std::string> remove;   // pods to delete
   std::vector<std::string> counted;  // finished pods whose finalizer comes off
 };

@@ -72,6 +72,10 @@ int64_t ObjectStore::Put(const std::string& kind, const std::string& ns, const s
   StoredRef stored(std::make_shared<const StoredObject>(std::move(object)));
   Objects& objs = kinds_[kind];
   kind_versions_[kind] = rv;
+  if (!indexes_.empty()) {
+    auto old = objs.find({ns, name});
+    Reindex(kind, {ns, name}, old == objs.end() ? nullptr : old->second.get(), stored.get());
+  }
   auto [it, added] = objs.insert_or_assign({ns, name}, stored);
   events_.push_back(WatchEvent{rv, kind, ns, added ? "ADDED" : "MODIFIED", stored.json_ptr()});
   return rv;
@@ -84,6 +88,7 @@ bool ObjectStore::Remove(const std::string& kind, const std::string& ns, const s
   if (it == k->second.end()) return false;
   const int64_t rv = ++rv_;
   Json last = *it->second;
+  Reindex(kind, {ns, name}, &last, nullptr);
   k->second.erase(it);
   kind_versions_[kind] = rv;
   last["metadata"]["resourceVersion"] = std::to_string(rv);
@@ -112,6 +117,7 @@ Json ObjectStore::Save() const {
 
 void ObjectStore::Load(Json&& saved) {
   kinds_.clear();
+  for (auto& [kind, index] : indexes_) index.keys.clear();
   events_.clear();
   rv_ = saved.at("resourceVersion").get<int64_t>();
   loaded_rv_ = rv_;
@@ -121,9 +127,54 @@ void ObjectStore::Load(Json&& saved) {
     for (auto& obj : list) {
       const Json& m = obj.at("metadata");
       Key key{m.value("namespace", ""), m.at("name").get<std::string>()};
-      objs.emplace(std::move(key), StoredRef(std::make_shared<const StoredObject>(std::move(obj))));
+      StoredRef stored(std::make_shared<const StoredObject>(std::move(obj)));
+      Reindex(kind, key, nullptr, stored.get());
+      objs.emplace(std::move(key), std::move(stored));
     }
   }
+}
+
+void ObjectStore::AddIndex(const std::string& kind, IndexKey key_of) {
+  indexes_[kind].key_of = key_of;
+}
+
+void ObjectStore::Reindex(const std::string& kind, const Key& key, const Json* was,
+                          const Json* now) {
+  auto ix = indexes_.find(kind);
+  if (ix == indexes_.end()) return;
+  Index& index = ix->second;
+  const std::string a = was ? index.key_of(*was) : "";
+  const std::string b = now ? index.key_of(*now) : "";
+  if (!a.empty()) {
+    index.touched.insert(a);
+    if (a != b) {
+      auto it = index.keys.find(a);
+      if (it != index.keys.end() && it->second.erase(key) && it->second.empty())
+        index.keys.erase(it);
+    }
+  }
+  if (!b.empty()) {
+    index.touched.insert(b);
+    index.keys[b].insert(key);
+  }
+}
+
+std::vector<const Json*> ObjectStore::ByIndex(const std::string& kind,
+                                              const std::string& value) const {
+  std::vector<const Json*> out;
+  auto ix = indexes_.find(kind);
+  if (ix == indexes_.end()) return out;
+  auto it = ix->second.keys.find(value);
+  if (it == ix->second.keys.end()) return out;
+  for (const Key& key : it->second)
+    if (const Json* o = Get(kind, key.first, key.second)) out.push_back(o);
+  return out;
+}
+
+std::set<std::string> ObjectStore::TakeTouched(const std::string& kind) {
+  auto ix = indexes_.find(kind);
+  if (ix == indexes_.end()) return {};
+  return std::exchange(ix->second.touched, {});
 }
 
 }  // namespace arbiter::server

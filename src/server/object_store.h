@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,6 +84,15 @@ class ObjectStore {
   // Removes it (DELETED, the last state with a new resourceVersion); false if absent.
   bool Remove(const std::string& kind, const std::string& ns, const std::string& name);
 
+  // A secondary index of `kind` by the string `key_of` gives an object ("" : not indexed), e.g.
+  // Pods by their Job's uid: set once, before the first Put or Load. ByIndex gives the objects
+  // with that value in (namespace, name) order, in O(their number); TakeTouched the values whose
+  // objects were written or removed since its last call (after a Load: every value).
+  using IndexKey = std::string (*)(const Json&);
+  void AddIndex(const std::string& kind, IndexKey key_of);
+  std::vector<const Json*> ByIndex(const std::string& kind, const std::string& value) const;
+  std::set<std::string> TakeTouched(const std::string& kind);
+
   int64_t resource_version() const { return rv_; }
   // The resourceVersion of the newest change to an object of `kind` (after a Load: at least the
   // loaded counter, as the changes before it are not known). The objects of a kind are as they
@@ -101,6 +111,13 @@ class ObjectStore {
   int64_t loaded_rv_ = 0;
   std::map<std::string, int64_t> kind_versions_;
   std::vector<WatchEvent> events_;
+  struct Index {
+    IndexKey key_of = nullptr;
+    std::map<std::string, std::set<Key>> keys;  // value -> objects
+    std::set<std::string> touched;
+  };
+  std::map<std::string, Index> indexes_;  // by kind
+  void Reindex(const std::string& kind, const Key& key, const Json* was, const Json* now);
 };
 
 }  // namespace arbiter::server

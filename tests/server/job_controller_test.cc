@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "cluster_fixtures.h"
 #include "server/cluster.h"
+#include "server/pod_status.h"
 
 namespace arbiter::server {
 namespace job_controller_test {
@@ -89,6 +91,13 @@ std::string Condition(const Cluster& c, const std::string& job, const std::strin
   return "";
 }
 
+std::string Dump(const Cluster& c) {
+  Json out = Json::array();
+  for (const char* kind : {"Job", "Pod"})
+    for (const Json* o : c.store().List(kind, "default")) out.push_back(*o);
+  return out.dump();
+}
+
 TEST(JobController, ParallelismTwoCompletionsFourCompletesWithFourSucceeded) {
   Cluster c("0000abcd");
   Start(c);
@@ -139,22 +148,197 @@ TEST(JobController, WorkQueueIsDoneWhenOneSucceededAndNoneRuns) {
   EXPECT_EQ(PodsOf(c, "queue").size(), 3u);  // none made after the first success
 }
 
-TEST(JobController, FailedPodsAreRetriedUpToTheBackoffLimit) {
+// The creation times of a Job's pods, in seconds after kT0, oldest first.
+std::vector<int64_t> CreatedAt(const Cluster& c, const std::string& job) {
+  std::vector<int64_t> out;
+  for (const Json* p : PodsOf(c, job))
+    out.push_back((ParseRfc3339(p->at("metadata").value("creationTimestamp", "")).value() - kT0) /
+                  1000);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A Job whose pods run 10 s and exit with code 1 (arbiter.dev/exit-code): Failed.
+Json Failing(const std::string& name, int backoff_limit) {
+  Json job = JobOf(name, {{"backoffLimit", backoff_limit}}, "10s");
+  job["spec"]["template"]["metadata"]["annotations"]["arbiter.dev/exit-code"] = "1";
+  return job;
+}
+
+TEST(JobController, FailedPodsAreRetriedAfterTheBackOffUpToTheBackoffLimit) {
   Cluster c("0000abcd");
   Start(c);
-  // Each pod exits with code 1 after its 10 s (arbiter.dev/exit-code): Failed.
-  Json job = JobOf("flaky", {{"backoffLimit", 2}}, "10s");
-  job["spec"]["template"]["metadata"]["annotations"]["arbiter.dev/exit-code"] = "1";
-  Ok(c, Create(kT0, job));
-  RunUntil(c, kT0 + 15000);
+  Ok(c, Create(kT0, Failing("flaky", 2)));
+  RunUntil(c, kT0 + 15000);  // failed at 10 s: the next one waits 10 s
   EXPECT_EQ(JobStatus(c, "flaky").value("failed", 0), 1);
-  EXPECT_EQ(JobStatus(c, "flaky").value("active", 0), 1);
+  EXPECT_EQ(JobStatus(c, "flaky").value("active", 0), 0);
+  EXPECT_EQ(c.NextDue(), std::optional<Millis>(kT0 + 20000));  // the clock wakes then
   RunUntil(c, kT0 + 600000);
   EXPECT_EQ(JobStatus(c, "flaky").value("failed", 0), 3);
   EXPECT_EQ(Condition(c, "flaky", "Failed"), "True/BackoffLimitExceeded");
   EXPECT_EQ(CountPhase(c, "flaky", "Failed"), 3);
-  EXPECT_EQ(PodsOf(c, "flaky").size(), 3u);
+  // Made at 0, at 10 + 10 and at 30 + 20 s.
+  EXPECT_EQ(CreatedAt(c, "flaky"), (std::vector<int64_t>{0, 20, 50}));
   EXPECT_FALSE(JobStatus(c, "flaky").contains("completionTime"));
+}
+
+TEST(JobController, TheBackOffDoublesUpToTenMinutes) {
+  Cluster c("0000abcd");
+  Start(c);
+  Ok(c, Create(kT0, Failing("flaky", 8)));
+  RunUntil(c, kT0 + 3600000);
+  EXPECT_EQ(Condition(c, "flaky", "Failed"), "True/BackoffLimitExceeded");
+  const std::vector<int64_t> at = CreatedAt(c, "flaky");
+  ASSERT_EQ(at.size(), 9u);
+  std::vector<int64_t> waits;  // from a pod's failure (10 s after its creation) to the next pod
+  for (size_t i = 1; i < at.size(); ++i) waits.push_back(at[i] - at[i - 1] - 10);
+  EXPECT_EQ(waits, (std::vector<int64_t>{10, 20, 40, 80, 160, 320, 600, 600}));
+}
+
+// A finished pod of `job` (counted: no finalizer) that ended `at` ms after kT0.
+Json FinishedPod(const std::string& name, const std::string& phase, Millis at) {
+  return {{"metadata",
+           {{"name", name},
+            {"namespace", "default"},
+            {"creationTimestamp", KubeTime(kT0)},
+            {"labels", {{kControllerUidLabel, "u"}}}}},
+          {"status",
+           {{"phase", phase},
+            {"containerStatuses",
+             {{{"name", "main"},
+               {"state", {{"terminated", {{"finishedAt", KubeTime(kT0 + at)}}}}}}}}}}};
+}
+
+TEST(JobController, TheBackOffCountsTheFailuresAfterTheLastSuccess) {
+  Json job = JobOf("mixed", {{"completions", 5}, {"backoffLimit", 6}});
+  DefaultJob(job, "u");
+  job["status"] = {{"succeeded", 1}, {"failed", 2}, {"startTime", KubeTime(kT0)}};
+  const Json f1 = FinishedPod("a", "Failed", 100000), ok = FinishedPod("b", "Succeeded", 200000),
+             f2 = FinishedPod("c", "Failed", 300000);
+  // One failure after the success: 10 s from 300 s.
+  JobPlan plan = PlanJob(job, {&f1, &ok, &f2}, kT0 + 305000);
+  EXPECT_EQ(plan.create, 0);
+  EXPECT_EQ(plan.due, std::optional<Millis>(kT0 + 310000));
+  EXPECT_EQ(PlanJob(job, {&f1, &ok, &f2}, kT0 + 310000).create, 1);
+  // Without the success both count: 20 s.
+  EXPECT_EQ(PlanJob(job, {&f1, &f2}, kT0 + 305000).due, std::optional<Millis>(kT0 + 320000));
+  // A success last: none.
+  const Json ok2 = FinishedPod("d", "Succeeded", 301000);
+  EXPECT_EQ(PlanJob(job, {&f1, &ok, &f2, &ok2}, kT0 + 302000).create, 1);
+}
+
+TEST(JobController, ABackOffSurvivesAReplayAndASnapshotRestore) {
+  Cluster first("0000abcd");
+  std::vector<Mutation> h = {Create(kT0, Namespace("default")), Create(kT0, Node("gpu-0", 8)),
+                             Create(kT0, Failing("flaky", 3))};
+  for (const auto& m : h) Ok(first, m);
+  while (auto due = first.NextDue()) {  // to the second failure (at 30 s): back-off to 50 s
+    if (*due > kT0 + 30000) break;
+    h.push_back(Advance(*due));
+    Ok(first, h.back());
+  }
+  ASSERT_EQ(JobStatus(first, "flaky").value("failed", 0), 2);
+  ASSERT_EQ(first.NextDue(), std::optional<Millis>(kT0 + 50000));
+  Cluster replayed("0000abcd");
+  for (const auto& m : h) Ok(replayed, Mutation::Decode(m.Encode()).value());
+  EXPECT_EQ(replayed.NextDue(), first.NextDue());
+  Cluster restored("0000abcd");
+  ASSERT_TRUE(restored.Restore(first.Snapshot()).ok());
+  EXPECT_EQ(restored.NextDue(), first.NextDue());
+  for (Cluster* c : {&first, &replayed, &restored}) RunUntil(*c, kT0 + 120000);
+  EXPECT_EQ(CreatedAt(first, "flaky"), (std::vector<int64_t>{0, 20, 50, 100}));
+  EXPECT_EQ(CreatedAt(replayed, "flaky"), CreatedAt(first, "flaky"));
+  EXPECT_EQ(CreatedAt(restored, "flaky"), CreatedAt(first, "flaky"));
+  EXPECT_EQ(Dump(restored), Dump(first));
+}
+
+TEST(JobController, IndexedPodsCarryTheirIndexAndEachIndexCompletesOnce) {
+  Cluster c("0000abcd");
+  Start(c);
+  Ok(c, Create(kT0,
+               JobOf("idx", {{"completionMode", "Indexed"}, {"completions", 5}, {"parallelism", 2}},
+                     "10s")));
+  ASSERT_EQ(PodsOf(c, "idx").size(), 2u);
+  std::map<std::string, const Json*> by_index;
+  for (const Json* p : PodsOf(c, "idx"))
+    by_index[p->at("metadata")["annotations"].value(kJobCompletionIndex, "")] = p;
+  ASSERT_EQ(by_index.size(), 2u);
+  ASSERT_TRUE(by_index.count("0") && by_index.count("1"));
+  const Json& pod1 = *by_index["1"];
+  EXPECT_EQ(pod1["metadata"]["labels"][kJobCompletionIndex], "1");
+  EXPECT_EQ(pod1["spec"]["hostname"], "idx-1");
+  EXPECT_EQ(pod1["metadata"]["name"].get<std::string>().rfind("idx-1-", 0), 0u);
+  EXPECT_EQ(pod1["spec"]["containers"][0]["env"][0]["name"], "JOB_COMPLETION_INDEX");
+  RunUntil(c, kT0 + 10000);  // 0 and 1 done; 2 and 3 made
+  EXPECT_EQ(JobStatus(c, "idx").value("completedIndexes", ""), "0,1");
+  EXPECT_EQ(JobStatus(c, "idx").value("succeeded", 0), 2);
+  RunUntil(c, kT0 + 20000);
+  EXPECT_EQ(JobStatus(c, "idx").value("completedIndexes", ""), "0-3");
+  RunUntil(c, kT0 + 60000);
+  EXPECT_EQ(JobStatus(c, "idx").value("completedIndexes", ""), "0-4");
+  EXPECT_EQ(JobStatus(c, "idx").value("succeeded", 0), 5);
+  EXPECT_EQ(Condition(c, "idx", "Complete"), "True/CompletionsReached");
+  EXPECT_EQ(PodsOf(c, "idx").size(), 5u);
+}
+
+TEST(JobController, CompletedIndexesAreWrittenAsKubernetesDoes) {
+  EXPECT_EQ(FormatIndexes({0, 1, 2, 3, 5}), "0-3,5");
+  EXPECT_EQ(FormatIndexes({1, 2}), "1,2");
+  EXPECT_EQ(FormatIndexes({4}), "4");
+  EXPECT_EQ(FormatIndexes({}), "");
+  EXPECT_EQ(FormatIndexes({0, 2, 3, 4, 7, 8}), "0,2-4,7,8");
+  EXPECT_EQ(ParseIndexes("0,2-4,7,8"), (std::vector<int64_t>{0, 2, 3, 4, 7, 8}));
+  EXPECT_EQ(ParseIndexes("x,3"), (std::vector<int64_t>{3}));
+}
+
+// A Job whose pods run 10 s and exit with `code`, under a podFailurePolicy: Ignore 3, FailJob 42
+// (the rest are counted).
+Json WithPolicy(const std::string& name, int code) {
+  Json job = Failing(name, 0);
+  job["spec"]["template"]["metadata"]["annotations"]["arbiter.dev/exit-code"] =
+      std::to_string(code);
+  job["spec"]["podFailurePolicy"] = {
+      {"rules",
+       {{{"action", "Ignore"}, {"onExitCodes", {{"operator", "In"}, {"values", {3}}}}},
+        {{"action", "FailJob"}, {"onExitCodes", {{"operator", "In"}, {"values", {42}}}}}}}};
+  return job;
+}
+
+TEST(JobController, PodFailurePolicyFailsTheJobIgnoresOrCountsByExitCode) {
+  Cluster c("0000abcd");
+  Start(c);
+  Ok(c, Create(kT0, WithPolicy("fatal", 42)));
+  Ok(c, Create(kT0, WithPolicy("ignored", 3)));
+  Ok(c, Create(kT0, WithPolicy("counted", 1)));
+  RunUntil(c, kT0 + 35000);
+  EXPECT_EQ(Condition(c, "fatal", "Failed"), "True/PodFailurePolicy");
+  const std::string pod = PodsOf(c, "fatal").at(0)->at("metadata").value("name", "");
+  std::string message;
+  for (const auto& cond : JobStatus(c, "fatal")["conditions"])
+    if (cond["type"] == "Failed") message = cond.value("message", "");
+  EXPECT_EQ(message, "Container main for pod default/" + pod +
+                         " failed with exit code 42 matching FailJob rule at index 1");
+  // Exit code 3: not a failure (backoffLimit 0 is not reached), replaced at once (no back-off).
+  EXPECT_EQ(Condition(c, "ignored", "Failed"), "");
+  EXPECT_EQ(JobStatus(c, "ignored").value("failed", 0), 0);
+  EXPECT_EQ(CreatedAt(c, "ignored"), (std::vector<int64_t>{0, 10, 20, 30}));
+  // Exit code 1: counted, past backoffLimit 0.
+  EXPECT_EQ(Condition(c, "counted", "Failed"), "True/BackoffLimitExceeded");
+  EXPECT_EQ(JobStatus(c, "counted").value("failed", 0), 1);
+
+  Json on_failure = WithPolicy("bad", 1);
+  on_failure["spec"]["template"]["spec"]["restartPolicy"] = "OnFailure";
+  on_failure["spec"]["podFailurePolicy"]["rules"][0]["action"] = "Retry";
+  MutationResult r = c.Apply(Create(kT0 + 40000, on_failure));
+  ASSERT_FALSE(r.ok());
+  std::map<std::string, std::string> errors;
+  for (const auto& d : r.error->diagnostics.items) errors[d.field_path] = d.message;
+  EXPECT_EQ(errors["spec.template.spec.restartPolicy"],
+            "Invalid value: \"OnFailure\": only \"Never\" is supported when podFailurePolicy is "
+            "specified");
+  EXPECT_EQ(errors["spec.podFailurePolicy.rules[0].action"],
+            "Unsupported value: \"Retry\": supported values: \"Count\", \"FailIndex\", "
+            "\"FailJob\", \"Ignore\"");
 }
 
 TEST(JobController, SuspendDeletesActivePodsAndResumeMakesThemAgain) {
@@ -244,6 +428,17 @@ TEST(JobController, InvalidSpecsAreRefusedWithKubernetesMessages) {
   EXPECT_EQ(c.store().Get("Job", "default", "bad"), nullptr);
   EXPECT_TRUE(PodsOf(c, "bad").empty());
 
+  Json indexed = JobOf("bad", {{"completionMode", "Indexed"}});
+  r = c.Apply(Create(kT0, indexed));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error->diagnostics.items.at(0).field_path, "spec.completions");
+  EXPECT_EQ(r.error->diagnostics.items.at(0).message,
+            "Required value: when completion mode is Indexed");
+  r = c.Apply(Create(kT0, JobOf("bad", {{"completionMode", "Sparse"}})));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error->diagnostics.items.at(0).message,
+            "Unsupported value: \"Sparse\": supported values: \"NonIndexed\", \"Indexed\"");
+
   Ok(c, Create(kT0, JobOf("fixed", {{"completions", 2}})));
   Json changed = *c.store().Get("Job", "default", "fixed");
   changed["spec"]["completions"] = 3;
@@ -264,13 +459,6 @@ std::vector<Mutation> History(Cluster& c) {
     Ok(c, h.back());
   }
   return h;
-}
-
-std::string Dump(const Cluster& c) {
-  Json out = Json::array();
-  for (const char* kind : {"Job", "Pod"})
-    for (const Json* o : c.store().List(kind, "default")) out.push_back(*o);
-  return out.dump();
 }
 
 TEST(JobController, AReplayOrASnapshotRestoreKeepsJobsAndTheirPods) {
