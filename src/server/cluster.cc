@@ -198,14 +198,16 @@ Status Cluster::Exec(const engine::Command& c) {
   const CommandTape::Entry* e = play_->Next();
   if (!e || e->refused || e->command.op.index() != c.op.index())
     return PlayMismatch(std::string("it has ") +
-                        (!e ? "no more commands" : e->refused ? "a refusal" : engine::CommandName(e->command)) +
+                        (!e           ? "no more commands"
+                         : e->refused ? "a refusal"
+                                      : engine::CommandName(e->command)) +
                         " where the replay gives the engine " + engine::CommandName(c));
   return engine_->Apply(e->command);
 }
 
 Status Cluster::PlayMismatch(const std::string& what) {
-  Status s = Status::Internal("the record's commands do not match the replay: " + what + " (command " +
-                              std::to_string(play_->played()) + ")");
+  Status s = Status::Internal("the record's commands do not match the replay: " + what +
+                              " (command " + std::to_string(play_->played()) + ")");
   if (play_error_.ok()) play_error_ = s;
   return s;
 }
@@ -217,9 +219,9 @@ Status Cluster::Replay(const Mutation& m, CommandTape& tape) {
   play_ = nullptr;
   if (!play_error_.ok()) return play_error_;
   if (!r.ok())
-    return Status::Internal(r.error->message.empty() ? "refused (" + r.error->kind + " " +
-                                                           r.error->name + ")"
-                                                     : r.error->message);
+    return Status::Internal(r.error->message.empty()
+                                ? "refused (" + r.error->kind + " " + r.error->name + ")"
+                                : r.error->message);
   if (tape.played() != tape.size())
     return Status::Internal("the record's commands do not match the replay: " +
                             std::to_string(tape.size() - tape.played()) + " of " +
@@ -369,8 +371,8 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   if (play_) {
     if (const CommandTape::Entry* e = play_->Peek(); e && e->refused) {
       play_->Next();
-      return Fail(Error(ApiError::Reason::kConflict, m.kind, m.name,
-                        "refused when it was first applied"));
+      return Fail(
+          Error(ApiError::Reason::kConflict, m.kind, m.name, "refused when it was first applied"));
     }
     MutationResult r = PutSteps(m, prepared);
     if (!r.ok() && play_error_.ok())
@@ -720,8 +722,7 @@ Status Cluster::ReapplyFlavor(Millis time, const ManifestSet& set, const std::st
   ResolveFlavors(&now);
   Status s;
   for (const auto& q : now.elastic_quotas)
-    if (s.ok() && NamesFlavor(q, name))
-      s = Exec(engine::At(time, engine::UpsertElasticQuota{q}));
+    if (s.ok() && NamesFlavor(q, name)) s = Exec(engine::At(time, engine::UpsertElasticQuota{q}));
   return s;
 }
 

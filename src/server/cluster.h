@@ -244,9 +244,9 @@ class Cluster {
   ManifestSet PolicyContext(const std::string& skip_kind, const std::string& skip_ns,
                             const std::string& skip_name) const;
 
-  CommandTape tape_;                // live: the commands of the mutation being applied
-  CommandTape* play_ = nullptr;     // replaying: the commands to give the engine
-  Status play_error_;               // replaying: the first mismatch with the tape
+  CommandTape tape_;             // live: the commands of the mutation being applied
+  CommandTape* play_ = nullptr;  // replaying: the commands to give the engine
+  Status play_error_;            // replaying: the first mismatch with the tape
   std::string uid_prefix_;
   uint64_t uid_counter_ = 0;
   ObjectStore store_;

@@ -69,8 +69,9 @@ Result<CommandTape> CommandTape::Decode(std::string_view bytes) {
       const std::string command = r.Bytes();
       if (!r.ok()) break;
       auto c = engine::DecodeCommand(command);
-      if (!c.ok()) return R::Error("command tape entry " + std::to_string(t.entries_.size()) +
-                                   ": " + c.message());
+      if (!c.ok())
+        return R::Error("command tape entry " + std::to_string(t.entries_.size()) + ": " +
+                        c.message());
       e.command = std::move(c).value();
       if (auto* submit = std::get_if<engine::SubmitPod>(&e.command.op))
         submit->pod.sim.exit_code = exit_code;

@@ -20,8 +20,8 @@ Millis Daemon::Now() const {
 
 // One record of the journal into `cluster`: format 2 (no `prepared`) plays its commands,
 // format 1 applies the mutation as a request.
-Status Daemon::ApplyRecord(Cluster& cluster, const Result<Mutation>& m,
-                           Result<CommandTape>& tape, const Cluster::Prepared* prepared) {
+Status Daemon::ApplyRecord(Cluster& cluster, const Result<Mutation>& m, Result<CommandTape>& tape,
+                           const Cluster::Prepared* prepared) {
   if (!m.ok()) return m.status();
   if (!prepared) {
     if (!tape.ok()) return tape.status();
@@ -59,7 +59,7 @@ Result<int64_t> Daemon::Load(Cluster& cluster, StartupInfo* info) {
     int64_t seq = 0;
     Result<Mutation> m = Result<Mutation>::Error("");
     Result<CommandTape> tape = Result<CommandTape>::Error("");  // format 2
-    Cluster::Prepared prepared;                                  // format 1
+    Cluster::Prepared prepared;                                 // format 1
   };
   auto decode = [commands](std::vector<Row> rows) {
     std::vector<Decoded> out(rows.size());

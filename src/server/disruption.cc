@@ -46,7 +46,7 @@ MutationResult Cluster::Evict(const Mutation& m) {
   const Json* pod = store_.Get("Pod", ns, m.name);
   if (!pod) return Refuse(ApiError::Reason::kNotFound, m.name, "");
   if (!play_ && !CanIgnorePdb(*pod)) {  // (replay: the budget allowed it)
-    std::vector<const Json*> budgets;  // the stored PDB objects that select the pod
+    std::vector<const Json*> budgets;   // the stored PDB objects that select the pod
     auto pdbs = policy_.find("PodDisruptionBudget");
     if (pdbs != policy_.end())
       for (auto it = pdbs->second.lower_bound({ns, ""});

@@ -1,6 +1,7 @@
 // The daemon's journal: every accepted mutation (cluster.h's Mutation, one JSON text each, with
-// the time it was applied, and the engine commands it gave the engine: command_tape.h) in SQLite under the data directory (DIR/journal.db, WAL mode,
-// synchronous=FULL), and the latest snapshot of the whole state. docs/serve.md states the format.
+// the time it was applied, and the engine commands it gave the engine: command_tape.h) in SQLite
+// under the data directory (DIR/journal.db, WAL mode, synchronous=FULL), and the latest snapshot of
+// the whole state. docs/serve.md states the format.
 //
 // Group commit: Append() (called under the daemon's lock, in the order mutations were applied)
 // only queues a record and gives it the next sequence number; one writer thread commits
