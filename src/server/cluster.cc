@@ -434,11 +434,56 @@ MutationResult Cluster::PutReplayed(const Mutation& m, Target& t) {
   return result;
 }
 
-// Replay's ApplyUpsert: the tape's commands up to Commit's Tick.
+namespace {
+// Whether a create or update of `kind` gives the engine `op` (ApplyUpsert's commands).
+bool UpsertGives(KindId kind, const engine::CommandOp& op) {
+  auto is = [&](auto alternative) { return std::holds_alternative<decltype(alternative)>(op); };
+  switch (kind) {
+    case KindId::kPod:
+      return is(engine::SubmitPod{}) || is(engine::SetPodDeadline{});
+    case KindId::kElasticQuota:
+    case KindId::kResourceFlavor:
+      return is(engine::UpsertElasticQuota{});
+    case KindId::kNamespace:
+      return is(engine::UpsertNamespace{});
+    case KindId::kNode:
+      return is(engine::UpsertNode{});
+    case KindId::kResourceQuota:
+      return is(engine::UpsertResourceQuota{});
+    case KindId::kLimitRange:
+      return is(engine::UpsertLimitRange{});
+    case KindId::kPriorityClass:
+      return is(engine::UpsertPriorityClass{});
+    case KindId::kPodDisruptionBudget:
+      return is(engine::UpsertPodDisruptionBudget{});
+    case KindId::kPoolPolicy:
+      return is(engine::UpsertPoolPolicy{});
+    case KindId::kPriceBook:
+      return is(engine::UpsertPriceBook{});
+    case KindId::kQoS:
+      return is(engine::UpsertQoS{});
+    case KindId::kEvent:
+    case KindId::kPodGroup:
+    case KindId::kJob:
+      return false;
+  }
+  return false;
+}
+}  // namespace
+
+// Replay's ApplyUpsert: the tape's commands up to Commit's Tick, which must be the kind's (a
+// SubmitPod: of this pod).
 Status Cluster::PlayUpsert(Millis time, Target& t) {
   (void)time;
   while (const CommandTape::Entry* e = play_->Peek()) {
     if (e->refused || std::holds_alternative<engine::Tick>(e->command.op)) break;
+    const std::string of = t.ns.empty() ? t.name : t.ns + "/" + t.name;
+    if (!UpsertGives(t.kind.id, e->command.op))
+      return PlayMismatch(std::string(engine::CommandName(e->command)) + " for a " + t.kind.kind);
+    if (const auto* submit = std::get_if<engine::SubmitPod>(&e->command.op);
+        submit && (submit->pod.meta.name != t.name || submit->pod.meta.namespace_ != t.ns))
+      return PlayMismatch("SubmitPod of " + submit->pod.meta.namespace_ + "/" +
+                          submit->pod.meta.name + " for the Pod " + of);
     play_->Next();
     Status s;
     if (std::holds_alternative<engine::SubmitPod>(e->command.op)) {
