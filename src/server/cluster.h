@@ -1,8 +1,10 @@
 // The daemon's state machine: the API objects (ObjectStore), the engine, and the virtual nodes'
 // work model, changed only by Mutations. Deterministic: the same mutations (with their times)
 // give the same objects, resourceVersions, uids, events and scheduling decisions, which is what
-// makes the journal (journal.h) a complete record: start-up replays it. Pure: no I/O, no
-// threads, no clock (every mutation carries its time); not thread-safe (the daemon locks it).
+// makes the journal (journal.h) a complete record: start-up replays it, each mutation with the
+// engine commands it gave the engine (Replay: nothing is judged again; docs/serve.md). Pure: no
+// I/O, no threads, no clock (every mutation carries its time); not thread-safe (the daemon locks
+// it).
 //
 // What a mutation does:
 //   create / update  The object is validated exactly as `arbiter validate` does (the YAML loader
