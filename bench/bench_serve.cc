@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string_view>
 #include <thread>
@@ -338,7 +339,7 @@ BENCHMARK(BM_ServeStartup)
     ->UseRealTime();
 
 // A journal of `n` commands as the daemon writes them, generated straight into DIR/journal.db
-// (no HTTP, no engine): the default namespace, 16 nodes, then pods created one per 10 ms and,
+// (no HTTP, no daemon): the default namespace, 16 nodes, then pods created one per 10 ms and,
 // once 2,000 are live, the oldest deleted (grace 0) with the clock's advance after it:
 // create, delete, advance, ... Records [first, last] (1-based) are written.
 std::string StartupRecord(int64_t seq) {
@@ -385,26 +386,45 @@ std::string StartupRecord(int64_t seq) {
   return m.Encode();
 }
 
-void WriteStartupJournal(const std::string& dir, int64_t first, int64_t last) {
-  {
+// Writes the records as the daemon journals them (format 2): each mutation applied by a live
+// Cluster (the daemon's state machine), with the engine commands it gave the engine. Successive
+// Write calls continue the same cluster.
+class StartupJournalWriter {
+ public:
+  explicit StartupJournalWriter(const std::string& dir) : dir_(dir) {
     auto j = arbiter::server::Journal::Open(dir);  // the schema and the instance id
+    cluster_ = std::make_unique<arbiter::server::Cluster>(j.value()->instance_id());
   }
-  sqlite3* db = nullptr;
-  sqlite3_open((dir + "/journal.db").c_str(), &db);
-  sqlite3_exec(db, "PRAGMA journal_mode=WAL; BEGIN", nullptr, nullptr, nullptr);
-  sqlite3_stmt* ins = nullptr;
-  sqlite3_prepare_v2(db, "INSERT INTO journal (seq, record) VALUES (?, ?)", -1, &ins, nullptr);
-  for (int64_t seq = first; seq <= last; ++seq) {
-    const std::string r = StartupRecord(seq);
-    sqlite3_reset(ins);
-    sqlite3_bind_int64(ins, 1, seq);
-    sqlite3_bind_text(ins, 2, r.data(), static_cast<int>(r.size()), SQLITE_TRANSIENT);
-    sqlite3_step(ins);
+  bool Write(int64_t first, int64_t last) {
+    sqlite3* db = nullptr;
+    sqlite3_open((dir_ + "/journal.db").c_str(), &db);
+    sqlite3_exec(db, "PRAGMA journal_mode=WAL; BEGIN", nullptr, nullptr, nullptr);
+    sqlite3_stmt* ins = nullptr;
+    sqlite3_prepare_v2(db, "INSERT INTO journal (seq, record, commands) VALUES (?, ?, ?)", -1, &ins,
+                       nullptr);
+    bool ok = true;
+    for (int64_t seq = first; seq <= last && ok; ++seq) {
+      const std::string r = StartupRecord(seq);
+      auto m = arbiter::server::Mutation::Decode(r);
+      ok = m.ok() && cluster_->ApplyShared(m.value()).ok();
+      (void)cluster_->TakeWatchEvents();
+      const std::string tape = cluster_->TakeTape();
+      sqlite3_reset(ins);
+      sqlite3_bind_int64(ins, 1, seq);
+      sqlite3_bind_text(ins, 2, r.data(), static_cast<int>(r.size()), SQLITE_TRANSIENT);
+      sqlite3_bind_blob(ins, 3, tape.data(), static_cast<int>(tape.size()), SQLITE_TRANSIENT);
+      sqlite3_step(ins);
+    }
+    sqlite3_finalize(ins);
+    sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+    return ok;
   }
-  sqlite3_finalize(ins);
-  sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
-  sqlite3_close(db);
-}
+
+ private:
+  std::string dir_;
+  std::unique_ptr<arbiter::server::Cluster> cluster_;
+};
 
 // Start-up after `n` commands (range 0): replay of all of them (range 1 = 0), or the snapshot
 // taken `tail` records before the end plus the replay of those (range 1 = tail, as a daemon
@@ -413,15 +433,16 @@ void BM_ServeStartupJournal(benchmark::State& state) {
   const int64_t n = state.range(0), tail = state.range(1);
   const auto dir = TempDir("journal-" + std::to_string(n) + "-" + std::to_string(tail)).string();
   const auto g0 = std::chrono::steady_clock::now();
+  StartupJournalWriter writer(dir);
   if (tail == 0) {
-    WriteStartupJournal(dir, 1, n);
+    if (!writer.Write(1, n)) return state.SkipWithError("a generated record was refused");
   } else {
     // The snapshot where a daemon could have taken it: not between a delete and the clock's
     // advance after it (the daemon opened here would append that advance itself, at today's
     // wall time, and the tail written after it would replay a year late).
     int64_t cut = n - tail;
     if (cut - 18 >= 2000 && (cut - 18 - 2000) % 3 == 1) ++cut;
-    WriteStartupJournal(dir, 1, cut);
+    if (!writer.Write(1, cut)) return state.SkipWithError("a generated record was refused");
     {
       auto d = arbiter::server::Daemon::Open({dir, nullptr, 0, false});
       if (!d.ok()) return state.SkipWithError(d.message().c_str());
@@ -429,7 +450,7 @@ void BM_ServeStartupJournal(benchmark::State& state) {
         return state.SkipWithError("the daemon appended records to the generated journal");
       d.value()->SnapshotNow();
     }  // stopped: the snapshot is committed and the records it covers deleted
-    WriteStartupJournal(dir, cut + 1, n);
+    if (!writer.Write(cut + 1, n)) return state.SkipWithError("a generated record was refused");
   }
   state.counters["prepare_s"] =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - g0).count();

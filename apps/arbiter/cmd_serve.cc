@@ -238,6 +238,9 @@ void RegisterServe(CLI::App& app, int* exit_code) {
               {"snapshotSeq", st.snapshot_seq},
               {"replayed", st.replayed},
               {"startupSeconds", st.seconds}});
+    if (st.migrated_from != 0)
+      LogEvent("info", "journal migrated (a snapshot replaced the records of the older format)",
+               {{"fromFormat", st.migrated_from}, {"toFormat", server::Journal::kFormatVersion}});
     int meter_rc = 0;
     auto meter_job = StartServeMeter(*meter, daemon, LogEvent, &meter_rc);
     if (meter_rc != 0) {

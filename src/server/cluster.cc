@@ -164,6 +164,7 @@ MutationResult Cluster::Apply(const Mutation& m, const Prepared* prepared) {
 
 MutationResult Cluster::ApplyShared(const Mutation& m, const Prepared* prepared) {
   MutationResult r;
+  if (!play_) tape_.Clear();
   switch (m.op) {
     case Mutation::Op::kCreate:
     case Mutation::Op::kUpdate:
@@ -185,6 +186,48 @@ MutationResult Cluster::ApplyShared(const Mutation& m, const Prepared* prepared)
                                 r.stored->at("metadata").value("name", "")))
       r.stored = std::move(now);
   return r;
+}
+
+// ------------------------------------------------------------------ the engine's commands
+
+Status Cluster::Exec(const engine::Command& c) {
+  if (!play_) {
+    Status s = engine_->Apply(c);
+    tape_.Add(c);
+    return s;
+  }
+  const CommandTape::Entry* e = play_->Next();
+  if (!e || e->refused || e->command.op.index() != c.op.index())
+    return PlayMismatch(std::string("it has ") +
+                        (!e           ? "no more commands"
+                         : e->refused ? "a refusal"
+                                      : engine::CommandName(e->command)) +
+                        " where the replay gives the engine " + engine::CommandName(c));
+  return engine_->Apply(e->command);
+}
+
+Status Cluster::PlayMismatch(const std::string& what) {
+  Status s = Status::Internal("the record's commands do not match the replay: " + what +
+                              " (command " + std::to_string(play_->played()) + ")");
+  if (play_error_.ok()) play_error_ = s;
+  return s;
+}
+
+Status Cluster::Replay(const Mutation& m, CommandTape& tape) {
+  play_ = &tape;
+  play_error_ = Status::Ok();
+  const MutationResult r = ApplyShared(m);
+  play_ = nullptr;
+  if (!play_error_.ok()) return play_error_;
+  if (!r.ok())
+    return Status::Internal(r.error->message.empty()
+                                ? "refused (" + r.error->kind + " " + r.error->name + ")"
+                                : r.error->message);
+  if (tape.played() != tape.size())
+    return Status::Internal("the record's commands do not match the replay: " +
+                            std::to_string(tape.size() - tape.played()) + " of " +
+                            std::to_string(tape.size()) + " were not given to the engine");
+  return Status::Ok();
 }
 
 // ------------------------------------------------------------------ validation
@@ -322,7 +365,32 @@ Cluster::Prepared Cluster::Prepare(const Mutation& m) {
   return p;
 }
 
+// A refused create or update records a refusal on the tape (only the Job controller's matter:
+// a user's refused request is not journaled); replaying, a refusal on the tape refuses again
+// without judging, and any other refusal is a mismatch.
 MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
+  if (play_) {
+    if (const CommandTape::Entry* e = play_->Peek(); e && e->refused) {
+      play_->Next();
+      return Fail(
+          Error(ApiError::Reason::kConflict, m.kind, m.name, "refused when it was first applied"));
+    }
+    MutationResult r = PutSteps(m, prepared);
+    if (!r.ok() && play_error_.ok())
+      play_error_ = Status::Internal("the replay refused a " + m.kind + " the record accepted: " +
+                                     (r.error->message.empty() ? r.error->name : r.error->message));
+    return r;
+  }
+  const size_t mark = tape_.Mark();
+  MutationResult r = PutSteps(m, prepared);
+  if (!r.ok()) {
+    tape_.Truncate(mark);
+    tape_.AddRefusal();
+  }
+  return r;
+}
+
+MutationResult Cluster::PutSteps(const Mutation& m, const Prepared* prepared) {
   const KindInfo* info = FindKind(m.kind);
   if (!info || info->storage == Storage::kServerWritten)
     return Fail(Error(ApiError::Reason::kMethodNotAllowed, m.kind, m.name,
@@ -333,6 +401,7 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   if (auto e = Settle(m, t)) return Fail(std::move(*e));
   KeepServerFields(m, t);
   if (info->storage == Storage::kController) return PutJob(m, t);
+  if (play_) return PutReplayed(m, t);
   // Validation, exactly as `arbiter validate`: the loader, then the cross-object rules.
   yaml::ManifestLoad loaded;
   if (!prepared || !prepared->load) loaded = Load(*info, t.obj);
@@ -350,6 +419,83 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   Commit(m.time, load.set, t);
   result.stored = store_.Share(m.kind, t.ns, t.name);
   return result;
+}
+
+MutationResult Cluster::PutReplayed(const Mutation& m, Target& t) {
+  t.spec_changed = !t.existing || SpecOf(*t.existing) != SpecOf(t.obj);
+  if (Status s = PlayUpsert(m.time, t); !s.ok())
+    return Fail(Error(FromEngine(s.code()), m.kind, t.name, s.message()));
+  // The validation context (which the PodDisruptionBudget status reads too): the object as the
+  // loader reads it, as at Restore. Reading judges nothing.
+  ManifestSet set;
+  if (t.kind.storage == Storage::kPolicy) set = Load(t.kind, t.obj).set;
+  Commit(m.time, set, t);
+  MutationResult result;
+  result.stored = store_.Share(m.kind, t.ns, t.name);
+  return result;
+}
+
+namespace {
+// Whether a create or update of `kind` gives the engine `op` (ApplyUpsert's commands).
+bool UpsertGives(KindId kind, const engine::CommandOp& op) {
+  auto is = [&](auto alternative) { return std::holds_alternative<decltype(alternative)>(op); };
+  switch (kind) {
+    case KindId::kPod:
+      return is(engine::SubmitPod{}) || is(engine::SetPodDeadline{});
+    case KindId::kElasticQuota:
+    case KindId::kResourceFlavor:
+      return is(engine::UpsertElasticQuota{});
+    case KindId::kNamespace:
+      return is(engine::UpsertNamespace{});
+    case KindId::kNode:
+      return is(engine::UpsertNode{});
+    case KindId::kResourceQuota:
+      return is(engine::UpsertResourceQuota{});
+    case KindId::kLimitRange:
+      return is(engine::UpsertLimitRange{});
+    case KindId::kPriorityClass:
+      return is(engine::UpsertPriorityClass{});
+    case KindId::kPodDisruptionBudget:
+      return is(engine::UpsertPodDisruptionBudget{});
+    case KindId::kPoolPolicy:
+      return is(engine::UpsertPoolPolicy{});
+    case KindId::kPriceBook:
+      return is(engine::UpsertPriceBook{});
+    case KindId::kQoS:
+      return is(engine::UpsertQoS{});
+    case KindId::kEvent:
+    case KindId::kPodGroup:
+    case KindId::kJob:
+      return false;
+  }
+  return false;
+}
+}  // namespace
+
+// Replay's ApplyUpsert: the tape's commands up to Commit's Tick, which must be the kind's (a
+// SubmitPod: of this pod).
+Status Cluster::PlayUpsert(Millis time, Target& t) {
+  (void)time;
+  while (const CommandTape::Entry* e = play_->Peek()) {
+    if (e->refused || std::holds_alternative<engine::Tick>(e->command.op)) break;
+    const std::string of = t.ns.empty() ? t.name : t.ns + "/" + t.name;
+    if (!UpsertGives(t.kind.id, e->command.op))
+      return PlayMismatch(std::string(engine::CommandName(e->command)) + " for a " + t.kind.kind);
+    if (const auto* submit = std::get_if<engine::SubmitPod>(&e->command.op);
+        submit && (submit->pod.meta.name != t.name || submit->pod.meta.namespace_ != t.ns))
+      return PlayMismatch("SubmitPod of " + submit->pod.meta.namespace_ + "/" +
+                          submit->pod.meta.name + " for the Pod " + of);
+    play_->Next();
+    Status s;
+    if (std::holds_alternative<engine::SubmitPod>(e->command.op)) {
+      s = SubmitWorkload(t, e->command);
+    } else {
+      s = engine_->Apply(e->command);
+      if (std::holds_alternative<engine::SetPodDeadline>(e->command.op)) t.deadline_set = s.ok();
+    }
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
 }
 
 // The object's name and namespace checked against the request's, and the stored object it
@@ -545,24 +691,9 @@ void Cluster::NoteUsage(uint64_t workload, const Pod& pod) {
 // A Pod's engine command: SubmitPod on create, SetPodDeadline when an update sets or lowers
 // spec.activeDeadlineSeconds (pod_update.h allows nothing else for it).
 Status Cluster::ApplyPod(Millis time, const ManifestSet& set, Target& t) {
-  if (!t.existing) {
-    const Pod pod = WithPodGroup(set.pods.at(0), policy_);
-    const WorkloadId id = engine_->next_workload_id();
-    const uint64_t w = engine::Value(id);
-    t.new_workload = w;
-    pod_of_[w] = {t.ns, t.name};
-    workload_of_[{t.ns, t.name}] = w;
-    recorder_->Submitted(driver::WorkSpec::Of(pod), pod.sim.usage);
-    Status s = engine_->Apply(engine::At(time, engine::SubmitPod{pod, false, {}}));
-    if (!s.ok()) {
-      recorder_->works.pop_back();
-      pod_of_.erase(w);
-      workload_of_.erase({t.ns, t.name});
-    } else {
-      NoteUsage(w, pod);
-    }
-    return s;
-  }
+  if (!t.existing)
+    return SubmitWorkload(
+        t, engine::At(time, engine::SubmitPod{WithPodGroup(set.pods.at(0), policy_), false, {}}));
   if (auto w = workload_of_.find({t.ns, t.name}); w != workload_of_.end())
     NoteUsage(w->second, set.pods.at(0));  // an update may change the annotation
   const auto deadline = set.pods.at(0).active_deadline;
@@ -570,9 +701,26 @@ Status Cluster::ApplyPod(Millis time, const ManifestSet& set, Target& t) {
   // Backfill plans with the new limit. A finished pod has no workload any more.
   auto w = workload_of_.find({t.ns, t.name});
   if (w == workload_of_.end()) return Status::Ok();
-  Status s =
-      engine_->Apply(engine::At(time, engine::SetPodDeadline{WorkloadId{w->second}, *deadline}));
+  Status s = Exec(engine::At(time, engine::SetPodDeadline{WorkloadId{w->second}, *deadline}));
   t.deadline_set = s.ok();
+  return s;
+}
+
+Status Cluster::SubmitWorkload(Target& t, const engine::Command& c) {
+  const Pod& pod = std::get<engine::SubmitPod>(c.op).pod;
+  const uint64_t w = engine::Value(engine_->next_workload_id());
+  t.new_workload = w;
+  pod_of_[w] = {t.ns, t.name};
+  workload_of_[{t.ns, t.name}] = w;
+  recorder_->Submitted(driver::WorkSpec::Of(pod), pod.sim.usage);
+  Status s = play_ ? engine_->Apply(c) : Exec(c);
+  if (!s.ok()) {
+    recorder_->works.pop_back();
+    pod_of_.erase(w);
+    workload_of_.erase({t.ns, t.name});
+  } else {
+    NoteUsage(w, pod);
+  }
   return s;
 }
 
@@ -580,9 +728,7 @@ Status Cluster::ApplyPod(Millis time, const ManifestSet& set, Target& t) {
 // with the labels of the stored flavors it names; a ResourceFlavor whose labels changed: the
 // ElasticQuotas that name it again; an Event or a PodGroup: none).
 Status Cluster::ApplyUpsert(Millis time, const ManifestSet& set, Target& t) {
-  auto apply = [&](engine::CommandOp op) {
-    return engine_->Apply(engine::Command{time, std::move(op)});
-  };
+  auto apply = [&](engine::CommandOp op) { return Exec(engine::Command{time, std::move(op)}); };
   switch (t.kind.id) {
     case KindId::kPod:
       return ApplyPod(time, set, t);
@@ -622,8 +768,7 @@ Status Cluster::ReapplyFlavor(Millis time, const ManifestSet& set, const std::st
   ResolveFlavors(&now);
   Status s;
   for (const auto& q : now.elastic_quotas)
-    if (s.ok() && NamesFlavor(q, name))
-      s = engine_->Apply(engine::At(time, engine::UpsertElasticQuota{q}));
+    if (s.ok() && NamesFlavor(q, name)) s = Exec(engine::At(time, engine::UpsertElasticQuota{q}));
   return s;
 }
 
@@ -656,7 +801,7 @@ void Cluster::Commit(Millis time, const ManifestSet& set, Target& t) {
   if (t.kind.storage == Storage::kWorkload && !t.existing) AdmitPod(time, t);
   if (t.kind.id == KindId::kJob) DefaultJob(t.obj, meta.value("uid", ""));
   store_.Put(kind, t.ns, t.name, std::move(t.obj));
-  (void)engine_->Apply(engine::At(time, engine::Tick{}));
+  (void)Exec(engine::At(time, engine::Tick{}));
   Sync(time);
   // A reservation that moves changes a pending pod's reason text without an event (the engine
   // reports each kind of reason once per pending spell): pending pods are refreshed here.
@@ -711,7 +856,7 @@ MutationResult Cluster::Delete(const Mutation& m) {
       result.object["metadata"]["deletionTimestamp"] = KubeTime(t);
     return result;
   }
-  if (info->id == KindId::kResourceFlavor)
+  if (info->id == KindId::kResourceFlavor && !play_)  // (replay: it was accepted)
     if (auto e = FlavorInUse(m.name)) return Fail(std::move(*e));
   result.stored = store_.Share(m.kind, ns, m.name);
   if (info->quota_effect != QuotaEffect::kNone) quota_dirty_.insert(ns);
@@ -725,7 +870,7 @@ MutationResult Cluster::Delete(const Mutation& m) {
   else
     s = DeletePolicyObject(m, *info, ns);
   if (!s.ok()) return Fail(Error(FromEngine(s.code()), m.kind, m.name, s.message()));
-  (void)engine_->Apply(engine::At(t, engine::Tick{}));
+  (void)Exec(engine::At(t, engine::Tick{}));
   Sync(t);
   if (auto now = store_.Share(m.kind, ns, m.name)) result.stored = std::move(now);
   return result;
@@ -755,8 +900,7 @@ Status Cluster::DeletePodObject(const Mutation& m, const std::string& ns, const 
     store_.Remove("Pod", ns, m.name);
     return Status::Ok();
   }
-  Status s =
-      engine_->Apply(engine::At(m.time, engine::DeletePod{WorkloadId{w->second}, m.grace_period}));
+  Status s = Exec(engine::At(m.time, engine::DeletePod{WorkloadId{w->second}, m.grace_period}));
   if (!s.ok()) return s;
   if (!sink_->finished.count(w->second)) {
     Json pod = existing;
@@ -772,7 +916,7 @@ Status Cluster::DeletePodObject(const Mutation& m, const std::string& ns, const 
 Status Cluster::ForgetFinished(Millis time, const ObjectStore::Key& key) {
   auto f = finished_of_.find(key);
   if (f == finished_of_.end()) return Status::Ok();
-  Status s = engine_->Apply(engine::At(time, engine::DeletePod{WorkloadId{f->second}, {}}));
+  Status s = Exec(engine::At(time, engine::DeletePod{WorkloadId{f->second}, {}}));
   if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
   finished_of_.erase(f);
   return Status::Ok();
@@ -781,7 +925,7 @@ Status Cluster::ForgetFinished(Millis time, const ObjectStore::Key& key) {
 // The namespace controller's work, at once: every namespaced object goes; running pods stay
 // (being deleted) until they exit.
 Status Cluster::DeleteNamespaceObjects(const Mutation& m) {
-  Status s = engine_->Apply(engine::At(m.time, engine::DeleteNamespace{m.name}));
+  Status s = Exec(engine::At(m.time, engine::DeleteNamespace{m.name}));
   if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
   for (const auto& k : ServedKinds()) {
     if (!k.namespaced) continue;
@@ -813,7 +957,7 @@ Status Cluster::DeleteNamespaceObjects(const Mutation& m) {
 Status Cluster::DeletePolicyObject(const Mutation& m, const KindInfo& k, const std::string& ns) {
   Status s;
   if (auto op = driver::DeleteCommand(k.id, ns, m.name))
-    s = engine_->Apply(engine::Command{m.time, std::move(*op)});
+    s = Exec(engine::Command{m.time, std::move(*op)});
   if (!s.ok()) return s;
   store_.Remove(m.kind, ns, m.name);
   if (k.storage == Storage::kPolicy) policy_[m.kind].erase({ns, m.name});
@@ -826,9 +970,9 @@ Status Cluster::DeletePolicyObject(const Mutation& m, const KindInfo& k, const s
 
 void Cluster::Advance(Millis t) {
   while (auto due = timers_.PopDue(t)) {
-    (void)engine_->Apply(driver::DueCommand(*due, recorder_->ExitCode(due->workload)));
+    (void)Exec(driver::DueCommand(*due, recorder_->ExitCode(due->workload)));
   }
-  (void)engine_->Apply(engine::At(t, engine::Tick{}));
+  (void)Exec(engine::At(t, engine::Tick{}));
   Sync(t);
 }
 

@@ -1,8 +1,10 @@
 // The daemon's state machine: the API objects (ObjectStore), the engine, and the virtual nodes'
 // work model, changed only by Mutations. Deterministic: the same mutations (with their times)
 // give the same objects, resourceVersions, uids, events and scheduling decisions, which is what
-// makes the journal (journal.h) a complete record: start-up replays it. Pure: no I/O, no
-// threads, no clock (every mutation carries its time); not thread-safe (the daemon locks it).
+// makes the journal (journal.h) a complete record: start-up replays it, each mutation with the
+// engine commands it gave the engine (Replay: nothing is judged again; docs/serve.md). Pure: no
+// I/O, no threads, no clock (every mutation carries its time); not thread-safe (the daemon locks
+// it).
 //
 // What a mutation does:
 //   create / update  The object is validated exactly as `arbiter validate` does (the YAML loader
@@ -38,6 +40,7 @@
 #include "core/engine/engine.h"
 #include "core/objects.h"
 #include "driver/work_model.h"
+#include "server/command_tape.h"
 #include "server/kind_table.h"
 #include "server/object_store.h"
 #include "server/scheduling_stats.h"
@@ -122,6 +125,18 @@ class Cluster {
   // copies it after letting go of its lock, replay does not need it.
   MutationResult ApplyShared(const Mutation& m, const Prepared* prepared = nullptr);
 
+  // Journal format 2 (command_tape.h). TakeTape(): the engine commands the last ApplyShared gave
+  // the engine, encoded (the daemon journals them beside the mutation). Replay(m, tape): applies
+  // a journaled mutation without judging it again: the object is stored as it was accepted, the
+  // engine gets the tape's commands instead of the ones the loader, the validator and admission
+  // would derive, and the steps the tape does not record (server fields, statuses, Events, the
+  // Job controller's plans) are derived as when it was applied. An error means the journal
+  // contradicts itself. FinishReplay(): after the last Replay, the views read from the stored
+  // objects (usage annotations) are read again.
+  std::string TakeTape() { return tape_.Take(); }
+  Status Replay(const Mutation& m, CommandTape& tape);
+  void FinishReplay() { RestoreUsage(); }
+
   // When the next `advance` is due (a timer or an engine wake-up), if any.
   std::optional<Millis> NextDue();
   Millis now() const { return engine_->now(); }
@@ -155,6 +170,16 @@ class Cluster {
   // KeepServerFields, Validate, CheckUpdate, then DryRunObject or ApplyUpsert and Commit.
   struct Target;
   MutationResult Put(const Mutation& m, const Prepared* prepared);
+  MutationResult PutSteps(const Mutation& m, const Prepared* prepared);
+  // Replay's Put after Settle (no loader, no validation): the tape's commands, then Commit.
+  MutationResult PutReplayed(const Mutation& m, Target& t);
+  Status PlayUpsert(Millis time, Target& t);
+  // Every command the Cluster gives the engine: live, applied and recorded on tape_; replaying,
+  // the tape's next command instead, which must be of the same kind.
+  Status Exec(const engine::Command& c);
+  Status PlayMismatch(const std::string& what);
+  // A created pod's workload: its bookkeeping, then `c` (its SubmitPod).
+  Status SubmitWorkload(Target& t, const engine::Command& c);
   std::optional<ApiError> Settle(const Mutation& m, Target& t) const;
   void KeepServerFields(const Mutation& m, Target& t) const;
   std::optional<ApiError> AdmitLimitRanges(const Target& t, const Pod& pod,
@@ -232,6 +257,9 @@ class Cluster {
   ManifestSet PolicyContext(const std::string& skip_kind, const std::string& skip_ns,
                             const std::string& skip_name) const;
 
+  CommandTape tape_;             // live: the commands of the mutation being applied
+  CommandTape* play_ = nullptr;  // replaying: the commands to give the engine
+  Status play_error_;            // replaying: the first mismatch with the tape
   std::string uid_prefix_;
   uint64_t uid_counter_ = 0;
   ObjectStore store_;

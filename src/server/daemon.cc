@@ -18,6 +18,23 @@ Millis Daemon::Now() const {
       .count();
 }
 
+// One record of the journal into `cluster`: format 2 (no `prepared`) plays its commands,
+// format 1 applies the mutation as a request.
+Status Daemon::ApplyRecord(Cluster& cluster, const Result<Mutation>& m, Result<CommandTape>& tape,
+                           const Cluster::Prepared* prepared) {
+  if (!m.ok()) return m.status();
+  if (!prepared) {
+    if (!tape.ok()) return tape.status();
+    if (Status s = cluster.Replay(m.value(), tape.value()); !s.ok())
+      return Status::Internal("replay refused an accepted mutation: " + s.message());
+    return Status::Ok();
+  }
+  MutationResult res = cluster.ApplyShared(m.value(), prepared);
+  if (!res.ok())
+    return Status::Internal("replay refused an accepted mutation: " + res.error->message);
+  return Status::Ok();
+}
+
 Result<int64_t> Daemon::Load(Cluster& cluster, StartupInfo* info) {
   auto snap = journal_->LoadSnapshot();
   if (!snap.ok()) return snap.status();
@@ -30,19 +47,30 @@ Result<int64_t> Daemon::Load(Cluster& cluster, StartupInfo* info) {
     info->snapshot_seq = after;
   }
   int64_t last = after;
-  // Replay, pipelined: a helper thread decodes and prepares (parses, Cluster::Prepare) the next
-  // batch of records while this one applies the current batch in order.
+  // Replay, pipelined: a helper thread decodes the next batch of records (format 2: the mutation
+  // and its commands; format 1: the mutation, parsed and loaded by Cluster::Prepare) while this
+  // one applies the current batch in order.
+  const bool commands = journal_->format_version() >= 2;
+  struct Row {
+    int64_t seq = 0;
+    std::string record, commands;
+  };
   struct Decoded {
     int64_t seq = 0;
     Result<Mutation> m = Result<Mutation>::Error("");
-    Cluster::Prepared prepared;
+    Result<CommandTape> tape = Result<CommandTape>::Error("");  // format 2
+    Cluster::Prepared prepared;                                 // format 1
   };
-  auto decode = [](std::vector<std::pair<int64_t, std::string>> rows) {
+  auto decode = [commands](std::vector<Row> rows) {
     std::vector<Decoded> out(rows.size());
     for (size_t i = 0; i < rows.size(); ++i) {
-      out[i].seq = rows[i].first;
-      out[i].m = Mutation::Decode(rows[i].second);
-      if (out[i].m.ok()) out[i].prepared = Cluster::Prepare(out[i].m.value());
+      out[i].seq = rows[i].seq;
+      out[i].m = Mutation::Decode(rows[i].record);
+      if (!out[i].m.ok()) continue;
+      if (commands)
+        out[i].tape = CommandTape::Decode(rows[i].commands);
+      else
+        out[i].prepared = Cluster::Prepare(out[i].m.value());
     }
     return out;
   };
@@ -50,14 +78,8 @@ Result<int64_t> Daemon::Load(Cluster& cluster, StartupInfo* info) {
   auto apply = [&](std::vector<Decoded> batch) {
     for (auto& r : batch) {
       if (!failed.ok()) return;
-      if (!r.m.ok()) {
-        failed = Status::Internal("journal record " + std::to_string(r.seq) + ": " + r.m.message());
-        return;
-      }
-      MutationResult res = cluster.ApplyShared(r.m.value(), &r.prepared);
-      if (!res.ok()) {
-        failed = Status::Internal("journal record " + std::to_string(r.seq) +
-                                  ": replay refused an accepted mutation: " + res.error->message);
+      if (Status s = ApplyRecord(cluster, r.m, r.tape, commands ? nullptr : &r.prepared); !s.ok()) {
+        failed = Status::Internal("journal record " + std::to_string(r.seq) + ": " + s.message());
         return;
       }
       (void)cluster.TakeWatchEvents();  // nobody watches history from before start-up
@@ -67,20 +89,22 @@ Result<int64_t> Daemon::Load(Cluster& cluster, StartupInfo* info) {
     }
   };
   constexpr size_t kBatch = 256;
-  std::vector<std::pair<int64_t, std::string>> rows;
+  std::vector<Row> rows;
   std::future<std::vector<Decoded>> next;
-  Status replay = journal_->Replay(after, [&](int64_t seq, const std::string& text) -> Status {
-    rows.emplace_back(seq, text);
-    if (rows.size() < kBatch) return Status::Ok();
-    if (next.valid()) apply(next.get());
-    next = std::async(std::launch::async, decode, std::move(rows));
-    rows.clear();
-    return failed;
-  });
+  Status replay = journal_->Replay(
+      after, [&](int64_t seq, const std::string& text, const std::string& tape) -> Status {
+        rows.push_back(Row{seq, text, tape});
+        if (rows.size() < kBatch) return Status::Ok();
+        if (next.valid()) apply(next.get());
+        next = std::async(std::launch::async, decode, std::move(rows));
+        rows.clear();
+        return failed;
+      });
   if (next.valid()) apply(next.get());
   if (replay.ok()) apply(decode(std::move(rows)));
   if (!failed.ok()) return failed;
   if (!replay.ok()) return replay;
+  if (commands && info->replayed > 0) cluster.FinishReplay();
   (void)cluster.TakeWatchEvents();
   if (options_.check_invariants)
     if (Status s = cluster.engine().CheckInvariants(); !s.ok())
@@ -99,6 +123,15 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
   if (!last.ok()) return last.status();
   d->watch_.Reset(d->cluster_->store().resource_version());
   d->since_snapshot_ = d->startup_.replayed;
+  // An older journal (format 1: records without commands), replayed as requests just now, is made
+  // current: a snapshot of that state replaces its records.
+  if (const int was = d->journal_->format_version(); was < Journal::kFormatVersion) {
+    if (Status s = d->journal_->Migrate(last.value(), d->cluster_->Snapshot()); !s.ok())
+      return Status::Internal("migrating journal format " + std::to_string(was) + ": " +
+                              s.message());
+    d->startup_.migrated_from = was;
+    d->since_snapshot_ = 0;
+  }
   Daemon* p = d.get();
   d->journal_->Start(
       last.value(), [p] { p->AfterCommit(); },
@@ -202,7 +235,7 @@ void Daemon::JournalFailed(const std::string& error) {
 
 int64_t Daemon::Record(const Mutation& m, const std::string& body) {
   auto events = std::make_shared<std::vector<WatchEvent>>(cluster_->TakeWatchEvents());
-  const int64_t seq = journal_->Append(Mutation::WithTime(body, m.time),
+  const int64_t seq = journal_->Append(Mutation::WithTime(body, m.time), cluster_->TakeTape(),
                                        [this, events] { watch_.Publish(std::move(*events)); });
   ++since_snapshot_;
   MaybeSnapshot();

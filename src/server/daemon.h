@@ -43,6 +43,7 @@ struct StartupInfo {
   bool from_snapshot = false;
   int64_t snapshot_seq = 0;
   int64_t replayed = 0;
+  int migrated_from = 0;  // the journal's format when it was older (migrated at start-up), else 0
   double seconds = 0;
 };
 
@@ -86,6 +87,8 @@ class Daemon {
   // Restores the snapshot and replays the records after it into `cluster` (start-up, and the
   // rebuild after a journal failure); returns the last record's seq.
   Result<int64_t> Load(Cluster& cluster, StartupInfo* info);
+  static Status ApplyRecord(Cluster& cluster, const Result<Mutation>& m, Result<CommandTape>& tape,
+                            const Cluster::Prepared* prepared);
   // Journals an applied mutation (lock held) given its EncodeBody(); returns its sequence number.
   int64_t Record(const Mutation& m, const std::string& body);
   void MaybeSnapshot();

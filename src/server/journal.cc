@@ -76,7 +76,8 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& dir) {
   for (const char* sql :
        {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
         "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-        "CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, record TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, record TEXT NOT NULL, "
+        "commands BLOB)",
         "CREATE TABLE IF NOT EXISTS snapshot (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER "
         "NOT NULL, data BLOB NOT NULL)"}) {
     if (Status s = j->Exec(sql); !s.ok()) return s;
@@ -140,7 +141,17 @@ Result<std::optional<Journal::Snapshot>> Journal::LoadSnapshot() {
 
 Status Journal::Replay(int64_t after_seq,
                        const std::function<Status(int64_t seq, const std::string& record)>& fn) {
-  Stmt st(db_, "SELECT seq, record FROM journal WHERE seq > ?1 ORDER BY seq");
+  return Replay(after_seq, [&](int64_t seq, const std::string& record, const std::string&) {
+    return fn(seq, record);
+  });
+}
+
+Status Journal::Replay(int64_t after_seq,
+                       const std::function<Status(int64_t seq, const std::string& record,
+                                                  const std::string& commands)>& fn) {
+  Stmt st(db_, format_version_ >= 2
+                   ? "SELECT seq, record, commands FROM journal WHERE seq > ?1 ORDER BY seq"
+                   : "SELECT seq, record, NULL FROM journal WHERE seq > ?1 ORDER BY seq");
   if (!st.ok()) return Status::Internal("journal: " + st.error());
   st.Int(1, after_seq);
   Status result;
@@ -154,7 +165,7 @@ Status Journal::Replay(int64_t after_seq,
       break;
     }
     last = seq;
-    if (Status s = fn(seq, st.ColText(1)); !s.ok()) {
+    if (Status s = fn(seq, st.ColText(1), st.ColBlob(2)); !s.ok()) {
       result = Status::Internal("journal record " + std::to_string(seq) + ": " + s.message());
       break;
     }
@@ -169,8 +180,33 @@ Status Journal::Replay(int64_t after_seq,
   return result;
 }
 
+Status Journal::Migrate(int64_t last_seq, const std::string& snapshot) {
+  if (format_version_ >= kFormatVersion) return Status::Ok();
+  Txn t(db_, "journal");
+  if (!t.ok()) return t.status();
+  if (Status s = Exec("ALTER TABLE journal ADD COLUMN commands BLOB"); !s.ok()) return s;
+  if (last_seq > 0) {
+    Stmt snap(db_, "INSERT OR REPLACE INTO snapshot (id, seq, data) VALUES (1, ?1, ?2)");
+    snap.Int(1, last_seq);
+    snap.BlobRef(2, snapshot);
+    if (Status s = snap.Run("journal: migrating (the snapshot)"); !s.ok()) return s;
+    Stmt compact(db_, "DELETE FROM journal WHERE seq <= ?1");
+    compact.Int(1, last_seq);
+    if (Status s = compact.Run("journal: migrating (compaction)"); !s.ok()) return s;
+  }
+  Stmt format(db_, "UPDATE meta SET value = ?1 WHERE key = 'format'");
+  format.Text(1, kFormatPrefix + std::to_string(kFormatVersion));
+  if (Status s = format.Run("journal: migrating (the format)"); !s.ok()) return s;
+  if (Status s = t.Commit(); !s.ok()) return s;
+  format_version_ = kFormatVersion;
+  std::lock_guard<std::mutex> l(mu_);
+  if (last_seq > 0) snapshot_seq_ = last_seq;
+  return Status::Ok();
+}
+
 void Journal::Start(int64_t last_seq, std::function<void()> after_commit,
                     std::function<void(const std::string&)> on_failure) {
+  ARB_CHECK_MSG(format_version_ == kFormatVersion, "a journal of an older format (Migrate first)");
   after_commit_ = std::move(after_commit);
   on_failure_ = std::move(on_failure);
   {
@@ -181,17 +217,18 @@ void Journal::Start(int64_t last_seq, std::function<void()> after_commit,
   writer_ = std::thread([this] { WriterLoop(); });
 }
 
-int64_t Journal::Append(std::string record, std::function<void()> on_durable) {
+int64_t Journal::Append(std::string record, std::string commands,
+                        std::function<void()> on_durable) {
   std::lock_guard<std::mutex> l(mu_);
   const int64_t seq = next_seq_++;
-  queue_.push_back(Item{seq, std::move(record), std::move(on_durable), false});
+  queue_.push_back(Item{seq, std::move(record), std::move(commands), std::move(on_durable), false});
   work_cv_.notify_one();
   return seq;
 }
 
 void Journal::WriteSnapshot(int64_t seq, std::string bytes) {
   std::lock_guard<std::mutex> l(mu_);
-  queue_.push_back(Item{seq, std::move(bytes), nullptr, true});
+  queue_.push_back(Item{seq, std::move(bytes), {}, nullptr, true});
   work_cv_.notify_one();
 }
 
@@ -209,10 +246,12 @@ Status Journal::Commit(std::deque<Item>& batch, Stmt& ins, Stmt& snap, Stmt& com
     Stmt& st = it.snapshot ? snap : ins;
     st.Reset();
     st.Int(1, it.seq);
-    if (it.snapshot)
+    if (it.snapshot) {
       st.BlobRef(2, it.record);
-    else
+    } else {
       st.TextRef(2, it.record);
+      st.BlobRef(3, it.commands);
+    }
     if (Status s = st.Run(it.snapshot ? "journal: writing a snapshot" : "journal: writing");
         !s.ok())
       return s;
@@ -231,7 +270,7 @@ Status Journal::Commit(std::deque<Item>& batch, Stmt& ins, Stmt& snap, Stmt& com
 void Journal::WriterLoop() {
   std::string failure;
   {
-    Stmt ins(db_, "INSERT INTO journal (seq, record) VALUES (?1, ?2)");
+    Stmt ins(db_, "INSERT INTO journal (seq, record, commands) VALUES (?1, ?2, ?3)");
     Stmt snap(db_, "INSERT OR REPLACE INTO snapshot (id, seq, data) VALUES (1, ?1, ?2)");
     Stmt compact(db_, "DELETE FROM journal WHERE seq <= ?1");
     for (const Stmt* s : {&ins, &snap, &compact})

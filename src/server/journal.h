@@ -1,6 +1,7 @@
 // The daemon's journal: every accepted mutation (cluster.h's Mutation, one JSON text each, with
-// the time it was applied) in SQLite under the data directory (DIR/journal.db, WAL mode,
-// synchronous=FULL), and the latest snapshot of the whole state. docs/serve.md states the format.
+// the time it was applied, and the engine commands it gave the engine: command_tape.h) in SQLite
+// under the data directory (DIR/journal.db, WAL mode, synchronous=FULL), and the latest snapshot of
+// the whole state. docs/serve.md states the format.
 //
 // Group commit: Append() (called under the daemon's lock, in the order mutations were applied)
 // only queues a record and gives it the next sequence number; one writer thread commits
@@ -12,7 +13,8 @@
 // A failed write is sticky (LevelDB's bg_error_): the writer stops, nothing queued or appended
 // after it is ever written, every WaitDurable answers false, and `on_failure` is told once.
 // The format version (meta.format, "arbiter-journal N") is checked at Open: a journal of a newer
-// format is refused with both versions named.
+// format is refused with both versions named. Format 1 (records without commands) is read, and
+// migrated to the current format by Migrate() before anything is written.
 #pragma once
 
 #include <condition_variable>
@@ -53,7 +55,7 @@ class Journal {
   };
 
   // The format this arbiter writes (and the newest it reads).
-  static constexpr int kFormatVersion = 1;
+  static constexpr int kFormatVersion = 2;
 
   // Opens (creating) DIR/journal.db. A new journal gets a random 8-hex-digit instance id. A
   // journal of a newer format than kFormatVersion, or of no known format, is refused.
@@ -66,9 +68,16 @@ class Journal {
 
   // ---- start-up (before Start)
   Result<std::optional<Snapshot>> LoadSnapshot();
-  // Calls `fn` for each record after `after_seq`, in order; stops at the first error.
+  // Calls `fn` for each record after `after_seq`, in order, with its commands (format 1: none);
+  // stops at the first error.
+  Status Replay(int64_t after_seq,
+                const std::function<Status(int64_t seq, const std::string& record,
+                                           const std::string& commands)>& fn);
   Status Replay(int64_t after_seq,
                 const std::function<Status(int64_t seq, const std::string& record)>& fn);
+  // An older format made current, in one transaction: `snapshot` (the state after every record,
+  // up to `last_seq`) replaces the records, which the current format could not append to.
+  Status Migrate(int64_t last_seq, const std::string& snapshot);
 
   // ---- running
   // Starts the writer; the next record gets `last_seq + 1`. `after_commit` (if set) runs on the
@@ -77,9 +86,11 @@ class Journal {
   // has let go of its statements (LoadSnapshot and Replay read what is durable from it).
   void Start(int64_t last_seq, std::function<void()> after_commit = nullptr,
              std::function<void(const std::string&)> on_failure = nullptr);
-  // Queues a record (call in apply order); `on_durable` runs on the writer thread once it is
-  // committed, in sequence order. Returns its sequence number.
-  int64_t Append(std::string record, std::function<void()> on_durable = nullptr);
+  // Queues a record and its commands (call in apply order); `on_durable` runs on the writer
+  // thread once it is committed, in sequence order. Returns its sequence number. The journal
+  // must be of the current format (Migrate).
+  int64_t Append(std::string record, std::string commands,
+                 std::function<void()> on_durable = nullptr);
   // Blocks until `seq` is committed. False if the journal failed (an I/O error: the daemon must
   // stop accepting writes) or stopped first.
   bool WaitDurable(int64_t seq);
@@ -101,6 +112,7 @@ class Journal {
   struct Item {
     int64_t seq = 0;
     std::string record;
+    std::string commands;
     std::function<void()> on_durable;
     bool snapshot = false;
   };

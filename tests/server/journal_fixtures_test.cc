@@ -1,7 +1,8 @@
-// Journals written by an earlier release (tests/data/journal/, made by its make-fixtures.sh with
-// the release before the journal recorded engine commands) open and replay to the cluster that
-// release served: every object with its resourceVersion, where each pod runs and its phase, the
-// quota's usage. One fixture is all records, one a snapshot and the records after it.
+// Journals written by earlier releases (tests/data/journal/, made by its make-fixtures.sh: format
+// 1 with the release before the journal recorded engine commands, format 2 with the release that
+// introduced them) open and replay to the cluster that release served: every object with its
+// resourceVersion, where each pod runs and its phase, the quota's usage. One fixture of each
+// format is all records, one a snapshot and the records after it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -59,28 +60,50 @@ std::string Summary(const Cluster& c) {
   return out;
 }
 
-void ExpectReplaysAsWritten(const std::string& fixture, bool from_snapshot) {
+// Opens a copy of the fixture: it replays to what the release served, is migrated to the current
+// format if older (a snapshot replaces its records), and opens again to the same cluster.
+void ExpectReplaysAsWritten(const std::string& fixture, bool from_snapshot, int format) {
   const auto dir = CopyOf(fixture);
   DaemonOptions o;
   o.data_dir = dir.string();
   o.clock = [] { return Millis{0}; };  // the journal's own last time: no timer fires
   o.snapshot_every = 0;
   o.check_invariants = true;
-  auto d = Daemon::Open(o);
+  const std::string expected = ReadWhole(kFixtures / fixture / "expected.txt");
+  {
+    auto d = Daemon::Open(o);
+    ASSERT_TRUE(d.ok()) << d.message();
+    EXPECT_EQ(d.value()->startup().from_snapshot, from_snapshot);
+    EXPECT_GT(d.value()->startup().replayed, 0);
+    EXPECT_EQ(d.value()->startup().migrated_from, format < Journal::kFormatVersion ? format : 0);
+    EXPECT_EQ(d.value()->journal().format_version(), Journal::kFormatVersion);
+    EXPECT_EQ(d.value()->Read([](const Cluster& c) { return Summary(c); }), expected);
+    d.value()->Stop();
+  }
+  auto d = Daemon::Open(o);  // the migrated journal, or the same one again
   ASSERT_TRUE(d.ok()) << d.message();
-  EXPECT_EQ(d.value()->startup().from_snapshot, from_snapshot);
-  EXPECT_GT(d.value()->startup().replayed, 0);
-  const std::string got = d.value()->Read([](const Cluster& c) { return Summary(c); });
-  EXPECT_EQ(got, ReadWhole(kFixtures / fixture / "expected.txt"));
+  EXPECT_EQ(d.value()->startup().migrated_from, 0);
+  EXPECT_EQ(d.value()->Read([](const Cluster& c) { return Summary(c); }), expected);
   d.value()->Stop();
 }
 
+// Format 1 (records are requests; made with commit 3d77801).
 TEST(JournalFixturesTest, AllRecordsReplayToTheClusterTheReleaseServed) {
-  ExpectReplaysAsWritten("tail", false);
+  ExpectReplaysAsWritten("tail", false, 1);
 }
 
 TEST(JournalFixturesTest, SnapshotAndTailReplayToTheClusterTheReleaseServed) {
-  ExpectReplaysAsWritten("snapshot", true);
+  ExpectReplaysAsWritten("snapshot", true, 1);
+}
+
+// Format 2 (records carry their engine commands; tests/data/journal/format2, made by
+// make-fixtures.sh with the release that introduced it).
+TEST(JournalFixturesTest, Format2AllRecordsReplayToTheClusterTheReleaseServed) {
+  ExpectReplaysAsWritten("format2/tail", false, 2);
+}
+
+TEST(JournalFixturesTest, Format2SnapshotAndTailReplayToTheClusterTheReleaseServed) {
+  ExpectReplaysAsWritten("format2/snapshot", true, 2);
 }
 
 }  // namespace journal_fixtures_test

@@ -66,7 +66,7 @@ TEST(JournalFormatTest, TheCurrentFormatOpensAndKeepsItsInstance) {
   auto j = Journal::Open(dir.string());
   ASSERT_TRUE(j.ok()) << j.message();
   EXPECT_EQ(j.value()->instance_id(), instance);
-  EXPECT_EQ(j.value()->format_version(), 1);
+  EXPECT_EQ(j.value()->format_version(), Journal::kFormatVersion);
 }
 
 }  // namespace journal_format_test

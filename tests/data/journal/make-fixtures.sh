@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Makes the journal fixtures of tests/server/journal_fixtures_test.cc with a given `arbiter`
-# binary (they were made with the release before the journal recorded engine commands, commit
-# 3d77801, and are kept as that release wrote them: later releases must open and replay them).
+# binary. tail/ and snapshot/ (journal format 1) were made with the release before the journal
+# recorded engine commands, commit 3d77801; format2/ with the release that introduced format 2
+# (OUT_DIR tests/data/journal/format2). They are kept as those releases wrote them: later
+# releases must open and replay them.
 #
-#   tests/data/journal/make-fixtures.sh ARBITER OUT_DIR
+#   [PORT=N] tests/data/journal/make-fixtures.sh ARBITER OUT_DIR
 #
 # Each fixture is a data directory (journal.db after a clean stop) and expected.txt: one line per
 # object as the live daemon served it just before it stopped (kind, namespace/name,
