@@ -18,7 +18,7 @@ namespace {
 
 // The shortest text that reads back as `v`, as Go's FormatFloat(v, 'g', -1, 64) writes it (what
 // client_golang writes values and bucket bounds with): 0.005, 10, 1.2345678e+07.
-std::string Num(double v) {
+std::string PromNum(double v) {
   if (v == 0) return "0";
   char buf[64];
   int digits = 1;
@@ -71,7 +71,7 @@ int64_t OpenFds() {
 
 void Family(std::string& out, const char* name, const char* type, const char* help, double value) {
   out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" +
-         name + " " + Num(value) + "\n";
+         name + " " + PromNum(value) + "\n";
 }
 
 }  // namespace
@@ -118,7 +118,7 @@ std::string KubeVerb(const std::string& verb, const std::string& method) {
   return out;
 }
 
-std::string Escape(const std::string& v) {
+std::string LabelEscape(const std::string& v) {
   std::string out;
   for (char c : v) {
     if (c == '\\' || c == '"') out += '\\';
@@ -155,21 +155,22 @@ std::string RequestMetrics::Render() const {
       "resource, and HTTP response code.\n# TYPE apiserver_request_total counter\n";
   for (const auto& [key, n] : totals_)
     out += "apiserver_request_total{code=\"" + std::to_string(std::get<2>(key)) + "\",resource=\"" +
-           Escape(std::get<1>(key)) + "\",verb=\"" + std::get<0>(key) + "\"} " + std::to_string(n) +
-           "\n";
+           LabelEscape(std::get<1>(key)) + "\",verb=\"" + std::get<0>(key) + "\"} " +
+           std::to_string(n) + "\n";
   out +=
       "# HELP apiserver_request_duration_seconds Response latency distribution in seconds for "
       "each verb and resource.\n# TYPE apiserver_request_duration_seconds histogram\n";
   for (const auto& [key, h] : durations_) {
-    const std::string labels = "resource=\"" + Escape(key.second) + "\",verb=\"" + key.first + "\"";
+    const std::string labels =
+        "resource=\"" + LabelEscape(key.second) + "\",verb=\"" + key.first + "\"";
     uint64_t cumulative = 0;
     for (size_t i = 0; i <= bounds.size(); ++i) {
       cumulative += h.counts[i];
-      const std::string le = i < bounds.size() ? Num(bounds[i]) : "+Inf";
+      const std::string le = i < bounds.size() ? PromNum(bounds[i]) : "+Inf";
       out += "apiserver_request_duration_seconds_bucket{" + labels + ",le=\"" + le + "\"} " +
              std::to_string(cumulative) + "\n";
     }
-    out += "apiserver_request_duration_seconds_sum{" + labels + "} " + Num(h.sum) + "\n";
+    out += "apiserver_request_duration_seconds_sum{" + labels + "} " + PromNum(h.sum) + "\n";
     out += "apiserver_request_duration_seconds_count{" + labels + "} " + std::to_string(h.count) +
            "\n";
   }
