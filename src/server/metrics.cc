@@ -13,9 +13,7 @@
 
 namespace arbiter::server {
 
-namespace {
-
-std::string Escape(const std::string& v) {
+std::string PrometheusLabelValue(const std::string& v) {
   std::string out;
   for (char c : v) {
     if (c == '\\' || c == '"') out += '\\';
@@ -27,6 +25,10 @@ std::string Escape(const std::string& v) {
   }
   return out;
 }
+
+namespace {
+
+std::string Escape(const std::string& v) { return PrometheusLabelValue(v); }
 
 std::string Num(double v) {
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";

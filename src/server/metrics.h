@@ -56,6 +56,9 @@ struct MetricsFacts {
   std::vector<std::vector<std::pair<std::string, std::string>>> node_labels;
 };
 
+// A label value escaped as the Prometheus text format wants (\\, \" and \n).
+std::string PrometheusLabelValue(const std::string& v);
+
 // Under the daemon's lock.
 MetricsFacts CollectMetrics(const Cluster& c, Millis now);
 // Only the workloads holding `node` (none when it is not there), nothing else: for the node's own

@@ -12,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "server/metrics.h"
+
 namespace arbiter::server {
 
 namespace {
@@ -118,18 +120,6 @@ std::string KubeVerb(const std::string& verb, const std::string& method) {
   return out;
 }
 
-std::string LabelEscape(const std::string& v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
 }  // namespace
 
 void RequestMetrics::Observe(const std::string& verb, const std::string& method,
@@ -155,14 +145,14 @@ std::string RequestMetrics::Render() const {
       "resource, and HTTP response code.\n# TYPE apiserver_request_total counter\n";
   for (const auto& [key, n] : totals_)
     out += "apiserver_request_total{code=\"" + std::to_string(std::get<2>(key)) + "\",resource=\"" +
-           LabelEscape(std::get<1>(key)) + "\",verb=\"" + std::get<0>(key) + "\"} " +
+           PrometheusLabelValue(std::get<1>(key)) + "\",verb=\"" + std::get<0>(key) + "\"} " +
            std::to_string(n) + "\n";
   out +=
       "# HELP apiserver_request_duration_seconds Response latency distribution in seconds for "
       "each verb and resource.\n# TYPE apiserver_request_duration_seconds histogram\n";
   for (const auto& [key, h] : durations_) {
     const std::string labels =
-        "resource=\"" + LabelEscape(key.second) + "\",verb=\"" + key.first + "\"";
+        "resource=\"" + PrometheusLabelValue(key.second) + "\",verb=\"" + key.first + "\"";
     uint64_t cumulative = 0;
     for (size_t i = 0; i <= bounds.size(); ++i) {
       cumulative += h.counts[i];
