@@ -1,4 +1,4 @@
-# Slurm 22.05 for the integration tests (SERVICES.md): scripts/services/slurm.sh starts the whole
+# Slurm 22.05 for the integration tests (docs/architecture.md, Real services in tests): scripts/services/slurm.sh starts the whole
 # stack before the first Slurm* test (fixture "slurm") and stops every daemon by PID after the
 # last. The tests share one cluster, so they never run at the same time (RESOURCE_LOCK). They
 # find it through ARBITER_CI_DIR (default /tmp/arbiter-ci), as slurm.sh does: SLURM_CONF is
