@@ -1,6 +1,6 @@
 # Slurm 22.05 for the integration tests (docs/architecture.md, Real services in tests):
-# scripts/services/slurm.sh starts the whole stack before the first Slurm* test (fixture "slurm") and stops every daemon by PID after the
-# last. The tests share one cluster, so they never run at the same time (RESOURCE_LOCK). They
+# scripts/services/slurm.sh starts the whole stack before the first Slurm* test (fixture
+# "slurm") and stops every daemon by PID after the last. The tests share one cluster, so they never run at the same time (RESOURCE_LOCK). They
 # find it through ARBITER_CI_DIR (default /tmp/arbiter-ci), as slurm.sh does: SLURM_CONF is
 # $ARBITER_CI_DIR/slurm/etc/slurm.conf (ARBITER_SLURM_CONF overrides it). Label "slurm":
 # scripts/test.sh runs them apart (`ctest -LE slurm` for the rest), in the background.
