@@ -22,8 +22,8 @@ check_kubectl() {
   minor=$(kubectl version --client -o json 2>/dev/null |
           sed -n 's/.*"minor": *"\([0-9]*\).*/\1/p' | head -n 1)
   if [ -n "$minor" ] && [ "$minor" -lt 23 ]; then
-    echo "setup: kubectl 1.$minor is too old for \`arbiter serve\` (its kubectl examples, demo.sh and" \
-         "the serve tests need 1.23 or newer; the tests use 1.32): install one from" \
+    echo "setup: kubectl 1.$minor is too old for \`arbiter serve\` (demo.sh and the serve tests use" \
+         "kubectl 1.32; nothing before 1.23 is expected to work): install a newer one from" \
          "https://kubernetes.io/docs/tasks/tools/ ahead of it in PATH" >&2
   fi
 }
