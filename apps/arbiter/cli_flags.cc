@@ -106,4 +106,24 @@ std::string DidYouMeanText(std::string_view word, const std::vector<std::string>
   return guess.empty() ? "" : "; did you mean " + Quoted(guess) + "?";
 }
 
+std::string WrapText(std::string_view text, size_t width) {
+  std::string out;
+  size_t line = 0;
+  while (!text.empty()) {
+    const size_t sp = text.find(' ');
+    const std::string_view word = text.substr(0, sp);
+    text = sp == std::string_view::npos ? std::string_view() : text.substr(sp + 1);
+    if (line > 0 && line + 1 + word.size() > width) {
+      out += "\n";
+      line = 0;
+    } else if (line > 0) {
+      out += " ";
+      ++line;
+    }
+    out += word;
+    line += word.size();
+  }
+  return out;
+}
+
 }  // namespace arbiter::app

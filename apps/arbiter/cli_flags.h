@@ -50,4 +50,7 @@ int StdinOnce(std::string_view cmd,
 // "; did you mean "x"?" when `word` is close to one of `known` (else "").
 std::string DidYouMeanText(std::string_view word, const std::vector<std::string>& known);
 
+// `text` broken at spaces into lines of at most `width` characters (a longer word stays whole).
+std::string WrapText(std::string_view text, size_t width);
+
 }  // namespace arbiter::app

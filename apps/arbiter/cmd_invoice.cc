@@ -426,7 +426,7 @@ void RegisterInvoice(CLI::App& app, int* exit_code) {
   inv->add_option(
       "--db", ia->db,
       "Ledger database (SQLite), or a warehouse written by `ledger sync`: clickhouse://... | "
-      "postgresql://...");
+      "postgresql://... (required)");
   inv->add_option("--namespace", ia->ns,
                   "Only this namespace (default: every namespace); one the ledger has");
   inv->add_option("--month", ia->month, "Bill this calendar month (UTC), e.g. 2026-01");
@@ -452,8 +452,9 @@ void RegisterInvoice(CLI::App& app, int* exit_code) {
       "ledger as\n"
       "of its last commit (for a new ledger: an empty one).\n"
       "Exit status: 0 ok, 1 invalid input, 2 usage error.");
-  ing->add_option("--db", ga->db, "Ledger database (SQLite); created if missing");
-  ing->add_option("--segments", ga->segments, "Run segments, JSON Lines (- for standard input)");
+  ing->add_option("--db", ga->db, "Ledger database (SQLite); created if missing (required)");
+  ing->add_option("--segments", ga->segments,
+                  "Run segments, JSON Lines (- for standard input) (required)");
   ing->add_option("--pricebook", ga->pricebooks,
                   "PriceBook manifest (YAML) or JSON; repeatable (default: those in the ledger)");
   ing->add_option("--scrape-interval", ga->scrape, "Usage scrape interval (default 30s)");
@@ -466,7 +467,8 @@ void RegisterInvoice(CLI::App& app, int* exit_code) {
     *exit_code = RunInvoice(*ia);
   });
 
-  auto* ledger = app.add_subcommand("ledger", "Billing ledger maintenance: export, seal, check.");
+  auto* ledger =
+      app.add_subcommand("ledger", "Billing ledger maintenance: export, seal, check, sync.");
   ledger->require_subcommand(1);
   auto ea = std::make_shared<ExportArgs>();
   auto* exp = ledger->add_subcommand(
@@ -474,7 +476,7 @@ void RegisterInvoice(CLI::App& app, int* exit_code) {
       "Export hourly ledger rows with FOCUS column names (BilledCost, EffectiveCost,\n"
       "ConsumedQuantity, ConsumedUnit, PricingQuantity, ResourceId, ChargePeriodStart, ...).");
   exp->footer(footer);
-  exp->add_option("--db", ea->db, "Ledger database (SQLite)");
+  exp->add_option("--db", ea->db, "Ledger database (SQLite) (required)");
   exp->add_option("--namespace", ea->ns, "Only this namespace");
   exp->add_option("--month", ea->month, "Only this calendar month (UTC), e.g. 2026-01");
   exp->add_option("--from", ea->from, "Window start, RFC 3339");

@@ -14,6 +14,7 @@
 #include "adapters/yaml/manifest_loader.h"
 #include "cli_flags.h"
 #include "commands.h"
+#include "core/api_kinds.h"
 #include "kubesched/scheduler.h"
 #include "scheduler_lease_flags.h"
 
@@ -39,11 +40,13 @@ void RegisterScheduler(CLI::App& app, int* exit_code) {
       "(pods/binding), preempts through the Eviction API (kube-apiserver enforces\n"
       "PodDisruptionBudgets), sets status.nominatedNodeName and writes why a pod waits in its\n"
       "PodScheduled condition. Other pods stay kube-scheduler's; their requests count as used\n"
-      "on their nodes. Reads Nodes, Pods, Namespaces, ResourceQuotas, LimitRanges,\n"
-      "PriorityClasses, PodDisruptionBudgets and Arbiter's kinds (ElasticQuota, PoolPolicy,\n"
-      "PriceBook, QoS as CustomResourceDefinitions: kubectl apply -f deploy/). The state is the\n"
-      "cluster's: a restart lists it again. Logs on stderr; SIGTERM or SIGINT stops it.\n"
-      "docs/kubernetes.md.");
+      "on their nodes.\n" +
+          WrapText("Reads " +
+                       ApiKindsText([](const ApiKind& k) { return k.id != KindId::kEvent; }) +
+                       " (Arbiter's kinds and PodGroup as CustomResourceDefinitions: kubectl "
+                       "apply -f deploy/). The state is the cluster's: a restart lists it again. "
+                       "Logs on stderr; SIGTERM or SIGINT stops it. docs/kubernetes.md.",
+                   90));
   auto kubeconfig = std::make_shared<std::string>();
   auto context = std::make_shared<std::string>();
   auto name = std::make_shared<std::string>("arbiter");

@@ -14,6 +14,7 @@
 #include "adapters/kube/auth.h"
 #include "cli_flags.h"
 #include "commands.h"
+#include "core/api_kinds.h"
 #include "serve_meter.h"
 #include "server/daemon.h"
 #include "server/http_api.h"
@@ -66,19 +67,19 @@ void ReloadTokens(server::TokenSource& tokens, bool forced) {
 void RegisterServe(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "serve",
-      "Run the daemon: the scheduling engine on the wall clock behind a Kubernetes-compatible API\n"
-      "that kubectl speaks (Namespace, Node, Pod, ResourceQuota, LimitRange, PriorityClass,\n"
-      "PodDisruptionBudget, Event; arbiter.dev/v1alpha1 ElasticQuota, PoolPolicy, PriceBook, "
-      "QoS).\n"
-      "Pods run on the Node objects applied (virtual nodes): each for its arbiter.dev/duration, "
-      "or\n"
-      "until deleted. Every accepted change is journaled in DIR (SQLite, WAL) before it is\n"
-      "acknowledged; a restart restores the last snapshot and replays the journal.\n"
-      "Point kubectl at it: kubectl --server http://HOST:PORT get pods, or with --token-file and\n"
-      "TLS, a kubeconfig from `arbiter kubeconfig`. Logs are JSON lines on\n"
-      "stderr. SIGTERM or SIGINT stops it gracefully; SIGHUP (or a change of the file) reloads\n"
-      "--token-file. API subset and journal format: "
-      "docs/serve.md.");
+      WrapText(
+          "Run the daemon: the scheduling engine on the wall clock behind a Kubernetes-compatible "
+          "API that kubectl speaks (" +
+              ApiKindsText([](const ApiKind&) { return true; }) +
+              "). Pods run on the Node objects applied (virtual nodes): each for its "
+              "arbiter.dev/duration, or until deleted. Every accepted change is journaled in DIR "
+              "(SQLite, WAL) before it is acknowledged; a restart restores the last snapshot and "
+              "replays the journal. Point kubectl at it: kubectl --server http://HOST:PORT get "
+              "pods, or with --token-file and TLS, a kubeconfig from `arbiter kubeconfig`. Logs "
+              "are JSON lines on stderr. SIGTERM or SIGINT stops it gracefully; SIGHUP (or a "
+              "change of the file) reloads --token-file. API subset and journal format: "
+              "docs/serve.md.",
+          90));
   auto data = std::make_shared<std::string>();
   auto listen = std::make_shared<std::string>("127.0.0.1:6443");
   auto snapshot_every = std::make_shared<int64_t>(50000);
@@ -89,7 +90,8 @@ void RegisterServe(CLI::App& app, int* exit_code) {
   cmd->add_option("--listen", *listen,
                   "HOST:PORT to serve on (default 127.0.0.1:6443; port 0: any free port)");
   cmd->add_option("--snapshot-every", *snapshot_every,
-                  "Journal records between snapshots (then the journal is compacted; 0: never)");
+                  "Journal records between snapshots (then the journal is compacted; 0: never; "
+                  "default 50000)");
   auto token_file = std::make_shared<std::string>();
   cmd->add_option(
       "--token-file", *token_file,

@@ -7,6 +7,7 @@
 #include "adapters/yaml/manifest_loader.h"
 #include "cli_flags.h"
 #include "commands.h"
+#include "core/api_kinds.h"
 #include "core/plural.h"
 #include "core/validation.h"
 
@@ -15,15 +16,19 @@ namespace arbiter::app {
 void RegisterValidate(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "validate",
-      "Load manifests and report every problem found.\n"
-      "Reads multi-document YAML (Kubernetes Namespace, Node, Pod, ResourceQuota, LimitRange,\n"
-      "PriorityClass, PodDisruptionBudget; Arbiter PoolPolicy, ElasticQuota, PriceBook, QoS),\n"
-      "checks every field and the references between objects, and prints one line per problem:\n"
-      "  FILE:LINE: Kind/name: field.path: message\n"
-      "(warnings say `warning:` before the message), sorted by file and line, then a summary.\n"
-      "Exit status: 0 no errors (warnings allowed), 1 errors or unreadable file, 2 usage error.\n"
-      "Inputs: regular files of at most 512 MiB each, or - for standard input (once).\n"
-      "Field reference: docs/manifests.md.");
+      "Load manifests and report every problem found.\n" +
+          WrapText("Reads multi-document YAML of these kinds (apiVersion, then kinds): " +
+                       ApiKindsText([](const ApiKind& k) { return k.in_manifests; }) +
+                       "; and v1 List of them.",
+                   90) +
+          "\nChecks every field and the references between objects, and prints one line per "
+          "problem:\n"
+          "  FILE:LINE: Kind/name: field.path: message\n"
+          "(warnings say `warning:` before the message), sorted by file and line, then a summary.\n"
+          "Exit status: 0 no errors (warnings allowed), 1 errors or unreadable file, 2 usage "
+          "error.\n"
+          "Inputs: regular files of at most 512 MiB each, or - for standard input (once).\n"
+          "Field reference: docs/manifests.md.");
   auto files = std::make_shared<std::vector<std::string>>();
   cmd->add_option("-f,--file", *files,
                   "Manifest file (multi-document YAML; - for standard input); repeatable")

@@ -13,11 +13,14 @@ std::shared_ptr<LeaseFlags> AddLeaseFlags(CLI::App* cmd) {
                 "Lease is not renewed (client-go's rules, as kube-scheduler)");
   cmd->add_option("--leader-elect-lease-duration", f->lease_duration,
                   "how long a standby waits, after it last saw the Lease change, before taking\n"
-                  "it (whole seconds; default 15s)");
+                  "it (whole seconds; default 15s)")
+      ->type_name("DUR");
   cmd->add_option("--leader-elect-renew-deadline", f->renew_deadline,
-                  "the leader stops (exit 1) when it has not renewed for this long (default 10s)");
+                  "the leader stops (exit 1) when it has not renewed for this long (default 10s)")
+      ->type_name("DUR");
   cmd->add_option("--leader-elect-retry-period", f->retry_period,
-                  "how often the Lease is renewed or tried (default 2s)");
+                  "how often the Lease is renewed or tried (default 2s)")
+      ->type_name("DUR");
   cmd->add_option("--leader-elect-resource-name", f->name,
                   "the Lease's name (default: the --scheduler-name)");
   cmd->add_option("--leader-elect-resource-namespace", f->namespace_,

@@ -30,15 +30,18 @@ void AddServeMeterFlags(CLI::App* cmd, ServeMeterFlags* f) {
                   "does (docs/serve.md, Meter job)");
   cmd->add_option("--meter-delay", f->delay,
                   "How long after an hour ends it is metered for the last time and sealed "
-                  "(default 5m)");
+                  "(default 5m)")
+      ->type_name("DUR");
   cmd->add_option("--meter-every", f->every,
                   "Also meter the hours not sealed yet, every DUR (partial hours, replaced as "
-                  "they fill up;\ndefault 0s: only closed hours, checked every minute)");
+                  "they fill up;\ndefault 0s: only closed hours, checked every minute)")
+      ->type_name("DUR");
   cmd->add_option(
-      "--meter-batch", f->batch,
-      "A job that fell behind catches up in windows of at most this many whole hours,\n"
-      "each metered, sealed and logged with the lag left (default 168h; lag on /metrics:\n"
-      "arbiter_meter_lag_seconds)");
+         "--meter-batch", f->batch,
+         "A job that fell behind catches up in windows of at most this many whole hours,\n"
+         "each metered, sealed and logged with the lag left (default 168h; lag on /metrics:\n"
+         "arbiter_meter_lag_seconds)")
+      ->type_name("DUR");
   cmd->add_option("--meter-config", f->config,
                   "PrometheusMetering YAML (scrape interval, series and label names), as "
                   "`arbiter meter --config`");

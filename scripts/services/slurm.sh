@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A single-host Slurm 22.05 stack for tests, on loopback, no systemd (SERVICES.md):
+# A single-host Slurm 22.05 stack for tests, on loopback, no systemd (docs/architecture.md, Real
+# services in tests):
 # munged -> mariadbd -> slurmdbd -> (cluster in the accounting DB) -> slurmctld -> one slurmd per
 # node: "localhost" (partition pool) with 32 cores, 64000 MB and 8 fake GPUs (symlinks to
 # /dev/null), n1, n2 (partition gang, for multi-node jobs) with 8 cores, 16000 MB and 4 GPUs

@@ -114,4 +114,19 @@ const ApiKind* FindApiKind(std::string_view kind) {
   return nullptr;
 }
 
+std::string ApiKindsText(const std::function<bool(const ApiKind&)>& keep) {
+  std::string text;
+  std::string version;
+  for (const ApiKind& k : ApiKinds()) {
+    if (!keep(k)) continue;
+    if (k.ApiVersion() != version) {
+      version = k.ApiVersion();
+      text += (text.empty() ? "" : "; ") + version + " " + k.kind;
+    } else {
+      text += std::string(", ") + k.kind;
+    }
+  }
+  return text;
+}
+
 }  // namespace arbiter

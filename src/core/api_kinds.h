@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,5 +65,9 @@ const std::vector<ApiKind>& ApiKinds();
 const ApiKind* FindApiKind(std::string_view kind);
 // The row of a kind (every KindId has one).
 const ApiKind& ApiKindOf(KindId id);
+
+// The kinds for which keep(kind) holds, by API version in table order, for help texts:
+// "v1 LimitRange, Namespace; policy/v1 PodDisruptionBudget; ...".
+std::string ApiKindsText(const std::function<bool(const ApiKind&)>& keep);
 
 }  // namespace arbiter

@@ -261,6 +261,24 @@ TEST(CliConventions, HelpStatesTheInputLimits) {
                   "the segments file (or - for standard input) at most 1 GiB"));
 }
 
+// The kinds in validate, serve and scheduler --help come from the one kinds table
+// (core/api_kinds.h), so a kind added there is named (ResourceFlavor, PodGroup and Job were
+// missing from the hand-written lists); `ledger --help` names every ledger command.
+TEST(CliConventions, HelpNamesEveryKindAndCommand) {
+  const std::string validate = Arbiter("validate --help").out;
+  EXPECT_TRUE(Has(validate, "ResourceFlavor;")) << validate;
+  EXPECT_TRUE(Has(validate, "PodGroup")) << validate;
+  EXPECT_FALSE(Has(validate, "batch/v1")) << "validate does not read Jobs\n" << validate;
+  const std::string serve = Arbiter("serve --help").out;
+  EXPECT_TRUE(Has(serve, "batch/v1\nJob;") || Has(serve, "batch/v1 Job;")) << serve;
+  EXPECT_TRUE(Has(serve, "PodGroup")) << serve;
+  EXPECT_TRUE(Has(serve, "default 50000")) << serve;
+  const std::string scheduler = Arbiter("scheduler --help").out;
+  EXPECT_TRUE(Has(scheduler, "PodGroup")) << scheduler;
+  EXPECT_TRUE(Has(scheduler, "ResourceFlavor")) << scheduler;
+  EXPECT_TRUE(Has(Arbiter("ledger --help").out, "export, seal, check, sync."));
+}
+
 }  // namespace
 
 namespace {

@@ -1,4 +1,5 @@
-// Against a real Slurm 22.05 (scripts/services/slurm.sh, CTest fixture "slurm"; SERVICES.md):
+// Against a real Slurm 22.05 (scripts/services/slurm.sh, CTest fixture "slurm";
+// docs/architecture.md, Real services in tests):
 //  - `arbiter slurm export` of tests/data/slurm/conformance-policy.yaml is accepted by sacctmgr
 //    (twice: idempotent), `sacctmgr show qos/assoc` reflect it, and slurmctld restarts with its
 //    slurm.conf fragment;

@@ -77,6 +77,14 @@ TEST(KubeDiscovery, CoreResourceListHasNoApiVersionGroupListsDo) {
   EXPECT_EQ(pods["group"], "policy");
   EXPECT_EQ(pods["kind"], "Eviction");
   EXPECT_EQ(pods["verbs"], json({"create"}));
+  // What the daemon allows: status is read-only there, Events are the server's to write.
+  json status, events;
+  for (const auto& r : core["resources"]) {
+    if (r["name"] == "pods/status") status = r;
+    if (r["name"] == "events") events = r;
+  }
+  EXPECT_EQ(status["verbs"], json({"get"}));
+  EXPECT_EQ(events["verbs"], json({"get", "list", "watch"}));
   json policy = *ApiResourceList("policy", "v1");
   EXPECT_EQ(policy["apiVersion"], "v1");
   EXPECT_EQ(policy["groupVersion"], "policy/v1");

@@ -10,7 +10,10 @@ namespace {
 
 const std::vector<std::string> kReadWrite = {"create", "delete", "deletecollection", "get",
                                              "list",   "patch",  "update",           "watch"};
-const std::vector<std::string> kStatusVerbs = {"get", "patch", "update"};
+// The daemon serves status subresources read-only (a PUT or PATCH there is 405: status is the
+// server's to write), and Events are written by the daemon only.
+const std::vector<std::string> kStatusVerbs = {"get"};
+const std::vector<std::string> kReadOnly = {"get", "list", "watch"};
 
 Subresource StatusOf(const ResourceInfo& r) {
   return {"status", r.group, r.version, r.kind, kStatusVerbs};
@@ -30,7 +33,7 @@ std::vector<ResourceInfo> BuildTable() {
     r.singular = k.singular;
     r.short_names.assign(k.short_names.begin(), k.short_names.end());
     r.namespaced = k.namespaced;
-    r.verbs = kReadWrite;
+    r.verbs = r.id == KindId::kEvent ? kReadOnly : kReadWrite;
     if (r.id == KindId::kJob) r.categories = {"all"};
     if (r.id == KindId::kPod) {
       r.categories = {"all"};
