@@ -26,9 +26,8 @@ Millis WallNow() {
       .count();
 }
 
-// The kinds the informers keep (core/api_kinds.h but Events, which are written, not read), and
-// batch/v1 Jobs. A kind the API server does not serve (PodGroup without scheduler-plugins' CRD
-// or deploy/podgroup-crd.yaml) lists as empty and is looked for again (kubeclient::Informer).
+// A kind the API server does not serve (PodGroup without scheduler-plugins' CRD or
+// deploy/podgroup-crd.yaml) lists as empty and is looked for again (kubeclient::Informer).
 std::vector<kubeclient::ResourceSpec> Resources() {
   static const std::set<std::string> kSkip = {"Event"};
   std::vector<kubeclient::ResourceSpec> out;
@@ -40,7 +39,6 @@ std::vector<kubeclient::ResourceSpec> Resources() {
         "/" + k.plural;
     out.push_back({k.kind, path, k.ApiVersion()});
   }
-  out.push_back({"Job", "/apis/batch/v1/jobs", "batch/v1"});  // admitted as a unit
   return out;
 }
 
@@ -152,7 +150,7 @@ Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& st
   if (options.leader_election) wo.user_agent += "/" + options.leader_election->identity;
   auto writer = ActionPool::Connect(options.kube, wo, options.api_connections);
   if (!writer.ok()) return writer.status();
-  const auto resources = Resources();
+  const auto resources = InformerResources();
   kubeclient::DeltaQueue queue;
   kubeclient::InformerOptions io;
   io.watch_timeout_seconds = options.watch_timeout_seconds;
@@ -238,5 +236,7 @@ Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& st
   }
   return Status::Ok();
 }
+
+std::vector<kubeclient::ResourceSpec> InformerResources() { return Resources(); }
 
 }  // namespace arbiter::kubesched

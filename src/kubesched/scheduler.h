@@ -18,7 +18,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "adapters/kubeclient/informer.h"
 #include "adapters/kubeclient/kubeconfig_reader.h"
 #include "core/status.h"
 #include "kubesched/controller.h"
@@ -45,5 +47,9 @@ Status CheckApiServer(const kubeclient::KubeConfig& kube);
 // Runs until `stop` is set. An error when it cannot start, or when it led and lost the Lease (the
 // process then exits, as kube-scheduler does: a replica that cannot renew must stop acting).
 Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& stop);
+
+// The kinds the informers list and watch, one informer each: core/api_kinds.h's (batch/v1 Jobs
+// among them) but Events, which are written, not read.
+std::vector<kubeclient::ResourceSpec> InformerResources();
 
 }  // namespace arbiter::kubesched

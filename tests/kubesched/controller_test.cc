@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "adapters/yaml/manifest_loader.h"
+#include "kubesched/scheduler.h"
 #include "sim/simulator.h"
 
 namespace arbiter::kubesched {
@@ -358,4 +360,25 @@ TEST(KubeschedController, ElasticQuotaFlavorsComeFromTheClusterResourceFlavors) 
 }
 
 }  // namespace controller_test
+}  // namespace arbiter::kubesched
+
+namespace arbiter::kubesched {
+namespace informer_resources_test {
+
+// One informer per kind: Jobs came twice once batch/v1 Job joined core/api_kinds.h beside the
+// hand-added entry (every Job delivered twice, one more watch on the API server).
+TEST(KubeschedInformers, OneInformerPerKindAndNoneForEvents) {
+  std::set<std::string> kinds, paths;
+  for (const auto& r : InformerResources()) {
+    EXPECT_TRUE(kinds.insert(r.kind).second) << r.kind;
+    EXPECT_TRUE(paths.insert(r.api_path).second) << r.api_path;
+  }
+  EXPECT_FALSE(kinds.count("Event"));
+  for (const char* k : {"Pod", "Node", "Job", "ElasticQuota", "ResourceFlavor", "PodGroup"})
+    EXPECT_TRUE(kinds.count(k)) << k;
+  EXPECT_TRUE(paths.count("/apis/batch/v1/jobs"));
+  EXPECT_TRUE(paths.count("/apis/scheduling.x-k8s.io/v1alpha1/podgroups"));
+}
+
+}  // namespace informer_resources_test
 }  // namespace arbiter::kubesched
