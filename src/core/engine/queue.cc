@@ -196,12 +196,15 @@ void State::RunCycle() {
     for (uint32_t cls : active_classes) heads.push({*pending.find(cls)->second.begin(), cls});
     // A class whose next member still comes first in queue order goes on without a trip
     // through the heap (`carry`).
-    std::optional<std::pair<Slot, uint32_t>> carry;
-    while (carry || !heads.empty()) {
+    // (A flag beside a plain pair: GCC at -O1, the demo's build, warns that an optional's pair
+    // may be used uninitialized.)
+    bool has_carry = false;
+    std::pair<Slot, uint32_t> carry{};
+    while (has_carry || !heads.empty()) {
       std::pair<Slot, uint32_t> head;
-      if (carry) {
-        head = *carry;
-        carry.reset();
+      if (has_carry) {
+        head = carry;
+        has_carry = false;
       } else {
         head = heads.top();
         heads.pop();
@@ -221,10 +224,12 @@ void State::RunCycle() {
       auto next = unchanged ? succ : set.upper_bound(s);
       if (go_on) {
         if (next == set.end()) continue;
-        if (heads.empty() || before(*next, heads.top().first))
+        if (heads.empty() || before(*next, heads.top().first)) {
           carry = std::make_pair(*next, cls);
-        else
+          has_carry = true;
+        } else {
           heads.push({*next, cls});
+        }
         continue;
       }
       // The class failed: its other members keep waiting for the same reason. They are told
