@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "adapters/load_fingerprint.h"
 #include "adapters/yaml/fast_objects.h"
 #include "adapters/yaml/manifest_loader.h"
 #include "core/object_serial.h"
@@ -13,22 +14,7 @@
 namespace arbiter::yaml {
 namespace {
 
-// Everything a load produced, as bytes: diagnostics, Pods and Nodes (with their source lines),
-// and the number of objects of every other kind.
-std::string Fingerprint(const ManifestLoad& l) {
-  std::string s;
-  for (const auto& d : l.diagnostics.items) s += d.ToString() + "\n";
-  serial::Writer w;
-  serial::Write(w, l.set.pods);
-  serial::Write(w, l.set.nodes);
-  serial::Write(w, l.set.price_books);
-  s += w.bytes();
-  for (size_t n : {l.set.namespaces.size(), l.set.resource_quotas.size(), l.set.limit_ranges.size(),
-                   l.set.priority_classes.size(), l.set.pdbs.size(), l.set.elastic_quotas.size(),
-                   l.set.qos.size(), l.set.pod_groups.size(), l.set.resource_flavors.size()})
-    s += "|" + std::to_string(n);
-  return s;
-}
+using testing::Fingerprint;
 
 // `threads`: 0 the default; the diagnostics in the order the load made them unless `sorted`.
 std::string LoadWith(const std::string& text, bool fast, int threads = 0, bool sorted = true) {

@@ -11,8 +11,8 @@
 #include <regex>
 #include <sstream>
 
+#include "adapters/load_fingerprint.h"
 #include "adapters/yaml/manifest_loader.h"
-#include "core/object_serial.h"
 
 namespace arbiter::yaml {
 namespace manifest_json_test {
@@ -43,31 +43,13 @@ Json FromYaml(const YAML::Node& n) {
   return o;
 }
 
-// Everything a load produced but source lines: diagnostics, Pods and Nodes, and the number of
-// objects of every kind.
-std::string Fingerprint(const ManifestLoad& l) {
-  std::string s;
-  for (const auto& d : l.diagnostics.items)
-    s += std::to_string(static_cast<int>(d.severity)) + "|" + d.kind + "|" + d.name + "|" +
-         d.field_path + "|" + d.message + "\n";
-  serial::Writer w;
-  serial::Write(w, l.set.pods);
-  serial::Write(w, l.set.nodes);
-  serial::Write(w, l.set.price_books);
-  s += w.bytes();
-  for (size_t n : {l.set.namespaces.size(), l.set.resource_quotas.size(), l.set.limit_ranges.size(),
-                   l.set.priority_classes.size(), l.set.pdbs.size(), l.set.elastic_quotas.size(),
-                   l.set.qos.size(), l.set.pod_groups.size(), l.set.resource_flavors.size(),
-                   static_cast<size_t>(l.set.pool_policy.has_value())})
-    s += "|" + std::to_string(n);
-  return s;
-}
+using testing::Fingerprint;
 
 void ExpectSameLoad(const Json& object, const std::string& what) {
   ManifestLoad text, tree;
   LoadManifestText(object.dump(), "o", &text);
   LoadManifestJson(object, "o", &tree);
-  EXPECT_EQ(Fingerprint(text), Fingerprint(tree)) << what << "\n" << object.dump();
+  EXPECT_EQ(Fingerprint(text, false), Fingerprint(tree, false)) << what << "\n" << object.dump();
 }
 
 TEST(ManifestJson, EveryDocumentInTheRepositoryLoadsAsItsJsonText) {
