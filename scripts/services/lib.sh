@@ -10,22 +10,28 @@ alive() {
 }
 
 # svc_apt_install PKG...: installs the packages not yet installed. Package scripts must not start
-# the packaged daemons (no systemd here; they would take the default ports): policy-rc.d exiting
-# 101 forbids it.
+# the packaged daemons (no systemd here; they would take the default ports): a policy-rc.d exiting
+# 101 forbids it while apt-get runs, and is removed afterwards when this function put it there (a
+# policy-rc.d of the machine's own is left alone), so later installs start services as usual.
 svc_apt_install() {
-  local missing=() p sudo=""
+  local missing=() p sudo="" ours="" rc=0
   for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -gt 0 ] || return 0
   [ "$(id -u)" -eq 0 ] || sudo=sudo
-  if [ ! -x /usr/sbin/policy-rc.d ]; then
-    printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d > /dev/null
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\n# arbiter: scripts/services/lib.sh, while it installs packages\nexit 101\n' |
+      $sudo tee /usr/sbin/policy-rc.d > /dev/null
     $sudo chmod +x /usr/sbin/policy-rc.d
+    ours=1
   fi
   echo "$SVC: installing ${missing[*]}"
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" > /dev/null
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq || rc=$?
+  [ $rc -ne 0 ] || $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+    --no-install-recommends "${missing[@]}" > /dev/null || rc=$?
+  [ -z "$ours" ] || $sudo rm -f /usr/sbin/policy-rc.d
+  return $rc
 }
 
 # svc_wait_ready DEADLINE PID LOG... -- CMD...: runs CMD every 0.1 s until it succeeds. Fails
