@@ -36,11 +36,25 @@ CIDR=10.96.0.0/16                                                              #
 usage() { echo "usage: $0 install | start DIR [--no-scheduler] | stop DIR | status DIR" >&2; exit 2; }
 
 # free_ports N: N distinct free TCP ports on 127.0.0.1.
+# Taken below the kernel's ephemeral range (net.ipv4.ip_local_port_range, 32768-60999 here): a port
+# the kernel hands out (bind to 0) can be taken again as the local port of any outbound connection
+# before the daemon binds it, and once was ("kube-controller-manager: bind: address already in
+# use" in a full test run). Random ones, each checked free.
 free_ports() {
-  python3 -c 'import socket,sys
-ss=[socket.socket() for _ in range(int(sys.argv[1]))]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))' "$1"
+  python3 -c 'import random,socket,sys
+low=int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+ports=[]
+for p in random.sample(range(max(1024, low - 12000), low), 200):
+  s=socket.socket()
+  try:
+    s.bind(("127.0.0.1", p))
+    ports.append(p)
+  except OSError:
+    pass
+  finally:
+    s.close()
+  if len(ports) == int(sys.argv[1]): break
+print(" ".join(map(str, ports)))' "$1"
 }
 
 # make_pki DIR: a CA; the apiserver's serving certificate; client certificates; the front proxy's

@@ -125,7 +125,10 @@ size_t CountObjects(const ManifestSet& s) {
 namespace {
 
 std::string Quote(std::string_view s) { return QuotedEcho(s, 256); }
-std::string Where(const SourceRef& r) { return r.file + ":" + std::to_string(r.line); }
+// FILE:LINE; FILE alone for an object that has no line (read from a cluster).
+std::string Where(const SourceRef& r) {
+  return r.line > 0 ? r.file + ":" + std::to_string(r.line) : r.file;
+}
 
 std::string DisplayName(const ObjectMeta& m) {
   return m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name;

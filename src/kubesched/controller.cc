@@ -257,6 +257,7 @@ void Controller::Start(Millis now) {
   for (const auto& [key, o] : objects_["Node"]) ApplyNode(key.second, now);
   (void)Apply(engine::At(now, engine::Tick{}));
   started_ = true;
+  validity_due_ = true;
   for (const auto& [key, o] : objects_["Job"])  // admitted Jobs: slots where their pods run
     if (Field(Field(o, "spec"), "suspend") == false) ApplyJob(key, now);
   for (const Key& key : pinned) SubmitPod(key, objects_["Pod"][key], pods_[key], now, true);
@@ -496,6 +497,8 @@ std::vector<Action> Controller::Step(Millis now) {
     for (const auto& [name, used] : before)
       if (!foreign_.count(name)) nodes.insert(name);
     for (const auto& name : nodes) ApplyNode(name, now);
+    for (const auto& kind : ValidatedKinds())
+      if (auto d = dirty_.find(kind); d != dirty_.end() && !d->second.empty()) validity_due_ = true;
     dirty_.clear();
   }
   (void)Apply(engine::At(now, engine::Tick{}));
@@ -503,6 +506,7 @@ std::vector<Action> Controller::Step(Millis now) {
   for (auto& [key, j] : jobs_) ReconcileJob(key, j, now, &out);
   Reconcile(now, &out);
   ReconcileQuotaStatus(now, &out);
+  ReconcileValidity(now, &out);
   return out;
 }
 
@@ -608,6 +612,7 @@ EventRequest Controller::PreemptedEvent(const Action& a, const PodTrack& t) cons
 void Controller::Done(const Action& a, const ActionResult& r, Millis now) {
   if (a.type == Action::Type::kJob) return JobDone(a, r, now);
   if (a.type == Action::Type::kQuotaStatus) return QuotaStatusDone(a, r);
+  if (a.type == Action::Type::kCondition) return ConditionDone(a, r);
   auto it = pods_.find({a.namespace_, a.name});
   if (it == pods_.end()) return;
   PodTrack& t = it->second;
@@ -680,6 +685,7 @@ void Controller::Done(const Action& a, const ActionResult& r, Millis now) {
       return;
     case Action::Type::kJob:          // JobDone
     case Action::Type::kQuotaStatus:  // QuotaStatusDone
+    case Action::Type::kCondition:    // ConditionDone
       return;
   }
 }

@@ -50,13 +50,20 @@ struct Action {
   // annotation kAdmissionAnnotation (message).
   // kQuotaStatus: an ElasticQuota's status (used, borrowed, lent) as JSON in `message`
   // (controller_quota_status.cc), PATCHed through the status subresource.
-  enum class Type { kBind, kEvict, kStatus, kJob, kQuotaStatus };
+  // kCondition: the status.conditions of one of Arbiter's objects (`kind`), its condition Valid
+  // included, as JSON in `message` (controller_validity.cc), PATCHed through the status
+  // subresource.
+  enum class Type { kBind, kEvict, kStatus, kJob, kQuotaStatus, kCondition };
   Type type = Type::kBind;
   std::string namespace_, name, uid;
   std::string node;      // kBind: the node; kStatus: the nominated node ("" none)
   std::string message;   // kStatus: the PodScheduled message; kJob: the admission message
   bool suspend = false;  // kJob: spec.suspend to write
+  std::string kind{};    // kCondition: the object's kind (ElasticQuota, PoolPolicy, ...)
 };
+
+// The kinds whose objects get the status condition Valid (controller_validity.cc).
+const std::vector<std::string>& ValidatedKinds();
 
 // The annotation Arbiter writes on the Jobs it admits as a unit: why the Job waits, or where its
 // pods were admitted. Its presence also marks the Job as Arbiter's after a restart.
@@ -178,6 +185,11 @@ class Controller {
   // kube-scheduler, has it). Their ElasticQuotas' status is not written.
   std::set<std::string> ForeignNamespaces() const;
   void QuotaStatusDone(const Action& a, const ActionResult& r);
+  // The condition Valid of Arbiter's objects (controller_validity.cc): what `arbiter validate`
+  // finds wrong with each, by kind and key; written when one of them changed.
+  std::map<std::pair<std::string, Key>, std::string> Problems() const;
+  void ReconcileValidity(Millis now, std::vector<Action>* out);
+  void ConditionDone(const Action& a, const ActionResult& r);
 
   ControllerOptions options_;
   std::unique_ptr<engine::Engine> engine_;
@@ -195,6 +207,9 @@ class Controller {
   std::map<Key, std::string> quota_written_;      // ElasticQuota status last written (JSON)
   std::set<Key> quota_skipped_;                   // not written (ForeignNamespaces), said once
   Millis quota_due_ = 0;
+  bool validity_due_ = false;  // one of ValidatedKinds() changed: conditions checked again
+  // The condition Valid last accepted, without its transition time (JSON), by kind and key.
+  std::map<std::pair<std::string, Key>, std::string> validity_written_;
   std::vector<std::string> log_;
   std::vector<EventRequest> events_;
   int64_t binds_ = 0, evictions_ = 0;

@@ -104,6 +104,15 @@ ActionResult Execute(ApiClient& c, const Action& a) {
       return Outcome(c.Patch("/apis/arbiter.dev/v1alpha1/namespaces/" + a.namespace_ +
                                  "/elasticquotas/" + a.name + "/status",
                              "{\"status\":" + a.message + "}", "application/merge-patch+json"));
+    case Action::Type::kCondition: {
+      const ApiKind* k = FindApiKind(a.kind);
+      if (!k) return {};
+      const std::string path = "/apis/" + k->ApiVersion() + "/" +
+                               (k->namespaced ? "namespaces/" + a.namespace_ + "/" : "") +
+                               k->plural + "/" + a.name + "/status";
+      return Outcome(
+          c.Patch(path, "{\"status\":" + a.message + "}", "application/merge-patch+json"));
+    }
   }
   return {};
 }

@@ -1,13 +1,21 @@
-// deploy/validating-policy.yaml on the real test cluster (CTest fixture "kube"; docs/kubernetes.md,
-// "deploy/"): kube-apiserver refuses an ElasticQuota that `arbiter validate` refuses, with
-// `arbiter validate`'s words, and accepts a good one. Server-side dry runs: nothing is stored.
+// deploy/crds.yaml and deploy/validating-policy.yaml on the real test cluster (CTest fixture
+// "kube"; docs/kubernetes.md, "deploy/"): kube-apiserver refuses an ElasticQuota or a PoolPolicy
+// that `arbiter validate` refuses, with `arbiter validate`'s words, warns where it warns, and
+// accepts every Arbiter object of the repository that Arbiter accepts. Server-side dry runs:
+// nothing is stored.
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 
+#include "adapters/yaml/manifest_loader.h"
+#include "core/validation.h"
 #include "integration/kube_fixture.h"
 
 namespace kube_policy_test {
@@ -17,25 +25,44 @@ using kube_fixture::KubeTest;
 
 class KubePolicy : public KubeTest {
  protected:
-  // `kubectl create --dry-run=server` of an ElasticQuota with this spec: exit code and output.
-  arbiter::testing::CommandOutput DryRun(const std::string& spec) {
-    const std::string file = (arbiter::testing::Scratch("kube-policy") / "quota.yaml").string();
-    std::ofstream(file) << "apiVersion: arbiter.dev/v1alpha1\nkind: ElasticQuota\nmetadata: "
-                           "{name: quota, namespace: kv}\nspec:\n" +
-                               spec;
+  // `kubectl create --dry-run=server` of these documents: exit code and output (warnings too).
+  arbiter::testing::CommandOutput DryRunText(const std::string& yaml) {
+    const std::string file = (arbiter::testing::Scratch("kube-policy") / "objects.yaml").string();
+    std::ofstream(file) << yaml;
     return Kubectl("create --dry-run=server -f " + file);
   }
+  // ... of an object of `kind` with this spec (an ElasticQuota in namespace kv).
+  arbiter::testing::CommandOutput DryRun(const std::string& spec,
+                                         const std::string& kind = "ElasticQuota") {
+    const std::string meta = kind == "ElasticQuota" ? "{name: quota, namespace: kv}" : "{name: p}";
+    return DryRunText("apiVersion: arbiter.dev/v1alpha1\nkind: " + kind + "\nmetadata: " + meta +
+                      "\nspec:\n" + spec);
+  }
   // The answer to `spec` once the policy is in force (kube-apiserver loads a new policy and its
-  // binding within seconds): the first refusal, or the last answer after 60 s.
-  arbiter::testing::CommandOutput Refused(const std::string& spec) {
-    auto r = DryRun(spec);
-    for (int i = 0; i < 300 && r.rc == 0; ++i) {
+  // binding within seconds): the first refusal (or answer containing `until`), or the last
+  // answer after 60 s.
+  arbiter::testing::CommandOutput Refused(const std::string& spec,
+                                          const std::string& kind = "ElasticQuota",
+                                          const std::string& until = "") {
+    auto done = [&](const arbiter::testing::CommandOutput& r) {
+      return until.empty() ? r.rc != 0 : r.out.find(until) != std::string::npos;
+    };
+    auto r = DryRun(spec, kind);
+    for (int i = 0; i < 300 && !done(r); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      r = DryRun(spec);
+      r = DryRun(spec, kind);
     }
     return r;
   }
+  void Namespace(const std::string& ns) {
+    ASSERT_EQ(Kubectl("create namespace " + ns + " --dry-run=client -o yaml | " +
+                      kube_fixture::KubectlCmd() + "apply -f -")
+                  .rc,
+              0);
+  }
 };
+
+#define EXPECT_SAYS(r, text) EXPECT_NE((r).out.find(text), std::string::npos) << (r).out
 
 TEST_F(KubePolicy, ElasticQuotaChecksBeyondTheSchemaRefuseWithArbiterValidatesWords) {
   ASSERT_NO_FATAL_FAILURE(Fresh("kv", "kv-0"));
@@ -64,6 +91,171 @@ TEST_F(KubePolicy, ElasticQuotaChecksBeyondTheSchemaRefuseWithArbiterValidatesWo
       "  lendingLimit: {nvidia.com/gpu: 2}\n");
   EXPECT_EQ(r.rc, 0) << r.out;
   Kubectl("delete namespace kv --wait=false");
+}
+
+TEST_F(KubePolicy, ElasticQuotaFlavorsAndPreemptionRulesRefuseWithArbiterValidatesWords) {
+  ASSERT_NO_FATAL_FAILURE(Fresh("kv", "kv-0"));
+  ASSERT_NO_FATAL_FAILURE(Namespace("kv"));
+  auto r = Refused(
+      "  min: {cpu: \"4\"}\n  flavors:\n"
+      "  - {name: a100, min: {nvidia.com/gpu: 6}, max: {nvidia.com/gpu: 4}}\n"
+      "  - {name: h100}\n"
+      "  - {name: a100, min: {nvidia.com/gpu: 1}, lendingLimit: {nvidia.com/gpu: 2, memory: 1Gi}}\n"
+      "  - {name: l4, max: {cpu: \"8\"}}\n");
+  EXPECT_NE(r.rc, 0);
+  EXPECT_SAYS(r, "spec.flavors[0].min[nvidia.com/gpu]: min 6 exceeds max 4");
+  EXPECT_SAYS(r, "spec.flavors[1]: flavor \"h100\" sets no min or max: it covers no resource");
+  EXPECT_SAYS(r,
+              "spec.flavors[2].name: flavor \"a100\" is listed twice (first at spec.flavors[0])");
+  EXPECT_SAYS(r, "spec.flavors[2].lendingLimit[nvidia.com/gpu]: lending limit 2 exceeds min 1");
+  EXPECT_SAYS(r, "spec.flavors[2].lendingLimit.memory: lending limit 1Gi exceeds min 0");
+  EXPECT_SAYS(r,
+              "spec.flavors[3].max.cpu: cpu is quota per flavor here and also in spec.min/"
+              "spec.max: name it in one place");
+  r = Refused(
+      "  min: {cpu: \"4\"}\n  cohort: c\n  preemption:\n    reclaimWithinCohort: Never\n"
+      "    borrowWithinCohort: {policy: LowerPriority}\n");
+  EXPECT_SAYS(r,
+              "spec.preemption.borrowWithinCohort.policy: borrowWithinCohort.policy LowerPriority "
+              "needs reclaimWithinCohort other than Never");
+  r = Refused(
+      "  min: {cpu: \"4\"}\n  cohort: c\n  preemption:\n"
+      "    borrowWithinCohort: {maxPriorityThreshold: 100}\n");
+  EXPECT_SAYS(r,
+              "spec.preemption.borrowWithinCohort.maxPriorityThreshold: maxPriorityThreshold "
+              "applies only with borrowWithinCohort.policy LowerPriority");
+  // Flavors and rules within bounds: accepted.
+  r = DryRun(
+      "  min: {cpu: \"4\"}\n  cohort: c\n  preemption:\n    reclaimWithinCohort: Any\n"
+      "    borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: 100}\n  flavors:\n"
+      "  - {name: a100, min: {nvidia.com/gpu: 4}, max: {nvidia.com/gpu: 8}, "
+      "lendingLimit: {nvidia.com/gpu: 2}}\n  - {name: h100, max: {nvidia.com/gpu: 2}}\n");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  Kubectl("delete namespace kv --wait=false");
+}
+
+TEST_F(KubePolicy, PoolPolicyErrorsRefuseAndWarningsWarnInArbiterValidatesWords) {
+  auto r = Refused(
+      "  overcommit: {cpu: \"0.8\", memory: \"0.5\", nvidia.com/gpu: \"1.5\", disk: \"2\"}\n"
+      "  metering: {scrapeInterval: 500ms}\n",
+      "PoolPolicy");
+  EXPECT_NE(r.rc, 0);
+  EXPECT_SAYS(r, "ValidatingAdmissionPolicy 'arbiter-poolpolicy'");
+  EXPECT_SAYS(r,
+              "spec.overcommit.disk: unknown overcommit resource \"disk\" (allowed: cpu, memory, "
+              "nvidia.com/gpu)");
+  EXPECT_SAYS(r,
+              "spec.overcommit[nvidia.com/gpu]: GPUs are never overcommitted: the ratio for "
+              "nvidia.com/gpu must be 1.0 (got \"1.5\")");
+  EXPECT_SAYS(r, "spec.overcommit.cpu: CPU overcommit 0.8 is below 1.0 (it would strand capacity)");
+  EXPECT_SAYS(r, "spec.overcommit.memory: memory overcommit 0.5 is below 1.0");
+  EXPECT_SAYS(r, "spec.metering.scrapeInterval: scrape interval 500ms is below 1s");
+  // Warnings: stored (rc 0), with the validator's words.
+  r = Refused(
+      "  overcommit: {cpu: \"1.5\", memory: \"1.1\", nvidia.com/gpu: 1}\n"
+      "  metering: {scrapeInterval: 2m}\n  preemption: {victimOrder: YoungestFirst}\n",
+      "PoolPolicy", "Warning:");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_SAYS(r, "spec.overcommit.cpu: CPU overcommit 1.5 is above the recommended range 1.0-1.2");
+  EXPECT_SAYS(r, "spec.overcommit.memory: memory overcommit 1.1 is above 1.0");
+  EXPECT_SAYS(r,
+              "spec.metering.scrapeInterval: scrape interval 2m is outside the recommended range");
+  EXPECT_SAYS(r, "spec.preemption.victimOrder: YoungestFirst applies under preemption type QoS");
+  r = Refused("  priority: 10\n  preempt: [low, p]\n", "QoS", "Warning:");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_SAYS(r, "spec.preempt[1]: a QoS that preempts itself lets its jobs preempt each other");
+  // Within bounds: accepted without a warning.
+  r = DryRun(
+      "  overcommit: {cpu: \"1.2\", memory: 1, nvidia.com/gpu: \"1.0\"}\n"
+      "  metering: {scrapeInterval: 30s}\n  preemption: {victimOrder: LeastLostWork}\n",
+      "PoolPolicy");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out.find("Warning"), std::string::npos) << r.out;
+}
+
+// Every ElasticQuota, PoolPolicy, PriceBook, QoS and ResourceFlavor in the repository's examples,
+// scenarios, test data and docs (YAML files and the docs' yaml blocks) that `arbiter validate`
+// accepts on its own, kube-apiserver accepts too: the CRDs' schemas (types, enums, no unknown
+// field) and the admission policies refuse nothing Arbiter accepts.
+std::vector<std::string> YamlTexts(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::stringstream all;
+  all << in.rdbuf();
+  if (file.extension() == ".yaml") return {all.str()};
+  std::vector<std::string> blocks;  // ```yaml ... ``` in a Markdown page
+  std::string line, block;
+  bool in_block = false;
+  while (std::getline(all, line)) {
+    if (!in_block && line.rfind("```yaml", 0) == 0) {
+      in_block = true;
+      block.clear();
+    } else if (in_block && line.rfind("```", 0) == 0) {
+      in_block = false;
+      blocks.push_back(block);
+    } else if (in_block) {
+      block += line + "\n";
+    }
+  }
+  return blocks;
+}
+
+bool AcceptedAlone(const YAML::Node& doc) {
+  arbiter::yaml::ManifestLoad load;
+  arbiter::yaml::LoadManifestText(YAML::Dump(doc), "doc.yaml", &load);
+  if (!load.ok()) return false;
+  arbiter::Diagnostics d;
+  arbiter::ValidateManifestSet(load.set, nullptr, &d);
+  for (const auto& item : d.items)
+    if (item.severity == arbiter::Severity::kError) return false;
+  return true;
+}
+
+TEST_F(KubePolicy, EveryArbiterObjectArbiterAcceptsTheClusterAccepts) {
+  namespace fs = std::filesystem;
+  ASSERT_NO_FATAL_FAILURE(Fresh("kcrd", "kcrd-0"));
+  ASSERT_NO_FATAL_FAILURE(Namespace("kcrd"));
+  const std::set<std::string> kinds = {"ElasticQuota", "PoolPolicy", "PriceBook", "QoS",
+                                       "ResourceFlavor"};
+  std::string out;
+  std::map<std::string, int> count;
+  int n = 0;
+  for (const char* dir : {"examples", "tests/scenarios", "tests/integration/data", "docs"})
+    for (const auto& e :
+         fs::recursive_directory_iterator(arbiter::testing::SourceDir() + "/" + dir)) {
+      const auto ext = e.path().extension();
+      if (!e.is_regular_file() || (ext != ".yaml" && ext != ".md")) continue;
+      for (const std::string& text : YamlTexts(e.path())) {
+        std::vector<YAML::Node> docs;
+        try {
+          docs = YAML::LoadAll(text);
+        } catch (const YAML::Exception&) {
+          continue;  // not YAML on purpose (a test of the loader's messages)
+        }
+        for (YAML::Node doc : docs) {
+          if (!doc.IsMap() || !doc["kind"] || !kinds.count(doc["kind"].as<std::string>("")) ||
+              doc["apiVersion"].as<std::string>("") != "arbiter.dev/v1alpha1" ||
+              !AcceptedAlone(doc))
+            continue;
+          const std::string kind = doc["kind"].as<std::string>();
+          doc["metadata"]["name"] = "doc-" + std::to_string(n++);  // as many as there are
+          if (kind == "ElasticQuota")
+            doc["metadata"]["namespace"] = "kcrd";
+          else
+            doc["metadata"].remove("namespace");
+          doc.remove("status");
+          out += "---\n# " + e.path().lexically_relative(arbiter::testing::SourceDir()).string() +
+                 "\n" + YAML::Dump(doc) + "\n";
+          ++count[kind];
+        }
+      }
+    }
+  for (const auto& k : kinds) EXPECT_GT(count[k], 0) << "no " << k << " found";
+  EXPECT_GT(n, 100);
+  const std::string file = (arbiter::testing::Scratch("kube-crds") / "all.yaml").string();
+  std::ofstream(file) << out;
+  auto r = Kubectl("create --dry-run=server -f " + file);
+  EXPECT_EQ(r.rc, 0) << r.out << "\n(the documents: " << file << ")";
+  Kubectl("delete namespace kcrd --wait=false");
 }
 
 }  // namespace kube_policy_test

@@ -281,10 +281,36 @@ TEST_F(KubeScheduler, PodGroupsAndFlavorsFromTheCluster) {
     used.insert(Until("pod gang-" + std::to_string(i) + " -n pg", "{.spec.nodeName}",
                       [](const std::string& v) { return !v.empty(); }));
   EXPECT_EQ(used, (std::set<std::string>{"pg-0", "pg-2"})) << ReadFile(log);
+  // The condition Valid (controller_validity.cc): True on the quota and its flavor; a quota
+  // naming a flavor that does not exist (which no admission policy can see) says so, in
+  // `arbiter validate`'s words, until the flavor is created.
+  const std::string valid = "{.status.conditions[?(@.type==\"Valid\")].status}";
+  EXPECT_EQ(Until("elasticquota q -n pgq", valid, [](const std::string& v) { return !v.empty(); }),
+            "True")
+      << ReadFile(log);
+  EXPECT_EQ(Until("resourceflavor pg-h100", valid, [](const std::string& v) { return !v.empty(); }),
+            "True");
+  ASSERT_NO_FATAL_FAILURE(
+      Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: pgq2}\n---\napiVersion: "
+            "arbiter.dev/v1alpha1\nkind: ElasticQuota\nmetadata: {name: q, namespace: pgq2}\n"
+            "spec:\n  flavors:\n  - {name: pg-h10, min: {nvidia.com/gpu: 8}}\n"));
+  const std::string message = "{.status.conditions[?(@.type==\"Valid\")].message}";
+  EXPECT_EQ(
+      Until("elasticquota q -n pgq2", message, [](const std::string& v) { return !v.empty(); }),
+      "spec.flavors[0].name: unknown ResourceFlavor \"pg-h10\"; did you mean \"pg-h100\"?")
+      << ReadFile(log);
+  EXPECT_EQ(Get("elasticquota q -n pgq2", valid), "False");
+  ASSERT_NO_FATAL_FAILURE(
+      Apply("apiVersion: arbiter.dev/v1alpha1\nkind: ResourceFlavor\n"
+            "metadata: {name: pg-h10}\nspec: {}\n"));
+  EXPECT_EQ(
+      Until("elasticquota q -n pgq2", valid, [](const std::string& v) { return v == "True"; }),
+      "True")
+      << ReadFile(log);
   s.Stop(SIGTERM);
-  Kubectl("delete namespace pg pgq --wait=false");
+  Kubectl("delete namespace pg pgq pgq2 --wait=false");
   Kubectl("delete node pg-0 pg-1 pg-2 --wait=false");
-  Kubectl("delete resourceflavor/pg-h100 priorityclass/pg-low --wait=false");
+  Kubectl("delete resourceflavor/pg-h100 resourceflavor/pg-h10 priorityclass/pg-low --wait=false");
 }
 
 TEST_F(KubeScheduler, UnreachableApiServerAndBadKubeconfigAreClearErrors) {
