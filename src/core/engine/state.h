@@ -359,6 +359,9 @@ class State {
   QuotaPolicy QuotaPolicyOf(const ElasticQuota& q) const;
   // `as_of` (default now): minRuntime counted to that instant (quota_wait.cc asks ahead).
   QuotaCandidates CollectQuotaCandidates(const Workload& w, Millis as_of = -1) const;
+  // Leaves out the members of `w`'s own pod group (a group's pending members, or a pod's running
+  // group, are one workload to Kueue: never candidates for it).
+  void DropOwnGroup(QuotaCandidates* c, const Workload& w) const;
   // Kueue's candidateIsValid: a victim of another namespace only while its namespace is still
   // above its min in a needed resource (given `released`), never a reclaim-without-borrowing one
   // in an attempt that lets the preemptor borrow.
@@ -374,8 +377,9 @@ class State {
   // borrowing workload(s) become reclaimable at 30m (minRuntime 30m)" ("by 30m" when some of the
   // two come of age earlier); else "".
   std::string YoungCandidatesMessage(const Workload& w, const QuotaCandidates& c) const;
-  // quota_wait.cc. The victims that free `w`'s quota, room aside: TryReclaim's rule (Kueue's
-  // attempts, greedy in candidate order, then minimal; fair-sharing strategies in such a cohort).
+  // quota_wait.cc. The victims that free `w`'s quota, room aside: the reclaim planner's rule
+  // (victim_sets.h: Kueue's attempts, greedy in candidate order, then minimal; the fair-sharing
+  // strategies in such a cohort).
   std::optional<std::vector<Slot>> QuotaOnlyVictims(const Workload& w,
                                                     const QuotaCandidates& c) const;
   // The earliest instant T at which the candidates that have run minRuntime by T free `w`'s
