@@ -21,9 +21,9 @@
 
 #include "adapters/kube/status.h"
 #include "server/daemon.h"
-#include "server/http_api.h"
-#include "server/http_server.h"
-#include "server/metrics.h"
+#include "server/http/http_api.h"
+#include "server/http/http_server.h"
+#include "server/metrics/metrics.h"
 
 namespace {
 

@@ -17,11 +17,11 @@
 #include "core/api_kinds.h"
 #include "serve_meter.h"
 #include "server/daemon.h"
-#include "server/http_api.h"
-#include "server/http_server.h"
-#include "server/listen_policy.h"
-#include "server/pod_status.h"
-#include "server/token_source.h"
+#include "server/http/http_api.h"
+#include "server/http/http_server.h"
+#include "server/http/listen_policy.h"
+#include "server/http/token_source.h"
+#include "server/state/pod_status.h"
 #include "yaml_config.h"
 
 #ifndef ARBITER_VERSION
@@ -111,7 +111,7 @@ void RegisterServe(CLI::App& app, int* exit_code) {
   cmd->add_option("--dashboard-token-file", *dashboard_tokens,
                   "Deprecated (use --token-file): tokens for the web dashboard at /ui/ only,\n"
                   "the API staying open (loopback only). docs/dashboard.md");
-  // The HTTP server's caps (server/http_server.h; docs/serve.md "Connections and limits").
+  // The HTTP server's caps (server/http/http_server.h; docs/serve.md "Connections and limits").
   auto limits = std::make_shared<server::HttpLimits>();
   auto min_request_timeout = std::make_shared<int>(1800);
   cmd->add_option("--min-request-timeout", *min_request_timeout,

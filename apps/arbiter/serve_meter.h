@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "server/meter_job.h"
+#include "server/billing/meter_job.h"
 
 namespace arbiter::app {
 

@@ -1,7 +1,7 @@
 // The one table of the object kinds Arbiter reads and serves: kind, API group and version,
 // plural (the URL segment and RBAC resource), singular, short names, scope. The manifest loader
-// (which kinds a file may hold), the daemon's store (src/server/cluster.cc ServedKinds) and the
-// Kubernetes API resource table (src/adapters/kube/resources.cc, which adds verbs and
+// (which kinds a file may hold), the daemon's store (src/server/state/cluster.cc ServedKinds) and
+// the Kubernetes API resource table (src/adapters/kube/resources.cc, which adds verbs and
 // subresources) are all built from it: a kind added here is loaded, kept and served.
 //
 //   core/v1                       Namespace, Node, Pod, ResourceQuota, LimitRange, Event (served

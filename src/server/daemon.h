@@ -26,9 +26,9 @@
 #include <string>
 #include <thread>
 
-#include "server/cluster.h"
-#include "server/journal.h"
-#include "server/watch_log.h"
+#include "server/durability/journal.h"
+#include "server/http/watch_log.h"
+#include "server/state/cluster.h"
 
 namespace arbiter::server {
 

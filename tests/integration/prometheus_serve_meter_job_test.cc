@@ -1,7 +1,7 @@
-// The meter job of `arbiter serve` (--meter-prometheus, --ledger; server/meter_job.h) against
-// the fixture's Prometheus (backfilled history, 2026-01-05..07): a ledger whose watermark says
-// "metered and sealed until 2026-01-05T00:00Z" is caught up to the last closed hour, sealed, and
-// holds exactly the rows `arbiter meter` writes for the same days. (Open, partial hours metered
+// The meter job of `arbiter serve` (--meter-prometheus, --ledger; server/billing/meter_job.h)
+// against the fixture's Prometheus (backfilled history, 2026-01-05..07): a ledger whose watermark
+// says "metered and sealed until 2026-01-05T00:00Z" is caught up to the last closed hour, sealed,
+// and holds exactly the rows `arbiter meter` writes for the same days. (Open, partial hours metered
 // every few seconds: prometheus_serve_e2e_test.cc.)
 #include <gtest/gtest.h>
 

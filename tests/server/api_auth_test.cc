@@ -1,5 +1,5 @@
-// The hook at the entry of every API request (server/api_auth.h), on requests built in memory.
-#include "server/api_auth.h"
+// The hook at the entry of every API request (server/http/api_auth.h), on requests built in memory.
+#include "server/http/api_auth.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "server/daemon.h"
-#include "server/http_api.h"
+#include "server/http/http_api.h"
 
 namespace arbiter::server {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "server/cluster.h"
 #include "server/dashboard/views.h"
+#include "server/state/cluster.h"
 
 namespace arbiter::server::fixtures {
 

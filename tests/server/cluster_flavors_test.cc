@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "cluster_fixtures.h"
-#include "server/cluster.h"
+#include "server/state/cluster.h"
 
 namespace arbiter::server {
 namespace {

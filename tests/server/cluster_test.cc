@@ -1,13 +1,13 @@
 // The daemon's state machine, in process: objects in, engine decisions out as pod statuses and
 // events; validation as `arbiter validate`; determinism (replay and snapshots).
-#include "server/cluster.h"
+#include "server/state/cluster.h"
 
 #include <gtest/gtest.h>
 
 #include "adapters/kube/resources.h"
 #include "adapters/kube/table.h"
 #include "cluster_fixtures.h"
-#include "server/pod_status.h"
+#include "server/state/pod_status.h"
 
 namespace arbiter::server {
 namespace cluster_test {

@@ -3,7 +3,7 @@
 // DisruptionTarget, the budget's status follows the pods; dry runs change nothing.
 #include <gtest/gtest.h>
 
-#include "server/cluster.h"
+#include "server/state/cluster.h"
 
 namespace arbiter::server {
 namespace {

@@ -1,6 +1,6 @@
-// The event loop's HTTP/1.1 request parser (server/http_request_parser.h): requests fed whole,
+// The event loop's HTTP/1.1 request parser (server/http/http_request_parser.h): requests fed whole,
 // byte by byte and pipelined; chunked bodies; every refusal decided before the body is read.
-#include "server/http_request_parser.h"
+#include "server/http/http_request_parser.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>

@@ -1,8 +1,8 @@
-// The event-driven HTTP server in process (server/http_server.h) with short limits: pipelined
+// The event-driven HTTP server in process (server/http/http_server.h) with short limits: pipelined
 // keep-alive requests, 100-continue, the header and idle deadlines, the in-flight cap, watches
 // fed from a WatchLog and a watcher that stops reading. Deadlines are checked as "the connection
 // ends", never as "within N ms".
-#include "server/http_server.h"
+#include "server/http/http_server.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

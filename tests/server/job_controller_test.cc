@@ -1,7 +1,7 @@
-// batch/v1 Jobs on the daemon's virtual nodes (server/job_controller.h, cluster_jobs.cc; issue
-// 27): the Cluster makes a Job's pods, counts them, retries, suspends, fails at the deadline,
+// batch/v1 Jobs on the daemon's virtual nodes (server/state/job_controller.h, cluster_jobs.cc;
+// issue 27): the Cluster makes a Job's pods, counts them, retries, suspends, fails at the deadline,
 // cascades deletes, and a replay or a snapshot gives the same Jobs and pods.
-#include "server/job_controller.h"
+#include "server/state/job_controller.h"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 #include <map>
 
 #include "cluster_fixtures.h"
-#include "server/cluster.h"
-#include "server/pod_status.h"
+#include "server/state/cluster.h"
+#include "server/state/pod_status.h"
 
 namespace arbiter::server {
 namespace job_controller_test {

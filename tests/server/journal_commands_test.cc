@@ -1,8 +1,8 @@
 // Journal format 2 (issue 25): a record carries the engine commands its mutation gave the engine
-// (server/command_tape.h), and replay plays them instead of loading, validating and admitting the
-// object again. A record today's validator would refuse still replays, to the state the daemon
-// had when it accepted it; the Job controller's refused creates replay as refusals; a record
-// whose commands contradict it, or are corrupt, stops the start-up with its number.
+// (server/durability/command_tape.h), and replay plays them instead of loading, validating and
+// admitting the object again. A record today's validator would refuse still replays, to the state
+// the daemon had when it accepted it; the Job controller's refused creates replay as refusals; a
+// record whose commands contradict it, or are corrupt, stops the start-up with its number.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -14,7 +14,7 @@
 
 #include "server/cluster_fixtures.h"
 #include "server/daemon.h"
-#include "server/kind_table.h"
+#include "server/state/kind_table.h"
 
 namespace arbiter::server {
 namespace journal_commands_test {

@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "server/journal.h"
+#include "server/durability/journal.h"
 
 namespace arbiter::server {
 namespace journal_format_test {

@@ -1,14 +1,14 @@
-// The per-kind table of `arbiter serve` (server/kind_table.h, issue 25): one row per kind of the
-// kinds table, what each column says for the kinds whose behaviour differs; and the engine's facts
-// on the Events it writes (its reason code, the preemptor as the related object).
-#include "server/kind_table.h"
+// The per-kind table of `arbiter serve` (server/state/kind_table.h, issue 25): one row per kind of
+// the kinds table, what each column says for the kinds whose behaviour differs; and the engine's
+// facts on the Events it writes (its reason code, the preemptor as the related object).
+#include "server/state/kind_table.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "cluster_fixtures.h"
-#include "server/cluster.h"
+#include "server/state/cluster.h"
 
 namespace arbiter::server {
 namespace kind_table_test {

@@ -1,7 +1,7 @@
-// The daemon's ledger for the bills page (server/ledger_bills.h): a month's invoices as JSON and
-// the CSV download, byte for byte what `arbiter invoice --month M -o csv` prints, for what the
-// viewer may see. The ledger is written by `arbiter sim --ledger` of the example pool.
-#include "server/ledger_bills.h"
+// The daemon's ledger for the bills page (server/billing/ledger_bills.h): a month's invoices as
+// JSON and the CSV download, byte for byte what `arbiter invoice --month M -o csv` prints, for what
+// the viewer may see. The ledger is written by `arbiter sim --ledger` of the example pool.
+#include "server/billing/ledger_bills.h"
 
 #include <gtest/gtest.h>
 

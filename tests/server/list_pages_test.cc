@@ -1,4 +1,4 @@
-#include "server/list_pages.h"
+#include "server/http/list_pages.h"
 
 #include <gtest/gtest.h>
 

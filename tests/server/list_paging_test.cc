@@ -12,7 +12,7 @@
 
 #include "adapters/kube/continue_token.h"
 #include "server/daemon.h"
-#include "server/http_api.h"
+#include "server/http/http_api.h"
 
 namespace arbiter::server {
 namespace list_paging_test {

@@ -1,5 +1,5 @@
 // Who may reach the daemon: loopback without a token file, TLS with one elsewhere.
-#include "server/listen_policy.h"
+#include "server/http/listen_policy.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // /metrics: Prometheus text that promtool accepts, with the series `arbiter meter` reads.
-#include "server/metrics.h"
+#include "server/metrics/metrics.h"
 
 #include <gtest/gtest.h>
 

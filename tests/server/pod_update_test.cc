@@ -1,5 +1,5 @@
 // Pod spec updates as Kubernetes' ValidatePodUpdate allows them (pod_update.h).
-#include "server/pod_update.h"
+#include "server/state/pod_update.h"
 
 #include <gtest/gtest.h>
 

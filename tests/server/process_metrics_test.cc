@@ -1,7 +1,7 @@
 // /metrics' process and request families (process_metrics.h; issue 27): the exposition text
 // parsed back, values plausible and monotonic, kube-apiserver's names, labels and buckets, and
 // the families served by the daemon after real requests.
-#include "server/process_metrics.h"
+#include "server/metrics/process_metrics.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -18,7 +18,7 @@
 
 #include "apps/run_command.h"
 #include "server/daemon.h"
-#include "server/http_api.h"
+#include "server/http/http_api.h"
 
 namespace arbiter::server {
 namespace process_metrics_test {

@@ -7,7 +7,7 @@
 #include <cctype>
 
 #include "cluster_fixtures.h"
-#include "server/cluster.h"
+#include "server/state/cluster.h"
 
 namespace arbiter::server {
 namespace quota_scope_status_test {

@@ -1,6 +1,6 @@
-// The structured request log line (server/request_log.h): who, what (verb, resource, namespace),
-// the code and the latency; never a token.
-#include "server/request_log.h"
+// The structured request log line (server/http/request_log.h): who, what (verb, resource,
+// namespace), the code and the latency; never a token.
+#include "server/http/request_log.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>

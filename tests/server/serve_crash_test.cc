@@ -12,9 +12,9 @@
 #include <set>
 #include <thread>
 
-#include "server/cluster.h"
-#include "server/journal.h"
+#include "server/durability/journal.h"
 #include "server/serve_process.h"
+#include "server/state/cluster.h"
 
 namespace arbiter::testing {
 namespace {

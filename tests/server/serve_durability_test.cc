@@ -19,8 +19,8 @@
 #include <set>
 #include <thread>
 
-#include "server/object_store.h"
 #include "server/serve_process.h"
+#include "server/state/object_store.h"
 
 namespace arbiter::testing {
 namespace serve_durability_test {

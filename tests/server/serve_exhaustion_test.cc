@@ -16,8 +16,8 @@
 
 #include "apps/run_command.h"
 #include "apps/test_pki.h"
-#include "server/cluster.h"
 #include "server/serve_process.h"
+#include "server/state/cluster.h"
 
 namespace arbiter::testing {
 namespace serve_exhaustion_test {

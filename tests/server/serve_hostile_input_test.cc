@@ -11,8 +11,8 @@
 
 #include <thread>
 
-#include "server/cluster.h"
 #include "server/serve_process.h"
+#include "server/state/cluster.h"
 
 namespace arbiter::testing {
 namespace serve_hostile_input_test {

@@ -1,6 +1,6 @@
-// --token-file reloaded while serving (server/token_source.h): a good file swaps the table, a
+// --token-file reloaded while serving (server/http/token_source.h): a good file swaps the table, a
 // broken one keeps the table in force and says why, an unchanged file is not read again.
-#include "server/token_source.h"
+#include "server/http/token_source.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Owning pointers for the OpenSSL objects our TLS code reads PEM text into: the server's
-// certificate and key (server/tls_server.cc) and a kubeconfig's CA, client certificate and key
+// certificate and key (server/http/tls_server.cc) and a kubeconfig's CA, client certificate and key
 // (adapters/kubeclient/api_client.cc).
 #pragma once
 

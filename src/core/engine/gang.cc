@@ -122,6 +122,10 @@ bool State::PlanRoomForMembers(const std::vector<Slot>& pend, std::vector<Tentat
   return true;
 }
 
+// One attempt per cycle for the whole group: fewer than minMember present, it waits; else a dry
+// run of its quota and room (DryRunGang) binds every member at once, or quota preemption for the
+// group (TryReclaimGang) when an ElasticQuota blocks it, or priority preemption for room
+// (PlanGangPreemption); else the group waits whole (GangWaitAll).
 bool State::AttemptGang(Workload& w) {
   Gang& g = gangs[w.gang];
   if (g.tried_cycle == cycle) return g.tried_ok;  // one attempt per cycle for the whole group
@@ -144,51 +148,76 @@ bool State::AttemptGang(Workload& w) {
     if (g.timeout > 0) wakeups.push(now + g.timeout);
   }
   const int32_t have = static_cast<int32_t>(pend.size()) + running;
-  auto wait_all = [&](EventType type, std::string_view why, const std::string& msg,
-                      const std::string& key) {
-    if (g.timeout > 0 && now >= g.window_start + g.timeout) {
-      // Coscheduling's Permit timeout: the waiting members are rejected and retried.
-      for (Slot s : pend) {
-        Workload& m = workloads[s];
-        if (m.nominated_node != kNoNode) DropNomination(m);
-        if (quota.Holds(m)) quota.Unreserve(m);
-      }
-      const std::string prefix = group + ": ";
-      const std::string detail = msg.rfind(prefix, 0) == 0 ? msg.substr(prefix.size()) : msg;
-      const std::string timeout_msg = prefix + "rejected due to timeout after waiting " +
-                                      FormatDuration(g.timeout) +
-                                      " at plugin Coscheduling, retried (" + detail + ")";
-      for (Slot s : pend) SetPending(workloads[s], type, why, timeout_msg, group + ": timeout");
-      g.window_start = now;
-      wakeups.push(now + g.timeout);
-      return;
-    }
-    for (Slot s : pend) SetPending(workloads[s], type, why, msg, key);
-  };
   if (have < g.min_member) {
     std::string msg = group + ": " + std::to_string(have) + " of minMember " +
                       std::to_string(g.min_member) + " pods present";
     if (stopping) msg += " (" + std::to_string(stopping) + " still shutting down)";
     msg += "; waiting for the rest";
-    wait_all(EventType::kFailedScheduling, reason::kUnschedulable, msg,
-             group + ": waiting for members");
+    GangWaitAll(g, pend, EventType::kFailedScheduling, reason::kUnschedulable, msg,
+                group + ": waiting for members");
     return false;
   }
+  const GangDryRun dry = DryRunGang(pend, group);
+  if (dry.placed) {  // every member has room: bind them all, same choices, same order
+    for (size_t k = 0; k < pend.size(); ++k)
+      Bind(workloads[pend[k]], dry.choice[k].pos, dry.choice[k].gpus);
+    g.window_start = -1;  // placed whole: no longer waiting
+    return g.tried_ok = true;
+  }
+  if (dry.quota_failure) {
+    // Blocked by its ElasticQuota: quota preemption for the whole group (gang_reclaim.cc), or
+    // the group waits whole.
+    std::string why, wait;
+    if (!dry.rq_failure && TryReclaimGang(g, pend, &why, &wait)) return g.tried_ok = true;
+    if (!wait.empty())  // the quota is freed once candidates reach minRuntime
+      GangWaitAll(g, pend, EventType::kQuotaExceeded, reason::kQuotaExceeded, group + ": " + wait,
+                  group + ": quota|minRuntime");
+    else
+      GangWaitAll(g, pend, EventType::kQuotaExceeded, reason::kQuotaExceeded, dry.failure + why,
+                  group + (why.empty() ? ": quota" : ": quota|no room"));
+    return false;
+  }
+  std::vector<PreemptDryRun> plans;
+  std::string why;
+  if (!PlanGangPreemption(pend, plans, &why)) {
+    GangWaitAll(g, pend, EventType::kFailedScheduling, reason::kUnschedulable, dry.failure + why,
+                group + ": no room");
+    return false;
+  }
+  ExecuteGangPreemption(pend, plans, group);
+  return g.tried_ok = true;
+}
 
-  // The dry run: every pending member charged and placed tentatively, in queue order.
+void State::GangWaitAll(Gang& g, const std::vector<Slot>& pend, EventType type,
+                        std::string_view why, const std::string& msg, const std::string& key) {
+  const std::string group = "pod group " + g.key;
+  if (g.timeout > 0 && now >= g.window_start + g.timeout) {
+    // Coscheduling's Permit timeout: the waiting members are rejected and retried.
+    for (Slot s : pend) {
+      Workload& m = workloads[s];
+      if (m.nominated_node != kNoNode) DropNomination(m);
+      if (quota.Holds(m)) quota.Unreserve(m);
+    }
+    const std::string prefix = group + ": ";
+    const std::string detail = msg.rfind(prefix, 0) == 0 ? msg.substr(prefix.size()) : msg;
+    const std::string timeout_msg = prefix + "rejected due to timeout after waiting " +
+                                    FormatDuration(g.timeout) +
+                                    " at plugin Coscheduling, retried (" + detail + ")";
+    for (Slot s : pend) SetPending(workloads[s], type, why, timeout_msg, group + ": timeout");
+    g.window_start = now;
+    wakeups.push(now + g.timeout);
+    return;
+  }
+  for (Slot s : pend) SetPending(workloads[s], type, why, msg, key);
+}
+
+// Every pending member charged and placed tentatively, in queue order; everything given back.
+State::GangDryRun State::DryRunGang(const std::vector<Slot>& pend, const std::string& group) {
+  GangDryRun out;
+  out.choice.resize(pend.size());
   std::vector<Tentative> log;
   std::vector<Slot> charged;
-  std::vector<PlaceChoice> choice(pend.size());
-  std::vector<char> touched;  // by position, during the preemption plan: nodes the plan changed
-  auto undo = [&] {
-    UndoTentative(log);
-    for (auto it = charged.rbegin(); it != charged.rend(); ++it) quota.Release(workloads[*it]);
-    charged.clear();
-    ++pool_version;  // no-fit reasons seen during the dry run are not kept
-  };
   ++pool_version;
-  std::string failure;
-  bool quota_failure = false, rq_failure = false;
   // Quota first, for every member (each charged before the next is checked). After an
   // ElasticQuota failure the rest are still checked against their ResourceQuotas: quota
   // preemption can help only if none of those blocks.
@@ -198,68 +227,58 @@ bool State::AttemptGang(Workload& w) {
     if (!m.has_quota || quota.Holds(m))
       continue;  // a member holding quota from its preemption was checked then
     if (auto rq = quota.ResourceQuotaBlocked(m)) {
-      if (!quota_failure) failure = group + ": " + m.key + ": " + *rq;
-      quota_failure = rq_failure = true;
+      if (!out.quota_failure) out.failure = group + ": " + m.key + ": " + *rq;
+      out.quota_failure = out.rq_failure = true;
       break;
     }
-    if (!quota_failure)
+    if (!out.quota_failure)
       if (auto eq = quota.CheckElastic(m); !eq.ok) {
-        failure = group + ": " + m.key + ": " + eq.message;
-        quota_failure = true;
+        out.failure = group + ": " + m.key + ": " + eq.message;
+        out.quota_failure = true;
       }
     quota.Charge(m);
     charged.push_back(m.slot);
   }
   size_t placed = 0;
-  for (; !quota_failure && placed < pend.size(); ++placed) {
+  for (; !out.quota_failure && placed < pend.size(); ++placed) {
     Workload& m = workloads[pend[placed]];
-    if (!TryPlace(m, &choice[placed])) {
-      failure = group + ": " + std::to_string(placed) + " of " + std::to_string(pend.size()) +
-                " pending members fit; " + m.key + ": " + NoFitMessage(m);
+    if (!TryPlace(m, &out.choice[placed])) {
+      out.failure = group + ": " + std::to_string(placed) + " of " + std::to_string(pend.size()) +
+                    " pending members fit; " + m.key + ": " + NoFitMessage(m);
       break;
     }
-    ApplyTentative(log, choice[placed].pos, m.shape, choice[placed].gpus, true, nullptr, m.slot);
+    ApplyTentative(log, out.choice[placed].pos, m.shape, out.choice[placed].gpus, true, nullptr,
+                   m.slot);
   }
-  undo();
-  if (placed == pend.size()) {  // every member has room: bind them all, same choices, same order
-    for (size_t k = 0; k < pend.size(); ++k)
-      Bind(workloads[pend[k]], choice[k].pos, choice[k].gpus);
-    g.window_start = -1;  // placed whole: no longer waiting
-    return g.tried_ok = true;
-  }
-  if (quota_failure) {
-    // Blocked by its ElasticQuota: quota preemption for the whole group (gang_reclaim.cc), or
-    // the group waits whole.
-    std::string why, wait;
-    if (!rq_failure && TryReclaimGang(g, pend, &why, &wait)) return g.tried_ok = true;
-    if (!wait.empty())  // the quota is freed once candidates reach minRuntime
-      wait_all(EventType::kQuotaExceeded, reason::kQuotaExceeded, group + ": " + wait,
-               group + ": quota|minRuntime");
-    else
-      wait_all(EventType::kQuotaExceeded, reason::kQuotaExceeded, failure + why,
-               group + (why.empty() ? ": quota" : ": quota|no room"));
-    return false;
-  }
+  UndoTentative(log);
+  for (auto it = charged.rbegin(); it != charged.rend(); ++it) quota.Release(workloads[*it]);
+  ++pool_version;  // no-fit reasons seen during the dry run are not kept
+  out.placed = placed == pend.size();
+  return out;
+}
 
-  // Preemption for the whole group: each member in queue order takes room that is free or a
-  // plan of its own (victims of earlier members are gone already); any member without either
-  // and nothing is evicted.
-  std::string why;
+// Preemption for the whole group: each member in queue order takes room that is free or a plan
+// of its own (victims of earlier members are gone already); any member without either and
+// nothing is evicted. Under disruptionBudgets: Strict all the group's victims together must
+// respect the budgets.
+bool State::PlanGangPreemption(const std::vector<Slot>& pend, std::vector<PreemptDryRun>& plans,
+                               std::string* why) {
   bool never = false;
   for (Slot s : pend) never |= workloads[s].preemption_policy == PreemptionPolicy::kNever;
   std::vector<char> excluded(workloads.size(), 0);
-  std::vector<PreemptDryRun> plans;
+  std::vector<Tentative> log;
   bool planned = false;
   ++pool_version;
-  touched.assign(nodes.size(), 0);
+  std::vector<char> touched(nodes.size(), 0);  // by position: nodes the plan changed
   if (!never) {
     std::string member_why;
     planned = PlanRoomForMembers(pend, log, excluded, touched, plans, &member_why);
-    if (!planned) why = " No preemption plan frees room for every member (" + member_why + ")";
+    if (!planned) *why = " No preemption plan frees room for every member (" + member_why + ")";
   } else {
-    why = " Preemption is not allowed: a member's preemptionPolicy is Never";
+    *why = " Preemption is not allowed: a member's preemptionPolicy is Never";
   }
-  undo();
+  UndoTentative(log);
+  ++pool_version;  // no-fit reasons seen during the dry run are not kept
   if (planned && policy.disruption_budgets == DisruptionBudgetMode::kStrict && !pdbs.empty()) {
     // Each member's plan respected the budgets alone; all the group's victims together must too.
     std::vector<Slot> all;
@@ -268,18 +287,19 @@ bool State::AttemptGang(Workload& w) {
     std::vector<PdbState> pdb_state;
     ComputePdbState(&pdb_state);
     if (CountViolations(all, pdb_state, nullptr) > 0) {
-      why =
+      *why =
           " No preemption plan frees room for every member: their victims together would "
           "violate a PodDisruptionBudget (disruptionBudgets: Strict).";
       planned = false;
     }
   }
-  if (!planned) {
-    wait_all(EventType::kFailedScheduling, reason::kUnschedulable, failure + why,
-             group + ": no room");
-    return false;
-  }
-  // Execute: every victim gets SIGTERM; every member is nominated to its node (holding its room).
+  return planned;
+}
+
+// Every victim gets SIGTERM; every member is nominated to its node (holding its room).
+void State::ExecuteGangPreemption(const std::vector<Slot>& pend,
+                                  const std::vector<PreemptDryRun>& plans,
+                                  const std::string& group) {
   size_t victims = 0;
   for (size_t k = 0; k < pend.size(); ++k) {
     Workload& m = workloads[pend[k]];
@@ -303,7 +323,6 @@ bool State::AttemptGang(Workload& w) {
                group + ": nominated to " + nodes[node_info[m.nominated_node].pos].name +
                    ", waiting for " + std::to_string(victims) + " victim(s) of the group to exit");
   }
-  return g.tried_ok = true;
 }
 
 void State::StopGang(const Workload& stopped, const std::string& by) {

@@ -89,12 +89,12 @@ bool GroupReclaim::StepCombined(const std::vector<Slot>& gone, Plan* plan) {
   bool ok = s_.PlanRoomForMembers(members_, log, excluded, touched, node_plans, &room_why_);
   s_.UndoTentative(log);
   ++s_.pool_version;
-  if (ok && strict_) {  // each plan respected the budgets alone; all victims together must too
+  if (ok && sets().strict()) {  // each plan respected the budgets alone; all victims together too
     std::vector<Slot> all;
     for (const PreemptDryRun& p : node_plans)
       all.insert(all.end(), p.victims.begin(), p.victims.end());
     std::vector<std::string> names;
-    if (s_.QuotaVictimViolations(pre_, gone, all, pdb_state_, &names) > 0) {
+    if (s_.QuotaVictimViolations(pre_, gone, all, sets().pdb_state(), &names) > 0) {
       room_why_ = "its victims together would violate " + State::BudgetList(std::move(names)) +
                   " (disruptionBudgets: Strict)";
       ok = false;

@@ -221,6 +221,22 @@ bool State::QuotaFitsOnceGone(const Workload& w, const std::vector<const Workloa
   return r.ok && (allow_borrowing || !r.borrowing);
 }
 
+void State::DropOwnGroup(QuotaCandidates* c, const Workload& w) const {
+  if (w.gang == kNoGang) return;
+  QuotaCandidates kept = *c;
+  kept.slots.clear();
+  kept.variant.clear();
+  kept.young.clear();
+  for (size_t k = 0; k < c->slots.size(); ++k)
+    if (!SameGang(workloads[c->slots[k]], w)) {
+      kept.slots.push_back(c->slots[k]);
+      kept.variant.push_back(c->variant[k]);
+    }
+  for (Slot v : c->young)
+    if (!SameGang(workloads[v], w)) kept.young.push_back(v);
+  *c = std::move(kept);
+}
+
 std::string State::YoungCandidatesMessage(const Workload& w, const QuotaCandidates& c) const {
   if (c.young.empty() || !c.young_until) return "";
   // Only when the quota waits for them: the candidates of now do not free it, these would.

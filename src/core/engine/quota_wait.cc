@@ -8,51 +8,13 @@
 #include <algorithm>
 
 #include "core/engine/state.h"
+#include "core/engine/victim_sets.h"
 
 namespace arbiter::engine {
 
 std::optional<std::vector<Slot>> State::QuotaOnlyVictims(const Workload& w,
                                                          const QuotaCandidates& c) const {
-  const bool strict = policy.disruption_budgets == DisruptionBudgetMode::kStrict && !pdbs.empty();
-  std::vector<PdbState> pdb_state;
-  if (strict) ComputePdbState(&pdb_state);
-  const std::string* cohort = quota.CohortOf(w.namespace_);
-  // Under fair sharing the strategies choose, for a pod and a pod group alike (reclaim_planner.h).
-  if (cohort && quota.FairSharing(*cohort)) {
-    auto picks = FairVictims(w, c, std::nullopt, strict ? &pdb_state : nullptr);
-    if (!picks) return std::nullopt;
-    std::vector<Slot> out;
-    for (const FairPick& p : *picks) out.push_back(p.slot);
-    return out;
-  }
-  auto released_of = [&](const std::vector<Slot>& victims) {
-    std::vector<const Workload*> released = c.base;
-    for (Slot s : victims) released.push_back(&workloads[s]);
-    return released;
-  };
-  for (const bool allow : c.attempts) {
-    std::vector<Slot> chosen;
-    std::vector<const Workload*> released = c.base;
-    bool freed = false;
-    for (size_t k = 0; k < c.slots.size() && !freed; ++k) {
-      if (!QuotaCandidateValid(c, k, released, allow)) continue;
-      chosen.push_back(c.slots[k]);
-      if (strict && QuotaVictimViolations(w, chosen, {}, pdb_state, nullptr) > 0) {
-        chosen.pop_back();
-        continue;
-      }
-      released.push_back(&workloads[c.slots[k]]);
-      freed = QuotaFitsOnceGone(w, released, allow);
-    }
-    if (!freed) continue;
-    for (size_t k = chosen.size(); k-- > 0;) {
-      std::vector<Slot> without = chosen;
-      without.erase(without.begin() + static_cast<long>(k));
-      if (QuotaFitsOnceGone(w, released_of(without), allow)) chosen = std::move(without);
-    }
-    return chosen;
-  }
-  return std::nullopt;
+  return VictimSets(*this, w, c).MinimalSet(c.attempts, VictimSets::Room{});
 }
 
 std::optional<State::QuotaWait> State::EarliestQuotaWait(const Workload& w,
@@ -84,17 +46,7 @@ std::optional<State::QuotaWait> State::EarliestQuotaWait(const Workload& w,
   for (size_t i = lo; i < instants.size(); ++i) {
     const Millis t = instants[i];
     QuotaCandidates at = CollectQuotaCandidates(w, t);
-    {  // never a member of `w`'s own pod group (as the group's reclaim)
-      QuotaCandidates kept = at;
-      kept.slots.clear();
-      kept.variant.clear();
-      for (size_t k = 0; k < at.slots.size(); ++k)
-        if (!SameGang(workloads[at.slots[k]], w)) {
-          kept.slots.push_back(at.slots[k]);
-          kept.variant.push_back(at.variant[k]);
-        }
-      at = std::move(kept);
-    }
+    DropOwnGroup(&at, w);  // as the reclaim planner
     const auto victims = QuotaOnlyVictims(w, at);
     if (!victims) continue;
     QuotaWait wait;

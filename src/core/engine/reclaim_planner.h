@@ -8,8 +8,9 @@
 //     group's);
 //   - under fair sharing in the cohort, the fair-sharing strategies' victims (fair_preemption.cc),
 //     for a pod and a group alike;
-//   - the victim sets: greedy in candidate order until the quota is free (and, when asked, room is
-//     made), then victims given back from the last chosen while that still holds (MinimalSet);
+//   - the victim sets (victim_sets.h, shared with the minRuntime wait of quota_wait.cc): greedy in
+//     candidate order until the quota is free (and, when asked, room is made), then victims given
+//     back from the last chosen while that still holds;
 //   - the steps: (1) the minimal quota-freeing set, if the preemptor is then placeable; (2) else a
 //     set that also makes room; (3) else the quota set combined with priority preemption for room
 //     (Kubernetes' rules); else nothing is evicted and `why` says so;
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "core/engine/state.h"
+#include "core/engine/victim_sets.h"
 
 namespace arbiter::engine {
 
@@ -52,16 +54,7 @@ class ReclaimPlanner {
     std::vector<std::optional<uint32_t>> at;  // per member: the node it is nominated to, if any
     std::optional<uint32_t> picks_at;         // the fair plan (by its node) explaining the victims
   };
-  // Where the victims must make room besides freeing the quota.
-  struct Room {
-    enum class Kind : uint8_t {
-      kNone,     // the quota only
-      kNode,     // the preemptor on `node`: beyond the quota's needs, only victims there help
-      kMembers,  // every member (StepPlaceable): tested once every valid candidate is gone
-    };
-    Kind kind = Kind::kNone;
-    uint32_t node = 0;
-  };
+  using Room = VictimSets::Room;
 
   // Step 1: is the preemptor placeable once `gone` exit? (fills `plan->at` when it nominates)
   virtual bool StepPlaceable(const std::vector<Slot>& gone, Plan* plan) = 0;
@@ -74,52 +67,29 @@ class ReclaimPlanner {
   virtual std::string NoRoomSubject() const = 0;
   virtual std::string NoRoomDetail() const { return ""; }
 
-  // The first of `attempts` (Kueue's allowBorrowing values) with a minimal set (greedy in
-  // candidate order, then given back from the last) that frees the quota and makes `room`; under
-  // fair sharing, the fair-sharing strategies' set instead.
-  std::optional<std::vector<Slot>> MinimalSet(const std::vector<bool>& attempts, Room room);
-  bool RoomOk(const Room& room, const std::vector<Slot>& gone);
-  // The candidates (indices into c_.slots, in candidate order) on the node at `pos`.
-  std::span<const uint32_t> CandidatesOn(uint32_t pos);
+  // VictimSets::MinimalSet (Room::Kind::kMembers: StepPlaceable) and CandidatesOn (indices into
+  // c_.slots), over the candidates Collect kept.
+  std::optional<std::vector<Slot>> MinimalSet(const std::vector<bool>& attempts, Room room) {
+    return sets_->MinimalSet(attempts, room);
+  }
+  std::span<const uint32_t> CandidatesOn(uint32_t pos) { return sets_->CandidatesOn(pos); }
+  VictimSets& sets() { return *sets_; }
 
   State& s_;
   const Workload& pre_;
   const std::vector<Slot> members_;
   const std::string label_;
   State::QuotaCandidates c_;
-  bool strict_ = false;  // disruptionBudgets: Strict, with budgets
-  std::vector<State::PdbState> pdb_state_;
-  const std::string* cohort_ = nullptr;
-  bool fair_ = false;  // fair sharing in the cohort
-  std::vector<std::pair<std::optional<uint32_t>, std::vector<State::FairPick>>> fair_plans_;
-  std::vector<std::string> blocking_;  // budgets that protected a candidate (Strict)
-  std::string room_why_;               // why step 3 failed (set by StepCombined)
+  std::string room_why_;  // why step 3 failed (set by StepCombined)
 
  private:
-  // Kueue's greedy pass until the quota is free, the same for every room (computed once per
-  // attempt): the victims in the order taken, `next` the first candidate index after them.
-  struct Prefix {
-    bool computed = false, freed = false;
-    size_t next = 0;
-    std::vector<Slot> chosen;
-    std::vector<const Workload*> released;  // c_.base and `chosen`
-  };
-  const Prefix& GreedyPrefix(bool allow);
   bool Collect(std::string* why, std::string* wait);
-  void DropOwnGroup();
-  std::optional<std::vector<Slot>> ClassicSet(bool allow, const Room& room);
-  bool TakeForRoom(bool allow, const Room& room, std::vector<Slot>& chosen,
-                   std::vector<const Workload*>& released);
-  std::optional<std::vector<Slot>> FairSet(const Room& room);
   bool Choose(Plan* plan, std::string* why, std::string* wait);
   void Execute(const Plan& plan);
   void Announce(const Plan& plan, size_t own, size_t toward_fair,
                 const std::vector<State::FairPick>* picks);
 
-  Prefix prefix_[2];  // by allowBorrowing
-  // CandidatesOn (built on first use): those on the node at `pos` are
-  // by_node_[node_start_[pos] .. node_start_[pos + 1]).
-  std::vector<uint32_t> node_start_, by_node_;
+  std::optional<VictimSets> sets_;  // over c_, once Collect found candidates
 };
 
 }  // namespace arbiter::engine

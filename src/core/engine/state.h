@@ -359,6 +359,9 @@ class State {
   QuotaPolicy QuotaPolicyOf(const ElasticQuota& q) const;
   // `as_of` (default now): minRuntime counted to that instant (quota_wait.cc asks ahead).
   QuotaCandidates CollectQuotaCandidates(const Workload& w, Millis as_of = -1) const;
+  // Leaves out the members of `w`'s own pod group (a group's pending members, or a pod's running
+  // group, are one workload to Kueue: never candidates for it).
+  void DropOwnGroup(QuotaCandidates* c, const Workload& w) const;
   // Kueue's candidateIsValid: a victim of another namespace only while its namespace is still
   // above its min in a needed resource (given `released`), never a reclaim-without-borrowing one
   // in an attempt that lets the preemptor borrow.
@@ -374,8 +377,9 @@ class State {
   // borrowing workload(s) become reclaimable at 30m (minRuntime 30m)" ("by 30m" when some of the
   // two come of age earlier); else "".
   std::string YoungCandidatesMessage(const Workload& w, const QuotaCandidates& c) const;
-  // quota_wait.cc. The victims that free `w`'s quota, room aside: TryReclaim's rule (Kueue's
-  // attempts, greedy in candidate order, then minimal; fair-sharing strategies in such a cohort).
+  // quota_wait.cc. The victims that free `w`'s quota, room aside: the reclaim planner's rule
+  // (victim_sets.h: Kueue's attempts, greedy in candidate order, then minimal; the fair-sharing
+  // strategies in such a cohort).
   std::optional<std::vector<Slot>> QuotaOnlyVictims(const Workload& w,
                                                     const QuotaCandidates& c) const;
   // The earliest instant T at which the candidates that have run minRuntime by T free `w`'s
@@ -446,6 +450,26 @@ class State {
   // Its pod group is not running yet (fewer than minMember members run): it starts as a gang.
   bool NeedsGang(const Workload& w) const;
   bool AttemptGang(Workload& w);
+  // AttemptGang's steps (`pend`: the pending members in queue order; `group`: "pod group ns/g").
+  // The dry run: every member's quota (ElasticQuota, ResourceQuota) and room, nothing kept.
+  struct GangDryRun {
+    bool placed = false;              // every member has quota and room: `choice`
+    std::vector<PlaceChoice> choice;  // per member
+    std::string failure;              // why not ("pod group ns/g: ...")
+    bool quota_failure = false;       // a quota blocks a member (else room is missing)
+    bool rq_failure = false;          // a ResourceQuota blocks (quota preemption cannot help)
+  };
+  GangDryRun DryRunGang(const std::vector<Slot>& pend, const std::string& group);
+  // Priority preemption for room for every member (`plans`: each member's node and victims);
+  // false with `why` (a suffix for the reason), nothing evicted either way.
+  bool PlanGangPreemption(const std::vector<Slot>& pend, std::vector<PreemptDryRun>& plans,
+                          std::string* why);
+  void ExecuteGangPreemption(const std::vector<Slot>& pend, const std::vector<PreemptDryRun>& plans,
+                             const std::string& group);
+  // Every pending member waits with `msg`; after the group's timeout (Coscheduling's Permit
+  // timeout) they are rejected and retried instead.
+  void GangWaitAll(Gang& g, const std::vector<Slot>& pend, EventType type, std::string_view why,
+                   const std::string& msg, const std::string& key);
   // A running member was stopped (preemption, reclaim, node loss, deletion): the others follow it.
   void StopGang(const Workload& stopped, const std::string& by);
   // gang_reclaim.cc: quota preemption for a group blocked by its ElasticQuota (`pend`: its pending

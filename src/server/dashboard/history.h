@@ -19,9 +19,9 @@
 #include <map>
 #include <string>
 
-#include "server/cluster.h"
 #include "server/dashboard/quota_state.h"
 #include "server/dashboard/views.h"
+#include "server/state/cluster.h"
 
 namespace arbiter::server::dashboard {
 

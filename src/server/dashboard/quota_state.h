@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/resources.h"
-#include "server/cluster.h"
+#include "server/state/cluster.h"
 
 namespace arbiter::server::dashboard {
 

@@ -6,10 +6,10 @@
 #include <memory>
 
 #include "adapters/kube/status.h"
+#include "server/billing/ledger_bills.h"
 #include "server/dashboard/sampler.h"
 #include "server/dashboard/views.h"
 #include "server/dashboard/web_assets.h"
-#include "server/ledger_bills.h"
 
 namespace arbiter::server::dashboard {
 
@@ -100,7 +100,7 @@ void RegisterRoutes(HttpServer& s, Daemon& d, DashboardOptions o) {
   api("/ui/api/workload", [](const Cluster& c, const Viewer& v, const httplib::Request& r) {
     return WorkloadView(c, v, r.get_param_value("namespace"), r.get_param_value("name"));
   });
-  // Bills from the daemon's ledger (server/ledger_bills.h), read outside the daemon's lock.
+  // Bills from the daemon's ledger (server/billing/ledger_bills.h), read outside the daemon's lock.
   auto bills_viewer = [](const Viewer& v) {
     return BillsViewer{v.all, [v](const std::string& ns) { return v.Sees(ns); }};
   };

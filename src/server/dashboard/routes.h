@@ -5,8 +5,9 @@
 //   GET /ui/api/whoami   {user, all, namespaces}
 //   GET /ui/api/pool     PoolView       GET /ui/api/tenants  TenantsView
 //   GET /ui/api/queue    QueueView      GET /ui/api/workload?namespace=NS&name=N  WorkloadView
-//   GET /ui/api/bills?month=YYYY-MM      LedgerBills (server/ledger_bills.h): invoices with lines
-//   GET /ui/api/bills.csv?month=YYYY-MM  the bytes of `arbiter invoice -o csv` (an attachment)
+//   GET /ui/api/bills?month=YYYY-MM      LedgerBills (server/billing/ledger_bills.h): invoices with
+//   lines GET /ui/api/bills.csv?month=YYYY-MM  the bytes of `arbiter invoice -o csv` (an
+//   attachment)
 //                        both of the daemon's --ledger, the viewer's namespaces only; 400 for a
 //                        malformed month
 //   GET /ui/api/history[?since=SEQ]  HistoryView (history.h): utilisation and quota state over
@@ -19,8 +20,8 @@
 
 #include "server/daemon.h"
 #include "server/dashboard/viewer_tokens.h"
-#include "server/http_server.h"
-#include "server/token_source.h"
+#include "server/http/http_server.h"
+#include "server/http/token_source.h"
 
 namespace arbiter::server::dashboard {
 
@@ -28,7 +29,8 @@ struct DashboardOptions {
   // The daemon's token table, reloaded with the API's (token_source.h); nullptr: no
   // authentication.
   std::shared_ptr<const TokenSource> tokens;
-  std::string ledger;    // arbiter serve --ledger: the bills page's ledger (server/ledger_bills.h)
+  std::string
+      ledger;  // arbiter serve --ledger: the bills page's ledger (server/billing/ledger_bills.h)
   std::string data_dir;  // arbiter serve --data: the history kept in DIR/history.db ("": memory)
 };
 

@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "server/cluster.h"
+#include "server/state/cluster.h"
 
 namespace arbiter::server::dashboard {
 

@@ -1,0 +1,365 @@
+#include "server/durability/journal.h"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include "adapters/sqlite/statement.h"
+
+namespace arbiter::server {
+
+using sqlite::Stmt;
+using sqlite::Txn;
+
+namespace {
+std::string Hex8() {
+  std::random_device rd;
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned>(rd()));
+  return buf;
+}
+
+constexpr const char* kFormatPrefix = "arbiter-journal ";
+
+// The format version of a meta.format value, or 0 when it is not one.
+int FormatVersion(const std::string& value) {
+  const std::string prefix = kFormatPrefix;
+  if (value.rfind(prefix, 0) != 0 || value.size() == prefix.size() || value.size() > 24) return 0;
+  int v = 0;
+  for (size_t i = prefix.size(); i < value.size(); ++i) {
+    if (value[i] < '0' || value[i] > '9') return 0;
+    v = v * 10 + (value[i] - '0');
+  }
+  return v;
+}
+}  // namespace
+
+Status Journal::Exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string m = err ? err : sqlite3_errmsg(db_);
+    sqlite3_free(err);
+    return Status::Internal(std::string("journal: ") + m + " (" + sql + ")");
+  }
+  return Status::Ok();
+}
+
+Result<std::string> Journal::MetaValue(const char* key) {
+  Stmt st(db_, "SELECT value FROM meta WHERE key = ?1");
+  if (!st.ok()) return Status::Internal("journal: " + st.error());
+  st.Text(1, key);
+  const int rc = st.Step();
+  if (rc == SQLITE_ROW) return st.ColText(0);
+  if (rc != SQLITE_DONE) return Status::Internal(std::string("journal: ") + sqlite3_errmsg(db_));
+  return std::string();
+}
+
+Result<std::unique_ptr<Journal>> Journal::Open(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    return Result<std::unique_ptr<Journal>>::Error("cannot create --data " + dir + ": " +
+                                                   ec.message());
+  std::unique_ptr<Journal> j(new Journal());
+  const std::string path = dir + "/journal.db";
+  j->path_ = path;
+  if (sqlite3_open_v2(path.c_str(), &j->db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                      nullptr) != SQLITE_OK)
+    return Result<std::unique_ptr<Journal>>::Error("cannot open " + path + ": " +
+                                                   sqlite3_errmsg(j->db_));
+  sqlite3_busy_timeout(j->db_, 5000);
+  for (const char* sql :
+       {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
+        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, record TEXT NOT NULL, "
+        "commands BLOB)",
+        "CREATE TABLE IF NOT EXISTS snapshot (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER "
+        "NOT NULL, data BLOB NOT NULL)"}) {
+    if (Status s = j->Exec(sql); !s.ok()) return s;
+  }
+  // The instance id (uids) and the format version, written together when the journal is new.
+  auto instance = j->MetaValue("instance");
+  if (!instance.ok()) return instance.status();
+  auto format = j->MetaValue("format");
+  if (!format.ok()) return format.status();
+  j->instance_id_ = instance.value();
+  if (j->instance_id_.empty()) {
+    if (!format.value().empty())
+      return Status::Internal(path + " has a format (" + format.value() + ") but no instance id");
+    j->instance_id_ = Hex8();
+    Txn t(j->db_, "journal");
+    if (!t.ok()) return t.status();
+    Stmt ins(j->db_, "INSERT INTO meta (key, value) VALUES ('instance', ?1), ('format', ?2)");
+    ins.Text(1, j->instance_id_);
+    ins.Text(2, kFormatPrefix + std::to_string(kFormatVersion));
+    if (Status s = ins.Run("journal: writing its format"); !s.ok()) return s;
+    if (Status s = t.Commit(); !s.ok()) return s;
+    j->format_version_ = kFormatVersion;
+    return j;
+  }
+  const int version = FormatVersion(format.value());
+  if (version == 0)
+    return Status::Internal(path + ": unknown journal format \"" + format.value() +
+                            "\" (this arbiter reads \"" + kFormatPrefix + "1\" to \"" +
+                            kFormatPrefix + std::to_string(kFormatVersion) + "\")");
+  if (version > kFormatVersion)
+    return Status::Internal(path + " is journal format " + std::to_string(version) +
+                            ", written by a newer arbiter; this arbiter reads formats up to " +
+                            std::to_string(kFormatVersion) +
+                            " (run the newer arbiter, or start from an empty --data directory)");
+  j->format_version_ = version;
+  return j;
+}
+
+Journal::~Journal() {
+  Stop();
+  if (db_) sqlite3_close(db_);
+}
+
+Result<std::optional<Journal::Snapshot>> Journal::LoadSnapshot() {
+  Stmt st(db_, "SELECT seq, data FROM snapshot WHERE id = 1");
+  if (!st.ok()) return Status::Internal("journal: " + st.error());
+  std::optional<Snapshot> out;
+  const int rc = st.Step();
+  if (rc == SQLITE_ROW) {
+    Snapshot s;
+    s.seq = st.ColInt(0);
+    s.bytes = st.ColBlob(1);
+    std::lock_guard<std::mutex> l(mu_);
+    snapshot_seq_ = s.seq;
+    out = std::move(s);
+  } else if (rc != SQLITE_DONE) {
+    return Status::Internal(std::string("journal: reading the snapshot: ") + sqlite3_errmsg(db_));
+  }
+  return out;
+}
+
+Status Journal::Replay(int64_t after_seq,
+                       const std::function<Status(int64_t seq, const std::string& record)>& fn) {
+  return Replay(after_seq, [&](int64_t seq, const std::string& record, const std::string&) {
+    return fn(seq, record);
+  });
+}
+
+Status Journal::Replay(int64_t after_seq,
+                       const std::function<Status(int64_t seq, const std::string& record,
+                                                  const std::string& commands)>& fn) {
+  Stmt st(db_, format_version_ >= 2
+                   ? "SELECT seq, record, commands FROM journal WHERE seq > ?1 ORDER BY seq"
+                   : "SELECT seq, record, NULL FROM journal WHERE seq > ?1 ORDER BY seq");
+  if (!st.ok()) return Status::Internal("journal: " + st.error());
+  st.Int(1, after_seq);
+  Status result;
+  int64_t last = after_seq;
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    const int64_t seq = st.ColInt(0);
+    if (seq != last + 1) {
+      result = Status::Internal("journal: record " + std::to_string(last + 1) +
+                                " is missing (next is " + std::to_string(seq) + ")");
+      break;
+    }
+    last = seq;
+    if (Status s = fn(seq, st.ColText(1), st.ColBlob(2)); !s.ok()) {
+      result = Status::Internal("journal record " + std::to_string(seq) + ": " + s.message());
+      break;
+    }
+  }
+  if (result.ok() && rc != SQLITE_DONE && rc != SQLITE_ROW)
+    result = Status::Internal(std::string("journal: ") + sqlite3_errmsg(db_));
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    durable_seq_ = std::max(durable_seq_, last);
+    next_seq_ = std::max(next_seq_, last + 1);
+  }
+  return result;
+}
+
+Status Journal::Migrate(int64_t last_seq, const std::string& snapshot) {
+  if (format_version_ >= kFormatVersion) return Status::Ok();
+  Txn t(db_, "journal");
+  if (!t.ok()) return t.status();
+  if (Status s = Exec("ALTER TABLE journal ADD COLUMN commands BLOB"); !s.ok()) return s;
+  if (last_seq > 0) {
+    Stmt snap(db_, "INSERT OR REPLACE INTO snapshot (id, seq, data) VALUES (1, ?1, ?2)");
+    snap.Int(1, last_seq);
+    snap.BlobRef(2, snapshot);
+    if (Status s = snap.Run("journal: migrating (the snapshot)"); !s.ok()) return s;
+    Stmt compact(db_, "DELETE FROM journal WHERE seq <= ?1");
+    compact.Int(1, last_seq);
+    if (Status s = compact.Run("journal: migrating (compaction)"); !s.ok()) return s;
+  }
+  Stmt format(db_, "UPDATE meta SET value = ?1 WHERE key = 'format'");
+  format.Text(1, kFormatPrefix + std::to_string(kFormatVersion));
+  if (Status s = format.Run("journal: migrating (the format)"); !s.ok()) return s;
+  if (Status s = t.Commit(); !s.ok()) return s;
+  format_version_ = kFormatVersion;
+  std::lock_guard<std::mutex> l(mu_);
+  if (last_seq > 0) snapshot_seq_ = last_seq;
+  return Status::Ok();
+}
+
+void Journal::Start(int64_t last_seq, std::function<void()> after_commit,
+                    std::function<void(const std::string&)> on_failure) {
+  ARB_CHECK_MSG(format_version_ == kFormatVersion, "a journal of an older format (Migrate first)");
+  after_commit_ = std::move(after_commit);
+  on_failure_ = std::move(on_failure);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    next_seq_ = last_seq + 1;
+    durable_seq_ = last_seq;
+  }
+  writer_ = std::thread([this] { WriterLoop(); });
+}
+
+int64_t Journal::Append(std::string record, std::string commands,
+                        std::function<void()> on_durable) {
+  std::lock_guard<std::mutex> l(mu_);
+  const int64_t seq = next_seq_++;
+  queue_.push_back(Item{seq, std::move(record), std::move(commands), std::move(on_durable), false});
+  work_cv_.notify_one();
+  return seq;
+}
+
+void Journal::WriteSnapshot(int64_t seq, std::string bytes) {
+  std::lock_guard<std::mutex> l(mu_);
+  queue_.push_back(Item{seq, std::move(bytes), {}, nullptr, true});
+  work_cv_.notify_one();
+}
+
+bool Journal::WaitDurable(int64_t seq) {
+  std::unique_lock<std::mutex> l(mu_);
+  durable_cv_.wait(l, [&] { return durable_seq_ >= seq || failed_ || writer_done_; });
+  return durable_seq_ >= seq;
+}
+
+Status Journal::Commit(std::deque<Item>& batch, Stmt& ins, Stmt& snap, Stmt& compact, int64_t* last,
+                       uint64_t* n) {
+  Txn t(db_, "journal");
+  if (!t.ok()) return t.status();
+  for (auto& it : batch) {
+    Stmt& st = it.snapshot ? snap : ins;
+    st.Reset();
+    st.Int(1, it.seq);
+    if (it.snapshot) {
+      st.BlobRef(2, it.record);
+    } else {
+      st.TextRef(2, it.record);
+      st.BlobRef(3, it.commands);
+    }
+    if (Status s = st.Run(it.snapshot ? "journal: writing a snapshot" : "journal: writing");
+        !s.ok())
+      return s;
+    if (it.snapshot) {
+      compact.Reset();
+      compact.Int(1, it.seq);
+      if (Status s = compact.Run("journal: compaction"); !s.ok()) return s;
+    } else {
+      *last = it.seq;
+      ++*n;
+    }
+  }
+  return t.Commit();
+}
+
+void Journal::WriterLoop() {
+  std::string failure;
+  {
+    Stmt ins(db_, "INSERT INTO journal (seq, record, commands) VALUES (?1, ?2, ?3)");
+    Stmt snap(db_, "INSERT OR REPLACE INTO snapshot (id, seq, data) VALUES (1, ?1, ?2)");
+    Stmt compact(db_, "DELETE FROM journal WHERE seq <= ?1");
+    for (const Stmt* s : {&ins, &snap, &compact})
+      if (!s->ok()) failure = "journal: " + s->error();
+    while (failure.empty()) {
+      std::deque<Item> batch;
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        work_cv_.wait(l, [&] { return !queue_.empty() || stopping_; });
+        if (queue_.empty() && stopping_) break;
+        batch.swap(queue_);
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      int64_t last = 0;
+      uint64_t n = 0;
+      if (Status s = Commit(batch, ins, snap, compact, &last, &n); !s.ok()) {
+        failure = s.message();
+        break;
+      }
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      for (auto& it : batch)
+        if (it.on_durable) it.on_durable();
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        for (auto& it : batch)
+          if (it.snapshot) snapshot_seq_ = it.seq;
+        if (last) durable_seq_ = last;
+        stats_.commits++;
+        stats_.records += n;
+        stats_.sum_seconds += secs;
+        for (size_t i = 0; i < stats_.bounds.size(); ++i)
+          if (secs <= stats_.bounds[i]) stats_.buckets[i]++;
+      }
+      if (after_commit_) after_commit_();
+      std::lock_guard<std::mutex> l(mu_);
+      durable_cv_.notify_all();
+    }
+  }
+  if (!failure.empty()) {
+    // Sticky: nothing is written after a failure (LevelDB's bg_error_). What was queued, and
+    // anything appended later, never becomes durable; its waiters are told.
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      failed_ = true;
+      error_ = failure;
+      queue_.clear();
+    }
+    if (on_failure_) on_failure_(failure);
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  writer_done_ = true;
+  durable_cv_.notify_all();
+}
+
+void Journal::Stop() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stopping_ = true;
+    work_cv_.notify_all();
+  }
+  if (writer_.joinable()) writer_.join();
+  std::lock_guard<std::mutex> l(mu_);
+  durable_cv_.notify_all();
+}
+
+int64_t Journal::last_seq() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return next_seq_ - 1;
+}
+int64_t Journal::durable_seq() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return durable_seq_;
+}
+bool Journal::failed() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return failed_;
+}
+std::string Journal::error() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return error_;
+}
+JournalStats Journal::stats() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return stats_;
+}
+int64_t Journal::records_since_snapshot() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return durable_seq_ - snapshot_seq_;
+}
+
+}  // namespace arbiter::server

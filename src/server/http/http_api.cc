@@ -1,0 +1,1105 @@
+#include "server/http/http_api.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <random>
+#include <sstream>
+
+#include "adapters/kube/auth_review.h"
+#include "adapters/kube/continue_token.h"
+#include "adapters/kube/discovery.h"
+#include "adapters/kube/generate_name.h"
+#include "adapters/kube/limits.h"
+#include "adapters/kube/openapi.h"
+#include "adapters/kube/patch.h"
+#include "adapters/kube/protobuf_body.h"
+#include "adapters/kube/resources.h"
+#include "adapters/kube/selectors.h"
+#include "adapters/kube/status.h"
+#include "adapters/kube/table.h"
+#include "core/system_priority.h"
+#include "server/http/api_auth.h"
+#include "server/http/list_pages.h"
+#include "server/http/request_log.h"
+#include "server/metrics/metrics.h"
+#include "server/metrics/process_metrics.h"
+#include "server/state/pod_status.h"
+
+namespace arbiter::server {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void SendJson(httplib::Response& res, int code, const Json& body,
+              const std::string& content_type = "application/json") {
+  res.status = code;
+  res.set_content(kube::WireJson(body), content_type.c_str());
+}
+
+void SendStatus(httplib::Response& res, const kube::KubeStatus& s) {
+  SendJson(res, s.code, s.body);
+}
+
+// A request path split into what it names.
+struct Target {
+  std::string group, version;
+  const kube::ResourceInfo* resource = nullptr;
+  std::string namespace_, name, sub;
+  std::string proxy_path;  // nodes/NAME/proxy/PATH: PATH ("metrics/cadvisor")
+  enum class What { kNone, kApi, kApis, kGroup, kResourceList, kResource } what = What::kNone;
+};
+
+Target Parse(const std::string& path) {
+  std::vector<std::string> s;
+  std::string cur;
+  std::istringstream in(path);
+  while (std::getline(in, cur, '/'))
+    if (!cur.empty()) s.push_back(cur);
+  Target t;
+  size_t i = 0;
+  if (s.empty()) return t;
+  if (s[0] == "api") {
+    if (s.size() == 1) {
+      t.what = Target::What::kApi;
+      return t;
+    }
+    t.version = s[1];
+    i = 2;
+  } else if (s[0] == "apis") {
+    if (s.size() == 1) {
+      t.what = Target::What::kApis;
+      return t;
+    }
+    t.group = s[1];
+    if (s.size() == 2) {
+      t.what = Target::What::kGroup;
+      return t;
+    }
+    t.version = s[2];
+    i = 3;
+  } else {
+    return t;
+  }
+  std::vector<std::string> rest(s.begin() + static_cast<long>(i), s.end());
+  if (rest.empty()) {
+    t.what = Target::What::kResourceList;
+    return t;
+  }
+  if (rest[0] == "namespaces" && rest.size() >= 3) {
+    const kube::ResourceInfo* r = kube::FindResource(t.group, t.version, rest[2]);
+    if (r && r->namespaced) {
+      t.resource = r;
+      t.namespace_ = rest[1];
+      if (rest.size() > 3) t.name = rest[3];
+      if (rest.size() > 4) t.sub = rest[4];
+      if (rest.size() > 5) t.resource = nullptr;
+      t.what = Target::What::kResource;
+      return t;
+    }
+  }
+  t.resource = kube::FindResource(t.group, t.version, rest[0]);
+  if (rest.size() > 1) t.name = rest[1];
+  if (rest.size() > 2) t.sub = rest[2];
+  if (rest.size() > 3 && t.sub == "proxy") {
+    for (size_t k = 3; k < rest.size(); ++k) t.proxy_path += (k > 3 ? "/" : "") + rest[k];
+  } else if (rest.size() > 3) {
+    t.resource = nullptr;
+  }
+  t.what = Target::What::kResource;
+  return t;
+}
+
+kube::KubeStatus ToKube(const ApiError& e, const kube::ResourceInfo& r, const std::string& ns,
+                        const std::string& name) {
+  const auto rn = kube::ResourceName::Of(r);
+  switch (e.reason) {
+    case ApiError::Reason::kNotFound:
+      return kube::NotFound(rn, name);
+    case ApiError::Reason::kNamespaceNotFound:
+      return kube::NotFound({"", "namespaces"}, e.name);
+    case ApiError::Reason::kAlreadyExists:
+      return kube::AlreadyExists(rn, name);
+    case ApiError::Reason::kConflict:
+      return e.message.empty() ? kube::Conflict(rn, name) : kube::Conflict(rn, name, e.message);
+    case ApiError::Reason::kInvalid: {
+      std::vector<kube::Cause> causes;
+      if (!e.diagnostics.items.empty()) {
+        causes = kube::CausesFromDiagnostics(e.diagnostics, r.kind,
+                                             r.namespaced ? ns + "/" + name : name);
+      } else {
+        kube::Cause c;
+        c.message = e.message;
+        causes.push_back(c);
+      }
+      return kube::Invalid(r, name, causes);
+    }
+    case ApiError::Reason::kBadRequest:
+      return kube::BadRequest(e.message);
+    case ApiError::Reason::kMethodNotAllowed:
+      return kube::MethodNotAllowed(e.message);
+    case ApiError::Reason::kUnavailable:
+      return kube::ServiceUnavailable(e.message);
+    case ApiError::Reason::kForbidden:
+      return kube::Forbidden(rn, name, e.message);
+    case ApiError::Reason::kTooManyRequests:
+      return kube::TooManyRequests(e.message, {kube::Cause{"DisruptionBudget", e.cause, ""}});
+    case ApiError::Reason::kInternal:
+      return kube::Failure(500, e.message);
+    case ApiError::Reason::kTooLarge:
+      return kube::ObjectTooLarge(std::strtoull(e.message.c_str(), nullptr, 10));
+  }
+  return kube::InternalError(e.message);
+}
+
+std::string Param(const httplib::Request& req, const char* key) {
+  return req.has_param(key) ? req.get_param_value(key) : "";
+}
+
+bool Truthy(const std::string& v) { return v == "1" || v == "true"; }
+
+// ?dryRun: "" no, "All" yes; anything else is refused (false, with the answer sent).
+bool ParseDryRun(const httplib::Request& req, httplib::Response& res, bool* dry_run) {
+  *dry_run = false;
+  if (!req.has_param("dryRun")) return true;
+  for (size_t i = 0; i < req.get_param_value_count("dryRun"); ++i) {
+    const std::string v = req.get_param_value("dryRun", i);
+    if (v != "All") {
+      SendStatus(
+          res, kube::BadRequest("Invalid dry run value: \"" + v + "\": supported values: \"All\""));
+      return false;
+    }
+    *dry_run = true;
+  }
+  return true;
+}
+
+// 64 random bits for metadata.generateName (not part of the journal: the name is).
+uint64_t RandomBits() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return rng();
+}
+
+Millis WallNow() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// ------------------------------------------------------------------ reads
+
+Json ListBody(const kube::ResourceInfo& r, std::vector<Json> items, int64_t rv) {
+  return {{"kind", r.kind + "List"},
+          {"apiVersion", r.ApiVersion()},
+          {"metadata", {{"resourceVersion", std::to_string(rv)}}},
+          {"items", std::move(items)}};
+}
+
+struct Selectors {
+  kube::LabelSelector labels;
+  kube::FieldSelector fields;
+  bool Matches(const Json& o) const { return labels.MatchesObject(o) && fields.Matches(o); }
+};
+
+std::optional<Selectors> ParseSelectors(const httplib::Request& req, httplib::Response& res,
+                                        const kube::ResourceInfo& r) {
+  Selectors sel;
+  auto l = kube::ParseLabelSelector(Param(req, "labelSelector"));
+  if (!l.ok()) {
+    SendStatus(res, kube::BadRequest(l.message()));
+    return std::nullopt;
+  }
+  auto f = kube::ParseFieldSelector(Param(req, "fieldSelector"), r);
+  if (!f.ok()) {
+    SendStatus(res, kube::BadRequest(f.message()));
+    return std::nullopt;
+  }
+  sel.labels = std::move(l).value();
+  sel.fields = std::move(f).value();
+  return sel;
+}
+
+void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t,
+                 const Selectors& sel, int min_timeout_s);
+
+// ?limit: a count (0, negative or none: the whole list); anything else is a 400.
+std::optional<size_t> ParseLimit(const httplib::Request& req, httplib::Response& res) {
+  const std::string text = Param(req, "limit");
+  if (text.empty()) return 0;
+  char* end = nullptr;
+  errno = 0;
+  const long long n = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || end == text.c_str() || *end != '\0') {
+    SendStatus(res, kube::BadRequest("invalid limit \"" + text + "\": must be an integer"));
+    return std::nullopt;
+  }
+  return n > 0 ? static_cast<size_t>(n) : 0;
+}
+
+// The range a list request pages through, and its resourceVersion (list_pages.h): the current
+// objects for a first page (or a token with resourceVersion -1), the kept range of the first
+// page for a continue, or the current objects when none of the kind changed since; nullopt when
+// the answer was sent (a bad token: 400; a snapshot that is gone: 410 with a token that
+// continues from the current objects).
+struct PickedRange {
+  std::shared_ptr<const ListRange> range;
+  int64_t rv = 0;
+  size_t begin = 0;
+};
+
+std::optional<PickedRange> PickRange(Daemon& d, ListSnapshots& lists, const httplib::Request& req,
+                                     httplib::Response& res, const kube::ResourceInfo& r,
+                                     const std::string& ns, bool all_namespaces) {
+  PickedRange p;
+  const auto current = [&] {
+    auto range = std::make_shared<ListRange>();
+    p.rv = d.Read([&](const Cluster& c) {
+      *range = c.store().ListStored(r.kind, ns);
+      return c.store().resource_version();
+    });
+    p.range = std::move(range);
+  };
+  const std::string token_text = Param(req, "continue");
+  if (token_text.empty()) {
+    current();
+    return p;
+  }
+  auto token = kube::DecodeContinue(token_text);
+  if (!token.ok()) {
+    SendStatus(res, kube::BadRequest("invalid continue token: " + token.status().message()));
+    return std::nullopt;
+  }
+  const std::string rv_param = Param(req, "resourceVersion");
+  if (!rv_param.empty() && rv_param != "0") {
+    SendStatus(res,
+               kube::BadRequest("specifying resource version is not allowed when using continue"));
+    return std::nullopt;
+  }
+  const int64_t want = token.value().resource_version;
+  const int64_t now_ms = WallNow();
+  if (want < 0) {
+    current();
+  } else if (auto kept = lists.Find(r.kind, ns, want, now_ms)) {
+    p.range = std::move(kept);
+    p.rv = want;
+  } else {
+    // No snapshot: the current objects are one only if none of the kind changed since `want`.
+    auto range = std::make_shared<ListRange>();
+    const bool same = d.Read([&](const Cluster& c) {
+      if (c.store().kind_version(r.kind) > want || c.store().resource_version() < want)
+        return false;
+      *range = c.store().ListStored(r.kind, ns);
+      return true;
+    });
+    if (!same) {
+      kube::KubeStatus gone = kube::Expired(kube::kInconsistentContinue);
+      gone.body["metadata"]["continue"] = kube::EncodeContinue({-1, token.value().start});
+      SendStatus(res, gone);
+      return std::nullopt;
+    }
+    p.range = std::move(range);
+    p.rv = want;
+  }
+  p.begin = StartIndex(*p.range, token.value().start, all_namespaces);
+  return p;
+}
+
+// The list's metadata: resourceVersion, and continue and remainingItemCount when more follow.
+Json ListMetadata(const ListPage& page, int64_t rv) {
+  Json m = {{"resourceVersion", std::to_string(rv)}};
+  if (page.continue_key) m["continue"] = kube::EncodeContinue({rv, *page.continue_key});
+  if (page.remaining) m["remainingItemCount"] = *page.remaining;
+  return m;
+}
+
+// The answer, written object by object from the stored ones into the body (keys in the order
+// nlohmann writes them, so the bytes are those of dumping the whole list).
+void SendListBody(httplib::Response& res, const kube::ResourceInfo& r, const ListPage& page,
+                  const Json& metadata) {
+  std::string& out = res.body;
+  out.clear();
+  out += "{\"apiVersion\":";
+  kube::AppendWireJson(out, r.ApiVersion());
+  out += ",\"items\":[";
+  for (size_t i = 0; i < page.items.size(); ++i) {
+    if (i > 0) out += ',';
+    out += page.items[i]->WireText();
+  }
+  out += "],\"kind\":";
+  kube::AppendWireJson(out, r.kind + "List");
+  out += ",\"metadata\":";
+  kube::AppendWireJson(out, metadata);
+  out += '}';
+  res.status = 200;
+  res.set_header("Content-Type", "application/json");
+}
+
+void SendListTable(httplib::Response& res, const kube::ResourceInfo& r, const ListPage& page,
+                   const Json& metadata, kube::IncludeObject include) {
+  std::string& out = res.body;
+  out.clear();
+  const Millis now = WallNow();
+  kube::TableOpen(out, r, metadata);
+  for (size_t i = 0; i < page.items.size(); ++i)
+    kube::TableRow(out, r, page.items[i]->json(), now, include, i == 0);
+  kube::TableClose(out);
+  res.status = 200;
+  res.set_header("Content-Type", "application/json");
+}
+
+void HandleList(Daemon& d, ListSnapshots& lists, const httplib::Request& req,
+                httplib::Response& res, const Target& t, int min_timeout_s) {
+  const kube::ResourceInfo& r = *t.resource;
+  auto sel = ParseSelectors(req, res, r);
+  if (!sel) return;
+  if (Truthy(Param(req, "watch"))) return HandleWatch(d, req, res, t, *sel, min_timeout_s);
+  const auto limit = ParseLimit(req, res);
+  if (!limit) return;
+  const bool all_namespaces = r.namespaced && t.namespace_.empty();
+  // Under the lock only the shared objects are picked; matching and serializing come after.
+  auto picked = PickRange(d, lists, req, res, r, t.namespace_, all_namespaces);
+  if (!picked) return;
+  const bool selects = !sel->labels.Empty() || !sel->fields.Empty();
+  std::function<bool(const Json&)> match;
+  if (selects) match = [&](const Json& o) { return sel->Matches(o); };
+  const ListPage page = PageOf(*picked->range, picked->begin, *limit, match, all_namespaces);
+  if (page.continue_key) lists.Put(r.kind, t.namespace_, picked->rv, picked->range, WallNow());
+  const Json metadata = ListMetadata(page, picked->rv);
+  if (kube::WantsTable(req.get_header_value("Accept")))
+    return SendListTable(res, r, page, metadata,
+                         kube::ParseIncludeObject(Param(req, "includeObject")));
+  SendListBody(res, r, page, metadata);
+}
+
+void HandleGet(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
+  const kube::ResourceInfo& r = *t.resource;
+  const std::string ns = r.namespaced ? t.namespace_ : "";
+  const std::shared_ptr<const Json> obj =
+      d.Read([&](const Cluster& c) { return c.store().Share(r.kind, ns, t.name); });
+  if (!obj) return SendStatus(res, kube::NotFound(kube::ResourceName::Of(r), t.name));
+  if (kube::WantsTable(req.get_header_value("Accept")))
+    return SendJson(res, 200,
+                    kube::MakeTable(r, std::vector<Json>{*obj}, WallNow(),
+                                    kube::ParseIncludeObject(Param(req, "includeObject"))));
+  SendJson(res, 200, *obj);
+}
+
+// pods/log, pods/exec, pods/attach and pods/portforward: the pods of `arbiter serve` run on
+// virtual nodes, so there is no container to read or enter. A pod that exists gets a 400
+// Status saying so (kubectl prints it: "Error from server (BadRequest): pods are virtual in
+// this mode ..."), one that does not the usual NotFound.
+bool IsContainerSubresource(const std::string& sub) {
+  return sub == "log" || sub == "exec" || sub == "attach" || sub == "portforward";
+}
+
+void HandleContainerSubresource(Daemon& d, httplib::Response& res, const Target& t) {
+  const kube::ResourceInfo& r = *t.resource;
+  const bool exists = d.Read([&](const Cluster& c) {
+    return c.store().Share(r.kind, t.namespace_, t.name);
+  }) != nullptr;
+  if (!exists) return SendStatus(res, kube::NotFound(kube::ResourceName::Of(r), t.name));
+  const std::string what = t.sub == "log"      ? "no container output to read"
+                           : t.sub == "exec"   ? "no container to run a command in"
+                           : t.sub == "attach" ? "no container to attach to"
+                                               : "no container to forward ports to";
+  SendStatus(
+      res, kube::BadRequest("pods are virtual in this mode: pod " + t.namespace_ + "/" + t.name +
+                            " has " + what +
+                            " (arbiter serve schedules, preempts and meters pods on virtual nodes; "
+                            "nothing runs them). Its status and events say what it did: kubectl "
+                            "describe pod " +
+                            t.name + " -n " + t.namespace_));
+}
+
+// GET nodes/NAME/proxy/metrics/cadvisor and .../metrics/dcgm: the virtual node's own metrics
+// endpoints (metrics.h), as a Prometheus scrapes a real node's through kube-apiserver's proxy. Only
+// the copy of the node's workloads is taken under the lock.
+void HandleNodeMetrics(Daemon& d, httplib::Response& res, const Target& t) {
+  const std::optional<NodeMetrics> which =
+      t.proxy_path == "metrics/cadvisor" ? std::optional(NodeMetrics::kCadvisor)
+      : t.proxy_path == "metrics/dcgm"   ? std::optional(NodeMetrics::kDcgm)
+                                         : std::nullopt;
+  if (!which) return SendStatus(res, kube::PathNotFound());
+  const Millis now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  std::optional<MetricsFacts> facts = d.Read([&](const Cluster& c) -> std::optional<MetricsFacts> {
+    if (!c.store().Share(t.resource->kind, "", t.name)) return std::nullopt;
+    return CollectNodeMetrics(c, t.name, std::max(now, c.now()));
+  });
+  if (!facts) return SendStatus(res, kube::NotFound(kube::ResourceName::Of(*t.resource), t.name));
+  res.set_content(RenderNodeMetrics(*facts, *which), "text/plain; version=0.0.4");
+}
+
+// Watch: chunked JSON lines {"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object": ...}.
+// resourceVersion "" or "0": the current objects first (ADDED), then changes. The handler only
+// builds the first lines; the server's event loop sends the changes (http_server.h: a watch costs
+// a buffer, not a thread). timeoutSeconds: kube-apiserver's --min-request-timeout semantics
+// (none: a random time in [min, 2 min]), at most 2 min.
+void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t,
+                 const Selectors& sel, int min_timeout_s) {
+  const kube::ResourceInfo& r = *t.resource;
+  const std::string rv_param = Param(req, "resourceVersion");
+  const bool bookmarks = Truthy(Param(req, "allowWatchBookmarks"));
+  const int64_t max_timeout = 2 * static_cast<int64_t>(min_timeout_s);
+  int64_t timeout = min_timeout_s + static_cast<int64_t>(RandomBits() % (min_timeout_s + 1u));
+  const int64_t asked = std::atoll(Param(req, "timeoutSeconds").c_str());
+  if (asked > 0) timeout = std::min(asked, max_timeout);  // 0 or none: kube-apiserver's random
+  const bool table = kube::WantsTable(req.get_header_value("Accept"));
+  const kube::IncludeObject include = kube::ParseIncludeObject(Param(req, "includeObject"));
+  const kube::ResourceInfo* rp = t.resource;
+  // A watch asked as Table sends each object as a one-row Table (as kube-apiserver does).
+  auto shape = [table, include, rp](const Json& o) {
+    return table ? kube::MakeTable(*rp, std::vector<Json>{o}, WallNow(), include) : o;
+  };
+  WatchStream w;
+  w.content_type = "application/json;stream=watch";
+  w.kind = r.kind;
+  w.namespace_ = t.namespace_;
+  if (rv_param.empty() || rv_param == "0") {
+    std::vector<StoredRef> current;
+    w.after_rv = d.Read([&](const Cluster& c) {
+      current = c.store().ListStored(r.kind, t.namespace_);
+      return c.store().resource_version();
+    });
+    // Each line written from the stored object's text (the bytes of dumping the event).
+    for (const auto& o : current) {
+      if (!sel.Matches(*o)) continue;
+      w.initial += "{\"object\":";
+      if (table)
+        kube::AppendWireJson(w.initial, shape(*o));
+      else
+        w.initial += o.stored().WireText();
+      w.initial += ",\"type\":\"ADDED\"}\n";
+    }
+  } else {
+    w.after_rv = std::atoll(rv_param.c_str());
+  }
+  w.end = Clock::now() + std::chrono::seconds(timeout);
+  // A plain watch sends each change's line as serialized once for all watchers.
+  w.append = [sel, shape, table](const WatchLog::Entry& entry, std::string& out) {
+    const WatchEvent& e = entry.event;
+    if (!sel.Matches(*e.object)) return;
+    if (table)
+      out += Json{{"type", e.type}, {"object", shape(*e.object)}}.dump() + "\n";
+    else
+      out += entry.Line();
+  };
+  if (bookmarks)
+    w.bookmark = [kind = r.kind, api_version = r.ApiVersion()](int64_t rv) {
+      return Json{{"type", "BOOKMARK"},
+                  {"object",
+                   {{"kind", kind},
+                    {"apiVersion", api_version},
+                    {"metadata", {{"resourceVersion", std::to_string(rv)}}}}}}
+                 .dump() +
+             "\n";
+    };
+  w.too_old = [](int64_t rv) {
+    return Json{{"type", "ERROR"}, {"object", kube::TooOldResourceVersion(rv, 0).body}}.dump() +
+           "\n";
+  };
+  res.status = 200;
+  if (!HttpServer::ServeWatch(std::move(w)))
+    SendStatus(res, kube::InternalError("a watch outside the server's handlers"));
+}
+
+// ------------------------------------------------------------------ writes
+
+void Answer(httplib::Response& res, const MutationResult& r, int code, const kube::ResourceInfo& ri,
+            const std::string& ns, const std::string& name) {
+  if (!r.ok()) return SendStatus(res, ToKube(*r.error, ri, ns, name));
+  for (const auto& w : r.warnings) {
+    std::string text = w;
+    for (char& c : text)
+      if (c == '"' || c == '\n') c = '\'';
+    res.set_header("Warning", "299 - \"" + text + "\"");
+  }
+  SendJson(res, code, r.object);
+}
+
+kube::KubeStatus UnsupportedBody(const std::string& type) {
+  return kube::UnsupportedMediaType(
+      type, {"application/json",
+             std::string(kube::kProtobufMediaType) + " for " + kube::ProtobufKinds()});
+}
+
+// Bodies are JSON, or protobuf for the kinds kubectl's typed generators send that way (`create
+// namespace|quota|priorityclass|pdb`; kube::DecodeProtobufBody). Other types get
+// kube-apiserver's 415 for an unknown format (docs/kube-api.md).
+std::optional<Json> Body(const httplib::Request& req, httplib::Response& res) {
+  std::string type = req.get_header_value("Content-Type");
+  type = type.substr(0, type.find(';'));
+  while (!type.empty() && type.back() == ' ') type.pop_back();
+  if (type == kube::kProtobufMediaType) {
+    kube::ProtobufBody pb = kube::DecodeProtobufBody(req.body);
+    if (pb.ok()) return std::move(pb.object);
+    kube::KubeStatus s = pb.error == kube::ProtobufBody::Error::kMalformed
+                             ? kube::BadRequest(pb.message)
+                             : UnsupportedBody(type);
+    if (pb.error == kube::ProtobufBody::Error::kUnsupportedKind)
+      s.body["message"] = s.Message() + " (" + pb.message + ")";
+    SendStatus(res, s);
+    return std::nullopt;
+  }
+  if (!type.empty() && type != "application/json" && type != "*/*") {
+    SendStatus(res, UnsupportedBody(type));
+    return std::nullopt;
+  }
+  try {
+    return Json::parse(req.body);
+  } catch (const std::exception& e) {
+    SendStatus(res, kube::BadRequest(std::string("the request body is not JSON: ") + e.what()));
+    return std::nullopt;
+  }
+}
+
+// A string member of an object, "" when absent or of another type (client input).
+std::string StringAt(const Json& o, const char* key) {
+  if (!o.is_object()) return "";
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+std::string NameOf(const Json& obj) {
+  return obj.is_object() && obj.contains("metadata") ? StringAt(obj["metadata"], "name") : "";
+}
+
+// Kubernetes' Priority admission on a pod's create (plugin/pkg/admission/priority): the priority
+// comes from spec.priorityClassName, or the global default class (the lowest if several), or is
+// 0; a spec.priority that differs is refused (403), so a tenant cannot put its pods above the
+// others'. The built-in system-* classes resolve without an object (core/objects.h). An unknown
+// class is the validator's (422). nullopt: admitted.
+std::optional<kube::KubeStatus> AdmitPriority(Daemon& d, const kube::ResourceInfo& r,
+                                              const Json& pod) {
+  const auto spec = pod.is_object() ? pod.find("spec") : pod.end();
+  if (spec == pod.end() || !spec->is_object()) return std::nullopt;
+  const auto given = spec->find("priority");
+  if (given == spec->end() || !given->is_number_integer()) return std::nullopt;
+  const std::string cls = StringAt(*spec, "priorityClassName");
+  const std::vector<std::shared_ptr<const Json>> classes =
+      d.Read([](const Cluster& c) { return c.store().ListShared("PriorityClass", ""); });
+  std::optional<int64_t> computed;
+  for (const auto& pc : classes) {
+    const auto value = pc->find("value");
+    if (value == pc->end() || !value->is_number_integer()) continue;
+    const bool global = pc->contains("globalDefault") && (*pc)["globalDefault"] == true;
+    if (cls.empty() ? global && (!computed || value->get<int64_t>() < *computed)
+                    : NameOf(*pc) == cls)
+      computed = value->get<int64_t>();
+  }
+  if (!computed && cls.empty()) computed = 0;
+  if (!computed) computed = SystemPriorityClassValue(cls);
+  if (!computed || given->get<int64_t>() == *computed) return std::nullopt;
+  return kube::Forbidden(kube::ResourceName::Of(r), NameOf(pod),
+                         "the integer value of priority (" + std::to_string(given->get<int64_t>()) +
+                             ") must not be provided in pod spec; priority admission controller "
+                             "computed " +
+                             std::to_string(*computed) + " from the given PriorityClass name");
+}
+
+// What the API checks of an object before the daemon sees it: the metadata limits (limits.h)
+// and, on a pod's create, the Priority admission. False: refused, the answer sent.
+bool Admit(Daemon& d, httplib::Response& res, const kube::ResourceInfo& r, bool create,
+           const Json& obj) {
+  if (auto causes = kube::ValidateLabelsAndAnnotations(obj); !causes.empty()) {
+    SendStatus(res, kube::Invalid(r, NameOf(obj), causes));
+    return false;
+  }
+  if (create && r.id == KindId::kPod)
+    if (auto refused = AdmitPriority(d, r, obj)) {
+      SendStatus(res, *refused);
+      return false;
+    }
+  return true;
+}
+
+void HandleWrite(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t,
+                 Mutation::Op op) {
+  const kube::ResourceInfo& r = *t.resource;
+  auto body = Body(req, res);
+  if (!body) return;
+  if (!body->is_object())
+    return SendStatus(res, kube::BadRequest("the request body is not an object"));
+  if (!body->contains("kind")) (*body)["kind"] = r.kind;
+  if (!body->contains("apiVersion")) (*body)["apiVersion"] = r.ApiVersion();
+  if ((*body)["kind"] != r.kind)
+    return SendStatus(res, kube::BadRequest("the object's kind " + body->value("kind", "") +
+                                            " is not " + r.kind));
+  bool dry_run = false;
+  if (!ParseDryRun(req, res, &dry_run)) return;
+  if (!Admit(d, res, r, op == Mutation::Op::kCreate, *body)) return;
+  Mutation m;
+  m.op = op;
+  m.kind = r.kind;
+  m.namespace_ = r.namespaced ? t.namespace_ : "";
+  m.name = t.name;
+  m.dry_run = dry_run;
+  Json& meta = (*body)["metadata"];
+  // metadata.generateName: a name is made here (so the journal records it), again on a collision.
+  const bool generate = op == Mutation::Op::kCreate && meta.is_object() &&
+                        meta.value("name", "").empty() && meta.contains("generateName") &&
+                        meta["generateName"].is_string() &&
+                        !meta["generateName"].get<std::string>().empty();
+  for (int attempt = 0;; ++attempt) {
+    if (generate)
+      meta["name"] = kube::GenerateName(meta["generateName"].get<std::string>(), RandomBits());
+    const std::string name =
+        op == Mutation::Op::kCreate && meta.is_object() ? meta.value("name", "") : t.name;
+    Mutation attempt_m = m;
+    attempt_m.object = *body;
+    MutationResult result = d.Mutate(std::move(attempt_m));
+    if (generate && !result.ok() && result.error->reason == ApiError::Reason::kAlreadyExists &&
+        result.error->kind == r.kind && attempt < 7)
+      continue;
+    return Answer(res, result, op == Mutation::Op::kCreate ? 201 : 200, r, t.namespace_, name);
+  }
+}
+
+void HandlePatch(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
+  const kube::ResourceInfo& r = *t.resource;
+  auto type = kube::PatchTypeFromContentType(req.get_header_value("Content-Type"));
+  std::vector<std::string> accepted;
+  for (auto pt : kube::AcceptedPatchTypes(r)) accepted.push_back(kube::ContentTypeOf(pt));
+  if (!type || !kube::Accepts(r, *type))
+    return SendStatus(res,
+                      kube::UnsupportedMediaType(req.get_header_value("Content-Type"), accepted));
+  bool dry_run = false;
+  if (!ParseDryRun(req, res, &dry_run)) return;
+  const std::string ns = r.namespaced ? t.namespace_ : "";
+  const bool precondition = req.body.find("resourceVersion") != std::string::npos;
+  // Server-side apply owns fields per manager: kubectl --server-side sends fieldManager=kubectl,
+  // then (on an object made by client-side apply) the last-applied annotation alone as
+  // kubectl-last-applied. `force` is accepted; no conflicts are detected (docs/kube-api.md).
+  kube::ApplyOptions apply;
+  if (*type == kube::PatchType::kApply) apply.field_manager = Param(req, "fieldManager");
+  for (int attempt = 0;; ++attempt) {
+    const std::shared_ptr<const Json> stored =
+        d.Read([&](const Cluster& c) { return c.store().Share(r.kind, ns, t.name); });
+    std::optional<Json> live = stored ? std::optional<Json>(*stored) : std::nullopt;
+    if (!live && *type != kube::PatchType::kApply)
+      return SendStatus(res, kube::NotFound(kube::ResourceName::Of(r), t.name));
+    auto merged = kube::ApplyPatch(*type, live ? &*live : nullptr, req.body, r, apply);
+    if (!merged.ok()) {
+      if (merged.code() == StatusCode::kConflict)
+        return SendStatus(
+            res,
+            kube::Invalid(r, t.name, {kube::Cause{"FieldValueInvalid", merged.message(), ""}}));
+      return SendStatus(res, kube::BadRequest(merged.message()));
+    }
+    Json obj = std::move(merged).value();
+    // A patch adds to what is stored: the result is bounded as a body is.
+    if (kube::NestsDeeperThan(obj, kube::kMaxNesting)) return SendStatus(res, kube::BodyTooDeep());
+    if (!obj.contains("metadata") || !obj["metadata"].is_object()) obj["metadata"] = Json::object();
+    if (obj["metadata"].value("name", t.name) != t.name)
+      return SendStatus(
+          res, kube::BadRequest("the name of the object does not match the name on the URL"));
+    obj["metadata"]["name"] = t.name;
+    if (!Admit(d, res, r, !live, obj)) return;
+    Mutation m;
+    m.op = live ? Mutation::Op::kUpdate : Mutation::Op::kCreate;
+    m.kind = r.kind;
+    m.namespace_ = ns;
+    m.name = t.name;
+    m.object = std::move(obj);
+    m.dry_run = dry_run;
+    MutationResult result = d.Mutate(std::move(m));
+    const bool raced = !result.ok() && (result.error->reason == ApiError::Reason::kConflict ||
+                                        result.error->reason == ApiError::Reason::kAlreadyExists ||
+                                        result.error->reason == ApiError::Reason::kNotFound);
+    if (raced && !precondition && attempt < 5) continue;
+    return Answer(res, result, live ? 200 : 201, r, t.namespace_, t.name);
+  }
+}
+
+std::optional<Millis> GracePeriod(const httplib::Request& req) {
+  std::string g = Param(req, "gracePeriodSeconds");
+  if (g.empty() && !req.body.empty()) {
+    try {
+      Json b = Json::parse(req.body);
+      if (b.contains("gracePeriodSeconds") && b["gracePeriodSeconds"].is_number())
+        return b["gracePeriodSeconds"].get<int64_t>() * 1000;
+      if (b.contains("deleteOptions") && b["deleteOptions"].contains("gracePeriodSeconds"))
+        return b["deleteOptions"]["gracePeriodSeconds"].get<int64_t>() * 1000;
+    } catch (const std::exception&) {
+    }
+  }
+  if (g.empty()) return std::nullopt;
+  return std::atoll(g.c_str()) * 1000;
+}
+
+// DeleteOptions in the body may ask for a dry run too (client-go sends it there on DELETE).
+bool BodyDryRun(const httplib::Request& req) {
+  if (req.body.empty()) return false;
+  try {
+    Json b = Json::parse(req.body);
+    if (b.is_object() && b.contains("deleteOptions")) b = b["deleteOptions"];
+    return b.is_object() && b.contains("dryRun") && b["dryRun"].is_array() &&
+           std::find(b["dryRun"].begin(), b["dryRun"].end(), "All") != b["dryRun"].end();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+void HandleDelete(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
+  const kube::ResourceInfo& r = *t.resource;
+  bool dry_run = false;
+  if (!ParseDryRun(req, res, &dry_run)) return;
+  dry_run = dry_run || BodyDryRun(req);
+  Mutation m;
+  m.dry_run = dry_run;
+  m.op = Mutation::Op::kDelete;
+  m.kind = r.kind;
+  m.namespace_ = r.namespaced ? t.namespace_ : "";
+  m.name = t.name;
+  m.grace_period = GracePeriod(req);
+  MutationResult result = d.Mutate(std::move(m));
+  Answer(res, result, 200, r, t.namespace_, t.name);
+}
+
+// deletecollection (DELETE on a collection, with labelSelector / fieldSelector): each object the
+// selectors match is deleted as its own DELETE would be (a journal record each); the answer is
+// the list of the deleted objects' last states. Namespaces have no deletecollection.
+void HandleDeleteCollection(Daemon& d, const httplib::Request& req, httplib::Response& res,
+                            const Target& t) {
+  const kube::ResourceInfo& r = *t.resource;
+  if (r.id == KindId::kNamespace) return SendStatus(res, kube::MethodNotAllowed());
+  auto sel = ParseSelectors(req, res, r);
+  if (!sel) return;
+  bool dry_run = false;
+  if (!ParseDryRun(req, res, &dry_run)) return;
+  dry_run = dry_run || BodyDryRun(req);
+  std::vector<std::pair<std::string, std::string>> keys;
+  d.Read([&](const Cluster& c) {
+    for (const Json* o : c.store().List(r.kind, t.namespace_))
+      if (sel->Matches(*o))
+        keys.emplace_back(o->at("metadata").value("namespace", ""),
+                          o->at("metadata").value("name", ""));
+    return 0;
+  });
+  std::vector<Json> items;
+  for (const auto& [ns, name] : keys) {
+    Mutation m;
+    m.op = Mutation::Op::kDelete;
+    m.kind = r.kind;
+    m.namespace_ = ns;
+    m.name = name;
+    m.grace_period = GracePeriod(req);
+    m.dry_run = dry_run;
+    MutationResult result = d.Mutate(std::move(m));
+    if (!result.ok() && (result.error->reason == ApiError::Reason::kNotFound ||
+                         result.error->reason == ApiError::Reason::kNamespaceNotFound))
+      continue;  // raced
+    if (!result.ok()) return SendStatus(res, ToKube(*result.error, r, ns, name));
+    items.push_back(std::move(result.object));
+  }
+  const int64_t rv = d.Read([](const Cluster& c) { return c.store().resource_version(); });
+  SendJson(res, 200, ListBody(r, std::move(items), rv));
+}
+
+// pods/eviction (policy/v1 Eviction): the pod is deleted with the eviction's grace period if its
+// PodDisruptionBudget allows (Cluster::Evict; 429 TooManyRequests otherwise).
+void HandleEvict(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
+  const kube::ResourceInfo& r = *t.resource;
+  bool dry_run = false;
+  if (!ParseDryRun(req, res, &dry_run)) return;
+  if (!req.body.empty()) {
+    auto body = Body(req, res);
+    if (!body) return;
+    if (body->is_object() && body->contains("metadata") && (*body)["metadata"].is_object() &&
+        (*body)["metadata"].value("name", t.name) != t.name)
+      return SendStatus(res,
+                        kube::BadRequest("name in URL does not match name in Eviction object"));
+    dry_run = dry_run || BodyDryRun(req);
+  }
+  Mutation m;
+  m.op = Mutation::Op::kDelete;
+  m.eviction = true;
+  m.dry_run = dry_run;
+  m.kind = r.kind;
+  m.namespace_ = t.namespace_;
+  m.name = t.name;
+  m.grace_period = GracePeriod(req);
+  MutationResult result = d.Mutate(std::move(m));
+  if (!result.ok()) return SendStatus(res, ToKube(*result.error, r, t.namespace_, t.name));
+  SendJson(res, 201,
+           kube::SuccessStatus(kube::ResourceName::Of(r), t.name,
+                               result.object["metadata"].value("uid", "")));
+}
+
+// What every API request is checked for before it is parsed or routed: text that is valid UTF-8
+// (the path, the query, a body that is not protobuf), and a JSON body that nests at most
+// kube::kMaxNesting levels — counted on the text, before any recursion. YAML bodies (apply) are
+// bounded by ParseBody (patch.h). nullopt: go on.
+std::optional<kube::KubeStatus> CheckInput(const httplib::Request& req) {
+  if (!kube::IsValidUtf8(req.path)) return kube::BadRequest("the request path is not valid UTF-8");
+  for (const auto& [key, value] : req.params)
+    if (!kube::IsValidUtf8(key) || !kube::IsValidUtf8(value))
+      return kube::BadRequest("a query parameter is not valid UTF-8");
+  if (req.body.empty()) return std::nullopt;
+  std::string type = req.get_header_value("Content-Type");
+  type = type.substr(0, type.find(';'));
+  if (type == kube::kProtobufMediaType) return std::nullopt;
+  if (!kube::IsValidUtf8(req.body)) return kube::BadRequest("the request body is not valid UTF-8");
+  const size_t first = req.body.find_first_not_of(" \t\r\n");
+  const bool json =
+      type != "application/apply-patch+yaml" ||
+      (first != std::string::npos && (req.body[first] == '{' || req.body[first] == '['));
+  if (json && kube::JsonTextNestsDeeperThan(req.body, kube::kMaxNesting))
+    return kube::BodyTooDeep();
+  return std::nullopt;
+}
+
+}  // namespace
+
+ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
+    : daemon_(daemon),
+      options_(std::move(options)),
+      lists_(std::make_unique<ListSnapshots>()),
+      requests_(std::make_shared<RequestMetrics>()) {
+  options_.limits.max_body_bytes = kube::kMaxBodyBytes;
+  options_.min_request_timeout_s = std::max(1, options_.min_request_timeout_s);
+  auto tls = NewTlsContext(options_.tls);
+  if (!tls.ok()) setup_ = tls.status();
+  svr_ = std::make_unique<HttpServer>(options_.limits, &daemon_.watch_log(),
+                                      tls.ok() ? tls.value() : nullptr);
+  InstallApiAuth(*svr_, options_.tokens);  // also starts each request's log context
+  // The answers the server gives itself (limits, caps) are Kubernetes Status bodies too.
+  svr_->set_refusal([](int code, const std::string& message, httplib::Response& res) {
+    kube::KubeStatus s = code == 413   ? kube::BodyTooLarge()
+                         : code == 429 ? kube::TooManyRequests(message)
+                         : code == 405 ? kube::MethodNotAllowed()
+                                       : kube::Failure(code, message);
+    SendStatus(res, s);
+    res.status = code;
+  });
+  const TokenSource* tokens = options_.tokens.get();
+  svr_->set_reserved(
+      [tokens](const httplib::Request& req) { return ReservedRequest(tokens, req); });
+  Routes();
+}
+
+ApiServer::~ApiServer() = default;
+
+Result<int> ApiServer::Bind(const std::string& host, int port) {
+  if (!setup_.ok()) return setup_;
+  auto bound = svr_->Bind(host, port);
+  if (!bound.ok()) return bound;
+  address_ = host + ":" + std::to_string(bound.value());
+  return bound;
+}
+
+void ApiServer::Run() { svr_->Run(); }
+
+void ApiServer::Stop() {
+  daemon_.watch_log().Close();
+  svr_->Stop();
+}
+
+HttpServerStats ApiServer::stats() const { return svr_->stats(); }
+
+// The caller of a request the hook let through (api_auth.h): the token's user, or without
+// --token-file kube-apiserver's old insecure-port user, a cluster admin, as every request is
+// allowed then.
+kube::UserInfo ApiServer::Caller(const httplib::Request& req) const {
+  if (options_.tokens)
+    if (auto u =
+            kube::Authenticate(*options_.tokens->Current(), req.get_header_value("Authorization")))
+      return *u;
+  return kube::UserInfo{"system:unsecured", "", {"system:masters", "system:authenticated"}};
+}
+
+// `kubectl auth can-i` and `kubectl auth whoami` (kube/auth_review.h): answered from the same
+// policy and tokens the hook in front of every request uses.
+void ApiServer::SelfReviewRoutes(
+    HttpServer& s, const std::function<HttpServer::Handler(const HttpServer::Handler&)>& bounded) {
+  s.Post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+         bounded([this](const httplib::Request& req, httplib::Response& res) {
+           if (auto refused = CheckInput(req)) return SendStatus(res, *refused);
+           auto body = Body(req, res);
+           if (!body) return;
+           auto attrs = kube::AccessReviewAttributes(*body);
+           if (!attrs.ok()) return SendStatus(res, kube::BadRequest(attrs.status().message()));
+           const kube::UserInfo user = Caller(req);
+           const kube::Decision d = kube::Authorize(user, *attrs);
+           SendJson(res, 201,
+                    kube::AccessReviewResponse(*body, d, kube::ForbiddenReason(user, *attrs)));
+         }));
+  s.Post("/apis/authentication.k8s.io/v1/selfsubjectreviews",
+         bounded([this](const httplib::Request& req, httplib::Response& res) {
+           if (auto refused = CheckInput(req)) return SendStatus(res, *refused);
+           SendJson(res, 201, kube::SelfSubjectReviewResponse(Caller(req)));
+         }));
+}
+
+void ApiServer::Routes() {
+  HttpServer& s = *svr_;
+  auto log = options_.log;
+  s.set_logger(
+      [log, requests = requests_](const httplib::Request& req, const httplib::Response& res) {
+        const Json line = RequestLogLine(req, res);
+        requests->Observe(line.value("verb", ""), req.method, line.value("resource", ""),
+                          res.status, line.value("latencyMs", 0.0) / 1000);
+        if (log) log(kube::WireJson(line));
+      });
+  for (const char* p : {"/healthz", "/livez"}) {
+    s.Get(p, [](const httplib::Request&, httplib::Response& res) {
+      res.set_content("ok", "text/plain");
+    });
+  }
+  const std::string version = options_.version;
+  s.Get("/version", [version](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, 200, kube::VersionBody(kube::ArbiterVersionInfo(version)));
+  });
+  Daemon* d = &daemon_;
+  // Not ready once the journal failed (the daemon is read-only), with the reason.
+  s.Get("/readyz", [d](const httplib::Request&, httplib::Response& res) {
+    const Status h = d->Health();
+    if (h.ok()) return res.set_content("ok", "text/plain");
+    res.status = 503;
+    res.set_content("[-]journal failed: " + h.message() + "\nreadyz check failed\n", "text/plain");
+  });
+  s.Get("/metrics", [d, extra = options_.extra_metrics, pod_usage = options_.pod_usage_on_metrics,
+                     requests = requests_](const httplib::Request&, httplib::Response& res) {
+    const JournalStats j = d->journal().stats();
+    const Millis now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+    // Under the lock only the copy of the facts; their text after it is released.
+    const MetricsFacts facts =
+        d->Read([&](const Cluster& c) { return CollectMetrics(c, std::max(now, c.now())); });
+    std::string text = RenderMetrics(facts, j, pod_usage);
+    text += RenderProcessMetrics();
+    text += requests->Render();
+    if (extra) text += extra();
+    res.set_content(text, "text/plain; version=0.0.4");
+  });
+  // The state tests compare across restarts: resourceVersion, decision digest, invariants.
+  s.Get("/debug/arbiter/state", [d](const httplib::Request&, httplib::Response& res) {
+    Json body = d->Read([](const Cluster& c) {
+      const Status inv = c.engine().CheckInvariants();
+      return Json{{"resourceVersion", c.store().resource_version()},
+                  {"decisionDigest", std::to_string(c.decision_digest())},
+                  {"decisionCount", c.decision_count()},
+                  {"liveWorkloads", c.engine().live_workloads()},
+                  {"invariants", inv.ok() ? "ok" : inv.message()}};
+    });
+    const StartupInfo& st = d->startup();
+    body["startup"] = {
+        {"fromSnapshot", st.from_snapshot}, {"replayed", st.replayed}, {"seconds", st.seconds}};
+    body["journalSeq"] = d->journal().last_seq();
+    SendJson(res, 200, body);
+  });
+  s.Get("/openapi/v3", [](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, 200, kube::OpenApiV3Index());
+  });
+  s.Get(R"(/openapi/v3/(.+))", [](const httplib::Request& req, httplib::Response& res) {
+    auto doc = kube::OpenApiV3Document(req.matches[1].str());
+    if (!doc) return SendStatus(res, kube::PathNotFound());
+    SendJson(res, 200, *doc);
+  });
+  // A handler that throws (input a check above missed) answers a Status, never an empty 500.
+  s.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown exception";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        SendStatus(res, kube::InternalError(what));
+      });
+  s.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (res.status == 404 && res.body.empty()) SendStatus(res, kube::PathNotFound());
+  });
+
+  auto handler = [this](const httplib::Request& req, httplib::Response& res) {
+    if (auto refused = CheckInput(req)) return SendStatus(res, *refused);
+    Target t = Parse(req.path);
+    const std::string accept = req.get_header_value("Accept");
+    switch (t.what) {
+      case Target::What::kNone:
+        return SendStatus(res, kube::PathNotFound());
+      case Target::What::kApi:
+      case Target::What::kApis: {
+        const bool core = t.what == Target::What::kApi;
+        const kube::DiscoveryShape shape = kube::NegotiateDiscovery(accept);
+        res.set_header("Vary", "Accept");
+        if (shape != kube::DiscoveryShape::kLegacy)
+          return SendJson(res, 200, kube::AggregatedDiscovery(core, shape),
+                          kube::DiscoveryContentType(shape));
+        return SendJson(res, 200, core ? kube::CoreApiVersions(address_) : kube::ApiGroupList());
+      }
+      case Target::What::kGroup: {
+        auto g = kube::ApiGroup(t.group);
+        if (!g) return SendStatus(res, kube::PathNotFound());
+        return SendJson(res, 200, *g);
+      }
+      case Target::What::kResourceList: {
+        auto l = kube::ApiResourceList(t.group, t.version);
+        if (!l) return SendStatus(res, kube::PathNotFound());
+        return SendJson(res, 200, *l);
+      }
+      case Target::What::kResource:
+        break;
+    }
+    if (!t.resource) return SendStatus(res, kube::PathNotFound());
+    const kube::ResourceInfo& r = *t.resource;
+    if (r.id == KindId::kPod && !t.name.empty() && IsContainerSubresource(t.sub) &&
+        (req.method == "GET" || req.method == "POST"))
+      return HandleContainerSubresource(daemon_, res, t);
+    if (r.id == KindId::kNode && !t.name.empty() && t.sub == "proxy" && req.method == "GET")
+      return HandleNodeMetrics(daemon_, res, t);
+    if (!t.sub.empty() && !r.FindSubresource(t.sub)) return SendStatus(res, kube::PathNotFound());
+    if (req.method == "GET") {
+      if (t.name.empty())
+        return HandleList(daemon_, *lists_, req, res, t, options_.min_request_timeout_s);
+      return HandleGet(daemon_, req, res, t);
+    }
+    if (req.method == "POST") {
+      if (t.sub == "eviction") return HandleEvict(daemon_, req, res, t);
+      if (!t.name.empty()) return SendStatus(res, kube::MethodNotAllowed());
+      return HandleWrite(daemon_, req, res, t, Mutation::Op::kCreate);
+    }
+    if (req.method == "DELETE" && t.name.empty() && t.sub.empty())
+      return HandleDeleteCollection(daemon_, req, res, t);
+    if (!t.sub.empty() || t.name.empty()) return SendStatus(res, kube::MethodNotAllowed());
+    if (req.method == "PUT") return HandleWrite(daemon_, req, res, t, Mutation::Op::kUpdate);
+    if (req.method == "PATCH") return HandlePatch(daemon_, req, res, t);
+    if (req.method == "DELETE") return HandleDelete(daemon_, req, res, t);
+    SendStatus(res, kube::MethodNotAllowed());
+  };
+  // Bodies were read by the server, at most kube::kMaxBodyBytes of them, chunked or not
+  // (http_request_parser.h); multipart forms are not a Kubernetes body.
+  auto bounded = [](const HttpServer::Handler& then) {
+    return [then](const httplib::Request& req, httplib::Response& res) {
+      if (req.is_multipart_form_data())
+        return SendStatus(res, kube::UnsupportedMediaType(req.get_header_value("Content-Type"),
+                                                          {"application/json"}));
+      then(req, res);
+    };
+  };
+  auto not_found = [](const httplib::Request&, httplib::Response& res) {
+    SendStatus(res, kube::PathNotFound());
+  };
+  SelfReviewRoutes(s, bounded);
+  for (const char* p : {R"(/api(/.*)?)", R"(/apis(/.*)?)"}) {
+    s.Get(p, handler);
+    s.Post(p, bounded(handler));
+    s.Put(p, bounded(handler));
+    s.Patch(p, bounded(handler));
+    s.Delete(p, bounded(handler));
+  }
+  s.Post(".*", bounded(not_found));
+  s.Put(".*", bounded(not_found));
+  s.Patch(".*", bounded(not_found));
+  s.Delete(".*", bounded(not_found));
+  dashboard::RegisterRoutes(s, daemon_, options_.dashboard);
+}
+
+}  // namespace arbiter::server

@@ -1,0 +1,959 @@
+#include "server/http/http_server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <httplib.h>
+#include <malloc.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <regex>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "server/http/http_request_parser.h"
+
+namespace arbiter::server {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Seconds = std::chrono::seconds;
+
+constexpr uint64_t kListenId = 0;
+constexpr uint64_t kWakeId = 1;
+constexpr size_t kReadChunk = 64 * 1024;
+constexpr size_t kMaxBuffered = 256 * 1024;  // unparsed input kept while a request is handled
+constexpr auto kBookmarkEvery = Seconds(5);
+constexpr auto kLingerFor = Seconds(5);        // reading what follows a refused request
+constexpr size_t kLingerBytes = 64u << 20;     // ... at most this much
+constexpr size_t kKeepBufferBytes = 1u << 20;  // an idle connection keeps at most this buffer
+
+const char* Reason(int status) {
+  switch (status) {
+    case 100:
+      return "Continue";
+    case 200:
+      return "OK";
+    case 201:
+      return "Created";
+    case 202:
+      return "Accepted";
+    case 204:
+      return "No Content";
+    case 301:
+      return "Moved Permanently";
+    case 302:
+      return "Found";
+    case 304:
+      return "Not Modified";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 406:
+      return "Not Acceptable";
+    case 408:
+      return "Request Timeout";
+    case 409:
+      return "Conflict";
+    case 410:
+      return "Gone";
+    case 413:
+      return "Payload Too Large";
+    case 415:
+      return "Unsupported Media Type";
+    case 422:
+      return "Unprocessable Entity";
+    case 429:
+      return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return "Unknown";
+  }
+}
+
+bool EqualNoCase(const std::string& a, const char* b) { return strcasecmp(a.c_str(), b) == 0; }
+
+bool SkippedHeader(const std::string& name) {
+  return EqualNoCase(name, "Content-Length") || EqualNoCase(name, "Transfer-Encoding") ||
+         EqualNoCase(name, "Connection");
+}
+
+void AppendChunk(std::string& out, std::string_view data) {
+  if (data.empty()) return;
+  char size[20];
+  const int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+  out.append(size, static_cast<size_t>(n));
+  out.append(data.data(), data.size());
+  out.append("\r\n", 2);
+}
+
+thread_local std::unique_ptr<WatchStream>* tl_watch_slot = nullptr;
+
+}  // namespace
+
+struct HttpServer::Impl {
+  enum class Phase { kHandshake, kHeader, kIdle, kBody, kBusy, kStream, kClosing, kDraining };
+
+  struct Conn {
+    explicit Conn(HttpParseLimits l) : parser(l) {}
+    uint64_t id = 0;
+    int fd = -1;
+    SSL* ssl = nullptr;
+    std::string addr;
+    int port = 0;
+    Phase phase = Phase::kHeader;
+    Clock::time_point deadline;
+    Clock::time_point last_write;
+    std::string in, out;
+    size_t out_off = 0;
+    HttpRequestParser parser;
+    bool continue_sent = false;
+    bool reserved = false;  // accepted from the reserve
+    bool keep_alive = true;
+    bool ssl_wants_write = false;
+    bool eof = false;
+    uint32_t events = 0;
+    size_t drained = 0;
+    std::unique_ptr<WatchStream> watch;
+    size_t watch_allowance = 0;
+    Clock::time_point watch_last_sent;
+    size_t pending() const { return out.size() - out_off; }
+  };
+
+  struct Job {
+    uint64_t conn = 0;
+    std::string addr;
+    std::unique_ptr<httplib::Request> req;
+  };
+  struct Done {
+    uint64_t conn = 0;
+    std::string addr;
+    bool head = false;
+    httplib::Response res;
+    std::unique_ptr<WatchStream> watch;
+  };
+  struct Client {
+    int conns = 0;
+    int in_flight = 0;
+  };
+  struct Route {
+    std::regex pattern;
+    Handler handler;
+  };
+
+  HttpLimits limits;
+  WatchLog* watches = nullptr;
+  std::shared_ptr<ssl_ctx_st> tls;
+  std::unordered_map<std::string, std::vector<Route>> routes;  // by method
+  std::function<HandlerResponse(const Request&, Response&)> pre;
+  std::function<void(const Request&, const Response&)> logger;
+  std::function<void(const Request&, Response&, std::exception_ptr)> on_exception;
+  Handler on_error;
+  std::function<void(int, const std::string&, Response&)> refusal;
+  std::function<bool(const Request&)> reserved;
+
+  int listen_fd = -1, epoll_fd = -1, wake_fd = -1;
+  std::atomic<bool> stopping{false};
+  std::atomic<bool> watch_news{false};
+  uint64_t next_id = 2;
+  std::unordered_map<uint64_t, std::unique_ptr<Conn>> conns;
+  std::unordered_map<std::string, Client> clients;
+  // Streams by kind + '\0' + namespace ("" for all namespaces).
+  std::unordered_map<std::string, std::unordered_set<uint64_t>> streams;
+  int64_t hub_rv = 0;
+  int max_connections = 0;
+
+  std::mutex mu;  // jobs, done, stats
+  std::condition_variable jobs_cv;
+  std::deque<Job> jobs;
+  std::deque<Done> done;
+  bool workers_stop = false;
+  std::vector<std::thread> workers;
+  HttpServerStats counters;
+
+  ~Impl() {
+    for (int fd : {listen_fd, epoll_fd, wake_fd})
+      if (fd >= 0) close(fd);
+  }
+
+  void Wake() {
+    const uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = write(wake_fd, &one, sizeof one);
+  }
+  void Count(uint64_t HttpServerStats::*field) {
+    std::lock_guard<std::mutex> l(mu);
+    ++(counters.*field);
+  }
+
+  // ---------------------------------------------------------------- workers
+
+  void Worker() {
+    while (true) {
+      Job job;
+      {
+        std::unique_lock<std::mutex> l(mu);
+        jobs_cv.wait(l, [&] { return workers_stop || !jobs.empty(); });
+        if (jobs.empty()) return;
+        job = std::move(jobs.front());
+        jobs.pop_front();
+      }
+      Done d;
+      d.conn = job.conn;
+      d.addr = std::move(job.addr);
+      d.head = job.req->method == "HEAD";
+      tl_watch_slot = &d.watch;
+      Handle(*job.req, d.res);
+      tl_watch_slot = nullptr;
+      {
+        std::lock_guard<std::mutex> l(mu);
+        done.push_back(std::move(d));
+      }
+      Wake();
+    }
+  }
+
+  void Handle(httplib::Request& req, httplib::Response& res) {
+    bool routed = false;
+    try {
+      if (pre && pre(req, res) == HandlerResponse::kHandled) {
+        routed = true;
+      } else {
+        auto it = routes.find(req.method == "HEAD" ? std::string("GET") : req.method);
+        if (it != routes.end())
+          for (const Route& r : it->second) {
+            if (std::regex_match(req.path, req.matches, r.pattern)) {
+              r.handler(req, res);
+              routed = true;
+              break;
+            }
+          }
+      }
+    } catch (...) {
+      res.status = 500;
+      if (on_exception) on_exception(req, res, std::current_exception());
+      routed = true;
+    }
+    if (res.status == -1) res.status = routed ? 200 : 404;
+    if (res.status >= 400 && on_error) on_error(req, res);
+    if (logger) logger(req, res);
+  }
+
+  // ---------------------------------------------------------------- connections
+
+  void SetEvents(Conn& c) {
+    uint32_t want = 0;
+    const bool reading = c.phase != Phase::kBusy && c.phase != Phase::kClosing &&
+                         !(c.phase == Phase::kStream && c.in.size() > kMaxBuffered);
+    if (reading && !c.eof) want |= EPOLLIN;
+    if (c.pending() > 0 || c.ssl_wants_write) want |= EPOLLOUT;
+    if (want == c.events) return;
+    epoll_event ev{};
+    ev.events = want;
+    ev.data.u64 = c.id;
+    epoll_ctl(epoll_fd, EPOLL_CTL_MOD, c.fd, &ev);
+    c.events = want;
+  }
+
+  void CloseConn(uint64_t id) {
+    auto it = conns.find(id);
+    if (it == conns.end()) return;
+    Conn& c = *it->second;
+    if (c.watch) Unindex(c);
+    if (c.ssl) SSL_free(c.ssl);
+    epoll_ctl(epoll_fd, EPOLL_CTL_DEL, c.fd, nullptr);
+    close(c.fd);
+    auto cl = clients.find(c.addr);
+    if (cl != clients.end() && --cl->second.conns <= 0 && cl->second.in_flight <= 0)
+      clients.erase(cl);
+    conns.erase(it);
+  }
+
+  void Accept() {
+    for (int i = 0; i < 512; ++i) {
+      sockaddr_storage sa{};
+      socklen_t len = sizeof sa;
+      const int fd =
+          accept4(listen_fd, reinterpret_cast<sockaddr*>(&sa), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) return;
+      char host[INET6_ADDRSTRLEN] = "";
+      char serv[8] = "";
+      getnameinfo(reinterpret_cast<sockaddr*>(&sa), len, host, sizeof host, serv, sizeof serv,
+                  NI_NUMERICHOST | NI_NUMERICSERV);
+      if (static_cast<int>(conns.size()) >= max_connections) {
+        Count(&HttpServerStats::refused_connections);
+        close(fd);
+        continue;
+      }
+      Client& client = clients[host];
+      if (client.conns >= limits.max_connections_per_client) {
+        Count(&HttpServerStats::refused_connections);
+        if (!tls) {  // a plain client is told why; a TLS one cannot be before its handshake
+          httplib::Response res;
+          Refusal(429, "too many connections from " + std::string(host), res);
+          const std::string bytes = Serialize(res, false, false);
+          [[maybe_unused]] ssize_t n = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+          shutdown(fd, SHUT_WR);
+        }
+        if (client.conns <= 0 && client.in_flight <= 0) clients.erase(host);
+        close(fd);
+        continue;
+      }
+      ++client.conns;
+      const int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      auto c =
+          std::make_unique<Conn>(HttpParseLimits{limits.max_header_bytes, limits.max_body_bytes});
+      c->id = next_id++;
+      c->fd = fd;
+      c->addr = host;
+      c->port = std::atoi(serv);
+      c->reserved = static_cast<int>(conns.size()) >=
+                    max_connections - std::max(0, limits.reserved_connections);
+      const auto now = Clock::now();
+      if (tls) {
+        c->ssl = SSL_new(tls.get());
+        SSL_set_fd(c->ssl, fd);
+        SSL_set_accept_state(c->ssl);
+        SSL_set_mode(c->ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+        c->phase = Phase::kHandshake;
+        c->deadline = now + Seconds(limits.tls_handshake_timeout_s);
+      } else {
+        c->deadline = now + Seconds(limits.header_timeout_s);
+      }
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.u64 = c->id;
+      c->events = EPOLLIN;
+      epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+      Count(&HttpServerStats::accepted);
+      conns.emplace(c->id, std::move(c));
+    }
+  }
+
+  // Reads what the socket holds (as far as kMaxBuffered); false on a fatal error.
+  bool ReadInput(Conn& c) {
+    char buf[kReadChunk];
+    while (c.in.size() < kMaxBuffered + kReadChunk) {
+      ssize_t n;
+      if (c.ssl) {
+        ERR_clear_error();
+        n = SSL_read(c.ssl, buf, sizeof buf);
+        if (n <= 0) {
+          const int e = SSL_get_error(c.ssl, static_cast<int>(n));
+          if (e == SSL_ERROR_WANT_READ) return true;
+          if (e == SSL_ERROR_WANT_WRITE) {
+            c.ssl_wants_write = true;
+            return true;
+          }
+          if (e == SSL_ERROR_ZERO_RETURN) {
+            c.eof = true;
+            return true;
+          }
+          return false;
+        }
+      } else {
+        n = recv(c.fd, buf, sizeof buf, 0);
+        if (n == 0) {
+          c.eof = true;
+          return true;
+        }
+        if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+      }
+      if (c.phase == Phase::kDraining || c.phase == Phase::kStream) {
+        c.drained += static_cast<size_t>(n);  // dropped: a watcher has nothing more to say
+        if (c.drained > kLingerBytes && c.phase == Phase::kDraining) return false;
+        continue;
+      }
+      c.in.append(buf, static_cast<size_t>(n));
+    }
+    return true;
+  }
+
+  // Writes what is pending; false on a fatal error.
+  bool Flush(Conn& c) {
+    c.ssl_wants_write = false;
+    while (c.pending() > 0) {
+      const char* p = c.out.data() + c.out_off;
+      const size_t len = std::min<size_t>(c.pending(), 1u << 20);
+      ssize_t n;
+      if (c.ssl) {
+        ERR_clear_error();
+        n = SSL_write(c.ssl, p, static_cast<int>(len));
+        if (n <= 0) {
+          const int e = SSL_get_error(c.ssl, static_cast<int>(n));
+          if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) break;
+          return false;
+        }
+      } else {
+        n = send(c.fd, p, len, MSG_NOSIGNAL);
+        if (n < 0) {
+          if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
+          return false;
+        }
+      }
+      c.out_off += static_cast<size_t>(n);
+      c.last_write = Clock::now();
+    }
+    if (c.out_off == c.out.size()) {
+      // A large answer's buffer is given back once sent, not kept by an idle connection.
+      if (c.out.capacity() > kKeepBufferBytes)
+        std::string().swap(c.out);
+      else
+        c.out.clear();
+      c.out_off = 0;
+    } else if (c.out_off > (1u << 20) && c.out_off * 2 > c.out.size()) {
+      c.out.erase(0, c.out_off);
+      c.out_off = 0;
+    }
+    return true;
+  }
+
+  void Refusal(int status, const std::string& message, httplib::Response& res) {
+    res.status = status;
+    if (refusal) refusal(status, message, res);
+    if (status == 429 || status == 503) res.set_header("Retry-After", "1");
+  }
+
+  std::string Serialize(const httplib::Response& res, bool keep_alive, bool head) {
+    std::string s = SerializeHead(res, keep_alive);
+    if (!head) s += res.body;
+    return s;
+  }
+
+  std::string SerializeHead(const httplib::Response& res, bool keep_alive) {
+    std::string s = "HTTP/1.1 " + std::to_string(res.status) + " " + Reason(res.status) + "\r\n";
+    for (const auto& [k, v] : res.headers)
+      if (!SkippedHeader(k)) s += k + ": " + v + "\r\n";
+    s += "Content-Length: " + std::to_string(res.body.size()) + "\r\n";
+    s += keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
+    return s;
+  }
+
+  // The answer into the connection's buffer, its body copied once (or not at all when nothing
+  // is waiting: the body's buffer becomes the output and the head is put in front of it).
+  void Queue(Conn& c, httplib::Response& res, bool head) {
+    const std::string h = SerializeHead(res, c.keep_alive);
+    if (head || res.body.size() < kKeepBufferBytes || c.pending() > 0) {
+      c.out += h;
+      if (!head) c.out += res.body;
+      return;
+    }
+    std::string body = std::move(res.body);
+    body.insert(0, h);
+    c.out = std::move(body);
+    c.out_off = 0;
+  }
+
+  // An answer the loop gives itself, then the connection ends (after reading what the client
+  // is still sending, so that it sees the answer rather than a reset).
+  void RefuseAndClose(Conn& c, int status, const std::string& message) {
+    httplib::Response res;
+    Refusal(status, message, res);
+    c.out += Serialize(res, false, false);
+    c.in.clear();
+    c.phase = Phase::kDraining;
+    c.deadline = Clock::now() + kLingerFor;
+    Count(&HttpServerStats::refused_requests);
+  }
+
+  void StartIdle(Conn& c) {
+    c.phase = Phase::kIdle;
+    c.deadline = Clock::now() + Seconds(limits.idle_timeout_s);
+  }
+
+  // Parses what came in; dispatches a complete request to the workers.
+  void Process(Conn& c) {
+    while (c.phase == Phase::kHeader || c.phase == Phase::kIdle || c.phase == Phase::kBody) {
+      if (c.in.empty()) return;
+      if (c.phase == Phase::kIdle) {
+        c.phase = Phase::kHeader;
+        c.deadline = Clock::now() + Seconds(limits.header_timeout_s);
+      }
+      const size_t used = c.parser.Feed(c.in);
+      c.in.erase(0, used);
+      const auto state = c.parser.state();
+      if (state == HttpRequestParser::State::kError)
+        return RefuseAndClose(c, c.parser.error_status(), c.parser.error_message());
+      if (state == HttpRequestParser::State::kBody && c.phase == Phase::kHeader) {
+        c.phase = Phase::kBody;
+        c.deadline = Clock::now() + Seconds(limits.body_timeout_s);
+        if (c.parser.expects_continue() && !c.continue_sent) {
+          c.out += "HTTP/1.1 100 Continue\r\n\r\n";
+          c.continue_sent = true;
+        }
+      }
+      if (state == HttpRequestParser::State::kHeaders && used > 0) continue;  // blank lines
+      if (state != HttpRequestParser::State::kDone) return;
+      Dispatch(c);
+    }
+  }
+
+  void Dispatch(Conn& c) {
+    c.keep_alive = c.parser.keep_alive();
+    c.continue_sent = false;
+    std::unique_ptr<httplib::Request> req = c.parser.Take();
+    req->remote_addr = c.addr;
+    req->remote_port = c.port;
+    Client& client = clients[c.addr];
+    if (c.reserved && !(reserved && reserved(*req))) {
+      httplib::Response res;
+      Refusal(429, "the server's connections are all in use; try again later", res);
+      c.out += Serialize(res, false, req->method == "HEAD");
+      c.phase = Phase::kClosing;
+      Count(&HttpServerStats::refused_requests);
+      return;
+    }
+    if (client.in_flight >= limits.max_in_flight_per_client) {
+      httplib::Response res;
+      Refusal(429, "too many requests in flight from " + c.addr, res);
+      c.out += Serialize(res, c.keep_alive, req->method == "HEAD");
+      c.phase = Phase::kClosing;
+      if (c.keep_alive) StartIdle(c);
+      Count(&HttpServerStats::refused_requests);
+      return;
+    }
+    ++client.in_flight;
+    c.phase = Phase::kBusy;
+    {
+      std::lock_guard<std::mutex> l(mu);
+      jobs.push_back(Job{c.id, c.addr, std::move(req)});
+    }
+    jobs_cv.notify_one();
+  }
+
+  void Complete(Done& d) {
+    auto cl = clients.find(d.addr);
+    if (cl != clients.end() && --cl->second.in_flight <= 0 && cl->second.conns <= 0)
+      clients.erase(cl);
+    auto it = conns.find(d.conn);
+    if (it == conns.end()) return;
+    Conn& c = *it->second;
+    if (d.watch) return StartWatch(c, std::move(d.watch), d.res);
+    Queue(c, d.res, d.head);
+    if (c.keep_alive) {
+      StartIdle(c);
+      if (!ReadAndProcess(c)) c.eof = true;  // a pipelined request may wait in the buffers
+    } else {
+      c.phase = Phase::kClosing;
+    }
+  }
+
+  // Reads and parses while the connection takes input; TLS may hold decrypted bytes the socket
+  // no longer signals. False on a fatal error.
+  bool ReadAndProcess(Conn& c) {
+    do {
+      if (!ReadInput(c)) return false;
+      Process(c);
+    } while (c.ssl && SSL_pending(c.ssl) > 0 && c.in.size() < kMaxBuffered &&
+             (c.phase == Phase::kHeader || c.phase == Phase::kIdle || c.phase == Phase::kBody));
+    return true;
+  }
+
+  // ---------------------------------------------------------------- watches
+
+  static std::string Key(const std::string& kind, const std::string& ns) {
+    return kind + '\0' + ns;
+  }
+  void Unindex(Conn& c) {
+    auto it = streams.find(Key(c.watch->kind, c.watch->namespace_));
+    if (it == streams.end()) return;
+    it->second.erase(c.id);
+    if (it->second.empty()) streams.erase(it);
+  }
+
+  void StartWatch(Conn& c, std::unique_ptr<WatchStream> w, const httplib::Response& res) {
+    std::string head = "HTTP/1.1 200 OK\r\n";
+    for (const auto& [k, v] : res.headers)
+      if (!SkippedHeader(k) && !EqualNoCase(k, "Content-Type")) head += k + ": " + v + "\r\n";
+    head += "Content-Type: " + w->content_type + "\r\nTransfer-Encoding: chunked\r\n\r\n";
+    c.out += head;
+    AppendChunk(c.out, w->initial);
+    w->initial.clear();
+    w->initial.shrink_to_fit();
+    c.watch = std::move(w);
+    c.phase = Phase::kStream;
+    c.watch_last_sent = Clock::now();
+    // Catch up from the stream's resourceVersion to the loop's.
+    if (watches && c.watch->after_rv < hub_rv) {
+      auto entries = watches->After(c.watch->after_rv);
+      if (!entries) return EndWatch(c, c.watch->too_old ? c.watch->too_old(c.watch->after_rv) : "");
+      std::string out;
+      for (const auto& e : *entries) {
+        if (e->event.resource_version > hub_rv) break;
+        if (e->event.kind == c.watch->kind &&
+            (c.watch->namespace_.empty() || e->event.namespace_ == c.watch->namespace_))
+          c.watch->append(*e, out);
+      }
+      AppendChunk(c.out, out);
+      c.watch->after_rv = hub_rv;
+    }
+    // The first answer (current objects, or the changes caught up on) is not the watcher's lag.
+    c.watch_allowance = c.pending() + limits.watch_buffer_bytes;
+    streams[Key(c.watch->kind, c.watch->namespace_)].insert(c.id);
+  }
+
+  // The stream's last bytes, its end, then the connection waits for another request.
+  void EndWatch(Conn& c, const std::string& last) {
+    if (c.watch) Unindex(c);
+    AppendChunk(c.out, last);
+    c.out += "0\r\n\r\n";
+    c.watch.reset();
+    if (c.keep_alive) {
+      StartIdle(c);
+    } else {
+      c.phase = Phase::kClosing;
+    }
+  }
+
+  // The feed's changes since the last call, to every stream they concern.
+  void DispatchWatches(std::vector<uint64_t>& touched) {
+    watch_news = false;
+    if (!watches) return;
+    auto entries = watches->After(hub_rv);
+    if (!entries) {  // the loop fell behind the feed's history: every watcher lists again
+      std::vector<uint64_t> all;
+      for (const auto& [key, ids] : streams) all.insert(all.end(), ids.begin(), ids.end());
+      for (uint64_t id : all) {
+        Conn& c = *conns.at(id);
+        EndWatch(c, c.watch->too_old ? c.watch->too_old(c.watch->after_rv) : "");
+        touched.push_back(id);
+      }
+      hub_rv = watches->last_rv();
+      return;
+    }
+    std::string out;
+    std::unordered_set<uint64_t> seen;
+    for (const auto& e : *entries) {
+      const WatchEvent& ev = e->event;
+      for (const std::string& key : {Key(ev.kind, ev.namespace_), Key(ev.kind, "")}) {
+        auto it = streams.find(key);
+        if (it == streams.end()) continue;
+        for (uint64_t id : it->second) {
+          Conn& c = *conns.at(id);
+          if (ev.resource_version <= c.watch->after_rv) continue;
+          out.clear();
+          c.watch->append(*e, out);
+          c.watch->after_rv = ev.resource_version;
+          if (out.empty()) continue;
+          AppendChunk(c.out, out);
+          c.watch_last_sent = Clock::now();
+          if (seen.insert(id).second) touched.push_back(id);
+        }
+        if (ev.namespace_.empty()) break;  // a cluster-scoped kind: one key
+      }
+      hub_rv = ev.resource_version;
+    }
+  }
+
+  // Slow watchers are closed; the others are written to.
+  void FlushTouched(const std::vector<uint64_t>& touched) {
+    for (uint64_t id : touched) {
+      auto it = conns.find(id);
+      if (it == conns.end()) continue;
+      Conn& c = *it->second;
+      if (c.watch && c.pending() > c.watch_allowance) {
+        Count(&HttpServerStats::slow_watchers_closed);
+        CloseConn(id);
+        continue;
+      }
+      AfterIo(c);
+    }
+  }
+
+  // ---------------------------------------------------------------- the loop
+
+  // After any change of a connection: writes, closes when done, sets its events.
+  void AfterIo(Conn& c) {
+    if (!Flush(c)) return CloseConn(c.id);
+    if (c.pending() == 0 && c.phase == Phase::kClosing) return CloseConn(c.id);
+    if (c.pending() == 0 && c.phase == Phase::kDraining && !c.ssl) {
+      shutdown(c.fd, SHUT_WR);
+    }
+    if (c.eof && c.phase != Phase::kBusy) {  // the client sends no more: answer, then close
+      if (c.pending() == 0) return CloseConn(c.id);
+      if (c.phase != Phase::kStream && c.phase != Phase::kDraining) c.phase = Phase::kClosing;
+    }
+    SetEvents(c);
+  }
+
+  void OnIo(Conn& c, uint32_t events) {
+    if ((events & (EPOLLERR | EPOLLHUP)) && !(events & EPOLLIN)) return CloseConn(c.id);
+    if (c.phase == Phase::kHandshake) {
+      ERR_clear_error();
+      const int r = SSL_do_handshake(c.ssl);
+      if (r != 1) {
+        const int e = SSL_get_error(c.ssl, r);
+        if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) return CloseConn(c.id);
+        c.ssl_wants_write = e == SSL_ERROR_WANT_WRITE;
+        return SetEvents(c);
+      }
+      c.phase = Phase::kHeader;
+      c.deadline = Clock::now() + Seconds(limits.header_timeout_s);
+    }
+    if (c.phase != Phase::kBusy && c.phase != Phase::kClosing && !ReadAndProcess(c))
+      return CloseConn(c.id);
+    AfterIo(c);
+  }
+
+  void Sweep() {
+    const auto now = Clock::now();
+    std::vector<uint64_t> expired, touched;
+    for (auto& [id, cp] : conns) {
+      Conn& c = *cp;
+      switch (c.phase) {
+        case Phase::kHandshake:
+        case Phase::kHeader:
+        case Phase::kIdle:
+        case Phase::kBody:
+        case Phase::kDraining:
+          if (now >= c.deadline) expired.push_back(id);
+          break;
+        case Phase::kStream:
+          if (now >= c.watch->end || (watches && watches->closed())) {
+            EndWatch(c, "");
+            touched.push_back(id);
+          } else if (c.watch->bookmark && now - c.watch_last_sent >= kBookmarkEvery) {
+            AppendChunk(c.out, c.watch->bookmark(std::max(c.watch->after_rv, hub_rv)));
+            c.watch_last_sent = now;
+            touched.push_back(id);
+          }
+          [[fallthrough]];
+        case Phase::kBusy:
+        case Phase::kClosing:
+          if (c.pending() > 0 && now - c.last_write > Seconds(limits.write_timeout_s))
+            expired.push_back(id);
+          break;
+      }
+    }
+    for (uint64_t id : expired) {
+      Count(&HttpServerStats::timed_out);
+      CloseConn(id);
+    }
+    FlushTouched(touched);
+  }
+
+  void Loop() {
+    hub_rv = watches ? watches->last_rv() : 0;
+    if (watches)
+      watches->SetListener([this] {
+        watch_news = true;
+        Wake();
+      });
+    std::vector<epoll_event> events(512);
+    auto next_sweep = Clock::now() + Seconds(1);
+    while (!stopping) {
+      const int n = epoll_wait(epoll_fd, events.data(), static_cast<int>(events.size()), 250);
+      std::vector<uint64_t> touched;
+      for (int i = 0; i < n; ++i) {
+        const uint64_t id = events[static_cast<size_t>(i)].data.u64;
+        if (id == kListenId) {
+          Accept();
+        } else if (id == kWakeId) {
+          uint64_t v;
+          [[maybe_unused]] ssize_t r = read(wake_fd, &v, sizeof v);
+        } else if (auto it = conns.find(id); it != conns.end()) {
+          OnIo(*it->second, events[static_cast<size_t>(i)].events);
+        }
+      }
+      std::deque<Done> finished;
+      {
+        std::lock_guard<std::mutex> l(mu);
+        finished.swap(done);
+      }
+      for (Done& d : finished) {
+        const uint64_t id = d.conn;
+        Complete(d);
+        if (conns.count(id)) touched.push_back(id);
+      }
+      if (watch_news) DispatchWatches(touched);
+      FlushTouched(touched);
+      if (Clock::now() >= next_sweep) {
+        Sweep();
+        next_sweep = Clock::now() + Seconds(1);
+      }
+    }
+    if (watches) watches->SetListener(nullptr);
+  }
+};
+
+void UseServeHeapPolicy() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 20);  // the moving threshold had raised this one too
+  });
+}
+
+HttpServer::HttpServer(HttpLimits limits, WatchLog* watches, std::shared_ptr<ssl_ctx_st> tls)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->limits = limits;
+  impl_->watches = watches;
+  impl_->tls = std::move(tls);
+}
+
+HttpServer::~HttpServer() {
+  Stop();
+  while (!impl_->conns.empty()) impl_->CloseConn(impl_->conns.begin()->first);
+}
+
+void HttpServer::Get(const std::string& p, Handler h) {
+  impl_->routes["GET"].push_back({std::regex(p), std::move(h)});
+}
+void HttpServer::Post(const std::string& p, Handler h) {
+  impl_->routes["POST"].push_back({std::regex(p), std::move(h)});
+}
+void HttpServer::Put(const std::string& p, Handler h) {
+  impl_->routes["PUT"].push_back({std::regex(p), std::move(h)});
+}
+void HttpServer::Patch(const std::string& p, Handler h) {
+  impl_->routes["PATCH"].push_back({std::regex(p), std::move(h)});
+}
+void HttpServer::Delete(const std::string& p, Handler h) {
+  impl_->routes["DELETE"].push_back({std::regex(p), std::move(h)});
+}
+void HttpServer::set_pre_routing_handler(
+    std::function<HandlerResponse(const Request&, Response&)> h) {
+  impl_->pre = std::move(h);
+}
+void HttpServer::set_logger(std::function<void(const Request&, const Response&)> f) {
+  impl_->logger = std::move(f);
+}
+void HttpServer::set_exception_handler(
+    std::function<void(const Request&, Response&, std::exception_ptr)> h) {
+  impl_->on_exception = std::move(h);
+}
+void HttpServer::set_error_handler(Handler h) { impl_->on_error = std::move(h); }
+void HttpServer::set_refusal(std::function<void(int, const std::string&, Response&)> f) {
+  impl_->refusal = std::move(f);
+}
+void HttpServer::set_reserved(std::function<bool(const Request&)> f) {
+  impl_->reserved = std::move(f);
+}
+
+bool HttpServer::ServeWatch(WatchStream stream) {
+  if (!tl_watch_slot) return false;
+  *tl_watch_slot = std::make_unique<WatchStream>(std::move(stream));
+  return true;
+}
+
+Result<int> HttpServer::Bind(const std::string& host, int port) {
+  Impl& m = *impl_;
+  const std::string where = "cannot listen on " + host + ":" + std::to_string(port);
+  // Every connection is a file: the soft open-file limit is raised to the hard one.
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
+  m.max_connections = m.limits.max_connections;
+  if (m.max_connections <= 0)
+    m.max_connections = static_cast<int>(std::min<rlim_t>(rl.rlim_cur, 1u << 20)) - 128;
+  m.max_connections = std::max(m.max_connections, 1);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* res = nullptr;
+  const std::string h =
+      host.size() > 2 && host.front() == '[' ? host.substr(1, host.size() - 2) : host;
+  if (getaddrinfo(h.empty() ? nullptr : h.c_str(), std::to_string(port).c_str(), &hints, &res) != 0)
+    return Result<int>::Error(where + ": unknown host");
+  int fd = -1;
+  for (addrinfo* a = res; a && fd < 0; a = a->ai_next) {
+    fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, SOMAXCONN) != 0) {
+      close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(res);
+  if (fd < 0) return Result<int>::Error(where + ": " + std::strerror(errno));
+  sockaddr_storage sa{};
+  socklen_t len = sizeof sa;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+  const int bound = sa.ss_family == AF_INET6
+                        ? ntohs(reinterpret_cast<sockaddr_in6*>(&sa)->sin6_port)
+                        : ntohs(reinterpret_cast<sockaddr_in*>(&sa)->sin_port);
+  m.listen_fd = fd;
+  m.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+  m.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = kListenId;
+  epoll_ctl(m.epoll_fd, EPOLL_CTL_ADD, m.listen_fd, &ev);
+  ev.data.u64 = kWakeId;
+  epoll_ctl(m.epoll_fd, EPOLL_CTL_ADD, m.wake_fd, &ev);
+  return bound;
+}
+
+void HttpServer::Run() {
+  Impl& m = *impl_;
+  if (m.listen_fd < 0 || m.stopping) return;
+  for (int i = 0; i < std::max(1, m.limits.workers); ++i)
+    m.workers.emplace_back([&m] { m.Worker(); });
+  m.Loop();
+  {
+    std::lock_guard<std::mutex> l(m.mu);
+    m.workers_stop = true;
+    m.jobs.clear();
+  }
+  m.jobs_cv.notify_all();
+  for (auto& t : m.workers) t.join();
+  m.workers.clear();
+  while (!m.conns.empty()) m.CloseConn(m.conns.begin()->first);
+  m.done.clear();
+}
+
+void HttpServer::Stop() {
+  impl_->stopping = true;
+  if (impl_->wake_fd >= 0) impl_->Wake();
+}
+
+HttpServerStats HttpServer::stats() const {
+  std::lock_guard<std::mutex> l(impl_->mu);
+  return impl_->counters;
+}
+
+}  // namespace arbiter::server

@@ -1,0 +1,84 @@
+// ?limit=N&continue=TOKEN on lists (kube-apiserver's API chunking), over the daemon's store.
+//
+// A list is a range of stored objects (one kind, one namespace or all) in key order
+// (namespace, name), each shared with the store (never copied). A page holds at most `limit`
+// objects that pass the selectors, from the first key after the token's start: the selectors are
+// applied before the limit, and once the page is full the list goes on (a continue token) when any
+// key follows, matching or not, so a page may hold fewer objects than asked and the last page may
+// be empty (as kube-apiserver on etcd). remainingItemCount: the keys after the page, only when
+// there are no selectors.
+//
+// Consistency: every page of a list is served from the range as it was at the first page's
+// resourceVersion. When a first page leaves objects for later, its range is kept in
+// ListSnapshots (a few, for a few minutes: kube-apiserver's etcd compacts its history every 5
+// minutes); a continue finds it there. When it is gone (evicted, expired, the daemon restarted),
+// the current objects are still the snapshot if none of the kind changed since
+// (ObjectStore::kind_version); otherwise the answer is kube-apiserver's for a compacted
+// revision: 410 Expired, kube::kInconsistentContinue, and a token with resourceVersion -1 that
+// continues from the current objects. Pure: no I/O, no clock (times are passed in).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "server/state/object_store.h"
+
+namespace arbiter::server {
+
+using ListRange = std::vector<StoredRef>;
+
+struct ListPage {
+  std::vector<const StoredObject*> items;   // into the range
+  std::optional<std::string> continue_key;  // more follow: the start of the next page
+  std::optional<int64_t> remaining;         // keys after the page (no selectors only)
+};
+
+// The index of the first object of `range` whose key is not below `start` (a token's start key:
+// "ns/name\0" when `all_namespaces` of a namespaced kind, else "name\0").
+size_t StartIndex(const ListRange& range, const std::string& start, bool all_namespaces);
+
+// The page of `range` from `begin`: at most `limit` objects (0: all) that `match` accepts
+// (nullptr: every one). `all_namespaces`: the keys in continue_key are "ns/name".
+ListPage PageOf(const ListRange& range, size_t begin, size_t limit,
+                const std::function<bool(const Json&)>& match, bool all_namespaces);
+
+// The ranges kept for continues, by (kind, namespace, resourceVersion). Thread-safe.
+class ListSnapshots {
+ public:
+  struct Options {
+    size_t max_ranges = 8;           // the oldest goes first
+    int64_t ttl_ms = 5 * 60 * 1000;  // from the first page
+    size_t max_objects = 4'000'000;  // over all ranges (a range holds a pointer per object)
+  };
+  ListSnapshots() : ListSnapshots(Options{}) {}
+  explicit ListSnapshots(Options o) : options_(o) {}
+
+  // Keeps `range` (once per key: a second Put of the same key keeps the first).
+  void Put(const std::string& kind, const std::string& ns, int64_t rv,
+           std::shared_ptr<const ListRange> range, int64_t now_ms);
+  // The range, if still kept (and not older than the TTL).
+  std::shared_ptr<const ListRange> Find(const std::string& kind, const std::string& ns, int64_t rv,
+                                        int64_t now_ms);
+  size_t size() const;
+
+ private:
+  struct Kept {
+    std::shared_ptr<const ListRange> range;
+    int64_t at_ms = 0;
+  };
+  using Key = std::tuple<std::string, std::string, int64_t>;
+  void Expire(int64_t now_ms);  // mu_ held
+  Options options_;
+  mutable std::mutex mu_;
+  std::map<Key, Kept> kept_;
+  size_t objects_ = 0;
+};
+
+}  // namespace arbiter::server

@@ -1,0 +1,170 @@
+#include "server/metrics/process_metrics.h"
+
+#include <dirent.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "server/metrics/metrics.h"
+
+namespace arbiter::server {
+
+namespace {
+
+// The shortest text that reads back as `v`, as Go's FormatFloat(v, 'g', -1, 64) writes it (what
+// client_golang writes values and bucket bounds with): 0.005, 10, 1.2345678e+07.
+std::string PromNum(double v) {
+  if (v == 0) return "0";
+  char buf[64];
+  int digits = 1;
+  for (; digits < 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
+  const int exp = std::atoi(std::strchr(buf, 'e') + 1);
+  if (exp < -4 || exp >= 6) return buf;
+  std::snprintf(buf, sizeof buf, "%.*f", std::max(0, digits - 1 - exp), v);
+  return buf;
+}
+
+std::string ReadFile(const char* path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// /proc/self/stat's fields after the command (field 3 on: state, ppid, ...), split on spaces.
+std::vector<std::string> StatFields() {
+  const std::string stat = ReadFile("/proc/self/stat");
+  const size_t close = stat.rfind(')');
+  std::vector<std::string> out;
+  if (close == std::string::npos) return out;
+  std::istringstream in(stat.substr(close + 1));
+  for (std::string f; in >> f;) out.push_back(f);
+  return out;
+}
+
+// The boot time (btime of /proc/stat, Unix seconds), 0 if unknown.
+double BootTime() {
+  std::istringstream in(ReadFile("/proc/stat"));
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("btime ", 0) == 0) return std::stod(line.substr(6));
+  return 0;
+}
+
+int64_t OpenFds() {
+  DIR* d = opendir("/proc/self/fd");
+  if (!d) return -1;
+  int64_t n = 0;
+  while (dirent* e = readdir(d))
+    if (e->d_name[0] != '.') ++n;
+  closedir(d);
+  return n - 1;  // the directory's own descriptor
+}
+
+void Family(std::string& out, const char* name, const char* type, const char* help, double value) {
+  out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" +
+         name + " " + PromNum(value) + "\n";
+}
+
+}  // namespace
+
+std::string RenderProcessMetrics() {
+  const std::vector<std::string> f = StatFields();  // f[0] is field 3 (state)
+  if (f.size() < 22) return "";
+  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+  const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
+  const double cpu = (std::stod(f[11]) + std::stod(f[12])) / ticks;  // utime, stime (14, 15)
+  const double start = BootTime() + std::stod(f[19]) / ticks;        // starttime (22)
+  const double vsize = std::stod(f[20]);                             // (23)
+  const double rss = std::stod(f[21]) * page;                        // (24)
+  std::string out;
+  Family(out, "process_cpu_seconds_total", "counter",
+         "Total user and system CPU time spent in seconds.", cpu);
+  Family(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", rss);
+  Family(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", vsize);
+  Family(out, "process_start_time_seconds", "gauge",
+         "Start time of the process since unix epoch in seconds.", start);
+  Family(out, "process_open_fds", "gauge", "Number of open file descriptors.",
+         static_cast<double>(OpenFds()));
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0)
+    Family(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.",
+           static_cast<double>(lim.rlim_cur));
+  return out;
+}
+
+const std::vector<double>& RequestDurationBuckets() {
+  // kube-apiserver's requestLatencies (staging/src/k8s.io/apiserver/pkg/endpoints/metrics).
+  static const std::vector<double> kBuckets = {0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8,
+                                               1.0,   1.25,  1.5,  2,   3,   4,   5,   6,
+                                               8,     10,    15,   20,  30,  45,  60};
+  return kBuckets;
+}
+
+namespace {
+std::string KubeVerb(const std::string& verb, const std::string& method) {
+  if (verb == "list") return "LIST";
+  if (verb == "watch") return "WATCH";
+  std::string out = method;
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+void RequestMetrics::Observe(const std::string& verb, const std::string& method,
+                             const std::string& resource, int code, double seconds) {
+  const std::string v = KubeVerb(verb, method);
+  const auto& bounds = RequestDurationBuckets();
+  std::lock_guard<std::mutex> l(mu_);
+  ++totals_[{v, resource, code}];
+  if (v == "WATCH") return;  // long-running: not a latency
+  Histogram& h = durations_[{v, resource}];
+  if (h.counts.empty()) h.counts.assign(bounds.size() + 1, 0);
+  const size_t i = std::lower_bound(bounds.begin(), bounds.end(), seconds) - bounds.begin();
+  ++h.counts[i];
+  h.sum += seconds;
+  ++h.count;
+}
+
+std::string RequestMetrics::Render() const {
+  const auto& bounds = RequestDurationBuckets();
+  std::lock_guard<std::mutex> l(mu_);
+  std::string out =
+      "# HELP apiserver_request_total Counter of apiserver requests broken out for each verb, "
+      "resource, and HTTP response code.\n# TYPE apiserver_request_total counter\n";
+  for (const auto& [key, n] : totals_)
+    out += "apiserver_request_total{code=\"" + std::to_string(std::get<2>(key)) + "\",resource=\"" +
+           PrometheusLabelValue(std::get<1>(key)) + "\",verb=\"" + std::get<0>(key) + "\"} " +
+           std::to_string(n) + "\n";
+  out +=
+      "# HELP apiserver_request_duration_seconds Response latency distribution in seconds for "
+      "each verb and resource.\n# TYPE apiserver_request_duration_seconds histogram\n";
+  for (const auto& [key, h] : durations_) {
+    const std::string labels =
+        "resource=\"" + PrometheusLabelValue(key.second) + "\",verb=\"" + key.first + "\"";
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i <= bounds.size(); ++i) {
+      cumulative += h.counts[i];
+      const std::string le = i < bounds.size() ? PromNum(bounds[i]) : "+Inf";
+      out += "apiserver_request_duration_seconds_bucket{" + labels + ",le=\"" + le + "\"} " +
+             std::to_string(cumulative) + "\n";
+    }
+    out += "apiserver_request_duration_seconds_sum{" + labels + "} " + PromNum(h.sum) + "\n";
+    out += "apiserver_request_duration_seconds_count{" + labels + "} " + std::to_string(h.count) +
+           "\n";
+  }
+  return out;
+}
+
+}  // namespace arbiter::server

@@ -1,0 +1,297 @@
+// The daemon's state machine: the API objects (ObjectStore), the engine, and the virtual nodes'
+// work model, changed only by Mutations. Deterministic: the same mutations (with their times)
+// give the same objects, resourceVersions, uids, events and scheduling decisions, which is what
+// makes the journal (journal.h) a complete record: start-up replays it, each mutation with the
+// engine commands it gave the engine (Replay: nothing is judged again; docs/serve.md). Pure: no
+// I/O, no threads, no clock (every mutation carries its time); not thread-safe (the daemon locks
+// it).
+//
+// What a mutation does:
+//   create / update  The object is validated exactly as `arbiter validate` does (the YAML loader
+//                    reads the JSON, then the cross-object rules against the stored policy
+//                    objects); errors refuse it (nothing changes). It becomes the engine's Upsert
+//                    command (a Pod: SubmitPod; a Pod update may change metadata only), then a
+//                    Tick at the same instant.
+//   delete           The engine's Delete command (a running Pod gets SIGTERM and stays, with
+//                    metadata.deletionTimestamp, until its work model exits), then a Tick.
+//   evict            (a delete with `eviction`: pods/eviction, disruption.cc) A running pod is
+//                    deleted only if its PodDisruptionBudget allows a disruption (else 429), with
+//                    condition DisruptionTarget (EvictionByEvictionAPI); pending, finished or
+//                    terminating pods are deleted at once, as kube-apiserver does.
+//   dry run          (`dry_run`: ?dryRun=All) Validated and checked as above, answered with the
+//                    object as it would be, and nothing changes (never journaled).
+//   advance          The work model's timers due by then (runs completing, signalled pods
+//                    exiting), then a Tick (also due at Engine::NextWakeup).
+// After each, the pods the engine's events touched get their status rebuilt (pod_status.h) and
+// the events become core/v1 Events (the newest kMaxEvents are kept).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "adapters/yaml/manifest_loader.h"
+#include "core/diagnostics.h"
+#include "core/engine/engine.h"
+#include "core/objects.h"
+#include "driver/work_model.h"
+#include "server/durability/command_tape.h"
+#include "server/metrics/scheduling_stats.h"
+#include "server/state/kind_table.h"
+#include "server/state/object_store.h"
+
+namespace arbiter::driver {
+class Recorder;
+}
+
+namespace arbiter::server {
+
+struct JobPlan;  // job_controller.h
+
+struct Mutation {
+  enum class Op { kCreate, kUpdate, kDelete, kAdvance };
+  Op op = Op::kAdvance;
+  Millis time = 0;   // Unix ms (the wall clock when it was accepted)
+  std::string kind;  // "Pod", "Node", ... (create, update, delete)
+  std::string namespace_;
+  std::string name;
+  Json object;                         // create / update: the whole object
+  std::optional<Millis> grace_period;  // delete: DeleteOptions.gracePeriodSeconds
+  bool force_status = false;           // update of the status subresource (Nodes only)
+  bool eviction = false;               // delete: through pods/eviction (PDBs are checked)
+  bool dry_run = false;                // ?dryRun=All: nothing changes (not journaled)
+
+  // One line of JSON (the journal's record) and back.
+  std::string Encode() const;
+  // Encode() in two steps, so that the object is serialized before the daemon's lock is taken:
+  // EncodeBody() has every field but the time, WithTime() puts the time in.
+  std::string EncodeBody() const;
+  static std::string WithTime(const std::string& body, Millis time);
+  static Result<Mutation> Decode(const std::string& text);
+};
+
+// Why a mutation was refused, in Kubernetes' terms (the HTTP layer renders a Status body).
+struct ApiError {
+  enum class Reason {
+    kNotFound,           // the object
+    kNamespaceNotFound,  // the namespace of the object (404 naming the namespace)
+    kAlreadyExists,
+    kConflict,
+    kInvalid,
+    kBadRequest,
+    kMethodNotAllowed,
+    kUnavailable,
+    kTooManyRequests,  // an eviction a PodDisruptionBudget refuses (429, DisruptionBudget cause)
+    kForbidden,  // an admission plugin's refusal (LimitRanger): 403 `pods "x" is forbidden: ...`
+    kInternal,   // 500 with the message as is
+    kTooLarge    // 413: the object is larger than kube::kMaxObjectBytes as stored
+  };
+  Reason reason = Reason::kBadRequest;
+  std::string kind;  // of the object concerned ("Namespace" when the namespace is missing)
+  std::string name;
+  std::string message;      // the engine's or a Kubernetes-style text
+  Diagnostics diagnostics;  // kInvalid from the validator: its field-level errors
+  std::string cause;        // kTooManyRequests: the DisruptionBudget cause's message
+};
+
+struct MutationResult {
+  std::optional<ApiError> error;
+  Json object;                         // the object after the change (delete: its last state)
+  std::shared_ptr<const Json> stored;  // the same, as stored (Cluster::ApplyShared sets only this)
+  std::vector<std::string> warnings;   // the validator's warnings (kubectl prints them)
+  bool ok() const { return !error; }
+};
+
+class Cluster {
+ public:
+  // `uid_prefix`: 8 hex digits that make this data directory's uids unique.
+  explicit Cluster(std::string uid_prefix);
+  ~Cluster();
+
+  // The loader's work on a create or update, which depends on the request alone: done by
+  // Prepare() before taking the daemon's lock, so requests are parsed in parallel. Apply(m, &p)
+  // gives the same result as Apply(m).
+  struct Prepared {
+    std::optional<yaml::ManifestLoad> load;
+  };
+  static Prepared Prepare(const Mutation& m);
+  MutationResult Apply(const Mutation& m, const Prepared* prepared = nullptr);
+  // Apply() without copying the object into the result (only `stored` is set): the daemon
+  // copies it after letting go of its lock, replay does not need it.
+  MutationResult ApplyShared(const Mutation& m, const Prepared* prepared = nullptr);
+
+  // Journal format 2 (command_tape.h). TakeTape(): the engine commands the last ApplyShared gave
+  // the engine, encoded (the daemon journals them beside the mutation). Replay(m, tape): applies
+  // a journaled mutation without judging it again: the object is stored as it was accepted, the
+  // engine gets the tape's commands instead of the ones the loader, the validator and admission
+  // would derive, and the steps the tape does not record (server fields, statuses, Events, the
+  // Job controller's plans) are derived as when it was applied. An error means the journal
+  // contradicts itself. FinishReplay(): after the last Replay, the views read from the stored
+  // objects (usage annotations) are read again.
+  std::string TakeTape() { return tape_.Take(); }
+  Status Replay(const Mutation& m, CommandTape& tape);
+  void FinishReplay() { RestoreUsage(); }
+
+  // When the next `advance` is due (a timer or an engine wake-up), if any.
+  std::optional<Millis> NextDue();
+  Millis now() const { return engine_->now(); }
+
+  const ObjectStore& store() const { return store_; }
+  std::vector<WatchEvent> TakeWatchEvents() { return store_.TakeEvents(); }
+  const engine::Engine& engine() const { return *engine_; }
+  // A live workload's arbiter.dev/usage (nullptr: none declared; its requests are its use).
+  const ResourceList* UsageOf(uint64_t workload) const {
+    auto it = usage_of_.find(workload);
+    return it == usage_of_.end() ? nullptr : &it->second;
+  }
+  // A digest of every scheduling decision so far (each engine event: time, type, workload,
+  // node, preemptor), and their count: two clusters given the same mutations have equal digests.
+  uint64_t decision_digest() const { return decision_digest_; }
+  uint64_t decision_count() const { return decision_count_; }
+  // Engine events by type and the submission-to-first-bind wait since this process started.
+  const SchedulingStats& scheduling_stats() const { return stats_; }
+
+  // The whole state as bytes (cluster_snapshot.cc; docs/serve.md) and back: a restored cluster
+  // given the same mutations behaves as the one that was saved.
+  std::string Snapshot() const;
+  Status Restore(const std::string& bytes);
+
+  static constexpr size_t kMaxEvents = 20000;
+
+ private:
+  class Sink;
+  void AttachSinks();  // the engine's outputs to sink_
+  // create / update, in steps (cluster.cc): Settle (name, namespace, the object replaced),
+  // KeepServerFields, Validate, CheckUpdate, then DryRunObject or ApplyUpsert and Commit.
+  struct Target;
+  MutationResult Put(const Mutation& m, const Prepared* prepared);
+  MutationResult PutSteps(const Mutation& m, const Prepared* prepared);
+  // Replay's Put after Settle (no loader, no validation): the tape's commands, then Commit.
+  MutationResult PutReplayed(const Mutation& m, Target& t);
+  Status PlayUpsert(Millis time, Target& t);
+  // Every command the Cluster gives the engine: live, applied and recorded on tape_; replaying,
+  // the tape's next command instead, which must be of the same kind.
+  Status Exec(const engine::Command& c);
+  Status PlayMismatch(const std::string& what);
+  // A created pod's workload: its bookkeeping, then `c` (its SubmitPod).
+  Status SubmitWorkload(Target& t, const engine::Command& c);
+  std::optional<ApiError> Settle(const Mutation& m, Target& t) const;
+  void KeepServerFields(const Mutation& m, Target& t) const;
+  std::optional<ApiError> AdmitLimitRanges(const Target& t, const Pod& pod,
+                                           const ManifestSet& ctx) const;
+  std::optional<ApiError> Validate(const Mutation& m, const Target& t,
+                                   const yaml::ManifestLoad& load,
+                                   std::vector<std::string>& warnings) const;
+  std::optional<ApiError> CheckUpdate(const Target& t) const;
+  Json DryRunObject(Millis time, Target&& t) const;
+  Status ApplyUpsert(Millis time, const ManifestSet& set, Target& t);
+  Status ApplyPod(Millis time, const ManifestSet& set, Target& t);
+  Status ReapplyFlavor(Millis time, const ManifestSet& set, const std::string& name);
+  void Commit(Millis time, const ManifestSet& set, Target& t);
+  void AdmitPod(Millis time, Target& t) const;
+  // Rewrites every pending pod's status from the engine's (after a backfill plan moved).
+  void RefreshAllPending(Millis time);
+  static yaml::ManifestLoad Load(const KindInfo& kind, const Json& obj);
+  MutationResult Delete(const Mutation& m);
+  std::optional<ApiError> FlavorInUse(const std::string& name) const;
+  Status DeletePodObject(const Mutation& m, const std::string& ns, const Json& existing);
+  Status DeleteNamespaceObjects(const Mutation& m);
+  Status ForgetFinished(Millis time, const ObjectStore::Key& key);
+  Status DeletePolicyObject(const Mutation& m, const KindInfo& k, const std::string& ns);
+  // batch/v1 Jobs (cluster_jobs.cc, job_controller.h): a create or update validated by the Job
+  // rules and stored; a delete takes the Job's pods with it (background propagation); RunJobs,
+  // after every mutation, carries out each Job controller decision through Put and Delete.
+  MutationResult PutJob(const Mutation& m, Target& t);
+  std::optional<ApiError> ValidateJobObject(const Mutation& m, const Target& t) const;
+  Status DeleteJobObject(const Mutation& m, const std::string& ns);
+  // Only the Jobs that may have moved are synced (jobs_dirty_: their object or pods changed since
+  // their last sync; jobs_retry_: a create was refused; job_due_: their deadline or back-off is
+  // due), in name order: as a controller syncing every Job at every mutation would, since a sync
+  // of an unchanged Job changes nothing.
+  void RunJobs(Millis t);
+  void NoteTouchedJobs();
+  void SyncJob(Millis t, const ObjectStore::Key& key);
+  void SetJobDue(const ObjectStore::Key& key, std::optional<Millis> due);
+  void ForgetJob(const ObjectStore::Key& key);
+  void RestoreJobs();  // after a Restore: every Job to sync, their due instants recomputed
+  void IndexJobs();    // the store's indexes of Pods and Jobs by the Job's uid
+  std::vector<const Json*> JobPods(const std::string& ns, const std::string& uid) const;
+  int CreateJobPods(Millis t, const Json& job, const JobPlan& plan);
+  std::optional<Millis> NextJobDeadline() const;
+  // pods/eviction (disruption.cc).
+  MutationResult Evict(const Mutation& m);
+  // PodDisruptionBudget status of the namespaces in quota_dirty_ (disruption.cc, pdb_status.h).
+  void RefreshPdbs(Millis t);
+  // The uid NewUid() gives next (a dry run's answer), without taking it.
+  std::string PeekUid() const;
+  void Advance(Millis t);
+  // Engine events -> pod statuses, core/v1 Events, decisions.
+  void Sync(Millis t);
+  void RecordEvent(const engine::Event& e,
+                   const std::map<uint64_t, engine::WorkloadStatus>& finished, Millis t,
+                   std::vector<uint64_t>* touched, std::map<uint64_t, std::string>* disruption);
+  void SyncPodStatus(uint64_t id, const std::map<uint64_t, engine::WorkloadStatus>& finished,
+                     const std::map<uint64_t, std::string>& disruption, Millis t);
+  // Whether the events were only arrivals and their binds (no pending pod's reason moved).
+  bool OnlyArrivalsMoved(const std::vector<engine::Event>& events,
+                         const std::vector<uint64_t>& touched) const;
+  void AddEvent(const engine::Event& e, const Json& involved, Millis t);
+  // Stores a core/v1 Event (its uid given here), keeping the newest kMaxEvents.
+  void StoreEvent(Json ev);
+  // An Event of the Job controller about `job` (SuccessfulCreate, Completed, ...).
+  void AddJobEvent(const Json& job, bool warning, const std::string& reason,
+                   const std::string& message, Millis t);
+  // Rewrites the status of pending pods (not in `touched`, sorted) whose reason text moved.
+  void RefreshPending(const std::vector<uint64_t>& touched, Millis t);
+  // Keeps pending_ and reserved_ in step with a pod status just written.
+  void NotePending(uint64_t id, const engine::WorkloadStatus& s);
+  // ResourceQuota status (hard, used) of the namespaces in quota_dirty_.
+  void RefreshQuotas();
+  std::string NewUid();
+  // The validation context for an object of `kind`: the stored policy objects (except `skip`).
+  ManifestSet PolicyContext(const std::string& skip_kind, const std::string& skip_ns,
+                            const std::string& skip_name) const;
+
+  CommandTape tape_;             // live: the commands of the mutation being applied
+  CommandTape* play_ = nullptr;  // replaying: the commands to give the engine
+  Status play_error_;            // replaying: the first mismatch with the tape
+  std::string uid_prefix_;
+  uint64_t uid_counter_ = 0;
+  ObjectStore store_;
+  std::unique_ptr<engine::Engine> engine_;
+  driver::WorkTimers timers_;
+  std::unique_ptr<driver::Recorder> recorder_;
+  std::unique_ptr<Sink> sink_;
+  // Loaded policy objects by kind / namespace / name (each a one-object set): validation context.
+  std::map<std::string, std::map<ObjectStore::Key, ManifestSet>> policy_;
+  std::map<uint64_t, ObjectStore::Key> pod_of_;  // live workloads' pods
+  // Live workloads' arbiter.dev/usage, from their pods as applied (what /metrics serves as their
+  // use; requests when absent). Rebuilt from the stored pods at Restore.
+  std::map<uint64_t, ResourceList> usage_of_;
+  void NoteUsage(uint64_t workload, const Pod& pod);
+  void RestoreUsage();
+  std::map<ObjectStore::Key, uint64_t> workload_of_;
+  // Finished pods still stored, by their workload's id: deleting one sends the engine DeletePod,
+  // which forgets its `count/pods` charge (Kubernetes counts a terminal pod until it is deleted).
+  std::map<ObjectStore::Key, uint64_t> finished_of_;
+  std::set<uint64_t> pending_;           // live workloads whose pod status says Pending
+  std::set<uint64_t> reserved_;          // of those, the ones holding a backfill reservation
+  std::set<std::string> quota_dirty_;    // namespaces whose pods or quotas/PDBs changed
+  std::deque<ObjectStore::Key> events_;  // stored Events, oldest first
+  uint64_t event_counter_ = 0;
+  uint64_t decision_digest_ = 14695981039346656037ull;  // FNV-1a
+  uint64_t decision_count_ = 0;
+  SchedulingStats stats_;
+  // The Job controller's work list (derived from the store; rebuilt by RestoreJobs).
+  std::set<ObjectStore::Key> jobs_dirty_;
+  std::set<ObjectStore::Key> jobs_retry_;
+  std::map<ObjectStore::Key, Millis> job_due_;
+  std::set<std::pair<Millis, ObjectStore::Key>> job_due_queue_;
+};
+
+}  // namespace arbiter::server

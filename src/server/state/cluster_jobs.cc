@@ -1,0 +1,287 @@
+// The Cluster's side of batch/v1 Jobs (job_controller.h): their create / update / delete, and
+// the Job controller's decisions carried out as the Cluster's own Put and Delete steps.
+#include <algorithm>
+#include <cstdio>
+
+#include "server/state/cluster.h"
+#include "server/state/cluster_target.h"
+#include "server/state/job_controller.h"
+#include "server/state/pod_status.h"
+
+namespace arbiter::server {
+
+namespace {
+
+ApiError Invalid(const std::string& name, Diagnostics d) {
+  ApiError e;
+  e.reason = ApiError::Reason::kInvalid;
+  e.kind = "Job";
+  e.name = name;
+  for (auto& x : d.items)
+    if (x.severity == Severity::kError) e.diagnostics.Add(std::move(x));
+  return e;
+}
+
+// The pod template's diagnostics under spec.template (the loader names a Pod's fields).
+void AddTemplateDiagnostics(const Diagnostics& pod, const std::string& display, Diagnostics& out) {
+  for (Diagnostic d : pod.items) {
+    if (d.severity != Severity::kError) continue;
+    d.kind = "Job";
+    d.name = display;
+    d.field_path = d.field_path.empty() ? "spec.template" : "spec.template." + d.field_path;
+    out.Add(std::move(d));
+  }
+}
+
+// kube's ValidateJobSpecUpdate, the parts that apply here: completions, completionMode,
+// podFailurePolicy, selector and template are immutable (kube lets an Indexed Job's completions
+// move with parallelism: not here).
+void CheckJobUpdate(const Json& was, const Json& now, const std::string& display,
+                    Diagnostics& out) {
+  for (const char* key :
+       {"completions", "completionMode", "podFailurePolicy", "selector", "template"}) {
+    const Json a = was.at("spec").value(key, Json());
+    const Json b = now.at("spec").value(key, Json());
+    if (a != b)
+      out.Add(Diagnostic{Severity::kError, "request", 1, "Job", display, std::string("spec.") + key,
+                         "Invalid value: " + b.dump() + ": field is immutable"});
+  }
+}
+
+Mutation PodDelete(Millis t, const std::string& ns, const std::string& name) {
+  Mutation m;
+  m.op = Mutation::Op::kDelete;
+  m.time = t;
+  m.kind = "Pod";
+  m.namespace_ = ns;
+  m.name = name;
+  return m;
+}
+
+}  // namespace
+
+std::optional<ApiError> Cluster::ValidateJobObject(const Mutation& m, const Target& t) const {
+  (void)m;
+  const std::string display = t.ns + "/" + t.name;
+  Diagnostics d = ValidateJob(t.obj, display);
+  const Json& spec = t.obj.contains("spec") ? t.obj["spec"] : Json();
+  if (spec.is_object() && spec.contains("template") && spec["template"].is_object()) {
+    Json pod = PodFromTemplate(t.obj);
+    pod["metadata"]["name"] = t.name;
+    AddTemplateDiagnostics(Load(*FindKind("Pod"), pod).diagnostics, display, d);
+  }
+  if (t.existing && !d.HasErrors()) {
+    Json now = t.obj;
+    DefaultJob(now, t.existing->at("metadata").value("uid", ""));
+    CheckJobUpdate(*t.existing, now, display, d);
+  }
+  if (!d.HasErrors()) return std::nullopt;
+  return Invalid(t.name, std::move(d));
+}
+
+MutationResult Cluster::PutJob(const Mutation& m, Target& t) {
+  MutationResult result;
+  if (!t.existing) t.obj.erase("status");                         // the controller's
+  if (auto e = play_ ? std::nullopt : ValidateJobObject(m, t)) {  // (replay: it was accepted)
+    result.error = std::move(*e);
+    return result;
+  }
+  t.spec_changed = !t.existing || t.existing->value("spec", Json()) != t.obj.value("spec", Json());
+  if (m.dry_run) {
+    result.object = DryRunObject(m.time, std::move(t));
+    return result;
+  }
+  Commit(m.time, ManifestSet{}, t);
+  result.stored = store_.Share("Job", t.ns, t.name);
+  return result;
+}
+
+// Background propagation, as `kubectl delete` asks: the Job goes now, its pods are deleted
+// (running ones get SIGTERM and stay until they exit).
+Status Cluster::DeleteJobObject(const Mutation& m, const std::string& ns) {
+  const Json* job = store_.Get("Job", ns, m.name);
+  const std::string uid = job ? job->at("metadata").value("uid", "") : "";
+  store_.Remove("Job", ns, m.name);
+  ForgetJob({ns, m.name});
+  std::vector<std::string> names;
+  for (const Json* p : JobPods(ns, uid)) names.push_back(p->at("metadata").value("name", ""));
+  for (const auto& name : names) (void)Delete(PodDelete(m.time, ns, name));
+  return Status::Ok();
+}
+
+std::vector<const Json*> Cluster::JobPods(const std::string& ns, const std::string& uid) const {
+  std::vector<const Json*> out;
+  if (uid.empty()) return out;
+  for (const Json* p : store_.ByIndex("Pod", uid))
+    if (p->at("metadata").value("namespace", "") == ns) out.push_back(p);
+  return out;
+}
+
+void Cluster::NoteTouchedJobs() {
+  for (const char* kind : {"Pod", "Job"})
+    for (const std::string& uid : store_.TakeTouched(kind))
+      for (const Json* job : store_.ByIndex("Job", uid))
+        jobs_dirty_.insert(
+            {job->at("metadata").value("namespace", ""), job->at("metadata").value("name", "")});
+}
+
+void Cluster::RunJobs(Millis t) {
+  NoteTouchedJobs();
+  jobs_dirty_.insert(jobs_retry_.begin(), jobs_retry_.end());
+  for (auto it = job_due_queue_.begin(); it != job_due_queue_.end() && it->first <= t; ++it)
+    jobs_dirty_.insert(it->second);
+  // Once each, in name order; a Job that an earlier sync changed (its pods preempted, say) is
+  // synced in this turn if it comes later, else at the next mutation.
+  std::optional<ObjectStore::Key> last;
+  while (true) {
+    auto it = last ? jobs_dirty_.upper_bound(*last) : jobs_dirty_.begin();
+    if (it == jobs_dirty_.end()) break;
+    last = *it;
+    jobs_dirty_.erase(it);
+    SyncJob(t, *last);
+    NoteTouchedJobs();
+  }
+}
+
+void Cluster::SetJobDue(const ObjectStore::Key& key, std::optional<Millis> due) {
+  auto it = job_due_.find(key);
+  if (it != job_due_.end()) {
+    job_due_queue_.erase({it->second, key});
+    job_due_.erase(it);
+  }
+  if (!due) return;
+  job_due_[key] = *due;
+  job_due_queue_.insert({*due, key});
+}
+
+void Cluster::ForgetJob(const ObjectStore::Key& key) {
+  SetJobDue(key, std::nullopt);
+  jobs_retry_.erase(key);
+  jobs_dirty_.erase(key);
+}
+
+void Cluster::RestoreJobs() {
+  jobs_dirty_.clear();
+  jobs_retry_.clear();
+  job_due_.clear();
+  job_due_queue_.clear();
+  (void)store_.TakeTouched("Pod");
+  (void)store_.TakeTouched("Job");
+  for (const auto& [key, job] : store_.All("Job")) {
+    jobs_dirty_.insert(key);
+    const std::string uid = job->at("metadata").value("uid", "");
+    SetJobDue(key, PlanJob(*job, JobPods(key.first, uid), now()).due);
+  }
+}
+
+// One Job's plan (job_controller.h) carried out: counted pods lose the tracking finalizer,
+// surplus pods are deleted, missing ones made, and the status written if it moved.
+void Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
+  const auto& [ns, name] = key;
+  const Json* stored = store_.Get("Job", ns, name);
+  if (!stored || JobFinished(*stored)) return ForgetJob(key);
+  Json job = *stored;
+  JobPlan plan = PlanJob(job, JobPods(ns, job.at("metadata").value("uid", "")), t);
+  for (const auto& pod_name : plan.counted) {
+    Json pod = *store_.Get("Pod", ns, pod_name);
+    Json& fin = pod["metadata"]["finalizers"];
+    fin.erase(std::remove(fin.begin(), fin.end(), Json(kJobTrackingFinalizer)), fin.end());
+    if (fin.empty()) pod["metadata"].erase("finalizers");
+    store_.Put("Pod", ns, pod_name, std::move(pod));
+  }
+  for (const auto& pod_name : plan.remove)
+    if (Delete(PodDelete(t, ns, pod_name)).ok())
+      AddJobEvent(job, false, "SuccessfulDelete", "Deleted pod: " + pod_name, t);
+  const int made = CreateJobPods(t, job, plan);
+  for (const auto& e : plan.events) AddJobEvent(job, e.warning, e.reason, e.message, t);
+  if (made < plan.create) {  // refused (quota, LimitRanger): tried again at the next mutation
+    jobs_retry_.insert(key);
+    const int64_t active = plan.status.value("active", 0) - (plan.create - made);
+    if (active > 0)
+      plan.status["active"] = active;
+    else
+      plan.status.erase("active");
+  } else {
+    jobs_retry_.erase(key);
+  }
+  SetJobDue(key, plan.due);
+  if (job.contains("status") && job["status"] == plan.status) return;
+  job["status"] = std::move(plan.status);
+  store_.Put("Job", ns, name, std::move(job));
+}
+
+// The plan's pods from the Job's template (with their completion indexes), each a create as a
+// user's (validated, admitted, submitted); returns how many were made (the first refusal stops it).
+int Cluster::CreateJobPods(Millis t, const Json& job, const JobPlan& plan) {
+  const std::string ns = job.at("metadata").value("namespace", "default");
+  int made = 0;
+  uint64_t seq = 0;
+  for (int i = 0; i < plan.create; ++i) {
+    const int64_t index = i < static_cast<int>(plan.indexes.size()) ? plan.indexes[i] : -1;
+    std::string name = JobPodName(job, seq++, index);
+    while (store_.Get("Pod", ns, name)) name = JobPodName(job, seq++, index);
+    Mutation c;
+    c.op = Mutation::Op::kCreate;
+    c.time = t;
+    c.kind = "Pod";
+    c.namespace_ = ns;
+    c.object = PodFromTemplate(job, index);
+    c.object["metadata"]["name"] = name;
+    if (!Put(c, nullptr).ok()) break;
+    AddJobEvent(job, false, "SuccessfulCreate", "Created pod: " + name, t);
+    ++made;
+  }
+  return made;
+}
+
+void Cluster::AddJobEvent(const Json& job, bool warning, const std::string& reason,
+                          const std::string& message, Millis t) {
+  const Json& meta = job.at("metadata");
+  char suffix[32];
+  std::snprintf(suffix, sizeof suffix, ".%llx", static_cast<unsigned long long>(++event_counter_));
+  const std::string ns = meta.value("namespace", "default");
+  StoreEvent({{"apiVersion", "v1"},
+              {"kind", "Event"},
+              {"metadata",
+               {{"name", meta.value("name", "") + suffix},
+                {"namespace", ns},
+                {"creationTimestamp", KubeTime(t)}}},
+              {"involvedObject",
+               {{"apiVersion", "batch/v1"},
+                {"kind", "Job"},
+                {"namespace", ns},
+                {"name", meta.value("name", "")},
+                {"uid", meta.value("uid", "")}}},
+              {"reason", reason},
+              {"message", message},
+              {"type", warning ? "Warning" : "Normal"},
+              {"source", {{"component", "job-controller"}}},
+              {"reportingComponent", "job-controller"},
+              {"reportingInstance", "arbiter"},
+              {"firstTimestamp", KubeTime(t)},
+              {"lastTimestamp", KubeTime(t)},
+              {"count", 1}});
+}
+
+std::optional<Millis> Cluster::NextJobDeadline() const {
+  if (job_due_queue_.empty()) return std::nullopt;
+  return job_due_queue_.begin()->first;
+}
+
+namespace {
+std::string PodJobUid(const Json& pod) {
+  const Json& meta = pod.at("metadata");
+  auto labels = meta.find("labels");
+  if (labels == meta.end() || !labels->is_object()) return "";
+  auto it = labels->find(kControllerUidLabel);
+  return it != labels->end() && it->is_string() ? it->get<std::string>() : "";
+}
+std::string JobUid(const Json& job) { return job.at("metadata").value("uid", ""); }
+}  // namespace
+
+void Cluster::IndexJobs() {
+  store_.AddIndex("Pod", PodJobUid);
+  store_.AddIndex("Job", JobUid);
+}
+
+}  // namespace arbiter::server

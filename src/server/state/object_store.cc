@@ -1,0 +1,180 @@
+#include "server/state/object_store.h"
+
+#include "adapters/kube/status.h"
+
+namespace arbiter::server {
+
+const std::string& StoredObject::WireText() const {
+  std::call_once(once_, [this] { text_ = kube::WireJson(json_); });
+  return text_;
+}
+
+const Json* ObjectStore::Get(const std::string& kind, const std::string& ns,
+                             const std::string& name) const {
+  auto k = kinds_.find(kind);
+  if (k == kinds_.end()) return nullptr;
+  auto it = k->second.find({ns, name});
+  return it == k->second.end() ? nullptr : it->second.get();
+}
+
+std::shared_ptr<const Json> ObjectStore::Share(const std::string& kind, const std::string& ns,
+                                               const std::string& name) const {
+  auto k = kinds_.find(kind);
+  if (k == kinds_.end()) return nullptr;
+  auto it = k->second.find({ns, name});
+  return it == k->second.end() ? nullptr : it->second.json_ptr();
+}
+
+namespace {
+template <typename F>
+void ForEach(const std::map<std::string, ObjectStore::Objects>& kinds, const std::string& kind,
+             const std::string& ns, F&& f) {
+  auto k = kinds.find(kind);
+  if (k == kinds.end()) return;
+  auto it = ns.empty() ? k->second.begin() : k->second.lower_bound({ns, ""});
+  for (; it != k->second.end(); ++it) {
+    if (!ns.empty() && it->first.first != ns) break;
+    f(it->second);
+  }
+}
+}  // namespace
+
+std::vector<const Json*> ObjectStore::List(const std::string& kind, const std::string& ns) const {
+  std::vector<const Json*> out;
+  ForEach(kinds_, kind, ns, [&](const StoredRef& o) { out.push_back(o.get()); });
+  return out;
+}
+
+std::vector<std::shared_ptr<const Json>> ObjectStore::ListShared(const std::string& kind,
+                                                                 const std::string& ns) const {
+  std::vector<std::shared_ptr<const Json>> out;
+  ForEach(kinds_, kind, ns, [&](const StoredRef& o) { out.push_back(o.json_ptr()); });
+  return out;
+}
+
+std::vector<StoredRef> ObjectStore::ListStored(const std::string& kind,
+                                               const std::string& ns) const {
+  std::vector<StoredRef> out;
+  ForEach(kinds_, kind, ns, [&](const StoredRef& o) { out.push_back(o); });
+  return out;
+}
+
+const ObjectStore::Objects& ObjectStore::All(const std::string& kind) const {
+  static const Objects kEmpty;
+  auto k = kinds_.find(kind);
+  return k == kinds_.end() ? kEmpty : k->second;
+}
+
+int64_t ObjectStore::Put(const std::string& kind, const std::string& ns, const std::string& name,
+                         Json object) {
+  const int64_t rv = ++rv_;
+  object["metadata"]["resourceVersion"] = std::to_string(rv);
+  StoredRef stored(std::make_shared<const StoredObject>(std::move(object)));
+  Objects& objs = kinds_[kind];
+  kind_versions_[kind] = rv;
+  if (!indexes_.empty()) {
+    auto old = objs.find({ns, name});
+    Reindex(kind, {ns, name}, old == objs.end() ? nullptr : old->second.get(), stored.get());
+  }
+  auto [it, added] = objs.insert_or_assign({ns, name}, stored);
+  events_.push_back(WatchEvent{rv, kind, ns, added ? "ADDED" : "MODIFIED", stored.json_ptr()});
+  return rv;
+}
+
+bool ObjectStore::Remove(const std::string& kind, const std::string& ns, const std::string& name) {
+  auto k = kinds_.find(kind);
+  if (k == kinds_.end()) return false;
+  auto it = k->second.find({ns, name});
+  if (it == k->second.end()) return false;
+  const int64_t rv = ++rv_;
+  Json last = *it->second;
+  Reindex(kind, {ns, name}, &last, nullptr);
+  k->second.erase(it);
+  kind_versions_[kind] = rv;
+  last["metadata"]["resourceVersion"] = std::to_string(rv);
+  events_.push_back(
+      WatchEvent{rv, kind, ns, "DELETED", std::make_shared<const Json>(std::move(last))});
+  return true;
+}
+
+int64_t ObjectStore::kind_version(const std::string& kind) const {
+  auto it = kind_versions_.find(kind);
+  return it == kind_versions_.end() ? loaded_rv_ : it->second;
+}
+
+Json ObjectStore::Save() const {
+  Json out = Json::object();
+  out["resourceVersion"] = rv_;
+  Json kinds = Json::object();
+  for (const auto& [kind, objs] : kinds_) {
+    Json list = Json::array();
+    for (const auto& [key, obj] : objs) list.push_back(*obj);
+    kinds[kind] = std::move(list);
+  }
+  out["kinds"] = std::move(kinds);
+  return out;
+}
+
+void ObjectStore::Load(Json&& saved) {
+  kinds_.clear();
+  for (auto& [kind, index] : indexes_) index.keys.clear();
+  events_.clear();
+  rv_ = saved.at("resourceVersion").get<int64_t>();
+  loaded_rv_ = rv_;
+  kind_versions_.clear();
+  for (auto& [kind, list] : saved.at("kinds").items()) {
+    Objects& objs = kinds_[kind];
+    for (auto& obj : list) {
+      const Json& m = obj.at("metadata");
+      Key key{m.value("namespace", ""), m.at("name").get<std::string>()};
+      StoredRef stored(std::make_shared<const StoredObject>(std::move(obj)));
+      Reindex(kind, key, nullptr, stored.get());
+      objs.emplace(std::move(key), std::move(stored));
+    }
+  }
+}
+
+void ObjectStore::AddIndex(const std::string& kind, IndexKey key_of) {
+  indexes_[kind].key_of = key_of;
+}
+
+void ObjectStore::Reindex(const std::string& kind, const Key& key, const Json* was,
+                          const Json* now) {
+  auto ix = indexes_.find(kind);
+  if (ix == indexes_.end()) return;
+  Index& index = ix->second;
+  const std::string a = was ? index.key_of(*was) : "";
+  const std::string b = now ? index.key_of(*now) : "";
+  if (!a.empty()) {
+    index.touched.insert(a);
+    if (a != b) {
+      auto it = index.keys.find(a);
+      if (it != index.keys.end() && it->second.erase(key) && it->second.empty())
+        index.keys.erase(it);
+    }
+  }
+  if (!b.empty()) {
+    index.touched.insert(b);
+    index.keys[b].insert(key);
+  }
+}
+
+std::vector<const Json*> ObjectStore::ByIndex(const std::string& kind,
+                                              const std::string& value) const {
+  std::vector<const Json*> out;
+  auto ix = indexes_.find(kind);
+  if (ix == indexes_.end()) return out;
+  auto it = ix->second.keys.find(value);
+  if (it == ix->second.keys.end()) return out;
+  for (const Key& key : it->second)
+    if (const Json* o = Get(kind, key.first, key.second)) out.push_back(o);
+  return out;
+}
+
+std::set<std::string> ObjectStore::TakeTouched(const std::string& kind) {
+  auto ix = indexes_.find(kind);
+  if (ix == indexes_.end()) return {};
+  return std::exchange(ix->second.touched, {});
+}
+
+}  // namespace arbiter::server
