@@ -541,6 +541,45 @@ TEST(JobController, SuccessPolicyMetDeletesTheRestThenCompletes) {
   EXPECT_EQ(plan.events[0].reason, "Completed");
 }
 
+// Ported from kube's TestSyncJobWithJobSuccessPolicy, "job with successPolicy and
+// backoffLimitPerIndex; ... job has a failed condition when job meets to both successPolicy and
+// backoffLimitPerIndex" and "... job with SuccessCriteriaMet has never been transitioned to
+// FailureTarget and Failed even if job meet backoffLimitPerIndex".
+TEST(JobController, FailedIndexesBeatASuccessPolicyUnlessItWasMetBefore) {
+  auto job_with = [](const Json& rule, const Json& status) {
+    Json job = JobOf("both", {{"completionMode", "Indexed"},
+                              {"completions", 2},
+                              {"parallelism", 2},
+                              {"backoffLimitPerIndex", 1},
+                              {"successPolicy", {{"rules", {rule}}}}});
+    DefaultJob(job, "u");
+    job["status"] = status;
+    job["status"]["startTime"] = KubeTime(kT0);
+    return job;
+  };
+  const Json a = IndexedPod(0, "Failed", 1000, "1"), b = IndexedPod(1, "Succeeded", 1000);
+  JobPlan plan = PlanJob(job_with({{"succeededIndexes", "0,1"}, {"succeededCount", 1}}, {}),
+                         {&a, &b}, kT0 + 2000);
+  EXPECT_EQ(ConditionOf(plan.status, "Failed"), "True/FailedIndexes/Job has failed indexes");
+  EXPECT_EQ(ConditionOf(plan.status, "SuccessCriteriaMet"), "");
+  EXPECT_EQ(plan.status.value("failedIndexes", ""), "0");
+  EXPECT_EQ(plan.status.value("completedIndexes", ""), "1");
+  EXPECT_EQ(plan.status.value("failed", 0), 1);
+  EXPECT_EQ(plan.status.value("succeeded", 0), 1);
+
+  const Json met = {{"type", "SuccessCriteriaMet"},
+                    {"status", "True"},
+                    {"reason", "SuccessPolicy"},
+                    {"message", "Matched rules at index 0"}};
+  plan = PlanJob(job_with({{"succeededIndexes", "1"}},
+                          {{"succeeded", 1}, {"completedIndexes", "1"}, {"conditions", {met}}}),
+                 {&a, &b}, kT0 + 2000);
+  EXPECT_EQ(ConditionOf(plan.status, "Complete"), "True/SuccessPolicy/Matched rules at index 0");
+  EXPECT_EQ(ConditionOf(plan.status, "Failed"), "");
+  EXPECT_EQ(plan.status.value("failedIndexes", ""), "0");
+  EXPECT_EQ(plan.status.value("failed", 0), 1);
+}
+
 TEST(JobController, ASuccessPolicyJobCompletesEarlyOnTheCluster) {
   Cluster c("0000abcd");
   Start(c);
