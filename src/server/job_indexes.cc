@@ -121,7 +121,9 @@ IndexFailures TrackFailedIndexes(const Json& spec, const Json& status,
                                  const std::set<int64_t>& running) {
   IndexFailures f;
   const int64_t completions = IntField(spec, "completions").value_or(0);
-  for (const auto& [first, last] : ParseIntervals(status.value("failedIndexes", ""), completions))
+  const Json& previous = Field(status, "failedIndexes");
+  const std::string text = previous.is_string() ? previous.get<std::string>() : "";
+  for (const auto& [first, last] : ParseIntervals(text, completions))
     for (int64_t i = first; i <= last; ++i) f.failed.insert(i);
   std::vector<const Json*> candidates;  // tracked failed pods of a valid index
   for (const Json* p : pods) {

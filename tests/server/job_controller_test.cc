@@ -678,6 +678,36 @@ TEST(JobController, AnIndexBacksOffOnItsOwnFailures) {
   EXPECT_EQ(plan.annotations[0].value("batch.kubernetes.io/job-index-failure-count", ""), "3");
 }
 
+// Ported from kube's TestGetPodsWithDelayedDeletionPerIndex ("failed pods are kept corresponding
+// to non-failed indexes are kept", "multiple failed pods for index with different failure count;
+// only the pod with highest failure count is kept") and TestCalculateFailedIndexes.
+TEST(JobController, TheLastFailedPodOfEachIndexStillToRunIsKept) {
+  auto names = [](const job_detail::IndexFailures& f) {
+    std::vector<std::string> out;
+    for (const auto& [i, pod] : f.last_failed) out.push_back(pod->at("metadata").value("name", ""));
+    return out;
+  };
+  Json spec = {{"completionMode", "Indexed"}, {"completions", 3}, {"backoffLimitPerIndex", 1}};
+  Json a = IndexedPod(0, "Failed", 1000, "0"), b = IndexedPod(1, "Failed", 1000, "1"),
+       c = IndexedPod(2, "Failed", 1000, "0");
+  c["metadata"]["name"] = "c";
+  job_detail::IndexFailures f =
+      job_detail::TrackFailedIndexes(spec, Json::object(), {&a, &b, &c}, {}, {});
+  EXPECT_EQ(f.failed, (std::set<int64_t>{1}));  // b used index 1's one retry
+  EXPECT_EQ(names(f), (std::vector<std::string>{"p0Failed", "c"}));
+
+  spec["backoffLimitPerIndex"] = 4;
+  Json a1 = IndexedPod(0, "Failed", 1000, "0"), a3 = IndexedPod(0, "Failed", 1000, "2"),
+       a2 = IndexedPod(0, "Failed", 1000, "1");
+  a1["metadata"]["name"] = "a1", a2["metadata"]["name"] = "a2", a3["metadata"]["name"] = "a3";
+  f = job_detail::TrackFailedIndexes(spec, {{"failedIndexes", "2"}}, {&a1, &a3, &a2}, {}, {});
+  EXPECT_EQ(names(f), (std::vector<std::string>{"a3"}));
+  EXPECT_EQ(f.failed, (std::set<int64_t>{2}));  // from the status
+  // An index already running (replaced) or completed keeps none.
+  EXPECT_TRUE(job_detail::TrackFailedIndexes(spec, {}, {&a1}, {}, {0}).last_failed.empty());
+  EXPECT_TRUE(job_detail::TrackFailedIndexes(spec, {}, {&a1}, {0}, {}).last_failed.empty());
+}
+
 TEST(JobController, PerIndexFailuresSurviveAReplayAndASnapshotRestore) {
   Cluster first("0000abcd");
   std::vector<Mutation> h = {Create(kT0, Namespace("default")), Create(kT0, Node("gpu-0", 8)),
