@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "cluster_fixtures.h"
 #include "server/state/cluster.h"
+#include "server/state/job_controller_detail.h"
 #include "server/state/pod_status.h"
 
 namespace arbiter::server {
@@ -445,6 +447,369 @@ TEST(JobController, InvalidSpecsAreRefusedWithKubernetesMessages) {
   r = c.Apply(Update(kT0 + 1, changed));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error->diagnostics.items.at(0).field_path, "spec.completions");
+}
+
+// --- spec.successPolicy (kube's success_policy.go) ---
+
+// Ported from kube's TestMatchSuccessPolicy (completions 10): which rule the succeeded indexes
+// meet.
+TEST(JobController, SuccessPolicyRulesMatchAsKubernetesDoes) {
+  auto match = [](const Json& rules, std::set<int64_t> succeeded) {
+    Json spec = {
+        {"completionMode", "Indexed"}, {"completions", 10}, {"successPolicy", {{"rules", rules}}}};
+    return job_detail::MatchSuccessPolicy(spec, succeeded).value_or("-");
+  };
+  // "rules.succeededIndexes is specified; succeededIndexes matched rules"
+  EXPECT_EQ(match({{{"succeededIndexes", "0-2"}}}, {0, 1, 2}), "Matched rules at index 0");
+  // "... succeededIndexes didn't match rules"
+  EXPECT_EQ(match({{{"succeededIndexes", "3"}}}, {0, 1, 2}), "-");
+  // "rules.succeededCount is specified; succeededIndexes matched / didn't match rules"
+  EXPECT_EQ(match({{{"succeededCount", 2}}}, {0, 1, 2}), "Matched rules at index 0");
+  EXPECT_EQ(match({{{"succeededCount", 4}}}, {0, 1, 2}), "-");
+  // "multiple rules; ... succeededIndexes met one of rules"
+  EXPECT_EQ(match({{{"succeededIndexes", "9"}}, {{"succeededIndexes", "4,6"}}}, {0, 1, 2, 4, 6}),
+            "Matched rules at index 1");
+  // "rules.succeededIndexes and rules.succeededCount are specified; ... met / didn't match"
+  EXPECT_EQ(match({{{"succeededIndexes", "3-6"}, {"succeededCount", 2}}}, {3, 4}),
+            "Matched rules at index 0");
+  EXPECT_EQ(match({{{"succeededIndexes", "3-6"}, {"succeededCount", 2}}}, {1, 2, 3}), "-");
+  // "... rules is subset of succeededIndexes": the rule's 8-12 is cut at completions (8-9).
+  EXPECT_EQ(match({{{"succeededIndexes", "2-4,8-12"}}}, {2, 3, 4, 8, 9}),
+            "Matched rules at index 0");
+  // "rules.succeededIndexes is invalid format", "... rules is an empty set": never met.
+  EXPECT_EQ(match({{{"succeededIndexes", "invalid-form"}}}, {0, 1, 2}), "-");
+  EXPECT_EQ(match({{{"succeededIndexes", ""}}}, {0, 1, 2}), "-");
+  // No succeeded index: nothing is met.
+  EXPECT_EQ(match({{{"succeededCount", 0}}}, {}), "-");
+}
+
+// An Indexed pod of Job "u" at `index` in `phase` (tracked: it still has the finalizer).
+Json IndexedPod(int64_t index, const std::string& phase, Millis finished = 0,
+                const std::string& failures = "") {
+  Json pod = FinishedPod("p" + std::to_string(index) + phase, phase, finished);
+  pod["metadata"]["annotations"] = {{kJobCompletionIndex, std::to_string(index)}};
+  if (!failures.empty())
+    pod["metadata"]["annotations"]["batch.kubernetes.io/job-index-failure-count"] = failures;
+  pod["metadata"]["finalizers"] = {kJobTrackingFinalizer};
+  if (phase == "Running") pod["status"].erase("containerStatuses");
+  return pod;
+}
+
+std::string ConditionOf(const Json& status, const std::string& type) {
+  for (const auto& cond : status.value("conditions", Json::array()))
+    if (cond.value("type", "") == type)
+      return cond.value("status", "") + "/" + cond.value("reason", "") + "/" +
+             cond.value("message", "");
+  return "";
+}
+
+// After kube's TestSyncJobWithJobSuccessPolicy ("job with successPolicy; job has
+// SuccessCriteriaMet condition if job meets to successPolicy and some indexes fail"): the rule is
+// met, the running pods are deleted, and Complete waits until none is left.
+TEST(JobController, SuccessPolicyMetDeletesTheRestThenCompletes) {
+  Json job = JobOf("early", {{"completionMode", "Indexed"},
+                             {"completions", 3},
+                             {"parallelism", 3},
+                             {"successPolicy", {{"rules", {{{"succeededIndexes", "0"}}}}}}});
+  DefaultJob(job, "u");
+  job["status"] = {{"startTime", KubeTime(kT0)}};
+  const Json ok = IndexedPod(0, "Succeeded", 10000), r1 = IndexedPod(1, "Running"),
+             r2 = IndexedPod(2, "Running");
+  JobPlan plan = PlanJob(job, {&ok, &r1, &r2}, kT0 + 10000);
+  EXPECT_EQ(ConditionOf(plan.status, "SuccessCriteriaMet"),
+            "True/SuccessPolicy/Matched rules at index 0");
+  EXPECT_EQ(ConditionOf(plan.status, "Complete"), "");
+  EXPECT_EQ(plan.remove.size(), 2u);
+  EXPECT_EQ(plan.create, 0);
+  EXPECT_EQ(plan.counted, (std::vector<std::string>{"p0Succeeded"}));
+  EXPECT_EQ(plan.status.value("completedIndexes", ""), "0");
+  EXPECT_EQ(plan.status.value("terminating", 0), 2);
+
+  job["status"] = plan.status;  // the two are terminating: not yet Complete
+  Json d1 = r1, d2 = r2, counted = ok;
+  d1["metadata"]["deletionTimestamp"] = d2["metadata"]["deletionTimestamp"] = KubeTime(kT0 + 10000);
+  counted["metadata"].erase("finalizers");
+  plan = PlanJob(job, {&counted, &d1, &d2}, kT0 + 12000);
+  EXPECT_EQ(ConditionOf(plan.status, "Complete"), "");
+  EXPECT_TRUE(plan.remove.empty());
+
+  plan = PlanJob(job, {&counted}, kT0 + 40000);  // gone: Complete, as the rule said
+  EXPECT_EQ(ConditionOf(plan.status, "Complete"), "True/SuccessPolicy/Matched rules at index 0");
+  EXPECT_EQ(plan.status.value("completionTime", ""), KubeTime(kT0 + 40000));
+  EXPECT_EQ(plan.status.value("succeeded", 0), 1);
+  ASSERT_EQ(plan.events.size(), 1u);
+  EXPECT_EQ(plan.events[0].reason, "Completed");
+}
+
+// Ported from kube's TestSyncJobWithJobSuccessPolicy, "job with successPolicy and
+// backoffLimitPerIndex; ... job has a failed condition when job meets to both successPolicy and
+// backoffLimitPerIndex" and "... job with SuccessCriteriaMet has never been transitioned to
+// FailureTarget and Failed even if job meet backoffLimitPerIndex".
+TEST(JobController, FailedIndexesBeatASuccessPolicyUnlessItWasMetBefore) {
+  auto job_with = [](const Json& rule, const Json& status) {
+    Json job = JobOf("both", {{"completionMode", "Indexed"},
+                              {"completions", 2},
+                              {"parallelism", 2},
+                              {"backoffLimitPerIndex", 1},
+                              {"successPolicy", {{"rules", {rule}}}}});
+    DefaultJob(job, "u");
+    job["status"] = status;
+    job["status"]["startTime"] = KubeTime(kT0);
+    return job;
+  };
+  const Json a = IndexedPod(0, "Failed", 1000, "1"), b = IndexedPod(1, "Succeeded", 1000);
+  JobPlan plan = PlanJob(job_with({{"succeededIndexes", "0,1"}, {"succeededCount", 1}}, {}),
+                         {&a, &b}, kT0 + 2000);
+  EXPECT_EQ(ConditionOf(plan.status, "Failed"), "True/FailedIndexes/Job has failed indexes");
+  EXPECT_EQ(ConditionOf(plan.status, "SuccessCriteriaMet"), "");
+  EXPECT_EQ(plan.status.value("failedIndexes", ""), "0");
+  EXPECT_EQ(plan.status.value("completedIndexes", ""), "1");
+  EXPECT_EQ(plan.status.value("failed", 0), 1);
+  EXPECT_EQ(plan.status.value("succeeded", 0), 1);
+
+  const Json met = {{"type", "SuccessCriteriaMet"},
+                    {"status", "True"},
+                    {"reason", "SuccessPolicy"},
+                    {"message", "Matched rules at index 0"}};
+  plan = PlanJob(job_with({{"succeededIndexes", "1"}},
+                          {{"succeeded", 1}, {"completedIndexes", "1"}, {"conditions", {met}}}),
+                 {&a, &b}, kT0 + 2000);
+  EXPECT_EQ(ConditionOf(plan.status, "Complete"), "True/SuccessPolicy/Matched rules at index 0");
+  EXPECT_EQ(ConditionOf(plan.status, "Failed"), "");
+  EXPECT_EQ(plan.status.value("failedIndexes", ""), "0");
+  EXPECT_EQ(plan.status.value("failed", 0), 1);
+}
+
+TEST(JobController, ASuccessPolicyJobCompletesEarlyOnTheCluster) {
+  Cluster c("0000abcd");
+  Start(c);
+  Ok(c, Create(kT0, JobOf("early",
+                          {{"completionMode", "Indexed"},
+                           {"completions", 4},
+                           {"parallelism", 2},
+                           {"successPolicy", {{"rules", {{{"succeededCount", 2}}}}}}},
+                          "10s")));
+  RunUntil(c, kT0 + 120000);
+  EXPECT_EQ(Condition(c, "early", "SuccessCriteriaMet"), "True/SuccessPolicy");
+  EXPECT_EQ(Condition(c, "early", "Complete"), "True/SuccessPolicy");
+  EXPECT_EQ(JobStatus(c, "early").value("succeeded", 0), 2);
+  EXPECT_EQ(JobStatus(c, "early").value("completedIndexes", ""), "0,1");
+  EXPECT_EQ(JobStatus(c, "early").value("completionTime", ""), KubeTime(kT0 + 10000));
+  EXPECT_EQ(PodsOf(c, "early").size(), 2u);  // indexes 2 and 3 never ran
+}
+
+// --- spec.backoffLimitPerIndex ---
+
+// Indexed, 2 indexes, pods that fail after 10 s; `spec` merged in.
+Json PerIndex(const std::string& name, const Json& spec, int code = 1) {
+  Json job =
+      JobOf(name, {{"completionMode", "Indexed"}, {"completions", 2}, {"parallelism", 2}}, "10s");
+  job["spec"].update(spec);
+  job["spec"]["template"]["metadata"]["annotations"]["arbiter.dev/exit-code"] =
+      std::to_string(code);
+  return job;
+}
+
+std::vector<std::string> FailureCounts(const Cluster& c, const std::string& job) {
+  std::vector<std::string> out;
+  for (const Json* p : PodsOf(c, job))
+    out.push_back(
+        p->at("metadata")["annotations"].value(kJobCompletionIndex, "") + ":" +
+        p->at("metadata")["annotations"].value("batch.kubernetes.io/job-index-failure-count", "-"));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(JobController, EachIndexIsRetriedUpToBackoffLimitPerIndexThenFailed) {
+  Cluster c("0000abcd");
+  Start(c);
+  Ok(c, Create(kT0, PerIndex("per", {{"backoffLimitPerIndex", 1}})));
+  const Json& spec = c.store().Get("Job", "default", "per")->at("spec");
+  EXPECT_EQ(spec.value("backoffLimit", 0), 2147483647);  // kube's default with a per-index limit
+  EXPECT_EQ(JobStatus(c, "per").value("failedIndexes", "x"), "");
+  RunUntil(c, kT0 + 15000);  // both failed at 10 s: their replacements wait 10 s each
+  EXPECT_EQ(JobStatus(c, "per").value("active", 0), 0);
+  EXPECT_EQ(JobStatus(c, "per").value("failed", 0), 0);  // kept until the replacement is made
+  RunUntil(c, kT0 + 25000);
+  EXPECT_EQ(FailureCounts(c, "per"), (std::vector<std::string>{"0:0", "0:1", "1:0", "1:1"}));
+  EXPECT_EQ(JobStatus(c, "per").value("failed", 0), 2);
+  RunUntil(c, kT0 + 120000);  // the second failures (30 s) used the retry: both indexes failed
+  EXPECT_EQ(JobStatus(c, "per").value("failedIndexes", ""), "0,1");
+  EXPECT_EQ(Condition(c, "per", "Failed"), "True/FailedIndexes");
+  EXPECT_EQ(JobStatus(c, "per").value("failed", 0), 4);
+  EXPECT_EQ(CreatedAt(c, "per"), (std::vector<int64_t>{0, 0, 20, 20}));
+}
+
+// After kube's TestSyncJobWithBackoffLimitPerIndex ("job fails when maxFailedIndexes is exceeded"
+// and "FailIndex action: the index fails at once").
+TEST(JobController, MaxFailedIndexesAndFailIndexEndTheJob) {
+  Cluster c("0000abcd");
+  Start(c);
+  Ok(c, Create(kT0, PerIndex("many", {{"backoffLimitPerIndex", 0}, {"maxFailedIndexes", 1}})));
+  Json fail_index = PerIndex("fatal", {{"backoffLimitPerIndex", 3}}, 42);
+  fail_index["spec"]["podFailurePolicy"] = {
+      {"rules",
+       {{{"action", "FailIndex"}, {"onExitCodes", {{"operator", "In"}, {"values", {42}}}}}}}};
+  Ok(c, Create(kT0, fail_index));
+  RunUntil(c, kT0 + 120000);
+  EXPECT_EQ(Condition(c, "many", "Failed"), "True/MaxFailedIndexesExceeded");
+  EXPECT_EQ(JobStatus(c, "many").value("failedIndexes", ""), "0,1");
+  EXPECT_EQ(Condition(c, "fatal", "Failed"), "True/FailedIndexes");
+  EXPECT_EQ(JobStatus(c, "fatal").value("failedIndexes", ""), "0,1");
+  EXPECT_EQ(PodsOf(c, "fatal").size(), 2u);  // no retry despite backoffLimitPerIndex 3
+}
+
+// kube's getPodsWithDelayedDeletionPerIndex and getRemainingTimePerIndex: the replacement waits
+// 10 s x 2^(count) after the index's last failure and carries count + 1; other indexes go on.
+TEST(JobController, AnIndexBacksOffOnItsOwnFailures) {
+  Json job = PerIndex("own", {{"backoffLimitPerIndex", 4}});
+  job["spec"]["completions"] = 3;
+  DefaultJob(job, "u");
+  job["status"] = {{"startTime", KubeTime(kT0)}, {"completedIndexes", "2"}, {"succeeded", 1}};
+  const Json f0 = IndexedPod(0, "Failed", 100000, "2"), f1 = IndexedPod(1, "Failed", 100000);
+  JobPlan plan = PlanJob(job, {&f0, &f1}, kT0 + 110000);  // index 1: 10 s done; index 0: 40 s
+  EXPECT_EQ(plan.indexes, (std::vector<int64_t>{1}));
+  ASSERT_EQ(plan.annotations.size(), 1u);
+  EXPECT_EQ(plan.annotations[0].value("batch.kubernetes.io/job-index-failure-count", ""), "1");
+  EXPECT_EQ(plan.due, std::optional<Millis>(kT0 + 140000));
+  EXPECT_EQ(plan.counted, (std::vector<std::string>{}));  // both wait for their replacement
+  plan = PlanJob(job, {&f0, &f1}, kT0 + 140000);
+  EXPECT_EQ(plan.indexes, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(plan.annotations[0].value("batch.kubernetes.io/job-index-failure-count", ""), "3");
+}
+
+// Ported from kube's TestGetPodsWithDelayedDeletionPerIndex ("failed pods are kept corresponding
+// to non-failed indexes are kept", "multiple failed pods for index with different failure count;
+// only the pod with highest failure count is kept") and TestCalculateFailedIndexes.
+TEST(JobController, TheLastFailedPodOfEachIndexStillToRunIsKept) {
+  auto names = [](const job_detail::IndexFailures& f) {
+    std::vector<std::string> out;
+    for (const auto& [i, pod] : f.last_failed) out.push_back(pod->at("metadata").value("name", ""));
+    return out;
+  };
+  Json spec = {{"completionMode", "Indexed"}, {"completions", 3}, {"backoffLimitPerIndex", 1}};
+  Json a = IndexedPod(0, "Failed", 1000, "0"), b = IndexedPod(1, "Failed", 1000, "1"),
+       c = IndexedPod(2, "Failed", 1000, "0");
+  c["metadata"]["name"] = "c";
+  job_detail::IndexFailures f =
+      job_detail::TrackFailedIndexes(spec, Json::object(), {&a, &b, &c}, {}, {});
+  EXPECT_EQ(f.failed, (std::set<int64_t>{1}));  // b used index 1's one retry
+  EXPECT_EQ(names(f), (std::vector<std::string>{"p0Failed", "c"}));
+
+  spec["backoffLimitPerIndex"] = 4;
+  Json a1 = IndexedPod(0, "Failed", 1000, "0"), a3 = IndexedPod(0, "Failed", 1000, "2"),
+       a2 = IndexedPod(0, "Failed", 1000, "1");
+  a1["metadata"]["name"] = "a1", a2["metadata"]["name"] = "a2", a3["metadata"]["name"] = "a3";
+  f = job_detail::TrackFailedIndexes(spec, {{"failedIndexes", "2"}}, {&a1, &a3, &a2}, {}, {});
+  EXPECT_EQ(names(f), (std::vector<std::string>{"a3"}));
+  EXPECT_EQ(f.failed, (std::set<int64_t>{2}));  // from the status
+  // An index already running (replaced) or completed keeps none.
+  EXPECT_TRUE(job_detail::TrackFailedIndexes(spec, {}, {&a1}, {}, {0}).last_failed.empty());
+  EXPECT_TRUE(job_detail::TrackFailedIndexes(spec, {}, {&a1}, {0}, {}).last_failed.empty());
+}
+
+TEST(JobController, PerIndexFailuresSurviveAReplayAndASnapshotRestore) {
+  Cluster first("0000abcd");
+  std::vector<Mutation> h = {Create(kT0, Namespace("default")), Create(kT0, Node("gpu-0", 8)),
+                             Create(kT0, PerIndex("per", {{"backoffLimitPerIndex", 2}}))};
+  for (const auto& m : h) Ok(first, m);
+  while (auto due = first.NextDue()) {  // to the second failures (30 s): back-off to 50 s
+    if (*due > kT0 + 30000) break;
+    h.push_back(Advance(*due));
+    Ok(first, h.back());
+  }
+  ASSERT_EQ(first.NextDue(), std::optional<Millis>(kT0 + 50000));
+  Cluster replayed("0000abcd");
+  for (const auto& m : h) Ok(replayed, Mutation::Decode(m.Encode()).value());
+  Cluster restored("0000abcd");
+  ASSERT_TRUE(restored.Restore(first.Snapshot()).ok());
+  EXPECT_EQ(restored.NextDue(), first.NextDue());
+  for (Cluster* c : {&first, &replayed, &restored}) RunUntil(*c, kT0 + 300000);
+  EXPECT_EQ(Condition(first, "per", "Failed"), "True/FailedIndexes");
+  EXPECT_EQ(CreatedAt(first, "per"), (std::vector<int64_t>{0, 0, 20, 20, 50, 50}));
+  EXPECT_EQ(Dump(replayed), Dump(first));
+  EXPECT_EQ(Dump(restored), Dump(first));
+}
+
+TEST(JobController, SuccessPolicyAndPerIndexSpecsAreCheckedAsKubernetesDoes) {
+  Cluster c("0000abcd");
+  Start(c);
+  auto errors = [&](const Json& spec) {
+    Json job = JobOf("bad", spec);
+    MutationResult r = c.Apply(Create(kT0, job));
+    std::map<std::string, std::string> out;
+    if (!r.ok())
+      for (const auto& d : r.error->diagnostics.items) out[d.field_path] = d.message;
+    return out;
+  };
+  const Json indexed = {{"completionMode", "Indexed"}, {"completions", 5}};
+  auto with = [&](Json extra) {
+    Json s = indexed;
+    s.update(extra);
+    return s;
+  };
+  EXPECT_EQ(
+      errors({{"successPolicy", {{"rules", {{{"succeededCount", 1}}}}}}})["spec.successPolicy"],
+      "Invalid value: {\"Rules\":[{\"SucceededIndexes\":null,\"SucceededCount\":1}]}: "
+      "requires indexed completion mode");
+  EXPECT_EQ(
+      errors(with({{"successPolicy", {{"rules", Json::array()}}}}))["spec.successPolicy.rules"],
+      "Required value: at least one rules must be specified when the successPolicy is "
+      "specified");
+  EXPECT_EQ(errors(with(
+                {{"successPolicy", {{"rules", {Json::object()}}}}}))["spec.successPolicy.rules[0]"],
+            "Required value: at least one of succeededCount or succeededIndexes must be specified");
+  EXPECT_EQ(
+      errors(with(
+          {{"successPolicy",
+            {{"rules",
+              {{{"succeededIndexes", "3-1"}}}}}}}))["spec.successPolicy.rules[0].succeededIndexes"],
+      "Invalid value: \"3-1\": error parsing succeededIndexes: non-increasing order, "
+      "previous: 3, current: 1");
+  EXPECT_EQ(
+      errors(with(
+          {{"successPolicy",
+            {{"rules",
+              {{{"succeededIndexes", "1,7"}}}}}}}))["spec.successPolicy.rules[0].succeededIndexes"],
+      "Invalid value: \"1,7\": error parsing succeededIndexes: too large index: \"7\"");
+  EXPECT_EQ(
+      errors(with({{"successPolicy",
+                    {{"rules",
+                      {{{"succeededIndexes", "0-1"},
+                        {"succeededCount", 3}}}}}}}))["spec.successPolicy.rules[0].succeededCount"],
+      "Invalid value: 3: must be less than or equal to 2 (the number of indexes in the specified "
+      "succeededIndexes field)");
+  EXPECT_EQ(
+      errors(with({{"successPolicy",
+                    {{"rules",
+                      {{{"succeededCount", 6}}}}}}}))["spec.successPolicy.rules[0].succeededCount"],
+      "Invalid value: 6: must be less than or equal to 5 (the number of specified "
+      "completions)");
+  EXPECT_EQ(errors({{"backoffLimitPerIndex", 1}})["spec.backoffLimitPerIndex"],
+            "Invalid value: 1: requires indexed completion mode");
+  EXPECT_EQ(errors(with({{"maxFailedIndexes", 1}}))["spec.backoffLimitPerIndex"],
+            "Required value: when maxFailedIndexes is specified");
+  EXPECT_EQ(
+      errors(with({{"backoffLimitPerIndex", 1}, {"maxFailedIndexes", 6}}))["spec.maxFailedIndexes"],
+      "Invalid value: 6: must be less than or equal to completions");
+  EXPECT_EQ(errors(with({{"backoffLimitPerIndex", -1}}))["spec.backoffLimitPerIndex"],
+            "Invalid value: -1: must be greater than or equal to 0");
+  Json fail_index = with({{"backoffLimitPerIndex", 1}});
+  fail_index["podFailurePolicy"] = {
+      {"rules",
+       {{{"action", "FailIndex"}, {"onExitCodes", {{"operator", "In"}, {"values", {1}}}}}}}};
+  EXPECT_TRUE(errors(fail_index).empty());  // accepted with a per-index limit
+  fail_index.erase("backoffLimitPerIndex");
+  Ok(c, Delete(kT0, "Job", "default", "bad"));
+  EXPECT_EQ(errors(fail_index)["spec.podFailurePolicy.rules[0].action"],
+            "Invalid value: \"FailIndex\": requires the backoffLimitPerIndex to be set");
+
+  Ok(c, Create(kT0, JobOf("fixed", with({{"backoffLimitPerIndex", 1}}))));
+  Json changed = *c.store().Get("Job", "default", "fixed");
+  changed["spec"]["backoffLimitPerIndex"] = 2;
+  MutationResult r = c.Apply(Update(kT0 + 1, changed));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error->diagnostics.items.at(0).field_path, "spec.backoffLimitPerIndex");
 }
 
 // The mutations of a Job's life: create, a suspend, a resume, time.

@@ -63,41 +63,99 @@ TEST(ProcessMetrics, ReadFromProcSelfPlausibleAndMonotonic) {
   EXPECT_GE(b["process_open_fds"], a["process_open_fds"] - 1);
 }
 
-TEST(RequestMetrics, CountsByVerbResourceCodeAndLatencyInKubeApiserverBuckets) {
+// kube-apiserver's label set (endpoints/metrics MonitorRequest) for each kind of request.
+TEST(RequestMetrics, LabelsAreKubeApiserversFullSet) {
+  auto labels = [](const std::string& method, const std::string& path, const std::string& verb,
+                   const std::string& ns, const std::string& name, std::string sub = "",
+                   std::string group = "") {
+    RequestFacts f{method, path, "", {}, true, verb, group, "pods", sub, ns, name};
+    if (group == "batch") f.resource = "jobs";
+    return KubeRequestLabels(f);
+  };
+  const RequestLabels list = labels("GET", "/api/v1/namespaces/a/pods", "list", "a", "");
+  EXPECT_EQ(list.verb, "LIST");
+  EXPECT_EQ(list.version, "v1");
+  EXPECT_EQ(list.scope, "namespace");
+  EXPECT_EQ(list.component, "apiserver");
+  EXPECT_EQ(labels("GET", "/api/v1/pods", "list", "", "").scope, "cluster");
+  EXPECT_EQ(labels("GET", "/api/v1/namespaces/a/pods/p", "get", "a", "p").scope, "resource");
+  EXPECT_EQ(labels("POST", "/api/v1/namespaces/a/pods", "create", "a", "").scope, "resource");
+  EXPECT_EQ(labels("GET", "/api/v1/namespaces/a/pods", "watch", "a", "").verb, "WATCH");
+  const RequestLabels job = labels("PUT", "/apis/batch/v1/namespaces/a/jobs/j/status", "update",
+                                   "a", "j", "status", "batch");
+  EXPECT_EQ(job.group, "batch");
+  EXPECT_EQ(job.version, "v1");
+  EXPECT_EQ(job.subresource, "status");
+  EXPECT_EQ(job.verb, "PUT");
+  EXPECT_EQ(labels("POST", "/api/v1/namespaces/a/pods/p/exec", "create", "a", "p", "exec").verb,
+            "CONNECT");
+  RequestFacts apply{"PATCH",
+                     "/api/v1/namespaces/a/pods/p",
+                     "application/apply-patch+yaml",
+                     {},
+                     true,
+                     "patch",
+                     "",
+                     "pods",
+                     "",
+                     "a",
+                     "p"};
+  EXPECT_EQ(KubeRequestLabels(apply).verb, "APPLY");
+  apply.dry_run = {"All", "All"};
+  EXPECT_EQ(KubeRequestLabels(apply).dry_run, "All");
+  apply.dry_run = {"Some"};
+  EXPECT_EQ(KubeRequestLabels(apply).dry_run, "invalid");
+  const RequestLabels health =
+      KubeRequestLabels({"GET", "/healthz", "", {}, false, "get", "", "", "", "", ""});
+  EXPECT_EQ(health.verb, "GET");
+  EXPECT_EQ(health.subresource, "/healthz");
+  EXPECT_EQ(health.component, "");
+  EXPECT_EQ(health.scope, "");
+}
+
+TEST(RequestMetrics, CountsByLabelsAndCodeAndLatencyInKubeApiserverBuckets) {
   EXPECT_EQ(RequestDurationBuckets().front(), 0.005);
   EXPECT_EQ(RequestDurationBuckets().back(), 60);
   EXPECT_EQ(RequestDurationBuckets().size(), 23u);
   RequestMetrics m;
-  m.Observe("get", "GET", "pods", 200, 0.001);
-  m.Observe("list", "GET", "pods", 200, 0.03);
-  m.Observe("list", "GET", "pods", 200, 0.3);
-  m.Observe("create", "POST", "pods", 201, 0.002);
-  m.Observe("create", "POST", "pods", 409, 0.002);
-  m.Observe("watch", "GET", "pods", 200, 30);  // counted, not a latency
-  m.Observe("get", "GET", "", 200, 100);       // a non-resource path past the last bucket
+  auto pods = [](const std::string& verb) {
+    return RequestLabels{verb, "", "", "v1", "pods", "", "namespace", "apiserver"};
+  };
+  m.Observe(pods("GET"), 200, 0.001);
+  m.Observe(pods("LIST"), 200, 0.03);
+  m.Observe(pods("LIST"), 200, 0.3);
+  m.Observe(pods("POST"), 201, 0.002);
+  m.Observe(pods("POST"), 409, 0.002);
+  m.Observe(pods("WATCH"), 200, 30);  // counted, not a latency
+  m.Observe(RequestLabels{"GET", "", "", "", "", "", "", ""}, 200,
+            100);  // a non-resource path past the last bucket
   const std::string text = m.Render();
   EXPECT_NE(text.find("# TYPE apiserver_request_total counter"), std::string::npos);
   EXPECT_NE(text.find("# TYPE apiserver_request_duration_seconds histogram"), std::string::npos);
   auto s = Samples(text);
-  EXPECT_EQ((s["apiserver_request_total{code=\"200\",resource=\"pods\",verb=\"LIST\"}"]), 2);
-  EXPECT_EQ((s["apiserver_request_total{code=\"201\",resource=\"pods\",verb=\"POST\"}"]), 1);
-  EXPECT_EQ((s["apiserver_request_total{code=\"409\",resource=\"pods\",verb=\"POST\"}"]), 1);
-  EXPECT_EQ((s["apiserver_request_total{code=\"200\",resource=\"pods\",verb=\"WATCH\"}"]), 1);
-  EXPECT_EQ(text.find("verb=\"WATCH\",le="), std::string::npos);
-  EXPECT_EQ(text.find("_count{resource=\"pods\",verb=\"WATCH\"}"), std::string::npos);
-  const std::string list =
-      "apiserver_request_duration_seconds_bucket{resource=\"pods\",verb=\"LIST\",le=";
+  auto with = [](const std::string& verb) {
+    return "component=\"apiserver\",dry_run=\"\",group=\"\",resource=\"pods\",scope=\"namespace\","
+           "subresource=\"\",verb=\"" +
+           verb + "\",version=\"v1\"";
+  };
+  EXPECT_EQ((s["apiserver_request_total{code=\"200\"," + with("LIST") + "}"]), 2);
+  EXPECT_EQ((s["apiserver_request_total{code=\"201\"," + with("POST") + "}"]), 1);
+  EXPECT_EQ((s["apiserver_request_total{code=\"409\"," + with("POST") + "}"]), 1);
+  EXPECT_EQ((s["apiserver_request_total{code=\"200\"," + with("WATCH") + "}"]), 1);
+  EXPECT_EQ(text.find(with("WATCH") + ",le="), std::string::npos);
+  EXPECT_EQ(text.find("_count{" + with("WATCH") + "}"), std::string::npos);
+  const std::string list = "apiserver_request_duration_seconds_bucket{" + with("LIST") + ",le=";
   EXPECT_EQ(s[list + "\"0.025\"}"], 0);
   EXPECT_EQ(s[list + "\"0.05\"}"], 1);
   EXPECT_EQ(s[list + "\"0.4\"}"], 2);
   EXPECT_EQ(s[list + "\"+Inf\"}"], 2);
-  EXPECT_EQ((s["apiserver_request_duration_seconds_count{resource=\"pods\",verb=\"LIST\"}"]), 2);
-  EXPECT_NEAR((s["apiserver_request_duration_seconds_sum{resource=\"pods\",verb=\"LIST\"}"]), 0.33,
-              1e-9);
-  EXPECT_EQ((s["apiserver_request_duration_seconds_bucket{resource=\"\",verb=\"GET\",le=\"60\"}"]),
-            0);
-  EXPECT_EQ(
-      (s["apiserver_request_duration_seconds_bucket{resource=\"\",verb=\"GET\",le=\"+Inf\"}"]), 1);
+  EXPECT_EQ((s["apiserver_request_duration_seconds_count{" + with("LIST") + "}"]), 2);
+  EXPECT_NEAR((s["apiserver_request_duration_seconds_sum{" + with("LIST") + "}"]), 0.33, 1e-9);
+  const std::string none =
+      "component=\"\",dry_run=\"\",group=\"\",resource=\"\",scope=\"\",subresource=\"\","
+      "verb=\"GET\",version=\"\"";
+  EXPECT_EQ((s["apiserver_request_duration_seconds_bucket{" + none + ",le=\"60\"}"]), 0);
+  EXPECT_EQ((s["apiserver_request_duration_seconds_bucket{" + none + ",le=\"+Inf\"}"]), 1);
   // Buckets cumulative: never decreasing along le.
   double last = -1;
   for (double le : RequestDurationBuckets()) {
@@ -126,9 +184,17 @@ TEST(RequestMetrics, TheDaemonServesThemAfterRequests) {
     auto first = cli.Get("/metrics");
     ASSERT_TRUE(first);
     auto a = Samples(first->body);
-    EXPECT_EQ((a["apiserver_request_total{code=\"200\",resource=\"pods\",verb=\"LIST\"}"]), 3);
-    EXPECT_EQ((a["apiserver_request_total{code=\"404\",resource=\"pods\",verb=\"GET\"}"]), 1);
-    EXPECT_EQ((a["apiserver_request_duration_seconds_count{resource=\"pods\",verb=\"LIST\"}"]), 3);
+    const std::string pods =
+        "component=\"apiserver\",dry_run=\"\",group=\"\",resource=\"pods\",scope=";
+    EXPECT_EQ((a["apiserver_request_total{code=\"200\"," + pods +
+                 "\"namespace\",subresource=\"\",verb=\"LIST\",version=\"v1\"}"]),
+              3);
+    EXPECT_EQ((a["apiserver_request_total{code=\"404\"," + pods +
+                 "\"resource\",subresource=\"\",verb=\"GET\",version=\"v1\"}"]),
+              1);
+    EXPECT_EQ((a["apiserver_request_duration_seconds_count{" + pods +
+                 "\"namespace\",subresource=\"\",verb=\"LIST\",version=\"v1\"}"]),
+              3);
     EXPECT_GT(a["process_resident_memory_bytes"], 0);
     auto second = cli.Get("/metrics");
     ASSERT_TRUE(second);
@@ -140,7 +206,9 @@ TEST(RequestMetrics, TheDaemonServesThemAfterRequests) {
         testing::RunCommand("promtool check metrics < " + file.string() + " 2>&1");
     std::filesystem::remove(file);
     EXPECT_EQ(check.rc, 0) << check.out;
-    EXPECT_EQ((b["apiserver_request_total{code=\"200\",resource=\"\",verb=\"GET\"}"]), 1);
+    EXPECT_EQ((b["apiserver_request_total{code=\"200\",component=\"\",dry_run=\"\",group=\"\","
+                 "resource=\"\",scope=\"\",subresource=\"\",verb=\"GET\",version=\"\"}"]),
+              1);
     EXPECT_GE(b["process_cpu_seconds_total"], a["process_cpu_seconds_total"]);
     api.Stop();
     thread.join();

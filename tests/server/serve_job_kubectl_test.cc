@@ -59,6 +59,34 @@ TEST(ServeJobKubectlTest, ExampleJobCompletesAndKeepsItsPodsAcrossARestart) {
   EXPECT_EQ(s.Stop(), 0) << s.log();
 }
 
+// An Indexed Job with spec.successPolicy (2 of 4 indexes suffice) completes through the API once
+// two indexes succeeded: SuccessCriteriaMet then Complete, reason SuccessPolicy, 2 pods made.
+TEST(ServeJobKubectlTest, SuccessPolicyJobCompletesEarly) {
+  ServeProcess s(ScratchDir("job-success"));
+  ASSERT_TRUE(s.Start()) << s.log();
+  ASSERT_EQ(s.Kubectl("apply -f " + kExamples + "pool.yaml").rc, 0);
+  {
+    std::ofstream f(s.dir() / "early.yaml");
+    f << "apiVersion: batch/v1\nkind: Job\nmetadata: {name: early, namespace: default}\nspec:\n"
+         "  completionMode: Indexed\n  completions: 4\n  parallelism: 2\n"
+         "  successPolicy:\n    rules:\n    - succeededCount: 2\n"
+         "  template:\n    metadata:\n      annotations: {arbiter.dev/duration: 2s}\n"
+         "    spec:\n      restartPolicy: Never\n      containers:\n"
+         "      - {name: main, image: busybox, resources: {requests: {cpu: \"1\", memory: 1Gi}}}\n";
+  }
+  CommandOutput a = s.Kubectl("apply -f " + (s.dir() / "early.yaml").string());
+  ASSERT_EQ(a.rc, 0) << a.out << s.log();
+  CommandOutput w = s.Kubectl("wait --for=condition=complete job/early --timeout=60s");
+  EXPECT_EQ(w.rc, 0) << w.out << s.Kubectl("get job early -o yaml").out;
+  CommandOutput cond = s.Kubectl(
+      "get job early -o jsonpath='{range .status.conditions[*]}{.type}={.reason};{end}"
+      "{.status.succeeded}/{.status.completedIndexes}'");
+  EXPECT_EQ(cond.out, "SuccessCriteriaMet=SuccessPolicy;Complete=SuccessPolicy;2/0,1") << cond.out;
+  CommandOutput pods = s.Kubectl("get pods -l batch.kubernetes.io/job-name=early");
+  EXPECT_EQ(CountLines(pods.out, "early-"), 2) << pods.out;
+  EXPECT_EQ(s.Stop(), 0) << s.log();
+}
+
 TEST(ServeJobKubectlTest, BadParallelismIsRefusedWithKubernetesMessage) {
   ServeProcess s(ScratchDir("job-bad"));
   ASSERT_TRUE(s.Start()) << s.log();

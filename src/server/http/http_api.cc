@@ -17,6 +17,7 @@
 #include "adapters/kube/openapi.h"
 #include "adapters/kube/patch.h"
 #include "adapters/kube/protobuf_body.h"
+#include "adapters/kube/request_info.h"
 #include "adapters/kube/resources.h"
 #include "adapters/kube/selectors.h"
 #include "adapters/kube/status.h"
@@ -936,14 +937,36 @@ void ApiServer::SelfReviewRoutes(
          }));
 }
 
+namespace {
+// The request as the metrics' labels read it (process_metrics.h).
+RequestFacts RequestFactsOf(const httplib::Request& req) {
+  const kube::RequestAttributes a = kube::RequestAttributesOf(
+      req.method, req.path, req.has_param("watch") ? req.get_param_value("watch") : "");
+  RequestFacts f{req.method,
+                 req.path,
+                 req.get_header_value("Content-Type"),
+                 {},
+                 a.resource_request,
+                 a.verb,
+                 a.api_group,
+                 a.resource,
+                 a.subresource,
+                 a.namespace_,
+                 a.name};
+  for (size_t i = 0; i < req.get_param_value_count("dryRun"); ++i)
+    f.dry_run.push_back(req.get_param_value("dryRun", i));
+  return f;
+}
+}  // namespace
+
 void ApiServer::Routes() {
   HttpServer& s = *svr_;
   auto log = options_.log;
   s.set_logger(
       [log, requests = requests_](const httplib::Request& req, const httplib::Response& res) {
         const Json line = RequestLogLine(req, res);
-        requests->Observe(line.value("verb", ""), req.method, line.value("resource", ""),
-                          res.status, line.value("latencyMs", 0.0) / 1000);
+        requests->Observe(KubeRequestLabels(RequestFactsOf(req)), res.status,
+                          line.value("latencyMs", 0.0) / 1000);
         if (log) log(kube::WireJson(line));
       });
   for (const char* p : {"/healthz", "/livez"}) {

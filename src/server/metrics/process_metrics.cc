@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "server/metrics/metrics.h"
@@ -112,24 +113,77 @@ const std::vector<double>& RequestDurationBuckets() {
 }
 
 namespace {
-std::string KubeVerb(const std::string& verb, const std::string& method) {
-  if (verb == "list") return "LIST";
-  if (verb == "watch") return "WATCH";
-  std::string out = method;
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+
+std::string Upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// kube's CleanVerb / cleanVerb from the authorizer's verb.
+std::string KubeVerb(const RequestFacts& f) {
+  if (!f.resource_request) return Upper(f.method);
+  static const std::set<std::string> kConnect = {"attach", "exec", "portforward", "proxy"};
+  if (kConnect.count(f.subresource)) return "CONNECT";
+  if (f.verb == "list") return "LIST";
+  if (f.verb == "watch") return "WATCH";
+  if (f.verb == "patch" && f.content_type.rfind("application/apply-patch", 0) == 0) return "APPLY";
+  return Upper(f.method);
+}
+
+// kube's cleanDryRun: the distinct values sorted, "invalid" unless each is All.
+std::string DryRun(std::vector<std::string> values) {
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  std::string out;
+  for (const std::string& v : values) {
+    if (v != "All") return "invalid";
+    out += (out.empty() ? "" : ",") + v;
+  }
   return out;
+}
+
+// The API version of a resource path: /api/VERSION/..., /apis/GROUP/VERSION/...
+std::string PathVersion(const std::string& path) {
+  std::vector<std::string> parts;
+  for (size_t pos = 1; pos <= path.size();) {
+    size_t end = path.find('/', pos);
+    if (end == std::string::npos) end = path.size();
+    parts.push_back(path.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  if (parts.size() > 1 && parts[0] == "api") return parts[1];
+  if (parts.size() > 2 && parts[0] == "apis") return parts[2];
+  return "";
 }
 
 }  // namespace
 
-void RequestMetrics::Observe(const std::string& verb, const std::string& method,
-                             const std::string& resource, int code, double seconds) {
-  const std::string v = KubeVerb(verb, method);
+RequestLabels KubeRequestLabels(const RequestFacts& f) {
+  RequestLabels l;
+  l.verb = KubeVerb(f);
+  l.dry_run = DryRun(f.dry_run);
+  if (!f.resource_request) {
+    static const std::set<std::string> kHealth = {"/healthz", "/livez", "/readyz"};
+    if (kHealth.count(f.path)) l.subresource = f.path;
+    return l;
+  }
+  l.group = f.group;
+  l.version = PathVersion(f.path);
+  l.resource = f.resource;
+  l.subresource = f.subresource;
+  l.scope = !f.name.empty() || f.verb == "create" ? "resource"
+            : !f.namespace_.empty()               ? "namespace"
+                                                  : "cluster";
+  l.component = "apiserver";
+  return l;
+}
+
+void RequestMetrics::Observe(const RequestLabels& labels, int code, double seconds) {
   const auto& bounds = RequestDurationBuckets();
   std::lock_guard<std::mutex> l(mu_);
-  ++totals_[{v, resource, code}];
-  if (v == "WATCH") return;  // long-running: not a latency
-  Histogram& h = durations_[{v, resource}];
+  ++totals_[{labels, code}];
+  if (labels.verb == "WATCH") return;  // long-running: not a latency
+  Histogram& h = durations_[labels];
   if (h.counts.empty()) h.counts.assign(bounds.size() + 1, 0);
   const size_t i = std::lower_bound(bounds.begin(), bounds.end(), seconds) - bounds.begin();
   ++h.counts[i];
@@ -137,22 +191,32 @@ void RequestMetrics::Observe(const std::string& verb, const std::string& method,
   ++h.count;
 }
 
+namespace {
+// The labels in client_golang's order (sorted by name), without code and le.
+std::string LabelText(const RequestLabels& l) {
+  auto v = [](const std::string& s) { return "\"" + PrometheusLabelValue(s) + "\""; };
+  return "component=" + v(l.component) + ",dry_run=" + v(l.dry_run) + ",group=" + v(l.group) +
+         ",resource=" + v(l.resource) + ",scope=" + v(l.scope) +
+         ",subresource=" + v(l.subresource) + ",verb=" + v(l.verb) + ",version=" + v(l.version);
+}
+}  // namespace
+
 std::string RequestMetrics::Render() const {
   const auto& bounds = RequestDurationBuckets();
   std::lock_guard<std::mutex> l(mu_);
   std::string out =
-      "# HELP apiserver_request_total Counter of apiserver requests broken out for each verb, "
-      "resource, and HTTP response code.\n# TYPE apiserver_request_total counter\n";
+      "# HELP apiserver_request_total Counter of apiserver requests broken out for each verb, dry "
+      "run value, group, version, resource, scope, component, and HTTP response code.\n"
+      "# TYPE apiserver_request_total counter\n";
   for (const auto& [key, n] : totals_)
-    out += "apiserver_request_total{code=\"" + std::to_string(std::get<2>(key)) + "\",resource=\"" +
-           PrometheusLabelValue(std::get<1>(key)) + "\",verb=\"" + std::get<0>(key) + "\"} " +
-           std::to_string(n) + "\n";
+    out += "apiserver_request_total{code=\"" + std::to_string(key.second) + "\"," +
+           LabelText(key.first) + "} " + std::to_string(n) + "\n";
   out +=
       "# HELP apiserver_request_duration_seconds Response latency distribution in seconds for "
-      "each verb and resource.\n# TYPE apiserver_request_duration_seconds histogram\n";
+      "each verb, dry run value, group, version, resource, subresource, scope and component.\n"
+      "# TYPE apiserver_request_duration_seconds histogram\n";
   for (const auto& [key, h] : durations_) {
-    const std::string labels =
-        "resource=\"" + PrometheusLabelValue(key.second) + "\",verb=\"" + key.first + "\"";
+    const std::string labels = LabelText(key);
     uint64_t cumulative = 0;
     for (size_t i = 0; i <= bounds.size(); ++i) {
       cumulative += h.counts[i];

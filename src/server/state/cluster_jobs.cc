@@ -34,12 +34,12 @@ void AddTemplateDiagnostics(const Diagnostics& pod, const std::string& display, 
 }
 
 // kube's ValidateJobSpecUpdate, the parts that apply here: completions, completionMode,
-// podFailurePolicy, selector and template are immutable (kube lets an Indexed Job's completions
-// move with parallelism: not here).
+// podFailurePolicy, backoffLimitPerIndex, successPolicy, selector and template are immutable (kube
+// lets an Indexed Job's completions move with parallelism: not here).
 void CheckJobUpdate(const Json& was, const Json& now, const std::string& display,
                     Diagnostics& out) {
-  for (const char* key :
-       {"completions", "completionMode", "podFailurePolicy", "selector", "template"}) {
+  for (const char* key : {"completions", "completionMode", "podFailurePolicy",
+                          "backoffLimitPerIndex", "successPolicy", "selector", "template"}) {
     const Json a = was.at("spec").value(key, Json());
     const Json b = now.at("spec").value(key, Json());
     if (a != b)
@@ -226,6 +226,8 @@ int Cluster::CreateJobPods(Millis t, const Json& job, const JobPlan& plan) {
     c.kind = "Pod";
     c.namespace_ = ns;
     c.object = PodFromTemplate(job, index);
+    if (i < static_cast<int>(plan.annotations.size()))
+      c.object["metadata"]["annotations"].update(plan.annotations[i]);
     c.object["metadata"]["name"] = name;
     if (!Put(c, nullptr).ok()) break;
     AddJobEvent(job, false, "SuccessfulCreate", "Created pod: " + name, t);

@@ -4,128 +4,26 @@
 #include <set>
 #include <tuple>
 
+#include "server/state/job_controller_detail.h"
 #include "server/state/pod_status.h"
 
 namespace arbiter::server {
 
 namespace {
 
-const Json kNull;
-
-const Json& Field(const Json& o, const char* key) {
-  if (!o.is_object()) return kNull;
-  auto it = o.find(key);
-  return it == o.end() ? kNull : *it;
-}
-
-std::optional<int64_t> IntField(const Json& spec, const char* key) {
-  const Json& v = Field(spec, key);
-  if (!v.is_number_integer()) return std::nullopt;
-  return v.get<int64_t>();
-}
-
-constexpr int64_t kMaxIndexedParallelism = 100000;  // kube's maxParallelismForIndexedJob
-constexpr Millis kPodFailureBackOff = 10000;        // DefaultJobPodFailureBackOff
-constexpr Millis kMaxPodFailureBackOff = 600000;    // MaxJobPodFailureBackOff
-
-Diagnostic Error(const std::string& name, const std::string& field, const std::string& message) {
-  return Diagnostic{Severity::kError, "request", 1, "Job", name, field, message};
-}
-
-// kube's validatePodFailurePolicyRule, the parts modelled here (no FailIndex: no
-// backoffLimitPerIndex).
-void ValidatePodFailurePolicy(const std::string& name, const Json& policy, Diagnostics& d) {
-  if (policy.is_null()) return;
-  const Json& rules = Field(policy, "rules");
-  if (!rules.is_array()) return;
-  for (size_t i = 0; i < rules.size(); ++i) {
-    const std::string path = "spec.podFailurePolicy.rules[" + std::to_string(i) + "]";
-    const Json& action = Field(rules[i], "action");
-    if (action.is_null())
-      d.Add(
-          Error(name, path + ".action",
-                "Required value: valid values: [\"Count\" \"FailIndex\" \"FailJob\" \"Ignore\"]"));
-    else if (action == "FailIndex")
-      d.Add(Error(name, path + ".action",
-                  "Invalid value: \"FailIndex\": requires the backoffLimitPerIndex to be set"));
-    else if (action != "Count" && action != "FailJob" && action != "Ignore")
-      d.Add(Error(name, path + ".action",
-                  "Unsupported value: " + action.dump() +
-                      ": supported values: \"Count\", \"FailIndex\", \"FailJob\", \"Ignore\""));
-    const Json& codes = Field(rules[i], "onExitCodes");
-    const Json& conds = Field(rules[i], "onPodConditions");
-    if (!codes.is_null() && !conds.is_null())
-      d.Add(
-          Error(name, path,
-                "Invalid value: specifying both OnExitCodes and OnPodConditions is not supported"));
-    if (codes.is_null() && conds.is_null())
-      d.Add(Error(name, path,
-                  "Invalid value: specifying one of OnExitCodes and OnPodConditions is required"));
-    const Json& op = Field(codes, "operator");
-    if (!codes.is_null() && op != "In" && op != "NotIn")
-      d.Add(Error(name, path + ".onExitCodes.operator",
-                  "Unsupported value: " + op.dump() + ": supported values: \"In\", \"NotIn\""));
-  }
-}
+using job_detail::Field;
+using job_detail::IntField;
+using job_detail::IsIndexed;
 
 }  // namespace
-
-Diagnostics ValidateJob(const Json& job, const std::string& display_name) {
-  Diagnostics d;
-  const Json& spec = Field(job, "spec");
-  for (const char* key : {"parallelism", "completions", "activeDeadlineSeconds", "backoffLimit"}) {
-    const Json& v = Field(spec, key);
-    const std::string field = std::string("spec.") + key;
-    if (v.is_null()) continue;
-    if (!v.is_number_integer())
-      d.Add(Error(display_name, field, "Invalid value: " + v.dump() + ": must be an integer"));
-    else if (v.get<int64_t>() < 0)
-      d.Add(Error(display_name, field,
-                  "Invalid value: " + v.dump() + ": must be greater than or equal to 0"));
-  }
-  const Json& mode = Field(spec, "completionMode");
-  if (!mode.is_null() && mode != "NonIndexed" && mode != "Indexed")
-    d.Add(Error(
-        display_name, "spec.completionMode",
-        "Unsupported value: " + mode.dump() + ": supported values: \"NonIndexed\", \"Indexed\""));
-  if (mode == "Indexed") {
-    if (Field(spec, "completions").is_null())
-      d.Add(Error(display_name, "spec.completions",
-                  "Required value: when completion mode is Indexed"));
-    const auto parallelism = IntField(spec, "parallelism");
-    if (parallelism && *parallelism > kMaxIndexedParallelism)
-      d.Add(Error(display_name, "spec.parallelism",
-                  "Invalid value: " + std::to_string(*parallelism) +
-                      ": must be less than or equal to 100000 when completion mode is Indexed"));
-  }
-  const Json& suspend = Field(spec, "suspend");
-  if (!suspend.is_null() && !suspend.is_boolean())
-    d.Add(Error(display_name, "spec.suspend", "Invalid value: " + suspend.dump() + ": not a bool"));
-  const Json& tmpl = Field(spec, "template");
-  if (!tmpl.is_object()) {
-    d.Add(Error(display_name, "spec.template", "Required value"));
-    return d;
-  }
-  const Json& policy = Field(Field(tmpl, "spec"), "restartPolicy");
-  const std::string restart = policy.is_string() ? policy.get<std::string>() : "Always";
-  if (restart != "OnFailure" && restart != "Never")
-    d.Add(Error(
-        display_name, "spec.template.spec.restartPolicy",
-        "Unsupported value: \"" + restart + "\": supported values: \"OnFailure\", \"Never\""));
-  else if (!Field(spec, "podFailurePolicy").is_null() && restart != "Never")
-    d.Add(Error(display_name, "spec.template.spec.restartPolicy",
-                "Invalid value: \"" + restart +
-                    "\": only \"Never\" is supported when podFailurePolicy is specified"));
-  ValidatePodFailurePolicy(display_name, Field(spec, "podFailurePolicy"), d);
-  return d;
-}
 
 void DefaultJob(Json& job, const std::string& uid) {
   Json& spec = job["spec"];
   if (!spec.is_object()) spec = Json::object();
   if (!spec.contains("parallelism") && !spec.contains("completions")) spec["completions"] = 1;
   if (!spec.contains("parallelism")) spec["parallelism"] = 1;
-  if (!spec.contains("backoffLimit")) spec["backoffLimit"] = 6;
+  if (!spec.contains("backoffLimit"))  // kube: MaxInt32 when failures are counted per index
+    spec["backoffLimit"] = spec.contains("backoffLimitPerIndex") ? 2147483647 : 6;
   if (!spec.contains("completionMode")) spec["completionMode"] = "NonIndexed";
   if (!spec.contains("suspend")) spec["suspend"] = false;
   const std::string name = job["metadata"].value("name", "");
@@ -234,7 +132,8 @@ std::vector<int64_t> ParseIndexes(const std::string& text) {
     try {
       const int64_t first = std::stoll(part.substr(0, dash));
       const int64_t last = dash == std::string::npos ? first : std::stoll(part.substr(dash + 1));
-      for (int64_t i = first; i <= last && last - first <= kMaxIndexedParallelism * 10; ++i)
+      for (int64_t i = first; i <= last && last - first <= job_detail::kMaxIndexedParallelism * 10;
+           ++i)
         out.push_back(i);
     } catch (const std::exception&) {
       continue;
@@ -247,38 +146,44 @@ std::vector<int64_t> ParseIndexes(const std::string& text) {
 
 namespace {
 
-bool HasCondition(const Json& status, const char* type) {
+using job_detail::FinishedTime;
+using job_detail::MatchPolicy;
+using job_detail::PodIndex;
+using job_detail::Tracked;
+
+// The condition of `type` if it is True.
+const Json* TrueCondition(const Json& status, const char* type) {
   const Json& conds = Field(status, "conditions");
-  if (!conds.is_array()) return false;
+  if (!conds.is_array()) return nullptr;
   for (const auto& c : conds)
-    if (Field(c, "type") == type && Field(c, "status") == "True") return true;
-  return false;
+    if (Field(c, "type") == type && Field(c, "status") == "True") return &c;
+  return nullptr;
+}
+
+bool HasCondition(const Json& status, const char* type) {
+  return TrueCondition(status, type) != nullptr;
 }
 
 // Sets condition `type` (kube's: a transition rewrites the times, the same status keeps them);
 // true if it changed.
-bool SetCondition(Json& status, const char* type, bool value, const char* reason,
-                  const char* message, Millis now) {
+bool SetCondition(Json& status, const char* type, bool value, const std::string& reason,
+                  const std::string& message, Millis now) {
   Json& conds = status["conditions"];
   if (!conds.is_array()) conds = Json::array();
   const char* text = value ? "True" : "False";
+  Json cond = {{"type", type},
+               {"status", text},
+               {"reason", reason},
+               {"message", message},
+               {"lastProbeTime", KubeTime(now)},
+               {"lastTransitionTime", KubeTime(now)}};
   for (auto& c : conds) {
     if (Field(c, "type") != type) continue;
     if (Field(c, "status") == text) return false;
-    c = {{"type", type},
-         {"status", text},
-         {"reason", reason},
-         {"message", message},
-         {"lastProbeTime", KubeTime(now)},
-         {"lastTransitionTime", KubeTime(now)}};
+    c = std::move(cond);
     return true;
   }
-  conds.push_back({{"type", type},
-                   {"status", text},
-                   {"reason", reason},
-                   {"message", message},
-                   {"lastProbeTime", KubeTime(now)},
-                   {"lastTransitionTime", KubeTime(now)}});
+  conds.push_back(std::move(cond));
   return true;
 }
 
@@ -287,7 +192,7 @@ bool Suspended(const Json& job) { return Field(Field(job, "spec"), "suspend") ==
 struct Pods {
   int succeeded = 0, failed = 0, terminating = 0, ready = 0;
   std::vector<const Json*> active;
-  std::vector<std::string> counted;
+  std::vector<const Json*> counted;
   std::vector<int64_t> succeeded_indexes;  // Indexed: of the counted Succeeded pods
   // The back-off's record, from every finished pod (counted or not): the last success, and the
   // failures after it with the last one's time.
@@ -295,40 +200,6 @@ struct Pods {
   std::string fail_job;  // a FailJob rule of spec.podFailurePolicy matched: its message
   int64_t failures_after_success = 0;
 };
-
-bool Tracked(const Json& pod) {
-  const Json& f = Field(Field(pod, "metadata"), "finalizers");
-  if (!f.is_array()) return false;
-  return std::find(f.begin(), f.end(), Json(kJobTrackingFinalizer)) != f.end();
-}
-
-// kube's getFinishedTime: the containers' latest finishedAt, else the creation time.
-Millis FinishedTime(const Json& pod) {
-  std::optional<Millis> latest;
-  const Json& statuses = Field(Field(pod, "status"), "containerStatuses");
-  if (statuses.is_array())
-    for (const Json& cs : statuses) {
-      const Json& at = Field(Field(Field(cs, "state"), "terminated"), "finishedAt");
-      if (!at.is_string()) continue;
-      if (auto t = ParseRfc3339(at.get<std::string>()); t.ok())
-        latest = latest ? std::max(*latest, t.value()) : t.value();
-    }
-  if (latest) return *latest;
-  const Json& created = Field(Field(pod, "metadata"), "creationTimestamp");
-  if (created.is_string())
-    if (auto t = ParseRfc3339(created.get<std::string>()); t.ok()) return t.value();
-  return 0;
-}
-
-// The completion index of an Indexed Job's pod (its annotation), -1 if none or not a number.
-int64_t PodIndex(const Json& pod) {
-  const Json& v = Field(Field(Field(pod, "metadata"), "annotations"), kJobCompletionIndex);
-  if (!v.is_string() || v.get<std::string>().empty()) return -1;
-  const std::string& text = v.get_ref<const std::string&>();
-  if (text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) return -1;
-  return std::stoll(text);
-}
-
 // Folds the finished pods' times into the back-off record (kube's newBackoffRecord, over all of
 // them at once: the failures that finished after the last success).
 void BackoffRecord(std::vector<std::pair<Millis, bool>> finished, Pods& out) {
@@ -345,43 +216,6 @@ void BackoffRecord(std::vector<std::pair<Millis, bool>> finished, Pods& out) {
   }
 }
 
-// The first rule of spec.podFailurePolicy a failed pod matches (kube's matchPodFailurePolicy):
-// its action ("" for none) and, for FailJob, the Job's failure message.
-std::pair<std::string, std::string> MatchPolicy(const Json& policy, const Json& pod) {
-  const Json& rules = Field(policy, "rules");
-  if (!rules.is_array()) return {};
-  const Json& status = Field(pod, "status");
-  const std::string ns = Field(pod, "metadata").value("namespace", "");
-  const std::string name = Field(pod, "metadata").value("name", "");
-  for (size_t i = 0; i < rules.size(); ++i) {
-    const std::string action = Field(rules[i], "action").is_string() ? rules[i]["action"] : "";
-    const std::string at = " matching " + action + " rule at index " + std::to_string(i);
-    if (const Json& req = Field(rules[i], "onExitCodes"); req.is_object()) {
-      const Json& statuses = Field(status, "containerStatuses");
-      for (const Json& cs : statuses.is_array() ? statuses : Json::array()) {
-        const Json& code = Field(Field(Field(cs, "state"), "terminated"), "exitCode");
-        if (!code.is_number_integer() || code == 0) continue;
-        if (req.contains("containerName") && Field(req, "containerName") != Field(cs, "name"))
-          continue;
-        const Json& values = Field(req, "values");
-        const bool in =
-            values.is_array() && std::find(values.begin(), values.end(), code) != values.end();
-        if (in != (Field(req, "operator") == "In")) continue;
-        return {action, "Container " + cs.value("name", "") + " for pod " + ns + "/" + name +
-                            " failed with exit code " + code.dump() + at};
-      }
-    } else if (const Json& pats = Field(rules[i], "onPodConditions"); pats.is_array()) {
-      const Json& conds = Field(status, "conditions");
-      for (const Json& c : conds.is_array() ? conds : Json::array())
-        for (const Json& pat : pats)
-          if (Field(c, "type") == Field(pat, "type") && Field(c, "status") == Field(pat, "status"))
-            return {action,
-                    "Pod " + ns + "/" + name + " has condition " + c.value("type", "") + at};
-    }
-  }
-  return {};
-}
-
 Pods Classify(const std::vector<const Json*>& pods, const Json& policy) {
   Pods out;
   std::vector<std::pair<Millis, bool>> finished;  // (finish time, succeeded)
@@ -396,7 +230,7 @@ Pods Classify(const std::vector<const Json*>& pods, const Json& policy) {
       if (action == "FailJob" && out.fail_job.empty()) out.fail_job = message;
       if (!deleting && action != "Ignore") finished.emplace_back(FinishedTime(*p), ok);
       if (!Tracked(*p) || deleting) continue;
-      out.counted.push_back(meta.value("name", ""));
+      out.counted.push_back(p);
       if (action == "Ignore") continue;  // not a failure: neither counted nor backed off
       (ok ? out.succeeded : out.failed) += 1;
       if (ok && PodIndex(*p) >= 0) out.succeeded_indexes.push_back(PodIndex(*p));
@@ -470,16 +304,6 @@ int64_t Wanted(const Json& spec, int64_t succeeded, int64_t active) {
   return succeeded > 0 ? std::min(parallelism, active) : parallelism;
 }
 
-// kube's getRemainingTimeForFailuresCount: the end of the back-off after `failures` failures,
-// the last at `last`.
-Millis BackoffEnd(int64_t failures, Millis last) {
-  Millis delay = kPodFailureBackOff;
-  for (int64_t i = 1; i < failures && delay < kMaxPodFailureBackOff; ++i) delay *= 2;
-  return last + std::min(delay, kMaxPodFailureBackOff);
-}
-
-bool IsIndexed(const Json& spec) { return Field(spec, "completionMode") == "Indexed"; }
-
 // An Indexed Job's completed indexes (status.completedIndexes and the newly counted successes,
 // below completions) written back to the status; pods of a completed, repeated or bad index leave
 // `p.active` for `remove`. Returns the running indexes.
@@ -507,13 +331,14 @@ std::set<int64_t> TrackIndexes(const Json& spec, Pods& p, Json& st,
   return running;
 }
 
-// The lowest `n` indexes neither completed nor running (kube's firstPendingIndexes).
+// The lowest `n` indexes neither completed, running nor failed (kube's firstPendingIndexes).
 std::vector<int64_t> PendingIndexes(int64_t n, int64_t completions,
                                     const std::set<int64_t>& completed,
-                                    const std::set<int64_t>& running) {
+                                    const std::set<int64_t>& running,
+                                    const std::set<int64_t>& failed) {
   std::vector<int64_t> out;
   for (int64_t i = 0; i < completions && static_cast<int64_t>(out.size()) < n; ++i)
-    if (!completed.count(i) && !running.count(i)) out.push_back(i);
+    if (!completed.count(i) && !running.count(i) && !failed.count(i)) out.push_back(i);
   return out;
 }
 
@@ -523,11 +348,34 @@ std::optional<Millis> Earliest(std::optional<Millis> a, std::optional<Millis> b)
   return std::min(*a, *b);
 }
 
+// What the controller knows of an Indexed Job's indexes at this sync.
+struct Indexes {
+  std::set<int64_t> completed, running;
+  job_detail::IndexFailures failures;  // backoffLimitPerIndex
+};
+
+// An Indexed Job's new pods: the lowest pending indexes, with backoffLimitPerIndex only those
+// whose own back-off is over (the others wake the clock), each with its failure count.
+void PlanIndexes(const Json& spec, const Indexes& ix, Millis now, JobPlan& plan) {
+  const bool per_index = job_detail::HasBackoffLimitPerIndex(spec);
+  for (int64_t i : PendingIndexes(plan.create, IntField(spec, "completions").value_or(0),
+                                  ix.completed, ix.running, ix.failures.failed)) {
+    const auto end = per_index ? job_detail::IndexBackoffEnd(ix.failures, i) : std::nullopt;
+    if (end && now < *end) {
+      plan.due = Earliest(plan.due, end);
+      continue;
+    }
+    plan.indexes.push_back(i);
+    if (per_index)
+      plan.annotations.push_back(job_detail::IndexFailureAnnotations(spec, ix.failures, i));
+  }
+  plan.create = static_cast<int>(plan.indexes.size());
+}
+
 // The running Job's pods: made up to the wanted number (after the back-off), or the surplus
 // deleted. Returns how many of the active ones stay.
 int64_t PlanActive(const Json& spec, const Pods& p, int64_t succeeded, Millis now,
-                   const std::set<int64_t>& completed, const std::set<int64_t>& running,
-                   JobPlan& plan) {
+                   const Indexes& ix, JobPlan& plan) {
   const int64_t active = static_cast<int64_t>(p.active.size());
   const int64_t wanted = Wanted(spec, succeeded, active);
   if (wanted < active) {
@@ -536,32 +384,97 @@ int64_t PlanActive(const Json& spec, const Pods& p, int64_t succeeded, Millis no
     return wanted;
   }
   if (wanted == active) return active;
-  if (p.failures_after_success > 0 && p.last_failure) {
-    const Millis end = BackoffEnd(p.failures_after_success, *p.last_failure);
+  if (!job_detail::HasBackoffLimitPerIndex(spec) && p.failures_after_success > 0 &&
+      p.last_failure) {
+    const Millis end = job_detail::BackoffEnd(p.failures_after_success, *p.last_failure);
     if (now < end) {
       plan.due = end;
       return active;
     }
   }
   plan.create = static_cast<int>(wanted - active);
-  if (IsIndexed(spec)) {
-    plan.indexes =
-        PendingIndexes(plan.create, IntField(spec, "completions").value_or(0), completed, running);
-    plan.create = static_cast<int>(plan.indexes.size());
-  }
+  if (IsIndexed(spec)) PlanIndexes(spec, ix, now, plan);
   return active;
 }
 
-// The condition that fails the Job now, if any: [reason, message].
-std::optional<std::pair<std::string, std::string>> FailReason(const Json& job, const Pods& p,
-                                                              int64_t failed, Millis now) {
-  if (!p.fail_job.empty()) return std::make_pair("PodFailurePolicy", p.fail_job);
-  if (failed > IntField(Field(job, "spec"), "backoffLimit").value_or(6))
-    return std::make_pair("BackoffLimitExceeded", "Job has reached the specified backoff limit");
+// The outcome that ends the Job, in kube's order: a SuccessCriteriaMet already there, a FailJob
+// rule, backoffLimit, the deadline, maxFailedIndexes, failed indexes, spec.successPolicy.
+struct Outcome {
+  bool success = false;
+  std::string reason, message;
+};
+std::optional<Outcome> Finish(const Json& job, const Pods& p, int64_t failed, const Indexes& ix,
+                              Millis now) {
+  const Json& spec = Field(job, "spec");
+  if (const Json* met = TrueCondition(Field(job, "status"), "SuccessCriteriaMet"))
+    return Outcome{true, met->value("reason", ""), met->value("message", "")};
+  if (!p.fail_job.empty()) return Outcome{false, "PodFailurePolicy", p.fail_job};
+  if (failed > IntField(spec, "backoffLimit").value_or(6))
+    return Outcome{false, "BackoffLimitExceeded", "Job has reached the specified backoff limit"};
   const auto deadline = JobDeadline(job);
   if (deadline && now >= *deadline)
-    return std::make_pair("DeadlineExceeded", "Job was active longer than specified deadline");
+    return Outcome{false, "DeadlineExceeded", "Job was active longer than specified deadline"};
+  const int64_t failed_indexes = static_cast<int64_t>(ix.failures.failed.size());
+  if (job_detail::HasBackoffLimitPerIndex(spec)) {
+    const auto max = IntField(spec, "maxFailedIndexes");
+    if (max && failed_indexes > *max)
+      return Outcome{false, "MaxFailedIndexesExceeded",
+                     "Job has exceeded the specified maximal number of failed indexes"};
+    if (failed_indexes > 0 && failed_indexes + static_cast<int64_t>(ix.completed.size()) >=
+                                  IntField(spec, "completions").value_or(0))
+      return Outcome{false, "FailedIndexes", "Job has failed indexes"};
+  }
+  if (IsIndexed(spec))
+    if (auto message = job_detail::MatchSuccessPolicy(spec, ix.completed))
+      return Outcome{true, "SuccessPolicy", *message};
   return std::nullopt;
+}
+
+// kube's canRemoveFinalizer under backoffLimitPerIndex: the last failed pod of an index still to
+// run keeps its finalizer (and is not counted yet) until its replacement carries its count.
+void KeepLastFailed(const Json& spec, const Indexes& ix, Pods& p) {
+  std::set<const Json*> keep;
+  for (const auto& [i, pod] : ix.failures.last_failed) keep.insert(pod);
+  const Json& policy = Field(spec, "podFailurePolicy");
+  auto kept = [&](const Json* pod) {
+    if (!keep.count(pod)) return false;
+    if (MatchPolicy(policy, *pod).first != "Ignore") --p.failed;
+    return true;
+  };
+  p.counted.erase(std::remove_if(p.counted.begin(), p.counted.end(), kept), p.counted.end());
+}
+
+// The Job met its success criteria (a rule of spec.successPolicy, or all completions):
+// SuccessCriteriaMet, its pods deleted, then Complete with the same reason once none is left.
+void Succeed(const Outcome& o, const Pods& p, Millis now, JobPlan& plan) {
+  for (const std::string& name : Names(p.active)) plan.remove.push_back(name);
+  Json& st = plan.status;
+  SetCondition(st, "SuccessCriteriaMet", true, o.reason, o.message, now);
+  if (p.terminating + plan.remove.size() > 0) return;
+  st["completionTime"] = KubeTime(now);
+  SetCondition(st, "Complete", true, o.reason, o.message, now);
+  plan.events.push_back({false, "Completed", "Job completed"});
+}
+
+// Suspended or running: the Suspended condition, startTime, and the pods to make or delete.
+int64_t Run(const Json& job, const Pods& p, int64_t succeeded, Millis now, const Indexes& ix,
+            JobPlan& plan) {
+  Json& st = plan.status;
+  if (Suspended(job)) {
+    for (const std::string& name : Names(p.active)) plan.remove.push_back(name);
+    st.erase("startTime");
+    if (SetCondition(st, "Suspended", true, "JobSuspended", "Job suspended", now))
+      plan.events.push_back({false, "Suspended", "Job suspended"});
+    return 0;
+  }
+  if (HasCondition(st, "Suspended")) {
+    SetCondition(st, "Suspended", false, "JobResumed", "Job resumed", now);
+    plan.events.push_back({false, "Resumed", "Job resumed"});
+  }
+  if (!st.contains("startTime")) st["startTime"] = KubeTime(now);
+  const int64_t keep = PlanActive(Field(job, "spec"), p, succeeded, now, ix, plan);
+  plan.due = Earliest(plan.due, Deadline(Field(job, "spec"), st));
+  return keep;
 }
 
 }  // namespace
@@ -573,43 +486,35 @@ JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis no
   const Json& spec = Field(job, "spec");
   Json& st = plan.status;
   Pods p = Classify(pods, Field(spec, "podFailurePolicy"));
-  plan.counted = p.counted;
-  std::set<int64_t> completed, running;
-  if (IsIndexed(spec)) running = TrackIndexes(spec, p, st, plan.remove, completed);
-  const int64_t succeeded = IsIndexed(spec) ? static_cast<int64_t>(completed.size())
+  Indexes ix;
+  if (IsIndexed(spec)) ix.running = TrackIndexes(spec, p, st, plan.remove, ix.completed);
+  if (job_detail::HasBackoffLimitPerIndex(spec)) {
+    ix.failures = job_detail::TrackFailedIndexes(spec, st, pods, ix.completed, ix.running);
+    st["failedIndexes"] =
+        FormatIndexes(std::vector<int64_t>(ix.failures.failed.begin(), ix.failures.failed.end()));
+  }
+  const int64_t succeeded = IsIndexed(spec) ? static_cast<int64_t>(ix.completed.size())
                                             : st.value("succeeded", 0) + p.succeeded;
-  const int64_t failed = st.value("failed", 0) + p.failed;
-  const int64_t active = static_cast<int64_t>(p.active.size());
+  const auto outcome = Finish(job, p, st.value("failed", 0) + p.failed, ix, now);
+  if (!outcome) KeepLastFailed(spec, ix, p);
+  for (const Json* pod : p.counted) plan.counted.push_back(pod->at("metadata").value("name", ""));
   st["succeeded"] = succeeded;
-  st["failed"] = failed;
+  st["failed"] = st.value("failed", 0) + p.failed;
+  const int64_t active = static_cast<int64_t>(p.active.size());
   const auto completions = IntField(spec, "completions");
-  const bool complete =
-      completions ? succeeded >= *completions && active == 0 : succeeded > 0 && active == 0;
-  int64_t keep = active;
-  if (auto fail = FailReason(job, p, failed, now)) {
+  int64_t keep = 0;
+  if (outcome && !outcome->success) {
     for (const std::string& name : Names(p.active)) plan.remove.push_back(name);
-    keep = 0;
-    SetCondition(st, "Failed", true, fail->first.c_str(), fail->second.c_str(), now);
-    plan.events.push_back({true, fail->first, fail->second});
-  } else if (complete) {
-    st["completionTime"] = KubeTime(now);
-    SetCondition(st, "Complete", true, "CompletionsReached",
-                 "Reached expected number of succeeded pods", now);
-    plan.events.push_back({false, "Completed", "Job completed"});
-  } else if (Suspended(job)) {
-    for (const std::string& name : Names(p.active)) plan.remove.push_back(name);
-    keep = 0;
-    st.erase("startTime");
-    if (SetCondition(st, "Suspended", true, "JobSuspended", "Job suspended", now))
-      plan.events.push_back({false, "Suspended", "Job suspended"});
+    SetCondition(st, "Failed", true, outcome->reason, outcome->message, now);
+    plan.events.push_back({true, outcome->reason, outcome->message});
+  } else if (outcome) {
+    Succeed(*outcome, p, now, plan);
+  } else if (completions ? succeeded >= *completions && active == 0
+                         : succeeded > 0 && active == 0) {
+    Succeed({true, "CompletionsReached", "Reached expected number of succeeded pods"}, p, now,
+            plan);
   } else {
-    if (HasCondition(st, "Suspended")) {
-      SetCondition(st, "Suspended", false, "JobResumed", "Job resumed", now);
-      plan.events.push_back({false, "Resumed", "Job resumed"});
-    }
-    if (!st.contains("startTime")) st["startTime"] = KubeTime(now);
-    keep = PlanActive(spec, p, succeeded, now, completed, running, plan);
-    plan.due = Earliest(plan.due, Deadline(spec, st));
+    keep = Run(job, p, succeeded, now, ix, plan);
   }
   st["active"] = keep + plan.create;
   st["terminating"] = p.terminating + static_cast<int64_t>(plan.remove.size());

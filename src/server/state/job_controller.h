@@ -30,15 +30,34 @@
 //              deleted.
 //   suspend    active pods deleted, condition Suspended (JobSuspended), startTime cleared (the
 //              deadline's timer restarts on resume); resuming sets Suspended False (JobResumed).
-//   finish     Complete when succeeded reaches completions (unset: one succeeded and none
-//              active), with completionTime; Failed (BackoffLimitExceeded) when failed exceeds
-//              spec.backoffLimit (default 6), Failed (DeadlineExceeded) at startTime +
-//              activeDeadlineSeconds; a failed Job's active pods are deleted. A finished Job is
-//              not changed again.
+//   finish     in kube's order: a SuccessCriteriaMet already there; Failed with reason
+//              PodFailurePolicy (below), BackoffLimitExceeded (failed exceeds spec.backoffLimit,
+//              default 6), DeadlineExceeded (startTime + activeDeadlineSeconds),
+//              MaxFailedIndexesExceeded or FailedIndexes (below): the active pods are deleted;
+//              success (spec.successPolicy, below, or succeeded reaching completions; unset: one
+//              succeeded and none active): condition SuccessCriteriaMet, the active pods deleted,
+//              then Complete (same reason and message) with completionTime once no pod is left
+//              running or terminating. A finished Job is not changed again.
 //   policy     spec.podFailurePolicy: the first rule a failed pod matches (a container's non-zero
 //              exit code In / NotIn the rule's values, or a pod condition): FailJob fails the Job
-//              (PodFailurePolicy), Ignore neither counts the pod nor backs off, Count as without.
-// Not modelled: successPolicy, backoffLimitPerIndex (so no FailIndex), Orphan propagation. Pure.
+//              (PodFailurePolicy), FailIndex fails the pod's index (below), Ignore neither counts
+//              the pod nor backs off, Count as without.
+//   success    spec.successPolicy (Indexed): the first rule whose succeededIndexes all completed
+//              (or succeededCount of them), or with succeededCount alone that many indexes:
+//              SuccessCriteriaMet, reason SuccessPolicy, "Matched rules at index N".
+//   per index  spec.backoffLimitPerIndex (Indexed; backoffLimit then defaults to MaxInt32): an
+//              index's failures are counted in its pods' annotation batch.kubernetes.io/
+//              job-index-failure-count (and -ignored-failure-count): the replacement of a failed
+//              pod carries its count + 1, and the failed pod keeps its finalizer (is not counted)
+//              until then. A failed pod whose count reached the limit, or that matched FailIndex,
+//              fails its index (status.failedIndexes, written as completedIndexes; no new pod for
+//              it). An index's replacement waits the back-off of its own failures (no Job-wide
+//              back-off). More failed indexes than spec.maxFailedIndexes: Failed
+//              (MaxFailedIndexesExceeded); every index done and some failed: Failed
+//              (FailedIndexes).
+// Not modelled: the FailureTarget condition (Failed is set at once, the pods then terminate),
+// podReplacementPolicy (as TerminatingOrFailed: a terminating pod is replaced at once), Orphan
+// propagation. Pure.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -61,7 +80,8 @@ inline constexpr char kJobCompletionIndex[] = "batch.kubernetes.io/job-completio
 // The Job's spec checked as kube-apiserver's batch validation does (the pod template as a Pod:
 // `template_errors`, from the caller's pod validation, are added under spec.template).
 Diagnostics ValidateJob(const Json& job, const std::string& display_name);
-// The Job with the server's defaults (parallelism 1, backoffLimit 6, completionMode NonIndexed,
+// The Job with the server's defaults (parallelism 1, backoffLimit 6 (MaxInt32 with
+// backoffLimitPerIndex), completionMode NonIndexed,
 // suspend false, the generated selector and template labels; the Job's labels are the template's
 // when it has none), given its uid.
 void DefaultJob(Json& job, const std::string& uid);
@@ -84,7 +104,7 @@ std::optional<Millis> JobDeadline(const Json& job);
 // One Job's decisions at `now`, given its pods (any order).
 struct JobEvent {
   bool warning = false;
-  std::string reason;  // Completed, BackoffLimitExceeded, DeadlineExceeded, Suspended, Resumed
+  std::string reason;  // Completed, Suspended, Resumed, or the Failed condition's reason
   std::string message;
 };
 struct JobPlan {
@@ -92,6 +112,7 @@ struct JobPlan {
   std::vector<JobEvent> events;      // the Job's condition changes, as the controller reports them
   int create = 0;                    // pods to make from the template
   std::vector<int64_t> indexes;      // Indexed: the completion index of each pod to make
+  std::vector<Json> annotations;     // backoffLimitPerIndex: each pod's failure-count annotations
   std::optional<Millis> due;         // when time alone changes the plan (deadline, back-off)
   std::vector<std::string> remove;   // pods to delete
   std::vector<std::string> counted;  // finished pods whose finalizer comes off

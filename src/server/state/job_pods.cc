@@ -1,0 +1,88 @@
+// Facts the Job controller reads off its pods (job_controller_detail.h): the tracking finalizer,
+// the completion index, the finish time, the podFailurePolicy rule a failed pod matches.
+#include <algorithm>
+
+#include "server/state/job_controller_detail.h"
+#include "server/state/pod_status.h"
+
+namespace arbiter::server::job_detail {
+
+bool Tracked(const Json& pod) {
+  const Json& f = Field(Field(pod, "metadata"), "finalizers");
+  if (!f.is_array()) return false;
+  return std::find(f.begin(), f.end(), Json(kJobTrackingFinalizer)) != f.end();
+}
+
+// kube's getFinishedTime: the containers' latest finishedAt, else the creation time.
+Millis FinishedTime(const Json& pod) {
+  std::optional<Millis> latest;
+  const Json& statuses = Field(Field(pod, "status"), "containerStatuses");
+  if (statuses.is_array())
+    for (const Json& cs : statuses) {
+      const Json& at = Field(Field(Field(cs, "state"), "terminated"), "finishedAt");
+      if (!at.is_string()) continue;
+      if (auto t = ParseRfc3339(at.get<std::string>()); t.ok())
+        latest = latest ? std::max(*latest, t.value()) : t.value();
+    }
+  if (latest) return *latest;
+  const Json& created = Field(Field(pod, "metadata"), "creationTimestamp");
+  if (created.is_string())
+    if (auto t = ParseRfc3339(created.get<std::string>()); t.ok()) return t.value();
+  return 0;
+}
+
+// The completion index of an Indexed Job's pod (its annotation), -1 if none or not a number.
+int64_t PodIndex(const Json& pod) {
+  const Json& v = Field(Field(Field(pod, "metadata"), "annotations"), kJobCompletionIndex);
+  if (!v.is_string() || v.get<std::string>().empty()) return -1;
+  const std::string& text = v.get_ref<const std::string&>();
+  if (text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoll(text);
+}
+
+// The first rule of spec.podFailurePolicy a failed pod matches (kube's matchPodFailurePolicy):
+// its action ("" for none) and, for FailJob, the Job's failure message.
+std::pair<std::string, std::string> MatchPolicy(const Json& policy, const Json& pod) {
+  const Json& rules = Field(policy, "rules");
+  if (!rules.is_array()) return {};
+  const Json& status = Field(pod, "status");
+  const std::string ns = Field(pod, "metadata").value("namespace", "");
+  const std::string name = Field(pod, "metadata").value("name", "");
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const std::string action = Field(rules[i], "action").is_string() ? rules[i]["action"] : "";
+    const std::string at = " matching " + action + " rule at index " + std::to_string(i);
+    if (const Json& req = Field(rules[i], "onExitCodes"); req.is_object()) {
+      const Json& statuses = Field(status, "containerStatuses");
+      for (const Json& cs : statuses.is_array() ? statuses : Json::array()) {
+        const Json& code = Field(Field(Field(cs, "state"), "terminated"), "exitCode");
+        if (!code.is_number_integer() || code == 0) continue;
+        if (req.contains("containerName") && Field(req, "containerName") != Field(cs, "name"))
+          continue;
+        const Json& values = Field(req, "values");
+        const bool in =
+            values.is_array() && std::find(values.begin(), values.end(), code) != values.end();
+        if (in != (Field(req, "operator") == "In")) continue;
+        return {action, "Container " + cs.value("name", "") + " for pod " + ns + "/" + name +
+                            " failed with exit code " + code.dump() + at};
+      }
+    } else if (const Json& pats = Field(rules[i], "onPodConditions"); pats.is_array()) {
+      const Json& conds = Field(status, "conditions");
+      for (const Json& c : conds.is_array() ? conds : Json::array())
+        for (const Json& pat : pats)
+          if (Field(c, "type") == Field(pat, "type") && Field(c, "status") == Field(pat, "status"))
+            return {action,
+                    "Pod " + ns + "/" + name + " has condition " + c.value("type", "") + at};
+    }
+  }
+  return {};
+}
+
+// kube's getRemainingTimeForFailuresCount: the end of the back-off after `failures` failures,
+// the last at `last`.
+Millis BackoffEnd(int64_t failures, Millis last) {
+  Millis delay = kPodFailureBackOff;
+  for (int64_t i = 1; i < failures && delay < kMaxPodFailureBackOff; ++i) delay *= 2;
+  return last + std::min(delay, kMaxPodFailureBackOff);
+}
+
+}  // namespace arbiter::server::job_detail

@@ -1,0 +1,237 @@
+// A Job's spec checked as kube-apiserver's pkg/apis/batch/validation does (ValidateJobSpec), with
+// its messages.
+#include "server/state/job_controller_detail.h"
+
+namespace arbiter::server {
+
+namespace {
+
+using job_detail::Field;
+using job_detail::IntField;
+
+constexpr int64_t kMaxFailedIndexes = 100000;           // maxFailedIndexesForIndexedJob
+constexpr int64_t kCompletionsSoftLimit = 100000;       // completionsSoftLimit
+constexpr int64_t kParallelismHighCompletions = 10000;  // parallelismLimitForHighCompletions
+constexpr int64_t kMaxFailedHighCompletions = 10000;    // maxFailedIndexesLimitForHighCompletions
+constexpr size_t kMaxSucceededIndexesLength = 64 * 1024;
+constexpr size_t kMaxSuccessPolicyRules = 20;
+
+Diagnostic JobError(const std::string& name, const std::string& field, const std::string& message) {
+  return Diagnostic{Severity::kError, "request", 1, "Job", name, field, message};
+}
+
+std::string Num(int64_t v) { return std::to_string(v); }
+
+// kube's validatePodFailurePolicyRule, the parts modelled here.
+void ValidatePodFailurePolicy(const std::string& name, const Json& spec, Diagnostics& d) {
+  const Json& rules = Field(Field(spec, "podFailurePolicy"), "rules");
+  if (!rules.is_array()) return;
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const std::string path = "spec.podFailurePolicy.rules[" + std::to_string(i) + "]";
+    const Json& action = Field(rules[i], "action");
+    if (action.is_null())
+      d.Add(JobError(
+          name, path + ".action",
+          "Required value: valid values: [\"Count\" \"FailIndex\" \"FailJob\" \"Ignore\"]"));
+    else if (action == "FailIndex" && !IntField(spec, "backoffLimitPerIndex"))
+      d.Add(JobError(name, path + ".action",
+                     "Invalid value: \"FailIndex\": requires the backoffLimitPerIndex to be set"));
+    else if (action != "Count" && action != "FailJob" && action != "Ignore" &&
+             action != "FailIndex")
+      d.Add(JobError(name, path + ".action",
+                     "Unsupported value: " + action.dump() +
+                         ": supported values: \"Count\", \"FailIndex\", \"FailJob\", \"Ignore\""));
+    const Json& codes = Field(rules[i], "onExitCodes");
+    const Json& conds = Field(rules[i], "onPodConditions");
+    if (!codes.is_null() && !conds.is_null())
+      d.Add(JobError(
+          name, path,
+          "Invalid value: specifying both OnExitCodes and OnPodConditions is not supported"));
+    if (codes.is_null() && conds.is_null())
+      d.Add(
+          JobError(name, path,
+                   "Invalid value: specifying one of OnExitCodes and OnPodConditions is required"));
+    const Json& op = Field(codes, "operator");
+    if (!codes.is_null() && op != "In" && op != "NotIn")
+      d.Add(JobError(name, path + ".onExitCodes.operator",
+                     "Unsupported value: " + op.dump() + ": supported values: \"In\", \"NotIn\""));
+  }
+}
+
+// spec.successPolicy as Go prints the internal type in "Invalid value: ..." (json.Marshal).
+std::string GoSuccessPolicy(const Json& policy) {
+  const Json& in = Field(policy, "rules");
+  if (!in.is_array() || in.empty()) return "{\"Rules\":null}";
+  std::string out = "{\"Rules\":[";
+  for (size_t i = 0; i < in.size(); ++i)
+    out += std::string(i ? "," : "") +
+           "{\"SucceededIndexes\":" + Field(in[i], "succeededIndexes").dump() +
+           ",\"SucceededCount\":" + Field(in[i], "succeededCount").dump() + "}";
+  return out + "]}";
+}
+
+// kube's validateSuccessPolicyRule.
+void ValidateSuccessRule(const std::string& name, const Json& rule, int64_t completions,
+                         const std::string& path, Diagnostics& d) {
+  const Json& indexes = Field(rule, "succeededIndexes");
+  const auto count = IntField(rule, "succeededCount");
+  if (indexes.is_null() && !count)
+    d.Add(JobError(name, path,
+                   "Required value: at least one of succeededCount or succeededIndexes must be "
+                   "specified"));
+  int64_t total = 0;
+  if (indexes.is_string()) {
+    const std::string& text = indexes.get_ref<const std::string&>();
+    if (text.size() > kMaxSucceededIndexesLength)
+      d.Add(
+          JobError(name, path + ".succeededIndexes", "Too long: may not be more than 65536 bytes"));
+    auto [n, error] = job_detail::CheckIndexesFormat(text, completions);
+    total = n;
+    if (!error.empty())
+      d.Add(JobError(
+          name, path + ".succeededIndexes",
+          "Invalid value: " + indexes.dump() + ": error parsing succeededIndexes: " + error));
+  }
+  if (!count) return;
+  const std::string field = path + ".succeededCount";
+  if (*count < 0)
+    d.Add(JobError(name, field,
+                   "Invalid value: " + Num(*count) + ": must be greater than or equal to 0"));
+  if (*count > completions)
+    d.Add(JobError(name, field,
+                   "Invalid value: " + Num(*count) + ": must be less than or equal to " +
+                       Num(completions) + " (the number of specified completions)"));
+  if (indexes.is_string() && *count > total)
+    d.Add(JobError(name, field,
+                   "Invalid value: " + Num(*count) + ": must be less than or equal to " +
+                       Num(total) +
+                       " (the number of indexes in the specified succeededIndexes "
+                       "field)"));
+}
+
+// kube's validateSuccessPolicy (Indexed Jobs only).
+void ValidateSuccessPolicy(const std::string& name, const Json& spec, Diagnostics& d) {
+  const Json& policy = Field(spec, "successPolicy");
+  if (policy.is_null()) return;
+  if (!job_detail::IsIndexed(spec)) {
+    d.Add(JobError(name, "spec.successPolicy",
+                   "Invalid value: " + GoSuccessPolicy(policy) +
+                       ": requires indexed completion "
+                       "mode"));
+    return;
+  }
+  const Json& rules = Field(policy, "rules");
+  const size_t n = rules.is_array() ? rules.size() : 0;
+  if (n == 0)
+    d.Add(JobError(name, "spec.successPolicy.rules",
+                   "Required value: at least one rules must be specified when the successPolicy "
+                   "is specified"));
+  if (n > kMaxSuccessPolicyRules)
+    d.Add(JobError(name, "spec.successPolicy.rules",
+                   "Too many: " + Num(n) + ": must have at most 20 items"));
+  const int64_t completions = IntField(spec, "completions").value_or(0);
+  for (size_t i = 0; i < n; ++i)
+    ValidateSuccessRule(name, rules[i], completions,
+                        "spec.successPolicy.rules[" + std::to_string(i) + "]", d);
+}
+
+// The checks of completionMode: Indexed (completions, parallelism, maxFailedIndexes), and of
+// backoffLimitPerIndex / maxFailedIndexes without it.
+void ValidateCompletionMode(const std::string& name, const Json& spec, Diagnostics& d) {
+  const Json& mode = Field(spec, "completionMode");
+  const auto completions = IntField(spec, "completions");
+  const auto parallelism = IntField(spec, "parallelism");
+  const auto per_index = IntField(spec, "backoffLimitPerIndex");
+  const auto max_failed = IntField(spec, "maxFailedIndexes");
+  if (!mode.is_null() && mode != "NonIndexed" && mode != "Indexed")
+    d.Add(JobError(
+        name, "spec.completionMode",
+        "Unsupported value: " + mode.dump() + ": supported values: \"NonIndexed\", \"Indexed\""));
+  if (mode != "Indexed") {
+    if (per_index && (mode.is_null() || mode == "NonIndexed"))
+      d.Add(JobError(name, "spec.backoffLimitPerIndex",
+                     "Invalid value: " + Num(*per_index) + ": requires indexed completion mode"));
+    if (max_failed && (mode.is_null() || mode == "NonIndexed"))
+      d.Add(JobError(name, "spec.maxFailedIndexes",
+                     "Invalid value: " + Num(*max_failed) + ": requires indexed completion mode"));
+    return;
+  }
+  if (!completions)
+    d.Add(JobError(name, "spec.completions", "Required value: when completion mode is Indexed"));
+  if (parallelism && *parallelism > job_detail::kMaxIndexedParallelism)
+    d.Add(JobError(name, "spec.parallelism",
+                   "Invalid value: " + Num(*parallelism) +
+                       ": must be less than or equal to 100000 when completion mode is Indexed"));
+  if (completions && max_failed && *max_failed > *completions)
+    d.Add(JobError(
+        name, "spec.maxFailedIndexes",
+        "Invalid value: " + Num(*max_failed) + ": must be less than or equal to completions"));
+  if (max_failed && *max_failed > kMaxFailedIndexes)
+    d.Add(
+        JobError(name, "spec.maxFailedIndexes",
+                 "Invalid value: " + Num(*max_failed) + ": must be less than or equal to 100000"));
+  if (!completions || *completions <= kCompletionsSoftLimit || !per_index) return;
+  const std::string high =
+      " when completions are above 100000 and used with backoff limit per index";
+  if (!max_failed)
+    d.Add(JobError(name, "spec.maxFailedIndexes",
+                   "Required value: must be specified when completions is above 100000"));
+  if (parallelism && *parallelism > kParallelismHighCompletions)
+    d.Add(JobError(
+        name, "spec.parallelism",
+        "Invalid value: " + Num(*parallelism) + ": must be less than or equal to 10000" + high));
+  if (max_failed && *max_failed > kMaxFailedHighCompletions)
+    d.Add(JobError(
+        name, "spec.maxFailedIndexes",
+        "Invalid value: " + Num(*max_failed) + ": must be less than or equal to 10000" + high));
+}
+
+void ValidateCounts(const std::string& name, const Json& spec, Diagnostics& d) {
+  for (const char* key : {"parallelism", "completions", "activeDeadlineSeconds", "backoffLimit",
+                          "backoffLimitPerIndex", "maxFailedIndexes"}) {
+    const Json& v = Field(spec, key);
+    const std::string field = std::string("spec.") + key;
+    if (v.is_null()) continue;
+    if (!v.is_number_integer())
+      d.Add(JobError(name, field, "Invalid value: " + v.dump() + ": must be an integer"));
+    else if (v.get<int64_t>() < 0)
+      d.Add(JobError(name, field,
+                     "Invalid value: " + v.dump() + ": must be greater than or equal to 0"));
+  }
+  if (!Field(spec, "maxFailedIndexes").is_null() && Field(spec, "backoffLimitPerIndex").is_null())
+    d.Add(JobError(name, "spec.backoffLimitPerIndex",
+                   "Required value: when maxFailedIndexes is specified"));
+}
+
+}  // namespace
+
+Diagnostics ValidateJob(const Json& job, const std::string& display_name) {
+  Diagnostics d;
+  const Json& spec = Field(job, "spec");
+  ValidateCounts(display_name, spec, d);
+  ValidateCompletionMode(display_name, spec, d);
+  const Json& suspend = Field(spec, "suspend");
+  if (!suspend.is_null() && !suspend.is_boolean())
+    d.Add(JobError(display_name, "spec.suspend",
+                   "Invalid value: " + suspend.dump() + ": not a bool"));
+  ValidatePodFailurePolicy(display_name, spec, d);
+  ValidateSuccessPolicy(display_name, spec, d);
+  const Json& tmpl = Field(spec, "template");
+  if (!tmpl.is_object()) {
+    d.Add(JobError(display_name, "spec.template", "Required value"));
+    return d;
+  }
+  const Json& policy = Field(Field(tmpl, "spec"), "restartPolicy");
+  const std::string restart = policy.is_string() ? policy.get<std::string>() : "Always";
+  if (restart != "OnFailure" && restart != "Never")
+    d.Add(JobError(
+        display_name, "spec.template.spec.restartPolicy",
+        "Unsupported value: \"" + restart + "\": supported values: \"OnFailure\", \"Never\""));
+  else if (!Field(spec, "podFailurePolicy").is_null() && restart != "Never")
+    d.Add(JobError(display_name, "spec.template.spec.restartPolicy",
+                   "Invalid value: \"" + restart +
+                       "\": only \"Never\" is supported when podFailurePolicy is specified"));
+  return d;
+}
+
+}  // namespace arbiter::server
