@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -557,6 +558,15 @@ BENCHMARK(BM_ClusterLivePodsMemory)
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+// The goal's size, 1,000,000 pods, only when ARBITER_BENCH_MILLION is set (about 10 minutes and
+// 3 GB of memory on the 2-core machine).
+[[maybe_unused]] const bool kMillionPods =
+    std::getenv("ARBITER_BENCH_MILLION") != nullptr &&
+    benchmark::RegisterBenchmark("BM_ClusterLivePodsMemory", BM_ClusterLivePodsMemory)
+            ->Arg(1000000)
+            ->Iterations(1)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime() != nullptr;
 
 // One /metrics render with `range(0)` running pods, every other one declaring its use
 // (arbiter.dev/usage). locked_ms: the part under the daemon's lock (CollectMetrics), per render.

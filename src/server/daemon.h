@@ -62,6 +62,11 @@ class Daemon {
   auto Read(F&& f) const {
     std::unique_lock<std::mutex> l(mu_);
     WaitVisible(l);
+    // The trees `f` read from stored objects kept as text go again, once its result is made.
+    struct TrimAfter {
+      const Cluster& c;
+      ~TrimAfter() { c.store().Trim(); }
+    } trim{*cluster_};
     return f(static_cast<const Cluster&>(*cluster_));
   }
 

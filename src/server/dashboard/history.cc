@@ -158,7 +158,8 @@ Sample TakeSample(const Cluster& c, Millis time) {
     if (w.phase != engine::Phase::kRunning && w.phase != engine::Phase::kTerminating) continue;
     const ResourceList req = PoolPart(w.requests);
     requests[w.id] = req;
-    s.pool.used += PoolPart(UsageOf(c.store().Get("Pod", w.namespace_, w.name)).value_or(req));
+    s.pool.used +=
+        PoolPart(UsageOf(c.store().Share("Pod", w.namespace_, w.name).get()).value_or(req));
   }
   for (const engine::NodeStatus& n : e.Nodes()) {
     ResourceList alloc = {{std::string(kCpu), n.cpu_used_milli},

@@ -27,7 +27,7 @@ std::optional<T> OptOf(const Json& j) {
 
 std::string Cluster::Snapshot() const {
   Json h;
-  h["store"] = store_.Save();
+  h["store"] = nullptr;  // written in place from the objects' texts (AppendSaved) below
   h["uidCounter"] = uid_counter_;
   h["eventCounter"] = event_counter_;
   Json evs = Json::array();
@@ -72,9 +72,14 @@ std::string Cluster::Snapshot() const {
   h["timerSeq"] = timers_.seq();
   h["timerGenerationCount"] = timers_.generations().size();
   h["liveTimerGenerations"] = std::move(generations);
-  const std::string header = h.dump();
-  std::string out(kMagic);
-  out += std::to_string(header.size()) + "\n" + header + engine_->Snapshot();
+  const std::string rest = h.dump();
+  // The only "store":null of the text: a string holding it would have its quotes escaped.
+  const size_t at = rest.find("\"store\":null");
+  std::string out = rest.substr(0, at + 8);  // the header, then what goes before it
+  store_.AppendSaved(out);
+  out.append(rest, at + 12);
+  out.insert(0, std::string(kMagic) + std::to_string(out.size()) + "\n");
+  out += engine_->Snapshot();
   return out;
 }
 
@@ -83,7 +88,7 @@ std::string Cluster::Snapshot() const {
 void Cluster::RestoreUsage() {
   usage_of_.clear();
   for (const auto& [id, key] : pod_of_) {
-    const Json* pod = store_.Get("Pod", key.first, key.second);
+    const std::shared_ptr<const Json> pod = store_.Share("Pod", key.first, key.second);  // not kept
     if (!pod || !pod->contains("metadata")) continue;
     const Json& meta = (*pod)["metadata"];
     if (!meta.contains("annotations") || !meta["annotations"].is_object() ||
@@ -192,6 +197,7 @@ Status Cluster::Restore(const std::string& bytes) {
   } catch (const std::exception& ex) {
     return Status::InvalidArgument(std::string("corrupt snapshot: ") + ex.what());
   }
+  store_.Trim();
   return Status::Ok();
 }
 

@@ -346,7 +346,7 @@ void SendListTable(httplib::Response& res, const kube::ResourceInfo& r, const Li
   const Millis now = WallNow();
   kube::TableOpen(out, r, metadata);
   for (size_t i = 0; i < page.items.size(); ++i)
-    kube::TableRow(out, r, page.items[i]->json(), now, include, i == 0);
+    kube::TableRow(out, r, *page.items[i]->tree(), now, include, i == 0);
   kube::TableClose(out);
   res.status = 200;
   res.set_header("Content-Type", "application/json");
@@ -461,18 +461,21 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
   w.content_type = "application/json;stream=watch";
   w.kind = r.kind;
   w.namespace_ = t.namespace_;
+  const bool selects = !sel.labels.Empty() || !sel.fields.Empty();
   if (rv_param.empty() || rv_param == "0") {
     std::vector<StoredRef> current;
     w.after_rv = d.Read([&](const Cluster& c) {
       current = c.store().ListStored(r.kind, t.namespace_);
       return c.store().resource_version();
     });
-    // Each line written from the stored object's text (the bytes of dumping the event).
+    // Each line written from the stored object's text (the bytes of dumping the event); the tree
+    // (parsed again if the store keeps the object as text) only for selectors and tables.
     for (const auto& o : current) {
-      if (!sel.Matches(*o)) continue;
+      const std::shared_ptr<const Json> tree = selects || table ? o.json_ptr() : nullptr;
+      if (selects && !sel.Matches(*tree)) continue;
       w.initial += "{\"object\":";
       if (table)
-        kube::AppendWireJson(w.initial, shape(*o));
+        kube::AppendWireJson(w.initial, shape(*tree));
       else
         w.initial += o.stored().WireText();
       w.initial += ",\"type\":\"ADDED\"}\n";
@@ -482,13 +485,18 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
   }
   w.end = Clock::now() + std::chrono::seconds(timeout);
   // A plain watch sends each change's line as serialized once for all watchers.
-  w.append = [sel, shape, table](const WatchLog::Entry& entry, std::string& out) {
+  w.append = [sel, shape, table, selects](const WatchLog::Entry& entry, std::string& out) {
     const WatchEvent& e = entry.event;
-    if (!sel.Matches(*e.object)) return;
+    if (!selects && !table) {
+      entry.AppendLine(out);
+      return;
+    }
+    const std::shared_ptr<const Json> tree = e.object.tree();
+    if (!sel.Matches(*tree)) return;
     if (table)
-      out += Json{{"type", e.type}, {"object", shape(*e.object)}}.dump() + "\n";
+      out += Json{{"type", e.type}, {"object", shape(*tree)}}.dump() + "\n";
     else
-      out += entry.Line();
+      entry.AppendLine(out);
   };
   if (bookmarks)
     w.bookmark = [kind = r.kind, api_version = r.ApiVersion()](int64_t rv) {
@@ -776,10 +784,12 @@ void HandleDeleteCollection(Daemon& d, const httplib::Request& req, httplib::Res
   dry_run = dry_run || BodyDryRun(req);
   std::vector<std::pair<std::string, std::string>> keys;
   d.Read([&](const Cluster& c) {
-    for (const Json* o : c.store().List(r.kind, t.namespace_))
+    for (const StoredRef& ref : c.store().ListStored(r.kind, t.namespace_)) {
+      const std::shared_ptr<const Json> o = ref.json_ptr();  // one tree at a time
       if (sel->Matches(*o))
         keys.emplace_back(o->at("metadata").value("namespace", ""),
                           o->at("metadata").value("name", ""));
+    }
     return 0;
   });
   std::vector<Json> items;

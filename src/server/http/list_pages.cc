@@ -34,7 +34,7 @@ size_t StartIndex(const ListRange& range, const std::string& start, bool all_nam
   }
   auto it = std::lower_bound(range.begin(), range.end(), from,
                              [&](const StoredRef& o, const ObjectStore::Key& k) {
-                               ObjectStore::Key key = StoreKeyOf(*o);
+                               ObjectStore::Key key = StoreKeyOf(*o.json_ptr());
                                if (!all_namespaces) key.first.clear();
                                return key < k;
                              });
@@ -48,10 +48,10 @@ ListPage PageOf(const ListRange& range, size_t begin, size_t limit,
   for (; i < range.size(); ++i) {
     if (limit > 0 && page.items.size() >= limit) break;
     const StoredObject& o = range[i].stored();
-    if (!match || match(o.json())) page.items.push_back(&o);
+    if (!match || match(*o.tree())) page.items.push_back(&o);
   }
   if (i < range.size()) {
-    page.continue_key = KeyOf(*range[i - 1], all_namespaces) + std::string(1, '\0');
+    page.continue_key = KeyOf(*range[i - 1].json_ptr(), all_namespaces) + std::string(1, '\0');
     if (!match) page.remaining = static_cast<int64_t>(range.size() - i);
   }
   return page;

@@ -4,17 +4,19 @@
 
 namespace arbiter::server {
 
-const std::string& WatchLog::Entry::Line() const {
-  std::call_once(once_, [this] {
-    const std::string object = event.object ? event.object->dump() : "null";
-    line_.reserve(object.size() + event.type.size() + 24);
-    line_ += "{\"type\":\"";
-    line_ += event.type;
-    line_ += "\",\"object\":";
-    line_ += object;
-    line_ += "}\n";
-  });
-  return line_;
+void WatchLog::Entry::AppendLine(std::string& out) const {
+  const std::string& object = event.object.WireText();  // "null" for none
+  out += "{\"type\":\"";
+  out += event.type;
+  out += "\",\"object\":";
+  out += object;
+  out += "}\n";
+}
+
+std::string WatchLog::Entry::Line() const {
+  std::string line;
+  AppendLine(line);
+  return line;
 }
 
 void WatchLog::Publish(std::vector<WatchEvent> events) {

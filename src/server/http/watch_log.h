@@ -27,12 +27,10 @@ class WatchLog {
    public:
     explicit Entry(WatchEvent e) : event(std::move(e)) {}
     const WatchEvent event;
-    // {"type":"ADDED","object":{...}} and a newline: made by the first watcher that sends it.
-    const std::string& Line() const;
-
-   private:
-    mutable std::once_flag once_;
-    mutable std::string line_;
+    // {"type":"ADDED","object":{...}} and a newline, written around the object's wire text
+    // (serialized once, shared with the store: the history keeps no second copy).
+    void AppendLine(std::string& out) const;
+    std::string Line() const;
   };
   using Entries = std::vector<std::shared_ptr<const Entry>>;
 

@@ -128,6 +128,7 @@ Cluster::Cluster(std::string uid_prefix)
       sink_(std::make_unique<Sink>(recorder_.get())) {
   AttachSinks();
   IndexJobs();
+  store_.SetCompact({"Pod"}, kHotTrees);
 }
 
 Cluster::~Cluster() = default;
@@ -163,6 +164,12 @@ MutationResult Cluster::Apply(const Mutation& m, const Prepared* prepared) {
 }
 
 MutationResult Cluster::ApplyShared(const Mutation& m, const Prepared* prepared) {
+  MutationResult r = ApplySteps(m, prepared);
+  store_.Trim();  // no `const Json*` of the store is held between mutations
+  return r;
+}
+
+MutationResult Cluster::ApplySteps(const Mutation& m, const Prepared* prepared) {
   MutationResult r;
   if (!play_) tape_.Clear();
   switch (m.op) {

@@ -162,9 +162,14 @@ class Cluster {
   Status Restore(const std::string& bytes);
 
   static constexpr size_t kMaxEvents = 20000;
+  // Stored Pods (the many objects) are kept as wire text but for this many recently used ones
+  // (ObjectStore::SetCompact): a cold Pod's tree is parsed again when read. Events (at most
+  // kMaxEvents, read whole by the dashboard) keep their trees.
+  static constexpr size_t kHotTrees = 4096;
 
  private:
   class Sink;
+  MutationResult ApplySteps(const Mutation& m, const Prepared* prepared);
   void AttachSinks();  // the engine's outputs to sink_
   // create / update, in steps (cluster.cc): Settle (name, namespace, the object replaced),
   // KeepServerFields, Validate, CheckUpdate, then DryRunObject or ApplyUpsert and Commit.

@@ -4,9 +4,114 @@
 
 namespace arbiter::server {
 
+class HotTrees {
+ public:
+  explicit HotTrees(size_t capacity) : capacity_(capacity) {}
+
+  // Lists `o` first (most recently used).
+  void Touch(const StoredObject* o) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (head_ == o) return;
+    if (o->listed_) Unlink(o);
+    o->listed_ = true;
+    o->prev_ = nullptr;
+    o->next_ = head_;
+    if (head_) head_->prev_ = o;
+    head_ = o;
+    if (!tail_) tail_ = o;
+    ++size_;
+  }
+  void Forget(const StoredObject* o) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (o->listed_) Unlink(o);
+  }
+  // Compacts the least recently used objects beyond the capacity.
+  void Trim() {
+    std::lock_guard<std::mutex> l(mu_);
+    while (size_ > capacity_) {
+      const StoredObject* o = tail_;
+      Unlink(o);
+      (void)o->WireText();  // made before the tree goes
+      o->tree_.store(nullptr);
+    }
+  }
+  size_t size() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return size_;
+  }
+
+ private:
+  void Unlink(const StoredObject* o) {
+    (o->prev_ ? o->prev_->next_ : head_) = o->next_;
+    (o->next_ ? o->next_->prev_ : tail_) = o->prev_;
+    o->prev_ = o->next_ = nullptr;
+    o->listed_ = false;
+    --size_;
+  }
+  mutable std::mutex mu_;
+  const size_t capacity_;
+  const StoredObject* head_ = nullptr;
+  const StoredObject* tail_ = nullptr;
+  size_t size_ = 0;
+};
+
+StoredObject::StoredObject(Json j, std::shared_ptr<HotTrees> hot)
+    : tree_(std::make_shared<const Json>(std::move(j))), hot_(std::move(hot)) {
+  if (hot_) hot_->Touch(this);
+}
+
+StoredObject::~StoredObject() {
+  if (hot_) hot_->Forget(this);
+}
+
 const std::string& StoredObject::WireText() const {
-  std::call_once(once_, [this] { text_ = kube::WireJson(json_); });
+  // A compacted object made its text before its tree went: the tree is there when this runs.
+  std::call_once(once_, [this] {
+    text_ = kube::WireJson(*tree_.load());
+    text_.shrink_to_fit();
+  });
   return text_;
+}
+
+const Json& StoredObject::json() const {
+  std::shared_ptr<const Json> t = tree_.load();
+  if (!t) {
+    auto parsed = std::make_shared<const Json>(Json::parse(WireText()));
+    t = tree_.compare_exchange_strong(t, parsed) ? std::move(parsed) : t;
+  }
+  if (hot_) hot_->Touch(this);
+  return *t;  // kept by tree_ until the next Trim
+}
+
+std::shared_ptr<const Json> StoredObject::tree() const {
+  if (auto t = tree_.load()) return t;
+  return std::make_shared<const Json>(Json::parse(WireText()));
+}
+
+EventObject::EventObject(std::shared_ptr<const Json> tree)
+    : p_(tree ? std::make_shared<const StoredObject>(Json(*tree)) : nullptr) {}
+
+std::shared_ptr<const Json> EventObject::tree() const { return p_ ? p_->tree() : nullptr; }
+
+const std::string& EventObject::WireText() const {
+  static const std::string kNull = "null";
+  return p_ ? p_->WireText() : kNull;
+}
+
+void ObjectStore::SetCompact(std::set<std::string> kinds, size_t hot) {
+  compact_kinds_ = std::move(kinds);
+  hot_ = std::make_shared<HotTrees>(hot);
+}
+
+void ObjectStore::Trim() const {
+  if (hot_) hot_->Trim();
+}
+
+size_t ObjectStore::hot_trees() const { return hot_ ? hot_->size() : 0; }
+
+std::shared_ptr<const StoredObject> ObjectStore::Make(const std::string& kind, Json object) const {
+  const bool compact = hot_ && compact_kinds_.count(kind) > 0;
+  return std::make_shared<const StoredObject>(std::move(object), compact ? hot_ : nullptr);
 }
 
 const Json* ObjectStore::Get(const std::string& kind, const std::string& ns,
@@ -69,7 +174,7 @@ int64_t ObjectStore::Put(const std::string& kind, const std::string& ns, const s
                          Json object) {
   const int64_t rv = ++rv_;
   object["metadata"]["resourceVersion"] = std::to_string(rv);
-  StoredRef stored(std::make_shared<const StoredObject>(std::move(object)));
+  StoredRef stored(Make(kind, std::move(object)));
   Objects& objs = kinds_[kind];
   kind_versions_[kind] = rv;
   if (!indexes_.empty()) {
@@ -77,7 +182,7 @@ int64_t ObjectStore::Put(const std::string& kind, const std::string& ns, const s
     Reindex(kind, {ns, name}, old == objs.end() ? nullptr : old->second.get(), stored.get());
   }
   auto [it, added] = objs.insert_or_assign({ns, name}, stored);
-  events_.push_back(WatchEvent{rv, kind, ns, added ? "ADDED" : "MODIFIED", stored.json_ptr()});
+  events_.push_back(WatchEvent{rv, kind, ns, added ? "ADDED" : "MODIFIED", stored.shared()});
   return rv;
 }
 
@@ -87,13 +192,12 @@ bool ObjectStore::Remove(const std::string& kind, const std::string& ns, const s
   auto it = k->second.find({ns, name});
   if (it == k->second.end()) return false;
   const int64_t rv = ++rv_;
-  Json last = *it->second;
+  Json last = *it->second.json_ptr();  // (a compacted one's is parsed, not kept)
   Reindex(kind, {ns, name}, &last, nullptr);
   k->second.erase(it);
   kind_versions_[kind] = rv;
   last["metadata"]["resourceVersion"] = std::to_string(rv);
-  events_.push_back(
-      WatchEvent{rv, kind, ns, "DELETED", std::make_shared<const Json>(std::move(last))});
+  events_.push_back(WatchEvent{rv, kind, ns, "DELETED", Make(kind, std::move(last))});
   return true;
 }
 
@@ -108,11 +212,32 @@ Json ObjectStore::Save() const {
   Json kinds = Json::object();
   for (const auto& [kind, objs] : kinds_) {
     Json list = Json::array();
-    for (const auto& [key, obj] : objs) list.push_back(*obj);
+    for (const auto& [key, obj] : objs) list.push_back(*obj.json_ptr());  // not kept
     kinds[kind] = std::move(list);
   }
   out["kinds"] = std::move(kinds);
   return out;
+}
+
+void ObjectStore::AppendSaved(std::string& out) const {
+  out += "{\"kinds\":{";
+  bool first_kind = true;
+  for (const auto& [kind, objs] : kinds_) {
+    if (!first_kind) out += ',';
+    first_kind = false;
+    kube::AppendWireJson(out, kind);
+    out += ":[";
+    bool first = true;
+    for (const auto& [key, obj] : objs) {
+      if (!first) out += ',';
+      first = false;
+      out += obj.stored().WireText();
+    }
+    out += ']';
+  }
+  out += "},\"resourceVersion\":";
+  out += std::to_string(rv_);
+  out += '}';
 }
 
 void ObjectStore::Load(Json&& saved) {
@@ -127,9 +252,10 @@ void ObjectStore::Load(Json&& saved) {
     for (auto& obj : list) {
       const Json& m = obj.at("metadata");
       Key key{m.value("namespace", ""), m.at("name").get<std::string>()};
-      StoredRef stored(std::make_shared<const StoredObject>(std::move(obj)));
+      StoredRef stored(Make(kind, std::move(obj)));
       Reindex(kind, key, nullptr, stored.get());
       objs.emplace(std::move(key), std::move(stored));
+      Trim();  // one object at a time: the loaded trees do not pile up
     }
   }
 }

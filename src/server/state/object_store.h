@@ -5,9 +5,14 @@
 // watch event (ADDED / MODIFIED / DELETED with the object as of that version) for the watch log.
 // A stored object is immutable (a write replaces it), so the store, its watch events and readers
 // share one copy: Share() and ListShared() hand it out to be serialized after the lock is let go.
+// Compact form (SetCompact): the objects of the many-object kinds (Pods) are kept as their wire
+// text, which lists, gets and watches write out as is, and only the most recently used ones keep
+// their tree too; a read of another parses its text again (about 1.5 KB of text for a running
+// Pod instead of about 6 KB of tree). Trim() lets the trees read since go, between mutations.
 // Pure: no I/O, no threads, no clock. Not thread-safe (the Cluster's lock guards it).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -22,30 +27,70 @@ namespace arbiter::server {
 
 using Json = nlohmann::json;
 
-// One change, as a watch stream delivers it.
-struct WatchEvent {
-  int64_t resource_version = 0;
-  std::string kind;                    // "Pod", "Node", ...
-  std::string namespace_;              // "" for cluster-scoped kinds
-  std::string type;                    // ADDED, MODIFIED, DELETED
-  std::shared_ptr<const Json> object;  // shared with the store (never changed)
-};
+class StoredObject;
 
-// A stored object, and its wire text (kube::WireJson's bytes), made once, by the first list that
-// writes it: a list of many objects copies their texts rather than walking every object's tree.
-class StoredObject {
+// The object of a watch event: a stored object (shared with the store), or a tree given as is.
+class EventObject {
  public:
-  explicit StoredObject(Json j) : json_(std::move(j)) {}
-  const Json& json() const { return json_; }
+  EventObject() = default;
+  EventObject(std::shared_ptr<const StoredObject> p) : p_(std::move(p)) {}  // NOLINT: implicit
+  EventObject(std::shared_ptr<const Json> tree);                            // NOLINT: implicit
+  explicit operator bool() const { return p_ != nullptr; }
+  // The object's tree, shared (parsed again if the store keeps it as text only). Thread-safe.
+  std::shared_ptr<const Json> tree() const;
   const std::string& WireText() const;  // thread-safe
 
  private:
-  const Json json_;
-  mutable std::once_flag once_;
-  mutable std::string text_;
+  std::shared_ptr<const StoredObject> p_;
 };
 
-// Points at a stored object and reads as a `const Json*` does (*p, p->at(...), p.get()).
+// One change, as a watch stream delivers it.
+struct WatchEvent {
+  int64_t resource_version = 0;
+  std::string kind;        // "Pod", "Node", ...
+  std::string namespace_;  // "" for cluster-scoped kinds
+  std::string type;        // ADDED, MODIFIED, DELETED
+  EventObject object;      // shared with the store (never changed)
+};
+
+// The stored objects of the compact kinds whose trees are kept, most recently used first: the
+// rest are kept as their wire text alone, and parsed again when read (ObjectStore::Trim).
+// Thread-safe (its own mutex: a stored object may be let go of by any thread).
+class HotTrees;
+
+// A stored object, and its wire text (kube::WireJson's bytes). Objects of the compact kinds (Pods,
+// Events: the many) are kept as text once the store trims them, their trees parsed again on a
+// read; the others keep their tree, their text made once by the first list that writes it.
+class StoredObject {
+ public:
+  StoredObject(Json j, std::shared_ptr<HotTrees> hot);  // hot: nullptr for a kind never compacted
+  explicit StoredObject(Json j) : StoredObject(std::move(j), nullptr) {}
+  ~StoredObject();
+  StoredObject(const StoredObject&) = delete;
+  StoredObject& operator=(const StoredObject&) = delete;
+
+  // The tree, for readers under the store owner's lock: parsed and kept (among the hot trees) if
+  // the object was compacted; valid until the next ObjectStore::Trim.
+  const Json& json() const;
+  // The tree, shared: for readers outside the lock (a compacted object's is parsed, not kept).
+  std::shared_ptr<const Json> tree() const;
+  const std::string& WireText() const;  // thread-safe
+  bool compacted() const { return tree_.load() == nullptr; }
+
+ private:
+  friend class HotTrees;
+  mutable std::atomic<std::shared_ptr<const Json>> tree_;
+  mutable std::once_flag once_;
+  mutable std::string text_;
+  std::shared_ptr<HotTrees> hot_;
+  // HotTrees' list (guarded by its mutex).
+  mutable const StoredObject* prev_ = nullptr;
+  mutable const StoredObject* next_ = nullptr;
+  mutable bool listed_ = false;
+};
+
+// Points at a stored object and reads as a `const Json*` does (*p, p->at(...), p.get()): under
+// the store owner's lock only (outside it, use stored().tree() or stored().WireText()).
 class StoredRef {
  public:
   StoredRef() = default;
@@ -55,10 +100,9 @@ class StoredRef {
   const Json* get() const { return p_ ? &p_->json() : nullptr; }
   explicit operator bool() const { return p_ != nullptr; }
   const StoredObject& stored() const { return *p_; }
-  // The object as a shared Json (it keeps the stored object alive).
-  std::shared_ptr<const Json> json_ptr() const {
-    return p_ ? std::shared_ptr<const Json>(p_, &p_->json()) : nullptr;
-  }
+  const std::shared_ptr<const StoredObject>& shared() const { return p_; }
+  // The object as a shared Json (thread-safe; a compacted object's is parsed again).
+  std::shared_ptr<const Json> json_ptr() const { return p_ ? p_->tree() : nullptr; }
 
  private:
   std::shared_ptr<const StoredObject> p_;
@@ -93,6 +137,14 @@ class ObjectStore {
   std::vector<const Json*> ByIndex(const std::string& kind, const std::string& value) const;
   std::set<std::string> TakeTouched(const std::string& kind);
 
+  // Compaction: the objects of `kinds` ("Pod", "Event") are kept as wire text, but for the
+  // `hot` most recently written or read (their trees kept too). Set before the first Put or Load.
+  void SetCompact(std::set<std::string> kinds, size_t hot);
+  // Drops the trees of the compact objects beyond the hot ones (their text made first). Call
+  // between mutations only: it ends the `const Json*` that Get, List, ByIndex and StoredRef gave.
+  void Trim() const;
+  size_t hot_trees() const;
+
   int64_t resource_version() const { return rv_; }
   // The resourceVersion of the newest change to an object of `kind` (after a Load: at least the
   // loaded counter, as the changes before it are not known). The objects of a kind are as they
@@ -103,6 +155,9 @@ class ObjectStore {
 
   // Whole state (for snapshots): every object plus the counter.
   Json Save() const;
+  // Save()'s JSON text (the same bytes as Save().dump()), written from the objects' wire texts:
+  // no tree of the whole state is made.
+  void AppendSaved(std::string& out) const;
   void Load(Json&& saved);  // moves the objects out of `saved`
 
  private:
@@ -118,6 +173,9 @@ class ObjectStore {
   };
   std::map<std::string, Index> indexes_;  // by kind
   void Reindex(const std::string& kind, const Key& key, const Json* was, const Json* now);
+  std::set<std::string> compact_kinds_;
+  std::shared_ptr<HotTrees> hot_;
+  std::shared_ptr<const StoredObject> Make(const std::string& kind, Json object) const;
 };
 
 }  // namespace arbiter::server

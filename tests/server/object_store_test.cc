@@ -1,0 +1,111 @@
+// The store's compact form: objects of the compact kinds beyond the hot ones are kept as their
+// wire text and read back as the same tree, the same bytes, through every way of reading.
+#include "server/object_store.h"
+
+#include <gtest/gtest.h>
+
+#include "adapters/kube/status.h"
+
+namespace arbiter::server {
+namespace object_store_test {
+
+Json PodJson(int i) {
+  return Json{{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata",
+               {{"name", "p" + std::to_string(i)},
+                {"namespace", "ns"},
+                {"labels", {{"app", "x"}, {"i", std::to_string(i)}}},
+                {"annotations", {{"note", "caf\u00e9 \"quoted\"\n"}}}}},
+              {"spec",
+               {{"containers",
+                 Json::array({{{"name", "main"}, {"resources", {{"requests", {{"cpu", "1"}}}}}}})},
+                {"priority", -3},
+                {"ratio", 0.25},
+                {"big", 18446744073709551615ull},
+                {"empty", Json::object()},
+                {"none", nullptr}}}};
+}
+
+// The object as Put stores it (with its resourceVersion).
+Json Versioned(Json j, int64_t rv) {
+  j["metadata"]["resourceVersion"] = std::to_string(rv);
+  return j;
+}
+
+TEST(ObjectStoreCompact, ColdObjectsReadBackAsStored) {
+  ObjectStore s;
+  s.SetCompact({"Pod"}, 2);
+  for (int i = 0; i < 6; ++i) s.Put("Pod", "ns", "p" + std::to_string(i), PodJson(i));
+  s.Put("Node", "", "n", Json{{"metadata", {{"name", "n"}}}});
+  s.Trim();
+  EXPECT_EQ(s.hot_trees(), 2u);
+  EXPECT_TRUE(s.All("Pod").at({"ns", "p0"}).stored().compacted());
+  EXPECT_FALSE(s.All("Pod").at({"ns", "p5"}).stored().compacted());
+  EXPECT_FALSE(s.All("Node").at({"", "n"}).stored().compacted());  // not a compact kind
+  for (int i = 0; i < 6; ++i) {
+    const Json want = Versioned(PodJson(i), i + 1);
+    const StoredRef& ref = s.All("Pod").at({"ns", "p" + std::to_string(i)});
+    EXPECT_EQ(*ref.json_ptr(), want) << i;                          // parsed, not kept
+    EXPECT_EQ(ref.stored().WireText(), kube::WireJson(want)) << i;  // the same bytes
+    EXPECT_EQ(*s.Share("Pod", "ns", "p" + std::to_string(i)), want) << i;
+    ASSERT_NE(s.Get("Pod", "ns", "p" + std::to_string(i)), nullptr);
+    EXPECT_EQ(*s.Get("Pod", "ns", "p" + std::to_string(i)), want) << i;  // kept till Trim
+  }
+  EXPECT_EQ(s.hot_trees(), 6u);
+  s.Trim();
+  EXPECT_EQ(s.hot_trees(), 2u);
+  // The two read last are the hot ones.
+  EXPECT_FALSE(s.All("Pod").at({"ns", "p5"}).stored().compacted());
+  EXPECT_FALSE(s.All("Pod").at({"ns", "p4"}).stored().compacted());
+  EXPECT_TRUE(s.All("Pod").at({"ns", "p3"}).stored().compacted());
+}
+
+TEST(ObjectStoreCompact, WatchEventsOfColdObjects) {
+  ObjectStore s;
+  s.SetCompact({"Pod"}, 1);
+  s.Put("Pod", "ns", "p0", PodJson(0));
+  s.Put("Pod", "ns", "p1", PodJson(1));
+  ASSERT_TRUE(s.Remove("Pod", "ns", "p1"));
+  std::vector<WatchEvent> events = s.TakeEvents();
+  s.Trim();
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(*events[0].object.tree(), Versioned(PodJson(0), 1));
+  EXPECT_EQ(events[0].object.WireText(), kube::WireJson(Versioned(PodJson(0), 1)));
+  EXPECT_EQ(events[2].type, "DELETED");
+  EXPECT_EQ(*events[2].object.tree(), Versioned(PodJson(1), 3));
+  EXPECT_EQ(EventObject().WireText(), "null");
+}
+
+TEST(ObjectStoreCompact, SaveAndLoadKeepTheObjects) {
+  ObjectStore a;
+  a.SetCompact({"Pod"}, 1);
+  for (int i = 0; i < 4; ++i) a.Put("Pod", "ns", "p" + std::to_string(i), PodJson(i));
+  a.Trim();
+  const Json saved = a.Save();
+  ObjectStore b;
+  b.SetCompact({"Pod"}, 1);
+  b.Load(Json(saved));
+  EXPECT_EQ(b.hot_trees(), 1u);  // trimmed as loaded
+  EXPECT_EQ(b.Save(), saved);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(*b.Share("Pod", "ns", "p" + std::to_string(i)), Versioned(PodJson(i), i + 1));
+}
+
+TEST(ObjectStoreCompact, IndexesReadColdObjects) {
+  ObjectStore s;
+  s.AddIndex("Pod", [](const Json& o) { return o.at("metadata").at("labels").value("app", ""); });
+  s.SetCompact({"Pod"}, 1);
+  for (int i = 0; i < 3; ++i) s.Put("Pod", "ns", "p" + std::to_string(i), PodJson(i));
+  s.Trim();
+  EXPECT_EQ(s.ByIndex("Pod", "x").size(), 3u);
+  s.Trim();
+  Json moved = PodJson(0);
+  moved["metadata"]["labels"]["app"] = "y";  // the index reads the old (cold) object
+  s.Put("Pod", "ns", "p0", moved);
+  EXPECT_EQ(s.ByIndex("Pod", "x").size(), 2u);
+  EXPECT_EQ(s.ByIndex("Pod", "y").size(), 1u);
+}
+
+}  // namespace object_store_test
+}  // namespace arbiter::server
