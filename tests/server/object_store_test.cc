@@ -1,6 +1,6 @@
 // The store's compact form: objects of the compact kinds beyond the hot ones are kept as their
 // wire text and read back as the same tree, the same bytes, through every way of reading.
-#include "server/object_store.h"
+#include "server/state/object_store.h"
 
 #include <gtest/gtest.h>
 
