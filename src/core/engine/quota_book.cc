@@ -8,6 +8,19 @@
 
 namespace arbiter::engine {
 
+namespace {
+// The resources an ElasticQuota constrains: those named in min or max.
+std::vector<std::string> Tracked(const ElasticQuota& q) {
+  std::vector<std::string> out;
+  for (const auto& [r, v] : q.min.entries()) out.push_back(r);
+  if (q.max)
+    for (const auto& [r, v] : q.max->entries())
+      if (!q.min.Has(r)) out.push_back(r);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+}  // namespace
+
 void QuotaBook::Reindex() {
   rq_by_ns_.clear();
   eq_index_.clear();
@@ -15,6 +28,16 @@ void QuotaBook::Reindex() {
   for (size_t i = 0; i < eqs_.size(); ++i) {
     eqs_[i].x = ExpandFlavors(eqs_[i].q);
     eq_index_[eqs_[i].q.meta.namespace_] = i;
+    eqs_[i].tracked = Tracked(eqs_[i].x);
+  }
+  for (size_t i = 0; i < eqs_.size(); ++i) {
+    EQ& e = eqs_[i];
+    e.members.clear();
+    for (size_t j = 0; j < eqs_.size(); ++j)
+      if (j == i || (!e.x.cohort.empty() && eqs_[j].x.cohort == e.x.cohort)) {
+        if (j == i) e.member_pos = e.members.size();
+        e.members.push_back(j);
+      }
   }
 }
 
@@ -46,10 +69,10 @@ Status QuotaBook::SetElasticQuota(const ElasticQuota& q) {
       return Status::AlreadyExists("namespace " + q.meta.namespace_ + " already has ElasticQuota " +
                                    e.x.meta.name + " (one per namespace)");
     e.q = q;
-    e.x = ExpandFlavors(q);
+    Reindex();  // its flavors, tracked resources and cohort may have changed
     return Status::Ok();
   }
-  eqs_.push_back(EQ{q, {}, {}, {}, {}});
+  eqs_.emplace_back().q = q;
   Reindex();
   return Status::Ok();
 }
@@ -260,16 +283,6 @@ bool QuotaBook::IsBorrowing(const std::string& ns) const {
 }
 
 namespace {
-// The resources an ElasticQuota constrains: those named in min or max.
-std::vector<std::string> Tracked(const ElasticQuota& q) {
-  std::vector<std::string> out;
-  for (const auto& [r, v] : q.min.entries()) out.push_back(r);
-  if (q.max)
-    for (const auto& [r, v] : q.max->entries())
-      if (!q.min.Has(r)) out.push_back(r);
-  std::sort(out.begin(), out.end());
-  return out;
-}
 // An ElasticQuota constrains, lends and borrows only the resources named in its min or max; the
 // rest of a workload's request is not counted in the cohort (so a namespace that does not track
 // cpu can neither borrow nor block anyone's cpu).
@@ -417,33 +430,67 @@ ResourceList QuotaBook::LendableOf(const std::string& cohort) const {
   for (const EQ* m : CohortMembers(cohort)) members.push_back(&m->x);
   return CohortLendable(members);
 }
+std::vector<ResourceList> QuotaBook::Gone(const EQ& self, const Workload& w,
+                                          const std::vector<const Workload*>& released) const {
+  std::vector<ResourceList> gone;
+  const auto own = reservations_.find(Value(w.id));
+  if (own == reservations_.end() && released.empty()) return gone;
+  gone.resize(self.members.size());
+  if (own != reservations_.end()) gone[self.member_pos] += own->second;
+  for (const Workload* r : released) {
+    const auto e = eq_index_.find(r->namespace_);
+    if (e == eq_index_.end()) continue;
+    const EQ& m = eqs_[e->second];
+    if (&m != &self && (self.x.cohort.empty() || m.x.cohort != self.x.cohort)) continue;
+    gone[m.member_pos] += TrackedPart(ElasticRequests(*r, m.x), m.x);
+  }
+  return gone;
+}
+
+// Usage per namespace of the cohort after releasing `released` and adding `w`: member i's charged
+// and held `r`, less what Gone takes off, plus `add` for w's own namespace.
+namespace {
+struct CohortUse {
+  const std::vector<QuotaBook::EQ>& eqs;
+  const QuotaBook::EQ& self;
+  const std::vector<ResourceList>& gone;
+  int64_t At(size_t i, const std::string& r, int64_t add) const {
+    const QuotaBook::EQ& m = eqs[self.members[i]];
+    int64_t u = m.used.Get(r) + m.reserved.Get(r);
+    if (!gone.empty()) u -= gone[i].Get(r);
+    return i == self.member_pos ? u + add : u;
+  }
+  // Whether the cohort's borrowing of `r` exceeds what its members can lend.
+  bool Short(const std::string& r, int64_t add, int64_t* borrowed, int64_t* lendable) const {
+    *borrowed = *lendable = 0;
+    for (size_t i = 0; i < self.members.size(); ++i) {
+      const int64_t u = At(i, r, add);
+      const ElasticQuota& x = eqs[self.members[i]].x;
+      *borrowed += std::max<int64_t>(0, u - x.min.Get(r));
+      *lendable += LendCap(x, r, u);
+    }
+    return *borrowed > *lendable;
+  }
+};
+}  // namespace
+
 std::vector<std::string> QuotaBook::ShortOf(const Workload& w) const {
   std::vector<std::string> out;
   auto it = eq_index_.find(w.namespace_);
   if (it == eq_index_.end()) return out;
-  const ElasticQuota& q = eqs_[it->second].x;
-  std::vector<const EQ*> members =
-      q.cohort.empty() ? std::vector<const EQ*>{&eqs_[it->second]} : CohortMembers(q.cohort);
-  std::map<std::string, ResourceList> used;
-  for (const EQ* m : members) used[m->x.meta.namespace_] = m->used + m->reserved;
-  if (auto own = reservations_.find(Value(w.id)); own != reservations_.end())
-    used[w.namespace_] -= own->second;
+  const EQ& self = eqs_[it->second];
+  const ElasticQuota& q = self.x;
+  const std::vector<ResourceList> gone = Gone(self, w, {});
+  const CohortUse use{eqs_, self, gone};
   const ResourceList mine = ElasticRequests(w, q);
-  used[w.namespace_] += TrackedPart(mine, q);
-  for (const std::string& r : Tracked(q)) {
-    if (mine.Get(r) == 0) continue;
-    const int64_t after = used[w.namespace_].Get(r);
+  for (const std::string& r : self.tracked) {
+    const int64_t req = mine.Get(r);
+    if (req == 0) continue;
+    const int64_t after = use.At(self.member_pos, r, req);
     bool short_of = q.max && q.max->Has(r) && after > q.max->Get(r);
     if (!short_of && q.cohort.empty()) short_of = after > q.min.Get(r);
-    if (!short_of && !q.cohort.empty()) {
-      int64_t borrowed = 0, lendable = 0;
-      for (const EQ* m : members) {
-        const int64_t u = used[m->x.meta.namespace_].Get(r);
-        borrowed += std::max<int64_t>(0, u - m->x.min.Get(r));
-        lendable += LendCap(m->x, r, u);
-      }
-      short_of = borrowed > lendable;
-    }
+    int64_t borrowed = 0, lendable = 0;
+    if (!short_of && !q.cohort.empty()) short_of = use.Short(r, req, &borrowed, &lendable);
     if (short_of) out.push_back(r);
   }
   return out;
@@ -470,26 +517,14 @@ QuotaBook::ElasticResult QuotaBook::CheckElastic(
   if (it == eq_index_.end()) return res;
   const EQ& self = eqs_[it->second];
   const ElasticQuota& q = self.x;
-  // Usage per namespace after releasing `released` and adding `w`.
-  std::vector<const EQ*> members =
-      q.cohort.empty() ? std::vector<const EQ*>{&self} : CohortMembers(q.cohort);
-  std::map<std::string, ResourceList> used;
-  for (const EQ* m : members) used[m->x.meta.namespace_] = m->used + m->reserved;
-  auto own = reservations_.find(Value(w.id));
-  if (own != reservations_.end()) used[w.namespace_] -= own->second;
-  std::map<std::string, const ElasticQuota*> quota_of;
-  for (const EQ* m : members) quota_of[m->x.meta.namespace_] = &m->x;
-  for (const Workload* r : released)
-    if (used.count(r->namespace_))
-      used[r->namespace_] -=
-          TrackedPart(ElasticRequests(*r, *quota_of[r->namespace_]), *quota_of[r->namespace_]);
+  const std::vector<ResourceList> gone = Gone(self, w, released);
+  const CohortUse use{eqs_, self, gone};
   const ResourceList mine = ElasticRequests(w, q);
-  used[w.namespace_] += TrackedPart(mine, q);
   res.within_min = true;
-  for (const std::string& r : Tracked(q)) {
+  for (const std::string& r : self.tracked) {
     const int64_t req = mine.Get(r);
     if (req == 0) continue;
-    int64_t after = used[w.namespace_].Get(r);
+    const int64_t after = use.At(self.member_pos, r, req);
     const std::string base = FlavorBase(r), in_flavor = FlavorSuffix(r);
     if (q.max && q.max->Has(r) && after > q.max->Get(r)) {
       res.ok = false;
@@ -516,23 +551,16 @@ QuotaBook::ElasticResult QuotaBook::CheckElastic(
       continue;
     }
     int64_t borrowed = 0, lendable = 0;
-    for (const EQ* m : members) {
-      int64_t u = used[m->x.meta.namespace_].Get(r);
-      borrowed += std::max<int64_t>(0, u - m->x.min.Get(r));
-      lendable += LendCap(m->x, r, u);
-    }
-    if (borrowed > lendable) {
+    if (use.Short(r, req, &borrowed, &lendable)) {
       res.ok = false;
-      int64_t own_min = q.min.Get(r);
       res.message = "cohort " + q.cohort + " has no unused " + base + in_flavor +
                     " to lend: namespace " + w.namespace_ + " would use " +
                     FormatResourceQuantity(base, after) + " (min " +
-                    FormatResourceQuantity(base, own_min) + "), cohort borrowing " +
+                    FormatResourceQuantity(base, q.min.Get(r)) + "), cohort borrowing " +
                     FormatResourceQuantity(base, borrowed) + " exceeds what lenders can lend (" +
                     FormatResourceQuantity(base, lendable) + ")";
     }
   }
-  if (!res.ok) res.borrowing = res.borrowing && true;
   return res;
 }
 

@@ -147,6 +147,11 @@ class QuotaBook {
     ResourceList reserved;
     ResourceList allowance;  // usage allowed above max (after a change)
     ElasticQuota x;          // q with its flavors expanded (Reindex; not in snapshots)
+    // Derived by Reindex (not in snapshots): the eqs_ indices of its cohort in eqs_ order (only
+    // itself when it has no cohort), its own position there, the resources it tracks (sorted).
+    std::vector<size_t> members;
+    size_t member_pos = 0;
+    std::vector<std::string> tracked;
   };
   std::vector<RQ>& rqs() { return rqs_; }
   std::vector<EQ>& eqs() { return eqs_; }
@@ -166,6 +171,10 @@ class QuotaBook {
   bool ScopeMatches(const ResourceQuota& q, const Workload& w) const;
   int64_t ChargeOf(const QuotaItem& item, const Workload& w) const;
   std::vector<const EQ*> CohortMembers(const std::string& cohort) const;
+  // What a check of `w` takes off the usage of each member of `self`'s cohort (by position in
+  // self.members): w's own hold and the tracked part of `released` there. Empty when nothing is.
+  std::vector<ResourceList> Gone(const EQ& self, const Workload& w,
+                                 const std::vector<const Workload*>& released) const;
   void Allow();  // allowances from the current usage (after a change)
 
   std::vector<RQ> rqs_;

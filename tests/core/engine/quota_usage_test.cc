@@ -7,6 +7,7 @@
 
 #include "core/engine/engine.h"
 #include "core/engine/fair_share.h"
+#include "core/engine/quota_book.h"
 
 namespace arbiter::engine {
 namespace quota_usage_test {
@@ -237,6 +238,56 @@ TEST_F(QuotaUsage, BackfillReservationIsAStatusField) {
   ASSERT_TRUE(st.has_value());
   EXPECT_EQ(st->phase, Phase::kRunning) << st->message;
   EXPECT_FALSE(st->reservation.has_value()) << st->message;
+}
+
+// The quota book's cohort index (each ElasticQuota's members, kept by Reindex): a quota moved to
+// another cohort in place no longer lends; a workload's own hold is not counted twice; `released`
+// counts only inside the cohort.
+Workload GpuWorkload(uint64_t id, const std::string& ns, int gpus) {
+  Workload w;
+  w.id = WorkloadId{id};
+  w.namespace_ = ns;
+  w.requests.Set("nvidia.com/gpu", gpus * 1000);
+  return w;
+}
+
+TEST(QuotaBookCohort, AQuotaMovedToAnotherCohortNoLongerLends) {
+  QuotaBook book;
+  ASSERT_TRUE(book.SetElasticQuota(Elastic("a", 0, 8)).ok());
+  ASSERT_TRUE(book.SetElasticQuota(Elastic("b", 4, 8)).ok());
+  const Workload w = GpuWorkload(1, "a", 2);
+  EXPECT_TRUE(book.CheckElastic(w).ok);
+  EXPECT_TRUE(book.CheckElastic(w).borrowing);
+  EXPECT_TRUE(book.ShortOf(w).empty());
+  ElasticQuota moved = Elastic("b", 4, 8);
+  moved.cohort = "other";
+  ASSERT_TRUE(book.SetElasticQuota(moved).ok());
+  const auto r = book.CheckElastic(w);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.message.find("cohort pool has no unused nvidia.com/gpu"), std::string::npos)
+      << r.message;
+  EXPECT_EQ(book.ShortOf(w), std::vector<std::string>{"nvidia.com/gpu"});
+}
+
+TEST(QuotaBookCohort, OwnHoldOnceAndReleasedOnlyInsideTheCohort) {
+  QuotaBook book;
+  ASSERT_TRUE(book.SetElasticQuota(Elastic("a", 2, 8)).ok());
+  ASSERT_TRUE(book.SetElasticQuota(Elastic("b", 4, 8)).ok());
+  ElasticQuota c = Elastic("c", 8, 8);
+  c.cohort = "other";
+  ASSERT_TRUE(book.SetElasticQuota(c).ok());
+  const Workload mine = GpuWorkload(1, "a", 2);
+  book.Reserve(mine);  // held for it while its victims exit: not counted twice
+  EXPECT_TRUE(book.CheckElastic(mine).within_min);
+  book.Unreserve(mine);
+  const Workload in_b = GpuWorkload(2, "b", 4), in_c = GpuWorkload(3, "c", 8);
+  book.Charge(in_b);
+  book.Charge(in_c);
+  const Workload big = GpuWorkload(4, "a", 4);  // borrows 2, and b lends nothing
+  EXPECT_FALSE(book.CheckElastic(big).ok);
+  EXPECT_FALSE(book.CheckElastic(big, {&in_c}).ok);  // c is in another cohort
+  EXPECT_TRUE(book.CheckElastic(big, {&in_b}).ok);   // b's 4 GPUs gone: it lends 4
+  EXPECT_TRUE(book.CheckElastic(big, {&in_b}).borrowing);
 }
 
 }  // namespace quota_usage_test
