@@ -87,9 +87,10 @@ MetricsFacts::Workload Fact(const Cluster& c, engine::WorkloadStatus&& s) {
   w.reason = std::move(s.reason);
   w.run_start = s.run_start;
   if (!w.node.empty()) {
-    const std::shared_ptr<const Json> pod = c.store().Share("Pod", w.namespace_, w.name);
-    if (pod && (*pod)["spec"].contains("containers") && !(*pod)["spec"]["containers"].empty())
-      w.container = (*pod)["spec"]["containers"][0].value("name", "main");
+    const auto& pods = c.store().All("Pod");  // the stored facts: no compacted pod is parsed
+    if (auto p = pods.find({w.namespace_, w.name});
+        p != pods.end() && !p->second.stored().first_container().empty())
+      w.container = p->second.stored().first_container();
     const ResourceList* declared = c.UsageOf(engine::Value(s.id));
     w.usage = declared ? *declared : s.requests;
   }
@@ -112,9 +113,8 @@ MetricsFacts CollectMetrics(const Cluster& c, Millis now) {
   for (auto& s : c.engine().Workloads(now)) f.workloads.push_back(Fact(c, std::move(s)));
   f.pod_phases = {{"Pending", 0}, {"Running", 0}, {"Succeeded", 0}, {"Failed", 0}};
   for (const auto& [key, stored] : c.store().All("Pod")) {
-    const std::shared_ptr<const Json> tree = stored.json_ptr();  // one tree at a time
-    const Json& pod = *tree;
-    ++f.pod_phases[pod.contains("status") ? pod["status"].value("phase", "Pending") : "Pending"];
+    const std::string& phase = stored.stored().pod_phase();
+    ++f.pod_phases[phase.empty() ? "Pending" : phase];
   }
   f.quota_usages = c.engine().resource_quota_usages();
   f.decisions = c.decision_count();

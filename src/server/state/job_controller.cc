@@ -9,14 +9,6 @@
 
 namespace arbiter::server {
 
-namespace {
-
-using job_detail::Field;
-using job_detail::IntField;
-using job_detail::IsIndexed;
-
-}  // namespace
-
 void DefaultJob(Json& job, const std::string& uid) {
   Json& spec = job["spec"];
   if (!spec.is_object()) spec = Json::object();
@@ -50,7 +42,7 @@ void AddIndexEnv(Json& pod_spec) {
     Json& env = c["env"];
     if (!env.is_array()) env = Json::array();
     bool has = false;
-    for (const Json& v : env) has = has || Field(v, "name") == "JOB_COMPLETION_INDEX";
+    for (const Json& v : env) has = has || job_detail::Field(v, "name") == "JOB_COMPLETION_INDEX";
     if (!has)
       env.push_back(
           {{"name", "JOB_COMPLETION_INDEX"},
@@ -146,17 +138,12 @@ std::vector<int64_t> ParseIndexes(const std::string& text) {
 
 namespace {
 
-using job_detail::FinishedTime;
-using job_detail::MatchPolicy;
-using job_detail::PodIndex;
-using job_detail::Tracked;
-
 // The condition of `type` if it is True.
 const Json* TrueCondition(const Json& status, const char* type) {
-  const Json& conds = Field(status, "conditions");
+  const Json& conds = job_detail::Field(status, "conditions");
   if (!conds.is_array()) return nullptr;
   for (const auto& c : conds)
-    if (Field(c, "type") == type && Field(c, "status") == "True") return &c;
+    if (job_detail::Field(c, "type") == type && job_detail::Field(c, "status") == "True") return &c;
   return nullptr;
 }
 
@@ -178,8 +165,8 @@ bool SetCondition(Json& status, const char* type, bool value, const std::string&
                {"lastProbeTime", KubeTime(now)},
                {"lastTransitionTime", KubeTime(now)}};
   for (auto& c : conds) {
-    if (Field(c, "type") != type) continue;
-    if (Field(c, "status") == text) return false;
+    if (job_detail::Field(c, "type") != type) continue;
+    if (job_detail::Field(c, "status") == text) return false;
     c = std::move(cond);
     return true;
   }
@@ -187,7 +174,9 @@ bool SetCondition(Json& status, const char* type, bool value, const std::string&
   return true;
 }
 
-bool Suspended(const Json& job) { return Field(Field(job, "spec"), "suspend") == true; }
+bool Suspended(const Json& job) {
+  return job_detail::Field(job_detail::Field(job, "spec"), "suspend") == true;
+}
 
 struct Pods {
   int succeeded = 0, failed = 0, terminating = 0, ready = 0;
@@ -220,20 +209,21 @@ Pods Classify(const std::vector<const Json*>& pods, const Json& policy) {
   Pods out;
   std::vector<std::pair<Millis, bool>> finished;  // (finish time, succeeded)
   for (const Json* p : pods) {
-    const Json& meta = Field(*p, "metadata");
-    const Json& phase = Field(Field(*p, "status"), "phase");
+    const Json& meta = job_detail::Field(*p, "metadata");
+    const Json& phase = job_detail::Field(job_detail::Field(*p, "status"), "phase");
     const bool deleting = meta.contains("deletionTimestamp");
     if (phase == "Succeeded" || phase == "Failed") {
       const bool ok = phase == "Succeeded";
-      auto [action, message] =
-          ok || deleting ? std::pair<std::string, std::string>() : MatchPolicy(policy, *p);
+      auto [action, message] = ok || deleting ? std::pair<std::string, std::string>()
+                                              : job_detail::MatchPolicy(policy, *p);
       if (action == "FailJob" && out.fail_job.empty()) out.fail_job = message;
-      if (!deleting && action != "Ignore") finished.emplace_back(FinishedTime(*p), ok);
-      if (!Tracked(*p) || deleting) continue;
+      if (!deleting && action != "Ignore") finished.emplace_back(job_detail::FinishedTime(*p), ok);
+      if (!job_detail::Tracked(*p) || deleting) continue;
       out.counted.push_back(p);
       if (action == "Ignore") continue;  // not a failure: neither counted nor backed off
       (ok ? out.succeeded : out.failed) += 1;
-      if (ok && PodIndex(*p) >= 0) out.succeeded_indexes.push_back(PodIndex(*p));
+      if (ok && job_detail::PodIndex(*p) >= 0)
+        out.succeeded_indexes.push_back(job_detail::PodIndex(*p));
     } else if (deleting) {
       ++out.terminating;
     } else {
@@ -249,8 +239,8 @@ Pods Classify(const std::vector<const Json*>& pods, const Json& policy) {
 // name (kube's controller.ActivePods ranking, shortened).
 std::vector<std::string> Surplus(std::vector<const Json*> active, size_t n) {
   auto rank = [](const Json* p) {
-    const bool bound = Field(Field(*p, "spec"), "nodeName").is_string();
-    const Json& meta = Field(*p, "metadata");
+    const bool bound = job_detail::Field(job_detail::Field(*p, "spec"), "nodeName").is_string();
+    const Json& meta = job_detail::Field(*p, "metadata");
     return std::make_tuple(bound, meta.value("creationTimestamp", ""), meta.value("name", ""));
   };
   std::sort(active.begin(), active.end(), [&](const Json* a, const Json* b) {
@@ -261,7 +251,7 @@ std::vector<std::string> Surplus(std::vector<const Json*> active, size_t n) {
   });
   std::vector<std::string> out;
   for (size_t i = 0; i < n && i < active.size(); ++i)
-    out.push_back(Field(*active[i], "metadata").value("name", ""));
+    out.push_back(job_detail::Field(*active[i], "metadata").value("name", ""));
   return out;
 }
 
@@ -272,15 +262,15 @@ std::vector<std::string> Names(const std::vector<const Json*>& pods) {
 }  // namespace
 
 bool JobFinished(const Json& job) {
-  const Json& st = Field(job, "status");
+  const Json& st = job_detail::Field(job, "status");
   return HasCondition(st, "Complete") || HasCondition(st, "Failed");
 }
 
 namespace {
 // startTime + activeDeadlineSeconds, if both are there.
 std::optional<Millis> Deadline(const Json& spec, const Json& status) {
-  const auto seconds = IntField(spec, "activeDeadlineSeconds");
-  const Json& start = Field(status, "startTime");
+  const auto seconds = job_detail::IntField(spec, "activeDeadlineSeconds");
+  const Json& start = job_detail::Field(status, "startTime");
   if (!seconds || !start.is_string()) return std::nullopt;
   auto t = ParseRfc3339(start.get<std::string>());
   if (!t.ok()) return std::nullopt;
@@ -290,7 +280,7 @@ std::optional<Millis> Deadline(const Json& spec, const Json& status) {
 
 std::optional<Millis> JobDeadline(const Json& job) {
   if (JobFinished(job) || Suspended(job)) return std::nullopt;
-  return Deadline(Field(job, "spec"), Field(job, "status"));
+  return Deadline(job_detail::Field(job, "spec"), job_detail::Field(job, "status"));
 }
 
 namespace {
@@ -298,8 +288,8 @@ namespace {
 // How many pods should be active: parallelism, at most the completions left; with completions
 // unset, no new ones once one succeeded.
 int64_t Wanted(const Json& spec, int64_t succeeded, int64_t active) {
-  const int64_t parallelism = IntField(spec, "parallelism").value_or(1);
-  if (auto completions = IntField(spec, "completions"))
+  const int64_t parallelism = job_detail::IntField(spec, "parallelism").value_or(1);
+  if (auto completions = job_detail::IntField(spec, "completions"))
     return std::max<int64_t>(0, std::min(parallelism, *completions - succeeded));
   return succeeded > 0 ? std::min(parallelism, active) : parallelism;
 }
@@ -309,7 +299,7 @@ int64_t Wanted(const Json& spec, int64_t succeeded, int64_t active) {
 // `p.active` for `remove`. Returns the running indexes.
 std::set<int64_t> TrackIndexes(const Json& spec, Pods& p, Json& st,
                                std::vector<std::string>& remove, std::set<int64_t>& completed) {
-  const int64_t completions = IntField(spec, "completions").value_or(0);
+  const int64_t completions = job_detail::IntField(spec, "completions").value_or(0);
   for (int64_t i : ParseIndexes(st.value("completedIndexes", "")))
     if (i < completions) completed.insert(i);
   for (int64_t i : p.succeeded_indexes)
@@ -322,7 +312,7 @@ std::set<int64_t> TrackIndexes(const Json& spec, Pods& p, Json& st,
   std::set<int64_t> running;
   std::vector<const Json*> keep, extra;
   for (const Json* pod : p.active) {  // of a repeated index, the first by name keeps it
-    const int64_t i = PodIndex(*pod);
+    const int64_t i = job_detail::PodIndex(*pod);
     const bool ok = i >= 0 && i < completions && !completed.count(i) && running.insert(i).second;
     (ok ? keep : extra).push_back(pod);
   }
@@ -358,8 +348,9 @@ struct Indexes {
 // whose own back-off is over (the others wake the clock), each with its failure count.
 void PlanIndexes(const Json& spec, const Indexes& ix, Millis now, JobPlan& plan) {
   const bool per_index = job_detail::HasBackoffLimitPerIndex(spec);
-  for (int64_t i : PendingIndexes(plan.create, IntField(spec, "completions").value_or(0),
-                                  ix.completed, ix.running, ix.failures.failed)) {
+  for (int64_t i :
+       PendingIndexes(plan.create, job_detail::IntField(spec, "completions").value_or(0),
+                      ix.completed, ix.running, ix.failures.failed)) {
     const auto end = per_index ? job_detail::IndexBackoffEnd(ix.failures, i) : std::nullopt;
     if (end && now < *end) {
       plan.due = Earliest(plan.due, end);
@@ -393,7 +384,7 @@ int64_t PlanActive(const Json& spec, const Pods& p, int64_t succeeded, Millis no
     }
   }
   plan.create = static_cast<int>(wanted - active);
-  if (IsIndexed(spec)) PlanIndexes(spec, ix, now, plan);
+  if (job_detail::IsIndexed(spec)) PlanIndexes(spec, ix, now, plan);
   return active;
 }
 
@@ -405,26 +396,26 @@ struct Outcome {
 };
 std::optional<Outcome> Finish(const Json& job, const Pods& p, int64_t failed, const Indexes& ix,
                               Millis now) {
-  const Json& spec = Field(job, "spec");
-  if (const Json* met = TrueCondition(Field(job, "status"), "SuccessCriteriaMet"))
+  const Json& spec = job_detail::Field(job, "spec");
+  if (const Json* met = TrueCondition(job_detail::Field(job, "status"), "SuccessCriteriaMet"))
     return Outcome{true, met->value("reason", ""), met->value("message", "")};
   if (!p.fail_job.empty()) return Outcome{false, "PodFailurePolicy", p.fail_job};
-  if (failed > IntField(spec, "backoffLimit").value_or(6))
+  if (failed > job_detail::IntField(spec, "backoffLimit").value_or(6))
     return Outcome{false, "BackoffLimitExceeded", "Job has reached the specified backoff limit"};
   const auto deadline = JobDeadline(job);
   if (deadline && now >= *deadline)
     return Outcome{false, "DeadlineExceeded", "Job was active longer than specified deadline"};
   const int64_t failed_indexes = static_cast<int64_t>(ix.failures.failed.size());
   if (job_detail::HasBackoffLimitPerIndex(spec)) {
-    const auto max = IntField(spec, "maxFailedIndexes");
+    const auto max = job_detail::IntField(spec, "maxFailedIndexes");
     if (max && failed_indexes > *max)
       return Outcome{false, "MaxFailedIndexesExceeded",
                      "Job has exceeded the specified maximal number of failed indexes"};
     if (failed_indexes > 0 && failed_indexes + static_cast<int64_t>(ix.completed.size()) >=
-                                  IntField(spec, "completions").value_or(0))
+                                  job_detail::IntField(spec, "completions").value_or(0))
       return Outcome{false, "FailedIndexes", "Job has failed indexes"};
   }
-  if (IsIndexed(spec))
+  if (job_detail::IsIndexed(spec))
     if (auto message = job_detail::MatchSuccessPolicy(spec, ix.completed))
       return Outcome{true, "SuccessPolicy", *message};
   return std::nullopt;
@@ -435,10 +426,10 @@ std::optional<Outcome> Finish(const Json& job, const Pods& p, int64_t failed, co
 void KeepLastFailed(const Json& spec, const Indexes& ix, Pods& p) {
   std::set<const Json*> keep;
   for (const auto& [i, pod] : ix.failures.last_failed) keep.insert(pod);
-  const Json& policy = Field(spec, "podFailurePolicy");
+  const Json& policy = job_detail::Field(spec, "podFailurePolicy");
   auto kept = [&](const Json* pod) {
     if (!keep.count(pod)) return false;
-    if (MatchPolicy(policy, *pod).first != "Ignore") --p.failed;
+    if (job_detail::MatchPolicy(policy, *pod).first != "Ignore") --p.failed;
     return true;
   };
   p.counted.erase(std::remove_if(p.counted.begin(), p.counted.end(), kept), p.counted.end());
@@ -472,8 +463,8 @@ int64_t Run(const Json& job, const Pods& p, int64_t succeeded, Millis now, const
     plan.events.push_back({false, "Resumed", "Job resumed"});
   }
   if (!st.contains("startTime")) st["startTime"] = KubeTime(now);
-  const int64_t keep = PlanActive(Field(job, "spec"), p, succeeded, now, ix, plan);
-  plan.due = Earliest(plan.due, Deadline(Field(job, "spec"), st));
+  const int64_t keep = PlanActive(job_detail::Field(job, "spec"), p, succeeded, now, ix, plan);
+  plan.due = Earliest(plan.due, Deadline(job_detail::Field(job, "spec"), st));
   return keep;
 }
 
@@ -481,27 +472,28 @@ int64_t Run(const Json& job, const Pods& p, int64_t succeeded, Millis now, const
 
 JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis now) {
   JobPlan plan;
-  plan.status = Field(job, "status").is_object() ? job["status"] : Json::object();
+  plan.status = job_detail::Field(job, "status").is_object() ? job["status"] : Json::object();
   if (JobFinished(job)) return plan;
-  const Json& spec = Field(job, "spec");
+  const Json& spec = job_detail::Field(job, "spec");
   Json& st = plan.status;
-  Pods p = Classify(pods, Field(spec, "podFailurePolicy"));
+  Pods p = Classify(pods, job_detail::Field(spec, "podFailurePolicy"));
   Indexes ix;
-  if (IsIndexed(spec)) ix.running = TrackIndexes(spec, p, st, plan.remove, ix.completed);
+  if (job_detail::IsIndexed(spec))
+    ix.running = TrackIndexes(spec, p, st, plan.remove, ix.completed);
   if (job_detail::HasBackoffLimitPerIndex(spec)) {
     ix.failures = job_detail::TrackFailedIndexes(spec, st, pods, ix.completed, ix.running);
     st["failedIndexes"] =
         FormatIndexes(std::vector<int64_t>(ix.failures.failed.begin(), ix.failures.failed.end()));
   }
-  const int64_t succeeded = IsIndexed(spec) ? static_cast<int64_t>(ix.completed.size())
-                                            : st.value("succeeded", 0) + p.succeeded;
+  const int64_t succeeded = job_detail::IsIndexed(spec) ? static_cast<int64_t>(ix.completed.size())
+                                                        : st.value("succeeded", 0) + p.succeeded;
   const auto outcome = Finish(job, p, st.value("failed", 0) + p.failed, ix, now);
   if (!outcome) KeepLastFailed(spec, ix, p);
   for (const Json* pod : p.counted) plan.counted.push_back(pod->at("metadata").value("name", ""));
   st["succeeded"] = succeeded;
   st["failed"] = st.value("failed", 0) + p.failed;
   const int64_t active = static_cast<int64_t>(p.active.size());
-  const auto completions = IntField(spec, "completions");
+  const auto completions = job_detail::IntField(spec, "completions");
   int64_t keep = 0;
   if (outcome && !outcome->success) {
     for (const std::string& name : Names(p.active)) plan.remove.push_back(name);

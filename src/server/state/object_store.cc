@@ -55,8 +55,19 @@ class HotTrees {
   size_t size_ = 0;
 };
 
-StoredObject::StoredObject(Json j, std::shared_ptr<HotTrees> hot)
-    : tree_(std::make_shared<const Json>(std::move(j))), hot_(std::move(hot)) {
+StoredObject::StoredObject(Json j, std::shared_ptr<HotTrees> hot) {
+  if (j.is_object() && j.value("kind", "") == "Pod") {
+    if (auto st = j.find("status"); st != j.end() && st->is_object())
+      if (auto ph = st->find("phase"); ph != st->end() && ph->is_string())
+        pod_phase_ = ph->get<std::string>();
+    if (auto sp = j.find("spec"); sp != j.end() && sp->is_object())
+      if (auto cs = sp->find("containers"); cs != sp->end() && cs->is_array() && !cs->empty())
+        if (auto n = cs->front().find("name"); cs->front().is_object() &&
+                                               n != cs->front().end() && n->is_string())
+          first_container_ = n->get<std::string>();
+  }
+  tree_ = std::make_shared<const Json>(std::move(j));
+  hot_ = std::move(hot);
   if (hot_) hot_->Touch(this);
 }
 

@@ -76,9 +76,14 @@ class StoredObject {
   std::shared_ptr<const Json> tree() const;
   const std::string& WireText() const;  // thread-safe
   bool compacted() const { return tree_.load() == nullptr; }
+  // A Pod's facts that /metrics reads of every pod, kept beside the text so that a scrape
+  // parses no compacted pod: status.phase ("" when unset) and the first container's name.
+  const std::string& pod_phase() const { return pod_phase_; }
+  const std::string& first_container() const { return first_container_; }
 
  private:
   friend class HotTrees;
+  std::string pod_phase_, first_container_;
   mutable std::atomic<std::shared_ptr<const Json>> tree_;
   mutable std::once_flag once_;
   mutable std::string text_;
