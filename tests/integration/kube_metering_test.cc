@@ -102,13 +102,14 @@ TEST_F(KubeMetering, FinishedPodsAreInTheLedgerFromStartToFinishPricedExactly) {
     SCOPED_TRACE(w);
     const int64_t secs = g.second;
     const int gpus = g.first;
+    auto at = [&, w = w](const std::string& resource) { return got[{w, resource}]; };
     // cpu 1 core, memory 1 GiB, GPUs: quantities in core-, GiB- and GPU-seconds.
-    EXPECT_EQ(got[{w, "cpu"}].quantity, Decimal::FromInt(secs));
-    EXPECT_EQ(got[{w, "cpu"}].amount, Decimal::FromUnits(secs * 1000000));  // 0.001 / s
-    EXPECT_EQ(got[{w, "memory"}].quantity, Decimal::FromInt(secs));
-    EXPECT_EQ(got[{w, "memory"}].amount, Decimal::FromUnits(secs * 10000));  // 0.00001 / s
-    EXPECT_EQ(got[{w, "nvidia.com/gpu"}].quantity, Decimal::FromInt(secs * gpus));
-    EXPECT_EQ(got[{w, "nvidia.com/gpu"}].amount,
+    EXPECT_EQ(at("cpu").quantity, Decimal::FromInt(secs));
+    EXPECT_EQ(at("cpu").amount, Decimal::FromUnits(secs * 1000000));  // 0.001 / s
+    EXPECT_EQ(at("memory").quantity, Decimal::FromInt(secs));
+    EXPECT_EQ(at("memory").amount, Decimal::FromUnits(secs * 10000));  // 0.00001 / s
+    EXPECT_EQ(at("nvidia.com/gpu").quantity, Decimal::FromInt(secs * gpus));
+    EXPECT_EQ(at("nvidia.com/gpu").amount,
               Decimal::FromUnits(secs * gpus * 10000000));  // 0.01 / s
   }
   EXPECT_EQ(got.size(), 6u);  // nothing else in mt
