@@ -8,6 +8,8 @@
 
 namespace arbiter::kubesched {
 
+RequestMeter::RequestMeter(RequestMeterOptions o) : o_(std::move(o)) {}
+
 Result<std::unique_ptr<RequestMeter>> RequestMeter::Start(RequestMeterOptions o) {
   std::unique_ptr<RequestMeter> m(new RequestMeter(std::move(o)));
   auto ledger = sqlite::Ledger::Open(m->o_.ledger);

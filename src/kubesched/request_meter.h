@@ -67,7 +67,7 @@ class RequestMeter {
   static Result<Plan> PlanWrite(const RequestSnapshot& s, Millis delay, bool open_hours);
 
  private:
-  explicit RequestMeter(RequestMeterOptions o) : o_(std::move(o)) {}
+  explicit RequestMeter(RequestMeterOptions o);  // in the .cc: sqlite::Ledger is incomplete here
   void Loop();
   void Write(const RequestSnapshot& s);
   void Log(const std::string& m);
