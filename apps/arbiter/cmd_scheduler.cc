@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "core/api_kinds.h"
 #include "kubesched/scheduler.h"
+#include "meter_flags.h"
 #include "scheduler_lease_flags.h"
 
 namespace arbiter::app {
@@ -29,6 +30,46 @@ void SchedLog(const std::string& line) {
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   std::lock_guard<std::mutex> l(sched_log_mu);
   std::cerr << buf << " " << line << std::endl;
+}
+
+// --ledger and --meter-* (meter_flags.h, shared with `arbiter serve`) into the options: the
+// request track from the informers, or the meter job on Prometheus. kExitOk, or the exit code
+// with the message printed.
+int MeteringFromFlags(const char* me, const MeterFlags& f, kubesched::SchedulerOptions* o) {
+  int rc = kExitOk;
+  if (f.ledger.empty()) {
+    if (!f.prometheus.empty())
+      return FlagError(me, "--meter-prometheus", "needs --ledger DB to meter into");
+    return kExitOk;
+  }
+  const std::optional<MeterTimes> t = MeterTimesFromFlags(f, me, &rc);
+  if (!t) return rc;
+  if (!PriceBooksFromFlags(f, me, &o->price_books, &rc)) return rc;
+  o->meter_every = t->every > 0 ? t->every : 60000;
+  if (f.prometheus.empty()) {
+    kubesched::RequestMeterOptions r;
+    r.ledger = f.ledger;
+    r.delay = t->delay;
+    r.open_hours = t->every > 0;
+    r.log = SchedLog;
+    o->request_meter = std::move(r);
+    return kExitOk;
+  }
+  o->start_usage_meter =
+      [f, me](std::function<std::vector<PriceBook>()> books) -> Result<std::shared_ptr<void>> {
+    int rc = kExitOk;
+    auto job = StartMeterJob(
+        f, me, std::move(books),
+        [](const std::string& level, const std::string& msg, const nlohmann::json& fields) {
+          SchedLog(level + " " + msg + " " + fields.dump());
+        },
+        &rc);
+    if (!job)
+      return Status::InvalidArgument("the meter job did not start (exit " + std::to_string(rc) +
+                                     ")");
+    return std::shared_ptr<void>(std::move(job));
+  };
+  return kExitOk;
 }
 }  // namespace
 
@@ -70,6 +111,13 @@ void RegisterScheduler(CLI::App& app, int* exit_code) {
                   "seconds after which the API server ends each watch, reopened from the last\n"
                   "resourceVersion (default 300)");
   auto lease = AddLeaseFlags(cmd);
+  auto meter = std::make_shared<MeterFlags>();
+  AddMeterFlags(cmd, meter.get(),
+                "The billing ledger (SQLite, created if missing): the request track of Arbiter's\n"
+                "pods, from their start to their end as the informers see them, priced into\n"
+                "hourly rows while this replica leads (docs/kubernetes.md, Metering); with\n"
+                "--meter-prometheus, the meter job of `arbiter serve` writes both tracks instead",
+                "--policy's and the cluster's PriceBook objects");
   cmd->callback([=] {
     const char* me = "arbiter scheduler";
     if (name->empty()) {
@@ -100,6 +148,10 @@ void RegisterScheduler(CLI::App& app, int* exit_code) {
       return;
     }
     kubesched::SchedulerOptions o;
+    if (int rc = MeteringFromFlags(me, *meter, &o); rc != kExitOk) {
+      *exit_code = rc;
+      return;
+    }
     o.kube = *kube;
     o.controller.scheduler_name = *name;
     o.controller.node_selector = std::move(selector);

@@ -15,7 +15,7 @@
 #include "cli_flags.h"
 #include "commands.h"
 #include "core/api_kinds.h"
-#include "serve_meter.h"
+#include "meter_flags.h"
 #include "server/daemon.h"
 #include "server/http/http_api.h"
 #include "server/http/http_server.h"
@@ -140,9 +140,12 @@ void RegisterServe(CLI::App& app, int* exit_code) {
   cmd->add_flag(
       "--check-invariants", *check,
       "Check the engine's invariants after start-up and after every change (a violation aborts)");
-  // The ledger and its hourly meter job (serve_meter.h).
-  auto meter = std::make_shared<ServeMeterFlags>();
-  AddServeMeterFlags(cmd, meter.get());
+  // The ledger and its hourly meter job (meter_flags.h).
+  auto meter = std::make_shared<MeterFlags>();
+  AddMeterFlags(cmd, meter.get(),
+                "The billing ledger (SQLite, created if missing) that the meter job writes and\n"
+                "the dashboard's bills page reads",
+                "the PriceBook objects applied to the daemon");
   AddYamlConfig(cmd,
                 "YAML file of serve options: each key an option's long name, e.g. "
                 "\"listen: 127.0.0.1:6443\",\n\"data: /var/lib/arbiter\" (flags given win; "
@@ -244,7 +247,9 @@ void RegisterServe(CLI::App& app, int* exit_code) {
       LogEvent("info", "journal migrated (a snapshot replaced the records of the older format)",
                {{"fromFormat", st.migrated_from}, {"toFormat", server::Journal::kFormatVersion}});
     int meter_rc = 0;
-    auto meter_job = StartServeMeter(*meter, daemon, LogEvent, &meter_rc);
+    auto meter_job = StartMeterJob(
+        *meter, "arbiter serve", [&daemon] { return server::DaemonPriceBooks(daemon); }, LogEvent,
+        &meter_rc);
     if (meter_rc != 0) {
       daemon.Stop();
       *exit_code = meter_rc;

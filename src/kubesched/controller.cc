@@ -190,6 +190,15 @@ void Controller::Remove(const std::string& kind, const Json& object) {
   dirty_[kind].insert(key);
 }
 
+std::vector<PriceBook> Controller::PriceBooks() const {
+  std::vector<PriceBook> out = options_.policy.price_books;
+  if (auto it = objects_.find("PriceBook"); it != objects_.end())
+    for (const auto& [key, o] : it->second)
+      if (auto load = LoadOne("PriceBook", o); load.ok())
+        for (auto& b : load->price_books) out.push_back(std::move(b));
+  return out;
+}
+
 // ------------------------------------------------------------------ objects to commands
 
 namespace {

@@ -111,6 +111,9 @@ class Controller {
   std::vector<EventRequest> TakeEvents();
   // Lines for the log (what was done and why), taken by the caller.
   std::vector<std::string> TakeLog();
+  // The PriceBooks in force for billing: --policy's, then the cluster's PriceBook objects (those
+  // the loader refuses are left out: the log said why when they were applied).
+  std::vector<PriceBook> PriceBooks() const;
   int64_t binds() const { return binds_; }
   int64_t evictions() const { return evictions_; }
 

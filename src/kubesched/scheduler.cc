@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <set>
 
 #include "adapters/kubeclient/api_client.h"
@@ -12,6 +13,7 @@
 #include "kubesched/action_pool.h"
 #include "kubesched/event_writer.h"
 #include "kubesched/lease_runner.h"
+#include "kubesched/pod_runs.h"
 
 namespace arbiter::kubesched {
 
@@ -128,6 +130,83 @@ EventRecorderOptions EventOptions(const std::string& scheduler_name) {
   return o;
 }
 
+// The PriceBooks in force, set by the loop, read by the usage meter's thread.
+class BookBox {
+ public:
+  void Set(std::vector<PriceBook> b) {
+    std::lock_guard<std::mutex> l(mu_);
+    books_ = std::move(b);
+  }
+  std::vector<PriceBook> Get() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return books_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<PriceBook> books_;
+};
+
+// --ledger and --meter-prometheus (SchedulerOptions): the pods' runs kept from the deliveries,
+// handed to the request meter, and the usage meter started, while this replica acts.
+class Metering {
+ public:
+  explicit Metering(const SchedulerOptions& o)
+      : o_(o), runs_(o.controller.scheduler_name), books_(std::make_shared<BookBox>()) {}
+  bool enabled() const { return o_.request_meter || o_.start_usage_meter; }
+  Status Open() {  // the ledger opened at start: a bad path fails before anything runs
+    if (!o_.request_meter) return Status::Ok();
+    auto m = RequestMeter::Start(*o_.request_meter);
+    if (!m.ok()) return m.status();
+    request_ = std::move(m).value();
+    return Status::Ok();
+  }
+  // A delivery, before the Controller takes it.
+  void See(const std::string& kind, const kubeclient::Delta& d, Millis now) {
+    if (!request_) return;
+    const bool pod = kind == "Pod";
+    if (!pod && kind != "Node") return;
+    switch (d.op) {
+      case kubeclient::Delta::Op::kSynced:
+        pod ? runs_.SyncedPods(d.items, now) : runs_.SyncedNodes(d.items);
+        break;
+      case kubeclient::Delta::Op::kUpsert:
+        pod ? runs_.UpsertPod(d.object, now) : runs_.UpsertNode(d.object);
+        break;
+      case kubeclient::Delta::Op::kDelete:
+        pod ? runs_.RemovePod(d.object, now) : runs_.RemoveNode(d.object);
+        break;
+    }
+  }
+  // After a cycle of an acting replica.
+  Status Acting(const Controller& c, Millis now) {
+    if (!enabled() || now < due_) return Status::Ok();
+    due_ = now + o_.meter_every;
+    std::vector<PriceBook> books = o_.price_books.empty() ? c.PriceBooks() : o_.price_books;
+    if (o_.start_usage_meter) {
+      books_->Set(books);
+      if (!usage_) {
+        auto u = o_.start_usage_meter([box = books_] { return box->Get(); });
+        if (!u.ok()) return u.status();
+        usage_ = std::move(u).value();
+      }
+    }
+    if (request_) {
+      runs_.Retire(request_->sealed_before());
+      request_->Submit({now, runs_.Segments(now), std::move(books)});
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const SchedulerOptions& o_;
+  PodRuns runs_;
+  std::shared_ptr<BookBox> books_;
+  std::unique_ptr<RequestMeter> request_;
+  std::shared_ptr<void> usage_;
+  Millis due_ = 0;
+};
+
 }  // namespace
 
 Status CheckApiServer(const kubeclient::KubeConfig& kube) {
@@ -176,7 +255,10 @@ Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& st
                                           [&queue] { queue.Wake(); });
     if (Status s = lease->Start(); !s.ok()) return s;
   }
-  bool lost = false;  // led, then could not renew: stop acting at once, exit
+  Metering metering(options);
+  if (Status s = metering.Open(); !s.ok()) return s;
+  bool lost = false;                     // led, then could not renew: stop acting at once, exit
+  Status metering_error = Status::Ok();  // the usage meter could not start: exit
   Controller controller(options.controller);
   EventRecorder recorder(EventOptions(options.controller.scheduler_name));
   EventWriter events(options.kube, log);
@@ -190,6 +272,7 @@ Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& st
     std::vector<kubeclient::Delta> deltas = queue.TakeAll(wait);
     for (auto& d : deltas) {
       const std::string& kind = resources[d.resource].kind;
+      metering.See(kind, d, WallNow());
       switch (d.op) {
         case kubeclient::Delta::Op::kSynced:
           synced.insert(d.resource);
@@ -234,8 +317,17 @@ Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& st
       for (EventWrite& w : recorder.Record(e, WallNow())) writes.push_back(std::move(w));
     if (!lease || lease->Acting(WallNow())) events.Submit(std::move(writes));
     for (const std::string& line : controller.TakeLog()) log(line);
+    if (!lease || lease->Acting(WallNow()))
+      if (Status s = metering.Acting(controller, WallNow()); !s.ok()) {
+        metering_error = s;
+        break;
+      }
   }
   for (auto& i : informers) i->Stop();
+  if (!metering_error.ok()) {
+    if (lease) lease->Stop(/*release=*/true);
+    return metering_error;
+  }
   if (lease) {
     lease->Stop(/*release=*/!lost);
     if (lost)

@@ -25,6 +25,7 @@
 #include "core/status.h"
 #include "kubesched/controller.h"
 #include "kubesched/leader_election.h"
+#include "kubesched/request_meter.h"
 
 namespace arbiter::kubesched {
 
@@ -38,6 +39,19 @@ struct SchedulerOptions {
   // way, so a standby takes over with its view of the cluster warm.
   std::optional<LeaseConfig> leader_election;
   std::function<void(const std::string&)> log;
+  // Metering (docs/kubernetes.md), done only while this replica acts (leads, or runs alone).
+  // --ledger: the request track of Arbiter's pods as the informers see them (pod_runs.h), handed
+  // to a RequestMeter every `meter_every`.
+  std::optional<RequestMeterOptions> request_meter;
+  Millis meter_every = 60000;
+  // --price-book: rate with these rather than the cluster's (--policy's and the PriceBook
+  // objects).
+  std::vector<PriceBook> price_books;
+  // --meter-prometheus: starts the app's meter job (`arbiter serve`'s server::MeterJob) when this
+  // replica starts acting, given a thread-safe source of the PriceBooks in force; what it returns
+  // is released (the job stopped) when the scheduler stops.
+  std::function<Result<std::shared_ptr<void>>(std::function<std::vector<PriceBook>()>)>
+      start_usage_meter;
 };
 
 // Checks that the API server answers (GET /version with the kubeconfig's credentials, then a

@@ -44,12 +44,19 @@ void Informer::Start() {
   thread_ = std::thread([this] { Run(); });
 }
 
+// stop_ is set under client_mu_, which Run also holds when it checks stop_ and publishes its
+// client: either Run sees stop_ and never publishes, or Stop sees the client and cuts it while
+// Run still owns it (Run unpublishes it under the lock before the client is destroyed). It was
+// set outside the lock: a List in progress at Stop returned, Run published its client, saw stop_,
+// left with active_ pointing at the client it then destroyed, and the second Stop (~Informer)
+// called into freed memory: a segfault at the exit of `arbiter scheduler` (issue 26).
 void Informer::Stop() {
-  stop_ = true;
   {
     std::lock_guard<std::mutex> l(client_mu_);
+    stop_ = true;
     if (active_) active_->Stop();
   }
+  { std::lock_guard<std::mutex> l(sleep_mu_); }  // a Sleep between its check and its wait
   sleep_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
@@ -193,9 +200,9 @@ void Informer::Run() {
     }
     {
       std::lock_guard<std::mutex> l(client_mu_);
+      if (stop_) break;
       active_ = &c;
     }
-    if (stop_) break;
     const WatchEnd end = Watch(c);
     {
       std::lock_guard<std::mutex> l(client_mu_);

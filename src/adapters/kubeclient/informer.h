@@ -84,11 +84,13 @@ class Informer {
   DeltaQueue* out_;
   InformerOptions options_;
   std::string rv_;
-  bool not_served_ = false;  // the last list was a 404 (said in the log once)
-  std::atomic<bool> stop_{false};
+  bool not_served_ = false;        // the last list was a 404 (said in the log once)
+  std::atomic<bool> stop_{false};  // set under client_mu_ (Stop), read anywhere
   std::atomic<int64_t> lists_{0}, watches_{0};
   std::mutex client_mu_;
-  ApiClient* active_ = nullptr;  // the client of the open watch (Stop cuts it)
+  // The client of the open watch (Stop cuts it): published only while !stop_, both under
+  // client_mu_, and unpublished before the client is destroyed.
+  ApiClient* active_ = nullptr;
   std::mutex sleep_mu_;
   std::condition_variable sleep_cv_;
   std::thread thread_;
