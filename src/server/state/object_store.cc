@@ -62,8 +62,8 @@ StoredObject::StoredObject(Json j, std::shared_ptr<HotTrees> hot) {
         pod_phase_ = ph->get<std::string>();
     if (auto sp = j.find("spec"); sp != j.end() && sp->is_object())
       if (auto cs = sp->find("containers"); cs != sp->end() && cs->is_array() && !cs->empty())
-        if (auto n = cs->front().find("name"); cs->front().is_object() &&
-                                               n != cs->front().end() && n->is_string())
+        if (auto n = cs->front().find("name");
+            cs->front().is_object() && n != cs->front().end() && n->is_string())
           first_container_ = n->get<std::string>();
   }
   tree_ = std::make_shared<const Json>(std::move(j));
