@@ -171,8 +171,18 @@ class KubeLeaderElection : public ::testing::Test {
     ASSERT_EQ(w.rc, 0) << w.out;
   }
 
-  // The namespace, and `nodes` 8-GPU nodes of pool `pool`, their not-ready taint lifted.
+  // The namespace, and `nodes` 8-GPU nodes of pool `pool`, their not-ready taint lifted. What an
+  // earlier run left is deleted first, waiting: a test ends deleting its namespace without waiting,
+  // and a repetition (--gtest_repeat) then found it terminating (its Lease writes got 404, and the
+  // leader stepped down before the test could kill it).
   void Pool(const std::string& ns, const std::string& pool, int nodes) {
+    auto gone = Kubectl("delete namespace " + ns + " --ignore-not-found --timeout=120s");
+    ASSERT_EQ(gone.rc, 0) << gone.out;
+    for (int i = 0; i < nodes; ++i) {
+      auto n = Kubectl("delete node " + pool + "-" + std::to_string(i) +
+                       " --ignore-not-found --timeout=60s");
+      ASSERT_EQ(n.rc, 0) << n.out;
+    }
     std::string y = "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n";
     for (int i = 0; i < nodes; ++i) y += "---\n" + Node(pool + "-" + std::to_string(i), pool);
     ASSERT_NO_FATAL_FAILURE(Apply((arbiter::testing::Scratch(ns) / "pool.yaml").string(), y));
