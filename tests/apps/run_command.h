@@ -52,19 +52,24 @@ inline CommandOutput RunCommandSplit(const std::string& command_line,
 }
 
 // A command run under a memory limit (RLIMIT_AS, not applied in sanitizer builds, whose shadow
-// memory needs terabytes of address space) and a wall-clock deadline, with its resource use.
+// memory needs terabytes of address space) and a CPU-time limit (RLIMIT_CPU), with its resource
+// use. The limit is CPU time, not wall time, so that a loaded machine (the suite runs beside
+// builds) does not fail a run that would finish; a wall-clock backstop of 5x the limit plus a
+// minute catches a command that hangs without using the CPU.
 struct BoundedRun {
   int rc = -1;             // exit code; -1 when killed by a signal
-  int signal = 0;          // the signal that ended it (SIGKILL at the deadline, SIGABRT, SIGSEGV)
-  bool timed_out = false;  // killed at the deadline
+  int signal = 0;          // the signal that ended it (SIGXCPU/SIGKILL at a limit, SIGABRT, ...)
+  bool timed_out = false;  // stopped at the CPU limit or the wall-clock backstop
   std::string out, err;    // standard output and error
   double seconds = 0;      // wall time
+  double cpu_seconds = 0;  // user + system time of the command
   long max_rss_kib = 0;    // peak resident memory of the command (0 when unknown)
 };
 
 struct Bounds {
-  double seconds = 20;     // killed (SIGKILL) after this
+  double seconds = 20;     // CPU seconds: SIGXCPU after this, SIGKILL a second later
   long memory_mib = 1024;  // address-space limit
+  double WallBackstop() const { return 5 * seconds + 60; }
 };
 
 inline std::string ReadWhole(const std::filesystem::path& p) {
@@ -95,6 +100,9 @@ inline BoundedRun RunBounded(const std::string& command_line,
     const struct rlimit lim = {bytes, bytes};
     setrlimit(RLIMIT_AS, &lim);
 #endif
+    const rlim_t cpu = static_cast<rlim_t>(bounds.seconds + 0.999);
+    const struct rlimit cpu_lim = {cpu, cpu + 1};
+    setrlimit(RLIMIT_CPU, &cpu_lim);
     const int in = open("/dev/null", O_RDONLY);
     const int out = open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int err = open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -116,7 +124,7 @@ inline BoundedRun RunBounded(const std::string& command_line,
     const pid_t w = wait4(pid, &status, WNOHANG, &ru);
     if (w == pid) break;
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() >
-        bounds.seconds) {
+        bounds.WallBackstop()) {
       r.timed_out = true;
       kill(-pid, SIGKILL);
       kill(pid, SIGKILL);
@@ -126,6 +134,9 @@ inline BoundedRun RunBounded(const std::string& command_line,
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // wait4's usage includes the children the command reaped (GNU time's child, the command).
+  r.cpu_seconds = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                  static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
   if (WIFEXITED(status)) r.rc = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
   // GNU time's report: "%M" on the last line, after "Command exited with non-zero status N" or
@@ -140,6 +151,7 @@ inline BoundedRun RunBounded(const std::string& command_line,
       r.rc = -1;
     }
   }
+  if (r.signal == SIGXCPU) r.timed_out = true;
   r.out = ReadWhole(out_file);
   r.err = ReadWhole(err_file);
   return r;
