@@ -24,6 +24,8 @@
 #     serveload bench_serve_load: the real binary with 10,000 watches and 1,000 slowloris clients
 #               attached: creates' rate and latency alone and under that load (one run a
 #               repetition; needs ~25,000 open files)                            about 1 min a run
+#               and creates as live pods grow (0 and 100k; ARBITER_BENCH_LIVE_PODS=300000 or
+#               1000000 adds that size): daemon CPU per create, p50/p99, RSS    about 3 min more
 #     warehouse bench_warehouse: ledger sync to ClickHouse and PostgreSQL and invoices read back;
 #               starts and stops both servers (scripts/services)                  about 10 min
 #     warehouse10m  bench_warehouse at 10M rows: the 10M-row ledger of ledger10m (built there

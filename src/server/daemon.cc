@@ -252,7 +252,7 @@ ApiError Unavailable(const std::string& why) {
 }
 }  // namespace
 
-MutationResult Daemon::Mutate(Mutation m) {
+MutationResult Daemon::Mutate(Mutation m, bool copy_object) {
   int64_t seq = 0;
   MutationResult r;
   // Parsing and serializing outside the lock: under it only the engine command, the object
@@ -290,7 +290,10 @@ MutationResult Daemon::Mutate(Mutation m) {
       seq = Record(m, body);
     }
   }
-  if (r.stored) r.object = *r.stored;  // the copy for the response, outside the lock
+  if (r.stored && (copy_object || !r.stored_object))
+    r.object = *r.stored;  // the copy for the response, outside the lock
+  else if (r.stored_object)
+    (void)r.stored_object->WireText();  // the response's bytes, made outside the lock
   if (!journal_->WaitDurable(seq)) {
     r = MutationResult{};
     r.error = Unavailable(journal_->error());

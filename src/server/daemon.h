@@ -55,7 +55,9 @@ class Daemon {
   // Applies `m` at the clock's time (m.time is set here); on success journals it and waits until
   // it is durable. A journal failure, now or earlier, answers an error (kUnavailable) and
   // changes nothing that anyone can see.
-  MutationResult Mutate(Mutation m);
+  // copy_object = false: MutationResult::object is left empty when stored_object is set (the
+  // response is written from the stored object's wire text: no copy of its tree, no second dump).
+  MutationResult Mutate(Mutation m, bool copy_object = true);
 
   // Runs `f` on the cluster under the lock (reads only), once everything applied is durable.
   template <typename F>

@@ -24,30 +24,6 @@ ResourceList PoolPart(const ResourceList& l) {
   return out;
 }
 
-// The pod's arbiter.dev/usage annotation ("cpu=3,memory=20Gi,nvidia.com/gpu=600m", validated
-// when the pod was created), or nullopt.
-std::optional<ResourceList> UsageOf(const Json* pod) {
-  if (!pod) return std::nullopt;
-  const Json ann = pod->value("metadata", Json::object()).value("annotations", Json::object());
-  const auto it = ann.find("arbiter.dev/usage");
-  if (it == ann.end() || !it->is_string()) return std::nullopt;
-  const std::string text = it->get<std::string>();
-  ResourceList out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(start, end - start);
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos) return std::nullopt;
-    auto v = ParseResourceQuantity(item.substr(0, eq), item.substr(eq + 1));
-    if (!v.ok()) return std::nullopt;
-    out.Set(item.substr(0, eq), v.value());
-    start = end + 1;
-  }
-  return out;
-}
-
 // a / b rounded half away from zero (b > 0, a >= 0).
 int128 DivRound(int128 a, int128 b) { return (a * 2 + b) / (b * 2); }
 
@@ -158,8 +134,10 @@ Sample TakeSample(const Cluster& c, Millis time) {
     if (w.phase != engine::Phase::kRunning && w.phase != engine::Phase::kTerminating) continue;
     const ResourceList req = PoolPart(w.requests);
     requests[w.id] = req;
-    s.pool.used +=
-        PoolPart(UsageOf(c.store().Share("Pod", w.namespace_, w.name).get()).value_or(req));
+    // The declared use as the cluster keeps it (arbiter.dev/usage, parsed when the pod was
+    // applied): no stored pod is read, so no compacted pod's text is parsed again.
+    const ResourceList* declared = c.UsageOf(engine::Value(w.id));
+    s.pool.used += declared ? PoolPart(*declared) : req;
   }
   for (const engine::NodeStatus& n : e.Nodes()) {
     ResourceList alloc = {{std::string(kCpu), n.cpu_used_milli},

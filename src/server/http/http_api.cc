@@ -528,6 +528,11 @@ void Answer(httplib::Response& res, const MutationResult& r, int code, const kub
       if (c == '"' || c == '\n') c = '\'';
     res.set_header("Warning", "299 - \"" + text + "\"");
   }
+  if (r.object.is_null() && r.stored_object) {  // Daemon::Mutate(m, false): the stored text
+    res.status = code;
+    res.set_content(r.stored_object->WireText(), "application/json");
+    return;
+  }
   SendJson(res, code, r.object);
 }
 
@@ -661,7 +666,7 @@ void HandleWrite(Daemon& d, const httplib::Request& req, httplib::Response& res,
         op == Mutation::Op::kCreate && meta.is_object() ? meta.value("name", "") : t.name;
     Mutation attempt_m = m;
     attempt_m.object = *body;
-    MutationResult result = d.Mutate(std::move(attempt_m));
+    MutationResult result = d.Mutate(std::move(attempt_m), /*copy_object=*/false);
     if (generate && !result.ok() && result.error->reason == ApiError::Reason::kAlreadyExists &&
         result.error->kind == r.kind && attempt < 7)
       continue;

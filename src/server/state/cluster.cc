@@ -190,8 +190,10 @@ MutationResult Cluster::ApplySteps(const Mutation& m, const Prepared* prepared) 
   RunJobs(m.time);
   if (const KindInfo* k = FindKind(m.kind); r.stored && k && k->id == KindId::kJob)
     if (auto now = store_.Share(m.kind, r.stored->at("metadata").value("namespace", ""),
-                                r.stored->at("metadata").value("name", "")))
+                                r.stored->at("metadata").value("name", ""))) {
       r.stored = std::move(now);
+      r.stored_object = nullptr;  // the object as of before the Job controller's turn
+    }
   return r;
 }
 
@@ -424,7 +426,8 @@ MutationResult Cluster::PutSteps(const Mutation& m, const Prepared* prepared) {
   const Status s = ApplyUpsert(m.time, load.set, t);
   if (!s.ok()) return Fail(Error(FromEngine(s.code()), m.kind, t.name, s.message()));
   Commit(m.time, load.set, t);
-  result.stored = store_.Share(m.kind, t.ns, t.name);
+  result.stored_object = store_.Stored(m.kind, t.ns, t.name);
+  if (result.stored_object) result.stored = result.stored_object->tree();
   return result;
 }
 

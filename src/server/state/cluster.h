@@ -103,7 +103,10 @@ struct MutationResult {
   std::optional<ApiError> error;
   Json object;                         // the object after the change (delete: its last state)
   std::shared_ptr<const Json> stored;  // the same, as stored (Cluster::ApplyShared sets only this)
-  std::vector<std::string> warnings;   // the validator's warnings (kubectl prints them)
+  // A create's or update's stored object (its wire text: the response's bytes, made once for the
+  // response, the watchers and the compact store); Daemon::Mutate(m, false) answers only this.
+  std::shared_ptr<const StoredObject> stored_object;
+  std::vector<std::string> warnings;  // the validator's warnings (kubectl prints them)
   bool ok() const { return !error; }
 };
 

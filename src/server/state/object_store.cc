@@ -141,6 +141,15 @@ std::shared_ptr<const Json> ObjectStore::Share(const std::string& kind, const st
   return it == k->second.end() ? nullptr : it->second.json_ptr();
 }
 
+std::shared_ptr<const StoredObject> ObjectStore::Stored(const std::string& kind,
+                                                        const std::string& ns,
+                                                        const std::string& name) const {
+  auto k = kinds_.find(kind);
+  if (k == kinds_.end()) return nullptr;
+  auto it = k->second.find({ns, name});
+  return it == k->second.end() ? nullptr : it->second.shared();
+}
+
 namespace {
 template <typename F>
 void ForEach(const std::map<std::string, ObjectStore::Objects>& kinds, const std::string& kind,

@@ -121,6 +121,9 @@ class ObjectStore {
   const Json* Get(const std::string& kind, const std::string& ns, const std::string& name) const;
   std::shared_ptr<const Json> Share(const std::string& kind, const std::string& ns,
                                     const std::string& name) const;
+  // The stored object itself (its tree and its wire text), shared; nullptr when absent.
+  std::shared_ptr<const StoredObject> Stored(const std::string& kind, const std::string& ns,
+                                             const std::string& name) const;
   // Objects of a kind, of one namespace ("" for all), in (namespace, name) order.
   std::vector<const Json*> List(const std::string& kind, const std::string& ns) const;
   std::vector<std::shared_ptr<const Json>> ListShared(const std::string& kind,
