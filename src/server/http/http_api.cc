@@ -746,6 +746,33 @@ std::optional<Millis> GracePeriod(const httplib::Request& req) {
   return std::atoll(g.c_str()) * 1000;
 }
 
+// DeleteOptions.propagationPolicy (the query's, else the body's; orphanDependents, deprecated,
+// as Orphan / Background): "" when none is given (the kind's default).
+std::string Propagation(const httplib::Request& req) {
+  std::string p = Param(req, "propagationPolicy");
+  Json b;
+  if (p.empty() && !req.body.empty()) {
+    try {
+      b = Json::parse(req.body);
+      if (b.is_object() && b.contains("deleteOptions")) b = b["deleteOptions"];
+      if (b.is_object() && b.contains("propagationPolicy") && b["propagationPolicy"].is_string())
+        p = b["propagationPolicy"].get<std::string>();
+      else if (b.is_object() && b.contains("orphanDependents") &&
+               b["orphanDependents"].is_boolean())
+        p = b["orphanDependents"].get<bool>() ? "Orphan" : "Background";
+    } catch (const std::exception&) {
+    }
+  }
+  if (p.empty() && Param(req, "orphanDependents") == "true") p = "Orphan";
+  if (p.empty() && Param(req, "orphanDependents") == "false") p = "Background";
+  return p == "Orphan" || p == "Background" || p == "Foreground" ? p : "";
+}
+
+// kube-apiserver's warning on a batch/v1 Job deleted without a propagation policy.
+constexpr char kJobOrphanWarning[] =
+    "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background "
+    "to remove them or set propagationPolicy=Orphan to suppress this warning";
+
 // DeleteOptions in the body may ask for a dry run too (client-go sends it there on DELETE).
 bool BodyDryRun(const httplib::Request& req) {
   if (req.body.empty()) return false;
@@ -771,7 +798,11 @@ void HandleDelete(Daemon& d, const httplib::Request& req, httplib::Response& res
   m.namespace_ = r.namespaced ? t.namespace_ : "";
   m.name = t.name;
   m.grace_period = GracePeriod(req);
+  m.propagation = Propagation(req);
+  const bool warn = r.id == KindId::kJob && m.propagation.empty();
+  if (warn) m.propagation = "Orphan";  // batch/v1's default (journaled as such)
   MutationResult result = d.Mutate(std::move(m));
+  if (warn) result.warnings.push_back(kJobOrphanWarning);
   Answer(res, result, 200, r, t.namespace_, t.name);
 }
 
@@ -805,6 +836,8 @@ void HandleDeleteCollection(Daemon& d, const httplib::Request& req, httplib::Res
     m.namespace_ = ns;
     m.name = name;
     m.grace_period = GracePeriod(req);
+    m.propagation = Propagation(req);
+    if (r.id == KindId::kJob && m.propagation.empty()) m.propagation = "Orphan";
     m.dry_run = dry_run;
     MutationResult result = d.Mutate(std::move(m));
     if (!result.ok() && (result.error->reason == ApiError::Reason::kNotFound ||

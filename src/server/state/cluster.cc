@@ -53,6 +53,7 @@ std::string Mutation::EncodeBody() const {
     j["name"] = name;
   }
   if (grace_period) j["gracePeriodMs"] = *grace_period;
+  if (!propagation.empty()) j["propagationPolicy"] = propagation;
   if (force_status) j["status"] = true;
   if (eviction) j["eviction"] = true;
   std::string out = j.dump();
@@ -92,6 +93,7 @@ Result<Mutation> Mutation::Decode(const std::string& text) {
     m.name = j.value("name", "");
     if (j.contains("object")) m.object = j["object"];
     if (j.contains("gracePeriodMs")) m.grace_period = j["gracePeriodMs"].get<Millis>();
+    m.propagation = j.value("propagationPolicy", "");
     m.force_status = j.value("status", false);
     m.eviction = j.value("eviction", false);
     return m;
@@ -904,6 +906,15 @@ std::optional<ApiError> Cluster::FlavorInUse(const std::string& name) const {
 // now.
 Status Cluster::DeletePodObject(const Mutation& m, const std::string& ns, const Json& existing) {
   auto w = workload_of_.find({ns, m.name});
+  if (w == workload_of_.end() && KeptForJob(existing)) {  // goes once its Job counted it
+    if (!existing.at("metadata").contains("deletionTimestamp")) {
+      Json pod = existing;
+      pod["metadata"]["deletionTimestamp"] = KubeTime(m.time);
+      pod["metadata"]["deletionGracePeriodSeconds"] = 0;
+      store_.Put("Pod", ns, m.name, std::move(pod));
+    }
+    return Status::Ok();
+  }
   if (w == workload_of_.end()) {
     Status s = ForgetFinished(m.time, {ns, m.name});
     if (!s.ok()) return s;
@@ -1082,11 +1093,20 @@ void Cluster::SyncPodStatus(uint64_t id, const std::map<uint64_t, engine::Worklo
     pod_of_.erase(id);
     usage_of_.erase(id);
     workload_of_.erase({ns, name});
-    if (st->phase == engine::Phase::kDeleted) {
+    if (st->phase == engine::Phase::kDeleted && !KeptForJob(*stored)) {
       store_.Remove("Pod", ns, name);
       return;
     }
-    finished_of_[{ns, name}] = id;
+    // A deleted pod of a Job stays, Failed, until the Job controller counted it (its finalizer).
+    if (st->phase != engine::Phase::kDeleted) finished_of_[{ns, name}] = id;
+    if (st->phase == engine::Phase::kDeleted &&
+        !stored->at("metadata").contains("deletionTimestamp")) {
+      Json pod = *stored;
+      pod["metadata"]["deletionTimestamp"] = KubeTime(t);
+      pod["metadata"]["deletionGracePeriodSeconds"] = 0;
+      store_.Put("Pod", ns, name, std::move(pod));
+      stored = store_.Get("Pod", ns, name);
+    }
   }
   Json pod = *stored;
   auto d = disruption.find(id);

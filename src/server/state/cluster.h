@@ -62,9 +62,11 @@ struct Mutation {
   std::string name;
   Json object;                         // create / update: the whole object
   std::optional<Millis> grace_period;  // delete: DeleteOptions.gracePeriodSeconds
-  bool force_status = false;           // update of the status subresource (Nodes only)
-  bool eviction = false;               // delete: through pods/eviction (PDBs are checked)
-  bool dry_run = false;                // ?dryRun=All: nothing changes (not journaled)
+  std::string propagation;    // delete: DeleteOptions.propagationPolicy (Orphan, Background,
+                              // Foreground; "" for the kind's default)
+  bool force_status = false;  // update of the status subresource (Nodes only)
+  bool eviction = false;      // delete: through pods/eviction (PDBs are checked)
+  bool dry_run = false;       // ?dryRun=All: nothing changes (not journaled)
 
   // One line of JSON (the journal's record) and back.
   std::string Encode() const;
@@ -212,8 +214,9 @@ class Cluster {
   Status ForgetFinished(Millis time, const ObjectStore::Key& key);
   Status DeletePolicyObject(const Mutation& m, const KindInfo& k, const std::string& ns);
   // batch/v1 Jobs (cluster_jobs.cc, job_controller.h): a create or update validated by the Job
-  // rules and stored; a delete takes the Job's pods with it (background propagation); RunJobs,
-  // after every mutation, carries out each Job controller decision through Put and Delete.
+  // rules and stored; a delete orphans its pods, deletes them (Background) or waits for them to
+  // go (Foreground); RunJobs, after every mutation, carries out each Job controller decision
+  // through Put and Delete.
   MutationResult PutJob(const Mutation& m, Target& t);
   std::optional<ApiError> ValidateJobObject(const Mutation& m, const Target& t) const;
   Status DeleteJobObject(const Mutation& m, const std::string& ns);
@@ -223,7 +226,13 @@ class Cluster {
   // of an unchanged Job changes nothing.
   void RunJobs(Millis t);
   void NoteTouchedJobs();
-  void SyncJob(Millis t, const ObjectStore::Key& key);
+  bool SyncJob(Millis t, const ObjectStore::Key& key);  // true if its pods went or are going
+  // Takes the Job's tracking finalizer off a pod; a pod being deleted that has exited goes then
+  // (true).
+  bool RemoveJobFinalizer(Millis t, const std::string& ns, const std::string& name);
+  // Whether an exited pod being deleted stays (as Failed) for its Job to count: it carries the
+  // tracking finalizer and its Job is there.
+  bool KeptForJob(const Json& pod) const;
   void SetJobDue(const ObjectStore::Key& key, std::optional<Millis> due);
   void ForgetJob(const ObjectStore::Key& key);
   void RestoreJobs();  // after a Restore: every Job to sync, their due instants recomputed
@@ -297,6 +306,10 @@ class Cluster {
   SchedulingStats stats_;
   // The Job controller's work list (derived from the store; rebuilt by RestoreJobs).
   std::set<ObjectStore::Key> jobs_dirty_;
+  // Per running Job, the finish times (and success) of the pods it counted: its back-off record
+  // outlives pods that are gone (kube's backoffStore, in memory: a snapshot restore forgets the
+  // pods gone before it, a replay of the journal does not).
+  std::map<ObjectStore::Key, std::map<std::string, std::pair<Millis, bool>>> job_finishes_;
   std::set<ObjectStore::Key> jobs_retry_;
   std::map<ObjectStore::Key, Millis> job_due_;
   std::set<std::pair<Millis, ObjectStore::Key>> job_due_queue_;

@@ -48,6 +48,20 @@ void CheckJobUpdate(const Json& was, const Json& now, const std::string& display
   }
 }
 
+// The back-off record: the new finishes added; what finished before the last success no longer
+// counts (kube's newBackoffRecord resets at a success) and is dropped.
+void RememberFinishes(const std::map<std::string, std::pair<Millis, bool>>& fresh,
+                      std::map<std::string, std::pair<Millis, bool>>& record) {
+  if (fresh.empty()) return;
+  record.insert(fresh.begin(), fresh.end());
+  std::optional<Millis> success;
+  for (const auto& [name, f] : record)
+    if (f.second && (!success || f.first > *success)) success = f.first;
+  if (!success) return;
+  for (auto it = record.begin(); it != record.end();)
+    it = it->second.first < *success ? record.erase(it) : std::next(it);
+}
+
 Mutation PodDelete(Millis t, const std::string& ns, const std::string& name) {
   Mutation m;
   m.op = Mutation::Op::kDelete;
@@ -96,17 +110,90 @@ MutationResult Cluster::PutJob(const Mutation& m, Target& t) {
   return result;
 }
 
-// Background propagation, as `kubectl delete` asks: the Job goes now, its pods are deleted
-// (running ones get SIGTERM and stay until they exit).
+// DeleteOptions.propagationPolicy, as the garbage collector carries it out (the HTTP layer makes
+// batch/v1's default, Orphan, explicit; kubectl sends Background; "" here, as older journals
+// have it, is Background):
+//   Orphan      the Job goes; its pods stay, without the ownerReference to it and (the Job
+//               controller's orphan-pod handling) without the tracking finalizer;
+//   Background  the Job goes, its pods are deleted (running ones get SIGTERM and stay, being
+//               deleted, until they exit);
+//   Foreground  the Job stays, being deleted (deletionTimestamp, finalizer foregroundDeletion),
+//               its pods are deleted, and it goes with the last of them (SyncJob).
 Status Cluster::DeleteJobObject(const Mutation& m, const std::string& ns) {
   const Json* job = store_.Get("Job", ns, m.name);
   const std::string uid = job ? job->at("metadata").value("uid", "") : "";
-  store_.Remove("Job", ns, m.name);
-  ForgetJob({ns, m.name});
   std::vector<std::string> names;
   for (const Json* p : JobPods(ns, uid)) names.push_back(p->at("metadata").value("name", ""));
-  for (const auto& name : names) (void)Delete(PodDelete(m.time, ns, name));
+  const std::string policy = m.propagation.empty() ? "Background" : m.propagation;
+  if (policy == "Foreground" && job) {
+    if (!job->at("metadata").contains("deletionTimestamp")) {
+      Json deleting = *job;
+      deleting["metadata"]["deletionTimestamp"] = KubeTime(m.time);
+      deleting["metadata"]["deletionGracePeriodSeconds"] = 0;
+      deleting["metadata"]["finalizers"] = Json::array({"foregroundDeletion"});
+      store_.Put("Job", ns, m.name, std::move(deleting));
+    }
+    for (const auto& name : names)
+      if (const Json* p = store_.Get("Pod", ns, name))
+        if (!p->at("metadata").contains("deletionTimestamp"))
+          (void)Delete(PodDelete(m.time, ns, name));
+    jobs_dirty_.insert({ns, m.name});
+    return Status::Ok();
+  }
+  store_.Remove("Job", ns, m.name);
+  ForgetJob({ns, m.name});
+  for (const auto& name : names) {
+    if (policy != "Orphan") {
+      RemoveJobFinalizer(m.time, ns, name);
+      if (store_.Get("Pod", ns, name)) (void)Delete(PodDelete(m.time, ns, name));
+      continue;
+    }
+    Json pod = *store_.Get("Pod", ns, name);
+    Json& refs = pod["metadata"]["ownerReferences"];
+    if (refs.is_array())
+      refs.erase(std::remove_if(refs.begin(), refs.end(),
+                                [&](const Json& r) { return r.value("uid", "") == uid; }),
+                 refs.end());
+    if (refs.empty()) pod["metadata"].erase("ownerReferences");
+    store_.Put("Pod", ns, name, std::move(pod));
+    RemoveJobFinalizer(m.time, ns, name);
+  }
   return Status::Ok();
+}
+
+bool Cluster::KeptForJob(const Json& pod) const {
+  const Json& meta = pod.at("metadata");
+  auto fin = meta.find("finalizers");
+  if (fin == meta.end() || !fin->is_array() ||
+      std::find(fin->begin(), fin->end(), Json(kJobTrackingFinalizer)) == fin->end())
+    return false;
+  auto labels = meta.find("labels");
+  if (labels == meta.end() || !labels->is_object()) return false;
+  auto uid = labels->find(kControllerUidLabel);
+  return uid != labels->end() && uid->is_string() &&
+         !store_.ByIndex("Job", uid->get<std::string>()).empty();
+}
+
+bool Cluster::RemoveJobFinalizer(Millis t, const std::string& ns, const std::string& name) {
+  const Json* stored = store_.Get("Pod", ns, name);
+  if (!stored) return false;
+  const Json& meta = stored->at("metadata");
+  if (!meta.contains("finalizers")) return false;
+  Json pod = *stored;
+  Json& fin = pod["metadata"]["finalizers"];
+  const auto before = fin.size();
+  fin.erase(std::remove(fin.begin(), fin.end(), Json(kJobTrackingFinalizer)), fin.end());
+  if (fin.size() == before) return false;
+  const bool none_left = fin.empty();
+  if (none_left) pod["metadata"].erase("finalizers");
+  const bool gone = meta.contains("deletionTimestamp") && !workload_of_.count({ns, name});
+  if (gone && none_left) {  // it exited while being deleted: the API server removes it now
+    (void)ForgetFinished(t, {ns, name});
+    store_.Remove("Pod", ns, name);
+    return true;
+  }
+  store_.Put("Pod", ns, name, std::move(pod));
+  return false;
 }
 
 std::vector<const Json*> Cluster::JobPods(const std::string& ns, const std::string& uid) const {
@@ -131,14 +218,16 @@ void Cluster::RunJobs(Millis t) {
   for (auto it = job_due_queue_.begin(); it != job_due_queue_.end() && it->first <= t; ++it)
     jobs_dirty_.insert(it->second);
   // Once each, in name order; a Job that an earlier sync changed (its pods preempted, say) is
-  // synced in this turn if it comes later, else at the next mutation.
+  // synced in this turn if it comes later, else at the next mutation. A Job that deleted pods is
+  // synced again at once (a few times at most): pods that exit at once are gone, and its
+  // FailureTarget becomes Failed, its SuccessCriteriaMet Complete, as kube's next sync would.
   std::optional<ObjectStore::Key> last;
   while (true) {
     auto it = last ? jobs_dirty_.upper_bound(*last) : jobs_dirty_.begin();
     if (it == jobs_dirty_.end()) break;
     last = *it;
     jobs_dirty_.erase(it);
-    SyncJob(t, *last);
+    for (int again = 0; SyncJob(t, *last) && again < 3; ++again) NoteTouchedJobs();
     NoteTouchedJobs();
   }
 }
@@ -155,6 +244,7 @@ void Cluster::SetJobDue(const ObjectStore::Key& key, std::optional<Millis> due) 
 }
 
 void Cluster::ForgetJob(const ObjectStore::Key& key) {
+  job_finishes_.erase(key);
   SetJobDue(key, std::nullopt);
   jobs_retry_.erase(key);
   jobs_dirty_.erase(key);
@@ -163,6 +253,7 @@ void Cluster::ForgetJob(const ObjectStore::Key& key) {
 void Cluster::RestoreJobs() {
   jobs_dirty_.clear();
   jobs_retry_.clear();
+  job_finishes_.clear();
   job_due_.clear();
   job_due_queue_.clear();
   (void)store_.TakeTouched("Pod");
@@ -175,23 +266,31 @@ void Cluster::RestoreJobs() {
 }
 
 // One Job's plan (job_controller.h) carried out: counted pods lose the tracking finalizer,
-// surplus pods are deleted, missing ones made, and the status written if it moved.
-void Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
+// surplus pods are deleted (without it: kube's deleteJobPods), missing ones made, and the status
+// written if it moved. A Job being deleted (Foreground) goes once none of its pods is left.
+bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
   const auto& [ns, name] = key;
   const Json* stored = store_.Get("Job", ns, name);
-  if (!stored || JobFinished(*stored)) return ForgetJob(key);
-  Json job = *stored;
-  JobPlan plan = PlanJob(job, JobPods(ns, job.at("metadata").value("uid", "")), t);
-  for (const auto& pod_name : plan.counted) {
-    Json pod = *store_.Get("Pod", ns, pod_name);
-    Json& fin = pod["metadata"]["finalizers"];
-    fin.erase(std::remove(fin.begin(), fin.end(), Json(kJobTrackingFinalizer)), fin.end());
-    if (fin.empty()) pod["metadata"].erase("finalizers");
-    store_.Put("Pod", ns, pod_name, std::move(pod));
+  if (stored && stored->at("metadata").contains("deletionTimestamp") &&
+      JobPods(ns, stored->at("metadata").value("uid", "")).empty()) {
+    store_.Remove("Job", ns, name);
+    stored = nullptr;
   }
-  for (const auto& pod_name : plan.remove)
+  if (!stored || JobFinished(*stored)) {
+    ForgetJob(key);
+    return false;
+  }
+  Json job = *stored;
+  auto& finishes = job_finishes_[key];
+  JobPlan plan = PlanJob(job, JobPods(ns, job.at("metadata").value("uid", "")), t, finishes);
+  RememberFinishes(plan.finishes, finishes);
+  bool acted = !plan.remove.empty();
+  for (const auto& pod_name : plan.counted) acted = RemoveJobFinalizer(t, ns, pod_name) || acted;
+  for (const auto& pod_name : plan.remove) {
+    RemoveJobFinalizer(t, ns, pod_name);
     if (Delete(PodDelete(t, ns, pod_name)).ok())
       AddJobEvent(job, false, "SuccessfulDelete", "Deleted pod: " + pod_name, t);
+  }
   const int made = CreateJobPods(t, job, plan);
   for (const auto& e : plan.events) AddJobEvent(job, e.warning, e.reason, e.message, t);
   if (made < plan.create) {  // refused (quota, LimitRanger): tried again at the next mutation
@@ -205,9 +304,10 @@ void Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
     jobs_retry_.erase(key);
   }
   SetJobDue(key, plan.due);
-  if (job.contains("status") && job["status"] == plan.status) return;
+  if (job.contains("status") && job["status"] == plan.status) return acted;
   job["status"] = std::move(plan.status);
   store_.Put("Job", ns, name, std::move(job));
+  return acted;
 }
 
 // The plan's pods from the Job's template (with their completion indexes), each a create as a

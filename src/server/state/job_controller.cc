@@ -18,6 +18,9 @@ void DefaultJob(Json& job, const std::string& uid) {
     spec["backoffLimit"] = spec.contains("backoffLimitPerIndex") ? 2147483647 : 6;
   if (!spec.contains("completionMode")) spec["completionMode"] = "NonIndexed";
   if (!spec.contains("suspend")) spec["suspend"] = false;
+  if (!spec.contains("podReplacementPolicy"))  // kube: Failed under a podFailurePolicy
+    spec["podReplacementPolicy"] =
+        spec.contains("podFailurePolicy") ? "Failed" : "TerminatingOrFailed";
   const std::string name = job["metadata"].value("name", "");
   if (!spec.contains("selector"))
     spec["selector"] = {{"matchLabels", {{kControllerUidLabel, uid}}}};
@@ -178,15 +181,25 @@ bool Suspended(const Json& job) {
   return job_detail::Field(job_detail::Field(job, "spec"), "suspend") == true;
 }
 
+// kube's onlyReplaceFailedPods: podReplacementPolicy Failed (the default under a
+// podFailurePolicy): a terminating pod is neither failed nor replaced until it has failed.
+bool OnlyReplaceFailed(const Json& spec) {
+  return job_detail::Field(spec, "podReplacementPolicy") == "Failed" ||
+         !job_detail::Field(spec, "podFailurePolicy").is_null();
+}
+
 struct Pods {
   int succeeded = 0, failed = 0, terminating = 0, ready = 0;
   std::vector<const Json*> active;
-  std::vector<const Json*> counted;
+  std::vector<const Json*> counted;        // finished, tracked: their finalizer comes off
+  std::vector<const Json*> unfinished;     // tracked, neither succeeded nor failed (yet)
+  std::set<int64_t> terminating_indexes;   // Indexed: of the terminating pods
   std::vector<int64_t> succeeded_indexes;  // Indexed: of the counted Succeeded pods
   // The back-off's record, from every finished pod (counted or not): the last success, and the
   // failures after it with the last one's time.
   std::optional<Millis> last_success, last_failure;
   std::string fail_job;  // a FailJob rule of spec.podFailurePolicy matched: its message
+  JobFinishes finishes;  // of the pods counted now
   int64_t failures_after_success = 0;
 };
 // Folds the finished pods' times into the back-off record (kube's newBackoffRecord, over all of
@@ -205,31 +218,48 @@ void BackoffRecord(std::vector<std::pair<Millis, bool>> finished, Pods& out) {
   }
 }
 
-Pods Classify(const std::vector<const Json*>& pods, const Json& policy) {
+// The pods as kube's syncJob sees them: active (neither finished nor being deleted), terminating
+// (being deleted, not finished), and finished: Succeeded, or failed (kube's isPodFailed: Failed,
+// or under TerminatingOrFailed being deleted and not Succeeded). A finished pod still carrying
+// the tracking finalizer is counted now.
+Pods Classify(const std::vector<const Json*>& pods, const Json& spec,
+              const JobFinishes& remembered) {
+  const Json& policy = job_detail::Field(spec, "podFailurePolicy");
+  const bool only_failed = OnlyReplaceFailed(spec);
   Pods out;
   std::vector<std::pair<Millis, bool>> finished;  // (finish time, succeeded)
+  std::set<std::string> present;
+  for (const Json* p : pods) present.insert(job_detail::Field(*p, "metadata").value("name", ""));
+  for (const auto& [name, f] : remembered)
+    if (!present.count(name)) finished.push_back(f);
   for (const Json* p : pods) {
     const Json& meta = job_detail::Field(*p, "metadata");
     const Json& phase = job_detail::Field(job_detail::Field(*p, "status"), "phase");
     const bool deleting = meta.contains("deletionTimestamp");
-    if (phase == "Succeeded" || phase == "Failed") {
-      const bool ok = phase == "Succeeded";
-      auto [action, message] = ok || deleting ? std::pair<std::string, std::string>()
-                                              : job_detail::MatchPolicy(policy, *p);
-      if (action == "FailJob" && out.fail_job.empty()) out.fail_job = message;
-      if (!deleting && action != "Ignore") finished.emplace_back(job_detail::FinishedTime(*p), ok);
-      if (!job_detail::Tracked(*p) || deleting) continue;
-      out.counted.push_back(p);
-      if (action == "Ignore") continue;  // not a failure: neither counted nor backed off
-      (ok ? out.succeeded : out.failed) += 1;
-      if (ok && job_detail::PodIndex(*p) >= 0)
-        out.succeeded_indexes.push_back(job_detail::PodIndex(*p));
-    } else if (deleting) {
+    const bool terminal = phase == "Succeeded" || phase == "Failed";
+    if (!terminal && deleting) {
       ++out.terminating;
-    } else {
+      if (job_detail::PodIndex(*p) >= 0) out.terminating_indexes.insert(job_detail::PodIndex(*p));
+    } else if (!terminal) {
       out.active.push_back(p);
       if (phase == "Running") ++out.ready;
     }
+    const bool ok = phase == "Succeeded";
+    if (!ok && phase != "Failed" && (only_failed || !deleting)) {
+      if (job_detail::Tracked(*p)) out.unfinished.push_back(p);
+      continue;
+    }
+    auto [action, message] =
+        ok ? std::pair<std::string, std::string>() : job_detail::MatchPolicy(policy, *p);
+    if (action == "FailJob" && out.fail_job.empty()) out.fail_job = message;
+    if (action != "Ignore") finished.emplace_back(job_detail::FinishedTime(*p), ok);
+    if (!job_detail::Tracked(*p)) continue;
+    out.counted.push_back(p);
+    if (action == "Ignore") continue;  // not a failure: neither counted nor backed off
+    out.finishes[meta.value("name", "")] = {job_detail::FinishedTime(*p), ok};
+    (ok ? out.succeeded : out.failed) += 1;
+    if (ok && job_detail::PodIndex(*p) >= 0)
+      out.succeeded_indexes.push_back(job_detail::PodIndex(*p));
   }
   BackoffRecord(std::move(finished), out);
   return out;
@@ -341,6 +371,7 @@ std::optional<Millis> Earliest(std::optional<Millis> a, std::optional<Millis> b)
 // What the controller knows of an Indexed Job's indexes at this sync.
 struct Indexes {
   std::set<int64_t> completed, running;
+  std::set<int64_t> terminating;       // podReplacementPolicy Failed: not pending while terminating
   job_detail::IndexFailures failures;  // backoffLimitPerIndex
 };
 
@@ -348,9 +379,11 @@ struct Indexes {
 // whose own back-off is over (the others wake the clock), each with its failure count.
 void PlanIndexes(const Json& spec, const Indexes& ix, Millis now, JobPlan& plan) {
   const bool per_index = job_detail::HasBackoffLimitPerIndex(spec);
+  std::set<int64_t> busy = ix.running;
+  busy.insert(ix.terminating.begin(), ix.terminating.end());
   for (int64_t i :
        PendingIndexes(plan.create, job_detail::IntField(spec, "completions").value_or(0),
-                      ix.completed, ix.running, ix.failures.failed)) {
+                      ix.completed, busy, ix.failures.failed)) {
     const auto end = per_index ? job_detail::IndexBackoffEnd(ix.failures, i) : std::nullopt;
     if (end && now < *end) {
       plan.due = Earliest(plan.due, end);
@@ -374,7 +407,9 @@ int64_t PlanActive(const Json& spec, const Pods& p, int64_t succeeded, Millis no
       plan.remove.push_back(name);
     return wanted;
   }
-  if (wanted == active) return active;
+  // podReplacementPolicy Failed: a terminating pod still holds its place.
+  const int64_t terminating = OnlyReplaceFailed(spec) ? p.terminating : 0;
+  if (wanted <= active + terminating) return active;
   if (!job_detail::HasBackoffLimitPerIndex(spec) && p.failures_after_success > 0 &&
       p.last_failure) {
     const Millis end = job_detail::BackoffEnd(p.failures_after_success, *p.last_failure);
@@ -383,13 +418,14 @@ int64_t PlanActive(const Json& spec, const Pods& p, int64_t succeeded, Millis no
       return active;
     }
   }
-  plan.create = static_cast<int>(wanted - active);
+  plan.create = static_cast<int>(wanted - active - terminating);
   if (job_detail::IsIndexed(spec)) PlanIndexes(spec, ix, now, plan);
   return active;
 }
 
-// The outcome that ends the Job, in kube's order: a SuccessCriteriaMet already there, a FailJob
-// rule, backoffLimit, the deadline, maxFailedIndexes, failed indexes, spec.successPolicy.
+// The outcome that ends the Job, in kube's order: a SuccessCriteriaMet or FailureTarget already
+// there, a FailJob rule, backoffLimit, the deadline, maxFailedIndexes, failed indexes,
+// spec.successPolicy.
 struct Outcome {
   bool success = false;
   std::string reason, message;
@@ -399,6 +435,8 @@ std::optional<Outcome> Finish(const Json& job, const Pods& p, int64_t failed, co
   const Json& spec = job_detail::Field(job, "spec");
   if (const Json* met = TrueCondition(job_detail::Field(job, "status"), "SuccessCriteriaMet"))
     return Outcome{true, met->value("reason", ""), met->value("message", "")};
+  if (const Json* target = TrueCondition(job_detail::Field(job, "status"), "FailureTarget"))
+    return Outcome{false, target->value("reason", ""), target->value("message", "")};
   if (!p.fail_job.empty()) return Outcome{false, "PodFailurePolicy", p.fail_job};
   if (failed > job_detail::IntField(spec, "backoffLimit").value_or(6))
     return Outcome{false, "BackoffLimitExceeded", "Job has reached the specified backoff limit"};
@@ -447,6 +485,30 @@ void Succeed(const Outcome& o, const Pods& p, Millis now, JobPlan& plan) {
   plan.events.push_back({false, "Completed", "Job completed"});
 }
 
+// kube's trackJobStatusAndRemoveFinalizers once the Job is failing: "every non-terminated pod is
+// considered failed" (unless a podFailurePolicy rule ignores it).
+void CountUnfinishedAsFailed(const Json& spec, Pods& p) {
+  const Json& policy = job_detail::Field(spec, "podFailurePolicy");
+  const auto completions = job_detail::IntField(spec, "completions");
+  for (const Json* pod : p.unfinished) {
+    const int64_t i = job_detail::PodIndex(*pod);
+    if (job_detail::IsIndexed(spec) && (i < 0 || !completions || i >= *completions)) continue;
+    if (job_detail::MatchPolicy(policy, *pod).first != "Ignore") ++p.failed;
+  }
+}
+
+// The Job met a failure criterion: condition FailureTarget (kube's interim one, reason and
+// message of the failure), its active pods deleted, then Failed with the same reason once no pod
+// of it is left terminating.
+void Fail(const Outcome& o, const Pods& p, Millis now, JobPlan& plan) {
+  for (const std::string& name : Names(p.active)) plan.remove.push_back(name);
+  Json& st = plan.status;
+  SetCondition(st, "FailureTarget", true, o.reason, o.message, now);
+  if (p.terminating + plan.remove.size() > 0) return;
+  SetCondition(st, "Failed", true, o.reason, o.message, now);
+  plan.events.push_back({true, o.reason, o.message});
+}
+
 // Suspended or running: the Suspended condition, startTime, and the pods to make or delete.
 int64_t Run(const Json& job, const Pods& p, int64_t succeeded, Millis now, const Indexes& ix,
             JobPlan& plan) {
@@ -470,16 +532,18 @@ int64_t Run(const Json& job, const Pods& p, int64_t succeeded, Millis now, const
 
 }  // namespace
 
-JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis now) {
+JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis now,
+                const JobFinishes& remembered) {
   JobPlan plan;
   plan.status = job_detail::Field(job, "status").is_object() ? job["status"] : Json::object();
   if (JobFinished(job)) return plan;
   const Json& spec = job_detail::Field(job, "spec");
   Json& st = plan.status;
-  Pods p = Classify(pods, job_detail::Field(spec, "podFailurePolicy"));
+  Pods p = Classify(pods, spec, remembered);
   Indexes ix;
   if (job_detail::IsIndexed(spec))
     ix.running = TrackIndexes(spec, p, st, plan.remove, ix.completed);
+  if (OnlyReplaceFailed(spec)) ix.terminating = p.terminating_indexes;
   if (job_detail::HasBackoffLimitPerIndex(spec)) {
     ix.failures = job_detail::TrackFailedIndexes(spec, st, pods, ix.completed, ix.running);
     st["failedIndexes"] =
@@ -487,18 +551,26 @@ JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis no
   }
   const int64_t succeeded = job_detail::IsIndexed(spec) ? static_cast<int64_t>(ix.completed.size())
                                                         : st.value("succeeded", 0) + p.succeeded;
-  const auto outcome = Finish(job, p, st.value("failed", 0) + p.failed, ix, now);
-  if (!outcome) KeepLastFailed(spec, ix, p);
+  const bool deleting = job_detail::Field(job, "metadata").contains("deletionTimestamp");
+  const auto outcome =
+      deleting ? std::nullopt : Finish(job, p, st.value("failed", 0) + p.failed, ix, now);
+  if (!outcome && !deleting) KeepLastFailed(spec, ix, p);
+  if (outcome && !outcome->success) CountUnfinishedAsFailed(spec, p);
+  // The Job ends or is being deleted: every pod's finalizer comes off (kube's canRemoveFinalizer).
+  if (outcome || deleting)
+    p.counted.insert(p.counted.end(), p.unfinished.begin(), p.unfinished.end());
   for (const Json* pod : p.counted) plan.counted.push_back(pod->at("metadata").value("name", ""));
+  plan.finishes = std::move(p.finishes);
   st["succeeded"] = succeeded;
   st["failed"] = st.value("failed", 0) + p.failed;
+  st["uncountedTerminatedPods"] = Json::object();  // counted as the finalizers come off
   const int64_t active = static_cast<int64_t>(p.active.size());
   const auto completions = job_detail::IntField(spec, "completions");
   int64_t keep = 0;
-  if (outcome && !outcome->success) {
-    for (const std::string& name : Names(p.active)) plan.remove.push_back(name);
-    SetCondition(st, "Failed", true, outcome->reason, outcome->message, now);
-    plan.events.push_back({true, outcome->reason, outcome->message});
+  if (deleting) {  // foreground deletion: no pod is made, the Job goes with the last one
+    keep = active;
+  } else if (outcome && !outcome->success) {
+    Fail(*outcome, p, now, plan);
   } else if (outcome) {
     Succeed(*outcome, p, now, plan);
   } else if (completions ? succeeded >= *completions && active == 0

@@ -10,9 +10,18 @@
 //              batch.kubernetes.io/job-name, batch.kubernetes.io/controller-uid, job-name,
 //              controller-uid, an ownerReference to the Job (controller: true), and finalizer
 //              batch.kubernetes.io/job-tracking, which is taken off once the pod is counted.
-//   counting   a finished pod (Succeeded / Failed) still carrying the finalizer adds to
-//              status.succeeded / status.failed; pods being deleted (suspend, deadline, backoff
-//              limit, a user's delete) are not counted, as upstream.
+//   counting   a finished pod still carrying the finalizer adds to status.succeeded /
+//              status.failed, and the finalizer comes off (status.uncountedTerminatedPods stays
+//              empty: both happen in one step). Failed is kube's isPodFailed: phase Failed, or,
+//              under podReplacementPolicy TerminatingOrFailed, being deleted and not Succeeded (a
+//              user's delete counts as a failure at once). Pods the controller deletes itself
+//              (suspend, surplus) lose the finalizer first and are not counted; once the Job
+//              fails, its unfinished pods are counted as failed (kube: "every non-terminated pod
+//              is considered failed").
+//   replace    spec.podReplacementPolicy (default: Failed with a podFailurePolicy, else
+//              TerminatingOrFailed): under Failed a terminating pod (being deleted, not finished)
+//              keeps its place (and its index) until it has failed; status.terminating counts
+//              them either way.
 //   active     pods not finished and not being deleted. Wanted: parallelism, at most the
 //              completions left (completions - succeeded); with completions unset ("work queue"),
 //              none once a pod has succeeded. Missing ones are made, extra ones deleted (pending
@@ -20,8 +29,10 @@
 //   back-off   after failures, missing pods are made only once 10 s x 2^(n-1) (at most 10 min,
 //              kube's DefaultJobPodFailureBackOff / MaxJobPodFailureBackOff) have passed since
 //              the last failure, n = the failed pods that finished after the last succeeded one
-//              (finish times: the containers' finishedAt). Derived from the pods alone, so a
-//              replay or a restart waits the same; JobPlan::due says when to look again.
+//              (finish times: the containers' finishedAt, else Ready turning False, else the
+//              deletion). Derived from the pods present and the finishes of counted pods since
+//              gone (a deleted pod's failure backs off its replacement, as kube's in-memory
+//              record does); JobPlan::due says when to look again.
 //   indexed    completionMode Indexed: each pod gets a completion index (the lowest neither
 //              completed nor running): annotation and label batch.kubernetes.io/
 //              job-completion-index, hostname JOB-INDEX, name JOB-INDEX-xxxxx, env
@@ -30,14 +41,17 @@
 //              deleted.
 //   suspend    active pods deleted, condition Suspended (JobSuspended), startTime cleared (the
 //              deadline's timer restarts on resume); resuming sets Suspended False (JobResumed).
-//   finish     in kube's order: a SuccessCriteriaMet already there; Failed with reason
-//              PodFailurePolicy (below), BackoffLimitExceeded (failed exceeds spec.backoffLimit,
-//              default 6), DeadlineExceeded (startTime + activeDeadlineSeconds),
-//              MaxFailedIndexesExceeded or FailedIndexes (below): the active pods are deleted;
-//              success (spec.successPolicy, below, or succeeded reaching completions; unset: one
+//   finish     in kube's order: a SuccessCriteriaMet or FailureTarget already there; failure
+//              with reason PodFailurePolicy (below), BackoffLimitExceeded (failed exceeds
+//              spec.backoffLimit, default 6), DeadlineExceeded (startTime +
+//              activeDeadlineSeconds), MaxFailedIndexesExceeded or FailedIndexes (below):
+//              condition FailureTarget, the active pods deleted, then Failed (same reason and
+//              message, the Warning event) once none is left terminating; success
+//              (spec.successPolicy, below, or succeeded reaching completions; unset: one
 //              succeeded and none active): condition SuccessCriteriaMet, the active pods deleted,
 //              then Complete (same reason and message) with completionTime once no pod is left
-//              running or terminating. A finished Job is not changed again.
+//              running or terminating. A finished Job is not changed again. A Job being deleted
+//              (Foreground propagation) only counts its pods.
 //   policy     spec.podFailurePolicy: the first rule a failed pod matches (a container's non-zero
 //              exit code In / NotIn the rule's values, or a pod condition): FailJob fails the Job
 //              (PodFailurePolicy), FailIndex fails the pod's index (below), Ignore neither counts
@@ -55,11 +69,10 @@
 //              back-off). More failed indexes than spec.maxFailedIndexes: Failed
 //              (MaxFailedIndexesExceeded); every index done and some failed: Failed
 //              (FailedIndexes).
-// Not modelled: the FailureTarget condition (Failed is set at once, the pods then terminate),
-// podReplacementPolicy (as TerminatingOrFailed: a terminating pod is replaced at once), Orphan
-// propagation. Pure.
+// Not modelled: restartPolicy OnFailure's in-place restarts. Pure.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -115,8 +128,14 @@ struct JobPlan {
   std::vector<Json> annotations;     // backoffLimitPerIndex: each pod's failure-count annotations
   std::optional<Millis> due;         // when time alone changes the plan (deadline, back-off)
   std::vector<std::string> remove;   // pods to delete
-  std::vector<std::string> counted;  // finished pods whose finalizer comes off
+  std::vector<std::string> counted;  // pods whose finalizer comes off (counted or not)
+  // The pods counted now as succeeded (true) or failed, with their finish times: kube's back-off
+  // record keeps them after the pods are gone (the caller remembers them, below).
+  std::map<std::string, std::pair<Millis, bool>> finishes;
 };
-JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis now);
+// `remembered`: finishes of earlier plans (JobPlan::finishes) whose pods may be gone since.
+using JobFinishes = std::map<std::string, std::pair<Millis, bool>>;
+JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis now,
+                const JobFinishes& remembered = {});
 
 }  // namespace arbiter::server

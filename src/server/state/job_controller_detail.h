@@ -39,7 +39,8 @@ constexpr Millis kMaxPodFailureBackOff = 600000;    // MaxJobPodFailureBackOff
 bool Tracked(const Json& pod);
 // The completion index of an Indexed Job's pod (its annotation), -1 if none or not a number.
 int64_t PodIndex(const Json& pod);
-// kube's getFinishedTime: the containers' latest finishedAt, else the creation time.
+// kube's getFinishedTime: the containers' latest finishedAt, else when Ready turned False, else
+// the deletion, else the creation time.
 Millis FinishedTime(const Json& pod);
 // kube's getRemainingTimeForFailuresCount: the end of the back-off after `failures` failures,
 // the last at `last`.

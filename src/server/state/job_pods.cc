@@ -13,7 +13,8 @@ bool Tracked(const Json& pod) {
   return std::find(f.begin(), f.end(), Json(kJobTrackingFinalizer)) != f.end();
 }
 
-// kube's getFinishedTime: the containers' latest finishedAt, else the creation time.
+// kube's getFinishedTime: the containers' latest finishedAt, else when Ready turned False, else
+// the deletion, else the creation time.
 Millis FinishedTime(const Json& pod) {
   std::optional<Millis> latest;
   const Json& statuses = Field(Field(pod, "status"), "containerStatuses");
@@ -25,6 +26,16 @@ Millis FinishedTime(const Json& pod) {
         latest = latest ? std::max(*latest, t.value()) : t.value();
     }
   if (latest) return *latest;
+  const Json& conds = Field(Field(pod, "status"), "conditions");  // Ready False, then deletion
+  if (conds.is_array())
+    for (const Json& c : conds)
+      if (Field(c, "type") == "Ready" && Field(c, "status") == "False" &&
+          Field(c, "lastTransitionTime").is_string())
+        if (auto t = ParseRfc3339(c["lastTransitionTime"].get<std::string>()); t.ok())
+          return t.value();
+  const Json& deleted = Field(Field(pod, "metadata"), "deletionTimestamp");
+  if (deleted.is_string())
+    if (auto t = ParseRfc3339(deleted.get<std::string>()); t.ok()) return t.value();
   const Json& created = Field(Field(pod, "metadata"), "creationTimestamp");
   if (created.is_string())
     if (auto t = ParseRfc3339(created.get<std::string>()); t.ok()) return t.value();

@@ -201,6 +201,21 @@ void ValidateCounts(const std::string& name, const Json& spec, Diagnostics& d) {
                    "Required value: when maxFailedIndexes is specified"));
 }
 
+// kube's validatePodReplacementPolicy: Failed or TerminatingOrFailed; only Failed with a
+// podFailurePolicy.
+void ValidatePodReplacementPolicy(const std::string& name, const Json& spec, Diagnostics& d) {
+  const Json& v = job_detail::Field(spec, "podReplacementPolicy");
+  if (v.is_null()) return;
+  const bool policy = !job_detail::Field(spec, "podFailurePolicy").is_null();
+  if (policy && v != "Failed")
+    d.Add(JobError(name, "spec.podReplacementPolicy",
+                   "Unsupported value: " + v.dump() + ": supported values: \"Failed\""));
+  else if (!policy && v != "Failed" && v != "TerminatingOrFailed")
+    d.Add(JobError(name, "spec.podReplacementPolicy",
+                   "Unsupported value: " + v.dump() +
+                       ": supported values: \"Failed\", \"TerminatingOrFailed\""));
+}
+
 }  // namespace
 
 Diagnostics ValidateJob(const Json& job, const std::string& display_name) {
@@ -213,6 +228,7 @@ Diagnostics ValidateJob(const Json& job, const std::string& display_name) {
     d.Add(JobError(display_name, "spec.suspend",
                    "Invalid value: " + suspend.dump() + ": not a bool"));
   ValidatePodFailurePolicy(display_name, spec, d);
+  ValidatePodReplacementPolicy(display_name, spec, d);
   ValidateSuccessPolicy(display_name, spec, d);
   const Json& tmpl = job_detail::Field(spec, "template");
   if (!tmpl.is_object()) {

@@ -169,11 +169,13 @@ void SetPodStatus(Json& pod, const engine::WorkloadStatus& s, const std::string&
         cs["state"] = {{"running", {{"startedAt", KubeTime(s.run_start)}}}};
       } else if (engine::IsFinal(s.phase) && s.first_start >= 0) {
         const bool ok = s.phase == Phase::kSucceeded;
-        cs["state"] = {
-            {"terminated",
-             {{"exitCode", ok ? 0 : (s.exit_code != 0 ? s.exit_code : 137)},
-              {"reason", ok ? "Completed" : (s.phase == Phase::kFailed ? "Error" : "Preempted")},
-              {"finishedAt", KubeTime(s.finish_time >= 0 ? s.finish_time : now)}}}};
+        cs["state"] = {{"terminated",
+                        {{"exitCode", ok ? 0 : (s.exit_code != 0 ? s.exit_code : 137)},
+                         {"reason", ok ? "Completed"
+                                       : (s.phase == Phase::kFailed || s.phase == Phase::kDeleted
+                                              ? "Error"
+                                              : "Preempted")},
+                         {"finishedAt", KubeTime(s.finish_time >= 0 ? s.finish_time : now)}}}};
       } else {
         cs["state"] = {
             {"waiting",

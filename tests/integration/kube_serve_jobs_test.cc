@@ -1,0 +1,286 @@
+// batch/v1 Jobs on `arbiter serve` against the real kube-controller-manager (v1.36, CTest fixture
+// "kube"; docs/serve.md, "Jobs"; issue 27): the same Job applied to the test cluster (KWOK runs
+// its pods: kube/kwok-stages.yaml, arbiter.dev/duration and arbiter.dev/exit-code as on the
+// daemon's virtual nodes) and to `arbiter serve` ends with the same conditions in the same order
+// (FailureTarget before Failed, SuccessCriteriaMet before Complete, with the same reasons and
+// messages) and the same status counters; a deleted pod is counted and replaced alike under both
+// podReplacementPolicy values; DELETE's propagation policies leave the same objects. Without the
+// cluster these tests fail (never skip).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "integration/kube_fixture.h"
+#include "server/serve_process.h"
+
+namespace kube_serve_jobs_test {
+
+using arbiter::testing::CommandOutput;
+using arbiter::testing::ServeProcess;
+using Json = nlohmann::json;
+using Kubectl = std::function<CommandOutput(const std::string&)>;
+
+const char kNs[] = "ksj";
+
+std::string NodeYaml(const std::string& name) {
+  return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name +
+         "\n  annotations: {kwok.x-k8s.io/node: fake}\n  labels: {arbiter.dev/test-pool: ksj}\n"
+         "status:\n  capacity: {cpu: \"32\", memory: 256Gi, pods: \"110\", nvidia.com/gpu: \"8\"}\n"
+         "  allocatable: {cpu: \"32\", memory: 256Gi, pods: \"110\", nvidia.com/gpu: \"8\"}\n";
+}
+
+// A Job in namespace ksj whose pods run `duration` on the test pool (exit code `exit_code` when
+// not 0); `spec` is more of its spec, as YAML lines indented by two.
+std::string JobYaml(const std::string& name, const std::string& spec, const std::string& duration,
+                    int exit_code = 0) {
+  std::string annotations = "{arbiter.dev/duration: " + duration;
+  if (exit_code != 0)
+    annotations += ", arbiter.dev/exit-code: \"" + std::to_string(exit_code) + "\"";
+  annotations += "}";
+  return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: " + name + ", namespace: " + kNs +
+         "}\nspec:\n" + spec + "  template:\n    metadata:\n      annotations: " + annotations +
+         "\n    spec:\n      restartPolicy: Never\n      terminationGracePeriodSeconds: 1\n"
+         "      nodeSelector: {arbiter.dev/test-pool: ksj}\n      containers:\n"
+         "      - name: main\n        image: busybox\n        resources:\n"
+         "          requests: {cpu: \"1\", memory: 1Gi}\n";
+}
+
+// Applies `yaml` with `kubectl` (a file in `dir`).
+void ApplyTo(const Kubectl& kubectl, const std::string& dir, const std::string& yaml) {
+  static int n = 0;
+  const std::string file = dir + "/apply-" + std::to_string(++n) + ".yaml";
+  std::ofstream(file) << yaml;
+  CommandOutput r = kubectl("apply -f " + file);
+  ASSERT_EQ(r.rc, 0) << r.out;
+}
+
+Json GetJson(const Kubectl& kubectl, const std::string& what) {
+  CommandOutput r = kubectl("get " + what + " -o json");
+  if (r.rc != 0) return nullptr;
+  Json j = Json::parse(r.out.substr(std::min(r.out.find('{'), r.out.size())), nullptr, false);
+  return j.is_discarded() ? Json() : j;
+}
+
+// What must agree of a Job: its conditions in order (type, status, reason, message with the pod
+// names made POD), the status counters and index lists, which times are set, and the defaulted
+// podReplacementPolicy.
+std::string View(const Json& job) {
+  if (!job.is_object()) return "(none)";
+  const Json& st = job.value("status", Json::object());
+  std::string out;
+  for (const Json& c : st.value("conditions", Json::array())) {
+    std::string message = c.value("message", "");
+    const size_t pod = message.find("for pod ksj/");
+    if (pod != std::string::npos)
+      message.replace(pod + 12, message.find(' ', pod + 12) - pod - 12, "POD");
+    out += c.value("type", "") + "=" + c.value("status", "") + "/" + c.value("reason", "") + " (" +
+           message + ")\n";
+  }
+  for (const char* k : {"active", "succeeded", "failed", "terminating", "ready"})
+    out += std::string(k) + "=" + (st.contains(k) ? st[k].dump() : "-") + " ";
+  for (const char* k : {"completedIndexes", "failedIndexes", "uncountedTerminatedPods"})
+    out += std::string(k) + "=" + (st.contains(k) ? st[k].dump() : "-") + " ";
+  out += "startTime=" + std::string(st.contains("startTime") ? "set" : "-");
+  out += " completionTime=" + std::string(st.contains("completionTime") ? "set" : "-");
+  out += " podReplacementPolicy=" + job["spec"].value("podReplacementPolicy", "-");
+  return out;
+}
+
+bool Finished(const Json& job) {
+  if (!job.is_object()) return false;
+  for (const Json& c : job.value("status", Json::object()).value("conditions", Json::array()))
+    if ((c.value("type", "") == "Complete" || c.value("type", "") == "Failed") &&
+        c.value("status", "") == "True")
+      return true;
+  return false;
+}
+
+// Polls `kubectl get what` (JSON) every 200 ms until `ok` or `seconds` pass; returns the last.
+Json PollUntil(const Kubectl& kubectl, const std::string& what,
+               const std::function<bool(const Json&)>& ok, int seconds = 90) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  Json j = GetJson(kubectl, what);
+  while (!ok(j) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    j = GetJson(kubectl, what);
+  }
+  return j;
+}
+
+// The test's two sides: the real cluster (fresh namespace ksj, KWOK node ksj-0) and a fresh
+// `arbiter serve` with the same namespace and node.
+class Sides {
+ public:
+  Sides() : serve_(arbiter::testing::ScratchDir("kube-serve-jobs")) {
+    dir_ = serve_.dir().string();
+    real = [](const std::string& a) { return kube_fixture::Kubectl(a); };
+    arbiter = [this](const std::string& a) { return serve_.Kubectl(a); };
+  }
+  bool Start() { return serve_.Start(); }
+  void Setup() {
+    const std::string ns = "apiVersion: v1\nkind: Namespace\nmetadata: {name: ksj}\n";
+    ASSERT_NO_FATAL_FAILURE(ApplyTo(real, dir_, ns));
+    ASSERT_NO_FATAL_FAILURE(ApplyTo(arbiter, dir_, ns + "---\n" + NodeYaml("ksj-0")));
+  }
+  void Apply(const std::string& yaml) {
+    ASSERT_NO_FATAL_FAILURE(ApplyTo(real, dir_, yaml));
+    ASSERT_NO_FATAL_FAILURE(ApplyTo(arbiter, dir_, yaml));
+  }
+  std::string log() const { return serve_.log(); }
+  int Stop() { return serve_.Stop(); }
+  Kubectl real, arbiter;
+
+ private:
+  ServeProcess serve_;
+  std::string dir_;
+};
+
+class KubeServeJobsTest : public kube_fixture::KubeTest {
+ protected:
+  void Begin(Sides& s) {
+    ASSERT_NO_FATAL_FAILURE(Fresh(kNs, "ksj-0"));
+    ASSERT_NO_FATAL_FAILURE(Node("ksj-0", "ksj"));
+    ASSERT_TRUE(s.Start()) << s.log();
+    ASSERT_NO_FATAL_FAILURE(s.Setup());
+  }
+  void End(Sides& s) {
+    EXPECT_EQ(s.Stop(), 0) << s.log();
+    kube_fixture::Kubectl("delete namespace ksj --wait=false");
+    kube_fixture::Kubectl("delete node ksj-0 --wait=false");
+  }
+};
+
+// Five Jobs that end five ways, on both sides at once: each one's conditions and counters once
+// it has finished.
+TEST_F(KubeServeJobsTest, FinishedJobsHaveTheSameConditionsInTheSameOrderAndTheSameCounters) {
+  Sides s;
+  ASSERT_NO_FATAL_FAILURE(Begin(s));
+  const std::vector<std::pair<std::string, std::string>> jobs = {
+      {"complete", JobYaml("complete", "  parallelism: 2\n  completions: 3\n", "1s")},
+      {"deadline", JobYaml("deadline", "  parallelism: 2\n  activeDeadlineSeconds: 3\n", "1h")},
+      {"backoff", JobYaml("backoff", "  backoffLimit: 1\n", "1s", 3)},
+      {"failjob", JobYaml("failjob",
+                          "  podFailurePolicy:\n    rules:\n    - action: FailJob\n"
+                          "      onExitCodes: {operator: In, values: [42]}\n",
+                          "1s", 42)},
+      {"indexed",
+       JobYaml("indexed", "  completionMode: Indexed\n  completions: 3\n  parallelism: 3\n",
+               "1s")}};
+  std::string all;
+  for (const auto& [name, yaml] : jobs) all += yaml + "---\n";
+  ASSERT_NO_FATAL_FAILURE(s.Apply(all));
+  for (const auto& [name, yaml] : jobs) {
+    const Json real = PollUntil(s.real, "job " + name + " -n ksj", Finished);
+    const Json served = PollUntil(s.arbiter, "job " + name + " -n ksj", Finished);
+    ASSERT_TRUE(Finished(real)) << name << ": " << View(real);
+    ASSERT_TRUE(Finished(served)) << name << ": " << View(served) << "\n" << s.log();
+    // The counters settle a moment after the terminal condition on the cluster.
+    const Json settled = PollUntil(
+        s.real, "job " + name + " -n ksj", [&](const Json& j) { return View(j) == View(served); },
+        10);
+    EXPECT_EQ(View(served), View(settled)) << name;
+  }
+  End(s);
+}
+
+// A pod of a running Job deleted by its user: counted as failed, and replaced only after the
+// back-off (10 s from the deletion): at once as it terminates (TerminatingOrFailed) or once it
+// has failed (Failed); the same counters on both sides.
+TEST_F(KubeServeJobsTest,
+       ADeletedPodIsCountedAndReplacedAfterTheBackOffUnderBothReplacementPolicies) {
+  Sides s;
+  ASSERT_NO_FATAL_FAILURE(Begin(s));
+  ASSERT_NO_FATAL_FAILURE(s.Apply(JobYaml("tof", "", "1h") + "---\n" +
+                                  JobYaml("failed", "  podReplacementPolicy: Failed\n", "1h")));
+  for (const char* job : {"tof", "failed"}) {
+    for (const Kubectl* side : {&s.real, &s.arbiter}) {
+      const Json running = PollUntil(
+          *side, "job " + std::string(job) + " -n ksj",
+          [](const Json& j) { return j.is_object() && j["status"].value("active", 0) == 1; });
+      ASSERT_EQ(running["status"].value("active", 0), 1) << job << " " << View(running);
+      const Json pods = GetJson(*side, "pods -n ksj -l job-name=" + std::string(job));
+      ASSERT_EQ(pods["items"].size(), 1u) << pods.dump();
+      const std::string pod = pods["items"][0]["metadata"]["name"];
+      const auto deleted = std::chrono::steady_clock::now();
+      CommandOutput d = (*side)("delete pod " + pod + " -n ksj --wait=false");
+      ASSERT_EQ(d.rc, 0) << d.out;
+      const Json counted = PollUntil(
+          *side, "job " + std::string(job) + " -n ksj",
+          [](const Json& j) { return j.is_object() && j["status"].value("failed", 0) == 1; });
+      EXPECT_EQ(counted["status"].value("failed", 0), 1) << job << " " << View(counted);
+      const Json replaced =
+          PollUntil(*side, "job " + std::string(job) + " -n ksj", [](const Json& j) {
+            return j.is_object() && j["status"].value("active", 0) == 1 &&
+                   j["status"].value("failed", 0) == 1;
+          });
+      const double waited =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - deleted).count();
+      EXPECT_EQ(replaced["status"].value("active", 0), 1) << job << " " << View(replaced);
+      EXPECT_GE(waited, 8.0) << job << ": replaced before the back-off";
+      EXPECT_EQ(replaced["status"].value("terminating", -1), 0) << View(replaced);
+      EXPECT_EQ(replaced["status"]["uncountedTerminatedPods"], Json::object());
+    }
+  }
+  End(s);
+}
+
+// DELETE's propagationPolicy: Orphan (kubectl --cascade=orphan) leaves the pods running without
+// the ownerReference and the tracking finalizer; no policy at all (a raw DELETE) is batch/v1's
+// Orphan with kube-apiserver's warning; Foreground keeps the Job, being deleted with finalizer
+// foregroundDeletion, until its pods are gone.
+TEST_F(KubeServeJobsTest, PropagationPoliciesLeaveTheSameObjects) {
+  Sides s;
+  ASSERT_NO_FATAL_FAILURE(Begin(s));
+  ASSERT_NO_FATAL_FAILURE(s.Apply(JobYaml("orphan", "  parallelism: 2\n", "1h") + "---\n" +
+                                  JobYaml("raw", "", "1h") + "---\n" +
+                                  JobYaml("fg", "  parallelism: 2\n", "1h")));
+  for (const Kubectl* side : {&s.real, &s.arbiter}) {
+    const std::string where = side == &s.real ? "cluster" : "arbiter";
+    for (const char* job : {"orphan", "raw", "fg"}) {
+      const Json j = PollUntil(*side, "job " + std::string(job) + " -n ksj", [](const Json& j) {
+        return j.is_object() && j["status"].value("active", 0) == j["spec"].value("parallelism", 1);
+      });
+      ASSERT_TRUE(j.is_object()) << where << " " << job;
+    }
+    CommandOutput o = (*side)("delete job orphan -n ksj --cascade=orphan");
+    ASSERT_EQ(o.rc, 0) << o.out;
+    CommandOutput raw = (*side)("delete --raw /apis/batch/v1/namespaces/ksj/jobs/raw");
+    EXPECT_NE(raw.out.find("child pods are preserved by default when jobs are deleted"),
+              std::string::npos)
+        << where << ": " << raw.out;
+    for (const char* job : {"orphan", "raw"}) {
+      const Json pods =
+          PollUntil(*side, "pods -n ksj -l job-name=" + std::string(job), [](const Json& p) {
+            if (!p.is_object() || p["items"].empty()) return false;
+            for (const Json& pod : p["items"])
+              if (pod["metadata"].contains("ownerReferences") ||
+                  pod["metadata"].contains("finalizers"))
+                return false;
+            return true;
+          });
+      ASSERT_TRUE(pods.is_object()) << where;
+      EXPECT_EQ(pods["items"].size(), std::string(job) == "orphan" ? 2u : 1u) << where;
+      for (const Json& pod : pods["items"]) {
+        EXPECT_FALSE(pod["metadata"].contains("ownerReferences")) << where << " " << pod.dump();
+        EXPECT_FALSE(pod["metadata"].contains("finalizers")) << where << " " << pod.dump();
+        EXPECT_FALSE(pod["metadata"].contains("deletionTimestamp")) << where;
+        EXPECT_EQ(pod["status"].value("phase", ""), "Running") << where;
+      }
+    }
+    CommandOutput f = (*side)("delete job fg -n ksj --cascade=foreground --wait=false");
+    ASSERT_EQ(f.rc, 0) << f.out;
+    const Json gone = PollUntil(*side, "job fg -n ksj", [](const Json& j) { return j.is_null(); });
+    EXPECT_TRUE(gone.is_null()) << where << " " << gone.dump();
+    const Json left = GetJson(*side, "pods -n ksj -l job-name=fg");
+    EXPECT_TRUE(left.is_object() && left["items"].empty()) << where << " " << left.dump();
+  }
+  End(s);
+}
+
+}  // namespace kube_serve_jobs_test
