@@ -29,29 +29,54 @@ Json NodeJson(int i) {
                 "conditions":[{"type":"Ready","status":"True"}]}})");
 }
 
-Json PodJson(int i) {
+// A pod as kube-apiserver returns it: managed fields, the service account's volume (its name
+// differs from pod to pod), the default tolerations. `node`: bound there by another scheduler.
+Json PodJson(int i, const std::string& scheduler = "arbiter", const std::string& node = "") {
   const std::string name = "p-" + std::to_string(i);
-  return Json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
-                     R"(","namespace":"bench","uid":"uid-)" + name + R"(",
-      "resourceVersion":"9","creationTimestamp":"2026-01-01T00:00:01Z","labels":{"app":"bench"}},
-      "spec":{"schedulerName":"arbiter","restartPolicy":"Never","dnsPolicy":"ClusterFirst",
-        "serviceAccountName":"default","terminationGracePeriodSeconds":30,"enableServiceLinks":true,
-        "preemptionPolicy":"PreemptLowerPriority","priority":0,
-        "tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}],
-        "volumes":[{"name":"kube-api-access-x","projected":{"sources":[{"serviceAccountToken":{"path":"token"}}]}}],
-        "containers":[{"name":"main","image":"busybox","imagePullPolicy":"Always",
-          "terminationMessagePath":"/dev/termination-log",
-          "volumeMounts":[{"name":"kube-api-access-x","mountPath":"/var/run/secrets/kubernetes.io/serviceaccount"}],
+  Json p = Json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+                       R"(","namespace":"bench","uid":"uid-)" + name + R"(",
+      "resourceVersion":"9","creationTimestamp":"2026-01-01T00:00:01Z","labels":{"app":"bench"},
+      "managedFields":[{"manager":"kubectl-create","operation":"Update","apiVersion":"v1",
+        "time":"2026-01-01T00:00:01Z","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{
+        "f:containers":{"k:{\"name\":\"c\"}":{".":{},"f:image":{},"f:imagePullPolicy":{},
+        "f:name":{},"f:resources":{".":{},"f:requests":{".":{},"f:cpu":{},"f:memory":{}}},
+        "f:terminationMessagePath":{},"f:terminationMessagePolicy":{}}},"f:dnsPolicy":{},
+        "f:enableServiceLinks":{},"f:restartPolicy":{},"f:schedulerName":{},
+        "f:securityContext":{},"f:terminationGracePeriodSeconds":{}}}}]},
+      "spec":{"schedulerName":")" +
+                       scheduler + R"(","restartPolicy":"Always","dnsPolicy":"ClusterFirst",
+        "serviceAccountName":"default","terminationGracePeriodSeconds":0,"enableServiceLinks":true,
+        "preemptionPolicy":"PreemptLowerPriority","priority":0,"securityContext":{},
+        "tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},
+          {"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}],
+        "volumes":[{"name":"kube-api-access-)" +
+                       std::to_string(10000 + i) + R"(","projected":{"defaultMode":420,"sources":[
+          {"serviceAccountToken":{"expirationSeconds":3607,"path":"token"}},
+          {"configMap":{"name":"kube-root-ca.crt","items":[{"key":"ca.crt","path":"ca.crt"}]}}]}}],
+        "containers":[{"name":"c","image":"busybox","imagePullPolicy":"Always",
+          "terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File",
+          "volumeMounts":[{"name":"kube-api-access-)" +
+                       std::to_string(10000 + i) + R"(","readOnly":true,
+            "mountPath":"/var/run/secrets/kubernetes.io/serviceaccount"}],
           "resources":{"requests":{"cpu":"100m","memory":"128Mi"}}}]},
       "status":{"phase":"Pending","qosClass":"Burstable"}})");
+  if (!node.empty()) {
+    p["spec"]["nodeName"] = node;
+    p["status"]["phase"] = "Running";
+  }
+  return p;
 }
 
-// The first Step with range(0) nodes and range(1) pending pods, every kind listed: what
-// `arbiter scheduler` does between its informers' first lists and its first bindings.
+// The first Step with range(0) nodes, range(1) pending pods and range(2) pods another scheduler
+// bound (bench/kubesched.sh's second pass: kube-scheduler's), every kind listed: what `arbiter
+// scheduler` does between its informers' first lists and its first bindings.
 void BM_KubeschedFirstCycle(benchmark::State& state) {
   std::vector<Json> nodes, pods;
   for (int i = 0; i < state.range(0); ++i) nodes.push_back(NodeJson(i));
   for (int i = 0; i < state.range(1); ++i) pods.push_back(PodJson(i));
+  for (int i = 0; i < state.range(2); ++i)
+    pods.push_back(PodJson(state.range(1) + i, "default-scheduler",
+                           "kwok-" + std::to_string(i % state.range(0))));
   size_t binds = 0;
   for (auto _ : state) {
     state.PauseTiming();
@@ -77,8 +102,9 @@ void BM_KubeschedFirstCycle(benchmark::State& state) {
       benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_KubeschedFirstCycle)
-    ->Args({1000, 5000})
-    ->Args({5000, 5000})
+    ->Args({1000, 5000, 0})
+    ->Args({1000, 5000, 5000})
+    ->Args({5000, 5000, 5000})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(3)
     ->UseRealTime();

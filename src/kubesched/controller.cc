@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "adapters/yaml/manifest_loader.h"
+#include "adapters/yaml/manifest_rules.h"
 #include "core/resources.h"
 #include "driver/object_commands.h"
 
@@ -41,11 +42,48 @@ bool Deleting(const Json& pod) {
   return !Field(Field(pod, "metadata"), "deletionTimestamp").is_null();
 }
 
+bool Listed(const std::vector<std::string_view>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// A container without the fields the loader ignores without a word (yaml/manifest_rules.h).
+Json LoadableContainer(const Json& c) {
+  if (!c.is_object()) return c;
+  Json out = Json::object();
+  for (const auto& [k, v] : c.items())
+    if (!Listed(yaml::kIgnoredContainerFields, k)) out[k] = v;
+  return out;
+}
+
+// A Pod's spec without spec.nodeName and without the fields, of the spec and of its containers,
+// that the loader ignores without a word: what it reads is the same, and the API server's
+// additions (the service account's volume, whose name differs from pod to pod, the mounts,
+// image pull policy, termination message path) are neither copied nor converted.
+Json LoadablePodSpec(const Json& spec) {
+  if (!spec.is_object()) return spec;
+  Json out = Json::object();
+  for (const auto& [k, v] : spec.items()) {
+    if (k == "nodeName" || Listed(yaml::kIgnoredPodSpecFields, k)) continue;
+    if ((k == "containers" || k == "initContainers") && v.is_array()) {
+      Json list = Json::array();
+      for (const auto& c : v) list.push_back(LoadableContainer(c));
+      out[k] = std::move(list);
+    } else {
+      out[k] = v;
+    }
+  }
+  return out;
+}
+
 // What the manifest loader reads of an object the API server sent: the fields a user writes
-// (the server's own metadata, status and managed fields left out; a Node keeps its status, its
-// capacity; a Pod its spec without spec.nodeName, the loader's business being the request).
+// (the server's own metadata, status and managed fields left out, never copied; a Node keeps its
+// status, its capacity; a Pod its spec as LoadablePodSpec, the loader's business being the
+// request).
 Json Loadable(const std::string& kind, const Json& o) {
-  Json out = o;
+  if (!o.is_object()) return o;
+  Json out = Json::object();
+  for (const auto& [k, v] : o.items())
+    if (k != "metadata" && k != "status" && k != "spec") out[k] = v;
   Json meta = Json::object();
   const Json& m = Field(o, "metadata");
   for (const char* f : {"name", "namespace", "labels", "annotations"})
@@ -56,18 +94,14 @@ Json Loadable(const std::string& kind, const Json& o) {
     for (const char* f : {"capacity", "allocatable"})
       if (Field(o, "status").contains(f)) st[f] = o["status"][f];
     out["status"] = std::move(st);
-  } else {
-    out.erase("status");
   }
-  if (kind == "Pod" && out.contains("spec") && out["spec"].is_object())
-    out["spec"].erase("nodeName");
+  if (auto spec = o.find("spec"); spec != o.end())
+    out["spec"] = kind == "Pod" ? LoadablePodSpec(*spec) : *spec;
   return out;
 }
 
-Result<ManifestSet> LoadOne(const std::string& kind, const Json& o) {
-  yaml::ManifestLoad load;
-  yaml::LoadManifestJson(Loadable(kind, o), kind, &load);  // the tree, not its text again
-  load.ReleaseSources();
+// The loaded set, or the loader's errors.
+Result<ManifestSet> LoadOutcome(yaml::ManifestLoad&& load) {
   if (!load.ok()) {
     std::string why;
     for (const auto& d : load.diagnostics.items)
@@ -78,6 +112,13 @@ Result<ManifestSet> LoadOne(const std::string& kind, const Json& o) {
     return Status::InvalidArgument(why);
   }
   return std::move(load.set);
+}
+
+Result<ManifestSet> LoadOne(const std::string& kind, const Json& o) {
+  yaml::ManifestLoad load;
+  yaml::LoadManifestJson(Loadable(kind, o), kind, &load);  // the tree, not its text again
+  load.ReleaseSources();
+  return LoadOutcome(std::move(load));
 }
 
 ResourceList ListOf(const Json& l) {
@@ -368,15 +409,44 @@ std::map<std::string, ResourceList> Controller::ForeignUsage() const {
 
 // ------------------------------------------------------------------ pods
 
+// A pod whose shape (what the loader reads, but its name) was loaded before takes that Pod with
+// its own name, when the loader would accept the name (the one check of the name it makes).
+Result<Pod> Controller::LoadPod(const Json& pod) {
+  Json loadable = Loadable("Pod", pod);
+  std::string key;
+  const std::string name = Str(pod, "metadata", "name");
+  if (!name.empty() && yaml::IsDns1123Subdomain(name)) {
+    loadable["metadata"].erase("name");
+    key = loadable.dump();
+    if (auto hit = pod_loads_.find(key); hit != pod_loads_.end()) {
+      Pod p = hit->second;
+      p.meta.name = name;
+      return p;
+    }
+    loadable["metadata"]["name"] = name;
+  }
+  yaml::ManifestLoad load;
+  yaml::LoadManifestJson(loadable, "Pod", &load);
+  load.ReleaseSources();
+  auto set = LoadOutcome(std::move(load));
+  if (!set.ok()) return set.status();
+  if (set->pods.size() != 1) return Status::InvalidArgument("not one pod");
+  if (!key.empty()) {
+    if (pod_loads_.size() >= kPodLoads) pod_loads_.clear();
+    pod_loads_.emplace(std::move(key), set->pods.front());
+  }
+  return std::move(set->pods.front());
+}
+
 void Controller::SubmitPod(const Key& key, const Json& pod, PodTrack& t, Millis now, bool pinned) {
-  auto set = LoadOne("Pod", pod);
-  if (!set.ok() || set->pods.size() != 1) {
+  auto loaded = LoadPod(pod);
+  if (!loaded.ok()) {
     t.invalid = true;
-    t.invalid_message = "Arbiter cannot schedule this pod: " + set.message();
+    t.invalid_message = "Arbiter cannot schedule this pod: " + loaded.message();
     Log("pod " + Display(key) + ": " + t.invalid_message);
     return;
   }
-  Pod p = std::move(set->pods.front());
+  Pod p = std::move(loaded).value();
   if (!ResolveGroup(key, p, t) && !pinned) return;  // its PodGroup first
   if (pinned) {
     t.bound = Str(pod, "spec", "nodeName");

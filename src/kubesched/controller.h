@@ -35,6 +35,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/engine/engine.h"
@@ -156,6 +157,8 @@ class Controller {
   void ApplyNode(const std::string& name, Millis now);
   void ApplyPod(const Key& key, Millis now);
   void SubmitPod(const Key& key, const Json& pod, PodTrack& t, Millis now, bool pinned);
+  // The loader's Pod for a pod object (the checks of `arbiter validate`), through pod_loads_.
+  Result<Pod> LoadPod(const Json& pod);
   bool ResolveGroup(const Key& key, Pod& p, PodTrack& t);
   void Propagate();  // changes of flavors and groups to the objects that name them
   void Forget(PodTrack& t, Millis now);  // the engine lets go of the pod's workload
@@ -201,6 +204,11 @@ class Controller {
   std::map<std::string, std::map<Key, Json>> objects_;  // the cluster's view, by kind
   std::map<std::string, std::set<Key>> dirty_;          // changed since the last step
   std::map<Key, PodTrack> pods_;
+  // The pods of one workload (a ReplicaSet's, a Job's) differ in their names only: the loader
+  // reads each shape once, keyed by what it reads of the pod (its name left out), at most
+  // kPodLoads shapes (then forgotten).
+  std::unordered_map<std::string, Pod> pod_loads_;
+  static constexpr size_t kPodLoads = 4096;
   std::map<uint64_t, Key> pod_of_;
   std::map<std::string, std::string> node_sig_;   // what was last upserted, per node
   std::map<std::string, ResourceList> foreign_;   // ForeignUsage() as of the last step

@@ -256,6 +256,40 @@ TEST(KubeschedController, PodTheLoaderRefusesIsToldWhy) {
   EXPECT_TRUE(c.Step(kT0 + 1000).empty());  // said once
 }
 
+// Pods that differ in their names only are loaded once (Controller::LoadPod): each keeps its own
+// name, a pod that differs in anything the loader reads (requests, priority) is loaded for
+// itself, and a name the loader refuses is refused even when the shape was loaded before.
+TEST(KubeschedController, PodsOfOneShapeKeepTheirNamesAndTheirDifferences) {
+  Controller c({});
+  std::vector<Json> pods;
+  for (const char* n : {"a-0", "a-1", "a-2"}) {
+    pods.push_back(PodJson(n, 4));
+    pods.back()["metadata"]["labels"]["app"] = "a";  // one shape: PodJson labels by name
+    pods.back()["spec"]["volumes"][0]["name"] = std::string("kube-api-access-") + n;
+  }
+  pods.push_back(PodJson("big", 8));
+  pods.back()["metadata"]["labels"]["app"] = "a";
+  pods.push_back(PodJson("Not_A_Name", 4));
+  pods.back()["metadata"]["labels"]["app"] = "a";
+  for (size_t i = 0; i < pods.size(); ++i)  // creation order: the list's
+    pods[i]["metadata"]["creationTimestamp"] = "2026-01-01T00:00:0" + std::to_string(i) + "Z";
+  SyncAll(c, {NodeJson("n1", 8), NodeJson("n2", 8)}, pods);
+  const std::vector<Action> a = c.Step(kT0);
+  // a-0 and a-1 fill n1 (4 + 4 GPUs), a-2 goes to n2, big (8 GPUs) fits nowhere.
+  EXPECT_EQ(Binds(a), (std::map<std::string, std::string>{
+                          {"team-a/a-0", "n1"}, {"team-a/a-1", "n1"}, {"team-a/a-2", "n2"}}));
+  for (const char* n : {"a-0", "a-1", "a-2", "big"}) EXPECT_TRUE(c.engine().Find("team-a", n)) << n;
+  EXPECT_FALSE(c.engine().Find("team-a", "Not_A_Name"));
+  std::map<std::string, std::string> status;
+  for (const auto& x : a)
+    if (x.type == Action::Type::kStatus) status[x.name] = x.message;
+  ASSERT_EQ(status.size(), 2u);
+  EXPECT_NE(status["big"].find("Insufficient nvidia.com/gpu"), std::string::npos) << status["big"];
+  EXPECT_NE(status["Not_A_Name"].find("Arbiter cannot schedule this pod: metadata.name"),
+            std::string::npos)
+      << status["Not_A_Name"];
+}
+
 TEST(KubeschedController, PodRequestsFollowKubernetesEffectiveRequests) {
   Json p = PodJson("p", 2);
   p["spec"]["initContainers"] =
