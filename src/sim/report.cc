@@ -181,10 +181,22 @@ void ForEachTimelineRow(const ManifestSet& m, const driver::SimResult& r,
   }
   std::stable_sort(deltas.begin(), deltas.end(),
                    [](const Delta& a, const Delta& b) { return a.time < b.time; });
-  std::vector<Millis> times{0, r.end_time};
-  for (const auto& ev : e.events()) times.push_back(ev.time);
-  for (const auto& d : deltas) times.push_back(d.time);
-  std::sort(times.begin(), times.end());
+  // The instants: the events' (in time order as recorded; sorted if not) merged with the deltas'.
+  std::vector<Millis> event_times;
+  event_times.reserve(e.events().size() + 2);
+  event_times.push_back(0);
+  for (const auto& ev : e.events()) event_times.push_back(ev.time);
+  event_times.push_back(r.end_time);
+  if (!std::is_sorted(event_times.begin(), event_times.end()))
+    std::sort(event_times.begin(), event_times.end());
+  std::vector<Millis> times;
+  times.reserve(event_times.size() + deltas.size());
+  for (size_t a = 0, b = 0; a < event_times.size() || b < deltas.size();)
+    times.push_back(b == deltas.size() ||
+                            (a < event_times.size() && event_times[a] <= deltas[b].time)
+                        ? event_times[a++]
+                        : deltas[b++].time);
+  std::vector<Millis>().swap(event_times);
   times.erase(std::unique(times.begin(), times.end()), times.end());
   // Pending: submitted or requeued, and not yet scheduled, rejected, cancelled or completed.
   std::vector<char> pending_of(e.workloads().size(), 0);  // by workload id
@@ -434,8 +446,15 @@ using LazyArray = std::function<void(const std::function<void(const ElementWrite
 
 void WriteArray(std::ostream& os, const LazyArray& each, size_t depth) {
   bool first = true;
+  static constexpr std::string_view kSpaces = "                                ";
+  const size_t pad = 2 * (depth + 1);
   each([&](const ElementWriter& write) {
-    os << (first ? "[\n" : ",\n") << Pad(depth + 1);
+    os.write(first ? "[\n" : ",\n", 2);
+    for (size_t left = pad; left > 0;) {  // Pad(depth + 1) without a string
+      const size_t n = std::min(left, kSpaces.size());
+      os.write(kSpaces.data(), static_cast<std::streamsize>(n));
+      left -= n;
+    }
     first = false;
     write(os, depth + 1);
   });
@@ -470,23 +489,40 @@ void WriteObject(std::ostream& os, const nlohmann::json& head,
 // The workloads and events arrays hold millions of elements: they are written directly, with the
 // bytes nlohmann's dump(2) gives the same objects (keys sorted, as in its std::map objects; values
 // nlohmann would escape are left to nlohmann). scenario_test compares the two on every scenario.
+// One DumpedObject serves every element of an array (Reset between them): its buffers keep their
+// room, so an element costs no allocation.
 class DumpedObject {
  public:
-  // Two allocations an object: the fields and their values' bytes, one after another.
-  explicit DumpedObject(size_t depth) : depth_(depth) {
-    kv_.reserve(16);
-    values_.reserve(256);
+  explicit DumpedObject(size_t depth) { Reset(depth); }
+  void Reset(size_t depth) {
+    depth_ = depth;
+    kv_.clear();
+    values_.clear();
   }
   void Raw(std::string_view key, std::string_view value) {
     kv_.push_back({key, values_.size(), value.size()});
     values_ += value;
   }
-  void String(std::string_view key, std::string_view v) {
-    if (NeedsEscaping(v)) return Raw(key, nlohmann::json(v).dump());
-    kv_.push_back({key, values_.size(), v.size() + 2});
+  void String(std::string_view key, std::string_view v) { String(key, {}, v); }
+  // The string `head` + `tail` (no copy of the two joined).
+  void String(std::string_view key, std::string_view head, std::string_view tail) {
+    if (NeedsEscaping(head) || NeedsEscaping(tail)) {
+      std::string whole(head);
+      whole += tail;
+      return Raw(key, nlohmann::json(whole).dump());
+    }
+    kv_.push_back({key, values_.size(), head.size() + tail.size() + 2});
     values_ += '"';
-    values_ += v;
+    values_ += head;
+    values_ += tail;
     values_ += '"';
+  }
+  // An event's message (SimEvent::Message, without building it).
+  void Message(std::string_view key, const driver::SimEvent& e) {
+    if (e.type == engine::EventType::kScheduled && e.message.empty())
+      String(key, "bound to ", e.node);
+    else
+      String(key, e.message);
   }
   void StringOrNull(std::string_view key, std::string_view v, bool null) {
     if (null) return Raw(key, "null");
@@ -502,17 +538,14 @@ class DumpedObject {
     if (ms % 1000 == 0) return Int(key, ms / 1000);
     Raw(key, sim::Seconds(ms).dump());
   }
-  // Callers add the keys in order where they can: then there is nothing to sort.
-  std::string Finish() {
+  // Appends the object to `out`. Callers add the keys in order where they can: then there is
+  // nothing to sort.
+  void AppendTo(std::string& out) {
     auto less = [](const Field& a, const Field& b) { return a.key < b.key; };
     if (std::adjacent_find(kv_.begin(), kv_.end(), [&](const Field& a, const Field& b) {
           return !less(a, b);
         }) != kv_.end())
       std::sort(kv_.begin(), kv_.end(), less);
-    size_t size = 4 + 2 * depth_ + values_.size();
-    for (const Field& f : kv_) size += 2 * depth_ + f.key.size() + 8;
-    std::string out;
-    out.reserve(size);
     out += "{\n";
     for (size_t i = 0; i < kv_.size(); ++i) {
       out.append(2 * (depth_ + 1), ' ');
@@ -524,7 +557,12 @@ class DumpedObject {
     }
     out.append(2 * depth_, ' ');
     out += '}';
-    return out;
+  }
+  // Writes the object to `os` through `scratch` (cleared first).
+  void WriteTo(std::ostream& os, std::string& scratch) {
+    scratch.clear();
+    AppendTo(scratch);
+    os.write(scratch.data(), static_cast<std::streamsize>(scratch.size()));
   }
 
  private:
@@ -540,7 +578,7 @@ class DumpedObject {
     std::string_view key;  // a literal
     size_t offset, size;   // the value's bytes in values_
   };
-  size_t depth_;
+  size_t depth_ = 0;
   std::vector<Field> kv_;
   std::string values_;
 };
@@ -550,9 +588,11 @@ void EachWorkloadDumped(const driver::SimResult& r,
                         const std::function<void(const ElementWriter&)>& emit) {
   const std::vector<size_t> last_pending = LastPendingEvents(r);
   const auto& evs = r.events();
+  DumpedObject j(0), reason(0);
+  std::string scratch, nested;
   for (const auto& w : r.workloads()) {
     emit([&](std::ostream& os, size_t depth) {
-      DumpedObject j(depth);  // the keys in order
+      j.Reset(depth);  // the keys in order
       const size_t lp = last_pending[static_cast<size_t>(&w - r.workloads().data())];
       j.Bool("borrowed", w.borrowed);
       if (w.finish_time >= 0)
@@ -564,14 +604,19 @@ void EachWorkloadDumped(const driver::SimResult& r,
         j.Raw("lastPendingReason", "null");
       } else {
         const driver::SimEvent& e = evs[lp];
-        DumpedObject reason(depth + 1);
-        reason.String("message", e.Message());
+        reason.Reset(depth + 1);
+        reason.Message("message", e);
         reason.String("reason", e.reason);
         reason.Seconds("time", e.time);
         reason.String("type", engine::ToString(e.type));
-        j.Raw("lastPendingReason", reason.Finish());
+        nested.clear();
+        reason.AppendTo(nested);
+        j.Raw("lastPendingReason", nested);
       }
-      j.String("message", !w.message.empty() || lp == kNoEvent ? w.message : evs[lp].Message());
+      if (!w.message.empty() || lp == kNoEvent)
+        j.String("message", w.message);
+      else
+        j.Message("message", evs[lp]);
       j.String("name", w.key);
       j.String("namespace", w.namespace_);
       j.StringOrNull("node", w.last_node, w.last_node.empty());
@@ -587,7 +632,7 @@ void EachWorkloadDumped(const driver::SimResult& r,
         j.Seconds("startTime", w.first_start);
       else
         j.Raw("startTime", "null");
-      os << j.Finish();
+      j.WriteTo(os, scratch);
     });
   }
 }
@@ -595,18 +640,20 @@ void EachWorkloadDumped(const driver::SimResult& r,
 // ForEachEventJson's objects, dumped at `depth`.
 void EachEventDumped(const driver::SimResult& r,
                      const std::function<void(const ElementWriter&)>& emit) {
+  DumpedObject j(0);
+  std::string scratch;
   for (const auto& ev : r.events()) {
     emit([&](std::ostream& os, size_t depth) {
-      DumpedObject j(depth);  // the keys in order
+      j.Reset(depth);  // the keys in order
       j.StringOrNull("by", ev.by, ev.by.empty());
-      j.String("message", ev.Message());
+      j.Message("message", ev);
       j.StringOrNull("node", ev.node, ev.node.empty());
       j.String("reason", ev.reason);
       j.Seconds("time", ev.time);
       j.String("type", engine::ToString(ev.type));
       const bool pool = ev.workload == engine::kNoWorkload;
       j.StringOrNull("workload", pool ? "" : r.workloads()[engine::Value(ev.workload)].key, pool);
-      os << j.Finish();
+      j.WriteTo(os, scratch);
     });
   }
 }
@@ -614,16 +661,20 @@ void EachEventDumped(const driver::SimResult& r,
 // ForEachTimelinePoint's objects, dumped at `depth`.
 void EachTimelinePointDumped(const ManifestSet& m, const driver::SimResult& r,
                              const std::function<void(const ElementWriter&)>& emit) {
+  DumpedObject j(0), a(0);
+  std::string scratch, nested;
   ForEachTimelineRow(m, r, [&](const TimelineRow& row) {
     emit([&](std::ostream& os, size_t depth) {
-      DumpedObject j(depth);
-      DumpedObject a(depth + 1);
+      j.Reset(depth);
+      a.Reset(depth + 1);
       for (int i = 0; i < 3; ++i) a.String(kTimelineRes[i], row.allocated[i]);
-      j.Raw("allocated", a.Finish());
+      nested.clear();
+      a.AppendTo(nested);
+      j.Raw("allocated", nested);
       j.Int("pending", row.pending);
       j.Int("running", row.running);
       j.Seconds("time", row.time);
-      os << j.Finish();
+      j.WriteTo(os, scratch);
     });
   });
 }
@@ -685,9 +736,11 @@ bool WriteReportJson(std::ostream& os, const ManifestSet& m, const driver::SimRe
         LazyArray provenance = [&inv](const std::function<void(const ElementWriter&)>& each) {
           // report::ProvenanceToJson's bytes, written directly (one element per workload and
           // resource: the longest array of a large run's report).
+          DumpedObject j(0);
+          std::string scratch;
           for (const auto& p : inv.provenance) {
             each([&](std::ostream& o, size_t d) {
-              DumpedObject j(d);  // the keys in order
+              j.Reset(d);  // the keys in order
               j.String("coveredSeconds", report::SecondsText(p.covered_ms));
               j.Bool("lowCoverage", p.low_coverage);
               j.String("resource", p.resource);
@@ -695,7 +748,7 @@ bool WriteReportJson(std::ostream& os, const ManifestSet& m, const driver::SimRe
               j.Int("samples", p.samples);
               if (p.usage_from_request) j.Bool("usageFromRequest", true);
               j.String("workload", p.workload);
-              o << j.Finish();
+              j.WriteTo(o, scratch);
             });
           }
         };
