@@ -19,7 +19,10 @@
 #  - the same seeds for both orders (the seed shuffles the node order that breaks score ties and
 #    spreads the pods over the tenants);
 #  - QUOTAS=1: each tenant also gets an ElasticQuota in one cohort, min a quarter of the slice's
-#    GPUs and max all of them (borrowing, and reclaim by Kueue's rules, join the preemptions).
+#    GPUs and max all of them (borrowing, and reclaim by Kueue's rules, join the preemptions);
+#  - BACKOFF="BASE MAX" (seconds): two more runs, each order with `requeuingStrategy:
+#    {backoffBaseSeconds: BASE, backoffMaxSeconds: MAX}` (Kueue's requeue back-off for victims);
+#    every run is then compared with Kubernetes' order without it.
 #
 # Prints per stride and seed: preemptions, lost GPU-seconds (total and by tenant), and the mean
 # pending time of the preemptors (workloads that preempted someone) and of each priority tier,
@@ -38,12 +41,22 @@ POLICY=$ROOT/bench/lost_work_policy.yaml
 cp "$POLICY" "$WORK/k8s.yaml"  # Kubernetes' order: the default
 sed 's/^    mode: Requeue$/    mode: Requeue\n    victimOrder: LeastLostWork/' "$POLICY" > "$WORK/llw.yaml"
 grep -q 'victimOrder: LeastLostWork' "$WORK/llw.yaml"
+ORDERS="k8s llw"
+if [[ -n "${BACKOFF:-}" ]]; then
+  read -r base max <<< "$BACKOFF"
+  for order in k8s llw; do
+    sed "s/^    mode: Requeue$/    mode: Requeue\n    requeuingStrategy: {backoffBaseSeconds: $base, backoffMaxSeconds: $max}/" \
+      "$WORK/$order.yaml" > "$WORK/${order}b.yaml"
+    grep -q 'requeuingStrategy' "$WORK/${order}b.yaml"
+  done
+  ORDERS="k8s llw k8sb llwb"
+fi
 
-echo "commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'), $("$ARBITER" --version), quotas ${QUOTAS:-0}"
+echo "commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'), $("$ARBITER" --version), quotas ${QUOTAS:-0}, back-off ${BACKOFF:-none}"
 for stride in $STRIDES; do
   awk -v k="$stride" 'NR == 1 || (NR - 2) % k == 0' "$NODES_CSV" > "$WORK/nodes-$stride.csv"
   gpus=$(awk -F, 'NR > 1 { s += $4 } END { print s }' "$WORK/nodes-$stride.csv")
-  for order in k8s llw; do
+  for order in $ORDERS; do
     cp "$WORK/$order.yaml" "$WORK/$order-$stride.yaml"
     if [[ "${QUOTAS:-0}" == 1 ]]; then
       for t in 0 1 2 3; do
@@ -53,7 +66,7 @@ for stride in $STRIDES; do
     fi
   done
   for seed in $SEEDS; do
-    for order in k8s llw; do
+    for order in $ORDERS; do
       "$ARBITER" sim -q --nodes "$WORK/nodes-$stride.csv" --pods "$PODS_CSV" --mode timeline \
         --tenants 4 --policy-file "$WORK/$order-$stride.yaml" --seed "$seed" \
         --checkpoint-interval 30m --shutdown-time 2m \
@@ -62,15 +75,15 @@ for stride in $STRIDES; do
   done
 done
 
-python3 - "$WORK" "$STRIDES" "$SEEDS" <<'PY'
+python3 - "$WORK" "$STRIDES" "$SEEDS" "$ORDERS" <<'PY'
 import json, sys
-work, strides, seeds = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
+work, strides, seeds, orders = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4].split()
 
 def load(stride, seed, order):
     r = json.load(open(f"{work}/{stride}-{seed}-{order}.json"))["policyRun"]
     s = r["summary"]
     return {
-        "order": r["pool"]["victimOrder"],
+        "order": r["pool"]["victimOrder"] + ("+backoff" if order.endswith("b") else ""),
         "preemptions": s["preemptions"] + s["reclaims"],
         "lost": float(s["gpuSecondsLostToPreemption"]),
         "tenants": {t["namespace"]: float(t["gpuSecondsLost"])
@@ -87,11 +100,11 @@ def mean(total, n):
 for stride in strides:
     nodes = sum(1 for _ in open(f"{work}/nodes-{stride}.csv")) - 1
     print(f"\nstride {stride} ({nodes} nodes)")
-    print(f"{'seed':>5} {'order':>14} {'preempt':>8} {'lost GPU-s':>12} "
+    print(f"{'seed':>5} {'order':>22} {'preempt':>8} {'lost GPU-s':>12} "
           f"{'preemptor pending mean s':>25} {'10000 mean s':>13} {'1000 mean s':>12}  lost by tenant")
     sums = {}
     for seed in seeds:
-        for order in ("k8s", "llw"):
+        for order in orders:
             r = load(stride, seed, order)
             t = sums.setdefault(order, {"order": r["order"], "preemptions": 0, "lost": 0.0,
                                         "preemptors": 0, "preemptor_pending": 0.0,
@@ -105,18 +118,25 @@ for stride in strides:
                 a[0] += n
                 a[1] += pend
             tiers = r["tiers"]
-            print(f"{seed:>5} {r['order']:>14} {r['preemptions']:>8} {r['lost']:>12.1f} "
+            print(f"{seed:>5} {r['order']:>22} {r['preemptions']:>8} {r['lost']:>12.1f} "
                   f"{mean(r['preemptor_pending'], r['preemptors']):>25.1f} "
                   f"{mean(tiers.get(10000, (0, 0))[1], tiers.get(10000, (0, 0))[0]):>13.1f} "
                   f"{mean(tiers.get(1000, (0, 0))[1], tiers.get(1000, (0, 0))[0]):>12.1f}  "
                   + " ".join(f"{ns}={v:.0f}" for ns, v in sorted(r["tenants"].items())))
-    k, l = sums["k8s"], sums["llw"]
-    for t in (k, l):
-        print(f"{'all':>5} {t['order']:>14} {t['preemptions']:>8} {t['lost']:>12.1f} "
+    for order in orders:
+        t = sums[order]
+        print(f"{'all':>5} {t['order']:>22} {t['preemptions']:>8} {t['lost']:>12.1f} "
               f"{mean(t['preemptor_pending'], t['preemptors']):>25.1f}  "
               + " ".join(f"{ns}={v:.0f}" for ns, v in sorted(t["tenants"].items())))
     change = lambda a, b: (b - a) / a * 100 if a else 0.0
-    print(f"LeastLostWork vs Kubernetes: lost GPU-seconds {change(k['lost'], l['lost']):+.1f} %, "
-          f"preemptions {l['preemptions'] - k['preemptions']:+d}, preemptor mean pending "
-          f"{change(mean(k['preemptor_pending'], k['preemptors']), mean(l['preemptor_pending'], l['preemptors'])):+.1f} %")
+    k = sums["k8s"]
+    for order in orders[1:]:
+        l = sums[order]
+        goal = (change(k['lost'], l['lost']) <= -30 and l['preemptions'] <= k['preemptions'] and
+                change(mean(k['preemptor_pending'], k['preemptors']),
+                       mean(l['preemptor_pending'], l['preemptors'])) <= 5)
+        print(f"{l['order']} vs Kubernetes: lost GPU-seconds {change(k['lost'], l['lost']):+.1f} %, "
+              f"preemptions {l['preemptions'] - k['preemptions']:+d}, preemptor mean pending "
+              f"{change(mean(k['preemptor_pending'], k['preemptors']), mean(l['preemptor_pending'], l['preemptors'])):+.1f} %"
+              f"{', goal holds' if goal else ''}")
 PY

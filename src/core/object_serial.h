@@ -306,6 +306,12 @@ void Io(A& a, PoolPolicy::SlurmLatency& l) {
 }
 
 template <typename A>
+void Io(A& a, PoolPolicy::RequeueBackoff& b) {
+  Io(a, b.base);
+  Io(a, b.max);
+}
+
+template <typename A>
 void Io(A& a, PoolPolicy& p) {
   Io(a, p.meta);
   Io(a, p.cpu_overcommit_milli);
@@ -336,6 +342,7 @@ void Io(A& a, PoolPolicy& p) {
     Io(a, p.backfill_depth);
     Io(a, p.fair_preemption_strategies);
   }
+  if (!a.backoffless) Io(a, p.requeue_backoff);  // engine snapshot 10, command 9, sim state 7
 }
 
 template <typename A>

@@ -79,6 +79,18 @@ const char* ToString(DisruptionBudgetMode v) {
 }
 const char* ToString(ReclaimMode v) { return ManifestName(ReclaimModeNames(), v); }
 const char* ToString(VictimOrder v) { return ManifestName(VictimOrderNames(), v); }
+
+// Kueue's wait.Backoff{base, factor 2, cap}.WaitTime(n) (pkg/util/wait/backoff.go): each step
+// returns the current duration, then doubles it, clamped to the cap; a cap of 0 is Kueue's
+// MaxInt64 / 2 nanoseconds. So the first wait is the base even above the cap.
+Millis RequeueBackoffDelay(const PoolPolicy::RequeueBackoff& b, int n) {
+  constexpr Millis kNoCap = (INT64_MAX / 2) / 1000000;  // Kueue's cap without one, in ms
+  const Millis cap = b.max > 0 ? b.max : kNoCap;
+  if (n < 1) return 0;
+  Millis d = b.base;
+  for (int i = 1; i < n && d != cap; ++i) d = d > cap / 2 ? cap : d * 2;
+  return d;
+}
 const char* ToString(WithinNamespacePolicy v) {
   return ManifestName(WithinNamespacePolicyNames(), v);
 }

@@ -343,7 +343,21 @@ struct PoolPolicy {
   // accepts [F], [I] and [F, I] (its default).
   std::vector<FairShareStrategy> fair_preemption_strategies = {
       FairShareStrategy::kLessThanOrEqualToFinalShare, FairShareStrategy::kLessThanInitialShare};
+
+  // ---- preemption.requeuingStrategy (issue 29; engine snapshot 10, command 9, simulation state
+  // 7): Kueue's waitForPodsReady.requeuingStrategy back-off, applied to victims of preemption and
+  // reclaim. A workload requeued after its n-th preemption is held out of the queue for
+  // min(base * 2^(n-1), max) (Kueue's jitter, 0.01 %, left out: deterministic). Absent: requeued
+  // at once, as before.
+  struct RequeueBackoff {
+    Millis base = 60000;   // backoffBaseSeconds (Kueue's default 60)
+    Millis max = 3600000;  // backoffMaxSeconds (Kueue's default 3600); 0: no cap, as in Kueue
+  };
+  std::optional<RequeueBackoff> requeue_backoff;
 };
+
+// How long a workload requeued after its n-th preemption (n >= 1) waits under `b`.
+Millis RequeueBackoffDelay(const PoolPolicy::RequeueBackoff& b, int n);
 
 // arbiter.dev/v1alpha1 ResourceFlavor (Kueue's ResourceFlavor): a kind of node, by its labels
 // (e.g. nvidia.com/gpu.product: H100). Quota is bought per flavor (ElasticQuota spec.flavors) and

@@ -43,6 +43,7 @@ class Writer {
   static constexpr bool topologyless = false;     // see Reader
   static constexpr bool reservationless = false;  // see Reader
   static constexpr bool lostworkless = false;     // see Reader
+  static constexpr bool backoffless = false;      // see Reader
   void U8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
   void U32(uint32_t v) {
     for (int i = 0; i < 4; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -87,6 +88,9 @@ class Reader {
   // The file predates the workloads' checkpoint facts (engine snapshot version 8): they read as
   // none (no checkpoint interval, no shutdown time) until the pod is submitted again.
   bool lostworkless = false;
+  // The file predates PoolPolicy preemption.requeuingStrategy (engine snapshot version 9, command
+  // version 8, simulation state version 6): no back-off.
+  bool backoffless = false;
   explicit Reader(std::string_view in) : in_(in) {}
   uint8_t U8() {
     if (!Need(1)) return 0;

@@ -667,6 +667,25 @@ class Validator {
            "YoungestFirst applies under preemption type QoS only (Slurm's "
            "preempt_youngest_first); under type Priority victims go in Kubernetes' order "
            "(priority, then the latest start); LeastLostWork applies under both");
+    if (pp.requeue_backoff) RequeueBackoffRules(pp);
+  }
+
+  // spec.preemption.requeuingStrategy: values Kueue accepts but that do not back off as meant.
+  void RequeueBackoffRules(const PoolPolicy& pp) {
+    const auto& b = *pp.requeue_backoff;
+    const std::string f = "spec.preemption.requeuingStrategy";
+    if (b.base == 0)
+      Warn("PoolPolicy", pp.meta, f + ".backoffBaseSeconds",
+           "backoffBaseSeconds 0: every back-off is 0s, victims are requeued at once");
+    else if (b.max == 0)
+      Warn("PoolPolicy", pp.meta, f + ".backoffMaxSeconds",
+           "backoffMaxSeconds 0 means no cap (as in Kueue): the back-off doubles with every "
+           "preemption of the same workload, without end");
+    else if (b.max < b.base)
+      Warn("PoolPolicy", pp.meta, f + ".backoffMaxSeconds",
+           "backoffMaxSeconds " + std::to_string(b.max / 1000) + " is below backoffBaseSeconds " +
+               std::to_string(b.base / 1000) + ": the first back-off is " + FormatDuration(b.base) +
+               ", every later one " + FormatDuration(b.max) + " (Kueue's backoff)");
   }
 
   // spec.preemption and spec.fairSharing, with Kueue's validation rules for the same fields.

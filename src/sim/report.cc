@@ -281,6 +281,9 @@ nlohmann::json ReportHead(const ManifestSet& m, const driver::SimResult& r, cons
   pool["placement"] = ToString(e.policy().placement);
   pool["preemption"] = ToString(e.policy().preemption_type);
   pool["victimOrder"] = VictimOrderInUse(e.policy());
+  if (const auto& b = e.policy().requeue_backoff)  // present only when the policy sets it
+    pool["requeuingStrategy"] = {{"backoffBaseSeconds", b->base / 1000},
+                                 {"backoffMaxSeconds", b->max / 1000}};
   json capacity = json::object();
   for (const auto& u : s.utilisation)
     capacity[u.resource] = FormatResourceQuantity(u.resource, PoolCapacity(m, u.resource));
@@ -847,6 +850,9 @@ std::string TextSummary(const ManifestSet& m, const driver::SimResult& r, const 
     << "), requeued " << s.requeues << ", cancelled " << s.cancellations << ", GPU-seconds lost "
     << RatioString(s.gpu_milli_ms_lost, 1000000, 1);
   if (e.policy().victim_order == VictimOrder::kLeastLostWork) o << " (victim order LeastLostWork)";
+  if (const auto& b = e.policy().requeue_backoff)
+    o << " (requeue back-off " << FormatDuration(b->base) << ", at most "
+      << (b->max > 0 ? FormatDuration(b->max) : "no cap") << ")";
   o << "\n";
   if (s.nodes_added || s.nodes_removed)
     o << "  pool: " << s.nodes_added << (s.nodes_added == 1 ? " node" : " nodes") << " joined, "

@@ -218,6 +218,7 @@ Result<std::unique_ptr<Simulation>> Simulation::Resume(std::string_view bytes,
   r.constraintless = version < 4;
   r.schedless = version < 5;
   r.topologyless = version < 5;
+  r.backoffless = version < 7;
   auto fail = [&](const std::string& why) {
     return R::Error(StatusCode::kInvalidArgument, "corrupt simulation state: " + why);
   };

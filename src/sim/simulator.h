@@ -85,8 +85,9 @@ class Simulation {
                                                     const SimOptions& options);
   // 3: workloads' flavors; 4: node taints, pod tolerations and node affinity; 5: pod affinity,
   // anti-affinity and topology spread constraints, PoolPolicy spec.latency.schedInterval; 6: the
-  // engine snapshot 9 inside, PoolPolicy preemption.victimOrder LeastLostWork (2 to 5 still read)
-  static constexpr uint32_t kStateVersion = 6;
+  // engine snapshot 9 inside, PoolPolicy preemption.victimOrder LeastLostWork; 7: the engine
+  // snapshot 10 inside, PoolPolicy preemption.requeuingStrategy (2 to 6 still read)
+  static constexpr uint32_t kStateVersion = 7;
 
  private:
   Simulation();

@@ -108,6 +108,47 @@ TEST(TracePolicyTest, TimelineUnderThePolicyFileBillsEveryTeam) {
   EXPECT_EQ(Count(t->policy_run->result, engine::EventType::kCompleted), in.pods.pods.size());
 }
 
+// A timeline replay ticks at a due wake-up although nothing waits in the queue: a victim backing
+// off (PoolPolicy preemption.requeuingStrategy) is out of the queue until its back-off ends, and
+// the replay used to tick only with something pending, so it stopped at that instant forever
+// ("no progress after a million steps (livelock)").
+TEST(TracePolicyTest, TimelineTicksWhenAVictimsBackOffEnds) {
+  auto nodes = ParseOpenbNodes("sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,1,V100\n", "n");
+  ASSERT_TRUE(nodes.ok()) << nodes.message();
+  // `low` (BE) runs from 0 to 3600 s; `high` (LS) arrives at 100 s for 30 s and preempts it.
+  auto pods = ParseOpenbPods(
+      "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
+      "deletion_time,scheduled_time\n"
+      "low,1000,1024,1,1000,,BE,Running,0,3600,0\n"
+      "high,1000,1024,1,1000,,LS,Running,100,130,100\n",
+      "p");
+  ASSERT_TRUE(pods.ok()) << pods.message();
+  yaml::ManifestLoad load;
+  yaml::LoadManifestText(
+      "apiVersion: arbiter.dev/v1alpha1\nkind: PoolPolicy\nmetadata: {name: default}\n"
+      "spec: {preemption: {type: Priority, requeuingStrategy: {backoffBaseSeconds: 60}}}\n---\n"
+      "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: be}\n"
+      "value: 1000\n---\n"
+      "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: ls}\n"
+      "value: 10000\n",
+      "policy.yaml", &load);
+  ASSERT_EQ(load.diagnostics.ErrorCount(), 0u);
+  TraceRunOptions o;
+  o.policy_file = &load.set;
+  auto t = RunTimeline(*nodes, *pods, o);
+  ASSERT_TRUE(t.ok()) << t.message();
+  ASSERT_NE(t->policy_run, nullptr);
+  const driver::SimResult& r = t->policy_run->result;
+  EXPECT_EQ(Count(r, engine::EventType::kPreempted), 1u);
+  EXPECT_EQ(Count(r, engine::EventType::kCompleted), 2u);
+  std::vector<int64_t> low_starts;
+  for (const auto& e : r.events())
+    if (e.type == engine::EventType::kScheduled &&
+        r.workloads()[engine::Value(e.workload)].key == "tenant-0/low")
+      low_starts.push_back(e.time);
+  EXPECT_EQ(low_starts, (std::vector<int64_t>{0, 160000})) << "restarted when its 60 s end";
+}
+
 TEST(TracePolicyTest, WithoutAPolicyFileThereIsNoPolicyRun) {
   Inputs in = Load(1);
   auto t = RunSaturate(in.nodes, in.pods, TraceRunOptions{});

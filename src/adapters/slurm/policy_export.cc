@@ -502,6 +502,10 @@ class Exporter {
       Warn("PoolPolicy", policy_.meta, "spec.preemption.victimOrder",
            "LeastLostWork has no Slurm equivalent (Slurm orders equal-QoS victims by age): not "
            "exported");
+    if (policy_.requeue_backoff)
+      Warn("PoolPolicy", policy_.meta, "spec.preemption.requeuingStrategy",
+           "the requeue back-off has no Slurm equivalent (a requeued job waits cred_expire + 1s, "
+           "whatever its preemptions): not exported");
     if (policy_.victim_order == VictimOrder::kYoungestFirst)
       Conf(pp + " preemption.victimOrder YoungestFirst" + pwhere("spec.preemption.victimOrder") +
                ": among victims of equal QoS priority the youngest goes first",

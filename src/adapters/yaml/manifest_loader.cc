@@ -1074,9 +1074,13 @@ class DocLoader {
                            if (auto e = r_.Enum(x, xp, ManifestNames(ReclaimModeNames())))
                              pp.reclaim = static_cast<ReclaimMode>(*e);
                          }},
-                        {"victimOrder", [&](const YAML::Node& x, const std::string& xp) {
+                        {"victimOrder",
+                         [&](const YAML::Node& x, const std::string& xp) {
                            if (auto e = r_.Enum(x, xp, ManifestNames(VictimOrderNames())))
                              pp.victim_order = static_cast<VictimOrder>(*e);
+                         }},
+                        {"requeuingStrategy", [&](const YAML::Node& x, const std::string& xp) {
+                           RequeuingStrategy(x, xp, &pp);
                          }}});
                  }},
                 {"scheduling",
@@ -1162,6 +1166,28 @@ class DocLoader {
       return;
     }
     pp->fair_preemption_strategies = std::move(list);
+  }
+
+  // PoolPolicy spec.preemption.requeuingStrategy: Kueue's waitForPodsReady.requeuingStrategy
+  // back-off fields, in seconds, with Kueue's defaults (60, 3600) and its validation (>= 0).
+  void RequeuingStrategy(const YAML::Node& v, const std::string& fp, PoolPolicy* pp) {
+    PoolPolicy::RequeueBackoff b;
+    auto seconds = [this](Millis* out) {
+      return [this, out](const YAML::Node& x, const std::string& xp) {
+        auto i = r_.Int(x, xp, -(int64_t{1} << 62), INT32_MAX);
+        if (!i) return;
+        if (*i < 0) {
+          r_.Error(x, xp,
+                   "invalid value " + std::to_string(*i) +
+                       ": must be greater than or equal to 0 (seconds, as Kueue's)");
+          return;
+        }
+        *out = *i * 1000;
+      };
+    };
+    r_.ReadStruct(
+        v, fp, {{"backoffBaseSeconds", seconds(&b.base)}, {"backoffMaxSeconds", seconds(&b.max)}});
+    pp->requeue_backoff = b;
   }
 
   // ElasticQuota spec.preemption: Kueue's ClusterQueue preemption field names and values.

@@ -139,6 +139,7 @@ Result<Command> DecodeCommand(std::string_view bytes) {
   r.constraintless = version < 6;
   r.schedless = version < 7;
   r.topologyless = version < 7;
+  r.backoffless = version < 9;
   Command c;
   Io(r, c.time);
   const uint32_t index = r.U32();

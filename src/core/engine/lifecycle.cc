@@ -7,6 +7,7 @@
 #include "core/engine/reasons.h"
 #include "core/engine/state.h"
 #include "core/gpu_sharing.h"
+#include "core/instant_text.h"
 #include "core/placement/node_constraints.h"
 #include "core/system_priority.h"
 
@@ -457,10 +458,13 @@ void State::Exit(Workload& w, bool emit_terminated) {
       if (policy.latency) {  // Slurm: EligibleTime = requeue + cred_expire + 1 s
         w.held = true;
         w.eligible_at = now + policy.latency->cred_expire + 1000;
-        held.push_back(slot);
-        wakeups.push(w.eligible_at);
         text += "; eligible again in " + FormatDuration(w.eligible_at - now) +
                 " (Slurm: cred_expire " + FormatDuration(policy.latency->cred_expire) + " + 1s)";
+      }
+      if (policy.requeue_backoff && !node_lost) text += BackOff(w);
+      if (w.held) {
+        held.push_back(slot);
+        wakeups.push(w.eligible_at);
       }
       SetMessage(w, text, why);
       Emit(EventType::kRequeued, w, node, why, w.message);
@@ -477,6 +481,20 @@ void State::Exit(Workload& w, bool emit_terminated) {
     wf.erase(std::remove(wf.begin(), wf.end(), slot), wf.end());
     w.preemptor = kNoSlot;
   }
+}
+
+// PoolPolicy preemption.requeuingStrategy (Kueue's back-off): a victim requeued after its n-th
+// preemption is held out of the queue for min(base * 2^(n-1), max), or longer when Slurm's
+// cred_expire holds it longer. Returns the message's note.
+std::string State::BackOff(Workload& w) {
+  const Millis delay = RequeueBackoffDelay(*policy.requeue_backoff, w.preemptions);
+  if (delay <= 0) return "";
+  const Millis until = now + delay;
+  if (w.held && w.eligible_at >= until) return "";
+  w.held = true;
+  w.eligible_at = until;
+  return "; backing off until " + FormatInstant(until) + " (" + FormatDuration(delay) +
+         " after preemption " + std::to_string(w.preemptions) + ", requeuingStrategy)";
 }
 
 // ------------------------------------------------------------------ Slurm's latencies
@@ -736,6 +754,7 @@ WorkloadStatus State::StatusOf(const Workload& w) const {
   }
   s.requests = w.requests;
   s.limits = w.limits;
+  if (w.held) s.eligible_at = w.eligible_at;
   s.pending_total = w.pending_total + (w.phase == Phase::kPending ? now - w.pending_since : 0);
   s.borrowed = w.borrowed;
   s.flavor = w.flavor;

@@ -294,6 +294,7 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot,
   r.topologyless = version < 7;
   r.reservationless = version < 8;
   r.lostworkless = version < 9;
+  r.backoffless = version < 10;
   auto fail = [&](const std::string& why) {
     return R::Error(StatusCode::kInvalidArgument, "corrupt engine snapshot: " + why);
   };

@@ -182,6 +182,8 @@ class State {
   std::string CleanupText(const Workload& w, bool killed) const;
   void DeferRelease(Workload& w, Millis delay, ExitKind kind, std::string message);
   void ReleaseDue();
+  // PoolPolicy preemption.requeuingStrategy: holds a victim being requeued for its back-off.
+  std::string BackOff(Workload& w);
   void FinishNow(Workload& w, int32_t exit_code, bool was_terminating);
   void DropNomination(Workload& w);
   void Nominate(Workload& w, uint32_t pos);

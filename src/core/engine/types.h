@@ -126,6 +126,9 @@ struct WorkloadStatus {
   std::string nominated_node;  // the node whose room it holds while its victims exit, "" none
   // Pending with a backfill reservation (the facts of the message's "; reserved on ..." note).
   std::optional<BackfillReservation> reservation;
+  // Pending but held out of the queue until then (PoolPolicy preemption.requeuingStrategy's
+  // back-off, Slurm's cred_expire after a requeue), -1 when not held.
+  Millis eligible_at = -1;
   Millis submit_time = 0;
   Millis first_start = -1;  // first time it ever started, -1 never
   Millis finish_time = -1;  // when it reached a final phase, -1 not yet

@@ -445,8 +445,9 @@ Result<TimelineResult> RunTimeline(const std::vector<TraceNode>& nodes, const Po
         record(*t);
         (void)p;
       }
-    } else if (replay.engine()
-                   .has_pending()) {  // room was freed or a wake-up is due: the queue's turn
+    } else if (const auto wake = replay.engine().NextWakeup();
+               replay.engine().has_pending() || (wake && *wake <= *t)) {
+      // Room was freed or a wake-up is due (a requeued victim's back-off ends): the queue's turn.
       advance(*t);
       if (Status s = replay.engine().Apply(At(*t, engine::Tick{})); !s.ok()) return s;
       r.peak_allocated_gpu_milli = std::max(r.peak_allocated_gpu_milli, replay.gpu_allocated());

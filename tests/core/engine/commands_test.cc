@@ -431,5 +431,60 @@ TEST_F(Commands, SlurmLatencyHoldsTheNodeThenTheRequeuedJob) {
   EXPECT_EQ(PhaseOf(b), Phase::kSucceeded);
 }
 
+// PoolPolicy preemption.requeuingStrategy (Kueue's back-off): a victim requeued after its n-th
+// preemption stays out of the queue for min(base * 2^(n-1), max), even with its node free; the
+// engine says until when (WorkloadStatus::eligible_at and the message), wakes up then, and a
+// snapshot taken during the hold continues the same.
+TEST_F(Commands, RequeueBackoffHoldsAVictimThenDoubles) {
+  PoolPolicy pp;
+  pp.meta.name = "default";
+  pp.requeue_backoff = PoolPolicy::RequeueBackoff{60000, 100000};
+  ASSERT_TRUE(Do(0, UpsertPoolPolicy{pp}).ok());
+  ASSERT_TRUE(Do(0, UpsertPriorityClass{Class("low", 0)}).ok());
+  ASSERT_TRUE(Do(0, UpsertPriorityClass{Class("high", 100)}).ok());
+  ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 1), 0}).ok());
+  Pod lo = MakePod("a", 1);
+  lo.priority_class_name = "low";
+  Pod hi = MakePod("b", 1);
+  hi.priority_class_name = "high";
+  const WorkloadId a = Submit(0, lo);
+  ASSERT_TRUE(Do(0, Tick{}).ok());
+  EXPECT_EQ(e_.Get(a)->eligible_at, -1);
+  const WorkloadId b = Submit(1000, hi);
+  ASSERT_TRUE(Do(1000, Tick{}).ok());
+  ASSERT_TRUE(Do(2000, VictimExited{a}).ok());
+  ASSERT_TRUE(Do(2000, Tick{}).ok());
+  EXPECT_EQ(PhaseOf(b), Phase::kRunning);
+  EXPECT_EQ(PhaseOf(a), Phase::kPending);
+  EXPECT_EQ(e_.Get(a)->eligible_at, 62000);
+  EXPECT_NE(e_.Get(a)->message.find("backing off until 1m2s (1m after preemption 1"),
+            std::string::npos)
+      << e_.Get(a)->message;
+  EXPECT_FALSE(e_.has_pending()) << "a backing-off victim waits out of the queue";
+  EXPECT_EQ(e_.NextWakeup(), std::optional<Millis>(62000));
+  ASSERT_TRUE(Do(3000, PodFinished{b, 0}).ok());
+  ASSERT_TRUE(Do(3000, Tick{}).ok());
+  EXPECT_EQ(PhaseOf(a), Phase::kPending) << "the node is free, the back-off is not over";
+  ASSERT_TRUE(Do(62000, Tick{}).ok());
+  EXPECT_EQ(PhaseOf(a), Phase::kRunning);
+  EXPECT_EQ(e_.Get(a)->eligible_at, -1);
+  // The second preemption: 120 s, capped to 100 s.
+  Pod hi2 = MakePod("c", 1);
+  hi2.priority_class_name = "high";
+  Submit(70000, hi2);
+  ASSERT_TRUE(Do(70000, Tick{}).ok());
+  ASSERT_TRUE(Do(71000, VictimExited{a}).ok());
+  ASSERT_TRUE(Do(71000, Tick{}).ok());
+  EXPECT_EQ(e_.Get(a)->eligible_at, 171000);
+  EXPECT_NE(e_.Get(a)->message.find("(1m40s after preemption 2"), std::string::npos)
+      << e_.Get(a)->message;
+  auto r = Engine::Restore(e_.Snapshot());
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ((*r)->Snapshot(), e_.Snapshot());
+  EXPECT_EQ((*r)->Get(a)->eligible_at, 171000);
+  ASSERT_TRUE((*r)->policy().requeue_backoff.has_value());
+  EXPECT_EQ((*r)->policy().requeue_backoff->max, 100000);
+}
+
 }  // namespace
 }  // namespace arbiter::engine

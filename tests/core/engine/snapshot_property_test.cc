@@ -269,8 +269,8 @@ TEST(CommandEncodingTest, PoolPolicyDepthAndStrategiesRoundTrip) {
 }
 
 // The version-5 fields of a PoolPolicy with depth 13 and [LessThanInitialShare]: i32 13, u64 1,
-// u32 1 (little-endian). Cutting them out of a body and sealing it as version 4 gives the file an
-// arbiter of version 4 wrote.
+// u32 1 (little-endian), and the later fields after them. Cutting them out of a body and sealing it
+// as version 4 gives the file an arbiter of version 4 wrote.
 std::string AsVersion4(std::string_view sealed, std::string_view kind) {
   // No node, pod or latency: the body is version 5's.
   auto body =
@@ -281,7 +281,9 @@ std::string AsVersion4(std::string_view sealed, std::string_view kind) {
   const size_t at = b.find(fields);
   EXPECT_NE(at, std::string::npos);
   EXPECT_EQ(b.find(fields, at + 1), std::string::npos);  // one PoolPolicy in the file
-  b.erase(at, fields.size());
+  // And the version-10 (command 9) field after them: requeuingStrategy, absent (a 0 byte).
+  EXPECT_EQ(b[at + fields.size()], '\0');
+  b.erase(at, fields.size() + 1);
   return serial::Seal(kind, 4, b);
 }
 
