@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "adapters/json/member.h"
 #include "adapters/yaml/manifest_loader.h"
 #include "core/resources.h"
 #include "driver/object_commands.h"
@@ -16,14 +17,9 @@ using engine::WorkloadId;
 
 namespace {
 
-const Json& Field(const Json& o, const char* a) {
-  static const Json kNull;
-  if (!o.is_object()) return kNull;
-  auto it = o.find(a);
-  return it == o.end() ? kNull : *it;
-}
+using json_member::Member;
 std::string Str(const Json& o, const char* a, const char* b) {
-  const Json& v = Field(Field(o, a), b);
+  const Json& v = Member(Member(o, a), b);
   return v.is_string() ? v.get<std::string>() : "";
 }
 std::pair<std::string, std::string> KeyOf(const Json& o) {
@@ -38,7 +34,7 @@ bool Terminal(const Json& pod) {
   return phase == "Succeeded" || phase == "Failed";
 }
 bool Deleting(const Json& pod) {
-  return !Field(Field(pod, "metadata"), "deletionTimestamp").is_null();
+  return !Member(Member(pod, "metadata"), "deletionTimestamp").is_null();
 }
 
 // What the manifest loader reads of an object the API server sent: the fields a user writes
@@ -47,14 +43,14 @@ bool Deleting(const Json& pod) {
 Json Loadable(const std::string& kind, const Json& o) {
   Json out = o;
   Json meta = Json::object();
-  const Json& m = Field(o, "metadata");
+  const Json& m = Member(o, "metadata");
   for (const char* f : {"name", "namespace", "labels", "annotations"})
     if (m.contains(f)) meta[f] = m[f];
   out["metadata"] = std::move(meta);
   if (kind == "Node") {
     Json st = Json::object();
     for (const char* f : {"capacity", "allocatable"})
-      if (Field(o, "status").contains(f)) st[f] = o["status"][f];
+      if (Member(o, "status").contains(f)) st[f] = o["status"][f];
     out["status"] = std::move(st);
   } else {
     out.erase("status");
@@ -98,16 +94,16 @@ Result<ManifestSet> LoadObject(const std::string& kind, const Json& object) {
 }
 
 ResourceList PodRequests(const Json& pod) {
-  const Json& spec = Field(pod, "spec");
+  const Json& spec = Member(pod, "spec");
   ResourceList sum, init_max;
-  if (Field(spec, "containers").is_array())
+  if (Member(spec, "containers").is_array())
     for (const auto& c : spec["containers"])
-      sum += ListOf(Field(Field(c, "resources"), "requests"));
-  if (Field(spec, "initContainers").is_array())
+      sum += ListOf(Member(Member(c, "resources"), "requests"));
+  if (Member(spec, "initContainers").is_array())
     for (const auto& c : spec["initContainers"])
-      init_max = ResourceList::Max(init_max, ListOf(Field(Field(c, "resources"), "requests")));
+      init_max = ResourceList::Max(init_max, ListOf(Member(Member(c, "resources"), "requests")));
   ResourceList r = ResourceList::Max(sum, init_max);
-  r += ListOf(Field(spec, "overhead"));
+  r += ListOf(Member(spec, "overhead"));
   return r;
 }
 
@@ -257,7 +253,7 @@ void Controller::Start(Millis now) {
     const Json& pod = objects_["Pod"][key];
     if (Ours(pod) && !Terminal(pod) && !Deleting(pod) && !Str(pod, "spec", "nodeName").empty()) {
       const Key* job = JobOfPod(pod);  // a Job's pods: its slots are pinned there
-      if (job && Field(Field(objects_["Job"][*job], "spec"), "suspend") == true) continue;
+      if (job && Member(Member(objects_["Job"][*job], "spec"), "suspend") == true) continue;
       pods_[key].pinning = true;
       if (!job) pinned.push_back(key);
     }
@@ -268,7 +264,7 @@ void Controller::Start(Millis now) {
   started_ = true;
   validity_due_ = true;
   for (const auto& [key, o] : objects_["Job"])  // admitted Jobs: slots where their pods run
-    if (Field(Field(o, "spec"), "suspend") == false) ApplyJob(key, now);
+    if (Member(Member(o, "spec"), "suspend") == false) ApplyJob(key, now);
   for (const Key& key : pinned) SubmitPod(key, objects_["Pod"][key], pods_[key], now, true);
   (void)Apply(engine::At(now, engine::Tick{}));
   for (auto& [key, t] : pods_) {
@@ -316,9 +312,9 @@ void Controller::ApplyPolicy(const std::string& kind, const Key& key, Millis now
 }
 
 bool Controller::InPool(const Json& node) const {
-  const Json& labels = Field(Field(node, "metadata"), "labels");
+  const Json& labels = Member(Member(node, "metadata"), "labels");
   for (const auto& [k, v] : options_.node_selector) {
-    const Json& have = Field(labels, k.c_str());
+    const Json& have = Member(labels, k.c_str());
     if (!have.is_string() || have.get<std::string>() != v) return false;
   }
   return true;
