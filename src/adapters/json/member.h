@@ -4,7 +4,6 @@
 #pragma once
 
 #include <initializer_list>
-
 #include <nlohmann/json.hpp>
 
 namespace arbiter::json_member {
