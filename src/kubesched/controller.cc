@@ -302,13 +302,21 @@ void Controller::ApplyPolicy(const std::string& kind, const Key& key, Millis now
   }
   ManifestSet loaded = std::move(set).value();
   if (!loaded.elastic_quotas.empty()) {  // with the node labels of the flavors it names
-    for (const auto& [fkey, flavor] : objects_["ResourceFlavor"])
-      if (auto f = LoadOne("ResourceFlavor", flavor); f.ok())
-        AppendPolicy(loaded, std::move(f).value());
+    AppendPolicy(loaded, ManifestSet(LoadedFlavors()));
     ResolveFlavors(&loaded);
   }
   for (engine::CommandOp& op : driver::PolicyUpsertCommands(loaded))
     (void)Apply(engine::Command{now, std::move(op)});
+}
+
+const ManifestSet& Controller::LoadedFlavors() {
+  if (!flavors_) {
+    flavors_.emplace();
+    for (const auto& [fkey, flavor] : objects_["ResourceFlavor"])
+      if (auto f = LoadOne("ResourceFlavor", flavor); f.ok())
+        AppendPolicy(*flavors_, std::move(f).value());
+  }
+  return *flavors_;
 }
 
 bool Controller::InPool(const Json& node) const {
@@ -388,7 +396,7 @@ void Controller::SubmitPod(const Key& key, const Json& pod, PodTrack& t, Millis 
 // pod-group, in its namespace). False when that PodGroup does not exist (yet): the pod waits for
 // it, as with the coscheduling plugin, and says so in its PodScheduled condition.
 bool Controller::ResolveGroup(const Key& key, Pod& p, PodTrack& t) {
-  t.group_wait.clear();
+  SetGroupWait(key, t, "");
   const auto label = p.meta.labels.find(kPodGroupLabel);
   if (label == p.meta.labels.end()) return true;
   ManifestSet s;
@@ -399,8 +407,18 @@ bool Controller::ResolveGroup(const Key& key, Pod& p, PodTrack& t) {
   ResolvePodGroups(&s);
   p = std::move(s.pods.back());
   if (p.pod_group) return true;
-  t.group_wait = label->second;
+  SetGroupWait(key, t, label->second);
   return false;
+}
+
+void Controller::SetGroupWait(const Key& key, PodTrack& t, std::string group) {
+  if (!t.group_wait.empty())
+    if (auto w = group_waiters_.find({key.first, t.group_wait}); w != group_waiters_.end()) {
+      w->second.erase(key);
+      if (w->second.empty()) group_waiters_.erase(w);
+    }
+  t.group_wait = std::move(group);
+  if (!t.group_wait.empty()) group_waiters_[{key.first, t.group_wait}].insert(key);
 }
 
 void Controller::Forget(PodTrack& t, Millis now) {
@@ -423,6 +441,7 @@ void Controller::ApplyPod(const Key& key, Millis now) {
     if (t != pods_.end()) {
       Forget(t->second, now);
       ReleaseSlot(key, t->second, false);
+      SetGroupWait(key, t->second, "");
       pods_.erase(t);
     }
     return;
@@ -480,8 +499,8 @@ void Controller::Propagate() {
   if (!dirty_["ResourceFlavor"].empty())
     for (const auto& [key, q] : objects_["ElasticQuota"]) dirty_["ElasticQuota"].insert(key);
   for (const auto& group : dirty_["PodGroup"])
-    for (auto& [key, t] : pods_)
-      if (key.first == group.first && t.group_wait == group.second) dirty_["Pod"].insert(key);
+    if (auto w = group_waiters_.find(group); w != group_waiters_.end())
+      dirty_["Pod"].insert(w->second.begin(), w->second.end());
 }
 
 std::vector<Action> Controller::Step(Millis now) {
@@ -489,8 +508,10 @@ std::vector<Action> Controller::Step(Millis now) {
     Start(now);
   } else {
     Propagate();
+    flavors_.reset();  // loaded again if an ElasticQuota is applied: a flavor may have changed
     for (const auto& kind : PolicyKinds())
       for (const auto& key : dirty_[kind]) ApplyPolicy(kind, key, now);
+    flavors_.reset();
     for (const auto& key : dirty_["Job"]) ApplyJob(key, now);
     for (const auto& key : dirty_["Pod"]) ApplyPod(key, now);
     std::map<std::string, ResourceList> before = std::move(foreign_);

@@ -158,6 +158,11 @@ class Controller {
   void SubmitPod(const Key& key, const Json& pod, PodTrack& t, Millis now, bool pinned);
   bool ResolveGroup(const Key& key, Pod& p, PodTrack& t);
   void Propagate();  // changes of flavors and groups to the objects that name them
+  // PodTrack::group_wait of the pod `key` set to `group` ("": none), group_waiters_ kept with it.
+  void SetGroupWait(const Key& key, PodTrack& t, std::string group);
+  // The cluster's ResourceFlavors as the loader reads them (those it refuses left out): loaded
+  // once per step, however many ElasticQuotas the step applies.
+  const ManifestSet& LoadedFlavors();
   void Forget(PodTrack& t, Millis now);  // the engine lets go of the pod's workload
   void Reconcile(Millis now, std::vector<Action>* out);
   // Requests of the pods bound to each node that the engine does not hold.
@@ -201,6 +206,10 @@ class Controller {
   std::map<std::string, std::map<Key, Json>> objects_;  // the cluster's view, by kind
   std::map<std::string, std::set<Key>> dirty_;          // changed since the last step
   std::map<Key, PodTrack> pods_;
+  // PodGroup (namespace, name) -> the pods waiting for it (PodTrack::group_wait): Propagate's
+  // index, so that a PodGroup's arrival does not scan every pod.
+  std::map<Key, std::set<Key>> group_waiters_;
+  std::optional<ManifestSet> flavors_;  // LoadedFlavors() in this step
   std::map<uint64_t, Key> pod_of_;
   std::map<std::string, std::string> node_sig_;   // what was last upserted, per node
   std::map<std::string, ResourceList> foreign_;   // ForeignUsage() as of the last step
