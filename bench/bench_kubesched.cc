@@ -4,6 +4,7 @@
 //   build/bench_kubesched     (counters: pods_per_s, binds)
 #include <benchmark/benchmark.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@ namespace {
 
 using arbiter::kubesched::Action;
 using arbiter::kubesched::Controller;
+using arbiter::kubesched::ControllerOptions;
 using arbiter::kubesched::Json;
 
 constexpr arbiter::Millis kT0 = 1764000000000;
@@ -105,6 +107,100 @@ BENCHMARK(BM_KubeschedFirstCycle)
     ->Args({1000, 5000, 0})
     ->Args({1000, 5000, 5000})
     ->Args({5000, 5000, 5000})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
+    ->UseRealTime();
+
+// A Step after one ResourceFlavor changed, with range(0) ElasticQuotas (one per namespace, each
+// naming one of range(1) flavors): every ElasticQuota is applied again with the flavors' node
+// labels (Controller::Propagate, ApplyPolicy).
+void BM_KubeschedFlavorChange(benchmark::State& state) {
+  const int quotas = static_cast<int>(state.range(0)), flavors = static_cast<int>(state.range(1));
+  auto flavor = [](int f, const std::string& product) {
+    return Json{
+        {"apiVersion", "arbiter.dev/v1alpha1"},
+        {"kind", "ResourceFlavor"},
+        {"metadata", {{"name", "f" + std::to_string(f)}, {"uid", "rf-" + std::to_string(f)}}},
+        {"spec", {{"nodeLabels", {{"nvidia.com/gpu.product", product}}}}}};
+  };
+  std::vector<Json> qs, fs;
+  for (int f = 0; f < flavors; ++f) fs.push_back(flavor(f, "P" + std::to_string(f)));
+  for (int q = 0; q < quotas; ++q)
+    qs.push_back(Json{{"apiVersion", "arbiter.dev/v1alpha1"},
+                      {"kind", "ElasticQuota"},
+                      {"metadata",
+                       {{"name", "q"},
+                        {"namespace", "ns-" + std::to_string(q)},
+                        {"uid", "eq-" + std::to_string(q)}}},
+                      {"spec",
+                       {{"flavors", Json::array({{{"name", "f" + std::to_string(q % flavors)},
+                                                  {"min", {{"nvidia.com/gpu", "8"}}}}})}}}});
+  int64_t step = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::optional<Controller> c(std::in_place, ControllerOptions{});
+    c->Synced("Node", {NodeJson(0)});
+    c->Synced("ElasticQuota", qs);
+    c->Synced("ResourceFlavor", fs);
+    for (const char* k :
+         {"Pod", "Namespace", "ResourceQuota", "LimitRange", "PriorityClass", "PodDisruptionBudget",
+          "PoolPolicy", "PriceBook", "QoS", "PodGroup", "Job"})
+      c->Synced(k, {});
+    (void)c->Step(kT0);
+    c->Upsert("ResourceFlavor", flavor(0, "changed-" + std::to_string(++step)));
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(c->Step(kT0 + 1000).data());
+    state.PauseTiming();
+    c.reset();  // destroyed outside the timing
+    state.ResumeTiming();
+  }
+}
+BENCHMARK(BM_KubeschedFlavorChange)
+    ->Args({200, 20})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
+    ->UseRealTime();
+
+// A Step after range(1) PodGroups changed at once (their status, say), with range(0) pods waiting
+// for other PodGroups that do not exist: Controller::Propagate looks for the pods that wait for
+// the changed groups (none here), the rest of the Step has little to do.
+void BM_KubeschedPodGroupChange(benchmark::State& state) {
+  const int pods = static_cast<int>(state.range(0)), groups = static_cast<int>(state.range(1));
+  auto group = [](int g) {
+    return Json{{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+                {"kind", "PodGroup"},
+                {"metadata",
+                 {{"name", "g-" + std::to_string(g)},
+                  {"namespace", "bench"},
+                  {"uid", "pg-" + std::to_string(g)}}},
+                {"spec", {{"minMember", 1}}}};
+  };
+  std::vector<Json> ps;
+  for (int i = 0; i < pods; ++i) {
+    Json p = PodJson(i);
+    p["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = "w-" + std::to_string(i % groups);
+    ps.push_back(std::move(p));
+  }
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::optional<Controller> c(std::in_place, ControllerOptions{});
+    c->Synced("Node", {NodeJson(0)});
+    c->Synced("Pod", ps);
+    for (const char* k :
+         {"Namespace", "ResourceQuota", "LimitRange", "PriorityClass", "PodDisruptionBudget",
+          "ElasticQuota", "PoolPolicy", "PriceBook", "QoS", "ResourceFlavor", "PodGroup", "Job"})
+      c->Synced(k, {});
+    (void)c->Step(kT0);
+    for (int g = 0; g < groups; ++g) c->Upsert("PodGroup", group(g));
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(c->Step(kT0 + 1000).data());
+    state.PauseTiming();
+    c.reset();  // destroyed outside the timing
+    state.ResumeTiming();
+  }
+}
+BENCHMARK(BM_KubeschedPodGroupChange)
+    ->Args({5000, 1000})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(3)
     ->UseRealTime();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "adapters/json/member.h"
 #include "adapters/yaml/manifest_loader.h"
 #include "adapters/yaml/manifest_rules.h"
 #include "core/resources.h"
@@ -17,14 +18,9 @@ using engine::WorkloadId;
 
 namespace {
 
-const Json& Field(const Json& o, const char* a) {
-  static const Json kNull;
-  if (!o.is_object()) return kNull;
-  auto it = o.find(a);
-  return it == o.end() ? kNull : *it;
-}
+using json_member::Member;
 std::string Str(const Json& o, const char* a, const char* b) {
-  const Json& v = Field(Field(o, a), b);
+  const Json& v = Member(Member(o, a), b);
   return v.is_string() ? v.get<std::string>() : "";
 }
 std::pair<std::string, std::string> KeyOf(const Json& o) {
@@ -39,7 +35,7 @@ bool Terminal(const Json& pod) {
   return phase == "Succeeded" || phase == "Failed";
 }
 bool Deleting(const Json& pod) {
-  return !Field(Field(pod, "metadata"), "deletionTimestamp").is_null();
+  return !Member(Member(pod, "metadata"), "deletionTimestamp").is_null();
 }
 
 bool Listed(const std::vector<std::string_view>& names, const std::string& name) {
@@ -85,14 +81,14 @@ Json Loadable(const std::string& kind, const Json& o) {
   for (const auto& [k, v] : o.items())
     if (k != "metadata" && k != "status" && k != "spec") out[k] = v;
   Json meta = Json::object();
-  const Json& m = Field(o, "metadata");
+  const Json& m = Member(o, "metadata");
   for (const char* f : {"name", "namespace", "labels", "annotations"})
     if (m.contains(f)) meta[f] = m[f];
   out["metadata"] = std::move(meta);
   if (kind == "Node") {
     Json st = Json::object();
     for (const char* f : {"capacity", "allocatable"})
-      if (Field(o, "status").contains(f)) st[f] = o["status"][f];
+      if (Member(o, "status").contains(f)) st[f] = o["status"][f];
     out["status"] = std::move(st);
   }
   if (auto spec = o.find("spec"); spec != o.end())
@@ -139,16 +135,16 @@ Result<ManifestSet> LoadObject(const std::string& kind, const Json& object) {
 }
 
 ResourceList PodRequests(const Json& pod) {
-  const Json& spec = Field(pod, "spec");
+  const Json& spec = Member(pod, "spec");
   ResourceList sum, init_max;
-  if (Field(spec, "containers").is_array())
+  if (Member(spec, "containers").is_array())
     for (const auto& c : spec["containers"])
-      sum += ListOf(Field(Field(c, "resources"), "requests"));
-  if (Field(spec, "initContainers").is_array())
+      sum += ListOf(Member(Member(c, "resources"), "requests"));
+  if (Member(spec, "initContainers").is_array())
     for (const auto& c : spec["initContainers"])
-      init_max = ResourceList::Max(init_max, ListOf(Field(Field(c, "resources"), "requests")));
+      init_max = ResourceList::Max(init_max, ListOf(Member(Member(c, "resources"), "requests")));
   ResourceList r = ResourceList::Max(sum, init_max);
-  r += ListOf(Field(spec, "overhead"));
+  r += ListOf(Member(spec, "overhead"));
   return r;
 }
 
@@ -298,7 +294,7 @@ void Controller::Start(Millis now) {
     const Json& pod = objects_["Pod"][key];
     if (Ours(pod) && !Terminal(pod) && !Deleting(pod) && !Str(pod, "spec", "nodeName").empty()) {
       const Key* job = JobOfPod(pod);  // a Job's pods: its slots are pinned there
-      if (job && Field(Field(objects_["Job"][*job], "spec"), "suspend") == true) continue;
+      if (job && Member(Member(objects_["Job"][*job], "spec"), "suspend") == true) continue;
       pods_[key].pinning = true;
       if (!job) pinned.push_back(key);
     }
@@ -309,7 +305,7 @@ void Controller::Start(Millis now) {
   started_ = true;
   validity_due_ = true;
   for (const auto& [key, o] : objects_["Job"])  // admitted Jobs: slots where their pods run
-    if (Field(Field(o, "spec"), "suspend") == false) ApplyJob(key, now);
+    if (Member(Member(o, "spec"), "suspend") == false) ApplyJob(key, now);
   for (const Key& key : pinned) SubmitPod(key, objects_["Pod"][key], pods_[key], now, true);
   (void)Apply(engine::At(now, engine::Tick{}));
   for (auto& [key, t] : pods_) {
@@ -347,19 +343,27 @@ void Controller::ApplyPolicy(const std::string& kind, const Key& key, Millis now
   }
   ManifestSet loaded = std::move(set).value();
   if (!loaded.elastic_quotas.empty()) {  // with the node labels of the flavors it names
-    for (const auto& [fkey, flavor] : objects_["ResourceFlavor"])
-      if (auto f = LoadOne("ResourceFlavor", flavor); f.ok())
-        AppendPolicy(loaded, std::move(f).value());
+    AppendPolicy(loaded, ManifestSet(LoadedFlavors()));
     ResolveFlavors(&loaded);
   }
   for (engine::CommandOp& op : driver::PolicyUpsertCommands(loaded))
     (void)Apply(engine::Command{now, std::move(op)});
 }
 
+const ManifestSet& Controller::LoadedFlavors() {
+  if (!flavors_) {
+    flavors_.emplace();
+    for (const auto& [fkey, flavor] : objects_["ResourceFlavor"])
+      if (auto f = LoadOne("ResourceFlavor", flavor); f.ok())
+        AppendPolicy(*flavors_, std::move(f).value());
+  }
+  return *flavors_;
+}
+
 bool Controller::InPool(const Json& node) const {
-  const Json& labels = Field(Field(node, "metadata"), "labels");
+  const Json& labels = Member(Member(node, "metadata"), "labels");
   for (const auto& [k, v] : options_.node_selector) {
-    const Json& have = Field(labels, k.c_str());
+    const Json& have = Member(labels, k.c_str());
     if (!have.is_string() || have.get<std::string>() != v) return false;
   }
   return true;
@@ -462,7 +466,7 @@ void Controller::SubmitPod(const Key& key, const Json& pod, PodTrack& t, Millis 
 // pod-group, in its namespace). False when that PodGroup does not exist (yet): the pod waits for
 // it, as with the coscheduling plugin, and says so in its PodScheduled condition.
 bool Controller::ResolveGroup(const Key& key, Pod& p, PodTrack& t) {
-  t.group_wait.clear();
+  SetGroupWait(key, t, "");
   const auto label = p.meta.labels.find(kPodGroupLabel);
   if (label == p.meta.labels.end()) return true;
   ManifestSet s;
@@ -473,8 +477,18 @@ bool Controller::ResolveGroup(const Key& key, Pod& p, PodTrack& t) {
   ResolvePodGroups(&s);
   p = std::move(s.pods.back());
   if (p.pod_group) return true;
-  t.group_wait = label->second;
+  SetGroupWait(key, t, label->second);
   return false;
+}
+
+void Controller::SetGroupWait(const Key& key, PodTrack& t, std::string group) {
+  if (!t.group_wait.empty())
+    if (auto w = group_waiters_.find({key.first, t.group_wait}); w != group_waiters_.end()) {
+      w->second.erase(key);
+      if (w->second.empty()) group_waiters_.erase(w);
+    }
+  t.group_wait = std::move(group);
+  if (!t.group_wait.empty()) group_waiters_[{key.first, t.group_wait}].insert(key);
 }
 
 void Controller::Forget(PodTrack& t, Millis now) {
@@ -497,6 +511,7 @@ void Controller::ApplyPod(const Key& key, Millis now) {
     if (t != pods_.end()) {
       Forget(t->second, now);
       ReleaseSlot(key, t->second, false);
+      SetGroupWait(key, t->second, "");
       pods_.erase(t);
     }
     return;
@@ -554,8 +569,8 @@ void Controller::Propagate() {
   if (!dirty_["ResourceFlavor"].empty())
     for (const auto& [key, q] : objects_["ElasticQuota"]) dirty_["ElasticQuota"].insert(key);
   for (const auto& group : dirty_["PodGroup"])
-    for (auto& [key, t] : pods_)
-      if (key.first == group.first && t.group_wait == group.second) dirty_["Pod"].insert(key);
+    if (auto w = group_waiters_.find(group); w != group_waiters_.end())
+      dirty_["Pod"].insert(w->second.begin(), w->second.end());
 }
 
 std::vector<Action> Controller::Step(Millis now) {
@@ -563,8 +578,10 @@ std::vector<Action> Controller::Step(Millis now) {
     Start(now);
   } else {
     Propagate();
+    flavors_.reset();  // loaded again if an ElasticQuota is applied: a flavor may have changed
     for (const auto& kind : PolicyKinds())
       for (const auto& key : dirty_[kind]) ApplyPolicy(kind, key, now);
+    flavors_.reset();
     for (const auto& key : dirty_["Job"]) ApplyJob(key, now);
     for (const auto& key : dirty_["Pod"]) ApplyPod(key, now);
     std::map<std::string, ResourceList> before = std::move(foreign_);

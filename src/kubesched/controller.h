@@ -161,6 +161,11 @@ class Controller {
   Result<Pod> LoadPod(const Json& pod);
   bool ResolveGroup(const Key& key, Pod& p, PodTrack& t);
   void Propagate();  // changes of flavors and groups to the objects that name them
+  // PodTrack::group_wait of the pod `key` set to `group` ("": none), group_waiters_ kept with it.
+  void SetGroupWait(const Key& key, PodTrack& t, std::string group);
+  // The cluster's ResourceFlavors as the loader reads them (those it refuses left out): loaded
+  // once per step, however many ElasticQuotas the step applies.
+  const ManifestSet& LoadedFlavors();
   void Forget(PodTrack& t, Millis now);  // the engine lets go of the pod's workload
   void Reconcile(Millis now, std::vector<Action>* out);
   // Requests of the pods bound to each node that the engine does not hold.
@@ -209,6 +214,10 @@ class Controller {
   // kPodLoads shapes (then forgotten).
   std::unordered_map<std::string, Pod> pod_loads_;
   static constexpr size_t kPodLoads = 4096;
+  // PodGroup (namespace, name) -> the pods waiting for it (PodTrack::group_wait): Propagate's
+  // index, so that a PodGroup's arrival does not scan every pod.
+  std::map<Key, std::set<Key>> group_waiters_;
+  std::optional<ManifestSet> flavors_;  // LoadedFlavors() in this step
   std::map<uint64_t, Key> pod_of_;
   std::map<std::string, std::string> node_sig_;   // what was last upserted, per node
   std::map<std::string, ResourceList> foreign_;   // ForeignUsage() as of the last step

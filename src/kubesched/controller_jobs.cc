@@ -17,6 +17,7 @@
 // releases its slots.
 #include <algorithm>
 
+#include "adapters/json/member.h"
 #include "kubesched/controller.h"
 
 namespace arbiter::kubesched {
@@ -29,26 +30,21 @@ namespace controller_jobs {
 // A Job whose parallelism is above this is not admitted (hostile input bounded).
 constexpr int64_t kMaxJobPods = 10000;
 
-const Json& JField(const Json& o, const char* a) {
-  static const Json kNull;
-  if (!o.is_object()) return kNull;
-  auto it = o.find(a);
-  return it == o.end() ? kNull : *it;
-}
+using json_member::Member;
 std::string JStr(const Json& o, const char* a, const char* b) {
-  const Json& v = JField(JField(o, a), b);
+  const Json& v = Member(Member(o, a), b);
   return v.is_string() ? v.get<std::string>() : "";
 }
 bool Suspended(const Json& job) {
-  const Json& s = JField(JField(job, "spec"), "suspend");
+  const Json& s = Member(Member(job, "spec"), "suspend");
   return s.is_boolean() && s.get<bool>();
 }
 bool Annotated(const Json& job) {
-  return JField(JField(job, "metadata"), "annotations").contains(kAdmissionAnnotation);
+  return Member(Member(job, "metadata"), "annotations").contains(kAdmissionAnnotation);
 }
 // "Complete" or "Failed" when the Job has that condition True, else "".
 std::string Finish(const Json& job) {
-  const Json& conds = JField(JField(job, "status"), "conditions");
+  const Json& conds = Member(Member(job, "status"), "conditions");
   if (!conds.is_array()) return "";
   for (const auto& c : conds) {
     const std::string type = JStr(Json{{"c", c}}, "c", "type");
@@ -62,22 +58,22 @@ int64_t IntOr(const Json& v, int64_t dflt) {
 }
 // Kueue's podsCount: parallelism (default 1), capped by completions.
 int64_t PodsCount(const Json& job) {
-  const Json& spec = JField(job, "spec");
-  int64_t n = IntOr(JField(spec, "parallelism"), 1);
-  const Json& completions = JField(spec, "completions");
+  const Json& spec = Member(job, "spec");
+  int64_t n = IntOr(Member(spec, "parallelism"), 1);
+  const Json& completions = Member(spec, "completions");
   if (completions.is_number_integer()) n = std::min(n, completions.get<int64_t>());
   return std::max<int64_t>(0, n);
 }
 // The uid and name of the Job controlling a pod (ownerReferences, controller: true), if any.
 std::pair<std::string, std::string> OwnerJob(const Json& pod) {
-  const Json& refs = JField(JField(pod, "metadata"), "ownerReferences");
+  const Json& refs = Member(Member(pod, "metadata"), "ownerReferences");
   if (!refs.is_array()) return {};
   for (const auto& r : refs) {
-    const Json& controller = JField(r, "controller");
+    const Json& controller = Member(r, "controller");
     if (!controller.is_boolean() || !controller.get<bool>()) continue;
-    if (JField(r, "kind") != "Job" || JField(r, "apiVersion") != "batch/v1") continue;
-    const Json& uid = JField(r, "uid");
-    const Json& name = JField(r, "name");
+    if (Member(r, "kind") != "Job" || Member(r, "apiVersion") != "batch/v1") continue;
+    const Json& uid = Member(r, "uid");
+    const Json& name = Member(r, "name");
     if (uid.is_string() && name.is_string())
       return {uid.get<std::string>(), name.get<std::string>()};
   }
@@ -93,8 +89,8 @@ void AddDefaultTolerations(Json& spec) {
   for (const char* key : {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}) {
     bool has = false;
     for (const auto& t : tol) {
-      const Json& effect = JField(t, "effect");
-      if (JField(t, "key") == key && (effect.is_null() || effect == "" || effect == "NoExecute"))
+      const Json& effect = Member(t, "effect");
+      if (Member(t, "key") == key && (effect.is_null() || effect == "" || effect == "NoExecute"))
         has = true;
     }
     if (!has)
@@ -114,8 +110,8 @@ bool Live(const Json& pod) {
 namespace cj = controller_jobs;
 
 bool Controller::JobIsOurs(const Json& job) const {
-  const Json& tspec = cj::JField(cj::JField(cj::JField(job, "spec"), "template"), "spec");
-  return cj::JField(tspec, "schedulerName") == options_.scheduler_name &&
+  const Json& tspec = cj::Member(cj::Member(cj::Member(job, "spec"), "template"), "spec");
+  return cj::Member(tspec, "schedulerName") == options_.scheduler_name &&
          (cj::Suspended(job) || cj::Annotated(job));
 }
 
@@ -145,7 +141,7 @@ void Controller::ApplyJob(const Key& key, Millis now) {
     fresh.uid = uid;
     fresh.written_suspend = cj::Suspended(job);
     const Json& written =
-        cj::JField(cj::JField(cj::JField(job, "metadata"), "annotations"), kAdmissionAnnotation);
+        cj::Member(cj::Member(cj::Member(job, "metadata"), "annotations"), kAdmissionAnnotation);
     if (written.is_string()) {  // what an earlier process wrote
       fresh.wrote = true;
       fresh.written_message = written.get<std::string>();
@@ -191,14 +187,14 @@ void Controller::ApplyJob(const Key& key, Millis now) {
 
 void Controller::SubmitSlots(const Key& key, JobTrack& j, const Json& job,
                              std::vector<std::pair<Key, std::string>> pins, Millis now) {
-  const Json& tmpl = cj::JField(cj::JField(job, "spec"), "template");
+  const Json& tmpl = cj::Member(cj::Member(job, "spec"), "template");
   Json pod = {{"apiVersion", "v1"},
               {"kind", "Pod"},
               {"metadata", {{"name", key.second}, {"namespace", key.first}}},
-              {"spec", cj::JField(tmpl, "spec")}};
+              {"spec", cj::Member(tmpl, "spec")}};
   cj::AddDefaultTolerations(pod["spec"]);
   for (const char* f : {"labels", "annotations"})
-    if (cj::JField(cj::JField(tmpl, "metadata"), f).is_object())
+    if (cj::Member(cj::Member(tmpl, "metadata"), f).is_object())
       pod["metadata"][f] = tmpl["metadata"][f];
   if (pod["metadata"].contains("labels")) pod["metadata"]["labels"].erase(kPodGroupLabel);
   auto set = LoadObject("Pod", pod);
@@ -283,7 +279,7 @@ void Controller::ApplyJobPod(const Key& job, const Key& key, const Json& pod, Po
         }
     return;
   }
-  if (cj::JField(cj::JField(pod, "metadata"), "deletionTimestamp").is_null())
+  if (cj::Member(cj::Member(pod, "metadata"), "deletionTimestamp").is_null())
     j.waiting.insert(key);
   else
     j.waiting.erase(key);

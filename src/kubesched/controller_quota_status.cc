@@ -14,6 +14,7 @@
 // wrote it as used 0 while the namespace's own scheduler wrote what ran.)
 #include <set>
 
+#include "adapters/json/member.h"
 #include "core/resources.h"
 #include "kubesched/controller.h"
 #include "server/dashboard/quota_state.h"
@@ -48,31 +49,26 @@ Json Written(const Json& object) {
   return out;
 }
 
-const Json& Field(const Json& o, const char* a) {
-  static const Json kNull;
-  if (!o.is_object()) return kNull;
-  auto it = o.find(a);
-  return it == o.end() ? kNull : *it;
-}
+using json_member::Member;
 std::string SchedulerOf(const Json& pod_spec) {
-  const Json& s = Field(pod_spec, "schedulerName");
+  const Json& s = Member(pod_spec, "schedulerName");
   return s.is_string() ? s.get<std::string>() : "default-scheduler";
 }
 bool PodEnded(const Json& pod) {
-  const Json& phase = Field(Field(pod, "status"), "phase");
+  const Json& phase = Member(Member(pod, "status"), "phase");
   return phase == "Succeeded" || phase == "Failed";
 }
 bool JobEnded(const Json& job) {
-  const Json& conds = Field(Field(job, "status"), "conditions");
+  const Json& conds = Member(Member(job, "status"), "conditions");
   if (!conds.is_array()) return false;
   for (const auto& c : conds)
-    if ((Field(c, "type") == "Complete" || Field(c, "type") == "Failed") &&
-        Field(c, "status") == "True")
+    if ((Member(c, "type") == "Complete" || Member(c, "type") == "Failed") &&
+        Member(c, "status") == "True")
       return true;
   return false;
 }
 std::string NamespaceOf(const Json& o) {
-  const Json& ns = Field(Field(o, "metadata"), "namespace");
+  const Json& ns = Member(Member(o, "metadata"), "namespace");
   return ns.is_string() ? ns.get<std::string>() : "";
 }
 
@@ -83,12 +79,12 @@ std::set<std::string> Controller::ForeignNamespaces() const {
   std::set<std::string> out;
   if (auto pods = objects_.find("Pod"); pods != objects_.end())
     for (const auto& [key, pod] : pods->second)
-      if (!cq::PodEnded(pod) && cq::SchedulerOf(cq::Field(pod, "spec")) != options_.scheduler_name)
+      if (!cq::PodEnded(pod) && cq::SchedulerOf(cq::Member(pod, "spec")) != options_.scheduler_name)
         out.insert(key.first);
   if (auto jobs = objects_.find("Job"); jobs != objects_.end())
     for (const auto& [key, job] : jobs->second)
       if (!cq::JobEnded(job) &&
-          cq::SchedulerOf(cq::Field(cq::Field(cq::Field(job, "spec"), "template"), "spec")) !=
+          cq::SchedulerOf(cq::Member(cq::Member(cq::Member(job, "spec"), "template"), "spec")) !=
               options_.scheduler_name)
         out.insert(cq::NamespaceOf(job));
   return out;

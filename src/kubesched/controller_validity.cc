@@ -10,6 +10,7 @@
 // object has, so several schedulers write it once between them.
 #include <set>
 
+#include "adapters/json/member.h"
 #include "core/duration.h"
 #include "core/validation.h"
 #include "kubesched/controller.h"
@@ -18,12 +19,7 @@ namespace arbiter::kubesched {
 
 namespace controller_validity {
 
-const Json& Member(const Json& o, const char* a) {
-  static const Json kNull;
-  if (!o.is_object()) return kNull;
-  auto it = o.find(a);
-  return it == o.end() ? kNull : *it;
-}
+using json_member::Member;
 
 // "ns/name" as diagnostics name a namespaced object, "name" otherwise.
 std::string DiagnosticName(const std::pair<std::string, std::string>& key) {

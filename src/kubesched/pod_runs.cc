@@ -3,19 +3,17 @@
 #include <algorithm>
 #include <set>
 
+#include "adapters/json/member.h"
 #include "kubesched/controller.h"
 
 namespace arbiter::kubesched {
 
 namespace pod_runs {
 
-const Json& At(const Json& j, const char* key) {
-  static const Json kNull;
-  return j.is_object() && j.contains(key) ? j[key] : kNull;
-}
+using json_member::Member;
 
 std::string Text(const Json& j, const char* key) {
-  const Json& v = At(j, key);
+  const Json& v = Member(j, key);
   return v.is_string() ? v.get<std::string>() : std::string();
 }
 
@@ -28,11 +26,11 @@ std::optional<Millis> Time(const Json& j, const char* key) {
 
 // The latest finishedAt of the containers, when every container terminated.
 std::optional<Millis> FinishedAt(const Json& status) {
-  const Json& cs = At(status, "containerStatuses");
+  const Json& cs = Member(status, "containerStatuses");
   if (!cs.is_array() || cs.empty()) return std::nullopt;
   std::optional<Millis> last;
   for (const Json& c : cs) {
-    auto at = Time(At(At(c, "state"), "terminated"), "finishedAt");
+    auto at = Time(Member(Member(c, "state"), "terminated"), "finishedAt");
     if (!at) return std::nullopt;
     last = std::max(last.value_or(*at), *at);
   }
@@ -47,11 +45,11 @@ void PodRuns::End(Run& r, Millis at) {
 }
 
 void PodRuns::UpsertPod(const Json& pod, Millis now) {
-  using pod_runs::At;
+  using pod_runs::Member;
   using pod_runs::Text;
-  const Json& meta = At(pod, "metadata");
-  const Json& spec = At(pod, "spec");
-  const Json& status = At(pod, "status");
+  const Json& meta = Member(pod, "metadata");
+  const Json& spec = Member(pod, "spec");
+  const Json& status = Member(pod, "status");
   const std::string uid = Text(meta, "uid");
   if (uid.empty() || Text(spec, "schedulerName") != scheduler_name_) return;
   auto it = runs_.find(uid);
@@ -82,14 +80,14 @@ void PodRuns::UpsertPod(const Json& pod, Millis now) {
 
 void PodRuns::RemovePod(const Json& pod, Millis now) {
   UpsertPod(pod, now);  // its last state (a finish it carries)
-  auto it = runs_.find(pod_runs::Text(pod_runs::At(pod, "metadata"), "uid"));
+  auto it = runs_.find(pod_runs::Text(pod_runs::Member(pod, "metadata"), "uid"));
   if (it != runs_.end() && !it->second.ended) End(it->second, now);
 }
 
 void PodRuns::SyncedPods(const std::vector<Json>& pods, Millis now) {
   std::set<std::string> present;
   for (const Json& p : pods) {
-    present.insert(pod_runs::Text(pod_runs::At(p, "metadata"), "uid"));
+    present.insert(pod_runs::Text(pod_runs::Member(p, "metadata"), "uid"));
     UpsertPod(p, now);
   }
   for (auto& [uid, r] : runs_)  // gone while the watch was down
@@ -97,19 +95,19 @@ void PodRuns::SyncedPods(const std::vector<Json>& pods, Millis now) {
 }
 
 void PodRuns::UpsertNode(const Json& node) {
-  using pod_runs::At;
-  const Json& labels = At(At(node, "metadata"), "labels");
+  using pod_runs::Member;
+  const Json& labels = Member(Member(node, "metadata"), "labels");
   NodeGpu g;
   g.product = pod_runs::Text(labels, "nvidia.com/gpu.product");
   const std::string replicas = pod_runs::Text(labels, "nvidia.com/gpu.replicas");
   if (!replicas.empty() && replicas.size() < 10 &&
       std::all_of(replicas.begin(), replicas.end(), [](char c) { return c >= '0' && c <= '9'; }))
     g.replicas = std::max<int64_t>(1, std::stoll(replicas));
-  nodes_[pod_runs::Text(At(node, "metadata"), "name")] = g;
+  nodes_[pod_runs::Text(Member(node, "metadata"), "name")] = g;
 }
 
 void PodRuns::RemoveNode(const Json& node) {
-  nodes_.erase(pod_runs::Text(pod_runs::At(node, "metadata"), "name"));
+  nodes_.erase(pod_runs::Text(pod_runs::Member(node, "metadata"), "name"));
 }
 
 void PodRuns::SyncedNodes(const std::vector<Json>& nodes) {

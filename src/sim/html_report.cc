@@ -6,6 +6,7 @@
 #include <map>
 #include <vector>
 
+#include "adapters/json/member.h"
 #include "core/duration.h"
 #include "core/plural.h"
 #include "sim/report.h"
@@ -19,16 +20,11 @@ using nlohmann::json;
 using svg::Esc;
 using svg::Fmt;
 
-const json& Field(const json& j, const char* key) {
-  static const json kNull;
-  if (!j.is_object()) return kNull;
-  auto it = j.find(key);
-  return it == j.end() ? kNull : *it;
-}
+using json_member::Member;
 
 const json& Array(const json& j, const char* key) {
   static const json kEmpty = json::array();
-  const json& v = Field(j, key);
+  const json& v = Member(j, key);
   return v.is_array() ? v : kEmpty;
 }
 
@@ -94,11 +90,11 @@ std::string Card(const std::string& value, const std::string& label) {
 }
 
 std::string Header(const json& r) {
-  const json& pool = Field(r, "pool");
-  const json& sum = Field(r, "summary");
-  const json& phases = Field(sum, "phases");
-  std::string s = "<p>Pool: " + Esc(Str(Field(pool, "nodes"))) + " nodes";
-  const json& cap = Field(pool, "capacity");
+  const json& pool = Member(r, "pool");
+  const json& sum = Member(r, "summary");
+  const json& phases = Member(sum, "phases");
+  std::string s = "<p>Pool: " + Esc(Str(Member(pool, "nodes"))) + " nodes";
+  const json& cap = Member(pool, "capacity");
   if (cap.is_object() && !cap.empty()) {
     s += " (";
     bool first = true;
@@ -108,23 +104,23 @@ std::string Header(const json& r) {
     }
     s += ")";
   }
-  s += "<br>Placement: " + Esc(Str(Field(pool, "placement"))) +
-       ", preemption: " + Esc(Str(Field(pool, "preemption"))) + "<br>Simulated until " +
-       Esc(TimeText(Field(r, "endTime"))) + " of virtual time</p>\n<div class=\"cards\">\n";
+  s += "<br>Placement: " + Esc(Str(Member(pool, "placement"))) +
+       ", preemption: " + Esc(Str(Member(pool, "preemption"))) + "<br>Simulated until " +
+       Esc(TimeText(Member(r, "endTime"))) + " of virtual time</p>\n<div class=\"cards\">\n";
   s += Card(std::to_string(Array(r, "workloads").size()),
             Array(r, "workloads").size() == 1 ? "workload" : "workloads");
   for (const char* p : {"Succeeded", "Running", "Pending", "Preempted", "Rejected"})
-    s += Card(Str(Field(phases, p)),
+    s += Card(Str(Member(phases, p)),
               std::string(p) == "Preempted" ? "cancelled after preemption" : p);
-  const json& util = Field(sum, "utilisation");
+  const json& util = Member(sum, "utilisation");
   if (util.is_object())
     for (auto it = util.begin(); it != util.end(); ++it)
       s += Card(Percent(it.value()), it.key() + " utilisation");
-  s += Card(Str(Field(sum, "preemptions")), "preemptions");
-  s += Card(Str(Field(sum, "reclaims")), "quota reclaims");
+  s += Card(Str(Member(sum, "preemptions")), "preemptions");
+  s += Card(Str(Member(sum, "reclaims")), "quota reclaims");
   // Victims that were cancelled are the "cancelled after preemption" phase card above: not again.
-  s += Card(Str(Field(sum, "requeued")), "requeued after preemption");
-  s += Card(Str(Field(sum, "gpuSecondsLostToPreemption")), "GPU-seconds lost to preemption");
+  s += Card(Str(Member(sum, "requeued")), "requeued after preemption");
+  s += Card(Str(Member(sum, "gpuSecondsLostToPreemption")), "GPU-seconds lost to preemption");
   s += "</div>\n";
   return s;
 }
@@ -135,18 +131,18 @@ std::string AllocationCharts(const json& r, double horizon_s) {
     return "<p class=\"note\">This report has no <code>timeline</code>: allocation over time is "
            "not shown.</p>\n";
   const TimeAxis ta = AxisFor(horizon_s);
-  const json& util = Field(Field(r, "summary"), "utilisation");
+  const json& util = Member(Member(r, "summary"), "utilisation");
   std::vector<svg::Series> share;
   std::vector<std::string> resources;
   for (const auto& p : tl) {
-    const json& a = Field(p, "allocated");
+    const json& a = Member(p, "allocated");
     if (!a.is_object()) continue;
     for (auto it = a.begin(); it != a.end(); ++it)
       if (std::find(resources.begin(), resources.end(), it.key()) == resources.end())
         resources.push_back(it.key());
   }
   for (const auto& res : resources) {
-    const json& u = Field(util, res.c_str());
+    const json& u = Member(util, res.c_str());
     const std::string name = res == "nvidia.com/gpu" ? "GPU" : res;
     share.push_back({name + (u.is_null() ? "" : " (mean " + Percent(u) + ")"), {}});
   }
@@ -154,14 +150,14 @@ std::string AllocationCharts(const json& r, double horizon_s) {
   double peak_share = 0, peak_count = 0;
   for (size_t i : Sample(tl.size(), 3000)) {
     const json& p = tl[i];
-    const double x = Num(Field(p, "time")) / ta.unit.seconds;
-    const json& a = Field(p, "allocated");
+    const double x = Num(Member(p, "time")) / ta.unit.seconds;
+    const json& a = Member(p, "allocated");
     for (size_t k = 0; k < resources.size(); ++k) {
-      const double y = Num(Field(a, resources[k].c_str()));
+      const double y = Num(Member(a, resources[k].c_str()));
       peak_share = std::max(peak_share, y);
       StepTo(share[k], x, y);
     }
-    const double pe = Num(Field(p, "pending")), ru = Num(Field(p, "running"));
+    const double pe = Num(Member(p, "pending")), ru = Num(Member(p, "running"));
     peak_count = std::max({peak_count, pe, ru});
     StepTo(pending, x, pe);
     StepTo(running, x, ru);
@@ -187,21 +183,21 @@ std::string AllocationCharts(const json& r, double horizon_s) {
 }
 
 std::string PendingByTierChart(const json& r) {
-  const json& tiers = Array(Field(r, "summary"), "pendingByTier");
+  const json& tiers = Array(Member(r, "summary"), "pendingByTier");
   if (tiers.empty()) return "<p class=\"note\">No workloads were admitted.</p>\n";
   double peak = 0;
   for (const auto& t : tiers)
     peak =
-        std::max({peak, Num(Field(t, "pendingSecondsMax")), Num(Field(t, "pendingSecondsMean"))});
+        std::max({peak, Num(Member(t, "pendingSecondsMax")), Num(Member(t, "pendingSecondsMean"))});
   const TimeUnit u = UnitFor(peak);
   std::vector<svg::BarGroup> groups;
   for (const auto& t : tiers) {
-    const double mean = Num(Field(t, "pendingSecondsMean")),
-                 max = Num(Field(t, "pendingSecondsMax"));
+    const double mean = Num(Member(t, "pendingSecondsMean")),
+                 max = Num(Member(t, "pendingSecondsMax"));
     // Labels rounded as the terminal summary rounds them (report.h), from the exact total.
-    const Millis total_ms = std::llround(Num(Field(t, "pendingSecondsTotal")) * 1000);
-    const int64_t n = static_cast<int64_t>(Num(Field(t, "workloads")));
-    groups.push_back({Str(Field(t, "priority")) + " (" + Str(Field(t, "workloads")) + ")",
+    const Millis total_ms = std::llround(Num(Member(t, "pendingSecondsTotal")) * 1000);
+    const int64_t n = static_cast<int64_t>(Num(Member(t, "workloads")));
+    groups.push_back({Str(Member(t, "priority")) + " (" + Str(Member(t, "workloads")) + ")",
                       {mean / u.seconds, max / u.seconds},
                       {FormatDuration(MeanToSecond(total_ms, n)),
                        FormatDuration(RoundToSecond(std::llround(max * 1000)))}});
@@ -214,7 +210,7 @@ std::string PreemptionChart(const json& r, double horizon_s) {
   std::vector<double> preempted, reclaimed;
   size_t total = 0;
   for (const auto& ev : Array(r, "events")) {
-    const std::string type = Str(Field(ev, "type"));
+    const std::string type = Str(Member(ev, "type"));
     if (type == "Preempted" || type == "Reclaimed") ++total;
   }
   if (total == 0) return "<p class=\"note\">No preemptions or quota reclaims in this run.</p>\n";
@@ -225,9 +221,9 @@ std::string PreemptionChart(const json& r, double horizon_s) {
   preempted.assign(n, 0);
   reclaimed.assign(n, 0);
   for (const auto& ev : Array(r, "events")) {
-    const std::string type = Str(Field(ev, "type"));
+    const std::string type = Str(Member(ev, "type"));
     if (type != "Preempted" && type != "Reclaimed") continue;
-    const double x = Num(Field(ev, "time")) / u.seconds;
+    const double x = Num(Member(ev, "time")) / u.seconds;
     const size_t b = std::min(n - 1, static_cast<size_t>(std::max(0.0, std::floor(x / bin))));
     (type == "Preempted" ? preempted : reclaimed)[b] += 1;
   }
@@ -255,7 +251,7 @@ std::string CostSection(const json& r) {
   std::string currency;
   std::vector<svg::HBarRow> rows;
   bool any_idle_share = false;
-  for (const auto& i : inv) any_idle_share |= !Field(i, "idleShareTotal").is_null();
+  for (const auto& i : inv) any_idle_share |= !Member(i, "idleShareTotal").is_null();
   // Every column of the invoice totals: total = request or usage track (by mode) + credits
   // (+ the share of idle cost when the PriceBook spreads it).
   std::string table =
@@ -265,26 +261,26 @@ std::string CostSection(const json& r) {
   std::string idle_rows;
   auto money = [](const json& v) { return v.is_null() ? std::string("-") : Esc(Str(v)); };
   for (const auto& i : inv) {
-    if (currency.empty()) currency = Str(Field(i, "currency"));
-    const json& rt = Field(i, "requestTotal");
-    const json& ut = Field(i, "usageTotal");
-    const bool idle = Str(Field(i, "namespace")) == kIdleNamespace;
+    if (currency.empty()) currency = Str(Member(i, "currency"));
+    const json& rt = Member(i, "requestTotal");
+    const json& ut = Member(i, "usageTotal");
+    const bool idle = Str(Member(i, "namespace")) == kIdleNamespace;
     const std::string share =
-        any_idle_share ? "<td class=\"n\">" + money(Field(i, "idleShareTotal")) + "</td>" : "";
+        any_idle_share ? "<td class=\"n\">" + money(Member(i, "idleShareTotal")) + "</td>" : "";
     if (idle) {  // no usage track: nobody used it
       rows.push_back({kIdleLabel, {Num(rt)}, {Str(rt)}, /*muted=*/true});
       idle_rows += "<tr class=\"idle\"><td>" + std::string(kIdleLabel) + "</td><td>" +
-                   Esc(Str(Field(i, "currency"))) + "</td><td class=\"n\">" + Esc(Str(rt)) +
+                   Esc(Str(Member(i, "currency"))) + "</td><td class=\"n\">" + Esc(Str(rt)) +
                    "</td><td class=\"n\">-</td><td class=\"n\">-</td>" + share +
-                   "<td class=\"n\">" + Esc(Str(Field(i, "total"))) + "</td></tr>\n";
+                   "<td class=\"n\">" + Esc(Str(Member(i, "total"))) + "</td></tr>\n";
       continue;
     }
-    rows.push_back({Str(Field(i, "namespace")), {Num(rt), Num(ut)}, {Str(rt), Str(ut)}, false});
-    table += "<tr><td class=\"w\">" + Esc(Str(Field(i, "namespace"))) + "</td><td>" +
-             Esc(Str(Field(i, "currency"))) + "</td><td class=\"n\">" + Esc(Str(rt)) +
+    rows.push_back({Str(Member(i, "namespace")), {Num(rt), Num(ut)}, {Str(rt), Str(ut)}, false});
+    table += "<tr><td class=\"w\">" + Esc(Str(Member(i, "namespace"))) + "</td><td>" +
+             Esc(Str(Member(i, "currency"))) + "</td><td class=\"n\">" + Esc(Str(rt)) +
              "</td><td class=\"n\">" + Esc(Str(ut)) + "</td><td class=\"n\">" +
-             money(Field(i, "creditTotal")) + "</td>" + share + "<td class=\"n\">" +
-             Esc(Str(Field(i, "total"))) + "</td></tr>\n";
+             money(Member(i, "creditTotal")) + "</td>" + share + "<td class=\"n\">" +
+             Esc(Str(Member(i, "total"))) + "</td></tr>\n";
   }
   table += idle_rows + "</table>\n";
   std::string note;
@@ -313,16 +309,16 @@ std::string WorkloadTable(const json& r, size_t limit) {
        "<th>pending</th><th>preemptions</th><th>last reason (why it waits, or waited)</th></tr>\n";
   for (size_t i = 0; i < ws.size() && i < limit; ++i) {
     const json& w = ws[i];
-    const std::string phase = Str(Field(w, "phase"));
-    const json& node = Field(w, "node");
-    const json& pend = Field(w, "pendingSeconds");
-    s += "<tr><td class=\"w\">" + Esc(Str(Field(w, "name"))) + "</td><td class=\"n\">" +
-         Esc(Str(Field(w, "priority"))) + "</td><td class=\"" + Esc(phase) + "\">" + Esc(phase) +
+    const std::string phase = Str(Member(w, "phase"));
+    const json& node = Member(w, "node");
+    const json& pend = Member(w, "pendingSeconds");
+    s += "<tr><td class=\"w\">" + Esc(Str(Member(w, "name"))) + "</td><td class=\"n\">" +
+         Esc(Str(Member(w, "priority"))) + "</td><td class=\"" + Esc(phase) + "\">" + Esc(phase) +
          "</td><td class=\"w\">" + Esc(node.is_null() ? "-" : Str(node)) + "</td><td class=\"n\">" +
-         Esc(TimeText(Field(w, "startTime"))) + "</td><td class=\"n\">" +
-         Esc(TimeText(Field(w, "finishTime"))) + "</td><td class=\"n\">" +
+         Esc(TimeText(Member(w, "startTime"))) + "</td><td class=\"n\">" +
+         Esc(TimeText(Member(w, "finishTime"))) + "</td><td class=\"n\">" +
          Esc(pend.is_null() ? "-" : TimeText(pend)) + "</td><td class=\"n\">" +
-         Esc(Str(Field(w, "preemptions"))) + "</td><td>" + Esc(Str(Field(w, "message"))) +
+         Esc(Str(Member(w, "preemptions"))) + "</td><td>" + Esc(Str(Member(w, "message"))) +
          "</td></tr>\n";
   }
   s += "</table>\n";
@@ -342,11 +338,11 @@ std::string EventTable(const json& r, size_t limit) {
        "<th>message</th></tr>\n";
   for (size_t i = 0; i < evs.size() && i < limit; ++i) {
     const json& e = evs[i];
-    s += "<tr><td class=\"n\">" + Esc(TimeText(Field(e, "time"))) + "</td><td>" +
-         Esc(Str(Field(e, "type"))) + "</td><td class=\"w\">" + Esc(Str(Field(e, "workload"))) +
-         "</td><td class=\"w\">" + Esc(Str(Field(e, "node"))) + "</td><td class=\"w\">" +
-         Esc(Str(Field(e, "by"))) + "</td><td>" + Esc(Str(Field(e, "reason"))) + "</td><td>" +
-         Esc(Str(Field(e, "message"))) + "</td></tr>\n";
+    s += "<tr><td class=\"n\">" + Esc(TimeText(Member(e, "time"))) + "</td><td>" +
+         Esc(Str(Member(e, "type"))) + "</td><td class=\"w\">" + Esc(Str(Member(e, "workload"))) +
+         "</td><td class=\"w\">" + Esc(Str(Member(e, "node"))) + "</td><td class=\"w\">" +
+         Esc(Str(Member(e, "by"))) + "</td><td>" + Esc(Str(Member(e, "reason"))) + "</td><td>" +
+         Esc(Str(Member(e, "message"))) + "</td></tr>\n";
   }
   s += "</table>\n";
   return s;
@@ -355,16 +351,16 @@ std::string EventTable(const json& r, size_t limit) {
 }  // namespace
 
 std::string SimulationHtml(const json& report, const HtmlReportOptions& options) {
-  double horizon = Num(Field(report, "endTime"));
+  double horizon = Num(Member(report, "endTime"));
   const json& tl = Array(report, "timeline");
-  if (!tl.empty()) horizon = std::max(horizon, Num(Field(tl.back(), "time")));
+  if (!tl.empty()) horizon = std::max(horizon, Num(Member(tl.back(), "time")));
   const std::string title = Esc(options.title);
   std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
                   title + "</title>\n<style>" + kStyle + "</style></head>\n<body>\n<h1>" + title +
                   "</h1>\n" + options.preamble_html;
-  if (Str(Field(report, "kind")) != "SimulationReport")
+  if (Str(Member(report, "kind")) != "SimulationReport")
     s += "<p class=\"note\">This JSON is not a SimulationReport (kind: " +
-         Esc(Str(Field(report, "kind"))) + "); what it has is shown below.</p>\n";
+         Esc(Str(Member(report, "kind"))) + "); what it has is shown below.</p>\n";
   s += Header(report);
   s += "<h2>Allocation over time</h2>\n" + AllocationCharts(report, horizon);
   s += "<h2>Pending time per priority tier</h2>\n" + PendingByTierChart(report);

@@ -393,6 +393,111 @@ TEST(KubeschedController, ElasticQuotaFlavorsComeFromTheClusterResourceFlavors) 
             (std::map<std::string, std::string>{{"team-a/q", "a100-1"}}));
 }
 
+// A PodGroup's arrival wakes the pods that wait for it, by namespace and name (Propagate's
+// index): not a pod of another namespace waiting for a group of the same name, nor a waiting pod
+// deleted meanwhile, nor a pod whose label moved to another group.
+TEST(KubeschedController, PodGroupArrivalWakesExactlyItsWaitingPods) {
+  auto in = [](Json pod, const std::string& ns) {
+    pod["metadata"]["namespace"] = ns;
+    return pod;
+  };
+  auto group_in = [](const std::string& name, const std::string& ns) {
+    Json g = PodGroupJson(name, 1);
+    g["metadata"]["namespace"] = ns;
+    return g;
+  };
+  Controller c({});
+  SyncAll(c, {NodeJson("n1", 8)},
+          {MemberJson("a-0", "g", 2), in(MemberJson("b-0", "g", 2), "team-b"),
+           MemberJson("gone", "g", 2), MemberJson("moved", "g", 2)});
+  c.Synced("PodGroup", {});
+  c.Synced("ResourceFlavor", {});
+  std::vector<Action> a = c.Step(kT0);
+  for (const auto& l : c.TakeLog()) ADD_FAILURE() << l;
+  EXPECT_TRUE(Binds(a).empty());
+  const auto st = Statuses(a);
+  EXPECT_EQ(st.at("team-b/b-0"),
+            "waiting for PodGroup team-b/g (the pod's label scheduling.x-k8s.io/pod-group), "
+            "which does not exist");
+  for (const auto& x : a) c.Done(x, ActionResult{200, "", ""}, kT0);
+  // One waiting pod is deleted, another now waits for group h.
+  c.Remove("Pod", MemberJson("gone", "g", 2));
+  c.Upsert("Pod", MemberJson("moved", "h", 2));
+  a = c.Step(kT0 + 1000);
+  EXPECT_TRUE(Binds(a).empty());
+  for (const auto& x : a) c.Done(x, ActionResult{200, "", ""}, kT0 + 1000);
+  // team-a's group g arrives: a-0 only.
+  c.Upsert("PodGroup", group_in("g", "team-a"));
+  a = c.Step(kT0 + 2000);
+  for (const auto& l : c.TakeLog()) ADD_FAILURE() << l;
+  EXPECT_EQ(Binds(a), (std::map<std::string, std::string>{{"team-a/a-0", "n1"}}));
+  for (const auto& x : a) c.Done(x, ActionResult{201, "", ""}, kT0 + 2000);
+  EXPECT_FALSE(c.engine().Find("team-a", "gone").has_value());
+  // Then team-b's g and team-a's h: each wakes its own pod.
+  c.Upsert("PodGroup", group_in("g", "team-b"));
+  c.Upsert("PodGroup", group_in("h", "team-a"));
+  a = c.Step(kT0 + 3000);
+  EXPECT_EQ(Binds(a),
+            (std::map<std::string, std::string>{{"team-a/moved", "n1"}, {"team-b/b-0", "n1"}}));
+}
+
+// ElasticQuotas applied in one step share the ResourceFlavors loaded once for that step; a flavor
+// changed before the next step is loaded again there.
+TEST(KubeschedController, ElasticQuotasOfOneStepTakeTheFlavorsOfThatStep) {
+  auto labelled = [](const std::string& name, const std::string& product) {
+    Json n = NodeJson(name, 8);
+    n["metadata"]["labels"]["nvidia.com/gpu.product"] = product;
+    return n;
+  };
+  auto flavor = [](const std::string& name, const std::string& product) {
+    return Json{{"apiVersion", "arbiter.dev/v1alpha1"},
+                {"kind", "ResourceFlavor"},
+                {"metadata", {{"name", name}, {"uid", "rf-" + name}, {"resourceVersion", "5"}}},
+                {"spec", {{"nodeLabels", {{"nvidia.com/gpu.product", product}}}}}};
+  };
+  auto quota = [](const std::string& ns, const std::string& flavor_name) {
+    return Json{{"apiVersion", "arbiter.dev/v1alpha1"},
+                {"kind", "ElasticQuota"},
+                {"metadata", {{"name", "q"}, {"namespace", ns}, {"uid", "eq-" + ns}}},
+                {"spec",
+                 {{"flavors",
+                   Json::array({{{"name", flavor_name}, {"min", {{"nvidia.com/gpu", "16"}}}}})}}}};
+  };
+  auto pod_in = [](const std::string& name, const std::string& ns) {
+    Json p = PodJson(name, 4);
+    p["metadata"]["namespace"] = ns;
+    return p;
+  };
+  Controller c({});
+  SyncAll(c, {labelled("a100-1", "A100"), labelled("h100-1", "H100"), labelled("l4-1", "L4")},
+          {pod_in("p", "team-a"), pod_in("p", "team-b")});
+  c.Synced("ElasticQuota", {quota("team-a", "fast"), quota("team-b", "slow")});
+  c.Synced("ResourceFlavor", {flavor("fast", "H100"), flavor("slow", "A100")});
+  c.Synced("PodGroup", {});
+  std::vector<Action> a = c.Step(kT0);
+  for (const auto& l : c.TakeLog()) ADD_FAILURE() << l;
+  EXPECT_EQ(Binds(a),
+            (std::map<std::string, std::string>{{"team-a/p", "h100-1"}, {"team-b/p", "a100-1"}}));
+  for (const auto& x : a) c.Done(x, ActionResult{201, "", ""}, kT0);
+  // Both flavors move in one step: both quotas follow.
+  c.Upsert("ResourceFlavor", flavor("fast", "L4"));
+  c.Upsert("ResourceFlavor", flavor("slow", "H100"));
+  c.Upsert("Pod", pod_in("q", "team-a"));
+  c.Upsert("Pod", pod_in("q", "team-b"));
+  a = c.Step(kT0 + 1000);
+  EXPECT_EQ(Binds(a),
+            (std::map<std::string, std::string>{{"team-a/q", "l4-1"}, {"team-b/q", "h100-1"}}));
+  for (const auto& x : a) c.Done(x, ActionResult{201, "", ""}, kT0 + 1000);
+  // A quota changed alone (its flavor renamed) in a later step loads the flavors of that step.
+  c.Upsert("ResourceFlavor", flavor("fast", "A100"));
+  a = c.Step(kT0 + 2000);
+  for (const auto& x : a) c.Done(x, ActionResult{201, "", ""}, kT0 + 2000);
+  c.Upsert("ElasticQuota", quota("team-b", "fast"));
+  c.Upsert("Pod", pod_in("r", "team-b"));
+  EXPECT_EQ(Binds(c.Step(kT0 + 3000)),
+            (std::map<std::string, std::string>{{"team-b/r", "a100-1"}}));
+}
+
 }  // namespace controller_test
 }  // namespace arbiter::kubesched
 

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "adapters/json/member.h"
 #include "adapters/kube/status.h"
 
 namespace arbiter::kube {
@@ -418,10 +419,7 @@ bool LabelSelector::Matches(const json& labels) const {
 }
 
 bool LabelSelector::MatchesObject(const json& object) const {
-  static const json kNone;
-  if (!object.is_object() || !object.contains("metadata")) return Matches(kNone);
-  const json& m = object["metadata"];
-  return Matches(m.is_object() && m.contains("labels") ? m["labels"] : kNone);
+  return Matches(json_member::MemberAt(object, {"metadata", "labels"}));
 }
 
 Result<LabelSelector> ParseLabelSelector(std::string_view text) { return Parser(text).Parse(); }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "adapters/json/member.h"
 #include "adapters/kube/status.h"
 #include "core/quantity.h"
 
@@ -26,17 +27,7 @@ Column Str(std::string name, std::string doc, int priority = 0) {
   return {std::move(name), "string", "", std::move(doc), priority};
 }
 
-const json& At(const json& j, std::initializer_list<const char*> path) {
-  static const json kNull;
-  const json* cur = &j;
-  for (const char* k : path) {
-    if (!cur->is_object()) return kNull;
-    auto it = cur->find(k);
-    if (it == cur->end()) return kNull;
-    cur = &*it;
-  }
-  return *cur;
-}
+using json_member::MemberAt;
 
 std::string S(const json& v, std::string_view fallback = "") {
   if (v.is_string()) return v.get<std::string>();
@@ -57,7 +48,7 @@ std::string Since(const json& timestamp, Millis now) {
 }
 
 std::string Age(const json& obj, Millis now) {
-  return Since(At(obj, {"metadata", "creationTimestamp"}), now);
+  return Since(MemberAt(obj, {"metadata", "creationTimestamp"}), now);
 }
 
 // "nvidia.com/gpu: 12, cpu: 4": a resource map, sorted by name.
@@ -98,23 +89,24 @@ std::string Borrowed(const json& used, const json& min) {
 // ---------------------------------------------------------------- pods
 
 std::string PodStatus(const json& pod) {
-  std::string reason = S(At(pod, {"status", "phase"}), "Pending");
-  if (!S(At(pod, {"status", "reason"})).empty()) reason = S(At(pod, {"status", "reason"}));
+  std::string reason = S(MemberAt(pod, {"status", "phase"}), "Pending");
+  if (!S(MemberAt(pod, {"status", "reason"})).empty())
+    reason = S(MemberAt(pod, {"status", "reason"}));
   bool has_running = false;
-  const json& cs = At(pod, {"status", "containerStatuses"});
+  const json& cs = MemberAt(pod, {"status", "containerStatuses"});
   if (cs.is_array()) {
     for (auto it = cs.rbegin(); it != cs.rend(); ++it) {
-      const json& st = At(*it, {"state"});
-      if (!S(At(st, {"waiting", "reason"})).empty()) {
-        reason = S(At(st, {"waiting", "reason"}));
-      } else if (!S(At(st, {"terminated", "reason"})).empty()) {
-        reason = S(At(st, {"terminated", "reason"}));
-      } else if (At(st, {"terminated"}).is_object()) {
-        const json& t = At(st, {"terminated"});
-        reason = At(t, {"signal"}).is_number() && At(t, {"signal"}) != 0
-                     ? "Signal:" + S(At(t, {"signal"}))
-                     : "ExitCode:" + S(At(t, {"exitCode"}), "0");
-      } else if (At(*it, {"ready"}) == true && At(st, {"running"}).is_object()) {
+      const json& st = MemberAt(*it, {"state"});
+      if (!S(MemberAt(st, {"waiting", "reason"})).empty()) {
+        reason = S(MemberAt(st, {"waiting", "reason"}));
+      } else if (!S(MemberAt(st, {"terminated", "reason"})).empty()) {
+        reason = S(MemberAt(st, {"terminated", "reason"}));
+      } else if (MemberAt(st, {"terminated"}).is_object()) {
+        const json& t = MemberAt(st, {"terminated"});
+        reason = MemberAt(t, {"signal"}).is_number() && MemberAt(t, {"signal"}) != 0
+                     ? "Signal:" + S(MemberAt(t, {"signal"}))
+                     : "ExitCode:" + S(MemberAt(t, {"exitCode"}), "0");
+      } else if (MemberAt(*it, {"ready"}) == true && MemberAt(st, {"running"}).is_object()) {
         has_running = true;
       }
     }
@@ -122,73 +114,75 @@ std::string PodStatus(const json& pod) {
   if (reason == "Completed" && has_running) reason = "Running";
   // Not scheduled yet: why it waits (the PodScheduled=False reason) says more than any container
   // state the pod may carry (ContainerCreating).
-  if (S(At(pod, {"status", "phase"}), "Pending") == "Pending" &&
-      S(At(pod, {"spec", "nodeName"})).empty()) {
-    const json& conds = At(pod, {"status", "conditions"});
+  if (S(MemberAt(pod, {"status", "phase"}), "Pending") == "Pending" &&
+      S(MemberAt(pod, {"spec", "nodeName"})).empty()) {
+    const json& conds = MemberAt(pod, {"status", "conditions"});
     if (conds.is_array())
       for (const auto& c : conds)
-        if (S(At(c, {"type"})) == "PodScheduled" && S(At(c, {"status"})) == "False" &&
-            !S(At(c, {"reason"})).empty())
-          reason = S(At(c, {"reason"}));
+        if (S(MemberAt(c, {"type"})) == "PodScheduled" && S(MemberAt(c, {"status"})) == "False" &&
+            !S(MemberAt(c, {"reason"})).empty())
+          reason = S(MemberAt(c, {"reason"}));
   }
-  if (At(pod, {"metadata", "deletionTimestamp"}).is_string()) reason = "Terminating";
+  if (MemberAt(pod, {"metadata", "deletionTimestamp"}).is_string()) reason = "Terminating";
   return reason;
 }
 
 json PodCells(const json& pod, Millis now) {
-  const json& containers = At(pod, {"spec", "containers"});
+  const json& containers = MemberAt(pod, {"spec", "containers"});
   const size_t total = containers.is_array() ? containers.size() : 0;
   size_t ready = 0;
   int64_t restarts = 0;
-  const json& cs = At(pod, {"status", "containerStatuses"});
+  const json& cs = MemberAt(pod, {"status", "containerStatuses"});
   if (cs.is_array()) {
     for (const auto& c : cs) {
-      if (At(c, {"ready"}) == true) ++ready;
-      if (At(c, {"restartCount"}).is_number_integer())
-        restarts += At(c, {"restartCount"}).get<int64_t>();
+      if (MemberAt(c, {"ready"}) == true) ++ready;
+      if (MemberAt(c, {"restartCount"}).is_number_integer())
+        restarts += MemberAt(c, {"restartCount"}).get<int64_t>();
     }
-  } else if (S(At(pod, {"status", "phase"})) == "Running") {
+  } else if (S(MemberAt(pod, {"status", "phase"})) == "Running") {
     // A virtual pod without container statuses: ready when its Ready condition is.
-    const json& conds = At(pod, {"status", "conditions"});
+    const json& conds = MemberAt(pod, {"status", "conditions"});
     if (conds.is_array())
       for (const auto& c : conds)
-        if (S(At(c, {"type"})) == "Ready" && S(At(c, {"status"})) == "True") ready = total;
+        if (S(MemberAt(c, {"type"})) == "Ready" && S(MemberAt(c, {"status"})) == "True")
+          ready = total;
   }
   std::string gates = "<none>";
-  const json& rg = At(pod, {"spec", "readinessGates"});
+  const json& rg = MemberAt(pod, {"spec", "readinessGates"});
   if (rg.is_array() && !rg.empty()) {
     size_t ok = 0;
-    const json& conds = At(pod, {"status", "conditions"});
+    const json& conds = MemberAt(pod, {"status", "conditions"});
     for (const auto& g : rg)
       if (conds.is_array())
         for (const auto& c : conds)
-          if (S(At(c, {"type"})) == S(At(g, {"conditionType"})) && S(At(c, {"status"})) == "True")
+          if (S(MemberAt(c, {"type"})) == S(MemberAt(g, {"conditionType"})) &&
+              S(MemberAt(c, {"status"})) == "True")
             ++ok;
     gates = std::to_string(ok) + "/" + std::to_string(rg.size());
   }
-  return json::array({S(At(pod, {"metadata", "name"})),
-                      std::to_string(ready) + "/" + std::to_string(total), PodStatus(pod),
-                      std::to_string(restarts), Age(pod, now), OrNone(At(pod, {"status", "podIP"})),
-                      OrNone(At(pod, {"spec", "nodeName"})),
-                      OrNone(At(pod, {"status", "nominatedNodeName"})), gates});
+  return json::array(
+      {S(MemberAt(pod, {"metadata", "name"})), std::to_string(ready) + "/" + std::to_string(total),
+       PodStatus(pod), std::to_string(restarts), Age(pod, now),
+       OrNone(MemberAt(pod, {"status", "podIP"})), OrNone(MemberAt(pod, {"spec", "nodeName"})),
+       OrNone(MemberAt(pod, {"status", "nominatedNodeName"})), gates});
 }
 
 // ---------------------------------------------------------------- nodes
 
 json NodeCells(const json& node, Millis now) {
   std::string status = "Ready";
-  const json& conds = At(node, {"status", "conditions"});
+  const json& conds = MemberAt(node, {"status", "conditions"});
   if (conds.is_array() && !conds.empty()) {
     status = "Unknown";
     for (const auto& c : conds)
-      if (S(At(c, {"type"})) == "Ready")
-        status = S(At(c, {"status"})) == "True"    ? "Ready"
-                 : S(At(c, {"status"})) == "False" ? "NotReady"
-                                                   : "Unknown";
+      if (S(MemberAt(c, {"type"})) == "Ready")
+        status = S(MemberAt(c, {"status"})) == "True"    ? "Ready"
+                 : S(MemberAt(c, {"status"})) == "False" ? "NotReady"
+                                                         : "Unknown";
   }
-  if (At(node, {"spec", "unschedulable"}) == true) status += ",SchedulingDisabled";
+  if (MemberAt(node, {"spec", "unschedulable"}) == true) status += ",SchedulingDisabled";
   std::vector<std::string> roles;
-  const json& labels = At(node, {"metadata", "labels"});
+  const json& labels = MemberAt(node, {"metadata", "labels"});
   if (labels.is_object())
     for (auto it = labels.begin(); it != labels.end(); ++it) {
       const std::string& k = it.key();
@@ -201,30 +195,30 @@ json NodeCells(const json& node, Millis now) {
   std::string role_text;
   for (const auto& r : roles) role_text += (role_text.empty() ? "" : ",") + r;
   std::string internal = "<none>", external = "<none>";
-  const json& addrs = At(node, {"status", "addresses"});
+  const json& addrs = MemberAt(node, {"status", "addresses"});
   if (addrs.is_array())
     for (const auto& a : addrs) {
-      if (S(At(a, {"type"})) == "InternalIP" && internal == "<none>")
-        internal = S(At(a, {"address"}));
-      if (S(At(a, {"type"})) == "ExternalIP" && external == "<none>")
-        external = S(At(a, {"address"}));
+      if (S(MemberAt(a, {"type"})) == "InternalIP" && internal == "<none>")
+        internal = S(MemberAt(a, {"address"}));
+      if (S(MemberAt(a, {"type"})) == "ExternalIP" && external == "<none>")
+        external = S(MemberAt(a, {"address"}));
     }
-  const json& info = At(node, {"status", "nodeInfo"});
-  std::string gpu = S(At(node, {"status", "capacity", "nvidia.com/gpu"}));
-  return json::array({S(At(node, {"metadata", "name"})), status,
-                      role_text.empty() ? "<none>" : role_text, Age(node, now),
-                      S(At(info, {"kubeletVersion"})), internal, external,
-                      OrNone(At(info, {"osImage"})), OrNone(At(info, {"kernelVersion"})),
-                      OrNone(At(info, {"containerRuntimeVersion"})), gpu.empty() ? "0" : gpu,
-                      OrNone(At(labels, {"nvidia.com/gpu.product"}))});
+  const json& info = MemberAt(node, {"status", "nodeInfo"});
+  std::string gpu = S(MemberAt(node, {"status", "capacity", "nvidia.com/gpu"}));
+  return json::array(
+      {S(MemberAt(node, {"metadata", "name"})), status, role_text.empty() ? "<none>" : role_text,
+       Age(node, now), S(MemberAt(info, {"kubeletVersion"})), internal, external,
+       OrNone(MemberAt(info, {"osImage"})), OrNone(MemberAt(info, {"kernelVersion"})),
+       OrNone(MemberAt(info, {"containerRuntimeVersion"})), gpu.empty() ? "0" : gpu,
+       OrNone(MemberAt(labels, {"nvidia.com/gpu.product"}))});
 }
 
 // ---------------------------------------------------------------- quotas
 
 json QuotaCells(const json& q, Millis now) {
-  const json& hard =
-      At(q, {"status", "hard"}).is_object() ? At(q, {"status", "hard"}) : At(q, {"spec", "hard"});
-  const json& used = At(q, {"status", "used"});
+  const json& hard = MemberAt(q, {"status", "hard"}).is_object() ? MemberAt(q, {"status", "hard"})
+                                                                 : MemberAt(q, {"spec", "hard"});
+  const json& used = MemberAt(q, {"status", "used"});
   std::string request, limit;
   if (hard.is_object())
     for (auto it = hard.begin(); it != hard.end(); ++it) {
@@ -233,39 +227,43 @@ json QuotaCells(const json& q, Millis now) {
       std::string& target = it.key().rfind("limits.", 0) == 0 ? limit : request;
       target += (target.empty() ? "" : ", ") + piece;
     }
-  return json::array({S(At(q, {"metadata", "name"})), Age(q, now), request, limit});
+  return json::array({S(MemberAt(q, {"metadata", "name"})), Age(q, now), request, limit});
 }
 
 json ElasticQuotaCells(const json& q, Millis now) {
-  const json& used = At(q, {"status", "used"});
-  const json& min = At(q, {"spec", "min"});
-  return json::array({S(At(q, {"metadata", "name"})), ResourceList(used), ResourceList(min),
-                      ResourceList(At(q, {"spec", "max"})), Borrowed(used, min), Age(q, now),
-                      OrNone(At(q, {"spec", "cohort"})), OrNone(At(q, {"status", "fairShare"}))});
+  const json& used = MemberAt(q, {"status", "used"});
+  const json& min = MemberAt(q, {"spec", "min"});
+  return json::array({S(MemberAt(q, {"metadata", "name"})), ResourceList(used), ResourceList(min),
+                      ResourceList(MemberAt(q, {"spec", "max"})), Borrowed(used, min), Age(q, now),
+                      OrNone(MemberAt(q, {"spec", "cohort"})),
+                      OrNone(MemberAt(q, {"status", "fairShare"}))});
 }
 
 // ---------------------------------------------------------------- events
 
 json EventCells(const json& e, Millis now) {
-  json last = At(e, {"lastTimestamp"});
-  if (!last.is_string()) last = At(e, {"eventTime"});
-  if (!last.is_string()) last = At(e, {"metadata", "creationTimestamp"});
-  json first = At(e, {"firstTimestamp"});
-  if (!first.is_string()) first = At(e, {"eventTime"});
+  json last = MemberAt(e, {"lastTimestamp"});
+  if (!last.is_string()) last = MemberAt(e, {"eventTime"});
+  if (!last.is_string()) last = MemberAt(e, {"metadata", "creationTimestamp"});
+  json first = MemberAt(e, {"firstTimestamp"});
+  if (!first.is_string()) first = MemberAt(e, {"eventTime"});
   if (!first.is_string()) first = last;
-  const int64_t count = At(e, {"count"}).is_number_integer() ? At(e, {"count"}).get<int64_t>() : 1;
+  const int64_t count =
+      MemberAt(e, {"count"}).is_number_integer() ? MemberAt(e, {"count"}).get<int64_t>() : 1;
   std::string last_seen = Since(last, now);
   if (count > 1) last_seen += " (x" + std::to_string(count) + " over " + Since(first, now) + ")";
-  std::string kind = S(At(e, {"involvedObject", "kind"}));
+  std::string kind = S(MemberAt(e, {"involvedObject", "kind"}));
   std::transform(kind.begin(), kind.end(), kind.begin(),
                  [](unsigned char c) { return std::tolower(c); });
-  std::string source = S(At(e, {"source", "component"}));
-  if (source.empty()) source = S(At(e, {"reportingComponent"}));
-  if (!S(At(e, {"source", "host"})).empty()) source += ", " + S(At(e, {"source", "host"}));
-  return json::array({last_seen, S(At(e, {"type"})), S(At(e, {"reason"})),
-                      kind + "/" + S(At(e, {"involvedObject", "name"})),
-                      S(At(e, {"involvedObject", "fieldPath"})), source, S(At(e, {"message"})),
-                      Since(first, now), std::to_string(count), S(At(e, {"metadata", "name"}))});
+  std::string source = S(MemberAt(e, {"source", "component"}));
+  if (source.empty()) source = S(MemberAt(e, {"reportingComponent"}));
+  if (!S(MemberAt(e, {"source", "host"})).empty())
+    source += ", " + S(MemberAt(e, {"source", "host"}));
+  return json::array({last_seen, S(MemberAt(e, {"type"})), S(MemberAt(e, {"reason"})),
+                      kind + "/" + S(MemberAt(e, {"involvedObject", "name"})),
+                      S(MemberAt(e, {"involvedObject", "fieldPath"})), source,
+                      S(MemberAt(e, {"message"})), Since(first, now), std::to_string(count),
+                      S(MemberAt(e, {"metadata", "name"}))});
 }
 
 std::string IntOrNA(const json& v) { return v.is_null() ? "N/A" : S(v); }
@@ -402,49 +400,52 @@ std::vector<Column> PriceBookColumns() {
 }
 
 json NamespaceCells(const json& o, Millis now) {
-  const std::string name = S(At(o, {"metadata", "name"}));
-  return json::array({name, S(At(o, {"status", "phase"}), "Active"), Age(o, now)});
+  const std::string name = S(MemberAt(o, {"metadata", "name"}));
+  return json::array({name, S(MemberAt(o, {"status", "phase"}), "Active"), Age(o, now)});
 }
 
 json LimitRangeCells(const json& o, Millis) {
-  const std::string name = S(At(o, {"metadata", "name"}));
-  return json::array({name, S(At(o, {"metadata", "creationTimestamp"}))});
+  const std::string name = S(MemberAt(o, {"metadata", "name"}));
+  return json::array({name, S(MemberAt(o, {"metadata", "creationTimestamp"}))});
 }
 
 json PriorityClassCells(const json& o, Millis now) {
-  const std::string name = S(At(o, {"metadata", "name"}));
-  return json::array({name, At(o, {"value"}).is_number_integer() ? At(o, {"value"}) : json(0),
-                      At(o, {"globalDefault"}) == true, Age(o, now),
-                      S(At(o, {"preemptionPolicy"}), "PreemptLowerPriority")});
+  const std::string name = S(MemberAt(o, {"metadata", "name"}));
+  return json::array({name,
+                      MemberAt(o, {"value"}).is_number_integer() ? MemberAt(o, {"value"}) : json(0),
+                      MemberAt(o, {"globalDefault"}) == true, Age(o, now),
+                      S(MemberAt(o, {"preemptionPolicy"}), "PreemptLowerPriority")});
 }
 
 json PodDisruptionBudgetCells(const json& o, Millis now) {
-  const std::string name = S(At(o, {"metadata", "name"}));
-  return json::array({name, IntOrNA(At(o, {"spec", "minAvailable"})),
-                      IntOrNA(At(o, {"spec", "maxUnavailable"})),
-                      At(o, {"status", "disruptionsAllowed"}).is_number_integer()
-                          ? At(o, {"status", "disruptionsAllowed"})
+  const std::string name = S(MemberAt(o, {"metadata", "name"}));
+  return json::array({name, IntOrNA(MemberAt(o, {"spec", "minAvailable"})),
+                      IntOrNA(MemberAt(o, {"spec", "maxUnavailable"})),
+                      MemberAt(o, {"status", "disruptionsAllowed"}).is_number_integer()
+                          ? MemberAt(o, {"status", "disruptionsAllowed"})
                           : json(0),
                       Age(o, now)});
 }
 
 json QoSCells(const json& o, Millis now) {
-  const std::string name = S(At(o, {"metadata", "name"}));
+  const std::string name = S(MemberAt(o, {"metadata", "name"}));
   std::string preempt;
-  const json& p = At(o, {"spec", "preempt"});
+  const json& p = MemberAt(o, {"spec", "preempt"});
   if (p.is_array())
     for (const auto& x : p) preempt += (preempt.empty() ? "" : ",") + S(x);
-  return json::array(
-      {name,
-       At(o, {"spec", "priority"}).is_number_integer() ? At(o, {"spec", "priority"}) : json(0),
-       preempt.empty() ? "<none>" : preempt, OrNone(At(o, {"spec", "preemptMode"})), Age(o, now)});
+  return json::array({name,
+                      MemberAt(o, {"spec", "priority"}).is_number_integer()
+                          ? MemberAt(o, {"spec", "priority"})
+                          : json(0),
+                      preempt.empty() ? "<none>" : preempt,
+                      OrNone(MemberAt(o, {"spec", "preemptMode"})), Age(o, now)});
 }
 
 json PriceBookCells(const json& o, Millis now) {
-  const std::string name = S(At(o, {"metadata", "name"}));
-  return json::array({name, S(At(o, {"spec", "currency"}), "USD"),
-                      S(At(o, {"spec", "mode"}), "Max"),
-                      S(At(o, {"spec", "effectiveFrom"}), "1970-01-01T00:00:00Z"), Age(o, now)});
+  const std::string name = S(MemberAt(o, {"metadata", "name"}));
+  return json::array(
+      {name, S(MemberAt(o, {"spec", "currency"}), "USD"), S(MemberAt(o, {"spec", "mode"}), "Max"),
+       S(MemberAt(o, {"spec", "effectiveFrom"}), "1970-01-01T00:00:00Z"), Age(o, now)});
 }
 
 std::vector<Column> JobColumns() {
@@ -459,10 +460,10 @@ std::vector<Column> JobColumns() {
 }
 
 bool HasTrueCondition(const json& o, const char* type) {
-  const json& conds = At(o, {"status", "conditions"});
+  const json& conds = MemberAt(o, {"status", "conditions"});
   if (!conds.is_array()) return false;
   for (const auto& c : conds)
-    if (S(At(c, {"type"})) == type && S(At(c, {"status"})) == "True") return true;
+    if (S(MemberAt(c, {"type"})) == type && S(MemberAt(c, {"status"})) == "True") return true;
   return false;
 }
 
@@ -471,29 +472,29 @@ bool HasTrueCondition(const json& o, const char* type) {
 std::string JobStatus(const json& o) {
   for (const char* c : {"Complete", "Failed"})
     if (HasTrueCondition(o, c)) return c;
-  if (At(o, {"metadata", "deletionTimestamp"}).is_string()) return "Terminating";
+  if (MemberAt(o, {"metadata", "deletionTimestamp"}).is_string()) return "Terminating";
   for (const char* c : {"Suspended", "FailureTarget", "SuccessCriteriaMet"})
     if (HasTrueCondition(o, c)) return c;
   return "Running";
 }
 
 std::string JobCompletions(const json& o) {
-  const json& succeeded = At(o, {"status", "succeeded"});
+  const json& succeeded = MemberAt(o, {"status", "succeeded"});
   const std::string done = succeeded.is_number_integer() ? succeeded.dump() : "0";
-  const json& completions = At(o, {"spec", "completions"});
+  const json& completions = MemberAt(o, {"spec", "completions"});
   if (completions.is_number_integer()) return done + "/" + completions.dump();
-  const json& parallelism = At(o, {"spec", "parallelism"});
+  const json& parallelism = MemberAt(o, {"spec", "parallelism"});
   if (parallelism.is_number_integer() && parallelism.get<int64_t>() > 1)
     return done + "/1 of " + parallelism.dump();
   return done + "/1";
 }
 
 std::string JobDuration(const json& o, Millis now) {
-  const json& start = At(o, {"status", "startTime"});
+  const json& start = MemberAt(o, {"status", "startTime"});
   if (!start.is_string()) return "";
   auto from = ParseRfc3339(start.get<std::string>());
   if (!from.ok()) return "";
-  const json& end = At(o, {"status", "completionTime"});
+  const json& end = MemberAt(o, {"status", "completionTime"});
   if (!end.is_string()) return HumanDuration(now - *from);
   auto to = ParseRfc3339(end.get<std::string>());
   return to.ok() ? HumanDuration(*to - *from) : "";
@@ -501,24 +502,24 @@ std::string JobDuration(const json& o, Millis now) {
 
 json JobCells(const json& o, Millis now) {
   std::string names, images, selector;
-  const json& containers = At(o, {"spec", "template", "spec", "containers"});
+  const json& containers = MemberAt(o, {"spec", "template", "spec", "containers"});
   if (containers.is_array())
     for (const auto& c : containers) {
-      names += (names.empty() ? "" : ",") + S(At(c, {"name"}));
-      images += (images.empty() ? "" : ",") + S(At(c, {"image"}));
+      names += (names.empty() ? "" : ",") + S(MemberAt(c, {"name"}));
+      images += (images.empty() ? "" : ",") + S(MemberAt(c, {"image"}));
     }
-  const json& labels = At(o, {"spec", "selector", "matchLabels"});
+  const json& labels = MemberAt(o, {"spec", "selector", "matchLabels"});
   if (labels.is_object())
     for (const auto& [k, v] : labels.items())
       selector += (selector.empty() ? "" : ",") + k + "=" + S(v);
-  return json::array({S(At(o, {"metadata", "name"})), JobStatus(o), JobCompletions(o),
+  return json::array({S(MemberAt(o, {"metadata", "name"})), JobStatus(o), JobCompletions(o),
                       JobDuration(o, now), Age(o, now), names, images,
                       selector.empty() ? "<none>" : selector});
 }
 
 std::vector<Column> DefaultColumns() { return {NameColumn(), AgeColumn()}; }
 json DefaultCells(const json& o, Millis now) {
-  return json::array({S(At(o, {"metadata", "name"})), Age(o, now)});
+  return json::array({S(MemberAt(o, {"metadata", "name"})), Age(o, now)});
 }
 
 const TablePrinter kDefaultPrinter = {DefaultColumns, DefaultCells};
@@ -610,7 +611,8 @@ json MakeTable(const ResourceInfo& r, const std::vector<const json*>& objects, M
       row["object"] = {
           {"kind", "PartialObjectMetadata"},
           {"apiVersion", "meta.k8s.io/v1"},
-          {"metadata", At(*o, {"metadata"}).is_object() ? At(*o, {"metadata"}) : json::object()}};
+          {"metadata",
+           MemberAt(*o, {"metadata"}).is_object() ? MemberAt(*o, {"metadata"}) : json::object()}};
     }
     rows.push_back(std::move(row));
   }
@@ -639,7 +641,7 @@ void TableRow(std::string& out, const ResourceInfo& r, const json& o, Millis now
     out += ",\"object\":";
     AppendWireJson(out, o);
   } else if (include == IncludeObject::kMetadata) {
-    const json& m = At(o, {"metadata"});
+    const json& m = MemberAt(o, {"metadata"});
     out +=
         ",\"object\":{\"apiVersion\":\"meta.k8s.io/"
         "v1\",\"kind\":\"PartialObjectMetadata\",\"metadata\":";

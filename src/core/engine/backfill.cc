@@ -147,6 +147,183 @@ void State::CheckReservations() const {
     }
 }
 
+namespace {
+
+// The pending members of `w`'s pod group in queue order (`w` alone without one); false when the
+// group cannot start yet (fewer than minMember pending or running).
+bool ReservationMembers(const State& s, const Workload& w, std::vector<Slot>* members) {
+  if (w.gang == kNoGang || !s.NeedsGang(w)) {
+    members->push_back(w.slot);
+    return true;
+  }
+  const Gang& g = s.gangs[w.gang];
+  for (Slot m : g.members)
+    if (s.workloads[m].phase == Phase::kPending) members->push_back(m);
+  std::sort(members->begin(), members->end(), QueueOrder{&s.workloads});
+  int32_t running = 0;
+  for (Slot m : g.members) running += s.workloads[m].phase == Phase::kRunning;
+  return static_cast<int32_t>(members->size()) + running >= g.min_member;
+}
+
+// The nodes the members may use, carrying fewer than `depth` reservations of this cycle.
+std::vector<uint32_t> ReservableNodes(const State& s, const std::vector<Slot>& members, int depth) {
+  std::vector<uint32_t> usable;
+  for (uint32_t pos = 0; pos < s.nodes.size(); ++pos) {
+    if (s.reserved_at[pos] >= depth) continue;
+    bool ok = true;
+    for (Slot m : members)
+      ok = ok && s.NodeSelectable(pos, s.workloads[m]) &&
+           placement::ModelAccepts(s.nodes[pos].gpu_model, s.workloads[m].shape);
+    if (ok) usable.push_back(pos);
+  }
+  return usable;
+}
+
+// Candidate start instants: the known ends on those nodes (running workloads', earlier
+// reservations'), earliest first, at most kMaxGangInstants.
+std::vector<Millis> ReservationInstants(const State& s, const std::vector<uint32_t>& usable,
+                                        int depth) {
+  std::vector<Millis> instants;
+  for (uint32_t pos : usable)
+    for (Slot x : s.node_live[pos].workloads)
+      if (const Millis e = s.ExpectedEnd(s.workloads[x]); e >= 0) instants.push_back(e);
+  for (const Reservation& r : s.reservations)
+    for (size_t k = 0; k < r.pos.size(); ++k)
+      if (r.ends[k] >= 0 && s.reserved_at[r.pos[k]] < depth) instants.push_back(r.ends[k]);
+  std::sort(instants.begin(), instants.end());
+  instants.erase(std::unique(instants.begin(), instants.end()), instants.end());
+  if (instants.size() > kMaxGangInstants) instants.resize(kMaxGangInstants);
+  return instants;
+}
+
+// At each instant t, the nodes with what has ended by then given back; members first-fit in
+// node order, each holding its room. On a node with reservations (depth > 1) also at the later
+// starts of those reservations, with the reservations active at each instant held: a member
+// must fit at every one of them it would still be running at.
+class ReservationSearch {
+ public:
+  ReservationSearch(const State& s, const Workload& w, const std::vector<Slot>& members,
+                    std::vector<uint32_t> usable)
+      : s_(s),
+        w_(w),
+        members_(members),
+        usable_(std::move(usable)),
+        views_(usable_.size()),
+        later_(usable_.size()),
+        open_(usable_.size()) {}
+
+  // The reservation at the earliest instant all members fit (holder kNoSlot: at none).
+  Reservation Find(const std::vector<Millis>& instants) {
+    Reservation found;
+    for (Millis t : instants) {
+      Prepare(t);
+      found.pos.clear();
+      found.shapes.clear();
+      found.ends.clear();
+      for (Slot m : members_)
+        if (!Place(s_.workloads[m], t, &found)) break;
+      if (found.pos.size() == members_.size()) {
+        found.holder = w_.slot;
+        found.start = t;
+        break;
+      }
+    }
+    return found;
+  }
+
+ private:
+  struct Check {
+    Millis at;
+    placement::FitView view;
+  };
+
+  // The node at `pos` as of `t` in `v`; false when the reservations active then do not fit.
+  bool Ready(placement::FitView& v, uint32_t pos, Millis t) const {
+    v.Reset(s_.nodes[pos]);
+    for (Slot x : s_.node_live[pos].workloads) {
+      const Workload& r = s_.workloads[x];
+      const Millis end = s_.ExpectedEnd(r);
+      if (end >= 0 && end <= t) v.Give(r.shape, r.gpus);
+    }
+    // Room held for nominated workloads stays held.
+    for (Slot x : s_.node_live[pos].nominated) {
+      const Workload& p = s_.workloads[x];
+      if (s_.SameGang(p, w_) || p.slot == w_.slot) continue;
+      if (v.Fits(p.shape)) v.Hold(p.shape);
+    }
+    return s_.reserved_at[pos] == 0 || s_.HoldReservedAt(pos, t, nullptr, v);
+  }
+
+  // Every usable node as of `t`, and at the later starts of its reservations.
+  void Prepare(Millis t) {
+    for (size_t k = 0; k < usable_.size(); ++k) {
+      const uint32_t pos = usable_[k];
+      open_[k] = Ready(views_[k], pos, t);
+      later_[k].clear();
+      if (s_.reserved_at[pos] == 0 || !open_[k]) continue;
+      for (const Reservation& r : s_.reservations)
+        if (r.start > t && std::find(r.pos.begin(), r.pos.end(), pos) != r.pos.end()) {
+          later_[k].push_back(Check{r.start, {}});
+          open_[k] = open_[k] && Ready(later_[k].back().view, pos, r.start);
+        }
+    }
+  }
+
+  // Member `m` first-fit from `t` (its room held, added to `found`); false if no node fits it.
+  bool Place(const Workload& m, Millis t, Reservation* found) {
+    const Millis end = m.time_limit > 0 ? t + m.time_limit : -1;
+    auto fits = [&](size_t k) {
+      if (!open_[k] || !views_[k].Fits(m.shape)) return false;
+      for (const Check& c : later_[k])
+        if ((end < 0 || c.at < end) && !c.view.Fits(m.shape)) return false;
+      return true;
+    };
+    size_t k = 0;
+    while (k < usable_.size() && !fits(k)) ++k;
+    if (k == usable_.size()) return false;
+    views_[k].Hold(m.shape);
+    for (Check& c : later_[k])
+      if (end < 0 || c.at < end) c.view.Hold(m.shape);
+    found->pos.push_back(usable_[k]);
+    found->shapes.push_back(&m.shape);
+    found->ends.push_back(end);
+    return true;
+  }
+
+  const State& s_;
+  const Workload& w_;
+  const std::vector<Slot>& members_;
+  const std::vector<uint32_t> usable_;
+  std::vector<placement::FitView> views_;
+  std::vector<std::vector<Check>> later_;  // per node: the later instants
+  std::vector<char> open_;
+};
+
+// The reservation made: its nodes count it, its members say where and from when.
+void MakeReservation(State& st, Reservation found, const std::vector<Slot>& members) {
+  std::vector<uint32_t> distinct = found.pos;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  std::string on;
+  std::vector<uint32_t> on_ids;
+  for (uint32_t pos : distinct) {
+    ++st.reserved_at[pos];
+    on += (on.empty() ? "" : ",") + st.nodes[pos].name;
+    on_ids.push_back(st.node_at[pos]);
+  }
+  const std::string note = "; reserved on " + on + " from " + FormatInstant(found.start);
+  for (Slot s : members) {
+    Workload& m = st.workloads[s];
+    std::string msg = m.message.substr(0, m.message.find("; reserved on "));
+    st.SetPending(m, EventType::kFailedScheduling, reason::kUnschedulable, msg + note, msg + note);
+    m.reserved_on = on_ids;  // the same facts as the note, structured (WorkloadStatus)
+    m.reserved_from = found.start;
+  }
+  st.reservations.push_back(std::move(found));
+}
+
+}  // namespace
+
 void State::TryReserve(Workload& w) {
   const int depth = std::clamp<int>(policy.backfill_depth, 1, 255);
   if (!policy.backfill ||
@@ -161,127 +338,13 @@ void State::TryReserve(Workload& w) {
   for (const Reservation& r : reservations)
     if (r.holder == w.slot || SameGang(workloads[r.holder], w)) return;
   std::vector<Slot> members;
-  if (w.gang != kNoGang && NeedsGang(w)) {
-    for (Slot s : gangs[w.gang].members)
-      if (workloads[s].phase == Phase::kPending) members.push_back(s);
-    std::sort(members.begin(), members.end(), QueueOrder{&workloads});
-    int32_t running = 0;
-    for (Slot s : gangs[w.gang].members) running += workloads[s].phase == Phase::kRunning;
-    if (static_cast<int32_t>(members.size()) + running < gangs[w.gang].min_member)
-      return;  // incomplete
-  } else {
-    members.push_back(w.slot);
-  }
+  if (!ReservationMembers(*this, w, &members)) return;  // an incomplete pod group
   ++reservation_tries;
-  // The nodes it may use, carrying fewer than `depth` reservations of this cycle.
-  std::vector<uint32_t> usable;
-  for (uint32_t pos = 0; pos < nodes.size(); ++pos) {
-    if (reserved_at[pos] >= depth) continue;
-    bool ok = true;
-    for (Slot s : members)
-      ok = ok && NodeSelectable(pos, workloads[s]) &&
-           placement::ModelAccepts(nodes[pos].gpu_model, workloads[s].shape);
-    if (ok) usable.push_back(pos);
-  }
-  // Candidate start instants: the known ends on those nodes (running workloads', earlier
-  // reservations'), earliest first.
-  std::vector<Millis> instants;
-  for (uint32_t pos : usable)
-    for (Slot s : node_live[pos].workloads)
-      if (const Millis e = ExpectedEnd(workloads[s]); e >= 0) instants.push_back(e);
-  for (const Reservation& r : reservations)
-    for (size_t k = 0; k < r.pos.size(); ++k)
-      if (r.ends[k] >= 0 && reserved_at[r.pos[k]] < depth) instants.push_back(r.ends[k]);
-  std::sort(instants.begin(), instants.end());
-  instants.erase(std::unique(instants.begin(), instants.end()), instants.end());
-  if (instants.size() > kMaxGangInstants) instants.resize(kMaxGangInstants);
-  // At each instant t, the nodes with what has ended by then given back; members first-fit in
-  // node order, each holding its room. On a node with reservations (depth > 1) also at the later
-  // starts of those reservations, with the reservations active at each instant held: a member
-  // must fit at every one of them it would still be running at.
-  struct Check {
-    Millis at;
-    placement::FitView view;
-  };
-  std::vector<placement::FitView> views(usable.size());
-  std::vector<std::vector<Check>> later(usable.size());  // per node: the later instants
-  auto ready = [&](placement::FitView& v, uint32_t pos, Millis t) {
-    v.Reset(nodes[pos]);
-    for (Slot s : node_live[pos].workloads) {
-      const Workload& x = workloads[s];
-      const Millis end = ExpectedEnd(x);
-      if (end >= 0 && end <= t) v.Give(x.shape, x.gpus);
-    }
-    // Room held for nominated workloads stays held.
-    for (Slot s : node_live[pos].nominated) {
-      const Workload& p = workloads[s];
-      if (SameGang(p, w) || p.slot == w.slot) continue;
-      if (v.Fits(p.shape)) v.Hold(p.shape);
-    }
-    return reserved_at[pos] == 0 || HoldReservedAt(pos, t, nullptr, v);
-  };
-  Reservation found;
-  std::vector<char> open(usable.size());
-  for (Millis t : instants) {
-    for (size_t k = 0; k < usable.size(); ++k) {
-      const uint32_t pos = usable[k];
-      open[k] = ready(views[k], pos, t);
-      later[k].clear();
-      if (reserved_at[pos] == 0 || !open[k]) continue;
-      for (const Reservation& r : reservations)
-        if (r.start > t && std::find(r.pos.begin(), r.pos.end(), pos) != r.pos.end()) {
-          later[k].push_back(Check{r.start, {}});
-          open[k] = open[k] && ready(later[k].back().view, pos, r.start);
-        }
-    }
-    found.pos.clear();
-    found.shapes.clear();
-    found.ends.clear();
-    for (Slot s : members) {
-      const Workload& m = workloads[s];
-      const Millis end = m.time_limit > 0 ? t + m.time_limit : -1;
-      auto fits = [&](size_t k) {
-        if (!open[k] || !views[k].Fits(m.shape)) return false;
-        for (const Check& c : later[k])
-          if ((end < 0 || c.at < end) && !c.view.Fits(m.shape)) return false;
-        return true;
-      };
-      size_t k = 0;
-      while (k < usable.size() && !fits(k)) ++k;
-      if (k == usable.size()) break;
-      views[k].Hold(m.shape);
-      for (Check& c : later[k])
-        if (end < 0 || c.at < end) c.view.Hold(m.shape);
-      found.pos.push_back(usable[k]);
-      found.shapes.push_back(&m.shape);
-      found.ends.push_back(end);
-    }
-    if (found.pos.size() == members.size()) {
-      found.holder = w.slot;
-      found.start = t;
-      break;
-    }
-  }
+  std::vector<uint32_t> usable = ReservableNodes(*this, members, depth);
+  const std::vector<Millis> instants = ReservationInstants(*this, usable, depth);
+  Reservation found = ReservationSearch(*this, w, members, std::move(usable)).Find(instants);
   if (found.holder == kNoSlot) return;  // needs room whose release time is unknown
-  std::vector<uint32_t> distinct = found.pos;
-  std::sort(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  std::string on;
-  std::vector<uint32_t> on_ids;
-  for (uint32_t pos : distinct) {
-    ++reserved_at[pos];
-    on += (on.empty() ? "" : ",") + nodes[pos].name;
-    on_ids.push_back(node_at[pos]);
-  }
-  const std::string note = "; reserved on " + on + " from " + FormatInstant(found.start);
-  for (Slot s : members) {
-    Workload& m = workloads[s];
-    std::string msg = m.message.substr(0, m.message.find("; reserved on "));
-    SetPending(m, EventType::kFailedScheduling, reason::kUnschedulable, msg + note, msg + note);
-    m.reserved_on = on_ids;  // the same facts as the note, structured (WorkloadStatus)
-    m.reserved_from = found.start;
-  }
-  reservations.push_back(std::move(found));
+  MakeReservation(*this, std::move(found), members);
 }
 
 }  // namespace arbiter::engine

@@ -94,22 +94,22 @@ void State::SetPending(Workload& w, EventType type, std::string_view why,
 
 // ------------------------------------------------------------------ submission and admission
 
-Status State::Submit(SubmitPod&& c) {
+namespace {
+
+// A free slot (or a new one) holding the pod's workload as submitted: identity, the pod's
+// scheduling fields, its pod group and disruption budgets.
+Workload& NewWorkload(State& s, const SubmitPod& c, const std::string& ns, std::string key) {
   const Pod& pod = c.pod;
-  if (pod.meta.name.empty()) return Status::InvalidArgument("SubmitPod: the pod has no name");
-  const std::string ns = pod.meta.namespace_.empty() ? "default" : pod.meta.namespace_;
-  std::string key = ns + "/" + pod.meta.name;
-  if (by_key.count(key)) return Status::AlreadyExists("pod " + key + " already exists");
   Slot slot;
-  if (!free_slots.empty()) {
-    slot = free_slots.back();
-    free_slots.pop_back();
+  if (!s.free_slots.empty()) {
+    slot = s.free_slots.back();
+    s.free_slots.pop_back();
   } else {
-    slot = static_cast<Slot>(workloads.size());
-    workloads.emplace_back();
+    slot = static_cast<Slot>(s.workloads.size());
+    s.workloads.emplace_back();
   }
-  Workload& x = workloads[slot];  // default-constructed, or reset when its last workload left
-  x.id = static_cast<WorkloadId>(next_id++);
+  Workload& x = s.workloads[slot];  // default-constructed, or reset when its last workload left
+  x.id = static_cast<WorkloadId>(s.next_id++);
   x.slot = slot;
   x.namespace_ = ns;
   x.name = pod.meta.name;
@@ -120,27 +120,30 @@ Status State::Submit(SubmitPod&& c) {
   x.node_affinity = pod.node_affinity;
   x.tolerates_unschedulable = placement::ToleratesUnschedulable(x.tolerations);
   x.topology = PodTopologyRules::Of(pod);
-  if (x.topology) topology_seen = true;
+  if (x.topology) s.topology_seen = true;
   x.immediate = c.immediate;
-  x.submit_time = now;
-  x.pending_since = now;
+  x.submit_time = s.now;
+  x.pending_since = s.now;
   x.grace = pod.termination_grace_period.value_or(kDefaultGrace);
   x.time_limit = pod.active_deadline.value_or(0);
   x.requeue_on_preempt = pod.sim.requeue_on_preempt;
   x.checkpoint_interval = std::max<Millis>(0, pod.sim.checkpoint_interval.value_or(0));
   x.shutdown_time = std::max<Millis>(0, pod.sim.shutdown_time);
-  slot_of[Value(x.id)] = slot;
-  if (pod.pod_group) JoinGang(x, *pod.pod_group);
-  by_key[x.key] = slot;
-  MatchPdbs(x);
-  if (!x.pdbs.empty()) pdb_members.push_back(slot);
-  Emit(EventType::kSubmitted, x, "", reason::kNone, "");
+  s.slot_of[Value(x.id)] = slot;
+  if (pod.pod_group) s.JoinGang(x, *pod.pod_group);
+  s.by_key[x.key] = slot;
+  s.MatchPdbs(x);
+  if (!x.pdbs.empty()) s.pdb_members.push_back(slot);
+  return x;
+}
 
-  // 1. Priority (PriorityClass, or QoS under Slurm semantics).
+// Priority from the PriorityClass (or the global default, or the pod's own), the QoS and the
+// preempt mode; false when an unknown class or QoS rejected the workload.
+bool AssignPriority(State& s, Workload& x, const Pod& pod) {
   if (pod.priority_class_name) {
-    auto it = classes.find(*pod.priority_class_name);
+    auto it = s.classes.find(*pod.priority_class_name);
     const std::optional<int32_t> system = SystemPriorityClassValue(*pod.priority_class_name);
-    if (it != classes.end()) {
+    if (it != s.classes.end()) {
       x.priority_class = it->first;
       x.priority = it->second.value;
       x.preemption_policy = it->second.preemption_policy;
@@ -149,11 +152,11 @@ Status State::Submit(SubmitPod&& c) {
       x.priority = *system;
       x.preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
     } else {
-      Reject(x, reason::kUnknownPriorityClass,
-             "no PriorityClass with name " + *pod.priority_class_name + " was found");
-      return Status::Ok();
+      s.Reject(x, reason::kUnknownPriorityClass,
+               "no PriorityClass with name " + *pod.priority_class_name + " was found");
+      return false;
     }
-  } else if (const PriorityClass* def = GlobalDefault()) {
+  } else if (const PriorityClass* def = s.GlobalDefault()) {
     x.priority_class = def->meta.name;
     x.priority = def->value;
     x.preemption_policy = def->preemption_policy;
@@ -163,32 +166,38 @@ Status State::Submit(SubmitPod&& c) {
   }
   const QoS* qos = nullptr;
   if (pod.sim.qos) {
-    auto it = qos_ids.find(*pod.sim.qos);
-    if (it == qos_ids.end() || !qos_defs[static_cast<size_t>(it->second)]) {
-      Reject(x, reason::kUnknownQoS, "no QoS with name " + *pod.sim.qos + " was found");
-      return Status::Ok();
+    auto it = s.qos_ids.find(*pod.sim.qos);
+    if (it == s.qos_ids.end() || !s.qos_defs[static_cast<size_t>(it->second)]) {
+      s.Reject(x, reason::kUnknownQoS, "no QoS with name " + *pod.sim.qos + " was found");
+      return false;
     }
     x.qos = it->second;
-    qos = &*qos_defs[static_cast<size_t>(it->second)];
-    if (policy.preemption_type == PreemptionType::kQoS) x.priority = qos->priority;
+    qos = &*s.qos_defs[static_cast<size_t>(it->second)];
+    if (s.policy.preemption_type == PreemptionType::kQoS) x.priority = qos->priority;
   }
   x.preempt_mode = pod.sim.preempt_mode         ? *pod.sim.preempt_mode
                    : (qos && qos->preempt_mode) ? *qos->preempt_mode
-                                                : policy.preempt_mode;
-  // 2. LimitRange (defaults from every LimitRange of the namespace, in name order, then checks).
-  AdmittedPod admitted;
+                                                : s.policy.preempt_mode;
+  return true;
+}
+
+// LimitRange (defaults from every LimitRange of the namespace, in name order, then checks), the
+// requests and limits with the pod overhead, the shape, quota flags, classes and namespace id;
+// false when a LimitRange rejected the workload.
+bool AdmitRequests(State& s, Workload& x, SubmitPod& c, AdmittedPod* admitted) {
+  const Pod& pod = c.pod;
   {
     std::vector<const LimitRange*> ranges;
-    if (auto lrs = limit_ranges.find(x.namespace_); lrs != limit_ranges.end())
+    if (auto lrs = s.limit_ranges.find(x.namespace_); lrs != s.limit_ranges.end())
       for (const auto& [name, lr] : lrs->second) ranges.push_back(&lr);
-    std::string lr = ApplyLimitRanges(pod, ranges, &admitted);
+    std::string lr = ApplyLimitRanges(pod, ranges, admitted);
     if (!lr.empty()) {
-      Reject(x, reason::kLimitRange, lr);
-      return Status::Ok();
+      s.Reject(x, reason::kLimitRange, lr);
+      return false;
     }
   }
-  x.requests = admitted.requests;
-  x.limits = admitted.limits;
+  x.requests = admitted->requests;
+  x.limits = admitted->limits;
   // Pod overhead (RuntimeClass): on top of the requests, and of the limits where the pod sets
   // one (Kubernetes' PodRequests / PodLimits); LimitRange checks the containers without it.
   for (const auto& [r, v] : pod.overhead.entries()) {
@@ -197,23 +206,39 @@ Status State::Submit(SubmitPod&& c) {
   }
   x.shape = placement::PodShape::FromRequests(x.requests);
   x.shape.allowed_gpu_models = std::move(c.allowed_gpu_models);
-  x.model_mask = ModelMask(x.shape);
-  x.elastic = quota.HasElastic(x.namespace_);
-  x.has_quota = quota.HasAnyQuota(x.namespace_);
-  AssignClasses(x);
-  if (auto ns = namespace_ids.find(x.namespace_); ns != namespace_ids.end()) {
+  x.model_mask = s.ModelMask(x.shape);
+  x.elastic = s.quota.HasElastic(x.namespace_);
+  x.has_quota = s.quota.HasAnyQuota(x.namespace_);
+  s.AssignClasses(x);
+  if (auto ns = s.namespace_ids.find(x.namespace_); ns != s.namespace_ids.end()) {
     x.namespace_id = ns->second;
   } else {
-    x.namespace_id = static_cast<uint32_t>(namespace_ids.size());
-    namespace_ids.emplace(x.namespace_, x.namespace_id);
+    x.namespace_id = static_cast<uint32_t>(s.namespace_ids.size());
+    s.namespace_ids.emplace(x.namespace_, x.namespace_id);
   }
+  return true;
+}
+
+}  // namespace
+
+Status State::Submit(SubmitPod&& c) {
+  const Pod& pod = c.pod;
+  if (pod.meta.name.empty()) return Status::InvalidArgument("SubmitPod: the pod has no name");
+  const std::string ns = pod.meta.namespace_.empty() ? "default" : pod.meta.namespace_;
+  std::string key = ns + "/" + pod.meta.name;
+  if (by_key.count(key)) return Status::AlreadyExists("pod " + key + " already exists");
+  Workload& x = NewWorkload(*this, c, ns, std::move(key));
+  Emit(EventType::kSubmitted, x, "", reason::kNone, "");
+  // 1. Priority (PriorityClass, or QoS under Slurm semantics); 2. LimitRange and requests.
+  AdmittedPod admitted;
+  if (!AssignPriority(*this, x, pod) || !AdmitRequests(*this, x, c, &admitted)) return Status::Ok();
   // 3. Quota that can never be satisfied.
   if (auto never = quota.NeverAdmissible(x, admitted)) {
     Reject(x, reason::kQuotaExceeded, *never);
     return Status::Ok();
   }
-  PendingInsert(slot);
-  fresh.push_back(slot);
+  PendingInsert(x.slot);
+  fresh.push_back(x.slot);
   return Status::Ok();
 }
 

@@ -220,141 +220,217 @@ void ChargeExcludedToBudgets(const State& st, const std::vector<char>& excluded,
   }
 }
 
+// TryPreempt's search: the nodes from the rotating start, each answered by the plan cache
+// (preempt_plan.h) or a dry run (PlanOnNode), until enough viable plans are seen; the best plan,
+// or what held one back.
+class PreemptSearch {
+ public:
+  PreemptSearch(State& s, const Workload& w, const PreemptDryRun* dry)
+      : s_(s), w_(w), dry_(dry), qos_mode_(s.policy.preemption_type == PreemptionType::kQoS) {
+    s.ComputePdbState(&pdb_state_);
+    if (dry && dry->excluded && !s.pdbs.empty())
+      ChargeExcludedToBudgets(s, *dry->excluded, pdb_state_);
+    cache_ = CacheFor();
+  }
+
+  // The scan; it moves the rotating start past the nodes it read.
+  void Run() {
+    const size_t n = s_.nodes.size();
+    const size_t want = s_.NumPreemptionCandidates();
+    size_t viable = 0, processed = 0;
+    const size_t start = n ? s_.next_preempt_node % n : 0;
+    for (; processed < n && viable < want; ++processed) {
+      size_t i = start + processed;
+      if (i >= n) i -= n;
+      if (const PreemptPlan* plan = PlanAt(static_cast<uint32_t>(i))) {
+        any_candidate_node_ = true;
+        ++viable;  // only plans that may be chosen count towards the candidate budget
+        Offer(plan);
+      }
+    }
+    if (n) s_.next_preempt_node = (start + processed) % n;
+  }
+
+  std::optional<PreemptPlan> TakeBest() {
+    if (best_at_ == &best_computed_) return std::move(best_computed_);
+    if (best_at_) return *best_at_;
+    return std::nullopt;
+  }
+
+  // Why no plan was found (TakeBest gave none); asks for a wake-up when a candidate comes of age.
+  PreemptionBlocked Blocked() {
+    PreemptionBlocked blocked;
+    if (too_young_until_) {
+      s_.wakeups.push(*too_young_until_);
+      blocked.kind = PreemptionBlocked::Kind::kTooYoung;
+      blocked.min_runtime = s_.policy.min_runtime;
+      blocked.until = *too_young_until_;
+    }
+    if (!blocking_pdbs_.empty()) {
+      blocked.kind = PreemptionBlocked::Kind::kBudgets;
+      blocked.budgets.assign(blocking_pdbs_.begin(), blocking_pdbs_.end());
+    } else if (!any_candidate_node_ && !too_young_until_) {
+      blocked.kind =
+          qos_mode_ ? PreemptionBlocked::Kind::kNoQoSVictims : PreemptionBlocked::Kind::kNoVictims;
+    }
+    return blocked;
+  }
+
+ private:
+  // The plan cache of `w`'s class; a gang's dry run uses it on the nodes it has not changed.
+  // Not for a workload tried on a flavor: its nodes depend on the flavor, not on its class.
+  // Nor under victimOrder LeastLostWork: lost work depends on now.
+  PlanCache* CacheFor() {
+    const PoolPolicy& policy = s_.policy;
+    const bool cache_on = s_.pdbs.empty() && policy.min_runtime == 0 &&
+                          w_.nominated_node == kNoNode &&
+                          policy.victim_order != VictimOrder::kLeastLostWork &&
+                          (!dry_ || dry_->touched != nullptr) && w_.flavor_labels.empty() &&
+                          !s_.NeedsTopology(w_);  // pod topology depends on other nodes too
+    if (!cache_on) return nullptr;
+    PlanCache* cache = &s_.preempt_memo[s_.PlanClass(w_)];
+    const size_t n = s_.nodes.size();
+    if (cache->global != s_.global_epoch || cache->node.size() != n) {
+      cache->global = s_.global_epoch;
+      cache->node.assign(n, 0);
+      cache->plans.clear();
+    }
+    return cache;
+  }
+
+  // The node's cache entries may be used: not changed by the dry run, and no member of `w`'s
+  // pod group nominated there.
+  bool Clean(uint32_t pos) const {
+    bool clean = cache_ != nullptr && (!dry_ || !(*dry_->touched)[pos]);
+    if (clean && w_.gang != kNoGang)
+      for (Slot s : s_.node_live[pos].nominated) clean = clean && !s_.SameGang(s_.workloads[s], w_);
+    return clean;
+  }
+
+  // The viable plan on the node at `pos` (null: none, or blocked by budgets), from the cache
+  // when it may be used.
+  const PreemptPlan* PlanAt(uint32_t pos) {
+    const NodeLive& info = s_.node_live[pos];
+    // Priority preemption: nothing on the node has a lower priority, so no candidate victim
+    // (PlanOnNode's outcome kNone, without reading the workloads).
+    if (!qos_mode_ && info.min_priority >= w_.priority) return nullptr;
+    const bool clean = Clean(pos);
+    const uint64_t epoch1 = info.epoch + 1;
+    if (clean && cache_->node[pos] == epoch1) {  // nothing changed here since: no plan
+      if (verify_)
+        ARB_CHECK_MSG(Fresh(pos) == NodeOutcome::kNone, "preemption cache: no plan cached for " +
+                                                            w_.key + " on " + s_.nodes[pos].name +
+                                                            ", one found");
+      return nullptr;
+    }
+    // Backfill: room promised to another (reservations change every cycle: not cached).
+    if (s_.Reserved(pos) && !s_.HoldsReservation(pos, w_)) return nullptr;
+    if (clean)
+      if (auto c = cache_->plans.find(pos);
+          c != cache_->plans.end() && c->second.epoch1 == epoch1) {
+        if (verify_)
+          ARB_CHECK_MSG(Fresh(pos) == NodeOutcome::kViable && fresh_ == c->second.plan,
+                        "preemption cache: the plan cached for " + w_.key + " on " +
+                            s_.nodes[pos].name + " is stale");
+        return &c->second.plan;
+      }
+    return ComputePlan(pos, clean, epoch1);
+  }
+
+  // The dry run on the node, its outcome kept in the cache when `clean`.
+  const PreemptPlan* ComputePlan(uint32_t pos, bool clean, uint64_t epoch1) {
+    const NodeOutcome outcome =
+        PlanOnNode(s_, pos, w_, dry_, pdb_state_, scratch_, &computed_, &too_young_until_);
+    if (outcome == NodeOutcome::kNone) {
+      if (clean) cache_->node[pos] = epoch1;
+      return nullptr;
+    }
+    any_candidate_node_ = true;
+    if (outcome == NodeOutcome::kBlocked) {
+      for (const auto& nm : computed_.pdbs) blocking_pdbs_.insert(nm);
+      return nullptr;
+    }
+    if (!clean) return &computed_;
+    cache_->node[pos] = 0;
+    auto& entry = cache_->plans[pos];
+    entry.epoch1 = epoch1;
+    entry.plan = computed_;
+    return &entry.plan;
+  }
+
+  // A fresh computation to check a cache answer against (options.check_invariants).
+  NodeOutcome Fresh(uint32_t pos) {
+    std::optional<Millis> ignored;
+    return PlanOnNode(s_, pos, w_, dry_, pdb_state_, check_scratch_, &fresh_, &ignored);
+  }
+
+  // The best plan so far: a cache entry (stable while this search runs) or the kept copy of a
+  // computed one (swapped out of `computed_`, not copied).
+  void Offer(const PreemptPlan* plan) {
+    const bool lost_work = s_.policy.victim_order == VictimOrder::kLeastLostWork;
+    if (best_at_ &&
+        !(qos_mode_ ? BetterQoSPlan(*plan, *best_at_) : BetterPlan(*plan, *best_at_, lost_work)))
+      return;
+    if (plan == &computed_) {
+      std::swap(best_computed_, computed_);
+      best_at_ = &best_computed_;
+    } else {
+      best_at_ = plan;
+    }
+  }
+
+  State& s_;
+  const Workload& w_;
+  const PreemptDryRun* dry_;
+  const bool qos_mode_;
+  const bool verify_ = s_.options.check_invariants;  // every cache answer against a fresh one
+  std::vector<State::PdbState> pdb_state_;
+  PlanCache* cache_ = nullptr;
+  PlanScratch scratch_, check_scratch_;
+  PreemptPlan computed_, fresh_;
+  const PreemptPlan* best_at_ = nullptr;
+  PreemptPlan best_computed_;
+  std::set<std::string> blocking_pdbs_;
+  bool any_candidate_node_ = false;
+  std::optional<Millis> too_young_until_;  // earliest instant a young workload is a candidate
+};
+
+// Victims get SIGTERM now; the preemptor is nominated to the node.
+void ExecutePreemption(State& s, Workload& w, const PreemptPlan& best) {
+  const std::string& node_name = s.nodes[best.node].name;
+  std::string list;
+  for (Slot v : best.victims) list += (list.empty() ? "" : ", ") + s.workloads[v].key;
+  s.Emit(EventType::kPreempting, w, node_name, reason::kPreempting,
+         "preempting " + list + " on " + node_name +
+             (best.pdb_violations
+                  ? " (violates " + std::to_string(best.pdb_violations) + " disruption budget(s))"
+                  : ""));
+  for (Slot v : best.victims) s.StopVictim(s.workloads[v], w, EventType::kPreempted);
+  s.Nominate(w, best.node);
+  w.waiting_for = best.victims;
+  // Hold the preemptor's ElasticQuota share while its victims exit, so that nobody borrows it
+  // meanwhile and the preemption is not wasted (or repeated).
+  s.quota.Reserve(w);
+  s.SetPending(w, EventType::kFailedScheduling, reason::kWaitingForVictims,
+               "nominated to " + node_name + ", waiting for " +
+                   std::to_string(best.victims.size()) + " victim(s) to exit");
+}
+
 }  // namespace
 
 // `dry` (a gang's plan): find the plan, execute nothing.
 bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
-  PreemptionBlocked blocked;
   if (w.preemption_policy == PreemptionPolicy::kNever) {
+    PreemptionBlocked blocked;
     blocked.kind = PreemptionBlocked::Kind::kPolicyNever;
     *why = Render(blocked);
     return false;
   }
-  const bool qos_mode = policy.preemption_type == PreemptionType::kQoS;
-  const bool lost_work = policy.victim_order == VictimOrder::kLeastLostWork;
-  // The best plan so far: a cache entry (stable while this search runs) or the kept copy of a
-  // computed one (swapped out of `computed`, not copied).
-  const PreemptPlan* best_at = nullptr;
-  PreemptPlan best_computed;
-  std::set<std::string> blocking_pdbs;
-  bool any_candidate_node = false;
-  std::optional<Millis> too_young_until;  // earliest instant a young workload becomes a candidate
-  std::vector<PdbState> pdb_state;
-  ComputePdbState(&pdb_state);
-  if (dry && dry->excluded && !pdbs.empty())
-    ChargeExcludedToBudgets(*this, *dry->excluded, pdb_state);
-  const size_t n = nodes.size();
-  const size_t want = NumPreemptionCandidates();
-  size_t viable = 0, processed = 0;
-  const size_t start = n ? next_preempt_node % n : 0;
-  // The plan cache (preempt_plan.h); a gang's dry run uses it on the nodes it has not changed.
-  // Not for a workload tried on a flavor: its nodes depend on the flavor, not on its class.
-  // Nor under victimOrder LeastLostWork: lost work depends on now.
-  const bool cache_on = pdbs.empty() && policy.min_runtime == 0 && w.nominated_node == kNoNode &&
-                        policy.victim_order != VictimOrder::kLeastLostWork &&
-                        (!dry || dry->touched != nullptr) && w.flavor_labels.empty() &&
-                        !NeedsTopology(w);  // pod topology depends on other nodes too
-  PlanCache* cache = nullptr;
-  if (cache_on) {
-    cache = &preempt_memo[PlanClass(w)];
-    if (cache->global != global_epoch || cache->node.size() != n) {
-      cache->global = global_epoch;
-      cache->node.assign(n, 0);
-      cache->plans.clear();
-    }
-  }
-  const bool verify = options.check_invariants;  // every cache answer against a fresh computation
-  PlanScratch scratch, check_scratch;
-  PreemptPlan computed, fresh;
-  std::optional<Millis> ignored;
-  for (; processed < n && viable < want; ++processed) {
-    size_t i = start + processed;
-    if (i >= n) i -= n;
-    const uint32_t pos = static_cast<uint32_t>(i);
-    const NodeLive& info = node_live[pos];
-    // Priority preemption: nothing on the node has a lower priority, so no candidate victim
-    // (PlanOnNode's outcome kNone, without reading the workloads).
-    if (!qos_mode && info.min_priority >= w.priority) continue;
-    bool clean = cache != nullptr && (!dry || !(*dry->touched)[i]);
-    if (clean && w.gang != kNoGang)
-      for (Slot s : info.nominated) clean = clean && !SameGang(workloads[s], w);
-    const uint64_t epoch1 = info.epoch + 1;
-    if (clean && cache->node[i] == epoch1) {  // nothing changed here since: no plan
-      if (verify)
-        ARB_CHECK_MSG(PlanOnNode(*this, pos, w, dry, pdb_state, check_scratch, &fresh, &ignored) ==
-                          NodeOutcome::kNone,
-                      "preemption cache: no plan cached for " + w.key + " on " + nodes[pos].name +
-                          ", one found");
-      continue;
-    }
-    // Backfill: room promised to another (reservations change every cycle: not cached).
-    if (Reserved(pos) && !HoldsReservation(pos, w)) continue;
-    const PreemptPlan* plan = nullptr;
-    if (clean)
-      if (auto c = cache->plans.find(pos); c != cache->plans.end() && c->second.epoch1 == epoch1) {
-        plan = &c->second.plan;
-        if (verify)
-          ARB_CHECK_MSG(PlanOnNode(*this, pos, w, dry, pdb_state, check_scratch, &fresh,
-                                   &ignored) == NodeOutcome::kViable &&
-                            fresh == *plan,
-                        "preemption cache: the plan cached for " + w.key + " on " +
-                            nodes[pos].name + " is stale");
-      }
-    if (!plan) {
-      const NodeOutcome outcome =
-          PlanOnNode(*this, pos, w, dry, pdb_state, scratch, &computed, &too_young_until);
-      if (outcome == NodeOutcome::kNone) {
-        if (clean) cache->node[i] = epoch1;
-        continue;
-      }
-      any_candidate_node = true;
-      if (outcome == NodeOutcome::kBlocked) {
-        for (const auto& nm : computed.pdbs) blocking_pdbs.insert(nm);
-        continue;
-      }
-      if (clean) {
-        cache->node[i] = 0;
-        auto& entry = cache->plans[pos];
-        entry.epoch1 = epoch1;
-        entry.plan = computed;
-        plan = &entry.plan;
-      } else {
-        plan = &computed;
-      }
-    }
-    any_candidate_node = true;
-    ++viable;  // only plans that may be chosen count towards the candidate budget
-    if (!best_at ||
-        (qos_mode ? BetterQoSPlan(*plan, *best_at) : BetterPlan(*plan, *best_at, lost_work))) {
-      if (plan == &computed) {
-        std::swap(best_computed, computed);
-        best_at = &best_computed;
-      } else {
-        best_at = plan;
-      }
-    }
-  }
-  if (n) next_preempt_node = (start + processed) % n;
-  std::optional<PreemptPlan> best;
-  if (best_at == &best_computed)
-    best = std::move(best_computed);
-  else if (best_at)
-    best = *best_at;
+  PreemptSearch search(*this, w, dry);
+  search.Run();
+  std::optional<PreemptPlan> best = search.TakeBest();
   if (!best) {
-    if (too_young_until) {
-      wakeups.push(*too_young_until);
-      blocked.kind = PreemptionBlocked::Kind::kTooYoung;
-      blocked.min_runtime = policy.min_runtime;
-      blocked.until = *too_young_until;
-    }
-    if (!blocking_pdbs.empty()) {
-      blocked.kind = PreemptionBlocked::Kind::kBudgets;
-      blocked.budgets.assign(blocking_pdbs.begin(), blocking_pdbs.end());
-    } else if (!any_candidate_node && !too_young_until) {
-      blocked.kind =
-          qos_mode ? PreemptionBlocked::Kind::kNoQoSVictims : PreemptionBlocked::Kind::kNoVictims;
-    }
-    *why = Render(blocked);
+    *why = Render(search.Blocked());
     return false;
   }
   if (dry) {
@@ -362,24 +438,7 @@ bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
     dry->victims = best->victims;
     return true;
   }
-  // Execute: victims get SIGTERM now; the preemptor is nominated to the node.
-  const std::string& node_name = nodes[best->node].name;
-  std::string list;
-  for (Slot s : best->victims) list += (list.empty() ? "" : ", ") + workloads[s].key;
-  Emit(EventType::kPreempting, w, node_name, reason::kPreempting,
-       "preempting " + list + " on " + node_name +
-           (best->pdb_violations
-                ? " (violates " + std::to_string(best->pdb_violations) + " disruption budget(s))"
-                : ""));
-  for (Slot s : best->victims) StopVictim(workloads[s], w, EventType::kPreempted);
-  Nominate(w, best->node);
-  w.waiting_for = best->victims;
-  // Hold the preemptor's ElasticQuota share while its victims exit, so that nobody borrows it
-  // meanwhile and the preemption is not wasted (or repeated).
-  quota.Reserve(w);
-  SetPending(w, EventType::kFailedScheduling, reason::kWaitingForVictims,
-             "nominated to " + node_name + ", waiting for " + std::to_string(best->victims.size()) +
-                 " victim(s) to exit");
+  ExecutePreemption(*this, w, *best);
   return true;
 }
 

@@ -147,6 +147,58 @@ bool State::Attempt(Workload& w, std::unordered_map<uint32_t, std::string>& no_f
   return w.nominated_node != kNoNode;
 }
 
+namespace {
+
+std::vector<Slot> PendingNominated(const State& s) {
+  std::vector<Slot> nominated;
+  if (s.nominations > 0)
+    for (const NodeLive& live : s.node_live)
+      for (Slot x : live.nominated)
+        if (s.workloads[x].phase == Phase::kPending) nominated.push_back(x);
+  std::sort(nominated.begin(), nominated.end(), QueueOrder{&s.workloads});
+  return nominated;
+}
+
+// The class failed: its other members keep waiting for the same reason. They are told when the
+// kind of reason changes (the head always has the current counts); to keep a cycle cheap on long
+// queues only the next kReasonFanout members are updated at once, the rest get the news as they
+// reach the head of their class.
+void TellClassReason(State& s, const Workload& head, uint32_t cls,
+                     std::set<Slot, QueueOrder>::iterator next) {
+  std::string key = StableReason(head.message);
+  auto& last = s.class_reason[cls];
+  if (key == last) return;
+  last = key;
+  constexpr int kReasonFanout = 64;
+  const auto& set = s.pending[cls];
+  int n = 0;
+  for (auto it = next; it != set.end() && n < kReasonFanout; ++it, ++n) {
+    Workload& m = s.workloads[*it];
+    if (m.phase != Phase::kPending || !m.waiting_for.empty() || m.nominated_node != kNoNode)
+      continue;
+    s.SetPending(m, static_cast<EventType>(head.last_event_type),
+                 head.last_event_type == static_cast<int>(EventType::kQuotaExceeded)
+                     ? reason::kQuotaExceeded
+                     : reason::kUnschedulable,
+                 head.message, key);
+  }
+}
+
+// SubmitPod::immediate: one attempt only. Whatever did not bind or start a preemption or a
+// reclaim in this cycle is Rejected with the reason of its attempt.
+void RejectUnplacedImmediate(State& s, const std::vector<Slot>& arrived) {
+  for (Slot x : arrived) {
+    Workload& w = s.workloads[x];
+    if (!w.immediate || w.phase != Phase::kPending || !w.waiting_for.empty() ||
+        w.nominated_node != kNoNode)
+      continue;
+    const std::string msg = w.message;
+    s.Reject(w, w.message_reason.empty() ? reason::kUnschedulable : w.message_reason, msg);
+  }
+}
+
+}  // namespace
+
 void State::RunCycle() {
   // Within one cycle resources only shrink (binds) or get promised (preemptions), so a shape that
   // found no node, or no preemption plan, finds none later in the cycle either: remember both.
@@ -183,13 +235,7 @@ void State::RunCycle() {
       return before(b.first, a.first);
     };
     // Nominated preemptors hold resources on their node; they are tried on their own, first.
-    std::vector<Slot> nominated;
-    if (nominations > 0)
-      for (const NodeLive& live : node_live)
-        for (Slot s : live.nominated)
-          if (workloads[s].phase == Phase::kPending) nominated.push_back(s);
-    std::sort(nominated.begin(), nominated.end(), before);
-    for (Slot s : nominated) Attempt(workloads[s], no_fit, no_preempt);
+    for (Slot s : PendingNominated(*this)) Attempt(workloads[s], no_fit, no_preempt);
     std::priority_queue<std::pair<Slot, uint32_t>, std::vector<std::pair<Slot, uint32_t>>,
                         decltype(later)>
         heads(later);
@@ -232,27 +278,7 @@ void State::RunCycle() {
         }
         continue;
       }
-      // The class failed: its other members keep waiting for the same reason. They are told
-      // when the kind of reason changes (the head always has the current counts); to keep a
-      // cycle cheap on long queues only the next kReasonFanout members are updated at once, the
-      // rest get the news as they reach the head of their class.
-      std::string key = StableReason(w.message);
-      auto& last = class_reason[cls];
-      if (key != last) {
-        last = key;
-        constexpr int kReasonFanout = 64;
-        int n = 0;
-        for (auto it = next; it != set.end() && n < kReasonFanout; ++it, ++n) {
-          Workload& m = workloads[*it];
-          if (m.phase != Phase::kPending || !m.waiting_for.empty() || m.nominated_node != kNoNode)
-            continue;
-          SetPending(m, static_cast<EventType>(w.last_event_type),
-                     w.last_event_type == static_cast<int>(EventType::kQuotaExceeded)
-                         ? reason::kQuotaExceeded
-                         : reason::kUnschedulable,
-                     w.message, key);
-        }
-      }
+      TellClassReason(*this, w, cls, next);  // the class failed
     }
     // New arrivals behind a failed head still get their own reason.
     for (Slot s : arrived) {
@@ -263,16 +289,7 @@ void State::RunCycle() {
   // Reservations hold for this cycle only: the next one recomputes them over the whole queue.
   if (!reservations.empty()) freed = true;
   if (options.check_invariants && !reservations.empty()) CheckReservations();
-  // SubmitPod::immediate: one attempt only. Whatever did not bind or start a preemption or a
-  // reclaim in this cycle is Rejected with the reason of its attempt.
-  for (Slot s : arrived) {
-    Workload& w = workloads[s];
-    if (!w.immediate || w.phase != Phase::kPending || !w.waiting_for.empty() ||
-        w.nominated_node != kNoNode)
-      continue;
-    const std::string msg = w.message;
-    Reject(w, w.message_reason.empty() ? reason::kUnschedulable : w.message_reason, msg);
-  }
+  RejectUnplacedImmediate(*this, arrived);
 }
 
 }  // namespace arbiter::engine

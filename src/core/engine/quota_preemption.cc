@@ -52,134 +52,159 @@ bool UsesAny(const QuotaBook& quota, const Workload& v, const std::vector<std::s
     if (v.requests.Get(r) > 0) return true;
   return false;
 }
-}  // namespace
 
-State::QuotaCandidates State::CollectQuotaCandidates(const Workload& w, Millis as_of) const {
-  if (as_of < 0) as_of = now;
-  QuotaCandidates out;
-  const ElasticQuota* q = quota.ElasticOf(w.namespace_);
-  if (!q) return out;
-  const QuotaPolicy pol = QuotaPolicyOf(*q);
-  const std::string& cohort = q->cohort;
+// What CollectQuotaCandidates decides with: the preemptor, its namespace's ElasticQuota and
+// policy, and the instant minRuntime is counted to.
+struct QuotaSearch {
+  const State& s;
+  const Workload& w;
+  const ElasticQuota& q;
+  State::QuotaPolicy pol;
+  Millis as_of;
   // Kueue's hierarchical advantage in a flat cohort: the preemptor fits within its own min.
-  const bool within_min = quota.CheckElastic(w).within_min;
-  // Without withinNamespace, a preemptor that would borrow can only take from others under
-  // borrowWithinCohort (without it, it would have to fit within its min, which it does not).
-  // Under fair sharing the strategies decide instead (fair_preemption.cc).
-  const bool fair = quota.FairSharing(cohort);
-  if (pol.within == WithinNamespacePolicy::kNever &&
-      (cohort.empty() || pol.reclaim == ReclaimMode::kNever ||
-       (!fair && !within_min && !pol.borrow)))
-    return out;
-  out.needed = quota.ShortOf(w);
-  if (out.needed.empty()) return out;
-  // Kueue's flavor assigner (fitsResourceQuota): preemption is possible only for a request within
-  // the nominal quota, unless the namespace may preempt while borrowing (borrowWithinCohort, or
-  // fair sharing with reclaimWithinCohort): otherwise NoFit, and no workload of any namespace,
-  // its own included, is evicted for it.
-  if (!pol.borrow && !(fair && pol.reclaim != ReclaimMode::kNever)) {
-    const ResourceList requested = quota.ElasticRequestsOf(w);
-    for (const auto& r : out.needed)
-      if (requested.Get(r) > q->min.Get(r)) {
-        out.needed.clear();
-        out.beyond_min = true;
-        return out;
-      }
-  }
-  // Kueue's queueUnderNominalInResourcesNeedingPreemption: usage strictly below min.
-  bool under_min = true;
-  {
-    const ResourceList used = quota.UsageOf(w.namespace_);
-    for (const auto& r : out.needed)
-      if (used.Get(r) >= q->min.Get(r)) under_min = false;
-  }
-  auto satisfies = [&](const Workload& v, bool same_ns) {
-    if (same_ns) {
-      switch (pol.within) {
-        case WithinNamespacePolicy::kNever:
-          return false;
-        case WithinNamespacePolicy::kLowerPriority:
-          return v.priority < w.priority;
-        case WithinNamespacePolicy::kLowerOrNewerEqualPriority:
-          return v.priority < w.priority ||
-                 (v.priority == w.priority && w.submit_time < v.submit_time);
-      }
-      return false;
-    }
-    switch (pol.reclaim) {
-      case ReclaimMode::kNever:
+  bool within_min = false;
+};
+
+// Without withinNamespace, a preemptor that would borrow can only take from others under
+// borrowWithinCohort (without it, it would have to fit within its min, which it does not).
+// Under fair sharing the strategies decide instead (fair_preemption.cc).
+bool QuotaMayPreemptAtAll(const QuotaSearch& c) {
+  const std::string& cohort = c.q.cohort;
+  const bool fair = c.s.quota.FairSharing(cohort);
+  return !(c.pol.within == WithinNamespacePolicy::kNever &&
+           (cohort.empty() || c.pol.reclaim == ReclaimMode::kNever ||
+            (!fair && !c.within_min && !c.pol.borrow)));
+}
+
+// Kueue's flavor assigner (fitsResourceQuota): preemption is possible only for a request within
+// the nominal quota, unless the namespace may preempt while borrowing (borrowWithinCohort, or
+// fair sharing with reclaimWithinCohort): otherwise NoFit, and no workload of any namespace,
+// its own included, is evicted for it.
+bool QuotaRequestBeyondMin(const QuotaSearch& c, const std::vector<std::string>& needed) {
+  const bool fair = c.s.quota.FairSharing(c.q.cohort);
+  if (c.pol.borrow || (fair && c.pol.reclaim != ReclaimMode::kNever)) return false;
+  const ResourceList requested = c.s.quota.ElasticRequestsOf(c.w);
+  for (const auto& r : needed)
+    if (requested.Get(r) > c.q.min.Get(r)) return true;
+  return false;
+}
+
+// Kueue's queueUnderNominalInResourcesNeedingPreemption: usage strictly below min.
+bool QuotaUnderMin(const QuotaSearch& c, const std::vector<std::string>& needed) {
+  const ResourceList used = c.s.quota.UsageOf(c.w.namespace_);
+  for (const auto& r : needed)
+    if (used.Get(r) >= c.q.min.Get(r)) return false;
+  return true;
+}
+
+// withinNamespace (a victim `v` of the preemptor's own namespace) or reclaimWithinCohort (of
+// another namespace of the cohort) allows `v`.
+bool QuotaPolicyAllows(const QuotaSearch& c, const Workload& v, bool same_ns) {
+  const Workload& w = c.w;
+  if (same_ns) {
+    switch (c.pol.within) {
+      case WithinNamespacePolicy::kNever:
         return false;
-      case ReclaimMode::kLowerPriority:
+      case WithinNamespacePolicy::kLowerPriority:
         return v.priority < w.priority;
-      case ReclaimMode::kAny:
-        return true;
+      case WithinNamespacePolicy::kLowerOrNewerEqualPriority:
+        return v.priority < w.priority ||
+               (v.priority == w.priority && w.submit_time < v.submit_time);
     }
     return false;
-  };
-  std::vector<std::string>
-      borrowing_ns;  // namespaces of the cohort above their min (needed resources)
-  bool any_other = false, any_reclaim = false;
-  for (const NodeLive& live : node_live)
-    for (Slot s : live.workloads) {
-      const Workload& v = workloads[s];
+  }
+  switch (c.pol.reclaim) {
+    case ReclaimMode::kNever:
+      return false;
+    case ReclaimMode::kLowerPriority:
+      return v.priority < w.priority;
+    case ReclaimMode::kAny:
+      return true;
+  }
+  return false;
+}
+
+// How a candidate `v` of another namespace may be taken: a plain reclaim when the preemptor stays
+// within its min, else without borrowing unless borrowWithinCohort allows it.
+State::QuotaVariant QuotaVariantOf(const QuotaSearch& c, const Workload& v) {
+  using Variant = State::QuotaVariant;
+  if (c.within_min) return Variant::kReclaim;
+  if (!c.pol.borrow || v.priority >= c.w.priority ||
+      (c.pol.threshold && v.priority > *c.pol.threshold))
+    return Variant::kReclaimWithoutBorrowing;
+  return Variant::kReclaimWhileBorrowing;
+}
+
+// The workloads of the namespace and its cohort, in slot order: terminating ones to `base`,
+// the running ones the policy allows (and old enough) to `slots`, the young ones to `young`.
+// `any_other`, `any_reclaim`: a candidate of another namespace, a plain reclaim among them.
+void GatherQuotaCandidates(const QuotaSearch& c, State::QuotaCandidates& out, bool* any_other,
+                           bool* any_reclaim) {
+  const State& s = c.s;
+  const Workload& w = c.w;
+  const std::string& cohort = c.q.cohort;
+  // Namespaces of the cohort above their min (needed resources).
+  std::vector<std::string> borrowing_ns;
+  for (const NodeLive& live : s.node_live)
+    for (Slot slot : live.workloads) {
+      const Workload& v = s.workloads[slot];
       const bool same_ns = v.namespace_id == w.namespace_id;
       if (!same_ns) {
         if (cohort.empty()) continue;
-        const std::string* c = quota.CohortOf(v.namespace_);
-        if (!c || *c != cohort) continue;
+        const std::string* vc = s.quota.CohortOf(v.namespace_);
+        if (!vc || *vc != cohort) continue;
       }
       if (v.phase == Phase::kTerminating) {
         out.base.push_back(&v);
         continue;
       }
-      if (v.phase != Phase::kRunning || v.id == w.id || !UsesAny(quota, v, out.needed) ||
-          !satisfies(v, same_ns))
+      if (v.phase != Phase::kRunning || v.id == w.id || !UsesAny(s.quota, v, out.needed) ||
+          !QuotaPolicyAllows(c, v, same_ns))
         continue;
       if (!same_ns) {
         bool above =
             std::find(borrowing_ns.begin(), borrowing_ns.end(), v.namespace_) != borrowing_ns.end();
         if (!above) {
-          above = quota.AboveMin(v.namespace_, out.needed, {});
+          above = s.quota.AboveMin(v.namespace_, out.needed, {});
           if (above) borrowing_ns.push_back(v.namespace_);
         }
         if (!above) continue;
       }
-      if (as_of - v.run_start < policy.min_runtime) {
-        const Millis at = v.run_start + policy.min_runtime;
+      if (c.as_of - v.run_start < s.policy.min_runtime) {
+        const Millis at = v.run_start + s.policy.min_runtime;
         out.young_until = out.young_until ? std::min(*out.young_until, at) : at;
-        out.young.push_back(s);
+        out.young.push_back(slot);
         continue;
       }
-      QuotaVariant var = QuotaVariant::kWithinNamespace;
+      State::QuotaVariant var = State::QuotaVariant::kWithinNamespace;
       if (!same_ns) {
-        any_other = true;
-        if (within_min) {
-          var = QuotaVariant::kReclaim;
-          any_reclaim = true;
-        } else if (!pol.borrow || v.priority >= w.priority ||
-                   (pol.threshold && v.priority > *pol.threshold)) {
-          var = QuotaVariant::kReclaimWithoutBorrowing;
-        } else {
-          var = QuotaVariant::kReclaimWhileBorrowing;
-        }
+        *any_other = true;
+        var = QuotaVariantOf(c, v);
+        if (var == State::QuotaVariant::kReclaim) *any_reclaim = true;
       }
-      out.slots.push_back(s);
+      out.slots.push_back(slot);
       out.variant.push_back(var);
     }
+}
+
+// Kueue's CandidatesOrdering (evicted workloads are `base`, already on their way out, by id).
+// Under victimOrder LeastLostWork, the least work lost first among equal priorities
+// (lost_work.h), before the most recently admitted.
+State::QuotaCandidates SortQuotaCandidates(const QuotaSearch& c, State::QuotaCandidates out) {
+  const State& s = c.s;
+  const auto& workloads = s.workloads;
   std::sort(out.base.begin(), out.base.end(),
             [](const Workload* a, const Workload* b) { return Value(a->id) < Value(b->id); });
-  // Kueue's CandidatesOrdering (evicted workloads are `base`, already on their way out).
-  // Under victimOrder LeastLostWork, the least work lost first among equal priorities
-  // (lost_work.h), before the most recently admitted.
   std::vector<size_t> idx(out.slots.size());
   for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
   std::vector<LostWork> lost;
-  if (policy.victim_order == VictimOrder::kLeastLostWork)
-    for (Slot s : out.slots)
-      lost.push_back(LostWorkIfStopped(workloads[s], GraceOf(workloads[s]), as_of));
+  if (s.policy.victim_order == VictimOrder::kLeastLostWork)
+    for (Slot slot : out.slots)
+      lost.push_back(LostWorkIfStopped(workloads[slot], s.GraceOf(workloads[slot]), c.as_of));
+  const uint32_t ns = c.w.namespace_id;
   std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
     const Workload &x = workloads[out.slots[a]], &y = workloads[out.slots[b]];
-    const bool xo = x.namespace_id != w.namespace_id, yo = y.namespace_id != w.namespace_id;
+    const bool xo = x.namespace_id != ns, yo = y.namespace_id != ns;
     if (xo != yo) return xo;
     if (x.priority != y.priority) return x.priority < y.priority;
     if (!lost.empty() && lost[a] != lost[b]) return lost[a] < lost[b];
@@ -187,23 +212,47 @@ State::QuotaCandidates State::CollectQuotaCandidates(const Workload& w, Millis a
     if (x.key != y.key) return x.key < y.key;
     return Value(x.id) < Value(y.id);
   });
-  QuotaCandidates sorted;
+  State::QuotaCandidates sorted;
   sorted.needed = std::move(out.needed);
   sorted.base = std::move(out.base);
   sorted.young_until = out.young_until;
   sorted.young = std::move(out.young);
-  sorted.within_min = within_min;
+  sorted.within_min = c.within_min;
   for (size_t k : idx) {
     sorted.slots.push_back(out.slots[k]);
     sorted.variant.push_back(out.variant[k]);
   }
-  // Kueue's classicalPreemptions: which attempts, in which order.
-  if (!any_other || (!pol.borrow && !under_min))
-    sorted.attempts = {true};
-  else if (!pol.borrow && !any_reclaim)
-    sorted.attempts = {false, true};
-  else
-    sorted.attempts = {true, false};
+  return sorted;
+}
+
+// Kueue's classicalPreemptions: which attempts (allowBorrowing), in which order.
+std::vector<bool> QuotaAttempts(const QuotaSearch& c, bool any_other, bool any_reclaim,
+                                bool under_min) {
+  if (!any_other || (!c.pol.borrow && !under_min)) return {true};
+  if (!c.pol.borrow && !any_reclaim) return {false, true};
+  return {true, false};
+}
+}  // namespace
+
+State::QuotaCandidates State::CollectQuotaCandidates(const Workload& w, Millis as_of) const {
+  if (as_of < 0) as_of = now;
+  QuotaCandidates out;
+  const ElasticQuota* q = quota.ElasticOf(w.namespace_);
+  if (!q) return out;
+  const QuotaSearch c{*this, w, *q, QuotaPolicyOf(*q), as_of, quota.CheckElastic(w).within_min};
+  if (!QuotaMayPreemptAtAll(c)) return out;
+  out.needed = quota.ShortOf(w);
+  if (out.needed.empty()) return out;
+  if (QuotaRequestBeyondMin(c, out.needed)) {
+    out.needed.clear();
+    out.beyond_min = true;
+    return out;
+  }
+  const bool under_min = QuotaUnderMin(c, out.needed);
+  bool any_other = false, any_reclaim = false;
+  GatherQuotaCandidates(c, out, &any_other, &any_reclaim);
+  QuotaCandidates sorted = SortQuotaCandidates(c, std::move(out));
+  sorted.attempts = QuotaAttempts(c, any_other, any_reclaim, under_min);
   return sorted;
 }
 

@@ -168,6 +168,101 @@ void IoOptions(A& a, EngineOptions& o) {
   Io(a, o.random_rescore_winner);
 }
 
+// Engine::Snapshot's steps, in the snapshot's order (Restore reads them back in that order).
+
+// 3. Quota books.
+void WriteQuota(Writer& w, const QuotaBook& book) {
+  QuotaBook& q = const_cast<QuotaBook&>(book);
+  w.U64(q.rqs().size());
+  for (auto& rq : q.rqs()) {
+    Io(w, rq.q);
+    Io(w, rq.used);
+    Io(w, rq.reserved);
+    Io(w, rq.allowance);
+  }
+  w.U64(q.eqs().size());
+  for (auto& eq : q.eqs()) {
+    Io(w, eq.q);
+    Io(w, eq.used);
+    Io(w, eq.reserved);
+    Io(w, eq.allowance);
+  }
+  Io(w, q.reservations());
+  Io(w, q.rq_reservations());
+  Io(w, q.cohort_allowance());
+  Io(w, q.counted());
+}
+
+// 4. Nodes: every name ever seen (ids), the present ones in node order with their usage.
+void WriteNodes(Writer& w, const State& s) {
+  w.U64(s.node_info.size());
+  for (const NodeInfo& info : s.node_info) {
+    Write(w, info.name);
+    Write(w, info.present);
+    Write(w, info.spec);
+    Write(w, info.order);
+    Write(w, info.over_capacity);
+  }
+  Write(w, s.nodes_dirty);
+  Write(w, s.node_at);
+  for (uint32_t pos = 0; pos < s.nodes.size(); ++pos) {
+    const placement::NodeState& n = s.nodes[pos];
+    Write(w, n.cpu_used_milli);
+    Write(w, n.mem_used_bytes);
+    Write(w, n.gpu_used_milli);
+    Write(w, n.ext_used);
+    Write(w, IdsOf(s.workloads, s.node_live[pos].workloads));
+    Write(w, IdsOf(s.workloads, s.node_live[pos].nominated));
+  }
+  Write(w, std::map<std::string, uint32_t>(s.model_ids.begin(), s.model_ids.end()));
+  Write(w, static_cast<uint64_t>(s.next_start_node));
+  Write(w, s.next_preempt_node);
+}
+
+// 6. Live workloads, in id order.
+void WriteWorkloads(Writer& w, const State& s) {
+  Write(w, s.next_id);
+  std::vector<std::pair<uint64_t, Slot>> live(s.slot_of.begin(), s.slot_of.end());
+  std::sort(live.begin(), live.end());
+  w.U64(live.size());
+  for (const auto& [id, slot] : live) {
+    Workload& x = const_cast<Workload&>(s.workloads[slot]);
+    std::vector<uint64_t> waiting = IdsOf(s.workloads, x.waiting_for);
+    uint64_t preemptor = IdOf(s.workloads, x.preemptor);
+    std::string reason(x.message_reason);
+    IoWorkload(w, x, waiting, preemptor, reason);
+  }
+}
+
+// 7. The queue's bookkeeping and interned ids; 8. pod groups (members follow from the workloads).
+void WriteQueue(Writer& w, const State& s) {
+  Write(w, s.namespace_ids);
+  Write(w, std::map<std::string, uint32_t>(s.class_ids.begin(), s.class_ids.end()));
+  Write(w, std::map<uint32_t, std::string>(s.class_reason.begin(), s.class_reason.end()));
+  Write(w, IdsOf(s.workloads, s.fresh));
+  Write(w, s.freed);
+  {
+    auto heap = s.wakeups;
+    std::vector<Millis> wake;
+    while (!heap.empty()) {
+      wake.push_back(heap.top());
+      heap.pop();
+    }
+    Write(w, wake);
+  }
+  std::map<uint32_t, std::vector<uint64_t>> borrowed;
+  for (const auto& [ns, list] : s.borrowed_by_ns) borrowed[ns] = IdsOf(s.workloads, list);
+  Write(w, borrowed);
+  Write(w, s.global_epoch);
+  w.U64(s.gangs.size());
+  for (const Gang& g : s.gangs) {
+    Write(w, g.key);
+    Write(w, g.min_member);
+    Write(w, g.timeout);
+    Write(w, g.window_start);
+  }
+}
+
 }  // namespace
 
 std::string Engine::Snapshot() const {
@@ -191,93 +286,323 @@ std::string Engine::Snapshot() const {
   Write(w, s.qos_names);
   Write(w, s.qos_defs);
   Write(w, s.price_books);
-  // 3. Quota books.
-  QuotaBook& q = const_cast<QuotaBook&>(s.quota);
-  w.U64(q.rqs().size());
-  for (auto& rq : q.rqs()) {
-    Io(w, rq.q);
-    Io(w, rq.used);
-    Io(w, rq.reserved);
-    Io(w, rq.allowance);
-  }
-  w.U64(q.eqs().size());
-  for (auto& eq : q.eqs()) {
-    Io(w, eq.q);
-    Io(w, eq.used);
-    Io(w, eq.reserved);
-    Io(w, eq.allowance);
-  }
-  Io(w, q.reservations());
-  Io(w, q.rq_reservations());
-  Io(w, q.cohort_allowance());
-  Io(w, q.counted());
-  // 4. Nodes: every name ever seen (ids), the present ones in node order with their usage.
-  w.U64(s.node_info.size());
-  for (const NodeInfo& info : s.node_info) {
-    Write(w, info.name);
-    Write(w, info.present);
-    Write(w, info.spec);
-    Write(w, info.order);
-    Write(w, info.over_capacity);
-  }
-  Write(w, s.nodes_dirty);
-  Write(w, s.node_at);
-  for (uint32_t pos = 0; pos < s.nodes.size(); ++pos) {
-    const placement::NodeState& n = s.nodes[pos];
-    Write(w, n.cpu_used_milli);
-    Write(w, n.mem_used_bytes);
-    Write(w, n.gpu_used_milli);
-    Write(w, n.ext_used);
-    Write(w, IdsOf(s.workloads, s.node_live[pos].workloads));
-    Write(w, IdsOf(s.workloads, s.node_live[pos].nominated));
-  }
-  Write(w, std::map<std::string, uint32_t>(s.model_ids.begin(), s.model_ids.end()));
-  Write(w, static_cast<uint64_t>(s.next_start_node));
-  Write(w, s.next_preempt_node);
+  WriteQuota(w, s.quota);
+  WriteNodes(w, s);
   // 5. The placement policy's own state.
   Write(w, s.placer_name);
   Write(w, s.placer->SaveState());
-  // 6. Live workloads, in id order.
-  Write(w, s.next_id);
-  std::vector<std::pair<uint64_t, Slot>> live(s.slot_of.begin(), s.slot_of.end());
-  std::sort(live.begin(), live.end());
-  w.U64(live.size());
-  for (const auto& [id, slot] : live) {
-    Workload& x = const_cast<Workload&>(s.workloads[slot]);
-    std::vector<uint64_t> waiting = IdsOf(s.workloads, x.waiting_for);
-    uint64_t preemptor = IdOf(s.workloads, x.preemptor);
-    std::string reason(x.message_reason);
-    IoWorkload(w, x, waiting, preemptor, reason);
-  }
-  // 7. The queue's bookkeeping and interned ids.
-  Write(w, s.namespace_ids);
-  Write(w, std::map<std::string, uint32_t>(s.class_ids.begin(), s.class_ids.end()));
-  Write(w, std::map<uint32_t, std::string>(s.class_reason.begin(), s.class_reason.end()));
-  Write(w, IdsOf(s.workloads, s.fresh));
-  Write(w, s.freed);
-  {
-    auto heap = s.wakeups;
-    std::vector<Millis> wake;
-    while (!heap.empty()) {
-      wake.push_back(heap.top());
-      heap.pop();
-    }
-    Write(w, wake);
-  }
-  std::map<uint32_t, std::vector<uint64_t>> borrowed;
-  for (const auto& [ns, list] : s.borrowed_by_ns) borrowed[ns] = IdsOf(s.workloads, list);
-  Write(w, borrowed);
-  Write(w, s.global_epoch);
-  // 8. Pod groups (members follow from the workloads).
-  w.U64(s.gangs.size());
-  for (const Gang& g : s.gangs) {
-    Write(w, g.key);
-    Write(w, g.min_member);
-    Write(w, g.timeout);
-    Write(w, g.window_start);
-  }
+  WriteWorkloads(w, s);
+  WriteQueue(w, s);
   return serial::Seal(kKind, kSnapshotVersion, w.bytes());
 }
+
+namespace {
+
+// Engine::Restore's steps, in the snapshot's order (after the options and the clock). Each
+// returns why the snapshot is corrupt, or nothing; slot references are read as WorkloadIds and
+// resolved once the workloads are known.
+class SnapshotRestorer {
+ public:
+  using Error = std::optional<std::string>;
+
+  SnapshotRestorer(Reader& r, State& s) : r_(r), s_(s) {}
+
+  // 2. Policy objects, and the QoS ids and preempt lists they imply.
+  Error Policy() {
+    Io(r_, s_.pool_policy);
+    Io(r_, s_.namespaces);
+    Io(r_, s_.classes);
+    Io(r_, s_.limit_ranges);
+    Io(r_, s_.pdbs);
+    Io(r_, s_.qos_names);
+    Io(r_, s_.qos_defs);
+    Io(r_, s_.price_books);
+    if (!r_.ok()) return r_.error();
+    if (s_.qos_defs.size() != s_.qos_names.size())
+      return "QoS names and definitions differ in number";
+    s_.qos_ids.clear();
+    s_.qos_preempt.assign(s_.qos_names.size(), {});
+    for (size_t i = 0; i < s_.qos_names.size(); ++i)
+      s_.qos_ids[s_.qos_names[i]] = static_cast<int32_t>(i);
+    for (size_t i = 0; i < s_.qos_defs.size(); ++i)
+      if (s_.qos_defs[i])
+        for (const auto& n : s_.qos_defs[i]->preempt) {
+          auto it = s_.qos_ids.find(n);
+          if (it == s_.qos_ids.end()) return "a QoS preempts an unknown QoS " + n;
+          s_.qos_preempt[i].push_back(it->second);
+        }
+    s_.RecomputePolicy();
+    return std::nullopt;
+  }
+
+  // 3. Quota books.
+  Error Quota() {
+    QuotaBook& q = s_.quota;
+    const uint64_t nrq = r_.Count();
+    q.rqs().clear();
+    for (uint64_t i = 0; i < nrq && r_.ok(); ++i) {
+      QuotaBook::RQ rq;
+      Io(r_, rq.q);
+      Io(r_, rq.used);
+      Io(r_, rq.reserved);
+      Io(r_, rq.allowance);
+      q.rqs().push_back(std::move(rq));
+    }
+    const uint64_t neq = r_.Count();
+    q.eqs().clear();
+    for (uint64_t i = 0; i < neq && r_.ok(); ++i) {
+      QuotaBook::EQ eq;
+      Io(r_, eq.q);
+      Io(r_, eq.used);
+      Io(r_, eq.reserved);
+      Io(r_, eq.allowance);
+      q.eqs().push_back(std::move(eq));
+    }
+    Io(r_, q.reservations());
+    Io(r_, q.rq_reservations());
+    Io(r_, q.cohort_allowance());
+    Io(r_, q.counted());
+    for (const auto& [id, holds] : q.rq_reservations())
+      for (const auto& h : holds)
+        if (h.rq >= q.rqs().size()) return "a quota hold on an unknown ResourceQuota";
+    q.Reindex();
+    if (!r_.ok()) return r_.error();
+    return std::nullopt;
+  }
+
+  // 4. Nodes: every name ever seen, then the present ones in node order with their usage.
+  Error Nodes() {
+    const uint64_t nn = r_.Count();
+    for (uint64_t i = 0; i < nn && r_.ok(); ++i) {
+      NodeInfo info;
+      Io(r_, info.name);
+      Io(r_, info.present);
+      Io(r_, info.spec);
+      Io(r_, info.order);
+      Io(r_, info.over_capacity);
+      info.labels = info.spec.meta.labels;
+      info.labels.emplace("kubernetes.io/hostname", info.spec.meta.name);
+      if (!s_.node_ids.emplace(info.name, static_cast<uint32_t>(i)).second)
+        return "node " + info.name + " twice";
+      s_.node_info.push_back(std::move(info));
+    }
+    Io(r_, s_.nodes_dirty);
+    Io(r_, s_.node_at);
+    if (!r_.ok()) return r_.error();
+    on_node_.resize(s_.node_at.size());
+    nominated_.resize(s_.node_at.size());
+    for (uint32_t pos = 0; pos < s_.node_at.size(); ++pos)
+      if (Error e = NodeAt(pos)) return e;
+    size_t present = 0;
+    for (const NodeInfo& info : s_.node_info) present += info.present;
+    if (present != s_.node_at.size()) return "present nodes and node positions differ";
+    std::map<std::string, uint32_t> models;
+    Io(r_, models);
+    s_.model_ids.clear();
+    for (const auto& [m, bit] : models) {
+      if (bit > 31) return "a GPU model bit out of range";
+      s_.model_ids.emplace(m, bit);
+    }
+    uint64_t next_start = 0;
+    Io(r_, next_start);
+    Io(r_, s_.next_preempt_node);
+    s_.next_start_node = static_cast<size_t>(next_start);
+    s_.RebuildFitIndex();
+    return std::nullopt;
+  }
+
+  // 5. The placement policy's own state (only for the same policy: a branch starts afresh).
+  Error Placer(bool same_policy) {
+    PlacementPolicyName saved_placer = PlacementPolicyName::kBestFit;
+    std::vector<uint64_t> placer_state;
+    Io(r_, saved_placer);
+    Io(r_, placer_state);
+    if (!r_.ok()) return r_.error();
+    s_.placer->Reset(s_.nodes);
+    if (saved_placer == s_.placer_name && same_policy && !s_.placer->LoadState(placer_state))
+      return "the placement policy's state does not fit the policy";
+    return std::nullopt;
+  }
+
+  // 6. Live workloads, then the slot references of workloads and nodes.
+  Error Workloads() {
+    Io(r_, s_.next_id);
+    const uint64_t nw = r_.Count();
+    waiting_.assign(nw, {});
+    preemptor_.assign(nw, 0);
+    for (uint64_t i = 0; i < nw && r_.ok(); ++i) {
+      Workload x;
+      std::string why;
+      IoWorkload(r_, x, waiting_[i], preemptor_[i], why);
+      if (!r_.ok()) break;
+      if (Error e = CheckWorkload(x, why)) return e;
+      x.slot = static_cast<Slot>(i);
+      if (!s_.slot_of.emplace(Value(x.id), x.slot).second ||
+          !s_.by_key.emplace(x.key, x.slot).second)
+        return "workload " + x.key + " twice";
+      if (Value(x.id) >= s_.next_id) return x.key + " has an id not yet given out";
+      s_.workloads.push_back(std::move(x));
+    }
+    if (!r_.ok()) return r_.error();
+    for (size_t i = 0; i < s_.workloads.size(); ++i) {
+      if (!SlotsOf(waiting_[i], &s_.workloads[i].waiting_for) ||
+          !SlotOf(preemptor_[i], &s_.workloads[i].preemptor))
+        return "a reference to an unknown workload";
+    }
+    for (uint32_t pos = 0; pos < s_.node_at.size(); ++pos) {
+      if (!SlotsOf(on_node_[pos], &s_.node_live[pos].workloads) ||
+          !SlotsOf(nominated_[pos], &s_.node_live[pos].nominated))
+        return "a node lists an unknown workload";
+      s_.RecountMinPriority(pos);
+    }
+    return std::nullopt;
+  }
+
+  // 7. The queue's bookkeeping, and 8. pod groups (members follow from the workloads); then the
+  // end of the snapshot.
+  Error Queue() {
+    Io(r_, s_.namespace_ids);
+    {
+      std::map<std::string, uint32_t> classes;
+      std::map<uint32_t, std::string> reasons;
+      Io(r_, classes);
+      Io(r_, reasons);
+      s_.class_ids = std::unordered_map<std::string, uint32_t>(classes.begin(), classes.end());
+      s_.class_reason = std::unordered_map<uint32_t, std::string>(reasons.begin(), reasons.end());
+    }
+    std::vector<uint64_t> fresh;
+    Io(r_, fresh);
+    Io(r_, s_.freed);
+    std::vector<Millis> wake;
+    Io(r_, wake);
+    std::map<uint32_t, std::vector<uint64_t>> borrowed;
+    Io(r_, borrowed);
+    Io(r_, s_.global_epoch);
+    if (Error e = Gangs()) return e;
+    if (!r_.AtEnd()) return "bytes after the end";
+    if (!SlotsOf(fresh, &s_.fresh)) return "a fresh arrival that is not a workload";
+    for (Millis t : wake) s_.wakeups.push(t);
+    for (const auto& [ns, ids] : borrowed)
+      if (!SlotsOf(ids, &s_.borrowed_by_ns[ns])) return "a borrower that is not a workload";
+    return std::nullopt;
+  }
+
+  // Indexes (rebuilt, not saved).
+  void RebuildIndexes() {
+    s_.nominations = 0;
+    s_.ends_known = 0;
+    for (const Workload& x : s_.workloads) {
+      if (x.nominated_node != kNoNode) ++s_.nominations;
+      if (x.node != kNoNode && State::EndKnown(x)) ++s_.ends_known;
+      if (x.phase == Phase::kPending && !x.held) s_.PendingInsert(x.slot);
+      if (x.held) s_.held.push_back(x.slot);
+      if (x.release_at >= 0) s_.completing.push_back(x.slot);
+      if (x.taint_evict_at >= 0) s_.taint_timed.push_back(x.slot);
+      if (x.topology) s_.topology_seen = true;
+      if (x.unreclaimable_hold) s_.cycle_holds.push_back(x.slot);
+      if (x.node != kNoNode) s_.TrackPlacedTopology(x, /*bound=*/true);
+    }
+    s_.RematchAllPdbs();
+  }
+
+ private:
+  // The node at `pos`: its usage, and the ids of its workloads and nominations.
+  Error NodeAt(uint32_t pos) {
+    const uint32_t id = s_.node_at[pos];
+    if (id >= s_.node_info.size() || !s_.node_info[id].present)
+      return "a node position names an absent node";
+    NodeInfo& info = s_.node_info[id];
+    info.pos = pos;
+    placement::NodeState n;
+    n.name = info.name;
+    if (auto prod = info.spec.meta.labels.find("nvidia.com/gpu.product");
+        prod != info.spec.meta.labels.end())
+      n.gpu_model = prod->second;
+    n.labels = &info.labels;
+    n.schedulable = !info.spec.unschedulable;
+    s_.ApplyCapacity(info, n);
+    Io(r_, n.cpu_used_milli);
+    Io(r_, n.mem_used_bytes);
+    Io(r_, n.gpu_used_milli);
+    Io(r_, n.ext_used);
+    Io(r_, on_node_[pos]);
+    Io(r_, nominated_[pos]);
+    if (!r_.ok()) return r_.error();
+    if (n.gpu_used_milli.size() > static_cast<size_t>(placement::kMaxGpusPerNode))
+      return "too many GPU devices";
+    n.RecountGpus();
+    s_.nodes.push_back(std::move(n));
+    s_.node_live.emplace_back();
+    return std::nullopt;
+  }
+
+  // A workload as read: its reason known, its nodes present, its QoS known, not finished.
+  Error CheckWorkload(Workload& x, const std::string& why) const {
+    auto known = KnownReason(why);
+    if (!known) return "an unknown reason " + why;
+    x.message_reason = *known;
+    if (x.node != kNoNode && (x.node >= s_.node_info.size() || !s_.node_info[x.node].present))
+      return x.key + " is on an absent node";
+    if (x.nominated_node != kNoNode &&
+        (x.nominated_node >= s_.node_info.size() || !s_.node_info[x.nominated_node].present))
+      return x.key + " is nominated to an absent node";
+    if (x.qos >= static_cast<int32_t>(s_.qos_names.size())) return x.key + " has an unknown QoS";
+    if (IsFinal(x.phase)) return x.key + " has finished";
+    return std::nullopt;
+  }
+
+  // 8. Pod groups; each workload joins its group's members.
+  Error Gangs() {
+    const uint64_t ng = r_.Count();
+    for (uint64_t i = 0; i < ng && r_.ok(); ++i) {
+      Gang g;
+      Io(r_, g.key);
+      Io(r_, g.min_member);
+      Io(r_, g.timeout);
+      Io(r_, g.window_start);
+      if (!s_.gang_ids.emplace(g.key, static_cast<uint32_t>(i)).second)
+        return "pod group " + g.key + " twice";
+      s_.gangs.push_back(std::move(g));
+    }
+    if (!r_.ok()) return r_.error();
+    for (const Workload& x : s_.workloads) {
+      if (x.gang == kNoGang) continue;
+      if (x.gang >= s_.gangs.size()) return x.key + " names an unknown pod group";
+      s_.gangs[x.gang].members.push_back(x.slot);
+    }
+    return std::nullopt;
+  }
+
+  // A saved WorkloadId as a slot (~0: none); false if no live workload has it.
+  bool SlotOf(uint64_t id, Slot* out) const {
+    if (id == ~uint64_t{0}) {
+      *out = kNoSlot;
+      return true;
+    }
+    auto it = s_.slot_of.find(id);
+    if (it == s_.slot_of.end()) return false;
+    *out = it->second;
+    return true;
+  }
+
+  bool SlotsOf(const std::vector<uint64_t>& ids, std::vector<Slot>* out) const {
+    out->clear();
+    for (uint64_t id : ids) {
+      Slot x;
+      if (!SlotOf(id, &x) || x == kNoSlot) return false;
+      out->push_back(x);
+    }
+    return true;
+  }
+
+  Reader& r_;
+  State& s_;
+  std::vector<std::vector<uint64_t>> on_node_, nominated_;  // by node position
+  std::vector<std::vector<uint64_t>> waiting_;              // by workload slot
+  std::vector<uint64_t> preemptor_;                         // by workload slot
+};
+
+}  // namespace
 
 Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot,
                                                 const RestoreOptions& ro) {
@@ -310,249 +635,15 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot,
   State& s = *engine->s_;
   Io(r, s.now);
   Io(r, s.started);
-  // 2. Policy objects.
-  Io(r, s.pool_policy);
-  Io(r, s.namespaces);
-  Io(r, s.classes);
-  Io(r, s.limit_ranges);
-  Io(r, s.pdbs);
-  Io(r, s.qos_names);
-  Io(r, s.qos_defs);
-  Io(r, s.price_books);
-  if (!r.ok()) return fail(r.error());
-  if (s.qos_defs.size() != s.qos_names.size())
-    return fail("QoS names and definitions differ in number");
-  s.qos_ids.clear();
-  s.qos_preempt.assign(s.qos_names.size(), {});
-  for (size_t i = 0; i < s.qos_names.size(); ++i)
-    s.qos_ids[s.qos_names[i]] = static_cast<int32_t>(i);
-  for (size_t i = 0; i < s.qos_defs.size(); ++i)
-    if (s.qos_defs[i])
-      for (const auto& n : s.qos_defs[i]->preempt) {
-        auto it = s.qos_ids.find(n);
-        if (it == s.qos_ids.end()) return fail("a QoS preempts an unknown QoS " + n);
-        s.qos_preempt[i].push_back(it->second);
-      }
-  s.RecomputePolicy();
-  // 3. Quota books.
-  {
-    QuotaBook& q = s.quota;
-    const uint64_t nrq = r.Count();
-    q.rqs().clear();
-    for (uint64_t i = 0; i < nrq && r.ok(); ++i) {
-      QuotaBook::RQ rq;
-      Io(r, rq.q);
-      Io(r, rq.used);
-      Io(r, rq.reserved);
-      Io(r, rq.allowance);
-      q.rqs().push_back(std::move(rq));
-    }
-    const uint64_t neq = r.Count();
-    q.eqs().clear();
-    for (uint64_t i = 0; i < neq && r.ok(); ++i) {
-      QuotaBook::EQ eq;
-      Io(r, eq.q);
-      Io(r, eq.used);
-      Io(r, eq.reserved);
-      Io(r, eq.allowance);
-      q.eqs().push_back(std::move(eq));
-    }
-    Io(r, q.reservations());
-    Io(r, q.rq_reservations());
-    Io(r, q.cohort_allowance());
-    Io(r, q.counted());
-    for (const auto& [id, holds] : q.rq_reservations())
-      for (const auto& h : holds)
-        if (h.rq >= q.rqs().size()) return fail("a quota hold on an unknown ResourceQuota");
-    q.Reindex();
-  }
-  if (!r.ok()) return fail(r.error());
-  // 4. Nodes.
-  const uint64_t nn = r.Count();
-  for (uint64_t i = 0; i < nn && r.ok(); ++i) {
-    NodeInfo info;
-    Io(r, info.name);
-    Io(r, info.present);
-    Io(r, info.spec);
-    Io(r, info.order);
-    Io(r, info.over_capacity);
-    info.labels = info.spec.meta.labels;
-    info.labels.emplace("kubernetes.io/hostname", info.spec.meta.name);
-    if (!s.node_ids.emplace(info.name, static_cast<uint32_t>(i)).second)
-      return fail("node " + info.name + " twice");
-    s.node_info.push_back(std::move(info));
-  }
-  Io(r, s.nodes_dirty);
-  Io(r, s.node_at);
-  if (!r.ok()) return fail(r.error());
-  std::vector<std::vector<uint64_t>> on_node(s.node_at.size()), nominated(s.node_at.size());
-  for (uint32_t pos = 0; pos < s.node_at.size(); ++pos) {
-    const uint32_t id = s.node_at[pos];
-    if (id >= s.node_info.size() || !s.node_info[id].present)
-      return fail("a node position names an absent node");
-    NodeInfo& info = s.node_info[id];
-    info.pos = pos;
-    placement::NodeState n;
-    n.name = info.name;
-    if (auto prod = info.spec.meta.labels.find("nvidia.com/gpu.product");
-        prod != info.spec.meta.labels.end())
-      n.gpu_model = prod->second;
-    n.labels = &info.labels;
-    n.schedulable = !info.spec.unschedulable;
-    s.ApplyCapacity(info, n);
-    Io(r, n.cpu_used_milli);
-    Io(r, n.mem_used_bytes);
-    Io(r, n.gpu_used_milli);
-    Io(r, n.ext_used);
-    Io(r, on_node[pos]);
-    Io(r, nominated[pos]);
-    if (!r.ok()) return fail(r.error());
-    if (n.gpu_used_milli.size() > static_cast<size_t>(placement::kMaxGpusPerNode))
-      return fail("too many GPU devices");
-    n.RecountGpus();
-    s.nodes.push_back(std::move(n));
-    s.node_live.emplace_back();
-  }
-  size_t present = 0;
-  for (const NodeInfo& info : s.node_info) present += info.present;
-  if (present != s.node_at.size()) return fail("present nodes and node positions differ");
-  {
-    std::map<std::string, uint32_t> models;
-    Io(r, models);
-    s.model_ids.clear();
-    for (const auto& [m, bit] : models) {
-      if (bit > 31) return fail("a GPU model bit out of range");
-      s.model_ids.emplace(m, bit);
-    }
-  }
-  uint64_t next_start = 0;
-  Io(r, next_start);
-  Io(r, s.next_preempt_node);
-  s.next_start_node = static_cast<size_t>(next_start);
-  s.RebuildFitIndex();
-  // 5. The placement policy's own state (only for the same policy: a branch starts afresh).
-  PlacementPolicyName saved_placer = PlacementPolicyName::kBestFit;
-  std::vector<uint64_t> placer_state;
-  Io(r, saved_placer);
-  Io(r, placer_state);
-  if (!r.ok()) return fail(r.error());
-  s.placer->Reset(s.nodes);
-  if (saved_placer == s.placer_name && (!ro.placement || ro.placement == saved_placement) &&
-      !s.placer->LoadState(placer_state))
-    return fail("the placement policy's state does not fit the policy");
-  // 6. Live workloads.
-  Io(r, s.next_id);
-  const uint64_t nw = r.Count();
-  std::vector<std::vector<uint64_t>> waiting(nw);
-  std::vector<uint64_t> preemptor(nw);
-  for (uint64_t i = 0; i < nw && r.ok(); ++i) {
-    Workload x;
-    std::string why;
-    IoWorkload(r, x, waiting[i], preemptor[i], why);
-    if (!r.ok()) break;
-    auto known = KnownReason(why);
-    if (!known) return fail("an unknown reason " + why);
-    x.message_reason = *known;
-    if (x.node != kNoNode && (x.node >= s.node_info.size() || !s.node_info[x.node].present))
-      return fail(x.key + " is on an absent node");
-    if (x.nominated_node != kNoNode &&
-        (x.nominated_node >= s.node_info.size() || !s.node_info[x.nominated_node].present))
-      return fail(x.key + " is nominated to an absent node");
-    if (x.qos >= static_cast<int32_t>(s.qos_names.size()))
-      return fail(x.key + " has an unknown QoS");
-    if (IsFinal(x.phase)) return fail(x.key + " has finished");
-    x.slot = static_cast<Slot>(i);
-    if (!s.slot_of.emplace(Value(x.id), x.slot).second || !s.by_key.emplace(x.key, x.slot).second)
-      return fail("workload " + x.key + " twice");
-    if (Value(x.id) >= s.next_id) return fail(x.key + " has an id not yet given out");
-    s.workloads.push_back(std::move(x));
-  }
-  if (!r.ok()) return fail(r.error());
-  auto slot_of = [&](uint64_t id, Slot* out) {
-    if (id == ~uint64_t{0}) {
-      *out = kNoSlot;
-      return true;
-    }
-    auto it = s.slot_of.find(id);
-    if (it == s.slot_of.end()) return false;
-    *out = it->second;
-    return true;
-  };
-  auto slots_of = [&](const std::vector<uint64_t>& ids, std::vector<Slot>* out) {
-    out->clear();
-    for (uint64_t id : ids) {
-      Slot x;
-      if (!slot_of(id, &x) || x == kNoSlot) return false;
-      out->push_back(x);
-    }
-    return true;
-  };
-  for (size_t i = 0; i < s.workloads.size(); ++i) {
-    if (!slots_of(waiting[i], &s.workloads[i].waiting_for) ||
-        !slot_of(preemptor[i], &s.workloads[i].preemptor))
-      return fail("a reference to an unknown workload");
-  }
-  for (uint32_t pos = 0; pos < s.node_at.size(); ++pos) {
-    if (!slots_of(on_node[pos], &s.node_live[pos].workloads) ||
-        !slots_of(nominated[pos], &s.node_live[pos].nominated))
-      return fail("a node lists an unknown workload");
-    s.RecountMinPriority(pos);
-  }
-  // 7. The queue's bookkeeping.
-  Io(r, s.namespace_ids);
-  {
-    std::map<std::string, uint32_t> classes;
-    std::map<uint32_t, std::string> reasons;
-    Io(r, classes);
-    Io(r, reasons);
-    s.class_ids = std::unordered_map<std::string, uint32_t>(classes.begin(), classes.end());
-    s.class_reason = std::unordered_map<uint32_t, std::string>(reasons.begin(), reasons.end());
-  }
-  std::vector<uint64_t> fresh;
-  Io(r, fresh);
-  Io(r, s.freed);
-  std::vector<Millis> wake;
-  Io(r, wake);
-  std::map<uint32_t, std::vector<uint64_t>> borrowed;
-  Io(r, borrowed);
-  Io(r, s.global_epoch);
-  const uint64_t ng = r.Count();
-  for (uint64_t i = 0; i < ng && r.ok(); ++i) {
-    Gang g;
-    Io(r, g.key);
-    Io(r, g.min_member);
-    Io(r, g.timeout);
-    Io(r, g.window_start);
-    if (!s.gang_ids.emplace(g.key, static_cast<uint32_t>(i)).second)
-      return fail("pod group " + g.key + " twice");
-    s.gangs.push_back(std::move(g));
-  }
-  if (!r.ok()) return fail(r.error());
-  for (const Workload& x : s.workloads) {
-    if (x.gang == kNoGang) continue;
-    if (x.gang >= s.gangs.size()) return fail(x.key + " names an unknown pod group");
-    s.gangs[x.gang].members.push_back(x.slot);
-  }
-  if (!r.AtEnd()) return fail("bytes after the end");
-  if (!slots_of(fresh, &s.fresh)) return fail("a fresh arrival that is not a workload");
-  for (Millis t : wake) s.wakeups.push(t);
-  for (const auto& [ns, ids] : borrowed)
-    if (!slots_of(ids, &s.borrowed_by_ns[ns])) return fail("a borrower that is not a workload");
-  // Indexes.
-  s.nominations = 0;
-  s.ends_known = 0;
-  for (const Workload& x : s.workloads) {
-    if (x.nominated_node != kNoNode) ++s.nominations;
-    if (x.node != kNoNode && State::EndKnown(x)) ++s.ends_known;
-    if (x.phase == Phase::kPending && !x.held) s.PendingInsert(x.slot);
-    if (x.held) s.held.push_back(x.slot);
-    if (x.release_at >= 0) s.completing.push_back(x.slot);
-    if (x.taint_evict_at >= 0) s.taint_timed.push_back(x.slot);
-    if (x.topology) s.topology_seen = true;
-    if (x.unreclaimable_hold) s.cycle_holds.push_back(x.slot);
-    if (x.node != kNoNode) s.TrackPlacedTopology(x, /*bound=*/true);
-  }
-  s.RematchAllPdbs();
+  SnapshotRestorer restore(r, s);
+  SnapshotRestorer::Error e = restore.Policy();
+  if (!e) e = restore.Quota();
+  if (!e) e = restore.Nodes();
+  if (!e) e = restore.Placer(/*same_policy=*/!ro.placement || ro.placement == saved_placement);
+  if (!e) e = restore.Workloads();
+  if (!e) e = restore.Queue();
+  if (e) return fail(*e);
+  restore.RebuildIndexes();
   // A pool appended before the first Tick stays as it was: the next command puts it in order, as
   // it would have in the saved engine.
   if (!s.nodes_dirty) s.placer->Reset(s.nodes);

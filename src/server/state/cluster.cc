@@ -5,6 +5,7 @@
 #include <map>
 #include <string_view>
 
+#include "adapters/json/member.h"
 #include "adapters/yaml/manifest_loader.h"
 #include "core/api_kinds.h"
 #include "core/engine/admission.h"
@@ -1162,8 +1163,7 @@ void Cluster::RefreshPending(const std::vector<uint64_t>& touched, Millis t) {
     }
     ++it;
     NotePending(id, *st);
-    static const Json kNone;
-    const Json& status = stored->contains("status") ? stored->at("status") : kNone;
+    const Json& status = json_member::Member(*stored, "status");
     if (status.is_object() && status.value("message", "") == st->message &&
         status.value("nominatedNodeName", "") == st->nominated_node)
       continue;

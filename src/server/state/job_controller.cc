@@ -45,7 +45,7 @@ void AddIndexEnv(Json& pod_spec) {
     Json& env = c["env"];
     if (!env.is_array()) env = Json::array();
     bool has = false;
-    for (const Json& v : env) has = has || job_detail::Field(v, "name") == "JOB_COMPLETION_INDEX";
+    for (const Json& v : env) has = has || job_detail::Member(v, "name") == "JOB_COMPLETION_INDEX";
     if (!has)
       env.push_back(
           {{"name", "JOB_COMPLETION_INDEX"},
@@ -143,10 +143,11 @@ namespace {
 
 // The condition of `type` if it is True.
 const Json* TrueCondition(const Json& status, const char* type) {
-  const Json& conds = job_detail::Field(status, "conditions");
+  const Json& conds = job_detail::Member(status, "conditions");
   if (!conds.is_array()) return nullptr;
   for (const auto& c : conds)
-    if (job_detail::Field(c, "type") == type && job_detail::Field(c, "status") == "True") return &c;
+    if (job_detail::Member(c, "type") == type && job_detail::Member(c, "status") == "True")
+      return &c;
   return nullptr;
 }
 
@@ -168,8 +169,8 @@ bool SetCondition(Json& status, const char* type, bool value, const std::string&
                {"lastProbeTime", KubeTime(now)},
                {"lastTransitionTime", KubeTime(now)}};
   for (auto& c : conds) {
-    if (job_detail::Field(c, "type") != type) continue;
-    if (job_detail::Field(c, "status") == text) return false;
+    if (job_detail::Member(c, "type") != type) continue;
+    if (job_detail::Member(c, "status") == text) return false;
     c = std::move(cond);
     return true;
   }
@@ -178,14 +179,14 @@ bool SetCondition(Json& status, const char* type, bool value, const std::string&
 }
 
 bool Suspended(const Json& job) {
-  return job_detail::Field(job_detail::Field(job, "spec"), "suspend") == true;
+  return job_detail::Member(job_detail::Member(job, "spec"), "suspend") == true;
 }
 
 // kube's onlyReplaceFailedPods: podReplacementPolicy Failed (the default under a
 // podFailurePolicy): a terminating pod is neither failed nor replaced until it has failed.
 bool OnlyReplaceFailed(const Json& spec) {
-  return job_detail::Field(spec, "podReplacementPolicy") == "Failed" ||
-         !job_detail::Field(spec, "podFailurePolicy").is_null();
+  return job_detail::Member(spec, "podReplacementPolicy") == "Failed" ||
+         !job_detail::Member(spec, "podFailurePolicy").is_null();
 }
 
 struct Pods {
@@ -224,17 +225,17 @@ void BackoffRecord(std::vector<std::pair<Millis, bool>> finished, Pods& out) {
 // the tracking finalizer is counted now.
 Pods Classify(const std::vector<const Json*>& pods, const Json& spec,
               const JobFinishes& remembered) {
-  const Json& policy = job_detail::Field(spec, "podFailurePolicy");
+  const Json& policy = job_detail::Member(spec, "podFailurePolicy");
   const bool only_failed = OnlyReplaceFailed(spec);
   Pods out;
   std::vector<std::pair<Millis, bool>> finished;  // (finish time, succeeded)
   std::set<std::string> present;
-  for (const Json* p : pods) present.insert(job_detail::Field(*p, "metadata").value("name", ""));
+  for (const Json* p : pods) present.insert(job_detail::Member(*p, "metadata").value("name", ""));
   for (const auto& [name, f] : remembered)
     if (!present.count(name)) finished.push_back(f);
   for (const Json* p : pods) {
-    const Json& meta = job_detail::Field(*p, "metadata");
-    const Json& phase = job_detail::Field(job_detail::Field(*p, "status"), "phase");
+    const Json& meta = job_detail::Member(*p, "metadata");
+    const Json& phase = job_detail::Member(job_detail::Member(*p, "status"), "phase");
     const bool deleting = meta.contains("deletionTimestamp");
     const bool terminal = phase == "Succeeded" || phase == "Failed";
     if (!terminal && deleting) {
@@ -269,8 +270,8 @@ Pods Classify(const std::vector<const Json*>& pods, const Json& spec,
 // name (kube's controller.ActivePods ranking, shortened).
 std::vector<std::string> Surplus(std::vector<const Json*> active, size_t n) {
   auto rank = [](const Json* p) {
-    const bool bound = job_detail::Field(job_detail::Field(*p, "spec"), "nodeName").is_string();
-    const Json& meta = job_detail::Field(*p, "metadata");
+    const bool bound = job_detail::Member(job_detail::Member(*p, "spec"), "nodeName").is_string();
+    const Json& meta = job_detail::Member(*p, "metadata");
     return std::make_tuple(bound, meta.value("creationTimestamp", ""), meta.value("name", ""));
   };
   std::sort(active.begin(), active.end(), [&](const Json* a, const Json* b) {
@@ -281,7 +282,7 @@ std::vector<std::string> Surplus(std::vector<const Json*> active, size_t n) {
   });
   std::vector<std::string> out;
   for (size_t i = 0; i < n && i < active.size(); ++i)
-    out.push_back(job_detail::Field(*active[i], "metadata").value("name", ""));
+    out.push_back(job_detail::Member(*active[i], "metadata").value("name", ""));
   return out;
 }
 
@@ -292,7 +293,7 @@ std::vector<std::string> Names(const std::vector<const Json*>& pods) {
 }  // namespace
 
 bool JobFinished(const Json& job) {
-  const Json& st = job_detail::Field(job, "status");
+  const Json& st = job_detail::Member(job, "status");
   return HasCondition(st, "Complete") || HasCondition(st, "Failed");
 }
 
@@ -300,7 +301,7 @@ namespace {
 // startTime + activeDeadlineSeconds, if both are there.
 std::optional<Millis> Deadline(const Json& spec, const Json& status) {
   const auto seconds = job_detail::IntField(spec, "activeDeadlineSeconds");
-  const Json& start = job_detail::Field(status, "startTime");
+  const Json& start = job_detail::Member(status, "startTime");
   if (!seconds || !start.is_string()) return std::nullopt;
   auto t = ParseRfc3339(start.get<std::string>());
   if (!t.ok()) return std::nullopt;
@@ -310,7 +311,7 @@ std::optional<Millis> Deadline(const Json& spec, const Json& status) {
 
 std::optional<Millis> JobDeadline(const Json& job) {
   if (JobFinished(job) || Suspended(job)) return std::nullopt;
-  return Deadline(job_detail::Field(job, "spec"), job_detail::Field(job, "status"));
+  return Deadline(job_detail::Member(job, "spec"), job_detail::Member(job, "status"));
 }
 
 namespace {
@@ -432,10 +433,10 @@ struct Outcome {
 };
 std::optional<Outcome> Finish(const Json& job, const Pods& p, int64_t failed, const Indexes& ix,
                               Millis now) {
-  const Json& spec = job_detail::Field(job, "spec");
-  if (const Json* met = TrueCondition(job_detail::Field(job, "status"), "SuccessCriteriaMet"))
+  const Json& spec = job_detail::Member(job, "spec");
+  if (const Json* met = TrueCondition(job_detail::Member(job, "status"), "SuccessCriteriaMet"))
     return Outcome{true, met->value("reason", ""), met->value("message", "")};
-  if (const Json* target = TrueCondition(job_detail::Field(job, "status"), "FailureTarget"))
+  if (const Json* target = TrueCondition(job_detail::Member(job, "status"), "FailureTarget"))
     return Outcome{false, target->value("reason", ""), target->value("message", "")};
   if (!p.fail_job.empty()) return Outcome{false, "PodFailurePolicy", p.fail_job};
   if (failed > job_detail::IntField(spec, "backoffLimit").value_or(6))
@@ -464,7 +465,7 @@ std::optional<Outcome> Finish(const Json& job, const Pods& p, int64_t failed, co
 void KeepLastFailed(const Json& spec, const Indexes& ix, Pods& p) {
   std::set<const Json*> keep;
   for (const auto& [i, pod] : ix.failures.last_failed) keep.insert(pod);
-  const Json& policy = job_detail::Field(spec, "podFailurePolicy");
+  const Json& policy = job_detail::Member(spec, "podFailurePolicy");
   auto kept = [&](const Json* pod) {
     if (!keep.count(pod)) return false;
     if (job_detail::MatchPolicy(policy, *pod).first != "Ignore") --p.failed;
@@ -488,7 +489,7 @@ void Succeed(const Outcome& o, const Pods& p, Millis now, JobPlan& plan) {
 // kube's trackJobStatusAndRemoveFinalizers once the Job is failing: "every non-terminated pod is
 // considered failed" (unless a podFailurePolicy rule ignores it).
 void CountUnfinishedAsFailed(const Json& spec, Pods& p) {
-  const Json& policy = job_detail::Field(spec, "podFailurePolicy");
+  const Json& policy = job_detail::Member(spec, "podFailurePolicy");
   const auto completions = job_detail::IntField(spec, "completions");
   for (const Json* pod : p.unfinished) {
     const int64_t i = job_detail::PodIndex(*pod);
@@ -525,8 +526,8 @@ int64_t Run(const Json& job, const Pods& p, int64_t succeeded, Millis now, const
     plan.events.push_back({false, "Resumed", "Job resumed"});
   }
   if (!st.contains("startTime")) st["startTime"] = KubeTime(now);
-  const int64_t keep = PlanActive(job_detail::Field(job, "spec"), p, succeeded, now, ix, plan);
-  plan.due = Earliest(plan.due, Deadline(job_detail::Field(job, "spec"), st));
+  const int64_t keep = PlanActive(job_detail::Member(job, "spec"), p, succeeded, now, ix, plan);
+  plan.due = Earliest(plan.due, Deadline(job_detail::Member(job, "spec"), st));
   return keep;
 }
 
@@ -535,9 +536,9 @@ int64_t Run(const Json& job, const Pods& p, int64_t succeeded, Millis now, const
 JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis now,
                 const JobFinishes& remembered) {
   JobPlan plan;
-  plan.status = job_detail::Field(job, "status").is_object() ? job["status"] : Json::object();
+  plan.status = job_detail::Member(job, "status").is_object() ? job["status"] : Json::object();
   if (JobFinished(job)) return plan;
-  const Json& spec = job_detail::Field(job, "spec");
+  const Json& spec = job_detail::Member(job, "spec");
   Json& st = plan.status;
   Pods p = Classify(pods, spec, remembered);
   Indexes ix;
@@ -551,7 +552,7 @@ JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis no
   }
   const int64_t succeeded = job_detail::IsIndexed(spec) ? static_cast<int64_t>(ix.completed.size())
                                                         : st.value("succeeded", 0) + p.succeeded;
-  const bool deleting = job_detail::Field(job, "metadata").contains("deletionTimestamp");
+  const bool deleting = job_detail::Member(job, "metadata").contains("deletionTimestamp");
   const auto outcome =
       deleting ? std::nullopt : Finish(job, p, st.value("failed", 0) + p.failed, ix, now);
   if (!outcome && !deleting) KeepLastFailed(spec, ix, p);

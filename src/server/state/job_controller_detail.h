@@ -9,24 +9,20 @@
 #include <string>
 #include <utility>
 
+#include "adapters/json/member.h"
 #include "server/state/job_controller.h"
 
 namespace arbiter::server::job_detail {
 
-inline const Json& Field(const Json& o, const char* key) {
-  static const Json null;
-  if (!o.is_object()) return null;
-  auto it = o.find(key);
-  return it == o.end() ? null : *it;
-}
+using json_member::Member;
 
 inline std::optional<int64_t> IntField(const Json& spec, const char* key) {
-  const Json& v = Field(spec, key);
+  const Json& v = Member(spec, key);
   if (!v.is_number_integer()) return std::nullopt;
   return v.get<int64_t>();
 }
 
-inline bool IsIndexed(const Json& spec) { return Field(spec, "completionMode") == "Indexed"; }
+inline bool IsIndexed(const Json& spec) { return Member(spec, "completionMode") == "Indexed"; }
 inline bool HasBackoffLimitPerIndex(const Json& spec) {
   return IsIndexed(spec) && IntField(spec, "backoffLimitPerIndex").has_value();
 }

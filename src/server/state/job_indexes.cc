@@ -74,20 +74,20 @@ bool MatchesIndexes(const Intervals& rule, const std::set<int64_t>& succeeded,
 
 // A pod's count annotation (kube's parseInt32: bad or out of int32's range reads as 0).
 int64_t CountAnnotation(const Json& pod, const char* key) {
-  const Json& v = Field(Field(Field(pod, "metadata"), "annotations"), key);
+  const Json& v = Member(Member(Member(pod, "metadata"), "annotations"), key);
   if (!v.is_string()) return 0;
   const auto n = Atoi(v.get<std::string>());
   return n && *n >= 0 && *n <= 2147483647 ? *n : 0;
 }
 
 bool FailedPod(const Json& pod) {
-  return Field(Field(pod, "status"), "phase") == "Failed" &&
-         !Field(pod, "metadata").contains("deletionTimestamp");
+  return Member(Member(pod, "status"), "phase") == "Failed" &&
+         !Member(pod, "metadata").contains("deletionTimestamp");
 }
 
 // kube's isIndexFailed: a FailIndex rule matched, or a counted failure that used the last retry.
 bool IndexFailed(const Json& spec, const Json& pod) {
-  const std::string action = MatchPolicy(Field(spec, "podFailurePolicy"), pod).first;
+  const std::string action = MatchPolicy(Member(spec, "podFailurePolicy"), pod).first;
   if (action == "FailIndex") return true;
   return action != "Ignore" && CountAnnotation(pod, kIndexFailureCount) >=
                                    IntField(spec, "backoffLimitPerIndex").value_or(0);
@@ -97,11 +97,11 @@ bool IndexFailed(const Json& spec, const Json& pod) {
 
 std::optional<std::string> MatchSuccessPolicy(const Json& spec,
                                               const std::set<int64_t>& succeeded) {
-  const Json& rules = Field(Field(spec, "successPolicy"), "rules");
+  const Json& rules = Member(Member(spec, "successPolicy"), "rules");
   if (!rules.is_array() || succeeded.empty()) return std::nullopt;
   const int64_t completions = IntField(spec, "completions").value_or(0);
   for (size_t i = 0; i < rules.size(); ++i) {
-    const Json& indexes = Field(rules[i], "succeededIndexes");
+    const Json& indexes = Member(rules[i], "succeededIndexes");
     const auto count = IntField(rules[i], "succeededCount");
     bool met = false;
     if (indexes.is_string()) {
@@ -121,7 +121,7 @@ IndexFailures TrackFailedIndexes(const Json& spec, const Json& status,
                                  const std::set<int64_t>& running) {
   IndexFailures f;
   const int64_t completions = IntField(spec, "completions").value_or(0);
-  const Json& previous = Field(status, "failedIndexes");
+  const Json& previous = Member(status, "failedIndexes");
   const std::string text = previous.is_string() ? previous.get<std::string>() : "";
   for (const auto& [first, last] : ParseIntervals(text, completions))
     for (int64_t i = first; i <= last; ++i) f.failed.insert(i);
@@ -153,7 +153,7 @@ Json IndexFailureAnnotations(const Json& spec, const IndexFailures& f, int64_t i
     const Json& last = *it->second;
     failures = CountAnnotation(last, kIndexFailureCount);
     ignored = CountAnnotation(last, kIndexIgnoredFailureCount);
-    (MatchPolicy(Field(spec, "podFailurePolicy"), last).first == "Ignore" ? ignored : failures) +=
+    (MatchPolicy(Member(spec, "podFailurePolicy"), last).first == "Ignore" ? ignored : failures) +=
         1;
   }
   Json out = {{kIndexFailureCount, std::to_string(failures)}};

@@ -8,7 +8,7 @@
 namespace arbiter::server::job_detail {
 
 bool Tracked(const Json& pod) {
-  const Json& f = Field(Field(pod, "metadata"), "finalizers");
+  const Json& f = Member(Member(pod, "metadata"), "finalizers");
   if (!f.is_array()) return false;
   return std::find(f.begin(), f.end(), Json(kJobTrackingFinalizer)) != f.end();
 }
@@ -17,26 +17,26 @@ bool Tracked(const Json& pod) {
 // the deletion, else the creation time.
 Millis FinishedTime(const Json& pod) {
   std::optional<Millis> latest;
-  const Json& statuses = Field(Field(pod, "status"), "containerStatuses");
+  const Json& statuses = Member(Member(pod, "status"), "containerStatuses");
   if (statuses.is_array())
     for (const Json& cs : statuses) {
-      const Json& at = Field(Field(Field(cs, "state"), "terminated"), "finishedAt");
+      const Json& at = Member(Member(Member(cs, "state"), "terminated"), "finishedAt");
       if (!at.is_string()) continue;
       if (auto t = ParseRfc3339(at.get<std::string>()); t.ok())
         latest = latest ? std::max(*latest, t.value()) : t.value();
     }
   if (latest) return *latest;
-  const Json& conds = Field(Field(pod, "status"), "conditions");  // Ready False, then deletion
+  const Json& conds = Member(Member(pod, "status"), "conditions");  // Ready False, then deletion
   if (conds.is_array())
     for (const Json& c : conds)
-      if (Field(c, "type") == "Ready" && Field(c, "status") == "False" &&
-          Field(c, "lastTransitionTime").is_string())
+      if (Member(c, "type") == "Ready" && Member(c, "status") == "False" &&
+          Member(c, "lastTransitionTime").is_string())
         if (auto t = ParseRfc3339(c["lastTransitionTime"].get<std::string>()); t.ok())
           return t.value();
-  const Json& deleted = Field(Field(pod, "metadata"), "deletionTimestamp");
+  const Json& deleted = Member(Member(pod, "metadata"), "deletionTimestamp");
   if (deleted.is_string())
     if (auto t = ParseRfc3339(deleted.get<std::string>()); t.ok()) return t.value();
-  const Json& created = Field(Field(pod, "metadata"), "creationTimestamp");
+  const Json& created = Member(Member(pod, "metadata"), "creationTimestamp");
   if (created.is_string())
     if (auto t = ParseRfc3339(created.get<std::string>()); t.ok()) return t.value();
   return 0;
@@ -44,7 +44,7 @@ Millis FinishedTime(const Json& pod) {
 
 // The completion index of an Indexed Job's pod (its annotation), -1 if none or not a number.
 int64_t PodIndex(const Json& pod) {
-  const Json& v = Field(Field(Field(pod, "metadata"), "annotations"), kJobCompletionIndex);
+  const Json& v = Member(Member(Member(pod, "metadata"), "annotations"), kJobCompletionIndex);
   if (!v.is_string() || v.get<std::string>().empty()) return -1;
   const std::string& text = v.get_ref<const std::string&>();
   if (text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) return -1;
@@ -54,33 +54,34 @@ int64_t PodIndex(const Json& pod) {
 // The first rule of spec.podFailurePolicy a failed pod matches (kube's matchPodFailurePolicy):
 // its action ("" for none) and, for FailJob, the Job's failure message.
 std::pair<std::string, std::string> MatchPolicy(const Json& policy, const Json& pod) {
-  const Json& rules = Field(policy, "rules");
+  const Json& rules = Member(policy, "rules");
   if (!rules.is_array()) return {};
-  const Json& status = Field(pod, "status");
-  const std::string ns = Field(pod, "metadata").value("namespace", "");
-  const std::string name = Field(pod, "metadata").value("name", "");
+  const Json& status = Member(pod, "status");
+  const std::string ns = Member(pod, "metadata").value("namespace", "");
+  const std::string name = Member(pod, "metadata").value("name", "");
   for (size_t i = 0; i < rules.size(); ++i) {
-    const std::string action = Field(rules[i], "action").is_string() ? rules[i]["action"] : "";
+    const std::string action = Member(rules[i], "action").is_string() ? rules[i]["action"] : "";
     const std::string at = " matching " + action + " rule at index " + std::to_string(i);
-    if (const Json& req = Field(rules[i], "onExitCodes"); req.is_object()) {
-      const Json& statuses = Field(status, "containerStatuses");
+    if (const Json& req = Member(rules[i], "onExitCodes"); req.is_object()) {
+      const Json& statuses = Member(status, "containerStatuses");
       for (const Json& cs : statuses.is_array() ? statuses : Json::array()) {
-        const Json& code = Field(Field(Field(cs, "state"), "terminated"), "exitCode");
+        const Json& code = Member(Member(Member(cs, "state"), "terminated"), "exitCode");
         if (!code.is_number_integer() || code == 0) continue;
-        if (req.contains("containerName") && Field(req, "containerName") != Field(cs, "name"))
+        if (req.contains("containerName") && Member(req, "containerName") != Member(cs, "name"))
           continue;
-        const Json& values = Field(req, "values");
+        const Json& values = Member(req, "values");
         const bool in =
             values.is_array() && std::find(values.begin(), values.end(), code) != values.end();
-        if (in != (Field(req, "operator") == "In")) continue;
+        if (in != (Member(req, "operator") == "In")) continue;
         return {action, "Container " + cs.value("name", "") + " for pod " + ns + "/" + name +
                             " failed with exit code " + code.dump() + at};
       }
-    } else if (const Json& pats = Field(rules[i], "onPodConditions"); pats.is_array()) {
-      const Json& conds = Field(status, "conditions");
+    } else if (const Json& pats = Member(rules[i], "onPodConditions"); pats.is_array()) {
+      const Json& conds = Member(status, "conditions");
       for (const Json& c : conds.is_array() ? conds : Json::array())
         for (const Json& pat : pats)
-          if (Field(c, "type") == Field(pat, "type") && Field(c, "status") == Field(pat, "status"))
+          if (Member(c, "type") == Member(pat, "type") &&
+              Member(c, "status") == Member(pat, "status"))
             return {action,
                     "Pod " + ns + "/" + name + " has condition " + c.value("type", "") + at};
     }

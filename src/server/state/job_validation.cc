@@ -21,11 +21,11 @@ std::string Num(int64_t v) { return std::to_string(v); }
 
 // kube's validatePodFailurePolicyRule, the parts modelled here.
 void ValidatePodFailurePolicy(const std::string& name, const Json& spec, Diagnostics& d) {
-  const Json& rules = job_detail::Field(job_detail::Field(spec, "podFailurePolicy"), "rules");
+  const Json& rules = job_detail::Member(job_detail::Member(spec, "podFailurePolicy"), "rules");
   if (!rules.is_array()) return;
   for (size_t i = 0; i < rules.size(); ++i) {
     const std::string path = "spec.podFailurePolicy.rules[" + std::to_string(i) + "]";
-    const Json& action = job_detail::Field(rules[i], "action");
+    const Json& action = job_detail::Member(rules[i], "action");
     if (action.is_null())
       d.Add(JobError(
           name, path + ".action",
@@ -38,8 +38,8 @@ void ValidatePodFailurePolicy(const std::string& name, const Json& spec, Diagnos
       d.Add(JobError(name, path + ".action",
                      "Unsupported value: " + action.dump() +
                          ": supported values: \"Count\", \"FailIndex\", \"FailJob\", \"Ignore\""));
-    const Json& codes = job_detail::Field(rules[i], "onExitCodes");
-    const Json& conds = job_detail::Field(rules[i], "onPodConditions");
+    const Json& codes = job_detail::Member(rules[i], "onExitCodes");
+    const Json& conds = job_detail::Member(rules[i], "onPodConditions");
     if (!codes.is_null() && !conds.is_null())
       d.Add(JobError(
           name, path,
@@ -48,7 +48,7 @@ void ValidatePodFailurePolicy(const std::string& name, const Json& spec, Diagnos
       d.Add(
           JobError(name, path,
                    "Invalid value: specifying one of OnExitCodes and OnPodConditions is required"));
-    const Json& op = job_detail::Field(codes, "operator");
+    const Json& op = job_detail::Member(codes, "operator");
     if (!codes.is_null() && op != "In" && op != "NotIn")
       d.Add(JobError(name, path + ".onExitCodes.operator",
                      "Unsupported value: " + op.dump() + ": supported values: \"In\", \"NotIn\""));
@@ -57,20 +57,20 @@ void ValidatePodFailurePolicy(const std::string& name, const Json& spec, Diagnos
 
 // spec.successPolicy as Go prints the internal type in "Invalid value: ..." (json.Marshal).
 std::string GoSuccessPolicy(const Json& policy) {
-  const Json& in = job_detail::Field(policy, "rules");
+  const Json& in = job_detail::Member(policy, "rules");
   if (!in.is_array() || in.empty()) return "{\"Rules\":null}";
   std::string out = "{\"Rules\":[";
   for (size_t i = 0; i < in.size(); ++i)
     out += std::string(i ? "," : "") +
-           "{\"SucceededIndexes\":" + job_detail::Field(in[i], "succeededIndexes").dump() +
-           ",\"SucceededCount\":" + job_detail::Field(in[i], "succeededCount").dump() + "}";
+           "{\"SucceededIndexes\":" + job_detail::Member(in[i], "succeededIndexes").dump() +
+           ",\"SucceededCount\":" + job_detail::Member(in[i], "succeededCount").dump() + "}";
   return out + "]}";
 }
 
 // kube's validateSuccessPolicyRule.
 void ValidateSuccessRule(const std::string& name, const Json& rule, int64_t completions,
                          const std::string& path, Diagnostics& d) {
-  const Json& indexes = job_detail::Field(rule, "succeededIndexes");
+  const Json& indexes = job_detail::Member(rule, "succeededIndexes");
   const auto count = job_detail::IntField(rule, "succeededCount");
   if (indexes.is_null() && !count)
     d.Add(JobError(name, path,
@@ -108,7 +108,7 @@ void ValidateSuccessRule(const std::string& name, const Json& rule, int64_t comp
 
 // kube's validateSuccessPolicy (Indexed Jobs only).
 void ValidateSuccessPolicy(const std::string& name, const Json& spec, Diagnostics& d) {
-  const Json& policy = job_detail::Field(spec, "successPolicy");
+  const Json& policy = job_detail::Member(spec, "successPolicy");
   if (policy.is_null()) return;
   if (!job_detail::IsIndexed(spec)) {
     d.Add(JobError(name, "spec.successPolicy",
@@ -117,7 +117,7 @@ void ValidateSuccessPolicy(const std::string& name, const Json& spec, Diagnostic
                        "mode"));
     return;
   }
-  const Json& rules = job_detail::Field(policy, "rules");
+  const Json& rules = job_detail::Member(policy, "rules");
   const size_t n = rules.is_array() ? rules.size() : 0;
   if (n == 0)
     d.Add(JobError(name, "spec.successPolicy.rules",
@@ -135,7 +135,7 @@ void ValidateSuccessPolicy(const std::string& name, const Json& spec, Diagnostic
 // The checks of completionMode: Indexed (completions, parallelism, maxFailedIndexes), and of
 // backoffLimitPerIndex / maxFailedIndexes without it.
 void ValidateCompletionMode(const std::string& name, const Json& spec, Diagnostics& d) {
-  const Json& mode = job_detail::Field(spec, "completionMode");
+  const Json& mode = job_detail::Member(spec, "completionMode");
   const auto completions = job_detail::IntField(spec, "completions");
   const auto parallelism = job_detail::IntField(spec, "parallelism");
   const auto per_index = job_detail::IntField(spec, "backoffLimitPerIndex");
@@ -186,7 +186,7 @@ void ValidateCompletionMode(const std::string& name, const Json& spec, Diagnosti
 void ValidateCounts(const std::string& name, const Json& spec, Diagnostics& d) {
   for (const char* key : {"parallelism", "completions", "activeDeadlineSeconds", "backoffLimit",
                           "backoffLimitPerIndex", "maxFailedIndexes"}) {
-    const Json& v = job_detail::Field(spec, key);
+    const Json& v = job_detail::Member(spec, key);
     const std::string field = std::string("spec.") + key;
     if (v.is_null()) continue;
     if (!v.is_number_integer())
@@ -195,8 +195,8 @@ void ValidateCounts(const std::string& name, const Json& spec, Diagnostics& d) {
       d.Add(JobError(name, field,
                      "Invalid value: " + v.dump() + ": must be greater than or equal to 0"));
   }
-  if (!job_detail::Field(spec, "maxFailedIndexes").is_null() &&
-      job_detail::Field(spec, "backoffLimitPerIndex").is_null())
+  if (!job_detail::Member(spec, "maxFailedIndexes").is_null() &&
+      job_detail::Member(spec, "backoffLimitPerIndex").is_null())
     d.Add(JobError(name, "spec.backoffLimitPerIndex",
                    "Required value: when maxFailedIndexes is specified"));
 }
@@ -204,9 +204,9 @@ void ValidateCounts(const std::string& name, const Json& spec, Diagnostics& d) {
 // kube's validatePodReplacementPolicy: Failed or TerminatingOrFailed; only Failed with a
 // podFailurePolicy.
 void ValidatePodReplacementPolicy(const std::string& name, const Json& spec, Diagnostics& d) {
-  const Json& v = job_detail::Field(spec, "podReplacementPolicy");
+  const Json& v = job_detail::Member(spec, "podReplacementPolicy");
   if (v.is_null()) return;
-  const bool policy = !job_detail::Field(spec, "podFailurePolicy").is_null();
+  const bool policy = !job_detail::Member(spec, "podFailurePolicy").is_null();
   if (policy && v != "Failed")
     d.Add(JobError(name, "spec.podReplacementPolicy",
                    "Unsupported value: " + v.dump() + ": supported values: \"Failed\""));
@@ -220,28 +220,28 @@ void ValidatePodReplacementPolicy(const std::string& name, const Json& spec, Dia
 
 Diagnostics ValidateJob(const Json& job, const std::string& display_name) {
   Diagnostics d;
-  const Json& spec = job_detail::Field(job, "spec");
+  const Json& spec = job_detail::Member(job, "spec");
   ValidateCounts(display_name, spec, d);
   ValidateCompletionMode(display_name, spec, d);
-  const Json& suspend = job_detail::Field(spec, "suspend");
+  const Json& suspend = job_detail::Member(spec, "suspend");
   if (!suspend.is_null() && !suspend.is_boolean())
     d.Add(JobError(display_name, "spec.suspend",
                    "Invalid value: " + suspend.dump() + ": not a bool"));
   ValidatePodFailurePolicy(display_name, spec, d);
   ValidatePodReplacementPolicy(display_name, spec, d);
   ValidateSuccessPolicy(display_name, spec, d);
-  const Json& tmpl = job_detail::Field(spec, "template");
+  const Json& tmpl = job_detail::Member(spec, "template");
   if (!tmpl.is_object()) {
     d.Add(JobError(display_name, "spec.template", "Required value"));
     return d;
   }
-  const Json& policy = job_detail::Field(job_detail::Field(tmpl, "spec"), "restartPolicy");
+  const Json& policy = job_detail::Member(job_detail::Member(tmpl, "spec"), "restartPolicy");
   const std::string restart = policy.is_string() ? policy.get<std::string>() : "Always";
   if (restart != "OnFailure" && restart != "Never")
     d.Add(JobError(
         display_name, "spec.template.spec.restartPolicy",
         "Unsupported value: \"" + restart + "\": supported values: \"OnFailure\", \"Never\""));
-  else if (!job_detail::Field(spec, "podFailurePolicy").is_null() && restart != "Never")
+  else if (!job_detail::Member(spec, "podFailurePolicy").is_null() && restart != "Never")
     d.Add(JobError(display_name, "spec.template.spec.restartPolicy",
                    "Invalid value: \"" + restart +
                        "\": only \"Never\" is supported when podFailurePolicy is specified"));

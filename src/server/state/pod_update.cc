@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "adapters/json/member.h"
+
 namespace arbiter::server {
 
 using Json = nlohmann::json;
@@ -14,15 +16,12 @@ constexpr const char* kForbidden =
     "additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set "
     "to 1 if it was previously negative)";
 
-const Json& Field(const Json& o, const char* key) {
-  static const Json kNull;
-  return o.is_object() && o.contains(key) ? o[key] : kNull;
-}
+using json_member::Member;
 
 // The images of `list` (containers / initContainers) replaced by those of `old` entry by entry
 // (when both are lists of the same length): an image change is then no difference.
 void TakeImages(Json& spec, const Json& old, const char* list) {
-  const Json& o = Field(old, list);
+  const Json& o = Member(old, list);
   if (!spec.is_object() || !spec.contains(list) || !spec[list].is_array() || !o.is_array() ||
       o.size() != spec[list].size())
     return;
@@ -74,7 +73,7 @@ std::string Differences(const Json& a, const Json& b) {
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   std::string out;
   for (const auto& k : keys)
-    if (Field(a, k.c_str()) != Field(b, k.c_str())) out += "\n  spec." + k + ": changed";
+    if (Member(a, k.c_str()) != Member(b, k.c_str())) out += "\n  spec." + k + ": changed";
   return out;
 }
 
@@ -82,8 +81,8 @@ std::string Differences(const Json& a, const Json& b) {
 
 std::vector<PodUpdateError> ValidatePodSpecUpdate(const Json& old_spec, const Json& new_spec) {
   std::vector<PodUpdateError> errors;
-  const Json& old_deadline = Field(old_spec, "activeDeadlineSeconds");
-  const Json& new_deadline = Field(new_spec, "activeDeadlineSeconds");
+  const Json& old_deadline = Member(old_spec, "activeDeadlineSeconds");
+  const Json& new_deadline = Member(new_spec, "activeDeadlineSeconds");
   if (!new_deadline.is_null()) {
     if (old_deadline.is_number_integer() && new_deadline.is_number_integer() &&
         old_deadline.get<int64_t>() < new_deadline.get<int64_t>()) {
@@ -98,8 +97,8 @@ std::vector<PodUpdateError> ValidatePodSpecUpdate(const Json& old_spec, const Js
                       "value"});
     return errors;
   }
-  const Json& new_tolerations = Field(new_spec, "tolerations");
-  if (!OnlyAddedTolerations(Field(old_spec, "tolerations"), new_tolerations))
+  const Json& new_tolerations = Member(new_spec, "tolerations");
+  if (!OnlyAddedTolerations(Member(old_spec, "tolerations"), new_tolerations))
     errors.push_back({"spec.tolerations",
                       "Forbidden: existing toleration can not be modified except its "
                       "tolerationSeconds"});
@@ -109,13 +108,13 @@ std::vector<PodUpdateError> ValidatePodSpecUpdate(const Json& old_spec, const Js
   TakeImages(munged, old_spec, "containers");
   TakeImages(munged, old_spec, "initContainers");
   SetOrErase(munged, "activeDeadlineSeconds", old_deadline);
-  SetOrErase(munged, "tolerations", Field(old_spec, "tolerations"));
-  const Json& old_grace = Field(old_spec, "terminationGracePeriodSeconds");
+  SetOrErase(munged, "tolerations", Member(old_spec, "tolerations"));
+  const Json& old_grace = Member(old_spec, "terminationGracePeriodSeconds");
   if (old_grace.is_number_integer() && old_grace.get<int64_t>() < 0 &&
-      Field(new_spec, "terminationGracePeriodSeconds") == Json(1))
+      Member(new_spec, "terminationGracePeriodSeconds") == Json(1))
     munged["terminationGracePeriodSeconds"] = old_grace;
-  const Json& old_gates = Field(old_spec, "schedulingGates");
-  const Json& new_gates = Field(new_spec, "schedulingGates");
+  const Json& old_gates = Member(old_spec, "schedulingGates");
+  const Json& new_gates = Member(new_spec, "schedulingGates");
   bool only_removed = old_gates.is_array() && (new_gates.is_null() || new_gates.is_array());
   if (only_removed && new_gates.is_array())
     for (const auto& g : new_gates)
