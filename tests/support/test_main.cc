@@ -6,6 +6,7 @@
 // evidence and says where it is; ARBITER_KEEP_TMP=1 keeps it in any case.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -26,6 +27,9 @@ std::string MakeScratchDir() {
                  std::strerror(errno));
     std::exit(2);
   }
+  // As /tmp itself (mkdtemp makes it 0700): some tests run commands as another user (a
+  // read-only ledger reader), which must reach their files and may make temporary files here.
+  chmod(pattern.c_str(), 01777);
   return pattern;
 }
 
