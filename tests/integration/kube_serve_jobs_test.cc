@@ -8,6 +8,7 @@
 // cluster these tests fail (never skip).
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <chrono>
 #include <fstream>
 #include <functional>
@@ -26,27 +27,32 @@ using arbiter::testing::ServeProcess;
 using Json = nlohmann::json;
 using Kubectl = std::function<CommandOutput(const std::string&)>;
 
-const char kNs[] = "ksj";
+// The namespace of the running test, also its node's name prefix and pool label ("ksj-" and the
+// test's initial): ctest runs these cases at once on one cluster, each in its own namespace.
+std::string g_ns = "ksj";
 
 std::string NodeYaml(const std::string& name) {
   return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name +
-         "\n  annotations: {kwok.x-k8s.io/node: fake}\n  labels: {arbiter.dev/test-pool: ksj}\n"
+         "\n  annotations: {kwok.x-k8s.io/node: fake}\n  labels: {arbiter.dev/test-pool: " + g_ns +
+         "}\n"
          "status:\n  capacity: {cpu: \"32\", memory: 256Gi, pods: \"110\", nvidia.com/gpu: \"8\"}\n"
          "  allocatable: {cpu: \"32\", memory: 256Gi, pods: \"110\", nvidia.com/gpu: \"8\"}\n";
 }
 
-// A Job in namespace ksj whose pods run `duration` on the test pool (exit code `exit_code` when
-// not 0); `spec` is more of its spec, as YAML lines indented by two.
+// A Job in the test's namespace whose pods run `duration` on the test pool (exit code `exit_code`
+// when not 0); `spec` is more of its spec, as YAML lines indented by two.
 std::string JobYaml(const std::string& name, const std::string& spec, const std::string& duration,
                     int exit_code = 0) {
   std::string annotations = "{arbiter.dev/duration: " + duration;
   if (exit_code != 0)
     annotations += ", arbiter.dev/exit-code: \"" + std::to_string(exit_code) + "\"";
   annotations += "}";
-  return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: " + name + ", namespace: " + kNs +
+  return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: " + name + ", namespace: " + g_ns +
          "}\nspec:\n" + spec + "  template:\n    metadata:\n      annotations: " + annotations +
          "\n    spec:\n      restartPolicy: Never\n      terminationGracePeriodSeconds: 1\n"
-         "      nodeSelector: {arbiter.dev/test-pool: ksj}\n      containers:\n"
+         "      nodeSelector: {arbiter.dev/test-pool: " +
+         g_ns +
+         "}\n      containers:\n"
          "      - name: main\n        image: busybox\n        resources:\n"
          "          requests: {cpu: \"1\", memory: 1Gi}\n";
 }
@@ -76,9 +82,12 @@ std::string View(const Json& job) {
   std::string out;
   for (const Json& c : st.value("conditions", Json::array())) {
     std::string message = c.value("message", "");
-    const size_t pod = message.find("for pod ksj/");
-    if (pod != std::string::npos)
-      message.replace(pod + 12, message.find(' ', pod + 12) - pod - 12, "POD");
+    const std::string prefix = "for pod " + g_ns + "/";
+    const size_t pod = message.find(prefix);
+    if (pod != std::string::npos) {
+      const size_t from = pod + prefix.size();
+      message.replace(from, message.find(' ', from) - from, "POD");
+    }
     out += c.value("type", "") + "=" + c.value("status", "") + "/" + c.value("reason", "") + " (" +
            message + ")\n";
   }
@@ -113,7 +122,7 @@ Json PollUntil(const Kubectl& kubectl, const std::string& what,
   return j;
 }
 
-// The test's two sides: the real cluster (fresh namespace ksj, KWOK node ksj-0) and a fresh
+// The test's two sides: the real cluster (a fresh namespace g_ns, KWOK node g_ns-0) and a fresh
 // `arbiter serve` with the same namespace and node.
 class Sides {
  public:
@@ -124,9 +133,9 @@ class Sides {
   }
   bool Start() { return serve_.Start(); }
   void Setup() {
-    const std::string ns = "apiVersion: v1\nkind: Namespace\nmetadata: {name: ksj}\n";
+    const std::string ns = "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + g_ns + "}\n";
     ASSERT_NO_FATAL_FAILURE(ApplyTo(real, dir_, ns));
-    ASSERT_NO_FATAL_FAILURE(ApplyTo(arbiter, dir_, ns + "---\n" + NodeYaml("ksj-0")));
+    ASSERT_NO_FATAL_FAILURE(ApplyTo(arbiter, dir_, ns + "---\n" + NodeYaml(g_ns + "-0")));
   }
   void Apply(const std::string& yaml) {
     ASSERT_NO_FATAL_FAILURE(ApplyTo(real, dir_, yaml));
@@ -144,15 +153,17 @@ class Sides {
 class KubeServeJobsTest : public kube_fixture::KubeTest {
  protected:
   void Begin(Sides& s) {
-    ASSERT_NO_FATAL_FAILURE(Fresh(kNs, "ksj-0"));
-    ASSERT_NO_FATAL_FAILURE(Node("ksj-0", "ksj"));
+    const char* test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    g_ns = std::string("ksj-") + static_cast<char>(std::tolower(test[0]));
+    ASSERT_NO_FATAL_FAILURE(Fresh(g_ns, g_ns + "-0"));
+    ASSERT_NO_FATAL_FAILURE(Node(g_ns + "-0", g_ns));
     ASSERT_TRUE(s.Start()) << s.log();
     ASSERT_NO_FATAL_FAILURE(s.Setup());
   }
   void End(Sides& s) {
     EXPECT_EQ(s.Stop(), 0) << s.log();
-    kube_fixture::Kubectl("delete namespace ksj --wait=false");
-    kube_fixture::Kubectl("delete node ksj-0 --wait=false");
+    kube_fixture::Kubectl("delete namespace " + g_ns + " --wait=false");
+    kube_fixture::Kubectl("delete node " + g_ns + "-0 --wait=false");
   }
 };
 
@@ -176,14 +187,14 @@ TEST_F(KubeServeJobsTest, FinishedJobsHaveTheSameConditionsInTheSameOrderAndTheS
   for (const auto& [name, yaml] : jobs) all += yaml + "---\n";
   ASSERT_NO_FATAL_FAILURE(s.Apply(all));
   for (const auto& [name, yaml] : jobs) {
-    const Json real = PollUntil(s.real, "job " + name + " -n ksj", Finished);
-    const Json served = PollUntil(s.arbiter, "job " + name + " -n ksj", Finished);
+    const Json real = PollUntil(s.real, "job " + name + " -n " + g_ns, Finished);
+    const Json served = PollUntil(s.arbiter, "job " + name + " -n " + g_ns, Finished);
     ASSERT_TRUE(Finished(real)) << name << ": " << View(real);
     ASSERT_TRUE(Finished(served)) << name << ": " << View(served) << "\n" << s.log();
     // The counters settle a moment after the terminal condition on the cluster.
     const Json settled = PollUntil(
-        s.real, "job " + name + " -n ksj", [&](const Json& j) { return View(j) == View(served); },
-        10);
+        s.real, "job " + name + " -n " + g_ns,
+        [&](const Json& j) { return View(j) == View(served); }, 10);
     EXPECT_EQ(View(served), View(settled)) << name;
   }
   End(s);
@@ -201,21 +212,21 @@ TEST_F(KubeServeJobsTest,
   for (const char* job : {"tof", "failed"}) {
     for (const Kubectl* side : {&s.real, &s.arbiter}) {
       const Json running = PollUntil(
-          *side, "job " + std::string(job) + " -n ksj",
+          *side, "job " + std::string(job) + " -n " + g_ns,
           [](const Json& j) { return j.is_object() && j["status"].value("active", 0) == 1; });
       ASSERT_EQ(running["status"].value("active", 0), 1) << job << " " << View(running);
-      const Json pods = GetJson(*side, "pods -n ksj -l job-name=" + std::string(job));
+      const Json pods = GetJson(*side, "pods -n " + g_ns + " -l job-name=" + std::string(job));
       ASSERT_EQ(pods["items"].size(), 1u) << pods.dump();
       const std::string pod = pods["items"][0]["metadata"]["name"];
       const auto deleted = std::chrono::steady_clock::now();
-      CommandOutput d = (*side)("delete pod " + pod + " -n ksj --wait=false");
+      CommandOutput d = (*side)("delete pod " + pod + " -n " + g_ns + " --wait=false");
       ASSERT_EQ(d.rc, 0) << d.out;
       const Json counted = PollUntil(
-          *side, "job " + std::string(job) + " -n ksj",
+          *side, "job " + std::string(job) + " -n " + g_ns,
           [](const Json& j) { return j.is_object() && j["status"].value("failed", 0) == 1; });
       EXPECT_EQ(counted["status"].value("failed", 0), 1) << job << " " << View(counted);
       const Json replaced =
-          PollUntil(*side, "job " + std::string(job) + " -n ksj", [](const Json& j) {
+          PollUntil(*side, "job " + std::string(job) + " -n " + g_ns, [](const Json& j) {
             return j.is_object() && j["status"].value("active", 0) == 1 &&
                    j["status"].value("failed", 0) == 1;
           });
@@ -243,27 +254,27 @@ TEST_F(KubeServeJobsTest, PropagationPoliciesLeaveTheSameObjects) {
   for (const Kubectl* side : {&s.real, &s.arbiter}) {
     const std::string where = side == &s.real ? "cluster" : "arbiter";
     for (const char* job : {"orphan", "raw", "fg"}) {
-      const Json j = PollUntil(*side, "job " + std::string(job) + " -n ksj", [](const Json& j) {
+      const Json j = PollUntil(*side, "job " + std::string(job) + " -n " + g_ns, [](const Json& j) {
         return j.is_object() && j["status"].value("active", 0) == j["spec"].value("parallelism", 1);
       });
       ASSERT_TRUE(j.is_object()) << where << " " << job;
     }
-    CommandOutput o = (*side)("delete job orphan -n ksj --cascade=orphan");
+    CommandOutput o = (*side)("delete job orphan -n " + g_ns + " --cascade=orphan");
     ASSERT_EQ(o.rc, 0) << o.out;
-    CommandOutput raw = (*side)("delete --raw /apis/batch/v1/namespaces/ksj/jobs/raw");
+    CommandOutput raw = (*side)("delete --raw /apis/batch/v1/namespaces/" + g_ns + "/jobs/raw");
     EXPECT_NE(raw.out.find("child pods are preserved by default when jobs are deleted"),
               std::string::npos)
         << where << ": " << raw.out;
     for (const char* job : {"orphan", "raw"}) {
-      const Json pods =
-          PollUntil(*side, "pods -n ksj -l job-name=" + std::string(job), [](const Json& p) {
-            if (!p.is_object() || p["items"].empty()) return false;
-            for (const Json& pod : p["items"])
-              if (pod["metadata"].contains("ownerReferences") ||
-                  pod["metadata"].contains("finalizers"))
-                return false;
-            return true;
-          });
+      const Json pods = PollUntil(*side, "pods -n " + g_ns + " -l job-name=" + std::string(job),
+                                  [](const Json& p) {
+                                    if (!p.is_object() || p["items"].empty()) return false;
+                                    for (const Json& pod : p["items"])
+                                      if (pod["metadata"].contains("ownerReferences") ||
+                                          pod["metadata"].contains("finalizers"))
+                                        return false;
+                                    return true;
+                                  });
       ASSERT_TRUE(pods.is_object()) << where;
       EXPECT_EQ(pods["items"].size(), std::string(job) == "orphan" ? 2u : 1u) << where;
       for (const Json& pod : pods["items"]) {
@@ -273,11 +284,12 @@ TEST_F(KubeServeJobsTest, PropagationPoliciesLeaveTheSameObjects) {
         EXPECT_EQ(pod["status"].value("phase", ""), "Running") << where;
       }
     }
-    CommandOutput f = (*side)("delete job fg -n ksj --cascade=foreground --wait=false");
+    CommandOutput f = (*side)("delete job fg -n " + g_ns + " --cascade=foreground --wait=false");
     ASSERT_EQ(f.rc, 0) << f.out;
-    const Json gone = PollUntil(*side, "job fg -n ksj", [](const Json& j) { return j.is_null(); });
+    const Json gone =
+        PollUntil(*side, "job fg -n " + g_ns, [](const Json& j) { return j.is_null(); });
     EXPECT_TRUE(gone.is_null()) << where << " " << gone.dump();
-    const Json left = GetJson(*side, "pods -n ksj -l job-name=fg");
+    const Json left = GetJson(*side, "pods -n " + g_ns + " -l job-name=fg");
     EXPECT_TRUE(left.is_object() && left["items"].empty()) << where << " " << left.dump();
   }
   End(s);
