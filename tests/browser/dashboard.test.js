@@ -475,6 +475,7 @@ async function main() {
     await preemptionLive(browser, path.join(dir, 'preemption'));
     await billsPage(browser, path.join(dir, 'bills'));
     log('PASS');
+    fs.rmSync(dir, {recursive: true, force: true});  // kept when the test fails, as evidence
   } finally {
     if (browser) await browser.close();
     if (serve.proc.exitCode === null) await stopServe(serve);
