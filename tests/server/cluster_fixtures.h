@@ -46,6 +46,15 @@ inline Mutation Advance(Millis t) {
   return m;
 }
 
+// Advances to every due instant up to `end`, then to `end` (the daemon's clock, step by step).
+inline void RunUntil(Cluster& c, Millis end) {
+  while (auto due = c.NextDue()) {
+    if (*due > end) break;
+    Ok(c, Advance(*due));
+  }
+  Ok(c, Advance(end));
+}
+
 inline Json Namespace(const std::string& name) {
   return {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}};
 }
@@ -76,6 +85,17 @@ inline Json PodIn(const std::string& ns, const std::string& name, int gpus,
   if (!priority_class.empty()) p["spec"]["priorityClassName"] = priority_class;
   return p;
 }
+// Namespace default and one node of 8 GPUs, gpu-0 (the Job tests' pool).
+inline void StartOneNode(Cluster& c) {
+  Ok(c, Create(kT0, Namespace("default")));
+  Ok(c, Create(kT0, Node("gpu-0", 8)));
+}
+
+// The stored status of Job `name` in namespace default.
+inline const Json& JobStatus(const Cluster& c, const std::string& name) {
+  return c.store().Get("Job", "default", name)->at("status");
+}
+
 inline Json PriorityClass(const std::string& name, int value) {
   return {{"apiVersion", "scheduling.k8s.io/v1"},
           {"kind", "PriorityClass"},

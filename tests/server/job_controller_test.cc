@@ -20,10 +20,13 @@ namespace job_controller_test {
 using fixtures::Advance;
 using fixtures::Create;
 using fixtures::Delete;
+using fixtures::JobStatus;
 using fixtures::kT0;
 using fixtures::Namespace;
 using fixtures::Node;
 using fixtures::Ok;
+using fixtures::RunUntil;
+using fixtures::StartOneNode;
 
 // A Job whose pods ask 1 GPU and run `duration`; `spec` is merged into its spec.
 Json JobOf(const std::string& name, const Json& spec, const std::string& duration = "1m") {
@@ -50,25 +53,6 @@ Mutation Update(Millis t, Json obj) {
   m.op = Mutation::Op::kUpdate;
   m.name = obj["metadata"]["name"];
   return m;
-}
-
-// A cluster with namespace default and one node of 8 GPUs.
-void Start(Cluster& c) {
-  Ok(c, Create(kT0, Namespace("default")));
-  Ok(c, Create(kT0, Node("gpu-0", 8)));
-}
-
-// Advances to every due instant up to `end`, then to `end`.
-void RunUntil(Cluster& c, Millis end) {
-  while (auto due = c.NextDue()) {
-    if (*due > end) break;
-    Ok(c, Advance(*due));
-  }
-  Ok(c, Advance(end));
-}
-
-const Json& JobStatus(const Cluster& c, const std::string& name) {
-  return c.store().Get("Job", "default", name)->at("status");
 }
 
 std::vector<const Json*> PodsOf(const Cluster& c, const std::string& job) {
@@ -102,7 +86,7 @@ std::string Dump(const Cluster& c) {
 
 TEST(JobController, ParallelismTwoCompletionsFourCompletesWithFourSucceeded) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   Ok(c, Create(kT0 + 1000, JobOf("train", {{"parallelism", 2}, {"completions", 4}})));
   ASSERT_EQ(PodsOf(c, "train").size(), 2u);
   EXPECT_EQ(CountPhase(c, "train", "Running"), 2);
@@ -141,7 +125,7 @@ TEST(JobController, ParallelismTwoCompletionsFourCompletesWithFourSucceeded) {
 
 TEST(JobController, WorkQueueIsDoneWhenOneSucceededAndNoneRuns) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   Ok(c, Create(kT0, JobOf("queue", {{"parallelism", 3}})));
   EXPECT_EQ(PodsOf(c, "queue").size(), 3u);
   RunUntil(c, kT0 + 120000);
@@ -169,7 +153,7 @@ Json Failing(const std::string& name, int backoff_limit) {
 
 TEST(JobController, FailedPodsAreRetriedAfterTheBackOffUpToTheBackoffLimit) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   Ok(c, Create(kT0, Failing("flaky", 2)));
   RunUntil(c, kT0 + 15000);  // failed at 10 s: the next one waits 10 s
   EXPECT_EQ(JobStatus(c, "flaky").value("failed", 0), 1);
@@ -186,7 +170,7 @@ TEST(JobController, FailedPodsAreRetriedAfterTheBackOffUpToTheBackoffLimit) {
 
 TEST(JobController, TheBackOffDoublesUpToTenMinutes) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   Ok(c, Create(kT0, Failing("flaky", 8)));
   RunUntil(c, kT0 + 3600000);
   EXPECT_EQ(Condition(c, "flaky", "Failed"), "True/BackoffLimitExceeded");
@@ -256,7 +240,7 @@ TEST(JobController, ABackOffSurvivesAReplayAndASnapshotRestore) {
 
 TEST(JobController, IndexedPodsCarryTheirIndexAndEachIndexCompletesOnce) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   Ok(c, Create(kT0,
                JobOf("idx", {{"completionMode", "Indexed"}, {"completions", 5}, {"parallelism", 2}},
                      "10s")));
@@ -308,7 +292,7 @@ Json WithPolicy(const std::string& name, int code) {
 
 TEST(JobController, PodFailurePolicyFailsTheJobIgnoresOrCountsByExitCode) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   Ok(c, Create(kT0, WithPolicy("fatal", 42)));
   Ok(c, Create(kT0, WithPolicy("ignored", 3)));
   Ok(c, Create(kT0, WithPolicy("counted", 1)));
@@ -345,7 +329,7 @@ TEST(JobController, PodFailurePolicyFailsTheJobIgnoresOrCountsByExitCode) {
 
 TEST(JobController, SuspendDeletesActivePodsAndResumeMakesThemAgain) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   Ok(c, Create(kT0, JobOf("held", {{"parallelism", 2}, {"completions", 2}, {"suspend", true}})));
   EXPECT_EQ(PodsOf(c, "held").size(), 0u);
   EXPECT_EQ(Condition(c, "held", "Suspended"), "True/JobSuspended");
@@ -379,7 +363,7 @@ TEST(JobController, SuspendDeletesActivePodsAndResumeMakesThemAgain) {
 
 TEST(JobController, ActiveDeadlineFailsTheJobAndDeletesItsPods) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   Ok(c, Create(kT0, JobOf("slow", {{"activeDeadlineSeconds", 30}}, "1h")));
   ASSERT_EQ(c.NextDue(), std::optional<Millis>(kT0 + 30000));
   RunUntil(c, kT0 + 30000);
@@ -393,7 +377,7 @@ TEST(JobController, ActiveDeadlineFailsTheJobAndDeletesItsPods) {
 
 TEST(JobController, DeletingTheJobDeletesItsPods) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   Ok(c, Create(kT0, JobOf("gone", {{"parallelism", 2}, {"completions", 3}}, "10s")));
   RunUntil(c, kT0 + 11000);  // two finished, one running
   ASSERT_EQ(PodsOf(c, "gone").size(), 3u);
@@ -407,7 +391,7 @@ TEST(JobController, DeletingTheJobDeletesItsPods) {
 
 TEST(JobController, InvalidSpecsAreRefusedWithKubernetesMessages) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   MutationResult r = c.Apply(Create(kT0, JobOf("bad", {{"parallelism", -1}})));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error->reason, ApiError::Reason::kInvalid);
@@ -585,7 +569,7 @@ TEST(JobController, FailedIndexesBeatASuccessPolicyUnlessItWasMetBefore) {
 
 TEST(JobController, ASuccessPolicyJobCompletesEarlyOnTheCluster) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   Ok(c, Create(kT0, JobOf("early",
                           {{"completionMode", "Indexed"},
                            {"completions", 4},
@@ -625,7 +609,7 @@ std::vector<std::string> FailureCounts(const Cluster& c, const std::string& job)
 
 TEST(JobController, EachIndexIsRetriedUpToBackoffLimitPerIndexThenFailed) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   Ok(c, Create(kT0, PerIndex("per", {{"backoffLimitPerIndex", 1}})));
   const Json& spec = c.store().Get("Job", "default", "per")->at("spec");
   EXPECT_EQ(spec.value("backoffLimit", 0), 2147483647);  // kube's default with a per-index limit
@@ -647,7 +631,7 @@ TEST(JobController, EachIndexIsRetriedUpToBackoffLimitPerIndexThenFailed) {
 // and "FailIndex action: the index fails at once").
 TEST(JobController, MaxFailedIndexesAndFailIndexEndTheJob) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   Ok(c, Create(kT0, PerIndex("many", {{"backoffLimitPerIndex", 0}, {"maxFailedIndexes", 1}})));
   Json fail_index = PerIndex("fatal", {{"backoffLimitPerIndex", 3}}, 42);
   fail_index["spec"]["podFailurePolicy"] = {
@@ -736,7 +720,7 @@ TEST(JobController, PerIndexFailuresSurviveAReplayAndASnapshotRestore) {
 
 TEST(JobController, SuccessPolicyAndPerIndexSpecsAreCheckedAsKubernetesDoes) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   auto errors = [&](const Json& spec) {
     Json job = JobOf("bad", spec);
     MutationResult r = c.Apply(Create(kT0, job));

@@ -20,10 +20,13 @@ namespace job_termination_test {
 using fixtures::Advance;
 using fixtures::Create;
 using fixtures::Delete;
+using fixtures::JobStatus;
 using fixtures::kT0;
 using fixtures::Namespace;
 using fixtures::Node;
 using fixtures::Ok;
+using fixtures::RunUntil;
+using fixtures::StartOneNode;
 
 // A Job of 1-GPU pods that run `duration` and take `shutdown` to exit after SIGTERM.
 Json JobOf(const std::string& name, const Json& spec, const std::string& duration,
@@ -46,27 +49,10 @@ Json JobOf(const std::string& name, const Json& spec, const std::string& duratio
   return j;
 }
 
-void Start(Cluster& c) {
-  Ok(c, Create(kT0, Namespace("default")));
-  Ok(c, Create(kT0, Node("gpu-0", 8)));
-}
-
-void RunUntil(Cluster& c, Millis end) {
-  while (auto due = c.NextDue()) {
-    if (*due > end) break;
-    Ok(c, Advance(*due));
-  }
-  Ok(c, Advance(end));
-}
-
-const Json& Status(const Cluster& c, const std::string& job) {
-  return c.store().Get("Job", "default", job)->at("status");
-}
-
 // The conditions as "Type=Status/Reason", in order.
 std::vector<std::string> Conditions(const Cluster& c, const std::string& job) {
   std::vector<std::string> out;
-  for (const auto& cond : Status(c, job).value("conditions", Json::array()))
+  for (const auto& cond : JobStatus(c, job).value("conditions", Json::array()))
     out.push_back(cond.value("type", "") + "=" + cond.value("status", "") + "/" +
                   cond.value("reason", ""));
   return out;
@@ -104,17 +90,17 @@ Mutation DeleteWith(Millis t, const std::string& kind, const std::string& name,
 // deleted and counted as failed; Failed only once none of them is left terminating.
 TEST(JobTermination, DeadlineSetsFailureTargetThenFailedOnceThePodsAreGone) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   Ok(c,
      Create(kT0, JobOf("slow", {{"parallelism", 2}, {"activeDeadlineSeconds", 30}}, "1h", "20s")));
   RunUntil(c, kT0 + 30000);
   EXPECT_EQ(Conditions(c, "slow"),
             (std::vector<std::string>{"FailureTarget=True/DeadlineExceeded"}));
-  EXPECT_EQ(Status(c, "slow").value("failed", 0), 2);
-  EXPECT_EQ(Status(c, "slow").value("terminating", -1), 2);
-  EXPECT_EQ(Status(c, "slow").value("active", 0), 0);
-  EXPECT_EQ(Status(c, "slow").value("ready", -1), 0);
-  EXPECT_EQ(Status(c, "slow")["uncountedTerminatedPods"], Json::object());
+  EXPECT_EQ(JobStatus(c, "slow").value("failed", 0), 2);
+  EXPECT_EQ(JobStatus(c, "slow").value("terminating", -1), 2);
+  EXPECT_EQ(JobStatus(c, "slow").value("active", 0), 0);
+  EXPECT_EQ(JobStatus(c, "slow").value("ready", -1), 0);
+  EXPECT_EQ(JobStatus(c, "slow")["uncountedTerminatedPods"], Json::object());
   for (const Json* p : PodsOf(c, "slow")) {
     EXPECT_TRUE(p->at("metadata").contains("deletionTimestamp"));
     EXPECT_FALSE(p->at("metadata").contains("finalizers"));  // counted
@@ -125,15 +111,15 @@ TEST(JobTermination, DeadlineSetsFailureTargetThenFailedOnceThePodsAreGone) {
   EXPECT_EQ(PodsOf(c, "slow").size(), 0u);
   EXPECT_EQ(Conditions(c, "slow"), (std::vector<std::string>{"FailureTarget=True/DeadlineExceeded",
                                                              "Failed=True/DeadlineExceeded"}));
-  EXPECT_EQ(Status(c, "slow").value("terminating", -1), 0);
-  EXPECT_EQ(Status(c, "slow").value("failed", 0), 2);
-  EXPECT_FALSE(Status(c, "slow").contains("completionTime"));
+  EXPECT_EQ(JobStatus(c, "slow").value("terminating", -1), 0);
+  EXPECT_EQ(JobStatus(c, "slow").value("failed", 0), 2);
+  EXPECT_FALSE(JobStatus(c, "slow").contains("completionTime"));
 }
 
 // With no pod left running, FailureTarget and Failed come in the same sync (kube appends both).
 TEST(JobTermination, BackoffLimitWithNothingRunningSetsBothConditionsAtOnce) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   Json job = JobOf("flaky", {{"backoffLimit", 0}}, "10s");
   job["spec"]["template"]["metadata"]["annotations"]["arbiter.dev/exit-code"] = "1";
   Ok(c, Create(kT0, job));
@@ -141,7 +127,7 @@ TEST(JobTermination, BackoffLimitWithNothingRunningSetsBothConditionsAtOnce) {
   EXPECT_EQ(Conditions(c, "flaky"),
             (std::vector<std::string>{"FailureTarget=True/BackoffLimitExceeded",
                                       "Failed=True/BackoffLimitExceeded"}));
-  EXPECT_EQ(Status(c, "flaky").value("failed", 0), 1);
+  EXPECT_EQ(JobStatus(c, "flaky").value("failed", 0), 1);
 }
 
 // TerminatingOrFailed (the default without a podFailurePolicy): a pod the user deletes is a
@@ -149,35 +135,35 @@ TEST(JobTermination, BackoffLimitWithNothingRunningSetsBothConditionsAtOnce) {
 // while it still terminates.
 TEST(JobTermination, TerminatingOrFailedCountsADeletedPodAndReplacesItAtOnce) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   Ok(c, Create(kT0, JobOf("w", {{"parallelism", 1}, {"completions", 1}}, "1h", "20s")));
   EXPECT_EQ(c.store().Get("Job", "default", "w")->at("spec").value("podReplacementPolicy", ""),
             "TerminatingOrFailed");
   Ok(c, Delete(kT0 + 1000, "Pod", "default", FirstPod(c, "w")));
-  EXPECT_EQ(Status(c, "w").value("failed", 0), 1);
-  EXPECT_EQ(Status(c, "w").value("terminating", -1), 1);
+  EXPECT_EQ(JobStatus(c, "w").value("failed", 0), 1);
+  EXPECT_EQ(JobStatus(c, "w").value("terminating", -1), 1);
   RunUntil(c, kT0 + 12000);  // the replacement waits the back-off from the deletion: 10 s
   EXPECT_EQ(Live(c, "w"), 1);
-  EXPECT_EQ(Status(c, "w").value("active", 0), 1);
+  EXPECT_EQ(JobStatus(c, "w").value("active", 0), 1);
 }
 
 // Failed: the terminating pod holds its place: no replacement, not counted, until it has exited
 // (then Failed, counted, gone) -- kube's onlyReplaceFailedPods.
 TEST(JobTermination, FailedReplacementWaitsUntilTheDeletedPodHasFailed) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   Ok(c, Create(kT0, JobOf("w", {{"podReplacementPolicy", "Failed"}}, "1h", "20s")));
   const std::string first = FirstPod(c, "w");
   Ok(c, Delete(kT0 + 1000, "Pod", "default", first));
-  EXPECT_EQ(Status(c, "w").value("failed", 0), 0);
-  EXPECT_EQ(Status(c, "w").value("terminating", -1), 1);
-  EXPECT_EQ(Status(c, "w").value("active", 0), 0);
+  EXPECT_EQ(JobStatus(c, "w").value("failed", 0), 0);
+  EXPECT_EQ(JobStatus(c, "w").value("terminating", -1), 1);
+  EXPECT_EQ(JobStatus(c, "w").value("active", 0), 0);
   RunUntil(c, kT0 + 15000);
   EXPECT_EQ(Live(c, "w"), 0);  // not replaced while it terminates
   RunUntil(c, kT0 + 21000);    // exited at 21 s: counted as failed, gone
   EXPECT_EQ(c.store().Get("Pod", "default", first), nullptr);
-  EXPECT_EQ(Status(c, "w").value("failed", 0), 1);
-  EXPECT_EQ(Status(c, "w").value("terminating", -1), 0);
+  EXPECT_EQ(JobStatus(c, "w").value("failed", 0), 1);
+  EXPECT_EQ(JobStatus(c, "w").value("terminating", -1), 0);
   RunUntil(c, kT0 + 40000);
   EXPECT_EQ(Live(c, "w"), 1);  // replaced (after the back-off)
 }
@@ -185,7 +171,7 @@ TEST(JobTermination, FailedReplacementWaitsUntilTheDeletedPodHasFailed) {
 // A podFailurePolicy makes Failed the default, and allows no other value.
 TEST(JobTermination, PodReplacementPolicyDefaultsAndIsValidatedAsKubernetesDoes) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   Json with_policy = JobOf(
       "p",
       {{"podFailurePolicy",
@@ -215,7 +201,7 @@ TEST(JobTermination, PodReplacementPolicyDefaultsAndIsValidatedAsKubernetesDoes)
 // replacement (made after the 10 s back-off) still runs when index 0 succeeds at 30 s.
 TEST(JobTermination, SuccessCriteriaMetWaitsForTerminatingPodsBeforeComplete) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   Ok(c, Create(kT0, JobOf("lead",
                           {{"completionMode", "Indexed"},
                            {"completions", 2},
@@ -232,20 +218,20 @@ TEST(JobTermination, SuccessCriteriaMetWaitsForTerminatingPodsBeforeComplete) {
   RunUntil(c, kT0 + 30000);
   EXPECT_EQ(Conditions(c, "lead"),
             (std::vector<std::string>{"SuccessCriteriaMet=True/SuccessPolicy"}));
-  EXPECT_EQ(Status(c, "lead").value("terminating", -1), 1);
+  EXPECT_EQ(JobStatus(c, "lead").value("terminating", -1), 1);
   RunUntil(c, kT0 + 60000);
   EXPECT_EQ(Conditions(c, "lead"),
             (std::vector<std::string>{"SuccessCriteriaMet=True/SuccessPolicy",
                                       "Complete=True/SuccessPolicy"}));
-  EXPECT_EQ(Status(c, "lead").value("completionTime", ""), KubeTime(kT0 + 50000));
-  EXPECT_EQ(Status(c, "lead").value("failed", 0), 1);  // the pod deleted at 1 s only
+  EXPECT_EQ(JobStatus(c, "lead").value("completionTime", ""), KubeTime(kT0 + 50000));
+  EXPECT_EQ(JobStatus(c, "lead").value("failed", 0), 1);  // the pod deleted at 1 s only
 }
 
 // DELETE's propagationPolicy. Orphan: the Job goes, its pods run on without the ownerReference
 // and the tracking finalizer.
 TEST(JobTermination, OrphanPropagationLeavesThePodsRunning) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   Ok(c, Create(kT0, JobOf("o", {{"parallelism", 2}, {"completions", 2}}, "1h")));
   Ok(c, DeleteWith(kT0 + 1000, "Job", "o", "Orphan"));
   EXPECT_EQ(c.store().Get("Job", "default", "o"), nullptr);
@@ -263,7 +249,7 @@ TEST(JobTermination, OrphanPropagationLeavesThePodsRunning) {
 // Background: the Job goes at once, its pods are deleted and go once they exit.
 TEST(JobTermination, BackgroundPropagationDeletesThePods) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   Ok(c, Create(kT0, JobOf("b", {{"parallelism", 2}, {"completions", 2}}, "1h", "5s")));
   Ok(c, DeleteWith(kT0 + 1000, "Job", "b", "Background"));
   EXPECT_EQ(c.store().Get("Job", "default", "b"), nullptr);
@@ -277,7 +263,7 @@ TEST(JobTermination, BackgroundPropagationDeletesThePods) {
 // gone; no pod is made meanwhile.
 TEST(JobTermination, ForegroundPropagationKeepsTheJobUntilItsPodsAreGone) {
   Cluster c("0000abcd");
-  Start(c);
+  StartOneNode(c);
   Ok(c, Create(kT0, JobOf("f", {{"parallelism", 2}, {"completions", 4}}, "1h", "5s")));
   Ok(c, DeleteWith(kT0 + 1000, "Job", "f", "Foreground"));
   const Json* job = c.store().Get("Job", "default", "f");
