@@ -137,6 +137,17 @@ struct Phase {
   int failures = 0;
 };
 
+// Creates `n` nodes node-0 .. node-(n-1) of 256 CPUs and 2 TiB.
+void AddNodes(int port, int n) {
+  httplib::Client cli("127.0.0.1", port);
+  for (int i = 0; i < n; ++i)
+    cli.Post("/api/v1/nodes",
+             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-" +
+                 std::to_string(i) +
+                 "\"},\"status\":{\"capacity\":{\"cpu\":\"256\",\"memory\":\"2Ti\"}}}",
+             "application/json");
+}
+
 Phase Creates(int port, const std::string& prefix) {
   constexpr int kClients = 64, kPerClient = 50;
   std::vector<std::vector<double>> lat(kClients);
@@ -181,15 +192,7 @@ void BM_ServeUnderLoad(benchmark::State& state) {
       state.SkipWithError("arbiter serve did not start");
       return;
     }
-    {
-      httplib::Client cli("127.0.0.1", d.port);
-      for (int i = 0; i < 16; ++i)
-        cli.Post("/api/v1/nodes",
-                 "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-" +
-                     std::to_string(i) +
-                     "\"},\"status\":{\"capacity\":{\"cpu\":\"256\",\"memory\":\"2Ti\"}}}",
-                 "application/json");
-    }
+    AddNodes(d.port, 16);
     const Phase base = Creates(d.port, "base-");
     const double rss_base = d.RssMb();
 
@@ -348,15 +351,7 @@ void BM_ServeCreatesAsPodsGrow(benchmark::State& state) {
   for (auto _ : state) {
     Daemon d;
     if (!d.Start()) return state.SkipWithError("arbiter serve did not start");
-    {
-      httplib::Client cli("127.0.0.1", d.port);
-      for (int i = 0; i < 64; ++i)
-        cli.Post("/api/v1/nodes",
-                 "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"node-" +
-                     std::to_string(i) +
-                     "\"},\"status\":{\"capacity\":{\"cpu\":\"256\",\"memory\":\"2Ti\"}}}",
-                 "application/json");
-    }
+    AddNodes(d.port, 64);
     int64_t live = 0;
     int failures = 0;
     for (const int64_t checkpoint :

@@ -358,20 +358,24 @@ TEST(KubeschedController, PodGroupsFromTheClusterAreGangs) {
   ASSERT_TRUE(c.engine().Find("team-a", "w-0").has_value());
 }
 
+// An 8-GPU node labelled nvidia.com/gpu.product `product`.
+Json LabelledNode(const std::string& name, const std::string& product) {
+  Json n = NodeJson(name, 8);
+  n["metadata"]["labels"]["nvidia.com/gpu.product"] = product;
+  return n;
+}
+
+// A ResourceFlavor selecting the nodes of GPU product `product`.
+Json FlavorJson(const std::string& name, const std::string& product) {
+  return Json{{"apiVersion", "arbiter.dev/v1alpha1"},
+              {"kind", "ResourceFlavor"},
+              {"metadata", {{"name", name}, {"uid", "rf-" + name}, {"resourceVersion", "5"}}},
+              {"spec", {{"nodeLabels", {{"nvidia.com/gpu.product", product}}}}}};
+}
+
 // An ElasticQuota's spec.flavors take the node labels of the cluster's ResourceFlavors, at start
 // and when a flavor arrives or changes later.
 TEST(KubeschedController, ElasticQuotaFlavorsComeFromTheClusterResourceFlavors) {
-  auto labelled = [](const std::string& name, const std::string& product) {
-    Json n = NodeJson(name, 8);
-    n["metadata"]["labels"]["nvidia.com/gpu.product"] = product;
-    return n;
-  };
-  auto flavor = [](const std::string& name, const std::string& product) {
-    return Json{{"apiVersion", "arbiter.dev/v1alpha1"},
-                {"kind", "ResourceFlavor"},
-                {"metadata", {{"name", name}, {"uid", "rf-" + name}, {"resourceVersion", "5"}}},
-                {"spec", {{"nodeLabels", {{"nvidia.com/gpu.product", product}}}}}};
-  };
   const Json quota = {
       {"apiVersion", "arbiter.dev/v1alpha1"},
       {"kind", "ElasticQuota"},
@@ -379,15 +383,15 @@ TEST(KubeschedController, ElasticQuotaFlavorsComeFromTheClusterResourceFlavors) 
       {"spec",
        {{"flavors", Json::array({{{"name", "h100"}, {"min", {{"nvidia.com/gpu", "16"}}}}})}}}};
   Controller c({});
-  SyncAll(c, {labelled("a100-1", "A100"), labelled("h100-1", "H100")}, {PodJson("p", 4)});
+  SyncAll(c, {LabelledNode("a100-1", "A100"), LabelledNode("h100-1", "H100")}, {PodJson("p", 4)});
   c.Synced("ElasticQuota", {quota});
-  c.Synced("ResourceFlavor", {flavor("h100", "H100"), flavor("a100", "A100")});
+  c.Synced("ResourceFlavor", {FlavorJson("h100", "H100"), FlavorJson("a100", "A100")});
   c.Synced("PodGroup", {});
   std::vector<Action> a = c.Step(kT0);
   EXPECT_EQ(Binds(a), (std::map<std::string, std::string>{{"team-a/p", "h100-1"}}));
   for (const auto& x : a) c.Done(x, ActionResult{201, "", ""}, kT0);
   // The flavor now names the A100 nodes: the next pod goes there.
-  c.Upsert("ResourceFlavor", flavor("h100", "A100"));
+  c.Upsert("ResourceFlavor", FlavorJson("h100", "A100"));
   c.Upsert("Pod", PodJson("q", 4));
   EXPECT_EQ(Binds(c.Step(kT0 + 1000)),
             (std::map<std::string, std::string>{{"team-a/q", "a100-1"}}));
@@ -444,17 +448,6 @@ TEST(KubeschedController, PodGroupArrivalWakesExactlyItsWaitingPods) {
 // ElasticQuotas applied in one step share the ResourceFlavors loaded once for that step; a flavor
 // changed before the next step is loaded again there.
 TEST(KubeschedController, ElasticQuotasOfOneStepTakeTheFlavorsOfThatStep) {
-  auto labelled = [](const std::string& name, const std::string& product) {
-    Json n = NodeJson(name, 8);
-    n["metadata"]["labels"]["nvidia.com/gpu.product"] = product;
-    return n;
-  };
-  auto flavor = [](const std::string& name, const std::string& product) {
-    return Json{{"apiVersion", "arbiter.dev/v1alpha1"},
-                {"kind", "ResourceFlavor"},
-                {"metadata", {{"name", name}, {"uid", "rf-" + name}, {"resourceVersion", "5"}}},
-                {"spec", {{"nodeLabels", {{"nvidia.com/gpu.product", product}}}}}};
-  };
   auto quota = [](const std::string& ns, const std::string& flavor_name) {
     return Json{{"apiVersion", "arbiter.dev/v1alpha1"},
                 {"kind", "ElasticQuota"},
@@ -469,10 +462,12 @@ TEST(KubeschedController, ElasticQuotasOfOneStepTakeTheFlavorsOfThatStep) {
     return p;
   };
   Controller c({});
-  SyncAll(c, {labelled("a100-1", "A100"), labelled("h100-1", "H100"), labelled("l4-1", "L4")},
-          {pod_in("p", "team-a"), pod_in("p", "team-b")});
+  SyncAll(
+      c,
+      {LabelledNode("a100-1", "A100"), LabelledNode("h100-1", "H100"), LabelledNode("l4-1", "L4")},
+      {pod_in("p", "team-a"), pod_in("p", "team-b")});
   c.Synced("ElasticQuota", {quota("team-a", "fast"), quota("team-b", "slow")});
-  c.Synced("ResourceFlavor", {flavor("fast", "H100"), flavor("slow", "A100")});
+  c.Synced("ResourceFlavor", {FlavorJson("fast", "H100"), FlavorJson("slow", "A100")});
   c.Synced("PodGroup", {});
   std::vector<Action> a = c.Step(kT0);
   for (const auto& l : c.TakeLog()) ADD_FAILURE() << l;
@@ -480,8 +475,8 @@ TEST(KubeschedController, ElasticQuotasOfOneStepTakeTheFlavorsOfThatStep) {
             (std::map<std::string, std::string>{{"team-a/p", "h100-1"}, {"team-b/p", "a100-1"}}));
   for (const auto& x : a) c.Done(x, ActionResult{201, "", ""}, kT0);
   // Both flavors move in one step: both quotas follow.
-  c.Upsert("ResourceFlavor", flavor("fast", "L4"));
-  c.Upsert("ResourceFlavor", flavor("slow", "H100"));
+  c.Upsert("ResourceFlavor", FlavorJson("fast", "L4"));
+  c.Upsert("ResourceFlavor", FlavorJson("slow", "H100"));
   c.Upsert("Pod", pod_in("q", "team-a"));
   c.Upsert("Pod", pod_in("q", "team-b"));
   a = c.Step(kT0 + 1000);
@@ -489,7 +484,7 @@ TEST(KubeschedController, ElasticQuotasOfOneStepTakeTheFlavorsOfThatStep) {
             (std::map<std::string, std::string>{{"team-a/q", "l4-1"}, {"team-b/q", "h100-1"}}));
   for (const auto& x : a) c.Done(x, ActionResult{201, "", ""}, kT0 + 1000);
   // A quota changed alone (its flavor renamed) in a later step loads the flavors of that step.
-  c.Upsert("ResourceFlavor", flavor("fast", "A100"));
+  c.Upsert("ResourceFlavor", FlavorJson("fast", "A100"));
   a = c.Step(kT0 + 2000);
   for (const auto& x : a) c.Done(x, ActionResult{201, "", ""}, kT0 + 2000);
   c.Upsert("ElasticQuota", quota("team-b", "fast"));
