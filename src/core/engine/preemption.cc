@@ -114,27 +114,24 @@ NodeOutcome FinishPlan(const State& s, const std::vector<State::PdbState>& pdb_s
   return NodeOutcome::kViable;
 }
 
-// The dry run of preempting for `w` on the node at `pos` (the node's reservations aside):
-// kNone (no candidate victims, or `w` does not fit even without them), kBlocked (the plan
-// violates a PodDisruptionBudget under the Strict mode: `plan` has it), or kViable (`plan`).
-// `too_young_until` learns the earliest instant a victim younger than minRuntime comes of age.
-NodeOutcome PlanOnNode(const State& s, uint32_t pos, const Workload& w, const PreemptDryRun* dry,
-                       const std::vector<State::PdbState>& pdb_state, PlanScratch& x,
-                       PreemptPlan* plan, std::optional<Millis>* too_young_until) {
-  if (s.FilterNode(pos, w, nullptr, /*topology=*/false) != State::NodeFilter::kPass)
-    return NodeOutcome::kNone;
-  // Pod topology: a node where evicting cannot help (a missing topology label, required pod
-  // affinity) is no candidate; anti-affinity and spread are checked with the victims gone.
-  const bool topology = s.NeedsTopology(w);
-  if (topology && State::Unresolvable(s.TopologyFilter(pos, w))) return NodeOutcome::kNone;
-  if (!placement::ModelAccepts(s.nodes[pos].gpu_model, w.shape)) return NodeOutcome::kNone;
-  const NodeLive& info = s.node_live[pos];
+// The node's filters that evicting cannot change: kube-scheduler's, the pod topology filters
+// where evicting cannot help (a missing topology label, required pod affinity; anti-affinity and
+// spread are checked with the victims gone), and the GPU model.
+bool EvictingMayHelp(const State& s, uint32_t pos, const Workload& w, bool topology) {
+  if (s.FilterNode(pos, w, nullptr, /*topology=*/false) != State::NodeFilter::kPass) return false;
+  if (topology && State::Unresolvable(s.TopologyFilter(pos, w))) return false;
+  return placement::ModelAccepts(s.nodes[pos].gpu_model, w.shape);
+}
+
+// x.cands: the node's workloads that `w` may preempt (those gone in `dry`'s plan already aside);
+// `too_young_until` learns when the first one kept by minRuntime alone comes of age.
+void CollectCandidates(const State& s, uint32_t pos, const Workload& w, const PreemptDryRun* dry,
+                       PlanScratch& x, std::optional<Millis>* too_young_until) {
   const auto& workloads = s.workloads;
   const PoolPolicy& policy = s.policy;
-  const bool qos_mode = policy.preemption_type == PreemptionType::kQoS;
   auto& cands = x.cands;
   cands.clear();
-  for (Slot v : info.workloads) {
+  for (Slot v : s.node_live[pos].workloads) {
     if (dry && (*dry->excluded)[v]) continue;  // gone in the plan already
     if (s.MayPreempt(w, workloads[v])) {
       cands.push_back(v);
@@ -144,67 +141,93 @@ NodeOutcome PlanOnNode(const State& s, uint32_t pos, const Workload& w, const Pr
       *too_young_until = *too_young_until ? std::min(**too_young_until, at) : at;
     }
   }
+}
+
+// Kubernetes' filterPodsWithPDBViolation: walking x.idx in importance order, each pod covered by
+// a PDB uses one of its allowed disruptions; the pods past the allowance are "violating" and go
+// first in x.idx, to be reprieved first (a stable partition keeps the importance order within
+// groups).
+void ViolatingFirst(const State& s, const std::vector<State::PdbState>& pdb_state, PlanScratch& x) {
+  auto& allowed = x.allowed;
+  auto& violating = x.violating;
+  allowed.assign(pdb_state.size(), 0);
+  for (size_t k = 0; k < pdb_state.size(); ++k) allowed[k] = pdb_state[k].allowed;
+  violating.assign(x.cands.size(), 0);
+  for (size_t k : x.idx)
+    for (uint32_t pdb : s.workloads[x.cands[k]].pdbs)
+      if (--allowed[pdb] < 0) violating[k] = 1;
+  std::stable_partition(x.idx.begin(), x.idx.end(), [&](size_t k) { return violating[k] != 0; });
+}
+
+// Adds the candidates back to x.sim (all given up) in x.idx order: each is kept (reprieved) if
+// `w` still fits without it, and the topology filters still pass (x.removed: the candidates gone
+// so far); the others are `plan`'s victims.
+void ReprieveInOrder(const State& s, uint32_t pos, const Workload& w, bool topology, PlanScratch& x,
+                     PreemptPlan* plan) {
+  auto& sim = x.sim;
+  auto& removed = x.removed;
+  plan->node = pos;
+  plan->victims.clear();
+  plan->pdbs.clear();
+  for (size_t k : x.idx) {
+    const Slot c = x.cands[k];
+    const Workload& v = s.workloads[c];
+    sim.Take(v.shape, v.gpus);
+    if (topology) {  // reprieved only if the topology filters still pass with it back
+      removed.erase(std::find(removed.begin(), removed.end(), c));
+      if (sim.Valid() && sim.Fits(w.shape) &&
+          s.TopologyFilter(pos, w, &removed) == State::NodeFilter::kPass)
+        continue;
+      removed.push_back(c);
+    } else if (sim.Valid() && sim.Fits(w.shape)) {
+      continue;  // reprieved
+    }
+    sim.Give(v.shape, v.gpus);
+    plan->victims.push_back(c);
+  }
+}
+
+// The dry run of preempting for `w` on the node at `pos` (the node's reservations aside):
+// kNone (no candidate victims, or `w` does not fit even without them), kBlocked (the plan
+// violates a PodDisruptionBudget under the Strict mode: `plan` has it), or kViable (`plan`).
+// `too_young_until` learns the earliest instant a victim younger than minRuntime comes of age.
+NodeOutcome PlanOnNode(const State& s, uint32_t pos, const Workload& w, const PreemptDryRun* dry,
+                       const std::vector<State::PdbState>& pdb_state, PlanScratch& x,
+                       PreemptPlan* plan, std::optional<Millis>* too_young_until) {
+  const bool topology = s.NeedsTopology(w);
+  if (!EvictingMayHelp(s, pos, w, topology)) return NodeOutcome::kNone;
+  CollectCandidates(s, pos, w, dry, x, too_young_until);
+  const auto& cands = x.cands;
   if (cands.empty()) return NodeOutcome::kNone;
+  const auto& workloads = s.workloads;
   auto& sim = x.sim;
   sim.Reset(s.nodes[pos], &w.shape);
   for (Slot v : cands) sim.Give(workloads[v].shape, workloads[v].gpus);
   // Resources held for other nominated workloads of higher or equal priority stay held.
-  for (Slot v : info.nominated) {
+  for (Slot v : s.node_live[pos].nominated) {
     const Workload& p = workloads[v];
     if (p.id == w.id || p.priority < w.priority || s.SameGang(p, w)) continue;
     if (sim.Fits(p.shape)) sim.Hold(p.shape);
   }
   if (!sim.Fits(w.shape)) return NodeOutcome::kNone;
-  auto& removed = x.removed;  // the candidates gone in the plan so far (topology only)
-  if (topology) {
-    removed.assign(cands.begin(), cands.end());
-    if (s.TopologyFilter(pos, w, &removed) != State::NodeFilter::kPass) return NodeOutcome::kNone;
+  if (topology) {  // x.removed: the candidates gone in the plan so far (topology only)
+    x.removed.assign(cands.begin(), cands.end());
+    if (s.TopologyFilter(pos, w, &x.removed) != State::NodeFilter::kPass) return NodeOutcome::kNone;
   }
   // Reprieve order: Kubernetes adds back PDB-violating victims first, then the others, each by
   // priority (high first) then start (earliest first); under victimOrder LeastLostWork the victims
   // that would lose the most work are reprieved first among equal priorities (lost_work.h). Each is
   // kept if the preemptor still fits without it. Under QoS, Slurm reprieves nothing: it removes
   // victims in its own order until the preemptor fits (qos_victims.h).
-  if (qos_mode) {
+  if (s.policy.preemption_type == PreemptionType::kQoS) {
     plan->node = pos;
     plan->pdbs.clear();
     SlurmVictimsOnNode(s, w, cands, sim, x.idx, &plan->victims, &plan->qos_key);
     return FinishPlan(s, pdb_state, plan);
   }
-  auto& idx = x.idx;
   SortByImportance(s, x);
-  if (!s.pdbs.empty()) {
-    // Kubernetes' filterPodsWithPDBViolation: walking in importance order, each pod covered by
-    // a PDB uses one of its allowed disruptions; the pods past the allowance are "violating"
-    // and are reprieved first (a stable partition keeps the importance order within groups).
-    auto& allowed = x.allowed;
-    auto& violating = x.violating;
-    allowed.assign(pdb_state.size(), 0);
-    for (size_t k = 0; k < pdb_state.size(); ++k) allowed[k] = pdb_state[k].allowed;
-    violating.assign(cands.size(), 0);
-    for (size_t k : idx)
-      for (uint32_t pdb : workloads[cands[k]].pdbs)
-        if (--allowed[pdb] < 0) violating[k] = 1;
-    std::stable_partition(idx.begin(), idx.end(), [&](size_t k) { return violating[k] != 0; });
-  }
-  plan->node = pos;
-  plan->victims.clear();
-  plan->pdbs.clear();
-  for (size_t k : idx) {
-    const Workload& v = workloads[cands[k]];
-    sim.Take(v.shape, v.gpus);
-    if (topology) {  // reprieved only if the topology filters still pass with it back
-      removed.erase(std::find(removed.begin(), removed.end(), cands[k]));
-      if (sim.Valid() && sim.Fits(w.shape) &&
-          s.TopologyFilter(pos, w, &removed) == State::NodeFilter::kPass)
-        continue;
-      removed.push_back(cands[k]);
-    } else if (sim.Valid() && sim.Fits(w.shape)) {
-      continue;  // reprieved
-    }
-    sim.Give(v.shape, v.gpus);
-    plan->victims.push_back(cands[k]);
-  }
+  if (!s.pdbs.empty()) ViolatingFirst(s, pdb_state, x);
+  ReprieveInOrder(s, pos, w, topology, x, plan);
   return FinishPlan(s, pdb_state, plan);
 }
 

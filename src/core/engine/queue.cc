@@ -197,93 +197,107 @@ void RejectUnplacedImmediate(State& s, const std::vector<Slot>& arrived) {
   }
 }
 
+// Within one cycle resources only shrink (binds) or get promised (preemptions), so a shape that
+// found no node, or no preemption plan, finds none later in the cycle either: remember both.
+struct CycleMemo {
+  std::unordered_map<uint32_t, std::string> no_fit;  // shape class -> FailedScheduling reason
+  std::unordered_map<uint32_t, std::pair<std::string, std::string>> no_preempt;  // -> message, key
+};
+
+// A workload that failed may get a backfill reservation (in queue order: later workloads must
+// not delay it).
+bool AttemptOrReserve(State& s, Workload& w, CycleMemo& memo) {
+  const bool ok = s.Attempt(w, memo.no_fit, memo.no_preempt);
+  if (!ok && s.policy.backfill) s.TryReserve(w);
+  return ok;
+}
+
+// Nothing was released since the last cycle: only the new arrivals can change anything.
+void AttemptArrivals(State& s, const std::vector<Slot>& arrived, CycleMemo& memo) {
+  std::vector<Slot> order;
+  for (Slot x : arrived)
+    if (s.IsPending(x)) order.push_back(x);
+  std::sort(order.begin(), order.end(), QueueOrder{&s.workloads});
+  order.erase(std::unique(order.begin(), order.end()), order.end());
+  for (Slot x : order) AttemptOrReserve(s, s.workloads[x], memo);
+}
+
+// Merges the classes' queues in queue order; a class whose head fails is done for this cycle
+// (its other members would fail the same way), so a cycle costs O(classes + progress), not
+// O(pending workloads).
+void MergeClassQueues(State& st, CycleMemo& memo) {
+  QueueOrder before{&st.workloads};
+  auto later = [&](const std::pair<Slot, uint32_t>& a, const std::pair<Slot, uint32_t>& b) {
+    return before(b.first, a.first);
+  };
+  std::priority_queue<std::pair<Slot, uint32_t>, std::vector<std::pair<Slot, uint32_t>>,
+                      decltype(later)>
+      heads(later);
+  for (uint32_t cls : st.active_classes) heads.push({*st.pending.find(cls)->second.begin(), cls});
+  // A class whose next member still comes first in queue order goes on without a trip
+  // through the heap (`carry`).
+  // (A flag beside a plain pair: GCC at -O1, the demo's build, warns that an optional's pair
+  // may be used uninitialized.)
+  bool has_carry = false;
+  std::pair<Slot, uint32_t> carry{};
+  while (has_carry || !heads.empty()) {
+    std::pair<Slot, uint32_t> head;
+    if (has_carry) {
+      head = carry;
+      has_carry = false;
+    } else {
+      head = heads.top();
+      heads.pop();
+    }
+    const auto [s, cls] = head;
+    Workload& w = st.workloads[s];
+    // The head's successor, found before the attempt: still the next one after it when the
+    // queue changed no more than by the head leaving (no search through the set then).
+    const bool in_set = st.IsPending(s) && st.queue_pos[s].cls == cls;
+    const auto succ =
+        in_set ? std::next(st.queue_pos[s].at) : std::set<Slot, QueueOrder>::iterator{};
+    const uint64_t changes = st.pending_changes;
+    bool go_on = w.nominated_node != kNoNode || AttemptOrReserve(st, w, memo);
+    auto& set = st.pending[cls];
+    const bool unchanged = in_set && (st.pending_changes == changes ||
+                                      (st.pending_changes == changes + 1 && !st.IsPending(s)));
+    auto next = unchanged ? succ : set.upper_bound(s);
+    if (go_on) {
+      if (next == set.end()) continue;
+      if (heads.empty() || before(*next, heads.top().first)) {
+        carry = std::make_pair(*next, cls);
+        has_carry = true;
+      } else {
+        heads.push({*next, cls});
+      }
+      continue;
+    }
+    TellClassReason(st, w, cls, next);  // the class failed
+  }
+}
+
 }  // namespace
 
 void State::RunCycle() {
-  // Within one cycle resources only shrink (binds) or get promised (preemptions), so a shape that
-  // found no node, or no preemption plan, finds none later in the cycle either: remember both.
-  std::unordered_map<uint32_t, std::string> no_fit;  // shape class -> FailedScheduling reason
-  std::unordered_map<uint32_t, std::pair<std::string, std::string>> no_preempt;  // -> message, key
+  CycleMemo memo;
   const bool all = freed;
   freed = false;
   ++cycle;
   if (all) DropUnreclaimableHolds();  // their workloads are retried below
   ClearReservations();
-  // A workload that failed may get a backfill reservation (in queue order: later workloads
-  // must not delay it).
-  auto attempt = [&](Workload& w) {
-    const bool ok = Attempt(w, no_fit, no_preempt);
-    if (!ok && policy.backfill) TryReserve(w);
-    return ok;
-  };
   std::vector<Slot> arrived;
   arrived.swap(fresh);
-  QueueOrder before{&workloads};
   if (!all) {
-    // Nothing was released since the last cycle: only the new arrivals can change anything.
-    std::vector<Slot> order;
-    for (Slot s : arrived)
-      if (IsPending(s)) order.push_back(s);
-    std::sort(order.begin(), order.end(), before);
-    order.erase(std::unique(order.begin(), order.end()), order.end());
-    for (Slot s : order) attempt(workloads[s]);
+    AttemptArrivals(*this, arrived, memo);
   } else {
-    // Merge the classes' queues in queue order; a class whose head fails is done for this cycle
-    // (its other members would fail the same way), so a cycle costs O(classes + progress), not
-    // O(pending workloads).
-    auto later = [&](const std::pair<Slot, uint32_t>& a, const std::pair<Slot, uint32_t>& b) {
-      return before(b.first, a.first);
-    };
     // Nominated preemptors hold resources on their node; they are tried on their own, first.
-    for (Slot s : PendingNominated(*this)) Attempt(workloads[s], no_fit, no_preempt);
-    std::priority_queue<std::pair<Slot, uint32_t>, std::vector<std::pair<Slot, uint32_t>>,
-                        decltype(later)>
-        heads(later);
-    for (uint32_t cls : active_classes) heads.push({*pending.find(cls)->second.begin(), cls});
-    // A class whose next member still comes first in queue order goes on without a trip
-    // through the heap (`carry`).
-    // (A flag beside a plain pair: GCC at -O1, the demo's build, warns that an optional's pair
-    // may be used uninitialized.)
-    bool has_carry = false;
-    std::pair<Slot, uint32_t> carry{};
-    while (has_carry || !heads.empty()) {
-      std::pair<Slot, uint32_t> head;
-      if (has_carry) {
-        head = carry;
-        has_carry = false;
-      } else {
-        head = heads.top();
-        heads.pop();
-      }
-      const auto [s, cls] = head;
-      Workload& w = workloads[s];
-      // The head's successor, found before the attempt: still the next one after it when the
-      // queue changed no more than by the head leaving (no search through the set then).
-      const bool in_set = IsPending(s) && queue_pos[s].cls == cls;
-      const auto succ =
-          in_set ? std::next(queue_pos[s].at) : std::set<Slot, QueueOrder>::iterator{};
-      const uint64_t changes = pending_changes;
-      bool go_on = w.nominated_node != kNoNode || attempt(w);
-      auto& set = pending[cls];
-      const bool unchanged = in_set && (pending_changes == changes ||
-                                        (pending_changes == changes + 1 && !IsPending(s)));
-      auto next = unchanged ? succ : set.upper_bound(s);
-      if (go_on) {
-        if (next == set.end()) continue;
-        if (heads.empty() || before(*next, heads.top().first)) {
-          carry = std::make_pair(*next, cls);
-          has_carry = true;
-        } else {
-          heads.push({*next, cls});
-        }
-        continue;
-      }
-      TellClassReason(*this, w, cls, next);  // the class failed
-    }
+    for (Slot s : PendingNominated(*this)) Attempt(workloads[s], memo.no_fit, memo.no_preempt);
+    MergeClassQueues(*this, memo);
     // New arrivals behind a failed head still get their own reason.
     for (Slot s : arrived) {
       Workload& w = workloads[s];
-      if (w.phase == Phase::kPending && w.message.empty() && IsPending(s)) attempt(w);
+      if (w.phase == Phase::kPending && w.message.empty() && IsPending(s))
+        AttemptOrReserve(*this, w, memo);
     }
   }
   // Reservations hold for this cycle only: the next one recomputes them over the whole queue.
