@@ -19,6 +19,115 @@ bool MulOverflow(u128 a, u128 b, u128* out) {
 
 std::string Quote(std::string_view t) { return QuotedEcho(t); }
 
+// Reads the number at text[*i...] (digits with at most one decimal point) into *mant and
+// *exp10 (the fractional digits, and integer zeros beyond 38 digits folded into the exponent);
+// *i ends where the suffix begins. `bad` is the grammar's message.
+Status ReadNumber(std::string_view text, size_t* i, const std::string& bad, u128* mant,
+                  int* exp10) {
+  bool any_digit = false;
+  bool seen_point = false;
+  int frac_digits = 0;
+  int dropped_int_zeros = 0;  // integer digits beyond capacity that were zero (kept as exponent)
+  for (; *i < text.size(); ++*i) {
+    char c = text[*i];
+    if (c == '.') {
+      if (seen_point) return Status::Error(bad);
+      seen_point = true;
+      continue;
+    }
+    if (c < '0' || c > '9') break;
+    any_digit = true;
+    u128 next;
+    if (MulOverflow(*mant, 10, &next) || next > kU128Max - static_cast<u128>(c - '0')) {
+      // More significant digits than 38: only acceptable if they are zeros we can fold.
+      if (c != '0') return Status::Error("quantity " + Quote(text) + " has too many digits");
+      if (seen_point) continue;  // trailing fractional zero: no value change
+      ++dropped_int_zeros;
+      continue;
+    }
+    *mant = next + static_cast<u128>(c - '0');
+    if (seen_point) ++frac_digits;
+  }
+  if (!any_digit) return Status::Error(bad);
+  *exp10 = dropped_int_zeros - frac_digits;
+  return Status::Ok();
+}
+
+// The power of two of a binary SI suffix's letter (`K` of `Ki`: 10), 0 for no such suffix.
+int BinarySuffixExp2(char c) {
+  switch (c) {
+    case 'K':
+      return 10;
+    case 'M':
+      return 20;
+    case 'G':
+      return 30;
+    case 'T':
+      return 40;
+    case 'P':
+      return 50;
+    case 'E':
+      return 60;
+    default:
+      return 0;
+  }
+}
+
+// The exponent of a decimal exponent suffix (`e3`, `E-1`, `e+6`), at most 1000 either way.
+Status ReadExponent(std::string_view suffix, std::string_view text, const std::string& bad,
+                    int* exp10) {
+  size_t j = 1;
+  bool neg = false;
+  if (j < suffix.size() && (suffix[j] == '+' || suffix[j] == '-')) {
+    neg = suffix[j] == '-';
+    ++j;
+  }
+  if (j >= suffix.size()) return Status::Error(bad);
+  int e = 0;
+  for (; j < suffix.size(); ++j) {
+    char c = suffix[j];
+    if (c < '0' || c > '9') return Status::Error(bad);
+    e = e * 10 + (c - '0');
+    if (e > 1000) return Status::Error("quantity " + Quote(text) + " exponent is out of range");
+  }
+  *exp10 = neg ? -e : e;
+  return Status::Ok();
+}
+
+// Applies the suffix (none, `m`, decimal SI, binary SI or a decimal exponent) to q's exponents
+// and format.
+Status ApplySuffix(std::string_view suffix, std::string_view text, const std::string& bad,
+                   ParsedQuantity* q) {
+  if (suffix.empty()) {
+  } else if (suffix == "m") {
+    q->exp10 -= 3;
+  } else if (suffix == "k") {
+    q->exp10 += 3;
+  } else if (suffix == "M") {
+    q->exp10 += 6;
+  } else if (suffix == "G") {
+    q->exp10 += 9;
+  } else if (suffix == "T") {
+    q->exp10 += 12;
+  } else if (suffix == "P") {
+    q->exp10 += 15;
+  } else if (suffix == "E") {
+    q->exp10 += 18;
+  } else if (suffix.size() == 2 && suffix[1] == 'i') {
+    q->format = QuantityFormat::kBinarySI;
+    q->exp2 = BinarySuffixExp2(suffix[0]);
+    if (q->exp2 == 0) return Status::Error(bad);
+  } else if (suffix[0] == 'e' || suffix[0] == 'E') {
+    q->format = QuantityFormat::kDecimalExponent;
+    int e = 0;
+    if (Status st = ReadExponent(suffix, text, bad, &e); !st.ok()) return st;
+    q->exp10 += e;
+  } else {
+    return Status::Error(bad);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<ParsedQuantity> ParseQuantity(std::string_view text) {
@@ -27,102 +136,14 @@ Result<ParsedQuantity> ParseQuantity(std::string_view text) {
       "quantity " + Quote(text) +
       " is not a valid Kubernetes quantity (expected e.g. 500m, 1.5, 256Gi, 1e3)";
   size_t i = 0;
-  const size_t n = text.size();
-  if (n == 0) return Result<ParsedQuantity>::Error("empty quantity");
+  if (text.empty()) return Result<ParsedQuantity>::Error("empty quantity");
   if (text[i] == '+' || text[i] == '-') {
     q.negative = text[i] == '-';
     ++i;
   }
-  bool any_digit = false;
-  bool seen_point = false;
-  int frac_digits = 0;
   u128 mant = 0;
-  int dropped_int_zeros = 0;  // integer digits beyond capacity that were zero (kept as exponent)
-  for (; i < n; ++i) {
-    char c = text[i];
-    if (c == '.') {
-      if (seen_point) return Result<ParsedQuantity>::Error(bad);
-      seen_point = true;
-      continue;
-    }
-    if (c < '0' || c > '9') break;
-    any_digit = true;
-    u128 next;
-    if (MulOverflow(mant, 10, &next) || next > kU128Max - static_cast<u128>(c - '0')) {
-      // More significant digits than 38: only acceptable if they are zeros we can fold.
-      if (c != '0')
-        return Result<ParsedQuantity>::Error("quantity " + Quote(text) + " has too many digits");
-      if (seen_point) continue;  // trailing fractional zero: no value change
-      ++dropped_int_zeros;
-      continue;
-    }
-    mant = next + static_cast<u128>(c - '0');
-    if (seen_point) ++frac_digits;
-  }
-  if (!any_digit) return Result<ParsedQuantity>::Error(bad);
-  q.exp10 = dropped_int_zeros - frac_digits;
-  std::string_view suffix = text.substr(i);
-  if (suffix.empty()) {
-  } else if (suffix == "m") {
-    q.exp10 -= 3;
-  } else if (suffix == "k") {
-    q.exp10 += 3;
-  } else if (suffix == "M") {
-    q.exp10 += 6;
-  } else if (suffix == "G") {
-    q.exp10 += 9;
-  } else if (suffix == "T") {
-    q.exp10 += 12;
-  } else if (suffix == "P") {
-    q.exp10 += 15;
-  } else if (suffix == "E") {
-    q.exp10 += 18;
-  } else if (suffix.size() == 2 && suffix[1] == 'i') {
-    q.format = QuantityFormat::kBinarySI;
-    switch (suffix[0]) {
-      case 'K':
-        q.exp2 = 10;
-        break;
-      case 'M':
-        q.exp2 = 20;
-        break;
-      case 'G':
-        q.exp2 = 30;
-        break;
-      case 'T':
-        q.exp2 = 40;
-        break;
-      case 'P':
-        q.exp2 = 50;
-        break;
-      case 'E':
-        q.exp2 = 60;
-        break;
-      default:
-        return Result<ParsedQuantity>::Error(bad);
-    }
-  } else if (suffix[0] == 'e' || suffix[0] == 'E') {
-    q.format = QuantityFormat::kDecimalExponent;
-    size_t j = 1;
-    bool neg = false;
-    if (j < suffix.size() && (suffix[j] == '+' || suffix[j] == '-')) {
-      neg = suffix[j] == '-';
-      ++j;
-    }
-    if (j >= suffix.size()) return Result<ParsedQuantity>::Error(bad);
-    int e = 0;
-    for (; j < suffix.size(); ++j) {
-      char c = suffix[j];
-      if (c < '0' || c > '9') return Result<ParsedQuantity>::Error(bad);
-      e = e * 10 + (c - '0');
-      if (e > 1000)
-        return Result<ParsedQuantity>::Error("quantity " + Quote(text) +
-                                             " exponent is out of range");
-    }
-    q.exp10 += neg ? -e : e;
-  } else {
-    return Result<ParsedQuantity>::Error(bad);
-  }
+  if (Status st = ReadNumber(text, &i, bad, &mant, &q.exp10); !st.ok()) return st;
+  if (Status st = ApplySuffix(text.substr(i), text, bad, &q); !st.ok()) return st;
   // Normalise: fold trailing zeros of the mantissa into the exponent.
   if (mant == 0) {
     q.exp10 = 0;
