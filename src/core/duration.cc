@@ -36,6 +36,97 @@ std::string NoUnitMessage(std::string_view text, size_t at, std::string_view pre
   return msg + " (units: h, m, s, ms; e.g. 30s, 1h30m)";
 }
 
+Status FinerThanMillisecond(std::string_view text) {
+  return Status::Error("duration \"" + Echo(text) + "\" is finer than a millisecond");
+}
+
+Status TooLarge(std::string_view text) {
+  return Status::Error("duration \"" + Echo(text) + "\" is too large");
+}
+
+// A component's number: whole + frac / frac_scale.
+struct DurationNumber {
+  int128 whole = 0;
+  int128 frac = 0, frac_scale = 1;
+};
+
+// Reads the number of the component at text[*i...]; *i ends where its unit begins. `bad` is the
+// grammar's message.
+Status ReadComponentNumber(std::string_view text, size_t* i, const std::string& bad,
+                           DurationNumber* n) {
+  bool digits = false, point = false;
+  for (; *i < text.size(); ++*i) {
+    char c = text[*i];
+    if (c == '.') {
+      if (point) return Status::Error(bad);
+      point = true;
+      continue;
+    }
+    if (c < '0' || c > '9') break;
+    digits = true;
+    if (point) {
+      if (n->frac_scale < static_cast<int128>(1000000000000000000LL)) {
+        n->frac = n->frac * 10 + (c - '0');
+        n->frac_scale *= 10;
+      } else if (c != '0') {
+        return FinerThanMillisecond(text);
+      }
+    } else {
+      n->whole = n->whole * 10 + (c - '0');
+      if (n->whole > static_cast<int128>(1) << 80) return TooLarge(text);
+    }
+  }
+  if (!digits) return Status::Error(bad);
+  return Status::Ok();
+}
+
+// Reads the unit at text[*i...] (letters, and the bytes of µ).
+std::string_view ReadUnit(std::string_view text, size_t* i) {
+  size_t u = *i;
+  while (u < text.size() &&
+         ((text[u] >= 'a' && text[u] <= 'z') || (text[u] >= 'A' && text[u] <= 'Z') ||
+          text[u] == '\xc2' || text[u] == '\xb5'))
+    ++u;
+  std::string_view unit = text.substr(*i, u - *i);
+  *i = u;
+  return unit;
+}
+
+// Microseconds per unit (h, m, s, ms, us, µs); 0 for any other text.
+int128 UnitMicros(std::string_view unit) {
+  if (unit == "h") return 3600LL * 1000000;
+  if (unit == "m") return 60LL * 1000000;
+  if (unit == "s") return 1000000;
+  if (unit == "ms") return 1000;
+  if (unit == "us" || unit == "\xc2\xb5s") return 1;
+  return 0;
+}
+
+// Adds the component `n` `unit` (ending at text[at]) to *total_us; *last_unit is the previous
+// component's unit, for the "did you mean" hint.
+Status AddComponent(std::string_view text, size_t at, const DurationNumber& n,
+                    std::string_view unit, std::string_view* last_unit, int128* total_us) {
+  if (unit == "ns") {
+    if (n.whole % 1000000 != 0 || n.frac != 0) return FinerThanMillisecond(text);
+    *total_us += n.whole / 1000;
+    return Status::Ok();
+  }
+  const int128 unit_us = UnitMicros(unit);
+  if (unit_us == 0) {
+    if (unit.empty()) return Status::Error(NoUnitMessage(text, at, *last_unit));
+    return Status::Error("duration \"" + Echo(text) + "\" has unknown unit \"" + std::string(unit) +
+                         "\" (use h, m, s, ms)");
+  }
+  *last_unit = unit;
+  int128 part = n.whole * unit_us;
+  int128 fnum = n.frac * unit_us;
+  if (fnum % n.frac_scale != 0) return FinerThanMillisecond(text);
+  part += fnum / n.frac_scale;
+  *total_us += part;
+  if (*total_us > static_cast<int128>(INT64_MAX)) return TooLarge(text);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<Millis> ParseDuration(std::string_view text) {
@@ -54,78 +145,14 @@ Result<Millis> ParseDuration(std::string_view text) {
   bool any = false;
   std::string_view last_unit;  // of the previous component, for the "did you mean" hint
   while (i < text.size()) {
-    int128 whole = 0;
-    int128 frac = 0, frac_scale = 1;
-    bool digits = false, point = false;
-    for (; i < text.size(); ++i) {
-      char c = text[i];
-      if (c == '.') {
-        if (point) return Result<Millis>::Error(bad);
-        point = true;
-        continue;
-      }
-      if (c < '0' || c > '9') break;
-      digits = true;
-      if (point) {
-        if (frac_scale < static_cast<int128>(1000000000000000000LL)) {
-          frac = frac * 10 + (c - '0');
-          frac_scale *= 10;
-        } else if (c != '0') {
-          return Result<Millis>::Error("duration \"" + Echo(text) +
-                                       "\" is finer than a millisecond");
-        }
-      } else {
-        whole = whole * 10 + (c - '0');
-        if (whole > static_cast<int128>(1) << 80)
-          return Result<Millis>::Error("duration \"" + Echo(text) + "\" is too large");
-      }
-    }
-    if (!digits) return Result<Millis>::Error(bad);
-    size_t u = i;
-    while (u < text.size() &&
-           ((text[u] >= 'a' && text[u] <= 'z') || (text[u] >= 'A' && text[u] <= 'Z') ||
-            text[u] == '\xc2' || text[u] == '\xb5'))
-      ++u;
-    std::string_view unit = text.substr(i, u - i);
-    i = u;
-    int128 unit_us;
-    if (unit == "h")
-      unit_us = 3600LL * 1000000;
-    else if (unit == "m")
-      unit_us = 60LL * 1000000;
-    else if (unit == "s")
-      unit_us = 1000000;
-    else if (unit == "ms")
-      unit_us = 1000;
-    else if (unit == "us" || unit == "\xc2\xb5s")
-      unit_us = 1;
-    else if (unit == "ns") {
-      if (whole % 1000000 != 0 || frac != 0)
-        return Result<Millis>::Error("duration \"" + Echo(text) + "\" is finer than a millisecond");
-      unit_us = 0;
-      total_us += whole / 1000;
-      any = true;
-      continue;
-    } else if (unit.empty()) {
-      return Result<Millis>::Error(NoUnitMessage(text, i, last_unit));
-    } else {
-      return Result<Millis>::Error("duration \"" + Echo(text) + "\" has unknown unit \"" +
-                                   std::string(unit) + "\" (use h, m, s, ms)");
-    }
-    last_unit = unit;
-    int128 part = whole * unit_us;
-    int128 fnum = frac * unit_us;
-    if (fnum % frac_scale != 0)
-      return Result<Millis>::Error("duration \"" + Echo(text) + "\" is finer than a millisecond");
-    part += fnum / frac_scale;
-    total_us += part;
+    DurationNumber n;
+    if (Status st = ReadComponentNumber(text, &i, bad, &n); !st.ok()) return st;
+    const std::string_view unit = ReadUnit(text, &i);
+    if (Status st = AddComponent(text, i, n, unit, &last_unit, &total_us); !st.ok()) return st;
     any = true;
-    if (total_us > static_cast<int128>(INT64_MAX))
-      return Result<Millis>::Error("duration \"" + Echo(text) + "\" is too large");
   }
   if (!any) return Result<Millis>::Error(bad);
-  if (total_us % 1000 != 0)
-    return Result<Millis>::Error("duration \"" + Echo(text) + "\" is finer than a millisecond");
+  if (total_us % 1000 != 0) return FinerThanMillisecond(text);
   Millis ms = static_cast<Millis>(total_us / 1000);
   return neg ? -ms : ms;
 }
