@@ -1005,28 +1005,17 @@ RequestFacts RequestFactsOf(const httplib::Request& req) {
     f.dry_run.push_back(req.get_param_value("dryRun", i));
   return f;
 }
-}  // namespace
 
-void ApiServer::Routes() {
-  HttpServer& s = *svr_;
-  auto log = options_.log;
-  s.set_logger(
-      [log, requests = requests_](const httplib::Request& req, const httplib::Response& res) {
-        const Json line = RequestLogLine(req, res);
-        requests->Observe(KubeRequestLabels(RequestFactsOf(req)), res.status,
-                          line.value("latencyMs", 0.0) / 1000);
-        if (log) log(kube::WireJson(line));
-      });
+// Health (/healthz /livez /readyz) and /version.
+void HealthRoutes(HttpServer& s, Daemon* d, const std::string& version) {
   for (const char* p : {"/healthz", "/livez"}) {
     s.Get(p, [](const httplib::Request&, httplib::Response& res) {
       res.set_content("ok", "text/plain");
     });
   }
-  const std::string version = options_.version;
   s.Get("/version", [version](const httplib::Request&, httplib::Response& res) {
     SendJson(res, 200, kube::VersionBody(kube::ArbiterVersionInfo(version)));
   });
-  Daemon* d = &daemon_;
   // Not ready once the journal failed (the daemon is read-only), with the reason.
   s.Get("/readyz", [d](const httplib::Request&, httplib::Response& res) {
     const Status h = d->Health();
@@ -1034,8 +1023,13 @@ void ApiServer::Routes() {
     res.status = 503;
     res.set_content("[-]journal failed: " + h.message() + "\nreadyz check failed\n", "text/plain");
   });
-  s.Get("/metrics", [d, extra = options_.extra_metrics, pod_usage = options_.pod_usage_on_metrics,
-                     requests = requests_](const httplib::Request&, httplib::Response& res) {
+}
+
+// /metrics and /debug/arbiter/state.
+void MetricsRoutes(HttpServer& s, Daemon* d, const ApiOptions& options,
+                   const std::shared_ptr<RequestMetrics>& requests) {
+  s.Get("/metrics", [d, extra = options.extra_metrics, pod_usage = options.pod_usage_on_metrics,
+                     requests](const httplib::Request&, httplib::Response& res) {
     const JournalStats j = d->journal().stats();
     const Millis now = std::chrono::duration_cast<std::chrono::milliseconds>(
                            std::chrono::system_clock::now().time_since_epoch())
@@ -1065,6 +1059,9 @@ void ApiServer::Routes() {
     body["journalSeq"] = d->journal().last_seq();
     SendJson(res, 200, body);
   });
+}
+
+void OpenApiRoutes(HttpServer& s) {
   s.Get("/openapi/v3", [](const httplib::Request&, httplib::Response& res) {
     SendJson(res, 200, kube::OpenApiV3Index());
   });
@@ -1073,7 +1070,11 @@ void ApiServer::Routes() {
     if (!doc) return SendStatus(res, kube::PathNotFound());
     SendJson(res, 200, *doc);
   });
-  // A handler that throws (input a check above missed) answers a Status, never an empty 500.
+}
+
+// A handler that throws (input a check missed) answers a Status, never an empty 500; so does a
+// path no route serves.
+void StatusOnFailure(HttpServer& s) {
   s.set_exception_handler(
       [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
         std::string what = "unknown exception";
@@ -1088,62 +1089,100 @@ void ApiServer::Routes() {
   s.set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (res.status == 404 && res.body.empty()) SendStatus(res, kube::PathNotFound());
   });
+}
 
+// Discovery (/api, /apis, a group, a group version's resource list): false for a resource path,
+// which it leaves to ServeResource.
+bool ServeDiscovery(const Target& t, const std::string& accept, const std::string& address,
+                    httplib::Response& res) {
+  switch (t.what) {
+    case Target::What::kNone:
+      SendStatus(res, kube::PathNotFound());
+      return true;
+    case Target::What::kApi:
+    case Target::What::kApis: {
+      const bool core = t.what == Target::What::kApi;
+      const kube::DiscoveryShape shape = kube::NegotiateDiscovery(accept);
+      res.set_header("Vary", "Accept");
+      if (shape != kube::DiscoveryShape::kLegacy)
+        SendJson(res, 200, kube::AggregatedDiscovery(core, shape),
+                 kube::DiscoveryContentType(shape));
+      else
+        SendJson(res, 200, core ? kube::CoreApiVersions(address) : kube::ApiGroupList());
+      return true;
+    }
+    case Target::What::kGroup: {
+      auto g = kube::ApiGroup(t.group);
+      if (!g)
+        SendStatus(res, kube::PathNotFound());
+      else
+        SendJson(res, 200, *g);
+      return true;
+    }
+    case Target::What::kResourceList: {
+      auto l = kube::ApiResourceList(t.group, t.version);
+      if (!l)
+        SendStatus(res, kube::PathNotFound());
+      else
+        SendJson(res, 200, *l);
+      return true;
+    }
+    case Target::What::kResource:
+      break;
+  }
+  return false;
+}
+
+// A request on a resource, routed by method, name and subresource to its handler.
+void ServeResource(Daemon& d, ListSnapshots& lists, int min_request_timeout_s,
+                   const httplib::Request& req, httplib::Response& res, const Target& t) {
+  if (!t.resource) return SendStatus(res, kube::PathNotFound());
+  const kube::ResourceInfo& r = *t.resource;
+  if (r.id == KindId::kPod && !t.name.empty() && IsContainerSubresource(t.sub) &&
+      (req.method == "GET" || req.method == "POST"))
+    return HandleContainerSubresource(d, res, t);
+  if (r.id == KindId::kNode && !t.name.empty() && t.sub == "proxy" && req.method == "GET")
+    return HandleNodeMetrics(d, res, t);
+  if (!t.sub.empty() && !r.FindSubresource(t.sub)) return SendStatus(res, kube::PathNotFound());
+  if (req.method == "GET") {
+    if (t.name.empty()) return HandleList(d, lists, req, res, t, min_request_timeout_s);
+    return HandleGet(d, req, res, t);
+  }
+  if (req.method == "POST") {
+    if (t.sub == "eviction") return HandleEvict(d, req, res, t);
+    if (!t.name.empty()) return SendStatus(res, kube::MethodNotAllowed());
+    return HandleWrite(d, req, res, t, Mutation::Op::kCreate);
+  }
+  if (req.method == "DELETE" && t.name.empty() && t.sub.empty())
+    return HandleDeleteCollection(d, req, res, t);
+  if (!t.sub.empty() || t.name.empty()) return SendStatus(res, kube::MethodNotAllowed());
+  if (req.method == "PUT") return HandleWrite(d, req, res, t, Mutation::Op::kUpdate);
+  if (req.method == "PATCH") return HandlePatch(d, req, res, t);
+  if (req.method == "DELETE") return HandleDelete(d, req, res, t);
+  SendStatus(res, kube::MethodNotAllowed());
+}
+
+}  // namespace
+
+void ApiServer::Routes() {
+  HttpServer& s = *svr_;
+  auto log = options_.log;
+  s.set_logger(
+      [log, requests = requests_](const httplib::Request& req, const httplib::Response& res) {
+        const Json line = RequestLogLine(req, res);
+        requests->Observe(KubeRequestLabels(RequestFactsOf(req)), res.status,
+                          line.value("latencyMs", 0.0) / 1000);
+        if (log) log(kube::WireJson(line));
+      });
+  HealthRoutes(s, &daemon_, options_.version);
+  MetricsRoutes(s, &daemon_, options_, requests_);
+  OpenApiRoutes(s);
+  StatusOnFailure(s);
   auto handler = [this](const httplib::Request& req, httplib::Response& res) {
     if (auto refused = CheckInput(req)) return SendStatus(res, *refused);
-    Target t = Parse(req.path);
-    const std::string accept = req.get_header_value("Accept");
-    switch (t.what) {
-      case Target::What::kNone:
-        return SendStatus(res, kube::PathNotFound());
-      case Target::What::kApi:
-      case Target::What::kApis: {
-        const bool core = t.what == Target::What::kApi;
-        const kube::DiscoveryShape shape = kube::NegotiateDiscovery(accept);
-        res.set_header("Vary", "Accept");
-        if (shape != kube::DiscoveryShape::kLegacy)
-          return SendJson(res, 200, kube::AggregatedDiscovery(core, shape),
-                          kube::DiscoveryContentType(shape));
-        return SendJson(res, 200, core ? kube::CoreApiVersions(address_) : kube::ApiGroupList());
-      }
-      case Target::What::kGroup: {
-        auto g = kube::ApiGroup(t.group);
-        if (!g) return SendStatus(res, kube::PathNotFound());
-        return SendJson(res, 200, *g);
-      }
-      case Target::What::kResourceList: {
-        auto l = kube::ApiResourceList(t.group, t.version);
-        if (!l) return SendStatus(res, kube::PathNotFound());
-        return SendJson(res, 200, *l);
-      }
-      case Target::What::kResource:
-        break;
-    }
-    if (!t.resource) return SendStatus(res, kube::PathNotFound());
-    const kube::ResourceInfo& r = *t.resource;
-    if (r.id == KindId::kPod && !t.name.empty() && IsContainerSubresource(t.sub) &&
-        (req.method == "GET" || req.method == "POST"))
-      return HandleContainerSubresource(daemon_, res, t);
-    if (r.id == KindId::kNode && !t.name.empty() && t.sub == "proxy" && req.method == "GET")
-      return HandleNodeMetrics(daemon_, res, t);
-    if (!t.sub.empty() && !r.FindSubresource(t.sub)) return SendStatus(res, kube::PathNotFound());
-    if (req.method == "GET") {
-      if (t.name.empty())
-        return HandleList(daemon_, *lists_, req, res, t, options_.min_request_timeout_s);
-      return HandleGet(daemon_, req, res, t);
-    }
-    if (req.method == "POST") {
-      if (t.sub == "eviction") return HandleEvict(daemon_, req, res, t);
-      if (!t.name.empty()) return SendStatus(res, kube::MethodNotAllowed());
-      return HandleWrite(daemon_, req, res, t, Mutation::Op::kCreate);
-    }
-    if (req.method == "DELETE" && t.name.empty() && t.sub.empty())
-      return HandleDeleteCollection(daemon_, req, res, t);
-    if (!t.sub.empty() || t.name.empty()) return SendStatus(res, kube::MethodNotAllowed());
-    if (req.method == "PUT") return HandleWrite(daemon_, req, res, t, Mutation::Op::kUpdate);
-    if (req.method == "PATCH") return HandlePatch(daemon_, req, res, t);
-    if (req.method == "DELETE") return HandleDelete(daemon_, req, res, t);
-    SendStatus(res, kube::MethodNotAllowed());
+    const Target t = Parse(req.path);
+    if (ServeDiscovery(t, req.get_header_value("Accept"), address_, res)) return;
+    ServeResource(daemon_, *lists_, options_.min_request_timeout_s, req, res, t);
   };
   // Bodies were read by the server, at most kube::kMaxBodyBytes of them, chunked or not
   // (http_request_parser.h); multipart forms are not a Kubernetes body.
