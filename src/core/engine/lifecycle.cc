@@ -417,6 +417,91 @@ void State::Signal(Workload& v, Millis grace) {
   v.stop_grace = grace;
 }
 
+namespace {
+
+// Why a victim was stopped. A workload lost with its node (preempted_by "node/NAME") meets the
+// same fate as a victim. So does one evicted for a NoExecute taint (taint_eviction.cc), also
+// stopped by "node/NAME".
+struct StopCause {
+  bool node_lost;
+  std::string text;
+  std::string_view why;
+};
+
+StopCause StopCauseOf(const Workload& w) {
+  const bool node_lost = w.preempted_by.rfind("node/", 0) == 0;
+  const bool tainted = node_lost && w.message_reason == reason::kTaintEviction;
+  std::string text = tainted ? "eviction for a NoExecute taint of node " + w.preempted_by.substr(5)
+                     : node_lost ? "node " + w.preempted_by.substr(5) + " was removed"
+                                 : "preemption by " + w.preempted_by;
+  const std::string_view why = tainted     ? reason::kTaintEviction
+                               : node_lost ? reason::kNodeRemoved
+                                           : reason::kPreempted;
+  return {node_lost, std::move(text), why};
+}
+
+// The victim goes back to the queue, held out of it while Slurm's cred_expire or the requeue
+// back-off holds it.
+void RequeueVictim(State& s, Workload& w, const std::string& node, const StopCause& c) {
+  const PoolPolicy& policy = s.policy;
+  w.phase = Phase::kPending;
+  w.pending_since = s.now;
+  w.reason_keys = {};
+  w.last_event_type = -1;
+  std::string text = c.node_lost ? "requeued: " + c.text : "requeued after " + c.text;
+  const Slot slot = w.slot;
+  // Slurm resets a requeued job's submit time (batch_requeue_fini): it queues behind the jobs
+  // of its priority submitted before now.
+  if (policy.preemption_type == PreemptionType::kQoS) w.submit_time = s.now;
+  if (policy.latency) {  // Slurm: EligibleTime = requeue + cred_expire + 1 s
+    w.held = true;
+    w.eligible_at = s.now + policy.latency->cred_expire + 1000;
+    text += "; eligible again in " + FormatDuration(w.eligible_at - s.now) +
+            " (Slurm: cred_expire " + FormatDuration(policy.latency->cred_expire) + " + 1s)";
+  }
+  if (policy.requeue_backoff && !c.node_lost) text += s.BackOff(w);
+  if (w.held) {
+    s.held.push_back(slot);
+    s.wakeups.push(w.eligible_at);
+  }
+  s.SetMessage(w, text, c.why);
+  s.Emit(EventType::kRequeued, w, node, c.why, w.message);
+  if (!w.held) {
+    s.PendingInsert(slot);
+    s.fresh.push_back(slot);
+  }
+}
+
+// A stopped victim's fate once it exited: completed (within its grace time under Slurm's QoS
+// preemption), cancelled (PreemptMode CANCEL) or requeued.
+void VictimFate(State& s, Workload& w, const std::string& node, bool was_terminating) {
+  const StopCause c = StopCauseOf(w);
+  // Slurm (preempt/qos): a victim that exits by itself before its GraceTime ends is COMPLETED,
+  // whatever its PreemptMode: no requeue, no cancel (a job that wants to be requeued calls
+  // `scontrol requeue` itself: arbiter.dev/requeue-on-preempt).
+  const bool completed_in_grace = s.policy.preemption_type == PreemptionType::kQoS &&
+                                  was_terminating && !c.node_lost && !w.preempted_by.empty() &&
+                                  w.exited_at > w.stop_time &&
+                                  w.exited_at < w.stop_time + w.stop_grace && !w.requeue_on_preempt;
+  if (completed_in_grace) {
+    w.phase = Phase::kSucceeded;
+    s.SetMessage(w,
+                 "exited within its grace time after " + c.text + ": completed (Slurm preempt/qos)",
+                 c.why);
+    s.Emit(EventType::kCompleted, w, node, c.why, w.message);
+    s.MarkFinished(w);
+  } else if (w.preempt_mode == PreemptMode::kCancel) {
+    w.phase = Phase::kPreempted;
+    s.SetMessage(w, c.node_lost ? "cancelled: " + c.text : "cancelled after " + c.text, c.why);
+    s.Emit(EventType::kCancelled, w, node, c.why, w.message);
+    s.MarkFinished(w);
+  } else {
+    RequeueVictim(s, w, node, c);
+  }
+}
+
+}  // namespace
+
 // A terminating victim (or a workload on a removed node) exits: release, then requeue, cancel, or
 // gone (deleted).
 void State::Exit(Workload& w, bool emit_terminated) {
@@ -440,64 +525,7 @@ void State::Exit(Workload& w, bool emit_terminated) {
     SetMessage(w, "deleted", reason::kDeleted);
     MarkFinished(w);
   } else {
-    // A workload lost with its node (preempted_by "node/NAME") meets the same fate as a victim.
-    // So does one evicted for a NoExecute taint (taint_eviction.cc), also stopped by "node/NAME".
-    const bool node_lost = w.preempted_by.rfind("node/", 0) == 0;
-    const bool tainted = node_lost && w.message_reason == reason::kTaintEviction;
-    const std::string cause =
-        tainted     ? "eviction for a NoExecute taint of node " + w.preempted_by.substr(5)
-        : node_lost ? "node " + w.preempted_by.substr(5) + " was removed"
-                    : "preemption by " + w.preempted_by;
-    const std::string_view why = tainted     ? reason::kTaintEviction
-                                 : node_lost ? reason::kNodeRemoved
-                                             : reason::kPreempted;
-    // Slurm (preempt/qos): a victim that exits by itself before its GraceTime ends is COMPLETED,
-    // whatever its PreemptMode: no requeue, no cancel (a job that wants to be requeued calls
-    // `scontrol requeue` itself: arbiter.dev/requeue-on-preempt).
-    const bool completed_in_grace =
-        policy.preemption_type == PreemptionType::kQoS && was_terminating && !node_lost &&
-        !w.preempted_by.empty() && w.exited_at > w.stop_time &&
-        w.exited_at < w.stop_time + w.stop_grace && !w.requeue_on_preempt;
-    if (completed_in_grace) {
-      w.phase = Phase::kSucceeded;
-      SetMessage(w,
-                 "exited within its grace time after " + cause + ": completed (Slurm preempt/qos)",
-                 why);
-      Emit(EventType::kCompleted, w, node, why, w.message);
-      MarkFinished(w);
-    } else if (w.preempt_mode == PreemptMode::kCancel) {
-      w.phase = Phase::kPreempted;
-      SetMessage(w, node_lost ? "cancelled: " + cause : "cancelled after " + cause, why);
-      Emit(EventType::kCancelled, w, node, why, w.message);
-      MarkFinished(w);
-    } else {
-      w.phase = Phase::kPending;
-      w.pending_since = now;
-      w.reason_keys = {};
-      w.last_event_type = -1;
-      std::string text = node_lost ? "requeued: " + cause : "requeued after " + cause;
-      const Slot slot = w.slot;
-      // Slurm resets a requeued job's submit time (batch_requeue_fini): it queues behind the jobs
-      // of its priority submitted before now.
-      if (policy.preemption_type == PreemptionType::kQoS) w.submit_time = now;
-      if (policy.latency) {  // Slurm: EligibleTime = requeue + cred_expire + 1 s
-        w.held = true;
-        w.eligible_at = now + policy.latency->cred_expire + 1000;
-        text += "; eligible again in " + FormatDuration(w.eligible_at - now) +
-                " (Slurm: cred_expire " + FormatDuration(policy.latency->cred_expire) + " + 1s)";
-      }
-      if (policy.requeue_backoff && !node_lost) text += BackOff(w);
-      if (w.held) {
-        held.push_back(slot);
-        wakeups.push(w.eligible_at);
-      }
-      SetMessage(w, text, why);
-      Emit(EventType::kRequeued, w, node, why, w.message);
-      if (!w.held) {
-        PendingInsert(slot);
-        fresh.push_back(slot);
-      }
-    }
+    VictimFate(*this, w, node, was_terminating);
   }
   // The preemptor waiting for this victim.
   if (w.preemptor != kNoSlot) {
