@@ -7,53 +7,65 @@ namespace arbiter::engine {
 
 using placement::NodeState;
 
-Status State::CheckInvariants() const {
-  std::vector<int> seen(workloads.size(), 0);
-  for (uint32_t i = 0; i < nodes.size(); ++i) {
-    const NodeState& n = nodes[i];
-    const NodeInfo& info = node_info[node_at[i]];
-    if (!info.present || info.pos != i)
-      return Status::Internal("node " + n.name + " is not where the index says");
-    const bool over_ok = info.over_capacity;  // a capacity change left it above: it may only shrink
-    if (!over_ok &&
-        (n.cpu_used_milli > n.cpu_capacity_milli || n.mem_used_bytes > n.mem_capacity_bytes))
-      return Status::Internal("node " + n.name + " above capacity × overcommit");
-    for (int32_t g : n.gpu_used_milli)
-      if (g < 0 || g > placement::kMilliPerGpu)
-        return Status::Internal("GPU overcommitted on " + n.name);
-    if (!over_ok)
-      for (const auto& [r, v] : n.ext_used.entries())
-        if (n.ext_capacity.Has(r) && v > n.ext_capacity.Get(r))
-          return Status::Internal("node " + n.name + " above capacity in " + r);
-    NodeState rebuilt = n;
-    rebuilt.cpu_used_milli = 0;
-    rebuilt.mem_used_bytes = 0;
-    std::fill(rebuilt.gpu_used_milli.begin(), rebuilt.gpu_used_milli.end(), 0);
-    rebuilt.RecountGpus();
-    rebuilt.ext_used = ResourceList{};
-    int32_t min_priority = INT32_MAX;
-    for (Slot s : node_live[i].workloads) {
-      seen[s]++;
-      const Workload& w = workloads[s];
-      min_priority = std::min(min_priority, w.priority);
-      if (w.node != node_at[i])
-        return Status::Internal(w.key + " listed on " + n.name + " but bound elsewhere");
-      rebuilt.Allocate(w.shape, w.gpus);
-    }
-    if (min_priority != node_live[i].min_priority)
-      return Status::Internal("node " + n.name + " lowest priority differs from its workloads");
-    if (rebuilt.cpu_used_milli != n.cpu_used_milli || rebuilt.mem_used_bytes != n.mem_used_bytes ||
-        rebuilt.gpu_used_milli != n.gpu_used_milli)
-      return Status::Internal("node " + n.name + " accounting differs from its workloads");
-    if (!n.gpu_summary_ok || rebuilt.gpu_full_free != n.gpu_full_free ||
-        rebuilt.gpu_max_free != n.gpu_max_free || rebuilt.gpu_free_total != n.gpu_free_total)
-      return Status::Internal("node " + n.name + " GPU summary differs from its devices");
-    const FitEntry& f = fit[i];
-    if (f.cpu_free != n.cpu_free() || f.mem_free != n.mem_free() ||
-        f.full_free != n.full_free_gpus() || f.max_free != n.max_device_free() ||
-        f.gpu_free != n.gpu_free_milli() || f.schedulable != n.schedulable)
-      return Status::Internal("node " + n.name + " fit index differs from the node");
+namespace {
+
+// The node's index entry, and its use within capacity (× overcommit; a node a capacity change
+// left above it may only shrink).
+Status CheckNodeLimits(const NodeState& n, const NodeInfo& info, uint32_t i) {
+  if (!info.present || info.pos != i)
+    return Status::Internal("node " + n.name + " is not where the index says");
+  const bool over_ok = info.over_capacity;
+  if (!over_ok &&
+      (n.cpu_used_milli > n.cpu_capacity_milli || n.mem_used_bytes > n.mem_capacity_bytes))
+    return Status::Internal("node " + n.name + " above capacity × overcommit");
+  for (int32_t g : n.gpu_used_milli)
+    if (g < 0 || g > placement::kMilliPerGpu)
+      return Status::Internal("GPU overcommitted on " + n.name);
+  if (!over_ok)
+    for (const auto& [r, v] : n.ext_used.entries())
+      if (n.ext_capacity.Has(r) && v > n.ext_capacity.Get(r))
+        return Status::Internal("node " + n.name + " above capacity in " + r);
+  return Status::Ok();
+}
+
+// The node's accounting, GPU summary and fit entry equal what its workloads add up to; `seen`
+// counts the nodes each workload is listed on.
+Status CheckNodeAccounting(const State& s, uint32_t i, std::vector<int>& seen) {
+  const NodeState& n = s.nodes[i];
+  NodeState rebuilt = n;
+  rebuilt.cpu_used_milli = 0;
+  rebuilt.mem_used_bytes = 0;
+  std::fill(rebuilt.gpu_used_milli.begin(), rebuilt.gpu_used_milli.end(), 0);
+  rebuilt.RecountGpus();
+  rebuilt.ext_used = ResourceList{};
+  int32_t min_priority = INT32_MAX;
+  for (Slot x : s.node_live[i].workloads) {
+    seen[x]++;
+    const Workload& w = s.workloads[x];
+    min_priority = std::min(min_priority, w.priority);
+    if (w.node != s.node_at[i])
+      return Status::Internal(w.key + " listed on " + n.name + " but bound elsewhere");
+    rebuilt.Allocate(w.shape, w.gpus);
   }
+  if (min_priority != s.node_live[i].min_priority)
+    return Status::Internal("node " + n.name + " lowest priority differs from its workloads");
+  if (rebuilt.cpu_used_milli != n.cpu_used_milli || rebuilt.mem_used_bytes != n.mem_used_bytes ||
+      rebuilt.gpu_used_milli != n.gpu_used_milli)
+    return Status::Internal("node " + n.name + " accounting differs from its workloads");
+  if (!n.gpu_summary_ok || rebuilt.gpu_full_free != n.gpu_full_free ||
+      rebuilt.gpu_max_free != n.gpu_max_free || rebuilt.gpu_free_total != n.gpu_free_total)
+    return Status::Internal("node " + n.name + " GPU summary differs from its devices");
+  const FitEntry& f = s.fit[i];
+  if (f.cpu_free != n.cpu_free() || f.mem_free != n.mem_free() ||
+      f.full_free != n.full_free_gpus() || f.max_free != n.max_device_free() ||
+      f.gpu_free != n.gpu_free_milli() || f.schedulable != n.schedulable)
+    return Status::Internal("node " + n.name + " fit index differs from the node");
+  return Status::Ok();
+}
+
+// Each block of the fit index holds the maxima of its nodes' entries.
+Status CheckFitBlocks(const std::vector<FitEntry>& fit, const std::vector<FitEntry>& fit_block) {
+  constexpr size_t kFitBlock = State::kFitBlock;
   for (size_t b = 0; b * kFitBlock < fit.size(); ++b) {
     FitEntry m = fit[b * kFitBlock];
     for (size_t i = b * kFitBlock + 1; i < std::min(fit.size(), (b + 1) * kFitBlock); ++i) {
@@ -67,24 +79,43 @@ Status State::CheckInvariants() const {
         fit_block[b].max_free != m.max_free)
       return Status::Internal("fit index block " + std::to_string(b) + " differs from its nodes");
   }
+  return Status::Ok();
+}
+
+// The workload table: its indexes, each placed workload on exactly one node (`seen`), the queue,
+// and the count of known ends.
+Status CheckWorkloadTable(const State& st, const std::vector<int>& seen) {
   int64_t known = 0;
-  for (const auto& [id, s] : slot_of) {
-    const Workload& w = workloads[s];
+  for (const auto& [id, s] : st.slot_of) {
+    const Workload& w = st.workloads[s];
     if (Value(w.id) != id)
       return Status::Internal("workload table: slot " + std::to_string(s) + " mislabelled");
     const bool placed = w.phase == Phase::kRunning || w.phase == Phase::kTerminating;
-    known += placed && EndKnown(w);
+    known += placed && st.EndKnown(w);
     if (placed != (seen[s] == 1)) return Status::Internal(w.key + " is not on exactly one node");
-    if ((w.phase == Phase::kPending && !w.held) != IsPending(s))
+    if ((w.phase == Phase::kPending && !w.held) != st.IsPending(s))
       return Status::Internal(w.key + " is " + ToString(w.phase) + " but " +
-                              (IsPending(s) ? "" : "not ") + "in the queue");
+                              (st.IsPending(s) ? "" : "not ") + "in the queue");
     if (IsFinal(w.phase))
       return Status::Internal(w.key + " has finished but is still in the engine");
   }
-  if (by_key.size() != slot_of.size())
+  if (st.by_key.size() != st.slot_of.size())
     return Status::Internal("workload name index differs from the table");
-  if (known != ends_known)
+  if (known != st.ends_known)
     return Status::Internal("the count of workloads with a known end differs from them");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status State::CheckInvariants() const {
+  std::vector<int> seen(workloads.size(), 0);
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    if (Status st = CheckNodeLimits(nodes[i], node_info[node_at[i]], i); !st.ok()) return st;
+    if (Status st = CheckNodeAccounting(*this, i, seen); !st.ok()) return st;
+  }
+  if (Status st = CheckFitBlocks(fit, fit_block); !st.ok()) return st;
+  if (Status st = CheckWorkloadTable(*this, seen); !st.ok()) return st;
   if (auto q = quota.CheckInvariants()) return Status::Internal(*q);
   return Status::Ok();
 }
