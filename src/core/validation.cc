@@ -485,105 +485,116 @@ class Validator {
          "will be refused at admission after LimitRange defaults: " + why);
   }
 
+  // "unknown KIND NAME", with a guess among `known` or, when there is none, `none_defined`.
+  static std::string UnknownName(const std::string& kind, const std::string& name,
+                                 const std::vector<std::string>& known, const char* none_defined) {
+    std::string msg = "unknown " + kind + " " + Quote(name);
+    if (auto s = DidYouMean(name, known))
+      msg += "; did you mean " + Quote(*s) + "?";
+    else if (known.empty())
+      msg += none_defined;
+    return msg;
+  }
+
+  // The pod's PriorityClass exists (or is a system one) and agrees with its spec.priority.
+  void PodPriorityClass(const Pod& p, const std::vector<std::string>& class_names) {
+    const std::string& name = *p.priority_class_name;
+    const PriorityClass* pc = FindClass(name);
+    bool system = name == "system-cluster-critical" || name == "system-node-critical";
+    if (!pc && !system) {
+      Error("Pod", p.meta, "spec.priorityClassName",
+            UnknownName("PriorityClass", name, class_names, " (no PriorityClass is defined)"));
+    } else if (pc && p.priority && *p.priority != pc->value) {
+      Error("Pod", p.meta, "spec.priority",
+            "priority " + std::to_string(*p.priority) + " does not match PriorityClass " +
+                Quote(name) + " (value " + std::to_string(pc->value) +
+                "); omit spec.priority, it comes from the class");
+    }
+  }
+
+  // The simulated usage (arbiter.dev/usage) within the pod's requests and limits.
+  void PodUsage(const Pod& p, const ResourceList& req, const ResourceList& lim) {
+    const std::string path = "metadata.annotations[arbiter.dev/usage]";
+    for (const auto& [r, u] : p.sim.usage->entries()) {
+      if (!req.Has(r) && u > 0) {
+        Warn("Pod", p.meta, path, "usage names " + r + ", which the pod does not request");
+      } else if (IsExtended(r) && u > req.Get(r)) {
+        Error("Pod", p.meta, path,
+              "usage " + FormatResourceQuantity(r, u) + " of " + r + " exceeds the request " +
+                  FormatResourceQuantity(r, req.Get(r)) + " (devices cannot be overused)");
+      } else if (lim.Has(r) && u > lim.Get(r)) {
+        Warn("Pod", p.meta, path,
+             "usage " + FormatResourceQuantity(r, u) + " of " + r + " exceeds the limit " +
+                 FormatResourceQuantity(r, lim.Get(r)));
+      }
+    }
+  }
+
+  // Whether some node admits the pod and whether it fits on one of those, empty: (selector
+  // matches, fits). Pods share few (nodeSelector, requests) pairs: the nodes are scanned once per
+  // pair, not once per pod (a million pods on ten thousand nodes).
+  std::pair<bool, bool> NodeMatch(const Pod& p, const ResourceList& req, bool constrained) {
+    std::string key = req.ToString();  // then each selector entry, length-prefixed (no collisions)
+    for (const auto& [k, v] : p.node_selector)
+      key += "|" + std::to_string(k.size()) + ":" + k + std::to_string(v.size()) + ":" + v;
+    if (constrained) key += "|constraints" + ConstraintsKey(p);
+    auto memo = fit_memo_.find(key);
+    if (memo == fit_memo_.end()) {
+      bool selector_match = false, fits = false;
+      for (const auto& n : s_.nodes) {
+        if (!NodeAdmits(p, n)) continue;
+        selector_match = true;
+        if (FitsEmptyNode(n, req)) {
+          fits = true;
+          break;
+        }
+      }
+      memo = fit_memo_.emplace(std::move(key), std::make_pair(selector_match, fits)).first;
+    }
+    return memo->second;
+  }
+
+  // Some node admits the pod and it fits there, and the pod topology rules can be met; else the
+  // pod will stay Pending.
+  void PodPlacement(const Pod& p, const ResourceList& req) {
+    if (!tainted_pool_)
+      tainted_pool_ = std::any_of(s_.nodes.begin(), s_.nodes.end(),
+                                  [](const Node& n) { return placement::HasHardTaint(n.taints); });
+    const bool constrained = !p.tolerations.empty() || p.node_affinity.required || *tainted_pool_;
+    const auto [selector_match, fits] = NodeMatch(p, req, constrained);
+    if (!selector_match && constrained)
+      Warn("Pod", p.meta, "spec",
+           "no node admits the pod (its tolerations, nodeSelector and node affinity against "
+           "the nodes' taints, labels and cordons); the pod will stay Pending");
+    else if (!selector_match && !p.node_selector.empty())
+      Warn("Pod", p.meta, "spec.nodeSelector",
+           "no schedulable node matches the nodeSelector; the pod will stay Pending");
+    else if (selector_match && !fits)
+      Warn("Pod", p.meta, "spec.containers",
+           "requests " + req.ToString() +
+               " fit on no schedulable node even when it is empty; the pod will stay Pending");
+    if (!topology_) topology_.emplace(s_, &NodeAdmits);
+    for (auto& f : topology_->Check(p)) Warn("Pod", p.meta, f.path, std::move(f.message));
+  }
+
   void Pods() {
     std::vector<std::string> class_names, qos_names;
     for (const auto& pc : s_.priority_classes) class_names.push_back(pc.meta.name);
     for (const auto& q : s_.qos) qos_names.push_back(q.meta.name);
     for (const auto& p : s_.pods) {
       CheckNamespace("Pod", p.meta);
-      if (p.priority_class_name) {
-        const std::string& name = *p.priority_class_name;
-        const PriorityClass* pc = FindClass(name);
-        bool system = name == "system-cluster-critical" || name == "system-node-critical";
-        if (!pc && !system) {
-          std::string msg = "unknown PriorityClass " + Quote(name);
-          if (auto s = DidYouMean(name, class_names))
-            msg += "; did you mean " + Quote(*s) + "?";
-          else if (class_names.empty())
-            msg += " (no PriorityClass is defined)";
-          Error("Pod", p.meta, "spec.priorityClassName", msg);
-        } else if (pc && p.priority && *p.priority != pc->value) {
-          Error("Pod", p.meta, "spec.priority",
-                "priority " + std::to_string(*p.priority) + " does not match PriorityClass " +
-                    Quote(name) + " (value " + std::to_string(pc->value) +
-                    "); omit spec.priority, it comes from the class");
-        }
-      }
-      if (p.sim.qos) {
-        bool found = std::find(qos_names.begin(), qos_names.end(), *p.sim.qos) != qos_names.end();
-        if (!found) {
-          std::string msg = "unknown QoS " + Quote(*p.sim.qos);
-          if (auto s = DidYouMean(*p.sim.qos, qos_names))
-            msg += "; did you mean " + Quote(*s) + "?";
-          else if (qos_names.empty())
-            msg += " (no QoS object is defined)";
-          Error("Pod", p.meta, "metadata.annotations[arbiter.dev/qos]", msg);
-        }
-      }
+      if (p.priority_class_name) PodPriorityClass(p, class_names);
+      if (p.sim.qos && std::find(qos_names.begin(), qos_names.end(), *p.sim.qos) == qos_names.end())
+        Error("Pod", p.meta, "metadata.annotations[arbiter.dev/qos]",
+              UnknownName("QoS", *p.sim.qos, qos_names, " (no QoS object is defined)"));
       Containers(p, p.containers, "spec.containers");
       Containers(p, p.init_containers, "spec.initContainers");
       if (overflow_) continue;
       ResourceList req = p.EffectiveRequests();
       ResourceList lim = p.EffectiveLimits();
-      if (p.sim.usage) {
-        const std::string path = "metadata.annotations[arbiter.dev/usage]";
-        for (const auto& [r, u] : p.sim.usage->entries()) {
-          if (!req.Has(r) && u > 0) {
-            Warn("Pod", p.meta, path, "usage names " + r + ", which the pod does not request");
-          } else if (IsExtended(r) && u > req.Get(r)) {
-            Error("Pod", p.meta, path,
-                  "usage " + FormatResourceQuantity(r, u) + " of " + r + " exceeds the request " +
-                      FormatResourceQuantity(r, req.Get(r)) + " (devices cannot be overused)");
-          } else if (lim.Has(r) && u > lim.Get(r)) {
-            Warn("Pod", p.meta, path,
-                 "usage " + FormatResourceQuantity(r, u) + " of " + r + " exceeds the limit " +
-                     FormatResourceQuantity(r, lim.Get(r)));
-          }
-        }
-      }
+      if (p.sim.usage) PodUsage(p, req, lim);
       LimitRangeAdmission(p);
-      if (!s_.nodes.empty()) {
-        // Pods share few (nodeSelector, requests) pairs: scan the nodes once per pair, not once
-        // per pod (a million pods on ten thousand nodes).
-        std::string key =
-            req.ToString();  // then each selector entry, length-prefixed (no collisions)
-        for (const auto& [k, v] : p.node_selector)
-          key += "|" + std::to_string(k.size()) + ":" + k + std::to_string(v.size()) + ":" + v;
-        if (!tainted_pool_)
-          tainted_pool_ = std::any_of(s_.nodes.begin(), s_.nodes.end(), [](const Node& n) {
-            return placement::HasHardTaint(n.taints);
-          });
-        const bool constrained =
-            !p.tolerations.empty() || p.node_affinity.required || *tainted_pool_;
-        if (constrained) key += "|constraints" + ConstraintsKey(p);
-        auto memo = fit_memo_.find(key);
-        if (memo == fit_memo_.end()) {
-          bool selector_match = false, fits = false;
-          for (const auto& n : s_.nodes) {
-            if (!NodeAdmits(p, n)) continue;
-            selector_match = true;
-            if (FitsEmptyNode(n, req)) {
-              fits = true;
-              break;
-            }
-          }
-          memo = fit_memo_.emplace(std::move(key), std::make_pair(selector_match, fits)).first;
-        }
-        const auto [selector_match, fits] = memo->second;
-        if (!selector_match && constrained)
-          Warn("Pod", p.meta, "spec",
-               "no node admits the pod (its tolerations, nodeSelector and node affinity against "
-               "the nodes' taints, labels and cordons); the pod will stay Pending");
-        else if (!selector_match && !p.node_selector.empty())
-          Warn("Pod", p.meta, "spec.nodeSelector",
-               "no schedulable node matches the nodeSelector; the pod will stay Pending");
-        else if (selector_match && !fits)
-          Warn("Pod", p.meta, "spec.containers",
-               "requests " + req.ToString() +
-                   " fit on no schedulable node even when it is empty; the pod will stay Pending");
-        if (!topology_) topology_.emplace(s_, &NodeAdmits);
-        for (auto& f : topology_->Check(p)) Warn("Pod", p.meta, f.path, std::move(f.message));
-      }
+      if (!s_.nodes.empty()) PodPlacement(p, req);
     }
   }
 
