@@ -69,74 +69,69 @@ BillingMode ModeFor(const PriceBook& b, std::string_view namespace_) {
   return it == b.namespace_modes.end() ? b.mode : it->second;
 }
 
-UnitPrice ResolvePrice(const PriceBook& b, std::string_view resource, std::string_view gpu_product,
-                       int64_t gpu_replicas) {
+namespace {
+
+UnitPrice DirectPrice(std::string source, Decimal d) {
   UnitPrice p;
-  auto direct = b.prices.find(std::string(resource));
-  auto set_direct = [&](const std::string& source, Decimal d) {
-    p.num = d.units();
-    p.den = 1;
-    p.unit_price = d;
-    p.source = source;
-  };
-  const bool mig = IsMigResourceName(resource);
-  const bool shared = resource == kGpuSharedResource;  // replicas renamed by the device plugin
-  if (shared && direct != b.prices.end()) {
-    set_direct("prices[" + std::string(resource) + "]", direct->second);
-    return p;
+  p.num = d.units();
+  p.den = 1;
+  p.unit_price = d;
+  p.source = std::move(source);
+  return p;
+}
+
+// p's exact price num / den, reduced, and as a Decimal rounded half-up to 9 decimals.
+void SetExactPrice(UnitPrice& p, i128 num, i128 den) {
+  p.num = num;
+  p.den = den;
+  i128 g = std::gcd(p.num < 0 ? -p.num : p.num, p.den);
+  if (g > 1) {
+    p.num /= g;
+    p.den /= g;
   }
-  if (!mig && !shared && resource != kGpu) {
-    if (direct != b.prices.end())
-      set_direct("prices[" + std::string(resource) + "]", direct->second);
-    else
-      p.source = "unpriced";
-    return p;
-  }
-  if (mig && direct != b.prices.end()) {
-    set_direct("prices[" + std::string(resource) + "]", direct->second);
-    return p;
-  }
-  // The card's price.
-  std::optional<Decimal> card;
-  std::string card_source;
+  p.unit_price = Decimal::FromUnits(MulDivRoundHalfUp(p.num, 1, p.den));
+}
+
+// The card's price per GPU-hour: gpuModels[product], else gpuModels of the product without the
+// device plugin's "-SHARED" suffix, else prices[nvidia.com/gpu]; *source says which.
+std::optional<Decimal> CardPrice(const PriceBook& b, std::string_view gpu_product,
+                                 std::string* source) {
   std::string_view unshared = gpu_product;
   if (unshared.ends_with(kSharedProductSuffix)) unshared.remove_suffix(kSharedProductSuffix.size());
   if (auto m = b.gpu_models.find(std::string(gpu_product));
       !gpu_product.empty() && m != b.gpu_models.end()) {
-    card = m->second;
-    card_source = "gpuModels[" + std::string(gpu_product) + "]";
-  } else if (auto u = b.gpu_models.find(std::string(unshared));
-             unshared != gpu_product && !unshared.empty() && u != b.gpu_models.end()) {
-    card = u->second;
-    card_source = "gpuModels[" + std::string(unshared) + "]";
-  } else if (auto g = b.prices.find(std::string(kGpu)); g != b.prices.end()) {
-    card = g->second;
-    card_source = "prices[nvidia.com/gpu]";
+    *source = "gpuModels[" + std::string(gpu_product) + "]";
+    return m->second;
   }
-  if (!card) {
-    p.source = "unpriced";
-    return p;
+  if (auto u = b.gpu_models.find(std::string(unshared));
+      unshared != gpu_product && !unshared.empty() && u != b.gpu_models.end()) {
+    *source = "gpuModels[" + std::string(unshared) + "]";
+    return u->second;
   }
-  if (!mig && (gpu_replicas > 1 || shared)) {
-    // One replica of a time-sliced / MPS card: card price / N per replica-hour, exact.
-    p.num = card->units();
-    p.den = gpu_replicas;
-    i128 g = std::gcd(p.num < 0 ? -p.num : p.num, p.den);
-    if (g > 1) {
-      p.num /= g;
-      p.den /= g;
-    }
-    p.unit_price = Decimal::FromUnits(MulDivRoundHalfUp(p.num, 1, p.den));
-    p.card_price = *card;
-    p.gpu_replicas = gpu_replicas;
-    p.source = card_source + " / " + std::to_string(gpu_replicas) +
-               (gpu_replicas == 1 ? " replica" : " replicas") + " (nvidia.com/gpu.replicas)";
-    return p;
+  if (auto g = b.prices.find(std::string(kGpu)); g != b.prices.end()) {
+    *source = "prices[nvidia.com/gpu]";
+    return g->second;
   }
-  if (!mig) {
-    set_direct(card_source, *card);
-    return p;
-  }
+  return std::nullopt;
+}
+
+// One replica of a time-sliced / MPS card: card price / N per replica-hour, exact.
+UnitPrice ReplicaPrice(Decimal card, const std::string& card_source, int64_t gpu_replicas) {
+  UnitPrice p;
+  SetExactPrice(p, card.units(), gpu_replicas);
+  p.card_price = card;
+  p.gpu_replicas = gpu_replicas;
+  p.source = card_source + " / " + std::to_string(gpu_replicas) +
+             (gpu_replicas == 1 ? " replica" : " replicas") + " (nvidia.com/gpu.replicas)";
+  return p;
+}
+
+// A MIG instance priced from its card: the card's price × the MIG rule's fraction of the card
+// (in 56ths: a seventh of the compute, an eighth of the memory), the profile looked up in the
+// family of `gpu_product`.
+UnitPrice MigPrice(const PriceBook& b, std::string_view resource, std::string_view gpu_product,
+                   Decimal card, const std::string& card_source) {
+  UnitPrice p;
   std::optional<MigProfile> prof;
   if (auto fam = GpuFamilyOfProduct(gpu_product)) prof = LookupMigProfile(resource, *fam);
   if (!prof) prof = LookupMigProfile(resource);
@@ -159,18 +154,32 @@ UnitPrice ResolvePrice(const PriceBook& b, std::string_view resource, std::strin
   int64_t g = std::gcd(frac_num, int64_t{56});
   p.mig_fraction = std::to_string(frac_num / g) + "/" + std::to_string(56 / g);
   p.mig_rule = b.mig_rule;
-  p.card_price = *card;
-  p.num = card->units() * frac_num;
-  p.den = 56;
-  i128 gg = std::gcd(p.num < 0 ? -p.num : p.num, p.den);
-  if (gg > 1) {
-    p.num /= gg;
-    p.den /= gg;
-  }
-  p.unit_price = Decimal::FromUnits(MulDivRoundHalfUp(p.num, 1, p.den));
+  p.card_price = card;
+  SetExactPrice(p, card.units() * frac_num, 56);
   p.source = card_source + " x " + p.mig_fraction + " (" + ToString(b.mig_rule) + " of " +
              prof->family + " " + prof->profile + ")";
   return p;
+}
+
+}  // namespace
+
+UnitPrice ResolvePrice(const PriceBook& b, std::string_view resource, std::string_view gpu_product,
+                       int64_t gpu_replicas) {
+  const bool mig = IsMigResourceName(resource);
+  const bool shared = resource == kGpuSharedResource;  // replicas renamed by the device plugin
+  // prices[resource] wins for every resource but nvidia.com/gpu (priced by its card).
+  if (auto direct = b.prices.find(std::string(resource));
+      resource != kGpu && direct != b.prices.end())
+    return DirectPrice("prices[" + std::string(resource) + "]", direct->second);
+  UnitPrice unpriced;
+  unpriced.source = "unpriced";
+  if (!mig && !shared && resource != kGpu) return unpriced;
+  std::string card_source;
+  const std::optional<Decimal> card = CardPrice(b, gpu_product, &card_source);
+  if (!card) return unpriced;
+  if (!mig && (gpu_replicas > 1 || shared)) return ReplicaPrice(*card, card_source, gpu_replicas);
+  if (!mig) return DirectPrice(card_source, *card);
+  return MigPrice(b, resource, gpu_product, *card, card_source);
 }
 
 Billed BilledOf(const HourlyRow& row, BillingMode mode, Decimal w) {
