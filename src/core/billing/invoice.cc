@@ -131,6 +131,69 @@ struct RowView {
   std::vector<Millis> lasts;
 };
 
+// The provenance entry of r's workload and resource in ns (`prov`: the previous row's); a new
+// one after the last when r starts another.
+Provenance* ProvenanceFor(NsAcc* ns, const HourlyRow& r, Provenance* prov) {
+  if (prov && prov->workload == r.workload && prov->resource == r.resource) return prov;
+  auto& v = ns->prov;
+  if (!v.empty() && v.back().workload == r.workload && v.back().resource == r.resource)
+    return &v.back();
+  ARB_CHECK_MSG(v.empty() || std::tie(v.back().workload, v.back().resource) <
+                                 std::tie(r.workload, r.resource),
+                "invoice rows must come sorted by workload and resource");
+  // The workload's name once: its other resources' entries view the same string.
+  const std::string_view name = !v.empty() && v.back().workload == r.workload
+                                    ? v.back().workload
+                                    : std::string_view(ns->names->emplace_back(r.workload));
+  v.emplace_back();
+  v.back().workload = name;
+  v.back().resource = r.resource;
+  return &v.back();
+}
+
+// The line of ns that r adds to under PriceBook `b` (at index `book`), made and priced when it is
+// first met.
+LineAcc* LineFor(NsAcc* ns, const HourlyRow& r, const PriceBook& b, int book,
+                 std::optional<BillingMode> force_mode, const LineKey** line_key) {
+  LineKey k{r.kind, r.resource, r.gpu_product, r.gpu_replicas, book, r.preemptor};
+  auto [it, inserted] = ns->lines.try_emplace(std::move(k));
+  LineAcc* line = &it->second;
+  *line_key = &it->first;
+  if (inserted) {
+    InvoiceLine& l = line->line;
+    l.kind = r.kind;
+    l.resource = r.resource;
+    l.gpu_product = r.gpu_product;
+    l.gpu_replicas = r.gpu_replicas;
+    l.price_book = PriceBookId(b);
+    l.preemptor = r.preemptor;
+    l.mode = force_mode ? *force_mode : ModeFor(b, r.namespace_);
+    l.price = ResolvePrice(b, r.resource, r.gpu_product, r.gpu_replicas);
+    l.billed_den = l.mode == BillingMode::kBlended ? Decimal::kOne : 1;
+    line->gpu = MeterUnitOf(r.resource).gpu;
+  }
+  return line;
+}
+
+// Adds r to its line: its raw request and usage and its billed amount (taken off for a credit),
+// its samples and times, and its workload when it is another.
+void AddToLine(LineAcc* line, const HourlyRow& r, const PriceBook& b) {
+  InvoiceLine& l = line->line;
+  Billed billed = BilledOf(r, l.mode, b.blended_request_weight, line->gpu);
+  const int sign = r.kind == RowKind::kCredit ? -1 : 1;
+  l.request_raw += sign * r.request_raw;
+  l.usage_raw += sign * r.usage_raw;
+  l.billed_num += sign * billed.num;
+  l.samples += r.samples;
+  l.covered_ms += r.covered_ms;
+  l.run_ms += r.run_ms;
+  if (!line->any || line->last_workload != r.workload) {
+    ++l.workloads;
+    line->last_workload = r.workload;
+    line->any = true;
+  }
+}
+
 Status Accumulate(const RowView& view, const PriceCatalog& catalog, const InvoiceOptions& opts,
                   std::optional<BillingMode> force_mode, std::map<std::string, NsAcc>* out) {
   NsAcc* ns = nullptr;
@@ -169,62 +232,15 @@ Status Accumulate(const RowView& view, const PriceCatalog& catalog, const Invoic
     ns->min_hour = std::min(ns->min_hour, r.hour);
     ns->max_hour = std::max(ns->max_hour, last);
     if (r.kind == RowKind::kUsage && !idle_ns) {
-      if (!prov || prov->workload != r.workload || prov->resource != r.resource) {
-        auto& v = ns->prov;
-        if (!v.empty() && v.back().workload == r.workload && v.back().resource == r.resource) {
-          prov = &v.back();
-        } else {
-          ARB_CHECK_MSG(v.empty() || std::tie(v.back().workload, v.back().resource) <
-                                         std::tie(r.workload, r.resource),
-                        "invoice rows must come sorted by workload and resource");
-          // The workload's name once: its other resources' entries view the same string.
-          const std::string_view name = !v.empty() && v.back().workload == r.workload
-                                            ? v.back().workload
-                                            : std::string_view(ns->names->emplace_back(r.workload));
-          v.emplace_back();
-          v.back().workload = name;
-          v.back().resource = r.resource;
-          prov = &v.back();
-        }
-      }
+      prov = ProvenanceFor(ns, r, prov);
       prov->samples += r.samples;
       prov->covered_ms += r.covered_ms;
       prov->run_ms += r.run_ms;
     }
     if (r.kind == RowKind::kCredit && b.preemption_credit == CreditPolicy::kNone) continue;
-    if (!line || !Matches(*line_key, r, book)) {
-      LineKey k{r.kind, r.resource, r.gpu_product, r.gpu_replicas, book, r.preemptor};
-      auto [it, inserted] = ns->lines.try_emplace(std::move(k));
-      line = &it->second;
-      line_key = &it->first;
-      if (inserted) {
-        InvoiceLine& l = line->line;
-        l.kind = r.kind;
-        l.resource = r.resource;
-        l.gpu_product = r.gpu_product;
-        l.gpu_replicas = r.gpu_replicas;
-        l.price_book = PriceBookId(b);
-        l.preemptor = r.preemptor;
-        l.mode = force_mode ? *force_mode : ModeFor(b, r.namespace_);
-        l.price = ResolvePrice(b, r.resource, r.gpu_product, r.gpu_replicas);
-        l.billed_den = l.mode == BillingMode::kBlended ? Decimal::kOne : 1;
-        line->gpu = MeterUnitOf(r.resource).gpu;
-      }
-    }
-    InvoiceLine& l = line->line;
-    Billed billed = BilledOf(r, l.mode, b.blended_request_weight, line->gpu);
-    const int sign = r.kind == RowKind::kCredit ? -1 : 1;
-    l.request_raw += sign * r.request_raw;
-    l.usage_raw += sign * r.usage_raw;
-    l.billed_num += sign * billed.num;
-    l.samples += r.samples;
-    l.covered_ms += r.covered_ms;
-    l.run_ms += r.run_ms;
-    if (!line->any || line->last_workload != r.workload) {
-      ++l.workloads;
-      line->last_workload = r.workload;
-      line->any = true;
-    }
+    if (!line || !Matches(*line_key, r, book))
+      line = LineFor(ns, r, b, book, force_mode, &line_key);
+    AddToLine(line, r, b);
   }
   return Status::Ok();
 }
