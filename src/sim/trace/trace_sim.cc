@@ -280,33 +280,21 @@ double TimelineResult::average_gpu_allocation() const {
          static_cast<double>(end_s - start_s);
 }
 
-Result<SaturateResult> RunSaturate(const std::vector<TraceNode>& nodes, const PodTrace& trace,
-                                   const TraceRunOptions& o) {
-  if (trace.pods.empty()) return Result<SaturateResult>::Error("saturate: the pod list is empty");
-  if (o.target_permille <= 0)
-    return Result<SaturateResult>::Error("saturate: --target must be > 0");
-  Replay replay(nodes, trace, o);
-  if (Status s = replay.Setup(); !s.ok()) return s;
-  SaturateResult r;
-  r.policy = PolicyKey(replay.engine().policy().placement);
-  r.seed = o.seed;
-  r.cluster_gpu_milli = replay.gpu_capacity();
-  r.cluster_cpu_milli = replay.cpu_capacity();
-  if (r.cluster_gpu_milli == 0)
-    return Result<SaturateResult>::Error("saturate: the cluster has no GPUs");
+namespace {
 
-  // The submission list (indices into trace.pods).
-  pl::Xoshiro256 rng(o.seed ^ kPodStream);
+// The saturation run's submission list (indices into trace.pods): the pods in a random order,
+// cut or extended by random picks until their GPU demand is about `target` GPU milli.
+Result<std::vector<uint32_t>> SubmissionList(const PodTrace& trace, int64_t target,
+                                             pl::Xoshiro256& rng) {
   std::vector<uint32_t> order(trace.pods.size());
   int64_t demand = 0;
   for (size_t i = 0; i < order.size(); ++i) {
     order[i] = static_cast<uint32_t>(i);
     demand += trace.pods[i].gpu_milli_total();
   }
-  if (demand == 0) return Result<SaturateResult>::Error("saturate: the pod list asks for no GPUs");
+  if (demand == 0)
+    return Result<std::vector<uint32_t>>::Error("saturate: the pod list asks for no GPUs");
   Shuffle(order, rng);
-  const int64_t target =
-      static_cast<int64_t>(static_cast<int128>(r.cluster_gpu_milli) * o.target_permille / 1000);
   if (demand > target) {
     while (demand > target && !order.empty()) {
       const size_t k = rng.Below(order.size());
@@ -322,25 +310,54 @@ Result<SaturateResult> RunSaturate(const std::vector<TraceNode>& nodes, const Po
       order.push_back(k);
     }
   }
+  return order;
+}
+
+// Victims exiting (all at time 0: nothing departs), then the queue again for their preemptors.
+Status SettleAtZero(Replay& replay) {
+  auto nothing = [](Millis) {};
+  for (int64_t steps = 0; replay.timers().Next() && *replay.timers().Next() <= 0; ++steps) {
+    if (steps > 1000000)
+      return Status::Error("saturate: no progress after a million steps (livelock)");
+    if (Status s = replay.FireDue(0, nothing, nothing); !s.ok()) return s;
+    if (replay.engine().has_pending())
+      if (Status s = replay.engine().Apply(At(0, engine::Tick{})); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<SaturateResult> RunSaturate(const std::vector<TraceNode>& nodes, const PodTrace& trace,
+                                   const TraceRunOptions& o) {
+  if (trace.pods.empty()) return Result<SaturateResult>::Error("saturate: the pod list is empty");
+  if (o.target_permille <= 0)
+    return Result<SaturateResult>::Error("saturate: --target must be > 0");
+  Replay replay(nodes, trace, o);
+  if (Status s = replay.Setup(); !s.ok()) return s;
+  SaturateResult r;
+  r.policy = PolicyKey(replay.engine().policy().placement);
+  r.seed = o.seed;
+  r.cluster_gpu_milli = replay.gpu_capacity();
+  r.cluster_cpu_milli = replay.cpu_capacity();
+  if (r.cluster_gpu_milli == 0)
+    return Result<SaturateResult>::Error("saturate: the cluster has no GPUs");
+  pl::Xoshiro256 rng(o.seed ^ kPodStream);
+  const int64_t target =
+      static_cast<int64_t>(static_cast<int128>(r.cluster_gpu_milli) * o.target_permille / 1000);
+  auto order = SubmissionList(trace, target, rng);
+  if (!order.ok()) return order.status();
 
   int64_t arrived = 0;
   bool reached_100 = false;
   int64_t next_percent = 1;
   std::string node;
-  auto nothing = [](Millis) {};
-  for (uint32_t k : order) {
+  for (uint32_t k : *order) {
     const TracePod& p = trace.pods[k];
     ++r.pods_submitted;
     arrived += p.gpu_milli_total();
     if (Status s = replay.Arrive(k, 0, &node); !s.ok()) return s;
-    // Victims exiting (all at time 0: nothing departs), then the queue again for their preemptors.
-    for (int64_t steps = 0; replay.timers().Next() && *replay.timers().Next() <= 0; ++steps) {
-      if (steps > 1000000)
-        return Status::Error("saturate: no progress after a million steps (livelock)");
-      if (Status s = replay.FireDue(0, nothing, nothing); !s.ok()) return s;
-      if (replay.engine().has_pending())
-        if (Status s = replay.engine().Apply(At(0, engine::Tick{})); !s.ok()) return s;
-    }
+    if (Status s = SettleAtZero(replay); !s.ok()) return s;
     while (arrived * 100 >= next_percent * r.cluster_gpu_milli) {
       r.curve.push_back({next_percent * r.cluster_gpu_milli / 100, replay.gpu_allocated()});
       ++next_percent;
@@ -363,56 +380,59 @@ Result<SaturateResult> RunSaturate(const std::vector<TraceNode>& nodes, const Po
   return r;
 }
 
-Result<TimelineResult> RunTimeline(const std::vector<TraceNode>& nodes, const PodTrace& trace,
-                                   const TraceRunOptions& o) {
-  if (!trace.has_times)
-    return Result<TimelineResult>::Error(
-        "timeline: the pod list has no creation_time/deletion_time/scheduled_time columns "
-        "(use --mode saturate)");
-  Replay replay(nodes, trace, o);
-  if (Status s = replay.Setup(); !s.ok()) return s;
-  TimelineResult r;
-  r.policy = PolicyKey(replay.engine().policy().placement);
-  r.seed = o.seed;
-  r.cluster_gpu_milli = replay.gpu_capacity();
-  r.cluster_cpu_milli = replay.cpu_capacity();
-  r.failed_by_priority_tier.assign(4, 0);
+namespace {
 
-  struct Arrival {
-    int64_t t;
-    uint32_t pod;
-  };
-  std::vector<Arrival> arrivals;
-  std::vector<Millis> duration(trace.pods.size(), 0);
+struct TraceArrival {
+  int64_t t;  // seconds
+  uint32_t pod;
+};
+
+// The pods with a creation time, in arrival order; *duration learns each one's run time
+// (scheduled or created until deleted).
+std::vector<TraceArrival> TimelineArrivals(const PodTrace& trace, std::vector<Millis>* duration) {
+  std::vector<TraceArrival> arrivals;
   for (size_t i = 0; i < trace.pods.size(); ++i) {
     const TracePod& p = trace.pods[i];
     if (!p.creation_s) continue;  // no arrival time: not part of the replay
     int64_t end = p.deletion_s.value_or(*p.creation_s);
     int64_t start = p.scheduled_s.value_or(*p.creation_s);
-    duration[i] = std::max<int64_t>(0, end - start) * kSecond;
+    (*duration)[i] = std::max<int64_t>(0, end - start) * kSecond;
     arrivals.push_back({*p.creation_s, static_cast<uint32_t>(i)});
   }
   std::stable_sort(arrivals.begin(), arrivals.end(),
-                   [](const Arrival& a, const Arrival& b) { return a.t < b.t; });
-  if (arrivals.empty())
-    return Result<TimelineResult>::Error("timeline: no pod has a creation_time");
-  replay.SetTimeline(std::move(duration));
+                   [](const TraceArrival& a, const TraceArrival& b) { return a.t < b.t; });
+  return arrivals;
+}
 
-  r.start_s = arrivals.front().t;
-  Millis last_t = r.start_s * kSecond;
+// The timeline's clock: the GPU allocation integrated over time, and a point recorded every
+// `stride` events (about a thousand over the replay).
+struct TimelineClock {
+  Replay& replay;
+  TimelineResult& r;
+  Millis last_t;
+  size_t stride;
   int128 gpu_milli_ms = 0;
-  const size_t stride = std::max<size_t>(1, arrivals.size() / 1000);
   size_t events = 0;
-  auto advance = [&](Millis t) {
+
+  void Advance(Millis t) {
     gpu_milli_ms += static_cast<int128>(replay.gpu_allocated()) * (t - last_t);
     last_t = t;
-  };
-  auto record = [&](Millis t) {
+  }
+  void Record(Millis t) {
     if (events++ % stride == 0)
       r.points.push_back(
           {t / kSecond, replay.gpu_allocated(), replay.cpu_allocated(), replay.running()});
-  };
-  auto released = [&](Millis t) { record(t); };
+  }
+};
+
+// Replays the arrivals and what follows them in time order: departures and victims exiting, each
+// at its time, then the arrivals at that time, one scheduling cycle each (a pod that ends at once
+// departs before the next arrival); else the queue's turn.
+Status ReplayTimeline(Replay& replay, const std::vector<TraceArrival>& arrivals,
+                      TimelineClock& clock, TimelineResult& r) {
+  auto advance = [&](Millis t) { clock.Advance(t); };
+  auto released = [&](Millis t) { clock.Record(t); };
+  auto fire = [&](Millis up_to) { return replay.FireDue(up_to, advance, released); };
   size_t a = 0;
   Millis same_instant = -1;
   int64_t steps = 0;
@@ -430,34 +450,29 @@ Result<TimelineResult> RunTimeline(const std::vector<TraceNode>& nodes, const Po
       same_instant = *t;
       steps = 0;
     }
-    // Departures (and victims exiting) up to t, each at its time; then the arrivals at t, one
-    // scheduling cycle each (a pod that ends at once departs before the next arrival).
-    auto fire = [&](Millis up_to) { return replay.FireDue(up_to, advance, released); };
     if (Status s = fire(*t); !s.ok()) return s;
     if (a < arrivals.size() && arrivals[a].t * kSecond == *t) {
       for (; a < arrivals.size() && arrivals[a].t * kSecond == *t; ++a) {
         if (Status s = fire(*t); !s.ok()) return s;
-        advance(*t);
-        const TracePod& p = trace.pods[arrivals[a].pod];
+        clock.Advance(*t);
         ++r.pods_submitted;
         if (Status s = replay.Arrive(arrivals[a].pod, *t, &node); !s.ok()) return s;
         r.peak_allocated_gpu_milli = std::max(r.peak_allocated_gpu_milli, replay.gpu_allocated());
-        record(*t);
-        (void)p;
+        clock.Record(*t);
       }
     } else if (const auto wake = replay.engine().NextWakeup();
                replay.engine().has_pending() || (wake && *wake <= *t)) {
       // Room was freed or a wake-up is due (a requeued victim's back-off ends): the queue's turn.
-      advance(*t);
+      clock.Advance(*t);
       if (Status s = replay.engine().Apply(At(*t, engine::Tick{})); !s.ok()) return s;
       r.peak_allocated_gpu_milli = std::max(r.peak_allocated_gpu_milli, replay.gpu_allocated());
     }
   }
-  r.end_s = last_t / kSecond;
-  r.gpu_milli_seconds = gpu_milli_ms / kSecond;
-  // Pods that never started failed.
-  r.pods_placed = replay.placed();
-  r.pods_failed = r.pods_submitted - r.pods_placed;
+  return Status::Ok();
+}
+
+// Per tenant the pods placed and failed (never started); the failures by priority tier too.
+void TallyTenants(Replay& replay, const PodTrace& trace, TimelineResult& r) {
   r.tenants = replay.tenants();
   for (size_t id = 0; id < replay.submitted(); ++id) {
     const TracePod& p = trace.pods[replay.pod_of(id)];
@@ -470,12 +485,45 @@ Result<TimelineResult> RunTimeline(const std::vector<TraceNode>& nodes, const Po
     const int tier = p.priority == 1000 ? 0 : p.priority == 5000 ? 1 : p.priority == 10000 ? 2 : 3;
     ++r.failed_by_priority_tier[static_cast<size_t>(tier)];
   }
+}
+
+}  // namespace
+
+Result<TimelineResult> RunTimeline(const std::vector<TraceNode>& nodes, const PodTrace& trace,
+                                   const TraceRunOptions& o) {
+  if (!trace.has_times)
+    return Result<TimelineResult>::Error(
+        "timeline: the pod list has no creation_time/deletion_time/scheduled_time columns "
+        "(use --mode saturate)");
+  Replay replay(nodes, trace, o);
+  if (Status s = replay.Setup(); !s.ok()) return s;
+  TimelineResult r;
+  r.policy = PolicyKey(replay.engine().policy().placement);
+  r.seed = o.seed;
+  r.cluster_gpu_milli = replay.gpu_capacity();
+  r.cluster_cpu_milli = replay.cpu_capacity();
+  r.failed_by_priority_tier.assign(4, 0);
+  std::vector<Millis> duration(trace.pods.size(), 0);
+  const std::vector<TraceArrival> arrivals = TimelineArrivals(trace, &duration);
+  if (arrivals.empty())
+    return Result<TimelineResult>::Error("timeline: no pod has a creation_time");
+  replay.SetTimeline(std::move(duration));
+
+  r.start_s = arrivals.front().t;
+  TimelineClock clock{replay, r, r.start_s * kSecond, std::max<size_t>(1, arrivals.size() / 1000)};
+  if (Status s = ReplayTimeline(replay, arrivals, clock, r); !s.ok()) return s;
+  r.end_s = clock.last_t / kSecond;
+  r.gpu_milli_seconds = clock.gpu_milli_ms / kSecond;
+  // Pods that never started failed.
+  r.pods_placed = replay.placed();
+  r.pods_failed = r.pods_submitted - r.pods_placed;
+  TallyTenants(replay, trace, r);
   const TimelinePoint last{r.end_s, replay.gpu_allocated(), replay.cpu_allocated(),
                            replay.running()};
   if (r.points.empty() || r.points.back().time_s != last.time_s ||
       r.points.back().allocated_gpu_milli != last.allocated_gpu_milli)
     r.points.push_back(last);
-  r.policy_run = replay.Finish(last_t);
+  r.policy_run = replay.Finish(clock.last_t);
   return r;
 }
 
