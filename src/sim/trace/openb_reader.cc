@@ -114,6 +114,119 @@ Status NameCell(std::string_view cell, const char* field) {
   return Status::Ok();
 }
 
+// The header line's names into `cols` (echoed, at most kMaxColumns of them).
+Status ReadHeaderRow(const std::vector<std::string_view>& f, std::string_view source, size_t no,
+                     Columns* cols) {
+  if (f.size() > kMaxColumns)
+    return Status::Error(Where(source, no) + "more than " + std::to_string(kMaxColumns) +
+                         " columns in the header");
+  for (auto v : f) cols->names.emplace_back(Echo(v, kMaxNameBytes));
+  return Status::Ok();
+}
+
+// A line has as many fields as the header.
+Status CheckRowWidth(const std::vector<std::string_view>& f, const Columns& cols,
+                     std::string_view source, size_t no) {
+  if (f.size() == cols.names.size()) return Status::Ok();
+  return Status::Error(Where(source, no) + "expected " + std::to_string(cols.names.size()) +
+                       " fields, found " +
+                       (f.size() > kMaxColumns ? "more than " + std::to_string(kMaxColumns)
+                                               : std::to_string(f.size())));
+}
+
+// The columns of a pod list (-1: absent).
+struct OpenbPodColumns {
+  int name = -1, cpu = -1, mem = -1, ngpu = -1, gmilli = -1, spec = -1, qos = -1, phase = -1,
+      ct = -1, dt = -1, st = -1;
+};
+
+OpenbPodColumns OpenbPodColumnsOf(const Columns& cols) {
+  OpenbPodColumns c;
+  c.name = cols.Find("name");
+  c.cpu = cols.Find("cpu_milli");
+  c.mem = cols.Find("memory_mib");
+  c.ngpu = cols.Find("num_gpu");
+  c.gmilli = cols.Find("gpu_milli");
+  c.spec = cols.Find("gpu_spec");
+  c.qos = cols.Find("qos");
+  c.phase = cols.Find("pod_phase");
+  c.ct = cols.Find("creation_time");
+  c.dt = cols.Find("deletion_time");
+  c.st = cols.Find("scheduled_time");
+  return c;
+}
+
+// The pod's CPU, memory and GPUs (num_gpu whole GPUs, or one GPU's gpu_milli).
+Status ReadPodResources(const std::vector<std::string_view>& f, const OpenbPodColumns& c,
+                        TracePod* p) {
+  int64_t v = 0;
+  if (Status s = RangeCell(f[c.cpu], "cpu_milli", kMaxCpuMilli, "millicores", &p->cpu_milli);
+      !s.ok())
+    return s;
+  if (Status s = RangeCell(f[c.mem], "memory_mib", kMaxMemoryMib, "MiB", &p->memory_mib); !s.ok())
+    return s;
+  if (!ParseInt(f[c.ngpu], &v) || v < 0 || v > kMaxGpus)
+    return Status::Error("num_gpu: not an integer in 0..64: " + Cell(f[c.ngpu]));
+  p->num_gpu = static_cast<int32_t>(v);
+  if (!ParseInt(f[c.gmilli], &v) || v < 0 || v > 1000)
+    return Status::Error("gpu_milli: not an integer in 0..1000: " + Cell(f[c.gmilli]));
+  p->gpu_milli = static_cast<int32_t>(v);
+  if (p->num_gpu > 1 && p->gpu_milli != 1000)
+    return Status::Error("gpu_milli: a pod with num_gpu " + std::to_string(p->num_gpu) +
+                         " must ask whole GPUs (1000), found " + std::to_string(p->gpu_milli));
+  if (p->num_gpu >= 1 && p->gpu_milli == 0)
+    return Status::Error("gpu_milli: a pod with num_gpu >= 1 needs gpu_milli > 0");
+  return Status::Ok();
+}
+
+// gpu_spec: the GPU models the pod accepts, separated by '|'.
+Status ReadGpuSpec(std::string_view s, TracePod* p) {
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t bar = s.find('|', start);
+    std::string_view m =
+        s.substr(start, bar == std::string_view::npos ? std::string_view::npos : bar - start);
+    if (Status st = NameCell(m, "gpu_spec"); !st.ok()) return st;
+    if (p->gpu_spec.size() == static_cast<size_t>(kMaxGpus))
+      return Status::Error("gpu_spec: more than " + std::to_string(kMaxGpus) + " GPU models");
+    if (!m.empty()) p->gpu_spec.emplace_back(m);
+    if (bar == std::string_view::npos) break;
+    start = bar + 1;
+  }
+  return Status::Ok();
+}
+
+// A time column (seconds), when the list has it and the cell is not empty.
+Status TimeCell(const std::vector<std::string_view>& f, int c, const char* what,
+                std::optional<int64_t>* out) {
+  if (c < 0 || Absent(f[c])) return Status::Ok();
+  int64_t t = 0;
+  if (Status s = RangeCell(f[c], what, kMaxTimeSeconds, "seconds", &t); !s.ok()) return s;
+  *out = t;
+  return Status::Ok();
+}
+
+// A pod's line; the messages without the line's place.
+Status ReadTracePod(const std::vector<std::string_view>& f, const OpenbPodColumns& c, TracePod* p) {
+  if (f[c.name].empty()) return Status::Error("name: empty pod name");
+  if (Status s = NameCell(f[c.name], "name"); !s.ok()) return s;
+  p->name = std::string(f[c.name]);
+  if (Status s = ReadPodResources(f, c, p); !s.ok()) return s;
+  if (c.spec >= 0 && !Absent(f[c.spec]))
+    if (Status s = ReadGpuSpec(f[c.spec], p); !s.ok()) return s;
+  if (c.qos >= 0) {
+    if (Status s = NameCell(f[c.qos], "qos"); !s.ok()) return s;
+    p->qos = std::string(f[c.qos]);
+  }
+  if (c.phase >= 0) {
+    if (Status s = NameCell(f[c.phase], "pod_phase"); !s.ok()) return s;
+    p->phase = std::string(f[c.phase]);
+  }
+  if (Status s = TimeCell(f, c.ct, "creation_time", &p->creation_s); !s.ok()) return s;
+  if (Status s = TimeCell(f, c.dt, "deletion_time", &p->deletion_s); !s.ok()) return s;
+  return TimeCell(f, c.st, "scheduled_time", &p->scheduled_s);
+}
+
 }  // namespace
 
 int32_t QosPriorities::Of(std::string_view qos) const {
@@ -139,10 +252,7 @@ Result<std::vector<TraceNode>> ParseOpenbNodes(std::string_view text, std::strin
   Status st = ForEachLine(text, [&](std::string_view line, size_t no) -> Status {
     auto f = SplitCsv(line);
     if (cols.names.empty()) {
-      if (f.size() > kMaxColumns)
-        return Status::Error(Where(source, no) + "more than " + std::to_string(kMaxColumns) +
-                             " columns in the header");
-      for (auto v : f) cols.names.emplace_back(Echo(v, kMaxNameBytes));
+      if (Status s = ReadHeaderRow(f, source, no, &cols); !s.ok()) return s;
       c_sn = cols.Find("sn");
       c_cpu = cols.Find("cpu_milli");
       c_mem = cols.Find("memory_mib");
@@ -154,11 +264,7 @@ Result<std::vector<TraceNode>> ParseOpenbNodes(std::string_view text, std::strin
             "node list header must have columns sn,cpu_milli,memory_mib,gpu[,model]");
       return Status::Ok();
     }
-    if (f.size() != cols.names.size())
-      return Status::Error(Where(source, no) + "expected " + std::to_string(cols.names.size()) +
-                           " fields, found " +
-                           (f.size() > kMaxColumns ? "more than " + std::to_string(kMaxColumns)
-                                                   : std::to_string(f.size())));
+    if (Status s = CheckRowWidth(f, cols, source, no); !s.ok()) return s;
     TraceNode n;
     if (f[c_sn].empty()) return Status::Error(Where(source, no) + "sn: empty node name");
     if (Status s = NameCell(f[c_sn], "sn"); !s.ok())
@@ -193,102 +299,24 @@ Result<PodTrace> ParseOpenbPods(std::string_view text, std::string_view source,
                                 const PodMappingOptions& options) {
   PodTrace trace;
   Columns cols;
-  int c_name = -1, c_cpu = -1, c_mem = -1, c_ngpu = -1, c_gmilli = -1, c_spec = -1, c_qos = -1,
-      c_phase = -1, c_ct = -1, c_dt = -1, c_st = -1;
+  OpenbPodColumns c;
   Status st = ForEachLine(text, [&](std::string_view line, size_t no) -> Status {
     auto f = SplitCsv(line);
     if (cols.names.empty()) {
-      if (f.size() > kMaxColumns)
-        return Status::Error(Where(source, no) + "more than " + std::to_string(kMaxColumns) +
-                             " columns in the header");
-      for (auto v : f) cols.names.emplace_back(Echo(v, kMaxNameBytes));
-      c_name = cols.Find("name");
-      c_cpu = cols.Find("cpu_milli");
-      c_mem = cols.Find("memory_mib");
-      c_ngpu = cols.Find("num_gpu");
-      c_gmilli = cols.Find("gpu_milli");
-      c_spec = cols.Find("gpu_spec");
-      c_qos = cols.Find("qos");
-      c_phase = cols.Find("pod_phase");
-      c_ct = cols.Find("creation_time");
-      c_dt = cols.Find("deletion_time");
-      c_st = cols.Find("scheduled_time");
-      if (c_name < 0 || c_cpu < 0 || c_mem < 0 || c_ngpu < 0 || c_gmilli < 0)
+      if (Status s = ReadHeaderRow(f, source, no, &cols); !s.ok()) return s;
+      c = OpenbPodColumnsOf(cols);
+      if (c.name < 0 || c.cpu < 0 || c.mem < 0 || c.ngpu < 0 || c.gmilli < 0)
         return Status::Error(
             Where(source, no) +
             "pod list header must have columns name,cpu_milli,memory_mib,num_gpu,gpu_milli");
-      trace.has_times = c_ct >= 0 && c_dt >= 0 && c_st >= 0;
+      trace.has_times = c.ct >= 0 && c.dt >= 0 && c.st >= 0;
       return Status::Ok();
     }
-    if (f.size() != cols.names.size())
-      return Status::Error(Where(source, no) + "expected " + std::to_string(cols.names.size()) +
-                           " fields, found " +
-                           (f.size() > kMaxColumns ? "more than " + std::to_string(kMaxColumns)
-                                                   : std::to_string(f.size())));
+    if (Status s = CheckRowWidth(f, cols, source, no); !s.ok()) return s;
     TracePod p;
-    if (f[c_name].empty()) return Status::Error(Where(source, no) + "name: empty pod name");
-    if (Status s = NameCell(f[c_name], "name"); !s.ok())
+    if (Status s = ReadTracePod(f, c, &p); !s.ok())
       return Status::Error(Where(source, no) + s.message());
-    p.name = std::string(f[c_name]);
-    int64_t v = 0;
-    if (Status s = RangeCell(f[c_cpu], "cpu_milli", kMaxCpuMilli, "millicores", &p.cpu_milli);
-        !s.ok())
-      return Status::Error(Where(source, no) + s.message());
-    if (Status s = RangeCell(f[c_mem], "memory_mib", kMaxMemoryMib, "MiB", &p.memory_mib); !s.ok())
-      return Status::Error(Where(source, no) + s.message());
-    if (!ParseInt(f[c_ngpu], &v) || v < 0 || v > kMaxGpus)
-      return Status::Error(Where(source, no) +
-                           "num_gpu: not an integer in 0..64: " + Cell(f[c_ngpu]));
-    p.num_gpu = static_cast<int32_t>(v);
-    if (!ParseInt(f[c_gmilli], &v) || v < 0 || v > 1000)
-      return Status::Error(Where(source, no) +
-                           "gpu_milli: not an integer in 0..1000: " + Cell(f[c_gmilli]));
-    p.gpu_milli = static_cast<int32_t>(v);
-    if (p.num_gpu > 1 && p.gpu_milli != 1000)
-      return Status::Error(Where(source, no) + "gpu_milli: a pod with num_gpu " +
-                           std::to_string(p.num_gpu) + " must ask whole GPUs (1000), found " +
-                           std::to_string(p.gpu_milli));
-    if (p.num_gpu >= 1 && p.gpu_milli == 0)
-      return Status::Error(Where(source, no) +
-                           "gpu_milli: a pod with num_gpu >= 1 needs gpu_milli > 0");
-    if (c_spec >= 0 && !Absent(f[c_spec])) {
-      std::string_view s = f[c_spec];
-      size_t start = 0;
-      while (start <= s.size()) {
-        size_t bar = s.find('|', start);
-        std::string_view m =
-            s.substr(start, bar == std::string_view::npos ? std::string_view::npos : bar - start);
-        if (Status st = NameCell(m, "gpu_spec"); !st.ok())
-          return Status::Error(Where(source, no) + st.message());
-        if (p.gpu_spec.size() == static_cast<size_t>(kMaxGpus))
-          return Status::Error(Where(source, no) + "gpu_spec: more than " +
-                               std::to_string(kMaxGpus) + " GPU models");
-        if (!m.empty()) p.gpu_spec.emplace_back(m);
-        if (bar == std::string_view::npos) break;
-        start = bar + 1;
-      }
-    }
-    if (c_qos >= 0) {
-      if (Status s = NameCell(f[c_qos], "qos"); !s.ok())
-        return Status::Error(Where(source, no) + s.message());
-      p.qos = std::string(f[c_qos]);
-    }
-    if (c_phase >= 0) {
-      if (Status s = NameCell(f[c_phase], "pod_phase"); !s.ok())
-        return Status::Error(Where(source, no) + s.message());
-      p.phase = std::string(f[c_phase]);
-    }
-    auto time_col = [&](int c, const char* what, std::optional<int64_t>* out) -> Status {
-      if (c < 0 || Absent(f[c])) return Status::Ok();
-      int64_t t = 0;
-      if (Status s = RangeCell(f[c], what, kMaxTimeSeconds, "seconds", &t); !s.ok())
-        return Status::Error(Where(source, no) + s.message());
-      *out = t;
-      return Status::Ok();
-    };
-    if (Status s = time_col(c_ct, "creation_time", &p.creation_s); !s.ok()) return s;
-    if (Status s = time_col(c_dt, "deletion_time", &p.deletion_s); !s.ok()) return s;
-    if (Status s = time_col(c_st, "scheduled_time", &p.scheduled_s); !s.ok()) return s;
+    // The pod as the engine sees it.
     p.priority = options.priorities.Of(p.qos);
     p.tenant = TenantOf(p.name, options.tenants, options.tenant_seed);
     placement::PodShape& s = p.shape;
