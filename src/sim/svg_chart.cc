@@ -76,6 +76,21 @@ std::string SvgOpen(double W, double H) {
          Fmt("%.0f", H) + "\" viewBox=\"0 0 " + Fmt("%.0f", W) + " " + Fmt("%.0f", H) +
          "\" style=\"max-width:100%;height:auto\" font-family=\"sans-serif\" font-size=\"12\">\n";
 }
+
+// The root element, a white background and the title at x = L.
+std::string ChartHead(double W, double H, double L, const std::string& title) {
+  std::string s = SvgOpen(W, H);
+  s += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+  s += "<text x=\"" + Fmt("%.0f", L) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" +
+       Esc(title) + "</text>\n";
+  return s;
+}
+
+// The x axis' label, centred under the plot (from L, pw wide) at the bottom of a chart H high.
+std::string XAxisLabel(double L, double pw, double H, const std::string& x_label) {
+  return "<text x=\"" + Fmt("%.1f", L + pw / 2) + "\" y=\"" + Fmt("%.1f", H - 8) +
+         "\" text-anchor=\"middle\">" + Esc(x_label) + "</text>\n";
+}
 }  // namespace
 
 const char* const kColors[10] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
@@ -93,10 +108,7 @@ std::string LineChart(const std::string& title, const std::string& x_label, cons
   const double yr = ax.y_max > ax.y_min ? ax.y_max - ax.y_min : 1;
   auto X = [&](double x) { return L + std::clamp((x - ax.x_min) / xr, 0.0, 1.0) * pw; };
   auto Y = [&](double y) { return T + (1 - std::clamp((y - ax.y_min) / yr, 0.0, 1.0)) * ph; };
-  std::string s = SvgOpen(W, H);
-  s += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-  s += "<text x=\"" + Fmt("%.0f", L) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" +
-       Esc(title) + "</text>\n";
+  std::string s = ChartHead(W, H, L, title);
   const int ny = static_cast<int>(yr / ax.y_step + 0.5);
   for (int i = 0; i <= ny; ++i) {
     const double y = ax.y_min + ax.y_step * i;
@@ -117,8 +129,7 @@ std::string LineChart(const std::string& title, const std::string& x_label, cons
     s += "<text x=\"" + Fmt("%.1f", X(x)) + "\" y=\"" + Fmt("%.1f", T + ph + 16) +
          "\" text-anchor=\"middle\">" + Fmt(ax.x_fmt, x) + "</text>\n";
   }
-  s += "<text x=\"" + Fmt("%.1f", L + pw / 2) + "\" y=\"" + Fmt("%.1f", H - 8) +
-       "\" text-anchor=\"middle\">" + Esc(x_label) + "</text>\n";
+  s += XAxisLabel(L, pw, H, x_label);
   s += "<rect x=\"" + Fmt("%.1f", L) + "\" y=\"" + Fmt("%.1f", T) + "\" width=\"" +
        Fmt("%.1f", pw) + "\" height=\"" + Fmt("%.1f", ph) + "\" fill=\"none\" stroke=\"#444\"/>\n";
   if (ax.diagonal) {
@@ -157,13 +168,26 @@ std::string LineChart(const std::string& title, const std::string& x_label, cons
   return s;
 }
 
-std::string HBarChart(const std::string& title, const std::string& x_label,
-                      const std::vector<std::string>& series_names,
-                      const std::vector<HBarRow>& rows, const char* x_fmt) {
+namespace {
+
+// Where HBarChart draws: the label column (L wide), the plot (pw × ph from L, T), a row's
+// height, the value axis (0 to x_max in steps).
+struct HBarLayout {
+  size_t n = 1;  // bars per row
+  double bar_h = 14, bar_gap = 3, row_gap = 12, row_h = 0;
+  double W = kChartWidth, T = 0, B = 44, L = 0, R = 0, pw = 0, ph = 0, H = 0;
+  bool any_muted = false, any_plain = false;
+  double rule_gap = 0;  // between the ordinary rows and the muted ones
+  double step = 1, x_max = 1;
+  double X(double x) const { return L + std::clamp(x / x_max, 0.0, 1.0) * pw; }
+};
+
+HBarLayout LayOutHBars(const std::vector<std::string>& series_names,
+                       const std::vector<HBarRow>& rows) {
+  HBarLayout g;
   const bool legend = series_names.size() > 1;
-  const size_t n = std::max<size_t>(1, series_names.size());
-  const double bar_h = 14, bar_gap = 3, row_gap = 12;
-  const double row_h = static_cast<double>(n) * (bar_h + bar_gap) - bar_gap + row_gap;
+  g.n = std::max<size_t>(1, series_names.size());
+  g.row_h = static_cast<double>(g.n) * (g.bar_h + g.bar_gap) - g.bar_gap + g.row_gap;
   // Label column sized to the longest row label (about 7 px per character), within limits.
   size_t longest = 4;
   for (const auto& r : rows) longest = std::max(longest, r.label.size());
@@ -171,17 +195,15 @@ std::string HBarChart(const std::string& title, const std::string& x_label,
   for (const auto& r : rows)
     for (const auto& v : r.value_labels)
       longest_value = std::max(longest_value, v.size() + (r.muted ? 12 : 0));
-  const double W = kChartWidth, T = legend ? 58 : 36, B = 44;
-  const double L = std::clamp(7.0 * static_cast<double>(longest) + 16, 90.0, 260.0);
+  g.T = legend ? 58 : 36;
+  g.L = std::clamp(7.0 * static_cast<double>(longest) + 16, 90.0, 260.0);
   const double value_room = std::min(160.0, 6.5 * static_cast<double>(longest_value) + 10);
-  const double R = 16 + value_room;
-  const double pw = W - L - R;
-  bool any_muted = false, any_plain = false;
-  for (const auto& r : rows) (r.muted ? any_muted : any_plain) = true;
-  const double rule_gap = any_muted && any_plain ? 10 : 0;
-  const double ph =
-      static_cast<double>(rows.size()) * row_h + rule_gap + (rows.empty() ? row_h : 0);
-  const double H = T + ph + B;
+  g.R = 16 + value_room;
+  g.pw = g.W - g.L - g.R;
+  for (const auto& r : rows) (r.muted ? g.any_muted : g.any_plain) = true;
+  g.rule_gap = g.any_muted && g.any_plain ? 10 : 0;
+  g.ph = static_cast<double>(rows.size()) * g.row_h + g.rule_gap + (rows.empty() ? g.row_h : 0);
+  g.H = g.T + g.ph + g.B;
   // The axis fits the ordinary rows; a muted bar longer than that is cut at the edge of the plot
   // with a break mark (so idle capacity does not squash the tenants into slivers).
   double peak = 0, muted_peak = 0;
@@ -189,76 +211,94 @@ std::string HBarChart(const std::string& title, const std::string& x_label,
     for (double v : r.values)
       (r.muted ? muted_peak : peak) = std::max(r.muted ? muted_peak : peak, v);
   if (peak <= 0) peak = muted_peak;
-  const double step = NiceStep(peak > 0 ? peak : 1, 6);
-  const double x_max = std::max(step, std::ceil(peak / step - 1e-9) * step);
-  auto X = [&](double x) { return L + std::clamp(x / x_max, 0.0, 1.0) * pw; };
-  std::string s = SvgOpen(W, H);
-  s += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-  s += "<text x=\"" + Fmt("%.0f", L) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" +
-       Esc(title) + "</text>\n";
-  const int nx = static_cast<int>(x_max / step + 0.5);
+  g.step = NiceStep(peak > 0 ? peak : 1, 6);
+  g.x_max = std::max(g.step, std::ceil(peak / g.step - 1e-9) * g.step);
+  return g;
+}
+
+// A row's label and bars from y; a muted row (idle capacity) in grey, its bars cut at the edge
+// of the plot when off scale.
+std::string HBarRowSvg(const HBarLayout& g, const HBarRow& r, double y) {
+  const bool muted = r.muted;
+  const double L = g.L, pw = g.pw, bar_h = g.bar_h;
+  std::string s = muted ? "<g class=\"muted\">\n" : "<g class=\"row\">\n";
+  const double mid = y + (g.row_h - g.row_gap) / 2;
+  s += "<text x=\"" + Fmt("%.1f", L - 8) + "\" y=\"" + Fmt("%.1f", mid + 4) +
+       "\" text-anchor=\"end\"" + (muted ? " fill=\"#666\" font-style=\"italic\"" : "") + ">" +
+       Esc(r.label) + "</text>\n";
+  for (size_t k = 0; k < r.values.size() && k < g.n; ++k) {
+    const double v = std::max(0.0, r.values[k]);
+    const double by = y + static_cast<double>(k) * (bar_h + g.bar_gap);
+    const std::string fill = muted ? (k == 0 ? "#9e9e9e" : "#cfcfcf") : kColors[k % 10];
+    const bool off_scale = v > g.x_max * (1 + 1e-9);
+    s += "<rect x=\"" + Fmt("%.1f", L) + "\" y=\"" + Fmt("%.1f", by) + "\" width=\"" +
+         Fmt("%.1f", g.X(v) - L) + "\" height=\"" + Fmt("%.1f", bar_h) + "\" fill=\"" + fill +
+         "\"/>\n";
+    if (off_scale)  // a white zig-zag across the bar, near its cut end
+      s += "<polyline class=\"break\" fill=\"none\" stroke=\"#ffffff\" stroke-width=\"3\" "
+           "points=\"" +
+           Fmt("%.1f", L + pw - 22) + "," + Fmt("%.1f", by - 1) + " " + Fmt("%.1f", L + pw - 16) +
+           "," + Fmt("%.1f", by + bar_h / 2) + " " + Fmt("%.1f", L + pw - 22) + "," +
+           Fmt("%.1f", by + bar_h + 1) + "\"/>\n";
+    if (k < r.value_labels.size() && !r.value_labels[k].empty())
+      s += "<text x=\"" + Fmt("%.1f", g.X(v) + 4) + "\" y=\"" + Fmt("%.1f", by + bar_h - 3) +
+           "\" font-size=\"11\"" + (muted ? " fill=\"#666\"" : "") + ">" + Esc(r.value_labels[k]) +
+           (off_scale ? " (off scale)" : "") + "</text>\n";
+  }
+  s += "</g>\n";
+  return s;
+}
+
+// The series' legend, one line under the title.
+std::string HBarLegend(const HBarLayout& g, const std::vector<std::string>& series_names) {
+  std::string s;
+  double lx = g.L;
+  for (size_t k = 0; k < series_names.size(); ++k) {
+    s += "<rect x=\"" + Fmt("%.1f", lx) + "\" y=\"34\" width=\"24\" height=\"10\" fill=\"" +
+         kColors[k % 10] + "\"/>\n";
+    s += "<text x=\"" + Fmt("%.1f", lx + 30) + "\" y=\"44\">" + Esc(series_names[k]) + "</text>\n";
+    lx += 30 + 7.0 * static_cast<double>(series_names[k].size()) + 24;
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string HBarChart(const std::string& title, const std::string& x_label,
+                      const std::vector<std::string>& series_names,
+                      const std::vector<HBarRow>& rows, const char* x_fmt) {
+  const HBarLayout g = LayOutHBars(series_names, rows);
+  const double L = g.L, T = g.T, pw = g.pw, ph = g.ph;
+  std::string s = ChartHead(g.W, g.H, L, title);
+  const int nx = static_cast<int>(g.x_max / g.step + 0.5);
   for (int i = 0; i <= nx; ++i) {
-    const double x = step * i;
-    s += "<line x1=\"" + Fmt("%.1f", X(x)) + "\" y1=\"" + Fmt("%.1f", T) + "\" x2=\"" +
-         Fmt("%.1f", X(x)) + "\" y2=\"" + Fmt("%.1f", T + ph) + "\" stroke=\"#e5e5e5\"/>\n";
-    s += "<text x=\"" + Fmt("%.1f", X(x)) + "\" y=\"" + Fmt("%.1f", T + ph + 16) +
+    const double x = g.step * i;
+    s += "<line x1=\"" + Fmt("%.1f", g.X(x)) + "\" y1=\"" + Fmt("%.1f", T) + "\" x2=\"" +
+         Fmt("%.1f", g.X(x)) + "\" y2=\"" + Fmt("%.1f", T + ph) + "\" stroke=\"#e5e5e5\"/>\n";
+    s += "<text x=\"" + Fmt("%.1f", g.X(x)) + "\" y=\"" + Fmt("%.1f", T + ph + 16) +
          "\" text-anchor=\"middle\">" + Fmt(x_fmt, x) + "</text>\n";
   }
-  s += "<text x=\"" + Fmt("%.1f", L + pw / 2) + "\" y=\"" + Fmt("%.1f", H - 8) +
-       "\" text-anchor=\"middle\">" + Esc(x_label) + "</text>\n";
+  s += XAxisLabel(L, pw, g.H, x_label);
   // Ordinary rows first, then the muted ones below a dashed rule.
-  double y = T + row_gap / 2;
+  double y = T + g.row_gap / 2;
   for (int pass = 0; pass < 2; ++pass) {
     const bool muted = pass == 1;
-    if (muted && any_muted && any_plain) {
-      s += "<line x1=\"4\" y1=\"" + Fmt("%.1f", y + rule_gap / 2 - row_gap / 2) + "\" x2=\"" +
-           Fmt("%.1f", L + pw) + "\" y2=\"" + Fmt("%.1f", y + rule_gap / 2 - row_gap / 2) +
-           "\" stroke=\"#999\" stroke-dasharray=\"4 3\"/>\n";
-      y += rule_gap;
+    if (muted && g.any_muted && g.any_plain) {
+      const double rule_y = y + g.rule_gap / 2 - g.row_gap / 2;
+      s += "<line x1=\"4\" y1=\"" + Fmt("%.1f", rule_y) + "\" x2=\"" + Fmt("%.1f", L + pw) +
+           "\" y2=\"" + Fmt("%.1f", rule_y) + "\" stroke=\"#999\" stroke-dasharray=\"4 3\"/>\n";
+      y += g.rule_gap;
     }
     for (const auto& r : rows) {
       if (r.muted != muted) continue;
-      s += muted ? "<g class=\"muted\">\n" : "<g class=\"row\">\n";
-      const double mid = y + (row_h - row_gap) / 2;
-      s += "<text x=\"" + Fmt("%.1f", L - 8) + "\" y=\"" + Fmt("%.1f", mid + 4) +
-           "\" text-anchor=\"end\"" + (muted ? " fill=\"#666\" font-style=\"italic\"" : "") + ">" +
-           Esc(r.label) + "</text>\n";
-      for (size_t k = 0; k < r.values.size() && k < n; ++k) {
-        const double v = std::max(0.0, r.values[k]);
-        const double by = y + static_cast<double>(k) * (bar_h + bar_gap);
-        const std::string fill = muted ? (k == 0 ? "#9e9e9e" : "#cfcfcf") : kColors[k % 10];
-        const bool off_scale = v > x_max * (1 + 1e-9);
-        s += "<rect x=\"" + Fmt("%.1f", L) + "\" y=\"" + Fmt("%.1f", by) + "\" width=\"" +
-             Fmt("%.1f", X(v) - L) + "\" height=\"" + Fmt("%.1f", bar_h) + "\" fill=\"" + fill +
-             "\"/>\n";
-        if (off_scale)  // a white zig-zag across the bar, near its cut end
-          s += "<polyline class=\"break\" fill=\"none\" stroke=\"#ffffff\" stroke-width=\"3\" "
-               "points=\"" +
-               Fmt("%.1f", L + pw - 22) + "," + Fmt("%.1f", by - 1) + " " +
-               Fmt("%.1f", L + pw - 16) + "," + Fmt("%.1f", by + bar_h / 2) + " " +
-               Fmt("%.1f", L + pw - 22) + "," + Fmt("%.1f", by + bar_h + 1) + "\"/>\n";
-        if (k < r.value_labels.size() && !r.value_labels[k].empty())
-          s += "<text x=\"" + Fmt("%.1f", X(v) + 4) + "\" y=\"" + Fmt("%.1f", by + bar_h - 3) +
-               "\" font-size=\"11\"" + (muted ? " fill=\"#666\"" : "") + ">" +
-               Esc(r.value_labels[k]) + (off_scale ? " (off scale)" : "") + "</text>\n";
-      }
-      s += "</g>\n";
-      y += row_h;
+      s += HBarRowSvg(g, r, y);
+      y += g.row_h;
     }
   }
   // Axis lines left and bottom only: value labels right of long bars cross no frame.
   s += "<path d=\"M" + Fmt("%.1f", L) + " " + Fmt("%.1f", T) + " V" + Fmt("%.1f", T + ph) + " H" +
        Fmt("%.1f", L + pw) + "\" fill=\"none\" stroke=\"#444\"/>\n";
-  if (legend) {  // one line under the title
-    double lx = L;
-    for (size_t k = 0; k < series_names.size(); ++k) {
-      s += "<rect x=\"" + Fmt("%.1f", lx) + "\" y=\"34\" width=\"24\" height=\"10\" fill=\"" +
-           kColors[k % 10] + "\"/>\n";
-      s +=
-          "<text x=\"" + Fmt("%.1f", lx + 30) + "\" y=\"44\">" + Esc(series_names[k]) + "</text>\n";
-      lx += 30 + 7.0 * static_cast<double>(series_names[k].size()) + 24;
-    }
-  }
+  if (series_names.size() > 1) s += HBarLegend(g, series_names);
   s += "</svg>\n";
   return s;
 }
@@ -288,10 +328,7 @@ std::string BarChart(const std::string& title, const std::string& y_label,
   const double y_max =
       std::max(step, std::ceil(peak * 1.08 / step - 1e-9) * step);  // room for the labels
   auto Y = [&](double y) { return T + (1 - std::clamp(y / y_max, 0.0, 1.0)) * ph; };
-  std::string s = SvgOpen(W, H);
-  s += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-  s += "<text x=\"" + Fmt("%.0f", L) + "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" +
-       Esc(title) + "</text>\n";
+  std::string s = ChartHead(W, H, L, title);
   const int ny = static_cast<int>(y_max / step + 0.5);
   for (int i = 0; i <= ny; ++i) {
     const double y = step * i;
