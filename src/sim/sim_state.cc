@@ -164,6 +164,59 @@ using serial::Write;
 
 namespace {
 constexpr char kKind[] = "simulation";
+
+Status CorruptState(const std::string& why) {
+  return Status::Error(StatusCode::kInvalidArgument, "corrupt simulation state: " + why);
+}
+
+// The engine's snapshot, restored with the run's placement policy (and invariant checks).
+Result<std::unique_ptr<engine::Engine>> ReadEngine(serial::Reader& r, const SimOptions& options) {
+  std::string engine_bytes;
+  Io(r, engine_bytes);
+  if (!r.ok()) return CorruptState(r.error());
+  engine::Engine::RestoreOptions ro;
+  ro.placement = options.placement;
+  if (options.check_invariants) ro.check_invariants = true;
+  return engine::Engine::Restore(engine_bytes, ro);
+}
+
+// The work model's timers as saved.
+struct SavedTimers {
+  std::vector<driver::WorkTimers::Timer> live;
+  uint64_t seq = 0;
+  std::vector<uint64_t> generations;
+};
+
+// The recorder's collections: the reports' data so far.
+void ReadRecorder(serial::Reader& r, driver::Recorder& rec) {
+  Io(r, rec.works);
+  Io(r, rec.usage);
+  Io(r, rec.stop_text);
+  serial::WithNames<std::vector<driver::SimWorkload>> workloads{rec.result.workload_list,
+                                                                *rec.result.names};
+  Io(r, workloads);
+  serial::WithNames<std::deque<driver::SimEvent>> events{rec.result.event_list, *rec.result.names};
+  Io(r, events);
+  Io(r, rec.result.run_list);
+}
+
+// Every saved part agrees with the engine's count of workloads (`ids`): no record, timer, event
+// or run of a workload it does not know.
+Status CheckWorkloadCounts(uint64_t ids, uint64_t submitted, const driver::Recorder& rec,
+                           const SavedTimers& t) {
+  if (rec.works.size() != ids || rec.usage.size() != ids ||
+      rec.result.workload_list.size() != ids || submitted != ids || t.generations.size() > ids)
+    return CorruptState("its workload counts disagree");
+  for (const auto& timer : t.live)
+    if (engine::Value(timer.workload) >= ids)
+      return CorruptState("a timer for an unknown workload");
+  for (const auto& e : rec.result.event_list)
+    if (e.workload != engine::kNoWorkload && engine::Value(e.workload) >= ids)
+      return CorruptState("an event of an unknown workload");
+  for (const auto& run : rec.result.run_list)
+    if (engine::Value(run.workload) >= ids) return CorruptState("a run of an unknown workload");
+  return Status::Ok();
+}
 }  // namespace
 
 std::string Simulation::Save() const {
@@ -207,7 +260,6 @@ std::string Simulation::Save() const {
 
 Result<std::unique_ptr<Simulation>> Simulation::Resume(std::string_view bytes,
                                                        const SimOptions& options) {
-  using R = Result<std::unique_ptr<Simulation>>;
   if (options.until && (*options.until < 0 || *options.until > kMaxHorizon))
     return Status::Error("--until must be between 0s and " + FormatDuration(kMaxHorizon));
   uint32_t version = 0;
@@ -219,18 +271,9 @@ Result<std::unique_ptr<Simulation>> Simulation::Resume(std::string_view bytes,
   r.schedless = version < 5;
   r.topologyless = version < 5;
   r.backoffless = version < 7;
-  auto fail = [&](const std::string& why) {
-    return R::Error(StatusCode::kInvalidArgument, "corrupt simulation state: " + why);
-  };
   std::unique_ptr<Simulation> sim(new Simulation());
   sim->options_ = options;
-  std::string engine_bytes;
-  Io(r, engine_bytes);
-  if (!r.ok()) return fail(r.error());
-  engine::Engine::RestoreOptions ro;
-  ro.placement = options.placement;
-  if (options.check_invariants) ro.check_invariants = true;
-  auto restored = engine::Engine::Restore(engine_bytes, ro);
+  auto restored = ReadEngine(r, options);
   if (!restored.ok()) return restored.status();
   sim->engine_ = std::move(restored).value();
   sim->owned_ = std::make_unique<ManifestSet>();
@@ -247,7 +290,7 @@ Result<std::unique_ptr<Simulation>> Simulation::Resume(std::string_view bytes,
     Io(r, c.time);
     Io(r, c.add);
     Io(r, node);
-    if (node >= m.nodes.size()) return fail("a node change names an unknown node");
+    if (node >= m.nodes.size()) return CorruptState("a node change names an unknown node");
     c.node = &m.nodes[node];
     sim->changes_.push_back(c);
   }
@@ -255,37 +298,17 @@ Result<std::unique_ptr<Simulation>> Simulation::Resume(std::string_view bytes,
   Io(r, sim->paused_at_);
   Io(r, sim->same_instant_);
   Io(r, sim->steps_at_instant_);
-  std::vector<driver::WorkTimers::Timer> live;
-  uint64_t seq = 0;
-  std::vector<uint64_t> generations;
-  Io(r, live);
-  Io(r, seq);
-  Io(r, generations);
+  SavedTimers timers;
+  Io(r, timers.live);
+  Io(r, timers.seq);
+  Io(r, timers.generations);
   sim->recorder_ = std::make_unique<driver::Recorder>(&sim->timers_, true);
-  driver::Recorder& rec = *sim->recorder_;
-  Io(r, rec.works);
-  Io(r, rec.usage);
-  Io(r, rec.stop_text);
-  serial::WithNames<std::vector<driver::SimWorkload>> workloads{rec.result.workload_list,
-                                                                *rec.result.names};
-  Io(r, workloads);
-  serial::WithNames<std::deque<driver::SimEvent>> events{rec.result.event_list, *rec.result.names};
-  Io(r, events);
-  Io(r, rec.result.run_list);
-  if (!r.ok()) return fail(r.error());
-  if (!r.AtEnd()) return fail("bytes after the end");
+  ReadRecorder(r, *sim->recorder_);
+  if (!r.ok()) return CorruptState(r.error());
+  if (!r.AtEnd()) return CorruptState("bytes after the end");
   const uint64_t ids = engine::Value(sim->engine_->next_workload_id());
-  if (rec.works.size() != ids || rec.usage.size() != ids ||
-      rec.result.workload_list.size() != ids || submitted != ids || generations.size() > ids)
-    return fail("its workload counts disagree");
-  for (const auto& t : live)
-    if (engine::Value(t.workload) >= ids) return fail("a timer for an unknown workload");
-  for (const auto& e : rec.result.event_list)
-    if (e.workload != engine::kNoWorkload && engine::Value(e.workload) >= ids)
-      return fail("an event of an unknown workload");
-  for (const auto& run : rec.result.run_list)
-    if (engine::Value(run.workload) >= ids) return fail("a run of an unknown workload");
-  sim->timers_.Restore(live, seq, std::move(generations));
+  if (Status s = CheckWorkloadCounts(ids, submitted, *sim->recorder_, timers); !s.ok()) return s;
+  sim->timers_.Restore(timers.live, timers.seq, std::move(timers.generations));
   sim->m_ = sim->owned_.get();
   sim->submitted_before_ = submitted;
   for (const auto& p : m.pods) sim->arrivals_.push_back(&p);
