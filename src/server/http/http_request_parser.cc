@@ -130,12 +130,9 @@ size_t HttpRequestParser::FeedHeaders(std::string_view data) {
   return end + term;
 }
 
-// The request line and the header fields; false after Fail().
-bool HttpRequestParser::ParseHead(std::string_view head) {
+// The request line: method, target (path and query) and version.
+bool HttpRequestParser::ParseRequestLine(std::string_view line) {
   httplib::Request& r = *request_;
-  size_t eol = head.find('\n');
-  std::string_view line = Trim(head.substr(0, eol));
-  head = eol == head.npos ? std::string_view() : head.substr(eol + 1);
   const size_t sp1 = line.find(' ');
   const size_t sp2 = sp1 == line.npos ? line.npos : line.find(' ', sp1 + 1);
   if (sp2 == line.npos || line.find(' ', sp2 + 1) != line.npos) {
@@ -170,44 +167,58 @@ bool HttpRequestParser::ParseHead(std::string_view head) {
   r.path = httplib::detail::decode_url(std::string(target.substr(0, q)), false);
   if (q != target.npos)
     httplib::detail::parse_query_text(std::string(target.substr(q + 1)), r.params);
+  return true;
+}
 
+// One header field (not empty), and what the parser takes from it: the body's length or
+// coding, the connection's persistence, Expect: 100-continue.
+bool HttpRequestParser::ParseHeaderField(std::string_view line, bool* has_length, size_t* length) {
+  const size_t colon = line.find(':');
+  if (colon == line.npos || !IsToken(line.substr(0, colon))) {
+    Fail(400, "malformed header field");  // obsolete line folding too
+    return false;
+  }
+  const std::string_view name = line.substr(0, colon);
+  const std::string_view value = Trim(line.substr(colon + 1));
+  if (EqualsNoCase(name, "Content-Length")) {
+    size_t n = 0;
+    const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (ec != std::errc() || p != value.data() + value.size() || (*has_length && n != *length)) {
+      Fail(400, "malformed or conflicting Content-Length");
+      return false;
+    }
+    *has_length = true;
+    *length = n;
+  } else if (EqualsNoCase(name, "Transfer-Encoding")) {
+    if (!EqualsNoCase(value, "chunked")) {
+      Fail(501, "the transfer coding \"" + std::string(value) + "\" is not served");
+      return false;
+    }
+    chunked_ = true;
+  } else if (EqualsNoCase(name, "Connection")) {
+    if (ListHas(value, "close")) keep_alive_ = false;
+    if (ListHas(value, "keep-alive")) keep_alive_ = true;
+  } else if (EqualsNoCase(name, "Expect")) {
+    expect_continue_ = EqualsNoCase(value, "100-continue");
+  }
+  request_->headers.emplace(std::string(name), std::string(value));
+  return true;
+}
+
+// The request line and the header fields; false after Fail().
+bool HttpRequestParser::ParseHead(std::string_view head) {
+  size_t eol = head.find('\n');
+  if (!ParseRequestLine(Trim(head.substr(0, eol)))) return false;
+  head = eol == head.npos ? std::string_view() : head.substr(eol + 1);
   bool has_length = false;
   size_t length = 0;
   while (!head.empty()) {
     eol = head.find('\n');
-    line = head.substr(0, eol);
+    std::string_view line = head.substr(0, eol);
     head = eol == head.npos ? std::string_view() : head.substr(eol + 1);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
-    const size_t colon = line.find(':');
-    if (colon == line.npos || !IsToken(line.substr(0, colon))) {
-      Fail(400, "malformed header field");  // obsolete line folding too
-      return false;
-    }
-    const std::string_view name = line.substr(0, colon);
-    const std::string_view value = Trim(line.substr(colon + 1));
-    if (EqualsNoCase(name, "Content-Length")) {
-      size_t n = 0;
-      const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-      if (ec != std::errc() || p != value.data() + value.size() || (has_length && n != length)) {
-        Fail(400, "malformed or conflicting Content-Length");
-        return false;
-      }
-      has_length = true;
-      length = n;
-    } else if (EqualsNoCase(name, "Transfer-Encoding")) {
-      if (!EqualsNoCase(value, "chunked")) {
-        Fail(501, "the transfer coding \"" + std::string(value) + "\" is not served");
-        return false;
-      }
-      chunked_ = true;
-    } else if (EqualsNoCase(name, "Connection")) {
-      if (ListHas(value, "close")) keep_alive_ = false;
-      if (ListHas(value, "keep-alive")) keep_alive_ = true;
-    } else if (EqualsNoCase(name, "Expect")) {
-      expect_continue_ = EqualsNoCase(value, "100-continue");
-    }
-    r.headers.emplace(std::string(name), std::string(value));
+    if (!ParseHeaderField(line, &has_length, &length)) return false;
   }
   if (chunked_ && has_length) {
     Fail(400, "both Content-Length and Transfer-Encoding");

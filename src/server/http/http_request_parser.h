@@ -50,6 +50,9 @@ class HttpRequestParser {
  private:
   size_t FeedHeaders(std::string_view data);
   bool ParseHead(std::string_view head);
+  // ParseHead's steps; false after Fail(). `has_length`, `length`: the Content-Length so far.
+  bool ParseRequestLine(std::string_view line);
+  bool ParseHeaderField(std::string_view line, bool* has_length, size_t* length);
   size_t FeedChunked(std::string_view data);
   void Fail(int status, std::string message);
   bool AppendBody(std::string_view bytes);
