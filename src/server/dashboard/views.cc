@@ -163,37 +163,40 @@ Json PoolView(const Cluster& c, const Viewer& v) {
           {"gpuMilli", {{"allocated", allocated}, {"capacity", capacity}}}};
 }
 
-Json TenantsView(const Cluster& c, const Viewer& v) {
+namespace {
+
+using TenantMap = std::map<std::string, Json>;
+
+// The namespace's entry, made empty when first asked for.
+Json& TenantEntry(TenantMap& by_ns, const std::string& ns) {
+  auto it = by_ns.find(ns);
+  if (it != by_ns.end()) return it->second;
+  Json t = {{"namespace", ns},
+            {"running", 0},
+            {"pending", 0},
+            {"used", {{"gpuMilli", 0}, {"cpuMilli", 0}, {"memoryBytes", 0}}},
+            {"requests", Json::object()},
+            {"borrowedGpuMilli", 0},
+            {"preemptions", 0},
+            {"preemptionsSuffered", 0},
+            {"preemptionsCaused", 0},
+            {"recentPreemptions", Json::array()},
+            {"fairShare", nullptr},
+            {"borrowed", Json::object()},
+            {"lent", Json::object()},
+            {"elasticQuota", nullptr},
+            {"resourceQuotas", Json::array()},
+            {"pendingWorkloads", Json::array()}};
+  return by_ns.emplace(ns, std::move(t)).first->second;
+}
+
+// The workloads the viewer sees, by namespace: pending (with their reasons, other tenants'
+// names redacted) and running (what they use and borrow).
+void TallyWorkloads(const Cluster& c, const Viewer& v, TenantMap& by_ns) {
   const std::vector<std::string> hidden = HiddenNamespaces(c, v);
-  std::map<std::string, Json> by_ns;
-  auto tenant = [&](const std::string& ns) -> Json& {
-    auto it = by_ns.find(ns);
-    if (it != by_ns.end()) return it->second;
-    Json t = {{"namespace", ns},
-              {"running", 0},
-              {"pending", 0},
-              {"used", {{"gpuMilli", 0}, {"cpuMilli", 0}, {"memoryBytes", 0}}},
-              {"requests", Json::object()},
-              {"borrowedGpuMilli", 0},
-              {"preemptions", 0},
-              {"preemptionsSuffered", 0},
-              {"preemptionsCaused", 0},
-              {"recentPreemptions", Json::array()},
-              {"fairShare", nullptr},
-              {"borrowed", Json::object()},
-              {"lent", Json::object()},
-              {"elasticQuota", nullptr},
-              {"resourceQuotas", Json::array()},
-              {"pendingWorkloads", Json::array()}};
-    return by_ns.emplace(ns, std::move(t)).first->second;
-  };
-  for (const Json* n : c.store().List("Namespace", "")) {
-    const std::string ns = n->at("metadata").value("name", "");
-    if (v.Sees(ns)) tenant(ns);
-  }
   for (const engine::WorkloadStatus& w : c.engine().Workloads()) {
     if (!v.Sees(w.namespace_)) continue;
-    Json& t = tenant(w.namespace_);
+    Json& t = TenantEntry(by_ns, w.namespace_);
     t["preemptions"] = t["preemptions"].get<int64_t>() + w.preemptions;
     if (w.phase == engine::Phase::kPending) {
       t["pending"] = t["pending"].get<int64_t>() + 1;
@@ -212,6 +215,11 @@ Json TenantsView(const Cluster& c, const Viewer& v) {
     if (w.borrowed)
       t["borrowedGpuMilli"] = t["borrowedGpuMilli"].get<int64_t>() + w.requests.Get(kGpu);
   }
+}
+
+// Each tenant's ElasticQuota and ResourceQuotas as stored, and its quota state in the engine
+// (fair share, borrowed, lent).
+void AddTenantQuotas(const Cluster& c, TenantMap& by_ns) {
   for (auto& [ns, t] : by_ns) {
     for (const Json* q : c.store().List("ElasticQuota", ns)) {
       const Json spec = q->value("spec", Json::object());
@@ -233,7 +241,12 @@ Json TenantsView(const Cluster& c, const Viewer& v) {
     it->second["borrowed"] = ToJson(q.borrowed);
     it->second["lent"] = ToJson(q.lent);
   }
-  // Preemptions from the Events the daemon keeps (the newest Cluster::kMaxEvents), oldest first.
+}
+
+// Preemptions from the Events the daemon keeps (the newest Cluster::kMaxEvents), oldest first:
+// counted per victim's and preemptor's tenant, the newest ten listed (other tenants' names
+// hidden).
+void AddTenantPreemptions(const Cluster& c, const Viewer& v, TenantMap& by_ns) {
   std::vector<std::pair<int64_t, Preemption>> preemptions;
   for (const Json* e : c.store().List("Event", ""))
     if (auto p = PreemptionOf(*e)) preemptions.push_back({ResourceVersion(*e), std::move(*p)});
@@ -262,6 +275,19 @@ Json TenantsView(const Cluster& c, const Viewer& v) {
       if (victim == by) break;
     }
   }
+}
+
+}  // namespace
+
+Json TenantsView(const Cluster& c, const Viewer& v) {
+  TenantMap by_ns;
+  for (const Json* n : c.store().List("Namespace", "")) {
+    const std::string ns = n->at("metadata").value("name", "");
+    if (v.Sees(ns)) TenantEntry(by_ns, ns);
+  }
+  TallyWorkloads(c, v, by_ns);
+  AddTenantQuotas(c, by_ns);
+  AddTenantPreemptions(c, v, by_ns);
   Json out = Json::array();
   for (auto& [ns, t] : by_ns) out.push_back(std::move(t));
   return {{"tenants", std::move(out)}};
