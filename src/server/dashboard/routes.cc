@@ -28,10 +28,8 @@ int LedgerErrorCode(const Status& st) {
   return 500;
 }
 
-}  // namespace
-
-void RegisterRoutes(HttpServer& s, Daemon& d, DashboardOptions o) {
-  auto opts = std::make_shared<DashboardOptions>(std::move(o));
+// The web assets: /ui/ and its files.
+void AssetRoutes(HttpServer& s) {
   s.Get("/ui", [](const httplib::Request&, httplib::Response& res) { res.set_redirect("/ui/"); });
   s.Get(R"(/ui/(?!api/)(.*))", [](const httplib::Request& req, httplib::Response& res) {
     std::string path = req.matches[1];
@@ -44,27 +42,22 @@ void RegisterRoutes(HttpServer& s, Daemon& d, DashboardOptions o) {
     res.status = 404;
     res.set_content("not found", "text/plain");
   });
-  // The request's viewer, or nullopt after answering 401.
-  auto viewer = [opts](const httplib::Request& req,
-                       httplib::Response& res) -> std::optional<Viewer> {
+}
+
+// The request's viewer, or nullopt after answering 401.
+struct ViewerAuth {
+  std::shared_ptr<DashboardOptions> opts;
+  std::optional<Viewer> operator()(const httplib::Request& req, httplib::Response& res) const {
     if (!opts->tokens) return Viewer{};
     auto found = ViewerFor(*opts->tokens->Current(), req.get_header_value("Authorization"));
     if (!found) SendJson(res, 401, {{"error", "Unauthorized: a known bearer token is required"}});
     return found;
-  };
-  // Answers `view(cluster, viewer, request)` for an authenticated request.
-  auto api = [&s, &d, viewer](const char* path, auto view) {
-    s.Get(path, [&d, viewer, view](const httplib::Request& req, httplib::Response& res) {
-      const std::optional<Viewer> v = viewer(req, res);
-      if (!v) return;
-      Json body = d.Read([&](const Cluster& c) { return view(c, *v, req); });
-      if (body.is_null()) return SendJson(res, 404, {{"error", "not found"}});
-      SendJson(res, 200, body);
-    });
-  };
-  // The history the daemon keeps for the dashboard (history.h), sampled by its own thread, which
-  // lives as long as the routes (joined when the server is destroyed).
-  auto sampler = std::make_shared<HistorySampler>(d, History(), nullptr, opts->data_dir);
+  }
+};
+
+// /ui/api/history: the samples after `since` the viewer sees, priced, and the store's state.
+void HistoryRoute(HttpServer& s, Daemon& d, const ViewerAuth& viewer,
+                  const std::shared_ptr<HistorySampler>& sampler) {
   s.Get("/ui/api/history", [&d, viewer, sampler](const httplib::Request& req,
                                                  httplib::Response& res) {
     const std::optional<Viewer> v = viewer(req, res);
@@ -87,6 +80,21 @@ void RegisterRoutes(HttpServer& s, Daemon& d, DashboardOptions o) {
     if (!v->all && body["store"].is_object()) body["store"].erase("path");  // the server's files
     SendJson(res, 200, body);
   });
+}
+
+// The views of the cluster (views.h) for an authenticated viewer.
+void ClusterViewRoutes(HttpServer& s, Daemon& d, const ViewerAuth& viewer,
+                       const std::shared_ptr<HistorySampler>& sampler) {
+  // Answers `view(cluster, viewer, request)` for an authenticated request.
+  auto api = [&s, &d, viewer](const char* path, auto view) {
+    s.Get(path, [&d, viewer, view](const httplib::Request& req, httplib::Response& res) {
+      const std::optional<Viewer> v = viewer(req, res);
+      if (!v) return;
+      Json body = d.Read([&](const Cluster& c) { return view(c, *v, req); });
+      if (body.is_null()) return SendJson(res, 404, {{"error", "not found"}});
+      SendJson(res, 200, body);
+    });
+  };
   api("/ui/api/whoami", [](const Cluster&, const Viewer& v, const httplib::Request&) {
     return Json{{"user", v.user}, {"all", v.all}, {"namespaces", v.namespaces}};
   });
@@ -100,7 +108,12 @@ void RegisterRoutes(HttpServer& s, Daemon& d, DashboardOptions o) {
   api("/ui/api/workload", [](const Cluster& c, const Viewer& v, const httplib::Request& r) {
     return WorkloadView(c, v, r.get_param_value("namespace"), r.get_param_value("name"));
   });
-  // Bills from the daemon's ledger (server/billing/ledger_bills.h), read outside the daemon's lock.
+}
+
+// Bills from the daemon's ledger (server/billing/ledger_bills.h), read outside the daemon's lock:
+// as JSON, and as CSV downloads.
+void BillRoutes(HttpServer& s, const std::shared_ptr<DashboardOptions>& opts,
+                const ViewerAuth& viewer) {
   auto bills_viewer = [](const Viewer& v) {
     return BillsViewer{v.all, [v](const std::string& ns) { return v.Sees(ns); }};
   };
@@ -134,6 +147,20 @@ void RegisterRoutes(HttpServer& s, Daemon& d, DashboardOptions o) {
   };
   download("/ui/api/bills.csv", "invoices", LedgerBillsCsv);
   download("/ui/api/bills.focus.csv", "focus", LedgerBillsFocusCsv);
+}
+
+}  // namespace
+
+void RegisterRoutes(HttpServer& s, Daemon& d, DashboardOptions o) {
+  auto opts = std::make_shared<DashboardOptions>(std::move(o));
+  AssetRoutes(s);
+  const ViewerAuth viewer{opts};
+  // The history the daemon keeps for the dashboard (history.h), sampled by its own thread, which
+  // lives as long as the routes (joined when the server is destroyed).
+  auto sampler = std::make_shared<HistorySampler>(d, History(), nullptr, opts->data_dir);
+  HistoryRoute(s, d, viewer, sampler);
+  ClusterViewRoutes(s, d, viewer, sampler);
+  BillRoutes(s, opts, viewer);
 }
 
 }  // namespace arbiter::server::dashboard
