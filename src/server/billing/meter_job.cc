@@ -90,64 +90,56 @@ void MeterJob::Loop() {
   }
 }
 
-bool MeterJob::RunOnce() {
-  const Millis now = o_.clock();
-  auto wm = prometheus::ReadMeterWatermark(ledger_->handle());
-  if (!wm.ok()) {
-    Problem("error", {{"error", wm.message()}});
-    return false;
-  }
-  lag_ms_ = billing::MeterLagMs(now, *wm, o_.schedule);
-  if (*wm) watermark_ms_ = **wm;
-  const billing::MeterJobStep step = billing::PlanMeterJob(now, *wm, o_.schedule);
-  if (!step.closed && !step.open) return false;
-  // After a sealed window: the watermark and the lag left, for /metrics and the log line.
-  auto sealed_to = [&](Millis to) {
-    watermark_ms_ = to;
-    lag_ms_ = billing::MeterLagMs(now, to, o_.schedule);
-    ++windows_;
-    return static_cast<double>(lag_ms_.load()) / 1000;
-  };
+double MeterJob::SealedTo(Millis to, Millis now) {
+  watermark_ms_ = to;
+  lag_ms_ = billing::MeterLagMs(now, to, o_.schedule);
+  ++windows_;
+  return static_cast<double>(lag_ms_.load()) / 1000;
+}
+
+std::optional<billing::PriceCatalog> MeterJob::RatingCatalog(const billing::HourWindow& w) {
   std::vector<PriceBook> books = o_.price_books ? o_.price_books() : std::vector<PriceBook>{};
   if (books.empty()) {
     Problem("warning",
             {{"error", "no PriceBook to rate with: apply one, or start with --price-book FILE"}});
-    return false;
+    return std::nullopt;
   }
   auto catalog = billing::PriceCatalog::Create(std::move(books));
   if (!catalog.ok()) {
     Problem("error", {{"error", catalog.message()}});
-    return false;
+    return std::nullopt;
   }
-  const bool sealing = step.closed.has_value();
-  const billing::HourWindow w = sealing ? *step.closed : *step.open;
   if (!catalog->At(w.from)) {
     Problem("warning", {{"error", "no PriceBook version is in force at " + FormatRfc3339(w.from)}});
+    return std::nullopt;
+  }
+  return std::move(catalog).value();
+}
+
+std::optional<bool> MeterJob::SealIfNoPodRan(const billing::HourWindow& w, Millis now) {
+  auto any = prometheus::AnyPodRunning(*client_, o_.config, w.from, w.to);
+  if (!any.ok() || *any) return std::nullopt;
+  Status s = ledger_->Seal(w.to);
+  if (s.ok()) s = prometheus::WriteMeterWatermark(ledger_->handle(), w.to);
+  if (!s.ok()) {
+    Problem("error", {{"from", FormatRfc3339(w.from)}, {"error", s.message()}});
     return false;
   }
-  const auto t0 = std::chrono::steady_clock::now();
-  if (sealing) {  // catching up: a window in which no pod ran is only sealed
-    auto any = prometheus::AnyPodRunning(*client_, o_.config, w.from, w.to);
-    if (any.ok() && !*any) {
-      Status s = ledger_->Seal(w.to);
-      if (s.ok()) s = prometheus::WriteMeterWatermark(ledger_->handle(), w.to);
-      if (!s.ok()) {
-        Problem("error", {{"from", FormatRfc3339(w.from)}, {"error", s.message()}});
-        return false;
-      }
-      last_problem_.clear();
-      const double lag = sealed_to(w.to);
-      Log("info", "meter",
-          {{"from", FormatRfc3339(w.from)},
-           {"to", FormatRfc3339(w.to)},
-           {"sealed", true},
-           {"pods", 0},
-           {"skipped", "no pod ran"},
-           {"lagSeconds", lag}});
-      return true;
-    }
-  }
-  auto r = prometheus::MeterIntoLedger(*client_, o_.config, *catalog, *ledger_, w.from, w.to,
+  last_problem_.clear();
+  const double lag = SealedTo(w.to, now);
+  Log("info", "meter",
+      {{"from", FormatRfc3339(w.from)},
+       {"to", FormatRfc3339(w.to)},
+       {"sealed", true},
+       {"pods", 0},
+       {"skipped", "no pod ran"},
+       {"lagSeconds", lag}});
+  return true;
+}
+
+bool MeterJob::MeterWindow(const billing::HourWindow& w, const billing::PriceCatalog& catalog,
+                           bool sealing, Millis now, std::chrono::steady_clock::time_point t0) {
+  auto r = prometheus::MeterIntoLedger(*client_, o_.config, catalog, *ledger_, w.from, w.to,
                                        sealing ? std::optional<Millis>(w.to) : std::nullopt);
   Json fields = {{"from", FormatRfc3339(w.from)}, {"to", FormatRfc3339(w.to)}, {"sealed", sealing}};
   if (!r.ok()) {
@@ -172,12 +164,33 @@ bool MeterJob::RunOnce() {
   fields["duplicatePoints"] = r->meter.duplicate_points;
   fields["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (sealing)
-    fields["lagSeconds"] = sealed_to(w.to);
+    fields["lagSeconds"] = SealedTo(w.to, now);
   else
     ++windows_;
   Log("info", "meter", fields);
+  return true;
+}
+
+bool MeterJob::RunOnce() {
+  const Millis now = o_.clock();
+  auto wm = prometheus::ReadMeterWatermark(ledger_->handle());
+  if (!wm.ok()) {
+    Problem("error", {{"error", wm.message()}});
+    return false;
+  }
+  lag_ms_ = billing::MeterLagMs(now, *wm, o_.schedule);
+  if (*wm) watermark_ms_ = **wm;
+  const billing::MeterJobStep step = billing::PlanMeterJob(now, *wm, o_.schedule);
+  if (!step.closed && !step.open) return false;
+  const bool sealing = step.closed.has_value();
+  const billing::HourWindow w = sealing ? *step.closed : *step.open;
+  const std::optional<billing::PriceCatalog> catalog = RatingCatalog(w);
+  if (!catalog) return false;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (sealing)  // catching up: a window in which no pod ran is only sealed
+    if (const std::optional<bool> sealed = SealIfNoPodRan(w, now)) return *sealed;
   // After closed hours, come back at once: more closed hours, or the open ones.
-  return sealing;
+  return MeterWindow(w, *catalog, sealing, now, t0) && sealing;
 }
 
 std::vector<PriceBook> DaemonPriceBooks(const Daemon& d) {

@@ -12,10 +12,12 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -58,6 +60,17 @@ class MeterJob {
   void Loop();
   // One step of the schedule; true when more closed hours wait (catching up).
   bool RunOnce();
+  // RunOnce's steps. The PriceBook versions to rate with, one in force at w.from; nullopt after a
+  // Problem.
+  std::optional<billing::PriceCatalog> RatingCatalog(const billing::HourWindow& w);
+  // A closed window in which no pod ran is only sealed: RunOnce's answer then, nullopt when the
+  // window is to be metered.
+  std::optional<bool> SealIfNoPodRan(const billing::HourWindow& w, Millis now);
+  // Meters the window into the ledger (sealed when `sealing`) and logs it; false after a Problem.
+  bool MeterWindow(const billing::HourWindow& w, const billing::PriceCatalog& catalog, bool sealing,
+                   Millis now, std::chrono::steady_clock::time_point t0);
+  // After a sealed window: the watermark and the lag left (seconds), for /metrics and the log.
+  double SealedTo(Millis to, Millis now);
   void Log(const std::string& level, const std::string& msg, Json fields) const;
   // A warning or error, logged once while it repeats (a job retrying every few seconds).
   void Problem(const std::string& level, Json fields);
