@@ -282,6 +282,15 @@ double TimelineResult::average_gpu_allocation() const {
 
 namespace {
 
+// A run's result head: the placement policy, the seed and the cluster's capacity.
+template <typename RunResult>
+void SetRunHead(RunResult& r, Replay& replay, const TraceRunOptions& o) {
+  r.policy = PolicyKey(replay.engine().policy().placement);
+  r.seed = o.seed;
+  r.cluster_gpu_milli = replay.gpu_capacity();
+  r.cluster_cpu_milli = replay.cpu_capacity();
+}
+
 // The saturation run's submission list (indices into trace.pods): the pods in a random order,
 // cut or extended by random picks until their GPU demand is about `target` GPU milli.
 Result<std::vector<uint32_t>> SubmissionList(const PodTrace& trace, int64_t target,
@@ -336,10 +345,7 @@ Result<SaturateResult> RunSaturate(const std::vector<TraceNode>& nodes, const Po
   Replay replay(nodes, trace, o);
   if (Status s = replay.Setup(); !s.ok()) return s;
   SaturateResult r;
-  r.policy = PolicyKey(replay.engine().policy().placement);
-  r.seed = o.seed;
-  r.cluster_gpu_milli = replay.gpu_capacity();
-  r.cluster_cpu_milli = replay.cpu_capacity();
+  SetRunHead(r, replay, o);
   if (r.cluster_gpu_milli == 0)
     return Result<SaturateResult>::Error("saturate: the cluster has no GPUs");
   pl::Xoshiro256 rng(o.seed ^ kPodStream);
@@ -498,10 +504,7 @@ Result<TimelineResult> RunTimeline(const std::vector<TraceNode>& nodes, const Po
   Replay replay(nodes, trace, o);
   if (Status s = replay.Setup(); !s.ok()) return s;
   TimelineResult r;
-  r.policy = PolicyKey(replay.engine().policy().placement);
-  r.seed = o.seed;
-  r.cluster_gpu_milli = replay.gpu_capacity();
-  r.cluster_cpu_milli = replay.cpu_capacity();
+  SetRunHead(r, replay, o);
   r.failed_by_priority_tier.assign(4, 0);
   std::vector<Millis> duration(trace.pods.size(), 0);
   const std::vector<TraceArrival> arrivals = TimelineArrivals(trace, &duration);
