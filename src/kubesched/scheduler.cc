@@ -360,8 +360,10 @@ Status SchedulerLoop::Run() {
     if (auto due = controller_.NextDue()) wait = std::clamp<Millis>(*due - WallNow(), 0, 1000);
     Deliver(queue_.TakeAll(wait));
     if (!Listed()) continue;
-    if (lease_ && !lease_->Acting(WallNow())) {  // standing by: informers warm, nothing done
-      lost_ = lease_->EverLed();
+    // Standing by (informers warm, nothing done), or a renewal overdue (paused until it is
+    // renewed, or lost).
+    if (lease_ && !lease_->Acting(WallNow())) {
+      lost_ = lease_->Lost();
       if (lost_) break;
       continue;
     }
