@@ -1,8 +1,5 @@
 #include "kubesched/action_pool.h"
 
-#include <atomic>
-#include <thread>
-
 namespace arbiter::kubesched {
 
 Result<std::unique_ptr<ActionPool>> ActionPool::Connect(const kubeclient::KubeConfig& kube,
@@ -14,26 +11,60 @@ Result<std::unique_ptr<ActionPool>> ActionPool::Connect(const kubeclient::KubeCo
     if (!c.ok()) return c.status();
     p->clients_.push_back(std::move(c).value());
   }
+  for (auto& c : p->clients_) p->threads_.emplace_back([p = p.get(), c = c.get()] { p->Work(*c); });
   return p;
 }
 
-std::vector<std::optional<ActionResult>> ActionPool::Run(const std::vector<Action>& actions,
-                                                         const Exec& exec,
-                                                         const std::function<bool()>& may_act) {
-  std::vector<std::optional<ActionResult>> results(actions.size());
-  std::atomic<size_t> next{0};
-  auto work = [&](kubeclient::ApiClient& c) {
-    for (size_t i = next++; i < actions.size(); i = next++) {
-      if (!may_act()) return;
-      results[i] = exec(c, actions[i]);
-    }
-  };
-  const size_t n = std::min(clients_.size(), actions.size());
-  std::vector<std::thread> threads;
-  for (size_t k = 1; k < n; ++k) threads.emplace_back(work, std::ref(*clients_[k]));
-  if (n > 0) work(*clients_[0]);
-  for (auto& t : threads) t.join();
-  return results;
+ActionPool::~ActionPool() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stop_ = true;
+  }
+  work_cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void ActionPool::Begin(Exec exec, std::function<bool()> may_act) {
+  std::lock_guard<std::mutex> l(mu_);
+  exec_ = std::move(exec);
+  may_act_ = std::move(may_act);
+  batch_.clear();
+  next_ = done_ = 0;
+}
+
+void ActionPool::Add(Action a) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    batch_.emplace_back(std::move(a), std::nullopt);
+  }
+  work_cv_.notify_one();
+}
+
+std::vector<std::pair<Action, std::optional<ActionResult>>> ActionPool::Finish() {
+  std::unique_lock<std::mutex> l(mu_);
+  done_cv_.wait(l, [&] { return done_ == batch_.size(); });
+  auto out = std::move(batch_);
+  batch_.clear();
+  next_ = done_ = 0;
+  return out;
+}
+
+// exec_ and may_act_ are set by Begin, before the batch's first Add, and not changed until
+// Finish has seen every call done: read here without the lock.
+void ActionPool::Work(kubeclient::ApiClient& c) {
+  std::unique_lock<std::mutex> l(mu_);
+  while (true) {
+    work_cv_.wait(l, [&] { return stop_ || next_ < batch_.size(); });
+    if (next_ >= batch_.size()) return;  // stopping, nothing left
+    const size_t i = next_++;
+    const Action a = batch_[i].first;  // a copy: Add may grow the batch meanwhile
+    l.unlock();
+    std::optional<ActionResult> r;
+    if (may_act_()) r = exec_(c, a);
+    l.lock();
+    batch_[i].second = std::move(r);
+    if (++done_ == batch_.size()) done_cv_.notify_all();
+  }
 }
 
 }  // namespace arbiter::kubesched

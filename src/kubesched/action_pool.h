@@ -1,13 +1,21 @@
-// The API calls of one scheduling cycle, made over several connections at once. One HTTP/1.1
+// The API calls of the scheduling cycles, made over several connections at once. One HTTP/1.1
 // connection carries one call at a time: the cycle's bindings in a row wait one round trip each
 // (kube-apiserver writes each to etcd before it answers), while kube-scheduler binds each pod in
 // a goroutine of its own. The calls of a cycle concern distinct pods, so their order does not
-// matter; the answers are handed back in the cycle's order (the Controller is not thread-safe:
-// its Done runs on the caller's thread).
+// matter. A cycle's calls are one batch: handed in as they are decided (Add: the bindings as the
+// engine places the pods, while the cycle goes on), made at once by the connections' threads,
+// and handed back with their answers by Finish, on the caller's thread (the Controller is not
+// thread-safe: its Done runs there), before the next cycle decides anything: a pod never has two
+// calls in flight.
 #pragma once
 
+#include <condition_variable>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "adapters/kubeclient/api_client.h"
@@ -18,17 +26,35 @@ namespace arbiter::kubesched {
 class ActionPool {
  public:
   using Exec = std::function<ActionResult(kubeclient::ApiClient&, const Action&)>;
-  // `connections` clients of the same kubeconfig (at least one).
+  // `connections` clients of the same kubeconfig (at least one), a thread each.
   static Result<std::unique_ptr<ActionPool>> Connect(const kubeclient::KubeConfig& kube,
                                                      const kubeclient::ClientOptions& options,
                                                      int connections);
-  // Makes the calls, at most one per connection at a time, none once `may_act` says false
-  // (checked before each call). results[i] is set for each call made.
-  std::vector<std::optional<ActionResult>> Run(const std::vector<Action>& actions, const Exec& exec,
-                                               const std::function<bool()>& may_act);
+  ~ActionPool();  // the calls in flight end, then the threads
+
+  // A batch starts: each call made with `exec`, none once `may_act` says false (checked before
+  // each call, on the connection's thread).
+  void Begin(Exec exec, std::function<bool()> may_act);
+  // A call of the batch, started at once on a free connection (at most one call per connection
+  // at a time; in the order added).
+  void Add(Action a);
+  // Waits for every call added; each with its answer (none for a call not made), in the order
+  // added. The batch is over.
+  std::vector<std::pair<Action, std::optional<ActionResult>>> Finish();
 
  private:
+  ActionPool() = default;
+  void Work(kubeclient::ApiClient& c);
+
   std::vector<std::unique_ptr<kubeclient::ApiClient>> clients_;
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_;
+  Exec exec_;
+  std::function<bool()> may_act_;
+  std::vector<std::pair<Action, std::optional<ActionResult>>> batch_;  // under mu_
+  size_t next_ = 0, done_ = 0;                                         // under mu_
+  bool stop_ = false;                                                  // under mu_
 };
 
 }  // namespace arbiter::kubesched

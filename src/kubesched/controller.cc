@@ -158,6 +158,7 @@ class Controller::Sink final : public engine::EventSink {
       c_->preemptor_of_[engine::Value(e.workload)] = e.by;
     if (e.type == engine::EventType::kRejected)
       c_->rejected_[engine::Value(e.workload)] = e.message;
+    if (e.type == engine::EventType::kScheduled) c_->Placed(e);
   }
   bool WantsFinalStatus() const override { return false; }
 
@@ -573,7 +574,22 @@ void Controller::Propagate() {
       dirty_["Pod"].insert(w->second.begin(), w->second.end());
 }
 
-std::vector<Action> Controller::Step(Millis now) {
+void Controller::Placed(const engine::Event& e) {
+  if (!placed_ || !*placed_) return;
+  auto k = pod_of_.find(engine::Value(e.workload));
+  if (k == pod_of_.end()) return;  // a Job's slot, not a pod
+  auto t = pods_.find(k->second);
+  const auto obj = objects_["Pod"].find(k->second);
+  if (t == pods_.end() || obj == objects_["Pod"].end()) return;
+  if (!t->second.bound.empty() || e.time < t->second.retry_at) return;  // as Reconcile
+  placed_now_.insert(engine::Value(e.workload));
+  (*placed_)(Action{Action::Type::kBind, k->second.first, k->second.second,
+                    Str(obj->second, "metadata", "uid"), e.node, ""});
+}
+
+std::vector<Action> Controller::Step(Millis now, const std::function<void(Action)>& placed) {
+  placed_now_.clear();
+  placed_ = &placed;
   if (!started_) {
     Start(now);
   } else {
@@ -603,6 +619,7 @@ std::vector<Action> Controller::Step(Millis now) {
   Reconcile(now, &out);
   ReconcileQuotaStatus(now, &out);
   ReconcileValidity(now, &out);
+  placed_ = nullptr;
   return out;
 }
 
@@ -630,6 +647,9 @@ void Controller::Reconcile(Millis now, std::vector<Action>* out) {
          ": " + t.refusal;
   }
   for (const engine::WorkloadStatus& st : engine_->Workloads()) {
+    // Its binding is in flight since the engine placed it (Placed): nothing more until its Done
+    // (should the cycle have stopped it since, it is evicted once bound, or let go if refused).
+    if (placed_now_.count(engine::Value(st.id))) continue;
     auto k = pod_of_.find(engine::Value(st.id));
     if (k == pod_of_.end()) continue;
     PodTrack& t = pods_[k->second];

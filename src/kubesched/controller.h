@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -100,7 +101,11 @@ class Controller {
   void Remove(const std::string& kind, const Json& object);
 
   // Applies what changed, runs a scheduling cycle, and returns the API calls to make now.
-  std::vector<Action> Step(Millis now);
+  // `placed`: the binding of each pod the engine places in this cycle, handed over as the engine
+  // reports the placement, while the cycle goes on (so that the caller's calls overlap the rest of
+  // it); not in the list returned. Either way each call made is reported through Done before the
+  // next Step.
+  std::vector<Action> Step(Millis now, const std::function<void(Action)>& placed = nullptr);
   // The outcome of an action returned by Step.
   void Done(const Action& a, const ActionResult& r, Millis now);
   // When Step is due without a delivery (an engine wake-up, a retry), if ever.
@@ -153,6 +158,9 @@ class Controller {
   class Sink;
 
   void Start(Millis now);
+  // The engine placed `e.workload` on `e.node` (its Scheduled event, during Step): the binding to
+  // placed_ at once, when it is one Reconcile would return.
+  void Placed(const engine::Event& e);
   void ApplyPolicy(const std::string& kind, const Key& key, Millis now);
   void ApplyNode(const std::string& name, Millis now);
   void ApplyPod(const Key& key, Millis now);
@@ -209,6 +217,8 @@ class Controller {
   std::map<std::string, std::map<Key, Json>> objects_;  // the cluster's view, by kind
   std::map<std::string, std::set<Key>> dirty_;          // changed since the last step
   std::map<Key, PodTrack> pods_;
+  const std::function<void(Action)>* placed_ = nullptr;  // Step's `placed`, during Step
+  std::set<uint64_t> placed_now_;  // workloads whose binding went to placed_ in this Step
   // The pods of one workload (a ReplicaSet's, a Job's) differ in their names only: the loader
   // reads each shape once, keyed by what it reads of the pod (its name left out), at most
   // kPodLoads shapes (then forgotten).

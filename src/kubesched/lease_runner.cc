@@ -132,28 +132,40 @@ bool LeaseRunner::Attempt(ApiClient& c) {
   return Write(c, w, started);
 }
 
+// Lost only when an attempt ends without renewing past the deadline, or shows another holder. A
+// renewal that is merely late (an attempt slower than what was left of the renew deadline: under
+// load an acquisition's read and write took 2 s, leaving nothing before the next renewal, a retry
+// period later) pauses the leader (Acting false: no API call) until it succeeds; the Lease is
+// still its own then, since the write carried the resourceVersion of its last one.
 void LeaseRunner::Run() {
   std::mt19937_64 gen(std::hash<std::string>()(config_.identity));
   std::uniform_int_distribution<Millis> jitter(0, config_.retry_period * 12 / 10);
   while (!stop_.load()) {
+    const Millis began = lease_runner::WallNow();
     const bool held = Attempt(*client_);
     const Millis now = lease_runner::WallNow();
+    if ((held || led_.load()) && now - began > config_.retry_period)
+      Say("Lease " + Describe() + ": " + (held ? "renewal" : "failed renewal") + " took " +
+          std::to_string(now - began) + " ms");
+    const bool was_acting = Acting(now);
     acting_until_.store(elector_.IsLeader() ? elector_.acting_until() : 0);
     if (held && !led_.load()) {
       led_.store(true);
       Say("acquired Lease " + Describe() + " as " + config_.identity + " (leaseTransitions " +
           std::to_string(elector_.observed().transitions) + "): leading");
-      if (on_change_) on_change_();
     }
-    if (led_.load() && !elector_.Acting(now)) {
+    if (led_.load() && (!elector_.IsLeader() || (!held && !elector_.Acting(now)))) {
       acting_until_.store(0);
+      lost_.store(true);
       Say(elector_.IsLeader()
               ? "lost Lease " + Describe() + ": not renewed within the renew deadline (" +
-                    FormatDuration(config_.renew_deadline) + ")"
+                    FormatDuration(config_.renew_deadline) + "; the last attempt took " +
+                    std::to_string(now - began) + " ms)"
               : "lost Lease " + Describe() + ": now held by " + elector_.observed().holder);
       if (on_change_) on_change_();
       return;
     }
+    if (held && !was_acting && on_change_) on_change_();  // acting (again)
     if (!Sleep(led_.load() ? config_.retry_period : config_.retry_period + jitter(gen))) return;
   }
 }

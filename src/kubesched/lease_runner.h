@@ -2,10 +2,11 @@
 // its own (so that a long scheduling cycle never delays a renewal), with the decisions of
 // LeaderElector (leader_election.h). A candidate tries every retry period plus a jitter of up to
 // 1.2 retry periods (client-go's JitterUntil); the leader renews every retry period. The
-// scheduling loop asks Acting() before each cycle and each API call: a leader that has not
-// renewed within the renew deadline is no longer acting (and the process exits, as
-// kube-scheduler does). The Lease: GET/PUT /apis/coordination.k8s.io/v1/namespaces/NS/leases/NAME,
-// POST to create it.
+// scheduling loop asks Acting() before each cycle and each API call: a leader whose last
+// successful renewal started more than the renew deadline ago makes none; it has lost (and the
+// process exits, as kube-scheduler does) once an attempt ends without renewing past the deadline
+// or shows another holder, and acts again if the renewal in flight succeeds. The Lease: GET/PUT
+// /apis/coordination.k8s.io/v1/namespaces/NS/leases/NAME, POST to create it.
 #pragma once
 
 #include <atomic>
@@ -34,10 +35,14 @@ class LeaseRunner {
   ~LeaseRunner();  // Stop(false)
   // Connects (an error when the kubeconfig's TLS settings are unusable) and starts the thread.
   Status Start();
-  // Leader with a renewal that started less than the renew deadline ago.
+  // Leader with a renewal that started less than the renew deadline ago: may make API calls.
   bool Acting(Millis now) const { return now < acting_until_.load(); }
-  // Was the leader at some point (then not Acting means lost: stop).
+  // Was the leader at some point.
   bool EverLed() const { return led_.load(); }
+  // Led, then an attempt ended without renewing past the renew deadline, or the Lease named
+  // another holder: stop for good (and exit). A leader neither Acting nor Lost has a renewal
+  // overdue, still being tried (in flight, or failed within the deadline): it pauses.
+  bool Lost() const { return lost_.load(); }
   // Stops the thread; `release`: a leader still acting gives the Lease up (holder "", duration
   // 1 s) so that a standby takes over at its next retry.
   void Stop(bool release);
@@ -59,7 +64,7 @@ class LeaseRunner {
   std::unique_ptr<kubeclient::ApiClient> client_;
   std::string last_said_, last_holder_;
   std::atomic<Millis> acting_until_{0};
-  std::atomic<bool> led_{false}, stop_{false};
+  std::atomic<bool> led_{false}, lost_{false}, stop_{false};
   std::mutex mu_;
   std::condition_variable cv_;
   std::thread thread_;

@@ -230,112 +230,174 @@ Status CheckApiServer(const kubeclient::KubeConfig& kube) {
   return Status::Ok();
 }
 
-Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& stop) {
-  auto log = [&](const std::string& m) {
-    if (options.log) options.log(m);
-  };
+namespace {
+
+// RunScheduler's state, and its steps: Start (the connections, informers, Lease and ledger), then
+// each turn of Run: the informers' deliveries to the Controller, and once every kind has listed
+// and while this replica acts, a cycle and its API calls; Stop.
+class SchedulerLoop {
+ public:
+  SchedulerLoop(const SchedulerOptions& o, const std::atomic<bool>& stop)
+      : o_(o),
+        stop_(stop),
+        resources_(InformerResources()),
+        metering_(o),
+        controller_(o.controller),
+        recorder_(EventOptions(o.controller.scheduler_name)),
+        events_(o.kube, [this](const std::string& m) { Log(m); }) {}
+
+  Status Start();
+  // Until `stop`, the Lease lost or the usage meter failed to start.
+  Status Run();
+
+ private:
+  void Log(const std::string& m) const {
+    if (o_.log) o_.log(m);
+  }
+  void Deliver(std::vector<kubeclient::Delta> deltas);
+  bool Listed();  // every informer has listed (which have not is said once, after 15 s)
+  bool MayAct() const { return !lease_ || lease_->Acting(WallNow()); }
+  void Cycle();         // a Controller step and its calls, events and log
+  Status AfterCycle();  // metering
+  Status Stop(Status metering_error);
+
+  const SchedulerOptions& o_;
+  const std::atomic<bool>& stop_;
+  const std::vector<kubeclient::ResourceSpec> resources_;
+  std::unique_ptr<ActionPool> writer_;
+  kubeclient::DeltaQueue queue_;
+  std::vector<std::unique_ptr<kubeclient::Informer>> informers_;
+  std::unique_ptr<LeaseRunner> lease_;
+  Metering metering_;
+  Controller controller_;
+  EventRecorder recorder_;
+  EventWriter events_;
+  std::set<size_t> synced_;
+  Millis started_ = WallNow();
+  bool announced_ = false, waited_said_ = false;
+  bool lost_ = false;  // led, then could not renew: stop acting at once, exit
+};
+
+Status SchedulerLoop::Start() {
   kubeclient::ClientOptions wo;  // replicas told apart in the API server's audit log
-  if (options.leader_election) wo.user_agent += "/" + options.leader_election->identity;
-  auto writer = ActionPool::Connect(options.kube, wo, options.api_connections);
+  if (o_.leader_election) wo.user_agent += "/" + o_.leader_election->identity;
+  auto writer = ActionPool::Connect(o_.kube, wo, o_.api_connections);
   if (!writer.ok()) return writer.status();
-  const auto resources = InformerResources();
-  kubeclient::DeltaQueue queue;
+  writer_ = std::move(writer).value();
   kubeclient::InformerOptions io;
-  io.watch_timeout_seconds = options.watch_timeout_seconds;
-  io.log = log;
-  std::vector<std::unique_ptr<kubeclient::Informer>> informers;
-  for (size_t i = 0; i < resources.size(); ++i) {
-    informers.push_back(
-        std::make_unique<kubeclient::Informer>(resources[i], i, options.kube, &queue, io));
-    informers.back()->Start();
+  io.watch_timeout_seconds = o_.watch_timeout_seconds;
+  io.log = o_.log;
+  for (size_t i = 0; i < resources_.size(); ++i) {
+    informers_.push_back(
+        std::make_unique<kubeclient::Informer>(resources_[i], i, o_.kube, &queue_, io));
+    informers_.back()->Start();
   }
-  std::unique_ptr<LeaseRunner> lease;
-  if (options.leader_election) {
-    lease = std::make_unique<LeaseRunner>(options.kube, *options.leader_election, log,
-                                          [&queue] { queue.Wake(); });
-    if (Status s = lease->Start(); !s.ok()) return s;
+  if (o_.leader_election) {
+    lease_ = std::make_unique<LeaseRunner>(
+        o_.kube, *o_.leader_election, [this](const std::string& m) { Log(m); },
+        [this] { queue_.Wake(); });
+    if (Status s = lease_->Start(); !s.ok()) return s;
   }
-  Metering metering(options);
-  if (Status s = metering.Open(); !s.ok()) return s;
-  bool lost = false;                     // led, then could not renew: stop acting at once, exit
-  Status metering_error = Status::Ok();  // the usage meter could not start: exit
-  Controller controller(options.controller);
-  EventRecorder recorder(EventOptions(options.controller.scheduler_name));
-  EventWriter events(options.kube, log);
-  std::set<size_t> synced;
-  bool announced = false;
-  bool waited_said = false;
-  const Millis started = WallNow();
-  while (!stop.load()) {
-    Millis wait = 1000;
-    if (auto due = controller.NextDue()) wait = std::clamp<Millis>(*due - WallNow(), 0, 1000);
-    std::vector<kubeclient::Delta> deltas = queue.TakeAll(wait);
-    for (auto& d : deltas) {
-      const std::string& kind = resources[d.resource].kind;
-      metering.See(kind, d, WallNow());
-      switch (d.op) {
-        case kubeclient::Delta::Op::kSynced:
-          synced.insert(d.resource);
-          controller.Synced(kind, std::move(d.items));
-          break;
-        case kubeclient::Delta::Op::kUpsert:
-          controller.Upsert(kind, std::move(d.object));
-          break;
-        case kubeclient::Delta::Op::kDelete:
-          controller.Remove(kind, d.object);
-          break;
-      }
-    }
-    if (synced.size() < resources.size()) {  // the first lists are not all in
-      if (!waited_said && WallNow() - started > 15000) {
-        std::string missing;
-        for (size_t i = 0; i < resources.size(); ++i)
-          if (!synced.count(i)) missing += (missing.empty() ? "" : ", ") + resources[i].kind;
-        log("still waiting for the first list of: " + missing);
-        waited_said = true;
-      }
-      continue;
-    }
-    if (lease && !lease->Acting(WallNow())) {  // standing by: informers warm, nothing done
-      if (lease->EverLed()) lost = true;
-      if (lost) break;
-      continue;
-    }
-    if (!announced) {
-      log("every informer has listed; scheduling");
-      announced = true;
-    }
-    const Millis now = WallNow();
-    const std::vector<Action> actions = controller.Step(now);
-    // None once the Lease lapsed mid-cycle (the next turn of the loop then stops).
-    auto results =
-        (*writer)->Run(actions, Execute, [&] { return !lease || lease->Acting(WallNow()); });
-    for (size_t i = 0; i < actions.size(); ++i)
-      if (results[i]) controller.Done(actions[i], *results[i], WallNow());
-    std::vector<EventWrite> writes = recorder.Flush(WallNow());
-    for (const EventRequest& e : controller.TakeEvents())
-      for (EventWrite& w : recorder.Record(e, WallNow())) writes.push_back(std::move(w));
-    if (!lease || lease->Acting(WallNow())) events.Submit(std::move(writes));
-    for (const std::string& line : controller.TakeLog()) log(line);
-    if (!lease || lease->Acting(WallNow()))
-      if (Status s = metering.Acting(controller, WallNow()); !s.ok()) {
-        metering_error = s;
+  started_ = WallNow();
+  return metering_.Open();
+}
+
+void SchedulerLoop::Deliver(std::vector<kubeclient::Delta> deltas) {
+  for (auto& d : deltas) {
+    const std::string& kind = resources_[d.resource].kind;
+    metering_.See(kind, d, WallNow());
+    switch (d.op) {
+      case kubeclient::Delta::Op::kSynced:
+        synced_.insert(d.resource);
+        controller_.Synced(kind, std::move(d.items));
         break;
-      }
+      case kubeclient::Delta::Op::kUpsert:
+        controller_.Upsert(kind, std::move(d.object));
+        break;
+      case kubeclient::Delta::Op::kDelete:
+        controller_.Remove(kind, d.object);
+        break;
+    }
   }
-  for (auto& i : informers) i->Stop();
+}
+
+bool SchedulerLoop::Listed() {
+  if (synced_.size() == resources_.size()) return true;
+  if (!waited_said_ && WallNow() - started_ > 15000) {
+    std::string missing;
+    for (size_t i = 0; i < resources_.size(); ++i)
+      if (!synced_.count(i)) missing += (missing.empty() ? "" : ", ") + resources_[i].kind;
+    Log("still waiting for the first list of: " + missing);
+    waited_said_ = true;
+  }
+  return false;
+}
+
+// No call once the Lease lapsed mid-cycle (the next turn of the loop then stops). The bindings go
+// out as the engine places the pods, the rest once the cycle is over.
+void SchedulerLoop::Cycle() {
+  writer_->Begin(Execute, [this] { return MayAct(); });
+  for (Action& a : controller_.Step(WallNow(), [&](Action a) { writer_->Add(std::move(a)); }))
+    writer_->Add(std::move(a));
+  for (auto& [action, result] : writer_->Finish())
+    if (result) controller_.Done(action, *result, WallNow());
+  std::vector<EventWrite> writes = recorder_.Flush(WallNow());
+  for (const EventRequest& e : controller_.TakeEvents())
+    for (EventWrite& w : recorder_.Record(e, WallNow())) writes.push_back(std::move(w));
+  if (MayAct()) events_.Submit(std::move(writes));
+  for (const std::string& line : controller_.TakeLog()) Log(line);
+}
+
+Status SchedulerLoop::AfterCycle() {
+  if (!MayAct()) return Status::Ok();
+  return metering_.Acting(controller_, WallNow());
+}
+
+Status SchedulerLoop::Run() {
+  Status metering_error = Status::Ok();  // the usage meter could not start: exit
+  while (!stop_.load()) {
+    Millis wait = 1000;
+    if (auto due = controller_.NextDue()) wait = std::clamp<Millis>(*due - WallNow(), 0, 1000);
+    Deliver(queue_.TakeAll(wait));
+    if (!Listed()) continue;
+    // Standing by (informers warm, nothing done), or a renewal overdue (paused until it is
+    // renewed, or lost).
+    if (lease_ && !lease_->Acting(WallNow())) {
+      lost_ = lease_->Lost();
+      if (lost_) break;
+      continue;
+    }
+    if (!announced_) {
+      Log("every informer has listed; scheduling");
+      announced_ = true;
+    }
+    Cycle();
+    metering_error = AfterCycle();
+    if (!metering_error.ok()) break;
+  }
+  return Stop(metering_error);
+}
+
+Status SchedulerLoop::Stop(Status metering_error) {
+  for (auto& i : informers_) i->Stop();
   if (!metering_error.ok()) {
-    if (lease) lease->Stop(/*release=*/true);
+    if (lease_) lease_->Stop(/*release=*/true);
     return metering_error;
   }
-  if (lease) {
-    lease->Stop(/*release=*/!lost);
-    if (lost)
-      return Status::Unavailable("lost the Lease " + lease->Describe() +
-                                 " (not renewed within the renew deadline, or taken over): "
-                                 "exiting so that another replica acts alone");
-  }
-  return Status::Ok();
+  if (!lease_) return Status::Ok();
+  lease_->Stop(/*release=*/!lost_);
+  if (!lost_) return Status::Ok();
+  return Status::Unavailable("lost the Lease " + lease_->Describe() +
+                             " (not renewed within the renew deadline, or taken over): "
+                             "exiting so that another replica acts alone");
+}
+
+}  // namespace
+
+Status RunScheduler(const SchedulerOptions& options, const std::atomic<bool>& stop) {
+  SchedulerLoop loop(options, stop);
+  if (Status s = loop.Start(); !s.ok()) return s;
+  return loop.Run();
 }
 
 std::vector<kubeclient::ResourceSpec> InformerResources() { return Resources(); }

@@ -149,6 +149,33 @@ TEST(KubeschedController, BindsWhereSimPlacesAndSaysWhyTheRestWait) {
   EXPECT_EQ(c.binds(), 3);
 }
 
+// With `placed`, each binding goes out as the engine places the pod, during the cycle (so that
+// `arbiter scheduler` binds while the cycle goes on), and not again in the actions returned: the
+// same bindings as without, each once.
+TEST(KubeschedController, BindingsAreHandedOverAsTheEnginePlacesThePods) {
+  const std::vector<Json> nodes = {NodeJson("n1", 8), NodeJson("n2", 8)};
+  const std::vector<Json> pods = {PodJson("p1", 4), PodJson("p2", 4), PodJson("p3", 8),
+                                  PodJson("p4", 8)};
+  Controller batch({}), streamed({});
+  SyncAll(batch, nodes, pods);
+  SyncAll(streamed, nodes, pods);
+  const std::vector<Action> all = batch.Step(kT0);
+  std::vector<Action> early;
+  const std::vector<Action> rest = streamed.Step(kT0, [&](Action a) { early.push_back(a); });
+  EXPECT_EQ(Binds(early), Binds(all));
+  EXPECT_EQ(Binds(early).size(), 3u);
+  EXPECT_EQ(early.size(), 3u);
+  EXPECT_TRUE(Binds(rest).empty());
+  ASSERT_EQ(rest.size(), 1u);  // p4's PodScheduled condition, after the cycle
+  EXPECT_EQ(rest[0].type, Action::Type::kStatus);
+  for (const auto& a : early) streamed.Done(a, ActionResult{201, "", ""}, kT0);
+  for (const auto& a : rest) streamed.Done(a, ActionResult{200, "", ""}, kT0);
+  std::vector<Action> later;
+  EXPECT_TRUE(streamed.Step(kT0 + 1000, [&](Action a) { later.push_back(a); }).empty());
+  EXPECT_TRUE(later.empty());
+  EXPECT_EQ(streamed.binds(), 3);
+}
+
 TEST(KubeschedController, ForeignPodsTakeTheirRequestsOffTheirNode) {
   Controller c({});
   // kube-scheduler's pod holds 6 of n1's 8 GPUs: Arbiter's 4-GPU pod does not fit beside it.

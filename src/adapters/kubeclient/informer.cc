@@ -71,16 +71,61 @@ bool Informer::Sleep(Millis ms) {
   return !stop_;
 }
 
+namespace informer_detail {
+
+// kube-apiserver cannot serve the list at the resourceVersion asked: 410 Gone (Expired: compacted,
+// or a continue token too old), or "Too large resource version" (504, cause
+// ResourceVersionTooLarge: a server whose cache is behind the version asked). client-go's
+// reflector then lists again from etcd (resourceVersion unset), as here.
+bool VersionUnavailable(int status, std::string_view body) {
+  if (status == 410) return true;
+  if (status != 504) return false;
+  const Json j = Json::parse(body.begin(), body.end(), nullptr, false);
+  if (!j.is_object() || !j.contains("details") || !j["details"].is_object()) return false;
+  const Json& causes = j["details"].value("causes", Json::array());
+  if (!causes.is_array()) return false;
+  for (const Json& c : causes)
+    if (c.is_object() && c.value("reason", "") == "ResourceVersionTooLarge") return true;
+  return false;
+}
+
+}  // namespace informer_detail
+
 bool Informer::List(ApiClient& c) {
+  // The first list from kube-apiserver's watch cache (resourceVersion=0: any version, as
+  // client-go's reflector lists first), not a quorum read of etcd; a relist (the watch's version
+  // expired, a stream that did not decode) or a refusal of version 0 reads etcd (unset).
+  const bool from_cache = lists_ == 0 && !quorum_;
+  if (ListPages(c, from_cache ? "0" : "")) return true;
+  if (!from_cache || !quorum_) return false;
+  return ListPages(c, "");
+}
+
+bool Informer::ListPages(ApiClient& c, const std::string& version) {
   std::vector<Json> items;
   std::string cont;
   std::string rv;
   do {
     Params q = {{"limit", "500"}};
-    if (!cont.empty()) q.push_back({"continue", cont});
+    if (!cont.empty()) {
+      q.push_back({"continue", cont});  // the token holds the version: none may be given with it
+    } else if (!version.empty()) {
+      q.push_back({"resourceVersion", version});
+    }
     auto r = c.Get(spec_.api_path, q);
     if (!r.ok()) {
-      Log("list: " + r.message());
+      // The watch cache answers version 0 in one page, whatever the limit: one too large for the
+      // client is read from etcd, page by page.
+      const bool too_large = r.status().code() == StatusCode::kResourceExhausted;
+      Log("list: " + r.message() +
+          (too_large && !version.empty() ? "; listing again from etcd" : ""));
+      if (too_large && !version.empty()) quorum_ = true;
+      return false;
+    }
+    if (informer_detail::VersionUnavailable(r->status, r->body)) {
+      Log("list: HTTP " + std::to_string(r->status) + ": " + StatusMessage(r->body) +
+          "; listing again from etcd");
+      quorum_ = true;
       return false;
     }
     if (r->status == 404) {  // the kind is not served (a CRD not installed yet)

@@ -1,5 +1,7 @@
 // Informers: each keeps one kind of object of a real kube-apiserver in view, in a thread of its
-// own: a paginated list (limit 500), then a watch from the list's resourceVersion with bookmarks.
+// own: a paginated list (limit 500; the first from the server's watch cache, resourceVersion=0,
+// as client-go's reflector, falling back to etcd on 410 or "Too large resource version"; relists
+// from etcd), then a watch from the list's resourceVersion with bookmarks.
 // A watch the server ends (timeoutSeconds) or that is cut is reopened from the last
 // resourceVersion seen (backoff 0.2 s doubling to 5 s on failures); a 410 Gone (the version is
 // too old: compacted) or a stream that fails to decode lists again. Every list is delivered whole
@@ -72,6 +74,9 @@ class Informer {
   void Run();
   // Lists every page; true when delivered. Sets rv_.
   bool List(ApiClient& c);
+  // Lists every page, the first at resourceVersion `version` ("": from etcd); true when
+  // delivered. Sets quorum_ when the server cannot serve that version.
+  bool ListPages(ApiClient& c, const std::string& version);
   // Watches from rv_ until the stream ends; returns whether a relist is needed.
   enum class WatchEnd { kReopen, kRelist, kFailed };
   WatchEnd Watch(ApiClient& c);
@@ -84,7 +89,8 @@ class Informer {
   DeltaQueue* out_;
   InformerOptions options_;
   std::string rv_;
-  bool not_served_ = false;        // the last list was a 404 (said in the log once)
+  bool not_served_ = false;  // the last list was a 404 (said in the log once)
+  bool quorum_ = false;      // the server could not serve a list from its cache: from etcd since
   std::atomic<bool> stop_{false};  // set under client_mu_ (Stop), read anywhere
   std::atomic<int64_t> lists_{0}, watches_{0};
   std::mutex client_mu_;
