@@ -994,140 +994,7 @@ class DocLoader {
     PoolPolicy pp;
     auto fields = Top(&pp.meta, false);
     fields.push_back(
-        {"spec", [&](const YAML::Node& n, const std::string& p) {
-           r_.ReadStruct(
-               n, p,
-               {{"overcommit",
-                 [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ForEachEntry(
-                       v, fp,
-                       [&](const std::string& k, const YAML::Node& kn, const YAML::Node& val,
-                           const std::string& kp) {
-                         if (k == "cpu") {
-                           if (auto m = Ratio(val, kp)) pp.cpu_overcommit_milli = *m;
-                         } else if (k == "memory") {
-                           if (auto m = Ratio(val, kp)) pp.memory_overcommit_milli = *m;
-                         } else if (k == "nvidia.com/gpu" || IsMigResourceName(k)) {
-                           if (auto m = Ratio(val, kp); m && *m != 1000)
-                             r_.Error(val, kp,
-                                      "GPUs are never overcommitted: the ratio for " + k +
-                                          " must be 1.0 (got " + Quote(val.Scalar()) + ")");
-                         } else {
-                           std::string msg = "unknown overcommit resource " + Quote(k);
-                           if (auto s = DidYouMean(k, {"cpu", "memory", "nvidia.com/gpu"}))
-                             msg += "; did you mean " + Quote(*s) + "?";
-                           else
-                             msg += " (allowed: cpu, memory, nvidia.com/gpu)";
-                           r_.Error(kn, kp, msg);
-                         }
-                       });
-                 }},
-                {"quota",
-                 [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ReadStruct(
-                       v, fp,
-                       {{"whenExceeded", [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto e = r_.Enum(x, xp, ManifestNames(QuotaExceededActionNames())))
-                             pp.when_quota_exceeded = static_cast<QuotaExceededAction>(*e);
-                         }}});
-                 }},
-                {"placement",
-                 [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ReadStruct(
-                       v, fp,
-                       {{"policy",
-                         [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto e = r_.Enum(x, xp, ManifestNames(PlacementPolicyNames())))
-                             pp.placement = static_cast<PlacementPolicyName>(*e);
-                         }},
-                        {"percentageOfNodesToScore",
-                         [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto i = r_.Int(x, xp, 0, 100))
-                             pp.percentage_of_nodes_to_score = static_cast<int32_t>(*i);
-                         }}});
-                 }},
-                {"preemption",
-                 [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ReadStruct(
-                       v, fp,
-                       {{"type",
-                         [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto e = r_.Enum(x, xp, ManifestNames(PreemptionTypeNames())))
-                             pp.preemption_type = static_cast<PreemptionType>(*e);
-                         }},
-                        {"mode",
-                         [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto e = r_.Enum(x, xp, ManifestNames(PreemptModeNames())))
-                             pp.preempt_mode = static_cast<PreemptMode>(*e);
-                         }},
-                        {"disruptionBudgets",
-                         [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto e = r_.Enum(x, xp, ManifestNames(DisruptionBudgetModeNames())))
-                             pp.disruption_budgets = static_cast<DisruptionBudgetMode>(*e);
-                         }},
-                        {"minRuntime",
-                         [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto d = r_.Duration(x, xp)) pp.min_runtime = *d;
-                         }},
-                        {"reclaim",
-                         [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto e = r_.Enum(x, xp, ManifestNames(ReclaimModeNames())))
-                             pp.reclaim = static_cast<ReclaimMode>(*e);
-                         }},
-                        {"victimOrder",
-                         [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto e = r_.Enum(x, xp, ManifestNames(VictimOrderNames())))
-                             pp.victim_order = static_cast<VictimOrder>(*e);
-                         }},
-                        {"requeuingStrategy", [&](const YAML::Node& x, const std::string& xp) {
-                           RequeuingStrategy(x, xp, &pp);
-                         }}});
-                 }},
-                {"scheduling",
-                 [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ReadStruct(
-                       v, fp,
-                       {{"backfill",
-                         [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto b = r_.Bool(x, xp)) pp.backfill = *b;
-                         }},
-                        {"backfillDepth", [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto d = r_.Int(x, xp, 1, kMaxBackfillDepth))
-                             pp.backfill_depth = static_cast<int32_t>(*d);
-                         }}});
-                 }},
-                {"fairSharing",
-                 [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ReadStruct(
-                       v, fp,
-                       {{"preemptionStrategies", [&](const YAML::Node& x, const std::string& xp) {
-                           FairStrategies(x, xp, &pp);
-                         }}});
-                 }},
-                {"latency",  // Slurm's latencies (slurm4): present = modelled, Slurm's defaults
-                 [&](const YAML::Node& v, const std::string& fp) {
-                   PoolPolicy::SlurmLatency l;
-                   auto dur = [&](Millis* out) {
-                     return [this, out](const YAML::Node& x, const std::string& xp) {
-                       if (auto d = r_.Duration(x, xp)) *out = *d;
-                     };
-                   };
-                   r_.ReadStruct(v, fp,
-                                 {{"graceEndDelay", dur(&l.grace_end_delay)},
-                                  {"killWait", dur(&l.kill_wait)},
-                                  {"messageTimeout", dur(&l.message_timeout)},
-                                  {"epilog", dur(&l.epilog)},
-                                  {"credExpire", dur(&l.cred_expire)},
-                                  {"schedInterval", dur(&l.sched_interval)}});
-                   pp.latency = l;
-                 }},
-                {"metering", [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ReadStruct(
-                       v, fp, {{"scrapeInterval", [&](const YAML::Node& x, const std::string& xp) {
-                                  if (auto d = r_.Duration(x, xp)) pp.scrape_interval = *d;
-                                }}});
-                 }}});
-         }});
+        {"spec", [&](const YAML::Node& n, const std::string& p) { PoolPolicySpec(n, p, &pp); }});
     r_.ReadStruct(doc, "", fields);
     FinishMeta(&pp.meta, false);
     if (out_->set.pool_policy) {
@@ -1139,6 +1006,145 @@ class DocLoader {
       return;
     }
     out_->set.pool_policy = std::move(pp);
+  }
+
+  void PoolPolicySpec(const YAML::Node& n, const std::string& p, PoolPolicy* pp) {
+    r_.ReadStruct(
+        n, p,
+        {{"overcommit",
+          [&](const YAML::Node& v, const std::string& fp) { PoolOvercommit(v, fp, pp); }},
+         {"quota",
+          [&](const YAML::Node& v, const std::string& fp) {
+            r_.ReadStruct(
+                v, fp, {{"whenExceeded", [&](const YAML::Node& x, const std::string& xp) {
+                           if (auto e = r_.Enum(x, xp, ManifestNames(QuotaExceededActionNames())))
+                             pp->when_quota_exceeded = static_cast<QuotaExceededAction>(*e);
+                         }}});
+          }},
+         {"placement",
+          [&](const YAML::Node& v, const std::string& fp) { PoolPlacement(v, fp, pp); }},
+         {"preemption",
+          [&](const YAML::Node& v, const std::string& fp) { PoolPreemption(v, fp, pp); }},
+         {"scheduling",
+          [&](const YAML::Node& v, const std::string& fp) { PoolScheduling(v, fp, pp); }},
+         {"fairSharing",
+          [&](const YAML::Node& v, const std::string& fp) {
+            r_.ReadStruct(
+                v, fp, {{"preemptionStrategies", [&](const YAML::Node& x, const std::string& xp) {
+                           FairStrategies(x, xp, pp);
+                         }}});
+          }},
+         {"latency",  // Slurm's latencies (slurm4): present = modelled, Slurm's defaults
+          [&](const YAML::Node& v, const std::string& fp) { PoolLatency(v, fp, pp); }},
+         {"metering", [&](const YAML::Node& v, const std::string& fp) {
+            r_.ReadStruct(v, fp,
+                          {{"scrapeInterval", [&](const YAML::Node& x, const std::string& xp) {
+                              if (auto d = r_.Duration(x, xp)) pp->scrape_interval = *d;
+                            }}});
+          }}});
+  }
+
+  // PoolPolicy spec.overcommit: a ratio per resource; GPUs only 1.0.
+  void PoolOvercommit(const YAML::Node& v, const std::string& fp, PoolPolicy* pp) {
+    r_.ForEachEntry(v, fp,
+                    [&](const std::string& k, const YAML::Node& kn, const YAML::Node& val,
+                        const std::string& kp) {
+                      if (k == "cpu") {
+                        if (auto m = Ratio(val, kp)) pp->cpu_overcommit_milli = *m;
+                      } else if (k == "memory") {
+                        if (auto m = Ratio(val, kp)) pp->memory_overcommit_milli = *m;
+                      } else if (k == "nvidia.com/gpu" || IsMigResourceName(k)) {
+                        if (auto m = Ratio(val, kp); m && *m != 1000)
+                          r_.Error(val, kp,
+                                   "GPUs are never overcommitted: the ratio for " + k +
+                                       " must be 1.0 (got " + Quote(val.Scalar()) + ")");
+                      } else {
+                        std::string msg = "unknown overcommit resource " + Quote(k);
+                        if (auto s = DidYouMean(k, {"cpu", "memory", "nvidia.com/gpu"}))
+                          msg += "; did you mean " + Quote(*s) + "?";
+                        else
+                          msg += " (allowed: cpu, memory, nvidia.com/gpu)";
+                        r_.Error(kn, kp, msg);
+                      }
+                    });
+  }
+
+  void PoolPlacement(const YAML::Node& v, const std::string& fp, PoolPolicy* pp) {
+    r_.ReadStruct(v, fp,
+                  {{"policy",
+                    [&](const YAML::Node& x, const std::string& xp) {
+                      if (auto e = r_.Enum(x, xp, ManifestNames(PlacementPolicyNames())))
+                        pp->placement = static_cast<PlacementPolicyName>(*e);
+                    }},
+                   {"percentageOfNodesToScore", [&](const YAML::Node& x, const std::string& xp) {
+                      if (auto i = r_.Int(x, xp, 0, 100))
+                        pp->percentage_of_nodes_to_score = static_cast<int32_t>(*i);
+                    }}});
+  }
+
+  void PoolPreemption(const YAML::Node& v, const std::string& fp, PoolPolicy* pp) {
+    r_.ReadStruct(v, fp,
+                  {{"type",
+                    [&](const YAML::Node& x, const std::string& xp) {
+                      if (auto e = r_.Enum(x, xp, ManifestNames(PreemptionTypeNames())))
+                        pp->preemption_type = static_cast<PreemptionType>(*e);
+                    }},
+                   {"mode",
+                    [&](const YAML::Node& x, const std::string& xp) {
+                      if (auto e = r_.Enum(x, xp, ManifestNames(PreemptModeNames())))
+                        pp->preempt_mode = static_cast<PreemptMode>(*e);
+                    }},
+                   {"disruptionBudgets",
+                    [&](const YAML::Node& x, const std::string& xp) {
+                      if (auto e = r_.Enum(x, xp, ManifestNames(DisruptionBudgetModeNames())))
+                        pp->disruption_budgets = static_cast<DisruptionBudgetMode>(*e);
+                    }},
+                   {"minRuntime",
+                    [&](const YAML::Node& x, const std::string& xp) {
+                      if (auto d = r_.Duration(x, xp)) pp->min_runtime = *d;
+                    }},
+                   {"reclaim",
+                    [&](const YAML::Node& x, const std::string& xp) {
+                      if (auto e = r_.Enum(x, xp, ManifestNames(ReclaimModeNames())))
+                        pp->reclaim = static_cast<ReclaimMode>(*e);
+                    }},
+                   {"victimOrder",
+                    [&](const YAML::Node& x, const std::string& xp) {
+                      if (auto e = r_.Enum(x, xp, ManifestNames(VictimOrderNames())))
+                        pp->victim_order = static_cast<VictimOrder>(*e);
+                    }},
+                   {"requeuingStrategy", [&](const YAML::Node& x, const std::string& xp) {
+                      RequeuingStrategy(x, xp, pp);
+                    }}});
+  }
+
+  void PoolScheduling(const YAML::Node& v, const std::string& fp, PoolPolicy* pp) {
+    r_.ReadStruct(v, fp,
+                  {{"backfill",
+                    [&](const YAML::Node& x, const std::string& xp) {
+                      if (auto b = r_.Bool(x, xp)) pp->backfill = *b;
+                    }},
+                   {"backfillDepth", [&](const YAML::Node& x, const std::string& xp) {
+                      if (auto d = r_.Int(x, xp, 1, kMaxBackfillDepth))
+                        pp->backfill_depth = static_cast<int32_t>(*d);
+                    }}});
+  }
+
+  void PoolLatency(const YAML::Node& v, const std::string& fp, PoolPolicy* pp) {
+    PoolPolicy::SlurmLatency l;
+    auto dur = [&](Millis* out) {
+      return [this, out](const YAML::Node& x, const std::string& xp) {
+        if (auto d = r_.Duration(x, xp)) *out = *d;
+      };
+    };
+    r_.ReadStruct(v, fp,
+                  {{"graceEndDelay", dur(&l.grace_end_delay)},
+                   {"killWait", dur(&l.kill_wait)},
+                   {"messageTimeout", dur(&l.message_timeout)},
+                   {"epilog", dur(&l.epilog)},
+                   {"credExpire", dur(&l.cred_expire)},
+                   {"schedInterval", dur(&l.sched_interval)}});
+    pp->latency = l;
   }
 
   // PoolPolicy spec.fairSharing.preemptionStrategies: each a strategy name, the list one of the
