@@ -943,6 +943,150 @@ Result<std::vector<PriceBook>> Ledger::PriceBooks() {
   return out;
 }
 
+namespace {
+
+constexpr const char* kInsertHourlySql =
+    "INSERT INTO hourly(namespace, workload, resource, gpu_product, gpu_replicas, kind,"
+    " preemptor, hour, version, current, request_raw, usage_raw, max_raw, samples,"
+    " covered_ms, run_ms, unit, price_book, currency, mode, unit_price, billed_quantity, amount,"
+    " seq) VALUES"
+    " (?1,?2,?3,?4,?5,?6,?7,?8,?9,1,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23)"
+    " ON CONFLICT DO NOTHING";
+
+constexpr const char* kCurrentHourlySql =
+    "SELECT version, request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, unit,"
+    " price_book, currency, mode, unit_price, billed_quantity, amount FROM hourly"
+    " WHERE namespace=?1 AND workload=?2 AND resource=?3 AND gpu_product=?4"
+    " AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7 AND hour=?8 AND current=1";
+
+constexpr const char* kUpdateHourlySql =
+    "UPDATE hourly SET request_raw=?10, usage_raw=?11, max_raw=?12, samples=?13,"
+    " covered_ms=?14, run_ms=?15, unit=?16, price_book=?17, currency=?18, mode=?19,"
+    " unit_price=?20, billed_quantity=?21, amount=?22, seq=?23 WHERE namespace=?1"
+    " AND workload=?2"
+    " AND resource=?3 AND gpu_product=?4 AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7"
+    " AND hour=?8 AND version=?9";
+
+constexpr const char* kSupersedeHourlySql =
+    "UPDATE hourly SET current=0 WHERE namespace=?1 AND workload=?2 AND resource=?3"
+    " AND gpu_product=?4 AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7 AND hour=?8"
+    " AND version=?9";
+
+// The statements that write `hourly` rows.
+struct HourlyStatements {
+  Stmt insert, current, update, supersede;
+
+  explicit HourlyStatements(sqlite3* db)
+      : insert(db, kInsertHourlySql),
+        current(db, kCurrentHourlySql),
+        update(db, kUpdateHourlySql),
+        supersede(db, kSupersedeHourlySql) {}
+  bool ok() const { return insert.ok() && current.ok() && update.ok() && supersede.ok(); }
+};
+
+// Writes rated hourly rows within the caller's transaction: a new key is inserted; a changed row
+// of an unsealed hour is updated in place, one of a sealed hour superseded by a correction (its
+// next version). Every row inserted or changed gets the next change sequence number, and its
+// change goes to the rollups.
+class HourlyRowWriter {
+ public:
+  HourlyRowWriter(sqlite3* db, HourlyStatements& s, DailyWriter& daily,
+                  const billing::PriceCatalog& catalog, int64_t seq, Millis sealed_before)
+      : db_(db), s_(s), daily_(daily), rater_(catalog), seq_(seq), sealed_before_(sealed_before) {}
+
+  Status Write(const HourlyRow& r) {
+    Content c = rater_.Rate(r);
+    BindInsert(r, 1, c, seq_ + 1);
+    if (s_.insert.Step() != SQLITE_DONE) return SqlError(db_, "insert hourly row of " + r.workload);
+    if (sqlite3_changes(db_) == 1) {
+      ++seq_;
+      ++stats_.inserted;
+      return AddChange(r, nullptr);
+    }
+    // The key exists: compare with its current version.
+    s_.current.Reset();
+    BindKey(s_.current, r);
+    if (s_.current.Step() != SQLITE_ROW) return SqlError(db_, "read current row of " + r.workload);
+    Stmt& cur = s_.current;
+    const int64_t version = cur.ColInt(0);
+    const Content old{cur.ColText(1),  cur.ColText(2),  cur.ColText(3),  cur.ColText(7),
+                      cur.ColText(8),  cur.ColText(9),  cur.ColText(10), cur.ColText(11),
+                      cur.ColText(12), cur.ColText(13), cur.ColInt(4),   cur.ColInt(5),
+                      cur.ColInt(6)};
+    auto tie = [](const Content& x) {
+      return std::tie(x.req, x.use, x.max, x.unit, x.book, x.currency, x.mode, x.unit_price,
+                      x.billed, x.amount, x.samples, x.covered, x.run);
+    };
+    if (tie(old) == tie(c)) {
+      ++stats_.unchanged;
+      return Status::Ok();
+    }
+    if (r.hour >= sealed_before_) return Replace(r, version, c, old);
+    return Correct(r, version, c, old);
+  }
+
+  int64_t seq() const { return seq_; }
+  const WriteStats& stats() const { return stats_; }
+
+ private:
+  void BindInsert(const HourlyRow& r, int64_t version, const Content& c, int64_t seq) {
+    s_.insert.Reset();
+    BindKey(s_.insert, r);
+    s_.insert.Int(9, version);
+    BindContent(s_.insert, 10, c);
+    s_.insert.Int(23, seq);
+  }
+
+  // An unsealed hour: the current version takes the new content.
+  Status Replace(const HourlyRow& r, int64_t version, const Content& c, const Content& old) {
+    s_.update.Reset();
+    BindKey(s_.update, r);
+    s_.update.Int(9, version);
+    BindContent(s_.update, 10, c);
+    s_.update.Int(23, ++seq_);
+    if (s_.update.Step() != SQLITE_DONE) return SqlError(db_, "update hourly row of " + r.workload);
+    ++stats_.replaced;
+    return AddChange(r, &old);
+  }
+
+  // A sealed hour: the current version is superseded by a new one.
+  Status Correct(const HourlyRow& r, int64_t version, const Content& c, const Content& old) {
+    s_.supersede.Reset();
+    BindKey(s_.supersede, r);
+    s_.supersede.Int(9, version);
+    if (s_.supersede.Step() != SQLITE_DONE)
+      return SqlError(db_, "supersede hourly row of " + r.workload);
+    BindInsert(r, version + 1, c, ++seq_);
+    if (s_.insert.Step() != SQLITE_DONE || sqlite3_changes(db_) != 1)
+      return SqlError(db_, "insert correction of " + r.workload);
+    ++stats_.corrected;
+    return AddChange(r, &old);
+  }
+
+  // The change a write makes to the current row of its key, for the daily rollups.
+  Status AddChange(const HourlyRow& r, const Content* old) {
+    if (!old) return daily_.Add(r);
+    HourlyRow d = r;
+    if (!AddStored(old->req, -1, &d.request_raw) || !AddStored(old->use, -1, &d.usage_raw) ||
+        !AddStored(old->max, -1, &d.max_raw))
+      return Status::Error("ledger: corrupt quantity in a stored row of " + r.workload);
+    d.samples -= old->samples;
+    d.covered_ms -= old->covered;
+    d.run_ms -= old->run;
+    return daily_.Add(d);
+  }
+
+  sqlite3* db_;
+  HourlyStatements& s_;
+  DailyWriter& daily_;
+  RowRater rater_;
+  int64_t seq_;
+  const Millis sealed_before_;
+  WriteStats stats_;
+};
+
+}  // namespace
+
 Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
                                  const billing::PriceCatalog& catalog,
                                  std::optional<Millis> seal_before) {
@@ -955,33 +1099,8 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
   // Every row this write inserts or changes gets the next change sequence number.
   auto seq0 = ReadLastSeq(db_);
   if (!seq0.ok()) return seq0.status();
-  int64_t seq = *seq0;
-  Stmt insert(
-      db_,
-      "INSERT INTO hourly(namespace, workload, resource, gpu_product, gpu_replicas, kind,"
-      " preemptor, hour, version, current, request_raw, usage_raw, max_raw, samples,"
-      " covered_ms, run_ms, unit, price_book, currency, mode, unit_price, billed_quantity, amount,"
-      " seq) VALUES"
-      " (?1,?2,?3,?4,?5,?6,?7,?8,?9,1,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23)"
-      " ON CONFLICT DO NOTHING");
-  Stmt current(db_,
-               "SELECT version, request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, unit,"
-               " price_book, currency, mode, unit_price, billed_quantity, amount FROM hourly"
-               " WHERE namespace=?1 AND workload=?2 AND resource=?3 AND gpu_product=?4"
-               " AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7 AND hour=?8 AND current=1");
-  Stmt update(db_,
-              "UPDATE hourly SET request_raw=?10, usage_raw=?11, max_raw=?12, samples=?13,"
-              " covered_ms=?14, run_ms=?15, unit=?16, price_book=?17, currency=?18, mode=?19,"
-              " unit_price=?20, billed_quantity=?21, amount=?22, seq=?23 WHERE namespace=?1"
-              " AND workload=?2"
-              " AND resource=?3 AND gpu_product=?4 AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7"
-              " AND hour=?8 AND version=?9");
-  Stmt supersede(db_,
-                 "UPDATE hourly SET current=0 WHERE namespace=?1 AND workload=?2 AND resource=?3"
-                 " AND gpu_product=?4 AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7 AND hour=?8"
-                 " AND version=?9");
-  if (!insert.ok() || !current.ok() || !update.ok() || !supersede.ok())
-    return SqlError(db_, "prepare write statements");
+  HourlyStatements statements(db_);
+  if (!statements.ok()) return SqlError(db_, "prepare write statements");
   // Rows must have unique keys; input that is not strictly increasing in key order is rolled
   // up first (rows with the same key summed), so a duplicate never overwrites its twin.
   bool strictly_sorted = true;
@@ -993,86 +1112,18 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
     billing::Rollup(&rolled);
   }
   const std::vector<HourlyRow>& input = strictly_sorted ? rows : rolled;
-  WriteStats st;
-  RowRater rater(catalog);
   DailyWriter daily(db_);
   if (!daily.ok()) return SqlError(db_, "prepare daily rollup statements");
-  // The change a write makes to the current row of its key, for the daily rollups.
-  auto change = [&](const HourlyRow& r, const Content* old) {
-    if (!old) return daily.Add(r);
-    HourlyRow d = r;
-    if (!AddStored(old->req, -1, &d.request_raw) || !AddStored(old->use, -1, &d.usage_raw) ||
-        !AddStored(old->max, -1, &d.max_raw))
-      return Status::Error("ledger: corrupt quantity in a stored row of " + r.workload);
-    d.samples -= old->samples;
-    d.covered_ms -= old->covered;
-    d.run_ms -= old->run;
-    return daily.Add(d);
-  };
-  for (const HourlyRow& r : input) {
-    Content c = rater.Rate(r);
-    insert.Reset();
-    BindKey(insert, r);
-    insert.Int(9, 1);
-    BindContent(insert, 10, c);
-    insert.Int(23, seq + 1);
-    if (insert.Step() != SQLITE_DONE) return SqlError(db_, "insert hourly row of " + r.workload);
-    if (sqlite3_changes(db_) == 1) {
-      ++seq;
-      ++st.inserted;
-      if (Status s = change(r, nullptr); !s.ok()) return s;
-      continue;
-    }
-    // The key exists: compare with its current version.
-    current.Reset();
-    BindKey(current, r);
-    if (current.Step() != SQLITE_ROW) return SqlError(db_, "read current row of " + r.workload);
-    int64_t version = current.ColInt(0);
-    Content old{current.ColText(1),  current.ColText(2),  current.ColText(3),  current.ColText(7),
-                current.ColText(8),  current.ColText(9),  current.ColText(10), current.ColText(11),
-                current.ColText(12), current.ColText(13), current.ColInt(4),   current.ColInt(5),
-                current.ColInt(6)};
-    auto tie = [](const Content& x) {
-      return std::tie(x.req, x.use, x.max, x.unit, x.book, x.currency, x.mode, x.unit_price,
-                      x.billed, x.amount, x.samples, x.covered, x.run);
-    };
-    if (tie(old) == tie(c)) {
-      ++st.unchanged;
-      continue;
-    }
-    if (r.hour >= sealed_before) {
-      update.Reset();
-      BindKey(update, r);
-      update.Int(9, version);
-      BindContent(update, 10, c);
-      update.Int(23, ++seq);
-      if (update.Step() != SQLITE_DONE) return SqlError(db_, "update hourly row of " + r.workload);
-      ++st.replaced;
-      if (Status s = change(r, &old); !s.ok()) return s;
-      continue;
-    }
-    supersede.Reset();
-    BindKey(supersede, r);
-    supersede.Int(9, version);
-    if (supersede.Step() != SQLITE_DONE)
-      return SqlError(db_, "supersede hourly row of " + r.workload);
-    insert.Reset();
-    BindKey(insert, r);
-    insert.Int(9, version + 1);
-    BindContent(insert, 10, c);
-    insert.Int(23, ++seq);
-    if (insert.Step() != SQLITE_DONE || sqlite3_changes(db_) != 1)
-      return SqlError(db_, "insert correction of " + r.workload);
-    ++st.corrected;
-    if (Status s = change(r, &old); !s.ok()) return s;
-  }
+  HourlyRowWriter writer(db_, statements, daily, catalog, *seq0, sealed_before);
+  for (const HourlyRow& r : input)
+    if (Status s = writer.Write(r); !s.ok()) return s;
   if (Status s = daily.Flush(); !s.ok()) return s;
-  if (seq != *seq0)
-    if (Status s = WriteMeta(db_, "last_seq", std::to_string(seq)); !s.ok()) return s;
+  if (writer.seq() != *seq0)
+    if (Status s = WriteMeta(db_, "last_seq", std::to_string(writer.seq())); !s.ok()) return s;
   if (seal_before)
     if (Status s = WriteWatermark(db_, *seal_before); !s.ok()) return s;
   if (Status s = t.Commit(); !s.ok()) return s;
-  return st;
+  return writer.stats();
 }
 
 Status Ledger::RebuildRollupsLocked() {
