@@ -552,6 +552,59 @@ std::string FileUri(const std::string& path, const char* query) {
   return u + "?" + query;
 }
 
+// How to open a ledger for reading: SQLite flags, the URI and whether to set query_only.
+struct ReadOpenMode {
+  int flags = SQLITE_OPEN_URI;
+  std::string uri;
+  bool query_only = false;
+};
+
+// Which way to open, so that reading leaves no file behind and never fails for lack of write
+// access (SQLite's WAL mode needs a -shm file next to the database to read it):
+//  - writable file (and a -shm there or creatable): read-write with query_only, so that the last
+//    connection to close removes the -wal and -shm files it created (a read-only connection would
+//    leave them, owned by the reader);
+//  - a -shm exists (a writer is at work, or crashed): read-only through it;
+//  - otherwise the file holds every commit (no -wal, or an empty one): read it as immutable,
+//    creating nothing (the case of a read-only file or directory).
+Result<ReadOpenMode> ReadOpenModeOf(const std::string& path, bool file_writable, bool dir_writable,
+                                    bool has_shm, int64_t wal_bytes) {
+  ReadOpenMode m;
+  if (file_writable && (dir_writable || has_shm)) {
+    m.flags |= SQLITE_OPEN_READWRITE;
+    m.uri = FileUri(path, "mode=rw");
+    m.query_only = true;
+  } else if (has_shm) {
+    m.flags |= SQLITE_OPEN_READONLY;
+    m.uri = FileUri(path, "mode=ro");
+  } else if (wal_bytes <= 0) {
+    m.flags |= SQLITE_OPEN_READONLY;
+    m.uri = FileUri(path, "mode=ro&immutable=1");
+  } else {
+    return Result<ReadOpenMode>::Error(
+        "ledger: cannot read " + path + ": " + path +
+        "-wal holds commits that are not in the ledger file yet, and reading them "
+        "needs write access "
+        "to the ledger (open it once with an account that can write it)");
+  }
+  return m;
+}
+
+// meta.schema of a ledger opened for reading (-1 when absent); an error when it has no tables.
+Result<int> ReadSchemaVersion(sqlite3* db, const std::string& path) {
+  int version = -1;
+  Stmt v(db, "SELECT value FROM meta WHERE key = 'schema'");
+  if (!v.ok()) {
+    const std::string err = sqlite3_errmsg(db);
+    if (err.find("no such table") != std::string::npos)
+      return Result<int>::Error(
+          "ledger: " + path + " is not an Arbiter ledger (an SQLite database without its tables)");
+    return Result<int>::Error("ledger: cannot read " + path + ": " + err);
+  }
+  if (v.Step() == SQLITE_ROW) version = std::atoi(v.ColText(0).c_str());
+  return version;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Ledger>> Ledger::OpenForReading(const std::string& path, OpenCheck check) {
@@ -566,42 +619,17 @@ Result<std::unique_ptr<Ledger>> Ledger::OpenForReading(const std::string& path, 
   const bool has_shm = FileBytes(path + "-shm") >= 0;
   const int64_t wal_bytes = FileBytes(path + "-wal");
   const bool unclean = LeftUnclean(path);
-  // Which way to open, so that reading leaves no file behind and never fails for lack of write
-  // access (SQLite's WAL mode needs a -shm file next to the database to read it):
-  //  - writable file (and a -shm there or creatable): read-write with query_only, so that the last
-  //    connection to close removes the -wal and -shm files it created (a read-only connection would
-  //    leave them, owned by the reader);
-  //  - a -shm exists (a writer is at work, or crashed): read-only through it;
-  //  - otherwise the file holds every commit (no -wal, or an empty one): read it as immutable,
-  //    creating nothing (the case of a read-only file or directory).
-  int flags = SQLITE_OPEN_URI;
-  std::string uri;
-  bool query_only = false;
-  if (file_writable && (dir_writable || has_shm)) {
-    flags |= SQLITE_OPEN_READWRITE;
-    uri = FileUri(path, "mode=rw");
-    query_only = true;
-  } else if (has_shm) {
-    flags |= SQLITE_OPEN_READONLY;
-    uri = FileUri(path, "mode=ro");
-  } else if (wal_bytes <= 0) {
-    flags |= SQLITE_OPEN_READONLY;
-    uri = FileUri(path, "mode=ro&immutable=1");
-  } else {
-    return R::Error("ledger: cannot read " + path + ": " + path +
-                    "-wal holds commits that are not in the ledger file yet, and reading them "
-                    "needs write access "
-                    "to the ledger (open it once with an account that can write it)");
-  }
+  auto mode = ReadOpenModeOf(path, file_writable, dir_writable, has_shm, wal_bytes);
+  if (!mode.ok()) return mode.status();
   sqlite3* db = nullptr;
-  if (sqlite3_open_v2(uri.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(mode->uri.c_str(), &db, mode->flags, nullptr) != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
     return R::Error("ledger: cannot open " + path + ": " + msg);
   }
   sqlite3_busy_timeout(db, 10000);
   std::unique_ptr<Ledger> l(new Ledger(db));
-  if (query_only)
+  if (mode->query_only)
     if (Status s = l->Exec("PRAGMA query_only=1"); !s.ok())
       return R::Error(s.message() + " (" + path + ")");
   if (Status s = l->Exec("PRAGMA cell_size_check=ON"); !s.ok())
@@ -631,18 +659,9 @@ Result<std::unique_ptr<Ledger>> Ledger::OpenForReading(const std::string& path, 
       return empty;
     }
   }
-  int version = -1;
-  {
-    Stmt v(db, "SELECT value FROM meta WHERE key = 'schema'");
-    if (!v.ok()) {
-      const std::string err = sqlite3_errmsg(db);
-      if (err.find("no such table") != std::string::npos)
-        return R::Error("ledger: " + path +
-                        " is not an Arbiter ledger (an SQLite database without its tables)");
-      return R::Error("ledger: cannot read " + path + ": " + err);
-    }
-    if (v.Step() == SQLITE_ROW) version = std::atoi(v.ColText(0).c_str());
-  }
+  auto schema = ReadSchemaVersion(db, path);
+  if (!schema.ok()) return schema.status();
+  const int version = *schema;
   if (version > kSchemaVersion)
     return R::Error("ledger: " + path + ": schema " + std::to_string(version) +
                     " was written by a newer arbiter (this one reads schema " +
@@ -748,6 +767,73 @@ Result<LedgerStats> Ledger::Stats() {
 
 namespace {
 
+// Sums of a key's bucket: of its current hourly rows, or as its rollup row stores them.
+struct RollupSum {
+  i128 req = 0, use = 0, max = 0;
+  int64_t samples = 0, covered = 0, run = 0, min_hour = INT64_MAX, max_hour = INT64_MIN;
+};
+using RollupKey = std::tuple<std::string, std::string, std::string, std::string, int64_t, int64_t,
+                             std::string, int64_t>;
+using RollupSums = std::map<RollupKey, std::pair<RollupSum, RollupSum>>;  // hourly sums, rollup
+
+// Adds every current hourly row to the first sum of its key and bucket.
+Status SumCurrentHourlyRows(sqlite3* db_, const Rollup& rollup, RollupSums* by_day) {
+  Stmt s(db_,
+         "SELECT namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, "
+         "hour, request_raw, "
+         "usage_raw, max_raw, samples, covered_ms, run_ms FROM hourly WHERE current = 1");
+  if (!s.ok()) return SqlError(db_, "read hourly rows");
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    const Millis hour = s.ColInt(7);
+    RollupSum& h =
+        (*by_day)[RollupKey{s.ColText(0), s.ColText(1), s.ColText(2), s.ColText(3), s.ColInt(4),
+                            s.ColInt(5), s.ColText(6), rollup.bucket_of(hour)}]
+            .first;
+    if (!AddStored(s.ColText(8), 1, &h.req) || !AddStored(s.ColText(9), 1, &h.use) ||
+        !AddStored(s.ColText(10), 1, &h.max))
+      return Status::Error("ledger: an hourly row has a damaged quantity");
+    h.samples += s.ColInt(11);
+    h.covered += s.ColInt(12);
+    h.run += s.ColInt(13);
+    h.min_hour = std::min(h.min_hour, hour);
+    h.max_hour = std::max(h.max_hour, hour);
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, "read hourly rows");
+  return Status::Ok();
+}
+
+// Reads every row of the rollup table into the second sum of its key; *has_row marks the keys.
+Status ReadRollupRows(sqlite3* db_, const Rollup& rollup, RollupSums* by_day,
+                      std::map<RollupKey, bool>* has_row) {
+  Stmt s(db_, (std::string("SELECT namespace, workload, resource, gpu_product, gpu_replicas, "
+                           "kind, preemptor, ") +
+               rollup.column +
+               ", request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, min_hour, "
+               "max_hour FROM " +
+               rollup.table)
+                  .c_str());
+  if (!s.ok()) return SqlError(db_, std::string("read ") + rollup.table + " rollups");
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    const RollupKey k{s.ColText(0), s.ColText(1), s.ColText(2), s.ColText(3),
+                      s.ColInt(4),  s.ColInt(5),  s.ColText(6), s.ColInt(7)};
+    RollupSum& d = (*by_day)[k].second;
+    if (!AddStored(s.ColText(8), 1, &d.req) || !AddStored(s.ColText(9), 1, &d.use) ||
+        !AddStored(s.ColText(10), 1, &d.max))
+      return Status::Error(std::string("ledger: a ") + rollup.table +
+                           " rollup has a damaged quantity");
+    d.samples = s.ColInt(11);
+    d.covered = s.ColInt(12);
+    d.run = s.ColInt(13);
+    d.min_hour = s.ColInt(14);
+    d.max_hour = s.ColInt(15);
+    (*has_row)[k] = true;
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, std::string("read ") + rollup.table + " rollups");
+  return Status::Ok();
+}
+
 // Compares a rollup table with the sums of the current hourly rows per key and bucket; appends a
 // line per difference (at most max_lines, then "...") to *problems.
 Status CheckRollupTable(sqlite3* db_, const Rollup& rollup, size_t max_lines,
@@ -755,68 +841,14 @@ Status CheckRollupTable(sqlite3* db_, const Rollup& rollup, size_t max_lines,
   // Every rollup must equal the sums of its bucket's current hourly rows, and every bucket with
   // current rows must have its rollup. The raw tracks are int128 decimal text: compared exactly
   // in C++, summed per key and bucket.
-  struct Sum {
-    i128 req = 0, use = 0, max = 0;
-    int64_t samples = 0, covered = 0, run = 0, min_hour = INT64_MAX, max_hour = INT64_MIN;
-  };
-  using Key = std::tuple<std::string, std::string, std::string, std::string, int64_t, int64_t,
-                         std::string, int64_t>;
-  std::map<Key, std::pair<Sum, Sum>> by_day;  // hourly sums, daily row
+  RollupSums by_day;  // hourly sums, daily row
   std::vector<std::string>& problems = *problems_out;
-  {
-    Stmt s(db_,
-           "SELECT namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, "
-           "hour, request_raw, "
-           "usage_raw, max_raw, samples, covered_ms, run_ms FROM hourly WHERE current = 1");
-    if (!s.ok()) return SqlError(db_, "read hourly rows");
-    int rc;
-    while ((rc = s.Step()) == SQLITE_ROW) {
-      const Millis hour = s.ColInt(7);
-      Sum& h = by_day[Key{s.ColText(0), s.ColText(1), s.ColText(2), s.ColText(3), s.ColInt(4),
-                          s.ColInt(5), s.ColText(6), rollup.bucket_of(hour)}]
-                   .first;
-      if (!AddStored(s.ColText(8), 1, &h.req) || !AddStored(s.ColText(9), 1, &h.use) ||
-          !AddStored(s.ColText(10), 1, &h.max))
-        return Status::Error("ledger: an hourly row has a damaged quantity");
-      h.samples += s.ColInt(11);
-      h.covered += s.ColInt(12);
-      h.run += s.ColInt(13);
-      h.min_hour = std::min(h.min_hour, hour);
-      h.max_hour = std::max(h.max_hour, hour);
-    }
-    if (rc != SQLITE_DONE) return SqlError(db_, "read hourly rows");
-  }
-  std::map<Key, bool> has_daily;
-  {
-    Stmt s(db_, (std::string("SELECT namespace, workload, resource, gpu_product, gpu_replicas, "
-                             "kind, preemptor, ") +
-                 rollup.column +
-                 ", request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, min_hour, "
-                 "max_hour FROM " +
-                 rollup.table)
-                    .c_str());
-    if (!s.ok()) return SqlError(db_, std::string("read ") + rollup.table + " rollups");
-    int rc;
-    while ((rc = s.Step()) == SQLITE_ROW) {
-      const Key k{s.ColText(0), s.ColText(1), s.ColText(2), s.ColText(3),
-                  s.ColInt(4),  s.ColInt(5),  s.ColText(6), s.ColInt(7)};
-      Sum& d = by_day[k].second;
-      if (!AddStored(s.ColText(8), 1, &d.req) || !AddStored(s.ColText(9), 1, &d.use) ||
-          !AddStored(s.ColText(10), 1, &d.max))
-        return Status::Error(std::string("ledger: a ") + rollup.table +
-                             " rollup has a damaged quantity");
-      d.samples = s.ColInt(11);
-      d.covered = s.ColInt(12);
-      d.run = s.ColInt(13);
-      d.min_hour = s.ColInt(14);
-      d.max_hour = s.ColInt(15);
-      has_daily[k] = true;
-    }
-    if (rc != SQLITE_DONE) return SqlError(db_, std::string("read ") + rollup.table + " rollups");
-  }
+  if (Status s = SumCurrentHourlyRows(db_, rollup, &by_day); !s.ok()) return s;
+  std::map<RollupKey, bool> has_daily;
+  if (Status s = ReadRollupRows(db_, rollup, &by_day, &has_daily); !s.ok()) return s;
   for (const auto& [k, v] : by_day) {
-    const Sum& h = v.first;
-    const Sum& d = v.second;
+    const RollupSum& h = v.first;
+    const RollupSum& d = v.second;
     const bool same =
         h.req == d.req && h.use == d.use && h.max == d.max && h.samples == d.samples &&
         h.covered == d.covered && h.run == d.run &&
