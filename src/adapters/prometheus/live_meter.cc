@@ -110,6 +110,37 @@ struct NodeInfo {
   int64_t replicas = 1;
 };
 
+using NodeGrid = std::map<std::string, std::vector<std::optional<NodeInfo>>>;  // per grid point
+
+// What one page [p, q) of n grid points S apart showed, per pod and per node.
+struct MeterPage {
+  Millis p, q, S;
+  size_t n;
+  std::map<PodKey, PagePod> pods;
+  NodeGrid nodes;
+
+  // The grid point of a sample's time; nullopt off the page's grid.
+  std::optional<size_t> Index(Millis t) const {
+    if (t < p || t >= q || (t - p) % S != 0) return std::nullopt;
+    return static_cast<size_t>((t - p) / S);
+  }
+  // The pod's page, empty (nothing running, no node, no memory) when first seen.
+  PagePod& Pod(const PodKey& key) {
+    PagePod& pp = pods[key];
+    if (pp.running.empty()) {
+      pp.running.assign(n, 0);
+      pp.node.assign(n, "");
+      pp.memory.assign(n, std::nullopt);
+    }
+    return pp;
+  }
+};
+
+std::string SeriesLabel(const std::map<std::string, std::string>& l, const std::string& k) {
+  auto it = l.find(k);
+  return it == l.end() ? std::string() : it->second;
+}
+
 struct Folder {
   std::unique_ptr<SeriesFolder> f;
   Millis last_add = INT64_MIN;
@@ -208,123 +239,112 @@ class Meter {
   }
 
   Status Page(Millis p, Millis q) {
-    const size_t n = static_cast<size_t>((q - p) / S_);
-    std::map<PodKey, PagePod> page;
-    std::map<std::string, std::vector<std::optional<NodeInfo>>> nodes;
-    auto pod_of = [&](const std::map<std::string, std::string>& l) -> PagePod* {
-      auto ns = l.find(cfg_.label_namespace), pod = l.find(cfg_.label_pod);
-      if (ns == l.end() || pod == l.end() || ns->second.empty() || pod->second.empty())
-        return nullptr;
-      PagePod& pp = page[{ns->second, pod->second}];
-      if (pp.running.empty()) {
-        pp.running.assign(n, 0);
-        pp.node.assign(n, "");
-        pp.memory.assign(n, std::nullopt);
-      }
-      return &pp;
-    };
-    auto index = [&](Millis t) -> std::optional<size_t> {
-      if (t < p || t >= q || (t - p) % S_ != 0) return std::nullopt;
-      return static_cast<size_t>((t - p) / S_);
-    };
-    auto label = [](const std::map<std::string, std::string>& l, const std::string& k) {
-      auto it = l.find(k);
-      return it == l.end() ? std::string() : it->second;
-    };
+    MeterPage g{p, q, S_, static_cast<size_t>((q - p) / S_), {}, {}};
     for (const auto& [name, query] : MeterQueries(cfg_)) {
       auto res = client_.QueryRange(query, p, q - S_, S_);
       if (!res.ok())
         return Status::Error("reading " + name + " for " + FormatRfc3339(p) + " .. " +
                              FormatRfc3339(q) + ": " + res.message());
       for (const Series& s : *res) {
-        if (name == "nodes") {
-          std::string node = label(s.labels, cfg_.label_node);
-          if (node.empty()) continue;
-          auto& v = nodes[node];
-          v.resize(n);
-          NodeInfo info;
-          info.product = label(s.labels, cfg_.label_gpu_product);
-          std::string rep = label(s.labels, cfg_.label_gpu_replicas);
-          if (!rep.empty()) {
-            auto r = ScaleValue(rep, 1, 1);
-            if (r.ok() && *r >= 1 && *r <= kMaxGpuReplicas)
-              info.replicas = static_cast<int64_t>(*r);
-          }
-          for (const Sample& x : s.samples)
-            if (auto k = index(x.t)) v[*k] = info;
-          continue;
-        }
-        if (name == "dups") {
+        if (name == "nodes")
+          NodeSeries(s, g);
+        else if (name == "dups")
           Duplicates(s, p, q);
-          continue;
-        }
-        PagePod* pp = pod_of(s.labels);
-        if (!pp) continue;
-        if (name == "phase") {
-          for (const Sample& x : s.samples)
-            if (auto k = index(x.t)) pp->running[*k] = 1;
-        } else if (name == "info") {
-          std::string node = label(s.labels, cfg_.label_node);
-          for (const Sample& x : s.samples)
-            if (auto k = index(x.t)) pp->node[*k] = node;
-        } else if (name == "requests") {
-          std::string res_name = ResourceFromKsmLabel(label(s.labels, cfg_.label_resource), cfg_);
-          auto info = ClassifyResource(res_name);
-          if (!info.ok() || !billing::IsMeteredResource(res_name)) continue;
-          i128 mul = 1;
-          for (int i = 0; i < info->scale10; ++i) mul *= 10;
-          auto& v = pp->requests[res_name];
-          v.resize(n);
-          for (const Sample& x : s.samples)
-            if (auto k = index(x.t))
-              if (auto val = Value(x.value, mul, 1); val && *val <= INT64_MAX)
-                v[*k] = static_cast<int64_t>(*val);
-        } else if (name == "cpu") {
-          auto& v = pp->cpu[label(s.labels, cfg_.label_container)];
-          v.resize(n);
-          for (const Sample& x : s.samples)
-            if (auto k = index(x.t)) v[*k] = Value(x.value, 1000000, 1);  // seconds -> µcore-s
-        } else if (name == "memory") {
-          for (const Sample& x : s.samples)
-            if (auto k = index(x.t)) pp->memory[*k] = Value(x.value, 1, 1);
-        } else if (name == "gpu") {
-          std::string profile = label(s.labels, cfg_.label_mig_profile);
-          std::string res_name = profile.empty() ? std::string(kGpu) : "nvidia.com/mig-" + profile;
-          auto& v = pp->gpu[res_name];
-          v.resize(n);
-          for (const Sample& x : s.samples)
-            if (auto k = index(x.t))
-              v[*k] = cfg_.gpu_percent ? Value(x.value, 10, 1) : Value(x.value, 1000, 1);
-        }
+        else
+          PodSeries(name, s, g);
       }
     }
+    AdvancePods(g);
+    return Status::Ok();
+  }
+
+  // A series of the "nodes" query: a node's GPU product and replicas at the grid points it covers.
+  void NodeSeries(const Series& s, MeterPage& g) {
+    std::string node = SeriesLabel(s.labels, cfg_.label_node);
+    if (node.empty()) return;
+    auto& v = g.nodes[node];
+    v.resize(g.n);
+    NodeInfo info;
+    info.product = SeriesLabel(s.labels, cfg_.label_gpu_product);
+    std::string rep = SeriesLabel(s.labels, cfg_.label_gpu_replicas);
+    if (!rep.empty()) {
+      auto r = ScaleValue(rep, 1, 1);
+      if (r.ok() && *r >= 1 && *r <= kMaxGpuReplicas) info.replicas = static_cast<int64_t>(*r);
+    }
+    for (const Sample& x : s.samples)
+      if (auto k = g.Index(x.t)) v[*k] = info;
+  }
+
+  // A series of a per-pod query (phase, info, requests, cpu, memory, gpu) into its pod's page.
+  void PodSeries(const std::string& name, const Series& s, MeterPage& g) {
+    auto ns = s.labels.find(cfg_.label_namespace), pod = s.labels.find(cfg_.label_pod);
+    if (ns == s.labels.end() || pod == s.labels.end() || ns->second.empty() || pod->second.empty())
+      return;
+    PagePod* pp = &g.Pod({ns->second, pod->second});
+    const size_t n = g.n;
+    if (name == "phase") {
+      for (const Sample& x : s.samples)
+        if (auto k = g.Index(x.t)) pp->running[*k] = 1;
+    } else if (name == "info") {
+      std::string node = SeriesLabel(s.labels, cfg_.label_node);
+      for (const Sample& x : s.samples)
+        if (auto k = g.Index(x.t)) pp->node[*k] = node;
+    } else if (name == "requests") {
+      std::string res_name = ResourceFromKsmLabel(SeriesLabel(s.labels, cfg_.label_resource), cfg_);
+      auto info = ClassifyResource(res_name);
+      if (!info.ok() || !billing::IsMeteredResource(res_name)) return;
+      i128 mul = 1;
+      for (int i = 0; i < info->scale10; ++i) mul *= 10;
+      auto& v = pp->requests[res_name];
+      v.resize(n);
+      for (const Sample& x : s.samples)
+        if (auto k = g.Index(x.t))
+          if (auto val = Value(x.value, mul, 1); val && *val <= INT64_MAX)
+            v[*k] = static_cast<int64_t>(*val);
+    } else if (name == "cpu") {
+      auto& v = pp->cpu[SeriesLabel(s.labels, cfg_.label_container)];
+      v.resize(n);
+      for (const Sample& x : s.samples)
+        if (auto k = g.Index(x.t)) v[*k] = Value(x.value, 1000000, 1);  // seconds -> µcore-s
+    } else if (name == "memory") {
+      for (const Sample& x : s.samples)
+        if (auto k = g.Index(x.t)) pp->memory[*k] = Value(x.value, 1, 1);
+    } else if (name == "gpu") {
+      std::string profile = SeriesLabel(s.labels, cfg_.label_mig_profile);
+      std::string res_name = profile.empty() ? std::string(kGpu) : "nvidia.com/mig-" + profile;
+      auto& v = pp->gpu[res_name];
+      v.resize(n);
+      for (const Sample& x : s.samples)
+        if (auto k = g.Index(x.t))
+          v[*k] = cfg_.gpu_percent ? Value(x.value, 10, 1) : Value(x.value, 1000, 1);
+    }
+  }
+
+  // Every pod of the page (and every pod with an open segment) through the page's grid points;
+  // counts the pods running at its end.
+  void AdvancePods(MeterPage& g) {
     // Known node facts persist across pages (kube_node_labels may be scraped less often).
     running_now_ = 0;
     // Pods with an open segment but no data this page still advance (their runs end).
     for (auto& [k, st] : pods_)
-      if (st.open && !page.count(PodKey{st.ns, k.substr(st.ns.size() + 1)})) {
-        PagePod& pp = page[{st.ns, k.substr(st.ns.size() + 1)}];
-        pp.running.assign(n, 0);
-        pp.node.assign(n, "");
-        pp.memory.assign(n, std::nullopt);
-      }
-    for (auto& [key, pp] : page) {
+      if (st.open && !g.pods.count(PodKey{st.ns, k.substr(st.ns.size() + 1)}))
+        g.Pod({st.ns, k.substr(st.ns.size() + 1)});
+    for (auto& [key, pp] : g.pods) {
       std::string workload = key.ns + "/" + key.pod;
       PodState& st = pods_[workload];
       if (st.workload.empty()) {
         st.workload = workload;
         st.ns = key.ns;
       }
-      for (size_t k = 0; k < n; ++k) Point(st, pp, nodes, k, p + static_cast<Millis>(k) * S_);
+      for (size_t k = 0; k < g.n; ++k) Point(st, pp, g.nodes, k, g.p + static_cast<Millis>(k) * S_);
       if (st.open) {
         // A run whose last point is more than the bridge ago has ended.
-        if (q - st.open->last_point - S_ > cfg_.request_gap_bridge)
+        if (g.q - st.open->last_point - S_ > cfg_.request_gap_bridge)
           Close(st, st.open->last_point + S_);
-        else if (st.open->last_point >= q - S_)
+        else if (st.open->last_point >= g.q - S_)
           ++running_now_;
       }
     }
-    return Status::Ok();
   }
 
   // A series of the "dups" query: grid points at which a series of a pod's resource came in more

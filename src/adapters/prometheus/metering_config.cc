@@ -97,6 +97,98 @@ struct Reader {
   }
 };
 
+// kind, apiVersion and the top-level fields of a PrometheusMetering document.
+Status CheckMeteringDocument(YAML::Node doc, const std::string& path) {
+  if (!doc.IsMap())
+    return Status::Error(path + ": expected a PrometheusMetering document (a mapping)");
+  std::string api, kind;
+  if (doc["apiVersion"]) api = doc["apiVersion"].as<std::string>();
+  if (doc["kind"]) kind = doc["kind"].as<std::string>();
+  if (kind != "PrometheusMetering")
+    return Status::Error(path + ": kind must be PrometheusMetering (got \"" + kind + "\")");
+  if (api != "arbiter.dev/v1alpha1")
+    return Status::Error(path + ": apiVersion must be arbiter.dev/v1alpha1");
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    std::string k = it->first.as<std::string>();
+    if (k != "apiVersion" && k != "kind" && k != "metadata" && k != "spec")
+      return Status::Error(
+          path + ":" + std::to_string(it->first.Mark().line + 1) + ": " +
+          Unknown("PrometheusMetering", k, {"apiVersion", "kind", "metadata", "spec"}));
+  }
+  return Status::Ok();
+}
+
+// spec.retries: a whole number 0..20.
+bool ReadRetries(Reader& r, const YAML::Node& v, MeteringConfig& c) {
+  std::string t;
+  if (!r.Str(v, "spec.retries", &t)) return false;
+  if (t.empty() || t.size() > 2 || t.find_first_not_of("0123456789") != std::string::npos)
+    return r.Fail(v, "spec.retries: must be a whole number between 0 and 20");
+  c.retries = std::stoi(t);
+  return true;
+}
+
+// spec.gpuUsage: {metric, scale: Ratio | Percent}.
+bool ReadGpuUsage(Reader& r, const YAML::Node& v, MeteringConfig& c) {
+  std::string scale = "Ratio";
+  bool ok = r.Fields(v, "spec.gpuUsage", {{"metric", &c.gpu_usage}, {"scale", &scale}});
+  if (ok && scale != "Ratio" && scale != "Percent")
+    ok = r.Fail(v["scale"], "spec.gpuUsage.scale: must be Ratio (0..1) or Percent (0..100)");
+  c.gpu_percent = scale == "Percent";
+  return ok;
+}
+
+// spec.resources: KSM resource label -> resource name.
+bool ReadResourceNames(Reader& r, const YAML::Node& v, MeteringConfig& c) {
+  if (!v.IsMap())
+    return r.Fail(v, "spec.resources: must map KSM resource labels to resource names");
+  bool ok = true;
+  for (auto jt = v.begin(); jt != v.end() && ok; ++jt) {
+    std::string name;
+    ok = r.Str(jt->second, "spec.resources." + jt->first.as<std::string>(), &name);
+    if (ok) c.resources[jt->first.as<std::string>()] = name;
+  }
+  return ok;
+}
+
+// One field of spec (key: value) into c; false with r.err when it is wrong.
+bool ReadMeteringSpecField(Reader& r, const YAML::Node& key, const YAML::Node& v,
+                           MeteringConfig& c) {
+  static const std::vector<std::string> known = {
+      "scrapeInterval", "page",   "requestGapBridge", "timeout", "retries",
+      "selector",       "series", "gpuUsage",         "labels",  "resources"};
+  const std::string k = key.as<std::string>();
+  if (k == "scrapeInterval") return r.Dur(v, "spec.scrapeInterval", &c.scrape_interval);
+  if (k == "page") return r.Dur(v, "spec.page", &c.page);
+  if (k == "requestGapBridge") return r.Dur(v, "spec.requestGapBridge", &c.request_gap_bridge);
+  if (k == "timeout") return r.Dur(v, "spec.timeout", &c.timeout);
+  if (k == "retries") return ReadRetries(r, v, c);
+  if (k == "selector") return r.Str(v, "spec.selector", &c.selector);
+  if (k == "series")
+    return r.Fields(v, "spec.series",
+                    {{"podPhase", &c.pod_phase},
+                     {"podInfo", &c.pod_info},
+                     {"requests", &c.requests},
+                     {"nodeLabels", &c.node_labels},
+                     {"cpuUsage", &c.cpu_usage},
+                     {"memoryUsage", &c.memory_usage}});
+  if (k == "gpuUsage") return ReadGpuUsage(r, v, c);
+  if (k == "labels")
+    return r.Fields(v, "spec.labels",
+                    {{"namespace", &c.label_namespace},
+                     {"pod", &c.label_pod},
+                     {"container", &c.label_container},
+                     {"node", &c.label_node},
+                     {"resource", &c.label_resource},
+                     {"migProfile", &c.label_mig_profile},
+                     {"gpuProduct", &c.label_gpu_product},
+                     {"gpuReplicas", &c.label_gpu_replicas},
+                     {"gpuDevice", &c.label_gpu_device},
+                     {"migInstance", &c.label_mig_instance}});
+  if (k == "resources") return ReadResourceNames(r, v, c);
+  return r.Fail(key, Unknown("spec", k, known));
+}
+
 }  // namespace
 
 Result<MeteringConfig> LoadMeteringConfig(const std::string& path) {
@@ -112,91 +204,12 @@ Result<MeteringConfig> LoadMeteringConfig(const std::string& path) {
   }
   Reader r{path, ""};
   try {
-    if (!doc.IsMap())
-      return R::Error(path + ": expected a PrometheusMetering document (a mapping)");
-    std::string api, kind;
-    if (doc["apiVersion"]) api = doc["apiVersion"].as<std::string>();
-    if (doc["kind"]) kind = doc["kind"].as<std::string>();
-    if (kind != "PrometheusMetering")
-      return R::Error(path + ": kind must be PrometheusMetering (got \"" + kind + "\")");
-    if (api != "arbiter.dev/v1alpha1")
-      return R::Error(path + ": apiVersion must be arbiter.dev/v1alpha1");
-    for (auto it = doc.begin(); it != doc.end(); ++it) {
-      std::string k = it->first.as<std::string>();
-      if (k != "apiVersion" && k != "kind" && k != "metadata" && k != "spec")
-        return R::Error(
-            path + ":" + std::to_string(it->first.Mark().line + 1) + ": " +
-            Unknown("PrometheusMetering", k, {"apiVersion", "kind", "metadata", "spec"}));
-    }
+    if (Status s = CheckMeteringDocument(doc, path); !s.ok()) return R::Error(s.message());
     YAML::Node spec = doc["spec"];
     if (spec) {
       if (!spec.IsMap()) return R::Error(path + ": spec must be a mapping");
-      const std::vector<std::string> known = {
-          "scrapeInterval", "page",   "requestGapBridge", "timeout", "retries",
-          "selector",       "series", "gpuUsage",         "labels",  "resources"};
-      for (auto it = spec.begin(); it != spec.end(); ++it) {
-        std::string k = it->first.as<std::string>();
-        const YAML::Node& v = it->second;
-        bool ok = true;
-        if (k == "scrapeInterval")
-          ok = r.Dur(v, "spec.scrapeInterval", &c.scrape_interval);
-        else if (k == "page")
-          ok = r.Dur(v, "spec.page", &c.page);
-        else if (k == "requestGapBridge")
-          ok = r.Dur(v, "spec.requestGapBridge", &c.request_gap_bridge);
-        else if (k == "timeout")
-          ok = r.Dur(v, "spec.timeout", &c.timeout);
-        else if (k == "retries") {
-          std::string t;
-          ok = r.Str(v, "spec.retries", &t);
-          if (ok) {
-            if (t.empty() || t.size() > 2 || t.find_first_not_of("0123456789") != std::string::npos)
-              ok = r.Fail(v, "spec.retries: must be a whole number between 0 and 20");
-            else
-              c.retries = std::stoi(t);
-          }
-        } else if (k == "selector")
-          ok = r.Str(v, "spec.selector", &c.selector);
-        else if (k == "series")
-          ok = r.Fields(v, "spec.series",
-                        {{"podPhase", &c.pod_phase},
-                         {"podInfo", &c.pod_info},
-                         {"requests", &c.requests},
-                         {"nodeLabels", &c.node_labels},
-                         {"cpuUsage", &c.cpu_usage},
-                         {"memoryUsage", &c.memory_usage}});
-        else if (k == "gpuUsage") {
-          std::string scale = "Ratio";
-          ok = r.Fields(v, "spec.gpuUsage", {{"metric", &c.gpu_usage}, {"scale", &scale}});
-          if (ok && scale != "Ratio" && scale != "Percent")
-            ok =
-                r.Fail(v["scale"], "spec.gpuUsage.scale: must be Ratio (0..1) or Percent (0..100)");
-          c.gpu_percent = scale == "Percent";
-        } else if (k == "labels")
-          ok = r.Fields(v, "spec.labels",
-                        {{"namespace", &c.label_namespace},
-                         {"pod", &c.label_pod},
-                         {"container", &c.label_container},
-                         {"node", &c.label_node},
-                         {"resource", &c.label_resource},
-                         {"migProfile", &c.label_mig_profile},
-                         {"gpuProduct", &c.label_gpu_product},
-                         {"gpuReplicas", &c.label_gpu_replicas},
-                         {"gpuDevice", &c.label_gpu_device},
-                         {"migInstance", &c.label_mig_instance}});
-        else if (k == "resources") {
-          if (!v.IsMap())
-            ok = r.Fail(v, "spec.resources: must map KSM resource labels to resource names");
-          else
-            for (auto jt = v.begin(); jt != v.end() && ok; ++jt) {
-              std::string name;
-              ok = r.Str(jt->second, "spec.resources." + jt->first.as<std::string>(), &name);
-              if (ok) c.resources[jt->first.as<std::string>()] = name;
-            }
-        } else
-          ok = r.Fail(it->first, Unknown("spec", k, known));
-        if (!ok) return R::Error(r.err);
-      }
+      for (auto it = spec.begin(); it != spec.end(); ++it)
+        if (!ReadMeteringSpecField(r, it->first, it->second, c)) return R::Error(r.err);
     }
   } catch (const YAML::Exception& e) {
     return R::Error(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);

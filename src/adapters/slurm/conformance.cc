@@ -64,6 +64,108 @@ Result<Millis> Dur(const YAML::Node& n, const std::string& file, const std::stri
   return *d;
 }
 
+// tolerances: {start, gpuSecondsPerRun}, each a duration.
+Status ParseTolerances(const YAML::Node& v, const std::string& file, Expectations& e) {
+  if (!v.IsMap()) return Status::Error(At(file, v) + "tolerances: expected a mapping");
+  for (auto t = v.begin(); t != v.end(); ++t) {
+    const std::string tk = t->first.Scalar();
+    auto d = Dur(t->second, file, "tolerances." + tk);
+    if (!d.ok()) return d.status();
+    if (tk == "start")
+      e.start_tolerance = *d;
+    else if (tk == "gpuSecondsPerRun")
+      e.gpu_seconds_per_run = *d;
+    else
+      return Status::Error(At(file, t->first) + "tolerances: unknown field " + Quoted(tk) +
+                           " (start, gpuSecondsPerRun)");
+  }
+  return Status::Ok();
+}
+
+// The issue-10 item an allowance or expected difference names (it must be one of Issue10Items).
+Result<std::string> Issue10ItemOf(const YAML::Node& item, const std::string& file,
+                                  const std::string& key) {
+  const auto& items = Issue10Items();
+  std::string issue;
+  if (item["issue10"] && item["issue10"].IsScalar()) issue = item["issue10"].Scalar();
+  if (std::find(items.begin(), items.end(), issue) == items.end()) {
+    std::string list;
+    for (const auto& x : items) list += (list.empty() ? "" : ", ") + x;
+    return Result<std::string>::Error(At(file, item) + key +
+                                      ": issue10 must name an issue-10 item (" + list + "), got " +
+                                      Quoted(issue));
+  }
+  return issue;
+}
+
+Result<Allowance> ParseAllowance(const YAML::Node& item, const std::string& file,
+                                 const std::string& issue) {
+  Allowance a;
+  a.issue10 = issue;
+  for (auto f = item.begin(); f != item.end(); ++f) {
+    const std::string fk = f->first.Scalar();
+    if (fk == "issue10") continue;
+    auto d = Dur(f->second, file, "allowances." + fk);
+    if (!d.ok()) return Result<Allowance>(d.status());
+    if (fk == "startAfterWait")
+      a.start_after_wait = *d;
+    else if (fk == "gpuSecondsPerPreemptedRun")
+      a.gpu_seconds_per_preempted_run = *d;
+    else
+      return Result<Allowance>::Error(At(file, f->first) + "allowances: unknown field " +
+                                      Quoted(fk) +
+                                      " (issue10, startAfterWait, gpuSecondsPerPreemptedRun)");
+  }
+  return a;
+}
+
+Result<ExpectedDifference> ParseExpectedDifference(const YAML::Node& item, const std::string& file,
+                                                   const std::string& issue) {
+  using R = Result<ExpectedDifference>;
+  ExpectedDifference d;
+  d.issue10 = issue;
+  d.line = item.Mark().line + 1;
+  for (auto f = item.begin(); f != item.end(); ++f) {
+    const std::string fk = f->first.Scalar();
+    if (!f->second.IsScalar())
+      return R::Error(At(file, f->second) + "differences." + fk + ": expected text");
+    if (fk == "job")
+      d.job = f->second.Scalar();
+    else if (fk == "point")
+      d.point = f->second.Scalar();
+    else if (fk == "note")
+      d.note = f->second.Scalar();
+    else if (fk != "issue10")
+      return R::Error(At(file, f->first) + "differences: unknown field " + Quoted(fk) +
+                      " (job, point, issue10, note)");
+  }
+  if (d.job.empty() || d.point.empty())
+    return R::Error(At(file, item) + "differences: job and point are required");
+  return d;
+}
+
+// allowances: or differences: (key), a list of mappings, each naming an issue-10 item.
+Status ParseExpectationList(const YAML::Node& v, const std::string& key, const std::string& file,
+                            Expectations& e) {
+  if (!v.IsSequence()) return Status::Error(At(file, v) + key + ": expected a list");
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    const YAML::Node item = *it;
+    if (!item.IsMap()) return Status::Error(At(file, item) + key + ": each entry is a mapping");
+    auto issue = Issue10ItemOf(item, file, key);
+    if (!issue.ok()) return issue.status();
+    if (key == "allowances") {
+      auto a = ParseAllowance(item, file, *issue);
+      if (!a.ok()) return a.status();
+      e.allowances.push_back(*a);
+    } else {
+      auto d = ParseExpectedDifference(item, file, *issue);
+      if (!d.ok()) return d.status();
+      e.differences.push_back(*d);
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<Expectations> Expectations::Parse(const std::string& text, const std::string& file) {
@@ -78,82 +180,19 @@ Result<Expectations> Expectations::Parse(const std::string& text, const std::str
   if (doc.IsNull()) return e;
   if (!doc.IsMap())
     return R::Error(At(file, doc) + "expected a mapping (tolerances, allowances, differences)");
-  const auto& items = Issue10Items();
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     const YAML::Node k = it->first;
     const YAML::Node v = it->second;
     const std::string key = k.IsScalar() ? k.Scalar() : "";
-    if (key == "tolerances") {
-      if (!v.IsMap()) return R::Error(At(file, v) + "tolerances: expected a mapping");
-      for (auto t = v.begin(); t != v.end(); ++t) {
-        const std::string tk = t->first.Scalar();
-        auto d = Dur(t->second, file, "tolerances." + tk);
-        if (!d.ok()) return R(d.status());
-        if (tk == "start")
-          e.start_tolerance = *d;
-        else if (tk == "gpuSecondsPerRun")
-          e.gpu_seconds_per_run = *d;
-        else
-          return R::Error(At(file, t->first) + "tolerances: unknown field " + Quoted(tk) +
-                          " (start, gpuSecondsPerRun)");
-      }
-    } else if (key == "allowances" || key == "differences") {
-      if (!v.IsSequence()) return R::Error(At(file, v) + key + ": expected a list");
-      for (auto it2 = v.begin(); it2 != v.end(); ++it2) {
-        const YAML::Node item = *it2;
-        if (!item.IsMap()) return R::Error(At(file, item) + key + ": each entry is a mapping");
-        std::string issue;
-        if (item["issue10"] && item["issue10"].IsScalar()) issue = item["issue10"].Scalar();
-        if (std::find(items.begin(), items.end(), issue) == items.end()) {
-          std::string list;
-          for (const auto& x : items) list += (list.empty() ? "" : ", ") + x;
-          return R::Error(At(file, item) + key + ": issue10 must name an issue-10 item (" + list +
-                          "), got " + Quoted(issue));
-        }
-        if (key == "allowances") {
-          Allowance a;
-          a.issue10 = issue;
-          for (auto f = item.begin(); f != item.end(); ++f) {
-            const std::string fk = f->first.Scalar();
-            if (fk == "issue10") continue;
-            auto d = Dur(f->second, file, "allowances." + fk);
-            if (!d.ok()) return R(d.status());
-            if (fk == "startAfterWait")
-              a.start_after_wait = *d;
-            else if (fk == "gpuSecondsPerPreemptedRun")
-              a.gpu_seconds_per_preempted_run = *d;
-            else
-              return R::Error(At(file, f->first) + "allowances: unknown field " + Quoted(fk) +
-                              " (issue10, startAfterWait, gpuSecondsPerPreemptedRun)");
-          }
-          e.allowances.push_back(a);
-        } else {
-          ExpectedDifference d;
-          d.issue10 = issue;
-          d.line = item.Mark().line + 1;
-          for (auto f = item.begin(); f != item.end(); ++f) {
-            const std::string fk = f->first.Scalar();
-            if (!f->second.IsScalar())
-              return R::Error(At(file, f->second) + "differences." + fk + ": expected text");
-            if (fk == "job")
-              d.job = f->second.Scalar();
-            else if (fk == "point")
-              d.point = f->second.Scalar();
-            else if (fk == "note")
-              d.note = f->second.Scalar();
-            else if (fk != "issue10")
-              return R::Error(At(file, f->first) + "differences: unknown field " + Quoted(fk) +
-                              " (job, point, issue10, note)");
-          }
-          if (d.job.empty() || d.point.empty())
-            return R::Error(At(file, item) + "differences: job and point are required");
-          e.differences.push_back(d);
-        }
-      }
-    } else {
+    Status s = Status::Ok();
+    if (key == "tolerances")
+      s = ParseTolerances(v, file, e);
+    else if (key == "allowances" || key == "differences")
+      s = ParseExpectationList(v, key, file, e);
+    else
       return R::Error(At(file, k) + "unknown field " + Quoted(key) +
                       " (tolerances, allowances, differences)");
-    }
+    if (!s.ok()) return R(s);
   }
   return e;
 }
@@ -274,22 +313,20 @@ std::pair<std::string, std::string> JobToken(std::string_view tok) {
   return {id, raw};
 }
 
-}  // namespace
+using JobSides = std::map<std::string, JobSide>;
 
-Result<ConformanceReport> CompareWithSlurm(const ConformanceInputs& in) {
-  using R = Result<ConformanceReport>;
-  static const Expectations kDefaults;
-  const Expectations& ex = in.expect ? *in.expect : kDefaults;
-  const nlohmann::json& rep = *in.report;
-  if (!rep.is_object() || !rep.contains("events") || !rep["events"].is_array() ||
-      !rep.contains("workloads"))
-    return R::Error("the report is not a SimulationReport (no events[] / workloads[])");
-
-  // ---- Slurm side
-  std::map<std::string, JobSide> slurm;
+// The Slurm side: a job per "<namespace>/<job name>", and how slurmctld's log names them.
+struct SlurmJobs {
+  JobSides jobs;
   std::map<std::string, std::string> key_of_id, key_of_raw;  // job ID / raw ID -> key
-  std::map<std::string, std::string> first_id_of_key;
   std::optional<Millis> earliest_submit;
+};
+
+// sacct's records folded per job: its runs (one per start), final state, GPUs and first submission.
+Result<SlurmJobs> SlurmJobsOf(const ConformanceInputs& in) {
+  using R = Result<SlurmJobs>;
+  SlurmJobs out;
+  std::map<std::string, std::string> first_id_of_key;
   for (const SacctRun& run : *in.runs) {
     auto ns = in.names ? in.names->NamespaceOf(run.account) : std::nullopt;
     const std::string key = (ns ? *ns : run.account) + "/" + run.job_name;
@@ -298,12 +335,13 @@ Result<ConformanceReport> CompareWithSlurm(const ConformanceInputs& in) {
       return R::Error("two Slurm jobs are " + key + " (" + it->second + " and " + run.job_id +
                       "): job names must be unique per account to compare");
     first_id_of_key[key] = run.job_id;
-    key_of_id[run.job_id] = key;
-    if (!run.job_id_raw.empty()) key_of_raw[run.job_id_raw] = key;
-    JobSide& j = slurm[key];
+    out.key_of_id[run.job_id] = key;
+    if (!run.job_id_raw.empty()) out.key_of_raw[run.job_id_raw] = key;
+    JobSide& j = out.jobs[key];
     if (!j.present && run.submit) {
       j.submit = run.submit;
-      if (!earliest_submit || *run.submit < *earliest_submit) earliest_submit = run.submit;
+      if (!out.earliest_submit || *run.submit < *out.earliest_submit)
+        out.earliest_submit = run.submit;
     }
     j.present = true;
     j.state = run.state;
@@ -318,46 +356,52 @@ Result<ConformanceReport> CompareWithSlurm(const ConformanceInputs& in) {
     }
     if (run.state == "PREEMPTED") j.preemptor_unknown = true;
   }
-  const Millis t0 = in.t0 ? *in.t0 : earliest_submit.value_or(0);
-  if (in.slurmctld_log) {
-    for (auto& [k, j] : slurm) j.preemptor_unknown = false;
-    std::istringstream log(*in.slurmctld_log);
-    std::string line;
-    auto find_key =
-        [&](const std::pair<std::string, std::string>& t) -> std::optional<std::string> {
-      if (auto it = key_of_id.find(t.first); it != key_of_id.end()) return it->second;
-      if (!t.second.empty())
-        if (auto it = key_of_raw.find(t.second); it != key_of_raw.end()) return it->second;
-      return std::nullopt;
-    };
-    while (std::getline(log, line)) {
-      size_t v = std::string::npos;
-      if (line.find("preemption grace time for JobId=") != std::string::npos)
-        v = line.find("JobId=");
-      else if (line.find("preempted JobId=") != std::string::npos)
-        v = line.find("JobId=");
-      if (v == std::string::npos ||
-          line.find("to reclaim resources for JobId=") == std::string::npos)
-        continue;
-      std::string_view rest(line);
-      rest.remove_prefix(v + 6);
-      auto victim = JobToken(rest.substr(0, rest.find(' ')));
-      size_t p = line.find("to reclaim resources for JobId=");
-      std::string_view pt(line);
-      pt.remove_prefix(p + 31);
-      auto preemptor = JobToken(pt.substr(0, pt.find_first_of(" \r")));
-      auto vk = find_key(victim);
-      if (!vk) continue;  // a job outside the compared set
-      auto pk = find_key(preemptor);
-      if (pk)
-        slurm[*vk].preemptors.insert(*pk);
-      else if (preemptor.first != "Invalid")
-        slurm[*vk].preemptors.insert("JobId=" + preemptor.first);
-    }
-  }
+  return out;
+}
 
-  // ---- Arbiter side
-  std::map<std::string, JobSide> arb;
+// Who preempted whom, from slurmctld's "... JobId=V ... to reclaim resources for JobId=P" lines.
+// With a log every job's preemptors are known; a preemptor outside the compared set is named by
+// its JobId.
+void ReadSlurmctldPreemptions(const std::string& log_text, SlurmJobs& slurm) {
+  for (auto& [k, j] : slurm.jobs) j.preemptor_unknown = false;
+  std::istringstream log(log_text);
+  std::string line;
+  auto find_key = [&](const std::pair<std::string, std::string>& t) -> std::optional<std::string> {
+    if (auto it = slurm.key_of_id.find(t.first); it != slurm.key_of_id.end()) return it->second;
+    if (!t.second.empty())
+      if (auto it = slurm.key_of_raw.find(t.second); it != slurm.key_of_raw.end())
+        return it->second;
+    return std::nullopt;
+  };
+  while (std::getline(log, line)) {
+    size_t v = std::string::npos;
+    if (line.find("preemption grace time for JobId=") != std::string::npos)
+      v = line.find("JobId=");
+    else if (line.find("preempted JobId=") != std::string::npos)
+      v = line.find("JobId=");
+    if (v == std::string::npos || line.find("to reclaim resources for JobId=") == std::string::npos)
+      continue;
+    std::string_view rest(line);
+    rest.remove_prefix(v + 6);
+    auto victim = JobToken(rest.substr(0, rest.find(' ')));
+    size_t p = line.find("to reclaim resources for JobId=");
+    std::string_view pt(line);
+    pt.remove_prefix(p + 31);
+    auto preemptor = JobToken(pt.substr(0, pt.find_first_of(" \r")));
+    auto vk = find_key(victim);
+    if (!vk) continue;  // a job outside the compared set
+    auto pk = find_key(preemptor);
+    if (pk)
+      slurm.jobs[*vk].preemptors.insert(*pk);
+    else if (preemptor.first != "Invalid")
+      slurm.jobs[*vk].preemptors.insert("JobId=" + preemptor.first);
+  }
+}
+
+// The Arbiter side's workloads: phase and GPUs requested (milli-GPU).
+Result<JobSides> ArbiterWorkloadsOf(const nlohmann::json& rep) {
+  using R = Result<JobSides>;
+  JobSides arb;
   for (const auto& w : rep["workloads"]) {
     if (!w.contains("name") || !w["name"].is_string())
       return R::Error("report: a workload without a name");
@@ -379,6 +423,12 @@ Result<ConformanceReport> CompareWithSlurm(const ConformanceInputs& in) {
       }
     }
   }
+  return arb;
+}
+
+// The Arbiter side's runs, submissions and preemptors from the report's events; a run still open
+// ends at the report's end.
+Status ReadArbiterEvents(const nlohmann::json& rep, JobSides& arb) {
   Millis report_end = 0;
   if (rep.contains("endTime")) {
     auto e = SecondsToMs(rep["endTime"], "report endTime");
@@ -389,7 +439,7 @@ Result<ConformanceReport> CompareWithSlurm(const ConformanceInputs& in) {
     if (!e.contains("workload") || !e["workload"].is_string()) continue;
     const std::string wl = e["workload"].get<std::string>();
     auto t = SecondsToMs(e.contains("time") ? e["time"] : nlohmann::json(), "report event time");
-    if (!t.ok()) return R::Error(t.message());
+    if (!t.ok()) return Status::Error(t.message());
     JobSide& j = arb[wl];
     if (type == "Submitted" && !j.submit)
       j.submit = *t;
@@ -408,120 +458,123 @@ Result<ConformanceReport> CompareWithSlurm(const ConformanceInputs& in) {
   for (auto& [k, j] : arb)
     for (auto& r : j.runs)
       if (r.end < 0) r.end = std::max(report_end, r.start);
+  return Status::Ok();
+}
 
-  // ---- gangs: a pod group is one job, as a Slurm multi-node job is
-  if (in.gangs && !in.gangs->empty()) {
-    std::map<std::string, std::string> gang_of;  // member -> group
-    for (const auto& [g, members] : *in.gangs)
-      for (const auto& m : members) gang_of[m] = g;
-    for (const auto& [g, members] : *in.gangs) {
-      if (arb.count(g) && !gang_of.count(g))
-        return R::Error("pod group " + g + " has the name of a pod of its namespace: rename one");
-      std::vector<const JobSide*> present;
-      for (const auto& m : members)
-        if (auto it = arb.find(m); it != arb.end()) present.push_back(&it->second);
-      if (present.empty()) continue;
-      JobSide folded = FoldGang(present);
-      for (const auto& m : members) arb.erase(m);
-      arb[g] = std::move(folded);
+// A pod group is one job, as a Slurm multi-node job is: its members fold into it, and a preemptor
+// that is a member is named by its group.
+Status FoldPodGroups(const GangMembers& gangs, JobSides& arb) {
+  std::map<std::string, std::string> gang_of;  // member -> group
+  for (const auto& [g, members] : gangs)
+    for (const auto& m : members) gang_of[m] = g;
+  for (const auto& [g, members] : gangs) {
+    if (arb.count(g) && !gang_of.count(g))
+      return Status::Error("pod group " + g +
+                           " has the name of a pod of its namespace: rename one");
+    std::vector<const JobSide*> present;
+    for (const auto& m : members)
+      if (auto it = arb.find(m); it != arb.end()) present.push_back(&it->second);
+    if (present.empty()) continue;
+    JobSide folded = FoldGang(present);
+    for (const auto& m : members) arb.erase(m);
+    arb[g] = std::move(folded);
+  }
+  for (auto& [k, j] : arb) {
+    std::set<std::string> named;
+    for (const auto& p : j.preemptors) {
+      auto it = gang_of.find(p);
+      named.insert(it == gang_of.end() ? p : it->second);
     }
-    for (auto& [k, j] : arb) {
-      std::set<std::string> named;
-      for (const auto& p : j.preemptors) {
-        auto it = gang_of.find(p);
-        named.insert(it == gang_of.end() ? p : it->second);
-      }
-      j.preemptors = std::move(named);
+    j.preemptors = std::move(named);
+  }
+  return Status::Ok();
+}
+
+// "a,b,c", or "-" for none.
+std::string PreemptorsText(const std::set<std::string>& v) {
+  if (v.empty()) return "-";
+  std::string t;
+  for (const auto& x : v) t += (t.empty() ? "" : ",") + x;
+  return t;
+}
+
+// Compares the two sides job by job into points, each with its verdict: agree, agree by an
+// allowance, an expected difference (NO LONGER DIFFERS once it agrees), or DIFFERS.
+class ConformanceJudge {
+ public:
+  ConformanceJudge(const Expectations& ex, Millis t0, ConformanceReport& out)
+      : ex_(ex), t0_(t0), out_(out) {
+    for (const auto& a : ex.allowances) {
+      allowance_start_ += a.start_after_wait;
+      allowance_gpu_ += a.gpu_seconds_per_preempted_run;
+      allowance_name_ += (allowance_name_.empty() ? "" : ", ") + ("issue10 " + a.issue10);
     }
   }
 
-  // ---- points
-  ConformanceReport out;
-  std::set<std::string> keys;
-  for (const auto& [k, j] : slurm) keys.insert(k);
-  for (const auto& [k, j] : arb) keys.insert(k);
-  Millis allowance_start = 0, allowance_gpu = 0;
-  std::string allowance_name;
-  for (const auto& a : ex.allowances) {
-    allowance_start += a.start_after_wait;
-    allowance_gpu += a.gpu_seconds_per_preempted_run;
-    allowance_name += (allowance_name.empty() ? "" : ", ") + ("issue10 " + a.issue10);
-  }
-  std::set<size_t> used_differences;
-  auto expected = [&](const std::string& job, const std::string& point) -> std::optional<size_t> {
-    for (size_t i = 0; i < ex.differences.size(); ++i) {
-      const auto& d = ex.differences[i];
-      if (d.job != job) continue;
-      if (d.point == point || (d.point == "start" && point.rfind("start#", 0) == 0)) return i;
-    }
-    return std::nullopt;
-  };
-  auto add = [&](const std::string& job, const std::string& point, std::string s, std::string a,
-                 bool equal, bool by_allowance, std::string delta) {
-    ComparedPoint p{job, point, std::move(s), std::move(a), std::move(delta), Verdict::kAgree, ""};
-    auto e = expected(job, point);
-    if (e) {
-      used_differences.insert(*e);
-      p.note = "issue10 " + ex.differences[*e].issue10;
-      p.verdict = equal ? Verdict::kNoLongerDiffers : Verdict::kExpected;
-    } else if (!equal) {
-      p.verdict = Verdict::kDiffers;
-    } else if (by_allowance) {
-      p.verdict = Verdict::kAgreeByAllowance;
-      p.note = allowance_name;
-    }
-    out.points.push_back(std::move(p));
-  };
-  for (const auto& key : keys) {
-    const JobSide& s = slurm[key];
-    const JobSide& a = arb[key];
-    ++out.jobs;
+  void CompareJob(const std::string& key, const JobSide& s, const JobSide& a) {
+    ++out_.jobs;
     if (!s.present || !a.present) {
-      add(key, "present", s.present ? "yes" : "no", a.present ? "yes" : "no", false, false, "");
-      continue;
+      Add(key, "present", s.present ? "yes" : "no", a.present ? "yes" : "no", false, false, "");
+      return;
     }
-    auto set_text = [](const std::set<std::string>& v, bool unknown) {
-      if (v.empty()) return std::string(unknown ? "?" : "-");
-      std::string t;
-      for (const auto& x : v) t += (t.empty() ? "" : ",") + x;
-      return t;
-    };
     if (s.preemptor_unknown) {
       // No log: compare only whether it was preempted.
-      add(key, "preempted", "yes", a.preemptors.empty() ? "no" : "yes", !a.preemptors.empty(),
+      Add(key, "preempted", "yes", a.preemptors.empty() ? "no" : "yes", !a.preemptors.empty(),
           false, "");
     } else {
-      add(key, "preempted-by", set_text(s.preemptors, false), set_text(a.preemptors, false),
+      Add(key, "preempted-by", PreemptorsText(s.preemptors), PreemptorsText(a.preemptors),
           s.preemptors == a.preemptors, false, "");
     }
     const std::string sp = SlurmStateAsPhase(s.state);
-    add(key, "final-state", sp + (sp != s.state ? " (" + s.state + ")" : ""), a.state,
+    Add(key, "final-state", sp + (sp != s.state ? " (" + s.state + ")" : ""), a.state,
         sp == a.state, false, "");
-    add(key, "runs", std::to_string(s.runs.size()), std::to_string(a.runs.size()),
+    Add(key, "runs", std::to_string(s.runs.size()), std::to_string(a.runs.size()),
         s.runs.size() == a.runs.size(), false, "");
+    CompareStarts(key, s, a);
+    // A gang and a multi-node job: on how many nodes (one member per node).
+    if (a.gang || s.slurm_nodes > 1)
+      Add(key, "nodes", std::to_string(s.slurm_nodes), std::to_string(a.first_run_nodes.size()),
+          s.slurm_nodes == static_cast<int64_t>(a.first_run_nodes.size()), false, "");
+    CompareGpuSeconds(key, s, a);
+  }
+
+  // An expected difference for a point never compared (a typo, or a job renamed) is a failure too.
+  void ReportUnusedDifferences() {
+    for (size_t i = 0; i < ex_.differences.size(); ++i) {
+      if (used_differences_.count(i)) continue;
+      const auto& d = ex_.differences[i];
+      out_.points.push_back(
+          {d.job, d.point, "", "", "", Verdict::kNoLongerDiffers,
+           "expected difference (line " + std::to_string(d.line) + ") names no compared point"});
+    }
+  }
+
+ private:
+  // Start K of both sides (Slurm's relative to t0); a start after a wait gets the allowance.
+  void CompareStarts(const std::string& key, const JobSide& s, const JobSide& a) {
     const size_t common = std::min(s.runs.size(), a.runs.size());
     for (size_t k = 0; k < common; ++k) {
-      const Millis ss = s.runs[k].start - t0, as = a.runs[k].start;
+      const Millis ss = s.runs[k].start - t0_, as = a.runs[k].start;
       const Millis d = ss - as;
       const bool waited = !(k == 0 && a.submit && as == *a.submit);
       const Millis ad = d < 0 ? -d : d;
-      const bool base_ok = ad <= ex.start_tolerance;
-      const bool allow_ok = waited && ad <= ex.start_tolerance + allowance_start;
+      const bool base_ok = ad <= ex_.start_tolerance;
+      const bool allow_ok = waited && ad <= ex_.start_tolerance + allowance_start_;
       const std::string name = "start#" + std::to_string(k + 1);
-      out.start_deltas_ms.emplace_back(key + " " + name, d);
+      out_.start_deltas_ms.emplace_back(key + " " + name, d);
       if (waited)
-        out.max_abs_start_waited_ms = std::max(out.max_abs_start_waited_ms, ad);
+        out_.max_abs_start_waited_ms = std::max(out_.max_abs_start_waited_ms, ad);
       else
-        out.max_abs_start_immediate_ms = std::max(out.max_abs_start_immediate_ms, ad);
-      const Millis tol = ex.start_tolerance + (waited ? allowance_start : 0);
-      add(key, name, Secs(ss), Secs(as), base_ok || allow_ok, !base_ok && allow_ok,
+        out_.max_abs_start_immediate_ms = std::max(out_.max_abs_start_immediate_ms, ad);
+      const Millis tol = ex_.start_tolerance + (waited ? allowance_start_ : 0);
+      Add(key, name, Secs(ss), Secs(as), base_ok || allow_ok, !base_ok && allow_ok,
           Secs(d) + " (tolerance " + Secs(tol) + (waited ? ", waited" : ", at submission") + ")");
     }
-    // A gang and a multi-node job: on how many nodes (one member per node).
-    if (a.gang || s.slurm_nodes > 1)
-      add(key, "nodes", std::to_string(s.slurm_nodes), std::to_string(a.first_run_nodes.size()),
-          s.slurm_nodes == static_cast<int64_t>(a.first_run_nodes.size()), false, "");
-    // GPU-seconds (GPU-ms internally: milli-GPU x ms / 1000).
+  }
+
+  // GPU-seconds (GPU-ms internally: milli-GPU x ms / 1000).
+  void CompareGpuSeconds(const std::string& key, const JobSide& s, const JobSide& a) {
+    const size_t common = std::min(s.runs.size(), a.runs.size());
     const int64_t sg = GpuMs(s), ag = GpuMs(a);
     // The latency allowance covers runs both sides stopped by a preemption and Slurm killed at the
     // end of the grace time (PREEMPTED); a run only one side cut short is a real difference.
@@ -531,23 +584,80 @@ Result<ConformanceReport> CompareWithSlurm(const ConformanceInputs& in) {
     const int64_t gpus_milli = std::max(s.gpus_milli, a.gpus_milli);
     const int64_t runs = static_cast<int64_t>(std::max(s.runs.size(), a.runs.size()));
     const int64_t base_tol = static_cast<int64_t>(static_cast<int128>(gpus_milli) *
-                                                  ex.gpu_seconds_per_run * runs / 1000);
-    const int64_t allow_tol = static_cast<int64_t>(static_cast<int128>(gpus_milli) * allowance_gpu *
-                                                   preempted_runs / 1000);
+                                                  ex_.gpu_seconds_per_run * runs / 1000);
+    const int64_t allow_tol = static_cast<int64_t>(static_cast<int128>(gpus_milli) *
+                                                   allowance_gpu_ * preempted_runs / 1000);
     const int64_t d = sg - ag, ad = d < 0 ? -d : d;
-    out.gpu_ms_deltas.emplace_back(key, d);
-    add(key, "gpu-seconds", Secs(sg), Secs(ag), ad <= base_tol + allow_tol,
+    out_.gpu_ms_deltas.emplace_back(key, d);
+    Add(key, "gpu-seconds", Secs(sg), Secs(ag), ad <= base_tol + allow_tol,
         ad > base_tol && ad <= base_tol + allow_tol,
         Secs(d) + " (tolerance " + Secs(base_tol + allow_tol) + ")");
   }
-  // An expected difference for a point never compared (a typo, or a job renamed) is a failure too.
-  for (size_t i = 0; i < ex.differences.size(); ++i) {
-    if (used_differences.count(i)) continue;
-    const auto& d = ex.differences[i];
-    out.points.push_back(
-        {d.job, d.point, "", "", "", Verdict::kNoLongerDiffers,
-         "expected difference (line " + std::to_string(d.line) + ") names no compared point"});
+
+  // The expected difference that names this point ("start" names every start#K).
+  std::optional<size_t> Expected(const std::string& job, const std::string& point) const {
+    for (size_t i = 0; i < ex_.differences.size(); ++i) {
+      const auto& d = ex_.differences[i];
+      if (d.job != job) continue;
+      if (d.point == point || (d.point == "start" && point.rfind("start#", 0) == 0)) return i;
+    }
+    return std::nullopt;
   }
+
+  void Add(const std::string& job, const std::string& point, std::string s, std::string a,
+           bool equal, bool by_allowance, std::string delta) {
+    ComparedPoint p{job, point, std::move(s), std::move(a), std::move(delta), Verdict::kAgree, ""};
+    auto e = Expected(job, point);
+    if (e) {
+      used_differences_.insert(*e);
+      p.note = "issue10 " + ex_.differences[*e].issue10;
+      p.verdict = equal ? Verdict::kNoLongerDiffers : Verdict::kExpected;
+    } else if (!equal) {
+      p.verdict = Verdict::kDiffers;
+    } else if (by_allowance) {
+      p.verdict = Verdict::kAgreeByAllowance;
+      p.note = allowance_name_;
+    }
+    out_.points.push_back(std::move(p));
+  }
+
+  const Expectations& ex_;
+  const Millis t0_;
+  ConformanceReport& out_;
+  Millis allowance_start_ = 0, allowance_gpu_ = 0;
+  std::string allowance_name_;
+  std::set<size_t> used_differences_;
+};
+
+}  // namespace
+
+Result<ConformanceReport> CompareWithSlurm(const ConformanceInputs& in) {
+  using R = Result<ConformanceReport>;
+  static const Expectations kDefaults;
+  const Expectations& ex = in.expect ? *in.expect : kDefaults;
+  const nlohmann::json& rep = *in.report;
+  if (!rep.is_object() || !rep.contains("events") || !rep["events"].is_array() ||
+      !rep.contains("workloads"))
+    return R::Error("the report is not a SimulationReport (no events[] / workloads[])");
+  auto slurm = SlurmJobsOf(in);
+  if (!slurm.ok()) return R(slurm.status());
+  SlurmJobs s = std::move(slurm).value();
+  const Millis t0 = in.t0 ? *in.t0 : s.earliest_submit.value_or(0);
+  if (in.slurmctld_log) ReadSlurmctldPreemptions(*in.slurmctld_log, s);
+  auto arb_read = ArbiterWorkloadsOf(rep);
+  if (!arb_read.ok()) return R(arb_read.status());
+  JobSides arb = std::move(arb_read).value();
+  if (Status st = ReadArbiterEvents(rep, arb); !st.ok()) return R(st);
+  if (in.gangs && !in.gangs->empty())
+    if (Status st = FoldPodGroups(*in.gangs, arb); !st.ok()) return R(st);
+
+  ConformanceReport out;
+  std::set<std::string> keys;
+  for (const auto& [k, j] : s.jobs) keys.insert(k);
+  for (const auto& [k, j] : arb) keys.insert(k);
+  ConformanceJudge judge(ex, t0, out);
+  for (const auto& key : keys) judge.CompareJob(key, s.jobs[key], arb[key]);
+  judge.ReportUnusedDifferences();
   return out;
 }
 

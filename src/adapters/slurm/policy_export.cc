@@ -220,80 +220,10 @@ class Exporter {
   void BuildQos() {
     const bool qos_mode = policy_.preemption_type == PreemptionType::kQoS;
     std::map<std::string, std::string> owner;  // Slurm QoS name -> Arbiter object it came from
-    auto claim = [&](const std::string& slurm, const char* kind, const ObjectMeta& meta) {
-      if (auto it = owner.find(slurm); it != owner.end()) {
-        Error(kind, meta, "metadata.name",
-              "maps to the Slurm QoS " + Quoted(slurm) + ", as " + it->second +
-                  " does; rename one of them");
-        return false;
-      }
-      owner[slurm] = std::string(kind) + " " + Quoted(meta.name);
-      return true;
-    };
-    if (qos_mode) {
-      for (const auto& q : m_.qos) {
-        QosOut o;
-        o.name = QosNameOf(q.meta.name);
-        if (!claim(o.name, "QoS", q.meta)) continue;
-        o.priority = ClampPriority("QoS", q.meta, "spec.priority", q.priority);
-        for (const auto& p : q.preempt) o.preempt.push_back(QosNameOf(p));
-        std::sort(o.preempt.begin(), o.preempt.end());
-        o.preempt_mode = q.preempt_mode
-                             ? (*q.preempt_mode == PreemptMode::kRequeue ? "requeue" : "cancel")
-                             : "cluster";
-        if (q.grace_time) {
-          o.grace_s = CeilSeconds(*q.grace_time);
-          if (*q.grace_time % 1000 != 0)
-            Warn("QoS", q.meta, "spec.graceTime",
-                 FormatDuration(*q.grace_time) +
-                     ": Slurm's GraceTime counts whole seconds; exported as " +
-                     std::to_string(o.grace_s) + " s");
-        } else {
-          o.grace_s =
-              30;  // a Pod's default terminationGracePeriodSeconds, what Arbiter applies then
-        }
-        o.comment = "QoS/" + q.meta.name + " (" + Where(q.meta) + "): priority " +
-                    std::to_string(q.priority) +
-                    (q.preempt.empty() ? "" : ", preempt [" + Join(q.preempt, ", ") + "]") +
-                    ", preemptMode " +
-                    (q.preempt_mode ? ToString(*q.preempt_mode) : "from PoolPolicy") +
-                    ", graceTime " +
-                    (q.grace_time ? FormatDuration(*q.grace_time) : "unset: the Pod default 30s");
-        qos_.push_back(std::move(o));
-      }
-      for (const auto& pc : m_.priority_classes)
-        Warn("PriorityClass", pc.meta, "value",
-             "not exported: under preemption.type QoS a Slurm job's priority and preemption come "
-             "from its QoS "
-             "(Slurm has no per-job priority class)");
-    } else {
-      // Kubernetes semantics as QoS tiers: a class preempts every class of strictly lower value
-      // (unless preemptionPolicy: Never), and the QoS "normal" that jobs without one get.
-      for (const auto& pc : m_.priority_classes) {
-        QosOut o;
-        o.name = QosNameOf(pc.meta.name);
-        if (!claim(o.name, "PriorityClass", pc.meta)) continue;
-        o.priority = ClampPriority("PriorityClass", pc.meta, "value", pc.value);
-        if (pc.preemption_policy != PreemptionPolicy::kNever) {
-          for (const auto& other : m_.priority_classes)
-            if (other.value < pc.value) o.preempt.push_back(QosNameOf(other.meta.name));
-          if (pc.value > 0 && !HasClassNamed("normal")) o.preempt.push_back("normal");
-          std::sort(o.preempt.begin(), o.preempt.end());
-        }
-        o.preempt_mode = "cluster";
-        o.grace_s = 30;
-        o.comment = "PriorityClass/" + pc.meta.name + " (" + Where(pc.meta) + "): value " +
-                    std::to_string(pc.value) + ", preemptionPolicy " +
-                    ToString(pc.preemption_policy) +
-                    "; GraceTime 30 s, a Pod's default terminationGracePeriodSeconds";
-        qos_.push_back(std::move(o));
-      }
-      for (const auto& q : m_.qos)
-        Warn("QoS", q.meta, "",
-             "not exported: PoolPolicy preemption.type is Priority, so the PriorityClasses are the "
-             "Slurm QoS tiers "
-             "(set preemption.type: QoS to export the QoS objects)");
-    }
+    if (qos_mode)
+      QosFromQosObjects(owner);
+    else
+      QosFromPriorityClasses(owner);
     std::sort(qos_.begin(), qos_.end(),
               [](const QosOut& a, const QosOut& b) { return a.name < b.name; });
     for (auto& q : qos_)
@@ -311,6 +241,86 @@ class Exporter {
             Warn("PriorityClass", src.meta, "value", PrioCapMessage(q.priority));
       }
     out_->qos_count = static_cast<int>(qos_.size());
+  }
+
+  // Claims a Slurm QoS name for an object; false (with an error) when another object has it.
+  bool ClaimQosName(std::map<std::string, std::string>& owner, const std::string& slurm,
+                    const char* kind, const ObjectMeta& meta) {
+    if (auto it = owner.find(slurm); it != owner.end()) {
+      Error(kind, meta, "metadata.name",
+            "maps to the Slurm QoS " + Quoted(slurm) + ", as " + it->second +
+                " does; rename one of them");
+      return false;
+    }
+    owner[slurm] = std::string(kind) + " " + Quoted(meta.name);
+    return true;
+  }
+
+  // preemption.type QoS: a Slurm QoS per Arbiter QoS, with its preempt list, mode and grace time.
+  void QosFromQosObjects(std::map<std::string, std::string>& owner) {
+    for (const auto& q : m_.qos) {
+      QosOut o;
+      o.name = QosNameOf(q.meta.name);
+      if (!ClaimQosName(owner, o.name, "QoS", q.meta)) continue;
+      o.priority = ClampPriority("QoS", q.meta, "spec.priority", q.priority);
+      for (const auto& p : q.preempt) o.preempt.push_back(QosNameOf(p));
+      std::sort(o.preempt.begin(), o.preempt.end());
+      o.preempt_mode = q.preempt_mode
+                           ? (*q.preempt_mode == PreemptMode::kRequeue ? "requeue" : "cancel")
+                           : "cluster";
+      if (q.grace_time) {
+        o.grace_s = CeilSeconds(*q.grace_time);
+        if (*q.grace_time % 1000 != 0)
+          Warn("QoS", q.meta, "spec.graceTime",
+               FormatDuration(*q.grace_time) +
+                   ": Slurm's GraceTime counts whole seconds; exported as " +
+                   std::to_string(o.grace_s) + " s");
+      } else {
+        o.grace_s = 30;  // a Pod's default terminationGracePeriodSeconds, what Arbiter applies then
+      }
+      o.comment = "QoS/" + q.meta.name + " (" + Where(q.meta) + "): priority " +
+                  std::to_string(q.priority) +
+                  (q.preempt.empty() ? "" : ", preempt [" + Join(q.preempt, ", ") + "]") +
+                  ", preemptMode " +
+                  (q.preempt_mode ? ToString(*q.preempt_mode) : "from PoolPolicy") +
+                  ", graceTime " +
+                  (q.grace_time ? FormatDuration(*q.grace_time) : "unset: the Pod default 30s");
+      qos_.push_back(std::move(o));
+    }
+    for (const auto& pc : m_.priority_classes)
+      Warn("PriorityClass", pc.meta, "value",
+           "not exported: under preemption.type QoS a Slurm job's priority and preemption come "
+           "from its QoS "
+           "(Slurm has no per-job priority class)");
+  }
+
+  // Kubernetes semantics as QoS tiers: a class preempts every class of strictly lower value
+  // (unless preemptionPolicy: Never), and the QoS "normal" that jobs without one get.
+  void QosFromPriorityClasses(std::map<std::string, std::string>& owner) {
+    for (const auto& pc : m_.priority_classes) {
+      QosOut o;
+      o.name = QosNameOf(pc.meta.name);
+      if (!ClaimQosName(owner, o.name, "PriorityClass", pc.meta)) continue;
+      o.priority = ClampPriority("PriorityClass", pc.meta, "value", pc.value);
+      if (pc.preemption_policy != PreemptionPolicy::kNever) {
+        for (const auto& other : m_.priority_classes)
+          if (other.value < pc.value) o.preempt.push_back(QosNameOf(other.meta.name));
+        if (pc.value > 0 && !HasClassNamed("normal")) o.preempt.push_back("normal");
+        std::sort(o.preempt.begin(), o.preempt.end());
+      }
+      o.preempt_mode = "cluster";
+      o.grace_s = 30;
+      o.comment = "PriorityClass/" + pc.meta.name + " (" + Where(pc.meta) + "): value " +
+                  std::to_string(pc.value) + ", preemptionPolicy " +
+                  ToString(pc.preemption_policy) +
+                  "; GraceTime 30 s, a Pod's default terminationGracePeriodSeconds";
+      qos_.push_back(std::move(o));
+    }
+    for (const auto& q : m_.qos)
+      Warn("QoS", q.meta, "",
+           "not exported: PoolPolicy preemption.type is Priority, so the PriorityClasses are the "
+           "Slurm QoS tiers "
+           "(set preemption.type: QoS to export the QoS objects)");
   }
 
   static std::string PrioCapMessage(int64_t prio) {
@@ -354,42 +364,8 @@ class Exporter {
 
   void BuildAccounts() {
     const bool reject = policy_.when_quota_exceeded == QuotaExceededAction::kReject;
-    // Cohort parents: GrpTRES = the cohort's guaranteed total, Σ min (what Arbiter lets the
-    // cohort use at once: borrowing is lending from another member's unused min).
-    for (const auto& [cohort, members] : cohort_members_) {
-      AccountOut a;
-      a.name = cohort_account_[cohort];
-      a.parent = "root";
-      a.description = "arbiter cohort " + Safe(cohort);
-      std::map<std::string, int64_t> sum;
-      std::vector<std::string> srcs;
-      for (const ElasticQuota* q : members) {
-        srcs.push_back(Display(q->meta) + " (" + Where(q->meta, "spec.min") + ")");
-        for (const auto& [r, v] : q->min.entries()) {
-          auto t = ToTres("ElasticQuota", q->meta, FieldPathChild("spec.min", r), r, v);
-          if (t) sum[t->first] += t->second;
-        }
-        if (q->max)
-          for (const auto& [r, v] : q->max->entries()) {
-            if (q->min.Has(r)) continue;
-            // Tracked through max only: contributes 0 to the cohort's guaranteed total.
-            if (r == kCpu)
-              sum.emplace("cpu", 0);
-            else if (r == kMemory)
-              sum.emplace("mem", 0);
-            else if (r == kGpu)
-              sum.emplace("gres/gpu", 0);
-            else if (IsMigResourceName(r))
-              sum.emplace("gres/gpu:" + names_.GresTypeOf(r), 0);
-          }
-      }
-      a.comments.push_back("cohort " + Safe(cohort) +
-                           ": parent account of its namespaces; GrpTRES = the sum of their "
-                           "ElasticQuota spec.min (" +
-                           Join(srcs, ", ") + ")");
-      for (const auto& [t, v] : sum) a.grp_tres[t] = Limit{v, "sum of spec.min"};
-      accounts_.push_back(std::move(a));
-    }
+    for (const auto& [cohort, members] : cohort_members_)
+      accounts_.push_back(CohortAccount(cohort, members));
     for (const auto& ns : namespaces_) {
       AccountOut a;
       a.name = names_.AccountOf(ns);
@@ -397,53 +373,8 @@ class Exporter {
       a.parent = "root";
       a.description = "arbiter namespace " + Safe(ns);
       a.comments.push_back("namespace " + ns);
-      for (const auto& q : m_.elastic_quotas) {
-        if (q.meta.namespace_ != ns) continue;
-        const std::string src = "ElasticQuota " + Display(q.meta) + " (" + Where(q.meta) + ")";
-        if (!q.cohort.empty()) a.parent = cohort_account_[q.cohort];
-        // No cohort: nothing to borrow, the namespace is held to min (and max).
-        if (q.cohort.empty())
-          for (const auto& [r, v] : q.min.entries())
-            if (auto t = ToTres("ElasticQuota", q.meta, FieldPathChild("spec.min", r), r, v))
-              Tighten(&a.grp_tres, t->first, t->second, src + " spec.min (no cohort)");
-        if (q.max)
-          for (const auto& [r, v] : q.max->entries())
-            if (auto t = ToTres("ElasticQuota", q.meta, FieldPathChild("spec.max", r), r, v))
-              Tighten(&a.grp_tres, t->first, t->second, src + " spec.max");
-      }
-      for (const auto& rq : m_.resource_quotas) {
-        if (rq.meta.namespace_ != ns) continue;
-        if (!rq.scope_selector.empty()) {
-          Warn("ResourceQuota", rq.meta, "spec.scopeSelector",
-               "a scoped quota is not exported: Slurm association limits apply to every job of the "
-               "account");
-          continue;
-        }
-        for (const auto& item : rq.hard) {
-          const std::string field = FieldPathChild("spec.hard", item.key);
-          const std::string src =
-              "ResourceQuota " + Display(rq.meta) + " (" + Where(rq.meta, field) + ") " + item.key;
-          if (item.track == QuotaTrack::kLimits) {
-            Warn("ResourceQuota", rq.meta, field,
-                 "Slurm limits what jobs are allocated (their requests); a quota on limits is not "
-                 "exported");
-          } else if (item.track == QuotaTrack::kCount) {
-            if (item.resource != kPods) {
-              Warn("ResourceQuota", rq.meta, field,
-                   "Slurm has no object count for " + Quoted(item.key) + ": not exported");
-              continue;
-            }
-            auto& slot = reject ? a.grp_submit : a.grp_jobs;
-            if (!slot || item.hard < slot->value) slot = Limit{item.hard, src};
-          } else if (auto t = ToTres("ResourceQuota", rq.meta, field, item.resource, item.hard)) {
-            Tighten(&a.grp_tres, t->first, t->second, src);
-            if (reject)
-              Warn("ResourceQuota", rq.meta, field,
-                   "quota.whenExceeded is Reject, but Slurm keeps a job over GrpTRES pending "
-                   "(AssocGrp*Limit) instead of refusing it");
-          }
-        }
-      }
+      ElasticQuotaLimits(ns, &a);
+      ResourceQuotaLimits(ns, reject, &a);
       for (const auto& [t, l] : a.grp_tres)
         a.comments.push_back("GrpTRES " + t + "=" + std::to_string(l.value) + ": " + l.source);
       if (a.grp_jobs)
@@ -458,23 +389,131 @@ class Exporter {
     out_->account_count = static_cast<int>(accounts_.size());
   }
 
+  // A cohort's parent account: GrpTRES = the cohort's guaranteed total, Σ min (what Arbiter lets
+  // the cohort use at once: borrowing is lending from another member's unused min).
+  AccountOut CohortAccount(const std::string& cohort,
+                           const std::vector<const ElasticQuota*>& members) {
+    AccountOut a;
+    a.name = cohort_account_[cohort];
+    a.parent = "root";
+    a.description = "arbiter cohort " + Safe(cohort);
+    std::map<std::string, int64_t> sum;
+    std::vector<std::string> srcs;
+    for (const ElasticQuota* q : members) {
+      srcs.push_back(Display(q->meta) + " (" + Where(q->meta, "spec.min") + ")");
+      for (const auto& [r, v] : q->min.entries()) {
+        auto t = ToTres("ElasticQuota", q->meta, FieldPathChild("spec.min", r), r, v);
+        if (t) sum[t->first] += t->second;
+      }
+      if (q->max)
+        for (const auto& [r, v] : q->max->entries()) {
+          if (q->min.Has(r)) continue;
+          // Tracked through max only: contributes 0 to the cohort's guaranteed total.
+          if (r == kCpu)
+            sum.emplace("cpu", 0);
+          else if (r == kMemory)
+            sum.emplace("mem", 0);
+          else if (r == kGpu)
+            sum.emplace("gres/gpu", 0);
+          else if (IsMigResourceName(r))
+            sum.emplace("gres/gpu:" + names_.GresTypeOf(r), 0);
+        }
+    }
+    a.comments.push_back("cohort " + Safe(cohort) +
+                         ": parent account of its namespaces; GrpTRES = the sum of their "
+                         "ElasticQuota spec.min (" +
+                         Join(srcs, ", ") + ")");
+    for (const auto& [t, v] : sum) a.grp_tres[t] = Limit{v, "sum of spec.min"};
+    return a;
+  }
+
+  // A namespace's ElasticQuotas: its parent (the cohort's account) and GrpTRES from max (and min
+  // without a cohort).
+  void ElasticQuotaLimits(const std::string& ns, AccountOut* a) {
+    for (const auto& q : m_.elastic_quotas) {
+      if (q.meta.namespace_ != ns) continue;
+      const std::string src = "ElasticQuota " + Display(q.meta) + " (" + Where(q.meta) + ")";
+      if (!q.cohort.empty()) a->parent = cohort_account_[q.cohort];
+      // No cohort: nothing to borrow, the namespace is held to min (and max).
+      if (q.cohort.empty())
+        for (const auto& [r, v] : q.min.entries())
+          if (auto t = ToTres("ElasticQuota", q.meta, FieldPathChild("spec.min", r), r, v))
+            Tighten(&a->grp_tres, t->first, t->second, src + " spec.min (no cohort)");
+      if (q.max)
+        for (const auto& [r, v] : q.max->entries())
+          if (auto t = ToTres("ElasticQuota", q.meta, FieldPathChild("spec.max", r), r, v))
+            Tighten(&a->grp_tres, t->first, t->second, src + " spec.max");
+    }
+  }
+
+  // A namespace's unscoped ResourceQuotas: GrpTRES from requests, GrpJobs (Queue) or
+  // GrpSubmitJobs (Reject) from the pod count.
+  void ResourceQuotaLimits(const std::string& ns, bool reject, AccountOut* a) {
+    for (const auto& rq : m_.resource_quotas) {
+      if (rq.meta.namespace_ != ns) continue;
+      if (!rq.scope_selector.empty()) {
+        Warn("ResourceQuota", rq.meta, "spec.scopeSelector",
+             "a scoped quota is not exported: Slurm association limits apply to every job of the "
+             "account");
+        continue;
+      }
+      for (const auto& item : rq.hard) {
+        const std::string field = FieldPathChild("spec.hard", item.key);
+        const std::string src =
+            "ResourceQuota " + Display(rq.meta) + " (" + Where(rq.meta, field) + ") " + item.key;
+        if (item.track == QuotaTrack::kLimits) {
+          Warn("ResourceQuota", rq.meta, field,
+               "Slurm limits what jobs are allocated (their requests); a quota on limits is not "
+               "exported");
+        } else if (item.track == QuotaTrack::kCount) {
+          if (item.resource != kPods) {
+            Warn("ResourceQuota", rq.meta, field,
+                 "Slurm has no object count for " + Quoted(item.key) + ": not exported");
+            continue;
+          }
+          auto& slot = reject ? a->grp_submit : a->grp_jobs;
+          if (!slot || item.hard < slot->value) slot = Limit{item.hard, src};
+        } else if (auto t = ToTres("ResourceQuota", rq.meta, field, item.resource, item.hard)) {
+          Tighten(&a->grp_tres, t->first, t->second, src);
+          if (reject)
+            Warn("ResourceQuota", rq.meta, field,
+                 "quota.whenExceeded is Reject, but Slurm keeps a job over GrpTRES pending "
+                 "(AssocGrp*Limit) instead of refusing it");
+        }
+      }
+    }
+  }
+
   // ------------------------------------------------------------------ slurm.conf
   void Conf(const std::string& comment, const std::string& line) {
     conf_ << "# " << comment << "\n" << line << "\n";
   }
 
+  // "PoolPolicy/NAME" (or that there is none) and " (FILE:LINE)" of one of its fields, for the
+  // comments of slurm.conf.
+  std::string PolicyLabel() const {
+    return m_.pool_policy ? "PoolPolicy/" + policy_.meta.name : "PoolPolicy (none: defaults)";
+  }
+  std::string PolicyWhere(const std::string& field) const {
+    return m_.pool_policy ? " (" + Where(policy_.meta, field) + ")" : "";
+  }
+
   void BuildConf() {
-    const std::string pp =
-        m_.pool_policy ? "PoolPolicy/" + policy_.meta.name : "PoolPolicy (none: defaults)";
-    auto pwhere = [&](const std::string& field) {
-      return m_.pool_policy ? " (" + Where(policy_.meta, field) + ")" : "";
-    };
     conf_ << "# slurm.conf fragment generated by " << opts_.generator << " from "
           << Safe(opts_.source_label) << " (docs/slurm.md).\n"
           << "# Include it from slurm.conf before the PartitionName lines (Include "
              "/etc/slurm/arbiter.conf);\n"
           << "# remove these keys from slurm.conf itself (Slurm keeps the last value and logs an "
              "error).\n";
+    ConfPriorityAndPreemption();
+    if (policy_.latency) ConfLatency(*policy_.latency);
+    ConfAccounting();
+    BillingWeights();
+  }
+
+  // Job priority, PreemptType/Mode, victim order, requeue and PreemptExemptTime.
+  void ConfPriorityAndPreemption() {
+    const std::string pp = PolicyLabel();
     Conf(
         "Job priority from the QoS alone, as Arbiter orders its queue by priority (then "
         "submission);\n"
@@ -488,13 +527,13 @@ class Exporter {
             "0\nPriorityWeightPartition=0"
             "\nPriorityWeightAssoc=0");
     Conf(pp + " preemption.type " + ToString(policy_.preemption_type) +
-             pwhere("spec.preemption.type") +
+             PolicyWhere("spec.preemption.type") +
              (policy_.preemption_type == PreemptionType::kQoS
                   ? ": QoS preempt lists"
                   : ": PriorityClass tiers exported as QoS"),
          "PreemptType=preempt/qos");
     Conf(pp + " preemption.mode " + ToString(policy_.preempt_mode) +
-             pwhere("spec.preemption.mode") +
+             PolicyWhere("spec.preemption.mode") +
              ": the default fate of a victim (a QoS's own PreemptMode wins)",
          std::string("PreemptMode=") +
              (policy_.preempt_mode == PreemptMode::kRequeue ? "REQUEUE" : "CANCEL"));
@@ -507,54 +546,60 @@ class Exporter {
            "the requeue back-off has no Slurm equivalent (a requeued job waits cred_expire + 1s, "
            "whatever its preemptions): not exported");
     if (policy_.victim_order == VictimOrder::kYoungestFirst)
-      Conf(pp + " preemption.victimOrder YoungestFirst" + pwhere("spec.preemption.victimOrder") +
+      Conf(pp + " preemption.victimOrder YoungestFirst" +
+               PolicyWhere("spec.preemption.victimOrder") +
                ": among victims of equal QoS priority the youngest goes first",
            "SchedulerParameters=preempt_youngest_first");
     Conf("Arbiter may requeue any workload; a job opts out with sbatch --no-requeue",
          "JobRequeue=1");
     Conf(pp + " preemption.minRuntime " + FormatDuration(policy_.min_runtime) +
-             pwhere("spec.preemption.minRuntime") + ": younger jobs are never victims",
+             PolicyWhere("spec.preemption.minRuntime") + ": younger jobs are never victims",
          "PreemptExemptTime=" + HhMmSs(CeilSeconds(policy_.min_runtime)));
     if (policy_.min_runtime % 1000 != 0)
       Warn("PoolPolicy", policy_.meta, "spec.preemption.minRuntime",
            FormatDuration(policy_.min_runtime) +
                ": Slurm's PreemptExemptTime counts whole seconds (rounded up)");
-    if (policy_.latency) {  // spec.latency: the timers the model assumes are the cluster's
-      const auto& l = *policy_.latency;
-      Conf(pp + " latency.killWait " + FormatDuration(l.kill_wait) +
-               pwhere("spec.latency.killWait") + " and latency.messageTimeout " +
-               FormatDuration(l.message_timeout) +
-               ": slurmd's SIGTERM -> SIGKILL wait and its message round trip",
-           "KillWait=" + std::to_string(CeilSeconds(l.kill_wait)) +
-               "\nMessageTimeout=" + std::to_string(CeilSeconds(l.message_timeout)));
-      for (auto [field, d] : {std::pair<const char*, Millis>{"killWait", l.kill_wait},
-                              {"messageTimeout", l.message_timeout}})
-        if (d % 1000 != 0)
-          Warn("PoolPolicy", policy_.meta, std::string("spec.latency.") + field,
-               FormatDuration(d) + ": Slurm counts whole seconds (rounded up)");
-      Warn("PoolPolicy", policy_.meta, "spec.latency.credExpire",
-           FormatDuration(l.cred_expire) + ": not exported; it is AuthInfo's cred_expire=" +
-               std::to_string(CeilSeconds(l.cred_expire)) +
-               " (add it to the cluster's AuthInfo line, with its socket)");
-      if (l.epilog > 0)
-        Warn("PoolPolicy", policy_.meta, "spec.latency.epilog",
-             FormatDuration(l.epilog) +
-                 ": not exported; it is how long the cluster's Epilog script runs");
-      if (l.sched_interval > 0)
-        Warn("PoolPolicy", policy_.meta, "spec.latency.schedInterval",
-             FormatDuration(l.sched_interval) +
-                 ": not exported; it is the cluster's SchedulerParameters=sched_interval=" +
-                 std::to_string(CeilSeconds(l.sched_interval)));
-      else
-        Warn("PoolPolicy", policy_.meta, "spec.latency.graceEndDelay",
-             FormatDuration(l.grace_end_delay) +
-                 ": not exported; it follows from SchedulerParameters=sched_interval (and "
-                 "slurmctld's 30 s "
-                 "time-limit sweep)");
-    }
+  }
+
+  // spec.latency: the timers the model assumes are the cluster's.
+  void ConfLatency(const PoolPolicy::SlurmLatency& l) {
+    Conf(PolicyLabel() + " latency.killWait " + FormatDuration(l.kill_wait) +
+             PolicyWhere("spec.latency.killWait") + " and latency.messageTimeout " +
+             FormatDuration(l.message_timeout) +
+             ": slurmd's SIGTERM -> SIGKILL wait and its message round trip",
+         "KillWait=" + std::to_string(CeilSeconds(l.kill_wait)) +
+             "\nMessageTimeout=" + std::to_string(CeilSeconds(l.message_timeout)));
+    for (auto [field, d] : {std::pair<const char*, Millis>{"killWait", l.kill_wait},
+                            {"messageTimeout", l.message_timeout}})
+      if (d % 1000 != 0)
+        Warn("PoolPolicy", policy_.meta, std::string("spec.latency.") + field,
+             FormatDuration(d) + ": Slurm counts whole seconds (rounded up)");
+    Warn("PoolPolicy", policy_.meta, "spec.latency.credExpire",
+         FormatDuration(l.cred_expire) + ": not exported; it is AuthInfo's cred_expire=" +
+             std::to_string(CeilSeconds(l.cred_expire)) +
+             " (add it to the cluster's AuthInfo line, with its socket)");
+    if (l.epilog > 0)
+      Warn("PoolPolicy", policy_.meta, "spec.latency.epilog",
+           FormatDuration(l.epilog) +
+               ": not exported; it is how long the cluster's Epilog script runs");
+    if (l.sched_interval > 0)
+      Warn("PoolPolicy", policy_.meta, "spec.latency.schedInterval",
+           FormatDuration(l.sched_interval) +
+               ": not exported; it is the cluster's SchedulerParameters=sched_interval=" +
+               std::to_string(CeilSeconds(l.sched_interval)));
+    else
+      Warn("PoolPolicy", policy_.meta, "spec.latency.graceEndDelay",
+           FormatDuration(l.grace_end_delay) +
+               ": not exported; it follows from SchedulerParameters=sched_interval (and "
+               "slurmctld's 30 s "
+               "time-limit sweep)");
+  }
+
+  // Job accounting: gather frequency, enforced limits, the GPU TRES.
+  void ConfAccounting() {
     const int64_t freq = std::max<int64_t>(1, CeilSeconds(policy_.scrape_interval));
-    Conf(pp + " metering.scrapeInterval " + FormatDuration(policy_.scrape_interval) +
-             pwhere("spec.metering.scrapeInterval") +
+    Conf(PolicyLabel() + " metering.scrapeInterval " + FormatDuration(policy_.scrape_interval) +
+             PolicyWhere("spec.metering.scrapeInterval") +
              ": job usage (the usage track) sampled as often",
          "JobAcctGatherType=jobacct_gather/linux\nJobAcctGatherFrequency=task=" +
              std::to_string(freq));
@@ -569,7 +614,6 @@ class Exporter {
                               : "GPU models and MIG profiles of the Nodes, PriceBooks and quotas";
     Conf("GPU TRES accounted per job (" + gpu_src + "); cpu, mem, node, billing are always on",
          "AccountingStorageTRES=" + Join(tres, ","));
-    BillingWeights();
   }
 
   // TRESBillingWeights from the PriceBook version in force at opts_.price_at: billing =
@@ -584,63 +628,25 @@ class Exporter {
       ErrorNoObject("PriceBooks: " + cat.message());
       return;
     }
-    const PriceBook* b = cat->At(opts_.price_at);
-    if (!b) {
-      b = &cat->books().front();
-      Warn("PriceBook", b->meta, "spec.effectiveFrom",
-           "no PriceBook is in force at " + FormatRfc3339(opts_.price_at) +
-               "; exported the earliest, " + billing::PriceBookId(*b) +
-               " (re-export when it takes effect)");
-    }
-    for (const auto& other : cat->books())
-      if (&other != b && other.effective_from > b->effective_from)
-        Warn("PriceBook", other.meta, "spec.effectiveFrom",
-             "takes effect at " + FormatRfc3339(other.effective_from) +
-                 ": Slurm holds one set of billing weights; re-export then (exported " +
-                 billing::PriceBookId(*b) + ")");
-    auto units = [](const billing::UnitPrice& p) {
-      // price per hour x 1000, exact to the price's 9 decimals (a MIG price from its card may be
-      // rounded to 9 decimals already).
-      return Decimal::FromUnits(p.unit_price.units() * kBillingUnitsPerCurrency);
-    };
+    const PriceBook* b = BookToExport(*cat);
     std::vector<std::string> w;
     std::vector<std::string> notes;
     const billing::UnitPrice cpu = billing::ResolvePrice(*b, kCpu, "");
     const billing::UnitPrice mem = billing::ResolvePrice(*b, kMemory, "");
     const billing::UnitPrice gpu = billing::ResolvePrice(*b, kGpu, "");
-    w.push_back("CPU=" + units(cpu).ToString());
-    w.push_back("Mem=" + units(mem).ToString() + "G");
-    w.push_back("GRES/gpu=" + units(gpu).ToString());
+    w.push_back("CPU=" + BillingUnits(cpu).ToString());
+    w.push_back("Mem=" + BillingUnits(mem).ToString() + "G");
+    w.push_back("GRES/gpu=" + BillingUnits(gpu).ToString());
     notes.push_back("CPU " + cpu.unit_price.ToString() + "/core-hour, Mem " +
                     mem.unit_price.ToString() + "/GiB-hour, GRES/gpu " + gpu.unit_price.ToString() +
                     "/GPU-hour");
     // A typed GPU is allocated as gres/gpu and gres/gpu:TYPE at once: its weight is the
     // difference to the generic GPU's.
-    for (const auto& p : products_) {
-      const billing::UnitPrice tp = billing::ResolvePrice(*b, kGpu, p);
-      const Decimal delta = units(tp) - units(gpu);
-      if (!delta.is_zero())
-        w.push_back("GRES/gpu:" + names_.GresTypeOf(p) + "=" + delta.ToString());
-      notes.push_back(p + " (" + names_.GresTypeOf(p) + ") " + tp.unit_price.ToString() +
-                      "/GPU-hour, " + tp.source);
-    }
-    for (const auto& r : migs_) {
-      std::string product;
-      for (const auto& n : m_.nodes)
-        if (n.capacity.Get(r) > 0) {
-          auto it = n.meta.labels.find("nvidia.com/gpu.product");
-          if (it != n.meta.labels.end()) {
-            product = it->second;
-            break;
-          }
-        }
-      const billing::UnitPrice mp = billing::ResolvePrice(*b, r, product);
-      const Decimal delta = units(mp) - units(gpu);
-      if (!delta.is_zero())
-        w.push_back("GRES/gpu:" + names_.GresTypeOf(r) + "=" + delta.ToString());
-      notes.push_back(r + " (" + names_.GresTypeOf(r) + ") " + mp.unit_price.ToString() +
-                      "/instance-hour, " + mp.source);
-    }
+    for (const auto& p : products_)
+      AddGresWeight(p, billing::ResolvePrice(*b, kGpu, p), gpu, "/GPU-hour, ", &w, &notes);
+    for (const auto& r : migs_)
+      AddGresWeight(r, billing::ResolvePrice(*b, r, MigCardProduct(r)), gpu, "/instance-hour, ", &w,
+                    &notes);
     for (const auto& [r, price] : b->prices) {
       if (r == kCpu || r == kMemory || r == kGpu || IsMigResourceName(r)) continue;
       Warn("PriceBook", b->meta, FieldPathChild("spec.prices", r),
@@ -654,6 +660,54 @@ class Exporter {
              " (truncated to an integer by Slurm).",
          "PartitionName=DEFAULT TRESBillingWeights=" + Join(w, ","));
     book_ = *b;
+  }
+
+  // The version in force at opts_.price_at (else the earliest, with a warning); a later version
+  // is warned about, as Slurm holds one set of weights.
+  const PriceBook* BookToExport(const billing::PriceCatalog& cat) {
+    const PriceBook* b = cat.At(opts_.price_at);
+    if (!b) {
+      b = &cat.books().front();
+      Warn("PriceBook", b->meta, "spec.effectiveFrom",
+           "no PriceBook is in force at " + FormatRfc3339(opts_.price_at) +
+               "; exported the earliest, " + billing::PriceBookId(*b) +
+               " (re-export when it takes effect)");
+    }
+    for (const auto& other : cat.books())
+      if (&other != b && other.effective_from > b->effective_from)
+        Warn("PriceBook", other.meta, "spec.effectiveFrom",
+             "takes effect at " + FormatRfc3339(other.effective_from) +
+                 ": Slurm holds one set of billing weights; re-export then (exported " +
+                 billing::PriceBookId(*b) + ")");
+    return b;
+  }
+
+  // Price per hour x 1000, exact to the price's 9 decimals (a MIG price from its card may be
+  // rounded to 9 decimals already).
+  static Decimal BillingUnits(const billing::UnitPrice& p) {
+    return Decimal::FromUnits(p.unit_price.units() * kBillingUnitsPerCurrency);
+  }
+
+  // The weight of gres/gpu:TYPE of a GPU model or MIG resource (its price less the generic GPU's,
+  // none when equal) and its note ("per" the unit of its price).
+  void AddGresWeight(const std::string& name, const billing::UnitPrice& price,
+                     const billing::UnitPrice& gpu, const char* per, std::vector<std::string>* w,
+                     std::vector<std::string>* notes) {
+    const Decimal delta = BillingUnits(price) - BillingUnits(gpu);
+    if (!delta.is_zero())
+      w->push_back("GRES/gpu:" + names_.GresTypeOf(name) + "=" + delta.ToString());
+    notes->push_back(name + " (" + names_.GresTypeOf(name) + ") " + price.unit_price.ToString() +
+                     per + price.source);
+  }
+
+  // The GPU model of the first Node with this MIG resource ("" when none says).
+  std::string MigCardProduct(const std::string& mig) const {
+    for (const auto& n : m_.nodes)
+      if (n.capacity.Get(mig) > 0) {
+        auto it = n.meta.labels.find("nvidia.com/gpu.product");
+        if (it != n.meta.labels.end()) return it->second;
+      }
+    return "";
   }
 
   // ------------------------------------------------------------------ the rest
@@ -756,7 +810,26 @@ class Exporter {
 
   void WriteScript() {
     std::ostringstream s;
-    const std::string cl = opts_.cluster;
+    WriteScriptHelpers(s);
+    WriteTresCheck(s);
+    WriteQosCommands(s);
+    WriteAccountCommands(s);
+    if (!opts_.users.empty()) {
+      s << "\n# ---- Users (--user): an association under every namespace account\n";
+      for (const auto& u : opts_.users)
+        for (const auto& a : accounts_)
+          if (a.is_namespace)
+            s << "has_user " << u << " " << a.name << " || $SACCTMGR -i add user " << u
+              << " Account=" << a.name << " ${CLUSTER:+Cluster=$CLUSTER}\n";
+      out_->user_count = static_cast<int>(opts_.users.size());
+    }
+    out_->sacctmgr_script = s.str();
+    out_->slurm_conf = conf_.str();
+  }
+
+  // The script's header and its shell functions (has_qos, has_account, has_user, set_parent,
+  // set_preempt).
+  void WriteScriptHelpers(std::ostringstream& s) const {
     s << "#!/usr/bin/env bash\n"
       << "# Slurm accounting objects generated by " << opts_.generator << " from "
       << Safe(opts_.source_label) << " (docs/slurm.md).\n"
@@ -765,7 +838,7 @@ class Exporter {
       << "# after any change. Needs sacctmgr (SLURM_CONF in the environment) as a Slurm admin.\n"
       << "set -euo pipefail\n"
       << "SACCTMGR=${SACCTMGR:-sacctmgr}\n"
-      << "CLUSTER=" << cl << "\n"
+      << "CLUSTER=" << opts_.cluster << "\n"
       << "has_qos() { [ -n \"$($SACCTMGR -n -P show qos where name=\"$1\" format=name)\" ]; }\n"
       << "has_account() { $SACCTMGR -n -P show assoc where account=\"$1\" "
          "${CLUSTER:+cluster=$CLUSTER} "
@@ -799,7 +872,9 @@ class Exporter {
       << "  if [ -n \"$2\" ]; then $SACCTMGR -i modify qos where name=\"$1\" set Preempt=\"$2\"\n"
       << "  else $SACCTMGR -i modify qos where name=\"$1\" set Preempt-=\"$cur\"; fi\n"
       << "}\n\n";
-    WriteTresCheck(s);
+  }
+
+  void WriteQosCommands(std::ostringstream& s) const {
     s << "# ---- QoS ("
       << (policy_.preemption_type == PreemptionType::kQoS ? "one per Arbiter QoS"
                                                           : "one per PriorityClass")
@@ -816,6 +891,11 @@ class Exporter {
       s << "# UsageFactor=1: Arbiter prices every tier alike (the PriceBook), so usage counts in "
            "full for fairshare "
            "and limits.\n";
+  }
+
+  // Each account: added when missing, then its parent and limits set (a namespace's also its
+  // job counts and allowed QoS).
+  void WriteAccountCommands(std::ostringstream& s) const {
     std::vector<std::string> allowed = {"normal"};
     for (const auto& q : qos_)
       if (q.name != "normal") allowed.push_back(q.name);
@@ -851,17 +931,6 @@ class Exporter {
       }
       s << "\n";
     }
-    if (!opts_.users.empty()) {
-      s << "\n# ---- Users (--user): an association under every namespace account\n";
-      for (const auto& u : opts_.users)
-        for (const auto& a : accounts_)
-          if (a.is_namespace)
-            s << "has_user " << u << " " << a.name << " || $SACCTMGR -i add user " << u
-              << " Account=" << a.name << " ${CLUSTER:+Cluster=$CLUSTER}\n";
-      out_->user_count = static_cast<int>(opts_.users.size());
-    }
-    out_->sacctmgr_script = s.str();
-    out_->slurm_conf = conf_.str();
   }
 
   const ManifestSet& m_;

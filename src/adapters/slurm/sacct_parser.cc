@@ -1,6 +1,7 @@
 #include "adapters/slurm/sacct_parser.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <sstream>
 
@@ -273,6 +274,150 @@ Status SacctParser::Header(std::string_view line) {
   return Status::Ok();
 }
 
+namespace {
+
+// One record's fields by lowercased header name; errors carry the parser's FILE:LINE.
+class SacctRecordFields {
+ public:
+  using ErrorAt = std::function<Status(size_t column, std::string_view field, const std::string&)>;
+  SacctRecordFields(const std::vector<Field>& fields, const std::map<std::string, size_t>& col,
+                    Millis utc_offset_ms, ErrorAt err)
+      : fields_(fields), col_(col), utc_offset_ms_(utc_offset_ms), err_(std::move(err)) {}
+
+  const Field* Get(const char* name) const {
+    auto it = col_.find(name);
+    return it == col_.end() ? nullptr : &fields_[it->second];
+  }
+  std::string Text(const char* name) const {
+    const Field* f = Get(name);
+    return f ? std::string(f->text) : std::string();
+  }
+  // A time field into *out; an absent field leaves it unset.
+  Status Time(const char* name, const char* display, std::optional<Millis>* out) const {
+    const Field* f = Get(name);
+    if (!f) return Status::Ok();
+    auto t = ParseSacctTime(f->text, utc_offset_ms_);
+    if (!t.ok()) return Err(f->column, display, t.message());
+    *out = *t;
+    return Status::Ok();
+  }
+  Status Err(size_t column, std::string_view field, const std::string& msg) const {
+    return err_(column, field, msg);
+  }
+
+ private:
+  const std::vector<Field>& fields_;
+  const std::map<std::string, size_t>& col_;
+  Millis utc_offset_ms_;
+  ErrorAt err_;
+};
+
+// State: a word in capitals, then an optional detail ("CANCELLED by 0").
+Status ReadSacctState(const SacctRecordFields& r, std::string* word_out, std::string* detail) {
+  const Field& st = *r.Get("state");
+  std::string_view s = st.text;
+  size_t sp = s.find(' ');
+  std::string_view word = s.substr(0, sp);
+  if (word.empty() || !std::all_of(word.begin(), word.end(),
+                                   [](char c) { return (c >= 'A' && c <= 'Z') || c == '_'; }))
+    return r.Err(st.column, "State",
+                 Quoted(s) + " is not a job state (COMPLETED, PREEMPTED, CANCELLED by 0, ...)");
+  *word_out = std::string(word);
+  if (sp != std::string_view::npos) *detail = std::string(s.substr(sp + 1));
+  return Status::Ok();
+}
+
+// A step's usage: TRESUsageInTot, with TRESUsageInAve filling what Tot lacks.
+Status ReadStepUsage(const SacctRecordFields& r, StepUsage* usage) {
+  for (const char* which : {"tresusageintot", "tresusageinave"}) {
+    const Field* f = r.Get(which);
+    if (!f) continue;
+    const char* display = which[11] == 't' ? "TRESUsageInTot" : "TRESUsageInAve";
+    StepUsage u;
+    for (const auto& item : SplitTres(f->text)) {
+      const size_t col = f->column + item.offset;
+      if (!item.has_eq) return r.Err(col, display, Quoted(item.key) + ": expected NAME=VALUE");
+      if (item.key == "cpu") {
+        auto d = ParseSacctDuration(item.value);
+        if (!d.ok())
+          return r.Err(col, display, "cpu=" + std::string(item.value) + ": " + d.message());
+        u.cpu_ms = *d;
+      } else if (item.key == "mem") {
+        auto b = ParseSacctBytes(item.value, 1);
+        if (!b.ok()) return r.Err(col, display, "mem=" + b.message());
+        u.mem_bytes = *b;
+      }
+    }
+    // Tot is the step's total; Ave (average per task) only fills what Tot lacks.
+    if (!usage->cpu_ms) usage->cpu_ms = u.cpu_ms;
+    if (!usage->mem_bytes) usage->mem_bytes = u.mem_bytes;
+  }
+  return Status::Ok();
+}
+
+// ElapsedRaw (seconds) if given, else Elapsed ([D-][HH:]MM:SS).
+Status ReadElapsed(const SacctRecordFields& r, std::optional<Millis>* elapsed) {
+  if (const Field* f = r.Get("elapsedraw"); f && !f->text.empty()) {
+    auto v = Digits(f->text);
+    if (!v || *v > kMaxElapsedSeconds)
+      return r.Err(f->column, "ElapsedRaw", Quoted(f->text) + " is not a number of seconds");
+    *elapsed = *v * 1000;
+  } else if (const Field* e = r.Get("elapsed"); e && !e->text.empty()) {
+    auto d = ParseSacctDuration(e->text);
+    if (!d.ok()) return r.Err(e->column, "Elapsed", d.message());
+    *elapsed = *d;
+  }
+  return Status::Ok();
+}
+
+Status ReadAllocTres(const SacctRecordFields& r, AllocTres* alloc) {
+  const Field& tres = *r.Get("alloctres");
+  for (const auto& item : SplitTres(tres.text)) {
+    const size_t col = tres.column + item.offset;
+    if (item.value.empty())
+      return r.Err(col, "AllocTRES", Quoted(item.key) + ": expected NAME=COUNT");
+    auto count = [&](int64_t* out) -> Status {
+      auto v = Digits(item.value);
+      if (!v)
+        return r.Err(col, "AllocTRES",
+                     std::string(item.key) + "=" + std::string(item.value) + ": not a count");
+      *out = *v;
+      return Status::Ok();
+    };
+    if (item.key == "cpu") {
+      if (Status s = count(&alloc->cpus); !s.ok()) return s;
+    } else if (item.key == "mem") {
+      auto b = ParseSacctBytes(item.value, int64_t{1} << 20);
+      if (!b.ok()) return r.Err(col, "AllocTRES", "mem=" + b.message());
+      alloc->mem_bytes = *b;
+    } else if (item.key == "node") {
+      if (Status s = count(&alloc->nodes); !s.ok()) return s;
+    } else if (item.key == "billing") {
+      int64_t b = 0;
+      if (Status s = count(&b); !s.ok()) return s;
+      alloc->billing = b;
+    } else if (item.key == "gres/gpu") {
+      if (Status s = count(&alloc->gpus); !s.ok()) return s;
+    } else if (item.key.substr(0, 9) == "gres/gpu:") {
+      std::string type(item.key.substr(9));
+      if (type.empty()) return r.Err(col, "AllocTRES", "gres/gpu: without a type");
+      int64_t n = 0;
+      if (Status s = count(&n); !s.ok()) return s;
+      alloc->gpu_types[type] += n;
+    }
+    // Other TRES (energy, fs/disk, license/..., other gres) are not billed.
+  }
+  if (!alloc->gpu_types.empty()) {
+    int64_t typed = 0;
+    for (const auto& [t, n] : alloc->gpu_types) typed += n;
+    // A typed GPU is also counted in gres/gpu; output without the generic count means all typed.
+    if (alloc->gpus == 0) alloc->gpus = typed;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status SacctParser::Record(std::string_view line) {
   auto fields = Split(line);
   if (fields.size() == nfields_ + 1 && fields.back().text.empty()) fields.pop_back();
@@ -280,23 +425,11 @@ Status SacctParser::Record(std::string_view line) {
     return Err(0, "",
                "expected " + std::to_string(nfields_) + " fields as in the header, got " +
                    std::to_string(fields.size()));
-  auto get = [&](const char* name) -> const Field* {
-    auto it = col_.find(name);
-    return it == col_.end() ? nullptr : &fields[it->second];
-  };
-  auto text = [&](const char* name) -> std::string {
-    const Field* f = get(name);
-    return f ? std::string(f->text) : std::string();
-  };
-  auto time = [&](const char* name, const char* display, std::optional<Millis>* out) -> Status {
-    const Field* f = get(name);
-    if (!f) return Status::Ok();
-    auto t = ParseSacctTime(f->text, opts_.utc_offset_ms);
-    if (!t.ok()) return Err(f->column, display, t.message());
-    *out = *t;
-    return Status::Ok();
-  };
-  const Field& id = *get("jobid");
+  const SacctRecordFields r(fields, col_, opts_.utc_offset_ms,
+                            [this](size_t column, std::string_view field, const std::string& msg) {
+                              return Err(column, field, msg);
+                            });
+  const Field& id = *r.Get("jobid");
   if (id.text.empty()) return Err(id.column, "JobID", "empty job ID");
   const bool printable =
       std::all_of(id.text.begin(), id.text.end(), [](char c) { return c > ' ' && c < 127; });
@@ -304,18 +437,7 @@ Status SacctParser::Record(std::string_view line) {
     return Err(id.column, "JobID", Quoted(id.text) + " is not a Slurm job ID");
   const size_t dot = id.text.find('.');
   std::string state_word, state_detail;
-  {
-    const Field& st = *get("state");
-    std::string_view s = st.text;
-    size_t sp = s.find(' ');
-    std::string_view word = s.substr(0, sp);
-    if (word.empty() || !std::all_of(word.begin(), word.end(),
-                                     [](char c) { return (c >= 'A' && c <= 'Z') || c == '_'; }))
-      return Err(st.column, "State",
-                 Quoted(s) + " is not a job state (COMPLETED, PREEMPTED, CANCELLED by 0, ...)");
-    state_word = std::string(word);
-    if (sp != std::string_view::npos) state_detail = std::string(s.substr(sp + 1));
-  }
+  if (Status s = ReadSacctState(r, &state_word, &state_detail); !s.ok()) return s;
   if (dot != std::string_view::npos) {
     // A step: it belongs to the allocation record just before it.
     std::string_view parent = id.text.substr(0, dot);
@@ -332,106 +454,34 @@ Status SacctParser::Record(std::string_view line) {
     step.name = std::string(id.text.substr(dot + 1));
     step.state = state_word;
     step.line = line_;
-    if (Status s = time("start", "Start", &step.start); !s.ok()) return s;
-    if (Status s = time("end", "End", &step.end); !s.ok()) return s;
-    for (const char* which : {"tresusageintot", "tresusageinave"}) {
-      const Field* f = get(which);
-      if (!f) continue;
-      const char* display = which[11] == 't' ? "TRESUsageInTot" : "TRESUsageInAve";
-      StepUsage u;
-      for (const auto& item : SplitTres(f->text)) {
-        const size_t col = f->column + item.offset;
-        if (!item.has_eq) return Err(col, display, Quoted(item.key) + ": expected NAME=VALUE");
-        if (item.key == "cpu") {
-          auto d = ParseSacctDuration(item.value);
-          if (!d.ok())
-            return Err(col, display, "cpu=" + std::string(item.value) + ": " + d.message());
-          u.cpu_ms = *d;
-        } else if (item.key == "mem") {
-          auto b = ParseSacctBytes(item.value, 1);
-          if (!b.ok()) return Err(col, display, "mem=" + b.message());
-          u.mem_bytes = *b;
-        }
-      }
-      // Tot is the step's total; Ave (average per task) only fills what Tot lacks.
-      if (!step.usage.cpu_ms) step.usage.cpu_ms = u.cpu_ms;
-      if (!step.usage.mem_bytes) step.usage.mem_bytes = u.mem_bytes;
-    }
+    if (Status s = r.Time("start", "Start", &step.start); !s.ok()) return s;
+    if (Status s = r.Time("end", "End", &step.end); !s.ok()) return s;
+    if (Status s = ReadStepUsage(r, &step.usage); !s.ok()) return s;
     run.steps.push_back(std::move(step));
     return Status::Ok();
   }
   SacctRun run;
   run.line = line_;
   run.job_id = std::string(id.text);
-  run.job_id_raw = text("jobidraw");
-  run.job_name = text("jobname");
-  run.cluster = text("cluster");
-  run.partition = text("partition");
-  run.account = text("account");
-  run.user = text("user");
-  run.qos = text("qos");
-  run.exit_code = text("exitcode");
-  run.node_list = text("nodelist");
+  run.job_id_raw = r.Text("jobidraw");
+  run.job_name = r.Text("jobname");
+  run.cluster = r.Text("cluster");
+  run.partition = r.Text("partition");
+  run.account = r.Text("account");
+  run.user = r.Text("user");
+  run.qos = r.Text("qos");
+  run.exit_code = r.Text("exitcode");
+  run.node_list = r.Text("nodelist");
   run.state = state_word;
   run.state_detail = state_detail;
-  if (Status s = time("submit", "Submit", &run.submit); !s.ok()) return s;
-  if (Status s = time("eligible", "Eligible", &run.eligible); !s.ok()) return s;
-  if (Status s = time("start", "Start", &run.start); !s.ok()) return s;
-  if (Status s = time("end", "End", &run.end); !s.ok()) return s;
+  if (Status s = r.Time("submit", "Submit", &run.submit); !s.ok()) return s;
+  if (Status s = r.Time("eligible", "Eligible", &run.eligible); !s.ok()) return s;
+  if (Status s = r.Time("start", "Start", &run.start); !s.ok()) return s;
+  if (Status s = r.Time("end", "End", &run.end); !s.ok()) return s;
   if (run.start && run.end && *run.end < *run.start)
-    return Err(get("end")->column, "End", "ends before its Start");
-  if (const Field* f = get("elapsedraw"); f && !f->text.empty()) {
-    auto v = Digits(f->text);
-    if (!v || *v > kMaxElapsedSeconds)
-      return Err(f->column, "ElapsedRaw", Quoted(f->text) + " is not a number of seconds");
-    run.elapsed = *v * 1000;
-  } else if (const Field* e = get("elapsed"); e && !e->text.empty()) {
-    auto d = ParseSacctDuration(e->text);
-    if (!d.ok()) return Err(e->column, "Elapsed", d.message());
-    run.elapsed = *d;
-  }
-  const Field& tres = *get("alloctres");
-  for (const auto& item : SplitTres(tres.text)) {
-    const size_t col = tres.column + item.offset;
-    if (item.value.empty())
-      return Err(col, "AllocTRES", Quoted(item.key) + ": expected NAME=COUNT");
-    auto count = [&](int64_t* out) -> Status {
-      auto v = Digits(item.value);
-      if (!v)
-        return Err(col, "AllocTRES",
-                   std::string(item.key) + "=" + std::string(item.value) + ": not a count");
-      *out = *v;
-      return Status::Ok();
-    };
-    if (item.key == "cpu") {
-      if (Status s = count(&run.alloc.cpus); !s.ok()) return s;
-    } else if (item.key == "mem") {
-      auto b = ParseSacctBytes(item.value, int64_t{1} << 20);
-      if (!b.ok()) return Err(col, "AllocTRES", "mem=" + b.message());
-      run.alloc.mem_bytes = *b;
-    } else if (item.key == "node") {
-      if (Status s = count(&run.alloc.nodes); !s.ok()) return s;
-    } else if (item.key == "billing") {
-      int64_t b = 0;
-      if (Status s = count(&b); !s.ok()) return s;
-      run.alloc.billing = b;
-    } else if (item.key == "gres/gpu") {
-      if (Status s = count(&run.alloc.gpus); !s.ok()) return s;
-    } else if (item.key.substr(0, 9) == "gres/gpu:") {
-      std::string type(item.key.substr(9));
-      if (type.empty()) return Err(col, "AllocTRES", "gres/gpu: without a type");
-      int64_t n = 0;
-      if (Status s = count(&n); !s.ok()) return s;
-      run.alloc.gpu_types[type] += n;
-    }
-    // Other TRES (energy, fs/disk, license/..., other gres) are not billed.
-  }
-  if (!run.alloc.gpu_types.empty()) {
-    int64_t typed = 0;
-    for (const auto& [t, n] : run.alloc.gpu_types) typed += n;
-    // A typed GPU is also counted in gres/gpu; output without the generic count means all typed.
-    if (run.alloc.gpus == 0) run.alloc.gpus = typed;
-  }
+    return Err(r.Get("end")->column, "End", "ends before its Start");
+  if (Status s = ReadElapsed(r, &run.elapsed); !s.ok()) return s;
+  if (Status s = ReadAllocTres(r, &run.alloc); !s.ok()) return s;
   runs_.push_back(std::move(run));
   return Status::Ok();
 }

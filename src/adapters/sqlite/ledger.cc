@@ -552,6 +552,59 @@ std::string FileUri(const std::string& path, const char* query) {
   return u + "?" + query;
 }
 
+// How to open a ledger for reading: SQLite flags, the URI and whether to set query_only.
+struct ReadOpenMode {
+  int flags = SQLITE_OPEN_URI;
+  std::string uri;
+  bool query_only = false;
+};
+
+// Which way to open, so that reading leaves no file behind and never fails for lack of write
+// access (SQLite's WAL mode needs a -shm file next to the database to read it):
+//  - writable file (and a -shm there or creatable): read-write with query_only, so that the last
+//    connection to close removes the -wal and -shm files it created (a read-only connection would
+//    leave them, owned by the reader);
+//  - a -shm exists (a writer is at work, or crashed): read-only through it;
+//  - otherwise the file holds every commit (no -wal, or an empty one): read it as immutable,
+//    creating nothing (the case of a read-only file or directory).
+Result<ReadOpenMode> ReadOpenModeOf(const std::string& path, bool file_writable, bool dir_writable,
+                                    bool has_shm, int64_t wal_bytes) {
+  ReadOpenMode m;
+  if (file_writable && (dir_writable || has_shm)) {
+    m.flags |= SQLITE_OPEN_READWRITE;
+    m.uri = FileUri(path, "mode=rw");
+    m.query_only = true;
+  } else if (has_shm) {
+    m.flags |= SQLITE_OPEN_READONLY;
+    m.uri = FileUri(path, "mode=ro");
+  } else if (wal_bytes <= 0) {
+    m.flags |= SQLITE_OPEN_READONLY;
+    m.uri = FileUri(path, "mode=ro&immutable=1");
+  } else {
+    return Result<ReadOpenMode>::Error(
+        "ledger: cannot read " + path + ": " + path +
+        "-wal holds commits that are not in the ledger file yet, and reading them "
+        "needs write access "
+        "to the ledger (open it once with an account that can write it)");
+  }
+  return m;
+}
+
+// meta.schema of a ledger opened for reading (-1 when absent); an error when it has no tables.
+Result<int> ReadSchemaVersion(sqlite3* db, const std::string& path) {
+  int version = -1;
+  Stmt v(db, "SELECT value FROM meta WHERE key = 'schema'");
+  if (!v.ok()) {
+    const std::string err = sqlite3_errmsg(db);
+    if (err.find("no such table") != std::string::npos)
+      return Result<int>::Error(
+          "ledger: " + path + " is not an Arbiter ledger (an SQLite database without its tables)");
+    return Result<int>::Error("ledger: cannot read " + path + ": " + err);
+  }
+  if (v.Step() == SQLITE_ROW) version = std::atoi(v.ColText(0).c_str());
+  return version;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Ledger>> Ledger::OpenForReading(const std::string& path, OpenCheck check) {
@@ -566,42 +619,17 @@ Result<std::unique_ptr<Ledger>> Ledger::OpenForReading(const std::string& path, 
   const bool has_shm = FileBytes(path + "-shm") >= 0;
   const int64_t wal_bytes = FileBytes(path + "-wal");
   const bool unclean = LeftUnclean(path);
-  // Which way to open, so that reading leaves no file behind and never fails for lack of write
-  // access (SQLite's WAL mode needs a -shm file next to the database to read it):
-  //  - writable file (and a -shm there or creatable): read-write with query_only, so that the last
-  //    connection to close removes the -wal and -shm files it created (a read-only connection would
-  //    leave them, owned by the reader);
-  //  - a -shm exists (a writer is at work, or crashed): read-only through it;
-  //  - otherwise the file holds every commit (no -wal, or an empty one): read it as immutable,
-  //    creating nothing (the case of a read-only file or directory).
-  int flags = SQLITE_OPEN_URI;
-  std::string uri;
-  bool query_only = false;
-  if (file_writable && (dir_writable || has_shm)) {
-    flags |= SQLITE_OPEN_READWRITE;
-    uri = FileUri(path, "mode=rw");
-    query_only = true;
-  } else if (has_shm) {
-    flags |= SQLITE_OPEN_READONLY;
-    uri = FileUri(path, "mode=ro");
-  } else if (wal_bytes <= 0) {
-    flags |= SQLITE_OPEN_READONLY;
-    uri = FileUri(path, "mode=ro&immutable=1");
-  } else {
-    return R::Error("ledger: cannot read " + path + ": " + path +
-                    "-wal holds commits that are not in the ledger file yet, and reading them "
-                    "needs write access "
-                    "to the ledger (open it once with an account that can write it)");
-  }
+  auto mode = ReadOpenModeOf(path, file_writable, dir_writable, has_shm, wal_bytes);
+  if (!mode.ok()) return mode.status();
   sqlite3* db = nullptr;
-  if (sqlite3_open_v2(uri.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(mode->uri.c_str(), &db, mode->flags, nullptr) != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
     return R::Error("ledger: cannot open " + path + ": " + msg);
   }
   sqlite3_busy_timeout(db, 10000);
   std::unique_ptr<Ledger> l(new Ledger(db));
-  if (query_only)
+  if (mode->query_only)
     if (Status s = l->Exec("PRAGMA query_only=1"); !s.ok())
       return R::Error(s.message() + " (" + path + ")");
   if (Status s = l->Exec("PRAGMA cell_size_check=ON"); !s.ok())
@@ -631,18 +659,9 @@ Result<std::unique_ptr<Ledger>> Ledger::OpenForReading(const std::string& path, 
       return empty;
     }
   }
-  int version = -1;
-  {
-    Stmt v(db, "SELECT value FROM meta WHERE key = 'schema'");
-    if (!v.ok()) {
-      const std::string err = sqlite3_errmsg(db);
-      if (err.find("no such table") != std::string::npos)
-        return R::Error("ledger: " + path +
-                        " is not an Arbiter ledger (an SQLite database without its tables)");
-      return R::Error("ledger: cannot read " + path + ": " + err);
-    }
-    if (v.Step() == SQLITE_ROW) version = std::atoi(v.ColText(0).c_str());
-  }
+  auto schema = ReadSchemaVersion(db, path);
+  if (!schema.ok()) return schema.status();
+  const int version = *schema;
   if (version > kSchemaVersion)
     return R::Error("ledger: " + path + ": schema " + std::to_string(version) +
                     " was written by a newer arbiter (this one reads schema " +
@@ -748,6 +767,73 @@ Result<LedgerStats> Ledger::Stats() {
 
 namespace {
 
+// Sums of a key's bucket: of its current hourly rows, or as its rollup row stores them.
+struct RollupSum {
+  i128 req = 0, use = 0, max = 0;
+  int64_t samples = 0, covered = 0, run = 0, min_hour = INT64_MAX, max_hour = INT64_MIN;
+};
+using RollupKey = std::tuple<std::string, std::string, std::string, std::string, int64_t, int64_t,
+                             std::string, int64_t>;
+using RollupSums = std::map<RollupKey, std::pair<RollupSum, RollupSum>>;  // hourly sums, rollup
+
+// Adds every current hourly row to the first sum of its key and bucket.
+Status SumCurrentHourlyRows(sqlite3* db_, const Rollup& rollup, RollupSums* by_day) {
+  Stmt s(db_,
+         "SELECT namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, "
+         "hour, request_raw, "
+         "usage_raw, max_raw, samples, covered_ms, run_ms FROM hourly WHERE current = 1");
+  if (!s.ok()) return SqlError(db_, "read hourly rows");
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    const Millis hour = s.ColInt(7);
+    RollupSum& h =
+        (*by_day)[RollupKey{s.ColText(0), s.ColText(1), s.ColText(2), s.ColText(3), s.ColInt(4),
+                            s.ColInt(5), s.ColText(6), rollup.bucket_of(hour)}]
+            .first;
+    if (!AddStored(s.ColText(8), 1, &h.req) || !AddStored(s.ColText(9), 1, &h.use) ||
+        !AddStored(s.ColText(10), 1, &h.max))
+      return Status::Error("ledger: an hourly row has a damaged quantity");
+    h.samples += s.ColInt(11);
+    h.covered += s.ColInt(12);
+    h.run += s.ColInt(13);
+    h.min_hour = std::min(h.min_hour, hour);
+    h.max_hour = std::max(h.max_hour, hour);
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, "read hourly rows");
+  return Status::Ok();
+}
+
+// Reads every row of the rollup table into the second sum of its key; *has_row marks the keys.
+Status ReadRollupRows(sqlite3* db_, const Rollup& rollup, RollupSums* by_day,
+                      std::map<RollupKey, bool>* has_row) {
+  Stmt s(db_, (std::string("SELECT namespace, workload, resource, gpu_product, gpu_replicas, "
+                           "kind, preemptor, ") +
+               rollup.column +
+               ", request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, min_hour, "
+               "max_hour FROM " +
+               rollup.table)
+                  .c_str());
+  if (!s.ok()) return SqlError(db_, std::string("read ") + rollup.table + " rollups");
+  int rc;
+  while ((rc = s.Step()) == SQLITE_ROW) {
+    const RollupKey k{s.ColText(0), s.ColText(1), s.ColText(2), s.ColText(3),
+                      s.ColInt(4),  s.ColInt(5),  s.ColText(6), s.ColInt(7)};
+    RollupSum& d = (*by_day)[k].second;
+    if (!AddStored(s.ColText(8), 1, &d.req) || !AddStored(s.ColText(9), 1, &d.use) ||
+        !AddStored(s.ColText(10), 1, &d.max))
+      return Status::Error(std::string("ledger: a ") + rollup.table +
+                           " rollup has a damaged quantity");
+    d.samples = s.ColInt(11);
+    d.covered = s.ColInt(12);
+    d.run = s.ColInt(13);
+    d.min_hour = s.ColInt(14);
+    d.max_hour = s.ColInt(15);
+    (*has_row)[k] = true;
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_, std::string("read ") + rollup.table + " rollups");
+  return Status::Ok();
+}
+
 // Compares a rollup table with the sums of the current hourly rows per key and bucket; appends a
 // line per difference (at most max_lines, then "...") to *problems.
 Status CheckRollupTable(sqlite3* db_, const Rollup& rollup, size_t max_lines,
@@ -755,68 +841,14 @@ Status CheckRollupTable(sqlite3* db_, const Rollup& rollup, size_t max_lines,
   // Every rollup must equal the sums of its bucket's current hourly rows, and every bucket with
   // current rows must have its rollup. The raw tracks are int128 decimal text: compared exactly
   // in C++, summed per key and bucket.
-  struct Sum {
-    i128 req = 0, use = 0, max = 0;
-    int64_t samples = 0, covered = 0, run = 0, min_hour = INT64_MAX, max_hour = INT64_MIN;
-  };
-  using Key = std::tuple<std::string, std::string, std::string, std::string, int64_t, int64_t,
-                         std::string, int64_t>;
-  std::map<Key, std::pair<Sum, Sum>> by_day;  // hourly sums, daily row
+  RollupSums by_day;  // hourly sums, daily row
   std::vector<std::string>& problems = *problems_out;
-  {
-    Stmt s(db_,
-           "SELECT namespace, workload, resource, gpu_product, gpu_replicas, kind, preemptor, "
-           "hour, request_raw, "
-           "usage_raw, max_raw, samples, covered_ms, run_ms FROM hourly WHERE current = 1");
-    if (!s.ok()) return SqlError(db_, "read hourly rows");
-    int rc;
-    while ((rc = s.Step()) == SQLITE_ROW) {
-      const Millis hour = s.ColInt(7);
-      Sum& h = by_day[Key{s.ColText(0), s.ColText(1), s.ColText(2), s.ColText(3), s.ColInt(4),
-                          s.ColInt(5), s.ColText(6), rollup.bucket_of(hour)}]
-                   .first;
-      if (!AddStored(s.ColText(8), 1, &h.req) || !AddStored(s.ColText(9), 1, &h.use) ||
-          !AddStored(s.ColText(10), 1, &h.max))
-        return Status::Error("ledger: an hourly row has a damaged quantity");
-      h.samples += s.ColInt(11);
-      h.covered += s.ColInt(12);
-      h.run += s.ColInt(13);
-      h.min_hour = std::min(h.min_hour, hour);
-      h.max_hour = std::max(h.max_hour, hour);
-    }
-    if (rc != SQLITE_DONE) return SqlError(db_, "read hourly rows");
-  }
-  std::map<Key, bool> has_daily;
-  {
-    Stmt s(db_, (std::string("SELECT namespace, workload, resource, gpu_product, gpu_replicas, "
-                             "kind, preemptor, ") +
-                 rollup.column +
-                 ", request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, min_hour, "
-                 "max_hour FROM " +
-                 rollup.table)
-                    .c_str());
-    if (!s.ok()) return SqlError(db_, std::string("read ") + rollup.table + " rollups");
-    int rc;
-    while ((rc = s.Step()) == SQLITE_ROW) {
-      const Key k{s.ColText(0), s.ColText(1), s.ColText(2), s.ColText(3),
-                  s.ColInt(4),  s.ColInt(5),  s.ColText(6), s.ColInt(7)};
-      Sum& d = by_day[k].second;
-      if (!AddStored(s.ColText(8), 1, &d.req) || !AddStored(s.ColText(9), 1, &d.use) ||
-          !AddStored(s.ColText(10), 1, &d.max))
-        return Status::Error(std::string("ledger: a ") + rollup.table +
-                             " rollup has a damaged quantity");
-      d.samples = s.ColInt(11);
-      d.covered = s.ColInt(12);
-      d.run = s.ColInt(13);
-      d.min_hour = s.ColInt(14);
-      d.max_hour = s.ColInt(15);
-      has_daily[k] = true;
-    }
-    if (rc != SQLITE_DONE) return SqlError(db_, std::string("read ") + rollup.table + " rollups");
-  }
+  if (Status s = SumCurrentHourlyRows(db_, rollup, &by_day); !s.ok()) return s;
+  std::map<RollupKey, bool> has_daily;
+  if (Status s = ReadRollupRows(db_, rollup, &by_day, &has_daily); !s.ok()) return s;
   for (const auto& [k, v] : by_day) {
-    const Sum& h = v.first;
-    const Sum& d = v.second;
+    const RollupSum& h = v.first;
+    const RollupSum& d = v.second;
     const bool same =
         h.req == d.req && h.use == d.use && h.max == d.max && h.samples == d.samples &&
         h.covered == d.covered && h.run == d.run &&
@@ -943,6 +975,150 @@ Result<std::vector<PriceBook>> Ledger::PriceBooks() {
   return out;
 }
 
+namespace {
+
+constexpr const char* kInsertHourlySql =
+    "INSERT INTO hourly(namespace, workload, resource, gpu_product, gpu_replicas, kind,"
+    " preemptor, hour, version, current, request_raw, usage_raw, max_raw, samples,"
+    " covered_ms, run_ms, unit, price_book, currency, mode, unit_price, billed_quantity, amount,"
+    " seq) VALUES"
+    " (?1,?2,?3,?4,?5,?6,?7,?8,?9,1,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23)"
+    " ON CONFLICT DO NOTHING";
+
+constexpr const char* kCurrentHourlySql =
+    "SELECT version, request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, unit,"
+    " price_book, currency, mode, unit_price, billed_quantity, amount FROM hourly"
+    " WHERE namespace=?1 AND workload=?2 AND resource=?3 AND gpu_product=?4"
+    " AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7 AND hour=?8 AND current=1";
+
+constexpr const char* kUpdateHourlySql =
+    "UPDATE hourly SET request_raw=?10, usage_raw=?11, max_raw=?12, samples=?13,"
+    " covered_ms=?14, run_ms=?15, unit=?16, price_book=?17, currency=?18, mode=?19,"
+    " unit_price=?20, billed_quantity=?21, amount=?22, seq=?23 WHERE namespace=?1"
+    " AND workload=?2"
+    " AND resource=?3 AND gpu_product=?4 AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7"
+    " AND hour=?8 AND version=?9";
+
+constexpr const char* kSupersedeHourlySql =
+    "UPDATE hourly SET current=0 WHERE namespace=?1 AND workload=?2 AND resource=?3"
+    " AND gpu_product=?4 AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7 AND hour=?8"
+    " AND version=?9";
+
+// The statements that write `hourly` rows.
+struct HourlyStatements {
+  Stmt insert, current, update, supersede;
+
+  explicit HourlyStatements(sqlite3* db)
+      : insert(db, kInsertHourlySql),
+        current(db, kCurrentHourlySql),
+        update(db, kUpdateHourlySql),
+        supersede(db, kSupersedeHourlySql) {}
+  bool ok() const { return insert.ok() && current.ok() && update.ok() && supersede.ok(); }
+};
+
+// Writes rated hourly rows within the caller's transaction: a new key is inserted; a changed row
+// of an unsealed hour is updated in place, one of a sealed hour superseded by a correction (its
+// next version). Every row inserted or changed gets the next change sequence number, and its
+// change goes to the rollups.
+class HourlyRowWriter {
+ public:
+  HourlyRowWriter(sqlite3* db, HourlyStatements& s, DailyWriter& daily,
+                  const billing::PriceCatalog& catalog, int64_t seq, Millis sealed_before)
+      : db_(db), s_(s), daily_(daily), rater_(catalog), seq_(seq), sealed_before_(sealed_before) {}
+
+  Status Write(const HourlyRow& r) {
+    Content c = rater_.Rate(r);
+    BindInsert(r, 1, c, seq_ + 1);
+    if (s_.insert.Step() != SQLITE_DONE) return SqlError(db_, "insert hourly row of " + r.workload);
+    if (sqlite3_changes(db_) == 1) {
+      ++seq_;
+      ++stats_.inserted;
+      return AddChange(r, nullptr);
+    }
+    // The key exists: compare with its current version.
+    s_.current.Reset();
+    BindKey(s_.current, r);
+    if (s_.current.Step() != SQLITE_ROW) return SqlError(db_, "read current row of " + r.workload);
+    Stmt& cur = s_.current;
+    const int64_t version = cur.ColInt(0);
+    const Content old{cur.ColText(1),  cur.ColText(2),  cur.ColText(3),  cur.ColText(7),
+                      cur.ColText(8),  cur.ColText(9),  cur.ColText(10), cur.ColText(11),
+                      cur.ColText(12), cur.ColText(13), cur.ColInt(4),   cur.ColInt(5),
+                      cur.ColInt(6)};
+    auto tie = [](const Content& x) {
+      return std::tie(x.req, x.use, x.max, x.unit, x.book, x.currency, x.mode, x.unit_price,
+                      x.billed, x.amount, x.samples, x.covered, x.run);
+    };
+    if (tie(old) == tie(c)) {
+      ++stats_.unchanged;
+      return Status::Ok();
+    }
+    if (r.hour >= sealed_before_) return Replace(r, version, c, old);
+    return Correct(r, version, c, old);
+  }
+
+  int64_t seq() const { return seq_; }
+  const WriteStats& stats() const { return stats_; }
+
+ private:
+  void BindInsert(const HourlyRow& r, int64_t version, const Content& c, int64_t seq) {
+    s_.insert.Reset();
+    BindKey(s_.insert, r);
+    s_.insert.Int(9, version);
+    BindContent(s_.insert, 10, c);
+    s_.insert.Int(23, seq);
+  }
+
+  // An unsealed hour: the current version takes the new content.
+  Status Replace(const HourlyRow& r, int64_t version, const Content& c, const Content& old) {
+    s_.update.Reset();
+    BindKey(s_.update, r);
+    s_.update.Int(9, version);
+    BindContent(s_.update, 10, c);
+    s_.update.Int(23, ++seq_);
+    if (s_.update.Step() != SQLITE_DONE) return SqlError(db_, "update hourly row of " + r.workload);
+    ++stats_.replaced;
+    return AddChange(r, &old);
+  }
+
+  // A sealed hour: the current version is superseded by a new one.
+  Status Correct(const HourlyRow& r, int64_t version, const Content& c, const Content& old) {
+    s_.supersede.Reset();
+    BindKey(s_.supersede, r);
+    s_.supersede.Int(9, version);
+    if (s_.supersede.Step() != SQLITE_DONE)
+      return SqlError(db_, "supersede hourly row of " + r.workload);
+    BindInsert(r, version + 1, c, ++seq_);
+    if (s_.insert.Step() != SQLITE_DONE || sqlite3_changes(db_) != 1)
+      return SqlError(db_, "insert correction of " + r.workload);
+    ++stats_.corrected;
+    return AddChange(r, &old);
+  }
+
+  // The change a write makes to the current row of its key, for the daily rollups.
+  Status AddChange(const HourlyRow& r, const Content* old) {
+    if (!old) return daily_.Add(r);
+    HourlyRow d = r;
+    if (!AddStored(old->req, -1, &d.request_raw) || !AddStored(old->use, -1, &d.usage_raw) ||
+        !AddStored(old->max, -1, &d.max_raw))
+      return Status::Error("ledger: corrupt quantity in a stored row of " + r.workload);
+    d.samples -= old->samples;
+    d.covered_ms -= old->covered;
+    d.run_ms -= old->run;
+    return daily_.Add(d);
+  }
+
+  sqlite3* db_;
+  HourlyStatements& s_;
+  DailyWriter& daily_;
+  RowRater rater_;
+  int64_t seq_;
+  const Millis sealed_before_;
+  WriteStats stats_;
+};
+
+}  // namespace
+
 Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
                                  const billing::PriceCatalog& catalog,
                                  std::optional<Millis> seal_before) {
@@ -955,33 +1131,8 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
   // Every row this write inserts or changes gets the next change sequence number.
   auto seq0 = ReadLastSeq(db_);
   if (!seq0.ok()) return seq0.status();
-  int64_t seq = *seq0;
-  Stmt insert(
-      db_,
-      "INSERT INTO hourly(namespace, workload, resource, gpu_product, gpu_replicas, kind,"
-      " preemptor, hour, version, current, request_raw, usage_raw, max_raw, samples,"
-      " covered_ms, run_ms, unit, price_book, currency, mode, unit_price, billed_quantity, amount,"
-      " seq) VALUES"
-      " (?1,?2,?3,?4,?5,?6,?7,?8,?9,1,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23)"
-      " ON CONFLICT DO NOTHING");
-  Stmt current(db_,
-               "SELECT version, request_raw, usage_raw, max_raw, samples, covered_ms, run_ms, unit,"
-               " price_book, currency, mode, unit_price, billed_quantity, amount FROM hourly"
-               " WHERE namespace=?1 AND workload=?2 AND resource=?3 AND gpu_product=?4"
-               " AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7 AND hour=?8 AND current=1");
-  Stmt update(db_,
-              "UPDATE hourly SET request_raw=?10, usage_raw=?11, max_raw=?12, samples=?13,"
-              " covered_ms=?14, run_ms=?15, unit=?16, price_book=?17, currency=?18, mode=?19,"
-              " unit_price=?20, billed_quantity=?21, amount=?22, seq=?23 WHERE namespace=?1"
-              " AND workload=?2"
-              " AND resource=?3 AND gpu_product=?4 AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7"
-              " AND hour=?8 AND version=?9");
-  Stmt supersede(db_,
-                 "UPDATE hourly SET current=0 WHERE namespace=?1 AND workload=?2 AND resource=?3"
-                 " AND gpu_product=?4 AND gpu_replicas=?5 AND kind=?6 AND preemptor=?7 AND hour=?8"
-                 " AND version=?9");
-  if (!insert.ok() || !current.ok() || !update.ok() || !supersede.ok())
-    return SqlError(db_, "prepare write statements");
+  HourlyStatements statements(db_);
+  if (!statements.ok()) return SqlError(db_, "prepare write statements");
   // Rows must have unique keys; input that is not strictly increasing in key order is rolled
   // up first (rows with the same key summed), so a duplicate never overwrites its twin.
   bool strictly_sorted = true;
@@ -993,86 +1144,18 @@ Result<WriteStats> Ledger::Write(const std::vector<HourlyRow>& rows,
     billing::Rollup(&rolled);
   }
   const std::vector<HourlyRow>& input = strictly_sorted ? rows : rolled;
-  WriteStats st;
-  RowRater rater(catalog);
   DailyWriter daily(db_);
   if (!daily.ok()) return SqlError(db_, "prepare daily rollup statements");
-  // The change a write makes to the current row of its key, for the daily rollups.
-  auto change = [&](const HourlyRow& r, const Content* old) {
-    if (!old) return daily.Add(r);
-    HourlyRow d = r;
-    if (!AddStored(old->req, -1, &d.request_raw) || !AddStored(old->use, -1, &d.usage_raw) ||
-        !AddStored(old->max, -1, &d.max_raw))
-      return Status::Error("ledger: corrupt quantity in a stored row of " + r.workload);
-    d.samples -= old->samples;
-    d.covered_ms -= old->covered;
-    d.run_ms -= old->run;
-    return daily.Add(d);
-  };
-  for (const HourlyRow& r : input) {
-    Content c = rater.Rate(r);
-    insert.Reset();
-    BindKey(insert, r);
-    insert.Int(9, 1);
-    BindContent(insert, 10, c);
-    insert.Int(23, seq + 1);
-    if (insert.Step() != SQLITE_DONE) return SqlError(db_, "insert hourly row of " + r.workload);
-    if (sqlite3_changes(db_) == 1) {
-      ++seq;
-      ++st.inserted;
-      if (Status s = change(r, nullptr); !s.ok()) return s;
-      continue;
-    }
-    // The key exists: compare with its current version.
-    current.Reset();
-    BindKey(current, r);
-    if (current.Step() != SQLITE_ROW) return SqlError(db_, "read current row of " + r.workload);
-    int64_t version = current.ColInt(0);
-    Content old{current.ColText(1),  current.ColText(2),  current.ColText(3),  current.ColText(7),
-                current.ColText(8),  current.ColText(9),  current.ColText(10), current.ColText(11),
-                current.ColText(12), current.ColText(13), current.ColInt(4),   current.ColInt(5),
-                current.ColInt(6)};
-    auto tie = [](const Content& x) {
-      return std::tie(x.req, x.use, x.max, x.unit, x.book, x.currency, x.mode, x.unit_price,
-                      x.billed, x.amount, x.samples, x.covered, x.run);
-    };
-    if (tie(old) == tie(c)) {
-      ++st.unchanged;
-      continue;
-    }
-    if (r.hour >= sealed_before) {
-      update.Reset();
-      BindKey(update, r);
-      update.Int(9, version);
-      BindContent(update, 10, c);
-      update.Int(23, ++seq);
-      if (update.Step() != SQLITE_DONE) return SqlError(db_, "update hourly row of " + r.workload);
-      ++st.replaced;
-      if (Status s = change(r, &old); !s.ok()) return s;
-      continue;
-    }
-    supersede.Reset();
-    BindKey(supersede, r);
-    supersede.Int(9, version);
-    if (supersede.Step() != SQLITE_DONE)
-      return SqlError(db_, "supersede hourly row of " + r.workload);
-    insert.Reset();
-    BindKey(insert, r);
-    insert.Int(9, version + 1);
-    BindContent(insert, 10, c);
-    insert.Int(23, ++seq);
-    if (insert.Step() != SQLITE_DONE || sqlite3_changes(db_) != 1)
-      return SqlError(db_, "insert correction of " + r.workload);
-    ++st.corrected;
-    if (Status s = change(r, &old); !s.ok()) return s;
-  }
+  HourlyRowWriter writer(db_, statements, daily, catalog, *seq0, sealed_before);
+  for (const HourlyRow& r : input)
+    if (Status s = writer.Write(r); !s.ok()) return s;
   if (Status s = daily.Flush(); !s.ok()) return s;
-  if (seq != *seq0)
-    if (Status s = WriteMeta(db_, "last_seq", std::to_string(seq)); !s.ok()) return s;
+  if (writer.seq() != *seq0)
+    if (Status s = WriteMeta(db_, "last_seq", std::to_string(writer.seq())); !s.ok()) return s;
   if (seal_before)
     if (Status s = WriteWatermark(db_, *seal_before); !s.ok()) return s;
   if (Status s = t.Commit(); !s.ok()) return s;
-  return st;
+  return writer.stats();
 }
 
 Status Ledger::RebuildRollupsLocked() {

@@ -354,12 +354,6 @@ class DocLoader {
   }
 
   void ReadSimAnnotations(Pod* pod) {
-    static const std::vector<std::string> kKnown = {
-        "arbiter.dev/submit-time",   "arbiter.dev/duration",
-        "arbiter.dev/usage",         "arbiter.dev/checkpoint-interval",
-        "arbiter.dev/shutdown-time", "arbiter.dev/preempt-mode",
-        "arbiter.dev/qos",           "arbiter.dev/requeue-on-preempt",
-        "arbiter.dev/exit-code"};
     for (const auto& [key, node] : annotation_nodes_) {
       if (!StartsWith(key, "arbiter.dev/")) continue;
       std::string p = ChildPath("metadata.annotations", key);
@@ -406,130 +400,80 @@ class DocLoader {
         else
           pod->sim.qos = text;
       } else if (key == "arbiter.dev/usage") {
-        ResourceList usage;
-        bool ok = true;
-        if (Trim(text).empty()) {
-          r_.Error(node, p, "usage is empty (expected e.g. cpu=4,memory=8Gi,nvidia.com/gpu=1)");
-          continue;
-        }
-        std::string_view rest = text;
-        while (ok) {
-          size_t comma = rest.find(',');
-          std::string item = Trim(rest.substr(0, comma));
-          size_t eq = item.find('=');
-          if (eq == std::string::npos) {
-            r_.Error(node, p,
-                     "usage item " + Quote(item) +
-                         " is not resource=quantity (expected e.g. cpu=4,memory=8Gi)");
-            ok = false;
-            break;
-          }
-          std::string name = Trim(std::string_view(item).substr(0, eq));
-          std::string qty = Trim(std::string_view(item).substr(eq + 1));
-          auto info = ClassifyResource(name);
-          if (!info.ok()) {
-            r_.Error(node, p, info.message());
-            ok = false;
-            break;
-          }
-          if (usage.Has(name)) {
-            r_.Error(node, p, "usage names " + Quote(name) + " twice");
-            ok = false;
-            break;
-          }
-          auto v = ParseResourceQuantity(name, qty);
-          if (!v.ok()) {
-            r_.Error(node, p, v.message());
-            ok = false;
-            break;
-          }
-          usage.Set(name, *v);
-          if (comma == std::string_view::npos) break;
-          rest = rest.substr(comma + 1);
-        }
-        if (ok) pod->sim.usage = usage;
+        if (auto usage = UsageAnnotation(text, node, p)) pod->sim.usage = *usage;
       } else {
-        std::string msg = "unknown Arbiter annotation " + Quote(key);
-        if (auto s = DidYouMean(key, kKnown))
-          msg += "; did you mean " + Quote(*s) + "?";
-        else {
-          msg += " (known: ";
-          for (size_t i = 0; i < kKnown.size(); ++i) msg += (i ? ", " : "") + kKnown[i];
-          msg += ")";
-        }
-        r_.Error(node, p, msg);
+        UnknownPodAnnotation(key, node, p);
       }
     }
+  }
+
+  // arbiter.dev/usage: "cpu=4,memory=8Gi,nvidia.com/gpu=1"; nullopt (with an error) when wrong.
+  std::optional<ResourceList> UsageAnnotation(const std::string& text, const YAML::Node& node,
+                                              const std::string& p) {
+    ResourceList usage;
+    if (Trim(text).empty()) {
+      r_.Error(node, p, "usage is empty (expected e.g. cpu=4,memory=8Gi,nvidia.com/gpu=1)");
+      return std::nullopt;
+    }
+    std::string_view rest = text;
+    while (true) {
+      size_t comma = rest.find(',');
+      std::string item = Trim(rest.substr(0, comma));
+      size_t eq = item.find('=');
+      if (eq == std::string::npos) {
+        r_.Error(node, p,
+                 "usage item " + Quote(item) +
+                     " is not resource=quantity (expected e.g. cpu=4,memory=8Gi)");
+        return std::nullopt;
+      }
+      std::string name = Trim(std::string_view(item).substr(0, eq));
+      std::string qty = Trim(std::string_view(item).substr(eq + 1));
+      auto info = ClassifyResource(name);
+      if (!info.ok()) {
+        r_.Error(node, p, info.message());
+        return std::nullopt;
+      }
+      if (usage.Has(name)) {
+        r_.Error(node, p, "usage names " + Quote(name) + " twice");
+        return std::nullopt;
+      }
+      auto v = ParseResourceQuantity(name, qty);
+      if (!v.ok()) {
+        r_.Error(node, p, v.message());
+        return std::nullopt;
+      }
+      usage.Set(name, *v);
+      if (comma == std::string_view::npos) break;
+      rest = rest.substr(comma + 1);
+    }
+    return usage;
+  }
+
+  void UnknownPodAnnotation(const std::string& key, const YAML::Node& node, const std::string& p) {
+    static const std::vector<std::string> kKnown = {
+        "arbiter.dev/submit-time",   "arbiter.dev/duration",
+        "arbiter.dev/usage",         "arbiter.dev/checkpoint-interval",
+        "arbiter.dev/shutdown-time", "arbiter.dev/preempt-mode",
+        "arbiter.dev/qos",           "arbiter.dev/requeue-on-preempt",
+        "arbiter.dev/exit-code"};
+    std::string msg = "unknown Arbiter annotation " + Quote(key);
+    if (auto s = DidYouMean(key, kKnown))
+      msg += "; did you mean " + Quote(*s) + "?";
+    else {
+      msg += " (known: ";
+      for (size_t i = 0; i < kKnown.size(); ++i) msg += (i ? ", " : "") + kKnown[i];
+      msg += ")";
+    }
+    r_.Error(node, p, msg);
   }
 
   void LoadPod(const YAML::Node& doc) {
     Pod pod;
     std::map<size_t, std::vector<std::string>> match_label_keys;  // by spread constraint
     auto fields = Top(&pod.meta, true);
-    bool has_containers = false;
-    fields.push_back(
-        {"spec", [&](const YAML::Node& n, const std::string& p) {
-           std::vector<Field> spec = {
-               {"containers",
-                [&](const YAML::Node& v, const std::string& fp) {
-                  has_containers = true;
-                  r_.ForEachItem(v, fp, [&](const YAML::Node& c, const std::string& cp) {
-                    pod.containers.push_back(ReadContainer(c, cp, false));
-                  });
-                }},
-               {"initContainers",
-                [&](const YAML::Node& v, const std::string& fp) {
-                  r_.ForEachItem(v, fp, [&](const YAML::Node& c, const std::string& cp) {
-                    pod.init_containers.push_back(ReadContainer(c, cp, true));
-                  });
-                }},
-               {"priorityClassName",
-                [&](const YAML::Node& v, const std::string& fp) {
-                  if (auto s = r_.String(v, fp)) pod.priority_class_name = *s;
-                }},
-               {"priority",
-                [&](const YAML::Node& v, const std::string& fp) {
-                  if (auto i = r_.Int(v, fp, kInt32Min, kInt32Max))
-                    pod.priority = static_cast<int32_t>(*i);
-                }},
-               {"preemptionPolicy",
-                [&](const YAML::Node& v, const std::string& fp) {
-                  if (auto e = r_.Enum(v, fp, {"PreemptLowerPriority", "Never"}))
-                    pod.preemption_policy = *e == 0 ? PreemptionPolicy::kPreemptLowerPriority
-                                                    : PreemptionPolicy::kNever;
-                }},
-               {"terminationGracePeriodSeconds",
-                [&](const YAML::Node& v, const std::string& fp) {
-                  if (auto i = r_.Int(v, fp, 0, std::numeric_limits<int64_t>::max() / 1000))
-                    pod.termination_grace_period = *i * 1000;
-                }},
-               {"nodeSelector",
-                [&](const YAML::Node& v, const std::string& fp) {
-                  pod.node_selector = r_.StringMap(v, fp, true);
-                }},
-               {"tolerations",
-                [&](const YAML::Node& v, const std::string& fp) {
-                  ReadTolerations(r_, v, fp, &pod.tolerations);
-                }},
-               {"affinity",
-                [&](const YAML::Node& v, const std::string& fp) { ReadAffinity(r_, v, fp, &pod); }},
-               {"topologySpreadConstraints",
-                [&](const YAML::Node& v, const std::string& fp) {
-                  ReadTopologySpread(r_, v, fp, &pod.topology_spread, &match_label_keys);
-                }},
-               {"overhead", [&](const YAML::Node& v,
-                                const std::string& fp) { pod.overhead = r_.Resources(v, fp); }},
-               {"activeDeadlineSeconds",
-                [&](const YAML::Node& v, const std::string& fp) {
-                  // Kubernetes: a positive integer.
-                  if (auto i = r_.Int(v, fp, 1, std::numeric_limits<int64_t>::max() / 1000))
-                    pod.active_deadline = *i * 1000;
-                }},
-           };
-           r_.ReadStruct(n, p, spec, kIgnoredPodSpecFields, kWarnedPodSpecFields);
-           if (!has_containers && n.IsMap())
-             r_.Error(n, ChildPath(p, "containers"), "is required (at least one container)");
-         }});
+    fields.push_back({"spec", [&](const YAML::Node& n, const std::string& p) {
+                        ReadPodSpec(n, p, &pod, &match_label_keys);
+                      }});
     fields.push_back(Ignore("status"));
     bool has_spec = false;
     for (auto it = doc.begin(); it != doc.end(); ++it) {
@@ -545,7 +489,77 @@ class DocLoader {
     // manifest's memory down.
     for (auto it = pod.meta.annotations.begin(); it != pod.meta.annotations.end();)
       it = StartsWith(it->first, "arbiter.dev/") ? pod.meta.annotations.erase(it) : std::next(it);
-    // Container names are unique across containers and init containers.
+    CheckContainerNames(pod);
+    out_->set.pods.push_back(std::move(pod));
+  }
+
+  void ReadPodSpec(const YAML::Node& n, const std::string& p, Pod* pod,
+                   std::map<size_t, std::vector<std::string>>* match_label_keys) {
+    bool has_containers = false;
+    std::vector<Field> spec = {
+        {"containers",
+         [&](const YAML::Node& v, const std::string& fp) {
+           has_containers = true;
+           r_.ForEachItem(v, fp, [&](const YAML::Node& c, const std::string& cp) {
+             pod->containers.push_back(ReadContainer(c, cp, false));
+           });
+         }},
+        {"initContainers",
+         [&](const YAML::Node& v, const std::string& fp) {
+           r_.ForEachItem(v, fp, [&](const YAML::Node& c, const std::string& cp) {
+             pod->init_containers.push_back(ReadContainer(c, cp, true));
+           });
+         }},
+        {"priorityClassName",
+         [&](const YAML::Node& v, const std::string& fp) {
+           if (auto s = r_.String(v, fp)) pod->priority_class_name = *s;
+         }},
+        {"priority",
+         [&](const YAML::Node& v, const std::string& fp) {
+           if (auto i = r_.Int(v, fp, kInt32Min, kInt32Max))
+             pod->priority = static_cast<int32_t>(*i);
+         }},
+        {"preemptionPolicy",
+         [&](const YAML::Node& v, const std::string& fp) {
+           if (auto e = r_.Enum(v, fp, {"PreemptLowerPriority", "Never"}))
+             pod->preemption_policy =
+                 *e == 0 ? PreemptionPolicy::kPreemptLowerPriority : PreemptionPolicy::kNever;
+         }},
+        {"terminationGracePeriodSeconds",
+         [&](const YAML::Node& v, const std::string& fp) {
+           if (auto i = r_.Int(v, fp, 0, std::numeric_limits<int64_t>::max() / 1000))
+             pod->termination_grace_period = *i * 1000;
+         }},
+        {"nodeSelector",
+         [&](const YAML::Node& v, const std::string& fp) {
+           pod->node_selector = r_.StringMap(v, fp, true);
+         }},
+        {"tolerations",
+         [&](const YAML::Node& v, const std::string& fp) {
+           ReadTolerations(r_, v, fp, &pod->tolerations);
+         }},
+        {"affinity",
+         [&](const YAML::Node& v, const std::string& fp) { ReadAffinity(r_, v, fp, pod); }},
+        {"topologySpreadConstraints",
+         [&](const YAML::Node& v, const std::string& fp) {
+           ReadTopologySpread(r_, v, fp, &pod->topology_spread, match_label_keys);
+         }},
+        {"overhead",
+         [&](const YAML::Node& v, const std::string& fp) { pod->overhead = r_.Resources(v, fp); }},
+        {"activeDeadlineSeconds",
+         [&](const YAML::Node& v, const std::string& fp) {
+           // Kubernetes: a positive integer.
+           if (auto i = r_.Int(v, fp, 1, std::numeric_limits<int64_t>::max() / 1000))
+             pod->active_deadline = *i * 1000;
+         }},
+    };
+    r_.ReadStruct(n, p, spec, kIgnoredPodSpecFields, kWarnedPodSpecFields);
+    if (!has_containers && n.IsMap())
+      r_.Error(n, ChildPath(p, "containers"), "is required (at least one container)");
+  }
+
+  // Container names are unique across containers and init containers.
+  void CheckContainerNames(const Pod& pod) {
     std::set<std::string> names;
     auto check = [&](const std::vector<Container>& cs, const char* field) {
       for (size_t i = 0; i < cs.size(); ++i)
@@ -555,7 +569,6 @@ class DocLoader {
     };
     check(pod.containers, "containers");
     check(pod.init_containers, "initContainers");
-    out_->set.pods.push_back(std::move(pod));
   }
 
   void ReadQuotaHard(ResourceQuota* q, const YAML::Node& n, const std::string& p) {
@@ -782,93 +795,92 @@ class DocLoader {
     auto fields = Top(&lr.meta, true);
     fields.push_back(
         {"spec", [&](const YAML::Node& n, const std::string& p) {
-           r_.ReadStruct(
-               n, p,
-               {{"limits", [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ForEachItem(v, fp, [&](const YAML::Node& item, const std::string& ip) {
-                     LimitRangeItem li;
-                     bool has_type = false, pvc = false;
-                     YAML::Node default_node, default_request_node;
-                     bool has_default = false, has_default_request = false;
-                     r_.ReadStruct(
-                         item, ip,
-                         {{"type",
-                           [&](const YAML::Node& t, const std::string& tp) {
-                             if (auto e = r_.Enum(t, tp,
-                                                  {"Container", "Pod", "PersistentVolumeClaim"})) {
-                               has_type = true;
-                               if (*e == 2) {
-                                 pvc = true;
-                                 r_.Warn(t, tp,
-                                         "PersistentVolumeClaim limits are not modelled by "
-                                         "Arbiter; ignored");
-                               }
-                               li.type = *e == 1 ? LimitType::kPod : LimitType::kContainer;
-                             }
-                           }},
-                          {"min", [&](const YAML::Node& x,
-                                      const std::string& xp) { li.min = r_.Resources(x, xp); }},
-                          {"max", [&](const YAML::Node& x,
-                                      const std::string& xp) { li.max = r_.Resources(x, xp); }},
-                          {"default",
-                           [&](const YAML::Node& x, const std::string& xp) {
-                             default_node = x;
-                             has_default = true;
-                             li.default_limit = r_.Resources(x, xp);
-                           }},
-                          {"defaultRequest",
-                           [&](const YAML::Node& x, const std::string& xp) {
-                             default_request_node = x;
-                             has_default_request = true;
-                             li.default_request = r_.Resources(x, xp);
-                           }},
-                          {"maxLimitRequestRatio", [&](const YAML::Node& x, const std::string& xp) {
-                             r_.ForEachEntry(
-                                 x, xp,
-                                 [&](const std::string& k, const YAML::Node& kn,
-                                     const YAML::Node& val, const std::string& rp) {
-                                   auto info = ClassifyResource(k);
-                                   if (!info.ok()) {
-                                     r_.Error(kn, rp, info.message());
-                                     return;
-                                   }
-                                   auto t = r_.Text(val, rp);
-                                   if (!t) return;
-                                   auto ratio = ParseScaledQuantity(*t, 3);
-                                   if (!ratio.ok()) {
-                                     r_.Error(val, rp,
-                                              "ratio " + Quote(*t) + ": " + ratio.message());
-                                     return;
-                                   }
-                                   if (*ratio < 1000) {
-                                     r_.Error(val, rp,
-                                              "ratio " + Quote(*t) + " must be at least 1");
-                                     return;
-                                   }
-                                   li.max_limit_request_ratio_milli.Set(k, *ratio);
-                                 });
-                           }}});
-                     if (!item.IsMap()) return;
-                     if (!has_type) {
-                       r_.Error(item, ChildPath(ip, "type"), "is required (Container or Pod)");
-                       return;
-                     }
-                     if (pvc) return;
-                     if (li.type == LimitType::kPod) {
-                       if (has_default)
-                         r_.Error(default_node, ChildPath(ip, "default"),
-                                  "may not be set when type is Pod");
-                       if (has_default_request)
-                         r_.Error(default_request_node, ChildPath(ip, "defaultRequest"),
-                                  "may not be set when type is Pod");
-                     }
-                     lr.limits.push_back(std::move(li));
-                   });
-                 }}});
+           r_.ReadStruct(n, p, {{"limits", [&](const YAML::Node& v, const std::string& fp) {
+                                   r_.ForEachItem(
+                                       v, fp, [&](const YAML::Node& item, const std::string& ip) {
+                                         ReadLimitRangeItem(item, ip, &lr);
+                                       });
+                                 }}});
          }});
     r_.ReadStruct(doc, "", fields);
     FinishMeta(&lr.meta, true);
     out_->set.limit_ranges.push_back(std::move(lr));
+  }
+
+  // One item of spec.limits, added to lr->limits unless it is wrong or a PersistentVolumeClaim's.
+  void ReadLimitRangeItem(const YAML::Node& item, const std::string& ip, LimitRange* lr) {
+    LimitRangeItem li;
+    bool has_type = false, pvc = false;
+    YAML::Node default_node, default_request_node;
+    bool has_default = false, has_default_request = false;
+    r_.ReadStruct(
+        item, ip,
+        {{"type",
+          [&](const YAML::Node& t, const std::string& tp) {
+            if (auto e = r_.Enum(t, tp, {"Container", "Pod", "PersistentVolumeClaim"})) {
+              has_type = true;
+              if (*e == 2) {
+                pvc = true;
+                r_.Warn(t, tp, "PersistentVolumeClaim limits are not modelled by Arbiter; ignored");
+              }
+              li.type = *e == 1 ? LimitType::kPod : LimitType::kContainer;
+            }
+          }},
+         {"min", [&](const YAML::Node& x, const std::string& xp) { li.min = r_.Resources(x, xp); }},
+         {"max", [&](const YAML::Node& x, const std::string& xp) { li.max = r_.Resources(x, xp); }},
+         {"default",
+          [&](const YAML::Node& x, const std::string& xp) {
+            default_node = x;
+            has_default = true;
+            li.default_limit = r_.Resources(x, xp);
+          }},
+         {"defaultRequest",
+          [&](const YAML::Node& x, const std::string& xp) {
+            default_request_node = x;
+            has_default_request = true;
+            li.default_request = r_.Resources(x, xp);
+          }},
+         {"maxLimitRequestRatio",
+          [&](const YAML::Node& x, const std::string& xp) { MaxLimitRequestRatio(x, xp, &li); }}});
+    if (!item.IsMap()) return;
+    if (!has_type) {
+      r_.Error(item, ChildPath(ip, "type"), "is required (Container or Pod)");
+      return;
+    }
+    if (pvc) return;
+    if (li.type == LimitType::kPod) {
+      if (has_default)
+        r_.Error(default_node, ChildPath(ip, "default"), "may not be set when type is Pod");
+      if (has_default_request)
+        r_.Error(default_request_node, ChildPath(ip, "defaultRequest"),
+                 "may not be set when type is Pod");
+    }
+    lr->limits.push_back(std::move(li));
+  }
+
+  // maxLimitRequestRatio: a ratio of at least 1 per resource.
+  void MaxLimitRequestRatio(const YAML::Node& x, const std::string& xp, LimitRangeItem* li) {
+    r_.ForEachEntry(x, xp,
+                    [&](const std::string& k, const YAML::Node& kn, const YAML::Node& val,
+                        const std::string& rp) {
+                      auto info = ClassifyResource(k);
+                      if (!info.ok()) {
+                        r_.Error(kn, rp, info.message());
+                        return;
+                      }
+                      auto t = r_.Text(val, rp);
+                      if (!t) return;
+                      auto ratio = ParseScaledQuantity(*t, 3);
+                      if (!ratio.ok()) {
+                        r_.Error(val, rp, "ratio " + Quote(*t) + ": " + ratio.message());
+                        return;
+                      }
+                      if (*ratio < 1000) {
+                        r_.Error(val, rp, "ratio " + Quote(*t) + " must be at least 1");
+                        return;
+                      }
+                      li->max_limit_request_ratio_milli.Set(k, *ratio);
+                    });
   }
 
   void LoadPriorityClass(const YAML::Node& doc) {
@@ -994,140 +1006,7 @@ class DocLoader {
     PoolPolicy pp;
     auto fields = Top(&pp.meta, false);
     fields.push_back(
-        {"spec", [&](const YAML::Node& n, const std::string& p) {
-           r_.ReadStruct(
-               n, p,
-               {{"overcommit",
-                 [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ForEachEntry(
-                       v, fp,
-                       [&](const std::string& k, const YAML::Node& kn, const YAML::Node& val,
-                           const std::string& kp) {
-                         if (k == "cpu") {
-                           if (auto m = Ratio(val, kp)) pp.cpu_overcommit_milli = *m;
-                         } else if (k == "memory") {
-                           if (auto m = Ratio(val, kp)) pp.memory_overcommit_milli = *m;
-                         } else if (k == "nvidia.com/gpu" || IsMigResourceName(k)) {
-                           if (auto m = Ratio(val, kp); m && *m != 1000)
-                             r_.Error(val, kp,
-                                      "GPUs are never overcommitted: the ratio for " + k +
-                                          " must be 1.0 (got " + Quote(val.Scalar()) + ")");
-                         } else {
-                           std::string msg = "unknown overcommit resource " + Quote(k);
-                           if (auto s = DidYouMean(k, {"cpu", "memory", "nvidia.com/gpu"}))
-                             msg += "; did you mean " + Quote(*s) + "?";
-                           else
-                             msg += " (allowed: cpu, memory, nvidia.com/gpu)";
-                           r_.Error(kn, kp, msg);
-                         }
-                       });
-                 }},
-                {"quota",
-                 [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ReadStruct(
-                       v, fp,
-                       {{"whenExceeded", [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto e = r_.Enum(x, xp, ManifestNames(QuotaExceededActionNames())))
-                             pp.when_quota_exceeded = static_cast<QuotaExceededAction>(*e);
-                         }}});
-                 }},
-                {"placement",
-                 [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ReadStruct(
-                       v, fp,
-                       {{"policy",
-                         [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto e = r_.Enum(x, xp, ManifestNames(PlacementPolicyNames())))
-                             pp.placement = static_cast<PlacementPolicyName>(*e);
-                         }},
-                        {"percentageOfNodesToScore",
-                         [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto i = r_.Int(x, xp, 0, 100))
-                             pp.percentage_of_nodes_to_score = static_cast<int32_t>(*i);
-                         }}});
-                 }},
-                {"preemption",
-                 [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ReadStruct(
-                       v, fp,
-                       {{"type",
-                         [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto e = r_.Enum(x, xp, ManifestNames(PreemptionTypeNames())))
-                             pp.preemption_type = static_cast<PreemptionType>(*e);
-                         }},
-                        {"mode",
-                         [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto e = r_.Enum(x, xp, ManifestNames(PreemptModeNames())))
-                             pp.preempt_mode = static_cast<PreemptMode>(*e);
-                         }},
-                        {"disruptionBudgets",
-                         [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto e = r_.Enum(x, xp, ManifestNames(DisruptionBudgetModeNames())))
-                             pp.disruption_budgets = static_cast<DisruptionBudgetMode>(*e);
-                         }},
-                        {"minRuntime",
-                         [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto d = r_.Duration(x, xp)) pp.min_runtime = *d;
-                         }},
-                        {"reclaim",
-                         [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto e = r_.Enum(x, xp, ManifestNames(ReclaimModeNames())))
-                             pp.reclaim = static_cast<ReclaimMode>(*e);
-                         }},
-                        {"victimOrder",
-                         [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto e = r_.Enum(x, xp, ManifestNames(VictimOrderNames())))
-                             pp.victim_order = static_cast<VictimOrder>(*e);
-                         }},
-                        {"requeuingStrategy", [&](const YAML::Node& x, const std::string& xp) {
-                           RequeuingStrategy(x, xp, &pp);
-                         }}});
-                 }},
-                {"scheduling",
-                 [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ReadStruct(
-                       v, fp,
-                       {{"backfill",
-                         [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto b = r_.Bool(x, xp)) pp.backfill = *b;
-                         }},
-                        {"backfillDepth", [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto d = r_.Int(x, xp, 1, kMaxBackfillDepth))
-                             pp.backfill_depth = static_cast<int32_t>(*d);
-                         }}});
-                 }},
-                {"fairSharing",
-                 [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ReadStruct(
-                       v, fp,
-                       {{"preemptionStrategies", [&](const YAML::Node& x, const std::string& xp) {
-                           FairStrategies(x, xp, &pp);
-                         }}});
-                 }},
-                {"latency",  // Slurm's latencies (slurm4): present = modelled, Slurm's defaults
-                 [&](const YAML::Node& v, const std::string& fp) {
-                   PoolPolicy::SlurmLatency l;
-                   auto dur = [&](Millis* out) {
-                     return [this, out](const YAML::Node& x, const std::string& xp) {
-                       if (auto d = r_.Duration(x, xp)) *out = *d;
-                     };
-                   };
-                   r_.ReadStruct(v, fp,
-                                 {{"graceEndDelay", dur(&l.grace_end_delay)},
-                                  {"killWait", dur(&l.kill_wait)},
-                                  {"messageTimeout", dur(&l.message_timeout)},
-                                  {"epilog", dur(&l.epilog)},
-                                  {"credExpire", dur(&l.cred_expire)},
-                                  {"schedInterval", dur(&l.sched_interval)}});
-                   pp.latency = l;
-                 }},
-                {"metering", [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ReadStruct(
-                       v, fp, {{"scrapeInterval", [&](const YAML::Node& x, const std::string& xp) {
-                                  if (auto d = r_.Duration(x, xp)) pp.scrape_interval = *d;
-                                }}});
-                 }}});
-         }});
+        {"spec", [&](const YAML::Node& n, const std::string& p) { PoolPolicySpec(n, p, &pp); }});
     r_.ReadStruct(doc, "", fields);
     FinishMeta(&pp.meta, false);
     if (out_->set.pool_policy) {
@@ -1139,6 +1018,145 @@ class DocLoader {
       return;
     }
     out_->set.pool_policy = std::move(pp);
+  }
+
+  void PoolPolicySpec(const YAML::Node& n, const std::string& p, PoolPolicy* pp) {
+    r_.ReadStruct(
+        n, p,
+        {{"overcommit",
+          [&](const YAML::Node& v, const std::string& fp) { PoolOvercommit(v, fp, pp); }},
+         {"quota",
+          [&](const YAML::Node& v, const std::string& fp) {
+            r_.ReadStruct(
+                v, fp, {{"whenExceeded", [&](const YAML::Node& x, const std::string& xp) {
+                           if (auto e = r_.Enum(x, xp, ManifestNames(QuotaExceededActionNames())))
+                             pp->when_quota_exceeded = static_cast<QuotaExceededAction>(*e);
+                         }}});
+          }},
+         {"placement",
+          [&](const YAML::Node& v, const std::string& fp) { PoolPlacement(v, fp, pp); }},
+         {"preemption",
+          [&](const YAML::Node& v, const std::string& fp) { PoolPreemption(v, fp, pp); }},
+         {"scheduling",
+          [&](const YAML::Node& v, const std::string& fp) { PoolScheduling(v, fp, pp); }},
+         {"fairSharing",
+          [&](const YAML::Node& v, const std::string& fp) {
+            r_.ReadStruct(
+                v, fp, {{"preemptionStrategies", [&](const YAML::Node& x, const std::string& xp) {
+                           FairStrategies(x, xp, pp);
+                         }}});
+          }},
+         {"latency",  // Slurm's latencies (slurm4): present = modelled, Slurm's defaults
+          [&](const YAML::Node& v, const std::string& fp) { PoolLatency(v, fp, pp); }},
+         {"metering", [&](const YAML::Node& v, const std::string& fp) {
+            r_.ReadStruct(v, fp,
+                          {{"scrapeInterval", [&](const YAML::Node& x, const std::string& xp) {
+                              if (auto d = r_.Duration(x, xp)) pp->scrape_interval = *d;
+                            }}});
+          }}});
+  }
+
+  // PoolPolicy spec.overcommit: a ratio per resource; GPUs only 1.0.
+  void PoolOvercommit(const YAML::Node& v, const std::string& fp, PoolPolicy* pp) {
+    r_.ForEachEntry(v, fp,
+                    [&](const std::string& k, const YAML::Node& kn, const YAML::Node& val,
+                        const std::string& kp) {
+                      if (k == "cpu") {
+                        if (auto m = Ratio(val, kp)) pp->cpu_overcommit_milli = *m;
+                      } else if (k == "memory") {
+                        if (auto m = Ratio(val, kp)) pp->memory_overcommit_milli = *m;
+                      } else if (k == "nvidia.com/gpu" || IsMigResourceName(k)) {
+                        if (auto m = Ratio(val, kp); m && *m != 1000)
+                          r_.Error(val, kp,
+                                   "GPUs are never overcommitted: the ratio for " + k +
+                                       " must be 1.0 (got " + Quote(val.Scalar()) + ")");
+                      } else {
+                        std::string msg = "unknown overcommit resource " + Quote(k);
+                        if (auto s = DidYouMean(k, {"cpu", "memory", "nvidia.com/gpu"}))
+                          msg += "; did you mean " + Quote(*s) + "?";
+                        else
+                          msg += " (allowed: cpu, memory, nvidia.com/gpu)";
+                        r_.Error(kn, kp, msg);
+                      }
+                    });
+  }
+
+  void PoolPlacement(const YAML::Node& v, const std::string& fp, PoolPolicy* pp) {
+    r_.ReadStruct(v, fp,
+                  {{"policy",
+                    [&](const YAML::Node& x, const std::string& xp) {
+                      if (auto e = r_.Enum(x, xp, ManifestNames(PlacementPolicyNames())))
+                        pp->placement = static_cast<PlacementPolicyName>(*e);
+                    }},
+                   {"percentageOfNodesToScore", [&](const YAML::Node& x, const std::string& xp) {
+                      if (auto i = r_.Int(x, xp, 0, 100))
+                        pp->percentage_of_nodes_to_score = static_cast<int32_t>(*i);
+                    }}});
+  }
+
+  void PoolPreemption(const YAML::Node& v, const std::string& fp, PoolPolicy* pp) {
+    r_.ReadStruct(v, fp,
+                  {{"type",
+                    [&](const YAML::Node& x, const std::string& xp) {
+                      if (auto e = r_.Enum(x, xp, ManifestNames(PreemptionTypeNames())))
+                        pp->preemption_type = static_cast<PreemptionType>(*e);
+                    }},
+                   {"mode",
+                    [&](const YAML::Node& x, const std::string& xp) {
+                      if (auto e = r_.Enum(x, xp, ManifestNames(PreemptModeNames())))
+                        pp->preempt_mode = static_cast<PreemptMode>(*e);
+                    }},
+                   {"disruptionBudgets",
+                    [&](const YAML::Node& x, const std::string& xp) {
+                      if (auto e = r_.Enum(x, xp, ManifestNames(DisruptionBudgetModeNames())))
+                        pp->disruption_budgets = static_cast<DisruptionBudgetMode>(*e);
+                    }},
+                   {"minRuntime",
+                    [&](const YAML::Node& x, const std::string& xp) {
+                      if (auto d = r_.Duration(x, xp)) pp->min_runtime = *d;
+                    }},
+                   {"reclaim",
+                    [&](const YAML::Node& x, const std::string& xp) {
+                      if (auto e = r_.Enum(x, xp, ManifestNames(ReclaimModeNames())))
+                        pp->reclaim = static_cast<ReclaimMode>(*e);
+                    }},
+                   {"victimOrder",
+                    [&](const YAML::Node& x, const std::string& xp) {
+                      if (auto e = r_.Enum(x, xp, ManifestNames(VictimOrderNames())))
+                        pp->victim_order = static_cast<VictimOrder>(*e);
+                    }},
+                   {"requeuingStrategy", [&](const YAML::Node& x, const std::string& xp) {
+                      RequeuingStrategy(x, xp, pp);
+                    }}});
+  }
+
+  void PoolScheduling(const YAML::Node& v, const std::string& fp, PoolPolicy* pp) {
+    r_.ReadStruct(v, fp,
+                  {{"backfill",
+                    [&](const YAML::Node& x, const std::string& xp) {
+                      if (auto b = r_.Bool(x, xp)) pp->backfill = *b;
+                    }},
+                   {"backfillDepth", [&](const YAML::Node& x, const std::string& xp) {
+                      if (auto d = r_.Int(x, xp, 1, kMaxBackfillDepth))
+                        pp->backfill_depth = static_cast<int32_t>(*d);
+                    }}});
+  }
+
+  void PoolLatency(const YAML::Node& v, const std::string& fp, PoolPolicy* pp) {
+    PoolPolicy::SlurmLatency l;
+    auto dur = [&](Millis* out) {
+      return [this, out](const YAML::Node& x, const std::string& xp) {
+        if (auto d = r_.Duration(x, xp)) *out = *d;
+      };
+    };
+    r_.ReadStruct(v, fp,
+                  {{"graceEndDelay", dur(&l.grace_end_delay)},
+                   {"killWait", dur(&l.kill_wait)},
+                   {"messageTimeout", dur(&l.message_timeout)},
+                   {"epilog", dur(&l.epilog)},
+                   {"credExpire", dur(&l.cred_expire)},
+                   {"schedInterval", dur(&l.sched_interval)}});
+    pp->latency = l;
   }
 
   // PoolPolicy spec.fairSharing.preemptionStrategies: each a strategy name, the list one of the
@@ -1310,18 +1328,8 @@ class DocLoader {
         {"spec", [&](const YAML::Node& n, const std::string& p) {
            r_.ReadStruct(
                n, p,
-               {{"currency",
-                 [&](const YAML::Node& v, const std::string& fp) {
-                   auto s = r_.String(v, fp);
-                   if (!s) return;
-                   if (s->size() != 3 || !std::all_of(s->begin(), s->end(),
-                                                      [](char c) { return c >= 'A' && c <= 'Z'; }))
-                     r_.Error(
-                         v, fp,
-                         "currency " + Quote(*s) + " is not an ISO 4217 code (e.g. USD, EUR, CNY)");
-                   else
-                     pb.currency = *s;
-                 }},
+               {{"currency", [&](const YAML::Node& v,
+                                 const std::string& fp) { PriceBookCurrency(v, fp, &pb); }},
                 {"effectiveFrom",
                  [&](const YAML::Node& v, const std::string& fp) {
                    auto t = r_.Text(v, fp);
@@ -1346,18 +1354,7 @@ class DocLoader {
                      pb.blended_request_weight = *d;
                  }},
                 {"prices",
-                 [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ForEachEntry(v, fp,
-                                   [&](const std::string& k, const YAML::Node& kn,
-                                       const YAML::Node& val, const std::string& kp) {
-                                     auto info = ClassifyResource(k);
-                                     if (!info.ok()) {
-                                       r_.Error(kn, kp, info.message());
-                                       return;
-                                     }
-                                     if (auto d = r_.NonNegativeDecimal(val, kp)) pb.prices[k] = *d;
-                                   });
-                 }},
+                 [&](const YAML::Node& v, const std::string& fp) { PriceBookPrices(v, fp, &pb); }},
                 {"gpuModels",
                  [&](const YAML::Node& v, const std::string& fp) {
                    r_.ForEachEntry(v, fp,
@@ -1383,20 +1380,50 @@ class DocLoader {
                      pb.share_idle = static_cast<IdleSharing>(*e);
                  }},
                 {"namespaceModes", [&](const YAML::Node& v, const std::string& fp) {
-                   r_.ForEachEntry(v, fp,
-                                   [&](const std::string& k, const YAML::Node& kn,
-                                       const YAML::Node& val, const std::string& kp) {
-                                     if (!IsDns1123Label(k)) {
-                                       r_.Error(kn, kp, "invalid namespace " + Quote(k));
-                                       return;
-                                     }
-                                     if (auto m = Mode(val, kp)) pb.namespace_modes[k] = *m;
-                                   });
+                   PriceBookNamespaceModes(v, fp, &pb);
                  }}});
          }});
     r_.ReadStruct(doc, "", fields);
     FinishMeta(&pb.meta, false);
     out_->set.price_books.push_back(std::move(pb));
+  }
+
+  // PriceBook spec.currency: an ISO 4217 code.
+  void PriceBookCurrency(const YAML::Node& v, const std::string& fp, PriceBook* pb) {
+    auto s = r_.String(v, fp);
+    if (!s) return;
+    if (s->size() != 3 ||
+        !std::all_of(s->begin(), s->end(), [](char c) { return c >= 'A' && c <= 'Z'; }))
+      r_.Error(v, fp, "currency " + Quote(*s) + " is not an ISO 4217 code (e.g. USD, EUR, CNY)");
+    else
+      pb->currency = *s;
+  }
+
+  // PriceBook spec.prices: a price per resource.
+  void PriceBookPrices(const YAML::Node& v, const std::string& fp, PriceBook* pb) {
+    r_.ForEachEntry(v, fp,
+                    [&](const std::string& k, const YAML::Node& kn, const YAML::Node& val,
+                        const std::string& kp) {
+                      auto info = ClassifyResource(k);
+                      if (!info.ok()) {
+                        r_.Error(kn, kp, info.message());
+                        return;
+                      }
+                      if (auto d = r_.NonNegativeDecimal(val, kp)) pb->prices[k] = *d;
+                    });
+  }
+
+  // PriceBook spec.namespaceModes: a billing mode per namespace.
+  void PriceBookNamespaceModes(const YAML::Node& v, const std::string& fp, PriceBook* pb) {
+    r_.ForEachEntry(v, fp,
+                    [&](const std::string& k, const YAML::Node& kn, const YAML::Node& val,
+                        const std::string& kp) {
+                      if (!IsDns1123Label(k)) {
+                        r_.Error(kn, kp, "invalid namespace " + Quote(k));
+                        return;
+                      }
+                      if (auto m = Mode(val, kp)) pb->namespace_modes[k] = *m;
+                    });
   }
 
   void LoadPodGroup(const YAML::Node& doc) {

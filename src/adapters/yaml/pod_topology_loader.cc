@@ -112,12 +112,77 @@ PodAffinityTerm ReadTerm(DocReader& r, const YAML::Node& n, const std::string& p
   return t;
 }
 
+// One topologySpreadConstraints item as written, before its checks.
+struct SpreadItem {
+  TopologySpreadConstraint c;
+  std::optional<int64_t> skew, min_domains;
+  std::optional<size_t> action;              // 0 DoNotSchedule, 1 ScheduleAnyway
+  YAML::Node skew_node, key_node, min_node;  // reset(), never assigned (see ReadTerm)
+  bool has_action = false;
+};
+
+// Reads an item's fields into *s; matchLabelKeys go to (*match_label_keys)[index].
+void ReadSpreadItem(DocReader& r, const YAML::Node& item, const std::string& p, size_t index,
+                    std::map<size_t, std::vector<std::string>>* match_label_keys, SpreadItem* s) {
+  s->skew_node.reset(item);
+  s->key_node.reset(item);
+  s->min_node.reset(item);
+  r.ReadStruct(item, p,
+               {{"maxSkew",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   s->skew_node.reset(v);
+                   s->skew = r.Int(v, fp, std::numeric_limits<int32_t>::min(),
+                                   std::numeric_limits<int32_t>::max());
+                 }},
+                {"topologyKey",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   s->key_node.reset(v);
+                   if (auto t = r.String(v, fp)) s->c.topology_key = *t;
+                 }},
+                {"whenUnsatisfiable",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   s->has_action = true;
+                   const std::string text = r.String(v, fp).value_or("");
+                   if (text == "DoNotSchedule" || text == "ScheduleAnyway")
+                     s->action = text == "DoNotSchedule" ? 0 : 1;
+                   else  // field.NotSupported
+                     r.Error(v, fp,
+                             "Unsupported value: " + Q(text) +
+                                 ": supported values: \"DoNotSchedule\", \"ScheduleAnyway\"");
+                 }},
+                {"labelSelector",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   if (!v.IsNull()) s->c.label_selector = ReadSelector(r, v, fp);
+                 }},
+                {"minDomains",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   s->min_node.reset(v);
+                   s->min_domains = r.Int(v, fp, std::numeric_limits<int32_t>::min(),
+                                          std::numeric_limits<int32_t>::max());
+                 }},
+                {"nodeAffinityPolicy",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   if (auto e = r.Enum(v, fp, {"Honor", "Ignore"}); e && *e == 1)
+                     r.Warn(v, fp, "nodeAffinityPolicy: Ignore is not modelled (Honor applies)");
+                 }},
+                {"nodeTaintsPolicy",
+                 [&](const YAML::Node& v, const std::string& fp) {
+                   if (auto e = r.Enum(v, fp, {"Honor", "Ignore"}); e && *e == 0)
+                     r.Warn(v, fp, "nodeTaintsPolicy: Honor is not modelled (Ignore applies)");
+                 }},
+                {"matchLabelKeys", [&](const YAML::Node& v, const std::string& fp) {
+                   if (match_label_keys) (*match_label_keys)[index] = r.StringList(v, fp);
+                 }}});
+}
+
 }  // namespace pod_topology_loader
 
 using pod_topology_loader::CheckTopologyKey;
 using pod_topology_loader::Q;
 using pod_topology_loader::ReadSelector;
+using pod_topology_loader::ReadSpreadItem;
 using pod_topology_loader::ReadTerm;
+using pod_topology_loader::SpreadItem;
 
 void ReadPodAffinity(DocReader& r, const YAML::Node& n, const std::string& path, PodAffinity* out) {
   auto required = [&](const YAML::Node& v, const std::string& fp) {
@@ -165,90 +230,39 @@ void ReadTopologySpread(DocReader& r, const YAML::Node& n, const std::string& pa
                         std::map<size_t, std::vector<std::string>>* match_label_keys) {
   std::set<std::pair<std::string, bool>> seen;
   r.ForEachItem(n, path, [&](const YAML::Node& item, const std::string& p) {
-    TopologySpreadConstraint c;
-    std::optional<int64_t> skew, min_domains;
-    std::optional<size_t> action;
-    YAML::Node skew_node, key_node, min_node;  // reset(), never assigned (see ReadTerm)
-    skew_node.reset(item);
-    key_node.reset(item);
-    min_node.reset(item);
-    bool has_action = false;
-    r.ReadStruct(item, p,
-                 {{"maxSkew",
-                   [&](const YAML::Node& v, const std::string& fp) {
-                     skew_node.reset(v);
-                     skew = r.Int(v, fp, std::numeric_limits<int32_t>::min(),
-                                  std::numeric_limits<int32_t>::max());
-                   }},
-                  {"topologyKey",
-                   [&](const YAML::Node& v, const std::string& fp) {
-                     key_node.reset(v);
-                     if (auto s = r.String(v, fp)) c.topology_key = *s;
-                   }},
-                  {"whenUnsatisfiable",
-                   [&](const YAML::Node& v, const std::string& fp) {
-                     has_action = true;
-                     const std::string text = r.String(v, fp).value_or("");
-                     if (text == "DoNotSchedule" || text == "ScheduleAnyway")
-                       action = text == "DoNotSchedule" ? 0 : 1;
-                     else  // field.NotSupported
-                       r.Error(v, fp,
-                               "Unsupported value: " + Q(text) +
-                                   ": supported values: \"DoNotSchedule\", \"ScheduleAnyway\"");
-                   }},
-                  {"labelSelector",
-                   [&](const YAML::Node& v, const std::string& fp) {
-                     if (!v.IsNull()) c.label_selector = ReadSelector(r, v, fp);
-                   }},
-                  {"minDomains",
-                   [&](const YAML::Node& v, const std::string& fp) {
-                     min_node.reset(v);
-                     min_domains = r.Int(v, fp, std::numeric_limits<int32_t>::min(),
-                                         std::numeric_limits<int32_t>::max());
-                   }},
-                  {"nodeAffinityPolicy",
-                   [&](const YAML::Node& v, const std::string& fp) {
-                     if (auto e = r.Enum(v, fp, {"Honor", "Ignore"}); e && *e == 1)
-                       r.Warn(v, fp, "nodeAffinityPolicy: Ignore is not modelled (Honor applies)");
-                   }},
-                  {"nodeTaintsPolicy",
-                   [&](const YAML::Node& v, const std::string& fp) {
-                     if (auto e = r.Enum(v, fp, {"Honor", "Ignore"}); e && *e == 0)
-                       r.Warn(v, fp, "nodeTaintsPolicy: Honor is not modelled (Ignore applies)");
-                   }},
-                  {"matchLabelKeys", [&](const YAML::Node& v, const std::string& fp) {
-                     if (match_label_keys) (*match_label_keys)[out->size()] = r.StringList(v, fp);
-                   }}});
+    SpreadItem s;
+    ReadSpreadItem(r, item, p, out->size(), match_label_keys, &s);
+    TopologySpreadConstraint& c = s.c;
     if (!item.IsMap()) return;
-    if (!skew)
-      r.Error(skew_node, ChildPath(p, "maxSkew"), "Required value");
-    else if (*skew <= 0)
-      r.Error(skew_node, ChildPath(p, "maxSkew"),
-              "Invalid value: " + std::to_string(*skew) + ": must be greater than zero");
-    CheckTopologyKey(r, key_node, ChildPath(p, "topologyKey"), c.topology_key);
-    if (!action) {
-      if (!has_action)  // absent (a bad value was reported by Enum)
+    if (!s.skew)
+      r.Error(s.skew_node, ChildPath(p, "maxSkew"), "Required value");
+    else if (*s.skew <= 0)
+      r.Error(s.skew_node, ChildPath(p, "maxSkew"),
+              "Invalid value: " + std::to_string(*s.skew) + ": must be greater than zero");
+    CheckTopologyKey(r, s.key_node, ChildPath(p, "topologyKey"), c.topology_key);
+    if (!s.action) {
+      if (!s.has_action)  // absent (a bad value was reported by Enum)
         r.Error(item, ChildPath(p, "whenUnsatisfiable"),
                 "Unsupported value: \"\": supported values: \"DoNotSchedule\", "
                 "\"ScheduleAnyway\"");
       return;
     }
-    c.do_not_schedule = *action == 0;
+    c.do_not_schedule = *s.action == 0;
     const char* action_text = c.do_not_schedule ? "DoNotSchedule" : "ScheduleAnyway";
-    if (min_domains) {
-      if (*min_domains <= 0)
-        r.Error(min_node, ChildPath(p, "minDomains"),
-                "Invalid value: " + std::to_string(*min_domains) + ": must be greater than zero");
+    if (s.min_domains) {
+      if (*s.min_domains <= 0)
+        r.Error(s.min_node, ChildPath(p, "minDomains"),
+                "Invalid value: " + std::to_string(*s.min_domains) + ": must be greater than zero");
       else if (!c.do_not_schedule)
-        r.Error(min_node, ChildPath(p, "minDomains"),
-                "Invalid value: " + std::to_string(*min_domains) +
+        r.Error(s.min_node, ChildPath(p, "minDomains"),
+                "Invalid value: " + std::to_string(*s.min_domains) +
                     ": can only use minDomains if whenUnsatisfiable=DoNotSchedule, not " +
                     action_text);
-      c.min_domains = static_cast<int32_t>(*min_domains);
+      c.min_domains = static_cast<int32_t>(*s.min_domains);
     }
     if (!seen.emplace(c.topology_key, c.do_not_schedule).second)
       r.Error(item, p, "Duplicate value: \"{" + c.topology_key + ", " + action_text + "}\"");
-    c.max_skew = static_cast<int32_t>(skew.value_or(1));
+    c.max_skew = static_cast<int32_t>(s.skew.value_or(1));
     out->push_back(std::move(c));
   });
 }
