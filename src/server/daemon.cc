@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "adapters/kube/limits.h"
+#include "server/durability/cluster_snapshot.h"
 
 namespace arbiter::server {
 
@@ -123,10 +124,12 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
   if (!last.ok()) return last.status();
   d->watch_.Reset(d->cluster_->store().resource_version());
   d->since_snapshot_ = d->startup_.replayed;
-  // An older journal (format 1: records without commands), replayed as requests just now, is made
-  // current: a snapshot of that state replaces its records.
+  // An older journal is made current: format 1 (records without commands, replayed as requests
+  // just now) has a snapshot of that state replace its records; format 2 (its snapshot in the
+  // journal's table) changes only its format.
   if (const int was = d->journal_->format_version(); was < Journal::kFormatVersion) {
-    if (Status s = d->journal_->Migrate(last.value(), d->cluster_->Snapshot()); !s.ok())
+    if (Status s = d->journal_->Migrate(last.value(), [&] { return d->cluster_->Snapshot(); });
+        !s.ok())
       return Status::Internal("migrating journal format " + std::to_string(was) + ": " +
                               s.message());
     d->startup_.migrated_from = was;
@@ -148,6 +151,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
   d->startup_.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   d->clock_ = std::thread([p] { p->ClockLoop(); });
+  d->snapshotter_ = std::thread([p] { p->SnapshotLoop(); });
   return d;
 }
 
@@ -159,8 +163,11 @@ void Daemon::Stop() {
     stopping_ = true;
     clock_cv_.notify_all();
     gate_cv_.notify_all();
+    snapshot_cv_.notify_all();
   }
   if (clock_.joinable()) clock_.join();
+  snapshot_cv_.notify_all();
+  if (snapshotter_.joinable()) snapshotter_.join();  // a snapshot being stored is finished
   if (journal_) journal_->Stop();
   {
     // Readers still waiting for a commit that will not come (the writer stopped) read the
@@ -303,15 +310,59 @@ MutationResult Daemon::Mutate(Mutation m, bool copy_object) {
 
 void Daemon::MaybeSnapshot() {
   if (options_.snapshot_every <= 0 || since_snapshot_ < options_.snapshot_every) return;
-  journal_->WriteSnapshot(journal_->last_seq(), cluster_->Snapshot());
+  if (snapshot_busy_) return;  // taken once the one being stored is done
+  CaptureLocked();
+}
+
+void Daemon::CaptureLocked() {
+  capture_ = cluster_->CaptureSnapshot();
+  capture_seq_ = journal_->last_seq();  // the state is the one after this record
+  snapshot_busy_ = true;
   since_snapshot_ = 0;
+  snapshot_cv_.notify_all();
 }
 
 void Daemon::SnapshotNow() {
+  std::unique_lock<std::mutex> l(mu_);
+  snapshot_cv_.wait(l, [&] { return !snapshot_busy_ || stopping_; });
+  if (stopping_ || !FailureLocked().empty()) return;
+  CaptureLocked();
+  snapshot_cv_.wait(l, [&] { return !snapshot_busy_; });
+}
+
+void Daemon::SnapshotLoop() {
+  std::unique_lock<std::mutex> l(mu_);
+  while (true) {
+    snapshot_cv_.wait(l, [&] { return capture_ || stopping_; });
+    if (!capture_) break;  // stopping (a capture taken before is stored first)
+    std::shared_ptr<const SnapshotCapture> capture = std::move(capture_);
+    const int64_t seq = capture_seq_;
+    const std::function<void()> hook = snapshot_hook_;
+    l.unlock();
+    if (hook) hook();
+    Status s = journal_->StoreSnapshot(
+        seq, [&](const std::function<bool(std::string_view)>& out) { return capture->Write(out); });
+    capture.reset();  // the stored objects it shared go (here, not under the lock)
+    l.lock();
+    if (s.ok()) {
+      ++snapshot_stats_.stored;
+    } else {
+      ++snapshot_stats_.failed;
+      snapshot_stats_.last_error = s.message();
+    }
+    snapshot_busy_ = false;
+    snapshot_cv_.notify_all();
+  }
+}
+
+void Daemon::SetSnapshotHook(std::function<void()> hook) {
   std::lock_guard<std::mutex> l(mu_);
-  if (!FailureLocked().empty()) return;
-  journal_->WriteSnapshot(journal_->last_seq(), cluster_->Snapshot());
-  since_snapshot_ = 0;
+  snapshot_hook_ = std::move(hook);
+}
+
+Daemon::SnapshotStats Daemon::snapshot_stats() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return snapshot_stats_;
 }
 
 void Daemon::ClockLoop() {

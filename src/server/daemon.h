@@ -3,7 +3,9 @@
 // Mutate() applies a request at the clock's time, journals it and returns once it is durable
 // (the caller acknowledges then); a clock thread advances the cluster when a timer (a virtual
 // pod ends, a signalled pod exits) or an engine wake-up is due. Every `snapshot_every` records a
-// snapshot is taken and the journal compacted.
+// snapshot is taken and the journal compacted: the state is captured under the lock
+// (Cluster::CaptureSnapshot, cheap per live object), and a snapshot thread makes its bytes and
+// stores them (Journal::StoreSnapshot) while requests go on.
 //
 // Durable before visible. A mutation is applied to the cluster under the lock and queued for the
 // journal (group commit: one fsync for every request applied meanwhile), but no one sees the
@@ -81,8 +83,18 @@ class Daemon {
   WatchLog& watch_log() { return watch_; }
   const Journal& journal() const { return *journal_; }
   const StartupInfo& startup() const { return startup_; }
-  // Writes a snapshot now (also done every snapshot_every records).
+  // Takes a snapshot now (also done every snapshot_every records) and returns once it is stored
+  // (or failed: the records stay in the journal).
   void SnapshotNow();
+  // Snapshots stored since start-up, and those that failed (the last failure's reason).
+  struct SnapshotStats {
+    uint64_t stored = 0, failed = 0;
+    std::string last_error;
+  };
+  SnapshotStats snapshot_stats() const;
+  // Tests: `hook` runs on the snapshot thread after each capture, before its bytes are made (the
+  // lock is not held).
+  void SetSnapshotHook(std::function<void()> hook);
 
   // Stops the clock thread and the journal writer (what was acknowledged is durable already).
   void Stop();
@@ -99,6 +111,8 @@ class Daemon {
   // Journals an applied mutation (lock held) given its EncodeBody(); returns its sequence number.
   int64_t Record(const Mutation& m, const std::string& body);
   void MaybeSnapshot();
+  void CaptureLocked();  // lock held: the state as of the last record, for the snapshot thread
+  void SnapshotLoop();
   // Lock held: everything applied is durable (or the cluster was rebuilt after a failure).
   bool Visible() const;
   void WaitVisible(std::unique_lock<std::mutex>& l) const;
@@ -123,7 +137,14 @@ class Daemon {
   bool stopping_ = false;
   Millis last_time_ = 0;
   int64_t since_snapshot_ = 0;
-  std::thread clock_;
+  // The snapshot thread's work: one capture at a time (none taken while one is being stored).
+  std::shared_ptr<const SnapshotCapture> capture_;
+  int64_t capture_seq_ = 0;
+  bool snapshot_busy_ = false;  // a capture waits or is being stored
+  SnapshotStats snapshot_stats_;
+  std::function<void()> snapshot_hook_;
+  std::condition_variable snapshot_cv_;
+  std::thread clock_, snapshotter_;
 };
 
 }  // namespace arbiter::server

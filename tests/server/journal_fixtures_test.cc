@@ -1,8 +1,9 @@
 // Journals written by earlier releases (tests/data/journal/, made by its make-fixtures.sh: format
 // 1 with the release before the journal recorded engine commands, format 2 with the release that
-// introduced them) open and replay to the cluster that release served: every object with its
-// resourceVersion, where each pod runs and its phase, the quota's usage. One fixture of each
-// format is all records, one a snapshot and the records after it.
+// introduced them, format 3 with the one that moved snapshots beside the journal) open and replay
+// to the cluster that release served: every object with its resourceVersion, where each pod runs
+// and its phase, the quota's usage. One fixture of each format is all records, one a snapshot and
+// the records after it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -31,7 +32,9 @@ std::filesystem::path CopyOf(const std::string& fixture) {
                    ("arbiter-journal-fixtures-" + std::to_string(getpid())) / fixture;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  std::filesystem::copy_file(kFixtures / fixture / "data/journal.db", dir / "journal.db");
+  // journal.db, and from format 3 on snapshot.bin beside it
+  for (const auto& f : std::filesystem::directory_iterator(kFixtures / fixture / "data"))
+    std::filesystem::copy_file(f.path(), dir / f.path().filename());
   return dir;
 }
 
@@ -104,6 +107,16 @@ TEST(JournalFixturesTest, Format2AllRecordsReplayToTheClusterTheReleaseServed) {
 
 TEST(JournalFixturesTest, Format2SnapshotAndTailReplayToTheClusterTheReleaseServed) {
   ExpectReplaysAsWritten("format2/snapshot", true, 2);
+}
+
+// Format 3 (the snapshot in snapshot.bin beside the journal, written off the daemon's lock;
+// tests/data/journal/format3, made by make-fixtures.sh with the release that introduced it).
+TEST(JournalFixturesTest, Format3AllRecordsReplayToTheClusterTheReleaseServed) {
+  ExpectReplaysAsWritten("format3/tail", false, 3);
+}
+
+TEST(JournalFixturesTest, Format3SnapshotAndTailReplayToTheClusterTheReleaseServed) {
+  ExpectReplaysAsWritten("format3/snapshot", true, 3);
 }
 
 }  // namespace journal_fixtures_test

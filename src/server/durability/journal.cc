@@ -1,11 +1,16 @@
 #include "server/durability/journal.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "adapters/sqlite/statement.h"
@@ -24,6 +29,64 @@ std::string Hex8() {
 }
 
 constexpr const char* kFormatPrefix = "arbiter-journal ";
+// DIR/snapshot.bin: a line ("arbiter-snapshot 1 SEQ LENGTH\n", LENGTH in 20 digits), then LENGTH
+// bytes of snapshot.
+constexpr const char* kSnapshotFile = "snapshot.bin";
+constexpr const char* kSnapshotPrefix = "arbiter-snapshot 1 ";
+
+// Writes all of `data` to `fd`; false (errno set) on an error.
+bool WriteAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// `path` created (or emptied): the snapshot file's first line (its length given once known),
+// the bytes `write` gives (through a buffer), synced to disk.
+Status WriteSnapshotFile(const std::string& path, int64_t seq,
+                         const Journal::SnapshotWriter& write) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::Internal("snapshot: cannot create " + path + ": " + strerror(errno));
+  auto head = [&](uint64_t length) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%020llu\n", static_cast<unsigned long long>(length));
+    return kSnapshotPrefix + std::to_string(seq) + " " + buf;
+  };
+  const std::string first = head(0);
+  std::string buffer;
+  uint64_t length = 0;
+  bool ok = WriteAll(fd, first);
+  auto out = [&](std::string_view piece) {
+    length += piece.size();
+    buffer.append(piece);
+    if (buffer.size() >= (1u << 20)) {
+      ok = ok && WriteAll(fd, buffer);
+      buffer.clear();
+    }
+    return ok;
+  };
+  ok = ok && write(out) && WriteAll(fd, buffer);
+  const std::string last = head(length);  // the same width: written over the first
+  ok = ok && ::pwrite(fd, last.data(), last.size(), 0) == static_cast<ssize_t>(last.size()) &&
+       ::fsync(fd) == 0;
+  const std::string why = ok ? "" : strerror(errno);
+  if (::close(fd) != 0 && ok) return Status::Internal("snapshot: closing " + path);
+  if (!ok) return Status::Internal("snapshot: writing " + path + ": " + why);
+  return Status::Ok();
+}
+
+Status SyncDir(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Status::Internal("snapshot: cannot open " + dir + ": " + strerror(errno));
+  const bool ok = ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok) return Status::Internal("snapshot: syncing " + dir + ": " + strerror(errno));
+  return Status::Ok();
+}
 
 // The format version of a meta.format value, or 0 when it is not one.
 int FormatVersion(const std::string& value) {
@@ -67,6 +130,7 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& dir) {
   std::unique_ptr<Journal> j(new Journal());
   const std::string path = dir + "/journal.db";
   j->path_ = path;
+  j->dir_ = dir;
   if (sqlite3_open_v2(path.c_str(), &j->db_,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       nullptr) != SQLITE_OK)
@@ -121,20 +185,49 @@ Journal::~Journal() {
   if (db_) sqlite3_close(db_);
 }
 
+Result<std::optional<Journal::Snapshot>> Journal::LoadSnapshotFile() const {
+  const std::string path = dir_ + "/" + kSnapshotFile;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::optional<Snapshot>();  // none (yet)
+  std::string head;
+  std::getline(in, head);
+  const std::string prefix = kSnapshotPrefix;
+  Snapshot s;
+  unsigned long long len = 0;
+  long long seq = 0;
+  if (head.rfind(prefix, 0) != 0 ||
+      std::sscanf(head.c_str() + prefix.size(), "%lld %llu", &seq, &len) != 2 || seq <= 0)
+    return Status::Internal(path + ": not an arbiter snapshot file");
+  s.seq = seq;
+  s.bytes.resize(len);
+  in.read(s.bytes.data(), static_cast<std::streamsize>(len));
+  if (static_cast<unsigned long long>(in.gcount()) != len || in.peek() != EOF)
+    return Status::Internal(path + ": truncated or too long (" + std::to_string(len) +
+                            " bytes expected)");
+  return std::optional<Snapshot>(std::move(s));
+}
+
+// The newest of the snapshot file and the `snapshot` table (formats 1 and 2, and migrations).
 Result<std::optional<Journal::Snapshot>> Journal::LoadSnapshot() {
+  auto file = LoadSnapshotFile();
+  if (!file.ok()) return file.status();
+  std::optional<Snapshot> out = std::move(file).value();
   Stmt st(db_, "SELECT seq, data FROM snapshot WHERE id = 1");
   if (!st.ok()) return Status::Internal("journal: " + st.error());
-  std::optional<Snapshot> out;
   const int rc = st.Step();
   if (rc == SQLITE_ROW) {
-    Snapshot s;
-    s.seq = st.ColInt(0);
-    s.bytes = st.ColBlob(1);
-    std::lock_guard<std::mutex> l(mu_);
-    snapshot_seq_ = s.seq;
-    out = std::move(s);
+    if (!out || st.ColInt(0) > out->seq) {
+      Snapshot s;
+      s.seq = st.ColInt(0);
+      s.bytes = st.ColBlob(1);
+      out = std::move(s);
+    }
   } else if (rc != SQLITE_DONE) {
     return Status::Internal(std::string("journal: reading the snapshot: ") + sqlite3_errmsg(db_));
+  }
+  if (out) {
+    std::lock_guard<std::mutex> l(mu_);
+    snapshot_seq_ = out->seq;
   }
   return out;
 }
@@ -180,27 +273,31 @@ Status Journal::Replay(int64_t after_seq,
   return result;
 }
 
-Status Journal::Migrate(int64_t last_seq, const std::string& snapshot) {
+Status Journal::Migrate(int64_t last_seq, const std::function<std::string()>& snapshot) {
   if (format_version_ >= kFormatVersion) return Status::Ok();
   Txn t(db_, "journal");
   if (!t.ok()) return t.status();
-  if (Status s = Exec("ALTER TABLE journal ADD COLUMN commands BLOB"); !s.ok()) return s;
-  if (last_seq > 0) {
-    Stmt snap(db_, "INSERT OR REPLACE INTO snapshot (id, seq, data) VALUES (1, ?1, ?2)");
-    snap.Int(1, last_seq);
-    snap.BlobRef(2, snapshot);
-    if (Status s = snap.Run("journal: migrating (the snapshot)"); !s.ok()) return s;
-    Stmt compact(db_, "DELETE FROM journal WHERE seq <= ?1");
-    compact.Int(1, last_seq);
-    if (Status s = compact.Run("journal: migrating (compaction)"); !s.ok()) return s;
+  if (format_version_ < 2) {
+    if (Status s = Exec("ALTER TABLE journal ADD COLUMN commands BLOB"); !s.ok()) return s;
+    if (last_seq > 0) {
+      Stmt snap(db_, "INSERT OR REPLACE INTO snapshot (id, seq, data) VALUES (1, ?1, ?2)");
+      const std::string bytes = snapshot();
+      snap.Int(1, last_seq);
+      snap.BlobRef(2, bytes);
+      if (Status s = snap.Run("journal: migrating (the snapshot)"); !s.ok()) return s;
+      Stmt compact(db_, "DELETE FROM journal WHERE seq <= ?1");
+      compact.Int(1, last_seq);
+      if (Status s = compact.Run("journal: migrating (compaction)"); !s.ok()) return s;
+    }
   }
   Stmt format(db_, "UPDATE meta SET value = ?1 WHERE key = 'format'");
   format.Text(1, kFormatPrefix + std::to_string(kFormatVersion));
   if (Status s = format.Run("journal: migrating (the format)"); !s.ok()) return s;
   if (Status s = t.Commit(); !s.ok()) return s;
+  const bool snapshotted = format_version_ < 2 && last_seq > 0;
   format_version_ = kFormatVersion;
   std::lock_guard<std::mutex> l(mu_);
-  if (last_seq > 0) snapshot_seq_ = last_seq;
+  if (snapshotted) snapshot_seq_ = last_seq;
   return Status::Ok();
 }
 
@@ -226,10 +323,34 @@ int64_t Journal::Append(std::string record, std::string commands,
   return seq;
 }
 
-void Journal::WriteSnapshot(int64_t seq, std::string bytes) {
+Status Journal::StoreSnapshot(int64_t seq, const std::string& bytes) {
+  return StoreSnapshot(
+      seq, [&](const std::function<bool(std::string_view)>& out) { return out(bytes); });
+}
+
+Status Journal::StoreSnapshot(int64_t seq, const SnapshotWriter& write) {
+  const std::string path = dir_ + "/" + kSnapshotFile;
+  const std::string tmp = path + ".tmp";
+  if (Status s = WriteSnapshotFile(tmp, seq, write); !s.ok()) {
+    std::remove(tmp.c_str());
+    return s;
+  }
+  // Never a snapshot of changes that are not durable: after a failed write the daemon rebuilds
+  // from the snapshot and the records that were written.
+  if (!WaitDurable(seq)) {
+    std::remove(tmp.c_str());
+    return Status::Unavailable("snapshot: the records it covers were not written");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = strerror(errno);
+    std::remove(tmp.c_str());
+    return Status::Internal("snapshot: renaming " + tmp + ": " + why);
+  }
+  if (Status s = SyncDir(dir_); !s.ok()) return s;
   std::lock_guard<std::mutex> l(mu_);
-  queue_.push_back(Item{seq, std::move(bytes), {}, nullptr, true});
+  queue_.push_back(Item{seq, {}, {}, nullptr, true});
   work_cv_.notify_one();
+  return Status::Ok();
 }
 
 bool Journal::WaitDurable(int64_t seq) {
@@ -238,31 +359,26 @@ bool Journal::WaitDurable(int64_t seq) {
   return durable_seq_ >= seq;
 }
 
-Status Journal::Commit(std::deque<Item>& batch, Stmt& ins, Stmt& snap, Stmt& compact, int64_t* last,
-                       uint64_t* n) {
+Status Journal::Commit(std::deque<Item>& batch, Stmt& ins, Stmt& drop_table_snapshot, Stmt& compact,
+                       int64_t* last, uint64_t* n) {
   Txn t(db_, "journal");
   if (!t.ok()) return t.status();
   for (auto& it : batch) {
-    Stmt& st = it.snapshot ? snap : ins;
-    st.Reset();
-    st.Int(1, it.seq);
-    if (it.snapshot) {
-      st.BlobRef(2, it.record);
-    } else {
-      st.TextRef(2, it.record);
-      st.BlobRef(3, it.commands);
+    if (it.snapshot) {  // the records a stored snapshot covers, and an older one in the table
+      for (Stmt* st : {&compact, &drop_table_snapshot}) {
+        st->Reset();
+        st->Int(1, it.seq);
+        if (Status s = st->Run("journal: compaction"); !s.ok()) return s;
+      }
+      continue;
     }
-    if (Status s = st.Run(it.snapshot ? "journal: writing a snapshot" : "journal: writing");
-        !s.ok())
-      return s;
-    if (it.snapshot) {
-      compact.Reset();
-      compact.Int(1, it.seq);
-      if (Status s = compact.Run("journal: compaction"); !s.ok()) return s;
-    } else {
-      *last = it.seq;
-      ++*n;
-    }
+    ins.Reset();
+    ins.Int(1, it.seq);
+    ins.TextRef(2, it.record);
+    ins.BlobRef(3, it.commands);
+    if (Status s = ins.Run("journal: writing"); !s.ok()) return s;
+    *last = it.seq;
+    ++*n;
   }
   return t.Commit();
 }
@@ -271,7 +387,7 @@ void Journal::WriterLoop() {
   std::string failure;
   {
     Stmt ins(db_, "INSERT INTO journal (seq, record, commands) VALUES (?1, ?2, ?3)");
-    Stmt snap(db_, "INSERT OR REPLACE INTO snapshot (id, seq, data) VALUES (1, ?1, ?2)");
+    Stmt snap(db_, "DELETE FROM snapshot WHERE seq <= ?1");
     Stmt compact(db_, "DELETE FROM journal WHERE seq <= ?1");
     for (const Stmt* s : {&ins, &snap, &compact})
       if (!s->ok()) failure = "journal: " + s->error();

@@ -7,14 +7,19 @@
 // only queues a record and gives it the next sequence number; one writer thread commits
 // whatever is queued in one transaction (one fsync for many concurrent requests) and then marks
 // those sequence numbers durable. A request is acknowledged after WaitDurable(seq).
-// Snapshots: WriteSnapshot(seq, bytes) is queued behind the records up to seq, stored, and the
-// records it covers are deleted (compaction) in the same transaction. Start-up reads the
-// snapshot, then the records after it.
+// Snapshots (format 3) are written beside the journal, not in its transactions, so that neither
+// the daemon's lock nor the writer waits for them: StoreSnapshot(seq, bytes), on the daemon's
+// snapshot thread, writes DIR/snapshot.bin.tmp and syncs it, waits until the records up to seq
+// are durable, renames it to DIR/snapshot.bin (and syncs the directory), and only then queues
+// the compaction of the records it covers for the writer. A crash at any point leaves a complete
+// snapshot (the new one or the one before) and every record after it. Start-up reads the newest
+// snapshot (the file, or the `snapshot` table of formats 1 and 2), then the records after it.
 // A failed write is sticky (LevelDB's bg_error_): the writer stops, nothing queued or appended
 // after it is ever written, every WaitDurable answers false, and `on_failure` is told once.
 // The format version (meta.format, "arbiter-journal N") is checked at Open: a journal of a newer
-// format is refused with both versions named. Format 1 (records without commands) is read, and
-// migrated to the current format by Migrate() before anything is written.
+// format is refused with both versions named. Formats 1 (records without commands) and 2 (the
+// snapshot in the `snapshot` table) are read, and migrated to the current format by Migrate()
+// before anything is written.
 #pragma once
 
 #include <condition_variable>
@@ -25,6 +30,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -54,8 +60,8 @@ class Journal {
     std::string bytes;
   };
 
-  // The format this arbiter writes (and the newest it reads).
-  static constexpr int kFormatVersion = 2;
+  // The format this arbiter writes (and the newest it reads). 3: snapshots in DIR/snapshot.bin.
+  static constexpr int kFormatVersion = 3;
 
   // Opens (creating) DIR/journal.db. A new journal gets a random 8-hex-digit instance id. A
   // journal of a newer format than kFormatVersion, or of no known format, is refused.
@@ -75,9 +81,10 @@ class Journal {
                                            const std::string& commands)>& fn);
   Status Replay(int64_t after_seq,
                 const std::function<Status(int64_t seq, const std::string& record)>& fn);
-  // An older format made current, in one transaction: `snapshot` (the state after every record,
-  // up to `last_seq`) replaces the records, which the current format could not append to.
-  Status Migrate(int64_t last_seq, const std::string& snapshot);
+  // An older format made current, in one transaction. Format 1: `snapshot()` (the state after
+  // every record, up to `last_seq`) replaces the records, which the current format could not
+  // append to; format 2: only the format changes (its snapshot is read from the table).
+  Status Migrate(int64_t last_seq, const std::function<std::string()>& snapshot);
 
   // ---- running
   // Starts the writer; the next record gets `last_seq + 1`. `after_commit` (if set) runs on the
@@ -94,8 +101,13 @@ class Journal {
   // Blocks until `seq` is committed. False if the journal failed (an I/O error: the daemon must
   // stop accepting writes) or stopped first.
   bool WaitDurable(int64_t seq);
-  // Queues a snapshot covering every record up to `seq` (compaction follows it).
-  void WriteSnapshot(int64_t seq, std::string bytes);
+  // Stores a snapshot covering every record up to `seq` (on a thread of the caller's, while
+  // records are appended and committed), then queues the compaction of those records. Returns
+  // once the snapshot is in place (an error: not stored, nothing compacted; the records stay).
+  // `write` gives the snapshot's bytes to its argument in pieces (false: it failed).
+  using SnapshotWriter = std::function<bool(const std::function<bool(std::string_view)>& out)>;
+  Status StoreSnapshot(int64_t seq, const SnapshotWriter& write);
+  Status StoreSnapshot(int64_t seq, const std::string& bytes);
   // Commits what is queued, then stops the writer.
   void Stop();
 
@@ -114,17 +126,18 @@ class Journal {
     std::string record;
     std::string commands;
     std::function<void()> on_durable;
-    bool snapshot = false;
+    bool snapshot = false;  // the compaction after a snapshot up to seq
   };
   void WriterLoop();
   // One transaction of the batch; sets *last (the last record's seq) and *n (records).
-  Status Commit(std::deque<Item>& batch, sqlite::Stmt& ins, sqlite::Stmt& snap,
+  Status Commit(std::deque<Item>& batch, sqlite::Stmt& ins, sqlite::Stmt& drop_table_snapshot,
                 sqlite::Stmt& compact, int64_t* last, uint64_t* n);
+  Result<std::optional<Snapshot>> LoadSnapshotFile() const;
   Status Exec(const char* sql);
   Result<std::string> MetaValue(const char* key);  // "" when absent
 
   sqlite3* db_ = nullptr;
-  std::string path_;
+  std::string path_, dir_;
   std::string instance_id_;
   int format_version_ = 0;
 

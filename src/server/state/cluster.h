@@ -51,7 +51,8 @@ class Recorder;
 
 namespace arbiter::server {
 
-struct JobPlan;  // job_controller.h
+struct JobPlan;         // job_controller.h
+class SnapshotCapture;  // cluster_snapshot.h
 
 struct Mutation {
   enum class Op { kCreate, kUpdate, kDelete, kAdvance };
@@ -162,7 +163,10 @@ class Cluster {
   const SchedulingStats& scheduling_stats() const { return stats_; }
 
   // The whole state as bytes (cluster_snapshot.cc; docs/serve.md) and back: a restored cluster
-  // given the same mutations behaves as the one that was saved.
+  // given the same mutations behaves as the one that was saved. In two steps for the daemon:
+  // CaptureSnapshot() under its lock (cheap per live object), then SnapshotCapture::Bytes() on
+  // any thread while the cluster goes on (cluster_snapshot.h); Snapshot() is both at once.
+  std::shared_ptr<const SnapshotCapture> CaptureSnapshot() const;
   std::string Snapshot() const;
   Status Restore(const std::string& bytes);
 
@@ -292,6 +296,12 @@ class Cluster {
   std::map<uint64_t, ResourceList> usage_of_;
   void NoteUsage(uint64_t workload, const Pod& pod);
   void RestoreUsage();
+  // Restore's steps (cluster_snapshot.cc), each from the snapshot's JSON header.
+  void RestoreCounters(const Json& h);
+  void RestorePods(const Json& h);
+  void RestoreWorks(const Json& h);
+  void RestoreTimers(const Json& h);
+  void RestorePolicy();
   std::map<ObjectStore::Key, uint64_t> workload_of_;
   // Finished pods still stored, by their workload's id: deleting one sends the engine DeletePod,
   // which forgets its `count/pods` charge (Kubernetes counts a terminal pod until it is deleted).

@@ -239,25 +239,52 @@ Json ObjectStore::Save() const {
   return out;
 }
 
-void ObjectStore::AppendSaved(std::string& out) const {
-  out += "{\"kinds\":{";
-  bool first_kind = true;
+ObjectStore::Saved ObjectStore::Capture() const {
+  Saved out;
+  out.resource_version = rv_;
+  out.kinds.reserve(kinds_.size());
   for (const auto& [kind, objs] : kinds_) {
-    if (!first_kind) out += ',';
-    first_kind = false;
-    kube::AppendWireJson(out, kind);
-    out += ":[";
-    bool first = true;
-    for (const auto& [key, obj] : objs) {
-      if (!first) out += ',';
-      first = false;
-      out += obj.stored().WireText();
-    }
-    out += ']';
+    auto& list = out.kinds.emplace_back(kind, std::vector<std::shared_ptr<const StoredObject>>{});
+    list.second.reserve(objs.size());
+    for (const auto& [key, obj] : objs) list.second.push_back(obj.shared());
   }
-  out += "},\"resourceVersion\":";
-  out += std::to_string(rv_);
-  out += '}';
+  return out;
+}
+
+bool ObjectStore::Saved::Write(const Sink& out) const {
+  if (!out("{\"kinds\":{")) return false;
+  bool first_kind = true;
+  for (const auto& [kind, objs] : kinds) {
+    std::string name = first_kind ? "" : ",";
+    first_kind = false;
+    kube::AppendWireJson(name, kind);
+    name += ":[";
+    if (!out(name)) return false;
+    bool first = true;
+    for (const auto& obj : objs) {
+      if (!first && !out(",")) return false;
+      first = false;
+      if (!out(obj->WireText())) return false;
+    }
+    if (!out("]")) return false;
+  }
+  return out("},\"resourceVersion\":" + std::to_string(resource_version) + "}");
+}
+
+size_t ObjectStore::Saved::Size() const {
+  size_t n = 0;
+  (void)Write([&](std::string_view piece) {
+    n += piece.size();
+    return true;
+  });
+  return n;
+}
+
+void ObjectStore::Saved::Append(std::string& out) const {
+  (void)Write([&](std::string_view piece) {
+    out.append(piece);
+    return true;
+  });
 }
 
 void ObjectStore::Load(Json&& saved) {

@@ -14,12 +14,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -163,9 +165,21 @@ class ObjectStore {
 
   // Whole state (for snapshots): every object plus the counter.
   Json Save() const;
-  // Save()'s JSON text (the same bytes as Save().dump()), written from the objects' wire texts:
-  // no tree of the whole state is made.
-  void AppendSaved(std::string& out) const;
+  // The whole state as of now, for a snapshot written on another thread: every stored object
+  // shared (immutable; its wire text is made thread-safely), none copied, and the counter.
+  struct Saved {
+    int64_t resource_version = 0;
+    std::vector<std::pair<std::string, std::vector<std::shared_ptr<const StoredObject>>>> kinds;
+    // Save()'s JSON text (the same bytes as Save().dump()), written from the objects' wire texts:
+    // no tree of the whole state is made. Thread-safe. Write() gives it to `out` in pieces
+    // (stopping at, and answering, a false from `out`); Size() is its length.
+    using Sink = std::function<bool(std::string_view)>;
+    bool Write(const Sink& out) const;
+    size_t Size() const;
+    void Append(std::string& out) const;
+  };
+  Saved Capture() const;
+  void AppendSaved(std::string& out) const { Capture().Append(out); }
   void Load(Json&& saved);  // moves the objects out of `saved`
 
  private:

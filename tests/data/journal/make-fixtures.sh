@@ -2,14 +2,15 @@
 # Makes the journal fixtures of tests/server/journal_fixtures_test.cc with a given `arbiter`
 # binary. tail/ and snapshot/ (journal format 1) were made with the release before the journal
 # recorded engine commands, commit 3d77801; format2/ with the release that introduced format 2
-# (OUT_DIR tests/data/journal/format2). They are kept as those releases wrote them: later
-# releases must open and replay them.
+# (OUT_DIR tests/data/journal/format2); format3/ with the one that introduced format 3 (the
+# snapshot in DIR/snapshot.bin beside journal.db). They are kept as those releases wrote them:
+# later releases must open and replay them.
 #
 #   [PORT=N] tests/data/journal/make-fixtures.sh ARBITER OUT_DIR
 #
-# Each fixture is a data directory (journal.db after a clean stop) and expected.txt: one line per
-# object as the live daemon served it just before it stopped (kind, namespace/name,
-# resourceVersion; a pod's node and phase; a quota's used cpu).
+# Each fixture is a data directory (journal.db after a clean stop; format 3: and snapshot.bin)
+# and expected.txt: one line per object as the live daemon served it just before it stopped
+# (kind, namespace/name, resourceVersion; a pod's node and phase; a quota's used cpu).
 #   tail       every record in the journal (--snapshot-every 0)
 #   snapshot   a snapshot after record 14 and the records after it (--snapshot-every 14)
 set -euo pipefail
@@ -81,7 +82,7 @@ one() {  # NAME SNAPSHOT_EVERY
   kill -TERM $pid
   wait $pid
   rm -f "$dir/data/journal.db-wal" "$dir/data/journal.db-shm"
-  find "$dir/data" -mindepth 1 ! -name journal.db -exec rm -rf {} +
+  find "$dir/data" -mindepth 1 ! -name journal.db ! -name snapshot.bin -exec rm -rf {} +
   rm -f "$dir/serve.log"
 }
 
