@@ -1,7 +1,8 @@
 // events.k8s.io/v1 Events written by `arbiter scheduler` to the real kube-apiserver (CTest fixture
-// "kube"; docs/kubernetes.md, "Events"): Scheduled, FailedScheduling with the engine's message
-// (the PodScheduled condition's), Preempted on the victim related to its preemptor. The API
-// server validates them as it validates kube-scheduler's.
+// "kube"; docs/kubernetes.md, "Events"): Scheduled, FailedScheduling / QuotaExceeded with the
+// engine's message (the PodScheduled condition's), Preempted on the victim related to its
+// preemptor, as driver/pod_scheduling.h derives them. The API server validates them as it
+// validates kube-scheduler's.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -77,7 +78,9 @@ TEST_F(KubeEvents, ScheduledFailedSchedulingAndPreemptedAreWrittenAsKubeSchedule
   ASSERT_NO_FATAL_FAILURE(Apply(PodYaml("ke", "urgent", "arbiter-ke", 8, "ke-high")));
   const Json preempted = Await("Preempted", "victim");
   ASSERT_FALSE(preempted.is_null()) << ReadFile(log);
-  EXPECT_EQ(preempted["note"], "Preempted by ke/urgent on node ke-0");
+  // The engine's text of its Preempted event (driver::PodEventOf), as `arbiter serve` says it.
+  EXPECT_EQ(preempted["note"], "preempted by ke/urgent; SIGTERM, grace 1s");
+  EXPECT_EQ(preempted["type"], "Normal");
   EXPECT_EQ(preempted["action"], "Preempting");
   EXPECT_EQ(preempted["related"]["name"], "urgent");
   EXPECT_EQ(preempted["related"]["uid"], Get("pod urgent -n ke", "{.metadata.uid}"));
