@@ -235,7 +235,7 @@ TEST(KubeschedController, PreemptsThroughEvictionAndSaysWhenTheApiServerRefuses)
 
 // The pending status and events are driver/pod_scheduling.h's (as `arbiter serve` writes them):
 // a pod over its ElasticQuota gets PodScheduled reason QuotaExceeded (the engine's code, not
-// Unschedulable) and a QuotaExceeded event; a victim's event is the engine's Preempted, its text.
+// Unschedulable) and a QuotaExceeded event (not FailedScheduling).
 TEST(KubeschedController, PendingReasonAndEventsAreTheDrivers) {
   Controller c({});
   // Three pods of 4 GPUs, an 8-GPU node, their namespace's quota 8 GPUs: two run, one waits, for
@@ -271,13 +271,18 @@ TEST(KubeschedController, PendingReasonAndEventsAreTheDrivers) {
   EXPECT_TRUE(by_reason["QuotaExceeded"].warning);
   EXPECT_EQ(by_reason["QuotaExceeded"].action, "Scheduling");
   EXPECT_EQ(by_reason["QuotaExceeded"].note, st->message);
-  // A high-priority pod of another namespace preempts one of them: the Eviction, then the
-  // engine's Preempted event on the victim, its text, the preemptor related.
-  for (const auto& [key, node] : binds)
-    c.Upsert("Pod", PodJson(key.substr(key.find('/') + 1), 4, "arbiter", "low", node));
-  Json high = PodJson("high", 4, "arbiter", "high");
-  high["metadata"]["namespace"] = "team-b";
-  c.Upsert("Pod", high);
+}
+
+TEST(KubeschedController, PreemptedEventIsTheEnginesStop) {
+  Controller c({});
+  SyncAll(c, {NodeJson("n1", 8)}, {PodJson("low", 8, "arbiter", "low")},
+          {PriorityClassJson("low", 100), PriorityClassJson("high", 1000)});
+  std::vector<Action> a = c.Step(kT0);
+  ASSERT_EQ(Binds(a).size(), 1u);
+  c.Done(a[0], ActionResult{201, "", ""}, kT0);
+  (void)c.TakeEvents();
+  c.Upsert("Pod", PodJson("low", 8, "arbiter", "low", "n1"));
+  c.Upsert("Pod", PodJson("high", 8, "arbiter", "high"));
   a = c.Step(kT0 + 1000);
   const Action* evict = nullptr;
   for (const auto& x : a)
@@ -286,9 +291,10 @@ TEST(KubeschedController, PendingReasonAndEventsAreTheDrivers) {
   std::string stopped;
   for (const auto& w : c.engine().Workloads())
     if (w.key == "team-a/" + evict->name) stopped = w.message;
-  EXPECT_EQ(stopped.rfind("preempted by team-b/high", 0), 0u) << stopped;
+  // Before: "Preempted by team-a/high on node n1", kubesched's own wording.
+  EXPECT_EQ(stopped, "preempted by team-a/high; SIGTERM, grace 30s");
   c.Done(*evict, ActionResult{201, "", ""}, kT0 + 1000);
-  by_reason.clear();
+  std::map<std::string, EventRequest> by_reason;
   for (auto& e : c.TakeEvents()) by_reason[e.reason] = e;
   ASSERT_TRUE(by_reason.count("Preempted"));
   EXPECT_EQ(by_reason["Preempted"].regarding.name, evict->name);
