@@ -8,6 +8,7 @@
 #include "adapters/yaml/manifest_rules.h"
 #include "core/resources.h"
 #include "driver/object_commands.h"
+#include "driver/pod_scheduling.h"
 
 namespace arbiter::kubesched {
 
@@ -155,7 +156,10 @@ class Controller::Sink final : public engine::EventSink {
   explicit Sink(Controller* c) : c_(c) {}
   void OnEvent(const engine::Event& e) override {
     if (e.type == engine::EventType::kPreempted || e.type == engine::EventType::kReclaimed)
-      c_->preemptor_of_[engine::Value(e.workload)] = e.by;
+      c_->stop_of_[engine::Value(e.workload)] = e;
+    if (e.type == engine::EventType::kFailedScheduling ||
+        e.type == engine::EventType::kQuotaExceeded)
+      c_->pending_kind_[engine::Value(e.workload)] = e.type;
     if (e.type == engine::EventType::kRejected)
       c_->rejected_[engine::Value(e.workload)] = e.message;
     if (e.type == engine::EventType::kScheduled) c_->Placed(e);
@@ -502,6 +506,7 @@ void Controller::Forget(PodTrack& t, Millis now) {
       (void)Apply(engine::At(now, engine::VictimExited{id}));
   }
   pod_of_.erase(*t.workload);
+  pending_kind_.erase(*t.workload);
   t.workload.reset();
 }
 
@@ -640,9 +645,9 @@ void Controller::Reconcile(Millis now, std::vector<Action>* out) {
   std::map<std::string, std::string> refused;
   for (const auto& [key, t] : pods_) {
     if (t.refusal.empty() || !t.workload) continue;
-    auto by = preemptor_of_.find(*t.workload);
-    if (by == preemptor_of_.end()) continue;
-    std::string& r = refused[by->second];
+    auto by = stop_of_.find(*t.workload);
+    if (by == stop_of_.end()) continue;
+    std::string& r = refused[by->second.by];
     r += (r.empty() ? "" : "; ") + std::string("the API server refused to evict ") + Display(key) +
          ": " + t.refusal;
   }
@@ -673,15 +678,17 @@ void Controller::Reconcile(Millis now, std::vector<Action>* out) {
       a.type = Action::Type::kEvict;
       out->push_back(std::move(a));
     } else if (st.phase == Phase::kPending) {
-      std::string message = st.message;
+      const driver::PodScheduling p = driver::PodSchedulingOf(st);
+      std::string message = p.scheduled.message;
       if (auto r = refused.find(st.key); r != refused.end())
         message += (message.empty() ? "" : " (") + r->second + (message.empty() ? "" : ")");
-      if (t.status_written && message == t.written_message &&
-          st.nominated_node == t.written_nominated)
+      if (t.status_written && p.scheduled.reason == t.written_reason &&
+          message == t.written_message && p.nominated_node == t.written_nominated)
         continue;
       a.type = Action::Type::kStatus;
-      a.node = st.nominated_node;
+      a.node = p.nominated_node;
       a.message = std::move(message);
+      a.reason = p.scheduled.reason;
       out->push_back(std::move(a));
     }
   }
@@ -694,35 +701,49 @@ void Controller::Reconcile(Millis now, std::vector<Action>* out) {
     if (message.empty() || (t.status_written && t.written_message == message)) continue;
     const auto obj = objects_["Pod"].find(key);
     if (obj == objects_["Pod"].end()) continue;
-    out->push_back(Action{Action::Type::kStatus, key.first, key.second,
-                          Str(obj->second, "metadata", "uid"), "", message});
+    Action a{Action::Type::kStatus,
+             key.first,
+             key.second,
+             Str(obj->second, "metadata", "uid"),
+             "",
+             message};
+    a.reason = driver::kUnschedulable;  // not the engine's: no reason code of its own
+    out->push_back(std::move(a));
   }
 }
 
-// Preempted, on the victim, related to its preemptor (the engine's Event::by, "namespace/name").
-EventRequest Controller::PreemptedEvent(const Action& a, const PodTrack& t) const {
-  EventRequest e{{"v1", "Pod", a.namespace_, a.name, a.uid},
-                 std::nullopt,
-                 false,
-                 "Preempted",
-                 "Preempting",
-                 "Preempted on node " + t.bound};
-  auto by = t.workload ? preemptor_of_.find(*t.workload) : preemptor_of_.end();
-  if (by == preemptor_of_.end()) return e;
-  e.note = "Preempted by " + by->second + " on node " + t.bound;
-  // The preemptor is one of Arbiter's pods (not "node/NAME", a NoExecute taint): related.
-  const size_t slash = by->second.find('/');
-  if (slash == std::string::npos) return e;
-  auto id = engine_->Find(std::string_view(by->second).substr(0, slash),
-                          std::string_view(by->second).substr(slash + 1));
+EventRequest Controller::PodEventRequest(const Action& a, const engine::Event& e) const {
+  const std::optional<driver::PodEvent> d = driver::PodEventOf(e, a.namespace_, a.name);
+  EventRequest r{{"v1", "Pod", a.namespace_, a.name, a.uid}, std::nullopt, false, "", "", ""};
+  if (!d) return r;
+  r.warning = d->warning;
+  r.reason = d->reason;
+  r.action = d->action;
+  r.note = d->note;
+  // The preemptor is one of Arbiter's pods: related, with its uid.
+  const size_t slash = d->related.find('/');
+  if (slash == std::string::npos) return r;
+  auto id = engine_->Find(std::string_view(d->related).substr(0, slash),
+                          std::string_view(d->related).substr(slash + 1));
   auto key = id ? pod_of_.find(engine::Value(*id)) : pod_of_.end();
-  if (key == pod_of_.end()) return e;
+  if (key == pod_of_.end()) return r;
   auto pods = objects_.find("Pod");
-  if (pods == objects_.end()) return e;
+  if (pods == objects_.end()) return r;
   if (auto p = pods->second.find(key->second); p != pods->second.end())
-    e.related = EventObject{"v1", "Pod", key->second.first, key->second.second,
+    r.related = EventObject{"v1", "Pod", key->second.first, key->second.second,
                             Str(p->second, "metadata", "uid")};
-  return e;
+  return r;
+}
+
+// Preempted (or Reclaimed), on the victim: the engine's event that stopped it.
+EventRequest Controller::PreemptedEvent(const Action& a, const PodTrack& t) const {
+  auto stop = t.workload ? stop_of_.find(*t.workload) : stop_of_.end();
+  if (stop != stop_of_.end()) return PodEventRequest(a, stop->second);
+  engine::Event e;  // every stop of the engine has its event: not expected
+  e.type = engine::EventType::kPreempted;
+  e.node = t.bound;
+  e.message = "preempted on node " + t.bound;
+  return PodEventRequest(a, e);
 }
 
 void Controller::Done(const Action& a, const ActionResult& r, Millis now) {
@@ -740,12 +761,10 @@ void Controller::Done(const Action& a, const ActionResult& r, Millis now) {
         t.bound = a.node;
         ++binds_;
         Log("bound " + who + " to " + a.node);
-        events_.push_back({{"v1", "Pod", a.namespace_, a.name, a.uid},
-                           std::nullopt,
-                           false,
-                           "Scheduled",
-                           "Binding",
-                           "Successfully assigned " + who + " to " + a.node});
+        engine::Event e;
+        e.type = engine::EventType::kScheduled;
+        e.node = a.node;
+        events_.push_back(PodEventRequest(a, e));
       } else if (r.http_status == 409 && r.bound_node == a.node) {
         t.bound = a.node;  // an earlier attempt of ours went through
         Log("bound " + who + " to " + a.node + " (already: an earlier attempt went through)");
@@ -782,14 +801,17 @@ void Controller::Done(const Action& a, const ActionResult& r, Millis now) {
       return;
     case Action::Type::kStatus:
       if (ok) {
-        if (!a.message.empty())
-          events_.push_back({{"v1", "Pod", a.namespace_, a.name, a.uid},
-                             std::nullopt,
-                             true,
-                             "FailedScheduling",
-                             "Scheduling",
-                             a.message});
+        if (!a.message.empty()) {  // the engine's kind of pending event, with the message written
+          engine::Event e;
+          e.type = engine::EventType::kFailedScheduling;
+          if (auto k = t.workload ? pending_kind_.find(*t.workload) : pending_kind_.end();
+              k != pending_kind_.end())
+            e.type = k->second;
+          e.message = a.message;
+          events_.push_back(PodEventRequest(a, e));
+        }
         t.status_written = true;
+        t.written_reason = a.reason;
         t.written_message = a.message;
         t.written_nominated = a.node;
       } else {

@@ -21,11 +21,13 @@
 //    the Job is unsuspended when all run, its pods bound to their nodes, suspended when stopped.
 // Actions: Bind (POST pods/binding) for a workload the engine runs and the cluster has not bound;
 // Evict (policy/v1 Eviction, so kube-apiserver enforces PodDisruptionBudgets) for a workload the
-// engine terminates (a preemption or reclaim victim); Status (PodScheduled False, reason
-// Unschedulable, the engine's pending message; status.nominatedNodeName) for a pending one whose
-// message or nomination changed; Job (PATCH spec.suspend and the arbiter.dev/admission
-// annotation) for a Job admitted as a unit. Each accepted Bind, Evict and Status is also an event
-// (Scheduled, Preempted, FailedScheduling with the engine's message), as kube-scheduler's.
+// engine terminates (a preemption or reclaim victim); Status (PodScheduled False with the
+// engine's reason code and pending message, status.nominatedNodeName: driver/pod_scheduling.h,
+// as `arbiter serve` writes them) for a pending one whose reason, message or nomination changed;
+// Job (PATCH spec.suspend and the arbiter.dev/admission annotation) for a Job admitted as a
+// unit. Each accepted Bind, Evict and Status is also an event (Scheduled; Preempted or Reclaimed
+// with the engine's message; FailedScheduling or QuotaExceeded, the engine's kind of the pending
+// event, with the written message), as driver::PodEventOf says it.
 #pragma once
 
 #include <cstdint>
@@ -62,6 +64,7 @@ struct Action {
   std::string message;   // kStatus: the PodScheduled message; kJob: the admission message
   bool suspend = false;  // kJob: spec.suspend to write
   std::string kind{};    // kCondition: the object's kind (ElasticQuota, PoolPolicy, ...)
+  std::string reason{};  // kStatus: the PodScheduled reason (driver::PodSchedulingOf)
 };
 
 // The kinds whose objects get the status condition Valid (controller_validity.cc).
@@ -112,8 +115,8 @@ class Controller {
   std::optional<Millis> NextDue() const;
 
   const engine::Engine& engine() const { return *engine_; }
-  // Events to record (FailedScheduling, Scheduled, Preempted), taken by the caller, who writes
-  // them through an EventRecorder (series, bounds).
+  // Events to record (Scheduled, FailedScheduling, QuotaExceeded, Preempted, Reclaimed), taken by
+  // the caller, who writes them through an EventRecorder (series, bounds).
   std::vector<EventRequest> TakeEvents();
   // Lines for the log (what was done and why), taken by the caller.
   std::vector<std::string> TakeLog();
@@ -127,7 +130,7 @@ class Controller {
   struct PodTrack {
     std::optional<uint64_t> workload;
     std::string bound;  // spec.nodeName as last seen, or as bound by us
-    std::string written_message, written_nominated;
+    std::string written_reason, written_message, written_nominated;
     bool status_written = false;
     bool evicted = false;      // the eviction was accepted
     bool delete_told = false;  // DeletePod given to the engine
@@ -197,6 +200,9 @@ class Controller {
   void BindJobPods(const Key& key, JobTrack& j, Millis now, std::vector<Action>* out);
   void JobDone(const Action& a, const ActionResult& r, Millis now);
   EventRequest PreemptedEvent(const Action& a, const PodTrack& t) const;
+  // The Event of an engine event about the pod of `a` (driver::PodEventOf), its preemptor (a pod
+  // Arbiter holds) as the related object.
+  EventRequest PodEventRequest(const Action& a, const engine::Event& e) const;
   // ElasticQuota status (controller_quota_status.cc).
   void ReconcileQuotaStatus(Millis now, std::vector<Action>* out);
   // Namespaces whose usage this engine does not hold in full: a live pod, or an unfinished Job,
@@ -229,13 +235,16 @@ class Controller {
   std::map<Key, std::set<Key>> group_waiters_;
   std::optional<ManifestSet> flavors_;  // LoadedFlavors() in this step
   std::map<uint64_t, Key> pod_of_;
-  std::map<std::string, std::string> node_sig_;   // what was last upserted, per node
-  std::map<std::string, ResourceList> foreign_;   // ForeignUsage() as of the last step
-  std::map<uint64_t, std::string> preemptor_of_;  // victim workload -> preemptor "ns/name"
-  std::map<uint64_t, std::string> rejected_;      // workloads rejected at admission: why
-  std::map<Key, JobTrack> jobs_;                  // Arbiter's Jobs
-  std::map<Key, std::string> quota_written_;      // ElasticQuota status last written (JSON)
-  std::set<Key> quota_skipped_;                   // not written (ForeignNamespaces), said once
+  std::map<std::string, std::string> node_sig_;  // what was last upserted, per node
+  std::map<std::string, ResourceList> foreign_;  // ForeignUsage() as of the last step
+  // Victim workload -> the engine's Preempted / Reclaimed event (its preemptor in `by`).
+  std::map<uint64_t, engine::Event> stop_of_;
+  // Pending workload -> the kind of its last pending event (FailedScheduling, QuotaExceeded).
+  std::map<uint64_t, engine::EventType> pending_kind_;
+  std::map<uint64_t, std::string> rejected_;  // workloads rejected at admission: why
+  std::map<Key, JobTrack> jobs_;              // Arbiter's Jobs
+  std::map<Key, std::string> quota_written_;  // ElasticQuota status last written (JSON)
+  std::set<Key> quota_skipped_;               // not written (ForeignNamespaces), said once
   Millis quota_due_ = 0;
   bool validity_due_ = false;  // one of ValidatedKinds() changed: conditions checked again
   // The condition Valid last accepted, without its transition time (JSON), by kind and key.

@@ -85,9 +85,11 @@ ActionResult Execute(ApiClient& c, const Action& a) {
       return Outcome(c.Post(PodPath(a) + "/eviction", e.dump()));
     }
     case Action::Type::kStatus: {
+      // PodScheduled False, the reason and message driver::PodSchedulingOf gives (the controller
+      // put them in the action), as kube-scheduler's updatePod writes it.
       Json cond = {{"type", "PodScheduled"},
                    {"status", "False"},
-                   {"reason", "Unschedulable"},
+                   {"reason", a.reason.empty() ? std::string("Unschedulable") : a.reason},
                    {"message", a.message},
                    {"lastProbeTime", nullptr}};
       Json status = {{"conditions", Json::array({cond})}};

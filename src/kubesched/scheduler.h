@@ -6,8 +6,9 @@
 //           same node by an earlier attempt, or by someone else)
 //   Evict   POST .../pods/NAME/eviction, a policy/v1 Eviction (kube-apiserver checks the
 //           PodDisruptionBudgets: 429 is retried later, never turned into a delete)
-//   Status  PATCH .../pods/NAME/status (strategic merge): condition PodScheduled False, reason
-//           Unschedulable, the engine's message; status.nominatedNodeName
+//   Status  PATCH .../pods/NAME/status (strategic merge): condition PodScheduled False, the
+//           engine's reason code (Unschedulable, QuotaExceeded, ...) and message as
+//           driver/pod_scheduling.h derives them; status.nominatedNodeName
 //   Job     PATCH /apis/batch/v1/namespaces/NS/jobs/NAME (merge patch): spec.suspend and the
 //           annotation arbiter.dev/admission (a Job admitted as a unit, controller_jobs.cc)
 // The state is the cluster's: a restarted scheduler lists everything again and rebuilds.

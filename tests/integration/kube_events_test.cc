@@ -1,7 +1,8 @@
 // events.k8s.io/v1 Events written by `arbiter scheduler` to the real kube-apiserver (CTest fixture
-// "kube"; docs/kubernetes.md, "Events"): Scheduled, FailedScheduling with the engine's message
-// (the PodScheduled condition's), Preempted on the victim related to its preemptor. The API
-// server validates them as it validates kube-scheduler's.
+// "kube"; docs/kubernetes.md, "Events"): Scheduled, FailedScheduling / QuotaExceeded with the
+// engine's message (the PodScheduled condition's), Preempted on the victim related to its
+// preemptor, as driver/pod_scheduling.h derives them. The API server validates them as it
+// validates kube-scheduler's.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -22,9 +23,9 @@ using Json = nlohmann::json;
 
 class KubeEvents : public KubeTest {};
 
-// Every event Arbiter wrote in namespace ke, as the API server lists them.
-Json Events() {
-  auto r = Kubectl("get events.events.k8s.io -n ke -o json");
+// Every event Arbiter wrote in namespace `ns`, as the API server lists them.
+Json Events(const std::string& ns = "ke") {
+  auto r = Kubectl("get events.events.k8s.io -n " + ns + " -o json");
   Json j = Json::parse(r.out, nullptr, false);
   return j.is_object() && j.contains("items") ? j["items"] : Json::array();
 }
@@ -77,7 +78,9 @@ TEST_F(KubeEvents, ScheduledFailedSchedulingAndPreemptedAreWrittenAsKubeSchedule
   ASSERT_NO_FATAL_FAILURE(Apply(PodYaml("ke", "urgent", "arbiter-ke", 8, "ke-high")));
   const Json preempted = Await("Preempted", "victim");
   ASSERT_FALSE(preempted.is_null()) << ReadFile(log);
-  EXPECT_EQ(preempted["note"], "Preempted by ke/urgent on node ke-0");
+  // The engine's text of its Preempted event (driver::PodEventOf), as `arbiter serve` says it.
+  EXPECT_EQ(preempted["note"], "preempted by ke/urgent; SIGTERM, grace 1s");
+  EXPECT_EQ(preempted["type"], "Normal");
   EXPECT_EQ(preempted["action"], "Preempting");
   EXPECT_EQ(preempted["related"]["name"], "urgent");
   EXPECT_EQ(preempted["related"]["uid"], Get("pod urgent -n ke", "{.metadata.uid}"));
@@ -92,6 +95,53 @@ TEST_F(KubeEvents, ScheduledFailedSchedulingAndPreemptedAreWrittenAsKubeSchedule
   EXPECT_EQ(scheduled_victim, 1);
   Kubectl("delete namespace ke --wait=false");
   Kubectl("delete node ke-0 --wait=false");
+}
+
+// A pod pending for quota (driver/pod_scheduling.h): its PodScheduled reason is the engine's code,
+// QuotaExceeded -- not Unschedulable, which autoscalers would add nodes for -- its message the
+// engine's text, and its Event QuotaExceeded (Warning, action Scheduling) with that text.
+TEST_F(KubeEvents, APodPendingForQuotaSaysQuotaExceeded) {
+  ASSERT_NO_FATAL_FAILURE(Fresh("keq", "keq-0"));
+  ASSERT_NO_FATAL_FAILURE(Node("keq-0", "keq"));
+  ASSERT_NO_FATAL_FAILURE(
+      Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: keq}\n---\n"
+            "apiVersion: arbiter.dev/v1alpha1\nkind: ElasticQuota\nmetadata: {name: q, namespace: "
+            "keq}\nspec:\n  min: {nvidia.com/gpu: 4}\n  max: {nvidia.com/gpu: 4}\n"));
+  const std::string log = (arbiter::testing::Scratch("keq") / "scheduler.log").string();
+  Scheduler s("arbiter-keq", "keq", log);
+  ASSERT_NO_FATAL_FAILURE(Apply(PodYaml("keq", "first", "arbiter-keq", 4)));
+  ASSERT_EQ(Until("pod first -n keq", "{.spec.nodeName}",
+                  [](const std::string& v) { return !v.empty(); }),
+            "keq-0")
+      << ReadFile(log);
+  // The node has room (8 GPUs, 4 used); the quota has none.
+  ASSERT_NO_FATAL_FAILURE(Apply(PodYaml("keq", "second", "arbiter-keq", 4)));
+  const std::string reason = "{.status.conditions[?(@.type==\"PodScheduled\")].reason}";
+  const std::string message = "{.status.conditions[?(@.type==\"PodScheduled\")].message}";
+  EXPECT_EQ(
+      Until("pod second -n keq", reason, [](const std::string& v) { return v == "QuotaExceeded"; }),
+      "QuotaExceeded")
+      << ReadFile(log);
+  EXPECT_EQ(Get("pod second -n keq", message),
+            "exceeded ElasticQuota keq/q max: requested nvidia.com/gpu=4, used 4, max 4");
+  EXPECT_EQ(Get("pod second -n keq", "{.status.conditions[?(@.type==\"PodScheduled\")].status}"),
+            "False");
+  EXPECT_EQ(Get("pod second -n keq", "{.status.phase}"), "Pending");  // kubectl's STATUS
+  EXPECT_EQ(Get("pod second -n keq", "{.status.reason}"), "");
+  Json quota;
+  for (int i = 0; i < 300 && quota.is_null(); ++i) {
+    for (const auto& e : Events("keq"))
+      if (e.value("reason", "") == "QuotaExceeded" && e["regarding"].value("name", "") == "second")
+        quota = e;
+    if (quota.is_null()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_FALSE(quota.is_null()) << ReadFile(log);
+  EXPECT_EQ(quota["type"], "Warning");
+  EXPECT_EQ(quota["action"], "Scheduling");
+  EXPECT_EQ(quota["note"], Get("pod second -n keq", message));
+  s.Stop();
+  Kubectl("delete namespace keq --wait=false");
+  Kubectl("delete node keq-0 --wait=false");
 }
 
 }  // namespace kube_events_test

@@ -52,14 +52,24 @@ TEST_F(KubeScheduler, EveryPodEndsWhereArbiterSimPutsIt) {
                         data + "pool.yaml --until 1s --report-json " + report + " 2>&1");
   ASSERT_EQ(sim.rc, 0) << sim.out;
   const Json r = Json::parse(ReadFile(report));
-  std::map<std::string, std::pair<std::string, std::string>> want;  // node, pending message
+  struct Want {
+    std::string node, message, reason;  // pending: the message and reason code sim reports
+  };
+  std::map<std::string, Want> want;
   auto str = [](const Json& v) { return v.is_string() ? v.get<std::string>() : std::string(); };
-  for (const auto& w : r["workloads"])
-    want[str(w["name"])] = {str(w["node"]), str(w["phase"]) == "Pending" ? str(w["message"]) : ""};
+  for (const auto& w : r["workloads"]) {
+    const bool pending = str(w["phase"]) == "Pending";
+    want[str(w["name"])] = {str(w["node"]), pending ? str(w["message"]) : "",
+                            pending ? str(w["lastPendingReason"]["reason"]) : ""};
+  }
   ASSERT_EQ(want.size(), 11u);
-  int pending = 0;
-  for (const auto& [k, v] : want) pending += v.first.empty();
-  ASSERT_GE(pending, 2);  // the pool shows reasons, not only bindings
+  int pending = 0, over_quota = 0;
+  for (const auto& [k, v] : want) {
+    pending += v.node.empty();
+    over_quota += v.reason == "QuotaExceeded";
+  }
+  ASSERT_GE(pending, 2);     // the pool shows reasons, not only bindings
+  ASSERT_GE(over_quota, 1);  // among them a pod pending for quota
 
   const std::string log = LogFile("accept");
   // The pool first (everything without an app label: not the pods), then the pods once the
@@ -81,9 +91,9 @@ TEST_F(KubeScheduler, EveryPodEndsWhereArbiterSimPutsIt) {
   for (const auto& [key, w] : want) {
     const std::string ns = key.substr(0, key.find('/'));
     const std::string pod = "pod " + key.substr(key.find('/') + 1) + " -n " + ns;
-    if (!w.first.empty()) {
+    if (!w.node.empty()) {
       EXPECT_EQ(Until(pod, "{.spec.nodeName}", [&](const std::string& v) { return !v.empty(); }),
-                w.first)
+                w.node)
           << key << "\n"
           << ReadFile(log);
       EXPECT_EQ(Until(pod, "{.status.phase}", [](const std::string& v) { return v == "Running"; }),
@@ -91,18 +101,20 @@ TEST_F(KubeScheduler, EveryPodEndsWhereArbiterSimPutsIt) {
           << key;
     } else {
       const std::string jp = "{.status.conditions[?(@.type==\"PodScheduled\")].message}";
-      EXPECT_EQ(Until(pod, jp, [&](const std::string& v) { return v == w.second; }), w.second)
+      EXPECT_EQ(Until(pod, jp, [&](const std::string& v) { return v == w.message; }), w.message)
           << key << "\n"
           << ReadFile(log);
-      EXPECT_EQ(Get(pod, "{.status.conditions[?(@.type==\"PodScheduled\")].reason}"),
-                "Unschedulable");
+      // The same reason code as the simulation (driver/pod_scheduling.h): QuotaExceeded for a
+      // pod over its quota, Unschedulable only where no node fits.
+      EXPECT_EQ(Get(pod, "{.status.conditions[?(@.type==\"PodScheduled\")].reason}"), w.reason)
+          << key;
+      EXPECT_EQ(Get(pod, "{.status.phase}"), "Pending") << key;  // kubectl's STATUS column
       EXPECT_EQ(Get(pod, "{.spec.nodeName}"), "") << key;
     }
   }
   s.Stop(SIGTERM);
   const std::string text = ReadFile(log);
-  for (const auto& [key, w] : want)
-    EXPECT_EQ(BindsInLog(text, key), w.first.empty() ? 0 : 1) << key;
+  for (const auto& [key, w] : want) EXPECT_EQ(BindsInLog(text, key), w.node.empty() ? 0 : 1) << key;
   Kubectl("delete namespace ka-team-a ka-team-b ka-team-c --wait=false");
   Kubectl("delete node ka-a100-0 ka-a100-1 ka-h100-0 ka-cpu-0 --wait=false");
 }

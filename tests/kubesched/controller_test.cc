@@ -10,6 +10,7 @@
 #include <set>
 
 #include "adapters/yaml/manifest_loader.h"
+#include "driver/pod_scheduling.h"
 #include "kubesched/scheduler.h"
 #include "sim/simulator.h"
 
@@ -257,6 +258,79 @@ TEST(KubeschedController, PreemptsThroughEvictionAndSaysWhenTheApiServerRefuses)
   c.Remove("Pod", gone);
   EXPECT_EQ(Binds(c.Step(kT0 + 8000)), (std::map<std::string, std::string>{{"team-a/high", "n1"}}));
   EXPECT_EQ(c.evictions(), 1);
+}
+
+// The pending status and events are driver/pod_scheduling.h's (as `arbiter serve` writes them):
+// a pod over its ElasticQuota gets PodScheduled reason QuotaExceeded (the engine's code, not
+// Unschedulable) and a QuotaExceeded event (not FailedScheduling).
+TEST(KubeschedController, PendingReasonAndEventsAreTheDrivers) {
+  Controller c({});
+  // Three pods of 4 GPUs, an 8-GPU node, their namespace's quota 8 GPUs: two run, one waits, for
+  // quota first (the engine checks the quota before the nodes).
+  SyncAll(c, {NodeJson("n1", 8)},
+          {PodJson("a", 4, "arbiter", "low"), PodJson("b", 4, "arbiter", "low"),
+           PodJson("c", 4, "arbiter", "low")},
+          {PriorityClassJson("low", 100), PriorityClassJson("high", 1000)});
+  c.Synced("ElasticQuota",
+           {{{"apiVersion", "arbiter.dev/v1alpha1"},
+             {"kind", "ElasticQuota"},
+             {"metadata", {{"name", "q"}, {"namespace", "team-a"}}},
+             {"spec", {{"min", {{"nvidia.com/gpu", "8"}}}, {"max", {{"nvidia.com/gpu", "8"}}}}}}});
+  std::vector<Action> a = c.Step(kT0);
+  const Action* status = nullptr;
+  for (const auto& x : a)
+    if (x.type == Action::Type::kStatus) status = &x;
+  ASSERT_NE(status, nullptr);
+  std::optional<engine::WorkloadStatus> st;
+  for (const auto& w : c.engine().Workloads())
+    if (w.key == "team-a/" + status->name) st = w;
+  ASSERT_TRUE(st);
+  EXPECT_EQ(status->reason, "QuotaExceeded");
+  EXPECT_EQ(status->reason, driver::PodSchedulingOf(*st).scheduled.reason);
+  EXPECT_EQ(status->message, st->message);
+  const std::map<std::string, std::string> binds = Binds(a);
+  ASSERT_EQ(binds.size(), 2u);
+  for (const auto& x : a) c.Done(x, ActionResult{201, "", ""}, kT0);
+  std::map<std::string, EventRequest> by_reason;
+  for (auto& e : c.TakeEvents()) by_reason[e.reason] = e;
+  ASSERT_TRUE(by_reason.count("QuotaExceeded"));
+  EXPECT_FALSE(by_reason.count("FailedScheduling"));
+  EXPECT_TRUE(by_reason["QuotaExceeded"].warning);
+  EXPECT_EQ(by_reason["QuotaExceeded"].action, "Scheduling");
+  EXPECT_EQ(by_reason["QuotaExceeded"].note, st->message);
+}
+
+TEST(KubeschedController, PreemptedEventIsTheEnginesStop) {
+  Controller c({});
+  SyncAll(c, {NodeJson("n1", 8)}, {PodJson("low", 8, "arbiter", "low")},
+          {PriorityClassJson("low", 100), PriorityClassJson("high", 1000)});
+  std::vector<Action> a = c.Step(kT0);
+  ASSERT_EQ(Binds(a).size(), 1u);
+  c.Done(a[0], ActionResult{201, "", ""}, kT0);
+  (void)c.TakeEvents();
+  c.Upsert("Pod", PodJson("low", 8, "arbiter", "low", "n1"));
+  c.Upsert("Pod", PodJson("high", 8, "arbiter", "high"));
+  a = c.Step(kT0 + 1000);
+  const Action* evict = nullptr;
+  for (const auto& x : a)
+    if (x.type == Action::Type::kEvict) evict = &x;
+  ASSERT_NE(evict, nullptr);
+  std::string stopped;
+  for (const auto& w : c.engine().Workloads())
+    if (w.key == "team-a/" + evict->name) stopped = w.message;
+  // Before: "Preempted by team-a/high on node n1", kubesched's own wording.
+  EXPECT_EQ(stopped, "preempted by team-a/high; SIGTERM, grace 30s");
+  c.Done(*evict, ActionResult{201, "", ""}, kT0 + 1000);
+  std::map<std::string, EventRequest> by_reason;
+  for (auto& e : c.TakeEvents()) by_reason[e.reason] = e;
+  ASSERT_TRUE(by_reason.count("Preempted"));
+  EXPECT_EQ(by_reason["Preempted"].regarding.name, evict->name);
+  EXPECT_EQ(by_reason["Preempted"].note, stopped);
+  EXPECT_EQ(by_reason["Preempted"].action, "Preempting");
+  EXPECT_FALSE(by_reason["Preempted"].warning);
+  ASSERT_TRUE(by_reason["Preempted"].related);
+  EXPECT_EQ(by_reason["Preempted"].related->name, "high");
+  EXPECT_EQ(by_reason["Preempted"].related->uid, "uid-high");
 }
 
 TEST(KubeschedController, RestartPlacesBoundPodsWhereTheyRun) {

@@ -685,7 +685,7 @@ Json Cluster::DryRunObject(Millis time, Target&& t) const {
     if (t.kind.storage == Storage::kWorkload) {
       engine::WorkloadStatus pending;
       pending.phase = engine::Phase::kPending;
-      SetPodStatus(t.obj, pending, "", time);
+      SetPodStatus(t.obj, pending, nullptr, time);
     }
   } else {
     meta["resourceVersion"] = t.existing->at("metadata").at("resourceVersion");
@@ -835,7 +835,7 @@ void Cluster::AdmitPod(Millis time, Target& t) const {
       spec["preemptionPolicy"] =
           st->preemption_policy == PreemptionPolicy::kNever ? "Never" : "PreemptLowerPriority";
   }
-  SetPodStatus(t.obj, pending, "", time);
+  SetPodStatus(t.obj, pending, nullptr, time);
 }
 
 void Cluster::RefreshAllPending(Millis time) {
@@ -844,7 +844,7 @@ void Cluster::RefreshAllPending(Millis time) {
     const std::optional<engine::WorkloadStatus> st = engine_->Get(WorkloadId{id});
     if (!stored || !st || st->phase != engine::Phase::kPending) continue;
     Json pod = *stored;
-    SetPodStatus(pod, *st, "", time);
+    SetPodStatus(pod, *st, nullptr, time);
     if (pod != *stored) store_.Put("Pod", key.first, key.second, std::move(pod));
   }
 }
@@ -1026,7 +1026,7 @@ void Cluster::Sync(Millis t) {
   sink_->events.clear();
   std::map<uint64_t, engine::WorkloadStatus> finished = std::move(sink_->finished);
   sink_->finished.clear();
-  std::map<uint64_t, std::string> disruption;
+  std::map<uint64_t, driver::PodCondition> disruption;
   std::vector<uint64_t> touched;
   for (const auto& e : events) RecordEvent(e, finished, t, &touched, &disruption);
   std::sort(touched.begin(), touched.end());
@@ -1044,7 +1044,7 @@ void Cluster::Sync(Millis t) {
 void Cluster::RecordEvent(const engine::Event& e,
                           const std::map<uint64_t, engine::WorkloadStatus>& finished, Millis t,
                           std::vector<uint64_t>* touched,
-                          std::map<uint64_t, std::string>* disruption) {
+                          std::map<uint64_t, driver::PodCondition>* disruption) {
   // The decision digest: FNV-1a over the event's identity.
   const std::string line = std::to_string(e.time) + " " + engine::ToString(e.type) + " " +
                            std::to_string(engine::Value(e.workload)) + " " + e.node + " " + e.by;
@@ -1065,8 +1065,7 @@ void Cluster::RecordEvent(const engine::Event& e,
   }
   const uint64_t id = engine::Value(e.workload);
   touched->push_back(id);
-  if (e.type == EventType::kPreempted || e.type == EventType::kReclaimed)
-    (*disruption)[id] = e.Message();
+  if (auto d = driver::DisruptionTarget(e)) (*disruption)[id] = std::move(*d);
   auto key = pod_of_.find(id);
   if (key == pod_of_.end()) return;
   if (const Json* pod = store_.Get("Pod", key->second.first, key->second.second))
@@ -1076,7 +1075,7 @@ void Cluster::RecordEvent(const engine::Event& e,
 // A touched workload's pod: its status rewritten from the engine's; a finished one leaves the
 // live maps (a deleted one the store too).
 void Cluster::SyncPodStatus(uint64_t id, const std::map<uint64_t, engine::WorkloadStatus>& finished,
-                            const std::map<uint64_t, std::string>& disruption, Millis t) {
+                            const std::map<uint64_t, driver::PodCondition>& disruption, Millis t) {
   auto key = pod_of_.find(id);
   if (key == pod_of_.end()) return;
   const auto [ns, name] = key->second;
@@ -1111,7 +1110,7 @@ void Cluster::SyncPodStatus(uint64_t id, const std::map<uint64_t, engine::Worklo
   }
   Json pod = *stored;
   auto d = disruption.find(id);
-  SetPodStatus(pod, *st, d == disruption.end() ? "" : d->second, t);
+  SetPodStatus(pod, *st, d == disruption.end() ? nullptr : &d->second, t);
   if (pod != *stored) store_.Put("Pod", ns, name, std::move(pod));
 }
 
@@ -1168,7 +1167,7 @@ void Cluster::RefreshPending(const std::vector<uint64_t>& touched, Millis t) {
         status.value("nominatedNodeName", "") == st->nominated_node)
       continue;
     Json pod = *stored;
-    SetPodStatus(pod, *st, "", t);
+    SetPodStatus(pod, *st, nullptr, t);
     if (pod != *stored) store_.Put("Pod", key->second.first, key->second.second, std::move(pod));
   }
 }

@@ -39,6 +39,7 @@
 #include "core/diagnostics.h"
 #include "core/engine/engine.h"
 #include "core/objects.h"
+#include "driver/pod_scheduling.h"
 #include "driver/work_model.h"
 #include "server/durability/command_tape.h"
 #include "server/metrics/scheduling_stats.h"
@@ -255,9 +256,10 @@ class Cluster {
   void Sync(Millis t);
   void RecordEvent(const engine::Event& e,
                    const std::map<uint64_t, engine::WorkloadStatus>& finished, Millis t,
-                   std::vector<uint64_t>* touched, std::map<uint64_t, std::string>* disruption);
+                   std::vector<uint64_t>* touched,
+                   std::map<uint64_t, driver::PodCondition>* disruption);
   void SyncPodStatus(uint64_t id, const std::map<uint64_t, engine::WorkloadStatus>& finished,
-                     const std::map<uint64_t, std::string>& disruption, Millis t);
+                     const std::map<uint64_t, driver::PodCondition>& disruption, Millis t);
   // Whether the events were only arrivals and their binds (no pending pod's reason moved).
   bool OnlyArrivalsMoved(const std::vector<engine::Event>& events,
                          const std::vector<uint64_t>& touched) const;

@@ -7,7 +7,6 @@
 
 namespace arbiter::server {
 
-using engine::EventType;
 using engine::Phase;
 
 std::string KubeTime(Millis unix_ms) { return FormatRfc3339(unix_ms / 1000 * 1000); }
@@ -111,39 +110,31 @@ std::string QosClass(const Json& spec) {
   return guaranteed && requests.size() == limits.size() ? "Guaranteed" : "Burstable";
 }
 
-void SetPodStatus(Json& pod, const engine::WorkloadStatus& s, const std::string& disruption,
-                  Millis now) {
+void SetPodStatus(Json& pod, const engine::WorkloadStatus& s,
+                  const driver::PodCondition* disruption, Millis now) {
   Json old = pod.contains("status") && pod["status"].is_object() ? pod["status"] : Json::object();
   Json st = Json::object();
   st["phase"] = PhaseText(s.phase);
   Json conditions = old.contains("conditions") && old["conditions"].is_array() ? old["conditions"]
                                                                                : Json::array();
-  const bool on_node = !s.node.empty();
-  // Bound while it holds a node, and once it has finished after running. A requeued pod (its run
-  // preempted or reclaimed, waiting again) is unbound: Kubernetes would delete it and its
-  // controller make a new, unscheduled pod; we keep the object, unscheduled (docs/serve.md).
-  const bool ran = s.first_start >= 0;
-  const bool bound = on_node || (engine::IsFinal(s.phase) && ran);
-  const bool requeued = !bound && ran && s.phase == Phase::kPending;
-  // While pending: the engine's reason (Unschedulable, QuotaExceeded, WaitingForVictims, ...), so
-  // `kubectl get pods` shows why in STATUS, and its text as the message.
-  const std::string pending_reason =
-      s.phase == Phase::kPending ? (s.reason.empty() ? std::string("Unschedulable") : s.reason)
-                                 : "";
-  SetCondition(conditions, "PodScheduled", bound ? "True" : "False", bound ? "" : pending_reason,
-               bound ? "" : s.message, now);
+  // What the status is: driver/pod_scheduling.h (shared with `arbiter scheduler`); here, only how
+  // it is written. A requeued pod keeps its object, unscheduled (docs/serve.md).
+  const driver::PodScheduling p = driver::PodSchedulingOf(s);
+  const bool on_node = p.on_node, bound = p.bound, requeued = p.requeued;
+  SetCondition(conditions, "PodScheduled", p.scheduled.status ? "True" : "False",
+               p.scheduled.reason, p.scheduled.message, now);
   const bool ready = s.phase == Phase::kRunning;
   SetCondition(conditions, "Ready", ready ? "True" : "False", ready ? "" : "PodNotReady", "", now);
-  if (!disruption.empty())
-    SetCondition(conditions, "DisruptionTarget", "True", "PreemptionByScheduler", disruption, now);
+  if (disruption)
+    SetCondition(conditions, "DisruptionTarget", disruption->status ? "True" : "False",
+                 disruption->reason, disruption->message, now);
   st["conditions"] = std::move(conditions);
-  if (!s.nominated_node.empty()) st["nominatedNodeName"] = s.nominated_node;
-  if (s.phase == Phase::kRejected) st["reason"] = "Rejected";
-  if (s.phase == Phase::kPreempted) st["reason"] = "Preempted";
-  if (s.phase != Phase::kRunning && !s.message.empty()) st["message"] = s.message;
+  if (!p.nominated_node.empty()) st["nominatedNodeName"] = p.nominated_node;
+  if (!p.reason.empty()) st["reason"] = p.reason;
+  if (!p.message.empty()) st["message"] = p.message;
   if (s.first_start >= 0) st["startTime"] = KubeTime(s.first_start);
-  if (bound && !s.last_node.empty())
-    pod["spec"]["nodeName"] = s.last_node;
+  if (bound && !p.node.empty())
+    pod["spec"]["nodeName"] = p.node;
   else if (!bound && pod.contains("spec") && pod["spec"].is_object())
     pod["spec"].erase("nodeName");
   // One status per container, so `kubectl get pods` shows READY and RESTARTS.
@@ -190,15 +181,10 @@ void SetPodStatus(Json& pod, const engine::WorkloadStatus& s, const std::string&
 }
 
 Json KubeEvent(const engine::Event& e, const Json& involved, const std::string& name, Millis now) {
-  if (e.type == EventType::kSubmitted) return nullptr;
   const Json& meta = involved.at("metadata");
   const std::string ns = meta.value("namespace", "default");
-  const bool warning = e.type == EventType::kFailedScheduling ||
-                       e.type == EventType::kQuotaExceeded || e.type == EventType::kRejected ||
-                       e.type == EventType::kFailed;
-  std::string message = e.Message();
-  if (e.type == EventType::kScheduled)
-    message = "Successfully assigned " + ns + "/" + meta.value("name", "") + " to " + e.node;
+  const auto d = driver::PodEventOf(e, ns, meta.value("name", ""));
+  if (!d) return nullptr;
   Json ev = {
       {"apiVersion", "v1"},
       {"kind", "Event"},
@@ -211,9 +197,9 @@ Json KubeEvent(const engine::Event& e, const Json& involved, const std::string& 
         {"kind", involved.value("kind", "")},
         {"name", meta.value("name", "")},
         {"uid", meta.value("uid", "")}}},
-      {"reason", engine::ToString(e.type)},
-      {"message", message},
-      {"type", warning ? "Warning" : "Normal"},
+      {"reason", d->reason},
+      {"message", d->note},
+      {"type", d->warning ? "Warning" : "Normal"},
       {"source", {{"component", "arbiter-scheduler"}}},
       {"reportingComponent", "arbiter-scheduler"},
       {"reportingInstance", "arbiter"},
@@ -224,14 +210,13 @@ Json KubeEvent(const engine::Event& e, const Json& involved, const std::string& 
   if (!ns.empty() && meta.contains("namespace")) ev["involvedObject"]["namespace"] = ns;
   // The engine's facts next to its text: its machine-readable reason (Unschedulable, PDB, ...)
   // and, on Preempted / Reclaimed, the preemptor as the Event's related object.
-  if (!e.reason.empty())
-    ev["metadata"]["annotations"]["arbiter.dev/reason"] = std::string(e.reason);
-  if (const size_t slash = e.by.find('/');
-      slash != std::string::npos && e.by.compare(0, slash, "node") != 0)
+  if (!d->engine_reason.empty())
+    ev["metadata"]["annotations"]["arbiter.dev/reason"] = d->engine_reason;
+  if (const size_t slash = d->related.find('/'); slash != std::string::npos)
     ev["related"] = {{"apiVersion", "v1"},
                      {"kind", "Pod"},
-                     {"namespace", e.by.substr(0, slash)},
-                     {"name", e.by.substr(slash + 1)}};
+                     {"namespace", d->related.substr(0, slash)},
+                     {"name", d->related.substr(slash + 1)}};
   return ev;
 }
 

@@ -15,6 +15,7 @@
 
 #include "core/duration.h"
 #include "core/engine/types.h"
+#include "driver/pod_scheduling.h"
 
 namespace arbiter::server {
 
@@ -29,14 +30,16 @@ std::string KubeTime(Millis unix_ms);
 // Burstable otherwise. LimitRange defaults are not in the object and do not count.
 std::string QosClass(const Json& spec);
 
-// The pod's new `status` (and spec.nodeName) from the engine's view. `pod` is the stored object
-// (its old status keeps condition transition times and a DisruptionTarget); `disruption` is the
-// message of a Preempted / Reclaimed event seen now ("" if none).
-void SetPodStatus(Json& pod, const engine::WorkloadStatus& s, const std::string& disruption,
-                  Millis now);
+// The pod's new `status` (and spec.nodeName) from the engine's view, as driver::PodSchedulingOf
+// says it. `pod` is the stored object (its old status keeps condition transition times and a
+// DisruptionTarget); `disruption` is the DisruptionTarget of a Preempted / Reclaimed event seen
+// now (driver::DisruptionTarget), null if none.
+void SetPodStatus(Json& pod, const engine::WorkloadStatus& s,
+                  const driver::PodCondition* disruption, Millis now);
 
-// The core/v1 Event for an engine event about `pod` (kind Pod) or a node (kind Node), or null
-// for engine events Kubernetes has no counterpart of (Submitted).
+// The core/v1 Event for an engine event about `pod` (kind Pod) or a node (kind Node), as
+// driver::PodEventOf says it, or null for engine events Kubernetes has no counterpart of
+// (Submitted).
 // The engine's reason code rides in annotation arbiter.dev/reason (Event.reason is the event's
 // kind, as Kubernetes has it); a preemptor ("NS/NAME") is the Event's `related` object.
 Json KubeEvent(const engine::Event& e, const Json& involved, const std::string& name, Millis now);
