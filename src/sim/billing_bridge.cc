@@ -108,16 +108,12 @@ Status BillNamespace(const driver::SimResult& r, const std::deque<engine::RunRec
   return builder->EndParts();
 }
 
-// The namespace-at-a-time bill (no --ledger) on `threads` threads: the idle capacity and each
-// namespace are one job; a thread takes the next job, meters it into its own reused row buffer
-// and adds it to its own InvoiceBuilder (core functions on disjoint data, nothing shared but
-// read-only inputs). The builders are combined and finished on the calling thread: invoices do
-// not depend on which thread built them or when. Errors are those the one-thread order meets
-// first: the idle rows, the namespaces in name order, then the idle invoice.
-Status BillByNamespace(const ManifestSet& m, const driver::SimResult& r, Millis epoch,
-                       const billing::MeterConfig& cfg, const billing::PriceCatalog& catalog,
-                       const billing::InvoiceOptions& opts, int threads, size_t part_runs,
-                       billing::InvoiceBuilder* out) {
+// The runs grouped by namespace in name order, each group in run order.
+struct NamespaceGroups {
+  std::vector<size_t> order;                      // run indices
+  std::vector<std::pair<size_t, size_t>> groups;  // [begin, end) of each namespace in `order`
+};
+NamespaceGroups RunsByNamespace(const driver::SimResult& r) {
   const auto& runs = r.runs();
   std::vector<size_t> order(runs.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -134,15 +130,53 @@ Status BillByNamespace(const ManifestSet& m, const driver::SimResult& r, Millis 
   for (size_t i : order) rank_of[i] = ns_rank.find(ns_of(i))->second;
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return rank_of[a] < rank_of[b]; });
-  std::vector<std::pair<size_t, size_t>> groups;  // [begin, end) of each namespace in `order`
+  std::vector<std::pair<size_t, size_t>> groups;
   for (size_t i = 0; i < order.size();) {
     size_t j = i;
     while (j < order.size() && rank_of[order[j]] == rank_of[order[i]]) ++j;
     groups.emplace_back(i, j);
     i = j;
   }
-  rank_of = {};
+  return {std::move(order), std::move(groups)};
+}
 
+// The idle capacity's rows added to `builder`: the status of computing them in `rows_status`, of
+// adding them in `add_status`.
+void BillIdle(const ManifestSet& m, const driver::SimResult& r, Millis epoch,
+              const billing::InvoiceOptions& opts, billing::InvoiceBuilder* builder,
+              Status* rows_status, Status* add_status) {
+  if (r.end_time <= 0) return;
+  // IdleRows reads a run's node, interval and requests only: the runs are read in place (a
+  // million runs are not copied into segments for it).
+  const auto& runs_held = r.runs();
+  auto idle = billing::IdleRows(
+      NodeCapacities(m, r, epoch), runs_held.size(),
+      [&](size_t i) {
+        const engine::RunRecord& run = runs_held[i];  // end <= start: no time, no use
+        return billing::IdleUse{run.node, &r.workloads()[engine::Value(run.workload)].requests,
+                                epoch + run.start, epoch + run.end};
+      },
+      *opts.from, *opts.to);
+  if (!idle.ok())
+    *rows_status = idle.status();
+  else if (!idle->empty())
+    *add_status = builder->Add(*idle);
+}
+
+// The namespace-at-a-time bill (no --ledger) on `threads` threads: the idle capacity and each
+// namespace are one job; a thread takes the next job, meters it into its own reused row buffer
+// and adds it to its own InvoiceBuilder (core functions on disjoint data, nothing shared but
+// read-only inputs). The builders are combined and finished on the calling thread: invoices do
+// not depend on which thread built them or when. Errors are those the one-thread order meets
+// first: the idle rows, the namespaces in name order, then the idle invoice.
+Status BillByNamespace(const ManifestSet& m, const driver::SimResult& r, Millis epoch,
+                       const billing::MeterConfig& cfg, const billing::PriceCatalog& catalog,
+                       const billing::InvoiceOptions& opts, int threads, size_t part_runs,
+                       billing::InvoiceBuilder* out) {
+  const auto& runs = r.runs();
+  NamespaceGroups by_ns = RunsByNamespace(r);
+  std::vector<size_t>& order = by_ns.order;  // each group reordered by its job
+  const auto& groups = by_ns.groups;
   const size_t workers = static_cast<size_t>(std::max(1, threads));
   std::vector<billing::InvoiceBuilder> builders;
   builders.reserve(workers);
@@ -158,23 +192,7 @@ Status BillByNamespace(const ManifestSet& m, const driver::SimResult& r, Millis 
     std::vector<billing::HourlyRow> rows;
     for (size_t job; (job = next_job.fetch_add(1)) < jobs;) {
       if (job == 0) {
-        if (r.end_time <= 0) continue;
-        // IdleRows reads a run's node, interval and requests only: the runs are read in place
-        // (a million runs are not copied into segments for it).
-        const auto& runs_held = r.runs();
-        auto idle = billing::IdleRows(
-            NodeCapacities(m, r, epoch), runs_held.size(),
-            [&](size_t i) {
-              const engine::RunRecord& run = runs_held[i];  // end <= start: no time, no use
-              return billing::IdleUse{run.node,
-                                      &r.workloads()[engine::Value(run.workload)].requests,
-                                      epoch + run.start, epoch + run.end};
-            },
-            *opts.from, *opts.to);
-        if (!idle.ok())
-          idle_rows_status = idle.status();
-        else if (!idle->empty())
-          idle_add_status = builder.Add(*idle);
+        BillIdle(m, r, epoch, opts, &builder, &idle_rows_status, &idle_add_status);
         continue;
       }
       const auto [from, to] = groups[job - 1];

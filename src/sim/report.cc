@@ -147,45 +147,46 @@ struct TimelineRow {
 };
 constexpr const char* kTimelineRes[] = {"cpu", "memory", "nvidia.com/gpu"};
 
-void ForEachTimelineRow(const ManifestSet& m, const driver::SimResult& r,
-                        const std::function<void(const TimelineRow&)>& sink) {
-  const auto& e = r;
-  const auto& kRes = kTimelineRes;
-  int64_t cap[3];
-  for (int i = 0; i < 3; ++i) cap[i] = PoolCapacity(m, kRes[i]);
-  bool pool_changes = false;
-  for (const auto& n : m.nodes) pool_changes |= n.sim.add_time > 0 || n.sim.remove_time.has_value();
-  // Allocation changes: + at a run's start, - at its end (runs hold their requests until exit).
-  struct Delta {
-    Millis time;
-    int64_t amount[3];
-    int running;
-  };
+// An allocation change: + at a run's start, - at its end (runs hold their requests until exit).
+struct TimelineDelta {
+  Millis time;
+  int64_t amount[3];
+  int running;
+};
+
+// The runs' allocation changes in time order (equal times keep run order).
+std::vector<TimelineDelta> TimelineDeltas(const driver::SimResult& e) {
   // Engine::Finish closes the runs still holding resources at the end, after every other run: they
   // hold their requests at the last point too.
   size_t open = 0;
   for (const auto& w : e.workloads()) open += w.on_node;
   const size_t closed = e.runs().size() - std::min(open, e.runs().size());
-  std::vector<Delta> deltas;
+  std::vector<TimelineDelta> deltas;
   deltas.reserve(e.runs().size() * 2);
   for (size_t k = 0; k < e.runs().size(); ++k) {
     const auto& run = e.runs()[k];
     if (run.end <= run.start && k < closed) continue;
-    Delta up{run.start, {}, 1}, down{run.end, {}, -1};
+    TimelineDelta up{run.start, {}, 1}, down{run.end, {}, -1};
     for (int i = 0; i < 3; ++i) {
-      up.amount[i] = e.workloads()[engine::Value(run.workload)].requests.Get(kRes[i]);
+      up.amount[i] = e.workloads()[engine::Value(run.workload)].requests.Get(kTimelineRes[i]);
       down.amount[i] = -up.amount[i];
     }
     deltas.push_back(up);
     if (k < closed) deltas.push_back(down);
   }
   std::stable_sort(deltas.begin(), deltas.end(),
-                   [](const Delta& a, const Delta& b) { return a.time < b.time; });
-  // The instants: the events' (in time order as recorded; sorted if not) merged with the deltas'.
+                   [](const TimelineDelta& a, const TimelineDelta& b) { return a.time < b.time; });
+  return deltas;
+}
+
+// The timeline's instants: 0, the events' (in time order as recorded; sorted if not) and the end,
+// merged with the deltas', each once.
+std::vector<Millis> TimelineInstants(const driver::SimResult& r,
+                                     const std::vector<TimelineDelta>& deltas) {
   std::vector<Millis> event_times;
-  event_times.reserve(e.events().size() + 2);
+  event_times.reserve(r.events().size() + 2);
   event_times.push_back(0);
-  for (const auto& ev : e.events()) event_times.push_back(ev.time);
+  for (const auto& ev : r.events()) event_times.push_back(ev.time);
   event_times.push_back(r.end_time);
   if (!std::is_sorted(event_times.begin(), event_times.end()))
     std::sort(event_times.begin(), event_times.end());
@@ -198,13 +199,55 @@ void ForEachTimelineRow(const ManifestSet& m, const driver::SimResult& r,
                         : deltas[b++].time);
   std::vector<Millis>().swap(event_times);
   times.erase(std::unique(times.begin(), times.end()), times.end());
-  // Pending: submitted or requeued, and not yet scheduled, rejected, cancelled or completed.
-  std::vector<char> pending_of(e.workloads().size(), 0);  // by workload id
-  int64_t pending = 0;
+  return times;
+}
+
+// Pending: submitted or requeued, and not yet scheduled, rejected, cancelled or completed. Counts
+// the workloads pending as the events come in (in time order).
+class PendingCount {
+ public:
+  explicit PendingCount(size_t workloads) : pending_of_(workloads, 0) {}
+  void Apply(const driver::SimEvent& ev) {
+    if (ev.workload == engine::kNoWorkload) return;  // pool events
+    char& p = pending_of_[engine::Value(ev.workload)];
+    bool now = p != 0;
+    switch (ev.type) {
+      case EventType::kSubmitted:
+      case EventType::kRequeued:
+        now = true;
+        break;
+      case EventType::kScheduled:
+      case EventType::kRejected:
+      case EventType::kCancelled:
+      case EventType::kCompleted:
+        now = false;
+        break;
+      default:
+        break;
+    }
+    pending_ += static_cast<int64_t>(now) - static_cast<int64_t>(p);
+    p = now;
+  }
+  int64_t pending() const { return pending_; }
+
+ private:
+  std::vector<char> pending_of_;  // by workload id
+  int64_t pending_ = 0;
+};
+
+void ForEachTimelineRow(const ManifestSet& m, const driver::SimResult& r,
+                        const std::function<void(const TimelineRow&)>& sink) {
+  int64_t cap[3];
+  for (int i = 0; i < 3; ++i) cap[i] = PoolCapacity(m, kTimelineRes[i]);
+  bool pool_changes = false;
+  for (const auto& n : m.nodes) pool_changes |= n.sim.add_time > 0 || n.sim.remove_time.has_value();
+  const std::vector<TimelineDelta> deltas = TimelineDeltas(r);
+  const std::vector<Millis> times = TimelineInstants(r, deltas);
+  PendingCount pending(r.workloads().size());
   int64_t alloc[3] = {0, 0, 0};
   int64_t running = 0;
   size_t di = 0, ei = 0;
-  const auto& events = e.events();
+  const auto& events = r.events();
   TimelineRow row;
   for (Millis t : times) {
     if (t > r.end_time) break;
@@ -212,34 +255,13 @@ void ForEachTimelineRow(const ManifestSet& m, const driver::SimResult& r,
       for (int i = 0; i < 3; ++i) alloc[i] += deltas[di].amount[i];
       running += deltas[di].running;
     }
-    for (; ei < events.size() && events[ei].time <= t; ++ei) {
-      const auto& ev = events[ei];
-      if (ev.workload == engine::kNoWorkload) continue;  // pool events
-      char& p = pending_of[engine::Value(ev.workload)];
-      bool now = p != 0;
-      switch (ev.type) {
-        case EventType::kSubmitted:
-        case EventType::kRequeued:
-          now = true;
-          break;
-        case EventType::kScheduled:
-        case EventType::kRejected:
-        case EventType::kCancelled:
-        case EventType::kCompleted:
-          now = false;
-          break;
-        default:
-          break;
-      }
-      pending += static_cast<int64_t>(now) - static_cast<int64_t>(p);
-      p = now;
-    }
+    for (; ei < events.size() && events[ei].time <= t; ++ei) pending.Apply(events[ei]);
     row.time = t;
     if (pool_changes)
-      for (int i = 0; i < 3; ++i) cap[i] = PoolCapacityAt(m, kRes[i], t);
+      for (int i = 0; i < 3; ++i) cap[i] = PoolCapacityAt(m, kTimelineRes[i], t);
     for (int i = 0; i < 3; ++i) row.allocated[i] = RatioString(alloc[i], cap[i]);
     row.running = running;
-    row.pending = pending;
+    row.pending = pending.pending();
     sink(row);
   }
 }
@@ -267,29 +289,63 @@ nlohmann::json TimelineJson(const ManifestSet& m, const driver::SimResult& r) {
 
 namespace {
 
-// The report without its three long arrays (workloads, events, timeline).
-nlohmann::json ReportHead(const ManifestSet& m, const driver::SimResult& r, const Summary& s,
-                          const nlohmann::json& invoices) {
+// The report's "pool": the policy in use and the capacity of each resource summarised.
+nlohmann::json PoolJson(const ManifestSet& m, const driver::SimResult& r, const Summary& s) {
   using nlohmann::json;
-  const auto& e = r;
-  json out;
-  out["apiVersion"] = "arbiter.dev/v1alpha1";
-  out["kind"] = "SimulationReport";
-  out["endTime"] = Seconds(r.end_time);
   json pool;
   pool["nodes"] = m.nodes.size();
-  pool["placement"] = ToString(e.policy().placement);
-  pool["preemption"] = ToString(e.policy().preemption_type);
-  pool["victimOrder"] = VictimOrderInUse(e.policy());
-  if (const auto& b = e.policy().requeue_backoff)  // present only when the policy sets it
+  pool["placement"] = ToString(r.policy().placement);
+  pool["preemption"] = ToString(r.policy().preemption_type);
+  pool["victimOrder"] = VictimOrderInUse(r.policy());
+  if (const auto& b = r.policy().requeue_backoff)  // present only when the policy sets it
     pool["requeuingStrategy"] = {{"backoffBaseSeconds", b->base / 1000},
                                  {"backoffMaxSeconds", b->max / 1000}};
   json capacity = json::object();
   for (const auto& u : s.utilisation)
     capacity[u.resource] = FormatResourceQuantity(u.resource, PoolCapacity(m, u.resource));
   pool["capacity"] = capacity;
-  out["pool"] = pool;
-  out["invoices"] = invoices.is_null() ? json::array() : invoices;
+  return pool;
+}
+
+// Fair sharing (only for pools with cohorts): each cohort namespace's weighted share; null when
+// there is none.
+nlohmann::json FairSharesJson(const ManifestSet& m, const driver::SimResult& r) {
+  using nlohmann::json;
+  auto shares = SummariseFairShares(m, r);
+  if (shares.empty()) return nullptr;
+  json fs = json::array();
+  for (const auto& f : shares)
+    fs.push_back({{"namespace", f.namespace_},
+                  {"cohort", f.cohort},
+                  {"weight", FormatMillis(f.weight_milli)},
+                  {"maxShare", engine::FormatShare(f.max_share)},
+                  {"maxShareTime", Seconds(f.max_share_at)},
+                  {"meanShare", engine::FormatShare(f.mean_share)},
+                  {"finalShare", engine::FormatShare(f.final_share)}});
+  return fs;
+}
+
+// Quota per flavor (only for ElasticQuotas with spec.flavors): each namespace's flavors, in their
+// fallback order, with the usage at the end and the workloads last admitted on each.
+nlohmann::json FlavorQuotasJson(const driver::SimResult& r) {
+  using nlohmann::json;
+  json fq = json::array();
+  for (const auto& f : r.flavor_usage) {
+    int64_t n = 0;
+    for (const auto& w : r.workloads())
+      if (w.namespace_ == f.namespace_ && w.flavor == f.flavor) ++n;
+    json j = {{"namespace", f.namespace_}, {"flavor", f.flavor}, {"min", f.min.ToString()}};
+    if (f.max) j["max"] = f.max->ToString();
+    j["usedAtEnd"] = f.used.ToString();
+    j["workloads"] = n;
+    fq.push_back(j);
+  }
+  return fq;
+}
+
+// The report's "summary".
+nlohmann::json SummaryJson(const ManifestSet& m, const driver::SimResult& r, const Summary& s) {
+  using nlohmann::json;
   json sum;
   json util = json::object();
   for (const auto& u : s.utilisation) util[u.resource] = RatioString(u.allocated, u.capacity);
@@ -333,36 +389,22 @@ nlohmann::json ReportHead(const ManifestSet& m, const driver::SimResult& r, cons
   phases["Preempted"] = s.preempted;
   phases["Rejected"] = s.rejected;
   sum["phases"] = phases;
-  // Fair sharing (new, only for pools with cohorts): each cohort namespace's weighted share.
-  if (auto shares = SummariseFairShares(m, r); !shares.empty()) {
-    json fs = json::array();
-    for (const auto& f : shares)
-      fs.push_back({{"namespace", f.namespace_},
-                    {"cohort", f.cohort},
-                    {"weight", FormatMillis(f.weight_milli)},
-                    {"maxShare", engine::FormatShare(f.max_share)},
-                    {"maxShareTime", Seconds(f.max_share_at)},
-                    {"meanShare", engine::FormatShare(f.mean_share)},
-                    {"finalShare", engine::FormatShare(f.final_share)}});
-    sum["fairShares"] = fs;
-  }
-  // Quota per flavor (new, only for ElasticQuotas with spec.flavors): each namespace's flavors, in
-  // their fallback order, with the usage at the end and the workloads last admitted on each.
-  if (!r.flavor_usage.empty()) {
-    json fq = json::array();
-    for (const auto& f : r.flavor_usage) {
-      int64_t n = 0;
-      for (const auto& w : r.workloads())
-        if (w.namespace_ == f.namespace_ && w.flavor == f.flavor) ++n;
-      json j = {{"namespace", f.namespace_}, {"flavor", f.flavor}, {"min", f.min.ToString()}};
-      if (f.max) j["max"] = f.max->ToString();
-      j["usedAtEnd"] = f.used.ToString();
-      j["workloads"] = n;
-      fq.push_back(j);
-    }
-    sum["flavorQuotas"] = fq;
-  }
-  out["summary"] = sum;
+  if (json fs = FairSharesJson(m, r); !fs.is_null()) sum["fairShares"] = std::move(fs);
+  if (!r.flavor_usage.empty()) sum["flavorQuotas"] = FlavorQuotasJson(r);
+  return sum;
+}
+
+// The report without its three long arrays (workloads, events, timeline).
+nlohmann::json ReportHead(const ManifestSet& m, const driver::SimResult& r, const Summary& s,
+                          const nlohmann::json& invoices) {
+  using nlohmann::json;
+  json out;
+  out["apiVersion"] = "arbiter.dev/v1alpha1";
+  out["kind"] = "SimulationReport";
+  out["endTime"] = Seconds(r.end_time);
+  out["pool"] = PoolJson(m, r, s);
+  out["invoices"] = invoices.is_null() ? json::array() : invoices;
+  out["summary"] = SummaryJson(m, r, s);
   return out;
 }
 
