@@ -524,6 +524,25 @@ void BM_ClusterCreatePodBehindQueue(benchmark::State& state) {
 }
 BENCHMARK(BM_ClusterCreatePodBehindQueue)->Arg(1000)->Iterations(5000);
 
+// The namespace "default" and `nodes` nodes (NodeJson), as the cluster benchmarks start.
+void AddDefaultNamespaceAndNodes(arbiter::server::Cluster& c, int nodes) {
+  (void)c.Apply(
+      Create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}}));
+  for (int i = 0; i < nodes; ++i) (void)c.Apply(Create(NodeJson(i)));
+}
+
+// `pods` pods (PodJson, p-0 ...) created one millisecond apart; their watch events are taken (and
+// dropped) every 1,024 creates, as the daemon's watchers would.
+void AddRunningPods(arbiter::server::Cluster& c, int64_t pods) {
+  for (int64_t i = 0; i < pods; ++i) {
+    auto m = Create(Json::parse(PodJson("p-" + std::to_string(i))));
+    m.time = i;
+    (void)c.ApplyShared(m);
+    if (i % 1024 == 0) (void)c.TakeWatchEvents();
+  }
+  (void)c.TakeWatchEvents();
+}
+
 // Memory per live pod: `range(0)` running pods created through the cluster state (validation,
 // engine, statuses, events; no HTTP, no journal) on 64 nodes. Counters: rss_mb (the process's
 // RSS after the creates), bytes_per_pod (RSS growth over the creates / pods; the goal of issue 27,
@@ -533,17 +552,9 @@ void BM_ClusterLivePodsMemory(benchmark::State& state) {
   for (auto _ : state) {
     const double rss_before = RssMb();
     arbiter::server::Cluster c("0000abcd");
-    (void)c.Apply(
-        Create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}}));
-    for (int i = 0; i < 64; ++i) (void)c.Apply(Create(NodeJson(i)));
+    AddDefaultNamespaceAndNodes(c, 64);
     const auto t0 = std::chrono::steady_clock::now();
-    for (int64_t i = 0; i < state.range(0); ++i) {
-      auto m = Create(Json::parse(PodJson("p-" + std::to_string(i))));
-      m.time = i;
-      (void)c.ApplyShared(m);
-      if (i % 1024 == 0) (void)c.TakeWatchEvents();
-    }
-    (void)c.TakeWatchEvents();
+    AddRunningPods(c, state.range(0));
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double rss_after = RssMb();
@@ -575,16 +586,8 @@ BENCHMARK(BM_ClusterLivePodsMemory)
 // made from the capture on the snapshot thread; snapshot_mb: their size.
 void BM_ClusterSnapshot(benchmark::State& state) {
   arbiter::server::Cluster c("0000abcd");
-  (void)c.Apply(
-      Create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}}));
-  for (int i = 0; i < 64; ++i) (void)c.Apply(Create(NodeJson(i)));
-  for (int64_t i = 0; i < state.range(0); ++i) {
-    auto m = Create(Json::parse(PodJson("p-" + std::to_string(i))));
-    m.time = i;
-    (void)c.ApplyShared(m);
-    if (i % 1024 == 0) (void)c.TakeWatchEvents();
-  }
-  (void)c.TakeWatchEvents();
+  AddDefaultNamespaceAndNodes(c, 64);
+  AddRunningPods(c, state.range(0));
   double capture = 0, engine = 0, bytes_ms = 0;
   size_t bytes = 0;
   using Clock = std::chrono::steady_clock;
@@ -647,15 +650,8 @@ BENCHMARK(BM_RenderMetrics)->Arg(10000)->Unit(benchmark::kMillisecond)->Iteratio
 // (kube::AppendWireJson); 1: the stored wire texts copied (StoredObject::WireText, made once).
 void BM_ListBodyWrite(benchmark::State& state) {
   arbiter::server::Cluster c("0000abcd");
-  (void)c.Apply(
-      Create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}}));
-  for (int i = 0; i < 16; ++i) (void)c.Apply(Create(NodeJson(i)));
-  for (int64_t i = 0; i < state.range(0); ++i) {
-    auto m = Create(Json::parse(PodJson("p-" + std::to_string(i))));
-    m.time = i;
-    (void)c.Apply(m);
-  }
-  (void)c.TakeWatchEvents();
+  AddDefaultNamespaceAndNodes(c, 16);
+  AddRunningPods(c, state.range(0));
   const auto pods = c.store().ListStored("Pod", "");
   const bool texts = state.range(1) == 1;
   size_t bytes = 0;
