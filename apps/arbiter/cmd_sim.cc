@@ -188,9 +188,8 @@ bool WriteAtomically(const std::string& path, const std::string& bytes) {
   return true;
 }
 
-int RunManifestSim(const SimCli& o) {
-  HeapTuning heap;
-  heap.Start();
+// The flags that go together or not at all, and standard input read once: 0, or the exit code.
+int CheckSimInputs(const SimCli& o) {
   const bool resume = !o.resume.empty();
   if (resume && !o.files.empty()) {
     std::cerr << "arbiter sim: give either manifests (-f) or a saved state (--resume), not both: a "
@@ -208,13 +207,14 @@ int RunManifestSim(const SimCli& o) {
     std::cerr << "arbiter sim: --seed: a resumed run keeps the seed it was started with\n";
     return 2;
   }
-  {
-    std::vector<std::pair<std::string, std::string>> inputs;
-    for (const auto& f : o.files) inputs.push_back({"-f", f});
-    if (int rc = StdinOnce("arbiter sim", inputs); rc != kExitOk) return rc;
-  }
-  // Flags first (a usage error reads nothing), and output paths before a simulation that may take
-  // minutes, not after it.
+  std::vector<std::pair<std::string, std::string>> inputs;
+  for (const auto& f : o.files) inputs.push_back({"-f", f});
+  return StdinOnce("arbiter sim", inputs);
+}
+
+// The output paths, checked before a simulation that may take minutes, not after it: 0, or the
+// exit code.
+int CheckSimOutputs(const SimCli& o) {
   for (const auto& [flag, path] :
        {std::pair<const char*, const std::string&>{"--report-json", o.report_json},
         {"--report-html", o.report_html},
@@ -230,18 +230,21 @@ int RunManifestSim(const SimCli& o) {
     if (std::string why = io::WhyNotReadable(o.ledger); !why.empty() || o.ledger == "-")
       return FlagError("arbiter sim", "--ledger",
                        o.ledger + ": " + (why.empty() ? "a ledger is a file" : why));
-  std::optional<Millis> start;
+  return 0;
+}
+
+// --start, --until, --policy and the run's other options: 0, or the exit code.
+int ParseSimOptions(const SimCli& o, std::optional<Millis>* start, sim::SimOptions* so) {
   if (!o.start.empty()) {
     auto t = ParseRfc3339(o.start);
     if (!t.ok()) {
       std::cerr << "arbiter sim: --start: " << t.message() << "\n";
       return 2;
     }
-    start = *t;
+    *start = *t;
   }
-  sim::SimOptions so;
-  so.seed = static_cast<uint64_t>(o.seed);
-  so.check_invariants = o.check_invariants;
+  so->seed = static_cast<uint64_t>(o.seed);
+  so->check_invariants = o.check_invariants;
   if (!o.until.empty()) {
     auto u = ParseDuration(o.until);
     if (!u.ok()) {
@@ -252,7 +255,7 @@ int RunManifestSim(const SimCli& o) {
       std::cerr << "arbiter sim: --until: must not be negative, got " << o.until << "\n";
       return 2;
     }
-    so.until = *u;
+    so->until = *u;
   }
   if (!o.policy.empty()) {
     auto p = ParsePlacementPolicy(o.policy);
@@ -260,118 +263,177 @@ int RunManifestSim(const SimCli& o) {
       std::cerr << "arbiter sim: --policy: " << p.message() << "\n";
       return 2;
     }
-    so.placement = *p;
+    so->placement = *p;
   }
-  std::optional<yaml::ManifestLoad> load;
-  if (!resume) {
-    load = yaml::LoadManifestFiles(o.files);
-    load->diagnostics.Sort();
-    for (const auto& d : load->diagnostics.items)
-      if (d.severity == Severity::kError || !o.quiet) std::cerr << d.ToString() << "\n";
-    if (!load->ok()) {
-      std::cerr
-          << "arbiter sim: " << Plural(load->diagnostics.ErrorCount(), "error")
-          << " in the manifests; nothing was simulated (run `arbiter validate` for details)\n";
-      return 1;
-    }
-    load->ReleaseSources();  // every message is out: the manifest text is not needed any more
-    heap.Advise();
-    if (!o.ledger.empty() && load->set.price_books.empty()) {
-      std::cerr
-          << "arbiter sim: --ledger: the manifests have no PriceBook, so there is nothing to bill "
-             "into the ledger\n";
-      return 1;
-    }
+  return 0;
+}
+
+// Loads the -f manifests and prints their diagnostics: 0, or the exit code.
+int LoadSimManifests(const SimCli& o, const HeapTuning& heap,
+                     std::optional<yaml::ManifestLoad>* out) {
+  auto& load = out->emplace(yaml::LoadManifestFiles(o.files));
+  load.diagnostics.Sort();
+  for (const auto& d : load.diagnostics.items)
+    if (d.severity == Severity::kError || !o.quiet) std::cerr << d.ToString() << "\n";
+  if (!load.ok()) {
+    std::cerr << "arbiter sim: " << Plural(load.diagnostics.ErrorCount(), "error")
+              << " in the manifests; nothing was simulated (run `arbiter validate` for details)\n";
+    return 1;
   }
-  if (isatty(STDERR_FILENO) && !o.quiet)
-    so.progress = [](Millis now, size_t submitted, size_t total) {
-      std::cerr << "\r  virtual time " << FormatDuration(now) << ", " << submitted << "/" << total
-                << " submitted   " << std::flush;
-    };
-  std::string explain_key;
-  if (!o.explain.empty())
-    explain_key = o.explain.find('/') == std::string::npos ? "default/" + o.explain : o.explain;
-  std::unique_ptr<sim::Simulation> simulation;
-  if (resume) {
-    // A state file is binary (not text: no ReadInputFile), but still a regular file: a FIFO or a
-    // device is refused without being opened.
-    if (std::string why = io::WhyNotReadable(o.resume); !why.empty() || o.resume == "-") {
-      std::cerr << "arbiter sim: --resume: " << o.resume << ": cannot read the file: "
-                << (why.empty() ? "a saved state is a file, not standard input" : why) << "\n";
-      return 1;
-    }
-    std::ifstream f(o.resume, std::ios::binary);
-    std::stringstream bytes;
-    bytes << f.rdbuf();
-    if (!f) {
-      std::cerr << "arbiter sim: --resume " << o.resume << ": cannot read the file\n";
-      return 1;
-    }
-    auto r = sim::Simulation::Resume(bytes.str(), so);
-    if (!r.ok()) {
-      std::cerr << "arbiter sim: --resume " << o.resume << ": " << r.message() << "\n";
-      return 1;
-    }
-    simulation = std::move(r).value();
-    if (!o.ledger.empty() && simulation->manifests().price_books.empty()) {
-      std::cerr << "arbiter sim: --ledger: the saved run has no PriceBook, so there is nothing to "
-                   "bill into the "
-                   "ledger\n";
-      return 1;
-    }
-  } else {
-    if (!explain_key.empty()) {
-      // Named in the manifests? Checked before a simulation that may take minutes. (A saved run
-      // keeps only the Pods still to come: it is checked against the run's workloads at the end.)
-      std::vector<std::string> keys;
-      for (const auto& p : load->set.pods) keys.push_back(p.meta.namespace_ + "/" + p.meta.name);
-      if (std::find(keys.begin(), keys.end(), explain_key) == keys.end()) {
-        std::string msg = "--explain: no Pod " + QuotedEcho(explain_key) + " in the manifests" +
-                          DidYouMeanText(explain_key, keys);
-        if (keys.empty()) msg += " (they have no Pods)";
-        return InputError("arbiter sim", msg);
-      }
-    }
-    // The simulation owns the manifests from here: each Pod is freed once submitted.
-    auto r = sim::Simulation::Create(std::move(load->set), so);
-    if (!r.ok()) {
-      std::cerr << "arbiter sim: " << r.message() << "\n";
-      return 1;
-    }
-    simulation = std::move(r).value();
-  }
-  const ManifestSet& manifests = simulation->manifests();  // its pods go as they are submitted
+  load.ReleaseSources();  // every message is out: the manifest text is not needed any more
   heap.Advise();
-  Status ran = simulation->Run(so.until);
+  if (!o.ledger.empty() && load.set.price_books.empty()) {
+    std::cerr
+        << "arbiter sim: --ledger: the manifests have no PriceBook, so there is nothing to bill "
+           "into the ledger\n";
+    return 1;
+  }
+  return 0;
+}
+
+// The --explain key: NS/POD, or POD in namespace default ("" without --explain).
+std::string ExplainKey(const SimCli& o) {
+  if (o.explain.empty()) return "";
+  return o.explain.find('/') == std::string::npos ? "default/" + o.explain : o.explain;
+}
+
+// Continues the run saved in --resume: 0, or the exit code.
+int ResumeSimulation(const SimCli& o, const sim::SimOptions& so,
+                     std::unique_ptr<sim::Simulation>* out) {
+  // A state file is binary (not text: no ReadInputFile), but still a regular file: a FIFO or a
+  // device is refused without being opened.
+  if (std::string why = io::WhyNotReadable(o.resume); !why.empty() || o.resume == "-") {
+    std::cerr << "arbiter sim: --resume: " << o.resume << ": cannot read the file: "
+              << (why.empty() ? "a saved state is a file, not standard input" : why) << "\n";
+    return 1;
+  }
+  std::ifstream f(o.resume, std::ios::binary);
+  std::stringstream bytes;
+  bytes << f.rdbuf();
+  if (!f) {
+    std::cerr << "arbiter sim: --resume " << o.resume << ": cannot read the file\n";
+    return 1;
+  }
+  auto r = sim::Simulation::Resume(bytes.str(), so);
+  if (!r.ok()) {
+    std::cerr << "arbiter sim: --resume " << o.resume << ": " << r.message() << "\n";
+    return 1;
+  }
+  *out = std::move(r).value();
+  if (!o.ledger.empty() && (*out)->manifests().price_books.empty()) {
+    std::cerr << "arbiter sim: --ledger: the saved run has no PriceBook, so there is nothing to "
+                 "bill into the "
+                 "ledger\n";
+    return 1;
+  }
+  return 0;
+}
+
+// Starts a simulation of the loaded manifests (it owns them from here: each Pod is freed once
+// submitted): 0, or the exit code.
+int CreateSimulation(const sim::SimOptions& so, const std::string& explain_key,
+                     yaml::ManifestLoad* load, std::unique_ptr<sim::Simulation>* out) {
+  if (!explain_key.empty()) {
+    // Named in the manifests? Checked before a simulation that may take minutes. (A saved run
+    // keeps only the Pods still to come: it is checked against the run's workloads at the end.)
+    std::vector<std::string> keys;
+    for (const auto& p : load->set.pods) keys.push_back(p.meta.namespace_ + "/" + p.meta.name);
+    if (std::find(keys.begin(), keys.end(), explain_key) == keys.end()) {
+      std::string msg = "--explain: no Pod " + QuotedEcho(explain_key) + " in the manifests" +
+                        DidYouMeanText(explain_key, keys);
+      if (keys.empty()) msg += " (they have no Pods)";
+      return InputError("arbiter sim", msg);
+    }
+  }
+  auto r = sim::Simulation::Create(std::move(load->set), so);
+  if (!r.ok()) {
+    std::cerr << "arbiter sim: " << r.message() << "\n";
+    return 1;
+  }
+  *out = std::move(r).value();
+  return 0;
+}
+
+// Runs the simulation to --until (or the end) and saves it with --save-state: 0, or the exit
+// code.
+int RunAndSave(const SimCli& o, const sim::SimOptions& so, const HeapTuning& heap,
+               sim::Simulation& simulation) {
+  heap.Advise();
+  Status ran = simulation.Run(so.until);
   heap.Advise();
   if (so.progress) std::cerr << "\n";
   if (!ran.ok()) {
     std::cerr << "arbiter sim: " << ran.message() << "\n";
     return 1;
   }
-  if (!o.save_state.empty()) {
-    if (!WriteAtomically(o.save_state, simulation->Save())) {
-      std::cerr << "arbiter sim: --save-state: cannot write " << o.save_state << "\n";
-      return 1;
-    }
-    std::cout << "state: " << o.save_state << " (paused at virtual time "
-              << FormatDuration(simulation->clock()) << ", " << simulation->submitted() << "/"
-              << simulation->total_pods() << " pods submitted; continue with: arbiter sim --resume "
-              << o.save_state << ")\n";
+  if (o.save_state.empty()) return 0;
+  if (!WriteAtomically(o.save_state, simulation.Save())) {
+    std::cerr << "arbiter sim: --save-state: cannot write " << o.save_state << "\n";
+    return 1;
   }
-  const Millis end = so.until ? *so.until : simulation->now();
-  auto result = std::make_optional(simulation->Finish(end));
-  auto summary = sim::Summarise(manifests, *result);
-  std::cout << sim::TextSummary(manifests, *result, summary);
-  if (!explain_key.empty()) {
-    if (auto id = sim::FindWorkload(*result, explain_key))
-      std::cout << "\n" << sim::ExplainWorkload(*result, *id) << "\n";
-    else if (resume)
-      return InputError("arbiter sim",
-                        "--explain: no Pod " + QuotedEcho(explain_key) + " in the saved run");
+  std::cout << "state: " << o.save_state << " (paused at virtual time "
+            << FormatDuration(simulation.clock()) << ", " << simulation.submitted() << "/"
+            << simulation.total_pods() << " pods submitted; continue with: arbiter sim --resume "
+            << o.save_state << ")\n";
+  return 0;
+}
+
+// After the summary, the --explain timeline of one workload: 0, or the exit code.
+int PrintExplanation(const driver::SimResult& result, const std::string& explain_key,
+                     bool resumed) {
+  if (explain_key.empty()) return 0;
+  if (auto id = sim::FindWorkload(result, explain_key))
+    std::cout << "\n" << sim::ExplainWorkload(result, *id) << "\n";
+  else if (resumed)
+    return InputError("arbiter sim",
+                      "--explain: no Pod " + QuotedEcho(explain_key) + " in the saved run");
+  return 0;
+}
+
+// Writes the run's hourly billing rows to --ledger: 0, or the exit code.
+int WriteSimLedger(const SimCli& o, const ManifestSet& manifests, const sim::SimBill& bill) {
+  auto catalog = billing::PriceCatalog::Create(manifests.price_books);
+  if (!catalog.ok()) {
+    std::cerr << "arbiter sim: " << catalog.message() << "\n";
+    return 1;
   }
-  Millis epoch = start.value_or(sim::DefaultEpoch(manifests));
-  heap.Advise();
+  std::cout << "ledger: " << o.ledger << ": ";
+  std::cout.flush();
+  if (int rc = WriteLedgerFile(o.ledger, bill.rows, *catalog, std::nullopt, "arbiter sim: --ledger",
+                               std::cout, std::cerr);
+      rc != 0) {
+    std::cout << "not written\n";
+    return rc;
+  }
+  return 0;
+}
+
+// Writes --report-html (built whole in memory): 0, or the exit code.
+int WriteHtmlReport(const SimCli& o, const ManifestSet& manifests, const driver::SimResult& result,
+                    const sim::Summary& summary, const sim::SimBill& bill) {
+  constexpr size_t kLargeForHtml = 100000;
+  if (result.workloads().size() > kLargeForHtml && !o.quiet)
+    std::cerr << "arbiter sim: note: --report-html builds the whole report in memory (about 15 "
+                 "KB per workload, "
+              << result.workloads().size() << " workloads); --report-json streams it\n";
+  std::ofstream f(o.report_html);
+  f << sim::SimulationHtml(sim::ReportJson(manifests, result, summary, sim::BillJson(bill)));
+  f.flush();
+  if (!f) {
+    std::cerr << "arbiter sim: cannot write " << o.report_html << "\n";
+    return 1;
+  }
+  std::cout << "report: " << o.report_html << "\n";
+  return 0;
+}
+
+// Bills the finished run and writes what was asked: the bill, --report-json (on its own thread
+// while the run is billed), --ledger, --report-html. What the run leaves behind goes to the
+// process exit. 0, or the exit code.
+int BillAndReport(const SimCli& o, const HeapTuning& heap, Millis epoch,
+                  std::unique_ptr<sim::Simulation>& simulation,
+                  std::optional<driver::SimResult>& result, const sim::Summary& summary) {
+  const ManifestSet& manifests = simulation->manifests();
   std::optional<Result<sim::SimBill>> billed;  // declared first: outlives the report's writer
   BackgroundReport report;
   if (!o.report_json.empty() && !report.Start(o.report_json, manifests, *result, summary)) {
@@ -392,21 +454,8 @@ int RunManifestSim(const SimCli& o) {
   }
   report.Give(&bill.value());  // the writer reads the invoices; the rows stay this thread's
   std::cout << sim::BillText(*bill, !manifests.price_books.empty());
-  if (!o.ledger.empty()) {
-    auto catalog = billing::PriceCatalog::Create(manifests.price_books);
-    if (!catalog.ok()) {
-      std::cerr << "arbiter sim: " << catalog.message() << "\n";
-      return 1;
-    }
-    std::cout << "ledger: " << o.ledger << ": ";
-    std::cout.flush();
-    if (int rc = WriteLedgerFile(o.ledger, bill->rows, *catalog, std::nullopt,
-                                 "arbiter sim: --ledger", std::cout, std::cerr);
-        rc != 0) {
-      std::cout << "not written\n";
-      return rc;
-    }
-  }
+  if (!o.ledger.empty())
+    if (int rc = WriteSimLedger(o, manifests, *bill); rc != 0) return rc;
   bill.value().rows = {};  // written to the ledger if asked; the invoices are built
   if (!o.report_json.empty()) {
     if (!report.Finish()) {
@@ -415,23 +464,78 @@ int RunManifestSim(const SimCli& o) {
     }
     std::cout << "report: " << o.report_json << "\n";
   }
-  if (!o.report_html.empty()) {
-    constexpr size_t kLargeForHtml = 100000;
-    if (result->workloads().size() > kLargeForHtml && !o.quiet)
-      std::cerr << "arbiter sim: note: --report-html builds the whole report in memory (about 15 "
-                   "KB per workload, "
-                << result->workloads().size() << " workloads); --report-json streams it\n";
-    std::ofstream f(o.report_html);
-    f << sim::SimulationHtml(sim::ReportJson(manifests, *result, summary, sim::BillJson(*bill)));
-    f.flush();
-    if (!f) {
-      std::cerr << "arbiter sim: cannot write " << o.report_html << "\n";
-      return 1;
-    }
-    std::cout << "report: " << o.report_html << "\n";
-  }
+  if (!o.report_html.empty())
+    if (int rc = WriteHtmlReport(o, manifests, *result, summary, *bill); rc != 0) return rc;
   LeaveToExit({std::move(simulation), std::move(result), std::move(billed)});
   return 0;
+}
+
+int RunManifestSim(const SimCli& o) {
+  HeapTuning heap;
+  heap.Start();
+  const bool resume = !o.resume.empty();
+  // Flags first (a usage error reads nothing), and output paths before a simulation that may take
+  // minutes, not after it.
+  if (int rc = CheckSimInputs(o); rc != kExitOk) return rc;
+  if (int rc = CheckSimOutputs(o); rc != kExitOk) return rc;
+  std::optional<Millis> start;
+  sim::SimOptions so;
+  if (int rc = ParseSimOptions(o, &start, &so); rc != kExitOk) return rc;
+  std::optional<yaml::ManifestLoad> load;
+  if (!resume)
+    if (int rc = LoadSimManifests(o, heap, &load); rc != kExitOk) return rc;
+  if (isatty(STDERR_FILENO) && !o.quiet)
+    so.progress = [](Millis now, size_t submitted, size_t total) {
+      std::cerr << "\r  virtual time " << FormatDuration(now) << ", " << submitted << "/" << total
+                << " submitted   " << std::flush;
+    };
+  const std::string explain_key = ExplainKey(o);
+  std::unique_ptr<sim::Simulation> simulation;
+  if (int rc = resume ? ResumeSimulation(o, so, &simulation)
+                      : CreateSimulation(so, explain_key, &*load, &simulation);
+      rc != kExitOk)
+    return rc;
+  if (int rc = RunAndSave(o, so, heap, *simulation); rc != kExitOk) return rc;
+  const ManifestSet& manifests = simulation->manifests();  // its pods go as they are submitted
+  const Millis end = so.until ? *so.until : simulation->now();
+  auto result = std::make_optional(simulation->Finish(end));
+  auto summary = sim::Summarise(manifests, *result);
+  std::cout << sim::TextSummary(manifests, *result, summary);
+  if (int rc = PrintExplanation(*result, explain_key, resume); rc != kExitOk) return rc;
+  Millis epoch = start.value_or(sim::DefaultEpoch(manifests));
+  heap.Advise();
+  return BillAndReport(o, heap, epoch, simulation, result, summary);
+}
+
+// `arbiter sim` without `compare`: a trace replay when the trace flags are given (with the flags
+// it shares with the manifest simulation), else the manifest simulation.
+int RunSim(const SimCli& o, TraceSimOptions& trace) {
+  if (o.seed < 0) {
+    std::cerr << "arbiter sim: --seed: must be a non-negative integer, got " << o.seed
+              << " (seeds are unsigned)\n";
+    return 2;
+  }
+  if (!IsTraceSim(trace)) return RunManifestSim(o);
+  if (!o.save_state.empty() || !o.resume.empty()) {
+    std::cerr << "arbiter sim: --save-state and --resume work with manifests (-f), not with a "
+                 "trace\n";
+    return 2;
+  }
+  if (!o.files.empty()) {
+    std::cerr << "arbiter sim: give either manifests (-f) or a trace (--nodes/--pods), not both\n";
+    return 2;
+  }
+  if (!o.explain.empty()) {
+    std::cerr << "arbiter sim: --explain: works on manifests (-f), not on a trace replay\n";
+    return 2;
+  }
+  if (!o.policy.empty()) trace.policy = o.policy;
+  if (o.seed_given) trace.seed = static_cast<uint64_t>(o.seed);
+  trace.check_invariants = o.check_invariants;
+  trace.report_json = o.report_json;
+  trace.report_html = o.report_html;
+  trace.quiet = o.quiet;
+  return RunTraceSim(trace);
 }
 
 }  // namespace
@@ -495,41 +599,8 @@ void RegisterSim(CLI::App& app, int* exit_code) {
   RegisterSimCompare(cmd, exit_code);
   cmd->callback([cmd, o, trace, seed_opt, exit_code] {
     if (cmd->got_subcommand("compare")) return;  // ran its own callback
-    if (o->seed < 0) {
-      std::cerr << "arbiter sim: --seed: must be a non-negative integer, got " << o->seed
-                << " (seeds are unsigned)\n";
-      *exit_code = 2;
-      return;
-    }
-    if (IsTraceSim(*trace)) {
-      if (!o->save_state.empty() || !o->resume.empty()) {
-        std::cerr << "arbiter sim: --save-state and --resume work with manifests (-f), not with a "
-                     "trace\n";
-        *exit_code = 2;
-        return;
-      }
-      if (!o->files.empty()) {
-        std::cerr
-            << "arbiter sim: give either manifests (-f) or a trace (--nodes/--pods), not both\n";
-        *exit_code = 2;
-        return;
-      }
-      if (!o->explain.empty()) {
-        std::cerr << "arbiter sim: --explain: works on manifests (-f), not on a trace replay\n";
-        *exit_code = 2;
-        return;
-      }
-      if (!o->policy.empty()) trace->policy = o->policy;
-      if (seed_opt->count() > 0) trace->seed = static_cast<uint64_t>(o->seed);
-      trace->check_invariants = o->check_invariants;
-      trace->report_json = o->report_json;
-      trace->report_html = o->report_html;
-      trace->quiet = o->quiet;
-      *exit_code = RunTraceSim(*trace);
-      return;
-    }
     o->seed_given = seed_opt->count() > 0;
-    *exit_code = RunManifestSim(*o);
+    *exit_code = RunSim(*o, *trace);
   });
 }
 

@@ -3,19 +3,15 @@
 //
 // Wiring in cmd_sim.cc (RegisterSim):
 //   auto trace = std::make_shared<TraceSimOptions>();
-//   AddTraceOptions(cmd, trace.get());     // --nodes --pods --mode --target --tenants
+//   AddTraceOptions(cmd, trace.get());     // --nodes --pods --mode --target --tenants ...
 //   RegisterSimCompare(cmd, exit_code);    // the `compare` sub-subcommand
 //   cmd->callback([=] {
 //     if (cmd->got_subcommand("compare")) return;  // compare ran its own callback
-//     if (IsTraceSim(*trace)) {
-//       trace->policy = o->policy; trace->seed = o->seed;           // shared flags
-//       trace->report_json = o->report_json; trace->report_html = o->report_html;
-//       trace->quiet = o->quiet;
-//       *exit_code = RunTraceSim(*trace);
-//       return;
-//     }
-//     ... manifest simulation ...
+//     *exit_code = RunSim(*o, *trace);
 //   });
+// where RunSim, when IsTraceSim(*trace), copies the shared flags (--policy, --seed,
+// --check-invariants, --report-json, --report-html, --quiet) into *trace and calls RunTraceSim;
+// else it runs the manifest simulation.
 #pragma once
 
 #include <CLI/CLI.hpp>
