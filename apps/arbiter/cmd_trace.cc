@@ -190,35 +190,42 @@ int LoadPolicyFile(const std::string& path, bool quiet, ManifestSet* out) {
   return 0;
 }
 
-int RunTraceSim(const TraceSimOptions& o) {
-  tr::TraceRunOptions ro;
-  ro.policy.reset();  // the PoolPolicy of a policy file decides, unless --policy does
+namespace {
+
+// --policy and --unschedulable into `ro`: 0, or the exit code.
+int ParsePlacementFlags(const TraceSimOptions& o, tr::TraceRunOptions* ro) {
+  ro->policy.reset();  // the PoolPolicy of a policy file decides, unless --policy does
   if (!o.policy.empty() || o.policy_file.empty()) {
     auto policy = tr::ParsePolicyName(o.policy.empty() ? "bestfit" : o.policy);
     if (!policy.ok()) {
       std::cerr << "arbiter sim: --policy: " << policy.message() << "\n";
       return 2;
     }
-    ro.policy = *policy;
+    ro->policy = *policy;
   }
   if (o.unschedulable == "drop") {
-    ro.unschedulable = tr::TraceRunOptions::Unschedulable::kDrop;
+    ro->unschedulable = tr::TraceRunOptions::Unschedulable::kDrop;
   } else if (o.unschedulable == "wait") {
-    ro.unschedulable = tr::TraceRunOptions::Unschedulable::kWait;
+    ro->unschedulable = tr::TraceRunOptions::Unschedulable::kWait;
   } else if (!o.unschedulable.empty()) {
     std::cerr << "arbiter sim: --unschedulable: expected drop or wait, got \"" << o.unschedulable
               << "\"\n";
     return 2;
   }
+  return 0;
+}
+
+// --time-limits, --checkpoint-interval and --shutdown-time into `ro`: 0, or the exit code.
+int ParseTimeFlags(const TraceSimOptions& o, tr::TraceRunOptions* ro) {
   if (o.time_limits < 0 || o.time_limits > 100000) {
     std::cerr << "arbiter sim: --time-limits: expected a percentage from 1 to 100000, got "
               << o.time_limits << "\n";
     return 2;
   }
-  ro.time_limit_percent = o.time_limits;
+  ro->time_limit_percent = o.time_limits;
   for (auto [flag, text, out] :
-       {std::tuple{"--checkpoint-interval", &o.checkpoint_interval, &ro.checkpoint_interval},
-        std::tuple{"--shutdown-time", &o.shutdown_time, &ro.checkpoint_shutdown}}) {
+       {std::tuple{"--checkpoint-interval", &o.checkpoint_interval, &ro->checkpoint_interval},
+        std::tuple{"--shutdown-time", &o.shutdown_time, &ro->checkpoint_shutdown}}) {
     if (text->empty()) continue;
     auto d = ParseDuration(*text);
     if (!d.ok() || *d <= 0 || *d > tr::kMaxTraceCheckpoint) {
@@ -229,15 +236,22 @@ int RunTraceSim(const TraceSimOptions& o) {
     }
     *out = *d;
   }
-  if (ro.checkpoint_shutdown > 0 && ro.checkpoint_interval == 0) {
+  if (ro->checkpoint_shutdown > 0 && ro->checkpoint_interval == 0) {
     std::cerr << "arbiter sim: --shutdown-time needs --checkpoint-interval (it is the time a "
                  "checkpointing pod takes to save)\n";
     return 2;
   }
-  ro.check_invariants = o.check_invariants;
-  ro.seed = o.seed;
+  return 0;
+}
+
+// The run options of a trace replay from its flags: 0, or the exit code.
+int ParseTraceRunOptions(const TraceSimOptions& o, tr::TraceRunOptions* ro) {
+  if (int rc = ParsePlacementFlags(o, ro)) return rc;
+  if (int rc = ParseTimeFlags(o, ro)) return rc;
+  ro->check_invariants = o.check_invariants;
+  ro->seed = o.seed;
   if (auto t = tr::ParseTargetPermille(o.target); t.ok()) {
-    ro.target_permille = *t;
+    ro->target_permille = *t;
   } else {
     std::cerr << "arbiter sim: --target: " << t.message() << "\n";
     return 2;
@@ -246,6 +260,95 @@ int RunTraceSim(const TraceSimOptions& o) {
     std::cerr << "arbiter sim: --mode: expected timeline or saturate, got \"" << o.mode << "\"\n";
     return 2;
   }
+  return 0;
+}
+
+// What a report says about its trace: the files, the mode, the target and the sizes.
+tr::TraceReportMeta TraceMeta(const std::string& nodes, const std::string& pods,
+                              const std::string& mode, int64_t target_permille, const Loaded& in) {
+  tr::TraceReportMeta meta;
+  meta.nodes_path = nodes;
+  meta.pods_path = pods;
+  meta.mode = mode;
+  meta.target_permille = target_permille;
+  meta.node_count = static_cast<int64_t>(in.nodes.size());
+  meta.pod_count = static_cast<int64_t>(in.pods.pods.size());
+  return meta;
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The outputs of a trace replay: the summary, and the JSON and HTML reports when asked for.
+struct TraceOutputs {
+  std::string text, json, html;
+};
+
+// One mode of a trace replay: how it runs and how its result is reported.
+template <typename R>
+struct TraceMode {
+  Result<R> (*run)(const std::vector<tr::TraceNode>&, const tr::PodTrace&,
+                   const tr::TraceRunOptions&);
+  std::string (*text)(const R&, const tr::TraceReportMeta&);
+  nlohmann::json (*json)(const R&, const tr::TraceReportMeta&);
+  std::string (*html)(const R&, const tr::TraceReportMeta&);       // the whole page
+  std::string (*html_body)(const R&, const tr::TraceReportMeta&);  // with a policy run
+  const char* policy_run_title;
+};
+const TraceMode<tr::SaturateResult> kSaturate{
+    tr::RunSaturate,  tr::SaturateText,     tr::SaturateJson,
+    tr::SaturateHtml, tr::SaturateHtmlBody, "Arbiter trace run (saturate) under a policy file"};
+const TraceMode<tr::TimelineResult> kTimeline{
+    tr::RunTimeline,  tr::TimelineText,     tr::TimelineJson,
+    tr::TimelineHtml, tr::TimelineHtmlBody, "Arbiter trace replay (timeline) under a policy file"};
+
+// Replays the trace in one mode and renders its outputs: 0, or the exit code.
+template <typename R>
+int ReplayTrace(const TraceMode<R>& mode, const Loaded& in, const tr::TraceRunOptions& ro,
+                const TraceSimOptions& o, bool progress, tr::TraceReportMeta* meta,
+                TraceOutputs* out) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = mode.run(in.nodes, in.pods, ro);
+  if (progress) std::cerr << "\n";
+  if (!r.ok()) {
+    std::cerr << "arbiter sim: " << r.message() << "\n";
+    return 1;
+  }
+  meta->seconds = {{SecondsSince(t0)}};
+  out->text = mode.text(*r, *meta);
+  nlohmann::json j = mode.json(*r, *meta);
+  std::string page;
+  if (!o.report_html.empty())
+    page = r->policy_run ? mode.html_body(*r, *meta) : mode.html(*r, *meta);
+  if (int rc =
+          PolicyRunOutputs(r->policy_run.get(), o, mode.policy_run_title, &out->text, &j, &page))
+    return rc;
+  if (!o.report_json.empty()) out->json = j.dump(2) + "\n";
+  out->html = std::move(page);
+  return 0;
+}
+
+// Prints the summary and writes the JSON and HTML reports asked for: 0, or the exit code.
+int WriteTraceOutputs(const std::string& report_json, const std::string& report_html,
+                      const TraceOutputs& out) {
+  std::cout << out.text;
+  if (!report_json.empty()) {
+    if (!WriteFile(report_json, out.json)) return 1;
+    std::cout << "report: " << report_json << "\n";
+  }
+  if (!report_html.empty()) {
+    if (!WriteFile(report_html, out.html)) return 1;
+    std::cout << "html report: " << report_html << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int RunTraceSim(const TraceSimOptions& o) {
+  tr::TraceRunOptions ro;
+  if (int rc = ParseTraceRunOptions(o, &ro)) return rc;
   ManifestSet policy_file;
   if (!o.policy_file.empty()) {
     if (int rc = LoadPolicyFile(o.policy_file, o.quiet, &policy_file)) return rc;
@@ -254,131 +357,82 @@ int RunTraceSim(const TraceSimOptions& o) {
   }
   Loaded in;
   if (int rc = Load(o.nodes, o.pods, o.tenants, o.seed, &in)) return rc;
-  tr::TraceReportMeta meta;
-  meta.nodes_path = o.nodes;
-  meta.pods_path = o.pods;
-  meta.mode = o.mode;
-  meta.target_permille = ro.target_permille;
-  meta.node_count = static_cast<int64_t>(in.nodes.size());
-  meta.pod_count = static_cast<int64_t>(in.pods.pods.size());
+  tr::TraceReportMeta meta = TraceMeta(o.nodes, o.pods, o.mode, ro.target_permille, in);
   const bool progress = Progress(o.quiet);
   if (progress)
     std::cerr << "  replaying " << in.pods.pods.size() << " pods (" << o.mode << ", "
               << (ro.policy ? tr::PolicyKey(*ro.policy)
                             : std::string("the policy file's placement"))
               << ") ..." << std::flush;
-  const auto t0 = std::chrono::steady_clock::now();
-  std::string text, json, html;
-  if (o.mode == "saturate") {
-    auto r = tr::RunSaturate(in.nodes, in.pods, ro);
-    if (progress) std::cerr << "\n";
-    if (!r.ok()) {
-      std::cerr << "arbiter sim: " << r.message() << "\n";
-      return 1;
+  TraceOutputs out;
+  if (int rc = o.mode == "saturate" ? ReplayTrace(kSaturate, in, ro, o, progress, &meta, &out)
+                                    : ReplayTrace(kTimeline, in, ro, o, progress, &meta, &out))
+    return rc;
+  return WriteTraceOutputs(o.report_json, o.report_html, out);
+}
+
+namespace {
+
+// The --policies list (comma-separated, empty items skipped): 0, or the exit code.
+int ParsePolicyList(const std::string& list, std::vector<PlacementPolicyName>* policies) {
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t c = list.find(',', start);
+    std::string name = list.substr(start, c == std::string::npos ? std::string::npos : c - start);
+    if (!name.empty()) {
+      auto p = tr::ParsePolicyName(name);
+      if (!p.ok()) {
+        std::cerr << "arbiter sim compare: --policies: " << p.message() << "\n";
+        return 2;
+      }
+      policies->push_back(*p);
     }
-    meta.seconds = {{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
-    text = tr::SaturateText(*r, meta);
-    nlohmann::json j = tr::SaturateJson(*r, meta);
-    std::string page;
-    if (!o.report_html.empty())
-      page = r->policy_run ? tr::SaturateHtmlBody(*r, meta) : tr::SaturateHtml(*r, meta);
-    if (int rc =
-            PolicyRunOutputs(r->policy_run.get(), o,
-                             "Arbiter trace run (saturate) under a policy file", &text, &j, &page))
-      return rc;
-    if (!o.report_json.empty()) json = j.dump(2) + "\n";
-    html = std::move(page);
-  } else {
-    auto r = tr::RunTimeline(in.nodes, in.pods, ro);
-    if (progress) std::cerr << "\n";
-    if (!r.ok()) {
-      std::cerr << "arbiter sim: " << r.message() << "\n";
-      return 1;
-    }
-    meta.seconds = {{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
-    text = tr::TimelineText(*r, meta);
-    nlohmann::json j = tr::TimelineJson(*r, meta);
-    std::string page;
-    if (!o.report_html.empty())
-      page = r->policy_run ? tr::TimelineHtmlBody(*r, meta) : tr::TimelineHtml(*r, meta);
-    if (int rc = PolicyRunOutputs(r->policy_run.get(), o,
-                                  "Arbiter trace replay (timeline) under a policy file", &text, &j,
-                                  &page))
-      return rc;
-    if (!o.report_json.empty()) json = j.dump(2) + "\n";
-    html = std::move(page);
+    if (c == std::string::npos) break;
+    start = c + 1;
   }
-  std::cout << text;
-  if (!o.report_json.empty()) {
-    if (!WriteFile(o.report_json, json)) return 1;
-    std::cout << "report: " << o.report_json << "\n";
-  }
-  if (!o.report_html.empty()) {
-    if (!WriteFile(o.report_html, html)) return 1;
-    std::cout << "html report: " << o.report_html << "\n";
+  if (policies->empty()) {
+    std::cerr << "arbiter sim compare: --policies: no policy given\n";
+    return 2;
   }
   return 0;
 }
 
-int RunTraceCompare(const TraceCompareOptions& o) {
+// --mode, --target, --policies and --seeds of `sim compare`: 0, or the exit code.
+int ParseCompareFlags(const TraceCompareOptions& o, tr::TraceRunOptions* base,
+                      std::vector<PlacementPolicyName>* policies, std::vector<uint64_t>* seeds) {
   if (o.mode != "saturate") {
     std::cerr << "arbiter sim compare: --mode: only saturate is supported, got \"" << o.mode
               << "\"\n";
     return 2;
   }
-  tr::TraceRunOptions base;
   if (auto t = tr::ParseTargetPermille(o.target); t.ok()) {
-    base.target_permille = *t;
+    base->target_permille = *t;
   } else {
     std::cerr << "arbiter sim compare: --target: " << t.message() << "\n";
     return 2;
   }
-  std::vector<PlacementPolicyName> policies;
-  std::vector<std::string> names;
-  {
-    size_t start = 0;
-    while (start <= o.policies.size()) {
-      size_t c = o.policies.find(',', start);
-      std::string name =
-          o.policies.substr(start, c == std::string::npos ? std::string::npos : c - start);
-      if (!name.empty()) {
-        auto p = tr::ParsePolicyName(name);
-        if (!p.ok()) {
-          std::cerr << "arbiter sim compare: --policies: " << p.message() << "\n";
-          return 2;
-        }
-        policies.push_back(*p);
-      }
-      if (c == std::string::npos) break;
-      start = c + 1;
-    }
-  }
-  if (policies.empty()) {
-    std::cerr << "arbiter sim compare: --policies: no policy given\n";
+  if (int rc = ParsePolicyList(o.policies, policies)) return rc;
+  auto s = tr::ParseSeeds(o.seeds);
+  if (!s.ok()) {
+    std::cerr << "arbiter sim compare: --seeds: " << s.message() << "\n";
     return 2;
   }
-  auto seeds = tr::ParseSeeds(o.seeds);
-  if (!seeds.ok()) {
-    std::cerr << "arbiter sim compare: --seeds: " << seeds.message() << "\n";
-    return 2;
-  }
-  Loaded in;
-  if (int rc = Load(o.nodes, o.pods, o.tenants, seeds->front(), &in)) return rc;
-  const bool progress = Progress(o.quiet);
-  tr::TraceReportMeta meta;
-  meta.nodes_path = o.nodes;
-  meta.pods_path = o.pods;
-  meta.mode = o.mode;
-  meta.target_permille = base.target_permille;
-  meta.node_count = static_cast<int64_t>(in.nodes.size());
-  meta.pod_count = static_cast<int64_t>(in.pods.pods.size());
-  std::vector<tr::PolicySummary> summaries;
-  const size_t total = policies.size() * seeds->size();
+  *seeds = std::move(s).value();
+  return 0;
+}
+
+// Saturate runs of every policy on every seed, summarised per policy (and their wall-clock
+// seconds in `meta`): 0, or the exit code.
+int RunComparison(const Loaded& in, const tr::TraceRunOptions& base,
+                  const std::vector<PlacementPolicyName>& policies,
+                  const std::vector<uint64_t>& seeds, bool progress, tr::TraceReportMeta* meta,
+                  std::vector<tr::PolicySummary>* summaries) {
+  const size_t total = policies.size() * seeds.size();
   size_t done = 0;
   for (PlacementPolicyName p : policies) {
     std::vector<tr::SaturateResult> runs;
     std::vector<double> secs;
-    for (uint64_t seed : *seeds) {
+    for (uint64_t seed : seeds) {
       if (progress)
         std::cerr << "\r  " << tr::PolicyKey(p) << " seed " << seed << " (" << done + 1 << "/"
                   << total << ")      " << std::flush;
@@ -387,7 +441,7 @@ int RunTraceCompare(const TraceCompareOptions& o) {
       ro.seed = seed;
       const auto t0 = std::chrono::steady_clock::now();
       auto r = tr::RunSaturate(in.nodes, in.pods, ro);
-      secs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      secs.push_back(SecondsSince(t0));
       if (!r.ok()) {
         if (progress) std::cerr << "\n";
         std::cerr << "arbiter sim compare: " << r.message() << "\n";
@@ -396,10 +450,26 @@ int RunTraceCompare(const TraceCompareOptions& o) {
       runs.push_back(std::move(r).value());
       ++done;
     }
-    summaries.push_back(tr::SummariseRuns(tr::PolicyKey(p), *seeds, std::move(runs)));
-    meta.seconds.push_back(std::move(secs));
+    summaries->push_back(tr::SummariseRuns(tr::PolicyKey(p), seeds, std::move(runs)));
+    meta->seconds.push_back(std::move(secs));
   }
   if (progress) std::cerr << "\r" << std::string(60, ' ') << "\r" << std::flush;
+  return 0;
+}
+
+}  // namespace
+
+int RunTraceCompare(const TraceCompareOptions& o) {
+  tr::TraceRunOptions base;
+  std::vector<PlacementPolicyName> policies;
+  std::vector<uint64_t> seeds;
+  if (int rc = ParseCompareFlags(o, &base, &policies, &seeds)) return rc;
+  Loaded in;
+  if (int rc = Load(o.nodes, o.pods, o.tenants, seeds.front(), &in)) return rc;
+  tr::TraceReportMeta meta = TraceMeta(o.nodes, o.pods, o.mode, base.target_permille, in);
+  std::vector<tr::PolicySummary> summaries;
+  if (int rc = RunComparison(in, base, policies, seeds, Progress(o.quiet), &meta, &summaries))
+    return rc;
   std::cout << tr::ComparisonText(summaries, meta);
   if (!o.report_json.empty()) {
     if (!WriteFile(o.report_json, tr::ComparisonJson(summaries, meta).dump(2) + "\n")) return 1;
