@@ -150,10 +150,8 @@ struct ExportCli {
   bool strict = false;
 };
 
-int RunExport(const ExportCli& o) {
-  const char* who = "arbiter slurm export";
-  auto load = LoadPolicy(o.files, who, /*quiet=*/true);
-  if (!load) return 1;
+// --cluster and --user: Slurm names, checked before anything is exported: 0, or the exit code.
+int CheckExportNames(const ExportCli& o, const char* who) {
   if (!o.cluster.empty() && !slurm::IsValidSlurmName(o.cluster)) {
     std::cerr << who << ": --cluster " << o.cluster
               << ": not a valid Slurm name (lowercase letters, digits, '_', '-'; at most 64)\n";
@@ -164,29 +162,68 @@ int RunExport(const ExportCli& o) {
       std::cerr << who << ": --user " << u << ": not a plain user name\n";
       return 2;
     }
-  slurm::NameMap names;
-  if (!o.account_map.empty()) {
-    auto m = slurm::NameMap::Load(o.account_map);
-    if (!m.ok()) {
-      std::cerr << who << ": --account-map: " << m.message() << "\n";
+  return 0;
+}
+
+// The export options of the flags (the PriceBook version: at --price-at, else now): 0, or the
+// exit code.
+int ExportOptionsOf(const ExportCli& o, const char* who, slurm::ExportOptions* opts) {
+  opts->cluster = o.cluster;
+  opts->users = o.users;
+  opts->source_label = o.files.size() == 1
+                           ? o.files[0]
+                           : o.files[0] + " (+" + std::to_string(o.files.size() - 1) + ")";
+  if (o.price_at.empty()) {
+    opts->price_at = NowMs();
+    return 0;
+  }
+  auto t = ParseInstant(o.price_at, "--price-at", who);
+  if (!t) return 1;
+  opts->price_at = *t;
+  return 0;
+}
+
+// Writes sacctmgr.sh (executable) and slurm-policy.conf into -o DIR and says so on stderr: 0, or
+// the exit code.
+int WriteExportDir(const ExportCli& o, const slurm::ExportResult& r, const char* who) {
+  std::error_code ec;
+  fs::create_directories(o.out_dir, ec);
+  if (ec || !fs::is_directory(o.out_dir)) {
+    std::cerr << who << ": -o " << o.out_dir << ": cannot create the directory\n";
+    return 1;
+  }
+  const fs::path script = fs::path(o.out_dir) / "sacctmgr.sh",
+                 conf = fs::path(o.out_dir) / "slurm-policy.conf";
+  for (const auto& [path, text] :
+       {std::pair<fs::path, const std::string&>{script, r.sacctmgr_script}, {conf, r.slurm_conf}}) {
+    std::ofstream f(path);
+    f << text;
+    f.close();
+    if (!f) {
+      std::cerr << who << ": cannot write " << path.string() << "\n";
       return 1;
     }
-    names = std::move(*m);
   }
+  fs::permissions(script, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                  fs::perm_options::add, ec);
+  std::cerr << who << ": " << Plural(r.qos_count, "QoS", "QoS") << ", "
+            << Plural(r.account_count, "account")
+            << (o.users.empty() ? "" : ", " + Plural(r.user_count, "user")) << " in "
+            << script.string() << "; slurm.conf fragment in " << conf.string() << "; "
+            << Plural(r.diagnostics.WarningCount(), "warning") << "\n";
+  return 0;
+}
+
+int RunExport(const ExportCli& o) {
+  const char* who = "arbiter slurm export";
+  auto load = LoadPolicy(o.files, who, /*quiet=*/true);
+  if (!load) return 1;
+  if (int rc = CheckExportNames(o, who)) return rc;
+  auto names = BuildNames(o.account_map, /*set=*/nullptr, who);  // --account-map only
+  if (!names) return 1;
   slurm::ExportOptions opts;
-  opts.cluster = o.cluster;
-  opts.users = o.users;
-  opts.source_label = o.files.size() == 1
-                          ? o.files[0]
-                          : o.files[0] + " (+" + std::to_string(o.files.size() - 1) + ")";
-  if (!o.price_at.empty()) {
-    auto t = ParseInstant(o.price_at, "--price-at", who);
-    if (!t) return 1;
-    opts.price_at = *t;
-  } else {
-    opts.price_at = NowMs();
-  }
-  slurm::ExportResult r = slurm::ExportPolicy(load->set, &load->locator, std::move(names), opts);
+  if (int rc = ExportOptionsOf(o, who, &opts)) return rc;
+  slurm::ExportResult r = slurm::ExportPolicy(load->set, &load->locator, std::move(*names), opts);
   for (const auto& d : r.diagnostics.items) std::cerr << d.ToString() << "\n";
   if (!r.ok()) {
     std::cerr << who << ": " << Plural(r.diagnostics.ErrorCount(), "error")
@@ -199,36 +236,8 @@ int RunExport(const ExportCli& o) {
               << " (policy Slurm cannot express); nothing written\n";
     return 1;
   }
-  if (o.out_dir.empty()) {
-    std::cout << r.sacctmgr_script << "\n# ==== slurm.conf fragment ====\n" << r.slurm_conf;
-  } else {
-    std::error_code ec;
-    fs::create_directories(o.out_dir, ec);
-    if (ec || !fs::is_directory(o.out_dir)) {
-      std::cerr << who << ": -o " << o.out_dir << ": cannot create the directory\n";
-      return 1;
-    }
-    const fs::path script = fs::path(o.out_dir) / "sacctmgr.sh",
-                   conf = fs::path(o.out_dir) / "slurm-policy.conf";
-    for (const auto& [path, text] :
-         {std::pair<fs::path, const std::string&>{script, r.sacctmgr_script},
-          {conf, r.slurm_conf}}) {
-      std::ofstream f(path);
-      f << text;
-      f.close();
-      if (!f) {
-        std::cerr << who << ": cannot write " << path.string() << "\n";
-        return 1;
-      }
-    }
-    fs::permissions(script, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
-                    fs::perm_options::add, ec);
-    std::cerr << who << ": " << Plural(r.qos_count, "QoS", "QoS") << ", "
-              << Plural(r.account_count, "account")
-              << (o.users.empty() ? "" : ", " + Plural(r.user_count, "user")) << " in "
-              << script.string() << "; slurm.conf fragment in " << conf.string() << "; "
-              << Plural(warnings, "warning") << "\n";
-  }
+  if (!o.out_dir.empty()) return WriteExportDir(o, r, who);
+  std::cout << r.sacctmgr_script << "\n# ==== slurm.conf fragment ====\n" << r.slurm_conf;
   return 0;
 }
 
@@ -257,8 +266,9 @@ void SetMigCards(const ManifestSet& set, slurm::ImportOptions& io) {
     if (models.size() == 1) io.mig_gpu_product[r] = *models.begin();
 }
 
-int RunImport(const ImportCli& o) {
-  const char* who = "arbiter slurm import";
+// --sacct-file or --since, --db, --utc-offset and --seal-before: 0, or the exit code.
+int CheckImportFlags(const ImportCli& o, const char* who, Millis* offset,
+                     std::optional<Millis>* seal) {
   if (o.sacct_file.empty() == o.since.empty()) {
     std::cerr << who << ": give either --sacct-file FILE or --since TIME\n";
     return 2;
@@ -267,106 +277,150 @@ int RunImport(const ImportCli& o) {
     std::cerr << who << ": --db LEDGER is required (or --dry-run / --segments-out)\n";
     return 2;
   }
-  auto offset = slurm::ParseUtcOffset(o.utc_offset);
-  if (!offset.ok()) {
-    std::cerr << who << ": --utc-offset: " << offset.message() << "\n";
+  auto off = slurm::ParseUtcOffset(o.utc_offset);
+  if (!off.ok()) {
+    std::cerr << who << ": --utc-offset: " << off.message() << "\n";
     return 2;
   }
-  std::optional<Millis> seal;
+  *offset = *off;
   if (!o.seal_before.empty()) {
     auto t = ParseInstant(o.seal_before, "--seal-before", who);
     if (!t) return 1;
-    seal = *t;
+    *seal = *t;
   }
+  return 0;
+}
+
+// The usage track's sampling interval: --scrape-interval, else the policy's (PoolPolicy
+// metering.scrapeInterval), else 30 s. 0, or the exit code.
+int ScrapeInterval(const ImportCli& o, const yaml::ManifestLoad* load, const char* who,
+                   Millis* interval) {
+  *interval = load && load->set.pool_policy ? load->set.pool_policy->scrape_interval : 30000;
+  if (o.scrape.empty()) return 0;
+  auto d = ParseDuration(o.scrape);
+  if (!d.ok() || *d <= 0) {
+    std::cerr << who << ": --scrape-interval: " << (d.ok() ? "must be positive" : d.message())
+              << "\n";
+    return 1;
+  }
+  *interval = *d;
+  return 0;
+}
+
+// Runs sacct for the jobs since --since (its output in --save-sacct, else in a temporary file,
+// named in *temp): the output's path, or nullopt (the temporary file removed).
+std::optional<std::string> RunSacctSince(const ImportCli& o, const char* who,
+                                         std::optional<std::string>* temp) {
+  auto since = ParseInstant(o.since, "--since", who);
+  if (!since) return std::nullopt;
+  slurm::SacctQuery q;
+  q.sacct = o.sacct;
+  q.since = *since;
+  if (!o.until.empty()) {
+    auto until = ParseInstant(o.until, "--until", who);
+    if (!until) return std::nullopt;
+    q.until = *until;
+  }
+  if (!o.save_sacct.empty()) {
+    q.output_path = o.save_sacct;
+  } else {
+    char tmpl[] = "/tmp/arbiter-sacct-XXXXXX";
+    int fd = mkstemp(tmpl);
+    if (fd < 0) {
+      std::cerr << who << ": cannot create a temporary file\n";
+      return std::nullopt;
+    }
+    close(fd);
+    q.output_path = tmpl;
+    *temp = q.output_path;
+  }
+  std::cerr << who << ": running";
+  for (const auto& a : slurm::SacctArgv(q)) std::cerr << " " << a;
+  std::cerr << "\n";
+  if (Status s = slurm::RunSacct(q); !s.ok()) {
+    if (*temp) std::remove((*temp)->c_str());
+    std::cerr << who << ": " << s.message() << "\n";
+    return std::nullopt;
+  }
+  return q.output_path;
+}
+
+// The runs of sacct's output: --sacct-file, or sacct run for --since (its temporary output
+// removed once read). nullopt on errors.
+std::optional<std::vector<slurm::SacctRun>> ReadImportRuns(const ImportCli& o, Millis offset,
+                                                           const char* who) {
+  std::string sacct_path = o.sacct_file;
+  std::optional<std::string> temp;
+  if (!o.since.empty()) {
+    auto path = RunSacctSince(o, who, &temp);
+    if (!path) return std::nullopt;
+    sacct_path = *path;
+  }
+  auto runs = ReadSacctFile(sacct_path, offset, who);
+  if (temp) std::remove(temp->c_str());
+  return runs;
+}
+
+// What the policy tells the import: QoS priorities (and PriorityClass values under priority
+// preemption), MIG cards; its PriceBooks into *books.
+slurm::ImportOptions ImportOptionsOf(const ImportCli& o, const yaml::ManifestLoad* load,
+                                     std::vector<PriceBook>* books) {
+  slurm::ImportOptions io;
+  if (!o.cluster.empty()) io.cluster = o.cluster;
+  if (!load) return io;
+  for (const auto& q : load->set.qos) io.qos_priority[slurm::QosNameOf(q.meta.name)] = q.priority;
+  if (!load->set.pool_policy || load->set.pool_policy->preemption_type == PreemptionType::kPriority)
+    for (const auto& pc : load->set.priority_classes)
+      io.qos_priority[slurm::QosNameOf(pc.meta.name)] = pc.value;
+  *books = load->set.price_books;
+  SetMigCards(load->set, io);
+  return io;
+}
+
+// Says what was imported, and writes the segments to --segments-out: 0, or the exit code.
+int ReportImported(const ImportCli& o, const std::string& label,
+                   const slurm::ImportResult& imported, const char* who) {
+  std::cout << label << ": " << Plural(imported.jobs, "job") << ", " << Plural(imported.runs, "run")
+            << " (" << imported.not_started << " not started, " << imported.running
+            << " still running) -> " << Plural(imported.segments.size(), "segment") << "\n";
+  for (const auto& n : imported.notes) std::cout << "note: " << n << "\n";
+  if (o.segments_out.empty()) return 0;
+  std::ofstream f(o.segments_out);
+  for (const auto& s : imported.segments) f << report::SegmentToJson(s).dump() << "\n";
+  f.close();
+  if (!f) {
+    std::cerr << who << ": cannot write " << o.segments_out << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+int RunImport(const ImportCli& o) {
+  const char* who = "arbiter slurm import";
+  Millis offset = 0;
+  std::optional<Millis> seal;
+  if (int rc = CheckImportFlags(o, who, &offset, &seal)) return rc;
   std::optional<yaml::ManifestLoad> load;
   if (!o.files.empty()) {
     load = LoadPolicy(o.files, who, /*quiet=*/true);
     if (!load) return 1;
   }
-  auto names = BuildNames(o.account_map, load ? &load->set : nullptr, who);
+  const yaml::ManifestLoad* policy = load ? &*load : nullptr;
+  auto names = BuildNames(o.account_map, policy ? &policy->set : nullptr, who);
   if (!names) return 1;
-  // The usage track is sampled as the policy says (PoolPolicy metering.scrapeInterval).
-  Millis interval = load && load->set.pool_policy ? load->set.pool_policy->scrape_interval : 30000;
-  if (!o.scrape.empty()) {
-    auto d = ParseDuration(o.scrape);
-    if (!d.ok() || *d <= 0) {
-      std::cerr << who << ": --scrape-interval: " << (d.ok() ? "must be positive" : d.message())
-                << "\n";
-      return 1;
-    }
-    interval = *d;
-  }
-  std::string sacct_path = o.sacct_file;
-  std::optional<std::string> temp;
-  if (!o.since.empty()) {
-    auto since = ParseInstant(o.since, "--since", who);
-    if (!since) return 1;
-    slurm::SacctQuery q;
-    q.sacct = o.sacct;
-    q.since = *since;
-    if (!o.until.empty()) {
-      auto until = ParseInstant(o.until, "--until", who);
-      if (!until) return 1;
-      q.until = *until;
-    }
-    if (!o.save_sacct.empty()) {
-      q.output_path = o.save_sacct;
-    } else {
-      char tmpl[] = "/tmp/arbiter-sacct-XXXXXX";
-      int fd = mkstemp(tmpl);
-      if (fd < 0) {
-        std::cerr << who << ": cannot create a temporary file\n";
-        return 1;
-      }
-      close(fd);
-      q.output_path = tmpl;
-      temp = q.output_path;
-    }
-    std::cerr << who << ": running";
-    for (const auto& a : slurm::SacctArgv(q)) std::cerr << " " << a;
-    std::cerr << "\n";
-    if (Status s = slurm::RunSacct(q); !s.ok()) {
-      if (temp) std::remove(temp->c_str());
-      std::cerr << who << ": " << s.message() << "\n";
-      return 1;
-    }
-    sacct_path = q.output_path;
-  }
-  auto runs = ReadSacctFile(sacct_path, *offset, who);
-  if (temp) std::remove(temp->c_str());
+  Millis interval = 0;
+  if (int rc = ScrapeInterval(o, policy, who, &interval)) return rc;
+  auto runs = ReadImportRuns(o, offset, who);
   if (!runs) return 1;
-  slurm::ImportOptions io;
-  if (!o.cluster.empty()) io.cluster = o.cluster;
   std::vector<PriceBook> books;
-  if (load) {
-    for (const auto& q : load->set.qos) io.qos_priority[slurm::QosNameOf(q.meta.name)] = q.priority;
-    if (!load->set.pool_policy ||
-        load->set.pool_policy->preemption_type == PreemptionType::kPriority)
-      for (const auto& pc : load->set.priority_classes)
-        io.qos_priority[slurm::QosNameOf(pc.meta.name)] = pc.value;
-    books = load->set.price_books;
-    SetMigCards(load->set, io);
-  }
+  const slurm::ImportOptions io = ImportOptionsOf(o, policy, &books);
   const std::string label = o.since.empty() ? o.sacct_file : "sacct since " + o.since;
   auto imported = slurm::SegmentsFromSacct(*runs, *names, io, label);
   if (!imported.ok()) {
     std::cerr << who << ": " << imported.message() << "\n";
     return 1;
   }
-  std::cout << label << ": " << Plural(imported->jobs, "job") << ", "
-            << Plural(imported->runs, "run") << " (" << imported->not_started << " not started, "
-            << imported->running << " still running) -> "
-            << Plural(imported->segments.size(), "segment") << "\n";
-  for (const auto& n : imported->notes) std::cout << "note: " << n << "\n";
-  if (!o.segments_out.empty()) {
-    std::ofstream f(o.segments_out);
-    for (const auto& s : imported->segments) f << report::SegmentToJson(s).dump() << "\n";
-    f.close();
-    if (!f) {
-      std::cerr << who << ": cannot write " << o.segments_out << "\n";
-      return 1;
-    }
-  }
+  if (int rc = ReportImported(o, label, *imported, who)) return rc;
   if (o.dry_run || o.db.empty()) return 0;
   return IngestSegments(o.db, imported->segments, std::move(books), interval, seal, who, label,
                         "-f POLICY.yaml with a PriceBook", std::cout, std::cerr);
