@@ -15,6 +15,36 @@ namespace {
 constexpr io::InputKind kTokenFileInput{"token file", 16 * io::kMiB};
 constexpr io::InputKind kCaInput{"certificate", 1 * io::kMiB};
 
+struct KubeconfigFlags {
+  std::string server, user, token_file, ns, ca;
+};
+
+// Prints the kubeconfig of --user: 0, or the exit code.
+int RunKubeconfig(const KubeconfigFlags& f) {
+  const char* name = "arbiter kubeconfig";
+  auto text = io::ReadInputFile(f.token_file, kTokenFileInput);
+  if (!text.ok()) return InputError(name, text.message());
+  auto tokens = kube::ParseTokenFile(*text, f.token_file);
+  if (!tokens.ok()) return InputError(name, tokens.message());
+  auto it = tokens->first_token_of_user.find(f.user);
+  if (it == tokens->first_token_of_user.end())
+    return InputError(name, io::InputName(f.token_file) + ": no token for user \"" + f.user + "\"");
+  kube::KubeconfigOptions o;
+  o.server = f.server;
+  o.user = f.user;
+  o.token = it->second;
+  o.namespace_ = f.ns;
+  if (!f.ca.empty()) {
+    auto ca = io::ReadInputFile(f.ca, kCaInput);
+    if (!ca.ok()) return InputError(name, ca.message());
+    o.ca_pem = *ca;
+  }
+  auto yaml = kube::KubeconfigYaml(o);
+  if (!yaml.ok()) return FlagError(name, "--server", yaml.message());
+  std::cout << *yaml;
+  return kExitOk;
+}
+
 }  // namespace
 
 void RegisterKubeconfig(CLI::App& app, int* exit_code) {
@@ -26,55 +56,14 @@ void RegisterKubeconfig(CLI::App& app, int* exit_code) {
       "Example: arbiter kubeconfig --server https://127.0.0.1:6443 --user alice \\\n"
       "           --token-file tokens.csv --certificate-authority ca.crt > alice.kubeconfig\n"
       "Exit status: 0 printed, 1 unreadable file or unknown user, 2 usage error.");
-  struct Flags {
-    std::string server, user, token_file, ns, ca;
-  };
-  auto f = std::make_shared<Flags>();
+  auto f = std::make_shared<KubeconfigFlags>();
   cmd->add_option("--server", f->server, "The server's URL (http:// or https://)")->required();
   cmd->add_option("--user", f->user, "User name, as in the token file")->required();
   cmd->add_option("--token-file", f->token_file, "Token file (token,user,uid,\"groups\")")
       ->required();
   cmd->add_option("--namespace", f->ns, "Default namespace of the context");
   cmd->add_option("--certificate-authority", f->ca, "PEM file of the server's CA (https)");
-  cmd->callback([f, exit_code] {
-    const char* name = "arbiter kubeconfig";
-    auto text = io::ReadInputFile(f->token_file, kTokenFileInput);
-    if (!text.ok()) {
-      *exit_code = InputError(name, text.message());
-      return;
-    }
-    auto tokens = kube::ParseTokenFile(*text, f->token_file);
-    if (!tokens.ok()) {
-      *exit_code = InputError(name, tokens.message());
-      return;
-    }
-    auto it = tokens->first_token_of_user.find(f->user);
-    if (it == tokens->first_token_of_user.end()) {
-      *exit_code = InputError(
-          name, io::InputName(f->token_file) + ": no token for user \"" + f->user + "\"");
-      return;
-    }
-    kube::KubeconfigOptions o;
-    o.server = f->server;
-    o.user = f->user;
-    o.token = it->second;
-    o.namespace_ = f->ns;
-    if (!f->ca.empty()) {
-      auto ca = io::ReadInputFile(f->ca, kCaInput);
-      if (!ca.ok()) {
-        *exit_code = InputError(name, ca.message());
-        return;
-      }
-      o.ca_pem = *ca;
-    }
-    auto yaml = kube::KubeconfigYaml(o);
-    if (!yaml.ok()) {
-      *exit_code = FlagError(name, "--server", yaml.message());
-      return;
-    }
-    std::cout << *yaml;
-    *exit_code = kExitOk;
-  });
+  cmd->callback([f, exit_code] { *exit_code = RunKubeconfig(*f); });
 }
 
 }  // namespace arbiter::app

@@ -13,6 +13,25 @@
 
 namespace arbiter::app {
 
+namespace {
+
+// Loads the manifests, prints every problem and a summary: 0 without errors, else the exit code.
+int RunValidate(const std::vector<std::string>& files) {
+  std::vector<std::pair<std::string, std::string>> inputs;
+  for (const auto& f : files) inputs.push_back({"-f", f});
+  if (int rc = StdinOnce("arbiter validate", inputs); rc != kExitOk) return rc;
+  yaml::ManifestLoad load = yaml::LoadManifestFiles(files);
+  load.diagnostics.Sort();
+  for (const auto& d : load.diagnostics.items) std::cout << d.ToString() << "\n";
+  std::string what = files.size() == 1 ? io::InputName(files[0]) : Plural(files.size(), "file");
+  std::cout << what << ": " << Plural(CountObjects(load.set), "object") << ", "
+            << Plural(load.diagnostics.ErrorCount(), "error") << ", "
+            << Plural(load.diagnostics.WarningCount(), "warning") << "\n";
+  return load.ok() ? 0 : 1;
+}
+
+}  // namespace
+
 void RegisterValidate(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand(
       "validate",
@@ -33,23 +52,7 @@ void RegisterValidate(CLI::App& app, int* exit_code) {
   cmd->add_option("-f,--file", *files,
                   "Manifest file (multi-document YAML; - for standard input); repeatable")
       ->required();
-  cmd->callback([files, exit_code] {
-    std::vector<std::pair<std::string, std::string>> inputs;
-    for (const auto& f : *files) inputs.push_back({"-f", f});
-    if (int rc = StdinOnce("arbiter validate", inputs); rc != kExitOk) {
-      *exit_code = rc;
-      return;
-    }
-    yaml::ManifestLoad load = yaml::LoadManifestFiles(*files);
-    load.diagnostics.Sort();
-    for (const auto& d : load.diagnostics.items) std::cout << d.ToString() << "\n";
-    std::string what =
-        files->size() == 1 ? io::InputName((*files)[0]) : Plural(files->size(), "file");
-    std::cout << what << ": " << Plural(CountObjects(load.set), "object") << ", "
-              << Plural(load.diagnostics.ErrorCount(), "error") << ", "
-              << Plural(load.diagnostics.WarningCount(), "warning") << "\n";
-    *exit_code = load.ok() ? 0 : 1;
-  });
+  cmd->callback([files, exit_code] { *exit_code = RunValidate(*files); });
 }
 
 }  // namespace arbiter::app
