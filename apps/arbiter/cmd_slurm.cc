@@ -433,6 +433,45 @@ struct CompareCli {
   std::vector<std::string> files;
 };
 
+// The --report-json of `arbiter sim`: its JSON, or nullopt (said on stderr).
+std::optional<nlohmann::json> ReadSimReport(const std::string& path, const char* who) {
+  if (!Readable(path, who)) return std::nullopt;
+  std::ifstream rf(path);
+  auto report = nlohmann::json::parse(rf, nullptr, false);
+  if (report.is_discarded()) {
+    std::cerr << who << ": " << path << ": not valid JSON\n";
+    return std::nullopt;
+  }
+  return report;
+}
+
+// --slurmctld-log, --expect (kept in *ex) and --t0 into `in`: 0, or the exit code.
+int SetCompareExtras(const CompareCli& o, const char* who, slurm::ConformanceInputs* in,
+                     std::optional<slurm::Expectations>* ex) {
+  if (!o.log.empty()) {
+    if (!Readable(o.log, who)) return 1;
+    std::ifstream lf(o.log);
+    std::stringstream ss;
+    ss << lf.rdbuf();
+    in->slurmctld_log = ss.str();
+  }
+  if (!o.expect.empty()) {
+    auto e = slurm::Expectations::Load(o.expect);
+    if (!e.ok()) {
+      std::cerr << who << ": --expect: " << e.message() << "\n";
+      return 1;
+    }
+    *ex = std::move(*e);
+    in->expect = &**ex;
+  }
+  if (!o.t0.empty()) {
+    auto t = ParseInstant(o.t0, "--t0", who);
+    if (!t) return 1;
+    in->t0 = *t;
+  }
+  return 0;
+}
+
 int RunCompare(const CompareCli& o) {
   const char* who = "arbiter slurm compare";
   if (o.output != "table" && o.output != "json") {
@@ -453,43 +492,18 @@ int RunCompare(const CompareCli& o) {
   if (!names) return 1;
   auto runs = ReadSacctFile(o.sacct_file, *offset, who);
   if (!runs) return 1;
-  if (!Readable(o.report, who)) return 1;
-  std::ifstream rf(o.report);
-  auto report = nlohmann::json::parse(rf, nullptr, false);
-  if (report.is_discarded()) {
-    std::cerr << who << ": " << o.report << ": not valid JSON\n";
-    return 1;
-  }
+  auto report = ReadSimReport(o.report, who);
+  if (!report) return 1;
   slurm::ConformanceInputs in;
   in.runs = &*runs;
-  in.report = &report;
+  in.report = &*report;
   in.names = &*names;
   // Pod groups of the -f files: each is compared with the Slurm multi-node job of its name.
   slurm::GangMembers gangs;
   if (load) gangs = slurm::GangMembersOf(load->set);
   in.gangs = &gangs;
-  if (!o.log.empty()) {
-    if (!Readable(o.log, who)) return 1;
-    std::ifstream lf(o.log);
-    std::stringstream ss;
-    ss << lf.rdbuf();
-    in.slurmctld_log = ss.str();
-  }
   std::optional<slurm::Expectations> ex;
-  if (!o.expect.empty()) {
-    auto e = slurm::Expectations::Load(o.expect);
-    if (!e.ok()) {
-      std::cerr << who << ": --expect: " << e.message() << "\n";
-      return 1;
-    }
-    ex = std::move(*e);
-    in.expect = &*ex;
-  }
-  if (!o.t0.empty()) {
-    auto t = ParseInstant(o.t0, "--t0", who);
-    if (!t) return 1;
-    in.t0 = *t;
-  }
+  if (int rc = SetCompareExtras(o, who, &in, &ex)) return rc;
   auto r = slurm::CompareWithSlurm(in);
   if (!r.ok()) {
     std::cerr << who << ": " << r.message() << "\n";
