@@ -220,6 +220,61 @@ BENCHMARK(BM_KubeschedPodGroupChange)
     ->Iterations(3)
     ->UseRealTime();
 
+// The steady state after the first cycle: range(0) nodes, range(1) pods of Arbiter's bound (their
+// bindings accepted), range(2) pods of another scheduler bound; each iteration delivers
+// range(3) of Arbiter's pods as their watch events come in after the binding (spec.nodeName set,
+// then KWOK's status Running) and runs one Step. What `arbiter scheduler` does for every batch
+// of watch events while the bindings flow (bench/kubesched.sh's second pass): its cost per Step
+// should follow the events, not the cluster's size.
+void BM_KubeschedSteadyStep(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0)), own = static_cast<int>(state.range(1));
+  const int foreign = static_cast<int>(state.range(2)), batch = static_cast<int>(state.range(3));
+  std::vector<Json> ns, pods;
+  for (int i = 0; i < nodes; ++i) ns.push_back(NodeJson(i));
+  for (int i = 0; i < own; ++i) pods.push_back(PodJson(i));
+  for (int i = 0; i < foreign; ++i)
+    pods.push_back(PodJson(own + i, "default-scheduler", "kwok-" + std::to_string(i % nodes)));
+  Controller c({});
+  c.Synced("Node", ns);
+  c.Synced("Pod", pods);
+  for (const char* k :
+       {"Namespace", "ResourceQuota", "LimitRange", "PriorityClass", "PodDisruptionBudget",
+        "ElasticQuota", "PoolPolicy", "PriceBook", "QoS", "ResourceFlavor", "PodGroup", "Job"})
+    c.Synced(k, {});
+  std::vector<Action> binds;
+  for (Action& a : c.Step(kT0, [&](Action a) { binds.push_back(std::move(a)); }))
+    if (a.type == Action::Type::kBind) binds.push_back(std::move(a));
+  std::vector<Json> bound;  // each pod as its watch event after the binding, KWOK's Running
+  for (const Action& a : binds) {
+    c.Done(a, {201, "", ""}, kT0);
+    Json p = PodJson(std::stoi(a.name.substr(2)));
+    p["spec"]["nodeName"] = a.node;
+    p["status"]["phase"] = "Running";
+    bound.push_back(std::move(p));
+  }
+  (void)c.TakeEvents();
+  (void)c.TakeLog();
+  size_t next = 0;
+  arbiter::Millis now = kT0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::vector<Json> deliver;
+    for (int i = 0; i < batch && !bound.empty(); ++i)
+      deliver.push_back(bound[next++ % bound.size()]);
+    state.ResumeTiming();
+    for (Json& p : deliver) c.Upsert("Pod", std::move(p));
+    now += 10;
+    benchmark::DoNotOptimize(c.Step(now).data());
+  }
+  state.counters["binds"] = static_cast<double>(binds.size());
+}
+BENCHMARK(BM_KubeschedSteadyStep)
+    ->Args({1000, 5000, 5000, 10})
+    ->Args({5000, 5000, 5000, 10})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(50)
+    ->UseRealTime();
+
 }  // namespace
 
 BENCHMARK_MAIN();

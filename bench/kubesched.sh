@@ -24,6 +24,12 @@
 #
 #   ARBITER=build/arbiter   the binary to measure (built beforehand: RelWithDebInfo as the README)
 #   PERF=1                  record `perf record -g` of Arbiter's pass into DIR/arbiter.perf.data
+#   AUDIT=1                 kube-apiserver also logs (Metadata level) every request of the two
+#                           schedulers' users (and kubectl's, the admin's), and the report counts
+#                           each scheduler's requests by verb and resource over its pass. Costs
+#                           kube-apiserver some CPU (an audit line per request): not for timing.
+#                           The cluster then starts from a copy of scripts/services in DIR.svc with
+#                           that policy (kube.sh itself unchanged).
 #
 # Takes the kube service lock (/tmp/arbiter-svc-kube.lock) for its whole run, so that no test
 # cluster runs beside it. About 3 minutes at 1000 nodes and 5000 pods.
@@ -56,7 +62,18 @@ trap cleanup EXIT
 
 load_before=$(load)
 echo "bench/kubesched.sh: starting the cluster in $D" >&2
-scripts/services/kube.sh start "$D" --no-scheduler >&2
+KUBE_SH=scripts/services/kube.sh
+if [ "${AUDIT:-0}" = 1 ]; then
+  rm -rf "$D.svc" && mkdir -p "$D.svc/scripts"
+  cp -r scripts/services "$D.svc/scripts/services"
+  ln -s "$ROOT/tests" "$D.svc/tests"
+  # Before the policy's last rule (level None): every request of the admin (Arbiter, kubectl)
+  # and of kube-scheduler, at Metadata level (verb, resource, subresource, user agent, code).
+  awk '/^- level: None/ { print "- level: Metadata\n  users: [kubernetes-admin, system:kube-scheduler]" } { print }' \
+    scripts/services/kube/audit-policy.yaml > "$D.svc/scripts/services/kube/audit-policy.yaml"
+  KUBE_SH=$D.svc/scripts/services/kube.sh
+fi
+"$KUBE_SH" start "$D" --no-scheduler >&2
 KC="$D/bin/kubectl --kubeconfig $D/kubeconfig"
 $KC apply -f deploy/crds.yaml >/dev/null
 
@@ -98,6 +115,22 @@ bindings() {
       split(substr(ts, 12), hms, ":"); ms = (hms[1] * 3600 + hms[2] * 60 + hms[3]) * 1000
       if (n == 0 || ms < first) first = ms; if (ms > last) last = ms; n++ }
     END { printf "%d %d %d\n", n, first, last }'
+}
+
+# AUDIT=1: the requests of user agent $1 (a prefix) in the audit log, by verb and resource
+# (resource/subresource), most first. (A watch still open when the log is read is counted.)
+requests() {
+  grep -h "\"userAgent\":\"$1" "$D"/audit*.log 2>/dev/null | awk '
+    { v = ""; r = ""; s = ""
+      if (match($0, /"verb":"[^"]*"/)) v = substr($0, RSTART + 8, RLENGTH - 9)
+      if (match($0, /"objectRef":\{[^}]*\}/)) { o = substr($0, RSTART, RLENGTH)
+        if (match(o, /"resource":"[^"]*"/)) r = substr(o, RSTART + 12, RLENGTH - 13)
+        if (match(o, /"subresource":"[^"]*"/)) s = "/" substr(o, RSTART + 15, RLENGTH - 16) }
+      if (r == "" && match($0, /"requestURI":"[^"?]*/)) r = substr($0, RSTART + 14, RLENGTH - 14)
+      # A watch is logged when its response starts and when it ends: counted once, at its start.
+      if (v == "watch" && index($0, "\"stage\":\"ResponseStarted\"") == 0) next
+      n[v " " r s]++ }
+    END { for (k in n) printf "%7d %s\n", n[k], k }' | sort -rn
 }
 
 COMPONENTS=(kube-apiserver etcd kwok kube-controller-manager)
@@ -187,3 +220,12 @@ echo "| kube-scheduler (qps/burst 10000) | $k |"
 echo "| arbiter scheduler | $a |"
 echo
 echo "Arbiter / kube-scheduler: bind rate ${ratio}x, end to end ${ratio_e2e}x."
+if [ "${AUDIT:-0}" = 1 ]; then
+  for ua in kube-scheduler arbiter-scheduler; do
+    echo
+    echo "Requests of $ua (audit log, by verb and resource):"
+    echo '```'
+    requests "$ua"
+    echo '```'
+  done
+fi

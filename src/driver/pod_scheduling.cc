@@ -15,7 +15,9 @@ PodScheduling PodSchedulingOf(const engine::WorkloadStatus& s) {
   p.scheduled.status = p.bound;
   if (!p.bound) {
     // While pending, the engine's reason code; a pod not yet tried has none: Unschedulable.
-    if (s.phase == Phase::kPending)
+    // Rejected at admission: the code of its rejection (QuotaExceeded, LimitRange, ...), as
+    // `arbiter sim` reports it.
+    if (s.phase == Phase::kPending || s.phase == Phase::kRejected)
       p.scheduled.reason = s.reason.empty() ? kUnschedulable : s.reason;
     p.scheduled.message = s.message;
   }

@@ -39,6 +39,7 @@ struct PodScheduling {
   bool on_node = false;        // holds a node now (running, or terminating)
   bool requeued = false;       // ran, was stopped, waits again
   PodCondition scheduled;      // PodScheduled: True once bound; False with the pending reason
+                               // (rejected: the rejection's reason code)
   std::string nominated_node;  // status.nominatedNodeName, "" none
   std::string reason;          // status.reason: Preempted, Rejected, "" none
   std::string message;         // status.message: the engine's text unless running, "" none

@@ -29,6 +29,7 @@ void ActionPool::Begin(Exec exec, std::function<bool()> may_act) {
   exec_ = std::move(exec);
   may_act_ = std::move(may_act);
   batch_.clear();
+  answered_.clear();
   next_ = done_ = 0;
 }
 
@@ -45,8 +46,27 @@ std::vector<std::pair<Action, std::optional<ActionResult>>> ActionPool::Finish()
   done_cv_.wait(l, [&] { return done_ == batch_.size(); });
   auto out = std::move(batch_);
   batch_.clear();
+  answered_.clear();
   next_ = done_ = 0;
   return out;
+}
+
+void ActionPool::Finish(const Each& each) {
+  std::unique_lock<std::mutex> l(mu_);
+  size_t handed = 0;
+  while (true) {
+    done_cv_.wait(l, [&] { return !answered_.empty() || handed == batch_.size(); });
+    if (answered_.empty()) break;  // every call handed over
+    std::vector<size_t> now;
+    now.swap(answered_);
+    // Add is over (the cycle has returned): batch_ does not grow, its entries stay in place.
+    l.unlock();
+    for (size_t i : now) each(batch_[i].first, batch_[i].second);
+    l.lock();
+    handed += now.size();
+  }
+  batch_.clear();
+  next_ = done_ = 0;
 }
 
 // exec_ and may_act_ are set by Begin, before the batch's first Add, and not changed until
@@ -63,7 +83,9 @@ void ActionPool::Work(kubeclient::ApiClient& c) {
     if (may_act_()) r = exec_(c, a);
     l.lock();
     batch_[i].second = std::move(r);
-    if (++done_ == batch_.size()) done_cv_.notify_all();
+    answered_.push_back(i);
+    ++done_;
+    done_cv_.notify_all();
   }
 }
 

@@ -41,6 +41,11 @@ class ActionPool {
   // Waits for every call added; each with its answer (none for a call not made), in the order
   // added. The batch is over.
   std::vector<std::pair<Action, std::optional<ActionResult>>> Finish();
+  // The same, each call handed to `each` on the caller's thread as soon as it is answered (in
+  // the order answered), so that what follows a call (its Done, its event) does not wait for the
+  // whole batch: a first cycle binds thousands of pods in one batch.
+  using Each = std::function<void(const Action&, const std::optional<ActionResult>&)>;
+  void Finish(const Each& each);
 
  private:
   ActionPool() = default;
@@ -54,7 +59,8 @@ class ActionPool {
   std::function<bool()> may_act_;
   std::vector<std::pair<Action, std::optional<ActionResult>>> batch_;  // under mu_
   size_t next_ = 0, done_ = 0;                                         // under mu_
-  bool stop_ = false;                                                  // under mu_
+  std::vector<size_t> answered_;  // under mu_: calls answered, not yet handed to Finish's `each`
+  bool stop_ = false;             // under mu_
 };
 
 }  // namespace arbiter::kubesched

@@ -155,16 +155,19 @@ class Controller::Sink final : public engine::EventSink {
  public:
   explicit Sink(Controller* c) : c_(c) {}
   void OnEvent(const engine::Event& e) override {
+    if (e.workload != engine::kNoWorkload) c_->settled_.erase(engine::Value(e.workload));
     if (e.type == engine::EventType::kPreempted || e.type == engine::EventType::kReclaimed)
       c_->stop_of_[engine::Value(e.workload)] = e;
     if (e.type == engine::EventType::kFailedScheduling ||
         e.type == engine::EventType::kQuotaExceeded)
       c_->pending_kind_[engine::Value(e.workload)] = e.type;
-    if (e.type == engine::EventType::kRejected)
-      c_->rejected_[engine::Value(e.workload)] = e.message;
+    if (e.type == engine::EventType::kRejected) c_->rejected_[engine::Value(e.workload)].event = e;
     if (e.type == engine::EventType::kScheduled) c_->Placed(e);
   }
-  bool WantsFinalStatus() const override { return false; }
+  // The final status of a rejected workload: its PodScheduled reason (driver::PodSchedulingOf).
+  void OnFinished(const engine::WorkloadStatus& s) override {
+    if (s.phase == Phase::kRejected) c_->rejected_[engine::Value(s.id)].status = s;
+  }
 
  private:
   Controller* c_;
@@ -304,7 +307,13 @@ void Controller::Start(Millis now) {
       if (!job) pinned.push_back(key);
     }
   }
-  foreign_ = ForeignUsage();
+  for (const auto& [key, pod] : objects_["Pod"]) {
+    PodTrack& t = pods_[key];
+    t.seen_node = Str(pod, "spec", "nodeName");
+    t.seen_terminal = Terminal(pod);
+    CountForeign(key, t, true);
+  }
+  foreign_moved_.clear();
   for (const auto& [key, o] : objects_["Node"]) ApplyNode(key.second, now);
   (void)Apply(engine::At(now, engine::Tick{}));
   started_ = true;
@@ -398,22 +407,36 @@ void Controller::ApplyNode(const std::string& name, Millis now) {
   if (Apply(engine::At(now, engine::UpsertNode{std::move(n), 0})).ok()) node_sig_[name] = sig;
 }
 
-std::map<std::string, ResourceList> Controller::ForeignUsage() const {
-  std::map<std::string, ResourceList> out;
-  auto objs = objects_.find("Pod");
-  if (objs == objects_.end()) return out;
-  for (const auto& [key, pod] : objs->second) {
-    const std::string node = Str(pod, "spec", "nodeName");
-    if (node.empty() || Terminal(pod)) continue;
-    auto t = pods_.find(key);
-    if (t != pods_.end() && (t->second.workload || t->second.pinning)) continue;  // the engine's
-    if (t != pods_.end() && t->second.slot)  // a Job's pod in a slot that holds its node
-      if (auto st = engine_->Get(WorkloadId{*t->second.slot});
-          st && (st->phase == Phase::kRunning || st->phase == Phase::kTerminating))
-        continue;
-    out[node] += PodRequests(pod);
+void Controller::CountForeign(const Key& key, PodTrack& t, bool reread) {
+  bool held = t.workload || t.pinning;
+  if (!held && t.slot)  // a Job's pod in a slot that holds its node
+    if (auto st = engine_->Get(WorkloadId{*t.slot});
+        st && (st->phase == Phase::kRunning || st->phase == Phase::kTerminating))
+      held = true;
+  const bool counted = !t.seen_node.empty() && !t.seen_terminal && !held;
+  static const std::string kNowhere;
+  const std::string& node = counted ? t.seen_node : kNowhere;
+  if (node == t.foreign_node && !reread) return;
+  ResourceList requests;
+  if (counted)
+    if (auto obj = objects_["Pod"].find(key); obj != objects_["Pod"].end())
+      requests = PodRequests(obj->second);
+  if (node == t.foreign_node && requests == t.foreign_requests) return;
+  if (!t.foreign_node.empty()) {
+    auto f = foreign_.find(t.foreign_node);
+    if (f != foreign_.end()) {
+      f->second -= t.foreign_requests;
+      f->second.Compact();
+      if (f->second.empty()) foreign_.erase(f);
+    }
+    foreign_moved_.insert(t.foreign_node);
   }
-  return out;
+  if (counted) {
+    foreign_[node] += requests;
+    foreign_moved_.insert(node);
+  }
+  t.foreign_node = node;
+  t.foreign_requests = std::move(requests);
 }
 
 // ------------------------------------------------------------------ pods
@@ -515,6 +538,8 @@ void Controller::ApplyPod(const Key& key, Millis now) {
   if (it == objects_["Pod"].end()) {  // gone from the cluster
     auto t = pods_.find(key);
     if (t != pods_.end()) {
+      t->second.seen_node.clear();
+      CountForeign(key, t->second, false);  // no longer counted anywhere
       Forget(t->second, now);
       ReleaseSlot(key, t->second, false);
       SetGroupWait(key, t->second, "");
@@ -525,6 +550,9 @@ void Controller::ApplyPod(const Key& key, Millis now) {
   const Json& pod = it->second;
   PodTrack& t = pods_[key];
   const std::string node = Str(pod, "spec", "nodeName");
+  t.seen_node = node;
+  t.seen_terminal = Terminal(pod);
+  if (t.workload) settled_.erase(*t.workload);  // looked at again by Reconcile
   if (!t.workload) {
     if (const Key* job = JobOfPod(pod)) return ApplyJobPod(*job, key, pod, t);
     if (!node.empty()) t.bound = node;
@@ -604,15 +632,16 @@ std::vector<Action> Controller::Step(Millis now, const std::function<void(Action
       for (const auto& key : dirty_[kind]) ApplyPolicy(kind, key, now);
     flavors_.reset();
     for (const auto& key : dirty_["Job"]) ApplyJob(key, now);
-    for (const auto& key : dirty_["Pod"]) ApplyPod(key, now);
-    std::map<std::string, ResourceList> before = std::move(foreign_);
-    foreign_ = ForeignUsage();
-    std::set<std::string> nodes;
+    const std::set<Key>& pods = dirty_["Pod"];
+    for (const auto& key : pods) ApplyPod(key, now);
+    // Foreign usage: the changed pods read again, the others looked at for a change of who holds
+    // them (the engine let go of one, or took one).
+    for (const auto& key : pods)
+      if (auto t = pods_.find(key); t != pods_.end()) CountForeign(key, t->second, true);
+    for (auto& [key, t] : pods_) CountForeign(key, t, false);
+    std::set<std::string> nodes = std::move(foreign_moved_);
+    foreign_moved_.clear();
     for (const auto& key : dirty_["Node"]) nodes.insert(key.second);
-    for (const auto& [name, used] : foreign_)  // foreign usage moved
-      if (auto b = before.find(name); b == before.end() || !(b->second == used)) nodes.insert(name);
-    for (const auto& [name, used] : before)
-      if (!foreign_.count(name)) nodes.insert(name);
     for (const auto& name : nodes) ApplyNode(name, now);
     for (const auto& kind : ValidatedKinds())
       if (auto d = dirty_.find(kind); d != dirty_.end() && !d->second.empty()) validity_due_ = true;
@@ -631,17 +660,41 @@ std::vector<Action> Controller::Step(Millis now, const std::function<void(Action
 std::optional<Millis> Controller::NextDue() const { return engine_->NextWakeup(); }
 
 void Controller::Reconcile(Millis now, std::vector<Action>* out) {
-  for (const auto& [id, why] : rejected_) {  // refused at admission: said on the pod, once
+  TakeRejected();
+  const std::map<std::string, std::string> refused = RefusedEvictions();
+  std::vector<uint64_t> look;  // in id order, as Engine::Workloads
+  look.reserve(pod_of_.size());
+  for (const auto& [id, key] : pod_of_)
+    if (!settled_.count(id)) look.push_back(id);
+  for (uint64_t id : look)
+    if (auto st = engine_->Get(WorkloadId{id})) ReconcileWorkload(*st, refused, now, out);
+  ReconcileUnheld(now, out);
+  if (settled_.size() > 2 * pod_of_.size() + 1024)  // the ids of pods since let go
+    for (auto it = settled_.begin(); it != settled_.end();)
+      it = pod_of_.count(*it) ? std::next(it) : settled_.erase(it);
+}
+
+// Refused at admission: the engine let go of the workload; the pod says why (the engine's reason
+// code and text, as `arbiter serve` and `arbiter sim` give them), once, by ReconcileUnheld.
+void Controller::TakeRejected() {
+  for (const auto& [id, rejection] : rejected_) {
     auto k = pod_of_.find(id);
     if (k == pod_of_.end()) continue;
     PodTrack& t = pods_[k->second];
     t.invalid = true;
-    t.invalid_message = why;
+    t.invalid_message = rejection.event.message;
+    t.invalid_reason = rejection.status
+                           ? driver::PodSchedulingOf(*rejection.status).scheduled.reason
+                           : std::string(rejection.event.reason);
+    t.rejection = rejection.event;
     t.workload.reset();
     pod_of_.erase(k);
   }
   rejected_.clear();
-  // Preemptors whose victims' evictions the API server refused: the refusal, said on them.
+}
+
+// Preemptors whose victims' evictions the API server refused: the refusal, said on them.
+std::map<std::string, std::string> Controller::RefusedEvictions() const {
   std::map<std::string, std::string> refused;
   for (const auto& [key, t] : pods_) {
     if (t.refusal.empty() || !t.workload) continue;
@@ -651,48 +704,58 @@ void Controller::Reconcile(Millis now, std::vector<Action>* out) {
     r += (r.empty() ? "" : "; ") + std::string("the API server refused to evict ") + Display(key) +
          ": " + t.refusal;
   }
-  for (const engine::WorkloadStatus& st : engine_->Workloads()) {
-    // Its binding is in flight since the engine placed it (Placed): nothing more until its Done
-    // (should the cycle have stopped it since, it is evicted once bound, or let go if refused).
-    if (placed_now_.count(engine::Value(st.id))) continue;
-    auto k = pod_of_.find(engine::Value(st.id));
-    if (k == pod_of_.end()) continue;
-    PodTrack& t = pods_[k->second];
-    const auto obj = objects_["Pod"].find(k->second);
-    if (obj == objects_["Pod"].end()) continue;
-    Action a{Action::Type::kBind,
-             k->second.first,
-             k->second.second,
-             Str(obj->second, "metadata", "uid"),
-             "",
-             ""};
-    if (now < t.retry_at) continue;
-    if (st.phase == Phase::kRunning && t.bound.empty()) {
-      a.node = st.node;
-      out->push_back(std::move(a));
-    } else if (st.phase == Phase::kTerminating && !t.evicted) {
-      if (t.bound.empty()) {  // never bound: nothing runs in the cluster
-        (void)Apply(engine::At(now, engine::VictimExited{st.id}));
-        continue;
-      }
-      a.type = Action::Type::kEvict;
-      out->push_back(std::move(a));
-    } else if (st.phase == Phase::kPending) {
-      const driver::PodScheduling p = driver::PodSchedulingOf(st);
-      std::string message = p.scheduled.message;
-      if (auto r = refused.find(st.key); r != refused.end())
-        message += (message.empty() ? "" : " (") + r->second + (message.empty() ? "" : ")");
-      if (t.status_written && p.scheduled.reason == t.written_reason &&
-          message == t.written_message && p.nominated_node == t.written_nominated)
-        continue;
-      a.type = Action::Type::kStatus;
-      a.node = p.nominated_node;
-      a.message = std::move(message);
-      a.reason = p.scheduled.reason;
-      out->push_back(std::move(a));
+  return refused;
+}
+
+void Controller::ReconcileWorkload(const engine::WorkloadStatus& st,
+                                   const std::map<std::string, std::string>& refused, Millis now,
+                                   std::vector<Action>* out) {
+  // Its binding is in flight since the engine placed it (Placed): nothing more until its Done
+  // (should the cycle have stopped it since, it is evicted once bound, or let go if refused).
+  if (placed_now_.count(engine::Value(st.id))) return;
+  auto k = pod_of_.find(engine::Value(st.id));
+  if (k == pod_of_.end()) return;
+  PodTrack& t = pods_[k->second];
+  const auto obj = objects_["Pod"].find(k->second);
+  if (obj == objects_["Pod"].end() || now < t.retry_at) return;
+  Action a{Action::Type::kBind,
+           k->second.first,
+           k->second.second,
+           Str(obj->second, "metadata", "uid"),
+           "",
+           ""};
+  if (st.phase == Phase::kRunning && !t.bound.empty()) {
+    settled_.insert(engine::Value(st.id));
+  } else if (st.phase == Phase::kRunning) {
+    a.node = st.node;
+    out->push_back(std::move(a));
+  } else if (st.phase == Phase::kTerminating && !t.evicted) {
+    if (t.bound.empty()) {  // never bound: nothing runs in the cluster
+      (void)Apply(engine::At(now, engine::VictimExited{st.id}));
+      return;
     }
+    a.type = Action::Type::kEvict;
+    out->push_back(std::move(a));
+  } else if (st.phase == Phase::kPending) {
+    const driver::PodScheduling p = driver::PodSchedulingOf(st);
+    std::string message = p.scheduled.message;
+    if (auto r = refused.find(st.key); r != refused.end())
+      message += (message.empty() ? "" : " (") + r->second + (message.empty() ? "" : ")");
+    if (t.status_written && p.scheduled.reason == t.written_reason &&
+        message == t.written_message && p.nominated_node == t.written_nominated)
+      return;
+    a.type = Action::Type::kStatus;
+    a.node = p.nominated_node;
+    a.message = std::move(message);
+    a.reason = p.scheduled.reason;
+    out->push_back(std::move(a));
   }
-  for (auto& [key, t] : pods_) {  // pods the loader refused, or waiting for their group: once
+}
+
+// Pods the engine does not hold: refused by the loader or rejected by the engine, or waiting for
+// their PodGroup. Said once.
+void Controller::ReconcileUnheld(Millis now, std::vector<Action>* out) {
+  for (auto& [key, t] : pods_) {
     if (t.workload || now < t.retry_at) continue;
     std::string message = t.invalid ? t.invalid_message : "";
     if (!t.invalid && !t.group_wait.empty())
@@ -707,7 +770,9 @@ void Controller::Reconcile(Millis now, std::vector<Action>* out) {
              Str(obj->second, "metadata", "uid"),
              "",
              message};
-    a.reason = driver::kUnschedulable;  // not the engine's: no reason code of its own
+    // The engine's code for a pod it rejected; otherwise the engine has none (the loader refused
+    // the pod, or it waits for its group).
+    a.reason = t.invalid && !t.invalid_reason.empty() ? t.invalid_reason : driver::kUnschedulable;
     out->push_back(std::move(a));
   }
 }
@@ -752,80 +817,91 @@ void Controller::Done(const Action& a, const ActionResult& r, Millis now) {
   if (a.type == Action::Type::kCondition) return ConditionDone(a, r);
   auto it = pods_.find({a.namespace_, a.name});
   if (it == pods_.end()) return;
-  PodTrack& t = it->second;
-  const std::string who = a.namespace_ + "/" + a.name;
-  const bool ok = r.http_status >= 200 && r.http_status < 300;
   switch (a.type) {
     case Action::Type::kBind:
-      if (ok) {
-        t.bound = a.node;
-        ++binds_;
-        Log("bound " + who + " to " + a.node);
-        engine::Event e;
-        e.type = engine::EventType::kScheduled;
-        e.node = a.node;
-        events_.push_back(PodEventRequest(a, e));
-      } else if (r.http_status == 409 && r.bound_node == a.node) {
-        t.bound = a.node;  // an earlier attempt of ours went through
-        Log("bound " + who + " to " + a.node + " (already: an earlier attempt went through)");
-      } else if (r.http_status == 409 && !r.bound_node.empty()) {
-        Log("binding " + who + " to " + a.node + " refused: already bound to " + r.bound_node +
-            " by someone else; counted as foreign there");
-        Forget(t, now);
-        ReleaseSlot(it->first, t, false);
-        t.bound = r.bound_node;
-      } else {
-        t.retry_at = now + options_.bind_retry;
-        if (t.slot) ReleaseSlot(it->first, t, true);
-        Log("binding " + who + " to " + a.node + " failed (HTTP " + std::to_string(r.http_status) +
-            "): " + r.message + "; retried");
-      }
-      return;
+      return BindDone(a, r, it->first, it->second, now);
     case Action::Type::kEvict:
-      if (ok || r.http_status == 404) {
-        t.evicted = true;
-        t.refusal.clear();
-        ++evictions_;
-        Log("evicted " + who + (r.http_status == 404 ? " (already gone)" : ""));
-        if (r.http_status != 404) events_.push_back(PreemptedEvent(a, t));
-        if (t.workload && !t.delete_told) {  // gone for good: never requeued as this pod
-          t.delete_told = true;
-          (void)Apply(engine::At(now, engine::DeletePod{WorkloadId{*t.workload}, std::nullopt}));
-        }
-      } else {
-        if (r.http_status == 429) t.refusal = r.message;
-        t.retry_at = now + options_.evict_retry;
-        Log("eviction of " + who + " refused (HTTP " + std::to_string(r.http_status) + "): " +
-            r.message + "; retried in " + std::to_string(options_.evict_retry / 1000) + " s");
-      }
-      return;
+      return EvictDone(a, r, it->second, now);
     case Action::Type::kStatus:
-      if (ok) {
-        if (!a.message.empty()) {  // the engine's kind of pending event, with the message written
-          engine::Event e;
-          e.type = engine::EventType::kFailedScheduling;
-          if (auto k = t.workload ? pending_kind_.find(*t.workload) : pending_kind_.end();
-              k != pending_kind_.end())
-            e.type = k->second;
-          e.message = a.message;
-          events_.push_back(PodEventRequest(a, e));
-        }
-        t.status_written = true;
-        t.written_reason = a.reason;
-        t.written_message = a.message;
-        t.written_nominated = a.node;
-      } else {
-        t.retry_at = now + options_.bind_retry;
-        if (r.http_status != 404)
-          Log("writing the status of " + who + " failed (HTTP " + std::to_string(r.http_status) +
-              "): " + r.message);
-      }
-      return;
+      return StatusDone(a, r, it->second, now);
     case Action::Type::kJob:          // JobDone
     case Action::Type::kQuotaStatus:  // QuotaStatusDone
     case Action::Type::kCondition:    // ConditionDone
       return;
   }
+}
+
+void Controller::BindDone(const Action& a, const ActionResult& r, const Key& key, PodTrack& t,
+                          Millis now) {
+  const std::string who = a.namespace_ + "/" + a.name;
+  if (r.http_status >= 200 && r.http_status < 300) {
+    t.bound = a.node;
+    ++binds_;
+    Log("bound " + who + " to " + a.node);
+    engine::Event e;
+    e.type = engine::EventType::kScheduled;
+    e.node = a.node;
+    events_.push_back(PodEventRequest(a, e));
+  } else if (r.http_status == 409 && r.bound_node == a.node) {
+    t.bound = a.node;  // an earlier attempt of ours went through
+    Log("bound " + who + " to " + a.node + " (already: an earlier attempt went through)");
+  } else if (r.http_status == 409 && !r.bound_node.empty()) {
+    Log("binding " + who + " to " + a.node + " refused: already bound to " + r.bound_node +
+        " by someone else; counted as foreign there");
+    Forget(t, now);
+    ReleaseSlot(key, t, false);
+    t.bound = r.bound_node;
+  } else {
+    t.retry_at = now + options_.bind_retry;
+    if (t.slot) ReleaseSlot(key, t, true);
+    Log("binding " + who + " to " + a.node + " failed (HTTP " + std::to_string(r.http_status) +
+        "): " + r.message + "; retried");
+  }
+}
+
+void Controller::EvictDone(const Action& a, const ActionResult& r, PodTrack& t, Millis now) {
+  const std::string who = a.namespace_ + "/" + a.name;
+  if ((r.http_status >= 200 && r.http_status < 300) || r.http_status == 404) {
+    t.evicted = true;
+    t.refusal.clear();
+    ++evictions_;
+    Log("evicted " + who + (r.http_status == 404 ? " (already gone)" : ""));
+    if (r.http_status != 404) events_.push_back(PreemptedEvent(a, t));
+    if (t.workload && !t.delete_told) {  // gone for good: never requeued as this pod
+      t.delete_told = true;
+      (void)Apply(engine::At(now, engine::DeletePod{WorkloadId{*t.workload}, std::nullopt}));
+    }
+  } else {
+    if (r.http_status == 429) t.refusal = r.message;
+    t.retry_at = now + options_.evict_retry;
+    Log("eviction of " + who + " refused (HTTP " + std::to_string(r.http_status) +
+        "): " + r.message + "; retried in " + std::to_string(options_.evict_retry / 1000) + " s");
+  }
+}
+
+void Controller::StatusDone(const Action& a, const ActionResult& r, PodTrack& t, Millis now) {
+  if (r.http_status < 200 || r.http_status >= 300) {
+    t.retry_at = now + options_.bind_retry;
+    if (r.http_status != 404)
+      Log("writing the status of " + a.namespace_ + "/" + a.name + " failed (HTTP " +
+          std::to_string(r.http_status) + "): " + r.message);
+    return;
+  }
+  if (!t.workload && t.rejection) {  // rejected by the engine: its Rejected event
+    events_.push_back(PodEventRequest(a, *t.rejection));
+  } else if (!a.message.empty()) {  // the engine's kind of pending event, the message written
+    engine::Event e;
+    e.type = engine::EventType::kFailedScheduling;
+    if (auto k = t.workload ? pending_kind_.find(*t.workload) : pending_kind_.end();
+        k != pending_kind_.end())
+      e.type = k->second;
+    e.message = a.message;
+    events_.push_back(PodEventRequest(a, e));
+  }
+  t.status_written = true;
+  t.written_reason = a.reason;
+  t.written_message = a.message;
+  t.written_nominated = a.node;
 }
 
 }  // namespace arbiter::kubesched

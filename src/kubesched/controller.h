@@ -134,9 +134,20 @@ class Controller {
     bool status_written = false;
     bool evicted = false;      // the eviction was accepted
     bool delete_told = false;  // DeletePod given to the engine
-    bool invalid = false;      // the loader refused it (reported once)
+    bool invalid = false;      // the loader refused it, or the engine rejected it (said once)
     bool pinning = false;      // at start: bound already, to be placed where it runs
     std::string invalid_message;
+    // Rejected by the engine at admission: the PodScheduled reason (driver::PodSchedulingOf of
+    // its final status: the engine's reason code) and its Rejected event. Refused by the loader:
+    // "" and none (no engine reason: Unschedulable, a FailedScheduling event).
+    std::string invalid_reason;
+    std::optional<engine::Event> rejection;
+    // The object as last applied: spec.nodeName, and whether it finished (Succeeded, Failed).
+    std::string seen_node;
+    bool seen_terminal = false;
+    // What is counted of it in foreign_ (CountForeign): its requests off this node ("" none).
+    std::string foreign_node;
+    ResourceList foreign_requests;
     Millis retry_at = 0;           // no bind/evict before this
     std::string refusal;           // the API server's last refusal of an eviction of this pod
     std::optional<uint64_t> slot;  // a Job's pod: the slot (placeholder workload) it occupies
@@ -178,9 +189,26 @@ class Controller {
   // once per step, however many ElasticQuotas the step applies.
   const ManifestSet& LoadedFlavors();
   void Forget(PodTrack& t, Millis now);  // the engine lets go of the pod's workload
+  // The engine's decisions to actions, in steps: the pods it rejected since the last cycle are
+  // marked (their status said once); the evictions the API server refused, by preemptor; each
+  // workload's action (bind, evict, status); the pods the engine does not hold (refused by the
+  // loader or the engine, waiting for their PodGroup).
   void Reconcile(Millis now, std::vector<Action>* out);
-  // Requests of the pods bound to each node that the engine does not hold.
-  std::map<std::string, ResourceList> ForeignUsage() const;
+  void TakeRejected();
+  std::map<std::string, std::string> RefusedEvictions() const;
+  void ReconcileWorkload(const engine::WorkloadStatus& st,
+                         const std::map<std::string, std::string>& refused, Millis now,
+                         std::vector<Action>* out);
+  void ReconcileUnheld(Millis now, std::vector<Action>* out);
+  // Done, by the type of the action.
+  void BindDone(const Action& a, const ActionResult& r, const Key& key, PodTrack& t, Millis now);
+  void EvictDone(const Action& a, const ActionResult& r, PodTrack& t, Millis now);
+  void StatusDone(const Action& a, const ActionResult& r, PodTrack& t, Millis now);
+  // foreign_ kept with the pod `key` as it is now: counted off its node while it is bound, not
+  // finished and not the engine's (its workload, pinned at start, a Job's slot holding the node).
+  // `reread`: the object changed, its requests are read again. The nodes whose foreign usage
+  // moved are added to foreign_moved_. O(1) for a pod whose state did not change.
+  void CountForeign(const Key& key, PodTrack& t, bool reread);
   bool Ours(const Json& pod) const;
   bool InPool(const Json& node) const;  // options_.node_selector
   void Log(std::string line) { log_.push_back(std::move(line)); }
@@ -236,12 +264,25 @@ class Controller {
   std::optional<ManifestSet> flavors_;  // LoadedFlavors() in this step
   std::map<uint64_t, Key> pod_of_;
   std::map<std::string, std::string> node_sig_;  // what was last upserted, per node
-  std::map<std::string, ResourceList> foreign_;  // ForeignUsage() as of the last step
+  // Requests of the pods bound to each node that the engine does not hold (CountForeign), and
+  // the nodes where they moved since the last step.
+  std::map<std::string, ResourceList> foreign_;
+  std::set<std::string> foreign_moved_;
+  // Workloads that are running where the cluster has them bound: nothing for Reconcile to do
+  // until the engine says something about them (any event takes them out of the set), so a
+  // cycle looks only at the rest (not every workload's status, at every step).
+  std::set<uint64_t> settled_;
   // Victim workload -> the engine's Preempted / Reclaimed event (its preemptor in `by`).
   std::map<uint64_t, engine::Event> stop_of_;
   // Pending workload -> the kind of its last pending event (FailedScheduling, QuotaExceeded).
   std::map<uint64_t, engine::EventType> pending_kind_;
-  std::map<uint64_t, std::string> rejected_;  // workloads rejected at admission: why
+  // Workloads rejected at admission (until the next Reconcile): the engine's Rejected event and
+  // the final status it gave (EventSink::OnFinished).
+  struct Rejection {
+    engine::Event event;
+    std::optional<engine::WorkloadStatus> status;
+  };
+  std::map<uint64_t, Rejection> rejected_;
   std::map<Key, JobTrack> jobs_;              // Arbiter's Jobs
   std::map<Key, std::string> quota_written_;  // ElasticQuota status last written (JSON)
   std::set<Key> quota_skipped_;               // not written (ForeignNamespaces), said once

@@ -320,7 +320,7 @@ void Controller::ReconcileJob(const Key& key, JobTrack& j, Millis now, std::vect
     if (!st || engine::IsFinal(st->phase)) {
       if (j.dead.empty()) {
         auto r = rejected_.find(id);
-        j.dead = r != rejected_.end() ? r->second
+        j.dead = r != rejected_.end() ? r->second.event.message
                                       : "stopped by Arbiter and not requeued (preempt mode Cancel)";
       }
       continue;

@@ -53,6 +53,7 @@ EventWrite EventRecorder::Create(const EventRequest& r, const Series& s, Millis 
 }
 
 EventWrite EventRecorder::Patch(Series& s, Millis now) {
+  if (s.count != s.written_count) --behind_;
   s.written_count = s.count;
   s.written_at = now;
   ++patched_;
@@ -78,7 +79,7 @@ std::vector<EventWrite> EventRecorder::Record(const EventRequest& r, Millis now)
   auto it = series_.find(key);
   if (it != series_.end()) {
     Series& s = it->second;
-    ++s.count;
+    if (s.count++ == s.written_count) ++behind_;
     s.last_observed = now;
     lru_.splice(lru_.end(), lru_, s.lru);
     if (s.count == 2) out.push_back(Patch(s, now));  // the series starts
@@ -111,6 +112,7 @@ std::vector<EventWrite> EventRecorder::Record(const EventRequest& r, Millis now)
 std::vector<EventWrite> EventRecorder::Flush(Millis now) {
   std::vector<EventWrite> out;
   Expire(now, &out);
+  if (behind_ == 0) return out;
   for (const Key& key : lru_) {
     Series& x = series_.find(key)->second;
     if (x.count != x.written_count && now - x.written_at >= options_.refresh)

@@ -91,6 +91,9 @@ class EventRecorder {
   std::map<Key, Series> series_;
   std::list<Key> lru_;  // least recently observed first
   int64_t created_ = 0, patched_ = 0;
+  // Series observed more often than written (count != written_count): Flush looks at the series
+  // only when there is one (it is called every cycle; a full cache holds 4096).
+  size_t behind_ = 0;
   Millis last_name_ = 0;  // names are NAME.<hex nanoseconds>, unique per recorder
 };
 

@@ -341,9 +341,17 @@ void SchedulerLoop::Cycle() {
   writer_->Begin(Execute, [this] { return MayAct(); });
   for (Action& a : controller_.Step(WallNow(), [&](Action a) { writer_->Add(std::move(a)); }))
     writer_->Add(std::move(a));
-  for (auto& [action, result] : writer_->Finish())
-    if (result) controller_.Done(action, *result, WallNow());
+  // Each call's outcome, and its event, as it is answered: a first cycle's thousands of
+  // bindings take many seconds, and each Scheduled event goes out with its binding (as
+  // kube-scheduler's do), not once the last pod is bound.
   std::vector<EventWrite> writes = recorder_.Flush(WallNow());
+  writer_->Finish([&](const Action& action, const std::optional<ActionResult>& result) {
+    if (result) controller_.Done(action, *result, WallNow());
+    for (const EventRequest& e : controller_.TakeEvents())
+      for (EventWrite& w : recorder_.Record(e, WallNow())) writes.push_back(std::move(w));
+    if (MayAct()) events_.Submit(std::move(writes));
+    writes.clear();
+  });
   for (const EventRequest& e : controller_.TakeEvents())
     for (EventWrite& w : recorder_.Record(e, WallNow())) writes.push_back(std::move(w));
   if (MayAct()) events_.Submit(std::move(writes));

@@ -1,6 +1,7 @@
 // events.k8s.io/v1 Events written by `arbiter scheduler` to the real kube-apiserver (CTest fixture
 // "kube"; docs/kubernetes.md, "Events"): Scheduled, FailedScheduling / QuotaExceeded with the
-// engine's message (the PodScheduled condition's), Preempted on the victim related to its
+// engine's message (the PodScheduled condition's), Rejected for a pod the engine rejects at
+// admission (PodScheduled with the rejection's code), Preempted on the victim related to its
 // preemptor, as driver/pod_scheduling.h derives them. The API server validates them as it
 // validates kube-scheduler's.
 #include <gtest/gtest.h>
@@ -139,6 +140,27 @@ TEST_F(KubeEvents, APodPendingForQuotaSaysQuotaExceeded) {
   EXPECT_EQ(quota["type"], "Warning");
   EXPECT_EQ(quota["action"], "Scheduling");
   EXPECT_EQ(quota["note"], Get("pod second -n keq", message));
+  // A pod the engine rejects at admission (its QoS does not exist): the engine's code, not
+  // Unschedulable, and its Rejected event.
+  std::string third = PodYaml("keq", "third", "arbiter-keq", 1);
+  third.replace(third.find("namespace: keq}"), 15,
+                "namespace: keq, annotations: {arbiter.dev/qos: nope}}");
+  ASSERT_NO_FATAL_FAILURE(Apply(third));
+  EXPECT_EQ(
+      Until("pod third -n keq", reason, [](const std::string& v) { return v == "UnknownQoS"; }),
+      "UnknownQoS")
+      << ReadFile(log);
+  EXPECT_EQ(Get("pod third -n keq", message), "no QoS with name nope was found");
+  Json rejected;
+  for (int i = 0; i < 300 && rejected.is_null(); ++i) {
+    for (const auto& e : Events("keq"))
+      if (e.value("reason", "") == "Rejected" && e["regarding"].value("name", "") == "third")
+        rejected = e;
+    if (rejected.is_null()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_FALSE(rejected.is_null()) << ReadFile(log);
+  EXPECT_EQ(rejected["type"], "Warning");
+  EXPECT_EQ(rejected["note"], "no QoS with name nope was found");
   s.Stop();
   Kubectl("delete namespace keq --wait=false");
   Kubectl("delete node keq-0 --wait=false");

@@ -357,6 +357,38 @@ TEST(KubeschedController, PodTheLoaderRefusesIsToldWhy) {
   EXPECT_TRUE(c.Step(kT0 + 1000).empty());  // said once
 }
 
+// A pod the engine rejects at admission (here: it names a QoS and a PriorityClass that do not
+// exist) says the engine's reason code in PodScheduled (driver::PodSchedulingOf of its final
+// status, as `arbiter serve` and `arbiter sim` give it), not Unschedulable (which would have the
+// cluster autoscaler add nodes for it), and gets the engine's Rejected event, once.
+TEST(KubeschedController, PodTheEngineRejectsSaysTheEnginesReason) {
+  Controller c({});
+  Json qos = PodJson("qos", 1);
+  qos["metadata"]["annotations"] = {{"arbiter.dev/qos", "gold"}};
+  SyncAll(c, {NodeJson("n1", 8)}, {qos, PodJson("pc", 1, "arbiter", "nope"), PodJson("ok", 1)});
+  std::vector<Action> a = c.Step(kT0);
+  EXPECT_EQ(Binds(a), (std::map<std::string, std::string>{{"team-a/ok", "n1"}}));
+  std::map<std::string, Action> status;
+  for (const auto& x : a)
+    if (x.type == Action::Type::kStatus) status[x.name] = x;
+  ASSERT_EQ(status.size(), 2u);
+  EXPECT_EQ(status["qos"].reason, "UnknownQoS");
+  EXPECT_EQ(status["qos"].message, "no QoS with name gold was found");
+  EXPECT_EQ(status["pc"].reason, "UnknownPriorityClass");
+  EXPECT_EQ(status["pc"].message, "no PriorityClass with name nope was found");
+  for (const auto& x : a) c.Done(x, ActionResult{201, "", ""}, kT0);
+  std::map<std::string, EventRequest> rejected;
+  for (auto& e : c.TakeEvents())
+    if (e.reason != "Scheduled") rejected[e.regarding.name] = e;
+  ASSERT_EQ(rejected.size(), 2u);
+  EXPECT_EQ(rejected["qos"].reason, "Rejected");
+  EXPECT_TRUE(rejected["qos"].warning);
+  EXPECT_EQ(rejected["qos"].note, "no QoS with name gold was found");
+  EXPECT_EQ(rejected["pc"].reason, "Rejected");
+  EXPECT_TRUE(c.Step(kT0 + 1000).empty());  // said once
+  EXPECT_TRUE(c.TakeEvents().empty());
+}
+
 // Pods that differ in their names only are loaded once (Controller::LoadPod): each keeps its own
 // name, a pod that differs in anything the loader reads (requests, priority) is loaded for
 // itself, and a name the loader refuses is refused even when the shape was loaded before.
