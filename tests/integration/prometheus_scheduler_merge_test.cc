@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "adapters/prometheus/meter_ledger.h"
@@ -29,13 +30,14 @@ using billing::i128;
 using billing::kHourMs;
 using testing::PrometheusUrl;
 using testing::Scratch;
+using Json = nlohmann::json;
 
 constexpr Millis kJan5 = 1767571200000;  // 2026-01-05T00:00:00Z
 constexpr Millis kS = 1000;
 constexpr i128 kGiB = i128{1} << 30;
 
-Json Pod(const std::string& ns, const std::string& name, const std::string& node, Json requests,
-         Millis start, Millis finish) {
+Json PodJson(const std::string& ns, const std::string& name, const std::string& node, Json requests,
+             Millis start, Millis finish) {
   return {{"metadata", {{"name", name}, {"namespace", ns}, {"uid", "uid-" + ns + "-" + name}}},
           {"spec",
            {{"schedulerName", "arbiter"},
@@ -49,7 +51,7 @@ Json Pod(const std::string& ns, const std::string& name, const std::string& node
                {"state", {{"terminated", {{"finishedAt", FormatRfc3339(finish)}}}}}}}}}}};
 }
 
-Json Node(const std::string& name, const std::string& product) {
+Json NodeJson(const std::string& name, const std::string& product) {
   Json n = {{"metadata", {{"name", name}}}};
   if (!product.empty()) n["metadata"]["labels"] = {{"nvidia.com/gpu.product", product}};
   return n;
@@ -72,15 +74,16 @@ TEST(PrometheusSchedulerMerge, RequestSideFromThePodsUsageSideFromPrometheusOneR
   // 00:00:00 to 02:00:00), fx-b/infer 00:00:00 .. 01:00:00, and fx-a/ghost, of which Prometheus
   // has no series, 00:10:00 .. 00:40:00. fx-b/batch and the others are not Arbiter's pods.
   kubesched::PodRuns runs("arbiter");
-  runs.SyncedNodes({Node("gpu-1", "NVIDIA-H100-80GB-HBM3"), Node("mig-1", "NVIDIA-A100-SXM4-80GB"),
-                    Node("cpu-1", "")});
+  runs.SyncedNodes({NodeJson("gpu-1", "NVIDIA-H100-80GB-HBM3"),
+                    NodeJson("mig-1", "NVIDIA-A100-SXM4-80GB"), NodeJson("cpu-1", "")});
   const Millis now = kJan5 + 3 * kHourMs + 10 * 60 * kS;  // 03:10: the hours to 03:00 closed
   runs.SyncedPods(
-      {Pod("fx-a", "train", "gpu-1", {{"cpu", "4"}, {"memory", "16Gi"}, {"nvidia.com/gpu", "1"}},
-           kJan5 + 5 * kS, kJan5 + 7190 * kS),
-       Pod("fx-b", "infer", "mig-1", {{"cpu", "1"}, {"nvidia.com/mig-1g.10gb", "1"}}, kJan5,
-           kJan5 + kHourMs),
-       Pod("fx-a", "ghost", "cpu-1", {{"cpu", "1"}}, kJan5 + 600 * kS, kJan5 + 2400 * kS)},
+      {PodJson("fx-a", "train", "gpu-1",
+               {{"cpu", "4"}, {"memory", "16Gi"}, {"nvidia.com/gpu", "1"}}, kJan5 + 5 * kS,
+               kJan5 + 7190 * kS),
+       PodJson("fx-b", "infer", "mig-1", {{"cpu", "1"}, {"nvidia.com/mig-1g.10gb", "1"}}, kJan5,
+               kJan5 + kHourMs),
+       PodJson("fx-a", "ghost", "cpu-1", {{"cpu", "1"}}, kJan5 + 600 * kS, kJan5 + 2400 * kS)},
       now);
   auto track = std::make_shared<kubesched::RequestTrackSource>();
   track->Submit({now, runs.Segments(now), {}});
