@@ -33,7 +33,8 @@ void SchedLog(const std::string& line) {
 }
 
 // --ledger and --meter-* (meter_flags.h, shared with `arbiter serve`) into the options: the
-// request track from the informers, or the meter job on Prometheus. kExitOk, or the exit code
+// request track from the informers, or the meter job on Prometheus merging it with the usage
+// track. kExitOk, or the exit code
 // with the message printed.
 int MeteringFromFlags(const char* me, const MeterFlags& f, kubesched::SchedulerOptions* o) {
   int rc = kExitOk;
@@ -55,15 +56,18 @@ int MeteringFromFlags(const char* me, const MeterFlags& f, kubesched::SchedulerO
     o->request_meter = std::move(r);
     return kExitOk;
   }
+  // Both tracks into one row per key: the request side from the informers, the usage side
+  // from Prometheus (the meter job, given the informers' request track).
   o->start_usage_meter =
-      [f, me](std::function<std::vector<PriceBook>()> books) -> Result<std::shared_ptr<void>> {
+      [f, me](std::function<std::vector<PriceBook>()> books,
+              kubesched::SchedulerOptions::RequestTrackFn track) -> Result<std::shared_ptr<void>> {
     int rc = kExitOk;
     auto job = StartMeterJob(
         f, me, std::move(books),
         [](const std::string& level, const std::string& msg, const nlohmann::json& fields) {
           SchedLog(level + " " + msg + " " + fields.dump());
         },
-        &rc);
+        &rc, std::move(track));
     if (!job)
       return Status::InvalidArgument("the meter job did not start (exit " + std::to_string(rc) +
                                      ")");
@@ -116,7 +120,8 @@ void RegisterScheduler(CLI::App& app, int* exit_code) {
                 "The billing ledger (SQLite, created if missing): the request track of Arbiter's\n"
                 "pods, from their start to their end as the informers see them, priced into\n"
                 "hourly rows while this replica leads (docs/kubernetes.md, Metering); with\n"
-                "--meter-prometheus, the meter job of `arbiter serve` writes both tracks instead",
+                "--meter-prometheus, the meter job of `arbiter serve` writes the rows, their\n"
+                "request side from the informers and their usage side from Prometheus",
                 "--policy's and the cluster's PriceBook objects");
   cmd->callback([=] {
     const char* me = "arbiter scheduler";

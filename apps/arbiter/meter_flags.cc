@@ -80,8 +80,8 @@ bool PriceBooksFromFlags(const MeterFlags& f, const char* cmd, std::vector<Price
 
 std::unique_ptr<server::MeterJob> StartMeterJob(
     const MeterFlags& f, const char* cmd, std::function<std::vector<PriceBook>()> default_books,
-    std::function<void(const std::string&, const std::string&, nlohmann::json)> log,
-    int* exit_code) {
+    std::function<void(const std::string&, const std::string&, nlohmann::json)> log, int* exit_code,
+    decltype(server::MeterJobOptions::request_track) request_track) {
   *exit_code = kExitOk;
   if (f.prometheus.empty()) return nullptr;
   if (f.ledger.empty()) {
@@ -112,6 +112,7 @@ std::unique_ptr<server::MeterJob> StartMeterJob(
   else
     o.price_books = std::move(default_books);
   o.log = std::move(log);
+  o.request_track = std::move(request_track);
   auto job = server::MeterJob::Start(std::move(o));
   if (!job.ok()) {
     *exit_code = InputError(cmd, job.message());

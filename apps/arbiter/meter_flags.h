@@ -39,10 +39,11 @@ bool PriceBooksFromFlags(const MeterFlags& f, const char* cmd, std::vector<Price
 // Nothing (and exit code 0) without --meter-prometheus; else the running job, or nullptr with
 // *exit_code set (2: a flag is wrong, 1: a file or the ledger cannot be read) and the message on
 // stderr. `default_books`: the PriceBooks to rate with when --price-book is not given (called on
-// the job's thread at every run).
+// the job's thread at every run). `request_track`: MeterJobOptions::request_track (`arbiter
+// scheduler`: the informers' request track, merged with Prometheus's usage).
 std::unique_ptr<server::MeterJob> StartMeterJob(
     const MeterFlags& f, const char* cmd, std::function<std::vector<PriceBook>()> default_books,
-    std::function<void(const std::string&, const std::string&, nlohmann::json)> log,
-    int* exit_code);
+    std::function<void(const std::string&, const std::string&, nlohmann::json)> log, int* exit_code,
+    decltype(server::MeterJobOptions::request_track) request_track = {});
 
 }  // namespace arbiter::app

@@ -96,4 +96,37 @@ void RequestMeter::Write(const RequestSnapshot& s) {
         " corrected; sealed before " + FormatRfc3339(plan->closed_before));
 }
 
+void RequestTrackSource::Submit(RequestSnapshot s) {
+  std::lock_guard<std::mutex> l(mu_);
+  latest_ = std::move(s);
+}
+
+Result<billing::RequestTrack> RequestTrackSource::TrackOf(
+    const std::vector<billing::RunSegment>& runs, Millis from, Millis to) {
+  billing::RequestTrack t;
+  billing::MeterConfig cfg;  // the scrape interval is not used: nothing is sampled
+  auto rows = billing::MeterSegments(runs, cfg);
+  if (!rows.ok()) return rows.status();
+  t.rows = std::move(rows).value();
+  std::erase_if(t.rows, [&](const billing::HourlyRow& r) { return r.hour < from || r.hour >= to; });
+  for (const billing::RunSegment& r : runs) t.workloads.push_back(r.workload);
+  std::sort(t.workloads.begin(), t.workloads.end());
+  t.workloads.erase(std::unique(t.workloads.begin(), t.workloads.end()), t.workloads.end());
+  return t;
+}
+
+std::optional<billing::RequestTrack> RequestTrackSource::Track(Millis from, Millis to,
+                                                               bool closed) {
+  std::vector<billing::RunSegment> runs;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!latest_ || (closed && latest_->now < to)) return std::nullopt;
+    runs = latest_->runs;
+  }
+  if (closed && from > sealed_before_.load()) sealed_before_ = from;
+  auto t = TrackOf(runs, from, to);
+  if (!t.ok()) return std::nullopt;
+  return std::move(t).value();
+}
+
 }  // namespace arbiter::kubesched

@@ -22,6 +22,7 @@
 
 #include "core/billing/metering.h"
 #include "core/billing/run_segment.h"
+#include "core/billing/track_merge.h"
 #include "core/objects.h"
 #include "core/status.h"
 
@@ -82,6 +83,31 @@ class RequestMeter {
   std::atomic<Millis> sealed_before_{INT64_MIN};
   std::atomic<int64_t> writes_{0};
   std::thread thread_;
+};
+
+// `arbiter scheduler --ledger DB --meter-prometheus URL`: the request track for the meter job
+// (server::MeterJob), which writes one row per key with the request side from here and the usage
+// side from Prometheus (billing::TrackMerger). The loop hands it the runs as with RequestMeter;
+// the job's thread asks for the track of each window it meters. Thread-safe.
+class RequestTrackSource {
+ public:
+  void Submit(RequestSnapshot s);  // its books are not used (the job rates)
+  // The request track of hours [from, to): nullopt before the first snapshot, and for a closed
+  // window (`closed`, to be sealed) until a snapshot was taken at or after `to`. A closed window
+  // asked for means every hour before `from` is sealed (the job meters from its watermark).
+  std::optional<billing::RequestTrack> Track(Millis from, Millis to, bool closed);
+  // Every hour before this is sealed (INT64_MIN: not known yet): runs that ended by then may be
+  // forgotten (PodRuns::Retire).
+  Millis sealed_before() const { return sealed_before_.load(); }
+
+  // The rows of `runs` in hours [from, to) and every workload they name: pure, for tests.
+  static Result<billing::RequestTrack> TrackOf(const std::vector<billing::RunSegment>& runs,
+                                               Millis from, Millis to);
+
+ private:
+  std::mutex mu_;
+  std::optional<RequestSnapshot> latest_;
+  std::atomic<Millis> sealed_before_{INT64_MIN};
 };
 
 }  // namespace arbiter::kubesched

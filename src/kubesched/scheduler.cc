@@ -156,7 +156,9 @@ class Metering {
   explicit Metering(const SchedulerOptions& o)
       : o_(o), runs_(o.controller.scheduler_name), books_(std::make_shared<BookBox>()) {}
   bool enabled() const { return o_.request_meter || o_.start_usage_meter; }
+  bool tracking() const { return request_ || track_; }
   Status Open() {  // the ledger opened at start: a bad path fails before anything runs
+    if (o_.start_usage_meter) track_ = std::make_shared<RequestTrackSource>();
     if (!o_.request_meter) return Status::Ok();
     auto m = RequestMeter::Start(*o_.request_meter);
     if (!m.ok()) return m.status();
@@ -165,7 +167,7 @@ class Metering {
   }
   // A delivery, before the Controller takes it.
   void See(const std::string& kind, const kubeclient::Delta& d, Millis now) {
-    if (!request_) return;
+    if (!tracking()) return;
     const bool pod = kind == "Pod";
     if (!pod && kind != "Node") return;
     switch (d.op) {
@@ -187,8 +189,13 @@ class Metering {
     std::vector<PriceBook> books = o_.price_books.empty() ? c.PriceBooks() : o_.price_books;
     if (o_.start_usage_meter) {
       books_->Set(books);
+      runs_.Retire(track_->sealed_before());
+      track_->Submit({now, runs_.Segments(now), {}});
       if (!usage_) {
-        auto u = o_.start_usage_meter([box = books_] { return box->Get(); });
+        auto u = o_.start_usage_meter([box = books_] { return box->Get(); },
+                                      [track = track_](Millis from, Millis to, bool closed) {
+                                        return track->Track(from, to, closed);
+                                      });
         if (!u.ok()) return u.status();
         usage_ = std::move(u).value();
       }
@@ -205,6 +212,7 @@ class Metering {
   PodRuns runs_;
   std::shared_ptr<BookBox> books_;
   std::unique_ptr<RequestMeter> request_;
+  std::shared_ptr<RequestTrackSource> track_;  // --meter-prometheus: for the meter job
   std::shared_ptr<void> usage_;
   Millis due_ = 0;
 };

@@ -49,9 +49,13 @@ struct SchedulerOptions {
   // objects).
   std::vector<PriceBook> price_books;
   // --meter-prometheus: starts the app's meter job (`arbiter serve`'s server::MeterJob) when this
-  // replica starts acting, given a thread-safe source of the PriceBooks in force; what it returns
-  // is released (the job stopped) when the scheduler stops.
-  std::function<Result<std::shared_ptr<void>>(std::function<std::vector<PriceBook>()>)>
+  // replica starts acting, given a thread-safe source of the PriceBooks in force and the request
+  // track of the informers (RequestTrackSource::Track, for MeterJobOptions::request_track); what
+  // it returns is released (the job stopped) when the scheduler stops.
+  using RequestTrackFn =
+      std::function<std::optional<billing::RequestTrack>(Millis from, Millis to, bool closed)>;
+  std::function<Result<std::shared_ptr<void>>(std::function<std::vector<PriceBook>()>,
+                                              RequestTrackFn)>
       start_usage_meter;
 };
 

@@ -867,5 +867,27 @@ TEST(LedgerReading, IntegrityAndRollupChecksFindDamage) {
   EXPECT_FALSE(quick->empty()) << "PRAGMA quick_check missed random bytes mid-file";
 }
 
+// The sources of merged rows (arbiter scheduler --ledger --meter-prometheus): meter_tracks,
+// upserted per (namespace, workload, resource, hour), read back in key order; a ledger that
+// never had any reads none.
+TEST(LedgerTest, TrackSourcesRoundTripAndAreReplaced) {
+  auto l = OpenLedger(TempPath("tracks.db"));
+  auto none = l->ReadTracks();
+  ASSERT_TRUE(none.ok()) << none.message();
+  EXPECT_TRUE(none->empty());
+  using billing::TrackNote;
+  using billing::UsageSource;
+  const TrackNote b{"a", "a/p", "memory", kEpoch, UsageSource::kNone};
+  const TrackNote a{"a", "a/p", "cpu", kEpoch + kHour, UsageSource::kUsageSource};
+  ASSERT_TRUE(l->PutTracks({b, a}).ok());
+  TrackNote b2 = b;
+  b2.usage = UsageSource::kRequest;
+  ASSERT_TRUE(l->PutTracks({b2}).ok());
+  auto read = l->ReadTracks();
+  ASSERT_TRUE(read.ok()) << read.message();
+  EXPECT_EQ(*read, (std::vector<TrackNote>{a, b2}));
+  EXPECT_EQ((*read)[0].Text(), "request=informers usage=prometheus");
+}
+
 }  // namespace
 }  // namespace arbiter

@@ -113,5 +113,38 @@ TEST(KubeschedRequestMeter, RowsOfClosedHoursThenOfOpenOnes) {
   EXPECT_TRUE(late->rows.empty());
 }
 
+// --ledger with --meter-prometheus: the meter job asks for the request track of each window; a
+// window to seal waits for a snapshot taken after its end, and asking for it says every hour
+// before it is sealed (runs that ended then may be retired).
+TEST(KubeschedPodRuns, TheRequestTrackOfAWindowForTheMeterJob) {
+  PodRuns runs("arbiter");
+  runs.SyncedNodes({Node("n1", "H100")});
+  const Millis hour = billing::HourOf(kStart);  // 10:00
+  runs.SyncedPods({Pod("a", "arbiter", "n1", "Succeeded", kStart, kStart + 90000),
+                   Pod("b", "arbiter", "n1", "Running", kStart + 60000)},
+                  kStart + 100000);
+  RequestTrackSource src;
+  EXPECT_FALSE(src.Track(hour, hour + billing::kHourMs, false));  // nothing submitted yet
+  src.Submit({kStart + 100000, runs.Segments(kStart + 100000), {}});
+  // The hour 11:00 is not over for this snapshot: it cannot be sealed yet.
+  EXPECT_FALSE(src.Track(hour + billing::kHourMs, hour + 2 * billing::kHourMs, true));
+  auto open = src.Track(hour + billing::kHourMs, hour + 2 * billing::kHourMs, false);
+  ASSERT_TRUE(open);
+  EXPECT_EQ(open->workloads, (std::vector<std::string>{"team-a/a", "team-a/b"}));
+  ASSERT_EQ(open->rows.size(), 4u);  // a and b, cpu and GPU, 11:00 only
+  for (const billing::HourlyRow& r : open->rows) EXPECT_EQ(r.hour, hour + billing::kHourMs);
+  EXPECT_EQ(open->rows[0].workload, "team-a/a");
+  EXPECT_EQ(open->rows[0].resource, "cpu");
+  EXPECT_EQ(open->rows[0].run_ms, 60000);  // 11:00:00 .. finishedAt 11:01:00
+  EXPECT_EQ(open->rows[0].request_raw, 2000 * billing::i128{60000});
+  EXPECT_EQ(open->rows[0].usage_raw, open->rows[0].request_raw);  // usage = request until merged
+  EXPECT_EQ(src.sealed_before(), INT64_MIN);
+  auto closed = src.Track(hour, hour + billing::kHourMs, true);
+  ASSERT_TRUE(closed);
+  ASSERT_EQ(closed->rows.size(), 2u);  // a's 30 s before 11:00
+  EXPECT_EQ(closed->rows[0].run_ms, 30000);
+  EXPECT_EQ(src.sealed_before(), hour);
+}
+
 }  // namespace pod_runs_test
 }  // namespace arbiter::kubesched

@@ -178,14 +178,6 @@ struct ProvKey {
   }
 };
 
-// GPU shares whose usage no series gives: a time-sliced / MPS replica (DCGM cannot attribute a
-// card's activity to one of the processes sharing it) and a MIG instance without a utilisation
-// series in the run. Their usage track is the request track (docs/billing.md), flagged.
-bool UsageFallsBackToRequest(std::string_view resource, const RunSegment& seg) {
-  return (resource == kGpu && seg.gpu_replicas > 1) || resource == kGpuSharedResource ||
-         IsMigResourceName(resource);
-}
-
 bool HasUsageMetric(std::string_view resource) {
   return resource == kCpu || resource == kMemory || resource == kGpu || IsMigResourceName(resource);
 }
@@ -529,7 +521,8 @@ class Meter {
     for (auto& [res, f] : sg.folders) {
       if (cpu_at_end && res == kCpu)
         f.f->FinishContinued(*cpu_at_end);
-      else if (f.last_add == INT64_MIN && UsageFallsBackToRequest(res, *sg.seg))
+      else if (f.last_add == INT64_MIN &&
+               billing::UsageFallsBackToRequest(res, sg.seg->gpu_replicas))
         f.f->FinishUsageFromRequest();  // flagged in the invoice provenance
       else
         f.f->Finish();

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <functional>
 #include <string_view>
 
 #include "adapters/sqlite/statement.h"
@@ -123,23 +124,47 @@ Result<MeterLedgerStats> MeterIntoLedger(Client& client, const MeteringConfig& c
                                          const billing::PriceCatalog& catalog,
                                          sqlite::Ledger& ledger, Millis from, Millis to,
                                          std::optional<Millis> seal_before,
-                                         const Progress& progress) {
+                                         const Progress& progress, billing::TrackMerger* merge) {
   auto prov = MeterProvenanceTable::Open(ledger.handle());
   if (!prov.ok()) return prov.status();
   MeterLedgerStats out;
-  BatchSink sink = [&](MeterBatch&& b) -> Status {
-    auto st = ledger.Write(b.rows, catalog);
+  auto write = [&](const std::vector<billing::HourlyRow>& rows) -> Status {
+    auto st = ledger.Write(rows, catalog);
     if (!st.ok()) return st.status();
     out.written.inserted += st->inserted;
     out.written.unchanged += st->unchanged;
     out.written.replaced += st->replaced;
     out.written.corrected += st->corrected;
+    return Status::Ok();
+  };
+  // The merged rows and their sources (rows and notes of one batch together).
+  auto write_merged = [&](const std::function<void(std::vector<billing::HourlyRow>*,
+                                                   std::vector<billing::TrackNote>*)>& make) {
+    std::vector<billing::HourlyRow> rows;
+    std::vector<billing::TrackNote> notes;
+    make(&rows, &notes);
+    if (rows.empty()) return Status::Ok();
+    if (Status s = write(rows); !s.ok()) return s;
+    return ledger.PutTracks(notes);
+  };
+  BatchSink sink = [&](MeterBatch&& b) -> Status {
+    Status s = merge ? write_merged([&](auto* rows, auto* notes) {
+      merge->Merge(std::move(b.rows), rows, notes);
+    })
+                     : write(b.rows);
+    if (!s.ok()) return s;
     out.provenance_rows += static_cast<int64_t>(b.provenance.size());
     return (*prov)->Put(b.provenance);
   };
   auto stats = MeterPrometheus(client, cfg, from, to, sink, progress);
   if (!stats.ok()) return stats.status();
   out.meter = *stats;
+  if (merge) {
+    if (Status s = write_merged([&](auto* rows, auto* notes) { merge->Finish(rows, notes); });
+        !s.ok())
+      return s;
+    out.merged = merge->stats();
+  }
   if (seal_before)
     if (Status s = ledger.Seal(*seal_before); !s.ok()) return s;
   return out;

@@ -32,15 +32,20 @@ struct MeterLedgerStats {
   MeterStats meter;
   sqlite::WriteStats written;
   int64_t provenance_rows = 0;
+  billing::TrackMergeStats merged;  // with a request track (`merge`)
 };
 
 // Meters [from, to) (whole hours) into `ledger`, rated with `catalog`, provenance beside; then
 // seals the hours before `seal_before`. Idempotent: re-running a window writes nothing new.
+// With `merge` (the request track of [from, to) from `arbiter scheduler`'s informers), the
+// rows of the workloads it knows take their request side from it and their usage side from
+// Prometheus (billing::TrackMerger), the sources in the ledger's table meter_tracks.
 Result<MeterLedgerStats> MeterIntoLedger(Client& client, const MeteringConfig& cfg,
                                          const billing::PriceCatalog& catalog,
                                          sqlite::Ledger& ledger, Millis from, Millis to,
                                          std::optional<Millis> seal_before,
-                                         const Progress& progress = {});
+                                         const Progress& progress = {},
+                                         billing::TrackMerger* merge = nullptr);
 
 // The meter job's watermark: nullopt before its first sealed window. It never moves back.
 Result<std::optional<Millis>> ReadMeterWatermark(sqlite3* db);

@@ -1602,4 +1602,61 @@ Result<std::vector<billing::Invoice>> LedgerInvoices(Ledger& ledger,
   return one;
 }
 
+namespace {
+constexpr const char* kCreateTracks =
+    "CREATE TABLE IF NOT EXISTS meter_tracks(namespace TEXT NOT NULL, workload TEXT NOT NULL,"
+    " resource TEXT NOT NULL, hour INTEGER NOT NULL, request TEXT NOT NULL, usage TEXT NOT NULL,"
+    " PRIMARY KEY(namespace, workload, resource, hour)) WITHOUT ROWID";
+}  // namespace
+
+Status Ledger::PutTracks(const std::vector<billing::TrackNote>& notes) {
+  if (notes.empty()) return Status::Ok();
+  Txn txn(db_, "ledger");
+  if (!txn.ok()) return txn.status();
+  if (Status s = Exec(kCreateTracks); !s.ok()) return s;
+  Stmt st(db_,
+          "INSERT OR REPLACE INTO meter_tracks(namespace, workload, resource, hour, request, usage)"
+          " VALUES (?1,?2,?3,?4,'informers',?5)");
+  for (const billing::TrackNote& n : notes) {
+    st.Reset();
+    st.TextRef(1, n.namespace_);
+    st.TextRef(2, n.workload);
+    st.TextRef(3, n.resource);
+    st.Int(4, n.hour);
+    st.TextRef(5, billing::ToString(n.usage));
+    if (Status s = st.Run("ledger: write meter_tracks"); !s.ok()) return s;  // rolled back
+  }
+  return txn.Commit();
+}
+
+Result<std::vector<billing::TrackNote>> Ledger::ReadTracks() {
+  std::vector<billing::TrackNote> out;
+  Stmt exists(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meter_tracks'");
+  if (!exists.ok()) return Status::Error("ledger: read meter_tracks: " + exists.error());
+  if (exists.Step() != SQLITE_ROW) return out;
+  Stmt st(db_,
+          "SELECT namespace, workload, resource, hour, usage FROM meter_tracks"
+          " ORDER BY namespace, workload, resource, hour");
+  if (!st.ok()) return Status::Error("ledger: read meter_tracks: " + st.error());
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    billing::TrackNote n;
+    n.namespace_ = st.ColText(0);
+    n.workload = st.ColText(1);
+    n.resource = st.ColText(2);
+    n.hour = st.ColInt(3);
+    const std::string usage = st.ColText(4);
+    if (usage == billing::ToString(billing::UsageSource::kNone))
+      n.usage = billing::UsageSource::kNone;
+    else if (usage == billing::ToString(billing::UsageSource::kRequest))
+      n.usage = billing::UsageSource::kRequest;
+    else if (usage != billing::ToString(billing::UsageSource::kUsageSource))
+      return Status::Error("ledger: meter_tracks: unknown usage source \"" + usage + "\"");
+    out.push_back(std::move(n));
+  }
+  if (rc != SQLITE_DONE)
+    return Status::Error("ledger: read meter_tracks: " + std::string(sqlite3_errmsg(db_)));
+  return out;
+}
+
 }  // namespace arbiter::sqlite

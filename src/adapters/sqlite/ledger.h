@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/billing/invoice.h"
+#include "core/billing/track_merge.h"
 #include "core/status.h"
 
 struct sqlite3;
@@ -111,6 +112,13 @@ class Ledger {
   // PriceBook versions stored; a version (name@effectiveFrom) never changes once stored.
   Status PutPriceBooks(const std::vector<PriceBook>& books);
   Result<std::vector<PriceBook>> PriceBooks();
+
+  // Where the tracks of merged rows came from (`arbiter scheduler --ledger --meter-prometheus`,
+  // billing::TrackMerger): table meter_tracks, one entry per (namespace, workload, resource,
+  // hour), upserted (metering again replaces it). A row without an entry has both tracks from the
+  // one source that wrote it.
+  Status PutTracks(const std::vector<billing::TrackNote>& notes);
+  Result<std::vector<billing::TrackNote>> ReadTracks();  // key order; none when never written
 
   // Recomputes the daily and monthly rollups from the current hourly rows (writes keep them up to
   // date; this is for migrations and checks).

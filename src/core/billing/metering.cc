@@ -36,6 +36,11 @@ MeterUnit MeterUnitOf(std::string_view resource, int64_t gpu_replicas) {
 
 bool IsMeteredResource(std::string_view resource) { return resource != kPods; }
 
+bool UsageFallsBackToRequest(std::string_view resource, int64_t gpu_replicas) {
+  return (resource == kGpu && gpu_replicas > 1) || resource == kGpuSharedResource ||
+         IsMigResourceName(resource);
+}
+
 const char* ToString(RowKind k) {
   switch (k) {
     case RowKind::kUsage:

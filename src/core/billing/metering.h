@@ -41,6 +41,10 @@ MeterUnit MeterUnitOf(std::string_view resource);
 MeterUnit MeterUnitOf(std::string_view resource, int64_t gpu_replicas);
 // Resources that are never metered (pod counts).
 bool IsMeteredResource(std::string_view resource);
+// GPU shares whose usage no series gives: a time-sliced / MPS replica (DCGM cannot attribute a
+// card's activity to one of the processes sharing it) and a MIG instance without a utilisation
+// series. Live metering takes their usage track from the request track (docs/billing.md).
+bool UsageFallsBackToRequest(std::string_view resource, int64_t gpu_replicas);
 
 // Usage and Credit are hourly rows; IdleShare exists only as an invoice line (a tenant's share of
 // the idle cost, PriceBook shareIdle).

@@ -138,9 +138,13 @@ std::optional<bool> MeterJob::SealIfNoPodRan(const billing::HourWindow& w, Milli
 }
 
 bool MeterJob::MeterWindow(const billing::HourWindow& w, const billing::PriceCatalog& catalog,
-                           bool sealing, Millis now, std::chrono::steady_clock::time_point t0) {
+                           bool sealing, Millis now, std::chrono::steady_clock::time_point t0,
+                           std::optional<billing::RequestTrack> track) {
+  std::optional<billing::TrackMerger> merge;
+  if (track) merge.emplace(std::move(*track));
   auto r = prometheus::MeterIntoLedger(*client_, o_.config, catalog, *ledger_, w.from, w.to,
-                                       sealing ? std::optional<Millis>(w.to) : std::nullopt);
+                                       sealing ? std::optional<Millis>(w.to) : std::nullopt, {},
+                                       merge ? &*merge : nullptr);
   Json fields = {{"from", FormatRfc3339(w.from)}, {"to", FormatRfc3339(w.to)}, {"sealed", sealing}};
   if (!r.ok()) {
     fields["error"] = r.message();
@@ -162,6 +166,11 @@ bool MeterJob::MeterWindow(const billing::HourWindow& w, const billing::PriceCat
   fields["corrected"] = r->written.corrected;
   fields["usageGaps"] = r->meter.usage_gaps;
   fields["duplicatePoints"] = r->meter.duplicate_points;
+  if (merge)  // the rows of the informers' pods: request side theirs, usage Prometheus's
+    fields["requestFromInformers"] = {{"merged", r->merged.merged},
+                                      {"usageNone", r->merged.usage_none},
+                                      {"otherPods", r->merged.from_other},
+                                      {"droppedOutsideRuns", r->merged.dropped}};
   fields["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (sealing)
     fields["lagSeconds"] = SealedTo(w.to, now);
@@ -187,10 +196,22 @@ bool MeterJob::RunOnce() {
   const std::optional<billing::PriceCatalog> catalog = RatingCatalog(w);
   if (!catalog) return false;
   const auto t0 = std::chrono::steady_clock::now();
-  if (sealing)  // catching up: a window in which no pod ran is only sealed
+  std::optional<billing::RequestTrack> track;
+  if (o_.request_track) {
+    track = o_.request_track(w.from, w.to, sealing);
+    if (!track) {
+      Problem("warning", {{"from", FormatRfc3339(w.from)},
+                          {"to", FormatRfc3339(w.to)},
+                          {"error", "waiting for the informers' request track of the window"}});
+      return false;
+    }
+  }
+  // Catching up: a window in which no pod ran (nor, merging, any run the informers saw) is only
+  // sealed.
+  if (sealing && (!track || track->rows.empty()))
     if (const std::optional<bool> sealed = SealIfNoPodRan(w, now)) return *sealed;
   // After closed hours, come back at once: more closed hours, or the open ones.
-  return MeterWindow(w, *catalog, sealing, now, t0) && sealing;
+  return MeterWindow(w, *catalog, sealing, now, t0, std::move(track)) && sealing;
 }
 
 std::vector<PriceBook> DaemonPriceBooks(const Daemon& d) {

@@ -24,6 +24,7 @@
 
 #include "adapters/prometheus/meter_ledger.h"
 #include "core/billing/meter_schedule.h"
+#include "core/billing/track_merge.h"
 #include "server/daemon.h"
 
 namespace arbiter::server {
@@ -36,6 +37,14 @@ struct MeterJobOptions {
   Millis every = 60000;  // how often the job wakes up
   // The PriceBooks to rate with, read at every run (e.g. the daemon's PriceBook objects).
   std::function<std::vector<PriceBook>()> price_books;
+  // `arbiter scheduler --ledger --meter-prometheus`: the request track of the hours [from, to)
+  // from the informers (kubesched::RequestTrackSource), nullopt while they cannot give it yet
+  // (`closed`: a window to seal, which they must have seen to its end). When set, every row of a
+  // workload it knows takes its request side from it and its usage side from Prometheus
+  // (billing::TrackMerger; the ledger's table meter_tracks says so); a window that waits for it
+  // is retried at the next wake-up. Unset: both tracks from Prometheus.
+  std::function<std::optional<billing::RequestTrack>(Millis from, Millis to, bool closed)>
+      request_track;
   std::function<Millis()> clock;  // Unix ms; default: the system clock
   // One structured log line: level ("info", "warning", "error"), message, fields.
   std::function<void(const std::string&, const std::string&, Json)> log;
@@ -67,8 +76,10 @@ class MeterJob {
   // window is to be metered.
   std::optional<bool> SealIfNoPodRan(const billing::HourWindow& w, Millis now);
   // Meters the window into the ledger (sealed when `sealing`) and logs it; false after a Problem.
+  // With `track`, merged with that request track.
   bool MeterWindow(const billing::HourWindow& w, const billing::PriceCatalog& catalog, bool sealing,
-                   Millis now, std::chrono::steady_clock::time_point t0);
+                   Millis now, std::chrono::steady_clock::time_point t0,
+                   std::optional<billing::RequestTrack> track);
   // After a sealed window: the watermark and the lag left (seconds), for /metrics and the log.
   double SealedTo(Millis to, Millis now);
   void Log(const std::string& level, const std::string& msg, Json fields) const;
