@@ -31,6 +31,10 @@ for s in "${SERVICES[@]}"; do
   [ "$s" = kube ] && stage "install kube (tests/cluster/build.sh)"
   ./scripts/services/$s.sh install
 done
+# Kueue beside Arbiter on the test cluster (the Kueue* tests): built from source once per machine
+# (cached in ~/.cache/arbiter); its fixture runs it on $BUILD/kube-cluster, and kube.sh stop stops it.
+stage "install kueue (tests/cluster/kueue/build.sh)"
+./scripts/services/kueue.sh install
 stop_services() {
   for s in "${SERVICES[@]}"; do
     if [ "$s" = kube ]; then ./scripts/services/kube.sh stop "$BUILD/kube-cluster" >/dev/null 2>&1 || true

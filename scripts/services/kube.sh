@@ -11,7 +11,8 @@
 #                                                      is stopped first), every component; returns
 #                                                      when the apiserver is ready and the default
 #                                                      ServiceAccount exists
-#   scripts/services/kube.sh stop DIR                  every process start started, by PID
+#   scripts/services/kube.sh stop DIR                  every process start started, by PID (and
+#                                                      Kueue's manager, scripts/services/kueue.sh)
 #   scripts/services/kube.sh status DIR                exit 0 when every process is alive
 #
 # DIR (default ${ARBITER_CI_DIR:-/tmp/arbiter-ci}/kube) receives: kubeconfig (admin, system:masters,
@@ -131,6 +132,8 @@ pid_of() { [ -f "$D/$1.pid" ] && cat "$D/$1.pid"; }
 
 stop_all() {
   local i pid
+  # Kueue's manager, when scripts/services/kueue.sh started one on this cluster.
+  if pid=$(pid_of kueue); then svc_stop_pid "$pid"; rm -f "$D/kueue.pid"; fi
   for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do
     pid=$(pid_of "${COMPONENTS[$i]}") || continue
     svc_stop_pid "$pid"
