@@ -50,7 +50,7 @@ struct Daemon {
   pid_t pid = -1;
   int port = 0;
   fs::path dir;
-  bool Start() {
+  bool Start(const std::vector<std::string>& extra = {}) {
     dir = fs::temp_directory_path() / ("arbiter-bench-load-" + std::to_string(getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
@@ -63,8 +63,12 @@ struct Daemon {
       // ARBITER_BENCH_BINARY: another build's arbiter (old and new alternated in one period).
       const char* env = std::getenv("ARBITER_BENCH_BINARY");
       const char* bin = env && *env ? env : ARBITER_BINARY;
-      execl(bin, bin, "serve", "--data", data.c_str(), "--listen", "127.0.0.1:0",
-            static_cast<char*>(nullptr));
+      std::vector<std::string> args = {bin, "serve", "--data", data, "--listen", "127.0.0.1:0"};
+      args.insert(args.end(), extra.begin(), extra.end());
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(bin, argv.data());
       _exit(127);
     }
     for (int i = 0; i < 600 && port == 0; ++i) {
@@ -397,6 +401,65 @@ BENCHMARK(BM_ServeCreatesAsPodsGrow)
             ->Iterations(1)
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime() != nullptr;
+
+// Creates while /metrics is scraped back to back (issue 27: "/metrics holds the daemon's lock
+// while it renders: 42 s at 160k pods, a create waited 41 s"): the real binary without snapshots
+// (--snapshot-every 0: only the scrapes hold the lock besides the creates), filled with range(1)
+// running pods (10m CPU each on 64 nodes) by 64 clients, then 64 x 100 creates measured alone
+// (quiet_*) and again while one client GETs /metrics in a loop (scraped_*): creates_per_s, p50_ms,
+// p99_ms, max_ms; scrape_ms (the median scrape, client side: lock, text and transfer), scrapes,
+// metrics_mb (one scrape's size). ARBITER_BENCH_BINARY runs another build's arbiter.
+void BM_ServeCreatesWhileScraping(benchmark::State& state) {
+  const int clients = static_cast<int>(state.range(0));
+  const int64_t live = state.range(1);
+  for (auto _ : state) {
+    Daemon d;
+    if (!d.Start({"--snapshot-every", "0"}))
+      return state.SkipWithError("arbiter serve did not start");
+    AddNodes(d.port, 64);
+    int failures = CreateMany(d, clients, 0, live).failures;
+    int64_t next = live;
+    auto count = [&](const std::string& k, const Window& w) {
+      failures += w.failures;
+      state.counters[k + "_creates_per_s"] = static_cast<double>(w.creates) / w.secs;
+      state.counters[k + "_p50_ms"] = w.At(0.5);
+      state.counters[k + "_p99_ms"] = w.At(0.99);
+      state.counters[k + "_max_ms"] = w.lat.back();
+    };
+    const Window quiet = CreateMany(d, clients, next, int64_t{clients} * 100);
+    next += quiet.creates;
+    count("quiet", quiet);
+    std::atomic<bool> done{false};
+    std::vector<double> scrapes;
+    size_t bytes = 0;
+    std::thread scraper([&] {
+      httplib::Client cli("127.0.0.1", d.port);
+      cli.set_read_timeout(300, 0);
+      while (!done) {
+        const auto s = Clock::now();
+        auto r = cli.Get("/metrics");
+        if (!r || r->status != 200) ++failures;
+        if (r) bytes = r->body.size();
+        scrapes.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
+      }
+    });
+    const Window scraped = CreateMany(d, clients, next, int64_t{clients} * 100);
+    done = true;
+    scraper.join();
+    count("scraped", scraped);
+    std::sort(scrapes.begin(), scrapes.end());
+    state.counters["scrapes"] = static_cast<double>(scrapes.size());
+    state.counters["scrape_ms"] = scrapes.empty() ? 0 : scrapes[scrapes.size() / 2];
+    state.counters["metrics_mb"] = static_cast<double>(bytes) / 1e6;
+    state.counters["rss_mb"] = d.RssMb();
+    state.counters["failures"] = failures;
+  }
+}
+BENCHMARK(BM_ServeCreatesWhileScraping)
+    ->Args({64, 100000})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 

@@ -125,6 +125,7 @@ std::string SnapshotCapture::Bytes() const {
 // Live pods' arbiter.dev/usage, read again from the stored pods (as applied): only those that
 // declare one are loaded.
 void Cluster::RestoreUsage() {
+  for (const auto& [id, u] : usage_of_) facts_.SetUsage(id, nullptr);
   usage_of_.clear();
   for (const auto& [id, key] : pod_of_) {
     const std::shared_ptr<const Json> pod = store_.Share("Pod", key.first, key.second);  // not kept
@@ -171,6 +172,7 @@ void Cluster::RestorePods(const Json& h) {
   reserved_.clear();
   for (const auto& [id, key] : pod_of_)
     if (auto st = engine_->Get(engine::WorkloadId{id})) NotePending(id, *st);
+  RestoreFacts();
 }
 
 // Works: of the live workloads (liveWorks: [id, fields...]), or of every workload (works:

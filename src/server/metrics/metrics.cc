@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
-#include <sstream>
+#include <string_view>
 #include <tuple>
 
 #include "core/engine/fair_share.h"
@@ -27,8 +27,6 @@ std::string PrometheusLabelValue(const std::string& v) {
 }
 
 namespace {
-
-std::string Escape(const std::string& v) { return PrometheusLabelValue(v); }
 
 std::string Num(double v) {
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
@@ -52,74 +50,73 @@ const char* UnitOf(const std::string& resource) {
   return "integer";
 }
 
+// Appends the text to one string, with no allocation per sample: a scrape of every pod's series
+// leaves no garbage of small blocks behind (glibc consolidates such garbage at the thread's next
+// large allocation, which was the next scrape's, under the daemon's lock).
 class Writer {
  public:
-  void Family(const std::string& name, const char* type, const char* help) {
-    out_ << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+  using Label = std::pair<std::string_view, std::string_view>;
+  void Family(std::string_view name, const char* type, const char* help) {
+    out_.append("# HELP ").append(name).append(" ").append(help).append("\n# TYPE ");
+    out_.append(name).append(" ").append(type).append("\n");
   }
-  void Sample(const std::string& name,
-              const std::vector<std::pair<std::string, std::string>>& labels, double v) {
-    out_ << name;
-    if (!labels.empty()) {
-      out_ << "{";
-      for (size_t i = 0; i < labels.size(); ++i)
-        out_ << (i ? "," : "") << labels[i].first << "=\"" << Escape(labels[i].second) << "\"";
-      out_ << "}";
-    }
-    out_ << " " << Num(v) << "\n";
+  void Sample(std::string_view name, std::initializer_list<Label> labels, double v) {
+    Begin(name);
+    for (const Label& l : labels) Add(l);
+    End(v);
   }
-  std::string str() const { return out_.str(); }
+  void SampleLabels(std::string_view name,
+                    const std::vector<std::pair<std::string, std::string>>& labels, double v) {
+    Begin(name);
+    for (const auto& [k, x] : labels) Add({k, x});
+    End(v);
+  }
+  std::string str() { return std::move(out_); }
 
  private:
-  std::ostringstream out_;
+  void Begin(std::string_view name) {
+    out_.append(name);
+    first_ = true;
+  }
+  void Add(const Label& l) {  // PrometheusLabelValue's escaping
+    out_ += first_ ? '{' : ',';
+    first_ = false;
+    out_.append(l.first).append("=\"");
+    for (char c : l.second) {
+      if (c == '\\' || c == '"') out_ += '\\';
+      if (c == '\n') {
+        out_ += "\\n";
+        continue;
+      }
+      out_ += c;
+    }
+    out_ += '"';
+  }
+  void End(double v) {
+    if (!first_) out_ += '}';
+    out_ += ' ';
+    if (std::isinf(v)) {
+      out_ += v > 0 ? "+Inf" : "-Inf";
+    } else {
+      char buf[64];
+      const int n = std::snprintf(buf, sizeof buf, "%.17g", v);
+      out_.append(buf, static_cast<size_t>(n));
+    }
+    out_ += '\n';
+  }
+  std::string out_;
+  bool first_ = true;
 };
 
 }  // namespace
 
 namespace {
 
-MetricsFacts::Workload Fact(const Cluster& c, engine::WorkloadStatus&& s) {
-  MetricsFacts::Workload w;
-  w.pending = s.phase == engine::Phase::kPending;
-  w.namespace_ = std::move(s.namespace_);
-  w.name = std::move(s.name);
-  w.node = std::move(s.node);
-  w.reason = std::move(s.reason);
-  w.run_start = s.run_start;
-  if (!w.node.empty()) {
-    const auto& pods = c.store().All("Pod");  // the stored facts: no compacted pod is parsed
-    if (auto p = pods.find({w.namespace_, w.name});
-        p != pods.end() && !p->second.stored().first_container().empty())
-      w.container = p->second.stored().first_container();
-    const ResourceList* declared = c.UsageOf(engine::Value(s.id));
-    w.usage = declared ? *declared : s.requests;
-  }
-  w.requests = std::move(s.requests);
-  return w;
-}
-
-}  // namespace
-
-MetricsFacts CollectNodeMetrics(const Cluster& c, const std::string& node, Millis now) {
-  MetricsFacts f;
-  f.now = now;
-  for (auto& s : c.engine().WorkloadsOn(node)) f.workloads.push_back(Fact(c, std::move(s)));
-  return f;
-}
-
-MetricsFacts CollectMetrics(const Cluster& c, Millis now) {
-  MetricsFacts f;
-  f.now = now;
-  for (auto& s : c.engine().Workloads(now)) f.workloads.push_back(Fact(c, std::move(s)));
-  f.pod_phases = {{"Pending", 0}, {"Running", 0}, {"Succeeded", 0}, {"Failed", 0}};
-  for (const auto& [key, stored] : c.store().All("Pod")) {
-    const std::string& phase = stored.stored().pod_phase();
-    ++f.pod_phases[phase.empty() ? "Pending" : phase];
-  }
-  f.quota_usages = c.engine().resource_quota_usages();
-  f.decisions = c.decision_count();
-  f.stats = c.scheduling_stats();
-  f.quotas = dashboard::QuotaStates(c.engine());
+std::shared_ptr<const NodeLabelRows> NodeLabels(const Cluster& c) {
+  NodeLabelCache& cache = c.node_label_cache();
+  const int64_t version = c.store().kind_version("Node");
+  if (cache.rows && cache.version == version) return cache.rows;
+  auto rows = std::make_shared<NodeLabelRows>();
   for (const auto& [key, stored] : c.store().All("Node")) {
     const Json& node = *stored;
     std::vector<std::pair<std::string, std::string>> labels = {{"node", key.second}};
@@ -130,8 +127,52 @@ MetricsFacts CollectMetrics(const Cluster& c, Millis now) {
       if (meta && meta->contains("labels") && (*meta)["labels"].contains(label) &&
           (*meta)["labels"][label].is_string())
         labels.push_back({name, (*meta)["labels"][label].get<std::string>()});
-    f.node_labels.push_back(std::move(labels));
+    rows->push_back(std::move(labels));
   }
+  cache = {version, rows};
+  return rows;
+}
+
+// The ElasticQuotas' state but their usage (summed from the live rows off the lock).
+std::map<std::string, dashboard::QuotaState> ElasticQuotas(const engine::Engine& e) {
+  std::map<std::string, dashboard::QuotaState> out;
+  for (engine::ElasticQuotaUsage& u : e.elastic_quota_usages()) {
+    dashboard::QuotaState& s = out[u.namespace_];
+    s.quota = std::move(u.name);
+    s.cohort = std::move(u.cohort);
+    s.min = std::move(u.min);
+    s.max = std::move(u.max);
+    s.borrowed = std::move(u.borrowed);
+    s.lent = std::move(u.lent);
+    s.fair_share = u.fair_share;
+  }
+  return out;
+}
+
+}  // namespace
+
+MetricsFacts CollectNodeMetrics(const Cluster& c, const std::string& node, Millis now) {
+  MetricsFacts f;
+  f.now = now;
+  std::vector<uint64_t> ids;
+  for (const auto& s : c.engine().WorkloadsOn(node)) ids.push_back(engine::Value(s.id));
+  f.node_rows = c.live_facts().Rows(ids);
+  f.strings = c.live_facts().strings();
+  return f;
+}
+
+MetricsFacts CollectMetrics(const Cluster& c, Millis now) {
+  MetricsFacts f;
+  f.now = now;
+  f.live = c.live_facts().Share();
+  f.pod_phases = {{"Pending", 0}, {"Running", 0}, {"Succeeded", 0}, {"Failed", 0}};
+  for (const auto& [phase, n] : c.store().pod_phases())
+    f.pod_phases[phase.empty() ? "Pending" : phase] += n;
+  f.quota_usages = c.engine().resource_quota_usages();
+  f.decisions = c.decision_count();
+  f.stats = c.scheduling_stats();
+  f.quotas = ElasticQuotas(c.engine());
+  f.node_labels = NodeLabels(c);
   return f;
 }
 
@@ -139,9 +180,10 @@ namespace {
 
 void WritePods(const MetricsFacts& f, Writer& w) {
   std::map<std::pair<std::string, std::string>, int64_t> pending;
-  for (const auto& s : f.workloads)
+  f.ForEachWorkload([&](const LiveFact& s) {
     if (s.pending)
-      ++pending[{s.namespace_, s.reason.empty() ? std::string("Unschedulable") : s.reason}];
+      ++pending[{*s.namespace_, s.reason->empty() ? std::string("Unschedulable") : *s.reason}];
+  });
   w.Family("arbiter_pending_pods", "gauge",
            "Pods waiting to be scheduled, by namespace and the engine's reason.");
   for (const auto& [k, n] : pending)
@@ -198,6 +240,12 @@ void WriteDecisions(const MetricsFacts& f, Writer& w) {
 // ElasticQuota state per namespace (dashboard/quota_state.h: used, min, max, borrowed, lent of
 // the resources its ElasticQuota names; the cohort's weighted dominant-resource share).
 void WriteElasticQuotas(const MetricsFacts& f, Writer& w) {
+  std::map<std::string, dashboard::QuotaState> quotas = f.quotas;
+  f.ForEachWorkload([&](const LiveFact& s) {  // Engine::namespace_usages: what runs, by namespace
+    if (!s.running()) return;
+    auto q = quotas.find(*s.namespace_);
+    if (q != quotas.end()) q->second.used += s.requests();
+  });
   for (const char* part : {"min", "max", "used", "borrowed", "lent"}) {
     const std::string name = std::string("arbiter_elasticquota_") + part;
     w.Family(name, "gauge",
@@ -205,7 +253,7 @@ void WriteElasticQuotas(const MetricsFacts& f, Writer& w) {
               " per namespace and resource (cores, bytes, GPUs, counts); resources its min or "
               "max names.")
                  .c_str());
-    for (const auto& [ns, q] : f.quotas) {
+    for (const auto& [ns, q] : quotas) {
       if (q.quota.empty()) continue;
       const std::string p = part;
       const ResourceList* list = p == "min"        ? &q.min
@@ -227,7 +275,7 @@ void WriteElasticQuotas(const MetricsFacts& f, Writer& w) {
            "A namespace's weighted dominant-resource share of what its cohort lends (max over "
            "resources of borrowed / lendable, divided by its weight; 0 within its min; +Inf when "
            "borrowing with weight 0).");
-  for (const auto& [ns, q] : f.quotas)
+  for (const auto& [ns, q] : quotas)
     if (!q.cohort.empty())
       w.Sample("arbiter_fair_share", {{"namespace", ns}, {"cohort", q.cohort}},
                q.fair_share == engine::kInfiniteShare
@@ -251,10 +299,6 @@ void WriteJournal(const JournalStats& j, Writer& w) {
   w.Sample("arbiter_journal_fsync_seconds_count", {}, static_cast<double>(j.commits));
 }
 
-std::vector<std::pair<std::string, std::string>> ContainerLabels(const MetricsFacts::Workload& s) {
-  return {{"namespace", s.namespace_}, {"pod", s.name}, {"container", s.container}};
-}
-
 // cAdvisor's container series of the running workloads (what a kubelet serves at
 // /metrics/cadvisor): CPU seconds over the current run and the working set, from the declared use
 // (arbiter.dev/usage) or the requests.
@@ -263,14 +307,16 @@ std::string CadvisorShapes(const MetricsFacts& f) {
   cpu.Family("container_cpu_usage_seconds_total", "counter",
              "Virtual CPU use over the current run (cAdvisor shape).");
   mem.Family("container_memory_working_set_bytes", "gauge", "Virtual memory use (cAdvisor shape).");
-  for (const auto& s : f.workloads) {
-    if (s.node.empty()) continue;
+  f.ForEachWorkload([&](const LiveFact& s) {
+    if (!s.running()) return;
     const double seconds = std::max<Millis>(0, f.now - s.run_start) / 1000.0;
-    cpu.Sample("container_cpu_usage_seconds_total", ContainerLabels(s),
-               s.usage.Get("cpu") / 1000.0 * seconds);
-    mem.Sample("container_memory_working_set_bytes", ContainerLabels(s),
-               static_cast<double>(s.usage.Get("memory")));
-  }
+    cpu.Sample("container_cpu_usage_seconds_total",
+               {{"namespace", *s.namespace_}, {"pod", s.name}, {"container", s.container_name()}},
+               s.usage().Get("cpu") / 1000.0 * seconds);
+    mem.Sample("container_memory_working_set_bytes",
+               {{"namespace", *s.namespace_}, {"pod", s.name}, {"container", s.container_name()}},
+               static_cast<double>(s.usage().Get("memory")));
+  });
   return cpu.str() + mem.str();
 }
 
@@ -279,17 +325,20 @@ std::string DcgmShapes(const MetricsFacts& f) {
   Writer gpu;
   gpu.Family("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge",
              "Virtual GPU activity per GPU (dcgm-exporter shape).");
-  for (const auto& s : f.workloads) {
-    if (s.node.empty()) continue;
-    const int64_t gpus = s.requests.Get(std::string(kGpu)) / 1000;
+  f.ForEachWorkload([&](const LiveFact& s) {
+    if (!s.running()) return;
+    const int64_t gpus = s.requests().Get(std::string(kGpu)) / 1000;
     for (int64_t g = 0; g < gpus; ++g) {
-      auto labels = ContainerLabels(s);
-      labels.push_back({"gpu", std::to_string(g)});
-      labels.push_back({"GPU_I_PROFILE", ""});
-      gpu.Sample("DCGM_FI_PROF_GR_ENGINE_ACTIVE", labels,
-                 s.usage.Get(std::string(kGpu)) / 1000.0 / static_cast<double>(gpus));
+      const std::string index = std::to_string(g);
+      gpu.Sample("DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+                 {{"namespace", *s.namespace_},
+                  {"pod", s.name},
+                  {"container", s.container_name()},
+                  {"gpu", index},
+                  {"GPU_I_PROFILE", ""}},
+                 s.usage().Get(std::string(kGpu)) / 1000.0 / static_cast<double>(gpus));
     }
-  }
+  });
   return gpu.str();
 }
 
@@ -300,29 +349,30 @@ std::string KubeStateShapes(const MetricsFacts& f) {
       "kube_node_labels", "gauge",
       "The node's GPU labels (kube-state-metrics shape, allowlisted nvidia.com/gpu.product "
       "and nvidia.com/gpu.replicas).");
-  for (const auto& labels : f.node_labels) nodes.Sample("kube_node_labels", labels, 1);
+  if (f.node_labels)
+    for (const auto& labels : *f.node_labels) nodes.SampleLabels("kube_node_labels", labels, 1);
   phase.Family("kube_pod_status_phase", "gauge", "The pod's phase (kube-state-metrics shape).");
   info.Family("kube_pod_info", "gauge", "The pod's node (kube-state-metrics shape).");
   req.Family("kube_pod_container_resource_requests", "gauge",
              "The pod's requests (kube-state-metrics shape).");
-  for (const auto& s : f.workloads) {
+  f.ForEachWorkload([&](const LiveFact& s) {
     const std::string ph = s.pending ? "Pending" : "Running";
     for (const char* p : {"Pending", "Running", "Succeeded", "Failed", "Unknown"})
       phase.Sample("kube_pod_status_phase",
-                   {{"namespace", s.namespace_}, {"pod", s.name}, {"phase", p}}, ph == p ? 1 : 0);
-    if (s.node.empty()) continue;
-    info.Sample("kube_pod_info", {{"namespace", s.namespace_}, {"pod", s.name}, {"node", s.node}},
+                   {{"namespace", *s.namespace_}, {"pod", s.name}, {"phase", p}}, ph == p ? 1 : 0);
+    if (!s.running()) return;
+    info.Sample("kube_pod_info", {{"namespace", *s.namespace_}, {"pod", s.name}, {"node", *s.node}},
                 1);
-    for (const auto& [r, amount] : s.requests.entries())
+    for (const auto& [r, amount] : s.requests().entries())
       req.Sample("kube_pod_container_resource_requests",
-                 {{"namespace", s.namespace_},
+                 {{"namespace", *s.namespace_},
                   {"pod", s.name},
-                  {"container", s.container},
-                  {"node", s.node},
+                  {"container", s.container_name()},
+                  {"node", *s.node},
                   {"resource", r},
                   {"unit", UnitOf(r)}},
                  Scaled(r, amount));
-  }
+  });
   return nodes.str() + phase.str() + info.str() + req.str();
 }
 

@@ -22,38 +22,45 @@
 //   DCGM_FI_PROF_GR_ENGINE_ACTIVE{namespace,pod,container,gpu,GPU_I_PROFILE} (dcgm-exporter: one
 //   series per GPU, the GPU usage spread evenly).
 //
-// Taken in two steps so that a scrape holds the daemon's lock only to copy numbers:
-// CollectMetrics (under the lock: values copied out of the cluster, nothing pointing into it), then
-// RenderMetrics of those facts (after the lock is released: the text, most of the time).
+// Taken in two steps so that a scrape holds the daemon's lock only to copy small aggregates:
+// CollectMetrics (under the lock: the live workloads' table shared as it is (live_facts.h, no row
+// copied), the counts the cluster keeps by phase, the quotas, the node labels cached until a Node
+// changes; nothing pointing into the cluster), then RenderMetrics of those facts (after the lock
+// is released: every per-pod series, the sums by namespace and reason, the text).
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "server/dashboard/quota_state.h"
 #include "server/durability/journal.h"
+#include "server/metrics/live_facts.h"
 #include "server/state/cluster.h"
 
 namespace arbiter::server {
 
 struct MetricsFacts {
-  struct Workload {  // the engine's workload, with what the metrics add from the API's pod
-    std::string namespace_, name, node, reason;
-    bool pending = false;
-    std::string container = "main";  // the pod's first container
-    ResourceList requests, usage;    // usage: arbiter.dev/usage, else the requests
-    Millis run_start = 0;
-  };
   Millis now = 0;
-  std::vector<Workload> workloads;
-  std::map<std::string, int64_t> pod_phases;  // API pods by status.phase
+  LiveFacts::View live;             // /metrics: every live workload, by id
+  std::vector<LiveFact> node_rows;  // a node's endpoints: its workloads, in bind order
+  std::shared_ptr<const LiveFacts::Strings> strings;  // what node_rows' strings point into
+  std::map<std::string, int64_t> pod_phases;          // API pods by status.phase
   std::vector<engine::ResourceQuotaUsage> quota_usages;
   uint64_t decisions = 0;
   SchedulingStats stats;
+  // ElasticQuotas by namespace; `used` (the namespace's running requests) is summed from `live`
+  // when the text is made.
   std::map<std::string, dashboard::QuotaState> quotas;
-  std::vector<std::vector<std::pair<std::string, std::string>>> node_labels;
+  std::shared_ptr<const NodeLabelRows> node_labels;
+
+  template <typename F>
+  void ForEachWorkload(F&& f) const {
+    live.ForEach(f);
+    for (const LiveFact& row : node_rows) f(row);
+  }
 };
 
 // A label value escaped as the Prometheus text format wants (\\, \" and \n).

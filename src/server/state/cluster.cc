@@ -695,10 +695,34 @@ Json Cluster::DryRunObject(Millis time, Target&& t) const {
 }
 
 void Cluster::NoteUsage(uint64_t workload, const Pod& pod) {
-  if (pod.sim.usage)
-    usage_of_[workload] = *pod.sim.usage;
-  else
+  if (pod.sim.usage) {
+    auto& u = usage_of_[workload];
+    if (!u || !(*u == *pod.sim.usage)) u = std::make_shared<const ResourceList>(*pod.sim.usage);
+    facts_.SetUsage(workload, u);
+  } else {
     usage_of_.erase(workload);
+    facts_.SetUsage(workload, nullptr);
+  }
+}
+
+void Cluster::NoteFacts(const ObjectStore::Key& key, const engine::WorkloadStatus& s) {
+  const auto stored = store_.Stored("Pod", key.first, key.second);
+  const LiveFact* was = facts_.Find(engine::Value(s.id));
+  facts_.Put(s, stored ? std::string_view(stored->first_container())
+                : was  ? std::string_view(*was->container)
+                       : std::string_view());
+  if (!was)
+    facts_.SetUsage(engine::Value(s.id), [&]() -> std::shared_ptr<const ResourceList> {
+      auto u = usage_of_.find(engine::Value(s.id));
+      return u == usage_of_.end() ? nullptr : u->second;
+    }());
+}
+
+void Cluster::RestoreFacts() {
+  facts_.Clear();
+  node_labels_ = {};
+  for (const auto& [id, key] : pod_of_)
+    if (auto st = engine_->Get(engine::WorkloadId{id})) NoteFacts(key, *st);
 }
 
 // A Pod's engine command: SubmitPod on create, SetPodDeadline when an update sets or lowers
@@ -843,6 +867,7 @@ void Cluster::RefreshAllPending(Millis time) {
     const Json* stored = store_.Get("Pod", key.first, key.second);
     const std::optional<engine::WorkloadStatus> st = engine_->Get(WorkloadId{id});
     if (!stored || !st || st->phase != engine::Phase::kPending) continue;
+    NoteFacts(key, *st);
     Json pod = *stored;
     SetPodStatus(pod, *st, nullptr, time);
     if (pod != *stored) store_.Put("Pod", key.first, key.second, std::move(pod));
@@ -1089,7 +1114,9 @@ void Cluster::SyncPodStatus(uint64_t id, const std::map<uint64_t, engine::Worklo
     st = engine_->Get(WorkloadId{id});
   if (!stored || !st) return;
   NotePending(id, *st);
+  if (fin == finished.end()) NoteFacts(key->second, *st);
   if (fin != finished.end()) {
+    facts_.Erase(id);
     pod_of_.erase(id);
     usage_of_.erase(id);
     workload_of_.erase({ns, name});
@@ -1162,6 +1189,7 @@ void Cluster::RefreshPending(const std::vector<uint64_t>& touched, Millis t) {
     }
     ++it;
     NotePending(id, *st);
+    NoteFacts(key->second, *st);
     const Json& status = json_member::Member(*stored, "status");
     if (status.is_object() && status.value("message", "") == st->message &&
         status.value("nominatedNodeName", "") == st->nominated_node)

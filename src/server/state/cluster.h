@@ -42,6 +42,7 @@
 #include "driver/pod_scheduling.h"
 #include "driver/work_model.h"
 #include "server/durability/command_tape.h"
+#include "server/metrics/live_facts.h"
 #include "server/metrics/scheduling_stats.h"
 #include "server/state/kind_table.h"
 #include "server/state/object_store.h"
@@ -154,8 +155,13 @@ class Cluster {
   // A live workload's arbiter.dev/usage (nullptr: none declared; its requests are its use).
   const ResourceList* UsageOf(uint64_t workload) const {
     auto it = usage_of_.find(workload);
-    return it == usage_of_.end() ? nullptr : &it->second;
+    return it == usage_of_.end() ? nullptr : it->second.get();
   }
+  // What /metrics reads of each live workload, kept up to date by every mutation (live_facts.h):
+  // a scrape shares it under the lock instead of asking the engine for every workload.
+  const LiveFacts& live_facts() const { return facts_; }
+  // The nodes' labels /metrics serves, cached until a Node changes (metrics.cc; lock held).
+  NodeLabelCache& node_label_cache() const { return node_labels_; }
   // A digest of every scheduling decision so far (each engine event: time, type, workload,
   // node, preemptor), and their count: two clusters given the same mutations have equal digests.
   uint64_t decision_digest() const { return decision_digest_; }
@@ -295,8 +301,14 @@ class Cluster {
   std::map<uint64_t, ObjectStore::Key> pod_of_;  // live workloads' pods
   // Live workloads' arbiter.dev/usage, from their pods as applied (what /metrics serves as their
   // use; requests when absent). Rebuilt from the stored pods at Restore.
-  std::map<uint64_t, ResourceList> usage_of_;
+  std::map<uint64_t, std::shared_ptr<const ResourceList>> usage_of_;
   void NoteUsage(uint64_t workload, const Pod& pod);
+  // The live workload's row of facts_ from its status just read from the engine (its stored pod
+  // at `key` gives the first container), at every place a pod status is written from the engine.
+  void NoteFacts(const ObjectStore::Key& key, const engine::WorkloadStatus& s);
+  void RestoreFacts();  // facts_ from the live workloads (after a Restore)
+  LiveFacts facts_;
+  mutable NodeLabelCache node_labels_;
   void RestoreUsage();
   // Restore's steps (cluster_snapshot.cc), each from the snapshot's JSON header.
   void RestoreCounters(const Json& h);

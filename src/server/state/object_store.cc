@@ -197,10 +197,11 @@ int64_t ObjectStore::Put(const std::string& kind, const std::string& ns, const s
   StoredRef stored(Make(kind, std::move(object)));
   Objects& objs = kinds_[kind];
   kind_versions_[kind] = rv;
-  if (!indexes_.empty()) {
-    auto old = objs.find({ns, name});
+  auto old = objs.find({ns, name});
+  if (!indexes_.empty())
     Reindex(kind, {ns, name}, old == objs.end() ? nullptr : old->second.get(), stored.get());
-  }
+  if (old != objs.end()) CountPhase(kind, old->second, -1);
+  CountPhase(kind, stored, 1);
   auto [it, added] = objs.insert_or_assign({ns, name}, stored);
   events_.push_back(WatchEvent{rv, kind, ns, added ? "ADDED" : "MODIFIED", stored.shared()});
   return rv;
@@ -214,11 +215,18 @@ bool ObjectStore::Remove(const std::string& kind, const std::string& ns, const s
   const int64_t rv = ++rv_;
   Json last = *it->second.json_ptr();  // (a compacted one's is parsed, not kept)
   Reindex(kind, {ns, name}, &last, nullptr);
+  CountPhase(kind, it->second, -1);
   k->second.erase(it);
   kind_versions_[kind] = rv;
   last["metadata"]["resourceVersion"] = std::to_string(rv);
   events_.push_back(WatchEvent{rv, kind, ns, "DELETED", Make(kind, std::move(last))});
   return true;
+}
+
+void ObjectStore::CountPhase(const std::string& kind, const StoredRef& obj, int64_t delta) {
+  if (kind != "Pod") return;
+  auto [it, added] = pod_phases_.try_emplace(obj.stored().pod_phase(), 0);
+  if ((it->second += delta) == 0) pod_phases_.erase(it);
 }
 
 int64_t ObjectStore::kind_version(const std::string& kind) const {
@@ -289,6 +297,7 @@ void ObjectStore::Saved::Append(std::string& out) const {
 
 void ObjectStore::Load(Json&& saved) {
   kinds_.clear();
+  pod_phases_.clear();
   for (auto& [kind, index] : indexes_) index.keys.clear();
   events_.clear();
   rv_ = saved.at("resourceVersion").get<int64_t>();
@@ -301,6 +310,7 @@ void ObjectStore::Load(Json&& saved) {
       Key key{m.value("namespace", ""), m.at("name").get<std::string>()};
       StoredRef stored(Make(kind, std::move(obj)));
       Reindex(kind, key, nullptr, stored.get());
+      CountPhase(kind, stored, 1);
       objs.emplace(std::move(key), std::move(stored));
       Trim();  // one object at a time: the loaded trees do not pile up
     }

@@ -155,6 +155,10 @@ class ObjectStore {
   void Trim() const;
   size_t hot_trees() const;
 
+  // Stored Pods by StoredObject::pod_phase() ("" when unset), counted as they are written: what
+  // /metrics' arbiter_pods serves without walking the pods.
+  const std::map<std::string, int64_t>& pod_phases() const { return pod_phases_; }
+
   int64_t resource_version() const { return rv_; }
   // The resourceVersion of the newest change to an object of `kind` (after a Load: at least the
   // loaded counter, as the changes before it are not known). The objects of a kind are as they
@@ -187,6 +191,8 @@ class ObjectStore {
   int64_t rv_ = 0;
   int64_t loaded_rv_ = 0;
   std::map<std::string, int64_t> kind_versions_;
+  std::map<std::string, int64_t> pod_phases_;
+  void CountPhase(const std::string& kind, const StoredRef& obj, int64_t delta);
   std::vector<WatchEvent> events_;
   struct Index {
     IndexKey key_of = nullptr;

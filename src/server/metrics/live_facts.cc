@@ -1,0 +1,117 @@
+#include "server/metrics/live_facts.h"
+
+#include <algorithm>
+
+namespace arbiter::server {
+
+namespace {
+
+auto ById(uint64_t id) {
+  return [id](const LiveFact& row) { return row.id < id; };
+}
+
+LiveFacts::Chunk::iterator At(LiveFacts::Chunk& c, uint64_t id) {
+  return std::partition_point(c.begin(), c.end(), ById(id));
+}
+
+}  // namespace
+
+const std::string& LiveFact::container_name() const {
+  static const std::string kMain = "main";
+  return container->empty() ? kMain : *container;
+}
+
+const std::string* LiveFacts::Intern(const std::string& s) {
+  return &*strings_->set.insert(s).first;
+}
+
+LiveFacts::Chunk& LiveFacts::Writable(uint64_t chunk) {
+  std::shared_ptr<Chunk>& p = chunks_[chunk];
+  if (!p)
+    p = std::make_shared<Chunk>();
+  else if (p.use_count() > 1)  // a View holds it: copied once, the View keeps the old one
+    p = std::make_shared<Chunk>(*p);
+  return *p;
+}
+
+LiveFact* LiveFacts::FindWritable(uint64_t id) {
+  auto c = chunks_.find(id >> kChunkBits);
+  if (c == chunks_.end()) return nullptr;
+  auto it = At(*c->second, id);
+  if (it == c->second->end() || it->id != id) return nullptr;
+  Chunk& w = Writable(id >> kChunkBits);
+  return &*At(w, id);
+}
+
+void LiveFacts::Put(const engine::WorkloadStatus& s, std::string_view container) {
+  const uint64_t id = engine::Value(s.id);
+  Chunk& c = Writable(id >> kChunkBits);
+  auto it = At(c, id);
+  if (it == c.end() || it->id != id) {
+    it = c.insert(it, LiveFact{});
+    it->id = id;
+  }
+  LiveFact& row = *it;
+  if (!row.namespace_ || *row.namespace_ != s.namespace_) row.namespace_ = Intern(s.namespace_);
+  if (!row.node || *row.node != s.node) row.node = Intern(s.node);
+  if (!row.reason || *row.reason != s.reason) row.reason = Intern(s.reason);
+  if (row.name != s.name) row.name = s.name;
+  if (!row.container || *row.container != container) row.container = Intern(std::string(container));
+  if (!row.requests_ || !(*row.requests_ == s.requests)) {
+    if (!last_requests_ || !(*last_requests_ == s.requests))
+      last_requests_ = std::make_shared<const ResourceList>(s.requests);
+    row.requests_ = last_requests_;
+  }
+  row.run_start = s.run_start;
+  row.pending = s.phase == engine::Phase::kPending;
+}
+
+void LiveFacts::SetUsage(uint64_t id, std::shared_ptr<const ResourceList> declared) {
+  const LiveFact* now = Find(id);
+  if (!now || now->declared == declared) return;
+  FindWritable(id)->declared = std::move(declared);
+}
+
+void LiveFacts::Erase(uint64_t id) {
+  auto c = chunks_.find(id >> kChunkBits);
+  if (c == chunks_.end()) return;
+  auto it = At(*c->second, id);
+  if (it == c->second->end() || it->id != id) return;
+  if (c->second->size() == 1) {
+    chunks_.erase(c);
+    return;
+  }
+  Chunk& w = Writable(id >> kChunkBits);
+  w.erase(At(w, id));
+}
+
+const LiveFact* LiveFacts::Find(uint64_t id) const {
+  auto c = chunks_.find(id >> kChunkBits);
+  if (c == chunks_.end()) return nullptr;
+  auto it = std::partition_point(c->second->begin(), c->second->end(), ById(id));
+  return it == c->second->end() || it->id != id ? nullptr : &*it;
+}
+
+size_t LiveFacts::size() const {
+  size_t n = 0;
+  for (const auto& [k, c] : chunks_) n += c->size();
+  return n;
+}
+
+LiveFacts::View LiveFacts::Share() const {
+  View v;
+  v.chunks_.reserve(chunks_.size());
+  for (const auto& [k, c] : chunks_) v.chunks_.push_back(c);
+  v.strings_ = strings_;
+  return v;
+}
+
+std::vector<LiveFact> LiveFacts::Rows(const std::vector<uint64_t>& ids) const {
+  std::vector<LiveFact> out;
+  out.reserve(ids.size());
+  for (uint64_t id : ids)
+    if (const LiveFact* row = Find(id)) out.push_back(*row);
+  return out;
+}
+
+}  // namespace arbiter::server
