@@ -464,6 +464,8 @@ void ForEachWorkloadJson(const driver::SimResult& r, const JsonSink& sink) {
     }
     j["requests"] = w.requests.ToString();
     j["pendingSeconds"] = Seconds(w.pending_total);
+    // Of it, held out of the queue by a requeue back-off (present only when it was).
+    if (w.held_total > 0) j["heldSeconds"] = Seconds(w.held_total);
     j["borrowed"] = w.borrowed;
     if (!w.flavor.empty()) j["flavor"] = w.flavor;
     j["progressSeconds"] = Seconds(w.progress);
@@ -670,6 +672,7 @@ void EachWorkloadDumped(const driver::SimResult& r,
       else
         j.Raw("finishTime", "null");
       if (!w.flavor.empty()) j.String("flavor", w.flavor);
+      if (w.held_total > 0) j.Seconds("heldSeconds", w.held_total);
       if (lp == kNoEvent) {
         j.Raw("lastPendingReason", "null");
       } else {
