@@ -309,6 +309,7 @@ template <typename A>
 void Io(A& a, PoolPolicy::RequeueBackoff& b) {
   Io(a, b.base);
   Io(a, b.max);
+  if (!a.heldless) Io(a, b.immediate);  // engine snapshot 11, command 10, sim state 8
 }
 
 template <typename A>

@@ -82,10 +82,12 @@ const char* ToString(VictimOrder v) { return ManifestName(VictimOrderNames(), v)
 
 // Kueue's wait.Backoff{base, factor 2, cap}.WaitTime(n) (pkg/util/wait/backoff.go): each step
 // returns the current duration, then doubles it, clamped to the cap; a cap of 0 is Kueue's
-// MaxInt64 / 2 nanoseconds. So the first wait is the base even above the cap.
+// MaxInt64 / 2 nanoseconds. So the first wait is the base even above the cap. The steps count
+// from the first preemption past the immediate requeues.
 Millis RequeueBackoffDelay(const PoolPolicy::RequeueBackoff& b, int n) {
   constexpr Millis kNoCap = (INT64_MAX / 2) / 1000000;  // Kueue's cap without one, in ms
   const Millis cap = b.max > 0 ? b.max : kNoCap;
+  n -= std::max<int32_t>(b.immediate, 0);
   if (n < 1) return 0;
   Millis d = b.base;
   for (int i = 1; i < n && d != cap; ++i) d = d > cap / 2 ? cap : d * 2;

@@ -349,14 +349,20 @@ struct PoolPolicy {
   // reclaim. A workload requeued after its n-th preemption is held out of the queue for
   // min(base * 2^(n-1), max) (Kueue's jitter, 0.01 %, left out: deterministic). Absent: requeued
   // at once, as before.
+  // immediateRequeues (Arbiter's; engine snapshot 11, command 10, simulation state 8): the first
+  // k preemptions of a workload are requeued at once, as Kueue requeues a preempted workload; the
+  // back-off counts from preemption k + 1 (base after it, then doubling): it holds repeat victims
+  // only. 0 (the default): from the first preemption.
   struct RequeueBackoff {
-    Millis base = 60000;   // backoffBaseSeconds (Kueue's default 60)
-    Millis max = 3600000;  // backoffMaxSeconds (Kueue's default 3600); 0: no cap, as in Kueue
+    Millis base = 60000;    // backoffBaseSeconds (Kueue's default 60)
+    Millis max = 3600000;   // backoffMaxSeconds (Kueue's default 3600); 0: no cap, as in Kueue
+    int32_t immediate = 0;  // immediateRequeues
   };
   std::optional<RequeueBackoff> requeue_backoff;
 };
 
-// How long a workload requeued after its n-th preemption (n >= 1) waits under `b`.
+// How long a workload requeued after its n-th preemption (n >= 1) waits under `b` (0 for the first
+// `b.immediate` ones).
 Millis RequeueBackoffDelay(const PoolPolicy::RequeueBackoff& b, int n);
 
 // arbiter.dev/v1alpha1 ResourceFlavor (Kueue's ResourceFlavor): a kind of node, by its labels

@@ -44,6 +44,7 @@ class Writer {
   static constexpr bool reservationless = false;  // see Reader
   static constexpr bool lostworkless = false;     // see Reader
   static constexpr bool backoffless = false;      // see Reader
+  static constexpr bool heldless = false;         // see Reader
   void U8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
   void U32(uint32_t v) {
     for (int i = 0; i < 4; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -91,6 +92,10 @@ class Reader {
   // The file predates PoolPolicy preemption.requeuingStrategy (engine snapshot version 9, command
   // version 8, simulation state version 6): no back-off.
   bool backoffless = false;
+  // The file predates requeuingStrategy.immediateRequeues and the workloads' time held out of the
+  // queue (engine snapshot version 10, command version 9, simulation state version 7): no
+  // immediate requeues, no time held counted.
+  bool heldless = false;
   explicit Reader(std::string_view in) : in_(in) {}
   uint8_t U8() {
     if (!Need(1)) return 0;

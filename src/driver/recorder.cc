@@ -100,6 +100,7 @@ void Recorder::Record(const engine::WorkloadStatus& s) {
   else
     r.usage_override.reset();
   r.pending_total = s.pending_total;
+  r.held_total = s.held_total;
   r.borrowed = s.borrowed;
   if (!s.flavor.empty()) r.flavor = names.Intern(s.flavor);
   r.progress = w.progress;

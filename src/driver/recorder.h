@@ -49,6 +49,7 @@ struct SimWorkload {
       usage_override = std::move(u);
   }
   Millis pending_total = 0;
+  Millis held_total = 0;  // of pending_total, held out of the queue (requeue back-off)
   bool borrowed = false;
   std::string_view flavor;  // the ResourceFlavor it was last admitted on, "" none
   Millis progress = 0;      // saved progress (work model)

@@ -115,11 +115,26 @@ Summary Summarise(const ManifestSet& m, const driver::SimResult& r) {
     if (preemptors.count(w.key)) {
       ++s.preemptors;
       s.preemptor_pending_total += w.pending_total;
+      s.preemptors_held += w.held_total > 0;
+      s.preemptor_held_total += w.held_total;
+      s.preemptor_pending.push_back(w.pending_total);
+      s.preemptor_pending_unheld.push_back(w.pending_total - w.held_total);
     }
+  std::sort(s.preemptor_pending.begin(), s.preemptor_pending.end());
+  std::sort(s.preemptor_pending_unheld.begin(), s.preemptor_pending_unheld.end());
   return s;
 }
 
 namespace {
+
+// The median of ascending durations in seconds (the mean of the middle two for an even count;
+// "0.000" for none).
+std::string MedianSeconds(const std::vector<Millis>& v) {
+  if (v.empty()) return RatioString(0, 1, 3);
+  const size_t m = v.size() / 2;
+  const int128 twice = v.size() % 2 ? int128{v[m]} * 2 : int128{v[m - 1]} + v[m];
+  return RatioString(twice, 2000, 3);
+}
 
 int64_t PoolCapacity(const ManifestSet& m, const std::string& res) {
   int64_t c = 0;
@@ -298,8 +313,11 @@ nlohmann::json PoolJson(const ManifestSet& m, const driver::SimResult& r, const 
   pool["preemption"] = ToString(r.policy().preemption_type);
   pool["victimOrder"] = VictimOrderInUse(r.policy());
   if (const auto& b = r.policy().requeue_backoff)  // present only when the policy sets it
+  {
     pool["requeuingStrategy"] = {{"backoffBaseSeconds", b->base / 1000},
                                  {"backoffMaxSeconds", b->max / 1000}};
+    if (b->immediate > 0) pool["requeuingStrategy"]["immediateRequeues"] = b->immediate;
+  }
   json capacity = json::object();
   for (const auto& u : s.utilisation)
     capacity[u.resource] = FormatResourceQuantity(u.resource, PoolCapacity(m, u.resource));
@@ -374,11 +392,18 @@ nlohmann::json SummaryJson(const ManifestSet& m, const driver::SimResult& r, con
                      {"gpuSecondsLost", RatioString(l.gpu_milli_ms_lost, 1000000, 3)},
                      {"preempted", l.preempted}});
   sum["gpuSecondsLostToPreemptionByNamespace"] = by_ns;
+  const int128 n = static_cast<int128>(s.preemptors) * 1000;
   sum["preemptors"] = {
       {"workloads", s.preemptors},
       {"pendingSecondsTotal", Seconds(s.preemptor_pending_total)},
-      {"pendingSecondsMean",
-       RatioString(s.preemptor_pending_total, static_cast<int128>(s.preemptors) * 1000, 3)}};
+      {"pendingSecondsMean", RatioString(s.preemptor_pending_total, n, 3)},
+      {"pendingSecondsMedian", MedianSeconds(s.preemptor_pending)},
+      // The requeue back-off a preemptor waited out as a victim, and its pending time without it.
+      {"heldWorkloads", s.preemptors_held},
+      {"heldSecondsTotal", Seconds(s.preemptor_held_total)},
+      {"pendingSecondsMeanWithoutHeld",
+       RatioString(s.preemptor_pending_total - s.preemptor_held_total, n, 3)},
+      {"pendingSecondsMedianWithoutHeld", MedianSeconds(s.preemptor_pending_unheld)}};
   sum["nodesAdded"] = s.nodes_added;
   sum["nodesRemoved"] = s.nodes_removed;
   sum["gpuSecondsLostToNodeRemoval"] = RatioString(s.gpu_milli_ms_lost_node_removed, 1000000, 3);
@@ -439,6 +464,8 @@ void ForEachWorkloadJson(const driver::SimResult& r, const JsonSink& sink) {
     }
     j["requests"] = w.requests.ToString();
     j["pendingSeconds"] = Seconds(w.pending_total);
+    // Of it, held out of the queue by a requeue back-off (present only when it was).
+    if (w.held_total > 0) j["heldSeconds"] = Seconds(w.held_total);
     j["borrowed"] = w.borrowed;
     if (!w.flavor.empty()) j["flavor"] = w.flavor;
     j["progressSeconds"] = Seconds(w.progress);
@@ -645,6 +672,7 @@ void EachWorkloadDumped(const driver::SimResult& r,
       else
         j.Raw("finishTime", "null");
       if (!w.flavor.empty()) j.String("flavor", w.flavor);
+      if (w.held_total > 0) j.Seconds("heldSeconds", w.held_total);
       if (lp == kNoEvent) {
         j.Raw("lastPendingReason", "null");
       } else {
@@ -894,7 +922,8 @@ std::string TextSummary(const ManifestSet& m, const driver::SimResult& r, const 
   if (e.policy().victim_order == VictimOrder::kLeastLostWork) o << " (victim order LeastLostWork)";
   if (const auto& b = e.policy().requeue_backoff)
     o << " (requeue back-off " << FormatDuration(b->base) << ", at most "
-      << (b->max > 0 ? FormatDuration(b->max) : "no cap") << ")";
+      << (b->max > 0 ? FormatDuration(b->max) : "no cap")
+      << (b->immediate > 0 ? ", from preemption " + std::to_string(b->immediate + 1) : "") << ")";
   o << "\n";
   if (s.nodes_added || s.nodes_removed)
     o << "  pool: " << s.nodes_added << (s.nodes_added == 1 ? " node" : " nodes") << " joined, "

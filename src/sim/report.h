@@ -47,6 +47,11 @@ struct Summary {
   // pending, over every spell.
   size_t preemptors = 0;
   Millis preemptor_pending_total = 0;
+  // Of it, the time held out of the queue (a victim's requeue back-off): how many preemptors were
+  // ever held and for how long in all; each preemptor's pending time with and without it.
+  size_t preemptors_held = 0;
+  Millis preemptor_held_total = 0;
+  std::vector<Millis> preemptor_pending, preemptor_pending_unheld;  // ascending
 };
 
 Summary Summarise(const ManifestSet& m, const driver::SimResult& r);

@@ -70,6 +70,7 @@ void Io(A& a, driver::SimWorkload& w, driver::NamePool& names) {
     if constexpr (A::kReading) w.SetUsage(std::move(usage));
   }
   Io(a, w.pending_total);
+  if (!a.heldless) Io(a, w.held_total);  // version 8
   Io(a, w.borrowed);
   Io(a, w.progress);
   Io(a, w.lost_gpu_milli_ms);
@@ -271,6 +272,7 @@ Result<std::unique_ptr<Simulation>> Simulation::Resume(std::string_view bytes,
   r.schedless = version < 5;
   r.topologyless = version < 5;
   r.backoffless = version < 7;
+  r.heldless = version < 8;
   std::unique_ptr<Simulation> sim(new Simulation());
   sim->options_ = options;
   auto restored = ReadEngine(r, options);

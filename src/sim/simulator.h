@@ -86,8 +86,10 @@ class Simulation {
   // 3: workloads' flavors; 4: node taints, pod tolerations and node affinity; 5: pod affinity,
   // anti-affinity and topology spread constraints, PoolPolicy spec.latency.schedInterval; 6: the
   // engine snapshot 9 inside, PoolPolicy preemption.victimOrder LeastLostWork; 7: the engine
-  // snapshot 10 inside, PoolPolicy preemption.requeuingStrategy (2 to 6 still read)
-  static constexpr uint32_t kStateVersion = 7;
+  // snapshot 10 inside, PoolPolicy preemption.requeuingStrategy; 8: the engine snapshot 11
+  // inside, requeuingStrategy.immediateRequeues, the workloads' time held out of the queue (2 to 7
+  // still read)
+  static constexpr uint32_t kStateVersion = 8;
 
  private:
   Simulation();

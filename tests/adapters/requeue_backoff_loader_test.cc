@@ -1,6 +1,6 @@
 // PoolPolicy spec.preemption.requeuingStrategy (issue 29): Kueue's field names, defaults (60 s,
-// 3600 s) and validation (>= 0, int32), the warnings for values that do not back off as meant, and
-// deploy/crds.yaml's bounds equal to the loader's.
+// 3600 s) and validation (>= 0, int32), Arbiter's immediateRequeues, the warnings for values that
+// do not back off as meant, and deploy/crds.yaml's bounds equal to the loader's.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -47,6 +47,20 @@ TEST(RequeueBackoffLoaderTest, ReadsSecondsWithKueuesDefaults) {
   EXPECT_FALSE(none.set.pool_policy->requeue_backoff.has_value()) << "absent: no back-off";
 }
 
+// Arbiter's immediateRequeues: the first preemptions requeued at once (default 0), >= 0.
+TEST(RequeueBackoffLoaderTest, ReadsImmediateRequeues) {
+  auto l = Strategy("{backoffBaseSeconds: 600, immediateRequeues: 1}");
+  ASSERT_TRUE(l.set.pool_policy && l.set.pool_policy->requeue_backoff) << All(l);
+  EXPECT_EQ(l.set.pool_policy->requeue_backoff->immediate, 1);
+  EXPECT_EQ(l.set.pool_policy->requeue_backoff->base, 600000);
+  EXPECT_TRUE(l.diagnostics.items.empty()) << All(l);
+  EXPECT_EQ(Strategy("{}").set.pool_policy->requeue_backoff->immediate, 0);
+  auto neg = Strategy("{immediateRequeues: -1}");
+  ASSERT_EQ(neg.diagnostics.ErrorCount(), 1u) << All(neg);
+  EXPECT_EQ(neg.diagnostics.items[0].field_path,
+            "spec.preemption.requeuingStrategy.immediateRequeues");
+}
+
 TEST(RequeueBackoffLoaderTest, NegativeOversizedAndUnknownFieldsAreErrors) {
   auto neg = Strategy("{backoffBaseSeconds: -5}");
   ASSERT_EQ(neg.diagnostics.ErrorCount(), 1u) << All(neg);
@@ -90,7 +104,7 @@ TEST(RequeueBackoffLoaderTest, TheCrdBoundsAreTheLoaders) {
       strategy = doc["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
                     ["properties"]["preemption"]["properties"]["requeuingStrategy"];
   ASSERT_TRUE(strategy.IsMap()) << "no requeuingStrategy in the PoolPolicy CRD";
-  for (const char* field : {"backoffBaseSeconds", "backoffMaxSeconds"}) {
+  for (const char* field : {"backoffBaseSeconds", "backoffMaxSeconds", "immediateRequeues"}) {
     const YAML::Node f = strategy["properties"][field];
     ASSERT_TRUE(f.IsMap()) << field;
     EXPECT_EQ(f["type"].as<std::string>(), "integer") << field;

@@ -1187,7 +1187,8 @@ class DocLoader {
   }
 
   // PoolPolicy spec.preemption.requeuingStrategy: Kueue's waitForPodsReady.requeuingStrategy
-  // back-off fields, in seconds, with Kueue's defaults (60, 3600) and its validation (>= 0).
+  // back-off fields, in seconds, with Kueue's defaults (60, 3600) and its validation (>= 0); and
+  // Arbiter's immediateRequeues (>= 0, default 0): the first preemptions requeued at once.
   void RequeuingStrategy(const YAML::Node& v, const std::string& fp, PoolPolicy* pp) {
     PoolPolicy::RequeueBackoff b;
     auto seconds = [this](Millis* out) {
@@ -1203,8 +1204,13 @@ class DocLoader {
         *out = *i * 1000;
       };
     };
-    r_.ReadStruct(
-        v, fp, {{"backoffBaseSeconds", seconds(&b.base)}, {"backoffMaxSeconds", seconds(&b.max)}});
+    auto immediate = [this, &b](const YAML::Node& x, const std::string& xp) {
+      if (auto i = r_.Int(x, xp, 0, INT32_MAX)) b.immediate = static_cast<int32_t>(*i);
+    };
+    r_.ReadStruct(v, fp,
+                  {{"backoffBaseSeconds", seconds(&b.base)},
+                   {"backoffMaxSeconds", seconds(&b.max)},
+                   {"immediateRequeues", immediate}});
     pp->requeue_backoff = b;
   }
 

@@ -140,6 +140,7 @@ Result<Command> DecodeCommand(std::string_view bytes) {
   r.schedless = version < 7;
   r.topologyless = version < 7;
   r.backoffless = version < 9;
+  r.heldless = version < 10;
   Command c;
   Io(r, c.time);
   const uint32_t index = r.U32();

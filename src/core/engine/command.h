@@ -273,8 +273,9 @@ const char* CommandName(const Command& c);
 // scheduling.backfillDepth and fairSharing.preemptionStrategies; 6: node taints, pod tolerations
 // and node affinity; 7: pod affinity, anti-affinity and topology spread constraints, PoolPolicy
 // spec.latency.schedInterval; 8: PoolPolicy preemption.victimOrder LeastLostWork (the same byte,
-// a new value); 9: PoolPolicy preemption.requeuingStrategy (2 to 8 still read).
-inline constexpr uint32_t kCommandVersion = 9;
+// a new value); 9: PoolPolicy preemption.requeuingStrategy; 10: its immediateRequeues (2 to 9
+// still read).
+inline constexpr uint32_t kCommandVersion = 10;
 std::string EncodeCommand(const Command& c);
 Result<Command> DecodeCommand(std::string_view bytes);
 

@@ -183,8 +183,10 @@ std::vector<WorkloadStatus> Engine::Workloads(std::optional<Millis> as_of) const
   for (const auto& [id, slot] : live) {
     WorkloadStatus st = s_->StatusOf(s_->workloads[slot]);
     const Workload& w = s_->workloads[slot];
-    if (as_of && *as_of > s_->now && w.phase == Phase::kPending)
+    if (as_of && *as_of > s_->now && w.phase == Phase::kPending) {
       st.pending_total += *as_of - s_->now;
+      if (w.held) st.held_total += std::max<Millis>(std::min(*as_of, w.eligible_at) - s_->now, 0);
+    }
     out.push_back(std::move(st));
   }
   return out;

@@ -137,8 +137,9 @@ class Engine {
   // affinity, anti-affinity and topology spread constraints, PoolPolicy spec.latency.schedInterval
   // 8: the workloads' backfill reservation as fields (WorkloadStatus::reservation); 9: PoolPolicy
   // preemption.victimOrder LeastLostWork, the workloads' checkpoint interval and shutdown time
-  // 10: PoolPolicy preemption.requeuingStrategy (2 to 9 are still read)
-  static constexpr uint32_t kSnapshotVersion = 10;
+  // 10: PoolPolicy preemption.requeuingStrategy; 11: its immediateRequeues, the workloads' time
+  // held out of the queue (WorkloadStatus::held_total) (2 to 10 are still read)
+  static constexpr uint32_t kSnapshotVersion = 11;
 
  private:
   std::unique_ptr<State> s_;

@@ -538,9 +538,14 @@ void State::Exit(Workload& w, bool emit_terminated) {
 
 // PoolPolicy preemption.requeuingStrategy (Kueue's back-off): a victim requeued after its n-th
 // preemption is held out of the queue for min(base * 2^(n-1), max), or longer when Slurm's
-// cred_expire holds it longer. Returns the message's note.
+// cred_expire holds it longer; with immediateRequeues k, the first k are requeued at once and n
+// counts from preemption k + 1. Returns the message's note.
 std::string State::BackOff(Workload& w) {
-  const Millis delay = RequeueBackoffDelay(*policy.requeue_backoff, w.preemptions);
+  const PoolPolicy::RequeueBackoff& b = *policy.requeue_backoff;
+  if (w.preemptions <= b.immediate)
+    return "; no back-off (preemption " + std::to_string(w.preemptions) + " of immediateRequeues " +
+           std::to_string(b.immediate) + ", requeuingStrategy)";
+  const Millis delay = RequeueBackoffDelay(b, w.preemptions);
   if (delay <= 0) return "";
   const Millis until = now + delay;
   if (w.held && w.eligible_at >= until) return "";
@@ -636,6 +641,7 @@ void State::ReleaseDue() {
     for (Slot s : due) {
       held.erase(std::find(held.begin(), held.end(), s));
       workloads[s].held = false;
+      workloads[s].held_total += now - workloads[s].pending_since;  // held since its requeue
       PendingInsert(s);
       fresh.push_back(s);
       freed = true;
@@ -739,6 +745,7 @@ Status State::Delete(const DeletePod& c) {
       if (w.held) {
         held.erase(std::find(held.begin(), held.end(), s));
         w.held = false;
+        w.held_total += now - w.pending_since;
       }
       for (Slot v : w.waiting_for) workloads[v].preemptor = kNoSlot;  // its victims still exit
       w.waiting_for.clear();
@@ -809,6 +816,7 @@ WorkloadStatus State::StatusOf(const Workload& w) const {
   s.limits = w.limits;
   if (w.held) s.eligible_at = w.eligible_at;
   s.pending_total = w.pending_total + (w.phase == Phase::kPending ? now - w.pending_since : 0);
+  s.held_total = w.held_total + (w.held ? now - w.pending_since : 0);
   s.borrowed = w.borrowed;
   s.flavor = w.flavor;
   s.run_start = w.run_start;

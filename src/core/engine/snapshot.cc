@@ -156,6 +156,7 @@ void IoWorkload(A& a, Workload& w, std::vector<uint64_t>& waiting_for, uint64_t&
     Io(a, w.checkpoint_interval);
     Io(a, w.shutdown_time);
   }
+  if (!a.heldless) Io(a, w.held_total);  // version 11
 }
 
 template <typename A>
@@ -620,6 +621,7 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot,
   r.reservationless = version < 8;
   r.lostworkless = version < 9;
   r.backoffless = version < 10;
+  r.heldless = version < 11;
   auto fail = [&](const std::string& why) {
     return R::Error(StatusCode::kInvalidArgument, "corrupt engine snapshot: " + why);
   };

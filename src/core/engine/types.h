@@ -140,10 +140,13 @@ struct WorkloadStatus {
   ResourceList requests;                       // effective, after LimitRange defaults
   ResourceList limits;
   Millis pending_total = 0;  // time spent Pending, the current spell included
-  bool borrowed = false;     // runs on quota borrowed from its cohort
-  std::string flavor;        // the ResourceFlavor it is admitted on (or was last tried on), "" none
-  Millis run_start = 0;      // current run's start
-  Millis grace = 0;          // termination grace period (QoS GraceTime under QoS preemption)
+  // Of pending_total, the time held out of the queue (`eligible_at`: the requeue back-off,
+  // Slurm's cred_expire after a requeue), the current hold included.
+  Millis held_total = 0;
+  bool borrowed = false;  // runs on quota borrowed from its cohort
+  std::string flavor;     // the ResourceFlavor it is admitted on (or was last tried on), "" none
+  Millis run_start = 0;   // current run's start
+  Millis grace = 0;       // termination grace period (QoS GraceTime under QoS preemption)
 };
 
 // One ResourceQuota's usage as the engine charges it (quota_book.h): every scope applied

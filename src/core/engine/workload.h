@@ -84,7 +84,10 @@ struct Workload {
   Millis finish_time = -1;
   Millis pending_since = 0;
   Millis pending_total = 0;  // accumulated time spent Pending
-  std::string last_node;     // where it runs or last ran
+  // Of it, the time held out of the queue (`held`: the requeue back-off, Slurm's cred_expire),
+  // over the finished holds.
+  Millis held_total = 0;
+  std::string last_node;  // where it runs or last ran
   int preemptions = 0;
   int32_t exit_code = 0;
   std::vector<Slot> waiting_for;  // victims still terminating for this preemptor

@@ -486,5 +486,56 @@ TEST_F(Commands, RequeueBackoffHoldsAVictimThenDoubles) {
   EXPECT_EQ((*r)->policy().requeue_backoff->max, 100000);
 }
 
+// requeuingStrategy.immediateRequeues 1: the first preemption is requeued at once (the victim
+// restarts as soon as the node is free), the second backs off for the base. The time held out of
+// the queue is a fact of the workload (WorkloadStatus::held_total, part of pending_total), the
+// current hold included, and survives a snapshot.
+TEST_F(Commands, ImmediateRequeueThenBackOffCountsTheTimeHeld) {
+  PoolPolicy pp;
+  pp.meta.name = "default";
+  pp.requeue_backoff = PoolPolicy::RequeueBackoff{60000, 100000};
+  pp.requeue_backoff->immediate = 1;
+  ASSERT_TRUE(Do(0, UpsertPoolPolicy{pp}).ok());
+  ASSERT_TRUE(Do(0, UpsertPriorityClass{Class("low", 0)}).ok());
+  ASSERT_TRUE(Do(0, UpsertPriorityClass{Class("high", 100)}).ok());
+  ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 1), 0}).ok());
+  Pod lo = MakePod("a", 1);
+  lo.priority_class_name = "low";
+  const WorkloadId a = Submit(0, lo);
+  ASSERT_TRUE(Do(0, Tick{}).ok());
+  auto preempt = [&](Millis t, const std::string& name) {
+    Pod hi = MakePod(name, 1);
+    hi.priority_class_name = "high";
+    const WorkloadId b = Submit(t, hi);
+    EXPECT_TRUE(Do(t, Tick{}).ok());
+    EXPECT_TRUE(Do(t + 1000, VictimExited{a}).ok());
+    EXPECT_TRUE(Do(t + 1000, Tick{}).ok());
+    EXPECT_EQ(PhaseOf(b), Phase::kRunning);
+    EXPECT_TRUE(Do(t + 2000, PodFinished{b, 0}).ok());
+    EXPECT_TRUE(Do(t + 2000, Tick{}).ok());
+  };
+  preempt(10000, "b");
+  EXPECT_EQ(PhaseOf(a), Phase::kRunning) << "the first preemption is requeued at once";
+  EXPECT_EQ(e_.Get(a)->held_total, 0);
+  EXPECT_EQ(e_.Get(a)->pending_total, 1000);
+  preempt(20000, "c");  // requeued at 21 s, held until 81 s
+  EXPECT_EQ(PhaseOf(a), Phase::kPending) << "the second backs off";
+  EXPECT_EQ(e_.Get(a)->eligible_at, 81000);
+  EXPECT_EQ(e_.Get(a)->held_total, 1000) << "the current hold so far";
+  ASSERT_TRUE(Do(50000, Tick{}).ok());
+  EXPECT_EQ(e_.Get(a)->held_total, 29000);
+  auto r = Engine::Restore(e_.Snapshot());
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ((*r)->Get(a)->held_total, 29000);
+  EXPECT_EQ((*r)->policy().requeue_backoff->immediate, 1);
+  ASSERT_TRUE(Do(81000, Tick{}).ok());
+  EXPECT_EQ(PhaseOf(a), Phase::kRunning);
+  EXPECT_EQ(e_.Get(a)->held_total, 60000);
+  EXPECT_EQ(e_.Get(a)->pending_total, 1000 + 60000) << "held time is pending time";
+  auto later = Engine::Restore(e_.Snapshot());
+  ASSERT_TRUE(later.ok()) << later.message();
+  EXPECT_EQ((*later)->Get(a)->held_total, 60000);
+}
+
 }  // namespace
 }  // namespace arbiter::engine
