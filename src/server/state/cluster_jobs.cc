@@ -97,7 +97,7 @@ std::optional<ApiError> Cluster::ValidateJobObject(const Mutation& m, const Targ
 
 MutationResult Cluster::PutJob(const Mutation& m, Target& t) {
   MutationResult result;
-  if (!t.existing) t.obj.erase("status");                         // the controller's
+  if (!t.existing) t.obj["status"] = Json::object();  // the controller's (kube: `status: {}`)
   if (auto e = play_ ? std::nullopt : ValidateJobObject(m, t)) {  // (replay: it was accepted)
     result.error = std::move(*e);
     return result;
