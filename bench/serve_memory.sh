@@ -26,6 +26,8 @@ for size in ${SIZES//,/ }; do
     python3 -c '
 import json, sys
 b = json.loads(sys.argv[1])["benchmarks"][0]
+if "live_pods" not in b:
+    sys.exit("%s: %s" % (sys.argv[2], b.get("error_message", "no result")))
 print("%-28s %9d %9.0f %9.0f %12.0f %9.0f %9d" % (sys.argv[2][-28:], b["live_pods"], b["rss_mb"],
       b["peak_rss_mb"], b["bytes_per_pod"], b["creates_per_s"], b["failures"]))
 ' "$out" "$bin"
