@@ -332,7 +332,7 @@ class PreemptSearch {
     const bool cache_on = s_.pdbs.empty() && policy.min_runtime == 0 &&
                           w_.nominated_node == kNoNode &&
                           policy.victim_order != VictimOrder::kLeastLostWork &&
-                          (!dry_ || dry_->touched != nullptr) && w_.flavor_labels.empty() &&
+                          (!dry_ || dry_->touched != nullptr) && w_.rare().flavor_labels.empty() &&
                           !s_.NeedsTopology(w_);  // pod topology depends on other nodes too
     if (!cache_on) return nullptr;
     PlanCache* cache = &s_.preempt_memo[s_.PlanClass(w_)];
