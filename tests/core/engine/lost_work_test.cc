@@ -331,7 +331,7 @@ struct Harness {
 // `big` alone. LeastLostWork takes the node's better plan by the node choice's rule: one victim
 // before two, so `big`, as Kubernetes' order does (scenario 181).
 TEST(LostWorkTest, ANodesPlanNeverHasMoreVictimsThanUnderKubernetesOrder) {
-  for (VictimOrder order : {VictimOrder::kKubernetes, VictimOrder::kLeastLostWork}) {
+  for (VictimOrder order : {VictimOrder::kDefault, VictimOrder::kLeastLostWork}) {
     SCOPED_TRACE(ToString(order));
     Harness h(order);
     h.Do(0, UpsertNode{GpuNode("n1", 4), 0});
@@ -367,7 +367,7 @@ TEST(LostWorkTest, OfEqualPlansOnANodeTheLeastWorkLostIsKept) {
 // victims have exited (it was deferred as a borrower and then passed over as nominated, holding
 // the node until it no longer borrowed; scenario 180).
 TEST(LostWorkTest, ANominatedBorrowerStartsOnceItsVictimsExited) {
-  Harness h(VictimOrder::kKubernetes);
+  Harness h(VictimOrder::kDefault);
   h.Do(0, UpsertNode{GpuNode("n1", 2), 0});
   h.Do(0, UpsertNode{GpuNode("n2", 1), 0});
   using Min = std::pair<const char*, int64_t>;
