@@ -310,5 +310,25 @@ TEST(JobManagedBy, IsValidatedAndImmutableAsKubernetesDoes) {
             "Invalid value: \"kubernetes.io/job-controller\": field is immutable");
 }
 
+// Regression: the daemon's clock sleeps until Cluster::NextDue(), and a crash-looping pod's
+// container changes are due only through its Job. Right after the create (no other mutation, no
+// Advance), the first failure must already be due: without it `arbiter serve` never woke up and
+// the pod stayed Running with restartCount 0 until some other request came
+// (KubeServeJobsTest.RestartsUnderOnFailureReachingTheBackoffLimitFailTheJob).
+TEST(JobRestart, TheFirstFailureIsDueRightAfterTheCreate) {
+  Cluster c("0000abcd");
+  StartOneNode(c);
+  Ok(c, Create(kT0, CrashingJob("three", {{"backoffLimit", 3}})));
+  ASSERT_EQ(PodsOf(c, "three").size(), 1u);
+  const auto due = c.NextDue();
+  ASSERT_TRUE(due.has_value());
+  EXPECT_EQ(*due, kT0 + 5000);  // the container's first failure (5 s), restarted at once
+  Ok(c, Advance(*due));
+  const auto next = c.NextDue();
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(*next, kT0 + 10000);  // the restarted run fails 5 s later
+  EXPECT_EQ(Container(*PodsOf(c, "three").at(0)).value("restartCount", -1), 1);
+}
+
 }  // namespace job_restart_test
 }  // namespace arbiter::server

@@ -330,6 +330,10 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
       AddJobEvent(job, false, "SuccessfulDelete", "Deleted pod: " + pod_name, t);
   }
   const int made = CreateJobPods(t, job, plan);
+  // The pods just made, placed at once, fail (and restart) on their own clock: their first
+  // change is due now, not at the next mutation (the daemon sleeps until NextDue).
+  if (made > 0)
+    if (auto r = RefreshRestarts(t, ns, uid); r && (!plan.due || *r < *plan.due)) plan.due = r;
   for (const auto& e : plan.events) AddJobEvent(job, e.warning, e.reason, e.message, t);
   if (made < plan.create) {  // refused (quota, LimitRanger): tried again at the next mutation
     jobs_retry_.insert(key);
