@@ -152,6 +152,7 @@ class Controller {
     std::string refusal;           // the API server's last refusal of an eviction of this pod
     std::optional<uint64_t> slot;  // a Job's pod: the slot (placeholder workload) it occupies
     std::string group_wait;        // the PodGroup (its name) it waits for: it does not exist
+    std::string group;             // the PodGroup (its name) the engine holds it in
   };
   // A batch/v1 Job admitted as a unit (controller_jobs.cc): one placeholder workload ("slot") per
   // pod, in a pod group of them all, holds the Job's quota and nodes in the engine.
@@ -261,7 +262,19 @@ class Controller {
   // PodGroup (namespace, name) -> the pods waiting for it (PodTrack::group_wait): Propagate's
   // index, so that a PodGroup's arrival does not scan every pod.
   std::map<Key, std::set<Key>> group_waiters_;
-  std::optional<ManifestSet> flavors_;  // LoadedFlavors() in this step
+  // PodGroup (namespace, name) -> its spec as its members were last submitted with, and the pods
+  // the engine holds as its members (PodTrack::group; a key may be stale: looked up again). When
+  // the spec changes, the pending members are submitted again in that step (regroup_), with the
+  // PodGroup as it is now: coscheduling reads it at every attempt.
+  struct GroupMembers {
+    std::string spec;
+    std::set<Key> pods;
+  };
+  std::map<Key, GroupMembers> group_members_;
+  std::set<Key> regroup_;
+  std::string GroupSpec(const Key& group) const;  // "" when the PodGroup does not exist
+  void Regroup(const Key& group);                 // Propagate's, for one PodGroup
+  std::optional<ManifestSet> flavors_;            // LoadedFlavors() in this step
   std::map<uint64_t, Key> pod_of_;
   std::map<std::string, std::string> node_sig_;  // what was last upserted, per node
   // Requests of the pods bound to each node that the engine does not hold (CountForeign), and

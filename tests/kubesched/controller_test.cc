@@ -673,6 +673,47 @@ TEST(KubeschedController, PodGroupMembersAddedOrDeletedAfterSubmission) {
   EXPECT_TRUE(of_type(step(kT0 + 4000), Action::Type::kEvict).empty());  // once
 }
 
+// A PodGroup's spec changed after its members were given to the engine reaches its pending
+// members (submitted again with it, as coscheduling reads the PodGroup at every attempt): a
+// status-only change does not; minMember lowered under a waiting group starts it; a PodGroup
+// deleted under a pending member makes it wait for the PodGroup again.
+TEST(KubeschedController, ChangedPodGroupReachesItsPendingMembers) {
+  Controller c({});
+  SyncAll(
+      c, {NodeJson("n1", 4), NodeJson("n2", 4), NodeJson("n3", 4)},
+      {MemberJson("g-0", "train", 4), MemberJson("g-1", "train", 4), MemberJson("h-0", "solo", 8)});
+  c.Synced("PodGroup", {PodGroupJson("train", 3), PodGroupJson("solo", 1)});
+  c.Synced("ResourceFlavor", {});
+  std::vector<Action> a = c.Step(kT0);
+  for (const auto& x : a) c.Done(x, ActionResult{200, "", ""}, kT0);
+  EXPECT_TRUE(Binds(a).empty());
+  EXPECT_EQ(Statuses(a)["team-a/g-0"],
+            "pod group team-a/train: 2 of minMember 3 pods present; waiting for the rest");
+  const auto first = c.engine().Find("team-a", "g-0");
+  ASSERT_TRUE(first.has_value());
+  // Its status written by someone else: the members stay as they were submitted.
+  Json g = PodGroupJson("train", 3);
+  g["metadata"]["resourceVersion"] = "5";
+  g["status"]["phase"] = "Scheduling";
+  c.Upsert("PodGroup", g);
+  a = c.Step(kT0 + 1000);
+  EXPECT_TRUE(Binds(a).empty());
+  EXPECT_EQ(c.engine().Find("team-a", "g-0"), first);
+  // minMember lowered to 2: both members are bound together.
+  g["spec"]["minMember"] = 2;
+  g["metadata"]["resourceVersion"] = "6";
+  c.Upsert("PodGroup", g);
+  a = c.Step(kT0 + 2000);
+  EXPECT_EQ(Binds(a).size(), 2u) << Statuses(a)["team-a/g-0"];
+  // h-0 (8 GPUs) fits no 4-GPU node; its PodGroup deleted, it waits for it again.
+  c.Remove("PodGroup", PodGroupJson("solo", 1));
+  a = c.Step(kT0 + 3000);
+  EXPECT_EQ(Statuses(a)["team-a/h-0"],
+            "waiting for PodGroup team-a/solo (the pod's label scheduling.x-k8s.io/pod-group), "
+            "which does not exist");
+  EXPECT_FALSE(c.engine().Find("team-a", "h-0").has_value());
+}
+
 }  // namespace controller_test
 }  // namespace arbiter::kubesched
 
