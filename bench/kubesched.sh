@@ -12,30 +12,32 @@
 # scheduler in turn (kube-scheduler first, then Arbiter; each on its own namespace):
 #   1. creates PODS pending pods (100m CPU, 128 MiB) with its schedulerName, no scheduler running;
 #   2. starts the scheduler and waits until kube-apiserver's audit log (DIR/audit.log, every
-#      pods/binding request with its answer) holds PODS successful bindings in the namespace;
+#      pods/binding request with its answer) holds PODS successful bindings in the namespace,
+#      then PODS events.k8s.io Events created there (the Scheduled ones: both schedulers write one
+#      per pod; at most 120 s more without a new one);
 #   3. stops it.
-#   2b. then waits until the audit log also holds PODS events.k8s.io Events created in the
-#      namespace (the Scheduled ones; at most 120 s more without a new one), as both schedulers
-#      write one per pod;
 # Reported per scheduler: pods bound per second between the first and the last binding as the
 # API server recorded them (`bind rate`), and from the process's start to the last binding
 # (`end to end`, which includes listing the cluster); when the last Event was created, and the
 # pods per second from the start to the later of the last binding and the last Event (`with
-# events`: what kube-apiserver was asked for the pods, Events included); the CPU seconds (utime + stime from
-# /proc/PID/stat) of the scheduler, kube-apiserver, etcd, KWOK and the controller manager over
-# the same span. Both clients may call the API as fast as they can: Arbiter has no client-side
+# events`: what kube-apiserver was asked for the pods, Events included); the CPU seconds (utime +
+# stime from /proc/PID/stat) of the scheduler, kube-apiserver, etcd, KWOK and the controller
+# manager until both are in. Both clients may call the API as fast as they can: Arbiter has no client-side
 # rate limit; kube-scheduler's clientConnection.qps/burst are raised to 10000/10000 (its default
 # of 50/100 would be the limit). The Arbiter pass runs second, with the first pass's pods still
 # running on the nodes (more objects for it to list: the order favours kube-scheduler).
 #
 # PREEMPT=1: preemption. PriorityClasses bench-low (100) and bench-high (1000); per scheduler,
-# on empty nodes (the other pass's namespace deleted first): 2 x NODES low-priority pods of 16 CPUs
+# on empty nodes (the first pass's pods and namespace deleted after it): 2 x NODES low-priority pods of 16 CPUs
 # created already bound (spec.nodeName: two per node fill its 32 CPUs; no scheduler involved),
-# with the scheduler's schedulerName, running; then NODES high-priority pods of 16 CPUs, pending,
+# with the scheduler's schedulerName, running; then one high-priority pod of 16 CPUs per node
+# (98% of NODES: the nodes sure to be untainted), pending,
 # created with no scheduler running; the scheduler started: each high pod can run only once a
-# low pod on its node is gone. Waited for: NODES bindings, and as many evictions (Arbiter:
+# low pod on its node is gone. Waited for: every high pod bound, and as many evictions (Arbiter:
 # `pods/eviction` 201; kube-scheduler deletes its victims: `delete pods` by its user agent, 200).
 # Reported as above plus evictions, and evictions per second from the start to the last one.
+# Events waited for: 2 per high pod (its Scheduled, its victim's Preempted), then until none is
+# new for 5 s (FailedScheduling ones come beside; outside the CPU figures).
 # The audit log also records event creates and pod deletes for this (a copy of kube.sh's policy
 # in DIR.svc, kube.sh itself unchanged; both passes pay the same).
 #

@@ -485,9 +485,11 @@ void Controller::SubmitPod(const Key& key, const Json& pod, PodTrack& t, Millis 
     p.node_selector["kubernetes.io/hostname"] = t.bound;
   }
   const uint64_t id = engine::Value(engine_->next_workload_id());
+  std::string group = p.pod_group ? p.pod_group->name : "";
   if (!Apply(engine::At(now, engine::SubmitPod{std::move(p), false, {}})).ok()) return;
   t.workload = id;
   pod_of_[id] = key;
+  SetGroupMember(key, t, std::move(group));
 }
 
 // The pod's PodGroupRef from the cluster's PodGroup its label names (scheduling.x-k8s.io/
@@ -519,6 +521,19 @@ void Controller::SetGroupWait(const Key& key, PodTrack& t, std::string group) {
   if (!t.group_wait.empty()) group_waiters_[{key.first, t.group_wait}].insert(key);
 }
 
+void Controller::SetGroupMember(const Key& key, PodTrack& t, std::string group) {
+  if (!t.group.empty())
+    if (auto m = group_members_.find({key.first, t.group}); m != group_members_.end()) {
+      m->second.pods.erase(key);
+      if (m->second.pods.empty()) group_members_.erase(m);
+    }
+  t.group = std::move(group);
+  if (t.group.empty()) return;
+  GroupMembers& m = group_members_[{key.first, t.group}];
+  m.spec = GroupSpec({key.first, t.group});  // the PodGroup it was submitted with
+  m.pods.insert(key);
+}
+
 void Controller::Forget(PodTrack& t, Millis now) {
   if (!t.workload) return;
   const WorkloadId id{*t.workload};
@@ -543,6 +558,7 @@ void Controller::ApplyPod(const Key& key, Millis now) {
       Forget(t->second, now);
       ReleaseSlot(key, t->second, false);
       SetGroupWait(key, t->second, "");
+      SetGroupMember(key, t->second, "");
       pods_.erase(t);
     }
     return;
@@ -553,6 +569,11 @@ void Controller::ApplyPod(const Key& key, Millis now) {
   t.seen_node = node;
   t.seen_terminal = Terminal(pod);
   if (t.workload) settled_.erase(*t.workload);  // looked at again by Reconcile
+  // A pending, unbound member of a PodGroup that changed (Regroup): submitted again with the
+  // PodGroup as it is now. Never a member that runs or is bound.
+  if (regroup_.erase(key) && t.workload && t.bound.empty() && node.empty())
+    if (auto st = engine_->Get(WorkloadId{*t.workload}); st && st->phase == Phase::kPending)
+      Forget(t, now);
   if (!t.workload) {
     if (const Key* job = JobOfPod(pod)) return ApplyJobPod(*job, key, pod, t);
     if (!node.empty()) t.bound = node;
@@ -598,13 +619,51 @@ void Controller::ApplyPod(const Key& key, Millis now) {
 
 // What a change of one object means for others: a ResourceFlavor changed or gone, every
 // ElasticQuota again (those naming it take its node labels); a PodGroup that arrived or changed,
-// the pods of its namespace that carry its label and wait for it.
+// the pods of its namespace that carry its label and wait for it, and, its spec changed or it
+// gone, its members still pending (Regroup).
 void Controller::Propagate() {
   if (!dirty_["ResourceFlavor"].empty())
     for (const auto& [key, q] : objects_["ElasticQuota"]) dirty_["ElasticQuota"].insert(key);
-  for (const auto& group : dirty_["PodGroup"])
+  for (const auto& group : dirty_["PodGroup"]) {
     if (auto w = group_waiters_.find(group); w != group_waiters_.end())
       dirty_["Pod"].insert(w->second.begin(), w->second.end());
+    Regroup(group);
+  }
+}
+
+std::string Controller::GroupSpec(const Key& group) const {
+  const auto kind = objects_.find("PodGroup");
+  if (kind == objects_.end()) return "";
+  const auto g = kind->second.find(group);
+  if (g == kind->second.end()) return "";
+  return g->second.contains("spec") ? g->second["spec"].dump() : "{}";
+}
+
+// A PodGroup whose spec changed (or that is gone) since its members were submitted: its pending,
+// unbound members again (ApplyPod), with the PodGroup as it is now (or waiting for it). Only the
+// group's own members are looked at (group_members_), those the engine no longer holds dropped.
+void Controller::Regroup(const Key& group) {
+  auto m = group_members_.find(group);
+  if (m == group_members_.end()) return;
+  const std::string spec = GroupSpec(group);
+  if (spec == m->second.spec) return;  // its status, or nothing, changed
+  m->second.spec = spec;
+  auto& pods = m->second.pods;
+  for (auto it = pods.begin(); it != pods.end();) {
+    auto t = pods_.find(*it);
+    if (t == pods_.end() || !t->second.workload || t->second.group != group.second) {
+      if (t != pods_.end() && t->second.group == group.second) t->second.group.clear();
+      it = pods.erase(it);  // no longer held as its member
+      continue;
+    }
+    const auto st = engine_->Get(WorkloadId{*t->second.workload});
+    if (st && st->phase == Phase::kPending && t->second.bound.empty()) {
+      regroup_.insert(*it);
+      dirty_["Pod"].insert(*it);
+    }
+    ++it;
+  }
+  if (pods.empty()) group_members_.erase(m);
 }
 
 void Controller::Placed(const engine::Event& e) {
@@ -634,6 +693,7 @@ std::vector<Action> Controller::Step(Millis now, const std::function<void(Action
     for (const auto& key : dirty_["Job"]) ApplyJob(key, now);
     const std::set<Key>& pods = dirty_["Pod"];
     for (const auto& key : pods) ApplyPod(key, now);
+    regroup_.clear();
     // Foreign usage: the changed pods read again, the others looked at for a change of who holds
     // them (the engine let go of one, or took one).
     for (const auto& key : pods)

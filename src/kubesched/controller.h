@@ -152,6 +152,7 @@ class Controller {
     std::string refusal;           // the API server's last refusal of an eviction of this pod
     std::optional<uint64_t> slot;  // a Job's pod: the slot (placeholder workload) it occupies
     std::string group_wait;        // the PodGroup (its name) it waits for: it does not exist
+    std::string group;  // the PodGroup (its name) it was submitted in: its group_members_ entry
   };
   // A batch/v1 Job admitted as a unit (controller_jobs.cc): one placeholder workload ("slot") per
   // pod, in a pod group of them all, holds the Job's quota and nodes in the engine.
@@ -185,6 +186,9 @@ class Controller {
   void Propagate();  // changes of flavors and groups to the objects that name them
   // PodTrack::group_wait of the pod `key` set to `group` ("": none), group_waiters_ kept with it.
   void SetGroupWait(const Key& key, PodTrack& t, std::string group);
+  // PodTrack::group of the pod `key` set to `group` ("": none), group_members_ kept with it (the
+  // group's spec recorded as the pod's submission saw it).
+  void SetGroupMember(const Key& key, PodTrack& t, std::string group);
   // The cluster's ResourceFlavors as the loader reads them (those it refuses left out): loaded
   // once per step, however many ElasticQuotas the step applies.
   const ManifestSet& LoadedFlavors();
@@ -261,6 +265,20 @@ class Controller {
   // PodGroup (namespace, name) -> the pods waiting for it (PodTrack::group_wait): Propagate's
   // index, so that a PodGroup's arrival does not scan every pod.
   std::map<Key, std::set<Key>> group_waiters_;
+  // PodGroup (namespace, name) -> its spec as its members were last submitted with, and the pods
+  // submitted as its members (PodTrack::group; one the engine has let go of since stays until
+  // the pod goes or Regroup drops it). When the spec changes (or the PodGroup goes), the members
+  // still pending and unbound are submitted again in that step (regroup_: ApplyPod), with the
+  // PodGroup as it is now, as coscheduling reads it at every attempt; running ones are left be.
+  struct GroupMembers {
+    std::string spec;
+    std::set<Key> pods;
+  };
+  std::map<Key, GroupMembers> group_members_;
+  std::set<Key> regroup_;  // pending members to submit again in this step (Regroup)
+  // The PodGroup's spec (JSON), "" when it does not exist: its status alone changes nothing.
+  std::string GroupSpec(const Key& group) const;
+  void Regroup(const Key& group);       // Propagate's, for one changed PodGroup
   std::optional<ManifestSet> flavors_;  // LoadedFlavors() in this step
   std::map<uint64_t, Key> pod_of_;
   std::map<std::string, std::string> node_sig_;  // what was last upserted, per node

@@ -390,6 +390,89 @@ TEST_F(KubeScheduler, PodGroupMembersAddedOrDeletedAfterSubmission) {
   Kubectl("delete priorityclass/pgm-low --wait=false");
 }
 
+// A PodGroup's spec changed or the PodGroup deleted after its members were given to the engine
+// (docs/kubernetes.md, "flavors and gangs"): minMember lowered under a waiting group starts it;
+// raised while a member waits for room holds that member for the rest (its message says so),
+// lowered again binds it; the running members stay where they are, never evicted; a PodGroup
+// deleted under its pending member makes it wait for the PodGroup again.
+TEST_F(KubeScheduler, ChangedPodGroupReachesItsPendingMembers) {
+  ASSERT_NO_FATAL_FAILURE(Fresh("pgc", "pgc-0"));
+  std::string objs = "apiVersion: v1\nkind: Namespace\nmetadata: {name: pgc}\n";
+  for (const char* n : {"pgc-0", "pgc-1"}) objs += "---\n" + PeNode(n, "pgc");
+  objs +=
+      "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: pgc-low}\n"
+      "value: 100\n---\napiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"
+      "metadata: {name: train, namespace: pgc}\nspec: {minMember: 3}\n---\n"
+      "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"
+      "metadata: {name: solo, namespace: pgc}\nspec: {minMember: 1}\n";
+  ASSERT_NO_FATAL_FAILURE(Apply(objs));
+  for (const char* n : {"pgc-0", "pgc-1"})
+    ASSERT_EQ(Until("node " + std::string(n), "{.spec.taints}",
+                    [](const std::string& v) { return v.empty(); }),
+              "");
+  const std::string log = LogFile("pgc");
+  Scheduler s("arbiter-pgc", "pgc", log);
+  auto member = [](const std::string& name, const std::string& group, int gpus) {
+    std::string y = PePod("pgc", name, "pgc-low", "arbiter-pgc", gpus);
+    const std::string at = "  labels: {app: " + name.substr(0, name.find('-')) + "}\n";
+    y.replace(y.find(at), at.size(),
+              "  labels: {app: x, scheduling.x-k8s.io/pod-group: " + group + "}\n");
+    return y;
+  };
+  auto min_member = [](int n) {
+    auto r = Kubectl("patch podgroup train -n pgc --type merge -p '{\"spec\":{\"minMember\":" +
+                     std::to_string(n) + "}}'");
+    ASSERT_EQ(r.rc, 0) << r.out;
+  };
+  const std::string jp = "{.status.conditions[?(@.type==\"PodScheduled\")].message}";
+  auto says = [&](const std::string& pod, const std::string& want) {
+    return Until("pod " + pod + " -n pgc", jp, [&](const std::string& v) { return v == want; });
+  };
+  auto bound = [](const std::string& v) { return !v.empty(); };
+  ASSERT_NO_FATAL_FAILURE(
+      Apply(member("gang-0", "train", 8) + "---\n" + member("gang-1", "train", 8)));
+  const std::string two_of_three =
+      "pod group pgc/train: 2 of minMember 3 pods present; waiting for the rest";
+  EXPECT_EQ(says("gang-0", two_of_three), two_of_three) << ReadFile(log);
+  ASSERT_NO_FATAL_FAILURE(min_member(2));
+  std::set<std::string> used;
+  for (const char* p : {"gang-0", "gang-1"})
+    used.insert(Until("pod " + std::string(p) + " -n pgc", "{.spec.nodeName}", bound));
+  EXPECT_EQ(used, (std::set<std::string>{"pgc-0", "pgc-1"})) << ReadFile(log);
+  auto uid_node = [](const char* p) {
+    return Get("pod " + std::string(p) + " -n pgc", "{.metadata.uid} {.spec.nodeName}");
+  };
+  const std::string gang0 = uid_node("gang-0"), gang1 = uid_node("gang-1");
+  // A third member finds no room; minMember raised to 4, it waits for the rest instead.
+  ASSERT_NO_FATAL_FAILURE(Apply(member("gang-2", "train", 8)));
+  EXPECT_NE(Until("pod gang-2 -n pgc", jp, bound), "") << ReadFile(log);
+  ASSERT_NO_FATAL_FAILURE(min_member(4));
+  const std::string three_of_four =
+      "pod group pgc/train: 3 of minMember 4 pods present; waiting for the rest";
+  EXPECT_EQ(says("gang-2", three_of_four), three_of_four) << ReadFile(log);
+  // Room for it, and minMember 3: it is bound there.
+  ASSERT_NO_FATAL_FAILURE(Apply(PeNode("pgc-2", "pgc")));
+  ASSERT_NO_FATAL_FAILURE(min_member(3));
+  EXPECT_EQ(Until("pod gang-2 -n pgc", "{.spec.nodeName}", bound), "pgc-2") << ReadFile(log);
+  // "solo" deleted under its pending member (16 GPUs: no node fits it).
+  ASSERT_NO_FATAL_FAILURE(Apply(member("solo-0", "solo", 16)));
+  EXPECT_NE(Until("pod solo-0 -n pgc", jp, bound), "") << ReadFile(log);
+  ASSERT_EQ(Kubectl("delete podgroup solo -n pgc").rc, 0);
+  const std::string waits =
+      "waiting for PodGroup pgc/solo (the pod's label scheduling.x-k8s.io/pod-group), which does "
+      "not exist";
+  EXPECT_EQ(says("solo-0", waits), waits) << ReadFile(log);
+  // The first members ran throughout: the same pods, on their nodes, nothing evicted.
+  EXPECT_EQ(uid_node("gang-0"), gang0);
+  EXPECT_EQ(uid_node("gang-1"), gang1);
+  const std::string text = ReadFile(log);
+  EXPECT_EQ(text.find("evicted pgc/"), std::string::npos) << text;
+  s.Stop(SIGTERM);
+  Kubectl("delete namespace pgc --wait=false");
+  Kubectl("delete node pgc-0 pgc-1 pgc-2 --wait=false");
+  Kubectl("delete priorityclass/pgc-low --wait=false");
+}
+
 TEST_F(KubeScheduler, UnreachableApiServerAndBadKubeconfigAreClearErrors) {
   const auto dir = arbiter::testing::Scratch("bad-kubeconfig");
   std::string kc = ReadFile(Kubeconfig());

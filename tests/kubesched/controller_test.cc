@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -671,6 +672,143 @@ TEST(KubeschedController, PodGroupMembersAddedOrDeletedAfterSubmission) {
   a = step(kT0 + 3000);
   EXPECT_EQ(of_type(a, Action::Type::kEvict), (std::set<std::string>{"g-0", "g-1"}));
   EXPECT_TRUE(of_type(step(kT0 + 4000), Action::Type::kEvict).empty());  // once
+}
+
+// A controller whose calls are all answered (bind 201, status 200); each pod bound then runs, as
+// the informer says (Upsert with its nodeName and phase Running). Members of the PodGroups
+// "train" (g-*) and "solo" (h-*).
+struct GangCluster {
+  Controller c{ControllerOptions{}};
+  std::map<std::string, Json> pods;  // by name, as last delivered
+  void Add(const std::string& name, int gpus) {
+    pods[name] = MemberJson(name, name[0] == 'g' ? "train" : "solo", gpus);
+    c.Upsert("Pod", pods[name]);
+  }
+  std::vector<Action> Step(Millis t) {
+    std::vector<Action> a = c.Step(t);
+    for (const auto& x : a) {
+      c.Done(x, ActionResult{x.type == Action::Type::kStatus ? 200 : 201, "", ""}, t);
+      if (x.type != Action::Type::kBind) continue;
+      Json& p = pods[x.name];
+      p["spec"]["nodeName"] = x.node;
+      p["status"]["phase"] = "Running";
+      c.Upsert("Pod", p);
+    }
+    (void)c.TakeEvents();
+    for (const auto& l : c.TakeLog())
+      if (l.find("bound ") != 0) ADD_FAILURE() << l;
+    return a;
+  }
+  // The pod's workload in the engine (none: nullopt).
+  std::optional<engine::WorkloadId> Workload(const std::string& name) const {
+    return c.engine().Find("team-a", name);
+  }
+  void SetMinMember(const std::string& group, int min_member, const std::string& version) {
+    Json g = PodGroupJson(group, min_member);
+    g["metadata"]["resourceVersion"] = version;
+    c.Upsert("PodGroup", g);
+  }
+};
+
+int Count(const std::vector<Action>& a, Action::Type type) {
+  return static_cast<int>(
+      std::count_if(a.begin(), a.end(), [&](const Action& x) { return x.type == type; }));
+}
+
+// A PodGroup's spec changed after its members were given to the engine reaches its pending
+// members (submitted again with it, as coscheduling reads the PodGroup at every attempt): a
+// status-only change does not; minMember lowered under a waiting group starts it; a PodGroup
+// deleted under a pending member makes it wait for the PodGroup again (its running member stays),
+// and created again lets it be scheduled.
+TEST(KubeschedController, ChangedPodGroupReachesItsPendingMembers) {
+  GangCluster k;
+  SyncAll(k.c, {NodeJson("n1", 4), NodeJson("n2", 4), NodeJson("n3", 4)}, {});
+  k.c.Synced("PodGroup", {PodGroupJson("train", 3), PodGroupJson("solo", 1)});
+  k.c.Synced("ResourceFlavor", {});
+  k.Add("g-0", 4);
+  k.Add("g-1", 4);
+  k.Add("h-0", 4);
+  std::vector<Action> a = k.Step(kT0);
+  EXPECT_EQ(Binds(a), (std::map<std::string, std::string>{{"team-a/h-0", "n1"}}));
+  EXPECT_EQ(Statuses(a)["team-a/g-0"],
+            "pod group team-a/train: 2 of minMember 3 pods present; waiting for the rest");
+  k.Add("h-1", 8);  // "solo" runs: placed alone, but it fits no 4-GPU node
+  a = k.Step(kT0 + 1000);
+  EXPECT_TRUE(Binds(a).empty());
+  const auto g0 = k.Workload("g-0"), h0 = k.Workload("h-0"), h1 = k.Workload("h-1");
+  ASSERT_TRUE(g0 && h0 && h1);
+  // Its status written by someone else (the PodGroup controller): nothing is submitted again.
+  Json g = PodGroupJson("train", 3);
+  g["metadata"]["resourceVersion"] = "5";
+  g["status"]["phase"] = "Scheduling";
+  k.c.Upsert("PodGroup", g);
+  a = k.Step(kT0 + 2000);
+  EXPECT_TRUE(Binds(a).empty());
+  EXPECT_EQ(k.Workload("g-0"), g0);
+  // minMember lowered to 2: both members are bound together.
+  k.SetMinMember("train", 2, "6");
+  a = k.Step(kT0 + 3000);
+  EXPECT_EQ(Binds(a),
+            (std::map<std::string, std::string>{{"team-a/g-0", "n2"}, {"team-a/g-1", "n3"}}));
+  // "solo" deleted: its pending member waits for it again, its running member is left be.
+  k.c.Remove("PodGroup", PodGroupJson("solo", 1));
+  a = k.Step(kT0 + 4000);
+  EXPECT_EQ(Statuses(a)["team-a/h-1"],
+            "waiting for PodGroup team-a/solo (the pod's label scheduling.x-k8s.io/pod-group), "
+            "which does not exist");
+  EXPECT_FALSE(k.Workload("h-1").has_value());
+  EXPECT_EQ(k.Workload("h-0"), h0);
+  EXPECT_EQ(Count(a, Action::Type::kEvict), 0);
+  EXPECT_EQ(Count(a, Action::Type::kBind), 0);
+  // Created again: the waiting member is given to the engine again.
+  k.c.Upsert("PodGroup", PodGroupJson("solo", 1));
+  a = k.Step(kT0 + 5000);
+  EXPECT_TRUE(k.Workload("h-1").has_value());
+  EXPECT_EQ(k.Workload("h-0"), h0);
+  EXPECT_EQ(Count(a, Action::Type::kEvict), 0);
+}
+
+// minMember raised under a group whose first members run: its pending member is held for the
+// rest (as coscheduling's PreFilter counts the group's pods), even once there is room; the
+// running members are neither submitted again nor evicted. Lowered again, the member is bound.
+TEST(KubeschedController, RaisedMinMemberHoldsTheRestAndLeavesRunningMembersBe) {
+  GangCluster k;
+  SyncAll(k.c, {NodeJson("n1", 4), NodeJson("n2", 4)}, {});
+  k.c.Synced("PodGroup", {PodGroupJson("train", 2)});
+  k.c.Synced("ResourceFlavor", {});
+  k.Add("g-0", 4);
+  k.Add("g-1", 4);
+  EXPECT_EQ(Binds(k.Step(kT0)).size(), 2u);
+  k.Add("g-2", 4);  // the group runs: placed alone, but no room
+  std::vector<Action> a = k.Step(kT0 + 1000);
+  EXPECT_TRUE(Binds(a).empty());
+  const auto g0 = k.Workload("g-0"), g1 = k.Workload("g-1"), g2 = k.Workload("g-2");
+  ASSERT_TRUE(g0 && g1 && g2);
+  k.SetMinMember("train", 4, "5");
+  a = k.Step(kT0 + 2000);
+  EXPECT_EQ(Statuses(a)["team-a/g-2"],
+            "pod group team-a/train: 3 of minMember 4 pods present; waiting for the rest");
+  EXPECT_NE(k.Workload("g-2"), g2);  // submitted again
+  EXPECT_EQ(k.Workload("g-0"), g0);
+  EXPECT_EQ(k.Workload("g-1"), g1);
+  EXPECT_EQ(Count(a, Action::Type::kEvict), 0);
+  k.c.Upsert("Node", NodeJson("n3", 4));  // room for it: still held
+  a = k.Step(kT0 + 3000);
+  EXPECT_TRUE(Binds(a).empty());
+  EXPECT_EQ(Count(a, Action::Type::kEvict), 0);
+  k.SetMinMember("train", 3, "6");
+  a = k.Step(kT0 + 4000);
+  EXPECT_EQ(Binds(a), (std::map<std::string, std::string>{{"team-a/g-2", "n3"}}));
+  EXPECT_EQ(k.Workload("g-0"), g0);
+  EXPECT_EQ(k.Workload("g-1"), g1);
+  EXPECT_EQ(Count(a, Action::Type::kEvict), 0);
+  // Every member runs: a spec change has nothing to submit again.
+  const auto g2_running = k.Workload("g-2");
+  k.SetMinMember("train", 5, "7");
+  a = k.Step(kT0 + 5000);
+  EXPECT_TRUE(a.empty());
+  EXPECT_EQ(k.Workload("g-0"), g0);
+  EXPECT_EQ(k.Workload("g-2"), g2_running);
 }
 
 }  // namespace controller_test
