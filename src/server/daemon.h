@@ -61,6 +61,13 @@ class Daemon {
   // response is written from the stored object's wire text: no copy of its tree, no second dump).
   MutationResult Mutate(Mutation m, bool copy_object = true);
 
+  // The HTTP server's held answers (HttpServer::AnswerAfter): when `defer` is set and takes the
+  // record's sequence number (it is called on Mutate's thread), Mutate returns without waiting
+  // for it, and the caller answers once Durable(seq) is 1 (-1: never; answer Health()'s reason).
+  // Set once, before requests are served.
+  void SetDeferral(std::function<bool(int64_t seq)> defer) { defer_ = std::move(defer); }
+  int Durable(int64_t seq) const { return journal_->Durable(seq); }
+
   // Runs `f` on the cluster under the lock (reads only), once everything applied is durable.
   template <typename F>
   auto Read(F&& f) const {
@@ -101,6 +108,7 @@ class Daemon {
 
  private:
   explicit Daemon(DaemonOptions o) : options_(std::move(o)) {}
+  std::function<bool(int64_t seq)> defer_;
   Millis Now() const;
   void ClockLoop();
   // Restores the snapshot and replays the records after it into `cluster` (start-up, and the

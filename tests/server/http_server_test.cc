@@ -13,7 +13,9 @@
 
 #include <atomic>
 #include <cerrno>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 namespace arbiter::server {
 namespace http_server_test {
@@ -149,6 +151,65 @@ TEST(HttpServer, RefusesRequestsPastTheInFlightCapWith429) {
   EXPECT_NE(ReadToEnd(first, &closed).find("done"), std::string::npos);
   close(first);
   close(second);
+}
+
+// A change answered once its journal record is durable (HttpServer::AnswerAfter): the loop holds
+// the answer (and its log line) until `durable` says 1, and sends `lost`'s answer instead when it
+// says -1; the log line is written once, with the final status and the context saved on the
+// worker.
+TEST(HttpServer, HeldAnswersAreSentOnceDurableOrReplacedWhenLost) {
+  std::atomic<int64_t> durable_upto{0};
+  std::atomic<bool> failed{false};
+  std::mutex mu;
+  std::vector<std::string> logged;  // "status context"
+  EXPECT_FALSE(HttpServer::AnswerAfter(1)) << "outside a handler";
+  Running r({}, [&](HttpServer& s) {
+    s.Post("/change", [](const httplib::Request& req, httplib::Response& res) {
+      res.status = 201;
+      res.set_content("changed " + req.body, "text/plain");
+      EXPECT_TRUE(HttpServer::AnswerAfter(std::stoll(req.body)));
+    });
+    s.set_logger([&](const httplib::Request&, const httplib::Response& res) {
+      std::lock_guard<std::mutex> l(mu);
+      logged.push_back(std::to_string(res.status));
+    });
+    HttpServer::Durability d;
+    d.durable = [&](int64_t seq) { return seq <= durable_upto ? 1 : failed ? -1 : 0; };
+    d.lost = [](httplib::Response& res) { res.set_content("lost", "text/plain"); };
+    d.save = [] { return std::make_shared<int>(7); };
+    d.restore = [&](std::shared_ptr<void> saved) {
+      std::lock_guard<std::mutex> l(mu);
+      logged.push_back("context " + std::to_string(*static_cast<int*>(saved.get())));
+    };
+    s.set_durability(std::move(d));
+  });
+  const int fd = Connect(r.port);
+  Send(fd, "POST /change HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n5");
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // handled, then held
+  char buf[4096];
+  EXPECT_LT(recv(fd, buf, sizeof buf, MSG_DONTWAIT), 0) << "answered before its record";
+  {
+    std::lock_guard<std::mutex> l(mu);
+    EXPECT_TRUE(logged.empty()) << "logged before its answer";
+  }
+  durable_upto = 5;
+  r.log.Notify();
+  ssize_t n = recv(fd, buf, sizeof buf, 0);
+  ASSERT_GT(n, 0);
+  std::string got(buf, static_cast<size_t>(n));
+  EXPECT_EQ(got.rfind("HTTP/1.1 201", 0), 0u) << got;
+  EXPECT_NE(got.find("changed 5"), std::string::npos) << got;
+  // The next change on the connection is never durable: the answer is lost's.
+  Send(fd, "POST /change HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nConnection: close\r\n\r\n9");
+  failed = true;  // found at the loop's next look (a wake-up, or 250 ms)
+  bool closed = false;
+  got = ReadToEnd(fd, &closed);
+  close(fd);
+  EXPECT_EQ(got.rfind("HTTP/1.1 503", 0), 0u) << got;
+  EXPECT_NE(got.find("lost"), std::string::npos) << got;
+  EXPECT_EQ(got.find("changed 9"), std::string::npos) << got;
+  std::lock_guard<std::mutex> l(mu);
+  EXPECT_EQ(logged, (std::vector<std::string>{"context 7", "201", "context 7", "503"}));
 }
 
 WatchEvent Event(int64_t rv, const std::string& name, size_t pad = 0) {

@@ -359,6 +359,12 @@ bool Journal::WaitDurable(int64_t seq) {
   return durable_seq_ >= seq;
 }
 
+int Journal::Durable(int64_t seq) const {
+  std::lock_guard<std::mutex> l(mu_);
+  if (durable_seq_ >= seq) return 1;
+  return failed_ || writer_done_ ? -1 : 0;
+}
+
 Status Journal::Commit(std::deque<Item>& batch, Stmt& ins, Stmt& drop_table_snapshot, Stmt& compact,
                        int64_t* last, uint64_t* n) {
   Txn t(db_, "journal");

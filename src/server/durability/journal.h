@@ -101,6 +101,9 @@ class Journal {
   // Blocks until `seq` is committed. False if the journal failed (an I/O error: the daemon must
   // stop accepting writes) or stopped first.
   bool WaitDurable(int64_t seq);
+  // Without waiting: 1 when `seq` is durable, -1 when it never will be (a failed write, or the
+  // writer stopped), else 0.
+  int Durable(int64_t seq) const;
   // Stores a snapshot covering every record up to `seq` (on a thread of the caller's, while
   // records are appended and committed), then queues the compaction of those records. Returns
   // once the snapshot is in place (an error: not stored, nothing compacted; the records stay).

@@ -120,6 +120,22 @@ class HttpServer {
   // Called by a handler: its answer is this watch instead (false outside a handler).
   static bool ServeWatch(WatchStream stream);
 
+  // Durable answers without a worker waiting for the disk. A handler that changed something
+  // calls AnswerAfter(seq) instead of waiting for journal record `seq` (false outside a
+  // handler: then it waits itself); its answer is held by the event loop and sent once
+  // `durable(seq)` is 1 (the loop asks after every wake-up: Notify() after each commit, and at
+  // least every 250 ms), or replaced by `lost`'s answer when it is -1 (the record will never be
+  // durable). The logger runs then, for such an answer, on the loop, with the context `save`
+  // took on the worker given back by `restore` (a request log's thread-local start and user).
+  static bool AnswerAfter(int64_t seq);
+  struct Durability {
+    std::function<int(int64_t seq)> durable;  // 1 durable, 0 not yet, -1 never
+    std::function<void(Response&)> lost;
+    std::function<std::shared_ptr<void>()> save;
+    std::function<void(std::shared_ptr<void>)> restore;
+  };
+  void set_durability(Durability d);
+
   // Binds host:port (0: any free port); returns the port.
   Result<int> Bind(const std::string& host, int port);
   // Serves on this thread until Stop().
