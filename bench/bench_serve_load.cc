@@ -25,6 +25,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -460,6 +461,55 @@ BENCHMARK(BM_ServeCreatesWhileScraping)
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// Memory per live pod in the real daemon (issue 27: "1,000,000 live pods under 4 GiB RSS"):
+// `arbiter serve` with its defaults, 64 nodes of 256 CPUs (room for 1.6M pods of 10m CPU), then
+// range(0) running pods created by 64 keep-alive clients. Counters: rss_mb (VmRSS after the
+// fill), peak_rss_mb (VmHWM: the largest RSS at any time, the fill's transient copies included),
+// base_rss_mb (after the nodes, before any pod), bytes_per_pod ((rss - base) / pods),
+// creates_per_s, live_pods (the pods whose create answered 201). bench/serve_memory.sh runs it
+// for given sizes and binaries.
+double StatusKb(pid_t pid, const char* key) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind(key, 0) == 0) return std::atof(line.c_str() + std::strlen(key));
+  return 0;
+}
+
+void BM_ServeLivePodsMemory(benchmark::State& state) {
+  const int64_t pods = state.range(0);
+  for (auto _ : state) {
+    Daemon d;
+    if (!d.Start()) return state.SkipWithError("arbiter serve did not start");
+    AddNodes(d.port, 64);
+    const double base = d.RssMb();
+    const Window fill = CreateMany(d, 64, 0, pods);
+    // Let the snapshot thread and the journal writer settle before reading RSS.
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    const double rss = d.RssMb();
+    state.counters["base_rss_mb"] = base;
+    state.counters["rss_mb"] = rss;
+    state.counters["peak_rss_mb"] = StatusKb(d.pid, "VmHWM:") / 1024;
+    state.counters["bytes_per_pod"] = (rss - base) * 1024 * 1024 / static_cast<double>(pods);
+    state.counters["creates_per_s"] = static_cast<double>(fill.creates) / fill.secs;
+    state.counters["live_pods"] = static_cast<double>(pods - fill.failures);
+    state.counters["failures"] = fill.failures;
+  }
+}
+// Sizes from ARBITER_BENCH_MEMORY_PODS (comma-separated), 100000 by default.
+[[maybe_unused]] const bool kMemoryRegistered = [] {
+  const char* env = std::getenv("ARBITER_BENCH_MEMORY_PODS");
+  std::string sizes = env && *env ? env : "100000";
+  auto* b = benchmark::RegisterBenchmark("BM_ServeLivePodsMemory", BM_ServeLivePodsMemory);
+  for (size_t at = 0; at < sizes.size();) {
+    const size_t comma = std::min(sizes.find(',', at), sizes.size());
+    b->Arg(std::atoll(sizes.substr(at, comma - at).c_str()));
+    at = comma + 1;
+  }
+  b->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+  return true;
+}();
 
 }  // namespace
 

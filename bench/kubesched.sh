@@ -4,6 +4,7 @@
 # benchmark, not a test.
 #
 #   bench/kubesched.sh [NODES [PODS]]        default 1000 nodes, 5000 pods per scheduler
+#   PREEMPT=1 bench/kubesched.sh [NODES]     the same with preemption (below)
 #
 # Starts its own test cluster (scripts/services/kube.sh start DIR --no-scheduler: etcd,
 # kube-apiserver, kube-controller-manager, KWOK) in $BENCH_DIR (default /tmp/arbiter-bench-kube),
@@ -13,14 +14,30 @@
 #   2. starts the scheduler and waits until kube-apiserver's audit log (DIR/audit.log, every
 #      pods/binding request with its answer) holds PODS successful bindings in the namespace;
 #   3. stops it.
+#   2b. then waits until the audit log also holds PODS events.k8s.io Events created in the
+#      namespace (the Scheduled ones; at most 120 s more without a new one), as both schedulers
+#      write one per pod;
 # Reported per scheduler: pods bound per second between the first and the last binding as the
 # API server recorded them (`bind rate`), and from the process's start to the last binding
-# (`end to end`, which includes listing the cluster); the CPU seconds (utime + stime from
+# (`end to end`, which includes listing the cluster); when the last Event was created, and the
+# pods per second from the start to the later of the last binding and the last Event (`with
+# events`: what kube-apiserver was asked for the pods, Events included); the CPU seconds (utime + stime from
 # /proc/PID/stat) of the scheduler, kube-apiserver, etcd, KWOK and the controller manager over
 # the same span. Both clients may call the API as fast as they can: Arbiter has no client-side
 # rate limit; kube-scheduler's clientConnection.qps/burst are raised to 10000/10000 (its default
 # of 50/100 would be the limit). The Arbiter pass runs second, with the first pass's pods still
 # running on the nodes (more objects for it to list: the order favours kube-scheduler).
+#
+# PREEMPT=1: preemption. PriorityClasses bench-low (100) and bench-high (1000); per scheduler,
+# on empty nodes (the other pass's namespace deleted first): 2 x NODES low-priority pods of 16 CPUs
+# created already bound (spec.nodeName: two per node fill its 32 CPUs; no scheduler involved),
+# with the scheduler's schedulerName, running; then NODES high-priority pods of 16 CPUs, pending,
+# created with no scheduler running; the scheduler started: each high pod can run only once a
+# low pod on its node is gone. Waited for: NODES bindings, and as many evictions (Arbiter:
+# `pods/eviction` 201; kube-scheduler deletes its victims: `delete pods` by its user agent, 200).
+# Reported as above plus evictions, and evictions per second from the start to the last one.
+# The audit log also records event creates and pod deletes for this (a copy of kube.sh's policy
+# in DIR.svc, kube.sh itself unchanged; both passes pay the same).
 #
 #   ARBITER=build/arbiter   the binary to measure (built beforehand: RelWithDebInfo as the README)
 #   PERF=1                  record `perf record -g` of Arbiter's pass into DIR/arbiter.perf.data
@@ -28,8 +45,7 @@
 #                           schedulers' users (and kubectl's, the admin's), and the report counts
 #                           each scheduler's requests by verb and resource over its pass. Costs
 #                           kube-apiserver some CPU (an audit line per request): not for timing.
-#                           The cluster then starts from a copy of scripts/services in DIR.svc with
-#                           that policy (kube.sh itself unchanged).
+#                           (Added to the copy of the policy above.)
 #
 # Takes the kube service lock (/tmp/arbiter-svc-kube.lock) for its whole run, so that no test
 # cluster runs beside it. About 3 minutes at 1000 nodes and 5000 pods.
@@ -62,17 +78,17 @@ trap cleanup EXIT
 
 load_before=$(load)
 echo "bench/kubesched.sh: starting the cluster in $D" >&2
-KUBE_SH=scripts/services/kube.sh
-if [ "${AUDIT:-0}" = 1 ]; then
-  rm -rf "$D.svc" && mkdir -p "$D.svc/scripts"
-  cp -r scripts/services "$D.svc/scripts/services"
-  ln -s "$ROOT/tests" "$D.svc/tests"
-  # Before the policy's last rule (level None): every request of the admin (Arbiter, kubectl)
-  # and of kube-scheduler, at Metadata level (verb, resource, subresource, user agent, code).
-  awk '/^- level: None/ { print "- level: Metadata\n  users: [kubernetes-admin, system:kube-scheduler]" } { print }' \
-    scripts/services/kube/audit-policy.yaml > "$D.svc/scripts/services/kube/audit-policy.yaml"
-  KUBE_SH=$D.svc/scripts/services/kube.sh
-fi
+rm -rf "$D.svc" && mkdir -p "$D.svc/scripts"
+cp -r scripts/services "$D.svc/scripts/services"
+ln -s "$ROOT/tests" "$D.svc/tests"
+# Before the policy's last rule (level None): Event creates and pod deletes; with AUDIT=1 every
+# request of the admin (Arbiter, kubectl) and of kube-scheduler, at Metadata level (verb,
+# resource, subresource, user agent, code).
+extra='- level: Metadata\n  verbs: [create]\n  resources:\n  - group: events.k8s.io\n    resources: [events]\n- level: Metadata\n  verbs: [delete]\n  resources:\n  - group: ""\n    resources: [pods]'
+[ "${AUDIT:-0}" = 1 ] && extra="$extra\n- level: Metadata\n  users: [kubernetes-admin, system:kube-scheduler]"
+awk -v extra="$extra" '/^- level: None/ { print extra } { print }' \
+  scripts/services/kube/audit-policy.yaml > "$D.svc/scripts/services/kube/audit-policy.yaml"
+KUBE_SH=$D.svc/scripts/services/kube.sh
 "$KUBE_SH" start "$D" --no-scheduler >&2
 KC="$D/bin/kubectl --kubeconfig $D/kubeconfig"
 $KC apply -f deploy/crds.yaml >/dev/null
@@ -106,15 +122,32 @@ pods_yaml() { # namespace schedulerName
   done
 }
 
-# Successful bindings in namespace $1 in the audit log, and the first and last one's
-# requestReceivedTimestamp in milliseconds of the day (the run does not cross midnight).
-bindings() {
-  grep -h '"subresource":"binding"' "$D"/audit*.log 2>/dev/null | grep -F "\"namespace\":\"$1\"" |
-    grep -F '"code":201' | awk '
+# The requests in namespace $1 whose audit lines hold every fixed string after it, and the first
+# and last one's requestReceivedTimestamp in milliseconds of the day (the run does not cross
+# midnight): "COUNT FIRST LAST".
+audited() {
+  grep -h -F "\"namespace\":\"$1\"" "$D"/audit*.log 2>/dev/null | { shift; only "$@"; } | awk '
     { match($0, /"requestReceivedTimestamp":"[^"]*"/); ts = substr($0, RSTART + 28, RLENGTH - 29)
       split(substr(ts, 12), hms, ":"); ms = (hms[1] * 3600 + hms[2] * 60 + hms[3]) * 1000
       if (n == 0 || ms < first) first = ms; if (ms > last) last = ms; n++ }
     END { printf "%d %d %d\n", n, first, last }'
+}
+only() { # the lines of stdin holding every fixed string given
+  if [ $# -eq 0 ]; then cat; else
+    local f=$1
+    shift
+    { grep -F -- "$f" || true; } | only "$@"
+  fi
+}
+bindings() { audited "$1" '"subresource":"binding"' '"code":201'; }
+events() { audited "$1" '"resource":"events"' '"verb":"create"' '"code":201'; }
+# Victims gone: Arbiter's evictions, kube-scheduler's deletes (its user agent).
+evictions() {
+  if [ "$2" = arbiter ]; then
+    audited "$1" '"subresource":"eviction"' '"code":201'
+  else
+    audited "$1" '"verb":"delete"' '"userAgent":"kube-scheduler' '"code":200'
+  fi
 }
 
 # AUDIT=1: the requests of user agent $1 (a prefix) in the audit log, by verb and resource
@@ -135,17 +168,45 @@ requests() {
 
 COMPONENTS=(kube-apiserver etcd kwok kube-controller-manager)
 declare -A RESULT
+PREEMPT=${PREEMPT:-0}
+HIGH=$need # PREEMPT=1: high-priority pods, one per node (of the nodes sure to be untainted)
+
+# PREEMPT=1: namespace $1's low-priority pods (schedulerName $2), two bound to each node, running;
+# then its HIGH high-priority pods, pending.
+preempt_pods() {
+  { printf -- 'apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n' "$1"
+    for ((i = 0; i < NODES; i++)); do
+      for j in 0 1; do
+        printf -- '---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: l-%05d-%d\n  namespace: %s\nspec:\n  schedulerName: %s\n  nodeName: n-%05d\n  priorityClassName: bench-low\n  terminationGracePeriodSeconds: 0\n  containers:\n  - name: c\n    image: busybox\n    resources:\n      requests: {cpu: "16", memory: 128Mi}\n' "$i" "$j" "$1" "$2" "$i"
+      done
+    done; } > "$D/bench/$1-low.yaml"
+  $KC create -f "$D/bench/$1-low.yaml" >/dev/null
+  for ((t = 0; t < 600; t++)); do
+    [ "$($KC get pods -n "$1" --field-selector=status.phase!=Running -o name | wc -l)" = 0 ] && break
+    sleep 1
+  done
+  for ((i = 0; i < HIGH; i++)); do
+    printf -- '---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: h-%05d\n  namespace: %s\nspec:\n  schedulerName: %s\n  priorityClassName: bench-high\n  terminationGracePeriodSeconds: 0\n  containers:\n  - name: c\n    image: busybox\n    resources:\n      requests: {cpu: "16", memory: 128Mi}\n' "$i" "$1" "$2"
+  done > "$D/bench/$1-high.yaml"
+  $KC create -f "$D/bench/$1-high.yaml" >/dev/null
+}
 
 run_pass() { # label namespace schedulerName command...
   local label=$1 ns=$2 name=$3
   shift 3
-  pods_yaml "$ns" "$name" > "$D/bench/$ns.yaml"
-  local c0=$SECONDS
-  $KC create -f "$D/bench/$ns.yaml" >/dev/null
-  echo "bench/kubesched.sh: $label: $PODS pods created in $((SECONDS - c0)) s; scheduling" >&2
+  local want=$PODS want_events=$PODS c0=$SECONDS
+  if [ "$PREEMPT" = 1 ]; then
+    preempt_pods "$ns" "$name"
+    want=$HIGH want_events=$((2 * HIGH)) # each high pod's Scheduled, its victim's Preempted
+    echo "bench/kubesched.sh: $label: $((2 * NODES)) low pods running, $HIGH high pods created in $((SECONDS - c0)) s; scheduling" >&2
+  else
+    pods_yaml "$ns" "$name" > "$D/bench/$ns.yaml"
+    $KC create -f "$D/bench/$ns.yaml" >/dev/null
+    echo "bench/kubesched.sh: $label: $PODS pods created in $((SECONDS - c0)) s; scheduling" >&2
+  fi
   declare -A before
   for c in "${COMPONENTS[@]}"; do before[$c]=$(cpu_ticks "$(pid_of "$c")"); done
-  local t0 b n first last
+  local t0 n first last ne=0 efirst=0 elast=0 nv=0 vfirst=0 vlast=0
   t0=$(now_ms)
   "$@" > "$D/$label.log" 2>&1 &
   SCHED_PID=$!
@@ -155,34 +216,65 @@ run_pass() { # label namespace schedulerName command...
   fi
   for ((t = 0; t < 6000; t++)); do
     read -r n first last <<< "$(bindings "$ns")"
-    [ "$n" -ge "$PODS" ] && break
+    [ "$PREEMPT" = 1 ] && read -r nv vfirst vlast <<< "$(evictions "$ns" "$label")"
+    [ "$n" -ge "$want" ] && { [ "$PREEMPT" != 1 ] || [ "$nv" -ge "$want" ]; } && break
     kill -0 "$SCHED_PID" 2>/dev/null || { echo "bench/kubesched.sh: $label exited" >&2; tail "$D/$label.log" >&2; exit 1; }
     sleep 0.2
   done
-  local sched_ticks
+  [ "$n" -ge "$want" ] || { echo "bench/kubesched.sh: $label bound $n of $want" >&2; exit 1; }
+  # The Events: as many as wanted (or none new for 120 s).
+  local seen=-1 quiet=$SECONDS
+  for ((t = 0; t < 6000; t++)); do
+    read -r ne efirst elast <<< "$(events "$ns")"
+    [ "$ne" -ge "$want_events" ] && break
+    [ "$ne" != "$seen" ] && { seen=$ne; quiet=$SECONDS; }
+    [ $((SECONDS - quiet)) -ge 120 ] && break
+    sleep 0.2
+  done
+  local sched_ticks after_ms
   sched_ticks=$(cpu_ticks "$SCHED_PID")
-  local after_ms
   after_ms=$(now_ms)
   declare -A used
   for c in "${COMPONENTS[@]}"; do used[$c]=$(($(cpu_ticks "$(pid_of "$c")") - ${before[$c]})); done
+  # PREEMPT=1: kube-scheduler's FailedScheduling Events come beside those: the last one counted
+  # once none is new for 5 s (outside the CPU figures).
+  if [ "$PREEMPT" = 1 ]; then
+    seen=$ne quiet=$SECONDS
+    while [ $((SECONDS - quiet)) -lt 5 ]; do
+      sleep 0.5
+      read -r ne efirst elast <<< "$(events "$ns")"
+      [ "$ne" != "$seen" ] && { seen=$ne; quiet=$SECONDS; }
+    done
+  fi
   [ -n "${PERF_PID:-}" ] && { kill -INT "$PERF_PID" 2>/dev/null || true; wait "$PERF_PID" 2>/dev/null || true; PERF_PID=; }
   kill "$SCHED_PID" 2>/dev/null || true
   wait "$SCHED_PID" 2>/dev/null || true
   SCHED_PID=
-  [ "$n" -ge "$PODS" ] || { echo "bench/kubesched.sh: $label bound $n of $PODS" >&2; exit 1; }
-  # KWOK has run every pod (their status written) before the next pass is measured.
-  for ((t = 0; t < 600; t++)); do
-    [ "$($KC get pods -n "$ns" --field-selector=status.phase!=Running -o name | wc -l)" = 0 ] && break
-    sleep 1
-  done
-  # The day's milliseconds of the process start, for the end-to-end figure.
-  local t0_day=$(((t0 + 0) % 86400000))
-  local span=$((last - first)) e2e=$((last - t0_day))
-  RESULT[$label]=$(awk -v n="$n" -v span="$span" -v e2e="$e2e" -v hz="$HZ" -v s="$sched_ticks" \
+  if [ "$PREEMPT" = 1 ]; then
+    read -r nv vfirst vlast <<< "$(evictions "$ns" "$label")"
+    # Empty nodes for the next pass: every pod of the namespace deleted at once, then it.
+    $KC delete --raw "/api/v1/namespaces/$ns/pods?gracePeriodSeconds=0" >/dev/null
+    $KC delete namespace "$ns" --timeout=300s >/dev/null
+  else
+    # KWOK has run every pod (their status written) before the next pass is measured.
+    for ((t = 0; t < 600; t++)); do
+      [ "$($KC get pods -n "$ns" --field-selector=status.phase!=Running -o name | wc -l)" = 0 ] && break
+      sleep 1
+    done
+  fi
+  # The day's milliseconds of the process start, for the end-to-end figures.
+  local t0_day=$((t0 % 86400000))
+  local span=$((last - first)) e2e=$((last - t0_day)) ev_e2e=$((elast - t0_day)) v_e2e=$((vlast - t0_day))
+  RESULT[$label]=$(awk -v n="$n" -v span="$span" -v e2e="$e2e" -v ne="$ne" -v ev="$ev_e2e" \
+    -v nv="$nv" -v ve="$v_e2e" -v hz="$HZ" -v s="$sched_ticks" -v pre="$PREEMPT" \
     -v api="${used[kube-apiserver]}" -v etcd="${used[etcd]}" -v kwok="${used[kwok]}" \
     -v kcm="${used[kube-controller-manager]}" -v wall="$((after_ms - t0))" 'BEGIN {
-      printf "%d | %.1f | %.0f | %.1f | %.0f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f", n, span / 1000,
-        n / (span / 1000), e2e / 1000, n / (e2e / 1000), wall / 1000, s / hz, api / hz, etcd / hz, kwok / hz, kcm / hz }')
+      all = (ev > e2e ? ev : e2e) / 1000
+      printf "%d | %.1f | %.0f | %.1f | %.0f | %d | %.1f | %.0f", n, span / 1000,
+        n / (span / 1000), e2e / 1000, n / (e2e / 1000), ne, ev / 1000, n / all
+      if (pre == 1) printf " | %d | %.1f | %.0f", nv, ve / 1000, nv / (ve / 1000)
+      printf " | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f", wall / 1000, s / hz, api / hz,
+        etcd / hz, kwok / hz, kcm / hz }')
 }
 
 cat > "$D/bench/kube-scheduler.yaml" <<EOF
@@ -195,6 +287,10 @@ clientConnection:
 leaderElection:
   leaderElect: false
 EOF
+if [ "$PREEMPT" = 1 ]; then
+  printf -- 'apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: bench-low}\nvalue: 100\n---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: bench-high}\nvalue: 1000\n' |
+    $KC create -f - >/dev/null
+fi
 sched_port=$(sed -n 's/^kube-scheduler=//p' "$D/ports")
 run_pass kube-scheduler bench-k default-scheduler "$D/bin/kube-scheduler" \
   --config="$D/bench/kube-scheduler.yaml" --bind-address=127.0.0.1 --secure-port="$sched_port" \
@@ -205,21 +301,30 @@ run_pass arbiter bench-a arbiter "$ARBITER" scheduler --kubeconfig "$D/kubeconfi
 
 k=${RESULT[kube-scheduler]}
 a=${RESULT[arbiter]}
-ratio=$(awk -v k="$(echo "$k" | cut -d'|' -f3)" -v a="$(echo "$a" | cut -d'|' -f3)" 'BEGIN { printf "%.2f", a / k }')
-ratio_e2e=$(awk -v k="$(echo "$k" | cut -d'|' -f5)" -v a="$(echo "$a" | cut -d'|' -f5)" 'BEGIN { printf "%.2f", a / k }')
+ratio() { # column
+  awk -v k="$(echo "$k" | cut -d'|' -f"$1")" -v a="$(echo "$a" | cut -d'|' -f"$1")" 'BEGIN { printf "%.2f", a / k }'
+}
 build=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$(dirname "$ARBITER")/CMakeCache.txt" 2>/dev/null || echo unknown)
-echo "## bench/kubesched.sh $NODES nodes, $PODS pods per scheduler"
+if [ "$PREEMPT" = 1 ]; then
+  echo "## PREEMPT=1 bench/kubesched.sh $NODES nodes: $((2 * NODES)) low-priority pods bound, $HIGH high-priority pods per scheduler"
+else
+  echo "## bench/kubesched.sh $NODES nodes, $PODS pods per scheduler"
+fi
 echo
 echo "- date: $(date -u +%Y-%m-%dT%H:%MZ); commit: $(git describe --always --dirty 2>/dev/null || echo unknown); arbiter build: $build"
 echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; load before $load_before, after $(load)"
 echo "- cluster: $(cat "$D/bin/../complete" 2>/dev/null | cut -d' ' -f1) (tests/cluster), KWOK nodes"
 echo
-echo "| scheduler | pods bound | first to last binding (s) | bind rate (pods/s) | start to last binding (s) | end to end (pods/s) | wall (s) | scheduler CPU (s) | kube-apiserver CPU (s) | etcd CPU (s) | KWOK CPU (s) | controller-manager CPU (s) |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+pre_cols="" pre_sep=""
+[ "$PREEMPT" = 1 ] && pre_cols=" evictions | start to last eviction (s) | evictions/s |" pre_sep="---|---|---|"
+echo "| scheduler | pods bound | first to last binding (s) | bind rate (pods/s) | start to last binding (s) | end to end (pods/s) | Events created | start to last Event (s) | with events (pods/s) |$pre_cols wall (s) | scheduler CPU (s) | kube-apiserver CPU (s) | etcd CPU (s) | KWOK CPU (s) | controller-manager CPU (s) |"
+echo "|---|---|---|---|---|---|---|---|---|$pre_sep---|---|---|---|---|---|"
 echo "| kube-scheduler (qps/burst 10000) | $k |"
 echo "| arbiter scheduler | $a |"
 echo
-echo "Arbiter / kube-scheduler: bind rate ${ratio}x, end to end ${ratio_e2e}x."
+line="Arbiter / kube-scheduler: bind rate $(ratio 3)x, end to end $(ratio 5)x, with events $(ratio 8)x"
+[ "$PREEMPT" = 1 ] && line="$line, evictions/s $(ratio 11)x"
+echo "$line."
 if [ "${AUDIT:-0}" = 1 ]; then
   for ua in kube-scheduler arbiter-scheduler; do
     echo

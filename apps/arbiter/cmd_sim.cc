@@ -1,5 +1,4 @@
 #include <malloc.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -54,41 +53,24 @@ struct SimCli {
 // takes it again (top trimming; blocks over 128 KiB mmapped and unmapped one by one), and every
 // page of it comes back as a page fault: much of a million-pod run's system time. For `arbiter
 // sim`: blocks up to 32 MiB come from the heap, which is never trimmed and grows 1 GiB of address
-// space at a time (untouched address space costs no memory; less under an address-space limit), and
-// the heap is advised to use transparent huge pages (one fault per 2 MiB instead of per 4 KiB where
-// THP is "madvise"); every thread allocates from that one heap.
-class HeapTuning {
- public:
-  void Start() {
-    // One arena: the billing threads' allocations share the main heap instead of each holding an
-    // arena of its own (a million-pod run: 2,120,364 KiB peak with two, 2,012,632 with one).
-    mallopt(M_ARENA_MAX, 1);
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, INT_MAX);
-    // Under an address-space limit (ulimit -v) a 1 GiB step could exceed it on the first
-    // allocation, and every allocation would fail: the step is then a sixteenth of the limit.
-    size_t pad = size_t{1} << 30;
-    if (rlimit as{}; getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
-      pad = std::min<size_t>(pad, as.rlim_cur / 16);
-    mallopt(M_TOP_PAD, static_cast<int>(pad));
-    lo_ = reinterpret_cast<uintptr_t>(sbrk(0));
-    void* volatile grow = std::malloc(1 << 20);  // grows the heap now, by the pad: advised
-    std::free(grow);                             // before it is used
-    Advise();
-  }
-  // Advises the heap as it is now (a new heap extension is a new mapping, not yet advised):
-  // called between the run's phases.
-  void Advise() const {
-    constexpr uintptr_t kHuge = 2 << 20;
-    const uintptr_t hi = reinterpret_cast<uintptr_t>(sbrk(0)) & ~(kHuge - 1);
-    const uintptr_t lo = (lo_ + kHuge - 1) & ~(kHuge - 1);
-    if (lo_ != 0 && hi > lo)
-      madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);  // advice: failure is harmless
-  }
-
- private:
-  uintptr_t lo_ = 0;
-};
+// space at a time (untouched address space costs no memory; less under an address-space limit);
+// every thread allocates from that one heap. The heap is not advised to use transparent huge
+// pages: on the 2-core VM of docs/scheduling.md a fresh 2 MiB page cost 10-25 times what its 512
+// small pages cost (1 GiB first touched in 20-34 s against 0.9-2.3 s), and the million-pod run
+// took 3.8-7.2 s of system time without the advice against 15.9-17.3 s with it.
+void TuneHeap() {
+  // One arena: the billing threads' allocations share the main heap instead of each holding an
+  // arena of its own (a million-pod run: 2,120,364 KiB peak with two, 2,012,632 with one).
+  mallopt(M_ARENA_MAX, 1);
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, INT_MAX);
+  // Under an address-space limit (ulimit -v) a 1 GiB step could exceed it on the first
+  // allocation, and every allocation would fail: the step is then a sixteenth of the limit.
+  size_t pad = size_t{1} << 30;
+  if (rlimit as{}; getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+    pad = std::min<size_t>(pad, as.rlim_cur / 16);
+  mallopt(M_TOP_PAD, static_cast<int>(pad));
+}
 
 // The JSON report, written on its own thread while the run is billed: the writer does the keys
 // before the invoices (the events above all) meanwhile, then waits for the bill (Give). On a
@@ -269,8 +251,7 @@ int ParseSimOptions(const SimCli& o, std::optional<Millis>* start, sim::SimOptio
 }
 
 // Loads the -f manifests and prints their diagnostics: 0, or the exit code.
-int LoadSimManifests(const SimCli& o, const HeapTuning& heap,
-                     std::optional<yaml::ManifestLoad>* out) {
+int LoadSimManifests(const SimCli& o, std::optional<yaml::ManifestLoad>* out) {
   auto& load = out->emplace(yaml::LoadManifestFiles(o.files));
   load.diagnostics.Sort();
   for (const auto& d : load.diagnostics.items)
@@ -281,7 +262,6 @@ int LoadSimManifests(const SimCli& o, const HeapTuning& heap,
     return 1;
   }
   load.ReleaseSources();  // every message is out: the manifest text is not needed any more
-  heap.Advise();
   if (!o.ledger.empty() && load.set.price_books.empty()) {
     std::cerr
         << "arbiter sim: --ledger: the manifests have no PriceBook, so there is nothing to bill "
@@ -356,11 +336,8 @@ int CreateSimulation(const sim::SimOptions& so, const std::string& explain_key,
 
 // Runs the simulation to --until (or the end) and saves it with --save-state: 0, or the exit
 // code.
-int RunAndSave(const SimCli& o, const sim::SimOptions& so, const HeapTuning& heap,
-               sim::Simulation& simulation) {
-  heap.Advise();
+int RunAndSave(const SimCli& o, const sim::SimOptions& so, sim::Simulation& simulation) {
   Status ran = simulation.Run(so.until);
-  heap.Advise();
   if (so.progress) std::cerr << "\n";
   if (!ran.ok()) {
     std::cerr << "arbiter sim: " << ran.message() << "\n";
@@ -430,8 +407,7 @@ int WriteHtmlReport(const SimCli& o, const ManifestSet& manifests, const driver:
 // Bills the finished run and writes what was asked: the bill, --report-json (on its own thread
 // while the run is billed), --ledger, --report-html. What the run leaves behind goes to the
 // process exit. 0, or the exit code.
-int BillAndReport(const SimCli& o, const HeapTuning& heap, Millis epoch,
-                  std::unique_ptr<sim::Simulation>& simulation,
+int BillAndReport(const SimCli& o, Millis epoch, std::unique_ptr<sim::Simulation>& simulation,
                   std::optional<driver::SimResult>& result, const sim::Summary& summary) {
   const ManifestSet& manifests = simulation->manifests();
   std::optional<Result<sim::SimBill>> billed;  // declared first: outlives the report's writer
@@ -444,7 +420,6 @@ int BillAndReport(const SimCli& o, const HeapTuning& heap, Millis epoch,
   const int bill_threads = std::thread::hardware_concurrency() > 1 ? 2 : 1;
   auto& bill = billed.emplace(sim::BillSimulation(manifests, *result, epoch,
                                                   /*keep_rows=*/!o.ledger.empty(), bill_threads));
-  heap.Advise();
   if (!bill.ok()) {
     report.Finish();  // stops at the invoices: a partial report file goes
     if (std::error_code ec; std::filesystem::is_regular_file(o.report_json, ec))
@@ -471,8 +446,7 @@ int BillAndReport(const SimCli& o, const HeapTuning& heap, Millis epoch,
 }
 
 int RunManifestSim(const SimCli& o) {
-  HeapTuning heap;
-  heap.Start();
+  TuneHeap();
   const bool resume = !o.resume.empty();
   // Flags first (a usage error reads nothing), and output paths before a simulation that may take
   // minutes, not after it.
@@ -483,7 +457,7 @@ int RunManifestSim(const SimCli& o) {
   if (int rc = ParseSimOptions(o, &start, &so); rc != kExitOk) return rc;
   std::optional<yaml::ManifestLoad> load;
   if (!resume)
-    if (int rc = LoadSimManifests(o, heap, &load); rc != kExitOk) return rc;
+    if (int rc = LoadSimManifests(o, &load); rc != kExitOk) return rc;
   if (isatty(STDERR_FILENO) && !o.quiet)
     so.progress = [](Millis now, size_t submitted, size_t total) {
       std::cerr << "\r  virtual time " << FormatDuration(now) << ", " << submitted << "/" << total
@@ -495,7 +469,7 @@ int RunManifestSim(const SimCli& o) {
                       : CreateSimulation(so, explain_key, &*load, &simulation);
       rc != kExitOk)
     return rc;
-  if (int rc = RunAndSave(o, so, heap, *simulation); rc != kExitOk) return rc;
+  if (int rc = RunAndSave(o, so, *simulation); rc != kExitOk) return rc;
   const ManifestSet& manifests = simulation->manifests();  // its pods go as they are submitted
   const Millis end = so.until ? *so.until : simulation->now();
   auto result = std::make_optional(simulation->Finish(end));
@@ -503,8 +477,7 @@ int RunManifestSim(const SimCli& o) {
   std::cout << sim::TextSummary(manifests, *result, summary);
   if (int rc = PrintExplanation(*result, explain_key, resume); rc != kExitOk) return rc;
   Millis epoch = start.value_or(sim::DefaultEpoch(manifests));
-  heap.Advise();
-  return BillAndReport(o, heap, epoch, simulation, result, summary);
+  return BillAndReport(o, epoch, simulation, result, summary);
 }
 
 // `arbiter sim` without `compare`: a trace replay when the trace flags are given (with the flags

@@ -49,7 +49,7 @@ EventWrite EventRecorder::Create(const EventRequest& r, const Series& s, Millis 
             {"note", event_recorder::Cut(r.note)},
             {"type", r.warning ? "Warning" : "Normal"}};
   if (r.related) e["related"] = event_recorder::Ref(*r.related);
-  return EventWrite{true, event_recorder::Path(s.namespace_, ""), e.dump()};
+  return EventWrite{true, event_recorder::Path(s.namespace_, ""), e.dump(), s.name};
 }
 
 EventWrite EventRecorder::Patch(Series& s, Millis now) {
@@ -59,7 +59,7 @@ EventWrite EventRecorder::Patch(Series& s, Millis now) {
   ++patched_;
   const Json p = {
       {"series", {{"count", s.count}, {"lastObservedTime", FormatMicroTime(s.last_observed)}}}};
-  return EventWrite{false, event_recorder::Path(s.namespace_, s.name), p.dump()};
+  return EventWrite{false, event_recorder::Path(s.namespace_, s.name), p.dump(), s.name};
 }
 
 void EventRecorder::Expire(Millis now, std::vector<EventWrite>* out) {

@@ -50,6 +50,7 @@ struct EventWrite {
   bool create = true;
   std::string path;
   std::string body;  // JSON
+  std::string name;  // the Event's (its series'): its writes are made in order (event_writer.h)
 };
 
 struct EventRecorderOptions {

@@ -242,6 +242,14 @@ Status CheckApiServer(const kubeclient::KubeConfig& kube) {
 
 namespace {
 
+// The clients that write (bindings, evictions, events): replicas told apart in the API server's
+// audit log.
+kubeclient::ClientOptions WriterOptions(const SchedulerOptions& o) {
+  kubeclient::ClientOptions wo;
+  if (o.leader_election) wo.user_agent += "/" + o.leader_election->identity;
+  return wo;
+}
+
 // RunScheduler's state, and its steps: Start (the connections, informers, Lease and ledger), then
 // each turn of Run: the informers' deliveries to the Controller, and once every kind has listed
 // and while this replica acts, a cycle and its API calls; Stop.
@@ -254,7 +262,9 @@ class SchedulerLoop {
         metering_(o),
         controller_(o.controller),
         recorder_(EventOptions(o.controller.scheduler_name)),
-        events_(o.kube, [this](const std::string& m) { Log(m); }) {}
+        events_(
+            o.kube, [this](const std::string& m) { Log(m); }, o.api_connections, 10000,
+            WriterOptions(o)) {}
 
   Status Start();
   // Until `stop`, the Lease lost or the usage meter failed to start.
@@ -289,9 +299,7 @@ class SchedulerLoop {
 };
 
 Status SchedulerLoop::Start() {
-  kubeclient::ClientOptions wo;  // replicas told apart in the API server's audit log
-  if (o_.leader_election) wo.user_agent += "/" + o_.leader_election->identity;
-  auto writer = ActionPool::Connect(o_.kube, wo, o_.api_connections);
+  auto writer = ActionPool::Connect(o_.kube, WriterOptions(o_), o_.api_connections);
   if (!writer.ok()) return writer.status();
   writer_ = std::move(writer).value();
   kubeclient::InformerOptions io;

@@ -181,10 +181,15 @@ Status Simulation::Run(std::optional<Millis> until) {
     while (next_arrival_ < arrivals_.size() && arrivals_[next_arrival_]->sim.submit_time <= now_) {
       const Pod& pod = *arrivals_[next_arrival_++];
       recorder_->Submitted(driver::WorkSpec::Of(pod), pod.sim.usage);
-      if (Status s = Apply(At(now_, engine::SubmitPod{pod, false, {}})); !s.ok())
-        return Status::Error(
-            "pod " + (pod.meta.namespace_.empty() ? std::string("default") : pod.meta.namespace_) +
-            "/" + pod.meta.name + ": " + s.message());
+      // A pod the simulation owns is moved into the command (not copied): it is not read again.
+      // Its name for a message (short names stay in the strings themselves: no allocation).
+      const std::string ns = pod.meta.namespace_.empty() ? "default" : pod.meta.namespace_;
+      const std::string name = pod.meta.name;
+      Status s =
+          release_submitted_
+              ? Apply(At(now_, engine::SubmitPod{std::move(pods_to_come_.front()), false, {}}))
+              : Apply(At(now_, engine::SubmitPod{pod, false, {}}));
+      if (!s.ok()) return Status::Error("pod " + ns + "/" + name + ": " + s.message());
       if (release_submitted_) pods_to_come_.pop_front();  // arrivals_ before here dangle, unread
     }
     if (Status s = Apply(At(now_, engine::Tick{})); !s.ok()) return s;

@@ -9,7 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "adapters/kubeclient/kubeconfig_reader.h"
 #include "integration/kube_fixture.h"
+#include "kubesched/event_writer.h"
 
 namespace kube_events_test {
 
@@ -164,6 +166,46 @@ TEST_F(KubeEvents, APodPendingForQuotaSaysQuotaExceeded) {
   s.Stop();
   Kubectl("delete namespace keq --wait=false");
   Kubectl("delete node keq-0 --wait=false");
+}
+
+// The event writer's connections (16, as `arbiter scheduler` uses): 300 Events written at once,
+// each created and at once patched into a series of 2. Each Event's writes keep their order
+// (over one connection): no patch reaches the API server before its create (a 404), and every
+// Event ends with its count.
+TEST_F(KubeEvents, WriterOverSeveralConnectionsKeepsEachSeriesInOrder) {
+  namespace ks = arbiter::kubesched;
+  ASSERT_NO_FATAL_FAILURE(Fresh("kew", "kew-none"));
+  ASSERT_NO_FATAL_FAILURE(Apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: kew}\n"));
+  auto kube = arbiter::kubeclient::LoadKubeconfig(kube_fixture::Kubeconfig());
+  ASSERT_TRUE(kube.ok()) << kube.message();
+  std::string said;
+  ks::EventWriter writer(
+      *kube, [&](const std::string& m) { said = m; }, 16);
+  ks::EventRecorder recorder;
+  constexpr int kEvents = 300;
+  const arbiter::Millis now = 1764000000000;
+  for (int i = 0; i < kEvents; ++i) {
+    ks::EventRequest r{{"v1", "Pod", "kew", "p-" + std::to_string(i), ""},
+                       std::nullopt,
+                       false,
+                       "Scheduled",
+                       "Binding",
+                       "Successfully assigned kew/p to n"};
+    auto writes = recorder.Record(r, now + i);
+    for (auto& w : recorder.Record(r, now + i)) writes.push_back(std::move(w));
+    ASSERT_EQ(writes.size(), 2u);
+    writer.Submit(std::move(writes));
+  }
+  for (int i = 0; i < 600 && writer.pending() > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(writer.pending(), 0);
+  EXPECT_EQ(writer.failed(), 0) << said;
+  EXPECT_EQ(writer.written(), 2 * kEvents);
+  int counted = 0;
+  for (const auto& e : Events("kew"))
+    if (e.contains("series") && e["series"].value("count", 0) == 2) ++counted;
+  EXPECT_EQ(counted, kEvents);
+  Kubectl("delete namespace kew --wait=false");
 }
 
 }  // namespace kube_events_test

@@ -325,6 +325,71 @@ TEST_F(KubeScheduler, PodGroupsAndFlavorsFromTheCluster) {
   Kubectl("delete resourceflavor/pg-h100 resourceflavor/pg-h10 priorityclass/pg-low --wait=false");
 }
 
+// PodGroup members that come or go after the group was given to the engine (docs/kubernetes.md,
+// "flavors and gangs"): a member alone waits for minMember; the second completes the group, bound
+// with it; a third, the group running, is bound alone; deleting the third while it runs evicts
+// the others (a running member deleted takes its group with it: docs/manifests.md), and their
+// Preempted events say why. Bare pods: nothing recreates them.
+TEST_F(KubeScheduler, PodGroupMembersAddedOrDeletedAfterSubmission) {
+  ASSERT_NO_FATAL_FAILURE(Fresh("pgm", "pgm-0"));
+  std::string objs = "apiVersion: v1\nkind: Namespace\nmetadata: {name: pgm}\n";
+  for (const char* n : {"pgm-0", "pgm-1", "pgm-2"}) objs += "---\n" + PeNode(n, "pgm");
+  objs +=
+      "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: pgm-low}\n"
+      "value: 100\n---\napiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"
+      "metadata: {name: train, namespace: pgm}\nspec: {minMember: 2}\n";
+  ASSERT_NO_FATAL_FAILURE(Apply(objs));
+  for (const char* n : {"pgm-0", "pgm-1", "pgm-2"})
+    ASSERT_EQ(Until("node " + std::string(n), "{.spec.taints}",
+                    [](const std::string& v) { return v.empty(); }),
+              "");
+  const std::string log = LogFile("pgm");
+  Scheduler s("arbiter-pgm", "pgm", log);
+  auto member = [](int i) {
+    std::string y = PePod("pgm", "gang-" + std::to_string(i), "pgm-low", "arbiter-pgm", 8);
+    const std::string at = "  labels: {app: gang}\n";
+    y.replace(y.find(at), at.size(),
+              "  labels: {app: gang, scheduling.x-k8s.io/pod-group: train}\n");
+    return y;
+  };
+  auto node_of = [](int i) { return "pod gang-" + std::to_string(i) + " -n pgm"; };
+  auto bound = [](const std::string& v) { return !v.empty(); };
+  ASSERT_NO_FATAL_FAILURE(Apply(member(0)));
+  const std::string jp = "{.status.conditions[?(@.type==\"PodScheduled\")].message}";
+  EXPECT_EQ(Until(node_of(0), jp, bound),
+            "pod group pgm/train: 1 of minMember 2 pods present; waiting for the rest")
+      << ReadFile(log);
+  ASSERT_NO_FATAL_FAILURE(Apply(member(1)));
+  std::set<std::string> used;
+  for (int i = 0; i < 2; ++i) used.insert(Until(node_of(i), "{.spec.nodeName}", bound));
+  EXPECT_EQ(used.size(), 2u) << ReadFile(log);
+  EXPECT_EQ(used.count(""), 0u) << ReadFile(log);
+  ASSERT_NO_FATAL_FAILURE(Apply(member(2)));
+  EXPECT_NE(Until(node_of(2), "{.spec.nodeName}", bound), "") << ReadFile(log);
+  ASSERT_EQ(
+      Until(node_of(2), "{.status.phase}", [](const std::string& v) { return v == "Running"; }),
+      "Running");
+  ASSERT_EQ(Kubectl("delete pod gang-2 -n pgm --wait=false").rc, 0);
+  // gang-0 and gang-1 evicted: gone from the API server, each with its Preempted event.
+  EXPECT_EQ(Until("pods -n pgm", "{.items[*].metadata.name}",
+                  [](const std::string& v) { return v.empty(); }),
+            "")
+      << ReadFile(log);
+  const std::string preempted =
+      "{range .items[?(@.reason==\"Preempted\")]}{.regarding.name}: {.note}{\"\\n\"}{end}";
+  const std::string said =
+      Until("events.events.k8s.io -n pgm", preempted, [](const std::string& v) {
+        return v.find("gang-0") != std::string::npos && v.find("gang-1") != std::string::npos;
+      });
+  EXPECT_NE(said.find("gang-0: stopped with pod group pgm/train (member pgm/gang-2 was deleted)"),
+            std::string::npos)
+      << said;
+  s.Stop(SIGTERM);
+  Kubectl("delete namespace pgm --wait=false");
+  Kubectl("delete node pgm-0 pgm-1 pgm-2 --wait=false");
+  Kubectl("delete priorityclass/pgm-low --wait=false");
+}
+
 TEST_F(KubeScheduler, UnreachableApiServerAndBadKubeconfigAreClearErrors) {
   const auto dir = arbiter::testing::Scratch("bad-kubeconfig");
   std::string kc = ReadFile(Kubeconfig());

@@ -142,6 +142,7 @@ class Sides {
     ASSERT_NO_FATAL_FAILURE(ApplyTo(arbiter, dir_, yaml));
   }
   std::string log() const { return serve_.log(); }
+  const std::string& dir() const { return dir_; }
   int Stop() { return serve_.Stop(); }
   Kubectl real, arbiter;
 
@@ -292,6 +293,106 @@ TEST_F(KubeServeJobsTest, PropagationPoliciesLeaveTheSameObjects) {
     const Json left = GetJson(*side, "pods -n " + g_ns + " -l job-name=fg");
     EXPECT_TRUE(left.is_object() && left["items"].empty()) << where << " " << left.dump();
   }
+  End(s);
+}
+
+// restartPolicy OnFailure: the test cluster's KWOK stages do not restart a container (a pod with
+// arbiter.dev/exit-code goes Failed whatever its restartPolicy), so the cluster's kubelet part is
+// played by hand: the pod's status gets restartCount 2 (kubectl patch --subresource=status), as
+// a kubelet writes it after two in-place restarts. The real Job controller then fails the Job
+// (pastBackoffLimitOnFailure: backoffLimit 2 reached) as `arbiter serve` does once its virtual
+// kubelet restarted the container twice (at once at 1 s, then after 10 s of back-off): the same
+// conditions, messages and counters, the pod deleted and counted as failed, no other pod made.
+TEST_F(KubeServeJobsTest, RestartsUnderOnFailureReachingTheBackoffLimitFailTheJob) {
+  Sides s;
+  ASSERT_NO_FATAL_FAILURE(Begin(s));
+  auto on_failure = [](std::string yaml) {
+    yaml.replace(yaml.find("restartPolicy: Never"), 20, "restartPolicy: OnFailure");
+    return yaml;
+  };
+  ASSERT_NO_FATAL_FAILURE(
+      ApplyTo(s.real, s.dir(), on_failure(JobYaml("restarts", "  backoffLimit: 2\n", "1h"))));
+  ASSERT_NO_FATAL_FAILURE(
+      ApplyTo(s.arbiter, s.dir(), on_failure(JobYaml("restarts", "  backoffLimit: 2\n", "1s", 3))));
+  const Json pods =
+      PollUntil(s.real, "pods -n " + g_ns + " -l job-name=restarts", [](const Json& p) {
+        return p.is_object() && p["items"].size() == 1 &&
+               p["items"][0]["status"].value("phase", "") == "Running";
+      });
+  ASSERT_EQ(pods["items"].size(), 1u) << pods.dump();
+  const std::string pod = pods["items"][0]["metadata"]["name"];
+  Json status = pods["items"][0]["status"];
+  status["containerStatuses"][0]["restartCount"] = 2;
+  const std::string patch = s.dir() + "/restarts.json";
+  std::ofstream(patch)
+      << Json{{"status", {{"containerStatuses", status["containerStatuses"]}}}}.dump();
+  CommandOutput r = s.real("patch pod " + pod + " -n " + g_ns +
+                           " --subresource=status --type=merge --patch-file=" + patch);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const Json real = PollUntil(s.real, "job restarts -n " + g_ns, Finished);
+  const Json served = PollUntil(s.arbiter, "job restarts -n " + g_ns, Finished);
+  ASSERT_TRUE(Finished(real)) << View(real);
+  ASSERT_TRUE(Finished(served)) << View(served) << "\n" << s.log();
+  const Json settled = PollUntil(
+      s.real, "job restarts -n " + g_ns, [&](const Json& j) { return View(j) == View(served); },
+      10);
+  EXPECT_EQ(View(served), View(settled));
+  EXPECT_NE(View(served).find("Failed=True/BackoffLimitExceeded (Job has reached the specified "
+                              "backoff limit)"),
+            std::string::npos)
+      << View(served);
+  for (const Kubectl* side : {&s.real, &s.arbiter}) {
+    const Json events = GetJson(*side, "events -n " + g_ns);
+    int made = 0;
+    for (const Json& e : events.value("items", Json::array()))
+      made += e.value("reason", "") == "SuccessfulCreate" &&
+              e["involvedObject"].value("name", "") == "restarts";
+    EXPECT_EQ(made, 1) << events.dump();
+  }
+  End(s);
+}
+
+// spec.managedBy: another controller's Job (Kueue's MultiKueue) gets no pod and no status from
+// the built-in controller on either side; bad values and a change are refused with the same
+// messages.
+TEST_F(KubeServeJobsTest, AJobManagedByAnotherControllerIsLeftAloneAndTheFieldIsChecked) {
+  Sides s;
+  ASSERT_NO_FATAL_FAILURE(Begin(s));
+  const std::string managed = "  managedBy: kueue.x-k8s.io/multikueue\n";
+  ASSERT_NO_FATAL_FAILURE(
+      s.Apply(JobYaml("remote", managed, "1s") + "---\n" +
+              JobYaml("local", "  managedBy: kubernetes.io/job-controller\n", "1s")));
+  for (const Kubectl* side : {&s.real, &s.arbiter}) {
+    const Json local = PollUntil(*side, "job local -n " + g_ns, Finished);
+    EXPECT_TRUE(Finished(local)) << View(local);
+  }
+  // By then the built-in controller has long seen "remote" (it was applied first).
+  const Json real = GetJson(s.real, "job remote -n " + g_ns);
+  const Json served = GetJson(s.arbiter, "job remote -n " + g_ns);
+  EXPECT_EQ(View(served), View(real));
+  EXPECT_EQ(real["status"].value("startTime", "-"), "-") << real.dump();
+  for (const Kubectl* side : {&s.real, &s.arbiter}) {
+    const Json pods = GetJson(*side, "pods -n " + g_ns + " -l job-name=remote");
+    EXPECT_TRUE(pods.is_object() && pods["items"].empty()) << pods.dump();
+  }
+  const std::string dir = s.dir();
+  auto refusal = [&](const Kubectl& side, const std::string& yaml) {
+    static int n = 0;
+    const std::string file = dir + "/managed-" + std::to_string(++n) + ".yaml";
+    std::ofstream(file) << yaml;
+    CommandOutput r = side("apply -f " + file);
+    EXPECT_NE(r.rc, 0) << r.out;
+    const size_t at = r.out.find("is invalid: ");
+    return at == std::string::npos ? r.out : r.out.substr(at);
+  };
+  for (const std::string& bad :
+       {std::string("multikueue"), std::string("Kueue.io/x"), std::string("kueue.io/a b"),
+        "example.com/" + std::string(52, 'a')}) {
+    const std::string yaml = JobYaml("bad", "  managedBy: \"" + bad + "\"\n", "1s");
+    EXPECT_EQ(refusal(s.arbiter, yaml), refusal(s.real, yaml)) << bad;
+  }
+  const std::string moved = JobYaml("remote", "  managedBy: kubernetes.io/job-controller\n", "1s");
+  EXPECT_EQ(refusal(s.arbiter, moved), refusal(s.real, moved));
   End(s);
 }
 

@@ -626,6 +626,53 @@ TEST(KubeschedController, ElasticQuotasOfOneStepTakeTheFlavorsOfThatStep) {
             (std::map<std::string, std::string>{{"team-b/r", "a100-1"}}));
 }
 
+// Members of a PodGroup that come or go after the group was given to the engine (docs/
+// kubernetes.md, "flavors and gangs"): one member of minMember 2 waits; the second completes the
+// group (both bound at once); a third, the group running, is bound alone; the third deleted while
+// running takes the others with it (evicted, as a preempted member's group: docs/manifests.md).
+TEST(KubeschedController, PodGroupMembersAddedOrDeletedAfterSubmission) {
+  Controller c({});
+  SyncAll(c, {NodeJson("n1", 4), NodeJson("n2", 4), NodeJson("n3", 4)},
+          {MemberJson("g-0", "train", 4)});
+  c.Synced("PodGroup", {PodGroupJson("train", 2)});
+  c.Synced("ResourceFlavor", {});
+  auto step = [&](Millis t) {  // the calls answered; a bound pod runs, as the informer says
+    std::vector<Action> a = c.Step(t);
+    for (const auto& x : a) {
+      c.Done(x, ActionResult{x.type == Action::Type::kStatus ? 200 : 201, "", ""}, t);
+      if (x.type != Action::Type::kBind) continue;
+      Json p = MemberJson(x.name, "train", 4);
+      p["spec"]["nodeName"] = x.node;
+      p["status"]["phase"] = "Running";
+      c.Upsert("Pod", p);
+    }
+    (void)c.TakeEvents();
+    return a;
+  };
+  auto of_type = [](const std::vector<Action>& a, Action::Type type) {
+    std::set<std::string> names;
+    for (const auto& x : a)
+      if (x.type == type) names.insert(x.name);
+    return names;
+  };
+  std::vector<Action> a = step(kT0);
+  EXPECT_TRUE(Binds(a).empty());
+  EXPECT_EQ(Statuses(a)["team-a/g-0"],
+            "pod group team-a/train: 1 of minMember 2 pods present; waiting for the rest");
+  c.Upsert("Pod", MemberJson("g-1", "train", 4));
+  a = step(kT0 + 1000);
+  EXPECT_EQ(of_type(a, Action::Type::kBind), (std::set<std::string>{"g-0", "g-1"}));
+  c.Upsert("Pod", MemberJson("g-2", "train", 4));
+  a = step(kT0 + 2000);
+  EXPECT_EQ(Binds(a), (std::map<std::string, std::string>{{"team-a/g-2", "n3"}}));
+  Json gone = MemberJson("g-2", "train", 4);
+  gone["spec"]["nodeName"] = "n3";
+  c.Remove("Pod", gone);
+  a = step(kT0 + 3000);
+  EXPECT_EQ(of_type(a, Action::Type::kEvict), (std::set<std::string>{"g-0", "g-1"}));
+  EXPECT_TRUE(of_type(step(kT0 + 4000), Action::Type::kEvict).empty());  // once
+}
+
 }  // namespace controller_test
 }  // namespace arbiter::kubesched
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kubesched/controller.h"
+#include "kubesched/event_writer.h"
 
 namespace arbiter::kubesched {
 namespace event_recorder_test {
@@ -72,6 +73,30 @@ TEST(KubeschedEvents, FirstCreatesSecondStartsASeriesLaterOnesCountUntilRefresh)
   s.warning = false;
   EXPECT_TRUE(r.Record(s, kT0 + 3000)[0].create);
   EXPECT_EQ(r.series(), 3u);
+}
+
+// Every write of a series names its Event, and the writer keeps an Event's writes on one of its
+// connections (so its patch never overtakes its create), while the Events spread over them all.
+TEST(KubeschedEvents, EachSeriesStaysOnOneConnectionAndEventsSpreadOverAll) {
+  EventRecorder r;
+  constexpr size_t kConnections = 16;
+  std::map<size_t, int> per_connection;
+  for (int i = 0; i < 1000; ++i) {
+    const std::string pod = "p-" + std::to_string(i);
+    auto create = r.Record(Failed(pod, "x"), kT0 + i);
+    auto patch = r.Record(Failed(pod, "y"), kT0 + i);
+    ASSERT_EQ(create.size(), 1u);
+    ASSERT_EQ(patch.size(), 1u);
+    const std::string name = Json::parse(create[0].body)["metadata"]["name"];
+    EXPECT_EQ(create[0].name, name);
+    EXPECT_EQ(patch[0].name, name);
+    EXPECT_EQ(EventWriter::ConnectionOf(name, kConnections),
+              EventWriter::ConnectionOf(patch[0].name, kConnections));
+    ++per_connection[EventWriter::ConnectionOf(name, kConnections)];
+  }
+  ASSERT_EQ(per_connection.size(), kConnections);
+  for (const auto& [c, n] : per_connection) EXPECT_GT(n, 1000 / 16 / 2) << "connection " << c;
+  EXPECT_EQ(EventWriter::ConnectionOf("anything", 1), 0u);
 }
 
 TEST(KubeschedEvents, SeriesEndAfterFinishAndTheCacheIsBounded) {

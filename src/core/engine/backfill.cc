@@ -316,7 +316,7 @@ void MakeReservation(State& st, Reservation found, const std::vector<Slot>& memb
     Workload& m = st.workloads[s];
     std::string msg = m.message.substr(0, m.message.find("; reserved on "));
     st.SetPending(m, EventType::kFailedScheduling, reason::kUnschedulable, msg + note, msg + note);
-    m.reserved_on = on_ids;  // the same facts as the note, structured (WorkloadStatus)
+    m.rare_mut().reserved_on = on_ids;  // the same facts as the note, structured (WorkloadStatus)
     m.reserved_from = found.start;
   }
   st.reservations.push_back(std::move(found));

@@ -45,14 +45,23 @@ void State::AdmitDeferredBorrowers() {
   // it in the class were not tried yet).
   QueueOrder before{&workloads};
   std::map<uint32_t, Slot> head;
+  std::vector<Slot> nominated;
   for (Slot s : deferred) {
     if (!IsPending(s)) continue;
+    if (workloads[s].nominated_node != kNoNode) nominated.push_back(s);
     auto [it, inserted] = head.emplace(workloads[s].preempt_class, s);
     if (!inserted && before(s, it->second)) it->second = s;
   }
   deferred.clear();
   std::unordered_map<uint32_t, std::string> no_fit;
   std::unordered_map<uint32_t, std::pair<std::string, std::string>> no_preempt;
+  // A nominated preemptor that borrows (its victims gone, RunCycle tried it first and deferred
+  // it) is tried now, first, as RunCycle tries the nominated ones: the loop below passes over
+  // nominated workloads, so without this it would hold its node and quota until it no longer
+  // borrowed (scenario 173).
+  std::sort(nominated.begin(), nominated.end(), before);
+  nominated.erase(std::unique(nominated.begin(), nominated.end()), nominated.end());
+  for (Slot s : nominated) Attempt(workloads[s], no_fit, no_preempt);
   while (!head.empty()) {
     // Lowest weighted share after admission first where the cohort shares fairly, then queue order.
     auto best = head.end();

@@ -118,14 +118,17 @@ State::NodeFilter State::FilterNode(uint32_t pos, const Workload& w, const Taint
   const NodeState& n = nodes[pos];
   if (!n.schedulable && !w.tolerates_unschedulable) return NodeFilter::kUnschedulable;
   if (fit[pos].tainted)
-    if (const Taint* t = placement::FirstUntoleratedTaint(SpecAt(pos).taints, w.tolerations)) {
+    if (const Taint* t =
+            placement::FirstUntoleratedTaint(SpecAt(pos).taints, w.rare().tolerations)) {
       if (taint) *taint = t;
       return NodeFilter::kTaint;
     }
-  if ((!w.node_selector.empty() || w.node_affinity.required) &&
-      !placement::RequiredAffinityMatches(w.node_selector, w.node_affinity, *n.labels, n.name))
+  if ((!w.node_selector.empty() || w.rare().node_affinity.required) &&
+      !placement::RequiredAffinityMatches(w.node_selector, w.rare().node_affinity, *n.labels,
+                                          n.name))
     return NodeFilter::kAffinity;
-  for (const auto& [k, v] : w.flavor_labels) {  // Kueue adds its flavor's labels to the selector
+  // Kueue adds its flavor's labels to the selector.
+  for (const auto& [k, v] : w.rare().flavor_labels) {
     auto it = n.labels->find(k);
     if (it == n.labels->end() || it->second != v) return NodeFilter::kAffinity;
   }
@@ -150,8 +153,8 @@ std::optional<placement::Choice> State::ChooseWithPreferences(const std::vector<
     const NodeState& n = nodes[feasible[j]];
     own[j] = placer->ScoreOnly(n, w.shape);
     taints[j] = placement::CountIntolerablePreferNoSchedule(
-        SpecAt(static_cast<uint32_t>(feasible[j])).taints, w.tolerations);
-    affinity[j] = placement::PreferredAffinityScore(w.node_affinity, *n.labels, n.name);
+        SpecAt(static_cast<uint32_t>(feasible[j])).taints, w.rare().tolerations);
+    affinity[j] = placement::PreferredAffinityScore(w.rare().node_affinity, *n.labels, n.name);
   }
   placement::NormalizeScores(taints, /*reverse=*/true);
   placement::NormalizeScores(affinity, /*reverse=*/false);
@@ -224,8 +227,8 @@ std::string State::NoFitMessage(const Workload& w) const {
   // Counted with plain integers (this runs for every failed shape in every cycle, over every
   // node); extended resources, rare, by name. Nothing changed in the pool since the same shape
   // class last failed: the same reason (room held for nominated workloads depends on who asks).
-  const bool cacheable =
-      nominations == 0 && reservations.empty() && w.flavor_labels.empty() && !NeedsTopology(w);
+  const bool cacheable = nominations == 0 && reservations.empty() &&
+                         w.rare().flavor_labels.empty() && !NeedsTopology(w);
   if (cacheable)
     if (auto c = no_fit_cache.find(w.shape_class);
         c != no_fit_cache.end() && c->second.first == pool_version)

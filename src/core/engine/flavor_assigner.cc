@@ -45,12 +45,12 @@ std::vector<const QuotaFlavor*> State::CompatibleFlavors(const Workload& w) cons
 void State::SetFlavor(Workload& w, const QuotaFlavor* f) {
   if (!f) {
     w.flavor.clear();
-    w.flavor_labels.clear();
+    if (w.rare_block) w.rare_block->flavor_labels.clear();
     return;
   }
-  if (w.flavor == f->name && w.flavor_labels == f->node_labels) return;
+  if (w.flavor == f->name && w.rare().flavor_labels == f->node_labels) return;
   w.flavor = f->name;
-  w.flavor_labels = f->node_labels;
+  if (w.rare_block || !f->node_labels.empty()) w.rare_mut().flavor_labels = f->node_labels;
 }
 
 void State::DefaultFlavor(Workload& w) {

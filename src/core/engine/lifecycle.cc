@@ -51,7 +51,7 @@ void State::SetMessage(Workload& w, std::string message, std::string_view why, W
   w.message = std::move(message);
   w.message_reason = why;
   w.message_facts = facts;
-  w.reserved_on.clear();
+  if (w.rare_block) w.rare_block->reserved_on.clear();
   w.reserved_from = -1;
 }
 
@@ -84,7 +84,7 @@ void State::SetPending(Workload& w, EventType type, std::string_view why,
   // Kubernetes aggregates repeated events of an object. The last few kinds are remembered.
   std::string key =
       std::string(ToString(type)) + "|" + StableReason(dedupe.empty() ? message : dedupe);
-  auto& seen = w.reason_keys;
+  auto& seen = w.rare_mut().reason_keys;
   if (std::find(seen.begin(), seen.end(), key) != seen.end()) return;
   constexpr size_t kRemembered = 4;
   if (seen.size() == kRemembered) seen.erase(seen.begin());
@@ -116,9 +116,9 @@ Workload& NewWorkload(State& s, const SubmitPod& c, const std::string& ns, std::
   x.key = std::move(key);
   x.labels = pod.meta.labels;
   x.node_selector = pod.node_selector;
-  x.tolerations = pod.tolerations;
-  x.node_affinity = pod.node_affinity;
-  x.tolerates_unschedulable = placement::ToleratesUnschedulable(x.tolerations);
+  if (!pod.tolerations.empty()) x.rare_mut().tolerations = pod.tolerations;
+  if (!pod.node_affinity.Empty()) x.rare_mut().node_affinity = pod.node_affinity;
+  x.tolerates_unschedulable = placement::ToleratesUnschedulable(x.rare().tolerations);
   x.topology = PodTopologyRules::Of(pod);
   if (x.topology) s.topology_seen = true;
   x.immediate = c.immediate;
@@ -337,7 +337,8 @@ void State::Bind(Workload& w, uint32_t pos, const placement::GpuAssignment& gpus
   if (w.first_start < 0) w.first_start = now;
   w.pending_total += now - w.pending_since;
   SetMessage(w, "", reason::kNone);
-  w.reason_keys = {};
+  if (w.rare_block) w.rare_block->reason_keys = {};
+  w.DropRareIfEmpty();
   w.last_event_type = -1;
   w.preempted_by.clear();
   PendingErase(slot);
@@ -446,7 +447,7 @@ void RequeueVictim(State& s, Workload& w, const std::string& node, const StopCau
   const PoolPolicy& policy = s.policy;
   w.phase = Phase::kPending;
   w.pending_since = s.now;
-  w.reason_keys = {};
+  if (w.rare_block) w.rare_block->reason_keys = {};
   w.last_event_type = -1;
   std::string text = c.node_lost ? "requeued: " + c.text : "requeued after " + c.text;
   const Slot slot = w.slot;
@@ -810,7 +811,7 @@ WorkloadStatus State::StatusOf(const Workload& w) const {
   if (w.reserved_from >= 0) {
     s.reservation.emplace();
     s.reservation->from = w.reserved_from;
-    for (uint32_t id : w.reserved_on) s.reservation->nodes.push_back(node_info[id].name);
+    for (uint32_t id : w.rare().reserved_on) s.reservation->nodes.push_back(node_info[id].name);
   }
   s.requests = w.requests;
   s.limits = w.limits;

@@ -119,11 +119,11 @@ bool Selects(const State& s, const PodAffinityTerm& t, const Workload& owner, co
 // nodes whose domains PodTopologySpread counts: nodeAffinityPolicy Honor).
 bool AffinityAdmits(const State& s, uint32_t pos, const Workload& w) {
   const Labels& labels = s.LabelsAt(pos);
-  if ((!w.node_selector.empty() || w.node_affinity.required) &&
-      !placement::RequiredAffinityMatches(w.node_selector, w.node_affinity, labels,
+  if ((!w.node_selector.empty() || w.rare().node_affinity.required) &&
+      !placement::RequiredAffinityMatches(w.node_selector, w.rare().node_affinity, labels,
                                           s.nodes[pos].name))
     return false;
-  for (const auto& [k, v] : w.flavor_labels) {
+  for (const auto& [k, v] : w.rare().flavor_labels) {
     const std::string* have = LabelOf(labels, k);
     if (!have || *have != v) return false;
   }

@@ -58,18 +58,18 @@ struct PlanScratch {
   std::vector<int64_t> allowed;
   std::vector<Slot> removed;
   std::vector<LostWork> lost;  // by candidate, under victimOrder LeastLostWork
+  PreemptPlan kube;            // under LeastLostWork: the node's plan in Kubernetes' order
 };
 
 // x.idx: the candidates x.cands (as indices) in importance order: priority (high first), then
-// (victimOrder LeastLostWork) the most work lost first, then start (earliest first), then
-// submission.
-void SortByImportance(const State& s, PlanScratch& x) {
+// (`lost_work`: victimOrder LeastLostWork) the most work lost first, then start (earliest first),
+// then submission.
+void SortByImportance(const State& s, bool lost_work, PlanScratch& x) {
   const auto& workloads = s.workloads;
   const auto& cands = x.cands;
   auto& idx = x.idx;
   idx.resize(cands.size());
   for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
-  const bool lost_work = s.policy.victim_order == VictimOrder::kLeastLostWork;
   if (lost_work) {
     x.lost.resize(cands.size());
     for (size_t k = 0; k < cands.size(); ++k)
@@ -187,6 +187,26 @@ void ReprieveInOrder(const State& s, uint32_t pos, const Workload& w, bool topol
   }
 }
 
+// x.sim: the node at `pos` with every candidate in x.cands gone, resources held for other
+// nominated workloads of higher or equal priority still held (x.removed: the candidates, under the
+// topology filters); false when `w` does not fit even so.
+bool AllCandidatesGone(const State& s, uint32_t pos, const Workload& w, bool topology,
+                       PlanScratch& x) {
+  const auto& workloads = s.workloads;
+  auto& sim = x.sim;
+  sim.Reset(s.nodes[pos], &w.shape);
+  for (Slot v : x.cands) sim.Give(workloads[v].shape, workloads[v].gpus);
+  for (Slot v : s.node_live[pos].nominated) {
+    const Workload& p = workloads[v];
+    if (p.id == w.id || p.priority < w.priority || s.SameGang(p, w)) continue;
+    if (sim.Fits(p.shape)) sim.Hold(p.shape);
+  }
+  if (!sim.Fits(w.shape)) return false;
+  if (!topology) return true;
+  x.removed.assign(x.cands.begin(), x.cands.end());
+  return s.TopologyFilter(pos, w, &x.removed) == State::NodeFilter::kPass;
+}
+
 // The dry run of preempting for `w` on the node at `pos` (the node's reservations aside):
 // kNone (no candidate victims, or `w` does not fit even without them), kBlocked (the plan
 // violates a PodDisruptionBudget under the Strict mode: `plan` has it), or kViable (`plan`).
@@ -199,21 +219,7 @@ NodeOutcome PlanOnNode(const State& s, uint32_t pos, const Workload& w, const Pr
   CollectCandidates(s, pos, w, dry, x, too_young_until);
   const auto& cands = x.cands;
   if (cands.empty()) return NodeOutcome::kNone;
-  const auto& workloads = s.workloads;
-  auto& sim = x.sim;
-  sim.Reset(s.nodes[pos], &w.shape);
-  for (Slot v : cands) sim.Give(workloads[v].shape, workloads[v].gpus);
-  // Resources held for other nominated workloads of higher or equal priority stay held.
-  for (Slot v : s.node_live[pos].nominated) {
-    const Workload& p = workloads[v];
-    if (p.id == w.id || p.priority < w.priority || s.SameGang(p, w)) continue;
-    if (sim.Fits(p.shape)) sim.Hold(p.shape);
-  }
-  if (!sim.Fits(w.shape)) return NodeOutcome::kNone;
-  if (topology) {  // x.removed: the candidates gone in the plan so far (topology only)
-    x.removed.assign(cands.begin(), cands.end());
-    if (s.TopologyFilter(pos, w, &x.removed) != State::NodeFilter::kPass) return NodeOutcome::kNone;
-  }
+  if (!AllCandidatesGone(s, pos, w, topology, x)) return NodeOutcome::kNone;
   // Reprieve order: Kubernetes adds back PDB-violating victims first, then the others, each by
   // priority (high first) then start (earliest first); under victimOrder LeastLostWork the victims
   // that would lose the most work are reprieved first among equal priorities (lost_work.h). Each is
@@ -222,13 +228,31 @@ NodeOutcome PlanOnNode(const State& s, uint32_t pos, const Workload& w, const Pr
   if (s.policy.preemption_type == PreemptionType::kQoS) {
     plan->node = pos;
     plan->pdbs.clear();
-    SlurmVictimsOnNode(s, w, cands, sim, x.idx, &plan->victims, &plan->qos_key);
+    SlurmVictimsOnNode(s, w, cands, x.sim, x.idx, &plan->victims, &plan->qos_key);
     return FinishPlan(s, pdb_state, plan);
   }
-  SortByImportance(s, x);
+  const bool lost_work = s.policy.victim_order == VictimOrder::kLeastLostWork;
+  SortByImportance(s, lost_work, x);
   if (!s.pdbs.empty()) ViolatingFirst(s, pdb_state, x);
   ReprieveInOrder(s, pos, w, topology, x, plan);
-  return FinishPlan(s, pdb_state, plan);
+  const NodeOutcome outcome = FinishPlan(s, pdb_state, plan);
+  if (!lost_work) return outcome;
+  // LeastLostWork: the node's plan in Kubernetes' order is a candidate too, and the better of the
+  // two by the node choice's own rule (BetterPlan) is the node's plan. Reprieving the costliest
+  // first can leave more (or higher-priority) victims than reprieving the earliest start first
+  // (several small victims instead of one large); so a node never gives more victims, nor a
+  // higher priority, than under Kubernetes' order, and of equal plans the least work lost.
+  AllCandidatesGone(s, pos, w, topology, x);
+  SortByImportance(s, /*lost_work=*/false, x);
+  if (!s.pdbs.empty()) ViolatingFirst(s, pdb_state, x);
+  ReprieveInOrder(s, pos, w, topology, x, &x.kube);
+  const NodeOutcome kube = FinishPlan(s, pdb_state, &x.kube);
+  const bool take_kube = outcome == NodeOutcome::kViable
+                             ? kube == NodeOutcome::kViable && BetterPlan(x.kube, *plan, true)
+                             : kube == NodeOutcome::kViable;
+  if (!take_kube) return outcome;
+  std::swap(*plan, x.kube);
+  return kube;
 }
 
 // A dry run's plan so far (`excluded`: quota victims, earlier members' victims) has used its
@@ -308,7 +332,7 @@ class PreemptSearch {
     const bool cache_on = s_.pdbs.empty() && policy.min_runtime == 0 &&
                           w_.nominated_node == kNoNode &&
                           policy.victim_order != VictimOrder::kLeastLostWork &&
-                          (!dry_ || dry_->touched != nullptr) && w_.flavor_labels.empty() &&
+                          (!dry_ || dry_->touched != nullptr) && w_.rare().flavor_labels.empty() &&
                           !s_.NeedsTopology(w_);  // pod topology depends on other nodes too
     if (!cache_on) return nullptr;
     PlanCache* cache = &s_.preempt_memo[s_.PlanClass(w_)];

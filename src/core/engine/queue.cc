@@ -67,22 +67,22 @@ void AppendTerm(const NodeSelectorTerm& t, std::string& k) {
 // Tolerations and node affinity decide where a workload may go and which node it prefers: part
 // of its class (length-prefixed, so no two differ in the key alone).
 void AppendConstraintsKey(const Workload& w, std::string& k) {
-  if (!w.tolerations.empty()) {
+  if (!w.rare().tolerations.empty()) {
     k += "|tol";
-    for (const auto& t : w.tolerations) {
+    for (const auto& t : w.rare().tolerations) {
       AppendText(t.key, k);
       AppendText(t.value, k);
       k += std::to_string(static_cast<int>(t.op)) +
            (t.effect ? std::to_string(static_cast<int>(*t.effect)) : "*") + ";";
     }
   }
-  if (w.node_affinity.required) {
+  if (w.rare().node_affinity.required) {
     k += "|req";
-    for (const auto& t : *w.node_affinity.required) AppendTerm(t, k);
+    for (const auto& t : *w.rare().node_affinity.required) AppendTerm(t, k);
   }
-  if (!w.node_affinity.preferred.empty()) {
+  if (!w.rare().node_affinity.preferred.empty()) {
     k += "|pref";
-    for (const auto& t : w.node_affinity.preferred) {
+    for (const auto& t : w.rare().node_affinity.preferred) {
       k += std::to_string(t.weight);
       AppendTerm(t.preference, k);
     }

@@ -48,11 +48,11 @@ namespace {
 
 constexpr char kKind[] = "engine";
 
-uint64_t IdOf(const std::vector<Workload>& ws, Slot s) {
+uint64_t IdOf(const WorkloadTable& ws, Slot s) {
   return s == kNoSlot ? ~uint64_t{0} : Value(ws[s].id);
 }
 
-std::vector<uint64_t> IdsOf(const std::vector<Workload>& ws, const std::vector<Slot>& slots) {
+std::vector<uint64_t> IdsOf(const WorkloadTable& ws, const std::vector<Slot>& slots) {
   std::vector<uint64_t> out;
   out.reserve(slots.size());
   for (Slot s : slots) out.push_back(IdOf(ws, s));
@@ -80,7 +80,14 @@ void IoWorkload(A& a, Workload& w, std::vector<uint64_t>& waiting_for, uint64_t&
   Io(a, w.node);
   Io(a, w.nominated_node);
   Io(a, w.model_mask);
-  Io(a, w.gpus);
+  // As a GpuAssignment (the format before WorkloadGpus): strictly ascending devices.
+  placement::GpuAssignment gpus = w.gpus;
+  Io(a, gpus);
+  if constexpr (A::kReading) {
+    for (size_t i = 1; i < gpus.devices.size(); ++i)
+      if (gpus.devices[i - 1] >= gpus.devices[i]) a.Fail("GPU devices not in ascending order");
+    w.gpus = gpus;
+  }
   Io(a, w.shape);
   Io(a, w.key);
   Io(a, w.namespace_);
@@ -105,7 +112,10 @@ void IoWorkload(A& a, Workload& w, std::vector<uint64_t>& waiting_for, uint64_t&
   Io(a, w.message);
   Io(a, message_reason);
   Io(a, w.message_facts);
-  Io(a, w.reason_keys);
+  // The rare fields: read into `rare`, kept if any is set; written from the workload's (or none).
+  WorkloadRare none;
+  WorkloadRare& rare = A::kReading || !w.rare_block ? none : *w.rare_block;
+  Io(a, rare.reason_keys);
   Io(a, w.last_event_type);
   Io(a, w.shape_class);
   Io(a, w.preempt_class);
@@ -118,7 +128,7 @@ void IoWorkload(A& a, Workload& w, std::vector<uint64_t>& waiting_for, uint64_t&
   Io(a, w.requeue_on_preempt);
   if (!a.flavorless) {  // version 3
     Io(a, w.flavor);
-    Io(a, w.flavor_labels);
+    Io(a, rare.flavor_labels);
   }
   if (!a.latencyless) {  // version 4
     Io(a, w.release_at);
@@ -128,11 +138,11 @@ void IoWorkload(A& a, Workload& w, std::vector<uint64_t>& waiting_for, uint64_t&
     Io(a, w.eligible_at);
   }
   if (!a.constraintless) {  // version 6
-    Io(a, w.tolerations);
-    Io(a, w.node_affinity);
+    Io(a, rare.tolerations);
+    Io(a, rare.node_affinity);
     Io(a, w.taint_evict_at);
     if constexpr (A::kReading)
-      w.tolerates_unschedulable = placement::ToleratesUnschedulable(w.tolerations);
+      w.tolerates_unschedulable = placement::ToleratesUnschedulable(rare.tolerations);
   }
   if (!a.topologyless) {  // version 7
     Pod rules;            // the rules' fields, carried in a Pod
@@ -149,7 +159,7 @@ void IoWorkload(A& a, Workload& w, std::vector<uint64_t>& waiting_for, uint64_t&
     Io(a, w.unreclaimable_hold);
   }
   if (!a.reservationless) {  // version 8
-    Io(a, w.reserved_on);
+    Io(a, rare.reserved_on);
     Io(a, w.reserved_from);
   }
   if (!a.lostworkless) {  // version 9
@@ -157,6 +167,8 @@ void IoWorkload(A& a, Workload& w, std::vector<uint64_t>& waiting_for, uint64_t&
     Io(a, w.shutdown_time);
   }
   if (!a.heldless) Io(a, w.held_total);  // version 11
+  if constexpr (A::kReading)
+    if (!none.Empty()) w.rare_block = std::make_unique<WorkloadRare>(std::move(none));
 }
 
 template <typename A>

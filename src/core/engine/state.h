@@ -76,7 +76,7 @@ struct FitEntry {  // 32 bytes: two per cache line
 };
 
 struct QueueOrder {
-  const std::vector<Workload>* w;
+  const WorkloadTable* w;
   bool operator()(Slot a, Slot b) const;
 };
 
@@ -225,13 +225,13 @@ class State {
   // `w` has a constraint NodeSelectable must check on every node (selector, affinity, flavor)
   // or the pool has tainted nodes.
   bool NeedsNodeFilter(const Workload& w) const {
-    return !w.node_selector.empty() || !w.flavor_labels.empty() || w.node_affinity.required ||
-           tainted_nodes > 0 || NeedsTopology(w);
+    return !w.node_selector.empty() || !w.rare().flavor_labels.empty() ||
+           w.rare().node_affinity.required || tainted_nodes > 0 || NeedsTopology(w);
   }
   // Taint and affinity preferences make a difference among the feasible nodes (kube-scheduler's
   // TaintToleration and NodeAffinity scores).
   bool HasNodePreferences(const Workload& w) const {
-    return !w.node_affinity.preferred.empty() || prefer_tainted_nodes > 0 ||
+    return !w.rare().node_affinity.preferred.empty() || prefer_tainted_nodes > 0 ||
            HasTopologyPreferences(w);
   }
   // Among `feasible`, the node with the best combined score (docs/scheduling.md "Node
@@ -629,7 +629,7 @@ class State {
   size_t next_preempt_node = 0;          // same, for preemption dry runs
 
   // Workloads.
-  std::vector<Workload> workloads;  // by slot
+  WorkloadTable workloads;  // by slot (chunked: growing never copies it)
   std::vector<Slot> free_slots;
   std::unordered_map<uint64_t, Slot> slot_of;    // live WorkloadId -> slot
   std::unordered_map<std::string, Slot> by_key;  // live namespace/name -> slot

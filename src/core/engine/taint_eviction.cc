@@ -50,7 +50,7 @@ NoExecuteVerdict Judge(const std::vector<Taint>& taints,
 void State::ScheduleTaintEviction(Workload& w, uint32_t pos) {
   if (w.phase != Phase::kRunning) return;
   const Node& spec = SpecAt(pos);
-  const NoExecuteVerdict v = Judge(spec.taints, w.tolerations);
+  const NoExecuteVerdict v = Judge(spec.taints, w.rare().tolerations);
   if (v.untolerated) {
     EvictForTaint(w, spec.meta.name,
                   "evicted: node " + spec.meta.name + " has taint " +

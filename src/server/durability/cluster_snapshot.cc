@@ -250,12 +250,12 @@ Status Cluster::Restore(const std::string& bytes) {
     engine_ = std::move(e).value();
     AttachSinks();
     store_.Load(std::move(h.at("store")));
-    RestoreJobs();
     RestoreCounters(h);
     RestorePods(h);
     RestoreWorks(h);
     RestoreTimers(h);
     RestorePolicy();
+    RestoreJobs();  // after RestorePods: a crash-looping pod's next restart needs its workload
   } catch (const std::exception& ex) {
     return Status::InvalidArgument(std::string("corrupt snapshot: ") + ex.what());
   }

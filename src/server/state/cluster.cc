@@ -727,9 +727,14 @@ void Cluster::RestoreFacts() {
 // A Pod's engine command: SubmitPod on create, SetPodDeadline when an update sets or lowers
 // spec.activeDeadlineSeconds (pod_update.h allows nothing else for it).
 Status Cluster::ApplyPod(Millis time, const ManifestSet& set, Target& t) {
-  if (!t.existing)
-    return SubmitWorkload(
-        t, engine::At(time, engine::SubmitPod{WithPodGroup(set.pods.at(0), policy_), false, {}}));
+  if (!t.existing) {
+    Pod pod = WithPodGroup(set.pods.at(0), policy_);
+    if (CrashLoopRun(t.obj)) {  // restarted in place (pod_status.h): one run that never ends
+      pod.sim.duration.reset();
+      pod.sim.exit_code = 0;
+    }
+    return SubmitWorkload(t, engine::At(time, engine::SubmitPod{std::move(pod), false, {}}));
+  }
   if (auto w = workload_of_.find({t.ns, t.name}); w != workload_of_.end())
     NoteUsage(w->second, set.pods.at(0));  // an update may change the annotation
   const auto deadline = set.pods.at(0).active_deadline;

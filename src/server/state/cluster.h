@@ -238,6 +238,9 @@ class Cluster {
   void RunJobs(Millis t);
   void NoteTouchedJobs();
   bool SyncJob(Millis t, const ObjectStore::Key& key);  // true if its pods went or are going
+  // Its crash-looping pods' container statuses brought to `t` (restartPolicy OnFailure:
+  // pod_status.h); returns when the next of them changes.
+  std::optional<Millis> RefreshRestarts(Millis t, const std::string& ns, const std::string& uid);
   // Takes the Job's tracking finalizer off a pod; a pod being deleted that has exited goes then
   // (true).
   bool RemoveJobFinalizer(Millis t, const std::string& ns, const std::string& name);

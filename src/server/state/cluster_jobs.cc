@@ -34,12 +34,14 @@ void AddTemplateDiagnostics(const Diagnostics& pod, const std::string& display, 
 }
 
 // kube's ValidateJobSpecUpdate, the parts that apply here: completions, completionMode,
-// podFailurePolicy, backoffLimitPerIndex, successPolicy, selector and template are immutable (kube
+// podFailurePolicy, backoffLimitPerIndex, managedBy, successPolicy, selector and template are
+// immutable (kube
 // lets an Indexed Job's completions move with parallelism: not here).
 void CheckJobUpdate(const Json& was, const Json& now, const std::string& display,
                     Diagnostics& out) {
-  for (const char* key : {"completions", "completionMode", "podFailurePolicy",
-                          "backoffLimitPerIndex", "successPolicy", "selector", "template"}) {
+  for (const char* key :
+       {"completions", "completionMode", "podFailurePolicy", "backoffLimitPerIndex", "managedBy",
+        "successPolicy", "selector", "template"}) {
     const Json a = was.at("spec").value(key, Json());
     const Json b = now.at("spec").value(key, Json());
     if (a != b)
@@ -95,7 +97,7 @@ std::optional<ApiError> Cluster::ValidateJobObject(const Mutation& m, const Targ
 
 MutationResult Cluster::PutJob(const Mutation& m, Target& t) {
   MutationResult result;
-  if (!t.existing) t.obj.erase("status");                         // the controller's
+  if (!t.existing) t.obj["status"] = Json::object();  // the controller's (kube: `status: {}`)
   if (auto e = play_ ? std::nullopt : ValidateJobObject(m, t)) {  // (replay: it was accepted)
     result.error = std::move(*e);
     return result;
@@ -261,8 +263,37 @@ void Cluster::RestoreJobs() {
   for (const auto& [key, job] : store_.All("Job")) {
     jobs_dirty_.insert(key);
     const std::string uid = job->at("metadata").value("uid", "");
-    SetJobDue(key, PlanJob(*job, JobPods(key.first, uid), now()).due);
+    if (!JobManagedHere(*job) || JobFinished(*job)) continue;
+    auto due = PlanJob(*job, JobPods(key.first, uid), now()).due;
+    for (const Json* p : JobPods(key.first, uid)) {  // the next in-place restart
+      auto w = workload_of_.find({key.first, p->at("metadata").value("name", "")});
+      auto st =
+          w == workload_of_.end() ? std::nullopt : engine_->Get(engine::WorkloadId{w->second});
+      auto next = st ? NextContainerChange(*p, *st, now()) : std::nullopt;
+      if (next && (!due || *next < *due)) due = next;
+    }
+    SetJobDue(key, due);
   }
+}
+
+std::optional<Millis> Cluster::RefreshRestarts(Millis t, const std::string& ns,
+                                               const std::string& uid) {
+  std::vector<std::string> names;
+  for (const Json* p : JobPods(ns, uid))
+    if (CrashLoopRun(*p)) names.push_back(p->at("metadata").value("name", ""));
+  std::optional<Millis> next;
+  for (const auto& name : names) {
+    auto w = workload_of_.find({ns, name});
+    const Json* stored = store_.Get("Pod", ns, name);
+    if (w == workload_of_.end() || !stored) continue;
+    auto st = engine_->Get(engine::WorkloadId{w->second});
+    if (!st) continue;
+    if (auto n = NextContainerChange(*stored, *st, t); n && (!next || *n < *next)) next = n;
+    Json pod = *stored;
+    SetPodStatus(pod, *st, nullptr, t);
+    if (pod != *stored) store_.Put("Pod", ns, name, std::move(pod));
+  }
+  return next;
 }
 
 // One Job's plan (job_controller.h) carried out: counted pods lose the tracking finalizer,
@@ -281,8 +312,15 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
     return false;
   }
   Json job = *stored;
+  if (!JobManagedHere(job)) {  // spec.managedBy names another controller: left alone
+    ForgetJob(key);
+    return false;
+  }
+  const std::string uid = job.at("metadata").value("uid", "");
+  const auto restart = RefreshRestarts(t, ns, uid);
   auto& finishes = job_finishes_[key];
-  JobPlan plan = PlanJob(job, JobPods(ns, job.at("metadata").value("uid", "")), t, finishes);
+  JobPlan plan = PlanJob(job, JobPods(ns, uid), t, finishes);
+  if (restart && (!plan.due || *restart < *plan.due)) plan.due = restart;
   RememberFinishes(plan.finishes, finishes);
   bool acted = !plan.remove.empty();
   for (const auto& pod_name : plan.counted) acted = RemoveJobFinalizer(t, ns, pod_name) || acted;

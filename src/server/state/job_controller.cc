@@ -202,7 +202,32 @@ struct Pods {
   std::string fail_job;  // a FailJob rule of spec.podFailurePolicy matched: its message
   JobFinishes finishes;  // of the pods counted now
   int64_t failures_after_success = 0;
+  int64_t restarts = 0;  // the restartCounts of the Running and Pending pods' containers
 };
+
+// A pod's containers' (and init containers') restartCount, summed.
+int64_t Restarts(const Json& pod) {
+  int64_t n = 0;
+  const Json& st = job_detail::Member(pod, "status");
+  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
+    const Json& cs = job_detail::Member(st, list);
+    if (!cs.is_array()) continue;
+    for (const auto& c : cs) {
+      const Json& r = job_detail::Member(c, "restartCount");
+      if (r.is_number_integer()) n += r.get<int64_t>();
+    }
+  }
+  return n;
+}
+
+// kube's podutil.IsPodReady: condition Ready True.
+bool PodReady(const Json& pod) {
+  const Json& conds = job_detail::Member(job_detail::Member(pod, "status"), "conditions");
+  if (!conds.is_array()) return false;
+  for (const auto& c : conds)
+    if (c.is_object() && c.value("type", "") == "Ready") return c.value("status", "") == "True";
+  return false;
+}
 // Folds the finished pods' times into the back-off record (kube's newBackoffRecord, over all of
 // them at once: the failures that finished after the last success).
 void BackoffRecord(std::vector<std::pair<Millis, bool>> finished, Pods& out) {
@@ -238,12 +263,13 @@ Pods Classify(const std::vector<const Json*>& pods, const Json& spec,
     const Json& phase = job_detail::Member(job_detail::Member(*p, "status"), "phase");
     const bool deleting = meta.contains("deletionTimestamp");
     const bool terminal = phase == "Succeeded" || phase == "Failed";
+    if (phase == "Running" || phase == "Pending") out.restarts += Restarts(*p);
     if (!terminal && deleting) {
       ++out.terminating;
       if (job_detail::PodIndex(*p) >= 0) out.terminating_indexes.insert(job_detail::PodIndex(*p));
     } else if (!terminal) {
       out.active.push_back(p);
-      if (phase == "Running") ++out.ready;
+      if (PodReady(*p)) ++out.ready;
     }
     const bool ok = phase == "Succeeded";
     if (!ok && phase != "Failed" && (only_failed || !deleting)) {
@@ -291,6 +317,11 @@ std::vector<std::string> Names(const std::vector<const Json*>& pods) {
 }
 
 }  // namespace
+
+bool JobManagedHere(const Json& job) {
+  const Json& by = job_detail::Member(job_detail::Member(job, "spec"), "managedBy");
+  return !by.is_string() || by == kJobControllerName;
+}
 
 bool JobFinished(const Json& job) {
   const Json& st = job_detail::Member(job, "status");
@@ -424,6 +455,14 @@ int64_t PlanActive(const Json& spec, const Pods& p, int64_t succeeded, Millis no
   return active;
 }
 
+// kube's pastBackoffLimitOnFailure: under restartPolicy OnFailure, the restarts of the Running
+// and Pending pods reach backoffLimit (any restart with a limit of 0).
+bool PastBackoffLimitOnFailure(const Json& spec, int64_t restarts, int64_t limit) {
+  const Json& tmpl = job_detail::Member(job_detail::Member(spec, "template"), "spec");
+  if (job_detail::Member(tmpl, "restartPolicy") != "OnFailure") return false;
+  return limit == 0 ? restarts > 0 : restarts >= limit;
+}
+
 // The outcome that ends the Job, in kube's order: a SuccessCriteriaMet or FailureTarget already
 // there, a FailJob rule, backoffLimit, the deadline, maxFailedIndexes, failed indexes,
 // spec.successPolicy.
@@ -439,7 +478,8 @@ std::optional<Outcome> Finish(const Json& job, const Pods& p, int64_t failed, co
   if (const Json* target = TrueCondition(job_detail::Member(job, "status"), "FailureTarget"))
     return Outcome{false, target->value("reason", ""), target->value("message", "")};
   if (!p.fail_job.empty()) return Outcome{false, "PodFailurePolicy", p.fail_job};
-  if (failed > job_detail::IntField(spec, "backoffLimit").value_or(6))
+  const int64_t limit = job_detail::IntField(spec, "backoffLimit").value_or(6);
+  if (failed > limit || PastBackoffLimitOnFailure(spec, p.restarts, limit))
     return Outcome{false, "BackoffLimitExceeded", "Job has reached the specified backoff limit"};
   const auto deadline = JobDeadline(job);
   if (deadline && now >= *deadline)

@@ -69,7 +69,13 @@
 //              back-off). More failed indexes than spec.maxFailedIndexes: Failed
 //              (MaxFailedIndexesExceeded); every index done and some failed: Failed
 //              (FailedIndexes).
-// Not modelled: restartPolicy OnFailure's in-place restarts. Pure.
+//   OnFailure  spec.template.spec.restartPolicy OnFailure: a failed container is restarted in
+//              place (pod_status.h, CrashLoopAt); the restartCounts of the Running and Pending
+//              pods reaching spec.backoffLimit (above 0 with a limit of 0) fails the Job
+//              (BackoffLimitExceeded, kube's pastBackoffLimitOnFailure), besides the failed pods.
+//   managedBy  spec.managedBy other than kubernetes.io/job-controller: another controller's Job
+//              (Kueue's MultiKueue); the built-in one makes no pod and writes no status for it.
+// Pure.
 #pragma once
 
 #include <map>
@@ -89,6 +95,7 @@ inline constexpr char kJobNameLabel[] = "batch.kubernetes.io/job-name";
 inline constexpr char kControllerUidLabel[] = "batch.kubernetes.io/controller-uid";
 inline constexpr char kJobTrackingFinalizer[] = "batch.kubernetes.io/job-tracking";
 inline constexpr char kJobCompletionIndex[] = "batch.kubernetes.io/job-completion-index";
+inline constexpr char kJobControllerName[] = "kubernetes.io/job-controller";
 
 // The Job's spec checked as kube-apiserver's batch validation does (the pod template as a Pod:
 // `template_errors`, from the caller's pod validation, are added under spec.template).
@@ -109,6 +116,9 @@ std::string JobPodName(const Json& job, uint64_t n, int64_t index = -1);
 std::string FormatIndexes(const std::vector<int64_t>& sorted);
 std::vector<int64_t> ParseIndexes(const std::string& text);
 
+// Whether the built-in Job controller manages the Job: spec.managedBy unset or
+// kubernetes.io/job-controller (kube's managedByExternalController is nil).
+bool JobManagedHere(const Json& job);
 // Whether the Job has condition Complete or Failed True.
 bool JobFinished(const Json& job);
 // When the Job's activeDeadlineSeconds runs out, if it runs and has one.

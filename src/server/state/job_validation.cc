@@ -1,5 +1,8 @@
 // A Job's spec checked as kube-apiserver's pkg/apis/batch/validation does (ValidateJobSpec), with
 // its messages.
+#include <algorithm>
+#include <cctype>
+
 #include "server/state/job_controller_detail.h"
 
 namespace arbiter::server {
@@ -216,6 +219,68 @@ void ValidatePodReplacementPolicy(const std::string& name, const Json& spec, Dia
                        ": supported values: \"Failed\", \"TerminatingOrFailed\""));
 }
 
+constexpr size_t kMaxManagedByLength = 63;  // maxManagedByLength
+
+// apimachinery's IsDNS1123Subdomain, its messages.
+std::vector<std::string> Dns1123SubdomainErrors(const std::string& s) {
+  std::vector<std::string> out;
+  if (s.size() > 253) out.push_back("must be no more than 253 characters");
+  bool ok = !s.empty();
+  size_t start = 0;
+  while (ok) {
+    const size_t dot = s.find('.', start);
+    const std::string label = s.substr(start, dot == std::string::npos ? dot : dot - start);
+    auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+    ok = !label.empty() && alnum(label.front()) && alnum(label.back()) &&
+         std::all_of(label.begin(), label.end(), [&](char c) { return alnum(c) || c == '-'; });
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  if (!ok)
+    out.push_back(
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
+        "or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex "
+        "used for validation is "
+        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
+  return out;
+}
+
+// kube's spec.managedBy checks: apimachinery's IsDomainPrefixedPath, then at most 63 bytes.
+void ValidateManagedBy(const std::string& name, const Json& spec, Diagnostics& d) {
+  const Json& v = job_detail::Member(spec, "managedBy");
+  if (v.is_null()) return;
+  const std::string field = "spec.managedBy";
+  if (!v.is_string()) {
+    d.Add(JobError(name, field, "Invalid value: " + v.dump() + ": must be a string"));
+    return;
+  }
+  const std::string& by = v.get_ref<const std::string&>();
+  const size_t slash = by.find('/');
+  if (by.empty()) {
+    d.Add(JobError(name, field, "Required value"));
+  } else if (slash == std::string::npos || slash == 0 || slash + 1 == by.size()) {
+    d.Add(JobError(name, field,
+                   "Invalid value: " + v.dump() +
+                       ": must be a domain-prefixed path (such as \"acme.io/foo\")"));
+  } else {
+    const std::string host = by.substr(0, slash), path = by.substr(slash + 1);
+    for (const auto& e : Dns1123SubdomainErrors(host))
+      d.Add(JobError(name, field, "Invalid value: " + Json(host).dump() + ": " + e));
+    static const std::string kPathChars = "/-._~%!$&'()*+,;=:";
+    const bool path_ok = std::all_of(path.begin(), path.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+             kPathChars.find(c) != std::string::npos;
+    });
+    if (!path_ok)
+      d.Add(JobError(name, field,
+                     "Invalid value: " + Json(path).dump() +
+                         ": Invalid path (regex used for validation is "
+                         "'[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+')"));
+  }
+  if (by.size() > kMaxManagedByLength)
+    d.Add(JobError(name, field, "Too long: may not be more than 63 bytes"));
+}
+
 }  // namespace
 
 Diagnostics ValidateJob(const Json& job, const std::string& display_name) {
@@ -230,6 +295,7 @@ Diagnostics ValidateJob(const Json& job, const std::string& display_name) {
   ValidatePodFailurePolicy(display_name, spec, d);
   ValidatePodReplacementPolicy(display_name, spec, d);
   ValidateSuccessPolicy(display_name, spec, d);
+  ValidateManagedBy(display_name, spec, d);
   const Json& tmpl = job_detail::Member(spec, "template");
   if (!tmpl.is_object()) {
     d.Add(JobError(display_name, "spec.template", "Required value"));

@@ -1,8 +1,10 @@
 #include "server/state/pod_status.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 
+#include "adapters/json/member.h"
 #include "core/resources.h"
 
 namespace arbiter::server {
@@ -58,6 +60,57 @@ Json LastRun(const Json& old_statuses, const Json& name, Millis now) {
   return {{"exitCode", 137}, {"reason", "Preempted"}, {"finishedAt", KubeTime(now)}};
 }
 
+constexpr Millis kCrashBackOff = 10000;      // kubelet's backOffPeriod
+constexpr Millis kMaxCrashBackOff = 300000;  // MaxContainerBackOff
+
+// Go's time.Duration text of whole seconds ("10s", "2m40s", "5m0s").
+std::string GoSeconds(Millis ms) {
+  const Millis s = ms / 1000;
+  if (s < 60) return std::to_string(s) + "s";
+  return std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
+}
+
+// A crash-looping container's status fields (restartCount aside) at `c`.
+void SetCrashState(Json& cs, const CrashLoop& c, const CrashLoopSpec& spec, const Json& pod) {
+  cs["ready"] = c.running;
+  cs["started"] = c.running;
+  const Json& meta = json_member::Member(pod, "metadata");
+  auto text = [&](const char* key, const char* fallback) {
+    const Json& v = json_member::Member(meta, key);
+    return v.is_string() ? v.get<std::string>() : std::string(fallback);
+  };
+  if (c.running) {
+    cs["state"] = {{"running", {{"startedAt", KubeTime(c.started)}}}};
+  } else {
+    cs["state"] = {
+        {"waiting",
+         {{"reason", "CrashLoopBackOff"},
+          {"message", "back-off " + GoSeconds(c.backoff) + " restarting failed container=" +
+                          cs.value("name", "") + " pod=" + text("name", "") + "_" +
+                          text("namespace", "default") + "(" + text("uid", "") + ")"}}}};
+  }
+  if (c.last_finished >= 0)
+    cs["lastState"] = {{"terminated",
+                        {{"exitCode", spec.exit_code},
+                         {"reason", "Error"},
+                         {"startedAt", KubeTime(c.last_started)},
+                         {"finishedAt", KubeTime(c.last_finished)}}}};
+}
+
+int64_t OldRestarts(const Json& old_statuses, const Json& name) {
+  for (const auto& o : old_statuses)
+    if (o.is_object() && o.value("name", Json()) == name) return o.value("restartCount", 0);
+  return 0;
+}
+
+std::string ContainerNames(const Json& pod) {
+  std::string out;
+  const Json& cs = json_member::Member(json_member::Member(pod, "spec"), "containers");
+  if (!cs.is_array()) return out;
+  for (const auto& c : cs) out += (out.empty() ? "" : " ") + c.value("name", "");
+  return out;
+}
+
 const char* PhaseText(Phase p) {
   switch (p) {
     case Phase::kPending:
@@ -73,6 +126,77 @@ const char* PhaseText(Phase p) {
 }
 
 }  // namespace
+
+bool OnFailureJobPod(const Json& pod) {
+  using json_member::Member;
+  const Json& labels = Member(Member(pod, "metadata"), "labels");
+  return labels.is_object() && labels.contains("batch.kubernetes.io/controller-uid") &&
+         Member(Member(pod, "spec"), "restartPolicy") == "OnFailure";
+}
+
+std::optional<CrashLoopSpec> CrashLoopRun(const Json& pod) {
+  using json_member::Member;
+  const Json& meta = Member(pod, "metadata");
+  if (!OnFailureJobPod(pod)) return std::nullopt;
+  const Json& code = Member(Member(meta, "annotations"), "arbiter.dev/exit-code");
+  const Json& run = Member(Member(meta, "annotations"), "arbiter.dev/duration");
+  if (!code.is_string() || !run.is_string()) return std::nullopt;
+  const std::string& text = code.get_ref<const std::string&>();
+  CrashLoopSpec out;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out.exit_code);
+  if (ec != std::errc() || end != text.data() + text.size() || out.exit_code == 0)
+    return std::nullopt;
+  auto d = ParseDuration(run.get<std::string>());
+  if (!d.ok()) return std::nullopt;
+  out.run = *d;
+  return out;
+}
+
+// kubelet's doBackOff with flowcontrol.Backoff (key per container, no jitter): a container that
+// exits with no back-off entry, or whose run outlasted the entry's expiry (2 x max since its
+// last update), starts again at once with a fresh 10 s entry; otherwise it waits the entry's
+// back-off from its finish, and the entry doubles (at most 5 min) at the restart.
+CrashLoop CrashLoopAt(Millis run_start, Millis run, Millis now) {
+  CrashLoop c;
+  c.started = run_start;
+  Millis backoff = 0;  // 0: no entry yet
+  Millis last_update = 0;
+  while (true) {
+    const Millis finish = c.started + run;
+    if (now < finish) {
+      c.running = true;
+      c.next = finish;
+      return c;
+    }
+    c.last_started = c.started;
+    c.last_finished = finish;
+    Millis restart = finish;
+    if (backoff == 0 || finish - last_update > 2 * kMaxCrashBackOff) {
+      backoff = kCrashBackOff;
+      last_update = finish;
+    } else {
+      restart = finish + backoff;
+      if (now < restart) {
+        c.running = false;
+        c.backoff = backoff;
+        c.next = restart;
+        return c;
+      }
+      backoff = std::min(2 * backoff, kMaxCrashBackOff);
+      last_update = restart;
+    }
+    ++c.restarts;
+    c.started = restart;
+  }
+}
+
+std::optional<Millis> NextContainerChange(const Json& pod, const engine::WorkloadStatus& s,
+                                          Millis now) {
+  if (s.phase != Phase::kRunning || s.run_start < 0) return std::nullopt;
+  const auto spec = CrashLoopRun(pod);
+  if (!spec) return std::nullopt;
+  return CrashLoopAt(s.run_start, spec->run, now).next;
+}
 
 std::string QosClass(const Json& spec) {
   static const char* const kResources[] = {"cpu", "memory"};
@@ -123,8 +247,17 @@ void SetPodStatus(Json& pod, const engine::WorkloadStatus& s,
   const bool on_node = p.on_node, bound = p.bound, requeued = p.requeued;
   SetCondition(conditions, "PodScheduled", p.scheduled.status ? "True" : "False",
                p.scheduled.reason, p.scheduled.message, now);
-  const bool ready = s.phase == Phase::kRunning;
-  SetCondition(conditions, "Ready", ready ? "True" : "False", ready ? "" : "PodNotReady", "", now);
+  // restartPolicy OnFailure: the containers restart in place while the pod holds its node.
+  const auto crash_spec = on_node && !requeued ? CrashLoopRun(pod) : std::nullopt;
+  std::optional<CrashLoop> crash;
+  if (crash_spec && s.run_start >= 0) crash = CrashLoopAt(s.run_start, crash_spec->run, now);
+  const bool ready = s.phase == Phase::kRunning && (!crash || crash->running);
+  if (crash && !crash->running)
+    SetCondition(conditions, "Ready", "False", "ContainersNotReady",
+                 "containers with unready status: [" + ContainerNames(pod) + "]", now);
+  else
+    SetCondition(conditions, "Ready", ready ? "True" : "False", ready ? "" : "PodNotReady", "",
+                 now);
   if (disruption)
     SetCondition(conditions, "DisruptionTarget", disruption->status ? "True" : "False",
                  disruption->reason, disruption->message, now);
@@ -140,6 +273,9 @@ void SetPodStatus(Json& pod, const engine::WorkloadStatus& s,
   // One status per container, so `kubectl get pods` shows READY and RESTARTS.
   // Container statuses once the pod was bound (kubelet writes them; an unscheduled pod has none).
   // A requeued pod keeps them for RESTARTS (its preemptions): waiting, its last run terminated.
+  // A Job's pod under OnFailure counts only its in-place restarts (the Job controller sums them
+  // against backoffLimit); a requeued one looks like the new pod Kubernetes would make.
+  const int64_t restarts_before = OnFailureJobPod(pod) ? 0 : s.preemptions;
   Json statuses = Json::array();
   const Json old_statuses = old.contains("containerStatuses") && old["containerStatuses"].is_array()
                                 ? old["containerStatuses"]
@@ -152,8 +288,11 @@ void SetPodStatus(Json& pod, const engine::WorkloadStatus& s,
                  {"imageID", ""},
                  {"ready", ready},
                  {"started", on_node},
-                 {"restartCount", s.preemptions}};
-      if (requeued) {
+                 {"restartCount", restarts_before}};
+      if (crash) {
+        cs["restartCount"] = restarts_before + crash->restarts;
+        SetCrashState(cs, *crash, *crash_spec, pod);
+      } else if (requeued) {
         cs["state"] = {{"waiting", Json::object()}};
         cs["lastState"] = {{"terminated", LastRun(old_statuses, cs["name"], now)}};
       } else if (on_node) {
@@ -172,6 +311,9 @@ void SetPodStatus(Json& pod, const engine::WorkloadStatus& s,
             {"waiting",
              {{"reason", s.phase == Phase::kPending ? "ContainerCreating" : "Rejected"}}}};
       }
+      if (engine::IsFinal(s.phase))  // the restarts of a crash loop stay on the finished pod
+        cs["restartCount"] =
+            std::max(cs["restartCount"].get<int64_t>(), OldRestarts(old_statuses, cs["name"]));
       statuses.push_back(std::move(cs));
     }
   }

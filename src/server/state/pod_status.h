@@ -8,9 +8,19 @@
 // once bound; False again while a requeued pod waits, then with no spec.nodeName), Ready, and
 // DisruptionTarget (True, reason PreemptionByScheduler, once the pod was preempted or reclaimed;
 // kept afterwards).
+//
+// restartPolicy OnFailure (a Job's pod whose run fails: CrashLoopRun): the virtual kubelet
+// restarts the containers in place, as kubelet's kuberuntime does: the first restart at once, then
+// after a back-off from each failure of 10 s doubling up to 5 min (flowcontrol.Backoff, no
+// jitter), reset when a run lasted over 10 min (its 2 x max expiry). The engine sees one run that
+// never ends (the daemon submits such a pod without its duration); the pod stays Running on its
+// node, and its containers' status follows CrashLoopAt: restartCount, state running or waiting
+// (CrashLoopBackOff, kubelet's message), lastState terminated with the exit code; Ready False
+// while waiting.
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "core/duration.h"
@@ -36,6 +46,36 @@ std::string QosClass(const Json& spec);
 // now (driver::DisruptionTarget), null if none.
 void SetPodStatus(Json& pod, const engine::WorkloadStatus& s,
                   const driver::PodCondition* disruption, Millis now);
+
+// A pod whose containers crash-loop on a virtual node: a Job's pod (label
+// batch.kubernetes.io/controller-uid) with spec.restartPolicy OnFailure, a non-zero
+// arbiter.dev/exit-code and an arbiter.dev/duration: each run's length and exit code. nullopt for
+// any other pod.
+// A Job's pod (label batch.kubernetes.io/controller-uid) under restartPolicy OnFailure: its
+// restartCount is its in-place restarts only (not its preemptions: the Job counts them).
+bool OnFailureJobPod(const Json& pod);
+struct CrashLoopSpec {
+  Millis run = 0;
+  int32_t exit_code = 0;
+};
+std::optional<CrashLoopSpec> CrashLoopRun(const Json& pod);
+
+// Where a crash loop stands at `now`: runs of `run` ms, the first started at `run_start`.
+struct CrashLoop {
+  int64_t restarts = 0;       // containers started again so far (restartCount)
+  bool running = true;        // false: waiting out a back-off (CrashLoopBackOff)
+  Millis started = 0;         // the running container's start
+  Millis last_started = -1;   // the last failed run (-1: none has failed yet)
+  Millis last_finished = -1;  //
+  Millis backoff = 0;         // the back-off being waited out (kubelet's message)
+  Millis next = 0;            // when it changes: the run fails, or the back-off ends
+};
+CrashLoop CrashLoopAt(Millis run_start, Millis run, Millis now);
+
+// When the pod's container status changes next without the engine (its crash loop), if it
+// crash-loops on a node now.
+std::optional<Millis> NextContainerChange(const Json& pod, const engine::WorkloadStatus& s,
+                                          Millis now);
 
 // The core/v1 Event for an engine event about `pod` (kind Pod) or a node (kind Node), as
 // driver::PodEventOf says it, or null for engine events Kubernetes has no counterpart of

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <limits>
 #include <sstream>
+#include <utility>
 
 #include "core/engine/engine.h"
 #include "core/engine/preempt_plan.h"
@@ -271,6 +272,129 @@ TEST(LostWorkTest, RestoredEngineContinuesByteForByteUnderLeastLostWork) {
     EXPECT_EQ(a.Snapshot(), (*b)->Snapshot());
   }
   EXPECT_GT(preempted, 20u) << "the pools must preempt after the cuts";
+}
+
+// ------------------------------------------------- the node's plan and a nominated borrower
+
+struct Events : EventSink {
+  std::vector<Event> events;
+  void OnEvent(const Event& e) override { events.push_back(e); }
+  std::vector<uint64_t> Preempted() const {
+    std::vector<uint64_t> out;
+    for (const auto& e : events)
+      if (e.type == EventType::kPreempted) out.push_back(Value(e.workload));
+    return out;
+  }
+};
+
+PriorityClass Class(const std::string& name, int32_t value) {
+  PriorityClass pc;
+  pc.meta.name = name;
+  pc.value = value;
+  return pc;
+}
+
+struct Harness {
+  explicit Harness(VictimOrder order) : e(Options()) {
+    e.SetSinks(&sink, nullptr);
+    PoolPolicy pp;
+    pp.meta.name = "default";
+    pp.victim_order = order;
+    Do(0, UpsertPoolPolicy{pp});
+    Do(0, UpsertPriorityClass{Class("low", 1000)});
+    Do(0, UpsertPriorityClass{Class("high", 10000)});
+  }
+  static EngineOptions Options() {
+    EngineOptions o;
+    o.check_invariants = true;
+    return o;
+  }
+  void Do(Millis t, CommandOp op) {
+    const Status st = e.Apply(Command{t, std::move(op)});
+    EXPECT_TRUE(st.ok()) << st.message();
+  }
+  WorkloadId Submit(Millis t, Pod p, const std::string& pc) {
+    p.priority_class_name = pc;
+    const WorkloadId id = e.next_workload_id();
+    Do(t, SubmitPod{std::move(p), false, {}});
+    Do(t, Tick{});
+    return id;
+  }
+  Engine e;
+  Events sink;
+};
+
+// A 4-GPU node runs `big` (2 GPUs, no checkpoint, from 50m) and `b`, `c` (1 GPU each, from 0,
+// checkpointing every 30m but killed at the end of their grace: they lose the run since 60m). At
+// 80m a 2-GPU preemptor comes. Reprieving the costliest first keeps `big` (60 GPU-minutes) and
+// leaves `b` and `c` (20 + 20); Kubernetes' order (the earliest start reprieved first) leaves
+// `big` alone. LeastLostWork takes the node's better plan by the node choice's rule: one victim
+// before two, so `big`, as Kubernetes' order does (scenario 181).
+TEST(LostWorkTest, ANodesPlanNeverHasMoreVictimsThanUnderKubernetesOrder) {
+  for (VictimOrder order : {VictimOrder::kKubernetes, VictimOrder::kLeastLostWork}) {
+    SCOPED_TRACE(ToString(order));
+    Harness h(order);
+    h.Do(0, UpsertNode{GpuNode("n1", 4), 0});
+    Pod b = GpuPod("b", 1), c = GpuPod("c", 1);
+    for (Pod* p : {&b, &c}) {
+      p->sim.checkpoint_interval = 30 * kMin;
+      p->sim.shutdown_time = 5 * kMin;
+    }
+    h.Submit(0, b, "low");
+    h.Submit(0, c, "low");
+    const WorkloadId big = h.Submit(50 * kMin, GpuPod("big", 2), "low");
+    h.Submit(80 * kMin, GpuPod("urgent", 2), "high");
+    EXPECT_EQ(h.sink.Preempted(), std::vector<uint64_t>{Value(big)});
+  }
+}
+
+// Of plans with as many victims, LeastLostWork still keeps the cheaper one on the node: here the
+// Kubernetes order would stop `young` (the latest start, no checkpoint: 20 GPU-minutes), the
+// lost-work order `old` (10 minutes since its checkpoint at 60m).
+TEST(LostWorkTest, OfEqualPlansOnANodeTheLeastWorkLostIsKept) {
+  Harness h(VictimOrder::kLeastLostWork);
+  h.Do(0, UpsertNode{GpuNode("n1", 2), 0});
+  Pod old = GpuPod("old", 1);
+  old.sim.checkpoint_interval = 60 * kMin;
+  old.sim.shutdown_time = 5 * kMin;
+  const WorkloadId o = h.Submit(0, old, "low");
+  h.Submit(50 * kMin, GpuPod("young", 1), "low");
+  h.Submit(70 * kMin, GpuPod("urgent", 1), "high");
+  EXPECT_EQ(h.sink.Preempted(), std::vector<uint64_t>{Value(o)});
+}
+
+// A preemptor nominated to a node whose admission borrows from the cohort starts as soon as its
+// victims have exited (it was deferred as a borrower and then passed over as nominated, holding
+// the node until it no longer borrowed; scenario 180).
+TEST(LostWorkTest, ANominatedBorrowerStartsOnceItsVictimsExited) {
+  Harness h(VictimOrder::kKubernetes);
+  h.Do(0, UpsertNode{GpuNode("n1", 2), 0});
+  h.Do(0, UpsertNode{GpuNode("n2", 1), 0});
+  using Min = std::pair<const char*, int64_t>;
+  for (const auto& [ns, gpus] : {Min{"a", 1}, Min{"b", 3}}) {
+    ElasticQuota q;
+    q.meta.name = "gpus";
+    q.meta.namespace_ = ns;
+    q.cohort = "c";
+    q.min.Set("nvidia.com/gpu", gpus * 1000);
+    q.max = ResourceList{};
+    q.max->Set("nvidia.com/gpu", 4000);
+    h.Do(0, UpsertElasticQuota{q});
+  }
+  auto in = [](Pod p, const char* ns) {
+    p.meta.namespace_ = ns;
+    return p;
+  };
+  h.Submit(0, in(GpuPod("run", 1), "b"), "low");  // BestFit: n2, the fullest afterwards
+  h.Submit(0, in(GpuPod("low-1", 1), "a"), "low");
+  const WorkloadId low2 = h.Submit(0, in(GpuPod("low-2", 1), "a"), "low");  // borrows 1
+  const WorkloadId high = h.Submit(10 * kMin, in(GpuPod("high", 1), "a"), "high");
+  ASSERT_EQ(h.sink.Preempted(), std::vector<uint64_t>{Value(low2)});
+  h.Do(10 * kMin, VictimExited{low2});
+  h.Do(10 * kMin, Tick{});
+  ASSERT_TRUE(h.e.Get(high).has_value());
+  EXPECT_EQ(h.e.Get(high)->phase, Phase::kRunning) << h.e.Get(high)->message;
+  EXPECT_EQ(h.e.Get(low2)->phase, Phase::kPending);
 }
 
 }  // namespace lost_work_test
