@@ -302,7 +302,7 @@ MutationResult Daemon::Mutate(Mutation m, bool copy_object) {
     r.object = *r.stored;  // the copy for the response, outside the lock
   else if (r.stored_object)
     (void)r.stored_object->WireText();  // the response's bytes, made outside the lock
-  if (defer_ && defer_(seq)) return r;  // answered once durable, by the caller
+  if (auto defer = defer_.load(); defer && defer(seq)) return r;  // answered once durable
   if (!journal_->WaitDurable(seq)) {
     r = MutationResult{};
     r.error = Unavailable(journal_->error());

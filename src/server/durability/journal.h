@@ -113,6 +113,9 @@ class Journal {
   Status StoreSnapshot(int64_t seq, const std::string& bytes);
   // Commits what is queued, then stops the writer.
   void Stop();
+  // Tests: `hook` runs on the writer thread before each commit; an error fails that commit as
+  // an I/O error would (sticky). nullptr: none.
+  void SetCommitHook(std::function<Status()> hook);
 
   int64_t last_seq() const;     // the last record appended
   int64_t durable_seq() const;  // the last record committed
@@ -156,6 +159,7 @@ class Journal {
   std::string error_;
   std::function<void()> after_commit_;
   std::function<void(const std::string&)> on_failure_;
+  std::function<Status()> commit_hook_;
   JournalStats stats_;
   std::thread writer_;
 };

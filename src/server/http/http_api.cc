@@ -919,7 +919,7 @@ ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
   InstallApiAuth(*svr_, options_.tokens);  // also starts each request's log context
   // A change is answered once its journal record is durable, by the server's loop: no worker
   // waits for the disk, so every request in flight shares the next commit.
-  daemon_.SetDeferral([](int64_t seq) { return HttpServer::AnswerAfter(seq); });
+  daemon_.SetDeferral(&HttpServer::AnswerAfter);
   Daemon* d = &daemon_;
   svr_->set_durability(
       {[d](int64_t seq) { return d->Durable(seq); },

@@ -9,6 +9,7 @@
 #include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <poll.h>
 #include <strings.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -259,6 +260,7 @@ struct HttpServer::Impl {
       }
       {
         std::lock_guard<std::mutex> l(mu);
+        if (d.after_seq > 0) ++counters.held;
         done.push_back(std::move(d));
       }
       Wake();
@@ -834,26 +836,7 @@ struct HttpServer::Impl {
           OnIo(*it->second, events[static_cast<size_t>(i)].events);
         }
       }
-      std::deque<Done> finished;
-      {
-        std::lock_guard<std::mutex> l(mu);
-        finished.swap(done);
-      }
-      // Held answers first (in the order they were handled), then the new ones.
-      known_durable = 0;
-      known_pending = std::numeric_limits<int64_t>::max();
-      std::deque<Done> ready;
-      held.swap(ready);
-      for (Done& d : finished) ready.push_back(std::move(d));
-      for (Done& d : ready) {
-        if (!Ready(d)) {
-          held.push_back(std::move(d));
-          continue;
-        }
-        const uint64_t id = d.conn;
-        Complete(d);
-        if (conns.count(id)) touched.push_back(id);
-      }
+      AnswerFinished(touched);
       if (watch_news) DispatchWatches(touched);
       FlushTouched(touched);
       if (Clock::now() >= next_sweep) {
@@ -861,7 +844,55 @@ struct HttpServer::Impl {
         next_sweep = Clock::now() + Seconds(1);
       }
     }
-    if (watches) watches->SetListener(nullptr);
+  }
+
+  // The answers the workers finished and those held for their journal record: each sent once
+  // Ready, held ones first (in the order they were handled), then the new ones.
+  void AnswerFinished(std::vector<uint64_t>& touched) {
+    std::deque<Done> ready;
+    held.swap(ready);
+    {
+      std::lock_guard<std::mutex> l(mu);
+      for (Done& d : done) ready.push_back(std::move(d));
+      done.clear();
+    }
+    known_durable = 0;
+    known_pending = std::numeric_limits<int64_t>::max();
+    for (Done& d : ready) {
+      if (!Ready(d)) {
+        held.push_back(std::move(d));
+        continue;
+      }
+      const uint64_t id = d.conn;
+      Complete(d);
+      if (conns.count(id)) touched.push_back(id);
+    }
+  }
+
+  // Stopping, once the loop ended and the workers finished: what they answered, and the answers
+  // held for their journal record (the journal outlives the server: its records are committed, or
+  // will never be, and the answer is lost's), are still sent, each connection closed once its
+  // answer is written. At most 10 s (the write timeout if shorter): a client that reads nothing
+  // or a disk that never answers does not hold the process.
+  void Drain() {
+    const auto deadline = Clock::now() + Seconds(std::min(limits.write_timeout_s, 10));
+    for (auto& [id, c] : conns) c->keep_alive = false;
+    while (true) {
+      std::vector<uint64_t> touched;
+      AnswerFinished(touched);
+      for (auto& [id, c] : conns)
+        if (c->phase == Phase::kClosing && c->pending() > 0) touched.push_back(id);
+      FlushTouched(touched);
+      bool writing = false;
+      for (auto& [id, c] : conns)
+        writing = writing || (c->phase == Phase::kClosing && c->pending() > 0);
+      if ((held.empty() && !writing) || Clock::now() >= deadline) return;
+      pollfd p{wake_fd, POLLIN, 0};
+      if (poll(&p, 1, 20) > 0) {  // a commit (the listener), else the writes are tried again
+        uint64_t v;
+        [[maybe_unused]] ssize_t r = read(wake_fd, &v, sizeof v);
+      }
+    }
   }
 };
 
@@ -1000,6 +1031,8 @@ void HttpServer::Run() {
   m.jobs_cv.notify_all();
   for (auto& t : m.workers) t.join();
   m.workers.clear();
+  m.Drain();
+  if (m.watches) m.watches->SetListener(nullptr);
   while (!m.conns.empty()) m.CloseConn(m.conns.begin()->first);
   m.done.clear();
   m.held.clear();
