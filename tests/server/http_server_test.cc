@@ -187,13 +187,15 @@ struct FakeJournal {
   }
   // Until `total` answers were handled and held, then the loop looked at the first one held
   // (`seq`; it stops asking at the first record not durable) in two passes: the newest held was
-  // judged in the second, and anything sent in the first was written before it.
-  void AwaitHeld(Running& r, uint64_t total, int64_t seq) {
+  // judged in the second, and anything sent in the first was written before it. Or until an
+  // answer came on `fd` (a server that did not hold it: the caller's check fails).
+  void AwaitHeld(Running& r, int fd, uint64_t total, int64_t seq) {
     while (r.server->stats().held < total)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     asked = 0;
     watched = seq;
-    while (asked < 2) {
+    char c;
+    while (asked < 2 && recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) < 0) {
       r.log.Notify();  // a wake-up: another pass
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
@@ -214,7 +216,7 @@ TEST(HttpServer, HeldAnswersAreSentOnceDurableOrReplacedWhenLost) {
   Running r({}, [&](HttpServer& s) { j.Install(s); });
   const int fd = Connect(r.port);
   Send(fd, "POST /change HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n5");
-  j.AwaitHeld(r, 1, 5);
+  j.AwaitHeld(r, fd, 1, 5);
   char buf[4096];
   EXPECT_LT(recv(fd, buf, sizeof buf, MSG_DONTWAIT), 0) << "answered before its record";
   EXPECT_TRUE(j.Logged().empty()) << "logged before its answer";
@@ -228,7 +230,7 @@ TEST(HttpServer, HeldAnswersAreSentOnceDurableOrReplacedWhenLost) {
   EXPECT_NE(got.find("changed 5"), std::string::npos) << got;
   // The next change on the connection is never durable: the answer is lost's.
   Send(fd, "POST /change HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nConnection: close\r\n\r\n9");
-  j.AwaitHeld(r, 2, 9);
+  j.AwaitHeld(r, fd, 2, 9);
   EXPECT_LT(recv(fd, buf, sizeof buf, MSG_DONTWAIT), 0) << "answered before its record";
   j.failed = true;
   r.log.Notify();
@@ -249,10 +251,13 @@ TEST(HttpServer, StoppingSendsTheHeldAnswersOnceTheirRecordsAreDecided) {
   Running r({}, [&](HttpServer& s) { j.Install(s); });
   const int a = Connect(r.port), b = Connect(r.port);
   Send(a, "POST /change HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n3");
-  j.AwaitHeld(r, 1, 3);
+  j.AwaitHeld(r, a, 1, 3);
   Send(b, "POST /change HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n4");
-  j.AwaitHeld(r, 2, 3);
+  j.AwaitHeld(r, b, 2, 3);
   r.server->Stop();
+  // Decided once the loop has ended (it wakes at once; if it had not ended by then, the test
+  // proves less, never fails wrongly): only the stopping server can still send the answers.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   j.durable_upto = 3;
   j.failed = true;
   r.log.Notify();
