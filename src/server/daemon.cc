@@ -235,6 +235,7 @@ void Daemon::JournalFailed(const std::string& error) {
   }
   failure_ = error;
   if (failure_log_) failure_log_(error);
+  watch_.Notify();  // the HTTP server's held answers learn it now
   visible_cv_.notify_all();
   gate_cv_.notify_all();
   clock_cv_.notify_all();
@@ -301,6 +302,7 @@ MutationResult Daemon::Mutate(Mutation m, bool copy_object) {
     r.object = *r.stored;  // the copy for the response, outside the lock
   else if (r.stored_object)
     (void)r.stored_object->WireText();  // the response's bytes, made outside the lock
+  if (auto defer = defer_.load(); defer && defer(seq)) return r;  // answered once durable
   if (!journal_->WaitDurable(seq)) {
     r = MutationResult{};
     r.error = Unavailable(journal_->error());

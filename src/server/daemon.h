@@ -61,6 +61,14 @@ class Daemon {
   // response is written from the stored object's wire text: no copy of its tree, no second dump).
   MutationResult Mutate(Mutation m, bool copy_object = true);
 
+  // The HTTP server's held answers (HttpServer::AnswerAfter): when `defer` is set and takes the
+  // record's sequence number (it is called on Mutate's thread), Mutate returns without waiting
+  // for it, and the caller answers once Durable(seq) is 1 (-1: never; answer Health()'s reason).
+  void SetDeferral(bool (*defer)(int64_t seq)) { defer_ = defer; }
+  int Durable(int64_t seq) const { return journal_->Durable(seq); }
+  // Tests: runs on the journal's writer before each commit; an error fails it (Journal).
+  void SetCommitHook(std::function<Status()> hook) { journal_->SetCommitHook(std::move(hook)); }
+
   // Runs `f` on the cluster under the lock (reads only), once everything applied is durable.
   template <typename F>
   auto Read(F&& f) const {
@@ -101,6 +109,7 @@ class Daemon {
 
  private:
   explicit Daemon(DaemonOptions o) : options_(std::move(o)) {}
+  std::atomic<bool (*)(int64_t seq)> defer_{nullptr};
   Millis Now() const;
   void ClockLoop();
   // Restores the snapshot and replays the records after it into `cluster` (start-up, and the

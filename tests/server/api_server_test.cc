@@ -3,13 +3,19 @@
 // cannot isolate.
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -35,11 +41,11 @@ struct Served {
   std::unique_ptr<ApiServer> api;
   std::thread thread;
   int port = 0;
-  explicit Served(const std::string& name) {
+  explicit Served(const std::string& name, ApiOptions options = {}) {
     auto d = Daemon::Open({Dir(name).string(), nullptr, 0, false});
     EXPECT_TRUE(d.ok()) << d.message();
     daemon = std::move(d).value();
-    api = std::make_unique<ApiServer>(*daemon, ApiOptions{});
+    api = std::make_unique<ApiServer>(*daemon, std::move(options));
     auto p = api->Bind("127.0.0.1", 0);
     EXPECT_TRUE(p.ok()) << p.message();
     port = p.value();
@@ -198,6 +204,173 @@ TEST(ApiServerTest, HundredWatchersEachSeeEveryPodEventOnceInResourceVersionOrde
   };
   const auto reference = upto_last_added(watched[0]);
   for (int i = 1; i < kWatchers; ++i) EXPECT_EQ(upto_last_added(watched[i]), reference) << i;
+}
+
+// The journal's commits held back by a test (Daemon::SetCommitHook): once armed, the next
+// commit waits until Release, then fails with `fail` if it is set (a write error).
+struct CommitGate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool armed = false, entered = false, released = false;
+  std::string fail;
+  std::chrono::steady_clock::time_point entered_at;
+
+  void Install(Daemon& d) {
+    d.SetCommitHook([this] {
+      std::unique_lock<std::mutex> l(mu);
+      if (!armed) return Status::Ok();
+      entered = true;
+      entered_at = std::chrono::steady_clock::now();
+      cv.notify_all();
+      cv.wait(l, [&] { return released; });
+      armed = false;
+      return fail.empty() ? Status::Ok() : Status::Error(fail);
+    });
+  }
+  void AwaitEntered() {
+    std::unique_lock<std::mutex> l(mu);
+    cv.wait(l, [&] { return entered; });
+  }
+  // Lets the commit go; the milliseconds it was held.
+  double Release(const std::string& failure = "") {
+    std::lock_guard<std::mutex> l(mu);
+    fail = failure;
+    released = true;
+    cv.notify_all();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - entered_at)
+        .count();
+  }
+};
+
+int ConnectTo(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<uint16_t>(port));
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+  timeval tv{30, 0};  // a hang fails the test instead of stalling it
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  return fd;
+}
+
+// A pod's create on a connection of its own (answered, then closed), by `token`'s user.
+int SendPodCreate(int port, const std::string& name, const std::string& token) {
+  const int fd = ConnectTo(port);
+  const std::string body = PodCreate(name).object.dump();
+  const std::string req =
+      "POST /api/v1/namespaces/default/pods HTTP/1.1\r\nHost: x\r\n"
+      "Authorization: Bearer " +
+      token +
+      "\r\nContent-Type: application/json\r\nConnection: close\r\n"
+      "Content-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  EXPECT_EQ(send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+  return fd;
+}
+
+std::string ReadToClose(int fd) {
+  std::string out;
+  char buf[8192];
+  for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return out;
+}
+
+// A server whose requests are logged (captured) and authenticated by a token of alice's.
+struct LoggedServer {
+  std::mutex mu;
+  std::vector<Json> lines;
+  std::unique_ptr<Served> served;
+  CommitGate gate;
+  explicit LoggedServer(const std::string& name) {
+    ApiOptions o;
+    o.log = [this](const std::string& line) {
+      std::lock_guard<std::mutex> l(mu);
+      lines.push_back(Json::parse(line));
+    };
+    auto table = kube::ParseTokenFile("tok-alice,alice,u1,\"system:masters\"\n", "tokens");
+    EXPECT_TRUE(table.ok()) << table.message();
+    o.tokens = std::make_shared<TokenSource>(std::move(table).value());
+    served = std::make_unique<Served>(name, std::move(o));
+    gate.Install(*served->daemon);
+  }
+  // A create sent while the commit is held back: returns its connection once the server has
+  // handled it and holds its answer, and a request answered after it (/healthz, never waiting
+  // for the journal) shows the loop has judged it.
+  int HeldCreate(const std::string& name) {
+    {
+      std::lock_guard<std::mutex> l(gate.mu);
+      gate.armed = true;
+    }
+    const uint64_t held = served->api->stats().held;
+    const int fd = SendPodCreate(served->port, name, "tok-alice");
+    gate.AwaitEntered();
+    while (served->api->stats().held == held)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    httplib::Client c("127.0.0.1", served->port);
+    auto h = c.Get("/healthz");
+    EXPECT_TRUE(h && h->status == 200);
+    return fd;
+  }
+  std::vector<Json> Lines(const std::string& method) {
+    std::lock_guard<std::mutex> l(mu);
+    std::vector<Json> out;
+    for (const Json& j : lines)
+      if (j.value("method", "") == method) out.push_back(j);
+    return out;
+  }
+};
+
+// Durable before visible, without a worker waiting for the disk: a create's answer is held by the
+// server until its journal record is committed, then sent (201), and logged then with its user
+// and its whole latency (the time it was held included).
+TEST(ApiServerTest, AChangeIsAnsweredAndLoggedOnlyOnceItsRecordIsCommitted) {
+  LoggedServer s("held-answer");
+  const int fd = s.HeldCreate("held");
+  char buf[256];
+  EXPECT_LT(recv(fd, buf, sizeof buf, MSG_DONTWAIT), 0) << "answered before its record";
+  EXPECT_TRUE(s.Lines("POST").empty()) << "logged before its answer";
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // a hold the latency must show
+  const double held_ms = s.gate.Release();
+  const std::string got = ReadToClose(fd);
+  EXPECT_EQ(got.rfind("HTTP/1.1 201", 0), 0u) << got;
+  EXPECT_NE(got.find("\"name\":\"held\""), std::string::npos) << got;
+  const std::vector<Json> posts = s.Lines("POST");
+  ASSERT_EQ(posts.size(), 1u);
+  EXPECT_EQ(posts[0]["status"], 201);
+  EXPECT_EQ(posts[0]["user"], "alice");
+  EXPECT_EQ(posts[0]["verb"], "create");
+  EXPECT_GE(posts[0]["latencyMs"].get<double>(), held_ms);
+  EXPECT_EQ(s.served->daemon->Read([](const Cluster& c) {
+    return c.store().Share("Pod", "default", "held") != nullptr;
+  }),
+            true);
+}
+
+// A journal write that fails while answers are held: each is answered 503 with the reason (the
+// daemon is read-only), its change is never shown, and later changes are refused at once.
+TEST(ApiServerTest, AChangeHeldWhenTheJournalFailsIsAnswered503AndNeverShown) {
+  LoggedServer s("held-failed");
+  const int fd = s.HeldCreate("doomed");
+  s.gate.Release("disk on fire");
+  const std::string got = ReadToClose(fd);
+  EXPECT_EQ(got.rfind("HTTP/1.1 503", 0), 0u) << got;
+  EXPECT_NE(got.find("read-only"), std::string::npos) << got;
+  EXPECT_NE(got.find("disk on fire"), std::string::npos) << got;
+  EXPECT_EQ(got.find("\"name\":\"doomed\""), std::string::npos) << got;
+  httplib::Client c("127.0.0.1", s.served->port);
+  httplib::Headers alice = {{"Authorization", "Bearer tok-alice"}};
+  auto g = c.Get("/api/v1/namespaces/default/pods/doomed", alice);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->status, 404) << g->body;
+  const std::string again = ReadToClose(SendPodCreate(s.served->port, "later", "tok-alice"));
+  EXPECT_EQ(again.rfind("HTTP/1.1 503", 0), 0u) << again;
+  const std::vector<Json> posts = s.Lines("POST");
+  ASSERT_EQ(posts.size(), 2u);
+  EXPECT_EQ(posts[0]["status"], 503);
+  EXPECT_EQ(posts[0]["level"], "error");
+  EXPECT_EQ(posts[0]["user"], "alice");
 }
 
 }  // namespace

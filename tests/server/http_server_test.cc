@@ -13,7 +13,9 @@
 
 #include <atomic>
 #include <cerrno>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 namespace arbiter::server {
 namespace http_server_test {
@@ -149,6 +151,127 @@ TEST(HttpServer, RefusesRequestsPastTheInFlightCapWith429) {
   EXPECT_NE(ReadToEnd(first, &closed).find("done"), std::string::npos);
   close(first);
   close(second);
+}
+
+// A journal for the held-answer tests: records up to `durable_upto` are committed, the others
+// never will be once `failed`; `asked` counts the server's questions about `watched`.
+struct FakeJournal {
+  std::atomic<int64_t> durable_upto{0}, watched{0};
+  std::atomic<int> asked{0};
+  std::atomic<bool> failed{false};
+  std::mutex mu;
+  std::vector<std::string> logged;  // "context N" (restored) and the logged status, in order
+
+  void Install(HttpServer& s) {
+    s.Post("/change", [](const httplib::Request& req, httplib::Response& res) {
+      res.status = 201;
+      res.set_content("changed " + req.body, "text/plain");
+      EXPECT_TRUE(HttpServer::AnswerAfter(std::stoll(req.body)));
+    });
+    s.set_logger([this](const httplib::Request&, const httplib::Response& res) {
+      std::lock_guard<std::mutex> l(mu);
+      logged.push_back(std::to_string(res.status));
+    });
+    HttpServer::Durability d;
+    d.durable = [this](int64_t seq) {
+      if (seq == watched) ++asked;
+      return seq <= durable_upto ? 1 : failed ? -1 : 0;
+    };
+    d.lost = [](httplib::Response& res) { res.set_content("lost", "text/plain"); };
+    d.save = [] { return std::make_shared<int>(7); };
+    d.restore = [this](std::shared_ptr<void> saved) {
+      std::lock_guard<std::mutex> l(mu);
+      logged.push_back("context " + std::to_string(*static_cast<int*>(saved.get())));
+    };
+    s.set_durability(std::move(d));
+  }
+  // Until `total` answers were handled and held, then the loop looked at the first one held
+  // (`seq`; it stops asking at the first record not durable) in two passes: the newest held was
+  // judged in the second, and anything sent in the first was written before it. Or until an
+  // answer came on `fd` (a server that did not hold it: the caller's check fails).
+  void AwaitHeld(Running& r, int fd, uint64_t total, int64_t seq) {
+    while (r.server->stats().held < total)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    asked = 0;
+    watched = seq;
+    char c;
+    while (asked < 2 && recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) < 0) {
+      r.log.Notify();  // a wake-up: another pass
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  std::vector<std::string> Logged() {
+    std::lock_guard<std::mutex> l(mu);
+    return logged;
+  }
+};
+
+// A change answered once its journal record is durable (HttpServer::AnswerAfter): the loop holds
+// the answer (and its log line) until `durable` says 1, and sends `lost`'s answer instead when it
+// says -1; the log line is written once, with the final status and the context saved on the
+// worker.
+TEST(HttpServer, HeldAnswersAreSentOnceDurableOrReplacedWhenLost) {
+  FakeJournal j;
+  EXPECT_FALSE(HttpServer::AnswerAfter(1)) << "outside a handler";
+  Running r({}, [&](HttpServer& s) { j.Install(s); });
+  const int fd = Connect(r.port);
+  Send(fd, "POST /change HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n5");
+  j.AwaitHeld(r, fd, 1, 5);
+  char buf[4096];
+  EXPECT_LT(recv(fd, buf, sizeof buf, MSG_DONTWAIT), 0) << "answered before its record";
+  EXPECT_TRUE(j.Logged().empty()) << "logged before its answer";
+  EXPECT_EQ(r.server->stats().held, 1u);
+  j.durable_upto = 5;
+  r.log.Notify();
+  ssize_t n = recv(fd, buf, sizeof buf, 0);
+  ASSERT_GT(n, 0);
+  std::string got(buf, static_cast<size_t>(n));
+  EXPECT_EQ(got.rfind("HTTP/1.1 201", 0), 0u) << got;
+  EXPECT_NE(got.find("changed 5"), std::string::npos) << got;
+  // The next change on the connection is never durable: the answer is lost's.
+  Send(fd, "POST /change HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nConnection: close\r\n\r\n9");
+  j.AwaitHeld(r, fd, 2, 9);
+  EXPECT_LT(recv(fd, buf, sizeof buf, MSG_DONTWAIT), 0) << "answered before its record";
+  j.failed = true;
+  r.log.Notify();
+  bool closed = false;
+  got = ReadToEnd(fd, &closed);
+  close(fd);
+  EXPECT_EQ(got.rfind("HTTP/1.1 503", 0), 0u) << got;
+  EXPECT_NE(got.find("lost"), std::string::npos) << got;
+  EXPECT_EQ(got.find("changed 9"), std::string::npos) << got;
+  EXPECT_EQ(j.Logged(), (std::vector<std::string>{"context 7", "201", "context 7", "503"}));
+}
+
+// Stopping the server does not drop a held answer: it is sent once its record is committed (the
+// journal outlives the server), then the connection closes; one whose record will never be
+// committed gets lost's answer.
+TEST(HttpServer, StoppingSendsTheHeldAnswersOnceTheirRecordsAreDecided) {
+  FakeJournal j;
+  Running r({}, [&](HttpServer& s) { j.Install(s); });
+  const int a = Connect(r.port), b = Connect(r.port);
+  Send(a, "POST /change HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n3");
+  j.AwaitHeld(r, a, 1, 3);
+  Send(b, "POST /change HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n4");
+  j.AwaitHeld(r, b, 2, 3);
+  r.server->Stop();
+  // Decided once the loop has ended (it wakes at once; if it had not ended by then, the test
+  // proves less, never fails wrongly): only the stopping server can still send the answers.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  j.durable_upto = 3;
+  j.failed = true;
+  r.log.Notify();
+  bool closed = false;
+  const std::string got_a = ReadToEnd(a, &closed);
+  EXPECT_TRUE(closed);
+  const std::string got_b = ReadToEnd(b, &closed);
+  EXPECT_TRUE(closed);
+  close(a);
+  close(b);
+  EXPECT_EQ(got_a.rfind("HTTP/1.1 201", 0), 0u) << got_a;
+  EXPECT_NE(got_a.find("changed 3"), std::string::npos) << got_a;
+  EXPECT_EQ(got_b.rfind("HTTP/1.1 503", 0), 0u) << got_b;
+  EXPECT_EQ(got_b.find("changed 4"), std::string::npos) << got_b;
 }
 
 WatchEvent Event(int64_t rv, const std::string& name, size_t pad = 0) {

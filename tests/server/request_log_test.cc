@@ -5,6 +5,12 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <random>
+#include <string>
+#include <vector>
+
+#include "adapters/kube/status.h"
+
 namespace arbiter::server {
 namespace {
 
@@ -69,6 +75,45 @@ TEST(RequestLog, TheServingThreadsContextGivesTheUserAndNeverTheToken) {
   // The context is per request: the next line on this thread has no user.
   RequestStarted();
   EXPECT_EQ(RequestLogLine(req, res)["user"], "");
+}
+
+// RequestLogText writes the line without its tree: the same bytes as the tree's WireJson, for
+// random requests (resource and other paths, watches, escapes, control characters, UTF-8 valid
+// and not, empty and odd fields, latencies of every size), and the saved context comes back.
+TEST(RequestLog, TheLineAsTextIsTheTreesWireJson) {
+  std::mt19937_64 rng(27);
+  auto pick = [&](const std::vector<std::string>& from) { return from[rng() % from.size()]; };
+  const std::vector<std::string> parts = {
+      "pods",     "team-a", "x\"y",   "a\\b", "new\nline", "\x7f",  "\xc3\xa9t\xc3\xa9",
+      "\xff\xfe", "",       "status", "%2F",  "\x01",      "nodes", "apis",
+      "batch",    "v1",     "jobs",   "a b"};
+  for (int i = 0; i < 5000; ++i) {
+    RequestLogInput in;
+    in.method = pick({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "X\""});
+    in.path = pick({"/api/v1/", "/apis/batch/v1/", "/api/v1/namespaces/", "/metrics", "/", ""});
+    for (int k = static_cast<int>(rng() % 6); k > 0; --k) in.path += pick(parts) + "/";
+    if (rng() % 2) in.path += pick(parts);
+    in.watch_param = pick({"", "true", "1", "false", "x"});
+    in.remote = pick({"127.0.0.1", "::1", "", "10.1.2.3"});
+    in.user = pick(parts);
+    in.status = static_cast<int>(100 + rng() % 500);
+    const double scale[] = {0, 1e-7, 1e-3, 0.5, 1, 37.25, 1e3, 1e6, 1e12};
+    in.latency_ms = scale[rng() % 9] * static_cast<double>(rng() % 100000) / 997.0;
+    in.now = static_cast<Millis>(rng() % 4102444800000);
+    ASSERT_EQ(RequestLogText(in), kube::WireJson(RequestLogFields(in)))
+        << in.method << " " << in.path << " " << in.latency_ms;
+  }
+  RequestStarted();
+  RequestAuthenticated("bob");
+  const auto saved = SaveRequestContext();
+  RequestStarted();
+  RestoreRequestContext(saved);
+  httplib::Request req;
+  req.method = "GET";
+  req.path = "/api/v1/pods";
+  httplib::Response res;
+  res.status = 200;
+  EXPECT_EQ(RequestLogInputOf(req, res).user, "bob");
 }
 
 }  // namespace

@@ -359,6 +359,12 @@ bool Journal::WaitDurable(int64_t seq) {
   return durable_seq_ >= seq;
 }
 
+int Journal::Durable(int64_t seq) const {
+  std::lock_guard<std::mutex> l(mu_);
+  if (durable_seq_ >= seq) return 1;
+  return failed_ || writer_done_ ? -1 : 0;
+}
+
 Status Journal::Commit(std::deque<Item>& batch, Stmt& ins, Stmt& drop_table_snapshot, Stmt& compact,
                        int64_t* last, uint64_t* n) {
   Txn t(db_, "journal");
@@ -393,16 +399,20 @@ void Journal::WriterLoop() {
       if (!s->ok()) failure = "journal: " + s->error();
     while (failure.empty()) {
       std::deque<Item> batch;
+      std::function<Status()> hook;
       {
         std::unique_lock<std::mutex> l(mu_);
         work_cv_.wait(l, [&] { return !queue_.empty() || stopping_; });
         if (queue_.empty() && stopping_) break;
         batch.swap(queue_);
+        hook = commit_hook_;
       }
       const auto t0 = std::chrono::steady_clock::now();
       int64_t last = 0;
       uint64_t n = 0;
-      if (Status s = Commit(batch, ins, snap, compact, &last, &n); !s.ok()) {
+      Status s = hook ? hook() : Status::Ok();
+      if (s.ok()) s = Commit(batch, ins, snap, compact, &last, &n);
+      if (!s.ok()) {
         failure = s.message();
         break;
       }
@@ -440,6 +450,11 @@ void Journal::WriterLoop() {
   std::lock_guard<std::mutex> l(mu_);
   writer_done_ = true;
   durable_cv_.notify_all();
+}
+
+void Journal::SetCommitHook(std::function<Status()> hook) {
+  std::lock_guard<std::mutex> l(mu_);
+  commit_hook_ = std::move(hook);
 }
 
 void Journal::Stop() {

@@ -101,6 +101,9 @@ class Journal {
   // Blocks until `seq` is committed. False if the journal failed (an I/O error: the daemon must
   // stop accepting writes) or stopped first.
   bool WaitDurable(int64_t seq);
+  // Without waiting: 1 when `seq` is durable, -1 when it never will be (a failed write, or the
+  // writer stopped), else 0.
+  int Durable(int64_t seq) const;
   // Stores a snapshot covering every record up to `seq` (on a thread of the caller's, while
   // records are appended and committed), then queues the compaction of those records. Returns
   // once the snapshot is in place (an error: not stored, nothing compacted; the records stay).
@@ -110,6 +113,9 @@ class Journal {
   Status StoreSnapshot(int64_t seq, const std::string& bytes);
   // Commits what is queued, then stops the writer.
   void Stop();
+  // Tests: `hook` runs on the writer thread before each commit; an error fails that commit as
+  // an I/O error would (sticky). nullptr: none.
+  void SetCommitHook(std::function<Status()> hook);
 
   int64_t last_seq() const;     // the last record appended
   int64_t durable_seq() const;  // the last record committed
@@ -153,6 +159,7 @@ class Journal {
   std::string error_;
   std::function<void()> after_commit_;
   std::function<void(const std::string&)> on_failure_;
+  std::function<Status()> commit_hook_;
   JournalStats stats_;
   std::thread writer_;
 };

@@ -917,6 +917,19 @@ ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
   svr_ = std::make_unique<HttpServer>(options_.limits, &daemon_.watch_log(),
                                       tls.ok() ? tls.value() : nullptr);
   InstallApiAuth(*svr_, options_.tokens);  // also starts each request's log context
+  // A change is answered once its journal record is durable, by the server's loop: no worker
+  // waits for the disk, so every request in flight shares the next commit.
+  daemon_.SetDeferral(&HttpServer::AnswerAfter);
+  Daemon* d = &daemon_;
+  svr_->set_durability(
+      {[d](int64_t seq) { return d->Durable(seq); },
+       [d](httplib::Response& res) {
+         const Status h = d->Health();  // as Mutate would have answered
+         SendStatus(res, kube::ServiceUnavailable(
+                             h.ok() ? "the daemon is stopping: the change may not be durable"
+                                    : h.message()));
+       },
+       SaveRequestContext, RestoreRequestContext});
   // The answers the server gives itself (limits, caps) are Kubernetes Status bodies too.
   svr_->set_refusal([](int code, const std::string& message, httplib::Response& res) {
     kube::KubeStatus s = code == 413   ? kube::BodyTooLarge()
@@ -1169,10 +1182,10 @@ void ApiServer::Routes() {
   auto log = options_.log;
   s.set_logger(
       [log, requests = requests_](const httplib::Request& req, const httplib::Response& res) {
-        const Json line = RequestLogLine(req, res);
+        const RequestLogInput in = RequestLogInputOf(req, res);
         requests->Observe(KubeRequestLabels(RequestFactsOf(req)), res.status,
-                          line.value("latencyMs", 0.0) / 1000);
-        if (log) log(kube::WireJson(line));
+                          LoggedLatencyMs(in) / 1000);
+        if (log) log(RequestLogText(in));
       });
   HealthRoutes(s, &daemon_, options_.version);
   MetricsRoutes(s, &daemon_, options_, requests_);

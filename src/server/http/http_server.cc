@@ -9,6 +9,7 @@
 #include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <poll.h>
 #include <strings.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -24,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <regex>
 #include <thread>
@@ -127,6 +129,7 @@ void AppendChunk(std::string& out, std::string_view data) {
 }
 
 thread_local std::unique_ptr<WatchStream>* tl_watch_slot = nullptr;
+thread_local int64_t* tl_after_seq = nullptr;
 
 }  // namespace
 
@@ -170,6 +173,9 @@ struct HttpServer::Impl {
     bool head = false;
     httplib::Response res;
     std::unique_ptr<WatchStream> watch;
+    int64_t after_seq = 0;  // AnswerAfter: held until this journal record is durable
+    std::unique_ptr<httplib::Request> req;  // a held answer's, for its log line
+    std::shared_ptr<void> context;          // Durability::save's, for its log line
   };
   struct Client {
     int conns = 0;
@@ -190,6 +196,7 @@ struct HttpServer::Impl {
   Handler on_error;
   std::function<void(int, const std::string&, Response&)> refusal;
   std::function<bool(const Request&)> reserved;
+  Durability durability;
 
   int listen_fd = -1, epoll_fd = -1, wake_fd = -1;
   std::atomic<bool> stopping{false};
@@ -206,6 +213,8 @@ struct HttpServer::Impl {
   std::condition_variable jobs_cv;
   std::deque<Job> jobs;
   std::deque<Done> done;
+  std::deque<Done> held;  // the loop's: answers waiting for their journal record
+  int64_t known_durable = 0, known_pending = 0;  // Ready's, for one pass of the loop
   bool workers_stop = false;
   std::vector<std::thread> workers;
   HttpServerStats counters;
@@ -241,10 +250,17 @@ struct HttpServer::Impl {
       d.addr = std::move(job.addr);
       d.head = job.req->method == "HEAD";
       tl_watch_slot = &d.watch;
+      tl_after_seq = durability.durable ? &d.after_seq : nullptr;
       Handle(*job.req, d.res);
       tl_watch_slot = nullptr;
+      tl_after_seq = nullptr;
+      if (d.after_seq > 0) {  // logged when answered
+        d.req = std::move(job.req);
+        if (durability.save) d.context = durability.save();
+      }
       {
         std::lock_guard<std::mutex> l(mu);
+        if (d.after_seq > 0) ++counters.held;
         done.push_back(std::move(d));
       }
       Wake();
@@ -274,7 +290,33 @@ struct HttpServer::Impl {
     }
     if (res.status == -1) res.status = routed ? 200 : 404;
     if (res.status >= 400 && on_error) on_error(req, res);
-    if (logger) logger(req, res);
+    if (logger && !(tl_after_seq && *tl_after_seq > 0)) logger(req, res);
+  }
+
+  // On the loop: true when `d` may be sent (its record is durable, or will never be: then its
+  // answer is `lost`'s), after its log line if it was held.
+  bool Ready(Done& d) {
+    if (d.after_seq <= 0 || !d.req) return true;
+    // What this pass learnt: records are committed in order, so one question answers for many.
+    int state = 1;
+    if (d.after_seq > known_durable) {
+      if (d.after_seq >= known_pending) return false;
+      state = durability.durable ? durability.durable(d.after_seq) : 1;
+      if (state == 1) known_durable = d.after_seq;
+      if (state == 0) known_pending = d.after_seq;
+    }
+    if (state == 0) return false;
+    if (state < 0) {
+      d.res = httplib::Response{};
+      d.res.status = 503;
+      if (durability.lost) durability.lost(d.res);
+      if (on_error) on_error(*d.req, d.res);
+    }
+    if (logger) {
+      if (durability.restore) durability.restore(std::move(d.context));
+      logger(*d.req, d.res);
+    }
+    return true;
   }
 
   // ---------------------------------------------------------------- connections
@@ -794,16 +836,7 @@ struct HttpServer::Impl {
           OnIo(*it->second, events[static_cast<size_t>(i)].events);
         }
       }
-      std::deque<Done> finished;
-      {
-        std::lock_guard<std::mutex> l(mu);
-        finished.swap(done);
-      }
-      for (Done& d : finished) {
-        const uint64_t id = d.conn;
-        Complete(d);
-        if (conns.count(id)) touched.push_back(id);
-      }
+      AnswerFinished(touched);
       if (watch_news) DispatchWatches(touched);
       FlushTouched(touched);
       if (Clock::now() >= next_sweep) {
@@ -811,7 +844,55 @@ struct HttpServer::Impl {
         next_sweep = Clock::now() + Seconds(1);
       }
     }
-    if (watches) watches->SetListener(nullptr);
+  }
+
+  // The answers the workers finished and those held for their journal record: each sent once
+  // Ready, held ones first (in the order they were handled), then the new ones.
+  void AnswerFinished(std::vector<uint64_t>& touched) {
+    std::deque<Done> ready;
+    held.swap(ready);
+    {
+      std::lock_guard<std::mutex> l(mu);
+      for (Done& d : done) ready.push_back(std::move(d));
+      done.clear();
+    }
+    known_durable = 0;
+    known_pending = std::numeric_limits<int64_t>::max();
+    for (Done& d : ready) {
+      if (!Ready(d)) {
+        held.push_back(std::move(d));
+        continue;
+      }
+      const uint64_t id = d.conn;
+      Complete(d);
+      if (conns.count(id)) touched.push_back(id);
+    }
+  }
+
+  // Stopping, once the loop ended and the workers finished: what they answered, and the answers
+  // held for their journal record (the journal outlives the server: its records are committed, or
+  // will never be, and the answer is lost's), are still sent, each connection closed once its
+  // answer is written. At most 10 s (the write timeout if shorter): a client that reads nothing
+  // or a disk that never answers does not hold the process.
+  void Drain() {
+    const auto deadline = Clock::now() + Seconds(std::min(limits.write_timeout_s, 10));
+    for (auto& [id, c] : conns) c->keep_alive = false;
+    while (true) {
+      std::vector<uint64_t> touched;
+      AnswerFinished(touched);
+      for (auto& [id, c] : conns)
+        if (c->phase == Phase::kClosing && c->pending() > 0) touched.push_back(id);
+      FlushTouched(touched);
+      bool writing = false;
+      for (auto& [id, c] : conns)
+        writing = writing || (c->phase == Phase::kClosing && c->pending() > 0);
+      if ((held.empty() && !writing) || Clock::now() >= deadline) return;
+      pollfd p{wake_fd, POLLIN, 0};
+      if (poll(&p, 1, 20) > 0) {  // a commit (the listener), else the writes are tried again
+        uint64_t v;
+        [[maybe_unused]] ssize_t r = read(wake_fd, &v, sizeof v);
+      }
+    }
   }
 };
 
@@ -874,6 +955,14 @@ bool HttpServer::ServeWatch(WatchStream stream) {
   *tl_watch_slot = std::make_unique<WatchStream>(std::move(stream));
   return true;
 }
+
+bool HttpServer::AnswerAfter(int64_t seq) {
+  if (!tl_after_seq) return false;
+  if (seq > 0) *tl_after_seq = std::max(*tl_after_seq, seq);  // 0: nothing to wait for
+  return true;
+}
+
+void HttpServer::set_durability(Durability d) { impl_->durability = std::move(d); }
 
 Result<int> HttpServer::Bind(const std::string& host, int port) {
   Impl& m = *impl_;
@@ -942,8 +1031,11 @@ void HttpServer::Run() {
   m.jobs_cv.notify_all();
   for (auto& t : m.workers) t.join();
   m.workers.clear();
+  m.Drain();
+  if (m.watches) m.watches->SetListener(nullptr);
   while (!m.conns.empty()) m.CloseConn(m.conns.begin()->first);
   m.done.clear();
+  m.held.clear();
 }
 
 void HttpServer::Stop() {

@@ -75,6 +75,7 @@ struct WatchStream {
 struct HttpServerStats {
   uint64_t accepted = 0, refused_connections = 0, refused_requests = 0, timed_out = 0,
            slow_watchers_closed = 0;
+  uint64_t held = 0;  // answers held until their journal record was durable (AnswerAfter)
 };
 
 // The daemon's malloc policy, set by its main (`arbiter serve`) and by bench_serve, once per
@@ -120,9 +121,27 @@ class HttpServer {
   // Called by a handler: its answer is this watch instead (false outside a handler).
   static bool ServeWatch(WatchStream stream);
 
+  // Durable answers without a worker waiting for the disk. A handler that changed something
+  // calls AnswerAfter(seq) instead of waiting for journal record `seq` (false outside a
+  // handler, or without set_durability: then it waits itself); its answer is held by the event
+  // loop and sent once `durable(seq)` is 1 (the loop asks after every wake-up: the WatchLog's
+  // Notify() after each commit, and at least every 250 ms), or replaced by `lost`'s answer when it
+  // is -1 (the record will never be durable). The logger runs then, for such an answer, on the
+  // loop, with the context `save` took on the worker given back by `restore` (a request log's
+  // thread-local start and user).
+  static bool AnswerAfter(int64_t seq);
+  struct Durability {
+    std::function<int(int64_t seq)> durable;  // 1 durable, 0 not yet, -1 never
+    std::function<void(Response&)> lost;
+    std::function<std::shared_ptr<void>()> save;
+    std::function<void(std::shared_ptr<void>)> restore;
+  };
+  void set_durability(Durability d);  // before Run
+
   // Binds host:port (0: any free port); returns the port.
   Result<int> Bind(const std::string& host, int port);
-  // Serves on this thread until Stop().
+  // Serves on this thread until Stop(); then sends what was handled (a held answer once its
+  // record is durable or never will be; at most 10 s) and closes every connection.
   void Run();
   // From any thread, or before Run (which then returns at once).
   void Stop();

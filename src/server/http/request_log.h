@@ -6,9 +6,12 @@
 // query string and the headers are never logged: no token is ever written.
 // The server (http_server.h) runs a request's pre-routing hook, its handler and the logger on one
 // worker thread, so the start time and the authenticated user are kept per thread between
-// RequestStarted() (the pre-routing hook, api_auth.h) and RequestLogLine() (the logger).
+// RequestStarted() (the pre-routing hook, api_auth.h) and RequestLogLine() (the logger). An
+// answer held until its journal record is durable is logged later on the server's loop: its
+// context is saved on the worker and restored there (HttpServer::Durability).
 #pragma once
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -25,6 +28,9 @@ namespace arbiter::server {
 void RequestStarted();
 // Once its bearer token named a user.
 void RequestAuthenticated(std::string user);
+// This thread's request context (start, user), kept for a held answer's log line, and put back.
+std::shared_ptr<void> SaveRequestContext();
+void RestoreRequestContext(std::shared_ptr<void> saved);
 
 // The fields of a request's line (pure): `latency_ms` measured by the caller.
 struct RequestLogInput {
@@ -35,7 +41,15 @@ struct RequestLogInput {
 };
 nlohmann::json RequestLogFields(const RequestLogInput& in);
 
+// The same line as text: exactly kube::WireJson(RequestLogFields(in)), written without the tree
+// (a create's log line cost about as much as its JSON tree; request_log_test compares them).
+std::string RequestLogText(const RequestLogInput& in);
+// The latency as the line gives it (ms, rounded to the µs).
+double LoggedLatencyMs(const RequestLogInput& in);
+
 // The line of the request this thread serves (RequestStarted() .. now).
 nlohmann::json RequestLogLine(const httplib::Request& req, const httplib::Response& res);
+// Its input: the request this thread serves, its status, its start and user (then forgotten).
+RequestLogInput RequestLogInputOf(const httplib::Request& req, const httplib::Response& res);
 
 }  // namespace arbiter::server

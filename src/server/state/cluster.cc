@@ -343,10 +343,9 @@ ManifestSet Cluster::PolicyContext(const std::string& skip_kind, const std::stri
 
 // ------------------------------------------------------------------ create / update
 
-yaml::ManifestLoad Cluster::Load(const KindInfo& kind, const Json& obj) {
+yaml::ManifestLoad Cluster::Load(const KindInfo& kind, Json in) {
   // The status is the server's (a Node's is its capacity, read as the manifest's); the node a
   // pod is bound to is not part of what was submitted.
-  Json in = obj;
   if (kind.status == StatusWriter::kServer) in.erase("status");
   if (kind.storage == Storage::kWorkload && in.contains("spec") && in["spec"].is_object())
     in["spec"].erase("nodeName");
@@ -373,7 +372,7 @@ Cluster::Prepared Cluster::Prepare(const Mutation& m) {
   } else {
     meta.erase("namespace");
   }
-  p.load = Load(*info, obj);
+  p.load = Load(*info, std::move(obj));  // the copy made here, not a second one
   return p;
 }
 

@@ -217,7 +217,7 @@ class Cluster {
   void AdmitPod(Millis time, Target& t) const;
   // Rewrites every pending pod's status from the engine's (after a backfill plan moved).
   void RefreshAllPending(Millis time);
-  static yaml::ManifestLoad Load(const KindInfo& kind, const Json& obj);
+  static yaml::ManifestLoad Load(const KindInfo& kind, Json obj);  // a copy the loader reads
   MutationResult Delete(const Mutation& m);
   std::optional<ApiError> FlavorInUse(const std::string& name) const;
   Status DeletePodObject(const Mutation& m, const std::string& ns, const Json& existing);
