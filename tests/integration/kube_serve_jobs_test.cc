@@ -28,7 +28,7 @@ using Json = nlohmann::json;
 using Kubectl = std::function<CommandOutput(const std::string&)>;
 
 // The namespace of the running test, also its node's name prefix and pool label ("ksj-" and the
-// test's initial): ctest runs these cases at once on one cluster, each in its own namespace.
+// test's initials, Begin): ctest runs these cases at once on one cluster, each in its own namespace.
 std::string g_ns = "ksj";
 
 std::string NodeYaml(const std::string& name) {
@@ -155,7 +155,11 @@ class KubeServeJobsTest : public kube_fixture::KubeTest {
  protected:
   void Begin(Sides& s) {
     const char* test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    g_ns = std::string("ksj-") + static_cast<char>(std::tolower(test[0]));
+    // The test's initials (its name's capitals): each test its own namespace, since the one
+    // before may still be terminating ("ADeletedPod..." and "AJobManaged..." once shared ksj-a).
+    g_ns = "ksj-";
+    for (const char* c = test; *c && g_ns.size() < 24; ++c)
+      if (std::isupper(static_cast<unsigned char>(*c))) g_ns += static_cast<char>(std::tolower(*c));
     ASSERT_NO_FATAL_FAILURE(Fresh(g_ns, g_ns + "-0"));
     ASSERT_NO_FATAL_FAILURE(Node(g_ns + "-0", g_ns));
     ASSERT_TRUE(s.Start()) << s.log();
