@@ -28,7 +28,8 @@ using Json = nlohmann::json;
 using Kubectl = std::function<CommandOutput(const std::string&)>;
 
 // The namespace of the running test, also its node's name prefix and pool label ("ksj-" and the
-// test's initials, Begin): ctest runs these cases at once on one cluster, each in its own namespace.
+// test's initials, Begin): ctest runs these cases at once on one cluster, each in its own
+// namespace.
 std::string g_ns = "ksj";
 
 std::string NodeYaml(const std::string& name) {
