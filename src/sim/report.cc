@@ -38,10 +38,10 @@ nlohmann::json Seconds(Millis ms) {
   return nlohmann::json(static_cast<double>(ms) / 1000.0);
 }
 
-Summary Summarise(const ManifestSet& m, const driver::SimResult& r) {
-  Summary s;
-  const auto& e = r;
-  s.horizon = r.end_time;
+namespace {
+
+// Each resource's node capacity (while each node is in the pool) and allocation over the run.
+void SummariseUtilisation(const ManifestSet& m, const driver::SimResult& e, Summary& s) {
   for (const char* res : {"cpu", "memory", "nvidia.com/gpu"}) {
     Summary::Util u;
     u.resource = res;
@@ -56,6 +56,10 @@ Summary Summarise(const ManifestSet& m, const driver::SimResult& r) {
           (run.end - run.start);
     s.utilisation.push_back(u);
   }
+}
+
+// The final phases, the pending time per priority tier (high first) and the GPU work lost.
+void SummariseWorkloads(const driver::SimResult& e, Summary& s) {
   std::map<int32_t, Summary::Tier, std::greater<int32_t>> tiers;
   for (const auto& w : e.workloads()) {
     if (w.phase == Phase::kRejected) {
@@ -88,6 +92,10 @@ Summary Summarise(const ManifestSet& m, const driver::SimResult& r) {
     }
   }
   for (auto& [p, t] : tiers) s.tiers.push_back(t);
+}
+
+// The event counts, the loss per namespace; returns the keys of the workloads that preempted.
+std::set<std::string_view> SummariseEvents(const driver::SimResult& e, Summary& s) {
   std::map<std::string_view, Summary::NamespaceLoss> loss;
   for (const auto& w : e.workloads()) {
     auto& l = loss[w.namespace_];
@@ -111,6 +119,12 @@ Summary Summarise(const ManifestSet& m, const driver::SimResult& r) {
     l.namespace_ = std::string(ns);
     s.loss_by_namespace.push_back(std::move(l));
   }
+  return preemptors;
+}
+
+// The preemptors' pending time (with and without the time held out of the queue), sorted.
+void SummarisePreemptors(const driver::SimResult& e, const std::set<std::string_view>& preemptors,
+                         Summary& s) {
   for (const auto& w : e.workloads())
     if (preemptors.count(w.key)) {
       ++s.preemptors;
@@ -122,6 +136,16 @@ Summary Summarise(const ManifestSet& m, const driver::SimResult& r) {
     }
   std::sort(s.preemptor_pending.begin(), s.preemptor_pending.end());
   std::sort(s.preemptor_pending_unheld.begin(), s.preemptor_pending_unheld.end());
+}
+
+}  // namespace
+
+Summary Summarise(const ManifestSet& m, const driver::SimResult& r) {
+  Summary s;
+  s.horizon = r.end_time;
+  SummariseUtilisation(m, r, s);
+  SummariseWorkloads(r, s);
+  SummarisePreemptors(r, SummariseEvents(r, s), s);
   return s;
 }
 

@@ -103,6 +103,28 @@ int64_t OldRestarts(const Json& old_statuses, const Json& name) {
   return 0;
 }
 
+// A container's state (and a requeued one's lastState) from the engine's status, outside a crash
+// loop: waiting after a requeue, running on its node, terminated once final, else waiting.
+void SetContainerState(Json& cs, const engine::WorkloadStatus& s, const driver::PodScheduling& p,
+                       const Json& old_statuses, Millis now) {
+  if (p.requeued) {
+    cs["state"] = {{"waiting", Json::object()}};
+    cs["lastState"] = {{"terminated", LastRun(old_statuses, cs["name"], now)}};
+  } else if (p.on_node) {
+    cs["state"] = {{"running", {{"startedAt", KubeTime(s.run_start)}}}};
+  } else if (engine::IsFinal(s.phase) && s.first_start >= 0) {
+    const bool ok = s.phase == Phase::kSucceeded;
+    const bool error = s.phase == Phase::kFailed || s.phase == Phase::kDeleted;
+    cs["state"] = {{"terminated",
+                    {{"exitCode", ok ? 0 : (s.exit_code != 0 ? s.exit_code : 137)},
+                     {"reason", ok ? "Completed" : (error ? "Error" : "Preempted")},
+                     {"finishedAt", KubeTime(s.finish_time >= 0 ? s.finish_time : now)}}}};
+  } else {
+    cs["state"] = {
+        {"waiting", {{"reason", s.phase == Phase::kPending ? "ContainerCreating" : "Rejected"}}}};
+  }
+}
+
 std::string ContainerNames(const Json& pod) {
   std::string out;
   const Json& cs = json_member::Member(json_member::Member(pod, "spec"), "containers");
@@ -292,24 +314,8 @@ void SetPodStatus(Json& pod, const engine::WorkloadStatus& s,
       if (crash) {
         cs["restartCount"] = restarts_before + crash->restarts;
         SetCrashState(cs, *crash, *crash_spec, pod);
-      } else if (requeued) {
-        cs["state"] = {{"waiting", Json::object()}};
-        cs["lastState"] = {{"terminated", LastRun(old_statuses, cs["name"], now)}};
-      } else if (on_node) {
-        cs["state"] = {{"running", {{"startedAt", KubeTime(s.run_start)}}}};
-      } else if (engine::IsFinal(s.phase) && s.first_start >= 0) {
-        const bool ok = s.phase == Phase::kSucceeded;
-        cs["state"] = {{"terminated",
-                        {{"exitCode", ok ? 0 : (s.exit_code != 0 ? s.exit_code : 137)},
-                         {"reason", ok ? "Completed"
-                                       : (s.phase == Phase::kFailed || s.phase == Phase::kDeleted
-                                              ? "Error"
-                                              : "Preempted")},
-                         {"finishedAt", KubeTime(s.finish_time >= 0 ? s.finish_time : now)}}}};
       } else {
-        cs["state"] = {
-            {"waiting",
-             {{"reason", s.phase == Phase::kPending ? "ContainerCreating" : "Rejected"}}}};
+        SetContainerState(cs, s, p, old_statuses, now);
       }
       if (engine::IsFinal(s.phase))  // the restarts of a crash loop stay on the finished pod
         cs["restartCount"] =
