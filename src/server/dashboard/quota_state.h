@@ -28,5 +28,8 @@ struct QuotaState {
 
 // By namespace: every namespace with running workloads or an ElasticQuota.
 std::map<std::string, QuotaState> QuotaStates(const engine::Engine& e);
+// The same for the namespaces with an ElasticQuota, `used` left empty (/metrics sums it from its
+// live rows, off the lock).
+std::map<std::string, QuotaState> ElasticQuotaStates(const engine::Engine& e);
 
 }  // namespace arbiter::server::dashboard

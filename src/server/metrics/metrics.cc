@@ -133,22 +133,6 @@ std::shared_ptr<const NodeLabelRows> NodeLabels(const Cluster& c) {
   return rows;
 }
 
-// The ElasticQuotas' state but their usage (summed from the live rows off the lock).
-std::map<std::string, dashboard::QuotaState> ElasticQuotas(const engine::Engine& e) {
-  std::map<std::string, dashboard::QuotaState> out;
-  for (engine::ElasticQuotaUsage& u : e.elastic_quota_usages()) {
-    dashboard::QuotaState& s = out[u.namespace_];
-    s.quota = std::move(u.name);
-    s.cohort = std::move(u.cohort);
-    s.min = std::move(u.min);
-    s.max = std::move(u.max);
-    s.borrowed = std::move(u.borrowed);
-    s.lent = std::move(u.lent);
-    s.fair_share = u.fair_share;
-  }
-  return out;
-}
-
 }  // namespace
 
 MetricsFacts CollectNodeMetrics(const Cluster& c, const std::string& node, Millis now) {
@@ -171,7 +155,7 @@ MetricsFacts CollectMetrics(const Cluster& c, Millis now) {
   f.quota_usages = c.engine().resource_quota_usages();
   f.decisions = c.decision_count();
   f.stats = c.scheduling_stats();
-  f.quotas = ElasticQuotas(c.engine());
+  f.quotas = dashboard::ElasticQuotaStates(c.engine());
   f.node_labels = NodeLabels(c);
   return f;
 }
