@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "server/dashboard/views.h"
 #include "server/state/cluster.h"
+#include "server/state/job_controller.h"
 
 namespace arbiter::server::fixtures {
 
@@ -22,6 +24,29 @@ inline Mutation Create(Millis t, const Json& obj) {
   m.namespace_ = obj["metadata"].value("namespace", "");
   m.object = obj;
   return m;
+}
+// An update of `obj` (a PUT of the whole object, as kubectl replace sends it).
+inline Mutation Update(Millis t, const Json& obj) {
+  Mutation m = Create(t, obj);
+  m.op = Mutation::Op::kUpdate;
+  m.name = obj.at("metadata").at("name");
+  return m;
+}
+// The pods of Job `job` in namespace default (by its job-name label).
+inline std::vector<const Json*> PodsOf(const Cluster& c, const std::string& job) {
+  std::vector<const Json*> out;
+  for (const Json* p : c.store().List("Pod", "default"))
+    if (p->at("metadata").value("labels", Json::object()).value(kJobNameLabel, "") == job)
+      out.push_back(p);
+  return out;
+}
+// Every Job and Pod of namespace default as one text: two clusters with the same text hold the
+// same objects (replay and restore tests).
+inline std::string JobsAndPods(const Cluster& c) {
+  Json out = Json::array();
+  for (const char* kind : {"Job", "Pod"})
+    for (const Json* o : c.store().List(kind, "default")) out.push_back(*o);
+  return out.dump();
 }
 inline Mutation Delete(Millis t, const std::string& kind, const std::string& ns,
                        const std::string& name) {

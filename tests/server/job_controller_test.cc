@@ -25,8 +25,10 @@ using fixtures::kT0;
 using fixtures::Namespace;
 using fixtures::Node;
 using fixtures::Ok;
+using fixtures::PodsOf;
 using fixtures::RunUntil;
 using fixtures::StartOneNode;
+using fixtures::Update;
 
 // A Job whose pods ask 1 GPU and run `duration`; `spec` is merged into its spec.
 Json JobOf(const std::string& name, const Json& spec, const std::string& duration = "1m") {
@@ -46,21 +48,6 @@ Json JobOf(const std::string& name, const Json& spec, const std::string& duratio
                 {"spec", pod_spec}}}}}};
   if (spec.is_object()) j["spec"].update(spec);
   return j;
-}
-
-Mutation Update(Millis t, Json obj) {
-  Mutation m = Create(t, obj);
-  m.op = Mutation::Op::kUpdate;
-  m.name = obj["metadata"]["name"];
-  return m;
-}
-
-std::vector<const Json*> PodsOf(const Cluster& c, const std::string& job) {
-  std::vector<const Json*> out;
-  for (const Json* p : c.store().List("Pod", "default"))
-    if (p->at("metadata").value("labels", Json::object()).value(kJobNameLabel, "") == job)
-      out.push_back(p);
-  return out;
 }
 
 int CountPhase(const Cluster& c, const std::string& job, const std::string& phase) {

@@ -18,13 +18,16 @@ namespace job_restart_test {
 
 using fixtures::Advance;
 using fixtures::Create;
+using fixtures::JobsAndPods;
 using fixtures::JobStatus;
 using fixtures::kT0;
 using fixtures::Namespace;
 using fixtures::Node;
 using fixtures::Ok;
+using fixtures::PodsOf;
 using fixtures::RunUntil;
 using fixtures::StartOneNode;
+using fixtures::Update;
 
 // A Job of 1-GPU pods under restartPolicy OnFailure whose container fails with exit code 3 after
 // `duration`.
@@ -43,21 +46,6 @@ Json CrashingJob(const std::string& name, const Json& spec, const std::string& d
                                    {"containers", Json::array({container})}};
   if (spec.is_object()) j["spec"].update(spec);
   return j;
-}
-
-Mutation Update(Millis t, Json obj) {
-  Mutation m = Create(t, obj);
-  m.op = Mutation::Op::kUpdate;
-  m.name = obj["metadata"]["name"];
-  return m;
-}
-
-std::vector<const Json*> PodsOf(const Cluster& c, const std::string& job) {
-  std::vector<const Json*> out;
-  for (const Json* p : c.store().List("Pod", "default"))
-    if (p->at("metadata").value("labels", Json::object()).value(kJobNameLabel, "") == job)
-      out.push_back(p);
-  return out;
 }
 
 const Json& Container(const Json& pod) { return pod.at("status").at("containerStatuses").at(0); }
@@ -240,14 +228,8 @@ TEST(JobRestart, AReplayOrARestoreRestartsTheSame) {
   Ok(restored, h.back());
   Cluster b("0000abcd");
   for (const auto& m : h) Ok(b, Mutation::Decode(m.Encode()).value());
-  auto dump = [](const Cluster& c) {
-    Json out = Json::array();
-    for (const char* kind : {"Job", "Pod"})
-      for (const Json* o : c.store().List(kind, "default")) out.push_back(*o);
-    return out.dump();
-  };
-  EXPECT_EQ(dump(b), dump(a));
-  EXPECT_EQ(dump(restored), dump(a));
+  EXPECT_EQ(JobsAndPods(b), JobsAndPods(a));
+  EXPECT_EQ(JobsAndPods(restored), JobsAndPods(a));
   EXPECT_EQ(Conditions(a, "crash").back(), "Failed=True/BackoffLimitExceeded");
 }
 

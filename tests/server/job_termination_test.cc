@@ -20,11 +20,13 @@ namespace job_termination_test {
 using fixtures::Advance;
 using fixtures::Create;
 using fixtures::Delete;
+using fixtures::JobsAndPods;
 using fixtures::JobStatus;
 using fixtures::kT0;
 using fixtures::Namespace;
 using fixtures::Node;
 using fixtures::Ok;
+using fixtures::PodsOf;
 using fixtures::RunUntil;
 using fixtures::StartOneNode;
 
@@ -55,14 +57,6 @@ std::vector<std::string> Conditions(const Cluster& c, const std::string& job) {
   for (const auto& cond : JobStatus(c, job).value("conditions", Json::array()))
     out.push_back(cond.value("type", "") + "=" + cond.value("status", "") + "/" +
                   cond.value("reason", ""));
-  return out;
-}
-
-std::vector<const Json*> PodsOf(const Cluster& c, const std::string& job) {
-  std::vector<const Json*> out;
-  for (const Json* p : c.store().List("Pod", "default"))
-    if (p->at("metadata").value("labels", Json::object()).value(kJobNameLabel, "") == job)
-      out.push_back(p);
   return out;
 }
 
@@ -304,14 +298,8 @@ TEST(JobTermination, AReplayOrARestoreMakesTheSameDecisions) {
   Ok(restored, h.back());
   Cluster b("0000abcd");
   for (const auto& m : h) Ok(b, Mutation::Decode(m.Encode()).value());
-  auto dump = [](const Cluster& c) {
-    Json out = Json::array();
-    for (const char* kind : {"Job", "Pod"})
-      for (const Json* o : c.store().List(kind, "default")) out.push_back(*o);
-    return out.dump();
-  };
-  EXPECT_EQ(dump(b), dump(a));
-  EXPECT_EQ(dump(restored), dump(a));
+  EXPECT_EQ(JobsAndPods(b), JobsAndPods(a));
+  EXPECT_EQ(JobsAndPods(restored), JobsAndPods(a));
   EXPECT_EQ(Conditions(a, "slow").back(), "Failed=True/DeadlineExceeded");
   EXPECT_EQ(a.store().Get("Job", "default", "w"), nullptr);
 }
