@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -887,6 +888,95 @@ TEST(LedgerTest, TrackSourcesRoundTripAndAreReplaced) {
   ASSERT_TRUE(read.ok()) << read.message();
   EXPECT_EQ(*read, (std::vector<TrackNote>{a, b2}));
   EXPECT_EQ((*read)[0].Text(), "request=informers usage=prometheus");
+}
+
+}  // namespace
+}  // namespace arbiter
+
+namespace arbiter {
+namespace {
+
+// `arbiter ledger tracks` reads meter_tracks with the row each entry describes: the current Usage
+// row of its (namespace, workload, resource, hour), never a Credit row of the same key nor a
+// superseded version; an entry without such a row has none; the namespace and window filter the
+// entries; a ledger that never had tracks says so (written false).
+TEST(LedgerTest, TrackRowsJoinEachEntryWithItsCurrentUsageRow) {
+  auto l = OpenLedger(TempPath("track-rows.db"));
+  auto never = l->ReadTrackRows({});
+  ASSERT_TRUE(never.ok()) << never.message();
+  EXPECT_FALSE(never->written);
+  EXPECT_TRUE(never->rows.empty());
+
+  auto cat = *PriceCatalog::Create({Book()});
+  auto row = [](const std::string& ns, const char* resource, Millis hour, int64_t request_milli,
+                int64_t usage_milli) {
+    HourlyRow r;
+    r.namespace_ = ns;
+    r.workload = ns + "/p";
+    r.resource = resource;
+    r.hour = hour;
+    r.request_raw = static_cast<billing::i128>(request_milli) * kHour;
+    r.usage_raw = static_cast<billing::i128>(usage_milli) * kHour;
+    r.max_raw = std::max(r.request_raw, r.usage_raw);
+    r.samples = 120;
+    r.covered_ms = r.run_ms = kHour;
+    return r;
+  };
+  HourlyRow cpu = row("a", "cpu", kEpoch, 4000, 1000);  // 4 cores requested, 1 used: core-seconds
+  HourlyRow credit = row("a", "cpu", kEpoch, 500, 500);
+  credit.kind = billing::RowKind::kCredit;
+  credit.preemptor = "b/q";
+  HourlyRow gpu = row("a", "nvidia.com/gpu", kEpoch, 2000, 0);
+  gpu.gpu_product = "NVIDIA-H100-80GB-HBM3";
+  HourlyRow other = row("b", "cpu", kEpoch + kHour, 1000, 1000);
+  ASSERT_TRUE(l->Write({cpu, credit, gpu, other}, cat, kEpoch + kHour).ok());
+  HourlyRow corrected = cpu;  // a sealed hour metered again: version 2
+  corrected.usage_raw = static_cast<billing::i128>(1500) * kHour;
+  auto w = l->Write({corrected}, cat);
+  ASSERT_TRUE(w.ok()) << w.message();
+  ASSERT_EQ(w->corrected, 1);
+
+  using billing::TrackNote;
+  using billing::UsageSource;
+  const TrackNote n_cpu{"a", "a/p", "cpu", kEpoch, UsageSource::kUsageSource};
+  const TrackNote n_gpu{"a", "a/p", "nvidia.com/gpu", kEpoch, UsageSource::kNone};
+  const TrackNote n_lone{"a", "a/p", "memory", kEpoch, UsageSource::kRequest};  // no row
+  const TrackNote n_other{"b", "b/p", "cpu", kEpoch + kHour, UsageSource::kUsageSource};
+  ASSERT_TRUE(l->PutTracks({n_other, n_lone, n_gpu, n_cpu}).ok());
+
+  auto all = l->ReadTrackRows({});
+  ASSERT_TRUE(all.ok()) << all.message();
+  EXPECT_TRUE(all->written);
+  ASSERT_EQ(all->rows.size(), 4u);
+  const auto& r = all->rows;
+  EXPECT_EQ(r[0].note, n_cpu);
+  EXPECT_EQ(r[0].request_source, "informers");
+  ASSERT_TRUE(r[0].row.has_value());
+  EXPECT_EQ(r[0].row->kind, billing::RowKind::kUsage);
+  EXPECT_EQ(r[0].row->request_raw, cpu.request_raw);
+  EXPECT_EQ(r[0].row->usage_raw, corrected.usage_raw);  // the current version
+  EXPECT_EQ(r[0].unit, "core-second");
+  EXPECT_EQ(r[1].note, n_lone);
+  EXPECT_FALSE(r[1].row.has_value());
+  EXPECT_EQ(r[1].unit, "");
+  EXPECT_EQ(r[2].note, n_gpu);
+  ASSERT_TRUE(r[2].row.has_value());
+  EXPECT_EQ(r[2].row->gpu_product, "NVIDIA-H100-80GB-HBM3");
+  EXPECT_EQ(r[2].unit, "GPU-second");
+  EXPECT_EQ(r[3].note, n_other);
+
+  RowFilter f;
+  f.namespace_ = "b";
+  auto b = l->ReadTrackRows(f);
+  ASSERT_TRUE(b.ok()) << b.message();
+  ASSERT_EQ(b->rows.size(), 1u);
+  EXPECT_EQ(b->rows[0].note, n_other);
+  RowFilter window;
+  window.from = kEpoch;
+  window.to = kEpoch + kHour;
+  auto first_hour = l->ReadTrackRows(window);
+  ASSERT_TRUE(first_hour.ok()) << first_hour.message();
+  EXPECT_EQ(first_hour->rows.size(), 3u);
 }
 
 }  // namespace

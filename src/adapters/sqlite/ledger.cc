@@ -1607,6 +1607,24 @@ constexpr const char* kCreateTracks =
     "CREATE TABLE IF NOT EXISTS meter_tracks(namespace TEXT NOT NULL, workload TEXT NOT NULL,"
     " resource TEXT NOT NULL, hour INTEGER NOT NULL, request TEXT NOT NULL, usage TEXT NOT NULL,"
     " PRIMARY KEY(namespace, workload, resource, hour)) WITHOUT ROWID";
+
+// Whether the ledger has the table meter_tracks (PutTracks creates it with its first entries).
+Result<bool> HasTracksTable(sqlite3* db) {
+  Stmt exists(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meter_tracks'");
+  if (!exists.ok()) return Status::Error("ledger: read meter_tracks: " + exists.error());
+  return exists.Step() == SQLITE_ROW;
+}
+
+// A stored usage source ("prometheus", "none", "request") as billing::UsageSource.
+Status ReadUsageSource(const std::string& text, billing::UsageSource* out) {
+  for (auto u : {billing::UsageSource::kUsageSource, billing::UsageSource::kNone,
+                 billing::UsageSource::kRequest})
+    if (text == billing::ToString(u)) {
+      *out = u;
+      return Status::Ok();
+    }
+  return Status::Error("ledger: meter_tracks: unknown usage source \"" + text + "\"");
+}
 }  // namespace
 
 Status Ledger::PutTracks(const std::vector<billing::TrackNote>& notes) {
@@ -1631,9 +1649,9 @@ Status Ledger::PutTracks(const std::vector<billing::TrackNote>& notes) {
 
 Result<std::vector<billing::TrackNote>> Ledger::ReadTracks() {
   std::vector<billing::TrackNote> out;
-  Stmt exists(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meter_tracks'");
-  if (!exists.ok()) return Status::Error("ledger: read meter_tracks: " + exists.error());
-  if (exists.Step() != SQLITE_ROW) return out;
+  auto written = HasTracksTable(db_);
+  if (!written.ok()) return written.status();
+  if (!*written) return out;
   Stmt st(db_,
           "SELECT namespace, workload, resource, hour, usage FROM meter_tracks"
           " ORDER BY namespace, workload, resource, hour");
@@ -1645,14 +1663,51 @@ Result<std::vector<billing::TrackNote>> Ledger::ReadTracks() {
     n.workload = st.ColText(1);
     n.resource = st.ColText(2);
     n.hour = st.ColInt(3);
-    const std::string usage = st.ColText(4);
-    if (usage == billing::ToString(billing::UsageSource::kNone))
-      n.usage = billing::UsageSource::kNone;
-    else if (usage == billing::ToString(billing::UsageSource::kRequest))
-      n.usage = billing::UsageSource::kRequest;
-    else if (usage != billing::ToString(billing::UsageSource::kUsageSource))
-      return Status::Error("ledger: meter_tracks: unknown usage source \"" + usage + "\"");
+    if (Status s = ReadUsageSource(st.ColText(4), &n.usage); !s.ok()) return s;
     out.push_back(std::move(n));
+  }
+  if (rc != SQLITE_DONE)
+    return Status::Error("ledger: read meter_tracks: " + std::string(sqlite3_errmsg(db_)));
+  return out;
+}
+
+Result<TrackView> Ledger::ReadTrackRows(const RowFilter& f) {
+  TrackView out;
+  auto written = HasTracksTable(db_);
+  if (!written.ok()) return written.status();
+  out.written = *written;
+  if (!out.written) return out;
+  // The row's columns in ReadRowColumns' order (its key from the entry), then the entry's hour
+  // and sources, and whether a row matched (LEFT JOIN: its columns are NULL when none did).
+  std::string sql =
+      "SELECT t.namespace, t.workload, t.resource, h.gpu_product, h.gpu_replicas, h.kind,"
+      " h.preemptor, h.request_raw, h.usage_raw, h.max_raw, h.samples, h.covered_ms, h.run_ms,"
+      " t.hour, t.request, t.usage, h.hour IS NOT NULL, h.unit FROM meter_tracks t"
+      " LEFT JOIN hourly h ON h.namespace = t.namespace AND h.workload = t.workload"
+      " AND h.resource = t.resource AND h.hour = t.hour AND h.kind = 0 AND h.current = 1"
+      " WHERE 1=1";
+  if (f.namespace_) sql += " AND t.namespace = ?1";
+  if (f.from) sql += " AND t.hour >= ?2";
+  if (f.to) sql += " AND t.hour < ?3";
+  sql += " ORDER BY t.namespace, t.workload, t.resource, t.hour, h.gpu_product, h.gpu_replicas";
+  Stmt st(db_, sql.c_str());
+  if (!st.ok()) return Status::Error("ledger: read meter_tracks: " + st.error());
+  BindFilter(st, f);
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    TrackRow& t = out.rows.emplace_back();
+    t.note.namespace_ = st.ColText(0);
+    t.note.workload = st.ColText(1);
+    t.note.resource = st.ColText(2);
+    t.note.hour = st.ColInt(13);
+    t.request_source = st.ColText(14);
+    if (Status s = ReadUsageSource(st.ColText(15), &t.note.usage); !s.ok()) return s;
+    if (st.ColInt(16) == 0) continue;
+    HourlyRow& r = t.row.emplace();
+    if (!ReadRowColumns(st, nullptr, &r))
+      return Status::Error("ledger: corrupt quantity in a row of " + t.note.workload);
+    r.hour = t.note.hour;
+    t.unit = st.ColText(17);
   }
   if (rc != SQLITE_DONE)
     return Status::Error("ledger: read meter_tracks: " + std::string(sqlite3_errmsg(db_)));

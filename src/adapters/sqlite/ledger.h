@@ -61,6 +61,20 @@ struct ChangeMark {
   int64_t last_seq = 0;
 };
 
+// An entry of meter_tracks with the hourly row it describes: the current Usage row of its
+// (namespace, workload, resource, hour); several when that key has rows of several GPU products or
+// replica counts (one TrackRow each), none when the ledger has no such row (row empty).
+struct TrackRow {
+  billing::TrackNote note;     // the key and where the usage track came from
+  std::string request_source;  // where the request track came from, as stored: "informers"
+  std::optional<billing::HourlyRow> row;
+  std::string unit;  // the row's metering unit as stored ("GPU-second", "core-second", ...)
+};
+struct TrackView {
+  bool written = false;  // the ledger has the table meter_tracks (something wrote tracks once)
+  std::vector<TrackRow> rows;
+};
+
 // What `arbiter ledger check` reports.
 struct LedgerStats {
   int schema = 0;
@@ -119,6 +133,9 @@ class Ledger {
   // one source that wrote it.
   Status PutTracks(const std::vector<billing::TrackNote>& notes);
   Result<std::vector<billing::TrackNote>> ReadTracks();  // key order; none when never written
+  // The entries of meter_tracks in f's namespace and window (hours in [from, to); superseded rows
+  // are never read), each with the row it describes (`arbiter ledger tracks`), in key order.
+  Result<TrackView> ReadTrackRows(const RowFilter& f);
 
   // Recomputes the daily and monthly rollups from the current hourly rows (writes keep them up to
   // date; this is for migrations and checks).
