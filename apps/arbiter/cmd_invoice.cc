@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "core/plural.h"
 #include "core/text.h"
+#include "ledger_read.h"
 #include "ledger_write.h"
 
 namespace arbiter::app {
@@ -51,50 +52,6 @@ struct CheckArgs {
   std::string db;
 };
 
-// Opens an existing ledger for a reading command (read-only, see Ledger::OpenForReading). With
-// `check`, one left by an unclean shutdown is checked whole (PRAGMA quick_check) and refused when
-// damaged before anything is printed from it (sqlite::OpenCheck); every read checks the pages it
-// touches. Without (`ledger check`, which checks everything itself), nothing is refused.
-std::unique_ptr<sqlite::Ledger> OpenExisting(const char* cmd, const std::string& path, bool check,
-                                             int* exit_code) {
-  if (!std::filesystem::exists(path) && path != "-") {
-    *exit_code =
-        InputError(cmd, "--db: " + path + ": no such ledger (`arbiter invoice ingest --db " + path +
-                            " ...` or `arbiter sim --ledger " + path + "` creates one)");
-    return nullptr;
-  }
-  auto l = sqlite::Ledger::OpenForReading(
-      path, check ? sqlite::OpenCheck::kAfterUncleanShutdown : sqlite::OpenCheck::kNone);
-  if (!l.ok()) {
-    *exit_code = InputError(cmd, l.message());
-    return nullptr;
-  }
-  return std::move(l).value();
-}
-
-// A --namespace the ledger has never seen is a mistake (exit 1), not an empty invoice.
-bool KnownNamespace(const char* cmd, sqlite::Ledger& ledger, const std::string& ns,
-                    int* exit_code) {
-  auto names = ledger.Namespaces();
-  if (!names.ok()) {
-    *exit_code = InputError(cmd, names.message());
-    return false;
-  }
-  if (std::find(names->begin(), names->end(), ns) != names->end()) return true;
-  std::string msg = "--namespace: the ledger has no namespace " + QuotedEcho(ns);
-  if (names->empty()) {
-    msg += " (it has no rows yet)";
-  } else {
-    msg += DidYouMeanText(ns, *names);
-    std::string list;
-    for (size_t i = 0; i < names->size() && i < 20; ++i) list += (i ? ", " : "") + (*names)[i];
-    if (names->size() > 20) list += ", ... (" + std::to_string(names->size()) + " in all)";
-    msg += " (namespaces: " + list + ")";
-  }
-  *exit_code = InputError(cmd, msg);
-  return false;
-}
-
 // "GPU-second" -> "GPU-hour": the unit a price is written per.
 std::string PerHourUnit(const std::string& unit) {
   const std::string sfx = "-second";
@@ -102,45 +59,6 @@ std::string PerHourUnit(const std::string& unit) {
     return unit.substr(0, unit.size() - sfx.size()) + "-hour";
   return unit + "-hour";
 }
-
-// A text table: columns as wide as their widest cell, two spaces apart, numbers right-aligned.
-class TextTable {
- public:
-  explicit TextTable(std::vector<std::pair<std::string, bool>> columns)
-      : cols_(std::move(columns)) {
-    for (const auto& [h, right] : cols_) width_.push_back(h.size());
-  }
-  void Row(std::vector<std::string> cells) {
-    for (size_t i = 0; i < cells.size() && i < width_.size(); ++i)
-      width_[i] = std::max(width_[i], cells[i].size());
-    rows_.push_back(std::move(cells));
-  }
-  void Print(std::ostream& out, const std::string& indent,
-             const std::vector<std::string>& notes) const {
-    std::vector<std::string> head;
-    for (const auto& c : cols_) head.push_back(c.first);
-    Line(out, indent, head, "");
-    for (size_t r = 0; r < rows_.size(); ++r)
-      Line(out, indent, rows_[r], r < notes.size() ? notes[r] : "");
-  }
-
- private:
-  void Line(std::ostream& out, const std::string& indent, const std::vector<std::string>& cells,
-            const std::string& note) const {
-    std::string line = indent;
-    for (size_t i = 0; i < cols_.size(); ++i) {
-      const std::string& c = i < cells.size() ? cells[i] : std::string();
-      const std::string pad(width_[i] - c.size(), ' ');
-      if (i) line += "  ";
-      line += cols_[i].second ? pad + c : (i + 1 == cols_.size() ? c : c + pad);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out << line << note << "\n";
-  }
-  std::vector<std::pair<std::string, bool>> cols_;
-  std::vector<size_t> width_;
-  std::vector<std::vector<std::string>> rows_;
-};
 
 void PrintTable(const std::vector<billing::Invoice>& invs, std::ostream& out) {
   for (const auto& inv : invs) {
@@ -467,8 +385,8 @@ void RegisterInvoice(CLI::App& app, int* exit_code) {
     *exit_code = RunInvoice(*ia);
   });
 
-  auto* ledger =
-      app.add_subcommand("ledger", "Billing ledger maintenance: export, seal, check, sync.");
+  auto* ledger = app.add_subcommand(
+      "ledger", "Billing ledger maintenance: export, seal, check, sync, tracks.");
   ledger->require_subcommand(1);
   auto ea = std::make_shared<ExportArgs>();
   auto* exp = ledger->add_subcommand(

@@ -10,10 +10,11 @@ void RegisterValidate(CLI::App& app, int* exit_code);
 void RegisterSim(CLI::App& app, int* exit_code);
 void RegisterInvoice(CLI::App& app, int* exit_code);  // invoice, invoice ingest, ledger export|seal
 void RegisterMeter(CLI::App& app, int* exit_code);    // meter (live metering from Prometheus)
-void RegisterLedgerSync(CLI::App& app, int* exit_code);  // ledger sync (after RegisterInvoice)
-void RegisterSlurm(CLI::App& app, int* exit_code);       // slurm export|import|compare
-void RegisterServe(CLI::App& app, int* exit_code);       // serve (the daemon: src/server)
-void RegisterKubeconfig(CLI::App& app, int* exit_code);  // kubeconfig (for `arbiter serve` users)
+void RegisterLedgerSync(CLI::App& app, int* exit_code);    // ledger sync (after RegisterInvoice)
+void RegisterLedgerTracks(CLI::App& app, int* exit_code);  // ledger tracks (after RegisterInvoice)
+void RegisterSlurm(CLI::App& app, int* exit_code);         // slurm export|import|compare
+void RegisterServe(CLI::App& app, int* exit_code);         // serve (the daemon: src/server)
+void RegisterKubeconfig(CLI::App& app, int* exit_code);    // kubeconfig (for `arbiter serve` users)
 void RegisterScheduler(CLI::App& app, int* exit_code);  // scheduler (a real cluster: src/kubesched)
 
 }  // namespace arbiter::app

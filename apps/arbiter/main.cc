@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   arbiter::app::RegisterInvoice(app, &exit_code);
   arbiter::app::RegisterMeter(app, &exit_code);
   arbiter::app::RegisterLedgerSync(app, &exit_code);
+  arbiter::app::RegisterLedgerTracks(app, &exit_code);
   arbiter::app::RegisterSlurm(app, &exit_code);
   arbiter::app::RegisterServe(app, &exit_code);
   arbiter::app::RegisterKubeconfig(app, &exit_code);

@@ -56,7 +56,8 @@ TEST(CliUsage, MissingCommand) {
       Arbiter(""),
       "arbiter: missing command (validate, sim, invoice, ledger, meter, slurm, serve, kubeconfig",
       "Run `arbiter --help`");
-  EXPECT_USAGE(Arbiter("ledger"), "arbiter ledger: missing command (export, seal, check, sync)",
+  EXPECT_USAGE(Arbiter("ledger"),
+               "arbiter ledger: missing command (export, seal, check, sync, tracks)",
                "Run `arbiter ledger --help`");
 }
 
@@ -276,7 +277,7 @@ TEST(CliConventions, HelpNamesEveryKindAndCommand) {
   const std::string scheduler = Arbiter("scheduler --help").out;
   EXPECT_TRUE(Has(scheduler, "PodGroup")) << scheduler;
   EXPECT_TRUE(Has(scheduler, "ResourceFlavor")) << scheduler;
-  EXPECT_TRUE(Has(Arbiter("ledger --help").out, "export, seal, check, sync."));
+  EXPECT_TRUE(Has(Arbiter("ledger --help").out, "export, seal, check, sync, tracks."));
 }
 
 }  // namespace

@@ -1,0 +1,50 @@
+#include "ledger_read.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "cli_flags.h"
+#include "core/text.h"
+
+namespace arbiter::app {
+
+std::unique_ptr<sqlite::Ledger> OpenExisting(const char* cmd, const std::string& path, bool check,
+                                             int* exit_code) {
+  if (!std::filesystem::exists(path) && path != "-") {
+    *exit_code =
+        InputError(cmd, "--db: " + path + ": no such ledger (`arbiter invoice ingest --db " + path +
+                            " ...` or `arbiter sim --ledger " + path + "` creates one)");
+    return nullptr;
+  }
+  auto l = sqlite::Ledger::OpenForReading(
+      path, check ? sqlite::OpenCheck::kAfterUncleanShutdown : sqlite::OpenCheck::kNone);
+  if (!l.ok()) {
+    *exit_code = InputError(cmd, l.message());
+    return nullptr;
+  }
+  return std::move(l).value();
+}
+
+bool KnownNamespace(const char* cmd, sqlite::Ledger& ledger, const std::string& ns,
+                    int* exit_code) {
+  auto names = ledger.Namespaces();
+  if (!names.ok()) {
+    *exit_code = InputError(cmd, names.message());
+    return false;
+  }
+  if (std::find(names->begin(), names->end(), ns) != names->end()) return true;
+  std::string msg = "--namespace: the ledger has no namespace " + QuotedEcho(ns);
+  if (names->empty()) {
+    msg += " (it has no rows yet)";
+  } else {
+    msg += DidYouMeanText(ns, *names);
+    std::string list;
+    for (size_t i = 0; i < names->size() && i < 20; ++i) list += (i ? ", " : "") + (*names)[i];
+    if (names->size() > 20) list += ", ... (" + std::to_string(names->size()) + " in all)";
+    msg += " (namespaces: " + list + ")";
+  }
+  *exit_code = InputError(cmd, msg);
+  return false;
+}
+
+}  // namespace arbiter::app
