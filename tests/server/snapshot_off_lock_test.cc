@@ -8,7 +8,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
+#include <fstream>
 #include <future>
+#include <iterator>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -113,6 +115,38 @@ TEST(SnapshotOffLockTest, CreatesCompleteWhileASnapshotIsBeingWritten) {
   EXPECT_LT(d.value()->startup().snapshot_seq, during_seq);  // the create was not in it
   EXPECT_EQ(d.value()->startup().replayed, last_seq - d.value()->startup().snapshot_seq);
   EXPECT_EQ(d.value()->Read([](const Cluster& c) { return c.store().Save(); }), saved);
+}
+
+// The engine's part of the snapshot is encoded on the snapshot thread from the copy taken under
+// the lock (Engine::Capture): pods created while the snapshot thread waits change the engine, not
+// the snapshot, which ends with exactly the engine's snapshot bytes of the captured state.
+TEST(SnapshotOffLockTest, TheEngineIsSnapshottedAsCapturedNotAsWritten) {
+  const auto dir = Dir("engine");
+  Gate gate;
+  std::string engine_at_capture, engine_after;
+  {
+    // A fixed clock: nothing but the creates changes the engine.
+    auto d = Daemon::Open({dir.string(), [] { return Millis{1700000000000}; }, 0, false});
+    ASSERT_TRUE(d.ok()) << d.message();
+    d.value()->SetSnapshotHook([&] { gate.Hook(); });
+    ASSERT_TRUE(d.value()->Mutate(CreateOf(Node("n1"))).ok());
+    for (int i = 0; i < 500; ++i)
+      ASSERT_TRUE(d.value()->Mutate(CreateOf(Pod("p" + std::to_string(i)))).ok());
+    engine_at_capture = d.value()->Read([](const Cluster& c) { return c.engine().Snapshot(); });
+    auto snapshot = std::async(std::launch::async, [&] { d.value()->SnapshotNow(); });
+    ASSERT_TRUE(gate.WaitEntered());
+    for (int i = 0; i < 50; ++i)
+      ASSERT_TRUE(d.value()->Mutate(CreateOf(Pod("during-" + std::to_string(i)))).ok());
+    engine_after = d.value()->Read([](const Cluster& c) { return c.engine().Snapshot(); });
+    gate.Open();
+    snapshot.get();
+    ASSERT_EQ(d.value()->snapshot_stats().stored, 1u) << d.value()->snapshot_stats().last_error;
+  }
+  std::ifstream in(dir / "snapshot.bin", std::ios::binary);
+  const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_NE(engine_at_capture, engine_after);
+  ASSERT_GT(file.size(), engine_at_capture.size());
+  EXPECT_TRUE(file.ends_with(engine_at_capture)) << "the snapshot has the engine of its capture";
 }
 
 // Eight writers create pods without pause while snapshots are taken every 150 records: each

@@ -33,6 +33,7 @@
 namespace arbiter::engine {
 
 class State;
+struct EngineCapture;  // snapshot.cc
 
 // A node as drivers see it.
 struct NodeStatus {
@@ -115,8 +116,18 @@ class Engine {
   Status CheckInvariants() const;
 
   // ------------------------------------------------------------ snapshots (docs/snapshot.md)
-  // The full state as bytes (versioned, deterministic: the same state gives the same bytes).
+  // The full state as bytes (versioned, deterministic: the same state gives the same bytes):
+  // EncodeCapture(*Capture()).
   std::string Snapshot() const;
+  // A snapshot in two steps, so that a daemon holds its lock only for the cheap one (issue 27).
+  // Capture() copies what a snapshot saves as plain values (policy objects, quota books, nodes'
+  // usage, the live workloads' records, the queue's bookkeeping; references between workloads
+  // already as ids), sharing nothing the engine changes later: no encoding, about a record's copy
+  // per live workload. EncodeCapture() makes the snapshot's bytes from it (a pure function of
+  // the capture, thread-safe: the capture is immutable) while the engine goes on; they are the
+  // bytes Snapshot() would have given when the capture was taken.
+  std::shared_ptr<const EngineCapture> Capture() const;
+  static std::string EncodeCapture(const EngineCapture& capture);
   // An engine in the snapshot's state. Fails with a clear message on bytes that are not an engine
   // snapshot, are corrupt, or come from another format version. `placement` branches the run
   // under another placement policy (EngineOptions::placement; Random starts its stream from the

@@ -1,4 +1,5 @@
-// Engine::Snapshot / Engine::Restore (format: docs/snapshot.md).
+// Engine::Snapshot (Engine::Capture, then Engine::EncodeCapture) / Engine::Restore (format:
+// docs/snapshot.md).
 //
 // What is saved is the state that decides: options, clock, policy objects, quota books, nodes
 // and their usage, the placement policy's own state (Random's stream), every live workload, the
@@ -48,24 +49,13 @@ namespace {
 
 constexpr char kKind[] = "engine";
 
-uint64_t IdOf(const WorkloadTable& ws, Slot s) {
-  return s == kNoSlot ? ~uint64_t{0} : Value(ws[s].id);
-}
-
-std::vector<uint64_t> IdsOf(const WorkloadTable& ws, const std::vector<Slot>& slots) {
-  std::vector<uint64_t> out;
-  out.reserve(slots.size());
-  for (Slot s : slots) out.push_back(IdOf(ws, s));
-  return out;
-}
-
 // The fields of a live workload, in id order; slot references as WorkloadIds.
 template <typename A>
 void IoWorkload(A& a, Workload& w, std::vector<uint64_t>& waiting_for, uint64_t& preemptor,
                 std::string& message_reason) {
   uint64_t id = Value(w.id);
   Io(a, id);
-  w.id = static_cast<WorkloadId>(id);
+  if constexpr (A::kReading) w.id = static_cast<WorkloadId>(id);
   Io(a, w.priority);
   Io(a, w.phase);
   Io(a, w.run_start);
@@ -181,11 +171,139 @@ void IoOptions(A& a, EngineOptions& o) {
   Io(a, o.random_rescore_winner);
 }
 
-// Engine::Snapshot's steps, in the snapshot's order (Restore reads them back in that order).
+}  // namespace
+
+// What Engine::Snapshot saves, copied as plain values (Engine::Capture): nothing in it points
+// into the engine (slot references are WorkloadIds already; a workload's topology rules are
+// shared, but immutable), so it is encoded on any thread while the engine goes on.
+struct EngineCapture {
+  // A live workload's record with its slot references as ids.
+  struct Live {
+    explicit Live(const Workload& x) : w(x) {}
+    Workload w;
+    std::vector<uint64_t> waiting_for;
+    uint64_t preemptor = 0;
+  };
+  // The usage of a present node, its workloads and nominations as ids.
+  struct NodeUse {
+    int64_t cpu_used_milli = 0;
+    int64_t mem_used_bytes = 0;
+    std::vector<int32_t> gpu_used_milli;
+    ResourceList ext_used;
+    std::vector<uint64_t> workloads, nominated;
+  };
+  // 1. Options and clock; 2. policy objects; 3. quota books.
+  EngineOptions options;
+  Millis now = 0;
+  bool started = false;
+  std::optional<PoolPolicy> pool_policy;
+  std::map<std::string, Namespace> namespaces;
+  std::map<std::string, PriorityClass> classes;
+  std::map<std::string, std::map<std::string, LimitRange>> limit_ranges;
+  std::vector<PodDisruptionBudget> pdbs;
+  std::vector<std::string> qos_names;
+  std::vector<std::optional<QoS>> qos_defs;
+  std::vector<PriceBook> price_books;
+  QuotaBook quota;
+  // 4. Nodes.
+  std::vector<NodeInfo> node_info;
+  bool nodes_dirty = false;
+  std::vector<uint32_t> node_at;
+  std::vector<NodeUse> nodes;  // by position
+  std::unordered_map<std::string, uint32_t> model_ids;
+  size_t next_start_node = 0;
+  size_t next_preempt_node = 0;
+  // 5. The placement policy's own state.
+  PlacementPolicyName placer_name = PlacementPolicyName::kBestFit;
+  std::vector<uint64_t> placer_state;
+  // 6. Live workloads, in no order (sorted by id when encoded).
+  uint64_t next_id = 0;
+  std::vector<Live> workloads;
+  // 7. The queue's bookkeeping; 8. pod groups.
+  std::map<std::string, uint32_t> namespace_ids;
+  std::unordered_map<std::string, uint32_t> class_ids;
+  std::unordered_map<uint32_t, std::string> class_reason;
+  std::vector<uint64_t> fresh;
+  bool freed = true;
+  std::priority_queue<Millis, std::vector<Millis>, std::greater<Millis>> wakeups;
+  std::map<uint32_t, std::vector<uint64_t>> borrowed_by_ns;
+  uint64_t global_epoch = 0;
+  std::vector<Gang> gangs;
+};
+
+namespace {
+
+// Engine::Capture's steps: copies of the state, no encoding (under a daemon's lock). The table
+// is read in slot order (sequentially: no walk of the id index, whose nodes are scattered), and
+// `id_of` (the workloads' ids by slot) turns slot references into ids.
+
+std::vector<uint64_t> IdsOf(const std::vector<uint64_t>& id_of, const std::vector<Slot>& slots) {
+  std::vector<uint64_t> out;
+  out.reserve(slots.size());
+  for (Slot slot : slots) out.push_back(id_of[slot]);
+  return out;
+}
+
+void CaptureWorkloads(const State& s, EngineCapture& c, std::vector<uint64_t>& id_of) {
+  c.next_id = s.next_id;
+  c.workloads.reserve(s.slot_of.size());
+  id_of.resize(s.workloads.size());
+  // Between commands every slot that is not free holds a live workload (Flush frees the others).
+  std::vector<char> is_free(s.workloads.size(), 0);
+  for (Slot slot : s.free_slots) is_free[slot] = 1;
+  const bool between = s.workloads.size() - s.free_slots.size() == s.slot_of.size();
+  for (Slot slot = 0; slot < s.workloads.size(); ++slot) {
+    const Workload& x = s.workloads[slot];
+    id_of[slot] = Value(x.id);
+    if (between && !is_free[slot]) c.workloads.emplace_back(x);
+  }
+  if (!between)  // in a command (a sink's callback): the index says which are live
+    for (const auto& [id, slot] : s.slot_of) c.workloads.emplace_back(s.workloads[slot]);
+  for (EngineCapture::Live& x : c.workloads) {
+    x.waiting_for = IdsOf(id_of, x.w.waiting_for);
+    x.preemptor = x.w.preemptor == kNoSlot ? ~uint64_t{0} : id_of[x.w.preemptor];
+  }
+}
+
+void CaptureNodes(const State& s, const std::vector<uint64_t>& id_of, EngineCapture& c) {
+  c.node_info.assign(s.node_info.begin(), s.node_info.end());
+  c.nodes_dirty = s.nodes_dirty;
+  c.node_at = s.node_at;
+  c.nodes.resize(s.nodes.size());
+  for (uint32_t pos = 0; pos < s.nodes.size(); ++pos) {
+    const placement::NodeState& n = s.nodes[pos];
+    EngineCapture::NodeUse& u = c.nodes[pos];
+    u.cpu_used_milli = n.cpu_used_milli;
+    u.mem_used_bytes = n.mem_used_bytes;
+    u.gpu_used_milli = n.gpu_used_milli;
+    u.ext_used = n.ext_used;
+    u.workloads = IdsOf(id_of, s.node_live[pos].workloads);
+    u.nominated = IdsOf(id_of, s.node_live[pos].nominated);
+  }
+  c.model_ids = s.model_ids;
+  c.next_start_node = s.next_start_node;
+  c.next_preempt_node = s.next_preempt_node;
+  c.placer_name = s.placer_name;
+  c.placer_state = s.placer->SaveState();
+}
+
+void CaptureQueue(const State& s, const std::vector<uint64_t>& id_of, EngineCapture& c) {
+  c.namespace_ids = s.namespace_ids;
+  c.class_ids = s.class_ids;
+  c.class_reason = s.class_reason;
+  c.fresh = IdsOf(id_of, s.fresh);
+  c.freed = s.freed;
+  c.wakeups = s.wakeups;
+  for (const auto& [ns, list] : s.borrowed_by_ns) c.borrowed_by_ns[ns] = IdsOf(id_of, list);
+  c.global_epoch = s.global_epoch;
+  c.gangs = s.gangs;
+}
+
+// Engine::EncodeCapture's steps, in the snapshot's order (Restore reads them back in that order).
 
 // 3. Quota books.
 void WriteQuota(Writer& w, const QuotaBook& book) {
-  QuotaBook& q = const_cast<QuotaBook&>(book);
+  QuotaBook& q = const_cast<QuotaBook&>(book);  // read only: the accessors are not const
   w.U64(q.rqs().size());
   for (auto& rq : q.rqs()) {
     Io(w, rq.q);
@@ -207,55 +325,59 @@ void WriteQuota(Writer& w, const QuotaBook& book) {
 }
 
 // 4. Nodes: every name ever seen (ids), the present ones in node order with their usage.
-void WriteNodes(Writer& w, const State& s) {
-  w.U64(s.node_info.size());
-  for (const NodeInfo& info : s.node_info) {
+void WriteNodes(Writer& w, const EngineCapture& c) {
+  w.U64(c.node_info.size());
+  for (const NodeInfo& info : c.node_info) {
     Write(w, info.name);
     Write(w, info.present);
     Write(w, info.spec);
     Write(w, info.order);
     Write(w, info.over_capacity);
   }
-  Write(w, s.nodes_dirty);
-  Write(w, s.node_at);
-  for (uint32_t pos = 0; pos < s.nodes.size(); ++pos) {
-    const placement::NodeState& n = s.nodes[pos];
+  Write(w, c.nodes_dirty);
+  Write(w, c.node_at);
+  for (const EngineCapture::NodeUse& n : c.nodes) {
     Write(w, n.cpu_used_milli);
     Write(w, n.mem_used_bytes);
     Write(w, n.gpu_used_milli);
     Write(w, n.ext_used);
-    Write(w, IdsOf(s.workloads, s.node_live[pos].workloads));
-    Write(w, IdsOf(s.workloads, s.node_live[pos].nominated));
+    Write(w, n.workloads);
+    Write(w, n.nominated);
   }
-  Write(w, std::map<std::string, uint32_t>(s.model_ids.begin(), s.model_ids.end()));
-  Write(w, static_cast<uint64_t>(s.next_start_node));
-  Write(w, s.next_preempt_node);
+  Write(w, std::map<std::string, uint32_t>(c.model_ids.begin(), c.model_ids.end()));
+  Write(w, static_cast<uint64_t>(c.next_start_node));
+  Write(w, c.next_preempt_node);
 }
 
 // 6. Live workloads, in id order.
-void WriteWorkloads(Writer& w, const State& s) {
-  Write(w, s.next_id);
-  std::vector<std::pair<uint64_t, Slot>> live(s.slot_of.begin(), s.slot_of.end());
-  std::sort(live.begin(), live.end());
+void WriteWorkloads(Writer& w, const EngineCapture& c) {
+  Write(w, c.next_id);
+  std::vector<const EngineCapture::Live*> live;
+  live.reserve(c.workloads.size());
+  for (const EngineCapture::Live& x : c.workloads) live.push_back(&x);
+  std::sort(live.begin(), live.end(),
+            [](const EngineCapture::Live* a, const EngineCapture::Live* b) {
+              return Value(a->w.id) < Value(b->w.id);
+            });
   w.U64(live.size());
-  for (const auto& [id, slot] : live) {
-    Workload& x = const_cast<Workload&>(s.workloads[slot]);
-    std::vector<uint64_t> waiting = IdsOf(s.workloads, x.waiting_for);
-    uint64_t preemptor = IdOf(s.workloads, x.preemptor);
-    std::string reason(x.message_reason);
-    IoWorkload(w, x, waiting, preemptor, reason);
+  for (const EngineCapture::Live* x : live) {
+    std::vector<uint64_t> waiting = x->waiting_for;
+    uint64_t preemptor = x->preemptor;
+    std::string reason(x->w.message_reason);
+    // Writing only reads the workload (IoWorkload assigns it only when reading).
+    IoWorkload(w, const_cast<Workload&>(x->w), waiting, preemptor, reason);
   }
 }
 
 // 7. The queue's bookkeeping and interned ids; 8. pod groups (members follow from the workloads).
-void WriteQueue(Writer& w, const State& s) {
-  Write(w, s.namespace_ids);
-  Write(w, std::map<std::string, uint32_t>(s.class_ids.begin(), s.class_ids.end()));
-  Write(w, std::map<uint32_t, std::string>(s.class_reason.begin(), s.class_reason.end()));
-  Write(w, IdsOf(s.workloads, s.fresh));
-  Write(w, s.freed);
+void WriteQueue(Writer& w, const EngineCapture& c) {
+  Write(w, c.namespace_ids);
+  Write(w, std::map<std::string, uint32_t>(c.class_ids.begin(), c.class_ids.end()));
+  Write(w, std::map<uint32_t, std::string>(c.class_reason.begin(), c.class_reason.end()));
+  Write(w, c.fresh);
+  Write(w, c.freed);
   {
-    auto heap = s.wakeups;
+    auto heap = c.wakeups;
     std::vector<Millis> wake;
     while (!heap.empty()) {
       wake.push_back(heap.top());
@@ -263,12 +385,10 @@ void WriteQueue(Writer& w, const State& s) {
     }
     Write(w, wake);
   }
-  std::map<uint32_t, std::vector<uint64_t>> borrowed;
-  for (const auto& [ns, list] : s.borrowed_by_ns) borrowed[ns] = IdsOf(s.workloads, list);
-  Write(w, borrowed);
-  Write(w, s.global_epoch);
-  w.U64(s.gangs.size());
-  for (const Gang& g : s.gangs) {
+  Write(w, c.borrowed_by_ns);
+  Write(w, c.global_epoch);
+  w.U64(c.gangs.size());
+  for (const Gang& g : c.gangs) {
     Write(w, g.key);
     Write(w, g.min_member);
     Write(w, g.timeout);
@@ -278,36 +398,59 @@ void WriteQueue(Writer& w, const State& s) {
 
 }  // namespace
 
-std::string Engine::Snapshot() const {
+std::shared_ptr<const EngineCapture> Engine::Capture() const {
   const State& s = *s_;
+  auto c = std::make_shared<EngineCapture>();
+  c->options = s.options;
+  c->now = s.now;
+  c->started = s.started;
+  c->pool_policy = s.pool_policy;
+  c->namespaces = s.namespaces;
+  c->classes = s.classes;
+  c->limit_ranges = s.limit_ranges;
+  c->pdbs = s.pdbs;
+  c->qos_names = s.qos_names;
+  c->qos_defs = s.qos_defs;
+  c->price_books = s.price_books;
+  c->quota = s.quota;
+  std::vector<uint64_t> id_of;  // by slot
+  CaptureWorkloads(s, *c, id_of);
+  CaptureNodes(s, id_of, *c);
+  CaptureQueue(s, id_of, *c);
+  return c;
+}
+
+std::string Engine::EncodeCapture(const EngineCapture& c) {
   Writer w;
   // 1. Options and clock.
-  Write(w, s.options.seed);
-  Write(w, s.options.check_invariants);
-  Write(w, s.options.placement);
-  Write(w, s.options.placement_profile);
-  Write(w, s.options.fgd_popularity_percent);
-  Write(w, s.options.random_rescore_winner);
-  Write(w, s.now);
-  Write(w, s.started);
+  Write(w, c.options.seed);
+  Write(w, c.options.check_invariants);
+  Write(w, c.options.placement);
+  Write(w, c.options.placement_profile);
+  Write(w, c.options.fgd_popularity_percent);
+  Write(w, c.options.random_rescore_winner);
+  Write(w, c.now);
+  Write(w, c.started);
   // 2. Policy objects.
-  Write(w, s.pool_policy);
-  Write(w, s.namespaces);
-  Write(w, s.classes);
-  Write(w, s.limit_ranges);
-  Write(w, s.pdbs);
-  Write(w, s.qos_names);
-  Write(w, s.qos_defs);
-  Write(w, s.price_books);
-  WriteQuota(w, s.quota);
-  WriteNodes(w, s);
+  Write(w, c.pool_policy);
+  Write(w, c.namespaces);
+  Write(w, c.classes);
+  Write(w, c.limit_ranges);
+  Write(w, c.pdbs);
+  Write(w, c.qos_names);
+  Write(w, c.qos_defs);
+  Write(w, c.price_books);
+  WriteQuota(w, c.quota);
+  WriteNodes(w, c);
   // 5. The placement policy's own state.
-  Write(w, s.placer_name);
-  Write(w, s.placer->SaveState());
-  WriteWorkloads(w, s);
-  WriteQueue(w, s);
+  Write(w, c.placer_name);
+  Write(w, c.placer_state);
+  WriteWorkloads(w, c);
+  WriteQueue(w, c);
   return serial::Seal(kKind, kSnapshotVersion, w.bytes());
 }
+
+std::string Engine::Snapshot() const { return EncodeCapture(*Capture()); }
 
 namespace {
 

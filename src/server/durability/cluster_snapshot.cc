@@ -59,7 +59,7 @@ std::shared_ptr<const SnapshotCapture> Cluster::CaptureSnapshot() const {
   c->work_count_ = recorder_->works.size();
   c->timer_seq_ = timers_.seq();
   c->generation_count_ = gens.size();
-  c->engine_ = engine_->Snapshot();
+  c->engine_ = engine_->Capture();  // copied; encoded by Write, off the lock
   return c;
 }
 
@@ -110,7 +110,7 @@ bool SnapshotCapture::Write(const ObjectStore::Saved::Sink& out) const {
   const std::string_view after = std::string_view(rest).substr(at + 12);
   const size_t length = before.size() + store_.Size() + after.size();
   return out(std::string(kMagic) + std::to_string(length) + "\n") && out(before) &&
-         store_.Write(out) && out(after) && out(engine_);
+         store_.Write(out) && out(after) && out(engine::Engine::EncodeCapture(*engine_));
 }
 
 std::string SnapshotCapture::Bytes() const {

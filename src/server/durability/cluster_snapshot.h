@@ -2,17 +2,23 @@
 // from it on any thread while the cluster goes on (issue 27: snapshots off the request path).
 // The capture costs little per live object: the stored objects are shared (each is immutable and
 // makes its wire text thread-safely), the bookkeeping of live pods is copied as plain values, and
-// the engine's state is its own snapshot bytes. Bytes() writes exactly what Cluster::Snapshot()
-// wrote before the split (the format of cluster_snapshot.cc, docs/serve.md).
+// so is the engine's state (Engine::Capture: its records copied, not encoded; the encoding is
+// Write's). Bytes() writes exactly what Cluster::Snapshot() wrote before the split (the format of
+// cluster_snapshot.cc, docs/serve.md).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "driver/work_model.h"
 #include "server/state/object_store.h"
+
+namespace arbiter::engine {
+struct EngineCapture;  // engine.h
+}  // namespace arbiter::engine
 
 namespace arbiter::server {
 
@@ -38,8 +44,8 @@ class SnapshotCapture {
   uint64_t timer_seq_ = 0;
   size_t generation_count_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> generations_;  // the live ones' (not 0)
-  std::string engine_;
-  std::string Header() const;  // the JSON header, its "store" null
+  std::shared_ptr<const engine::EngineCapture> engine_;     // encoded by Write
+  std::string Header() const;                               // the JSON header, its "store" null
 };
 
 }  // namespace arbiter::server

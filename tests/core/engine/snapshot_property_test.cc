@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <sstream>
 
 #include "core/engine/engine.h"
@@ -129,6 +130,45 @@ TEST(SnapshotPropertyTest, RestoredEngineContinuesByteForByte) {
   // The runs must exercise the interesting paths after the cuts, or the property proves little.
   EXPECT_GT(preempted, 100u);
   EXPECT_GT(reclaimed, 10u);
+}
+
+// Issue 27 (snapshots off the request path): a capture encodes to the bytes Snapshot() gave when
+// it was taken, however the engine changes afterwards and even once the engine is gone (it shares
+// nothing the engine changes). Random pools, captures at random commands; the engine runs on to the
+// end, then is destroyed before the captures are encoded.
+TEST(SnapshotPropertyTest, CaptureEncodesToTheSnapshotOfItsTime) {
+  size_t captures = 0, moved_on = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    ManifestSet m = RandomPool(seed);
+    Rng r{seed * 7919 + 11};
+    sim::SimOptions so;
+    so.until = 12 * 3600 * 1000;
+    so.seed = seed;
+    if (seed % 5 == 0) so.placement = PlacementPolicyName::kRandom;
+    const std::vector<Command> cmds = CommandsOf(m, so);
+    ASSERT_FALSE(cmds.empty());
+    EngineOptions eo;
+    eo.seed = so.seed;
+    eo.placement = so.placement;
+    eo.placement_profile = sim::ProfileOfPods(m.pods);
+    auto a = std::make_unique<Engine>(eo);
+    std::vector<std::pair<std::shared_ptr<const EngineCapture>, std::string>> taken;
+    for (size_t i = 0; i < cmds.size(); ++i) {
+      if (r.Chance(10)) taken.emplace_back(a->Capture(), a->Snapshot());
+      ASSERT_TRUE(a->Apply(cmds[i]).ok()) << CommandName(cmds[i]);
+    }
+    const std::string final_snapshot = a->Snapshot();
+    a.reset();
+    for (const auto& [capture, snapshot] : taken) {
+      ASSERT_EQ(Engine::EncodeCapture(*capture), snapshot);
+      moved_on += snapshot != final_snapshot;
+      ++captures;
+    }
+  }
+  // Captures of busy states, taken long before the engine's end.
+  EXPECT_GT(captures, 400u);
+  EXPECT_GT(moved_on, captures * 9 / 10);
 }
 
 TEST(CommandEncodingTest, RefusesWhatIsNotACommand) {
