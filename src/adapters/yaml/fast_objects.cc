@@ -292,7 +292,12 @@ class Builder {
 bool BuildDirect(FastReader& reader, std::string_view text, const std::string& file,
                  int lines_before, DirectObject* out) {
   out->kind = DirectObject::Kind::kNone;
-  if (!reader.Parse(text)) return false;
+  return reader.Parse(text) && BuildDirectTree(reader, file, lines_before, out);
+}
+
+bool BuildDirectTree(const FastReader& reader, const std::string& file, int lines_before,
+                     DirectObject* out) {
+  out->kind = DirectObject::Kind::kNone;
   const FastNode& root = reader.root();
   if (root.type != Type::kMap) return false;
   std::string_view kind, api_version;

@@ -27,5 +27,8 @@ struct DirectObject {
 // out->kind kNone) when the document is not a Pod or Node the direct path takes.
 bool BuildDirect(FastReader& reader, std::string_view text, const std::string& file,
                  int lines_before, DirectObject* out);
+// The same from the tree the reader holds (parsed from text or from JSON).
+bool BuildDirectTree(const FastReader& reader, const std::string& file, int lines_before,
+                     DirectObject* out);
 
 }  // namespace arbiter::yaml

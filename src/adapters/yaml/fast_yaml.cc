@@ -1,11 +1,21 @@
 #include "adapters/yaml/fast_yaml.h"
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 namespace arbiter::yaml {
 
 namespace {
+
+// Printable ASCII only, as FastParser::Split takes.
+bool Printable(std::string_view s) {
+  for (char ch : s) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (u < 0x20 || u >= 0x7f) return false;
+  }
+  return true;
+}
 
 bool IsNullWord(std::string_view s) {
   return s == "~" || s == "null" || s == "Null" || s == "NULL";
@@ -401,6 +411,72 @@ class FastParser {
 bool FastReader::Parse(std::string_view text) {
   FastParser p(*this);
   return p.Split(text) && p.Document();
+}
+
+bool FastReader::ParseJson(const nlohmann::json& object) {
+  lines_.clear();
+  indent_.clear();
+  nodes_.clear();
+  owned_.clear();
+  line_ = 0;
+  nodes_.emplace_back();
+  return object.is_object() && AddJson(object, 0);
+}
+
+// Node v (already in nodes_) as j; children are appended, so no reference into nodes_ is held
+// across a call.
+bool FastReader::AddJson(const nlohmann::json& j, uint32_t v) {
+  using Type = FastNode::Type;
+  switch (j.type()) {
+    case nlohmann::json::value_t::null:
+      nodes_[v].type = Type::kNull;
+      return true;
+    case nlohmann::json::value_t::string: {
+      const std::string& s = j.get_ref<const std::string&>();
+      if (!Printable(s)) return false;
+      nodes_[v].type = Type::kScalar;
+      nodes_[v].quoted = true;
+      nodes_[v].text = s;
+      return true;
+    }
+    case nlohmann::json::value_t::boolean:
+    case nlohmann::json::value_t::number_integer:
+    case nlohmann::json::value_t::number_unsigned:
+    case nlohmann::json::value_t::number_float:
+      nodes_[v].type = Type::kScalar;
+      nodes_[v].text = owned_.emplace_back(j.dump());
+      return true;
+    case nlohmann::json::value_t::object:
+    case nlohmann::json::value_t::array: {
+      const bool map = j.is_object();
+      nodes_[v].type = map ? Type::kMap : Type::kSeq;
+      nodes_[v].size = static_cast<uint32_t>(j.size());
+      uint32_t last = kNoNode;
+      auto append = [&] {
+        const auto c = static_cast<uint32_t>(nodes_.size());
+        nodes_.emplace_back();
+        (last == kNoNode ? nodes_[v].first : nodes_[last].next) = c;
+        last = c;
+        return c;
+      };
+      if (!map) {
+        for (const auto& item : j)
+          if (!AddJson(item, append())) return false;
+        return true;
+      }
+      for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string& k = it.key();
+        if (k.empty() || !Printable(k)) return false;
+        const uint32_t kn = append();
+        nodes_[kn].type = Type::kScalar;
+        nodes_[kn].text = k;
+        if (!AddJson(it.value(), append())) return false;
+      }
+      return true;
+    }
+    default:  // binary, discarded: not from a parsed request
+      return false;
+  }
 }
 
 void FastReader::ToYaml(uint32_t i, YAML::Node& v) const {

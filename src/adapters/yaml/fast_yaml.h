@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,6 +45,11 @@ class FastReader {
   // line, then one mapping or list). False: outside the subset, or no document at all. The
   // tree views `text`, which must outlive it.
   bool Parse(std::string_view text);
+  // The tree of a JSON object as LoadManifestJson (manifest_loader.h) reads it: strings quoted
+  // scalars, numbers and booleans plain ones with the JSON text, null null. False outside the
+  // subset Parse takes (a string or key with a byte outside printable ASCII, an empty key). The
+  // tree views the object's strings: the object must outlive it and not change.
+  bool ParseJson(const nlohmann::json& object);
   const FastNode& root() const { return nodes_[0]; }
   const FastNode& at(uint32_t i) const { return nodes_[i]; }
   int line() const { return line_; }  // 0-based line of the root node in the text
@@ -67,6 +73,7 @@ class FastReader {
 
  private:
   friend class FastParser;
+  bool AddJson(const nlohmann::json& j, uint32_t v);
   std::vector<std::string_view> lines_;
   std::vector<int> indent_;  // -1: blank, comment or marker line
   std::vector<FastNode> nodes_;
