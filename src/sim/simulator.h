@@ -56,9 +56,10 @@ class Simulation {
   // manifests must outlive the simulation.
   static Result<std::unique_ptr<Simulation>> Create(const ManifestSet& manifests,
                                                     const SimOptions& options);
-  // The same, owning the manifests: each Pod's memory is given back once it has been submitted
-  // (a million-pod run does not hold the manifest's pods and the run's records at once), so
-  // manifests().pods is empty afterwards; the pods still to come are saved by Save().
+  // The same, owning the manifests: the Pods wait encoded (PendingPods, about half their memory)
+  // and each batch of them is given back once submitted (a million-pod run does not hold the
+  // manifest's pods and the run's records at once), so manifests().pods is empty afterwards; the
+  // pods still to come are saved by Save().
   static Result<std::unique_ptr<Simulation>> Create(ManifestSet&& manifests,
                                                     const SimOptions& options);
   ~Simulation();
