@@ -309,8 +309,8 @@ int ResumeSimulation(const SimCli& o, const sim::SimOptions& so,
   return 0;
 }
 
-// Starts a simulation of the loaded manifests (it owns them from here: each Pod is freed once
-// submitted): 0, or the exit code.
+// Starts a simulation of the loaded manifests (it owns them from here: the Pods wait encoded,
+// given back once submitted): 0, or the exit code.
 int CreateSimulation(const sim::SimOptions& so, const std::string& explain_key,
                      yaml::ManifestLoad* load, std::unique_ptr<sim::Simulation>* out) {
   if (!explain_key.empty()) {

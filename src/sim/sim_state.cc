@@ -226,9 +226,13 @@ std::string Simulation::Save() const {
   // The manifests the reports read, and what is still to come.
   Write(w, m_->nodes);
   Write(w, m_->price_books);
-  std::vector<Pod> remaining;
-  for (size_t i = next_arrival_; i < arrivals_.size(); ++i) remaining.push_back(*arrivals_[i]);
-  Write(w, remaining);
+  if (release_submitted_) {
+    pods_to_come_.Write(w);
+  } else {
+    std::vector<Pod> remaining;
+    for (size_t i = next_arrival_; i < arrivals_.size(); ++i) remaining.push_back(*arrivals_[i]);
+    Write(w, remaining);
+  }
   Write(w, static_cast<uint64_t>(submitted()));
   w.U64(changes_.size() - next_change_);
   for (size_t i = next_change_; i < changes_.size(); ++i) {
@@ -314,6 +318,7 @@ Result<std::unique_ptr<Simulation>> Simulation::Resume(std::string_view bytes,
   sim->m_ = sim->owned_.get();
   sim->submitted_before_ = submitted;
   for (const auto& p : m.pods) sim->arrivals_.push_back(&p);
+  sim->arrivals_total_ = sim->arrivals_.size();
   sim->engine_->SetSinks(sim->recorder_.get(), sim->recorder_.get());
   return sim;
 }

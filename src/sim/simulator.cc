@@ -110,16 +110,19 @@ Status Simulation::Setup() {
   std::stable_sort(arrivals_.begin(), arrivals_.end(), [](const Pod* a, const Pod* b) {
     return a->sim.submit_time < b->sim.submit_time;
   });
-  if (release_submitted_) {  // the pods move, in submission order, out of the manifests
+  arrivals_total_ = arrivals_.size();
+  if (release_submitted_) {  // the pods go, in submission order, into the store of pods to come
     std::vector<Pod>& pods = owned_->pods;
-    for (const Pod* p : arrivals_)
-      pods_to_come_.push_back(std::move(pods[static_cast<size_t>(p - pods.data())]));
+    for (const Pod* p : arrivals_) {
+      pods_to_come_.Push(*p);
+      Pod gone = std::move(pods[static_cast<size_t>(p - pods.data())]);  // its strings and maps
+    }
     std::vector<Pod>().swap(pods);
-    for (size_t i = 0; i < arrivals_.size(); ++i) arrivals_[i] = &pods_to_come_[i];
+    std::vector<const Pod*>().swap(arrivals_);
   }
-  recorder_->works.reserve(arrivals_.size());
-  recorder_->usage.reserve(arrivals_.size());
-  recorder_->result.workload_list.reserve(arrivals_.size());
+  recorder_->works.reserve(arrivals_total_);
+  recorder_->usage.reserve(arrivals_total_);
+  recorder_->result.workload_list.reserve(arrivals_total_);
   // Pool changes from the Nodes' arbiter.dev/add-time and remove-time: at one instant removals
   // come before additions (a workload that loses its node may start on one that joins), each
   // group by node name; all of them before the arrivals and the scheduling cycle at that instant.
@@ -142,7 +145,7 @@ Status Simulation::Run(std::optional<Millis> until) {
                          FormatDuration(paused_at_) + ")");
   while (true) {
     std::optional<Millis> t;
-    if (next_arrival_ < arrivals_.size()) t = arrivals_[next_arrival_]->sim.submit_time;
+    t = NextArrival();
     if (auto timer = timers_.Next()) t = t ? std::min(*t, *timer) : *timer;
     if (auto wake = engine_->NextWakeup()) t = t ? std::min(*t, *wake) : *wake;
     if (next_change_ < changes_.size())
@@ -178,20 +181,8 @@ Status Simulation::Run(std::optional<Millis> until) {
         return Status::Error("removing node " + c.node->meta.name + ": " + s.message());
       }
     }
-    while (next_arrival_ < arrivals_.size() && arrivals_[next_arrival_]->sim.submit_time <= now_) {
-      const Pod& pod = *arrivals_[next_arrival_++];
-      recorder_->Submitted(driver::WorkSpec::Of(pod), pod.sim.usage);
-      // A pod the simulation owns is moved into the command (not copied): it is not read again.
-      // Its name for a message (short names stay in the strings themselves: no allocation).
-      const std::string ns = pod.meta.namespace_.empty() ? "default" : pod.meta.namespace_;
-      const std::string name = pod.meta.name;
-      Status s =
-          release_submitted_
-              ? Apply(At(now_, engine::SubmitPod{std::move(pods_to_come_.front()), false, {}}))
-              : Apply(At(now_, engine::SubmitPod{pod, false, {}}));
-      if (!s.ok()) return Status::Error("pod " + ns + "/" + name + ": " + s.message());
-      if (release_submitted_) pods_to_come_.pop_front();  // arrivals_ before here dangle, unread
-    }
+    for (auto at = NextArrival(); at && *at <= now_; at = NextArrival())
+      if (Status s = SubmitNext(); !s.ok()) return s;
     if (Status s = Apply(At(now_, engine::Tick{})); !s.ok()) return s;
     if (options_.progress && now_ / 3600000 != last_progress_) {
       last_progress_ = now_ / 3600000;
@@ -199,6 +190,32 @@ Status Simulation::Run(std::optional<Millis> until) {
     }
   }
   paused_at_ = until ? std::max(now_, *until) : now_;
+  return Status::Ok();
+}
+
+std::optional<Millis> Simulation::NextArrival() const {
+  if (next_arrival_ == arrivals_total_) return std::nullopt;
+  return release_submitted_ ? pods_to_come_.FrontSubmitTime()
+                            : arrivals_[next_arrival_]->sim.submit_time;
+}
+
+Status Simulation::SubmitNext() {
+  // A pod the simulation owns comes out of its store and moves into the command (not copied).
+  Pod owned;
+  if (release_submitted_) {
+    Result<Pod> next = pods_to_come_.Pop();
+    if (!next.ok()) return next.status();
+    owned = std::move(next).value();
+  }
+  const Pod& pod = release_submitted_ ? owned : *arrivals_[next_arrival_];
+  ++next_arrival_;
+  recorder_->Submitted(driver::WorkSpec::Of(pod), pod.sim.usage);
+  // Its name for a message (short names stay in the strings themselves: no allocation).
+  const std::string ns = pod.meta.namespace_.empty() ? "default" : pod.meta.namespace_;
+  const std::string name = pod.meta.name;
+  Status s = release_submitted_ ? Apply(At(now_, engine::SubmitPod{std::move(owned), false, {}}))
+                                : Apply(At(now_, engine::SubmitPod{pod, false, {}}));
+  if (!s.ok()) return Status::Error("pod " + ns + "/" + name + ": " + s.message());
   return Status::Ok();
 }
 

@@ -18,6 +18,7 @@
 #include "core/objects.h"
 #include "driver/recorder.h"
 #include "driver/work_model.h"
+#include "sim/pending_pods.h"
 
 namespace arbiter::sim {
 
@@ -55,9 +56,10 @@ class Simulation {
   // manifests must outlive the simulation.
   static Result<std::unique_ptr<Simulation>> Create(const ManifestSet& manifests,
                                                     const SimOptions& options);
-  // The same, owning the manifests: each Pod's memory is given back once it has been submitted
-  // (a million-pod run does not hold the manifest's pods and the run's records at once), so
-  // manifests().pods is empty afterwards; the pods still to come are saved by Save().
+  // The same, owning the manifests: the Pods wait encoded (PendingPods, about half their memory)
+  // and each batch of them is given back once submitted (a million-pod run does not hold the
+  // manifest's pods and the run's records at once), so manifests().pods is empty afterwards; the
+  // pods still to come are saved by Save().
   static Result<std::unique_ptr<Simulation>> Create(ManifestSet&& manifests,
                                                     const SimOptions& options);
   ~Simulation();
@@ -72,7 +74,7 @@ class Simulation {
   // Where the clock stands: the `until` of the last Run (the clock stopped there), else now().
   Millis clock() const { return paused_at_; }
   size_t submitted() const { return submitted_before_ + next_arrival_; }
-  size_t total_pods() const { return submitted_before_ + arrivals_.size(); }
+  size_t total_pods() const { return submitted_before_ + arrivals_total_; }
   const ManifestSet& manifests() const { return *m_; }
   engine::Engine& engine() { return *engine_; }
 
@@ -95,6 +97,10 @@ class Simulation {
   Simulation();
   Status Apply(engine::Command&& c);
   Status Setup();
+  // The next arrival's submit time; none when every pod is submitted.
+  std::optional<Millis> NextArrival() const;
+  // Submits the next arrival.
+  Status SubmitNext();
 
   const ManifestSet* m_ = nullptr;
   std::unique_ptr<ManifestSet>
@@ -103,12 +109,13 @@ class Simulation {
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<driver::Recorder> recorder_;
   driver::WorkTimers timers_;
-  std::vector<const Pod*> arrivals_;  // in submission order
-  // Created owning its manifests: the pods to come, in submission order (arrivals_ points into
-  // it), each popped once submitted. A deque: popping the front gives memory back and moves
-  // nothing.
-  std::deque<Pod> pods_to_come_;
+  // Borrowing its manifests (or resumed): the pods in submission order.
+  std::vector<const Pod*> arrivals_;
+  // Created owning its manifests: the pods to come instead, in submission order, each popped
+  // once submitted (the manifests' pods are gone once set up).
+  PendingPods pods_to_come_;
   bool release_submitted_ = false;
+  size_t arrivals_total_ = 0;  // pods to submit (after submitted_before_)
   size_t next_arrival_ = 0;
   size_t submitted_before_ = 0;  // a resumed simulation: pods submitted before it was saved
   struct NodeChange {

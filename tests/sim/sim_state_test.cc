@@ -109,6 +109,25 @@ TEST(SimStateTest, OwningItsManifestsChangesNothingButMemory) {
   }
 }
 
+// The pods an owning simulation keeps to come are stored in the state file's encoding, which
+// holds no arbiter.dev/exit-code: their exit codes are kept beside it (a pod whose duration is
+// done exits with its code and ends Failed, as when the simulation borrows its manifests).
+TEST(SimStateTest, OwningItsManifestsKeepsThePodsExitCodes) {
+  ManifestSet m = RandomPool(5);
+  for (size_t i = 0; i < m.pods.size(); i += 3) m.pods[i].sim.exit_code = 3;
+  SimOptions o;
+  o.until = 12 * 3600 * 1000;
+  auto borrowing = RunSimulation(m, o);
+  auto owning = Simulation::Create(ManifestSet(m), o);
+  ASSERT_TRUE(borrowing.ok() && owning.ok());
+  ASSERT_TRUE((*owning)->Run(o.until).ok());
+  driver::SimResult r = (*owning)->Finish(*o.until);
+  size_t failed = 0;
+  for (const auto& w : r.workloads()) failed += w.phase == engine::Phase::kFailed;
+  EXPECT_GT(failed, 0u) << "no pod ran its duration out with its exit code";
+  EXPECT_EQ(Report((*owning)->manifests(), r), Report(m, *borrowing));
+}
+
 // Issue 29's scenarios (pod topology, Kueue's unreclaimable hold, pod overhead, the symmetric
 // score, a group's members' topology) paused at any instant resume to the same report: their
 // rules, the placed pods' anti-affinity and scoring terms, and the quota holds survive the state
