@@ -3,11 +3,11 @@
 // suspended batch/v1 Jobs, once in a namespace queued to Kueue (ClusterQueue, LocalQueue), once in
 // a namespace of Arbiter (ElasticQuota, the Jobs' scheduler name); each on a KWOK node of 8 GPUs of
 // its own, so only the quota decides. The tests compare which Jobs each admits (unsuspends) while
-// the quota is short, and after a Job finishes; with priorities, which it preempts. The Cohort*
-// and LendingLimit* tests put two quotas in one cohort on each side (two ClusterQueues of one
-// cohortName; two ElasticQuotas of one cohort) and compare borrowing, the borrowing and lending
-// limits, and reclaim (which Jobs are evicted). Without the cluster or Kueue these tests fail
-// (never skip).
+// the quota is short, and after a Job finishes; with priorities, which it preempts. The Cohort*,
+// LendingLimit* and BorrowWithinCohort* tests put two or three quotas in one cohort on each side
+// (ClusterQueues of one cohortName; ElasticQuotas of one cohort) and compare borrowing, the
+// borrowing and lending limits, reclaim and preemption while borrowing (which Jobs are evicted).
+// Without the cluster or Kueue these tests fail (never skip).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -99,13 +99,16 @@ class KueueSideBySide : public KubeTest {
   // spec, `arbiter_spec` more of the ElasticQuota's spec.
   struct Member {
     std::string name, kueue_gpu, kueue_spec, arbiter_spec;
+    std::string gpus = "4";  // the nominal quota (min)
   };
-  // A cohort of `members` on each side, on one KWOK node of 8 GPUs per side (so the node never
-  // decides: the cohort's nominal quota is 8 GPUs). Kueue: a ResourceFlavor `kq` of the node kq-0
-  // shared by the members' ClusterQueues (cohortName `kq`; borrowing is per flavor), each with a
-  // LocalQueue "queue". Arbiter: the node ka-0 in pool `ka`, an ElasticQuota per namespace with
-  // cohort `ka` (the pods of every namespace name the scheduler arbiter-KA).
-  void Cohort(const std::string& kq, const std::string& ka, const std::vector<Member>& members) {
+  // A cohort of `members` on each side, on `nodes` KWOK nodes of 8 GPUs per side (as many GPUs
+  // as the cohort's nominal quota or more: the nodes never decide). Kueue: a ResourceFlavor `kq`
+  // of the nodes kq-0, kq-1, ... shared by the members' ClusterQueues (cohortName `kq`; borrowing
+  // is per flavor), each with a LocalQueue "queue". Arbiter: the nodes ka-0, ... in pool `ka`, an
+  // ElasticQuota per namespace with cohort `ka` (the pods of every namespace name the scheduler
+  // arbiter-KA).
+  void Cohort(const std::string& kq, const std::string& ka, const std::vector<Member>& members,
+              int nodes = 1) {
     for (const Member& m : members) {
       ASSERT_NO_FATAL_FAILURE(Fresh(kq + "-" + m.name, kq + "-0"));
       ASSERT_NO_FATAL_FAILURE(Fresh(ka + "-" + m.name, ka + "-0"));
@@ -116,8 +119,14 @@ class KueueSideBySide : public KubeTest {
     auto d = Kubectl("delete resourceflavors.kueue.x-k8s.io " + kq +
                      " --ignore-not-found --timeout=60s");
     ASSERT_EQ(d.rc, 0) << d.out;
-    ASSERT_NO_FATAL_FAILURE(Node(kq + "-0", kq));
-    ASSERT_NO_FATAL_FAILURE(Node(ka + "-0", ka));
+    for (int i = 0; i < nodes; ++i)
+      for (const std::string& side : {kq, ka}) {
+        const std::string node = side + "-" + std::to_string(i);
+        if (i > 0) {
+          ASSERT_EQ(Kubectl("delete node " + node + " --ignore-not-found").rc, 0);
+        }
+        ASSERT_NO_FATAL_FAILURE(Node(node, side));
+      }
     std::string kueue =
         "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: " + kq +
         "}\nspec:\n  nodeLabels: {arbiter.dev/test-pool: " + kq + "}\n";
@@ -135,15 +144,15 @@ class KueueSideBySide : public KubeTest {
                kq +
                "\n      resources:\n      - {name: cpu, nominalQuota: \"32\"}\n"
                "      - {name: memory, nominalQuota: 256Gi}\n"
-               "      - {name: nvidia.com/gpu, nominalQuota: \"4\"" +
-               m.kueue_gpu +
+               "      - {name: nvidia.com/gpu, nominalQuota: \"" +
+               m.gpus + "\"" + m.kueue_gpu +
                "}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: "
                "queue, namespace: " +
                ns + "}\nspec:\n  clusterQueue: " + ns + "\n";
       arbiter += "---\napiVersion: v1\nkind: Namespace\nmetadata: {name: " + ea +
                  "}\n---\napiVersion: arbiter.dev/v1alpha1\nkind: ElasticQuota\nmetadata: {name: "
                  "quota, namespace: " +
-                 ea + "}\nspec:\n  cohort: " + ka + "\n  min: {nvidia.com/gpu: 4}\n" +
+                 ea + "}\nspec:\n  cohort: " + ka + "\n  min: {nvidia.com/gpu: " + m.gpus + "}\n" +
                  m.arbiter_spec;
     }
     ASSERT_NO_FATAL_FAILURE(Apply(kueue));
@@ -156,15 +165,16 @@ class KueueSideBySide : public KubeTest {
           << ReadFile(Dir() + "/kueue.log");
   }
   void CleanupCohort(const std::string& kq, const std::string& ka,
-                     const std::vector<Member>& members) {
+                     const std::vector<Member>& members, int nodes = 1) {
     for (const Member& m : members)
       for (const std::string& what :
            {"namespace " + kq + "-" + m.name, "namespace " + ka + "-" + m.name,
             "clusterqueues.kueue.x-k8s.io " + kq + "-" + m.name})
         Kubectl("delete " + what + " --wait=false");
-    for (const std::string& what :
-         {"resourceflavors.kueue.x-k8s.io " + kq, "node " + kq + "-0", "node " + ka + "-0"})
-      Kubectl("delete " + what + " --wait=false");
+    Kubectl("delete resourceflavors.kueue.x-k8s.io " + kq + " --wait=false");
+    for (int i = 0; i < nodes; ++i)
+      for (const std::string& side : {kq, ka})
+        Kubectl("delete node " + side + "-" + std::to_string(i) + " --wait=false");
   }
   // The same objects applied on each side.
   void Both(const std::string& yaml_kq, const std::string& yaml_ka) {
@@ -374,17 +384,19 @@ std::string Evicted(const std::string& ns, bool kueue, const std::string& log = 
   return out;
 }
 
-// Submits the 2-GPU Jobs `names` of member `m` of a cohort (Cohort) to each side one after
-// another, each admitted before the next when `admitted` (else only the last may wait), a
+// Submits the 2-GPU Jobs `names` (of PriorityClass `priority_class`) of member `m` of a cohort
+// (Cohort) to each side one after another, each but the last admitted before the next, a
 // second apart: Kueue orders by creation time and picks victims by admission time, both to the
 // second (pkg/scheduler/preemption/common/ordering.go, CandidatesOrdering: the latest admitted
 // first; Arbiter's victim order: the latest started first).
 void OneByOne(const std::string& kq, const std::string& ka, const std::string& m,
-              const std::vector<std::string>& names, const std::string& log) {
+              const std::vector<std::string>& names, const std::string& log,
+              const std::string& priority_class = "") {
   for (const std::string& name : names) {
     const std::string q = kq + "-" + m, a = ka + "-" + m;
     for (const std::string& yaml :
-         {JobYaml(q, name, true, 1, "1h"), JobYaml(a, name, false, 1, "1h", "", "arbiter-" + ka)}) {
+         {JobYaml(q, name, true, 1, "1h", priority_class),
+          JobYaml(a, name, false, 1, "1h", priority_class, "arbiter-" + ka)}) {
       const std::string file = (arbiter::testing::Scratch("kueue-job") / "job.yaml").string();
       std::ofstream(file) << yaml;
       auto r = Kubectl("apply -f " + file);
@@ -527,6 +539,61 @@ TEST_F(KueueSideBySide, LendingLimitKeepsQuotaBackAndNoReclaimWaits) {
   EXPECT_EQ(kq_end, "a1=admitted a2=admitted a4=waiting b1=admitted b2=admitted")
       << ReadFile(Dir() + "/kueue.log");
   CleanupCohort("kql", "kal", members);
+}
+
+// Preempting while borrowing. Three quotas in one cohort on each side: a and b of 4 GPUs, c of 2,
+// idle (10 GPUs; two nodes of 8 a side). PriorityClasses kss-low (100) and kss-high (1000). a:
+// `reclaimWithinCohort: LowerPriority`, `borrowWithinCohort: {policy: LowerPriority,
+// maxPriorityThreshold: 100}` on each side; b and c reclaim nothing (Kueue's default; Arbiter's
+// set to Never). 1. b runs b1, b2, b3 (kss-low, 2 GPUs each: b borrows 2). 2. a runs a1, a2
+// (kss-high) within its 4. 3. a3 (kss-high) would make a borrow, and the cohort is full: only
+// borrowWithinCohort lets it preempt, b's latest admitted borrower of priority at most 100: b3
+// is evicted, a3 admitted (a borrows 2 of c's idle GPUs).
+TEST_F(KueueSideBySide, BorrowWithinCohortPreemptsALowerPriorityBorrower) {
+  const std::string bwc =
+      "  preemption:\n    reclaimWithinCohort: LowerPriority\n    borrowWithinCohort: {policy: "
+      "LowerPriority, maxPriorityThreshold: 100}\n";
+  const std::vector<Member> members = {
+      {"a", "", bwc, bwc},
+      {"b", "", "", "  preemption: {reclaimWithinCohort: Never}\n"},
+      {"c", "", "", "  preemption: {reclaimWithinCohort: Never}\n", "2"}};
+  ASSERT_NO_FATAL_FAILURE(Cohort("kqw", "kaw", members, 2));
+  ASSERT_NO_FATAL_FAILURE(Apply(
+      "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: kss-low}\n"
+      "value: 100\n---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: "
+      "kss-high}\nvalue: 1000\n"));
+  const std::string log = (arbiter::testing::Scratch("kaw") / "scheduler.log").string();
+  Scheduler s("arbiter-kaw", "kaw", log);
+  // 1. b1, b2, b3 (b borrows 2).
+  ASSERT_NO_FATAL_FAILURE(OneByOne("kqw", "kaw", "b", {"b1", "b2", "b3"}, log, "kss-low"));
+  const std::string b_all = "b1=admitted b2=admitted b3=admitted";
+  EXPECT_EQ(StatesUntil("kqw-b", b_all, 60), b_all) << ReadFile(Dir() + "/kueue.log");
+  EXPECT_EQ(StatesUntil("kaw-b", b_all, 60), b_all) << ReadFile(log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  // 2. a1, a2 within a's 4.
+  ASSERT_NO_FATAL_FAILURE(OneByOne("kqw", "kaw", "a", {"a1", "a2"}, log, "kss-high"));
+  const std::string a_two = "a1=admitted a2=admitted";
+  EXPECT_EQ(StatesUntil("kqw-a", a_two, 60), a_two) << ReadFile(Dir() + "/kueue.log");
+  EXPECT_EQ(StatesUntil("kaw-a", a_two, 60), a_two) << ReadFile(log);
+  // 3. a3 borrows by preempting b3.
+  ASSERT_NO_FATAL_FAILURE(Both(JobYaml("kqw-a", "a3", true, 1, "1h", "kss-high"),
+                               JobYaml("kaw-a", "a3", false, 1, "1h", "kss-high", "arbiter-kaw")));
+  StatesUntil("kqw-a", "a3=admitted", 90);
+  StatesUntil("kaw-a", "a3=admitted", 90);
+  StatesUntil("kqw-b", "b3=waiting", 30);
+  StatesUntil("kaw-b", "b3=waiting", 30);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  const std::string kq_end = States("kqw-a") + " " + States("kqw-b");
+  const std::string ka_end = States("kaw-a") + " " + States("kaw-b");
+  const std::string kq_ev = Evicted("kqw-b", true), ka_ev = Evicted("kaw-b", false, log);
+  std::cout << "a3 borrows, Kueue:   " << kq_end << "; evicted: " << kq_ev
+            << "\na3 borrows, Arbiter: " << ka_end << "; evicted: " << ka_ev << std::endl;
+  EXPECT_EQ(kq_end, ka_end) << ReadFile(log);
+  EXPECT_EQ(kq_ev, ka_ev) << ReadFile(log);
+  EXPECT_EQ(kq_end, "a1=admitted a2=admitted a3=admitted b1=admitted b2=admitted b3=waiting")
+      << ReadFile(Dir() + "/kueue.log");
+  EXPECT_EQ(kq_ev, "b3");
+  CleanupCohort("kqw", "kaw", members, 2);
 }
 
 }  // namespace kueue_side_by_side_test
