@@ -128,6 +128,7 @@ bool State::PlanRoomForMembers(const std::vector<Slot>& pend, std::vector<Tentat
 // (PlanGangPreemption); else the group waits whole (GangWaitAll).
 bool State::AttemptGang(Workload& w) {
   Gang& g = gangs[w.gang];
+  if (defer_borrowers && g.deferred_cycle == cycle) return false;  // tried after the first pass
   if (g.tried_cycle == cycle) return g.tried_ok;  // one attempt per cycle for the whole group
   g.tried_cycle = cycle;
   g.tried_ok = false;
@@ -158,6 +159,15 @@ bool State::AttemptGang(Workload& w) {
     return false;
   }
   const GangDryRun dry = DryRunGang(pend, group);
+  if (dry.borrowing && defer_borrowers && !workloads[pend.front()].immediate) {
+    // As a single workload that borrows (TryAdmitQuota): the groups within their namespaces'
+    // min go first, this one after the cycle's first pass (CycleNominalFirst), as Kueue admits
+    // the entries that do not borrow before those that do.
+    g.deferred_cycle = cycle;
+    g.tried_cycle = 0;
+    deferred.push_back(pend.front());
+    return false;
+  }
   if (dry.placed) {  // every member has room: bind them all, same choices, same order
     for (size_t k = 0; k < pend.size(); ++k)
       Bind(workloads[pend[k]], dry.choice[k].pos, dry.choice[k].gpus);
@@ -231,14 +241,18 @@ State::GangDryRun State::DryRunGang(const std::vector<Slot>& pend, const std::st
       out.quota_failure = out.rq_failure = true;
       break;
     }
-    if (!out.quota_failure)
-      if (auto eq = quota.CheckElastic(m); !eq.ok) {
+    if (!out.quota_failure) {
+      auto eq = quota.CheckElastic(m);
+      if (!eq.ok) {
         out.failure = group + ": " + m.key + ": " + eq.message;
         out.quota_failure = true;
       }
+      out.borrowing |= eq.ok && eq.borrowing;
+    }
     quota.Charge(m);
     charged.push_back(m.slot);
   }
+  out.borrowing &= !out.quota_failure;
   size_t placed = 0;
   for (; !out.quota_failure && placed < pend.size(); ++placed) {
     Workload& m = workloads[pend[placed]];

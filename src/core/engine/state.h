@@ -90,6 +90,7 @@ struct Gang {
   std::vector<Slot> members;  // live members
   uint64_t tried_cycle = 0;   // the cycle that last attempted it (State::cycle), and its outcome
   bool tried_ok = false;
+  uint64_t deferred_cycle = 0;  // the cycle whose first pass deferred it as a borrower
 };
 
 // A placement chosen but not made (TryPlace's dry run).
@@ -460,6 +461,7 @@ class State {
     std::string failure;              // why not ("pod group ns/g: ...")
     bool quota_failure = false;       // a quota blocks a member (else room is missing)
     bool rq_failure = false;          // a ResourceQuota blocks (quota preemption cannot help)
+    bool borrowing = false;           // within quota, but some member borrows from the cohort
   };
   GangDryRun DryRunGang(const std::vector<Slot>& pend, const std::string& group);
   // Priority preemption for room for every member (`plans`: each member's node and victims);
