@@ -52,4 +52,15 @@ void PendingPods::Write(serial::Writer& w) const {
   }
 }
 
+void PendingPods::WriteExitCodes(serial::Writer& w) const {
+  std::vector<int32_t> codes;
+  codes.reserve(size_);
+  for (size_t k = 0; k < batches_.size(); ++k) {
+    const Batch& b = batches_[k];
+    codes.insert(codes.end(), b.exit_codes.begin() + static_cast<ptrdiff_t>(k == 0 ? front_ : 0),
+                 b.exit_codes.end());
+  }
+  serial::Write(w, codes);
+}
+
 }  // namespace arbiter::sim

@@ -29,8 +29,11 @@ class PendingPods {
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   // Writes the Pods still in the store, front first, as serial::Write writes a std::vector<Pod>
-  // (a saved simulation's pods to come; the state file keeps no arbiter.dev/exit-code).
+  // (a saved simulation's pods to come; that encoding holds no arbiter.dev/exit-code).
   void Write(serial::Writer& w) const;
+  // Their exit codes, front first, as serial::Write writes a std::vector<int32_t> (the state
+  // file's section after the recorder, version 9).
+  void WriteExitCodes(serial::Writer& w) const;
 
  private:
   static constexpr size_t kBatch = 4096;  // Pods per batch: about 1.6 MB

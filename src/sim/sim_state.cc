@@ -220,6 +220,37 @@ Status CheckWorkloadCounts(uint64_t ids, uint64_t submitted, const driver::Recor
 }
 }  // namespace
 
+// arbiter.dev/exit-code (version 9): the pods' and the workloads' encodings hold none, so the
+// state ends with the codes of the pods still to come and of every workload, in their orders.
+void Simulation::WriteExitCodes(serial::Writer& w) const {
+  if (release_submitted_) {
+    pods_to_come_.WriteExitCodes(w);
+  } else {
+    std::vector<int32_t> codes;
+    for (size_t i = next_arrival_; i < arrivals_.size(); ++i)
+      codes.push_back(arrivals_[i]->sim.exit_code);
+    Write(w, codes);
+  }
+  std::vector<int32_t> codes;
+  codes.reserve(recorder_->works.size());
+  for (const auto& work : recorder_->works) codes.push_back(work.spec.exit_code);
+  Write(w, codes);
+}
+
+namespace {
+Status ReadExitCodes(serial::Reader& r, std::vector<Pod>& pods, driver::Recorder& rec) {
+  std::vector<int32_t> to_come, works;
+  Io(r, to_come);
+  Io(r, works);
+  if (!r.ok()) return CorruptState(r.error());
+  if (to_come.size() != pods.size() || works.size() != rec.works.size())
+    return CorruptState("its exit codes disagree with its pods");
+  for (size_t i = 0; i < pods.size(); ++i) pods[i].sim.exit_code = to_come[i];
+  for (size_t i = 0; i < works.size(); ++i) rec.works[i].spec.exit_code = works[i];
+  return Status::Ok();
+}
+}  // namespace
+
 std::string Simulation::Save() const {
   serial::Writer w;
   Write(w, engine_->Snapshot());
@@ -260,6 +291,7 @@ std::string Simulation::Save() const {
   serial::WithNames<std::deque<driver::SimEvent>> events{result.event_list, *result.names};
   Io(w, events);
   Write(w, recorder_->result.run_list);
+  WriteExitCodes(w);
   return serial::Seal(kKind, kStateVersion, w.bytes());
 }
 
@@ -310,6 +342,8 @@ Result<std::unique_ptr<Simulation>> Simulation::Resume(std::string_view bytes,
   Io(r, timers.generations);
   sim->recorder_ = std::make_unique<driver::Recorder>(&sim->timers_, true);
   ReadRecorder(r, *sim->recorder_);
+  if (version >= 9)
+    if (Status s = ReadExitCodes(r, m.pods, *sim->recorder_); !s.ok()) return s;
   if (!r.ok()) return CorruptState(r.error());
   if (!r.AtEnd()) return CorruptState("bytes after the end");
   const uint64_t ids = engine::Value(sim->engine_->next_workload_id());

@@ -90,8 +90,8 @@ class Simulation {
   // engine snapshot 9 inside, PoolPolicy preemption.victimOrder LeastLostWork; 7: the engine
   // snapshot 10 inside, PoolPolicy preemption.requeuingStrategy; 8: the engine snapshot 11
   // inside, requeuingStrategy.immediateRequeues, the workloads' time held out of the queue (2 to 7
-  // still read)
-  static constexpr uint32_t kStateVersion = 8;
+  // still read); 9: the exit codes (arbiter.dev/exit-code) of the pods to come and the workloads
+  static constexpr uint32_t kStateVersion = 9;
 
  private:
   Simulation();
@@ -101,6 +101,8 @@ class Simulation {
   std::optional<Millis> NextArrival() const;
   // Submits the next arrival.
   Status SubmitNext();
+  // Save's last section: the exit codes of the pods to come and of the workloads (sim_state.cc).
+  void WriteExitCodes(serial::Writer& w) const;
 
   const ManifestSet* m_ = nullptr;
   std::unique_ptr<ManifestSet>

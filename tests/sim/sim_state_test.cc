@@ -128,6 +128,35 @@ TEST(SimStateTest, OwningItsManifestsKeepsThePodsExitCodes) {
   EXPECT_EQ(Report((*owning)->manifests(), r), Report(m, *borrowing));
 }
 
+// A resumed simulation keeps arbiter.dev/exit-code (state version 9; before it a resumed run
+// lost the codes of the pods to come and of the workloads already submitted, whose runs then
+// ended Succeeded): the same report as the run never paused, owning its manifests or not.
+TEST(SimStateTest, ResumedRunsKeepTheExitCodes) {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    ManifestSet m = RandomPool(seed);
+    for (size_t i = 0; i < m.pods.size(); i += 2) m.pods[i].sim.exit_code = 7;
+    SimOptions o;
+    o.until = 12 * 3600 * 1000;
+    auto whole = RunSimulation(m, o);
+    ASSERT_TRUE(whole.ok()) << whole.message();
+    size_t failed = 0;
+    for (const auto& w : whole->workloads()) failed += w.phase == engine::Phase::kFailed;
+    ASSERT_GT(failed, 0u) << "no pod ran its duration out with its exit code";
+    const std::string expected = Report(m, *whole);
+    const Millis cut = Rng{seed}.Uniform(60, 6 * 60) * 60000;
+    EXPECT_EQ(SplitRun(m, o, cut), expected) << "borrowing, cut at " << FormatDuration(cut);
+    auto owning = Simulation::Create(ManifestSet(m), o);
+    ASSERT_TRUE(owning.ok());
+    ASSERT_TRUE((*owning)->Run(cut).ok());
+    auto resumed = Simulation::Resume((*owning)->Save(), o);
+    ASSERT_TRUE(resumed.ok()) << resumed.message();
+    ASSERT_TRUE((*resumed)->Run(o.until).ok());
+    EXPECT_EQ(Report((*resumed)->manifests(), (*resumed)->Finish(*o.until)), expected)
+        << "owning, cut at " << FormatDuration(cut);
+  }
+}
+
 // Issue 29's scenarios (pod topology, Kueue's unreclaimable hold, pod overhead, the symmetric
 // score, a group's members' topology) paused at any instant resume to the same report: their
 // rules, the placed pods' anti-affinity and scoring terms, and the quota holds survive the state
