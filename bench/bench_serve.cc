@@ -22,6 +22,7 @@
 
 #include "adapters/kube/status.h"
 #include "server/daemon.h"
+#include "server/dashboard/history.h"
 #include "server/durability/cluster_snapshot.h"
 #include "server/http/http_api.h"
 #include "server/http/http_server.h"
@@ -632,12 +633,12 @@ BENCHMARK(BM_ClusterSnapshot)
 // (locked_max_ms the longest);
 // render_ms: the text, made after the lock is released; node_locked_ms: the lock's part of one
 // node's endpoints (CollectNodeMetrics, 1/16 of the pods).
-void BM_RenderMetrics(benchmark::State& state) {
-  arbiter::server::Cluster c("0000abcd");
+// 16 nodes and `pods` running pods, every other one declaring its use (arbiter.dev/usage).
+void FillForScrapes(arbiter::server::Cluster& c, int64_t pods) {
   (void)c.Apply(
       Create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}}));
   for (int i = 0; i < 16; ++i) (void)c.Apply(Create(NodeJson(i)));
-  for (int64_t i = 0; i < state.range(0); ++i) {
+  for (int64_t i = 0; i < pods; ++i) {
     Json pod = Json::parse(PodJson("p-" + std::to_string(i)));
     if (i % 2) pod["metadata"]["annotations"]["arbiter.dev/usage"] = "cpu=5m";
     auto m = Create(pod);
@@ -646,6 +647,11 @@ void BM_RenderMetrics(benchmark::State& state) {
   }
   (void)c.TakeWatchEvents();
   c.store().Trim();
+}
+
+void BM_RenderMetrics(benchmark::State& state) {
+  arbiter::server::Cluster c("0000abcd");
+  FillForScrapes(c, state.range(0));
   // One scrape first, untimed: the fill's freed blocks (the trimmed trees) are consolidated by
   // glibc at the thread's next large allocation, which would be the first timed one.
   benchmark::DoNotOptimize(arbiter::server::RenderMetrics(
@@ -680,6 +686,41 @@ void BM_RenderMetrics(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 BENCHMARK(BM_RenderMetrics)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+// One sample of the dashboard's history (dashboard/sampler.h) with `range(0)` running pods, as
+// BM_RenderMetrics fills them. locked_ms: the part under the daemon's lock (CollectSample; before
+// the live facts, the whole TakeSample), per sample (locked_max_ms the longest); sample_ms: the
+// whole sample.
+void BM_DashboardSample(benchmark::State& state) {
+  arbiter::server::Cluster c("0000abcd");
+  FillForScrapes(c, state.range(0));
+  benchmark::DoNotOptimize(arbiter::server::dashboard::TakeSample(c, 1));  // as BM_RenderMetrics
+  double locked_seconds = 0, sample_seconds = 0, locked_max = 0;
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::time_point a) {
+    return std::chrono::duration<double>(Clock::now() - a).count();
+  };
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    const auto facts = arbiter::server::dashboard::CollectSample(c, state.range(0) + 1000);
+    const double locked = seconds(t0);
+    const auto sample = arbiter::server::dashboard::MakeSample(facts);
+    locked_max = std::max(locked_max, locked);
+    locked_seconds += locked;
+    sample_seconds += seconds(t0);
+    benchmark::DoNotOptimize(sample.pool.used.entries().data());
+  }
+  const double n = static_cast<double>(state.iterations());
+  state.counters["locked_ms"] = locked_seconds * 1000 / n;
+  state.counters["locked_max_ms"] = locked_max * 1000;
+  state.counters["sample_ms"] = sample_seconds * 1000 / n;
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_DashboardSample)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(5);
 
 // The body of a list of `range(0)` pods written from the stored objects (no HTTP, no lock): what
 // a list costs the worker that answers it. range(1) = 0: every object's tree walked

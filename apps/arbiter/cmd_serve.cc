@@ -15,6 +15,7 @@
 #include "cli_flags.h"
 #include "commands.h"
 #include "core/api_kinds.h"
+#include "core/duration.h"
 #include "meter_flags.h"
 #include "server/daemon.h"
 #include "server/http/http_api.h"
@@ -118,6 +119,11 @@ void RegisterServe(CLI::App& app, int* exit_code) {
                   "Seconds: a watch without timeoutSeconds lasts a random time between this and\n"
                   "twice this, and none lasts longer (kube-apiserver's flag; default 1800)")
       ->check(CLI::Range(1, 86400));
+  auto request_timeout = std::make_shared<std::string>("60s");
+  cmd->add_option("--request-timeout", *request_timeout,
+                  "How long a change's answer waits for its journal record to be durable before\n"
+                  "it is answered 504 Timeout, the change may still be committed (a duration,\n"
+                  "kube-apiserver's flag; default 60s)");
   cmd->add_option("--max-connections", limits->max_connections,
                   "Open connections in all (default: the open-file limit less 128); the last 64\n"
                   "serve only probes and cluster admins")
@@ -176,6 +182,13 @@ void RegisterServe(CLI::App& app, int* exit_code) {
       *exit_code = FlagError(name, "--dashboard-token-file",
                              "deprecated alias, not to be given with --token-file (which "
                              "authenticates the dashboard too)");
+      return;
+    }
+    const auto request_timeout_ms = ParseDuration(*request_timeout);
+    if (!request_timeout_ms.ok() || *request_timeout_ms <= 0) {
+      *exit_code = FlagError(
+          name, "--request-timeout",
+          request_timeout_ms.ok() ? "must be positive, e.g. 60s" : request_timeout_ms.message());
       return;
     }
     const server::TlsFiles tls{*tls_cert, *tls_key};
@@ -268,6 +281,7 @@ void RegisterServe(CLI::App& app, int* exit_code) {
       api.dashboard.tokens = std::make_shared<server::TokenSource>(std::move(*dashboard_only));
     }
     api.limits = *limits;
+    api.limits.request_timeout_ms = *request_timeout_ms;
     api.min_request_timeout_s = *min_request_timeout;
     api.version = ARBITER_VERSION;
     api.log = Log;

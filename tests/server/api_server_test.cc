@@ -283,8 +283,9 @@ struct LoggedServer {
   std::vector<Json> lines;
   std::unique_ptr<Served> served;
   CommitGate gate;
-  explicit LoggedServer(const std::string& name) {
+  explicit LoggedServer(const std::string& name, int64_t request_timeout_ms = 60000) {
     ApiOptions o;
+    o.limits.request_timeout_ms = request_timeout_ms;
     o.log = [this](const std::string& line) {
       std::lock_guard<std::mutex> l(mu);
       lines.push_back(Json::parse(line));
@@ -371,6 +372,43 @@ TEST(ApiServerTest, AChangeHeldWhenTheJournalFailsIsAnswered503AndNeverShown) {
   EXPECT_EQ(posts[0]["status"], 503);
   EXPECT_EQ(posts[0]["level"], "error");
   EXPECT_EQ(posts[0]["user"], "alice");
+}
+
+// A change whose record is not committed within the request timeout (a stuck disk) is answered
+// kube-apiserver's 504 Timeout, logged so, and its connection freed; the commit that comes later
+// shows the change (it "may still be committed"), and a change after it is answered as usual.
+// Before the deadline the client waited for as long as the journal did.
+TEST(ApiServerTest, AChangeHeldPastTheRequestTimeoutIsAnswered504) {
+  LoggedServer s("held-timeout", 100);
+  const int fd = s.HeldCreate("slow");
+  const std::string got = ReadToClose(fd);
+  ASSERT_EQ(got.rfind("HTTP/1.1 504", 0), 0u) << got;
+  const size_t body = got.find("\r\n\r\n");
+  ASSERT_NE(body, std::string::npos) << got;
+  const Json status = Json::parse(got.substr(body + 4));
+  EXPECT_EQ(status["kind"], "Status");
+  EXPECT_EQ(status["code"], 504);
+  EXPECT_EQ(status["reason"], "Timeout");
+  EXPECT_EQ(status["message"].get<std::string>().rfind("Timeout: ", 0), 0u) << status;
+  EXPECT_NE(status["message"].get<std::string>().find("may still be committed"), std::string::npos)
+      << status;
+  EXPECT_EQ(s.served->api->stats().held_timed_out, 1u);
+  std::vector<Json> posts = s.Lines("POST");
+  ASSERT_EQ(posts.size(), 1u);
+  EXPECT_EQ(posts[0]["status"], 504);
+  EXPECT_EQ(posts[0]["level"], "error");
+  EXPECT_EQ(posts[0]["user"], "alice");
+  s.gate.Release();  // the record is committed late: the change is there
+  httplib::Client c("127.0.0.1", s.served->port);
+  httplib::Headers alice = {{"Authorization", "Bearer tok-alice"}};
+  auto g = c.Get("/api/v1/namespaces/default/pods/slow", alice);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->status, 200) << g->body;
+  const std::string again = ReadToClose(SendPodCreate(s.served->port, "later", "tok-alice"));
+  EXPECT_EQ(again.rfind("HTTP/1.1 201", 0), 0u) << again;
+  posts = s.Lines("POST");
+  ASSERT_EQ(posts.size(), 2u);
+  EXPECT_EQ(posts[1]["status"], 201);
 }
 
 }  // namespace

@@ -178,6 +178,7 @@ struct FakeJournal {
       return seq <= durable_upto ? 1 : failed ? -1 : 0;
     };
     d.lost = [](httplib::Response& res) { res.set_content("lost", "text/plain"); };
+    d.timed_out = [](httplib::Response& res) { res.set_content("timed out", "text/plain"); };
     d.save = [] { return std::make_shared<int>(7); };
     d.restore = [this](std::shared_ptr<void> saved) {
       std::lock_guard<std::mutex> l(mu);
@@ -241,6 +242,46 @@ TEST(HttpServer, HeldAnswersAreSentOnceDurableOrReplacedWhenLost) {
   EXPECT_NE(got.find("lost"), std::string::npos) << got;
   EXPECT_EQ(got.find("changed 9"), std::string::npos) << got;
   EXPECT_EQ(j.Logged(), (std::vector<std::string>{"context 7", "201", "context 7", "503"}));
+}
+
+// A held answer whose record stays undecided (a stuck journal) is answered `timed_out`'s 504
+// once request_timeout_ms passed, and logged so; the connection serves its next request, and the
+// record's late decision writes nothing to it (its answer is gone). Before the deadline existed
+// the client waited for as long as the journal did (this test's 20 s receive bound).
+TEST(HttpServer, AHeldAnswerWhoseRecordIsNotDecidedInTimeIsAnswered504) {
+  FakeJournal j;
+  HttpLimits limits;
+  limits.request_timeout_ms = 100;
+  Running r(limits, [&](HttpServer& s) {
+    j.Install(s);
+    s.Get("/after", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content("next answer", "text/plain");
+    });
+  });
+  const int fd = Connect(r.port);
+  Send(fd, "POST /change HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n5");
+  char buf[4096];
+  const ssize_t n = recv(fd, buf, sizeof buf, 0);
+  ASSERT_GT(n, 0) << "never answered";
+  std::string got(buf, static_cast<size_t>(n));
+  EXPECT_EQ(got.rfind("HTTP/1.1 504", 0), 0u) << got;
+  EXPECT_NE(got.find("timed out"), std::string::npos) << got;
+  EXPECT_EQ(got.find("changed 5"), std::string::npos) << got;
+  EXPECT_EQ(r.server->stats().held_timed_out, 1u);
+  EXPECT_EQ(j.Logged(), (std::vector<std::string>{"context 7", "504"}));
+  // The record is decided late; the connection's next request gets its own answer, only.
+  j.durable_upto = 5;
+  r.log.Notify();
+  Send(fd, "GET /after HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  bool closed = false;
+  got = ReadToEnd(fd, &closed);
+  close(fd);
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(got.rfind("HTTP/1.1 200", 0), 0u) << got;
+  EXPECT_EQ(Count(got, "HTTP/1.1"), 1u) << got;
+  EXPECT_NE(got.find("next answer"), std::string::npos) << got;
+  EXPECT_EQ(got.find("changed 5"), std::string::npos) << got;
+  EXPECT_EQ(j.Logged(), (std::vector<std::string>{"context 7", "504", "200"}));
 }
 
 // Stopping the server does not drop a held answer: it is sent once its record is committed (the

@@ -1,12 +1,14 @@
 // /metrics from facts kept by the mutations (live_facts.h, ObjectStore::pod_phases, the node
 // label cache) equals a full recount from the engine and the store after any sequence of
 // mutations (a property test over random sequences), after a snapshot restore, and a View taken
-// before later mutations still gives the state it was taken at.
+// before later mutations still gives the state it was taken at. The dashboard's history sample,
+// made from the same facts, equals the walk of the engine it replaced.
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "cluster_fixtures.h"
+#include "server/dashboard/history.h"
 #include "server/metrics/metrics.h"
 
 namespace arbiter::server {
@@ -211,6 +213,122 @@ TEST(MetricsFactsTest, AViewTakenBeforeLaterMutationsKeepsItsInstant) {
   }
   EXPECT_NE(RenderMetrics(CollectMetrics(c, t), j), text);
   EXPECT_EQ(RenderMetrics(before, j), text);
+}
+
+constexpr const char* kMig = "nvidia.com/mig-1g.10gb";
+
+// The dashboard's sample as the sampler took it before it read the live facts (a walk of
+// Engine::Workloads and Engine::Nodes under the lock, dashboard::QuotaStates): the reference its
+// values must keep equal, entry for entry (a zero is not an absent resource: the history's
+// columns differ).
+dashboard::PoolSample RecountPool(const Cluster& c) {
+  dashboard::PoolSample p;
+  const engine::Engine& e = c.engine();
+  std::map<engine::WorkloadId, ResourceList> requests;
+  auto pool_part = [](const ResourceList& l) {
+    ResourceList out;
+    for (const auto& [r, v] : l.entries())
+      if (r == kCpu || r == kMemory || r == kGpu || IsMigResourceName(r)) out.Set(r, v);
+    return out;
+  };
+  for (const engine::WorkloadStatus& w : e.Workloads()) {
+    if (w.phase != engine::Phase::kRunning && w.phase != engine::Phase::kTerminating) continue;
+    const ResourceList req = pool_part(w.requests);
+    requests[w.id] = req;
+    const ResourceList* declared = c.UsageOf(engine::Value(w.id));
+    p.used += declared ? pool_part(*declared) : req;
+  }
+  for (const engine::NodeStatus& n : e.Nodes()) {
+    ResourceList alloc = {{std::string(kCpu), n.cpu_used_milli},
+                          {std::string(kMemory), n.mem_used_bytes}};
+    ResourceList cap = {{std::string(kCpu), n.cpu_capacity_milli},
+                        {std::string(kMemory), n.mem_capacity_bytes}};
+    int64_t gpu_used = 0;
+    for (int32_t u : n.gpu_used_milli) gpu_used += u;
+    const int64_t gpu_cap = static_cast<int64_t>(n.gpu_used_milli.size()) * 1000;
+    if (gpu_cap > 0) {
+      alloc.Set(kGpu, gpu_used);
+      cap.Set(kGpu, gpu_cap);
+      p.idle_gpu_milli[n.gpu_model] += gpu_cap - gpu_used;
+    }
+    for (const auto& [r, v] : n.spec.allocatable.entries())
+      if (IsMigResourceName(r)) cap.Set(r, v);
+    for (engine::WorkloadId id : n.workloads)
+      if (auto it = requests.find(id); it != requests.end())
+        for (const auto& [r, v] : it->second.entries())
+          if (IsMigResourceName(r)) alloc.Set(r, alloc.Get(r) + v);
+    p.allocated += alloc;
+    p.capacity += cap;
+  }
+  return p;
+}
+
+// The MIG slices the sample says are allocated.
+int64_t ExpectSampleRecount(const Cluster& c, const std::string& step) {
+  SCOPED_TRACE(step);
+  const dashboard::Sample s = dashboard::TakeSample(c, c.now());
+  const dashboard::PoolSample p = RecountPool(c);
+  EXPECT_EQ(s.pool.used.entries(), p.used.entries());
+  EXPECT_EQ(s.pool.allocated.entries(), p.allocated.entries());
+  EXPECT_EQ(s.pool.capacity.entries(), p.capacity.entries());
+  EXPECT_EQ(s.pool.idle_gpu_milli, p.idle_gpu_milli);
+  const auto tenants = dashboard::QuotaStates(c.engine());
+  EXPECT_EQ(s.tenants.size(), tenants.size());
+  for (const auto& [ns, q] : tenants) {
+    SCOPED_TRACE(ns);
+    auto got = s.tenants.find(ns);
+    if (got == s.tenants.end()) {
+      ADD_FAILURE() << "no tenant " << ns;
+      continue;
+    }
+    EXPECT_EQ(got->second.used.entries(), q.used.entries());
+    EXPECT_EQ(got->second, q);
+  }
+  return s.pool.allocated.Get(kMig);
+}
+
+// A pod of `slices` MIG slices and 1 CPU, in `ns`, for 20 s.
+Json MigPod(const std::string& ns, const std::string& name, int slices) {
+  Json p = fixtures::PodIn(ns, name, 0, "20s");
+  p["spec"]["containers"][0]["resources"] = {
+      {"requests", {{"cpu", "1"}, {kMig, std::to_string(slices)}}},
+      {"limits", {{kMig, std::to_string(slices)}}}};
+  return p;
+}
+
+// The history's sample, now made from the live facts off the lock (dashboard::CollectSample,
+// MakeSample), gives the values the full walk under the lock gave, after every step of random
+// mutations (MIG slices included) and after a snapshot restore.
+TEST(MetricsFactsTest, TheDashboardSampleEqualsTheWalkItReplaced) {
+  for (uint32_t seed = 1; seed <= 8; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Cluster c("0000abcd");
+    Pool(c);
+    Json mig = LabelledNode("m1", 2, "NVIDIA-A100-SXM4-80GB");
+    mig["status"]["capacity"][kMig] = "14";
+    Ok(c, fixtures::Create(kT0, mig));
+    int64_t most_mig = 0;
+    std::mt19937 rng(seed);
+    Millis t = kT0;
+    int serial = 0;
+    for (int step = 0; step < 150; ++step) {
+      std::string what;
+      if (rng() % 5 == 0) {
+        const Json p = MigPod(step % 2 ? "team-a" : "solo", "m" + std::to_string(serial++),
+                              1 + static_cast<int>(rng() % 3));
+        what = "create " + p["metadata"]["name"].get<std::string>();
+        (void)c.Apply(fixtures::Create(t, p));
+      } else {
+        RandomStep(c, rng, t, serial, what);
+      }
+      most_mig = std::max(most_mig, ExpectSampleRecount(c, std::to_string(step) + ": " + what));
+      if (testing::Test::HasFailure()) return;
+    }
+    EXPECT_GT(most_mig, 0) << "no MIG slice was ever allocated: the test proves less";
+    Cluster restored("0000abcd");
+    ASSERT_TRUE(restored.Restore(c.Snapshot()).ok());
+    ExpectSampleRecount(restored, "restored");
+  }
 }
 
 }  // namespace metrics_facts_test

@@ -158,6 +158,10 @@ KubeStatus ServiceUnavailable(std::string_view message) {
   return Make(503, "ServiceUnavailable", std::string(message));
 }
 
+KubeStatus Timeout(std::string_view message) {
+  return Make(504, "Timeout", "Timeout: " + std::string(message), json::object());
+}
+
 KubeStatus TooManyRequests(std::string_view message) {
   return Make(429, "TooManyRequests", std::string(message));
 }

@@ -88,6 +88,9 @@ KubeStatus TooOldResourceVersion(uint64_t requested, uint64_t oldest);
 KubeStatus Gone(std::string_view message);
 KubeStatus InternalError(std::string_view message);
 KubeStatus ServiceUnavailable(std::string_view message);
+// 504 Timeout: "Timeout: <message>" (apimachinery's NewTimeoutError without a retry-after:
+// kube-apiserver's answer to a request that its --request-timeout cut).
+KubeStatus Timeout(std::string_view message);
 // 429 for admission refusals kube answers as Forbidden (quota): kept as Forbidden in kube; this is
 // for rate limits only.
 KubeStatus TooManyRequests(std::string_view message);

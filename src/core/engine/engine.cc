@@ -209,13 +209,16 @@ std::vector<RunRecord> Engine::OpenRuns(Millis until) const {
   return out;
 }
 
-std::vector<NodeStatus> Engine::Nodes() const {
+namespace {
+
+std::vector<NodeStatus> NodesOf(const State& s, bool with_workloads) {
   std::vector<NodeStatus> out;
-  for (uint32_t pos = 0; pos < s_->nodes.size(); ++pos) {
-    const auto& n = s_->nodes[pos];
-    const NodeInfo& info = s_->node_info[s_->node_at[pos]];
+  out.reserve(s.nodes.size());
+  for (uint32_t pos = 0; pos < s.nodes.size(); ++pos) {
+    const auto& n = s.nodes[pos];
+    const NodeInfo& info = s.node_info[s.node_at[pos]];
     NodeStatus st;
-    st.id = static_cast<NodeId>(s_->node_at[pos]);
+    st.id = static_cast<NodeId>(s.node_at[pos]);
     st.name = info.name;
     st.order = info.order;
     st.schedulable = n.schedulable;
@@ -225,19 +228,25 @@ std::vector<NodeStatus> Engine::Nodes() const {
     st.mem_capacity_bytes = n.mem_capacity_bytes;
     st.mem_used_bytes = n.mem_used_bytes;
     st.gpu_used_milli = n.gpu_used_milli;
-    for (Slot s : s_->node_live[pos].workloads) {
-      st.workloads.push_back(s_->workloads[s].id);
-      st.workload_gpus.push_back(s_->workloads[s].gpus);
-    }
+    if (with_workloads)
+      for (Slot w : s.node_live[pos].workloads) {
+        st.workloads.push_back(s.workloads[w].id);
+        st.workload_gpus.push_back(s.workloads[w].gpus);
+      }
     st.spec = info.spec;
     out.push_back(std::move(st));
   }
-  if (s_->nodes_dirty)
+  if (s.nodes_dirty)
     std::sort(out.begin(), out.end(), [](const NodeStatus& a, const NodeStatus& b) {
       return a.order != b.order ? a.order < b.order : a.name < b.name;
     });
   return out;
 }
+
+}  // namespace
+
+std::vector<NodeStatus> Engine::Nodes() const { return NodesOf(*s_, true); }
+std::vector<NodeStatus> Engine::NodeTotals() const { return NodesOf(*s_, false); }
 
 const PoolPolicy& Engine::policy() const { return s_->policy; }
 const std::vector<PriceBook>& Engine::price_books() const { return s_->price_books; }

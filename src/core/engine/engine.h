@@ -90,7 +90,10 @@ class Engine {
   // a simulation bills at its end.
   std::vector<RunRecord> OpenRuns(Millis until) const;
   std::vector<NodeStatus> Nodes() const;  // present nodes in node order
-  const PoolPolicy& policy() const;       // effective: PoolPolicy (or defaults) with the override
+  // The same without their workloads (`workloads`, `workload_gpus` left empty): O(nodes), not
+  // O(the workloads they hold); what a sample of the pool's totals asks for (the dashboard's).
+  std::vector<NodeStatus> NodeTotals() const;
+  const PoolPolicy& policy() const;  // effective: PoolPolicy (or defaults) with the override
   const std::vector<PriceBook>& price_books() const;
   std::vector<ElasticQuota> elastic_quotas() const;  // as upserted, in upsert order
   // Usage of every flavor of every ElasticQuota with spec.flavors (charged plus held).

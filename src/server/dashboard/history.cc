@@ -2,6 +2,7 @@
 
 #include <set>
 #include <string_view>
+#include <unordered_map>
 
 #include "core/engine/fair_share.h"
 #include "core/int128.h"
@@ -15,13 +16,6 @@ constexpr Millis kMsPerHour = 3600000;
 
 bool PoolResource(std::string_view r) {
   return r == kCpu || r == kMemory || r == kGpu || IsMigResourceName(r);
-}
-
-ResourceList PoolPart(const ResourceList& l) {
-  ResourceList out;
-  for (const auto& [r, v] : l.entries())
-    if (PoolResource(r)) out.Set(r, v);
-  return out;
 }
 
 // a / b rounded half away from zero (b > 0, a >= 0).
@@ -125,21 +119,39 @@ Json Columns(const std::vector<const Sample*>& samples, Get get) {
 
 }  // namespace
 
-Sample TakeSample(const Cluster& c, Millis time) {
+SampleFacts CollectSample(const Cluster& c, Millis time) {
+  SampleFacts f;
+  f.time = time;
+  f.live = c.live_facts().Share();
+  f.nodes = c.engine().NodeTotals();
+  f.quotas = ElasticQuotaStates(c.engine());
+  return f;
+}
+
+Sample MakeSample(const SampleFacts& f) {
   Sample s;
-  s.time = time;
-  const engine::Engine& e = c.engine();
-  std::map<engine::WorkloadId, ResourceList> requests;
-  for (const engine::WorkloadStatus& w : e.Workloads()) {
-    if (w.phase != engine::Phase::kRunning && w.phase != engine::Phase::kTerminating) continue;
-    const ResourceList req = PoolPart(w.requests);
-    requests[w.id] = req;
+  s.time = f.time;
+  s.tenants = f.quotas;
+  // The workloads holding a node (running and terminating): what they request by namespace
+  // (Engine::namespace_usages), their use, and the MIG slices they hold by node.
+  std::unordered_map<std::string_view, ResourceList> mig;
+  std::unordered_map<const std::string*, ResourceList*> used_of;  // by interned namespace
+  f.live.ForEach([&](const LiveFact& w) {
+    if (!w.running()) return;
+    ResourceList*& used = used_of[w.namespace_];
+    if (!used) used = &s.tenants[*w.namespace_].used;
+    *used += w.requests();
     // The declared use as the cluster keeps it (arbiter.dev/usage, parsed when the pod was
-    // applied): no stored pod is read, so no compacted pod's text is parsed again.
-    const ResourceList* declared = c.UsageOf(engine::Value(w.id));
-    s.pool.used += declared ? PoolPart(*declared) : req;
-  }
-  for (const engine::NodeStatus& n : e.Nodes()) {
+    // applied), else its requests.
+    for (const auto& [r, v] : w.usage().entries())
+      if (PoolResource(r)) s.pool.used.Set(r, s.pool.used.Get(r) + v);
+    for (const auto& [r, v] : w.requests().entries())
+      if (IsMigResourceName(r)) {
+        ResourceList& m = mig[*w.node];
+        m.Set(r, m.Get(r) + v);
+      }
+  });
+  for (const engine::NodeStatus& n : f.nodes) {
     ResourceList alloc = {{std::string(kCpu), n.cpu_used_milli},
                           {std::string(kMemory), n.mem_used_bytes}};
     ResourceList cap = {{std::string(kCpu), n.cpu_capacity_milli},
@@ -154,16 +166,15 @@ Sample TakeSample(const Cluster& c, Millis time) {
     }
     for (const auto& [r, v] : n.spec.allocatable.entries())
       if (IsMigResourceName(r)) cap.Set(r, v);
-    for (engine::WorkloadId id : n.workloads)
-      if (auto it = requests.find(id); it != requests.end())
-        for (const auto& [r, v] : it->second.entries())
-          if (IsMigResourceName(r)) alloc.Set(r, alloc.Get(r) + v);
+    if (auto m = mig.find(n.name); m != mig.end())
+      for (const auto& [r, v] : m->second.entries()) alloc.Set(r, alloc.Get(r) + v);
     s.pool.allocated += alloc;
     s.pool.capacity += cap;
   }
-  s.tenants = QuotaStates(e);
   return s;
 }
+
+Sample TakeSample(const Cluster& c, Millis time) { return MakeSample(CollectSample(c, time)); }
 
 bool History::Add(Sample s) {
   if (!samples_.empty()) {

@@ -21,6 +21,7 @@
 
 #include "server/dashboard/quota_state.h"
 #include "server/dashboard/views.h"
+#include "server/metrics/live_facts.h"
 #include "server/state/cluster.h"
 
 namespace arbiter::server::dashboard {
@@ -40,7 +41,22 @@ struct Sample {
   std::map<std::string, QuotaState> tenants;
 };
 
-// The cluster's state as a sample at `time`.
+// What a sample reads of the cluster, under the daemon's lock without a walk of the live
+// workloads (the facts /metrics reads, live_facts.h): the live workloads' table shared as it is
+// (O(live / 256) pointers), the nodes' totals (Engine::NodeTotals, O(nodes)) and the
+// ElasticQuotas' state (O(quotas)). Nothing in it points into the cluster.
+struct SampleFacts {
+  Millis time = 0;
+  LiveFacts::View live;
+  std::vector<engine::NodeStatus> nodes;     // without their workloads
+  std::map<std::string, QuotaState> quotas;  // ElasticQuotaStates: `used` from `live`
+};
+SampleFacts CollectSample(const Cluster& c, Millis time);  // under the lock
+// The sample those facts make (after the lock is released): the pool's use and each namespace's
+// running requests summed from the live rows (as Engine::namespace_usages sums them), the MIG
+// slices by node.
+Sample MakeSample(const SampleFacts& f);
+// The cluster's state as a sample at `time`: both at once.
 Sample TakeSample(const Cluster& c, Millis time);
 
 class History {

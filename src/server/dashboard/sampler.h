@@ -1,9 +1,11 @@
 // Keeps the dashboard's History (history.h) of a running daemon: a thread that wakes on every
 // change the daemon publishes (its watch feed) or after a second, and takes a sample when
 // something changed (at most one a second) or a heartbeat has passed. The sample's time is the
-// wall clock's. With a store directory (the daemon's --data) the history is restored from its
-// HistoryStore (history_store.h) at start, and the samples kept are written to it in batches
-// (every 20 samples or 10 s, and at the end). Stops (and joins, then writes) on destruction.
+// wall clock's. Under the daemon's lock it only shares the live facts /metrics reads
+// (dashboard::CollectSample: O(live / 256 + nodes + quotas)); the sample is made after. With a
+// store directory (the daemon's --data) the history is restored from its HistoryStore
+// (history_store.h) at start, and the samples kept are written to it in batches (every 20 samples
+// or 10 s, and at the end). Stops (and joins, then writes) on destruction.
 #pragma once
 
 #include <condition_variable>

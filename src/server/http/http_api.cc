@@ -929,6 +929,11 @@ ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
                              h.ok() ? "the daemon is stopping: the change may not be durable"
                                     : h.message()));
        },
+       [](httplib::Response& res) {  // --request-timeout passed, the journal still busy
+         SendStatus(res, kube::Timeout("request did not complete within the allotted timeout: "
+                                       "its change is not durable yet and may still be "
+                                       "committed"));
+       },
        SaveRequestContext, RestoreRequestContext});
   // The answers the server gives itself (limits, caps) are Kubernetes Status bodies too.
   svr_->set_refusal([](int code, const std::string& message, httplib::Response& res) {

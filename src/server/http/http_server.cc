@@ -176,6 +176,7 @@ struct HttpServer::Impl {
     int64_t after_seq = 0;  // AnswerAfter: held until this journal record is durable
     std::unique_ptr<httplib::Request> req;  // a held answer's, for its log line
     std::shared_ptr<void> context;          // Durability::save's, for its log line
+    Clock::time_point deadline;             // a held answer's: timed_out's answer after it
   };
   struct Client {
     int conns = 0;
@@ -251,6 +252,7 @@ struct HttpServer::Impl {
       d.head = job.req->method == "HEAD";
       tl_watch_slot = &d.watch;
       tl_after_seq = durability.durable ? &d.after_seq : nullptr;
+      d.deadline = Clock::now() + std::chrono::milliseconds(limits.request_timeout_ms);
       Handle(*job.req, d.res);
       tl_watch_slot = nullptr;
       tl_after_seq = nullptr;
@@ -293,23 +295,29 @@ struct HttpServer::Impl {
     if (logger && !(tl_after_seq && *tl_after_seq > 0)) logger(req, res);
   }
 
-  // On the loop: true when `d` may be sent (its record is durable, or will never be: then its
-  // answer is `lost`'s), after its log line if it was held.
-  bool Ready(Done& d) {
+  // On the loop: whether record `seq` is durable (1), not yet (0) or never will be (-1). What
+  // this pass learnt is kept: records are committed in order, so one question answers for many.
+  int Decided(int64_t seq) {
+    if (seq <= known_durable) return 1;
+    if (seq >= known_pending) return 0;
+    const int state = durability.durable ? durability.durable(seq) : 1;
+    if (state == 1) known_durable = seq;
+    if (state == 0) known_pending = seq;
+    return state;
+  }
+
+  // On the loop: true when `d` may be sent (its record is durable; or will never be: then its
+  // answer is `lost`'s; or it waited past its deadline: then timed_out's), after its log line if
+  // it was held.
+  bool Ready(Done& d, Clock::time_point now) {
     if (d.after_seq <= 0 || !d.req) return true;
-    // What this pass learnt: records are committed in order, so one question answers for many.
-    int state = 1;
-    if (d.after_seq > known_durable) {
-      if (d.after_seq >= known_pending) return false;
-      state = durability.durable ? durability.durable(d.after_seq) : 1;
-      if (state == 1) known_durable = d.after_seq;
-      if (state == 0) known_pending = d.after_seq;
-    }
-    if (state == 0) return false;
-    if (state < 0) {
+    const int state = Decided(d.after_seq);
+    if (state == 0 && now < d.deadline) return false;
+    if (state != 1) {
       d.res = httplib::Response{};
-      d.res.status = 503;
-      if (durability.lost) durability.lost(d.res);
+      d.res.status = state < 0 ? 503 : 504;
+      if (const auto& answer = state < 0 ? durability.lost : durability.timed_out) answer(d.res);
+      if (state == 0) Count(&HttpServerStats::held_timed_out);
       if (on_error) on_error(*d.req, d.res);
     }
     if (logger) {
@@ -858,8 +866,9 @@ struct HttpServer::Impl {
     }
     known_durable = 0;
     known_pending = std::numeric_limits<int64_t>::max();
+    const auto now = Clock::now();
     for (Done& d : ready) {
-      if (!Ready(d)) {
+      if (!Ready(d, now)) {
         held.push_back(std::move(d));
         continue;
       }

@@ -47,6 +47,7 @@ struct HttpLimits {
   int idle_timeout_s = 90;                // a keep-alive connection between requests
   int body_timeout_s = 60;                // a request's whole body, after its headers
   int write_timeout_s = 60;               // an answer that makes no progress
+  int64_t request_timeout_ms = 60000;     // a held answer (AnswerAfter), from its handler's start
   int max_connections = 0;                // 0: the open-file limit (raised to its maximum) less 128
   int reserved_connections = 64;          // of max_connections, for set_reserved's requests only
   int max_connections_per_client = 1024;  // per remote address
@@ -75,7 +76,8 @@ struct WatchStream {
 struct HttpServerStats {
   uint64_t accepted = 0, refused_connections = 0, refused_requests = 0, timed_out = 0,
            slow_watchers_closed = 0;
-  uint64_t held = 0;  // answers held until their journal record was durable (AnswerAfter)
+  uint64_t held = 0;            // answers held until their journal record was durable (AnswerAfter)
+  uint64_t held_timed_out = 0;  // of those, answered `timed_out`'s (request_timeout_ms) instead
 };
 
 // The daemon's malloc policy, set by its main (`arbiter serve`) and by bench_serve, once per
@@ -126,13 +128,16 @@ class HttpServer {
   // handler, or without set_durability: then it waits itself); its answer is held by the event
   // loop and sent once `durable(seq)` is 1 (the loop asks after every wake-up: the WatchLog's
   // Notify() after each commit, and at least every 250 ms), or replaced by `lost`'s answer when it
-  // is -1 (the record will never be durable). The logger runs then, for such an answer, on the
-  // loop, with the context `save` took on the worker given back by `restore` (a request log's
-  // thread-local start and user).
+  // is -1 (the record will never be durable), or by `timed_out`'s (status 504) when it is still
+  // 0 `request_timeout_ms` after its handler started: the connection is free again, and the
+  // record's later fate is not asked about (its answer is gone; a new request on the connection
+  // gets its own). The logger runs then, for such an answer, on the loop, with the context `save`
+  // took on the worker given back by `restore` (a request log's thread-local start and user).
   static bool AnswerAfter(int64_t seq);
   struct Durability {
     std::function<int(int64_t seq)> durable;  // 1 durable, 0 not yet, -1 never
     std::function<void(Response&)> lost;
+    std::function<void(Response&)> timed_out;
     std::function<std::shared_ptr<void>()> save;
     std::function<void(std::shared_ptr<void>)> restore;
   };
