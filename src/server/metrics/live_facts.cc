@@ -1,6 +1,7 @@
 #include "server/metrics/live_facts.h"
 
 #include <algorithm>
+#include <atomic>
 
 namespace arbiter::server {
 
@@ -31,6 +32,10 @@ LiveFacts::Chunk& LiveFacts::Writable(uint64_t chunk) {
     p = std::make_shared<Chunk>();
   else if (p.use_count() > 1)  // a View holds it: copied once, the View keeps the old one
     p = std::make_shared<Chunk>(*p);
+  else  // The last View let it go on another thread after reading it: use_count() is a relaxed
+        // load, so this fence pairs with that release (the count's decrement) before the chunk
+        // is written (ThreadSanitizer run of test_server; GCC's TSan does not model the fence).
+    std::atomic_thread_fence(std::memory_order_acquire);
   return *p;
 }
 
