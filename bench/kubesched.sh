@@ -254,9 +254,12 @@ run_pass() { # label namespace schedulerName command...
   SCHED_PID=
   if [ "$PREEMPT" = 1 ]; then
     read -r nv vfirst vlast <<< "$(evictions "$ns" "$label")"
-    # Empty nodes for the next pass: every pod of the namespace deleted at once, then it.
-    $KC delete --raw "/api/v1/namespaces/$ns/pods?gracePeriodSeconds=0" >/dev/null
-    $KC delete namespace "$ns" --timeout=300s >/dev/null
+    # Empty nodes for the next pass: every pod of the namespace deleted at once, then it. At
+    # 5000 nodes (15,000 pods) kube-apiserver's 60 s request timeout may end the collection's
+    # delete while it goes on: then wait for the namespace to go (the pass's figures are taken).
+    $KC delete --raw "/api/v1/namespaces/$ns/pods?gracePeriodSeconds=0" >/dev/null ||
+      echo "bench/kubesched.sh: deleting $ns's pods did not answer in time; waiting for it" >&2
+    $KC delete namespace "$ns" --timeout=900s >/dev/null
   else
     # KWOK has run every pod (their status written) before the next pass is measured.
     for ((t = 0; t < 600; t++)); do
