@@ -556,7 +556,7 @@ void Controller::ApplyPod(const Key& key, Millis now) {
       t->second.seen_node.clear();
       CountForeign(key, t->second, false);  // no longer counted anywhere
       Forget(t->second, now);
-      ReleaseSlot(key, t->second, false);
+      ReleaseSlot(key, t->second, false, now);
       SetGroupWait(key, t->second, "");
       SetGroupMember(key, t->second, "");
       pods_.erase(t);
@@ -575,7 +575,11 @@ void Controller::ApplyPod(const Key& key, Millis now) {
     if (auto st = engine_->Get(WorkloadId{*t.workload}); st && st->phase == Phase::kPending)
       Forget(t, now);
   if (!t.workload) {
-    if (const Key* job = JobOfPod(pod)) return ApplyJobPod(*job, key, pod, t);
+    if (t.slot && leaving_slots_.count(*t.slot)) {  // its Job released: held until it ends
+      if (Terminal(pod)) ReleaseSlot(key, t, false, now);
+      return;
+    }
+    if (const Key* job = JobOfPod(pod)) return ApplyJobPod(*job, key, pod, t, now);
     if (!node.empty()) t.bound = node;
     if (Ours(pod) && node.empty() && !Terminal(pod) && !Deleting(pod) && !t.invalid)
       SubmitPod(key, pod, t, now, false);
@@ -909,11 +913,11 @@ void Controller::BindDone(const Action& a, const ActionResult& r, const Key& key
     Log("binding " + who + " to " + a.node + " refused: already bound to " + r.bound_node +
         " by someone else; counted as foreign there");
     Forget(t, now);
-    ReleaseSlot(key, t, false);
+    ReleaseSlot(key, t, false, now);
     t.bound = r.bound_node;
   } else {
     t.retry_at = now + options_.bind_retry;
-    if (t.slot) ReleaseSlot(key, t, true);
+    if (t.slot) ReleaseSlot(key, t, true, now);
     Log("binding " + who + " to " + a.node + " failed (HTTP " + std::to_string(r.http_status) +
         "): " + r.message + "; retried");
   }

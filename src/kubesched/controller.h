@@ -223,11 +223,18 @@ class Controller {
   void ApplyJob(const Key& key, Millis now);
   void SubmitSlots(const Key& key, JobTrack& j, const Json& job,
                    std::vector<std::pair<Key, std::string>> pins, Millis now);
+  // The Job's slots end (it completed, failed, or is gone), but a slot whose pod still lives
+  // (running, terminating) holds its node and quota until that pod ends or goes (leaving_slots_):
+  // a Job's pod stays Arbiter's until it is gone, never counted as another scheduler's.
   void ReleaseSlots(JobTrack& j, int exit_code, Millis now);
-  // A Job's pod no longer occupies its slot; `rewait`: back to waiting if still unbound.
-  void ReleaseSlot(const std::pair<std::string, std::string>& pod, PodTrack& t, bool rewait);
+  void EndSlot(uint64_t slot, int exit_code, Millis now);  // the engine lets go of a slot
+  // A Job's pod no longer occupies its slot; `rewait`: back to waiting if still unbound. A
+  // leaving slot (its Job released) ends with it.
+  void ReleaseSlot(const std::pair<std::string, std::string>& pod, PodTrack& t, bool rewait,
+                   Millis now);
   void ApplyJobPod(const std::pair<std::string, std::string>& job,
-                   const std::pair<std::string, std::string>& key, const Json& pod, PodTrack& t);
+                   const std::pair<std::string, std::string>& key, const Json& pod, PodTrack& t,
+                   Millis now);
   void ReconcileJob(const Key& key, JobTrack& j, Millis now, std::vector<Action>* out);
   void BindJobPods(const Key& key, JobTrack& j, Millis now, std::vector<Action>* out);
   void JobDone(const Action& a, const ActionResult& r, Millis now);
@@ -301,7 +308,10 @@ class Controller {
     std::optional<engine::WorkloadStatus> status;
   };
   std::map<uint64_t, Rejection> rejected_;
-  std::map<Key, JobTrack> jobs_;              // Arbiter's Jobs
+  std::map<Key, JobTrack> jobs_;  // Arbiter's Jobs
+  // Slots of Jobs released (ReleaseSlots) whose pod still lives -> the exit code they end with
+  // once it ends or goes (ReleaseSlot). The pod's PodTrack::slot keeps pointing at its slot.
+  std::map<uint64_t, int> leaving_slots_;
   std::map<Key, std::string> quota_written_;  // ElasticQuota status last written (JSON)
   std::set<Key> quota_skipped_;               // not written (ForeignNamespaces), said once
   Millis quota_due_ = 0;
