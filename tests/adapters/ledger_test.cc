@@ -19,6 +19,7 @@
 #include <tuple>
 
 #include "adapters/report/invoice_json.h"
+#include "support/hourly_rows.h"
 
 namespace arbiter {
 namespace {
@@ -908,27 +909,15 @@ TEST(LedgerTest, TrackRowsJoinEachEntryWithItsCurrentUsageRow) {
   EXPECT_TRUE(never->rows.empty());
 
   auto cat = *PriceCatalog::Create({Book()});
-  auto row = [](const std::string& ns, const char* resource, Millis hour, int64_t request_milli,
-                int64_t usage_milli) {
-    HourlyRow r;
-    r.namespace_ = ns;
-    r.workload = ns + "/p";
-    r.resource = resource;
-    r.hour = hour;
-    r.request_raw = static_cast<billing::i128>(request_milli) * kHour;
-    r.usage_raw = static_cast<billing::i128>(usage_milli) * kHour;
-    r.max_raw = std::max(r.request_raw, r.usage_raw);
-    r.samples = 120;
-    r.covered_ms = r.run_ms = kHour;
-    return r;
-  };
-  HourlyRow cpu = row("a", "cpu", kEpoch, 4000, 1000);  // 4 cores requested, 1 used: core-seconds
-  HourlyRow credit = row("a", "cpu", kEpoch, 500, 500);
+  using testing::HourRow;
+  // 4 cores requested, 1 used: core-seconds
+  HourlyRow cpu = HourRow("a", "cpu", kEpoch, 4000, 1000);
+  HourlyRow credit = HourRow("a", "cpu", kEpoch, 500, 500);
   credit.kind = billing::RowKind::kCredit;
   credit.preemptor = "b/q";
-  HourlyRow gpu = row("a", "nvidia.com/gpu", kEpoch, 2000, 0);
+  HourlyRow gpu = HourRow("a", "nvidia.com/gpu", kEpoch, 2000, 0);
   gpu.gpu_product = "NVIDIA-H100-80GB-HBM3";
-  HourlyRow other = row("b", "cpu", kEpoch + kHour, 1000, 1000);
+  HourlyRow other = HourRow("b", "cpu", kEpoch + kHour, 1000, 1000);
   ASSERT_TRUE(l->Write({cpu, credit, gpu, other}, cat, kEpoch + kHour).ok());
   HourlyRow corrected = cpu;  // a sealed hour metered again: version 2
   corrected.usage_raw = static_cast<billing::i128>(1500) * kHour;

@@ -10,6 +10,7 @@
 #include "adapters/sqlite/ledger.h"
 #include "core/billing/rating.h"
 #include "run_command.h"
+#include "support/hourly_rows.h"
 
 namespace arbiter {
 namespace {
@@ -30,21 +31,6 @@ testing::CommandOutput Arbiter(const std::string& args) {
   return testing::RunCommand(std::string(ARBITER_BINARY) + " " + args + " 2>&1");
 }
 
-billing::HourlyRow Row(const std::string& ns, const char* resource, Millis hour,
-                       int64_t request_milli, int64_t usage_milli) {
-  billing::HourlyRow r;
-  r.namespace_ = ns;
-  r.workload = ns + "/p";
-  r.resource = resource;
-  r.hour = hour;
-  r.request_raw = static_cast<billing::i128>(request_milli) * kHour;
-  r.usage_raw = static_cast<billing::i128>(usage_milli) * kHour;
-  r.max_raw = std::max(r.request_raw, r.usage_raw);
-  r.samples = 120;
-  r.covered_ms = r.run_ms = kHour;
-  return r;
-}
-
 // A ledger with rows of namespaces a and b; with `tracks`, entries for three of them.
 std::string WriteLedger(const std::string& name, bool tracks) {
   const std::string path = Db(name);
@@ -56,11 +42,13 @@ std::string WriteLedger(const std::string& name, bool tracks) {
   b.effective_from = kEpoch;
   b.prices = {{"cpu", *Decimal::Parse("0.05")}, {"nvidia.com/gpu", *Decimal::Parse("7.00")}};
   auto cat = *billing::PriceCatalog::Create({b});
-  billing::HourlyRow gpu = Row("a", "nvidia.com/gpu", kEpoch, 2000, 0);
+  billing::HourlyRow gpu = testing::HourRow("a", "nvidia.com/gpu", kEpoch, 2000, 0);
   gpu.gpu_product = "NVIDIA-H100-80GB-HBM3";
   const std::vector<billing::HourlyRow> rows = {
-      Row("a", "cpu", kEpoch, 4000, 1500), gpu, Row("b", "cpu", kEpoch + kHour, 1000, 250),
-      Row("b", "cpu", kEpoch + 2 * kHour, 1000, 250)};  // no entry: both tracks from Prometheus
+      testing::HourRow("a", "cpu", kEpoch, 4000, 1500), gpu,
+      testing::HourRow("b", "cpu", kEpoch + kHour, 1000, 250),
+      // no entry: both tracks from Prometheus
+      testing::HourRow("b", "cpu", kEpoch + 2 * kHour, 1000, 250)};
   EXPECT_TRUE((*l)->Write(rows, cat).ok());
   if (tracks) {
     using billing::UsageSource;
