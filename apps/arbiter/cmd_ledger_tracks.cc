@@ -16,8 +16,8 @@ namespace {
 
 constexpr const char* kTracks = "arbiter ledger tracks";
 
-struct TracksArgs {
-  std::string db, ns, from, to, month, output = "table";
+struct TracksArgs : LedgerWindowFlags {
+  std::string output = "table";
 };
 
 // One output line: the entry's key and sources, the row's quantities in its metering unit (empty
@@ -112,15 +112,9 @@ int RunTracks(const TracksArgs& a) {
     return FlagError(kTracks, "-o",
                      QuotedEcho(a.output) + " is not an output format: table, csv or json");
   sqlite::RowFilter f;
-  if (int rc = WindowFlags(kTracks, a.month, a.from, a.to, &f.from, &f.to); rc != kExitOk)
-    return rc;
   int rc = kExitOk;
-  auto ledger = OpenExisting(kTracks, a.db, /*check=*/true, &rc);
+  auto ledger = OpenWindow(kTracks, a, &f, &rc);
   if (!ledger) return rc;
-  if (!a.ns.empty()) {
-    if (!KnownNamespace(kTracks, *ledger, a.ns, &rc)) return rc;
-    f.namespace_ = a.ns;
-  }
   auto view = ledger->ReadTrackRows(f);
   if (!view.ok()) return InputError(kTracks, view.message());
   std::vector<TrackLine> lines;
