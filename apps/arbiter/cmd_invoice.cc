@@ -41,8 +41,8 @@ struct IngestArgs {
   std::string db, segments, scrape = "30s", seal_before;
   std::vector<std::string> pricebooks;
 };
-struct ExportArgs {
-  std::string db, ns, from, to, month, format = "csv", out;
+struct ExportArgs : LedgerWindowFlags {
+  std::string format = "csv", out;
   bool superseded = false;
 };
 struct SealArgs {
@@ -237,15 +237,9 @@ int RunExport(const ExportArgs& a) {
                      QuotedEcho(a.format) + " is not an export format: csv or jsonl");
   sqlite::RowFilter f;
   f.include_superseded = a.superseded;
-  if (int rc = WindowFlags(kExport, a.month, a.from, a.to, &f.from, &f.to); rc != kExitOk)
-    return rc;
   int rc = kExitOk;
-  auto ledger = OpenExisting(kExport, a.db, /*check=*/true, &rc);
+  auto ledger = OpenWindow(kExport, a, &f, &rc);
   if (!ledger) return rc;
-  if (!a.ns.empty()) {
-    if (!KnownNamespace(kExport, *ledger, a.ns, &rc)) return rc;
-    f.namespace_ = a.ns;
-  }
   std::ofstream file;
   if (!a.out.empty()) {
     file.open(a.out);

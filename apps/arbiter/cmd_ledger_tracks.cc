@@ -16,14 +16,14 @@ namespace {
 
 constexpr const char* kTracks = "arbiter ledger tracks";
 
-struct TracksArgs {
-  std::string db, ns, from, to, month, output = "table";
+struct TracksArgs : LedgerWindowFlags {
+  std::string output = "table";
 };
 
 // One output line: the entry's key and sources, the row's quantities in its metering unit (empty
-// when the ledger has no current Usage row for the entry).
+// when the ledger has no current row of the entry's kind).
 struct TrackLine {
-  std::string namespace_, workload, resource, gpu_product, hour, unit, request, usage,
+  std::string namespace_, workload, resource, kind, gpu_product, hour, unit, request, usage,
       request_source, usage_source;
 };
 
@@ -31,6 +31,7 @@ TrackLine LineOf(const sqlite::TrackRow& t) {
   TrackLine l{t.note.namespace_,
               t.note.workload,
               t.note.resource,
+              billing::ToString(t.note.kind),
               "",
               FormatRfc3339(t.note.hour),
               t.unit,
@@ -54,12 +55,12 @@ std::string Csv(const std::string& v) {
 }
 
 void PrintCsv(const std::vector<TrackLine>& lines, std::ostream& out) {
-  out << "namespace,workload,resource,gpuProduct,hour,unit,request,usage,requestSource,"
+  out << "namespace,workload,resource,kind,gpuProduct,hour,unit,request,usage,requestSource,"
          "usageSource\n";
   for (const TrackLine& l : lines)
-    out << Csv(l.namespace_) << "," << Csv(l.workload) << "," << Csv(l.resource) << ","
-        << Csv(l.gpu_product) << "," << l.hour << "," << Csv(l.unit) << "," << l.request << ","
-        << l.usage << "," << Csv(l.request_source) << "," << l.usage_source << "\n";
+    out << Csv(l.namespace_) << "," << Csv(l.workload) << "," << Csv(l.resource) << "," << l.kind
+        << "," << Csv(l.gpu_product) << "," << l.hour << "," << Csv(l.unit) << "," << l.request
+        << "," << l.usage << "," << Csv(l.request_source) << "," << l.usage_source << "\n";
 }
 
 void PrintJson(const std::vector<TrackLine>& lines, std::ostream& out) {
@@ -71,6 +72,7 @@ void PrintJson(const std::vector<TrackLine>& lines, std::ostream& out) {
     a.push_back({{"namespace", l.namespace_},
                  {"workload", l.workload},
                  {"resource", l.resource},
+                 {"kind", l.kind},
                  {"gpuProduct", l.gpu_product},
                  {"hour", l.hour},
                  {"unit", text_or_null(l.unit)},
@@ -85,6 +87,7 @@ void PrintTable(const std::vector<TrackLine>& lines, std::ostream& out) {
   TextTable t({{"NAMESPACE", false},
                {"WORKLOAD", false},
                {"RESOURCE", false},
+               {"KIND", false},
                {"HOUR", false},
                {"UNIT", false},
                {"REQUEST", true},
@@ -95,13 +98,13 @@ void PrintTable(const std::vector<TrackLine>& lines, std::ostream& out) {
   for (const TrackLine& l : lines) {
     missing = missing || l.unit.empty();
     t.Row({l.namespace_, l.workload,
-           l.resource + (l.gpu_product.empty() ? "" : " @" + l.gpu_product), l.hour,
+           l.resource + (l.gpu_product.empty() ? "" : " @" + l.gpu_product), l.kind, l.hour,
            l.unit.empty() ? "-" : l.unit, l.request.empty() ? "-" : l.request,
            l.usage.empty() ? "-" : l.usage, l.request_source, l.usage_source});
   }
   t.Print(out, "", {});
   out << "REQUEST and USAGE: the hour's tracks in the row's metering unit (unit-seconds).\n";
-  if (missing) out << "-: the ledger has no current usage row for that entry.\n";
+  if (missing) out << "-: the ledger has no current row of that kind for that entry.\n";
 }
 
 int RunTracks(const TracksArgs& a) {
@@ -109,15 +112,9 @@ int RunTracks(const TracksArgs& a) {
     return FlagError(kTracks, "-o",
                      QuotedEcho(a.output) + " is not an output format: table, csv or json");
   sqlite::RowFilter f;
-  if (int rc = WindowFlags(kTracks, a.month, a.from, a.to, &f.from, &f.to); rc != kExitOk)
-    return rc;
   int rc = kExitOk;
-  auto ledger = OpenExisting(kTracks, a.db, /*check=*/true, &rc);
+  auto ledger = OpenWindow(kTracks, a, &f, &rc);
   if (!ledger) return rc;
-  if (!a.ns.empty()) {
-    if (!KnownNamespace(kTracks, *ledger, a.ns, &rc)) return rc;
-    f.namespace_ = a.ns;
-  }
   auto view = ledger->ReadTrackRows(f);
   if (!view.ok()) return InputError(kTracks, view.message());
   std::vector<TrackLine> lines;
@@ -148,7 +145,8 @@ void RegisterLedgerTracks(CLI::App& app, int* exit_code) {
       "tracks",
       "Show where the tracks of merged rows came from (`arbiter scheduler --ledger\n"
       "--meter-prometheus`: the ledger table meter_tracks), one line per (namespace, workload,\n"
-      "resource, hour) in key order, with the request and usage of the hour's row. Read-only.\n"
+      "resource, kind, hour) in key order, with the request and usage of the hour's row of that\n"
+      "kind (Usage, or Credit: lost work). Read-only.\n"
       "  arbiter ledger tracks --db PATH [--namespace NS] [--month YYYY-MM | --from T --to T]\n"
       "                        [-o table|csv|json]\n"
       "REQUEST and USAGE are the hourly row's tracks in its metering unit, in unit-seconds\n"

@@ -47,4 +47,18 @@ bool KnownNamespace(const char* cmd, sqlite::Ledger& ledger, const std::string& 
   return false;
 }
 
+std::unique_ptr<sqlite::Ledger> OpenWindow(const char* cmd, const LedgerWindowFlags& flags,
+                                           sqlite::RowFilter* f, int* exit_code) {
+  if (int rc = WindowFlags(cmd, flags.month, flags.from, flags.to, &f->from, &f->to);
+      rc != kExitOk) {
+    *exit_code = rc;
+    return nullptr;
+  }
+  auto ledger = OpenExisting(cmd, flags.db, /*check=*/true, exit_code);
+  if (!ledger || flags.ns.empty()) return ledger;
+  if (!KnownNamespace(cmd, *ledger, flags.ns, exit_code)) return nullptr;
+  f->namespace_ = flags.ns;
+  return ledger;
+}
+
 }  // namespace arbiter::app

@@ -25,6 +25,18 @@ std::unique_ptr<sqlite::Ledger> OpenExisting(const char* cmd, const std::string&
 // result.
 bool KnownNamespace(const char* cmd, sqlite::Ledger& ledger, const std::string& ns, int* exit_code);
 
+// The flags of a command that reads a window of a ledger's rows (`ledger export`, `ledger
+// tracks`): --db, --namespace, and --month or --from/--to.
+struct LedgerWindowFlags {
+  std::string db, ns, from, to, month;
+};
+
+// Their steps, in order: the window (WindowFlags) into f->from and f->to, the ledger opened
+// (OpenExisting, checked), a --namespace it knows (KnownNamespace) into f->namespace_. On an
+// error: nullptr, the message printed and *exit_code set.
+std::unique_ptr<sqlite::Ledger> OpenWindow(const char* cmd, const LedgerWindowFlags& flags,
+                                           sqlite::RowFilter* f, int* exit_code);
+
 // A text table: columns as wide as their widest cell, two spaces apart, numbers right-aligned.
 class TextTable {
  public:

@@ -386,6 +386,7 @@ bool Controller::InPool(const Json& node) const {
 void Controller::ApplyNode(const std::string& name, Millis now) {
   auto it = objects_["Node"].find({"", name});
   if (it == objects_["Node"].end() || !InPool(it->second)) {
+    CountPoolNode(name, {});
     if (node_sig_.erase(name)) (void)Apply(engine::At(now, engine::RemoveNode{name}));
     return;
   }
@@ -397,14 +398,29 @@ void Controller::ApplyNode(const std::string& name, Millis now) {
   if (!set.ok() || set->nodes.size() != 1) {
     Log("node " + name + " ignored: " + set.message());
     node_sig_[name] = sig;  // reported once
+    CountPoolNode(name, {});
     return;
   }
   Node n = std::move(set->nodes.front());
+  CountPoolNode(name, n.unschedulable ? ResourceList() : n.allocatable);
   if (!n.meta.labels.count("kubernetes.io/hostname"))
     n.meta.labels["kubernetes.io/hostname"] = name;
   for (const auto& [r, v] : foreign.entries())
     n.allocatable.Set(r, std::max<int64_t>(0, n.allocatable.Get(r) - v));
   if (Apply(engine::At(now, engine::UpsertNode{std::move(n), 0})).ok()) node_sig_[name] = sig;
+}
+
+void Controller::CountPoolNode(const std::string& name, ResourceList allocatable) {
+  auto it = pool_nodes_.find(name);
+  if (it == pool_nodes_.end() ? allocatable.empty() : it->second == allocatable) return;
+  if (it != pool_nodes_.end()) {
+    pool_allocatable_ -= it->second;
+    pool_nodes_.erase(it);
+  }
+  pool_allocatable_ += allocatable;
+  pool_allocatable_.Compact();
+  if (!allocatable.empty()) pool_nodes_.emplace(name, std::move(allocatable));
+  validity_due_ = true;  // a cohort's min against the pool: checked again
 }
 
 void Controller::CountForeign(const Key& key, PodTrack& t, bool reread) {
@@ -556,7 +572,7 @@ void Controller::ApplyPod(const Key& key, Millis now) {
       t->second.seen_node.clear();
       CountForeign(key, t->second, false);  // no longer counted anywhere
       Forget(t->second, now);
-      ReleaseSlot(key, t->second, false);
+      ReleaseSlot(key, t->second, false, now);
       SetGroupWait(key, t->second, "");
       SetGroupMember(key, t->second, "");
       pods_.erase(t);
@@ -575,7 +591,11 @@ void Controller::ApplyPod(const Key& key, Millis now) {
     if (auto st = engine_->Get(WorkloadId{*t.workload}); st && st->phase == Phase::kPending)
       Forget(t, now);
   if (!t.workload) {
-    if (const Key* job = JobOfPod(pod)) return ApplyJobPod(*job, key, pod, t);
+    if (t.slot && leaving_slots_.count(*t.slot)) {  // its Job released: held until it ends
+      if (Terminal(pod)) ReleaseSlot(key, t, false, now);
+      return;
+    }
+    if (const Key* job = JobOfPod(pod)) return ApplyJobPod(*job, key, pod, t, now);
     if (!node.empty()) t.bound = node;
     if (Ours(pod) && node.empty() && !Terminal(pod) && !Deleting(pod) && !t.invalid)
       SubmitPod(key, pod, t, now, false);
@@ -909,11 +929,11 @@ void Controller::BindDone(const Action& a, const ActionResult& r, const Key& key
     Log("binding " + who + " to " + a.node + " refused: already bound to " + r.bound_node +
         " by someone else; counted as foreign there");
     Forget(t, now);
-    ReleaseSlot(key, t, false);
+    ReleaseSlot(key, t, false, now);
     t.bound = r.bound_node;
   } else {
     t.retry_at = now + options_.bind_retry;
-    if (t.slot) ReleaseSlot(key, t, true);
+    if (t.slot) ReleaseSlot(key, t, true, now);
     Log("binding " + who + " to " + a.node + " failed (HTTP " + std::to_string(r.http_status) +
         "): " + r.message + "; retried");
   }

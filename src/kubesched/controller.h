@@ -54,9 +54,9 @@ struct Action {
   // annotation kAdmissionAnnotation (message).
   // kQuotaStatus: an ElasticQuota's status (used, borrowed, lent) as JSON in `message`
   // (controller_quota_status.cc), PATCHed through the status subresource.
-  // kCondition: the status.conditions of one of Arbiter's objects (`kind`), its condition Valid
-  // included, as JSON in `message` (controller_validity.cc), PATCHed through the status
-  // subresource.
+  // kCondition: the status.conditions of one of Arbiter's objects (`kind`), its conditions Valid
+  // and Warning included, as JSON in `message` (controller_validity.cc), PATCHed through the
+  // status subresource.
   enum class Type { kBind, kEvict, kStatus, kJob, kQuotaStatus, kCondition };
   Type type = Type::kBind;
   std::string namespace_, name, uid;
@@ -223,11 +223,18 @@ class Controller {
   void ApplyJob(const Key& key, Millis now);
   void SubmitSlots(const Key& key, JobTrack& j, const Json& job,
                    std::vector<std::pair<Key, std::string>> pins, Millis now);
+  // The Job's slots end (it completed, failed, or is gone), but a slot whose pod still lives
+  // (running, terminating) holds its node and quota until that pod ends or goes (leaving_slots_):
+  // a Job's pod stays Arbiter's until it is gone, never counted as another scheduler's.
   void ReleaseSlots(JobTrack& j, int exit_code, Millis now);
-  // A Job's pod no longer occupies its slot; `rewait`: back to waiting if still unbound.
-  void ReleaseSlot(const std::pair<std::string, std::string>& pod, PodTrack& t, bool rewait);
+  void EndSlot(uint64_t slot, int exit_code, Millis now);  // the engine lets go of a slot
+  // A Job's pod no longer occupies its slot; `rewait`: back to waiting if still unbound. A
+  // leaving slot (its Job released) ends with it.
+  void ReleaseSlot(const std::pair<std::string, std::string>& pod, PodTrack& t, bool rewait,
+                   Millis now);
   void ApplyJobPod(const std::pair<std::string, std::string>& job,
-                   const std::pair<std::string, std::string>& key, const Json& pod, PodTrack& t);
+                   const std::pair<std::string, std::string>& key, const Json& pod, PodTrack& t,
+                   Millis now);
   void ReconcileJob(const Key& key, JobTrack& j, Millis now, std::vector<Action>* out);
   void BindJobPods(const Key& key, JobTrack& j, Millis now, std::vector<Action>* out);
   void JobDone(const Action& a, const ActionResult& r, Millis now);
@@ -242,9 +249,17 @@ class Controller {
   // kube-scheduler, has it). Their ElasticQuotas' status is not written.
   std::set<std::string> ForeignNamespaces() const;
   void QuotaStatusDone(const Action& a, const ActionResult& r);
-  // The condition Valid of Arbiter's objects (controller_validity.cc): what `arbiter validate`
-  // finds wrong with each, by kind and key; written when one of them changed.
-  std::map<std::pair<std::string, Key>, std::string> Problems() const;
+  // The conditions of Arbiter's objects (controller_validity.cc): Valid, what `arbiter validate`
+  // finds wrong with each (errors), and Warning, what it warns of that only the pool's nodes show
+  // (a cohort's min above the pool's allocatable, on every ElasticQuota of the cohort); by kind
+  // and key; written when one of them, or the pool's allocatable, changed.
+  struct Findings {
+    std::map<std::pair<std::string, Key>, std::string> problems, warnings;
+  };
+  Findings Problems() const;
+  // pool_allocatable_: the node `name` counts `allocatable` now (none: not in the pool, gone or
+  // cordoned); a change of the sum makes the conditions due.
+  void CountPoolNode(const std::string& name, ResourceList allocatable);
   void ReconcileValidity(Millis now, std::vector<Action>* out);
   void ConditionDone(const Action& a, const ActionResult& r);
 
@@ -301,11 +316,19 @@ class Controller {
     std::optional<engine::WorkloadStatus> status;
   };
   std::map<uint64_t, Rejection> rejected_;
-  std::map<Key, JobTrack> jobs_;              // Arbiter's Jobs
+  std::map<Key, JobTrack> jobs_;  // Arbiter's Jobs
+  // Slots of Jobs released (ReleaseSlots) whose pod still lives -> the exit code they end with
+  // once it ends or goes (ReleaseSlot). The pod's PodTrack::slot keeps pointing at its slot.
+  std::map<uint64_t, int> leaving_slots_;
   std::map<Key, std::string> quota_written_;  // ElasticQuota status last written (JSON)
   std::set<Key> quota_skipped_;               // not written (ForeignNamespaces), said once
   Millis quota_due_ = 0;
   bool validity_due_ = false;  // one of ValidatedKinds() changed: conditions checked again
+  // The allocatable of the pool's schedulable nodes, each and summed (as `arbiter validate` adds
+  // them up for a cohort's min): kept by ApplyNode; a change of the sum checks again.
+  std::map<std::string, ResourceList> pool_nodes_;
+  ResourceList pool_allocatable_;
+  std::set<std::string> warnings_said_;  // with --node-selector: the warnings logged, once each
   // The condition Valid last accepted, without its transition time (JSON), by kind and key.
   std::map<std::pair<std::string, Key>, std::string> validity_written_;
   std::vector<std::string> log_;

@@ -223,27 +223,44 @@ void Controller::SubmitSlots(const Key& key, JobTrack& j, const Json& job,
   }
 }
 
+void Controller::EndSlot(uint64_t slot, int exit_code, Millis now) {
+  const WorkloadId w{slot};
+  auto st = engine_->Get(w);
+  if (!st) return;
+  if (st->phase == Phase::kRunning) {
+    (void)Apply(engine::At(now, engine::PodFinished{w, exit_code}));
+    return;
+  }
+  // Terminating (stopped with its group): deleted first, so that it is not requeued on exit.
+  (void)Apply(engine::At(now, engine::DeletePod{w, 0}));
+  if (auto again = engine_->Get(w); again && again->phase == Phase::kTerminating)
+    (void)Apply(engine::At(now, engine::VictimExited{w}));
+}
+
 void Controller::ReleaseSlots(JobTrack& j, int exit_code, Millis now) {
   for (uint64_t id : j.slots) {
-    const WorkloadId w{id};
-    auto st = engine_->Get(w);
-    if (!st) continue;
-    if (st->phase == Phase::kRunning) {
-      (void)Apply(engine::At(now, engine::PodFinished{w, exit_code}));
-      continue;
-    }
-    if (st->phase != Phase::kTerminating) (void)Apply(engine::At(now, engine::DeletePod{w, 0}));
-    if (auto again = engine_->Get(w); again && again->phase == Phase::kTerminating)
-      (void)Apply(engine::At(now, engine::VictimExited{w}));
+    if (auto o = j.occupant.find(id); o != j.occupant.end())
+      if (auto pod = objects_["Pod"].find(o->second);
+          pod != objects_["Pod"].end() && cj::Live(pod->second)) {
+        leaving_slots_[id] = exit_code;  // ends with its pod (ReleaseSlot)
+        continue;
+      }
+    EndSlot(id, exit_code, now);
   }
   for (const auto& [slot, pod] : j.occupant)
-    if (auto t = pods_.find(pod); t != pods_.end()) t->second.slot.reset();
+    if (auto t = pods_.find(pod); t != pods_.end() && !leaving_slots_.count(slot))
+      t->second.slot.reset();
   j.slots.clear();
   j.occupant.clear();
   j.waiting.clear();
 }
 
-void Controller::ReleaseSlot(const Key& pod, PodTrack& t, bool rewait) {
+void Controller::ReleaseSlot(const Key& pod, PodTrack& t, bool rewait, Millis now) {
+  if (t.slot)
+    if (auto l = leaving_slots_.find(*t.slot); l != leaving_slots_.end()) {
+      EndSlot(l->first, l->second, now);
+      leaving_slots_.erase(l);
+    }
   for (auto& [key, j] : jobs_) {
     j.waiting.erase(pod);
     if (t.slot) {
@@ -255,15 +272,16 @@ void Controller::ReleaseSlot(const Key& pod, PodTrack& t, bool rewait) {
   if (!rewait) return;
   auto obj = objects_["Pod"].find(pod);
   if (obj == objects_["Pod"].end()) return;
-  if (const Key* job = JobOfPod(obj->second)) ApplyJobPod(*job, pod, obj->second, t);
+  if (const Key* job = JobOfPod(obj->second)) ApplyJobPod(*job, pod, obj->second, t, now);
 }
 
-void Controller::ApplyJobPod(const Key& job, const Key& key, const Json& pod, PodTrack& t) {
+void Controller::ApplyJobPod(const Key& job, const Key& key, const Json& pod, PodTrack& t,
+                             Millis now) {
   JobTrack& j = jobs_[job];
   const std::string node = cj::JStr(pod, "spec", "nodeName");
   if (!node.empty()) t.bound = node;
   if (!cj::Live(pod)) {  // ended: its slot is free for the Job's next pod
-    if (t.slot) ReleaseSlot(key, t, false);
+    if (t.slot) ReleaseSlot(key, t, false, now);
     j.waiting.erase(key);
     return;
   }

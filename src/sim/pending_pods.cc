@@ -53,14 +53,12 @@ void PendingPods::Write(serial::Writer& w) const {
 }
 
 void PendingPods::WriteExitCodes(serial::Writer& w) const {
-  std::vector<int32_t> codes;
-  codes.reserve(size_);
+  w.U64(size_);  // as a std::vector<int32_t> of them encodes, read in place
   for (size_t k = 0; k < batches_.size(); ++k) {
     const Batch& b = batches_[k];
-    codes.insert(codes.end(), b.exit_codes.begin() + static_cast<ptrdiff_t>(k == 0 ? front_ : 0),
-                 b.exit_codes.end());
+    for (size_t i = k == 0 ? front_ : 0; i < b.exit_codes.size(); ++i)
+      serial::Io(w, b.exit_codes[i]);
   }
-  serial::Write(w, codes);
 }
 
 }  // namespace arbiter::sim

@@ -221,20 +221,17 @@ Status CheckWorkloadCounts(uint64_t ids, uint64_t submitted, const driver::Recor
 }  // namespace
 
 // arbiter.dev/exit-code (version 9): the pods' and the workloads' encodings hold none, so the
-// state ends with the codes of the pods still to come and of every workload, in their orders.
+// state ends with the codes of the pods still to come and of every workload, in their orders
+// (each as a std::vector<int32_t> encodes: its count, then the codes), read where they are.
 void Simulation::WriteExitCodes(serial::Writer& w) const {
   if (release_submitted_) {
     pods_to_come_.WriteExitCodes(w);
   } else {
-    std::vector<int32_t> codes;
-    for (size_t i = next_arrival_; i < arrivals_.size(); ++i)
-      codes.push_back(arrivals_[i]->sim.exit_code);
-    Write(w, codes);
+    w.U64(arrivals_.size() - next_arrival_);
+    for (size_t i = next_arrival_; i < arrivals_.size(); ++i) Io(w, arrivals_[i]->sim.exit_code);
   }
-  std::vector<int32_t> codes;
-  codes.reserve(recorder_->works.size());
-  for (const auto& work : recorder_->works) codes.push_back(work.spec.exit_code);
-  Write(w, codes);
+  w.U64(recorder_->works.size());
+  for (const auto& work : recorder_->works) Io(w, work.spec.exit_code);
 }
 
 namespace {

@@ -19,6 +19,7 @@
 #include <tuple>
 
 #include "adapters/report/invoice_json.h"
+#include "support/hourly_rows.h"
 
 namespace arbiter {
 namespace {
@@ -381,7 +382,7 @@ INSERT INTO hourly VALUES ('team-a', 'team-a/x', 'cpu', '', 1, 0, '', 1767225600
   ASSERT_EQ(sqlite3_exec(db, v3, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
   sqlite3_close(db);
   auto l = OpenLedger(path);
-  EXPECT_EQ(l->Stats()->schema, 5);
+  EXPECT_EQ(l->Stats()->schema, 6);
   EXPECT_EQ(l->Changes()->last_seq, 0);
   EXPECT_EQ(l->Changes()->ledger_id.size(), 32u);
   EXPECT_EQ((Seqs(*l)[{"team-a/x", "cpu", kEpoch, 1}]), 0);
@@ -908,27 +909,15 @@ TEST(LedgerTest, TrackRowsJoinEachEntryWithItsCurrentUsageRow) {
   EXPECT_TRUE(never->rows.empty());
 
   auto cat = *PriceCatalog::Create({Book()});
-  auto row = [](const std::string& ns, const char* resource, Millis hour, int64_t request_milli,
-                int64_t usage_milli) {
-    HourlyRow r;
-    r.namespace_ = ns;
-    r.workload = ns + "/p";
-    r.resource = resource;
-    r.hour = hour;
-    r.request_raw = static_cast<billing::i128>(request_milli) * kHour;
-    r.usage_raw = static_cast<billing::i128>(usage_milli) * kHour;
-    r.max_raw = std::max(r.request_raw, r.usage_raw);
-    r.samples = 120;
-    r.covered_ms = r.run_ms = kHour;
-    return r;
-  };
-  HourlyRow cpu = row("a", "cpu", kEpoch, 4000, 1000);  // 4 cores requested, 1 used: core-seconds
-  HourlyRow credit = row("a", "cpu", kEpoch, 500, 500);
+  using testing::HourRow;
+  // 4 cores requested, 1 used: core-seconds
+  HourlyRow cpu = HourRow("a", "cpu", kEpoch, 4000, 1000);
+  HourlyRow credit = HourRow("a", "cpu", kEpoch, 500, 500);
   credit.kind = billing::RowKind::kCredit;
   credit.preemptor = "b/q";
-  HourlyRow gpu = row("a", "nvidia.com/gpu", kEpoch, 2000, 0);
+  HourlyRow gpu = HourRow("a", "nvidia.com/gpu", kEpoch, 2000, 0);
   gpu.gpu_product = "NVIDIA-H100-80GB-HBM3";
-  HourlyRow other = row("b", "cpu", kEpoch + kHour, 1000, 1000);
+  HourlyRow other = HourRow("b", "cpu", kEpoch + kHour, 1000, 1000);
   ASSERT_TRUE(l->Write({cpu, credit, gpu, other}, cat, kEpoch + kHour).ok());
   HourlyRow corrected = cpu;  // a sealed hour metered again: version 2
   corrected.usage_raw = static_cast<billing::i128>(1500) * kHour;
@@ -977,6 +966,90 @@ TEST(LedgerTest, TrackRowsJoinEachEntryWithItsCurrentUsageRow) {
   auto first_hour = l->ReadTrackRows(window);
   ASSERT_TRUE(first_hour.ok()) << first_hour.message();
   EXPECT_EQ(first_hour->rows.size(), 3u);
+}
+
+}  // namespace
+}  // namespace arbiter
+
+namespace arbiter {
+namespace {
+
+// Issue 26: meter_tracks is keyed with the row kind. A Credit row's note (lost work, its request
+// track only: usage=request) and the Usage row's note of the same workload, resource and hour are
+// two entries; before, the second written replaced the first, and the Usage row was shown with
+// the Credit row's sources. Each entry is read with the row of its kind.
+TEST(LedgerTest, CreditAndUsageNotesOfOneKeyAreKeptApart) {
+  auto l = OpenLedger(TempPath("tracks-kind.db"));
+  auto cat = *PriceCatalog::Create({Book()});
+  HourlyRow usage = testing::HourRow("a", "cpu", kEpoch, 4000, 1000);
+  HourlyRow credit = testing::HourRow("a", "cpu", kEpoch, 500, 500);
+  credit.kind = billing::RowKind::kCredit;
+  credit.preemptor = "b/q";
+  ASSERT_TRUE(l->Write({usage, credit}, cat).ok());
+  using billing::TrackNote;
+  using billing::UsageSource;
+  const TrackNote n_usage{"a", "a/p", "cpu", kEpoch, UsageSource::kUsageSource};
+  const TrackNote n_credit{
+      "a", "a/p", "cpu", kEpoch, UsageSource::kRequest, billing::RowKind::kCredit};
+  ASSERT_TRUE(l->PutTracks({n_usage, n_credit}).ok());
+  auto read = l->ReadTracks();
+  ASSERT_TRUE(read.ok()) << read.message();
+  EXPECT_EQ(*read, (std::vector<TrackNote>{n_usage, n_credit}));
+  auto rows = l->ReadTrackRows({});
+  ASSERT_TRUE(rows.ok()) << rows.message();
+  ASSERT_EQ(rows->rows.size(), 2u);
+  EXPECT_EQ(rows->rows[0].note, n_usage);
+  ASSERT_TRUE(rows->rows[0].row.has_value());
+  EXPECT_EQ(rows->rows[0].row->kind, billing::RowKind::kUsage);
+  EXPECT_EQ(rows->rows[0].row->usage_raw, usage.usage_raw);
+  EXPECT_EQ(rows->rows[1].note, n_credit);
+  ASSERT_TRUE(rows->rows[1].row.has_value());
+  EXPECT_EQ(rows->rows[1].row->kind, billing::RowKind::kCredit);
+  EXPECT_EQ(rows->rows[1].row->request_raw, credit.request_raw);
+}
+
+// A schema-5 ledger's meter_tracks (keyed without the kind) is migrated on open: its entries
+// become the Usage rows' (as they were read), and a Credit note of the same key is then an entry
+// of its own.
+TEST(LedgerTest, SchemaFiveTrackEntriesBecomeTheUsageRowsEntries) {
+  const std::string path = TempPath("v5-tracks.db");
+  auto cat = *PriceCatalog::Create({Book()});
+  ASSERT_TRUE(
+      OpenLedger(path)->Write({testing::HourRow("a", "cpu", kEpoch, 4000, 1000)}, cat).ok());
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const char* v5 = R"sql(
+UPDATE meta SET value = '5' WHERE key = 'schema';
+CREATE TABLE meter_tracks(namespace TEXT NOT NULL, workload TEXT NOT NULL,
+  resource TEXT NOT NULL, hour INTEGER NOT NULL, request TEXT NOT NULL, usage TEXT NOT NULL,
+  PRIMARY KEY(namespace, workload, resource, hour)) WITHOUT ROWID;
+INSERT INTO meter_tracks VALUES ('a', 'a/p', 'cpu', 1767225600000, 'informers', 'none');
+INSERT INTO meter_tracks VALUES ('a', 'a/p', 'memory', 1767225600000, 'informers', 'request');
+)sql";
+  ASSERT_EQ(sqlite3_exec(db, v5, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  auto l = OpenLedger(path);
+  EXPECT_EQ(l->Stats()->schema, 6);
+  using billing::TrackNote;
+  using billing::UsageSource;
+  const TrackNote cpu{"a", "a/p", "cpu", kEpoch, UsageSource::kNone};
+  const TrackNote memory{"a", "a/p", "memory", kEpoch, UsageSource::kRequest};
+  auto read = l->ReadTracks();
+  ASSERT_TRUE(read.ok()) << read.message();
+  EXPECT_EQ(*read, (std::vector<TrackNote>{cpu, memory}));
+  const TrackNote credit{
+      "a", "a/p", "cpu", kEpoch, UsageSource::kRequest, billing::RowKind::kCredit};
+  ASSERT_TRUE(l->PutTracks({credit}).ok());
+  read = l->ReadTracks();
+  ASSERT_TRUE(read.ok()) << read.message();
+  EXPECT_EQ(*read, (std::vector<TrackNote>{cpu, credit, memory}));
+  auto rows = l->ReadTrackRows({});
+  ASSERT_TRUE(rows.ok()) << rows.message();
+  ASSERT_EQ(rows->rows.size(), 3u);
+  ASSERT_TRUE(rows->rows[0].row.has_value());  // the Usage row, with the migrated entry
+  EXPECT_EQ(rows->rows[0].note, cpu);
+  EXPECT_FALSE(rows->rows[1].row.has_value());  // no Credit row in that hour
+  EXPECT_TRUE(l->CheckRollups()->empty());
 }
 
 }  // namespace

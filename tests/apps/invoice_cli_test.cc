@@ -279,7 +279,7 @@ TEST(LedgerReadOnly, AReadOnlyFileOrDirectoryCanBeReadAndNothingIsLeftBehind) {
   EXPECT_EQ(AsReader(dir, "ledger export --db " + db).rc, 0);
   CliRun check = AsReader(dir, "ledger check --db " + db);
   EXPECT_EQ(check.rc, 0) << check.out;
-  EXPECT_NE(check.out.find(": ok: schema 5, 18 hourly rows"), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find(": ok: schema 6, 18 hourly rows"), std::string::npos) << check.out;
   EXPECT_TRUE(NoSidecars(db))
       << "a reader left -wal/-shm files (owned by the reader) next to the ledger";
   // A read-only directory (the file writable or not).
@@ -366,7 +366,7 @@ TEST(LedgerCheck, ReportsASoundLedger) {
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(
       r.out.find(db +
-                 ": ok: schema 5, 18 hourly rows (18 current) in 3 namespaces, hours "
+                 ": ok: schema 6, 18 hourly rows (18 current) in 3 namespaces, hours "
                  "2026-01-01T00:00:00Z .. 2026-01-01T03:00:00Z, 1 PriceBook version, sealed before "
                  "2026-01-01T02:00:00Z"),
       std::string::npos)

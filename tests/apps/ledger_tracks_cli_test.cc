@@ -10,6 +10,7 @@
 #include "adapters/sqlite/ledger.h"
 #include "core/billing/rating.h"
 #include "run_command.h"
+#include "support/hourly_rows.h"
 
 namespace arbiter {
 namespace {
@@ -30,21 +31,6 @@ testing::CommandOutput Arbiter(const std::string& args) {
   return testing::RunCommand(std::string(ARBITER_BINARY) + " " + args + " 2>&1");
 }
 
-billing::HourlyRow Row(const std::string& ns, const char* resource, Millis hour,
-                       int64_t request_milli, int64_t usage_milli) {
-  billing::HourlyRow r;
-  r.namespace_ = ns;
-  r.workload = ns + "/p";
-  r.resource = resource;
-  r.hour = hour;
-  r.request_raw = static_cast<billing::i128>(request_milli) * kHour;
-  r.usage_raw = static_cast<billing::i128>(usage_milli) * kHour;
-  r.max_raw = std::max(r.request_raw, r.usage_raw);
-  r.samples = 120;
-  r.covered_ms = r.run_ms = kHour;
-  return r;
-}
-
 // A ledger with rows of namespaces a and b; with `tracks`, entries for three of them.
 std::string WriteLedger(const std::string& name, bool tracks) {
   const std::string path = Db(name);
@@ -56,15 +42,22 @@ std::string WriteLedger(const std::string& name, bool tracks) {
   b.effective_from = kEpoch;
   b.prices = {{"cpu", *Decimal::Parse("0.05")}, {"nvidia.com/gpu", *Decimal::Parse("7.00")}};
   auto cat = *billing::PriceCatalog::Create({b});
-  billing::HourlyRow gpu = Row("a", "nvidia.com/gpu", kEpoch, 2000, 0);
+  billing::HourlyRow gpu = testing::HourRow("a", "nvidia.com/gpu", kEpoch, 2000, 0);
   gpu.gpu_product = "NVIDIA-H100-80GB-HBM3";
+  billing::HourlyRow credit = testing::HourRow("a", "cpu", kEpoch, 500, 500);  // lost work
+  credit.kind = billing::RowKind::kCredit;
+  credit.preemptor = "b/q";
   const std::vector<billing::HourlyRow> rows = {
-      Row("a", "cpu", kEpoch, 4000, 1500), gpu, Row("b", "cpu", kEpoch + kHour, 1000, 250),
-      Row("b", "cpu", kEpoch + 2 * kHour, 1000, 250)};  // no entry: both tracks from Prometheus
+      testing::HourRow("a", "cpu", kEpoch, 4000, 1500), credit, gpu,
+      testing::HourRow("b", "cpu", kEpoch + kHour, 1000, 250),
+      // no entry: both tracks from Prometheus
+      testing::HourRow("b", "cpu", kEpoch + 2 * kHour, 1000, 250)};
   EXPECT_TRUE((*l)->Write(rows, cat).ok());
   if (tracks) {
     using billing::UsageSource;
     EXPECT_TRUE((*l)->PutTracks({{"a", "a/p", "cpu", kEpoch, UsageSource::kUsageSource},
+                                 {"a", "a/p", "cpu", kEpoch, UsageSource::kRequest,
+                                  billing::RowKind::kCredit},
                                  {"a", "a/p", "nvidia.com/gpu", kEpoch, UsageSource::kNone},
                                  {"b", "b/p", "cpu", kEpoch + kHour, UsageSource::kRequest}})
                     .ok());
@@ -82,8 +75,13 @@ TEST(LedgerTracksCli, TableCsvAndJsonShowEachEntryWithItsRowsTracks) {
   ASSERT_EQ(table.rc, 0) << table.out;
   // 4 cores requested for the hour, 1.5 used: 14400 and 5400 core-seconds.
   EXPECT_TRUE(Has(table.out,
-                  "a          a/p       cpu                                    "
+                  "a          a/p       cpu                                    Usage   "
                   "2026-01-01T00:00:00Z  core-second    14400   5400  informers     prometheus"))
+      << table.out;
+  // Its lost work (a Credit row of the same key): an entry of its own, half a core for the hour.
+  EXPECT_TRUE(Has(table.out,
+                  "a          a/p       cpu                                    Credit  "
+                  "2026-01-01T00:00:00Z  core-second     1800   1800  informers     request"))
       << table.out;
   EXPECT_TRUE(Has(table.out, "nvidia.com/gpu @NVIDIA-H100-80GB-HBM3")) << table.out;
   EXPECT_TRUE(Has(table.out, "GPU-second      7200      0  informers     none")) << table.out;
@@ -92,18 +90,20 @@ TEST(LedgerTracksCli, TableCsvAndJsonShowEachEntryWithItsRowsTracks) {
   auto csv = Arbiter("ledger tracks --db " + db + " -o csv");
   ASSERT_EQ(csv.rc, 0) << csv.out;
   EXPECT_EQ(csv.out,
-            "namespace,workload,resource,gpuProduct,hour,unit,request,usage,requestSource,"
+            "namespace,workload,resource,kind,gpuProduct,hour,unit,request,usage,requestSource,"
             "usageSource\n"
-            "a,a/p,cpu,,2026-01-01T00:00:00Z,core-second,14400,5400,informers,prometheus\n"
-            "a,a/p,nvidia.com/gpu,NVIDIA-H100-80GB-HBM3,2026-01-01T00:00:00Z,GPU-second,7200,0,"
-            "informers,none\n"
-            "b,b/p,cpu,,2026-01-01T01:00:00Z,core-second,3600,900,informers,request\n");
+            "a,a/p,cpu,Usage,,2026-01-01T00:00:00Z,core-second,14400,5400,informers,prometheus\n"
+            "a,a/p,cpu,Credit,,2026-01-01T00:00:00Z,core-second,1800,1800,informers,request\n"
+            "a,a/p,nvidia.com/gpu,Usage,NVIDIA-H100-80GB-HBM3,2026-01-01T00:00:00Z,GPU-second,"
+            "7200,0,informers,none\n"
+            "b,b/p,cpu,Usage,,2026-01-01T01:00:00Z,core-second,3600,900,informers,request\n");
 
   auto json = Arbiter("ledger tracks --db " + db + " --namespace b -o json");
   ASSERT_EQ(json.rc, 0) << json.out;
   auto j = nlohmann::json::parse(json.out);
   ASSERT_EQ(j.size(), 1u) << json.out;
   EXPECT_EQ(j[0]["workload"], "b/p");
+  EXPECT_EQ(j[0]["kind"], "Usage");
   EXPECT_EQ(j[0]["hour"], "2026-01-01T01:00:00Z");
   EXPECT_EQ(j[0]["unit"], "core-second");
   EXPECT_EQ(j[0]["request"], "3600");
@@ -130,7 +130,7 @@ TEST(LedgerTracksCli, ALedgerWithoutTracksHasNoneAndExitsZero) {
   auto csv = Arbiter("ledger tracks --db " + db + " -o csv");
   ASSERT_EQ(csv.rc, 0) << csv.out;
   EXPECT_EQ(csv.out,
-            "namespace,workload,resource,gpuProduct,hour,unit,request,usage,requestSource,"
+            "namespace,workload,resource,kind,gpuProduct,hour,unit,request,usage,requestSource,"
             "usageSource\n");
   auto json = Arbiter("ledger tracks --db " + db + " -o json");
   ASSERT_EQ(json.rc, 0) << json.out;

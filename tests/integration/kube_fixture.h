@@ -86,16 +86,18 @@ inline std::string ReadFile(const std::string& path) {
 }
 
 // `arbiter scheduler` as a child process (its own process group), its log in a file; stopped
-// (SIGTERM, or the signal given) on Stop() or destruction. `policy`: a --policy file (empty:
-// none); `extra`: more flags.
+// (SIGTERM, or the signal given) on Stop() or destruction. `pool`: the nodes labelled
+// arbiter.dev/test-pool=POOL (--node-selector; empty: every node of the cluster). `policy`: a
+// --policy file (empty: none); `extra`: more flags.
 class Scheduler {
  public:
   Scheduler(const std::string& name, const std::string& pool, const std::string& log,
             const std::string& policy = "", const std::string& extra = "") {
-    const std::string cmd =
-        arbiter::testing::Arbiter() + " scheduler --kubeconfig " + Kubeconfig() +
-        " --scheduler-name " + name + " --node-selector arbiter.dev/test-pool=" + pool +
-        (policy.empty() ? "" : " --policy " + policy) + " " + extra + " >> " + log + " 2>&1";
+    const std::string cmd = arbiter::testing::Arbiter() + " scheduler --kubeconfig " +
+                            Kubeconfig() + " --scheduler-name " + name +
+                            (pool.empty() ? "" : " --node-selector arbiter.dev/test-pool=" + pool) +
+                            (policy.empty() ? "" : " --policy " + policy) + " " + extra + " >> " +
+                            log + " 2>&1";
     pid_ = fork();
     if (pid_ == 0) {
       setpgid(0, 0);

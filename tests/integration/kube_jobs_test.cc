@@ -260,6 +260,9 @@ TEST_F(KubeJobs, SchedulerKilledAndRestartedAdmitsNothingTwice) {
   EXPECT_EQ(Count(text, "unsuspended job kr/waiting"), 1) << text;
   EXPECT_EQ(Count(text, "bound kr/"), 4) << text;  // each Job's two pods, once
   EXPECT_NE(text.find("job kr/waiting completed"), std::string::npos) << text;
+  // The deleted Job's pods stayed Arbiter's while they terminated: the node never shrank under
+  // the engine ("engine refused UpsertNode: ... GPU device N is in use", issue 26).
+  EXPECT_EQ(Count(text, "engine refused"), 0) << text;
   Kubectl("delete namespace kr --wait=false");
   Kubectl("delete node kr-0 --wait=false");
 }

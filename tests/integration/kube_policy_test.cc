@@ -173,6 +173,86 @@ TEST_F(KubePolicy, PoolPolicyErrorsRefuseAndWarningsWarnInArbiterValidatesWords)
   EXPECT_EQ(r.out.find("Warning"), std::string::npos) << r.out;
 }
 
+// Issue 26: the validator's warnings on one ElasticQuota (deploy/validating-policy.yaml,
+// arbiter-elasticquota-warnings): preemption within a cohort, or fair sharing, without a cohort.
+// Stored (rc 0), kubectl prints them in `arbiter validate`'s words; with a cohort, none.
+TEST_F(KubePolicy, ElasticQuotaWarningsWarnInArbiterValidatesWords) {
+  ASSERT_NO_FATAL_FAILURE(Fresh("kv", "kv-0"));
+  ASSERT_NO_FATAL_FAILURE(Namespace("kv"));
+  auto r = Refused("  min: {cpu: \"4\"}\n  preemption: {reclaimWithinCohort: Any}\n",
+                   "ElasticQuota", "Warning:");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_SAYS(r, "ValidatingAdmissionPolicy 'arbiter-elasticquota-warnings'");
+  EXPECT_SAYS(r,
+              "spec.preemption.reclaimWithinCohort: the namespace is in no cohort: there is "
+              "nothing to reclaim or borrow");
+  r = Refused("  min: {cpu: \"4\"}\n  preemption:\n    borrowWithinCohort: {policy: Never}\n",
+              "ElasticQuota", "Warning:");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_SAYS(r,
+              "spec.preemption.borrowWithinCohort: the namespace is in no cohort: there is "
+              "nothing to reclaim or borrow");
+  r = Refused("  min: {cpu: \"4\"}\n  fairSharing: {weight: 2}\n", "ElasticQuota", "Warning:");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_SAYS(r,
+              "spec.fairSharing.weight: the namespace is in no cohort: its fair-sharing weight "
+              "orders nothing");
+  // In a cohort: no warning.
+  r = DryRun(
+      "  min: {cpu: \"4\"}\n  cohort: c\n  preemption: {reclaimWithinCohort: Any}\n"
+      "  fairSharing: {weight: 2}\n");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out.find("Warning"), std::string::npos) << r.out;
+  Kubectl("delete namespace kv --wait=false");
+}
+
+// Issue 26: a cohort whose min adds up to more than the pool's allocatable needs the nodes, which
+// no admission policy sees: `arbiter scheduler` (its pool the whole cluster: no --node-selector)
+// sets the condition Warning on each ElasticQuota of the cohort, in `arbiter validate`'s words,
+// and removes it once the min fits. (The cluster's other nodes, of tests running beside this
+// one, count in the pool: the min is far above any of it, then at most this test's node.)
+TEST_F(KubePolicy, ACohortsMinBeyondThePoolIsAWarningConditionUntilFixed) {
+  ASSERT_NO_FATAL_FAILURE(Fresh("kw-a", "kw-0"));
+  ASSERT_NO_FATAL_FAILURE(Fresh("kw-b", "kw-0"));
+  ASSERT_NO_FATAL_FAILURE(Node("kw-0", "kw"));
+  auto quotas = [](const std::string& gpus) {
+    std::string y;
+    for (const char* ns : {"kw-a", "kw-b"})
+      y += "---\napiVersion: v1\nkind: Namespace\nmetadata: {name: " + std::string(ns) +
+           "}\n---\napiVersion: arbiter.dev/v1alpha1\nkind: ElasticQuota\nmetadata: {name: "
+           "quota, namespace: " +
+           ns + "}\nspec:\n  cohort: kw\n  min: {nvidia.com/gpu: " + gpus + "}\n";
+    return y;
+  };
+  ASSERT_NO_FATAL_FAILURE(Apply(quotas("100000")));
+  const std::string log = LogFile("kw");
+  kube_fixture::Scheduler s("arbiter-kw", "", log);
+  const std::string warning = "{.status.conditions[?(@.type==\"Warning\")].message}";
+  for (const char* ns : {"kw-a", "kw-b"}) {
+    const std::string m = kube_fixture::Until(std::string("elasticquota quota -n ") + ns, warning,
+                                              [](const std::string& v) { return !v.empty(); });
+    EXPECT_EQ(m.rfind("spec.min[nvidia.com/gpu]: the min of cohort \"kw\" adds up to ", 0), 0u)
+        << ns << ": " << m << "\n"
+        << kube_fixture::ReadFile(log);
+    EXPECT_NE(m.find(" of nvidia.com/gpu, more than the pool's "), std::string::npos) << m;
+    EXPECT_NE(m.find(": guarantees cannot all be honoured"), std::string::npos) << m;
+    EXPECT_EQ(kube_fixture::Get(std::string("elasticquota quota -n ") + ns,
+                                "{.status.conditions[?(@.type==\"Valid\")].status}"),
+              "True");
+  }
+  // Fixed: 2 GPUs in all, and this test's node has 8. The condition goes.
+  ASSERT_NO_FATAL_FAILURE(Apply(quotas("1")));
+  for (const char* ns : {"kw-a", "kw-b"})
+    EXPECT_EQ(kube_fixture::Until(std::string("elasticquota quota -n ") + ns, warning,
+                                  [](const std::string& v) { return v.empty(); }),
+              "")
+        << ns << "\n"
+        << kube_fixture::ReadFile(log);
+  s.Stop();
+  Kubectl("delete namespace kw-a kw-b --wait=false");
+  Kubectl("delete node kw-0 --wait=false");
+}
+
 // Every ElasticQuota, PoolPolicy, PriceBook, QoS and ResourceFlavor in the repository's examples,
 // scenarios, test data and docs (YAML files and the docs' yaml blocks) that `arbiter validate`
 // accepts on its own, kube-apiserver accepts too: the CRDs' schemas (types, enums, no unknown

@@ -268,6 +268,68 @@ TEST(KubeschedJobs, PreemptedJobIsSuspendedAndRequeued) {
   EXPECT_FALSE(patch[0]->suspend);
 }
 
+// Issue 26: a deleted Job's pods are deleted after it (garbage collection) and take a moment to
+// go. Until they are gone they are Arbiter's: their slots keep the node's GPUs and the quota, they
+// are never counted as another scheduler's pods (before, they were for about a second: the node
+// shrank under the other Job's GPUs and the engine refused the UpsertNode, "GPU device 4 is in
+// use", and a waiting Job was admitted onto GPUs the leaving pods still held).
+TEST(KubeschedJobs, DeletedJobsPodsStayArbitersUntilGone) {
+  Controller c({});
+  Json first = Job("first", 2, 2, false), second = Job("second", 2, 2, false);
+  second["metadata"]["creationTimestamp"] = "2026-01-01T00:00:01Z";
+  for (Json* j : {&first, &second})
+    (*j)["metadata"]["annotations"] = {{kAdmissionAnnotation, "admitted: 2 pods on n1"}};
+  Json waiting = Job("waiting", 2, 2, true);
+  waiting["metadata"]["creationTimestamp"] = "2026-01-01T00:00:05Z";
+  std::vector<Json> first_pods = {JobPod(first, "aaaaa", "n1", "Running"),
+                                  JobPod(first, "bbbbb", "n1", "Running")};
+  SyncAll(c, {{"Node", {Node("n1", 8)}},
+              {"Pod",
+               {first_pods[0], first_pods[1], JobPod(second, "ccccc", "n1", "Running"),
+                JobPod(second, "ddddd", "n1", "Running")}},
+              {"Job", {first, second, waiting}}});
+  std::vector<Action> a = c.Step(kT0);
+  for (const auto& l : c.TakeLog()) ADD_FAILURE() << l;
+  EXPECT_EQ(GpusUsed(c, "n1"), 8);
+  AllDone(c, a, kT0);
+  auto quiet = [&](const char* step) {
+    for (const auto& l : c.TakeLog())
+      EXPECT_TRUE(l.find("refused") == std::string::npos && l.find("foreign") == std::string::npos)
+          << step << ": " << l;
+    EXPECT_EQ(c.engine().Nodes()[0].spec.allocatable.Get("nvidia.com/gpu"), 8000) << step;
+    EXPECT_EQ(GpusUsed(c, "n1"), 8) << step;
+  };
+  // The Job is deleted; its pods still run, then terminate: the waiting Job stays suspended.
+  c.Remove("Job", first);
+  a = c.Step(kT0 + 1000);
+  for (const auto* j : Of(a, Action::Type::kJob)) EXPECT_TRUE(j->suspend) << j->name;
+  AllDone(c, a, kT0 + 1000);
+  quiet("the Job deleted");
+  for (Json& p : first_pods) {
+    p["metadata"]["deletionTimestamp"] = "2026-01-01T00:01:00Z";
+    c.Upsert("Pod", p);
+  }
+  a = c.Step(kT0 + 2000);
+  for (const auto* j : Of(a, Action::Type::kJob)) EXPECT_TRUE(j->suspend) << j->name;
+  AllDone(c, a, kT0 + 2000);
+  quiet("its pods terminating");
+  // One pod goes: its slot with it (the other still holds 2 GPUs: still no room for 2 x 2).
+  c.Remove("Pod", first_pods[0]);
+  a = c.Step(kT0 + 3000);
+  for (const auto* j : Of(a, Action::Type::kJob)) EXPECT_TRUE(j->suspend) << j->name;
+  AllDone(c, a, kT0 + 3000);
+  EXPECT_EQ(GpusUsed(c, "n1"), 6);
+  // The last one goes: the waiting Job is admitted on the GPUs they held.
+  c.Remove("Pod", first_pods[1]);
+  a = c.Step(kT0 + 4000);
+  auto patch = Of(a, Action::Type::kJob);
+  ASSERT_EQ(patch.size(), 1u);
+  EXPECT_EQ(patch[0]->name, "waiting");
+  EXPECT_FALSE(patch[0]->suspend);
+  quiet("its pods gone");
+  EXPECT_EQ(c.engine().live_workloads(), 4u);  // the slots of second and waiting
+}
+
 TEST(KubeschedJobs, UnsuspendedJobWithoutTheAnnotationIsScheduledPodByPod) {
   Controller c({});
   const Json job = Job("plain", 2, 6, false);

@@ -109,5 +109,82 @@ TEST(KubeschedValidity, OtherConditionsAndTheTransitionTimeAreKept) {
   EXPECT_TRUE(Conditions(c.Step(kT0 + 1000)).empty());
 }
 
+Json GpuNode(const std::string& name, int gpus) {
+  const Json alloc = {{"cpu", "32"}, {"memory", "256Gi"}, {"nvidia.com/gpu", std::to_string(gpus)}};
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", name}}},
+          {"status", {{"capacity", alloc}, {"allocatable", alloc}}}};
+}
+
+// kind/ns/name -> the conditions written (all of them).
+std::map<std::string, Json> Written(const std::vector<Action>& a) {
+  std::map<std::string, Json> out;
+  for (const auto& x : a)
+    if (x.type == Action::Type::kCondition)
+      out[x.kind + "/" + x.namespace_ + "/" + x.name] = Json::parse(x.message)["conditions"];
+  return out;
+}
+
+// Issue 26: what `arbiter validate` warns of once it has the nodes (a cohort whose min adds up
+// to more than the pool's allocatable) is the condition Warning of every ElasticQuota of that
+// cohort, in its words, and goes when the pool grows; Valid stays True (it is no error).
+TEST(KubeschedValidity, ACohortsMinBeyondThePoolIsAWarningOnEachOfItsQuotas) {
+  Controller c({});
+  auto quota = [](const std::string& ns, const std::string& cohort, int gpus) {
+    Json spec = {{"min", {{"nvidia.com/gpu", std::to_string(gpus)}}}};
+    if (!cohort.empty()) spec["cohort"] = cohort;
+    return Object("ElasticQuota", ns, "quota", spec);
+  };
+  c.Synced("ElasticQuota",
+           {quota("team-a", "c", 6), quota("team-b", "c", 4), quota("solo", "", 9)});
+  c.Synced("Node", {GpuNode("n1", 8)});
+  c.Synced("Pod", {});
+  std::vector<Action> a = c.Step(kT0);
+  auto conds = Written(a);
+  ASSERT_EQ(conds.size(), 3u);
+  const std::string words =
+      "spec.min[nvidia.com/gpu]: the min of cohort \"c\" adds up to 10 of nvidia.com/gpu, more "
+      "than the pool's 8: guarantees cannot all be honoured";
+  for (const char* q : {"ElasticQuota/team-a/quota", "ElasticQuota/team-b/quota"}) {
+    ASSERT_EQ(conds[q].size(), 2u) << conds[q];
+    EXPECT_EQ(conds[q][0]["type"], "Valid");
+    EXPECT_EQ(conds[q][0]["status"], "True");
+    EXPECT_EQ(conds[q][1]["type"], "Warning");
+    EXPECT_EQ(conds[q][1]["status"], "True");
+    EXPECT_EQ(conds[q][1]["reason"], "Warned");
+    EXPECT_EQ(conds[q][1]["message"], words) << q;
+    EXPECT_EQ(conds[q][1]["observedGeneration"], 1);
+  }
+  // Not in a cohort: its min above the pool guarantees nothing to others (the validator says
+  // nothing of it).
+  ASSERT_EQ(conds["ElasticQuota/solo/quota"].size(), 1u);
+  for (const auto& x : a) c.Done(x, ActionResult{200, "", ""}, kT0);
+  EXPECT_TRUE(Written(c.Step(kT0 + 1000)).empty());  // said once
+  // The informer shows what was written: nothing again.
+  Json written = quota("team-a", "c", 6);
+  written["status"]["conditions"] = conds["ElasticQuota/team-a/quota"];
+  c.Upsert("ElasticQuota", written);
+  EXPECT_TRUE(Written(c.Step(kT0 + 2000)).empty());
+  // A second node: the pool has 16 GPUs, the cohort's 10 fit. The warnings go, Valid stays.
+  c.Upsert("Node", GpuNode("n2", 8));
+  a = c.Step(kT0 + 3000);
+  conds = Written(a);
+  ASSERT_EQ(conds.size(), 2u);
+  for (const char* q : {"ElasticQuota/team-a/quota", "ElasticQuota/team-b/quota"}) {
+    ASSERT_EQ(conds[q].size(), 1u) << conds[q];
+    EXPECT_EQ(conds[q][0]["type"], "Valid");
+    EXPECT_EQ(conds[q][0]["status"], "True");
+  }
+  EXPECT_EQ(conds["ElasticQuota/team-a/quota"][0]["lastTransitionTime"],
+            written["status"]["conditions"][0]["lastTransitionTime"]);  // still True since then
+  for (const auto& x : a) c.Done(x, ActionResult{200, "", ""}, kT0 + 3000);
+  // A node's heartbeat (its allocatable unchanged) checks nothing again.
+  Json beat = GpuNode("n2", 8);
+  beat["status"]["conditions"] = {{{"type", "Ready"}, {"status", "True"}}};
+  c.Upsert("Node", beat);
+  EXPECT_TRUE(Written(c.Step(kT0 + 4000)).empty());
+}
+
 }  // namespace validity_test
 }  // namespace arbiter::kubesched

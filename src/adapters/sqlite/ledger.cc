@@ -30,8 +30,8 @@ namespace {
 // meta.last_seq and meta.ledger_id, for `arbiter ledger sync`) and monthly rollups (schema 5,
 // issue 28: a month's invoice reads a row per series, not per series and day). Older ledgers are
 // migrated on open: schema-1 rows get gpu_replicas = 1, rows of schemas 1-3 get seq = 0, and the
-// rollups are rebuilt from the hourly rows.
-constexpr int kSchemaVersion = 5;
+// rollups are rebuilt from the hourly rows. Schema 6: meter_tracks keyed with the row kind.
+constexpr int kSchemaVersion = 6;
 constexpr Millis kDayMs = 24 * billing::kHourMs;
 const char* kHourlyColumns =
     "namespace TEXT NOT NULL, workload TEXT NOT NULL, resource TEXT NOT NULL,"
@@ -135,6 +135,30 @@ Millis DayOf(Millis t) {
   Millis d = t / kDayMs;
   if (t % kDayMs < 0) --d;
   return d * kDayMs;
+}
+
+// meter_tracks (created by the first PutTracks): one entry per merged row, keyed as the row but
+// for its GPU product, replicas and preemptor (schema 6 added `kind`).
+constexpr const char* kCreateTracks =
+    "CREATE TABLE IF NOT EXISTS meter_tracks(namespace TEXT NOT NULL, workload TEXT NOT NULL,"
+    " resource TEXT NOT NULL, kind INTEGER NOT NULL, hour INTEGER NOT NULL,"
+    " request TEXT NOT NULL, usage TEXT NOT NULL,"
+    " PRIMARY KEY(namespace, workload, resource, kind, hour)) WITHOUT ROWID";
+
+// Whether the ledger has the table meter_tracks (PutTracks creates it with its first entries).
+Result<bool> HasTracksTable(sqlite3* db) {
+  Stmt exists(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meter_tracks'");
+  if (!exists.ok()) return Status::Error("ledger: read meter_tracks: " + exists.error());
+  return exists.Step() == SQLITE_ROW;
+}
+
+// Schemas 1-5 -> 6: meter_tracks keyed with the row kind. Its entries had one per (namespace,
+// workload, resource, hour), shown with that key's Usage row: kind 0 (Usage).
+std::string MigrateTracksSql() {
+  return std::string("ALTER TABLE meter_tracks RENAME TO meter_tracks_v5;") + kCreateTracks +
+         ";INSERT INTO meter_tracks SELECT namespace, workload, resource, 0, hour, request, usage"
+         " FROM meter_tracks_v5;"
+         "DROP TABLE meter_tracks_v5;";
 }
 
 // Schema 1 -> 2: the key gains gpu_replicas (1 for every existing row).
@@ -901,9 +925,17 @@ Status Ledger::Migrate() {
   if (version == 2 || version == 3)
     if (Status s = Exec("ALTER TABLE hourly ADD COLUMN seq INTEGER NOT NULL DEFAULT 0"); !s.ok())
       return Status::Error(s.message() + " (migrating schema " + std::to_string(version) + ")");
+  if (version != 0) {  // schemas 1-5: meter_tracks without kind, if any was written
+    auto tracks = HasTracksTable(db_);
+    if (!tracks.ok()) return tracks.status();
+    if (*tracks)
+      if (Status s = Exec(MigrateTracksSql().c_str()); !s.ok())
+        return Status::Error(s.message() + " (migrating meter_tracks)");
+  }
   if (Status s = Exec(Schema().c_str()); !s.ok()) return s;
   if (version != 0) {
-    if (Status s = RebuildRollupsLocked(); !s.ok()) return s;
+    if (version < 5)  // the rollups' tables are those of schema 5
+      if (Status s = RebuildRollupsLocked(); !s.ok()) return s;
     if (Status s = Exec(("UPDATE meta SET value = '" + std::to_string(kSchemaVersion) +
                          "' WHERE key = 'schema'")
                             .c_str());
@@ -1603,18 +1635,6 @@ Result<std::vector<billing::Invoice>> LedgerInvoices(Ledger& ledger,
 }
 
 namespace {
-constexpr const char* kCreateTracks =
-    "CREATE TABLE IF NOT EXISTS meter_tracks(namespace TEXT NOT NULL, workload TEXT NOT NULL,"
-    " resource TEXT NOT NULL, hour INTEGER NOT NULL, request TEXT NOT NULL, usage TEXT NOT NULL,"
-    " PRIMARY KEY(namespace, workload, resource, hour)) WITHOUT ROWID";
-
-// Whether the ledger has the table meter_tracks (PutTracks creates it with its first entries).
-Result<bool> HasTracksTable(sqlite3* db) {
-  Stmt exists(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meter_tracks'");
-  if (!exists.ok()) return Status::Error("ledger: read meter_tracks: " + exists.error());
-  return exists.Step() == SQLITE_ROW;
-}
-
 // A stored usage source ("prometheus", "none", "request") as billing::UsageSource.
 Status ReadUsageSource(const std::string& text, billing::UsageSource* out) {
   for (auto u : {billing::UsageSource::kUsageSource, billing::UsageSource::kNone,
@@ -1625,6 +1645,15 @@ Status ReadUsageSource(const std::string& text, billing::UsageSource* out) {
     }
   return Status::Error("ledger: meter_tracks: unknown usage source \"" + text + "\"");
 }
+
+// A stored row kind (0 Usage, 1 Credit) as billing::RowKind.
+Status ReadTrackKind(int64_t stored, billing::RowKind* out) {
+  if (stored != static_cast<int64_t>(RowKind::kUsage) &&
+      stored != static_cast<int64_t>(RowKind::kCredit))
+    return Status::Error("ledger: meter_tracks: unknown row kind " + std::to_string(stored));
+  *out = static_cast<RowKind>(stored);
+  return Status::Ok();
+}
 }  // namespace
 
 Status Ledger::PutTracks(const std::vector<billing::TrackNote>& notes) {
@@ -1633,8 +1662,8 @@ Status Ledger::PutTracks(const std::vector<billing::TrackNote>& notes) {
   if (!txn.ok()) return txn.status();
   if (Status s = Exec(kCreateTracks); !s.ok()) return s;
   Stmt st(db_,
-          "INSERT OR REPLACE INTO meter_tracks(namespace, workload, resource, hour, request, usage)"
-          " VALUES (?1,?2,?3,?4,'informers',?5)");
+          "INSERT OR REPLACE INTO meter_tracks(namespace, workload, resource, kind, hour, request,"
+          " usage) VALUES (?1,?2,?3,?6,?4,'informers',?5)");
   for (const billing::TrackNote& n : notes) {
     st.Reset();
     st.TextRef(1, n.namespace_);
@@ -1642,6 +1671,7 @@ Status Ledger::PutTracks(const std::vector<billing::TrackNote>& notes) {
     st.TextRef(3, n.resource);
     st.Int(4, n.hour);
     st.TextRef(5, billing::ToString(n.usage));
+    st.Int(6, static_cast<int64_t>(n.kind));
     if (Status s = st.Run("ledger: write meter_tracks"); !s.ok()) return s;  // rolled back
   }
   return txn.Commit();
@@ -1653,8 +1683,8 @@ Result<std::vector<billing::TrackNote>> Ledger::ReadTracks() {
   if (!written.ok()) return written.status();
   if (!*written) return out;
   Stmt st(db_,
-          "SELECT namespace, workload, resource, hour, usage FROM meter_tracks"
-          " ORDER BY namespace, workload, resource, hour");
+          "SELECT namespace, workload, resource, hour, usage, kind FROM meter_tracks"
+          " ORDER BY namespace, workload, resource, kind, hour");
   if (!st.ok()) return Status::Error("ledger: read meter_tracks: " + st.error());
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW) {
@@ -1664,6 +1694,7 @@ Result<std::vector<billing::TrackNote>> Ledger::ReadTracks() {
     n.resource = st.ColText(2);
     n.hour = st.ColInt(3);
     if (Status s = ReadUsageSource(st.ColText(4), &n.usage); !s.ok()) return s;
+    if (Status s = ReadTrackKind(st.ColInt(5), &n.kind); !s.ok()) return s;
     out.push_back(std::move(n));
   }
   if (rc != SQLITE_DONE)
@@ -1682,14 +1713,16 @@ Result<TrackView> Ledger::ReadTrackRows(const RowFilter& f) {
   std::string sql =
       "SELECT t.namespace, t.workload, t.resource, h.gpu_product, h.gpu_replicas, h.kind,"
       " h.preemptor, h.request_raw, h.usage_raw, h.max_raw, h.samples, h.covered_ms, h.run_ms,"
-      " t.hour, t.request, t.usage, h.hour IS NOT NULL, h.unit FROM meter_tracks t"
+      " t.hour, t.request, t.usage, h.hour IS NOT NULL, h.unit, t.kind FROM meter_tracks t"
       " LEFT JOIN hourly h ON h.namespace = t.namespace AND h.workload = t.workload"
-      " AND h.resource = t.resource AND h.hour = t.hour AND h.kind = 0 AND h.current = 1"
+      " AND h.resource = t.resource AND h.hour = t.hour AND h.kind = t.kind AND h.current = 1"
       " WHERE 1=1";
   if (f.namespace_) sql += " AND t.namespace = ?1";
   if (f.from) sql += " AND t.hour >= ?2";
   if (f.to) sql += " AND t.hour < ?3";
-  sql += " ORDER BY t.namespace, t.workload, t.resource, t.hour, h.gpu_product, h.gpu_replicas";
+  sql +=
+      " ORDER BY t.namespace, t.workload, t.resource, t.kind, t.hour, h.gpu_product,"
+      " h.gpu_replicas, h.preemptor";
   Stmt st(db_, sql.c_str());
   if (!st.ok()) return Status::Error("ledger: read meter_tracks: " + st.error());
   BindFilter(st, f);
@@ -1702,6 +1735,7 @@ Result<TrackView> Ledger::ReadTrackRows(const RowFilter& f) {
     t.note.hour = st.ColInt(13);
     t.request_source = st.ColText(14);
     if (Status s = ReadUsageSource(st.ColText(15), &t.note.usage); !s.ok()) return s;
+    if (Status s = ReadTrackKind(st.ColInt(18), &t.note.kind); !s.ok()) return s;
     if (st.ColInt(16) == 0) continue;
     HourlyRow& r = t.row.emplace();
     if (!ReadRowColumns(st, nullptr, &r))

@@ -24,7 +24,7 @@ std::string TrackNote::Text() const {
 namespace {
 
 TrackNote NoteOf(const HourlyRow& r, UsageSource u) {
-  return {r.namespace_, r.workload, r.resource, r.hour, u};
+  return {r.namespace_, r.workload, r.resource, r.hour, u, r.kind};
 }
 
 // The usage side of `u` on the request side of `req` (request_raw, run_ms): see track_merge.h.
@@ -125,8 +125,8 @@ MergedTracks MergeTracks(RequestTrack track, std::vector<HourlyRow> usage) {
   m.Finish(&out.rows, &out.notes);
   std::sort(out.rows.begin(), out.rows.end(), MergeKeyLess);
   std::sort(out.notes.begin(), out.notes.end(), [](const TrackNote& a, const TrackNote& b) {
-    return std::tie(a.namespace_, a.workload, a.resource, a.hour) <
-           std::tie(b.namespace_, b.workload, b.resource, b.hour);
+    return std::tie(a.namespace_, a.workload, a.resource, a.kind, a.hour) <
+           std::tie(b.namespace_, b.workload, b.resource, b.kind, b.hour);
   });
   out.stats = m.stats();
   return out;

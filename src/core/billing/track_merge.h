@@ -42,11 +42,14 @@ enum class UsageSource : uint8_t {
 };
 const char* ToString(UsageSource u);  // "prometheus", "none", "request"
 
-// The sources of one merged row, for the ledger's table meter_tracks.
+// The sources of one merged row, for the ledger's table meter_tracks: keyed by the row's
+// namespace, workload, resource, kind and hour (a Credit row and the Usage row of the same
+// workload, resource and hour have a note each).
 struct TrackNote {
   std::string namespace_, workload, resource;
   Millis hour = 0;
   UsageSource usage = UsageSource::kUsageSource;
+  RowKind kind = RowKind::kUsage;
   // "request=informers usage=prometheus"
   std::string Text() const;
   bool operator==(const TrackNote&) const = default;

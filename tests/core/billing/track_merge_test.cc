@@ -99,6 +99,25 @@ TEST(TrackMerge, NoSeriesForAPodMeansUsageZeroNotCoveredOrTheRequestForAGpuShare
   EXPECT_EQ(m.stats.usage_none, 1);
 }
 
+// A pod's lost work (a Credit row of the informers' track, usage = request) and its Usage row of
+// the same resource and hour: two rows, two notes, each with its row's kind (the ledger keys
+// meter_tracks with it, so that neither note replaces the other).
+TEST(TrackMerge, CreditRowsHaveNotesOfTheirOwnKind) {
+  HourlyRow credit = Req("a/x", "cpu", kH, 1000, 600000);
+  credit.kind = RowKind::kCredit;
+  credit.preemptor = "b/y";
+  RequestTrack t{{Req("a/x", "cpu", kH, 1000, 3600000), credit}, {"a/x"}};
+  MergedTracks m = MergeTracks(t, {Use("a/x", "cpu", kH, 1000 * i128{3600000}, 500 * i128{3600000},
+                                       1000 * i128{3600000}, 120, 3600000, 3600000)});
+  ASSERT_EQ(m.rows.size(), 2u);
+  ASSERT_EQ(m.notes.size(), 2u);
+  EXPECT_EQ(m.notes[0].kind, RowKind::kUsage);
+  EXPECT_EQ(m.notes[0].usage, UsageSource::kUsageSource);
+  EXPECT_EQ(m.notes[1].kind, RowKind::kCredit);
+  EXPECT_EQ(m.notes[1].usage, UsageSource::kRequest);
+  EXPECT_EQ(m.notes[1].hour, m.notes[0].hour);
+}
+
 TEST(TrackMerge, UsageFromRequestInPrometheusFollowsTheInformersRequest) {
   RequestTrack t{{Req("a/inf", "nvidia.com/mig-1g.10gb", kH, 1, 1800000)}, {"a/inf"}};
   MergedTracks m = MergeTracks(t, {Use("a/inf", "nvidia.com/mig-1g.10gb", kH, 3600000, 3600000,
