@@ -89,6 +89,14 @@ class Replica {
                ? ""
                : text.substr(a + needle.size(), e - a - needle.size());
   }
+  // Identity(), waited for up to 30 s ("" if it never came).
+  std::string AwaitIdentity() const {
+    for (int i = 0; i < 300; ++i) {
+      if (std::string id = Identity(); !id.empty()) return id;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return "";
+  }
   std::string log() const { return ReadFile(log_); }
 
  private:
@@ -209,12 +217,15 @@ TEST_F(KubeLeaderElection, KillingTheLeaderUnderLoadHandsOverAndBindsNothingTwic
   const std::string first = Until("lease " + sched + " -n " + ns, "{.spec.holderIdentity}",
                                   [](const std::string& v) { return !v.empty(); });
   ASSERT_FALSE(first.empty()) << a.log() << b.log();
-  ASSERT_TRUE(first == a.Identity() || first == b.Identity()) << first << "\n"
-                                                              << a.log() << b.log();
-  Replica& leader = first == a.Identity() ? a : b;
-  Replica& standby = first == a.Identity() ? b : a;
-  const std::string standby_id = standby.Identity();
-  ASSERT_FALSE(standby_id.empty()) << standby.log();
+  // Each replica logs its identity when it starts electing; the standby may not have yet when the
+  // leader already holds the Lease (read once, this failed under load): wait for both lines.
+  const std::string a_id = a.AwaitIdentity(), b_id = b.AwaitIdentity();
+  ASSERT_FALSE(a_id.empty()) << a.log();
+  ASSERT_FALSE(b_id.empty()) << b.log();
+  ASSERT_TRUE(first == a_id || first == b_id) << first << "\n" << a.log() << b.log();
+  Replica& leader = first == a_id ? a : b;
+  Replica& standby = first == a_id ? b : a;
+  const std::string standby_id = first == a_id ? b_id : a_id;
 
   // 40 one-GPU pods, created one by one, the last 20 after the leader is killed: 32 fit.
   const int kPods = 40;
