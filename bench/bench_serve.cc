@@ -6,6 +6,7 @@
 #include <httplib.h>
 #include <sqlite3.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -586,12 +587,21 @@ BENCHMARK(BM_ClusterLivePodsMemory)
 // what the daemon's lock is held for (Cluster::CaptureSnapshot; before the split, the whole
 // Cluster::Snapshot was), of which engine_capture_ms is the engine's copy (Engine::Capture; before
 // the engine's own snapshot bytes were made there, engine_ms now); bytes_ms: the bytes made from
-// the capture on the snapshot thread (the engine's encoding included); snapshot_mb: their size.
+// the capture on the snapshot thread (the engine's encoding included); snapshot_mb: their size;
+// capture_cpu_ms: capture_ms as the thread's CPU time (steadier on a loaded machine);
+// after_ms: what the engine pays after a capture at worst, where it next touches the workload
+// table (each chunk copied once, slot_table.h): a read of every workload (Engine::Workloads) right
+// after the captures, less the same read again.
 void BM_ClusterSnapshot(benchmark::State& state) {
   arbiter::server::Cluster c("0000abcd");
   AddDefaultNamespaceAndNodes(c, 64);
   AddRunningPods(c, state.range(0));
-  double capture = 0, engine_capture = 0, engine = 0, bytes_ms = 0;
+  double capture = 0, engine_capture = 0, engine = 0, bytes_ms = 0, after = 0, capture_cpu = 0;
+  auto cpu_ms = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+  };
   size_t bytes = 0;
   using Clock = std::chrono::steady_clock;
   auto ms = [](Clock::time_point a) {
@@ -599,7 +609,9 @@ void BM_ClusterSnapshot(benchmark::State& state) {
   };
   for (auto _ : state) {
     auto t0 = Clock::now();
+    const double cpu0 = cpu_ms();
     const auto cap = c.CaptureSnapshot();
+    capture_cpu += cpu_ms() - cpu0;
     capture += ms(t0);
     t0 = Clock::now();
     const std::string snap = cap->Bytes();
@@ -613,12 +625,20 @@ void BM_ClusterSnapshot(benchmark::State& state) {
     t0 = Clock::now();
     benchmark::DoNotOptimize(c.engine().Snapshot());
     engine += ms(t0);
+    t0 = Clock::now();
+    benchmark::DoNotOptimize(c.engine().Workloads());
+    after += ms(t0);
+    t0 = Clock::now();
+    benchmark::DoNotOptimize(c.engine().Workloads());
+    after -= ms(t0);
   }
   const double n = static_cast<double>(state.iterations());
   state.counters["capture_ms"] = capture / n;
+  state.counters["capture_cpu_ms"] = capture_cpu / n;
   state.counters["engine_capture_ms"] = engine_capture / n;
   state.counters["engine_ms"] = engine / n;
   state.counters["bytes_ms"] = bytes_ms / n;
+  state.counters["after_ms"] = after / n;
   state.counters["snapshot_mb"] = static_cast<double>(bytes) / 1e6;
 }
 BENCHMARK(BM_ClusterSnapshot)

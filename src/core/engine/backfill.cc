@@ -72,8 +72,9 @@ bool State::HoldReservedAt(uint32_t pos, Millis t, const Workload* w,
     if (r.start > t || (w && (r.holder == w->slot || SameGang(workloads[r.holder], *w)))) continue;
     for (size_t k = 0; k < r.pos.size(); ++k) {
       if (r.pos[k] != pos || (r.ends[k] >= 0 && r.ends[k] <= t)) continue;
-      if (!view.Fits(*r.shapes[k])) return false;
-      view.Hold(*r.shapes[k]);
+      const placement::PodShape& shape = workloads[r.members[k]].shape;
+      if (!view.Fits(shape)) return false;
+      view.Hold(shape);
     }
   }
   return true;
@@ -218,7 +219,7 @@ class ReservationSearch {
     for (Millis t : instants) {
       Prepare(t);
       found.pos.clear();
-      found.shapes.clear();
+      found.members.clear();
       found.ends.clear();
       for (Slot m : members_)
         if (!Place(s_.workloads[m], t, &found)) break;
@@ -285,7 +286,7 @@ class ReservationSearch {
     for (Check& c : later_[k])
       if (end < 0 || c.at < end) c.view.Hold(m.shape);
     found->pos.push_back(usable_[k]);
-    found->shapes.push_back(&m.shape);
+    found->members.push_back(m.slot);
     found->ends.push_back(end);
     return true;
   }

@@ -1,6 +1,7 @@
 #include "core/engine/engine.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/engine/state.h"
 #include "core/overloaded.h"
@@ -92,6 +93,11 @@ Status Engine::Apply(const Command& command) {
 
 Status Engine::Apply(Command&& command) {
   State& s = *s_;
+  struct Applying {  // set while references into the workload table are held (Capture)
+    bool& flag;
+    const bool was = std::exchange(flag, true);
+    ~Applying() { flag = was; }
+  } applying{s.applying};
   s.now = std::max(s.now, command.time);
   // Nodes appended before the engine starts are put in order once, when anything else happens.
   const bool initial_node = !s.started && std::holds_alternative<UpsertNode>(command.op);

@@ -123,12 +123,14 @@ class Engine {
   // EncodeCapture(*Capture()).
   std::string Snapshot() const;
   // A snapshot in two steps, so that a daemon holds its lock only for the cheap one (issue 27).
-  // Capture() copies what a snapshot saves as plain values (policy objects, quota books, nodes'
-  // usage, the live workloads' records, the queue's bookkeeping; references between workloads
-  // already as ids), sharing nothing the engine changes later: no encoding, about a record's copy
-  // per live workload. EncodeCapture() makes the snapshot's bytes from it (a pure function of
-  // the capture, thread-safe: the capture is immutable) while the engine goes on; they are the
-  // bytes Snapshot() would have given when the capture was taken.
+  // Capture() takes what a snapshot saves, sharing nothing the engine changes later: the workload
+  // table frozen (its chunks shared, O(live / 1,024) pointers; the engine copies a chunk before it
+  // next touches it, slot_table.h), policy objects, quota books and nodes' usage copied, and the
+  // slot lists of nodes and queue (4 bytes a running workload); no record is copied, nothing is
+  // encoded. Taken inside Apply (from a sink's callback) it copies the table instead.
+  // EncodeCapture() makes the snapshot's bytes from it (a pure function of the capture,
+  // thread-safe: the capture is immutable) while the engine goes on; they are the bytes
+  // Snapshot() would have given when the capture was taken.
   std::shared_ptr<const EngineCapture> Capture() const;
   static std::string EncodeCapture(const EngineCapture& capture);
   // An engine in the snapshot's state. Fails with a clear message on bytes that are not an engine

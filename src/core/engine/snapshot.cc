@@ -173,24 +173,19 @@ void IoOptions(A& a, EngineOptions& o) {
 
 }  // namespace
 
-// What Engine::Snapshot saves, copied as plain values (Engine::Capture): nothing in it points
-// into the engine (slot references are WorkloadIds already; a workload's topology rules are
-// shared, but immutable), so it is encoded on any thread while the engine goes on.
+// What Engine::Snapshot saves (Engine::Capture), shared or copied as plain values: nothing in it
+// points into anything the engine changes later (the workload table is frozen: its chunks are
+// never written again, slot_table.h; a workload's topology rules are shared, but immutable), so
+// it is encoded on any thread while the engine goes on. Slot references stay slots; the frozen
+// table turns them into ids when encoded.
 struct EngineCapture {
-  // A live workload's record with its slot references as ids.
-  struct Live {
-    explicit Live(const Workload& x) : w(x) {}
-    Workload w;
-    std::vector<uint64_t> waiting_for;
-    uint64_t preemptor = 0;
-  };
-  // The usage of a present node, its workloads and nominations as ids.
+  // The usage of a present node, its workloads and nominations as slots.
   struct NodeUse {
     int64_t cpu_used_milli = 0;
     int64_t mem_used_bytes = 0;
     std::vector<int32_t> gpu_used_milli;
     ResourceList ext_used;
-    std::vector<uint64_t> workloads, nominated;
+    std::vector<Slot> workloads, nominated;
   };
   // 1. Options and clock; 2. policy objects; 3. quota books.
   EngineOptions options;
@@ -216,56 +211,45 @@ struct EngineCapture {
   // 5. The placement policy's own state.
   PlacementPolicyName placer_name = PlacementPolicyName::kBestFit;
   std::vector<uint64_t> placer_state;
-  // 6. Live workloads, in no order (sorted by id when encoded).
+  // 6. Live workloads: the table by slot, and its free slots (between commands: every other slot
+  // holds a live workload) or, for a capture taken in a command, its live slots.
   uint64_t next_id = 0;
-  std::vector<Live> workloads;
+  WorkloadTable::Frozen table;
+  bool slots_are_live = false;
+  std::vector<Slot> slots;
   // 7. The queue's bookkeeping; 8. pod groups.
   std::map<std::string, uint32_t> namespace_ids;
   std::unordered_map<std::string, uint32_t> class_ids;
   std::unordered_map<uint32_t, std::string> class_reason;
-  std::vector<uint64_t> fresh;
+  std::vector<Slot> fresh;
   bool freed = true;
   std::priority_queue<Millis, std::vector<Millis>, std::greater<Millis>> wakeups;
-  std::map<uint32_t, std::vector<uint64_t>> borrowed_by_ns;
+  std::map<uint32_t, std::vector<Slot>> borrowed_by_ns;
   uint64_t global_epoch = 0;
   std::vector<Gang> gangs;
 };
 
 namespace {
 
-// Engine::Capture's steps: copies of the state, no encoding (under a daemon's lock). The table
-// is read in slot order (sequentially: no walk of the id index, whose nodes are scattered), and
-// `id_of` (the workloads' ids by slot) turns slot references into ids.
+// Engine::Capture's steps (under a daemon's lock): O(chunks) for the workloads, O(nodes) and the
+// slot lists of nodes and queue (4 bytes a running workload) for the rest; no encoding.
 
-std::vector<uint64_t> IdsOf(const std::vector<uint64_t>& id_of, const std::vector<Slot>& slots) {
-  std::vector<uint64_t> out;
-  out.reserve(slots.size());
-  for (Slot slot : slots) out.push_back(id_of[slot]);
-  return out;
-}
-
-void CaptureWorkloads(const State& s, EngineCapture& c, std::vector<uint64_t>& id_of) {
+void CaptureWorkloads(const State& s, EngineCapture& c) {
   c.next_id = s.next_id;
-  c.workloads.reserve(s.slot_of.size());
-  id_of.resize(s.workloads.size());
-  // Between commands every slot that is not free holds a live workload (Flush frees the others).
-  std::vector<char> is_free(s.workloads.size(), 0);
-  for (Slot slot : s.free_slots) is_free[slot] = 1;
-  const bool between = s.workloads.size() - s.free_slots.size() == s.slot_of.size();
-  for (Slot slot = 0; slot < s.workloads.size(); ++slot) {
-    const Workload& x = s.workloads[slot];
-    id_of[slot] = Value(x.id);
-    if (between && !is_free[slot]) c.workloads.emplace_back(x);
+  if (!s.applying) {  // between commands: every slot that is not free holds a live workload
+    c.table = s.workloads.Freeze();
+    c.slots = s.free_slots;
+    return;
   }
-  if (!between)  // in a command (a sink's callback): the index says which are live
-    for (const auto& [id, slot] : s.slot_of) c.workloads.emplace_back(s.workloads[slot]);
-  for (EngineCapture::Live& x : c.workloads) {
-    x.waiting_for = IdsOf(id_of, x.w.waiting_for);
-    x.preemptor = x.w.preemptor == kNoSlot ? ~uint64_t{0} : id_of[x.w.preemptor];
-  }
+  // In a command (a sink's callback): the engine holds references into its table that it will
+  // write through, so the table is copied, and the index says which slots are live.
+  c.table = s.workloads.Copy();
+  c.slots_are_live = true;
+  c.slots.reserve(s.slot_of.size());
+  for (const auto& [id, slot] : s.slot_of) c.slots.push_back(slot);
 }
 
-void CaptureNodes(const State& s, const std::vector<uint64_t>& id_of, EngineCapture& c) {
+void CaptureNodes(const State& s, EngineCapture& c) {
   c.node_info.assign(s.node_info.begin(), s.node_info.end());
   c.nodes_dirty = s.nodes_dirty;
   c.node_at = s.node_at;
@@ -277,8 +261,8 @@ void CaptureNodes(const State& s, const std::vector<uint64_t>& id_of, EngineCapt
     u.mem_used_bytes = n.mem_used_bytes;
     u.gpu_used_milli = n.gpu_used_milli;
     u.ext_used = n.ext_used;
-    u.workloads = IdsOf(id_of, s.node_live[pos].workloads);
-    u.nominated = IdsOf(id_of, s.node_live[pos].nominated);
+    u.workloads = s.node_live[pos].workloads;
+    u.nominated = s.node_live[pos].nominated;
   }
   c.model_ids = s.model_ids;
   c.next_start_node = s.next_start_node;
@@ -287,16 +271,30 @@ void CaptureNodes(const State& s, const std::vector<uint64_t>& id_of, EngineCapt
   c.placer_state = s.placer->SaveState();
 }
 
-void CaptureQueue(const State& s, const std::vector<uint64_t>& id_of, EngineCapture& c) {
+void CaptureQueue(const State& s, EngineCapture& c) {
   c.namespace_ids = s.namespace_ids;
   c.class_ids = s.class_ids;
   c.class_reason = s.class_reason;
-  c.fresh = IdsOf(id_of, s.fresh);
+  c.fresh = s.fresh;
   c.freed = s.freed;
   c.wakeups = s.wakeups;
-  for (const auto& [ns, list] : s.borrowed_by_ns) c.borrowed_by_ns[ns] = IdsOf(id_of, list);
+  c.borrowed_by_ns = s.borrowed_by_ns;
   c.global_epoch = s.global_epoch;
   c.gangs = s.gangs;
+}
+
+// The ids of the captured table's slots (its workloads' ids as of the capture).
+std::vector<uint64_t> IdOf(const EngineCapture& c) {
+  std::vector<uint64_t> id_of(c.table.size());
+  for (size_t slot = 0; slot < id_of.size(); ++slot) id_of[slot] = Value(c.table[slot].id);
+  return id_of;
+}
+
+std::vector<uint64_t> IdsOf(const std::vector<uint64_t>& id_of, const std::vector<Slot>& slots) {
+  std::vector<uint64_t> out;
+  out.reserve(slots.size());
+  for (Slot slot : slots) out.push_back(id_of[slot]);
+  return out;
 }
 
 // Engine::EncodeCapture's steps, in the snapshot's order (Restore reads them back in that order).
@@ -325,7 +323,7 @@ void WriteQuota(Writer& w, const QuotaBook& book) {
 }
 
 // 4. Nodes: every name ever seen (ids), the present ones in node order with their usage.
-void WriteNodes(Writer& w, const EngineCapture& c) {
+void WriteNodes(Writer& w, const EngineCapture& c, const std::vector<uint64_t>& id_of) {
   w.U64(c.node_info.size());
   for (const NodeInfo& info : c.node_info) {
     Write(w, info.name);
@@ -341,8 +339,8 @@ void WriteNodes(Writer& w, const EngineCapture& c) {
     Write(w, n.mem_used_bytes);
     Write(w, n.gpu_used_milli);
     Write(w, n.ext_used);
-    Write(w, n.workloads);
-    Write(w, n.nominated);
+    Write(w, IdsOf(id_of, n.workloads));
+    Write(w, IdsOf(id_of, n.nominated));
   }
   Write(w, std::map<std::string, uint32_t>(c.model_ids.begin(), c.model_ids.end()));
   Write(w, static_cast<uint64_t>(c.next_start_node));
@@ -350,31 +348,36 @@ void WriteNodes(Writer& w, const EngineCapture& c) {
 }
 
 // 6. Live workloads, in id order.
-void WriteWorkloads(Writer& w, const EngineCapture& c) {
+void WriteWorkloads(Writer& w, const EngineCapture& c, const std::vector<uint64_t>& id_of) {
   Write(w, c.next_id);
-  std::vector<const EngineCapture::Live*> live;
-  live.reserve(c.workloads.size());
-  for (const EngineCapture::Live& x : c.workloads) live.push_back(&x);
-  std::sort(live.begin(), live.end(),
-            [](const EngineCapture::Live* a, const EngineCapture::Live* b) {
-              return Value(a->w.id) < Value(b->w.id);
-            });
+  std::vector<Slot> live;
+  if (c.slots_are_live) {
+    live = c.slots;
+  } else {
+    std::vector<char> is_free(c.table.size(), 0);
+    for (Slot slot : c.slots) is_free[slot] = 1;
+    live.reserve(c.table.size() - c.slots.size());
+    for (Slot slot = 0; slot < c.table.size(); ++slot)
+      if (!is_free[slot]) live.push_back(slot);
+  }
+  std::sort(live.begin(), live.end(), [&](Slot x, Slot y) { return id_of[x] < id_of[y]; });
   w.U64(live.size());
-  for (const EngineCapture::Live* x : live) {
-    std::vector<uint64_t> waiting = x->waiting_for;
-    uint64_t preemptor = x->preemptor;
-    std::string reason(x->w.message_reason);
+  for (Slot slot : live) {
+    const Workload& x = c.table[slot];
+    std::vector<uint64_t> waiting = IdsOf(id_of, x.waiting_for);
+    uint64_t preemptor = x.preemptor == kNoSlot ? ~uint64_t{0} : id_of[x.preemptor];
+    std::string reason(x.message_reason);
     // Writing only reads the workload (IoWorkload assigns it only when reading).
-    IoWorkload(w, const_cast<Workload&>(x->w), waiting, preemptor, reason);
+    IoWorkload(w, const_cast<Workload&>(x), waiting, preemptor, reason);
   }
 }
 
 // 7. The queue's bookkeeping and interned ids; 8. pod groups (members follow from the workloads).
-void WriteQueue(Writer& w, const EngineCapture& c) {
+void WriteQueue(Writer& w, const EngineCapture& c, const std::vector<uint64_t>& id_of) {
   Write(w, c.namespace_ids);
   Write(w, std::map<std::string, uint32_t>(c.class_ids.begin(), c.class_ids.end()));
   Write(w, std::map<uint32_t, std::string>(c.class_reason.begin(), c.class_reason.end()));
-  Write(w, c.fresh);
+  Write(w, IdsOf(id_of, c.fresh));
   Write(w, c.freed);
   {
     auto heap = c.wakeups;
@@ -385,7 +388,9 @@ void WriteQueue(Writer& w, const EngineCapture& c) {
     }
     Write(w, wake);
   }
-  Write(w, c.borrowed_by_ns);
+  std::map<uint32_t, std::vector<uint64_t>> borrowed;
+  for (const auto& [ns, list] : c.borrowed_by_ns) borrowed[ns] = IdsOf(id_of, list);
+  Write(w, borrowed);
   Write(w, c.global_epoch);
   w.U64(c.gangs.size());
   for (const Gang& g : c.gangs) {
@@ -413,10 +418,9 @@ std::shared_ptr<const EngineCapture> Engine::Capture() const {
   c->qos_defs = s.qos_defs;
   c->price_books = s.price_books;
   c->quota = s.quota;
-  std::vector<uint64_t> id_of;  // by slot
-  CaptureWorkloads(s, *c, id_of);
-  CaptureNodes(s, id_of, *c);
-  CaptureQueue(s, id_of, *c);
+  CaptureWorkloads(s, *c);
+  CaptureNodes(s, *c);
+  CaptureQueue(s, *c);
   return c;
 }
 
@@ -441,12 +445,13 @@ std::string Engine::EncodeCapture(const EngineCapture& c) {
   Write(w, c.qos_defs);
   Write(w, c.price_books);
   WriteQuota(w, c.quota);
-  WriteNodes(w, c);
+  const std::vector<uint64_t> id_of = IdOf(c);  // by slot
+  WriteNodes(w, c, id_of);
   // 5. The placement policy's own state.
   Write(w, c.placer_name);
   Write(w, c.placer_state);
-  WriteWorkloads(w, c);
-  WriteQueue(w, c);
+  WriteWorkloads(w, c, id_of);
+  WriteQueue(w, c, id_of);
   return serial::Seal(kKind, kSnapshotVersion, w.bytes());
 }
 

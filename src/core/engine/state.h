@@ -114,8 +114,9 @@ struct PreemptDryRun {
 struct Reservation {
   Slot holder = kNoSlot;
   Millis start = 0;
-  std::vector<uint32_t> pos;                       // nodes, by position
-  std::vector<const placement::PodShape*> shapes;  // what it needs there, parallel to pos
+  std::vector<uint32_t> pos;  // nodes, by position
+  std::vector<Slot> members;  // whose shape it needs there, parallel to pos (a slot, not a
+                              // pointer: the table moves a chunk after a snapshot's capture)
   // When each member is expected to leave there (start + its time limit; -1 unknown).
   std::vector<Millis> ends;
 };
@@ -637,6 +638,7 @@ class State {
   std::unordered_map<std::string, Slot> by_key;  // live namespace/name -> slot
   uint64_t next_id = 0;
   std::vector<Slot> finished;  // reached a final phase during this Apply (see Flush)
+  bool applying = false;       // in Engine::Apply (a sink's callback may take a snapshot)
   std::map<std::string, uint32_t> namespace_ids;
   std::unordered_map<std::string, uint32_t> class_ids;   // interned shape / preemption classes
   std::map<uint32_t, std::vector<Slot>> borrowed_by_ns;  // namespace id -> running borrowers

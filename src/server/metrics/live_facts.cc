@@ -1,7 +1,6 @@
 #include "server/metrics/live_facts.h"
 
 #include <algorithm>
-#include <atomic>
 
 namespace arbiter::server {
 
@@ -27,23 +26,21 @@ const std::string* LiveFacts::Intern(const std::string& s) {
 }
 
 LiveFacts::Chunk& LiveFacts::Writable(uint64_t chunk) {
-  std::shared_ptr<Chunk>& p = chunks_[chunk];
-  if (!p)
-    p = std::make_shared<Chunk>();
-  else if (p.use_count() > 1)  // a View holds it: copied once, the View keeps the old one
-    p = std::make_shared<Chunk>(*p);
-  else  // The last View let it go on another thread after reading it: use_count() is a relaxed
-        // load, so this fence pairs with that release (the count's decrement) before the chunk
-        // is written (ThreadSanitizer run of test_server; GCC's TSan does not model the fence).
-    std::atomic_thread_fence(std::memory_order_acquire);
-  return *p;
+  Entry& e = chunks_[chunk];
+  if (!e.rows) {
+    e.rows = std::make_shared<Chunk>();
+  } else if (e.epoch != epoch_) {  // a View may hold it: copied, the View keeps the old one
+    e.rows = std::make_shared<Chunk>(*e.rows);
+  }
+  e.epoch = epoch_;
+  return *e.rows;
 }
 
 LiveFact* LiveFacts::FindWritable(uint64_t id) {
   auto c = chunks_.find(id >> kChunkBits);
   if (c == chunks_.end()) return nullptr;
-  auto it = At(*c->second, id);
-  if (it == c->second->end() || it->id != id) return nullptr;
+  auto it = At(*c->second.rows, id);
+  if (it == c->second.rows->end() || it->id != id) return nullptr;
   Chunk& w = Writable(id >> kChunkBits);
   return &*At(w, id);
 }
@@ -80,9 +77,9 @@ void LiveFacts::SetUsage(uint64_t id, std::shared_ptr<const ResourceList> declar
 void LiveFacts::Erase(uint64_t id) {
   auto c = chunks_.find(id >> kChunkBits);
   if (c == chunks_.end()) return;
-  auto it = At(*c->second, id);
-  if (it == c->second->end() || it->id != id) return;
-  if (c->second->size() == 1) {
+  auto it = At(*c->second.rows, id);
+  if (it == c->second.rows->end() || it->id != id) return;
+  if (c->second.rows->size() == 1) {
     chunks_.erase(c);
     return;
   }
@@ -93,20 +90,22 @@ void LiveFacts::Erase(uint64_t id) {
 const LiveFact* LiveFacts::Find(uint64_t id) const {
   auto c = chunks_.find(id >> kChunkBits);
   if (c == chunks_.end()) return nullptr;
-  auto it = std::partition_point(c->second->begin(), c->second->end(), ById(id));
-  return it == c->second->end() || it->id != id ? nullptr : &*it;
+  const Chunk& rows = *c->second.rows;
+  auto it = std::partition_point(rows.begin(), rows.end(), ById(id));
+  return it == rows.end() || it->id != id ? nullptr : &*it;
 }
 
 size_t LiveFacts::size() const {
   size_t n = 0;
-  for (const auto& [k, c] : chunks_) n += c->size();
+  for (const auto& [k, c] : chunks_) n += c.rows->size();
   return n;
 }
 
 LiveFacts::View LiveFacts::Share() const {
+  ++epoch_;  // every chunk is copied before it is next written
   View v;
   v.chunks_.reserve(chunks_.size());
-  for (const auto& [k, c] : chunks_) v.chunks_.push_back(c);
+  for (const auto& [k, c] : chunks_) v.chunks_.push_back(c.rows);
   v.strings_ = strings_;
   return v;
 }

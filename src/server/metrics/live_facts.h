@@ -1,9 +1,12 @@
 // What /metrics says about each live workload (issue 27: "/metrics off the lock, O(changed)"),
 // kept by the Cluster as its mutations change the engine's workloads, so that a scrape copies no
 // workload under the daemon's lock: Share() hands out the table as it is (its chunks shared, not
-// copied: O(live / 256) pointers), and a later change copies only the chunk it writes, once per
-// scrape that still holds it (copy on write). The text is made from the View after the lock is
-// released (metrics.h).
+// copied: O(live / 256) pointers), and a later change copies only the chunk it writes, once after
+// each Share() (copy on write). A shared chunk is never written again: Share() starts an epoch,
+// and a chunk last copied in an older one is copied before it is written, whether or not a View
+// still holds it (no reader count is consulted: shared_ptr::use_count() is a relaxed load, and
+// deciding an in-place write by it is a data race in C++'s model that ThreadSanitizer reports).
+// The text is made from the View after the lock is released (metrics.h).
 //
 // A row is the engine's WorkloadStatus as /metrics reads it (phase, node, reason, requests, run
 // start) with the API pod's first container and arbiter.dev/usage; namespaces, nodes, reasons
@@ -94,7 +97,12 @@ class LiveFacts {
   const std::string* Intern(const std::string& s);
   LiveFact* FindWritable(uint64_t id);
   Chunk& Writable(uint64_t chunk);
-  std::map<uint64_t, std::shared_ptr<Chunk>> chunks_;  // by id >> kChunkBits
+  struct Entry {
+    std::shared_ptr<Chunk> rows;
+    uint64_t epoch = 0;  // copied (or made) in this epoch: written in place while it is epoch_'s
+  };
+  std::map<uint64_t, Entry> chunks_;  // by id >> kChunkBits
+  mutable uint64_t epoch_ = 0;        // Share() starts the next (not a change of the rows)
   std::shared_ptr<Strings> strings_;
   std::shared_ptr<const ResourceList> last_requests_;  // the newest requests made
 };
