@@ -66,6 +66,12 @@ struct Daemon {
       const char* bin = env && *env ? env : ARBITER_BINARY;
       std::vector<std::string> args = {bin, "serve", "--data", data, "--listen", "127.0.0.1:0"};
       args.insert(args.end(), extra.begin(), extra.end());
+      // ARBITER_BENCH_SERVE_ARGS: more arguments, space-separated (e.g. "--snapshot-every 0": a
+      // window without a snapshot written in it).
+      if (const char* more = std::getenv("ARBITER_BENCH_SERVE_ARGS")) {
+        std::istringstream words(more);
+        for (std::string w; words >> w;) args.push_back(w);
+      }
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
