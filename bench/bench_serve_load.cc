@@ -468,6 +468,72 @@ BENCHMARK(BM_ServeCreatesWhileScraping)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// Lists of many live pods in the real daemon (issue 27: "a list of 10k pods under 100 ms server
+// time, memory flat across repeated lists"): `arbiter serve` with its defaults, 64 nodes, range(0)
+// running pods created by 64 clients, then 20 lists of every pod (GET /api/v1/pods, the body read
+// and dropped) one after the other on one keep-alive connection. Counters: server_p50_ms and
+// server_max_ms (the daemon's own latencyMs of each list, from its request log: the handler's time,
+// the body written), client_p50_ms (on loopback, the transfer included), body_mb, and the daemon's
+// RSS before the first list, after it and after the last (rss_before_mb, rss_after1_mb,
+// rss_after_mb; flat: rss_after_mb - rss_after1_mb near 0). ARBITER_BENCH_BINARY runs another
+// build's arbiter.
+void BM_ServeListMemory(benchmark::State& state) {
+  const int64_t pods = state.range(0);
+  constexpr int kLists = 20;
+  for (auto _ : state) {
+    Daemon d;
+    if (!d.Start()) return state.SkipWithError("arbiter serve did not start");
+    AddNodes(d.port, 64);
+    const Window fill = CreateMany(d, 64, 0, pods);
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    const double rss_before = d.RssMb();
+    httplib::Client cli("127.0.0.1", d.port);
+    cli.set_keep_alive(true);
+    cli.set_read_timeout(300, 0);
+    std::vector<double> client_ms;
+    double rss_first = 0;
+    size_t bytes = 0;
+    for (int i = 0; i < kLists; ++i) {
+      bytes = 0;
+      const auto s = Clock::now();
+      auto r = cli.Get("/api/v1/pods", [&](const char*, size_t n) {
+        bytes += n;
+        return true;
+      });
+      client_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
+      if (!r || r->status != 200) return state.SkipWithError("a list failed");
+      if (i == 0) rss_first = d.RssMb();
+    }
+    const double rss_after = d.RssMb();
+    // The daemon's latencyMs of each list (its request log, one JSON object a line).
+    std::vector<double> server_ms;
+    std::istringstream log(ReadWhole(d.dir / "serve.log"));
+    for (std::string line; std::getline(log, line);) {
+      const size_t at = line.find("\"latencyMs\":");
+      if (at != std::string::npos && line.find("\"path\":\"/api/v1/pods\"") != std::string::npos &&
+          line.find("\"method\":\"GET\"") != std::string::npos)
+        server_ms.push_back(std::atof(line.c_str() + at + 12));
+    }
+    std::sort(client_ms.begin(), client_ms.end());
+    std::sort(server_ms.begin(), server_ms.end());
+    if (server_ms.empty()) return state.SkipWithError("no list in the request log");
+    state.counters["server_p50_ms"] = server_ms[server_ms.size() / 2];
+    state.counters["server_max_ms"] = server_ms.back();
+    state.counters["lists_logged"] = static_cast<double>(server_ms.size());
+    state.counters["client_p50_ms"] = client_ms[client_ms.size() / 2];
+    state.counters["body_mb"] = static_cast<double>(bytes) / (1 << 20);
+    state.counters["rss_before_mb"] = rss_before;
+    state.counters["rss_after1_mb"] = rss_first;
+    state.counters["rss_after_mb"] = rss_after;
+    state.counters["live_pods"] = static_cast<double>(pods - fill.failures);
+  }
+}
+BENCHMARK(BM_ServeListMemory)
+    ->Arg(10000)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 // Memory per live pod in the real daemon (issue 27: "1,000,000 live pods under 4 GiB RSS"):
 // `arbiter serve` with its defaults, 64 nodes of 256 CPUs (room for 1.6M pods of 10m CPU), then
 // range(0) running pods created by 64 keep-alive clients. Counters: rss_mb (VmRSS after the

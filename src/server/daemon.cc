@@ -1,5 +1,7 @@
 #include "server/daemon.h"
 
+#include <malloc.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -301,7 +303,7 @@ MutationResult Daemon::Mutate(Mutation m, bool copy_object) {
   if (r.stored && (copy_object || !r.stored_object))
     r.object = *r.stored;  // the copy for the response, outside the lock
   else if (r.stored_object)
-    (void)r.stored_object->WireText();  // the response's bytes, made outside the lock
+    r.text = r.stored_object->WireText();  // the response's bytes, made outside the lock
   if (auto defer = defer_.load(); defer && defer(seq)) return r;  // answered once durable
   if (!journal_->WaitDurable(seq)) {
     r = MutationResult{};
@@ -345,6 +347,10 @@ void Daemon::SnapshotLoop() {
     Status s = journal_->StoreSnapshot(
         seq, [&](const std::function<bool(std::string_view)>& out) { return capture->Write(out); });
     capture.reset();  // the stored objects it shared go (here, not under the lock)
+    // The capture's copies and the bytes made from them (about 3 KB a live pod) were freed in the
+    // middle of the heaps, where malloc keeps them: give their pages back (at 1M live pods the
+    // daemon otherwise stays about at its peak, issue 27).
+    malloc_trim(0);
     l.lock();
     if (s.ok()) {
       ++snapshot_stats_.stored;

@@ -107,5 +107,53 @@ TEST(ObjectStoreCompact, IndexesReadColdObjects) {
   EXPECT_EQ(s.ByIndex("Pod", "y").size(), 1u);
 }
 
+// A Pod's text is kept packed (packed_text.h), made once, and written back byte for byte by every
+// way of writing it; other kinds keep their plain text.
+TEST(ObjectStoreCompact, PodTextIsKeptPacked) {
+  ObjectStore s;
+  s.SetCompact({"Pod"}, 1);
+  for (int i = 0; i < 3; ++i) s.Put("Pod", "ns", "p" + std::to_string(i), PodJson(i));
+  s.Put("Node", "", "n", Json{{"metadata", {{"name", "n"}}}});
+  s.Trim();
+  for (int i = 0; i < 3; ++i) {
+    const StoredObject& o = s.All("Pod").at({"ns", "p" + std::to_string(i)}).stored();
+    const std::string want = kube::WireJson(Versioned(PodJson(i), i + 1));
+    EXPECT_TRUE(o.packed());
+    EXPECT_EQ(o.WireText(), want) << i;
+    std::string appended = "[";
+    o.AppendWireText(appended);
+    EXPECT_EQ(appended, "[" + want) << i;
+    EXPECT_GT(o.kept_text_bytes(), 0u) << i;
+    EXPECT_LT(o.kept_text_bytes(), want.size()) << i;
+  }
+  const StoredObject& node = s.All("Node").at({"", "n"}).stored();
+  EXPECT_FALSE(node.packed());
+  EXPECT_EQ(node.WireText(), kube::WireJson(*s.Get("Node", "", "n")));
+  EXPECT_EQ(node.kept_text_bytes(), node.WireText().size());
+}
+
+// A removed object's last state (the DELETED event) can be sealed: its text made, its tree let
+// go (WatchLog::Publish does it, so a removed Event's tree is not kept by the watch history), and
+// it reads back the same.
+TEST(ObjectStoreCompact, SealedDeletedObjectsReadBackTheSame) {
+  ObjectStore s;
+  s.SetCompact({"Pod"}, 4);
+  s.Put("Event", "ns", "e", Json{{"metadata", {{"name", "e"}}}, {"message", "caf\u00e9"}});
+  s.Put("Pod", "ns", "p0", PodJson(0));
+  ASSERT_TRUE(s.Remove("Event", "ns", "e"));
+  ASSERT_TRUE(s.Remove("Pod", "ns", "p0"));
+  std::vector<WatchEvent> events = s.TakeEvents();
+  ASSERT_EQ(events.size(), 4u);
+  for (size_t i : {2u, 3u}) {
+    ASSERT_EQ(events[i].type, "DELETED");
+    const Json tree = *events[i].object.tree();
+    const std::string text = events[i].object.WireText();
+    events[i].object.Seal();
+    EXPECT_EQ(events[i].object.WireText(), text) << i;
+    EXPECT_EQ(*events[i].object.tree(), tree) << i;
+  }
+  EXPECT_EQ(events[2].object.tree()->at("message"), "caf\u00e9");
+}
+
 }  // namespace object_store_test
 }  // namespace arbiter::server

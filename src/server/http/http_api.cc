@@ -328,7 +328,7 @@ void SendListBody(httplib::Response& res, const kube::ResourceInfo& r, const Lis
   out += ",\"items\":[";
   for (size_t i = 0; i < page.items.size(); ++i) {
     if (i > 0) out += ',';
-    out += page.items[i]->WireText();
+    page.items[i]->AppendWireText(out);
   }
   out += "],\"kind\":";
   kube::AppendWireJson(out, r.kind + "List");
@@ -477,7 +477,7 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
       if (table)
         kube::AppendWireJson(w.initial, shape(*tree));
       else
-        w.initial += o.stored().WireText();
+        o.stored().AppendWireText(w.initial);
       w.initial += ",\"type\":\"ADDED\"}\n";
     }
   } else {
@@ -530,7 +530,7 @@ void Answer(httplib::Response& res, const MutationResult& r, int code, const kub
   }
   if (r.object.is_null() && r.stored_object) {  // Daemon::Mutate(m, false): the stored text
     res.status = code;
-    res.set_content(r.stored_object->WireText(), "application/json");
+    res.set_content(r.text.empty() ? r.stored_object->WireText() : r.text, "application/json");
     return;
   }
   SendJson(res, code, r.object);

@@ -5,11 +5,10 @@
 namespace arbiter::server {
 
 void WatchLog::Entry::AppendLine(std::string& out) const {
-  const std::string& object = event.object.WireText();  // "null" for none
   out += "{\"type\":\"";
   out += event.type;
   out += "\",\"object\":";
-  out += object;
+  event.object.AppendWireText(out);  // "null" for none
   out += "}\n";
 }
 
@@ -23,7 +22,12 @@ void WatchLog::Publish(std::vector<WatchEvent> events) {
   if (events.empty()) return;
   std::vector<std::shared_ptr<const Entry>> entries;
   entries.reserve(events.size());
-  for (auto& e : events) entries.push_back(std::make_shared<const Entry>(std::move(e)));
+  for (auto& e : events) {
+    // A removed object's last state is read only as text: its tree goes now, off the daemon's
+    // lock (an Event's would otherwise stay as long as the history keeps the change).
+    if (e.type == "DELETED") e.object.Seal();
+    entries.push_back(std::make_shared<const Entry>(std::move(e)));
+  }
   std::vector<std::shared_ptr<const Entry>> dropped;  // freed after the lock is let go
   {
     std::lock_guard<std::mutex> l(mu_);

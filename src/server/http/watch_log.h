@@ -2,8 +2,9 @@
 // (the newest kCapacity changes), for watch requests. A watch from resourceVersion R gets every
 // change after R; R older than the history is "too old" (the API answers 410 Expired, and
 // clients list again). Changes are published once durable (journal.h), in journal order.
-// Fan-out: a change is kept once (its object shared with the store) and serialized as a watch
-// line at most once, whatever the number of watchers. Thread-safe.
+// Fan-out: a change is kept once (its object shared with the store, its text made once), and a
+// watch line is written around that text (a Pod's unpacked: packed_text.h) for each watcher.
+// A removed object's last state (DELETED) keeps only its text. Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -28,7 +29,7 @@ class WatchLog {
     explicit Entry(WatchEvent e) : event(std::move(e)) {}
     const WatchEvent event;
     // {"type":"ADDED","object":{...}} and a newline, written around the object's wire text
-    // (serialized once, shared with the store: the history keeps no second copy).
+    // (made once, shared with the store: the history keeps no second copy).
     void AppendLine(std::string& out) const;
     std::string Line() const;
   };

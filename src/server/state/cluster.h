@@ -111,6 +111,9 @@ struct MutationResult {
   // A create's or update's stored object (its wire text: the response's bytes, made once for the
   // response, the watchers and the compact store); Daemon::Mutate(m, false) answers only this.
   std::shared_ptr<const StoredObject> stored_object;
+  // Its wire text, as Daemon::Mutate made it outside the lock (the response's bytes; the store
+  // keeps it packed): "" when not made.
+  std::string text;
   std::vector<std::string> warnings;  // the validator's warnings (kubectl prints them)
   bool ok() const { return !error; }
 };

@@ -1,6 +1,9 @@
 #include "server/state/object_store.h"
 
+#include <unordered_set>
+
 #include "adapters/kube/status.h"
+#include "server/state/packed_text.h"
 
 namespace arbiter::server {
 
@@ -31,7 +34,7 @@ class HotTrees {
     while (size_ > capacity_) {
       const StoredObject* o = tail_;
       Unlink(o);
-      (void)o->WireText();  // made before the tree goes
+      o->Seal();  // the text made before the tree goes
       o->tree_.store(nullptr);
     }
   }
@@ -55,18 +58,32 @@ class HotTrees {
   size_t size_ = 0;
 };
 
+namespace {
+// A stable address for each distinct string (phases, container names: few), for the process's
+// life (as LiveFacts' strings are). Thread-safe.
+const std::string* Intern(const std::string& s) {
+  static std::mutex mu;
+  static std::unordered_set<std::string>* set = new std::unordered_set<std::string>{""};
+  std::lock_guard<std::mutex> l(mu);
+  return &*set->insert(s).first;
+}
+}  // namespace
+
 StoredObject::StoredObject(Json j, std::shared_ptr<HotTrees> hot) {
+  static const std::string* const kNone = Intern("");
+  pod_phase_ = first_container_ = kNone;
   if (j.is_object() && j.value("kind", "") == "Pod") {
     if (auto st = j.find("status"); st != j.end() && st->is_object())
       if (auto ph = st->find("phase"); ph != st->end() && ph->is_string())
-        pod_phase_ = ph->get<std::string>();
+        pod_phase_ = Intern(ph->get_ref<const std::string&>());
     if (auto sp = j.find("spec"); sp != j.end() && sp->is_object())
       if (auto cs = sp->find("containers"); cs != sp->end() && cs->is_array() && !cs->empty())
         if (auto n = cs->front().find("name");
             cs->front().is_object() && n != cs->front().end() && n->is_string())
-          first_container_ = n->get<std::string>();
+          first_container_ = Intern(n->get_ref<const std::string&>());
   }
   tree_ = std::make_shared<const Json>(std::move(j));
+  pack_ = hot != nullptr;
   hot_ = std::move(hot);
   if (hot_) hot_->Touch(this);
 }
@@ -75,13 +92,49 @@ StoredObject::~StoredObject() {
   if (hot_) hot_->Forget(this);
 }
 
-const std::string& StoredObject::WireText() const {
+const std::string& StoredObject::Kept(std::string* made) const {
   // A compacted object made its text before its tree went: the tree is there when this runs.
-  std::call_once(once_, [this] {
-    text_ = kube::WireJson(*tree_.load());
-    text_.shrink_to_fit();
+  std::call_once(once_, [&] {
+    std::string text = kube::WireJson(*tree_.load());
+    if (pack_) {
+      text_ = PackText(text);
+    } else {
+      text_ = text;
+      text_.shrink_to_fit();
+    }
+    if (made) *made = std::move(text);
+    made_.store(true, std::memory_order_release);
   });
   return text_;
+}
+
+std::string StoredObject::WireText() const {
+  std::string made;
+  const std::string& kept = Kept(&made);
+  if (!made.empty()) return made;
+  if (!pack_) return kept;
+  UnpackText(kept, made);
+  return made;
+}
+
+void StoredObject::AppendWireText(std::string& out) const {
+  std::string made;
+  const std::string& kept = Kept(&made);
+  if (!made.empty())
+    out += made;
+  else if (pack_)
+    UnpackText(kept, out);
+  else
+    out += kept;
+}
+
+void StoredObject::Seal() const {
+  (void)Kept(nullptr);
+  tree_.store(nullptr);
+}
+
+size_t StoredObject::kept_text_bytes() const {
+  return made_.load(std::memory_order_acquire) ? text_.size() : 0;
 }
 
 const Json& StoredObject::json() const {
@@ -104,9 +157,17 @@ EventObject::EventObject(std::shared_ptr<const Json> tree)
 
 std::shared_ptr<const Json> EventObject::tree() const { return p_ ? p_->tree() : nullptr; }
 
-const std::string& EventObject::WireText() const {
-  static const std::string kNull = "null";
-  return p_ ? p_->WireText() : kNull;
+std::string EventObject::WireText() const { return p_ ? p_->WireText() : "null"; }
+
+void EventObject::AppendWireText(std::string& out) const {
+  if (p_)
+    p_->AppendWireText(out);
+  else
+    out += "null";
+}
+
+void EventObject::Seal() const {
+  if (p_) p_->Seal();
 }
 
 void ObjectStore::SetCompact(std::set<std::string> kinds, size_t hot) {
@@ -269,10 +330,13 @@ bool ObjectStore::Saved::Write(const Sink& out) const {
     name += ":[";
     if (!out(name)) return false;
     bool first = true;
+    std::string text;
     for (const auto& obj : objs) {
       if (!first && !out(",")) return false;
       first = false;
-      if (!out(obj->WireText())) return false;
+      text.clear();
+      obj->AppendWireText(text);
+      if (!out(text)) return false;
     }
     if (!out("]")) return false;
   }

@@ -6,9 +6,10 @@
 // A stored object is immutable (a write replaces it), so the store, its watch events and readers
 // share one copy: Share() and ListShared() hand it out to be serialized after the lock is let go.
 // Compact form (SetCompact): the objects of the many-object kinds (Pods) are kept as their wire
-// text, which lists, gets and watches write out as is, and only the most recently used ones keep
-// their tree too; a read of another parses its text again (about 1.5 KB of text for a running
-// Pod instead of about 6 KB of tree). Trim() lets the trees read since go, between mutations.
+// text, packed (packed_text.h), which lists, gets and watches unpack and write out, and only the
+// most recently used ones keep their tree too; a read of another parses its text again (about
+// 100 bytes of packed text for a running Pod instead of 827 of text or about 6 KB of tree).
+// Trim() lets the trees read since go, between mutations.
 // Pure: no I/O, no threads, no clock. Not thread-safe (the Cluster's lock guards it).
 #pragma once
 
@@ -40,7 +41,11 @@ class EventObject {
   explicit operator bool() const { return p_ != nullptr; }
   // The object's tree, shared (parsed again if the store keeps it as text only). Thread-safe.
   std::shared_ptr<const Json> tree() const;
-  const std::string& WireText() const;  // thread-safe
+  std::string WireText() const;                 // thread-safe; "null" for none
+  void AppendWireText(std::string& out) const;  // the same, appended; thread-safe
+  // A removed object's last state (a DELETED event's, which no store reader holds): its text made
+  // and its tree let go (WatchLog::Publish, off the daemon's lock). Thread-safe.
+  void Seal() const;
 
  private:
   std::shared_ptr<const StoredObject> p_;
@@ -60,12 +65,14 @@ struct WatchEvent {
 // Thread-safe (its own mutex: a stored object may be let go of by any thread).
 class HotTrees;
 
-// A stored object, and its wire text (kube::WireJson's bytes). Objects of the compact kinds (Pods,
-// Events: the many) are kept as text once the store trims them, their trees parsed again on a
-// read; the others keep their tree, their text made once by the first list that writes it.
+// A stored object, and its wire text (kube::WireJson's bytes), made once. Objects of the compact
+// kinds (Pods: the many) keep their text packed (packed_text.h) and are kept as that text alone
+// once the store trims them, their trees parsed again on a read; the others keep their tree and
+// their plain text, made once by the first list that writes it.
 class StoredObject {
  public:
-  StoredObject(Json j, std::shared_ptr<HotTrees> hot);  // hot: nullptr for a kind never compacted
+  // hot: the hot trees of a compact kind (its text packed), nullptr for a kind never compacted.
+  StoredObject(Json j, std::shared_ptr<HotTrees> hot);
   explicit StoredObject(Json j) : StoredObject(std::move(j), nullptr) {}
   ~StoredObject();
   StoredObject(const StoredObject&) = delete;
@@ -76,19 +83,33 @@ class StoredObject {
   const Json& json() const;
   // The tree, shared: for readers outside the lock (a compacted object's is parsed, not kept).
   std::shared_ptr<const Json> tree() const;
-  const std::string& WireText() const;  // thread-safe
+  // The wire text: unpacked if it is kept packed, made (and kept) by the first call. Thread-safe.
+  std::string WireText() const;
+  void AppendWireText(std::string& out) const;  // the same, appended to `out`; thread-safe
+  // Makes the text and lets the tree go: for an object no store reader holds (a removed object's
+  // last state, in a DELETED watch event). Thread-safe.
+  void Seal() const;
   bool compacted() const { return tree_.load() == nullptr; }
+  bool packed() const { return pack_; }
+  // The bytes its text keeps in memory (packed or not), 0 before it is made.
+  size_t kept_text_bytes() const;
   // A Pod's facts that /metrics reads of every pod, kept beside the text so that a scrape
   // parses no compacted pod: status.phase ("" when unset) and the first container's name.
-  const std::string& pod_phase() const { return pod_phase_; }
-  const std::string& first_container() const { return first_container_; }
+  const std::string& pod_phase() const { return *pod_phase_; }
+  const std::string& first_container() const { return *first_container_; }
 
  private:
   friend class HotTrees;
-  std::string pod_phase_, first_container_;
+  // The kept text, made once; `made` (if not null) gets the plain text when this call made it.
+  const std::string& Kept(std::string* made) const;
+  // Interned (the few distinct values are kept for the process's life): 16 bytes a Pod, not 64.
+  const std::string* pod_phase_;
+  const std::string* first_container_;
   mutable std::atomic<std::shared_ptr<const Json>> tree_;
   mutable std::once_flag once_;
-  mutable std::string text_;
+  mutable std::atomic<bool> made_{false};
+  bool pack_ = false;
+  mutable std::string text_;  // the wire text, packed (PackText) if pack_
   std::shared_ptr<HotTrees> hot_;
   // HotTrees' list (guarded by its mutex).
   mutable const StoredObject* prev_ = nullptr;
