@@ -174,12 +174,7 @@ class KubeLeaderElection : public ::testing::Test {
     auto ready = Kubectl("get --raw=/readyz");
     ASSERT_EQ(ready.rc, 0) << "the test cluster is not running (ARBITER_KUBE_DIR " << Dir()
                            << "; scripts/services/kube.sh start DIR): " << ready.out;
-    auto a = Kubectl("apply -f " + arbiter::testing::SourceDir() + "/deploy/");
-    ASSERT_EQ(a.rc, 0) << a.out;
-    auto w = Kubectl(
-        "wait --for=condition=Established --timeout=60s crd/elasticquotas.arbiter.dev "
-        "crd/poolpolicies.arbiter.dev crd/qoses.arbiter.dev crd/pricebooks.arbiter.dev");
-    ASSERT_EQ(w.rc, 0) << w.out;
+    ASSERT_NO_FATAL_FAILURE(kube_fixture::InstallDeploy());
   }
 
   // The namespace, and `nodes` 8-GPU nodes of pool `pool`, their not-ready taint lifted. What an
