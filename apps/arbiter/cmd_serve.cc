@@ -122,8 +122,9 @@ void RegisterServe(CLI::App& app, int* exit_code) {
   auto request_timeout = std::make_shared<std::string>("60s");
   cmd->add_option("--request-timeout", *request_timeout,
                   "How long a change's answer waits for its journal record to be durable before\n"
-                  "it is answered 504 Timeout, the change may still be committed (a duration,\n"
-                  "kube-apiserver's flag; default 60s)");
+                  "it is answered 504 Timeout, the change may still be committed; a read waits\n"
+                  "as long at most for the changes before it (a duration, kube-apiserver's flag;\n"
+                  "default 60s)");
   cmd->add_option("--max-connections", limits->max_connections,
                   "Open connections in all (default: the open-file limit less 128); the last 64\n"
                   "serve only probes and cluster admins")

@@ -185,11 +185,17 @@ bool Daemon::Visible() const {
   return journal_->durable_seq() >= journal_->last_seq();
 }
 
-void Daemon::WaitVisible(std::unique_lock<std::mutex>& l) const {
-  if (Visible()) return;
+bool Daemon::WaitVisible(std::unique_lock<std::mutex>& l) const {
+  if (Visible()) return true;
   ++readers_waiting_;
-  visible_cv_.wait(l, [&] { return Visible() || stopping_; });
-  if (--readers_waiting_ == 0) gate_cv_.notify_all();
+  const auto done = [&] { return Visible() || stopping_; };
+  bool ok = true;
+  if (const int64_t ms = read_timeout_ms_.load(); ms > 0)
+    ok = visible_cv_.wait_for(l, std::chrono::milliseconds(ms), done);
+  else
+    visible_cv_.wait(l, done);
+  if (--readers_waiting_ == 0) gate_cv_.notify_all();  // changes held back for readers go on
+  return ok;
 }
 
 void Daemon::AfterCommit() {

@@ -11,7 +11,8 @@
 // journal (group commit: one fsync for every request applied meanwhile), but no one sees the
 // cluster while it holds a change that is not durable yet: Read() (GET, list, /metrics, the
 // dashboard, the meter job) waits until the journal has committed everything applied, holding
-// new mutations back meanwhile (at most one commit); watch events are published once durable;
+// new mutations back meanwhile (at most one commit, at most the read timeout: then ReadTimeout);
+// watch events are published once durable;
 // a refused request is answered only once the state it was judged on is durable.
 // A failed journal write is sticky (LevelDB's bg_error_): the cluster is rebuilt from what is
 // durable (the changes applied after it are dropped, never shown), every mutation after it is
@@ -25,6 +26,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -49,6 +51,15 @@ struct StartupInfo {
   double seconds = 0;
 };
 
+// Daemon::Read() gave up: what was applied before the read was not committed within the read
+// timeout (the HTTP API answers kube-apiserver's 504 Timeout; background readers retry later).
+class ReadTimeout : public std::runtime_error {
+ public:
+  explicit ReadTimeout(int64_t ms)
+      : std::runtime_error("the journal has not committed the changes before this read within " +
+                           std::to_string(ms) + " ms (a stuck disk?)") {}
+};
+
 class Daemon {
  public:
   static Result<std::unique_ptr<Daemon>> Open(DaemonOptions options);
@@ -70,10 +81,12 @@ class Daemon {
   void SetCommitHook(std::function<Status()> hook) { journal_->SetCommitHook(std::move(hook)); }
 
   // Runs `f` on the cluster under the lock (reads only), once everything applied is durable.
+  // Throws ReadTimeout when that has not happened within the read timeout (a stuck journal;
+  // SetReadTimeout, 0: no limit): kube-apiserver's --request-timeout bounds every request.
   template <typename F>
   auto Read(F&& f) const {
     std::unique_lock<std::mutex> l(mu_);
-    WaitVisible(l);
+    if (!WaitVisible(l)) throw ReadTimeout(read_timeout_ms_.load());
     // The trees `f` read from stored objects kept as text go again, once its result is made.
     struct TrimAfter {
       const Cluster& c;
@@ -81,6 +94,10 @@ class Daemon {
     } trim{*cluster_};
     return f(static_cast<const Cluster&>(*cluster_));
   }
+
+  // How long Read() waits for the journal to commit what was applied before it (ms; 0: no
+  // limit, the default). The API server sets its --request-timeout.
+  void SetReadTimeout(int64_t ms) { read_timeout_ms_ = ms; }
 
   // OK, or kUnavailable with the reason the daemon is read-only (a journal write failed).
   Status Health() const;
@@ -124,7 +141,8 @@ class Daemon {
   void SnapshotLoop();
   // Lock held: everything applied is durable (or the cluster was rebuilt after a failure).
   bool Visible() const;
-  void WaitVisible(std::unique_lock<std::mutex>& l) const;
+  // False when the read timeout passed first.
+  bool WaitVisible(std::unique_lock<std::mutex>& l) const;
   // Lock held: the reason mutations are refused, "" while the journal works.
   std::string FailureLocked() const;
   // The journal's writer failed: rebuild from what is durable, go read-only.
@@ -140,6 +158,7 @@ class Daemon {
   std::condition_variable clock_cv_;
   // Readers waiting for the journal to catch up; mutations and the clock wait while any do.
   mutable int readers_waiting_ = 0;
+  std::atomic<int64_t> read_timeout_ms_{0};
   mutable std::condition_variable visible_cv_, gate_cv_;
   std::string failure_;  // set once, after the rebuild of a failed journal
   std::function<void(const std::string&)> failure_log_;

@@ -411,5 +411,30 @@ TEST(ApiServerTest, AChangeHeldPastTheRequestTimeoutIsAnswered504) {
   EXPECT_EQ(posts[1]["status"], 201);
 }
 
+// A read behind a change the journal has not committed (a stuck disk) waits for it at most the
+// request timeout too, then is answered 504 Timeout (before, it waited with no limit, and the
+// changes behind such readers with it); once the commit comes, the same read is answered as usual.
+TEST(ApiServerTest, AReadBehindAStuckJournalIsAnswered504AfterTheRequestTimeout) {
+  LoggedServer s("read-timeout", 100);
+  const int fd = s.HeldCreate("stuck");
+  httplib::Client c("127.0.0.1", s.served->port);
+  c.set_read_timeout(30, 0);  // a hang fails the test instead of stalling it
+  httplib::Headers alice = {{"Authorization", "Bearer tok-alice"}};
+  for (const char* path : {"/api/v1/namespaces/default/pods/stuck", "/api/v1/pods"}) {
+    auto g = c.Get(path, alice);
+    ASSERT_TRUE(g) << path;
+    EXPECT_EQ(g->status, 504) << path << " " << g->body;
+    const Json status = Json::parse(g->body);
+    EXPECT_EQ(status["reason"], "Timeout") << status;
+    EXPECT_NE(status["message"].get<std::string>().find("has not committed"), std::string::npos)
+        << status;
+  }
+  EXPECT_EQ(ReadToClose(fd).rfind("HTTP/1.1 504", 0), 0u);  // the create's own answer timed out
+  s.gate.Release();
+  auto g = c.Get("/api/v1/namespaces/default/pods/stuck", alice);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->status, 200) << g->body;
+}
+
 }  // namespace
 }  // namespace arbiter::server

@@ -98,7 +98,13 @@ double MeterJob::SealedTo(Millis to, Millis now) {
 }
 
 std::optional<billing::PriceCatalog> MeterJob::RatingCatalog(const billing::HourWindow& w) {
-  std::vector<PriceBook> books = o_.price_books ? o_.price_books() : std::vector<PriceBook>{};
+  std::vector<PriceBook> books;
+  try {
+    if (o_.price_books) books = o_.price_books();
+  } catch (const std::exception& e) {  // the daemon's ReadTimeout (a stuck journal): next round
+    Problem("warning", {{"error", std::string("reading the PriceBooks: ") + e.what()}});
+    return std::nullopt;
+  }
   if (books.empty()) {
     Problem("warning",
             {{"error", "no PriceBook to rate with: apply one, or start with --price-book FILE"}});

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 namespace arbiter::server::dashboard {
 
@@ -88,13 +89,19 @@ void HistorySampler::Loop() {
       const auto t0 = std::chrono::steady_clock::now();
       // Under the lock only the facts' table shared, the nodes' totals and the quotas; the sums
       // over the live workloads once it is released.
-      Sample s = MakeSample(d_.Read([&](const Cluster& c) { return CollectSample(c, now); }));
+      std::optional<Sample> s;
+      try {
+        s = MakeSample(d_.Read([&](const Cluster& c) { return CollectSample(c, now); }));
+      } catch (const ReadTimeout&) {  // a stuck journal: no sample this time, tried again
+      }
       pause = std::max<std::chrono::steady_clock::duration>(
           1s, 20 * (std::chrono::steady_clock::now() - t0));
-      std::lock_guard<std::mutex> l(mu_);
-      if (history_.Add(std::move(s)) && store_) pending_.push_back(history_.samples().back());
-      seen = rv;
-      last_sample = now;
+      if (s) {
+        std::lock_guard<std::mutex> l(mu_);
+        if (history_.Add(std::move(*s)) && store_) pending_.push_back(history_.samples().back());
+        seen = rv;
+        last_sample = now;
+      }
     }
     MaybeWrite(false);
     {

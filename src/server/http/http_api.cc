@@ -920,6 +920,7 @@ ApiServer::ApiServer(Daemon& daemon, ApiOptions options)
   // A change is answered once its journal record is durable, by the server's loop: no worker
   // waits for the disk, so every request in flight shares the next commit.
   daemon_.SetDeferral(&HttpServer::AnswerAfter);
+  daemon_.SetReadTimeout(options_.limits.request_timeout_ms);  // reads too wait at most that
   Daemon* d = &daemon_;
   svr_->set_durability(
       {[d](int64_t seq) { return d->Durable(seq); },
@@ -1098,6 +1099,11 @@ void StatusOnFailure(HttpServer& s) {
         std::string what = "unknown exception";
         try {
           std::rethrow_exception(ep);
+        } catch (const ReadTimeout& e) {  // a stuck journal: as kube-apiserver's request timeout
+          res.status = 504;
+          return SendStatus(res, kube::Timeout(std::string("request did not complete within the "
+                                                           "allotted timeout: ") +
+                                               e.what()));
         } catch (const std::exception& e) {
           what = e.what();
         } catch (...) {
