@@ -226,6 +226,38 @@ TEST(ClusterTest, RequeuedPodIsUnscheduledAgainWithItsPendingReason) {
   EXPECT_EQ((*Condition(again, "PodScheduled"))["status"], "True");
 }
 
+// A created pod is one change (one watch event, ADDED) with the status the engine's cycle gave
+// it, the same status it had after the former two (ADDED Pending, then MODIFIED by the cycle):
+// bound, and pending with its reason.
+TEST(ClusterTest, ACreatedPodIsOneChangeWithTheStatusOfItsCycle) {
+  Cluster c("0000abcd");
+  Pool(c);
+  (void)c.TakeWatchEvents();
+  for (const auto& [name, gpus] : {std::pair<std::string, int>{"fits", 4}, {"huge", 16}}) {
+    const Json pod = Ok(c, Create(kT0 + 1000, Pod(name, gpus)));
+    std::vector<WatchEvent> pods;
+    for (auto& e : c.TakeWatchEvents())
+      if (e.kind == "Pod") pods.push_back(std::move(e));
+    ASSERT_EQ(pods.size(), 1u) << name;
+    EXPECT_EQ(pods[0].type, "ADDED");
+    EXPECT_EQ(*pods[0].object.tree(), pod);
+    // The former way: Pending first, then the engine's status over it.
+    Json two_steps = pod;
+    two_steps.erase("status");
+    two_steps["spec"].erase("nodeName");
+    engine::WorkloadStatus pending;
+    pending.phase = engine::Phase::kPending;
+    SetPodStatus(two_steps, pending, nullptr, kT0 + 1000);
+    auto id = c.engine().Find("default", name);
+    ASSERT_TRUE(id.has_value());
+    SetPodStatus(two_steps, *c.engine().Get(*id), nullptr, kT0 + 1000);
+    EXPECT_EQ(two_steps, pod) << name;
+  }
+  EXPECT_EQ(c.store().Get("Pod", "default", "fits")->at("status").at("phase"), "Running");
+  EXPECT_EQ((*Condition(*c.store().Get("Pod", "default", "huge"), "PodScheduled"))["reason"],
+            "Unschedulable");
+}
+
 // B4: the engine reports a kind of pending reason once, but its text moves on (here the gang's
 // member count); every pending pod's status follows it, not only those with an event.
 TEST(ClusterTest, PendingPodsMessageFollowsTheEngineWithoutAnEventOfItsOwn) {

@@ -839,22 +839,29 @@ void Cluster::Commit(Millis time, const ManifestSet& set, Target& t) {
                                      {"lastHeartbeatTime", KubeTime(time)},
                                      {"lastTransitionTime", meta["creationTimestamp"]}}});
   }
-  if (t.kind.storage == Storage::kWorkload && !t.existing) AdmitPod(time, t);
   if (t.kind.id == KindId::kJob) DefaultJob(t.obj, meta.value("uid", ""));
-  store_.Put(kind, t.ns, t.name, std::move(t.obj));
-  (void)Exec(engine::At(time, engine::Tick{}));
+  if (t.kind.storage == Storage::kWorkload && !t.existing) {
+    // A new pod is stored once, with the status the engine's cycle gave it (bound, or pending
+    // with its reason), not first Pending and again after the cycle: one change in the watch
+    // stream, as the mutation is one record in the journal (Sync finds it up to date).
+    AdmitPod(t);
+    (void)Exec(engine::At(time, engine::Tick{}));
+    StatusAfterCycle(time, t);
+    store_.Put(kind, t.ns, t.name, std::move(t.obj));
+  } else {
+    store_.Put(kind, t.ns, t.name, std::move(t.obj));
+    (void)Exec(engine::At(time, engine::Tick{}));
+  }
   Sync(time);
   // A reservation that moves changes a pending pod's reason text without an event (the engine
   // reports each kind of reason once per pending spell): pending pods are refreshed here.
   if (t.deadline_set) RefreshAllPending(time);
 }
 
-// A created pod's priority fields and Pending status. Kubernetes' Priority admission:
+// A created pod's priority fields. Kubernetes' Priority admission:
 // spec.priority, and the class (the global default when none is named) and its preemption
 // policy, as the engine resolved them at submission.
-void Cluster::AdmitPod(Millis time, Target& t) const {
-  engine::WorkloadStatus pending;
-  pending.phase = engine::Phase::kPending;
+void Cluster::AdmitPod(Target& t) const {
   if (auto st = engine_->Get(WorkloadId{*t.new_workload}); st && t.obj["spec"].is_object()) {
     Json& spec = t.obj["spec"];
     spec["priority"] = st->priority;
@@ -863,7 +870,20 @@ void Cluster::AdmitPod(Millis time, Target& t) const {
       spec["preemptionPolicy"] =
           st->preemption_policy == PreemptionPolicy::kNever ? "Never" : "PreemptLowerPriority";
   }
-  SetPodStatus(t.obj, pending, nullptr, time);
+}
+
+// A new pod's status after the cycle that followed its SubmitPod, as SyncPodStatus writes it
+// (a DisruptionTarget aside, which SyncPodStatus adds): what it would write over the Pending
+// status the pod had before the cycle, whose conditions' transition times are this instant too.
+void Cluster::StatusAfterCycle(Millis time, Target& t) const {
+  engine::WorkloadStatus pending;
+  pending.phase = engine::Phase::kPending;
+  std::optional<engine::WorkloadStatus> st;
+  if (auto fin = sink_->finished.find(*t.new_workload); fin != sink_->finished.end())
+    st = fin->second;
+  else
+    st = engine_->Get(WorkloadId{*t.new_workload});
+  SetPodStatus(t.obj, st ? *st : pending, nullptr, time);
 }
 
 void Cluster::RefreshAllPending(Millis time) {
@@ -872,9 +892,11 @@ void Cluster::RefreshAllPending(Millis time) {
     const std::optional<engine::WorkloadStatus> st = engine_->Get(WorkloadId{id});
     if (!stored || !st || st->phase != engine::Phase::kPending) continue;
     NoteFacts(key, *st);
+    PodStatusUpdate u = PodStatusOf(*stored, *st, nullptr, time);
+    if (!Changes(*stored, u)) continue;
     Json pod = *stored;
-    SetPodStatus(pod, *st, nullptr, time);
-    if (pod != *stored) store_.Put("Pod", key.first, key.second, std::move(pod));
+    ApplyPodStatus(pod, std::move(u));
+    store_.Put("Pod", key.first, key.second, std::move(pod));
   }
 }
 
@@ -1139,10 +1161,12 @@ void Cluster::SyncPodStatus(uint64_t id, const std::map<uint64_t, engine::Worklo
       stored = store_.Get("Pod", ns, name);
     }
   }
-  Json pod = *stored;
   auto d = disruption.find(id);
-  SetPodStatus(pod, *st, d == disruption.end() ? nullptr : &d->second, t);
-  if (pod != *stored) store_.Put("Pod", ns, name, std::move(pod));
+  PodStatusUpdate u = PodStatusOf(*stored, *st, d == disruption.end() ? nullptr : &d->second, t);
+  if (!Changes(*stored, u)) return;
+  Json pod = *stored;
+  ApplyPodStatus(pod, std::move(u));
+  store_.Put("Pod", ns, name, std::move(pod));
 }
 
 // A cycle that only took arrivals (no release, no reservation, no gang) attempted only them: no
@@ -1198,9 +1222,11 @@ void Cluster::RefreshPending(const std::vector<uint64_t>& touched, Millis t) {
     if (status.is_object() && status.value("message", "") == st->message &&
         status.value("nominatedNodeName", "") == st->nominated_node)
       continue;
+    PodStatusUpdate u = PodStatusOf(*stored, *st, nullptr, t);
+    if (!Changes(*stored, u)) continue;
     Json pod = *stored;
-    SetPodStatus(pod, *st, nullptr, t);
-    if (pod != *stored) store_.Put("Pod", key->second.first, key->second.second, std::move(pod));
+    ApplyPodStatus(pod, std::move(u));
+    store_.Put("Pod", key->second.first, key->second.second, std::move(pod));
   }
 }
 

@@ -217,7 +217,8 @@ class Cluster {
   Status ApplyPod(Millis time, const ManifestSet& set, Target& t);
   Status ReapplyFlavor(Millis time, const ManifestSet& set, const std::string& name);
   void Commit(Millis time, const ManifestSet& set, Target& t);
-  void AdmitPod(Millis time, Target& t) const;
+  void AdmitPod(Target& t) const;
+  void StatusAfterCycle(Millis time, Target& t) const;
   // Rewrites every pending pod's status from the engine's (after a backfill plan moved).
   void RefreshAllPending(Millis time);
   static yaml::ManifestLoad Load(const KindInfo& kind, Json obj);  // a copy the loader reads
