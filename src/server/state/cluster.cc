@@ -841,27 +841,29 @@ void Cluster::Commit(Millis time, const ManifestSet& set, Target& t) {
   }
   if (t.kind.id == KindId::kJob) DefaultJob(t.obj, meta.value("uid", ""));
   if (t.kind.storage == Storage::kWorkload && !t.existing) {
-    // A new pod is stored once, with the status the engine's cycle gave it (bound, or pending
-    // with its reason), not first Pending and again after the cycle: one change in the watch
-    // stream, as the mutation is one record in the journal (Sync finds it up to date).
-    AdmitPod(t);
+    AdmitPod(time, t);
     (void)Exec(engine::At(time, engine::Tick{}));
-    StatusAfterCycle(time, t);
-    store_.Put(kind, t.ns, t.name, std::move(t.obj));
+    StoreNewPod(time, t);
   } else {
     store_.Put(kind, t.ns, t.name, std::move(t.obj));
     (void)Exec(engine::At(time, engine::Tick{}));
   }
   Sync(time);
+  if (new_pod_) {  // (not reached: StoreNewPod holds only a pod that SyncPodStatus rewrites)
+    store_.Put("Pod", t.ns, t.name, std::move(new_pod_->pod));
+    new_pod_.reset();
+  }
   // A reservation that moves changes a pending pod's reason text without an event (the engine
   // reports each kind of reason once per pending spell): pending pods are refreshed here.
   if (t.deadline_set) RefreshAllPending(time);
 }
 
-// A created pod's priority fields. Kubernetes' Priority admission:
+// A created pod's priority fields and Pending status. Kubernetes' Priority admission:
 // spec.priority, and the class (the global default when none is named) and its preemption
 // policy, as the engine resolved them at submission.
-void Cluster::AdmitPod(Target& t) const {
+void Cluster::AdmitPod(Millis time, Target& t) const {
+  engine::WorkloadStatus pending;
+  pending.phase = engine::Phase::kPending;
   if (auto st = engine_->Get(WorkloadId{*t.new_workload}); st && t.obj["spec"].is_object()) {
     Json& spec = t.obj["spec"];
     spec["priority"] = st->priority;
@@ -870,20 +872,39 @@ void Cluster::AdmitPod(Target& t) const {
       spec["preemptionPolicy"] =
           st->preemption_policy == PreemptionPolicy::kNever ? "Never" : "PreemptLowerPriority";
   }
+  SetPodStatus(t.obj, pending, nullptr, time);
 }
 
-// A new pod's status after the cycle that followed its SubmitPod, as SyncPodStatus writes it
-// (a DisruptionTarget aside, which SyncPodStatus adds): what it would write over the Pending
-// status the pod had before the cycle, whose conditions' transition times are this instant too.
-void Cluster::StatusAfterCycle(Millis time, Target& t) const {
-  engine::WorkloadStatus pending;
-  pending.phase = engine::Phase::kPending;
-  std::optional<engine::WorkloadStatus> st;
-  if (auto fin = sink_->finished.find(*t.new_workload); fin != sink_->finished.end())
-    st = fin->second;
-  else
-    st = engine_->Get(WorkloadId{*t.new_workload});
-  SetPodStatus(t.obj, st ? *st : pending, nullptr, time);
+// A created pod (Pending) after the cycle that followed its SubmitPod. It used to be stored
+// Pending before the cycle, then again by SyncPodStatus with the status the cycle gave it. Now a
+// pod that SyncPodStatus will rewrite is held (new_pod_) with that status and stored once, by
+// SyncPodStatus, at the resourceVersion of that second write; the version of the first is used
+// up unseen. So a create takes the same resourceVersions as before (a journal of an older
+// release replays to the versions it served), and a watcher sees the pod ADDED with its status.
+void Cluster::StoreNewPod(Millis time, Target& t) {
+  const uint64_t id = *t.new_workload;
+  // What SyncPodStatus will write, from the outputs Sync reads: the status of a pod the cycle
+  // touched, unless the pod was deleted (then it is removed, or marked deleted first).
+  bool touched = false;
+  std::optional<driver::PodCondition> disruption;
+  for (const auto& e : sink_->events) {
+    if (e.workload == engine::kNoWorkload || engine::Value(e.workload) != id) continue;
+    touched = true;
+    if (auto d = driver::DisruptionTarget(e)) disruption = std::move(d);
+  }
+  auto fin = sink_->finished.find(id);
+  const std::optional<engine::WorkloadStatus> st =
+      fin != sink_->finished.end() ? std::optional(fin->second) : engine_->Get(WorkloadId{id});
+  if (touched && st && st->phase != engine::Phase::kDeleted) {
+    PodStatusUpdate u = PodStatusOf(t.obj, *st, disruption ? &*disruption : nullptr, time);
+    if (Changes(t.obj, u)) {
+      store_.Skip("Pod");
+      ApplyPodStatus(t.obj, std::move(u));
+      new_pod_ = NewPod{id, std::move(t.obj)};
+      return;
+    }
+  }
+  store_.Put("Pod", t.ns, t.name, std::move(t.obj));
 }
 
 void Cluster::RefreshAllPending(Millis time) {
@@ -1119,6 +1140,10 @@ void Cluster::RecordEvent(const engine::Event& e,
   if (auto d = driver::DisruptionTarget(e)) (*disruption)[id] = std::move(*d);
   auto key = pod_of_.find(id);
   if (key == pod_of_.end()) return;
+  if (new_pod_ && new_pod_->workload == id) {  // not stored yet (StoreNewPod)
+    AddEvent(e, new_pod_->pod, t);
+    return;
+  }
   if (const Json* pod = store_.Get("Pod", key->second.first, key->second.second))
     AddEvent(e, *pod, t);
 }
@@ -1131,6 +1156,13 @@ void Cluster::SyncPodStatus(uint64_t id, const std::map<uint64_t, engine::Worklo
   if (key == pod_of_.end()) return;
   const auto [ns, name] = key->second;
   quota_dirty_.insert(ns);
+  // A created pod held since its cycle (StoreNewPod), with the status written below, is stored
+  // here: this write's resourceVersion is the one it had when the pod was stored Pending first.
+  const bool held = new_pod_ && new_pod_->workload == id;
+  if (held) {
+    store_.Put("Pod", ns, name, std::move(new_pod_->pod));
+    new_pod_.reset();
+  }
   const Json* stored = store_.Get("Pod", ns, name);
   auto fin = finished.find(id);
   std::optional<engine::WorkloadStatus> st;
@@ -1161,6 +1193,7 @@ void Cluster::SyncPodStatus(uint64_t id, const std::map<uint64_t, engine::Worklo
       stored = store_.Get("Pod", ns, name);
     }
   }
+  if (held) return;  // (its status is the one StoreNewPod gave it)
   auto d = disruption.find(id);
   PodStatusUpdate u = PodStatusOf(*stored, *st, d == disruption.end() ? nullptr : &d->second, t);
   if (!Changes(*stored, u)) return;
