@@ -226,6 +226,55 @@ TEST(ClusterTest, RequeuedPodIsUnscheduledAgainWithItsPendingReason) {
   EXPECT_EQ((*Condition(again, "PodScheduled"))["status"], "True");
 }
 
+// A create takes the resourceVersions it always took (journals of earlier releases replay to the
+// versions they served, JournalFixturesTest, and an update names one of them): its pod's first
+// write, Pending, then its cycle's changes (Events, other pods), then its pod's status. The pod
+// is stored once, ADDED with the status of its cycle, at the version of that last write; the
+// version of the Pending write is used up unseen (no object and no watch event carry it).
+TEST(ClusterTest, ACreateTakesTheResourceVersionsItAlwaysTook) {
+  Cluster c("0000abcd");
+  Pool(c);
+  Ok(c, Create(kT0, PriorityClass("low", 100)));
+  Ok(c, Create(kT0, PriorityClass("high", 1000)));
+  (void)c.TakeWatchEvents();
+  // A create's watch events, each "+VERSION TYPE KIND NAME" (the version after the one before the
+  // create; an Event by its reason and object; a Pod with its phase), then "answer +VERSION" (the
+  // created pod's in the create's answer) and "= +VERSIONS TAKEN".
+  auto changes = [&](const Json& obj, Millis t) {
+    const int64_t before = c.store().resource_version();
+    const Json answer = Ok(c, Create(t, obj));
+    const std::string answered = answer["metadata"].value("resourceVersion", "");
+    std::vector<std::string> out;
+    for (const auto& e : c.TakeWatchEvents()) {
+      const Json& o = *e.object.tree();
+      EXPECT_EQ(o["metadata"]["resourceVersion"], std::to_string(e.resource_version));
+      std::string line =
+          "+" + std::to_string(e.resource_version - before) + " " + e.type + " " + e.kind + " ";
+      if (e.kind == "Event")
+        line += o.value("reason", "") + " " + o["involvedObject"].value("name", "");
+      else
+        line += o["metadata"].value("name", "") + " " + o.value("/status/phase"_json_pointer, "");
+      out.push_back(line);
+    }
+    out.push_back("answer +" + std::to_string(std::stoll(answered) - before));
+    out.push_back("= +" + std::to_string(c.store().resource_version() - before));
+    return out;
+  };
+  using Lines = std::vector<std::string>;
+  Json low = Pod("low", 4, "", "low");
+  low["metadata"]["annotations"]["arbiter.dev/shutdown-time"] = "5s";
+  EXPECT_EQ(changes(low, kT0 + 1000), (Lines{"+2 ADDED Event Scheduled low",
+                                             "+3 ADDED Pod low Running", "answer +3", "= +3"}));
+  EXPECT_EQ(changes(Pod("huge", 16), kT0 + 2000),
+            (Lines{"+2 ADDED Event FailedScheduling huge", "+3 ADDED Pod huge Pending", "answer +3",
+                   "= +3"}));
+  // A preemptor: the victim's status is written before the preemptor's (by workload id).
+  EXPECT_EQ(changes(Pod("high", 8, "", "high"), kT0 + 3000),
+            (Lines{"+2 ADDED Event Preempting high", "+3 ADDED Event Preempted low",
+                   "+4 ADDED Event FailedScheduling high", "+5 MODIFIED Pod low Running",
+                   "+6 ADDED Pod high Pending", "answer +6", "= +6"}));
+}
+
 // B4: the engine reports a kind of pending reason once, but its text moves on (here the gang's
 // member count); every pending pod's status follows it, not only those with an event.
 TEST(ClusterTest, PendingPodsMessageFollowsTheEngineWithoutAnEventOfItsOwn) {

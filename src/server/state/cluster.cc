@@ -839,11 +839,20 @@ void Cluster::Commit(Millis time, const ManifestSet& set, Target& t) {
                                      {"lastHeartbeatTime", KubeTime(time)},
                                      {"lastTransitionTime", meta["creationTimestamp"]}}});
   }
-  if (t.kind.storage == Storage::kWorkload && !t.existing) AdmitPod(time, t);
   if (t.kind.id == KindId::kJob) DefaultJob(t.obj, meta.value("uid", ""));
-  store_.Put(kind, t.ns, t.name, std::move(t.obj));
-  (void)Exec(engine::At(time, engine::Tick{}));
+  if (t.kind.storage == Storage::kWorkload && !t.existing) {
+    AdmitPod(time, t);
+    (void)Exec(engine::At(time, engine::Tick{}));
+    StoreNewPod(time, t);
+  } else {
+    store_.Put(kind, t.ns, t.name, std::move(t.obj));
+    (void)Exec(engine::At(time, engine::Tick{}));
+  }
   Sync(time);
+  if (new_pod_) {  // (not reached: StoreNewPod holds only a pod that SyncPodStatus rewrites)
+    store_.Put("Pod", t.ns, t.name, std::move(new_pod_->pod));
+    new_pod_.reset();
+  }
   // A reservation that moves changes a pending pod's reason text without an event (the engine
   // reports each kind of reason once per pending spell): pending pods are refreshed here.
   if (t.deadline_set) RefreshAllPending(time);
@@ -866,15 +875,49 @@ void Cluster::AdmitPod(Millis time, Target& t) const {
   SetPodStatus(t.obj, pending, nullptr, time);
 }
 
+// A created pod (Pending) after the cycle that followed its SubmitPod. It used to be stored
+// Pending before the cycle, then again by SyncPodStatus with the status the cycle gave it. Now a
+// pod that SyncPodStatus will rewrite is held (new_pod_) with that status and stored once, by
+// SyncPodStatus, at the resourceVersion of that second write; the version of the first is used
+// up unseen. So a create takes the same resourceVersions as before (a journal of an older
+// release replays to the versions it served), and a watcher sees the pod ADDED with its status.
+void Cluster::StoreNewPod(Millis time, Target& t) {
+  const uint64_t id = *t.new_workload;
+  // What SyncPodStatus will write, from the outputs Sync reads: the status of a pod the cycle
+  // touched, unless the pod was deleted (then it is removed, or marked deleted first).
+  bool touched = false;
+  std::optional<driver::PodCondition> disruption;
+  for (const auto& e : sink_->events) {
+    if (e.workload == engine::kNoWorkload || engine::Value(e.workload) != id) continue;
+    touched = true;
+    if (auto d = driver::DisruptionTarget(e)) disruption = std::move(d);
+  }
+  auto fin = sink_->finished.find(id);
+  const std::optional<engine::WorkloadStatus> st =
+      fin != sink_->finished.end() ? std::optional(fin->second) : engine_->Get(WorkloadId{id});
+  if (touched && st && st->phase != engine::Phase::kDeleted) {
+    PodStatusUpdate u = PodStatusOf(t.obj, *st, disruption ? &*disruption : nullptr, time);
+    if (Changes(t.obj, u)) {
+      store_.Skip("Pod");
+      ApplyPodStatus(t.obj, std::move(u));
+      new_pod_ = NewPod{id, std::move(t.obj)};
+      return;
+    }
+  }
+  store_.Put("Pod", t.ns, t.name, std::move(t.obj));
+}
+
 void Cluster::RefreshAllPending(Millis time) {
   for (const auto& [id, key] : pod_of_) {
     const Json* stored = store_.Get("Pod", key.first, key.second);
     const std::optional<engine::WorkloadStatus> st = engine_->Get(WorkloadId{id});
     if (!stored || !st || st->phase != engine::Phase::kPending) continue;
     NoteFacts(key, *st);
+    PodStatusUpdate u = PodStatusOf(*stored, *st, nullptr, time);
+    if (!Changes(*stored, u)) continue;
     Json pod = *stored;
-    SetPodStatus(pod, *st, nullptr, time);
-    if (pod != *stored) store_.Put("Pod", key.first, key.second, std::move(pod));
+    ApplyPodStatus(pod, std::move(u));
+    store_.Put("Pod", key.first, key.second, std::move(pod));
   }
 }
 
@@ -1097,6 +1140,10 @@ void Cluster::RecordEvent(const engine::Event& e,
   if (auto d = driver::DisruptionTarget(e)) (*disruption)[id] = std::move(*d);
   auto key = pod_of_.find(id);
   if (key == pod_of_.end()) return;
+  if (new_pod_ && new_pod_->workload == id) {  // not stored yet (StoreNewPod)
+    AddEvent(e, new_pod_->pod, t);
+    return;
+  }
   if (const Json* pod = store_.Get("Pod", key->second.first, key->second.second))
     AddEvent(e, *pod, t);
 }
@@ -1109,6 +1156,13 @@ void Cluster::SyncPodStatus(uint64_t id, const std::map<uint64_t, engine::Worklo
   if (key == pod_of_.end()) return;
   const auto [ns, name] = key->second;
   quota_dirty_.insert(ns);
+  // A created pod held since its cycle (StoreNewPod), with the status written below, is stored
+  // here: this write's resourceVersion is the one it had when the pod was stored Pending first.
+  const bool held = new_pod_ && new_pod_->workload == id;
+  if (held) {
+    store_.Put("Pod", ns, name, std::move(new_pod_->pod));
+    new_pod_.reset();
+  }
   const Json* stored = store_.Get("Pod", ns, name);
   auto fin = finished.find(id);
   std::optional<engine::WorkloadStatus> st;
@@ -1139,10 +1193,13 @@ void Cluster::SyncPodStatus(uint64_t id, const std::map<uint64_t, engine::Worklo
       stored = store_.Get("Pod", ns, name);
     }
   }
-  Json pod = *stored;
+  if (held) return;  // (its status is the one StoreNewPod gave it)
   auto d = disruption.find(id);
-  SetPodStatus(pod, *st, d == disruption.end() ? nullptr : &d->second, t);
-  if (pod != *stored) store_.Put("Pod", ns, name, std::move(pod));
+  PodStatusUpdate u = PodStatusOf(*stored, *st, d == disruption.end() ? nullptr : &d->second, t);
+  if (!Changes(*stored, u)) return;
+  Json pod = *stored;
+  ApplyPodStatus(pod, std::move(u));
+  store_.Put("Pod", ns, name, std::move(pod));
 }
 
 // A cycle that only took arrivals (no release, no reservation, no gang) attempted only them: no
@@ -1198,9 +1255,11 @@ void Cluster::RefreshPending(const std::vector<uint64_t>& touched, Millis t) {
     if (status.is_object() && status.value("message", "") == st->message &&
         status.value("nominatedNodeName", "") == st->nominated_node)
       continue;
+    PodStatusUpdate u = PodStatusOf(*stored, *st, nullptr, t);
+    if (!Changes(*stored, u)) continue;
     Json pod = *stored;
-    SetPodStatus(pod, *st, nullptr, t);
-    if (pod != *stored) store_.Put("Pod", key->second.first, key->second.second, std::move(pod));
+    ApplyPodStatus(pod, std::move(u));
+    store_.Put("Pod", key->second.first, key->second.second, std::move(pod));
   }
 }
 

@@ -218,6 +218,15 @@ class Cluster {
   Status ReapplyFlavor(Millis time, const ManifestSet& set, const std::string& name);
   void Commit(Millis time, const ManifestSet& set, Target& t);
   void AdmitPod(Millis time, Target& t) const;
+  // A created pod after its cycle: stored (Pending), or held in new_pod_ for SyncPodStatus.
+  void StoreNewPod(Millis time, Target& t);
+  // A created pod that its cycle moved, between the cycle and the SyncPodStatus that stores it
+  // once, with the status the cycle gave it (StoreNewPod).
+  struct NewPod {
+    uint64_t workload;
+    Json pod;
+  };
+  std::optional<NewPod> new_pod_;
   // Rewrites every pending pod's status from the engine's (after a backfill plan moved).
   void RefreshAllPending(Millis time);
   static yaml::ManifestLoad Load(const KindInfo& kind, Json obj);  // a copy the loader reads

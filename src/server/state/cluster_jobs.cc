@@ -289,9 +289,11 @@ std::optional<Millis> Cluster::RefreshRestarts(Millis t, const std::string& ns,
     auto st = engine_->Get(engine::WorkloadId{w->second});
     if (!st) continue;
     if (auto n = NextContainerChange(*stored, *st, t); n && (!next || *n < *next)) next = n;
+    PodStatusUpdate u = PodStatusOf(*stored, *st, nullptr, t);
+    if (!Changes(*stored, u)) continue;
     Json pod = *stored;
-    SetPodStatus(pod, *st, nullptr, t);
-    if (pod != *stored) store_.Put("Pod", ns, name, std::move(pod));
+    ApplyPodStatus(pod, std::move(u));
+    store_.Put("Pod", ns, name, std::move(pod));
   }
   return next;
 }

@@ -268,6 +268,12 @@ int64_t ObjectStore::Put(const std::string& kind, const std::string& ns, const s
   return rv;
 }
 
+int64_t ObjectStore::Skip(const std::string& kind) {
+  const int64_t rv = ++rv_;
+  kind_versions_[kind] = rv;
+  return rv;
+}
+
 bool ObjectStore::Remove(const std::string& kind, const std::string& ns, const std::string& name) {
   auto k = kinds_.find(kind);
   if (k == kinds_.end()) return false;

@@ -256,13 +256,15 @@ std::string QosClass(const Json& spec) {
   return guaranteed && requests.size() == limits.size() ? "Guaranteed" : "Burstable";
 }
 
-void SetPodStatus(Json& pod, const engine::WorkloadStatus& s,
-                  const driver::PodCondition* disruption, Millis now) {
-  Json old = pod.contains("status") && pod["status"].is_object() ? pod["status"] : Json::object();
+PodStatusUpdate PodStatusOf(const Json& pod, const engine::WorkloadStatus& s,
+                            const driver::PodCondition* disruption, Millis now) {
+  using json_member::Member;
+  const Json& old = Member(pod, "status");
+  const Json& spec = Member(pod, "spec");
   Json st = Json::object();
   st["phase"] = PhaseText(s.phase);
-  Json conditions = old.contains("conditions") && old["conditions"].is_array() ? old["conditions"]
-                                                                               : Json::array();
+  const Json& old_conditions = Member(old, "conditions");
+  Json conditions = old_conditions.is_array() ? old_conditions : Json::array();
   // What the status is: driver/pod_scheduling.h (shared with `arbiter scheduler`); here, only how
   // it is written. A requeued pod keeps its object, unscheduled (docs/serve.md).
   const driver::PodScheduling p = driver::PodSchedulingOf(s);
@@ -288,10 +290,13 @@ void SetPodStatus(Json& pod, const engine::WorkloadStatus& s,
   if (!p.reason.empty()) st["reason"] = p.reason;
   if (!p.message.empty()) st["message"] = p.message;
   if (s.first_start >= 0) st["startTime"] = KubeTime(s.first_start);
-  if (bound && !p.node.empty())
-    pod["spec"]["nodeName"] = p.node;
-  else if (!bound && pod.contains("spec") && pod["spec"].is_object())
-    pod["spec"].erase("nodeName");
+  PodStatusUpdate out;
+  if (bound && !p.node.empty()) {
+    out.node = PodStatusUpdate::Node::kSet;
+    out.node_name = p.node;
+  } else if (!bound) {
+    out.node = PodStatusUpdate::Node::kErase;
+  }
   // One status per container, so `kubectl get pods` shows READY and RESTARTS.
   // Container statuses once the pod was bound (kubelet writes them; an unscheduled pod has none).
   // A requeued pod keeps them for RESTARTS (its preemptions): waiting, its last run terminated.
@@ -299,12 +304,12 @@ void SetPodStatus(Json& pod, const engine::WorkloadStatus& s,
   // against backoffLimit); a requeued one looks like the new pod Kubernetes would make.
   const int64_t restarts_before = OnFailureJobPod(pod) ? 0 : s.preemptions;
   Json statuses = Json::array();
-  const Json old_statuses = old.contains("containerStatuses") && old["containerStatuses"].is_array()
-                                ? old["containerStatuses"]
-                                : Json::array();
-  if ((bound || requeued) && pod.contains("spec") && pod["spec"].contains("containers") &&
-      pod["spec"]["containers"].is_array()) {
-    for (const auto& c : pod["spec"]["containers"]) {
+  const Json& old_statuses_member = Member(old, "containerStatuses");
+  static const Json kNone = Json::array();
+  const Json& old_statuses = old_statuses_member.is_array() ? old_statuses_member : kNone;
+  const Json& containers = Member(spec, "containers");
+  if ((bound || requeued) && containers.is_array()) {
+    for (const auto& c : containers) {
       Json cs = {{"name", c.value("name", "")},
                  {"image", c.value("image", "")},
                  {"imageID", ""},
@@ -324,47 +329,80 @@ void SetPodStatus(Json& pod, const engine::WorkloadStatus& s,
     }
   }
   if (!statuses.empty()) st["containerStatuses"] = std::move(statuses);
-  st["qosClass"] = pod.contains("spec") ? QosClass(pod["spec"]) : "BestEffort";
-  pod["status"] = std::move(st);
+  st["qosClass"] = pod.contains("spec") ? QosClass(spec) : "BestEffort";
+  out.status = std::move(st);
+  return out;
 }
 
+bool Changes(const Json& pod, const PodStatusUpdate& u) {
+  using json_member::Member;
+  if (!pod.contains("status") || Member(pod, "status") != u.status) return true;
+  const Json& spec = Member(pod, "spec");
+  switch (u.node) {
+    case PodStatusUpdate::Node::kSet:
+      return !spec.is_object() || Member(spec, "nodeName") != u.node_name;
+    case PodStatusUpdate::Node::kErase:
+      return spec.is_object() && spec.contains("nodeName");
+    case PodStatusUpdate::Node::kKeep:
+      return false;
+  }
+  return false;
+}
+
+void ApplyPodStatus(Json& pod, PodStatusUpdate u) {
+  if (u.node == PodStatusUpdate::Node::kSet)
+    pod["spec"]["nodeName"] = std::move(u.node_name);
+  else if (u.node == PodStatusUpdate::Node::kErase && pod.contains("spec") &&
+           pod["spec"].is_object())
+    pod["spec"].erase("nodeName");
+  pod["status"] = std::move(u.status);
+}
+
+void SetPodStatus(Json& pod, const engine::WorkloadStatus& s,
+                  const driver::PodCondition* disruption, Millis now) {
+  ApplyPodStatus(pod, PodStatusOf(pod, s, disruption, now));
+}
+
+// (Built member by member: an initializer list copies every value it holds, and this runs for
+// every bind under the daemon's lock.)
 Json KubeEvent(const engine::Event& e, const Json& involved, const std::string& name, Millis now) {
   const Json& meta = involved.at("metadata");
   const std::string ns = meta.value("namespace", "default");
-  const auto d = driver::PodEventOf(e, ns, meta.value("name", ""));
+  auto d = driver::PodEventOf(e, ns, meta.value("name", ""));
   if (!d) return nullptr;
-  Json ev = {
-      {"apiVersion", "v1"},
-      {"kind", "Event"},
-      {"metadata",
-       {{"name", name},
-        {"namespace", ns.empty() ? "default" : ns},
-        {"creationTimestamp", KubeTime(now)}}},
-      {"involvedObject",
-       {{"apiVersion", involved.value("apiVersion", "v1")},
-        {"kind", involved.value("kind", "")},
-        {"name", meta.value("name", "")},
-        {"uid", meta.value("uid", "")}}},
-      {"reason", d->reason},
-      {"message", d->note},
-      {"type", d->warning ? "Warning" : "Normal"},
-      {"source", {{"component", "arbiter-scheduler"}}},
-      {"reportingComponent", "arbiter-scheduler"},
-      {"reportingInstance", "arbiter"},
-      {"firstTimestamp", KubeTime(e.time)},
-      {"lastTimestamp", KubeTime(e.time)},
-      {"count", 1},
-  };
-  if (!ns.empty() && meta.contains("namespace")) ev["involvedObject"]["namespace"] = ns;
+  Json ev = Json::object();
+  ev["apiVersion"] = "v1";
+  ev["kind"] = "Event";
+  Json& m = ev["metadata"];
+  m["name"] = name;
+  m["namespace"] = ns.empty() ? "default" : ns;
+  m["creationTimestamp"] = KubeTime(now);
+  Json& io = ev["involvedObject"];
+  io["apiVersion"] = involved.value("apiVersion", "v1");
+  io["kind"] = involved.value("kind", "");
+  io["name"] = meta.value("name", "");
+  io["uid"] = meta.value("uid", "");
+  if (!ns.empty() && meta.contains("namespace")) io["namespace"] = ns;
+  ev["reason"] = std::move(d->reason);
+  ev["message"] = std::move(d->note);
+  ev["type"] = d->warning ? "Warning" : "Normal";
+  ev["source"]["component"] = "arbiter-scheduler";
+  ev["reportingComponent"] = "arbiter-scheduler";
+  ev["reportingInstance"] = "arbiter";
+  std::string at = KubeTime(e.time);
+  ev["firstTimestamp"] = at;
+  ev["lastTimestamp"] = std::move(at);
+  ev["count"] = 1;
   // The engine's facts next to its text: its machine-readable reason (Unschedulable, PDB, ...)
   // and, on Preempted / Reclaimed, the preemptor as the Event's related object.
-  if (!d->engine_reason.empty())
-    ev["metadata"]["annotations"]["arbiter.dev/reason"] = d->engine_reason;
-  if (const size_t slash = d->related.find('/'); slash != std::string::npos)
-    ev["related"] = {{"apiVersion", "v1"},
-                     {"kind", "Pod"},
-                     {"namespace", d->related.substr(0, slash)},
-                     {"name", d->related.substr(slash + 1)}};
+  if (!d->engine_reason.empty()) m["annotations"]["arbiter.dev/reason"] = d->engine_reason;
+  if (const size_t slash = d->related.find('/'); slash != std::string::npos) {
+    Json& r = ev["related"];
+    r["apiVersion"] = "v1";
+    r["kind"] = "Pod";
+    r["namespace"] = d->related.substr(0, slash);
+    r["name"] = d->related.substr(slash + 1);
+  }
   return ev;
 }
 

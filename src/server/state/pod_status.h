@@ -46,6 +46,18 @@ std::string QosClass(const Json& spec);
 // now (driver::DisruptionTarget), null if none.
 void SetPodStatus(Json& pod, const engine::WorkloadStatus& s,
                   const driver::PodCondition* disruption, Millis now);
+// SetPodStatus in two steps, so that a pod whose status does not move is not copied: what it
+// writes (PodStatusOf: the new `status` and spec.nodeName), whether that changes the pod
+// (Changes), and the writing (ApplyPodStatus).
+struct PodStatusUpdate {
+  Json status;
+  enum class Node { kKeep, kSet, kErase } node = Node::kKeep;  // spec.nodeName
+  std::string node_name;                                       // kSet: to this
+};
+PodStatusUpdate PodStatusOf(const Json& pod, const engine::WorkloadStatus& s,
+                            const driver::PodCondition* disruption, Millis now);
+bool Changes(const Json& pod, const PodStatusUpdate& u);
+void ApplyPodStatus(Json& pod, PodStatusUpdate u);
 
 // A pod whose containers crash-loop on a virtual node: a Job's pod (label
 // batch.kubernetes.io/controller-uid) with spec.restartPolicy OnFailure, a non-zero
