@@ -365,6 +365,12 @@ void Daemon::SnapshotLoop() {
       snapshot_stats_.last_error = s.message();
     }
     snapshot_busy_ = false;
+    // The records applied while it was stored (a slow disk) may be a whole interval already: the
+    // next snapshot now rather than at the next change, which may never come (shutting down
+    // included: Stop() stores it before the journal stops). Not after a failure: no retry loop.
+    if (s.ok() && options_.snapshot_every > 0 && since_snapshot_ >= options_.snapshot_every &&
+        FailureLocked().empty())
+      CaptureLocked();
     snapshot_cv_.notify_all();
   }
 }
