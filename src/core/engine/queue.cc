@@ -149,6 +149,20 @@ bool State::Attempt(Workload& w, std::unordered_map<uint32_t, std::string>& no_f
 
 namespace {
 
+// Its victims gone, it can bind on its nominated node now (the node selectable, the room held for
+// other nominees left).
+bool ReadyWhereNominated(const State& s, const Workload& w) {
+  if (!w.waiting_for.empty() || w.nominated_node == kNoNode) return false;
+  const uint32_t pos = s.node_info[w.nominated_node].pos;
+  return s.NodeSelectable(pos, w) && s.FitsRespectingNominated(pos, w);
+}
+
+// The pending nominated workloads in queue order, except that among equal priorities those ready
+// to bind where they are nominated go first. One tried before them that must preempt again (its
+// node turned unschedulable: a NotReady taint) could otherwise plan on a node whose nominee has
+// its room free but is still to bind: the newcomer's nomination would hold that room against it,
+// and it would preempt once more (bench/kubesched.sh's extra evictions, docs/kubernetes.md). A
+// higher priority still goes first (it may take a lower nominee's room).
 std::vector<Slot> PendingNominated(const State& s) {
   std::vector<Slot> nominated;
   if (s.nominations > 0)
@@ -156,6 +170,13 @@ std::vector<Slot> PendingNominated(const State& s) {
       for (Slot x : live.nominated)
         if (s.workloads[x].phase == Phase::kPending) nominated.push_back(x);
   std::sort(nominated.begin(), nominated.end(), QueueOrder{&s.workloads});
+  for (auto from = nominated.begin(); from != nominated.end();) {
+    const int32_t priority = s.workloads[*from].priority;
+    const auto to = std::find_if(from, nominated.end(),
+                                 [&](Slot x) { return s.workloads[x].priority != priority; });
+    std::stable_partition(from, to, [&](Slot x) { return ReadyWhereNominated(s, s.workloads[x]); });
+    from = to;
+  }
   return nominated;
 }
 
