@@ -24,6 +24,17 @@ std::string Seal(std::string_view kind, uint32_t version, std::string_view body)
   return std::move(w.bytes());
 }
 
+std::string Seal(std::string_view kind, uint32_t version, std::string&& body) {
+  Writer w;
+  w.bytes().append(kMagic, sizeof kMagic);
+  w.U32(version);
+  w.Bytes(kind);
+  w.U64(body.size());
+  w.bytes() += Digest(body);
+  body.insert(0, w.bytes());  // in place when `body` has the room (no second copy of it)
+  return std::move(body);
+}
+
 Result<std::string> Unseal(std::string_view file, std::string_view kind, uint32_t version) {
   uint32_t found = 0;
   return Unseal(file, kind, version, version, &found);

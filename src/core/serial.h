@@ -272,6 +272,8 @@ void Io(A& a, std::pair<X, Y>& p) {
 
 // Wraps a body into a state file / unwraps it (checks magic, version, kind, length, checksum).
 std::string Seal(std::string_view kind, uint32_t version, std::string_view body);
+// The same, `body` taken and the head put in front of it in place (a large body is not copied).
+std::string Seal(std::string_view kind, uint32_t version, std::string&& body);
 Result<std::string> Unseal(std::string_view file, std::string_view kind, uint32_t version);
 // Same, accepting any version from `oldest` to `version`; `*found` gets the file's.
 Result<std::string> Unseal(std::string_view file, std::string_view kind, uint32_t oldest,

@@ -1,8 +1,11 @@
 // Cluster snapshots keep the work model's state of the live workloads only (so a snapshot, and a
 // start-up, does not grow with every pod ever run), and a restored cluster given the same
 // mutations behaves as the one that was saved.
+#include "server/durability/cluster_snapshot.h"
+
 #include <gtest/gtest.h>
 
+#include "core/serial.h"
 #include "server/cluster_fixtures.h"
 
 namespace arbiter::server {
@@ -55,6 +58,53 @@ TEST(ClusterSnapshot, OnlyTheLiveWorkloadsWorkStateIsSavedAndRestoredRunsGoOnThe
   EXPECT_EQ(a.decision_count(), b.decision_count());
   EXPECT_EQ(b.store().Get("Pod", "team-a", "wide")->at("status").value("phase", ""), "Succeeded");
   EXPECT_EQ(Header(a.Snapshot()).at("liveWorks").size(), 0u);
+}
+
+// The header is streamed (its long arrays written element by element, in two passes: counted,
+// then written), not made as one JSON tree and one string: its bytes are still exactly the JSON
+// text nlohmann writes for it, and its length is the one announced.
+TEST(ClusterSnapshot, TheStreamedHeaderIsTheJsonTextOfItsValues) {
+  Cluster a("0000abcd");
+  Apply(a, Create(kT0, Namespace("team-a")));
+  Apply(a, Create(kT0, Node("n1", 8)));
+  for (int i = 0; i < 12; ++i)
+    Apply(a, Create(kT0, PodIn("team-a", "s" + std::to_string(i), 1, "10s")));
+  Apply(a, Advance(kT0 + 10000));                        // 8 done (still stored), 4 running
+  Apply(a, Delete(kT0 + 11000, "Pod", "team-a", "s9"));  // terminating: its timer waits
+
+  const std::string snap = a.Snapshot();
+  const size_t nl = snap.find('\n');
+  const size_t nl2 = snap.find('\n', nl + 1);
+  const size_t len = std::stoull(snap.substr(nl + 1, nl2 - nl - 1));
+  const std::string text = snap.substr(nl2 + 1, len);
+  const Json h = Json::parse(text);
+  EXPECT_EQ(h.dump(), text);
+  for (const char* key : {"events", "pods", "finishedPods", "liveWorks", "timers"})
+    EXPECT_GT(h.at(key).size(), 0u) << key;
+  EXPECT_EQ(h.at("store").at("kinds").at("Pod").size(), 12u);
+  // The engine's snapshot follows the header.
+  EXPECT_EQ(snap.substr(nl2 + 1 + len), a.engine().Snapshot());
+
+  // In pieces: the same bytes; a sink's false stops the writing.
+  const auto capture = a.CaptureSnapshot();
+  std::string joined;
+  int pieces = 0;
+  EXPECT_TRUE(capture->Write([&](std::string_view p) {
+    joined.append(p);
+    ++pieces;
+    return true;
+  }));
+  EXPECT_EQ(joined, snap);
+  int given = 0;
+  EXPECT_FALSE(capture->Write([&](std::string_view) { return ++given < 2; }));
+  EXPECT_EQ(given, 2);
+  EXPECT_GT(pieces, 2);
+}
+
+// Sealing a body taken by value gives the bytes sealing a view of it gives.
+TEST(ClusterSnapshot, SealingATakenBodyGivesTheSameBytes) {
+  const std::string body(5000, 'x');
+  EXPECT_EQ(serial::Seal("engine", 7, std::string(body)), serial::Seal("engine", 7, body));
 }
 
 }  // namespace

@@ -452,7 +452,7 @@ std::string Engine::EncodeCapture(const EngineCapture& c) {
   Write(w, c.placer_state);
   WriteWorkloads(w, c, id_of);
   WriteQueue(w, c, id_of);
-  return serial::Seal(kKind, kSnapshotVersion, w.bytes());
+  return serial::Seal(kKind, kSnapshotVersion, std::move(w.bytes()));
 }
 
 std::string Engine::Snapshot() const { return EncodeCapture(*Capture()); }

@@ -5,6 +5,8 @@
 #include "server/durability/cluster_snapshot.h"
 
 #include <algorithm>
+#include <charconv>
+#include <optional>
 #include <string_view>
 
 #include "adapters/yaml/manifest_loader.h"
@@ -15,6 +17,9 @@ namespace arbiter::server {
 
 namespace {
 constexpr std::string_view kMagic = "ARBITER-SERVE-SNAPSHOT 1\n";
+// The header's values written in place (SnapshotCapture::Write), not as part of its JSON tree.
+constexpr std::string_view kLong[] = {
+    "store", "events", "pods", "finishedPods", "liveWorks", "timers", "liveTimerGenerations"};
 
 template <typename T>
 Json Opt(const std::optional<T>& v) {
@@ -44,11 +49,19 @@ std::shared_ptr<const SnapshotCapture> Cluster::CaptureSnapshot() const {
   // start-up, grow with every pod ever run. Ids index the vectors (dense from 0), so their
   // lengths are saved too.
   c->timers_ = timers_.Live();
+  // The live ids in order: pod_of_'s (in order already) merged with the timers' (sorted apart).
+  std::vector<uint64_t> timed;
+  timed.reserve(c->timers_.size());
+  for (const auto& t : c->timers_) timed.push_back(engine::Value(t.workload));
+  std::sort(timed.begin(), timed.end());
   std::vector<uint64_t> live;
-  live.reserve(pod_of_.size() + c->timers_.size());
-  for (const auto& [id, key] : pod_of_) live.push_back(id);
-  for (const auto& t : c->timers_) live.push_back(engine::Value(t.workload));
-  std::sort(live.begin(), live.end());
+  live.reserve(pod_of_.size() + timed.size());
+  auto t = timed.begin();
+  for (const auto& [id, key] : pod_of_) {
+    for (; t != timed.end() && *t <= id; ++t) live.push_back(*t);
+    live.push_back(id);
+  }
+  live.insert(live.end(), t, timed.end());
   live.erase(std::unique(live.begin(), live.end()), live.end());
   const auto& gens = timers_.generations();
   c->works_.reserve(live.size());
@@ -65,52 +78,194 @@ std::shared_ptr<const SnapshotCapture> Cluster::CaptureSnapshot() const {
 
 std::string Cluster::Snapshot() const { return CaptureSnapshot()->Bytes(); }
 
+// The header's scalars; its long arrays and the store are null here, written in their place by
+// Write (the keys in nlohmann's order, sorted).
 std::string SnapshotCapture::Header() const {
   Json h;
-  h["store"] = nullptr;  // written in place from the objects' texts (Saved::Write)
+  for (std::string_view key : kLong) h[std::string(key)] = nullptr;
   h["uidCounter"] = uid_counter_;
   h["eventCounter"] = event_counter_;
-  Json evs = Json::array();
-  for (const auto& [ns, name] : events_) evs.push_back({ns, name});
-  h["events"] = std::move(evs);
-  Json pods = Json::array();
-  for (const auto& [id, key] : pods_) pods.push_back({id, key.first, key.second});
-  h["pods"] = std::move(pods);
-  Json finished = Json::array();  // finished pods still stored: [id, namespace, name]
-  for (const auto& [id, key] : finished_) finished.push_back({id, key.first, key.second});
-  h["finishedPods"] = std::move(finished);
   h["decisionDigest"] = decision_digest_;
   h["decisionCount"] = decision_count_;
-  Json works = Json::array();
-  for (const auto& [id, w] : works_)
-    works.push_back({id, Opt(w.spec.duration), Opt(w.spec.checkpoint_interval), w.spec.shutdown,
-                     w.progress, w.run_start, w.stopping, w.stop_time, w.exit_time,
-                     w.progress_after_exit, w.lost_work, w.lost_ms, w.lost_ms_node_removed,
-                     w.spec.exit_code});
   h["workCount"] = work_count_;
-  h["liveWorks"] = std::move(works);
-  Json timer_list = Json::array();
-  for (const auto& t : timers_)
-    timer_list.push_back(
-        {t.time, t.seq, engine::Value(t.workload), t.generation, static_cast<int>(t.kind)});
-  h["timers"] = std::move(timer_list);
   h["timerSeq"] = timer_seq_;
   h["timerGenerationCount"] = generation_count_;
-  Json generations = Json::array();
-  for (const auto& [id, g] : generations_) generations.push_back({id, g});
-  h["liveTimerGenerations"] = std::move(generations);
   return h.dump();
 }
 
+// Text given to a sink in pieces of about 64 KB, or only counted (no sink): the header's long
+// arrays are written twice, once to learn their length (which goes first), never held whole.
+// Writes the bytes nlohmann's dump() writes for the same values.
+class SnapshotPieces {
+ public:
+  explicit SnapshotPieces(const ObjectStore::Saved::Sink* out) : out_(out) {}
+  void Raw(std::string_view s) {
+    size_ += s.size();
+    if (!out_) return;
+    buf_.append(s);
+    if (buf_.size() >= (64u << 10)) Flush();
+  }
+  template <typename T>
+  void Num(T v) {
+    char b[24];
+    const auto r = std::to_chars(b, b + sizeof b, v);
+    Raw(std::string_view(b, r.ptr - b));
+  }
+  void Bool(bool v) { Raw(v ? "true" : "false"); }
+  void Opt(const std::optional<Millis>& v) { v ? Num(*v) : Raw("null"); }
+  void Str(const std::string& s) {
+    const bool plain = std::all_of(
+        s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; });
+    if (!plain) return Raw(Json(s).dump());
+    Raw("\"");
+    Raw(s);
+    Raw("\"");
+  }
+  bool Flush() {
+    if (out_ && ok_ && !buf_.empty()) ok_ = (*out_)(buf_);
+    buf_.clear();
+    return ok_;
+  }
+  // The store's text (ObjectStore::Saved::Write), given to the sink as it writes it.
+  bool Store(const ObjectStore::Saved& store) {
+    if (!Flush()) return false;
+    if (!out_) {
+      size_ += store.Size();
+      return true;
+    }
+    return ok_ = store.Write(*out_);
+  }
+  size_t size() const { return size_; }
+
+ private:
+  const ObjectStore::Saved::Sink* out_;
+  std::string buf_;
+  size_t size_ = 0;
+  bool ok_ = true;
+};
+
+namespace {
+
+// [e, e, ...] with each element written by `each`.
+template <typename C, typename F>
+void Array(SnapshotPieces& p, const C& items, F each) {
+  p.Raw("[");
+  bool first = true;
+  for (const auto& x : items) {
+    if (!first) p.Raw(",");
+    first = false;
+    each(x);
+  }
+  p.Raw("]");
+}
+
+}  // namespace
+
+void SnapshotCapture::WriteLong(std::string_view key, SnapshotPieces& p) const {
+  auto keyed = [&](const std::pair<uint64_t, ObjectStore::Key>& x) {  // [id, namespace, name]
+    p.Raw("[");
+    p.Num(x.first);
+    p.Raw(",");
+    p.Str(x.second.first);
+    p.Raw(",");
+    p.Str(x.second.second);
+    p.Raw("]");
+  };
+  if (key == "events") {
+    Array(p, events_, [&](const ObjectStore::Key& k) {
+      p.Raw("[");
+      p.Str(k.first);
+      p.Raw(",");
+      p.Str(k.second);
+      p.Raw("]");
+    });
+  } else if (key == "pods") {
+    Array(p, pods_, keyed);
+  } else if (key == "finishedPods") {
+    Array(p, finished_, keyed);
+  } else if (key == "liveWorks") {
+    Array(p, works_, [&](const std::pair<uint64_t, driver::Work>& x) { WriteWork(x, p); });
+  } else if (key == "timers") {
+    Array(p, timers_, [&](const driver::WorkTimers::Timer& t) {
+      p.Raw("[");
+      p.Num(t.time);
+      p.Raw(",");
+      p.Num(t.seq);
+      p.Raw(",");
+      p.Num(engine::Value(t.workload));
+      p.Raw(",");
+      p.Num(t.generation);
+      p.Raw(",");
+      p.Num(static_cast<int>(t.kind));
+      p.Raw("]");
+    });
+  } else if (key == "liveTimerGenerations") {
+    Array(p, generations_, [&](const std::pair<uint64_t, uint64_t>& g) {
+      p.Raw("[");
+      p.Num(g.first);
+      p.Raw(",");
+      p.Num(g.second);
+      p.Raw("]");
+    });
+  }
+}
+
+// [id, duration, checkpoint interval, shutdown, progress, run start, stopping, stop time, exit
+// time, progress after exit, lost work, lost ms, lost ms (node removed), exit code]
+void SnapshotCapture::WriteWork(const std::pair<uint64_t, driver::Work>& x, SnapshotPieces& p) {
+  const driver::Work& w = x.second;
+  p.Raw("[");
+  p.Num(x.first);
+  p.Raw(",");
+  p.Opt(w.spec.duration);
+  p.Raw(",");
+  p.Opt(w.spec.checkpoint_interval);
+  for (Millis v : {w.spec.shutdown, w.progress, w.run_start}) {
+    p.Raw(",");
+    p.Num(v);
+  }
+  p.Raw(",");
+  p.Bool(w.stopping);
+  for (Millis v : {w.stop_time, w.exit_time, w.progress_after_exit, w.lost_work, w.lost_ms,
+                   w.lost_ms_node_removed}) {
+    p.Raw(",");
+    p.Num(v);
+  }
+  p.Raw(",");
+  p.Num(w.spec.exit_code);
+  p.Raw("]");
+}
+
+// The header streamed: its scalars' text, each long array (and the store) written in place of its
+// null; first counted, then written. Neither a tree nor a string of the whole header is made.
 bool SnapshotCapture::Write(const ObjectStore::Saved::Sink& out) const {
-  const std::string rest = Header();
-  // The only "store":null of the text: a string holding it would have its quotes escaped.
-  const size_t at = rest.find("\"store\":null");
-  const std::string_view before(rest.data(), at + 8);  // the header, then what goes before it
-  const std::string_view after = std::string_view(rest).substr(at + 12);
-  const size_t length = before.size() + store_.Size() + after.size();
-  return out(std::string(kMagic) + std::to_string(length) + "\n") && out(before) &&
-         store_.Write(out) && out(after) && out(engine::Engine::EncodeCapture(*engine_));
+  const std::string head = Header();
+  // Where each null goes, in the text's order (the keys are sorted; the other values are numbers).
+  std::vector<std::pair<size_t, std::string_view>> at;  // the null's offset, its key
+  for (std::string_view key : kLong) {
+    const std::string marker = "\"" + std::string(key) + "\":null";
+    at.emplace_back(head.find(marker) + marker.size() - 4, key);
+  }
+  std::sort(at.begin(), at.end());
+  auto body = [&](SnapshotPieces& p) {  // the header, the store counted (not written) by `p`
+    size_t from = 0;
+    for (const auto& [pos, key] : at) {
+      p.Raw(std::string_view(head).substr(from, pos - from));
+      from = pos + 4;
+      if (key == "store") {
+        if (!p.Store(store_)) return false;
+      } else {
+        WriteLong(key, p);
+      }
+    }
+    p.Raw(std::string_view(head).substr(from));
+    return p.Flush();
+  };
+  SnapshotPieces count(nullptr);
+  (void)body(count);
+  if (!out(std::string(kMagic) + std::to_string(count.size()) + "\n")) return false;
+  SnapshotPieces pieces(&out);
+  return body(pieces) && out(engine::Engine::EncodeCapture(*engine_));
 }
 
 std::string SnapshotCapture::Bytes() const {

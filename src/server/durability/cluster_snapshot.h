@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -21,6 +22,8 @@ struct EngineCapture;  // engine.h
 }  // namespace arbiter::engine
 
 namespace arbiter::server {
+
+class SnapshotPieces;  // cluster_snapshot.cc
 
 class SnapshotCapture {
  public:
@@ -45,7 +48,10 @@ class SnapshotCapture {
   size_t generation_count_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> generations_;  // the live ones' (not 0)
   std::shared_ptr<const engine::EngineCapture> engine_;     // encoded by Write
-  std::string Header() const;                               // the JSON header, its "store" null
+  // The JSON header's scalars, its long arrays and "store" null: Write() streams those in place.
+  std::string Header() const;
+  void WriteLong(std::string_view key, SnapshotPieces& p) const;
+  static void WriteWork(const std::pair<uint64_t, driver::Work>& x, SnapshotPieces& p);
 };
 
 }  // namespace arbiter::server

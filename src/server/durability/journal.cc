@@ -62,6 +62,11 @@ Status WriteSnapshotFile(const std::string& path, int64_t seq,
   bool ok = WriteAll(fd, first);
   auto out = [&](std::string_view piece) {
     length += piece.size();
+    if (piece.size() >= (1u << 20)) {  // a large piece (the engine's snapshot) is not copied
+      ok = ok && WriteAll(fd, buffer) && WriteAll(fd, piece);
+      buffer.clear();
+      return ok;
+    }
     buffer.append(piece);
     if (buffer.size() >= (1u << 20)) {
       ok = ok && WriteAll(fd, buffer);
