@@ -13,25 +13,27 @@ std::string Digest(std::string_view body) {
 }
 }  // namespace
 
-std::string Seal(std::string_view kind, uint32_t version, std::string_view body) {
+namespace {
+// What goes before the body: magic, version, kind, length, checksum.
+std::string SealHead(std::string_view kind, uint32_t version, std::string_view body) {
   Writer w;
   w.bytes().append(kMagic, sizeof kMagic);
   w.U32(version);
   w.Bytes(kind);
   w.U64(body.size());
   w.bytes() += Digest(body);
-  w.bytes().append(body.data(), body.size());
   return std::move(w.bytes());
+}
+}  // namespace
+
+std::string Seal(std::string_view kind, uint32_t version, std::string_view body) {
+  std::string file = SealHead(kind, version, body);
+  file.append(body.data(), body.size());
+  return file;
 }
 
 std::string Seal(std::string_view kind, uint32_t version, std::string&& body) {
-  Writer w;
-  w.bytes().append(kMagic, sizeof kMagic);
-  w.U32(version);
-  w.Bytes(kind);
-  w.U64(body.size());
-  w.bytes() += Digest(body);
-  body.insert(0, w.bytes());  // in place when `body` has the room (no second copy of it)
+  body.insert(0, SealHead(kind, version, body));  // in place when `body` has the room
   return std::move(body);
 }
 
