@@ -157,7 +157,7 @@ class ObjectStore {
   // Stores the object (ADDED if new, else MODIFIED) with the next resourceVersion; returns it.
   int64_t Put(const std::string& kind, const std::string& ns, const std::string& name, Json object);
   // Uses up the next resourceVersion with no change (no object, no watch event) and returns it:
-  // the version of a write that an object of `kind` skips (Cluster::HoldNewPod).
+  // the version of a write that an object of `kind` skips (Cluster::StoreNewPod).
   int64_t Skip(const std::string& kind);
   // Removes it (DELETED, the last state with a new resourceVersion); false if absent.
   bool Remove(const std::string& kind, const std::string& ns, const std::string& name);
