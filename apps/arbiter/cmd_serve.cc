@@ -23,11 +23,8 @@
 #include "server/http/listen_policy.h"
 #include "server/http/token_source.h"
 #include "server/state/pod_status.h"
+#include "version.h"
 #include "yaml_config.h"
-
-#ifndef ARBITER_VERSION
-#define ARBITER_VERSION "unknown"
-#endif
 
 namespace arbiter::app {
 
@@ -284,7 +281,7 @@ void RegisterServe(CLI::App& app, int* exit_code) {
     api.limits = *limits;
     api.limits.request_timeout_ms = *request_timeout_ms;
     api.min_request_timeout_s = *min_request_timeout;
-    api.version = ARBITER_VERSION;
+    api.version = kVersion;
     api.log = Log;
     server::ApiServer http(daemon, api);
     auto bound = http.Bind(host, port);

@@ -2,10 +2,7 @@
 
 #include "cli_errors.h"
 #include "commands.h"
-
-#ifndef ARBITER_VERSION
-#define ARBITER_VERSION "unknown"
-#endif
+#include "version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -13,7 +10,8 @@ int main(int argc, char** argv) {
       "pools.\nRun `arbiter SUBCOMMAND --help` for the options of each subcommand.",
       "arbiter"};  // not argv[0]: "Usage: arbiter ..." whatever path it was started by
   app.require_subcommand(1);
-  app.set_version_flag("--version", "arbiter " ARBITER_VERSION, "Print the version and exit");
+  app.set_version_flag("--version", std::string("arbiter ") + arbiter::app::kVersion,
+                       "Print the version and exit");
   int exit_code = 0;
   arbiter::app::RegisterValidate(app, &exit_code);
   arbiter::app::RegisterSim(app, &exit_code);

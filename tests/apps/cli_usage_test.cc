@@ -106,6 +106,58 @@ TEST(CliUsage, Version) {
       << Arbiter("sim --help").out;
 }
 
+// Built from a git checkout, the version names the commit checked out at the build, not at
+// CMake's configure (regression: a build configured at fd09ce0 said so for weeks of commits).
+TEST(CliUsage, VersionNamesTheCommitOfTheBuild) {
+  const auto dir = std::filesystem::temp_directory_path() / "arbiter-cli-version";
+  std::filesystem::create_directories(dir);
+  const auto head = arbiter::testing::RunCommandSplit(
+      std::string("git -C ") + ARBITER_SOURCE_DIR + " rev-parse --short=7 HEAD", dir);
+  if (head.rc != 0) GTEST_SKIP() << "not a git checkout: " << head.err;
+  const std::string commit = head.out.substr(0, head.out.find('\n'));
+  const CliResult r = Arbiter("--version");
+  EXPECT_TRUE(Has(r.out, "(git ") && Has(r.out, commit)) << r.out << " at " << commit;
+}
+
+// cmake/version.cmake, which the build runs every time: a new commit changes the generated
+// source, the same commit leaves it untouched (nothing recompiles), a modified tree says -dirty.
+TEST(CliUsage, TheVersionSourceFollowsTheCheckout) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "arbiter-version-script";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "repo");
+  const std::string repo = (dir / "repo").string(), out = (dir / "version.cc").string();
+  auto sh = [&](const std::string& cmd) {
+    const auto r = arbiter::testing::RunCommandSplit(cmd, dir);
+    EXPECT_EQ(r.rc, 0) << cmd << ": " << r.err;
+    return r.out.substr(0, r.out.find('\n'));
+  };
+  const std::string git = "git -C " + repo + " -c user.name=t -c user.email=t@t ";
+  const std::string run = std::string("cmake -DGIT=git -DSRC=") + repo +
+                          " -DVERSION=9.9 -DOUT=" + out + " -P " + ARBITER_SOURCE_DIR +
+                          "/cmake/version.cmake";
+  auto text = [&] {
+    std::ifstream in(out);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  sh("git init -q " + repo + " && echo a > " + repo + "/f && " + git + "add f && " + git +
+     "commit -qm one");
+  sh(run);
+  const std::string first = sh(git + "rev-parse --short=7 HEAD");
+  EXPECT_TRUE(Has(text(), "\"9.9 (git " + first)) << text();
+  const auto stamp = fs::last_write_time(out);
+  sh(run);
+  EXPECT_EQ(fs::last_write_time(out), stamp) << "rewritten although the commit is the same";
+  sh("echo b > " + repo + "/f && " + git + "commit -qam two");
+  sh(run);
+  const std::string second = sh(git + "rev-parse --short=7 HEAD");
+  EXPECT_TRUE(Has(text(), second) && !Has(text(), first)) << text();
+  sh("echo c > " + repo + "/f");
+  sh(run);
+  EXPECT_TRUE(Has(text(), second + "-dirty")) << text();
+  fs::remove_all(dir);
+}
+
 TEST(CliUsage, HelpStillExitsZero) {
   for (const char* cmd : {"--help", "validate --help", "sim --help", "sim compare --help",
                           "invoice --help", "ledger export --help"}) {
