@@ -34,6 +34,24 @@ TEST(HttpRequestParser, ParsesARequestWithQueryAndBodyFedByteByByte) {
   EXPECT_TRUE(p.keep_alive());
 }
 
+// Go's url.ParseQuery, as kube-apiserver reads a query: a value is everything after the pair's
+// first '=' (curl users write `labelSelector=app=web` unencoded; it selected nothing when only
+// the text after the last '=' was kept), a pair repeated verbatim is kept twice.
+TEST(HttpRequestParser, AQueryValueKeepsTheEqualsSignsAfterItsFirst) {
+  HttpRequestParser p(Small());
+  p.Feed(
+      "GET /p?labelSelector=app=web&fieldSelector=a==b,c!=d&x&=y&dryRun=All&dryRun=All "
+      "HTTP/1.1\r\n\r\n");
+  ASSERT_EQ(p.state(), State::kDone);
+  const httplib::Request& r = p.request();
+  EXPECT_EQ(r.get_param_value("labelSelector"), "app=web");
+  EXPECT_EQ(r.get_param_value("fieldSelector"), "a==b,c!=d");
+  EXPECT_TRUE(r.has_param("x"));
+  EXPECT_EQ(r.get_param_value("x"), "");
+  EXPECT_FALSE(r.has_param(""));
+  EXPECT_EQ(r.get_param_value_count("dryRun"), 2u);
+}
+
 TEST(HttpRequestParser, LeavesAPipelinedRequestForTheNextRound) {
   HttpRequestParser p(Small());
   std::string in = "GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.0\r\n\r\n";

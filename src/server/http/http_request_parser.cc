@@ -48,6 +48,25 @@ bool ListHas(std::string_view value, std::string_view token) {
   return false;
 }
 
+// The query's parameters as Go's url.ParseQuery reads them (kube-apiserver's): pairs split at
+// '&', each at its first '=' (a value keeps the rest: `labelSelector=app=web` is "app=web"),
+// '+' and %XX decoded; every pair kept, in order. cpp-httplib's parse_query_text kept only the
+// text after a pair's last '=' and dropped a pair repeated verbatim.
+void ParseQuery(std::string_view query, httplib::Params& params) {
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query.remove_prefix(amp == query.npos ? query.size() : amp + 1);
+    if (pair.empty()) continue;
+    const size_t eq = pair.find('=');
+    const std::string_view key = pair.substr(0, eq);
+    const std::string_view value = eq == pair.npos ? std::string_view() : pair.substr(eq + 1);
+    if (key.empty()) continue;
+    params.emplace(httplib::detail::decode_url(std::string(key), true),
+                   httplib::detail::decode_url(std::string(value), true));
+  }
+}
+
 }  // namespace
 
 HttpRequestParser::HttpRequestParser(HttpParseLimits limits)
@@ -165,8 +184,7 @@ bool HttpRequestParser::ParseRequestLine(std::string_view line) {
   r.target = std::string(target);
   const size_t q = target.find('?');
   r.path = httplib::detail::decode_url(std::string(target.substr(0, q)), false);
-  if (q != target.npos)
-    httplib::detail::parse_query_text(std::string(target.substr(q + 1)), r.params);
+  if (q != target.npos) ParseQuery(target.substr(q + 1), r.params);
   return true;
 }
 
