@@ -153,5 +153,45 @@ TEST(KubeHostileJson, DeepNestingAndYamlAliasBombsAreRefusedNotFollowed) {
   EXPECT_NE(r.message().find("more than 1000000 nodes"), std::string::npos) << r.message();
 }
 
+// A JSON Patch whose "copy" operations copy an array into itself doubles it each time: 40 of them
+// (a 3 KB body from a tenant) would make 2^40 elements, and the daemon was killed for memory (22
+// GB). As kube-apiserver: what copies add is bounded (3 MiB in all), and so is the number of
+// operations (10,000); both are kResourceExhausted (the API's 413). Copies within the bound and
+// every other operation still apply.
+TEST(KubeHostileJson, JsonPatchCopyBombsAndOperationFloodsAreRefused) {
+  const ResourceInfo& pods = *FindResource("", "v1", "pods");
+  const json live = {{"metadata", {{"name", "p"}, {"annotations", json::object()}}}};
+  json bomb =
+      json::array({{{"op", "add"}, {"path", "/metadata/x"}, {"value", {std::string(1000, 'x')}}}});
+  for (int i = 0; i < 40; ++i)
+    bomb.push_back({{"op", "copy"}, {"from", "/metadata/x"}, {"path", "/metadata/x/-"}});
+  auto r = ApplyPatch(PatchType::kJsonPatch, &live, bomb.dump(), pods);
+  EXPECT_EQ(r.code(), StatusCode::kResourceExhausted) << r.message();
+  EXPECT_NE(
+      r.message().find("Unable to complete the copy, the accumulated size increase of copy is"),
+      std::string::npos)
+      << r.message();
+  EXPECT_NE(r.message().find("exceeding the limit 3145728"), std::string::npos) << r.message();
+
+  json many = json::array();
+  for (int i = 0; i < 10001; ++i)
+    many.push_back({{"op", "add"}, {"path", "/metadata/annotations/a"}, {"value", "v"}});
+  r = ApplyPatch(PatchType::kJsonPatch, &live, many.dump(), pods);
+  EXPECT_EQ(r.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(r.message(), "The allowed maximum operations in a JSON patch is 10000, got 10001");
+
+  json fine = json::array({{{"op", "add"}, {"path", "/metadata/x"}, {"value", {"a", "b"}}},
+                           {{"op", "copy"}, {"from", "/metadata/x"}, {"path", "/metadata/y"}},
+                           {{"op", "move"}, {"from", "/metadata/y"}, {"path", "/metadata/z"}},
+                           {{"op", "test"}, {"path", "/metadata/z/1"}, {"value", "b"}}});
+  r = ApplyPatch(PatchType::kJsonPatch, &live, fine.dump(), pods);
+  ASSERT_TRUE(r.ok()) << r.message();
+  EXPECT_EQ((*r)["metadata"]["z"], json({"a", "b"}));
+  EXPECT_FALSE((*r)["metadata"].contains("y"));
+  fine.push_back({{"op", "test"}, {"path", "/metadata/z/0"}, {"value", "b"}});
+  EXPECT_EQ(ApplyPatch(PatchType::kJsonPatch, &live, fine.dump(), pods).code(),
+            StatusCode::kConflict);
+}
+
 }  // namespace
 }  // namespace arbiter::kube

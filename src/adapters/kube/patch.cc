@@ -105,6 +105,10 @@ Status Bad(std::string m) { return Status::InvalidArgument(std::move(m)); }
 
 constexpr size_t kMaxDepth = 64;           // Kubernetes objects nest about 15 deep
 constexpr size_t kMaxYamlNodes = 1000000;  // YAML aliases may expand a small body
+// kube-apiserver's bounds on a JSON Patch (handlers/patch.go maxJSONPatchOperations, and
+// JSONPatchMaxCopyBytes, its request body limit, for what "copy" operations add in all).
+constexpr size_t kMaxJsonPatchOperations = 10000;
+constexpr size_t kMaxJsonPatchCopyBytes = 3u << 20;
 
 Status TooDeep() {
   return Status::InvalidArgument("the body nests deeper than " + std::to_string(kMaxDepth) +
@@ -471,11 +475,63 @@ Result<json> ApplyMergePatch(const json& live, const json& patch) {
   return out;
 }
 
+// The bytes of `v` as JSON text, counted only as far as `limit` (then limit + 1): a copy's size
+// is known without writing the text of a large value.
+size_t TextBytesUpTo(const json& v, size_t limit) {
+  size_t n = 0;
+  auto add = [&](size_t k) { n = n + k > limit ? limit + 1 : n + k; };
+  if (v.is_object()) {
+    add(2);
+    for (auto it = v.begin(); it != v.end() && n <= limit; ++it)
+      add(it.key().size() + 4 + TextBytesUpTo(it.value(), limit - std::min(n, limit)));
+  } else if (v.is_array()) {
+    add(2);
+    for (auto it = v.begin(); it != v.end() && n <= limit; ++it)
+      add(1 + TextBytesUpTo(*it, limit - std::min(n, limit)));
+  } else if (v.is_string()) {
+    add(v.get_ref<const std::string&>().size() + 2);
+  } else {
+    add(v.dump().size());
+  }
+  return n;
+}
+
+// The bytes a "copy" operation adds (0 for any other operation or a source that is not there:
+// the patch then fails on its own).
+size_t CopiedBytes(const json& doc, const json& op, size_t limit) {
+  if (!op.is_object() || StringAt(op, "op") != "copy" || !op.contains("from") ||
+      !op["from"].is_string())
+    return 0;
+  try {
+    const json::json_pointer from(op["from"].get<std::string>());
+    return doc.contains(from) ? TextBytesUpTo(doc.at(from), limit) : 0;
+  } catch (const json::exception&) {
+    return 0;
+  }
+}
+
 Result<json> ApplyJsonPatch(const json& live, const json& patch) {
   if (!patch.is_array()) return Bad("a JSON Patch must be a list of operations");
   if (NestsDeeperThan(patch, kMaxDepth)) return TooDeep();
+  if (patch.size() > kMaxJsonPatchOperations)
+    return Status::ResourceExhausted("The allowed maximum operations in a JSON patch is " +
+                                     std::to_string(kMaxJsonPatchOperations) + ", got " +
+                                     std::to_string(patch.size()));
   try {
-    return live.patch(patch);
+    // Operation by operation, so that copies are counted as they grow the document: 40 copies
+    // of an array into itself would make 2^40 elements (the daemon was killed for memory).
+    json out = live;
+    size_t copied = 0;
+    for (const json& op : patch) {
+      copied += CopiedBytes(out, op, kMaxJsonPatchCopyBytes);
+      if (copied > kMaxJsonPatchCopyBytes)
+        return Status::ResourceExhausted(
+            "Unable to complete the copy, the accumulated size increase of copy is " +
+            std::to_string(copied) + ", exceeding the limit " +
+            std::to_string(kMaxJsonPatchCopyBytes));
+      out.patch_inplace(json::array({op}));
+    }
+    return out;
   } catch (const json::other_error& e) {
     // nlohmann reports a failed "test" as other_error 501.
     if (e.id == 501) return Status::Conflict(std::string("testing value failed: ") + e.what());

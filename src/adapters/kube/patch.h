@@ -44,7 +44,9 @@
 // accepted and ignored).
 //
 // Hostile bodies: a body nesting deeper than 64 levels, or YAML whose aliases expand to more than
-// a million nodes, is refused (kInvalidArgument) before any recursion.
+// a million nodes, is refused (kInvalidArgument) before any recursion. A JSON Patch of more than
+// 10,000 operations, or whose "copy" operations add more than 3 MiB in all, is refused
+// (kResourceExhausted: 413 with kube-apiserver's message) as kube-apiserver bounds it.
 // Errors are Status values (never exceptions): kInvalidArgument for a body that does not parse
 // or cannot be applied (answer 400 BadRequest with the message, or 422 for a JSON Patch `test`
 // that fails — kConflict here). apiVersion, kind, metadata.name and metadata.namespace of the

@@ -699,6 +699,8 @@ void HandlePatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
       return SendStatus(res, kube::NotFound(kube::ResourceName::Of(r), t.name));
     auto merged = kube::ApplyPatch(*type, live ? &*live : nullptr, req.body, r, apply);
     if (!merged.ok()) {
+      if (merged.code() == StatusCode::kResourceExhausted)  // a JSON Patch past its bounds
+        return SendStatus(res, kube::RequestEntityTooLarge(merged.message()));
       if (merged.code() == StatusCode::kConflict)
         return SendStatus(
             res,
