@@ -35,6 +35,11 @@ AuthOutcome AuthorizeRequest(const kube::TokenTable& tokens, const httplib::Requ
   return out;
 }
 
+bool BodyAdmitted(const kube::TokenTable& tokens, const httplib::Request& req) {
+  return kube::Authenticate(tokens, req.get_header_value("Authorization")) &&
+         AuthorizeRequest(tokens, req).code == 0;
+}
+
 bool ReservedRequest(const TokenSource* tokens, const httplib::Request& req) {
   if (req.path == "/healthz" || req.path == "/livez" || req.path == "/readyz") return true;
   if (!tokens) return false;
@@ -55,6 +60,9 @@ void InstallApiAuth(HttpServer& s, std::shared_ptr<const TokenSource> tokens) {
     res.set_content(kube::WireJson(o.refusal.body), "application/json");
     return HttpServer::HandlerResponse::kHandled;
   });
+  if (tokens)
+    s.set_body_admission(
+        [tokens](const httplib::Request& req) { return BodyAdmitted(*tokens->Current(), req); });
 }
 
 }  // namespace arbiter::server

@@ -32,6 +32,12 @@ struct AuthOutcome {
 // The decision for one request (pure apart from reading `req`).
 AuthOutcome AuthorizeRequest(const kube::TokenTable& tokens, const httplib::Request& req);
 
+// Whether `req`'s body may be read (HttpServer::set_body_admission), decided from its headers: a
+// known token that AuthorizeRequest allows. Without one the request is refused (401 or 403) with
+// its body unread, as kube-apiserver's filters refuse it before a handler reads the body; the
+// unguarded paths (probes, the dashboard) take no body.
+bool BodyAdmitted(const kube::TokenTable& tokens, const httplib::Request& req);
+
 // Whether `req` may use the server's reserved connections (http_server.h): the probes
 // (/healthz, /livez, /readyz), and with `tokens` any request of a cluster admin
 // (system:masters, arbiter:admins), so that an operator gets in when tenants took every other

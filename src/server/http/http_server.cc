@@ -150,7 +150,8 @@ struct HttpServer::Impl {
     size_t out_off = 0;
     HttpRequestParser parser;
     bool continue_sent = false;
-    bool reserved = false;  // accepted from the reserve
+    bool body_dropped = false;  // refused by body_admission: its input is dropped once answered
+    bool reserved = false;      // accepted from the reserve
     bool keep_alive = true;
     bool ssl_wants_write = false;
     bool eof = false;
@@ -166,6 +167,7 @@ struct HttpServer::Impl {
     uint64_t conn = 0;
     std::string addr;
     std::unique_ptr<httplib::Request> req;
+    bool body_dropped = false;
   };
   struct Done {
     uint64_t conn = 0;
@@ -197,6 +199,7 @@ struct HttpServer::Impl {
   Handler on_error;
   std::function<void(int, const std::string&, Response&)> refusal;
   std::function<bool(const Request&)> reserved;
+  std::function<bool(const Request&)> body_admission;
   Durability durability;
 
   int listen_fd = -1, epoll_fd = -1, wake_fd = -1;
@@ -253,7 +256,7 @@ struct HttpServer::Impl {
       tl_watch_slot = &d.watch;
       tl_after_seq = durability.durable ? &d.after_seq : nullptr;
       d.deadline = Clock::now() + std::chrono::milliseconds(limits.request_timeout_ms);
-      Handle(*job.req, d.res);
+      Handle(*job.req, d.res, job.body_dropped);
       tl_watch_slot = nullptr;
       tl_after_seq = nullptr;
       if (d.after_seq > 0) {  // logged when answered
@@ -269,10 +272,13 @@ struct HttpServer::Impl {
     }
   }
 
-  void Handle(httplib::Request& req, httplib::Response& res) {
+  void Handle(httplib::Request& req, httplib::Response& res, bool body_dropped) {
     bool routed = false;
     try {
       if (pre && pre(req, res) == HandlerResponse::kHandled) {
+        routed = true;
+      } else if (body_dropped) {  // admitted now (the tokens changed?), but its body is gone
+        Refusal(401, "the request's body was not read: its headers were not authorized", res);
         routed = true;
       } else {
         auto it = routes.find(req.method == "HEAD" ? std::string("GET") : req.method);
@@ -564,6 +570,7 @@ struct HttpServer::Impl {
       if (state == HttpRequestParser::State::kError)
         return RefuseAndClose(c, c.parser.error_status(), c.parser.error_message());
       if (state == HttpRequestParser::State::kBody && c.phase == Phase::kHeader) {
+        if (body_admission && !body_admission(c.parser.request())) return DispatchWithoutBody(c);
         c.phase = Phase::kBody;
         c.deadline = Clock::now() + Seconds(limits.body_timeout_s);
         if (c.parser.expects_continue() && !c.continue_sent) {
@@ -577,8 +584,27 @@ struct HttpServer::Impl {
     }
   }
 
+  // A request whose body body_admission refused: handled with none, the connection then ends
+  // (its input, the body included, is dropped meanwhile and afterwards: kDraining).
+  void DispatchWithoutBody(Conn& c) {
+    c.in.clear();
+    c.body_dropped = true;
+    Dispatch(c);
+  }
+
+  // After an answer that ends the connection: closed once written, or first drained of what the
+  // client still sends when its body was not read (so that it sees the answer, not a reset).
+  void EndAfterAnswer(Conn& c) {
+    if (!c.body_dropped) {
+      c.phase = Phase::kClosing;
+      return;
+    }
+    c.phase = Phase::kDraining;
+    c.deadline = Clock::now() + kLingerFor;
+  }
+
   void Dispatch(Conn& c) {
-    c.keep_alive = c.parser.keep_alive();
+    c.keep_alive = c.parser.keep_alive() && !c.body_dropped;
     c.continue_sent = false;
     std::unique_ptr<httplib::Request> req = c.parser.Take();
     req->remote_addr = c.addr;
@@ -588,7 +614,7 @@ struct HttpServer::Impl {
       httplib::Response res;
       Refusal(429, "the server's connections are all in use; try again later", res);
       c.out += Serialize(res, false, req->method == "HEAD");
-      c.phase = Phase::kClosing;
+      EndAfterAnswer(c);
       Count(&HttpServerStats::refused_requests);
       return;
     }
@@ -596,7 +622,7 @@ struct HttpServer::Impl {
       httplib::Response res;
       Refusal(429, "too many requests in flight from " + c.addr, res);
       c.out += Serialize(res, c.keep_alive, req->method == "HEAD");
-      c.phase = Phase::kClosing;
+      EndAfterAnswer(c);
       if (c.keep_alive) StartIdle(c);
       Count(&HttpServerStats::refused_requests);
       return;
@@ -605,7 +631,7 @@ struct HttpServer::Impl {
     c.phase = Phase::kBusy;
     {
       std::lock_guard<std::mutex> l(mu);
-      jobs.push_back(Job{c.id, c.addr, std::move(req)});
+      jobs.push_back(Job{c.id, c.addr, std::move(req), c.body_dropped});
     }
     jobs_cv.notify_one();
   }
@@ -623,7 +649,7 @@ struct HttpServer::Impl {
       StartIdle(c);
       if (!ReadAndProcess(c)) c.eof = true;  // a pipelined request may wait in the buffers
     } else {
-      c.phase = Phase::kClosing;
+      EndAfterAnswer(c);
     }
   }
 
@@ -957,6 +983,9 @@ void HttpServer::set_refusal(std::function<void(int, const std::string&, Respons
 }
 void HttpServer::set_reserved(std::function<bool(const Request&)> f) {
   impl_->reserved = std::move(f);
+}
+void HttpServer::set_body_admission(std::function<bool(const Request&)> f) {
+  impl_->body_admission = std::move(f);
 }
 
 bool HttpServer::ServeWatch(WatchStream stream) {

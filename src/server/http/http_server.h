@@ -10,6 +10,8 @@
 //     keep-alive timeout, a body deadline, a stalled-write deadline;
 //   - send more than the limits: headers (431), bodies, Content-Length or chunked (413 as soon as
 //     the limit is passed; the rest is read and dropped, then the connection closes);
+//   - make it hold a body it will refuse: `set_body_admission` decides from the headers (the
+//     daemon: a known token allowed the request), before any of the body is kept;
 //   - take every connection: a cap per client address (429 + Retry-After on the first request,
 //     or at once) and a global cap whose last `reserved_connections` only serve the requests
 //     `set_reserved` names (probes, admins); beyond it new connections are closed at once;
@@ -119,6 +121,13 @@ class HttpServer {
   void set_refusal(std::function<void(int status, const std::string& message, Response&)> f);
   // Which requests a connection from the reserve may make (default: none).
   void set_reserved(std::function<bool(const Request&)> f);
+  // On the loop, once a request's headers are in and a body follows: whether its body may be
+  // read (default: every one). A request refused here is handled at once without its body (no
+  // "100 Continue" is sent): the pre-routing handler is expected to refuse it too, else it is
+  // answered 401; then what the client still sends is read and dropped (at most 5 s) and the
+  // connection closes. kube-apiserver authenticates and authorizes a request before its handler
+  // reads the body, so a client without a token cannot make it hold megabytes.
+  void set_body_admission(std::function<bool(const Request&)> f);
 
   // Called by a handler: its answer is this watch instead (false outside a handler).
   static bool ServeWatch(WatchStream stream);
