@@ -401,6 +401,18 @@ TEST(JobController, InvalidSpecsAreRefusedWithKubernetesMessages) {
   EXPECT_EQ(c.store().Get("Job", "default", "bad"), nullptr);
   EXPECT_TRUE(PodsOf(c, "bad").empty());
 
+  // A name over 63 bytes (a DNS subdomain may be 253) cannot be its pods' job-name label value:
+  // kube-apiserver's two causes on spec.template.labels. It used to be accepted, then made no pod.
+  const std::string long_name = std::string(60, 'a') + "." + std::string(60, 'b');
+  r = c.Apply(Create(kT0, JobOf(long_name, {})));
+  ASSERT_FALSE(r.ok());
+  ASSERT_EQ(r.error->diagnostics.items.size(), 2u);
+  for (const auto& item : r.error->diagnostics.items) {
+    EXPECT_EQ(item.field_path, "spec.template.labels");
+    EXPECT_EQ(item.message, "Invalid value: \"" + long_name + "\": must be no more than 63 bytes");
+  }
+  EXPECT_EQ(c.store().Get("Job", "default", long_name), nullptr);
+
   Json indexed = JobOf("bad", {{"completionMode", "Indexed"}});
   r = c.Apply(Create(kT0, indexed));
   ASSERT_FALSE(r.ok());

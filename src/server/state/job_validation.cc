@@ -296,6 +296,14 @@ Diagnostics ValidateJob(const Json& job, const std::string& display_name) {
   ValidatePodReplacementPolicy(display_name, spec, d);
   ValidateSuccessPolicy(display_name, spec, d);
   ValidateManagedBy(display_name, spec, d);
+  // The name is the value of the pods' `job-name` and `batch.kubernetes.io/job-name` labels, at
+  // most 63 bytes: kube refuses a longer one on the template's labels (its generated selector).
+  // Accepted, such a Job never made a pod (each was refused) and stayed without a condition.
+  const Json& name = job_detail::Member(job_detail::Member(job, "metadata"), "name");
+  if (name.is_string() && name.get_ref<const std::string&>().size() > 63)
+    for (int label = 0; label < 2; ++label)
+      d.Add(JobError(display_name, "spec.template.labels",
+                     "Invalid value: " + name.dump() + ": must be no more than 63 bytes"));
   const Json& tmpl = job_detail::Member(spec, "template");
   if (!tmpl.is_object()) {
     d.Add(JobError(display_name, "spec.template", "Required value"));
