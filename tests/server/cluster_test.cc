@@ -58,6 +58,41 @@ TEST(ClusterTest, PodIsScheduledRunsForItsDurationAndSucceeds) {
   EXPECT_EQ(reasons, (std::vector<std::string>{"Scheduled", "Completed"}));
 }
 
+// DeleteOptions.preconditions (client-go's Preconditions: a controller deletes the object it
+// read, not one recreated or changed since): a uid or resourceVersion other than the stored one
+// is 409 Conflict with kube-apiserver's sentence and nothing is deleted, a dry run included.
+// They used to be ignored: the delete went through.
+TEST(ClusterTest, ADeleteWhosePreconditionsDoNotHoldIsAConflictAndDeletesNothing) {
+  Cluster c("0000abcd");
+  Pool(c);
+  const Json pod = Ok(c, Create(kT0, Pod("kept", 1)));
+  const std::string uid = pod["metadata"]["uid"], rv = pod["metadata"]["resourceVersion"];
+  for (bool dry_run : {true, false}) {
+    Mutation m = Delete(kT0 + 1, "Pod", "default", "kept");
+    m.dry_run = dry_run;
+    m.precondition_uid = "not-" + uid;
+    MutationResult r = c.Apply(m);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error->reason, ApiError::Reason::kConflict);
+    EXPECT_EQ(r.error->message, "the UID in the precondition (not-" + uid +
+                                    ") does not match the UID in record (" + uid +
+                                    "). The object might have been deleted and then recreated");
+    m.precondition_uid = uid;
+    m.precondition_rv = "1";
+    r = c.Apply(m);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error->message,
+              "the ResourceVersion in the precondition (1) does not match the "
+              "ResourceVersion in record (" +
+                  rv + "). The object might have been modified");
+  }
+  ASSERT_NE(c.store().Get("Pod", "default", "kept"), nullptr);
+  Mutation m = Delete(kT0 + 2, "Pod", "default", "kept");
+  m.precondition_uid = uid;
+  m.precondition_rv = rv;
+  Ok(c, m);
+}
+
 TEST(ClusterTest, PendingPodIsUnschedulableWithTheEnginesReason) {
   Cluster c("0000abcd");
   Pool(c);

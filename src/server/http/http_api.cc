@@ -8,6 +8,7 @@
 #include <chrono>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 #include "adapters/kube/auth_review.h"
 #include "adapters/kube/continue_token.h"
@@ -788,6 +789,24 @@ bool BodyDryRun(const httplib::Request& req) {
   }
 }
 
+// DeleteOptions.preconditions in the body (uid, resourceVersion; "" when absent).
+std::pair<std::string, std::string> Preconditions(const httplib::Request& req) {
+  if (req.body.empty()) return {};
+  try {
+    Json b = Json::parse(req.body);
+    if (b.is_object() && b.contains("deleteOptions")) b = b["deleteOptions"];
+    if (!b.is_object() || !b.contains("preconditions") || !b["preconditions"].is_object())
+      return {};
+    const Json& p = b["preconditions"];
+    auto text = [&](const char* key) {
+      return p.contains(key) && p[key].is_string() ? p[key].get<std::string>() : std::string();
+    };
+    return {text("uid"), text("resourceVersion")};
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
 void HandleDelete(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
   const kube::ResourceInfo& r = *t.resource;
   bool dry_run = false;
@@ -801,6 +820,7 @@ void HandleDelete(Daemon& d, const httplib::Request& req, httplib::Response& res
   m.name = t.name;
   m.grace_period = GracePeriod(req);
   m.propagation = Propagation(req);
+  std::tie(m.precondition_uid, m.precondition_rv) = Preconditions(req);
   const bool warn = r.id == KindId::kJob && m.propagation.empty();
   if (warn) m.propagation = "Orphan";  // batch/v1's default (journaled as such)
   MutationResult result = d.Mutate(std::move(m));

@@ -273,6 +273,23 @@ ApiError Error(ApiError::Reason r, const std::string& kind, const std::string& n
   return e;
 }
 
+// A delete's preconditions against the stored object, with kube-apiserver's sentences.
+std::optional<ApiError> FailedPrecondition(const Mutation& m, const Json& existing) {
+  const Json& meta = existing.at("metadata");
+  const std::string uid = meta.value("uid", ""), rv = meta.value("resourceVersion", "");
+  if (!m.precondition_uid.empty() && m.precondition_uid != uid)
+    return Error(ApiError::Reason::kConflict, m.kind, m.name,
+                 "the UID in the precondition (" + m.precondition_uid +
+                     ") does not match the UID in record (" + uid +
+                     "). The object might have been deleted and then recreated");
+  if (!m.precondition_rv.empty() && m.precondition_rv != rv)
+    return Error(ApiError::Reason::kConflict, m.kind, m.name,
+                 "the ResourceVersion in the precondition (" + m.precondition_rv +
+                     ") does not match the ResourceVersion in record (" + rv +
+                     "). The object might have been modified");
+  return std::nullopt;
+}
+
 MutationResult Fail(ApiError e) {
   MutationResult r;
   r.error = std::move(e);
@@ -932,6 +949,7 @@ MutationResult Cluster::Delete(const Mutation& m) {
   const std::string ns = info->namespaced ? (m.namespace_.empty() ? "default" : m.namespace_) : "";
   const Json* existing = store_.Get(m.kind, ns, m.name);
   if (!existing) return Fail(Error(ApiError::Reason::kNotFound, m.kind, m.name, ""));
+  if (auto e = FailedPrecondition(m, *existing)) return Fail(std::move(*e));
   const Millis t = m.time;
   MutationResult result;
   if (m.dry_run) {  // found: answered with the object as it is, nothing changes

@@ -70,6 +70,9 @@ struct Mutation {
   bool force_status = false;  // update of the status subresource (Nodes only)
   bool eviction = false;      // delete: through pods/eviction (PDBs are checked)
   bool dry_run = false;       // ?dryRun=All: nothing changes (not journaled)
+  // delete: DeleteOptions.preconditions ("" when not given), checked against the stored object:
+  // 409 Conflict when either differs. Not journaled (a record holds a delete that passed them).
+  std::string precondition_uid, precondition_rv;
 
   // One line of JSON (the journal's record) and back.
   std::string Encode() const;
