@@ -330,7 +330,10 @@ void Controller::Start(Millis now) {
     Log("pod " + Display(key) + " runs on " + t.bound + " but the engine cannot place it there (" +
         PinRefusal(*t.workload) + "): counted as foreign");
     Forget(t, now);
+    CountForeign(key, t, false);  // off its node's allocatable before the pending pods come
   }
+  for (const auto& name : foreign_moved_) ApplyNode(name, now);
+  foreign_moved_.clear();
   // Then the pending pods and the Jobs waiting for admission, in creation order.
   std::vector<std::tuple<std::string, bool, Key>> rest;
   for (const auto& [created, key] : order) rest.emplace_back(created, false, key);

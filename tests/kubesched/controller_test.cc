@@ -433,11 +433,42 @@ TEST(KubeschedController, RestartSaysWhyABoundPodIsCountedAsForeign) {
   SyncAll(c, {NodeJson("n1", 8)},
           {PodJson("a", 8, "arbiter", "", "n1"), PodJson("b", 4, "arbiter", "", "n1")});
   (void)c.Step(kT0);
-  EXPECT_EQ(c.TakeLog(),
-            std::vector<std::string>{
-                "pod team-a/b runs on n1 but the engine cannot place it there (Unschedulable: 0/1 "
-                "nodes are available: 1 Insufficient nvidia.com/gpu. It runs on that node "
-                "already: nothing is preempted for it.): counted as foreign"});
+  const std::vector<std::string> log = c.TakeLog();
+  ASSERT_FALSE(log.empty());
+  EXPECT_EQ(log[0],
+            "pod team-a/b runs on n1 but the engine cannot place it there (Unschedulable: 0/1 "
+            "nodes are available: 1 Insufficient nvidia.com/gpu. It runs on that node already: "
+            "nothing is preempted for it.): counted as foreign");
+  // (Then n1 less b's 4 GPUs is refused: a's 8 use them. The node is overbooked indeed.)
+}
+
+// One its quota refuses (here: the ResourceQuota holds one of the two) keeps its room on its node
+// from the first cycle: a pending pod of another namespace does not get it.
+TEST(KubeschedController, BoundPodTheQuotaRefusesAtRestartKeepsItsRoom) {
+  Controller c({});
+  Json other = PodJson("other", 4);
+  other["metadata"]["namespace"] = "team-b";
+  c.Synced("Node", {NodeJson("n1", 8)});
+  c.Synced("Pod",
+           {PodJson("a", 4, "arbiter", "", "n1"), PodJson("b", 4, "arbiter", "", "n1"), other});
+  c.Synced("ResourceQuota",
+           {{{"apiVersion", "v1"},
+             {"kind", "ResourceQuota"},
+             {"metadata",
+              {{"name", "gpus"}, {"namespace", "team-a"}, {"uid", "rq"}, {"resourceVersion", "3"}}},
+             {"spec", {{"hard", {{"requests.nvidia.com/gpu", "4"}}}}}}});
+  for (const char* k : {"Namespace", "PriorityClass", "LimitRange", "PodDisruptionBudget",
+                        "ElasticQuota", "PoolPolicy", "PriceBook", "QoS"})
+    c.Synced(k, {});
+  EXPECT_TRUE(Binds(c.Step(kT0)).empty());
+  const std::vector<std::string> log = c.TakeLog();
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0].rfind("pod team-a/b runs on n1 but the engine cannot place it there "
+                         "(QuotaExceeded: exceeded quota: gpus",
+                         0),
+            0u)
+      << log[0];
+  EXPECT_EQ(c.engine().Get(*c.engine().Find("team-b", "other"))->phase, engine::Phase::kPending);
 }
 
 TEST(KubeschedController, PodTheLoaderRefusesIsToldWhy) {
