@@ -45,6 +45,7 @@ class Writer {
   static constexpr bool lostworkless = false;     // see Reader
   static constexpr bool backoffless = false;      // see Reader
   static constexpr bool heldless = false;         // see Reader
+  static constexpr bool boundless = false;        // see Reader
   void U8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
   void U32(uint32_t v) {
     for (int i = 0; i < 4; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -96,6 +97,9 @@ class Reader {
   // queue (engine snapshot version 10, command version 9, simulation state version 7): no
   // immediate requeues, no time held counted.
   bool heldless = false;
+  // The file predates SubmitPod::node, a pod bound already (engine snapshot version 11, command
+  // version 10): none.
+  bool boundless = false;
   explicit Reader(std::string_view in) : in_(in) {}
   uint8_t U8() {
     if (!Need(1)) return 0;

@@ -327,10 +327,13 @@ void Controller::Start(Millis now) {
     if (!t.workload) continue;
     auto st = engine_->Get(WorkloadId{*t.workload});
     if (st && st->phase == Phase::kRunning) continue;
-    Log("pod " + Display(key) + " runs on " + t.bound +
-        " but the engine cannot place it there (its quota is used up?): counted as foreign");
+    Log("pod " + Display(key) + " runs on " + t.bound + " but the engine cannot place it there (" +
+        PinRefusal(*t.workload) + "): counted as foreign");
     Forget(t, now);
+    CountForeign(key, t, false);  // off its node's allocatable before the pending pods come
   }
+  for (const auto& name : foreign_moved_) ApplyNode(name, now);
+  foreign_moved_.clear();
   // Then the pending pods and the Jobs waiting for admission, in creation order.
   std::vector<std::tuple<std::string, bool, Key>> rest;
   for (const auto& [created, key] : order) rest.emplace_back(created, false, key);
@@ -339,6 +342,16 @@ void Controller::Start(Millis now) {
   std::sort(rest.begin(), rest.end());
   for (const auto& [created, job, key] : rest) job ? ApplyJob(key, now) : ApplyPod(key, now);
   dirty_.clear();
+}
+
+// Why the engine did not bind a pinned workload: its reason and text, pending (its status) or
+// rejected at admission (its Rejected event).
+std::string Controller::PinRefusal(uint64_t workload) const {
+  if (auto st = engine_->Get(WorkloadId{workload}))
+    return st->reason.empty() ? engine::ToString(st->phase) : st->reason + ": " + st->message;
+  if (auto r = rejected_.find(workload); r != rejected_.end())
+    return std::string(r->second.event.reason) + ": " + r->second.event.message;
+  return "gone";
 }
 
 void Controller::ApplyPolicy(const std::string& kind, const Key& key, Millis now) {
@@ -495,14 +508,13 @@ void Controller::SubmitPod(const Key& key, const Json& pod, PodTrack& t, Millis 
     return;
   }
   Pod p = std::move(loaded).value();
-  if (!ResolveGroup(key, p, t) && !pinned) return;  // its PodGroup first
-  if (pinned) {
-    t.bound = Str(pod, "spec", "nodeName");
-    p.node_selector["kubernetes.io/hostname"] = t.bound;
-  }
+  if (!ResolveGroup(key, p, t) && !pinned) return;     // its PodGroup first
+  if (pinned) t.bound = Str(pod, "spec", "nodeName");  // it runs there: SubmitPod::node
   const uint64_t id = engine::Value(engine_->next_workload_id());
   std::string group = p.pod_group ? p.pod_group->name : "";
-  if (!Apply(engine::At(now, engine::SubmitPod{std::move(p), false, {}})).ok()) return;
+  if (!Apply(engine::At(now, engine::SubmitPod{std::move(p), false, {}, pinned ? t.bound : ""}))
+           .ok())
+    return;
   t.workload = id;
   pod_of_[id] = key;
   SetGroupMember(key, t, std::move(group));

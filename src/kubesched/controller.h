@@ -180,6 +180,7 @@ class Controller {
   void ApplyNode(const std::string& name, Millis now);
   void ApplyPod(const Key& key, Millis now);
   void SubmitPod(const Key& key, const Json& pod, PodTrack& t, Millis now, bool pinned);
+  std::string PinRefusal(uint64_t workload) const;
   // The loader's Pod for a pod object (the checks of `arbiter validate`), through pod_loads_.
   Result<Pod> LoadPod(const Json& pod);
   bool ResolveGroup(const Key& key, Pod& p, PodTrack& t);

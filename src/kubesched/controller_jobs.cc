@@ -208,10 +208,9 @@ void Controller::SubmitSlots(const Key& key, JobTrack& j, const Json& job,
     Pod p = set->pods.front();
     p.meta.name = key.second + "#" + std::to_string(i);
     p.pod_group = group;
-    if (i < static_cast<int32_t>(pins.size()))
-      p.node_selector["kubernetes.io/hostname"] = pins[i].second;
-    const uint64_t id = engine::Value(engine_->next_workload_id());
-    if (!Apply(engine::At(now, engine::SubmitPod{std::move(p), false, {}})).ok()) {
+    const std::string node = i < static_cast<int32_t>(pins.size()) ? pins[i].second : "";
+    const uint64_t id = engine::Value(engine_->next_workload_id());  // a pinned slot: where it runs
+    if (!Apply(engine::At(now, engine::SubmitPod{std::move(p), false, {}, node})).ok()) {
       j.dead = "the engine refused the Job's pods (see the log)";
       return;
     }

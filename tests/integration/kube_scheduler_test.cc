@@ -264,6 +264,54 @@ TEST_F(KubeScheduler, RestartAndCutWatchesLoseNothingAndBindNothingTwice) {
   Kubectl("delete node rs-0 rs-1 --wait=false");
 }
 
+// A NoSchedule taint or a cordon put on a node after Arbiter bound a pod there (the node
+// lifecycle controller's unreachable taint, an operator's) does not move the pod
+// (IgnoredDuringExecution): a restarted scheduler places it where it runs, charged to its quota,
+// instead of counting it as foreign; a new pod that would need its quota does not get it.
+TEST_F(KubeScheduler, RestartKeepsBoundPodsOnANodeTaintedOrCordonedSince) {
+  ASSERT_NO_FATAL_FAILURE(Fresh("bt", "bt-0"));
+  ASSERT_NO_FATAL_FAILURE(Node("bt-0", "bt"));
+  ASSERT_NO_FATAL_FAILURE(Apply(
+      "apiVersion: v1\nkind: Namespace\nmetadata: {name: bt}\n---\napiVersion: "
+      "arbiter.dev/v1alpha1\nkind: ElasticQuota\nmetadata: {name: quota, namespace: bt}\nspec:\n"
+      "  min: {nvidia.com/gpu: 8}\n"));
+  const std::string log = LogFile("bt");
+  const std::string used = "{.status.used.nvidia\\.com/gpu}";
+  {
+    Scheduler s("arbiter-bt", "bt", log);
+    ASSERT_NO_FATAL_FAILURE(Apply(kube_fixture::PodYaml("bt", "held", "arbiter-bt", 6)));
+    ASSERT_EQ(Until("pod held -n bt", "{.spec.nodeName}",
+                    [](const std::string& v) { return !v.empty(); }),
+              "bt-0")
+        << ReadFile(log);
+    ASSERT_EQ(
+        Until("elasticquota quota -n bt", used, [](const std::string& v) { return v == "6"; }), "6")
+        << ReadFile(log);
+    s.Stop(SIGTERM);
+  }
+  ASSERT_EQ(Kubectl("taint node bt-0 gpu=bad:NoSchedule").rc, 0);
+  ASSERT_EQ(Kubectl("cordon bt-0").rc, 0);
+  Scheduler again("arbiter-bt", "bt", log);
+  // 4 GPUs more exceed the quota's 8 with held's 6 counted: QuotaExceeded. (Were held counted as
+  // foreign, the quota would admit it and it would wait for room: Unschedulable.)
+  ASSERT_NO_FATAL_FAILURE(Apply(kube_fixture::PodYaml("bt", "needs", "arbiter-bt", 4) +
+                                "  tolerations:\n  - {key: gpu, operator: Exists}\n"
+                                "  - {key: node.kubernetes.io/unschedulable, operator: Exists}\n"));
+  const std::string reason = "{.status.conditions[?(@.type==\"PodScheduled\")].reason}";
+  EXPECT_EQ(Until("pod needs -n bt", reason, [](const std::string& v) { return !v.empty(); }),
+            "QuotaExceeded")
+      << Get("pod needs -n bt", "{.status.conditions}") << "\n"
+      << ReadFile(log);
+  EXPECT_EQ(Get("pod needs -n bt", "{.spec.nodeName}"), "");
+  EXPECT_EQ(Get("elasticquota quota -n bt", used), "6");
+  again.Stop(SIGTERM);
+  const std::string text = ReadFile(log);
+  EXPECT_EQ(text.find("counted as foreign"), std::string::npos) << text;
+  EXPECT_EQ(Get("pod held -n bt", "{.spec.nodeName}"), "bt-0");
+  Kubectl("delete namespace bt --wait=false");
+  Kubectl("delete node bt-0 --wait=false");
+}
+
 // PodGroups and ResourceFlavors from the cluster (deploy/podgroup-crd.yaml, deploy/crds.yaml): an
 // ElasticQuota's flavor sends its namespace's pod to the flavor's node; a gang whose PodGroup is
 // created after its pods waits and says so, then is bound whole.

@@ -396,6 +396,81 @@ TEST(KubeschedController, RestartPlacesBoundPodsWhereTheyRun) {
   EXPECT_EQ(c.engine().Workloads().size(), 3u);
 }
 
+// Taints with effect NoSchedule (the node lifecycle controller's unreachable taint, an
+// operator's) and cordons keep new pods off a node, never those running there
+// (IgnoredDuringExecution): a restart places Arbiter's bound pods where they run, charged to
+// their quota and holding their room, not counted as foreign.
+TEST(KubeschedController, RestartPlacesBoundPodsOnTaintedAndCordonedNodes) {
+  Controller c({});
+  Json n1 = NodeJson("n1", 8), n2 = NodeJson("n2", 8), n3 = NodeJson("n3", 8);
+  n1["spec"]["taints"] =
+      Json::array({{{"key", "node.kubernetes.io/unreachable"}, {"effect", "NoSchedule"}}});
+  n2["spec"]["unschedulable"] = true;
+  n3["spec"]["taints"] =
+      Json::array({{{"key", "gpu"}, {"value", "bad"}, {"effect", "NoSchedule"}}});
+  Json waits = PodJson("waits", 8);  // may use n3 (it tolerates the taint), not n1 or n2
+  waits["spec"]["tolerations"].push_back({{"key", "gpu"}, {"operator", "Exists"}});
+  SyncAll(c, {n1, n2, n3},
+          {PodJson("a", 8, "arbiter", "", "n1"), PodJson("b", 8, "arbiter", "", "n2"),
+           PodJson("c", 4, "arbiter", "", "n3"), waits});
+  const std::vector<Action> a = c.Step(kT0);
+  for (const auto& l : c.TakeLog()) ADD_FAILURE() << l;
+  EXPECT_TRUE(Binds(a).empty());
+  for (const auto& [pod, node] :
+       std::map<std::string, std::string>{{"a", "n1"}, {"b", "n2"}, {"c", "n3"}}) {
+    auto id = c.engine().Find("team-a", pod);
+    ASSERT_TRUE(id) << pod;
+    EXPECT_EQ(c.engine().Get(*id)->node, node) << pod;
+  }
+  EXPECT_EQ(c.engine().namespace_usages().at("team-a").Get("nvidia.com/gpu"), 20000);
+  EXPECT_EQ(c.engine().Get(*c.engine().Find("team-a", "waits"))->phase, engine::Phase::kPending);
+}
+
+// A bound pod the engine still cannot place (here: no room left on its node) is counted as
+// foreign, and the log says the engine's reason for it.
+TEST(KubeschedController, RestartSaysWhyABoundPodIsCountedAsForeign) {
+  Controller c({});
+  SyncAll(c, {NodeJson("n1", 8)},
+          {PodJson("a", 8, "arbiter", "", "n1"), PodJson("b", 4, "arbiter", "", "n1")});
+  (void)c.Step(kT0);
+  const std::vector<std::string> log = c.TakeLog();
+  ASSERT_FALSE(log.empty());
+  EXPECT_EQ(log[0],
+            "pod team-a/b runs on n1 but the engine cannot place it there (Unschedulable: 0/1 "
+            "nodes are available: 1 Insufficient nvidia.com/gpu. It runs on that node already: "
+            "nothing is preempted for it.): counted as foreign");
+  // (Then n1 less b's 4 GPUs is refused: a's 8 use them. The node is overbooked indeed.)
+}
+
+// One its quota refuses (here: the ResourceQuota holds one of the two) keeps its room on its node
+// from the first cycle: a pending pod of another namespace does not get it.
+TEST(KubeschedController, BoundPodTheQuotaRefusesAtRestartKeepsItsRoom) {
+  Controller c({});
+  Json other = PodJson("other", 4);
+  other["metadata"]["namespace"] = "team-b";
+  c.Synced("Node", {NodeJson("n1", 8)});
+  c.Synced("Pod",
+           {PodJson("a", 4, "arbiter", "", "n1"), PodJson("b", 4, "arbiter", "", "n1"), other});
+  c.Synced("ResourceQuota",
+           {{{"apiVersion", "v1"},
+             {"kind", "ResourceQuota"},
+             {"metadata",
+              {{"name", "gpus"}, {"namespace", "team-a"}, {"uid", "rq"}, {"resourceVersion", "3"}}},
+             {"spec", {{"hard", {{"requests.nvidia.com/gpu", "4"}}}}}}});
+  for (const char* k : {"Namespace", "PriorityClass", "LimitRange", "PodDisruptionBudget",
+                        "ElasticQuota", "PoolPolicy", "PriceBook", "QoS"})
+    c.Synced(k, {});
+  EXPECT_TRUE(Binds(c.Step(kT0)).empty());
+  const std::vector<std::string> log = c.TakeLog();
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0].rfind("pod team-a/b runs on n1 but the engine cannot place it there "
+                         "(QuotaExceeded: exceeded quota: gpus",
+                         0),
+            0u)
+      << log[0];
+  EXPECT_EQ(c.engine().Get(*c.engine().Find("team-b", "other"))->phase, engine::Phase::kPending);
+}
+
 TEST(KubeschedController, PodTheLoaderRefusesIsToldWhy) {
   Controller c({});
   Json bad = PodJson("bad", 1);

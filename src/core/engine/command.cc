@@ -63,6 +63,7 @@ void IoOp(A& a, CommandOp& op) {
                    Io(a, c.pod);
                    Io(a, c.immediate);
                    Io(a, c.allowed_gpu_models);
+                   if (!a.boundless) Io(a, c.node);  // version 11
                  },
                  [&](DeletePod& c) {
                    IoId(a, c.id);
@@ -141,6 +142,7 @@ Result<Command> DecodeCommand(std::string_view bytes) {
   r.topologyless = version < 7;
   r.backoffless = version < 9;
   r.heldless = version < 10;
+  r.boundless = version < 11;
   Command c;
   Io(r, c.time);
   const uint32_t index = r.U32();

@@ -70,6 +70,16 @@ struct SubmitPod {
   // A placement constraint for GPU pods (a trace's gpu_spec "A|B"): only nodes whose
   // nvidia.com/gpu.product label is one of these. Empty: any model.
   std::vector<std::string> allowed_gpu_models;
+  // The node the pod runs on already (its spec.nodeName: a scheduler restarted under running
+  // pods), "" none. The next Tick binds it there if the node has the room and its quota admits
+  // it; what only decides placements does not apply to a running pod (Kubernetes'
+  // IgnoredDuringExecution): cordoning, NoSchedule and PreferNoSchedule taints, nodeSelector and
+  // node affinity, pod affinity, anti-affinity and topology spread, room held for nominated or
+  // reserved workloads. A NoExecute taint evicts it once bound, as any running workload (unless
+  // tolerated, for its tolerationSeconds from the bind). It never preempts nor reclaims: if it
+  // cannot be bound it stays Pending with the reason (WorkloadStatus::reason and message), and
+  // once bound it is an ordinary workload (requeued, it may go anywhere).
+  std::string node = {};  // (a default: SubmitPod{pod, immediate, models} leaves it out)
 };
 
 // A user deletes a pod (kubectl delete, scancel). Pending: it leaves the queue at once (event
@@ -273,9 +283,9 @@ const char* CommandName(const Command& c);
 // scheduling.backfillDepth and fairSharing.preemptionStrategies; 6: node taints, pod tolerations
 // and node affinity; 7: pod affinity, anti-affinity and topology spread constraints, PoolPolicy
 // spec.latency.schedInterval; 8: PoolPolicy preemption.victimOrder LeastLostWork (the same byte,
-// a new value); 9: PoolPolicy preemption.requeuingStrategy; 10: its immediateRequeues (2 to 9
-// still read).
-inline constexpr uint32_t kCommandVersion = 10;
+// a new value); 9: PoolPolicy preemption.requeuingStrategy; 10: its immediateRequeues; 11:
+// SubmitPod::node (2 to 10 still read).
+inline constexpr uint32_t kCommandVersion = 11;
 std::string EncodeCommand(const Command& c);
 Result<Command> DecodeCommand(std::string_view bytes);
 

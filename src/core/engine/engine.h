@@ -154,8 +154,9 @@ class Engine {
   // 8: the workloads' backfill reservation as fields (WorkloadStatus::reservation); 9: PoolPolicy
   // preemption.victimOrder LeastLostWork, the workloads' checkpoint interval and shutdown time
   // 10: PoolPolicy preemption.requeuingStrategy; 11: its immediateRequeues, the workloads' time
-  // held out of the queue (WorkloadStatus::held_total) (2 to 10 are still read)
-  static constexpr uint32_t kSnapshotVersion = 11;
+  // held out of the queue (WorkloadStatus::held_total); 12: a pending workload's bound node
+  // (SubmitPod::node) (2 to 11 are still read)
+  static constexpr uint32_t kSnapshotVersion = 12;
 
  private:
   std::unique_ptr<State> s_;

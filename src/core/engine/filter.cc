@@ -113,9 +113,19 @@ void State::RecountMinPriority(uint32_t pos) {
 
 // In kube-scheduler's filter order: NodeUnschedulable, TaintToleration, NodeAffinity.
 // Then (with `topology`) PodTopologySpread and InterPodAffinity (pod_topology.cc).
+// A workload bound already (SubmitPod::node) passes its node only, whatever those say (they are
+// IgnoredDuringExecution; NoExecute taints evict it once bound); its flavor's labels still hold
+// (its quota is counted on a flavor of the node it runs on).
 State::NodeFilter State::FilterNode(uint32_t pos, const Workload& w, const Taint** taint,
                                     bool topology) const {
   const NodeState& n = nodes[pos];
+  if (!w.bound_node().empty()) {
+    if (n.name != w.bound_node()) return NodeFilter::kAffinity;
+    for (const auto& [k, v] : w.rare().flavor_labels)
+      if (auto it = n.labels->find(k); it == n.labels->end() || it->second != v)
+        return NodeFilter::kAffinity;
+    return NodeFilter::kPass;
+  }
   if (!n.schedulable && !w.tolerates_unschedulable) return NodeFilter::kUnschedulable;
   if (fit[pos].tainted)
     if (const Taint* t =
@@ -241,11 +251,13 @@ std::string State::NoFitMessage(const Workload& w) const {
   std::map<std::string, size_t> taints;  // untolerated taint "{key: value}" -> nodes
   const placement::PodShape& p = w.shape;
   const bool selector = NeedsNodeFilter(w);
-  const bool topology = NeedsTopology(w);
+  const bool bound = !w.bound_node().empty();  // in its node's room, held for others or not
+  const bool topology = NeedsTopology(w) && !bound;
   const bool plain_ext = p.ext.size() == 1 && p.ext.entries()[0].first == kPods;
+  const bool cordoned_ok = w.tolerates_unschedulable || bound;
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     const FitEntry& e = fit[i];
-    if (!e.schedulable && !w.tolerates_unschedulable) {
+    if (!e.schedulable && !cordoned_ok) {
       ++f.unschedulable;
       continue;
     }
@@ -276,9 +288,9 @@ std::string State::NoFitMessage(const Workload& w) const {
       f.existing_anti_affinity += why == NodeFilter::kExistingAntiAffinity;
       if (why != NodeFilter::kPass) continue;
     }
-    if (m == 0 && nominations > 0 && !FitsRespectingNominated(i, w)) {
+    if (m == 0 && !bound && nominations > 0 && !FitsRespectingNominated(i, w)) {
       if (f.held++ == 0) held_at = i;
-    } else if (m == 0 && Reserved(i) && DelaysReservation(i, w))
+    } else if (m == 0 && !bound && Reserved(i) && DelaysReservation(i, w))
       ++f.reserved;
     f.cpu += (m & NodeState::kShortCpu) != 0;
     f.memory += (m & NodeState::kShortMemory) != 0;
@@ -315,11 +327,13 @@ size_t State::ScanFitWith(const Workload& w, size_t start, size_t want, bool ski
   const size_t n = nodes.size();
   const placement::PodShape& shape = w.shape;
   const bool selector = NeedsNodeFilter(w);
-  const bool cordoned_ok = w.tolerates_unschedulable;
+  // Bound already (SubmitPod::node): in its node's room, cordoned, held for others or not.
+  const bool bound = !w.bound_node().empty();
+  const bool cordoned_ok = w.tolerates_unschedulable || bound;
   const bool constrained = shape.gpu_count > 0 && w.model_mask != ~uint32_t{0};
   const bool plain_ext = shape.ext.size() == 1 && shape.ext.entries()[0].first == kPods;
-  const bool nominated_anywhere = nominations > 0;
-  const bool reserving = !reservations.empty();
+  const bool nominated_anywhere = nominations > 0 && !bound;
+  const bool reserving = !reservations.empty() && !bound;
   const FitEntry* const fit_at = fit.data();
   const FitEntry* const block_at = fit_block.data();
   size_t processed = 0, found = 0;
@@ -443,6 +457,20 @@ std::optional<placement::Choice> State::ChooseFeasible(const Workload& w, size_t
 
 // `dry`: choose only (a gang's members are placed together), do not bind.
 bool State::TryPlace(Workload& w, PlaceChoice* dry) {
+  if (!w.bound_node().empty()) {  // bound already (SubmitPod::node): there or nowhere
+    auto id = node_ids.find(w.bound_node());
+    if (id == node_ids.end() || !node_info[id->second].present) return false;
+    const uint32_t pos = node_info[id->second].pos;
+    if (!NodeSelectable(pos, w) || !nodes[pos].Fits(w.shape) ||
+        !placement::ModelAccepts(nodes[pos].gpu_model, w.shape))
+      return false;
+    const placement::GpuAssignment gpus = placer->Score(nodes[pos], w.shape).gpus;
+    if (dry)
+      *dry = PlaceChoice{pos, gpus};
+    else
+      Bind(w, pos, gpus);
+    return true;
+  }
   if (w.nominated_node != kNoNode) {
     const uint32_t pos = node_info[w.nominated_node].pos;
     if (NodeSelectable(pos, w) && FitsRespectingNominated(pos, w)) {

@@ -277,19 +277,23 @@ State::GangDryRun State::DryRunGang(const std::vector<Slot>& pend, const std::st
 // respect the budgets.
 bool State::PlanGangPreemption(const std::vector<Slot>& pend, std::vector<PreemptDryRun>& plans,
                                std::string* why) {
-  bool never = false;
-  for (Slot s : pend) never |= workloads[s].preemption_policy == PreemptionPolicy::kNever;
+  bool never = false, bound = false;  // a member bound already (SubmitPod::node) preempts nothing
+  for (Slot s : pend) {
+    never |= workloads[s].preemption_policy == PreemptionPolicy::kNever;
+    bound |= !workloads[s].bound_node().empty();
+  }
   std::vector<char> excluded(workloads.size(), 0);
   std::vector<Tentative> log;
   bool planned = false;
   ++pool_version;
   std::vector<char> touched(nodes.size(), 0);  // by position: nodes the plan changed
-  if (!never) {
+  if (!never && !bound) {
     std::string member_why;
     planned = PlanRoomForMembers(pend, log, excluded, touched, plans, &member_why);
     if (!planned) *why = " No preemption plan frees room for every member (" + member_why + ")";
   } else {
-    *why = " Preemption is not allowed: a member's preemptionPolicy is Never";
+    *why = never ? " Preemption is not allowed: a member's preemptionPolicy is Never"
+                 : " Preemption is not allowed: a member runs on its node already";
   }
   UndoTentative(log);
   ++pool_version;  // no-fit reasons seen during the dry run are not kept

@@ -114,6 +114,7 @@ bool State::TryReclaimGang(Gang& g, const std::vector<Slot>& pend, std::string* 
   Workload sum;
   for (Slot s : pend) {
     const Workload& m = workloads[s];
+    if (!m.bound_node().empty()) return false;  // it runs already (SubmitPod::node)
     if (!m.has_quota || quota.Holds(m)) continue;
     if (!first) {
       first = &m;

@@ -122,6 +122,7 @@ Workload& NewWorkload(State& s, const SubmitPod& c, const std::string& ns, std::
   x.topology = PodTopologyRules::Of(pod);
   if (x.topology) s.topology_seen = true;
   x.immediate = c.immediate;
+  if (!c.node.empty()) x.rare_mut().bound_node = c.node;
   x.submit_time = s.now;
   x.pending_since = s.now;
   x.grace = pod.termination_grace_period.value_or(kDefaultGrace);
@@ -337,7 +338,13 @@ void State::Bind(Workload& w, uint32_t pos, const placement::GpuAssignment& gpus
   if (w.first_start < 0) w.first_start = now;
   w.pending_total += now - w.pending_since;
   SetMessage(w, "", reason::kNone);
-  if (w.rare_block) w.rare_block->reason_keys = {};
+  if (w.rare_block) {
+    w.rare_block->reason_keys = {};
+    if (!w.rare_block->bound_node.empty()) {  // bound where it ran: an ordinary workload now
+      w.rare_block->bound_node.clear();
+      AssignClasses(w);
+    }
+  }
   w.DropRareIfEmpty();
   w.last_event_type = -1;
   w.preempted_by.clear();

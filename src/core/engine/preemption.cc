@@ -467,9 +467,10 @@ void ExecutePreemption(State& s, Workload& w, const PreemptPlan& best) {
 
 // `dry` (a gang's plan): find the plan, execute nothing.
 bool State::TryPreempt(Workload& w, std::string* why, PreemptDryRun* dry) {
-  if (w.preemption_policy == PreemptionPolicy::kNever) {
+  if (w.preemption_policy == PreemptionPolicy::kNever || !w.bound_node().empty()) {
     PreemptionBlocked blocked;
-    blocked.kind = PreemptionBlocked::Kind::kPolicyNever;
+    blocked.kind = w.bound_node().empty() ? PreemptionBlocked::Kind::kPolicyNever
+                                          : PreemptionBlocked::Kind::kBound;
     *why = Render(blocked);
     return false;
   }

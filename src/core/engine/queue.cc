@@ -107,6 +107,8 @@ std::string State::ShapeKey(const Workload& w) const {
   // Backfill lets a workload with a short enough time limit use a reserved node where another of
   // the same shape may not: the time limit is part of the class.
   if (w.time_limit > 0) k += "|limit" + std::to_string(w.time_limit);
+  if (!w.bound_node().empty())
+    k += "|bound" + std::to_string(w.bound_node().size()) + ":" + w.bound_node();
   return k;
 }
 

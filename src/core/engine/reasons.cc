@@ -47,6 +47,8 @@ std::string Render(const PreemptionBlocked& b) {
       return "";
     case K::kPolicyNever:
       return " Preemption is not allowed: its PriorityClass has preemptionPolicy: Never.";
+    case K::kBound:
+      return " It runs on that node already: nothing is preempted for it.";
     case K::kTooYoung:
       return " Some workloads are younger than the minimum run time (" +
              FormatDuration(b.min_runtime) + ") and cannot be preempted before " +

@@ -64,6 +64,7 @@ struct PreemptionBlocked {
   enum class Kind : uint8_t {
     kNone,          // nothing to add
     kPolicyNever,   // the PriorityClass says preemptionPolicy: Never
+    kBound,         // it runs on its node already (SubmitPod::node): it never preempts
     kTooYoung,      // candidates are younger than minRuntime until `until`
     kBudgets,       // every plan would violate these PodDisruptionBudgets (Strict)
     kNoVictims,     // no node frees enough by preempting lower-priority workloads

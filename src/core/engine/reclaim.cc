@@ -175,6 +175,7 @@ bool PodReclaim::StepCombined(const std::vector<Slot>& gone, Plan* plan) {
 bool State::TryReclaim(Workload& w, const QuotaBook::ElasticResult& eq, std::string* why,
                        std::string* wait) {
   (void)eq;
+  if (!w.bound_node().empty()) return false;  // it runs already (SubmitPod::node): evicts nobody
   return PodReclaim(*this, w).Run(why, wait);
 }
 

@@ -156,7 +156,8 @@ void IoWorkload(A& a, Workload& w, std::vector<uint64_t>& waiting_for, uint64_t&
     Io(a, w.checkpoint_interval);
     Io(a, w.shutdown_time);
   }
-  if (!a.heldless) Io(a, w.held_total);  // version 11
+  if (!a.heldless) Io(a, w.held_total);      // version 11
+  if (!a.boundless) Io(a, rare.bound_node);  // version 12
   if constexpr (A::kReading)
     if (!none.Empty()) w.rare_block = std::make_unique<WorkloadRare>(std::move(none));
 }
@@ -782,6 +783,7 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot,
   r.lostworkless = version < 9;
   r.backoffless = version < 10;
   r.heldless = version < 11;
+  r.boundless = version < 12;
   auto fail = [&](const std::string& why) {
     return R::Error(StatusCode::kInvalidArgument, "corrupt engine snapshot: " + why);
   };

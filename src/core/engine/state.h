@@ -228,7 +228,8 @@ class State {
   // or the pool has tainted nodes.
   bool NeedsNodeFilter(const Workload& w) const {
     return !w.node_selector.empty() || !w.rare().flavor_labels.empty() ||
-           w.rare().node_affinity.required || tainted_nodes > 0 || NeedsTopology(w);
+           w.rare().node_affinity.required || tainted_nodes > 0 || NeedsTopology(w) ||
+           !w.bound_node().empty();
   }
   // Taint and affinity preferences make a difference among the feasible nodes (kube-scheduler's
   // TaintToleration and NodeAffinity scores).

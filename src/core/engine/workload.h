@@ -66,9 +66,12 @@ struct WorkloadRare {
   std::map<std::string, std::string> flavor_labels;
   std::vector<uint32_t> reserved_on;     // Workload::reserved_from's nodes (NodeId values)
   std::vector<std::string> reason_keys;  // kinds of pending reason already reported this spell
+  // SubmitPod::node until it is bound there: the node it runs on already (IgnoredDuringExecution,
+  // State::FilterNode).
+  std::string bound_node;
   bool Empty() const {
     return tolerations.empty() && node_affinity.Empty() && flavor_labels.empty() &&
-           reserved_on.empty() && reason_keys.empty();
+           reserved_on.empty() && reason_keys.empty() && bound_node.empty();
   }
 };
 inline const WorkloadRare kNoRare{};
@@ -131,6 +134,8 @@ struct Workload {
     if (!rare_block) rare_block = std::make_unique<WorkloadRare>();
     return *rare_block;
   }
+  // Pending on a node it runs on already (SubmitPod::node), "" otherwise.
+  const std::string& bound_node() const { return rare().bound_node; }
   void DropRareIfEmpty() {
     if (rare_block && rare_block->Empty()) rare_block.reset();
   }

@@ -185,14 +185,20 @@ TEST(LostWorkTest, CheckpointFactsSurviveSnapshotsAndVersion8StillReads) {
   std::string b = *body;
   const size_t at = b.find(facts);
   ASSERT_NE(at, std::string::npos);
-  // The facts, then version 11's time held out of the queue (0 here): cut both.
-  ASSERT_EQ(b.substr(at + facts.size(), 8), std::string(8, '\0'));
-  std::string v10 = b;  // without the time held only: a version-10 snapshot, facts kept
-  v10.erase(at + facts.size(), 8);
+  // The facts, then version 11's time held out of the queue (0 here) and version 12's bound node
+  // (none: an empty text): cut them.
+  ASSERT_EQ(b.substr(at + facts.size(), 16), std::string(16, '\0'));
+  std::string v11 = b;  // without the bound node: a version-11 snapshot
+  v11.erase(at + facts.size() + 8, 8);
+  auto r11 = Engine::Restore(serial::Seal("engine", 11, v11));
+  ASSERT_TRUE(r11.ok()) << r11.message();
+  EXPECT_EQ((*r11)->Snapshot(), snap);
+  std::string v10 = b;  // without the time held either: a version-10 snapshot, facts kept
+  v10.erase(at + facts.size(), 16);
   auto r10 = Engine::Restore(serial::Seal("engine", 10, v10));
   ASSERT_TRUE(r10.ok()) << r10.message();
   EXPECT_EQ((*r10)->Snapshot(), snap);
-  b.erase(at, facts.size() + 8);
+  b.erase(at, facts.size() + 16);
   auto v8 = Engine::Restore(serial::Seal("engine", 8, b));
   ASSERT_TRUE(v8.ok()) << v8.message();
   EXPECT_EQ((*v8)->Snapshot(), engine_with(false)->Snapshot());

@@ -562,6 +562,8 @@ TEST(CommandEncodingTest, ReadsVersion6PodWithoutTopology) {
   const size_t v7 = at + 8 + 1 + 8 + 1 + 8;
   ASSERT_EQ(b.substr(v7, 48), std::string(48, '\0'));
   b.erase(v7, 48);
+  ASSERT_EQ(b.substr(b.size() - 8), std::string(8, '\0'));  // version 11's node (none), last
+  b.erase(b.size() - 8);
   auto c = DecodeCommand(serial::Seal("command", 6, b));
   ASSERT_TRUE(c.ok()) << c.message();
   const Pod& back = std::get<SubmitPod>(c->op).pod;
