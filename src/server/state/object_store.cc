@@ -258,12 +258,13 @@ int64_t ObjectStore::Put(const std::string& kind, const std::string& ns, const s
   StoredRef stored(Make(kind, std::move(object)));
   Objects& objs = kinds_[kind];
   kind_versions_[kind] = rv;
-  auto old = objs.find({ns, name});
+  Key key{ns, name};
+  auto old = objs.find(key);
   if (!indexes_.empty())
-    Reindex(kind, {ns, name}, old == objs.end() ? nullptr : old->second.get(), stored.get());
+    Reindex(kind, key, old == objs.end() ? nullptr : old->second.get(), stored.get());
   if (old != objs.end()) CountPhase(kind, old->second, -1);
   CountPhase(kind, stored, 1);
-  auto [it, added] = objs.insert_or_assign({ns, name}, stored);
+  const bool added = objs.insert_or_assign(key, stored);
   events_.push_back(WatchEvent{rv, kind, ns, added ? "ADDED" : "MODIFIED", stored.shared()});
   return rv;
 }
@@ -277,13 +278,14 @@ int64_t ObjectStore::Skip(const std::string& kind) {
 bool ObjectStore::Remove(const std::string& kind, const std::string& ns, const std::string& name) {
   auto k = kinds_.find(kind);
   if (k == kinds_.end()) return false;
-  auto it = k->second.find({ns, name});
+  Key key{ns, name};
+  auto it = k->second.find(key);
   if (it == k->second.end()) return false;
   const int64_t rv = ++rv_;
   Json last = *it->second.json_ptr();  // (a compacted one's is parsed, not kept)
-  Reindex(kind, {ns, name}, &last, nullptr);
+  Reindex(kind, key, &last, nullptr);
   CountPhase(kind, it->second, -1);
-  k->second.erase(it);
+  k->second.erase(key);
   kind_versions_[kind] = rv;
   last["metadata"]["resourceVersion"] = std::to_string(rv);
   events_.push_back(WatchEvent{rv, kind, ns, "DELETED", Make(kind, std::move(last))});
@@ -318,11 +320,7 @@ ObjectStore::Saved ObjectStore::Capture() const {
   Saved out;
   out.resource_version = rv_;
   out.kinds.reserve(kinds_.size());
-  for (const auto& [kind, objs] : kinds_) {
-    auto& list = out.kinds.emplace_back(kind, std::vector<std::shared_ptr<const StoredObject>>{});
-    list.second.reserve(objs.size());
-    for (const auto& [key, obj] : objs) list.second.push_back(obj.shared());
-  }
+  for (const auto& [kind, objs] : kinds_) out.kinds.emplace_back(kind, objs.Freeze());
   return out;
 }
 
@@ -337,11 +335,11 @@ bool ObjectStore::Saved::Write(const Sink& out) const {
     if (!out(name)) return false;
     bool first = true;
     std::string text;
-    for (const auto& obj : objs) {
+    for (const auto& [key, obj] : objs) {
       if (!first && !out(",")) return false;
       first = false;
       text.clear();
-      obj->AppendWireText(text);
+      obj.stored().AppendWireText(text);
       if (!out(text)) return false;
     }
     if (!out("]")) return false;
@@ -381,7 +379,7 @@ void ObjectStore::Load(Json&& saved) {
       StoredRef stored(Make(kind, std::move(obj)));
       Reindex(kind, key, nullptr, stored.get());
       CountPhase(kind, stored, 1);
-      objs.emplace(std::move(key), std::move(stored));
+      objs.insert_or_assign(key, std::move(stored));
       Trim();  // one object at a time: the loaded trees do not pile up
     }
   }

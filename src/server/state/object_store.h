@@ -26,6 +26,8 @@
 #include <utility>
 #include <vector>
 
+#include "server/state/chunk_map.h"
+
 namespace arbiter::server {
 
 using Json = nlohmann::json;
@@ -139,7 +141,8 @@ class StoredRef {
 class ObjectStore {
  public:
   using Key = std::pair<std::string, std::string>;  // namespace, name
-  using Objects = std::map<Key, StoredRef>;         // in (namespace, name) order
+  // In (namespace, name) order, in chunks that a capture shares (chunk_map.h).
+  using Objects = ChunkMap<Key, StoredRef>;
 
   const Json* Get(const std::string& kind, const std::string& ns, const std::string& name) const;
   std::shared_ptr<const Json> Share(const std::string& kind, const std::string& ns,
@@ -193,11 +196,12 @@ class ObjectStore {
 
   // Whole state (for snapshots): every object plus the counter.
   Json Save() const;
-  // The whole state as of now, for a snapshot written on another thread: every stored object
-  // shared (immutable; its wire text is made thread-safely), none copied, and the counter.
+  // The whole state as of now, for a snapshot written on another thread: each kind's chunks of
+  // objects shared (Objects::Freeze: O(chunks), no object touched; an object is immutable and
+  // makes its wire text thread-safely), and the counter.
   struct Saved {
     int64_t resource_version = 0;
-    std::vector<std::pair<std::string, std::vector<std::shared_ptr<const StoredObject>>>> kinds;
+    std::vector<std::pair<std::string, Objects::Frozen>> kinds;
     // Save()'s JSON text (the same bytes as Save().dump()), written from the objects' wire texts:
     // no tree of the whole state is made. Thread-safe. Write() gives it to `out` in pieces
     // (stopping at, and answering, a false from `out`); Size() is its length.

@@ -1,0 +1,217 @@
+// The store's chunked map (server/state/chunk_map.h) against a std::map: random inserts,
+// overwrites, erases, clears and lookups give the same rows in the same order; a frozen map keeps
+// the rows of its instant whatever the map does after it (many frozen at once, read on another
+// thread too); ascending and descending keys fill whole chunks and erases merge sparse ones.
+#include "server/state/chunk_map.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace arbiter::server {
+namespace chunk_map_test {
+
+using Key = std::pair<std::string, std::string>;
+// A value that owns heap memory (leaks and double frees show under the sanitizers).
+using Value = std::shared_ptr<const std::string>;
+using Model = std::map<Key, std::string>;
+
+Key KeyOf(uint32_t i) {
+  // Namespaces of several keys and names past the short-string buffer.
+  return {"ns-" + std::to_string(i % 7), "name-with-a-long-tail-" + std::to_string(i)};
+}
+Value ValueOf(int v) { return std::make_shared<const std::string>("value-" + std::to_string(v)); }
+
+template <typename Rows>
+void ExpectRows(const Rows& rows, const Model& want) {
+  ASSERT_EQ(rows.size(), want.size());
+  ASSERT_EQ(rows.empty(), want.empty());
+  auto w = want.begin();
+  for (const auto& [key, value] : rows) {
+    ASSERT_NE(w, want.end());
+    ASSERT_EQ(key, w->first);
+    ASSERT_EQ(*value, w->second);
+    ++w;
+  }
+  ASSERT_EQ(w, want.end());
+}
+
+template <size_t kMax>
+void ExpectLookups(const ChunkMap<Key, Value, kMax>& m, const Model& want, const Key& k) {
+  auto it = m.find(k);
+  auto w = want.find(k);
+  ASSERT_EQ(it == m.end(), w == want.end());
+  if (w != want.end()) {
+    ASSERT_EQ(it->first, k);
+    ASSERT_EQ(*it->second, w->second);
+    ASSERT_EQ(*m.at(k), w->second);
+  } else {
+    ASSERT_THROW(m.at(k), std::out_of_range);
+  }
+  auto lb = m.lower_bound(k);
+  auto wlb = want.lower_bound(k);
+  ASSERT_EQ(lb == m.end(), wlb == want.end());
+  if (wlb != want.end()) {
+    ASSERT_EQ(lb->first, wlb->first);
+  }
+}
+
+template <size_t kMax>
+void RandomRun(uint32_t seed, int steps, uint32_t keys) {
+  std::mt19937 rng(seed);
+  ChunkMap<Key, Value, kMax> m;
+  Model want;
+  std::vector<std::pair<typename ChunkMap<Key, Value, kMax>::Frozen, Model>> frozen;
+  int next = 0;
+  for (int step = 0; step < steps; ++step) {
+    const uint32_t op = rng() % 1000;
+    const Key k = KeyOf(rng() % keys);
+    if (op < 500) {
+      const int v = next++;
+      const bool added = want.count(k) == 0;
+      ASSERT_EQ(m.insert_or_assign(k, ValueOf(v)), added);
+      want[k] = *ValueOf(v);
+    } else if (op < 900) {
+      ASSERT_EQ(m.erase(k), want.erase(k) == 1);
+    } else if (op < 960) {
+      ExpectLookups(m, want, k);
+    } else if (op < 995) {
+      frozen.emplace_back(m.Freeze(), want);
+      if (frozen.size() > 8) frozen.erase(frozen.begin() + static_cast<long>(rng() % 8));
+    } else {
+      m.clear();
+      want.clear();
+    }
+    if (step % 211 == 0) {
+      ExpectRows(m, want);
+      for (const auto& [f, w] : frozen) ExpectRows(f, w);
+    }
+  }
+  ExpectRows(m, want);
+  for (const auto& [f, w] : frozen) ExpectRows(f, w);
+  for (uint32_t i = 0; i < keys; ++i) ExpectLookups(m, want, KeyOf(i));
+  ExpectLookups(m, want, Key{"", ""});
+  ExpectLookups(m, want, Key{"zz", ""});
+}
+
+TEST(ChunkMap, MatchesAStdMapUnderRandomOperationsAndFreezes) {
+  for (uint32_t seed = 1; seed <= 12; ++seed) {
+    RandomRun<4>(seed, 4000, 300);  // chunks of 4: splits and merges all the time
+    RandomRun<16>(seed, 4000, 600);
+    RandomRun<256>(seed, 6000, 3000);
+  }
+}
+
+// A frozen map is not changed by overwrites, erases and inserts after it, in a chunk it shares
+// or not, nor by a later freeze and the writes after that.
+TEST(ChunkMap, AFrozenMapNeverSeesLaterWrites) {
+  ChunkMap<Key, Value, 8> m;
+  Model want;
+  for (int i = 0; i < 100; ++i) {
+    m.insert_or_assign(KeyOf(i), ValueOf(i));
+    want[KeyOf(i)] = *ValueOf(i);
+  }
+  const auto first = m.Freeze();
+  const Model first_want = want;
+  m.insert_or_assign(KeyOf(5), ValueOf(1005));     // overwrite
+  ASSERT_TRUE(m.erase(KeyOf(6)));                  // erase
+  m.insert_or_assign(KeyOf(1000), ValueOf(2000));  // insert
+  want[KeyOf(5)] = *ValueOf(1005);
+  want.erase(KeyOf(6));
+  want[KeyOf(1000)] = *ValueOf(2000);
+  const auto second = m.Freeze();
+  const Model second_want = want;
+  for (int i = 0; i < 100; i += 3) {
+    ASSERT_EQ(m.erase(KeyOf(i)), want.erase(KeyOf(i)) == 1);
+  }
+  m.insert_or_assign(KeyOf(5), ValueOf(3005));
+  want[KeyOf(5)] = *ValueOf(3005);
+  ExpectRows(first, first_want);
+  ExpectRows(second, second_want);
+  ExpectRows(m, want);
+  m.clear();
+  ExpectRows(first, first_want);
+  ExpectRows(second, second_want);
+  ExpectRows(m, Model{});
+}
+
+// A frozen map read on another thread while the map goes on changing (what a snapshot's bytes
+// do): it reads the rows of its instant (and ThreadSanitizer sees no write to what it reads).
+TEST(ChunkMap, AFrozenMapIsReadOnAnotherThreadWhileTheMapChanges) {
+  ChunkMap<Key, Value, 16> m;
+  Model want;
+  for (int i = 0; i < 2000; ++i) {
+    m.insert_or_assign(KeyOf(i), ValueOf(i));
+    want[KeyOf(i)] = *ValueOf(i);
+  }
+  const auto frozen = m.Freeze();
+  std::string read;
+  std::thread reader([&] {
+    for (const auto& [key, value] : frozen) read += key.second + "=" + *value + ";";
+  });
+  std::mt19937 rng(7);
+  for (int step = 0; step < 4000; ++step) {
+    const Key k = KeyOf(rng() % 3000);
+    if (rng() % 2) {
+      m.insert_or_assign(k, ValueOf(step));
+    } else {
+      m.erase(k);
+    }
+  }
+  reader.join();
+  std::string expected;
+  for (const auto& [key, value] : want) expected += key.second + "=" + value + ";";
+  EXPECT_EQ(read, expected);
+}
+
+// Ascending or descending keys fill whole chunks (not halves); erasing most of the rows merges
+// the chunks left sparse, and erasing all leaves none.
+TEST(ChunkMap, KeysInOrderFillWholeChunksAndErasesMergeSparseOnes) {
+  auto key = [](int i) {
+    std::string n = std::to_string(i);
+    return Key{"ns", std::string(6 - n.size(), '0') + n};
+  };
+  ChunkMap<Key, Value, 16> up, down;
+  for (int i = 0; i < 1600; ++i) {
+    up.insert_or_assign(key(i), ValueOf(i));
+    down.insert_or_assign(key(1599 - i), ValueOf(i));
+  }
+  EXPECT_EQ(up.chunks(), 100u);
+  EXPECT_EQ(down.chunks(), 100u);
+  for (int i = 0; i < 1600; ++i) {
+    if (i % 16 != 0) {
+      ASSERT_TRUE(up.erase(key(i)));
+    }
+  }
+  EXPECT_EQ(up.size(), 100u);
+  EXPECT_LE(up.chunks(), 100u / 3 + 1);  // 100 rows left, chunks of 3 or more after merges
+  for (int i = 0; i < 1600; i += 16) ASSERT_TRUE(up.erase(key(i)));
+  EXPECT_EQ(up.chunks(), 0u);
+  EXPECT_TRUE(up.empty());
+  EXPECT_EQ(up.begin(), up.end());
+}
+
+// Freeze shares the chunks: it copies no row (the values' owners count no new holder).
+TEST(ChunkMap, FreezeSharesChunksAndCopiesNoRow) {
+  ChunkMap<Key, Value, 16> m;
+  auto v = ValueOf(1);
+  for (int i = 0; i < 100; ++i) m.insert_or_assign(KeyOf(i), v);
+  const long held = v.use_count();
+  const auto f = m.Freeze();
+  EXPECT_EQ(v.use_count(), held);
+  EXPECT_EQ(f.chunks(), m.chunks());
+  // The first write to a chunk after it copies that chunk alone.
+  m.insert_or_assign(KeyOf(0), ValueOf(2));
+  EXPECT_GT(v.use_count(), held);
+  EXPECT_LE(v.use_count(), held + 16);
+}
+
+}  // namespace chunk_map_test
+}  // namespace arbiter::server
