@@ -310,6 +310,39 @@ TEST(ClusterTest, ACreateTakesTheResourceVersionsItAlwaysTook) {
                    "+6 ADDED Pod high Pending", "answer +6", "= +6"}));
 }
 
+// A created pod is stored with the status its cycle gave it, as if written over its Pending status
+// as it always was (that Pending status is no longer written first when the cycle moves the pod):
+// a running pod, an unschedulable one, and one that named a node and carried a status of its own.
+TEST(ClusterTest, ACreatedPodIsStoredWithTheStatusItAlwaysHad) {
+  Cluster c("0000abcd");
+  Pool(c);
+  Json bound = Pod("bound", 4);
+  bound["spec"]["nodeName"] = "elsewhere";
+  bound["status"] = {{"phase", "Succeeded"}};
+  Millis t = kT0 + 500;
+  for (const Json& request : {Pod("run", 2), Pod("huge", 16), bound}) {
+    const std::string name = request["metadata"]["name"];
+    t += 1000;
+    const Json answer = Ok(c, Create(t, request));
+    const Json& stored = *c.store().Get("Pod", "default", name);
+    EXPECT_EQ(answer, stored) << name;
+    // The object as it was made: the Pending status written, then the engine's over it.
+    Json want = stored;
+    want.erase("status");
+    want["spec"].erase("nodeName");
+    engine::WorkloadStatus pending;
+    pending.phase = engine::Phase::kPending;
+    SetPodStatus(want, pending, nullptr, t);
+    const auto id = c.engine().Find("default", name);
+    ASSERT_TRUE(id.has_value()) << name;
+    SetPodStatus(want, *c.engine().Get(*id), nullptr, t);
+    EXPECT_EQ(want, stored) << name;
+  }
+  EXPECT_EQ((*c.store().Get("Pod", "default", "run"))["status"]["phase"], "Running");
+  EXPECT_EQ((*c.store().Get("Pod", "default", "huge"))["status"]["phase"], "Pending");
+  EXPECT_EQ((*c.store().Get("Pod", "default", "bound"))["spec"]["nodeName"], "gpu-0");
+}
+
 // B4: the engine reports a kind of pending reason once, but its text moves on (here the gang's
 // member count); every pending pod's status follows it, not only those with an event.
 TEST(ClusterTest, PendingPodsMessageFollowsTheEngineWithoutAnEventOfItsOwn) {

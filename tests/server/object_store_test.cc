@@ -187,5 +187,43 @@ TEST(ObjectStoreCapture, ACaptureWritesTheStoreAsItWasWhenTaken) {
   EXPECT_EQ(s.ListStored("Pod", "").size(), 600u - 86u + 17u + 300u);
 }
 
+// A removed object's DELETED event is written from the stored tree with the new resourceVersion,
+// not from a copy: the same bytes and tree as the copy's, for a hot and a cold Pod and an Event
+// whose other members hold a "resourceVersion" too.
+TEST(ObjectStoreCompact, DeletedObjectsAreTheLastStateWithTheNewVersion) {
+  ObjectStore s;
+  s.SetCompact({"Pod"}, 1);
+  const Json event = {
+      {"apiVersion", "v1"},
+      {"kind", "Event"},
+      {"involvedObject", {{"kind", "Pod"}, {"name", "p0"}, {"resourceVersion", "1"}}},
+      {"metadata",
+       {{"name", "e"},
+        {"namespace", "ns"},
+        {"annotations", {{"resourceVersion", "2"}}},
+        {"uid", "u-1"},
+        {"creationTimestamp", "2026-12-01T10:24:02Z"}}},
+      {"message", "caf\u00e9 \"resourceVersion\":\"2\""}};
+  s.Put("Pod", "ns", "p0", PodJson(0));  // 1
+  s.Put("Event", "ns", "e", event);      // 2
+  s.Put("Pod", "ns", "p1", PodJson(1));  // 3
+  s.Trim();                              // p0 is cold, p1 hot
+  ASSERT_TRUE(s.All("Pod").at({"ns", "p0"}).stored().compacted());
+  ASSERT_TRUE(s.Remove("Pod", "ns", "p0"));   // 4
+  ASSERT_TRUE(s.Remove("Event", "ns", "e"));  // 5
+  ASSERT_TRUE(s.Remove("Pod", "ns", "p1"));   // 6
+  std::vector<WatchEvent> events = s.TakeEvents();
+  ASSERT_EQ(events.size(), 6u);
+  const Json want[] = {Versioned(PodJson(0), 4), Versioned(event, 5), Versioned(PodJson(1), 6)};
+  for (size_t i = 0; i < 3; ++i) {
+    const WatchEvent& e = events[3 + i];
+    EXPECT_EQ(e.type, "DELETED");
+    EXPECT_EQ(e.resource_version, static_cast<int64_t>(4 + i));
+    EXPECT_EQ(e.object.WireText(), kube::WireJson(want[i])) << i;
+    EXPECT_EQ(*e.object.tree(), want[i]) << i;
+  }
+  EXPECT_EQ(events[5].object.tree()->at("metadata").at("labels").at("i"), "1");
+}
+
 }  // namespace object_store_test
 }  // namespace arbiter::server

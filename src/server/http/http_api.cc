@@ -666,7 +666,7 @@ void HandleWrite(Daemon& d, const httplib::Request& req, httplib::Response& res,
     const std::string name =
         op == Mutation::Op::kCreate && meta.is_object() ? meta.value("name", "") : t.name;
     Mutation attempt_m = m;
-    attempt_m.object = *body;
+    attempt_m.object = generate ? *body : std::move(*body);  // (without a generated name: once)
     MutationResult result = d.Mutate(std::move(attempt_m), /*copy_object=*/false);
     if (generate && !result.ok() && result.error->reason == ApiError::Reason::kAlreadyExists &&
         result.error->kind == r.kind && attempt < 7)

@@ -858,7 +858,7 @@ void Cluster::Commit(Millis time, const ManifestSet& set, Target& t) {
   }
   if (t.kind.id == KindId::kJob) DefaultJob(t.obj, meta.value("uid", ""));
   if (t.kind.storage == Storage::kWorkload && !t.existing) {
-    AdmitPod(time, t);
+    AdmitPod(t);
     (void)Exec(engine::At(time, engine::Tick{}));
     StoreNewPod(time, t);
   } else {
@@ -875,12 +875,10 @@ void Cluster::Commit(Millis time, const ManifestSet& set, Target& t) {
   if (t.deadline_set) RefreshAllPending(time);
 }
 
-// A created pod's priority fields and Pending status. Kubernetes' Priority admission:
-// spec.priority, and the class (the global default when none is named) and its preemption
-// policy, as the engine resolved them at submission.
-void Cluster::AdmitPod(Millis time, Target& t) const {
-  engine::WorkloadStatus pending;
-  pending.phase = engine::Phase::kPending;
+// A created pod's priority fields. Kubernetes' Priority admission: spec.priority, and the class
+// (the global default when none is named) and its preemption policy, as the engine resolved them
+// at submission. Its spec.nodeName goes (as its Pending status, written by StoreNewPod, erases it).
+void Cluster::AdmitPod(Target& t) const {
   if (auto st = engine_->Get(WorkloadId{*t.new_workload}); st && t.obj["spec"].is_object()) {
     Json& spec = t.obj["spec"];
     spec["priority"] = st->priority;
@@ -889,7 +887,7 @@ void Cluster::AdmitPod(Millis time, Target& t) const {
       spec["preemptionPolicy"] =
           st->preemption_policy == PreemptionPolicy::kNever ? "Never" : "PreemptLowerPriority";
   }
-  SetPodStatus(t.obj, pending, nullptr, time);
+  if (t.obj.contains("spec") && t.obj["spec"].is_object()) t.obj["spec"].erase("nodeName");
 }
 
 // A created pod (Pending) after the cycle that followed its SubmitPod. It used to be stored
@@ -898,6 +896,11 @@ void Cluster::AdmitPod(Millis time, Target& t) const {
 // SyncPodStatus, at the resourceVersion of that second write; the version of the first is used
 // up unseen. So a create takes the same resourceVersions as before (a journal of an older
 // release replays to the versions it served), and a watcher sees the pod ADDED with its status.
+//
+// The Pending status is written only when the pod is stored with it: the status its cycle gave it
+// is the same whether made from the Pending status or from none (the Pending status's conditions
+// change at `time` either way, it has no container statuses), and a status that is not Pending
+// changes the pod (ClusterTest.ACreatedPodIsStoredWithTheStatusItAlwaysHad).
 void Cluster::StoreNewPod(Millis time, Target& t) {
   const uint64_t id = *t.new_workload;
   // What SyncPodStatus will write, from the outputs Sync reads: the status of a pod the cycle
@@ -912,14 +915,20 @@ void Cluster::StoreNewPod(Millis time, Target& t) {
   auto fin = sink_->finished.find(id);
   const std::optional<engine::WorkloadStatus> st =
       fin != sink_->finished.end() ? std::optional(fin->second) : engine_->Get(WorkloadId{id});
+  engine::WorkloadStatus pending;
+  pending.phase = engine::Phase::kPending;
   if (touched && st && st->phase != engine::Phase::kDeleted) {
     PodStatusUpdate u = PodStatusOf(t.obj, *st, disruption ? &*disruption : nullptr, time);
-    if (Changes(t.obj, u)) {
+    const bool moved = json_member::Member(u.status, "phase") != "Pending";
+    if (!moved) SetPodStatus(t.obj, pending, nullptr, time);
+    if (moved || Changes(t.obj, u)) {
       store_.Skip("Pod");
       ApplyPodStatus(t.obj, std::move(u));
       new_pod_ = NewPod{id, std::move(t.obj)};
       return;
     }
+  } else {
+    SetPodStatus(t.obj, pending, nullptr, time);
   }
   store_.Put("Pod", t.ns, t.name, std::move(t.obj));
 }

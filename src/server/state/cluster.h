@@ -220,7 +220,7 @@ class Cluster {
   Status ApplyPod(Millis time, const ManifestSet& set, Target& t);
   Status ReapplyFlavor(Millis time, const ManifestSet& set, const std::string& name);
   void Commit(Millis time, const ManifestSet& set, Target& t);
-  void AdmitPod(Millis time, Target& t) const;
+  void AdmitPod(Target& t) const;
   // A created pod after its cycle: stored (Pending), or held in new_pod_ for SyncPodStatus.
   void StoreNewPod(Millis time, Target& t);
   // A created pod that its cycle moved, between the cycle and the SyncPodStatus that stores it

@@ -1,5 +1,6 @@
 #include "server/state/object_store.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "adapters/kube/status.h"
@@ -59,6 +60,66 @@ class HotTrees {
 };
 
 namespace {
+// A string as kube::WireJson writes it: printable ASCII without quote or backslash as is,
+// anything else by WireJson itself (escapes, invalid UTF-8).
+void AppendWireString(std::string& out, const std::string& s) {
+  const bool plain = std::all_of(s.begin(), s.end(), [](char ch) {
+    const auto c = static_cast<unsigned char>(ch);
+    return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+  });
+  if (!plain) return kube::AppendWireJson(out, Json(s));
+  out += '"';
+  out += s;
+  out += '"';
+}
+
+// The object's wire text with metadata.resourceVersion `rv`: the bytes kube::WireJson writes of a
+// copy with it set, without the copy (the keys of a Json object are in order).
+std::string WireTextWithVersion(const Json& obj, const std::string& rv) {
+  auto meta = obj.is_object() ? obj.find("metadata") : obj.end();
+  if (meta == obj.end() || !meta->is_object()) {
+    Json copy = obj;
+    copy["metadata"]["resourceVersion"] = rv;
+    return kube::WireJson(copy);
+  }
+  static const std::string kKey = "resourceVersion";
+  std::string out = "{";
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (it != obj.begin()) out += ',';
+    AppendWireString(out, it.key());
+    out += ':';
+    if (it != meta) {
+      kube::AppendWireJson(out, it.value());
+      continue;
+    }
+    out += '{';
+    bool first = true, written = false;
+    auto field = [&](const std::string& key) {
+      if (!first) out += ',';
+      first = false;
+      AppendWireString(out, key);
+      out += ':';
+    };
+    for (auto m = meta->begin(); m != meta->end(); ++m) {
+      if (!written && m.key() >= kKey) {
+        field(kKey);
+        AppendWireString(out, rv);
+        written = true;
+        if (m.key() == kKey) continue;
+      }
+      field(m.key());
+      kube::AppendWireJson(out, m.value());
+    }
+    if (!written) {
+      field(kKey);
+      AppendWireString(out, rv);
+    }
+    out += '}';
+  }
+  out += '}';
+  return out;
+}
+
 // A stable address for each distinct string (phases, container names: few), for the process's
 // life (as LiveFacts' strings are). Thread-safe.
 const std::string* Intern(const std::string& s) {
@@ -70,6 +131,28 @@ const std::string* Intern(const std::string& s) {
 }  // namespace
 
 StoredObject::StoredObject(Json j, std::shared_ptr<HotTrees> hot) {
+  SetPodFacts(j);
+  tree_ = std::make_shared<const Json>(std::move(j));
+  pack_ = hot != nullptr;
+  hot_ = std::move(hot);
+  if (hot_) hot_->Touch(this);
+}
+
+StoredObject::StoredObject(std::string wire_text, const Json& facts, bool pack) {
+  SetPodFacts(facts);
+  pack_ = pack;
+  std::call_once(once_, [&] {
+    if (pack_) {
+      text_ = PackText(wire_text);
+    } else {
+      text_ = std::move(wire_text);
+      text_.shrink_to_fit();
+    }
+  });
+  made_.store(true, std::memory_order_release);
+}
+
+void StoredObject::SetPodFacts(const Json& j) {
   static const std::string* const kNone = Intern("");
   pod_phase_ = first_container_ = kNone;
   if (j.is_object() && j.value("kind", "") == "Pod") {
@@ -82,10 +165,6 @@ StoredObject::StoredObject(Json j, std::shared_ptr<HotTrees> hot) {
             cs->front().is_object() && n != cs->front().end() && n->is_string())
           first_container_ = Intern(n->get_ref<const std::string&>());
   }
-  tree_ = std::make_shared<const Json>(std::move(j));
-  pack_ = hot != nullptr;
-  hot_ = std::move(hot);
-  if (hot_) hot_->Touch(this);
 }
 
 StoredObject::~StoredObject() {
@@ -282,13 +361,19 @@ bool ObjectStore::Remove(const std::string& kind, const std::string& ns, const s
   auto it = k->second.find(key);
   if (it == k->second.end()) return false;
   const int64_t rv = ++rv_;
-  Json last = *it->second.json_ptr();  // (a compacted one's is parsed, not kept)
-  Reindex(kind, key, &last, nullptr);
+  const std::shared_ptr<const Json> last = it->second.json_ptr();  // (a compacted one's is parsed)
+  Reindex(kind, key, last.get(), nullptr);
   CountPhase(kind, it->second, -1);
   k->second.erase(key);
   kind_versions_[kind] = rv;
-  last["metadata"]["resourceVersion"] = std::to_string(rv);
-  events_.push_back(WatchEvent{rv, kind, ns, "DELETED", Make(kind, std::move(last))});
+  // Its last state with the new resourceVersion, as text made from the stored tree (not a copy of
+  // it, a tree that a DELETED event's readers would seldom read: 20,000 Events are kept, so every
+  // create removes one).
+  const bool compact = hot_ && compact_kinds_.count(kind) > 0;
+  events_.push_back(
+      WatchEvent{rv, kind, ns, "DELETED",
+                 std::make_shared<const StoredObject>(
+                     WireTextWithVersion(*last, std::to_string(rv)), *last, compact)});
   return true;
 }
 

@@ -76,6 +76,9 @@ class StoredObject {
   // hot: the hot trees of a compact kind (its text packed), nullptr for a kind never compacted.
   StoredObject(Json j, std::shared_ptr<HotTrees> hot);
   explicit StoredObject(Json j) : StoredObject(std::move(j), nullptr) {}
+  // An object given as its wire text, kept packed if `pack` (a compact kind's), its tree parsed
+  // when read; `facts` is its tree, read for the Pod facts below and not kept.
+  StoredObject(std::string wire_text, const Json& facts, bool pack);
   ~StoredObject();
   StoredObject(const StoredObject&) = delete;
   StoredObject& operator=(const StoredObject&) = delete;
@@ -102,6 +105,7 @@ class StoredObject {
 
  private:
   friend class HotTrees;
+  void SetPodFacts(const Json& j);
   // The kept text, made once; `made` (if not null) gets the plain text when this call made it.
   const std::string& Kept(std::string* made) const;
   // Interned (the few distinct values are kept for the process's life): 16 bytes a Pod, not 64.
