@@ -594,7 +594,9 @@ BENCHMARK(BM_ClusterLivePodsMemory)
 // before the capture at its highest while the bytes are written to a sink that keeps none;
 // after_ms: what the engine pays after a capture at worst, where it next touches the workload
 // table (each chunk copied once, slot_table.h): a read of every workload (Engine::Workloads) right
-// after the captures, less the same read again.
+// after the captures, less the same read again. store_cpu_ms, counters_cpu_ms, pods_cpu_ms,
+// works_cpu_ms, engine_cpu_ms: capture_cpu_ms by step (Cluster::CaptureStep): the stored objects,
+// the events and counters, the live and finished pods' keys, the work model's state, the engine's.
 // The heap in use (malloc's, MB).
 double HeapMb() { return static_cast<double>(mallinfo2().uordblks) / 1e6; }
 
@@ -614,11 +616,18 @@ void BM_ClusterSnapshot(benchmark::State& state) {
     return std::chrono::duration<double, std::milli>(Clock::now() - a).count();
   };
   double capture_heap = 0, write_heap = 0;
+  using Step = arbiter::server::Cluster::CaptureStep;
+  double step_cpu[5] = {};  // by Step
   for (auto _ : state) {
     const double heap0 = HeapMb();
     auto t0 = Clock::now();
     const double cpu0 = cpu_ms();
-    const auto cap = c.CaptureSnapshot();
+    double at = cpu0;  // the CPU time at the end of the previous step
+    const auto cap = c.CaptureSnapshot([&](Step s) {
+      const double now = cpu_ms();
+      step_cpu[static_cast<size_t>(s)] += now - at;
+      at = now;
+    });
     capture_cpu += cpu_ms() - cpu0;
     capture += ms(t0);
     capture_heap += HeapMb() - heap0;
@@ -660,6 +669,9 @@ void BM_ClusterSnapshot(benchmark::State& state) {
   state.counters["snapshot_mb"] = static_cast<double>(bytes) / 1e6;
   state.counters["capture_heap_mb"] = capture_heap / n;
   state.counters["write_heap_mb"] = write_heap;
+  const char* step_names[] = {"store_cpu_ms", "counters_cpu_ms", "pods_cpu_ms", "works_cpu_ms",
+                              "engine_cpu_ms"};
+  for (size_t i = 0; i < 5; ++i) state.counters[step_names[i]] = step_cpu[i] / n;
 }
 BENCHMARK(BM_ClusterSnapshot)
     ->Arg(10000)

@@ -32,18 +32,25 @@ std::optional<T> OptOf(const Json& j) {
 }
 }  // namespace
 
-std::shared_ptr<const SnapshotCapture> Cluster::CaptureSnapshot() const {
+std::shared_ptr<const SnapshotCapture> Cluster::CaptureSnapshot(
+    const std::function<void(CaptureStep)>& after) const {
+  auto step = [&](CaptureStep s) {
+    if (after) after(s);
+  };
   auto c = std::make_shared<SnapshotCapture>();
   c->store_ = store_.Capture();
+  step(CaptureStep::kStore);
   c->uid_counter_ = uid_counter_;
   c->event_counter_ = event_counter_;
   c->events_.assign(events_.begin(), events_.end());
+  c->decision_digest_ = decision_digest_;
+  c->decision_count_ = decision_count_;
+  step(CaptureStep::kCounters);
   c->pods_.reserve(pod_of_.size());
   for (const auto& [id, key] : pod_of_) c->pods_.emplace_back(id, key);
   c->finished_.reserve(finished_of_.size());
   for (const auto& [key, id] : finished_of_) c->finished_.emplace_back(id, key);
-  c->decision_digest_ = decision_digest_;
-  c->decision_count_ = decision_count_;
+  step(CaptureStep::kPods);
   // The work model's state of the live workloads only (pods, and workloads a timer waits for):
   // a finished workload's is never read again, and the whole history would make snapshots, and
   // start-up, grow with every pod ever run. Ids index the vectors (dense from 0), so their
@@ -72,7 +79,9 @@ std::shared_ptr<const SnapshotCapture> Cluster::CaptureSnapshot() const {
   c->work_count_ = recorder_->works.size();
   c->timer_seq_ = timers_.seq();
   c->generation_count_ = gens.size();
+  step(CaptureStep::kWorks);
   c->engine_ = engine_->Capture();  // copied; encoded by Write, off the lock
+  step(CaptureStep::kEngine);
   return c;
 }
 

@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -176,7 +177,11 @@ class Cluster {
   // given the same mutations behaves as the one that was saved. In two steps for the daemon:
   // CaptureSnapshot() under its lock (cheap per live object), then SnapshotCapture::Bytes() on
   // any thread while the cluster goes on (cluster_snapshot.h); Snapshot() is both at once.
-  std::shared_ptr<const SnapshotCapture> CaptureSnapshot() const;
+  // `after` (benchmarks) is told as each step of the capture ends: the stored objects, the
+  // events and counters, the live and finished pods' keys, the work model's state, the engine's.
+  enum class CaptureStep { kStore, kCounters, kPods, kWorks, kEngine };
+  std::shared_ptr<const SnapshotCapture> CaptureSnapshot(
+      const std::function<void(CaptureStep)>& after = {}) const;
   std::string Snapshot() const;
   Status Restore(const std::string& bytes);
 
