@@ -45,6 +45,7 @@
 #include "server/durability/command_tape.h"
 #include "server/metrics/live_facts.h"
 #include "server/metrics/scheduling_stats.h"
+#include "server/state/chunked_map.h"
 #include "server/state/kind_table.h"
 #include "server/state/object_store.h"
 
@@ -318,7 +319,8 @@ class Cluster {
   std::unique_ptr<Sink> sink_;
   // Loaded policy objects by kind / namespace / name (each a one-object set): validation context.
   std::map<std::string, std::map<ObjectStore::Key, ManifestSet>> policy_;
-  std::map<uint64_t, ObjectStore::Key> pod_of_;  // live workloads' pods
+  // Live workloads' pods. Chunked (as finished_of_): a snapshot's capture freezes it in O(chunks).
+  ChunkedMap<uint64_t, ObjectStore::Key> pod_of_;
   // Live workloads' arbiter.dev/usage, from their pods as applied (what /metrics serves as their
   // use; requests when absent). Rebuilt from the stored pods at Restore.
   std::map<uint64_t, std::shared_ptr<const ResourceList>> usage_of_;
@@ -339,7 +341,7 @@ class Cluster {
   std::map<ObjectStore::Key, uint64_t> workload_of_;
   // Finished pods still stored, by their workload's id: deleting one sends the engine DeletePod,
   // which forgets its `count/pods` charge (Kubernetes counts a terminal pod until it is deleted).
-  std::map<ObjectStore::Key, uint64_t> finished_of_;
+  ChunkedMap<ObjectStore::Key, uint64_t> finished_of_;
   std::set<uint64_t> pending_;           // live workloads whose pod status says Pending
   std::set<uint64_t> reserved_;          // of those, the ones holding a backfill reservation
   std::set<std::string> quota_dirty_;    // namespaces whose pods or quotas/PDBs changed
