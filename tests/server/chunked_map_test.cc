@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <map>
 #include <random>
 #include <string>
@@ -83,6 +84,21 @@ TEST(ChunkedMapTest, WritesAfterACaptureAndSeveralCapturesAlive) {
   model[1000] = "x";
   EXPECT_EQ(Items(m), Items(model));
   for (const auto& [f, want] : captures) EXPECT_EQ(Items(f), want);
+}
+
+TEST(ChunkedMapTest, AMovedMapKeepsItsEntriesAndItsCaptures) {
+  Small m;
+  for (uint64_t k = 0; k < 20; ++k) m.insert_or_assign(k, "v");
+  const Small::Frozen f = m.Freeze();
+  Small n(std::move(m));
+  EXPECT_TRUE(m.empty());  // NOLINT(bugprone-use-after-move): moved-from is empty
+  n.insert_or_assign(3, "w");
+  EXPECT_EQ(f.size(), 20u);
+  EXPECT_EQ(std::next(f.begin(), 3)->second, "v");
+  EXPECT_EQ(n.find(3)->second, "w");
+  m = std::move(n);
+  EXPECT_EQ(m.size(), 20u);
+  EXPECT_TRUE(n.empty());  // NOLINT(bugprone-use-after-move)
 }
 
 TEST(ChunkedMapTest, StringKeys) {

@@ -80,6 +80,24 @@ class ChunkedMap {
     size_t size_ = 0;
   };
 
+  ChunkedMap() = default;
+  // Not copied: a copy would share chunks it deems writable (Freeze() shares them safely).
+  ChunkedMap(const ChunkedMap&) = delete;
+  ChunkedMap& operator=(const ChunkedMap&) = delete;
+  ChunkedMap(ChunkedMap&& o) noexcept
+      : chunks_(std::move(o.chunks_)), size_(std::exchange(o.size_, 0)), epoch_(o.epoch_) {
+    o.chunks_.clear();
+  }
+  ChunkedMap& operator=(ChunkedMap&& o) noexcept {
+    if (this != &o) {
+      chunks_ = std::exchange(o.chunks_, {});
+      size_ = std::exchange(o.size_, 0);
+      epoch_ = o.epoch_;
+    }
+    return *this;
+  }
+  ~ChunkedMap() = default;
+
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   const_iterator begin() const { return {&chunks_, 0, 0}; }
