@@ -594,8 +594,10 @@ BENCHMARK(BM_ClusterLivePodsMemory)
 // before the capture at its highest while the bytes are written to a sink that keeps none;
 // after_ms: what the engine pays after a capture at worst, where it next touches the workload
 // table (each chunk copied once, slot_table.h): a read of every workload (Engine::Workloads) right
-// after the captures, less the same read again; store_capture_cpu_ms: the stored objects' part of
-// capture_cpu_ms (ObjectStore::Capture, taken again apart).
+// after the captures, less the same read again. store_cpu_ms, counters_cpu_ms,
+// pods_cpu_ms, works_cpu_ms, engine_cpu_ms: capture_cpu_ms by step (Cluster::CaptureStep): the
+// stored objects, the events and counters, the live and finished pods' keys, the work model's
+// state, the engine's.
 // The heap in use (malloc's, MB).
 double HeapMb() { return static_cast<double>(mallinfo2().uordblks) / 1e6; }
 
@@ -604,7 +606,6 @@ void BM_ClusterSnapshot(benchmark::State& state) {
   AddDefaultNamespaceAndNodes(c, 64);
   AddRunningPods(c, state.range(0));
   double capture = 0, engine_capture = 0, engine = 0, bytes_ms = 0, after = 0, capture_cpu = 0;
-  double store_cpu = 0;
   auto cpu_ms = [] {
     timespec ts{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -616,11 +617,18 @@ void BM_ClusterSnapshot(benchmark::State& state) {
     return std::chrono::duration<double, std::milli>(Clock::now() - a).count();
   };
   double capture_heap = 0, write_heap = 0;
+  using Step = arbiter::server::Cluster::CaptureStep;
+  double step_cpu[5] = {};  // by Step
   for (auto _ : state) {
     const double heap0 = HeapMb();
     auto t0 = Clock::now();
     const double cpu0 = cpu_ms();
-    const auto cap = c.CaptureSnapshot();
+    double at = cpu0;  // the CPU time at the end of the previous step
+    const auto cap = c.CaptureSnapshot([&](Step s) {
+      const double now = cpu_ms();
+      step_cpu[static_cast<size_t>(s)] += now - at;
+      at = now;
+    });
     capture_cpu += cpu_ms() - cpu0;
     capture += ms(t0);
     capture_heap += HeapMb() - heap0;
@@ -642,11 +650,6 @@ void BM_ClusterSnapshot(benchmark::State& state) {
     engine_capture += ms(t0);
     benchmark::DoNotOptimize(engine_cap);
     engine_cap.reset();
-    const double store_cpu0 = cpu_ms();
-    auto store_cap = c.store().Capture();  // freed after the timing, as on the snapshot thread
-    store_cpu += cpu_ms() - store_cpu0;
-    benchmark::DoNotOptimize(store_cap);
-    store_cap = {};
     t0 = Clock::now();
     benchmark::DoNotOptimize(c.engine().Snapshot());
     engine += ms(t0);
@@ -661,13 +664,15 @@ void BM_ClusterSnapshot(benchmark::State& state) {
   state.counters["capture_ms"] = capture / n;
   state.counters["capture_cpu_ms"] = capture_cpu / n;
   state.counters["engine_capture_ms"] = engine_capture / n;
-  state.counters["store_capture_cpu_ms"] = store_cpu / n;
   state.counters["engine_ms"] = engine / n;
   state.counters["bytes_ms"] = bytes_ms / n;
   state.counters["after_ms"] = after / n;
   state.counters["snapshot_mb"] = static_cast<double>(bytes) / 1e6;
   state.counters["capture_heap_mb"] = capture_heap / n;
   state.counters["write_heap_mb"] = write_heap;
+  const char* step_names[] = {"store_cpu_ms", "counters_cpu_ms", "pods_cpu_ms", "works_cpu_ms",
+                              "engine_cpu_ms"};
+  for (size_t i = 0; i < 5; ++i) state.counters[step_names[i]] = step_cpu[i] / n;
 }
 BENCHMARK(BM_ClusterSnapshot)
     ->Arg(10000)

@@ -14,6 +14,7 @@
 
 #include "core/engine/engine.h"
 #include "core/engine/sink.h"
+#include "core/engine/slot_table.h"
 #include "driver/work_model.h"
 
 namespace arbiter::driver {
@@ -127,7 +128,9 @@ class Recorder final : public engine::EventSink, public engine::RunSink {
   void Record(const engine::WorkloadStatus& s);
 
   SimResult result;
-  std::vector<Work> works;  // by WorkloadId
+  // By WorkloadId: of every workload submitted. Chunked (engine::SlotTable): grows without moving
+  // and a daemon's snapshot takes it in O(chunks) (Freeze).
+  engine::SlotTable<Work> works;
   // The code a workload's run exits with when its duration is done (arbiter.dev/exit-code).
   int32_t ExitCode(engine::WorkloadId id) const {
     const uint64_t v = engine::Value(id);

@@ -107,55 +107,94 @@ std::string WorkModel::LossText(Millis kept, Millis lost) {
 
 uint64_t& WorkTimers::Gen(engine::WorkloadId w) {
   const uint64_t i = engine::Value(w);
-  if (i >= generation_.size()) generation_.resize(i + 1, 0);
+  while (generation_.size() <= i) generation_.push_back(0);
   return generation_[i];
+}
+
+void WorkTimers::Push(const Timer& t) {
+  size_t i = heap_.size();
+  heap_.push_back(t);
+  for (; i > 0; i = (i - 1) / 2) {
+    const Timer& parent = heap_[(i - 1) / 2];
+    if (!(parent > t)) break;
+    heap_[i] = parent;
+  }
+  heap_[i] = t;
+}
+
+void WorkTimers::Pop() {
+  const Timer last = heap_.back();
+  heap_.pop_back();
+  const size_t n = heap_.size();
+  if (n == 0) return;
+  size_t i = 0;
+  for (size_t c = 1; c < n; c = 2 * i + 1) {
+    if (c + 1 < n && heap_[c] > heap_[c + 1]) ++c;
+    if (!(last > heap_[c])) break;
+    heap_[i] = heap_[c];
+    i = c;
+  }
+  heap_[i] = last;
 }
 
 void WorkTimers::Arm(engine::WorkloadId w, Millis at, Kind kind) {
   const uint64_t g = ++Gen(w);
-  heap_.push(Timer{at, seq_++, w, g, kind});
+  Push(Timer{at, seq_++, w, g, kind});
 }
 
 void WorkTimers::Disarm(engine::WorkloadId w) { ++Gen(w); }
 
 std::optional<Millis> WorkTimers::Next() {
-  while (!heap_.empty() && heap_.top().generation != Gen(heap_.top().workload)) heap_.pop();
+  while (!heap_.empty() && heap_[0].generation != Gen(heap_[0].workload)) Pop();
   if (heap_.empty()) return std::nullopt;
-  return heap_.top().time;
+  return heap_[0].time;
 }
 
 std::optional<WorkTimers::Timer> WorkTimers::PopDue(Millis now) {
   while (!heap_.empty()) {
-    const Timer t = heap_.top();
+    const Timer t = heap_[0];
     if (t.generation != Gen(t.workload)) {
-      heap_.pop();
+      Pop();
       continue;
     }
     if (t.time > now) return std::nullopt;
-    heap_.pop();
+    Pop();
     return t;
   }
   return std::nullopt;
 }
 
-std::vector<WorkTimers::Timer> WorkTimers::Live() const {
-  std::vector<Timer> out;
-  auto copy = heap_;
-  while (!copy.empty()) {
-    const Timer t = copy.top();
-    copy.pop();
+namespace {
+// The timers of `heap` that `gens` has not cancelled, in firing order.
+template <typename Heap, typename Gens>
+std::vector<WorkTimers::Timer> LiveOf(const Heap& heap, const Gens& gens) {
+  std::vector<WorkTimers::Timer> out;
+  for (size_t k = 0; k < heap.size(); ++k) {
+    const WorkTimers::Timer& t = heap[k];
     const uint64_t i = engine::Value(t.workload);
-    if (i < generation_.size() && t.generation == generation_[i]) out.push_back(t);
+    if (i < gens.size() && t.generation == gens[i]) out.push_back(t);
   }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return b > a; });
   return out;
+}
+}  // namespace
+
+std::vector<WorkTimers::Timer> WorkTimers::Live() const { return LiveOf(heap_, generation_); }
+std::vector<WorkTimers::Timer> WorkTimers::Frozen::Live() const {
+  return LiveOf(heap, generations);
+}
+
+std::vector<uint64_t> WorkTimers::generations() const {
+  return {generation_.begin(), generation_.end()};
 }
 
 void WorkTimers::Restore(const std::vector<Timer>& live, uint64_t seq,
-                         std::vector<uint64_t> generations) {
-  heap_ = {};
-  for (const Timer& t : live) heap_.push(t);
+                         const std::vector<uint64_t>& gens) {
+  heap_.clear();
+  for (const Timer& t : live) Push(t);
   seq_ = seq;
-  generation_ = std::move(generations);
+  generation_.clear();
+  for (uint64_t g : gens) generation_.push_back(g);
 }
 
 engine::Command DueCommand(const WorkTimers::Timer& due, int32_t exit_code) {

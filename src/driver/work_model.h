@@ -14,12 +14,12 @@
 
 #include <cstdint>
 #include <optional>
-#include <queue>
 #include <string>
 #include <vector>
 
 #include "core/duration.h"
 #include "core/engine/command.h"
+#include "core/engine/slot_table.h"
 #include "core/engine/types.h"
 #include "core/objects.h"
 
@@ -81,7 +81,10 @@ class WorkModel {
 };
 
 // Completion and exit instants a driver waits for, fired in (time, order of arming). Arming a new
-// timer for a workload, or Disarm, cancels the one it had.
+// timer for a workload, or Disarm, cancels the one it had. The heap and the generations are kept
+// in chunked tables (engine::SlotTable), so that Freeze() takes them in O(chunks) (issue 27: a
+// snapshot's capture under the daemon's lock); the live timers are sorted out of a Frozen on the
+// snapshot thread.
 class WorkTimers {
  public:
   enum class Kind : uint8_t { kComplete, kExit };
@@ -102,14 +105,25 @@ class WorkTimers {
 
   // State, for snapshots: the live timers in firing order, the sequence and generations.
   std::vector<Timer> Live() const;
-  void Restore(const std::vector<Timer>& live, uint64_t seq, std::vector<uint64_t> generations);
+  void Restore(const std::vector<Timer>& live, uint64_t seq, const std::vector<uint64_t>& gens);
   uint64_t seq() const { return seq_; }
-  const std::vector<uint64_t>& generations() const { return generation_; }
+  std::vector<uint64_t> generations() const;  // by WorkloadId (a copy)
+
+  // The state at one instant, taken in O(chunks); immutable, readable on any thread.
+  struct Frozen {
+    engine::SlotTable<Timer>::Frozen heap;            // live and cancelled timers, in heap order
+    engine::SlotTable<uint64_t>::Frozen generations;  // by WorkloadId
+    uint64_t seq = 0;
+    std::vector<Timer> Live() const;  // as WorkTimers::Live() at the instant
+  };
+  Frozen Freeze() const { return {heap_.Freeze(), generation_.Freeze(), seq_}; }
 
  private:
   uint64_t& Gen(engine::WorkloadId w);
-  std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> heap_;
-  std::vector<uint64_t> generation_;  // by WorkloadId
+  void Push(const Timer& t);
+  void Pop();
+  engine::SlotTable<Timer> heap_;           // a binary heap, the first timer to fire at 0
+  engine::SlotTable<uint64_t> generation_;  // by WorkloadId
   uint64_t seq_ = 0;
 };
 

@@ -40,6 +40,19 @@ void Io(A& a, driver::Work& w) {
   Io(a, w.lost_ms_node_removed);
 }
 
+// The recorder's works, as a std::vector of them is written (its count, then each).
+template <typename A>
+void Io(A& a, engine::SlotTable<driver::Work>& v) {
+  if constexpr (A::kReading) {
+    const uint64_t n = a.Count();
+    v.clear();
+    for (uint64_t i = 0; i < n && a.ok(); ++i) Io(a, v.emplace_back());
+  } else {
+    a.U64(v.size());
+    for (auto& x : v) Io(a, x);
+  }
+}
+
 // A text of a result, kept in its pool (the format holds the text).
 template <typename A>
 void Io(A& a, std::string_view& name, driver::NamePool& names) {

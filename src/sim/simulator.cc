@@ -120,7 +120,6 @@ Status Simulation::Setup() {
     std::vector<Pod>().swap(pods);
     std::vector<const Pod*>().swap(arrivals_);
   }
-  recorder_->works.reserve(arrivals_total_);
   recorder_->usage.reserve(arrivals_total_);
   recorder_->result.workload_list.reserve(arrivals_total_);
   // Pool changes from the Nodes' arbiter.dev/add-time and remove-time: at one instant removals

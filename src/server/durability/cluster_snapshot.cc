@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
 
 #include "adapters/yaml/manifest_loader.h"
@@ -17,9 +18,6 @@ namespace arbiter::server {
 
 namespace {
 constexpr std::string_view kMagic = "ARBITER-SERVE-SNAPSHOT 1\n";
-// The header's values written in place (SnapshotCapture::Write), not as part of its JSON tree.
-constexpr std::string_view kLong[] = {
-    "store", "events", "pods", "finishedPods", "liveWorks", "timers", "liveTimerGenerations"};
 
 template <typename T>
 Json Opt(const std::optional<T>& v) {
@@ -32,47 +30,50 @@ std::optional<T> OptOf(const Json& j) {
 }
 }  // namespace
 
-std::shared_ptr<const SnapshotCapture> Cluster::CaptureSnapshot() const {
+// The header's values written in place (SnapshotCapture::Write), not as part of its JSON tree.
+enum class SnapshotCapture::Long {
+  kStore,
+  kEvents,
+  kPods,
+  kFinishedPods,
+  kLiveWorks,
+  kTimers,
+  kLiveTimerGenerations
+};
+
+// Their keys in the header.
+const std::pair<SnapshotCapture::Long, std::string_view> SnapshotCapture::kLong[] = {
+    {Long::kStore, "store"},
+    {Long::kEvents, "events"},
+    {Long::kPods, "pods"},
+    {Long::kFinishedPods, "finishedPods"},
+    {Long::kLiveWorks, "liveWorks"},
+    {Long::kTimers, "timers"},
+    {Long::kLiveTimerGenerations, "liveTimerGenerations"}};
+
+std::shared_ptr<const SnapshotCapture> Cluster::CaptureSnapshot(
+    const std::function<void(CaptureStep)>& after) const {
+  auto step = [&](CaptureStep s) {
+    if (after) after(s);
+  };
   auto c = std::make_shared<SnapshotCapture>();
   c->store_ = store_.Capture();
+  step(CaptureStep::kStore);
   c->uid_counter_ = uid_counter_;
   c->event_counter_ = event_counter_;
   c->events_.assign(events_.begin(), events_.end());
-  c->pods_.reserve(pod_of_.size());
-  for (const auto& [id, key] : pod_of_) c->pods_.emplace_back(id, key);
-  c->finished_.reserve(finished_of_.size());
-  for (const auto& [key, id] : finished_of_) c->finished_.emplace_back(id, key);
   c->decision_digest_ = decision_digest_;
   c->decision_count_ = decision_count_;
-  // The work model's state of the live workloads only (pods, and workloads a timer waits for):
-  // a finished workload's is never read again, and the whole history would make snapshots, and
-  // start-up, grow with every pod ever run. Ids index the vectors (dense from 0), so their
-  // lengths are saved too.
-  c->timers_ = timers_.Live();
-  // The live ids in order: pod_of_'s (in order already) merged with the timers' (sorted apart).
-  std::vector<uint64_t> timed;
-  timed.reserve(c->timers_.size());
-  for (const auto& t : c->timers_) timed.push_back(engine::Value(t.workload));
-  std::sort(timed.begin(), timed.end());
-  std::vector<uint64_t> live;
-  live.reserve(pod_of_.size() + timed.size());
-  auto t = timed.begin();
-  for (const auto& [id, key] : pod_of_) {
-    for (; t != timed.end() && *t <= id; ++t) live.push_back(*t);
-    live.push_back(id);
-  }
-  live.insert(live.end(), t, timed.end());
-  live.erase(std::unique(live.begin(), live.end()), live.end());
-  const auto& gens = timers_.generations();
-  c->works_.reserve(live.size());
-  for (uint64_t id : live) {
-    if (id < recorder_->works.size()) c->works_.emplace_back(id, recorder_->works[id]);
-    if (id < gens.size() && gens[id] != 0) c->generations_.emplace_back(id, gens[id]);
-  }
-  c->work_count_ = recorder_->works.size();
-  c->timer_seq_ = timers_.seq();
-  c->generation_count_ = gens.size();
+  step(CaptureStep::kCounters);
+  c->pods_ = pod_of_.Freeze();
+  c->finished_ = finished_of_.Freeze();
+  step(CaptureStep::kPods);
+  // The work model's state, whole: Write keeps the live workloads' alone (SnapshotCapture::Live).
+  c->works_ = recorder_->works.Freeze();
+  c->timers_ = timers_.Freeze();
+  step(CaptureStep::kWorks);
   c->engine_ = engine_->Capture();  // copied; encoded by Write, off the lock
+  step(CaptureStep::kEngine);
   return c;
 }
 
@@ -82,16 +83,40 @@ std::string Cluster::Snapshot() const { return CaptureSnapshot()->Bytes(); }
 // Write (the keys in nlohmann's order, sorted).
 std::string SnapshotCapture::Header() const {
   Json h;
-  for (std::string_view key : kLong) h[std::string(key)] = nullptr;
+  for (const auto& [which, key] : kLong) h[std::string(key)] = nullptr;
   h["uidCounter"] = uid_counter_;
   h["eventCounter"] = event_counter_;
   h["decisionDigest"] = decision_digest_;
   h["decisionCount"] = decision_count_;
-  h["workCount"] = work_count_;
-  h["timerSeq"] = timer_seq_;
-  h["timerGenerationCount"] = generation_count_;
+  h["workCount"] = works_.size();
+  h["timerSeq"] = timers_.seq;
+  h["timerGenerationCount"] = timers_.generations.size();
   return h.dump();
 }
+
+// The work model's state of the live workloads only (pods, and workloads a timer waits for): a
+// finished workload's is never read again, and the whole history would make snapshots, and
+// start-up, grow with every pod ever run. Ids index the works and generations (dense from 0), so
+// their counts are saved too.
+struct SnapshotCapture::Live {
+  std::vector<driver::WorkTimers::Timer> timers;  // in firing order
+  std::vector<uint64_t> ids;                      // the live workloads, in order
+  explicit Live(const SnapshotCapture& c) : timers(c.timers_.Live()) {
+    // The pods' ids (in order already) merged with the timers' (sorted apart).
+    std::vector<uint64_t> timed;
+    timed.reserve(timers.size());
+    for (const auto& t : timers) timed.push_back(engine::Value(t.workload));
+    std::sort(timed.begin(), timed.end());
+    ids.reserve(c.pods_.size() + timed.size());
+    auto t = timed.begin();
+    for (const auto& [id, key] : c.pods_) {
+      for (; t != timed.end() && *t <= id; ++t) ids.push_back(*t);
+      ids.push_back(id);
+    }
+    ids.insert(ids.end(), t, timed.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  }
+};
 
 // Text given to a sink in pieces of about 64 KB, or only counted (no sink): the header's long
 // arrays are written twice, once to learn their length (which goes first), never held whole.
@@ -161,61 +186,103 @@ void Array(SnapshotPieces& p, const C& items, F each) {
 
 }  // namespace
 
-void SnapshotCapture::WriteLong(std::string_view key, SnapshotPieces& p) const {
-  auto keyed = [&](const std::pair<uint64_t, ObjectStore::Key>& x) {  // [id, namespace, name]
-    p.Raw("[");
-    p.Num(x.first);
-    p.Raw(",");
-    p.Str(x.second.first);
-    p.Raw(",");
-    p.Str(x.second.second);
-    p.Raw("]");
-  };
-  if (key == "events") {
-    Array(p, events_, [&](const ObjectStore::Key& k) {
-      p.Raw("[");
-      p.Str(k.first);
-      p.Raw(",");
-      p.Str(k.second);
-      p.Raw("]");
-    });
-  } else if (key == "pods") {
-    Array(p, pods_, keyed);
-  } else if (key == "finishedPods") {
-    Array(p, finished_, keyed);
-  } else if (key == "liveWorks") {
-    Array(p, works_, [&](const std::pair<uint64_t, driver::Work>& x) { WriteWork(x, p); });
-  } else if (key == "timers") {
-    Array(p, timers_, [&](const driver::WorkTimers::Timer& t) {
-      p.Raw("[");
-      p.Num(t.time);
-      p.Raw(",");
-      p.Num(t.seq);
-      p.Raw(",");
-      p.Num(engine::Value(t.workload));
-      p.Raw(",");
-      p.Num(t.generation);
-      p.Raw(",");
-      p.Num(static_cast<int>(t.kind));
-      p.Raw("]");
-    });
-  } else if (key == "liveTimerGenerations") {
-    Array(p, generations_, [&](const std::pair<uint64_t, uint64_t>& g) {
-      p.Raw("[");
-      p.Num(g.first);
-      p.Raw(",");
-      p.Num(g.second);
-      p.Raw("]");
-    });
+namespace {
+// [id, namespace, name]
+void WriteKeyed(uint64_t id, const ObjectStore::Key& key, SnapshotPieces& p) {
+  p.Raw("[");
+  p.Num(id);
+  p.Raw(",");
+  p.Str(key.first);
+  p.Raw(",");
+  p.Str(key.second);
+  p.Raw("]");
+}
+
+// [time, seq, workload, generation, kind]
+void WriteTimer(const driver::WorkTimers::Timer& t, SnapshotPieces& p) {
+  p.Raw("[");
+  p.Num(t.time);
+  p.Raw(",");
+  p.Num(t.seq);
+  p.Raw(",");
+  p.Num(engine::Value(t.workload));
+  p.Raw(",");
+  p.Num(t.generation);
+  p.Raw(",");
+  p.Num(static_cast<int>(t.kind));
+  p.Raw("]");
+}
+}  // namespace
+
+// One long value of the header (the store's text given to the sink as it is written).
+bool SnapshotCapture::WriteLong(Long which, const Live& live, SnapshotPieces& p) const {
+  switch (which) {
+    case Long::kStore:
+      return p.Store(store_);
+    case Long::kEvents:
+      Array(p, events_, [&](const ObjectStore::Key& k) {
+        p.Raw("[");
+        p.Str(k.first);
+        p.Raw(",");
+        p.Str(k.second);
+        p.Raw("]");
+      });
+      break;
+    case Long::kPods:
+      Array(p, pods_, [&](const auto& x) { WriteKeyed(x.first, x.second, p); });
+      break;
+    case Long::kFinishedPods:
+      Array(p, finished_, [&](const auto& x) { WriteKeyed(x.second, x.first, p); });
+      break;
+    case Long::kLiveWorks:
+      WriteWorks(live, p);
+      break;
+    case Long::kTimers:
+      Array(p, live.timers, [&](const driver::WorkTimers::Timer& t) { WriteTimer(t, p); });
+      break;
+    case Long::kLiveTimerGenerations:
+      WriteGenerations(live, p);
+      break;
   }
+  return true;
+}
+
+// The live workloads' works: [[id, fields...], ...].
+void SnapshotCapture::WriteWorks(const Live& live, SnapshotPieces& p) const {
+  p.Raw("[");
+  bool first = true;
+  for (uint64_t id : live.ids) {
+    if (id >= works_.size()) continue;
+    if (!first) p.Raw(",");
+    first = false;
+    WriteWork(id, works_[id], p);
+  }
+  p.Raw("]");
+}
+
+// The live workloads' timer generations but 0: [[id, generation], ...].
+void SnapshotCapture::WriteGenerations(const Live& live, SnapshotPieces& p) const {
+  const auto& gens = timers_.generations;
+  p.Raw("[");
+  bool first = true;
+  for (uint64_t id : live.ids) {
+    if (id >= gens.size() || gens[id] == 0) continue;
+    if (!first) p.Raw(",");
+    first = false;
+    p.Raw("[");
+    p.Num(id);
+    p.Raw(",");
+    p.Num(gens[id]);
+    p.Raw("]");
+  }
+  p.Raw("]");
 }
 
 // [id, duration, checkpoint interval, shutdown, progress, run start, stopping, stop time, exit
 // time, progress after exit, lost work, lost ms, lost ms (node removed), exit code]
-void SnapshotCapture::WriteWork(const std::pair<uint64_t, driver::Work>& x, SnapshotPieces& p) {
-  const driver::Work& w = x.second;
+void SnapshotCapture::WriteWork(uint64_t id, const driver::Work& w, SnapshotPieces& p) {
   p.Raw("[");
-  p.Num(x.first);
+  p.Num(id);
   p.Raw(",");
   p.Opt(w.spec.duration);
   p.Raw(",");
@@ -241,22 +308,19 @@ void SnapshotCapture::WriteWork(const std::pair<uint64_t, driver::Work>& x, Snap
 bool SnapshotCapture::Write(const ObjectStore::Saved::Sink& out) const {
   const std::string head = Header();
   // Where each null goes, in the text's order (the keys are sorted; the other values are numbers).
-  std::vector<std::pair<size_t, std::string_view>> at;  // the null's offset, its key
-  for (std::string_view key : kLong) {
+  std::vector<std::pair<size_t, Long>> at;  // the null's offset, its value
+  for (const auto& [which, key] : kLong) {
     const std::string marker = "\"" + std::string(key) + "\":null";
-    at.emplace_back(head.find(marker) + marker.size() - 4, key);
+    at.emplace_back(head.find(marker) + marker.size() - 4, which);
   }
   std::sort(at.begin(), at.end());
+  const Live live(*this);
   auto body = [&](SnapshotPieces& p) {  // the header, the store counted (not written) by `p`
     size_t from = 0;
-    for (const auto& [pos, key] : at) {
+    for (const auto& [pos, which] : at) {
       p.Raw(std::string_view(head).substr(from, pos - from));
       from = pos + 4;
-      if (key == "store") {
-        if (!p.Store(store_)) return false;
-      } else {
-        WriteLong(key, p);
-      }
+      if (!WriteLong(which, live, p)) return false;
     }
     p.Raw(std::string_view(head).substr(from));
     return p.Flush();
@@ -315,14 +379,14 @@ void Cluster::RestorePods(const Json& h) {
   for (const auto& p : h.at("pods")) {
     const uint64_t id = p.at(0).get<uint64_t>();
     ObjectStore::Key key{p.at(1).get<std::string>(), p.at(2).get<std::string>()};
-    pod_of_[id] = key;
+    pod_of_.insert_or_assign(id, key);
     workload_of_[key] = id;
   }
   RestoreUsage();
   finished_of_.clear();  // (absent from snapshots written before finishedPods)
   for (const auto& p : h.value("finishedPods", Json::array()))
-    finished_of_[{p.at(1).get<std::string>(), p.at(2).get<std::string>()}] =
-        p.at(0).get<uint64_t>();
+    finished_of_.insert_or_assign({p.at(1).get<std::string>(), p.at(2).get<std::string>()},
+                                  p.at(0).get<uint64_t>());
   pending_.clear();
   reserved_.clear();
   for (const auto& [id, key] : pod_of_)
@@ -350,13 +414,17 @@ void Cluster::RestoreWorks(const Json& h) {
     x.lost_ms_node_removed = w.at(at + 11).get<Millis>();
     return x;
   };
-  recorder_->works.clear();
+  auto& works = recorder_->works;
+  works.clear();
   if (h.contains("liveWorks")) {
-    recorder_->works.resize(h.at("workCount").get<size_t>());
-    for (const auto& w : h.at("liveWorks"))
-      recorder_->works.at(w.at(0).get<uint64_t>()) = work_of(w, 1);
+    for (size_t i = 0, n = h.at("workCount").get<size_t>(); i < n; ++i) works.emplace_back();
+    for (const auto& w : h.at("liveWorks")) {
+      const uint64_t id = w.at(0).get<uint64_t>();
+      if (id >= works.size()) throw std::out_of_range("a live work past workCount");
+      works[id] = work_of(w, 1);
+    }
   } else {
-    for (const auto& w : h.at("works")) recorder_->works.push_back(work_of(w, 0));
+    for (const auto& w : h.at("works")) works.push_back(work_of(w, 0));
   }
 }
 

@@ -1,10 +1,11 @@
 // What Cluster::CaptureSnapshot() takes of a cluster under the daemon's lock, and its bytes made
 // from it on any thread while the cluster goes on (issue 27: snapshots off the request path).
 // The capture costs little per live object: the stored objects are shared (each is immutable and
-// makes its wire text thread-safely), the bookkeeping of live pods is copied as plain values, and
-// so is the engine's state (Engine::Capture: its records copied, not encoded; the encoding is
-// Write's). Bytes() writes exactly what Cluster::Snapshot() wrote before the split (the format of
-// cluster_snapshot.cc, docs/serve.md).
+// makes its wire text thread-safely), the live and finished pods' keys and the work model's state
+// are frozen in O(chunks) (ChunkMap, engine::SlotTable: their chunks shared, copied by the
+// cluster before it next writes them), and so is the engine's state (Engine::Capture); the
+// live workloads' picking and every encoding are Write's. Bytes() writes exactly what
+// Cluster::Snapshot() wrote before the split (the format of cluster_snapshot.cc, docs/serve.md).
 #pragma once
 
 #include <cstdint>
@@ -14,7 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/engine/slot_table.h"
 #include "driver/work_model.h"
+#include "server/state/chunk_map.h"
 #include "server/state/object_store.h"
 
 namespace arbiter::engine {
@@ -34,24 +37,26 @@ class SnapshotCapture {
 
  private:
   friend class Cluster;
-  using Keyed = std::vector<std::pair<uint64_t, ObjectStore::Key>>;
+  enum class Long;  // the header's long values (cluster_snapshot.cc)
+  static const std::pair<Long, std::string_view> kLong[];  // with their keys
+  struct Live;  // what Write derives of the work model's state (cluster_snapshot.cc)
   ObjectStore::Saved store_;
   uint64_t uid_counter_ = 0, event_counter_ = 0;
   std::vector<ObjectStore::Key> events_;
-  Keyed pods_;      // live workloads' pods, by workload id
-  Keyed finished_;  // finished pods still stored, by (namespace, name)
+  ChunkMap<uint64_t, ObjectStore::Key>::Frozen pods_;      // live workloads' pods, by id
+  ChunkMap<ObjectStore::Key, uint64_t>::Frozen finished_;  // finished pods still stored
   uint64_t decision_digest_ = 0, decision_count_ = 0;
-  size_t work_count_ = 0;
-  std::vector<std::pair<uint64_t, driver::Work>> works_;  // of the live workloads
-  std::vector<driver::WorkTimers::Timer> timers_;
-  uint64_t timer_seq_ = 0;
-  size_t generation_count_ = 0;
-  std::vector<std::pair<uint64_t, uint64_t>> generations_;  // the live ones' (not 0)
-  std::shared_ptr<const engine::EngineCapture> engine_;     // encoded by Write
+  // The work model's state, frozen whole: Write picks the live workloads' (the pods' and the
+  // workloads a timer waits for) and sorts the live timers out of the heap.
+  engine::SlotTable<driver::Work>::Frozen works_;  // by workload id, of every workload
+  driver::WorkTimers::Frozen timers_;
+  std::shared_ptr<const engine::EngineCapture> engine_;  // encoded by Write
   // The JSON header's scalars, its long arrays and "store" null: Write() streams those in place.
   std::string Header() const;
-  void WriteLong(std::string_view key, SnapshotPieces& p) const;
-  static void WriteWork(const std::pair<uint64_t, driver::Work>& x, SnapshotPieces& p);
+  bool WriteLong(Long which, const Live& live, SnapshotPieces& p) const;
+  void WriteWorks(const Live& live, SnapshotPieces& p) const;
+  void WriteGenerations(const Live& live, SnapshotPieces& p) const;
+  static void WriteWork(uint64_t id, const driver::Work& w, SnapshotPieces& p);
 };
 
 }  // namespace arbiter::server

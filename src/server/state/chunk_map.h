@@ -95,6 +95,26 @@ class ChunkMap {
   using const_iterator = Iter<Chunks>;
   using iterator = const_iterator;  // rows are changed through insert_or_assign only
 
+  ChunkMap() = default;
+  // A copy shares the chunks as Freeze() does: each is copied before either map next writes it.
+  ChunkMap(const ChunkMap& o) : chunks_(o.chunks_), size_(o.size_), epoch_(++o.epoch_) {}
+  ChunkMap& operator=(const ChunkMap& o) {
+    if (this != &o) {
+      chunks_ = o.chunks_;
+      size_ = o.size_;
+      epoch_ = std::max(epoch_, ++o.epoch_) + 1;
+    }
+    return *this;
+  }
+  ChunkMap(ChunkMap&& o) noexcept
+      : chunks_(std::exchange(o.chunks_, {})), size_(std::exchange(o.size_, 0)), epoch_(o.epoch_) {}
+  ChunkMap& operator=(ChunkMap&& o) noexcept {
+    chunks_ = std::exchange(o.chunks_, {});
+    size_ = std::exchange(o.size_, 0);
+    epoch_ = std::max(epoch_, o.epoch_);
+    return *this;
+  }
+
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   size_t chunks() const { return chunks_.size(); }

@@ -768,7 +768,7 @@ Status Cluster::SubmitWorkload(Target& t, const engine::Command& c) {
   const Pod& pod = std::get<engine::SubmitPod>(c.op).pod;
   const uint64_t w = engine::Value(engine_->next_workload_id());
   t.new_workload = w;
-  pod_of_[w] = {t.ns, t.name};
+  pod_of_.insert_or_assign(w, {t.ns, t.name});
   workload_of_[{t.ns, t.name}] = w;
   recorder_->Submitted(driver::WorkSpec::Of(pod), pod.sim.usage);
   Status s = play_ ? engine_->Apply(c) : Exec(c);
@@ -1039,7 +1039,7 @@ Status Cluster::ForgetFinished(Millis time, const ObjectStore::Key& key) {
   if (f == finished_of_.end()) return Status::Ok();
   Status s = Exec(engine::At(time, engine::DeletePod{WorkloadId{f->second}, {}}));
   if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
-  finished_of_.erase(f);
+  finished_of_.erase(key);
   return Status::Ok();
 }
 
@@ -1210,7 +1210,7 @@ void Cluster::SyncPodStatus(uint64_t id, const std::map<uint64_t, engine::Worklo
       return;
     }
     // A deleted pod of a Job stays, Failed, until the Job controller counted it (its finalizer).
-    if (st->phase != engine::Phase::kDeleted) finished_of_[{ns, name}] = id;
+    if (st->phase != engine::Phase::kDeleted) finished_of_.insert_or_assign({ns, name}, id);
     if (st->phase == engine::Phase::kDeleted &&
         !stored->at("metadata").contains("deletionTimestamp")) {
       Json pod = *stored;

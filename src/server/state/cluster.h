@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -44,6 +45,7 @@
 #include "server/durability/command_tape.h"
 #include "server/metrics/live_facts.h"
 #include "server/metrics/scheduling_stats.h"
+#include "server/state/chunk_map.h"
 #include "server/state/kind_table.h"
 #include "server/state/object_store.h"
 
@@ -179,7 +181,11 @@ class Cluster {
   // given the same mutations behaves as the one that was saved. In two steps for the daemon:
   // CaptureSnapshot() under its lock (cheap per live object), then SnapshotCapture::Bytes() on
   // any thread while the cluster goes on (cluster_snapshot.h); Snapshot() is both at once.
-  std::shared_ptr<const SnapshotCapture> CaptureSnapshot() const;
+  // `after` (benchmarks) is told as each step of the capture ends: the stored objects, the
+  // events and counters, the live and finished pods' keys, the work model's state, the engine's.
+  enum class CaptureStep { kStore, kCounters, kPods, kWorks, kEngine };
+  std::shared_ptr<const SnapshotCapture> CaptureSnapshot(
+      const std::function<void(CaptureStep)>& after = {}) const;
   std::string Snapshot() const;
   Status Restore(const std::string& bytes);
 
@@ -316,7 +322,8 @@ class Cluster {
   std::unique_ptr<Sink> sink_;
   // Loaded policy objects by kind / namespace / name (each a one-object set): validation context.
   std::map<std::string, std::map<ObjectStore::Key, ManifestSet>> policy_;
-  std::map<uint64_t, ObjectStore::Key> pod_of_;  // live workloads' pods
+  // Live workloads' pods. Chunked (as finished_of_): a snapshot's capture freezes it in O(chunks).
+  ChunkMap<uint64_t, ObjectStore::Key> pod_of_;
   // Live workloads' arbiter.dev/usage, from their pods as applied (what /metrics serves as their
   // use; requests when absent). Rebuilt from the stored pods at Restore.
   std::map<uint64_t, std::shared_ptr<const ResourceList>> usage_of_;
@@ -337,7 +344,7 @@ class Cluster {
   std::map<ObjectStore::Key, uint64_t> workload_of_;
   // Finished pods still stored, by their workload's id: deleting one sends the engine DeletePod,
   // which forgets its `count/pods` charge (Kubernetes counts a terminal pod until it is deleted).
-  std::map<ObjectStore::Key, uint64_t> finished_of_;
+  ChunkMap<ObjectStore::Key, uint64_t> finished_of_;
   std::set<uint64_t> pending_;           // live workloads whose pod status says Pending
   std::set<uint64_t> reserved_;          // of those, the ones holding a backfill reservation
   std::set<std::string> quota_dirty_;    // namespaces whose pods or quotas/PDBs changed
