@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <tuple>
@@ -23,6 +24,7 @@
 #include "adapters/kube/selectors.h"
 #include "adapters/kube/status.h"
 #include "adapters/kube/table.h"
+#include "adapters/kube/watch.h"
 #include "core/system_priority.h"
 #include "server/http/api_auth.h"
 #include "server/http/list_pages.h"
@@ -290,13 +292,20 @@ std::optional<PickedRange> PickRange(Daemon& d, ListSnapshots& lists, const http
     p.rv = want;
   } else {
     // No snapshot: the current objects are one only if none of the kind changed since `want`.
+    // A token from the future (forged, or from before a restart that lost writes): kube-apiserver
+    // cannot read at that revision either and answers its 504, not 410.
     auto range = std::make_shared<ListRange>();
+    int64_t now_rv = 0;
     const bool same = d.Read([&](const Cluster& c) {
-      if (c.store().kind_version(r.kind) > want || c.store().resource_version() < want)
-        return false;
+      now_rv = c.store().resource_version();
+      if (c.store().kind_version(r.kind) > want || now_rv < want) return false;
       *range = c.store().ListStored(r.kind, ns);
       return true;
     });
+    if (now_rv < want) {
+      SendStatus(res, kube::TooLargeResourceVersion(want, now_rv));
+      return std::nullopt;
+    }
     if (!same) {
       kube::KubeStatus gone = kube::Expired(kube::kInconsistentContinue);
       gone.body["metadata"]["continue"] = kube::EncodeContinue({-1, token.value().start});
@@ -358,7 +367,13 @@ void HandleList(Daemon& d, ListSnapshots& lists, const httplib::Request& req,
   const kube::ResourceInfo& r = *t.resource;
   auto sel = ParseSelectors(req, res, r);
   if (!sel) return;
-  if (Truthy(Param(req, "watch"))) return HandleWatch(d, req, res, t, *sel, min_timeout_s);
+  const bool watch = Truthy(Param(req, "watch"));
+  // kube-apiserver: a list answers the cache's BadRequest, a watch the bare storage error (500).
+  if (auto rv = kube::ParseResourceVersion(Param(req, "resourceVersion")); !rv.ok())
+    return SendStatus(
+        res, watch ? kube::Failure(500, rv.status().message())
+                   : kube::BadRequest("invalid resource version: " + rv.status().message()));
+  if (watch) return HandleWatch(d, req, res, t, *sel, min_timeout_s);
   const auto limit = ParseLimit(req, res);
   if (!limit) return;
   const bool all_namespaces = r.namespaced && t.namespace_.empty();
@@ -482,7 +497,8 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
       w.initial += ",\"type\":\"ADDED\"}\n";
     }
   } else {
-    w.after_rv = std::atoll(rv_param.c_str());
+    const uint64_t rv = kube::ParseResourceVersion(rv_param).value();  // checked by HandleList
+    w.after_rv = static_cast<int64_t>(std::min<uint64_t>(rv, std::numeric_limits<int64_t>::max()));
   }
   w.end = Clock::now() + std::chrono::seconds(timeout);
   // A plain watch sends each change's line as serialized once for all watchers.
