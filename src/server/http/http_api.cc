@@ -784,7 +784,23 @@ std::string Propagation(const httplib::Request& req) {
   }
   if (p.empty() && Param(req, "orphanDependents") == "true") p = "Orphan";
   if (p.empty() && Param(req, "orphanDependents") == "false") p = "Background";
-  return p == "Orphan" || p == "Background" || p == "Foreground" ? p : "";
+  return p;
+}
+
+// kube-apiserver's ValidateDeleteOptions: a propagationPolicy other than the three is 422 Invalid
+// (it was taken as none). True when the answer was sent.
+bool BadPropagation(const std::string& p, httplib::Response& res) {
+  if (p.empty() || p == "Orphan" || p == "Background" || p == "Foreground") return false;
+  kube::ResourceInfo options;
+  options.group = "meta.k8s.io";
+  options.kind = "DeleteOptions";
+  SendStatus(res, kube::Invalid(options, "",
+                                {{"FieldValueNotSupported",
+                                  "Unsupported value: " + kube::GoQuote(p) +
+                                      ": supported values: \"Foreground\", \"Background\", "
+                                      "\"Orphan\", \"nil\"",
+                                  "propagationPolicy"}}));
+  return true;
 }
 
 // kube-apiserver's warning on a batch/v1 Job deleted without a propagation policy.
@@ -836,6 +852,7 @@ void HandleDelete(Daemon& d, const httplib::Request& req, httplib::Response& res
   m.name = t.name;
   m.grace_period = GracePeriod(req);
   m.propagation = Propagation(req);
+  if (BadPropagation(m.propagation, res)) return;
   std::tie(m.precondition_uid, m.precondition_rv) = Preconditions(req);
   const bool warn = r.id == KindId::kJob && m.propagation.empty();
   if (warn) m.propagation = "Orphan";  // batch/v1's default (journaled as such)
@@ -856,6 +873,7 @@ void HandleDeleteCollection(Daemon& d, const httplib::Request& req, httplib::Res
   bool dry_run = false;
   if (!ParseDryRun(req, res, &dry_run)) return;
   dry_run = dry_run || BodyDryRun(req);
+  if (BadPropagation(Propagation(req), res)) return;
   std::vector<std::pair<std::string, std::string>> keys;
   d.Read([&](const Cluster& c) {
     for (const StoredRef& ref : c.store().ListStored(r.kind, t.namespace_)) {
