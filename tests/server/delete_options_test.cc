@@ -92,5 +92,19 @@ TEST(DeleteOptionsTest, AnUnknownPropagationPolicyIsInvalidAndDeletesNothing) {
   Check(s.cli->Delete("/api/v1/namespaces/default/pods/p0?propagationPolicy=Background"), 200);
 }
 
+TEST(DeleteOptionsTest, AMergePatchOfNullMetadataIsRefusedByTheNameCheck) {
+  Served s("metadata-null");
+  s.Pod("p0");
+  Json r = Check(s.cli->Patch("/api/v1/namespaces/default/pods/p0", R"({"metadata":null})",
+                              "application/merge-patch+json"),
+                 400);
+  EXPECT_EQ(r["reason"], "BadRequest");
+  EXPECT_EQ(r["message"], "the name of the object () does not match the name on the URL (p0)");
+  const Json kept =
+      s.daemon->Read([](const Cluster& c) { return Json(*c.store().Get("Pod", "default", "p0")); });
+  EXPECT_EQ(kept["metadata"]["labels"]["team"], "a");
+  EXPECT_EQ(kept["metadata"]["annotations"]["note"], "x");
+}
+
 }  // namespace delete_options_test
 }  // namespace arbiter::server

@@ -728,10 +728,14 @@ void HandlePatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
     // A patch adds to what is stored: the result is bounded as a body is.
     if (kube::NestsDeeperThan(obj, kube::kMaxNesting)) return SendStatus(res, kube::BodyTooDeep());
     if (!obj.contains("metadata") || !obj["metadata"].is_object()) obj["metadata"] = Json::object();
-    if (obj["metadata"].value("name", t.name) != t.name)
-      return SendStatus(
-          res, kube::BadRequest("the name of the object does not match the name on the URL"));
-    obj["metadata"]["name"] = t.name;
+    // kube-apiserver's checkName on the patched object: a patch that drops the name (a merge
+    // patch {"metadata": null}) is refused, not given the URL's name back.
+    const Json& patched = obj["metadata"].contains("name") ? obj["metadata"]["name"] : Json();
+    const std::string patched_name = patched.is_string() ? patched.get<std::string>() : "";
+    if (patched_name != t.name)
+      return SendStatus(res,
+                        kube::BadRequest("the name of the object (" + patched_name +
+                                         ") does not match the name on the URL (" + t.name + ")"));
     if (!Admit(d, res, r, !live, obj)) return;
     Mutation m;
     m.op = live ? Mutation::Op::kUpdate : Mutation::Op::kCreate;
