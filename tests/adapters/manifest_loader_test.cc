@@ -1336,6 +1336,32 @@ TEST(ManifestLoaderTest, NamesAndLabelsAreValidated) {
   EXPECT_TRUE(Find(l, "metadata.name: is required"));
 }
 
+// k8s.io/apimachinery IsDNS1123Subdomain: at most 253 in all, no limit on a dot-separated part
+// (a Pod or PriorityClass named with 100 or 253 'a's is accepted); Namespaces are DNS-1123 labels.
+TEST(ManifestLoaderTest, SubdomainNamesHaveNoPerPartLimit) {
+  const std::string a100(100, 'a'), a253(253, 'a'), a254(254, 'a');
+  auto pod = [](const std::string& name) {
+    return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+           ", namespace: d}\nspec:\n  containers:\n  - {name: c, image: i}\n";
+  };
+  auto pc = [](const std::string& name) {
+    return "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: " + name +
+           "}\nvalue: 1\n";
+  };
+  for (const std::string& ok : {a100, a253, a100 + "." + std::string(100, 'b')}) {
+    auto l = Load(pod(ok) + "---\n" + pc(ok));
+    EXPECT_CLEAN(l);
+    EXPECT_EQ(l.set.pods.size(), 1u);
+  }
+  for (const std::string& bad : {a254, std::string("a..b"), std::string("a.-b")}) {
+    auto l = Load(pod(bad));
+    EXPECT_TRUE(Find(l, "invalid name")) << bad << All(l);
+  }
+  auto ns =
+      Load("apiVersion: v1\nkind: Namespace\nmetadata: {name: " + std::string(64, 'a') + "}\n");
+  EXPECT_TRUE(Find(ns, "must be a DNS label")) << All(ns);
+}
+
 TEST(ManifestLoaderTest, ClusterScopedNamespaceIsIgnoredWithWarning) {
   auto l = Load(
       "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: p, namespace: "

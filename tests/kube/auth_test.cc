@@ -66,6 +66,17 @@ TEST(KubeTokenFile, BearerTokensAuthenticateOthersDoNot) {
   EXPECT_FALSE(Authenticate(t, "Bearer ").has_value());
 }
 
+// kube-apiserver's bearertoken.AuthenticateRequest: strings.SplitN(header, " ", 3) after
+// TrimSpace; extra spaces before the token leave it empty (401), a third part is ignored.
+TEST(KubeTokenFile, BearerHeadersAreSplitAsKubeApiserverSplitsThem) {
+  TokenTable t = Tokens();
+  EXPECT_FALSE(Authenticate(t, "Bearer   alice-token").has_value());
+  EXPECT_FALSE(Authenticate(t, "Bearer\talice-token").has_value());
+  EXPECT_EQ(Authenticate(t, "  Bearer alice-token \t").value_or(UserInfo{}).name, "alice");
+  EXPECT_EQ(Authenticate(t, "Bearer alice-token extra").value_or(UserInfo{}).name, "alice");
+  EXPECT_EQ(Authenticate(t, "BEARER alice-token").value_or(UserInfo{}).name, "alice");
+}
+
 TEST(KubeAuthorization, AdminsDoEverythingEditorsTheirNamespaceViewersRead) {
   UserInfo admin = User("admin-token"), alice = User("alice-token"), bob = User("bob-token");
   EXPECT_TRUE(Authorize(admin, Req("delete", "nodes", "", "a100-0")).allowed);

@@ -45,6 +45,22 @@ TEST(KubeWatch, ListOptionsParseSelectorsVersionsAndFlags) {
   EXPECT_FALSE(ParseListOptions(Q({{"watch", "maybe"}}), R("pods")).ok());
 }
 
+// APIObjectVersioner.ParseResourceVersion: strconv.ParseUint, no sign, no base prefix.
+TEST(KubeWatch, ResourceVersionsParseAsGoParseUint) {
+  EXPECT_EQ(ParseResourceVersion("").value(), 0u);
+  EXPECT_EQ(ParseResourceVersion("0").value(), 0u);
+  EXPECT_EQ(ParseResourceVersion("18446744073709551615").value(), UINT64_MAX);
+  for (const char* bad : {"abc", "0x10", "-1", "+5", " 5", "5 "})
+    EXPECT_FALSE(ParseResourceVersion(bad).ok()) << bad;
+  EXPECT_EQ(ParseResourceVersion(std::string("5\0", 2)).status().message(),
+            "resourceVersion: Invalid value: \"5\\x00\": strconv.ParseUint: parsing \"5\\x00\": "
+            "invalid syntax");
+  EXPECT_EQ(ParseResourceVersion("18446744073709551616").status().message(),
+            "resourceVersion: Invalid value: \"18446744073709551616\": strconv.ParseUint: parsing "
+            "\"18446744073709551616\": value out of range");
+  EXPECT_EQ(GoQuote("a\"\\\n\x7f"), "\"a\\\"\\\\\\n\\x7f\"");
+}
+
 TEST(KubeWatch, EventsBookmarksAndErrorsHaveKubeShapes) {
   EXPECT_EQ(WatchLine(WatchEventType::kAdded, json{{"kind", "Pod"}}),
             "{\"object\":{\"kind\":\"Pod\"},\"type\":\"ADDED\"}\n");

@@ -162,6 +162,38 @@ TEST(ListPagingTest, ContinueWithoutItsSnapshotIsExpiredUnlessTheKindIsUnchanged
   EXPECT_EQ(Names(now), (std::vector<std::string>{"p2", "p3", "p9"}));
 }
 
+// resourceVersion is Go's strconv.ParseUint (it was atoll: "abc" was 0, "+5" and "5%00" were 5):
+// a list answers 400 "invalid resource version: ...", a watch the bare storage error (500), as
+// kube-apiserver 1.36 does; a continue token from the future is its 504, not 410.
+TEST(ListPagingTest, BadAndFutureResourceVersionsAnswerAsKubeApiserver) {
+  Served s("badrv");
+  s.Pod("p0");
+  const std::vector<std::pair<std::string, std::string>> bad = {{"abc", "\"abc\""},
+                                                                {"0x10", "\"0x10\""},
+                                                                {"-1", "\"-1\""},
+                                                                {"%2B5", "\"+5\""},
+                                                                {"5%00", "\"5\\x00\""}};
+  for (const auto& [query, quoted] : bad) {
+    const std::string why = "resourceVersion: Invalid value: " + quoted +
+                            ": strconv.ParseUint: parsing " + quoted + ": invalid syntax";
+    Json list = s.Get("/api/v1/pods?resourceVersion=" + query, 400);
+    EXPECT_EQ(list["reason"], "BadRequest");
+    EXPECT_EQ(list["message"], "invalid resource version: " + why);
+    Json watch = s.Get("/api/v1/pods?watch=true&resourceVersion=" + query, 500);
+    EXPECT_EQ(watch["message"], why);
+    EXPECT_FALSE(watch.contains("reason"));
+  }
+  Json big = s.Get("/api/v1/pods?resourceVersion=99999999999999999999", 400);
+  EXPECT_NE(big["message"].get<std::string>().find("value out of range"), std::string::npos);
+  const int64_t rv = s.daemon->Read([](const Cluster& c) { return c.store().resource_version(); });
+  const std::string future = kube::EncodeContinue({rv + 100, std::string("default/p0\0", 11)});
+  Json late = s.Get("/api/v1/pods?limit=1&continue=" + future, 504);
+  EXPECT_EQ(late["reason"], "Timeout");
+  EXPECT_EQ(late["message"], "Timeout: Too large resource version: " + std::to_string(rv + 100) +
+                                 ", current: " + std::to_string(rv));
+  EXPECT_EQ(late["details"]["causes"][0]["reason"], "ResourceVersionTooLarge");
+}
+
 TEST(ListPagingTest, SelectorsApplyBeforeTheLimit) {
   Served s("selector");
   for (int i = 0; i < 9; ++i) s.Pod("p" + std::to_string(i), i % 3 == 0 ? "gpu" : "cpu");

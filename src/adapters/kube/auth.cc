@@ -128,16 +128,21 @@ Result<TokenTable> ParseTokenFile(std::string_view text, std::string_view path) 
   return t;
 }
 
+// kube-apiserver's bearertoken authenticator: the header trimmed (strings.TrimSpace), split on
+// single spaces into at most 3 parts; the scheme "bearer" in any case; the token is the second
+// part, so `Bearer   tok` has an empty token (401) and `Bearer tok rest` the token "tok".
 std::optional<UserInfo> Authenticate(const TokenTable& tokens, std::string_view authorization) {
-  constexpr std::string_view kBearer = "Bearer ";
-  if (authorization.size() <= kBearer.size()) return std::nullopt;
-  std::string scheme(authorization.substr(0, kBearer.size()));
+  auto space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
+  while (!authorization.empty() && space(authorization.front())) authorization.remove_prefix(1);
+  while (!authorization.empty() && space(authorization.back())) authorization.remove_suffix(1);
+  const size_t first = authorization.find(' ');
+  if (first == std::string_view::npos) return std::nullopt;
+  std::string scheme(authorization.substr(0, first));
   std::transform(scheme.begin(), scheme.end(), scheme.begin(),
                  [](unsigned char c) { return std::tolower(c); });
-  if (scheme != "bearer ") return std::nullopt;
-  std::string_view token = authorization.substr(kBearer.size());
-  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
-  while (!token.empty() && (token.back() == ' ' || token.back() == '\r')) token.remove_suffix(1);
+  if (scheme != "bearer") return std::nullopt;
+  std::string_view token = authorization.substr(first + 1);
+  token = token.substr(0, token.find(' '));
   auto it = tokens.by_token.find(token);
   if (token.empty() || it == tokens.by_token.end()) return std::nullopt;
   return it->second;

@@ -57,7 +57,8 @@ struct TokenTable {
 // name, user uid), found 2 (line 4)".
 Result<TokenTable> ParseTokenFile(std::string_view text, std::string_view path);
 
-// The user of an `Authorization: Bearer <token>` header value; nullopt when the header is
+// The user of an `Authorization: Bearer <token>` header value, split as kube-apiserver splits it
+// (bearertoken.go: TrimSpace, SplitN(" ", 3), the token the 2nd part); nullopt when the header is
 // missing, not a bearer token, or the token is unknown (answer Unauthorized(): 401).
 std::optional<UserInfo> Authenticate(const TokenTable& tokens, std::string_view authorization);
 

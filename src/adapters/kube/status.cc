@@ -162,6 +162,15 @@ KubeStatus Timeout(std::string_view message) {
   return Make(504, "Timeout", "Timeout: " + std::string(message), json::object());
 }
 
+KubeStatus TooLargeResourceVersion(uint64_t requested, uint64_t current) {
+  KubeStatus s = Timeout("Too large resource version: " + std::to_string(requested) +
+                         ", current: " + std::to_string(current));
+  s.body["details"] = {{"causes", json::array({{{"reason", "ResourceVersionTooLarge"},
+                                                {"message", "Too large resource version"}}})},
+                       {"retryAfterSeconds", 1}};
+  return s;
+}
+
 KubeStatus TooManyRequests(std::string_view message) {
   return Make(429, "TooManyRequests", std::string(message));
 }

@@ -91,6 +91,10 @@ KubeStatus ServiceUnavailable(std::string_view message);
 // 504 Timeout: "Timeout: <message>" (apimachinery's NewTimeoutError without a retry-after:
 // kube-apiserver's answer to a request that its --request-timeout cut).
 KubeStatus Timeout(std::string_view message);
+// 504 for a read at a resourceVersion the store has not reached (storage's
+// NewTooLargeResourceVersionError): "Timeout: Too large resource version: <rv>, current: <now>",
+// one cause of reason ResourceVersionTooLarge, retryAfterSeconds 1.
+KubeStatus TooLargeResourceVersion(uint64_t requested, uint64_t current);
 // 429 for admission refusals kube answers as Forbidden (quota): kept as Forbidden in kube; this is
 // for rate limits only.
 KubeStatus TooManyRequests(std::string_view message);

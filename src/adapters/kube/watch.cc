@@ -1,5 +1,6 @@
 #include "adapters/kube/watch.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace arbiter::kube {
@@ -23,6 +24,64 @@ Result<bool> ParseBool(std::string_view name, std::string_view v) {
 }
 
 }  // namespace
+
+std::string GoQuote(std::string_view s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\a':
+        out += "\\a";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\v':
+        out += "\\v";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          static constexpr char kHex[] = "0123456789abcdef";
+          out += "\\x";
+          out += kHex[c >> 4];
+          out += kHex[c & 15];
+        } else {
+          out += ch;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+Result<uint64_t> ParseResourceVersion(std::string_view s) {
+  if (s.empty() || s == "0") return uint64_t{0};
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec == std::errc() && p == s.data() + s.size()) return v;
+  const bool digits = std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const std::string quoted = GoQuote(s);
+  return Status::InvalidArgument("resourceVersion: Invalid value: " + quoted +
+                                 ": strconv.ParseUint: parsing " + quoted +
+                                 (digits ? ": value out of range" : ": invalid syntax"));
+}
 
 Result<ListOptions> ParseListOptions(const std::multimap<std::string, std::string>& query,
                                      const ResourceInfo& r) {

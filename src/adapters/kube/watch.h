@@ -43,6 +43,14 @@ struct ListOptions {
 Result<ListOptions> ParseListOptions(const std::multimap<std::string, std::string>& query,
                                      const ResourceInfo& r);
 
+// kube-apiserver's APIObjectVersioner.ParseResourceVersion: "" and "0" are 0, anything else is
+// Go's strconv.ParseUint(s, 10, 64) (no sign, no "0x"); the error is storage's InvalidError text,
+// `resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax`.
+Result<uint64_t> ParseResourceVersion(std::string_view s);
+// Go's strconv.Quote for the bytes kube-apiserver's messages quote (ASCII escapes; other bytes as
+// they are).
+std::string GoQuote(std::string_view s);
+
 enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
 const char* ToString(WatchEventType t);
 

@@ -9,16 +9,22 @@ bool IsDns1123Label(std::string_view s) {
   return s.front() != '-' && s.back() != '-';
 }
 
+// k8s.io/apimachinery IsDNS1123Subdomain: [a-z0-9]([-a-z0-9]*[a-z0-9])? parts joined by '.',
+// at most 253 in all; a part has no length limit of its own (unlike a DNS-1123 label).
 bool IsDns1123Subdomain(std::string_view s) {
   if (s.empty() || s.size() > 253) return false;
-  size_t start = 0;
-  while (true) {
-    size_t dot = s.find('.', start);
-    std::string_view part = s.substr(start, dot == std::string_view::npos ? dot : dot - start);
-    if (!IsDns1123Label(part)) return false;
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '.' || c == '-') {
+      // A part starts and ends alphanumeric: no '.' or '-' at either end or next to a '.'.
+      if (i == 0 || i + 1 == s.size()) return false;
+      if (c == '.' && (!alnum(s[i - 1]) || !alnum(s[i + 1]))) return false;
+    } else if (!alnum(c)) {
+      return false;
+    }
   }
+  return true;
 }
 
 bool IsLabelValue(std::string_view s) {

@@ -9,7 +9,7 @@
 namespace arbiter::yaml {
 
 bool IsDns1123Label(std::string_view s);      // at most 63 of [a-z0-9-], alphanumeric ends
-bool IsDns1123Subdomain(std::string_view s);  // dot-separated labels, at most 253
+bool IsDns1123Subdomain(std::string_view s);  // [a-z0-9.-], at most 253, no part limit
 bool IsLabelValue(std::string_view s);        // empty, or at most 63 of [A-Za-z0-9-_.]
 bool IsLabelKey(std::string_view s);          // [prefix/]name
 

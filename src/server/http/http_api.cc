@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <tuple>
@@ -23,6 +24,7 @@
 #include "adapters/kube/selectors.h"
 #include "adapters/kube/status.h"
 #include "adapters/kube/table.h"
+#include "adapters/kube/watch.h"
 #include "core/system_priority.h"
 #include "server/http/api_auth.h"
 #include "server/http/list_pages.h"
@@ -290,13 +292,20 @@ std::optional<PickedRange> PickRange(Daemon& d, ListSnapshots& lists, const http
     p.rv = want;
   } else {
     // No snapshot: the current objects are one only if none of the kind changed since `want`.
+    // A token from the future (forged, or from before a restart that lost writes): kube-apiserver
+    // cannot read at that revision either and answers its 504, not 410.
     auto range = std::make_shared<ListRange>();
+    int64_t now_rv = 0;
     const bool same = d.Read([&](const Cluster& c) {
-      if (c.store().kind_version(r.kind) > want || c.store().resource_version() < want)
-        return false;
+      now_rv = c.store().resource_version();
+      if (c.store().kind_version(r.kind) > want || now_rv < want) return false;
       *range = c.store().ListStored(r.kind, ns);
       return true;
     });
+    if (now_rv < want) {
+      SendStatus(res, kube::TooLargeResourceVersion(want, now_rv));
+      return std::nullopt;
+    }
     if (!same) {
       kube::KubeStatus gone = kube::Expired(kube::kInconsistentContinue);
       gone.body["metadata"]["continue"] = kube::EncodeContinue({-1, token.value().start});
@@ -358,7 +367,13 @@ void HandleList(Daemon& d, ListSnapshots& lists, const httplib::Request& req,
   const kube::ResourceInfo& r = *t.resource;
   auto sel = ParseSelectors(req, res, r);
   if (!sel) return;
-  if (Truthy(Param(req, "watch"))) return HandleWatch(d, req, res, t, *sel, min_timeout_s);
+  const bool watch = Truthy(Param(req, "watch"));
+  // kube-apiserver: a list answers the cache's BadRequest, a watch the bare storage error (500).
+  if (auto rv = kube::ParseResourceVersion(Param(req, "resourceVersion")); !rv.ok())
+    return SendStatus(
+        res, watch ? kube::Failure(500, rv.status().message())
+                   : kube::BadRequest("invalid resource version: " + rv.status().message()));
+  if (watch) return HandleWatch(d, req, res, t, *sel, min_timeout_s);
   const auto limit = ParseLimit(req, res);
   if (!limit) return;
   const bool all_namespaces = r.namespaced && t.namespace_.empty();
@@ -482,7 +497,8 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
       w.initial += ",\"type\":\"ADDED\"}\n";
     }
   } else {
-    w.after_rv = std::atoll(rv_param.c_str());
+    const uint64_t rv = kube::ParseResourceVersion(rv_param).value();  // checked by HandleList
+    w.after_rv = static_cast<int64_t>(std::min<uint64_t>(rv, std::numeric_limits<int64_t>::max()));
   }
   w.end = Clock::now() + std::chrono::seconds(timeout);
   // A plain watch sends each change's line as serialized once for all watchers.
@@ -712,10 +728,14 @@ void HandlePatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
     // A patch adds to what is stored: the result is bounded as a body is.
     if (kube::NestsDeeperThan(obj, kube::kMaxNesting)) return SendStatus(res, kube::BodyTooDeep());
     if (!obj.contains("metadata") || !obj["metadata"].is_object()) obj["metadata"] = Json::object();
-    if (obj["metadata"].value("name", t.name) != t.name)
-      return SendStatus(
-          res, kube::BadRequest("the name of the object does not match the name on the URL"));
-    obj["metadata"]["name"] = t.name;
+    // kube-apiserver's checkName on the patched object: a patch that drops the name (a merge
+    // patch {"metadata": null}) is refused, not given the URL's name back.
+    const Json& patched = obj["metadata"].contains("name") ? obj["metadata"]["name"] : Json();
+    const std::string patched_name = patched.is_string() ? patched.get<std::string>() : "";
+    if (patched_name != t.name)
+      return SendStatus(res,
+                        kube::BadRequest("the name of the object (" + patched_name +
+                                         ") does not match the name on the URL (" + t.name + ")"));
     if (!Admit(d, res, r, !live, obj)) return;
     Mutation m;
     m.op = live ? Mutation::Op::kUpdate : Mutation::Op::kCreate;
@@ -768,7 +788,23 @@ std::string Propagation(const httplib::Request& req) {
   }
   if (p.empty() && Param(req, "orphanDependents") == "true") p = "Orphan";
   if (p.empty() && Param(req, "orphanDependents") == "false") p = "Background";
-  return p == "Orphan" || p == "Background" || p == "Foreground" ? p : "";
+  return p;
+}
+
+// kube-apiserver's ValidateDeleteOptions: a propagationPolicy other than the three is 422 Invalid
+// (it was taken as none). True when the answer was sent.
+bool BadPropagation(const std::string& p, httplib::Response& res) {
+  if (p.empty() || p == "Orphan" || p == "Background" || p == "Foreground") return false;
+  kube::ResourceInfo options;
+  options.group = "meta.k8s.io";
+  options.kind = "DeleteOptions";
+  SendStatus(res, kube::Invalid(options, "",
+                                {{"FieldValueNotSupported",
+                                  "Unsupported value: " + kube::GoQuote(p) +
+                                      ": supported values: \"Foreground\", \"Background\", "
+                                      "\"Orphan\", \"nil\"",
+                                  "propagationPolicy"}}));
+  return true;
 }
 
 // kube-apiserver's warning on a batch/v1 Job deleted without a propagation policy.
@@ -820,6 +856,7 @@ void HandleDelete(Daemon& d, const httplib::Request& req, httplib::Response& res
   m.name = t.name;
   m.grace_period = GracePeriod(req);
   m.propagation = Propagation(req);
+  if (BadPropagation(m.propagation, res)) return;
   std::tie(m.precondition_uid, m.precondition_rv) = Preconditions(req);
   const bool warn = r.id == KindId::kJob && m.propagation.empty();
   if (warn) m.propagation = "Orphan";  // batch/v1's default (journaled as such)
@@ -840,6 +877,7 @@ void HandleDeleteCollection(Daemon& d, const httplib::Request& req, httplib::Res
   bool dry_run = false;
   if (!ParseDryRun(req, res, &dry_run)) return;
   dry_run = dry_run || BodyDryRun(req);
+  if (BadPropagation(Propagation(req), res)) return;
   std::vector<std::pair<std::string, std::string>> keys;
   d.Read([&](const Cluster& c) {
     for (const StoredRef& ref : c.store().ListStored(r.kind, t.namespace_)) {
