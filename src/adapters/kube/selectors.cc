@@ -402,7 +402,7 @@ bool LabelRequirement::Matches(const json& labels) const {
     case Op::kLessThan: {
       if (!v || values.size() != 1) return false;
       const std::string& have = v->get<std::string>();
-      int64_t a, b;
+      int64_t a = 0, b = 0;  // (set before use; GCC 12 at -O1 cannot tell)
       auto [pa, ea] = std::from_chars(have.data(), have.data() + have.size(), a);
       auto [pb, eb] = std::from_chars(values[0].data(), values[0].data() + values[0].size(), b);
       if (ea != std::errc() || pa != have.data() + have.size() || eb != std::errc()) return false;
