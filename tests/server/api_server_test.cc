@@ -22,6 +22,7 @@
 #include <tuple>
 #include <vector>
 
+#include "served_api.h"
 #include "server/daemon.h"
 #include "server/http/http_api.h"
 
@@ -36,26 +37,9 @@ std::filesystem::path Dir(const std::string& name) {
 }
 
 // A daemon with its API on a free loopback port, served by a thread until destroyed.
-struct Served {
-  std::unique_ptr<Daemon> daemon;
-  std::unique_ptr<ApiServer> api;
-  std::thread thread;
-  int port = 0;
-  explicit Served(const std::string& name, ApiOptions options = {}) {
-    auto d = Daemon::Open({Dir(name).string(), nullptr, 0, false});
-    EXPECT_TRUE(d.ok()) << d.message();
-    daemon = std::move(d).value();
-    api = std::make_unique<ApiServer>(*daemon, std::move(options));
-    auto p = api->Bind("127.0.0.1", 0);
-    EXPECT_TRUE(p.ok()) << p.message();
-    port = p.value();
-    thread = std::thread([this] { api->Run(); });
-  }
-  ~Served() {
-    api->Stop();
-    thread.join();
-    daemon->Stop();
-  }
+struct Served : api_fixture::ServedApi {
+  explicit Served(const std::string& name, ApiOptions options = {})
+      : ServedApi(Dir(name), std::move(options)) {}
 };
 
 // The accept backlog of the socket listening on `port`, as `ss` reports it (Send-Q of a

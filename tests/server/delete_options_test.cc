@@ -3,56 +3,19 @@
 // taken as none), and a merge patch {"metadata": null} is refused by the name check (it dropped
 // the labels and annotations and answered 200).
 #include <gtest/gtest.h>
-#include <httplib.h>
-#include <unistd.h>
 
-#include <filesystem>
-#include <memory>
 #include <string>
-#include <thread>
 
-#include "server/daemon.h"
-#include "server/http/http_api.h"
+#include "served_api.h"
 
 namespace arbiter::server {
 namespace delete_options_test {
 
-struct Served {
-  std::unique_ptr<Daemon> daemon;
-  std::unique_ptr<ApiServer> api;
-  std::thread thread;
-  std::unique_ptr<httplib::Client> cli;
-  explicit Served(const std::string& name) {
-    auto dir = std::filesystem::temp_directory_path() /
-               ("arbiter-delete-options-test-" + std::to_string(getpid())) / name;
-    std::filesystem::remove_all(dir);
-    auto d = Daemon::Open({dir.string(), nullptr, 0, false});
-    EXPECT_TRUE(d.ok()) << d.message();
-    daemon = std::move(d).value();
-    api = std::make_unique<ApiServer>(*daemon, ApiOptions{});
-    const int port = api->Bind("127.0.0.1", 0).value();
-    thread = std::thread([this] { api->Run(); });
-    cli = std::make_unique<httplib::Client>("127.0.0.1", port);
-  }
-  ~Served() {
-    api->Stop();
-    thread.join();
-    daemon->Stop();
-  }
+struct Served : api_fixture::ServedApi {
+  explicit Served(const std::string& name)
+      : ServedApi(api_fixture::FreshDir("delete-options-test", name)) {}
   void Pod(const std::string& name) {
-    Mutation m;
-    m.op = Mutation::Op::kCreate;
-    m.kind = "Pod";
-    m.namespace_ = "default";
-    m.object = {{"apiVersion", "v1"},
-                {"kind", "Pod"},
-                {"metadata",
-                 {{"name", name},
-                  {"namespace", "default"},
-                  {"labels", {{"team", "a"}}},
-                  {"annotations", {{"note", "x"}}}}},
-                {"spec", {{"containers", {{{"name", "c"}, {"image", "x"}}}}}}};
-    ASSERT_TRUE(daemon->Mutate(std::move(m)).ok()) << name;
+    ServedApi::Pod(name, {{"labels", {{"team", "a"}}}, {"annotations", {{"note", "x"}}}});
   }
   bool Has(const std::string& name) {
     return daemon->Read([&](const Cluster& c) { return c.store().Get("Pod", "default", name); }) !=

@@ -11,45 +11,18 @@
 #include <vector>
 
 #include "adapters/kube/continue_token.h"
+#include "served_api.h"
 #include "server/daemon.h"
 #include "server/http/http_api.h"
 
 namespace arbiter::server {
 namespace list_paging_test {
 
-struct Served {
-  std::unique_ptr<Daemon> daemon;
-  std::unique_ptr<ApiServer> api;
-  std::thread thread;
-  std::unique_ptr<httplib::Client> cli;
-  explicit Served(const std::string& name) {
-    auto dir = std::filesystem::temp_directory_path() /
-               ("arbiter-list-paging-test-" + std::to_string(getpid())) / name;
-    std::filesystem::remove_all(dir);
-    auto d = Daemon::Open({dir.string(), nullptr, 0, false});
-    EXPECT_TRUE(d.ok()) << d.message();
-    daemon = std::move(d).value();
-    api = std::make_unique<ApiServer>(*daemon, ApiOptions{});
-    const int port = api->Bind("127.0.0.1", 0).value();
-    thread = std::thread([this] { api->Run(); });
-    cli = std::make_unique<httplib::Client>("127.0.0.1", port);
-  }
-  ~Served() {
-    api->Stop();
-    thread.join();
-    daemon->Stop();
-  }
+struct Served : api_fixture::ServedApi {
+  explicit Served(const std::string& name)
+      : ServedApi(api_fixture::FreshDir("list-paging-test", name)) {}
   void Pod(const std::string& name, const std::string& team = "a") {
-    Mutation m;
-    m.op = Mutation::Op::kCreate;
-    m.kind = "Pod";
-    m.namespace_ = "default";
-    m.object = {
-        {"apiVersion", "v1"},
-        {"kind", "Pod"},
-        {"metadata", {{"name", name}, {"namespace", "default"}, {"labels", {{"team", team}}}}},
-        {"spec", {{"containers", {{{"name", "c"}, {"image", "x"}}}}}}};
-    ASSERT_TRUE(daemon->Mutate(std::move(m)).ok()) << name;
+    ServedApi::Pod(name, {{"labels", {{"team", team}}}});
   }
   Json Get(const std::string& path, int want = 200, const std::string& accept = "") {
     httplib::Headers h;
