@@ -6,33 +6,14 @@
 #include <gtest/gtest.h>
 
 #include "core/engine/engine.h"
+#include "core/engine/gpu_objects.h"
 
 namespace arbiter::engine {
 namespace bound_pod_test {
 
 constexpr Millis kMin = 60000;
-
-Node GpuNode(const std::string& name, std::vector<Taint> taints = {}) {
-  Node n;
-  n.meta.name = name;
-  n.capacity = {{"cpu", 64000}, {"memory", int64_t{256} << 30}, {"nvidia.com/gpu", 8000}};
-  n.allocatable = n.capacity;
-  n.taints = std::move(taints);
-  return n;
-}
-
-Pod GpuPod(const std::string& name, int64_t gpus, int32_t priority = 0) {
-  Pod p;
-  p.meta.name = name;
-  p.meta.namespace_ = "ml";
-  Container c;
-  c.name = "c";
-  c.requests = {{"cpu", 1000}, {"nvidia.com/gpu", gpus * 1000}};
-  c.limits = {{"nvidia.com/gpu", gpus * 1000}};
-  p.containers.push_back(c);
-  p.priority = priority;
-  return p;
-}
+using gpu_objects::GpuNode;
+using gpu_objects::GpuPod;
 
 class BoundPod : public ::testing::Test {
  protected:
@@ -54,8 +35,9 @@ class BoundPod : public ::testing::Test {
 // no longer matches: none of them moves a running pod, so none keeps it off its node; and the
 // room it holds there is not given to another pod.
 TEST_F(BoundPod, PlacedOnItsNodeDespiteNoScheduleTaintCordonAndAffinity) {
-  Node n1 = GpuNode("n1", {{"node.kubernetes.io/unreachable", "", TaintEffect::kNoSchedule},
-                           {"gpu", "bad", TaintEffect::kPreferNoSchedule}});
+  Node n1 = GpuNode("n1", 8,
+                    {{"node.kubernetes.io/unreachable", "", TaintEffect::kNoSchedule},
+                     {"gpu", "bad", TaintEffect::kPreferNoSchedule}});
   n1.unschedulable = true;
   AddNode(n1);
   AddNode(GpuNode("n2"));
@@ -83,7 +65,7 @@ TEST_F(BoundPod, PlacedOnItsNodeDespiteNoScheduleTaintCordonAndAffinity) {
 // A NoExecute taint evicts a bound pod as any running one: at once when not tolerated, after
 // tolerationSeconds (from the bind) when tolerated.
 TEST_F(BoundPod, NoExecuteTaintEvictsItOnceBound) {
-  AddNode(GpuNode("n1", {{"node.kubernetes.io/unreachable", "", TaintEffect::kNoExecute}}));
+  AddNode(GpuNode("n1", 8, {{"node.kubernetes.io/unreachable", "", TaintEffect::kNoExecute}}));
   const WorkloadStatus plain = Submit(GpuPod("plain", 1), "n1");
   EXPECT_EQ(plain.phase, Phase::kTerminating);
   EXPECT_EQ(plain.reason, "TaintManagerEviction");
@@ -101,11 +83,11 @@ TEST_F(BoundPod, NoExecuteTaintEvictsItOnceBound) {
 // No room on its node (or its quota used up): it stays Pending with the engine's reason, and
 // evicts nobody for it (it runs there already).
 TEST_F(BoundPod, WithoutRoomItWaitsWithTheReasonAndPreemptsNobody) {
-  AddNode(GpuNode("n1", {{"gpu", "bad", TaintEffect::kNoSchedule}}));
+  AddNode(GpuNode("n1", 8, {{"gpu", "bad", TaintEffect::kNoSchedule}}));
   AddNode(GpuNode("n2"));
   const WorkloadStatus low = Submit(GpuPod("low", 6), "n1");
   ASSERT_EQ(low.phase, Phase::kRunning);
-  const WorkloadStatus high = Submit(GpuPod("high", 4, 1000), "n1");
+  const WorkloadStatus high = Submit(GpuPod("high", 4, "ml", 1000), "n1");
   EXPECT_EQ(high.phase, Phase::kPending);
   EXPECT_EQ(high.reason, "Unschedulable");
   EXPECT_EQ(high.message,
@@ -125,7 +107,7 @@ TEST_F(BoundPod, WithoutRoomItWaitsWithTheReasonAndPreemptsNobody) {
 
 // The bound node survives a snapshot and a command's encoding.
 TEST_F(BoundPod, SnapshotAndCommandKeepTheNode) {
-  AddNode(GpuNode("n1", {{"gpu", "bad", TaintEffect::kNoSchedule}}));
+  AddNode(GpuNode("n1", 8, {{"gpu", "bad", TaintEffect::kNoSchedule}}));
   ASSERT_TRUE(e->Apply(At(0, SubmitPod{GpuPod("p", 1), false, {}, "n1"})).ok());
   auto restored = Engine::Restore(e->Snapshot());
   ASSERT_TRUE(restored.ok()) << restored.message();

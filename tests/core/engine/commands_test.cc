@@ -7,31 +7,14 @@
 #include <map>
 
 #include "core/engine/engine.h"
+#include "core/engine/gpu_objects.h"
 
 namespace arbiter::engine {
 namespace {
 
 constexpr Millis kMin = 60000;
-
-Node GpuNode(const std::string& name, int gpus, int64_t cpu = 64000) {
-  Node n;
-  n.meta.name = name;
-  n.capacity = {{"cpu", cpu}, {"memory", int64_t{256} << 30}, {"nvidia.com/gpu", gpus * 1000}};
-  n.allocatable = n.capacity;
-  return n;
-}
-
-Pod MakePod(const std::string& name, int gpus, const std::string& ns = "ml") {
-  Pod p;
-  p.meta.name = name;
-  p.meta.namespace_ = ns;
-  Container c;
-  c.name = "c";
-  c.requests = {{"cpu", 1000}, {"nvidia.com/gpu", gpus * 1000}};
-  c.limits = {{"nvidia.com/gpu", gpus * 1000}};
-  p.containers.push_back(c);
-  return p;
-}
+using gpu_objects::GpuNode;
+using gpu_objects::GpuPod;
 
 PriorityClass Class(const std::string& name, int32_t value, bool global_default = false) {
   PriorityClass pc;
@@ -90,9 +73,9 @@ class Commands : public ::testing::Test {
 
 TEST_F(Commands, RefusedCommandsSayWhyWithACode) {
   ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 1), 0}).ok());
-  const WorkloadId a = Submit(0, MakePod("a", 1));
-  EXPECT_EQ(Do(0, SubmitPod{MakePod("a", 1), false, {}}).code(), StatusCode::kAlreadyExists);
-  Pod nameless = MakePod("", 1);
+  const WorkloadId a = Submit(0, GpuPod("a", 1));
+  EXPECT_EQ(Do(0, SubmitPod{GpuPod("a", 1), false, {}}).code(), StatusCode::kAlreadyExists);
+  Pod nameless = GpuPod("", 1);
   EXPECT_EQ(Do(0, SubmitPod{nameless, false, {}}).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(Do(0, DeletePod{static_cast<WorkloadId>(99), std::nullopt}).code(),
             StatusCode::kNotFound);
@@ -125,10 +108,10 @@ TEST_F(Commands, CountPodsCountsTerminalPodsUntilDeleted) {
   q.meta.name = "objects";
   q.hard[0] = {"count/pods", QuotaTrack::kCount, "pods", 1};
   ASSERT_TRUE(Do(0, UpsertResourceQuota{q}).ok());
-  const WorkloadId a = Submit(0, MakePod("a", 1));
+  const WorkloadId a = Submit(0, GpuPod("a", 1));
   ASSERT_TRUE(Do(0, Tick{}).ok());
   ASSERT_TRUE(Do(kMin, PodFinished{a, 0}).ok());
-  const WorkloadId b = Submit(kMin, MakePod("b", 1));
+  const WorkloadId b = Submit(kMin, GpuPod("b", 1));
   ASSERT_TRUE(Do(kMin, Tick{}).ok());
   EXPECT_EQ(PhaseOf(b), Phase::kPending);
   EXPECT_NE(e_.Get(b)->message.find(
@@ -151,11 +134,11 @@ TEST_F(Commands, ALoweredQuotaNeverEvictsItBlocksNewAdmissions) {
   ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 8), 0}).ok());
   ASSERT_TRUE(Do(0, UpsertResourceQuota{PodQuota("ml", 3)}).ok());
   std::vector<WorkloadId> ids;
-  for (int i = 0; i < 3; ++i) ids.push_back(Submit(0, MakePod("p" + std::to_string(i), 1)));
+  for (int i = 0; i < 3; ++i) ids.push_back(Submit(0, GpuPod("p" + std::to_string(i), 1)));
   ASSERT_TRUE(Do(0, Tick{}).ok());
   for (auto id : ids) ASSERT_EQ(PhaseOf(id), Phase::kRunning);
   ASSERT_TRUE(Do(kMin, UpsertResourceQuota{PodQuota("ml", 1)}).ok());  // lowered below usage
-  const WorkloadId late = Submit(kMin, MakePod("late", 1));
+  const WorkloadId late = Submit(kMin, GpuPod("late", 1));
   ASSERT_TRUE(Do(kMin, Tick{}).ok());
   for (auto id : ids) EXPECT_EQ(PhaseOf(id), Phase::kRunning) << "a lowered quota never evicts";
   EXPECT_EQ(PhaseOf(late), Phase::kPending);
@@ -172,8 +155,8 @@ TEST_F(Commands, ALoweredQuotaNeverEvictsItBlocksNewAdmissions) {
   EXPECT_EQ(PhaseOf(late), Phase::kRunning);
   // Deleting the quota lifts it.
   ASSERT_TRUE(Do(4 * kMin, DeleteResourceQuota{ObjectRef{"ml", "pods"}}).ok());
-  const WorkloadId free1 = Submit(4 * kMin, MakePod("free1", 1));
-  const WorkloadId free2 = Submit(4 * kMin, MakePod("free2", 1));
+  const WorkloadId free1 = Submit(4 * kMin, GpuPod("free1", 1));
+  const WorkloadId free2 = Submit(4 * kMin, GpuPod("free2", 1));
   ASSERT_TRUE(Do(4 * kMin, Tick{}).ok());
   EXPECT_EQ(PhaseOf(free1), Phase::kRunning);
   EXPECT_EQ(PhaseOf(free2), Phase::kRunning);
@@ -181,11 +164,11 @@ TEST_F(Commands, ALoweredQuotaNeverEvictsItBlocksNewAdmissions) {
 
 TEST_F(Commands, ANewQuotaCountsWhatAlreadyRuns) {
   ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 8), 0}).ok());
-  Submit(0, MakePod("a", 1));
-  Submit(0, MakePod("b", 1));
+  Submit(0, GpuPod("a", 1));
+  Submit(0, GpuPod("b", 1));
   ASSERT_TRUE(Do(0, Tick{}).ok());
   ASSERT_TRUE(Do(kMin, UpsertResourceQuota{PodQuota("ml", 2)}).ok());
-  const WorkloadId c = Submit(kMin, MakePod("c", 1));
+  const WorkloadId c = Submit(kMin, GpuPod("c", 1));
   ASSERT_TRUE(Do(kMin, Tick{}).ok());
   EXPECT_EQ(PhaseOf(c), Phase::kPending);
 }
@@ -193,14 +176,14 @@ TEST_F(Commands, ANewQuotaCountsWhatAlreadyRuns) {
 TEST_F(Commands, ADeletedPriorityClassKeepsRunningPodsPriority) {
   ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 8), 0}).ok());
   ASSERT_TRUE(Do(0, UpsertPriorityClass{Class("serving", 10000)}).ok());
-  Pod p = MakePod("svc", 1);
+  Pod p = GpuPod("svc", 1);
   p.priority_class_name = "serving";
   const WorkloadId svc = Submit(0, p);
   ASSERT_TRUE(Do(0, Tick{}).ok());
   ASSERT_TRUE(Do(kMin, DeletePriorityClass{"serving"}).ok());
   EXPECT_EQ(e_.Get(svc)->priority, 10000);
   EXPECT_EQ(e_.Get(svc)->priority_class, "serving");
-  Pod q = MakePod("svc2", 1);
+  Pod q = GpuPod("svc2", 1);
   q.priority_class_name = "serving";
   const WorkloadId svc2 = Submit(kMin, q);
   EXPECT_EQ(PhaseOf(svc2), Phase::kRejected);
@@ -209,8 +192,8 @@ TEST_F(Commands, ADeletedPriorityClassKeepsRunningPodsPriority) {
 
 TEST_F(Commands, DeletingPodsPendingRunningAndTerminating) {
   ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 1), 0}).ok());
-  const WorkloadId run = Submit(0, MakePod("run", 1));
-  const WorkloadId wait = Submit(0, MakePod("wait", 1));
+  const WorkloadId run = Submit(0, GpuPod("run", 1));
+  const WorkloadId wait = Submit(0, GpuPod("wait", 1));
   ASSERT_TRUE(Do(0, Tick{}).ok());
   ASSERT_EQ(PhaseOf(run), Phase::kRunning);
   ASSERT_EQ(PhaseOf(wait), Phase::kPending);
@@ -225,7 +208,7 @@ TEST_F(Commands, DeletingPodsPendingRunningAndTerminating) {
   EXPECT_EQ(del->grace, 5000);
   EXPECT_EQ(del->work_facts, WorkFacts::kStopPlan);
   EXPECT_EQ(e_.Get(run)->phase, Phase::kTerminating);
-  const WorkloadId next = Submit(kMin, MakePod("next", 1));
+  const WorkloadId next = Submit(kMin, GpuPod("next", 1));
   ASSERT_TRUE(Do(kMin, Tick{}).ok());
   EXPECT_EQ(PhaseOf(next), Phase::kPending) << "the deleted pod still holds its GPU";
   ASSERT_TRUE(Do(kMin + 5000, VictimExited{run}).ok());
@@ -237,8 +220,8 @@ TEST_F(Commands, DeletingPodsPendingRunningAndTerminating) {
 
 TEST_F(Commands, ExitCodesDecideSucceededOrFailed) {
   ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 2), 0}).ok());
-  const WorkloadId ok = Submit(0, MakePod("ok", 1));
-  const WorkloadId bad = Submit(0, MakePod("bad", 1));
+  const WorkloadId ok = Submit(0, GpuPod("ok", 1));
+  const WorkloadId bad = Submit(0, GpuPod("bad", 1));
   ASSERT_TRUE(Do(0, Tick{}).ok());
   ASSERT_TRUE(Do(kMin, PodFinished{ok, 0}).ok());
   ASSERT_TRUE(Do(kMin, PodFinished{bad, 3}).ok());
@@ -252,14 +235,14 @@ TEST_F(Commands, ExitCodesDecideSucceededOrFailed) {
 
 TEST_F(Commands, NodeChangesNeverEvict) {
   ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 2), 0}).ok());
-  const WorkloadId a = Submit(0, MakePod("a", 1));
+  const WorkloadId a = Submit(0, GpuPod("a", 1));
   ASSERT_TRUE(Do(0, Tick{}).ok());
   ASSERT_EQ(PhaseOf(a), Phase::kRunning);
   // Cordon: it keeps running; nothing new lands there.
   Node cordoned = GpuNode("n1", 2);
   cordoned.unschedulable = true;
   ASSERT_TRUE(Do(kMin, UpsertNode{cordoned, 0}).ok());
-  const WorkloadId b = Submit(kMin, MakePod("b", 1));
+  const WorkloadId b = Submit(kMin, GpuPod("b", 1));
   ASSERT_TRUE(Do(kMin, Tick{}).ok());
   EXPECT_EQ(PhaseOf(a), Phase::kRunning);
   EXPECT_EQ(PhaseOf(b), Phase::kPending);
@@ -272,8 +255,8 @@ TEST_F(Commands, NodeChangesNeverEvict) {
   EXPECT_EQ(PhaseOf(b), Phase::kRunning);
   EXPECT_EQ(Do(3 * kMin, UpsertNode{GpuNode("n1", 1), 0}).code(), StatusCode::kFailedPrecondition);
   // A lower allocatable leaves the node above its capacity; nothing is evicted, nothing more binds.
-  ASSERT_TRUE(Do(3 * kMin, UpsertNode{GpuNode("n1", 3, 1000), 0}).ok());
-  const WorkloadId c = Submit(3 * kMin, MakePod("c", 1));
+  ASSERT_TRUE(Do(3 * kMin, UpsertNode{GpuNode("n1", 3, {}, 1000), 0}).ok());
+  const WorkloadId c = Submit(3 * kMin, GpuPod("c", 1));
   ASSERT_TRUE(Do(3 * kMin, Tick{}).ok());
   EXPECT_EQ(PhaseOf(a), Phase::kRunning);
   EXPECT_EQ(PhaseOf(b), Phase::kRunning);
@@ -287,9 +270,9 @@ TEST_F(Commands, DeletingANamespaceDeletesItsPodsAndObjects) {
   ns.meta.name = "team";
   ASSERT_TRUE(Do(0, UpsertNamespace{ns}).ok());
   ASSERT_TRUE(Do(0, UpsertResourceQuota{PodQuota("team", 1)}).ok());
-  const WorkloadId a = Submit(0, MakePod("a", 1, "team"));
-  const WorkloadId b = Submit(0, MakePod("b", 1, "team"));
-  const WorkloadId other = Submit(0, MakePod("o", 1, "other"));
+  const WorkloadId a = Submit(0, GpuPod("a", 1, "team"));
+  const WorkloadId b = Submit(0, GpuPod("b", 1, "team"));
+  const WorkloadId other = Submit(0, GpuPod("o", 1, "other"));
   ASSERT_TRUE(Do(0, Tick{}).ok());
   ASSERT_EQ(PhaseOf(a), Phase::kRunning);
   ASSERT_EQ(PhaseOf(b), Phase::kPending);  // the quota
@@ -299,16 +282,16 @@ TEST_F(Commands, DeletingANamespaceDeletesItsPodsAndObjects) {
   EXPECT_EQ(PhaseOf(other), Phase::kRunning);
   ASSERT_TRUE(Do(kMin, VictimExited{a}).ok());
   // Its quota went with it: a new pod in a namespace of that name is not limited.
-  Submit(2 * kMin, MakePod("x", 1, "team"));
-  Submit(2 * kMin, MakePod("y", 1, "team"));
+  Submit(2 * kMin, GpuPod("x", 1, "team"));
+  Submit(2 * kMin, GpuPod("y", 1, "team"));
   ASSERT_TRUE(Do(2 * kMin, Tick{}).ok());
   EXPECT_EQ(sink_.Count(EventType::kQuotaExceeded), 1u);
 }
 
 TEST_F(Commands, ImmediatePodsGetOneAttempt) {
   ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 1), 0}).ok());
-  const WorkloadId fits = Submit(0, MakePod("fits", 1), /*immediate=*/true);
-  const WorkloadId late = Submit(0, MakePod("late", 1), /*immediate=*/true);
+  const WorkloadId fits = Submit(0, GpuPod("fits", 1), /*immediate=*/true);
+  const WorkloadId late = Submit(0, GpuPod("late", 1), /*immediate=*/true);
   ASSERT_TRUE(Do(0, Tick{}).ok());
   EXPECT_EQ(PhaseOf(fits), Phase::kRunning);
   EXPECT_EQ(PhaseOf(late), Phase::kRejected);
@@ -331,19 +314,19 @@ TEST_F(Commands, ADeletedQoSPreemptsNothing) {
   ASSERT_TRUE(Do(0, UpsertQoS{low}).ok());
   ASSERT_TRUE(Do(0, UpsertQoS{high}).ok());
   ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 1), 0}).ok());
-  Pod v = MakePod("v", 1);
+  Pod v = GpuPod("v", 1);
   v.sim.qos = "low";
   Submit(0, v);
   ASSERT_TRUE(Do(0, Tick{}).ok());
   ASSERT_TRUE(Do(kMin, DeleteQoS{"high"}).ok());
-  Pod p = MakePod("p", 1);
+  Pod p = GpuPod("p", 1);
   p.sim.qos = "high";
   const WorkloadId rejected = Submit(kMin, p);
   EXPECT_EQ(PhaseOf(rejected), Phase::kRejected);  // a deleted QoS cannot be named
   // Redefined without the preempt list: a high pod waits instead of preempting.
   high.preempt.clear();
   ASSERT_TRUE(Do(kMin, UpsertQoS{high}).ok());
-  Pod p2 = MakePod("p2", 1);
+  Pod p2 = GpuPod("p2", 1);
   p2.sim.qos = "high";
   const WorkloadId waits = Submit(kMin, p2);
   ASSERT_TRUE(Do(kMin, Tick{}).ok());
@@ -353,7 +336,7 @@ TEST_F(Commands, ADeletedQoSPreemptsNothing) {
 
 TEST_F(Commands, TimeNeverGoesBackwards) {
   ASSERT_TRUE(Do(10 * kMin, UpsertNode{GpuNode("n1", 1), 0}).ok());
-  Submit(5 * kMin, MakePod("a", 1));  // earlier than the engine's clock: taken as the clock
+  Submit(5 * kMin, GpuPod("a", 1));  // earlier than the engine's clock: taken as the clock
   EXPECT_EQ(e_.now(), 10 * kMin);
   ASSERT_NE(sink_.Last(EventType::kSubmitted), nullptr);
   EXPECT_EQ(sink_.Last(EventType::kSubmitted)->time, 10 * kMin);
@@ -368,7 +351,7 @@ TEST(EngineMemory, FinishedWorkloadsLeaveTheEngine) {
     for (int i = 0; i < pods; ++i) {
       const Millis t = i * kMin;
       const WorkloadId id = e.next_workload_id();
-      EXPECT_TRUE(e.Apply(At(t, SubmitPod{MakePod("p" + std::to_string(i), 1), false, {}})).ok());
+      EXPECT_TRUE(e.Apply(At(t, SubmitPod{GpuPod("p" + std::to_string(i), 1), false, {}})).ok());
       EXPECT_TRUE(e.Apply(At(t, Tick{})).ok());
       EXPECT_TRUE(e.Apply(At(t + 1, PodFinished{id, 0})).ok());
     }
@@ -391,9 +374,9 @@ TEST_F(Commands, SlurmLatencyHoldsTheNodeThenTheRequeuedJob) {
   ASSERT_TRUE(Do(0, UpsertPriorityClass{Class("low", 0)}).ok());
   ASSERT_TRUE(Do(0, UpsertPriorityClass{Class("high", 100)}).ok());
   ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 1), 0}).ok());
-  Pod lo = MakePod("a", 1);
+  Pod lo = GpuPod("a", 1);
   lo.priority_class_name = "low";
-  Pod hi = MakePod("b", 1);
+  Pod hi = GpuPod("b", 1);
   hi.priority_class_name = "high";
   const WorkloadId a = Submit(0, lo);
   ASSERT_TRUE(Do(0, Tick{}).ok());
@@ -443,9 +426,9 @@ TEST_F(Commands, RequeueBackoffHoldsAVictimThenDoubles) {
   ASSERT_TRUE(Do(0, UpsertPriorityClass{Class("low", 0)}).ok());
   ASSERT_TRUE(Do(0, UpsertPriorityClass{Class("high", 100)}).ok());
   ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 1), 0}).ok());
-  Pod lo = MakePod("a", 1);
+  Pod lo = GpuPod("a", 1);
   lo.priority_class_name = "low";
-  Pod hi = MakePod("b", 1);
+  Pod hi = GpuPod("b", 1);
   hi.priority_class_name = "high";
   const WorkloadId a = Submit(0, lo);
   ASSERT_TRUE(Do(0, Tick{}).ok());
@@ -469,7 +452,7 @@ TEST_F(Commands, RequeueBackoffHoldsAVictimThenDoubles) {
   EXPECT_EQ(PhaseOf(a), Phase::kRunning);
   EXPECT_EQ(e_.Get(a)->eligible_at, -1);
   // The second preemption: 120 s, capped to 100 s.
-  Pod hi2 = MakePod("c", 1);
+  Pod hi2 = GpuPod("c", 1);
   hi2.priority_class_name = "high";
   Submit(70000, hi2);
   ASSERT_TRUE(Do(70000, Tick{}).ok());
@@ -499,12 +482,12 @@ TEST_F(Commands, ImmediateRequeueThenBackOffCountsTheTimeHeld) {
   ASSERT_TRUE(Do(0, UpsertPriorityClass{Class("low", 0)}).ok());
   ASSERT_TRUE(Do(0, UpsertPriorityClass{Class("high", 100)}).ok());
   ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 1), 0}).ok());
-  Pod lo = MakePod("a", 1);
+  Pod lo = GpuPod("a", 1);
   lo.priority_class_name = "low";
   const WorkloadId a = Submit(0, lo);
   ASSERT_TRUE(Do(0, Tick{}).ok());
   auto preempt = [&](Millis t, const std::string& name) {
-    Pod hi = MakePod(name, 1);
+    Pod hi = GpuPod(name, 1);
     hi.priority_class_name = "high";
     const WorkloadId b = Submit(t, hi);
     EXPECT_TRUE(Do(t, Tick{}).ok());

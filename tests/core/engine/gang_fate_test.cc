@@ -6,19 +6,13 @@
 #include <map>
 
 #include "core/engine/engine.h"
+#include "core/engine/gpu_objects.h"
 
 namespace arbiter::engine {
 namespace gang_fate_test {
 
 constexpr Millis kMin = 60000;
-
-Node GpuNode(const std::string& name, int gpus) {
-  Node n;
-  n.meta.name = name;
-  n.capacity = {{"cpu", 64000}, {"memory", int64_t{256} << 30}, {"nvidia.com/gpu", gpus * 1000}};
-  n.allocatable = n.capacity;
-  return n;
-}
+using gpu_objects::GpuNode;
 
 Pod Member(const std::string& name, int gpus, const std::string& group, int32_t min_member,
            int32_t priority = 0) {

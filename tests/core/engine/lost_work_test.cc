@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/engine/engine.h"
+#include "core/engine/gpu_objects.h"
 #include "core/engine/preempt_plan.h"
 #include "core/engine/random_pool.h"
 #include "core/serial.h"
@@ -107,25 +108,8 @@ TEST(LostWorkTest, PlanChoiceWeighsLostWorkAfterTheVictimCount) {
 
 // --------------------------------------------------------------- the policy and the facts
 
-Node GpuNode(const std::string& name, int64_t gpus) {
-  Node n;
-  n.meta.name = name;
-  n.capacity.Set("cpu", 64000);
-  n.capacity.Set("memory", int64_t{256} << 30);
-  n.capacity.Set("nvidia.com/gpu", gpus * 1000);
-  n.allocatable = n.capacity;
-  return n;
-}
-
-Pod GpuPod(const std::string& name, int64_t gpus) {
-  Pod p;
-  p.meta.name = name;
-  p.meta.namespace_ = "default";
-  p.containers.push_back(Container{"c", {}, {}});
-  p.containers[0].requests.Set("cpu", 1000);
-  p.containers[0].requests.Set("nvidia.com/gpu", gpus * 1000);
-  return p;
-}
+using gpu_objects::GpuNode;
+using gpu_objects::GpuPod;
 
 TEST(LostWorkTest, VictimOrderRoundTripsInCommandsAndSnapshots) {
   PoolPolicy p;
@@ -165,7 +149,7 @@ TEST(LostWorkTest, CheckpointFactsSurviveSnapshotsAndVersion8StillReads) {
   auto engine_with = [](bool facts) {
     auto e = std::make_unique<Engine>();
     EXPECT_TRUE(e->Apply(At(0, UpsertNode{GpuNode("n1", 8), 0})).ok());
-    Pod p = GpuPod("train", 4);
+    Pod p = GpuPod("train", 4, "default");
     if (facts) {
       p.sim.checkpoint_interval = 0x0123456789ab;  // markers to find in the snapshot
       p.sim.shutdown_time = 0x0fedcba98765;
@@ -341,15 +325,15 @@ TEST(LostWorkTest, ANodesPlanNeverHasMoreVictimsThanUnderKubernetesOrder) {
     SCOPED_TRACE(ToString(order));
     Harness h(order);
     h.Do(0, UpsertNode{GpuNode("n1", 4), 0});
-    Pod b = GpuPod("b", 1), c = GpuPod("c", 1);
+    Pod b = GpuPod("b", 1, "default"), c = GpuPod("c", 1, "default");
     for (Pod* p : {&b, &c}) {
       p->sim.checkpoint_interval = 30 * kMin;
       p->sim.shutdown_time = 5 * kMin;
     }
     h.Submit(0, b, "low");
     h.Submit(0, c, "low");
-    const WorkloadId big = h.Submit(50 * kMin, GpuPod("big", 2), "low");
-    h.Submit(80 * kMin, GpuPod("urgent", 2), "high");
+    const WorkloadId big = h.Submit(50 * kMin, GpuPod("big", 2, "default"), "low");
+    h.Submit(80 * kMin, GpuPod("urgent", 2, "default"), "high");
     EXPECT_EQ(h.sink.Preempted(), std::vector<uint64_t>{Value(big)});
   }
 }
@@ -360,12 +344,12 @@ TEST(LostWorkTest, ANodesPlanNeverHasMoreVictimsThanUnderKubernetesOrder) {
 TEST(LostWorkTest, OfEqualPlansOnANodeTheLeastWorkLostIsKept) {
   Harness h(VictimOrder::kLeastLostWork);
   h.Do(0, UpsertNode{GpuNode("n1", 2), 0});
-  Pod old = GpuPod("old", 1);
+  Pod old = GpuPod("old", 1, "default");
   old.sim.checkpoint_interval = 60 * kMin;
   old.sim.shutdown_time = 5 * kMin;
   const WorkloadId o = h.Submit(0, old, "low");
-  h.Submit(50 * kMin, GpuPod("young", 1), "low");
-  h.Submit(70 * kMin, GpuPod("urgent", 1), "high");
+  h.Submit(50 * kMin, GpuPod("young", 1, "default"), "low");
+  h.Submit(70 * kMin, GpuPod("urgent", 1, "default"), "high");
   EXPECT_EQ(h.sink.Preempted(), std::vector<uint64_t>{Value(o)});
 }
 
@@ -391,10 +375,10 @@ TEST(LostWorkTest, ANominatedBorrowerStartsOnceItsVictimsExited) {
     p.meta.namespace_ = ns;
     return p;
   };
-  h.Submit(0, in(GpuPod("run", 1), "b"), "low");  // BestFit: n2, the fullest afterwards
-  h.Submit(0, in(GpuPod("low-1", 1), "a"), "low");
-  const WorkloadId low2 = h.Submit(0, in(GpuPod("low-2", 1), "a"), "low");  // borrows 1
-  const WorkloadId high = h.Submit(10 * kMin, in(GpuPod("high", 1), "a"), "high");
+  h.Submit(0, in(GpuPod("run", 1, "default"), "b"), "low");  // BestFit: n2, the fullest afterwards
+  h.Submit(0, in(GpuPod("low-1", 1, "default"), "a"), "low");
+  const WorkloadId low2 = h.Submit(0, in(GpuPod("low-2", 1, "default"), "a"), "low");  // borrows 1
+  const WorkloadId high = h.Submit(10 * kMin, in(GpuPod("high", 1, "default"), "a"), "high");
   ASSERT_EQ(h.sink.Preempted(), std::vector<uint64_t>{Value(low2)});
   h.Do(10 * kMin, VictimExited{low2});
   h.Do(10 * kMin, Tick{});

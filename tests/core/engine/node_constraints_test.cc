@@ -5,30 +5,17 @@
 #include <gtest/gtest.h>
 
 #include "core/engine/engine.h"
+#include "core/engine/gpu_objects.h"
 
 namespace arbiter::engine {
 namespace node_constraints_test {
 
 constexpr Millis kMin = 60000;
+using gpu_objects::GpuNode;
 
-Node GpuNode(const std::string& name, std::vector<Taint> taints = {}) {
-  Node n;
-  n.meta.name = name;
-  n.capacity = {{"cpu", 64000}, {"memory", int64_t{256} << 30}, {"nvidia.com/gpu", 8000}};
-  n.allocatable = n.capacity;
-  n.taints = std::move(taints);
-  return n;
-}
-
+// The shared one-GPU pod, tolerating `tolerations`.
 Pod GpuPod(const std::string& name, std::vector<Toleration> tolerations = {}) {
-  Pod p;
-  p.meta.name = name;
-  p.meta.namespace_ = "ml";
-  Container c;
-  c.name = "c";
-  c.requests = {{"cpu", 1000}, {"nvidia.com/gpu", 1000}};
-  c.limits = {{"nvidia.com/gpu", 1000}};
-  p.containers.push_back(c);
+  Pod p = gpu_objects::GpuPod(name, 1);
   p.tolerations = std::move(tolerations);
   return p;
 }
@@ -75,7 +62,8 @@ TEST_F(TaintEviction, NoScheduleTaintNeverEvicts) {
   ASSERT_TRUE(e->Apply(At(0, UpsertNode{GpuNode("n1"), 0})).ok());
   const WorkloadId p = Run(GpuPod("p"));
   ASSERT_TRUE(
-      e->Apply(At(kMin, UpsertNode{GpuNode("n1", {{"gpu", "bad", TaintEffect::kNoSchedule}}), 0}))
+      e->Apply(
+           At(kMin, UpsertNode{GpuNode("n1", 8, {{"gpu", "bad", TaintEffect::kNoSchedule}}), 0}))
           .ok());
   ASSERT_TRUE(e->Apply(At(kMin, Tick{})).ok());
   EXPECT_EQ(e->Get(p)->phase, Phase::kRunning);
@@ -97,7 +85,7 @@ TEST_F(TaintEviction, UntoleratedNoExecuteEvictsAtOnceTolerationSecondsLater) {
   const WorkloadId forever = Run(GpuPod("forever", {Tolerate("maintenance")}));
   ASSERT_TRUE(
       e->Apply(At(10 * kMin,
-                  UpsertNode{GpuNode("n1", {{"maintenance", "", TaintEffect::kNoExecute}}), 0}))
+                  UpsertNode{GpuNode("n1", 8, {{"maintenance", "", TaintEffect::kNoExecute}}), 0}))
           .ok());
   const Event* now = ev.Find(EventType::kPreempted, plain);
   ASSERT_NE(now, nullptr);
@@ -137,8 +125,8 @@ TEST_F(TaintEviction, RemovedTaintCancelsTheScheduledEviction) {
   ASSERT_TRUE(e->Apply(At(0, UpsertNode{GpuNode("n1"), 0})).ok());
   const WorkloadId brief = Run(GpuPod("brief", {Tolerate("maintenance", 300000)}));
   ASSERT_TRUE(
-      e->Apply(
-           At(kMin, UpsertNode{GpuNode("n1", {{"maintenance", "", TaintEffect::kNoExecute}}), 0}))
+      e->Apply(At(kMin,
+                  UpsertNode{GpuNode("n1", 8, {{"maintenance", "", TaintEffect::kNoExecute}}), 0}))
           .ok());
   ASSERT_TRUE(e->Apply(At(2 * kMin, UpsertNode{GpuNode("n1"), 0})).ok());
   ASSERT_TRUE(e->Apply(At(6 * kMin, Tick{})).ok());
@@ -148,7 +136,8 @@ TEST_F(TaintEviction, RemovedTaintCancelsTheScheduledEviction) {
 
 TEST_F(TaintEviction, BoundToATaintedNodeTheTimeRunsFromTheBind) {
   ASSERT_TRUE(
-      e->Apply(At(0, UpsertNode{GpuNode("n1", {{"spot", "", TaintEffect::kNoExecute}}), 0})).ok());
+      e->Apply(At(0, UpsertNode{GpuNode("n1", 8, {{"spot", "", TaintEffect::kNoExecute}}), 0}))
+          .ok());
   ASSERT_TRUE(e->Apply(At(0, SubmitPod{GpuPod("plain"), false, {}})).ok());
   const WorkloadId brief = Run(GpuPod("brief", {Tolerate("spot", 120000)}), kMin);
   EXPECT_EQ(e->Get(*e->Find("ml", "plain"))->phase, Phase::kPending);

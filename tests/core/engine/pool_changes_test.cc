@@ -5,33 +5,15 @@
 #include <gtest/gtest.h>
 
 #include "core/engine/engine.h"
+#include "core/engine/gpu_objects.h"
 #include "sim/simulator.h"
 
 namespace arbiter::engine {
 namespace pool_changes_test {
 
 constexpr Millis kMin = 60000;
-
-Node GpuNode(const std::string& name, int gpus) {
-  Node n;
-  n.meta.name = name;
-  n.capacity = {{"cpu", 64000}, {"memory", int64_t{256} << 30}, {"nvidia.com/gpu", gpus * 1000}};
-  n.allocatable = n.capacity;
-  return n;
-}
-
-Pod GpuPod(const std::string& name, int32_t priority, int gpus) {
-  Pod p;
-  p.meta.name = name;
-  p.meta.namespace_ = "ml";
-  p.priority = priority;
-  Container c;
-  c.name = "c";
-  c.requests = {{"cpu", 1000}, {"nvidia.com/gpu", gpus * 1000}};
-  c.limits = {{"nvidia.com/gpu", gpus * 1000}};
-  p.containers.push_back(c);
-  return p;
-}
+using gpu_objects::GpuNode;
+using gpu_objects::GpuPod;
 
 struct Events : EventSink {
   std::vector<Event> all;
@@ -50,13 +32,13 @@ TEST(PoolChanges, VictimShuttingDownOnARemovedNodeIsCutShort) {
   Events ev;
   e.SetSinks(&ev, nullptr);
   ASSERT_TRUE(e.Apply(At(0, UpsertNode{GpuNode("n1", 1), 0})).ok());
-  Pod victim = GpuPod("victim", 1000, 1);
+  Pod victim = GpuPod("victim", 1, "ml", 1000);
   victim.termination_grace_period = 2 * kMin;
   ASSERT_TRUE(e.Apply(At(0, SubmitPod{victim, false, {}})).ok());
   ASSERT_TRUE(e.Apply(At(0, Tick{})).ok());
   const WorkloadId v = *e.Find("ml", "victim");
   ASSERT_EQ(e.Get(v)->phase, Phase::kRunning);
-  ASSERT_TRUE(e.Apply(At(30 * kMin, SubmitPod{GpuPod("urgent", 5000, 1), false, {}})).ok());
+  ASSERT_TRUE(e.Apply(At(30 * kMin, SubmitPod{GpuPod("urgent", 1, "ml", 5000), false, {}})).ok());
   ASSERT_TRUE(e.Apply(At(30 * kMin, Tick{})).ok());
   const WorkloadId u = *e.Find("ml", "urgent");
   const Event* pre = ev.Find(EventType::kPreempted, v);
@@ -97,7 +79,7 @@ TEST(PoolChanges, VictimShuttingDownOnARemovedNodeKeepsOnlyItsPeriodicCheckpoint
   m.nodes = {GpuNode("n1", 1), GpuNode("n2", 1)};
   m.nodes[0].sim.remove_time = 30 * kMin + 30000;
   m.nodes[1].sim.add_time = 40 * kMin;
-  m.pods = {GpuPod("victim", 1000, 1), GpuPod("urgent", 5000, 1)};
+  m.pods = {GpuPod("victim", 1, "ml", 1000), GpuPod("urgent", 1, "ml", 5000)};
   m.pods[0].sim.checkpoint_interval = 7 * kMin;
   m.pods[0].sim.shutdown_time = kMin;  // within its 2m grace: it would save as of SIGTERM
   m.pods[0].termination_grace_period = 2 * kMin;
@@ -126,7 +108,7 @@ TEST(PoolChanges, RunningWorkloadsMeetTheirPreemptFate) {
   m.nodes = {GpuNode("a", 2), GpuNode("b", 2)};
   m.nodes[0].sim.remove_time = 25 * kMin;
   m.nodes[1].sim.remove_time = 25 * kMin;
-  m.pods = {GpuPod("keep", 0, 2), GpuPod("drop", 0, 2)};
+  m.pods = {GpuPod("keep", 2, "ml", 0), GpuPod("drop", 2, "ml", 0)};
   m.pods[1].sim.preempt_mode = PreemptMode::kCancel;
   m.pods[0].sim.checkpoint_interval = 10 * kMin;
   m.pods[0].node_selector["kubernetes.io/hostname"] = "a";

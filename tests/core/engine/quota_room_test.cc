@@ -7,31 +7,18 @@
 #include <map>
 
 #include "core/engine/engine.h"
+#include "core/engine/gpu_objects.h"
 
 namespace arbiter::engine {
 namespace {
 
 constexpr Millis kMin = 60000;
+using gpu_objects::GpuNode;
 
-Node GpuNode(const std::string& name, int gpus) {
-  Node n;
-  n.meta.name = name;
-  n.capacity = {{"cpu", 64000}, {"memory", int64_t{256} << 30}, {"nvidia.com/gpu", gpus * 1000}};
-  n.allocatable = n.capacity;
-  return n;
-}
-
+// The shared GPU pod, pinned to `node` by its hostname when one is given.
 Pod GpuPod(const std::string& name, const std::string& ns, int gpus, int32_t priority,
            const std::string& node = "") {
-  Pod p;
-  p.meta.name = name;
-  p.meta.namespace_ = ns;
-  Container c;
-  c.name = "c";
-  c.requests = {{"cpu", 1000}, {"nvidia.com/gpu", gpus * 1000}};
-  c.limits = {{"nvidia.com/gpu", gpus * 1000}};
-  p.containers.push_back(c);
-  p.priority = priority;
+  Pod p = gpu_objects::GpuPod(name, gpus, ns, priority);
   if (!node.empty()) p.node_selector["kubernetes.io/hostname"] = node;
   return p;
 }

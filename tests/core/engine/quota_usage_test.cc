@@ -7,21 +7,15 @@
 
 #include "core/engine/engine.h"
 #include "core/engine/fair_share.h"
+#include "core/engine/gpu_objects.h"
 #include "core/engine/quota_book.h"
 
 namespace arbiter::engine {
 namespace quota_usage_test {
 
 constexpr Millis kMin = 60000;
+using gpu_objects::GpuNode;
 constexpr Millis kHour = 60 * kMin;
-
-Node GpuNode(const std::string& name, int gpus) {
-  Node n;
-  n.meta.name = name;
-  n.capacity = {{"cpu", 64000}, {"memory", int64_t{256} << 30}, {"nvidia.com/gpu", gpus * 1000}};
-  n.allocatable = n.capacity;
-  return n;
-}
 
 // A pod asking `gpus` GPUs and `cpu_milli` of CPU (0: none, BestEffort when it asks no GPU either
 // of cpu or memory), with spec.activeDeadlineSeconds when `deadline` > 0.
