@@ -90,6 +90,13 @@ void RegisterServe(CLI::App& app, int* exit_code) {
   cmd->add_option("--snapshot-every", *snapshot_every,
                   "Journal records between snapshots (then the journal is compacted; 0: never; "
                   "default 50000)");
+  auto snapshot_growth = std::make_shared<double>(1.0);
+  cmd->add_option("--snapshot-growth", *snapshot_growth,
+                  "Also wait for at least this many records per object the last snapshot held\n"
+                  "(default 1; 0: --snapshot-every alone). A snapshot costs about its objects:\n"
+                  "spread over as many records, it costs a create the same at 1M live pods as at\n"
+                  "1k; a restart then replays at most about as many records as it restores objects")
+      ->check(CLI::Range(0.0, 1000.0));
   auto token_file = std::make_shared<std::string>();
   cmd->add_option(
       "--token-file", *token_file,
@@ -236,6 +243,7 @@ void RegisterServe(CLI::App& app, int* exit_code) {
     server::DaemonOptions o;
     o.data_dir = *data;
     o.snapshot_every = *snapshot_every;
+    o.snapshot_growth = *snapshot_growth;
     o.check_invariants = *check;
     auto d = server::Daemon::Open(o);
     if (!d.ok()) {

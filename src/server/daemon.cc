@@ -126,6 +126,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
   if (!last.ok()) return last.status();
   d->watch_.Reset(d->cluster_->store().resource_version());
   d->since_snapshot_ = d->startup_.replayed;
+  if (d->startup_.from_snapshot) d->snapshot_objects_ = d->cluster_->store().size();
   // An older journal is made current: format 1 (records without commands, replayed as requests
   // just now) has a snapshot of that state replace its records; format 2 (its snapshot in the
   // journal's table) changes only its format.
@@ -318,8 +319,13 @@ MutationResult Daemon::Mutate(Mutation m, bool copy_object) {
   return r;
 }
 
+int64_t Daemon::SnapshotInterval() const {
+  const double grown = options_.snapshot_growth * static_cast<double>(snapshot_objects_);
+  return std::max(options_.snapshot_every, static_cast<int64_t>(std::min(grown, 1e18)));
+}
+
 void Daemon::MaybeSnapshot() {
-  if (options_.snapshot_every <= 0 || since_snapshot_ < options_.snapshot_every) return;
+  if (options_.snapshot_every <= 0 || since_snapshot_ < SnapshotInterval()) return;
   if (snapshot_busy_) return;  // taken once the one being stored is done
   CaptureLocked();
 }
@@ -327,6 +333,7 @@ void Daemon::MaybeSnapshot() {
 void Daemon::CaptureLocked() {
   capture_ = cluster_->CaptureSnapshot();
   capture_seq_ = journal_->last_seq();  // the state is the one after this record
+  snapshot_objects_ = cluster_->store().size();
   snapshot_busy_ = true;
   since_snapshot_ = 0;
   snapshot_cv_.notify_all();
@@ -368,7 +375,7 @@ void Daemon::SnapshotLoop() {
     // The records applied while it was stored (a slow disk) may be a whole interval already: the
     // next snapshot now rather than at the next change, which may never come (shutting down
     // included: Stop() stores it before the journal stops). Not after a failure: no retry loop.
-    if (s.ok() && options_.snapshot_every > 0 && since_snapshot_ >= options_.snapshot_every &&
+    if (s.ok() && options_.snapshot_every > 0 && since_snapshot_ >= SnapshotInterval() &&
         FailureLocked().empty())
       CaptureLocked();
     snapshot_cv_.notify_all();

@@ -2,10 +2,10 @@
 // the wall clock. Start-up restores the latest snapshot and replays the journal after it;
 // Mutate() applies a request at the clock's time, journals it and returns once it is durable
 // (the caller acknowledges then); a clock thread advances the cluster when a timer (a virtual
-// pod ends, a signalled pod exits) or an engine wake-up is due. Every `snapshot_every` records a
-// snapshot is taken and the journal compacted: the state is captured under the lock
-// (Cluster::CaptureSnapshot, cheap per live object), and a snapshot thread makes its bytes and
-// stores them (Journal::StoreSnapshot) while requests go on.
+// pod ends, a signalled pod exits) or an engine wake-up is due. Every `snapshot_every` records (or
+// more, as the state grows: SnapshotInterval) a snapshot is taken and the journal compacted: the
+// state is captured under the lock (Cluster::CaptureSnapshot, cheap per live object), and a
+// snapshot thread makes its bytes and stores them (Journal::StoreSnapshot) while requests go on.
 //
 // Durable before visible. A mutation is applied to the cluster under the lock and queued for the
 // journal (group commit: one fsync for every request applied meanwhile), but no one sees the
@@ -41,6 +41,10 @@ struct DaemonOptions {
   std::function<Millis()> clock;   // Unix ms; default: the system clock
   int64_t snapshot_every = 50000;  // records between snapshots (0: never); docs/serve.md
   bool check_invariants = false;   // Engine::CheckInvariants after start-up and every mutation
+  // And at least this many records per object the last snapshot held (0: snapshot_every alone):
+  // a snapshot costs about its objects, so spread over as many records it costs each record the
+  // same whatever the cluster's size (issue 27: flat to 1M live pods).
+  double snapshot_growth = 1.0;
 };
 
 struct StartupInfo {
@@ -165,6 +169,9 @@ class Daemon {
   bool stopping_ = false;
   Millis last_time_ = 0;
   int64_t since_snapshot_ = 0;
+  size_t snapshot_objects_ = 0;  // the stored objects the last snapshot held (or restored)
+  // The records between snapshots now: max(snapshot_every, snapshot_growth * snapshot_objects_).
+  int64_t SnapshotInterval() const;
   // The snapshot thread's work: one capture at a time (none taken while one is being stored).
   std::shared_ptr<const SnapshotCapture> capture_;
   int64_t capture_seq_ = 0;

@@ -135,8 +135,8 @@ TEST(ServeApiSubsetTest, ConfigFileGivesOptionsFlagsWinAndUnknownKeysAreRefusedW
   EXPECT_NE(data.rc, 0) << data.out;
   EXPECT_NE(data.out.find("/dev/null/arbiter-data"), std::string::npos) << data.out;
   // The file's listen is shadowed by the flag (port 1 could not be bound); its snapshot-every
-  // applies: after a restart the daemon starts from a snapshot.
-  Write(dir / "serve.yaml", "listen: 127.0.0.1:1\nsnapshot-every: 2\n");
+  // and snapshot-growth apply: after a restart the daemon starts from a snapshot.
+  Write(dir / "serve.yaml", "listen: 127.0.0.1:1\nsnapshot-every: 2\nsnapshot-growth: 0\n");
   ServeProcess s(dir / "run", {"--config", (dir / "serve.yaml").string()});
   ASSERT_TRUE(s.Start()) << s.log();
   Write(dir / "p.yaml", PodYaml("name: p", "x") + "---\n" + PodYaml("name: q", "x"));

@@ -61,7 +61,8 @@ std::set<std::string> CrashRounds(const std::filesystem::path& dir,
   std::mt19937 rng(20261201);
   std::set<std::string> acked;
   std::mutex mu;
-  const std::vector<std::string> flags = {"--check-invariants", "--snapshot-every", snapshot_every};
+  const std::vector<std::string> flags = {"--check-invariants", "--snapshot-every", snapshot_every,
+                                          "--snapshot-growth", "0"};
   {
     ServeProcess s(dir, flags);
     EXPECT_TRUE(s.Start()) << s.log();

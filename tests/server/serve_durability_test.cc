@@ -118,7 +118,8 @@ std::vector<std::thread> Load(int port, const std::string& prefix, int creators,
 
 TEST(ServeDurabilityTest, KillNineLosesNothingAnyClientSawOrWasAcknowledged) {
   const auto dir = ScratchDir("durability-kill");
-  const std::vector<std::string> flags = {"--check-invariants", "--snapshot-every", "40"};
+  const std::vector<std::string> flags = {"--check-invariants", "--snapshot-every", "40",
+                                          "--snapshot-growth", "0"};
   std::mt19937 rng(20261202);
   Seen seen;
   {

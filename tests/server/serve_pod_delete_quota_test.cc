@@ -41,7 +41,7 @@ TEST(ServePodDeleteQuotaTest, DeletedFinishedPodsNoLongerCountAgainstCountPods) 
   const auto dir = ScratchDir("pod-delete-quota");
   {
     // A snapshot after every record: the restart below restores the finished pods from one.
-    ServeProcess s(dir, {"--snapshot-every", "1"});
+    ServeProcess s(dir, {"--snapshot-every", "1", "--snapshot-growth", "0"});
     ASSERT_TRUE(s.Start()) << s.log();
     Write(dir / "setup.yaml", kSetup);
     ASSERT_EQ(s.Kubectl("apply -f " + (dir / "setup.yaml").string()).rc, 0);

@@ -160,7 +160,7 @@ TEST(SnapshotOffLockTest, SnapshotsUnderConcurrentCreatesRestoreTheAcknowledgedS
   int64_t last_seq = 0;
   std::set<std::string> acknowledged;
   {
-    auto d = Daemon::Open({dir.string(), nullptr, 150, true});
+    auto d = Daemon::Open({dir.string(), nullptr, 150, true, 0});
     ASSERT_TRUE(d.ok()) << d.message();
     ASSERT_TRUE(d.value()->Mutate(CreateOf(Node("n1"))).ok());
     std::mutex mu;

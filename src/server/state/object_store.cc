@@ -330,6 +330,12 @@ const ObjectStore::Objects& ObjectStore::All(const std::string& kind) const {
   return k == kinds_.end() ? kEmpty : k->second;
 }
 
+size_t ObjectStore::size() const {
+  size_t n = 0;
+  for (const auto& [kind, objects] : kinds_) n += objects.size();
+  return n;
+}
+
 int64_t ObjectStore::Put(const std::string& kind, const std::string& ns, const std::string& name,
                          Json object) {
   const int64_t rv = ++rv_;

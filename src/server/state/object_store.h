@@ -160,6 +160,7 @@ class ObjectStore {
                                                       const std::string& ns) const;
   std::vector<StoredRef> ListStored(const std::string& kind, const std::string& ns) const;
   const Objects& All(const std::string& kind) const;
+  size_t size() const;  // the stored objects of every kind
 
   // Stores the object (ADDED if new, else MODIFIED) with the next resourceVersion; returns it.
   int64_t Put(const std::string& kind, const std::string& ns, const std::string& name, Json object);

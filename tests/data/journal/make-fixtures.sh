@@ -49,7 +49,8 @@ one() {  # NAME SNAPSHOT_EVERY
   local dir=$OUT/$1
   rm -rf "$dir"
   mkdir -p "$dir"
-  "$ARBITER" serve --data "$dir/data" --listen 127.0.0.1:$PORT --snapshot-every "$2" 2>"$dir/serve.log" &
+  "$ARBITER" serve --data "$dir/data" --listen 127.0.0.1:$PORT --snapshot-every "$2" \
+    --snapshot-growth 0 2>"$dir/serve.log" &
   local pid=$!
   for _ in $(seq 100); do curl -s "$U/readyz" >/dev/null && break; sleep 0.1; done
   req POST /api/v1/nodes '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"capacity":{"cpu":"8","memory":"32Gi","pods":"110"}}}'
