@@ -158,6 +158,9 @@ struct HttpServer::Impl {
     // The socket may hold input not read yet: set by every epoll event (edge-triggered), cleared
     // when a read finds it drained. No read is tried again until the next event.
     bool readable = true;
+    // The peer's end of input was signalled (EPOLLRDHUP): a short read does not mean drained, the
+    // end is still to be read (no edge comes for it again).
+    bool peer_closed = false;
     size_t drained = 0;
     std::unique_ptr<WatchStream> watch;
     size_t watch_allowance = 0;
@@ -474,7 +477,7 @@ struct HttpServer::Impl {
           c.readable = false;
           return errno == EAGAIN || errno == EWOULDBLOCK;
         }
-        if (static_cast<size_t>(n) < sizeof buf) c.readable = false;
+        if (static_cast<size_t>(n) < sizeof buf && !c.peer_closed) c.readable = false;
       }
       if (c.phase == Phase::kDraining || c.phase == Phase::kStream) {
         c.drained += static_cast<size_t>(n);  // dropped: a watcher has nothing more to say
@@ -823,6 +826,7 @@ struct HttpServer::Impl {
     if ((events & (EPOLLERR | EPOLLHUP)) && (!(events & EPOLLIN) || c.phase == Phase::kBusy))
       return CloseConn(c.id);
     if (events & (EPOLLIN | EPOLLRDHUP)) c.readable = true;
+    if (events & (EPOLLRDHUP | EPOLLHUP)) c.peer_closed = true;
     if (c.phase == Phase::kHandshake) {
       ERR_clear_error();
       const int r = SSL_do_handshake(c.ssl);
