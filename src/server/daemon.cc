@@ -256,7 +256,7 @@ int64_t Daemon::Record(const Mutation& m, const std::string& body) {
                                        [this, events] { watch_.Publish(std::move(*events)); });
   ++since_snapshot_;
   MaybeSnapshot();
-  clock_cv_.notify_all();
+  if (const auto due = cluster_->NextDue(); due && *due < clock_due_) clock_cv_.notify_all();
   return seq;
 }
 
@@ -416,7 +416,9 @@ void Daemon::ClockLoop() {
     }
     const auto wait =
         due ? std::chrono::milliseconds(*due - now) : std::chrono::milliseconds(3600000);
+    clock_due_ = due ? *due : std::numeric_limits<Millis>::max();
     clock_cv_.wait_for(l, wait);
+    clock_due_ = std::numeric_limits<Millis>::min();
   }
 }
 

@@ -24,6 +24,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -160,6 +161,9 @@ class Daemon {
   StartupInfo startup_;
   mutable std::mutex mu_;
   std::condition_variable clock_cv_;
+  // What the clock thread sleeps until (cluster time), the lowest value while it is awake: a
+  // change wakes it only when it brings something due sooner.
+  Millis clock_due_ = std::numeric_limits<Millis>::min();
   // Readers waiting for the journal to catch up; mutations and the clock wait while any do.
   mutable int readers_waiting_ = 0;
   std::atomic<int64_t> read_timeout_ms_{0};

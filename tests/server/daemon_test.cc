@@ -268,5 +268,26 @@ TEST(DaemonTest, TheWallClockEndsAVirtualPodsRun) {
   EXPECT_EQ(phase, "Succeeded");
 }
 
+// The clock thread sleeps until the next thing due and is woken only by a change that brings
+// something sooner: a short run created after a long one still ends on time.
+TEST(DaemonTest, AShortRunCreatedWhileTheClockWaitsForALongOneEndsFirst) {
+  auto d = Daemon::Open({Dir("clock-sooner").string(), nullptr, 0, true});
+  ASSERT_TRUE(d.ok()) << d.message();
+  ASSERT_TRUE(d.value()->Mutate(CreateOf(Node("n1"))).ok());
+  ASSERT_TRUE(d.value()->Mutate(CreateOf(Pod("long", "3600s"))).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the clock sleeps for the hour
+  ASSERT_TRUE(d.value()->Mutate(CreateOf(Pod("short", "200ms"))).ok());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  std::string phase;
+  while (std::chrono::steady_clock::now() < deadline) {
+    phase = d.value()->Read([](const Cluster& c) {
+      return c.store().Get("Pod", "default", "short")->at("status").value("phase", "");
+    });
+    if (phase == "Succeeded") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(phase, "Succeeded");
+}
+
 }  // namespace daemon_test
 }  // namespace arbiter::server

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -103,6 +104,66 @@ TEST(HttpServer, AnswersPipelinedRequestsInOrderAndContinues) {
   EXPECT_LT(b, nf) << all;
   EXPECT_EQ(all.find("got c"), std::string::npos) << "HEAD has no body: " << all;
   EXPECT_EQ(Count(all, "HTTP/1.1 200"), 3u) << all;
+}
+
+// Input that comes while a request is being handled (the next pipelined request, then the end
+// of the client's input) is read once the answer is queued: connections are edge-triggered, so
+// that input's signal has passed by then. Before the loop reads it, nothing else would.
+TEST(HttpServer, InputThatCameWhileARequestWasHandledIsReadAfterItsAnswer) {
+  std::atomic<bool> entered{false}, release{false};
+  Running r({}, [&](HttpServer& s) {
+    Echo(s);
+    s.Get("/wait", [&](const httplib::Request&, httplib::Response& res) {
+      entered = true;
+      while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      res.set_content("waited", "text/plain");
+    });
+  });
+  const int fd = Connect(r.port);
+  Send(fd, "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n");
+  while (!entered) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  Send(fd, "GET /echo/next HTTP/1.1\r\nHost: x\r\n\r\n");
+  shutdown(fd, SHUT_WR);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the input's signal passes
+  release = true;
+  bool closed = false;
+  const std::string all = ReadToEnd(fd, &closed);
+  close(fd);
+  EXPECT_TRUE(closed) << "the end of input was seen: " << all;
+  const size_t waited = all.find("waited"), next = all.find("got next");
+  EXPECT_NE(waited, std::string::npos) << all;
+  EXPECT_NE(next, std::string::npos) << all;
+  EXPECT_LT(waited, next) << all;
+}
+
+// Many more pipelined requests than one read takes (64 KiB) or the connection buffers (256 KiB),
+// sent at once: every one is answered, in order, though no new input signals the rest.
+TEST(HttpServer, AnswersAllOfAPipelineLargerThanItsInputBuffer) {
+  Running r({}, Echo);
+  const int fd = Connect(r.port);
+  const int n = 6000;  // about 420 KiB of requests
+  std::string pipeline;
+  for (int i = 0; i < n; ++i)
+    pipeline += "GET /echo/" + std::to_string(i) + " HTTP/1.1\r\nHost: some.host.name\r\n\r\n";
+  std::string all;
+  std::thread reader([&] {
+    bool closed = false;
+    all = ReadToEnd(fd, &closed);
+  });
+  Send(fd, pipeline);
+  shutdown(fd, SHUT_WR);
+  reader.join();
+  close(fd);
+  EXPECT_EQ(Count(all, "HTTP/1.1 200"), static_cast<size_t>(n));
+  std::vector<int> got;
+  for (size_t at = all.find("got "); at != std::string::npos; at = all.find("got ", at + 4))
+    got.push_back(std::atoi(all.c_str() + at + 4));
+  ASSERT_EQ(got.size(), static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i)
+    if (got[static_cast<size_t>(i)] != i) {
+      ADD_FAILURE() << "answer " << i << " is " << got[static_cast<size_t>(i)];
+      break;
+    }
 }
 
 TEST(HttpServer, ClosesAConnectionWhoseHeadersNeverEndAndAnIdleOne) {

@@ -155,7 +155,12 @@ struct HttpServer::Impl {
     bool keep_alive = true;
     bool ssl_wants_write = false;
     bool eof = false;
-    uint32_t events = 0;
+    // The socket may hold input not read yet: set by every epoll event (edge-triggered), cleared
+    // when a read finds it drained. No read is tried again until the next event.
+    bool readable = true;
+    // The peer's end of input was signalled (EPOLLRDHUP): a short read does not mean drained, the
+    // end is still to be read (no edge comes for it again).
+    bool peer_closed = false;
     size_t drained = 0;
     std::unique_ptr<WatchStream> watch;
     size_t watch_allowance = 0;
@@ -205,6 +210,7 @@ struct HttpServer::Impl {
   int listen_fd = -1, epoll_fd = -1, wake_fd = -1;
   std::atomic<bool> stopping{false};
   std::atomic<bool> watch_news{false};
+  std::atomic<bool> wake_pending{false};  // the eventfd was written and the loop has not woken
   uint64_t next_id = 2;
   std::unordered_map<uint64_t, std::unique_ptr<Conn>> conns;
   std::unordered_map<std::string, Client> clients;
@@ -213,7 +219,10 @@ struct HttpServer::Impl {
   int64_t hub_rv = 0;
   int max_connections = 0;
 
-  std::mutex mu;  // jobs, done, stats
+  std::mutex mu;  // done, stats
+  // The workers' queue, apart from `mu`: the loop queueing a request and a worker queueing an
+  // answer do not wait for each other.
+  std::mutex jobs_mu;
   std::condition_variable jobs_cv;
   std::deque<Job> jobs;
   std::deque<Done> done;
@@ -228,9 +237,17 @@ struct HttpServer::Impl {
       if (fd >= 0) close(fd);
   }
 
+  // One write to the eventfd however many threads call this before the loop wakes: the loop
+  // clears `wake_pending` before it looks at what they left (AnswerFinished, watch_news).
   void Wake() {
+    if (wake_pending.exchange(true)) return;
     const uint64_t one = 1;
     [[maybe_unused]] ssize_t n = write(wake_fd, &one, sizeof one);
+  }
+  void Woken() {
+    uint64_t v;
+    [[maybe_unused]] ssize_t r = read(wake_fd, &v, sizeof v);
+    wake_pending = false;
   }
   void Count(uint64_t HttpServerStats::*field) {
     std::lock_guard<std::mutex> l(mu);
@@ -243,7 +260,7 @@ struct HttpServer::Impl {
     while (true) {
       Job job;
       {
-        std::unique_lock<std::mutex> l(mu);
+        std::unique_lock<std::mutex> l(jobs_mu);
         jobs_cv.wait(l, [&] { return workers_stop || !jobs.empty(); });
         if (jobs.empty()) return;
         job = std::move(jobs.front());
@@ -263,13 +280,21 @@ struct HttpServer::Impl {
         d.req = std::move(job.req);
         if (durability.save) d.context = durability.save();
       }
+      const int64_t after_seq = d.after_seq;
       {
         std::lock_guard<std::mutex> l(mu);
-        if (d.after_seq > 0) ++counters.held;
+        if (after_seq > 0) ++counters.held;
         done.push_back(std::move(d));
       }
-      Wake();
+      if (!HeldForACommit(after_seq)) Wake();
     }
+  }
+
+  // True when an answer waits for record `seq`, whose commit (or the journal's failure) will
+  // wake the loop (the watch feed's listener): the worker need not wake it first. Asked after
+  // the answer is queued, so a commit that comes between is not missed.
+  bool HeldForACommit(int64_t seq) const {
+    return seq > 0 && watches && durability.durable && durability.durable(seq) == 0;
   }
 
   void Handle(httplib::Request& req, httplib::Response& res, bool body_dropped) {
@@ -334,20 +359,6 @@ struct HttpServer::Impl {
   }
 
   // ---------------------------------------------------------------- connections
-
-  void SetEvents(Conn& c) {
-    uint32_t want = 0;
-    const bool reading = c.phase != Phase::kBusy && c.phase != Phase::kClosing &&
-                         !(c.phase == Phase::kStream && c.in.size() > kMaxBuffered);
-    if (reading && !c.eof) want |= EPOLLIN;
-    if (c.pending() > 0 || c.ssl_wants_write) want |= EPOLLOUT;
-    if (want == c.events) return;
-    epoll_event ev{};
-    ev.events = want;
-    ev.data.u64 = c.id;
-    epoll_ctl(epoll_fd, EPOLL_CTL_MOD, c.fd, &ev);
-    c.events = want;
-  }
 
   void CloseConn(uint64_t id) {
     auto it = conns.find(id);
@@ -415,33 +426,41 @@ struct HttpServer::Impl {
       } else {
         c->deadline = now + Seconds(limits.header_timeout_s);
       }
+      // Edge-triggered, both ways, once: no epoll_ctl per request. Input is read until the
+      // socket is drained (a busy connection's once its answer is queued), output written until
+      // the socket is full (the next EPOLLOUT edge writes the rest).
       epoll_event ev{};
-      ev.events = EPOLLIN;
+      ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
       ev.data.u64 = c->id;
-      c->events = EPOLLIN;
       epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev);
       Count(&HttpServerStats::accepted);
       conns.emplace(c->id, std::move(c));
     }
   }
 
-  // Reads what the socket holds (as far as kMaxBuffered); false on a fatal error.
+  // Reads what the socket holds (as far as kMaxBuffered); false on a fatal error. A plain
+  // socket that gave less than was asked for is drained (more input brings another edge).
   bool ReadInput(Conn& c) {
     char buf[kReadChunk];
     while (c.in.size() < kMaxBuffered + kReadChunk) {
+      if (!c.readable && !(c.ssl && SSL_pending(c.ssl) > 0)) return true;
       ssize_t n;
       if (c.ssl) {
         ERR_clear_error();
         n = SSL_read(c.ssl, buf, sizeof buf);
         if (n <= 0) {
           const int e = SSL_get_error(c.ssl, static_cast<int>(n));
-          if (e == SSL_ERROR_WANT_READ) return true;
+          if (e == SSL_ERROR_WANT_READ) {
+            c.readable = false;
+            return true;
+          }
           if (e == SSL_ERROR_WANT_WRITE) {
             c.ssl_wants_write = true;
             return true;
           }
           if (e == SSL_ERROR_ZERO_RETURN) {
             c.eof = true;
+            c.readable = false;
             return true;
           }
           return false;
@@ -450,9 +469,15 @@ struct HttpServer::Impl {
         n = recv(c.fd, buf, sizeof buf, 0);
         if (n == 0) {
           c.eof = true;
+          c.readable = false;
           return true;
         }
-        if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          c.readable = false;
+          return errno == EAGAIN || errno == EWOULDBLOCK;
+        }
+        if (static_cast<size_t>(n) < sizeof buf && !c.peer_closed) c.readable = false;
       }
       if (c.phase == Phase::kDraining || c.phase == Phase::kStream) {
         c.drained += static_cast<size_t>(n);  // dropped: a watcher has nothing more to say
@@ -630,7 +655,7 @@ struct HttpServer::Impl {
     ++client.in_flight;
     c.phase = Phase::kBusy;
     {
-      std::lock_guard<std::mutex> l(mu);
+      std::lock_guard<std::mutex> l(jobs_mu);
       jobs.push_back(Job{c.id, c.addr, std::move(req), c.body_dropped});
     }
     jobs_cv.notify_one();
@@ -643,23 +668,28 @@ struct HttpServer::Impl {
     auto it = conns.find(d.conn);
     if (it == conns.end()) return;
     Conn& c = *it->second;
-    if (d.watch) return StartWatch(c, std::move(d.watch), d.res);
-    Queue(c, d.res, d.head);
-    if (c.keep_alive) {
-      StartIdle(c);
-      if (!ReadAndProcess(c)) c.eof = true;  // a pipelined request may wait in the buffers
+    if (d.watch) {
+      StartWatch(c, std::move(d.watch), d.res);
     } else {
-      EndAfterAnswer(c);
+      Queue(c, d.res, d.head);
+      if (c.keep_alive)
+        StartIdle(c);
+      else
+        EndAfterAnswer(c);
     }
+    // What came while it was busy (a pipelined request, the end of input, a body to drain): its
+    // edge has passed, so it is read now.
+    if (c.phase != Phase::kClosing && c.phase != Phase::kBusy && !ReadAndProcess(c)) c.eof = true;
   }
 
-  // Reads and parses while the connection takes input; TLS may hold decrypted bytes the socket
-  // no longer signals. False on a fatal error.
+  // Reads and parses while the connection takes input and the socket (or TLS, which may hold
+  // decrypted bytes the socket no longer signals) has more: with edge-triggered events nothing
+  // left unread is signalled again. False on a fatal error.
   bool ReadAndProcess(Conn& c) {
     do {
       if (!ReadInput(c)) return false;
       Process(c);
-    } while (c.ssl && SSL_pending(c.ssl) > 0 && c.in.size() < kMaxBuffered &&
+    } while ((c.readable || (c.ssl && SSL_pending(c.ssl) > 0)) && c.in.size() < kMaxBuffered &&
              (c.phase == Phase::kHeader || c.phase == Phase::kIdle || c.phase == Phase::kBody));
     return true;
   }
@@ -788,11 +818,15 @@ struct HttpServer::Impl {
       if (c.pending() == 0) return CloseConn(c.id);
       if (c.phase != Phase::kStream && c.phase != Phase::kDraining) c.phase = Phase::kClosing;
     }
-    SetEvents(c);
   }
 
   void OnIo(Conn& c, uint32_t events) {
-    if ((events & (EPOLLERR | EPOLLHUP)) && !(events & EPOLLIN)) return CloseConn(c.id);
+    // A reset (or a socket shut both ways) ends the connection, a busy one too: its answer
+    // could not be sent. Otherwise what is readable, an end of input included, is read.
+    if ((events & (EPOLLERR | EPOLLHUP)) && (!(events & EPOLLIN) || c.phase == Phase::kBusy))
+      return CloseConn(c.id);
+    if (events & (EPOLLIN | EPOLLRDHUP)) c.readable = true;
+    if (events & (EPOLLRDHUP | EPOLLHUP)) c.peer_closed = true;
     if (c.phase == Phase::kHandshake) {
       ERR_clear_error();
       const int r = SSL_do_handshake(c.ssl);
@@ -800,7 +834,7 @@ struct HttpServer::Impl {
         const int e = SSL_get_error(c.ssl, r);
         if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) return CloseConn(c.id);
         c.ssl_wants_write = e == SSL_ERROR_WANT_WRITE;
-        return SetEvents(c);
+        return;
       }
       c.phase = Phase::kHeader;
       c.deadline = Clock::now() + Seconds(limits.header_timeout_s);
@@ -864,8 +898,7 @@ struct HttpServer::Impl {
         if (id == kListenId) {
           Accept();
         } else if (id == kWakeId) {
-          uint64_t v;
-          [[maybe_unused]] ssize_t r = read(wake_fd, &v, sizeof v);
+          Woken();
         } else if (auto it = conns.find(id); it != conns.end()) {
           OnIo(*it->second, events[static_cast<size_t>(i)].events);
         }
@@ -923,10 +956,7 @@ struct HttpServer::Impl {
         writing = writing || (c->phase == Phase::kClosing && c->pending() > 0);
       if ((held.empty() && !writing) || Clock::now() >= deadline) return;
       pollfd p{wake_fd, POLLIN, 0};
-      if (poll(&p, 1, 20) > 0) {  // a commit (the listener), else the writes are tried again
-        uint64_t v;
-        [[maybe_unused]] ssize_t r = read(wake_fd, &v, sizeof v);
-      }
+      if (poll(&p, 1, 20) > 0) Woken();  // a commit (the listener), else writes tried again
     }
   }
 };
@@ -1062,7 +1092,7 @@ void HttpServer::Run() {
     m.workers.emplace_back([&m] { m.Worker(); });
   m.Loop();
   {
-    std::lock_guard<std::mutex> l(m.mu);
+    std::lock_guard<std::mutex> l(m.jobs_mu);
     m.workers_stop = true;
     m.jobs.clear();
   }
