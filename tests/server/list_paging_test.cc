@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "adapters/kube/continue_token.h"
+#include "adapters/kube/status.h"
 #include "served_api.h"
 #include "server/daemon.h"
 #include "server/http/http_api.h"
@@ -191,6 +192,57 @@ TEST(ListPagingTest, TableFormPagesToo) {
   EXPECT_EQ(Names(second, "rows"), (std::vector<std::string>{"p3", "p4"}));
   EXPECT_FALSE(second["metadata"].contains("continue"));
   EXPECT_EQ(second["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+}
+
+// A list's body is the bytes of the whole list dumped (kube::WireJson) from the stored objects, as
+// it was when written from the list's tree: whole or in pages, of a kind kept packed (Pods) or
+// as plain text (Nodes; the first list makes their texts, the second reads them).
+std::string Raw(Served& s, const std::string& path) {
+  auto r = s.cli->Get(path);
+  EXPECT_TRUE(r && r->status == 200) << path;
+  return r ? r->body : "";
+}
+
+TEST(ListPagingTest, ListBodiesAreTheListDumped) {
+  Served s("bytes");
+  for (int i = 0; i < 7; ++i)  // escapes and UTF-8 in some
+    s.ServedApi::Pod("p" + std::to_string(i),
+                     {{"annotations", {{"note", i % 2 ? "caf\u00e9 \"q\"\n" : "plain"}}}});
+  for (int i = 0; i < 3; ++i) {
+    Mutation m;
+    m.op = Mutation::Op::kCreate;
+    m.kind = "Node";
+    m.object = {{"apiVersion", "v1"},
+                {"kind", "Node"},
+                {"metadata", {{"name", "n" + std::to_string(i)}}},
+                {"status", {{"capacity", {{"cpu", "8"}, {"memory", "1Gi"}}}}}};
+    ASSERT_TRUE(s.daemon->Mutate(std::move(m)).ok());
+  }
+  const auto want = [&](const std::string& kind, const Json& metadata, size_t from, size_t n) {
+    Json items = Json::array();
+    s.daemon->Read([&](const Cluster& c) {
+      const auto all = c.store().List(kind, "");
+      for (size_t i = from; i < all.size() && i < from + n; ++i) items.push_back(*all[i]);
+      return 0;
+    });
+    return kube::WireJson(
+        {{"apiVersion", "v1"}, {"items", items}, {"kind", kind + "List"}, {"metadata", metadata}});
+  };
+  for (int round = 0; round < 2; ++round) {
+    for (const char* path : {"/api/v1/pods", "/api/v1/namespaces/default/pods"}) {
+      const std::string body = Raw(s, path);
+      EXPECT_EQ(body, want("Pod", Json::parse(body)["metadata"], 0, 7)) << path;
+    }
+    const std::string nodes = Raw(s, "/api/v1/nodes");
+    EXPECT_EQ(nodes, want("Node", Json::parse(nodes)["metadata"], 0, 3));
+    std::string path = "/api/v1/pods?limit=3";
+    for (size_t from = 0; from < 7; from += 3) {
+      const std::string body = Raw(s, path);
+      const Json metadata = Json::parse(body)["metadata"];
+      EXPECT_EQ(body, want("Pod", metadata, from, 3)) << path;
+      path = "/api/v1/pods?limit=3&continue=" + metadata.value("continue", "");
+    }
+  }
 }
 
 }  // namespace list_paging_test

@@ -132,6 +132,32 @@ TEST(ObjectStoreCompact, PodTextIsKeptPacked) {
   EXPECT_EQ(node.kept_text_bytes(), node.WireText().size());
 }
 
+// WireTextSize (what a list sizes its body by) is the length of the text written, in every state
+// of an object: hot with its text not made yet, hot with a packed text, cold, and of a kind that
+// keeps plain text (made by the first read, or not yet).
+TEST(ObjectStoreCompact, WireTextSizeIsTheTextsLength) {
+  ObjectStore s;
+  s.SetCompact({"Pod"}, 2);
+  for (int i = 0; i < 5; ++i) s.Put("Pod", "ns", "p" + std::to_string(i), PodJson(i));
+  s.Put("Node", "", "n", Json{{"metadata", {{"name", "n\u00e9"}}}});
+  s.Put("Node", "", "m", Json{{"metadata", {{"name", "m"}}}});
+  const StoredObject& fresh = s.All("Pod").at({"ns", "p4"}).stored();  // text not made yet
+  EXPECT_EQ(fresh.kept_text_bytes(), 0u);
+  EXPECT_EQ(fresh.WireTextSize(), kube::WireJson(Versioned(PodJson(4), 5)).size());
+  s.Trim();
+  for (int i = 0; i < 5; ++i) {
+    const StoredObject& o = s.All("Pod").at({"ns", "p" + std::to_string(i)}).stored();
+    EXPECT_EQ(o.WireTextSize(), kube::WireJson(Versioned(PodJson(i), i + 1)).size()) << i;
+    EXPECT_EQ(o.WireTextSize(), o.WireText().size()) << i;
+  }
+  const StoredObject& m = s.All("Node").at({"", "m"}).stored();
+  EXPECT_EQ(m.kept_text_bytes(), 0u);
+  EXPECT_EQ(m.WireTextSize(), kube::WireJson(*s.Get("Node", "", "m")).size());  // made here
+  const StoredObject& n = s.All("Node").at({"", "n"}).stored();
+  EXPECT_EQ(n.WireText(), kube::WireJson(*s.Get("Node", "", "n")));  // made first
+  EXPECT_EQ(n.WireTextSize(), n.WireText().size());
+}
+
 // A removed object's last state (the DELETED event) can be sealed: its text made, its tree let
 // go (WatchLog::Publish does it, so a removed Event's tree is not kept by the watch history), and
 // it reads back the same.

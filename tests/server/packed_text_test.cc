@@ -44,6 +44,7 @@ TEST(PackedText, UnpacksToTheSameBytes) {
     std::string out = "prefix";
     UnpackText(packed, out);
     EXPECT_EQ(out, "prefix" + text) << text.substr(0, 40);
+    EXPECT_EQ(UnpackedSize(packed), text.size()) << text.substr(0, 40);
   }
 }
 
@@ -63,6 +64,15 @@ TEST(PackedTextDeathTest, BytesItDidNotMakeAbort) {
       {
         std::string out;
         UnpackText(PackText("{\"a\":1}").substr(0, 2), out);
+      },
+      "does not unpack");
+  // A token cut short: its length is not known either.
+  const std::string packed = PackText(std::string(300, 'y') + "{\"apiVersion\":\"v1\"}");
+  EXPECT_DEATH((void)UnpackedSize(packed.substr(0, packed.size() - 1)), "does not unpack");
+  EXPECT_DEATH(
+      {
+        std::string out;
+        UnpackText(packed.substr(0, packed.size() - 1), out);
       },
       "does not unpack");
 }

@@ -172,6 +172,7 @@ StoredObject::~StoredObject() {
 }
 
 const std::string& StoredObject::Kept(std::string* made) const {
+  if (made_.load(std::memory_order_acquire)) return text_;  // made: no call_once (a list's many)
   // A compacted object made its text before its tree went: the tree is there when this runs.
   std::call_once(once_, [&] {
     std::string text = kube::WireJson(*tree_.load());
@@ -205,6 +206,13 @@ void StoredObject::AppendWireText(std::string& out) const {
     UnpackText(kept, out);
   else
     out += kept;
+}
+
+size_t StoredObject::WireTextSize() const {
+  std::string made;
+  const std::string& kept = Kept(&made);
+  if (!made.empty()) return made.size();
+  return pack_ ? UnpackedSize(kept) : kept.size();
 }
 
 void StoredObject::Seal() const {

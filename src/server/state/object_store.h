@@ -91,6 +91,8 @@ class StoredObject {
   // The wire text: unpacked if it is kept packed, made (and kept) by the first call. Thread-safe.
   std::string WireText() const;
   void AppendWireText(std::string& out) const;  // the same, appended to `out`; thread-safe
+  // The wire text's length (a packed text's from its tokens, none made). Thread-safe.
+  size_t WireTextSize() const;
   // Makes the text and lets the tree go: for an object no store reader holds (a removed object's
   // last state, in a DELETED watch event). Thread-safe.
   void Seal() const;

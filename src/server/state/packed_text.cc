@@ -148,34 +148,54 @@ class Packer {
 
 std::string PackText(std::string_view text) { return Packer(text).Pack(); }
 
+size_t UnpackedSize(std::string_view packed) {
+  size_t i = 0, n = 0;
+  while (i < packed.size()) {
+    const auto h = static_cast<unsigned char>(packed[i++]);
+    if (h < 0x80) {
+      const size_t len = size_t{h} + 1;
+      i += len;
+      n += len;
+    } else {
+      i += 2;
+      n += (h & 0x7F) + kMinMatch;
+    }
+  }
+  ARB_CHECK_MSG(i == packed.size(), "a packed object's text does not unpack");
+  return n;
+}
+
 void UnpackText(std::string_view packed, std::string& out) {
+  // Sized first, then written in place (no append checks, a match copied whole).
   const size_t start = out.size();
-  size_t i = 0;
+  out.resize(start + UnpackedSize(packed));
+  char* const base = out.data() + start;
+  size_t i = 0, w = 0;
   auto check = [](bool ok) { ARB_CHECK_MSG(ok, "a packed object's text does not unpack"); };
   while (i < packed.size()) {
     const auto h = static_cast<unsigned char>(packed[i++]);
     if (h < 0x80) {
       const size_t n = size_t{h} + 1;
-      check(i + n <= packed.size());
-      out.append(packed.data() + i, n);
+      std::memcpy(base + w, packed.data() + i, n);
       i += n;
+      w += n;
       continue;
     }
-    check(i + 2 <= packed.size());
     const size_t len = (h & 0x7F) + kMinMatch;
     const size_t distance = static_cast<unsigned char>(packed[i]) |
                             (size_t{static_cast<unsigned char>(packed[i + 1])} << 8);
     i += 2;
-    const size_t written = out.size() - start;
-    check(distance >= 1 && distance <= kDictionary.size() + written);
-    if (distance > written) {  // from the dictionary
-      const size_t at = kDictionary.size() + written - distance;
+    check(distance >= 1 && distance <= kDictionary.size() + w);
+    if (distance > w) {  // from the dictionary
+      const size_t at = kDictionary.size() + w - distance;
       check(at + len <= kDictionary.size());
-      out.append(kDictionary.data() + at, len);
-    } else {  // from the text (it may overlap what it writes)
-      const size_t at = out.size() - distance;
-      for (size_t k = 0; k < len; ++k) out.push_back(out[at + k]);
+      std::memcpy(base + w, kDictionary.data() + at, len);
+    } else if (distance >= len) {  // from the text, not overlapping what it writes
+      std::memcpy(base + w, base + w - distance, len);
+    } else {  // from the text, overlapping: byte by byte
+      for (size_t k = 0; k < len; ++k) base[w + k] = base[w - distance + k];
     }
+    w += len;
   }
 }
 

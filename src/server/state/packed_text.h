@@ -16,5 +16,7 @@ namespace arbiter::server {
 std::string PackText(std::string_view text);
 // Appends the text `packed` holds to `out` (aborts on bytes PackText did not make).
 void UnpackText(std::string_view packed, std::string& out);
+// The length of the text `packed` holds, from its tokens' headers alone (no text made).
+size_t UnpackedSize(std::string_view packed);
 
 }  // namespace arbiter::server
