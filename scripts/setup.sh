@@ -11,7 +11,7 @@
 set -euo pipefail
 PKGS=(cmake ninja-build g++ pkg-config libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
       libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev sqlite3 time
-      libcpp-httplib-dev libssl-dev libpq-dev curl clang-format-14 ccache)
+      libcpp-httplib-dev libssl-dev libpq-dev libjemalloc-dev curl clang-format-14 ccache)
 # kubectl for the `arbiter serve` tests: the machine's own (1.32) when present, else Debian's
 # kubernetes-client (1.20; the tests then fail, by design, on the version check). A kubectl older
 # than 1.23 is named on stderr (check_kubectl) without failing: the build and most tests work.

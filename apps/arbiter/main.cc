@@ -1,5 +1,8 @@
+#include <functional>
 #include <iostream>
+#include <string>
 
+#include "allocator.h"
 #include "cli_errors.h"
 #include "commands.h"
 #include "version.h"
@@ -10,8 +13,11 @@ int main(int argc, char** argv) {
       "pools.\nRun `arbiter SUBCOMMAND --help` for the options of each subcommand.",
       "arbiter"};  // not argv[0]: "Usage: arbiter ..." whatever path it was started by
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("arbiter ") + arbiter::app::kVersion,
-                       "Print the version and exit");
+  app.set_version_flag("--version", std::function<std::string()>([] {
+                         return std::string("arbiter ") + arbiter::app::kVersion +
+                                "\nallocator: " + arbiter::app::AllocatorInUse();
+                       }),
+                       "Print the version and the allocator in use, and exit");
   int exit_code = 0;
   arbiter::app::RegisterValidate(app, &exit_code);
   arbiter::app::RegisterSim(app, &exit_code);

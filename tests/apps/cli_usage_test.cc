@@ -106,6 +106,18 @@ TEST(CliUsage, Version) {
       << Arbiter("sim --help").out;
 }
 
+// The allocator the build chose (ARBITER_ALLOCATOR: jemalloc unless configured otherwise, issue
+// 27) is the one serving malloc in the binary: a build that lost jemalloc, or a jemalloc linked
+// but bypassed, fails here instead of silently giving a daemon a fifth slower.
+TEST(CliUsage, VersionNamesTheAllocatorInUse) {
+  const CliResult r = Arbiter("--version");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  const std::string expected = std::string(ARBITER_ALLOCATOR) == "jemalloc"
+                                   ? "\nallocator: jemalloc "
+                                   : "\nallocator: system malloc\n";
+  EXPECT_TRUE(Has(r.out, expected)) << r.out;
+}
+
 // Built from a git checkout, the version names the commit checked out at the build, not at
 // CMake's configure (regression: a build configured at fd09ce0 said so for weeks of commits).
 TEST(CliUsage, VersionNamesTheCommitOfTheBuild) {
