@@ -11,6 +11,7 @@
 #include "core/int128.h"
 #include "core/placement/node_constraints.h"
 #include "core/quantity.h"
+#include "core/system_priority.h"
 #include "core/text.h"
 #include "core/topology_validation.h"
 
@@ -907,7 +908,7 @@ class Validator {
         const auto& req = q.scope_selector[i];
         if (req.scope_name != "PriorityClass") continue;
         for (size_t j = 0; j < req.values.size(); ++j)
-          if (!FindClass(req.values[j]))
+          if (!FindClass(req.values[j]) && !SystemPriorityClassValue(req.values[j]))
             Warn("ResourceQuota", q.meta,
                  "spec.scopeSelector.matchExpressions[" + std::to_string(i) + "].values[" +
                      std::to_string(j) + "]",

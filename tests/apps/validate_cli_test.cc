@@ -53,7 +53,7 @@ TEST(ValidateCli, ExamplePoolIsValid) {
                 ": ResourceQuota/team-a/team-a-gpu: spec.hard[limits.nvidia.com/gpu]: warning: "),
             std::string::npos)
       << lines[0];
-  EXPECT_EQ(lines[1], kPool + ": 55 objects, 0 errors, 1 warning");
+  EXPECT_EQ(lines[1], kPool + ": 56 objects, 0 errors, 1 warning");
   EXPECT_TRUE(r.err.empty()) << r.err;
 }
 

@@ -433,6 +433,20 @@ TEST(ValidationTest, ResourceQuotaScopeNamesUnknownPriorityClass) {
   EXPECT_EQ(One(Check(s)).severity, Severity::kWarning);
 }
 
+// Kubernetes' built-in system-cluster-critical and system-node-critical exist without an object:
+// a quota that keeps them out of a namespace (examples/pool.yaml) drew a warning each.
+TEST(ValidationTest, ResourceQuotaScopeMayNameTheBuiltInSystemClasses) {
+  ManifestSet s;
+  ResourceQuota rq;
+  rq.meta = Meta("rq", "a");
+  rq.hard.push_back({"pods", QuotaTrack::kCount, "pods", 0});
+  rq.scope_selector.push_back({"PriorityClass",
+                               SelectorOperator::kIn,
+                               {"system-cluster-critical", "system-node-critical"}});
+  s.resource_quotas.push_back(rq);
+  EXPECT_TRUE(Check(s).items.empty());
+}
+
 TEST(ValidationTest, LimitRangeConsistency) {
   ManifestSet s;
   LimitRange lr;

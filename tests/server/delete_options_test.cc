@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "served_api.h"
 
@@ -67,6 +69,159 @@ TEST(DeleteOptionsTest, AMergePatchOfNullMetadataIsRefusedByTheNameCheck) {
       s.daemon->Read([](const Cluster& c) { return Json(*c.store().Get("Pod", "default", "p0")); });
   EXPECT_EQ(kept["metadata"]["labels"]["team"], "a");
   EXPECT_EQ(kept["metadata"]["annotations"]["note"], "x");
+}
+
+// kube-apiserver 1.36 (handlers/delete.go) decodes DeleteOptions from the body when there is
+// one, else from the query: a gracePeriodSeconds that is not an int64 is a 400 in the words of
+// strconv.ParseInt (query) or encoding/json (body), and nothing is deleted. A negative one is
+// taken as 1 s (registry/rest BeforeDelete). They were read with atoll / ignored, and a
+// negative one was refused.
+TEST(DeleteOptionsTest, AGracePeriodThatIsNotAnInt64IsKubeApiserversBadRequest) {
+  Served s("grace-type");
+  s.Pod("p0");
+  const std::string path = "/api/v1/namespaces/default/pods/p0";
+  for (const auto& [query, message] : std::vector<std::pair<std::string, std::string>>{
+           {"abc", "strconv.ParseInt: parsing \"abc\": invalid syntax"},
+           {"1.5", "strconv.ParseInt: parsing \"1.5\": invalid syntax"},
+           {"", "strconv.ParseInt: parsing \"\": invalid syntax"},
+           {"%2B%2D5", "strconv.ParseInt: parsing \"+-5\": invalid syntax"},
+           {"99999999999999999999",
+            "strconv.ParseInt: parsing \"99999999999999999999\": value out of range"},
+           {"abc&gracePeriodSeconds=5", "strconv.ParseInt: parsing \"abc\": invalid syntax"}}) {
+    Json q = Check(s.cli->Delete(path + "?gracePeriodSeconds=" + query), 400);
+    EXPECT_EQ(q["reason"], "BadRequest") << query;
+    EXPECT_EQ(q["message"], message) << query;
+  }
+  const std::string prefix = "json: cannot unmarshal ";
+  const std::string field = " into Go struct field DeleteOptions.gracePeriodSeconds of type int64";
+  for (const auto& [value, what] : std::vector<std::pair<std::string, std::string>>{
+           {R"("abc")", "string"},
+           {R"("5")", "string"},
+           {"1.5", "number 1.5"},
+           {"1e3", "number 1e3"},
+           {"5.0", "number 5.0"},
+           {"99999999999999999999", "number 99999999999999999999"},
+           {"9223372036854775808", "number 9223372036854775808"},
+           {"true", "bool"},
+           {"{}", "object"},
+           {"[]", "array"}}) {
+    Json b = Check(
+        s.cli->Delete(path, R"({"gracePeriodSeconds":)" + value + "}", "application/json"), 400);
+    EXPECT_EQ(b["message"], prefix + what + field) << value;
+  }
+  EXPECT_TRUE(s.Has("p0"));
+  // The body's options are the options: the query's are not read then.
+  Check(s.cli->Delete(path + "?gracePeriodSeconds=abc", R"({"gracePeriodSeconds":null})",
+                      "application/json"),
+        200);
+  EXPECT_FALSE(s.Has("p0"));
+  s.Pod("p1");
+  s.Pod("p2");
+  Check(s.cli->Delete("/api/v1/namespaces/default/pods/p1?gracePeriodSeconds=-3"), 200);
+  Check(s.cli->Delete("/api/v1/namespaces/default/pods/p2", R"({"gracePeriodSeconds":-3})",
+                      "application/json"),
+        200);
+  EXPECT_FALSE(s.Has("p1"));
+  EXPECT_FALSE(s.Has("p2"));
+}
+
+// The other DeleteOptions members of a wrong JSON type, a body that is not a JSON object, and
+// orphanDependents with propagationPolicy: kube-apiserver 1.36's answers, nothing deleted (a body
+// that was not JSON was ignored and the pod deleted).
+TEST(DeleteOptionsTest, DeleteOptionsOfWrongTypesAreRefusedInGosWords) {
+  Served s("member-types");
+  s.Pod("p0");
+  const std::string path = "/api/v1/namespaces/default/pods/p0";
+  const std::string versionKind =
+      " into Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; "
+      "Kind string \"json:\\\"kind,omitempty\\\"\" }";
+  for (const auto& [body, message] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"preconditions":{"uid":5}})",
+            "json: cannot unmarshal number into Go struct field Preconditions.preconditions.uid "
+            "of type types.UID"},
+           {R"({"preconditions":{"resourceVersion":true}})",
+            "json: cannot unmarshal bool into Go struct field "
+            "Preconditions.preconditions.resourceVersion of type string"},
+           {R"({"preconditions":"x"})",
+            "json: cannot unmarshal string into Go struct field DeleteOptions.preconditions of "
+            "type v1.Preconditions"},
+           {R"({"propagationPolicy":5})",
+            "json: cannot unmarshal number into Go struct field DeleteOptions.propagationPolicy "
+            "of type v1.DeletionPropagation"},
+           {R"({"orphanDependents":"true"})",
+            "json: cannot unmarshal string into Go struct field DeleteOptions.orphanDependents "
+            "of type bool"},
+           {R"({"dryRun":"All"})",
+            "json: cannot unmarshal string into Go struct field DeleteOptions.dryRun of type "
+            "[]string"},
+           {R"({"dryRun":[5]})",
+            "json: cannot unmarshal number into Go struct field DeleteOptions.dryRun of type "
+            "string"},
+           {"[]", "couldn't get version/kind; json parse error: json: cannot unmarshal array" +
+                      versionKind},
+           {R"("x")",
+            "couldn't get version/kind; json parse error: json: cannot unmarshal "
+            "string" +
+                versionKind}}) {
+    Json b = Check(s.cli->Delete(path, body, "application/json"), 400);
+    EXPECT_EQ(b["message"], message) << body;
+  }
+  Json garbage = Check(s.cli->Delete(path, "notjson", "application/json"), 400);
+  EXPECT_EQ(garbage["message"].get<std::string>().rfind("couldn't get version/kind; ", 0), 0u)
+      << garbage["message"];
+  Json both = Check(s.cli->Delete(path + "?orphanDependents=false&propagationPolicy=Orphan"), 422);
+  EXPECT_EQ(both["message"],
+            "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Invalid value: "
+            "\"Orphan\": orphanDependents and deletionPropagation cannot be both set");
+  Json dry = Check(s.cli->Delete(path, R"({"dryRun":["All","x"]})", "application/json"), 422);
+  EXPECT_EQ(dry["message"],
+            "DeleteOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: "
+            "[\"All\",\"x\"]: supported values: \"All\"");
+  Json query_dry = Check(s.cli->Delete(path + "?dryRun=x"), 422);
+  EXPECT_EQ(query_dry["message"],
+            "DeleteOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: [\"x\"]: "
+            "supported values: \"All\"");
+  EXPECT_TRUE(s.Has("p0"));
+}
+
+// kube-apiserver's DeleteCollection deletes each object as its DELETE would, preconditions
+// included: with a uid or resourceVersion precondition every other object it reaches is a 409
+// Conflict, and it stops there. They were ignored: every selected object was deleted.
+TEST(DeleteOptionsTest, DeleteCollectionHoldsEachObjectToThePreconditions) {
+  Served s("collection-preconditions");
+  for (const char* name : {"a1", "a2", "a3"}) s.Pod(name);
+  auto meta = [&](const std::string& name) {
+    return s.daemon->Read([&](const Cluster& c) {
+      return Json((*c.store().Get("Pod", "default", name))["metadata"]);
+    });
+  };
+  const std::string uid = meta("a2")["uid"], a1_uid = meta("a1")["uid"];
+  const std::string all = "/api/v1/namespaces/default/pods?labelSelector=team%3Da";
+  Json q = Check(
+      s.cli->Delete(all, R"({"preconditions":{"uid":")" + uid + R"("}})", "application/json"), 409);
+  EXPECT_EQ(q["reason"], "Conflict");
+  EXPECT_EQ(q["message"],
+            "Operation cannot be fulfilled on Pod \"a1\": the UID in the "
+            "precondition (" +
+                uid + ") does not match the UID in record (" + a1_uid +
+                "). The object might have been deleted and then recreated");
+  const std::string rv = meta("a3")["resourceVersion"];
+  Json r = Check(s.cli->Delete(all, R"({"preconditions":{"resourceVersion":")" + rv + R"("}})",
+                               "application/json"),
+                 409);
+  EXPECT_NE(
+      r["message"].get<std::string>().find("the ResourceVersion in the precondition (" + rv + ")"),
+      std::string::npos)
+      << r["message"];
+  for (const char* name : {"a1", "a2", "a3"}) EXPECT_TRUE(s.Has(name)) << name;
+  // The object that meets them is deleted.
+  Json ok =
+      Check(s.cli->Delete("/api/v1/namespaces/default/pods?fieldSelector=metadata.name%3Da2",
+                          R"({"preconditions":{"uid":")" + uid + R"("}})", "application/json"),
+            200);
+  EXPECT_EQ(ok["items"].size(), 1u);
+  EXPECT_FALSE(s.Has("a2"));
+  EXPECT_TRUE(s.Has("a1"));
 }
 
 }  // namespace delete_options_test

@@ -91,8 +91,8 @@ TEST(HttpServer, AnswersPipelinedRequestsInOrderAndContinues) {
   const int fd = Connect(r.port);
   Send(fd,
        "GET /echo/a HTTP/1.1\r\nHost: x\r\n\r\nPOST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: "
-       "3\r\nExpect: 100-continue\r\n\r\nabcHEAD /echo/c HTTP/1.1\r\n\r\nGET /nowhere "
-       "HTTP/1.1\r\nConnection: close\r\n\r\n");
+       "3\r\nExpect: 100-continue\r\n\r\nabcHEAD /echo/c HTTP/1.1\r\nHost: x\r\n\r\nGET /nowhere "
+       "HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   bool closed = false;
   const std::string all = ReadToEnd(fd, &closed);
   close(fd);
@@ -173,7 +173,7 @@ TEST(HttpServer, ClosesAConnectionWhoseHeadersNeverEndAndAnIdleOne) {
   Running r(l, Echo);
   const int slow = Connect(r.port), idle = Connect(r.port);
   Send(slow, "GET /echo/a HTTP/1.1\r\nHost: x\r\n");
-  Send(idle, "GET /echo/b HTTP/1.1\r\n\r\n");
+  Send(idle, "GET /echo/b HTTP/1.1\r\nHost: x\r\n\r\n");
   // The slowloris keeps sending header lines: its deadline still passes.
   for (int i = 0; i < 3; ++i) {
     send(slow, "X: y\r\n", 6, MSG_NOSIGNAL);
@@ -201,9 +201,9 @@ TEST(HttpServer, RefusesRequestsPastTheInFlightCapWith429) {
     });
   });
   const int first = Connect(r.port), second = Connect(r.port);
-  Send(first, "GET /wait HTTP/1.1\r\nConnection: close\r\n\r\n");
+  Send(first, "GET /wait HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let it be dispatched
-  Send(second, "GET /wait HTTP/1.1\r\nConnection: close\r\n\r\n");
+  Send(second, "GET /wait HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   bool closed = false;
   const std::string refused = ReadToEnd(second, &closed);
   EXPECT_EQ(refused.rfind("HTTP/1.1 429", 0), 0u) << refused;
@@ -238,8 +238,9 @@ TEST(HttpServer, ABodyItsHeadersDoNotAdmitIsNeverReadAndTheRequestIsAnsweredAtOn
     });
   });
   const int stranger = Connect(r.port), friendly = Connect(r.port);
-  Send(stranger, "POST /echo HTTP/1.1\r\nContent-Length: 3000000\r\nExpect: 100-continue\r\n\r\n" +
-                     std::string(1000, 'a'));
+  Send(stranger,
+       "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3000000\r\nExpect: 100-continue\r\n\r\n" +
+           std::string(1000, 'a'));
   char head[12] = {};
   ASSERT_EQ(recv(stranger, head, sizeof head, MSG_WAITALL), static_cast<ssize_t>(sizeof head));
   EXPECT_EQ(std::string(head, sizeof head), "HTTP/1.1 401") << "no 100 Continue, the refusal";
@@ -252,7 +253,7 @@ TEST(HttpServer, ABodyItsHeadersDoNotAdmitIsNeverReadAndTheRequestIsAnsweredAtOn
   EXPECT_NE(rest.find("who are you"), std::string::npos) << rest;
   EXPECT_EQ(rest.find("HTTP/1.1"), std::string::npos) << "one answer only: " << rest;
   Send(friendly,
-       "POST /echo HTTP/1.1\r\nAuthorization: ok\r\nContent-Length: 3\r\nConnection: "
+       "POST /echo HTTP/1.1\r\nHost: x\r\nAuthorization: ok\r\nContent-Length: 3\r\nConnection: "
        "close\r\n\r\nabc");
   EXPECT_NE(ReadToEnd(friendly, &closed).find("body abc"), std::string::npos);
   close(stranger);
@@ -449,7 +450,7 @@ TEST(HttpServer, WatchesAreFedByTheLoopFromTheirResourceVersion) {
   r.log.Publish({Event(2, "before")});  // after the stream's resourceVersion 1: caught up
   r.log.Notify();
   const int fd = Connect(r.port);
-  Send(fd, "GET /watch HTTP/1.1\r\n\r\n");
+  Send(fd, "GET /watch HTTP/1.1\r\nHost: x\r\n\r\n");
   std::string got;
   char buf[4096];
   while (got.find("\"before\"") == std::string::npos) {
@@ -475,7 +476,7 @@ TEST(HttpServer, AWatcherThatStopsReadingIsClosedAtItsBufferCap) {
   l.watch_buffer_bytes = 256 * 1024;
   Running r(l, WatchRoute);
   const int fd = Connect(r.port, 4096);
-  Send(fd, "GET /watch HTTP/1.1\r\n\r\n");
+  Send(fd, "GET /watch HTTP/1.1\r\nHost: x\r\n\r\n");
   char buf[256];
   ASSERT_GT(recv(fd, buf, sizeof buf, 0), 0);  // the stream started; then nothing is read
   for (int64_t rv = 2; rv < 2 + 200 && r.server->stats().slow_watchers_closed == 0; ++rv) {
@@ -500,12 +501,12 @@ TEST(HttpServer, AWatchCatchingUpOnMoreThanItsBufferCapIsNotClosed) {
   r.log.Notify();
   // Any answer after the Notify means the loop has taken the changes in (it looks at every turn).
   const int probe = Connect(r.port);
-  Send(probe, "GET /nothing HTTP/1.1\r\nConnection: close\r\n\r\n");
+  Send(probe, "GET /nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   bool closed = false;
   EXPECT_NE(ReadToEnd(probe, &closed).find("404"), std::string::npos);
   close(probe);
   const int fd = Connect(r.port);
-  Send(fd, "GET /watch HTTP/1.1\r\n\r\n");
+  Send(fd, "GET /watch HTTP/1.1\r\nHost: x\r\n\r\n");
   std::string got;
   char buf[65536];
   while (got.find("\"p101\"") == std::string::npos) {

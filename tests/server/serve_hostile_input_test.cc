@@ -154,6 +154,13 @@ TEST(ServeHostileInputTest, AJsonPatchCopyBombIs413AndDeletePreconditionsHold) {
   EXPECT_NE(StatusOf(deleted).value("message", "").find("does not match the UID in record (" + uid),
             std::string::npos)
       << Describe(deleted);
+  // kube-apiserver names the kind there (it was "pods"): `Operation cannot be fulfilled on Pod`.
+  EXPECT_EQ(StatusOf(deleted)
+                .value("message", "")
+                .rfind("Operation cannot be fulfilled on Pod \"p\": ", 0),
+            0u)
+      << Describe(deleted);
+  EXPECT_EQ(StatusOf(deleted)["details"].value("kind", ""), "Pod") << Describe(deleted);
   auto still = c.Get("/api/v1/namespaces/default/pods/p");
   ASSERT_TRUE(still) << Describe(still);
   EXPECT_EQ(still->status, 200);

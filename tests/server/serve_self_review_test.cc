@@ -6,6 +6,8 @@
 
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <tuple>
 
 #include "apps/test_pki.h"
 #include "server/serve_process.h"
@@ -144,8 +146,10 @@ TEST_F(ServeSelfReviewTest, LogsAndExecSayPodsAreVirtual) {
 }
 
 // The example pool's recipe (docs/scheduling.md): a quota of 0 pods scoped to PriorityClass
-// high-priority keeps that class out of team-b; other classes there, and the class in team-a,
-// are not affected. A bad scopeSelector is refused with kube-apiserver's words.
+// high-priority keeps that class out of team-b, and the built-in system-node-critical and
+// system-cluster-critical out of every tenant (they were usable by any); other classes there,
+// and high-priority in team-a, are not affected. A bad scopeSelector is refused with
+// kube-apiserver's words.
 TEST_F(ServeSelfReviewTest, PriorityClassQuotaKeepsAHighClassOutOfANamespace) {
   StartServe("priority-quota", false);
   const std::string pool = std::string(ARBITER_SOURCE_DIR) + "/examples/pool.yaml";
@@ -167,6 +171,20 @@ TEST_F(ServeSelfReviewTest, PriorityClassQuotaKeepsAHighClassOutOfANamespace) {
                   "Rejected: exceeded quota: no-high-priority, requested: pods=1, used: pods=0, "
                   "limited: pods=0"))
       << sneaky.out;
+  // Kubernetes' built-in system-* classes, which any pod may name, are kept out of every tenant
+  // the same way (the pool's quotas no-system-priority and no-high-priority).
+  ASSERT_EQ(pod("team-a", "critical-a", "system-node-critical").rc, 0);
+  ASSERT_EQ(pod("team-c", "critical-c", "system-cluster-critical").rc, 0);
+  for (const auto& [ns, name, quota] : {std::tuple<std::string, std::string, std::string>{
+                                            "team-a", "critical-a", "no-system-priority"},
+                                        {"team-c", "critical-c", "no-high-priority"}}) {
+    CommandOutput refused = serve_->KubectlUntil(
+        "get pod " + name + " -n " + ns + " -o jsonpath='{.status.reason}: {.status.message}'",
+        "Rejected");
+    EXPECT_TRUE(Has(refused.out, "Rejected: exceeded quota: " + quota +
+                                     ", requested: pods=1, used: pods=0, limited: pods=0"))
+        << name << ": " << refused.out;
+  }
   for (const auto& [ns, name] :
        {std::pair<std::string, std::string>{"team-b", "honest"}, {"team-a", "allowed"}}) {
     CommandOutput ok =

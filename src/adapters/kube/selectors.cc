@@ -131,20 +131,21 @@ std::string CheckKey(std::string_view key) {
     prefix = key.substr(0, slash);
     name = key.substr(slash + 1);
     if (name.find('/') != std::string_view::npos)
-      return "key: Invalid value: " + Q(key) +
+      return "<nil>: Invalid value: " + Q(key) +
              ": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and "
              "must "
              "start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "
              "'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') "
              "with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')";
-    if (prefix.empty()) return "key: Invalid value: " + Q(key) + ": prefix part must be non-empty";
+    if (prefix.empty())
+      return "<nil>: Invalid value: " + Q(key) + ": prefix part must be non-empty";
     if (!IsDns1123Subdomain(prefix))
-      return "key: Invalid value: " + Q(key) + ": " + kDns1123SubdomainFmt;
+      return "<nil>: Invalid value: " + Q(key) + ": " + kDns1123SubdomainFmt;
   }
-  if (name.empty()) return "key: Invalid value: " + Q(key) + ": name part must be non-empty";
+  if (name.empty()) return "<nil>: Invalid value: " + Q(key) + ": name part must be non-empty";
   if (name.size() > 63)
-    return "key: Invalid value: " + Q(key) + ": name part must be no more than 63 characters";
-  if (!IsLabelName(name)) return "key: Invalid value: " + Q(key) + ": " + kQualifiedNameFmt;
+    return "<nil>: Invalid value: " + Q(key) + ": name part must be no more than 63 characters";
+  if (!IsLabelName(name)) return "<nil>: Invalid value: " + Q(key) + ": " + kQualifiedNameFmt;
   return "";
 }
 
@@ -198,7 +199,7 @@ class Parser {
       not_exists = true;
       t = Next();
       if (t.tok != Tok::kIdent)
-        return Status::InvalidArgument("found '" + t.lit + "', expected: identifier after '!'");
+        return Status::InvalidArgument("found '" + t.lit + "', expected: identifier");
     }
     if (t.tok != Tok::kIdent)
       return Status::InvalidArgument("found '" + t.lit + "', expected: identifier");

@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include "adapters/kube/request_info.h"
+#include "adapters/kube/request_options.h"
 #include "adapters/kube/status.h"
 #include "server/http/request_log.h"
 
@@ -27,7 +28,8 @@ AuthOutcome AuthorizeRequest(const kube::TokenTable& tokens, const httplib::Requ
     return out;
   }
   out.user = user->name;
-  const std::string watch = req.has_param("watch") ? req.get_param_value("watch") : "";
+  // kube-apiserver's RequestInfo reads ?watch as its parameter codec does ("yes" is a watch).
+  const std::string watch = kube::QueryBool(req.params, "watch") ? "true" : "false";
   const kube::RequestAttributes a = kube::RequestAttributesOf(req.method, req.path, watch);
   if (kube::Authorize(*user, a).allowed) return out;
   out.code = 403;

@@ -20,6 +20,7 @@
 #include "adapters/kube/patch.h"
 #include "adapters/kube/protobuf_body.h"
 #include "adapters/kube/request_info.h"
+#include "adapters/kube/request_options.h"
 #include "adapters/kube/resources.h"
 #include "adapters/kube/selectors.h"
 #include "adapters/kube/status.h"
@@ -128,8 +129,15 @@ kube::KubeStatus ToKube(const ApiError& e, const kube::ResourceInfo& r, const st
       return kube::NotFound({"", "namespaces"}, e.name);
     case ApiError::Reason::kAlreadyExists:
       return kube::AlreadyExists(rn, name);
-    case ApiError::Reason::kConflict:
-      return e.message.empty() ? kube::Conflict(rn, name) : kube::Conflict(rn, name, e.message);
+    case ApiError::Reason::kConflict: {
+      // A delete's failed precondition names the kind, not the resource (registry/rest's
+      // BeforeDelete: GroupResource{gvk.Group, gvk.Kind}): `on Pod "x"`.
+      const bool precondition = e.message.rfind("the UID in the precondition", 0) == 0 ||
+                                e.message.rfind("the ResourceVersion in the precondition", 0) == 0;
+      const kube::ResourceName named = precondition ? kube::ResourceName{r.group, r.kind} : rn;
+      return e.message.empty() ? kube::Conflict(named, name)
+                               : kube::Conflict(named, name, e.message);
+    }
     case ApiError::Reason::kInvalid: {
       std::vector<kube::Cause> causes;
       if (!e.diagnostics.items.empty()) {
@@ -164,20 +172,13 @@ std::string Param(const httplib::Request& req, const char* key) {
   return req.has_param(key) ? req.get_param_value(key) : "";
 }
 
-bool Truthy(const std::string& v) { return v == "1" || v == "true"; }
-
-// ?dryRun: "" no, "All" yes; anything else is refused (false, with the answer sent).
-bool ParseDryRun(const httplib::Request& req, httplib::Response& res, bool* dry_run) {
-  *dry_run = false;
-  if (!req.has_param("dryRun")) return true;
-  for (size_t i = 0; i < req.get_param_value_count("dryRun"); ++i) {
-    const std::string v = req.get_param_value("dryRun", i);
-    if (v != "All") {
-      SendStatus(
-          res, kube::BadRequest("Invalid dry run value: \"" + v + "\": supported values: \"All\""));
-      return false;
-    }
-    *dry_run = true;
+// A create's, update's or patch's query options as kube-apiserver checks them (dryRun,
+// fieldManager, fieldValidation, force: request_options.h). False: refused, the answer sent.
+bool ParseOptions(const httplib::Request& req, httplib::Response& res, kube::OptionsKind kind,
+                  bool* dry_run) {
+  if (auto bad = kube::CheckWriteOptions(req.params, kind, dry_run)) {
+    SendStatus(res, *bad);
+    return false;
   }
   return true;
 }
@@ -379,7 +380,8 @@ void HandleList(Daemon& d, ListSnapshots& lists, const httplib::Request& req,
   const kube::ResourceInfo& r = *t.resource;
   auto sel = ParseSelectors(req, res, r);
   if (!sel) return;
-  const bool watch = Truthy(Param(req, "watch"));
+  if (auto bad = kube::CheckListOptions(req.params)) return SendStatus(res, *bad);
+  const bool watch = kube::QueryBool(req.params, "watch");
   // kube-apiserver: a list answers the cache's BadRequest, a watch the bare storage error (500).
   if (auto rv = kube::ParseResourceVersion(Param(req, "resourceVersion")); !rv.ok())
     return SendStatus(
@@ -473,7 +475,7 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
                  const Selectors& sel, int min_timeout_s) {
   const kube::ResourceInfo& r = *t.resource;
   const std::string rv_param = Param(req, "resourceVersion");
-  const bool bookmarks = Truthy(Param(req, "allowWatchBookmarks"));
+  const bool bookmarks = kube::QueryBool(req.params, "allowWatchBookmarks");
   const int64_t max_timeout = 2 * static_cast<int64_t>(min_timeout_s);
   int64_t timeout = min_timeout_s + static_cast<int64_t>(RandomBits() % (min_timeout_s + 1u));
   const int64_t asked = std::atoll(Param(req, "timeoutSeconds").c_str());
@@ -490,7 +492,16 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
   w.kind = r.kind;
   w.namespace_ = t.namespace_;
   const bool selects = !sel.labels.Empty() || !sel.fields.Empty();
-  if (rv_param.empty() || rv_param == "0") {
+  // A watch list (sendInitialEvents, with resourceVersionMatch=NotOlderThan: CheckListOptions):
+  // true sends the current objects whatever the resourceVersion, then (with bookmarks) the
+  // bookmark annotated k8s.io/initial-events-end; false sends none, only the changes after the
+  // resourceVersion (after now for "" or "0"), as kube-apiserver's watch cache does.
+  const bool from_now = rv_param.empty() || rv_param == "0";
+  const bool initial_param = req.has_param("sendInitialEvents");
+  const bool send_initial = kube::QueryBool(req.params, "sendInitialEvents");
+  if (initial_param && !send_initial && from_now) {
+    w.after_rv = d.Read([](const Cluster& c) { return c.store().resource_version(); });
+  } else if (initial_param ? send_initial : from_now) {
     std::vector<StoredRef> current;
     w.after_rv = d.Read([&](const Cluster& c) {
       current = c.store().ListStored(r.kind, t.namespace_);
@@ -508,6 +519,8 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
         o.stored().AppendWireText(w.initial);
       w.initial += ",\"type\":\"ADDED\"}\n";
     }
+    if (send_initial && bookmarks)
+      w.initial += kube::WireJson(kube::BookmarkEvent(r, w.after_rv, true)) + "\n";
   } else {
     const uint64_t rv = kube::ParseResourceVersion(rv_param).value();  // checked by HandleList
     w.after_rv = static_cast<int64_t>(std::min<uint64_t>(rv, std::numeric_limits<int64_t>::max()));
@@ -575,9 +588,13 @@ kube::KubeStatus UnsupportedBody(const std::string& type) {
 // namespace|quota|priorityclass|pdb`; kube::DecodeProtobufBody). Other types get
 // kube-apiserver's 415 for an unknown format (docs/kube-api.md).
 std::optional<Json> Body(const httplib::Request& req, httplib::Response& res) {
-  std::string type = req.get_header_value("Content-Type");
-  type = type.substr(0, type.find(';'));
-  while (!type.empty() && type.back() == ' ') type.pop_back();
+  // Go's mime.ParseMediaType (kube-apiserver's): case-insensitive, its parameters well formed.
+  const std::optional<std::string> media = kube::MediaTypeOf(req.get_header_value("Content-Type"));
+  if (!media) {
+    SendStatus(res, UnsupportedBody(req.get_header_value("Content-Type")));
+    return std::nullopt;
+  }
+  const std::string& type = *media;
   if (type == kube::kProtobufMediaType) {
     kube::ProtobufBody pb = kube::DecodeProtobufBody(req.body);
     if (pb.ok()) return std::move(pb.object);
@@ -664,6 +681,12 @@ bool Admit(Daemon& d, httplib::Response& res, const kube::ResourceInfo& r, bool 
 void HandleWrite(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t,
                  Mutation::Op op) {
   const kube::ResourceInfo& r = *t.resource;
+  bool dry_run = false;  // the options are read before the body, as kube-apiserver does
+  if (!ParseOptions(
+          req, res,
+          op == Mutation::Op::kCreate ? kube::OptionsKind::kCreate : kube::OptionsKind::kUpdate,
+          &dry_run))
+    return;
   auto body = Body(req, res);
   if (!body) return;
   if (!body->is_object())
@@ -673,8 +696,6 @@ void HandleWrite(Daemon& d, const httplib::Request& req, httplib::Response& res,
   if ((*body)["kind"] != r.kind)
     return SendStatus(res, kube::BadRequest("the object's kind " + body->value("kind", "") +
                                             " is not " + r.kind));
-  bool dry_run = false;
-  if (!ParseDryRun(req, res, &dry_run)) return;
   if (!Admit(d, res, r, op == Mutation::Op::kCreate, *body)) return;
   Mutation m;
   m.op = op;
@@ -712,7 +733,11 @@ void HandlePatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
     return SendStatus(res,
                       kube::UnsupportedMediaType(req.get_header_value("Content-Type"), accepted));
   bool dry_run = false;
-  if (!ParseDryRun(req, res, &dry_run)) return;
+  if (!ParseOptions(
+          req, res,
+          *type == kube::PatchType::kApply ? kube::OptionsKind::kApply : kube::OptionsKind::kPatch,
+          &dry_run))
+    return;
   const std::string ns = r.namespaced ? t.namespace_ : "";
   const bool precondition = req.body.find("resourceVersion") != std::string::npos;
   // Server-side apply owns fields per manager: kubectl --server-side sends fieldManager=kubectl,
@@ -765,57 +790,27 @@ void HandlePatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
   }
 }
 
-std::optional<Millis> GracePeriod(const httplib::Request& req) {
-  std::string g = Param(req, "gracePeriodSeconds");
-  if (g.empty() && !req.body.empty()) {
-    try {
-      Json b = Json::parse(req.body);
-      if (b.contains("gracePeriodSeconds") && b["gracePeriodSeconds"].is_number())
-        return b["gracePeriodSeconds"].get<int64_t>() * 1000;
-      if (b.contains("deleteOptions") && b["deleteOptions"].contains("gracePeriodSeconds"))
-        return b["deleteOptions"]["gracePeriodSeconds"].get<int64_t>() * 1000;
-    } catch (const std::exception&) {
-    }
+// A DELETE's options (request_options.h: the body's, else the query's) on its mutation: the
+// grace period in ms (a negative one is 1 s, as kube-apiserver's BeforeDelete makes it), the
+// propagation, the dry run and the preconditions. False: refused, the answer sent.
+bool ParseDeleteOptions(const httplib::Request& req, httplib::Response& res, bool eviction,
+                        Mutation* m) {
+  kube::DeleteOptions o;
+  // A protobuf DeleteOptions (client-go's typed clients) is not decoded: its defaults, as before.
+  const bool protobuf = kube::MediaTypeOf(req.get_header_value("Content-Type")).value_or("") ==
+                        kube::kProtobufMediaType;
+  const std::string_view body = protobuf ? std::string_view() : std::string_view(req.body);
+  if (auto bad = kube::DecodeDeleteOptions(req.params, body, eviction, &o)) {
+    SendStatus(res, *bad);
+    return false;
   }
-  if (g.empty()) return std::nullopt;
-  return std::atoll(g.c_str()) * 1000;
-}
-
-// DeleteOptions.propagationPolicy (the query's, else the body's; orphanDependents, deprecated,
-// as Orphan / Background): "" when none is given (the kind's default).
-std::string Propagation(const httplib::Request& req) {
-  std::string p = Param(req, "propagationPolicy");
-  Json b;
-  if (p.empty() && !req.body.empty()) {
-    try {
-      b = Json::parse(req.body);
-      if (b.is_object() && b.contains("deleteOptions")) b = b["deleteOptions"];
-      if (b.is_object() && b.contains("propagationPolicy") && b["propagationPolicy"].is_string())
-        p = b["propagationPolicy"].get<std::string>();
-      else if (b.is_object() && b.contains("orphanDependents") &&
-               b["orphanDependents"].is_boolean())
-        p = b["orphanDependents"].get<bool>() ? "Orphan" : "Background";
-    } catch (const std::exception&) {
-    }
-  }
-  if (p.empty() && Param(req, "orphanDependents") == "true") p = "Orphan";
-  if (p.empty() && Param(req, "orphanDependents") == "false") p = "Background";
-  return p;
-}
-
-// kube-apiserver's ValidateDeleteOptions: a propagationPolicy other than the three is 422 Invalid
-// (it was taken as none). True when the answer was sent.
-bool BadPropagation(const std::string& p, httplib::Response& res) {
-  if (p.empty() || p == "Orphan" || p == "Background" || p == "Foreground") return false;
-  kube::ResourceInfo options;
-  options.group = "meta.k8s.io";
-  options.kind = "DeleteOptions";
-  SendStatus(res, kube::Invalid(options, "",
-                                {{"FieldValueNotSupported",
-                                  "Unsupported value: " + kube::GoQuote(p) +
-                                      ": supported values: \"Foreground\", \"Background\", "
-                                      "\"Orphan\", \"nil\"",
-                                  "propagationPolicy"}}));
+  if (const auto g = o.grace_period_seconds)
+    m->grace_period =
+        (*g < 0 ? 1 : std::min(*g, std::numeric_limits<int64_t>::max() / 1000)) * 1000;
+  m->propagation = o.Propagation();
+  m->dry_run = m->dry_run || o.DryRun();
+  m->precondition_uid = o.precondition_uid.value_or("");
+  m->precondition_rv = o.precondition_resource_version.value_or("");
   return true;
 }
 
@@ -824,52 +819,14 @@ constexpr char kJobOrphanWarning[] =
     "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background "
     "to remove them or set propagationPolicy=Orphan to suppress this warning";
 
-// DeleteOptions in the body may ask for a dry run too (client-go sends it there on DELETE).
-bool BodyDryRun(const httplib::Request& req) {
-  if (req.body.empty()) return false;
-  try {
-    Json b = Json::parse(req.body);
-    if (b.is_object() && b.contains("deleteOptions")) b = b["deleteOptions"];
-    return b.is_object() && b.contains("dryRun") && b["dryRun"].is_array() &&
-           std::find(b["dryRun"].begin(), b["dryRun"].end(), "All") != b["dryRun"].end();
-  } catch (const std::exception&) {
-    return false;
-  }
-}
-
-// DeleteOptions.preconditions in the body (uid, resourceVersion; "" when absent).
-std::pair<std::string, std::string> Preconditions(const httplib::Request& req) {
-  if (req.body.empty()) return {};
-  try {
-    Json b = Json::parse(req.body);
-    if (b.is_object() && b.contains("deleteOptions")) b = b["deleteOptions"];
-    if (!b.is_object() || !b.contains("preconditions") || !b["preconditions"].is_object())
-      return {};
-    const Json& p = b["preconditions"];
-    auto text = [&](const char* key) {
-      return p.contains(key) && p[key].is_string() ? p[key].get<std::string>() : std::string();
-    };
-    return {text("uid"), text("resourceVersion")};
-  } catch (const std::exception&) {
-    return {};
-  }
-}
-
 void HandleDelete(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
   const kube::ResourceInfo& r = *t.resource;
-  bool dry_run = false;
-  if (!ParseDryRun(req, res, &dry_run)) return;
-  dry_run = dry_run || BodyDryRun(req);
   Mutation m;
-  m.dry_run = dry_run;
   m.op = Mutation::Op::kDelete;
   m.kind = r.kind;
   m.namespace_ = r.namespaced ? t.namespace_ : "";
   m.name = t.name;
-  m.grace_period = GracePeriod(req);
-  m.propagation = Propagation(req);
-  if (BadPropagation(m.propagation, res)) return;
-  std::tie(m.precondition_uid, m.precondition_rv) = Preconditions(req);
+  if (!ParseDeleteOptions(req, res, false, &m)) return;
   const bool warn = r.id == KindId::kJob && m.propagation.empty();
   if (warn) m.propagation = "Orphan";  // batch/v1's default (journaled as such)
   MutationResult result = d.Mutate(std::move(m));
@@ -886,10 +843,13 @@ void HandleDeleteCollection(Daemon& d, const httplib::Request& req, httplib::Res
   if (r.id == KindId::kNamespace) return SendStatus(res, kube::MethodNotAllowed());
   auto sel = ParseSelectors(req, res, r);
   if (!sel) return;
-  bool dry_run = false;
-  if (!ParseDryRun(req, res, &dry_run)) return;
-  dry_run = dry_run || BodyDryRun(req);
-  if (BadPropagation(Propagation(req), res)) return;
+  Mutation options;  // each object's delete, the preconditions included (kube-apiserver's
+                     // DeleteCollection deletes each as its DELETE would: one that fails them
+                     // is its 409 Conflict, and the deletion stops there)
+  options.op = Mutation::Op::kDelete;
+  options.kind = r.kind;
+  if (!ParseDeleteOptions(req, res, false, &options)) return;
+  if (r.id == KindId::kJob && options.propagation.empty()) options.propagation = "Orphan";
   std::vector<std::pair<std::string, std::string>> keys;
   d.Read([&](const Cluster& c) {
     for (const StoredRef& ref : c.store().ListStored(r.kind, t.namespace_)) {
@@ -902,15 +862,9 @@ void HandleDeleteCollection(Daemon& d, const httplib::Request& req, httplib::Res
   });
   std::vector<Json> items;
   for (const auto& [ns, name] : keys) {
-    Mutation m;
-    m.op = Mutation::Op::kDelete;
-    m.kind = r.kind;
+    Mutation m = options;
     m.namespace_ = ns;
     m.name = name;
-    m.grace_period = GracePeriod(req);
-    m.propagation = Propagation(req);
-    if (r.id == KindId::kJob && m.propagation.empty()) m.propagation = "Orphan";
-    m.dry_run = dry_run;
     MutationResult result = d.Mutate(std::move(m));
     if (!result.ok() && (result.error->reason == ApiError::Reason::kNotFound ||
                          result.error->reason == ApiError::Reason::kNamespaceNotFound))
@@ -926,8 +880,8 @@ void HandleDeleteCollection(Daemon& d, const httplib::Request& req, httplib::Res
 // PodDisruptionBudget allows (Cluster::Evict; 429 TooManyRequests otherwise).
 void HandleEvict(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
   const kube::ResourceInfo& r = *t.resource;
-  bool dry_run = false;
-  if (!ParseDryRun(req, res, &dry_run)) return;
+  bool dry_run = false;  // an eviction is a create: CreateOptions in the query
+  if (!ParseOptions(req, res, kube::OptionsKind::kCreate, &dry_run)) return;
   if (!req.body.empty()) {
     auto body = Body(req, res);
     if (!body) return;
@@ -935,7 +889,6 @@ void HandleEvict(Daemon& d, const httplib::Request& req, httplib::Response& res,
         (*body)["metadata"].value("name", t.name) != t.name)
       return SendStatus(res,
                         kube::BadRequest("name in URL does not match name in Eviction object"));
-    dry_run = dry_run || BodyDryRun(req);
   }
   Mutation m;
   m.op = Mutation::Op::kDelete;
@@ -944,7 +897,8 @@ void HandleEvict(Daemon& d, const httplib::Request& req, httplib::Response& res,
   m.kind = r.kind;
   m.namespace_ = t.namespace_;
   m.name = t.name;
-  m.grace_period = GracePeriod(req);
+  if (!ParseDeleteOptions(req, res, true, &m)) return;  // the Eviction's deleteOptions
+  m.propagation.clear();
   MutationResult result = d.Mutate(std::move(m));
   if (!result.ok()) return SendStatus(res, ToKube(*result.error, r, t.namespace_, t.name));
   SendJson(res, 201,
@@ -962,8 +916,7 @@ std::optional<kube::KubeStatus> CheckInput(const httplib::Request& req) {
     if (!kube::IsValidUtf8(key) || !kube::IsValidUtf8(value))
       return kube::BadRequest("a query parameter is not valid UTF-8");
   if (req.body.empty()) return std::nullopt;
-  std::string type = req.get_header_value("Content-Type");
-  type = type.substr(0, type.find(';'));
+  const std::string type = kube::MediaTypeOf(req.get_header_value("Content-Type")).value_or("");
   if (type == kube::kProtobufMediaType) return std::nullopt;
   if (!kube::IsValidUtf8(req.body)) return kube::BadRequest("the request body is not valid UTF-8");
   const size_t first = req.body.find_first_not_of(" \t\r\n");
@@ -1080,7 +1033,7 @@ namespace {
 // The request as the metrics' labels read it (process_metrics.h).
 RequestFacts RequestFactsOf(const httplib::Request& req) {
   const kube::RequestAttributes a = kube::RequestAttributesOf(
-      req.method, req.path, req.has_param("watch") ? req.get_param_value("watch") : "");
+      req.method, req.path, kube::QueryBool(req.params, "watch") ? "true" : "false");
   RequestFacts f{req.method,
                  req.path,
                  req.get_header_value("Content-Type"),

@@ -37,6 +37,23 @@ bool IsToken(std::string_view s) {
   return true;
 }
 
+// Go's httpguts.ValidHeaderFieldValue (net/http refuses a request whose header value has one):
+// no control byte but the horizontal tab.
+bool IsFieldValue(std::string_view s) {
+  return std::none_of(s.begin(), s.end(), [](char c) {
+    const auto b = static_cast<unsigned char>(c);
+    return (b < ' ' && b != '\t') || b == 0x7f;
+  });
+}
+
+// Go's httpguts.ValidHostHeader: the bytes of a host, a port and an IPv6 literal or zone.
+bool IsHost(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("!$%&'()*+,-.:;=[]_~").find(c) != std::string_view::npos;
+  });
+}
+
 // A comma-separated header value holds `token` (case-insensitive).
 bool ListHas(std::string_view value, std::string_view token) {
   while (!value.empty()) {
@@ -198,6 +215,10 @@ bool HttpRequestParser::ParseHeaderField(std::string_view line, bool* has_length
   }
   const std::string_view name = line.substr(0, colon);
   const std::string_view value = Trim(line.substr(colon + 1));
+  if (!IsFieldValue(value)) {
+    Fail(400, "invalid header value");
+    return false;
+  }
   if (EqualsNoCase(name, "Content-Length")) {
     size_t n = 0;
     const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
@@ -242,12 +263,33 @@ bool HttpRequestParser::ParseHead(std::string_view head) {
     Fail(400, "both Content-Length and Transfer-Encoding");
     return false;
   }
+  if (!CheckHost()) return false;
   if (has_length && length > limits_.max_body_bytes) {
     Fail(413, "body too large");
     return false;
   }
   remaining_ = length;
   if (remaining_ == 0 && !chunked_) expect_continue_ = false;
+  return true;
+}
+
+// Go's net/http (kube-apiserver's server): an HTTP/1.1 request names its host once, in host
+// characters; HTTP/1.0 may leave it out.
+bool HttpRequestParser::CheckHost() {
+  const auto [first, last] = request_->headers.equal_range("Host");
+  const auto hosts = std::distance(first, last);
+  if (hosts == 0 && request_->version == "HTTP/1.1") {
+    Fail(400, "missing required Host header");
+    return false;
+  }
+  if (hosts > 1) {
+    Fail(400, "too many Host headers");
+    return false;
+  }
+  if (hosts == 1 && !IsHost(first->second)) {
+    Fail(400, "malformed Host header");
+    return false;
+  }
   return true;
 }
 

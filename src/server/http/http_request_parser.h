@@ -4,7 +4,9 @@
 // Content-Length or chunked (413, decided as soon as the limit is passed, not after reading it).
 // Refused before any body is read: a method it does not serve (405: PRI, CONNECT, TRACE...),
 // both Content-Length and Transfer-Encoding, conflicting lengths, a transfer coding other than
-// chunked (the request-smuggling cases of RFC 9112 section 6.3). Pure: no I/O.
+// chunked (the request-smuggling cases of RFC 9112 section 6.3); as Go's net/http refuses them
+// (400): an HTTP/1.1 request without a Host header, two Host headers or a malformed one, a
+// control byte (but tab) in a header field. Pure: no I/O.
 #pragma once
 
 #include <cstddef>
@@ -53,6 +55,7 @@ class HttpRequestParser {
   // ParseHead's steps; false after Fail(). `has_length`, `length`: the Content-Length so far.
   bool ParseRequestLine(std::string_view line);
   bool ParseHeaderField(std::string_view line, bool* has_length, size_t* length);
+  bool CheckHost();
   size_t FeedChunked(std::string_view data);
   void Fail(int status, std::string message);
   bool AppendBody(std::string_view bytes);

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "adapters/kube/request_info.h"
+#include "adapters/kube/request_options.h"
 #include "adapters/kube/status.h"
 #include "server/state/pod_status.h"
 
@@ -115,7 +116,7 @@ RequestLogInput RequestLogInputOf(const httplib::Request& req, const httplib::Re
   RequestLogInput in;
   in.method = req.method;
   in.path = req.path;
-  in.watch_param = req.has_param("watch") ? req.get_param_value("watch") : "";
+  in.watch_param = kube::QueryBool(req.params, "watch") ? "true" : "false";
   in.remote = req.remote_addr;
   in.status = res.status;
   in.user = tl_request.user;
