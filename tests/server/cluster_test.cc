@@ -281,7 +281,8 @@ TEST(ClusterTest, ACreateTakesTheResourceVersionsItAlwaysTook) {
     const std::string answered = answer["metadata"].value("resourceVersion", "");
     std::vector<std::string> out;
     for (const auto& e : c.TakeWatchEvents()) {
-      const Json& o = *e.object.tree();
+      const std::shared_ptr<const Json> tree = e.object.tree();  // (an Event's is parsed: held)
+      const Json& o = *tree;
       EXPECT_EQ(o["metadata"]["resourceVersion"], std::to_string(e.resource_version));
       std::string line =
           "+" + std::to_string(e.resource_version - before) + " " + e.type + " " + e.kind + " ";

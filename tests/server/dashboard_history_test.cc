@@ -261,6 +261,33 @@ TEST(DashboardViews, TenantsCountPreemptionsSufferedAndCausedAndHideOtherTenants
   EXPECT_EQ(a.dump().find("team-b/preemptor"), std::string::npos) << a;
 }
 
+// The preemptions are the cluster's facts, kept beside its Events (kept as text): a restored
+// snapshot gives the same, and the pod view the same Events.
+TEST(DashboardViews, PreemptionsAndAPodsEventsAreTheSameAfterASnapshotRestore) {
+  Cluster c("0000abcd");
+  Ok(c, Create(kT0, Namespace("team-a")));
+  Ok(c, Create(kT0, Namespace("team-b")));
+  Ok(c, Create(kT0, Node("gpu-0", 4)));
+  Ok(c, Create(kT0, PriorityClass("low", 10)));
+  Ok(c, Create(kT0, PriorityClass("high", 100)));
+  Ok(c, Create(kT0 + 1000, Pod("team-a", "victim", Gpus(4), "low")));
+  Ok(c, Create(kT0 + 1500, Pod("team-a", "victim.x", Gpus(1), "low")));  // its Events' prefix
+  Ok(c, Create(kT0 + 2000, Pod("team-b", "preemptor", Gpus(4), "high")));
+  ASSERT_EQ(c.preemptions().size(), 1u);
+  EXPECT_EQ(c.preemptions()[0].preemption.victim, "victim");
+  Cluster r("0000abcd");
+  ASSERT_TRUE(r.Restore(c.Snapshot()).ok());
+  ASSERT_EQ(r.preemptions().size(), 1u);
+  EXPECT_EQ(r.preemptions()[0].event, c.preemptions()[0].event);
+  EXPECT_EQ(r.preemptions()[0].preemption, c.preemptions()[0].preemption);
+  EXPECT_EQ(TenantsView(r, Viewer{}), TenantsView(c, Viewer{}));
+  const Json victim = WorkloadView(c, Viewer{}, "team-a", "victim");
+  EXPECT_GE(victim["events"].size(), 2u) << victim;  // Scheduled, Preempted, ...
+  for (const Json& e : victim["events"])
+    EXPECT_EQ(e["message"].get<std::string>().find("victim.x"), std::string::npos) << victim;
+  EXPECT_EQ(WorkloadView(r, Viewer{}, "team-a", "victim"), victim);
+}
+
 TEST(DashboardViews, RedactReplacesOnlyWholeNamesOfHiddenNamespaces) {
   EXPECT_EQ(Redact("preempted by team-b/x-1; SIGTERM", {"team-b"}),
             "preempted by another tenant's workload; SIGTERM");

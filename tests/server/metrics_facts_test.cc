@@ -168,7 +168,7 @@ TEST(MetricsFactsTest, EqualAFullRecountAfterRandomMutations) {
       std::string what;
       RandomStep(c, rng, t, serial, what);
       ASSERT_NO_FATAL_FAILURE(ExpectRecount(c, std::to_string(step) + ": " + what));
-      if (testing::Test::HasFailure()) return;
+      if (::testing::Test::HasFailure()) return;
     }
   }
 }
@@ -322,7 +322,7 @@ TEST(MetricsFactsTest, TheDashboardSampleEqualsTheWalkItReplaced) {
         RandomStep(c, rng, t, serial, what);
       }
       most_mig = std::max(most_mig, ExpectSampleRecount(c, std::to_string(step) + ": " + what));
-      if (testing::Test::HasFailure()) return;
+      if (::testing::Test::HasFailure()) return;
     }
     EXPECT_GT(most_mig, 0) << "no MIG slice was ever allocated: the test proves less";
     Cluster restored("0000abcd");

@@ -318,6 +318,8 @@ std::string WireJson(const json& j) {
 
 void AppendWireJson(std::string& out, const json& j) { AppendValue(out, j); }
 
+void AppendWireString(std::string& out, const std::string& s) { AppendString(out, s); }
+
 json SuccessStatus(const ResourceName& r, std::string_view name, std::string_view uid) {
   json details = Details(name, r.group, r.plural);
   if (!uid.empty()) details["uid"] = uid;

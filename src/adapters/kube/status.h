@@ -112,6 +112,8 @@ KubeStatus RequestEntityTooLarge(std::string_view message);
 std::string WireJson(const nlohmann::json& j);
 // The same appended to `out` (a list's items written one by one into its answer).
 void AppendWireJson(std::string& out, const nlohmann::json& j);
+// A string as AppendWireJson writes it (quoted and escaped), without making a tree of it.
+void AppendWireString(std::string& out, const std::string& s);
 
 // The success body some deletes answer with: status Success, details {name, group, kind, uid}.
 nlohmann::json SuccessStatus(const ResourceName& r, std::string_view name, std::string_view uid);

@@ -75,24 +75,6 @@ Json ReservationOf(const engine::WorkloadStatus& w) {
   return {{"nodes", w.reservation->nodes}, {"from", FormatRfc3339(w.reservation->from)}};
 }
 
-std::optional<Preemption> PreemptionOf(const Json& event) {
-  const std::string reason = event.value("reason", "");
-  if (reason != "Preempted" && reason != "Reclaimed") return std::nullopt;
-  const Json io = event.value("involvedObject", Json::object());
-  if (io.value("kind", "") != "Pod") return std::nullopt;
-  Preemption p;
-  p.time = event.value("firstTimestamp", "");
-  p.type = reason;
-  p.victim_namespace = event.value("metadata", Json::object()).value("namespace", "");
-  p.victim = io.value("name", "");
-  const Json related = event.value("related", Json::object());
-  if (related.value("kind", "") == "Pod") {
-    p.by_namespace = related.value("namespace", "");
-    p.by = related.value("name", "");
-  }
-  return p;
-}
-
 Json PoolView(const Cluster& c, const Viewer& v) {
   const auto live = LiveById(c.engine());
   Json nodes = Json::array();
@@ -247,13 +229,8 @@ void AddTenantQuotas(const Cluster& c, TenantMap& by_ns) {
 // counted per victim's and preemptor's tenant, the newest ten listed (other tenants' names
 // hidden).
 void AddTenantPreemptions(const Cluster& c, const Viewer& v, TenantMap& by_ns) {
-  std::vector<std::pair<int64_t, Preemption>> preemptions;
-  for (const Json* e : c.store().List("Event", ""))
-    if (auto p = PreemptionOf(*e)) preemptions.push_back({ResourceVersion(*e), std::move(*p)});
-  std::sort(preemptions.begin(), preemptions.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
   constexpr size_t kRecent = 10;
-  for (const auto& [rv, p] : preemptions) {
+  for (const auto& [event, p] : c.preemptions()) {
     auto victim = by_ns.find(p.victim_namespace);
     auto by = by_ns.find(p.by_namespace);
     if (victim != by_ns.end())
@@ -323,6 +300,27 @@ Json QueueView(const Cluster& c, const Viewer& v, Millis wall_now) {
   return {{"pending", std::move(out)}, {"total", position}};
 }
 
+namespace {
+// The Events the daemon made about the pod ns/name, oldest first: those named NAME.<counter>
+// (Cluster::AddEvent), read from their text (kept as text alone: a range of the store, not a
+// walk of every Event).
+std::vector<std::shared_ptr<const Json>> EventsOfPod(const Cluster& c, const std::string& ns,
+                                                     const std::string& name) {
+  std::vector<std::shared_ptr<const Json>> events;
+  const std::string prefix = name + ".";
+  const ObjectStore::Objects& all = c.store().All("Event");
+  for (auto it = all.lower_bound({ns, prefix}); it != all.end(); ++it) {
+    if (it->first.first != ns || it->first.second.compare(0, prefix.size(), prefix) != 0) break;
+    std::shared_ptr<const Json> e = it->second.json_ptr();  // parsed, not kept
+    const Json io = e->value("involvedObject", Json::object());
+    if (io.value("kind", "") == "Pod" && io.value("name", "") == name) events.push_back(e);
+  }
+  std::sort(events.begin(), events.end(),
+            [](const auto& a, const auto& b) { return ResourceVersion(*a) < ResourceVersion(*b); });
+  return events;
+}
+}  // namespace
+
 Json WorkloadView(const Cluster& c, const Viewer& v, const std::string& ns,
                   const std::string& name) {
   if (!v.Sees(ns)) return nullptr;
@@ -342,15 +340,8 @@ Json WorkloadView(const Cluster& c, const Viewer& v, const std::string& ns,
       out["reason"] = cond.value("reason", "");
       out["message"] = Redact(cond.value("message", ""), hidden);
     }
-  std::vector<const Json*> events;
-  for (const Json* e : c.store().List("Event", ns)) {
-    const Json io = e->value("involvedObject", Json::object());
-    if (io.value("kind", "") == "Pod" && io.value("name", "") == name) events.push_back(e);
-  }
-  std::sort(events.begin(), events.end(),
-            [](const Json* a, const Json* b) { return ResourceVersion(*a) < ResourceVersion(*b); });
   Json ev = Json::array();
-  for (const Json* e : events)
+  for (const auto& e : EventsOfPod(c, ns, name))
     ev.push_back({{"time", e->value("firstTimestamp", "")},
                   {"type", e->value("type", "")},
                   {"reason", e->value("reason", "")},

@@ -34,8 +34,8 @@ Json PoolView(const Cluster& c, const Viewer& v);
 // resourceQuotas: [{name, hard, used}], pendingWorkloads: [{name, reason, message}],
 // fairShare ("0.25", null outside a cohort), borrowed and lent ({resource: amount},
 // quota_state.h), preemptionsSuffered and preemptionsCaused (counted from the Events the daemon
-// keeps), recentPreemptions: [{time, type, victim, by}] (the newest 10 of either side; names of
-// other tenants' workloads are null)}]}, by namespace name.
+// keeps: Cluster::preemptions), recentPreemptions: [{time, type, victim, by}] (the newest 10 of
+// either side; names of other tenants' workloads are null)}]}, by namespace name.
 Json TenantsView(const Cluster& c, const Viewer& v);
 
 // What a viewer may not see by name: the namespaces it does not see (none for an admin).
@@ -43,16 +43,6 @@ std::vector<std::string> HiddenNamespaces(const Cluster& c, const Viewer& v);
 // `text` with every "NS/NAME" of a hidden namespace replaced by "another tenant's workload":
 // the engine's messages name preemptors and victims, which may be other tenants' workloads.
 std::string Redact(std::string text, const std::vector<std::string>& hidden);
-
-// A Preempted / Reclaimed Event of a Pod: its victim and its preemptor (the Event's `related`
-// Pod, pod_status.h KubeEvent); nullopt for other Events. by_namespace is "" when no workload
-// stopped it (a node removal).
-struct Preemption {
-  std::string time, type;  // firstTimestamp; "Preempted" or "Reclaimed"
-  std::string victim_namespace, victim;
-  std::string by_namespace, by;
-};
-std::optional<Preemption> PreemptionOf(const Json& event);
 
 // The backfill reservation of a pending workload, as the engine gives it
 // (engine::WorkloadStatus::reservation, core/engine/backfill.cc): {nodes: [..], from: RFC 3339},

@@ -474,6 +474,7 @@ Status Cluster::Restore(const std::string& bytes) {
     AttachSinks();
     store_.Load(std::move(h.at("store")));
     RestoreCounters(h);
+    RestorePreemptions();
     RestorePods(h);
     RestoreWorks(h);
     RestoreTimers(h);

@@ -132,6 +132,7 @@ Cluster::Cluster(std::string uid_prefix)
   AttachSinks();
   IndexJobs();
   store_.SetCompact({"Pod"}, kHotTrees);
+  store_.SetTextKinds({"Event"});
 }
 
 Cluster::~Cluster() = default;
@@ -1102,22 +1103,40 @@ void Cluster::Advance(Millis t) {
 void Cluster::AddEvent(const engine::Event& e, const Json& involved, Millis t) {
   char suffix[32];
   std::snprintf(suffix, sizeof suffix, ".%llx", static_cast<unsigned long long>(++event_counter_));
-  const std::string name = involved.at("metadata").value("name", "") + suffix;
-  Json ev = KubeEvent(e, involved, name, t);
-  if (ev.is_null()) return;
-  StoreEvent(std::move(ev));
+  const Json& meta = involved.at("metadata");
+  const std::string name = meta.value("name", "") + suffix;
+  auto d = driver::PodEventOf(e, meta.value("namespace", "default"), meta.value("name", ""));
+  if (!d) return;
+  EventText ev = KubeEventText(e.time, *d, involved, name, NewUid(), t);
+  store_.PutText("Event", ev.ns, name, ev.text);
+  KeepEvent({ev.ns, name}, std::move(ev.preemption));
 }
 
 void Cluster::StoreEvent(Json ev) {
   ev["metadata"]["uid"] = NewUid();
   const std::string ns = ev["metadata"]["namespace"];
   const std::string name = ev["metadata"]["name"];
+  std::optional<Preemption> p = PreemptionOf(ev);
   store_.Put("Event", ns, name, std::move(ev));
-  events_.push_back({ns, name});
+  KeepEvent({ns, name}, std::move(p));
+}
+
+void Cluster::KeepEvent(ObjectStore::Key key, std::optional<Preemption> preemption) {
+  if (preemption) preemptions_.push_back({key, std::move(*preemption)});
+  events_.push_back(std::move(key));
   while (events_.size() > kMaxEvents) {
     store_.Remove("Event", events_.front().first, events_.front().second);
+    if (!preemptions_.empty() && preemptions_.front().event == events_.front())
+      preemptions_.pop_front();
     events_.pop_front();
   }
+}
+
+void Cluster::RestorePreemptions() {
+  preemptions_.clear();
+  for (const auto& key : events_)
+    if (auto stored = store_.Stored("Event", key.first, key.second))
+      if (auto p = PreemptionOf(*stored->tree())) preemptions_.push_back({key, std::move(*p)});
 }
 
 void Cluster::Sync(Millis t) {

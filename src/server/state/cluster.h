@@ -46,6 +46,7 @@
 #include "server/metrics/live_facts.h"
 #include "server/metrics/scheduling_stats.h"
 #include "server/state/chunk_map.h"
+#include "server/state/event_text.h"
 #include "server/state/kind_table.h"
 #include "server/state/object_store.h"
 
@@ -192,8 +193,18 @@ class Cluster {
   static constexpr size_t kMaxEvents = 20000;
   // Stored Pods (the many objects) are kept as wire text but for this many recently used ones
   // (ObjectStore::SetCompact): a cold Pod's tree is parsed again when read. Events (at most
-  // kMaxEvents, read whole by the dashboard) keep their trees.
+  // kMaxEvents) are kept as their wire text alone (ObjectStore::SetTextKinds; an engine event's
+  // is written without a tree, event_text.h); what the dashboard reads of them is kept apart:
   static constexpr size_t kHotTrees = 4096;
+
+  // The preemptions the kept Events record (Preempted / Reclaimed Events of Pods), oldest first:
+  // each leaves with its Event when the newest kMaxEvents are kept (not when an Event is deleted
+  // through the API).
+  struct KeptPreemption {
+    ObjectStore::Key event;
+    Preemption preemption;
+  };
+  const std::deque<KeptPreemption>& preemptions() const { return preemptions_; }
 
  private:
   class Sink;
@@ -296,6 +307,9 @@ class Cluster {
   void AddEvent(const engine::Event& e, const Json& involved, Millis t);
   // Stores a core/v1 Event (its uid given here), keeping the newest kMaxEvents.
   void StoreEvent(Json ev);
+  // Notes a stored Event (and its preemption), removing the oldest beyond kMaxEvents.
+  void KeepEvent(ObjectStore::Key key, std::optional<Preemption> preemption);
+  void RestorePreemptions();  // preemptions_ from the stored Events (after a Restore)
   // An Event of the Job controller about `job` (SuccessfulCreate, Completed, ...).
   void AddJobEvent(const Json& job, bool warning, const std::string& reason,
                    const std::string& message, Millis t);
@@ -349,6 +363,7 @@ class Cluster {
   std::set<uint64_t> reserved_;          // of those, the ones holding a backfill reservation
   std::set<std::string> quota_dirty_;    // namespaces whose pods or quotas/PDBs changed
   std::deque<ObjectStore::Key> events_;  // stored Events, oldest first
+  std::deque<KeptPreemption> preemptions_;
   uint64_t event_counter_ = 0;
   uint64_t decision_digest_ = 14695981039346656037ull;  // FNV-1a
   uint64_t decision_count_ = 0;

@@ -74,50 +74,11 @@ void AppendWireString(std::string& out, const std::string& s) {
 }
 
 // The object's wire text with metadata.resourceVersion `rv`: the bytes kube::WireJson writes of a
-// copy with it set, without the copy (the keys of a Json object are in order).
+// copy with it set, without the copy.
 std::string WireTextWithVersion(const Json& obj, const std::string& rv) {
-  auto meta = obj.is_object() ? obj.find("metadata") : obj.end();
-  if (meta == obj.end() || !meta->is_object()) {
-    Json copy = obj;
-    copy["metadata"]["resourceVersion"] = rv;
-    return kube::WireJson(copy);
-  }
-  static const std::string kKey = "resourceVersion";
-  std::string out = "{";
-  for (auto it = obj.begin(); it != obj.end(); ++it) {
-    if (it != obj.begin()) out += ',';
-    AppendWireString(out, it.key());
-    out += ':';
-    if (it != meta) {
-      kube::AppendWireJson(out, it.value());
-      continue;
-    }
-    out += '{';
-    bool first = true, written = false;
-    auto field = [&](const std::string& key) {
-      if (!first) out += ',';
-      first = false;
-      AppendWireString(out, key);
-      out += ':';
-    };
-    for (auto m = meta->begin(); m != meta->end(); ++m) {
-      if (!written && m.key() >= kKey) {
-        field(kKey);
-        AppendWireString(out, rv);
-        written = true;
-        if (m.key() == kKey) continue;
-      }
-      field(m.key());
-      kube::AppendWireJson(out, m.value());
-    }
-    if (!written) {
-      field(kKey);
-      AppendWireString(out, rv);
-    }
-    out += '}';
-  }
-  out += '}';
-  return out;
+  VersionedText text = WireTextAround(obj);
+  AppendWireString(text.head, rv);
+  return text.head + text.tail;
 }
 
 // A stable address for each distinct string (phases, container names: few), for the process's
@@ -129,6 +90,53 @@ const std::string* Intern(const std::string& s) {
   return &*set->insert(s).first;
 }
 }  // namespace
+
+// (The keys of a Json object are in order: the version goes where a copy with it set has it.)
+VersionedText WireTextAround(const Json& obj) {
+  auto meta = obj.is_object() ? obj.find("metadata") : obj.end();
+  if (meta == obj.end() || !meta->is_object()) {
+    Json copy = obj;
+    copy["metadata"]["resourceVersion"] = "";
+    return WireTextAround(copy);
+  }
+  static const std::string kKey = "resourceVersion";
+  VersionedText text;
+  std::string* out = &text.head;
+  *out = "{";
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (it != obj.begin()) *out += ',';
+    AppendWireString(*out, it.key());
+    *out += ':';
+    if (it != meta) {
+      kube::AppendWireJson(*out, it.value());
+      continue;
+    }
+    *out += '{';
+    bool first = true;
+    auto field = [&](const std::string& key) {
+      if (!first) *out += ',';
+      first = false;
+      AppendWireString(*out, key);
+      *out += ':';
+    };
+    for (auto m = meta->begin(); m != meta->end(); ++m) {
+      if (out == &text.head && m.key() >= kKey) {
+        field(kKey);
+        out = &text.tail;
+        if (m.key() == kKey) continue;
+      }
+      field(m.key());
+      kube::AppendWireJson(*out, m.value());
+    }
+    if (out == &text.head) {
+      field(kKey);
+      out = &text.tail;
+    }
+    *out += '}';
+  }
+  *out += '}';
+  return text;
+}
 
 StoredObject::StoredObject(Json j, std::shared_ptr<HotTrees> hot) {
   SetPodFacts(j);
@@ -150,6 +158,28 @@ StoredObject::StoredObject(std::string wire_text, const Json& facts, bool pack) 
     }
   });
   made_.store(true, std::memory_order_release);
+}
+
+StoredObject::StoredObject(const VersionedText& text, const std::string& rv,
+                           std::shared_ptr<HotTrees> hot)
+    : hot_(std::move(hot)) {
+  static const std::string* const kNone = Intern("");
+  pod_phase_ = first_container_ = kNone;
+  std::call_once(once_, [&] {
+    text_.reserve(text.head.size() + rv.size() + 2 + text.tail.size());
+    text_ = text.head;
+    rv_at_ = text_.size();
+    AppendWireString(text_, rv);
+    rv_size_ = text_.size() - rv_at_;
+    text_ += text.tail;
+  });
+  made_.store(true, std::memory_order_release);
+}
+
+std::shared_ptr<const StoredObject> StoredObject::WithVersion(const std::string& rv) const {
+  if (rv_size_ == 0) return nullptr;
+  VersionedText parts{text_.substr(0, rv_at_), text_.substr(rv_at_ + rv_size_)};
+  return std::make_shared<const StoredObject>(parts, rv, nullptr);
 }
 
 void StoredObject::SetPodFacts(const Json& j) {
@@ -269,6 +299,11 @@ void ObjectStore::Trim() const {
 size_t ObjectStore::hot_trees() const { return hot_ ? hot_->size() : 0; }
 
 std::shared_ptr<const StoredObject> ObjectStore::Make(const std::string& kind, Json object) const {
+  if (text_kinds_.count(kind) > 0) {
+    const Json& rv = object["metadata"]["resourceVersion"];
+    return std::make_shared<const StoredObject>(
+        WireTextAround(object), rv.is_string() ? rv.get<std::string>() : rv.dump(), hot_);
+  }
   const bool compact = hot_ && compact_kinds_.count(kind) > 0;
   return std::make_shared<const StoredObject>(std::move(object), compact ? hot_ : nullptr);
 }
@@ -349,17 +384,31 @@ int64_t ObjectStore::Put(const std::string& kind, const std::string& ns, const s
   const int64_t rv = ++rv_;
   object["metadata"]["resourceVersion"] = std::to_string(rv);
   StoredRef stored(Make(kind, std::move(object)));
+  const Json* tree = Indexed(kind) ? stored.get() : nullptr;
+  Store(kind, {ns, name}, rv, std::move(stored), tree);
+  return rv;
+}
+
+int64_t ObjectStore::PutText(const std::string& kind, const std::string& ns,
+                             const std::string& name, const VersionedText& text) {
+  const int64_t rv = ++rv_;
+  StoredRef stored(std::make_shared<const StoredObject>(text, std::to_string(rv), hot_));
+  const Json* tree = Indexed(kind) ? stored.get() : nullptr;
+  Store(kind, {ns, name}, rv, std::move(stored), tree);
+  return rv;
+}
+
+// `tree`: the object's, for the indexes of its kind (nullptr when it has none).
+void ObjectStore::Store(const std::string& kind, const Key& key, int64_t rv, StoredRef stored,
+                        const Json* tree) {
   Objects& objs = kinds_[kind];
   kind_versions_[kind] = rv;
-  Key key{ns, name};
   auto old = objs.find(key);
-  if (!indexes_.empty())
-    Reindex(kind, key, old == objs.end() ? nullptr : old->second.get(), stored.get());
+  if (tree) Reindex(kind, key, old == objs.end() ? nullptr : old->second.get(), tree);
   if (old != objs.end()) CountPhase(kind, old->second, -1);
   CountPhase(kind, stored, 1);
   const bool added = objs.insert_or_assign(key, stored);
-  events_.push_back(WatchEvent{rv, kind, ns, added ? "ADDED" : "MODIFIED", stored.shared()});
-  return rv;
+  events_.push_back(WatchEvent{rv, kind, key.first, added ? "ADDED" : "MODIFIED", stored.shared()});
 }
 
 int64_t ObjectStore::Skip(const std::string& kind) {
@@ -375,19 +424,22 @@ bool ObjectStore::Remove(const std::string& kind, const std::string& ns, const s
   auto it = k->second.find(key);
   if (it == k->second.end()) return false;
   const int64_t rv = ++rv_;
-  const std::shared_ptr<const Json> last = it->second.json_ptr();  // (a compacted one's is parsed)
-  Reindex(kind, key, last.get(), nullptr);
+  // Its last state with the new resourceVersion, as text: spliced into an object kept as text,
+  // else made from the stored tree (not a copy of it, a tree that a DELETED event's readers would
+  // seldom read).
+  std::shared_ptr<const StoredObject> last = it->second.stored().WithVersion(std::to_string(rv));
+  if (!last || Indexed(kind)) {
+    const std::shared_ptr<const Json> tree = it->second.json_ptr();  // (a compacted one's parsed)
+    Reindex(kind, key, tree.get(), nullptr);
+    const bool compact = hot_ && compact_kinds_.count(kind) > 0;
+    if (!last)
+      last = std::make_shared<const StoredObject>(WireTextWithVersion(*tree, std::to_string(rv)),
+                                                  *tree, compact);
+  }
   CountPhase(kind, it->second, -1);
   k->second.erase(key);
   kind_versions_[kind] = rv;
-  // Its last state with the new resourceVersion, as text made from the stored tree (not a copy of
-  // it, a tree that a DELETED event's readers would seldom read: 20,000 Events are kept, so every
-  // create removes one).
-  const bool compact = hot_ && compact_kinds_.count(kind) > 0;
-  events_.push_back(
-      WatchEvent{rv, kind, ns, "DELETED",
-                 std::make_shared<const StoredObject>(
-                     WireTextWithVersion(*last, std::to_string(rv)), *last, compact)});
+  events_.push_back(WatchEvent{rv, kind, ns, "DELETED", std::move(last)});
   return true;
 }
 
@@ -476,7 +528,7 @@ void ObjectStore::Load(Json&& saved) {
       const Json& m = obj.at("metadata");
       Key key{m.value("namespace", ""), m.at("name").get<std::string>()};
       StoredRef stored(Make(kind, std::move(obj)));
-      Reindex(kind, key, nullptr, stored.get());
+      if (Indexed(kind)) Reindex(kind, key, nullptr, stored.get());
       CountPhase(kind, stored, 1);
       objs.insert_or_assign(key, std::move(stored));
       Trim();  // one object at a time: the loaded trees do not pile up

@@ -67,6 +67,16 @@ struct WatchEvent {
 // Thread-safe (its own mutex: a stored object may be let go of by any thread).
 class HotTrees;
 
+// An object's wire text around the value of its metadata.resourceVersion: the text is head, the
+// version as a JSON string, then tail. What an object kept as text alone
+// (ObjectStore::SetTextKinds) is made from, so that a write with another version (a DELETED
+// event's) is spliced, not parsed.
+struct VersionedText {
+  std::string head, tail;
+};
+// The wire text (kube::WireJson's bytes) of `obj` split so, whatever resourceVersion it holds.
+VersionedText WireTextAround(const Json& obj);
+
 // A stored object, and its wire text (kube::WireJson's bytes), made once. Objects of the compact
 // kinds (Pods: the many) keep their text packed (packed_text.h) and are kept as that text alone
 // once the store trims them, their trees parsed again on a read; the others keep their tree and
@@ -79,6 +89,9 @@ class StoredObject {
   // An object given as its wire text, kept packed if `pack` (a compact kind's), its tree parsed
   // when read; `facts` is its tree, read for the Pod facts below and not kept.
   StoredObject(std::string wire_text, const Json& facts, bool pack);
+  // An object kept as its plain wire text alone, `text` with resourceVersion `rv`: its tree is
+  // parsed when read (and kept among the hot trees until the next Trim, if `hot`).
+  StoredObject(const VersionedText& text, const std::string& rv, std::shared_ptr<HotTrees> hot);
   ~StoredObject();
   StoredObject(const StoredObject&) = delete;
   StoredObject& operator=(const StoredObject&) = delete;
@@ -96,6 +109,9 @@ class StoredObject {
   // Makes the text and lets the tree go: for an object no store reader holds (a removed object's
   // last state, in a DELETED watch event). Thread-safe.
   void Seal() const;
+  // The same object with resourceVersion `rv`, as text alone: for an object made from a
+  // VersionedText, spliced; nullptr for others (their text is written from their tree).
+  std::shared_ptr<const StoredObject> WithVersion(const std::string& rv) const;
   bool compacted() const { return tree_.load() == nullptr; }
   bool packed() const { return pack_; }
   // The bytes its text keeps in memory (packed or not), 0 before it is made.
@@ -118,6 +134,8 @@ class StoredObject {
   mutable std::atomic<bool> made_{false};
   bool pack_ = false;
   mutable std::string text_;  // the wire text, packed (PackText) if pack_
+  // Made from a VersionedText: where its resourceVersion's JSON string is in text_ (0, 0: not).
+  size_t rv_at_ = 0, rv_size_ = 0;
   std::shared_ptr<HotTrees> hot_;
   // HotTrees' list (guarded by its mutex).
   mutable const StoredObject* prev_ = nullptr;
@@ -166,6 +184,9 @@ class ObjectStore {
 
   // Stores the object (ADDED if new, else MODIFIED) with the next resourceVersion; returns it.
   int64_t Put(const std::string& kind, const std::string& ns, const std::string& name, Json object);
+  // The same for an object given as its text (no tree made): for a kind of SetTextKinds.
+  int64_t PutText(const std::string& kind, const std::string& ns, const std::string& name,
+                  const VersionedText& text);
   // Uses up the next resourceVersion with no change (no object, no watch event) and returns it:
   // the version of a write that an object of `kind` skips (Cluster::StoreNewPod).
   int64_t Skip(const std::string& kind);
@@ -184,6 +205,10 @@ class ObjectStore {
   // Compaction: the objects of `kinds` ("Pod", "Event") are kept as wire text, but for the
   // `hot` most recently written or read (their trees kept too). Set before the first Put or Load.
   void SetCompact(std::set<std::string> kinds, size_t hot);
+  // The objects of `kinds` ("Event": many, written once, seldom read) are kept as their plain
+  // wire text alone, whether given as text (PutText) or as a tree (Put, Load); a read parses it
+  // (kept among the hot trees until the next Trim). Set after SetCompact, before the first Put.
+  void SetTextKinds(std::set<std::string> kinds) { text_kinds_ = std::move(kinds); }
   // Drops the trees of the compact objects beyond the hot ones (their text made first). Call
   // between mutations only: it ends the `const Json*` that Get, List, ByIndex and StoredRef gave.
   void Trim() const;
@@ -237,6 +262,11 @@ class ObjectStore {
   std::map<std::string, Index> indexes_;  // by kind
   void Reindex(const std::string& kind, const Key& key, const Json* was, const Json* now);
   std::set<std::string> compact_kinds_;
+  std::set<std::string> text_kinds_;
+  bool Indexed(const std::string& kind) const { return indexes_.count(kind) > 0; }
+  // Stores `stored` (ADDED or MODIFIED) with version rv: Put's and PutText's common part.
+  void Store(const std::string& kind, const Key& key, int64_t rv, StoredRef stored,
+             const Json* tree);
   std::shared_ptr<HotTrees> hot_;
   std::shared_ptr<const StoredObject> Make(const std::string& kind, Json object) const;
 };

@@ -94,6 +94,7 @@ std::optional<Millis> NextContainerChange(const Json& pod, const engine::Workloa
 // (Submitted).
 // The engine's reason code rides in annotation arbiter.dev/reason (Event.reason is the event's
 // kind, as Kubernetes has it); a preemptor ("NS/NAME") is the Event's `related` object.
+// The daemon writes this tree's text directly (event_text.h KubeEventText, held to it by tests).
 Json KubeEvent(const engine::Event& e, const Json& involved, const std::string& name, Millis now);
 
 }  // namespace arbiter::server
