@@ -626,7 +626,15 @@ void BM_ClusterSnapshot(benchmark::State& state) {
     return static_cast<double>(u.ru_minflt + u.ru_majflt);
   };
   double recapture_cpu = 0;
+  const char* thrash = getenv("ARBITER_BENCH_THRASH_MB");
   for (auto _ : state) {
+    if (thrash) {
+      const size_t mb = static_cast<size_t>(atoll(thrash)) << 20;
+      char* p = static_cast<char*>(malloc(mb));
+      memset(p, 1, mb);
+      benchmark::DoNotOptimize(p);
+      free(p);
+    }
     const double heap0 = HeapMb();
     auto t0 = Clock::now();
     const double cpu0 = cpu_ms();
@@ -641,6 +649,7 @@ void BM_ClusterSnapshot(benchmark::State& state) {
       f_at = f;
     });
     capture_cpu += cpu_ms() - cpu0;
+    if (thrash) fprintf(stderr, "capture %.3f ms\n", cpu_ms() - cpu0);
     capture += ms(t0);
     capture_heap += HeapMb() - heap0;
     {  // the same capture again at once (nothing changed, nothing freed between)
