@@ -620,19 +620,44 @@ void BM_ClusterSnapshot(benchmark::State& state) {
   double capture_heap = 0, write_heap = 0;
   using Step = arbiter::server::Cluster::CaptureStep;
   double step_cpu[5] = {};  // by Step
+  double step_faults[5] = {};
+  auto faults = [] {
+    rusage u{};
+    getrusage(RUSAGE_THREAD, &u);
+    return static_cast<double>(u.ru_minflt + u.ru_majflt);
+  };
+  double recapture_cpu = 0;
+  const char* thrash = getenv("ARBITER_BENCH_THRASH_MB");
   for (auto _ : state) {
+    if (thrash) {
+      const size_t mb = static_cast<size_t>(atoll(thrash)) << 20;
+      char* p = static_cast<char*>(malloc(mb));
+      memset(p, 1, mb);
+      benchmark::DoNotOptimize(p);
+      free(p);
+    }
     const double heap0 = HeapMb();
     auto t0 = Clock::now();
     const double cpu0 = cpu_ms();
     double at = cpu0;  // the CPU time at the end of the previous step
+    double f_at = faults();
     const auto cap = c.CaptureSnapshot([&](Step s) {
       const double now = cpu_ms();
       step_cpu[static_cast<size_t>(s)] += now - at;
       at = now;
+      const double f = faults();
+      step_faults[static_cast<size_t>(s)] += f - f_at;
+      f_at = f;
     });
     capture_cpu += cpu_ms() - cpu0;
+    if (thrash) fprintf(stderr, "capture %.3f ms\n", cpu_ms() - cpu0);
     capture += ms(t0);
     capture_heap += HeapMb() - heap0;
+    {  // the same capture again at once (nothing changed, nothing freed between)
+      const double again0 = cpu_ms();
+      benchmark::DoNotOptimize(c.CaptureSnapshot());
+      recapture_cpu += cpu_ms() - again0;
+    }
     // The bytes given to a sink that keeps none (as the daemon's file writer does): the heap
     // above what it was before the capture, at its highest when a piece is given.
     t0 = Clock::now();
@@ -664,6 +689,7 @@ void BM_ClusterSnapshot(benchmark::State& state) {
   const double n = static_cast<double>(state.iterations());
   state.counters["capture_ms"] = capture / n;
   state.counters["capture_cpu_ms"] = capture_cpu / n;
+  state.counters["recapture_cpu_ms"] = recapture_cpu / n;
   state.counters["engine_capture_ms"] = engine_capture / n;
   state.counters["engine_ms"] = engine / n;
   state.counters["bytes_ms"] = bytes_ms / n;
@@ -674,11 +700,17 @@ void BM_ClusterSnapshot(benchmark::State& state) {
   const char* step_names[] = {"store_cpu_ms", "counters_cpu_ms", "pods_cpu_ms", "works_cpu_ms",
                               "engine_cpu_ms"};
   for (size_t i = 0; i < 5; ++i) state.counters[step_names[i]] = step_cpu[i] / n;
+  const char* fault_names[] = {"store_faults", "counters_faults", "pods_faults", "works_faults",
+                               "engine_faults"};
+  for (size_t i = 0; i < 5; ++i) state.counters[fault_names[i]] = step_faults[i] / n;
 }
 BENCHMARK(BM_ClusterSnapshot)
     ->Arg(10000)
     ->Arg(20000)
     ->Arg(100000)
+    ->Apply([](benchmark::internal::Benchmark* b) {  // ARBITER_BENCH_SNAPSHOT_PODS=1000000
+      if (const char* pods = getenv("ARBITER_BENCH_SNAPSHOT_PODS")) b->Arg(atoll(pods));
+    })
     ->Unit(benchmark::kMillisecond)
     ->Iterations(3);
 
