@@ -251,21 +251,26 @@ TEST(DaemonTest, ConcurrentWritersShareCommits) {
   EXPECT_LT(st.commits, st.records);  // some requests shared an fsync
 }
 
+// Pod `name`'s phase once it is Succeeded, or after 30 s of the wall clock.
+std::string PhaseOnceSucceeded(Daemon& d, const std::string& name) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  std::string phase;
+  while (std::chrono::steady_clock::now() < deadline) {
+    phase = d.Read([&](const Cluster& c) {
+      return c.store().Get("Pod", "default", name)->at("status").value("phase", "");
+    });
+    if (phase == "Succeeded") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return phase;
+}
+
 TEST(DaemonTest, TheWallClockEndsAVirtualPodsRun) {
   auto d = Daemon::Open({Dir("clock").string(), nullptr, 0, true});
   ASSERT_TRUE(d.ok()) << d.message();
   ASSERT_TRUE(d.value()->Mutate(CreateOf(Node("n1"))).ok());
   ASSERT_TRUE(d.value()->Mutate(CreateOf(Pod("short", "200ms"))).ok());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  std::string phase;
-  while (std::chrono::steady_clock::now() < deadline) {
-    phase = d.value()->Read([](const Cluster& c) {
-      return c.store().Get("Pod", "default", "short")->at("status").value("phase", "");
-    });
-    if (phase == "Succeeded") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  EXPECT_EQ(phase, "Succeeded");
+  EXPECT_EQ(PhaseOnceSucceeded(*d.value(), "short"), "Succeeded");
 }
 
 // The clock thread sleeps until the next thing due and is woken only by a change that brings
@@ -277,16 +282,7 @@ TEST(DaemonTest, AShortRunCreatedWhileTheClockWaitsForALongOneEndsFirst) {
   ASSERT_TRUE(d.value()->Mutate(CreateOf(Pod("long", "3600s"))).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the clock sleeps for the hour
   ASSERT_TRUE(d.value()->Mutate(CreateOf(Pod("short", "200ms"))).ok());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  std::string phase;
-  while (std::chrono::steady_clock::now() < deadline) {
-    phase = d.value()->Read([](const Cluster& c) {
-      return c.store().Get("Pod", "default", "short")->at("status").value("phase", "");
-    });
-    if (phase == "Succeeded") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  EXPECT_EQ(phase, "Succeeded");
+  EXPECT_EQ(PhaseOnceSucceeded(*d.value(), "short"), "Succeeded");
 }
 
 }  // namespace daemon_test

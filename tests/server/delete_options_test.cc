@@ -13,24 +13,15 @@
 namespace arbiter::server {
 namespace delete_options_test {
 
+using api_fixture::Check;
+
 struct Served : api_fixture::ServedApi {
   explicit Served(const std::string& name)
       : ServedApi(api_fixture::FreshDir("delete-options-test", name)) {}
   void Pod(const std::string& name) {
     ServedApi::Pod(name, {{"labels", {{"team", "a"}}}, {"annotations", {{"note", "x"}}}});
   }
-  bool Has(const std::string& name) {
-    return daemon->Read([&](const Cluster& c) { return c.store().Get("Pod", "default", name); }) !=
-           nullptr;
-  }
 };
-
-Json Check(const httplib::Result& r, int want) {
-  EXPECT_TRUE(r);
-  if (!r) return Json();
-  EXPECT_EQ(r->status, want) << r->body;
-  return Json::parse(r->body);
-}
 
 constexpr char kUnsupported[] =
     "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Unsupported value: "

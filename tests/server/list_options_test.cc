@@ -13,17 +13,12 @@
 namespace arbiter::server {
 namespace list_options_test {
 
+using api_fixture::Check;
+
 struct Served : api_fixture::ServedApi {
   explicit Served(const std::string& name)
       : ServedApi(api_fixture::FreshDir("list-options-test", name)) {}
 };
-
-Json Check(const httplib::Result& r, int want) {
-  EXPECT_TRUE(r);
-  if (!r) return Json();
-  EXPECT_EQ(r->status, want) << r->body;
-  return Json::parse(r->body);
-}
 
 const std::string kPods = "/api/v1/namespaces/default/pods";
 

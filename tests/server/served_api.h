@@ -63,6 +63,19 @@ struct ServedApi {
                 {"spec", {{"containers", {{{"name", "c"}, {"image", "x"}}}}}}};
     ASSERT_TRUE(daemon->Mutate(std::move(m)).ok()) << name;
   }
+  // Whether pod `name` is stored in "default".
+  bool Has(const std::string& name) {
+    return daemon->Read([&](const Cluster& c) { return c.store().Get("Pod", "default", name); }) !=
+           nullptr;
+  }
 };
+
+// The answer's body as JSON, once its status is checked to be `want` (a failure names the body).
+inline Json Check(const httplib::Result& r, int want) {
+  EXPECT_TRUE(r);
+  if (!r) return Json();
+  EXPECT_EQ(r->status, want) << r->body;
+  return Json::parse(r->body);
+}
 
 }  // namespace arbiter::server::api_fixture

@@ -13,21 +13,12 @@
 namespace arbiter::server {
 namespace write_options_test {
 
+using api_fixture::Check;
+
 struct Served : api_fixture::ServedApi {
   explicit Served(const std::string& name)
       : ServedApi(api_fixture::FreshDir("write-options-test", name)) {}
-  bool Has(const std::string& name) {
-    return daemon->Read([&](const Cluster& c) { return c.store().Get("Pod", "default", name); }) !=
-           nullptr;
-  }
 };
-
-Json Check(const httplib::Result& r, int want) {
-  EXPECT_TRUE(r);
-  if (!r) return Json();
-  EXPECT_EQ(r->status, want) << r->body;
-  return Json::parse(r->body);
-}
 
 std::string PodBody(const std::string& name) {
   return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
