@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/engine/engine.h"
+#include "core/engine/gpu_objects.h"
 
 namespace arbiter::engine {
 namespace quota_wait_test {
@@ -19,11 +20,7 @@ class QuotaWait : public ::testing::Test {
     pp.meta.name = "default";
     pp.min_runtime = 30 * kMin;
     Do(0, UpsertPoolPolicy{pp});
-    Node n;
-    n.meta.name = "n1";
-    n.capacity = {{"cpu", 64000}, {"memory", int64_t{256} << 30}, {"nvidia.com/gpu", 8000}};
-    n.allocatable = n.capacity;
-    Do(0, UpsertNode{n, 0});
+    Do(0, UpsertNode{gpu_objects::GpuNode("n1"), 0});
     for (const char* ns : {"team-a", "team-b"}) {
       ElasticQuota q;
       q.meta.name = ns;
@@ -44,15 +41,8 @@ class QuotaWait : public ::testing::Test {
   }
   // Submits a pod of `gpus` GPUs in `ns` at `t` and runs the cycle.
   WorkloadId Run(Millis t, const std::string& ns, const std::string& name, int gpus) {
-    Pod p;
-    p.meta.name = name;
-    p.meta.namespace_ = ns;
-    Container c;
-    c.name = "c";
-    c.requests = {{"cpu", 1000}, {"nvidia.com/gpu", gpus * 1000}};
-    p.containers.push_back(c);
     const WorkloadId id = e_.next_workload_id();
-    Do(t, SubmitPod{std::move(p), false, {}});
+    Do(t, SubmitPod{gpu_objects::GpuPod(name, gpus, ns), false, {}});
     Do(t, Tick{});
     return id;
   }
