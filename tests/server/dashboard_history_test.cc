@@ -228,14 +228,19 @@ TEST(DashboardHistory, IdleCostIsIdleGpuHoursTimesTheModelsPriceInTheBookInEffec
   EXPECT_EQ(none["why"], "no PriceBook is applied");
 }
 
-TEST(DashboardViews, TenantsCountPreemptionsSufferedAndCausedAndHideOtherTenantsNames) {
-  Cluster c("0000abcd");
+// Two tenants, a 4-GPU node, classes low and high, and team-a/victim running on the node at low.
+void AddTenantsAndVictim(Cluster& c) {
   Ok(c, Create(kT0, Namespace("team-a")));
   Ok(c, Create(kT0, Namespace("team-b")));
   Ok(c, Create(kT0, Node("gpu-0", 4)));
   Ok(c, Create(kT0, PriorityClass("low", 10)));
   Ok(c, Create(kT0, PriorityClass("high", 100)));
   Ok(c, Create(kT0 + 1000, Pod("team-a", "victim", Gpus(4), "low")));
+}
+
+TEST(DashboardViews, TenantsCountPreemptionsSufferedAndCausedAndHideOtherTenantsNames) {
+  Cluster c("0000abcd");
+  AddTenantsAndVictim(c);
   Ok(c, Create(kT0 + 2000, Pod("team-b", "preemptor", Gpus(4), "high")));
   const Json all = TenantsView(c, Viewer{});
   ASSERT_EQ(all["tenants"].size(), 2u);
@@ -265,12 +270,7 @@ TEST(DashboardViews, TenantsCountPreemptionsSufferedAndCausedAndHideOtherTenants
 // snapshot gives the same, and the pod view the same Events.
 TEST(DashboardViews, PreemptionsAndAPodsEventsAreTheSameAfterASnapshotRestore) {
   Cluster c("0000abcd");
-  Ok(c, Create(kT0, Namespace("team-a")));
-  Ok(c, Create(kT0, Namespace("team-b")));
-  Ok(c, Create(kT0, Node("gpu-0", 4)));
-  Ok(c, Create(kT0, PriorityClass("low", 10)));
-  Ok(c, Create(kT0, PriorityClass("high", 100)));
-  Ok(c, Create(kT0 + 1000, Pod("team-a", "victim", Gpus(4), "low")));
+  AddTenantsAndVictim(c);
   Ok(c, Create(kT0 + 1500, Pod("team-a", "victim.x", Gpus(1), "low")));  // its Events' prefix
   Ok(c, Create(kT0 + 2000, Pod("team-b", "preemptor", Gpus(4), "high")));
   ASSERT_EQ(c.preemptions().size(), 1u);

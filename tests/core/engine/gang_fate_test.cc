@@ -16,15 +16,7 @@ using gpu_objects::GpuNode;
 
 Pod Member(const std::string& name, int gpus, const std::string& group, int32_t min_member,
            int32_t priority = 0) {
-  Pod p;
-  p.meta.name = name;
-  p.meta.namespace_ = "ml";
-  Container c;
-  c.name = "c";
-  c.requests = {{"cpu", 1000}, {"nvidia.com/gpu", gpus * 1000}};
-  c.limits = {{"nvidia.com/gpu", gpus * 1000}};
-  p.containers.push_back(c);
-  p.priority = priority;
+  Pod p = gpu_objects::GpuPod(name, gpus, "ml", priority);
   if (!group.empty()) p.pod_group = PodGroupRef{group, min_member, 0};
   return p;
 }
