@@ -429,7 +429,8 @@ Status Journal::CompactPiece(uint64_t* deleted) {
     compacting_ = false;
     return Status::Ok();
   }
-  const int64_t to = std::min(compact_to_, from + compaction_chunk_ - 1);
+  // Stopping: the rest at once (no create waits for it), rather than a commit and fsync a piece.
+  const int64_t to = finishing_ ? compact_to_ : std::min(compact_to_, from + compaction_chunk_ - 1);
   Stmt del(db_, "DELETE FROM journal WHERE seq <= ?1");
   del.Int(1, to);
   if (Status s = del.Run("journal: compaction"); !s.ok()) return s;
@@ -453,6 +454,7 @@ void Journal::WriterLoop() {
         // A compaction left in pieces goes on while no records come (and before stopping).
         work_cv_.wait(l, [&] { return !queue_.empty() || stopping_ || compacting_; });
         if (queue_.empty() && stopping_ && !compacting_) break;
+        finishing_ = stopping_;
         batch.swap(queue_);
         hook = commit_hook_;
       }

@@ -15,9 +15,10 @@
 // snapshot (the new one or the one before) and every record after it. Start-up reads the newest
 // snapshot (the file, or the `snapshot` table of formats 1 and 2), then the records after it.
 // The compaction is done in pieces, at most compaction_chunk records in each commit beside the
-// records it writes: deleting a whole interval's records in one transaction (as many as the live
-// objects, issue 27) held every create's commit for seconds at 1M live pods. Records a snapshot
-// covers that are still in the table are never replayed (nor are those a crash left).
+// records it writes (and while idle; what is left at Stop() in one commit): deleting a whole
+// interval's records in one transaction (as many as the live objects, issue 27) held every
+// create's commit for seconds at 1M live pods. Records a snapshot covers that are still in the
+// table are never replayed (nor are those a crash left).
 // A failed write is sticky (LevelDB's bg_error_): the writer stops, nothing queued or appended
 // after it is ever written, every WaitDurable answers false, and `on_failure` is told once.
 // The format version (meta.format, "arbiter-journal N") is checked at Open: a journal of a newer
@@ -167,7 +168,7 @@ class Journal {
   int64_t snapshot_seq_ = 0;
   // The writer's: records up to compact_to_ are to be deleted; compacting_ while some may remain.
   int64_t compact_to_ = 0;
-  bool compacting_ = false;
+  bool compacting_ = false, finishing_ = false;  // finishing_: Stop() was called
   int64_t compaction_chunk_ = kCompactionChunk;
   bool stopping_ = false;
   bool failed_ = false;
