@@ -60,17 +60,29 @@ Status WriteSnapshotFile(const std::string& path, int64_t seq,
   std::string buffer;
   uint64_t length = 0;
   bool ok = WriteAll(fd, first);
+  // Written back as it goes (8 MB at a time; RocksDB's bytes_per_sync): left dirty to the final
+  // fsync, hundreds of MB at 1M live pods were flushed at once, and the journal's commits waited
+  // behind them (issue 27: the longest create while a snapshot was stored).
+  uint64_t flushed = 0;
+  auto write_back = [&] {
+    if (length - flushed < (8u << 20)) return;
+    (void)::sync_file_range(fd, static_cast<off_t>(flushed), static_cast<off_t>(length - flushed),
+                            SYNC_FILE_RANGE_WRITE);
+    flushed = length;
+  };
   auto out = [&](std::string_view piece) {
     length += piece.size();
     if (piece.size() >= (1u << 20)) {  // a large piece (the engine's snapshot) is not copied
       ok = ok && WriteAll(fd, buffer) && WriteAll(fd, piece);
       buffer.clear();
+      write_back();
       return ok;
     }
     buffer.append(piece);
     if (buffer.size() >= (1u << 20)) {
       ok = ok && WriteAll(fd, buffer);
       buffer.clear();
+      write_back();
     }
     return ok;
   };
@@ -311,6 +323,9 @@ void Journal::Start(int64_t last_seq, std::function<void()> after_commit,
   ARB_CHECK_MSG(format_version_ == kFormatVersion, "a journal of an older format (Migrate first)");
   after_commit_ = std::move(after_commit);
   on_failure_ = std::move(on_failure);
+  // Records the snapshot covers that a crash left in the middle of their compaction.
+  compact_to_ = snapshot_seq_;
+  compacting_ = snapshot_seq_ > 0;
   {
     std::lock_guard<std::mutex> l(mu_);
     next_seq_ = last_seq + 1;
@@ -370,17 +385,18 @@ int Journal::Durable(int64_t seq) const {
   return failed_ || writer_done_ ? -1 : 0;
 }
 
-Status Journal::Commit(std::deque<Item>& batch, Stmt& ins, Stmt& drop_table_snapshot, Stmt& compact,
-                       int64_t* last, uint64_t* n) {
+Status Journal::Commit(std::deque<Item>& batch, Stmt& ins, Stmt& drop_table_snapshot, int64_t* last,
+                       uint64_t* n) {
   Txn t(db_, "journal");
   if (!t.ok()) return t.status();
   for (auto& it : batch) {
-    if (it.snapshot) {  // the records a stored snapshot covers, and an older one in the table
-      for (Stmt* st : {&compact, &drop_table_snapshot}) {
-        st->Reset();
-        st->Int(1, it.seq);
-        if (Status s = st->Run("journal: compaction"); !s.ok()) return s;
-      }
+    if (it.snapshot) {  // the records a stored snapshot covers go in pieces; an older one in the
+                        // table at once
+      compact_to_ = std::max(compact_to_, it.seq);
+      compacting_ = true;
+      drop_table_snapshot.Reset();
+      drop_table_snapshot.Int(1, it.seq);
+      if (Status s = drop_table_snapshot.Run("journal: compaction"); !s.ok()) return s;
       continue;
     }
     ins.Reset();
@@ -391,7 +407,36 @@ Status Journal::Commit(std::deque<Item>& batch, Stmt& ins, Stmt& drop_table_snap
     *last = it.seq;
     ++*n;
   }
-  return t.Commit();
+  uint64_t deleted = 0;
+  if (compacting_)
+    if (Status s = CompactPiece(&deleted); !s.ok()) return s;
+  if (Status s = t.Commit(); !s.ok()) return s;
+  std::lock_guard<std::mutex> l(mu_);
+  stats_.compacted += deleted;
+  stats_.most_compacted_in_one = std::max(stats_.most_compacted_in_one, deleted);
+  return Status::Ok();
+}
+
+Status Journal::CompactPiece(uint64_t* deleted) {
+  // The oldest record, then a range of seq: each statement a search of the primary key.
+  Stmt first(db_, "SELECT min(seq) FROM journal");
+  if (!first.ok()) return Status::Internal("journal: compaction: " + first.error());
+  if (first.Step() != SQLITE_ROW)
+    return Status::Internal(std::string("journal: compaction: ") + sqlite3_errmsg(db_));
+  const bool empty = sqlite3_column_type(first.get(), 0) == SQLITE_NULL;
+  const int64_t from = first.ColInt(0);
+  if (empty || from > compact_to_) {
+    compacting_ = false;
+    return Status::Ok();
+  }
+  // Stopping: the rest at once (no create waits for it), rather than a commit and fsync a piece.
+  const int64_t to = finishing_ ? compact_to_ : std::min(compact_to_, from + compaction_chunk_ - 1);
+  Stmt del(db_, "DELETE FROM journal WHERE seq <= ?1");
+  del.Int(1, to);
+  if (Status s = del.Run("journal: compaction"); !s.ok()) return s;
+  *deleted = static_cast<uint64_t>(sqlite3_changes(db_));
+  compacting_ = to < compact_to_;
+  return Status::Ok();
 }
 
 void Journal::WriterLoop() {
@@ -399,16 +444,17 @@ void Journal::WriterLoop() {
   {
     Stmt ins(db_, "INSERT INTO journal (seq, record, commands) VALUES (?1, ?2, ?3)");
     Stmt snap(db_, "DELETE FROM snapshot WHERE seq <= ?1");
-    Stmt compact(db_, "DELETE FROM journal WHERE seq <= ?1");
-    for (const Stmt* s : {&ins, &snap, &compact})
+    for (const Stmt* s : {&ins, &snap})
       if (!s->ok()) failure = "journal: " + s->error();
     while (failure.empty()) {
       std::deque<Item> batch;
       std::function<Status()> hook;
       {
         std::unique_lock<std::mutex> l(mu_);
-        work_cv_.wait(l, [&] { return !queue_.empty() || stopping_; });
-        if (queue_.empty() && stopping_) break;
+        // A compaction left in pieces goes on while no records come (and before stopping).
+        work_cv_.wait(l, [&] { return !queue_.empty() || stopping_ || compacting_; });
+        if (queue_.empty() && stopping_ && !compacting_) break;
+        finishing_ = stopping_;
         batch.swap(queue_);
         hook = commit_hook_;
       }
@@ -416,7 +462,7 @@ void Journal::WriterLoop() {
       int64_t last = 0;
       uint64_t n = 0;
       Status s = hook ? hook() : Status::Ok();
-      if (s.ok()) s = Commit(batch, ins, snap, compact, &last, &n);
+      if (s.ok()) s = Commit(batch, ins, snap, &last, &n);
       if (!s.ok()) {
         failure = s.message();
         break;
