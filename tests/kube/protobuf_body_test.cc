@@ -193,6 +193,50 @@ TEST(ProtobufBodyTest, MalformedBodiesAreRejectedWithAReason) {
   EXPECT_TRUE(DecodeProtobufBody(good).ok());
 }
 
+// DeleteOptions (client-go's typed clients send a DELETE's body as protobuf): proto2 optionals,
+// so every field sent is a member, "" and 0 included (a uid precondition "" is one); any
+// apiVersion or no kind, as kube-apiserver's delete handler decodes it. They were not decoded.
+TEST(ProtobufBodyTest, DeleteOptionsKeepEveryFieldSentEmptyOnesIncluded) {
+  const std::string raw = Int(1, static_cast<uint64_t>(-5)) + Bytes(2, Bytes(1, "")) + Int(3, 1) +
+                          Bytes(4, "") + Bytes(5, "All") + Bytes(5, "x") + Int(6, 0) +
+                          Bytes(9, "unknown");
+  for (const char* api_version : {"v1", "meta.k8s.io/v1", "batch/v1", ""}) {
+    ProtobufBody b = DecodeProtobufDeleteOptions(
+        Envelope(api_version, *api_version ? "DeleteOptions" : "", raw));
+    ASSERT_TRUE(b.ok()) << b.message;
+    EXPECT_EQ(b.object, json::parse(R"({"gracePeriodSeconds":-5,"preconditions":{"uid":""},
+        "orphanDependents":true,"propagationPolicy":"","dryRun":["All","x"],
+        "ignoreStoreReadErrorWithClusterBreakingPotential":false})"));
+  }
+  // Two preconditions fields merge, as protobuf merges a repeated message field.
+  ProtobufBody merged = DecodeProtobufDeleteOptions(
+      Envelope("v1", "DeleteOptions", Bytes(2, Bytes(1, "u")) + Bytes(2, Bytes(2, "7"))));
+  EXPECT_EQ(merged.object, json::parse(R"({"preconditions":{"uid":"u","resourceVersion":"7"}})"));
+  EXPECT_EQ(DecodeProtobufDeleteOptions("").object, json::object());  // no body: no options
+  ProtobufBody pod = DecodeProtobufDeleteOptions(Envelope("v1", "Pod", ""));
+  EXPECT_EQ(pod.error, ProtobufBody::Error::kUnsupportedKind);
+  EXPECT_EQ(pod.message,
+            "no kind \"Pod\" is registered for version \"v1\" in scheme "
+            "\"pkg/runtime/scheme.go:111\"");
+  EXPECT_EQ(DecodeProtobufDeleteOptions("hello").error, ProtobufBody::Error::kMalformed);
+  EXPECT_EQ(DecodeProtobufDeleteOptions(Envelope("v1", "DeleteOptions", Bytes(1, "x"))).error,
+            ProtobufBody::Error::kMalformed);  // gracePeriodSeconds is a varint
+  const std::string good = Envelope("v1", "DeleteOptions", raw);
+  for (size_t n = 0; n < good.size(); ++n) {  // every truncation fails or decodes, never throws
+    ProtobufBody b;
+    EXPECT_NO_THROW(b = DecodeProtobufDeleteOptions(good.substr(0, n)));
+    if (b.ok()) {
+      EXPECT_NO_THROW((void)b.object.dump());
+    }
+  }
+  // An Eviction's deleteOptions (policy/v1, pods/eviction).
+  ProtobufBody ev = DecodeProtobufBody(
+      Envelope("policy/v1", "Eviction", Meta("p0", "default") + Bytes(2, Bytes(2, Bytes(1, "")))));
+  ASSERT_TRUE(ev.ok()) << ev.message;
+  EXPECT_EQ(ev.object["metadata"]["name"], "p0");
+  EXPECT_EQ(ev.object["deleteOptions"], json::parse(R"({"preconditions":{"uid":""}})"));
+}
+
 TEST(ProtobufBodyTest, RandomAndMutatedBytesNeverCrashOrThrow) {
   std::mt19937_64 rng(42);
   const std::string seed = Envelope(

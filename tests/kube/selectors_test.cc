@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <utility>
 
 namespace arbiter::kube {
 namespace {
@@ -262,9 +263,54 @@ TEST(KubeFieldSelector, EscapedValuesAndBadEscapes) {
   EXPECT_TRUE(ParseFieldSelector(R"(metadata.name=a\,b\=c)", R("pods"))->Matches(pod));
   EXPECT_EQ(ParseFieldSelector(R"(metadata.name=a\x)", R("pods")).message(),
             "invalid field selector: invalid escape sequence: \\x");
+  // Go prints the rune with %v: its code point.
   EXPECT_EQ(ParseFieldSelector("metadata.name=a=b", R("pods")).message(),
-            "invalid field selector: unescaped character in value: =");
+            "invalid field selector: unescaped character in value: 61");
   EXPECT_TRUE(ParseFieldSelector("", R("pods"))->Empty());
+}
+
+// Edge forms, each answered as kube-apiserver 1.36.3 answered them (a list of pods in a live
+// cluster): a term with neither field nor value selects everything (`=` was 400 here); `!` is
+// no escape but a plain character in a value; the field has no escapes (the first operator
+// splits); unescape errors come before unsupported fields; `spec.host` is a Pod's spec.nodeName.
+TEST(KubeFieldSelector, EdgeFormsAsKubeApiserverParsesThem) {
+  const json pod = json::parse(R"({"metadata":{"name":"p1"},"spec":{"nodeName":"n1"}})");
+  for (const char* everything : {"=", "==", "!=", ",", ",,", "=,="})
+    EXPECT_TRUE(ParseFieldSelector(everything, R("pods")).ok()) << everything;
+  EXPECT_TRUE(ParseFieldSelector("=", R("pods"))->Empty());
+  EXPECT_TRUE(ParseFieldSelector("metadata.name=p1,=", R("pods"))->Matches(pod));
+  EXPECT_FALSE(ParseFieldSelector("metadata.name=a,=", R("pods"))->Matches(pod));
+  EXPECT_TRUE(ParseFieldSelector(",metadata.name=p1,", R("pods"))->Matches(pod));
+  const std::pair<const char*, const char*> refused[] = {
+      {"=x", "field label not supported: "},
+      {"=b", "field label not supported: "},
+      {"=\\=", "field label not supported: "},
+      {"a=b", "field label not supported: a"},
+      {"metadata.name\\=p1", "field label not supported: metadata.name\\"},
+      {"\\=a", "field label not supported: \\"},
+      {" metadata.name=p1", "field label not supported:  metadata.name"},
+      {"metadata.name==a=b", "invalid field selector: unescaped character in value: 61"},
+      {"metadata.name!==p1", "invalid field selector: unescaped character in value: 61"},
+      {"===", "invalid field selector: unescaped character in value: 61"},
+      {"metadata.name=\\", "invalid field selector: invalid escape sequence: \\"},
+      {"metadata.name=a\\!b", "invalid field selector: invalid escape sequence: \\!"},
+      {"metadata.name=\\\xc3\xa9", "invalid field selector: invalid escape sequence: \\\xc3\xa9"},
+      {"a=b,metadata.name=\\x", "invalid field selector: invalid escape sequence: \\x"},
+      {"!", "invalid selector: '!'; can't understand '!'"},
+  };
+  for (const auto& [text, message] : refused)
+    EXPECT_EQ(ParseFieldSelector(text, R("pods")).message(), message) << text;
+  EXPECT_TRUE(ParseFieldSelector("metadata.name=!p1", R("pods")).ok());
+  EXPECT_TRUE(ParseFieldSelector("metadata.name!=", R("pods"))->Matches(pod));
+  EXPECT_TRUE(ParseFieldSelector("metadata.name=p1\\,", R("pods")).ok());
+  const auto host = ParseFieldSelector("spec.host=n1", R("pods"));
+  ASSERT_TRUE(host.ok()) << host.message();
+  EXPECT_TRUE(host->Matches(pod));
+  EXPECT_EQ(ParseFieldSelector("spec.host=n1", R("nodes")).message(),
+            "field label not supported: spec.host");
+  // status.podIPs is a field label with no value in kube-apiserver's pod field set.
+  EXPECT_TRUE(ParseFieldSelector("status.podIPs=", R("pods"))->Matches(pod));
+  EXPECT_FALSE(ParseFieldSelector("status.podIPs=x", R("pods"))->Matches(pod));
 }
 
 }  // namespace

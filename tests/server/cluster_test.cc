@@ -167,6 +167,77 @@ TEST(ClusterTest, DefaultedLimitBelowTheRequestIsInvalidAtCreate) {
   Ok(c, Create(kT0 + 2000, fits));
 }
 
+// ResourceQuota admission on a create, as kube-apiserver 1.36.3 answered it (the example pool's
+// recipe): a pod naming a class a quota keeps out with 0 pods (a built-in system class here) is
+// 403 "exceeded quota: ..." in its words and nothing is stored, a dry run too; so is a request
+// above `hard`. It used to be stored Failed, reason Rejected. A pod over the usage alone still
+// waits in the queue (Arbiter's model), and a pod of another class is not affected.
+TEST(ClusterTest, AQuotaThatCanNeverAdmitAPodRefusesItsCreate) {
+  Cluster c("0000abcd");
+  Pool(c);
+  Ok(c,
+     Create(kT0, {{"apiVersion", "v1"},
+                  {"kind", "ResourceQuota"},
+                  {"metadata", {{"name", "no-system-priority"}, {"namespace", "default"}}},
+                  {"spec",
+                   {{"hard", {{"pods", "0"}}},
+                    {"scopeSelector",
+                     {{"matchExpressions",
+                       {{{"scopeName", "PriorityClass"},
+                         {"operator", "In"},
+                         {"values", {"system-cluster-critical", "system-node-critical"}}}}}}}}}}));
+  Ok(c, Create(kT0, {{"apiVersion", "v1"},
+                     {"kind", "ResourceQuota"},
+                     {"metadata", {{"name", "gpus"}, {"namespace", "default"}}},
+                     {"spec", {{"hard", {{"requests.nvidia.com/gpu", "6"}}}}}}));
+  const int64_t rv = c.store().resource_version();
+  for (bool dry_run : {true, false}) {
+    Mutation m = Create(kT0 + 1000, Pod("critical", 1, "", "system-cluster-critical"));
+    m.dry_run = dry_run;
+    MutationResult r = c.Apply(m);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error->reason, ApiError::Reason::kForbidden);
+    EXPECT_EQ(r.error->message,
+              "exceeded quota: no-system-priority, requested: pods=1, used: pods=0, limited: "
+              "pods=0");
+  }
+  MutationResult big = c.Apply(Create(kT0 + 1000, Pod("big", 8)));
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.error->reason, ApiError::Reason::kForbidden);
+  EXPECT_EQ(big.error->message,
+            "exceeded quota: gpus, requested: requests.nvidia.com/gpu=8, used: "
+            "requests.nvidia.com/gpu=0, limited: requests.nvidia.com/gpu=6");
+  EXPECT_EQ(c.store().resource_version(), rv);
+  EXPECT_EQ(c.store().Get("Pod", "default", "critical"), nullptr);
+  EXPECT_EQ(c.engine().live_workloads(), 0u);
+  Ok(c, Create(kT0 + 2000, Pod("a", 4)));
+  EXPECT_EQ(Ok(c, Create(kT0 + 3000, Pod("b", 4)))["status"]["phase"], "Pending");  // waits
+}
+
+// An update may not give a pending pod a node (kube-apiserver: 422, "pod updates may not change
+// fields ..."); it used to be stored, and the pending pod showed a node it was not on. An update
+// that leaves out a running pod's node keeps it.
+TEST(ClusterTest, AnUpdateCannotSetAPendingPodsNode) {
+  Cluster c("0000abcd");
+  Pool(c);
+  Json huge = Ok(c, Create(kT0, Pod("huge", 16)));
+  huge["spec"]["nodeName"] = "gpu-0";
+  MutationResult r = c.Apply(Update(kT0 + 1, huge));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error->reason, ApiError::Reason::kInvalid);
+  ASSERT_FALSE(r.error->diagnostics.items.empty());
+  EXPECT_NE(r.error->diagnostics.items[0].message.find(
+                "Forbidden: pod updates may not change fields other than"),
+            std::string::npos)
+      << r.error->diagnostics.items[0].message;
+  EXPECT_FALSE(c.store().Get("Pod", "default", "huge")->at("spec").contains("nodeName"));
+  Json running = Ok(c, Create(kT0 + 2, Pod("small", 1)));
+  ASSERT_EQ(running["spec"]["nodeName"], "gpu-0");
+  running["spec"].erase("nodeName");
+  running["metadata"]["labels"]["x"] = "y";
+  EXPECT_EQ(Ok(c, Update(kT0 + 3, running))["spec"]["nodeName"], "gpu-0");
+}
+
 TEST(ClusterTest, CreateOfAnExistingNameIsAlreadyExistsAndUpdateChecksResourceVersion) {
   Cluster c("0000abcd");
   Pool(c);

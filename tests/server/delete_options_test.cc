@@ -215,5 +215,123 @@ TEST(DeleteOptionsTest, DeleteCollectionHoldsEachObjectToThePreconditions) {
   EXPECT_TRUE(s.Has("a1"));
 }
 
+// An empty uid or resourceVersion precondition is one (kube-apiserver checks a non-nil pointer,
+// "" included): 409 Conflict, nothing deleted. They were taken as absent and the pod was deleted.
+// `null` is no precondition (Go leaves the pointer nil).
+TEST(DeleteOptionsTest, AnEmptyPreconditionIsOneAndConflicts) {
+  Served s("empty-preconditions");
+  s.Pod("p0");
+  const std::string pod = "/api/v1/namespaces/default/pods/p0";
+  const std::string uid = s.daemon->Read([](const Cluster& c) {
+    return (*c.store().Get("Pod", "default", "p0"))["metadata"]["uid"].get<std::string>();
+  });
+  Json q = Check(s.cli->Delete(pod, R"({"preconditions":{"uid":""}})", "application/json"), 409);
+  EXPECT_EQ(q["reason"], "Conflict");
+  EXPECT_EQ(q["message"],
+            "Operation cannot be fulfilled on Pod \"p0\": the UID in the "
+            "precondition () does not match the UID in record (" +
+                uid + "). The object might have been deleted and then recreated");
+  Json r = Check(
+      s.cli->Delete(pod, R"({"preconditions":{"resourceVersion":""}})", "application/json"), 409);
+  EXPECT_NE(r["message"].get<std::string>().find("the ResourceVersion in the precondition () "),
+            std::string::npos)
+      << r["message"];
+  Check(s.cli->Delete("/api/v1/namespaces/default/pods?labelSelector=team%3Da",
+                      R"({"preconditions":{"uid":""}})", "application/json"),
+        409);
+  EXPECT_TRUE(s.Has("p0"));
+  Check(s.cli->Delete(pod, R"({"preconditions":{"uid":null,"resourceVersion":null}})",
+                      "application/json"),
+        200);
+  EXPECT_FALSE(s.Has("p0"));
+}
+
+// Protobuf wire format, by hand: a length-delimited field, a varint field, the runtime.Unknown
+// envelope of kube's protobuf serializer.
+std::string Varint(uint64_t v) {
+  std::string out;
+  for (; v >= 0x80; v >>= 7) out += static_cast<char>((v & 0x7f) | 0x80);
+  return out + static_cast<char>(v);
+}
+std::string Bytes(uint32_t field, const std::string& value) {
+  return Varint(field << 3 | 2) + Varint(value.size()) + value;
+}
+std::string Envelope(const std::string& api_version, const std::string& kind,
+                     const std::string& raw) {
+  return std::string("k8s\0", 4) + Bytes(1, Bytes(1, api_version) + Bytes(2, kind)) + Bytes(2, raw);
+}
+constexpr char kProtobuf[] = "application/vnd.kubernetes.protobuf";
+
+// A protobuf DeleteOptions or Eviction (client-go's typed clients with protobuf) is decoded as
+// the JSON one, answered as kube-apiserver 1.36.3 answered the same bytes: its uid precondition
+// holds the delete back (409), a bad dryRun is 422, another kind is 400. They were ignored and
+// the pod deleted.
+TEST(DeleteOptionsTest, ProtobufDeleteOptionsAreDecodedAsTheJsonOnes) {
+  Served s("protobuf");
+  s.Pod("p0");
+  const std::string pod = "/api/v1/namespaces/default/pods/p0";
+  const std::string empty_uid = Bytes(2, Bytes(1, ""));
+  for (const char* api_version : {"v1", "meta.k8s.io/v1"}) {
+    Json q = Check(s.cli->Delete(pod, Envelope(api_version, "DeleteOptions", empty_uid), kProtobuf),
+                   409);
+    EXPECT_NE(q["message"].get<std::string>().find("the UID in the precondition () does not"),
+              std::string::npos)
+        << q["message"];
+  }
+  Json dry =
+      Check(s.cli->Delete(pod, Envelope("v1", "DeleteOptions", Bytes(5, "Some")), kProtobuf), 422);
+  EXPECT_EQ(dry["message"],
+            "DeleteOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: [\"Some\"]: "
+            "supported values: \"All\"");
+  Json kind = Check(s.cli->Delete(pod, Envelope("v1", "Pod", ""), kProtobuf), 400);
+  EXPECT_EQ(kind["message"],
+            "no kind \"Pod\" is registered for version \"v1\" in scheme "
+            "\"pkg/runtime/scheme.go:111\"");
+  Check(s.cli->Delete(pod, "hello", kProtobuf), 400);
+  const std::string meta = Bytes(1, Bytes(1, "p0") + Bytes(3, "default"));
+  Json ev =
+      Check(s.cli->Post(pod + "/eviction",
+                        Envelope("policy/v1", "Eviction", meta + Bytes(2, empty_uid)), kProtobuf),
+            409);
+  EXPECT_EQ(ev["reason"], "Conflict");
+  EXPECT_TRUE(s.Has("p0"));
+  Check(s.cli->Post(pod + "/eviction", Envelope("policy/v1", "Eviction", meta), kProtobuf), 201);
+  EXPECT_FALSE(s.Has("p0"));
+  s.Pod("p1");
+  Check(s.cli->Delete("/api/v1/namespaces/default/pods/p1", "", kProtobuf), 200);  // no options
+  EXPECT_FALSE(s.Has("p1"));
+}
+
+// An Eviction's kind, namespace and name are checked as kube-apiserver 1.36.3 checked them (its
+// answers to the same bodies): another kind or namespace is 400 and evicts nothing (it evicted
+// the URL's pod), a name that is not a string is 400 (it was a 500).
+TEST(DeleteOptionsTest, AnEvictionOfAnotherKindNamespaceOrNameTypeIs400) {
+  Served s("eviction-body");
+  s.Pod("p0");
+  const std::string url = "/api/v1/namespaces/default/pods/p0/eviction";
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"p0","namespace":"x"}})",
+       "the namespace of the provided object does not match the namespace sent on the request"},
+      {R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p0"}})",
+       "Pod in version \"v1\" cannot be handled as a Eviction: converting (v1.Pod) to "
+       "(policy.Eviction): unknown conversion"},
+      {R"({"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":5}})",
+       "Eviction in version \"v1\" cannot be handled as a Eviction: json: cannot unmarshal "
+       "number into Go struct field ObjectMeta.metadata.name of type string"},
+      {R"({"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"p1"}})",
+       "name in URL does not match name in Eviction object"},
+  };
+  for (const auto& [body, message] : cases) {
+    Json q = Check(s.cli->Post(url, body, "application/json"), 400);
+    EXPECT_EQ(q["message"], message) << body;
+  }
+  EXPECT_TRUE(s.Has("p0"));
+  Check(s.cli->Post(url, R"({"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"p0",
+      "namespace":"default"}})",
+                    "application/json"),
+        201);
+  EXPECT_FALSE(s.Has("p0"));
+}
+
 }  // namespace delete_options_test
 }  // namespace arbiter::server

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "served_api.h"
+#include "server/http/http_api.h"
 
 namespace arbiter::server {
 namespace list_options_test {
@@ -78,6 +79,89 @@ std::vector<Json> WatchLines(Served& s, const std::string& query, std::string* t
   for (size_t nl; (nl = r->body.find('\n', at)) != std::string::npos; at = nl + 1)
     lines.push_back(Json::parse(r->body.substr(at, nl - at)));
   return lines;
+}
+
+// A negative timeoutSeconds: kube-apiserver's watch times out before it starts; 200 with its ERROR
+// event `context deadline exceeded` (or nothing: its timer races the watch) and never an object,
+// on a collection or one object (a watch path). It was taken as none: the watch sent the pods and
+// lasted
+// --min-request-timeout (1 s here, so that the old answer comes back to fail on).
+TEST(ListOptionsTest, AWatchWithANegativeTimeoutEndsAtOnceWithItsDeadlineError) {
+  ApiOptions options;
+  options.min_request_timeout_s = 1;
+  api_fixture::ServedApi s(api_fixture::FreshDir("list-options-test", "negative-timeout"), options);
+  s.Pod("p0");
+  for (const std::string& path :
+       std::vector<std::string>{kPods + "?watch=1&timeoutSeconds=-1",
+                                "/api/v1/watch/namespaces/default/pods/p0?timeoutSeconds=-5"}) {
+    auto r = s.cli->Get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 200) << path;
+    EXPECT_EQ(r->get_header_value("Content-Type"), "application/json;stream=watch");
+    const Json line = Json::parse(r->body.substr(0, r->body.find('\n')));
+    EXPECT_EQ(line["type"], "ERROR") << r->body;
+    EXPECT_EQ(line["object"]["message"], "context deadline exceeded");
+    EXPECT_EQ(line["object"]["reason"], "InternalError");
+    EXPECT_EQ(line["object"]["code"], 500);
+    EXPECT_EQ(r->body.find("ADDED"), std::string::npos) << r->body;
+  }
+}
+
+// kube-apiserver's deprecated watch paths, /api/v1/watch/..., which 1.36.3 still serves (they
+// were 404): a GET watches the list or one object whatever ?watch says; a POST is 405 and a
+// subresource 404, as there.
+TEST(ListOptionsTest, WatchPathsWatchAListOrOneObject) {
+  Served s("watch-paths");
+  s.Pod("p0");
+  s.Pod("p1");
+  auto names = [&](const std::string& path) {
+    auto r = s.cli->Get(path);
+    std::vector<std::string> out;
+    EXPECT_TRUE(r) << path;
+    if (!r) return out;
+    EXPECT_EQ(r->status, 200) << path << " " << r->body;
+    EXPECT_EQ(r->get_header_value("Content-Type"), "application/json;stream=watch") << path;
+    size_t at = 0;
+    for (size_t nl; (nl = r->body.find('\n', at)) != std::string::npos; at = nl + 1)
+      out.push_back(Json::parse(r->body.substr(at, nl - at))["object"]["metadata"]["name"]);
+    return out;
+  };
+  const std::string watch = "/api/v1/watch/namespaces/default/pods";
+  EXPECT_EQ(names(watch + "?timeoutSeconds=1"), (std::vector<std::string>{"p0", "p1"}));
+  EXPECT_EQ(names(watch + "?timeoutSeconds=1&watch=false"), (std::vector<std::string>{"p0", "p1"}));
+  EXPECT_EQ(names(watch + "/p1?timeoutSeconds=1"), (std::vector<std::string>{"p1"}));
+  EXPECT_EQ(names("/api/v1/watch/pods?timeoutSeconds=1"), (std::vector<std::string>{"p0", "p1"}));
+  EXPECT_EQ(names("/api/v1/watch/namespaces/default?timeoutSeconds=1"),
+            (std::vector<std::string>{"default"}));
+  Check(s.cli->Post(watch, "{}", "application/json"), 405);
+  Check(s.cli->Get(watch + "/p0/status"), 404);
+  Check(s.cli->Get("/api/v1/watch"), 404);
+  // A pod's GET with ?watch is its GET, as in kube-apiserver (the get handler ignores it).
+  EXPECT_EQ(Check(s.cli->Get(kPods + "/p0?watch=true"), 200)["kind"], "Pod");
+}
+
+// A list or a GET at a resourceVersion the store has not reached: kube-apiserver 1.36.3's 504
+// (it was the objects of now, 200); a GET's bad resourceVersion is its bare 500 (it was ignored).
+TEST(ListOptionsTest, AResourceVersionAheadOfTheStoreIs504) {
+  Served s("too-large");
+  s.Pod("p0");
+  const std::string now = Check(s.cli->Get(kPods), 200)["metadata"]["resourceVersion"];
+  const std::string message = "Timeout: Too large resource version: 99999999999, current: " + now;
+  for (const std::string& path :
+       std::vector<std::string>{kPods + "?resourceVersion=99999999999",
+                                kPods + "?resourceVersion=99999999999&resourceVersionMatch=Exact",
+                                kPods + "?resourceVersion=99999999999&limit=1",
+                                kPods + "/p0?resourceVersion=99999999999"}) {
+    Json q = Check(s.cli->Get(path), 504);
+    EXPECT_EQ(q["message"], message) << path;
+    EXPECT_EQ(q["details"]["causes"][0]["reason"], "ResourceVersionTooLarge") << path;
+  }
+  EXPECT_EQ(Check(s.cli->Get(kPods + "/p0?resourceVersion=" + now), 200)["kind"], "Pod");
+  EXPECT_EQ(Check(s.cli->Get(kPods + "?resourceVersion=" + now), 200)["items"].size(), 1u);
+  Json bad = Check(s.cli->Get(kPods + "/p0?resourceVersion=abc"), 500);
+  EXPECT_EQ(bad["message"],
+            "resourceVersion: Invalid value: \"abc\": strconv.ParseUint: parsing \"abc\": invalid "
+            "syntax");
 }
 
 TEST(ListOptionsTest, WatchIsAGoBoolAndAWatchListEndsItsInitialEventsWithABookmark) {

@@ -209,9 +209,9 @@ TEST(ServeKubectlTest, ProtobufBodyOfAnUndecodedKindIs415AndAMalformedOneIs400) 
   EXPECT_EQ(bad.substr(bad.size() - 4), " 400");
   const std::string yaml =
       RunCommand("curl -s -w ' %{http_code}' -X POST " + s.url() +
-                 "/api/v1/namespaces -H 'Content-Type: application/yaml' --data-binary x")
+                 "/api/v1/namespaces -H 'Content-Type: text/yaml' --data-binary x")
           .out;
-  EXPECT_NE(yaml.find("accepted media types include: application/json, "
+  EXPECT_NE(yaml.find("accepted media types include: application/json, application/yaml, "
                       "application/vnd.kubernetes.protobuf for Namespace (v1)"),
             std::string::npos)
       << yaml;

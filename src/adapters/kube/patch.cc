@@ -628,6 +628,17 @@ Result<json> ParseBody(std::string_view text, PatchType t) {
   }
 }
 
+Result<json> ParseYamlBody(std::string_view text) {
+  try {
+    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
+    if (docs.empty()) return Bad("the body is an empty YAML stream");
+    size_t budget = kMaxYamlNodes;
+    return FromYaml(docs[0], 1, &budget);
+  } catch (const YAML::Exception& e) {
+    return Bad(std::string("the body is not YAML: ") + e.what());
+  }
+}
+
 Result<json> ApplyPatch(PatchType t, const json* live, std::string_view body,
                         const ResourceInfo& r) {
   return ApplyPatch(t, live, body, r, ApplyOptions{});

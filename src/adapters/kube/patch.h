@@ -98,6 +98,11 @@ Result<nlohmann::json> ApplyServerSide(const nlohmann::json* live, const nlohman
 // A request body as JSON: JSON text, or (for apply-patch+yaml) one YAML document with YAML 1.2
 // core-schema scalars (null, true/false, integers, floats; quoted scalars stay strings).
 Result<nlohmann::json> ParseBody(std::string_view text, PatchType t);
+// A create's or update's `application/yaml` body as JSON: its first YAML document, as
+// kube-apiserver takes it (the others are not read into the object), with the same bounds as
+// above (nesting, aliases expanding to at most 1,000,000 nodes) and YAML 1.2 core-schema scalars
+// (kube-apiserver's YAML 1.1 reads `yes` as a boolean; here it stays a string).
+Result<nlohmann::json> ParseYamlBody(std::string_view text);
 
 // Parses `body` as `t` and applies it to `live` (nullptr: only kApply can create); `apply` is
 // for kApply (the request's fieldManager and the time).

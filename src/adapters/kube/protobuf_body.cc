@@ -311,6 +311,83 @@ void SelfSubjectAccessReview(const Field& f, json& obj) {
 // SelfSubjectReview {1 metadata, 2 status}: nothing to read (`kubectl auth whoami`).
 void SelfSubjectReview(const Field&, json&) {}
 
+// DeleteOptions {1 gracePeriodSeconds, 2 preconditions {1 uid, 2 resourceVersion},
+// 3 orphanDependents, 4 propagationPolicy, 5 dryRun, 6 ignoreStoreReadError...}: proto2
+// optionals, so a field sent is a member even when empty ("" and 0 included, as Go's pointers
+// are then non-nil); the JSON path decodes and checks the result.
+json DeleteOptionsJson(std::string_view msg) {
+  json o = json::object();
+  Each(msg, [&](const Field& f) {
+    switch (f.number) {
+      case 1:
+        o["gracePeriodSeconds"] = Int(f, "gracePeriodSeconds");
+        return;
+      case 2: {
+        Want(f, kBytes, "preconditions");
+        json& p = o["preconditions"];
+        if (!p.is_object()) p = json::object();
+        Each(f.bytes, [&](const Field& e) {
+          if (e.number == 1) p["uid"] = Str(e, "preconditions.uid");
+          if (e.number == 2) p["resourceVersion"] = Str(e, "preconditions.resourceVersion");
+        });
+        return;
+      }
+      case 3:
+        o["orphanDependents"] = Int(f, "orphanDependents") != 0;
+        return;
+      case 4:
+        o["propagationPolicy"] = Str(f, "propagationPolicy");
+        return;
+      case 5:
+        o["dryRun"].push_back(Str(f, "dryRun"));
+        return;
+      case 6:
+        o["ignoreStoreReadErrorWithClusterBreakingPotential"] =
+            Int(f, "ignoreStoreReadErrorWithClusterBreakingPotential") != 0;
+        return;
+      default:
+        return;
+    }
+  });
+  return o;
+}
+
+// Eviction {1 metadata, 2 deleteOptions} (policy/v1, pods/eviction).
+void Eviction(const Field& f, json& obj) {
+  if (f.number != 2) return;
+  Want(f, kBytes, "deleteOptions");
+  obj["deleteOptions"] = DeleteOptionsJson(f.bytes);
+}
+
+// The runtime.Unknown envelope after the magic: typeMeta, raw; a contentEncoding is refused.
+struct Envelope {
+  std::string api_version, kind, encoding;
+  std::string_view raw;
+};
+
+Envelope Open(std::string_view bytes) {
+  Envelope e;
+  Each(bytes.substr(4), [&](const Field& f) {
+    if (f.number == 1) {
+      Want(f, kBytes, "typeMeta");
+      Each(f.bytes, [&](const Field& t) {
+        if (t.number == 1) e.api_version = Str(t, "apiVersion");
+        if (t.number == 2) e.kind = Str(t, "kind");
+      });
+    }
+    if (f.number == 2) {
+      Want(f, kBytes, "raw");
+      e.raw = f.bytes;
+    }
+    if (f.number == 3) e.encoding = Str(f, "contentEncoding");
+  });
+  return e;
+}
+
+constexpr std::string_view kMagic("k8s\0", 4);
+constexpr char kNoMagic[] =
+    "the protobuf body does not start with the Kubernetes magic bytes \"k8s\\0\"";
+
 struct Kind {
   const char* api_version;
   const char* kind;
@@ -324,6 +401,7 @@ constexpr Kind kKinds[] = {
     {"policy/v1", "PodDisruptionBudget", PodDisruptionBudget},
     {"authorization.k8s.io/v1", "SelfSubjectAccessReview", SelfSubjectAccessReview},
     {"authentication.k8s.io/v1", "SelfSubjectReview", SelfSubjectReview},
+    {"policy/v1", "Eviction", Eviction},
 };
 
 }  // namespace
@@ -339,29 +417,15 @@ std::string ProtobufKinds() {
 
 ProtobufBody DecodeProtobufBody(std::string_view bytes) {
   ProtobufBody out;
-  constexpr std::string_view kMagic("k8s\0", 4);
   if (bytes.substr(0, 4) != kMagic) {
     out.error = ProtobufBody::Error::kMalformed;
-    out.message = "the protobuf body does not start with the Kubernetes magic bytes \"k8s\\0\"";
+    out.message = kNoMagic;
     return out;
   }
   try {
-    std::string api_version, kind, encoding;
-    std::string_view raw;
-    Each(bytes.substr(4), [&](const Field& f) {
-      if (f.number == 1) {
-        Want(f, kBytes, "typeMeta");
-        Each(f.bytes, [&](const Field& t) {
-          if (t.number == 1) api_version = Str(t, "apiVersion");
-          if (t.number == 2) kind = Str(t, "kind");
-        });
-      }
-      if (f.number == 2) {
-        Want(f, kBytes, "raw");
-        raw = f.bytes;
-      }
-      if (f.number == 3) encoding = Str(f, "contentEncoding");
-    });
+    const Envelope e = Open(bytes);
+    const std::string &api_version = e.api_version, &kind = e.kind, &encoding = e.encoding;
+    const std::string_view raw = e.raw;
     if (!encoding.empty()) {
       out.error = ProtobufBody::Error::kUnsupportedKind;
       out.message = "protobuf bodies with contentEncoding \"" + encoding + "\" are not supported";
@@ -389,6 +453,36 @@ ProtobufBody DecodeProtobufBody(std::string_view bytes) {
       }
     });
     out.object = std::move(obj);
+  } catch (const Malformed& e) {
+    out.error = ProtobufBody::Error::kMalformed;
+    out.message = std::string("the protobuf body is malformed: ") + e.what();
+  }
+  return out;
+}
+
+ProtobufBody DecodeProtobufDeleteOptions(std::string_view bytes) {
+  ProtobufBody out;
+  if (bytes.empty()) {
+    out.object = json::object();
+    return out;
+  }
+  if (bytes.substr(0, 4) != kMagic) {
+    out.error = ProtobufBody::Error::kMalformed;
+    out.message = kNoMagic;
+    return out;
+  }
+  try {
+    const Envelope e = Open(bytes);
+    if (!e.encoding.empty()) {
+      out.error = ProtobufBody::Error::kUnsupportedKind;
+      out.message = "protobuf bodies with contentEncoding \"" + e.encoding + "\" are not supported";
+    } else if (!e.kind.empty() && e.kind != "DeleteOptions") {
+      out.error = ProtobufBody::Error::kUnsupportedKind;  // kube-apiserver's scheme's words
+      out.message = "no kind \"" + e.kind + "\" is registered for version \"" + e.api_version +
+                    "\" in scheme \"pkg/runtime/scheme.go:111\"";
+    } else {
+      out.object = DeleteOptionsJson(e.raw);
+    }
   } catch (const Malformed& e) {
     out.error = ProtobufBody::Error::kMalformed;
     out.message = std::string("the protobuf body is malformed: ") + e.what();

@@ -10,9 +10,10 @@
 // scheduling.k8s.io/v1 PriorityClass (value, globalDefault, description, preemptionPolicy);
 // policy/v1 PodDisruptionBudget (spec.minAvailable, maxUnavailable, selector,
 // unhealthyPodEvictionPolicy); authorization.k8s.io/v1 SelfSubjectAccessReview (spec) and
-// authentication.k8s.io/v1 SelfSubjectReview (`kubectl auth can-i|whoami`). Unknown fields (status,
-// managedFields, ...) are skipped; empty strings and false are left out, as the JSON encoding's
-// omitempty leaves them out. Pure: no I/O.
+// authentication.k8s.io/v1 SelfSubjectReview (`kubectl auth can-i|whoami`); policy/v1 Eviction
+// (deleteOptions). And DeleteOptions, the body of a DELETE (DecodeProtobufDeleteOptions). Unknown
+// fields (status, managedFields, ...) are skipped; empty strings and false are left out, as the
+// JSON encoding's omitempty leaves them out. Pure: no I/O.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -37,5 +38,11 @@ std::string ProtobufKinds();
 
 // Decodes a whole body (magic included). Never throws; any byte string gives a result.
 ProtobufBody DecodeProtobufBody(std::string_view bytes);
+
+// The body of a DELETE as kube-apiserver's delete handler decodes it: a DeleteOptions of any
+// apiVersion (client-go sends its group's: "v1", "batch/v1", ...) or of no kind; an empty body is
+// no options ({}). The object is the JSON form (members as JSON names, every field sent kept),
+// for the JSON path's decoder. Another kind is kUnsupportedKind, in kube-apiserver's words.
+ProtobufBody DecodeProtobufDeleteOptions(std::string_view bytes);
 
 }  // namespace arbiter::kube

@@ -148,15 +148,6 @@ class NumberText : public nlohmann::json_sax<json> {
   std::vector<std::string> keys_;
 };
 
-// What encoding/json calls a JSON value in its UnmarshalTypeError.
-std::string GoValueWord(const json& v) {
-  if (v.is_string()) return "string";
-  if (v.is_boolean()) return "bool";
-  if (v.is_object()) return "object";
-  if (v.is_array()) return "array";
-  return "number";
-}
-
 // One DeleteOptions member decoded as Go decodes it (sigs.k8s.io/json, case-sensitive): `prefix`
 // is the member path above DeleteOptions ("" or "deleteOptions.").
 struct MemberDecoder {
@@ -401,6 +392,14 @@ std::optional<KubeStatus> CheckWriteOptions(const Query& query, OptionsKind kind
   if (causes.empty()) return std::nullopt;
   const char* names[] = {"CreateOptions", "UpdateOptions", "PatchOptions", "PatchOptions"};
   return InvalidOptions(names[static_cast<int>(kind)], causes);
+}
+
+std::string GoValueWord(const json& v) {
+  if (v.is_string()) return "string";
+  if (v.is_boolean()) return "bool";
+  if (v.is_object()) return "object";
+  if (v.is_array()) return "array";
+  return "number";
 }
 
 bool QueryBool(const Query& query, const std::string& name) {

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,6 +48,8 @@ std::optional<KubeStatus> CheckWriteOptions(const Query& query, OptionsKind kind
 // A bool of the query as kube-apiserver's parameter codec reads it (the first value): absent is
 // false, "0" and "false" (any case) are false, anything else ("", "yes") is true.
 bool QueryBool(const Query& query, const std::string& name);
+// What Go's encoding/json calls a JSON value in its UnmarshalTypeError ("string", "number", ...).
+std::string GoValueWord(const nlohmann::json& v);
 
 // A list's or watch's query as kube-apiserver decodes it (ListOptions) and checks it
 // (ValidateListOptions, WatchList on): timeoutSeconds and limit are strconv.ParseInt's (400);

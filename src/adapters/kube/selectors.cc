@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <optional>
+#include <string>
 
 #include "adapters/json/member.h"
 #include "adapters/kube/status.h"
@@ -474,9 +476,9 @@ std::vector<std::string> SupportedFields(const ResourceInfo& r) {
   if (r.namespaced) f.push_back("metadata.namespace");
   if (!r.group.empty()) return f;
   if (r.kind == "Pod")
-    for (const char* x :
-         {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
-          "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"})
+    for (const char* x : {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
+                          "spec.serviceAccountName", "spec.hostNetwork", "status.phase",
+                          "status.podIP", "status.podIPs", "status.nominatedNodeName"})
       f.push_back(x);
   if (r.kind == "Event")
     for (const char* x :
@@ -491,6 +493,7 @@ std::vector<std::string> SupportedFields(const ResourceInfo& r) {
 
 std::string FieldValue(const json& object, std::string_view field) {
   if (field == "source") return FieldValue(object, "source.component");
+  if (field == "status.podIPs") return "";  // a field label kube-apiserver takes, with no value
   const json* cur = &object;
   std::string_view rest = field;
   while (true) {
@@ -506,53 +509,76 @@ std::string FieldValue(const json& object, std::string_view field) {
   return Scalar(*cur);
 }
 
+namespace {
+
+// The length of the UTF-8 sequence `lead` starts (1 for a stray byte), for Go's runes in messages.
+size_t RuneLength(char lead) {
+  const auto c = static_cast<unsigned char>(lead);
+  return c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+}
+
+// fields.UnescapeValue: `\\`, `\,` and `\=` are the only escapes; an unescaped `,` or `=` is an
+// error, printed as Go prints a rune with %v (its code point in decimal: `=` is 61).
+Result<std::string> UnescapeFieldValue(std::string_view rhs) {
+  std::string out;
+  for (size_t i = 0; i < rhs.size(); ++i) {
+    const char c = rhs[i];
+    if (c == ',' || c == '=')
+      return Status::InvalidArgument("invalid field selector: unescaped character in value: " +
+                                     std::to_string(static_cast<int>(c)));
+    if (c != '\\') {
+      out += c;
+      continue;
+    }
+    if (i + 1 == rhs.size())
+      return Status::InvalidArgument("invalid field selector: invalid escape sequence: \\");
+    const char e = rhs[++i];
+    if (e != '\\' && e != ',' && e != '=')
+      return Status::InvalidArgument("invalid field selector: invalid escape sequence: \\" +
+                                     std::string(rhs.substr(i, RuneLength(e))));
+    out += e;
+  }
+  return out;
+}
+
+// fields' splitTerm: the first `!=`, `==` or `=` splits the term (the field has no escapes).
+std::optional<FieldRequirement> SplitFieldTerm(const std::string& term) {
+  for (size_t i = 0; i < term.size(); ++i) {
+    size_t len = term.compare(i, 2, "!=") == 0 || term.compare(i, 2, "==") == 0 ? 2
+                 : term[i] == '='                                               ? 1
+                                                                                : 0;
+    if (len) return FieldRequirement{term.substr(0, i), term[i] != '!', term.substr(i + len)};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// As fields.ParseSelector, then the resource's field label conversion (kube-apiserver's
+// ListResource): terms sorted, each value unescaped (errors in that order), a term with neither
+// field nor value dropped (`=` selects everything), then each field checked (a Pod's `spec.host`
+// is `spec.nodeName`).
 Result<FieldSelector> ParseFieldSelector(std::string_view text, const ResourceInfo& r) {
   FieldSelector sel;
   std::vector<std::string> terms = SplitTerms(text);
   std::sort(terms.begin(), terms.end());
-  const auto supported = SupportedFields(r);
   for (const auto& term : terms) {
     if (term.empty()) continue;
-    size_t pos = std::string::npos, len = 0;
-    bool equals = true;
-    for (size_t i = 0; i < term.size(); ++i) {
-      if (term[i] == '\\') {
-        ++i;
-        continue;
-      }
-      if (term.compare(i, 2, "!=") == 0)
-        pos = i, len = 2, equals = false;
-      else if (term.compare(i, 2, "==") == 0)
-        pos = i, len = 2;
-      else if (term[i] == '=')
-        pos = i, len = 1;
-      if (pos != std::string::npos) break;
-    }
-    if (pos == std::string::npos)
+    std::optional<FieldRequirement> req = SplitFieldTerm(term);
+    if (!req)
       return Status::InvalidArgument("invalid selector: '" + std::string(text) +
                                      "'; can't understand '" + term + "'");
-    FieldRequirement req;
-    req.field = term.substr(0, pos);
-    req.equals = equals;
-    const std::string rhs = term.substr(pos + len);
-    for (size_t i = 0; i < rhs.size(); ++i) {
-      char c = rhs[i];
-      if (c == '\\') {
-        if (i + 1 >= rhs.size() ||
-            (rhs[i + 1] != '\\' && rhs[i + 1] != ',' && rhs[i + 1] != '=' && rhs[i + 1] != '!'))
-          return Status::InvalidArgument("invalid field selector: invalid escape sequence: " +
-                                         rhs.substr(i, 2));
-        req.value += rhs[++i];
-      } else if (c == ',' || c == '=' || c == '!') {
-        return Status::InvalidArgument(
-            std::string("invalid field selector: unescaped character in value: ") + c);
-      } else {
-        req.value += c;
-      }
-    }
+    auto value = UnescapeFieldValue(req->value);
+    if (!value.ok()) return value.status();
+    req->value = std::move(value).value();
+    if (req->field.empty() && req->value.empty()) continue;
+    sel.requirements.push_back(std::move(*req));
+  }
+  const auto supported = SupportedFields(r);
+  for (auto& req : sel.requirements) {
+    if (r.kind == "Pod" && r.group.empty() && req.field == "spec.host") req.field = "spec.nodeName";
     if (std::find(supported.begin(), supported.end(), req.field) == supported.end())
       return Status::InvalidArgument("field label not supported: " + req.field);
-    sel.requirements.push_back(std::move(req));
   }
   return sel;
 }

@@ -11,10 +11,12 @@
 // as 400 BadRequest.
 //
 // Field selectors: comma-separated `field=value`, `field==value`, `field!=value` (`\,` `\=`
-// `\!` `\\` escape), over the fields each resource supports (SupportedFields): metadata.name
-// everywhere, metadata.namespace for namespaced resources, and
-//   pods        spec.nodeName, spec.restartPolicy, spec.schedulerName, spec.serviceAccountName,
-//               spec.hostNetwork, status.phase, status.podIP, status.nominatedNodeName
+// `\\` escape in a value, nothing in a field; a term with neither is dropped), over the fields
+// each resource supports (SupportedFields): metadata.name everywhere, metadata.namespace for
+// namespaced resources, and
+//   pods        spec.nodeName (or spec.host), spec.restartPolicy, spec.schedulerName,
+//               spec.serviceAccountName, spec.hostNetwork, status.phase, status.podIP,
+//               status.podIPs (always ""), status.nominatedNodeName
 //   events      involvedObject.{kind,namespace,name,uid,apiVersion,resourceVersion,fieldPath},
 //               reason, reportingComponent, source, type
 //   nodes       spec.unschedulable

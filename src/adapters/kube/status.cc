@@ -154,6 +154,10 @@ KubeStatus InternalError(std::string_view message) {
               json{{"causes", json::array({{{"message", message}}})}});
 }
 
+KubeStatus WatchDeadlineExceeded() {
+  return Make(500, "InternalError", "context deadline exceeded");
+}
+
 KubeStatus ServiceUnavailable(std::string_view message) {
   return Make(503, "ServiceUnavailable", std::string(message));
 }

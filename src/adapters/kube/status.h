@@ -87,6 +87,9 @@ KubeStatus Expired(std::string_view message);
 KubeStatus TooOldResourceVersion(uint64_t requested, uint64_t oldest);
 KubeStatus Gone(std::string_view message);
 KubeStatus InternalError(std::string_view message);
+// The watch error of a watch whose time is up before it starts (a negative timeoutSeconds):
+// `context deadline exceeded`, reason InternalError, 500, as kube-apiserver 1.36 sends it.
+KubeStatus WatchDeadlineExceeded();
 KubeStatus ServiceUnavailable(std::string_view message);
 // 504 Timeout: "Timeout: <message>" (apimachinery's NewTimeoutError without a retry-after:
 // kube-apiserver's answer to a request that its --request-timeout cut).

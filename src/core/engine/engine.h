@@ -75,6 +75,12 @@ class Engine {
   // The id the next accepted SubmitPod gets.
   WorkloadId next_workload_id() const;
   std::optional<WorkloadId> Find(std::string_view namespace_, std::string_view name) const;
+  // Why SubmitPod of `pod` would reject it now for quota alone: a ResourceQuota of its namespace
+  // that it can never fit (a container without a request or limit the quota needs, or a request
+  // above `hard`), in Kubernetes' words alone. None otherwise, or when SubmitPod would reject it
+  // first for another reason (an unknown class or QoS, a LimitRange). A daemon refuses such a
+  // create as kube-apiserver's quota admission does.
+  std::optional<std::string> NeverAdmissible(const Pod& pod) const;
   // A live workload's status now (Workloads: as of `as_of` >= now(), its pending spell counted up
   // to then).
   std::optional<WorkloadStatus> Get(WorkloadId id) const;

@@ -96,6 +96,8 @@ void State::SetPending(Workload& w, EventType type, std::string_view why,
 
 namespace {
 
+const std::string kDefaultNamespace = "default";
+
 // A free slot (or a new one) holding the pod's workload as submitted: identity, the pod's
 // scheduling fields, its pod group and disruption budgets.
 Workload& NewWorkload(State& s, const SubmitPod& c, const std::string& ns, std::string key) {
@@ -185,18 +187,14 @@ bool AssignPriority(State& s, Workload& x, const Pod& pod) {
 // LimitRange (defaults from every LimitRange of the namespace, in name order, then checks), the
 // requests and limits with the pod overhead, the shape, quota flags, classes and namespace id;
 // false when a LimitRange rejected the workload.
-bool AdmitRequests(State& s, Workload& x, SubmitPod& c, AdmittedPod* admitted) {
-  const Pod& pod = c.pod;
-  {
-    std::vector<const LimitRange*> ranges;
-    if (auto lrs = s.limit_ranges.find(x.namespace_); lrs != s.limit_ranges.end())
-      for (const auto& [name, lr] : lrs->second) ranges.push_back(&lr);
-    std::string lr = ApplyLimitRanges(pod, ranges, admitted);
-    if (!lr.empty()) {
-      s.Reject(x, reason::kLimitRange, lr);
-      return false;
-    }
-  }
+// The workload's requests and limits: every LimitRange of its namespace (in name order) first,
+// then the pod overhead. The LimitRange's refusal, or "".
+std::string LimitedRequests(const State& s, Workload& x, const Pod& pod, AdmittedPod* admitted) {
+  std::vector<const LimitRange*> ranges;
+  if (auto lrs = s.limit_ranges.find(x.namespace_); lrs != s.limit_ranges.end())
+    for (const auto& [name, lr] : lrs->second) ranges.push_back(&lr);
+  std::string lr = ApplyLimitRanges(pod, ranges, admitted);
+  if (!lr.empty()) return lr;
   x.requests = admitted->requests;
   x.limits = admitted->limits;
   // Pod overhead (RuntimeClass): on top of the requests, and of the limits where the pod sets
@@ -204,6 +202,15 @@ bool AdmitRequests(State& s, Workload& x, SubmitPod& c, AdmittedPod* admitted) {
   for (const auto& [r, v] : pod.overhead.entries()) {
     x.requests.Set(r, x.requests.Get(r) + v);
     if (x.limits.Has(r)) x.limits.Set(r, x.limits.Get(r) + v);
+  }
+  return "";
+}
+
+bool AdmitRequests(State& s, Workload& x, SubmitPod& c, AdmittedPod* admitted) {
+  const Pod& pod = c.pod;
+  if (std::string lr = LimitedRequests(s, x, pod, admitted); !lr.empty()) {
+    s.Reject(x, reason::kLimitRange, lr);
+    return false;
   }
   x.shape = placement::PodShape::FromRequests(x.requests);
   x.shape.allowed_gpu_models = std::move(c.allowed_gpu_models);
@@ -241,6 +248,29 @@ Status State::Submit(SubmitPod&& c) {
   PendingInsert(x.slot);
   fresh.push_back(x.slot);
   return Status::Ok();
+}
+
+std::optional<std::string> State::NeverAdmissible(const Pod& pod) const {
+  const std::string& ns = pod.meta.namespace_.empty() ? kDefaultNamespace : pod.meta.namespace_;
+  if (!quota.HasAnyQuota(ns)) return std::nullopt;
+  Workload x;  // what Submit would make of the pod, as far as quota scopes and charges go
+  x.namespace_ = ns;
+  x.time_limit = pod.active_deadline.value_or(0);
+  if (pod.priority_class_name) {  // an unknown class or QoS is Submit's refusal, before quota
+    if (!classes.count(*pod.priority_class_name) &&
+        !SystemPriorityClassValue(*pod.priority_class_name))
+      return std::nullopt;
+    x.priority_class = *pod.priority_class_name;
+  } else if (const PriorityClass* def = GlobalDefault()) {
+    x.priority_class = def->meta.name;
+  }
+  if (pod.sim.qos) {
+    auto it = qos_ids.find(*pod.sim.qos);
+    if (it == qos_ids.end() || !qos_defs[static_cast<size_t>(it->second)]) return std::nullopt;
+  }
+  AdmittedPod admitted;
+  if (!LimitedRequests(*this, x, pod, &admitted).empty()) return std::nullopt;
+  return quota.NeverAdmissible(x, admitted);
 }
 
 const PriorityClass* State::GlobalDefault() const {

@@ -208,7 +208,7 @@ std::optional<std::string> QuotaBook::NeverAdmissible(const Workload& w,
     }
     if (!requested.empty())  // Kubernetes' words (with the usage of now), then why it is final
       return "exceeded quota: " + q.meta.name + ", requested: " + requested + ", used: " + used +
-             ", limited: " + limited + " (more than the quota allows: can never be admitted)";
+             ", limited: " + limited + std::string(kNeverAdmitted);
   }
   return std::nullopt;
 }

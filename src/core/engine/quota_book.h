@@ -46,7 +46,10 @@ class QuotaBook {
 
   // A reason the workload can never be admitted under a ResourceQuota: a container that does not
   // set a cpu/memory request or limit a matching quota tracks (Kubernetes' "must specify",
-  // checked for every quota first), or a request larger than the hard limit itself.
+  // checked for every quota first), or a request larger than the hard limit itself. The latter
+  // in Kubernetes' words ("exceeded quota: ...") then kNeverAdmitted.
+  static constexpr std::string_view kNeverAdmitted =
+      " (more than the quota allows: can never be admitted)";
   std::optional<std::string> NeverAdmissible(const Workload& w, const AdmittedPod& pod) const;
   // ResourceQuota check against current usage; the message names quota, resource, requested,
   // used and hard.

@@ -127,6 +127,9 @@ class State {
 
   // ---------------------------------------------------------------- the command handlers
   Status Submit(SubmitPod&& c);
+  // The message Submit would reject `pod` with now for quota alone (a ResourceQuota it can never
+  // fit); none otherwise, or when Submit would reject it first for another reason.
+  std::optional<std::string> NeverAdmissible(const Pod& pod) const;
   Status Delete(const DeletePod& c);
   Status Finished(const PodFinished& c);
   Status VictimGone(const VictimExited& c);

@@ -55,7 +55,8 @@ struct Target {
   std::string group, version;
   const kube::ResourceInfo* resource = nullptr;
   std::string namespace_, name, sub;
-  std::string proxy_path;  // nodes/NAME/proxy/PATH: PATH ("metrics/cadvisor")
+  std::string proxy_path;   // nodes/NAME/proxy/PATH: PATH ("metrics/cadvisor")
+  bool watch_path = false;  // /api/v1/watch/... (the path above without "watch")
   enum class What { kNone, kApi, kApis, kGroup, kResourceList, kResource } what = What::kNone;
 };
 
@@ -91,6 +92,14 @@ Target Parse(const std::string& path) {
     return t;
   }
   std::vector<std::string> rest(s.begin() + static_cast<long>(i), s.end());
+  if (!rest.empty() && rest[0] == "watch") {
+    t.watch_path = true;
+    rest.erase(rest.begin());
+    if (rest.empty()) {
+      t.what = Target::What::kResource;  // no resource: 404
+      return t;
+    }
+  }
   if (rest.empty()) {
     t.what = Target::What::kResourceList;
     return t;
@@ -271,6 +280,13 @@ std::optional<PickedRange> PickRange(Daemon& d, ListSnapshots& lists, const http
   const std::string token_text = Param(req, "continue");
   if (token_text.empty()) {
     current();
+    // A resourceVersion the store has not reached: kube-apiserver's 504 (at once, where it waits
+    // up to 3 s for it first). It was the list of now, 200. (Parsed by HandleList.)
+    const uint64_t want = kube::ParseResourceVersion(Param(req, "resourceVersion")).value();
+    if (want > static_cast<uint64_t>(p.rv)) {
+      SendStatus(res, kube::TooLargeResourceVersion(want, p.rv));
+      return std::nullopt;
+    }
     return p;
   }
   auto token = kube::DecodeContinue(token_text);
@@ -406,11 +422,21 @@ void HandleList(Daemon& d, ListSnapshots& lists, const httplib::Request& req,
   SendListBody(res, r, page, metadata);
 }
 
+// A GET at a resourceVersion, as kube-apiserver's storage reads it: a bad one is its bare 500, one
+// the store has not reached its 504 (at once; kube-apiserver first waits up to 3 s for it). It
+// was ignored: the object of now, 200.
 void HandleGet(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
   const kube::ResourceInfo& r = *t.resource;
   const std::string ns = r.namespaced ? t.namespace_ : "";
-  const std::shared_ptr<const Json> obj =
-      d.Read([&](const Cluster& c) { return c.store().Share(r.kind, ns, t.name); });
+  const auto want = kube::ParseResourceVersion(Param(req, "resourceVersion"));
+  if (!want.ok()) return SendStatus(res, kube::Failure(500, want.status().message()));
+  int64_t now_rv = 0;
+  const std::shared_ptr<const Json> obj = d.Read([&](const Cluster& c) {
+    now_rv = c.store().resource_version();
+    return c.store().Share(r.kind, ns, t.name);
+  });
+  if (*want > static_cast<uint64_t>(now_rv))
+    return SendStatus(res, kube::TooLargeResourceVersion(*want, now_rv));
   if (!obj) return SendStatus(res, kube::NotFound(kube::ResourceName::Of(r), t.name));
   if (kube::WantsTable(req.get_header_value("Accept")))
     return SendJson(res, 200,
@@ -470,7 +496,9 @@ void HandleNodeMetrics(Daemon& d, httplib::Response& res, const Target& t) {
 // resourceVersion "" or "0": the current objects first (ADDED), then changes. The handler only
 // builds the first lines; the server's event loop sends the changes (http_server.h: a watch costs
 // a buffer, not a thread). timeoutSeconds: kube-apiserver's --min-request-timeout semantics
-// (none: a random time in [min, 2 min]), at most 2 min.
+// (none: a random time in [min, 2 min]), at most 2 min; negative: the watch is over before it
+// starts, 200 with only kube-apiserver's ERROR event `context deadline exceeded` (it sends that
+// or nothing, as its timer and the watch race), no objects (it used to last the random time).
 void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t,
                  const Selectors& sel, int min_timeout_s) {
   const kube::ResourceInfo& r = *t.resource;
@@ -478,8 +506,15 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
   const bool bookmarks = kube::QueryBool(req.params, "allowWatchBookmarks");
   const int64_t max_timeout = 2 * static_cast<int64_t>(min_timeout_s);
   int64_t timeout = min_timeout_s + static_cast<int64_t>(RandomBits() % (min_timeout_s + 1u));
-  const int64_t asked = std::atoll(Param(req, "timeoutSeconds").c_str());
+  const int64_t asked = std::atoll(Param(req, "timeoutSeconds").c_str());  // CheckListOptions
   if (asked > 0) timeout = std::min(asked, max_timeout);  // 0 or none: kube-apiserver's random
+  if (asked < 0) {
+    res.status = 200;
+    res.set_content(
+        Json{{"type", "ERROR"}, {"object", kube::WatchDeadlineExceeded().body}}.dump() + "\n",
+        "application/json;stream=watch");
+    return;
+  }
   const bool table = kube::WantsTable(req.get_header_value("Accept"));
   const kube::IncludeObject include = kube::ParseIncludeObject(Param(req, "includeObject"));
   const kube::ResourceInfo* rp = t.resource;
@@ -580,13 +615,14 @@ void Answer(httplib::Response& res, const MutationResult& r, int code, const kub
 
 kube::KubeStatus UnsupportedBody(const std::string& type) {
   return kube::UnsupportedMediaType(
-      type, {"application/json",
+      type, {"application/json", "application/yaml",
              std::string(kube::kProtobufMediaType) + " for " + kube::ProtobufKinds()});
 }
 
-// Bodies are JSON, or protobuf for the kinds kubectl's typed generators send that way (`create
-// namespace|quota|priorityclass|pdb`; kube::DecodeProtobufBody). Other types get
-// kube-apiserver's 415 for an unknown format (docs/kube-api.md).
+// Bodies are JSON, YAML (kube::ParseYamlBody: bounded), or protobuf for the kinds kubectl's
+// typed generators send that way (`create namespace|quota|priorityclass|pdb`;
+// kube::DecodeProtobufBody). Other types get kube-apiserver's 415 for an unknown format
+// (docs/kube-api.md).
 std::optional<Json> Body(const httplib::Request& req, httplib::Response& res) {
   // Go's mime.ParseMediaType (kube-apiserver's): case-insensitive, its parameters well formed.
   const std::optional<std::string> media = kube::MediaTypeOf(req.get_header_value("Content-Type"));
@@ -604,6 +640,12 @@ std::optional<Json> Body(const httplib::Request& req, httplib::Response& res) {
     if (pb.error == kube::ProtobufBody::Error::kUnsupportedKind)
       s.body["message"] = s.Message() + " (" + pb.message + ")";
     SendStatus(res, s);
+    return std::nullopt;
+  }
+  if (type == "application/yaml") {  // kube-apiserver's 400 words for a body it cannot decode
+    auto yaml = kube::ParseYamlBody(req.body);
+    if (yaml.ok()) return std::move(yaml).value();
+    SendStatus(res, kube::BadRequest(yaml.message()));
     return std::nullopt;
   }
   if (!type.empty() && type != "application/json" && type != "*/*") {
@@ -796,10 +838,22 @@ void HandlePatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
 bool ParseDeleteOptions(const httplib::Request& req, httplib::Response& res, bool eviction,
                         Mutation* m) {
   kube::DeleteOptions o;
-  // A protobuf DeleteOptions (client-go's typed clients) is not decoded: its defaults, as before.
+  // A protobuf body (client-go's typed clients) is decoded to its JSON form, then read as JSON is:
+  // a DeleteOptions, or an Eviction with its deleteOptions. It used to be ignored (a uid
+  // precondition never held the delete back).
   const bool protobuf = kube::MediaTypeOf(req.get_header_value("Content-Type")).value_or("") ==
                         kube::kProtobufMediaType;
-  const std::string_view body = protobuf ? std::string_view() : std::string_view(req.body);
+  std::string decoded;
+  if (protobuf && !req.body.empty()) {
+    kube::ProtobufBody pb =
+        eviction ? kube::DecodeProtobufBody(req.body) : kube::DecodeProtobufDeleteOptions(req.body);
+    if (!pb.ok()) {
+      SendStatus(res, kube::BadRequest(pb.message));
+      return false;
+    }
+    decoded = pb.object.dump();
+  }
+  const std::string_view body = protobuf ? std::string_view(decoded) : std::string_view(req.body);
   if (auto bad = kube::DecodeDeleteOptions(req.params, body, eviction, &o)) {
     SendStatus(res, *bad);
     return false;
@@ -809,8 +863,8 @@ bool ParseDeleteOptions(const httplib::Request& req, httplib::Response& res, boo
         (*g < 0 ? 1 : std::min(*g, std::numeric_limits<int64_t>::max() / 1000)) * 1000;
   m->propagation = o.Propagation();
   m->dry_run = m->dry_run || o.DryRun();
-  m->precondition_uid = o.precondition_uid.value_or("");
-  m->precondition_rv = o.precondition_resource_version.value_or("");
+  m->precondition_uid = o.precondition_uid;
+  m->precondition_rv = o.precondition_resource_version;
   return true;
 }
 
@@ -876,6 +930,39 @@ void HandleDeleteCollection(Daemon& d, const httplib::Request& req, httplib::Res
   SendJson(res, 200, ListBody(r, std::move(items), rv));
 }
 
+// An Eviction's kind, name and namespace as kube-apiserver checks them (its decoder, its create
+// handler, the eviction's own check), in its words. Before, another kind or namespace evicted the
+// URL's pod all the same, and a name that was not a string was a 500.
+std::optional<kube::KubeStatus> CheckEviction(const Json& body, const std::string& ns,
+                                              const std::string& name) {
+  if (!body.is_object()) return std::nullopt;  // the deleteOptions decoder's 400
+  const std::string lead = "Eviction in version \"v1\" cannot be handled as a Eviction: ";
+  const std::string kind = StringAt(body, "kind");
+  if (!kind.empty() && kind != "Eviction") {
+    std::string version = StringAt(body, "apiVersion");
+    version = version.substr(version.find('/') + 1);
+    return kube::BadRequest(kind + " in version \"" + version +
+                            "\" cannot be handled as a Eviction: converting (" + version + "." +
+                            kind + ") to (policy.Eviction): unknown conversion");
+  }
+  const auto meta = body.find("metadata");
+  if (meta == body.end() || meta->is_null()) return std::nullopt;
+  if (!meta->is_object())
+    return kube::BadRequest(lead + "json: cannot unmarshal " + kube::GoValueWord(*meta) +
+                            " into Go struct field Eviction.metadata of type v1.ObjectMeta");
+  for (const char* field : {"name", "namespace"})
+    if (auto it = meta->find(field); it != meta->end() && !it->is_null() && !it->is_string())
+      return kube::BadRequest(lead + "json: cannot unmarshal " + kube::GoValueWord(*it) +
+                              " into Go struct field ObjectMeta.metadata." + field +
+                              " of type string");
+  if (!StringAt(*meta, "namespace").empty() && StringAt(*meta, "namespace") != ns)
+    return kube::BadRequest(
+        "the namespace of the provided object does not match the namespace sent on the request");
+  if (!StringAt(*meta, "name").empty() && StringAt(*meta, "name") != name)
+    return kube::BadRequest("name in URL does not match name in Eviction object");
+  return std::nullopt;
+}
+
 // pods/eviction (policy/v1 Eviction): the pod is deleted with the eviction's grace period if its
 // PodDisruptionBudget allows (Cluster::Evict; 429 TooManyRequests otherwise).
 void HandleEvict(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t) {
@@ -885,10 +972,7 @@ void HandleEvict(Daemon& d, const httplib::Request& req, httplib::Response& res,
   if (!req.body.empty()) {
     auto body = Body(req, res);
     if (!body) return;
-    if (body->is_object() && body->contains("metadata") && (*body)["metadata"].is_object() &&
-        (*body)["metadata"].value("name", t.name) != t.name)
-      return SendStatus(res,
-                        kube::BadRequest("name in URL does not match name in Eviction object"));
+    if (auto bad = CheckEviction(*body, t.namespace_, t.name)) return SendStatus(res, *bad);
   }
   Mutation m;
   m.op = Mutation::Op::kDelete;
@@ -921,7 +1005,7 @@ std::optional<kube::KubeStatus> CheckInput(const httplib::Request& req) {
   if (!kube::IsValidUtf8(req.body)) return kube::BadRequest("the request body is not valid UTF-8");
   const size_t first = req.body.find_first_not_of(" \t\r\n");
   const bool json =
-      type != "application/apply-patch+yaml" ||
+      (type != "application/apply-patch+yaml" && type != "application/yaml") ||
       (first != std::string::npos && (req.body[first] == '{' || req.body[first] == '['));
   if (json && kube::JsonTextNestsDeeperThan(req.body, kube::kMaxNesting))
     return kube::BodyTooDeep();
@@ -1211,6 +1295,26 @@ void ServeResource(Daemon& d, ListSnapshots& lists, int min_request_timeout_s,
   SendStatus(res, kube::MethodNotAllowed());
 }
 
+// /api/v1/watch/... and /apis/G/V/watch/... (kube-apiserver's deprecated watch paths, which 1.36
+// still serves; they were 404 here): a GET watches the list, or one object (as metadata.name=NAME
+// added to the field selector), whatever ?watch says; another method is 405, a subresource 404.
+void ServeWatchPath(Daemon& d, ListSnapshots& lists, int min_request_timeout_s,
+                    const httplib::Request& req, httplib::Response& res, Target t) {
+  if (!t.resource || !t.sub.empty()) return SendStatus(res, kube::PathNotFound());
+  if (req.method != "GET") return SendStatus(res, kube::MethodNotAllowed());
+  httplib::Request watch = req;
+  watch.params.erase("watch");
+  watch.params.emplace("watch", "true");
+  if (!t.name.empty()) {
+    const std::string fields = Param(req, "fieldSelector");
+    watch.params.erase("fieldSelector");
+    watch.params.emplace("fieldSelector",
+                         (fields.empty() ? "" : fields + ",") + "metadata.name=" + t.name);
+    t.name.clear();
+  }
+  HandleList(d, lists, watch, res, t, min_request_timeout_s);
+}
+
 }  // namespace
 
 void ApiServer::Routes() {
@@ -1231,6 +1335,8 @@ void ApiServer::Routes() {
     if (auto refused = CheckInput(req)) return SendStatus(res, *refused);
     const Target t = Parse(req.path);
     if (ServeDiscovery(t, req.get_header_value("Accept"), address_, res)) return;
+    if (t.watch_path)
+      return ServeWatchPath(daemon_, *lists_, options_.min_request_timeout_s, req, res, t);
     ServeResource(daemon_, *lists_, options_.min_request_timeout_s, req, res, t);
   };
   // Bodies were read by the server, at most kube::kMaxBodyBytes of them, chunked or not

@@ -278,14 +278,14 @@ ApiError Error(ApiError::Reason r, const std::string& kind, const std::string& n
 std::optional<ApiError> FailedPrecondition(const Mutation& m, const Json& existing) {
   const Json& meta = existing.at("metadata");
   const std::string uid = meta.value("uid", ""), rv = meta.value("resourceVersion", "");
-  if (!m.precondition_uid.empty() && m.precondition_uid != uid)
+  if (m.precondition_uid && *m.precondition_uid != uid)
     return Error(ApiError::Reason::kConflict, m.kind, m.name,
-                 "the UID in the precondition (" + m.precondition_uid +
+                 "the UID in the precondition (" + *m.precondition_uid +
                      ") does not match the UID in record (" + uid +
                      "). The object might have been deleted and then recreated");
-  if (!m.precondition_rv.empty() && m.precondition_rv != rv)
+  if (m.precondition_rv && *m.precondition_rv != rv)
     return Error(ApiError::Reason::kConflict, m.kind, m.name,
-                 "the ResourceVersion in the precondition (" + m.precondition_rv +
+                 "the ResourceVersion in the precondition (" + *m.precondition_rv +
                      ") does not match the ResourceVersion in record (" + rv +
                      "). The object might have been modified");
   return std::nullopt;
@@ -609,6 +609,17 @@ std::optional<ApiError> Cluster::AdmitLimitRanges(const Target& t, const Pod& po
   return std::nullopt;
 }
 
+// ResourceQuota admission on a pod's create, as kube-apiserver runs it, for the pods no usage can
+// ever admit (engine::Engine::NeverAdmissible: a class the quota's scopeSelector keeps out with 0
+// pods, a request above `hard`, a container without the request the quota needs): 403 with its
+// words, nothing stored. They used to be stored Failed (reason Rejected). A pod over the quota's
+// usage alone is still queued (quota.whenExceeded), which is Arbiter's model, not Kubernetes'.
+std::optional<ApiError> Cluster::AdmitQuota(const Target& t, const Pod& pod) const {
+  std::optional<std::string> never = engine_->NeverAdmissible(pod);
+  if (!never) return std::nullopt;
+  return Error(ApiError::Reason::kForbidden, t.kind.kind, t.name, *never);
+}
+
 // The loader's diagnostics, then the cross-object rules against the stored policy objects; the
 // warnings go to `warnings`, errors refuse the object.
 std::optional<ApiError> Cluster::Validate(const Mutation& m, const Target& t,
@@ -645,7 +656,12 @@ std::optional<ApiError> Cluster::Validate(const Mutation& m, const Target& t,
   for (const auto& d : diags.items)
     if (d.severity == Severity::kWarning)
       warnings.push_back(d.field_path.empty() ? d.message : d.field_path + ": " + d.message);
-  if (!diags.HasErrors()) return std::nullopt;
+  if (!diags.HasErrors()) {  // a valid pod's create: quota admission, the last of kube's
+    if (t.kind.storage == Storage::kWorkload && m.op == Mutation::Op::kCreate &&
+        load.set.pods.size() == 1)
+      return AdmitQuota(t, load.set.pods[0]);
+    return std::nullopt;
+  }
   ApiError e = Error(ApiError::Reason::kInvalid, m.kind, t.name, "");
   for (auto& d : diags.items)
     if (d.severity == Severity::kError) e.diagnostics.Add(std::move(d));
@@ -659,8 +675,18 @@ std::optional<ApiError> Cluster::CheckUpdate(const Target& t) const {
     case UpdateRule::kAny:
       return std::nullopt;
     case UpdateRule::kPodSpec: {  // only what Kubernetes allows (pod_update.h)
-      if (!t.existing || !t.spec_changed) return std::nullopt;
-      const auto errors = ValidatePodSpecUpdate(SpecOf(*t.existing), SpecOf(t.obj));
+      if (!t.existing) return std::nullopt;
+      // A pod's node is the scheduler's to set: an update keeps the stored one (left out, it is
+      // kept: KeepServerFields) but may not set one on a pod that has none, which it used to (a
+      // pending pod then showed a node it was not on).
+      Json new_spec = SpecOf(t.obj);
+      const Json& node = json_member::MemberAt(t.obj, {"spec", "nodeName"});
+      if (!json_member::MemberAt(*t.existing, {"spec", "nodeName"}).is_string() &&
+          node.is_string() && !node.get<std::string>().empty())
+        new_spec["nodeName"] = node;
+      else if (!t.spec_changed)
+        return std::nullopt;
+      const auto errors = ValidatePodSpecUpdate(SpecOf(*t.existing), new_spec);
       if (errors.empty()) return std::nullopt;
       ApiError e = Error(ApiError::Reason::kInvalid, kind, t.name, "");
       for (const auto& pe : errors)

@@ -73,9 +73,10 @@ struct Mutation {
   bool force_status = false;  // update of the status subresource (Nodes only)
   bool eviction = false;      // delete: through pods/eviction (PDBs are checked)
   bool dry_run = false;       // ?dryRun=All: nothing changes (not journaled)
-  // delete: DeleteOptions.preconditions ("" when not given), checked against the stored object:
-  // 409 Conflict when either differs. Not journaled (a record holds a delete that passed them).
-  std::string precondition_uid, precondition_rv;
+  // delete: DeleteOptions.preconditions (none when not given; "" is one, as kube-apiserver's
+  // non-nil empty pointer), checked against the stored object: 409 Conflict when either differs.
+  // Not journaled (a record holds a delete that passed them).
+  std::optional<std::string> precondition_uid, precondition_rv;
 
   // One line of JSON (the journal's record) and back.
   std::string Encode() const;
@@ -228,6 +229,7 @@ class Cluster {
   void KeepServerFields(const Mutation& m, Target& t) const;
   std::optional<ApiError> AdmitLimitRanges(const Target& t, const Pod& pod,
                                            const ManifestSet& ctx) const;
+  std::optional<ApiError> AdmitQuota(const Target& t, const Pod& pod) const;
   std::optional<ApiError> Validate(const Mutation& m, const Target& t,
                                    const yaml::ManifestLoad& load,
                                    std::vector<std::string>& warnings) const;
