@@ -431,6 +431,15 @@ BENCHMARK(BM_ServeCreatesAsPodsGrow)
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime() != nullptr;
 
+// A line of /proc/PID/status (VmRSS:, VmHWM:) in KB.
+double StatusKb(pid_t pid, const char* key) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind(key, 0) == 0) return std::atof(line.c_str() + std::strlen(key));
+  return 0;
+}
+
 // A restart at scale (issue 27, restart time): the real binary filled by 64 clients with range(0)
 // running pods (10m CPU each on 64 nodes), killed with SIGKILL at the worst point of
 // `--snapshot-growth 1` (a snapshot holds as many objects as records follow it), and started again
@@ -440,8 +449,10 @@ BENCHMARK(BM_ServeCreatesAsPodsGrow)
 // time: snapshot, replay, checks), restore_s and replay_s (its log, when it says them),
 // replay_us_per_record, ready_s (from the new process's start until /readyz answers 200, client
 // side), startup_cpu_s (the restarted daemon's CPU time, user + system, when /readyz answered:
-// less load-sensitive than the times) and rss_mb (then). Sizes: 100k and 300k; more (1000000)
-// from ARBITER_BENCH_RESTART_PODS. ARBITER_BENCH_BINARY runs another build's arbiter.
+// less load-sensitive than the times), rss_mb (then) and peak_rss_mb (VmHWM: start-up's peak).
+// Sizes: 100k and 300k; more (1000000) from ARBITER_BENCH_RESTART_PODS. ARBITER_BENCH_BINARY runs
+// another build's arbiter.
+
 double LogNumber(const std::string& text, const std::string& key) {
   const size_t at = text.find("\"" + key + "\":");
   return at == std::string::npos ? -1 : std::atof(text.c_str() + at + key.size() + 3);
@@ -490,6 +501,7 @@ void BM_ServeRestart(benchmark::State& state) {
     state.counters["ready_s"] = ready_s;
     state.counters["startup_cpu_s"] = cpu_s;
     state.counters["rss_mb"] = d.RssMb();
+    state.counters["peak_rss_mb"] = StatusKb(d.pid, "VmHWM:") / 1024;
     state.counters["failures"] = fill.failures;
   }
 }
@@ -639,13 +651,6 @@ BENCHMARK(BM_ServeListMemory)
 // base_rss_mb (after the nodes, before any pod), bytes_per_pod ((rss - base) / pods),
 // creates_per_s, live_pods (the pods whose create answered 201). bench/serve_memory.sh runs it
 // for given sizes and binaries.
-double StatusKb(pid_t pid, const char* key) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind(key, 0) == 0) return std::atof(line.c_str() + std::strlen(key));
-  return 0;
-}
 
 void BM_ServeLivePodsMemory(benchmark::State& state) {
   const int64_t pods = state.range(0);
