@@ -28,6 +28,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <sstream>
 #include <string>
@@ -51,11 +52,30 @@ struct Daemon {
   pid_t pid = -1;
   int port = 0;
   fs::path dir;
+  std::vector<std::string> args_;
+  std::string log;
+  Clock::time_point launched;
   bool Start(const std::vector<std::string>& extra = {}) {
     dir = fs::temp_directory_path() / ("arbiter-bench-load-" + std::to_string(getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
-    const std::string log = (dir / "serve.log").string();
+    args_ = extra;
+    return Launch("serve.log");
+  }
+  // SIGKILL (no snapshot, no last commit: a crash), then the same data directory again.
+  bool CrashAndRestart(const std::function<void()>& between = nullptr) {
+    kill(pid, SIGKILL);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    pid = -1;
+    port = 0;
+    if (between) between();
+    return Launch("restart.log");
+  }
+  bool Launch(const std::string& log_name) {
+    log = (dir / log_name).string();
+    const std::vector<std::string>& extra = args_;
+    launched = Clock::now();
     pid = fork();
     if (pid == 0) {
       const int err = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -78,7 +98,9 @@ struct Daemon {
       execv(bin, argv.data());
       _exit(127);
     }
-    for (int i = 0; i < 600 && port == 0; ++i) {
+    // Up to 30 s for a new data directory; a restart at 1M pods may take minutes.
+    const int tries = log_name == "serve.log" ? 600 : 20 * 1800;
+    for (int i = 0; i < tries && port == 0; ++i) {
       const std::string text = ReadWhole(log);
       const size_t at = text.find("\"address\":\"127.0.0.1:");
       if (at != std::string::npos) port = std::atoi(text.c_str() + at + 21);
@@ -409,6 +431,94 @@ BENCHMARK(BM_ServeCreatesAsPodsGrow)
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime() != nullptr;
 
+// A line of /proc/PID/status (VmRSS:, VmHWM:) in KB.
+double StatusKb(pid_t pid, const char* key) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind(key, 0) == 0) return std::atof(line.c_str() + std::strlen(key));
+  return 0;
+}
+
+// A restart at scale (issue 27, restart time): the real binary filled by 64 clients with range(0)
+// running pods (10m CPU each on 64 nodes), killed with SIGKILL at the worst point of
+// `--snapshot-growth 1` (a snapshot holds as many objects as records follow it), and started again
+// on its data directory. The worst point is forced with `--snapshot-every N/2+N/100
+// --snapshot-growth 0`: one snapshot of about N/2 pods, then about N/2 records to replay. Counters:
+// live_pods, snapshot_seq and replayed (the restarted daemon's log), startup_s (its own start-up
+// time: snapshot, replay, checks), restore_s and replay_s (its log, when it says them),
+// replay_us_per_record, ready_s (from the new process's start until /readyz answers 200, client
+// side), startup_cpu_s (the restarted daemon's CPU time, user + system, when /readyz answered:
+// less load-sensitive than the times), rss_mb (then) and peak_rss_mb (VmHWM: start-up's peak).
+// Sizes: 100k and 300k; more (1000000) from ARBITER_BENCH_RESTART_PODS. ARBITER_BENCH_BINARY runs
+// another build's arbiter.
+
+double LogNumber(const std::string& text, const std::string& key) {
+  const size_t at = text.find("\"" + key + "\":");
+  return at == std::string::npos ? -1 : std::atof(text.c_str() + at + key.size() + 3);
+}
+
+void BM_ServeRestart(benchmark::State& state) {
+  const int64_t pods = state.range(0);
+  for (auto _ : state) {
+    Daemon d;
+    if (!d.Start(
+            {"--snapshot-every", std::to_string(pods / 2 + pods / 100), "--snapshot-growth", "0"}))
+      return state.SkipWithError("arbiter serve did not start");
+    AddNodes(d.port, 64);
+    const Window fill = CreateMany(d, 64, 0, pods);
+    // The snapshot taken half-way is in place (not being written) before the crash.
+    const fs::path data = d.dir / "data";
+    for (int i = 0;
+         i < 1200 && (!fs::exists(data / "snapshot.bin") || fs::exists(data / "snapshot.bin.tmp"));
+         ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!d.CrashAndRestart([&] {
+          // ARBITER_BENCH_RESTART_COPY: a copy of the crashed data directory there (to profile
+          // the start-up again: `arbiter serve --data COPY`).
+          if (const char* to = std::getenv("ARBITER_BENCH_RESTART_COPY"); to && *to)
+            fs::copy(data, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+        }))
+      return state.SkipWithError("the restarted daemon did not listen");
+    httplib::Client cli("127.0.0.1", d.port);
+    while (true) {
+      auto r = cli.Get("/readyz");
+      if (r && r->status == 200) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    const double ready_s = std::chrono::duration<double>(Clock::now() - d.launched).count();
+    const double cpu_s = d.CpuMs() / 1000;
+    const std::string log = ReadWhole(d.log);
+    const double replayed = LogNumber(log, "replayed"), replay_s = LogNumber(log, "replaySeconds");
+    state.counters["live_pods"] = static_cast<double>(pods - fill.failures);
+    state.counters["snapshot_seq"] = LogNumber(log, "snapshotSeq");
+    state.counters["replayed"] = replayed;
+    state.counters["startup_s"] = LogNumber(log, "startupSeconds");
+    state.counters["restore_s"] = LogNumber(log, "restoreSeconds");
+    state.counters["replay_s"] = replay_s;
+    if (replay_s >= 0 && replayed > 0)
+      state.counters["replay_us_per_record"] = replay_s * 1e6 / replayed;
+    state.counters["ready_s"] = ready_s;
+    state.counters["startup_cpu_s"] = cpu_s;
+    state.counters["rss_mb"] = d.RssMb();
+    state.counters["peak_rss_mb"] = StatusKb(d.pid, "VmHWM:") / 1024;
+    state.counters["failures"] = fill.failures;
+  }
+}
+BENCHMARK(BM_ServeRestart)
+    ->Arg(100000)
+    ->Arg(300000)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+[[maybe_unused]] const bool kRestartPodsAsked =
+    std::getenv("ARBITER_BENCH_RESTART_PODS") != nullptr &&
+    benchmark::RegisterBenchmark("BM_ServeRestart", BM_ServeRestart)
+            ->Arg(std::atoll(std::getenv("ARBITER_BENCH_RESTART_PODS")))
+            ->Iterations(1)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime() != nullptr;
+
 // Creates while /metrics is scraped back to back (issue 27: "/metrics holds the daemon's lock
 // while it renders: 42 s at 160k pods, a create waited 41 s"): the real binary without snapshots
 // (--snapshot-every 0: only the scrapes hold the lock besides the creates), filled with range(1)
@@ -541,13 +651,6 @@ BENCHMARK(BM_ServeListMemory)
 // base_rss_mb (after the nodes, before any pod), bytes_per_pod ((rss - base) / pods),
 // creates_per_s, live_pods (the pods whose create answered 201). bench/serve_memory.sh runs it
 // for given sizes and binaries.
-double StatusKb(pid_t pid, const char* key) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind(key, 0) == 0) return std::atof(line.c_str() + std::strlen(key));
-  return 0;
-}
 
 void BM_ServeLivePodsMemory(benchmark::State& state) {
   const int64_t pods = state.range(0);

@@ -267,7 +267,9 @@ void RegisterServe(CLI::App& app, int* exit_code) {
               {"fromSnapshot", st.from_snapshot},
               {"snapshotSeq", st.snapshot_seq},
               {"replayed", st.replayed},
-              {"startupSeconds", st.seconds}});
+              {"startupSeconds", st.seconds},
+              {"restoreSeconds", st.restore_seconds},
+              {"replaySeconds", st.replay_seconds}});
     if (st.migrated_from != 0)
       LogEvent("info", "journal migrated (a snapshot replaced the records of the older format)",
                {{"fromFormat", st.migrated_from}, {"toFormat", server::Journal::kFormatVersion}});

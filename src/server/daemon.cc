@@ -39,6 +39,10 @@ Status Daemon::ApplyRecord(Cluster& cluster, const Result<Mutation>& m, Result<C
 }
 
 Result<int64_t> Daemon::Load(Cluster& cluster, StartupInfo* info) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
   auto snap = journal_->LoadSnapshot();
   if (!snap.ok()) return snap.status();
   int64_t after = 0;
@@ -49,6 +53,8 @@ Result<int64_t> Daemon::Load(Cluster& cluster, StartupInfo* info) {
     info->from_snapshot = true;
     info->snapshot_seq = after;
   }
+  info->restore_seconds = seconds_since(t0);
+  const auto t1 = std::chrono::steady_clock::now();
   int64_t last = after;
   // Replay, pipelined: a helper thread decodes the next batch of records (format 2: the mutation
   // and its commands; format 1: the mutation, parsed and loaded by Cluster::Prepare) while this
@@ -109,6 +115,7 @@ Result<int64_t> Daemon::Load(Cluster& cluster, StartupInfo* info) {
   if (!replay.ok()) return replay;
   if (commands && info->replayed > 0) cluster.FinishReplay();
   (void)cluster.TakeWatchEvents();
+  info->replay_seconds = seconds_since(t1);
   if (options_.check_invariants)
     if (Status s = cluster.engine().CheckInvariants(); !s.ok())
       return Status::Internal("after replay: " + s.message());

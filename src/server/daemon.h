@@ -54,6 +54,8 @@ struct StartupInfo {
   int64_t replayed = 0;
   int migrated_from = 0;  // the journal's format when it was older (migrated at start-up), else 0
   double seconds = 0;
+  double restore_seconds = 0;  // reading and restoring the snapshot
+  double replay_seconds = 0;   // replaying the records after it
 };
 
 // Daemon::Read() gave up: what was applied before the read was not committed within the read

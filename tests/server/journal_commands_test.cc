@@ -14,6 +14,7 @@
 
 #include "server/cluster_fixtures.h"
 #include "server/daemon.h"
+#include "server/metrics/metrics.h"
 #include "server/state/kind_table.h"
 
 namespace arbiter::server {
@@ -250,6 +251,38 @@ TEST(JournalCommandsTest, CorruptCommandsStopTheStartUpWithTheirRecordsNumber) {
   ASSERT_FALSE(d.ok());
   EXPECT_NE(d.message().find("journal record 5: command tape entry"), std::string::npos)
       << d.message();
+}
+
+// Replay reads the pods' declared use (arbiter.dev/usage) again from the stored pods, and only
+// theirs: the pods whose text does not name the annotation are not parsed (issue 27's restart at
+// 1M live pods), and a pod that declares one serves it after the restart as before.
+TEST(JournalCommandsTest, ReplayedPodsKeepTheirDeclaredUsage) {
+  const auto dir = Dir("declared-usage");
+  const std::string instance = InstanceOf(dir);
+  Json declares = PodIn("default", "declares", 1);
+  declares["metadata"]["annotations"] = {{"arbiter.dev/usage", "cpu=250m"}};
+  const std::vector<Mutation> ms = {Create(kT0, Namespace("default")), Create(kT0, Node("n1", 2)),
+                                    Create(kT0, declares),
+                                    Create(kT0, PodIn("default", "plain", 1))};
+  Cluster live(instance);
+  WriteJournal(dir, Live(live, ms));
+  auto d = OpenAt(dir, kT0 + 10000);
+  ASSERT_TRUE(d.ok()) << d.message();
+  auto usage = [](const Cluster& c, const std::string& pod) {
+    const std::string text = RenderMetrics(c, JournalStats{}, kT0 + 10000);
+    const std::string series =
+        "container_cpu_usage_seconds_total{namespace=\"default\",pod=\"" + pod + "\",container=";
+    const size_t at = text.find(series);
+    if (at == std::string::npos) return std::string("absent");
+    const size_t end = text.find('\n', at);
+    return text.substr(text.rfind(' ', end) + 1, end - text.rfind(' ', end) - 1);
+  };
+  EXPECT_EQ(usage(live, "declares"), "2.5");  // 0.25 cores for 10 s, not the request
+  d.value()->Read([&](const Cluster& c) {
+    EXPECT_EQ(usage(c, "declares"), "2.5");
+    EXPECT_EQ(usage(c, "plain"), usage(live, "plain"));
+    return 0;
+  });
 }
 
 }  // namespace journal_commands_test

@@ -342,12 +342,19 @@ std::string SnapshotCapture::Bytes() const {
 }
 
 // Live pods' arbiter.dev/usage, read again from the stored pods (as applied): only those that
-// declare one are loaded.
+// declare one are loaded. A pod whose text does not hold the annotation's name is not parsed (the
+// many: a tree costs about 50 times the search, issue 27's restart at 1M live pods).
 void Cluster::RestoreUsage() {
   for (const auto& [id, u] : usage_of_) facts_.SetUsage(id, nullptr);
   usage_of_.clear();
+  std::string text;
   for (const auto& [id, key] : pod_of_) {
-    const std::shared_ptr<const Json> pod = store_.Share("Pod", key.first, key.second);  // not kept
+    const std::shared_ptr<const StoredObject> stored = store_.Stored("Pod", key.first, key.second);
+    if (!stored) continue;
+    text.clear();
+    stored->AppendWireText(text);
+    if (text.find("arbiter.dev/usage") == std::string::npos) continue;
+    const std::shared_ptr<const Json> pod = stored->tree();  // not kept
     if (!pod || !pod->contains("metadata")) continue;
     const Json& meta = (*pod)["metadata"];
     if (!meta.contains("annotations") || !meta["annotations"].is_object() ||
@@ -459,6 +466,28 @@ void Cluster::RestorePolicy() {
   }
 }
 
+// The header's tree but for the store's objects, which are stored as each is parsed (at 1M live
+// pods a tree of them all was gigabytes, issue 27): {"store": {"kinds": {"Pod": [object, ...],
+// ...}, "resourceVersion": N}, ...}, each object at depth 4 of the callback's count.
+Json Cluster::ParseLoadingStore(std::string_view header) {
+  std::string keys[4];  // the key being read at depth 1, 2, 3
+  const auto in_kinds = [&] { return keys[1] == "store" && keys[2] == "kinds"; };
+  store_.StartLoad();
+  Json h = Json::parse(header, [&](int depth, Json::parse_event_t event, Json& parsed) {
+    if (event == Json::parse_event_t::key && depth >= 1 && depth <= 3) {
+      keys[depth] = parsed.get<std::string>();
+      for (int d = depth + 1; d <= 3; ++d) keys[d].clear();
+      if (depth == 3 && in_kinds()) store_.LoadKind(keys[3]);
+    } else if (event == Json::parse_event_t::object_end && depth == 4 && in_kinds()) {
+      store_.LoadObject(keys[3], std::move(parsed));
+      return false;  // not kept in the header's tree
+    }
+    return true;
+  });
+  store_.FinishLoad(h.at("store").at("resourceVersion").get<int64_t>());
+  return h;
+}
+
 Status Cluster::Restore(const std::string& bytes) {
   if (bytes.compare(0, kMagic.size(), kMagic) != 0)
     return Status::InvalidArgument("not an arbiter serve snapshot");
@@ -467,12 +496,11 @@ Status Cluster::Restore(const std::string& bytes) {
     if (nl == std::string::npos) return Status::InvalidArgument("truncated snapshot");
     const size_t len = std::stoull(bytes.substr(kMagic.size(), nl - kMagic.size()));
     if (nl + 1 + len > bytes.size()) return Status::InvalidArgument("truncated snapshot");
-    Json h = Json::parse(std::string_view(bytes).substr(nl + 1, len));
     auto e = engine::Engine::Restore(std::string_view(bytes).substr(nl + 1 + len));
     if (!e.ok()) return e.status();
     engine_ = std::move(e).value();
     AttachSinks();
-    store_.Load(std::move(h.at("store")));
+    const Json h = ParseLoadingStore(std::string_view(bytes).substr(nl + 1, len));
     RestoreCounters(h);
     RestorePreemptions();
     RestorePods(h);

@@ -34,6 +34,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "adapters/yaml/manifest_loader.h"
@@ -352,6 +353,7 @@ class Cluster {
   mutable NodeLabelCache node_labels_;
   void RestoreUsage();
   // Restore's steps (cluster_snapshot.cc), each from the snapshot's JSON header.
+  Json ParseLoadingStore(std::string_view header);
   void RestoreCounters(const Json& h);
   void RestorePods(const Json& h);
   void RestoreWorks(const Json& h);

@@ -515,25 +515,36 @@ void ObjectStore::Saved::Append(std::string& out) const {
 }
 
 void ObjectStore::Load(Json&& saved) {
+  StartLoad();
+  for (auto& [kind, list] : saved.at("kinds").items()) {
+    LoadKind(kind);
+    for (auto& obj : list) LoadObject(kind, std::move(obj));
+  }
+  FinishLoad(saved.at("resourceVersion").get<int64_t>());
+}
+
+void ObjectStore::StartLoad() {
   kinds_.clear();
   pod_phases_.clear();
   for (auto& [kind, index] : indexes_) index.keys.clear();
   events_.clear();
-  rv_ = saved.at("resourceVersion").get<int64_t>();
-  loaded_rv_ = rv_;
   kind_versions_.clear();
-  for (auto& [kind, list] : saved.at("kinds").items()) {
-    Objects& objs = kinds_[kind];
-    for (auto& obj : list) {
-      const Json& m = obj.at("metadata");
-      Key key{m.value("namespace", ""), m.at("name").get<std::string>()};
-      StoredRef stored(Make(kind, std::move(obj)));
-      if (Indexed(kind)) Reindex(kind, key, nullptr, stored.get());
-      CountPhase(kind, stored, 1);
-      objs.insert_or_assign(key, std::move(stored));
-      Trim();  // one object at a time: the loaded trees do not pile up
-    }
-  }
+}
+
+void ObjectStore::LoadObject(const std::string& kind, Json&& obj) {
+  Objects& objs = kinds_[kind];
+  const Json& m = obj.at("metadata");
+  Key key{m.value("namespace", ""), m.at("name").get<std::string>()};
+  StoredRef stored(Make(kind, std::move(obj)));
+  if (Indexed(kind)) Reindex(kind, key, nullptr, stored.get());
+  CountPhase(kind, stored, 1);
+  objs.insert_or_assign(key, std::move(stored));
+  Trim();  // one object at a time: the loaded trees do not pile up
+}
+
+void ObjectStore::FinishLoad(int64_t resource_version) {
+  rv_ = resource_version;
+  loaded_rv_ = rv_;
 }
 
 void ObjectStore::AddIndex(const std::string& kind, IndexKey key_of) {

@@ -245,6 +245,13 @@ class ObjectStore {
   Saved Capture() const;
   void AppendSaved(std::string& out) const { Capture().Append(out); }
   void Load(Json&& saved);  // moves the objects out of `saved`
+  // Load() one object at a time (a snapshot's objects as they are parsed, never a tree of them
+  // all): StartLoad, LoadKind for each kind saved (its objects may be none), LoadObject for each
+  // of its objects, FinishLoad with the saved resourceVersion.
+  void StartLoad();
+  void LoadKind(const std::string& kind) { (void)kinds_[kind]; }
+  void LoadObject(const std::string& kind, Json&& obj);
+  void FinishLoad(int64_t resource_version);
 
  private:
   std::map<std::string, Objects> kinds_;
