@@ -184,11 +184,16 @@ TEST(ObjectStoreCompact, SealedDeletedObjectsReadBackTheSame) {
 // A capture (Capture: the chunks of each kind shared, no object copied) writes the store as it
 // was when taken, Save()'s very bytes, whatever is put, replaced or removed after it, in a kind it
 // shares or a new one; the store reads on as changed.
+// Its Size() (counted from the objects' text lengths, no text made) is the length of those bytes,
+// whether an object keeps its text packed (Pods), plain (Nodes) or as text alone (Events).
 TEST(ObjectStoreCapture, ACaptureWritesTheStoreAsItWasWhenTaken) {
   ObjectStore s;
   s.SetCompact({"Pod"}, 8);
+  s.SetTextKinds({"Event"});
   for (int i = 0; i < 600; ++i) s.Put("Pod", "ns", "p" + std::to_string(i), PodJson(i));
   s.Put("Node", "", "n", Json{{"metadata", {{"name", "n"}}}});
+  s.PutText("Event", "ns", "ev", WireTextAround(Json{{"metadata", {{"name", "ev"}}},
+                                                     {"message", "caf\u00e9 \"quoted\""}}));
   s.Trim();
   const std::string then = s.Save().dump();
   const ObjectStore::Saved capture = s.Capture();

@@ -1,5 +1,14 @@
 #include "core/billing/sha256.h"
 
+#include <algorithm>
+#include <cstring>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#include <immintrin.h>
+#define ARBITER_SHA_NI 1
+#endif
+
 namespace arbiter::billing {
 namespace {
 
@@ -15,11 +24,84 @@ constexpr uint32_t kK[64] = {
 
 inline uint32_t Rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
+#ifdef ARBITER_SHA_NI
+// The SHA extensions (and the SSSE3/SSE4.1 shuffles they need), from CPUID.
+bool CpuHasSha() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+  const bool sse = (c & bit_SSSE3) && (c & bit_SSE4_1);
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return sse && (b & bit_SHA);
+}
+
+// Intel's SHA-256 with the SHA extensions: the state as ABEF / CDGH, four rounds per message
+// vector, W[16..63] made four at a time (sha256msg1/msg2).
+__attribute__((target("sha,sse4.1,ssse3"))) void BlocksSha(uint32_t* state, const uint8_t* p,
+                                                           size_t n) {
+  const __m128i kSwap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  __m128i tmp = _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(state)), 0xB1);
+  __m128i s1 =
+      _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(state + 4)), 0x1B);
+  __m128i s0 = _mm_alignr_epi8(tmp, s1, 8);  // ABEF
+  s1 = _mm_blend_epi16(s1, tmp, 0xF0);       // CDGH
+  for (; n > 0; --n, p += 64) {
+    const __m128i abef = s0, cdgh = s1;
+    __m128i w[16];
+    for (int g = 0; g < 16; ++g) {
+      if (g < 4) {
+        w[g] =
+            _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * g)), kSwap);
+      } else {
+        const __m128i m = _mm_add_epi32(_mm_sha256msg1_epu32(w[g - 4], w[g - 3]),
+                                        _mm_alignr_epi8(w[g - 1], w[g - 2], 4));
+        w[g] = _mm_sha256msg2_epu32(m, w[g - 1]);
+      }
+      __m128i msg =
+          _mm_add_epi32(w[g], _mm_loadu_si128(reinterpret_cast<const __m128i*>(&kK[4 * g])));
+      s1 = _mm_sha256rnds2_epu32(s1, s0, msg);
+      msg = _mm_shuffle_epi32(msg, 0x0E);
+      s0 = _mm_sha256rnds2_epu32(s0, s1, msg);
+    }
+    s0 = _mm_add_epi32(s0, abef);
+    s1 = _mm_add_epi32(s1, cdgh);
+  }
+  tmp = _mm_shuffle_epi32(s0, 0x1B);    // FEBA
+  s1 = _mm_shuffle_epi32(s1, 0xB1);     // DCHG
+  s0 = _mm_blend_epi16(tmp, s1, 0xF0);  // DCBA
+  s1 = _mm_alignr_epi8(s1, tmp, 8);     // HGFE
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(state), s0);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(state + 4), s1);
+}
+#endif
+
 }  // namespace
+
+bool Sha256::Accelerated() {
+#ifdef ARBITER_SHA_NI
+  static const bool has = CpuHasSha();
+  return has;
+#else
+  return false;
+#endif
+}
 
 Sha256::Sha256()
     : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-         0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
+         0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19},
+      accelerated_(Accelerated()) {}
+
+Sha256 Sha256::Portable() {
+  Sha256 h;
+  h.accelerated_ = false;
+  return h;
+}
+
+void Sha256::Blocks(const uint8_t* p, size_t n) {
+#ifdef ARBITER_SHA_NI
+  if (accelerated_) return BlocksSha(h_.data(), p, n);
+#endif
+  for (; n > 0; --n, p += 64) Block(p);
+}
 
 void Sha256::Block(const uint8_t* p) {
   uint32_t w[64];
@@ -60,13 +142,23 @@ void Sha256::Block(const uint8_t* p) {
 
 void Sha256::Update(std::string_view data) {
   total_bytes_ += data.size();
-  for (char ch : data) {
-    buf_[buf_len_++] = static_cast<uint8_t>(ch);
-    if (buf_len_ == 64) {
-      Block(buf_.data());
-      buf_len_ = 0;
-    }
+  const auto* p = reinterpret_cast<const uint8_t*>(data.data());
+  size_t left = data.size();
+  if (buf_len_ > 0) {  // the block begun by an earlier call
+    const size_t take = std::min(left, 64 - buf_len_);
+    std::memcpy(buf_.data() + buf_len_, p, take);
+    buf_len_ += take;
+    p += take;
+    left -= take;
+    if (buf_len_ < 64) return;
+    Blocks(buf_.data(), 1);
+    buf_len_ = 0;
   }
+  Blocks(p, left / 64);  // whole blocks from the input, not copied
+  p += left / 64 * 64;
+  left %= 64;
+  std::memcpy(buf_.data(), p, left);
+  buf_len_ = left;
 }
 
 std::array<uint8_t, 32> Sha256::Finish() {
@@ -74,12 +166,12 @@ std::array<uint8_t, 32> Sha256::Finish() {
   buf_[buf_len_++] = 0x80;
   if (buf_len_ > 56) {
     while (buf_len_ < 64) buf_[buf_len_++] = 0;
-    Block(buf_.data());
+    Blocks(buf_.data(), 1);
     buf_len_ = 0;
   }
   while (buf_len_ < 56) buf_[buf_len_++] = 0;
   for (int i = 7; i >= 0; --i) buf_[buf_len_++] = static_cast<uint8_t>(bits >> (8 * i));
-  Block(buf_.data());
+  Blocks(buf_.data(), 1);
   std::array<uint8_t, 32> out{};
   for (int i = 0; i < 8; ++i)
     for (int j = 0; j < 4; ++j) out[4 * i + j] = static_cast<uint8_t>(h_[i] >> (24 - 8 * j));

@@ -373,6 +373,25 @@ yaml::ManifestLoad Cluster::Load(const KindInfo& kind, Json in) {
   return load;
 }
 
+// Whether Prepare's changes (the namespace as Put settles it) and Load's (no server-written
+// status, no nodeName of a workload) leave `m.object` as it is (a pod's create names its
+// namespace and sets neither): then it is loaded without a copy (issue 27).
+bool Cluster::LoadsAsGiven(const KindInfo& kind, const Mutation& m) {
+  const Json& obj = m.object;
+  const Json& meta = obj["metadata"];
+  const auto ns = meta.find("namespace");
+  if (kind.namespaced
+          ? ns == meta.end() || !ns->is_string() || ns->get_ref<const std::string&>().empty()
+          : ns != meta.end())
+    return false;
+  if (kind.status == StatusWriter::kServer && obj.contains("status")) return false;
+  if (kind.storage == Storage::kWorkload) {
+    const auto spec = obj.find("spec");
+    if (spec != obj.end() && spec->is_object() && spec->contains("nodeName")) return false;
+  }
+  return true;
+}
+
 Cluster::Prepared Cluster::Prepare(const Mutation& m) {
   Prepared p;
   if (m.op != Mutation::Op::kCreate && m.op != Mutation::Op::kUpdate) return p;
@@ -381,6 +400,13 @@ Cluster::Prepared Cluster::Prepare(const Mutation& m) {
       !m.object["metadata"].is_object())
     return p;
   if (info->storage == Storage::kController) return p;  // the Job rules need no loader
+  if (LoadsAsGiven(*info, m)) {  // nothing to change: the request's tree is read, not copied
+    yaml::ManifestLoad load;
+    yaml::LoadManifestJson(m.object, "request", &load);
+    load.ReleaseSources();
+    p.load = std::move(load);
+    return p;
+  }
   Json obj = m.object;
   Json& meta = obj["metadata"];
   // The namespace as Put settles it.

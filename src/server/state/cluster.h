@@ -252,7 +252,8 @@ class Cluster {
   std::optional<NewPod> new_pod_;
   // Rewrites every pending pod's status from the engine's (after a backfill plan moved).
   void RefreshAllPending(Millis time);
-  static yaml::ManifestLoad Load(const KindInfo& kind, Json obj);  // a copy the loader reads
+  static yaml::ManifestLoad Load(const KindInfo& kind, Json obj);     // a copy the loader reads
+  static bool LoadsAsGiven(const KindInfo& kind, const Mutation& m);  // Prepare needs no copy
   MutationResult Delete(const Mutation& m);
   std::optional<ApiError> FlavorInUse(const std::string& name) const;
   Status DeletePodObject(const Mutation& m, const std::string& ns, const Json& existing);

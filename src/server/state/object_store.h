@@ -238,7 +238,8 @@ class ObjectStore {
     // no tree of the whole state is made. Thread-safe. Write() gives it to `out` in pieces
     // (stopping at, and answering, a false from `out`); Size() is its length.
     using Sink = std::function<bool(std::string_view)>;
-    bool Write(const Sink& out) const;
+    // count: the objects' texts are not made nor given to `out`, their lengths added to *count.
+    bool Write(const Sink& out, size_t* count = nullptr) const;
     size_t Size() const;
     void Append(std::string& out) const;
   };
