@@ -22,6 +22,7 @@
 #include <string_view>
 #include <thread>
 
+#include "adapters/kube/selectors.h"
 #include "adapters/kube/status.h"
 #include "adapters/kube/table.h"
 #include "server/daemon.h"
@@ -29,6 +30,7 @@
 #include "server/durability/cluster_snapshot.h"
 #include "server/http/http_api.h"
 #include "server/http/http_server.h"
+#include "server/http/list_pages.h"
 #include "server/metrics/metrics.h"
 
 namespace {
@@ -885,7 +887,8 @@ BENCHMARK(BM_ListBodyWrite)->Args({10000, 0})->Args({10000, 1})->Unit(benchmark:
 // The rows of a `kubectl get pods` Table of `range(0)` pods written from the stored objects (no
 // HTTP, no lock), as a list asked as Table writes them (kube::TableRow, includeObject=Metadata,
 // kubectl's default). range(1) = 0: only each object's tree got (a cold Pod's text parsed again);
-// 1: the rows written.
+// 1: the rows written from the trees; 2: the rows written from the texts (TableRowFromText, as a
+// list does for a compacted Pod).
 void BM_ListTableWrite(benchmark::State& state) {
   arbiter::server::Cluster c("0000abcd");
   AddDefaultNamespaceAndNodes(c, 16);
@@ -896,6 +899,21 @@ void BM_ListTableWrite(benchmark::State& state) {
   const auto& r = *arbiter::kube::FindResourceByKind("v1", "Pod");
   const bool rows = state.range(1) == 1;
   size_t bytes = 0;
+  if (state.range(1) == 2) {  // the rows from the pods' texts (kube::TableRowFromText)
+    for (auto _ : state) {
+      std::string out, text;
+      for (size_t i = 0; i < pods.size(); ++i) {
+        text.clear();
+        pods[i].stored().AppendWireText(text);
+        arbiter::kube::TableRowFromText(out, r, text, 1000000,
+                                        arbiter::kube::IncludeObject::kMetadata, i == 0);
+      }
+      bytes = out.size();
+      benchmark::DoNotOptimize(out.data());
+    }
+    state.counters["bytes"] = static_cast<double>(bytes);
+    return;
+  }
   for (auto _ : state) {
     std::string out;
     for (size_t i = 0; i < pods.size(); ++i) {
@@ -910,7 +928,77 @@ void BM_ListTableWrite(benchmark::State& state) {
   }
   state.counters["bytes"] = static_cast<double>(bytes);
 }
-BENCHMARK(BM_ListTableWrite)->Args({10000, 0})->Args({10000, 1})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ListTableWrite)
+    ->Args({10000, 0})
+    ->Args({10000, 1})
+    ->Args({10000, 2})
+    ->Unit(benchmark::kMillisecond);
+
+// What a list of one namespace's, one node's or all the pods holds the daemon's lock for, with
+// `range(0)` running pods in 100 namespaces on 64 nodes (issue 27: lists at 1M live pods). The
+// pick is PickObjects (list_pages.h), under the lock; the match is the list's selectors applied
+// after, off the lock (a compacted pod's text parsed again). Counters (ms, the median of 5):
+// ns_pick_ms (`kubectl get pods -n X`: one namespace), all_pick_ms (`kubectl get pods -A`, whose
+// first page of 500 picks every pod for its continues), node_scan_ms / node_scan_match_ms (a
+// field selector spec.nodeName=NODE, NODE the first pod's, picked as a list of every pod, then
+// matched: the way before the index), node_pick_ms / node_match_ms (picked from the index, then
+// matched), node_pods (the node's).
+void BM_ListPick(benchmark::State& state) {
+  constexpr int kNamespaces = 100;
+  arbiter::server::Cluster c("0000abcd");
+  AddDefaultNamespaceAndNodes(c, 64);
+  for (int n = 0; n < kNamespaces; ++n)
+    (void)c.Apply(Create({{"apiVersion", "v1"},
+                          {"kind", "Namespace"},
+                          {"metadata", {{"name", "ns-" + std::to_string(n)}}}}));
+  for (int64_t i = 0; i < state.range(0); ++i) {
+    Json pod = Json::parse(PodJson("p-" + std::to_string(i)));
+    pod["metadata"]["namespace"] = "ns-" + std::to_string(i % kNamespaces);
+    auto m = Create(pod);
+    m.time = i;
+    (void)c.ApplyShared(m);
+    if (i % 1024 == 0) (void)c.TakeWatchEvents();
+  }
+  (void)c.TakeWatchEvents();
+  c.store().Trim();
+  const auto& r = *arbiter::kube::FindResourceByKind("v1", "Pod");
+  const Json* first = c.store().Get("Pod", "ns-0", "p-0");
+  const std::string node = first ? arbiter::server::PodNodeName(*first) : "";  // the first pod's
+  const auto fields = arbiter::kube::ParseFieldSelector("spec.nodeName=" + node, r).value();
+  const auto ms = [](auto&& f) {
+    std::vector<double> t;
+    for (int i = 0; i < 5; ++i) {
+      const auto s = std::chrono::steady_clock::now();
+      f();
+      t.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  const auto matched = [&](const arbiter::server::ListRange& range) {
+    size_t n = 0;
+    for (const auto& o : range) n += fields.Matches(*o.stored().tree()) ? 1 : 0;
+    return n;
+  };
+  using arbiter::server::PickObjects;
+  const auto& store = c.store();
+  size_t node_pods = 0;
+  for (auto _ : state) {
+    state.counters["ns_pick_ms"] = ms([&] { (void)PickObjects(store, "Pod", "ns-7", nullptr); });
+    state.counters["all_pick_ms"] = ms([&] { (void)PickObjects(store, "Pod", "", nullptr); });
+    const auto all = PickObjects(store, "Pod", "", nullptr);
+    state.counters["node_scan_ms"] = state.counters["all_pick_ms"];
+    state.counters["node_scan_match_ms"] = ms([&] { node_pods = matched(all); });
+    state.counters["node_pick_ms"] = ms([&] { (void)PickObjects(store, "Pod", "", &node); });
+    const auto picked = PickObjects(store, "Pod", "", &node);
+    state.counters["node_match_ms"] = ms([&] { (void)matched(picked); });
+    if (picked.size() != node_pods || node.empty())
+      state.SkipWithError("the index and the scan differ, or the first pod is not bound");
+  }
+  state.counters["node_pods"] = static_cast<double>(node_pods);
+}
+BENCHMARK(BM_ListPick)->Arg(300000)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // `range(0)` batch/v1 Jobs of 4 pods each (parallelism 4, completions 4) created one after the
 // other in one namespace, on the state machine alone: what the Job controller costs a create as

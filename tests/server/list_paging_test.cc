@@ -5,6 +5,7 @@
 #include <httplib.h>
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -192,6 +193,65 @@ TEST(ListPagingTest, TableFormPagesToo) {
   EXPECT_EQ(Names(second, "rows"), (std::vector<std::string>{"p3", "p4"}));
   EXPECT_FALSE(second["metadata"].contains("continue"));
   EXPECT_EQ(second["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+}
+
+// A field selector spec.nodeName=NODE (kubelets' and node agents' list) picks the node's pods from
+// the store's index: the same pods, in the same order, as the whole list filtered by node, in
+// every namespace or one, paged; its kept pages are not those of the whole list at the same
+// resourceVersion (nor the other way round).
+TEST(ListPagingTest, ANodesPodsAreTheListFilteredByNode) {
+  Served s("node");
+  for (int i = 0; i < 2; ++i) {
+    Mutation m;
+    m.op = Mutation::Op::kCreate;
+    m.kind = "Node";
+    m.object = {{"apiVersion", "v1"},
+                {"kind", "Node"},
+                {"metadata", {{"name", "n" + std::to_string(i)}}},
+                {"status", {{"capacity", {{"cpu", "8"}, {"memory", "1Gi"}, {"pods", "110"}}}}}};
+    ASSERT_TRUE(s.daemon->Mutate(std::move(m)).ok());
+  }
+  for (int i = 0; i < 12; ++i) {  // a CPU each: 8 fit a node
+    Mutation m;
+    m.op = Mutation::Op::kCreate;
+    m.kind = "Pod";
+    m.namespace_ = "default";
+    m.object = {
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", {{"name", "p" + std::to_string(i)}, {"namespace", "default"}}},
+        {"spec",
+         {{"containers",
+           {{{"name", "c"}, {"image", "x"}, {"resources", {{"requests", {{"cpu", "1"}}}}}}}}}}};
+    ASSERT_TRUE(s.daemon->Mutate(std::move(m)).ok());
+  }
+  const Json all = s.Get("/api/v1/pods");
+  std::map<std::string, std::vector<std::string>> by_node;
+  for (const auto& p : all["items"])
+    by_node[p["spec"].value("nodeName", "")].push_back(p["metadata"]["name"]);
+  ASSERT_EQ(by_node[""].size(), 0u) << "every pod is bound";
+  ASSERT_EQ(by_node.size(), 3u) << "both nodes have pods";  // (and the "" just read)
+  for (const std::string node : {"n0", "n1"}) {
+    const std::string q = "fieldSelector=spec.nodeName%3D" + node;
+    EXPECT_EQ(Names(s.Get("/api/v1/pods?" + q)), by_node[node]) << node;
+    EXPECT_EQ(Names(s.Get("/api/v1/namespaces/default/pods?" + q)), by_node[node]) << node;
+    EXPECT_TRUE(s.Get("/api/v1/namespaces/other/pods?" + q)["items"].empty()) << node;
+    EXPECT_EQ(All(s, "/api/v1/pods?limit=2&" + q), by_node[node]) << node;
+    // With another term, and !=: matched after the pick.
+    EXPECT_EQ(Names(s.Get("/api/v1/pods?" + q + ",metadata.name%3Dp0")).size(),
+              by_node[node].front() == "p0" ? 1u : 0u);
+  }
+  EXPECT_EQ(Names(s.Get("/api/v1/pods?fieldSelector=spec.nodeName!%3Dn0")), by_node["n1"]);
+  // The first pages of both lists at one resourceVersion, then each continued.
+  const Json node_page = s.Get("/api/v1/pods?limit=1&fieldSelector=spec.nodeName%3Dn0");
+  const Json whole_page = s.Get("/api/v1/pods?limit=1");
+  ASSERT_EQ(node_page["metadata"]["resourceVersion"], whole_page["metadata"]["resourceVersion"]);
+  const Json whole_rest = s.Get("/api/v1/pods?limit=100&continue=" +
+                                whole_page["metadata"]["continue"].get<std::string>());
+  EXPECT_EQ(whole_rest["items"].size(), 11u);
+  const Json node_rest = s.Get("/api/v1/pods?limit=100&fieldSelector=spec.nodeName%3Dn0&continue=" +
+                               node_page["metadata"]["continue"].get<std::string>());
+  EXPECT_EQ(node_rest["items"].size(), by_node["n0"].size() - 1);
 }
 
 // A list's body is the bytes of the whole list dumped (kube::WireJson) from the stored objects, as

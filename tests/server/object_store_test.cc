@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+#include <vector>
+
 #include "adapters/kube/status.h"
 
 namespace arbiter::server {
@@ -105,6 +109,50 @@ TEST(ObjectStoreCompact, IndexesReadColdObjects) {
   s.Put("Pod", "ns", "p0", moved);
   EXPECT_EQ(s.ByIndex("Pod", "x").size(), 2u);
   EXPECT_EQ(s.ByIndex("Pod", "y").size(), 1u);
+}
+
+// A kind may have several indexes: each gives its own objects, in key order (of one namespace or
+// all), follows writes and removals, and only the tracked ones report their touched values.
+TEST(ObjectStoreIndexes, ASecondIndexListsItsObjectsInKeyOrder) {
+  ObjectStore s;
+  s.AddIndex("Pod", [](const Json& o) { return o.at("metadata").at("labels").value("app", ""); });
+  s.AddIndex("Pod", PodNodeName, false);
+  s.SetCompact({"Pod"}, 1);
+  const auto on = [](int i, const std::string& ns, const std::string& node) {
+    Json pod = PodJson(i);
+    pod["metadata"]["namespace"] = ns;
+    if (!node.empty()) pod["spec"]["nodeName"] = node;
+    return pod;
+  };
+  s.Put("Pod", "b", "p1", on(1, "b", "n1"));
+  s.Put("Pod", "a", "p2", on(2, "a", "n1"));
+  s.Put("Pod", "a", "p0", on(0, "a", "n2"));
+  s.Put("Pod", "a", "p3", on(3, "a", ""));  // unbound: in no node's list
+  s.Trim();
+  const auto names = [&](const std::string& node, const std::string& ns) {
+    std::vector<std::string> out;
+    for (const StoredRef& o : s.StoredByIndex("Pod", PodNodeName, node, ns))
+      out.push_back(o->at("metadata").at("namespace").get<std::string>() + "/" +
+                    o->at("metadata").at("name").get<std::string>());
+    return out;
+  };
+  EXPECT_EQ(names("n1", ""), (std::vector<std::string>{"a/p2", "b/p1"}));
+  EXPECT_EQ(names("n1", "b"), (std::vector<std::string>{"b/p1"}));
+  EXPECT_EQ(names("n2", ""), (std::vector<std::string>{"a/p0"}));
+  EXPECT_TRUE(names("n3", "").empty());
+  EXPECT_EQ(s.ByIndex("Pod", "x").size(), 4u);  // the first index: by app
+  EXPECT_EQ(s.TakeTouched("Pod"), (std::set<std::string>{"x"}));
+  s.Put("Pod", "a", "p2", on(2, "a", "n2"));  // moved (read from its cold tree)
+  s.Put("Pod", "a", "p3", on(3, "a", "n2"));  // bound
+  EXPECT_TRUE(s.Remove("Pod", "a", "p0"));
+  EXPECT_EQ(names("n1", ""), (std::vector<std::string>{"b/p1"}));
+  EXPECT_EQ(names("n2", ""), (std::vector<std::string>{"a/p2", "a/p3"}));
+  EXPECT_EQ(s.TakeTouched("Pod"), (std::set<std::string>{"x"}));
+  const Json saved = s.Save();
+  ObjectStore loaded;
+  loaded.AddIndex("Pod", PodNodeName, false);
+  loaded.Load(Json(saved));
+  EXPECT_EQ(loaded.StoredByIndex("Pod", PodNodeName, "n2").size(), 2u);
 }
 
 // A Pod's text is kept packed (packed_text.h), made once, and written back byte for byte by every

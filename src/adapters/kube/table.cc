@@ -653,6 +653,87 @@ void TableRow(std::string& out, const ResourceInfo& r, const json& o, Millis now
 
 void TableClose(std::string& out) { out += "]}"; }
 
+namespace {
+// The end of the JSON value at `at` of wire text (compact, valid): past its closing quote,
+// bracket or last character.
+size_t SkipValue(std::string_view t, size_t at) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = at; i < t.size(); ++i) {
+    const char c = t[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+        if (depth == 0) return i + 1;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if (c == '}' || c == ']') {
+      if (--depth <= 0) return depth < 0 ? i : i + 1;
+    } else if (depth == 0 && c == ',') {
+      return i;
+    }
+  }
+  return t.size();
+}
+
+// The text of the top-level member `key` (a plain key) of an object's wire text; "" if absent.
+std::string_view MemberText(std::string_view t, std::string_view key) {
+  size_t i = 1;  // past '{'
+  while (i < t.size() && t[i] == '"') {
+    const size_t key_end = SkipValue(t, i);
+    const bool found = t.substr(i + 1, key_end - i - 2) == key;
+    const size_t value_end = SkipValue(t, key_end + 1);
+    if (found) return t.substr(key_end + 1, value_end - key_end - 1);
+    i = value_end + 1;  // past ','
+  }
+  return {};
+}
+
+// A Pod's tree with only what the Pod printer reads (PodCells, PodStatus, Age): nlohmann's parser
+// drops the rest as it goes, so no tree is made of it.
+json PodForPrinting(std::string_view text) {
+  std::string path[3];
+  const json::parser_callback_t keep = [&path](int depth, json::parse_event_t event, json& parsed) {
+    if (event != json::parse_event_t::key) return true;
+    const std::string& key = parsed.get_ref<const std::string&>();
+    if (depth <= 2) path[depth] = key;
+    if (depth == 1) return key == "metadata" || key == "spec" || key == "status";
+    if (depth == 2 && path[1] == "metadata")
+      return key == "name" || key == "creationTimestamp" || key == "deletionTimestamp";
+    if (depth == 2 && path[1] == "spec")
+      return key == "containers" || key == "nodeName" || key == "readinessGates";
+    return !(path[1] == "spec" && path[2] == "containers");  // counted only
+  };
+  return json::parse(text.begin(), text.end(), keep);
+}
+}  // namespace
+
+void TableRowFromText(std::string& out, const ResourceInfo& r, std::string_view text, Millis now,
+                      IncludeObject include, bool first) {
+  if (r.kind != "Pod" || text.empty() || text.front() != '{')
+    return TableRow(out, r, json::parse(text.begin(), text.end()), now, include, first);
+  if (!first) out += ',';
+  out += "{\"cells\":";
+  AppendWireJson(out, CellsOf(r, PodForPrinting(text), now));
+  if (include == IncludeObject::kObject) {
+    out += ",\"object\":";
+    out += text;
+  } else if (include == IncludeObject::kMetadata) {
+    const std::string_view m = MemberText(text, "metadata");
+    out +=
+        ",\"object\":{\"apiVersion\":\"meta.k8s.io/"
+        "v1\",\"kind\":\"PartialObjectMetadata\",\"metadata\":";
+    out += !m.empty() && m.front() == '{' ? m : std::string_view("{}");
+    out += '}';
+  }
+  out += '}';
+}
+
 json MakeTable(const ResourceInfo& r, const std::vector<json>& objects, Millis now,
                IncludeObject include, const json& list_metadata) {
   std::vector<const json*> ptrs;

@@ -217,6 +217,12 @@ struct Selectors {
   kube::LabelSelector labels;
   kube::FieldSelector fields;
   bool Matches(const Json& o) const { return labels.MatchesObject(o) && fields.Matches(o); }
+  // The node of a term spec.nodeName=NODE (nullptr: none), which picks from the store's index.
+  const std::string* Node() const {
+    for (const auto& f : fields.requirements)
+      if (f.equals && f.field == "spec.nodeName" && !f.value.empty()) return &f.value;
+    return nullptr;
+  }
 };
 
 std::optional<Selectors> ParseSelectors(const httplib::Request& req, httplib::Response& res,
@@ -265,14 +271,22 @@ struct PickedRange {
   size_t begin = 0;
 };
 
+// What a kept range is kept under (ListSnapshots): its namespace, and the node of a range of one
+// node's pods (kept apart from the whole namespace's).
+std::string ListScope(const std::string& ns, const std::string* node) {
+  return node ? ns + '\0' + "spec.nodeName=" + *node : ns;
+}
+
 std::optional<PickedRange> PickRange(Daemon& d, ListSnapshots& lists, const httplib::Request& req,
                                      httplib::Response& res, const kube::ResourceInfo& r,
-                                     const std::string& ns, bool all_namespaces) {
+                                     const std::string& ns, bool all_namespaces,
+                                     const std::string* node) {
   PickedRange p;
+  const std::string scope = ListScope(ns, node);
   const auto current = [&] {
     auto range = std::make_shared<ListRange>();
     p.rv = d.Read([&](const Cluster& c) {
-      *range = c.store().ListStored(r.kind, ns);
+      *range = PickObjects(c.store(), r.kind, ns, node);
       return c.store().resource_version();
     });
     p.range = std::move(range);
@@ -304,7 +318,7 @@ std::optional<PickedRange> PickRange(Daemon& d, ListSnapshots& lists, const http
   const int64_t now_ms = WallNow();
   if (want < 0) {
     current();
-  } else if (auto kept = lists.Find(r.kind, ns, want, now_ms)) {
+  } else if (auto kept = lists.Find(r.kind, scope, want, now_ms)) {
     p.range = std::move(kept);
     p.rv = want;
   } else {
@@ -316,7 +330,7 @@ std::optional<PickedRange> PickRange(Daemon& d, ListSnapshots& lists, const http
     const bool same = d.Read([&](const Cluster& c) {
       now_rv = c.store().resource_version();
       if (c.store().kind_version(r.kind) > want || now_rv < want) return false;
-      *range = c.store().ListStored(r.kind, ns);
+      *range = PickObjects(c.store(), r.kind, ns, node);
       return true;
     });
     if (now_rv < want) {
@@ -384,8 +398,17 @@ void SendListTable(httplib::Response& res, const kube::ResourceInfo& r, const Li
   out.clear();
   const Millis now = WallNow();
   kube::TableOpen(out, r, metadata);
-  for (size_t i = 0; i < page.items.size(); ++i)
-    kube::TableRow(out, r, *page.items[i]->tree(), now, include, i == 0);
+  std::string text;
+  for (size_t i = 0; i < page.items.size(); ++i) {
+    const StoredObject& o = *page.items[i];
+    if (!o.compacted()) {
+      kube::TableRow(out, r, *o.tree(), now, include, i == 0);
+      continue;
+    }
+    text.clear();  // a compacted Pod's row from its text: not its whole tree parsed again
+    o.AppendWireText(text);
+    kube::TableRowFromText(out, r, text, now, include, i == 0);
+  }
   kube::TableClose(out);
   res.status = 200;
   res.set_header("Content-Type", "application/json");
@@ -408,13 +431,15 @@ void HandleList(Daemon& d, ListSnapshots& lists, const httplib::Request& req,
   if (!limit) return;
   const bool all_namespaces = r.namespaced && t.namespace_.empty();
   // Under the lock only the shared objects are picked; matching and serializing come after.
-  auto picked = PickRange(d, lists, req, res, r, t.namespace_, all_namespaces);
+  const std::string* node = sel->Node();
+  auto picked = PickRange(d, lists, req, res, r, t.namespace_, all_namespaces, node);
   if (!picked) return;
   const bool selects = !sel->labels.Empty() || !sel->fields.Empty();
   std::function<bool(const Json&)> match;
   if (selects) match = [&](const Json& o) { return sel->Matches(o); };
   const ListPage page = PageOf(*picked->range, picked->begin, *limit, match, all_namespaces);
-  if (page.continue_key) lists.Put(r.kind, t.namespace_, picked->rv, picked->range, WallNow());
+  if (page.continue_key)
+    lists.Put(r.kind, ListScope(t.namespace_, node), picked->rv, picked->range, WallNow());
   const Json metadata = ListMetadata(page, picked->rv);
   if (kube::WantsTable(req.get_header_value("Accept")))
     return SendListTable(res, r, page, metadata,

@@ -21,6 +21,12 @@ ObjectStore::Key StoreKeyOf(const Json& o) {
 
 }  // namespace
 
+ListRange PickObjects(const ObjectStore& store, const std::string& kind, const std::string& ns,
+                      const std::string* node) {
+  if (!node || kind != "Pod" || node->empty()) return store.ListStored(kind, ns);
+  return store.StoredByIndex(kind, PodNodeName, *node, ns);
+}
+
 size_t StartIndex(const ListRange& range, const std::string& start, bool all_namespaces) {
   // The start key as a store key: "ns/name\0" splits at its first '/' (names have none).
   ObjectStore::Key from;

@@ -40,6 +40,13 @@ struct ListPage {
   std::optional<int64_t> remaining;         // keys after the page (no selectors only)
 };
 
+// The objects a list reads, picked under the daemon's lock, in key order: those of `kind` in `ns`
+// ("" : all); when `node` is given (a field selector spec.nodeName=NODE, as kubelets and node
+// agents list their pods), only the Pods bound to it, from the store's index (PodNodeName) in
+// O(their number) rather than O(all the kind's objects). The list's selectors still apply.
+ListRange PickObjects(const ObjectStore& store, const std::string& kind, const std::string& ns,
+                      const std::string* node);
+
 // The index of the first object of `range` whose key is not below `start` (a token's start key:
 // "ns/name\0" when `all_namespaces` of a namespaced kind, else "name\0").
 size_t StartIndex(const ListRange& range, const std::string& start, bool all_namespaces);

@@ -131,6 +131,7 @@ Cluster::Cluster(std::string uid_prefix)
       sink_(std::make_unique<Sink>(recorder_.get())) {
   AttachSinks();
   IndexJobs();
+  store_.AddIndex("Pod", PodNodeName, false);  // lists of one node's pods (list_pages.h)
   store_.SetCompact({"Pod"}, kHotTrees);
   store_.SetTextKinds({"Event"});
 }

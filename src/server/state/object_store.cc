@@ -534,7 +534,8 @@ void ObjectStore::Load(Json&& saved) {
 void ObjectStore::StartLoad() {
   kinds_.clear();
   pod_phases_.clear();
-  for (auto& [kind, index] : indexes_) index.keys.clear();
+  for (auto& [kind, indexes] : indexes_)
+    for (Index& index : indexes) index.keys.clear();
   events_.clear();
   kind_versions_.clear();
 }
@@ -555,47 +556,84 @@ void ObjectStore::FinishLoad(int64_t resource_version) {
   loaded_rv_ = rv_;
 }
 
-void ObjectStore::AddIndex(const std::string& kind, IndexKey key_of) {
-  indexes_[kind].key_of = key_of;
+void ObjectStore::AddIndex(const std::string& kind, IndexKey key_of, bool touched) {
+  Index index;
+  index.key_of = key_of;
+  index.track = touched;
+  indexes_[kind].push_back(std::move(index));
 }
 
 void ObjectStore::Reindex(const std::string& kind, const Key& key, const Json* was,
                           const Json* now) {
   auto ix = indexes_.find(kind);
   if (ix == indexes_.end()) return;
-  Index& index = ix->second;
-  const std::string a = was ? index.key_of(*was) : "";
-  const std::string b = now ? index.key_of(*now) : "";
-  if (!a.empty()) {
-    index.touched.insert(a);
-    if (a != b) {
-      auto it = index.keys.find(a);
-      if (it != index.keys.end() && it->second.erase(key) && it->second.empty())
-        index.keys.erase(it);
+  for (Index& index : ix->second) {
+    const std::string a = was ? index.key_of(*was) : "";
+    const std::string b = now ? index.key_of(*now) : "";
+    if (!a.empty()) {
+      if (index.track) index.touched.insert(a);
+      if (a != b) {
+        auto it = index.keys.find(a);
+        if (it != index.keys.end() && it->second.erase(key) && it->second.empty())
+          index.keys.erase(it);
+      }
+    }
+    if (!b.empty()) {
+      if (index.track) index.touched.insert(b);
+      if (a != b) index.keys[b].insert(key);
     }
   }
-  if (!b.empty()) {
-    index.touched.insert(b);
-    index.keys[b].insert(key);
+}
+
+const std::set<ObjectStore::Key>* ObjectStore::IndexedKeys(const std::string& kind, IndexKey key_of,
+                                                           const std::string& value) const {
+  auto ix = indexes_.find(kind);
+  if (ix == indexes_.end() || ix->second.empty()) return nullptr;
+  for (const Index& index : ix->second) {
+    if (key_of && index.key_of != key_of) continue;
+    auto it = index.keys.find(value);
+    return it == index.keys.end() ? nullptr : &it->second;
   }
+  return nullptr;
 }
 
 std::vector<const Json*> ObjectStore::ByIndex(const std::string& kind,
                                               const std::string& value) const {
   std::vector<const Json*> out;
-  auto ix = indexes_.find(kind);
-  if (ix == indexes_.end()) return out;
-  auto it = ix->second.keys.find(value);
-  if (it == ix->second.keys.end()) return out;
-  for (const Key& key : it->second)
-    if (const Json* o = Get(kind, key.first, key.second)) out.push_back(o);
+  if (const std::set<Key>* keys = IndexedKeys(kind, nullptr, value))
+    for (const Key& key : *keys)
+      if (const Json* o = Get(kind, key.first, key.second)) out.push_back(o);
+  return out;
+}
+
+std::vector<StoredRef> ObjectStore::StoredByIndex(const std::string& kind, IndexKey key_of,
+                                                  const std::string& value,
+                                                  const std::string& ns) const {
+  std::vector<StoredRef> out;
+  const std::set<Key>* keys = IndexedKeys(kind, key_of, value);
+  if (!keys) return out;
+  const Objects& objs = All(kind);
+  out.reserve(ns.empty() ? keys->size() : 0);
+  for (auto key = ns.empty() ? keys->begin() : keys->lower_bound({ns, ""});
+       key != keys->end() && (ns.empty() || key->first == ns); ++key)
+    if (auto it = objs.find(*key); it != objs.end()) out.push_back(it->second);
   return out;
 }
 
 std::set<std::string> ObjectStore::TakeTouched(const std::string& kind) {
+  std::set<std::string> out;
   auto ix = indexes_.find(kind);
-  if (ix == indexes_.end()) return {};
-  return std::exchange(ix->second.touched, {});
+  if (ix == indexes_.end()) return out;
+  for (Index& index : ix->second)
+    if (index.track) out.merge(std::exchange(index.touched, {}));
+  return out;
+}
+
+std::string PodNodeName(const Json& pod) {
+  auto spec = pod.find("spec");
+  if (spec == pod.end() || !spec->is_object()) return "";
+  auto node = spec->find("nodeName");
+  return node != spec->end() && node->is_string() ? node->get<std::string>() : "";
 }
 
 }  // namespace arbiter::server

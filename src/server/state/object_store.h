@@ -162,6 +162,10 @@ class StoredRef {
   std::shared_ptr<const StoredObject> p_;
 };
 
+// A Pod's spec.nodeName ("" when unbound): the index that lists of one node's pods read (a
+// field selector spec.nodeName=NODE, as kubelets and node agents list).
+std::string PodNodeName(const Json& pod);
+
 class ObjectStore {
  public:
   using Key = std::pair<std::string, std::string>;  // namespace, name
@@ -194,12 +198,17 @@ class ObjectStore {
   bool Remove(const std::string& kind, const std::string& ns, const std::string& name);
 
   // A secondary index of `kind` by the string `key_of` gives an object ("" : not indexed), e.g.
-  // Pods by their Job's uid: set once, before the first Put or Load. ByIndex gives the objects
-  // with that value in (namespace, name) order, in O(their number); TakeTouched the values whose
-  // objects were written or removed since its last call (after a Load: every value).
+  // Pods by their Job's uid: set once, before the first Put or Load. A kind may have several.
+  // ByIndex gives the objects with that value of its first index in (namespace, name) order, in
+  // O(their number); StoredByIndex the same of the index `key_of` (and of namespace `ns`, ""
+  // for all), as shared objects;
+  // TakeTouched the values of the `touched` indexes whose objects were written or removed since
+  // its last call (after a Load: every value).
   using IndexKey = std::string (*)(const Json&);
-  void AddIndex(const std::string& kind, IndexKey key_of);
+  void AddIndex(const std::string& kind, IndexKey key_of, bool touched = true);
   std::vector<const Json*> ByIndex(const std::string& kind, const std::string& value) const;
+  std::vector<StoredRef> StoredByIndex(const std::string& kind, IndexKey key_of,
+                                       const std::string& value, const std::string& ns = "") const;
   std::set<std::string> TakeTouched(const std::string& kind);
 
   // Compaction: the objects of `kinds` ("Pod", "Event") are kept as wire text, but for the
@@ -264,10 +273,13 @@ class ObjectStore {
   std::vector<WatchEvent> events_;
   struct Index {
     IndexKey key_of = nullptr;
+    bool track = true;                          // keeps `touched`
     std::map<std::string, std::set<Key>> keys;  // value -> objects
     std::set<std::string> touched;
   };
-  std::map<std::string, Index> indexes_;  // by kind
+  std::map<std::string, std::vector<Index>> indexes_;  // by kind
+  const std::set<Key>* IndexedKeys(const std::string& kind, IndexKey key_of,
+                                   const std::string& value) const;
   void Reindex(const std::string& kind, const Key& key, const Json* was, const Json* now);
   std::set<std::string> compact_kinds_;
   std::set<std::string> text_kinds_;
