@@ -518,5 +518,134 @@ TEST(HttpServer, AWatchCatchingUpOnMoreThanItsBufferCapIsNotClosed) {
   close(fd);
 }
 
+// Streams on /watch/NS ("all": every namespace); ?plain=1 marks the stream plain_lines, whose
+// `append` must then never be called (its lines are made once for all by the loop); `appended`
+// counts the calls of the others'.
+void NamespacedWatchRoute(HttpServer& s, std::atomic<int>* appended, std::atomic<int>* misused) {
+  s.Get("/watch/(.*)", [=](const httplib::Request& req, httplib::Response& res) {
+    WatchStream w;
+    w.content_type = "application/json;stream=watch";
+    w.kind = "Pod";
+    w.namespace_ = req.matches[1].str() == "all" ? "" : req.matches[1].str();
+    w.after_rv = 1;
+    w.end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    w.plain_lines = req.has_param("plain");
+    w.append = [=, plain = w.plain_lines](const WatchLog::Entry& e, std::string& out) {
+      ++*(plain ? misused : appended);
+      out += e.Line();
+    };
+    res.status = 200;
+    HttpServer::ServeWatch(std::move(w));
+  });
+}
+
+WatchEvent EventIn(int64_t rv, const std::string& ns, const std::string& name) {
+  auto obj = std::make_shared<const Json>(Json{{"metadata", {{"name", name}, {"namespace", ns}}}});
+  return WatchEvent{rv, "Pod", ns, "ADDED", obj};
+}
+
+// Reads from `fd` until `last` has come.
+std::string ReadUntil(int fd, const std::string& last) {
+  std::string got;
+  char buf[4096];
+  while (got.find(last) == std::string::npos) {
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return got + " [ended]";
+    got.append(buf, static_cast<size_t>(n));
+  }
+  return got;
+}
+
+// The loop's fan-out looks at the streams of a change's namespace (and every namespace's) only,
+// and writes a plain stream the line made once per change: each stream gets its changes, in
+// order, and nothing else.
+TEST(HttpServer, AChangeReachesTheStreamsOfItsNamespaceAndOfAllNamespacesInOrder) {
+  std::atomic<int> appended{0}, misused{0};
+  Running r({}, [&](HttpServer& s) { NamespacedWatchRoute(s, &appended, &misused); });
+  const int a_plain = Connect(r.port), a_own = Connect(r.port), b = Connect(r.port),
+            all = Connect(r.port);
+  Send(a_plain, "GET /watch/a?plain=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+  Send(a_own, "GET /watch/a HTTP/1.1\r\nHost: x\r\n\r\n");
+  Send(b, "GET /watch/b?plain=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+  Send(all, "GET /watch/all?plain=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+  for (int fd : {a_plain, a_own, b, all}) ReadUntil(fd, "\r\n\r\n");  // the streams started
+  r.log.Publish({EventIn(2, "a", "p2"), EventIn(3, "b", "p3"), EventIn(4, "a", "p4")});
+  r.log.Notify();
+  r.log.Publish({EventIn(5, "b", "p5")});
+  r.log.Notify();
+  const std::string got_a = ReadUntil(a_plain, "\"p4\"");
+  const std::string got_own = ReadUntil(a_own, "\"p4\"");
+  const std::string got_b = ReadUntil(b, "\"p5\"");
+  const std::string got_all = ReadUntil(all, "\"p5\"");
+  for (const std::string* got : {&got_a, &got_own}) {
+    EXPECT_LT(got->find("\"p2\""), got->find("\"p4\"")) << *got;
+    EXPECT_EQ(got->find("\"p3\""), std::string::npos) << *got;
+    EXPECT_EQ(got->find("\"p5\""), std::string::npos) << *got;
+    EXPECT_EQ(Count(*got, "\"type\":\"ADDED\""), 2u) << *got;
+  }
+  EXPECT_LT(got_b.find("\"p3\""), got_b.find("\"p5\"")) << got_b;
+  EXPECT_EQ(got_b.find("\"p2\""), std::string::npos) << got_b;
+  EXPECT_EQ(Count(got_b, "\"type\":\"ADDED\""), 2u) << got_b;
+  EXPECT_LT(got_all.find("\"p2\""), got_all.find("\"p3\"")) << got_all;
+  EXPECT_LT(got_all.find("\"p3\""), got_all.find("\"p4\"")) << got_all;
+  EXPECT_LT(got_all.find("\"p4\""), got_all.find("\"p5\"")) << got_all;
+  EXPECT_EQ(appended.load(), 2);  // the stream with its own `append`: p2 and p4
+  EXPECT_EQ(misused.load(), 0);
+  for (int fd : {a_plain, a_own, b, all}) close(fd);
+}
+
+void BookmarkedWatchRoute(HttpServer& s) {
+  s.Get("/watch", [](const httplib::Request&, httplib::Response& res) {
+    WatchStream w;
+    w.content_type = "application/json;stream=watch";
+    w.kind = "Pod";
+    w.namespace_ = "quiet";
+    w.after_rv = 1;
+    w.end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    w.plain_lines = true;
+    w.bookmark = [](int64_t rv) { return "bookmark " + std::to_string(rv) + "\n"; };
+    res.status = 200;
+    HttpServer::ServeWatch(std::move(w));
+  });
+}
+
+// Watches started together have their bookmarks due together, more than the loop handles in one
+// turn: each one still gets its bookmark (the rest in the next turns).
+TEST(HttpServer, EveryWatchGetsItsBookmarkWhenMoreAreDueThanOneTurnHandles) {
+  HttpLimits l;
+  l.watch_bookmark_s = 1;
+  Running r(l, BookmarkedWatchRoute);
+  std::vector<int> fds;
+  for (int i = 0; i < 600; ++i) {
+    fds.push_back(Connect(r.port));
+    Send(fds.back(), "GET /watch HTTP/1.1\r\nHost: x\r\n\r\n");
+  }
+  for (int fd : fds) {
+    const std::string got = ReadUntil(fd, "bookmark 1\n");
+    EXPECT_NE(got.find("bookmark 1\n"), std::string::npos) << got;
+    close(fd);
+  }
+}
+
+// Clients whose headers never end, more than the loop closes in one turn, all reach their header
+// deadline together: every one is closed.
+TEST(HttpServer, MoreClientsTimingOutTogetherThanOneTurnHandlesAreAllClosed) {
+  HttpLimits l;
+  l.header_timeout_s = 1;
+  Running r(l, Echo);
+  std::vector<int> fds;
+  for (int i = 0; i < 600; ++i) {
+    fds.push_back(Connect(r.port));
+    Send(fds.back(), "GET /echo/x HTTP/1.1\r\nHost: x\r\n");
+  }
+  for (int fd : fds) {
+    bool closed = false;
+    ReadToEnd(fd, &closed);
+    EXPECT_TRUE(closed);
+    close(fd);
+  }
+  EXPECT_EQ(r.server->stats().timed_out, 600u);
+}
+
 }  // namespace http_server_test
 }  // namespace arbiter::server

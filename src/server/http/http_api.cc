@@ -600,6 +600,7 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
     else
       entry.AppendLine(out);
   };
+  w.plain_lines = !selects && !table;
   if (bookmarks)
     w.bookmark = [kind = r.kind, api_version = r.ApiVersion()](int64_t rv) {
       return Json{{"type", "BOOKMARK"},
