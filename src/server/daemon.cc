@@ -60,6 +60,7 @@ Result<int64_t> Daemon::Load(Cluster& cluster, StartupInfo* info) {
   // and its commands; format 1: the mutation, parsed and loaded by Cluster::Prepare) while this
   // one applies the current batch in order.
   const bool commands = journal_->format_version() >= 2;
+  cluster.SetReplayingRequests(!commands);
   struct Row {
     int64_t seq = 0;
     std::string record, commands;
@@ -111,6 +112,7 @@ Result<int64_t> Daemon::Load(Cluster& cluster, StartupInfo* info) {
       });
   if (next.valid()) apply(next.get());
   if (replay.ok()) apply(decode(std::move(rows)));
+  cluster.SetReplayingRequests(false);
   if (!failed.ok()) return failed;
   if (!replay.ok()) return replay;
   if (commands && info->replayed > 0) cluster.FinishReplay();

@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -90,11 +92,12 @@ TEST(JournalCompactionTest, ASnapshotsRecordsAreDeletedAChunkInEachCommit) {
 // left are not replayed, and are deleted once the journal is started again (here by Stop()).
 TEST(JournalCompactionTest, RecordsACompactionLeftAreSkippedAndDeletedAfterARestart) {
   const auto dir = Dir("left");
-  Journal* journal = nullptr;
-  auto j = Filled(dir, 120, 100, 10, [&] {
-    return journal->stats().compacted >= 10 ? Status::Internal("the disk is gone") : Status::Ok();
+  // The first commit after the hook is set stores the snapshot's marker and the first piece;
+  // the second fails (counted here: the hook may run before Filled() returns).
+  auto commits = std::make_shared<std::atomic<int>>(0);
+  auto j = Filled(dir, 120, 100, 10, [commits] {
+    return ++*commits >= 2 ? Status::Internal("the disk is gone") : Status::Ok();
   });
-  journal = j.get();
   EXPECT_FALSE(j->WaitDurable(121));  // the failed write stopped the writer
   EXPECT_TRUE(j->failed());
   j->Stop();

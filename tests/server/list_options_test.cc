@@ -151,7 +151,9 @@ TEST(ListOptionsTest, AResourceVersionAheadOfTheStoreIs504) {
        std::vector<std::string>{kPods + "?resourceVersion=99999999999",
                                 kPods + "?resourceVersion=99999999999&resourceVersionMatch=Exact",
                                 kPods + "?resourceVersion=99999999999&limit=1",
-                                kPods + "/p0?resourceVersion=99999999999"}) {
+                                kPods + "/p0?resourceVersion=99999999999",
+                                // A watch from there skipped every change up to it.
+                                kPods + "?watch=true&resourceVersion=99999999999"}) {
     Json q = Check(s.cli->Get(path), 504);
     EXPECT_EQ(q["message"], message) << path;
     EXPECT_EQ(q["details"]["causes"][0]["reason"], "ResourceVersionTooLarge") << path;

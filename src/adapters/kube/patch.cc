@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <regex>
 
 #include "adapters/kube/limits.h"
 
@@ -368,6 +367,40 @@ void RemoveDisowned(json& obj, const json& previous, const json& now,
   }
 }
 
+// Scans digits from `i`; whether there was one.
+bool ScanDigits(std::string_view s, size_t& i) {
+  const size_t from = i;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+  return i > from;
+}
+
+// YAML 1.2 core schema's int ([-+]?[0-9]+) and float
+// ([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?), scanned by hand: libstdc++'s std::regex
+// recurses once per character, and a plain scalar of 100 KB of digits overflowed the stack.
+bool IsYamlInt(std::string_view s) {
+  size_t i = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+  return ScanDigits(s, i) && i == s.size();
+}
+bool IsYamlFloat(std::string_view s) {
+  size_t i = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    if (!ScanDigits(s, i)) return false;
+  } else {
+    if (!ScanDigits(s, i)) return false;
+    if (i < s.size() && s[i] == '.') {
+      ++i;
+      (void)ScanDigits(s, i);
+    }
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    if (!ScanDigits(s, i)) return false;
+  }
+  return i == s.size();
+}
+
 // YAML 1.2 core schema for plain scalars.
 json ResolveScalar(const YAML::Node& n) {
   const std::string& s = n.Scalar();
@@ -375,9 +408,7 @@ json ResolveScalar(const YAML::Node& n) {
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
   if (s == "true" || s == "True" || s == "TRUE") return true;
   if (s == "false" || s == "False" || s == "FALSE") return false;
-  static const std::regex kInt("[-+]?[0-9]+");
-  static const std::regex kFloat(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
-  if (std::regex_match(s, kInt)) {
+  if (IsYamlInt(s)) {
     try {
       if (s[0] == '-') return std::stoll(s);
       return std::stoull(s[0] == '+' ? s.substr(1) : s);
@@ -385,7 +416,7 @@ json ResolveScalar(const YAML::Node& n) {
       return s;
     }
   }
-  if (std::regex_match(s, kFloat)) {
+  if (IsYamlFloat(s)) {
     try {
       return std::stod(s);
     } catch (const std::exception&) {
@@ -630,10 +661,12 @@ Result<json> ParseBody(std::string_view text, PatchType t) {
 
 Result<json> ParseYamlBody(std::string_view text) {
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
-    if (docs.empty()) return Bad("the body is an empty YAML stream");
+    // The first document alone is read (kube-apiserver's decoder reads one), not the others
+    // built as nodes and dropped.
+    const YAML::Node doc = YAML::Load(std::string(text));
+    if (!doc.IsDefined() || doc.IsNull()) return Bad("the body is an empty YAML stream");
     size_t budget = kMaxYamlNodes;
-    return FromYaml(docs[0], 1, &budget);
+    return FromYaml(doc, 1, &budget);
   } catch (const YAML::Exception& e) {
     return Bad(std::string("the body is not YAML: ") + e.what());
   }

@@ -681,11 +681,13 @@ size_t SkipValue(std::string_view t, size_t at) {
   return t.size();
 }
 
-// The text of the top-level member `key` (a plain key) of an object's wire text; "" if absent.
+// The text of the top-level member `key` (a plain key) of an object's compact wire text (no
+// whitespace: kube::WireJson's); "" if absent or malformed.
 std::string_view MemberText(std::string_view t, std::string_view key) {
   size_t i = 1;  // past '{'
   while (i < t.size() && t[i] == '"') {
     const size_t key_end = SkipValue(t, i);
+    if (key_end >= t.size()) return {};
     const bool found = t.substr(i + 1, key_end - i - 2) == key;
     const size_t value_end = SkipValue(t, key_end + 1);
     if (found) return t.substr(key_end + 1, value_end - key_end - 1);

@@ -146,7 +146,7 @@ void Sha256::Update(std::string_view data) {
   size_t left = data.size();
   if (buf_len_ > 0) {  // the block begun by an earlier call
     const size_t take = std::min(left, 64 - buf_len_);
-    std::memcpy(buf_.data() + buf_len_, p, take);
+    if (take > 0) std::memcpy(buf_.data() + buf_len_, p, take);
     buf_len_ += take;
     p += take;
     left -= take;
@@ -157,7 +157,7 @@ void Sha256::Update(std::string_view data) {
   Blocks(p, left / 64);  // whole blocks from the input, not copied
   p += left / 64 * 64;
   left %= 64;
-  std::memcpy(buf_.data(), p, left);
+  if (left > 0) std::memcpy(buf_.data(), p, left);  // (p may be a null view's)
   buf_len_ = left;
 }
 

@@ -27,6 +27,7 @@
 // before anything is written.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -125,7 +126,7 @@ class Journal {
   void SetCommitHook(std::function<Status()> hook);
   // The most records one commit deletes after a snapshot (tests: smaller; before Start).
   static constexpr int64_t kCompactionChunk = 512;
-  void SetCompactionChunk(int64_t records) { compaction_chunk_ = records; }
+  void SetCompactionChunk(int64_t records) { compaction_chunk_ = std::max<int64_t>(1, records); }
 
   int64_t last_seq() const;     // the last record appended
   int64_t durable_seq() const;  // the last record committed

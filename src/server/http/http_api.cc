@@ -584,6 +584,11 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
   } else {
     const uint64_t rv = kube::ParseResourceVersion(rv_param).value();  // checked by HandleList
     w.after_rv = static_cast<int64_t>(std::min<uint64_t>(rv, std::numeric_limits<int64_t>::max()));
+    // Ahead of the store: refused as a list is (kube's cacher gives up waiting for it), not
+    // silently skipping every change up to it.
+    const int64_t now_rv = d.Read([](const Cluster& c) { return c.store().resource_version(); });
+    if (w.after_rv > now_rv)
+      return SendStatus(res, kube::TooLargeResourceVersion(w.after_rv, now_rv));
   }
   w.end = Clock::now() + std::chrono::seconds(timeout);
   // A plain watch sends each change's line as serialized once for all watchers.
@@ -1334,8 +1339,13 @@ void ServeWatchPath(Daemon& d, ListSnapshots& lists, int min_request_timeout_s,
   if (!t.name.empty()) {
     const std::string fields = Param(req, "fieldSelector");
     watch.params.erase("fieldSelector");
+    std::string name;  // escaped as fields.EscapeValue does: the name is one value
+    for (const char c : t.name) {
+      if (c == '\\' || c == ',' || c == '=') name += '\\';
+      name += c;
+    }
     watch.params.emplace("fieldSelector",
-                         (fields.empty() ? "" : fields + ",") + "metadata.name=" + t.name);
+                         (fields.empty() ? "" : fields + ",") + "metadata.name=" + name);
     t.name.clear();
   }
   HandleList(d, lists, watch, res, t, min_request_timeout_s);

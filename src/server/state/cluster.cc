@@ -640,6 +640,7 @@ std::optional<ApiError> Cluster::AdmitLimitRanges(const Target& t, const Pod& po
 // words, nothing stored. They used to be stored Failed (reason Rejected). A pod over the quota's
 // usage alone is still queued (quota.whenExceeded), which is Arbiter's model, not Kubernetes'.
 std::optional<ApiError> Cluster::AdmitQuota(const Target& t, const Pod& pod) const {
+  if (replaying_requests_) return std::nullopt;  // a format 1 record: stored as it was then
   std::optional<std::string> never = engine_->NeverAdmissible(pod);
   if (!never) return std::nullopt;
   return Error(ApiError::Reason::kForbidden, t.kind.kind, t.name, *never);
@@ -706,7 +707,8 @@ std::optional<ApiError> Cluster::CheckUpdate(const Target& t) const {
       // pending pod then showed a node it was not on).
       Json new_spec = SpecOf(t.obj);
       const Json& node = json_member::MemberAt(t.obj, {"spec", "nodeName"});
-      if (!json_member::MemberAt(*t.existing, {"spec", "nodeName"}).is_string() &&
+      if (!replaying_requests_ &&
+          !json_member::MemberAt(*t.existing, {"spec", "nodeName"}).is_string() &&
           node.is_string() && !node.get<std::string>().empty())
         new_spec["nodeName"] = node;
       else if (!t.spec_changed)

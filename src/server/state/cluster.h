@@ -155,6 +155,10 @@ class Cluster {
   std::string TakeTape() { return tape_.Take(); }
   Status Replay(const Mutation& m, CommandTape& tape);
   void FinishReplay() { RestoreUsage(); }
+  // Format 1 records (no tape) are replayed as requests; `on` while they are: the admission
+  // rules added since format 1's releases (a create no quota can ever admit, 403; an update
+  // setting a pending pod's node, 422) do not refuse what those releases accepted and stored.
+  void SetReplayingRequests(bool on) { replaying_requests_ = on; }
 
   // When the next `advance` is due (a timer or an engine wake-up), if any.
   std::optional<Millis> NextDue();
@@ -328,9 +332,10 @@ class Cluster {
   ManifestSet PolicyContext(const std::string& skip_kind, const std::string& skip_ns,
                             const std::string& skip_name) const;
 
-  CommandTape tape_;             // live: the commands of the mutation being applied
-  CommandTape* play_ = nullptr;  // replaying: the commands to give the engine
-  Status play_error_;            // replaying: the first mismatch with the tape
+  CommandTape tape_;                 // live: the commands of the mutation being applied
+  CommandTape* play_ = nullptr;      // replaying: the commands to give the engine
+  Status play_error_;                // replaying: the first mismatch with the tape
+  bool replaying_requests_ = false;  // SetReplayingRequests
   std::string uid_prefix_;
   uint64_t uid_counter_ = 0;
   ObjectStore store_;
