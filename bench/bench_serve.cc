@@ -887,8 +887,7 @@ BENCHMARK(BM_ListBodyWrite)->Args({10000, 0})->Args({10000, 1})->Unit(benchmark:
 // The rows of a `kubectl get pods` Table of `range(0)` pods written from the stored objects (no
 // HTTP, no lock), as a list asked as Table writes them (kube::TableRow, includeObject=Metadata,
 // kubectl's default). range(1) = 0: only each object's tree got (a cold Pod's text parsed again);
-// 1: the rows written from the trees; 2: the rows written from the texts (TableRowFromText, as a
-// list does for a compacted Pod).
+// 1: the rows written.
 void BM_ListTableWrite(benchmark::State& state) {
   arbiter::server::Cluster c("0000abcd");
   AddDefaultNamespaceAndNodes(c, 16);
@@ -899,21 +898,6 @@ void BM_ListTableWrite(benchmark::State& state) {
   const auto& r = *arbiter::kube::FindResourceByKind("v1", "Pod");
   const bool rows = state.range(1) == 1;
   size_t bytes = 0;
-  if (state.range(1) == 2) {  // the rows from the pods' texts (kube::TableRowFromText)
-    for (auto _ : state) {
-      std::string out, text;
-      for (size_t i = 0; i < pods.size(); ++i) {
-        text.clear();
-        pods[i].stored().AppendWireText(text);
-        arbiter::kube::TableRowFromText(out, r, text, 1000000,
-                                        arbiter::kube::IncludeObject::kMetadata, i == 0);
-      }
-      bytes = out.size();
-      benchmark::DoNotOptimize(out.data());
-    }
-    state.counters["bytes"] = static_cast<double>(bytes);
-    return;
-  }
   for (auto _ : state) {
     std::string out;
     for (size_t i = 0; i < pods.size(); ++i) {
@@ -928,11 +912,7 @@ void BM_ListTableWrite(benchmark::State& state) {
   }
   state.counters["bytes"] = static_cast<double>(bytes);
 }
-BENCHMARK(BM_ListTableWrite)
-    ->Args({10000, 0})
-    ->Args({10000, 1})
-    ->Args({10000, 2})
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ListTableWrite)->Args({10000, 0})->Args({10000, 1})->Unit(benchmark::kMillisecond);
 
 // What a list of one namespace's, one node's or all the pods holds the daemon's lock for, with
 // `range(0)` running pods in 100 namespaces on 64 nodes (issue 27: lists at 1M live pods). The

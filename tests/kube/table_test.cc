@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "adapters/kube/status.h"
 #include "kube/fake_apiserver.h"
 
 namespace arbiter::kube {
@@ -75,46 +74,6 @@ TEST(KubeTable, PodRowsShowReadyPendingReasonNodeAndNominatedNode) {
   EXPECT_EQ(MakeTable(R("pods"), std::vector<json>{json::parse(kRunning)}, kNow,
                       IncludeObject::kObject)["rows"][0]["object"]["spec"]["nodeName"],
             "a100-0");
-}
-
-// A row written from the object's wire text is the row written from its tree, byte for byte, in
-// every includeObject form: for Pods of every status the printer reads, with escapes and UTF-8 in
-// their metadata and nested members it skips, and for another kind.
-TEST(KubeTable, RowsFromTheTextAreTheRowsFromTheTree) {
-  std::vector<json> objects = {json::parse(kPending), json::parse(kRunning)};
-  json full = json::parse(kRunning);
-  full["metadata"]["labels"] = {{"app", "x"}, {"z", "caf\u00e9"}};
-  full["metadata"]["annotations"] = {{"note", "a \"quoted\" {brace} [x], \\ \n"}};
-  full["metadata"]["deletionTimestamp"] = "2026-12-01T11:59:00Z";
-  full["metadata"]["ownerReferences"] = json::parse(R"([{"kind":"Job","name":"j"}])");
-  full["spec"]["containers"] = json::parse(
-      R"([{"name":"a","env":[{"name":"X","value":"}]"}],"resources":{"requests":{"cpu":"1"}}},{"name":"b"}])");
-  full["spec"]["readinessGates"] =
-      json::parse(R"([{"conditionType":"g1"},{"conditionType":"g2"}])");
-  full["status"]["conditions"].push_back({{"type", "g1"}, {"status", "True"}});
-  full["status"]["containerStatuses"] = json::parse(
-      R"([{"name":"a","ready":true,"restartCount":2,"state":{"running":{}}},
-          {"name":"b","ready":false,"restartCount":1,"state":{"terminated":{"exitCode":3}}}])");
-  objects.push_back(full);
-  json signal = full;
-  signal["status"]["containerStatuses"][1]["state"] = {{"terminated", {{"signal", 9}}}};
-  objects.push_back(signal);
-  objects.push_back({{"apiVersion", "v1"}, {"kind", "Pod"}, {"spec", {{"nodeName", 5}}}});
-  objects.push_back({{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", "odd"}});
-  for (const auto include :
-       {IncludeObject::kNone, IncludeObject::kMetadata, IncludeObject::kObject})
-    for (size_t i = 0; i < objects.size(); ++i) {
-      std::string tree, text;
-      TableRow(tree, R("pods"), objects[i], kNow, include, i == 0);
-      TableRowFromText(text, R("pods"), WireJson(objects[i]), kNow, include, i == 0);
-      EXPECT_EQ(text, tree) << i;
-    }
-  const json node = json::parse(
-      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n"},"spec":{"unschedulable":true}})");
-  std::string tree, text;
-  TableRow(tree, R("nodes"), node, kNow, IncludeObject::kMetadata, false);
-  TableRowFromText(text, R("nodes"), WireJson(node), kNow, IncludeObject::kMetadata, false);
-  EXPECT_EQ(text, tree);
 }
 
 TEST(KubeTable, QuotaRowsShowUsedOverHardAndElasticQuotaBorrowing) {

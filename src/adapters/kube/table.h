@@ -87,11 +87,6 @@ void TableOpen(std::string& out, const ResourceInfo& r, const nlohmann::json& li
 void TableRow(std::string& out, const ResourceInfo& r, const nlohmann::json& object, Millis now,
               IncludeObject include, bool first);
 void TableClose(std::string& out);
-// The same row from the object's wire text (kube::WireJson's bytes), the same bytes: for a Pod
-// only what its printer reads is parsed (not labels, annotations, the containers' specs), and the
-// metadata (or the object) is copied from the text; other kinds are parsed whole.
-void TableRowFromText(std::string& out, const ResourceInfo& r, std::string_view text, Millis now,
-                      IncludeObject include, bool first);
 
 // kube's duration.HumanDuration: "0s".."119s", "2m".."9m59s", "10m".."179m", "3h".."7h59m",
 // "8h".."47h", "2d".."7d23h", "8d".."729d", "2y".."7y364d", "8y"; below -1s "<invalid>".

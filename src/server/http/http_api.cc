@@ -398,17 +398,8 @@ void SendListTable(httplib::Response& res, const kube::ResourceInfo& r, const Li
   out.clear();
   const Millis now = WallNow();
   kube::TableOpen(out, r, metadata);
-  std::string text;
-  for (size_t i = 0; i < page.items.size(); ++i) {
-    const StoredObject& o = *page.items[i];
-    if (!o.compacted()) {
-      kube::TableRow(out, r, *o.tree(), now, include, i == 0);
-      continue;
-    }
-    text.clear();  // a compacted Pod's row from its text: not its whole tree parsed again
-    o.AppendWireText(text);
-    kube::TableRowFromText(out, r, text, now, include, i == 0);
-  }
+  for (size_t i = 0; i < page.items.size(); ++i)
+    kube::TableRow(out, r, *page.items[i]->tree(), now, include, i == 0);
   kube::TableClose(out);
   res.status = 200;
   res.set_header("Content-Type", "application/json");
@@ -605,7 +596,6 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
     else
       entry.AppendLine(out);
   };
-  w.plain_lines = !selects && !table;
   if (bookmarks)
     w.bookmark = [kind = r.kind, api_version = r.ApiVersion()](int64_t rv) {
       return Json{{"type", "BOOKMARK"},

@@ -46,10 +46,9 @@ constexpr uint64_t kListenId = 0;
 constexpr uint64_t kWakeId = 1;
 constexpr size_t kReadChunk = 64 * 1024;
 constexpr size_t kMaxBuffered = 256 * 1024;  // unparsed input kept while a request is handled
-constexpr auto kFanOutEvery = std::chrono::milliseconds(10);  // watches written at most this often
-constexpr size_t kDuePerTurn = 256;         // due connections handled per turn of the loop (RunDue)
-constexpr auto kLingerFor = Seconds(5);     // reading what follows a refused request
-constexpr size_t kLingerBytes = 64u << 20;  // ... at most this much
+constexpr auto kBookmarkEvery = Seconds(5);
+constexpr auto kLingerFor = Seconds(5);        // reading what follows a refused request
+constexpr size_t kLingerBytes = 64u << 20;     // ... at most this much
 constexpr size_t kKeepBufferBytes = 1u << 20;  // an idle connection keeps at most this buffer
 
 const char* Reason(int status) {
@@ -163,7 +162,6 @@ struct HttpServer::Impl {
     // end is still to be read (no edge comes for it again).
     bool peer_closed = false;
     size_t drained = 0;
-    bool due = false;  // in Impl::due
     std::unique_ptr<WatchStream> watch;
     size_t watch_allowance = 0;
     Clock::time_point watch_last_sent;
@@ -219,7 +217,6 @@ struct HttpServer::Impl {
   // Streams by kind + '\0' + namespace ("" for all namespaces).
   std::unordered_map<std::string, std::unordered_set<uint64_t>> streams;
   int64_t hub_rv = 0;
-  std::deque<uint64_t> due;  // connections Sweep found due (RunDue)
   int max_connections = 0;
 
   std::mutex mu;  // done, stats
@@ -753,10 +750,7 @@ struct HttpServer::Impl {
     }
   }
 
-  // The feed's changes since the last call, to the streams they concern, one chunk per stream:
-  // only the streams of a changed kind and namespace are looked at (a watch where nothing changes
-  // costs nothing), and a plain stream's line (WatchStream::plain_lines) is made once per change
-  // for all of them.
+  // The feed's changes since the last call, to every stream they concern.
   void DispatchWatches(std::vector<uint64_t>& touched) {
     watch_news = false;
     if (!watches) return;
@@ -772,43 +766,28 @@ struct HttpServer::Impl {
       hub_rv = watches->last_rv();
       return;
     }
-    if (entries->empty()) return;
-    // The changes of each watched key, in order (a namespaced change is under its namespace's
-    // key and the all-namespaces one).
-    std::unordered_map<std::string, std::vector<size_t>> by_key;
-    for (size_t i = 0; i < entries->size(); ++i) {
-      const WatchEvent& ev = (*entries)[i]->event;
-      for (int all = 0; all < (ev.namespace_.empty() ? 1 : 2); ++all) {
-        std::string key = Key(ev.kind, all ? "" : ev.namespace_);
-        if (streams.count(key)) by_key[std::move(key)].push_back(i);
-      }
-    }
-    std::vector<std::string> lines(entries->size());  // made when first asked for
     std::string out;
-    const auto now = Clock::now();
-    for (const auto& [key, changes] : by_key) {
-      for (uint64_t id : streams.at(key)) {
-        Conn& c = *conns.at(id);
-        WatchStream& w = *c.watch;
-        out.clear();
-        for (size_t i : changes) {
-          const WatchLog::Entry& e = *(*entries)[i];
-          if (e.event.resource_version <= w.after_rv) continue;
-          if (!w.plain_lines) {
-            w.append(e, out);
-          } else {
-            if (lines[i].empty()) e.AppendLine(lines[i]);
-            out += lines[i];
-          }
-          w.after_rv = e.event.resource_version;
+    std::unordered_set<uint64_t> seen;
+    for (const auto& e : *entries) {
+      const WatchEvent& ev = e->event;
+      for (const std::string& key : {Key(ev.kind, ev.namespace_), Key(ev.kind, "")}) {
+        auto it = streams.find(key);
+        if (it == streams.end()) continue;
+        for (uint64_t id : it->second) {
+          Conn& c = *conns.at(id);
+          if (ev.resource_version <= c.watch->after_rv) continue;
+          out.clear();
+          c.watch->append(*e, out);
+          c.watch->after_rv = ev.resource_version;
+          if (out.empty()) continue;
+          AppendChunk(c.out, out);
+          c.watch_last_sent = Clock::now();
+          if (seen.insert(id).second) touched.push_back(id);
         }
-        if (out.empty()) continue;
-        AppendChunk(c.out, out);
-        c.watch_last_sent = now;
-        touched.push_back(id);  // a stream is under one key: once
+        if (ev.namespace_.empty()) break;  // a cluster-scoped kind: one key
       }
+      hub_rv = ev.resource_version;
     }
-    hub_rv = entries->back()->event.resource_version;
   }
 
   // Slow watchers are closed; the others are written to.
@@ -865,66 +844,41 @@ struct HttpServer::Impl {
     AfterIo(c);
   }
 
-  // A connection whose deadline passed (closed), or a stream to end or to send a bookmark.
-  bool Expired(const Conn& c, Clock::time_point now) const {
-    switch (c.phase) {
-      case Phase::kHandshake:
-      case Phase::kHeader:
-      case Phase::kIdle:
-      case Phase::kBody:
-      case Phase::kDraining:
-        return now >= c.deadline;
-      case Phase::kStream:
-      case Phase::kBusy:
-      case Phase::kClosing:
-        return c.pending() > 0 && now - c.last_write > Seconds(limits.write_timeout_s);
-    }
-    return false;
-  }
-  bool StreamDue(const Conn& c, Clock::time_point now) const {
-    return c.phase == Phase::kStream &&
-           (now >= c.watch->end || (watches && watches->closed()) ||
-            (c.watch->bookmark && now - c.watch_last_sent >= Seconds(limits.watch_bookmark_s)));
-  }
-
-  // Once a second: what is due joins the queue RunDue works through.
   void Sweep() {
     const auto now = Clock::now();
+    std::vector<uint64_t> expired, touched;
     for (auto& [id, cp] : conns) {
       Conn& c = *cp;
-      if (!c.due && (Expired(c, now) || StreamDue(c, now))) {
-        c.due = true;
-        due.push_back(id);
+      switch (c.phase) {
+        case Phase::kHandshake:
+        case Phase::kHeader:
+        case Phase::kIdle:
+        case Phase::kBody:
+        case Phase::kDraining:
+          if (now >= c.deadline) expired.push_back(id);
+          break;
+        case Phase::kStream:
+          if (now >= c.watch->end || (watches && watches->closed())) {
+            EndWatch(c, "");
+            touched.push_back(id);
+          } else if (c.watch->bookmark && now - c.watch_last_sent >= kBookmarkEvery) {
+            AppendChunk(c.out, c.watch->bookmark(std::max(c.watch->after_rv, hub_rv)));
+            c.watch_last_sent = now;
+            touched.push_back(id);
+          }
+          [[fallthrough]];
+        case Phase::kBusy:
+        case Phase::kClosing:
+          if (c.pending() > 0 && now - c.last_write > Seconds(limits.write_timeout_s))
+            expired.push_back(id);
+          break;
       }
     }
-  }
-
-  // At most kDuePerTurn of the due connections closed, ended or sent a bookmark, so that 10,000
-  // watches started together (their bookmarks due in the same second) or 1,000 clients timing out
-  // at once do not hold the answers of one turn of the loop; the rest in the next turns (the loop
-  // does not wait for events while some are due).
-  void RunDue(std::vector<uint64_t>& touched) {
-    const auto now = Clock::now();
-    for (size_t n = 0; n < kDuePerTurn && !due.empty(); ++n) {
-      const uint64_t id = due.front();
-      due.pop_front();
-      auto it = conns.find(id);
-      if (it == conns.end()) continue;
-      Conn& c = *it->second;
-      c.due = false;
-      if (Expired(c, now)) {
-        Count(&HttpServerStats::timed_out);
-        CloseConn(id);
-      } else if (StreamDue(c, now)) {
-        if (now >= c.watch->end || (watches && watches->closed())) {
-          EndWatch(c, "");
-        } else {
-          AppendChunk(c.out, c.watch->bookmark(std::max(c.watch->after_rv, hub_rv)));
-          c.watch_last_sent = now;
-        }
-        touched.push_back(id);
-      }
+    for (uint64_t id : expired) {
+      Count(&HttpServerStats::timed_out);
+      CloseConn(id);
     }
+    FlushTouched(touched);
   }
 
   void Loop() {
@@ -936,17 +890,8 @@ struct HttpServer::Impl {
       });
     std::vector<epoll_event> events(512);
     auto next_sweep = Clock::now() + Seconds(1);
-    auto last_fan_out = Clock::now() - kFanOutEvery;
     while (!stopping) {
-      int wait_ms = due.empty() ? 250 : 0;
-      if (watch_news) {  // a fan-out put off (below): at its time
-        const auto left = last_fan_out + kFanOutEvery - Clock::now();
-        wait_ms = std::min<int>(
-            wait_ms,
-            std::max<int>(
-                0, static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(left).count())));
-      }
-      const int n = epoll_wait(epoll_fd, events.data(), static_cast<int>(events.size()), wait_ms);
+      const int n = epoll_wait(epoll_fd, events.data(), static_cast<int>(events.size()), 250);
       std::vector<uint64_t> touched;
       for (int i = 0; i < n; ++i) {
         const uint64_t id = events[static_cast<size_t>(i)].data.u64;
@@ -959,18 +904,12 @@ struct HttpServer::Impl {
         }
       }
       AnswerFinished(touched);
-      // The feed's changes go out at most every kFanOutEvery: under many commits a second each
-      // watcher is written once per period (one chunk, one send) rather than once per commit.
-      if (watch_news && Clock::now() >= last_fan_out + kFanOutEvery) {
-        last_fan_out = Clock::now();
-        DispatchWatches(touched);
-      }
+      if (watch_news) DispatchWatches(touched);
+      FlushTouched(touched);
       if (Clock::now() >= next_sweep) {
         Sweep();
         next_sweep = Clock::now() + Seconds(1);
       }
-      RunDue(touched);
-      FlushTouched(touched);
     }
   }
 

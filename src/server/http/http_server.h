@@ -56,15 +56,13 @@ struct HttpLimits {
   int max_in_flight_per_client = 256;     // requests handled or queued, per remote address
   int workers = 16;                       // handler threads
   size_t watch_buffer_bytes = 4u << 20;   // unsent watch bytes before the watch is closed
-  int watch_bookmark_s = 5;               // a watch's bookmark after this long without a change
 };
 
 // A watch: what a handler hands to the event loop instead of a finished answer
 // (HttpServer::ServeWatch). The loop sends `initial`, then, for every change of `kind` (in
-// `namespace_`, or any when empty) after `after_rv`, what `append` adds; a bookmark after
-// HttpLimits::watch_bookmark_s without a change when `bookmark` is set; `too_old` when the feed no
-// longer holds `after_rv`; and ends the stream at `end`. The callbacks run on the event loop: no
-// lock, no I/O.
+// `namespace_`, or any when empty) after `after_rv`, what `append` adds; a bookmark every 5 s
+// without a change when `bookmark` is set; `too_old` when the feed no longer holds `after_rv`;
+// and ends the stream at `end`. The callbacks run on the event loop: no lock, no I/O.
 struct WatchStream {
   std::string content_type;
   std::string kind, namespace_;
@@ -72,9 +70,6 @@ struct WatchStream {
   std::chrono::steady_clock::time_point end;
   std::string initial;
   std::function<void(const WatchLog::Entry&, std::string& out)> append;
-  // `append` adds exactly the entry's line (WatchLog::Entry::AppendLine): the loop makes each
-  // change's line once for all such streams instead of calling `append`.
-  bool plain_lines = false;
   std::function<std::string(int64_t rv)> bookmark;
   std::function<std::string(int64_t rv)> too_old;
 };
