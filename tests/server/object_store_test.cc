@@ -240,8 +240,9 @@ TEST(ObjectStoreCapture, ACaptureWritesTheStoreAsItWasWhenTaken) {
   s.SetTextKinds({"Event"});
   for (int i = 0; i < 600; ++i) s.Put("Pod", "ns", "p" + std::to_string(i), PodJson(i));
   s.Put("Node", "", "n", Json{{"metadata", {{"name", "n"}}}});
-  s.PutText("Event", "ns", "ev", WireTextAround(Json{{"metadata", {{"name", "ev"}}},
-                                                     {"message", "caf\u00e9 \"quoted\""}}));
+  s.PutText(
+      "Event", "ns", "ev",
+      WireTextAround(Json{{"metadata", {{"name", "ev"}}}, {"message", "caf\u00e9 \"quoted\""}}));
   s.Trim();
   const std::string then = s.Save().dump();
   const ObjectStore::Saved capture = s.Capture();
