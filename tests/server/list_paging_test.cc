@@ -201,16 +201,8 @@ TEST(ListPagingTest, TableFormPagesToo) {
 // resourceVersion (nor the other way round).
 TEST(ListPagingTest, ANodesPodsAreTheListFilteredByNode) {
   Served s("node");
-  for (int i = 0; i < 2; ++i) {
-    Mutation m;
-    m.op = Mutation::Op::kCreate;
-    m.kind = "Node";
-    m.object = {{"apiVersion", "v1"},
-                {"kind", "Node"},
-                {"metadata", {{"name", "n" + std::to_string(i)}}},
-                {"status", {{"capacity", {{"cpu", "8"}, {"memory", "1Gi"}, {"pods", "110"}}}}}};
-    ASSERT_TRUE(s.daemon->Mutate(std::move(m)).ok());
-  }
+  for (int i = 0; i < 2; ++i)
+    s.Node("n" + std::to_string(i), {{"cpu", "8"}, {"memory", "1Gi"}, {"pods", "110"}});
   for (int i = 0; i < 12; ++i) {  // a CPU each: 8 fit a node
     Mutation m;
     m.op = Mutation::Op::kCreate;
@@ -268,16 +260,7 @@ TEST(ListPagingTest, ListBodiesAreTheListDumped) {
   for (int i = 0; i < 7; ++i)  // escapes and UTF-8 in some
     s.ServedApi::Pod("p" + std::to_string(i),
                      {{"annotations", {{"note", i % 2 ? "caf\u00e9 \"q\"\n" : "plain"}}}});
-  for (int i = 0; i < 3; ++i) {
-    Mutation m;
-    m.op = Mutation::Op::kCreate;
-    m.kind = "Node";
-    m.object = {{"apiVersion", "v1"},
-                {"kind", "Node"},
-                {"metadata", {{"name", "n" + std::to_string(i)}}},
-                {"status", {{"capacity", {{"cpu", "8"}, {"memory", "1Gi"}}}}}};
-    ASSERT_TRUE(s.daemon->Mutate(std::move(m)).ok());
-  }
+  for (int i = 0; i < 3; ++i) s.Node("n" + std::to_string(i), {{"cpu", "8"}, {"memory", "1Gi"}});
   const auto want = [&](const std::string& kind, const Json& metadata, size_t from, size_t n) {
     Json items = Json::array();
     s.daemon->Read([&](const Cluster& c) {

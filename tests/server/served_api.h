@@ -63,6 +63,17 @@ struct ServedApi {
                 {"spec", {{"containers", {{{"name", "c"}, {"image", "x"}}}}}}};
     ASSERT_TRUE(daemon->Mutate(std::move(m)).ok()) << name;
   }
+  // Node `name` with this status.capacity.
+  void Node(const std::string& name, Json capacity) {
+    Mutation m;
+    m.op = Mutation::Op::kCreate;
+    m.kind = "Node";
+    m.object = {{"apiVersion", "v1"},
+                {"kind", "Node"},
+                {"metadata", {{"name", name}}},
+                {"status", {{"capacity", std::move(capacity)}}}};
+    ASSERT_TRUE(daemon->Mutate(std::move(m)).ok()) << name;
+  }
   // Whether pod `name` is stored in "default".
   bool Has(const std::string& name) {
     return daemon->Read([&](const Cluster& c) { return c.store().Get("Pod", "default", name); }) !=

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 
 namespace arbiter::kube {
@@ -415,22 +416,34 @@ std::string ProtobufKinds() {
   return out;
 }
 
-ProtobufBody DecodeProtobufBody(std::string_view bytes) {
-  ProtobufBody out;
+namespace {
+
+// A body's envelope (the magic, then a runtime.Unknown); nullopt, with `out`'s error set, without
+// the magic or with a contentEncoding. Throws Malformed as Open does.
+std::optional<Envelope> OpenPlain(std::string_view bytes, ProtobufBody& out) {
   if (bytes.substr(0, 4) != kMagic) {
     out.error = ProtobufBody::Error::kMalformed;
     out.message = kNoMagic;
-    return out;
+    return std::nullopt;
   }
+  Envelope e = Open(bytes);
+  if (!e.encoding.empty()) {
+    out.error = ProtobufBody::Error::kUnsupportedKind;
+    out.message = "protobuf bodies with contentEncoding \"" + e.encoding + "\" are not supported";
+    return std::nullopt;
+  }
+  return e;
+}
+
+}  // namespace
+
+ProtobufBody DecodeProtobufBody(std::string_view bytes) {
+  ProtobufBody out;
   try {
-    const Envelope e = Open(bytes);
-    const std::string &api_version = e.api_version, &kind = e.kind, &encoding = e.encoding;
-    const std::string_view raw = e.raw;
-    if (!encoding.empty()) {
-      out.error = ProtobufBody::Error::kUnsupportedKind;
-      out.message = "protobuf bodies with contentEncoding \"" + encoding + "\" are not supported";
-      return out;
-    }
+    const std::optional<Envelope> e = OpenPlain(bytes, out);
+    if (!e) return out;
+    const std::string &api_version = e->api_version, &kind = e->kind;
+    const std::string_view raw = e->raw;
     const Kind* known = nullptr;
     for (const Kind& k : kKinds)
       if (kind == k.kind && api_version == k.api_version) known = &k;
@@ -466,22 +479,15 @@ ProtobufBody DecodeProtobufDeleteOptions(std::string_view bytes) {
     out.object = json::object();
     return out;
   }
-  if (bytes.substr(0, 4) != kMagic) {
-    out.error = ProtobufBody::Error::kMalformed;
-    out.message = kNoMagic;
-    return out;
-  }
   try {
-    const Envelope e = Open(bytes);
-    if (!e.encoding.empty()) {
-      out.error = ProtobufBody::Error::kUnsupportedKind;
-      out.message = "protobuf bodies with contentEncoding \"" + e.encoding + "\" are not supported";
-    } else if (!e.kind.empty() && e.kind != "DeleteOptions") {
+    const std::optional<Envelope> e = OpenPlain(bytes, out);
+    if (!e) return out;
+    if (!e->kind.empty() && e->kind != "DeleteOptions") {
       out.error = ProtobufBody::Error::kUnsupportedKind;  // kube-apiserver's scheme's words
-      out.message = "no kind \"" + e.kind + "\" is registered for version \"" + e.api_version +
+      out.message = "no kind \"" + e->kind + "\" is registered for version \"" + e->api_version +
                     "\" in scheme \"pkg/runtime/scheme.go:111\"";
     } else {
-      out.object = DeleteOptionsJson(e.raw);
+      out.object = DeleteOptionsJson(e->raw);
     }
   } catch (const Malformed& e) {
     out.error = ProtobufBody::Error::kMalformed;

@@ -515,34 +515,13 @@ void HandleNodeMetrics(Daemon& d, httplib::Response& res, const Target& t) {
 // (none: a random time in [min, 2 min]), at most 2 min; negative: the watch is over before it
 // starts, 200 with only kube-apiserver's ERROR event `context deadline exceeded` (it sends that
 // or nothing, as its timer and the watch race), no objects (it used to last the random time).
-void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t,
-                 const Selectors& sel, int min_timeout_s) {
+// Where a watch starts (w.after_rv) and what it sends first (w.initial): false when it is
+// answered instead (a resourceVersion ahead of the store).
+bool StartWatch(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t,
+                const Selectors& sel, bool selects, bool table, bool bookmarks,
+                const std::function<Json(const Json&)>& shape, WatchStream& w) {
   const kube::ResourceInfo& r = *t.resource;
   const std::string rv_param = Param(req, "resourceVersion");
-  const bool bookmarks = kube::QueryBool(req.params, "allowWatchBookmarks");
-  const int64_t max_timeout = 2 * static_cast<int64_t>(min_timeout_s);
-  int64_t timeout = min_timeout_s + static_cast<int64_t>(RandomBits() % (min_timeout_s + 1u));
-  const int64_t asked = std::atoll(Param(req, "timeoutSeconds").c_str());  // CheckListOptions
-  if (asked > 0) timeout = std::min(asked, max_timeout);  // 0 or none: kube-apiserver's random
-  if (asked < 0) {
-    res.status = 200;
-    res.set_content(
-        Json{{"type", "ERROR"}, {"object", kube::WatchDeadlineExceeded().body}}.dump() + "\n",
-        "application/json;stream=watch");
-    return;
-  }
-  const bool table = kube::WantsTable(req.get_header_value("Accept"));
-  const kube::IncludeObject include = kube::ParseIncludeObject(Param(req, "includeObject"));
-  const kube::ResourceInfo* rp = t.resource;
-  // A watch asked as Table sends each object as a one-row Table (as kube-apiserver does).
-  auto shape = [table, include, rp](const Json& o) {
-    return table ? kube::MakeTable(*rp, std::vector<Json>{o}, WallNow(), include) : o;
-  };
-  WatchStream w;
-  w.content_type = "application/json;stream=watch";
-  w.kind = r.kind;
-  w.namespace_ = t.namespace_;
-  const bool selects = !sel.labels.Empty() || !sel.fields.Empty();
   // A watch list (sendInitialEvents, with resourceVersionMatch=NotOlderThan: CheckListOptions):
   // true sends the current objects whatever the resourceVersion, then (with bookmarks) the
   // bookmark annotated k8s.io/initial-events-end; false sends none, only the changes after the
@@ -579,8 +558,39 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
     // silently skipping every change up to it.
     const int64_t now_rv = d.Read([](const Cluster& c) { return c.store().resource_version(); });
     if (w.after_rv > now_rv)
-      return SendStatus(res, kube::TooLargeResourceVersion(w.after_rv, now_rv));
+      return SendStatus(res, kube::TooLargeResourceVersion(w.after_rv, now_rv)), false;
   }
+  return true;
+}
+
+void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t,
+                 const Selectors& sel, int min_timeout_s) {
+  const kube::ResourceInfo& r = *t.resource;
+  const bool bookmarks = kube::QueryBool(req.params, "allowWatchBookmarks");
+  const int64_t max_timeout = 2 * static_cast<int64_t>(min_timeout_s);
+  int64_t timeout = min_timeout_s + static_cast<int64_t>(RandomBits() % (min_timeout_s + 1u));
+  const int64_t asked = std::atoll(Param(req, "timeoutSeconds").c_str());  // CheckListOptions
+  if (asked > 0) timeout = std::min(asked, max_timeout);  // 0 or none: kube-apiserver's random
+  if (asked < 0) {
+    res.status = 200;
+    res.set_content(
+        Json{{"type", "ERROR"}, {"object", kube::WatchDeadlineExceeded().body}}.dump() + "\n",
+        "application/json;stream=watch");
+    return;
+  }
+  const bool table = kube::WantsTable(req.get_header_value("Accept"));
+  const kube::IncludeObject include = kube::ParseIncludeObject(Param(req, "includeObject"));
+  const kube::ResourceInfo* rp = t.resource;
+  // A watch asked as Table sends each object as a one-row Table (as kube-apiserver does).
+  auto shape = [table, include, rp](const Json& o) {
+    return table ? kube::MakeTable(*rp, std::vector<Json>{o}, WallNow(), include) : o;
+  };
+  WatchStream w;
+  w.content_type = "application/json;stream=watch";
+  w.kind = r.kind;
+  w.namespace_ = t.namespace_;
+  const bool selects = !sel.labels.Empty() || !sel.fields.Empty();
+  if (!StartWatch(d, req, res, t, sel, selects, table, bookmarks, shape, w)) return;
   w.end = Clock::now() + std::chrono::seconds(timeout);
   // A plain watch sends each change's line as serialized once for all watchers.
   w.append = [sel, shape, table, selects](const WatchLog::Entry& entry, std::string& out) {
