@@ -429,8 +429,11 @@ WatchEvent Event(int64_t rv, const std::string& name, size_t pad = 0) {
   return WatchEvent{rv, "Pod", "ns", "ADDED", obj};
 }
 
+// /watch: a stream whose `append` writes each change's line; /watch?plain=1: a plain stream (the
+// loop writes the line itself), whose `append` marks what it would write, so a test sees which
+// of the two was used.
 void WatchRoute(HttpServer& s) {
-  s.Get("/watch", [](const httplib::Request&, httplib::Response& res) {
+  s.Get("/watch", [](const httplib::Request& req, httplib::Response& res) {
     WatchStream w;
     w.content_type = "application/json;stream=watch";
     w.kind = "Pod";
@@ -438,7 +441,10 @@ void WatchRoute(HttpServer& s) {
     w.after_rv = 1;
     w.end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     w.initial = "{\"first\":1}\n";
-    w.append = [](const WatchLog::Entry& e, std::string& out) { out += e.Line(); };
+    w.plain = req.has_param("plain");
+    w.append = [plain = w.plain](const WatchLog::Entry& e, std::string& out) {
+      out += (plain ? "appended " : "") + e.Line();
+    };
     w.too_old = [](int64_t) { return std::string("too old\n"); };
     res.status = 200;
     HttpServer::ServeWatch(std::move(w));
@@ -469,6 +475,42 @@ TEST(HttpServer, WatchesAreFedByTheLoopFromTheirResourceVersion) {
   EXPECT_NE(got.find("{\"first\":1}"), std::string::npos) << got;
   EXPECT_EQ(got.find("\"n\""), std::string::npos) << "a Node is not a Pod: " << got;
   close(fd);
+}
+
+// Reads from `fd` until `part` has come (or the connection ends).
+std::string ReadUntil(int fd, const std::string& part) {
+  std::string got;
+  char buf[65536];
+  while (got.find(part) == std::string::npos) {
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  return got;
+}
+
+// Plain streams are written the change's line the loop made once; the others what their
+// `append` writes. Both get every change once, in order.
+TEST(HttpServer, PlainWatchesAreWrittenTheSharedLineOthersTheirOwn) {
+  Running r({}, WatchRoute);
+  const int plain1 = Connect(r.port), plain2 = Connect(r.port), other = Connect(r.port);
+  for (int fd : {plain1, plain2}) Send(fd, "GET /watch?plain=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+  Send(other, "GET /watch HTTP/1.1\r\nHost: x\r\n\r\n");
+  for (int fd : {plain1, plain2, other}) ReadUntil(fd, "{\"first\":1}");
+  for (int64_t rv = 2; rv < 12; ++rv) {
+    r.log.Publish({Event(rv, "p" + std::to_string(rv))});
+    r.log.Notify();
+  }
+  for (int fd : {plain1, plain2}) {
+    const std::string got = ReadUntil(fd, "\"p11\"");
+    EXPECT_EQ(Count(got, "{\"type\":\"ADDED\",\"object\":{"), 10u) << got;
+    EXPECT_EQ(Count(got, "appended"), 0u) << got;
+    EXPECT_LT(got.find("\"p2\""), got.find("\"p3\"")) << got;
+    close(fd);
+  }
+  const std::string got = ReadUntil(other, "\"p11\"");
+  EXPECT_EQ(Count(got, "{\"type\":\"ADDED\",\"object\":{"), 10u) << got;
+  close(other);
 }
 
 TEST(HttpServer, AWatcherThatStopsReadingIsClosedAtItsBufferCap) {

@@ -592,6 +592,7 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
   const bool selects = !sel.labels.Empty() || !sel.fields.Empty();
   if (!StartWatch(d, req, res, t, sel, selects, table, bookmarks, shape, w)) return;
   w.end = Clock::now() + std::chrono::seconds(timeout);
+  w.plain = !selects && !table;
   // A plain watch sends each change's line as serialized once for all watchers.
   w.append = [sel, shape, table, selects](const WatchLog::Entry& entry, std::string& out) {
     const WatchEvent& e = entry.event;

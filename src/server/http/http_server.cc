@@ -726,8 +726,12 @@ struct HttpServer::Impl {
       for (const auto& e : *entries) {
         if (e->event.resource_version > hub_rv) break;
         if (e->event.kind == c.watch->kind &&
-            (c.watch->namespace_.empty() || e->event.namespace_ == c.watch->namespace_))
-          c.watch->append(*e, out);
+            (c.watch->namespace_.empty() || e->event.namespace_ == c.watch->namespace_)) {
+          if (c.watch->plain)
+            e->AppendLine(out);
+          else
+            c.watch->append(*e, out);
+        }
       }
       AppendChunk(c.out, out);
       c.watch->after_rv = hub_rv;
@@ -766,21 +770,31 @@ struct HttpServer::Impl {
       hub_rv = watches->last_rv();
       return;
     }
-    std::string out;
+    std::string out, line, chunk;
     std::unordered_set<uint64_t> seen;
     for (const auto& e : *entries) {
       const WatchEvent& ev = e->event;
+      chunk.clear();  // the change's line as a chunk, made once for all plain streams
       for (const std::string& key : {Key(ev.kind, ev.namespace_), Key(ev.kind, "")}) {
         auto it = streams.find(key);
         if (it == streams.end()) continue;
         for (uint64_t id : it->second) {
           Conn& c = *conns.at(id);
           if (ev.resource_version <= c.watch->after_rv) continue;
-          out.clear();
-          c.watch->append(*e, out);
           c.watch->after_rv = ev.resource_version;
-          if (out.empty()) continue;
-          AppendChunk(c.out, out);
+          if (c.watch->plain) {
+            if (chunk.empty()) {
+              line.clear();
+              e->AppendLine(line);
+              AppendChunk(chunk, line);
+            }
+            c.out += chunk;
+          } else {
+            out.clear();
+            c.watch->append(*e, out);
+            if (out.empty()) continue;
+            AppendChunk(c.out, out);
+          }
           c.watch_last_sent = Clock::now();
           if (seen.insert(id).second) touched.push_back(id);
         }

@@ -60,9 +60,10 @@ struct HttpLimits {
 
 // A watch: what a handler hands to the event loop instead of a finished answer
 // (HttpServer::ServeWatch). The loop sends `initial`, then, for every change of `kind` (in
-// `namespace_`, or any when empty) after `after_rv`, what `append` adds; a bookmark every 5 s
-// without a change when `bookmark` is set; `too_old` when the feed no longer holds `after_rv`;
-// and ends the stream at `end`. The callbacks run on the event loop: no lock, no I/O.
+// `namespace_`, or any when empty) after `after_rv`, what `append` adds (its line when `plain`);
+// a bookmark every 5 s without a change when `bookmark` is set; `too_old` when the feed no longer
+// holds `after_rv`; and ends the stream at `end`. The callbacks run on the event loop: no lock, no
+// I/O.
 struct WatchStream {
   std::string content_type;
   std::string kind, namespace_;
@@ -70,6 +71,9 @@ struct WatchStream {
   std::chrono::steady_clock::time_point end;
   std::string initial;
   std::function<void(const WatchLog::Entry&, std::string& out)> append;
+  // Every change is sent as its line (WatchLog::Entry::AppendLine: no selector, no Table): the
+  // loop writes the one chunk it made of the change for all such streams; `append` is not called.
+  bool plain = false;
   std::function<std::string(int64_t rv)> bookmark;
   std::function<std::string(int64_t rv)> too_old;
 };
