@@ -2,7 +2,7 @@
 // decisions per second on a full pool, pod groups (gangs) placed and preempting (for room, and for
 // quota and room together), single pods preempting for quota and room together, placements with
 // backfill reservations held, snapshot + restore of a busy engine, and a large timeline
-// simulation.
+// simulation; and the quota check the daemon runs on every pod create (NeverAdmissible).
 //   5,000 nodes × 8 GPUs, 50,000 pending pods of mixed shapes, single core.
 // Rates are given twice: per second of wall time (the `.../s` counters) and per second of the
 // thread's CPU time in the measured Tick (`.../cpu_s`), which is what one quiet core would do;
@@ -464,6 +464,38 @@ BENCHMARK(BM_BackfillPlacement)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(3)
     ->UseRealTime();
+
+// Engine::NeverAdmissible, which the daemon asks on every pod create in a namespace with a
+// ResourceQuota (Cluster::AdmitQuota): a pod that fits, in a namespace with `quotas`
+// ResourceQuotas of 5 hard items each, on a busy engine (1,000 nodes, 8,000 pods running). It
+// builds a scratch Workload, resolves the class, applies the LimitRanges (none here) and checks
+// every quota's scopes, container constraints and hard limits.
+void BM_NeverAdmissible(benchmark::State& state) {
+  const int quotas = static_cast<int>(state.range(0));
+  ManifestSet m = Pool(1000);
+  for (int i = 0; i < quotas; ++i) {
+    ResourceQuota q;
+    q.meta.name = "quota-" + std::to_string(i);
+    q.meta.namespace_ = "team-0";
+    q.hard = {{"pods", QuotaTrack::kCount, "pods", 100000},
+              {"count/pods", QuotaTrack::kCount, "pods", 100000},
+              {"requests.cpu", QuotaTrack::kRequests, "cpu", int64_t{1} << 40},
+              {"requests.memory", QuotaTrack::kRequests, "memory", int64_t{1} << 50},
+              {"requests.nvidia.com/gpu", QuotaTrack::kRequests, "nvidia.com/gpu", 1000000}};
+    m.resource_quotas.push_back(q);
+  }
+  auto e = Build(m);
+  for (int i = 0; i < 8000; ++i)
+    (void)e->Apply(engine::At(0, engine::SubmitPod{MakePod(i, 0, "low"), false, {}}));
+  (void)e->Apply(engine::At(0, engine::Tick{}));
+  const Pod pod = MakePod(3 * 100000, 0, "low");  // in team-0
+  for (auto _ : state) {
+    auto never = e->NeverAdmissible(pod);
+    if (never) state.SkipWithError(never->c_str());
+    benchmark::DoNotOptimize(never);
+  }
+}
+BENCHMARK(BM_NeverAdmissible)->Arg(1)->Arg(4);
 
 // Snapshot and restore of a busy engine: 5,000 nodes, 40,000 running pods, 5,000 waiting.
 void BM_Snapshot(benchmark::State& state) {

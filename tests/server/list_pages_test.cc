@@ -127,5 +127,33 @@ TEST(ListPagesTest, SnapshotsEvictTheOldestBeyondTheirCaps) {
   EXPECT_EQ(small.Find("Pod", "", 1, 3), nullptr);
 }
 
+// Per-node lists (spec.nodeName=NODE: many kubelets and node agents paging their pods) are kept
+// apart from whole lists: however many of them come after an all-namespaces list, its range stays
+// for its continues, and a whole list pushes out no node's range either.
+TEST(ListPagesTest, PerNodeListsNeverEvictAWholeListsRange) {
+  ListSnapshots s({/*max_ranges=*/2, /*ttl_ms=*/100000, /*max_objects=*/100,
+                   /*max_node_ranges=*/4, /*max_node_objects=*/100});
+  auto all = std::make_shared<const ListRange>(Range());
+  s.Put("Pod", "", 1, all, 0);
+  const auto one = std::make_shared<const ListRange>(ListRange{Obj("a", "p0", false)});
+  std::vector<std::string> nodes;
+  for (int i = 0; i < 50; ++i) nodes.push_back("node-" + std::to_string(i));
+  for (int i = 0; i < 50; ++i) s.Put("Pod", "", 2 + i, one, 1 + i, &nodes[i]);
+  EXPECT_EQ(s.Find("Pod", "", 1, 100), all);
+  EXPECT_EQ(s.Find("Pod", "", 1, 100, &nodes[0]), nullptr);  // a node's range is not the whole's
+  // The node pool keeps its newest 4, under their node's name only.
+  EXPECT_EQ(s.Find("Pod", "", 2 + 45, 100, &nodes[45]), nullptr);
+  EXPECT_EQ(s.Find("Pod", "", 2 + 49, 100, &nodes[49]), one);
+  EXPECT_EQ(s.Find("Pod", "", 2 + 49, 100, &nodes[48]), nullptr);
+  EXPECT_EQ(s.Find("Pod", "", 2 + 49, 100), nullptr);
+  EXPECT_EQ(s.size(), 1u + 4u);
+  // Whole lists evict among themselves only.
+  s.Put("Pod", "", 60, all, 60);
+  s.Put("Pod", "", 61, all, 61);
+  EXPECT_EQ(s.Find("Pod", "", 1, 100), nullptr);
+  EXPECT_EQ(s.Find("Pod", "", 2 + 46, 100, &nodes[46]), one);
+  EXPECT_EQ(s.size(), 2u + 4u);
+}
+
 }  // namespace list_pages_test
 }  // namespace arbiter::server

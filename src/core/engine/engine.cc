@@ -156,10 +156,7 @@ std::optional<Millis> Engine::NextWakeup() const {
 WorkloadId Engine::next_workload_id() const { return static_cast<WorkloadId>(s_->next_id); }
 
 std::optional<std::string> Engine::NeverAdmissible(const Pod& pod) const {
-  std::optional<std::string> why = s_->NeverAdmissible(pod);
-  constexpr std::string_view never = QuotaBook::kNeverAdmitted;  // Kubernetes' words alone
-  if (why && std::string_view(*why).ends_with(never)) why->resize(why->size() - never.size());
-  return why;
+  return s_->NeverAdmissible(pod);
 }
 
 std::optional<WorkloadId> Engine::Find(std::string_view namespace_, std::string_view name) const {

@@ -242,7 +242,9 @@ Status State::Submit(SubmitPod&& c) {
   if (!AssignPriority(*this, x, pod) || !AdmitRequests(*this, x, c, &admitted)) return Status::Ok();
   // 3. Quota that can never be satisfied.
   if (auto never = quota.NeverAdmissible(x, admitted)) {
-    Reject(x, reason::kQuotaExceeded, *never);
+    // Kubernetes' words, then (for a request above `hard`) why waiting cannot help.
+    if (never->over_hard) never->words += QuotaBook::kNeverAdmitted;
+    Reject(x, reason::kQuotaExceeded, never->words);
     return Status::Ok();
   }
   PendingInsert(x.slot);
@@ -270,7 +272,9 @@ std::optional<std::string> State::NeverAdmissible(const Pod& pod) const {
   }
   AdmittedPod admitted;
   if (!LimitedRequests(*this, x, pod, &admitted).empty()) return std::nullopt;
-  return quota.NeverAdmissible(x, admitted);
+  std::optional<QuotaBook::NeverAdmitted> never = quota.NeverAdmissible(x, admitted);
+  if (!never) return std::nullopt;
+  return std::move(never->words);
 }
 
 const PriorityClass* State::GlobalDefault() const {

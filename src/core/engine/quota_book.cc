@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <utility>
 
 #include "core/engine/fair_share.h"
 
@@ -180,8 +181,8 @@ int64_t QuotaBook::ChargeOf(const QuotaItem& item, const Workload& w) const {
   return 0;
 }
 
-std::optional<std::string> QuotaBook::NeverAdmissible(const Workload& w,
-                                                      const AdmittedPod& pod) const {
+std::optional<QuotaBook::NeverAdmitted> QuotaBook::NeverAdmissible(const Workload& w,
+                                                                   const AdmittedPod& pod) const {
   auto it = rq_by_ns_.find(w.namespace_);
   if (it == rq_by_ns_.end()) return std::nullopt;
   // As the Kubernetes quota admission: the container constraints of every matching quota first,
@@ -189,7 +190,8 @@ std::optional<std::string> QuotaBook::NeverAdmissible(const Workload& w,
   for (size_t idx : it->second) {
     const ResourceQuota& q = rqs_[idx].q;
     if (!ScopeMatches(q, w)) continue;
-    if (auto missing = QuotaContainerConstraints(q, pod)) return missing;
+    if (auto missing = QuotaContainerConstraints(q, pod))
+      return NeverAdmitted{std::move(*missing), false};
   }
   for (size_t idx : it->second) {
     const ResourceQuota& q = rqs_[idx].q;
@@ -206,9 +208,10 @@ std::optional<std::string> QuotaBook::NeverAdmissible(const Workload& w,
               FormatResourceQuantity(item->resource, u == rqs_[idx].used.end() ? 0 : u->second);
       limited += sep + key + "=" + FormatResourceQuantity(item->resource, item->hard);
     }
-    if (!requested.empty())  // Kubernetes' words (with the usage of now), then why it is final
-      return "exceeded quota: " + q.meta.name + ", requested: " + requested + ", used: " + used +
-             ", limited: " + limited + std::string(kNeverAdmitted);
+    if (!requested.empty())  // Kubernetes' words, with the usage of now
+      return NeverAdmitted{"exceeded quota: " + q.meta.name + ", requested: " + requested +
+                               ", used: " + used + ", limited: " + limited,
+                           true};
   }
   return std::nullopt;
 }

@@ -44,13 +44,22 @@ class QuotaBook {
   // change. Holds are not touched: drop them (Unreserve) before a change, take them again after.
   void Recount(const std::vector<const Workload*>& charged);
 
-  // A reason the workload can never be admitted under a ResourceQuota: a container that does not
-  // set a cpu/memory request or limit a matching quota tracks (Kubernetes' "must specify",
-  // checked for every quota first), or a request larger than the hard limit itself. The latter
-  // in Kubernetes' words ("exceeded quota: ...") then kNeverAdmitted.
+  // Why a workload can never be admitted under a ResourceQuota, in Kubernetes' words alone (what
+  // kube-apiserver's quota admission refuses a create with).
+  struct NeverAdmitted {
+    // QuotaContainerConstraints' "must specify ..." message, or for a request above `hard`
+    // "exceeded quota: <quota>, requested: ..., used: ..., limited: ..." (usage as of now).
+    std::string words;
+    // True for a request above `hard`: a workload rejected for it is told `words` then
+    // kNeverAdmitted, which says that no usage can ever make room for it.
+    bool over_hard = false;
+  };
   static constexpr std::string_view kNeverAdmitted =
       " (more than the quota allows: can never be admitted)";
-  std::optional<std::string> NeverAdmissible(const Workload& w, const AdmittedPod& pod) const;
+  // A reason the workload can never be admitted under a ResourceQuota: a container that does not
+  // set a cpu/memory request or limit a matching quota tracks (Kubernetes' "must specify",
+  // checked for every quota first), or a request larger than the hard limit itself (over_hard).
+  std::optional<NeverAdmitted> NeverAdmissible(const Workload& w, const AdmittedPod& pod) const;
   // ResourceQuota check against current usage; the message names quota, resource, requested,
   // used and hard.
   std::optional<std::string> ResourceQuotaBlocked(const Workload& w) const;

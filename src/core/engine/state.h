@@ -127,8 +127,10 @@ class State {
 
   // ---------------------------------------------------------------- the command handlers
   Status Submit(SubmitPod&& c);
-  // The message Submit would reject `pod` with now for quota alone (a ResourceQuota it can never
-  // fit); none otherwise, or when Submit would reject it first for another reason.
+  // Why Submit would reject `pod` now for quota alone (a ResourceQuota it can never fit), in
+  // Kubernetes' words alone (QuotaBook::NeverAdmitted::words: Submit's rejection adds
+  // kNeverAdmitted to a request above `hard`); none otherwise, or when Submit would reject it
+  // first for another reason.
   std::optional<std::string> NeverAdmissible(const Pod& pod) const;
   Status Delete(const DeletePod& c);
   Status Finished(const PodFinished& c);

@@ -271,18 +271,11 @@ struct PickedRange {
   size_t begin = 0;
 };
 
-// What a kept range is kept under (ListSnapshots): its namespace, and the node of a range of one
-// node's pods (kept apart from the whole namespace's).
-std::string ListScope(const std::string& ns, const std::string* node) {
-  return node ? ns + '\0' + "spec.nodeName=" + *node : ns;
-}
-
 std::optional<PickedRange> PickRange(Daemon& d, ListSnapshots& lists, const httplib::Request& req,
                                      httplib::Response& res, const kube::ResourceInfo& r,
                                      const std::string& ns, bool all_namespaces,
                                      const std::string* node) {
   PickedRange p;
-  const std::string scope = ListScope(ns, node);
   const auto current = [&] {
     auto range = std::make_shared<ListRange>();
     p.rv = d.Read([&](const Cluster& c) {
@@ -318,7 +311,7 @@ std::optional<PickedRange> PickRange(Daemon& d, ListSnapshots& lists, const http
   const int64_t now_ms = WallNow();
   if (want < 0) {
     current();
-  } else if (auto kept = lists.Find(r.kind, scope, want, now_ms)) {
+  } else if (auto kept = lists.Find(r.kind, ns, want, now_ms, node)) {
     p.range = std::move(kept);
     p.rv = want;
   } else {
@@ -430,7 +423,7 @@ void HandleList(Daemon& d, ListSnapshots& lists, const httplib::Request& req,
   if (selects) match = [&](const Json& o) { return sel->Matches(o); };
   const ListPage page = PageOf(*picked->range, picked->begin, *limit, match, all_namespaces);
   if (page.continue_key)
-    lists.Put(r.kind, ListScope(t.namespace_, node), picked->rv, picked->range, WallNow());
+    lists.Put(r.kind, t.namespace_, picked->rv, picked->range, WallNow(), node);
   const Json metadata = ListMetadata(page, picked->rv);
   if (kube::WantsTable(req.get_header_value("Accept")))
     return SendListTable(res, r, page, metadata,

@@ -1,6 +1,7 @@
 #include "server/http/list_pages.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace arbiter::server {
 
@@ -63,11 +64,11 @@ ListPage PageOf(const ListRange& range, size_t begin, size_t limit,
   return page;
 }
 
-void ListSnapshots::Expire(int64_t now_ms) {
-  for (auto it = kept_.begin(); it != kept_.end();) {
+void ListSnapshots::Expire(Pool& pool, int64_t now_ms) {
+  for (auto it = pool.kept.begin(); it != pool.kept.end();) {
     if (now_ms - it->second.at_ms > options_.ttl_ms) {
-      objects_ -= it->second.range->size();
-      it = kept_.erase(it);
+      pool.objects -= it->second.range->size();
+      it = pool.kept.erase(it);
     } else {
       ++it;
     }
@@ -75,35 +76,40 @@ void ListSnapshots::Expire(int64_t now_ms) {
 }
 
 void ListSnapshots::Put(const std::string& kind, const std::string& ns, int64_t rv,
-                        std::shared_ptr<const ListRange> range, int64_t now_ms) {
+                        std::shared_ptr<const ListRange> range, int64_t now_ms,
+                        const std::string* node) {
   std::lock_guard<std::mutex> l(mu_);
-  Expire(now_ms);
-  Key key{kind, ns, rv};
-  if (kept_.count(key) || range->size() > options_.max_objects) return;
-  // The oldest (by when kept, then key) go first.
-  while (!kept_.empty() &&
-         (kept_.size() >= options_.max_ranges || objects_ + range->size() > options_.max_objects)) {
-    auto oldest = std::min_element(kept_.begin(), kept_.end(), [](const auto& a, const auto& b) {
-      return std::tie(a.second.at_ms, a.first) < std::tie(b.second.at_ms, b.first);
-    });
-    objects_ -= oldest->second.range->size();
-    kept_.erase(oldest);
+  Pool& pool = PoolOf(node);
+  Expire(pool, now_ms);
+  Key key{kind, ns, node ? *node : std::string(), rv};
+  if (pool.kept.count(key) || range->size() > pool.max_objects || pool.max_ranges == 0) return;
+  // The oldest of the same pool (by when kept, then key) go first.
+  while (!pool.kept.empty() &&
+         (pool.kept.size() >= pool.max_ranges || pool.objects + range->size() > pool.max_objects)) {
+    auto oldest =
+        std::min_element(pool.kept.begin(), pool.kept.end(), [](const auto& a, const auto& b) {
+          return std::tie(a.second.at_ms, a.first) < std::tie(b.second.at_ms, b.first);
+        });
+    pool.objects -= oldest->second.range->size();
+    pool.kept.erase(oldest);
   }
-  objects_ += range->size();
-  kept_.emplace(std::move(key), Kept{std::move(range), now_ms});
+  pool.objects += range->size();
+  pool.kept.emplace(std::move(key), Kept{std::move(range), now_ms});
 }
 
 std::shared_ptr<const ListRange> ListSnapshots::Find(const std::string& kind, const std::string& ns,
-                                                     int64_t rv, int64_t now_ms) {
+                                                     int64_t rv, int64_t now_ms,
+                                                     const std::string* node) {
   std::lock_guard<std::mutex> l(mu_);
-  Expire(now_ms);
-  auto it = kept_.find(Key{kind, ns, rv});
-  return it == kept_.end() ? nullptr : it->second.range;
+  Pool& pool = PoolOf(node);
+  Expire(pool, now_ms);
+  auto it = pool.kept.find(Key{kind, ns, node ? *node : std::string(), rv});
+  return it == pool.kept.end() ? nullptr : it->second.range;
 }
 
 size_t ListSnapshots::size() const {
   std::lock_guard<std::mutex> l(mu_);
-  return kept_.size();
+  return whole_.kept.size() + nodes_.kept.size();
 }
 
 }  // namespace arbiter::server

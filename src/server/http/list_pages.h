@@ -11,8 +11,12 @@
 // Consistency: every page of a list is served from the range as it was at the first page's
 // resourceVersion. When a first page leaves objects for later, its range is kept in
 // ListSnapshots (a few, for a few minutes: kube-apiserver's etcd compacts its history every 5
-// minutes); a continue finds it there. When it is gone (evicted, expired, the daemon restarted),
-// the current objects are still the snapshot if none of the kind changed since
+// minutes); a continue finds it there. Whole lists (a kind in a namespace or in all) and per-node
+// lists (spec.nodeName=NODE: kubelets, node agents, many and small) are kept apart, each under its
+// own caps on ranges and objects: however many nodes page their pods, they never push out a large
+// list's range (whose continues would then get 410 under churn), nor the other way round, and the
+// memory kept stays bounded by the sum of both caps. When a range is gone (evicted, expired, the
+// daemon restarted), the current objects are still the snapshot if none of the kind changed since
 // (ObjectStore::kind_version); otherwise the answer is kube-apiserver's for a compacted
 // revision: 410 Expired, kube::kInconsistentContinue, and a token with resourceVersion -1 that
 // continues from the current objects. Pure: no I/O, no clock (times are passed in).
@@ -56,36 +60,52 @@ size_t StartIndex(const ListRange& range, const std::string& start, bool all_nam
 ListPage PageOf(const ListRange& range, size_t begin, size_t limit,
                 const std::function<bool(const Json&)>& match, bool all_namespaces);
 
-// The ranges kept for continues, by (kind, namespace, resourceVersion). Thread-safe.
+// The ranges kept for continues, by (kind, namespace, node, resourceVersion). Whole lists and
+// per-node lists (`node` given) are two pools with their own caps: a Put evicts only within its
+// own pool, the oldest first (by when kept, then key). Thread-safe.
 class ListSnapshots {
  public:
   struct Options {
-    size_t max_ranges = 8;           // the oldest goes first
-    int64_t ttl_ms = 5 * 60 * 1000;  // from the first page
-    size_t max_objects = 4'000'000;  // over all ranges (a range holds a pointer per object)
+    size_t max_ranges = 8;              // whole lists
+    int64_t ttl_ms = 5 * 60 * 1000;     // from the first page, for both pools
+    size_t max_objects = 4'000'000;     // over whole lists' ranges (a pointer per object)
+    size_t max_node_ranges = 64;        // per-node lists
+    size_t max_node_objects = 256'000;  // over per-node lists' ranges
   };
   ListSnapshots() : ListSnapshots(Options{}) {}
-  explicit ListSnapshots(Options o) : options_(o) {}
+  explicit ListSnapshots(Options o)
+      : options_(o),
+        whole_{o.max_ranges, o.max_objects, {}, 0},
+        nodes_{o.max_node_ranges, o.max_node_objects, {}, 0} {}
 
-  // Keeps `range` (once per key: a second Put of the same key keeps the first).
+  // Keeps `range` (once per key: a second Put of the same key keeps the first). `node`: the range
+  // is one node's pods (PickObjects' `node`); nullptr: a whole list.
   void Put(const std::string& kind, const std::string& ns, int64_t rv,
-           std::shared_ptr<const ListRange> range, int64_t now_ms);
+           std::shared_ptr<const ListRange> range, int64_t now_ms,
+           const std::string* node = nullptr);
   // The range, if still kept (and not older than the TTL).
   std::shared_ptr<const ListRange> Find(const std::string& kind, const std::string& ns, int64_t rv,
-                                        int64_t now_ms);
-  size_t size() const;
+                                        int64_t now_ms, const std::string* node = nullptr);
+  size_t size() const;  // ranges kept, both pools
 
  private:
   struct Kept {
     std::shared_ptr<const ListRange> range;
     int64_t at_ms = 0;
   };
-  using Key = std::tuple<std::string, std::string, int64_t>;
-  void Expire(int64_t now_ms);  // mu_ held
+  using Key = std::tuple<std::string, std::string, std::string, int64_t>;  // kind, ns, node, rv
+  struct Pool {
+    size_t max_ranges = 0;
+    size_t max_objects = 0;
+    std::map<Key, Kept> kept;
+    size_t objects = 0;
+  };
+  Pool& PoolOf(const std::string* node) { return node ? nodes_ : whole_; }
+  void Expire(Pool& pool, int64_t now_ms);  // mu_ held
   Options options_;
   mutable std::mutex mu_;
-  std::map<Key, Kept> kept_;
-  size_t objects_ = 0;
+  Pool whole_;
+  Pool nodes_;
 };
 
 }  // namespace arbiter::server

@@ -188,7 +188,8 @@ TEST(KubernetesConformance, ResourceQuotaAdmission) {
     QuotaBook book;
     for (const auto& q : quotas) book.SetResourceQuota(q);
     for (size_t i = 0; i < used.size(); ++i) book.rqs()[i].used = UsedOf(used[i]);
-    std::optional<std::string> why = book.NeverAdmissible(p.w, p.admitted);
+    std::optional<std::string> why;
+    if (auto never = book.NeverAdmissible(p.w, p.admitted)) why = never->words;
     if (!why) why = book.ResourceQuotaBlocked(p.w);
     bool ok = why.has_value() != c["admit"].as<bool>();
     std::string detail = why ? "refused: " + *why : "admitted";

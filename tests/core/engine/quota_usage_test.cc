@@ -1,14 +1,17 @@
 // The facts the engine answers so that adapters never re-derive or parse them (issue 25): quota
 // usage as the quota book charges it (resource_quota_usages, elastic_quota_usages,
-// namespace_usages) and a pending workload's backfill reservation as fields of its status.
+// namespace_usages), a pending workload's backfill reservation as fields of its status, and why a
+// pod can never be admitted under a ResourceQuota (NeverAdmissible) in Kubernetes' words alone.
 #include <gtest/gtest.h>
 
 #include <map>
+#include <vector>
 
 #include "core/engine/engine.h"
 #include "core/engine/fair_share.h"
 #include "core/engine/gpu_objects.h"
 #include "core/engine/quota_book.h"
+#include "core/engine/sink.h"
 
 namespace arbiter::engine {
 namespace quota_usage_test {
@@ -232,6 +235,37 @@ TEST_F(QuotaUsage, BackfillReservationIsAStatusField) {
   ASSERT_TRUE(st.has_value());
   EXPECT_EQ(st->phase, Phase::kRunning) << st->message;
   EXPECT_FALSE(st->reservation.has_value()) << st->message;
+}
+
+// A pod asking more than a ResourceQuota's hard limit: NeverAdmissible answers Kubernetes' words
+// alone (a daemon's 403), while the workload Submit rejects keeps them with the note that waiting
+// cannot help. Both come from the quota book's one answer, no text is cut off another.
+TEST_F(QuotaUsage, NeverAdmissibleIsKubernetesWordsAndTheRejectionAddsWhy) {
+  struct Finished : EventSink {
+    void OnEvent(const Event&) override {}
+    void OnFinished(const WorkloadStatus& st) override { statuses.push_back(st); }
+    std::vector<WorkloadStatus> statuses;
+  } finished;
+  e_.SetSinks(&finished, nullptr);
+  Do(0, UpsertNode{GpuNode("n1", 8), 0});
+  ResourceQuota q;
+  q.meta.name = "gpus";
+  q.meta.namespace_ = "ml";
+  q.hard.push_back({"requests.nvidia.com/gpu", QuotaTrack::kRequests, "nvidia.com/gpu", 2000});
+  Do(0, UpsertResourceQuota{q});
+  const std::string words =
+      "exceeded quota: gpus, requested: requests.nvidia.com/gpu=4, used: "
+      "requests.nvidia.com/gpu=0, limited: requests.nvidia.com/gpu=2";
+  EXPECT_EQ(e_.NeverAdmissible(MakePod("huge", "ml", 4, 500)), words);
+  EXPECT_EQ(e_.NeverAdmissible(MakePod("fits", "ml", 2, 500)), std::nullopt);
+  const WorkloadId huge = Submit(0, MakePod("huge", "ml", 4, 500));
+  e_.SetSinks(nullptr, nullptr);
+  ASSERT_EQ(finished.statuses.size(), 1u);
+  const WorkloadStatus& st = finished.statuses[0];
+  EXPECT_EQ(st.id, huge);
+  EXPECT_EQ(st.phase, Phase::kRejected);
+  EXPECT_EQ(st.reason, "QuotaExceeded");
+  EXPECT_EQ(st.message, words + std::string(QuotaBook::kNeverAdmitted));
 }
 
 // The quota book's cohort index (each ElasticQuota's members, kept by Reindex): a quota moved to
