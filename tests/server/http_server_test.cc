@@ -86,6 +86,42 @@ void Echo(HttpServer& s) {
   });
 }
 
+// Routes match as their regexes do, plain paths and "P(/.*)?" without the regex engine: the first
+// route (in the order added) whose pattern matches the whole path answers.
+TEST(HttpServer, RoutesMatchAsTheirPatternsInOrder) {
+  Running r({}, [](HttpServer& s) {
+    auto named = [](std::string name) {
+      return [name](const httplib::Request& req, httplib::Response& res) {
+        res.set_content(name + (req.matches.size() > 1 ? " " + req.matches[1].str() : ""),
+                        "text/plain");
+      };
+    };
+    s.Get("/exact", named("exact"));
+    s.Get(R"(/api(/.*)?)", named("subtree"));
+    s.Get(R"(/num/(\d+))", named("regex"));
+    s.Get("/colou?r", named("quantified"));
+    s.Get("/left|/right", named("alternation"));
+    s.Get(".*", named("any"));
+  });
+  const std::pair<const char*, const char*> cases[] = {
+      {"/exact", "exact"},       {"/exact/", "any"},        {"/exactly", "any"},
+      {"/api", "subtree"},       {"/api/", "subtree"},      {"/api/v1/pods", "subtree"},
+      {"/apis", "any"},          {"/num/42", "regex 42"},   {"/num/x", "any"},
+      {"/color", "quantified"},  {"/colour", "quantified"}, {"/colr", "any"},
+      {"/right", "alternation"}, {"/left", "alternation"},
+  };
+  for (const auto& [path, want] : cases) {
+    const int fd = Connect(r.port);
+    Send(fd, std::string("GET ") + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    bool closed = false;
+    const std::string got = ReadToEnd(fd, &closed);
+    close(fd);
+    const size_t body = got.find("\r\n\r\n");
+    ASSERT_NE(body, std::string::npos) << path << ": " << got;
+    EXPECT_EQ(got.substr(body + 4), want) << path;
+  }
+}
+
 TEST(HttpServer, AnswersPipelinedRequestsInOrderAndContinues) {
   Running r({}, Echo);
   const int fd = Connect(r.port);

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <limits>
 #include <random>
-#include <sstream>
 #include <tuple>
 
 #include "adapters/kube/auth_review.h"
@@ -61,11 +60,12 @@ struct Target {
 };
 
 Target Parse(const std::string& path) {
-  std::vector<std::string> s;
-  std::string cur;
-  std::istringstream in(path);
-  while (std::getline(in, cur, '/'))
-    if (!cur.empty()) s.push_back(cur);
+  std::vector<std::string> s;  // the path's non-empty segments
+  for (size_t at = 0; at < path.size();) {
+    const size_t end = std::min(path.find('/', at), path.size());
+    if (end > at) s.emplace_back(path, at, end - at);
+    at = end + 1;
+  }
   Target t;
   size_t i = 0;
   if (s.empty()) return t;

@@ -189,9 +189,49 @@ struct HttpServer::Impl {
     int conns = 0;
     int in_flight = 0;
   };
+  // A route's pattern, matched without the regex engine when it is a plain path (kExact), a plain
+  // path and anything under it ("P(/.*)?": kSubtree) or anything (".*"); otherwise only when the
+  // path starts with the pattern's plain prefix is the regex tried. req.matches is set by the
+  // regex alone: handlers that read it have patterns of the last kind.
   struct Route {
+    enum class Kind { kExact, kSubtree, kAny, kRegex } kind;
+    std::string prefix;  // the pattern up to its first regex character
     std::regex pattern;
     Handler handler;
+    static Route Of(const std::string& p, Handler h) {
+      const size_t special = p.find_first_of(R"(.[]{}()\*+?|^$)");
+      std::string prefix = p.substr(0, std::min(special, p.size()));
+      // A quantifier applies to the character before it; an alternation to the whole pattern.
+      if (special != std::string::npos &&
+          std::string_view("*+?{").find(p[special]) != std::string_view::npos && !prefix.empty())
+        prefix.pop_back();
+      if (p.find('|') != std::string::npos) prefix.clear();
+      Kind kind = Kind::kRegex;
+      if (special == std::string::npos)
+        kind = Kind::kExact;
+      else if (p.compare(special, std::string::npos, "(/.*)?") == 0)
+        kind = Kind::kSubtree;
+      else if (p == ".*")
+        kind = Kind::kAny;
+      return Route{kind, std::move(prefix), std::regex(p), std::move(h)};
+    }
+    bool Matches(httplib::Request& req) const {
+      const std::string& path = req.path;
+      switch (kind) {
+        case Kind::kExact:
+          return path == prefix;
+        case Kind::kSubtree:  // "." matches no line terminator
+          return path.starts_with(prefix) &&
+                 (path.size() == prefix.size() ||
+                  (path[prefix.size()] == '/' &&
+                   path.find_first_of("\r\n", prefix.size()) == std::string::npos));
+        case Kind::kAny:
+          return path.find_first_of("\r\n") == std::string::npos;
+        case Kind::kRegex:
+          return path.starts_with(prefix) && std::regex_match(path, req.matches, pattern);
+      }
+      return false;
+    }
   };
 
   HttpLimits limits;
@@ -309,7 +349,7 @@ struct HttpServer::Impl {
         auto it = routes.find(req.method == "HEAD" ? std::string("GET") : req.method);
         if (it != routes.end())
           for (const Route& r : it->second) {
-            if (std::regex_match(req.path, req.matches, r.pattern)) {
+            if (r.Matches(req)) {
               r.handler(req, res);
               routed = true;
               break;
@@ -996,19 +1036,19 @@ HttpServer::~HttpServer() {
 }
 
 void HttpServer::Get(const std::string& p, Handler h) {
-  impl_->routes["GET"].push_back({std::regex(p), std::move(h)});
+  impl_->routes["GET"].push_back(Impl::Route::Of(p, std::move(h)));
 }
 void HttpServer::Post(const std::string& p, Handler h) {
-  impl_->routes["POST"].push_back({std::regex(p), std::move(h)});
+  impl_->routes["POST"].push_back(Impl::Route::Of(p, std::move(h)));
 }
 void HttpServer::Put(const std::string& p, Handler h) {
-  impl_->routes["PUT"].push_back({std::regex(p), std::move(h)});
+  impl_->routes["PUT"].push_back(Impl::Route::Of(p, std::move(h)));
 }
 void HttpServer::Patch(const std::string& p, Handler h) {
-  impl_->routes["PATCH"].push_back({std::regex(p), std::move(h)});
+  impl_->routes["PATCH"].push_back(Impl::Route::Of(p, std::move(h)));
 }
 void HttpServer::Delete(const std::string& p, Handler h) {
-  impl_->routes["DELETE"].push_back({std::regex(p), std::move(h)});
+  impl_->routes["DELETE"].push_back(Impl::Route::Of(p, std::move(h)));
 }
 void HttpServer::set_pre_routing_handler(
     std::function<HandlerResponse(const Request&, Response&)> h) {

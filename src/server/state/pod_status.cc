@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <map>
 
 #include "adapters/json/member.h"
@@ -11,7 +12,17 @@ namespace arbiter::server {
 
 using engine::Phase;
 
-std::string KubeTime(Millis unix_ms) { return FormatRfc3339(unix_ms / 1000 * 1000); }
+std::string KubeTime(Millis unix_ms) {
+  // A create writes several times of the same second: the last one is formatted once per thread.
+  thread_local Millis last_second = std::numeric_limits<Millis>::min();
+  thread_local std::string last_text;
+  const Millis second = unix_ms / 1000 * 1000;
+  if (second != last_second) {
+    last_text = FormatRfc3339(second);
+    last_second = second;
+  }
+  return last_text;
+}
 
 namespace {
 
@@ -221,24 +232,28 @@ std::optional<Millis> NextContainerChange(const Json& pod, const engine::Workloa
 }
 
 std::string QosClass(const Json& spec) {
+  using json_member::Member;
   static const char* const kResources[] = {"cpu", "memory"};
-  auto amount = [](const Json& c, const char* list, const char* r) -> int64_t {
-    if (!c.contains("resources") || !c["resources"].is_object()) return 0;
-    const Json& l = c["resources"].contains(list) ? c["resources"][list] : Json();
-    if (!l.is_object() || !l.contains(r)) return 0;
-    const Json& v = l[r];
-    auto q = ParseResourceQuantity(r, v.is_string() ? v.get<std::string>() : v.dump());
+  auto amount = [](const Json& list, const char* r) -> int64_t {
+    const Json& v = Member(list, r);
+    if (v.is_null()) return 0;
+    const std::string* text = v.get_ptr<const std::string*>();
+    auto q = ParseResourceQuantity(r, text ? std::string_view(*text) : std::string_view(v.dump()));
     return q.ok() ? *q : 0;
   };
-  std::map<std::string, int64_t> requests, limits;
+  int64_t requests[2] = {0, 0}, limits[2] = {0, 0};
   bool guaranteed = true;
   for (const char* list : {"initContainers", "containers"}) {
-    if (!spec.is_object() || !spec.contains(list) || !spec[list].is_array()) continue;
-    for (const auto& c : spec[list]) {
+    const Json& cs = Member(spec, list);
+    if (!cs.is_array()) continue;
+    for (const auto& c : cs) {
+      const Json& resources = Member(c, "resources");
+      const Json& lim = Member(resources, "limits");
+      const Json& req = Member(resources, "requests");
       int found = 0;
-      for (const char* r : kResources) {
-        const int64_t limit = amount(c, "limits", r);
-        int64_t request = amount(c, "requests", r);
+      for (size_t r = 0; r < 2; ++r) {
+        const int64_t limit = amount(lim, kResources[r]);
+        int64_t request = amount(req, kResources[r]);
         if (request == 0 && limit > 0) request = limit;  // API defaulting: requests from limits
         if (request > 0) requests[r] += request;
         if (limit > 0) {
@@ -249,11 +264,14 @@ std::string QosClass(const Json& spec) {
       if (found < 2) guaranteed = false;
     }
   }
-  if (requests.empty() && limits.empty()) return "BestEffort";
-  if (guaranteed)
-    for (const auto& [r, v] : requests)
-      if (!limits.count(r) || limits[r] != v) guaranteed = false;
-  return guaranteed && requests.size() == limits.size() ? "Guaranteed" : "Burstable";
+  bool any = false;
+  for (size_t r = 0; r < 2; ++r) {
+    any = any || requests[r] > 0 || limits[r] > 0;
+    // Guaranteed: every resource requested is limited at the same amount, and none only limited.
+    if (requests[r] != limits[r]) guaranteed = false;
+  }
+  if (!any) return "BestEffort";
+  return guaranteed ? "Guaranteed" : "Burstable";
 }
 
 PodStatusUpdate PodStatusOf(const Json& pod, const engine::WorkloadStatus& s,
