@@ -100,15 +100,31 @@ TEST(HttpServer, RoutesMatchAsTheirPatternsInOrder) {
     s.Get(R"(/api(/.*)?)", named("subtree"));
     s.Get(R"(/num/(\d+))", named("regex"));
     s.Get("/colou?r", named("quantified"));
+    s.Get(R"(/sub?(/.*)?)", named("quantified subtree"));
     s.Get("/left|/right", named("alternation"));
     s.Get(".*", named("any"));
   });
   const std::pair<const char*, const char*> cases[] = {
-      {"/exact", "exact"},       {"/exact/", "any"},        {"/exactly", "any"},
-      {"/api", "subtree"},       {"/api/", "subtree"},      {"/api/v1/pods", "subtree"},
-      {"/apis", "any"},          {"/num/42", "regex 42"},   {"/num/x", "any"},
-      {"/color", "quantified"},  {"/colour", "quantified"}, {"/colr", "any"},
-      {"/right", "alternation"}, {"/left", "alternation"},
+      {"/exact", "exact"},
+      {"/exact/", "any"},
+      {"/exactly", "any"},
+      {"/api", "subtree"},
+      {"/api/", "subtree"},
+      {"/api/v1/pods", "subtree"},
+      {"/apis", "any"},
+      {"/num/42", "regex 42"},
+      {"/num/x", "any"},
+      {"/color", "quantified"},
+      {"/colour", "quantified"},
+      {"/colr", "any"},
+      {"/right", "alternation"},
+      {"/left", "alternation"},
+      // A regex (with its group): its plain prefix "/su", the "b" being optional.
+      {"/su", "quantified subtree "},
+      {"/sub/x", "quantified subtree /x"},
+      // "." matches no line terminator: a decoded %0A or %0D falls through to no route (404).
+      {"/api/a%0Ab", ""},
+      {"/exact%0D", ""},
   };
   for (const auto& [path, want] : cases) {
     const int fd = Connect(r.port);
@@ -119,6 +135,7 @@ TEST(HttpServer, RoutesMatchAsTheirPatternsInOrder) {
     const size_t body = got.find("\r\n\r\n");
     ASSERT_NE(body, std::string::npos) << path << ": " << got;
     EXPECT_EQ(got.substr(body + 4), want) << path;
+    EXPECT_EQ(got.substr(0, 12), *want ? "HTTP/1.1 200" : "HTTP/1.1 404") << path;
   }
 }
 
@@ -523,6 +540,24 @@ std::string ReadUntil(int fd, const std::string& part) {
     got.append(buf, static_cast<size_t>(n));
   }
   return got;
+}
+
+// A plain stream catching up from its resourceVersion is written each change's line too.
+TEST(HttpServer, APlainWatchCatchesUpWithTheLines) {
+  Running r({}, WatchRoute);
+  r.log.Publish({Event(2, "before")});
+  r.log.Notify();
+  const int probe = Connect(r.port);  // an answer after the Notify: the loop took the change in
+  Send(probe, "GET /nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  bool closed = false;
+  ReadToEnd(probe, &closed);
+  close(probe);
+  const int fd = Connect(r.port);
+  Send(fd, "GET /watch?plain=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+  const std::string got = ReadUntil(fd, "\"before\"");
+  EXPECT_NE(got.find("{\"type\":\"ADDED\",\"object\":{"), std::string::npos) << got;
+  EXPECT_EQ(got.find("appended"), std::string::npos) << got;
+  close(fd);
 }
 
 // Plain streams are written the change's line the loop made once; the others what their

@@ -155,5 +155,21 @@ TEST(ListPagesTest, PerNodeListsNeverEvictAWholeListsRange) {
   EXPECT_EQ(s.size(), 2u + 4u);
 }
 
+// A range goes after its TTL whichever pool the lists that come later use: a large whole list's
+// range is not held by kubelets paging their pods, nor node ranges by whole lists.
+TEST(ListPagesTest, RangesOfBothPoolsExpireWhateverListsCome) {
+  ListSnapshots s({/*max_ranges=*/2, /*ttl_ms=*/1000, /*max_objects=*/100,
+                   /*max_node_ranges=*/4, /*max_node_objects=*/100});
+  auto all = std::make_shared<const ListRange>(Range());
+  const std::string node = "node-1";
+  s.Put("Pod", "", 1, all, 0);
+  s.Put("Pod", "", 2, all, 0, &node);
+  s.Put("Pod", "", 3, all, 2000, &node);  // a node list, after the whole list's TTL
+  EXPECT_EQ(s.size(), 1u);
+  s.Put("Pod", "", 4, all, 4000);  // a whole list, after the node list's TTL
+  EXPECT_EQ(s.size(), 1u);
+  EXPECT_EQ(s.Find("Pod", "", 4, 4000), all);
+}
+
 }  // namespace list_pages_test
 }  // namespace arbiter::server

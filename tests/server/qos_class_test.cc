@@ -1,9 +1,11 @@
 // Kubernetes' QoS class of a pod spec (server/state/pod_status.h QosClass), case by case as
-// GetPodQOS decides it: each row is a spec and the class kube-apiserver reports for it.
+// GetPodQOS decides it: each row is a spec and the class kube-apiserver reports for it. And
+// KubeTime, which formats each second once per thread.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include "core/duration.h"
 #include "server/state/pod_status.h"
 
 namespace arbiter::server {
@@ -57,6 +59,14 @@ TEST(QosClass, AsKubernetesDecidesIt) {
       {"a spec that is not an object", Json("x"), "BestEffort"},
   };
   for (const Row& r : rows) EXPECT_EQ(QosClass(r.spec), r.want) << r.what << ": " << r.spec.dump();
+}
+
+// The second formatted last is kept per thread: times that come back to a second, or stay in
+// it, read as FormatRfc3339 of their whole second.
+TEST(KubeTime, IsTheWholeSecondWhicheverCameBefore) {
+  const Millis t = 1'780'000'000'000;  // 2026-05-28T...
+  for (const Millis at : {t, t + 1000, t + 1, t + 999, t + 1500, t, t - 1000})
+    EXPECT_EQ(KubeTime(at), FormatRfc3339(at / 1000 * 1000)) << at;
 }
 
 }  // namespace qos_class_test

@@ -585,14 +585,11 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
   const bool selects = !sel.labels.Empty() || !sel.fields.Empty();
   if (!StartWatch(d, req, res, t, sel, selects, table, bookmarks, shape, w)) return;
   w.end = Clock::now() + std::chrono::seconds(timeout);
+  // A plain watch is sent each change's line as made once for all plain watches (the loop's);
+  // `append` serves the others.
   w.plain = !selects && !table;
-  // A plain watch sends each change's line as serialized once for all watchers.
-  w.append = [sel, shape, table, selects](const WatchLog::Entry& entry, std::string& out) {
+  w.append = [sel, shape, table](const WatchLog::Entry& entry, std::string& out) {
     const WatchEvent& e = entry.event;
-    if (!selects && !table) {
-      entry.AppendLine(out);
-      return;
-    }
     const std::shared_ptr<const Json> tree = e.object.tree();
     if (!sel.Matches(*tree)) return;
     if (table)

@@ -64,23 +64,24 @@ ListPage PageOf(const ListRange& range, size_t begin, size_t limit,
   return page;
 }
 
-void ListSnapshots::Expire(Pool& pool, int64_t now_ms) {
-  for (auto it = pool.kept.begin(); it != pool.kept.end();) {
-    if (now_ms - it->second.at_ms > options_.ttl_ms) {
-      pool.objects -= it->second.range->size();
-      it = pool.kept.erase(it);
-    } else {
-      ++it;
+void ListSnapshots::Expire(int64_t now_ms) {
+  for (Pool* pool : {&whole_, &nodes_})
+    for (auto it = pool->kept.begin(); it != pool->kept.end();) {
+      if (now_ms - it->second.at_ms > ttl_ms_) {
+        pool->objects -= it->second.range->size();
+        it = pool->kept.erase(it);
+      } else {
+        ++it;
+      }
     }
-  }
 }
 
 void ListSnapshots::Put(const std::string& kind, const std::string& ns, int64_t rv,
                         std::shared_ptr<const ListRange> range, int64_t now_ms,
                         const std::string* node) {
   std::lock_guard<std::mutex> l(mu_);
+  Expire(now_ms);  // both pools: a range is let go after its TTL whichever lists come
   Pool& pool = PoolOf(node);
-  Expire(pool, now_ms);
   Key key{kind, ns, node ? *node : std::string(), rv};
   if (pool.kept.count(key) || range->size() > pool.max_objects || pool.max_ranges == 0) return;
   // The oldest of the same pool (by when kept, then key) go first.
@@ -101,8 +102,8 @@ std::shared_ptr<const ListRange> ListSnapshots::Find(const std::string& kind, co
                                                      int64_t rv, int64_t now_ms,
                                                      const std::string* node) {
   std::lock_guard<std::mutex> l(mu_);
+  Expire(now_ms);  // both pools: a range is let go after its TTL whichever lists come
   Pool& pool = PoolOf(node);
-  Expire(pool, now_ms);
   auto it = pool.kept.find(Key{kind, ns, node ? *node : std::string(), rv});
   return it == pool.kept.end() ? nullptr : it->second.range;
 }

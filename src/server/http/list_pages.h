@@ -74,7 +74,7 @@ class ListSnapshots {
   };
   ListSnapshots() : ListSnapshots(Options{}) {}
   explicit ListSnapshots(Options o)
-      : options_(o),
+      : ttl_ms_(o.ttl_ms),
         whole_{o.max_ranges, o.max_objects, {}, 0},
         nodes_{o.max_node_ranges, o.max_node_objects, {}, 0} {}
 
@@ -101,8 +101,8 @@ class ListSnapshots {
     size_t objects = 0;
   };
   Pool& PoolOf(const std::string* node) { return node ? nodes_ : whole_; }
-  void Expire(Pool& pool, int64_t now_ms);  // mu_ held
-  Options options_;
+  void Expire(int64_t now_ms);  // mu_ held
+  int64_t ttl_ms_;
   mutable std::mutex mu_;
   Pool whole_;
   Pool nodes_;

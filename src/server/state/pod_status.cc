@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
-#include <map>
 
 #include "adapters/json/member.h"
 #include "core/resources.h"
