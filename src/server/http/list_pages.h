@@ -62,7 +62,8 @@ ListPage PageOf(const ListRange& range, size_t begin, size_t limit,
 
 // The ranges kept for continues, by (kind, namespace, node, resourceVersion). Whole lists and
 // per-node lists (`node` given) are two pools with their own caps: a Put evicts only within its
-// own pool, the oldest first (by when kept, then key). Thread-safe.
+// own pool, the oldest first (by when kept, then key); every Put and Find lets go the ranges of
+// both pools older than the TTL. Thread-safe.
 class ListSnapshots {
  public:
   struct Options {
