@@ -812,6 +812,7 @@ struct HttpServer::Impl {
     }
     std::string out, line, chunk;
     std::unordered_set<uint64_t> seen;
+    const auto now = Clock::now();
     for (const auto& e : *entries) {
       const WatchEvent& ev = e->event;
       chunk.clear();  // the change's line as a chunk, made once for all plain streams
@@ -835,7 +836,7 @@ struct HttpServer::Impl {
             if (out.empty()) continue;
             AppendChunk(c.out, out);
           }
-          c.watch_last_sent = Clock::now();
+          c.watch_last_sent = now;
           if (seen.insert(id).second) touched.push_back(id);
         }
         if (ev.namespace_.empty()) break;  // a cluster-scoped kind: one key
