@@ -15,6 +15,7 @@
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -148,6 +149,12 @@ struct HttpServer::Impl {
     Clock::time_point last_write;
     std::string in, out;
     size_t out_off = 0;
+    // Bytes to send before `out`, in order: a change's chunk, the same buffer for every plain
+    // watch (sent with one sendmsg for all of them, never copied), and any of `out` that was
+    // pending when such a chunk came. `shared_off` is how much of the first is sent.
+    std::deque<std::shared_ptr<const std::string>> shared;
+    size_t shared_off = 0;
+    size_t shared_bytes = 0;  // unsent bytes in `shared`
     HttpRequestParser parser;
     bool continue_sent = false;
     bool body_dropped = false;  // refused by body_admission: its input is dropped once answered
@@ -165,7 +172,34 @@ struct HttpServer::Impl {
     std::unique_ptr<WatchStream> watch;
     size_t watch_allowance = 0;
     Clock::time_point watch_last_sent;
-    size_t pending() const { return out.size() - out_off; }
+    size_t pending() const { return shared_bytes + out.size() - out_off; }
+    // Queues `chunk` (shared, not copied) after what is pending.
+    void AppendShared(const std::shared_ptr<const std::string>& chunk) {
+      if (out_off < out.size()) {  // what `out` holds goes first
+        if (out_off > 0) out.erase(0, out_off);
+        out_off = 0;
+        shared_bytes += out.size();
+        shared.push_back(std::make_shared<const std::string>(std::move(out)));
+        out = std::string();
+      }
+      shared_bytes += chunk->size();
+      shared.push_back(chunk);
+    }
+    // Counts `n` bytes sent, first from `shared`, then from `out`.
+    void Sent(size_t n) {
+      while (n > 0 && !shared.empty()) {
+        const size_t left = shared.front()->size() - shared_off;
+        const size_t k = std::min(n, left);
+        shared_off += k;
+        shared_bytes -= k;
+        n -= k;
+        if (shared_off == shared.front()->size()) {
+          shared.pop_front();
+          shared_off = 0;
+        }
+      }
+      out_off += n;
+    }
   };
 
   struct Job {
@@ -529,29 +563,41 @@ struct HttpServer::Impl {
     return true;
   }
 
-  // Writes what is pending; false on a fatal error.
+  // Writes what is pending; false on a fatal error. Plain sockets gather the shared chunks and
+  // `out` into one sendmsg; TLS writes them one by one.
   bool Flush(Conn& c) {
     c.ssl_wants_write = false;
     while (c.pending() > 0) {
-      const char* p = c.out.data() + c.out_off;
-      const size_t len = std::min<size_t>(c.pending(), 1u << 20);
+      iovec iov[64];
+      int count = 0;
+      for (size_t i = 0; i < c.shared.size() && count < 64; ++i) {
+        const std::string& s = *c.shared[i];
+        const size_t off = i == 0 ? c.shared_off : 0;
+        iov[count++] = {const_cast<char*>(s.data()) + off, s.size() - off};
+      }
+      if (count < 64 && c.out_off < c.out.size())
+        iov[count++] = {c.out.data() + c.out_off,
+                        std::min<size_t>(c.out.size() - c.out_off, 1u << 20)};
       ssize_t n;
       if (c.ssl) {
         ERR_clear_error();
-        n = SSL_write(c.ssl, p, static_cast<int>(len));
+        n = SSL_write(c.ssl, iov[0].iov_base, static_cast<int>(iov[0].iov_len));
         if (n <= 0) {
           const int e = SSL_get_error(c.ssl, static_cast<int>(n));
           if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) break;
           return false;
         }
       } else {
-        n = send(c.fd, p, len, MSG_NOSIGNAL);
+        msghdr m{};
+        m.msg_iov = iov;
+        m.msg_iovlen = static_cast<size_t>(count);
+        n = sendmsg(c.fd, &m, MSG_NOSIGNAL);
         if (n < 0) {
           if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
           return false;
         }
       }
-      c.out_off += static_cast<size_t>(n);
+      c.Sent(static_cast<size_t>(n));
       c.last_write = Clock::now();
     }
     if (c.out_off == c.out.size()) {
@@ -752,9 +798,14 @@ struct HttpServer::Impl {
       if (!SkippedHeader(k) && !EqualNoCase(k, "Content-Type")) head += k + ": " + v + "\r\n";
     head += "Content-Type: " + w->content_type + "\r\nTransfer-Encoding: chunked\r\n\r\n";
     c.out += head;
-    AppendChunk(c.out, w->initial);
-    w->initial.clear();
-    w->initial.shrink_to_fit();
+    if (!w->initial.empty()) {  // the current objects, moved rather than copied (a list's size)
+      char size[20];
+      const int n = std::snprintf(size, sizeof size, "%zx\r\n", w->initial.size());
+      c.out.append(size, static_cast<size_t>(n));
+      c.AppendShared(std::make_shared<const std::string>(std::move(w->initial)));
+      c.out += "\r\n";
+    }
+    w->initial = std::string();
     c.watch = std::move(w);
     c.phase = Phase::kStream;
     c.watch_last_sent = Clock::now();
@@ -810,12 +861,13 @@ struct HttpServer::Impl {
       hub_rv = watches->last_rv();
       return;
     }
-    std::string out, line, chunk;
+    std::string out, line;
+    std::shared_ptr<const std::string> chunk;
     std::unordered_set<uint64_t> seen;
     const auto now = Clock::now();
     for (const auto& e : *entries) {
       const WatchEvent& ev = e->event;
-      chunk.clear();  // the change's line as a chunk, made once for all plain streams
+      chunk.reset();  // the change's line as a chunk, made once for all plain streams
       for (const std::string& key : {Key(ev.kind, ev.namespace_), Key(ev.kind, "")}) {
         auto it = streams.find(key);
         if (it == streams.end()) continue;
@@ -824,12 +876,14 @@ struct HttpServer::Impl {
           if (ev.resource_version <= c.watch->after_rv) continue;
           c.watch->after_rv = ev.resource_version;
           if (c.watch->plain) {
-            if (chunk.empty()) {
+            if (!chunk) {
               line.clear();
               e->AppendLine(line);
-              AppendChunk(chunk, line);
+              auto made = std::make_shared<std::string>();
+              AppendChunk(*made, line);
+              chunk = std::move(made);
             }
-            c.out += chunk;
+            c.AppendShared(chunk);
           } else {
             out.clear();
             c.watch->append(*e, out);
