@@ -45,11 +45,12 @@ bool WriteAll(int fd, std::string_view data) {
   return true;
 }
 
-// `path` created (or emptied): the snapshot file's first line (its length given once known),
-// the bytes `write` gives (through a buffer), synced to disk.
+// `path` created, or written over from its start and cut to its new length (the blocks of an
+// older snapshot's file are used again: see StoreSnapshot): the snapshot file's first line (its
+// length given once known), the bytes `write` gives (through a buffer), synced to disk.
 Status WriteSnapshotFile(const std::string& path, int64_t seq,
                          const Journal::SnapshotWriter& write) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return Status::Internal("snapshot: cannot create " + path + ": " + strerror(errno));
   auto head = [&](uint64_t length) {
     char buf[64];
@@ -58,38 +59,49 @@ Status WriteSnapshotFile(const std::string& path, int64_t seq,
   };
   const std::string first = head(0);
   std::string buffer;
-  uint64_t length = 0;
+  uint64_t length = 0, written = 0, started = 0, waited = 0;
   bool ok = WriteAll(fd, first);
-  // Written back as it goes (8 MB at a time; RocksDB's bytes_per_sync): left dirty to the final
-  // fsync, hundreds of MB at 1M live pods were flushed at once, and the journal's commits waited
-  // behind them (issue 27: the longest create while a snapshot was stored).
-  uint64_t flushed = 0;
-  auto write_back = [&] {
-    if (length - flushed < (8u << 20)) return;
-    (void)::sync_file_range(fd, static_cast<off_t>(first.size() + flushed),
-                            static_cast<off_t>(length - flushed), SYNC_FILE_RANGE_WRITE);
-    flushed = length;
+  // Written back as it goes (RocksDB's bytes_per_sync), 8 MB at a time, and never more than
+  // 16 MB of it on its way to the disk: the write-back of each 8 MB is started, then the one
+  // before waited for. Left dirty to the final fsync, hundreds of MB at 1M live pods were flushed
+  // at once; started but not waited for, as much was queued at the disk ahead of the journal's
+  // commits, which waited behind it (issue 27: the longest create while a snapshot was stored).
+  constexpr uint64_t kWriteBack = 8u << 20;
+  const auto at = [&](uint64_t offset) { return static_cast<off_t>(first.size() + offset); };
+  auto put = [&](std::string_view data) {
+    ok = ok && WriteAll(fd, data);
+    written += data.size();
+    while (ok && written - started >= kWriteBack) {
+      (void)::sync_file_range(fd, at(started), static_cast<off_t>(kWriteBack),
+                              SYNC_FILE_RANGE_WRITE);
+      if (started > waited)
+        (void)::sync_file_range(
+            fd, at(waited), static_cast<off_t>(started - waited),
+            SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+      waited = started;
+      started += kWriteBack;
+    }
   };
   auto out = [&](std::string_view piece) {
     length += piece.size();
     if (piece.size() >= (1u << 20)) {  // a large piece (the engine's snapshot) is not copied
-      ok = ok && WriteAll(fd, buffer) && WriteAll(fd, piece);
+      put(buffer);
       buffer.clear();
-      write_back();
+      for (size_t i = 0; i < piece.size(); i += kWriteBack) put(piece.substr(i, kWriteBack));
       return ok;
     }
     buffer.append(piece);
     if (buffer.size() >= (1u << 20)) {
-      ok = ok && WriteAll(fd, buffer);
+      put(buffer);
       buffer.clear();
-      write_back();
     }
     return ok;
   };
-  ok = ok && write(out) && WriteAll(fd, buffer);
+  ok = ok && write(out);
+  put(buffer);
   const std::string last = head(length);  // the same width: written over the first
   ok = ok && ::pwrite(fd, last.data(), last.size(), 0) == static_cast<ssize_t>(last.size()) &&
-       ::fsync(fd) == 0;
+       ::ftruncate(fd, at(length)) == 0 && ::fsync(fd) == 0;
   const std::string why = ok ? "" : strerror(errno);
   if (::close(fd) != 0 && ok) return Status::Internal("snapshot: closing " + path);
   if (!ok) return Status::Internal("snapshot: writing " + path + ": " + why);
@@ -361,11 +373,21 @@ Status Journal::StoreSnapshot(int64_t seq, const SnapshotWriter& write) {
     std::remove(tmp.c_str());
     return Status::Unavailable("snapshot: the records it covers were not written");
   }
+  // The snapshot it replaces keeps its blocks: linked to `spare` first, and after the rename
+  // given the tmp name, the next snapshot is written over it. Freed instead, its hundreds of MB
+  // were discarded (ext4 mounted with `discard`) in the commit that followed, and the journal's
+  // fsync waited for it: the longest create grew with the live pods (issue 27). A spare a crash
+  // left is freed here, once.
+  const std::string spare = path + ".old";
+  std::remove(spare.c_str());
+  const bool kept = ::link(path.c_str(), spare.c_str()) == 0;
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string why = strerror(errno);
     std::remove(tmp.c_str());
+    if (kept) std::remove(spare.c_str());
     return Status::Internal("snapshot: renaming " + tmp + ": " + why);
   }
+  if (kept) (void)std::rename(spare.c_str(), tmp.c_str());
   if (Status s = SyncDir(dir_); !s.ok()) return s;
   std::lock_guard<std::mutex> l(mu_);
   queue_.push_back(Item{seq, {}, {}, nullptr, true});

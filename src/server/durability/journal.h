@@ -10,7 +10,8 @@
 // Snapshots (format 3) are written beside the journal, not in its transactions, so that neither
 // the daemon's lock nor the writer waits for them: StoreSnapshot(seq, bytes), on the daemon's
 // snapshot thread, writes DIR/snapshot.bin.tmp and syncs it, waits until the records up to seq
-// are durable, renames it to DIR/snapshot.bin (and syncs the directory), and only then queues
+// are durable, renames it to DIR/snapshot.bin (and syncs the directory; the file it replaces is
+// kept as the next snapshot.bin.tmp and written over, never freed), and only then queues
 // the compaction of the records it covers for the writer. A crash at any point leaves a complete
 // snapshot (the new one or the one before) and every record after it. Start-up reads the newest
 // snapshot (the file, or the `snapshot` table of formats 1 and 2), then the records after it.
