@@ -476,11 +476,17 @@ void BM_ServeRestart(benchmark::State& state) {
       return state.SkipWithError("arbiter serve did not start");
     AddNodes(d.port, 64);
     const Window fill = CreateMany(d, 64, 0, pods);
-    // The snapshot taken half-way is in place (not being written) before the crash.
+    // The snapshot taken half-way is in place (not being written) before the crash. The file
+    // snapshot.bin.tmp is the one being written, or the snapshot the last one replaced (older).
     const fs::path data = d.dir / "data";
-    for (int i = 0;
-         i < 1200 && (!fs::exists(data / "snapshot.bin") || fs::exists(data / "snapshot.bin.tmp"));
-         ++i)
+    const auto stored = [&] {
+      std::error_code ec;
+      if (!fs::exists(data / "snapshot.bin")) return false;
+      if (!fs::exists(data / "snapshot.bin.tmp")) return true;
+      return fs::last_write_time(data / "snapshot.bin.tmp", ec) <=
+             fs::last_write_time(data / "snapshot.bin", ec);
+    };
+    for (int i = 0; i < 1200 && !stored(); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (!d.CrashAndRestart([&] {
           // ARBITER_BENCH_RESTART_COPY: a copy of the crashed data directory there (to profile

@@ -65,15 +65,17 @@ TEST(JournalSnapshotFileTest, TheReplacedFileIsWrittenOverByTheNextSnapshot) {
   ASSERT_TRUE(snap.value());
   EXPECT_EQ(snap.value()->seq, 30);
   EXPECT_EQ(snap.value()->bytes, mid);
+  std::filesystem::remove_all(dir);
 }
 
-// A spare a crash left between the link and the rename (DIR/snapshot.bin.old) is freed by the
-// next snapshot, and a stale DIR/snapshot.bin.tmp (a crash while one was written) is never read.
+// What a crash can leave beside the snapshot: the spare (DIR/snapshot.bin.old, a second link to
+// snapshot.bin, between the link and the rename) is removed by the next snapshot, and a
+// half-written DIR/snapshot.bin.tmp is never read, then written over.
 TEST(JournalSnapshotFileTest, WhatACrashLeftBesideTheSnapshotIsNeverRead) {
   const auto dir = Dir("crash");
   auto j = Started(dir, 20);
   ASSERT_TRUE(j->StoreSnapshot(10, std::string(1000, 'a')).ok());
-  std::ofstream(dir / "snapshot.bin.old") << "left by a crash";
+  std::filesystem::create_hard_link(dir / "snapshot.bin", dir / "snapshot.bin.old");
   std::ofstream(dir / "snapshot.bin.tmp") << "a snapshot half written";
   j->Stop();
   j.reset();
@@ -97,6 +99,7 @@ TEST(JournalSnapshotFileTest, WhatACrashLeftBesideTheSnapshotIsNeverRead) {
   ASSERT_TRUE(snap.ok() && snap.value()) << snap.message();
   EXPECT_EQ(snap.value()->seq, 20);
   EXPECT_EQ(snap.value()->bytes, "the state at 20");
+  std::filesystem::remove_all(dir.parent_path());
 }
 
 }  // namespace journal_snapshot_file_test

@@ -388,7 +388,12 @@ Status Journal::StoreSnapshot(int64_t seq, const SnapshotWriter& write) {
     return Status::Internal("snapshot: renaming " + tmp + ": " + why);
   }
   if (kept) (void)std::rename(spare.c_str(), tmp.c_str());
-  if (Status s = SyncDir(dir_); !s.ok()) return s;
+  if (Status s = SyncDir(dir_); !s.ok()) {
+    // The renames may not be on the disk: the file now named tmp may still be snapshot.bin
+    // there, so it is never written over.
+    std::remove(tmp.c_str());
+    return s;
+  }
   std::lock_guard<std::mutex> l(mu_);
   queue_.push_back(Item{seq, {}, {}, nullptr, true});
   work_cv_.notify_one();

@@ -564,7 +564,7 @@ struct HttpServer::Impl {
   }
 
   // Writes what is pending; false on a fatal error. Plain sockets gather the shared chunks and
-  // `out` into one sendmsg; TLS writes them one by one.
+  // `out` into one sendmsg; TLS writes them one by one, at most 1 MB at a time.
   bool Flush(Conn& c) {
     c.ssl_wants_write = false;
     while (c.pending() > 0) {
@@ -581,7 +581,8 @@ struct HttpServer::Impl {
       ssize_t n;
       if (c.ssl) {
         ERR_clear_error();
-        n = SSL_write(c.ssl, iov[0].iov_base, static_cast<int>(iov[0].iov_len));
+        n = SSL_write(c.ssl, iov[0].iov_base,
+                      static_cast<int>(std::min<size_t>(iov[0].iov_len, 1u << 20)));
         if (n <= 0) {
           const int e = SSL_get_error(c.ssl, static_cast<int>(n));
           if (e == SSL_ERROR_WANT_WRITE || e == SSL_ERROR_WANT_READ) break;
@@ -883,7 +884,10 @@ struct HttpServer::Impl {
               AppendChunk(*made, line);
               chunk = std::move(made);
             }
-            c.AppendShared(chunk);
+            if (c.ssl)  // one TLS record for what the dispatch brings, not one a change
+              c.out += *chunk;
+            else
+              c.AppendShared(chunk);
           } else {
             out.clear();
             c.watch->append(*e, out);
