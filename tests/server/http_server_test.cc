@@ -607,6 +607,22 @@ std::string Dechunk(const std::string& got) {
   return body;
 }
 
+// `got` (a whole chunked answer) holds /watch?big=1's first answer, whole and first, then the
+// changes p2..p51, each once and in order, as well-formed chunks.
+void ExpectBigFirstThenFiftyChanges(const std::string& got) {
+  const std::string body = Dechunk(got);
+  ASSERT_FALSE(body.empty()) << got.substr(0, 300);
+  const std::string first = "{\"first\":\"" + std::string(1 << 20, 'f') + "\"}\n";
+  ASSERT_EQ(body.compare(0, first.size(), first), 0) << "the first answer, whole and first";
+  size_t at = first.size();
+  for (int64_t rv = 2; rv < 52; ++rv) {
+    const size_t next = body.find("\"p" + std::to_string(rv) + "\"", at);
+    ASSERT_NE(next, std::string::npos) << "p" << rv << " missing or out of order";
+    at = next;
+  }
+  EXPECT_EQ(Count(body, "{\"type\":\"ADDED\",\"object\":{"), 50u);
+}
+
 // A plain watch that does not read while a large first answer and many changes are queued
 // (written in part, the shared lines behind the connection's own bytes) gets every byte once, in
 // order, as well-formed chunks.
@@ -626,17 +642,7 @@ TEST(HttpServer, AStalledPlainWatchGetsItsBytesInOrderOnceItReads) {
     if (more.empty()) break;
     got += more;
   }
-  const std::string body = Dechunk(got);
-  ASSERT_FALSE(body.empty()) << got.substr(0, 300);
-  const std::string first = "{\"first\":\"" + std::string(1 << 20, 'f') + "\"}\n";
-  ASSERT_EQ(body.compare(0, first.size(), first), 0) << "the first answer, whole and first";
-  size_t at = first.size();
-  for (int64_t rv = 2; rv < 52; ++rv) {
-    const size_t next = body.find("\"p" + std::to_string(rv) + "\"", at);
-    ASSERT_NE(next, std::string::npos) << "p" << rv << " missing or out of order";
-    at = next;
-  }
-  EXPECT_EQ(Count(body, "{\"type\":\"ADDED\",\"object\":{"), 50u);
+  ExpectBigFirstThenFiftyChanges(got);
   EXPECT_EQ(r.server->stats().slow_watchers_closed, 0u);
   close(fd);
 }
@@ -677,16 +683,7 @@ TEST(HttpServer, AStalledTlsWatchGetsItsBytesInOrderOnceItReads) {
       (got.find("\"p51\"") == std::string::npos || got.compare(got.size() - 2, 2, "\r\n") != 0) &&
       read()) {
   }
-  const std::string body = Dechunk(got);
-  const std::string first = "{\"first\":\"" + std::string(1 << 20, 'f') + "\"}\n";
-  ASSERT_EQ(body.compare(0, first.size(), first), 0) << got.substr(0, 300);
-  size_t at = first.size();
-  for (int64_t rv = 2; rv < 52; ++rv) {
-    const size_t next = body.find("\"p" + std::to_string(rv) + "\"", at);
-    ASSERT_NE(next, std::string::npos) << "p" << rv << " missing or out of order";
-    at = next;
-  }
-  EXPECT_EQ(Count(body, "{\"type\":\"ADDED\",\"object\":{"), 50u);
+  ExpectBigFirstThenFiftyChanges(got);
   close(fd);
   std::filesystem::remove_all(dir);
 }
