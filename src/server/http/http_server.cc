@@ -120,11 +120,16 @@ bool SkippedHeader(const std::string& name) {
          EqualNoCase(name, "Connection");
 }
 
+// A chunk's size line (chunked transfer coding).
+void AppendChunkHead(std::string& out, size_t size) {
+  char line[20];
+  const int n = std::snprintf(line, sizeof line, "%zx\r\n", size);
+  out.append(line, static_cast<size_t>(n));
+}
+
 void AppendChunk(std::string& out, std::string_view data) {
   if (data.empty()) return;
-  char size[20];
-  const int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
-  out.append(size, static_cast<size_t>(n));
+  AppendChunkHead(out, data.size());
   out.append(data.data(), data.size());
   out.append("\r\n", 2);
 }
@@ -173,8 +178,13 @@ struct HttpServer::Impl {
     size_t watch_allowance = 0;
     Clock::time_point watch_last_sent;
     size_t pending() const { return shared_bytes + out.size() - out_off; }
-    // Queues `chunk` (shared, not copied) after what is pending.
+    // Queues `chunk` (shared, not copied) after what is pending. TLS copies it into `out`: one
+    // SSL_write (one record) then carries all that is pending, not one a chunk.
     void AppendShared(const std::shared_ptr<const std::string>& chunk) {
+      if (ssl) {
+        out += *chunk;
+        return;
+      }
       if (out_off < out.size()) {  // what `out` holds goes first
         if (out_off > 0) out.erase(0, out_off);
         out_off = 0;
@@ -800,9 +810,7 @@ struct HttpServer::Impl {
     head += "Content-Type: " + w->content_type + "\r\nTransfer-Encoding: chunked\r\n\r\n";
     c.out += head;
     if (!w->initial.empty()) {  // the current objects, moved rather than copied (a list's size)
-      char size[20];
-      const int n = std::snprintf(size, sizeof size, "%zx\r\n", w->initial.size());
-      c.out.append(size, static_cast<size_t>(n));
+      AppendChunkHead(c.out, w->initial.size());
       c.AppendShared(std::make_shared<const std::string>(std::move(w->initial)));
       c.out += "\r\n";
     }
@@ -884,10 +892,7 @@ struct HttpServer::Impl {
               AppendChunk(*made, line);
               chunk = std::move(made);
             }
-            if (c.ssl)  // one TLS record for what the dispatch brings, not one a change
-              c.out += *chunk;
-            else
-              c.AppendShared(chunk);
+            c.AppendShared(chunk);
           } else {
             out.clear();
             c.watch->append(*e, out);
