@@ -281,7 +281,7 @@ bool IsTokenByte(char c) {
          std::string_view("()<>@,;:\\\"/[]?=").find(c) == std::string_view::npos;
 }
 
-std::string_view Token(std::string_view* s) {
+std::string_view MimeToken(std::string_view* s) {
   size_t n = 0;
   while (n < s->size() && IsTokenByte((*s)[n])) ++n;
   const std::string_view t = s->substr(0, n);
@@ -300,7 +300,7 @@ bool ConsumeParam(std::string_view* s) {
   if (r.empty() || r[0] != ';') return false;
   r.remove_prefix(1);
   SkipSpaces(&r);
-  if (Token(&r).empty()) return false;
+  if (MimeToken(&r).empty()) return false;
   SkipSpaces(&r);
   if (r.empty() || r[0] != '=') return false;
   r.remove_prefix(1);
@@ -310,7 +310,7 @@ bool ConsumeParam(std::string_view* s) {
     while (i < r.size() && r[i] != '"') i += r[i] == '\\' ? 2 : 1;
     if (i >= r.size()) return false;
     r.remove_prefix(i + 1);
-  } else if (Token(&r).empty()) {
+  } else if (MimeToken(&r).empty()) {
     return false;
   }
   *s = r;
@@ -329,9 +329,9 @@ std::optional<std::string> MediaTypeOf(std::string_view content_type) {
   if (t.empty())
     return semi == std::string_view::npos ? std::optional<std::string>("") : std::nullopt;
   std::string_view rest = t;
-  if (Token(&rest).empty()) return std::nullopt;
+  if (MimeToken(&rest).empty()) return std::nullopt;
   if (!rest.empty() &&
-      (rest[0] != '/' || (rest.remove_prefix(1), Token(&rest).empty()) || !rest.empty()))
+      (rest[0] != '/' || (rest.remove_prefix(1), MimeToken(&rest).empty()) || !rest.empty()))
     return std::nullopt;
   std::string_view params = semi == std::string_view::npos ? "" : content_type.substr(semi);
   for (;;) {
