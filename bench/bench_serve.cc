@@ -885,9 +885,10 @@ void BM_ListBodyWrite(benchmark::State& state) {
 BENCHMARK(BM_ListBodyWrite)->Args({10000, 0})->Args({10000, 1})->Unit(benchmark::kMillisecond);
 
 // The rows of a `kubectl get pods` Table of `range(0)` pods written from the stored objects (no
-// HTTP, no lock), as a list asked as Table writes them (kube::TableRow, includeObject=Metadata,
-// kubectl's default). range(1) = 0: only each object's tree got (a cold Pod's text parsed again);
-// 1: the rows written.
+// HTTP, no lock), includeObject=Metadata (kubectl's default). range(1) = 0: only each object's tree
+// got (a cold Pod's text parsed again); 1: the rows written from the trees (kube::TableRow); 2: the
+// rows written as a list asked as Table writes them, a cold Pod's from its text
+// (kube::TableRowFromText: its text unpacked, only what the printer reads parsed).
 void BM_ListTableWrite(benchmark::State& state) {
   arbiter::server::Cluster c("0000abcd");
   AddDefaultNamespaceAndNodes(c, 16);
@@ -897,10 +898,19 @@ void BM_ListTableWrite(benchmark::State& state) {
   c.store().Trim();
   const auto& r = *arbiter::kube::FindResourceByKind("v1", "Pod");
   const bool rows = state.range(1) == 1;
+  const bool from_text = state.range(1) == 2;
   size_t bytes = 0;
   for (auto _ : state) {
-    std::string out;
+    std::string out, text;
     for (size_t i = 0; i < pods.size(); ++i) {
+      if (from_text) {
+        text.clear();
+        pods[i].stored().AppendWireText(text);
+        if (!arbiter::kube::TableRowFromText(out, r, text, 1000000,
+                                             arbiter::kube::IncludeObject::kMetadata, i == 0))
+          state.SkipWithError("a row not written from its text");
+        continue;
+      }
       const auto tree = pods[i].stored().tree();
       if (rows)
         arbiter::kube::TableRow(out, r, *tree, 1000000, arbiter::kube::IncludeObject::kMetadata,
@@ -912,7 +922,11 @@ void BM_ListTableWrite(benchmark::State& state) {
   }
   state.counters["bytes"] = static_cast<double>(bytes);
 }
-BENCHMARK(BM_ListTableWrite)->Args({10000, 0})->Args({10000, 1})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ListTableWrite)
+    ->Args({10000, 0})
+    ->Args({10000, 1})
+    ->Args({10000, 2})
+    ->Unit(benchmark::kMillisecond);
 
 // What a list of one namespace's, one node's or all the pods holds the daemon's lock for, with
 // `range(0)` running pods in 100 namespaces on 64 nodes (issue 27: lists at 1M live pods). The

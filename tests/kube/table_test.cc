@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
+#include "adapters/kube/status.h"
 #include "kube/fake_apiserver.h"
 
 namespace arbiter::kube {
@@ -172,6 +175,98 @@ TEST(KubeTable, EveryResourceHasAsManyCellsAsColumns) {
       CellsOf(R("events"), ev, kNow),
       json::parse(
           R"J(["60s (x3 over 10m)","Warning","FailedScheduling","pod/p","","arbiter","0/9 nodes","10m","3","p.1"])J"));
+}
+
+// Pods in many states, built from the parts the pod printer reads (and some it must skip), with
+// odd types where a client could send them.
+json RandomPod(std::mt19937& rng) {
+  const auto pick = [&](std::initializer_list<json> options) {
+    return *(options.begin() + rng() % options.size());
+  };
+  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}};
+  json& m = pod["metadata"] = {{"name", "p-" + std::to_string(rng() % 1000)}, {"namespace", "ns"}};
+  if (rng() % 4) m["creationTimestamp"] = pick({"2026-12-01T09:00:00Z", "bad time", 5});
+  if (rng() % 5 == 0) m["deletionTimestamp"] = "2026-12-01T11:59:00Z";
+  if (rng() % 2) m["labels"] = {{"app", "x"}, {"arbiter.dev/queue", "q"}};
+  if (rng() % 3 == 0)
+    m["ownerReferences"] = json::parse(R"([{"kind":"Job","name":"j","uid":"u"}])");
+  if (rng() % 6 == 0) m = pick({nullptr, "text", json::array()});
+  json& spec = pod["spec"] = json::object();
+  const size_t containers = rng() % 4;
+  for (size_t i = 0; i < containers; ++i)
+    spec["containers"].push_back(
+        {{"name", "c" + std::to_string(i)}, {"resources", {{"requests", {{"cpu", "10m"}}}}}});
+  if (rng() % 8 == 0) spec["containers"] = {{"name", "not an array"}};
+  if (rng() % 2) spec["nodeName"] = pick({"node-1", "", 7});
+  if (rng() % 4 == 0)
+    spec["readinessGates"] = json::parse(R"([{"conditionType":"x/ok"},{"conditionType":"y"}])");
+  if (rng() % 10 == 0) return pod;  // no status
+  json& st = pod["status"] = json::object();
+  st["phase"] = pick({"Pending", "Running", "Succeeded", "Failed", "Unknown", 3});
+  if (rng() % 5 == 0) st["reason"] = pick({"Evicted", "NodeLost", ""});
+  if (rng() % 2) st["podIP"] = "10.0.0." + std::to_string(rng() % 250);
+  if (rng() % 4 == 0) st["nominatedNodeName"] = "node-2";
+  if (rng() % 3) {
+    st["conditions"] = json::array();
+    for (const char* type : {"PodScheduled", "Ready", "x/ok", "y"})
+      if (rng() % 2)
+        st["conditions"].push_back({{"type", type},
+                                    {"status", pick({"True", "False", "Unknown"})},
+                                    {"reason", pick({"Unschedulable", "QuotaExceeded", ""})},
+                                    {"message", "0/9 nodes"},
+                                    {"lastTransitionTime", "2026-12-01T09:00:00Z"}});
+  }
+  if (rng() % 3) {
+    st["containerStatuses"] = json::array();
+    for (size_t i = 0; i < containers + rng() % 2; ++i) {
+      json cs = {{"name", "c" + std::to_string(i)}, {"image", ""}, {"ready", rng() % 2 == 0}};
+      if (rng() % 2) cs["restartCount"] = pick({0, 3, "7"});
+      cs["state"] = pick({json::parse(R"({"running":{"startedAt":"2026-12-01T09:00:00Z"}})"),
+                          json::parse(R"({"waiting":{"reason":"CrashLoopBackOff"}})"),
+                          json::parse(R"({"terminated":{"reason":"Completed","exitCode":0}})"),
+                          json::parse(R"({"terminated":{"exitCode":137,"signal":9}})"),
+                          json::parse(R"({"terminated":{"exitCode":2}})"), json::object()});
+      st["containerStatuses"].push_back(cs);
+    }
+  }
+  return pod;
+}
+
+TEST(KubeTable, RowsFromTheStoredTextAreTheBytesOfRowsFromTheTree) {
+  std::mt19937 rng(27);
+  std::vector<json> objects;
+  for (int i = 0; i < 2000; ++i) objects.push_back(RandomPod(rng));
+  for (const char* text : {kPending, kRunning}) objects.push_back(json::parse(text));
+  for (const auto& include :
+       {IncludeObject::kNone, IncludeObject::kMetadata, IncludeObject::kObject})
+    for (size_t i = 0; i < objects.size(); ++i) {
+      std::string from_tree, from_text;
+      TableRow(from_tree, R("pods"), objects[i], kNow, include, i % 2 == 0);
+      ASSERT_TRUE(
+          TableRowFromText(from_text, R("pods"), WireJson(objects[i]), kNow, include, i % 2 == 0));
+      ASSERT_EQ(from_text, from_tree) << objects[i].dump();
+    }
+}
+
+TEST(KubeTable, EveryResourcesRowFromTextIsItsRowFromTheTree) {
+  const json objects[] = {
+      json::parse(R"({"metadata":{"name":"x","creationTimestamp":"2026-12-01T11:59:00Z"}})"),
+      json::parse(R"({"metadata":{"name":"q","labels":{"a":"b"}},"spec":{"hard":{"cpu":"4"}},
+        "status":{"hard":{"cpu":"4"},"used":{"cpu":"1"},"conditions":[{"type":"Ready","status":"True"}]}})"),
+      json::object()};
+  for (const auto& r : ServedResources())
+    for (const json& o : objects) {
+      std::string from_tree, from_text;
+      TableRow(from_tree, r, o, kNow, IncludeObject::kMetadata, false);
+      ASSERT_TRUE(
+          TableRowFromText(from_text, r, WireJson(o), kNow, IncludeObject::kMetadata, false));
+      EXPECT_EQ(from_text, from_tree) << r.kind << " " << o.dump();
+    }
+  std::string out;
+  EXPECT_FALSE(TableRowFromText(out, R("pods"), "[1]", kNow, IncludeObject::kMetadata, true));
+  EXPECT_FALSE(
+      TableRowFromText(out, R("pods"), R"({"metadata":)", kNow, IncludeObject::kNone, true));
+  EXPECT_EQ(out, "");
 }
 
 }  // namespace table_test

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -12,7 +13,9 @@
 #include <vector>
 
 #include "adapters/kube/continue_token.h"
+#include "adapters/kube/resources.h"
 #include "adapters/kube/status.h"
+#include "adapters/kube/table.h"
 #include "served_api.h"
 #include "server/daemon.h"
 #include "server/http/http_api.h"
@@ -193,6 +196,51 @@ TEST(ListPagingTest, TableFormPagesToo) {
   EXPECT_EQ(Names(second, "rows"), (std::vector<std::string>{"p3", "p4"}));
   EXPECT_FALSE(second["metadata"].contains("continue"));
   EXPECT_EQ(second["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+}
+
+Millis Now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Pods beyond the daemon's hot trees are kept as packed text alone, and a Table's row of one is
+// written from that text, parsing only what the pod printer reads: every row, in every
+// includeObject form, is the row of the pod's tree as the JSON list gives it (AGE apart, which
+// the two answers compute at their own instants).
+TEST(ListPagingTest, ATablesRowsOfColdPodsAreThoseOfTheirTrees) {
+  Served s("table-cold");
+  const size_t pods = Cluster::kHotTrees + 300;
+  s.Node("n0", {{"cpu", "4"}, {"memory", "1Gi"}, {"pods", std::to_string(pods - 20)}});
+  {  // created from 16 threads: their journal commits are shared, as with concurrent clients
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < 16; ++t)
+      threads.emplace_back([&, t] {
+        for (size_t i = t; i < pods; i += 16) s.Pod("p" + std::to_string(i), i % 2 ? "gpu" : "cpu");
+      });
+    for (auto& t : threads) t.join();
+  }
+  const Json list = s.Get("/api/v1/namespaces/default/pods");
+  ASSERT_EQ(list["items"].size(), pods);
+  const auto& r = *kube::FindResourceByKind("v1", "Pod");
+  const std::string table = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+  size_t running = 0;
+  for (const char* include : {"", "None", "Object"}) {
+    const Json got =
+        s.Get(std::string("/api/v1/namespaces/default/pods?includeObject=") + include, 200, table);
+    const Json want =
+        kube::MakeTable(r, std::vector<Json>(list["items"].begin(), list["items"].end()), Now(),
+                        kube::ParseIncludeObject(include));
+    ASSERT_EQ(got["rows"].size(), pods) << include;
+    for (size_t i = 0; i < pods; ++i) {
+      Json a = got["rows"][i], b = want["rows"][i];
+      a["cells"][4] = b["cells"][4] = "AGE";
+      ASSERT_EQ(a, b) << include << " row " << i;
+      running += a["cells"][2] == "Running";
+    }
+  }
+  EXPECT_GT(running, 0u) << "some pods run";
+  EXPECT_LT(running, 3 * pods) << "some pods wait";
 }
 
 // A field selector spec.nodeName=NODE (kubelets' and node agents' list) picks the node's pods from

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "adapters/json/member.h"
+#include "adapters/json/sparse_parse.h"
 #include "adapters/kube/status.h"
 #include "core/quantity.h"
 
@@ -165,6 +166,36 @@ json PodCells(const json& pod, Millis now) {
        PodStatus(pod), std::to_string(restarts), Age(pod, now),
        OrNone(MemberAt(pod, {"status", "podIP"})), OrNone(MemberAt(pod, {"spec", "nodeName"})),
        OrNone(MemberAt(pod, {"status", "nominatedNodeName"})), gates});
+}
+
+// What PodCells and PodStatus read: a row of a Pod kept as text parses these alone (its
+// containers counted, their specs skipped).
+const json_sparse::Keep& PodReads() {
+  using json_sparse::Count;
+  using json_sparse::Members;
+  using json_sparse::Whole;
+  static const json_sparse::Keep kReads = Members(
+      {{"metadata",
+        Members(
+            {{"name", Whole()}, {"creationTimestamp", Whole()}, {"deletionTimestamp", Whole()}})},
+       {"spec",
+        Members({{"containers", Count()}, {"readinessGates", Whole()}, {"nodeName", Whole()}})},
+       {"status",
+        Members(
+            {{"phase", Whole()},
+             {"reason", Whole()},
+             {"podIP", Whole()},
+             {"nominatedNodeName", Whole()},
+             {"conditions", Members({{"type", Whole()}, {"status", Whole()}, {"reason", Whole()}})},
+             {"containerStatuses",
+              Members({{"ready", Whole()},
+                       {"restartCount", Whole()},
+                       {"state", Members({{"waiting", Members({{"reason", Whole()}})},
+                                          {"terminated", Members({{"reason", Whole()},
+                                                                  {"signal", Whole()},
+                                                                  {"exitCode", Whole()}})},
+                                          {"running", Members({})}})}})}})}});
+  return kReads;
 }
 
 // ---------------------------------------------------------------- nodes
@@ -522,12 +553,21 @@ json DefaultCells(const json& o, Millis now) {
   return json::array({S(MemberAt(o, {"metadata", "name"})), Age(o, now)});
 }
 
-const TablePrinter kDefaultPrinter = {DefaultColumns, DefaultCells};
+const json_sparse::Keep& DefaultReads() {
+  using json_sparse::Members;
+  using json_sparse::Whole;
+  static const json_sparse::Keep kReads =
+      Members({{"metadata", Members({{"name", Whole()}, {"creationTimestamp", Whole()}})}});
+  return kReads;
+}
+
+const TablePrinter kDefaultPrinter = {DefaultColumns, DefaultCells, &DefaultReads()};
 
 }  // namespace
 
 const TablePrinter& TablePrinterOf(KindId id) {
-  static const TablePrinter kPod = {PodColumns, PodCells}, kNode = {NodeColumns, NodeCells},
+  static const TablePrinter kPod = {PodColumns, PodCells, &PodReads()},
+                            kNode = {NodeColumns, NodeCells},
                             kNamespace = {NamespaceColumns, NamespaceCells},
                             kQuota = {ResourceQuotaColumns, QuotaCells},
                             kLimitRange = {LimitRangeColumns, LimitRangeCells},
@@ -632,26 +672,60 @@ void TableOpen(std::string& out, const ResourceInfo& r, const json& list_metadat
   out += ",\"rows\":[";
 }
 
-void TableRow(std::string& out, const ResourceInfo& r, const json& o, Millis now,
-              IncludeObject include, bool first) {
+namespace {
+// A row as TableRow and TableRowFromText write it: its cells, then `object` (the object's text,
+// kObject) or a PartialObjectMetadata of `object` (its metadata's text, kMetadata).
+void AppendRow(std::string& out, const json& cells, IncludeObject include, std::string_view object,
+               bool first) {
   if (!first) out += ',';
   out += "{\"cells\":";
-  AppendWireJson(out, CellsOf(r, o, now));
+  AppendWireJson(out, cells);
   if (include == IncludeObject::kObject) {
     out += ",\"object\":";
-    AppendWireJson(out, o);
+    out += object;
   } else if (include == IncludeObject::kMetadata) {
-    const json& m = MemberAt(o, {"metadata"});
     out +=
         ",\"object\":{\"apiVersion\":\"meta.k8s.io/"
         "v1\",\"kind\":\"PartialObjectMetadata\",\"metadata\":";
-    AppendWireJson(out, m.is_object() ? m : json::object());
+    out += object;
     out += '}';
   }
   out += '}';
 }
+}  // namespace
+
+void TableRow(std::string& out, const ResourceInfo& r, const json& o, Millis now,
+              IncludeObject include, bool first) {
+  std::string object;
+  if (include == IncludeObject::kObject) {
+    AppendWireJson(object, o);
+  } else if (include == IncludeObject::kMetadata) {
+    const json& m = MemberAt(o, {"metadata"});
+    AppendWireJson(object, m.is_object() ? m : json::object());
+  }
+  AppendRow(out, CellsOf(r, o, now), include, object, first);
+}
 
 void TableClose(std::string& out) { out += "]}"; }
+
+bool TableRowFromText(std::string& out, const ResourceInfo& r, std::string_view text, Millis now,
+                      IncludeObject include, bool first) {
+  const TablePrinter& printer = PrinterOf(r);
+  json part;
+  if (!printer.reads) {  // the whole object parsed: its row as from its tree
+    part = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (part.is_discarded() || !part.is_object()) return false;
+    TableRow(out, r, part, now, include, first);
+    return true;
+  }
+  json_sparse::RawMember metadata{"metadata", {}, false};
+  if (!json_sparse::Parse(text, *printer.reads, part, &metadata) || !part.is_object()) return false;
+  std::string_view object = text;
+  if (include == IncludeObject::kMetadata)  // as TableRow: a metadata not an object is {}
+    object = metadata.found && metadata.text.starts_with('{') ? metadata.text : "{}";
+  AppendRow(out, printer.cells(part, now), include, object, first);
+  return true;
+}
 
 json MakeTable(const ResourceInfo& r, const std::vector<json>& objects, Millis now,
                IncludeObject include, const json& list_metadata) {

@@ -39,6 +39,10 @@
 #include "core/api_kinds.h"
 #include "core/duration.h"
 
+namespace arbiter::json_sparse {
+struct Keep;
+}
+
 namespace arbiter::kube {
 
 // ?includeObject=: None (no object in rows), Metadata (PartialObjectMetadata, kube's default),
@@ -58,9 +62,13 @@ struct Column {
 };
 
 // One kind's printer: its columns, and one object's cells in that order (strings and integers).
+// `reads`, when set, is every member `cells` reads (cells of json_sparse::Prune(object, *reads)
+// are those of the object, a test checks it on many objects): a row written from the object's
+// text parses only those (TableRowFromText).
 struct TablePrinter {
   std::vector<Column> (*columns)();
   nlohmann::json (*cells)(const nlohmann::json& object, Millis now);
+  const json_sparse::Keep* reads = nullptr;
 };
 // The printer of a kind (kinds without their own print NAME AGE).
 const TablePrinter& TablePrinterOf(KindId id);
@@ -87,6 +95,12 @@ void TableOpen(std::string& out, const ResourceInfo& r, const nlohmann::json& li
 void TableRow(std::string& out, const ResourceInfo& r, const nlohmann::json& object, Millis now,
               IncludeObject include, bool first);
 void TableClose(std::string& out);
+// TableRow's bytes from the object's wire text (kube::WireJson's bytes, as the daemon stores it)
+// rather than its tree: only what the kind's printer reads is parsed (`reads`; the whole text
+// for a printer without it), and the object or its metadata is copied from the text. False, and
+// nothing written, when the text is not a JSON object.
+bool TableRowFromText(std::string& out, const ResourceInfo& r, std::string_view text, Millis now,
+                      IncludeObject include, bool first);
 
 // kube's duration.HumanDuration: "0s".."119s", "2m".."9m59s", "10m".."179m", "3h".."7h59m",
 // "8h".."47h", "2d".."7d23h", "8d".."729d", "2y".."7y364d", "8y"; below -1s "<invalid>".
