@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -204,22 +205,28 @@ Millis Now() {
       .count();
 }
 
+// More pods than the daemon keeps trees of (the first 300 are kept as packed text alone), team
+// "gpu" for odd numbers and "cpu" for even ones; all but 20 run on node n0. Their number.
+size_t ColdPods(Served& s) {
+  const size_t pods = Cluster::kHotTrees + 300;
+  s.Node("n0", {{"cpu", "4"}, {"memory", "1Gi"}, {"pods", std::to_string(pods - 20)}});
+  // Created from 16 threads: their journal commits are shared, as with concurrent clients.
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < 16; ++t)
+    threads.emplace_back([&, t] {
+      for (size_t i = t; i < pods; i += 16) s.Pod("p" + std::to_string(i), i % 2 ? "gpu" : "cpu");
+    });
+  for (auto& t : threads) t.join();
+  return pods;
+}
+
 // Pods beyond the daemon's hot trees are kept as packed text alone, and a Table's row of one is
 // written from that text, parsing only what the pod printer reads: every row, in every
 // includeObject form, is the row of the pod's tree as the JSON list gives it (AGE apart, which
 // the two answers compute at their own instants).
 TEST(ListPagingTest, ATablesRowsOfColdPodsAreThoseOfTheirTrees) {
   Served s("table-cold");
-  const size_t pods = Cluster::kHotTrees + 300;
-  s.Node("n0", {{"cpu", "4"}, {"memory", "1Gi"}, {"pods", std::to_string(pods - 20)}});
-  {  // created from 16 threads: their journal commits are shared, as with concurrent clients
-    std::vector<std::thread> threads;
-    for (size_t t = 0; t < 16; ++t)
-      threads.emplace_back([&, t] {
-        for (size_t i = t; i < pods; i += 16) s.Pod("p" + std::to_string(i), i % 2 ? "gpu" : "cpu");
-      });
-    for (auto& t : threads) t.join();
-  }
+  const size_t pods = ColdPods(s);
   const Json list = s.Get("/api/v1/namespaces/default/pods");
   ASSERT_EQ(list["items"].size(), pods);
   const auto& r = *kube::FindResourceByKind("v1", "Pod");
@@ -241,6 +248,40 @@ TEST(ListPagingTest, ATablesRowsOfColdPodsAreThoseOfTheirTrees) {
   }
   EXPECT_GT(running, 0u) << "some pods run";
   EXPECT_LT(running, 3 * pods) << "some pods wait";
+}
+
+// Selectors on cold pods are matched on what they read of each pod's text: a list, a watch's
+// initial events and a collection's delete select the pods their trees would.
+TEST(ListPagingTest, SelectorsPickColdPodsAsTheirTreesWould) {
+  Served s("select-cold");
+  const size_t pods = ColdPods(s);
+  const Json all = s.Get("/api/v1/namespaces/default/pods");
+  ASSERT_EQ(all["items"].size(), pods);
+  std::vector<std::string> gpu, pending;
+  for (const Json& p : all["items"]) {
+    if (p["metadata"]["labels"]["team"] == "gpu") gpu.push_back(p["metadata"]["name"]);
+    if (p["status"]["phase"] == "Pending") pending.push_back(p["metadata"]["name"]);
+  }
+  ASSERT_EQ(gpu.size(), pods / 2);
+  ASSERT_EQ(pending.size(), 20u);
+  EXPECT_EQ(Names(s.Get("/api/v1/namespaces/default/pods?labelSelector=team%3Dgpu")), gpu);
+  EXPECT_EQ(Names(s.Get("/api/v1/pods?fieldSelector=status.phase%3DPending")), pending);
+  EXPECT_EQ(All(s, "/api/v1/pods?limit=700&labelSelector=team%3Dgpu"), gpu);
+  auto watch = s.cli->Get(
+      "/api/v1/namespaces/default/pods?watch=1&timeoutSeconds=1&labelSelector=team%3Dgpu");
+  ASSERT_TRUE(watch);
+  std::vector<std::string> added;
+  std::istringstream lines(watch->body);
+  for (std::string line; std::getline(lines, line);) {
+    const Json e = Json::parse(line);
+    if (e["type"] == "ADDED") added.push_back(e["object"]["metadata"]["name"]);
+  }
+  EXPECT_EQ(added, gpu);
+  auto gone = s.cli->Delete("/api/v1/namespaces/default/pods?fieldSelector=metadata.name%3Dp1");
+  ASSERT_TRUE(gone);
+  EXPECT_EQ(gone->status, 200) << gone->body;
+  EXPECT_EQ(Names(Json::parse(gone->body)), std::vector<std::string>{"p1"});
+  EXPECT_EQ(s.Get("/api/v1/namespaces/default/pods")["items"].size(), pods - 1);
 }
 
 // A field selector spec.nodeName=NODE (kubelets' and node agents' list) picks the node's pods from

@@ -21,6 +21,7 @@
 #include "adapters/kube/request_info.h"
 #include "adapters/kube/request_options.h"
 #include "adapters/kube/resources.h"
+#include "adapters/kube/selector_reads.h"
 #include "adapters/kube/selectors.h"
 #include "adapters/kube/status.h"
 #include "adapters/kube/table.h"
@@ -216,7 +217,20 @@ Json ListBody(const kube::ResourceInfo& r, std::vector<Json> items, int64_t rv) 
 struct Selectors {
   kube::LabelSelector labels;
   kube::FieldSelector fields;
+  json_sparse::Keep reads;  // what Matches reads of an object (kube::SelectorReads)
   bool Matches(const Json& o) const { return labels.MatchesObject(o) && fields.Matches(o); }
+  // Matches of a stored object: one kept as text alone (a cold Pod) is matched on what the
+  // selectors read of its text (`scratch` holds the text), not on its whole tree parsed again.
+  bool MatchesStored(const StoredObject& o, std::string& scratch) const {
+    if (labels.Empty() && fields.Empty()) return true;
+    if (o.compacted()) {
+      scratch.clear();
+      o.AppendWireText(scratch);
+      Json part;
+      if (json_sparse::Parse(scratch, reads, part)) return Matches(part);
+    }
+    return Matches(*o.tree());
+  }
   // The node of a term spec.nodeName=NODE (nullptr: none), which picks from the store's index.
   const std::string* Node() const {
     for (const auto& f : fields.requirements)
@@ -240,6 +254,7 @@ std::optional<Selectors> ParseSelectors(const httplib::Request& req, httplib::Re
   }
   sel.labels = std::move(l).value();
   sel.fields = std::move(f).value();
+  sel.reads = kube::SelectorReads(sel.labels, sel.fields);
   return sel;
 }
 
@@ -542,12 +557,12 @@ bool StartWatch(Daemon& d, const httplib::Request& req, httplib::Response& res, 
     });
     // Each line written from the stored object's text (the bytes of dumping the event); the tree
     // (parsed again if the store keeps the object as text) only for selectors and tables.
+    std::string scratch;
     for (const auto& o : current) {
-      const std::shared_ptr<const Json> tree = selects || table ? o.json_ptr() : nullptr;
-      if (selects && !sel.Matches(*tree)) continue;
+      if (selects && !sel.MatchesStored(o.stored(), scratch)) continue;
       w.initial += "{\"object\":";
       if (table)
-        kube::AppendWireJson(w.initial, shape(*tree));
+        kube::AppendWireJson(w.initial, shape(*o.json_ptr()));
       else
         o.stored().AppendWireText(w.initial);
       w.initial += ",\"type\":\"ADDED\"}\n";
@@ -938,11 +953,12 @@ void HandleDeleteCollection(Daemon& d, const httplib::Request& req, httplib::Res
   if (r.id == KindId::kJob && options.propagation.empty()) options.propagation = "Orphan";
   std::vector<std::pair<std::string, std::string>> keys;
   d.Read([&](const Cluster& c) {
+    std::string scratch;
     for (const StoredRef& ref : c.store().ListStored(r.kind, t.namespace_)) {
+      if (!sel->MatchesStored(ref.stored(), scratch)) continue;
       const std::shared_ptr<const Json> o = ref.json_ptr();  // one tree at a time
-      if (sel->Matches(*o))
-        keys.emplace_back(o->at("metadata").value("namespace", ""),
-                          o->at("metadata").value("name", ""));
+      keys.emplace_back(o->at("metadata").value("namespace", ""),
+                        o->at("metadata").value("name", ""));
     }
     return 0;
   });
