@@ -116,6 +116,10 @@ TEST(CliUsage, VersionNamesTheAllocatorInUse) {
                                    ? "\nallocator: jemalloc "
                                    : "\nallocator: system malloc\n";
   EXPECT_TRUE(Has(r.out, expected)) << r.out;
+  // allocator.cc's malloc_conf is read: answers of 1 MiB and more are given back when freed.
+  if (std::string(ARBITER_ALLOCATOR) == "jemalloc") {
+    EXPECT_TRUE(Has(r.out, ", oversize_threshold 1048576\n")) << r.out;
+  }
 }
 
 // Built from a git checkout, the version names the commit checked out at the build, not at
