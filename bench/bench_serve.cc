@@ -21,6 +21,7 @@
 #include <mutex>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 
 #include "adapters/kube/selectors.h"
 #include "adapters/kube/status.h"
@@ -928,6 +929,79 @@ BENCHMARK(BM_ListTableWrite)
     ->Args({10000, 2})
     ->Unit(benchmark::kMillisecond);
 
+// What the first writes after a whole list's pick cost (issue 27): the pick shares the store's
+// chunks (ObjectStore::Freeze) and starts a new epoch of its map, so the first write to each
+// chunk after it copies the chunk's rows (chunk_map.h). 6,400 pods created through the Cluster,
+// each named after an existing pod of every 46th (so they land in nearly every chunk, the worst
+// case), timed with no pick since the chunks they reach were last written (writes_ms) and right
+// after a whole pick, its range held (writes_after_pick_ms): medians of 5 alternated rounds, after
+// one untimed, each round's pods deleted after it (untimed; the deletes write the same chunks).
+// chunks: the Pods' chunks; chunk_copy_us: a copy of one chunk's rows, the mean over them all.
+void MeasureWritesAfterPick(arbiter::server::Cluster& c, int64_t pods, benchmark::State& state) {
+  constexpr int kWrites = 6400, kNamespaces = 100;
+  const int64_t step = std::max<int64_t>(1, pods / kWrites);
+  int round = 0;
+  int64_t time = pods;  // after the fill's
+  const auto writes = [&] {
+    const std::string tail = "w" + std::to_string(round++);
+    std::vector<std::pair<std::string, std::string>> made;
+    for (int64_t j = 0; j < kWrites; ++j) {
+      Json pod = Json::parse(PodJson("p-" + std::to_string(j * step) + tail));
+      pod["metadata"]["namespace"] = "ns-" + std::to_string(j * step % kNamespaces);
+      auto m = Create(pod);
+      m.time = ++time;
+      if (!c.ApplyShared(m).ok()) state.SkipWithError("a create was refused");
+      made.emplace_back(pod["metadata"]["namespace"], pod["metadata"]["name"]);
+    }
+    return made;
+  };
+  const auto remove = [&](const std::vector<std::pair<std::string, std::string>>& made) {
+    for (const auto& [ns, name] : made) {
+      arbiter::server::Mutation m;
+      m.op = arbiter::server::Mutation::Op::kDelete;
+      m.kind = "Pod";
+      m.namespace_ = ns;
+      m.name = name;
+      m.grace_period = 0;
+      m.time = ++time;
+      if (!c.ApplyShared(m).ok()) state.SkipWithError("a delete was refused");
+    }
+    (void)c.TakeWatchEvents();
+    c.store().Trim();
+  };
+  const auto since = [](std::chrono::steady_clock::time_point s) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
+  };
+  const auto median = [](std::vector<double> t) {
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  remove(writes());  // untimed: the chunks the writes reach are all written since the last pick
+  std::vector<double> without, after;
+  for (int r = 0; r < 5; ++r) {
+    auto s = std::chrono::steady_clock::now();
+    auto made = writes();
+    without.push_back(since(s));
+    remove(made);
+    const auto range = arbiter::server::PickObjects(c.store(), "Pod", "", nullptr);
+    s = std::chrono::steady_clock::now();
+    made = writes();
+    after.push_back(since(s));
+    remove(made);
+  }
+  state.counters["writes_ms"] = median(without);
+  state.counters["writes_after_pick_ms"] = median(after);
+  const auto frozen = c.store().Freeze("Pod");
+  using Rows = std::decay_t<decltype(frozen.chunk(0))>;
+  std::vector<Rows> copies;
+  copies.reserve(frozen.chunks());
+  const auto s = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < frozen.chunks(); ++i) copies.push_back(frozen.chunk(i));
+  const double copy_ms = since(s);
+  state.counters["chunks"] = static_cast<double>(frozen.chunks());
+  state.counters["chunk_copy_us"] = copy_ms * 1000 / static_cast<double>(frozen.chunks());
+}
+
 // What a list of one namespace's, one node's or all the pods holds the daemon's lock for, with
 // `range(0)` running pods in 100 namespaces on 64 nodes (issue 27: lists at 1M live pods). The
 // pick is PickObjects (list_pages.h), under the lock; the match is the list's selectors applied
@@ -936,7 +1010,8 @@ BENCHMARK(BM_ListTableWrite)
 // first page of 500 picks every pod for its continues), node_scan_ms / node_scan_match_ms (a
 // field selector spec.nodeName=NODE, NODE the first pod's, picked as a list of every pod, then
 // matched: the way before the index), node_pick_ms / node_match_ms (picked from the index, then
-// matched), node_pods (the node's).
+// matched), node_pods (the node's); then the first writes after a whole pick
+// (MeasureWritesAfterPick: writes_ms, writes_after_pick_ms, chunks, chunk_copy_us).
 void BM_ListPick(benchmark::State& state) {
   constexpr int kNamespaces = 100;
   arbiter::server::Cluster c("0000abcd");
@@ -989,6 +1064,8 @@ void BM_ListPick(benchmark::State& state) {
     state.counters["node_match_ms"] = ms([&] { (void)matched(picked); });
     if (picked.size() != node_pods || node.empty())
       state.SkipWithError("the index and the scan differ, or the first pod is not bound");
+    // Last: the matches above took ~35% longer after its writes (on either backing).
+    MeasureWritesAfterPick(c, state.range(0), state);
   }
   state.counters["node_pods"] = static_cast<double>(node_pods);
 }

@@ -7,25 +7,74 @@ namespace arbiter::server {
 
 namespace {
 
-std::string KeyOf(const Json& o, bool all_namespaces) {
-  const Json& m = o.at("metadata");
-  std::string name = m.value("name", "");
-  if (!all_namespaces) return name;
-  std::string ns = m.value("namespace", "");
-  return ns.empty() ? name : ns + "/" + name;
-}
-
-ObjectStore::Key StoreKeyOf(const Json& o) {
-  const Json& m = o.at("metadata");
-  return {m.value("namespace", ""), m.value("name", "")};
+// A token's key of the object whose store key is `key`: "ns/name" when `all_namespaces` and the
+// object has a namespace, else "name".
+std::string TokenKeyOf(const ObjectStore::Key& key, bool all_namespaces) {
+  if (!all_namespaces || key.first.empty()) return key.second;
+  return key.first + "/" + key.second;
 }
 
 }  // namespace
 
+ListRange::ListRange(Frozen frozen) : frozen_(std::move(frozen)) {
+  starts_.reserve(frozen_->chunks() + 1);
+  size_t n = 0;
+  for (size_t c = 0; c < frozen_->chunks(); ++c) {
+    starts_.push_back(n);
+    n += frozen_->chunk(c).size();
+  }
+  starts_.push_back(n);
+}
+
+std::pair<size_t, size_t> ListRange::Locate(size_t i) const {
+  // The last chunk whose first row is not after i (chunks are never empty).
+  const auto it = std::upper_bound(starts_.begin(), starts_.end(), i);
+  const size_t c = static_cast<size_t>(it - starts_.begin()) - 1;
+  return {c, i - starts_[c]};
+}
+
+const StoredRef& ListRange::operator[](size_t i) const {
+  if (!frozen_) return refs_[i];
+  const auto [c, r] = Locate(i);
+  return frozen_->chunk(c)[r].second;
+}
+
+ObjectStore::Key ListRange::key(size_t i) const {
+  if (frozen_) {
+    const auto [c, r] = Locate(i);
+    return frozen_->chunk(c)[r].first;
+  }
+  const Json& m = refs_[i].json_ptr()->at("metadata");
+  return {m.value("namespace", ""), m.value("name", "")};
+}
+
+ListRange::const_iterator ListRange::begin() const { return {this, 0}; }
+ListRange::const_iterator ListRange::end() const { return {this, size()}; }
+
+void ListRange::ToRefs() {
+  if (!frozen_) return;
+  std::vector<StoredRef> refs(begin(), end());
+  frozen_.reset();
+  starts_.clear();
+  refs_ = std::move(refs);
+}
+
+void ListRange::push_back(StoredRef ref) {
+  ToRefs();
+  refs_.push_back(std::move(ref));
+}
+
+void ListRange::pop_back() {
+  ToRefs();
+  refs_.pop_back();
+}
+
 ListRange PickObjects(const ObjectStore& store, const std::string& kind, const std::string& ns,
                       const std::string* node) {
-  if (!node || kind != "Pod" || node->empty()) return store.ListStored(kind, ns);
-  return store.StoredByIndex(kind, PodNodeName, *node, ns);
+  if (node && kind == "Pod" && !node->empty())
+    return ListRange(store.StoredByIndex(kind, PodNodeName, *node, ns));
+  if (!ns.empty()) return ListRange(store.ListStored(kind, ns));
+  return ListRange(store.Freeze(kind));
 }
 
 size_t StartIndex(const ListRange& range, const std::string& start, bool all_namespaces) {
@@ -39,26 +88,31 @@ size_t StartIndex(const ListRange& range, const std::string& start, bool all_nam
   } else {
     from = {"", start};
   }
-  auto it = std::lower_bound(range.begin(), range.end(), from,
-                             [&](const StoredRef& o, const ObjectStore::Key& k) {
-                               ObjectStore::Key key = StoreKeyOf(*o.json_ptr());
-                               if (!all_namespaces) key.first.clear();
-                               return key < k;
-                             });
-  return static_cast<size_t>(it - range.begin());
+  // The first index whose key is not below `from` (keys ascend).
+  size_t lo = 0, hi = range.size();
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    ObjectStore::Key key = range.key(mid);
+    if (!all_namespaces) key.first.clear();
+    if (key < from)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
 }
 
 ListPage PageOf(const ListRange& range, size_t begin, size_t limit,
                 const std::function<bool(const Json&)>& match, bool all_namespaces) {
   ListPage page;
   size_t i = begin;
-  for (; i < range.size(); ++i) {
+  for (auto it = range.begin() + static_cast<std::ptrdiff_t>(begin); i < range.size(); ++i, ++it) {
     if (limit > 0 && page.items.size() >= limit) break;
-    const StoredObject& o = range[i].stored();
+    const StoredObject& o = it->stored();
     if (!match || match(*o.tree())) page.items.push_back(&o);
   }
   if (i < range.size()) {
-    page.continue_key = KeyOf(*range[i - 1].json_ptr(), all_namespaces) + std::string(1, '\0');
+    page.continue_key = TokenKeyOf(range.key(i - 1), all_namespaces) + std::string(1, '\0');
     if (!match) page.remaining = static_cast<int64_t>(range.size() - i);
   }
   return page;

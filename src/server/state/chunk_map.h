@@ -82,6 +82,8 @@ class ChunkMap {
     size_t size() const { return size_; }
     bool empty() const { return size_ == 0; }
     size_t chunks() const { return chunks_.size(); }
+    // The rows of chunk `c` (< chunks()): 1..kMax, in key order, after those of chunk c-1.
+    const std::vector<value_type>& chunk(size_t c) const { return chunks_[c]->rows; }
     const_iterator begin() const { return {&chunks_, 0, 0}; }
     const_iterator end() const { return {&chunks_, chunks_.size(), 0}; }
 

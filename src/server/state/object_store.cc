@@ -367,6 +367,11 @@ std::vector<StoredRef> ObjectStore::ListStored(const std::string& kind,
   return out;
 }
 
+ObjectStore::Objects::Frozen ObjectStore::Freeze(const std::string& kind) const {
+  auto k = kinds_.find(kind);  // not All(): its empty map is shared by every store
+  return k == kinds_.end() ? Objects::Frozen() : k->second.Freeze();
+}
+
 const ObjectStore::Objects& ObjectStore::All(const std::string& kind) const {
   static const Objects kEmpty;
   auto k = kinds_.find(kind);

@@ -183,6 +183,10 @@ class ObjectStore {
   std::vector<std::shared_ptr<const Json>> ListShared(const std::string& kind,
                                                       const std::string& ns) const;
   std::vector<StoredRef> ListStored(const std::string& kind, const std::string& ns) const;
+  // Every object of a kind as it is now, in O(chunks): its chunks shared, no object touched
+  // (Objects::Freeze; none for a kind never stored). Starts a new epoch of the kind's map: each
+  // chunk is copied by the first write to it after this call (list_pages.h: PickObjects).
+  Objects::Frozen Freeze(const std::string& kind) const;
   const Objects& All(const std::string& kind) const;
   size_t size() const;  // the stored objects of every kind
 

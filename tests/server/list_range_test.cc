@@ -1,0 +1,185 @@
+// A list's range (list_pages.h: ListRange) backed by a kind's chunks shared from the store, as a
+// whole list picks it (issue 27: O(chunks) under the daemon's lock, not O(objects)): it stays as
+// it was at the pick whatever the store does after (puts, removes, the chunks split and merged),
+// and StartIndex / PageOf read it as they read the same objects picked as refs one by one.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/http/list_pages.h"
+
+namespace arbiter::server {
+namespace list_range_test {
+
+constexpr int kPods = 1200;  // several chunks of 256 rows at most
+
+std::string Name(int i) {
+  std::string n = std::to_string(i);
+  return "pod-" + std::string(4 - n.size(), '0') + n;
+}
+std::string NsOf(int i) { return "ns-" + std::to_string(i % 4); }
+
+Json PodJson(const std::string& ns, const std::string& name, const std::string& gen) {
+  return Json{{"metadata", {{"name", name}, {"namespace", ns}, {"labels", {{"gen", gen}}}}}};
+}
+
+// kPods pods in 4 namespaces, and two Nodes (a cluster-scoped kind).
+void Fill(ObjectStore& s) {
+  for (int i = 0; i < kPods; ++i) s.Put("Pod", NsOf(i), Name(i), PodJson(NsOf(i), Name(i), "0"));
+  for (const std::string n : {"node-b", "node-a"})
+    s.Put("Node", "", n, Json{{"metadata", {{"name", n}}}});
+  (void)s.TakeEvents();
+}
+
+// What a range holds, object by object: its key and the stored object itself.
+using Held = std::vector<std::pair<ObjectStore::Key, const StoredObject*>>;
+Held HeldBy(const ListRange& r) {
+  Held out;
+  for (size_t i = 0; i < r.size(); ++i) out.emplace_back(r.key(i), &r[i].stored());
+  return out;
+}
+
+// Writes every third pod again, adds pods between the others (chunks split), then removes most
+// (chunks merge), checking that the chunks did split and merge.
+void Churn(ObjectStore& s) {
+  const size_t chunks = s.All("Pod").chunks();
+  for (int i = 0; i < kPods; i += 3) s.Put("Pod", NsOf(i), Name(i), PodJson(NsOf(i), Name(i), "1"));
+  for (int i = 0; i < kPods; ++i) {
+    const std::string name = Name(i) + "b";
+    s.Put("Pod", NsOf(i), name, PodJson(NsOf(i), name, "2"));
+  }
+  ASSERT_GT(s.All("Pod").chunks(), chunks);
+  const size_t split = s.All("Pod").chunks();
+  for (int i = 0; i < kPods; ++i) {
+    if (i % 10 != 0) {
+      ASSERT_TRUE(s.Remove("Pod", NsOf(i), Name(i)));
+    }
+    ASSERT_TRUE(s.Remove("Pod", NsOf(i), Name(i) + "b"));
+  }
+  ASSERT_LT(s.All("Pod").chunks(), split);
+  (void)s.Remove("Node", "", "node-a");
+  s.Put("Node", "", "node-c", Json{{"metadata", {{"name", "node-c"}}}});
+  (void)s.TakeEvents();
+}
+
+TEST(ListRangeTest, AWholeKindsRangeSharesTheStoresChunksAndStaysAsItWas) {
+  ObjectStore s;
+  Fill(s);
+  const ListRange pods = PickObjects(s, "Pod", "", nullptr);
+  const ListRange nodes = PickObjects(s, "Node", "", nullptr);
+  ASSERT_TRUE(pods.shared());
+  ASSERT_TRUE(nodes.shared());
+  ASSERT_GT(s.All("Pod").chunks(), 2u);
+  const ListRange refs(s.ListStored("Pod", ""));  // the same objects, as refs
+  const Held want = HeldBy(refs);
+  ASSERT_EQ(want.size(), static_cast<size_t>(kPods));
+  EXPECT_EQ(HeldBy(pods), want);
+  Churn(s);
+  EXPECT_EQ(HeldBy(pods), want);
+  EXPECT_EQ(HeldBy(refs), want);
+  for (const StoredRef& o : pods)  // the objects as they were: every one of generation "0"
+    EXPECT_EQ(o.json_ptr()->at("metadata").at("labels").at("gen"), "0");
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes.key(0), (ObjectStore::Key{"", "node-a"}));
+  EXPECT_EQ(nodes.key(1), (ObjectStore::Key{"", "node-b"}));
+  // One namespace's objects and a kind never stored.
+  EXPECT_FALSE(PickObjects(s, "Pod", "ns-2", nullptr).shared());
+  EXPECT_EQ(PickObjects(s, "Pod", "ns-2", nullptr).size(), static_cast<size_t>(kPods / 20));
+  EXPECT_TRUE(PickObjects(s, "Service", "", nullptr).empty());
+}
+
+// Regression (issue 27): a whole list's pick takes no reference to any object (it shares the
+// chunks that hold them); the pick of refs it replaced took one to each object under the lock.
+TEST(ListRangeTest, AWholeKindsPickTakesNoReferenceToItsObjects) {
+  ObjectStore s;
+  Fill(s);
+  const auto first = s.Stored("Pod", NsOf(0), Name(0));
+  const auto last = s.Stored("Pod", NsOf(kPods - 1), Name(kPods - 1));
+  const auto next = s.Stored("Pod", NsOf(4), Name(4));  // the next key: the same chunk
+  const long first_held = first.use_count(), last_held = last.use_count();
+  const long next_held = next.use_count();
+  const ListRange all = PickObjects(s, "Pod", "", nullptr);
+  EXPECT_EQ(first.use_count(), first_held);
+  EXPECT_EQ(next.use_count(), next_held);
+  EXPECT_EQ(last.use_count(), last_held);
+  // Once written, a chunk the range shares is copied: its rows are held twice, the others not.
+  s.Put("Pod", NsOf(0), Name(0), PodJson(NsOf(0), Name(0), "1"));
+  (void)s.TakeEvents();
+  EXPECT_EQ(first.use_count(), first_held);  // its row in the copy is the new object
+  EXPECT_EQ(next.use_count(), next_held + 1);
+  EXPECT_EQ(last.use_count(), last_held);  // another chunk
+  EXPECT_EQ(&all[0].stored(), first.get());
+  // One namespace's pick takes a reference to each of its objects.
+  const ListRange ns0 = PickObjects(s, "Pod", NsOf(kPods - 1), nullptr);
+  EXPECT_EQ(last.use_count(), last_held + 1);
+}
+
+TEST(ListRangeTest, StartIndexAndPagesAreTheSameOnBothBackings) {
+  ObjectStore s;
+  Fill(s);
+  const ListRange shared = PickObjects(s, "Pod", "", nullptr);
+  const ListRange refs(s.ListStored("Pod", ""));
+  Churn(s);  // no matter to either
+  ASSERT_TRUE(shared.shared());
+  ASSERT_FALSE(refs.shared());
+  std::vector<std::string> starts = {std::string("\0", 1), std::string("ns-2\0", 5),
+                                     std::string("ns-9\0", 5), std::string("zz/x\0", 5)};
+  for (int i = 0; i < kPods; i += 37) {
+    starts.push_back(NsOf(i) + "/" + Name(i) + std::string(1, '\0'));
+    starts.push_back(NsOf(i) + "/" + Name(i) + "a" + std::string(1, '\0'));  // gone or never
+  }
+  for (const std::string& start : starts)
+    for (const bool all_ns : {true, false})
+      EXPECT_EQ(StartIndex(shared, start, all_ns), StartIndex(refs, start, all_ns)) << start;
+  const auto sel = [](const Json& o) {
+    return o.at("metadata").at("name").get<std::string>() > "pod-06";
+  };
+  for (size_t begin : {0u, 1u, 255u, 256u, 257u, 700u, 1199u, 1200u})
+    for (size_t limit : {0u, 1u, 7u, 500u})
+      for (const bool select : {false, true}) {
+        std::function<bool(const Json&)> match;
+        if (select) match = sel;
+        const ListPage a = PageOf(shared, begin, limit, match, true);
+        const ListPage b = PageOf(refs, begin, limit, match, true);
+        EXPECT_EQ(a.items, b.items) << begin << " " << limit;
+        EXPECT_EQ(a.continue_key, b.continue_key) << begin << " " << limit;
+        EXPECT_EQ(a.remaining, b.remaining) << begin << " " << limit;
+      }
+}
+
+TEST(ListRangeTest, IteratorsAreRandomAccessOverTheChunks) {
+  ObjectStore s;
+  Fill(s);
+  const ListRange r = PickObjects(s, "Pod", "", nullptr);
+  ASSERT_EQ(r.end() - r.begin(), static_cast<std::ptrdiff_t>(r.size()));
+  size_t i = 0;
+  for (auto it = r.begin(); it != r.end(); ++it, ++i) {
+    ASSERT_EQ(&it->stored(), &r[i].stored());
+    ASSERT_EQ(&(r.begin() + static_cast<std::ptrdiff_t>(i))->stored(), &r[i].stored());
+  }
+  EXPECT_EQ(i, r.size());
+  auto it = r.end();
+  --it;
+  EXPECT_EQ(&it->stored(), &r[r.size() - 1].stored());
+  EXPECT_EQ(&r.begin()[300].stored(), &r[300].stored());
+  EXPECT_LT(r.begin() + 3, r.begin() + 4);
+  // A copy as refs, and pop_back / push_back (which make a shared range refs) keep the order.
+  ListRange copy(r.begin() + 10, r.begin() + 20);
+  EXPECT_FALSE(copy.shared());
+  ASSERT_EQ(copy.size(), 10u);
+  EXPECT_EQ(&copy[0].stored(), &r[10].stored());
+  ListRange popped = r;
+  popped.pop_back();
+  EXPECT_FALSE(popped.shared());
+  EXPECT_EQ(popped.size(), r.size() - 1);
+  Held want = HeldBy(r);
+  want.pop_back();
+  EXPECT_EQ(HeldBy(popped), want);
+}
+
+}  // namespace list_range_test
+}  // namespace arbiter::server
