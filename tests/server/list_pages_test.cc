@@ -29,7 +29,7 @@ std::vector<std::string> Names(const ListPage& p) {
   return out;
 }
 
-bool Gpu(const Json& o) { return o.at("metadata").contains("labels"); }
+bool Gpu(const StoredObject& o) { return o.tree()->at("metadata").contains("labels"); }
 
 TEST(ListPagesTest, LimitZeroIsTheWholeListWithoutContinue) {
   const ListRange r = Range();

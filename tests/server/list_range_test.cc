@@ -135,13 +135,13 @@ TEST(ListRangeTest, StartIndexAndPagesAreTheSameOnBothBackings) {
   for (const std::string& start : starts)
     for (const bool all_ns : {true, false})
       EXPECT_EQ(StartIndex(shared, start, all_ns), StartIndex(refs, start, all_ns)) << start;
-  const auto sel = [](const Json& o) {
-    return o.at("metadata").at("name").get<std::string>() > "pod-06";
+  const auto sel = [](const StoredObject& o) {
+    return o.tree()->at("metadata").at("name").get<std::string>() > "pod-06";
   };
   for (size_t begin : {0u, 1u, 255u, 256u, 257u, 700u, 1199u, 1200u})
     for (size_t limit : {0u, 1u, 7u, 500u})
       for (const bool select : {false, true}) {
-        std::function<bool(const Json&)> match;
+        std::function<bool(const StoredObject&)> match;
         if (select) match = sel;
         const ListPage a = PageOf(shared, begin, limit, match, true);
         const ListPage b = PageOf(refs, begin, limit, match, true);

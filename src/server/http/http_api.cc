@@ -448,8 +448,9 @@ void HandleList(Daemon& d, ListSnapshots& lists, const httplib::Request& req,
   auto picked = PickRange(d, lists, req, res, r, t.namespace_, all_namespaces, node);
   if (!picked) return;
   const bool selects = !sel->labels.Empty() || !sel->fields.Empty();
-  std::function<bool(const Json&)> match;
-  if (selects) match = [&](const Json& o) { return sel->Matches(o); };
+  std::function<bool(const StoredObject&)> match;
+  std::string scratch;
+  if (selects) match = [&](const StoredObject& o) { return sel->MatchesStored(o, scratch); };
   const ListPage page = PageOf(*picked->range, picked->begin, *limit, match, all_namespaces);
   if (page.continue_key)
     lists.Put(r.kind, t.namespace_, picked->rv, picked->range, WallNow(), node);
@@ -554,9 +555,9 @@ bool StartWatch(Daemon& d, const httplib::Request& req, httplib::Response& res, 
   if (initial_param && !send_initial && from_now) {
     w.after_rv = d.Read([](const Cluster& c) { return c.store().resource_version(); });
   } else if (initial_param ? send_initial : from_now) {
-    std::vector<StoredRef> current;
+    ListRange current;  // picked as a list's are: a whole kind's chunks shared, a node's pods
     w.after_rv = d.Read([&](const Cluster& c) {
-      current = c.store().ListStored(r.kind, t.namespace_);
+      current = PickObjects(c.store(), r.kind, t.namespace_, sel.Node());
       return c.store().resource_version();
     });
     // Each line written from the stored object's text (the bytes of dumping the event); the tree
@@ -956,16 +957,12 @@ void HandleDeleteCollection(Daemon& d, const httplib::Request& req, httplib::Res
   if (!ParseDeleteOptions(req, res, false, &options)) return;
   if (r.id == KindId::kJob && options.propagation.empty()) options.propagation = "Orphan";
   std::vector<std::pair<std::string, std::string>> keys;
-  d.Read([&](const Cluster& c) {
-    std::string scratch;
-    for (const StoredRef& ref : c.store().ListStored(r.kind, t.namespace_)) {
-      if (!sel->MatchesStored(ref.stored(), scratch)) continue;
-      const std::shared_ptr<const Json> o = ref.json_ptr();  // one tree at a time
-      keys.emplace_back(o->at("metadata").value("namespace", ""),
-                        o->at("metadata").value("name", ""));
-    }
-    return 0;
-  });
+  // Picked under the lock as a list's are, matched after it (the objects as they were at the pick).
+  const ListRange picked = d.Read(
+      [&](const Cluster& c) { return PickObjects(c.store(), r.kind, t.namespace_, sel->Node()); });
+  std::string scratch;
+  for (size_t i = 0; i < picked.size(); ++i)
+    if (sel->MatchesStored(picked[i].stored(), scratch)) keys.push_back(picked.key(i));
   std::vector<Json> items;
   for (const auto& [ns, name] : keys) {
     Mutation m = options;

@@ -44,7 +44,9 @@ ObjectStore::Key ListRange::key(size_t i) const {
     const auto [c, r] = Locate(i);
     return frozen_->chunk(c)[r].first;
   }
-  const Json& m = refs_[i].json_ptr()->at("metadata");
+  // The tree held while it is read: a compacted object's is parsed for this call alone.
+  const std::shared_ptr<const Json> tree = refs_[i].json_ptr();
+  const Json& m = tree->at("metadata");
   return {m.value("namespace", ""), m.value("name", "")};
 }
 
@@ -103,13 +105,13 @@ size_t StartIndex(const ListRange& range, const std::string& start, bool all_nam
 }
 
 ListPage PageOf(const ListRange& range, size_t begin, size_t limit,
-                const std::function<bool(const Json&)>& match, bool all_namespaces) {
+                const std::function<bool(const StoredObject&)>& match, bool all_namespaces) {
   ListPage page;
   size_t i = begin;
   for (auto it = range.begin() + static_cast<std::ptrdiff_t>(begin); i < range.size(); ++i, ++it) {
     if (limit > 0 && page.items.size() >= limit) break;
     const StoredObject& o = it->stored();
-    if (!match || match(*o.tree())) page.items.push_back(&o);
+    if (!match || match(o)) page.items.push_back(&o);
   }
   if (i < range.size()) {
     page.continue_key = TokenKeyOf(range.key(i - 1), all_namespaces) + std::string(1, '\0');

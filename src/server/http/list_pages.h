@@ -178,9 +178,10 @@ ListRange PickObjects(const ObjectStore& store, const std::string& kind, const s
 size_t StartIndex(const ListRange& range, const std::string& start, bool all_namespaces);
 
 // The page of `range` from `begin`: at most `limit` objects (0: all) that `match` accepts
-// (nullptr: every one). `all_namespaces`: the keys in continue_key are "ns/name".
+// (nullptr: every one; given the stored object, so that it reads of a compacted one only what it
+// needs). `all_namespaces`: the keys in continue_key are "ns/name".
 ListPage PageOf(const ListRange& range, size_t begin, size_t limit,
-                const std::function<bool(const Json&)>& match, bool all_namespaces);
+                const std::function<bool(const StoredObject&)>& match, bool all_namespaces);
 
 // The ranges kept for continues, by (kind, namespace, node, resourceVersion). Whole lists and
 // per-node lists (`node` given) are two pools with their own caps: a Put evicts only within its
