@@ -284,7 +284,13 @@ TEST(ListPagingTest, SelectorsPickColdPodsAsTheirTreesWould) {
   ASSERT_TRUE(gone);
   EXPECT_EQ(gone->status, 200) << gone->body;
   EXPECT_EQ(Names(Json::parse(gone->body)), std::vector<std::string>{"p1"});
-  EXPECT_EQ(s.Get("/api/v1/namespaces/default/pods")["items"].size(), pods - 1);
+  auto p1 = s.cli->Get("/api/v1/namespaces/default/pods/p1");  // gone, or terminating
+  ASSERT_TRUE(p1);
+  EXPECT_TRUE(p1->status == 404 || Json::parse(p1->body)["metadata"].contains("deletionTimestamp"))
+      << p1->body;
+  auto p3 = s.cli->Get("/api/v1/namespaces/default/pods/p3");
+  ASSERT_TRUE(p3);
+  EXPECT_FALSE(Json::parse(p3->body)["metadata"].contains("deletionTimestamp")) << p3->body;
 }
 
 // A field selector spec.nodeName=NODE (kubelets' and node agents' list) picks the node's pods from
