@@ -223,13 +223,8 @@ struct Selectors {
   // selectors read of its text (`scratch` holds the text), not on its whole tree parsed again.
   bool MatchesStored(const StoredObject& o, std::string& scratch) const {
     if (labels.Empty() && fields.Empty()) return true;
-    if (o.compacted()) {
-      scratch.clear();
-      o.AppendWireText(scratch);
-      Json part;
-      if (json_sparse::Parse(scratch, reads, part)) return Matches(part);
-    }
-    return Matches(*o.tree());
+    return server::MatchesStored(
+        o, reads, [this](const Json& j) { return Matches(j); }, scratch);
   }
   // The node of a term spec.nodeName=NODE (nullptr: none), which picks from the store's index.
   const std::string* Node() const {

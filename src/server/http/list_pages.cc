@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "adapters/json/sparse_parse.h"
+
 namespace arbiter::server {
 
 namespace {
@@ -102,6 +104,17 @@ size_t StartIndex(const ListRange& range, const std::string& start, bool all_nam
       hi = mid;
   }
   return lo;
+}
+
+bool MatchesStored(const StoredObject& o, const json_sparse::Keep& reads,
+                   const std::function<bool(const Json&)>& matches, std::string& scratch) {
+  if (o.compacted()) {
+    scratch.clear();
+    o.AppendWireText(scratch);
+    Json part;
+    if (json_sparse::Parse(scratch, reads, part)) return matches(part);
+  }
+  return matches(*o.tree());
 }
 
 ListPage PageOf(const ListRange& range, size_t begin, size_t limit,

@@ -40,6 +40,10 @@
 
 #include "server/state/object_store.h"
 
+namespace arbiter::json_sparse {
+struct Keep;
+}
+
 namespace arbiter::server {
 
 // The objects a list pages through, in key order (namespace, name), each shared with the store
@@ -176,6 +180,12 @@ ListRange PickObjects(const ObjectStore& store, const std::string& kind, const s
 // The index of the first object of `range` whose key is not below `start` (a token's start key:
 // "ns/name\0" when `all_namespaces` of a namespaced kind, else "name\0").
 size_t StartIndex(const ListRange& range, const std::string& start, bool all_namespaces);
+
+// Whether `matches` accepts `o`, given of an object kept as text alone (a cold Pod) only the
+// members `reads` names (parsed from its text, json_sparse::Parse), of another its tree. `scratch`
+// holds the text. `reads` must name every member `matches` reads (kube::SelectorReads does).
+bool MatchesStored(const StoredObject& o, const json_sparse::Keep& reads,
+                   const std::function<bool(const Json&)>& matches, std::string& scratch);
 
 // The page of `range` from `begin`: at most `limit` objects (0: all) that `match` accepts
 // (nullptr: every one; given the stored object, so that it reads of a compacted one only what it
