@@ -44,7 +44,8 @@ ObjectStore::Key ListRange::key(size_t i) const {
     const auto [c, r] = Locate(i);
     return frozen_->chunk(c)[r].first;
   }
-  const Json& m = refs_[i].json_ptr()->at("metadata");
+  const auto tree = refs_[i].json_ptr();  // a compacted object's is parsed, held here only
+  const Json& m = tree->at("metadata");
   return {m.value("namespace", ""), m.value("name", "")};
 }
 
