@@ -155,6 +155,24 @@ TEST(ListRangeTest, StartIndexAndPagesAreTheSameOnBothBackings) {
       }
 }
 
+// Kept for continues, a shared range counts every row of the chunks it holds (all of the kind's)
+// against the caps on objects, as a range of refs counts its refs.
+TEST(ListRangeTest, KeptSharedRangesCountTheirRowsAgainstTheCaps) {
+  ObjectStore s;
+  Fill(s);
+  auto all = std::make_shared<const ListRange>(PickObjects(s, "Pod", "", nullptr));
+  ListSnapshots small({/*max_ranges=*/8, /*ttl_ms=*/100000, /*max_objects=*/kPods - 1});
+  small.Put("Pod", "", 1, all, 0);
+  EXPECT_EQ(small.Find("Pod", "", 1, 0), nullptr);
+  ListSnapshots two({/*max_ranges=*/8, /*ttl_ms=*/100000, /*max_objects=*/2 * kPods});
+  two.Put("Pod", "", 1, all, 0);
+  two.Put("Pod", "", 2, all, 1);
+  two.Put("Pod", "", 3, all, 2);  // over 2 * kPods: 1 goes
+  EXPECT_EQ(two.Find("Pod", "", 1, 3), nullptr);
+  EXPECT_EQ(two.Find("Pod", "", 3, 3), all);
+  EXPECT_EQ(two.size(), 2u);
+}
+
 TEST(ListRangeTest, IteratorsAreRandomAccessOverTheChunks) {
   ObjectStore s;
   Fill(s);
