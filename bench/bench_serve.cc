@@ -19,6 +19,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
+#include <set>
 #include <string_view>
 #include <thread>
 #include <type_traits>
@@ -930,33 +932,52 @@ BENCHMARK(BM_ListTableWrite)
     ->Args({10000, 2})
     ->Unit(benchmark::kMillisecond);
 
+// The chunks of `frozen` where `keys` are or would go: their number.
+size_t ChunksReached(const arbiter::server::ObjectStore::Objects::Frozen& frozen,
+                     const std::vector<arbiter::server::ObjectStore::Key>& keys) {
+  if (frozen.chunks() == 0) return 0;
+  std::vector<arbiter::server::ObjectStore::Key> firsts;  // each chunk's first key
+  for (size_t c = 0; c < frozen.chunks(); ++c) firsts.push_back(frozen.chunk(c).front().first);
+  std::set<std::ptrdiff_t> reached;  // the last chunk whose first key is not above the key
+  for (const auto& k : keys)
+    reached.insert(std::upper_bound(firsts.begin() + 1, firsts.end(), k) - firsts.begin() - 1);
+  return reached.size();
+}
+
 // What the first writes after a whole list's pick cost (issue 27): the pick shares the store's
 // chunks (ObjectStore::Freeze) and starts a new epoch of its map, so the first write to each
 // chunk after it copies the chunk's rows (chunk_map.h). 6,400 pods created through the Cluster,
-// each named after an existing pod of every 46th (so they land in nearly every chunk, the worst
-// case), timed with no pick since the chunks they reach were last written (writes_ms) and right
-// after a whole pick, its range held (writes_after_pick_ms): medians of 5 alternated rounds, after
-// one untimed, each round's pods deleted after it (untimed; the deletes write the same chunks).
-// chunks: the Pods' chunks; chunk_copy_us: a copy of one chunk's rows, the mean over them all.
+// named after existing pods spread over every namespace (so they reach most chunks, near the
+// worst case), timed with no pick since the chunks they reach were last written (writes_ms) and
+// right after a whole pick, its range held (writes_after_pick_ms): 7 rounds of each alternated,
+// after one untimed, each round's pods deleted after it (untimed; the deletes write the same
+// chunks); medians, and writes_extra_ms the median of each round's difference. chunks: the Pods'
+// chunks, chunks_written those the writes reach; chunk_copy_us: a copy of one chunk's rows, the
+// mean over them all.
 void MeasureWritesAfterPick(arbiter::server::Cluster& c, int64_t pods, benchmark::State& state) {
   constexpr int kWrites = 6400, kNamespaces = 100;
-  const int64_t step = std::max<int64_t>(1, pods / kWrites);
+  int64_t step = std::max<int64_t>(1, pods / kWrites);
+  while (std::gcd(step, kNamespaces) != 1) --step;  // every namespace: step and 100 coprime
+  const auto key_of = [&](int64_t j, const std::string& tail) {
+    return arbiter::server::ObjectStore::Key{"ns-" + std::to_string(j * step % kNamespaces),
+                                             "p-" + std::to_string(j * step) + tail};
+  };
   int round = 0;
   int64_t time = pods;  // after the fill's
   const auto writes = [&] {
     const std::string tail = "w" + std::to_string(round++);
-    std::vector<std::pair<std::string, std::string>> made;
+    std::vector<arbiter::server::ObjectStore::Key> made;
     for (int64_t j = 0; j < kWrites; ++j) {
-      Json pod = Json::parse(PodJson("p-" + std::to_string(j * step) + tail));
-      pod["metadata"]["namespace"] = "ns-" + std::to_string(j * step % kNamespaces);
+      made.push_back(key_of(j, tail));
+      Json pod = Json::parse(PodJson(made.back().second));
+      pod["metadata"]["namespace"] = made.back().first;
       auto m = Create(pod);
       m.time = ++time;
       if (!c.ApplyShared(m).ok()) state.SkipWithError("a create was refused");
-      made.emplace_back(pod["metadata"]["namespace"], pod["metadata"]["name"]);
     }
     return made;
   };
-  const auto remove = [&](const std::vector<std::pair<std::string, std::string>>& made) {
+  const auto remove = [&](const std::vector<arbiter::server::ObjectStore::Key>& made) {
     for (const auto& [ns, name] : made) {
       arbiter::server::Mutation m;
       m.op = arbiter::server::Mutation::Op::kDelete;
@@ -978,8 +999,8 @@ void MeasureWritesAfterPick(arbiter::server::Cluster& c, int64_t pods, benchmark
     return t[t.size() / 2];
   };
   remove(writes());  // untimed: the chunks the writes reach are all written since the last pick
-  std::vector<double> without, after;
-  for (int r = 0; r < 5; ++r) {
+  std::vector<double> without, after, extra;
+  for (int r = 0; r < 7; ++r) {
     auto s = std::chrono::steady_clock::now();
     auto made = writes();
     without.push_back(since(s));
@@ -988,19 +1009,23 @@ void MeasureWritesAfterPick(arbiter::server::Cluster& c, int64_t pods, benchmark
     s = std::chrono::steady_clock::now();
     made = writes();
     after.push_back(since(s));
+    extra.push_back(after.back() - without.back());
     remove(made);
   }
   state.counters["writes_ms"] = median(without);
   state.counters["writes_after_pick_ms"] = median(after);
+  state.counters["writes_extra_ms"] = median(extra);
   const auto frozen = c.store().Freeze("Pod");
+  state.counters["chunks"] = static_cast<double>(frozen.chunks());
+  std::vector<arbiter::server::ObjectStore::Key> keys;
+  for (int64_t j = 0; j < kWrites; ++j) keys.push_back(key_of(j, "w0"));
+  state.counters["chunks_written"] = static_cast<double>(ChunksReached(frozen, keys));
   using Rows = std::decay_t<decltype(frozen.chunk(0))>;
   std::vector<Rows> copies;
   copies.reserve(frozen.chunks());
   const auto s = std::chrono::steady_clock::now();
   for (size_t i = 0; i < frozen.chunks(); ++i) copies.push_back(frozen.chunk(i));
-  const double copy_ms = since(s);
-  state.counters["chunks"] = static_cast<double>(frozen.chunks());
-  state.counters["chunk_copy_us"] = copy_ms * 1000 / static_cast<double>(frozen.chunks());
+  state.counters["chunk_copy_us"] = since(s) * 1000 / static_cast<double>(frozen.chunks());
 }
 
 // What a list of one namespace's, one node's or all the pods holds the daemon's lock for, with
@@ -1013,7 +1038,8 @@ void MeasureWritesAfterPick(arbiter::server::Cluster& c, int64_t pods, benchmark
 // matched: the way before the index), node_pick_ms / node_match_ms (picked from the index, then
 // matched), node_match_text_ms (the same match as lists make it: of a compacted pod only
 // spec.nodeName parsed from its text), node_pods (the node's); then the first writes after a whole
-// pick (MeasureWritesAfterPick: writes_ms, writes_after_pick_ms, chunks, chunk_copy_us).
+// pick (MeasureWritesAfterPick: writes_ms, writes_after_pick_ms, writes_extra_ms, chunks,
+// chunks_written, chunk_copy_us).
 void BM_ListPick(benchmark::State& state) {
   constexpr int kNamespaces = 100;
   arbiter::server::Cluster c("0000abcd");

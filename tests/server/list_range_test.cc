@@ -27,12 +27,15 @@ Json PodJson(const std::string& ns, const std::string& name, const std::string& 
   return Json{{"metadata", {{"name", name}, {"namespace", ns}, {"labels", {{"gen", gen}}}}}};
 }
 
-// kPods pods in 4 namespaces, and two Nodes (a cluster-scoped kind).
+// kPods pods in 4 namespaces, kept as text but for 2 (as the daemon keeps its pods: a read of
+// a range of refs parses each again), and two Nodes (a cluster-scoped kind).
 void Fill(ObjectStore& s) {
+  s.SetCompact({"Pod"}, 2);
   for (int i = 0; i < kPods; ++i) s.Put("Pod", NsOf(i), Name(i), PodJson(NsOf(i), Name(i), "0"));
   for (const std::string n : {"node-b", "node-a"})
     s.Put("Node", "", n, Json{{"metadata", {{"name", n}}}});
   (void)s.TakeEvents();
+  s.Trim();
 }
 
 // What a range holds, object by object: its key and the stored object itself.
@@ -64,6 +67,7 @@ void Churn(ObjectStore& s) {
   (void)s.Remove("Node", "", "node-a");
   s.Put("Node", "", "node-c", Json{{"metadata", {{"name", "node-c"}}}});
   (void)s.TakeEvents();
+  s.Trim();
 }
 
 TEST(ListRangeTest, AWholeKindsRangeSharesTheStoresChunksAndStaysAsItWas) {
@@ -149,6 +153,24 @@ TEST(ListRangeTest, StartIndexAndPagesAreTheSameOnBothBackings) {
         EXPECT_EQ(a.continue_key, b.continue_key) << begin << " " << limit;
         EXPECT_EQ(a.remaining, b.remaining) << begin << " " << limit;
       }
+}
+
+// Kept for continues, a shared range counts every row of the chunks it holds (all of the kind's)
+// against the caps on objects, as a range of refs counts its refs.
+TEST(ListRangeTest, KeptSharedRangesCountTheirRowsAgainstTheCaps) {
+  ObjectStore s;
+  Fill(s);
+  auto all = std::make_shared<const ListRange>(PickObjects(s, "Pod", "", nullptr));
+  ListSnapshots small({/*max_ranges=*/8, /*ttl_ms=*/100000, /*max_objects=*/kPods - 1});
+  small.Put("Pod", "", 1, all, 0);
+  EXPECT_EQ(small.Find("Pod", "", 1, 0), nullptr);
+  ListSnapshots two({/*max_ranges=*/8, /*ttl_ms=*/100000, /*max_objects=*/2 * kPods});
+  two.Put("Pod", "", 1, all, 0);
+  two.Put("Pod", "", 2, all, 1);
+  two.Put("Pod", "", 3, all, 2);  // over 2 * kPods: 1 goes
+  EXPECT_EQ(two.Find("Pod", "", 1, 3), nullptr);
+  EXPECT_EQ(two.Find("Pod", "", 3, 3), all);
+  EXPECT_EQ(two.size(), 2u);
 }
 
 TEST(ListRangeTest, IteratorsAreRandomAccessOverTheChunks) {

@@ -167,13 +167,15 @@ struct ListPage {
 // One namespace's objects and one node's pods are picked as refs, in O(their number); every
 // object of a kind (ns "": a namespaced kind in all namespaces, a cluster-scoped kind) as the
 // kind's chunks shared (ObjectStore::Freeze), in O(chunks) and no object touched (issue 27:
-// `kubectl get pods -A` at 1M pods; picking each object took ~90 ns of the lock per object).
+// `kubectl get pods -A` at 1M pods; a ref per object held the lock 27-61 ms at 300k pods).
 // The cost moves to the writes that follow: the first write to each chunk after a whole pick
-// copies the chunk (up to 256 keys and refs; ~30 us on average at 300k pods in BM_ListPick, the
-// refs' counts being the old pick's per-object cost), so a write pays at most one chunk's copy,
-// and the writes after a pick at most one copy of each chunk they write: about the old pick's
-// work in all, but spread over the writes rather than in one piece under the lock that every
-// create waits for. Acceptable against the creates' p99 goal of 50 ms at 1M pods.
+// copies the chunk (up to 256 keys and refs: at 300k pods in BM_ListPick a copy alone takes
+// ~20 us, and 6,400 creates that reach 2,240 of the 2,325 chunks take ~107 ms more than without
+// a pick, +9%, ~48 us a chunk). So an object's write pays at most the copy of the chunk it goes
+// in (and of a neighbour, on a merge), and the writes after a pick at most one copy of each chunk
+// they write: more work in all than the refs' pick, but spread over the writes rather than in
+// one piece under the lock that every create waits for. Acceptable against the creates' p99 goal
+// of 50 ms at 1M pods, where the refs' pick held the lock ~150 ms.
 ListRange PickObjects(const ObjectStore& store, const std::string& kind, const std::string& ns,
                       const std::string* node);
 
