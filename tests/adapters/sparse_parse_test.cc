@@ -105,6 +105,9 @@ TEST(SparseParse, RefusesBadTextWhereItReadsItAndSkipsUnreadValues) {
   EXPECT_FALSE(Parse(R"({"b":[1,2})", keep, got));
   EXPECT_FALSE(Parse(R"({"b":"open})", keep, got));
   EXPECT_FALSE(Parse("", keep, got));
+  EXPECT_FALSE(Parse("{\"a\":\"control \x01 byte\"}", keep, got));  // refused unescaped
+  EXPECT_FALSE(Parse("{\"b\x01\":1,\"a\":1}", keep, got));
+  EXPECT_FALSE(Parse("\xef\xbb\xbf{\"a\":1}", keep, got));  // a byte order mark
   // A skipped value is only checked for closed strings and balanced brackets.
   ASSERT_TRUE(Parse(R"({"b":{"x":[1,"]"]},"a":[1]})", keep, got));
   EXPECT_EQ(got, json::parse(R"({"a":[1]})"));

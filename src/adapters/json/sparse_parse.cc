@@ -1,7 +1,9 @@
 #include "adapters/json/sparse_parse.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -122,8 +124,15 @@ class Reader {
 // A scalar kept: strings without escapes, integers and the literals made directly (as json::parse
 // makes them: a non-negative integer unsigned), the rest parsed. A plain string's bytes are taken
 // as they are (not checked for UTF-8: the texts read here were written by a JSON serializer).
+// Whether `s` holds a control byte, which JSON refuses unescaped in a string.
+bool HasControl(std::string_view s) {
+  return std::any_of(s.begin(), s.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x20; });
+}
+
 bool ScalarOf(std::string_view raw, json& out) {
-  if (raw.size() >= 2 && raw.front() == '"' && raw.find('\\') == std::string_view::npos) {
+  if (raw.size() >= 2 && raw.front() == '"' && raw.find('\\') == std::string_view::npos &&
+      !HasControl(raw)) {
     out = std::string(raw.substr(1, raw.size() - 2));
     return true;
   }
@@ -155,7 +164,7 @@ bool ScalarOf(std::string_view raw, json& out) {
 
 // A key's name: its raw text, or when it has escapes its unescaped text, kept in `storage`.
 bool KeyName(std::string_view key, bool escaped, std::string& storage, std::string_view& name) {
-  if (!escaped) {
+  if (!escaped && !HasControl(key)) {
     name = key;
     return true;
   }

@@ -12,7 +12,8 @@
 // 128 levels along what is kept (a property test checks it), and is false (its output
 // unspecified) for text that is not valid JSON where it is read; skipped values are checked only
 // for closed strings and balanced brackets, kept strings without escapes are not checked for
-// UTF-8 (the texts read here were written by a JSON serializer). Duplicate keys: the last one wins,
+// UTF-8 (the texts read here were written by a JSON serializer), and a leading byte order mark is
+// refused (json::parse skips it). Duplicate keys: the last one wins,
 // as json::parse. Internal, like member.h: include it from .cc files only; it needs only
 // nlohmann/json_fwd.hpp.
 #pragma once
