@@ -280,6 +280,20 @@ TEST(ListPagingTest, SelectorsPickColdPodsAsTheirTreesWould) {
     if (e["type"] == "ADDED") added.push_back(e["object"]["metadata"]["name"]);
   }
   EXPECT_EQ(added, gpu);
+  // The same watch as Tables: each row's pod parsed once, the selector matched on that tree.
+  watch = s.cli->Get(
+      "/api/v1/namespaces/default/pods?watch=1&timeoutSeconds=1&labelSelector=team%3Dgpu",
+      {{"Accept", "application/json;as=Table;v=v1;g=meta.k8s.io"}});
+  ASSERT_TRUE(watch);
+  added.clear();
+  std::istringstream rows(watch->body);
+  for (std::string line; std::getline(rows, line);) {
+    const Json e = Json::parse(line);
+    if (e["type"] != "ADDED") continue;
+    ASSERT_EQ(e["object"]["kind"], "Table") << line;
+    for (const Json& row : e["object"]["rows"]) added.push_back(row["object"]["metadata"]["name"]);
+  }
+  EXPECT_EQ(added, gpu);
   auto gone = s.cli->Delete("/api/v1/namespaces/default/pods?fieldSelector=metadata.name%3Dp1");
   ASSERT_TRUE(gone);
   EXPECT_EQ(gone->status, 200) << gone->body;

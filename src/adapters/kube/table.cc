@@ -674,36 +674,37 @@ void TableOpen(std::string& out, const ResourceInfo& r, const json& list_metadat
 
 namespace {
 // A row as TableRow and TableRowFromText write it: its cells, then `object` (the object's text,
-// kObject) or a PartialObjectMetadata of `object` (its metadata's text, kMetadata).
-void AppendRow(std::string& out, const json& cells, IncludeObject include, std::string_view object,
-               bool first) {
+// kObject) or a PartialObjectMetadata of `object` (its metadata's text, kMetadata), which the
+// caller appends between OpenRow and CloseRow, straight into `out`.
+void OpenRow(std::string& out, const json& cells, IncludeObject include, bool first) {
   if (!first) out += ',';
   out += "{\"cells\":";
   AppendWireJson(out, cells);
   if (include == IncludeObject::kObject) {
     out += ",\"object\":";
-    out += object;
   } else if (include == IncludeObject::kMetadata) {
     out +=
         ",\"object\":{\"apiVersion\":\"meta.k8s.io/"
         "v1\",\"kind\":\"PartialObjectMetadata\",\"metadata\":";
-    out += object;
-    out += '}';
   }
+}
+
+void CloseRow(std::string& out, IncludeObject include) {
+  if (include == IncludeObject::kMetadata) out += '}';
   out += '}';
 }
 }  // namespace
 
 void TableRow(std::string& out, const ResourceInfo& r, const json& o, Millis now,
               IncludeObject include, bool first) {
-  std::string object;
+  OpenRow(out, CellsOf(r, o, now), include, first);
   if (include == IncludeObject::kObject) {
-    AppendWireJson(object, o);
+    AppendWireJson(out, o);
   } else if (include == IncludeObject::kMetadata) {
     const json& m = MemberAt(o, {"metadata"});
-    AppendWireJson(object, m.is_object() ? m : json::object());
+    AppendWireJson(out, m.is_object() ? m : json::object());
   }
-  AppendRow(out, CellsOf(r, o, now), include, object, first);
+  CloseRow(out, include);
 }
 
 void TableClose(std::string& out) { out += "]}"; }
@@ -720,10 +721,12 @@ bool TableRowFromText(std::string& out, const ResourceInfo& r, std::string_view 
   }
   json_sparse::RawMember metadata{"metadata", {}, false};
   if (!json_sparse::Parse(text, *printer.reads, part, &metadata) || !part.is_object()) return false;
-  std::string_view object = text;
-  if (include == IncludeObject::kMetadata)  // as TableRow: a metadata not an object is {}
-    object = metadata.found && metadata.text.starts_with('{') ? metadata.text : "{}";
-  AppendRow(out, printer.cells(part, now), include, object, first);
+  OpenRow(out, printer.cells(part, now), include, first);
+  if (include == IncludeObject::kObject)
+    out += text;
+  else if (include == IncludeObject::kMetadata)  // as TableRow: a metadata not an object is {}
+    out += metadata.found && metadata.text.starts_with('{') ? metadata.text : "{}";
+  CloseRow(out, include);
   return true;
 }
 

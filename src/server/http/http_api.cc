@@ -40,10 +40,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The body moved into the response (httplib 0.11's set_content copies it: every scrape of an
+// 80 MB /metrics was copied once more).
+void SetContent(httplib::Response& res, std::string body, const char* content_type) {
+  res.body = std::move(body);
+  res.headers.erase("Content-Type");
+  res.set_header("Content-Type", content_type);
+}
+
 void SendJson(httplib::Response& res, int code, const Json& body,
               const std::string& content_type = "application/json") {
   res.status = code;
-  res.set_content(kube::WireJson(body), content_type.c_str());
+  SetContent(res, kube::WireJson(body), content_type.c_str());
 }
 
 void SendStatus(httplib::Response& res, const kube::KubeStatus& s) {
@@ -523,7 +531,7 @@ void HandleNodeMetrics(Daemon& d, httplib::Response& res, const Target& t) {
     return CollectNodeMetrics(c, t.name, std::max(now, c.now()));
   });
   if (!facts) return SendStatus(res, kube::NotFound(kube::ResourceName::Of(*t.resource), t.name));
-  res.set_content(RenderNodeMetrics(*facts, *which), "text/plain; version=0.0.4");
+  SetContent(res, RenderNodeMetrics(*facts, *which), "text/plain; version=0.0.4");
 }
 
 // Watch: chunked JSON lines {"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object": ...}.
@@ -556,15 +564,20 @@ bool StartWatch(Daemon& d, const httplib::Request& req, httplib::Response& res, 
       return c.store().resource_version();
     });
     // Each line written from the stored object's text (the bytes of dumping the event); the tree
-    // (parsed again if the store keeps the object as text) only for selectors and tables.
+    // (parsed again if the store keeps the object as text) only for tables, which then match
+    // selectors on it too; without one a selector reads only its members of a cold pod's text.
     std::string scratch;
     for (const auto& o : current) {
-      if (selects && !sel.MatchesStored(o.stored(), scratch)) continue;
-      w.initial += "{\"object\":";
-      if (table)
-        kube::AppendWireJson(w.initial, shape(*o.json_ptr()));
-      else
+      if (table) {
+        const std::shared_ptr<const Json> tree = o.json_ptr();
+        if (selects && !sel.Matches(*tree)) continue;
+        w.initial += "{\"object\":";
+        kube::AppendWireJson(w.initial, shape(*tree));
+      } else {
+        if (selects && !sel.MatchesStored(o.stored(), scratch)) continue;
+        w.initial += "{\"object\":";
         o.stored().AppendWireText(w.initial);
+      }
       w.initial += ",\"type\":\"ADDED\"}\n";
     }
     if (send_initial && bookmarks)
@@ -643,7 +656,7 @@ void HandleWatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
 
 // ------------------------------------------------------------------ writes
 
-void Answer(httplib::Response& res, const MutationResult& r, int code, const kube::ResourceInfo& ri,
+void Answer(httplib::Response& res, MutationResult r, int code, const kube::ResourceInfo& ri,
             const std::string& ns, const std::string& name) {
   if (!r.ok()) return SendStatus(res, ToKube(*r.error, ri, ns, name));
   for (const auto& w : r.warnings) {
@@ -654,7 +667,8 @@ void Answer(httplib::Response& res, const MutationResult& r, int code, const kub
   }
   if (r.object.is_null() && r.stored_object) {  // Daemon::Mutate(m, false): the stored text
     res.status = code;
-    res.set_content(r.text.empty() ? r.stored_object->WireText() : r.text, "application/json");
+    SetContent(res, r.text.empty() ? r.stored_object->WireText() : std::move(r.text),
+               "application/json");
     return;
   }
   SendJson(res, code, r.object);
@@ -809,7 +823,8 @@ void HandleWrite(Daemon& d, const httplib::Request& req, httplib::Response& res,
     if (generate && !result.ok() && result.error->reason == ApiError::Reason::kAlreadyExists &&
         result.error->kind == r.kind && attempt < 7)
       continue;
-    return Answer(res, result, op == Mutation::Op::kCreate ? 201 : 200, r, t.namespace_, name);
+    return Answer(res, std::move(result), op == Mutation::Op::kCreate ? 201 : 200, r, t.namespace_,
+                  name);
   }
 }
 
@@ -875,7 +890,7 @@ void HandlePatch(Daemon& d, const httplib::Request& req, httplib::Response& res,
                                         result.error->reason == ApiError::Reason::kAlreadyExists ||
                                         result.error->reason == ApiError::Reason::kNotFound);
     if (raced && !precondition && attempt < 5) continue;
-    return Answer(res, result, live ? 200 : 201, r, t.namespace_, t.name);
+    return Answer(res, std::move(result), live ? 200 : 201, r, t.namespace_, t.name);
   }
 }
 
@@ -932,7 +947,7 @@ void HandleDelete(Daemon& d, const httplib::Request& req, httplib::Response& res
   if (warn) m.propagation = "Orphan";  // batch/v1's default (journaled as such)
   MutationResult result = d.Mutate(std::move(m));
   if (warn) result.warnings.push_back(kJobOrphanWarning);
-  Answer(res, result, 200, r, t.namespace_, t.name);
+  Answer(res, std::move(result), 200, r, t.namespace_, t.name);
 }
 
 // deletecollection (DELETE on a collection, with labelSelector / fieldSelector): each object the
@@ -1209,11 +1224,9 @@ void MetricsRoutes(HttpServer& s, Daemon* d, const ApiOptions& options,
     // Under the lock only the copy of the facts; their text after it is released.
     const MetricsFacts facts =
         d->Read([&](const Cluster& c) { return CollectMetrics(c, std::max(now, c.now())); });
-    std::string text = RenderMetrics(facts, j, pod_usage);
-    text += RenderProcessMetrics();
-    text += requests->Render();
-    if (extra) text += extra();
-    res.set_content(text, "text/plain; version=0.0.4");
+    std::string tail = RenderProcessMetrics() + requests->Render();
+    if (extra) tail += extra();
+    SetContent(res, RenderMetrics(facts, j, pod_usage, tail), "text/plain; version=0.0.4");
   });
   // The state tests compare across restarts: resourceVersion, decision digest, invariants.
   s.Get("/debug/arbiter/state", [d](const httplib::Request&, httplib::Response& res) {

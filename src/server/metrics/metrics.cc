@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <string_view>
@@ -286,7 +287,24 @@ void WriteJournal(const JournalStats& j, Writer& w) {
 // cAdvisor's container series of the running workloads (what a kubelet serves at
 // /metrics/cadvisor): CPU seconds over the current run and the working set, from the declared use
 // (arbiter.dev/usage) or the requests.
-std::string CadvisorShapes(const MetricsFacts& f) {
+using Pieces = std::vector<std::string>;
+
+// The pieces' text in one buffer sized once (each piece tens of MB at 100k pods: joined with `+`
+// they were copied again and the buffer grown several times a scrape).
+std::string Join(Pieces pieces, std::string_view tail = {}) {
+  size_t n = tail.size();
+  for (const std::string& p : pieces) n += p.size();
+  std::string out;
+  out.reserve(n);
+  for (std::string& p : pieces) {
+    out += p;
+    std::string().swap(p);  // freed as soon as it is copied: the peak is one piece over the text
+  }
+  out += tail;
+  return out;
+}
+
+Pieces CadvisorShapes(const MetricsFacts& f) {
   Writer cpu, mem;
   cpu.Family("container_cpu_usage_seconds_total", "counter",
              "Virtual CPU use over the current run (cAdvisor shape).");
@@ -301,11 +319,11 @@ std::string CadvisorShapes(const MetricsFacts& f) {
                {{"namespace", *s.namespace_}, {"pod", s.name}, {"container", s.container_name()}},
                static_cast<double>(s.usage().Get("memory")));
   });
-  return cpu.str() + mem.str();
+  return {cpu.str(), mem.str()};
 }
 
 // dcgm-exporter's activity series, one per GPU of each running workload, its GPU use spread evenly.
-std::string DcgmShapes(const MetricsFacts& f) {
+Pieces DcgmShapes(const MetricsFacts& f) {
   Writer gpu;
   gpu.Family("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge",
              "Virtual GPU activity per GPU (dcgm-exporter shape).");
@@ -323,11 +341,11 @@ std::string DcgmShapes(const MetricsFacts& f) {
                  s.usage().Get(std::string(kGpu)) / 1000.0 / static_cast<double>(gpus));
     }
   });
-  return gpu.str();
+  return {gpu.str()};
 }
 
 // Virtual pods as kube-state-metrics shows real ones.
-std::string KubeStateShapes(const MetricsFacts& f) {
+Pieces KubeStateShapes(const MetricsFacts& f) {
   Writer nodes, phase, info, req;
   nodes.Family(
       "kube_node_labels", "gauge",
@@ -357,29 +375,35 @@ std::string KubeStateShapes(const MetricsFacts& f) {
                   {"unit", UnitOf(r)}},
                  Scaled(r, amount));
   });
-  return nodes.str() + phase.str() + info.str() + req.str();
+  return {nodes.str(), phase.str(), info.str(), req.str()};
 }
 
 }  // namespace
 
-std::string RenderMetrics(const MetricsFacts& f, const JournalStats& j, bool pod_usage) {
+std::string RenderMetrics(const MetricsFacts& f, const JournalStats& j, bool pod_usage,
+                          std::string_view tail) {
   Writer w;
   WritePods(f, w);
   WriteResourceQuotas(f, w);
   WriteDecisions(f, w);
   WriteElasticQuotas(f, w);
   WriteJournal(j, w);
-  std::string text = w.str() + KubeStateShapes(f);
-  if (pod_usage) text += CadvisorShapes(f) + DcgmShapes(f);
-  return text;
+  Pieces pieces = KubeStateShapes(f);
+  pieces.insert(pieces.begin(), w.str());
+  if (pod_usage)
+    for (auto* shapes : {&CadvisorShapes, &DcgmShapes}) {
+      Pieces more = shapes(f);
+      std::move(more.begin(), more.end(), std::back_inserter(pieces));
+    }
+  return Join(std::move(pieces), tail);
 }
 
 std::string RenderNodeMetrics(const MetricsFacts& f, NodeMetrics which) {
   switch (which) {
     case NodeMetrics::kCadvisor:
-      return CadvisorShapes(f);
+      return Join(CadvisorShapes(f));
     case NodeMetrics::kDcgm:
-      return DcgmShapes(f);
+      return Join(DcgmShapes(f));
   }
   return "";
 }

@@ -32,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -80,8 +81,10 @@ MetricsFacts CollectNodeMetrics(const Cluster& c, const std::string& node, Milli
 enum class NodeMetrics { kCadvisor, kDcgm };
 std::string RenderNodeMetrics(const MetricsFacts& facts, NodeMetrics which);
 // pod_usage: with the cAdvisor and dcgm-exporter series (else only the nodes' endpoints have them).
+// `tail` is written after the families, in the same buffer (the daemon's process and request
+// families): the text is made in one buffer sized once, not copied.
 std::string RenderMetrics(const MetricsFacts& facts, const JournalStats& journal,
-                          bool pod_usage = true);
+                          bool pod_usage = true, std::string_view tail = {});
 // Both steps at once (tests, benchmarks).
 std::string RenderMetrics(const Cluster& c, const JournalStats& journal, Millis now);
 
