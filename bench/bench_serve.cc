@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,6 +34,7 @@
 #include "adapters/kube/table.h"
 #include "server/daemon.h"
 #include "server/dashboard/history.h"
+#include "server/dashboard/views.h"
 #include "server/durability/cluster_snapshot.h"
 #include "server/http/http_api.h"
 #include "server/http/http_server.h"
@@ -965,6 +967,43 @@ BENCHMARK(BM_DashboardSample)
     ->Arg(100000)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(5);
+
+// The dashboard's cluster views (/ui/api/pool, /ui/api/tenants, /ui/api/queue; dashboard/views.h)
+// with `range(0)` running pods, as BM_RenderMetrics fills them: each is computed whole under the
+// daemon's lock (Daemon::Read), for any authenticated viewer. pool_ms, tenants_ms, queue_ms: one
+// view each, an admin's (the median of 5); workloads_ms, nodes_ms: Engine::Workloads() and
+// Engine::Nodes() alone, which they read; *_after_capture_ms: the same first after a
+// snapshot's capture (Cluster::CaptureSnapshot, its capture kept as the snapshot thread keeps it
+// while it writes), where the engine's table is copied as it is read (slot_table.h).
+void BM_DashboardViews(benchmark::State& state) {
+  namespace dash = arbiter::server::dashboard;
+  arbiter::server::Cluster c("0000abcd");
+  FillForScrapes(c, state.range(0));
+  const dash::Viewer admin;
+  using Clock = std::chrono::steady_clock;
+  const auto ms = [](auto&& f) {
+    const auto t0 = Clock::now();
+    benchmark::DoNotOptimize(f());
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  };
+  const std::pair<const char*, std::function<Json()>> views[] = {
+      {"pool", [&] { return dash::PoolView(c, admin); }},
+      {"tenants", [&] { return dash::TenantsView(c, admin); }},
+      {"queue", [&] { return dash::QueueView(c, admin, c.now()); }},
+      {"workloads", [&] { return Json(c.engine().Workloads().size()); }},
+      {"nodes", [&] { return Json(c.engine().Nodes().size()); }}};
+  for (auto _ : state) {
+    for (const auto& [name, view] : views) {
+      std::vector<double> t;
+      for (int i = 0; i < 5; ++i) t.push_back(ms(view));
+      std::sort(t.begin(), t.end());
+      state.counters[std::string(name) + "_ms"] = t[2];
+      const auto capture = c.CaptureSnapshot();
+      state.counters[std::string(name) + "_after_capture_ms"] = ms(view);
+    }
+  }
+}
+BENCHMARK(BM_DashboardViews)->Arg(100000)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 // The body of a list of `range(0)` pods written from the stored objects (no HTTP, no lock): what
 // a list costs the worker that answers it. range(1) = 0: every object's tree walked
