@@ -1041,6 +1041,23 @@ void MeasureWritesAfterPick(arbiter::server::Cluster& c, int64_t pods, benchmark
   state.counters["chunk_copy_us"] = since(s) * 1000 / static_cast<double>(frozen.chunks());
 }
 
+// `pods` more running pods in a namespace of their own, ns-big, created after
+// MeasureWritesAfterPick's (as many as all the others together at first).
+void FillBigNamespace(arbiter::server::Cluster& c, int64_t pods) {
+  (void)c.Apply(
+      Create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "ns-big"}}}}));
+  for (int64_t i = 0; i < pods; ++i) {
+    Json pod = Json::parse(PodJson("p-" + std::to_string(i)));
+    pod["metadata"]["namespace"] = "ns-big";
+    auto m = Create(pod);
+    m.time = 2 * pods + 1'000'000 + i;  // after MeasureWritesAfterPick's
+    (void)c.ApplyShared(m);
+    if (i % 1024 == 0) (void)c.TakeWatchEvents();
+  }
+  (void)c.TakeWatchEvents();
+  c.store().Trim();
+}
+
 // What a list of one namespace's, one node's or all the pods holds the daemon's lock for, with
 // `range(0)` running pods in 100 namespaces on 64 nodes (issue 27: lists at 1M live pods). The
 // pick is PickObjects (list_pages.h), under the lock; the match is the list's selectors applied
@@ -1125,19 +1142,7 @@ void BM_ListPick(benchmark::State& state) {
     state.counters["ns_refs_ms"] = ms([&] { (void)ListRange(store.ListStored("Pod", "ns-7")); });
     // Last: the matches above took ~35% longer after its writes (on either backing).
     MeasureWritesAfterPick(c, state.range(0), state);
-    // A namespace as big as all the others together, filled after them.
-    (void)c.Apply(
-        Create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "ns-big"}}}}));
-    for (int64_t i = 0; i < state.range(0); ++i) {
-      Json pod = Json::parse(PodJson("p-" + std::to_string(i)));
-      pod["metadata"]["namespace"] = "ns-big";
-      auto m = Create(pod);
-      m.time = 2 * state.range(0) + 1'000'000 + i;  // after MeasureWritesAfterPick's
-      (void)c.ApplyShared(m);
-      if (i % 1024 == 0) (void)c.TakeWatchEvents();
-    }
-    (void)c.TakeWatchEvents();
-    c.store().Trim();
+    FillBigNamespace(c, state.range(0));
     for (int round = 0; round < 2; ++round) {  // alternated
       state.counters["big_ns_pick_ms"] =
           ms([&] { (void)PickObjects(store, "Pod", "ns-big", nullptr); });
