@@ -1088,16 +1088,19 @@ size_t ChunksReached(const arbiter::server::ObjectStore::Objects::Frozen& frozen
   return reached.size();
 }
 
-// What the first writes after a whole list's pick cost (issue 27): the pick shares the store's
+// What the first writes after a list's pick cost (issue 27): a whole pick shares the store's
 // chunks (ObjectStore::Freeze) and starts a new epoch of its map, so the first write to each
-// chunk after it copies the chunk's rows (chunk_map.h). 6,400 pods created through the Cluster,
+// chunk after it copies the chunk's rows (chunk_map.h); a namespace's pick (FreezeNamespace)
+// shares only its chunks, which alone are copied so. 6,400 pods created through the Cluster,
 // named after existing pods spread over every namespace (so they reach most chunks, near the
-// worst case), timed with no pick since the chunks they reach were last written (writes_ms) and
-// right after a whole pick, its range held (writes_after_pick_ms): 7 rounds of each alternated,
-// after one untimed, each round's pods deleted after it (untimed; the deletes write the same
-// chunks); medians, and writes_extra_ms the median of each round's difference. chunks: the Pods'
-// chunks, chunks_written those the writes reach; chunk_copy_us: a copy of one chunk's rows, the
-// mean over them all.
+// worst case), timed with no pick since the chunks they reach were last written (writes_ms),
+// right after a whole pick, its range held (writes_after_pick_ms), and right after a pick of
+// ns-7 (3,000 pods at 300k), its range held (writes_after_ns_pick_ms): 7 rounds of the three
+// alternated, after one untimed, each round's pods deleted after it (untimed; the deletes write
+// the same chunks); medians, writes_extra_ms and writes_ns_extra_ms the medians of each round's
+// difference with writes_ms, writes_copies and writes_ns_copies the chunks the writes copied.
+// chunks: the Pods' chunks, chunks_written those the writes reach; chunk_copy_us: a copy of one
+// chunk's rows, the mean over them all.
 void MeasureWritesAfterPick(arbiter::server::Cluster& c, int64_t pods, benchmark::State& state) {
   constexpr int kWrites = 6400, kNamespaces = 100;
   int64_t step = std::max<int64_t>(1, pods / kWrites);
@@ -1142,23 +1145,33 @@ void MeasureWritesAfterPick(arbiter::server::Cluster& c, int64_t pods, benchmark
     std::sort(t.begin(), t.end());
     return t[t.size() / 2];
   };
+  const auto copied_yet = [&] { return static_cast<double>(c.store().All("Pod").copies()); };
   remove(writes());  // untimed: the chunks the writes reach are all written since the last pick
-  std::vector<double> without, after, extra;
+  std::vector<double> without, after, extra, after_ns, extra_ns, copied, copied_ns;
   for (int r = 0; r < 7; ++r) {
     auto s = std::chrono::steady_clock::now();
     auto made = writes();
     without.push_back(since(s));
     remove(made);
-    const auto range = arbiter::server::PickObjects(c.store(), "Pod", "", nullptr);
-    s = std::chrono::steady_clock::now();
-    made = writes();
-    after.push_back(since(s));
-    extra.push_back(after.back() - without.back());
-    remove(made);
+    for (const std::string ns : {"", "ns-7"}) {  // a whole pick, then one namespace's
+      const auto range = arbiter::server::PickObjects(c.store(), "Pod", ns, nullptr);
+      const double was = copied_yet();
+      s = std::chrono::steady_clock::now();
+      made = writes();
+      const double t = since(s);
+      (ns.empty() ? after : after_ns).push_back(t);
+      (ns.empty() ? extra : extra_ns).push_back(t - without.back());
+      (ns.empty() ? copied : copied_ns).push_back(copied_yet() - was);
+      remove(made);
+    }
   }
   state.counters["writes_ms"] = median(without);
   state.counters["writes_after_pick_ms"] = median(after);
   state.counters["writes_extra_ms"] = median(extra);
+  state.counters["writes_copies"] = median(copied);
+  state.counters["writes_after_ns_pick_ms"] = median(after_ns);
+  state.counters["writes_ns_extra_ms"] = median(extra_ns);
+  state.counters["writes_ns_copies"] = median(copied_ns);
   const auto frozen = c.store().Freeze("Pod");
   state.counters["chunks"] = static_cast<double>(frozen.chunks());
   std::vector<arbiter::server::ObjectStore::Key> keys;
@@ -1172,6 +1185,23 @@ void MeasureWritesAfterPick(arbiter::server::Cluster& c, int64_t pods, benchmark
   state.counters["chunk_copy_us"] = since(s) * 1000 / static_cast<double>(frozen.chunks());
 }
 
+// `pods` more running pods in a namespace of their own, ns-big, created after
+// MeasureWritesAfterPick's (as many as all the others together at first).
+void FillBigNamespace(arbiter::server::Cluster& c, int64_t pods) {
+  (void)c.Apply(
+      Create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "ns-big"}}}}));
+  for (int64_t i = 0; i < pods; ++i) {
+    Json pod = Json::parse(PodJson("p-" + std::to_string(i)));
+    pod["metadata"]["namespace"] = "ns-big";
+    auto m = Create(pod);
+    m.time = 2 * pods + 1'000'000 + i;  // after MeasureWritesAfterPick's
+    (void)c.ApplyShared(m);
+    if (i % 1024 == 0) (void)c.TakeWatchEvents();
+  }
+  (void)c.TakeWatchEvents();
+  c.store().Trim();
+}
+
 // What a list of one namespace's, one node's or all the pods holds the daemon's lock for, with
 // `range(0)` running pods in 100 namespaces on 64 nodes (issue 27: lists at 1M live pods). The
 // pick is PickObjects (list_pages.h), under the lock; the match is the list's selectors applied
@@ -1181,9 +1211,13 @@ void MeasureWritesAfterPick(arbiter::server::Cluster& c, int64_t pods, benchmark
 // field selector spec.nodeName=NODE, NODE the first pod's, picked as a list of every pod, then
 // matched: the way before the index), node_pick_ms / node_match_ms (picked from the index, then
 // matched), node_match_text_ms (the same match as lists make it: of a compacted pod only
-// spec.nodeName parsed from its text), node_pods (the node's); then the first writes after a whole
-// pick (MeasureWritesAfterPick: writes_ms, writes_after_pick_ms, writes_extra_ms, chunks,
-// chunks_written, chunk_copy_us).
+// spec.nodeName parsed from its text), node_pods (the node's); ns_refs_ms (the namespace picked
+// as refs, as PickObjects did before it shared a namespace's chunks); then the first writes after
+// a pick (MeasureWritesAfterPick: writes_ms, writes_after_pick_ms, writes_extra_ms,
+// writes_copies, writes_after_ns_pick_ms, writes_ns_extra_ms, writes_ns_copies, chunks,
+// chunks_written, chunk_copy_us); last, `range(0)` more pods in a namespace of their own
+// (big_ns_pods, the kind's objects now 2 * range(0)) picked as PickObjects does (big_ns_pick_ms)
+// and as refs (big_ns_refs_ms), each median of 5 twice, alternated, the second kept.
 void BM_ListPick(benchmark::State& state) {
   constexpr int kNamespaces = 100;
   arbiter::server::Cluster c("0000abcd");
@@ -1231,6 +1265,7 @@ void BM_ListPick(benchmark::State& state) {
     for (const auto& o : range) n += MatchesStored(o.stored(), reads, match, scratch) ? 1 : 0;
     return n;
   };
+  using arbiter::server::ListRange;
   using arbiter::server::PickObjects;
   const auto& store = c.store();
   size_t node_pods = 0;
@@ -1248,12 +1283,102 @@ void BM_ListPick(benchmark::State& state) {
     });
     if (picked.size() != node_pods || node.empty())
       state.SkipWithError("the index and the scan differ, or the first pod is not bound");
+    state.counters["ns_refs_ms"] = ms([&] { (void)ListRange(store.ListStored("Pod", "ns-7")); });
     // Last: the matches above took ~35% longer after its writes (on either backing).
     MeasureWritesAfterPick(c, state.range(0), state);
+    FillBigNamespace(c, state.range(0));
+    for (int round = 0; round < 2; ++round) {  // alternated
+      state.counters["big_ns_pick_ms"] =
+          ms([&] { (void)PickObjects(store, "Pod", "ns-big", nullptr); });
+      state.counters["big_ns_refs_ms"] =
+          ms([&] { (void)ListRange(store.ListStored("Pod", "ns-big")); });
+    }
+    state.counters["big_ns_pods"] =
+        static_cast<double>(PickObjects(store, "Pod", "ns-big", nullptr).size());
   }
   state.counters["node_pods"] = static_cast<double>(node_pods);
 }
 BENCHMARK(BM_ListPick)->Arg(300000)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// What one namespace's pick costs on either backing, by the namespace's size: the measure behind
+// kNamespaceRefsBelow (list_pages.h). An ObjectStore (no Cluster; Pods compact as the daemon's)
+// of `range(0)` pods in 100 namespaces, and namespaces s-8 .. s-2048 of n pods each created
+// among them (as a namespace's pods come over time, not in one run). For each n, 21 rounds of a
+// refs' pick (ListRange(ListStored)) and a shared one (ListRange(FreezeNamespace)), each followed
+// by an overwrite of the namespace's n pods, its range held: refs_us_N and shared_us_N, the
+// picks alone (a range is let go untimed, as lists let it go off the lock); write_extra_us_N,
+// the overwrites after a shared pick less those after a refs' pick in the same round (the copies
+// of the chunks it shares: chunks_N); medians.
+void BM_NamespacePickSizes(benchmark::State& state) {
+  using arbiter::server::ListRange;
+  const std::vector<int64_t> sizes = {8, 32, 128, 512, 2048};
+  const int64_t pods = state.range(0);
+  arbiter::server::ObjectStore store;
+  store.SetCompact({"Pod"}, arbiter::server::Cluster::kHotTrees);
+  const Json pod = Json::parse(PodJson("p"));
+  const auto put = [&](const std::string& ns, const std::string& name, int64_t gen) {
+    Json o = pod;
+    o["metadata"]["name"] = name;
+    o["metadata"]["namespace"] = ns;
+    o["metadata"]["labels"] = {{"gen", std::to_string(gen)}};
+    (void)store.Put("Pod", ns, name, std::move(o));
+  };
+  const auto settle = [&] {
+    (void)store.TakeEvents();
+    store.Trim();
+  };
+  for (int64_t i = 0; i < pods; ++i) {
+    put("ns-" + std::to_string(i % 100), "p-" + std::to_string(i), 0);
+    for (const int64_t n : sizes)
+      if (i % (pods / n) == 0 && i / (pods / n) < n)
+        put("s-" + std::to_string(n), "p-" + std::to_string(i), 0);
+    if (i % 1024 == 0) settle();
+  }
+  settle();
+  const auto us_since = [](std::chrono::steady_clock::time_point s) {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - s).count();
+  };
+  const auto median = [](std::vector<double> t) {
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  for (auto _ : state) {
+    for (const int64_t n : sizes) {
+      const std::string ns = "s-" + std::to_string(n), tag = std::to_string(n);
+      std::vector<std::string> names;
+      for (const auto& o : store.ListStored("Pod", ns))
+        names.push_back(o.stored().tree()->at("metadata").at("name").get<std::string>());
+      settle();
+      std::vector<double> refs, shared, extra;
+      for (int64_t round = 1; round <= 21; ++round) {
+        double after[2] = {0, 0};
+        for (const bool share : {false, true}) {
+          auto s = std::chrono::steady_clock::now();
+          ListRange range(share ? ListRange(store.FreezeNamespace("Pod", ns))
+                                : ListRange(store.ListStored("Pod", ns)));
+          (share ? shared : refs).push_back(us_since(s));
+          s = std::chrono::steady_clock::now();
+          for (const std::string& name : names) put(ns, name, round);
+          after[share] = us_since(s);
+          settle();
+        }
+        extra.push_back(after[1] - after[0]);
+      }
+      state.counters["refs_us_" + tag] = median(refs);
+      state.counters["shared_us_" + tag] = median(shared);
+      state.counters["write_extra_us_" + tag] = median(extra);
+      if (names.size() != static_cast<size_t>(n)) state.SkipWithError("a namespace's size");
+    }
+  }
+  for (const int64_t n : sizes)  // last: each freeze marks its chunks
+    state.counters["chunks_" + std::to_string(n)] =
+        static_cast<double>(store.FreezeNamespace("Pod", "s-" + std::to_string(n)).chunks());
+}
+BENCHMARK(BM_NamespacePickSizes)
+    ->Arg(300000)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // `range(0)` batch/v1 Jobs of 4 pods each (parallelism 4, completions 4) created one after the
 // other in one namespace, on the state machine alone: what the Job controller costs a create as

@@ -1,7 +1,8 @@
 // The store's chunked map (server/state/chunk_map.h) against a std::map: random inserts,
-// overwrites, erases, clears and lookups give the same rows in the same order; a frozen map keeps
-// the rows of its instant whatever the map does after it (many frozen at once, read on another
-// thread too); ascending and descending keys fill whole chunks and erases merge sparse ones.
+// overwrites, erases, clears and lookups give the same rows in the same order; a frozen map (or
+// key range of it, or a copy) keeps the rows of its instant whatever the map does after it (many
+// frozen at once, read on another thread too); a range's freeze copies only its chunks on the
+// writes after it; ascending and descending keys fill whole chunks and erases merge sparse ones.
 #include "server/state/chunk_map.h"
 
 #include <gtest/gtest.h>
@@ -63,17 +64,33 @@ void ExpectLookups(const ChunkMap<Key, Value, kMax>& m, const Model& want, const
   }
 }
 
+// The rows of `m` whose keys are in [lo, hi).
+Model RangeOf(const Model& m, const Key& lo, const Key& hi) {
+  if (!(lo < hi)) return {};
+  return Model(m.lower_bound(lo), m.lower_bound(hi));
+}
+
 template <size_t kMax>
 void RandomRun(uint32_t seed, int steps, uint32_t keys) {
   std::mt19937 rng(seed);
   ChunkMap<Key, Value, kMax> m;
   Model want;
   std::vector<std::pair<typename ChunkMap<Key, Value, kMax>::Frozen, Model>> frozen;
+  std::vector<std::pair<ChunkMap<Key, Value, kMax>, Model>> copies;
   int next = 0;
   for (int step = 0; step < steps; ++step) {
     const uint32_t op = rng() % 1000;
     const Key k = KeyOf(rng() % keys);
-    if (op < 500) {
+    if (op >= 960 && op < 980) {  // a key range (one namespace's keys or any): the model's rows
+      const Key hi = op < 970 ? Key{k.first + std::string(1, '\0'), ""} : KeyOf(rng() % keys);
+      const Key lo = op < 970 ? Key{k.first, ""} : k;
+      ASSERT_EQ(m.count(lo, hi), RangeOf(want, lo, hi).size());
+      frozen.emplace_back(m.FreezeRange(lo, hi), RangeOf(want, lo, hi));
+      if (frozen.size() > 8) frozen.erase(frozen.begin() + static_cast<long>(rng() % 8));
+    } else if (op == 980) {
+      copies.emplace_back(m, want);
+      if (copies.size() > 3) copies.erase(copies.begin());
+    } else if (op < 500) {
       const int v = next++;
       const bool added = want.count(k) == 0;
       ASSERT_EQ(m.insert_or_assign(k, ValueOf(v)), added);
@@ -92,10 +109,12 @@ void RandomRun(uint32_t seed, int steps, uint32_t keys) {
     if (step % 211 == 0) {
       ExpectRows(m, want);
       for (const auto& [f, w] : frozen) ExpectRows(f, w);
+      for (const auto& [c, w] : copies) ExpectRows(c, w);
     }
   }
   ExpectRows(m, want);
   for (const auto& [f, w] : frozen) ExpectRows(f, w);
+  for (const auto& [c, w] : copies) ExpectRows(c, w);
   for (uint32_t i = 0; i < keys; ++i) ExpectLookups(m, want, KeyOf(i));
   ExpectLookups(m, want, Key{"", ""});
   ExpectLookups(m, want, Key{"zz", ""});
@@ -142,8 +161,9 @@ TEST(ChunkMap, AFrozenMapNeverSeesLaterWrites) {
   ExpectRows(m, Model{});
 }
 
-// A frozen map read on another thread while the map goes on changing (what a snapshot's bytes
-// do): it reads the rows of its instant (and ThreadSanitizer sees no write to what it reads).
+// A frozen map and a key range of it read on another thread while the map goes on changing and
+// more ranges are frozen (what a snapshot's bytes and a list's pages do): each reads the rows of
+// its instant (and ThreadSanitizer sees no write to what they read).
 TEST(ChunkMap, AFrozenMapIsReadOnAnotherThreadWhileTheMapChanges) {
   ChunkMap<Key, Value, 16> m;
   Model want;
@@ -152,13 +172,20 @@ TEST(ChunkMap, AFrozenMapIsReadOnAnotherThreadWhileTheMapChanges) {
     want[KeyOf(i)] = *ValueOf(i);
   }
   const auto frozen = m.Freeze();
-  std::string read;
+  const Key lo{"ns-3", ""}, hi{"ns-3" + std::string(1, '\0'), ""};
+  m.insert_or_assign(lo, ValueOf(-1));  // the chunk of ns-3's first key the map's own again
+  want[lo] = *ValueOf(-1);
+  const auto range = m.FreezeRange(lo, hi);  // marks chunks the map alone holds, none frozen
+  std::string read, read_range;
   std::thread reader([&] {
     for (const auto& [key, value] : frozen) read += key.second + "=" + *value + ";";
+    for (const auto& [key, value] : range) read_range += key.second + "=" + *value + ";";
   });
   std::mt19937 rng(7);
+  std::vector<typename ChunkMap<Key, Value, 16>::Frozen> more;  // more ranges as the map changes
   for (int step = 0; step < 4000; ++step) {
     const Key k = KeyOf(rng() % 3000);
+    if (step % 100 == 0) more.push_back(m.FreezeRange(k, Key{k.first + "z", ""}));
     if (rng() % 2) {
       m.insert_or_assign(k, ValueOf(step));
     } else {
@@ -166,9 +193,13 @@ TEST(ChunkMap, AFrozenMapIsReadOnAnotherThreadWhileTheMapChanges) {
     }
   }
   reader.join();
-  std::string expected;
-  for (const auto& [key, value] : want) expected += key.second + "=" + value + ";";
+  std::string expected, expected_range;
+  for (const auto& [key, value] : want) {
+    if (key != lo) expected += key.second + "=" + value + ";";
+    if (key.first == "ns-3") expected_range += key.second + "=" + value + ";";
+  }
   EXPECT_EQ(read, expected);
+  EXPECT_EQ(read_range, expected_range);
 }
 
 // Ascending or descending keys fill whole chunks (not halves); erasing most of the rows merges
@@ -246,6 +277,67 @@ TEST(ChunkMap, CopiesAreIndependentAndAMoveEmptiesItsSource) {
   EXPECT_EQ(c.begin(), c.end());
   d.insert_or_assign(8, "d8");
   EXPECT_EQ(b.at(8), "a8");
+}
+
+// A key range's freeze shares only the chunks that hold its rows: the writes after it copy those
+// (once each) and no other, and its rows and those of a whole freeze before it stay as they were
+// (ranges at the ends, empty ones too). (A whole Freeze there would copy every chunk: the count
+// shows it.)
+TEST(ChunkMap, ARangesFreezeCopiesOnlyItsChunksOnTheWritesAfter) {
+  ChunkMap<Key, Value, 16> m;
+  Model want;
+  for (int i = 0; i < 700; ++i) {
+    m.insert_or_assign(KeyOf(i), ValueOf(i));
+    want[KeyOf(i)] = *ValueOf(i);
+  }
+  const auto write_all = [&](int gen) {  // overwrites every row: the chunks stay as they are
+    for (auto& [k, v] : want) {
+      m.insert_or_assign(k, ValueOf(gen));
+      v = *ValueOf(gen);
+    }
+  };
+  write_all(0);  // every chunk the map's own
+  const Model before = want;
+  ASSERT_EQ(m.copies(), 0u);
+  const auto whole = m.Freeze();
+  write_all(1);  // the whole freeze: every chunk copied, once
+  EXPECT_EQ(m.copies(), m.chunks());
+  write_all(2);
+  EXPECT_EQ(m.copies(), m.chunks());
+  const Key lo{"ns-3", ""}, hi{"ns-3" + std::string(1, '\0'), ""};
+  const uint64_t copied = m.copies();
+  const auto ns3 = m.FreezeRange(lo, hi);
+  ASSERT_EQ(ns3.size(), 100u);
+  ASSERT_GE(ns3.chunks(), 100u / 16);
+  ASSERT_LT(ns3.chunks() * 3, m.chunks());  // a seventh of the keys
+  const Model ns3_want = RangeOf(want, lo, hi);
+  write_all(3);
+  EXPECT_EQ(m.copies() - copied, ns3.chunks());
+  write_all(4);  // the copies are the map's own: no more
+  EXPECT_EQ(m.copies() - copied, ns3.chunks());
+  ExpectRows(ns3, ns3_want);
+  ExpectRows(whole, before);
+  // Ranges at the ends and empty ones, after splits and merges.
+  for (int i = 700; i < 1400; ++i) m.insert_or_assign(KeyOf(i), ValueOf(i));
+  const auto first = m.FreezeRange({"", ""}, {"ns-0" + std::string(1, '\0'), ""});
+  const auto last = m.FreezeRange({"ns-6", ""}, {"zz", ""});
+  const auto none = m.FreezeRange({"ns-31", ""}, {"ns-4", ""});
+  const auto after = m.FreezeRange({"zz", ""}, {"zzz", ""});
+  const auto upside = m.FreezeRange({"ns-6", ""}, {"ns-0", ""});
+  EXPECT_EQ(first.size(), 200u);
+  EXPECT_EQ(first.first_row(), 0u);
+  EXPECT_EQ(last.size(), 200u);
+  EXPECT_EQ(none.chunks(), 0u);
+  EXPECT_EQ(after.chunks(), 0u);
+  EXPECT_EQ(upside.chunks(), 0u);
+  EXPECT_EQ(none.begin(), none.end());
+  for (int i = 0; i < 1400; i += 2) m.erase(KeyOf(i));
+  EXPECT_EQ(std::distance(first.begin(), first.end()), 200);
+  EXPECT_EQ(std::distance(last.begin(), last.end()), 200);
+  for (const auto& [k, v] : first) EXPECT_EQ(k.first, "ns-0");
+  for (const auto& [k, v] : last) EXPECT_EQ(k.first, "ns-6");
+  ExpectRows(ns3, ns3_want);
+  ExpectRows(whole, before);
 }
 
 }  // namespace chunk_map_test

@@ -1,7 +1,8 @@
 // A list's range (list_pages.h: ListRange) backed by a kind's chunks shared from the store, as a
-// whole list picks it (issue 27: O(chunks) under the daemon's lock, not O(objects)): it stays as
-// it was at the pick whatever the store does after (puts, removes, the chunks split and merged),
-// and StartIndex / PageOf read it as they read the same objects picked as refs one by one.
+// whole list or a large namespace's picks it (issue 27: O(chunks) under the daemon's lock, not
+// O(objects)): it stays as it was at the pick whatever the store does after (puts, removes, the
+// chunks split and merged), and StartIndex / PageOf read it as they read the same objects picked
+// as refs one by one; a namespace's pick costs the writes after it copies of its chunks alone.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -90,7 +91,8 @@ TEST(ListRangeTest, AWholeKindsRangeSharesTheStoresChunksAndStaysAsItWas) {
   ASSERT_EQ(nodes.size(), 2u);
   EXPECT_EQ(nodes.key(0), (ObjectStore::Key{"", "node-a"}));
   EXPECT_EQ(nodes.key(1), (ObjectStore::Key{"", "node-b"}));
-  // One namespace's objects and a kind never stored.
+  // A small namespace's objects (refs) and a kind never stored.
+  static_assert(kPods / 4 < kNamespaceRefsBelow);
   EXPECT_FALSE(PickObjects(s, "Pod", "ns-2", nullptr).shared());
   EXPECT_EQ(PickObjects(s, "Pod", "ns-2", nullptr).size(), static_cast<size_t>(kPods / 20));
   EXPECT_TRUE(PickObjects(s, "Service", "", nullptr).empty());
@@ -117,7 +119,7 @@ TEST(ListRangeTest, AWholeKindsPickTakesNoReferenceToItsObjects) {
   EXPECT_EQ(next.use_count(), next_held + 1);
   EXPECT_EQ(last.use_count(), last_held);  // another chunk
   EXPECT_EQ(&all[0].stored(), first.get());
-  // One namespace's pick takes a reference to each of its objects.
+  // A small namespace's pick takes a reference to each of its objects.
   const ListRange ns0 = PickObjects(s, "Pod", NsOf(kPods - 1), nullptr);
   EXPECT_EQ(last.use_count(), last_held + 1);
 }
@@ -201,6 +203,175 @@ TEST(ListRangeTest, IteratorsAreRandomAccessOverTheChunks) {
   Held want = HeldBy(r);
   want.pop_back();
   EXPECT_EQ(HeldBy(popped), want);
+}
+
+// Namespaces at the start, middle and end of the key space, a small one, and one ("ns-1") whose
+// name is a prefix of another's ("ns-10"): keys are (namespace, name) pairs, so "ns-1"'s end
+// before "ns-10"'s start.
+const std::vector<std::pair<std::string, int>> kSpread = {
+    {"a", 600}, {"m", 800}, {"ns-1", 700}, {"ns-10", 600}, {"ns-2", 5}, {"zz", 600}};
+// Namespaces with no object: before, between and after those, and a prefix of some ("ns-").
+const std::vector<std::string> kEmpty = {"0", "b", "ns-", "ns-11", "ns-1a", "zzz"};
+
+// kSpread's pods, created in turn (a pod of each namespace, then the next of each), kept as text.
+void FillSpread(ObjectStore& s) {
+  s.SetCompact({"Pod"}, 2);
+  for (int i = 0; i < 800; ++i)
+    for (const auto& [ns, n] : kSpread)
+      if (i < n) s.Put("Pod", ns, Name(i), PodJson(ns, Name(i), "0"));
+  (void)s.TakeEvents();
+  s.Trim();
+}
+
+// `shared` reads as `refs` does: the same objects and keys, iterators, start indexes and pages
+// (a namespace's list: keys without the namespace).
+void ExpectSameRange(const ListRange& shared, const ListRange& refs) {
+  ASSERT_TRUE(shared.shared());
+  ASSERT_EQ(HeldBy(shared), HeldBy(refs));
+  ASSERT_EQ(shared.end() - shared.begin(), static_cast<std::ptrdiff_t>(refs.size()));
+  size_t i = 0;
+  for (auto it = shared.begin(); it != shared.end(); ++it, ++i)
+    ASSERT_EQ(&it->stored(), &refs[i].stored());
+  ASSERT_EQ(i, refs.size());
+  for (i = 0; i < refs.size(); i += 7)
+    ASSERT_EQ(&shared.begin()[static_cast<std::ptrdiff_t>(i)].stored(), &refs[i].stored());
+  std::vector<std::string> starts = {std::string("\0", 1), std::string("zzz\0", 4)};
+  for (i = 0; i < refs.size(); i += 13) {
+    starts.push_back(refs.key(i).second + std::string(1, '\0'));
+    starts.push_back(refs.key(i).second + "a" + std::string(1, '\0'));
+  }
+  for (const std::string& start : starts)
+    ASSERT_EQ(StartIndex(shared, start, false), StartIndex(refs, start, false)) << start;
+  const auto sel = [](const StoredObject& o) {
+    return o.tree()->at("metadata").at("name").get<std::string>() > "pod-03";
+  };
+  const size_t n = refs.size();
+  for (size_t begin : {size_t{0}, size_t{1}, n / 2, n > 0 ? n - 1 : 0, n})
+    for (size_t limit : {0u, 1u, 7u, 500u})
+      for (const bool select : {false, true}) {
+        if (begin > n) continue;
+        std::function<bool(const StoredObject&)> match;
+        if (select) match = sel;
+        const ListPage a = PageOf(shared, begin, limit, match, false);
+        const ListPage b = PageOf(refs, begin, limit, match, false);
+        ASSERT_EQ(a.items, b.items) << begin << " " << limit;
+        ASSERT_EQ(a.continue_key, b.continue_key) << begin << " " << limit;
+        ASSERT_EQ(a.remaining, b.remaining) << begin << " " << limit;
+      }
+}
+
+// Writes every third pod of each namespace again, adds pods between the others and to the empty
+// namespaces (chunks split), then removes most (chunks merge), checking that they did.
+void ChurnSpread(ObjectStore& s) {
+  const size_t chunks = s.All("Pod").chunks();
+  for (const auto& [ns, n] : kSpread)
+    for (int i = 0; i < n; ++i) {
+      if (i % 3 == 0) s.Put("Pod", ns, Name(i), PodJson(ns, Name(i), "1"));
+      s.Put("Pod", ns, Name(i) + "b", PodJson(ns, Name(i) + "b", "2"));
+    }
+  for (const std::string& ns : kEmpty)
+    for (int i = 0; i < 300; ++i) s.Put("Pod", ns, Name(i), PodJson(ns, Name(i), "2"));
+  ASSERT_GT(s.All("Pod").chunks(), chunks);
+  const size_t split = s.All("Pod").chunks();
+  for (const auto& [ns, n] : kSpread)
+    for (int i = 0; i < n; ++i) {
+      if (i % 10 != 0) {
+        ASSERT_TRUE(s.Remove("Pod", ns, Name(i)));
+      }
+      ASSERT_TRUE(s.Remove("Pod", ns, Name(i) + "b"));
+    }
+  ASSERT_LT(s.All("Pod").chunks(), split);
+  (void)s.TakeEvents();
+  s.Trim();
+}
+
+// A namespace's shared range holds its objects alone, as its refs' pick does (wherever it is in
+// the key space, empty or not), and stays as picked through the store's puts, removes, splits
+// and merges; a namespace of kNamespaceRefsBelow objects or more is picked so.
+TEST(ListRangeTest, ANamespacesSharedRangeIsItsRefsPickAndStaysAsPicked) {
+  ObjectStore s;
+  FillSpread(s);
+  ASSERT_GT(s.All("Pod").chunks(), 10u);
+  std::vector<std::string> all = kEmpty;
+  for (const auto& [ns, n] : kSpread) all.push_back(ns);
+  std::vector<std::pair<ListRange, Held>> picked;
+  for (const std::string& ns : all) {
+    const ListRange refs(s.ListStored("Pod", ns));
+    const ListRange shared(s.FreezeNamespace("Pod", ns));
+    ExpectSameRange(shared, refs);
+    EXPECT_EQ(s.CountNamespace("Pod", ns), refs.size()) << ns;
+    const ListRange pick = PickObjects(s, "Pod", ns, nullptr);
+    EXPECT_EQ(pick.shared(), refs.size() >= kNamespaceRefsBelow) << ns;
+    EXPECT_EQ(HeldBy(pick), HeldBy(refs)) << ns;
+    picked.emplace_back(shared, HeldBy(refs));
+  }
+  EXPECT_EQ(HeldBy(picked[kEmpty.size() + 2].first).front().first.first, "ns-1");
+  EXPECT_EQ(picked[kEmpty.size() + 2].first.size(), 700u);
+  ChurnSpread(s);
+  for (size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(HeldBy(picked[i].first), picked[i].second) << all[i];
+    ExpectSameRange(picked[i].first, ListRange(picked[i].first.begin(), picked[i].first.end()));
+    for (const StoredRef& o : picked[i].first)  // the objects as they were: generation "0"
+      EXPECT_EQ(o.json_ptr()->at("metadata").at("labels").at("gen"), "0");
+  }
+}
+
+// The chunks of a kind's whole freeze that hold an object of `ns`: their number.
+size_t ChunksOf(const ListRange::Frozen& whole, const std::string& ns) {
+  size_t n = 0;
+  for (size_t c = 0; c < whole.chunks(); ++c) {
+    const auto& rows = whole.chunk(c);
+    n += rows.front().first.first <= ns && ns <= rows.back().first.first ? 1 : 0;
+  }
+  return n;
+}
+
+// The writes after a namespace's pick copy only the chunks that hold its objects (once each; a
+// whole freeze would have them copy every chunk), and a whole range picked before stays as it
+// was. The pick takes no reference to the namespace's objects.
+TEST(ListRangeTest, ANamespacesPickCopiesOnlyItsChunksOnTheWritesAfter) {
+  ObjectStore s;
+  FillSpread(s);
+  const auto write_all = [&](const std::string& gen) {  // overwrites: the chunks stay as they are
+    for (const auto& [ns, n] : kSpread)
+      for (int i = 0; i < n; ++i) s.Put("Pod", ns, Name(i), PodJson(ns, Name(i), gen));
+    (void)s.TakeEvents();
+    s.Trim();
+  };
+  const auto in_m = s.Stored("Pod", "m", Name(400));
+  const long held = in_m.use_count();
+  uint64_t copied = s.All("Pod").copies();
+  const ListRange m = PickObjects(s, "Pod", "m", nullptr);
+  ASSERT_TRUE(m.shared());
+  EXPECT_EQ(in_m.use_count(), held);
+  const Held m_want = HeldBy(m);
+  write_all("1");
+  const uint64_t m_copies = s.All("Pod").copies() - copied;
+  const ListRange whole = PickObjects(s, "Pod", "", nullptr);  // after: the same chunks
+  const ListRange::Frozen chunks = s.Freeze("Pod");
+  EXPECT_EQ(m_copies, ChunksOf(chunks, "m"));
+  EXPECT_GE(m_copies, 800u / 256);
+  EXPECT_LT(m_copies * 2, chunks.chunks());  // "m" holds a quarter of the pods
+  // A whole range picked before a namespace's: every chunk copied once by the writes after it.
+  const Held whole_want = HeldBy(whole);
+  copied = s.All("Pod").copies();
+  const ListRange ns1 = PickObjects(s, "Pod", "ns-1", nullptr);
+  ASSERT_TRUE(ns1.shared());
+  const Held ns1_want = HeldBy(ns1);
+  write_all("2");
+  EXPECT_EQ(s.All("Pod").copies() - copied, chunks.chunks());
+  copied = s.All("Pod").copies();
+  const ListRange ns10 = PickObjects(s, "Pod", "ns-10", nullptr);
+  const ListRange ns10_refs(s.ListStored("Pod", "ns-10"));
+  write_all("3");
+  EXPECT_EQ(s.All("Pod").copies() - copied, ChunksOf(chunks, "ns-10"));
+  EXPECT_EQ(HeldBy(whole), whole_want);
+  EXPECT_EQ(HeldBy(m), m_want);
+  EXPECT_EQ(HeldBy(ns1), ns1_want);
+  ExpectSameRange(ns10, ns10_refs);
+  for (const StoredRef& o : m) EXPECT_EQ(o.json_ptr()->at("metadata").at("labels").at("gen"), "0");
+  for (const StoredRef& o : ns1)
+    EXPECT_EQ(o.json_ptr()->at("metadata").at("labels").at("gen"), "1");
 }
 
 }  // namespace list_range_test

@@ -18,7 +18,7 @@ std::string TokenKeyOf(const ObjectStore::Key& key, bool all_namespaces) {
 
 }  // namespace
 
-ListRange::ListRange(Frozen frozen) : frozen_(std::move(frozen)) {
+ListRange::ListRange(Frozen frozen) : frozen_(std::move(frozen)), first_(frozen_->first_row()) {
   starts_.reserve(frozen_->chunks() + 1);
   size_t n = 0;
   for (size_t c = 0; c < frozen_->chunks(); ++c) {
@@ -29,10 +29,11 @@ ListRange::ListRange(Frozen frozen) : frozen_(std::move(frozen)) {
 }
 
 std::pair<size_t, size_t> ListRange::Locate(size_t i) const {
-  // The last chunk whose first row is not after i (chunks are never empty).
-  const auto it = std::upper_bound(starts_.begin(), starts_.end(), i);
+  // The last chunk whose first row is not after the i-th of the range (chunks are never empty).
+  const size_t row = first_ + i;
+  const auto it = std::upper_bound(starts_.begin(), starts_.end(), row);
   const size_t c = static_cast<size_t>(it - starts_.begin()) - 1;
-  return {c, i - starts_[c]};
+  return {c, row - starts_[c]};
 }
 
 const StoredRef& ListRange::operator[](size_t i) const {
@@ -60,6 +61,7 @@ void ListRange::ToRefs() {
   std::vector<StoredRef> refs(begin(), end());
   frozen_.reset();
   starts_.clear();
+  first_ = 0;
   refs_ = std::move(refs);
 }
 
@@ -77,8 +79,10 @@ ListRange PickObjects(const ObjectStore& store, const std::string& kind, const s
                       const std::string* node) {
   if (node && kind == "Pod" && !node->empty())
     return ListRange(store.StoredByIndex(kind, PodNodeName, *node, ns));
-  if (!ns.empty()) return ListRange(store.ListStored(kind, ns));
-  return ListRange(store.Freeze(kind));
+  if (ns.empty()) return ListRange(store.Freeze(kind));
+  if (store.CountNamespace(kind, ns) < kNamespaceRefsBelow)
+    return ListRange(store.ListStored(kind, ns));
+  return ListRange(store.FreezeNamespace(kind, ns));
 }
 
 size_t StartIndex(const ListRange& range, const std::string& start, bool all_namespaces) {

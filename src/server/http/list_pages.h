@@ -47,10 +47,13 @@ struct Keep;
 namespace arbiter::server {
 
 // The objects a list pages through, in key order (namespace, name), each shared with the store
-// (never copied), backed either by refs picked one by one (one namespace's objects, one node's
-// pods) or by a kind's chunks of objects shared as they were at the pick (ObjectStore::Freeze:
-// O(chunks) under the daemon's lock, no object touched; its rows are found by the index of each
-// chunk's first row, made with the range). Both read the same: size(), operator[] and a random
+// (never copied), backed either by refs picked one by one (a small namespace's objects, one
+// node's pods) or by chunks of a kind's objects shared as they were at the pick, no object
+// touched: every object of the kind (ObjectStore::Freeze, O(chunks) under the daemon's lock), or
+// one namespace's (ObjectStore::FreezeNamespace, O(log objects + its chunks)), whose first and
+// last chunks may hold other namespaces' objects too: the range reads only the namespace's rows
+// (from the Frozen's first_row(), size() of them). Its rows are found by the index of each
+// chunk's first row, made with the range. Both read the same: size(), operator[] and a random
 // access iterator over StoredRefs, and key(). A range is immutable but for push_back and
 // pop_back (ranges of refs, as tests make them: a shared range is copied into refs first);
 // thread-safe to read, and what it reads never changes, whatever the store does after the pick.
@@ -66,7 +69,7 @@ class ListRange {
   explicit ListRange(std::vector<StoredRef> refs) : refs_(std::move(refs)) {}
   template <std::input_iterator It>
   ListRange(It first, It last) : refs_(first, last) {}
-  // Every row of `frozen`.
+  // The rows of `frozen` (Frozen::begin() to end()).
   explicit ListRange(Frozen frozen);
 
   size_t size() const { return frozen_ ? frozen_->size() : refs_.size(); }
@@ -88,7 +91,10 @@ class ListRange {
   std::pair<size_t, size_t> Locate(size_t i) const;
   std::vector<StoredRef> refs_;
   std::optional<Frozen> frozen_;
-  std::vector<size_t> starts_;  // shared: the index of each chunk's first row, then size()
+  // Shared: the index of each chunk's first row among the chunks' rows, then their number; and
+  // the index of the range's first (a namespace's range starts in a chunk of other namespaces').
+  std::vector<size_t> starts_;
+  size_t first_ = 0;
 };
 
 // A random access iterator over a ListRange's objects (as StoredRef): ++ is O(1), a jump
@@ -164,20 +170,35 @@ struct ListPage {
 // ("" : all); when `node` is given (a field selector spec.nodeName=NODE, as kubelets and node
 // agents list their pods), only the Pods bound to it, from the store's index (PodNodeName) in
 // O(their number) rather than O(all the kind's objects). The list's selectors still apply.
-// One namespace's objects and one node's pods are picked as refs, in O(their number); every
-// object of a kind (ns "": a namespaced kind in all namespaces, a cluster-scoped kind) as the
-// kind's chunks shared (ObjectStore::Freeze), in O(chunks) and no object touched (issue 27:
-// `kubectl get pods -A` at 1M pods; a ref per object held the lock 27-61 ms at 300k pods).
+// One node's pods are picked as refs, in O(their number); every object of a kind (ns "": a
+// namespaced kind in all namespaces, a cluster-scoped kind) as the kind's chunks shared
+// (ObjectStore::Freeze), in O(chunks) and no object touched (issue 27: `kubectl get pods -A` at
+// 1M pods; a ref per object held the lock 27-61 ms at 300k pods); one namespace's objects as the
+// chunks that hold them shared (ObjectStore::FreezeNamespace, O(log objects + its chunks): a
+// namespace of 300k pods would otherwise hold the lock as long as the refs' whole pick did), or
+// as refs if it has fewer than kNamespaceRefsBelow objects (below).
 // The cost moves to the writes that follow: the first write to each chunk after a whole pick
 // copies the chunk (up to 256 keys and refs: at 300k pods in BM_ListPick a copy alone takes
 // ~20 us, and 6,400 creates that reach 2,240 of the 2,325 chunks take ~107 ms more than without
-// a pick, +9%, ~48 us a chunk). So an object's write pays at most the copy of the chunk it goes
-// in (and of a neighbour, on a merge), and the writes after a pick at most one copy of each chunk
-// they write: more work in all than the refs' pick, but spread over the writes rather than in
-// one piece under the lock that every create waits for. Acceptable against the creates' p99 goal
-// of 50 ms at 1M pods, where the refs' pick held the lock ~150 ms.
+// a pick, +9%, ~48 us a chunk); after a namespace's pick only its chunks are copied so (the same
+// creates copy 24 chunks after a pick of ns-7's 3,000 pods, 2,224 after a whole pick).
+// So an object's write pays at most the copy of the chunk it goes in (and of a neighbour, on a
+// merge), and the writes after a pick at most one copy of each chunk they write of those it
+// shares: more work in all than the refs' pick, but spread over the writes rather than in one
+// piece under the lock that every create waits for. Acceptable against the creates' p99 goal of
+// 50 ms at 1M pods, where the refs' pick held the lock ~150 ms.
 ListRange PickObjects(const ObjectStore& store, const std::string& kind, const std::string& ns,
                       const std::string* node);
+// A namespace of fewer objects than this (two chunks' rows) is picked as refs, not shared
+// (PickObjects): its refs' pick is short, and it costs the writes after it no copy, where sharing
+// it would mark the one to three chunks it spans. BM_NamespacePickSizes at 300k pods (jemalloc,
+// the daemon's allocator, preloaded; load 1.3, 3 runs): refs 0.3-0.6 us for 8-32 pods (shared
+// 0.6-1.3), 2-3 us for 128 (shared 0.8-1.3), 9-13 us for 512 (shared 1.5-3.4), 55-73 us for
+// 2,048 (shared 4.6-5.5, 15 chunks), ~30 ns a pod; a chunk's copy after a shared pick 1.5-2.5 us
+// there, warm (BM_ListPick's cold copies, glibc's malloc: 20-48 us). So below 512 pods the refs'
+// pick holds the lock about as long as the copies sharing would add (and at most ~13 us), above
+// it the refs' pick grows ~30 ns a pod where the shared one stays O(its chunks).
+inline constexpr size_t kNamespaceRefsBelow = 512;
 
 // The index of the first object of `range` whose key is not below `start` (a token's start key:
 // "ns/name\0" when `all_namespaces` of a namespaced kind, else "name\0").
@@ -205,7 +226,9 @@ ListPage PageOf(const ListRange& range, size_t begin, size_t limit,
 // (a key of two strings and a ref: 80 bytes, plus names longer than 15 characters), which costs
 // nothing until the store writes that chunk and copies it. A whole kind's range shares every
 // chunk of the kind, all counted: so at most 4M rows, 320 MB if every chunk was written within
-// the TTL (where refs took 64 MB), beside the object versions.
+// the TTL (where refs took 64 MB), beside the object versions. A namespace's shared range counts
+// its own rows; its first and last chunks may keep up to 2 * 255 rows of other namespaces
+// uncounted (40 KB a range at most, 8 ranges).
 class ListSnapshots {
  public:
   struct Options {

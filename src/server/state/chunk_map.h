@@ -1,18 +1,30 @@
 // An ordered map kept as sorted chunks of at most kMax rows (ObjectStore's objects of a kind),
 // which Freeze() hands out as they are in O(chunks) (issue 27: a snapshot's capture under the
-// daemon's lock shares the chunks, not each object). The pattern of engine::SlotTable and
-// LiveFacts: each chunk carries the epoch it was made in, Freeze() starts a new epoch, and a chunk
-// of an older epoch is copied before it is written (once per chunk and Freeze, whether or not a
-// Frozen still holds it: no reader count is consulted, as shared_ptr::use_count() is a relaxed
-// load), so a frozen chunk is never written again. Reads copy nothing.
+// daemon's lock shares the chunks, not each object), and FreezeRange() a key range of it in
+// O(log rows + the range's chunks) (one namespace's objects: a list of them).
+//
+// A frozen chunk is never written again: the map copies a chunk before writing it unless the
+// chunk is its own alone, which a chunk tells by its epoch. The pattern of engine::SlotTable and
+// LiveFacts: each chunk carries the epoch it was made in, and is writable while that is the map's
+// epoch. Freeze() starts a new epoch, so every chunk is copied before its next write (once per
+// chunk and Freeze, whether or not a Frozen still holds it: no reader count is consulted, as
+// shared_ptr::use_count() is a relaxed load); a copy of the map takes a new epoch of its own,
+// both maps' chunks of older ones. FreezeRange() leaves the epoch as it is and marks only the
+// chunks it shares: a chunk of the current epoch takes the epoch kShared, which no map ever
+// reaches, so it is copied before its next write and the copy is of the current epoch again; the
+// other chunks stay writable (a range's pick costs the writes after it at most one copy of each
+// chunk of the range, not of every chunk). A chunk of an older epoch (or kShared) is left as it
+// is: older views may hold it and it is copied before its next write anyway, so the mark is only
+// ever written to a chunk that the map alone holds, under the writer's hand, and never to one a
+// Frozen (read on any thread) holds. Reads copy nothing. copies(): the chunks copied so.
 //
 // A chunk holds 1..kMax rows in key order and the chunks are in key order too: a lookup is a
 // binary search of the chunks' first keys then of one chunk. An insert into a full chunk moves
 // the new row to a neighbour at an end (so ascending or descending keys fill whole chunks) or
 // splits the chunk in two; an erase that leaves a chunk under a quarter full merges it with a
 // neighbour that has room. Iterators and references are those of a std::vector: any change ends
-// them. Not thread-safe; a Frozen is immutable and may be read on any thread while the map goes
-// on changing.
+// them. Not thread-safe (one writer; its Freeze and FreezeRange are writes too); a Frozen is
+// immutable and may be read on any thread while the map goes on changing.
 #pragma once
 
 #include <algorithm>
@@ -36,7 +48,8 @@ class ChunkMap {
  private:
   struct Chunk {
     Chunk(uint64_t e, std::vector<value_type> r) : epoch(e), rows(std::move(r)) {}
-    const uint64_t epoch;          // made in this epoch of its map: writable while it is the map's
+    // Made in this epoch of its map: writable while it is the map's (kShared: a range shares it).
+    uint64_t epoch;
     std::vector<value_type> rows;  // 1..kMax, by key
   };
 
@@ -74,7 +87,9 @@ class ChunkMap {
     size_t c_ = 0, r_ = 0;
   };
 
-  // The map at one instant (Freeze): immutable, readable on any thread.
+  // The map, or a key range of it, at one instant (Freeze, FreezeRange): immutable, readable on
+  // any thread. Its rows are those of its chunks from row first_row() of the first, size() in
+  // all (a range's first and last chunks may hold rows outside it; Freeze's hold none).
   class Frozen {
    public:
     using Chunks = std::vector<std::shared_ptr<const Chunk>>;
@@ -82,15 +97,20 @@ class ChunkMap {
     size_t size() const { return size_; }
     bool empty() const { return size_ == 0; }
     size_t chunks() const { return chunks_.size(); }
-    // The rows of chunk `c` (< chunks()): 1..kMax, in key order, after those of chunk c-1.
+    // The rows of chunk `c` (< chunks()): 1..kMax, in key order, after those of chunk c-1; all
+    // of them, those outside the range too.
     const std::vector<value_type>& chunk(size_t c) const { return chunks_[c]->rows; }
-    const_iterator begin() const { return {&chunks_, 0, 0}; }
-    const_iterator end() const { return {&chunks_, chunks_.size(), 0}; }
+    // The rows of the first chunk before the range's first (0 but for a range's).
+    size_t first_row() const { return first_; }
+    const_iterator begin() const { return {&chunks_, 0, first_}; }
+    const_iterator end() const { return {&chunks_, end_chunk_, end_row_}; }
 
    private:
     friend class ChunkMap;
     Chunks chunks_;
     size_t size_ = 0;
+    size_t first_ = 0;                    // in chunk 0
+    size_t end_chunk_ = 0, end_row_ = 0;  // just after the last row (as Iter counts)
   };
 
   using Chunks = std::vector<std::shared_ptr<Chunk>>;
@@ -120,6 +140,8 @@ class ChunkMap {
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   size_t chunks() const { return chunks_.size(); }
+  // The chunks copied before a write since the map was made (a copy of the map counts its own).
+  uint64_t copies() const { return copies_; }
   const_iterator begin() const { return {&chunks_, 0, 0}; }
   const_iterator end() const { return {&chunks_, chunks_.size(), 0}; }
 
@@ -138,11 +160,17 @@ class ChunkMap {
   }
   // The first row whose key is not less than `key`.
   const_iterator lower_bound(const K& key) const {
-    if (chunks_.empty()) return end();
-    const size_t c = ChunkOf(key);
-    const size_t r = RowOf(chunks_[c]->rows, key);
-    if (r < chunks_[c]->rows.size()) return {&chunks_, c, r};
-    return {&chunks_, c + 1, 0};
+    const auto [c, r] = Bound(key);
+    return {&chunks_, c, r};
+  }
+  // The rows whose keys are in [lo, hi): their number, in O(log rows + the chunks they are in).
+  size_t count(const K& lo, const K& hi) const {
+    if (!(lo < hi)) return 0;
+    const auto [c0, r0] = Bound(lo);
+    const auto [c1, r1] = Bound(hi);
+    size_t n = r1;
+    for (size_t c = c0; c < c1; ++c) n += chunks_[c]->rows.size();
+    return n - r0;
   }
 
   // Sets the value of `key`; true if the key is new.
@@ -189,18 +217,55 @@ class ChunkMap {
     Frozen f;
     f.chunks_.assign(chunks_.begin(), chunks_.end());
     f.size_ = size_;
+    f.end_chunk_ = chunks_.size();
+    return f;
+  }
+  // The rows whose keys are in [lo, hi) as they are, in O(log rows + the chunks they are in):
+  // those chunks shared (none if no row is in the range), each copied before the map next
+  // writes it; the map's other chunks stay writable as they were (the header). Const as Freeze.
+  Frozen FreezeRange(const K& lo, const K& hi) const {
+    Frozen f;
+    if (!(lo < hi)) return f;
+    const auto [c0, r0] = Bound(lo);
+    const auto [c1, r1] = Bound(hi);
+    if (c0 == c1 && r0 == r1) return f;
+    const size_t last = r1 == 0 ? c1 : c1 + 1;  // after the last chunk that holds a row in range
+    f.chunks_.reserve(last - c0);
+    for (size_t c = c0; c < last; ++c) {
+      if (chunks_[c]->epoch == epoch_) chunks_[c]->epoch = kShared;  // the map's alone: no reader
+      f.chunks_.push_back(chunks_[c]);
+    }
+    f.size_ = count(lo, hi);
+    f.first_ = r0;
+    f.end_chunk_ = c1 - c0;
+    f.end_row_ = r1;
     return f;
   }
 
  private:
+  // No map's epoch: a chunk a range shares (FreezeRange). Epochs start at 0 and go up by one or
+  // two a Freeze or copy of the map, so never reach it.
+  static constexpr uint64_t kShared = UINT64_MAX;
+
   std::shared_ptr<Chunk> Make(std::vector<value_type> rows) const {
     return std::make_shared<Chunk>(epoch_, std::move(rows));
   }
-  // Chunk `c`, copied first if it is of an older epoch (a Frozen may hold it).
+  // Chunk `c`, copied first if it is not of the map's epoch (a Frozen or a copy may hold it).
   Chunk& Own(size_t c) {
-    if (chunks_[c]->epoch != epoch_) [[unlikely]]
+    if (chunks_[c]->epoch != epoch_) [[unlikely]] {
       chunks_[c] = Make(chunks_[c]->rows);
+      ++copies_;
+    }
     return *chunks_[c];
+  }
+  // Where the first row whose key is not less than `key` is, as an Iter counts: (chunk, row), or
+  // (chunks(), 0) after the last row. O(log rows).
+  std::pair<size_t, size_t> Bound(const K& key) const {
+    if (chunks_.empty()) return {0, 0};
+    const size_t c = ChunkOf(key);
+    const size_t r = RowOf(chunks_[c]->rows, key);
+    if (r < chunks_[c]->rows.size()) return {c, r};
+    return {c + 1, 0};
   }
   // The chunk where `key` is or would go: the last whose first key is not above it (the first
   // chunk for a key before every other). The map has a chunk.
@@ -263,6 +328,7 @@ class ChunkMap {
   Chunks chunks_;
   size_t size_ = 0;
   mutable uint64_t epoch_ = 0;  // Freeze() starts the next (not a change of the rows)
+  uint64_t copies_ = 0;
 };
 
 }  // namespace arbiter::server

@@ -372,6 +372,27 @@ ObjectStore::Objects::Frozen ObjectStore::Freeze(const std::string& kind) const 
   return k == kinds_.end() ? Objects::Frozen() : k->second.Freeze();
 }
 
+namespace {
+// The keys of namespace `ns`: [{ns, ""}, {ns + '\0', ""}), as ns + '\0' is the least string
+// after ns (so "ns-10" is after the range of "ns-1").
+std::pair<ObjectStore::Key, ObjectStore::Key> NamespaceKeys(const std::string& ns) {
+  return {{ns, ""}, {ns + std::string(1, '\0'), ""}};
+}
+}  // namespace
+
+ObjectStore::Objects::Frozen ObjectStore::FreezeNamespace(const std::string& kind,
+                                                          const std::string& ns) const {
+  auto k = kinds_.find(kind);
+  if (k == kinds_.end()) return Objects::Frozen();
+  const auto [lo, hi] = NamespaceKeys(ns);
+  return k->second.FreezeRange(lo, hi);
+}
+
+size_t ObjectStore::CountNamespace(const std::string& kind, const std::string& ns) const {
+  const auto [lo, hi] = NamespaceKeys(ns);
+  return All(kind).count(lo, hi);
+}
+
 const ObjectStore::Objects& ObjectStore::All(const std::string& kind) const {
   static const Objects kEmpty;
   auto k = kinds_.find(kind);

@@ -187,6 +187,14 @@ class ObjectStore {
   // (Objects::Freeze; none for a kind never stored). Starts a new epoch of the kind's map: each
   // chunk is copied by the first write to it after this call (list_pages.h: PickObjects).
   Objects::Frozen Freeze(const std::string& kind) const;
+  // The objects of a kind in namespace `ns` (not "") as they are now, in O(log objects + the
+  // chunks that hold them): only those chunks shared (Objects::FreezeRange), each copied by the
+  // first write to it after this call, the kind's other chunks left writable. The Frozen's first
+  // and last chunks may hold other namespaces' objects: its rows from first_row(), size() of
+  // them, are the namespace's.
+  Objects::Frozen FreezeNamespace(const std::string& kind, const std::string& ns) const;
+  // The number of objects of a kind in namespace `ns` (not ""): O(log objects + their chunks).
+  size_t CountNamespace(const std::string& kind, const std::string& ns) const;
   const Objects& All(const std::string& kind) const;
   size_t size() const;  // the stored objects of every kind
 
