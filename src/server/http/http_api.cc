@@ -558,7 +558,7 @@ bool StartWatch(Daemon& d, const httplib::Request& req, httplib::Response& res, 
   if (initial_param && !send_initial && from_now) {
     w.after_rv = d.Read([](const Cluster& c) { return c.store().resource_version(); });
   } else if (initial_param ? send_initial : from_now) {
-    ListRange current;  // picked as a list's are: a whole kind's chunks shared, a node's pods
+    ListRange current;  // picked as a list's are (PickObjects)
     w.after_rv = d.Read([&](const Cluster& c) {
       current = PickObjects(c.store(), r.kind, t.namespace_, sel.Node());
       return c.store().resource_version();

@@ -87,7 +87,8 @@ class ListRange {
 
  private:
   void ToRefs();  // a shared range as refs
-  // Chunk and row of the i-th object of a shared range (i == size(): chunks(), 0).
+  // Chunk and row of the i-th object of a shared range (i == size(): just after its last row, as
+  // the Frozen's end() counts).
   std::pair<size_t, size_t> Locate(size_t i) const;
   std::vector<StoredRef> refs_;
   std::optional<Frozen> frozen_;
@@ -191,13 +192,14 @@ ListRange PickObjects(const ObjectStore& store, const std::string& kind, const s
                       const std::string* node);
 // A namespace of fewer objects than this (two chunks' rows) is picked as refs, not shared
 // (PickObjects): its refs' pick is short, and it costs the writes after it no copy, where sharing
-// it would mark the one to three chunks it spans. BM_NamespacePickSizes at 300k pods (jemalloc,
-// the daemon's allocator, preloaded; load 1.3, 3 runs): refs 0.3-0.6 us for 8-32 pods (shared
-// 0.6-1.3), 2-3 us for 128 (shared 0.8-1.3), 9-13 us for 512 (shared 1.5-3.4), 55-73 us for
-// 2,048 (shared 4.6-5.5, 15 chunks), ~30 ns a pod; a chunk's copy after a shared pick 1.5-2.5 us
-// there, warm (BM_ListPick's cold copies, glibc's malloc: 20-48 us). So below 512 pods the refs'
-// pick holds the lock about as long as the copies sharing would add (and at most ~13 us), above
-// it the refs' pick grows ~30 ns a pod where the shared one stays O(its chunks).
+// it would mark the few chunks it spans (one to nine: chunks hold 64 to 256 rows).
+// BM_NamespacePickSizes at 300k pods (jemalloc, the daemon's allocator, preloaded; load 1.3, 3
+// runs): refs 0.3-0.6 us for 8-32 pods (shared 0.6-1.3), 2-3 us for 128 (shared 0.8-1.3), 9-13 us
+// for 512 (shared 1.5-3.4), 55-73 us for 2,048 (shared 4.6-5.5, 15 chunks), ~30 ns a pod; a chunk's
+// copy after a shared pick 1.5-2.5 us there, warm (BM_ListPick's cold copies, glibc's malloc: 20-48
+// us). So below 512 pods the refs' pick holds the lock about as long as the copies sharing would
+// add (and at most ~13 us), above it the refs' pick grows ~30 ns a pod where the shared one stays
+// O(its chunks).
 inline constexpr size_t kNamespaceRefsBelow = 512;
 
 // The index of the first object of `range` whose key is not below `start` (a token's start key:
@@ -228,7 +230,8 @@ ListPage PageOf(const ListRange& range, size_t begin, size_t limit,
 // chunk of the kind, all counted: so at most 4M rows, 320 MB if every chunk was written within
 // the TTL (where refs took 64 MB), beside the object versions. A namespace's shared range counts
 // its own rows; its first and last chunks may keep up to 2 * 255 rows of other namespaces
-// uncounted (40 KB a range at most, 8 ranges).
+// uncounted (their keys and refs, 40 KB a range at most, and the versions of those objects the
+// refs keep alive once the store has replaced them; 8 ranges).
 class ListSnapshots {
  public:
   struct Options {

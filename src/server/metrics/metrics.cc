@@ -304,6 +304,15 @@ std::string Join(Pieces pieces, std::string_view tail = {}) {
   return out;
 }
 
+// The writers' texts moved into pieces (a braced list would copy them: its elements are const).
+template <typename... W>
+Pieces Moved(W&... writers) {
+  Pieces out;
+  out.reserve(sizeof...(W));
+  (out.push_back(writers.str()), ...);
+  return out;
+}
+
 Pieces CadvisorShapes(const MetricsFacts& f) {
   Writer cpu, mem;
   cpu.Family("container_cpu_usage_seconds_total", "counter",
@@ -319,7 +328,7 @@ Pieces CadvisorShapes(const MetricsFacts& f) {
                {{"namespace", *s.namespace_}, {"pod", s.name}, {"container", s.container_name()}},
                static_cast<double>(s.usage().Get("memory")));
   });
-  return {cpu.str(), mem.str()};
+  return Moved(cpu, mem);
 }
 
 // dcgm-exporter's activity series, one per GPU of each running workload, its GPU use spread evenly.
@@ -341,7 +350,7 @@ Pieces DcgmShapes(const MetricsFacts& f) {
                  s.usage().Get(std::string(kGpu)) / 1000.0 / static_cast<double>(gpus));
     }
   });
-  return {gpu.str()};
+  return Moved(gpu);
 }
 
 // Virtual pods as kube-state-metrics shows real ones.
@@ -375,7 +384,7 @@ Pieces KubeStateShapes(const MetricsFacts& f) {
                   {"unit", UnitOf(r)}},
                  Scaled(r, amount));
   });
-  return {nodes.str(), phase.str(), info.str(), req.str()};
+  return Moved(nodes, phase, info, req);
 }
 
 }  // namespace

@@ -140,7 +140,8 @@ class ChunkMap {
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   size_t chunks() const { return chunks_.size(); }
-  // The chunks copied before a write since the map was made (a copy of the map counts its own).
+  // The chunks copied before a write since the map was made (a copy of the map counts its own;
+  // a move does not carry the count).
   uint64_t copies() const { return copies_; }
   const_iterator begin() const { return {&chunks_, 0, 0}; }
   const_iterator end() const { return {&chunks_, chunks_.size(), 0}; }
@@ -243,8 +244,8 @@ class ChunkMap {
   }
 
  private:
-  // No map's epoch: a chunk a range shares (FreezeRange). Epochs start at 0 and go up by one or
-  // two a Freeze or copy of the map, so never reach it.
+  // No map's epoch: a chunk a range shares (FreezeRange). Epochs start at 0 and only increase,
+  // by a few a Freeze or copy of the map, so never reach it.
   static constexpr uint64_t kShared = UINT64_MAX;
 
   std::shared_ptr<Chunk> Make(std::vector<value_type> rows) const {
