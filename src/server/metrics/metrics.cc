@@ -284,9 +284,6 @@ void WriteJournal(const JournalStats& j, Writer& w) {
   w.Sample("arbiter_journal_fsync_seconds_count", {}, static_cast<double>(j.commits));
 }
 
-// cAdvisor's container series of the running workloads (what a kubelet serves at
-// /metrics/cadvisor): CPU seconds over the current run and the working set, from the declared use
-// (arbiter.dev/usage) or the requests.
 using Pieces = std::vector<std::string>;
 
 // The pieces' text in one buffer sized once (each piece tens of MB at 100k pods: joined with `+`
@@ -313,6 +310,9 @@ Pieces Moved(W&... writers) {
   return out;
 }
 
+// cAdvisor's container series of the running workloads (what a kubelet serves at
+// /metrics/cadvisor): CPU seconds over the current run and the working set, from the declared use
+// (arbiter.dev/usage) or the requests.
 Pieces CadvisorShapes(const MetricsFacts& f) {
   Writer cpu, mem;
   cpu.Family("container_cpu_usage_seconds_total", "counter",
