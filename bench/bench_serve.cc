@@ -986,17 +986,29 @@ BENCHMARK(BM_DashboardSample)
     ->Iterations(5);
 
 // The dashboard's cluster views (/ui/api/pool, /ui/api/tenants, /ui/api/queue; dashboard/views.h)
-// with `range(0)` running pods, as BM_RenderMetrics fills them: each is computed whole under the
-// daemon's lock (Daemon::Read), for any authenticated viewer. pool_ms, tenants_ms, queue_ms: one
-// view each, an admin's (the median of 5); workloads_ms, nodes_ms: Engine::Workloads() and
-// Engine::Nodes() alone, which they read; *_after_capture_ms: the same first after a
+// with `range(0)` running pods, as BM_RenderMetrics fills them, and `range(1)` pending ones (no
+// node fits them), for an admin. Each collects its
+// facts under the daemon's lock (Daemon::Read: the live facts shared, nodes, namespaces, quotas)
+// and is built after it. pool_ms, tenants_ms, queue_ms: the whole view (the median of 5);
+// *_lock_ms: its collection alone, what the lock is held for; workloads_ms, nodes_ms:
+// Engine::Workloads() and Engine::Nodes() alone, which the views read under the lock until they
+// read the facts; *_after_capture_ms: the same first after a
 // snapshot's capture (Cluster::CaptureSnapshot, its capture kept as the snapshot thread keeps it
 // while it writes), where the engine's table is copied as it is read (slot_table.h).
 void BM_DashboardViews(benchmark::State& state) {
   namespace dash = arbiter::server::dashboard;
   arbiter::server::Cluster c("0000abcd");
   FillForScrapes(c, state.range(0));
-  if (c.engine().Workloads().size() < static_cast<size_t>(state.range(0)))
+  for (int64_t i = 0; i < state.range(1); ++i) {  // pending: no node has 1000 CPUs
+    Json pod = Json::parse(PodJson("wait-" + std::to_string(i)));
+    pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "1000";
+    auto m = Create(pod);
+    m.time = state.range(0) + i;
+    (void)c.Apply(m);
+  }
+  (void)c.TakeWatchEvents();
+  c.store().Trim();
+  if (c.engine().Workloads().size() < static_cast<size_t>(state.range(0) + state.range(1)))
     return state.SkipWithError("the fill made fewer workloads than asked");
   const dash::Viewer admin;
   using Clock = std::chrono::steady_clock;
@@ -1005,10 +1017,17 @@ void BM_DashboardViews(benchmark::State& state) {
     benchmark::DoNotOptimize(f());
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   };
+  // `name_ms`: the whole view; `name_lock_ms`: what the daemon's lock is held for (the facts'
+  // collection, dash::CollectFacts), the view being built after it is released.
+  using View = dash::ClusterView;
+  auto lock = [&](View kind) { return Json(dash::CollectFacts(c, kind).live.chunks()); };
   const std::pair<const char*, std::function<Json()>> views[] = {
       {"pool", [&] { return dash::PoolView(c, admin); }},
+      {"pool_lock", [&] { return lock(View::kPool); }},
       {"tenants", [&] { return dash::TenantsView(c, admin); }},
+      {"tenants_lock", [&] { return lock(View::kTenants); }},
       {"queue", [&] { return dash::QueueView(c, admin, c.now()); }},
+      {"queue_lock", [&] { return lock(View::kQueue); }},
       {"workloads", [&] { return Json(c.engine().Workloads().size()); }},
       {"nodes", [&] { return Json(c.engine().Nodes().size()); }}};
   for (auto _ : state) {
@@ -1022,7 +1041,11 @@ void BM_DashboardViews(benchmark::State& state) {
     }
   }
 }
-BENCHMARK(BM_DashboardViews)->Arg(100000)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_DashboardViews)
+    ->Args({100000, 0})
+    ->Args({100000, 20000})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 
 // The body of a list of `range(0)` pods written from the stored objects (no HTTP, no lock): what
 // a list costs the worker that answers it. range(1) = 0: every object's tree walked

@@ -311,11 +311,11 @@ TEST(DashboardViews, QueueShowsTheBackfillReservationWithItsNodesAndStart) {
   // From the engine's fields, never its text (issue 25).
   engine::WorkloadStatus none;
   none.message = "x; reserved on n3 from 2h";
-  EXPECT_EQ(ReservationOf(none), nullptr);
+  EXPECT_EQ(ReservationOf(none.reservation), nullptr);
   engine::WorkloadStatus two;
   two.reservation = engine::BackfillReservation{{"n3", "n4"}, kT0};
-  EXPECT_EQ(ReservationOf(two)["nodes"], (Json{"n3", "n4"}));
-  EXPECT_EQ(ReservationOf(two)["from"], FormatRfc3339(kT0));
+  EXPECT_EQ(ReservationOf(two.reservation)["nodes"], (Json{"n3", "n4"}));
+  EXPECT_EQ(ReservationOf(two.reservation)["from"], FormatRfc3339(kT0));
 }
 
 TEST(DashboardViews, PoolShowsMigSlicesOfEachDeviceWithTheirOccupants) {

@@ -9,6 +9,7 @@
 
 #include "cluster_fixtures.h"
 #include "server/dashboard/history.h"
+#include "server/dashboard/views.h"
 #include "server/metrics/metrics.h"
 
 namespace arbiter::server {
@@ -329,6 +330,252 @@ TEST(MetricsFactsTest, TheDashboardSampleEqualsTheWalkItReplaced) {
     ASSERT_TRUE(restored.Restore(c.Snapshot()).ok());
     ExpectSampleRecount(restored, "restored");
   }
+}
+
+// The dashboard's pool, tenants and queue views as they were made before they read the live
+// facts (a walk of Engine::Workloads and Engine::Nodes under the lock): the reference the views
+// built from the facts off the lock must equal, byte for byte. A node's workloads are taken in id
+// order, the order the views document.
+Json RecountPoolView(const Cluster& c, const dashboard::Viewer& v) {
+  std::map<engine::WorkloadId, engine::WorkloadStatus> live;
+  for (auto& w : c.engine().Workloads()) live.emplace(w.id, std::move(w));
+  auto occupant = [&](const engine::WorkloadStatus& w) {
+    return v.Sees(w.namespace_) ? Json{{"namespace", w.namespace_}, {"name", w.name}}
+                                : Json{{"hidden", true}};
+  };
+  Json nodes = Json::array();
+  int64_t allocated = 0, capacity = 0;
+  for (engine::NodeStatus& n : c.engine().Nodes()) {
+    std::vector<std::pair<engine::WorkloadId, placement::GpuAssignment>> on;
+    for (size_t i = 0; i < n.workloads.size(); ++i)
+      on.emplace_back(n.workloads[i], n.workload_gpus[i]);
+    std::sort(on.begin(), on.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    Json gpus = Json::array();
+    for (size_t d = 0; d < n.gpu_used_milli.size(); ++d)
+      gpus.push_back(
+          {{"index", d}, {"usedMilli", n.gpu_used_milli[d]}, {"occupants", Json::array()}});
+    for (const auto& [id, a] : on)
+      for (int16_t d : a.devices) {
+        Json o = occupant(live.at(id));
+        o["milli"] = a.milli_per_device;
+        gpus[static_cast<size_t>(d)]["occupants"].push_back(std::move(o));
+      }
+    for (int32_t u : n.gpu_used_milli) {
+      allocated += u;
+      capacity += 1000;
+    }
+    Json mig = Json::array();
+    const auto family = GpuFamilyOfProduct(n.gpu_model);
+    for (const auto& [r, count] : n.spec.allocatable.entries()) {
+      if (!IsMigResourceName(r) || count <= 0) continue;
+      const auto profile = family ? LookupMigProfile(r, *family) : LookupMigProfile(r);
+      const int64_t per = profile ? std::max(1, std::min(7 / std::max(1, profile->compute_slices),
+                                                         8 / std::max(1, profile->memory_slices)))
+                                  : count;
+      std::vector<Json> slots;
+      for (const auto& [id, a] : on)
+        for (int64_t k = 0; k < live.at(id).requests.Get(r) && (int64_t)slots.size() < count; ++k)
+          slots.push_back(occupant(live.at(id)));
+      slots.resize(static_cast<size_t>(count), nullptr);
+      for (int64_t d = 0; d * per < count; ++d) {
+        Json dev = Json::array();
+        for (int64_t k = d * per; k < std::min(count, (d + 1) * per); ++k)
+          dev.push_back(slots[static_cast<size_t>(k)]);
+        mig.push_back({{"resource", r},
+                       {"profile", profile ? profile->profile : r},
+                       {"slots", std::move(dev)}});
+      }
+    }
+    nodes.push_back(
+        {{"name", n.name},
+         {"migDevices", std::move(mig)},
+         {"gpuModel", n.gpu_model},
+         {"schedulable", n.schedulable},
+         {"cpuMilli", {{"used", n.cpu_used_milli}, {"capacity", n.cpu_capacity_milli}}},
+         {"memoryBytes", {{"used", n.mem_used_bytes}, {"capacity", n.mem_capacity_bytes}}},
+         {"gpus", std::move(gpus)}});
+  }
+  return {{"nodes", std::move(nodes)},
+          {"gpuMilli", {{"allocated", allocated}, {"capacity", capacity}}}};
+}
+
+// The tenants' workload counts as the walk made them (quotas and preemptions are read as
+// before, from the store and the kept Events, and compared whole below).
+Json RecountTenantWorkloads(const Cluster& c, const dashboard::Viewer& v) {
+  const auto hidden = dashboard::HiddenNamespaces(c, v);
+  std::map<std::string, Json> by_ns;
+  auto entry = [&](const std::string& ns) -> Json& {
+    auto [it, made] = by_ns.try_emplace(ns);
+    if (made)
+      it->second = {{"running", 0},
+                    {"pending", 0},
+                    {"used", {{"gpuMilli", 0}, {"cpuMilli", 0}, {"memoryBytes", 0}}},
+                    {"requests", Json::object()},
+                    {"borrowedGpuMilli", 0},
+                    {"preemptions", 0},
+                    {"pendingWorkloads", Json::array()}};
+    return it->second;
+  };
+  auto add = [](Json& j, int64_t n) { j = j.get<int64_t>() + n; };
+  for (const engine::WorkloadStatus& w : c.engine().Workloads()) {
+    if (!v.Sees(w.namespace_)) continue;
+    Json& t = entry(w.namespace_);
+    add(t["preemptions"], w.preemptions);
+    if (w.phase == engine::Phase::kPending) {
+      add(t["pending"], 1);
+      t["pendingWorkloads"].push_back({{"name", w.name},
+                                       {"reason", w.reason},
+                                       {"message", dashboard::Redact(w.message, hidden)}});
+      continue;
+    }
+    if (w.phase != engine::Phase::kRunning && w.phase != engine::Phase::kTerminating) continue;
+    add(t["running"], 1);
+    add(t["used"]["gpuMilli"], w.requests.Get(kGpu));
+    add(t["used"]["cpuMilli"], w.requests.Get(kCpu));
+    add(t["used"]["memoryBytes"], w.requests.Get(kMemory));
+    for (const auto& [r, amount] : w.requests.entries())
+      t["requests"][r] = t["requests"].value(r, int64_t{0}) + amount;
+    if (w.borrowed) add(t["borrowedGpuMilli"], w.requests.Get(kGpu));
+  }
+  Json out = Json::object();
+  for (auto& [ns, t] : by_ns) out[ns] = std::move(t);
+  return out;
+}
+
+Json RecountQueueView(const Cluster& c, const dashboard::Viewer& v, Millis wall_now) {
+  const auto hidden = dashboard::HiddenNamespaces(c, v);
+  std::vector<engine::WorkloadStatus> pending;
+  for (auto& w : c.engine().Workloads())
+    if (w.phase == engine::Phase::kPending) pending.push_back(std::move(w));
+  std::sort(pending.begin(), pending.end(), [](const auto& a, const auto& b) {
+    return std::make_tuple(-static_cast<int64_t>(a.priority), a.submit_time, a.key,
+                           engine::Value(a.id)) < std::make_tuple(-static_cast<int64_t>(b.priority),
+                                                                  b.submit_time, b.key,
+                                                                  engine::Value(b.id));
+  });
+  const Millis now = std::max(wall_now, c.now());
+  Json out = Json::array();
+  int position = 0;
+  for (const auto& w : pending) {
+    ++position;
+    if (!v.Sees(w.namespace_)) continue;
+    out.push_back({{"position", position},
+                   {"namespace", w.namespace_},
+                   {"name", w.name},
+                   {"priority", w.priority},
+                   {"reason", w.reason},
+                   {"message", dashboard::Redact(w.message, hidden)},
+                   {"nominatedNode", w.nominated_node},
+                   {"reservation", dashboard::ReservationOf(w.reservation)},
+                   {"pendingSeconds", (now - w.submit_time) / 1000}});
+  }
+  return {{"pending", std::move(out)}, {"total", position}};
+}
+
+// What the random steps reached, for the test to say it proved something.
+struct ViewsSeen {
+  int pending_messages = 0, borrowed = 0, preempted = 0, gpu_occupants = 0, reservations = 0,
+      nominated = 0;
+};
+
+void ExpectViewsRecount(const Cluster& c, const std::string& step, ViewsSeen& seen) {
+  SCOPED_TRACE(step);
+  dashboard::Viewer tenant;
+  tenant.all = false;
+  tenant.namespaces = {"team-a"};
+  for (const dashboard::Viewer& v : {dashboard::Viewer{}, tenant}) {
+    SCOPED_TRACE(v.all ? "admin" : "team-a");
+    EXPECT_EQ(dashboard::PoolView(c, v), RecountPoolView(c, v));
+    const Json queue = dashboard::QueueView(c, v, c.now() + 7000);
+    EXPECT_EQ(queue, RecountQueueView(c, v, c.now() + 7000));
+    const Json tenants = dashboard::TenantsView(c, v);
+    const Json workloads = RecountTenantWorkloads(c, v);
+    for (const Json& t : tenants["tenants"]) {
+      const std::string ns = t["namespace"];
+      SCOPED_TRACE(ns);
+      if (!workloads.contains(ns)) {
+        EXPECT_EQ(t["running"], 0);
+        EXPECT_EQ(t["pending"], 0);
+        continue;
+      }
+      for (const auto& [k, want] : workloads[ns].items()) EXPECT_EQ(t[k], want) << k;
+    }
+    EXPECT_LE(workloads.size(), tenants["tenants"].size());
+    if (!v.all) continue;
+    for (const Json& p : queue["pending"]) {
+      seen.pending_messages += !p["message"].get<std::string>().empty();
+      seen.reservations += !p["reservation"].is_null();
+      seen.nominated += !p["nominatedNode"].get<std::string>().empty();
+    }
+    for (const Json& t : tenants["tenants"]) {
+      seen.borrowed += t["borrowedGpuMilli"].get<int64_t>() > 0;
+      seen.preempted += t["preemptions"].get<int64_t>() > 0;
+    }
+  }
+  for (const auto& w : c.engine().Workloads()) {
+    if (auto g = c.engine().GpusOf(w.id); g && !g->devices.empty()) ++seen.gpu_occupants;
+    // The pod's status says what the engine says now (its text moves without an Event: the
+    // engine tells it, EventSink::OnRestated).
+    if (w.phase != engine::Phase::kPending) continue;
+    const Json* pod = c.store().Get("Pod", w.namespace_, w.name);
+    ASSERT_TRUE(pod) << w.key;
+    const Json st = pod->value("status", Json::object());
+    EXPECT_EQ(st.value("message", ""), w.message) << w.key;
+    EXPECT_EQ(st.value("nominatedNodeName", ""), w.nominated_node) << w.key;
+  }
+}
+
+// A pod of 3 or 4 GPUs, some with a deadline the backfill reserves against, high or low.
+Json BigPod(std::mt19937& rng, int serial) {
+  Json p = fixtures::PodIn(rng() % 2 ? "team-a" : "team-b", "big" + std::to_string(serial),
+                           3 + static_cast<int>(rng() % 2), "", rng() % 2 ? "high" : "low");
+  if (rng() % 2) p["spec"]["activeDeadlineSeconds"] = 30 + static_cast<int>(rng() % 90);
+  return p;
+}
+
+// The pool, tenants and queue views, now built from the live facts collected under the lock in
+// O(chunks) (dashboard::CollectFacts) and made off it, equal what the walk of the engine under
+// the lock made, for an admin and for a tenant (other tenants' names hidden), after every step
+// of random mutations (preemptions, borrowing, backfill reservations, GPUs and MIG slices) and
+// after a snapshot restore.
+TEST(MetricsFactsTest, TheDashboardViewsEqualTheWalkTheyReplaced) {
+  ViewsSeen seen;
+  for (uint32_t seed = 1; seed <= 8; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Cluster c("0000abcd");
+    Pool(c);
+    Json mig = LabelledNode("m1", 2, "NVIDIA-A100-SXM4-80GB");
+    mig["status"]["capacity"][kMig] = "14";
+    Ok(c, fixtures::Create(kT0, mig));
+    std::mt19937 rng(seed);
+    Millis t = kT0;
+    int serial = 0;
+    for (int step = 0; step < 120; ++step) {
+      std::string what;
+      const uint32_t roll = rng() % 8;
+      if (roll == 0 || roll == 1) {
+        const Json p = roll == 0
+                           ? MigPod(step % 2 ? "team-a" : "solo", "m" + std::to_string(serial++),
+                                    1 + static_cast<int>(rng() % 3))
+                           : BigPod(rng, serial++);
+        what = "create " + p["metadata"]["name"].get<std::string>();
+        (void)c.Apply(fixtures::Create(t, p));
+      } else {
+        RandomStep(c, rng, t, serial, what);
+      }
+      ExpectViewsRecount(c, std::to_string(step) + ": " + what, seen);
+      if (::testing::Test::HasFailure()) return;
+    }
+    Cluster restored("0000abcd");
+    ASSERT_TRUE(restored.Restore(c.Snapshot()).ok());
+    ExpectViewsRecount(restored, "restored", seen);
+  }
+  EXPECT_GT(seen.pending_messages, 0);
+  EXPECT_GT(seen.borrowed, 0);
+  EXPECT_GT(seen.preempted, 0);
+  EXPECT_GT(seen.gpu_occupants, 0);
+  EXPECT_GT(seen.reservations, 0);
+  EXPECT_GT(seen.nominated, 0);
 }
 
 }  // namespace metrics_facts_test

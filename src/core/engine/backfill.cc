@@ -319,6 +319,7 @@ void MakeReservation(State& st, Reservation found, const std::vector<Slot>& memb
     st.SetPending(m, EventType::kFailedScheduling, reason::kUnschedulable, msg + note, msg + note);
     m.rare_mut().reserved_on = on_ids;  // the same facts as the note, structured (WorkloadStatus)
     m.reserved_from = found.start;
+    st.Restated(m);
   }
   st.reservations.push_back(std::move(found));
 }

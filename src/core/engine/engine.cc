@@ -173,6 +173,14 @@ std::optional<WorkloadStatus> Engine::Get(WorkloadId id) const {
   return s_->StatusOf(s_->workloads[s]);
 }
 
+std::optional<placement::GpuAssignment> Engine::GpusOf(WorkloadId id) const {
+  const Slot s = s_->SlotOf(id);
+  if (s == kNoSlot) return std::nullopt;
+  const Workload& w = s_->workloads[s];
+  if (w.node == kNoNode) return placement::GpuAssignment{};
+  return w.gpus;
+}
+
 std::vector<WorkloadStatus> Engine::WorkloadsOn(std::string_view node) const {
   std::vector<WorkloadStatus> out;
   auto id = s_->node_ids.find(std::string(node));

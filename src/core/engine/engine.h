@@ -90,6 +90,9 @@ class Engine {
   // as Workloads gives it; none for a node that is not present. O(the node's workloads): what a
   // per-node endpoint (the virtual kubelet's metrics) asks for.
   std::vector<WorkloadStatus> WorkloadsOn(std::string_view node) const;
+  // The GPU devices a live workload holds on its node (NodeStatus::workload_gpus' entry for it):
+  // empty devices when it holds none or no node; nullopt for an id that is not live. O(1).
+  std::optional<placement::GpuAssignment> GpusOf(WorkloadId id) const;
   size_t live_workloads() const;
   bool has_pending() const;  // some workload waits in the queue
   // The runs of the workloads holding a node, as if they ended at `until` (>= now()), by id: what

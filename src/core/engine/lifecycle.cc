@@ -47,7 +47,12 @@ void State::EmitNode(EventType type, const std::string& node, std::string messag
   events_sink->OnEvent(e);
 }
 
+void State::Restated(const Workload& w) {
+  if (events_sink) events_sink->OnRestated(w.id);
+}
+
 void State::SetMessage(Workload& w, std::string message, std::string_view why, WorkFacts facts) {
+  Restated(w);
   w.message = std::move(message);
   w.message_reason = why;
   w.message_facts = facts;
@@ -333,6 +338,7 @@ void State::DropNomination(Workload& w) {
   Touch(w.nominated_node);
   w.nominated_node = kNoNode;
   --nominations;
+  Restated(w);
 }
 
 void State::Nominate(Workload& w, uint32_t pos) {
@@ -340,6 +346,7 @@ void State::Nominate(Workload& w, uint32_t pos) {
   const uint32_t id = node_at[pos];
   w.nominated_node = id;
   ++nominations;
+  Restated(w);
   node_live[pos].nominated.push_back(w.slot);
   Touch(id);
 }
@@ -427,7 +434,10 @@ void State::Release(Workload& w) {
     auto& borrowers = b->second;
     borrowers.erase(std::remove(borrowers.begin(), borrowers.end(), slot), borrowers.end());
     if (!quota.IsBorrowing(w.namespace_)) {
-      for (Slot s : borrowers) workloads[s].borrowed = false;
+      for (Slot s : borrowers) {
+        workloads[s].borrowed = false;
+        Restated(workloads[s]);
+      }
       borrowers.clear();
       ++global_epoch;
     }

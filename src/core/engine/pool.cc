@@ -220,7 +220,10 @@ Status State::RemoveNodeCmd(const RemoveNode& c) {
   }
   for (Slot s : gang_lost) StopGang(workloads[s], "node/" + c.name);
   const uint32_t pos = info.pos;
-  for (Slot s : node_live[pos].nominated) workloads[s].nominated_node = kNoNode;
+  for (Slot s : node_live[pos].nominated) {
+    workloads[s].nominated_node = kNoNode;
+    Restated(workloads[s]);
+  }
   nominations -= node_live[pos].nominated.size();
   info.present = false;
   nodes.erase(nodes.begin() + pos);
@@ -296,7 +299,10 @@ void State::QuotaChanged() {
     if (borrowers.empty()) continue;
     const std::string& ns = workloads[borrowers.front()].namespace_;
     if (quota.HasElastic(ns) && quota.IsBorrowing(ns)) continue;
-    for (Slot s : borrowers) workloads[s].borrowed = false;
+    for (Slot s : borrowers) {
+      workloads[s].borrowed = false;
+      Restated(workloads[s]);
+    }
     borrowers.clear();
   }
   ++global_epoch;

@@ -21,6 +21,12 @@ class EventSink {
   virtual void OnFinished(const WorkloadStatus& /*status*/) {}
   // A sink that never looks at final statuses says so, and the engine does not build them.
   virtual bool WantsFinalStatus() const { return true; }
+  // A live workload's status may have changed without an Event of its own: its message's text
+  // (the engine emits one event per kind of reason per pending spell), a backfill reservation, a
+  // nomination, or its borrowed flag (a namespace's borrowers fall back within its min together).
+  // What keeps a copy of WorkloadStatus reads it again (Engine::Get) once Apply returns. Also
+  // called for changes an Event reports.
+  virtual void OnRestated(WorkloadId /*id*/) {}
 };
 
 class RunSink {

@@ -173,6 +173,7 @@ class State {
   void Reject(Workload& w, std::string_view reason, const std::string& message);
   void SetPending(Workload& w, EventType type, std::string_view reason, const std::string& message,
                   const std::string& dedupe = "");
+  void Restated(const Workload& w);  // EventSink::OnRestated
   void SetMessage(Workload& w, std::string message, std::string_view reason,
                   WorkFacts facts = WorkFacts::kNone);
   void MarkFinished(Workload& w);

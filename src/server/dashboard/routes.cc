@@ -98,13 +98,24 @@ void ClusterViewRoutes(HttpServer& s, Daemon& d, const ViewerAuth& viewer,
   api("/ui/api/whoami", [](const Cluster&, const Viewer& v, const httplib::Request&) {
     return Json{{"user", v.user}, {"all", v.all}, {"namespaces", v.namespaces}};
   });
-  api("/ui/api/pool",
-      [](const Cluster& c, const Viewer& v, const httplib::Request&) { return PoolView(c, v); });
-  api("/ui/api/tenants",
-      [](const Cluster& c, const Viewer& v, const httplib::Request&) { return TenantsView(c, v); });
-  api("/ui/api/queue", [sampler](const Cluster& c, const Viewer& v, const httplib::Request&) {
-    return QueueView(c, v, sampler->Now());
-  });
+  // Answers `build(facts, viewer)`, the facts collected under the lock (O(live / 256 + nodes +
+  // namespaces + quotas)), the view built after it is released.
+  auto facts_api = [&s, &d, viewer](const char* path, ClusterView kind, auto build) {
+    s.Get(path, [&d, viewer, kind, build](const httplib::Request& req, httplib::Response& res) {
+      const std::optional<Viewer> v = viewer(req, res);
+      if (!v) return;
+      const ClusterFacts facts = d.Read([&](const Cluster& c) { return CollectFacts(c, kind); });
+      SendJson(res, 200, build(facts, *v));
+    });
+  };
+  facts_api("/ui/api/pool", ClusterView::kPool,
+            [](const ClusterFacts& f, const Viewer& v) { return PoolView(f, v); });
+  facts_api("/ui/api/tenants", ClusterView::kTenants,
+            [](const ClusterFacts& f, const Viewer& v) { return TenantsView(f, v); });
+  facts_api("/ui/api/queue", ClusterView::kQueue,
+            [sampler](const ClusterFacts& f, const Viewer& v) {
+              return QueueView(f, v, sampler->Now());
+            });
   api("/ui/api/workload", [](const Cluster& c, const Viewer& v, const httplib::Request& r) {
     return WorkloadView(c, v, r.get_param_value("namespace"), r.get_param_value("name"));
   });

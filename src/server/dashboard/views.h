@@ -5,10 +5,13 @@
 // other tenants appear as occupied ("another tenant") without names.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
+#include "server/dashboard/quota_state.h"
 #include "server/state/cluster.h"
 
 namespace arbiter::server::dashboard {
@@ -21,21 +24,43 @@ struct Viewer {
   bool Sees(const std::string& ns) const { return all || namespaces.count(ns) > 0; }
 };
 
+// What the pool, tenants and queue views read of the cluster, collected under the daemon's lock
+// in O(live workloads / 256 + nodes + namespaces + quotas + kept preemptions): the live
+// workloads' facts (live_facts.h) are shared, not copied, and each view is built from them after
+// the lock is released (routes.cc). The overloads taking a Cluster collect and build in one call.
+enum class ClusterView { kPool, kTenants, kQueue };
+struct ClusterFacts {
+  LiveFacts::View live;                   // the live workloads, by id
+  std::vector<engine::NodeStatus> nodes;  // pool: Engine::NodeTotals, in node order
+  std::vector<std::string> namespaces;    // tenants, queue: the stored Namespaces' names
+  // tenants: by namespace, {name, min, max} of its ElasticQuota (the last listed, as stored) and
+  // [{name, hard, used}] of its ResourceQuotas (their status)
+  std::map<std::string, Json> elastic_quotas;
+  std::map<std::string, Json> resource_quotas;
+  std::map<std::string, QuotaState> quota_states;  // tenants: ElasticQuotaStates
+  std::vector<Preemption> preemptions;             // tenants: Cluster::preemptions, oldest first
+  Millis now = 0;                                  // the engine's clock
+};
+ClusterFacts CollectFacts(const Cluster& c, ClusterView view);
+
 // {"nodes": [{name, gpuModel, schedulable, cpuMilli: {used, capacity}, memoryBytes: {used,
 // capacity}, gpus: [{index, usedMilli, occupants: [{namespace, name, milli} | {hidden: true,
 // milli}]}], migDevices: [{resource, profile, slots: [{namespace, name} | {hidden: true} |
-// null (free)]}]}], "gpuMilli": {allocated, capacity}}. GPU milli: 1000 per device. MIG slices
-// are counted per node by the engine: the map fills each profile's devices in order.
+// null (free)]}]}], "gpuMilli": {allocated, capacity}}. GPU milli: 1000 per device. A device's
+// occupants are listed by workload id (submission order). MIG slices are counted per node by the
+// engine: the map fills each profile's devices in order, the node's workloads by id.
+Json PoolView(const ClusterFacts& f, const Viewer& v);
 Json PoolView(const Cluster& c, const Viewer& v);
 
 // {"tenants": [{namespace, running, pending, used: {gpuMilli, cpuMilli, memoryBytes},
 // requests: {resource: amount in canonical units (resources.h)} of running workloads,
 // borrowedGpuMilli, preemptions (suffered by its live workloads), elasticQuota: {min, max} | null,
-// resourceQuotas: [{name, hard, used}], pendingWorkloads: [{name, reason, message}],
+// resourceQuotas: [{name, hard, used}], pendingWorkloads: [{name, reason, message}] by id,
 // fairShare ("0.25", null outside a cohort), borrowed and lent ({resource: amount},
 // quota_state.h), preemptionsSuffered and preemptionsCaused (counted from the Events the daemon
 // keeps: Cluster::preemptions), recentPreemptions: [{time, type, victim, by}] (the newest 10 of
 // either side; names of other tenants' workloads are null)}]}, by namespace name.
+Json TenantsView(const ClusterFacts& f, const Viewer& v);
 Json TenantsView(const Cluster& c, const Viewer& v);
 
 // What a viewer may not see by name: the namespaces it does not see (none for an admin).
@@ -47,12 +72,13 @@ std::string Redact(std::string text, const std::vector<std::string>& hidden);
 // The backfill reservation of a pending workload, as the engine gives it
 // (engine::WorkloadStatus::reservation, core/engine/backfill.cc): {nodes: [..], from: RFC 3339},
 // or null.
-Json ReservationOf(const engine::WorkloadStatus& w);
+Json ReservationOf(const std::optional<engine::BackfillReservation>& r);
 
 // {"pending": [{position, namespace, name, priority, reason, message, nominatedNode,
 // reservation (ReservationOf), pendingSeconds}]}: the engine's queue order (priority, then submit
 // time, then key, then id). pendingSeconds counts to `now` (Unix ms, the request's wall clock:
 // the engine's clock moves only on events), or to the engine's clock if that is later.
+Json QueueView(const ClusterFacts& f, const Viewer& v, Millis now);
 Json QueueView(const Cluster& c, const Viewer& v, Millis now);
 
 // Every message in these views is redacted for the viewer (Redact).

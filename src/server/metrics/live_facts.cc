@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/placement/node_state.h"
+
 namespace arbiter::server {
 
 namespace {
@@ -45,7 +47,8 @@ LiveFact* LiveFacts::FindWritable(uint64_t id) {
   return &*At(w, id);
 }
 
-void LiveFacts::Put(const engine::WorkloadStatus& s, std::string_view container) {
+void LiveFacts::Put(const engine::WorkloadStatus& s, std::string_view container,
+                    const placement::GpuAssignment& gpus) {
   const uint64_t id = engine::Value(s.id);
   Chunk& c = Writable(id >> kChunkBits);
   auto it = At(c, id);
@@ -65,7 +68,33 @@ void LiveFacts::Put(const engine::WorkloadStatus& s, std::string_view container)
     row.requests_ = last_requests_;
   }
   row.run_start = s.run_start;
+  row.submit_time = s.submit_time;
+  row.priority = s.priority;
+  row.preemptions = s.preemptions;
   row.pending = s.phase == engine::Phase::kPending;
+  row.borrowed = s.borrowed;
+  PutNote(row, s);
+  if (gpus.devices.empty())
+    row.gpus.reset();
+  else if (!row.gpus || !(*row.gpus == gpus))
+    row.gpus = std::make_shared<const placement::GpuAssignment>(gpus);
+}
+
+void LiveFacts::PutNote(LiveFact& row, const engine::WorkloadStatus& s) {
+  if (s.phase != engine::Phase::kPending ||
+      (s.message.empty() && s.nominated_node.empty() && !s.reservation)) {
+    row.note.reset();
+    return;
+  }
+  auto same = [&s](const std::shared_ptr<const PendingNote>& n) {
+    return n && n->message == s.message && n->nominated_node == s.nominated_node &&
+           n->reservation == s.reservation;
+  };
+  if (same(row.note)) return;
+  if (!same(last_note_))
+    last_note_ = std::make_shared<const PendingNote>(
+        PendingNote{s.message, s.nominated_node, s.reservation});
+  row.note = last_note_;
 }
 
 void LiveFacts::SetUsage(uint64_t id, std::shared_ptr<const ResourceList> declared) {

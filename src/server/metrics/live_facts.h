@@ -8,10 +8,14 @@
 // deciding an in-place write by it is a data race in C++'s model that ThreadSanitizer reports).
 // The text is made from the View after the lock is released (metrics.h).
 //
-// A row is the engine's WorkloadStatus as /metrics reads it (phase, node, reason, requests, run
-// start) with the API pod's first container and arbiter.dev/usage; namespaces, nodes, reasons
-// and container names are interned (a few distinct values among many pods; never let go while
-// the table lives), equal requests shared: about 120 bytes a row besides the pod's name. Rows are
+// A row is the engine's WorkloadStatus as /metrics and the dashboard's views read it (phase, node,
+// reason, requests, run start; priority, submit time, preemptions, borrowed, a pending one's
+// message, nominated node and reservation; the GPU devices it holds) with the API pod's first
+// container and arbiter.dev/usage. Namespaces, nodes, reasons and container names are interned
+// (a few distinct values among many pods; never let go while the table lives), equal requests
+// and equal pending notes shared: 168 bytes a row besides the pod's name and its own message or
+// devices. The Cluster puts a row again whenever the engine says its status may have moved (an
+// Event, or EventSink::OnRestated for what moves without one). Rows are
 // kept in workload id order, the order of Engine::Workloads. Not thread-safe, but a View is: it is
 // immutable and may be read on any thread while the table goes on changing.
 #pragma once
@@ -19,6 +23,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -28,7 +33,18 @@
 #include "core/engine/types.h"
 #include "core/resources.h"
 
+namespace arbiter::placement {
+struct GpuAssignment;
+}
+
 namespace arbiter::server {
+
+struct PendingNote {
+  std::string message;  // the engine's, verbatim
+  std::string nominated_node;
+  std::optional<engine::BackfillReservation> reservation;
+  bool operator==(const PendingNote&) const = default;
+};
 
 struct LiveFact {
   uint64_t id = 0;
@@ -41,8 +57,17 @@ struct LiveFact {
   // Shared with the rows before it that ask the same (most pods of a fill do).
   std::shared_ptr<const ResourceList> requests_;
   std::shared_ptr<const ResourceList> declared;  // arbiter.dev/usage, nullptr: none
+  // What the dashboard's queue and tenants views show of a pending workload (its message, the
+  // node nominated for it, its backfill reservation); nullptr when it runs or has none of them.
+  std::shared_ptr<const PendingNote> note;
+  // The GPU devices it holds on its node (Engine::GpusOf), nullptr when none.
+  std::shared_ptr<const placement::GpuAssignment> gpus;
   Millis run_start = 0;
+  Millis submit_time = 0;
+  int32_t priority = 0;
+  int32_t preemptions = 0;  // suffered so far
   bool pending = false;
+  bool borrowed = false;  // runs on quota borrowed from its cohort
 
   bool running() const { return !node->empty(); }
   const ResourceList& requests() const { return *requests_; }
@@ -79,9 +104,10 @@ class LiveFacts {
 
   LiveFacts() : strings_(std::make_shared<Strings>()) {}
 
-  // The workload's row from the engine's status (container and usage kept from its old row
-  // unless given).
-  void Put(const engine::WorkloadStatus& s, std::string_view container);
+  // The workload's row from the engine's status and the devices it holds (container and usage
+  // kept from its old row unless given).
+  void Put(const engine::WorkloadStatus& s, std::string_view container,
+           const placement::GpuAssignment& gpus);
   void SetUsage(uint64_t id, std::shared_ptr<const ResourceList> declared);  // if it has a row
   void Erase(uint64_t id);
   void Clear() { chunks_.clear(); }
@@ -95,6 +121,7 @@ class LiveFacts {
 
  private:
   const std::string* Intern(const std::string& s);
+  void PutNote(LiveFact& row, const engine::WorkloadStatus& s);
   LiveFact* FindWritable(uint64_t id);
   Chunk& Writable(uint64_t chunk);
   struct Entry {
@@ -105,6 +132,7 @@ class LiveFacts {
   mutable uint64_t epoch_ = 0;        // Share() starts the next (not a change of the rows)
   std::shared_ptr<Strings> strings_;
   std::shared_ptr<const ResourceList> last_requests_;  // the newest requests made
+  std::shared_ptr<const PendingNote> last_note_;       // the newest note made
 };
 
 // The nodes' labels as kube_node_labels gives them ({node, NAME}, then the allowlisted GPU

@@ -115,10 +115,12 @@ class Cluster::Sink final : public engine::EventSink, public engine::RunSink {
   void OnFinished(const engine::WorkloadStatus& s) override {
     finished.emplace(engine::Value(s.id), s);
   }
+  void OnRestated(engine::WorkloadId id) override { restated.push_back(engine::Value(id)); }
   void OnRun(const engine::RunRecord& r) override { rec_->OnRun(r); }
 
   std::vector<engine::Event> events;
   std::map<uint64_t, engine::WorkloadStatus> finished;
+  std::vector<uint64_t> restated;  // ids, repeats possible
 
  private:
   driver::Recorder* rec_;
@@ -778,9 +780,11 @@ void Cluster::NoteUsage(uint64_t workload, const Pod& pod) {
 void Cluster::NoteFacts(const ObjectStore::Key& key, const engine::WorkloadStatus& s) {
   const auto stored = store_.Stored("Pod", key.first, key.second);
   const LiveFact* was = facts_.Find(engine::Value(s.id));
-  facts_.Put(s, stored ? std::string_view(stored->first_container())
-                : was  ? std::string_view(*was->container)
-                       : std::string_view());
+  facts_.Put(s,
+             stored ? std::string_view(stored->first_container())
+             : was  ? std::string_view(*was->container)
+                    : std::string_view(),
+             engine_->GpusOf(s.id).value_or(placement::GpuAssignment{}));
   if (!was)
     facts_.SetUsage(engine::Value(s.id), [&]() -> std::shared_ptr<const ResourceList> {
       auto u = usage_of_.find(engine::Value(s.id));
@@ -1197,6 +1201,8 @@ void Cluster::Sync(Millis t) {
   sink_->events.clear();
   std::map<uint64_t, engine::WorkloadStatus> finished = std::move(sink_->finished);
   sink_->finished.clear();
+  std::vector<uint64_t> restated = std::move(sink_->restated);
+  sink_->restated.clear();
   std::map<uint64_t, driver::PodCondition> disruption;
   std::vector<uint64_t> touched;
   for (const auto& e : events) RecordEvent(e, finished, t, &touched, &disruption);
@@ -1205,7 +1211,9 @@ void Cluster::Sync(Millis t) {
   for (uint64_t id : touched) SyncPodStatus(id, finished, disruption, t);
   // (With a minimum runtime, a wake-up re-runs the queue with no event: look every time.)
   const bool may_move = !events.empty() || engine_->policy().min_runtime > 0;
-  if (may_move && !OnlyArrivalsMoved(events, touched)) RefreshPending(touched, t);
+  const bool refresh = may_move && !OnlyArrivalsMoved(events, touched);
+  SyncRestated(std::move(restated), touched, finished, t);  // `touched` gains them
+  if (refresh) RefreshPending(touched, t);
   RefreshPdbs(t);
   RefreshQuotas();
 }
@@ -1326,6 +1334,46 @@ bool Cluster::OnlyArrivalsMoved(const std::vector<engine::Event>& events,
   return true;
 }
 
+// Workloads whose status moved without an Event (EventSink::OnRestated), not touched by one:
+// their facts read again and, while pending, their pod's status rewritten if its message or
+// nominated node moved. They join `touched` (sorted), so RefreshPending does not read them again.
+void Cluster::SyncRestated(std::vector<uint64_t> restated, std::vector<uint64_t>& touched,
+                           const std::map<uint64_t, engine::WorkloadStatus>& finished, Millis t) {
+  if (restated.empty()) return;
+  std::sort(restated.begin(), restated.end());
+  restated.erase(std::unique(restated.begin(), restated.end()), restated.end());
+  const size_t before = touched.size();
+  for (uint64_t id : restated) {
+    if (finished.count(id) || std::binary_search(touched.begin(), touched.begin() + before, id))
+      continue;
+    auto key = pod_of_.find(id);
+    if (key == pod_of_.end()) continue;
+    std::optional<engine::WorkloadStatus> st = engine_->Get(WorkloadId{id});
+    if (!st) continue;
+    touched.push_back(id);
+    NotePending(id, *st);
+    NoteFacts(key->second, *st);
+    if (st->phase == engine::Phase::kPending) RewritePendingStatus(key->second, *st, t);
+  }
+  std::inplace_merge(touched.begin(), touched.begin() + before, touched.end());
+}
+
+// A pending pod's status rewritten from the engine's when its message or nominated node moved.
+void Cluster::RewritePendingStatus(const ObjectStore::Key& key, const engine::WorkloadStatus& st,
+                                   Millis t) {
+  const Json* stored = store_.Get("Pod", key.first, key.second);
+  if (!stored) return;
+  const Json& status = json_member::Member(*stored, "status");
+  if (status.is_object() && status.value("message", "") == st.message &&
+      status.value("nominatedNodeName", "") == st.nominated_node)
+    return;
+  PodStatusUpdate u = PodStatusOf(*stored, st, nullptr, t);
+  if (!Changes(*stored, u)) return;
+  Json pod = *stored;
+  ApplyPodStatus(pod, std::move(u));
+  store_.Put("Pod", key.first, key.second, std::move(pod));
+}
+
 // The engine emits one event per kind of reason per pending spell, but the text of a pending
 // workload's reason moves without one (gang member counts, cohort amounts, node counts): after a
 // cycle that decided anything, every other pending pod whose message or reason differs from the
@@ -1350,15 +1398,7 @@ void Cluster::RefreshPending(const std::vector<uint64_t>& touched, Millis t) {
     ++it;
     NotePending(id, *st);
     NoteFacts(key->second, *st);
-    const Json& status = json_member::Member(*stored, "status");
-    if (status.is_object() && status.value("message", "") == st->message &&
-        status.value("nominatedNodeName", "") == st->nominated_node)
-      continue;
-    PodStatusUpdate u = PodStatusOf(*stored, *st, nullptr, t);
-    if (!Changes(*stored, u)) continue;
-    Json pod = *stored;
-    ApplyPodStatus(pod, std::move(u));
-    store_.Put("Pod", key->second.first, key->second.second, std::move(pod));
+    RewritePendingStatus(key->second, *st, t);
   }
 }
 

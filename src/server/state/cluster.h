@@ -321,6 +321,10 @@ class Cluster {
   // An Event of the Job controller about `job` (SuccessfulCreate, Completed, ...).
   void AddJobEvent(const Json& job, bool warning, const std::string& reason,
                    const std::string& message, Millis t);
+  void SyncRestated(std::vector<uint64_t> restated, std::vector<uint64_t>& touched,
+                    const std::map<uint64_t, engine::WorkloadStatus>& finished, Millis t);
+  void RewritePendingStatus(const ObjectStore::Key& key, const engine::WorkloadStatus& st,
+                            Millis t);
   // Rewrites the status of pending pods (not in `touched`, sorted) whose reason text moved.
   void RefreshPending(const std::vector<uint64_t>& touched, Millis t);
   // Keeps pending_ and reserved_ in step with a pod status just written.
