@@ -1211,9 +1211,8 @@ void Cluster::Sync(Millis t) {
   for (uint64_t id : touched) SyncPodStatus(id, finished, disruption, t);
   // (With a minimum runtime, a wake-up re-runs the queue with no event: look every time.)
   const bool may_move = !events.empty() || engine_->policy().min_runtime > 0;
-  const bool refresh = may_move && !OnlyArrivalsMoved(events, touched);
-  SyncRestated(std::move(restated), touched, finished, t);  // `touched` gains them
-  if (refresh) RefreshPending(touched, t);
+  if (may_move && !OnlyArrivalsMoved(events, touched)) RefreshPending(touched, t);
+  NoteRestated(std::move(restated), touched, finished);
   RefreshPdbs(t);
   RefreshQuotas();
 }
@@ -1335,27 +1334,20 @@ bool Cluster::OnlyArrivalsMoved(const std::vector<engine::Event>& events,
 }
 
 // Workloads whose status moved without an Event (EventSink::OnRestated), not touched by one:
-// their facts read again and, while pending, their pod's status rewritten if its message or
-// nominated node moved. They join `touched` (sorted), so RefreshPending does not read them again.
-void Cluster::SyncRestated(std::vector<uint64_t> restated, std::vector<uint64_t>& touched,
-                           const std::map<uint64_t, engine::WorkloadStatus>& finished, Millis t) {
-  if (restated.empty()) return;
+// their facts read again. Their pods' statuses are left to RefreshPending as before: writing them
+// here too would write pods it skips (after a cycle that only took arrivals), and a journal of an
+// older release would no longer replay to the resourceVersions it served.
+void Cluster::NoteRestated(std::vector<uint64_t> restated, const std::vector<uint64_t>& touched,
+                           const std::map<uint64_t, engine::WorkloadStatus>& finished) {
   std::sort(restated.begin(), restated.end());
   restated.erase(std::unique(restated.begin(), restated.end()), restated.end());
-  const size_t before = touched.size();
   for (uint64_t id : restated) {
-    if (finished.count(id) || std::binary_search(touched.begin(), touched.begin() + before, id))
-      continue;
+    if (finished.count(id) || std::binary_search(touched.begin(), touched.end(), id)) continue;
     auto key = pod_of_.find(id);
     if (key == pod_of_.end()) continue;
-    std::optional<engine::WorkloadStatus> st = engine_->Get(WorkloadId{id});
-    if (!st) continue;
-    touched.push_back(id);
-    NotePending(id, *st);
-    NoteFacts(key->second, *st);
-    if (st->phase == engine::Phase::kPending) RewritePendingStatus(key->second, *st, t);
+    if (std::optional<engine::WorkloadStatus> st = engine_->Get(WorkloadId{id}))
+      NoteFacts(key->second, *st);
   }
-  std::inplace_merge(touched.begin(), touched.begin() + before, touched.end());
 }
 
 // A pending pod's status rewritten from the engine's when its message or nominated node moved.

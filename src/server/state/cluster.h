@@ -321,8 +321,8 @@ class Cluster {
   // An Event of the Job controller about `job` (SuccessfulCreate, Completed, ...).
   void AddJobEvent(const Json& job, bool warning, const std::string& reason,
                    const std::string& message, Millis t);
-  void SyncRestated(std::vector<uint64_t> restated, std::vector<uint64_t>& touched,
-                    const std::map<uint64_t, engine::WorkloadStatus>& finished, Millis t);
+  void NoteRestated(std::vector<uint64_t> restated, const std::vector<uint64_t>& touched,
+                    const std::map<uint64_t, engine::WorkloadStatus>& finished);
   void RewritePendingStatus(const ObjectStore::Key& key, const engine::WorkloadStatus& st,
                             Millis t);
   // Rewrites the status of pending pods (not in `touched`, sorted) whose reason text moved.
