@@ -298,6 +298,14 @@ Json MigPod(const std::string& ns, const std::string& name, int slices) {
   return p;
 }
 
+// Pool and a node of 14 MIG slices (2 A100s), m1.
+void PoolWithMig(Cluster& c) {
+  Pool(c);
+  Json mig = LabelledNode("m1", 2, "NVIDIA-A100-SXM4-80GB");
+  mig["status"]["capacity"][kMig] = "14";
+  Ok(c, fixtures::Create(kT0, mig));
+}
+
 // The history's sample, now made from the live facts off the lock (dashboard::CollectSample,
 // MakeSample), gives the values the full walk under the lock gave, after every step of random
 // mutations (MIG slices included) and after a snapshot restore.
@@ -305,10 +313,7 @@ TEST(MetricsFactsTest, TheDashboardSampleEqualsTheWalkItReplaced) {
   for (uint32_t seed = 1; seed <= 8; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     Cluster c("0000abcd");
-    Pool(c);
-    Json mig = LabelledNode("m1", 2, "NVIDIA-A100-SXM4-80GB");
-    mig["status"]["capacity"][kMig] = "14";
-    Ok(c, fixtures::Create(kT0, mig));
+    PoolWithMig(c);
     int64_t most_mig = 0;
     std::mt19937 rng(seed);
     Millis t = kT0;
@@ -574,10 +579,7 @@ TEST(MetricsFactsTest, TheDashboardViewsEqualTheWalkTheyReplaced) {
   for (uint32_t seed = 1; seed <= 8; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     Cluster c("0000abcd");
-    Pool(c);
-    Json mig = LabelledNode("m1", 2, "NVIDIA-A100-SXM4-80GB");
-    mig["status"]["capacity"][kMig] = "14";
-    Ok(c, fixtures::Create(kT0, mig));
+    PoolWithMig(c);
     std::mt19937 rng(seed);
     Millis t = kT0;
     int serial = 0;
