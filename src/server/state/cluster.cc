@@ -1211,8 +1211,9 @@ void Cluster::Sync(Millis t) {
   for (uint64_t id : touched) SyncPodStatus(id, finished, disruption, t);
   // (With a minimum runtime, a wake-up re-runs the queue with no event: look every time.)
   const bool may_move = !events.empty() || engine_->policy().min_runtime > 0;
-  if (may_move && !OnlyArrivalsMoved(events, touched)) RefreshPending(touched, t);
-  NoteRestated(std::move(restated), touched, finished);
+  const bool refreshed = may_move && !OnlyArrivalsMoved(events, touched);
+  if (refreshed) RefreshPending(touched, t);
+  NoteRestated(std::move(restated), touched, finished, refreshed);
   RefreshPdbs(t);
   RefreshQuotas();
 }
@@ -1334,15 +1335,19 @@ bool Cluster::OnlyArrivalsMoved(const std::vector<engine::Event>& events,
 }
 
 // Workloads whose status moved without an Event (EventSink::OnRestated), not touched by one:
-// their facts read again. Their pods' statuses are left to RefreshPending as before: writing them
-// here too would write pods it skips (after a cycle that only took arrivals), and a journal of an
-// older release would no longer replay to the resourceVersions it served.
+// their facts read again (not those RefreshPending just read, when it ran: every pod still in
+// pending_). Their pods' statuses are left to RefreshPending as before: writing them here too
+// would write pods it skips (after a cycle that only took arrivals), and a journal of an older
+// release would no longer replay to the resourceVersions it served.
 void Cluster::NoteRestated(std::vector<uint64_t> restated, const std::vector<uint64_t>& touched,
-                           const std::map<uint64_t, engine::WorkloadStatus>& finished) {
+                           const std::map<uint64_t, engine::WorkloadStatus>& finished,
+                           bool refreshed) {
   std::sort(restated.begin(), restated.end());
   restated.erase(std::unique(restated.begin(), restated.end()), restated.end());
   for (uint64_t id : restated) {
-    if (finished.count(id) || std::binary_search(touched.begin(), touched.end(), id)) continue;
+    if (finished.count(id) || std::binary_search(touched.begin(), touched.end(), id) ||
+        (refreshed && pending_.count(id)))
+      continue;
     auto key = pod_of_.find(id);
     if (key == pod_of_.end()) continue;
     if (std::optional<engine::WorkloadStatus> st = engine_->Get(WorkloadId{id}))

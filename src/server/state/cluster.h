@@ -322,7 +322,7 @@ class Cluster {
   void AddJobEvent(const Json& job, bool warning, const std::string& reason,
                    const std::string& message, Millis t);
   void NoteRestated(std::vector<uint64_t> restated, const std::vector<uint64_t>& touched,
-                    const std::map<uint64_t, engine::WorkloadStatus>& finished);
+                    const std::map<uint64_t, engine::WorkloadStatus>& finished, bool refreshed);
   void RewritePendingStatus(const ObjectStore::Key& key, const engine::WorkloadStatus& st,
                             Millis t);
   // Rewrites the status of pending pods (not in `touched`, sorted) whose reason text moved.
