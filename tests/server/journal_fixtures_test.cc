@@ -119,5 +119,70 @@ TEST(JournalFixturesTest, Format3SnapshotAndTailReplayToTheClusterTheReleaseServ
   ExpectReplaysAsWritten("format3/snapshot", true, 3);
 }
 
+// A pending pod's reservation moved with no Event (format3/restated, make-fixtures.sh): the
+// release of format 3 left its stored status as it was, and its records replay so (the pending
+// walk, Cluster::SetPendingWalk), with the resourceVersions it served.
+TEST(JournalFixturesTest, Format3RestatedReplaysWithThePendingWalk) {
+  ExpectReplaysAsWritten("format3/restated", false, 3);
+}
+
+// Format 4: a pending pod's status rewritten when the engine restates it (tests/data/journal/
+// format4, made by make-fixtures.sh with the release that introduced it).
+TEST(JournalFixturesTest, Format4AllRecordsReplayToTheClusterTheReleaseServed) {
+  ExpectReplaysAsWritten("format4/tail", false, 4);
+}
+
+TEST(JournalFixturesTest, Format4SnapshotAndTailReplayToTheClusterTheReleaseServed) {
+  ExpectReplaysAsWritten("format4/snapshot", true, 4);
+}
+
+TEST(JournalFixturesTest, Format4RestatedReplaysToTheStatusItsReleaseWrote) {
+  ExpectReplaysAsWritten("format4/restated", false, 4);
+}
+
+// A format-3 journal migrated to format 4 keeps its records, and later records are appended:
+// reopened, the old records replay with the walk and the new ones without it, each to the
+// versions served. Here the new record is a Namespace's create whose cycle moves pod b's
+// reservation with no Event: format 4 rewrites b's status (it is not left as format 3 left it).
+TEST(JournalFixturesTest, AMigratedJournalReplaysEachRecordByTheRulesItWasWrittenWith) {
+  const auto dir = CopyOf("format3/restated");
+  Millis now = 0;  // the journal's own last time until set
+  DaemonOptions o;
+  o.data_dir = dir.string();
+  o.clock = [&now] { return now; };
+  o.snapshot_every = 0;
+  o.check_invariants = true;
+  std::string served;
+  int64_t walked = 0;
+  {
+    auto d = Daemon::Open(o);
+    ASSERT_TRUE(d.ok()) << d.message();
+    EXPECT_EQ(d.value()->startup().migrated_from, 3);
+    walked = d.value()->journal().pending_walk_through();
+    EXPECT_EQ(walked, d.value()->journal().last_seq());
+    auto rv_of_b = [&] {
+      return d.value()->Read([](const Cluster& c) {
+        return c.store().Get("Pod", "default", "b")->at("metadata").value("resourceVersion", "");
+      });
+    };
+    const std::string before = rv_of_b();
+    now = d.value()->Read([](const Cluster& c) { return c.now(); }) + 5000;
+    Mutation m;
+    m.op = Mutation::Op::kCreate;
+    m.kind = "Namespace";
+    m.object = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "again"}}}};
+    ASSERT_TRUE(d.value()->Mutate(std::move(m)).ok());
+    EXPECT_NE(rv_of_b(), before);  // b's reservation moved: its status written
+    served = d.value()->Read([](const Cluster& c) { return Summary(c); });
+    d.value()->Stop();
+  }
+  auto d = Daemon::Open(o);
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_EQ(d.value()->startup().migrated_from, 0);
+  EXPECT_EQ(d.value()->journal().pending_walk_through(), walked);
+  EXPECT_EQ(d.value()->Read([](const Cluster& c) { return Summary(c); }), served);
+  d.value()->Stop();
+}
+
 }  // namespace journal_fixtures_test
 }  // namespace arbiter::server

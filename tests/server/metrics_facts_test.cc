@@ -528,7 +528,7 @@ void ExpectTenantsRecount(const Cluster& c, const dashboard::Viewer& v, const Js
 // What the random steps reached, for the test to say it proved something.
 struct ViewsSeen {
   int pending_messages = 0, borrowed = 0, preempted = 0, gpu_occupants = 0, reservations = 0,
-      nominated = 0, kept_preemptions = 0, resource_quotas = 0;
+      nominated = 0, kept_preemptions = 0, resource_quotas = 0, pod_messages = 0, deadlines_set = 0;
 };
 
 void ExpectViewsRecount(const Cluster& c, const std::string& step, ViewsSeen& seen) {
@@ -558,7 +558,30 @@ void ExpectViewsRecount(const Cluster& c, const std::string& step, ViewsSeen& se
   }
   for (const auto& w : c.engine().Workloads()) {
     if (auto g = c.engine().GpusOf(w.id); g && !g->devices.empty()) ++seen.gpu_occupants;
+    // A pending pod's stored status says what the engine says now: its text moves without an
+    // Event, and the engine tells it (EventSink::OnRestated, Cluster::SyncRestated).
+    if (w.phase != engine::Phase::kPending) continue;
+    const Json* pod = c.store().Get("Pod", w.namespace_, w.name);
+    ASSERT_TRUE(pod) << w.key;
+    const Json st = pod->value("status", Json::object());
+    EXPECT_EQ(st.value("message", ""), w.message) << w.key;
+    EXPECT_EQ(st.value("nominatedNodeName", ""), w.nominated_node) << w.key;
+    seen.pod_messages += !w.message.empty();
   }
+}
+
+// A live pod's spec.activeDeadlineSeconds set or lowered (an update: backfill plans move).
+bool SetADeadline(Cluster& c, std::mt19937& rng, Millis t, std::string& what) {
+  const auto& pods = c.store().All("Pod");
+  if (pods.empty()) return false;
+  auto it = std::next(pods.begin(), static_cast<long>(rng() % pods.size()));
+  Mutation m = fixtures::Create(t, *it->second);
+  m.op = Mutation::Op::kUpdate;
+  m.name = it->first.second;
+  const int64_t was = m.object["spec"].value("activeDeadlineSeconds", int64_t{200});
+  m.object["spec"]["activeDeadlineSeconds"] = std::max<int64_t>(5, was - 5 - rng() % 60);
+  what = "deadline " + m.name;
+  return c.Apply(m).ok();  // (refused for a finished pod)
 }
 
 // A pod of 3 or 4 GPUs, some with a deadline the backfill reserves against, high or low.
@@ -572,8 +595,9 @@ Json BigPod(std::mt19937& rng, int serial) {
 // The pool, tenants and queue views, now built from the live facts collected under the lock in
 // O(chunks) (dashboard::CollectFacts) and made off it, equal what the walk of the engine under
 // the lock made, for an admin and for a tenant (other tenants' names hidden), after every step
-// of random mutations (preemptions, borrowing, backfill reservations, GPUs and MIG slices) and
-// after a snapshot restore.
+// of random mutations (preemptions, borrowing, backfill reservations, deadlines set by updates,
+// GPUs and MIG slices) and after a snapshot restore. Every pending pod's stored status says the
+// engine's message and nominated node after every step.
 TEST(MetricsFactsTest, TheDashboardViewsEqualTheWalkTheyReplaced) {
   ViewsSeen seen;
   for (uint32_t seed = 1; seed <= 8; ++seed) {
@@ -585,8 +609,10 @@ TEST(MetricsFactsTest, TheDashboardViewsEqualTheWalkTheyReplaced) {
     int serial = 0;
     for (int step = 0; step < 120; ++step) {
       std::string what;
-      const uint32_t roll = rng() % 8;
-      if (roll == 0 || roll == 1) {
+      const uint32_t roll = rng() % 9;
+      if (roll == 2) {
+        seen.deadlines_set += SetADeadline(c, rng, t, what);
+      } else if (roll == 0 || roll == 1) {
         const Json p = roll == 0
                            ? MigPod(step % 2 ? "team-a" : "solo", "m" + std::to_string(serial++),
                                     1 + static_cast<int>(rng() % 3))
@@ -611,6 +637,8 @@ TEST(MetricsFactsTest, TheDashboardViewsEqualTheWalkTheyReplaced) {
   EXPECT_GT(seen.nominated, 0);
   EXPECT_GT(seen.kept_preemptions, 0);
   EXPECT_GT(seen.resource_quotas, 0);
+  EXPECT_GT(seen.pod_messages, 0);
+  EXPECT_GT(seen.deadlines_set, 0);
 }
 
 }  // namespace metrics_facts_test

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 
 #include "adapters/sqlite/statement.h"
@@ -206,6 +207,20 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& dir) {
                             std::to_string(kFormatVersion) +
                             " (run the newer arbiter, or start from an empty --data directory)");
   j->format_version_ = version;
+  if (version < 4) {
+    j->walk_through_ = std::numeric_limits<int64_t>::max();
+  } else {
+    auto walked = j->MetaValue("walk-through");
+    if (!walked.ok()) return walked.status();
+    if (!walked.value().empty()) {
+      char* end = nullptr;
+      errno = 0;
+      j->walk_through_ = std::strtoll(walked.value().c_str(), &end, 10);
+      if (*end != '\0' || errno == ERANGE || j->walk_through_ < 0)
+        return Status::Internal(path + ": meta walk-through is not a record number: \"" +
+                                walked.value() + "\"");
+    }
+  }
   return j;
 }
 
@@ -322,7 +337,11 @@ Status Journal::Migrate(int64_t last_seq, const std::function<std::string()>& sn
   Stmt format(db_, "UPDATE meta SET value = ?1 WHERE key = 'format'");
   format.Text(1, kFormatPrefix + std::to_string(kFormatVersion));
   if (Status s = format.Run("journal: migrating (the format)"); !s.ok()) return s;
+  Stmt walked(db_, "INSERT OR REPLACE INTO meta (key, value) VALUES ('walk-through', ?1)");
+  walked.Text(1, std::to_string(last_seq));
+  if (Status s = walked.Run("journal: migrating (walk-through)"); !s.ok()) return s;
   if (Status s = t.Commit(); !s.ok()) return s;
+  walk_through_ = last_seq;
   const bool snapshotted = format_version_ < 2 && last_seq > 0;
   format_version_ = kFormatVersion;
   std::lock_guard<std::mutex> l(mu_);

@@ -70,7 +70,10 @@ class Journal {
   };
 
   // The format this arbiter writes (and the newest it reads). 3: snapshots in DIR/snapshot.bin.
-  static constexpr int kFormatVersion = 3;
+  // 4: its records are replayed with pending pods' statuses following the engine's restatements
+  // (Cluster::SetPendingWalk off); records of formats 1-3 (meta.walk-through: up to which seq a
+  // migrated journal holds them) with the walk.
+  static constexpr int kFormatVersion = 4;
 
   // Opens (creating) DIR/journal.db. A new journal gets a random 8-hex-digit instance id. A
   // journal of a newer format than kFormatVersion, or of no known format, is refused.
@@ -79,6 +82,10 @@ class Journal {
 
   const std::string& instance_id() const { return instance_id_; }
   int format_version() const { return format_version_; }
+  // The last record written by a release of formats 1-3, which refreshed pending pods by walking
+  // them all (Cluster::SetPendingWalk): every record of a journal of those formats; 0 for one
+  // begun in format 4.
+  int64_t pending_walk_through() const { return walk_through_; }
   const std::string& path() const { return path_; }
 
   // ---- start-up (before Start)
@@ -92,7 +99,8 @@ class Journal {
                 const std::function<Status(int64_t seq, const std::string& record)>& fn);
   // An older format made current, in one transaction. Format 1: `snapshot()` (the state after
   // every record, up to `last_seq`) replaces the records, which the current format could not
-  // append to; format 2: only the format changes (its snapshot is read from the table).
+  // append to; formats 2 and 3: only the format changes (format 2's snapshot is read from the
+  // table). Each notes `last_seq` as meta.walk-through (pending_walk_through).
   Status Migrate(int64_t last_seq, const std::function<std::string()>& snapshot);
 
   // ---- running
@@ -161,6 +169,7 @@ class Journal {
   std::string path_, dir_;
   std::string instance_id_;
   int format_version_ = 0;
+  int64_t walk_through_ = 0;
 
   mutable std::mutex mu_;
   std::condition_variable work_cv_, durable_cv_;

@@ -929,8 +929,9 @@ void Cluster::Commit(Millis time, const ManifestSet& set, Target& t) {
     new_pod_.reset();
   }
   // A reservation that moves changes a pending pod's reason text without an event (the engine
-  // reports each kind of reason once per pending spell): pending pods are refreshed here.
-  if (t.deadline_set) RefreshAllPending(time);
+  // reports each kind of reason once per pending spell): the walk refreshes every pending pod
+  // here (Sync wrote those the engine restated).
+  if (t.deadline_set && pending_walk_) RefreshAllPending(time);
 }
 
 // A created pod's priority fields. Kubernetes' Priority admission: spec.priority, and the class
@@ -1209,11 +1210,14 @@ void Cluster::Sync(Millis t) {
   std::sort(touched.begin(), touched.end());
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
   for (uint64_t id : touched) SyncPodStatus(id, finished, disruption, t);
-  // (With a minimum runtime, a wake-up re-runs the queue with no event: look every time.)
-  const bool may_move = !events.empty() || engine_->policy().min_runtime > 0;
-  const bool refreshed = may_move && !OnlyArrivalsMoved(events, touched);
-  if (refreshed) RefreshPending(touched, t);
-  NoteRestated(std::move(restated), touched, finished, refreshed);
+  bool refreshed = false;
+  if (pending_walk_) {
+    // (With a minimum runtime, a wake-up re-runs the queue with no event: look every time.)
+    const bool may_move = !events.empty() || engine_->policy().min_runtime > 0;
+    refreshed = may_move && !OnlyArrivalsMoved(events, touched);
+    if (refreshed) RefreshPending(touched, t);
+  }
+  SyncRestated(std::move(restated), touched, finished, refreshed, t);
   RefreshPdbs(t);
   RefreshQuotas();
 }
@@ -1335,13 +1339,14 @@ bool Cluster::OnlyArrivalsMoved(const std::vector<engine::Event>& events,
 }
 
 // Workloads whose status moved without an Event (EventSink::OnRestated), not touched by one:
-// their facts read again (not those RefreshPending just read, when it ran: every pod still in
-// pending_). Their pods' statuses are left to RefreshPending as before: writing them here too
-// would write pods it skips (after a cycle that only took arrivals), and a journal of an older
-// release would no longer replay to the resourceVersions it served.
-void Cluster::NoteRestated(std::vector<uint64_t> restated, const std::vector<uint64_t>& touched,
+// their facts read again and, while pending, their pod's status rewritten if its message or
+// nominated node moved. The walk (SetPendingWalk) writes no status here: a journal of formats 1-3
+// replays to the versions its release served, whose RefreshPending skipped the pods a cycle that
+// only took arrivals restated; nor does it read again what RefreshPending just read (every pod
+// still in pending_).
+void Cluster::SyncRestated(std::vector<uint64_t> restated, const std::vector<uint64_t>& touched,
                            const std::map<uint64_t, engine::WorkloadStatus>& finished,
-                           bool refreshed) {
+                           bool refreshed, Millis t) {
   std::sort(restated.begin(), restated.end());
   restated.erase(std::unique(restated.begin(), restated.end()), restated.end());
   for (uint64_t id : restated) {
@@ -1350,8 +1355,11 @@ void Cluster::NoteRestated(std::vector<uint64_t> restated, const std::vector<uin
       continue;
     auto key = pod_of_.find(id);
     if (key == pod_of_.end()) continue;
-    if (std::optional<engine::WorkloadStatus> st = engine_->Get(WorkloadId{id}))
-      NoteFacts(key->second, *st);
+    const std::optional<engine::WorkloadStatus> st = engine_->Get(WorkloadId{id});
+    if (!st) continue;
+    NoteFacts(key->second, *st);
+    if (!pending_walk_ && st->phase == engine::Phase::kPending)
+      RewritePendingStatus(key->second, *st, t);
   }
 }
 
@@ -1399,7 +1407,18 @@ void Cluster::RefreshPending(const std::vector<uint64_t>& touched, Millis t) {
   }
 }
 
+void Cluster::SetPendingWalk(bool on) {
+  if (on == pending_walk_) return;
+  pending_walk_ = on;
+  pending_.clear();
+  reserved_.clear();
+  if (on)
+    for (const auto& [id, key] : pod_of_)
+      if (auto st = engine_->Get(WorkloadId{id})) NotePending(id, *st);
+}
+
 void Cluster::NotePending(uint64_t id, const engine::WorkloadStatus& s) {
+  if (!pending_walk_) return;
   const bool pending = s.phase == engine::Phase::kPending;
   if (pending)
     pending_.insert(id);

@@ -159,6 +159,13 @@ class Cluster {
   // rules added since format 1's releases (a create no quota can ever admit, 403; an update
   // setting a pending pod's node, 422) do not refuse what those releases accepted and stored.
   void SetReplayingRequests(bool on) { replaying_requests_ = on; }
+  // How a pending pod's status follows the engine's text, which moves without an Event (one Event
+  // per kind of reason per pending spell). Off (the default, journal format 4): the pods the
+  // engine restated (EventSink::OnRestated) are rewritten after each cycle, O(restated). On: as
+  // the releases of journal formats 1-3 did, every pending pod is read after each cycle that
+  // decided more than arrivals, and after a deadline was set, O(pending) (RefreshPending); their
+  // records are replayed so, to the resourceVersions those releases served.
+  void SetPendingWalk(bool on);
 
   // When the next `advance` is due (a timer or an engine wake-up), if any.
   std::optional<Millis> NextDue();
@@ -321,13 +328,17 @@ class Cluster {
   // An Event of the Job controller about `job` (SuccessfulCreate, Completed, ...).
   void AddJobEvent(const Json& job, bool warning, const std::string& reason,
                    const std::string& message, Millis t);
-  void NoteRestated(std::vector<uint64_t> restated, const std::vector<uint64_t>& touched,
-                    const std::map<uint64_t, engine::WorkloadStatus>& finished, bool refreshed);
+  // The restated workloads' facts read again, and a pending one's pod status rewritten when its
+  // message or nominated node moved (the walk: only the facts, RefreshPending writes).
+  void SyncRestated(std::vector<uint64_t> restated, const std::vector<uint64_t>& touched,
+                    const std::map<uint64_t, engine::WorkloadStatus>& finished, bool refreshed,
+                    Millis t);
   void RewritePendingStatus(const ObjectStore::Key& key, const engine::WorkloadStatus& st,
                             Millis t);
   // Rewrites the status of pending pods (not in `touched`, sorted) whose reason text moved.
   void RefreshPending(const std::vector<uint64_t>& touched, Millis t);
-  // Keeps pending_ and reserved_ in step with a pod status just written.
+  // Keeps pending_ and reserved_ in step with a pod status just written (the walk's; a no-op
+  // without it).
   void NotePending(uint64_t id, const engine::WorkloadStatus& s);
   // ResourceQuota status (hard, used) of the namespaces in quota_dirty_.
   void RefreshQuotas();
@@ -340,6 +351,7 @@ class Cluster {
   CommandTape* play_ = nullptr;      // replaying: the commands to give the engine
   Status play_error_;                // replaying: the first mismatch with the tape
   bool replaying_requests_ = false;  // SetReplayingRequests
+  bool pending_walk_ = false;        // SetPendingWalk
   std::string uid_prefix_;
   uint64_t uid_counter_ = 0;
   ObjectStore store_;
@@ -373,8 +385,10 @@ class Cluster {
   // Finished pods still stored, by their workload's id: deleting one sends the engine DeletePod,
   // which forgets its `count/pods` charge (Kubernetes counts a terminal pod until it is deleted).
   ChunkMap<ObjectStore::Key, uint64_t> finished_of_;
-  std::set<uint64_t> pending_;           // live workloads whose pod status says Pending
-  std::set<uint64_t> reserved_;          // of those, the ones holding a backfill reservation
+  // The walk's (SetPendingWalk) books: live workloads whose pod status says Pending, and of
+  // those, the ones holding a backfill reservation.
+  std::set<uint64_t> pending_;
+  std::set<uint64_t> reserved_;
   std::set<std::string> quota_dirty_;    // namespaces whose pods or quotas/PDBs changed
   std::deque<ObjectStore::Key> events_;  // stored Events, oldest first
   std::deque<KeptPreemption> preemptions_;
