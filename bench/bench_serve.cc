@@ -650,6 +650,55 @@ void AddRunningPods(arbiter::server::Cluster& c, int64_t pods) {
   (void)c.TakeWatchEvents();
 }
 
+// Churn behind a queue: 1,000 running pods and `range(0)` pending ones that cannot fit (32 GPUs
+// on 8-GPU nodes); each iteration deletes a running pod (at once: its release makes the next
+// cycle a full one, over the whole queue) and creates another. range(1) = 1: the pending walk
+// of journal formats 1-3 (Cluster::SetPendingWalk, every pending pod read after such a cycle),
+// 0: the pods the engine restated (format 4). The time is a delete and a create's.
+void BM_ClusterChurnBehindQueue(benchmark::State& state) {
+  arbiter::server::Cluster c("0000abcd");
+  c.SetPendingWalk(state.range(1) == 1);
+  AddDefaultNamespaceAndNodes(c, 16);
+  int64_t i = 0;
+  for (; i < 1000; ++i) {
+    auto m = Create(Json::parse(PodJson("p-" + std::to_string(i))));
+    m.time = i;
+    (void)c.ApplyShared(m);
+  }
+  for (int q = 0; q < state.range(0); ++q) {
+    Json pod = Json::parse(PodJson("big-" + std::to_string(q)));
+    pod["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "32";
+    pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "32";
+    auto m = Create(pod);
+    m.time = i;
+    (void)c.ApplyShared(m);
+    if (q % 1024 == 0) (void)c.TakeWatchEvents();
+  }
+  (void)c.TakeWatchEvents();
+  int64_t gone = 0;
+  for (auto _ : state) {
+    arbiter::server::Mutation del;
+    del.op = arbiter::server::Mutation::Op::kDelete;
+    del.kind = "Pod";
+    del.namespace_ = "default";
+    del.name = "p-" + std::to_string(gone++);
+    del.grace_period = 0;
+    del.time = ++i;
+    benchmark::DoNotOptimize(c.ApplyShared(del));
+    auto m = Create(Json::parse(PodJson("p-" + std::to_string(i))));
+    m.time = i;
+    benchmark::DoNotOptimize(c.ApplyShared(m));
+    benchmark::DoNotOptimize(c.TakeWatchEvents());
+  }
+}
+BENCHMARK(BM_ClusterChurnBehindQueue)
+    ->Args({1000, 1})
+    ->Args({1000, 0})
+    ->Args({20000, 1})
+    ->Args({20000, 0})
+    ->Iterations(500)
+    ->Unit(benchmark::kMicrosecond);
+
 // Memory per live pod: `range(0)` running pods created through the cluster state (validation,
 // engine, statuses, events; no HTTP, no journal) on 64 nodes. Counters: rss_mb (the process's
 // RSS after the creates), bytes_per_pod (RSS growth over the creates / pods; the goal of issue 27,

@@ -161,10 +161,11 @@ std::string Source(int block, int i) {
          std::to_string(i / 50 % 250 + 1);
 }
 
-std::string PodJson(const std::string& name) {
+std::string PodJson(const std::string& name, const std::string& cpu = "10m") {
   return "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"" + name +
          "\",\"namespace\":\"default\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{"
-         "\"requests\":{\"cpu\":\"10m\"}}}]}}";
+         "\"requests\":{\"cpu\":\"" +
+         cpu + "\"}}}]}}";
 }
 
 struct Phase {
@@ -353,8 +354,10 @@ struct Window {
   }
 };
 
-// `count` creates by `clients` keep-alive clients, each taking the next name from a shared counter.
-Window CreateMany(const Daemon& d, int clients, int64_t first, int64_t count) {
+// `count` creates by `clients` keep-alive clients, each taking the next name from a shared counter
+// (pods of `cpu` each: 1000 fits no node).
+Window CreateMany(const Daemon& d, int clients, int64_t first, int64_t count,
+                  const std::string& cpu = "10m") {
   Window w;
   std::atomic<int64_t> next{first};
   std::atomic<int> failures{0};
@@ -370,7 +373,7 @@ Window CreateMany(const Daemon& d, int clients, int64_t first, int64_t count) {
       cli.set_read_timeout(300, 0);
       for (int64_t i; (i = next++) < first + count;) {
         const auto s = Clock::now();
-        auto r = cli.Post("/api/v1/namespaces/default/pods", PodJson("p-" + std::to_string(i)),
+        auto r = cli.Post("/api/v1/namespaces/default/pods", PodJson("p-" + std::to_string(i), cpu),
                           "application/json");
         if (!r || r->status != 201) ++failures;
         lat[static_cast<size_t>(c)].push_back(
@@ -632,6 +635,73 @@ void BM_ServeCreatesWhileViewing(benchmark::State& state) {
 }
 BENCHMARK(BM_ServeCreatesWhileViewing)
     ->Args({64, 100000})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// Creates while running pods go, behind a queue (issue 27: the pending pods' statuses were kept
+// current by reading every one of them under the lock after each cycle that decided more than
+// arrivals): the real binary without snapshots, 64 nodes, range(1) pending pods that fit no node
+// (1000 CPUs each) and 10,000 running ones; then clients x 100 creates alone (quiet_*) and in 3
+// windows of as many while one client deletes running pods back to back (gracePeriodSeconds=0:
+// each release makes the next cycle a full one; churned_*): creates_per_s, p50_ms, p99_ms, max_ms;
+// deletes and delete_ms (their median, client side), failures. ARBITER_BENCH_BINARY runs another
+// build's arbiter.
+void BM_ServeCreatesWithChurnBehindQueue(benchmark::State& state) {
+  for (auto _ : state) {
+    const int clients = static_cast<int>(state.range(0));
+    const int64_t pending = state.range(1), running = 10000;
+    Daemon d;
+    if (!d.Start({"--snapshot-every", "0"}))
+      return state.SkipWithError("arbiter serve did not start");
+    AddNodes(d.port, 64);
+    int failures = CreateMany(d, clients, 0, pending, "1000").failures;
+    failures += CreateMany(d, clients, pending, running).failures;
+    int64_t next = pending + running;
+    auto count = [&](const std::string& k, const Window& w) {
+      failures += w.failures;
+      state.counters[k + "_creates_per_s"] = static_cast<double>(w.creates) / w.secs;
+      state.counters[k + "_p50_ms"] = w.At(0.5);
+      state.counters[k + "_p99_ms"] = w.At(0.99);
+      state.counters[k + "_max_ms"] = w.lat.back();
+    };
+    const Window quiet = CreateMany(d, clients, next, int64_t{clients} * 100);
+    next += quiet.creates;
+    count("quiet", quiet);
+    std::atomic<bool> done{false};
+    std::vector<double> deletes;
+    std::thread deleter([&] {
+      httplib::Client cli("127.0.0.1", d.port);
+      cli.set_read_timeout(300, 0);
+      for (int64_t i = pending; !done && i < pending + running; ++i) {
+        const auto s = Clock::now();
+        auto r = cli.Delete("/api/v1/namespaces/default/pods/p-" + std::to_string(i) +
+                            "?gracePeriodSeconds=0");
+        if (!r || r->status != 200) ++failures;
+        deletes.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
+      }
+    });
+    Window churned;
+    for (int w = 0; w < 3; ++w) {
+      Window part = CreateMany(d, clients, next, int64_t{clients} * 100);
+      next += part.creates;
+      churned.creates += part.creates;
+      churned.secs += part.secs;
+      churned.failures += part.failures;
+      churned.lat.insert(churned.lat.end(), part.lat.begin(), part.lat.end());
+    }
+    std::sort(churned.lat.begin(), churned.lat.end());
+    done = true;
+    deleter.join();
+    count("churned", churned);
+    std::sort(deletes.begin(), deletes.end());
+    state.counters["deletes"] = static_cast<double>(deletes.size());
+    state.counters["delete_ms"] = deletes.empty() ? 0 : deletes[deletes.size() / 2];
+    state.counters["failures"] = failures;
+  }
+}
+BENCHMARK(BM_ServeCreatesWithChurnBehindQueue)
+    ->Args({64, 20000})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
