@@ -650,6 +650,33 @@ void AddRunningPods(arbiter::server::Cluster& c, int64_t pods) {
   (void)c.TakeWatchEvents();
 }
 
+// Creates in a namespace that has a PodDisruptionBudget (selecting app=web; the pods do not carry
+// it) beside range(0) running pods of that namespace: what keeping the budget's status current
+// costs a create.
+void BM_ClusterCreatePodBesideBudget(benchmark::State& state) {
+  arbiter::server::Cluster c("0000abcd");
+  AddDefaultNamespaceAndNodes(c, 64);
+  (void)c.Apply(
+      Create({{"apiVersion", "policy/v1"},
+              {"kind", "PodDisruptionBudget"},
+              {"metadata", {{"name", "web"}, {"namespace", "default"}}},
+              {"spec", {{"minAvailable", 1}, {"selector", {{"matchLabels", {{"app", "web"}}}}}}}}));
+  AddRunningPods(c, state.range(0));
+  int64_t i = state.range(0);
+  for (auto _ : state) {
+    auto m = Create(Json::parse(PodJson("p-" + std::to_string(i))));
+    m.time = ++i;
+    benchmark::DoNotOptimize(c.ApplyShared(m));
+    benchmark::DoNotOptimize(c.TakeWatchEvents());
+  }
+}
+BENCHMARK(BM_ClusterCreatePodBesideBudget)
+    ->Arg(0)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Iterations(20)
+    ->Unit(benchmark::kMicrosecond);
+
 // Churn behind a queue: 1,000 running pods and `range(0)` pending ones that cannot fit (32 GPUs
 // on 8-GPU nodes); each iteration deletes a running pod (at once: its release makes the next
 // cycle a full one, over the whole queue) and creates another. range(1) = 1: the pending walk

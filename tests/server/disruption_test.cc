@@ -3,7 +3,10 @@
 // DisruptionTarget, the budget's status follows the pods; dry runs change nothing.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "server/state/cluster.h"
+#include "server/state/pdb_status.h"
 
 namespace arbiter::server {
 namespace {
@@ -246,6 +249,137 @@ TEST(DryRunTest, CreateUpdateAndDeleteAreValidatedAnsweredAndChangeNothing) {
 
   EXPECT_EQ(c.store().resource_version(), rv);
   EXPECT_EQ(c.Snapshot(), snapshot);
+}
+
+// Every stored budget's status counts what a walk of its namespace's pods counts now (the
+// algorithm the counts kept as pods are written replaced): its pods with its selector's app,
+// finished ones left out (expectedPods), of those the Ready ones not being deleted
+// (currentHealthy). Returns how many budgets expected a pod.
+int ExpectBudgetsRecount(const Cluster& c, const std::string& step) {
+  SCOPED_TRACE(step);
+  int nonzero = 0;
+  for (const Json* pdb : c.store().List("PodDisruptionBudget", "default")) {
+    const std::string app = pdb->at("spec")["selector"]["matchLabels"].value("app", "");
+    int64_t expected = 0, healthy = 0;
+    for (const Json* pod : c.store().List("Pod", "default")) {
+      const Json& labels = pod->at("metadata").value("labels", Json::object());
+      if (labels.value("app", "") != app || PodFinished(*pod)) continue;
+      ++expected;
+      healthy += PodHealthy(*pod);
+    }
+    const Json& st = pdb->value("status", Json::object());
+    EXPECT_EQ(st.value("expectedPods", int64_t{-1}), expected) << pdb->dump();
+    EXPECT_EQ(st.value("currentHealthy", int64_t{-1}), healthy) << pdb->dump();
+    nonzero += expected > 0;
+  }
+  return nonzero;
+}
+
+// One random step on the budgets' pods and the budgets themselves.
+std::string BudgetStep(Cluster& c, std::mt19937& rng, Millis& t, int& serial) {
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  const std::string apps[] = {"a", "b", "c"};
+  const auto& pods = c.store().All("Pod");
+  auto some_pod = [&]() -> std::string {
+    if (pods.empty()) return "";
+    return std::next(pods.begin(), pick(static_cast<int>(pods.size())))->first.second;
+  };
+  t += 1000;
+  switch (pick(9)) {
+    case 0:
+    case 1: {  // a pod, some with a run that ends
+      Json p = Pod("p" + std::to_string(serial++), apps[pick(3)], 1 + pick(3));
+      if (pick(2))
+        p["metadata"]["annotations"]["arbiter.dev/duration"] = std::to_string(2 + pick(20)) + "s";
+      (void)c.Apply(Create(t, p));
+      return "create";
+    }
+    case 2: {  // a delete, with or without grace (deletionTimestamp while it exits)
+      const std::string name = some_pod();
+      if (name.empty()) return "none";
+      Mutation m = Evict(t, name);
+      m.eviction = false;
+      if (pick(2)) m.grace_period = 0;
+      (void)c.Apply(m);
+      return "delete " + name;
+    }
+    case 3: {  // an eviction (the budgets may refuse it)
+      const std::string name = some_pod();
+      if (name.empty()) return "none";
+      (void)c.Apply(Evict(t, name));
+      return "evict " + name;
+    }
+    case 4: {  // a pod's app label changed
+      const std::string name = some_pod();
+      if (name.empty()) return "none";
+      Mutation m = Create(t, *c.store().Get("Pod", "default", name));
+      m.op = Mutation::Op::kUpdate;
+      m.name = name;
+      m.object["metadata"]["labels"]["app"] = apps[pick(3)];
+      (void)c.Apply(m);
+      return "relabel " + name;
+    }
+    case 5: {  // a budget made, or changed (its selector or its minAvailable: a new generation)
+      const std::string name = "keep-" + apps[pick(3)];
+      Json b = Pdb(name, apps[pick(3)], pick(3));
+      Mutation m = Create(t, b);
+      if (const Json* was = c.store().Get("PodDisruptionBudget", "default", name)) {
+        m.op = Mutation::Op::kUpdate;
+        m.name = name;
+        m.object["metadata"]["resourceVersion"] = was->at("metadata")["resourceVersion"];
+      }
+      (void)c.Apply(m);
+      return "budget " + name;
+    }
+    case 6: {  // a budget deleted (made again later under the same name: another uid)
+      const std::string name = "keep-" + apps[pick(3)];
+      Mutation m;
+      m.op = Mutation::Op::kDelete;
+      m.time = t;
+      m.kind = "PodDisruptionBudget";
+      m.namespace_ = "default";
+      m.name = name;
+      (void)c.Apply(m);
+      return "unbudget " + name;
+    }
+    default:  // time passes: runs end, deleted pods exit
+      t += 1000 * (1 + pick(15));
+      while (auto due = c.NextDue()) {
+        if (*due > t) break;
+        Mutation a;
+        a.op = Mutation::Op::kAdvance;
+        a.time = *due;
+        (void)c.Apply(a);
+      }
+      return "advance";
+  }
+}
+
+// Each budget's status, now from counts kept as pods are written (not a walk of the namespace's
+// pods at every mutation: O(its pods) per create), equals the walk's after every step of random
+// creates, deletes, evictions, relabels, budgets made, changed, deleted and made again, and time
+// passing, and after a snapshot restore and a step more.
+TEST(DisruptionTest, BudgetStatusesEqualTheWalkTheyReplaced) {
+  int counted = 0;
+  for (uint32_t seed = 1; seed <= 6; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Cluster c("0000abcd");
+    Pool(c);
+    std::mt19937 rng(seed);
+    Millis t = kT0 + 3000;
+    int serial = 0;
+    for (int step = 0; step < 150; ++step) {
+      const std::string what = BudgetStep(c, rng, t, serial);
+      counted += ExpectBudgetsRecount(c, std::to_string(step) + ": " + what);
+      if (::testing::Test::HasFailure()) return;
+    }
+    Cluster restored("0000abcd");
+    ASSERT_TRUE(restored.Restore(c.Snapshot()).ok());
+    counted += ExpectBudgetsRecount(restored, "restored");
+    const std::string what = BudgetStep(restored, rng, t, serial);
+    counted += ExpectBudgetsRecount(restored, "restored, then " + what);
+  }
+  EXPECT_GT(counted, 100);
 }
 
 }  // namespace

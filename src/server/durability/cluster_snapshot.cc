@@ -396,6 +396,7 @@ void Cluster::RestorePods(const Json& h) {
                                   p.at(0).get<uint64_t>());
   pending_.clear();
   reserved_.clear();
+  budget_counts_.clear();  // (counted again when a refresh needs them)
   if (pending_walk_)
     for (const auto& [id, key] : pod_of_)
       if (auto st = engine_->Get(engine::WorkloadId{id})) NotePending(id, *st);

@@ -136,6 +136,9 @@ Cluster::Cluster(std::string uid_prefix)
   store_.AddIndex("Pod", PodNodeName, false);  // lists of one node's pods (list_pages.h)
   store_.SetCompact({"Pod"}, kHotTrees);
   store_.SetTextKinds({"Event"});
+  store_.Observe("Pod", [this](const ObjectStore::Key& key, const Json* was, const Json* now) {
+    CountForBudgets(key.first, was, now);
+  });
 }
 
 Cluster::~Cluster() = default;

@@ -50,6 +50,7 @@
 #include "server/state/event_text.h"
 #include "server/state/kind_table.h"
 #include "server/state/object_store.h"
+#include "server/state/pdb_status.h"
 
 namespace arbiter::driver {
 class Recorder;
@@ -131,6 +132,8 @@ class Cluster {
   // `uid_prefix`: 8 hex digits that make this data directory's uids unique.
   explicit Cluster(std::string uid_prefix);
   ~Cluster();
+  Cluster(const Cluster&) = delete;  // (its store's observer holds `this`)
+  Cluster& operator=(const Cluster&) = delete;
 
   // The loader's work on a create or update, which depends on the request alone: done by
   // Prepare() before taking the daemon's lock, so requests are parsed in parallel. Apply(m, &p)
@@ -305,6 +308,19 @@ class Cluster {
   MutationResult Evict(const Mutation& m);
   // PodDisruptionBudget status of the namespaces in quota_dirty_ (disruption.cc, pdb_status.h).
   void RefreshPdbs(Millis t);
+  // Each budget's pods counted (PdbCountOf) as pods are written (the store's observer of Pods),
+  // so a status refresh is O(budgets of the namespace), not O(its pods): counted whole the first
+  // time a refresh needs them, and again when the budget object is another (uid) or its spec
+  // changed (generation). Dropped with the budget, and at a Restore.
+  struct BudgetCount {
+    std::string uid;
+    int64_t generation = 0;
+    PdbCount pods;
+  };
+  std::map<ObjectStore::Key, BudgetCount> budget_counts_;
+  void CountForBudgets(const std::string& ns, const Json* was, const Json* now);
+  PdbCount BudgetPods(const ObjectStore::Key& key, const PodDisruptionBudget& pdb,
+                      const Json& stored);
   // The uid NewUid() gives next (a dry run's answer), without taking it.
   std::string PeekUid() const;
   void Advance(Millis t);

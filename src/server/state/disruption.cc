@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "adapters/json/member.h"
 #include "server/state/cluster.h"
 #include "server/state/pdb_status.h"
 #include "server/state/pod_status.h"
@@ -102,19 +103,67 @@ MutationResult Cluster::Evict(const Mutation& m) {
 
 void Cluster::RefreshPdbs(Millis t) {
   auto pdbs = policy_.find("PodDisruptionBudget");
-  if (pdbs == policy_.end()) return;
   for (const auto& ns : quota_dirty_) {
-    auto first = pdbs->second.lower_bound({ns, ""});
-    if (first == pdbs->second.end() || first->first.first != ns) continue;
-    const std::vector<const Json*> pods = store_.List("Pod", ns);
-    for (auto it = first; it != pdbs->second.end() && it->first.first == ns; ++it) {
+    // Counts of budgets gone (a name is not counted twice: the next one of the name is another
+    // uid, counted again).
+    for (auto c = budget_counts_.lower_bound({ns, ""});
+         c != budget_counts_.end() && c->first.first == ns;)
+      c = pdbs != policy_.end() && pdbs->second.count(c->first) ? std::next(c)
+                                                                : budget_counts_.erase(c);
+    if (pdbs == policy_.end()) continue;
+    for (auto it = pdbs->second.lower_bound({ns, ""});
+         it != pdbs->second.end() && it->first.first == ns; ++it) {
       const Json* stored = store_.Get("PodDisruptionBudget", ns, it->first.second);
       if (!stored || it->second.pdbs.empty()) continue;
+      const PdbCount pods = BudgetPods(it->first, it->second.pdbs[0], *stored);
       Json status = PdbStatus(it->second.pdbs[0], *stored, pods, t);
       if (stored->contains("status") && (*stored)["status"] == status) continue;
       Json o = *stored;
       o["status"] = std::move(status);
       store_.Put("PodDisruptionBudget", ns, it->first.second, std::move(o));
+    }
+  }
+}
+
+PdbCount Cluster::BudgetPods(const ObjectStore::Key& key, const PodDisruptionBudget& pdb,
+                             const Json& stored) {
+  const Json& meta = json_member::Member(stored, "metadata");
+  const std::string uid = meta.is_object() ? meta.value("uid", "") : "";
+  const int64_t generation = meta.is_object() ? meta.value("generation", int64_t{1}) : 1;
+  auto c = budget_counts_.find(key);
+  if (c != budget_counts_.end() && c->second.uid == uid && c->second.generation == generation)
+    return c->second.pods;
+  BudgetCount fresh{uid, generation, {}};
+  for (const Json* p : store_.List("Pod", key.first)) {
+    const PdbCount one = PdbCountOf(pdb, *p);
+    fresh.pods.expected += one.expected;
+    fresh.pods.healthy += one.healthy;
+  }
+  budget_counts_.insert_or_assign(key, fresh);
+  return fresh.pods;
+}
+
+// A pod written (the store's observer): what it counted in its namespace's budgets before is
+// taken off, what it counts now added. Budgets not counted yet are left for BudgetPods; those
+// whose object changed since their count are counted again there, whatever is added here.
+void Cluster::CountForBudgets(const std::string& ns, const Json* was, const Json* now) {
+  auto c = budget_counts_.lower_bound({ns, ""});
+  if (c == budget_counts_.end() || c->first.first != ns) return;
+  auto pdbs = policy_.find("PodDisruptionBudget");
+  if (pdbs == policy_.end()) return;
+  for (; c != budget_counts_.end() && c->first.first == ns; ++c) {
+    auto p = pdbs->second.find(c->first);
+    if (p == pdbs->second.end() || p->second.pdbs.empty()) continue;
+    const PodDisruptionBudget& pdb = p->second.pdbs[0];
+    if (was) {
+      const PdbCount one = PdbCountOf(pdb, *was);
+      c->second.pods.expected -= one.expected;
+      c->second.pods.healthy -= one.healthy;
+    }
+    if (now) {
+      const PdbCount one = PdbCountOf(pdb, *now);
+      c->second.pods.expected += one.expected;
+      c->second.pods.healthy += one.healthy;
     }
   }
 }

@@ -431,6 +431,8 @@ void ObjectStore::Store(const std::string& kind, const Key& key, int64_t rv, Sto
   kind_versions_[kind] = rv;
   auto old = objs.find(key);
   if (tree) Reindex(kind, key, old == objs.end() ? nullptr : old->second.get(), tree);
+  if (auto o = observers_.find(kind); o != observers_.end())
+    o->second(key, old == objs.end() ? nullptr : old->second.get(), stored.get());
   if (old != objs.end()) CountPhase(kind, old->second, -1);
   CountPhase(kind, stored, 1);
   const bool added = objs.insert_or_assign(key, stored);
@@ -462,6 +464,8 @@ bool ObjectStore::Remove(const std::string& kind, const std::string& ns, const s
       last = std::make_shared<const StoredObject>(WireTextWithVersion(*tree, std::to_string(rv)),
                                                   *tree, compact);
   }
+  if (auto o = observers_.find(kind); o != observers_.end())
+    o->second(key, it->second.get(), nullptr);
   CountPhase(kind, it->second, -1);
   k->second.erase(key);
   kind_versions_[kind] = rv;

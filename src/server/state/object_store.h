@@ -223,6 +223,13 @@ class ObjectStore {
                                        const std::string& value, const std::string& ns = "") const;
   std::set<std::string> TakeTouched(const std::string& kind);
 
+  // Called at each write of an object of `kind` (Put, PutText, Remove; not a Load), before the
+  // store changes, with its key and its trees before (nullptr: it is new) and after (nullptr:
+  // removed): what keeps counts over the objects as they are written (Cluster's disruption
+  // budgets). One per kind; set before the first Put.
+  using Observer = std::function<void(const Key& key, const Json* was, const Json* now)>;
+  void Observe(const std::string& kind, Observer f) { observers_[kind] = std::move(f); }
+
   // Compaction: the objects of `kinds` ("Pod", "Event") are kept as wire text, but for the
   // `hot` most recently written or read (their trees kept too). Set before the first Put or Load.
   void SetCompact(std::set<std::string> kinds, size_t hot);
@@ -290,6 +297,7 @@ class ObjectStore {
     std::set<std::string> touched;
   };
   std::map<std::string, std::vector<Index>> indexes_;  // by kind
+  std::map<std::string, Observer> observers_;          // by kind
   const std::set<Key>* IndexedKeys(const std::string& kind, IndexKey key_of,
                                    const std::string& value) const;
   void Reindex(const std::string& kind, const Key& key, const Json* was, const Json* now);

@@ -34,14 +34,13 @@ bool PdbSelects(const PodDisruptionBudget& pdb, const Json& pod) {
   return pdb.selector.Matches(labels);
 }
 
-Json PdbStatus(const PodDisruptionBudget& pdb, const Json& pdb_object,
-               const std::vector<const Json*>& pods, Millis now) {
-  int64_t expected = 0, healthy = 0;
-  for (const Json* p : pods) {
-    if (!PdbSelects(pdb, *p) || PodFinished(*p)) continue;
-    ++expected;
-    if (PodHealthy(*p)) ++healthy;
-  }
+PdbCount PdbCountOf(const PodDisruptionBudget& pdb, const Json& pod) {
+  if (!PdbSelects(pdb, pod) || PodFinished(pod)) return {};
+  return {1, PodHealthy(pod) ? 1 : 0};
+}
+
+Json PdbStatus(const PodDisruptionBudget& pdb, const Json& pdb_object, PdbCount pods, Millis now) {
+  const int64_t expected = pods.expected, healthy = pods.healthy;
   int64_t desired = 0;
   if (pdb.min_available)
     desired = pdb.min_available->Resolve(expected);

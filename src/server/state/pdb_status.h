@@ -29,9 +29,15 @@ bool PodFinished(const Json& pod);
 // The PDB's selector matches the pod's labels (same namespace is the caller's business).
 bool PdbSelects(const PodDisruptionBudget& pdb, const Json& pod);
 
+// What a pod counts in a budget's status: expected (selected and not finished) and healthy (of
+// those, Ready and not being deleted), 0 or 1 each.
+struct PdbCount {
+  int64_t expected = 0, healthy = 0;
+};
+PdbCount PdbCountOf(const PodDisruptionBudget& pdb, const Json& pod);
+
 // The new status of `pdb_object` (whose old status keeps the condition's transition time) given
-// the pods of its namespace.
-Json PdbStatus(const PodDisruptionBudget& pdb, const Json& pdb_object,
-               const std::vector<const Json*>& pods, Millis now);
+// the counts of the pods of its namespace.
+Json PdbStatus(const PodDisruptionBudget& pdb, const Json& pdb_object, PdbCount pods, Millis now);
 
 }  // namespace arbiter::server
