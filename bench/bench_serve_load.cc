@@ -545,6 +545,22 @@ BENCHMARK(BM_ServeRestart)
 // `paths` in turn, back to back (`busy`_*): creates_per_s, p50_ms, p99_ms, max_ms; `get`_ms (the
 // median GET, client side: lock, body and transfer), `get`s, `size` (the last one's MB), and
 // rss_mb, failures. ARBITER_BENCH_BINARY runs another build's arbiter.
+// A window's counters: K_creates_per_s, K_p50_ms, K_p99_ms, K_max_ms (its latencies sorted).
+void CountWindow(benchmark::State& state, const std::string& k, const Window& w) {
+  state.counters[k + "_creates_per_s"] = static_cast<double>(w.creates) / w.secs;
+  state.counters[k + "_p50_ms"] = w.At(0.5);
+  state.counters[k + "_p99_ms"] = w.At(0.99);
+  state.counters[k + "_max_ms"] = w.lat.back();
+}
+
+// `part` added to `into` (the caller sorts the latencies once all are in).
+void AddWindow(Window& into, const Window& part) {
+  into.creates += part.creates;
+  into.secs += part.secs;
+  into.failures += part.failures;
+  into.lat.insert(into.lat.end(), part.lat.begin(), part.lat.end());
+}
+
 struct Reader {
   std::vector<std::string> paths;
   std::string busy, get, size;  // the counters' names
@@ -561,10 +577,7 @@ void CreatesBesideReader(benchmark::State& state, const Reader& reader) {
   int64_t next = live;
   auto count = [&](const std::string& k, const Window& w) {
     failures += w.failures;
-    state.counters[k + "_creates_per_s"] = static_cast<double>(w.creates) / w.secs;
-    state.counters[k + "_p50_ms"] = w.At(0.5);
-    state.counters[k + "_p99_ms"] = w.At(0.99);
-    state.counters[k + "_max_ms"] = w.lat.back();
+    CountWindow(state, k, w);
   };
   const Window quiet = CreateMany(d, clients, next, int64_t{clients} * 100);
   next += quiet.creates;
@@ -589,10 +602,7 @@ void CreatesBesideReader(benchmark::State& state, const Reader& reader) {
   for (int w = 0; w < 20 && (w < reader.min_windows || gets_done < reader.min_gets + 1); ++w) {
     Window part = CreateMany(d, clients, next, int64_t{clients} * 100);
     next += part.creates;
-    busy.creates += part.creates;
-    busy.secs += part.secs;
-    busy.failures += part.failures;
-    busy.lat.insert(busy.lat.end(), part.lat.begin(), part.lat.end());
+    AddWindow(busy, part);
   }
   std::sort(busy.lat.begin(), busy.lat.end());
   done = true;
@@ -661,10 +671,7 @@ void BM_ServeCreatesWithChurnBehindQueue(benchmark::State& state) {
     int64_t next = pending + running;
     auto count = [&](const std::string& k, const Window& w) {
       failures += w.failures;
-      state.counters[k + "_creates_per_s"] = static_cast<double>(w.creates) / w.secs;
-      state.counters[k + "_p50_ms"] = w.At(0.5);
-      state.counters[k + "_p99_ms"] = w.At(0.99);
-      state.counters[k + "_max_ms"] = w.lat.back();
+      CountWindow(state, k, w);
     };
     const Window quiet = CreateMany(d, clients, next, int64_t{clients} * 100);
     next += quiet.creates;
@@ -687,10 +694,7 @@ void BM_ServeCreatesWithChurnBehindQueue(benchmark::State& state) {
     for (int w = 0; w < 3; ++w) {
       Window part = CreateMany(d, clients, next, int64_t{clients} * 100);
       next += part.creates;
-      churned.creates += part.creates;
-      churned.secs += part.secs;
-      churned.failures += part.failures;
-      churned.lat.insert(churned.lat.end(), part.lat.begin(), part.lat.end());
+      AddWindow(churned, part);
     }
     std::sort(churned.lat.begin(), churned.lat.end());
     done = true;
