@@ -73,7 +73,7 @@ TEST(JournalFormatTest, TheCurrentFormatOpensAndKeepsItsInstance) {
 // pending walk) must be a record number: anything else is refused, named, rather than replayed
 // by the wrong rules.
 TEST(JournalFormatTest, AWalkThroughThatIsNotARecordNumberIsRefused) {
-  for (const std::string bad : {"abc", "12x", "-3", "99999999999999999999", ""}) {
+  for (const std::string bad : {"abc", "12x", "-3", " 12", "+12", "99999999999999999999", ""}) {
     SCOPED_TRACE("walk-through \"" + bad + "\"");
     const auto dir = Dir("walk");
     WriteFormat(dir, "arbiter-journal " + std::to_string(Journal::kFormatVersion));

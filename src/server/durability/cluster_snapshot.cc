@@ -396,7 +396,6 @@ void Cluster::RestorePods(const Json& h) {
                                   p.at(0).get<uint64_t>());
   pending_.clear();
   reserved_.clear();
-  budget_counts_.clear();  // (counted again when a refresh needs them)
   if (pending_walk_)
     for (const auto& [id, key] : pod_of_)
       if (auto st = engine_->Get(engine::WorkloadId{id})) NotePending(id, *st);
@@ -502,6 +501,7 @@ Status Cluster::Restore(const std::string& bytes) {
     if (!e.ok()) return e.status();
     engine_ = std::move(e).value();
     AttachSinks();
+    budget_counts_.clear();  // (counted again when a refresh needs them)
     const Json h = ParseLoadingStore(std::string_view(bytes).substr(nl + 1, len));
     RestoreCounters(h);
     RestorePreemptions();

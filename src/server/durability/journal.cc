@@ -213,10 +213,9 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& dir) {
     auto walked = j->MetaValue("walk-through");
     if (!walked.ok()) return walked.status();
     if (!walked.value().empty()) {
-      char* end = nullptr;
       errno = 0;
-      j->walk_through_ = std::strtoll(walked.value().c_str(), &end, 10);
-      if (*end != '\0' || errno == ERANGE || j->walk_through_ < 0)
+      j->walk_through_ = std::strtoll(walked.value().c_str(), nullptr, 10);
+      if (walked.value().find_first_not_of("0123456789") != std::string::npos || errno == ERANGE)
         return Status::Internal(path + ": meta walk-through is not a record number: \"" +
                                 walked.value() + "\"");
     }

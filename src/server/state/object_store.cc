@@ -456,16 +456,16 @@ bool ObjectStore::Remove(const std::string& kind, const std::string& ns, const s
   // else made from the stored tree (not a copy of it, a tree that a DELETED event's readers would
   // seldom read).
   std::shared_ptr<const StoredObject> last = it->second.stored().WithVersion(std::to_string(rv));
-  if (!last || Indexed(kind)) {
+  const auto observer = observers_.find(kind);
+  if (!last || Indexed(kind) || observer != observers_.end()) {
     const std::shared_ptr<const Json> tree = it->second.json_ptr();  // (a compacted one's parsed)
     Reindex(kind, key, tree.get(), nullptr);
+    if (observer != observers_.end()) observer->second(key, tree.get(), nullptr);
     const bool compact = hot_ && compact_kinds_.count(kind) > 0;
     if (!last)
       last = std::make_shared<const StoredObject>(WireTextWithVersion(*tree, std::to_string(rv)),
                                                   *tree, compact);
   }
-  if (auto o = observers_.find(kind); o != observers_.end())
-    o->second(key, it->second.get(), nullptr);
   CountPhase(kind, it->second, -1);
   k->second.erase(key);
   kind_versions_[kind] = rv;
