@@ -537,6 +537,14 @@ BENCHMARK(BM_ServeRestart)
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime() != nullptr;
 
+// The daemon without snapshots (--snapshot-every 0: only the measured clients hold its lock)
+// and 64 nodes (AddNodes); false if it did not start.
+bool StartWithoutSnapshots(Daemon& d) {
+  if (!d.Start({"--snapshot-every", "0"})) return false;
+  AddNodes(d.port, 64);
+  return true;
+}
+
 // A window's counters: K_creates_per_s, K_p50_ms, K_p99_ms, K_max_ms (its latencies sorted).
 void CountWindow(benchmark::State& state, const std::string& k, const Window& w) {
   state.counters[k + "_creates_per_s"] = static_cast<double>(w.creates) / w.secs;
@@ -570,9 +578,7 @@ void CreatesBesideReader(benchmark::State& state, const Reader& reader) {
   const int clients = static_cast<int>(state.range(0));
   const int64_t live = state.range(1);
   Daemon d;
-  if (!d.Start({"--snapshot-every", "0"}))
-    return state.SkipWithError("arbiter serve did not start");
-  AddNodes(d.port, 64);
+  if (!StartWithoutSnapshots(d)) return state.SkipWithError("arbiter serve did not start");
   int failures = CreateMany(d, clients, 0, live).failures;
   int64_t next = live;
   auto count = [&](const std::string& k, const Window& w) {
@@ -663,9 +669,7 @@ void BM_ServeCreatesWithChurnBehindQueue(benchmark::State& state) {
     const int clients = static_cast<int>(state.range(0));
     const int64_t pending = state.range(1), running = 10000;
     Daemon d;
-    if (!d.Start({"--snapshot-every", "0"}))
-      return state.SkipWithError("arbiter serve did not start");
-    AddNodes(d.port, 64);
+    if (!StartWithoutSnapshots(d)) return state.SkipWithError("arbiter serve did not start");
     int failures = CreateMany(d, clients, 0, pending, "1000").failures;
     failures += CreateMany(d, clients, pending, running).failures;
     int64_t next = pending + running;
@@ -723,9 +727,7 @@ void BM_ServeCreatesBesideBudget(benchmark::State& state) {
     const int clients = static_cast<int>(state.range(0));
     const int64_t live = state.range(1);
     Daemon d;
-    if (!d.Start({"--snapshot-every", "0"}))
-      return state.SkipWithError("arbiter serve did not start");
-    AddNodes(d.port, 64);
+    if (!StartWithoutSnapshots(d)) return state.SkipWithError("arbiter serve did not start");
     httplib::Client cli("127.0.0.1", d.port);
     auto r = cli.Post("/apis/policy/v1/namespaces/default/poddisruptionbudgets",
                       R"({"apiVersion":"policy/v1","kind":"PodDisruptionBudget",)"
