@@ -677,6 +677,46 @@ BENCHMARK(BM_ClusterCreatePodBesideBudget)
     ->Iterations(20)
     ->Unit(benchmark::kMicrosecond);
 
+// Creates into namespace "default" beside range(0) other tenants, each a namespace with a
+// ResourceQuota and an ElasticQuota in one cohort (with "default"'s own, so each create moves
+// quota usage): what keeping quota statuses current costs a create as tenants grow.
+void BM_ClusterCreatePodAmongTenants(benchmark::State& state) {
+  arbiter::server::Cluster c("0000abcd");
+  AddDefaultNamespaceAndNodes(c, 64);
+  auto tenant = [&](const std::string& ns) {
+    if (ns != "default")
+      (void)c.Apply(
+          Create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}}));
+    (void)c.Apply(Create({{"apiVersion", "v1"},
+                          {"kind", "ResourceQuota"},
+                          {"metadata", {{"name", "q"}, {"namespace", ns}}},
+                          {"spec", {{"hard", {{"requests.cpu", "100k"}, {"pods", "1M"}}}}}}));
+    (void)c.Apply(Create({{"apiVersion", "arbiter.dev/v1alpha1"},
+                          {"kind", "ElasticQuota"},
+                          {"metadata", {{"name", "e"}, {"namespace", ns}}},
+                          {"spec",
+                           {{"cohort", "pool"},
+                            {"min", {{"cpu", "10"}, {"nvidia.com/gpu", "1"}}},
+                            {"max", {{"cpu", "100k"}, {"nvidia.com/gpu", "8"}}}}}}));
+  };
+  tenant("default");
+  for (int t = 0; t < state.range(0); ++t) tenant("t-" + std::to_string(t));
+  (void)c.TakeWatchEvents();
+  int64_t i = 0;
+  for (auto _ : state) {
+    auto m = Create(Json::parse(PodJson("p-" + std::to_string(i))));
+    m.time = ++i;
+    benchmark::DoNotOptimize(c.ApplyShared(m));
+    benchmark::DoNotOptimize(c.TakeWatchEvents());
+  }
+}
+BENCHMARK(BM_ClusterCreatePodAmongTenants)
+    ->Arg(0)
+    ->Arg(100)
+    ->Arg(1000)
+    ->Iterations(200)
+    ->Unit(benchmark::kMicrosecond);
+
 // Churn behind a queue: 1,000 running pods and `range(0)` pending ones that cannot fit (32 GPUs
 // on 8-GPU nodes); each iteration deletes a running pod (at once: its release makes the next
 // cycle a full one, over the whole queue) and creates another. range(1) = 1: the pending walk

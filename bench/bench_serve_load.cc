@@ -748,6 +748,58 @@ BENCHMARK(BM_ServeCreatesBesideBudget)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// Creates beside many tenants in the real daemon: range(1) namespaces t-N and default, each with a
+// ResourceQuota (requests.cpu, pods) and an ElasticQuota in one cohort, made by 8 clients
+// (setup_s), then `clients` x 20 creates into default, whose quotas each create moves:
+// window_creates_per_s, _p50_ms, _p99_ms, _max_ms, _cpu_us_per_create; failures.
+// ARBITER_BENCH_BINARY runs another build's arbiter.
+void BM_ServeCreatesAmongTenants(benchmark::State& state) {
+  for (auto _ : state) {
+    const int clients = static_cast<int>(state.range(0));
+    const int tenants = static_cast<int>(state.range(1));
+    Daemon d;
+    if (!StartWithoutSnapshots(d)) return state.SkipWithError("arbiter serve did not start");
+    std::atomic<int> next{-1}, failures{0};  // -1: default (no Namespace to make)
+    const auto t0 = Clock::now();
+    std::vector<std::thread> threads;
+    for (int c = 0; c < 8; ++c)
+      threads.emplace_back([&] {
+        httplib::Client cli("127.0.0.1", d.port);
+        cli.set_keep_alive(true);
+        cli.set_read_timeout(300, 0);
+        auto post = [&](const std::string& path, const std::string& body) {
+          auto r = cli.Post(path, body, "application/json");
+          if (!r || r->status != 201) ++failures;
+        };
+        for (int t; (t = next++) < tenants;) {
+          const std::string ns = t < 0 ? "default" : "t-" + std::to_string(t);
+          if (t >= 0)
+            post("/api/v1/namespaces",
+                 R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns + R"("}})");
+          post("/api/v1/namespaces/" + ns + "/resourcequotas",
+               R"({"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"q"},)"
+               R"("spec":{"hard":{"requests.cpu":"100k","pods":"1M"}}})");
+          post(
+              "/apis/arbiter.dev/v1alpha1/namespaces/" + ns + "/elasticquotas",
+              R"({"apiVersion":"arbiter.dev/v1alpha1","kind":"ElasticQuota","metadata":{"name":"e"},)"
+              R"("spec":{"cohort":"pool","min":{"cpu":"10","nvidia.com/gpu":"1"},)"
+              R"("max":{"cpu":"100k","nvidia.com/gpu":"8"}}})");
+        }
+      });
+    for (auto& t : threads) t.join();
+    state.counters["setup_s"] = std::chrono::duration<double>(Clock::now() - t0).count();
+    const Window w = CreateMany(d, clients, 0, int64_t{clients} * 20);
+    CountWindow(state, "window", w);
+    state.counters["window_cpu_us_per_create"] = w.cpu_ms * 1000 / static_cast<double>(w.creates);
+    state.counters["failures"] = failures + w.failures;
+  }
+}
+BENCHMARK(BM_ServeCreatesAmongTenants)
+    ->Args({64, 1000})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 // Lists of many live pods in the real daemon (issue 27: "a list of 10k pods under 100 ms server
 // time, memory flat across repeated lists"): `arbiter serve` with its defaults, 64 nodes, range(0)
 // running pods created by 64 clients, then 20 lists of every pod (GET /api/v1/pods, the body read

@@ -118,6 +118,12 @@ class Engine {
   std::vector<ResourceQuotaUsage> resource_quota_usages() const;
   std::vector<ElasticQuotaUsage> elastic_quota_usages() const;
   std::map<std::string, ResourceList> namespace_usages() const;
+  // The same for namespace `ns` alone, O(its quotas) where the lists above are O(every quota):
+  // its ResourceQuotas (in that order), and its ElasticQuota (nullopt: none) with `lent` left
+  // empty, since that is the cohort's borrowing attributed across its members (O(cohort)). What
+  // a status written at each create needs (the daemon's quota statuses).
+  std::vector<ResourceQuotaUsage> resource_quota_usages(const std::string& ns) const;
+  std::optional<ElasticQuotaUsage> elastic_quota_usage_without_lent(const std::string& ns) const;
   const EngineOptions& options() const;
 
   // Checks every invariant: nodes within capacity × overcommit, GPUs never overcommitted, node

@@ -31,6 +31,10 @@ void QuotaBook::Reindex() {
     eq_index_[eqs_[i].q.meta.namespace_] = i;
     eqs_[i].tracked = Tracked(eqs_[i].x);
   }
+  std::map<std::string, std::vector<const ElasticQuota*>> cohorts;
+  for (const EQ& e : eqs_) cohorts[e.x.cohort].push_back(&e.x);
+  lendable_.clear();
+  for (const auto& [cohort, members] : cohorts) lendable_[cohort] = CohortLendable(members);
   for (size_t i = 0; i < eqs_.size(); ++i) {
     EQ& e = eqs_[i];
     e.members.clear();
@@ -405,12 +409,10 @@ int64_t QuotaBook::ShareAfter(const Workload& w) const {
   auto it = eq_index_.find(w.namespace_);
   if (it == eq_index_.end()) return 0;
   const EQ& self = eqs_[it->second];
-  std::vector<const ElasticQuota*> members;
-  for (const EQ* m : CohortMembers(self.x.cohort)) members.push_back(&m->x);
   ResourceList used = self.used + self.reserved;
   if (auto own = reservations_.find(Value(w.id)); own != reservations_.end()) used -= own->second;
   used += TrackedPart(ElasticRequests(w, self.x), self.x);
-  return WeightedShare(self.x, used, CohortLendable(members));
+  return WeightedShare(self.x, used, LendableOf(self.x.cohort));
 }
 
 ResourceList QuotaBook::UsedWith(const std::string& ns, const Workload* added,
@@ -429,9 +431,8 @@ ResourceList QuotaBook::UsedWith(const std::string& ns, const Workload* added,
   return used;
 }
 ResourceList QuotaBook::LendableOf(const std::string& cohort) const {
-  std::vector<const ElasticQuota*> members;
-  for (const EQ* m : CohortMembers(cohort)) members.push_back(&m->x);
-  return CohortLendable(members);
+  auto it = lendable_.find(cohort);
+  return it == lendable_.end() ? ResourceList{} : it->second;
 }
 std::vector<ResourceList> QuotaBook::Gone(const EQ& self, const Workload& w,
                                           const std::vector<const Workload*>& released) const {

@@ -134,6 +134,9 @@ class QuotaBook {
   // What the engine answers about quota usage (quota_usage.cc; engine.h).
   std::vector<ResourceQuotaUsage> ResourceQuotaUsages() const;
   std::vector<ElasticQuotaUsage> ElasticQuotaUsages() const;
+  // Namespace `ns`'s alone (engine.h): O(its quotas).
+  std::vector<ResourceQuotaUsage> ResourceQuotaUsagesOf(const std::string& ns) const;
+  std::optional<ElasticQuotaUsage> ElasticQuotaUsageWithoutLent(const std::string& ns) const;
 
   // Invariant helpers.
   std::optional<std::string> CheckInvariants() const;
@@ -183,6 +186,8 @@ class QuotaBook {
   bool ScopeMatches(const ResourceQuota& q, const Workload& w) const;
   int64_t ChargeOf(const QuotaItem& item, const Workload& w) const;
   std::vector<const EQ*> CohortMembers(const std::string& cohort) const;
+  static ResourceQuotaUsage UsageOf(const RQ& rq);
+  ElasticQuotaUsage UsageWithoutLent(const EQ& e) const;
   // What a check of `w` takes off the usage of each member of `self`'s cohort (by position in
   // self.members): w's own hold and the tracked part of `released` there. Empty when nothing is.
   std::vector<ResourceList> Gone(const EQ& self, const Workload& w,
@@ -197,6 +202,9 @@ class QuotaBook {
       reservations_;  // workload id -> reserved requests (ElasticQuota)
   std::map<uint64_t, std::vector<RqHold>> rq_reservations_;  // workload id -> ResourceQuota holds
   std::map<std::string, ResourceList> cohort_allowance_;  // cohort -> usage allowed above total min
+  // Derived by Reindex (not in snapshots): what each cohort lends (CohortLendable of its members,
+  // the fair-share denominators), by cohort name ("": the quotas in no cohort).
+  std::map<std::string, ResourceList> lendable_;
   std::map<uint64_t, Counted>
       counted_;  // terminal pods still counted by count/pods, by workload id
   void ChargeCounted(const Counted& c, int64_t sign);

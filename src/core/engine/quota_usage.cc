@@ -75,34 +75,54 @@ void AttributeLent(std::vector<ElasticQuotaUsage>& out, const std::vector<size_t
 
 }  // namespace
 
+ResourceQuotaUsage QuotaBook::UsageOf(const RQ& rq) {
+  ResourceQuotaUsage u{rq.q.meta.namespace_, rq.q.meta.name, {}};
+  for (const QuotaItem& item : rq.q.hard) {
+    auto used = rq.used.find(item.key);
+    u.items.push_back({item.key, item.track,
+                       item.track == QuotaTrack::kCount ? std::string("pods") : item.resource,
+                       item.hard, used == rq.used.end() ? 0 : used->second});
+  }
+  return u;
+}
+
 std::vector<ResourceQuotaUsage> QuotaBook::ResourceQuotaUsages() const {
   std::vector<ResourceQuotaUsage> out;
   out.reserve(rqs_.size());
-  for (const RQ& rq : rqs_) {
-    ResourceQuotaUsage u{rq.q.meta.namespace_, rq.q.meta.name, {}};
-    for (const QuotaItem& item : rq.q.hard) {
-      auto used = rq.used.find(item.key);
-      u.items.push_back({item.key, item.track,
-                         item.track == QuotaTrack::kCount ? std::string("pods") : item.resource,
-                         item.hard, used == rq.used.end() ? 0 : used->second});
-    }
-    out.push_back(std::move(u));
-  }
+  for (const RQ& rq : rqs_) out.push_back(UsageOf(rq));
   return out;
+}
+
+std::vector<ResourceQuotaUsage> QuotaBook::ResourceQuotaUsagesOf(const std::string& ns) const {
+  std::vector<ResourceQuotaUsage> out;
+  if (auto it = rq_by_ns_.find(ns); it != rq_by_ns_.end())
+    for (size_t i : it->second) out.push_back(UsageOf(rqs_[i]));  // (indices ascending)
+  return out;
+}
+
+ElasticQuotaUsage QuotaBook::UsageWithoutLent(const EQ& e) const {
+  ElasticQuotaUsage u{
+      e.q.meta.namespace_, e.q.meta.name, e.q.cohort, e.q.min, e.q.max, {}, {}, {}, 0};
+  u.used = Unflavored(e.used);
+  for (const auto& [r, v] : u.used.entries())
+    if ((u.min.Has(r) || (u.max && u.max->Has(r))) && v > u.min.Get(r))
+      u.borrowed.Set(r, v - u.min.Get(r));
+  if (!e.x.cohort.empty()) u.fair_share = WeightedShare(e.x, e.used, LendableOf(e.x.cohort));
+  return u;
+}
+
+std::optional<ElasticQuotaUsage> QuotaBook::ElasticQuotaUsageWithoutLent(
+    const std::string& ns) const {
+  auto it = eq_index_.find(ns);
+  if (it == eq_index_.end()) return std::nullopt;
+  return UsageWithoutLent(eqs_[it->second]);
 }
 
 std::vector<ElasticQuotaUsage> QuotaBook::ElasticQuotaUsages() const {
   std::vector<ElasticQuotaUsage> out;
   std::vector<ElasticQuota> plain;  // as set (flavors not expanded), parallel to `out`
   for (const EQ& e : eqs_) {
-    ElasticQuotaUsage u{
-        e.q.meta.namespace_, e.q.meta.name, e.q.cohort, e.q.min, e.q.max, {}, {}, {}, 0};
-    u.used = Unflavored(e.used);
-    for (const auto& [r, v] : u.used.entries())
-      if ((u.min.Has(r) || (u.max && u.max->Has(r))) && v > u.min.Get(r))
-        u.borrowed.Set(r, v - u.min.Get(r));
-    if (!e.x.cohort.empty()) u.fair_share = WeightedShare(e.x, e.used, LendableOf(e.x.cohort));
-    out.push_back(std::move(u));
+    out.push_back(UsageWithoutLent(e));
     plain.push_back(e.q);
   }
   std::map<std::string, std::vector<size_t>> cohorts;  // members, by namespace
@@ -124,6 +144,15 @@ std::vector<ResourceQuotaUsage> Engine::resource_quota_usages() const {
 
 std::vector<ElasticQuotaUsage> Engine::elastic_quota_usages() const {
   return s_->quota.ElasticQuotaUsages();
+}
+
+std::vector<ResourceQuotaUsage> Engine::resource_quota_usages(const std::string& ns) const {
+  return s_->quota.ResourceQuotaUsagesOf(ns);
+}
+
+std::optional<ElasticQuotaUsage> Engine::elastic_quota_usage_without_lent(
+    const std::string& ns) const {
+  return s_->quota.ElasticQuotaUsageWithoutLent(ns);
 }
 
 std::map<std::string, ResourceList> Engine::namespace_usages() const {

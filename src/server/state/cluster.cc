@@ -365,6 +365,47 @@ ManifestSet Cluster::PolicyContext(const std::string& skip_kind, const std::stri
   return ctx;
 }
 
+// Stores `status` as the status of `kind` ns/name when it is stored and its status differs.
+void Cluster::WriteStatus(const std::string& kind, const std::string& ns, const std::string& name,
+                          Json status) {
+  const Json* stored = store_.Get(kind, ns, name);
+  if (!stored) return;
+  if (const auto it = stored->find("status"); it != stored->end() && *it == status) return;
+  Json q = *stored;
+  q["status"] = std::move(status);
+  store_.Put(kind, ns, name, std::move(q));
+}
+
+ManifestSet Cluster::PodPolicyContext(const Pod& pod, const std::string& ns) const {
+  ManifestSet ctx;
+  auto objects = [&](const char* kind) -> const std::map<ObjectStore::Key, ManifestSet>* {
+    auto it = policy_.find(kind);
+    return it == policy_.end() ? nullptr : &it->second;
+  };
+  // The object named `key` of `kind`, or every one when it is not stored.
+  auto named = [&](const char* kind, const ObjectStore::Key& key) {
+    const auto* objs = objects(kind);
+    if (!objs) return;
+    if (auto it = objs->find(key); it != objs->end()) return Append(ctx, it->second);
+    for (const auto& [k, set] : *objs) Append(ctx, set);
+  };
+  // Every object of `kind` in namespace `ns`.
+  auto in_namespace = [&](const char* kind) {
+    const auto* objs = objects(kind);
+    if (!objs) return;
+    for (auto it = objs->lower_bound({ns, ""}); it != objs->end() && it->first.first == ns; ++it)
+      Append(ctx, it->second);
+  };
+  named("Namespace", {"", ns});
+  if (pod.priority_class_name) named("PriorityClass", {"", *pod.priority_class_name});
+  if (pod.sim.qos) named("QoS", {"", *pod.sim.qos});
+  in_namespace("LimitRange");
+  in_namespace("PodGroup");
+  if (const auto* pp = objects("PoolPolicy"))
+    for (const auto& [k, set] : *pp) Append(ctx, set);
+  return ctx;
+}
+
 // ------------------------------------------------------------------ create / update
 
 yaml::ManifestLoad Cluster::Load(const KindInfo& kind, Json in) {
@@ -658,9 +699,10 @@ std::optional<ApiError> Cluster::Validate(const Mutation& m, const Target& t,
                                           std::vector<std::string>& warnings) const {
   Diagnostics diags = load.diagnostics;
   if (load.ok()) {
-    ManifestSet ctx = PolicyContext(m.kind, t.ns, t.name);
-    if (t.kind.storage == Storage::kWorkload && m.op == Mutation::Op::kCreate &&
-        load.set.pods.size() == 1)
+    const bool one_pod = t.kind.storage == Storage::kWorkload && load.set.pods.size() == 1;
+    ManifestSet ctx =
+        one_pod ? PodPolicyContext(load.set.pods[0], t.ns) : PolicyContext(m.kind, t.ns, t.name);
+    if (one_pod && m.op == Mutation::Op::kCreate)
       if (auto e = AdmitLimitRanges(t, load.set.pods[0], ctx)) return e;
     ManifestSet only = load.set;
     Append(ctx, only);
@@ -1434,43 +1476,25 @@ void Cluster::NotePending(uint64_t id, const engine::WorkloadStatus& s) {
 }
 
 void Cluster::RefreshQuotas() {
-  if (quota_dirty_.empty()) return;
-  // Status from the engine's answers (usage as its quota book charges it), formatted only.
-  const std::vector<engine::ElasticQuotaUsage> elastic = engine_->elastic_quota_usages();
-  const std::vector<engine::ResourceQuotaUsage> quotas = engine_->resource_quota_usages();
-  std::multimap<std::string_view, size_t> elastic_of, quotas_of;  // by namespace
-  for (size_t i = 0; i < elastic.size(); ++i) elastic_of.emplace(elastic[i].namespace_, i);
-  for (size_t i = 0; i < quotas.size(); ++i) quotas_of.emplace(quotas[i].namespace_, i);
+  // Status from the engine's answers (usage as its quota book charges it), formatted only; those
+  // of the namespaces that moved, each O(its quotas).
   for (const auto& ns : quota_dirty_) {
     // ElasticQuota status.used: what the namespace's running workloads use of each resource of
     // its min and max; status.fairShare: the weighted dominant-resource share of what the cohort
     // lends (core/engine/fair_share.h), as the dashboard and `arbiter sim`'s report give it.
-    for (auto [at, end] = elastic_of.equal_range(ns); at != end; ++at) {
-      const engine::ElasticQuotaUsage& u = elastic[at->second];
-      const Json* stored = store_.Get("ElasticQuota", ns, u.name);
-      if (!stored) continue;
+    if (const auto u = engine_->elastic_quota_usage_without_lent(ns)) {
       Json used = Json::object();
-      for (const auto& [r, v] : u.min.entries()) used[r] = FormatResourceQuantity(r, u.used.Get(r));
-      if (u.max)
-        for (const auto& [r, v] : u.max->entries())
-          used[r] = FormatResourceQuantity(r, u.used.Get(r));
+      for (const auto& [r, v] : u->min.entries())
+        used[r] = FormatResourceQuantity(r, u->used.Get(r));
+      if (u->max)
+        for (const auto& [r, v] : u->max->entries())
+          used[r] = FormatResourceQuantity(r, u->used.Get(r));
       Json status = {{"used", used}};
-      if (!u.cohort.empty()) status["fairShare"] = engine::FormatShare(u.fair_share);
-      if (stored->contains("status") && (*stored)["status"] == status) continue;
-      Json q = *stored;
-      q["status"] = std::move(status);
-      store_.Put("ElasticQuota", ns, u.name, std::move(q));
+      if (!u->cohort.empty()) status["fairShare"] = engine::FormatShare(u->fair_share);
+      WriteStatus("ElasticQuota", ns, u->name, std::move(status));
     }
-    for (auto [at, end] = quotas_of.equal_range(ns); at != end; ++at) {
-      const engine::ResourceQuotaUsage& u = quotas[at->second];
-      const Json* stored = store_.Get("ResourceQuota", ns, u.name);
-      if (!stored) continue;
-      Json status = QuotaStatus(u);
-      if (stored->contains("status") && (*stored)["status"] == status) continue;
-      Json q = *stored;
-      q["status"] = std::move(status);
-      store_.Put("ResourceQuota", ns, u.name, std::move(q));
-    }
+    for (const engine::ResourceQuotaUsage& u : engine_->resource_quota_usages(ns))
+      WriteStatus("ResourceQuota", ns, u.name, QuotaStatus(u));
   }
   quota_dirty_.clear();
 }

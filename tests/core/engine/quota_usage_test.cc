@@ -207,6 +207,38 @@ TEST_F(QuotaUsage, ElasticQuotaUsageBorrowedLentAndFairShare) {
   EXPECT_EQ(b.max->Get("nvidia.com/gpu"), 8000);
 }
 
+// A namespace's own answers (what the daemon asks at each create, O(its quotas)) are its entries
+// of the whole lists, `lent` aside; a namespace without quotas has none.
+TEST_F(QuotaUsage, ANamespacesOwnUsageIsItsEntryOfTheWholeList) {
+  Do(0, UpsertNode{GpuNode("n1", 8), 0});
+  Do(0, UpsertElasticQuota{Elastic("team-a", 4, 8)});
+  Do(0, UpsertElasticQuota{Elastic("team-b", 2, 8)});
+  Do(0, UpsertResourceQuota{ScopedQuota("q1", "team-b", "NotBestEffort")});
+  Do(0, UpsertResourceQuota{ScopedQuota("q0", "team-a", "NotTerminating")});
+  Do(0, UpsertResourceQuota{ScopedQuota("q2", "team-b", "BestEffort")});
+  Submit(0, MakePod("big", "team-b", 5, 100));
+  Submit(0, MakePod("small", "team-a", 1, 100));
+  Submit(0, MakePod("none", "team-c", 1, 100));
+  Do(0, Tick{});
+  int borrowing = 0;
+  for (const std::string ns : {"team-a", "team-b"}) {
+    std::vector<ResourceQuotaUsage> want;
+    for (const auto& u : e_.resource_quota_usages())
+      if (u.namespace_ == ns) want.push_back(u);
+    EXPECT_EQ(e_.resource_quota_usages(ns), want) << ns;
+    for (ElasticQuotaUsage u : e_.elastic_quota_usages()) {
+      if (u.namespace_ != ns) continue;
+      borrowing += !u.borrowed.empty();
+      u.lent = {};
+      EXPECT_EQ(e_.elastic_quota_usage_without_lent(ns), u) << ns;
+    }
+  }
+  EXPECT_EQ(borrowing, 1);  // team-b borrows: its fair share is not 0
+  EXPECT_EQ(e_.resource_quota_usages("team-b").size(), 2u);
+  EXPECT_TRUE(e_.resource_quota_usages("team-c").empty());
+  EXPECT_FALSE(e_.elastic_quota_usage_without_lent("team-c").has_value());
+}
+
 // A blocked workload's backfill reservation is a field of its status, with the facts its message
 // announces; a new message clears it; a snapshot keeps it.
 TEST_F(QuotaUsage, BackfillReservationIsAStatusField) {
