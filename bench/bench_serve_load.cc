@@ -795,6 +795,7 @@ void BM_ServeCreatesAmongTenants(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ServeCreatesAmongTenants)
+    ->Args({64, 0})
     ->Args({64, 1000})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond)

@@ -31,18 +31,25 @@ void QuotaBook::Reindex() {
     eq_index_[eqs_[i].q.meta.namespace_] = i;
     eqs_[i].tracked = Tracked(eqs_[i].x);
   }
-  std::map<std::string, std::vector<const ElasticQuota*>> cohorts;
-  for (const EQ& e : eqs_) cohorts[e.x.cohort].push_back(&e.x);
+  // Each cohort's members in eqs_ order, grouped once (not each quota against every other).
+  std::map<std::string, std::vector<size_t>> cohorts;
+  for (size_t i = 0; i < eqs_.size(); ++i) cohorts[eqs_[i].x.cohort].push_back(i);
   lendable_.clear();
-  for (const auto& [cohort, members] : cohorts) lendable_[cohort] = CohortLendable(members);
+  for (const auto& [cohort, members] : cohorts) {
+    std::vector<const ElasticQuota*> xs;
+    for (size_t i : members) xs.push_back(&eqs_[i].x);
+    lendable_[cohort] = CohortLendable(xs);
+  }
   for (size_t i = 0; i < eqs_.size(); ++i) {
     EQ& e = eqs_[i];
-    e.members.clear();
-    for (size_t j = 0; j < eqs_.size(); ++j)
-      if (j == i || (!e.x.cohort.empty() && eqs_[j].x.cohort == e.x.cohort)) {
-        if (j == i) e.member_pos = e.members.size();
-        e.members.push_back(j);
-      }
+    if (e.x.cohort.empty()) {  // only itself
+      e.members = {i};
+      e.member_pos = 0;
+      continue;
+    }
+    e.members = cohorts[e.x.cohort];
+    e.member_pos = static_cast<size_t>(std::lower_bound(e.members.begin(), e.members.end(), i) -
+                                       e.members.begin());
   }
 }
 
