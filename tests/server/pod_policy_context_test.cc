@@ -62,6 +62,14 @@ void Policy(Cluster& c, yaml::ManifestLoad& all) {
   }
   objs.push_back(
       Object("arbiter.dev/v1alpha1", "PoolPolicy", "", "pool", {{"spec", Json::object()}}));
+  objs.push_back(Object("arbiter.dev/v1alpha1", "ResourceFlavor", "", "h100",
+                        {{"spec", {{"nodeLabels", {{"nvidia.com/gpu.product", "H100"}}}}}}));
+  objs.push_back(Object("arbiter.dev/v1alpha1", "PriceBook", "", "standard",
+                        {{"spec",
+                          {{"currency", "USD"},
+                           {"effectiveFrom", "2026-01-01T00:00:00Z"},
+                           {"mode", "Max"},
+                           {"prices", {{"cpu", "0.05"}}}}}}));
   for (const Json& o : objs) {
     Ok(c, Create(kT0, o));
     if (o["kind"] != "Node") yaml::LoadManifestJson(o, "request", &all);
@@ -94,9 +102,12 @@ Json RandomPod(std::mt19937& rng) {
 // What validating the pod against every object in `all` says about the pod: the daemon's
 // LimitRanger refusal, else its warnings and errors as the daemon words them.
 std::vector<std::string> Oracle(const yaml::ManifestLoad& all, const Json& pod) {
+  const std::string display =
+      pod["metadata"].value("namespace", "") + "/" + pod["metadata"].value("name", "");
   yaml::ManifestLoad one;
   yaml::LoadManifestJson(pod, "request", &one);
   EXPECT_TRUE(one.ok()) << pod;
+  if (one.set.pods.empty()) return {"not loaded"};
   const Pod& p = one.set.pods.at(0);
   std::map<std::string, const LimitRange*> by_name;
   for (const auto& lr : all.set.limit_ranges)
@@ -112,11 +123,14 @@ std::vector<std::string> Oracle(const yaml::ManifestLoad& all, const Json& pod) 
   Diagnostics d;
   ValidateManifestSet(set, nullptr, &d);
   std::vector<std::string> out;
+  bool errors = false;
   for (const auto& item : d.items)
-    if (item.kind == "Pod" && item.name == p.meta.namespace_ + "/p")
+    if (item.kind == "Pod" && item.name == display) {
+      errors = errors || item.severity == Severity::kError;
       out.push_back((item.severity == Severity::kError ? "error " : "warning ") +
                     (item.field_path.empty() ? "" : item.field_path + ": ") + item.message);
-  if (d.HasErrors())  // a refused object's answer has its errors alone
+    }
+  if (errors)  // a refused pod's answer has its errors alone
     out.erase(std::remove_if(out.begin(), out.end(),
                              [](const std::string& s) { return s.rfind("warning ", 0) == 0; }),
               out.end());
@@ -124,14 +138,15 @@ std::vector<std::string> Oracle(const yaml::ManifestLoad& all, const Json& pod) 
 }
 
 // The daemon's answer to a dry-run create of the pod, in the oracle's words.
-std::vector<std::string> Served(Cluster& c, const Json& pod) {
-  Mutation m = Create(kT0 + 1, pod);
+std::vector<std::string> Served(Cluster& c, const Json& pod, bool update = false) {
+  Mutation m = update ? Update(kT0 + 1, pod) : Create(kT0 + 1, pod);
   m.dry_run = true;
   MutationResult r = c.Apply(m);
   std::vector<std::string> out;
   if (r.error && r.error->diagnostics.items.empty()) {
     std::string why = r.error->message;
-    if (r.error->reason == ApiError::Reason::kInvalid) why = "Pod \"p\" is invalid: " + why;
+    if (r.error->reason == ApiError::Reason::kInvalid)
+      why = "Pod \"" + m.object["metadata"].value("name", "") + "\" is invalid: " + why;
     return {"refused: " + why};
   }
   for (const auto& w : r.warnings) out.push_back("warning " + w);
@@ -142,10 +157,18 @@ std::vector<std::string> Served(Cluster& c, const Json& pod) {
   return out;
 }
 
-std::vector<std::string> Sorted(std::vector<std::string> v) {
-  std::sort(v.begin(), v.end());
-  return v;
-}
+// The counts of each kind of answer in `answers`, added to `seen`: the cases were met, the
+// comparison is not of empty answers only.
+struct Seen {
+  int warned = 0, refused = 0, invalid = 0;
+  void Add(const std::vector<std::string>& answers) {
+    for (const auto& w : answers) {
+      warned += w.rfind("warning ", 0) == 0;
+      refused += w.rfind("refused: ", 0) == 0;
+      invalid += w.rfind("error ", 0) == 0;
+    }
+  }
+};
 
 TEST(PodPolicyContextTest, APodsChecksSayWhatTheWholePolicyWouldSay) {
   Cluster c("0000abcd");
@@ -153,21 +176,46 @@ TEST(PodPolicyContextTest, APodsChecksSayWhatTheWholePolicyWouldSay) {
   Policy(c, all);
   ASSERT_TRUE(all.ok());
   std::mt19937 rng(27);
-  int warned = 0, refused = 0, invalid = 0;
+  Seen seen;
   for (int i = 0; i < 400; ++i) {
     const Json pod = RandomPod(rng);
-    const std::vector<std::string> want = Sorted(Oracle(all, pod));
-    ASSERT_EQ(Sorted(Served(c, pod)), want) << "pod " << i << ": " << pod;
-    for (const auto& w : want) {
-      warned += w.rfind("warning ", 0) == 0;
-      refused += w.rfind("refused: ", 0) == 0;
-      invalid += w.rfind("error ", 0) == 0;
-    }
+    const std::vector<std::string> want = Oracle(all, pod);
+    ASSERT_EQ(Served(c, pod), want) << "pod " << i << ": " << pod;  // in the validator's order
+    seen.Add(want);
   }
-  // The cases were met: the comparison is not of empty answers only.
-  EXPECT_GT(warned, 10);
-  EXPECT_GT(refused, 20);
-  EXPECT_GT(invalid, 20);
+  EXPECT_GT(seen.warned, 10);
+  EXPECT_GT(seen.refused, 20);
+  EXPECT_GT(seen.invalid, 20);
+}
+
+// The same for an update of a stored pod's labels and annotations (its group, QoS, usage).
+TEST(PodPolicyContextTest, APodsUpdateIsCheckedAsTheWholePolicyWouldCheckIt) {
+  Cluster c("0000abcd");
+  yaml::ManifestLoad all;
+  Policy(c, all);
+  ASSERT_TRUE(all.ok());
+  std::mt19937 rng(54);
+  Seen seen;
+  for (int i = 0; i < 300; ++i) {
+    const Json drawn = RandomPod(rng);
+    const std::string ns = drawn["metadata"]["namespace"];
+    if (!c.store().Get("Pod", ns, "u")) {
+      Json base = PodIn(ns, "u", 0);
+      base["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "250m";
+      Ok(c, Create(kT0, base));
+    }
+    Json pod = *c.store().Get("Pod", ns, "u");
+    pod["metadata"]["annotations"] = drawn["metadata"]["annotations"];
+    pod["metadata"]["labels"] = drawn["metadata"].value("labels", Json::object());
+    Json loaded = pod;  // as the daemon loads it: without the server's status and node
+    loaded.erase("status");
+    loaded["spec"].erase("nodeName");
+    const std::vector<std::string> want = Oracle(all, loaded);
+    ASSERT_EQ(Served(c, pod, true), want) << "update " << i << ": " << pod;
+    seen.Add(want);
+  }
+  EXPECT_GT(seen.warned, 10);
+  EXPECT_GT(seen.invalid, 20);
 }
 
 }  // namespace

@@ -35,21 +35,23 @@ void QuotaBook::Reindex() {
   std::map<std::string, std::vector<size_t>> cohorts;
   for (size_t i = 0; i < eqs_.size(); ++i) cohorts[eqs_[i].x.cohort].push_back(i);
   lendable_.clear();
-  for (const auto& [cohort, members] : cohorts) {
+  std::map<std::string, std::shared_ptr<const std::vector<size_t>>> shared;
+  for (auto& [cohort, members] : cohorts) {
     std::vector<const ElasticQuota*> xs;
     for (size_t i : members) xs.push_back(&eqs_[i].x);
     lendable_[cohort] = CohortLendable(xs);
+    shared[cohort] = std::make_shared<const std::vector<size_t>>(std::move(members));
   }
   for (size_t i = 0; i < eqs_.size(); ++i) {
     EQ& e = eqs_[i];
     if (e.x.cohort.empty()) {  // only itself
-      e.members = {i};
+      e.members = std::make_shared<const std::vector<size_t>>(1, i);
       e.member_pos = 0;
       continue;
     }
-    e.members = cohorts[e.x.cohort];
-    e.member_pos = static_cast<size_t>(std::lower_bound(e.members.begin(), e.members.end(), i) -
-                                       e.members.begin());
+    e.members = shared[e.x.cohort];
+    e.member_pos = static_cast<size_t>(std::lower_bound(e.members->begin(), e.members->end(), i) -
+                                       e.members->begin());
   }
 }
 
@@ -446,7 +448,7 @@ std::vector<ResourceList> QuotaBook::Gone(const EQ& self, const Workload& w,
   std::vector<ResourceList> gone;
   const auto own = reservations_.find(Value(w.id));
   if (own == reservations_.end() && released.empty()) return gone;
-  gone.resize(self.members.size());
+  gone.resize(self.members->size());
   if (own != reservations_.end()) gone[self.member_pos] += own->second;
   for (const Workload* r : released) {
     const auto e = eq_index_.find(r->namespace_);
@@ -466,7 +468,7 @@ struct CohortUse {
   const QuotaBook::EQ& self;
   const std::vector<ResourceList>& gone;
   int64_t At(size_t i, const std::string& r, int64_t add) const {
-    const QuotaBook::EQ& m = eqs[self.members[i]];
+    const QuotaBook::EQ& m = eqs[(*self.members)[i]];
     int64_t u = m.used.Get(r) + m.reserved.Get(r);
     if (!gone.empty()) u -= gone[i].Get(r);
     return i == self.member_pos ? u + add : u;
@@ -474,9 +476,9 @@ struct CohortUse {
   // Whether the cohort's borrowing of `r` exceeds what its members can lend.
   bool Short(const std::string& r, int64_t add, int64_t* borrowed, int64_t* lendable) const {
     *borrowed = *lendable = 0;
-    for (size_t i = 0; i < self.members.size(); ++i) {
+    for (size_t i = 0; i < self.members->size(); ++i) {
       const int64_t u = At(i, r, add);
-      const ElasticQuota& x = eqs[self.members[i]].x;
+      const ElasticQuota& x = eqs[(*self.members)[i]].x;
       *borrowed += std::max<int64_t>(0, u - x.min.Get(r));
       *lendable += LendCap(x, r, u);
     }
@@ -711,6 +713,27 @@ bool QuotaBook::ForgetCounted(uint64_t id) {
   return true;
 }
 
+// What Reindex derives, as the quotas give it the slow way: each one's cohort (itself alone
+// outside one) in eqs_ order, its position there, what each cohort lends.
+std::optional<std::string> QuotaBook::CheckIndex() const {
+  for (size_t i = 0; i < eqs_.size(); ++i) {
+    const EQ& e = eqs_[i];
+    std::vector<size_t> members;
+    std::vector<const ElasticQuota*> xs;
+    for (size_t j = 0; j < eqs_.size(); ++j)
+      if (j == i || (!e.x.cohort.empty() && eqs_[j].x.cohort == e.x.cohort)) {
+        members.push_back(j);
+        xs.push_back(&eqs_[j].x);
+      }
+    if (!e.members || *e.members != members || e.member_pos >= members.size() ||
+        members[e.member_pos] != i)
+      return "ElasticQuota " + e.x.meta.namespace_ + ": its cohort's index is stale";
+    if (!e.x.cohort.empty() && LendableOf(e.x.cohort) != CohortLendable(xs))
+      return "cohort " + e.x.cohort + ": what it lends is stale";
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> QuotaBook::CheckInvariants() const {
   for (const auto& rq : rqs_)
     for (const auto& item : rq.q.hard) {
@@ -723,6 +746,7 @@ std::optional<std::string> QuotaBook::CheckInvariants() const {
                " used " + std::to_string(used) + " outside [0, hard " + std::to_string(item.hard) +
                "]";
     }
+  if (auto why = CheckIndex()) return why;
   std::map<std::string, std::pair<ResourceList, ResourceList>> cohorts;  // used, min
   for (const auto& e : eqs_) {
     if (e.used.AnyNegative()) return "ElasticQuota " + e.x.meta.namespace_ + " usage negative";

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -140,6 +141,7 @@ class QuotaBook {
 
   // Invariant helpers.
   std::optional<std::string> CheckInvariants() const;
+  std::optional<std::string> CheckIndex() const;  // Reindex's derivations against a fresh count
 
   std::vector<ResourceQuota> resource_quotas() const;
   std::vector<ElasticQuota> elastic_quotas() const;
@@ -164,7 +166,8 @@ class QuotaBook {
     ElasticQuota x;          // q with its flavors expanded (Reindex; not in snapshots)
     // Derived by Reindex (not in snapshots): the eqs_ indices of its cohort in eqs_ order (only
     // itself when it has no cohort), its own position there, the resources it tracks (sorted).
-    std::vector<size_t> members;
+    // (One list per cohort, shared by its members: not a copy each, O(cohort^2).)
+    std::shared_ptr<const std::vector<size_t>> members;
     size_t member_pos = 0;
     std::vector<std::string> tracked;
   };
