@@ -53,6 +53,7 @@ void QuotaBook::Reindex() {
     e.member_pos = static_cast<size_t>(std::lower_bound(e.members->begin(), e.members->end(), i) -
                                        e.members->begin());
   }
+  RebuildSums();
 }
 
 void QuotaBook::SetResourceQuota(const ResourceQuota& q) {
@@ -106,6 +107,7 @@ void QuotaBook::Recount(const std::vector<const Workload*>& charged) {
   for (const Workload* w : charged) Charge(*w);
   for (const auto& [id, c] : counted_) ChargeCounted(c, 1);
   Allow();
+  RebuildSums();
 }
 
 void QuotaBook::Allow() {
@@ -317,6 +319,41 @@ int64_t LendCap(const ElasticQuota& q, const std::string& r, int64_t used) {
 }
 }  // namespace
 
+namespace {
+// What member `e` counts in its cohort's sums of resource `r` (QuotaBook::CohortSums).
+void AddCounts(const QuotaBook::EQ& e, const std::string& r, int64_t sign,
+               QuotaBook::CohortSums& sums) {
+  const int64_t u = e.used.Get(r) + e.reserved.Get(r);
+  sums.borrowed.Set(r, sums.borrowed.Get(r) + sign * std::max<int64_t>(0, u - e.x.min.Get(r)));
+  sums.lendable.Set(r, sums.lendable.Get(r) + sign * LendCap(e.x, r, u));
+}
+// Every resource `e` counts something of: its min's, what it uses and what it holds.
+std::vector<std::string> ResourcesOf(const QuotaBook::EQ& e) {
+  std::vector<std::string> out;
+  for (const ResourceList* l : {&e.x.min, &e.used, &e.reserved})
+    for (const auto& [r, v] : l->entries()) out.push_back(r);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+}  // namespace
+
+std::map<std::string, QuotaBook::CohortSums> QuotaBook::FreshSums() const {
+  std::map<std::string, CohortSums> out;
+  for (const EQ& e : eqs_)
+    if (!e.x.cohort.empty())
+      for (const std::string& r : ResourcesOf(e)) AddCounts(e, r, 1, out[e.x.cohort]);
+  return out;
+}
+
+void QuotaBook::RebuildSums() { sums_ = FreshSums(); }
+
+void QuotaBook::CountIn(const EQ& e, const ResourceList& keys, int sign) {
+  if (e.x.cohort.empty()) return;
+  CohortSums& sums = sums_[e.x.cohort];
+  for (const auto& [r, v] : keys.entries()) AddCounts(e, r, sign, sums);
+}
+
 std::string FlavorKey(const std::string& resource, const std::string& flavor) {
   return resource + "@" + flavor;
 }
@@ -467,6 +504,7 @@ struct CohortUse {
   const std::vector<QuotaBook::EQ>& eqs;
   const QuotaBook::EQ& self;
   const std::vector<ResourceList>& gone;
+  const QuotaBook::CohortSums* sums;  // self's cohort's (null: none kept)
   int64_t At(size_t i, const std::string& r, int64_t add) const {
     const QuotaBook::EQ& m = eqs[(*self.members)[i]];
     int64_t u = m.used.Get(r) + m.reserved.Get(r);
@@ -475,6 +513,13 @@ struct CohortUse {
   }
   // Whether the cohort's borrowing of `r` exceeds what its members can lend.
   bool Short(const std::string& r, int64_t add, int64_t* borrowed, int64_t* lendable) const {
+    if (sums && gone.empty()) {  // the cohort's sums with self's part as it would be
+      const int64_t u = At(self.member_pos, r, 0), min = self.x.min.Get(r);
+      *borrowed = sums->borrowed.Get(r) - std::max<int64_t>(0, u - min) +
+                  std::max<int64_t>(0, u + add - min);
+      *lendable = sums->lendable.Get(r) - LendCap(self.x, r, u) + LendCap(self.x, r, u + add);
+      return *borrowed > *lendable;
+    }
     *borrowed = *lendable = 0;
     for (size_t i = 0; i < self.members->size(); ++i) {
       const int64_t u = At(i, r, add);
@@ -487,6 +532,12 @@ struct CohortUse {
 };
 }  // namespace
 
+const QuotaBook::CohortSums* QuotaBook::SumsOf(const EQ& e) const {
+  if (e.x.cohort.empty()) return nullptr;
+  auto it = sums_.find(e.x.cohort);
+  return it == sums_.end() ? nullptr : &it->second;
+}
+
 std::vector<std::string> QuotaBook::ShortOf(const Workload& w) const {
   std::vector<std::string> out;
   auto it = eq_index_.find(w.namespace_);
@@ -494,7 +545,7 @@ std::vector<std::string> QuotaBook::ShortOf(const Workload& w) const {
   const EQ& self = eqs_[it->second];
   const ElasticQuota& q = self.x;
   const std::vector<ResourceList> gone = Gone(self, w, {});
-  const CohortUse use{eqs_, self, gone};
+  const CohortUse use{eqs_, self, gone, SumsOf(self)};
   const ResourceList mine = ElasticRequests(w, q);
   for (const std::string& r : self.tracked) {
     const int64_t req = mine.Get(r);
@@ -531,7 +582,7 @@ QuotaBook::ElasticResult QuotaBook::CheckElastic(
   const EQ& self = eqs_[it->second];
   const ElasticQuota& q = self.x;
   const std::vector<ResourceList> gone = Gone(self, w, released);
-  const CohortUse use{eqs_, self, gone};
+  const CohortUse use{eqs_, self, gone, SumsOf(self)};
   const ResourceList mine = ElasticRequests(w, q);
   res.within_min = true;
   for (const std::string& r : self.tracked) {
@@ -601,8 +652,11 @@ void QuotaBook::Reserve(const Workload& w) {
   }
   auto e = eq_index_.find(w.namespace_);
   if (e == eq_index_.end() || reservations_.count(id)) return;
-  reservations_[id] = TrackedPart(ElasticRequests(w, eqs_[e->second].x), eqs_[e->second].x);
-  eqs_[e->second].reserved += reservations_[id];
+  EQ& eq = eqs_[e->second];
+  const ResourceList& held = reservations_[id] = TrackedPart(ElasticRequests(w, eq.x), eq.x);
+  CountIn(eq, held, -1);
+  eq.reserved += held;
+  CountIn(eq, held, 1);
 }
 
 void QuotaBook::Unreserve(const Workload& w) {
@@ -612,8 +666,12 @@ void QuotaBook::Unreserve(const Workload& w) {
   }
   auto r = reservations_.find(Value(w.id));
   if (r == reservations_.end()) return;
-  if (auto e = eq_index_.find(w.namespace_); e != eq_index_.end())
-    eqs_[e->second].reserved -= r->second;
+  if (auto e = eq_index_.find(w.namespace_); e != eq_index_.end()) {
+    EQ& eq = eqs_[e->second];
+    CountIn(eq, r->second, -1);
+    eq.reserved -= r->second;
+    CountIn(eq, r->second, 1);
+  }
   reservations_.erase(r);
 }
 
@@ -626,8 +684,12 @@ void QuotaBook::Charge(const Workload& w) {
       for (const auto& item : rq.q.hard) rq.used[item.key] += ChargeOf(item, w);
     }
   auto e = eq_index_.find(w.namespace_);
-  if (e != eq_index_.end())
-    eqs_[e->second].used += TrackedPart(ElasticRequests(w, eqs_[e->second].x), eqs_[e->second].x);
+  if (e == eq_index_.end()) return;
+  EQ& eq = eqs_[e->second];
+  const ResourceList part = TrackedPart(ElasticRequests(w, eq.x), eq.x);
+  CountIn(eq, part, -1);
+  eq.used += part;
+  CountIn(eq, part, 1);
 }
 
 void QuotaBook::Release(const Workload& w) {
@@ -648,7 +710,10 @@ void QuotaBook::Release(const Workload& w) {
   auto e = eq_index_.find(w.namespace_);
   if (e == eq_index_.end()) return;
   EQ& eq = eqs_[e->second];
-  eq.used -= TrackedPart(ElasticRequests(w, eq.x), eq.x);
+  const ResourceList part = TrackedPart(ElasticRequests(w, eq.x), eq.x);
+  CountIn(eq, part, -1);
+  eq.used -= part;
+  CountIn(eq, part, 1);
   if (!eq.allowance.empty() && eq.x.max) {
     ResourceList a;
     for (const auto& [r, v] : eq.allowance.entries()) {
@@ -731,6 +796,26 @@ std::optional<std::string> QuotaBook::CheckIndex() const {
     if (!e.x.cohort.empty() && LendableOf(e.x.cohort) != CohortLendable(xs))
       return "cohort " + e.x.cohort + ": what it lends is stale";
   }
+  return CheckSums();
+}
+
+// The sums kept as usage moved, against a fresh count (a resource absent from one is 0 there).
+std::optional<std::string> QuotaBook::CheckSums() const {
+  const std::map<std::string, CohortSums> fresh = FreshSums();
+  auto differ = [&](const std::string& cohort, const std::string& r) {
+    const auto f = fresh.find(cohort);
+    const auto k = sums_.find(cohort);
+    auto get = [&](auto it, auto end, bool borrowed) {
+      return it == end ? 0 : (borrowed ? it->second.borrowed : it->second.lendable).Get(r);
+    };
+    return get(f, fresh.end(), true) != get(k, sums_.end(), true) ||
+           get(f, fresh.end(), false) != get(k, sums_.end(), false);
+  };
+  for (const auto* sums : {&fresh, &sums_})
+    for (const auto& [cohort, s] : *sums)
+      for (const ResourceList* l : {&s.borrowed, &s.lendable})
+        for (const auto& [r, v] : l->entries())
+          if (differ(cohort, r)) return "cohort " + cohort + ": its sums of " + r + " are stale";
   return std::nullopt;
 }
 

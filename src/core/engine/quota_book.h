@@ -171,6 +171,13 @@ class QuotaBook {
     size_t member_pos = 0;
     std::vector<std::string> tracked;
   };
+  // Per cohort, over its members, per resource: what they borrow (charged plus held above min)
+  // and what they can lend (their idle min, capped by lendingLimit). Derived (not in snapshots):
+  // rebuilt by Reindex and Recount, moved by Charge, Release, Reserve and Unreserve, so that an
+  // admission checks its cohort in O(1) rather than O(members) (CheckElastic, ShortOf).
+  struct CohortSums {
+    ResourceList borrowed, lendable;
+  };
   std::vector<RQ>& rqs() { return rqs_; }
   std::vector<EQ>& eqs() { return eqs_; }
   std::map<uint64_t, ResourceList>& reservations() { return reservations_; }
@@ -196,6 +203,13 @@ class QuotaBook {
   std::vector<ResourceList> Gone(const EQ& self, const Workload& w,
                                  const std::vector<const Workload*>& released) const;
   void Allow();  // allowances from the current usage (after a change)
+  void RebuildSums();
+  // Takes off (sign -1) or adds (+1) what `e` counts in its cohort's sums, for the resources
+  // `keys` names (the ones a change of its usage moves).
+  void CountIn(const EQ& e, const ResourceList& keys, int sign);
+  std::map<std::string, CohortSums> FreshSums() const;
+  const CohortSums* SumsOf(const EQ& e) const;  // e's cohort's; null outside one
+  std::optional<std::string> CheckSums() const;
 
   std::vector<RQ> rqs_;
   std::map<std::string, std::vector<size_t>> rq_by_ns_;
@@ -208,6 +222,7 @@ class QuotaBook {
   // Derived by Reindex (not in snapshots): what each cohort lends (CohortLendable of its members,
   // the fair-share denominators), by cohort name ("": the quotas in no cohort).
   std::map<std::string, ResourceList> lendable_;
+  std::map<std::string, CohortSums> sums_;  // by cohort (CohortSums)
   std::map<uint64_t, Counted>
       counted_;  // terminal pods still counted by count/pods, by workload id
   void ChargeCounted(const Counted& c, int64_t sign);
