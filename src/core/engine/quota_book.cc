@@ -102,6 +102,7 @@ Status QuotaBook::DeleteElasticQuota(const std::string& ns, const std::string& n
 }
 
 void QuotaBook::Recount(const std::vector<const Workload*>& charged) {
+  sums_.clear();  // (rebuilt below; the charges' moves then start from nothing)
   for (auto& rq : rqs_) rq.used.clear();
   for (auto& e : eqs_) e.used = ResourceList{};
   for (const Workload* w : charged) Charge(*w);

@@ -141,7 +141,9 @@ class QuotaBook {
 
   // Invariant helpers.
   std::optional<std::string> CheckInvariants() const;
-  std::optional<std::string> CheckIndex() const;  // Reindex's derivations against a fresh count
+  // What Reindex derives, and the cohort sums Charge/Release/Reserve/Unreserve move, against a
+  // fresh count.
+  std::optional<std::string> CheckIndex() const;
 
   std::vector<ResourceQuota> resource_quotas() const;
   std::vector<ElasticQuota> elastic_quotas() const;
