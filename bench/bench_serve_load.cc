@@ -716,6 +716,17 @@ BENCHMARK(BM_ServeCreatesWithChurnBehindQueue)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// clients x 20 creates from p-`first` on, counted as window_creates_per_s, _p50_ms, _p99_ms,
+// _max_ms and _cpu_us_per_create (the daemon's CPU over the window / its creates), and failures
+// (the window's and `failures` before it): how the set-up benches below end.
+void CountCreatesWindow(benchmark::State& state, const Daemon& d, int clients, int64_t first,
+                        int failures) {
+  const Window w = CreateMany(d, clients, first, int64_t{clients} * 20);
+  CountWindow(state, "window", w);
+  state.counters["window_cpu_us_per_create"] = w.cpu_ms * 1000 / static_cast<double>(w.creates);
+  state.counters["failures"] = failures + w.failures;
+}
+
 // Creates in a namespace that has a PodDisruptionBudget (issue 27: its status was computed from
 // every pod of the namespace at each of its pods' writes, under the lock): the real binary
 // without snapshots, 64 nodes, a budget selecting app=web in namespace default (the pods do not
@@ -735,11 +746,7 @@ void BM_ServeCreatesBesideBudget(benchmark::State& state) {
                       R"("selector":{"matchLabels":{"app":"web"}}}})",
                       "application/json");
     if (!r || r->status != 201) return state.SkipWithError("the budget was not created");
-    int failures = CreateMany(d, clients, 0, live).failures;
-    const Window w = CreateMany(d, clients, live, int64_t{clients} * 20);
-    CountWindow(state, "window", w);
-    state.counters["window_cpu_us_per_create"] = w.cpu_ms * 1000 / static_cast<double>(w.creates);
-    state.counters["failures"] = failures + w.failures;
+    CountCreatesWindow(state, d, clients, live, CreateMany(d, clients, 0, live).failures);
   }
 }
 BENCHMARK(BM_ServeCreatesBesideBudget)
@@ -788,10 +795,7 @@ void BM_ServeCreatesAmongTenants(benchmark::State& state) {
       });
     for (auto& t : threads) t.join();
     state.counters["setup_s"] = std::chrono::duration<double>(Clock::now() - t0).count();
-    const Window w = CreateMany(d, clients, 0, int64_t{clients} * 20);
-    CountWindow(state, "window", w);
-    state.counters["window_cpu_us_per_create"] = w.cpu_ms * 1000 / static_cast<double>(w.creates);
-    state.counters["failures"] = failures + w.failures;
+    CountCreatesWindow(state, d, clients, 0, failures);
   }
 }
 BENCHMARK(BM_ServeCreatesAmongTenants)

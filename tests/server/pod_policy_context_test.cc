@@ -170,11 +170,18 @@ struct Seen {
   }
 };
 
-TEST(PodPolicyContextTest, APodsChecksSayWhatTheWholePolicyWouldSay) {
-  Cluster c("0000abcd");
+// A cluster holding Policy's objects, and the same loaded for the oracle.
+class PodPolicyContextTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Policy(c, all);
+    ASSERT_TRUE(all.ok());
+  }
+  Cluster c{"0000abcd"};
   yaml::ManifestLoad all;
-  Policy(c, all);
-  ASSERT_TRUE(all.ok());
+};
+
+TEST_F(PodPolicyContextTest, APodsChecksSayWhatTheWholePolicyWouldSay) {
   std::mt19937 rng(27);
   Seen seen;
   for (int i = 0; i < 400; ++i) {
@@ -189,11 +196,7 @@ TEST(PodPolicyContextTest, APodsChecksSayWhatTheWholePolicyWouldSay) {
 }
 
 // The same for an update of a stored pod's labels and annotations (its group, QoS, usage).
-TEST(PodPolicyContextTest, APodsUpdateIsCheckedAsTheWholePolicyWouldCheckIt) {
-  Cluster c("0000abcd");
-  yaml::ManifestLoad all;
-  Policy(c, all);
-  ASSERT_TRUE(all.ok());
+TEST_F(PodPolicyContextTest, APodsUpdateIsCheckedAsTheWholePolicyWouldCheckIt) {
   std::mt19937 rng(54);
   Seen seen;
   for (int i = 0; i < 300; ++i) {
