@@ -3,8 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <random>
 
 #include "apps/run_command.h"
 #include "cluster_fixtures.h"
@@ -200,6 +205,53 @@ TEST(MetricsTest, EngineEventsWaitHistogramAndElasticQuotasPassPromtool) {
       arbiter::testing::RunCommand("promtool check metrics < " + file.string() + " 2>&1");
   EXPECT_EQ(check.rc, 0) << check.out;
   std::filesystem::remove(file);
+}
+
+// Every value is written as printf's "%.17g" writes it (the text scrapers and the tests have always
+// read), though it is made without printf: integers, fractions, the extremes, random bit patterns.
+TEST(MetricsTest, NumbersAreWrittenAsPrintfWritesThem) {
+  auto printf_text = [](double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return std::string(buf);
+  };
+  std::vector<double> values = {0.0,
+                                -0.0,
+                                1.0,
+                                0.1,
+                                0.01,
+                                2.5,
+                                1e16,
+                                1e17,
+                                123456789012345678.0,
+                                9007199254740993.0,
+                                68719476736.0,
+                                1e-7,
+                                std::numeric_limits<double>::min(),
+                                std::numeric_limits<double>::denorm_min(),
+                                std::numeric_limits<double>::max(),
+                                std::numeric_limits<double>::quiet_NaN()};
+  std::mt19937_64 rng(27);
+  for (int i = 0; i < 20000; ++i) {
+    const uint64_t bits = rng();
+    double v;
+    std::memcpy(&v, &bits, sizeof v);
+    if (!std::isinf(v)) values.push_back(v);
+    values.push_back(static_cast<double>(static_cast<int64_t>(rng() % 100000000000)) / 1000.0);
+    values.push_back(static_cast<double>(rng() % 1000000) * 1000.0 / 3.0);
+  }
+  for (const double v : values) ASSERT_EQ(PrometheusNumber(v), printf_text(v)) << v;
+  EXPECT_EQ(PrometheusNumber(std::numeric_limits<double>::infinity()), "+Inf");
+  EXPECT_EQ(PrometheusNumber(-std::numeric_limits<double>::infinity()), "-Inf");
+}
+
+// Label values escape backslash, double quote and newline, and nothing else.
+TEST(MetricsTest, LabelValuesEscapeBackslashQuoteAndNewline) {
+  EXPECT_EQ(PrometheusLabelValue("plain-value.1"), "plain-value.1");
+  EXPECT_EQ(PrometheusLabelValue(""), "");
+  EXPECT_EQ(PrometheusLabelValue("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+  EXPECT_EQ(PrometheusLabelValue("\n\n"), "\\n\\n");
+  EXPECT_EQ(PrometheusLabelValue("tab\tstays"), "tab\tstays");
 }
 
 }  // namespace metrics_test

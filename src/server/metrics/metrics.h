@@ -66,6 +66,9 @@ struct MetricsFacts {
 
 // A label value escaped as the Prometheus text format wants (\\, \" and \n).
 std::string PrometheusLabelValue(const std::string& v);
+// A sample's value as every series here writes it: printf's "%.17g" (17 significant digits, so 0.1
+// is 0.10000000000000001), +Inf, -Inf.
+std::string PrometheusNumber(double v);
 
 // Under the daemon's lock.
 MetricsFacts CollectMetrics(const Cluster& c, Millis now);
