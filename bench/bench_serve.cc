@@ -1589,6 +1589,61 @@ void BM_ClusterCreateJobs(benchmark::State& state) {
       static_cast<double>(state.iterations() * state.range(0)) / std::max(seconds, 1e-9);
 }
 BENCHMARK(BM_ClusterCreateJobs)->Arg(250)->Arg(1000)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// One batch/v1 Job of range(0) running pods (parallelism range(0), completions twice that), on the
+// state machine alone, then 40 of its pods deleted one at a time (grace 0), each a mutation the Job
+// controller answers with a replacement: what one event of a big Job costs (event_ms, the median;
+// event_max_ms), and the Job's create with its pods (create_ms).
+void BM_ClusterBigJobPodEvents(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Json tmpl = Json::parse(PodJson("x"));
+  tmpl["spec"]["restartPolicy"] = "Never";
+  tmpl["metadata"] = {{"annotations", {{"arbiter.dev/duration", "10h"}}}};
+  for (auto _ : state) {
+    arbiter::server::Cluster c("0000abcd");
+    (void)c.Apply(
+        Create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}}));
+    for (int i = 0; i < 16; ++i) (void)c.Apply(Create(NodeJson(i)));
+    auto job = Create({{"apiVersion", "batch/v1"},
+                       {"kind", "Job"},
+                       {"metadata", {{"name", "big"}, {"namespace", "default"}}},
+                       {"spec", {{"parallelism", n}, {"completions", 2 * n}, {"template", tmpl}}}});
+    job.time = 1000;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!c.Apply(job).ok()) return state.SkipWithError("job create refused");
+    state.counters["create_ms"] =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    (void)c.TakeWatchEvents();
+    std::vector<std::string> names;
+    for (const auto& [key, pod] : c.store().All("Pod")) names.push_back(key.second);
+    if (names.size() != static_cast<size_t>(n)) return state.SkipWithError("not n pods");
+    std::vector<double> ms;
+    for (int i = 0; i < 40; ++i) {
+      arbiter::server::Mutation del;
+      del.op = arbiter::server::Mutation::Op::kDelete;
+      del.kind = "Pod";
+      del.namespace_ = "default";
+      del.name = names[static_cast<size_t>(i) * names.size() / 40];
+      del.grace_period = 0;
+      del.time = 2000 + i;
+      const auto s = std::chrono::steady_clock::now();
+      if (!c.Apply(del).ok()) return state.SkipWithError("delete refused");
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
+      (void)c.TakeWatchEvents();
+    }
+    if (c.store().List("Pod", "default").size() != static_cast<size_t>(n))
+      return state.SkipWithError("a deleted pod not replaced");
+    std::sort(ms.begin(), ms.end());
+    state.counters["event_ms"] = ms[ms.size() / 2];
+    state.counters["event_max_ms"] = ms.back();
+  }
+}
+BENCHMARK(BM_ClusterBigJobPodEvents)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 }  // namespace
 
 BENCHMARK_MAIN();
