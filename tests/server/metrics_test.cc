@@ -226,6 +226,9 @@ TEST(MetricsTest, NumbersAreWrittenAsPrintfWritesThem) {
                                 123456789012345678.0,
                                 9007199254740993.0,
                                 68719476736.0,
+                                987654321012345.125,  // a tie at the 17th digit: to even
+                                0.5,
+                                2.675,
                                 1e-7,
                                 std::numeric_limits<double>::min(),
                                 std::numeric_limits<double>::denorm_min(),
@@ -240,7 +243,11 @@ TEST(MetricsTest, NumbersAreWrittenAsPrintfWritesThem) {
     values.push_back(static_cast<double>(static_cast<int64_t>(rng() % 100000000000)) / 1000.0);
     values.push_back(static_cast<double>(rng() % 1000000) * 1000.0 / 3.0);
   }
-  for (const double v : values) ASSERT_EQ(PrometheusNumber(v), printf_text(v)) << v;
+  for (const double v : values) {
+    char exact[64];
+    std::snprintf(exact, sizeof exact, "%a", v);
+    ASSERT_EQ(PrometheusNumber(v), printf_text(v)) << exact;
+  }
   EXPECT_EQ(PrometheusNumber(std::numeric_limits<double>::infinity()), "+Inf");
   EXPECT_EQ(PrometheusNumber(-std::numeric_limits<double>::infinity()), "-Inf");
 }
@@ -252,6 +259,94 @@ TEST(MetricsTest, LabelValuesEscapeBackslashQuoteAndNewline) {
   EXPECT_EQ(PrometheusLabelValue("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
   EXPECT_EQ(PrometheusLabelValue("\n\n"), "\\n\\n");
   EXPECT_EQ(PrometheusLabelValue("tab\tstays"), "tab\tstays");
+}
+
+// The per-pod families, whole: every sample, in order, of a pending pod, a running one with GPUs
+// and declared use, one without GPUs and one without requests (a BestEffort pod). The text is
+// made family by family, each a pass over the workloads with the pod's labels written once for
+// the family's samples: a label dropped or moved, a family's samples interleaved, shows here.
+TEST(MetricsTest, PerPodFamiliesAreWrittenWholeInOrder) {
+  Cluster c("0000abcd");
+  auto apply = [&](const Json& obj) {
+    const auto r = c.Apply(CreateOf(kT0, obj));
+    ASSERT_TRUE(r.ok()) << r.error->message;
+  };
+  apply({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}});
+  apply({{"apiVersion", "v1"},
+         {"kind", "Node"},
+         {"metadata", {{"name", "n1"}, {"labels", {{"nvidia.com/gpu.product", "H100"}}}}},
+         {"status", {{"capacity", {{"cpu", "8"}, {"memory", "32Gi"}, {"nvidia.com/gpu", "2"}}}}}});
+  auto pod = [](const std::string& name, const std::string& container, Json requests) {
+    Json p{{"apiVersion", "v1"},
+           {"kind", "Pod"},
+           {"metadata", {{"name", name}, {"namespace", "default"}}},
+           {"spec", {{"containers", {{{"name", container}}}}}}};
+    if (!requests.empty()) {
+      p["spec"]["containers"][0]["resources"]["requests"] = requests;
+      if (requests.contains("nvidia.com/gpu"))
+        p["spec"]["containers"][0]["resources"]["limits"] = {
+            {"nvidia.com/gpu", requests["nvidia.com/gpu"]}};
+    }
+    return p;
+  };
+  Json gpus = pod("gpus", "train", {{"cpu", "1500m"}, {"memory", "1Mi"}, {"nvidia.com/gpu", "2"}});
+  gpus["metadata"]["annotations"] = {{"arbiter.dev/usage", "cpu=1,nvidia.com/gpu=1"}};
+  apply(gpus);
+  apply(pod("cpu", "web", {{"cpu", "250m"}}));
+  apply(pod("besteffort", "idle", Json::object()));
+  apply(pod("waits", "big", {{"cpu", "100"}}));
+  const std::string text = RenderMetrics(c, JournalStats{}, kT0 + 2500);
+  const size_t from = text.find("# HELP kube_pod_status_phase");
+  ASSERT_NE(from, std::string::npos) << text;
+  EXPECT_EQ(text.substr(from),
+            R"(# HELP kube_pod_status_phase The pod's phase (kube-state-metrics shape).
+# TYPE kube_pod_status_phase gauge
+kube_pod_status_phase{namespace="default",pod="gpus",phase="Pending"} 0
+kube_pod_status_phase{namespace="default",pod="gpus",phase="Running"} 1
+kube_pod_status_phase{namespace="default",pod="gpus",phase="Succeeded"} 0
+kube_pod_status_phase{namespace="default",pod="gpus",phase="Failed"} 0
+kube_pod_status_phase{namespace="default",pod="gpus",phase="Unknown"} 0
+kube_pod_status_phase{namespace="default",pod="cpu",phase="Pending"} 0
+kube_pod_status_phase{namespace="default",pod="cpu",phase="Running"} 1
+kube_pod_status_phase{namespace="default",pod="cpu",phase="Succeeded"} 0
+kube_pod_status_phase{namespace="default",pod="cpu",phase="Failed"} 0
+kube_pod_status_phase{namespace="default",pod="cpu",phase="Unknown"} 0
+kube_pod_status_phase{namespace="default",pod="besteffort",phase="Pending"} 0
+kube_pod_status_phase{namespace="default",pod="besteffort",phase="Running"} 1
+kube_pod_status_phase{namespace="default",pod="besteffort",phase="Succeeded"} 0
+kube_pod_status_phase{namespace="default",pod="besteffort",phase="Failed"} 0
+kube_pod_status_phase{namespace="default",pod="besteffort",phase="Unknown"} 0
+kube_pod_status_phase{namespace="default",pod="waits",phase="Pending"} 1
+kube_pod_status_phase{namespace="default",pod="waits",phase="Running"} 0
+kube_pod_status_phase{namespace="default",pod="waits",phase="Succeeded"} 0
+kube_pod_status_phase{namespace="default",pod="waits",phase="Failed"} 0
+kube_pod_status_phase{namespace="default",pod="waits",phase="Unknown"} 0
+# HELP kube_pod_info The pod's node (kube-state-metrics shape).
+# TYPE kube_pod_info gauge
+kube_pod_info{namespace="default",pod="gpus",node="n1"} 1
+kube_pod_info{namespace="default",pod="cpu",node="n1"} 1
+kube_pod_info{namespace="default",pod="besteffort",node="n1"} 1
+# HELP kube_pod_container_resource_requests The pod's requests (kube-state-metrics shape).
+# TYPE kube_pod_container_resource_requests gauge
+kube_pod_container_resource_requests{namespace="default",pod="gpus",container="train",node="n1",resource="cpu",unit="core"} 1.5
+kube_pod_container_resource_requests{namespace="default",pod="gpus",container="train",node="n1",resource="memory",unit="byte"} 1048576
+kube_pod_container_resource_requests{namespace="default",pod="gpus",container="train",node="n1",resource="nvidia.com/gpu",unit="integer"} 2
+kube_pod_container_resource_requests{namespace="default",pod="cpu",container="web",node="n1",resource="cpu",unit="core"} 0.25
+# HELP container_cpu_usage_seconds_total Virtual CPU use over the current run (cAdvisor shape).
+# TYPE container_cpu_usage_seconds_total counter
+container_cpu_usage_seconds_total{namespace="default",pod="gpus",container="train"} 2.5
+container_cpu_usage_seconds_total{namespace="default",pod="cpu",container="web"} 0.625
+container_cpu_usage_seconds_total{namespace="default",pod="besteffort",container="idle"} 0
+# HELP container_memory_working_set_bytes Virtual memory use (cAdvisor shape).
+# TYPE container_memory_working_set_bytes gauge
+container_memory_working_set_bytes{namespace="default",pod="gpus",container="train"} 0
+container_memory_working_set_bytes{namespace="default",pod="cpu",container="web"} 0
+container_memory_working_set_bytes{namespace="default",pod="besteffort",container="idle"} 0
+# HELP DCGM_FI_PROF_GR_ENGINE_ACTIVE Virtual GPU activity per GPU (dcgm-exporter shape).
+# TYPE DCGM_FI_PROF_GR_ENGINE_ACTIVE gauge
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{namespace="default",pod="gpus",container="train",gpu="0",GPU_I_PROFILE=""} 0.5
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{namespace="default",pod="gpus",container="train",gpu="1",GPU_I_PROFILE=""} 0.5
+)");
 }
 
 }  // namespace metrics_test

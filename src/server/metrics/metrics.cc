@@ -91,8 +91,8 @@ class Writer {
     for (const Label& l : labels) Add(l);
     End(v);
   }
-  // A sample whose first labels are `head`, already written (PodLabels): one pod's samples in
-  // several families write its namespace and name once.
+  // A sample whose first labels are `head`, already written (PodLabels): a pod's labels are
+  // escaped once per family, for all its samples in that family.
   void Sample(std::string_view name, std::string_view head, std::initializer_list<Label> labels,
               double v) {
     Begin(name);
