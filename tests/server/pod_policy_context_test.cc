@@ -221,5 +221,107 @@ TEST_F(PodPolicyContextTest, APodsUpdateIsCheckedAsTheWholePolicyWouldCheckIt) {
   EXPECT_GT(seen.invalid, 20);
 }
 
+// The kinds checked against their own part of the policy too (Cluster::OwnPolicyContext):
+// Namespaces, ResourceQuotas (duplicate extended resources, conflicting and unsupported scopes,
+// scopeSelector classes known, misspelt, built-in and unknown) and LimitRanges (each order of
+// min, defaultRequest, default, max; maxLimitRequestRatio; an extended default unlike its
+// defaultRequest), created and updated, in every namespace.
+Json RandomOwnObject(std::mt19937& rng) {
+  auto pick = [&](std::vector<std::string> v) { return v[rng() % v.size()]; };
+  const std::string ns = pick({"default", "team-0", "team-1", "team-2", "team-3", "team-4"});
+  switch (rng() % 3) {
+    case 0:
+      return Object("v1", "Namespace", "", pick({"team-0", "team-4", "fresh"}),
+                    {{"metadata", {{"labels", {{"tier", pick({"a", "b"})}}}}}});
+    case 1: {
+      std::vector<Json> hards = {
+          {{"requests.cpu", "1"}, {"pods", "5"}},
+          {{"nvidia.com/gpu", "2"}, {"requests.nvidia.com/gpu", "2"}},
+          {{"cpu", "1"}, {"requests.cpu", "2"}},
+          {{"requests.ephemeral-storage", "1Gi"}, {"requests.memory", "1Gi"}},
+          {{"pods", "3"}}};
+      Json spec = {{"hard", hards[rng() % hards.size()]}};
+      std::vector<Json> scopes = {
+          Json(), Json::array({"BestEffort"}), Json::array({"BestEffort", "NotBestEffort"}),
+          Json::array({"Terminating", "NotTerminating"}), Json::array({"NotBestEffort"})};
+      if (const Json& sc = scopes[rng() % scopes.size()]; !sc.is_null()) spec["scopes"] = sc;
+      std::vector<Json> classes = {Json(), Json::array({"high"}), Json::array({"hgh"}),
+                                   Json::array({"system-node-critical", "nothing"})};
+      if (const Json& v = classes[rng() % classes.size()]; !v.is_null())
+        spec["scopeSelector"] = {
+            {"matchExpressions",
+             {{{"scopeName", "PriorityClass"}, {"operator", "In"}, {"values", v}}}}};
+      return Object("v1", "ResourceQuota", ns, pick({"q", "r"}), {{"spec", spec}});
+    }
+    default: {
+      Json item = {{"type", "Container"}};
+      if (rng() % 2) item["max"]["cpu"] = pick({"1", "4"});
+      if (rng() % 2) item["min"]["cpu"] = pick({"500m", "2"});
+      if (rng() % 2) item["default"]["cpu"] = pick({"1", "8"});
+      if (rng() % 2) item["defaultRequest"]["cpu"] = pick({"250m", "3"});
+      if (rng() % 3 == 0) item["maxLimitRequestRatio"]["cpu"] = pick({"2", "10"});
+      if (rng() % 4 == 0) {
+        item["default"]["nvidia.com/gpu"] = "1";
+        item["defaultRequest"]["nvidia.com/gpu"] = pick({"1", "2"});
+      }
+      return Object("v1", "LimitRange", ns, pick({"limits", "other"}),
+                    {{"spec", {{"limits", {item}}}}});
+    }
+  }
+}
+
+// What validating `obj` against every object in `all` says about it (a stored one of its name
+// is replaced), as the daemon words it: its loader's diagnostics, then the validator's.
+std::vector<std::string> OwnOracle(const yaml::ManifestLoad& all, const Json& obj) {
+  const std::string kind = obj["kind"], name = obj["metadata"]["name"];
+  const std::string ns = obj["metadata"].value("namespace", "");
+  yaml::ManifestLoad whole = all;
+  auto replaced = [&](auto& objects) {
+    std::erase_if(objects,
+                  [&](const auto& o) { return o.meta.name == name && o.meta.namespace_ == ns; });
+  };
+  if (kind == "Namespace") replaced(whole.set.namespaces);
+  if (kind == "ResourceQuota") replaced(whole.set.resource_quotas);
+  if (kind == "LimitRange") replaced(whole.set.limit_ranges);
+  whole.diagnostics = {};
+  yaml::LoadManifestJson(obj, "request", &whole);
+  Diagnostics d = whole.diagnostics;
+  if (whole.ok()) {
+    Diagnostics cross;
+    ValidateManifestSet(whole.set, nullptr, &cross);
+    for (auto& item : cross.items)
+      if (item.kind == kind && item.name == (ns.empty() ? name : ns + "/" + name))
+        d.Add(std::move(item));
+  }
+  std::vector<std::string> out;
+  for (const auto& item : d.items)
+    out.push_back((item.severity == Severity::kError ? "error " : "warning ") +
+                  (item.field_path.empty() ? "" : item.field_path + ": ") + item.message);
+  if (d.HasErrors())  // a refused object's answer has its errors alone
+    std::erase_if(out, [](const std::string& s) { return s.rfind("warning ", 0) == 0; });
+  return out;
+}
+
+TEST_F(PodPolicyContextTest, NamespacesQuotasAndLimitRangesAreCheckedAsTheWholePolicyWould) {
+  std::mt19937 rng(81);
+  Seen seen;
+  std::map<std::string, int> kinds;
+  for (int i = 0; i < 600; ++i) {
+    const Json obj = RandomOwnObject(rng);
+    const std::string kind = obj["kind"];
+    const bool stored =
+        c.store().Get(kind, obj["metadata"].value("namespace", ""), obj["metadata"]["name"]);
+    const std::vector<std::string> want = OwnOracle(all, obj);
+    ASSERT_EQ(Served(c, obj, stored), want) << i << ": " << obj;  // in the validator's order
+    seen.Add(want);
+    ++kinds[kind + (stored ? " update" : " create")];
+  }
+  EXPECT_GT(seen.warned, 10);
+  EXPECT_GT(seen.invalid, 30);
+  EXPECT_EQ(seen.refused, 0);  // every answer came from the validator
+  for (const char* k : {"Namespace", "ResourceQuota", "LimitRange"})
+    for (const char* op : {" create", " update"}) EXPECT_GT(kinds[k + std::string(op)], 20) << k;
+}
+
 }  // namespace
 }  // namespace arbiter::server

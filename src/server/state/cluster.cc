@@ -376,34 +376,70 @@ void Cluster::WriteStatus(const std::string& kind, const std::string& ns, const 
   store_.Put(kind, ns, name, std::move(q));
 }
 
-ManifestSet Cluster::PodPolicyContext(const Pod& pod, const std::string& ns) const {
-  ManifestSet ctx;
-  auto objects = [&](const char* kind) -> const std::map<ObjectStore::Key, ManifestSet>* {
-    auto it = policy_.find(kind);
-    return it == policy_.end() ? nullptr : &it->second;
-  };
-  // The object named `key` of `kind`, or every one when it is not stored.
-  auto named = [&](const char* kind, const ObjectStore::Key& key) {
-    const auto* objs = objects(kind);
+namespace {
+
+// Picks stored policy objects into a validation context.
+class ContextPicker {
+ public:
+  using Policy = std::map<std::string, std::map<ObjectStore::Key, ManifestSet>>;
+  explicit ContextPicker(const Policy& policy) : policy_(policy) {}
+  // The object named `key` of `kind`, or every one when it is not stored (for "did you mean",
+  // and for a namespace that is not declared when others are).
+  void Named(const char* kind, const ObjectStore::Key& key) {
+    const auto* objs = Objects(kind);
     if (!objs) return;
     if (auto it = objs->find(key); it != objs->end()) return Append(ctx, it->second);
-    for (const auto& [k, set] : *objs) Append(ctx, set);
-  };
+    All(kind);
+  }
   // Every object of `kind` in namespace `ns`.
-  auto in_namespace = [&](const char* kind) {
-    const auto* objs = objects(kind);
+  void InNamespace(const char* kind, const std::string& ns) {
+    const auto* objs = Objects(kind);
     if (!objs) return;
     for (auto it = objs->lower_bound({ns, ""}); it != objs->end() && it->first.first == ns; ++it)
       Append(ctx, it->second);
-  };
-  named("Namespace", {"", ns});
-  if (pod.priority_class_name) named("PriorityClass", {"", *pod.priority_class_name});
-  if (pod.sim.qos) named("QoS", {"", *pod.sim.qos});
-  in_namespace("LimitRange");
-  in_namespace("PodGroup");
-  if (const auto* pp = objects("PoolPolicy"))
-    for (const auto& [k, set] : *pp) Append(ctx, set);
-  return ctx;
+  }
+  void All(const char* kind) {
+    if (const auto* objs = Objects(kind))
+      for (const auto& [k, set] : *objs) Append(ctx, set);
+  }
+  ManifestSet ctx;
+
+ private:
+  const std::map<ObjectStore::Key, ManifestSet>* Objects(const char* kind) const {
+    auto it = policy_.find(kind);
+    return it == policy_.end() ? nullptr : &it->second;
+  }
+  const Policy& policy_;
+};
+
+}  // namespace
+
+ManifestSet Cluster::PodPolicyContext(const Pod& pod, const std::string& ns) const {
+  ContextPicker pick(policy_);
+  pick.Named("Namespace", {"", ns});
+  if (pod.priority_class_name) pick.Named("PriorityClass", {"", *pod.priority_class_name});
+  if (pod.sim.qos) pick.Named("QoS", {"", *pod.sim.qos});
+  pick.InNamespace("LimitRange", ns);
+  pick.InNamespace("PodGroup", ns);
+  pick.All("PoolPolicy");
+  return std::move(pick.ctx);
+}
+
+std::optional<ManifestSet> Cluster::OwnPolicyContext(KindId kind, const std::string& ns) const {
+  ContextPicker pick(policy_);
+  switch (kind) {
+    case KindId::kNamespace:  // its one cross-object check, duplicates, is of itself: left out
+      return std::move(pick.ctx);
+    case KindId::kResourceQuota:  // its namespace, and the classes its scopeSelector names
+      pick.Named("Namespace", {"", ns});
+      pick.All("PriorityClass");
+      return std::move(pick.ctx);
+    case KindId::kLimitRange:  // its namespace
+      pick.Named("Namespace", {"", ns});
+      return std::move(pick.ctx);
+    default:
+      return std::nullopt;
+  }
 }
 
 // ------------------------------------------------------------------ create / update
@@ -700,8 +736,11 @@ std::optional<ApiError> Cluster::Validate(const Mutation& m, const Target& t,
   Diagnostics diags = load.diagnostics;
   if (load.ok()) {
     const bool one_pod = t.kind.storage == Storage::kWorkload && load.set.pods.size() == 1;
-    ManifestSet ctx =
-        one_pod ? PodPolicyContext(load.set.pods[0], t.ns) : PolicyContext(m.kind, t.ns, t.name);
+    std::optional<ManifestSet> own;
+    if (!one_pod) own = OwnPolicyContext(t.kind.id, t.ns);
+    ManifestSet ctx = one_pod ? PodPolicyContext(load.set.pods[0], t.ns)
+                      : own   ? std::move(*own)
+                              : PolicyContext(m.kind, t.ns, t.name);
     if (one_pod && m.op == Mutation::Op::kCreate)
       if (auto e = AdmitLimitRanges(t, load.set.pods[0], ctx)) return e;
     ManifestSet only = load.set;

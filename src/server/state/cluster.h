@@ -373,6 +373,12 @@ class Cluster {
   // totals of the ElasticQuotas can no longer stop a pod's checks: those totals never overflow
   // in a stored set, since each ElasticQuota is checked against all the others when written.)
   ManifestSet PodPolicyContext(const Pod& pod, const std::string& ns) const;
+  // The same for one object of the kinds whose own checks read little of the rest (the
+  // validator's Duplicates, ResourceQuotas and LimitRanges): a Namespace nothing; a ResourceQuota
+  // its Namespace and the PriorityClasses (its scopeSelector's values); a LimitRange its
+  // Namespace. nullopt for the other kinds, checked against the whole context: a quota's
+  // create beside 1,000 tenants copied and checked every tenant's policy.
+  std::optional<ManifestSet> OwnPolicyContext(KindId kind, const std::string& ns) const;
 
   CommandTape tape_;                 // live: the commands of the mutation being applied
   CommandTape* play_ = nullptr;      // replaying: the commands to give the engine
