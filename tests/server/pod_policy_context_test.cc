@@ -2,7 +2,8 @@
 // (Cluster::PodPolicyContext), not a copy of every policy object: the validator's answer about
 // the pod must be the one the whole set gives (the oracle here: ValidateManifestSet over every
 // object applied, as the daemon ran it before), for pods that name known, misspelt and unknown
-// classes, QoSes and groups, in namespaces with and without LimitRanges.
+// classes, QoSes and groups, in namespaces with and without LimitRanges. The same for
+// Namespaces, ResourceQuotas and LimitRanges (Cluster::OwnPolicyContext).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -230,9 +231,11 @@ Json RandomOwnObject(std::mt19937& rng) {
   auto pick = [&](std::vector<std::string> v) { return v[rng() % v.size()]; };
   const std::string ns = pick({"default", "team-0", "team-1", "team-2", "team-3", "team-4"});
   switch (rng() % 3) {
-    case 0:
-      return Object("v1", "Namespace", "", pick({"team-0", "team-4", "fresh"}),
-                    {{"metadata", {{"labels", {{"tier", pick({"a", "b"})}}}}}});
+    case 0: {  // (each draw its own statement: the order of a call's arguments is unspecified)
+      const std::string name = pick({"team-0", "team-4", "fresh"});
+      const std::string tier = pick({"a", "b"});
+      return Object("v1", "Namespace", "", name, {{"metadata", {{"labels", {{"tier", tier}}}}}});
+    }
     case 1: {
       std::vector<Json> hards = {
           {{"requests.cpu", "1"}, {"pods", "5"}},

@@ -428,13 +428,18 @@ ManifestSet Cluster::PodPolicyContext(const Pod& pod, const std::string& ns) con
 std::optional<ManifestSet> Cluster::OwnPolicyContext(KindId kind, const std::string& ns) const {
   ContextPicker pick(policy_);
   switch (kind) {
-    case KindId::kNamespace:  // its one cross-object check, duplicates, is of itself: left out
+    // Its one cross-object check, of duplicate names, cannot fire: the store holds one object
+    // a name, and the whole context left the stored one out too.
+    case KindId::kNamespace:
       return std::move(pick.ctx);
-    case KindId::kResourceQuota:  // its namespace, and the classes its scopeSelector names
+    // Every PriorityClass (its scopeSelector's values are looked up there), and its namespace:
+    // the validator warns of one not declared, which the daemon never meets (it refuses an
+    // object whose namespace is not stored before validating it), taken all the same.
+    case KindId::kResourceQuota:
       pick.Named("Namespace", {"", ns});
       pick.All("PriorityClass");
       return std::move(pick.ctx);
-    case KindId::kLimitRange:  // its namespace
+    case KindId::kLimitRange:  // its namespace, as above
       pick.Named("Namespace", {"", ns});
       return std::move(pick.ctx);
     default:

@@ -376,8 +376,9 @@ class Cluster {
   // The same for one object of the kinds whose own checks read little of the rest (the
   // validator's Duplicates, ResourceQuotas and LimitRanges): a Namespace nothing; a ResourceQuota
   // its Namespace and the PriorityClasses (its scopeSelector's values); a LimitRange its
-  // Namespace. nullopt for the other kinds, checked against the whole context: a quota's
-  // create beside 1,000 tenants copied and checked every tenant's policy.
+  // Namespace. nullopt for the other kinds, still checked against the whole context (an
+  // ElasticQuota's create beside 1,000 tenants copies and checks every tenant's policy; a
+  // Namespace's and a ResourceQuota's did).
   std::optional<ManifestSet> OwnPolicyContext(KindId kind, const std::string& ns) const;
 
   CommandTape tape_;                 // live: the commands of the mutation being applied

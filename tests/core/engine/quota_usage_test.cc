@@ -237,6 +237,19 @@ TEST_F(QuotaUsage, ANamespacesOwnUsageIsItsEntryOfTheWholeList) {
   EXPECT_EQ(e_.resource_quota_usages("team-b").size(), 2u);
   EXPECT_TRUE(e_.resource_quota_usages("team-c").empty());
   EXPECT_FALSE(e_.elastic_quota_usage_without_lent("team-c").has_value());
+  // A quota changed in place keeps its place; one deleted leaves its namespace's list, and a new
+  // one joins it last (the engine's invariants check the index after each).
+  Do(0, UpsertResourceQuota{ScopedQuota("q1", "team-b", "NotTerminating")});
+  Do(0, UpsertResourceQuota{ScopedQuota("q3", "team-a", "BestEffort")});
+  Do(0, DeleteResourceQuota{{"team-b", "q1"}});
+  Do(0, UpsertResourceQuota{ScopedQuota("q1", "team-b", "NotBestEffort")});
+  auto names = [&](const std::string& ns) {
+    std::vector<std::string> out;
+    for (const auto& u : e_.resource_quota_usages(ns)) out.push_back(u.name);
+    return out;
+  };
+  EXPECT_EQ(names("team-a"), (std::vector<std::string>{"q0", "q3"}));
+  EXPECT_EQ(names("team-b"), (std::vector<std::string>{"q2", "q1"}));
 }
 
 // A blocked workload's backfill reservation is a field of its status, with the facts its message
