@@ -1,5 +1,6 @@
 // The journal's format row is checked at open: a journal of a newer format, or of no known
-// format, is refused with a message naming both versions; the current format opens.
+// format, is refused with a message naming both versions; the current format opens. A data
+// directory is one journal's at a time (its LOCK).
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -93,6 +94,24 @@ TEST(JournalFormatTest, AWalkThroughThatIsNotARecordNumberIsRefused) {
               std::string::npos)
         << j.message();
   }
+}
+
+// A second journal on a directory whose journal is open (a second `arbiter serve --data` on it)
+// is refused, naming the holder's pid; it opens once the first is closed.
+TEST(JournalFormatTest, ASecondJournalOnTheSameDirectoryIsRefusedWhileTheFirstIsOpen) {
+  const auto dir = Dir("locked");
+  {
+    auto first = Journal::Open(dir.string());
+    ASSERT_TRUE(first.ok()) << first.status().message();
+    auto second = Journal::Open(dir.string());
+    ASSERT_FALSE(second.ok());
+    EXPECT_NE(second.status().message().find("is in use by another arbiter serve (pid " +
+                                             std::to_string(getpid()) + ")"),
+              std::string::npos)
+        << second.status().message();
+  }
+  auto again = Journal::Open(dir.string());
+  EXPECT_TRUE(again.ok()) << again.status().message();
 }
 
 }  // namespace journal_format_test

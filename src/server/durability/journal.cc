@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -161,6 +162,7 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& dir) {
   const std::string path = dir + "/journal.db";
   j->path_ = path;
   j->dir_ = dir;
+  if (Status s = j->Lock(); !s.ok()) return s;
   if (sqlite3_open_v2(path.c_str(), &j->db_,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       nullptr) != SQLITE_OK)
@@ -226,6 +228,32 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& dir) {
 Journal::~Journal() {
   Stop();
   if (db_) sqlite3_close(db_);
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock
+}
+
+// A second daemon on the same directory used to start, serve a copy of the state and turn
+// read-only at its first write (its record numbers taken by the first's). The lock is the
+// kernel's: it goes with the process, a crash included. The file holds the holder's pid.
+Status Journal::Lock() {
+  const std::string lock = dir_ + "/LOCK";
+  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0) return Status::Internal("cannot open " + lock + ": " + std::strerror(errno));
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    if (err != EWOULDBLOCK)
+      return Status::Internal("cannot lock " + lock + ": " + std::strerror(err));
+    char pid[32] = {};
+    const ssize_t n = ::pread(lock_fd_, pid, sizeof pid - 1, 0);
+    const std::string holder = n > 0 ? std::string(pid, static_cast<size_t>(n)) : "";
+    return Status::FailedPrecondition("--data " + dir_ + " is in use by another arbiter serve" +
+                                      (holder.empty() ? "" : " (pid " + holder + ")") + ": " +
+                                      lock + " is locked; stop that one or give another directory");
+  }
+  const std::string self = std::to_string(::getpid());
+  if (::ftruncate(lock_fd_, 0) != 0 ||
+      ::pwrite(lock_fd_, self.data(), self.size(), 0) != static_cast<ssize_t>(self.size()))
+    return Status::Internal("cannot write " + lock + ": " + std::strerror(errno));
+  return Status::Ok();
 }
 
 Result<std::optional<Journal::Snapshot>> Journal::LoadSnapshotFile() const {

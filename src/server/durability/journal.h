@@ -165,7 +165,11 @@ class Journal {
   Status Exec(const char* sql);
   Result<std::string> MetaValue(const char* key);  // "" when absent
 
+  // Holds the data directory's LOCK (flock) for the journal's life: one daemon a directory.
+  Status Lock();
+
   sqlite3* db_ = nullptr;
+  int lock_fd_ = -1;
   std::string path_, dir_;
   std::string instance_id_;
   int format_version_ = 0;
