@@ -3,7 +3,7 @@
 // the pod must be the one the whole set gives (the oracle here: ValidateManifestSet over every
 // object applied, as the daemon ran it before), for pods that name known, misspelt and unknown
 // classes, QoSes and groups, in namespaces with and without LimitRanges. The same for
-// Namespaces, ResourceQuotas and LimitRanges (Cluster::OwnPolicyContext).
+// Namespaces, ResourceQuotas and LimitRanges (Cluster::ObjectPolicyContext).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -222,7 +222,7 @@ TEST_F(PodPolicyContextTest, APodsUpdateIsCheckedAsTheWholePolicyWouldCheckIt) {
   EXPECT_GT(seen.invalid, 20);
 }
 
-// The kinds checked against their own part of the policy too (Cluster::OwnPolicyContext):
+// The kinds checked against their own part of the policy too (Cluster::ObjectPolicyContext):
 // Namespaces, ResourceQuotas (duplicate extended resources, conflicting and unsupported scopes,
 // scopeSelector classes known, misspelt, built-in and unknown) and LimitRanges (each order of
 // min, defaultRequest, default, max; maxLimitRequestRatio; an extended default unlike its

@@ -425,9 +425,10 @@ ManifestSet Cluster::PodPolicyContext(const Pod& pod, const std::string& ns) con
   return std::move(pick.ctx);
 }
 
-std::optional<ManifestSet> Cluster::OwnPolicyContext(KindId kind, const std::string& ns) const {
+ManifestSet Cluster::ObjectPolicyContext(KindId id, const std::string& kind, const std::string& ns,
+                                         const std::string& name) const {
   ContextPicker pick(policy_);
-  switch (kind) {
+  switch (id) {
     // Its one cross-object check, of duplicate names, cannot fire: the store holds one object
     // a name, and the whole context left the stored one out too.
     case KindId::kNamespace:
@@ -443,7 +444,7 @@ std::optional<ManifestSet> Cluster::OwnPolicyContext(KindId kind, const std::str
       pick.Named("Namespace", {"", ns});
       return std::move(pick.ctx);
     default:
-      return std::nullopt;
+      return PolicyContext(kind, ns, name);
   }
 }
 
@@ -741,11 +742,8 @@ std::optional<ApiError> Cluster::Validate(const Mutation& m, const Target& t,
   Diagnostics diags = load.diagnostics;
   if (load.ok()) {
     const bool one_pod = t.kind.storage == Storage::kWorkload && load.set.pods.size() == 1;
-    std::optional<ManifestSet> own;
-    if (!one_pod) own = OwnPolicyContext(t.kind.id, t.ns);
     ManifestSet ctx = one_pod ? PodPolicyContext(load.set.pods[0], t.ns)
-                      : own   ? std::move(*own)
-                              : PolicyContext(m.kind, t.ns, t.name);
+                              : ObjectPolicyContext(t.kind.id, m.kind, t.ns, t.name);
     if (one_pod && m.op == Mutation::Op::kCreate)
       if (auto e = AdmitLimitRanges(t, load.set.pods[0], ctx)) return e;
     ManifestSet only = load.set;

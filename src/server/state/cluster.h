@@ -373,13 +373,14 @@ class Cluster {
   // totals of the ElasticQuotas can no longer stop a pod's checks: those totals never overflow
   // in a stored set, since each ElasticQuota is checked against all the others when written.)
   ManifestSet PodPolicyContext(const Pod& pod, const std::string& ns) const;
-  // The same for one object of the kinds whose own checks read little of the rest (the
-  // validator's Duplicates, ResourceQuotas and LimitRanges): a Namespace nothing; a ResourceQuota
-  // its Namespace and the PriorityClasses (its scopeSelector's values); a LimitRange its
-  // Namespace. nullopt for the other kinds, still checked against the whole context (an
+  // The context for one object of `kind` (id) ns/name: for the kinds whose own checks read little
+  // of the rest (the validator's Duplicates, ResourceQuotas and LimitRanges) only that: a
+  // Namespace nothing; a ResourceQuota its Namespace and the PriorityClasses (its scopeSelector's
+  // values); a LimitRange its Namespace. The other kinds get the whole PolicyContext (an
   // ElasticQuota's create beside 1,000 tenants copies and checks every tenant's policy; a
   // Namespace's and a ResourceQuota's did).
-  std::optional<ManifestSet> OwnPolicyContext(KindId kind, const std::string& ns) const;
+  ManifestSet ObjectPolicyContext(KindId id, const std::string& kind, const std::string& ns,
+                                  const std::string& name) const;
 
   CommandTape tape_;                 // live: the commands of the mutation being applied
   CommandTape* play_ = nullptr;      // replaying: the commands to give the engine
