@@ -353,10 +353,16 @@ std::map<std::string, QuotaBook::CohortSums> QuotaBook::FreshSums() const {
 
 void QuotaBook::RebuildSums() { sums_ = FreshSums(); }
 
-void QuotaBook::CountIn(const EQ& e, const ResourceList& keys, int sign) {
-  if (e.x.cohort.empty()) return;
-  CohortSums& sums = sums_[e.x.cohort];
-  for (const auto& [r, v] : keys.entries()) AddCounts(e, r, sign, sums);
+void QuotaBook::Move(EQ& e, ResourceList EQ::*field, const ResourceList& part, int sign) {
+  CohortSums* sums = e.x.cohort.empty() ? nullptr : &sums_[e.x.cohort];
+  if (sums)
+    for (const auto& [r, v] : part.entries()) AddCounts(e, r, -1, *sums);
+  if (sign > 0)
+    e.*field += part;
+  else
+    e.*field -= part;
+  if (sums)
+    for (const auto& [r, v] : part.entries()) AddCounts(e, r, 1, *sums);
 }
 
 std::string FlavorKey(const std::string& resource, const std::string& flavor) {
@@ -659,9 +665,7 @@ void QuotaBook::Reserve(const Workload& w) {
   if (e == eq_index_.end() || reservations_.count(id)) return;
   EQ& eq = eqs_[e->second];
   const ResourceList& held = reservations_[id] = TrackedPart(ElasticRequests(w, eq.x), eq.x);
-  CountIn(eq, held, -1);
-  eq.reserved += held;
-  CountIn(eq, held, 1);
+  Move(eq, &EQ::reserved, held, 1);
 }
 
 void QuotaBook::Unreserve(const Workload& w) {
@@ -672,10 +676,7 @@ void QuotaBook::Unreserve(const Workload& w) {
   auto r = reservations_.find(Value(w.id));
   if (r == reservations_.end()) return;
   if (auto e = eq_index_.find(w.namespace_); e != eq_index_.end()) {
-    EQ& eq = eqs_[e->second];
-    CountIn(eq, r->second, -1);
-    eq.reserved -= r->second;
-    CountIn(eq, r->second, 1);
+    Move(eqs_[e->second], &EQ::reserved, r->second, -1);
   }
   reservations_.erase(r);
 }
@@ -691,10 +692,7 @@ void QuotaBook::Charge(const Workload& w) {
   auto e = eq_index_.find(w.namespace_);
   if (e == eq_index_.end()) return;
   EQ& eq = eqs_[e->second];
-  const ResourceList part = TrackedPart(ElasticRequests(w, eq.x), eq.x);
-  CountIn(eq, part, -1);
-  eq.used += part;
-  CountIn(eq, part, 1);
+  Move(eq, &EQ::used, TrackedPart(ElasticRequests(w, eq.x), eq.x), 1);
 }
 
 void QuotaBook::Release(const Workload& w) {
@@ -715,10 +713,7 @@ void QuotaBook::Release(const Workload& w) {
   auto e = eq_index_.find(w.namespace_);
   if (e == eq_index_.end()) return;
   EQ& eq = eqs_[e->second];
-  const ResourceList part = TrackedPart(ElasticRequests(w, eq.x), eq.x);
-  CountIn(eq, part, -1);
-  eq.used -= part;
-  CountIn(eq, part, 1);
+  Move(eq, &EQ::used, TrackedPart(ElasticRequests(w, eq.x), eq.x), -1);
   if (!eq.allowance.empty() && eq.x.max) {
     ResourceList a;
     for (const auto& [r, v] : eq.allowance.entries()) {

@@ -206,9 +206,10 @@ class QuotaBook {
                                  const std::vector<const Workload*>& released) const;
   void Allow();  // allowances from the current usage (after a change)
   void RebuildSums();
-  // Takes off (sign -1) or adds (+1) what `e` counts in its cohort's sums, for the resources
-  // `keys` names (the ones a change of its usage moves).
-  void CountIn(const EQ& e, const ResourceList& keys, int sign);
+  // Adds (sign +1) or takes off (-1) `part` to member `e`'s `field` (used or reserved), its
+  // cohort's sums moved with it: e's counts of the resources `part` names taken off, the change
+  // made, the counts added back.
+  void Move(EQ& e, ResourceList EQ::*field, const ResourceList& part, int sign);
   std::map<std::string, CohortSums> FreshSums() const;
   const CohortSums* SumsOf(const EQ& e) const;  // e's cohort's; null outside one
   std::optional<std::string> CheckSums() const;
