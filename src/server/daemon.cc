@@ -123,8 +123,8 @@ Result<int64_t> Daemon::Load(Cluster& cluster, StartupInfo* info) {
   (void)cluster.TakeWatchEvents();
   info->replay_seconds = seconds_since(t1);
   if (options_.check_invariants)
-    if (Status s = cluster.engine().CheckInvariants(); !s.ok())
-      return Status::Internal("after replay: " + s.message());
+    for (Status s : {cluster.engine().CheckInvariants(), cluster.CheckJobPodFacts()})
+      if (!s.ok()) return Status::Internal("after replay: " + s.message());
   return last;
 }
 
@@ -316,7 +316,8 @@ MutationResult Daemon::Mutate(Mutation m, bool copy_object) {
     } else {
       last_time_ = m.time;
       if (options_.check_invariants)
-        if (Status s = cluster_->engine().CheckInvariants(); !s.ok()) std::abort();
+        if (!cluster_->engine().CheckInvariants().ok() || !cluster_->CheckJobPodFacts().ok())
+          std::abort();
       seq = Record(m, body);
     }
   }

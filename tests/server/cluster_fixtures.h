@@ -62,6 +62,8 @@ inline Mutation Delete(Millis t, const std::string& kind, const std::string& ns,
 inline void Ok(Cluster& c, const Mutation& m) {
   MutationResult r = c.Apply(m);
   ASSERT_TRUE(r.ok()) << (r.error ? r.error->message : "") << " " << m.Encode();
+  const Status facts = c.CheckJobPodFacts();  // what the Job controller keeps of its pods
+  ASSERT_TRUE(facts.ok()) << facts.message() << " after " << m.Encode();
 }
 
 inline Mutation Advance(Millis t) {

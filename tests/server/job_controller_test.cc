@@ -78,6 +78,9 @@ TEST(JobController, ParallelismTwoCompletionsFourCompletesWithFourSucceeded) {
   ASSERT_EQ(PodsOf(c, "train").size(), 2u);
   EXPECT_EQ(CountPhase(c, "train", "Running"), 2);
   EXPECT_EQ(JobStatus(c, "train").value("active", 0), 2);
+  // Made, bound and Ready in the create's mutation: ready says so at once (it said 0 until the
+  // next mutation).
+  EXPECT_EQ(JobStatus(c, "train").value("ready", -1), 2);
   EXPECT_TRUE(JobStatus(c, "train").contains("startTime"));
   const Json& pod = *PodsOf(c, "train")[0];
   const Json& job = *c.store().Get("Job", "default", "train");
@@ -667,18 +670,41 @@ TEST(JobController, AnIndexBacksOffOnItsOwnFailures) {
 // Ported from kube's TestGetPodsWithDelayedDeletionPerIndex ("failed pods are kept corresponding
 // to non-failed indexes are kept", "multiple failed pods for index with different failure count;
 // only the pod with highest failure count is kept") and TestCalculateFailedIndexes.
+// Pods as the Job controller reads them: their facts, and their objects by name.
+struct PodsRead {
+  explicit PodsRead(const std::vector<const Json*>& pods) {
+    facts.reserve(pods.size());
+    for (const Json* p : pods) {
+      facts.push_back(JobPodFacts::Of(*p));
+      trees[facts.back().name] = p;
+    }
+    for (const JobPodFacts& f : facts) view.pods.push_back(&f);
+    view.tree = [this](const JobPodFacts& f) -> const Json& { return *trees.at(f.name); };
+  }
+  PodsRead(const PodsRead&) = delete;
+  std::vector<JobPodFacts> facts;
+  std::map<std::string, const Json*> trees;
+  JobPodView view;
+};
+
+job_detail::IndexFailures TrackFailed(const Json& spec, const Json& status, const PodsRead& pods,
+                                      const std::set<int64_t>& completed,
+                                      const std::set<int64_t>& running) {
+  return job_detail::TrackFailedIndexes(spec, status, pods.view, completed, running);
+}
+
 TEST(JobController, TheLastFailedPodOfEachIndexStillToRunIsKept) {
   auto names = [](const job_detail::IndexFailures& f) {
     std::vector<std::string> out;
-    for (const auto& [i, pod] : f.last_failed) out.push_back(pod->at("metadata").value("name", ""));
+    for (const auto& [i, pod] : f.last_failed) out.push_back(pod->name);
     return out;
   };
   Json spec = {{"completionMode", "Indexed"}, {"completions", 3}, {"backoffLimitPerIndex", 1}};
   Json a = IndexedPod(0, "Failed", 1000, "0"), b = IndexedPod(1, "Failed", 1000, "1"),
        c = IndexedPod(2, "Failed", 1000, "0");
   c["metadata"]["name"] = "c";
-  job_detail::IndexFailures f =
-      job_detail::TrackFailedIndexes(spec, Json::object(), {&a, &b, &c}, {}, {});
+  const PodsRead abc({&a, &b, &c});
+  job_detail::IndexFailures f = TrackFailed(spec, Json::object(), abc, {}, {});
   EXPECT_EQ(f.failed, (std::set<int64_t>{1}));  // b used index 1's one retry
   EXPECT_EQ(names(f), (std::vector<std::string>{"p0Failed", "c"}));
 
@@ -686,12 +712,13 @@ TEST(JobController, TheLastFailedPodOfEachIndexStillToRunIsKept) {
   Json a1 = IndexedPod(0, "Failed", 1000, "0"), a3 = IndexedPod(0, "Failed", 1000, "2"),
        a2 = IndexedPod(0, "Failed", 1000, "1");
   a1["metadata"]["name"] = "a1", a2["metadata"]["name"] = "a2", a3["metadata"]["name"] = "a3";
-  f = job_detail::TrackFailedIndexes(spec, {{"failedIndexes", "2"}}, {&a1, &a3, &a2}, {}, {});
+  const PodsRead a132({&a1, &a3, &a2}), only_a1({&a1});
+  f = TrackFailed(spec, {{"failedIndexes", "2"}}, a132, {}, {});
   EXPECT_EQ(names(f), (std::vector<std::string>{"a3"}));
   EXPECT_EQ(f.failed, (std::set<int64_t>{2}));  // from the status
   // An index already running (replaced) or completed keeps none.
-  EXPECT_TRUE(job_detail::TrackFailedIndexes(spec, {}, {&a1}, {}, {0}).last_failed.empty());
-  EXPECT_TRUE(job_detail::TrackFailedIndexes(spec, {}, {&a1}, {0}, {}).last_failed.empty());
+  EXPECT_TRUE(TrackFailed(spec, {}, only_a1, {}, {0}).last_failed.empty());
+  EXPECT_TRUE(TrackFailed(spec, {}, only_a1, {0}, {}).last_failed.empty());
 }
 
 TEST(JobController, PerIndexFailuresSurviveAReplayAndASnapshotRestore) {
@@ -828,6 +855,38 @@ TEST(JobController, AReplayOrASnapshotRestoreKeepsJobsAndTheirPods) {
   EXPECT_EQ(JobStatus(first, "life").value("succeeded", 0), 5);
   EXPECT_EQ(Dump(restored), Dump(first));
   EXPECT_EQ(restored.decision_digest(), first.decision_digest());
+}
+
+// A Job's pods are those labelled with its uid, whoever writes the label: what the Job controller
+// keeps of them (Cluster::JobPodsOf) follows a pod relabelled out of the Job and one a user
+// labels into it (Ok checks the kept facts against the pods after every mutation).
+TEST(JobController, APodRelabelledOutOfItsJobIsReplacedAndOneLabelledInIsCounted) {
+  Cluster c("0000abcd");
+  StartOneNode(c);
+  Ok(c, Create(kT0 + 1000, JobOf("train", {{"parallelism", 2}, {"completions", 2}}, "10m")));
+  ASSERT_EQ(PodsOf(c, "train").size(), 2u);
+  const std::string uid = c.store().Get("Job", "default", "train")->at("metadata").at("uid");
+  Json out = *PodsOf(c, "train")[0];
+  out["metadata"]["labels"][kControllerUidLabel] = "someone-else";
+  Ok(c, Update(kT0 + 2000, out));
+  EXPECT_EQ(PodsOf(c, "train").size(), 3u);  // the Job made one in its place
+  EXPECT_EQ(JobStatus(c, "train").value("active", 0), 2);
+  EXPECT_EQ(JobStatus(c, "train").value("ready", -1), 2);
+
+  Json in = fixtures::PodIn("default", "stray", 1, "10m");
+  in["metadata"]["labels"] = {{kControllerUidLabel, uid}};
+  Ok(c, Create(kT0 + 3000, in));
+  // Three active: the newest is surplus. `stray` was made last, and is deleted (it was Running: it
+  // is terminating).
+  EXPECT_EQ(JobStatus(c, "train").value("active", 0), 2);
+  ASSERT_NE(c.store().Get("Pod", "default", "stray"), nullptr);
+  EXPECT_TRUE(
+      c.store().Get("Pod", "default", "stray")->at("metadata").contains("deletionTimestamp"));
+  out = *c.store().Get("Pod", "default", out["metadata"]["name"].get<std::string>());
+  out["metadata"]["labels"][kControllerUidLabel] = uid;  // back in: again one too many
+  Ok(c, Update(kT0 + 4000, out));
+  EXPECT_EQ(JobStatus(c, "train").value("active", 0), 2);
+  EXPECT_EQ(JobStatus(c, "train").value("terminating", 0), 2);
 }
 
 }  // namespace job_controller_test

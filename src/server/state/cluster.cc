@@ -16,6 +16,7 @@
 #include "driver/recorder.h"
 #include "server/state/cluster_target.h"
 #include "server/state/job_controller.h"
+#include "server/state/job_pod_tables.h"
 #include "server/state/pdb_status.h"
 #include "server/state/pod_status.h"
 #include "server/state/pod_update.h"
@@ -132,12 +133,14 @@ Cluster::Cluster(std::string uid_prefix)
       recorder_(std::make_unique<driver::Recorder>(&timers_, false)),
       sink_(std::make_unique<Sink>(recorder_.get())) {
   AttachSinks();
+  job_pods_ = std::make_unique<JobPodTables>();
   IndexJobs();
   store_.AddIndex("Pod", PodNodeName, false);  // lists of one node's pods (list_pages.h)
   store_.SetCompact({"Pod"}, kHotTrees);
   store_.SetTextKinds({"Event"});
   store_.Observe("Pod", [this](const ObjectStore::Key& key, const Json* was, const Json* now) {
     CountForBudgets(key.first, was, now);
+    NoteJobPod(key, was, now);
   });
 }
 

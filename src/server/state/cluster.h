@@ -59,6 +59,8 @@ class Recorder;
 namespace arbiter::server {
 
 struct JobPlan;         // job_controller.h
+struct JobPodView;      // job_controller.h
+struct JobPodTable;     // job_pod_tables.h
 class SnapshotCapture;  // cluster_snapshot.h
 
 struct Mutation {
@@ -193,6 +195,9 @@ class Cluster {
   uint64_t decision_count() const { return decision_count_; }
   // Engine events by type and the submission-to-first-bind wait since this process started.
   const SchedulingStats& scheduling_stats() const { return stats_; }
+  // Whether each Job's pod facts that the Cluster keeps (cluster_jobs.cc) equal the facts of its
+  // pods as stored: an error naming the first difference if not (tests, --check-invariants).
+  Status CheckJobPodFacts() const;
 
   // The whole state as bytes (cluster_snapshot.cc; docs/serve.md) and back: a restored cluster
   // given the same mutations behaves as the one that was saved. In two steps for the daemon:
@@ -302,6 +307,13 @@ class Cluster {
   void RestoreJobs();  // after a Restore: every Job to sync, their due instants recomputed
   void IndexJobs();    // the store's indexes of Pods and Jobs by the Job's uid
   std::vector<const Json*> JobPods(const std::string& ns, const std::string& uid) const;
+  // A Job's pods as its sync reads them: their facts, kept as each pod is written (NoteJobPod,
+  // the store's observer of Pods) once a sync first reads them (then made from the pods once),
+  // so a sync of a big Job parses no pod. Dropped when the Job ends or goes, and at a Restore.
+  JobPodView JobPodsOf(const std::string& ns, const std::string& uid);
+  JobPodTable& JobPodTableOf(const std::string& ns, const std::string& uid);
+  void NoteJobPod(const ObjectStore::Key& key, const Json* was, const Json* now);
+  void DropJobPods(const std::string& ns, const std::string& uid);
   int CreateJobPods(Millis t, const Json& job, const JobPlan& plan);
   std::optional<Millis> NextJobDeadline() const;
   // pods/eviction (disruption.cc).
@@ -440,6 +452,8 @@ class Cluster {
   std::set<ObjectStore::Key> jobs_retry_;
   std::map<ObjectStore::Key, Millis> job_due_;
   std::set<std::pair<Millis, ObjectStore::Key>> job_due_queue_;
+  struct JobPodTables;  // by the Job's namespace and uid (cluster_jobs.cc)
+  std::unique_ptr<JobPodTables> job_pods_;
 };
 
 }  // namespace arbiter::server

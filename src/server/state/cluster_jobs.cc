@@ -6,6 +6,7 @@
 #include "server/state/cluster.h"
 #include "server/state/cluster_target.h"
 #include "server/state/job_controller.h"
+#include "server/state/job_pod_tables.h"
 #include "server/state/pod_status.h"
 
 namespace arbiter::server {
@@ -62,6 +63,15 @@ void RememberFinishes(const std::map<std::string, std::pair<Millis, bool>>& fres
   if (!success) return;
   for (auto it = record.begin(); it != record.end();)
     it = it->second.first < *success ? record.erase(it) : std::next(it);
+}
+
+// The uid of the Job a pod is labelled with ("" if none).
+std::string PodJobUid(const Json& pod) {
+  const Json& meta = pod.at("metadata");
+  auto labels = meta.find("labels");
+  if (labels == meta.end() || !labels->is_object()) return "";
+  auto it = labels->find(kControllerUidLabel);
+  return it != labels->end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 Mutation PodDelete(Millis t, const std::string& ns, const std::string& name) {
@@ -144,6 +154,7 @@ Status Cluster::DeleteJobObject(const Mutation& m, const std::string& ns) {
   }
   store_.Remove("Job", ns, m.name);
   ForgetJob({ns, m.name});
+  DropJobPods(ns, uid);
   for (const auto& name : names) {
     if (policy != "Orphan") {
       RemoveJobFinalizer(m.time, ns, name);
@@ -206,6 +217,59 @@ std::vector<const Json*> Cluster::JobPods(const std::string& ns, const std::stri
   return out;
 }
 
+JobPodTable& Cluster::JobPodTableOf(const std::string& ns, const std::string& uid) {
+  auto [table, fresh] = job_pods_->by_job.try_emplace({ns, uid});
+  if (fresh)
+    for (const Json* p : JobPods(ns, uid)) table->second.Add(JobPodFacts::Of(*p));
+  return table->second;
+}
+
+JobPodView Cluster::JobPodsOf(const std::string& ns, const std::string& uid) {
+  JobPodView out;
+  out.tree = [this, ns](const JobPodFacts& f) -> const Json& {
+    return *store_.Get("Pod", ns, f.name);
+  };
+  if (uid.empty()) return out;
+  const JobPodTable& table = JobPodTableOf(ns, uid);
+  out.pods.reserve(table.pods.size());
+  for (const JobPodFacts& f : table.pods) out.pods.push_back(&f);
+  return out;
+}
+
+void Cluster::NoteJobPod(const ObjectStore::Key& key, const Json* was, const Json* now) {
+  auto& tables = job_pods_->by_job;
+  if (tables.empty()) return;
+  const std::string before = was ? PodJobUid(*was) : "";
+  const std::string after = now ? PodJobUid(*now) : "";
+  if (!before.empty())
+    if (auto t = tables.find({key.first, before}); t != tables.end()) t->second.Erase(key.second);
+  if (after.empty()) return;
+  auto t = tables.find({key.first, after});
+  if (t == tables.end()) return;
+  JobPodFacts f = JobPodFacts::Of(*now);
+  t->second.Erase(f.name);
+  t->second.Add(std::move(f));
+}
+
+void Cluster::DropJobPods(const std::string& ns, const std::string& uid) {
+  job_pods_->by_job.erase({ns, uid});
+}
+
+Status Cluster::CheckJobPodFacts() const {
+  for (const auto& [key, kept] : job_pods_->by_job) {
+    JobPodTable fresh;
+    for (const Json* p : JobPods(key.first, key.second)) fresh.Add(JobPodFacts::Of(*p));
+    const auto [a, b] =
+        std::mismatch(kept.pods.begin(), kept.pods.end(), fresh.pods.begin(), fresh.pods.end());
+    if (a != kept.pods.end() || b != fresh.pods.end())
+      return Status::Internal("the kept facts of Job uid " + key.second + "'s pod " + key.first +
+                              "/" + (a != kept.pods.end() ? a->name : b->name) + " are stale");
+    if (kept.ready != fresh.ready || kept.crash_loops != fresh.crash_loops)
+      return Status::Internal("the kept counts of Job uid " + key.second + "'s pods are stale");
+  }
+  return Status::Ok();
+}
+
 void Cluster::NoteTouchedJobs() {
   for (const char* kind : {"Pod", "Job"})
     for (const std::string& uid : store_.TakeTouched(kind))
@@ -253,6 +317,7 @@ void Cluster::ForgetJob(const ObjectStore::Key& key) {
 }
 
 void Cluster::RestoreJobs() {
+  job_pods_->by_job.clear();  // (the store was loaded: made again as syncs read them)
   jobs_dirty_.clear();
   jobs_retry_.clear();
   job_finishes_.clear();
@@ -264,12 +329,14 @@ void Cluster::RestoreJobs() {
     jobs_dirty_.insert(key);
     const std::string uid = job->at("metadata").value("uid", "");
     if (!JobManagedHere(*job) || JobFinished(*job)) continue;
-    auto due = PlanJob(*job, JobPods(key.first, uid), now()).due;
-    for (const Json* p : JobPods(key.first, uid)) {  // the next in-place restart
-      auto w = workload_of_.find({key.first, p->at("metadata").value("name", "")});
+    const JobPodView pods = JobPodsOf(key.first, uid);
+    auto due = PlanJob(*job, pods, now()).due;
+    for (const JobPodFacts* p : pods.pods) {  // the next in-place restart
+      if (!p->crash_loop) continue;
+      auto w = workload_of_.find({key.first, p->name});
       auto st =
           w == workload_of_.end() ? std::nullopt : engine_->Get(engine::WorkloadId{w->second});
-      auto next = st ? NextContainerChange(*p, *st, now()) : std::nullopt;
+      auto next = st ? NextContainerChange(pods.tree(*p), *st, now()) : std::nullopt;
       if (next && (!due || *next < *due)) due = next;
     }
     SetJobDue(key, due);
@@ -279,8 +346,9 @@ void Cluster::RestoreJobs() {
 std::optional<Millis> Cluster::RefreshRestarts(Millis t, const std::string& ns,
                                                const std::string& uid) {
   std::vector<std::string> names;
-  for (const Json* p : JobPods(ns, uid))
-    if (CrashLoopRun(*p)) names.push_back(p->at("metadata").value("name", ""));
+  if (!uid.empty() && JobPodTableOf(ns, uid).crash_loops > 0)
+    for (const JobPodFacts* p : JobPodsOf(ns, uid).pods)
+      if (p->crash_loop) names.push_back(p->name);
   std::optional<Millis> next;
   for (const auto& name : names) {
     auto w = workload_of_.find({ns, name});
@@ -304,24 +372,22 @@ std::optional<Millis> Cluster::RefreshRestarts(Millis t, const std::string& ns,
 bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
   const auto& [ns, name] = key;
   const Json* stored = store_.Get("Job", ns, name);
+  const std::string uid = stored ? stored->at("metadata").value("uid", "") : "";
   if (stored && stored->at("metadata").contains("deletionTimestamp") &&
-      JobPods(ns, stored->at("metadata").value("uid", "")).empty()) {
+      JobPodsOf(ns, uid).pods.empty()) {
     store_.Remove("Job", ns, name);
     stored = nullptr;
   }
-  if (!stored || JobFinished(*stored)) {
+  // Gone, finished, or spec.managedBy names another controller: left alone.
+  if (!stored || JobFinished(*stored) || !JobManagedHere(*stored)) {
     ForgetJob(key);
+    DropJobPods(ns, uid);
     return false;
   }
   Json job = *stored;
-  if (!JobManagedHere(job)) {  // spec.managedBy names another controller: left alone
-    ForgetJob(key);
-    return false;
-  }
-  const std::string uid = job.at("metadata").value("uid", "");
   const auto restart = RefreshRestarts(t, ns, uid);
   auto& finishes = job_finishes_[key];
-  JobPlan plan = PlanJob(job, JobPods(ns, uid), t, finishes);
+  JobPlan plan = PlanJob(job, JobPodsOf(ns, uid), t, finishes);
   if (restart && (!plan.due || *restart < *plan.due)) plan.due = restart;
   RememberFinishes(plan.finishes, finishes);
   bool acted = !plan.remove.empty();
@@ -347,6 +413,11 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
   } else {
     jobs_retry_.erase(key);
   }
+  // Pods made now are bound and Ready at once on the virtual nodes: status.ready counts the active
+  // pods as this sync leaves them, not as the plan found them.
+  if (made > 0)
+    plan.status["ready"] =
+        std::min<int64_t>(JobPodTableOf(ns, uid).ready, plan.status.value("active", 0));
   SetJobDue(key, plan.due);
   if (job.contains("status") && job["status"] == plan.status) return acted;
   job["status"] = std::move(plan.status);
@@ -415,13 +486,6 @@ std::optional<Millis> Cluster::NextJobDeadline() const {
 }
 
 namespace {
-std::string PodJobUid(const Json& pod) {
-  const Json& meta = pod.at("metadata");
-  auto labels = meta.find("labels");
-  if (labels == meta.end() || !labels->is_object()) return "";
-  auto it = labels->find(kControllerUidLabel);
-  return it != labels->end() && it->is_string() ? it->get<std::string>() : "";
-}
 std::string JobUid(const Json& job) { return job.at("metadata").value("uid", ""); }
 }  // namespace
 

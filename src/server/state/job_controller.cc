@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
 #include <tuple>
 
 #include "server/state/job_controller_detail.h"
@@ -191,11 +192,11 @@ bool OnlyReplaceFailed(const Json& spec) {
 
 struct Pods {
   int succeeded = 0, failed = 0, terminating = 0, ready = 0;
-  std::vector<const Json*> active;
-  std::vector<const Json*> counted;        // finished, tracked: their finalizer comes off
-  std::vector<const Json*> unfinished;     // tracked, neither succeeded nor failed (yet)
-  std::set<int64_t> terminating_indexes;   // Indexed: of the terminating pods
-  std::vector<int64_t> succeeded_indexes;  // Indexed: of the counted Succeeded pods
+  std::vector<const JobPodFacts*> active;
+  std::vector<const JobPodFacts*> counted;     // finished, tracked: their finalizer comes off
+  std::vector<const JobPodFacts*> unfinished;  // tracked, neither succeeded nor failed (yet)
+  std::set<int64_t> terminating_indexes;       // Indexed: of the terminating pods
+  std::vector<int64_t> succeeded_indexes;      // Indexed: of the counted Succeeded pods
   // The back-off's record, from every finished pod (counted or not): the last success, and the
   // failures after it with the last one's time.
   std::optional<Millis> last_success, last_failure;
@@ -203,31 +204,9 @@ struct Pods {
   JobFinishes finishes;  // of the pods counted now
   int64_t failures_after_success = 0;
   int64_t restarts = 0;  // the restartCounts of the Running and Pending pods' containers
+  const JobPodView* view = nullptr;  // the pods classified (a rule may read one whole)
 };
 
-// A pod's containers' (and init containers') restartCount, summed.
-int64_t Restarts(const Json& pod) {
-  int64_t n = 0;
-  const Json& st = job_detail::Member(pod, "status");
-  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
-    const Json& cs = job_detail::Member(st, list);
-    if (!cs.is_array()) continue;
-    for (const auto& c : cs) {
-      const Json& r = job_detail::Member(c, "restartCount");
-      if (r.is_number_integer()) n += r.get<int64_t>();
-    }
-  }
-  return n;
-}
-
-// kube's podutil.IsPodReady: condition Ready True.
-bool PodReady(const Json& pod) {
-  const Json& conds = job_detail::Member(job_detail::Member(pod, "status"), "conditions");
-  if (!conds.is_array()) return false;
-  for (const auto& c : conds)
-    if (c.is_object() && c.value("type", "") == "Ready") return c.value("status", "") == "True";
-  return false;
-}
 // Folds the finished pods' times into the back-off record (kube's newBackoffRecord, over all of
 // them at once: the failures that finished after the last success).
 void BackoffRecord(std::vector<std::pair<Millis, bool>> finished, Pods& out) {
@@ -248,45 +227,43 @@ void BackoffRecord(std::vector<std::pair<Millis, bool>> finished, Pods& out) {
 // (being deleted, not finished), and finished: Succeeded, or failed (kube's isPodFailed: Failed,
 // or under TerminatingOrFailed being deleted and not Succeeded). A finished pod still carrying
 // the tracking finalizer is counted now.
-Pods Classify(const std::vector<const Json*>& pods, const Json& spec,
-              const JobFinishes& remembered) {
+Pods Classify(const JobPodView& pods, const Json& spec, const JobFinishes& remembered) {
+  using Phase = JobPodFacts::Phase;
   const Json& policy = job_detail::Member(spec, "podFailurePolicy");
   const bool only_failed = OnlyReplaceFailed(spec);
   Pods out;
+  out.view = &pods;
   std::vector<std::pair<Millis, bool>> finished;  // (finish time, succeeded)
-  std::set<std::string> present;
-  for (const Json* p : pods) present.insert(job_detail::Member(*p, "metadata").value("name", ""));
+  std::set<std::string_view> present;             // of the remembered pods, those still here
+  if (!remembered.empty())
+    for (const JobPodFacts* p : pods.pods)
+      if (remembered.count(p->name)) present.insert(p->name);
   for (const auto& [name, f] : remembered)
     if (!present.count(name)) finished.push_back(f);
-  for (const Json* p : pods) {
-    const Json& meta = job_detail::Member(*p, "metadata");
-    const Json& phase = job_detail::Member(job_detail::Member(*p, "status"), "phase");
-    const bool deleting = meta.contains("deletionTimestamp");
-    const bool terminal = phase == "Succeeded" || phase == "Failed";
-    if (phase == "Running" || phase == "Pending") out.restarts += Restarts(*p);
-    if (!terminal && deleting) {
+  for (const JobPodFacts* p : pods.pods) {
+    if (p->phase == Phase::kRunning || p->phase == Phase::kPending) out.restarts += p->restarts;
+    if (!p->terminal() && p->deleting) {
       ++out.terminating;
-      if (job_detail::PodIndex(*p) >= 0) out.terminating_indexes.insert(job_detail::PodIndex(*p));
-    } else if (!terminal) {
+      if (p->index >= 0) out.terminating_indexes.insert(p->index);
+    } else if (!p->terminal()) {
       out.active.push_back(p);
-      if (PodReady(*p)) ++out.ready;
+      if (p->ready) ++out.ready;
     }
-    const bool ok = phase == "Succeeded";
-    if (!ok && phase != "Failed" && (only_failed || !deleting)) {
-      if (job_detail::Tracked(*p)) out.unfinished.push_back(p);
+    const bool ok = p->phase == Phase::kSucceeded;
+    if (!ok && p->phase != Phase::kFailed && (only_failed || !p->deleting)) {
+      if (p->tracked) out.unfinished.push_back(p);
       continue;
     }
     auto [action, message] =
-        ok ? std::pair<std::string, std::string>() : job_detail::MatchPolicy(policy, *p);
+        ok ? std::pair<std::string, std::string>() : job_detail::MatchPolicy(policy, pods, *p);
     if (action == "FailJob" && out.fail_job.empty()) out.fail_job = message;
-    if (action != "Ignore") finished.emplace_back(job_detail::FinishedTime(*p), ok);
-    if (!job_detail::Tracked(*p)) continue;
+    if (action != "Ignore") finished.emplace_back(p->finished, ok);
+    if (!p->tracked) continue;
     out.counted.push_back(p);
     if (action == "Ignore") continue;  // not a failure: neither counted nor backed off
-    out.finishes[meta.value("name", "")] = {job_detail::FinishedTime(*p), ok};
+    out.finishes[p->name] = {p->finished, ok};
     (ok ? out.succeeded : out.failed) += 1;
-    if (ok && job_detail::PodIndex(*p) >= 0)
-      out.succeeded_indexes.push_back(job_detail::PodIndex(*p));
+    if (ok && p->index >= 0) out.succeeded_indexes.push_back(p->index);
   }
   BackoffRecord(std::move(finished), out);
   return out;
@@ -294,25 +271,20 @@ Pods Classify(const std::vector<const Json*>& pods, const Json& spec,
 
 // The active pods to delete first: pending (unbound) before bound, then the newest, then by
 // name (kube's controller.ActivePods ranking, shortened).
-std::vector<std::string> Surplus(std::vector<const Json*> active, size_t n) {
-  auto rank = [](const Json* p) {
-    const bool bound = job_detail::Member(job_detail::Member(*p, "spec"), "nodeName").is_string();
-    const Json& meta = job_detail::Member(*p, "metadata");
-    return std::make_tuple(bound, meta.value("creationTimestamp", ""), meta.value("name", ""));
+std::vector<std::string> Surplus(std::vector<const JobPodFacts*> active, size_t n) {
+  const size_t take = std::min(n, active.size());
+  auto first = [](const JobPodFacts* a, const JobPodFacts* b) {
+    if (a->bound != b->bound) return !a->bound;
+    return std::tie(a->created, a->name) > std::tie(b->created, b->name);
   };
-  std::sort(active.begin(), active.end(), [&](const Json* a, const Json* b) {
-    auto ra = rank(a), rb = rank(b);
-    if (std::get<0>(ra) != std::get<0>(rb)) return !std::get<0>(ra);
-    return std::make_pair(std::get<1>(ra), std::get<2>(ra)) >
-           std::make_pair(std::get<1>(rb), std::get<2>(rb));
-  });
+  std::partial_sort(active.begin(), active.begin() + static_cast<std::ptrdiff_t>(take),
+                    active.end(), first);
   std::vector<std::string> out;
-  for (size_t i = 0; i < n && i < active.size(); ++i)
-    out.push_back(job_detail::Member(*active[i], "metadata").value("name", ""));
+  for (size_t i = 0; i < take; ++i) out.push_back(active[i]->name);
   return out;
 }
 
-std::vector<std::string> Names(const std::vector<const Json*>& pods) {
+std::vector<std::string> Names(const std::vector<const JobPodFacts*>& pods) {
   return Surplus(pods, pods.size());
 }
 
@@ -372,9 +344,9 @@ std::set<int64_t> TrackIndexes(const Json& spec, Pods& p, Json& st,
   else
     st["completedIndexes"] = FormatIndexes(sorted);
   std::set<int64_t> running;
-  std::vector<const Json*> keep, extra;
-  for (const Json* pod : p.active) {  // of a repeated index, the first by name keeps it
-    const int64_t i = job_detail::PodIndex(*pod);
+  std::vector<const JobPodFacts*> keep, extra;
+  for (const JobPodFacts* pod : p.active) {  // of a repeated index, the first by name keeps it
+    const int64_t i = pod->index;
     const bool ok = i >= 0 && i < completions && !completed.count(i) && running.insert(i).second;
     (ok ? keep : extra).push_back(pod);
   }
@@ -409,7 +381,8 @@ struct Indexes {
 
 // An Indexed Job's new pods: the lowest pending indexes, with backoffLimitPerIndex only those
 // whose own back-off is over (the others wake the clock), each with its failure count.
-void PlanIndexes(const Json& spec, const Indexes& ix, Millis now, JobPlan& plan) {
+void PlanIndexes(const Json& spec, const JobPodView& pods, const Indexes& ix, Millis now,
+                 JobPlan& plan) {
   const bool per_index = job_detail::HasBackoffLimitPerIndex(spec);
   std::set<int64_t> busy = ix.running;
   busy.insert(ix.terminating.begin(), ix.terminating.end());
@@ -423,7 +396,7 @@ void PlanIndexes(const Json& spec, const Indexes& ix, Millis now, JobPlan& plan)
     }
     plan.indexes.push_back(i);
     if (per_index)
-      plan.annotations.push_back(job_detail::IndexFailureAnnotations(spec, ix.failures, i));
+      plan.annotations.push_back(job_detail::IndexFailureAnnotations(spec, pods, ix.failures, i));
   }
   plan.create = static_cast<int>(plan.indexes.size());
 }
@@ -451,7 +424,7 @@ int64_t PlanActive(const Json& spec, const Pods& p, int64_t succeeded, Millis no
     }
   }
   plan.create = static_cast<int>(wanted - active - terminating);
-  if (job_detail::IsIndexed(spec)) PlanIndexes(spec, ix, now, plan);
+  if (job_detail::IsIndexed(spec)) PlanIndexes(spec, *p.view, ix, now, plan);
   return active;
 }
 
@@ -503,12 +476,12 @@ std::optional<Outcome> Finish(const Json& job, const Pods& p, int64_t failed, co
 // kube's canRemoveFinalizer under backoffLimitPerIndex: the last failed pod of an index still to
 // run keeps its finalizer (and is not counted yet) until its replacement carries its count.
 void KeepLastFailed(const Json& spec, const Indexes& ix, Pods& p) {
-  std::set<const Json*> keep;
+  std::set<const JobPodFacts*> keep;
   for (const auto& [i, pod] : ix.failures.last_failed) keep.insert(pod);
   const Json& policy = job_detail::Member(spec, "podFailurePolicy");
-  auto kept = [&](const Json* pod) {
+  auto kept = [&](const JobPodFacts* pod) {
     if (!keep.count(pod)) return false;
-    if (job_detail::MatchPolicy(policy, *pod).first != "Ignore") --p.failed;
+    if (job_detail::MatchPolicy(policy, *p.view, *pod).first != "Ignore") --p.failed;
     return true;
   };
   p.counted.erase(std::remove_if(p.counted.begin(), p.counted.end(), kept), p.counted.end());
@@ -531,10 +504,10 @@ void Succeed(const Outcome& o, const Pods& p, Millis now, JobPlan& plan) {
 void CountUnfinishedAsFailed(const Json& spec, Pods& p) {
   const Json& policy = job_detail::Member(spec, "podFailurePolicy");
   const auto completions = job_detail::IntField(spec, "completions");
-  for (const Json* pod : p.unfinished) {
-    const int64_t i = job_detail::PodIndex(*pod);
+  for (const JobPodFacts* pod : p.unfinished) {
+    const int64_t i = pod->index;
     if (job_detail::IsIndexed(spec) && (i < 0 || !completions || i >= *completions)) continue;
-    if (job_detail::MatchPolicy(policy, *pod).first != "Ignore") ++p.failed;
+    if (job_detail::MatchPolicy(policy, *p.view, *pod).first != "Ignore") ++p.failed;
   }
 }
 
@@ -573,7 +546,7 @@ int64_t Run(const Json& job, const Pods& p, int64_t succeeded, Millis now, const
 
 }  // namespace
 
-JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis now,
+JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now,
                 const JobFinishes& remembered) {
   JobPlan plan;
   plan.status = job_detail::Member(job, "status").is_object() ? job["status"] : Json::object();
@@ -600,7 +573,7 @@ JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis no
   // The Job ends or is being deleted: every pod's finalizer comes off (kube's canRemoveFinalizer).
   if (outcome || deleting)
     p.counted.insert(p.counted.end(), p.unfinished.begin(), p.unfinished.end());
-  for (const Json* pod : p.counted) plan.counted.push_back(pod->at("metadata").value("name", ""));
+  for (const JobPodFacts* pod : p.counted) plan.counted.push_back(pod->name);
   plan.finishes = std::move(p.finishes);
   st["succeeded"] = succeeded;
   st["failed"] = st.value("failed", 0) + p.failed;
@@ -627,6 +600,21 @@ JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis no
   for (const char* k : {"active", "succeeded", "failed"})  // omitempty in batch/v1
     if (st.value(k, 0) == 0) st.erase(k);
   return plan;
+}
+
+JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis now,
+                const JobFinishes& remembered) {
+  std::vector<JobPodFacts> facts;
+  facts.reserve(pods.size());
+  std::map<std::string, const Json*, std::less<>> by_name;
+  for (const Json* p : pods) {
+    facts.push_back(JobPodFacts::Of(*p));
+    by_name[facts.back().name] = p;
+  }
+  JobPodView view;
+  for (const JobPodFacts& f : facts) view.pods.push_back(&f);
+  view.tree = [&by_name](const JobPodFacts& f) -> const Json& { return *by_name.at(f.name); };
+  return PlanJob(job, view, now, remembered);
 }
 
 }  // namespace arbiter::server

@@ -78,6 +78,8 @@
 // Pure.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -124,6 +126,37 @@ bool JobFinished(const Json& job);
 // When the Job's activeDeadlineSeconds runs out, if it runs and has one.
 std::optional<Millis> JobDeadline(const Json& job);
 
+// What the Job controller reads of one of its pods, taken from the pod as it is written (the
+// Cluster keeps a Job's, cluster_jobs.cc), so that a sync of a big Job parses none of its pods:
+// only a rule that needs more (a failed pod's podFailurePolicy match) reads the pod whole
+// (JobPodView::tree).
+struct JobPodFacts {
+  enum class Phase : uint8_t { kOther, kPending, kRunning, kSucceeded, kFailed };
+  std::string name;
+  Millis created = 0;    // metadata.creationTimestamp (0 if unset)
+  Millis finished = 0;   // kube's getFinishedTime, of a finished or terminating pod (else 0)
+  int32_t restarts = 0;  // the containers' and init containers' restartCounts, summed
+  int32_t index = -1;    // the completion index (Indexed Jobs), -1 if none or not a number
+  int32_t failures = 0;  // batch.kubernetes.io/job-index-failure-count (0 if bad)
+  int32_t ignored_failures = 0;  // ...-ignored-failure-count (0 if bad)
+  Phase phase = Phase::kOther;
+  bool deleting = false;    // metadata.deletionTimestamp set
+  bool tracked = false;     // carries the batch.kubernetes.io/job-tracking finalizer
+  bool ready = false;       // condition Ready True (kube's podutil.IsPodReady)
+  bool bound = false;       // spec.nodeName set
+  bool crash_loop = false;  // restartPolicy OnFailure and a failing run (pod_status.h)
+
+  static JobPodFacts Of(const Json& pod);
+  bool terminal() const { return phase == Phase::kSucceeded || phase == Phase::kFailed; }
+  bool operator==(const JobPodFacts&) const = default;
+};
+// A Job's pods as PlanJob reads them: their facts (in name order, as the Cluster keeps them),
+// and a pod's whole object (valid while the pods are not written).
+struct JobPodView {
+  std::vector<const JobPodFacts*> pods;
+  std::function<const Json&(const JobPodFacts&)> tree;
+};
+
 // One Job's decisions at `now`, given its pods (any order).
 struct JobEvent {
   bool warning = false;
@@ -145,6 +178,9 @@ struct JobPlan {
 };
 // `remembered`: finishes of earlier plans (JobPlan::finishes) whose pods may be gone since.
 using JobFinishes = std::map<std::string, std::pair<Millis, bool>>;
+JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now,
+                const JobFinishes& remembered = {});
+// The same from the pods' objects (their facts taken here).
 JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis now,
                 const JobFinishes& remembered = {});
 

@@ -45,6 +45,16 @@ Millis BackoffEnd(int64_t failures, Millis last);
 // its action ("" for none) and, for FailJob, the Job's failure message.
 std::pair<std::string, std::string> MatchPolicy(const Json& policy, const Json& pod);
 
+// MatchPolicy of a pod given by its facts: its object is read only when the policy has rules.
+std::pair<std::string, std::string> MatchPolicy(const Json& policy, const JobPodView& pods,
+                                                const JobPodFacts& pod);
+
+inline constexpr char kIndexFailureCount[] = "batch.kubernetes.io/job-index-failure-count";
+inline constexpr char kIndexIgnoredFailureCount[] =
+    "batch.kubernetes.io/job-index-ignored-failure-count";
+// A pod's count annotation (kube's parseInt32: bad or out of int32's range reads as 0).
+int64_t CountAnnotation(const Json& pod, const char* key);
+
 // kube's matchSuccessPolicy: the message of the first spec.successPolicy rule the succeeded
 // indexes meet ("Matched rules at index N").
 std::optional<std::string> MatchSuccessPolicy(const Json& spec, const std::set<int64_t>& succeeded);
@@ -55,15 +65,15 @@ std::optional<std::string> MatchSuccessPolicy(const Json& spec, const std::set<i
 // inherits its failure count, is made).
 struct IndexFailures {
   std::set<int64_t> failed;
-  std::map<int64_t, const Json*> last_failed;
+  std::map<int64_t, const JobPodFacts*> last_failed;
 };
-IndexFailures TrackFailedIndexes(const Json& spec, const Json& status,
-                                 const std::vector<const Json*>& pods,
+IndexFailures TrackFailedIndexes(const Json& spec, const Json& status, const JobPodView& pods,
                                  const std::set<int64_t>& completed,
                                  const std::set<int64_t>& running);
 // The annotations of index `index`'s new pod: batch.kubernetes.io/job-index-failure-count (and the
 // ignored count), from the index's last failed pod.
-Json IndexFailureAnnotations(const Json& spec, const IndexFailures& f, int64_t index);
+Json IndexFailureAnnotations(const Json& spec, const JobPodView& pods, const IndexFailures& f,
+                             int64_t index);
 // When index `index` may have a new pod (its last failure plus the back-off; kube's
 // getRemainingTimePerIndex); nullopt: at once.
 std::optional<Millis> IndexBackoffEnd(const IndexFailures& f, int64_t index);

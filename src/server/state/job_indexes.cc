@@ -10,9 +10,6 @@ namespace arbiter::server::job_detail {
 
 namespace {
 
-constexpr char kIndexFailureCount[] = "batch.kubernetes.io/job-index-failure-count";
-constexpr char kIndexIgnoredFailureCount[] = "batch.kubernetes.io/job-index-ignored-failure-count";
-
 using Intervals = std::vector<std::pair<int64_t, int64_t>>;  // [first, last], increasing
 
 // Go's strconv.Atoi: an optional sign and decimal digits, nothing else.
@@ -72,28 +69,23 @@ bool MatchesIndexes(const Intervals& rule, const std::set<int64_t>& succeeded,
   return contained == total || (count && contained >= *count);
 }
 
-// A pod's count annotation (kube's parseInt32: bad or out of int32's range reads as 0).
+// kube's isIndexFailed: a FailIndex rule matched, or a counted failure that used the last retry.
+bool IndexFailed(const Json& spec, const JobPodView& pods, const JobPodFacts& pod) {
+  const std::string action = MatchPolicy(Member(spec, "podFailurePolicy"), pods, pod).first;
+  if (action == "FailIndex") return true;
+  return action != "Ignore" && pod.failures >= IntField(spec, "backoffLimitPerIndex").value_or(0);
+}
+
+int64_t Absolute(const JobPodFacts& pod) { return int64_t{pod.failures} + pod.ignored_failures; }
+
+}  // namespace
+
 int64_t CountAnnotation(const Json& pod, const char* key) {
   const Json& v = Member(Member(Member(pod, "metadata"), "annotations"), key);
   if (!v.is_string()) return 0;
   const auto n = Atoi(v.get<std::string>());
   return n && *n >= 0 && *n <= 2147483647 ? *n : 0;
 }
-
-bool FailedPod(const Json& pod) {
-  return Member(Member(pod, "status"), "phase") == "Failed" &&
-         !Member(pod, "metadata").contains("deletionTimestamp");
-}
-
-// kube's isIndexFailed: a FailIndex rule matched, or a counted failure that used the last retry.
-bool IndexFailed(const Json& spec, const Json& pod) {
-  const std::string action = MatchPolicy(Member(spec, "podFailurePolicy"), pod).first;
-  if (action == "FailIndex") return true;
-  return action != "Ignore" && CountAnnotation(pod, kIndexFailureCount) >=
-                                   IntField(spec, "backoffLimitPerIndex").value_or(0);
-}
-
-}  // namespace
 
 std::optional<std::string> MatchSuccessPolicy(const Json& spec,
                                               const std::set<int64_t>& succeeded) {
@@ -115,8 +107,7 @@ std::optional<std::string> MatchSuccessPolicy(const Json& spec,
   return std::nullopt;
 }
 
-IndexFailures TrackFailedIndexes(const Json& spec, const Json& status,
-                                 const std::vector<const Json*>& pods,
+IndexFailures TrackFailedIndexes(const Json& spec, const Json& status, const JobPodView& pods,
                                  const std::set<int64_t>& completed,
                                  const std::set<int64_t>& running) {
   IndexFailures f;
@@ -125,36 +116,35 @@ IndexFailures TrackFailedIndexes(const Json& spec, const Json& status,
   const std::string text = previous.is_string() ? previous.get<std::string>() : "";
   for (const auto& [first, last] : ParseIntervals(text, completions))
     for (int64_t i = first; i <= last; ++i) f.failed.insert(i);
-  std::vector<const Json*> candidates;  // tracked failed pods of a valid index
-  for (const Json* p : pods) {
-    const int64_t i = PodIndex(*p);
-    if (i < 0 || i >= completions || !Tracked(*p) || !FailedPod(*p)) continue;
-    if (IndexFailed(spec, *p)) f.failed.insert(i);
+  std::vector<const JobPodFacts*> candidates;  // tracked failed pods of a valid index
+  for (const JobPodFacts* p : pods.pods) {
+    const int64_t i = p->index;
+    if (i < 0 || i >= completions || !p->tracked || p->phase != JobPodFacts::Phase::kFailed ||
+        p->deleting)
+      continue;
+    if (IndexFailed(spec, pods, *p)) f.failed.insert(i);
     candidates.push_back(p);
   }
-  for (const Json* p : candidates) {  // kube's getPodsWithDelayedDeletionPerIndex
-    const int64_t i = PodIndex(*p);
+  for (const JobPodFacts* p : candidates) {  // kube's getPodsWithDelayedDeletionPerIndex
+    const int64_t i = p->index;
     if (completed.count(i) || f.failed.count(i) || running.count(i)) continue;
     auto [it, fresh] = f.last_failed.emplace(i, p);
     if (fresh) continue;
-    const auto absolute = [](const Json* q) {
-      return CountAnnotation(*q, kIndexFailureCount) +
-             CountAnnotation(*q, kIndexIgnoredFailureCount);
-    };
-    if (absolute(it->second) <= absolute(p) && FinishedTime(*p) >= FinishedTime(*it->second))
+    if (Absolute(*it->second) <= Absolute(*p) && p->finished >= it->second->finished)
       it->second = p;
   }
   return f;
 }
 
-Json IndexFailureAnnotations(const Json& spec, const IndexFailures& f, int64_t index) {
+Json IndexFailureAnnotations(const Json& spec, const JobPodView& pods, const IndexFailures& f,
+                             int64_t index) {
   int64_t failures = 0, ignored = 0;
   if (auto it = f.last_failed.find(index); it != f.last_failed.end()) {
-    const Json& last = *it->second;
-    failures = CountAnnotation(last, kIndexFailureCount);
-    ignored = CountAnnotation(last, kIndexIgnoredFailureCount);
-    (MatchPolicy(Member(spec, "podFailurePolicy"), last).first == "Ignore" ? ignored : failures) +=
-        1;
+    const JobPodFacts& last = *it->second;
+    failures = last.failures;
+    ignored = last.ignored_failures;
+    (MatchPolicy(Member(spec, "podFailurePolicy"), pods, last).first == "Ignore" ? ignored
+                                                                                 : failures) += 1;
   }
   Json out = {{kIndexFailureCount, std::to_string(failures)}};
   if (ignored > 0) out[kIndexIgnoredFailureCount] = std::to_string(ignored);
@@ -164,10 +154,7 @@ Json IndexFailureAnnotations(const Json& spec, const IndexFailures& f, int64_t i
 std::optional<Millis> IndexBackoffEnd(const IndexFailures& f, int64_t index) {
   auto it = f.last_failed.find(index);
   if (it == f.last_failed.end()) return std::nullopt;
-  const Json& last = *it->second;
-  const int64_t failures =
-      CountAnnotation(last, kIndexFailureCount) + CountAnnotation(last, kIndexIgnoredFailureCount);
-  return BackoffEnd(failures + 1, FinishedTime(last));
+  return BackoffEnd(Absolute(*it->second) + 1, it->second->finished);
 }
 
 std::pair<int64_t, std::string> CheckIndexesFormat(const std::string& text, int64_t completions) {

@@ -1,6 +1,8 @@
-// Facts the Job controller reads off its pods (job_controller_detail.h): the tracking finalizer,
-// the completion index, the finish time, the podFailurePolicy rule a failed pod matches.
+// Facts the Job controller reads off its pods (JobPodFacts in job_controller.h, and
+// job_controller_detail.h): the tracking finalizer, the completion index, the finish time, the
+// podFailurePolicy rule a failed pod matches.
 #include <algorithm>
+#include <climits>
 
 #include "server/state/job_controller_detail.h"
 #include "server/state/pod_status.h"
@@ -89,6 +91,12 @@ std::pair<std::string, std::string> MatchPolicy(const Json& policy, const Json& 
   return {};
 }
 
+std::pair<std::string, std::string> MatchPolicy(const Json& policy, const JobPodView& pods,
+                                                const JobPodFacts& pod) {
+  if (!Member(policy, "rules").is_array()) return {};
+  return MatchPolicy(policy, pods.tree(pod));
+}
+
 // kube's getRemainingTimeForFailuresCount: the end of the back-off after `failures` failures,
 // the last at `last`.
 Millis BackoffEnd(int64_t failures, Millis last) {
@@ -98,3 +106,74 @@ Millis BackoffEnd(int64_t failures, Millis last) {
 }
 
 }  // namespace arbiter::server::job_detail
+
+namespace arbiter::server {
+
+namespace {
+
+using job_detail::Member;
+
+// A pod's containers' (and init containers') restartCount, summed.
+int64_t Restarts(const Json& status) {
+  int64_t n = 0;
+  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
+    const Json& cs = Member(status, list);
+    if (!cs.is_array()) continue;
+    for (const auto& c : cs) {
+      const Json& r = Member(c, "restartCount");
+      if (r.is_number_integer()) n += r.get<int64_t>();
+    }
+  }
+  return n;
+}
+
+// kube's podutil.IsPodReady: condition Ready True.
+bool Ready(const Json& status) {
+  const Json& conds = Member(status, "conditions");
+  if (!conds.is_array()) return false;
+  for (const auto& c : conds)
+    if (c.is_object() && c.value("type", "") == "Ready") return c.value("status", "") == "True";
+  return false;
+}
+
+JobPodFacts::Phase PhaseOf(const Json& phase) {
+  using P = JobPodFacts::Phase;
+  if (!phase.is_string()) return P::kOther;
+  const std::string& p = phase.get_ref<const std::string&>();
+  if (p == "Pending") return P::kPending;
+  if (p == "Running") return P::kRunning;
+  if (p == "Succeeded") return P::kSucceeded;
+  if (p == "Failed") return P::kFailed;
+  return P::kOther;
+}
+
+int32_t Clamp32(int64_t v) {
+  return static_cast<int32_t>(std::clamp<int64_t>(v, INT32_MIN, INT32_MAX));
+}
+
+}  // namespace
+
+JobPodFacts JobPodFacts::Of(const Json& pod) {
+  JobPodFacts f;
+  const Json& meta = Member(pod, "metadata");
+  const Json& status = Member(pod, "status");
+  f.name = meta.value("name", "");
+  if (const Json& c = Member(meta, "creationTimestamp"); c.is_string())
+    if (auto t = ParseRfc3339(c.get<std::string>()); t.ok()) f.created = t.value();
+  f.phase = PhaseOf(Member(status, "phase"));
+  f.deleting = meta.contains("deletionTimestamp");
+  if (f.terminal() || f.deleting) f.finished = job_detail::FinishedTime(pod);
+  f.restarts = Clamp32(Restarts(status));
+  f.index = static_cast<int32_t>(job_detail::PodIndex(pod));  // at most 9 digits
+  f.failures =
+      static_cast<int32_t>(job_detail::CountAnnotation(pod, job_detail::kIndexFailureCount));
+  f.ignored_failures =
+      static_cast<int32_t>(job_detail::CountAnnotation(pod, job_detail::kIndexIgnoredFailureCount));
+  f.tracked = job_detail::Tracked(pod);
+  f.ready = Ready(status);
+  f.bound = Member(Member(pod, "spec"), "nodeName").is_string();
+  f.crash_loop = CrashLoopRun(pod).has_value();
+  return f;
+}
+
+}  // namespace arbiter::server
