@@ -63,8 +63,8 @@ void RegisterLedgerSync(CLI::App& app, int* exit_code) {
   sync->add_option("--db", a->db, "Ledger database (SQLite)")->required();
   sync->add_option("--to", a->to, "Warehouse URL: clickhouse://... or postgresql://...")
       ->required();
-  sync->add_option("--batch-rows", a->batch, "Rows per insert (default 200000)")
-      ->check(CLI::Range(1, 10000000));
+  sync->add_option("--batch-rows", a->batch, "Rows per insert (1 to 10000000; default 200000)")
+      ->check(CLI::Range(1, 10000000).description(""));
   sync->add_flag("-q,--quiet", a->quiet, "No progress lines on stderr");
   sync->callback([a, exit_code] { RunSync(*a, exit_code); });
 }

@@ -97,12 +97,20 @@ void RegisterServe(CLI::App& app, int* exit_code) {
                   "Journal records between snapshots (then the journal is compacted; 0: never; "
                   "default 50000)");
   auto snapshot_growth = std::make_shared<double>(1.0);
-  cmd->add_option("--snapshot-growth", *snapshot_growth,
-                  "Also wait for at least this many records per object the last snapshot held\n"
-                  "(default 1; 0: --snapshot-every alone). A snapshot costs about its objects:\n"
-                  "spread over as many records, it costs a create the same at 1M live pods as at\n"
-                  "1k; a restart then replays at most about as many records as it restores objects")
-      ->check(CLI::Range(0.0, 1000.0));
+  cmd->add_option(
+         "--snapshot-growth", *snapshot_growth,
+         "Also wait for at least this many records per object the last snapshot held\n"
+         "(default 1; 0: --snapshot-every alone). A snapshot costs about its objects:\n"
+         "spread over as many records, it costs a create the same at 1M live pods as at\n"
+         "1k; a restart then replays at most about as many records as it restores objects\n"
+         "(0 to 1000)")
+      ->check(CLI::Validator(
+          [](std::string& text) {  // (CLI::Range says FLOAT:FLOAT in help, 0.000000 when wrong)
+            double v = 0;
+            const bool ok = CLI::detail::lexical_cast(text, v) && v >= 0 && v <= 1000;
+            return ok ? std::string() : "must be a number from 0 to 1000, not " + text;
+          },
+          ""));
   auto token_file = std::make_shared<std::string>();
   cmd->add_option(
       "--token-file", *token_file,
@@ -127,8 +135,9 @@ void RegisterServe(CLI::App& app, int* exit_code) {
   auto min_request_timeout = std::make_shared<int>(1800);
   cmd->add_option("--min-request-timeout", *min_request_timeout,
                   "Seconds: a watch without timeoutSeconds lasts a random time between this and\n"
-                  "twice this, and none lasts longer (kube-apiserver's flag; default 1800)")
-      ->check(CLI::Range(1, 86400));
+                  "twice this, and none lasts longer (kube-apiserver's flag; 1 to 86400; default\n"
+                  "1800)")
+      ->check(CLI::Range(1, 86400).description(""));
   auto request_timeout = std::make_shared<std::string>("60s");
   cmd->add_option("--request-timeout", *request_timeout,
                   "How long a change's answer waits for its journal record to be durable before\n"
@@ -137,15 +146,16 @@ void RegisterServe(CLI::App& app, int* exit_code) {
                   "default 60s)");
   cmd->add_option("--max-connections", limits->max_connections,
                   "Open connections in all (default: the open-file limit less 128); the last 64\n"
-                  "serve only probes and cluster admins")
-      ->check(CLI::Range(65, 1 << 20));
+                  "serve only probes and cluster admins (65 to 1048576)")
+      ->check(CLI::Range(65, 1 << 20).description(""));
   cmd->add_option("--max-connections-per-client", limits->max_connections_per_client,
-                  "Open connections per client address; more are refused with 429 (default 1024)")
-      ->check(CLI::Range(1, 1 << 20));
+                  "Open connections per client address; more are refused with 429 (default 1024;\n"
+                  "at most 1048576)")
+      ->check(CLI::Range(1, 1 << 20).description(""));
   cmd->add_option("--max-requests-in-flight-per-client", limits->max_in_flight_per_client,
                   "Requests being handled per client address (watches not counted once\n"
-                  "streaming); more get 429 and Retry-After (default 256)")
-      ->check(CLI::Range(1, 1 << 20));
+                  "streaming); more get 429 and Retry-After (default 256; at most 1048576)")
+      ->check(CLI::Range(1, 1 << 20).description(""));
   auto pod_metrics = std::make_shared<std::string>("daemon");
   cmd->add_option("--pod-metrics", *pod_metrics,
                   "Where the virtual pods' cAdvisor and dcgm-exporter series are served: "
@@ -262,7 +272,7 @@ void RegisterServe(CLI::App& app, int* exit_code) {
                {{"error", error}});
     });
     const auto& st = daemon.startup();
-    LogEvent("info", "started",
+    LogEvent("info", "state restored",  // (not "started": the listen may still fail)
              {{"data", *data},
               {"fromSnapshot", st.from_snapshot},
               {"snapshotSeq", st.snapshot_seq},

@@ -16,9 +16,10 @@
 namespace arbiter {
 
 struct SourceRef {
-  std::string file;
-  int line = 0;  // 1-based; 0 = unknown
+  std::string file;  // kApiRequest: an object `arbiter serve` was sent, not read from a file
+  int line = 0;      // 1-based; 0 = unknown
 };
+inline constexpr char kApiRequest[] = "request";
 
 struct ObjectMeta {
   std::string name;

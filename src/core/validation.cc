@@ -131,6 +131,12 @@ std::string Where(const SourceRef& r) {
   return r.line > 0 ? r.file + ":" + std::to_string(r.line) : r.file;
 }
 
+// `before` FILE:LINE `after` for an object read from a file; nothing for one `arbiter serve` was
+// sent (no place in a file to point at: "(at request:1)" said nothing).
+std::string AtSource(const SourceRef& r, const std::string& before, const std::string& after) {
+  return r.file == kApiRequest ? "" : before + Where(r) + after;
+}
+
 std::string DisplayName(const ObjectMeta& m) {
   return m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name;
 }
@@ -311,8 +317,8 @@ class Validator {
         continue;
       }
       Error("PriorityClass", pc.meta, "globalDefault",
-            "more than one globalDefault PriorityClass (" + Quote(first->meta.name) + " at " +
-                Where(first->meta.source) + " is one too)");
+            "more than one globalDefault PriorityClass (" + Quote(first->meta.name) +
+                AtSource(first->meta.source, " at ", "") + " is one too)");
     }
   }
 
@@ -736,8 +742,8 @@ class Validator {
       if (!inserted && it->second->meta.name != q.meta.name)
         Error("ElasticQuota", q.meta, "metadata.namespace",
               "namespace " + Quote(q.meta.namespace_) + " already has ElasticQuota " +
-                  Quote(it->second->meta.name) + " (at " + Where(it->second->meta.source) +
-                  "); one per namespace");
+                  Quote(it->second->meta.name) + AtSource(it->second->meta.source, " (at ", ")") +
+                  "; one per namespace");
       if (q.max) {
         for (const auto& [r, mn] : q.min.entries())
           if (q.max->Has(r) && mn > q.max->Get(r))
@@ -964,9 +970,9 @@ class Validator {
       auto [it, inserted] = by_time.emplace(pb.effective_from, &pb);
       if (!inserted)
         Error("PriceBook", pb.meta, "spec.effectiveFrom",
-              "PriceBook " + Quote(it->second->meta.name) + " (at " +
-                  Where(it->second->meta.source) +
-                  ") takes effect at the same instant; which one applies would be ambiguous");
+              "PriceBook " + Quote(it->second->meta.name) +
+                  AtSource(it->second->meta.source, " (at ", ")") +
+                  " takes effect at the same instant; which one applies would be ambiguous");
       for (const auto& [ns, mode] : pb.namespace_modes)
         if (!NamespaceDeclared(ns))
           Warn("PriceBook", pb.meta, FieldPathChild("spec.namespaceModes", ns),

@@ -316,8 +316,11 @@ MutationResult Daemon::Mutate(Mutation m, bool copy_object) {
     } else {
       last_time_ = m.time;
       if (options_.check_invariants)
-        if (!cluster_->engine().CheckInvariants().ok() || !cluster_->CheckJobPodFacts().ok())
-          std::abort();
+        for (Status s : {cluster_->engine().CheckInvariants(), cluster_->CheckJobPodFacts()})
+          if (!s.ok()) {
+            std::fprintf(stderr, "invariant broken after a mutation: %s\n", s.message().c_str());
+            std::abort();
+          }
       seq = Record(m, body);
     }
   }

@@ -330,6 +330,20 @@ TEST(CliConventions, HelpStatesTheInputLimits) {
                   "the segments file (or - for standard input) at most 1 GiB"));
 }
 
+// A flag with a range says it in words, in --help (not CLI11's `FLOAT:FLOAT in [0 - 1000]`) and
+// when the value is out of it (not "0.000000 to 1000.000000").
+TEST(CliConventions, RangesAreSaidInWords) {
+  const std::string serve = Arbiter("serve --help").out;
+  EXPECT_FALSE(Has(serve, " in [")) << serve;
+  EXPECT_TRUE(Has(serve, "--snapshot-growth FLOAT ")) << serve;
+  EXPECT_TRUE(Has(serve, "--min-request-timeout INT ")) << serve;
+  EXPECT_FALSE(Has(Arbiter("ledger sync --help").out, " in ["));
+  auto wrong = Arbiter("serve --data /nonexistent/x --snapshot-growth 2000");
+  EXPECT_EQ(wrong.rc, 2);
+  EXPECT_TRUE(Has(wrong.err, "--snapshot-growth: must be a number from 0 to 1000, not 2000"))
+      << wrong.err;
+}
+
 // The kinds in validate, serve and scheduler --help come from the one kinds table
 // (core/api_kinds.h), so a kind added there is named (ResourceFlavor, PodGroup and Job were
 // missing from the hand-written lists); `ledger --help` names every ledger command.

@@ -296,6 +296,21 @@ TEST(ValidationTest, ElasticQuotaMinAboveMax) {
   EXPECT_NE(d.message.find("min 16 exceeds max 8"), std::string::npos);
 }
 
+// One ElasticQuota a namespace: the second names the first and where it was read, but for an
+// object `arbiter serve` was sent (its source kApiRequest: no place in a file).
+TEST(ValidationTest, ASecondElasticQuotaInANamespaceNamesTheFirst) {
+  ManifestSet s;
+  s.elastic_quotas.push_back(Eq("a", {{"nvidia.com/gpu", 4000}}));
+  s.elastic_quotas.push_back(Eq("a", {{"nvidia.com/gpu", 4000}}));
+  s.elastic_quotas[1].meta.name = "b";
+  const std::string where = "v.yaml:" + std::to_string(s.elastic_quotas[0].meta.source.line);
+  EXPECT_EQ(One(Check(s)).message,
+            "namespace \"a\" already has ElasticQuota \"a\" (at " + where + "); one per namespace");
+  s.elastic_quotas[0].meta.source = {kApiRequest, 1};
+  EXPECT_EQ(One(Check(s)).message,
+            "namespace \"a\" already has ElasticQuota \"a\"; one per namespace");
+}
+
 TEST(ValidationTest, ElasticQuotaLendingLimit) {
   ManifestSet s;
   ElasticQuota q = Eq("a", {{"nvidia.com/gpu", 4000}});

@@ -160,6 +160,12 @@ TEST(ClusterTest, DefaultedLimitBelowTheRequestIsInvalidAtCreate) {
   EXPECT_EQ(r.error->message,
             "spec.containers[0].resources.requests[cpu]: Invalid value: \"1\": must be less than "
             "or equal to cpu limit of 500m");
+  // The cause names its field (kubectl printed `is invalid: : spec.containers[0]...` when the
+  // path was inside the message).
+  ASSERT_EQ(r.error->diagnostics.items.size(), 1u);
+  EXPECT_EQ(r.error->diagnostics.items[0].field_path, "spec.containers[0].resources.requests[cpu]");
+  EXPECT_EQ(r.error->diagnostics.items[0].message,
+            "Invalid value: \"1\": must be less than or equal to cpu limit of 500m");
   EXPECT_EQ(c.store().Get("Pod", "default", "greedy"), nullptr);
   // A pod within the LimitRange is created as before.
   Json fits = Pod("fits", 1);
@@ -570,6 +576,26 @@ TEST(ClusterTest, AnElasticQuotaWithTheStatusTheServerWroteCanBeUpdated) {
   Json updated = c.Apply(upd, &prepared).object;
   EXPECT_EQ(updated["spec"]["min"]["nvidia.com/gpu"], "6");
   EXPECT_EQ(updated["metadata"]["generation"], 2);
+}
+
+// One ElasticQuota a namespace: the second is refused naming the first, with no "(at
+// request:1)" (a stored object has no place in a file to point at).
+TEST(ClusterTest, ASecondElasticQuotaInANamespaceIsRefusedNamingTheFirst) {
+  Cluster c("0000abcd");
+  Pool(c);
+  auto eq = [](const std::string& name) {
+    return Json{{"apiVersion", "arbiter.dev/v1alpha1"},
+                {"kind", "ElasticQuota"},
+                {"metadata", {{"name", name}, {"namespace", "default"}}},
+                {"spec", {{"cohort", "all"}, {"min", {{"nvidia.com/gpu", "4"}}}}}};
+  };
+  Ok(c, Create(kT0, eq("first")));
+  MutationResult r = c.Apply(Create(kT0 + 1, eq("second")));
+  ASSERT_FALSE(r.ok());
+  ASSERT_EQ(r.error->diagnostics.items.size(), 1u);
+  EXPECT_EQ(r.error->diagnostics.items[0].field_path, "metadata.namespace");
+  EXPECT_EQ(r.error->diagnostics.items[0].message,
+            "namespace \"default\" already has ElasticQuota \"first\"; one per namespace");
 }
 
 // A run of mutations with preemption, completions and deletions.

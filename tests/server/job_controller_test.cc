@@ -667,23 +667,17 @@ TEST(JobController, AnIndexBacksOffOnItsOwnFailures) {
   EXPECT_EQ(plan.annotations[0].value("batch.kubernetes.io/job-index-failure-count", ""), "3");
 }
 
-// Ported from kube's TestGetPodsWithDelayedDeletionPerIndex ("failed pods are kept corresponding
-// to non-failed indexes are kept", "multiple failed pods for index with different failure count;
-// only the pod with highest failure count is kept") and TestCalculateFailedIndexes.
-// Pods as the Job controller reads them: their facts, and their objects by name.
+// Pods as the Job controller reads them: their facts, and each one's object.
 struct PodsRead {
-  explicit PodsRead(const std::vector<const Json*>& pods) {
-    facts.reserve(pods.size());
-    for (const Json* p : pods) {
-      facts.push_back(JobPodFacts::Of(*p));
-      trees[facts.back().name] = p;
-    }
+  explicit PodsRead(std::vector<const Json*> pods) : trees(std::move(pods)) {
+    facts.reserve(trees.size());
+    for (const Json* p : trees) facts.push_back(JobPodFacts::Of(*p));
     for (const JobPodFacts& f : facts) view.pods.push_back(&f);
-    view.tree = [this](const JobPodFacts& f) -> const Json& { return *trees.at(f.name); };
+    view.tree = [this](const JobPodFacts& f) -> const Json& { return *trees[&f - facts.data()]; };
   }
   PodsRead(const PodsRead&) = delete;
+  std::vector<const Json*> trees;
   std::vector<JobPodFacts> facts;
-  std::map<std::string, const Json*> trees;
   JobPodView view;
 };
 
@@ -693,6 +687,9 @@ job_detail::IndexFailures TrackFailed(const Json& spec, const Json& status, cons
   return job_detail::TrackFailedIndexes(spec, status, pods.view, completed, running);
 }
 
+// Ported from kube's TestGetPodsWithDelayedDeletionPerIndex ("failed pods are kept corresponding
+// to non-failed indexes are kept", "multiple failed pods for index with different failure count;
+// only the pod with highest failure count is kept") and TestCalculateFailedIndexes.
 TEST(JobController, TheLastFailedPodOfEachIndexStillToRunIsKept) {
   auto names = [](const job_detail::IndexFailures& f) {
     std::vector<std::string> out;
@@ -887,6 +884,22 @@ TEST(JobController, APodRelabelledOutOfItsJobIsReplacedAndOneLabelledInIsCounted
   Ok(c, Update(kT0 + 4000, out));
   EXPECT_EQ(JobStatus(c, "train").value("active", 0), 2);
   EXPECT_EQ(JobStatus(c, "train").value("terminating", 0), 2);
+}
+
+// A namespace's delete takes its Jobs, and what the Job controller kept of their pods, with it
+// (Ok fails when facts are kept for a Job no longer stored).
+TEST(JobController, ANamespacesDeleteTakesItsJobsAndWhatWasKeptOfTheirPods) {
+  Cluster c("0000abcd");
+  StartOneNode(c);
+  Ok(c, Create(kT0, Namespace("team")));
+  Json job = JobOf("train", {{"parallelism", 2}}, "10m");
+  job["metadata"]["namespace"] = "team";
+  Ok(c, Create(kT0 + 1000, job));
+  ASSERT_EQ(c.store().List("Pod", "team").size(), 2u);
+  Ok(c, Delete(kT0 + 2000, "Namespace", "", "team"));
+  EXPECT_EQ(c.store().Get("Job", "team", "train"), nullptr);
+  RunUntil(c, kT0 + 120000);
+  EXPECT_TRUE(c.store().List("Pod", "team").empty());
 }
 
 }  // namespace job_controller_test

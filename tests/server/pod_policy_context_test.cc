@@ -144,7 +144,9 @@ std::vector<std::string> Served(Cluster& c, const Json& pod, bool update = false
   m.dry_run = true;
   MutationResult r = c.Apply(m);
   std::vector<std::string> out;
-  if (r.error && r.error->diagnostics.items.empty()) {
+  // A refusal in one sentence (LimitRanger's "is invalid" has its causes too, each with its
+  // field, for kubectl: the sentence is what the whole-policy check says).
+  if (r.error && (r.error->diagnostics.items.empty() || !r.error->message.empty())) {
     std::string why = r.error->message;
     if (r.error->reason == ApiError::Reason::kInvalid)
       why = "Pod \"" + m.object["metadata"].value("name", "") + "\" is invalid: " + why;

@@ -134,19 +134,24 @@ std::string ApplyLimitRanges(const Pod& pod, const std::vector<const LimitRange*
   }
   // The API server validates the pod after the mutating admission plugins: a request above its
   // limit (a LimitRange default limit below an explicit request, say) is refused, in its words.
-  std::vector<std::string> invalid;
+  out->invalid.clear();
   for (const char* field : {"containers", "initContainers"}) {
     const auto& list =
         std::string_view(field) == "containers" ? out->containers : out->init_containers;
     for (size_t i = 0; i < list.size(); ++i)
       for (const auto& [r, req] : list[i].requests.entries())
         if (list[i].limits.Has(r) && req > list[i].limits.Get(r))
-          invalid.push_back("spec." + std::string(field) + "[" + std::to_string(i) +
-                            "].resources.requests[" + r + "]: Invalid value: \"" + Fmt(r, req) +
-                            "\": must be less than or equal to " + r + " limit of " +
-                            Fmt(r, list[i].limits.Get(r)));
+          out->invalid.push_back({"spec." + std::string(field) + "[" + std::to_string(i) +
+                                      "].resources.requests[" + r + "]",
+                                  "Invalid value: \"" + Fmt(r, req) +
+                                      "\": must be less than or equal to " + r + " limit of " +
+                                      Fmt(r, list[i].limits.Get(r))});
   }
-  if (!invalid.empty()) return "Pod \"" + pod.meta.name + "\" is invalid: " + Aggregate(invalid);
+  if (!out->invalid.empty()) {
+    std::vector<std::string> invalid;
+    for (const FieldError& e : out->invalid) invalid.push_back(e.field + ": " + e.message);
+    return "Pod \"" + pod.meta.name + "\" is invalid: " + Aggregate(invalid);
+  }
   Pod effective;
   effective.containers = out->containers;
   effective.init_containers = out->init_containers;

@@ -16,11 +16,20 @@ namespace arbiter::engine {
 // A pod's containers as admission leaves them: API defaulting (a limit without a request
 // requests its limit) and every LimitRange default applied. `requests` / `limits` are the
 // Kubernetes pod totals: per resource max(sum over containers, max over init containers).
+// A field of a pod that kube-apiserver's validation refuses: its path, and the message without it
+// ("Invalid value: ...").
+struct FieldError {
+  std::string field, message;
+};
+
 struct AdmittedPod {
   std::vector<Container> containers;
   std::vector<Container> init_containers;
   ResourceList requests;
   ResourceList limits;
+  // The requests above their limits once defaulted (a LimitRange's default limit below an
+  // explicit request): what ApplyLimitRanges' "is invalid" refusal is made of, field by field.
+  std::vector<FieldError> invalid;
 };
 
 // Kubernetes LimitRanger over the namespace's LimitRanges, `ranges` in the order they apply

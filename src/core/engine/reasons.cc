@@ -22,7 +22,8 @@ std::string Render(const NoFit& f) {
   add("Insufficient " + std::string(kCpu), f.cpu);
   add("Insufficient " + std::string(kMemory), f.memory);
   add("Insufficient " + std::string(kGpu), f.gpu);
-  for (const auto& [r, c] : f.extended) add("Insufficient " + r, c);
+  for (const auto& [r, c] : f.extended)  // kube-scheduler's words for a full node
+    add(r == kPods ? std::string("Too many pods") : "Insufficient " + r, c);
   add("node(s) didn't match pod topology spread constraints (missing required label)",
       f.spread_label);
   add("node(s) didn't match pod topology spread constraints", f.spread);

@@ -142,6 +142,11 @@ Cluster::Cluster(std::string uid_prefix)
     CountForBudgets(key.first, was, now);
     NoteJobPod(key, was, now);
   });
+  // However a Job goes (a delete, the last of a Foreground delete's pods, its namespace's
+  // delete), what was kept of its pods goes with it.
+  store_.Observe("Job", [this](const ObjectStore::Key& key, const Json* was, const Json* now) {
+    if (was && !now) DropJobPods(key.first, was->at("metadata").value("uid", ""));
+  });
 }
 
 Cluster::~Cluster() = default;
@@ -460,7 +465,7 @@ yaml::ManifestLoad Cluster::Load(const KindInfo& kind, Json in) {
   if (kind.storage == Storage::kWorkload && in.contains("spec") && in["spec"].is_object())
     in["spec"].erase("nodeName");
   yaml::ManifestLoad load;
-  yaml::LoadManifestJson(in, "request", &load);  // the tree, not its text again
+  yaml::LoadManifestJson(in, kApiRequest, &load);  // the tree, not its text again
   load.ReleaseSources();
   return load;
 }
@@ -494,7 +499,7 @@ Cluster::Prepared Cluster::Prepare(const Mutation& m) {
   if (info->storage == Storage::kController) return p;  // the Job rules need no loader
   if (LoadsAsGiven(*info, m)) {  // nothing to change: the request's tree is read, not copied
     yaml::ManifestLoad load;
-    yaml::LoadManifestJson(m.object, "request", &load);
+    yaml::LoadManifestJson(m.object, kApiRequest, &load);
     load.ReleaseSources();
     p.load = std::move(load);
     return p;
@@ -718,9 +723,14 @@ std::optional<ApiError> Cluster::AdmitLimitRanges(const Target& t, const Pod& po
   for (const auto& [lr_name, lr] : by_name) ranges.push_back(lr);
   engine::AdmittedPod admitted;
   const std::string why = engine::ApplyLimitRanges(pod, ranges, &admitted);
-  const std::string invalid = "Pod \"" + t.name + "\" is invalid: ";
-  if (why.rfind(invalid, 0) == 0)
-    return Error(ApiError::Reason::kInvalid, t.kind.kind, t.name, why.substr(invalid.size()));
+  if (!admitted.invalid.empty()) {  // each cause with its field, as kube-apiserver's validation
+    const std::string invalid = "Pod \"" + t.name + "\" is invalid: ";
+    ApiError e = Error(ApiError::Reason::kInvalid, t.kind.kind, t.name, why.substr(invalid.size()));
+    for (engine::FieldError& f : admitted.invalid)
+      e.diagnostics.Add(Diagnostic{Severity::kError, "request", 1, t.kind.kind, t.ns + "/" + t.name,
+                                   std::move(f.field), std::move(f.message)});
+    return e;
+  }
   if (!why.empty()) return Error(ApiError::Reason::kForbidden, t.kind.kind, t.name, why);
   return std::nullopt;
 }

@@ -152,9 +152,8 @@ Status Cluster::DeleteJobObject(const Mutation& m, const std::string& ns) {
     jobs_dirty_.insert({ns, m.name});
     return Status::Ok();
   }
-  store_.Remove("Job", ns, m.name);
+  store_.Remove("Job", ns, m.name);  // (its pods' facts go: the store's observer of Jobs)
   ForgetJob({ns, m.name});
-  DropJobPods(ns, uid);
   for (const auto& name : names) {
     if (policy != "Orphan") {
       RemoveJobFinalizer(m.time, ns, name);
@@ -227,7 +226,9 @@ JobPodTable& Cluster::JobPodTableOf(const std::string& ns, const std::string& ui
 JobPodView Cluster::JobPodsOf(const std::string& ns, const std::string& uid) {
   JobPodView out;
   out.tree = [this, ns](const JobPodFacts& f) -> const Json& {
-    return *store_.Get("Pod", ns, f.name);
+    static const Json kGone;  // (kept facts are never stale: CheckJobPodFacts)
+    const Json* pod = store_.Get("Pod", ns, f.name);
+    return pod ? *pod : kGone;
   };
   if (uid.empty()) return out;
   const JobPodTable& table = JobPodTableOf(ns, uid);
@@ -257,6 +258,12 @@ void Cluster::DropJobPods(const std::string& ns, const std::string& uid) {
 
 Status Cluster::CheckJobPodFacts() const {
   for (const auto& [key, kept] : job_pods_->by_job) {
+    const auto jobs = store_.ByIndex("Job", key.second);
+    if (std::none_of(jobs.begin(), jobs.end(), [&](const Json* j) {
+          return j->at("metadata").value("namespace", "") == key.first;
+        }))
+      return Status::Internal("the facts of the pods of Job uid " + key.second + " in " +
+                              key.first + " are kept, but no such Job is stored");
     JobPodTable fresh;
     for (const Json* p : JobPods(key.first, key.second)) fresh.Add(JobPodFacts::Of(*p));
     const auto [a, b] =
@@ -414,7 +421,8 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
     jobs_retry_.erase(key);
   }
   // Pods made now are bound and Ready at once on the virtual nodes: status.ready counts the active
-  // pods as this sync leaves them, not as the plan found them.
+  // pods as this sync leaves them (kube's, counted before its creates, reaches the same at its
+  // next sync); without creates, the plan's count (as kube's) stands.
   if (made > 0)
     plan.status["ready"] =
         std::min<int64_t>(JobPodTableOf(ns, uid).ready, plan.status.value("active", 0));

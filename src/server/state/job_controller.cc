@@ -606,14 +606,10 @@ JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis no
                 const JobFinishes& remembered) {
   std::vector<JobPodFacts> facts;
   facts.reserve(pods.size());
-  std::map<std::string, const Json*, std::less<>> by_name;
-  for (const Json* p : pods) {
-    facts.push_back(JobPodFacts::Of(*p));
-    by_name[facts.back().name] = p;
-  }
+  for (const Json* p : pods) facts.push_back(JobPodFacts::Of(*p));
   JobPodView view;
   for (const JobPodFacts& f : facts) view.pods.push_back(&f);
-  view.tree = [&by_name](const JobPodFacts& f) -> const Json& { return *by_name.at(f.name); };
+  view.tree = [&](const JobPodFacts& f) -> const Json& { return *pods[&f - facts.data()]; };
   return PlanJob(job, view, now, remembered);
 }
 

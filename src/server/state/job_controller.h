@@ -133,9 +133,10 @@ std::optional<Millis> JobDeadline(const Json& job);
 struct JobPodFacts {
   enum class Phase : uint8_t { kOther, kPending, kRunning, kSucceeded, kFailed };
   std::string name;
-  Millis created = 0;    // metadata.creationTimestamp (0 if unset)
-  Millis finished = 0;   // kube's getFinishedTime, of a finished or terminating pod (else 0)
-  int32_t restarts = 0;  // the containers' and init containers' restartCounts, summed
+  Millis created = 0;  // metadata.creationTimestamp, unix ms (0 if unset or unreadable)
+  Millis finished =
+      0;  // kube's getFinishedTime, unix ms, of a finished or terminating pod (else 0)
+  int32_t restarts = 0;  // the containers' and init containers' restartCounts, summed (capped)
   int32_t index = -1;    // the completion index (Indexed Jobs), -1 if none or not a number
   int32_t failures = 0;  // batch.kubernetes.io/job-index-failure-count (0 if bad)
   int32_t ignored_failures = 0;  // ...-ignored-failure-count (0 if bad)

@@ -27,8 +27,8 @@ struct JobPodTable {
   int64_t crash_loops = 0;  // restarted in place (JobPodFacts::crash_loop)
 
   void Add(JobPodFacts f) {
-    Count(f, 1);
-    pods.insert(std::move(f));
+    auto [it, added] = pods.insert(std::move(f));
+    if (added) Count(*it, 1);
   }
   void Erase(std::string_view name) {
     auto it = pods.find(name);

@@ -2,7 +2,8 @@
 // job_controller_detail.h): the tracking finalizer, the completion index, the finish time, the
 // podFailurePolicy rule a failed pod matches.
 #include <algorithm>
-#include <climits>
+#include <cstdint>
+#include <limits>
 
 #include "server/state/job_controller_detail.h"
 #include "server/state/pod_status.h"
@@ -148,7 +149,8 @@ JobPodFacts::Phase PhaseOf(const Json& phase) {
 }
 
 int32_t Clamp32(int64_t v) {
-  return static_cast<int32_t>(std::clamp<int64_t>(v, INT32_MIN, INT32_MAX));
+  return static_cast<int32_t>(std::clamp<int64_t>(v, std::numeric_limits<int32_t>::min(),
+                                                  std::numeric_limits<int32_t>::max()));
 }
 
 }  // namespace
