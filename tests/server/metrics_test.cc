@@ -262,7 +262,8 @@ TEST(MetricsTest, LabelValuesEscapeBackslashQuoteAndNewline) {
 }
 
 // The per-pod families, whole: every sample, in order, of a pending pod, a running one with GPUs
-// and declared use, one without GPUs and one without requests (a BestEffort pod). The text is
+// and declared use, one without GPUs, one without requests (a BestEffort pod) and a finished one
+// (its phase only, as kube-state-metrics shows every pod it lists). The text is
 // made family by family, each a pass over the workloads with the pod's labels written once for
 // the family's samples: a label dropped or moved, a family's samples interleaved, shows here.
 TEST(MetricsTest, PerPodFamiliesAreWrittenWholeInOrder) {
@@ -295,6 +296,11 @@ TEST(MetricsTest, PerPodFamiliesAreWrittenWholeInOrder) {
   apply(pod("cpu", "web", {{"cpu", "250m"}}));
   apply(pod("besteffort", "idle", Json::object()));
   apply(pod("waits", "big", {{"cpu", "100"}}));
+  Json done = pod("done", "once", {{"cpu", "100m"}});  // finished: in kube_pod_status_phase only
+  done["metadata"]["annotations"] = {{"arbiter.dev/duration", "1s"}};
+  apply(done);
+  ASSERT_TRUE(c.Apply(fixtures::Advance(kT0 + 2000)).ok());
+  ASSERT_EQ(c.store().Get("Pod", "default", "done")->at("status").value("phase", ""), "Succeeded");
   const std::string text = RenderMetrics(c, JournalStats{}, kT0 + 2500);
   const size_t from = text.find("# HELP kube_pod_status_phase");
   ASSERT_NE(from, std::string::npos) << text;
@@ -321,6 +327,11 @@ kube_pod_status_phase{namespace="default",pod="waits",phase="Running"} 0
 kube_pod_status_phase{namespace="default",pod="waits",phase="Succeeded"} 0
 kube_pod_status_phase{namespace="default",pod="waits",phase="Failed"} 0
 kube_pod_status_phase{namespace="default",pod="waits",phase="Unknown"} 0
+kube_pod_status_phase{namespace="default",pod="done",phase="Pending"} 0
+kube_pod_status_phase{namespace="default",pod="done",phase="Running"} 0
+kube_pod_status_phase{namespace="default",pod="done",phase="Succeeded"} 1
+kube_pod_status_phase{namespace="default",pod="done",phase="Failed"} 0
+kube_pod_status_phase{namespace="default",pod="done",phase="Unknown"} 0
 # HELP kube_pod_info The pod's node (kube-state-metrics shape).
 # TYPE kube_pod_info gauge
 kube_pod_info{namespace="default",pod="gpus",node="n1"} 1

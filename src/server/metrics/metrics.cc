@@ -179,6 +179,7 @@ MetricsFacts CollectMetrics(const Cluster& c, Millis now) {
   f.pod_phases = {{"Pending", 0}, {"Running", 0}, {"Succeeded", 0}, {"Failed", 0}};
   for (const auto& [phase, n] : c.store().pod_phases())
     f.pod_phases[phase.empty() ? "Pending" : phase] += n;
+  if (f.pod_phases["Succeeded"] + f.pod_phases["Failed"] > 0) f.pods = c.store().Freeze("Pod");
   f.quota_usages = c.engine().resource_quota_usages();
   f.decisions = c.decision_count();
   f.stats = c.scheduling_stats();
@@ -313,12 +314,16 @@ void WriteJournal(const JournalStats& j, Writer& w) {
 
 // A pod's first labels as Writer::Sample's `head` takes them, into `out` (cleared):
 // namespace="NS",pod="NAME" and, with `container`, ,container="C".
-void PodLabels(std::string& out, const LiveFact& s, bool container) {
+void PodLabels(std::string& out, const std::string& ns, const std::string& name) {
   out.assign("namespace=\"");
-  AppendEscaped(out, *s.namespace_);
+  AppendEscaped(out, ns);
   out.append("\",pod=\"");
-  AppendEscaped(out, s.name);
+  AppendEscaped(out, name);
   out += '"';
+}
+
+void PodLabels(std::string& out, const LiveFact& s, bool container) {
+  PodLabels(out, *s.namespace_, s.name);
   if (!container) return;
   out.append(",container=\"");
   AppendEscaped(out, s.container_name());
@@ -341,6 +346,11 @@ size_t PodTextSize(const MetricsFacts& f, bool pod_usage) {
     }
     n += samples * (kSample + head + s.node->size());
   });
+  const auto finished = [&](const char* phase) {
+    auto it = f.pod_phases.find(phase);
+    return it == f.pod_phases.end() ? 0 : static_cast<size_t>(it->second);
+  };
+  n += (finished("Succeeded") + finished("Failed")) * 5 * (kSample + 80);
   return n;
 }
 
@@ -393,12 +403,20 @@ void WriteKubeState(const MetricsFacts& f, Writer& w) {
     for (const auto& labels : *f.node_labels) w.SampleLabels("kube_node_labels", labels, 1);
   std::string head;
   w.Family("kube_pod_status_phase", "gauge", "The pod's phase (kube-state-metrics shape).");
+  constexpr std::string_view kPhases[] = {"Pending", "Running", "Succeeded", "Failed", "Unknown"};
   f.ForEachWorkload([&](const LiveFact& s) {
     PodLabels(head, s, /*container=*/false);
     const std::string_view ph = s.pending ? "Pending" : "Running";
-    for (const std::string_view p : {"Pending", "Running", "Succeeded", "Failed", "Unknown"})
+    for (const std::string_view p : kPhases)
       w.Sample("kube_pod_status_phase", head, {{"phase", p}}, ph == p ? 1 : 0);
   });
+  for (const auto& [key, pod] : f.pods) {  // the finished ones (not workloads: not above)
+    const std::string& ph = pod.stored().pod_phase();
+    if (ph != "Succeeded" && ph != "Failed") continue;
+    PodLabels(head, key.first, key.second);
+    for (const std::string_view p : kPhases)
+      w.Sample("kube_pod_status_phase", head, {{"phase", p}}, ph == p ? 1 : 0);
+  }
   w.Family("kube_pod_info", "gauge", "The pod's node (kube-state-metrics shape).");
   f.ForEachWorkload([&](const LiveFact& s) {
     if (!s.running()) return;

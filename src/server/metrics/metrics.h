@@ -15,7 +15,8 @@
 // and the virtual nodes' pods in the shapes `arbiter meter` reads from a real cluster
 // (docs/metering-live.md), so a Prometheus can meter virtual pods as it meters real ones:
 //   kube_node_labels{node,label_nvidia_com_gpu_product,label_nvidia_com_gpu_replicas},
-//   kube_pod_status_phase{namespace,pod,phase}, kube_pod_info{namespace,pod,node},
+//   kube_pod_status_phase{namespace,pod,phase} (finished pods too),
+//   kube_pod_info{namespace,pod,node},
 //   kube_pod_container_resource_requests{namespace,pod,container,node,resource,unit} (KSM),
 //   container_cpu_usage_seconds_total, container_memory_working_set_bytes (cAdvisor; the
 //   arbiter.dev/usage annotation, else the requests, over the current run),
@@ -49,6 +50,9 @@ struct MetricsFacts {
   std::vector<LiveFact> node_rows;  // a node's endpoints: its workloads, in bind order
   std::shared_ptr<const LiveFacts::Strings> strings;  // what node_rows' strings point into
   std::map<std::string, int64_t> pod_phases;          // API pods by status.phase
+  // Every stored Pod, shared (ObjectStore::Freeze), when some have finished: kube_pod_status_phase
+  // shows the Succeeded and Failed ones too, as kube-state-metrics shows every pod it lists.
+  ObjectStore::Objects::Frozen pods;
   std::vector<engine::ResourceQuotaUsage> quota_usages;
   uint64_t decisions = 0;
   SchedulingStats stats;
