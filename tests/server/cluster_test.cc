@@ -7,6 +7,7 @@
 #include "adapters/kube/resources.h"
 #include "adapters/kube/table.h"
 #include "cluster_fixtures.h"
+#include "core/engine/fair_share.h"
 #include "server/state/pod_status.h"
 
 namespace arbiter::server {
@@ -596,6 +597,45 @@ TEST(ClusterTest, ASecondElasticQuotaInANamespaceIsRefusedNamingTheFirst) {
   EXPECT_EQ(r.error->diagnostics.items[0].field_path, "metadata.namespace");
   EXPECT_EQ(r.error->diagnostics.items[0].message,
             "namespace \"default\" already has ElasticQuota \"first\"; one per namespace");
+}
+
+// An ElasticQuota written moves its cohort's fair shares: the others' ElasticQuota statuses are
+// written again (when their share moved), and nothing else of their namespaces. (Their
+// ResourceQuotas' statuses are no longer formatted and compared again at all, which made an
+// ElasticQuota's create beside 1,000 tenants 9 ms instead of 6: BM_ClusterCreatePodAmongTenants'
+// tenant_eq_us; unchanged statuses were not written before either.)
+TEST(ClusterTest, AnElasticQuotaMovesTheCohortsSharesAndNoOtherStatus) {
+  Cluster c("0000abcd");
+  Pool(c);
+  auto eq = [](const std::string& ns, const std::string& min) {
+    return Json{{"apiVersion", "arbiter.dev/v1alpha1"},
+                {"kind", "ElasticQuota"},
+                {"metadata", {{"name", "e"}, {"namespace", ns}}},
+                {"spec", {{"cohort", "pool"}, {"min", {{"nvidia.com/gpu", min}}}}}};
+  };
+  for (const std::string ns : {"a", "b", "c"}) {
+    Ok(c, Create(kT0, Namespace(ns)));
+    Ok(c, Create(kT0, {{"apiVersion", "v1"},
+                       {"kind", "ResourceQuota"},
+                       {"metadata", {{"name", "q"}, {"namespace", ns}}},
+                       {"spec", {{"hard", {{"pods", "10"}}}}}}));
+  }
+  Ok(c, Create(kT0, eq("a", "2")));
+  Ok(c, Create(kT0, eq("b", "2")));
+  Ok(c, Create(kT0 + 1000, fixtures::PodIn("a", "big", 4)));  // borrows 2 of b's
+  const auto share = [&](const std::string& ns) {
+    return c.store().Get("ElasticQuota", ns, "e")->at("status").value("fairShare", "");
+  };
+  const std::string before = share("a");
+  (void)c.TakeWatchEvents();
+  Ok(c, Create(kT0 + 2000, eq("c", "4")));  // the cohort lends more: a's share falls
+  std::map<std::string, int> written;       // kind/namespace
+  for (const WatchEvent& e : c.TakeWatchEvents()) ++written[e.kind + "/" + e.namespace_];
+  EXPECT_EQ(written["ResourceQuota/a"] + written["ResourceQuota/b"], 0);
+  EXPECT_EQ(written["ElasticQuota/a"], 1);
+  EXPECT_NE(share("a"), before);
+  EXPECT_EQ(share("a"),
+            engine::FormatShare(c.engine().elastic_quota_usage_without_lent("a")->fair_share));
 }
 
 // A run of mutations with preemption, completions and deletions.

@@ -232,7 +232,7 @@ TEST_F(PodPolicyContextTest, APodsUpdateIsCheckedAsTheWholePolicyWouldCheckIt) {
 Json RandomOwnObject(std::mt19937& rng) {
   auto pick = [&](std::vector<std::string> v) { return v[rng() % v.size()]; };
   const std::string ns = pick({"default", "team-0", "team-1", "team-2", "team-3", "team-4"});
-  switch (rng() % 3) {
+  switch (rng() % 4) {
     case 0: {  // (each draw its own statement: the order of a call's arguments is unspecified)
       const std::string name = pick({"team-0", "team-4", "fresh"});
       const std::string tier = pick({"a", "b"});
@@ -257,6 +257,22 @@ Json RandomOwnObject(std::mt19937& rng) {
             {"matchExpressions",
              {{{"scopeName", "PriorityClass"}, {"operator", "In"}, {"values", v}}}}};
       return Object("v1", "ResourceQuota", ns, pick({"q", "r"}), {{"spec", spec}});
+    }
+    case 2: {  // a second one in a namespace, min above max or a ResourceQuota, lendingLimit,
+               // flavors known and not, preemption rules, fair sharing outside a cohort
+      const std::string cohort = pick({"pool", "pool", "", "other"});
+      Json spec = {{"min", {{"cpu", pick({"10", "5k"})}}}};
+      if (!cohort.empty()) spec["cohort"] = cohort;
+      if (rng() % 2) spec["max"] = {{"cpu", pick({"1k", "5"})}};
+      if (rng() % 3 == 0) spec["lendingLimit"] = {{pick({"cpu", "memory"}), pick({"5", "20"})}};
+      if (rng() % 4 == 0)
+        spec["flavors"] = {{{"name", pick({"h100", "h10"})}, {"min", {{"nvidia.com/gpu", "2"}}}}};
+      if (rng() % 4 == 0)
+        spec["preemption"] = {{"reclaimWithinCohort", pick({"Never", "Any"})},
+                              {"borrowWithinCohort", {{"policy", "LowerPriority"}}}};
+      if (rng() % 5 == 0) spec["fairSharing"] = {{"weight", "2"}};
+      return Object("arbiter.dev/v1alpha1", "ElasticQuota", ns, pick({"e", "e", "f"}),
+                    {{"spec", spec}});
     }
     default: {
       Json item = {{"type", "Container"}};
@@ -288,6 +304,7 @@ std::vector<std::string> OwnOracle(const yaml::ManifestLoad& all, const Json& ob
   if (kind == "Namespace") replaced(whole.set.namespaces);
   if (kind == "ResourceQuota") replaced(whole.set.resource_quotas);
   if (kind == "LimitRange") replaced(whole.set.limit_ranges);
+  if (kind == "ElasticQuota") replaced(whole.set.elastic_quotas);
   whole.diagnostics = {};
   yaml::LoadManifestJson(obj, "request", &whole);
   Diagnostics d = whole.diagnostics;
@@ -311,7 +328,7 @@ TEST_F(PodPolicyContextTest, NamespacesQuotasAndLimitRangesAreCheckedAsTheWholeP
   std::mt19937 rng(81);
   Seen seen;
   std::map<std::string, int> kinds;
-  for (int i = 0; i < 600; ++i) {
+  for (int i = 0; i < 800; ++i) {
     const Json obj = RandomOwnObject(rng);
     const std::string kind = obj["kind"];
     const bool stored =
@@ -324,7 +341,7 @@ TEST_F(PodPolicyContextTest, NamespacesQuotasAndLimitRangesAreCheckedAsTheWholeP
   EXPECT_GT(seen.warned, 10);
   EXPECT_GT(seen.invalid, 30);
   EXPECT_EQ(seen.refused, 0);  // every answer came from the validator
-  for (const char* k : {"Namespace", "ResourceQuota", "LimitRange"})
+  for (const char* k : {"Namespace", "ResourceQuota", "LimitRange", "ElasticQuota"})
     for (const char* op : {" create", " update"}) EXPECT_GT(kinds[k + std::string(op)], 20) << k;
 }
 

@@ -406,9 +406,11 @@ class ContextPicker {
     for (auto it = objs->lower_bound({ns, ""}); it != objs->end() && it->first.first == ns; ++it)
       Append(ctx, it->second);
   }
-  void All(const char* kind) {
+  // Every object of `kind` but `skip` (the stored state of the object being updated).
+  void All(const char* kind, const ObjectStore::Key& skip = {}) {
     if (const auto* objs = Objects(kind))
-      for (const auto& [k, set] : *objs) Append(ctx, set);
+      for (const auto& [k, set] : *objs)
+        if (k != skip || skip.second.empty()) Append(ctx, set);
   }
   ManifestSet ctx;
 
@@ -450,6 +452,16 @@ ManifestSet Cluster::ObjectPolicyContext(KindId id, const std::string& kind, con
       return std::move(pick.ctx);
     case KindId::kLimitRange:  // its namespace, as above
       pick.Named("Namespace", {"", ns});
+      return std::move(pick.ctx);
+    // Its namespace (as above) and that namespace's ResourceQuotas (one capping below its
+    // ceiling), the PoolPolicy (the default reclaim), the ResourceFlavors (its flavors' names) and
+    // every ElasticQuota (one a namespace; the totals that must fit in 64 bits; its cohort's).
+    case KindId::kElasticQuota:
+      pick.Named("Namespace", {"", ns});
+      pick.InNamespace("ResourceQuota", ns);
+      pick.All("PoolPolicy");
+      pick.All("ResourceFlavor");
+      pick.All("ElasticQuota", {ns, name});
       return std::move(pick.ctx);
     default:
       return PolicyContext(kind, ns, name);
@@ -995,7 +1007,7 @@ void Cluster::Commit(Millis time, const ManifestSet& set, Target& t) {
   if (t.kind.storage == Storage::kPolicy) policy_[kind][{t.ns, t.name}] = set;
   if (t.kind.quota_effect != QuotaEffect::kNone) quota_dirty_.insert(t.ns);
   if (t.kind.quota_effect == QuotaEffect::kEveryNamespaceOfKind)  // an ElasticQuota: the others'
-    for (const auto& [key, entry] : policy_[kind]) quota_dirty_.insert(key.first);  // shares move
+    for (const auto& [key, entry] : policy_[kind]) shares_dirty_.insert(key.first);  // shares move
   Json& meta = t.obj["metadata"];
   if (!t.existing) {
     meta["uid"] = NewUid();
@@ -1242,7 +1254,7 @@ Status Cluster::DeletePolicyObject(const Mutation& m, const KindInfo& k, const s
   store_.Remove(m.kind, ns, m.name);
   if (k.storage == Storage::kPolicy) policy_[m.kind].erase({ns, m.name});
   if (k.quota_effect == QuotaEffect::kEveryNamespaceOfKind)
-    for (const auto& [key, set] : policy_[m.kind]) quota_dirty_.insert(key.first);
+    for (const auto& [key, set] : policy_[m.kind]) shares_dirty_.insert(key.first);
   return Status::Ok();
 }
 
@@ -1532,8 +1544,10 @@ void Cluster::NotePending(uint64_t id, const engine::WorkloadStatus& s) {
 
 void Cluster::RefreshQuotas() {
   // Status from the engine's answers (usage as its quota book charges it), formatted only; those
-  // of the namespaces that moved, each O(its quotas).
-  for (const auto& ns : quota_dirty_) {
+  // of the namespaces that moved, each O(its quotas): the ElasticQuota of a namespace whose
+  // share may have moved (shares_dirty_), every quota of one whose pods or quotas changed.
+  shares_dirty_.insert(quota_dirty_.begin(), quota_dirty_.end());
+  for (const auto& ns : shares_dirty_) {
     // ElasticQuota status.used: what the namespace's running workloads use of each resource of
     // its min and max; status.fairShare: the weighted dominant-resource share of what the cohort
     // lends (core/engine/fair_share.h), as the dashboard and `arbiter sim`'s report give it.
@@ -1548,9 +1562,11 @@ void Cluster::RefreshQuotas() {
       if (!u->cohort.empty()) status["fairShare"] = engine::FormatShare(u->fair_share);
       WriteStatus("ElasticQuota", ns, u->name, std::move(status));
     }
+  }
+  shares_dirty_.clear();
+  for (const auto& ns : quota_dirty_)
     for (const engine::ResourceQuotaUsage& u : engine_->resource_quota_usages(ns))
       WriteStatus("ResourceQuota", ns, u.name, QuotaStatus(u));
-  }
   quota_dirty_.clear();
 }
 

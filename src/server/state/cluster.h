@@ -388,9 +388,10 @@ class Cluster {
   // The context for one object of `kind` (id) ns/name: for the kinds whose own checks read little
   // of the rest (the validator's Duplicates, ResourceQuotas and LimitRanges) only that: a
   // Namespace nothing; a ResourceQuota its Namespace and the PriorityClasses (its scopeSelector's
-  // values); a LimitRange its Namespace. The other kinds get the whole PolicyContext (an
-  // ElasticQuota's create beside 1,000 tenants copies and checks every tenant's policy; a
-  // Namespace's and a ResourceQuota's did).
+  // values); a LimitRange its Namespace; an ElasticQuota its Namespace, that namespace's
+  // ResourceQuotas, the PoolPolicy, the ResourceFlavors and every ElasticQuota (so its create
+  // beside 1,000 tenants still copies and checks theirs). The other kinds get the whole
+  // PolicyContext.
   ManifestSet ObjectPolicyContext(KindId id, const std::string& kind, const std::string& ns,
                                   const std::string& name) const;
 
@@ -436,7 +437,10 @@ class Cluster {
   // those, the ones holding a backfill reservation.
   std::set<uint64_t> pending_;
   std::set<uint64_t> reserved_;
-  std::set<std::string> quota_dirty_;    // namespaces whose pods or quotas/PDBs changed
+  std::set<std::string> quota_dirty_;  // namespaces whose pods or quotas/PDBs changed
+  // Namespaces whose ElasticQuota's fair share may have moved (another of its kind was written):
+  // their ElasticQuota's status only.
+  std::set<std::string> shares_dirty_;
   std::deque<ObjectStore::Key> events_;  // stored Events, oldest first
   std::deque<KeptPreemption> preemptions_;
   uint64_t event_counter_ = 0;
