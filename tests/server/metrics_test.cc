@@ -183,9 +183,11 @@ TEST(MetricsTest, EngineEventsWaitHistogramAndElasticQuotasPassPromtool) {
   EXPECT_TRUE(has(borrowing, "arbiter_fair_share{namespace=\"team-b\",cohort=\"pool\"} 0.5"))
       << borrowing;
   EXPECT_TRUE(has(borrowing, "arbiter_engine_events_total{event=\"Scheduled\"} 1")) << borrowing;
-  EXPECT_TRUE(
-      has(borrowing, "arbiter_pod_scheduling_wait_seconds_bucket{le=\"0.10000000000000001\"} 1"))
+  // A bucket's bound as client_golang writes it: a query for le="0.1" matches it (it was written
+  // "0.10000000000000001", which Prometheus 2.x matches as another text).
+  EXPECT_TRUE(has(borrowing, "arbiter_pod_scheduling_wait_seconds_bucket{le=\"0.1\"} 1"))
       << borrowing;
+  EXPECT_FALSE(has(borrowing, "le=\"0.10000")) << borrowing;
 
   // team-a claims its guarantee 60 s later: the borrower is reclaimed and team-a's pod binds
   // once the hog has gone, a wait of at least 60 s (above the 15 s bucket).
@@ -250,6 +252,28 @@ TEST(MetricsTest, NumbersAreWrittenAsPrintfWritesThem) {
   }
   EXPECT_EQ(PrometheusNumber(std::numeric_limits<double>::infinity()), "+Inf");
   EXPECT_EQ(PrometheusNumber(-std::numeric_limits<double>::infinity()), "-Inf");
+}
+
+// GoNumber writes what Go's strconv.FormatFloat(v, 'g', -1, 64) writes (client_golang's values
+// and bucket bounds): the shortest digits that read back, %e below 1e-4 and from 1e6 on.
+TEST(MetricsTest, GoNumberIsGosShortestFormat) {
+  const std::vector<std::pair<double, std::string>> cases = {
+      {0, "0"},
+      {1, "1"},
+      {0.1, "0.1"},
+      {0.005, "0.005"},
+      {2.5, "2.5"},
+      {10, "10"},
+      {300, "300"},
+      {0.0001, "0.0001"},
+      {1e-05, "1e-05"},
+      {123456, "123456"},
+      {1234567, "1.234567e+06"},
+      {1.0 / 3, "0.3333333333333333"},
+      {-0.25, "-0.25"},
+      {1e21, "1e+21"},
+      {std::numeric_limits<double>::infinity(), "+Inf"}};
+  for (const auto& [v, want] : cases) EXPECT_EQ(GoNumber(v), want) << v;
 }
 
 // Label values escape backslash, double quote and newline, and nothing else.

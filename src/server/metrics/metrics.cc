@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <string_view>
@@ -57,6 +60,23 @@ std::string PrometheusNumber(double v) {
   std::string out;
   AppendNumber(out, v);
   return out;
+}
+
+std::string GoNumber(double v) {
+  if (v == 0) return "0";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  if (std::isnan(v)) return "NaN";
+  char buf[64];
+  int digits = 1;
+  for (; digits < 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
+  const int exp = std::atoi(std::strchr(buf, 'e') + 1);
+  if (exp < -4 || exp >= 6) return buf;
+  std::snprintf(buf, sizeof buf, "%.*f", std::max(0, digits - 1 - exp), v);
+  return buf;
 }
 
 namespace {
@@ -241,8 +261,7 @@ void WriteDecisions(const MetricsFacts& f, Writer& w) {
   w.Family("arbiter_pod_scheduling_wait_seconds", "histogram",
            "Time from a pod's submission to its first bind, since the daemon started.");
   for (size_t i = 0; i < stats.kWaitBounds.size(); ++i)
-    w.Sample("arbiter_pod_scheduling_wait_seconds_bucket",
-             {{"le", PrometheusNumber(stats.kWaitBounds[i])}},
+    w.Sample("arbiter_pod_scheduling_wait_seconds_bucket", {{"le", GoNumber(stats.kWaitBounds[i])}},
              static_cast<double>(stats.wait_buckets[i]));
   w.Sample("arbiter_pod_scheduling_wait_seconds_bucket", {{"le", "+Inf"}},
            static_cast<double>(stats.wait_count));
@@ -304,7 +323,7 @@ void WriteJournal(const JournalStats& j, Writer& w) {
   w.Sample("arbiter_journal_records_total", {}, static_cast<double>(j.records));
   w.Family("arbiter_journal_fsync_seconds", "histogram", "Journal commit (fsync) latency.");
   for (size_t i = 0; i < j.bounds.size(); ++i)
-    w.Sample("arbiter_journal_fsync_seconds_bucket", {{"le", PrometheusNumber(j.bounds[i])}},
+    w.Sample("arbiter_journal_fsync_seconds_bucket", {{"le", GoNumber(j.bounds[i])}},
              static_cast<double>(j.buckets[i]));
   w.Sample("arbiter_journal_fsync_seconds_bucket", {{"le", "+Inf"}},
            static_cast<double>(j.commits));

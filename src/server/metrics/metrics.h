@@ -73,6 +73,11 @@ std::string PrometheusLabelValue(const std::string& v);
 // A sample's value as every series here writes it: printf's "%.17g" (17 significant digits, so 0.1
 // is 0.10000000000000001), +Inf, -Inf.
 std::string PrometheusNumber(double v);
+// The shortest text that reads back as `v`, as Go's strconv.FormatFloat(v, 'g', -1, 64) writes it
+// (what client_golang writes values and bucket bounds with): 0.005, 10, 1.2345678e+07, +Inf. A
+// histogram's `le` is written so: a query matches it as text (`le="0.1"`, not the
+// "0.10000000000000001" PrometheusNumber gives).
+std::string GoNumber(double v);
 
 // Under the daemon's lock.
 MetricsFacts CollectMetrics(const Cluster& c, Millis now);

@@ -19,22 +19,7 @@ namespace arbiter::server {
 
 namespace {
 
-// The shortest text that reads back as `v`, as Go's FormatFloat(v, 'g', -1, 64) writes it (what
-// client_golang writes values and bucket bounds with): 0.005, 10, 1.2345678e+07.
-std::string PromNum(double v) {
-  if (v == 0) return "0";
-  char buf[64];
-  int digits = 1;
-  for (; digits < 17; ++digits) {
-    std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
-  const int exp = std::atoi(std::strchr(buf, 'e') + 1);
-  if (exp < -4 || exp >= 6) return buf;
-  std::snprintf(buf, sizeof buf, "%.*f", std::max(0, digits - 1 - exp), v);
-  return buf;
-}
+std::string PromNum(double v) { return GoNumber(v); }
 
 std::string ReadFile(const char* path) {
   std::ifstream in(path);
