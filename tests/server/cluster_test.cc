@@ -636,6 +636,10 @@ TEST(ClusterTest, AnElasticQuotaMovesTheCohortsSharesAndNoOtherStatus) {
   EXPECT_NE(share("a"), before);
   EXPECT_EQ(share("a"),
             engine::FormatShare(c.engine().elastic_quota_usage_without_lent("a")->fair_share));
+  // c's namespace deleted, its ElasticQuota with it: the cohort lends less, a's share is back
+  // (it stayed stale: a namespace's delete marked no share moved).
+  Ok(c, Delete(kT0 + 3000, "Namespace", "", "c"));
+  EXPECT_EQ(share("a"), before);
 }
 
 // A run of mutations with preemption, completions and deletions.

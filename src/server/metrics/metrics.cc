@@ -63,7 +63,7 @@ std::string PrometheusNumber(double v) {
 }
 
 std::string GoNumber(double v) {
-  if (v == 0) return "0";
+  if (v == 0) return std::signbit(v) ? "-0" : "0";
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
   if (std::isnan(v)) return "NaN";
   char buf[64];

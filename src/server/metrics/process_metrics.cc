@@ -19,8 +19,6 @@ namespace arbiter::server {
 
 namespace {
 
-std::string PromNum(double v) { return GoNumber(v); }
-
 std::string ReadFile(const char* path) {
   std::ifstream in(path);
   std::stringstream ss;
@@ -59,7 +57,7 @@ int64_t OpenFds() {
 
 void Family(std::string& out, const char* name, const char* type, const char* help, double value) {
   out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" +
-         name + " " + PromNum(value) + "\n";
+         name + " " + GoNumber(value) + "\n";
 }
 
 }  // namespace
@@ -205,11 +203,11 @@ std::string RequestMetrics::Render() const {
     uint64_t cumulative = 0;
     for (size_t i = 0; i <= bounds.size(); ++i) {
       cumulative += h.counts[i];
-      const std::string le = i < bounds.size() ? PromNum(bounds[i]) : "+Inf";
+      const std::string le = i < bounds.size() ? GoNumber(bounds[i]) : "+Inf";
       out += "apiserver_request_duration_seconds_bucket{" + labels + ",le=\"" + le + "\"} " +
              std::to_string(cumulative) + "\n";
     }
-    out += "apiserver_request_duration_seconds_sum{" + labels + "} " + PromNum(h.sum) + "\n";
+    out += "apiserver_request_duration_seconds_sum{" + labels + "} " + GoNumber(h.sum) + "\n";
     out += "apiserver_request_duration_seconds_count{" + labels + "} " + std::to_string(h.count) +
            "\n";
   }

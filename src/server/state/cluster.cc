@@ -739,8 +739,8 @@ std::optional<ApiError> Cluster::AdmitLimitRanges(const Target& t, const Pod& po
     const std::string invalid = "Pod \"" + t.name + "\" is invalid: ";
     ApiError e = Error(ApiError::Reason::kInvalid, t.kind.kind, t.name, why.substr(invalid.size()));
     for (engine::FieldError& f : admitted.invalid)
-      e.diagnostics.Add(Diagnostic{Severity::kError, "request", 1, t.kind.kind, t.ns + "/" + t.name,
-                                   std::move(f.field), std::move(f.message)});
+      e.diagnostics.Add(Diagnostic{Severity::kError, kApiRequest, 1, t.kind.kind,
+                                   t.ns + "/" + t.name, std::move(f.field), std::move(f.message)});
     return e;
   }
   if (!why.empty()) return Error(ApiError::Reason::kForbidden, t.kind.kind, t.name, why);
@@ -831,7 +831,7 @@ std::optional<ApiError> Cluster::CheckUpdate(const Target& t) const {
       if (errors.empty()) return std::nullopt;
       ApiError e = Error(ApiError::Reason::kInvalid, kind, t.name, "");
       for (const auto& pe : errors)
-        e.diagnostics.Add(Diagnostic{Severity::kError, "request", 1, kind, t.ns + "/" + t.name,
+        e.diagnostics.Add(Diagnostic{Severity::kError, kApiRequest, 1, kind, t.ns + "/" + t.name,
                                      pe.field, pe.message});
       return e;
     }
@@ -839,7 +839,8 @@ std::optional<ApiError> Cluster::CheckUpdate(const Target& t) const {
       if (!t.existing) return std::nullopt;
       ApiError e = Error(ApiError::Reason::kInvalid, kind, t.name, "");
       auto refuse = [&](const std::string& field, const std::string& message) {
-        e.diagnostics.Add(Diagnostic{Severity::kError, "request", 1, kind, t.name, field, message});
+        e.diagnostics.Add(
+            Diagnostic{Severity::kError, kApiRequest, 1, kind, t.name, field, message});
       };
       if (t.existing->value("value", Json()) != t.obj.value("value", Json()))
         refuse("value", "Forbidden: may not be changed in an update.");
@@ -1006,8 +1007,7 @@ void Cluster::Commit(Millis time, const ManifestSet& set, Target& t) {
   const std::string& kind = t.kind.kind;
   if (t.kind.storage == Storage::kPolicy) policy_[kind][{t.ns, t.name}] = set;
   if (t.kind.quota_effect != QuotaEffect::kNone) quota_dirty_.insert(t.ns);
-  if (t.kind.quota_effect == QuotaEffect::kEveryNamespaceOfKind)  // an ElasticQuota: the others'
-    for (const auto& [key, entry] : policy_[kind]) shares_dirty_.insert(key.first);  // shares move
+  if (t.kind.quota_effect == QuotaEffect::kEveryNamespaceOfKind) SharesMoved(kind);
   Json& meta = t.obj["metadata"];
   if (!t.existing) {
     meta["uid"] = NewUid();
@@ -1239,6 +1239,7 @@ Status Cluster::DeleteNamespaceObjects(const Mutation& m) {
       }
       store_.Remove(k.kind, m.name, n);
       policy_[k.kind].erase({m.name, n});
+      if (k.quota_effect == QuotaEffect::kEveryNamespaceOfKind) SharesMoved(k.kind);
     }
   }
   store_.Remove("Namespace", "", m.name);
@@ -1253,8 +1254,7 @@ Status Cluster::DeletePolicyObject(const Mutation& m, const KindInfo& k, const s
   if (!s.ok()) return s;
   store_.Remove(m.kind, ns, m.name);
   if (k.storage == Storage::kPolicy) policy_[m.kind].erase({ns, m.name});
-  if (k.quota_effect == QuotaEffect::kEveryNamespaceOfKind)
-    for (const auto& [key, set] : policy_[m.kind]) shares_dirty_.insert(key.first);
+  if (k.quota_effect == QuotaEffect::kEveryNamespaceOfKind) SharesMoved(m.kind);
   return Status::Ok();
 }
 
@@ -1540,6 +1540,10 @@ void Cluster::NotePending(uint64_t id, const engine::WorkloadStatus& s) {
     reserved_.insert(id);
   else
     reserved_.erase(id);
+}
+
+void Cluster::SharesMoved(const std::string& kind) {
+  for (const auto& [key, entry] : policy_[kind]) shares_dirty_.insert(key.first);
 }
 
 void Cluster::RefreshQuotas() {

@@ -441,6 +441,8 @@ class Cluster {
   // Namespaces whose ElasticQuota's fair share may have moved (another of its kind was written):
   // their ElasticQuota's status only.
   std::set<std::string> shares_dirty_;
+  // An ElasticQuota of `kind` was written or removed: every other one's share may move.
+  void SharesMoved(const std::string& kind);
   std::deque<ObjectStore::Key> events_;  // stored Events, oldest first
   std::deque<KeptPreemption> preemptions_;
   uint64_t event_counter_ = 0;

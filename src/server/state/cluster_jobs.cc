@@ -46,7 +46,8 @@ void CheckJobUpdate(const Json& was, const Json& now, const std::string& display
     const Json a = was.at("spec").value(key, Json());
     const Json b = now.at("spec").value(key, Json());
     if (a != b)
-      out.Add(Diagnostic{Severity::kError, "request", 1, "Job", display, std::string("spec.") + key,
+      out.Add(Diagnostic{Severity::kError, kApiRequest, 1, "Job", display,
+                         std::string("spec.") + key,
                          "Invalid value: " + b.dump() + ": field is immutable"});
   }
 }

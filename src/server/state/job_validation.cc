@@ -17,7 +17,7 @@ constexpr size_t kMaxSucceededIndexesLength = 64 * 1024;
 constexpr size_t kMaxSuccessPolicyRules = 20;
 
 Diagnostic JobError(const std::string& name, const std::string& field, const std::string& message) {
-  return Diagnostic{Severity::kError, "request", 1, "Job", name, field, message};
+  return Diagnostic{Severity::kError, kApiRequest, 1, "Job", name, field, message};
 }
 
 std::string Num(int64_t v) { return std::to_string(v); }
