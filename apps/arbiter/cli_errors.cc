@@ -1,6 +1,7 @@
 #include "cli_errors.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace arbiter::app {
 
@@ -82,6 +83,22 @@ std::string UnexpectedMessage(const CLI::App* cmd, const std::string& what) {
 }
 
 }  // namespace
+
+CLI::Validator InRange(double lo, double hi) {
+  const auto text = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.15g", v);
+    return std::string(buf);
+  };
+  const std::string range = text(lo) + " to " + text(hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& value) {
+        double v = 0;
+        const bool ok = CLI::detail::lexical_cast(value, v) && v >= lo && v <= hi;
+        return ok ? std::string() : "must be a number from " + range + ", not " + value;
+      },
+      "");
+}
 
 size_t EditDistance(std::string_view a, std::string_view b) {
   std::vector<size_t> row(b.size() + 1);

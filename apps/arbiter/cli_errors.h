@@ -22,6 +22,12 @@ size_t EditDistance(std::string_view a, std::string_view b);
 // The candidate closest to `word` when it is close enough to be a plausible typo ("" otherwise).
 std::string Closest(std::string_view word, const std::vector<std::string>& candidates);
 
+// A numeric flag's range check, said in words: --help shows the option's type alone (FLOAT, INT;
+// CLI::Range adds "FLOAT:FLOAT in [0 - 1000]", so the option's text gives the range), and a value
+// outside it is "must be a number from 0 to 1000, not 2000" (CLI::Range: "0.000000 to
+// 1000.000000").
+CLI::Validator InRange(double lo, double hi);
+
 // The message (several lines, ending in a newline) for a usage error thrown by `root.parse`.
 // Not for help or version requests (CLI::CallForHelp, CLI::CallForAllHelp, CLI::CallForVersion).
 std::string UsageErrorMessage(const CLI::App& root, const CLI::ParseError& e);

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "adapters/warehouse/warehouse.h"
+#include "cli_errors.h"
 #include "commands.h"
 
 namespace arbiter::app {
@@ -64,7 +65,7 @@ void RegisterLedgerSync(CLI::App& app, int* exit_code) {
   sync->add_option("--to", a->to, "Warehouse URL: clickhouse://... or postgresql://...")
       ->required();
   sync->add_option("--batch-rows", a->batch, "Rows per insert (1 to 10000000; default 200000)")
-      ->check(CLI::Range(1, 10000000).description(""));
+      ->check(InRange(1, 10000000));
   sync->add_flag("-q,--quiet", a->quiet, "No progress lines on stderr");
   sync->callback([a, exit_code] { RunSync(*a, exit_code); });
 }

@@ -13,6 +13,7 @@
 
 #include "adapters/io/input_file.h"
 #include "adapters/kube/auth.h"
+#include "cli_errors.h"
 #include "cli_flags.h"
 #include "commands.h"
 #include "core/api_kinds.h"
@@ -104,13 +105,7 @@ void RegisterServe(CLI::App& app, int* exit_code) {
          "spread over as many records, it costs a create the same at 1M live pods as at\n"
          "1k; a restart then replays at most about as many records as it restores objects\n"
          "(0 to 1000)")
-      ->check(CLI::Validator(
-          [](std::string& text) {  // (CLI::Range says FLOAT:FLOAT in help, 0.000000 when wrong)
-            double v = 0;
-            const bool ok = CLI::detail::lexical_cast(text, v) && v >= 0 && v <= 1000;
-            return ok ? std::string() : "must be a number from 0 to 1000, not " + text;
-          },
-          ""));
+      ->check(InRange(0, 1000));
   auto token_file = std::make_shared<std::string>();
   cmd->add_option(
       "--token-file", *token_file,
@@ -137,7 +132,7 @@ void RegisterServe(CLI::App& app, int* exit_code) {
                   "Seconds: a watch without timeoutSeconds lasts a random time between this and\n"
                   "twice this, and none lasts longer (kube-apiserver's flag; 1 to 86400; default\n"
                   "1800)")
-      ->check(CLI::Range(1, 86400).description(""));
+      ->check(InRange(1, 86400));
   auto request_timeout = std::make_shared<std::string>("60s");
   cmd->add_option("--request-timeout", *request_timeout,
                   "How long a change's answer waits for its journal record to be durable before\n"
@@ -147,15 +142,15 @@ void RegisterServe(CLI::App& app, int* exit_code) {
   cmd->add_option("--max-connections", limits->max_connections,
                   "Open connections in all (default: the open-file limit less 128); the last 64\n"
                   "serve only probes and cluster admins (65 to 1048576)")
-      ->check(CLI::Range(65, 1 << 20).description(""));
+      ->check(InRange(65, 1 << 20));
   cmd->add_option("--max-connections-per-client", limits->max_connections_per_client,
                   "Open connections per client address; more are refused with 429 (default 1024;\n"
                   "at most 1048576)")
-      ->check(CLI::Range(1, 1 << 20).description(""));
+      ->check(InRange(1, 1 << 20));
   cmd->add_option("--max-requests-in-flight-per-client", limits->max_in_flight_per_client,
                   "Requests being handled per client address (watches not counted once\n"
                   "streaming); more get 429 and Retry-After (default 256; at most 1048576)")
-      ->check(CLI::Range(1, 1 << 20).description(""));
+      ->check(InRange(1, 1 << 20));
   auto pod_metrics = std::make_shared<std::string>("daemon");
   cmd->add_option("--pod-metrics", *pod_metrics,
                   "Where the virtual pods' cAdvisor and dcgm-exporter series are served: "

@@ -13,15 +13,15 @@
 
 namespace arbiter::engine {
 
-// A pod's containers as admission leaves them: API defaulting (a limit without a request
-// requests its limit) and every LimitRange default applied. `requests` / `limits` are the
-// Kubernetes pod totals: per resource max(sum over containers, max over init containers).
 // A field of a pod that kube-apiserver's validation refuses: its path, and the message without it
 // ("Invalid value: ...").
 struct FieldError {
   std::string field, message;
 };
 
+// A pod's containers as admission leaves them: API defaulting (a limit without a request
+// requests its limit) and every LimitRange default applied. `requests` / `limits` are the
+// Kubernetes pod totals: per resource max(sum over containers, max over init containers).
 struct AdmittedPod {
   std::vector<Container> containers;
   std::vector<Container> init_containers;

@@ -406,11 +406,15 @@ class ContextPicker {
     for (auto it = objs->lower_bound({ns, ""}); it != objs->end() && it->first.first == ns; ++it)
       Append(ctx, it->second);
   }
+  void All(const char* kind) {
+    if (const auto* objs = Objects(kind))
+      for (const auto& [k, set] : *objs) Append(ctx, set);
+  }
   // Every object of `kind` but `skip` (the stored state of the object being updated).
-  void All(const char* kind, const ObjectStore::Key& skip = {}) {
+  void AllBut(const char* kind, const ObjectStore::Key& skip) {
     if (const auto* objs = Objects(kind))
       for (const auto& [k, set] : *objs)
-        if (k != skip || skip.second.empty()) Append(ctx, set);
+        if (k != skip) Append(ctx, set);
   }
   ManifestSet ctx;
 
@@ -461,7 +465,7 @@ ManifestSet Cluster::ObjectPolicyContext(KindId id, const std::string& kind, con
       pick.InNamespace("ResourceQuota", ns);
       pick.All("PoolPolicy");
       pick.All("ResourceFlavor");
-      pick.All("ElasticQuota", {ns, name});
+      pick.AllBut("ElasticQuota", {ns, name});
       return std::move(pick.ctx);
     default:
       return PolicyContext(kind, ns, name);
