@@ -85,12 +85,15 @@ Result<int64_t> Daemon::Load(Cluster& cluster, StartupInfo* info) {
     return out;
   };
   Status failed;
-  // Records of formats 1-3 replay with the pending walk their releases did (Journal.h).
+  // Records of formats 1-3 replay with the pending walk their releases did, and of 1-4 with
+  // their Job pod names (Journal.h).
   const int64_t walk_through = journal_->pending_walk_through();
+  const int64_t names_through = journal_->job_names_through();
   auto apply = [&](std::vector<Decoded> batch) {
     for (auto& r : batch) {
       if (!failed.ok()) return;
       cluster.SetPendingWalk(r.seq <= walk_through);
+      cluster.SetLegacyJobPodNames(r.seq <= names_through);
       if (Status s = ApplyRecord(cluster, r.m, r.tape, commands ? nullptr : &r.prepared); !s.ok()) {
         failed = Status::Internal("journal record " + std::to_string(r.seq) + ": " + s.message());
         return;
@@ -116,7 +119,8 @@ Result<int64_t> Daemon::Load(Cluster& cluster, StartupInfo* info) {
   if (next.valid()) apply(next.get());
   if (replay.ok()) apply(decode(std::move(rows)));
   cluster.SetReplayingRequests(false);
-  cluster.SetPendingWalk(false);  // what is appended from here on is format 4
+  cluster.SetPendingWalk(false);  // what is appended from here on is format 5
+  cluster.SetLegacyJobPodNames(false);
   if (!failed.ok()) return failed;
   if (!replay.ok()) return replay;
   if (commands && info->replayed > 0) cluster.FinishReplay();

@@ -330,6 +330,8 @@ TEST(JobController, SuspendDeletesActivePodsAndResumeMakesThemAgain) {
   Ok(c, Update(kT0 + 1000, job));
   EXPECT_EQ(Condition(c, "held", "Suspended"), "False/JobResumed");
   EXPECT_EQ(CountPhase(c, "held", "Running"), 2);
+  std::set<std::string> names;  // every pod the Job made has a name of its own
+  for (const Json* p : PodsOf(c, "held")) names.insert(p->at("metadata").value("name", ""));
 
   job = *c.store().Get("Job", "default", "held");
   job["spec"]["suspend"] = true;
@@ -346,6 +348,8 @@ TEST(JobController, SuspendDeletesActivePodsAndResumeMakesThemAgain) {
   job["spec"]["suspend"] = false;
   Ok(c, Update(kT0 + 61000, job));
   EXPECT_EQ(CountPhase(c, "held", "Running"), 2);
+  for (const Json* p : PodsOf(c, "held"))  // (journal format 4 named them as the first two)
+    EXPECT_TRUE(names.insert(p->at("metadata").value("name", "")).second);
   RunUntil(c, kT0 + 200000);
   EXPECT_EQ(Condition(c, "held", "Complete"), "True/CompletionsReached");
   EXPECT_EQ(JobStatus(c, "held").value("succeeded", 0), 2);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "server/daemon.h"
@@ -41,8 +42,8 @@ std::filesystem::path CopyOf(const std::string& fixture) {
 // The same lines make-fixtures.sh wrote from the live daemon's lists.
 std::string Summary(const Cluster& c) {
   std::vector<std::string> lines;
-  for (const char* kind :
-       {"Node", "Namespace", "PriorityClass", "ResourceQuota", "PodDisruptionBudget", "Pod"}) {
+  for (const char* kind : {"Node", "Namespace", "PriorityClass", "ResourceQuota",
+                           "PodDisruptionBudget", "Pod", "Job"}) {
     for (const Json* o : c.store().List(kind, "")) {
       const Json& meta = o->at("metadata");
       std::string line = std::string(kind) + " " + meta.value("namespace", "") + "/" +
@@ -138,6 +139,64 @@ TEST(JournalFixturesTest, Format4SnapshotAndTailReplayToTheClusterTheReleaseServ
 
 TEST(JournalFixturesTest, Format4RestatedReplaysToTheStatusItsReleaseWrote) {
   ExpectReplaysAsWritten("format4/restated", false, 4);
+}
+
+// A Job's first pod deleted and replaced (format4/jobs): the release of format 4 named the
+// replacement as the pod it replaced, and its records replay so.
+TEST(JournalFixturesTest, Format4JobsReplayToThePodNamesItsReleaseGave) {
+  ExpectReplaysAsWritten("format4/jobs", false, 4);
+}
+
+// The names of a Job's pods in `c`.
+std::set<std::string> JobPodNames(const Cluster& c) {
+  std::set<std::string> names;
+  for (const Json* p : c.store().List("Pod", "default"))
+    names.insert(p->at("metadata").value("name", ""));
+  return names;
+}
+
+// A format-4 journal migrated to format 5: its records replay with the names they were written
+// with (meta.job-names-through), a pod deleted since is replaced under a name no pod of the Job
+// had, and the journal reopens to the same pods.
+TEST(JournalFixturesTest, AMigratedJournalNamesLaterJobPodsAfresh) {
+  const auto dir = CopyOf("format4/jobs");
+  Millis now = 0;
+  DaemonOptions o;
+  o.data_dir = dir.string();
+  o.clock = [&now] { return now; };
+  o.snapshot_every = 0;
+  o.check_invariants = true;
+  std::string served;
+  {
+    auto d = Daemon::Open(o);
+    ASSERT_TRUE(d.ok()) << d.message();
+    EXPECT_EQ(d.value()->startup().migrated_from, 4);
+    EXPECT_EQ(d.value()->journal().job_names_through(), d.value()->journal().last_seq());
+    EXPECT_EQ(d.value()->journal().pending_walk_through(), 0);  // begun in format 4: kept
+    const std::set<std::string> before = d.value()->Read(JobPodNames);
+    ASSERT_EQ(before.size(), 2u);
+    now = d.value()->Read([](const Cluster& c) { return c.now(); }) + 1000;
+    Mutation del;
+    del.op = Mutation::Op::kDelete;
+    del.kind = "Pod";
+    del.namespace_ = "default";
+    del.name = *before.begin();
+    del.grace_period = 0;
+    ASSERT_TRUE(d.value()->Mutate(std::move(del)).ok());
+    now += 11000;  // past the back-off of the failure the delete counts
+    ASSERT_TRUE(d.value()->Mutate(Mutation{}).ok());
+    const std::set<std::string> after = d.value()->Read(JobPodNames);
+    ASSERT_EQ(after.size(), 2u);
+    EXPECT_EQ(after.count(*before.begin()), 0u);
+    EXPECT_EQ(after.count(*before.rbegin()), 1u);
+    served = d.value()->Read([](const Cluster& c) { return Summary(c); });
+    d.value()->Stop();
+  }
+  auto d = Daemon::Open(o);
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_EQ(d.value()->startup().migrated_from, 0);
+  EXPECT_EQ(d.value()->Read([](const Cluster& c) { return Summary(c); }), served);
+  d.value()->Stop();
 }
 
 // A format-3 journal migrated to format 4 keeps its records, and later records are appended:

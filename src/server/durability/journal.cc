@@ -209,20 +209,28 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& dir) {
                             std::to_string(kFormatVersion) +
                             " (run the newer arbiter, or start from an empty --data directory)");
   j->format_version_ = version;
-  if (version < 4) {
-    j->walk_through_ = std::numeric_limits<int64_t>::max();
-  } else {
-    auto walked = j->MetaValue("walk-through");
-    if (!walked.ok()) return walked.status();
-    if (!walked.value().empty()) {
-      errno = 0;
-      j->walk_through_ = std::strtoll(walked.value().c_str(), nullptr, 10);
-      if (walked.value().find_first_not_of("0123456789") != std::string::npos || errno == ERANGE)
-        return Status::Internal(path + ": meta walk-through is not a record number: \"" +
-                                walked.value() + "\"");
-    }
-  }
+  // Formats 1-3 walked pending pods and 1-4 named Job pods their own way: every record of such a
+  // journal; once migrated, the records up to meta's mark.
+  auto walked = j->Through("walk-through", 4);
+  if (!walked.ok()) return walked.status();
+  j->walk_through_ = walked.value();
+  auto named = j->Through("job-names-through", 5);
+  if (!named.ok()) return named.status();
+  j->job_names_through_ = named.value();
   return j;
+}
+
+Result<int64_t> Journal::Through(const char* key, int from_version) {
+  if (format_version_ < from_version) return std::numeric_limits<int64_t>::max();
+  auto value = MetaValue(key);
+  if (!value.ok()) return value.status();
+  const std::string& v = value.value();
+  if (v.empty()) return int64_t{0};
+  errno = 0;
+  const int64_t seq = std::strtoll(v.c_str(), nullptr, 10);
+  if (v.find_first_not_of("0123456789") != std::string::npos || errno == ERANGE)
+    return Status::Internal(path_ + ": meta " + key + " is not a record number: \"" + v + "\"");
+  return seq;
 }
 
 Journal::~Journal() {
@@ -364,11 +372,18 @@ Status Journal::Migrate(int64_t last_seq, const std::function<std::string()>& sn
   Stmt format(db_, "UPDATE meta SET value = ?1 WHERE key = 'format'");
   format.Text(1, kFormatPrefix + std::to_string(kFormatVersion));
   if (Status s = format.Run("journal: migrating (the format)"); !s.ok()) return s;
-  Stmt walked(db_, "INSERT OR REPLACE INTO meta (key, value) VALUES ('walk-through', ?1)");
-  walked.Text(1, std::to_string(last_seq));
-  if (Status s = walked.Run("journal: migrating (walk-through)"); !s.ok()) return s;
+  // The marks of the behaviours the journal's format had (Through): a format-4 journal keeps its
+  // walk-through, which its own migration wrote.
+  for (const auto& [key, from] : {std::pair{"walk-through", 4}, {"job-names-through", 5}}) {
+    if (format_version_ >= from) continue;
+    Stmt mark(db_, "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)");
+    mark.Text(1, key);
+    mark.Text(2, std::to_string(last_seq));
+    if (Status s = mark.Run("journal: migrating (" + std::string(key) + ")"); !s.ok()) return s;
+  }
   if (Status s = t.Commit(); !s.ok()) return s;
-  walk_through_ = last_seq;
+  if (format_version_ < 4) walk_through_ = last_seq;
+  job_names_through_ = last_seq;
   const bool snapshotted = format_version_ < 2 && last_seq > 0;
   format_version_ = kFormatVersion;
   std::lock_guard<std::mutex> l(mu_);

@@ -72,8 +72,10 @@ class Journal {
   // The format this arbiter writes (and the newest it reads). 3: snapshots in DIR/snapshot.bin.
   // 4: its records are replayed with pending pods' statuses following the engine's restatements
   // (Cluster::SetPendingWalk off); records of formats 1-3 (meta.walk-through: up to which seq a
-  // migrated journal holds them) with the walk.
-  static constexpr int kFormatVersion = 4;
+  // migrated journal holds them) with the walk. 5: a Job's pods are named from the store's
+  // resourceVersion (Cluster::SetLegacyJobPodNames off); records of formats 1-4
+  // (meta.job-names-through) with the names those releases gave.
+  static constexpr int kFormatVersion = 5;
 
   // Opens (creating) DIR/journal.db. A new journal gets a random 8-hex-digit instance id. A
   // journal of a newer format than kFormatVersion, or of no known format, is refused.
@@ -86,6 +88,10 @@ class Journal {
   // them all (Cluster::SetPendingWalk): every record of a journal of those formats; 0 for one
   // begun in format 4.
   int64_t pending_walk_through() const { return walk_through_; }
+  // The last record written by a release of formats 1-4, which named a Job's pods from a count
+  // started at each sync (Cluster::SetLegacyJobPodNames): every record of a journal of those
+  // formats; 0 for one begun in format 5.
+  int64_t job_names_through() const { return job_names_through_; }
   const std::string& path() const { return path_; }
 
   // ---- start-up (before Start)
@@ -99,8 +105,9 @@ class Journal {
                 const std::function<Status(int64_t seq, const std::string& record)>& fn);
   // An older format made current, in one transaction. Format 1: `snapshot()` (the state after
   // every record, up to `last_seq`) replaces the records, which the current format could not
-  // append to; formats 2 and 3: only the format changes (format 2's snapshot is read from the
-  // table). Each notes `last_seq` as meta.walk-through (pending_walk_through).
+  // append to; formats 2 to 4: only the format changes (format 2's snapshot is read from the
+  // table). Each notes `last_seq` as the mark of the behaviours its format had: meta.walk-through
+  // (formats 1-3, pending_walk_through) and meta.job-names-through (1-4, job_names_through).
   Status Migrate(int64_t last_seq, const std::function<std::string()>& snapshot);
 
   // ---- running
@@ -164,6 +171,9 @@ class Journal {
   Result<std::optional<Snapshot>> LoadSnapshotFile() const;
   Status Exec(const char* sql);
   Result<std::string> MetaValue(const char* key);  // "" when absent
+  // A behaviour's mark (meta `key`): the last record written by a format before `from_version`;
+  // every record when the journal is of such a format, 0 when the mark is absent.
+  Result<int64_t> Through(const char* key, int from_version);
 
   // Holds the data directory's LOCK (flock) for the journal's life: one daemon a directory.
   Status Lock();
@@ -174,6 +184,7 @@ class Journal {
   std::string instance_id_;
   int format_version_ = 0;
   int64_t walk_through_ = 0;
+  int64_t job_names_through_ = 0;
 
   mutable std::mutex mu_;
   std::condition_variable work_cv_, durable_cv_;

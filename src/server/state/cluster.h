@@ -171,6 +171,12 @@ class Cluster {
   // decided more than arrivals, and after a deadline was set, O(pending) (RefreshPending); their
   // records are replayed so, to the resourceVersions those releases served.
   void SetPendingWalk(bool on);
+  // How the Job controller names a Job's pods. Off (the default, journal format 5): from the Job's
+  // uid and the store's resourceVersion at the create, so a replacement never takes the name of an
+  // earlier pod. On: as the releases of journal formats 1-4 did, from the uid and a count from 0
+  // at each sync (the first name no pod holds now: a pod deleted and replaced came back under its
+  // own name); their records are replayed so, to the names those releases served.
+  void SetLegacyJobPodNames(bool on) { legacy_job_pod_names_ = on; }
 
   // When the next `advance` is due (a timer or an engine wake-up), if any.
   std::optional<Millis> NextDue();
@@ -395,11 +401,12 @@ class Cluster {
   ManifestSet ObjectPolicyContext(KindId id, const std::string& kind, const std::string& ns,
                                   const std::string& name) const;
 
-  CommandTape tape_;                 // live: the commands of the mutation being applied
-  CommandTape* play_ = nullptr;      // replaying: the commands to give the engine
-  Status play_error_;                // replaying: the first mismatch with the tape
-  bool replaying_requests_ = false;  // SetReplayingRequests
-  bool pending_walk_ = false;        // SetPendingWalk
+  CommandTape tape_;                   // live: the commands of the mutation being applied
+  CommandTape* play_ = nullptr;        // replaying: the commands to give the engine
+  Status play_error_;                  // replaying: the first mismatch with the tape
+  bool replaying_requests_ = false;    // SetReplayingRequests
+  bool pending_walk_ = false;          // SetPendingWalk
+  bool legacy_job_pod_names_ = false;  // SetLegacyJobPodNames
   std::string uid_prefix_;
   uint64_t uid_counter_ = 0;
   ObjectStore store_;

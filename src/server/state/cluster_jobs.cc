@@ -439,11 +439,15 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
 int Cluster::CreateJobPods(Millis t, const Json& job, const JobPlan& plan) {
   const std::string ns = job.at("metadata").value("namespace", "default");
   int made = 0;
-  uint64_t seq = 0;
+  uint64_t seq = 0;  // formats 1-4: counted from 0 at each sync (SetLegacyJobPodNames)
   for (int i = 0; i < plan.create; ++i) {
     const int64_t index = i < static_cast<int>(plan.indexes.size()) ? plan.indexes[i] : -1;
-    std::string name = JobPodName(job, seq++, index);
-    while (store_.Get("Pod", ns, name)) name = JobPodName(job, seq++, index);
+    // Salted with the store's resourceVersion, which grows with every write: no earlier create had
+    // this salt, so no earlier pod of the Job (deleted since, or replaced) gets its name back.
+    const std::string rv = std::to_string(store_.resource_version() + 1) + ".";
+    auto salt = [&] { return (legacy_job_pod_names_ ? "" : rv) + std::to_string(seq++); };
+    std::string name = JobPodName(job, salt(), index);
+    while (store_.Get("Pod", ns, name)) name = JobPodName(job, salt(), index);
     Mutation c;
     c.op = Mutation::Op::kCreate;
     c.time = t;

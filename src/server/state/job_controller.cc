@@ -90,10 +90,10 @@ Json PodFromTemplate(const Json& job, int64_t index) {
   return pod;
 }
 
-std::string JobPodName(const Json& job, uint64_t n, int64_t index) {
+std::string JobPodName(const Json& job, std::string_view salt, int64_t index) {
   // kube's utilrand.String alphabet (no vowels, no look-alikes).
   static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
-  const std::string seed = job.at("metadata").value("uid", "") + "/" + std::to_string(n);
+  const std::string seed = job.at("metadata").value("uid", "") + "/" + std::string(salt);
   uint64_t h = 14695981039346656037ull;  // FNV-1a
   for (unsigned char c : seed) h = (h ^ c) * 1099511628211ull;
   std::string suffix;

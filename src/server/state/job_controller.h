@@ -84,6 +84,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/diagnostics.h"
@@ -110,9 +111,10 @@ void DefaultJob(Json& job, const std::string& uid);
 // The Pod object spec.template makes, without its name (the caller picks a free one); with a
 // completion `index` (>= 0, Indexed Jobs) its annotation, label, hostname and env variable.
 Json PodFromTemplate(const Json& job, int64_t index = -1);
-// The `n`-th candidate name of a Job's pod: JOB-xxxxx (JOB-INDEX-xxxxx with an index), from a
-// hash of the Job's uid and n.
-std::string JobPodName(const Json& job, uint64_t n, int64_t index = -1);
+// A candidate name of a Job's pod: JOB-xxxxx (JOB-INDEX-xxxxx with an index), five letters of
+// kube's random-name alphabet from a hash of the Job's uid and `salt` (the caller's: another salt
+// when a pod holds the name; Cluster::CreateJobPods).
+std::string JobPodName(const Json& job, std::string_view salt, int64_t index = -1);
 // Completion indexes as status.completedIndexes writes them ("0-3,5"; two in a row: "1,2"), and
 // read back (bad text: the indexes it could read).
 std::string FormatIndexes(const std::vector<int64_t>& sorted);

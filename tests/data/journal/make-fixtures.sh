@@ -16,6 +16,7 @@
 #   snapshot   a snapshot after record 14 and the records after it (--snapshot-every 14)
 #   restated   a pending pod's reason moved with no Event (below); format3/restated was made with
 #              375d8dc, whose pod-status writes are those of the last format-3 release (d331045)
+#   jobs       a Job's pod deleted and replaced (below), made with 275633e (the last of format 4)
 set -euo pipefail
 ARBITER=$1
 OUT=$2
@@ -38,7 +39,7 @@ quota() {  # NS NAME CPU
 summary() {
   {
     for path in /api/v1/nodes /api/v1/namespaces /apis/scheduling.k8s.io/v1/priorityclasses \
-      /api/v1/resourcequotas /apis/policy/v1/poddisruptionbudgets /api/v1/pods; do
+      /api/v1/resourcequotas /apis/policy/v1/poddisruptionbudgets /api/v1/pods /apis/batch/v1/jobs; do
       curl -s "$U$path"
     done
   } | jq -r '.items[] | [.kind, ((.metadata.namespace // "") + "/" + .metadata.name),
@@ -116,6 +117,27 @@ restated() {
   finish "$dir"
 }
 
+# A Job's pod deleted and replaced: releases of formats 1-4 named a Job's pods from a count started
+# at 0 at each sync, and the replacement of the Job's first pod took its name; format 5 names them
+# from the store's resourceVersion. (format4/jobs was made alone, with 275633e.)
+jobs() {
+  local dir=$OUT/jobs first
+  start "$dir" 0
+  req POST /api/v1/nodes '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"capacity":{"cpu":"8","memory":"32Gi","pods":"110"}}}'
+  req POST /apis/batch/v1/namespaces/default/jobs '{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"train"},"spec":{"parallelism":2,"completions":4,"template":{"metadata":{"annotations":{"arbiter.dev/duration":"1h"}},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox","resources":{"requests":{"cpu":"1"}}}]}}}}'
+  first=$(curl -s "$U/api/v1/namespaces/default/pods" |
+    jq -r '.items | sort_by(.metadata.resourceVersion | tonumber) | .[0].metadata.name')
+  req DELETE "/api/v1/namespaces/default/pods/$first?gracePeriodSeconds=0"
+  # (counted as failed: replaced after the back-off, 10 s)
+  for _ in $(seq 30); do
+    curl -sf "$U/api/v1/namespaces/default/pods/$first" >/dev/null && break
+    sleep 1
+  done
+  curl -sf "$U/api/v1/namespaces/default/pods/$first" >/dev/null ||
+    { echo "make-fixtures.sh: the replacement of $first was named otherwise" >&2; exit 1; }
+  finish "$dir"
+}
+
 case ${3:-all} in
   all)
     one tail 0
@@ -123,5 +145,6 @@ case ${3:-all} in
     restated
     ;;
   restated) restated ;;  # (format3/restated was made alone, with a later format-3 release)
-  *) echo "make-fixtures.sh: unknown fixture set $3 (all, restated)" >&2; exit 2 ;;
+  jobs) jobs ;;
+  *) echo "make-fixtures.sh: unknown fixture set $3 (all, restated, jobs)" >&2; exit 2 ;;
 esac
