@@ -47,6 +47,8 @@ Result<int64_t> Daemon::Load(Cluster& cluster, StartupInfo* info) {
   if (!snap.ok()) return snap.status();
   int64_t after = 0;
   if (snap.value()) {
+    // (the Jobs' next instants by the rules of the records that follow it)
+    cluster.SetFormat4Jobs(snap.value()->seq < journal_->format4_jobs_through());
     if (Status s = cluster.Restore(snap.value()->bytes); !s.ok())
       return Status::Internal("snapshot " + std::to_string(snap.value()->seq) + ": " + s.message());
     after = snap.value()->seq;
@@ -86,14 +88,14 @@ Result<int64_t> Daemon::Load(Cluster& cluster, StartupInfo* info) {
   };
   Status failed;
   // Records of formats 1-3 replay with the pending walk their releases did, and of 1-4 with
-  // their Job pod names (Journal.h).
+  // their Job controller's rules (Journal.h).
   const int64_t walk_through = journal_->pending_walk_through();
-  const int64_t names_through = journal_->job_names_through();
+  const int64_t jobs_through = journal_->format4_jobs_through();
   auto apply = [&](std::vector<Decoded> batch) {
     for (auto& r : batch) {
       if (!failed.ok()) return;
       cluster.SetPendingWalk(r.seq <= walk_through);
-      cluster.SetLegacyJobPodNames(r.seq <= names_through);
+      cluster.SetFormat4Jobs(r.seq <= jobs_through);
       if (Status s = ApplyRecord(cluster, r.m, r.tape, commands ? nullptr : &r.prepared); !s.ok()) {
         failed = Status::Internal("journal record " + std::to_string(r.seq) + ": " + s.message());
         return;
@@ -120,7 +122,7 @@ Result<int64_t> Daemon::Load(Cluster& cluster, StartupInfo* info) {
   if (replay.ok()) apply(decode(std::move(rows)));
   cluster.SetReplayingRequests(false);
   cluster.SetPendingWalk(false);  // what is appended from here on is format 5
-  cluster.SetLegacyJobPodNames(false);
+  cluster.SetFormat4Jobs(false);
   if (!failed.ok()) return failed;
   if (!replay.ok()) return replay;
   if (commands && info->replayed > 0) cluster.FinishReplay();

@@ -355,6 +355,53 @@ TEST(JobController, SuspendDeletesActivePodsAndResumeMakesThemAgain) {
   EXPECT_EQ(JobStatus(c, "held").value("succeeded", 0), 2);
 }
 
+// A Job resumed while the pods its suspend deleted still terminate makes its pods again at once:
+// the Job never counted those pods, and they are no failures to back off from (kube's back-off
+// record holds the pods it counts). Journal format 4 backed off 10 s here (JobRules::kFormat4).
+TEST(JobController, AResumeRightAfterASuspendIsNotBackedOff) {
+  Cluster c("0000abcd");
+  StartOneNode(c);
+  Json held = JobOf("held", {{"parallelism", 2}, {"completions", 2}}, "10m");
+  held["spec"]["template"]["metadata"]["annotations"]["arbiter.dev/shutdown-time"] = "20s";
+  Ok(c, Create(kT0, held));
+  ASSERT_EQ(CountPhase(c, "held", "Running"), 2);
+  Json job = *c.store().Get("Job", "default", "held");
+  job["spec"]["suspend"] = true;
+  Ok(c, Update(kT0 + 2000, job));
+  RunUntil(c, kT0 + 3000);
+  job = *c.store().Get("Job", "default", "held");
+  job["spec"]["suspend"] = false;
+  Ok(c, Update(kT0 + 3000, job));  // the first two exit 20 s after their SIGTERM
+  EXPECT_EQ(JobStatus(c, "held").value("active", 0), 2);
+  EXPECT_EQ(JobStatus(c, "held").value("terminating", 0), 2);
+  EXPECT_EQ(PodsOf(c, "held").size(), 4u);
+  EXPECT_EQ(CreatedAt(c, "held"), (std::vector<int64_t>{0, 0, 3, 3}));
+  RunUntil(c, kT0 + 60000);
+  EXPECT_EQ(JobStatus(c, "held").value("failed", 0), 0);
+  EXPECT_EQ(CreatedAt(c, "held"), (std::vector<int64_t>{3, 3}));
+}
+
+// A pod a user deletes is counted failed at once and backs the Job off while it terminates; a
+// snapshot taken meanwhile keeps what the Job counted (the pod no longer carries the finalizer),
+// and the restored cluster backs off to the same instant.
+TEST(JobController, ACountedPodStillTerminatingBacksOffAfterASnapshotRestore) {
+  Cluster first("0000abcd");
+  StartOneNode(first);
+  Ok(first, Create(kT0, JobOf("one", {}, "10m")));
+  ASSERT_EQ(PodsOf(first, "one").size(), 1u);
+  const std::string pod = PodsOf(first, "one")[0]->at("metadata").value("name", "");
+  Ok(first, Delete(kT0 + 1000, "Pod", "default", pod));
+  ASSERT_EQ(JobStatus(first, "one").value("failed", 0), 1);
+  ASSERT_EQ(JobStatus(first, "one").value("terminating", 0), 1);
+  Cluster restored("0000abcd");
+  ASSERT_TRUE(restored.Restore(first.Snapshot()).ok());
+  EXPECT_EQ(restored.NextDue(), first.NextDue());
+  for (Cluster* c : {&first, &restored}) RunUntil(*c, kT0 + 60000);
+  EXPECT_EQ(CreatedAt(first, "one"), (std::vector<int64_t>{11}));  // 10 s after the failure
+  EXPECT_EQ(CreatedAt(restored, "one"), CreatedAt(first, "one"));
+  EXPECT_EQ(Dump(restored), Dump(first));
+}
+
 TEST(JobController, ActiveDeadlineFailsTheJobAndDeletesItsPods) {
   Cluster c("0000abcd");
   StartOneNode(c);

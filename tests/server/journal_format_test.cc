@@ -71,10 +71,10 @@ TEST(JournalFormatTest, TheCurrentFormatOpensAndKeepsItsInstance) {
 }
 
 // meta.walk-through (the last record of formats 1-3 in a migrated journal: they replay with the
-// pending walk) and meta.job-names-through (of formats 1-4: their Job pod names) must be record
+// pending walk) and meta.format4-jobs-through (of formats 1-4: their Job pod names) must be record
 // numbers: anything else is refused, named, rather than replayed by the wrong rules.
 TEST(JournalFormatTest, AMarkThatIsNotARecordNumberIsRefused) {
-  for (const std::string key : {"walk-through", "job-names-through"}) {
+  for (const std::string key : {"walk-through", "format4-jobs-through"}) {
     for (const std::string bad : {"abc", "12x", "-3", " 12", "+12", "99999999999999999999", ""}) {
       SCOPED_TRACE(key + " \"" + bad + "\"");
       const auto dir = Dir("walk");
@@ -83,16 +83,16 @@ TEST(JournalFormatTest, AMarkThatIsNotARecordNumberIsRefused) {
       ASSERT_EQ(sqlite3_open((dir / "journal.db").string().c_str(), &db), SQLITE_OK);
       const std::string sql =
           "INSERT INTO meta (key, value) VALUES ('" + key + "', '" + bad + "'), ('" +
-          (key == "walk-through" ? "job-names-through" : "walk-through") + "', '7')";
+          (key == "walk-through" ? "format4-jobs-through" : "walk-through") + "', '7')";
       EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
       sqlite3_close(db);
       auto j = Journal::Open(dir.string());
       if (bad.empty()) {  // (as absent: a journal begun in the format after the mark's)
         ASSERT_TRUE(j.ok()) << j.message();
         EXPECT_EQ(key == "walk-through" ? j.value()->pending_walk_through()
-                                        : j.value()->job_names_through(),
+                                        : j.value()->format4_jobs_through(),
                   0);
-        EXPECT_EQ(key == "walk-through" ? j.value()->job_names_through()
+        EXPECT_EQ(key == "walk-through" ? j.value()->format4_jobs_through()
                                         : j.value()->pending_walk_through(),
                   7);
         continue;

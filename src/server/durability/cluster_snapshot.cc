@@ -64,6 +64,9 @@ std::shared_ptr<const SnapshotCapture> Cluster::CaptureSnapshot(
   c->events_.assign(events_.begin(), events_.end());
   c->decision_digest_ = decision_digest_;
   c->decision_count_ = decision_count_;
+  for (const auto& [job, finishes] : job_finishes_)
+    for (const auto& [pod, f] : finishes)
+      c->job_finishes_.emplace_back(job, pod, f.first, f.second);
   step(CaptureStep::kCounters);
   c->pods_ = pod_of_.Freeze();
   c->finished_ = finished_of_.Freeze();
@@ -91,6 +94,10 @@ std::string SnapshotCapture::Header() const {
   h["workCount"] = works_.size();
   h["timerSeq"] = timers_.seq;
   h["timerGenerationCount"] = timers_.generations.size();
+  // (since journal format 5; an older snapshot has none: an empty memory, as its release restored)
+  Json& finishes = h["jobFinishes"] = Json::array();
+  for (const auto& [job, pod, t, ok] : job_finishes_)
+    finishes.push_back({job.first, job.second, pod, t, ok});
   return h.dump();
 }
 
@@ -509,7 +516,7 @@ Status Cluster::Restore(const std::string& bytes) {
     RestoreWorks(h);
     RestoreTimers(h);
     RestorePolicy();
-    RestoreJobs();  // after RestorePods: a crash-looping pod's next restart needs its workload
+    RestoreJobs(h);  // after RestorePods: a crash-looping pod's next restart needs its workload
   } catch (const std::exception& ex) {
     return Status::InvalidArgument(std::string("corrupt snapshot: ") + ex.what());
   }

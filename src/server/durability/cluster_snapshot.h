@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -46,6 +47,9 @@ class SnapshotCapture {
   ChunkMap<uint64_t, ObjectStore::Key>::Frozen pods_;      // live workloads' pods, by id
   ChunkMap<ObjectStore::Key, uint64_t>::Frozen finished_;  // finished pods still stored
   uint64_t decision_digest_ = 0, decision_count_ = 0;
+  // The Job controller's back-off memory (Cluster::job_finishes_): [namespace, job, pod, finish
+  // time, succeeded] rows, in key order.
+  std::vector<std::tuple<ObjectStore::Key, std::string, Millis, bool>> job_finishes_;
   // The work model's state, frozen whole: Write picks the live workloads' (the pods' and the
   // workloads a timer waits for) and sorts the live timers out of the heap.
   engine::SlotTable<driver::Work>::Frozen works_;  // by workload id, of every workload

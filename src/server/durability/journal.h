@@ -73,8 +73,8 @@ class Journal {
   // 4: its records are replayed with pending pods' statuses following the engine's restatements
   // (Cluster::SetPendingWalk off); records of formats 1-3 (meta.walk-through: up to which seq a
   // migrated journal holds them) with the walk. 5: a Job's pods are named from the store's
-  // resourceVersion (Cluster::SetLegacyJobPodNames off); records of formats 1-4
-  // (meta.job-names-through) with the names those releases gave.
+  // resourceVersion and its back-off counts only the failures it counted (Cluster::SetFormat4Jobs
+  // off); records of formats 1-4 (meta.format4-jobs-through) by those releases' rules.
   static constexpr int kFormatVersion = 5;
 
   // Opens (creating) DIR/journal.db. A new journal gets a random 8-hex-digit instance id. A
@@ -88,10 +88,10 @@ class Journal {
   // them all (Cluster::SetPendingWalk): every record of a journal of those formats; 0 for one
   // begun in format 4.
   int64_t pending_walk_through() const { return walk_through_; }
-  // The last record written by a release of formats 1-4, which named a Job's pods from a count
-  // started at each sync (Cluster::SetLegacyJobPodNames): every record of a journal of those
-  // formats; 0 for one begun in format 5.
-  int64_t job_names_through() const { return job_names_through_; }
+  // The last record written by a release of formats 1-4, whose Job controller named pods from a
+  // count started at each sync and backed off after suspended pods (Cluster::SetFormat4Jobs):
+  // every record of a journal of those formats; 0 for one begun in format 5.
+  int64_t format4_jobs_through() const { return format4_jobs_through_; }
   const std::string& path() const { return path_; }
 
   // ---- start-up (before Start)
@@ -107,7 +107,7 @@ class Journal {
   // every record, up to `last_seq`) replaces the records, which the current format could not
   // append to; formats 2 to 4: only the format changes (format 2's snapshot is read from the
   // table). Each notes `last_seq` as the mark of the behaviours its format had: meta.walk-through
-  // (formats 1-3, pending_walk_through) and meta.job-names-through (1-4, job_names_through).
+  // (formats 1-3, pending_walk_through) and meta.format4-jobs-through (1-4, format4_jobs_through).
   Status Migrate(int64_t last_seq, const std::function<std::string()>& snapshot);
 
   // ---- running
@@ -184,7 +184,7 @@ class Journal {
   std::string instance_id_;
   int format_version_ = 0;
   int64_t walk_through_ = 0;
-  int64_t job_names_through_ = 0;
+  int64_t format4_jobs_through_ = 0;
 
   mutable std::mutex mu_;
   std::condition_variable work_cv_, durable_cv_;

@@ -60,6 +60,7 @@ namespace arbiter::server {
 
 struct JobPlan;         // job_controller.h
 struct JobPodView;      // job_controller.h
+enum class JobRules;    // job_controller.h
 struct JobPodTable;     // job_pod_tables.h
 class SnapshotCapture;  // cluster_snapshot.h
 
@@ -171,12 +172,14 @@ class Cluster {
   // decided more than arrivals, and after a deadline was set, O(pending) (RefreshPending); their
   // records are replayed so, to the resourceVersions those releases served.
   void SetPendingWalk(bool on);
-  // How the Job controller names a Job's pods. Off (the default, journal format 5): from the Job's
-  // uid and the store's resourceVersion at the create, so a replacement never takes the name of an
-  // earlier pod. On: as the releases of journal formats 1-4 did, from the uid and a count from 0
-  // at each sync (the first name no pod holds now: a pod deleted and replaced came back under its
-  // own name); their records are replayed so, to the names those releases served.
-  void SetLegacyJobPodNames(bool on) { legacy_job_pod_names_ = on; }
+  // The Job controller's rules. Off (the default, journal format 5): a Job's pods are named from
+  // its uid and the store's resourceVersion at the create, so a replacement never takes the name
+  // of an earlier pod; the back-off counts the failures the Job counted (JobRules::kCurrent). On:
+  // as the releases of journal formats 1-4 did, names from the uid and a count from 0 at each sync
+  // (the first name no pod held then: a pod deleted and replaced came back under its own name),
+  // and pods a suspend deleted backed the resume off (JobRules::kFormat4); their records are
+  // replayed so, to the names and instants those releases served.
+  void SetFormat4Jobs(bool on) { format4_jobs_ = on; }
 
   // When the next `advance` is due (a timer or an engine wake-up), if any.
   std::optional<Millis> NextDue();
@@ -310,8 +313,11 @@ class Cluster {
   bool KeptForJob(const Json& pod) const;
   void SetJobDue(const ObjectStore::Key& key, std::optional<Millis> due);
   void ForgetJob(const ObjectStore::Key& key);
-  void RestoreJobs();  // after a Restore: every Job to sync, their due instants recomputed
-  void IndexJobs();    // the store's indexes of Pods and Jobs by the Job's uid
+  // After a Restore: the back-off memory from the snapshot's header, every Job to sync, their due
+  // instants recomputed.
+  void RestoreJobs(const Json& header);
+  JobRules JobRulesNow() const;  // SetFormat4Jobs
+  void IndexJobs();              // the store's indexes of Pods and Jobs by the Job's uid
   std::vector<const Json*> JobPods(const std::string& ns, const std::string& uid) const;
   // A Job's pods as its sync reads them: their facts, kept as each pod is written (NoteJobPod,
   // the store's observer of Pods) once a sync first reads them (then made from the pods once),
@@ -401,12 +407,12 @@ class Cluster {
   ManifestSet ObjectPolicyContext(KindId id, const std::string& kind, const std::string& ns,
                                   const std::string& name) const;
 
-  CommandTape tape_;                   // live: the commands of the mutation being applied
-  CommandTape* play_ = nullptr;        // replaying: the commands to give the engine
-  Status play_error_;                  // replaying: the first mismatch with the tape
-  bool replaying_requests_ = false;    // SetReplayingRequests
-  bool pending_walk_ = false;          // SetPendingWalk
-  bool legacy_job_pod_names_ = false;  // SetLegacyJobPodNames
+  CommandTape tape_;                 // live: the commands of the mutation being applied
+  CommandTape* play_ = nullptr;      // replaying: the commands to give the engine
+  Status play_error_;                // replaying: the first mismatch with the tape
+  bool replaying_requests_ = false;  // SetReplayingRequests
+  bool pending_walk_ = false;        // SetPendingWalk
+  bool format4_jobs_ = false;        // SetFormat4Jobs
   std::string uid_prefix_;
   uint64_t uid_counter_ = 0;
   ObjectStore store_;

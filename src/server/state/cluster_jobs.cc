@@ -324,11 +324,19 @@ void Cluster::ForgetJob(const ObjectStore::Key& key) {
   jobs_dirty_.erase(key);
 }
 
-void Cluster::RestoreJobs() {
+JobRules Cluster::JobRulesNow() const {
+  return format4_jobs_ ? JobRules::kFormat4 : JobRules::kCurrent;
+}
+
+void Cluster::RestoreJobs(const Json& header) {
   job_pods_->by_job.clear();  // (the store was loaded: made again as syncs read them)
   jobs_dirty_.clear();
   jobs_retry_.clear();
   job_finishes_.clear();
+  if (auto rows = header.find("jobFinishes"); rows != header.end())
+    for (const Json& r : *rows)
+      job_finishes_[{r.at(0).get<std::string>(), r.at(1).get<std::string>()}]
+                   [r.at(2).get<std::string>()] = {r.at(3).get<Millis>(), r.at(4).get<bool>()};
   job_due_.clear();
   job_due_queue_.clear();
   (void)store_.TakeTouched("Pod");
@@ -338,7 +346,7 @@ void Cluster::RestoreJobs() {
     const std::string uid = job->at("metadata").value("uid", "");
     if (!JobManagedHere(*job) || JobFinished(*job)) continue;
     const JobPodView pods = JobPodsOf(key.first, uid);
-    auto due = PlanJob(*job, pods, now()).due;
+    auto due = PlanJob(*job, pods, now(), job_finishes_[key], JobRulesNow()).due;
     for (const JobPodFacts* p : pods.pods) {  // the next in-place restart
       if (!p->crash_loop) continue;
       auto w = workload_of_.find({key.first, p->name});
@@ -395,7 +403,7 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
   Json job = *stored;
   const auto restart = RefreshRestarts(t, ns, uid);
   auto& finishes = job_finishes_[key];
-  JobPlan plan = PlanJob(job, JobPodsOf(ns, uid), t, finishes);
+  JobPlan plan = PlanJob(job, JobPodsOf(ns, uid), t, finishes, JobRulesNow());
   if (restart && (!plan.due || *restart < *plan.due)) plan.due = restart;
   RememberFinishes(plan.finishes, finishes);
   bool acted = !plan.remove.empty();
@@ -439,13 +447,13 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
 int Cluster::CreateJobPods(Millis t, const Json& job, const JobPlan& plan) {
   const std::string ns = job.at("metadata").value("namespace", "default");
   int made = 0;
-  uint64_t seq = 0;  // formats 1-4: counted from 0 at each sync (SetLegacyJobPodNames)
+  uint64_t seq = 0;  // formats 1-4: counted from 0 at each sync (SetFormat4Jobs)
   for (int i = 0; i < plan.create; ++i) {
     const int64_t index = i < static_cast<int>(plan.indexes.size()) ? plan.indexes[i] : -1;
     // Salted with the store's resourceVersion, which grows with every write: no earlier create had
     // this salt, so no earlier pod of the Job (deleted since, or replaced) gets its name back.
     const std::string rv = std::to_string(store_.resource_version() + 1) + ".";
-    auto salt = [&] { return (legacy_job_pod_names_ ? "" : rv) + std::to_string(seq++); };
+    auto salt = [&] { return (format4_jobs_ ? "" : rv) + std::to_string(seq++); };
     std::string name = JobPodName(job, salt(), index);
     while (store_.Get("Pod", ns, name)) name = JobPodName(job, salt(), index);
     Mutation c;

@@ -227,7 +227,8 @@ void BackoffRecord(std::vector<std::pair<Millis, bool>> finished, Pods& out) {
 // (being deleted, not finished), and finished: Succeeded, or failed (kube's isPodFailed: Failed,
 // or under TerminatingOrFailed being deleted and not Succeeded). A finished pod still carrying
 // the tracking finalizer is counted now.
-Pods Classify(const JobPodView& pods, const Json& spec, const JobFinishes& remembered) {
+Pods Classify(const JobPodView& pods, const Json& spec, const JobFinishes& remembered,
+              JobRules rules) {
   using Phase = JobPodFacts::Phase;
   const Json& policy = job_detail::Member(spec, "podFailurePolicy");
   const bool only_failed = OnlyReplaceFailed(spec);
@@ -254,6 +255,8 @@ Pods Classify(const JobPodView& pods, const Json& spec, const JobFinishes& remem
       if (p->tracked) out.unfinished.push_back(p);
       continue;
     }
+    if (rules == JobRules::kCurrent && !p->tracked && !p->terminal() && !remembered.count(p->name))
+      continue;  // deleted, never counted (JobRules)
     auto [action, message] =
         ok ? std::pair<std::string, std::string>() : job_detail::MatchPolicy(policy, pods, *p);
     if (action == "FailJob" && out.fail_job.empty()) out.fail_job = message;
@@ -546,14 +549,14 @@ int64_t Run(const Json& job, const Pods& p, int64_t succeeded, Millis now, const
 
 }  // namespace
 
-JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now,
-                const JobFinishes& remembered) {
+JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now, const JobFinishes& remembered,
+                JobRules rules) {
   JobPlan plan;
   plan.status = job_detail::Member(job, "status").is_object() ? job["status"] : Json::object();
   if (JobFinished(job)) return plan;
   const Json& spec = job_detail::Member(job, "spec");
   Json& st = plan.status;
-  Pods p = Classify(pods, spec, remembered);
+  Pods p = Classify(pods, spec, remembered, rules);
   Indexes ix;
   if (job_detail::IsIndexed(spec))
     ix.running = TrackIndexes(spec, p, st, plan.remove, ix.completed);
@@ -603,14 +606,14 @@ JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now,
 }
 
 JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis now,
-                const JobFinishes& remembered) {
+                const JobFinishes& remembered, JobRules rules) {
   std::vector<JobPodFacts> facts;
   facts.reserve(pods.size());
   for (const Json* p : pods) facts.push_back(JobPodFacts::Of(*p));
   JobPodView view;
   for (const JobPodFacts& f : facts) view.pods.push_back(&f);
   view.tree = [&](const JobPodFacts& f) -> const Json& { return *pods[&f - facts.data()]; };
-  return PlanJob(job, view, now, remembered);
+  return PlanJob(job, view, now, remembered, rules);
 }
 
 }  // namespace arbiter::server

@@ -181,10 +181,16 @@ struct JobPlan {
 };
 // `remembered`: finishes of earlier plans (JobPlan::finishes) whose pods may be gone since.
 using JobFinishes = std::map<std::string, std::pair<Millis, bool>>;
+// Which pods make the back-off record. kCurrent (kube's: the pods it counted): the finished pods
+// the Job counts now or counted (remembered, or terminal and no longer tracked); a terminating
+// pod it never counted (deleted by a suspend, or as surplus) is no failure, and no podFailurePolicy
+// rule is matched against it. kFormat4: that one too, as the releases of journal formats 1-4 did
+// (Cluster::SetFormat4Jobs).
+enum class JobRules { kCurrent, kFormat4 };
 JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now,
-                const JobFinishes& remembered = {});
+                const JobFinishes& remembered = {}, JobRules rules = JobRules::kCurrent);
 // The same from the pods' objects (their facts taken here).
 JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis now,
-                const JobFinishes& remembered = {});
+                const JobFinishes& remembered = {}, JobRules rules = JobRules::kCurrent);
 
 }  // namespace arbiter::server

@@ -117,9 +117,10 @@ restated() {
   finish "$dir"
 }
 
-# A Job's pod deleted and replaced: releases of formats 1-4 named a Job's pods from a count started
-# at 0 at each sync, and the replacement of the Job's first pod took its name; format 5 names them
-# from the store's resourceVersion. (format4/jobs was made alone, with 275633e.)
+# A Job's pod deleted and replaced, and another Job suspended and resumed at once: releases of
+# formats 1-4 named a Job's pods from a count started at 0 at each sync (the replacement of the
+# Job's first pod took its name) and backed the resume off; format 5 names them from the store's
+# resourceVersion and resumes at once. (format4/jobs was made alone, with 275633e.)
 jobs() {
   local dir=$OUT/jobs first
   start "$dir" 0
@@ -135,6 +136,15 @@ jobs() {
   done
   curl -sf "$U/api/v1/namespaces/default/pods/$first" >/dev/null ||
     { echo "make-fixtures.sh: the replacement of $first was named otherwise" >&2; exit 1; }
+  # Another Job suspended and resumed at once: the pods the suspend deleted (20 s to exit) backed
+  # the resume off (10 s a pod).
+  req POST /apis/batch/v1/namespaces/default/jobs '{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"held"},"spec":{"parallelism":2,"completions":2,"template":{"metadata":{"annotations":{"arbiter.dev/duration":"1h","arbiter.dev/shutdown-time":"20s"}},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox","resources":{"requests":{"cpu":"1"}}}]}}}}'
+  CT=application/merge-patch+json req PATCH /apis/batch/v1/namespaces/default/jobs/held '{"spec":{"suspend":true}}'
+  CT=application/merge-patch+json req PATCH /apis/batch/v1/namespaces/default/jobs/held '{"spec":{"suspend":false}}'
+  for _ in $(seq 30); do
+    [ "$(curl -s "$U/apis/batch/v1/namespaces/default/jobs/held" | jq '.status.active // 0')" = 2 ] && break
+    sleep 1
+  done
   finish "$dir"
 }
 
