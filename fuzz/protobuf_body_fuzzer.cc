@@ -3,7 +3,7 @@
 // Built by CMake with -DARBITER_FUZZ=ON and clang (CXX=clang++):
 //   ./build/protobuf_body_fuzzer -max_len=4096
 // The seeded, deterministic version runs in CI: tests/kube/protobuf_body_test.cc
-// (RandomAndMutatedBytesNeverCrashOrThrow).
+// (RandomAndMutatedBytesNeverCrashOrThrow, MutatedJobBodiesNeverCrashOrThrow).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

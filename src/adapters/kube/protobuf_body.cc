@@ -16,7 +16,8 @@ struct Malformed : std::runtime_error {
 
 enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kBytes = 2, kFixed32 = 5 };
 
-// One field of a message: its number, wire type, and value (varint or length-delimited bytes).
+// One field of a message: its number, wire type, and value (varint, or the bytes of a
+// length-delimited or fixed-width field).
 struct Field {
   uint32_t number = 0;
   uint32_t wire = 0;
@@ -43,10 +44,10 @@ class Reader {
         f.varint = Varint();
         break;
       case kFixed64:
-        Take(8);
+        f.bytes = Take(8);
         break;
       case kFixed32:
-        Take(4);
+        f.bytes = Take(4);
         break;
       case kBytes: {
         const uint64_t n = Varint();
@@ -62,7 +63,7 @@ class Reader {
     return f;
   }
 
- private:
+  // A bare varint (an element of a packed repeated field).
   uint64_t Varint() {
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
@@ -73,6 +74,8 @@ class Reader {
     }
     throw Malformed("varint longer than 10 bytes");
   }
+
+ private:
   std::string_view Take(size_t n) {
     if (n > data_.size() - pos_) throw Malformed("truncated field");
     std::string_view s = data_.substr(pos_, n);
@@ -164,6 +167,16 @@ void MapEntry(json& map, const Field& f, const char* name,
 
 json StringValue(const Field& f) { return Str(f, "map value"); }
 
+// resource.Quantity {1 string}, a map value.
+json QuantityValue(const Field& q) {
+  std::string s;
+  Want(q, kBytes, "quantity");
+  Each(q.bytes, [&](const Field& g) {
+    if (g.number == 1) s = Str(g, "quantity");
+  });
+  return s;
+}
+
 json ObjectMeta(std::string_view msg) {
   json m = json::object();
   Each(msg, [&](const Field& f) {
@@ -244,15 +257,7 @@ void ResourceQuota(const Field& f, json& obj) {
   Want(f, kBytes, "spec");
   json& spec = obj["spec"] = json::object();
   Each(f.bytes, [&](const Field& e) {
-    if (e.number == 1)
-      MapEntry(spec["hard"], e, "spec.hard", [](const Field& q) {
-        std::string s;
-        Want(q, kBytes, "spec.hard");
-        Each(q.bytes, [&](const Field& g) {
-          if (g.number == 1) s = Str(g, "spec.hard");
-        });
-        return json(s);
-      });
+    if (e.number == 1) MapEntry(spec["hard"], e, "spec.hard", QuantityValue);
     if (e.number == 2) spec["scopes"].push_back(Str(e, "spec.scopes"));
     if (e.number == 3) {
       Want(e, kBytes, "spec.scopeSelector");
@@ -360,6 +365,391 @@ void Eviction(const Field& f, json& obj) {
   obj["deleteOptions"] = DeleteOptionsJson(f.bytes);
 }
 
+// --- batch/v1 Job (`kubectl create job`) ---
+//
+// gogo-protobuf writes every non-pointer field of a message, empty or not (a Container's
+// terminationMessagePath "", its resources {}, a PodSpec's hostNetwork false, ...), and a pointer
+// field only when it is set. So: a decoded non-pointer field that is empty is left out (JSON's
+// omitempty); a decoded pointer field sent is a member even when 0, "" or false (`completions: 0`
+// means something). A field of JobSpec, PodTemplateSpec, PodSpec, Container, EnvVar or
+// ResourceRequirements that is not decoded refuses the body when it holds something (NotDecoded),
+// rather than the object being created without it.
+
+// Thrown for such a field: "PATH (field N) is not decoded". DecodeProtobufBody answers it as
+// kUnsupportedKind (415, as kube-apiserver answers a body it cannot decode in that media type):
+// the body is well-formed and the same object sent as JSON is accepted, so it is the media type,
+// not the request, that the daemon refuses (a 400 would tell the client its object is wrong).
+struct NotDecoded : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// How deep Empty looks into bytes it has no schema for; deeper, they count as a value.
+constexpr int kMaxEmptyDepth = 16;
+
+// Whether a field without a schema holds nothing: a zero varint or fixed-width value, empty
+// bytes, or bytes that parse as a message all of whose fields hold nothing (an empty struct as
+// gogo writes it: its strings "", its ints 0, its structs the same, kMaxEmptyDepth levels down).
+// A string that happens to parse so (e.g. "\x08\x00") counts as empty; no real value does.
+bool Empty(const Field& f, int depth = 0) {
+  if (f.wire == kVarint) return f.varint == 0;
+  if (f.wire != kBytes) return f.bytes.find_first_not_of('\0') == std::string_view::npos;
+  if (f.bytes.empty()) return true;
+  if (depth >= kMaxEmptyDepth) return false;
+  try {
+    Reader r(f.bytes);
+    while (!r.Done())
+      if (!Empty(r.Next(), depth + 1)) return false;
+    return true;
+  } catch (const Malformed&) {
+    return false;  // not a message: a non-empty string or bytes
+  }
+}
+
+// A field a message's decoder leaves out: its JSON name, and whether it is a pointer to a scalar
+// (*bool, *string: sent only when set, so sent at all is a value, false and "" included).
+struct Skipped {
+  uint32_t number;
+  const char* name;
+  bool pointer = false;
+};
+
+// Refuses `f` (a field of the message at `path` that is not decoded) unless it holds nothing.
+// A field number not in `skipped` (newer than the .proto read) is named by its number only.
+template <size_t N>
+void Undecoded(const Field& f, const std::string& path, const Skipped (&skipped)[N]) {
+  const Skipped* s = nullptr;
+  for (const Skipped& k : skipped)
+    if (k.number == f.number) s = &k;
+  if (!(s && s->pointer) && Empty(f)) return;
+  throw NotDecoded((s ? path + "." + s->name : path) + " (field " + std::to_string(f.number) +
+                   ") is not decoded");
+}
+void Undecoded(const Field& f, const std::string& path) {
+  if (!Empty(f))
+    throw NotDecoded(path + " (field " + std::to_string(f.number) + ") is not decoded");
+}
+
+// EnvVar {1 name, 2 value, 3 valueFrom}.
+json EnvVar(const Field& f, const std::string& path) {
+  Want(f, kBytes, "env");
+  json v = {{"name", ""}};  // `json:"name"`: always a member
+  static constexpr Skipped kSkipped[] = {{3, "valueFrom"}};
+  Each(f.bytes, [&](const Field& e) {
+    if (e.number == 1)
+      v["name"] = Str(e, "env.name");
+    else if (e.number == 2)
+      SetStr(v, "value", e);
+    else
+      Undecoded(e, path, kSkipped);
+  });
+  return v;
+}
+
+// ResourceRequirements {1 limits, 2 requests: map<string, Quantity>, 3 claims}; left out empty.
+void Resources(json& container, const Field& f, const std::string& path) {
+  Want(f, kBytes, "resources");
+  json r = json::object();
+  static constexpr Skipped kSkipped[] = {{3, "claims"}};
+  Each(f.bytes, [&](const Field& e) {
+    if (e.number == 1)
+      MapEntry(r["limits"], e, "resources.limits", QuantityValue);
+    else if (e.number == 2)
+      MapEntry(r["requests"], e, "resources.requests", QuantityValue);
+    else
+      Undecoded(e, path, kSkipped);
+  });
+  if (!r.empty()) container["resources"] = std::move(r);
+}
+
+constexpr Skipped kContainerSkipped[] = {{6, "ports"},
+                                         {9, "volumeMounts"},
+                                         {10, "livenessProbe"},
+                                         {11, "readinessProbe"},
+                                         {12, "lifecycle"},
+                                         {13, "terminationMessagePath"},
+                                         {15, "securityContext"},
+                                         {16, "stdin"},
+                                         {17, "stdinOnce"},
+                                         {18, "tty"},
+                                         {19, "envFrom"},
+                                         {20, "terminationMessagePolicy"},
+                                         {21, "volumeDevices"},
+                                         {22, "startupProbe"},
+                                         {23, "resizePolicy"},
+                                         {24, "restartPolicy", true},
+                                         {25, "restartPolicyRules"}};
+
+// Container {1 name, 2 image, 3 command, 4 args, 5 workingDir, 7 env, 8 resources,
+// 14 imagePullPolicy}; the others (kContainerSkipped) are refused when set.
+json Container(const Field& f, const std::string& path) {
+  Want(f, kBytes, "containers");
+  json c = {{"name", ""}};  // `json:"name"`: always a member
+  size_t env = 0;
+  Each(f.bytes, [&](const Field& e) {
+    switch (e.number) {
+      case 1:
+        c["name"] = Str(e, "name");
+        return;
+      case 2:
+        return SetStr(c, "image", e);
+      case 3:
+        c["command"].push_back(Str(e, "command"));
+        return;
+      case 4:
+        c["args"].push_back(Str(e, "args"));
+        return;
+      case 5:
+        return SetStr(c, "workingDir", e);
+      case 7:
+        c["env"].push_back(EnvVar(e, path + ".env[" + std::to_string(env++) + "]"));
+        return;
+      case 8:
+        return Resources(c, e, path + ".resources");
+      case 14:
+        return SetStr(c, "imagePullPolicy", e);
+      default:
+        return Undecoded(e, path, kContainerSkipped);
+    }
+  });
+  return c;
+}
+
+// Toleration {1 key, 2 operator, 3 value, 4 effect, 5 tolerationSeconds (*int64)}.
+json Toleration(const Field& f) {
+  Want(f, kBytes, "tolerations");
+  json t = json::object();
+  static constexpr const char* kNames[] = {"key", "operator", "value", "effect"};
+  Each(f.bytes, [&](const Field& e) {
+    if (e.number >= 1 && e.number <= 4) SetStr(t, kNames[e.number - 1], e);
+    if (e.number == 5) t["tolerationSeconds"] = Int(e, "tolerationSeconds");
+  });
+  return t;
+}
+
+constexpr Skipped kPodSpecSkipped[] = {{1, "volumes"},
+                                       {6, "dnsPolicy"},
+                                       {9, "serviceAccount"},
+                                       {11, "hostNetwork"},
+                                       {12, "hostPID"},
+                                       {13, "hostIPC"},
+                                       {14, "securityContext"},
+                                       {15, "imagePullSecrets"},
+                                       {16, "hostname"},
+                                       {17, "subdomain"},
+                                       {18, "affinity"},
+                                       {21, "automountServiceAccountToken", true},
+                                       {23, "hostAliases"},
+                                       {26, "dnsConfig"},
+                                       {27, "shareProcessNamespace", true},
+                                       {28, "readinessGates"},
+                                       {29, "runtimeClassName", true},
+                                       {30, "enableServiceLinks", true},
+                                       {32, "overhead"},
+                                       {33, "topologySpreadConstraints"},
+                                       {34, "ephemeralContainers"},
+                                       {35, "setHostnameAsFQDN", true},
+                                       {36, "os"},
+                                       {37, "hostUsers", true},
+                                       {38, "schedulingGates"},
+                                       {39, "resourceClaims"},
+                                       {40, "resources"},
+                                       {41, "hostnameOverride", true},
+                                       {43, "schedulingGroup"}};
+
+// PodSpec: 2 containers, 20 initContainers, 3 restartPolicy, 4 terminationGracePeriodSeconds
+// (*int64), 5 activeDeadlineSeconds (*int64), 7 nodeSelector, 8 serviceAccountName, 10 nodeName,
+// 19 schedulerName, 22 tolerations, 24 priorityClassName, 25 priority (*int32), 31
+// preemptionPolicy (*string); the others (kPodSpecSkipped) are refused when set.
+json PodSpec(const Field& f, const std::string& path) {
+  Want(f, kBytes, "template.spec");
+  json s = json::object();
+  size_t containers = 0, init = 0;
+  Each(f.bytes, [&](const Field& e) {
+    switch (e.number) {
+      case 2:
+        s["containers"].push_back(
+            Container(e, path + ".containers[" + std::to_string(containers++) + "]"));
+        return;
+      case 20:
+        s["initContainers"].push_back(
+            Container(e, path + ".initContainers[" + std::to_string(init++) + "]"));
+        return;
+      case 3:
+        return SetStr(s, "restartPolicy", e);
+      case 4:
+        s["terminationGracePeriodSeconds"] = Int(e, "terminationGracePeriodSeconds");
+        return;
+      case 5:
+        s["activeDeadlineSeconds"] = Int(e, "activeDeadlineSeconds");
+        return;
+      case 7:
+        return MapEntry(s["nodeSelector"], e, "nodeSelector", StringValue);
+      case 8:
+        return SetStr(s, "serviceAccountName", e);
+      case 10:
+        return SetStr(s, "nodeName", e);
+      case 19:
+        return SetStr(s, "schedulerName", e);
+      case 22:
+        s["tolerations"].push_back(Toleration(e));
+        return;
+      case 24:
+        return SetStr(s, "priorityClassName", e);
+      case 25:
+        s["priority"] = static_cast<int32_t>(Int(e, "priority"));
+        return;
+      case 31:
+        s["preemptionPolicy"] = Str(e, "preemptionPolicy");
+        return;
+      default:
+        return Undecoded(e, path, kPodSpecSkipped);
+    }
+  });
+  return s;
+}
+
+// PodTemplateSpec {1 metadata, 2 spec}: both always members (`json:"template"`, a struct).
+json PodTemplate(const Field& f, const std::string& path) {
+  Want(f, kBytes, "template");
+  json t = {{"metadata", json::object()}, {"spec", json::object()}};
+  Each(f.bytes, [&](const Field& e) {
+    if (e.number == 1) {
+      Want(e, kBytes, "template.metadata");
+      t["metadata"] = ObjectMeta(e.bytes);
+    } else if (e.number == 2) {
+      t["spec"] = PodSpec(e, path + ".spec");
+    } else {
+      Undecoded(e, path);
+    }
+  });
+  return t;
+}
+
+// PodFailurePolicyOnExitCodesRequirement {1 containerName (*string), 2 operator, 3 values
+// (repeated int32, unpacked as gogo writes it, or packed)}.
+json OnExitCodes(const Field& f) {
+  Want(f, kBytes, "onExitCodes");
+  json c = {{"operator", ""}, {"values", json::array()}};  // no omitempty: always members
+  Each(f.bytes, [&](const Field& e) {
+    if (e.number == 1) c["containerName"] = Str(e, "containerName");
+    if (e.number == 2) c["operator"] = Str(e, "operator");
+    if (e.number == 3 && e.wire == kBytes) {
+      for (Reader r(e.bytes); !r.Done();) c["values"].push_back(static_cast<int32_t>(r.Varint()));
+    } else if (e.number == 3) {
+      c["values"].push_back(static_cast<int32_t>(Int(e, "values")));
+    }
+  });
+  return c;
+}
+
+// PodFailurePolicy {1 rules {1 action, 2 onExitCodes, 3 onPodConditions {1 type, 2 status}}};
+// action, type and status have no omitempty: always members.
+json PodFailurePolicy(const Field& f) {
+  Want(f, kBytes, "podFailurePolicy");
+  json p = json::object();
+  Each(f.bytes, [&](const Field& r) {
+    if (r.number != 1) return;
+    Want(r, kBytes, "podFailurePolicy.rules");
+    json rule = {{"action", ""}};
+    Each(r.bytes, [&](const Field& e) {
+      if (e.number == 1) rule["action"] = Str(e, "action");
+      if (e.number == 2) rule["onExitCodes"] = OnExitCodes(e);
+      if (e.number != 3) return;
+      Want(e, kBytes, "onPodConditions");
+      json cond = {{"type", ""}, {"status", ""}};
+      Each(e.bytes, [&](const Field& g) {
+        if (g.number == 1) cond["type"] = Str(g, "type");
+        if (g.number == 2) cond["status"] = Str(g, "status");
+      });
+      rule["onPodConditions"].push_back(std::move(cond));
+    });
+    p["rules"].push_back(std::move(rule));
+  });
+  return p;
+}
+
+// SuccessPolicy {1 rules {1 succeededIndexes (*string), 2 succeededCount (*int32)}}.
+json SuccessPolicy(const Field& f) {
+  Want(f, kBytes, "successPolicy");
+  json p = json::object();
+  Each(f.bytes, [&](const Field& r) {
+    if (r.number != 1) return;
+    Want(r, kBytes, "successPolicy.rules");
+    json rule = json::object();
+    Each(r.bytes, [&](const Field& e) {
+      if (e.number == 1) rule["succeededIndexes"] = Str(e, "succeededIndexes");
+      if (e.number == 2) rule["succeededCount"] = static_cast<int32_t>(Int(e, "succeededCount"));
+    });
+    p["rules"].push_back(std::move(rule));
+  });
+  return p;
+}
+
+// JobSpec {1 parallelism, 2 completions, 3 activeDeadlineSeconds, 4 selector, 5 manualSelector,
+// 6 template, 7 backoffLimit, 8 ttlSecondsAfterFinished, 9 completionMode, 10 suspend,
+// 11 podFailurePolicy, 12 backoffLimitPerIndex, 13 maxFailedIndexes, 14 podReplacementPolicy,
+// 15 managedBy, 16 successPolicy}: every field but template is a pointer in Go, so a member
+// whenever sent (0, false and "" included); template is always a member (`json:"template"`).
+json JobSpec(const Field& f) {
+  Want(f, kBytes, "spec");
+  json s = {{"template", {{"metadata", json::object()}, {"spec", json::object()}}}};
+  auto int32 = [&](const Field& e, const char* key) { s[key] = static_cast<int32_t>(Int(e, key)); };
+  Each(f.bytes, [&](const Field& e) {
+    switch (e.number) {
+      case 1:
+        return int32(e, "parallelism");
+      case 2:
+        return int32(e, "completions");
+      case 3:
+        s["activeDeadlineSeconds"] = Int(e, "activeDeadlineSeconds");
+        return;
+      case 4:
+        s["selector"] = LabelSelectorJson(e);
+        return;
+      case 5:
+        s["manualSelector"] = Int(e, "manualSelector") != 0;
+        return;
+      case 6:
+        s["template"] = PodTemplate(e, "spec.template");
+        return;
+      case 7:
+        return int32(e, "backoffLimit");
+      case 8:
+        return int32(e, "ttlSecondsAfterFinished");
+      case 9:
+        s["completionMode"] = Str(e, "completionMode");
+        return;
+      case 10:
+        s["suspend"] = Int(e, "suspend") != 0;
+        return;
+      case 11:
+        s["podFailurePolicy"] = PodFailurePolicy(e);
+        return;
+      case 12:
+        return int32(e, "backoffLimitPerIndex");
+      case 13:
+        return int32(e, "maxFailedIndexes");
+      case 14:
+        s["podReplacementPolicy"] = Str(e, "podReplacementPolicy");
+        return;
+      case 15:
+        s["managedBy"] = Str(e, "managedBy");
+        return;
+      case 16:
+        s["successPolicy"] = SuccessPolicy(e);
+        return;
+      default:
+        return Undecoded(e, "spec");
+    }
+  });
+  return s;
+}
+
+// Job {1 metadata, 2 spec, 3 status (skipped)}.
+void Job(const Field& f, json& obj) {
+  if (f.number == 2) obj["spec"] = JobSpec(f);
+}
+
 // The runtime.Unknown envelope after the magic: typeMeta, raw; a contentEncoding is refused.
 struct Envelope {
   std::string api_version, kind, encoding;
@@ -403,6 +793,7 @@ constexpr Kind kKinds[] = {
     {"authorization.k8s.io/v1", "SelfSubjectAccessReview", SelfSubjectAccessReview},
     {"authentication.k8s.io/v1", "SelfSubjectReview", SelfSubjectReview},
     {"policy/v1", "Eviction", Eviction},
+    {"batch/v1", "Job", Job},
 };
 
 }  // namespace
@@ -439,12 +830,12 @@ std::optional<Envelope> OpenPlain(std::string_view bytes, ProtobufBody& out) {
 
 ProtobufBody DecodeProtobufBody(std::string_view bytes) {
   ProtobufBody out;
+  const Kind* known = nullptr;
   try {
     const std::optional<Envelope> e = OpenPlain(bytes, out);
     if (!e) return out;
     const std::string &api_version = e->api_version, &kind = e->kind;
     const std::string_view raw = e->raw;
-    const Kind* known = nullptr;
     for (const Kind& k : kKinds)
       if (kind == k.kind && api_version == k.api_version) known = &k;
     if (!known) {
@@ -469,6 +860,10 @@ ProtobufBody DecodeProtobufBody(std::string_view bytes) {
   } catch (const Malformed& e) {
     out.error = ProtobufBody::Error::kMalformed;
     out.message = std::string("the protobuf body is malformed: ") + e.what();
+  } catch (const NotDecoded& e) {  // a field holding a value this decoder would lose: 415
+    out.error = ProtobufBody::Error::kUnsupportedKind;
+    out.message = std::string("protobuf bodies of ") + known->kind + " (" + known->api_version +
+                  "): " + e.what() + "; send the object as JSON (kubectl create -f FILE)";
   }
   return out;
 }
