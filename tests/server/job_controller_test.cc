@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "cluster_fixtures.h"
 #include "server/state/cluster.h"
@@ -400,6 +401,76 @@ TEST(JobController, ACountedPodStillTerminatingBacksOffAfterASnapshotRestore) {
   EXPECT_EQ(CreatedAt(first, "one"), (std::vector<int64_t>{11}));  // 10 s after the failure
   EXPECT_EQ(CreatedAt(restored, "one"), CreatedAt(first, "one"));
   EXPECT_EQ(Dump(restored), Dump(first));
+}
+
+// The Job controller's events about `job`, as (reason, count, message) in name order.
+std::vector<std::tuple<std::string, int64_t, std::string>> JobEvents(const Cluster& c,
+                                                                     const std::string& job) {
+  std::vector<std::tuple<std::string, int64_t, std::string>> out;
+  for (const Json* e : c.store().List("Event", "default"))
+    if (e->at("involvedObject").value("kind", "") == "Job" &&
+        e->at("involvedObject").value("name", "") == job)
+      out.emplace_back(e->value("reason", ""), e->value("count", 0), e->value("message", ""));
+  return out;
+}
+
+// A Job of 40 pods reports them as kube's job controller does through client-go's recorder
+// (EventCorrelator): 9 SuccessfulCreate events, a tenth combining the next 16, then nothing
+// until the spam filter's bucket refills (one event an object every 5 minutes).
+TEST(JobController, ABigJobsEventsAreCombinedAndRateLimitedAsKubesRecorderDoes) {
+  Cluster c("0000abcd");
+  Ok(c, Create(kT0, Namespace("default")));
+  Ok(c, Create(kT0, Node("big", 64)));
+  Ok(c, Create(kT0, JobOf("wide", {{"parallelism", 40}, {"completions", 40}}, "10m")));
+  ASSERT_EQ(PodsOf(c, "wide").size(), 40u);
+  const auto events = JobEvents(c, "wide");
+  ASSERT_EQ(events.size(), 10u);
+  int distinct = 0;
+  for (const auto& [reason, count, message] : events) {
+    EXPECT_EQ(reason, "SuccessfulCreate");
+    if (message.rfind("(combined from similar events): Created pod: wide-", 0) == 0) {
+      EXPECT_EQ(count, 16);
+    } else {
+      EXPECT_EQ(count, 1);
+      EXPECT_EQ(message.rfind("Created pod: wide-", 0), 0u) << message;
+      ++distinct;
+    }
+  }
+  EXPECT_EQ(distinct, 9);
+}
+
+// A pod create the Job cannot make (LimitRanger) is reported as kube's FailedCreate Warning, in
+// kube-apiserver's words. It is retried at each mutation, each time under a new name (as
+// generateName gives in kube): the recorder combines the 10th and later ones into one event.
+TEST(JobController, ARefusedPodCreateIsAFailedCreateWarningCombinedOverRetries) {
+  Cluster c("0000abcd");
+  StartOneNode(c);
+  Ok(c, Create(kT0, {{"apiVersion", "v1"},
+                     {"kind", "LimitRange"},
+                     {"metadata", {{"name", "floor"}, {"namespace", "default"}}},
+                     {"spec", {{"limits", {{{"type", "Container"}, {"min", {{"cpu", "2"}}}}}}}}}));
+  Ok(c, Create(kT0 + 1000, JobOf("small", {})));
+  EXPECT_EQ(PodsOf(c, "small").size(), 0u);
+  auto events = JobEvents(c, "small");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(std::get<0>(events[0]), "FailedCreate");
+  const std::string& message = std::get<2>(events[0]);
+  EXPECT_EQ(message.rfind("Error creating: pods \"small-", 0), 0u) << message;
+  EXPECT_NE(message.find("\" is forbidden: LimitRange default/floor: minimum cpu usage per "
+                         "Container is 2, but request is 1"),
+            std::string::npos)
+      << message;
+  for (int i = 0; i < 12; ++i)  // mutations: the Job's creates are retried
+    Ok(c, Create(kT0 + 2000 + i, Namespace("other-" + std::to_string(i))));
+  events = JobEvents(c, "small");
+  ASSERT_EQ(events.size(), 10u);
+  int64_t combined = 0;
+  for (const auto& [reason, count, text] : events) {
+    EXPECT_EQ(reason, "FailedCreate");
+    if (text.rfind("(combined from similar events): Error creating: pods", 0) == 0)
+      combined = count;
+  }
+  EXPECT_EQ(combined, 4);  // the 10th to the 13th refusal
 }
 
 TEST(JobController, ActiveDeadlineFailsTheJobAndDeletesItsPods) {

@@ -67,6 +67,7 @@ std::shared_ptr<const SnapshotCapture> Cluster::CaptureSnapshot(
   for (const auto& [job, finishes] : job_finishes_)
     for (const auto& [pod, f] : finishes)
       c->job_finishes_.emplace_back(job, pod, f.first, f.second);
+  c->job_events_ = job_events_.Save();
   step(CaptureStep::kCounters);
   c->pods_ = pod_of_.Freeze();
   c->finished_ = finished_of_.Freeze();
@@ -98,6 +99,7 @@ std::string SnapshotCapture::Header() const {
   Json& finishes = h["jobFinishes"] = Json::array();
   for (const auto& [job, pod, t, ok] : job_finishes_)
     finishes.push_back({job.first, job.second, pod, t, ok});
+  h["jobEvents"] = job_events_;
   return h.dump();
 }
 

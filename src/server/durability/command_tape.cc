@@ -10,7 +10,8 @@ namespace {
 constexpr std::string_view kTapeMagic = "ARBTAPE";
 constexpr uint8_t kTapeVersion = 1;
 constexpr uint8_t kTapeCommandTag = 1;
-constexpr uint8_t kTapeRefusalTag = 2;
+constexpr uint8_t kTapeRefusalTag = 2;  // (journal formats 2-4)
+constexpr uint8_t kTapeRefusalTextTag = 3;
 
 void StartTape(std::string& bytes) {
   if (!bytes.empty()) return;
@@ -31,9 +32,12 @@ void CommandTape::Add(const engine::Command& c) {
   bytes_ += w.bytes();
 }
 
-void CommandTape::AddRefusal() {
+void CommandTape::AddRefusal(const std::string& message) {
   StartTape(bytes_);
-  bytes_.push_back(static_cast<char>(kTapeRefusalTag));
+  serial::Writer w;
+  w.U8(kTapeRefusalTextTag);
+  w.Bytes(message);
+  bytes_ += w.bytes();
 }
 
 void CommandTape::Truncate(size_t mark) {
@@ -64,6 +68,10 @@ Result<CommandTape> CommandTape::Decode(std::string_view bytes) {
     Entry e;
     if (tag == kTapeRefusalTag) {
       e.refused = true;
+    } else if (tag == kTapeRefusalTextTag) {
+      e.refused = true;
+      e.message = r.Bytes();
+      if (!r.ok()) break;
     } else if (tag == kTapeCommandTag) {
       const auto exit_code = static_cast<int32_t>(r.U32());
       const std::string command = r.Bytes();

@@ -8,8 +8,10 @@
 // judging it). A SubmitPod's entry also carries the work model's exit code (the pod's
 // arbiter.dev/exit-code, which commands do not carry).
 //
-// Bytes: "ARBTAPE" and a version byte (1), then per entry a tag byte (1: command, 2: refusal);
-// a command's tag is followed by its exit code (u32) and the command's bytes (u64 length, bytes).
+// Bytes: "ARBTAPE" and a version byte (1), then per entry a tag byte (1: command, 2: refusal,
+// 3: refusal with its message, since journal format 5); a command's tag is followed by its exit
+// code (u32) and the command's bytes (u64 length, bytes), a refusal's message by its bytes (u64
+// length, bytes).
 #pragma once
 
 #include <cstddef>
@@ -27,12 +29,13 @@ class CommandTape {
  public:
   struct Entry {
     bool refused = false;
+    std::string message;      // a refusal's (tag 3: as the Status said it; "" before format 5)
     engine::Command command;  // (not a refusal) a SubmitPod's pod has its sim.exit_code back
   };
 
   // ---- recording (encoded as they come)
   void Add(const engine::Command& c);
-  void AddRefusal();
+  void AddRefusal(const std::string& message);
   // A mark to Truncate back to (the entries recorded since are dropped).
   size_t Mark() const { return bytes_.size(); }
   void Truncate(size_t mark);

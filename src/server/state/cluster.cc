@@ -14,6 +14,7 @@
 #include "core/validation.h"
 #include "driver/object_commands.h"
 #include "driver/recorder.h"
+#include "server/state/api_status.h"
 #include "server/state/cluster_target.h"
 #include "server/state/job_controller.h"
 #include "server/state/job_pod_tables.h"
@@ -540,6 +541,9 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   if (play_) {
     if (const CommandTape::Entry* e = play_->Peek(); e && e->refused) {
       play_->Next();
+      // (kInternal: its Status says the message as taped, which RefusalText made)
+      if (!e->message.empty())
+        return Fail(Error(ApiError::Reason::kInternal, m.kind, m.name, e->message));
       return Fail(
           Error(ApiError::Reason::kConflict, m.kind, m.name, "refused when it was first applied"));
     }
@@ -553,7 +557,7 @@ MutationResult Cluster::Put(const Mutation& m, const Prepared* prepared) {
   MutationResult r = PutSteps(m, prepared);
   if (!r.ok()) {
     tape_.Truncate(mark);
-    tape_.AddRefusal();
+    tape_.AddRefusal(RefusalText(m, *r.error));
   }
   return r;
 }

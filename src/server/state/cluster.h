@@ -47,6 +47,7 @@
 #include "server/metrics/live_facts.h"
 #include "server/metrics/scheduling_stats.h"
 #include "server/state/chunk_map.h"
+#include "server/state/event_correlator.h"
 #include "server/state/event_text.h"
 #include "server/state/kind_table.h"
 #include "server/state/object_store.h"
@@ -179,7 +180,9 @@ class Cluster {
   // (the first name no pod held then: a pod deleted and replaced came back under its own name),
   // and pods a suspend deleted backed the resume off (JobRules::kFormat4); their records are
   // replayed so, to the names and instants those releases served.
-  void SetFormat4Jobs(bool on) { format4_jobs_ = on; }
+  // Turned off, every Job is planned again at the next mutation, by the new rules (as a restore
+  // does: a snapshot taken after the switch restores to the same plans).
+  void SetFormat4Jobs(bool on);
 
   // When the next `advance` is due (a timer or an engine wake-up), if any.
   std::optional<Millis> NextDue();
@@ -459,6 +462,7 @@ class Cluster {
   std::deque<ObjectStore::Key> events_;  // stored Events, oldest first
   std::deque<KeptPreemption> preemptions_;
   uint64_t event_counter_ = 0;
+  EventCorrelator job_events_;                          // AddJobEvent (not format 4's)
   uint64_t decision_digest_ = 14695981039346656037ull;  // FNV-1a
   uint64_t decision_count_ = 0;
   SchedulingStats stats_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "server/state/api_status.h"
 #include "server/state/cluster.h"
 #include "server/state/cluster_target.h"
 #include "server/state/job_controller.h"
@@ -255,6 +256,7 @@ void Cluster::NoteJobPod(const ObjectStore::Key& key, const Json* was, const Jso
 
 void Cluster::DropJobPods(const std::string& ns, const std::string& uid) {
   job_pods_->by_job.erase({ns, uid});
+  job_events_.Forget(uid);
 }
 
 Status Cluster::CheckJobPodFacts() const {
@@ -324,6 +326,12 @@ void Cluster::ForgetJob(const ObjectStore::Key& key) {
   jobs_dirty_.erase(key);
 }
 
+void Cluster::SetFormat4Jobs(bool on) {
+  if (format4_jobs_ && !on)
+    for (const auto& [key, job] : store_.All("Job")) jobs_dirty_.insert(key);
+  format4_jobs_ = on;
+}
+
 JobRules Cluster::JobRulesNow() const {
   return format4_jobs_ ? JobRules::kFormat4 : JobRules::kCurrent;
 }
@@ -333,6 +341,7 @@ void Cluster::RestoreJobs(const Json& header) {
   jobs_dirty_.clear();
   jobs_retry_.clear();
   job_finishes_.clear();
+  job_events_.Load(header.value("jobEvents", Json::array()));
   if (auto rows = header.find("jobFinishes"); rows != header.end())
     for (const Json& r : *rows)
       job_finishes_[{r.at(0).get<std::string>(), r.at(1).get<std::string>()}]
@@ -443,7 +452,8 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
 }
 
 // The plan's pods from the Job's template (with their completion indexes), each a create as a
-// user's (validated, admitted, submitted); returns how many were made (the first refusal stops it).
+// user's (validated, admitted, submitted); returns how many were made (the first refusal stops it,
+// reported as a FailedCreate Warning).
 int Cluster::CreateJobPods(Millis t, const Json& job, const JobPlan& plan) {
   const std::string ns = job.at("metadata").value("namespace", "default");
   int made = 0;
@@ -465,40 +475,61 @@ int Cluster::CreateJobPods(Millis t, const Json& job, const JobPlan& plan) {
     if (i < static_cast<int>(plan.annotations.size()))
       c.object["metadata"]["annotations"].update(plan.annotations[i]);
     c.object["metadata"]["name"] = name;
-    if (!Put(c, nullptr).ok()) break;
+    if (MutationResult r = Put(c, nullptr); !r.ok()) {
+      // kube's FailedCreate; retried at each mutation under a new name, combined from the 10th
+      // on (AddJobEvent)
+      if (!format4_jobs_)
+        AddJobEvent(job, true, "FailedCreate", "Error creating: " + RefusalText(c, *r.error), t);
+      break;
+    }
     AddJobEvent(job, false, "SuccessfulCreate", "Created pod: " + name, t);
     ++made;
   }
   return made;
 }
 
+// A Job's event as client-go's recorder writes the job-controller's (EventCorrelator: similar ones
+// combined, repeats counted on one event, a spam filter); journal format 4 wrote each one.
 void Cluster::AddJobEvent(const Json& job, bool warning, const std::string& reason,
                           const std::string& message, Millis t) {
   const Json& meta = job.at("metadata");
   char suffix[32];
   std::snprintf(suffix, sizeof suffix, ".%llx", static_cast<unsigned long long>(++event_counter_));
   const std::string ns = meta.value("namespace", "default");
-  StoreEvent({{"apiVersion", "v1"},
-              {"kind", "Event"},
-              {"metadata",
-               {{"name", meta.value("name", "") + suffix},
-                {"namespace", ns},
-                {"creationTimestamp", KubeTime(t)}}},
-              {"involvedObject",
-               {{"apiVersion", "batch/v1"},
-                {"kind", "Job"},
-                {"namespace", ns},
-                {"name", meta.value("name", "")},
-                {"uid", meta.value("uid", "")}}},
-              {"reason", reason},
-              {"message", message},
-              {"type", warning ? "Warning" : "Normal"},
-              {"source", {{"component", "job-controller"}}},
-              {"reportingComponent", "job-controller"},
-              {"reportingInstance", "arbiter"},
-              {"firstTimestamp", KubeTime(t)},
-              {"lastTimestamp", KubeTime(t)},
-              {"count", 1}});
+  const std::string type = warning ? "Warning" : "Normal";
+  EventCorrelator::Result r{false, message, 1, meta.value("name", "") + suffix, t};
+  if (!format4_jobs_) {
+    r = job_events_.Correlate({meta.value("uid", ""), type, reason, message, t, r.name});
+    if (r.skip) return;
+  }
+  if (r.count > 1)
+    if (const Json* stored = store_.Get("Event", ns, r.name)) {  // (else gone: written again)
+      Json ev = *stored;
+      ev["count"] = r.count;
+      ev["message"] = r.message;
+      ev["lastTimestamp"] = KubeTime(t);
+      store_.Put("Event", ns, r.name, std::move(ev));
+      return;
+    }
+  StoreEvent(
+      {{"apiVersion", "v1"},
+       {"kind", "Event"},
+       {"metadata", {{"name", r.name}, {"namespace", ns}, {"creationTimestamp", KubeTime(t)}}},
+       {"involvedObject",
+        {{"apiVersion", "batch/v1"},
+         {"kind", "Job"},
+         {"namespace", ns},
+         {"name", meta.value("name", "")},
+         {"uid", meta.value("uid", "")}}},
+       {"reason", reason},
+       {"message", r.message},
+       {"type", type},
+       {"source", {{"component", "job-controller"}}},
+       {"reportingComponent", "job-controller"},
+       {"reportingInstance", "arbiter"},
+       {"firstTimestamp", KubeTime(r.first)},
+       {"lastTimestamp", KubeTime(t)},
+       {"count", r.count}});
 }
 
 std::optional<Millis> Cluster::NextJobDeadline() const {
