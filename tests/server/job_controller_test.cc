@@ -977,8 +977,9 @@ TEST(JobController, AReplayOrASnapshotRestoreKeepsJobsAndTheirPods) {
 }
 
 // A Job's pods are those labelled with its uid, whoever writes the label: what the Job controller
-// keeps of them (Cluster::JobPodsOf) follows a pod relabelled out of the Job and one a user
-// labels into it (Ok checks the kept facts against the pods after every mutation).
+// keeps of them (Cluster::JobPodsOf) follows a pod relabelled out of the Job (released: journal
+// format 4 left its ownerReference and finalizer) and one a user labels into it (Ok checks the
+// kept facts against the pods after every mutation).
 TEST(JobController, APodRelabelledOutOfItsJobIsReplacedAndOneLabelledInIsCounted) {
   Cluster c("0000abcd");
   StartOneNode(c);
@@ -991,6 +992,12 @@ TEST(JobController, APodRelabelledOutOfItsJobIsReplacedAndOneLabelledInIsCounted
   EXPECT_EQ(PodsOf(c, "train").size(), 3u);  // the Job made one in its place
   EXPECT_EQ(JobStatus(c, "train").value("active", 0), 2);
   EXPECT_EQ(JobStatus(c, "train").value("ready", -1), 2);
+  // Released, as kube's ClaimPods releases it: no ownerReference to the Job, no tracking
+  // finalizer (the controller's orphan-pod handling); it runs on, a pod of its own.
+  const Json& released =
+      c.store().Get("Pod", "default", out["metadata"]["name"].get<std::string>())->at("metadata");
+  EXPECT_FALSE(released.contains("ownerReferences")) << released.dump();
+  EXPECT_FALSE(released.contains("finalizers")) << released.dump();
 
   Json in = fixtures::PodIn("default", "stray", 1, "10m");
   in["metadata"]["labels"] = {{kControllerUidLabel, uid}};

@@ -320,7 +320,12 @@ class Cluster {
   // instants recomputed.
   void RestoreJobs(const Json& header);
   JobRules JobRulesNow() const;  // SetFormat4Jobs
-  void IndexJobs();              // the store's indexes of Pods and Jobs by the Job's uid
+  // Pod `name` without the ownerReference to the Job `uid` and (`finalizer`) the tracking
+  // finalizer; ReleaseJobPods: the pods relabelled out of their Job in this mutation.
+  void ReleaseJobPod(Millis t, const std::string& ns, const std::string& name,
+                     const std::string& uid, bool finalizer);
+  void ReleaseJobPods(Millis t);
+  void IndexJobs();  // the store's indexes of Pods and Jobs by the Job's uid
   std::vector<const Json*> JobPods(const std::string& ns, const std::string& uid) const;
   // A Job's pods as its sync reads them: their facts, kept as each pod is written (NoteJobPod,
   // the store's observer of Pods) once a sync first reads them (then made from the pods once),
@@ -462,8 +467,9 @@ class Cluster {
   std::deque<ObjectStore::Key> events_;  // stored Events, oldest first
   std::deque<KeptPreemption> preemptions_;
   uint64_t event_counter_ = 0;
-  EventCorrelator job_events_;                          // AddJobEvent (not format 4's)
-  uint64_t decision_digest_ = 14695981039346656037ull;  // FNV-1a
+  EventCorrelator job_events_;                                 // AddJobEvent (not format 4's)
+  std::map<ObjectStore::Key, std::string> released_job_pods_;  // NoteJobPod: pod -> Job uid
+  uint64_t decision_digest_ = 14695981039346656037ull;         // FNV-1a
   uint64_t decision_count_ = 0;
   SchedulingStats stats_;
   // The Job controller's work list (derived from the store; rebuilt by RestoreJobs).

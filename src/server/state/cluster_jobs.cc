@@ -162,17 +162,45 @@ Status Cluster::DeleteJobObject(const Mutation& m, const std::string& ns) {
       if (store_.Get("Pod", ns, name)) (void)Delete(PodDelete(m.time, ns, name));
       continue;
     }
-    Json pod = *store_.Get("Pod", ns, name);
-    Json& refs = pod["metadata"]["ownerReferences"];
-    if (refs.is_array())
-      refs.erase(std::remove_if(refs.begin(), refs.end(),
-                                [&](const Json& r) { return r.value("uid", "") == uid; }),
-                 refs.end());
-    if (refs.empty()) pod["metadata"].erase("ownerReferences");
-    store_.Put("Pod", ns, name, std::move(pod));
-    RemoveJobFinalizer(m.time, ns, name);
+    ReleaseJobPod(m.time, ns, name, uid, true);
   }
   return Status::Ok();
+}
+
+void Cluster::ReleaseJobPod(Millis t, const std::string& ns, const std::string& name,
+                            const std::string& uid, bool finalizer) {
+  const Json* stored = store_.Get("Pod", ns, name);
+  if (!stored) return;
+  Json pod = *stored;
+  Json& refs = pod["metadata"]["ownerReferences"];
+  if (refs.is_array())
+    refs.erase(std::remove_if(refs.begin(), refs.end(),
+                              [&](const Json& r) { return r.value("uid", "") == uid; }),
+               refs.end());
+  if (refs.empty()) pod["metadata"].erase("ownerReferences");
+  store_.Put("Pod", ns, name, std::move(pod));
+  if (finalizer) RemoveJobFinalizer(t, ns, name);
+}
+
+// A pod relabelled out of the Job that owns it (NoteJobPod) is released as kube's ClaimPods
+// releases a pod its Job's selector no longer matches: the ownerReference to the Job goes, and
+// (the controller's orphan-pod handling) the tracking finalizer, unless the pod is now labelled
+// into another Job. Journal format 4's rules left both.
+void Cluster::ReleaseJobPods(Millis t) {
+  std::map<ObjectStore::Key, std::string> released;
+  released.swap(released_job_pods_);
+  if (format4_jobs_) return;
+  for (const auto& [key, uid] : released) {
+    const Json* pod = store_.Get("Pod", key.first, key.second);
+    if (!pod) continue;
+    const std::string now = PodJobUid(*pod);
+    const Json refs = pod->at("metadata").value("ownerReferences", Json::array());
+    const bool owned = std::any_of(refs.begin(), refs.end(), [&](const Json& r) {
+      return r.is_object() && r.value("uid", "") == uid && r.value("controller", false) == true;
+    });
+    if (now == uid || !owned) continue;
+    ReleaseJobPod(t, key.first, key.second, uid, now.empty() || store_.ByIndex("Job", now).empty());
+  }
 }
 
 bool Cluster::KeptForJob(const Json& pod) const {
@@ -240,10 +268,11 @@ JobPodView Cluster::JobPodsOf(const std::string& ns, const std::string& uid) {
 }
 
 void Cluster::NoteJobPod(const ObjectStore::Key& key, const Json* was, const Json* now) {
-  auto& tables = job_pods_->by_job;
-  if (tables.empty()) return;
   const std::string before = was ? PodJobUid(*was) : "";
   const std::string after = now ? PodJobUid(*now) : "";
+  if (now && !before.empty() && before != after) released_job_pods_[key] = before;
+  auto& tables = job_pods_->by_job;
+  if (tables.empty()) return;
   if (!before.empty())
     if (auto t = tables.find({key.first, before}); t != tables.end()) t->second.Erase(key.second);
   if (after.empty()) return;
@@ -289,6 +318,7 @@ void Cluster::NoteTouchedJobs() {
 }
 
 void Cluster::RunJobs(Millis t) {
+  ReleaseJobPods(t);
   NoteTouchedJobs();
   jobs_dirty_.insert(jobs_retry_.begin(), jobs_retry_.end());
   for (auto it = job_due_queue_.begin(); it != job_due_queue_.end() && it->first <= t; ++it)
@@ -340,6 +370,7 @@ void Cluster::RestoreJobs(const Json& header) {
   job_pods_->by_job.clear();  // (the store was loaded: made again as syncs read them)
   jobs_dirty_.clear();
   jobs_retry_.clear();
+  released_job_pods_.clear();
   job_finishes_.clear();
   job_events_.Load(header.value("jobEvents", Json::array()));
   if (auto rows = header.find("jobFinishes"); rows != header.end())
