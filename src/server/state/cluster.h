@@ -325,6 +325,7 @@ class Cluster {
   void ReleaseJobPod(Millis t, const std::string& ns, const std::string& name,
                      const std::string& uid, bool finalizer);
   void ReleaseJobPods(Millis t);
+  bool ExpireJob(Millis t, const ObjectStore::Key& key, const Json& job);  // true: deleted
   void IndexJobs();  // the store's indexes of Pods and Jobs by the Job's uid
   std::vector<const Json*> JobPods(const std::string& ns, const std::string& uid) const;
   // A Job's pods as its sync reads them: their facts, kept as each pod is written (NoteJobPod,

@@ -356,6 +356,28 @@ void Cluster::ForgetJob(const ObjectStore::Key& key) {
   jobs_dirty_.erase(key);
 }
 
+// kube's TTL-after-finished controller: a finished Job whose spec.ttlSecondsAfterFinished ran out
+// is deleted as it deletes it (Foreground: its pods first, then the Job); until then the clock
+// wakes at its expiry. Journal format 4's rules kept finished Jobs.
+bool Cluster::ExpireJob(Millis t, const ObjectStore::Key& key, const Json& job) {
+  if (format4_jobs_ || !JobFinished(job) || job.at("metadata").contains("deletionTimestamp"))
+    return false;
+  const auto expiry = JobExpiry(job);
+  if (!expiry) return false;
+  if (*expiry > t) {
+    SetJobDue(key, expiry);
+    return false;
+  }
+  Mutation m;
+  m.op = Mutation::Op::kDelete;
+  m.time = t;
+  m.kind = "Job";
+  m.namespace_ = key.first;
+  m.name = key.second;
+  m.propagation = "Foreground";
+  return Delete(m).ok();
+}
+
 void Cluster::SetFormat4Jobs(bool on) {
   if (format4_jobs_ && !on)
     for (const auto& [key, job] : store_.All("Job")) jobs_dirty_.insert(key);
@@ -384,6 +406,9 @@ void Cluster::RestoreJobs(const Json& header) {
   for (const auto& [key, job] : store_.All("Job")) {
     jobs_dirty_.insert(key);
     const std::string uid = job->at("metadata").value("uid", "");
+    if (auto expiry = format4_jobs_ ? std::nullopt : JobExpiry(*job);
+        expiry && !job->at("metadata").contains("deletionTimestamp"))
+      SetJobDue(key, expiry);
     if (!JobManagedHere(*job) || JobFinished(*job)) continue;
     const JobPodView pods = JobPodsOf(key.first, uid);
     auto due = PlanJob(*job, pods, now(), job_finishes_[key], JobRulesNow()).due;
@@ -434,11 +459,12 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
     store_.Remove("Job", ns, name);
     stored = nullptr;
   }
-  // Gone, finished, or spec.managedBy names another controller: left alone.
+  // Gone, finished, or spec.managedBy names another controller: left alone (a finished one to
+  // the TTL-after-finished controller).
   if (!stored || JobFinished(*stored) || !JobManagedHere(*stored)) {
     ForgetJob(key);
     DropJobPods(ns, uid);
-    return false;
+    return stored && ExpireJob(t, key, *stored);
   }
   Json job = *stored;
   const auto restart = RefreshRestarts(t, ns, uid);

@@ -315,6 +315,19 @@ std::optional<Millis> Deadline(const Json& spec, const Json& status) {
 }
 }  // namespace
 
+std::optional<Millis> JobExpiry(const Json& job) {
+  const auto ttl = job_detail::IntField(job_detail::Member(job, "spec"), "ttlSecondsAfterFinished");
+  if (!ttl) return std::nullopt;
+  const Json& st = job_detail::Member(job, "status");
+  for (const char* type : {"Complete", "Failed"})
+    if (const Json* c = TrueCondition(st, type)) {
+      const Json& at = job_detail::Member(*c, "lastTransitionTime");
+      auto t = at.is_string() ? ParseRfc3339(at.get<std::string>()) : Result<Millis>::Error("");
+      if (t.ok()) return t.value() + *ttl * 1000;
+    }
+  return std::nullopt;
+}
+
 std::optional<Millis> JobDeadline(const Json& job) {
   if (JobFinished(job) || Suspended(job)) return std::nullopt;
   return Deadline(job_detail::Member(job, "spec"), job_detail::Member(job, "status"));

@@ -127,6 +127,9 @@ bool JobManagedHere(const Json& job);
 bool JobFinished(const Json& job);
 // When the Job's activeDeadlineSeconds runs out, if it runs and has one.
 std::optional<Millis> JobDeadline(const Json& job);
+// When a finished Job with spec.ttlSecondsAfterFinished expires (kube's TTL-after-finished
+// controller: the Complete or Failed condition's lastTransitionTime plus the TTL), if it does.
+std::optional<Millis> JobExpiry(const Json& job);
 
 // What the Job controller reads of one of its pods, taken from the pod as it is written (the
 // Cluster keeps a Job's, cluster_jobs.cc), so that a sync of a big Job parses none of its pods:
