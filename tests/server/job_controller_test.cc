@@ -527,6 +527,29 @@ TEST(JobController, AFinishedJobIsDeletedWithItsPodsItsTtlAfterItFinished) {
   EXPECT_EQ(Dump(restored), Dump(c));
 }
 
+// A Job created without arbiter.dev/duration in its template (as `kubectl create job X --image=Y
+// -- sleep 5` makes it) is accepted with a warning: its pods would run until deleted. (Found by a
+// new-user trial: the Job never finished, and nothing said why.)
+TEST(JobController, AJobWithoutADurationIsCreatedWithAWarning) {
+  Cluster c("0000abcd");
+  StartOneNode(c);
+  Json bare = JobOf("bare", {});
+  bare["spec"]["template"]["metadata"].erase("annotations");
+  MutationResult r = c.Apply(Create(kT0, bare));
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(
+      r.warnings[0].rfind("spec.template.metadata.annotations[arbiter.dev/duration]: not set: "
+                          "on arbiter's virtual nodes",
+                          0),
+      0u)
+      << r.warnings[0];
+  EXPECT_TRUE(c.Apply(Create(kT0, JobOf("timed", {}))).warnings.empty());
+  Json update = *c.store().Get("Job", "default", "bare");  // said once, at the create
+  update["metadata"]["labels"]["x"] = "y";
+  EXPECT_TRUE(c.Apply(Update(kT0 + 1000, update)).warnings.empty());
+}
+
 TEST(JobController, InvalidSpecsAreRefusedWithKubernetesMessages) {
   Cluster c("0000abcd");
   StartOneNode(c);

@@ -296,7 +296,10 @@ class Cluster {
   // go (Foreground); RunJobs, after every mutation, carries out each Job controller decision
   // through Put and Delete.
   MutationResult PutJob(const Mutation& m, Target& t);
-  std::optional<ApiError> ValidateJobObject(const Mutation& m, const Target& t) const;
+  // Errors refuse the Job; warnings (its template's, and a template without
+  // arbiter.dev/duration at a create) go to `warnings` (kubectl prints them).
+  std::optional<ApiError> ValidateJobObject(const Target& t,
+                                            std::vector<std::string>& warnings) const;
   Status DeleteJobObject(const Mutation& m, const std::string& ns);
   // Only the Jobs that may have moved are synced (jobs_dirty_: their object or pods changed since
   // their last sync; jobs_retry_: a create was refused; job_due_: their deadline or back-off is

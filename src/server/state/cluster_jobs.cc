@@ -88,8 +88,8 @@ Mutation PodDelete(Millis t, const std::string& ns, const std::string& name) {
 
 }  // namespace
 
-std::optional<ApiError> Cluster::ValidateJobObject(const Mutation& m, const Target& t) const {
-  (void)m;
+std::optional<ApiError> Cluster::ValidateJobObject(const Target& t,
+                                                   std::vector<std::string>& warnings) const {
   const std::string display = t.ns + "/" + t.name;
   Diagnostics d = ValidateJob(t.obj, display);
   const Json& spec = t.obj.contains("spec") ? t.obj["spec"] : Json();
@@ -97,12 +97,21 @@ std::optional<ApiError> Cluster::ValidateJobObject(const Mutation& m, const Targ
     Json pod = PodFromTemplate(t.obj);
     pod["metadata"]["name"] = t.name;
     AddTemplateDiagnostics(Load(*FindKind("Pod"), pod).diagnostics, display, d);
+    const Json& annotations = pod["metadata"].value("annotations", Json::object());
+    if (!t.existing && !annotations.contains("arbiter.dev/duration"))
+      warnings.push_back(
+          "spec.template.metadata.annotations[arbiter.dev/duration]: not set: on arbiter's "
+          "virtual nodes the containers' commands are not run, and the Job's pods run until "
+          "deleted; set it to how long each pod runs (e.g. 5s)");
   }
   if (t.existing && !d.HasErrors()) {
     Json now = t.obj;
     DefaultJob(now, t.existing->at("metadata").value("uid", ""));
     CheckJobUpdate(*t.existing, now, display, d);
   }
+  for (const auto& w : d.items)
+    if (w.severity == Severity::kWarning)
+      warnings.push_back(w.field_path.empty() ? w.message : w.field_path + ": " + w.message);
   if (!d.HasErrors()) return std::nullopt;
   return Invalid(t.name, std::move(d));
 }
@@ -110,7 +119,7 @@ std::optional<ApiError> Cluster::ValidateJobObject(const Mutation& m, const Targ
 MutationResult Cluster::PutJob(const Mutation& m, Target& t) {
   MutationResult result;
   if (!t.existing) t.obj["status"] = Json::object();  // the controller's (kube: `status: {}`)
-  if (auto e = play_ ? std::nullopt : ValidateJobObject(m, t)) {  // (replay: it was accepted)
+  if (auto e = play_ ? std::nullopt : ValidateJobObject(t, result.warnings)) {  // (replay: no)
     result.error = std::move(*e);
     return result;
   }
