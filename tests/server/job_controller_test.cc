@@ -473,6 +473,31 @@ TEST(JobController, ARefusedPodCreateIsAFailedCreateWarningCombinedOverRetries) 
   EXPECT_EQ(combined, 4);  // the 10th to the 13th refusal
 }
 
+// A refused create is tried again after kube's back-off (1 s doubling to 60 s) even when no
+// mutation comes (found by a new-user trial: an idle cluster never retried); a restore from a
+// snapshot keeps the instant; once the pods are made, no retry is due.
+TEST(JobController, ARefusedCreateIsRetriedAfterABackOffWithoutAMutation) {
+  Cluster c("0000abcd");
+  StartOneNode(c);
+  Ok(c, Create(kT0, {{"apiVersion", "v1"},
+                     {"kind", "LimitRange"},
+                     {"metadata", {{"name", "floor"}, {"namespace", "default"}}},
+                     {"spec", {{"limits", {{{"type", "Container"}, {"min", {{"cpu", "2"}}}}}}}}}));
+  Ok(c, Create(kT0 + 1000, JobOf("small", {}, "10m")));
+  EXPECT_EQ(c.NextDue(), std::optional<Millis>(kT0 + 2000));
+  Ok(c, Advance(kT0 + 2000));
+  EXPECT_EQ(c.NextDue(), std::optional<Millis>(kT0 + 4000));
+  Ok(c, Advance(kT0 + 4000));
+  EXPECT_EQ(c.NextDue(), std::optional<Millis>(kT0 + 8000));
+  Cluster restored("0000abcd");
+  ASSERT_TRUE(restored.Restore(c.Snapshot()).ok());
+  EXPECT_EQ(restored.NextDue(), c.NextDue());
+  EXPECT_EQ(JobEvents(c, "small").size(), 3u);  // three FailedCreate
+  Ok(c, Delete(kT0 + 5000, "LimitRange", "default", "floor"));
+  EXPECT_EQ(PodsOf(c, "small").size(), 1u);
+  EXPECT_EQ(c.NextDue(), std::optional<Millis>(kT0 + 5000 + 600000));  // the pod's run alone
+}
+
 TEST(JobController, ActiveDeadlineFailsTheJobAndDeletesItsPods) {
   Cluster c("0000abcd");
   StartOneNode(c);

@@ -68,6 +68,9 @@ std::shared_ptr<const SnapshotCapture> Cluster::CaptureSnapshot(
     for (const auto& [pod, f] : finishes)
       c->job_finishes_.emplace_back(job, pod, f.first, f.second);
   c->job_events_ = job_events_.Save();
+  c->job_refusals_ = Json::array();
+  for (const auto& [job, r] : job_refusals_)
+    c->job_refusals_.push_back({job.first, job.second, r.first, r.second});
   step(CaptureStep::kCounters);
   c->pods_ = pod_of_.Freeze();
   c->finished_ = finished_of_.Freeze();
@@ -100,6 +103,7 @@ std::string SnapshotCapture::Header() const {
   for (const auto& [job, pod, t, ok] : job_finishes_)
     finishes.push_back({job.first, job.second, pod, t, ok});
   h["jobEvents"] = job_events_;
+  h["jobRefusals"] = job_refusals_;
   return h.dump();
 }
 

@@ -329,6 +329,7 @@ class Cluster {
                      const std::string& uid, bool finalizer);
   void ReleaseJobPods(Millis t);
   bool ExpireJob(Millis t, const ObjectStore::Key& key, const Json& job);  // true: deleted
+  static Millis RetryAt(int64_t refused, Millis at);
   void IndexJobs();  // the store's indexes of Pods and Jobs by the Job's uid
   std::vector<const Json*> JobPods(const std::string& ns, const std::string& uid) const;
   // A Job's pods as its sync reads them: their facts, kept as each pod is written (NoteJobPod,
@@ -483,6 +484,8 @@ class Cluster {
   // pods gone before it, a replay of the journal does not).
   std::map<ObjectStore::Key, std::map<std::string, std::pair<Millis, bool>>> job_finishes_;
   std::set<ObjectStore::Key> jobs_retry_;
+  // Of those, how many syncs in a row were refused and when the last was (RetryAt).
+  std::map<ObjectStore::Key, std::pair<int64_t, Millis>> job_refusals_;
   std::map<ObjectStore::Key, Millis> job_due_;
   std::set<std::pair<Millis, ObjectStore::Key>> job_due_queue_;
   struct JobPodTables;  // by the Job's namespace and uid (cluster_jobs.cc)

@@ -358,8 +358,15 @@ void Cluster::SetJobDue(const ObjectStore::Key& key, std::optional<Millis> due) 
   job_due_queue_.insert({*due, key});
 }
 
+// When a Job whose creates were refused `refused` times in a row, the last at `at`, tries again
+// with no mutation to prompt it (kube's DefaultJobApiBackOff 1 s doubling to MaxJobApiBackOff).
+Millis Cluster::RetryAt(int64_t refused, Millis at) {
+  return at + std::min<Millis>(60000, Millis{1000} << std::clamp<int64_t>(refused - 1, 0, 6));
+}
+
 void Cluster::ForgetJob(const ObjectStore::Key& key) {
   job_finishes_.erase(key);
+  job_refusals_.erase(key);
   SetJobDue(key, std::nullopt);
   jobs_retry_.erase(key);
   jobs_dirty_.erase(key);
@@ -404,6 +411,10 @@ void Cluster::RestoreJobs(const Json& header) {
   released_job_pods_.clear();
   job_finishes_.clear();
   job_events_.Load(header.value("jobEvents", Json::array()));
+  job_refusals_.clear();
+  for (const Json& r : header.value("jobRefusals", Json::array()))
+    job_refusals_[{r.at(0).get<std::string>(), r.at(1).get<std::string>()}] = {
+        r.at(2).get<int64_t>(), r.at(3).get<Millis>()};
   if (auto rows = header.find("jobFinishes"); rows != header.end())
     for (const Json& r : *rows)
       job_finishes_[{r.at(0).get<std::string>(), r.at(1).get<std::string>()}]
@@ -428,6 +439,11 @@ void Cluster::RestoreJobs(const Json& header) {
           w == workload_of_.end() ? std::nullopt : engine_->Get(engine::WorkloadId{w->second});
       auto next = st ? NextContainerChange(pods.tree(*p), *st, now()) : std::nullopt;
       if (next && (!due || *next < *due)) due = next;
+    }
+    if (auto r = job_refusals_.find(key); r != job_refusals_.end()) {  // a refused create's retry
+      jobs_retry_.insert(key);
+      const Millis retry = RetryAt(r->second.first, r->second.second);
+      if (!due || retry < *due) due = retry;
     }
     SetJobDue(key, due);
   }
@@ -494,8 +510,12 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
   if (made > 0)
     if (auto r = RefreshRestarts(t, ns, uid); r && (!plan.due || *r < *plan.due)) plan.due = r;
   for (const auto& e : plan.events) AddJobEvent(job, e.warning, e.reason, e.message, t);
-  if (made < plan.create) {  // refused (quota, LimitRanger): tried again at the next mutation
-    jobs_retry_.insert(key);
+  if (made < plan.create) {   // refused (quota, LimitRanger): tried again at the next mutation,
+    jobs_retry_.insert(key);  // and after kube's back-off (1 s doubling to 60 s) if none comes
+    auto& [refused, at] = job_refusals_[key];
+    refused = std::min<int64_t>(refused + 1, 7);
+    at = t;
+    if (const Millis retry = RetryAt(refused, at); !plan.due || retry < *plan.due) plan.due = retry;
     const int64_t active = plan.status.value("active", 0) - (plan.create - made);
     if (active > 0)
       plan.status["active"] = active;
@@ -503,6 +523,7 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
       plan.status.erase("active");
   } else {
     jobs_retry_.erase(key);
+    job_refusals_.erase(key);
   }
   // Pods made now are bound and Ready at once on the virtual nodes: status.ready counts the active
   // pods as this sync leaves them (kube's, counted before its creates, reaches the same at its
