@@ -439,16 +439,21 @@ TEST(JobController, ABigJobsEventsAreCombinedAndRateLimitedAsKubesRecorderDoes) 
   EXPECT_EQ(distinct, 9);
 }
 
+// A LimitRange refusing the pods of JobOf (they ask 1 cpu; at least 2 a container).
+Json CpuFloor() {
+  return {{"apiVersion", "v1"},
+          {"kind", "LimitRange"},
+          {"metadata", {{"name", "floor"}, {"namespace", "default"}}},
+          {"spec", {{"limits", {{{"type", "Container"}, {"min", {{"cpu", "2"}}}}}}}}};
+}
+
 // A pod create the Job cannot make (LimitRanger) is reported as kube's FailedCreate Warning, in
 // kube-apiserver's words. It is retried at each mutation, each time under a new name (as
 // generateName gives in kube): the recorder combines the 10th and later ones into one event.
 TEST(JobController, ARefusedPodCreateIsAFailedCreateWarningCombinedOverRetries) {
   Cluster c("0000abcd");
   StartOneNode(c);
-  Ok(c, Create(kT0, {{"apiVersion", "v1"},
-                     {"kind", "LimitRange"},
-                     {"metadata", {{"name", "floor"}, {"namespace", "default"}}},
-                     {"spec", {{"limits", {{{"type", "Container"}, {"min", {{"cpu", "2"}}}}}}}}}));
+  Ok(c, Create(kT0, CpuFloor()));
   Ok(c, Create(kT0 + 1000, JobOf("small", {})));
   EXPECT_EQ(PodsOf(c, "small").size(), 0u);
   auto events = JobEvents(c, "small");
@@ -479,10 +484,7 @@ TEST(JobController, ARefusedPodCreateIsAFailedCreateWarningCombinedOverRetries) 
 TEST(JobController, ARefusedCreateIsRetriedAfterABackOffWithoutAMutation) {
   Cluster c("0000abcd");
   StartOneNode(c);
-  Ok(c, Create(kT0, {{"apiVersion", "v1"},
-                     {"kind", "LimitRange"},
-                     {"metadata", {{"name", "floor"}, {"namespace", "default"}}},
-                     {"spec", {{"limits", {{{"type", "Container"}, {"min", {{"cpu", "2"}}}}}}}}}));
+  Ok(c, Create(kT0, CpuFloor()));
   Ok(c, Create(kT0 + 1000, JobOf("small", {}, "10m")));
   EXPECT_EQ(c.NextDue(), std::optional<Millis>(kT0 + 2000));
   Ok(c, Advance(kT0 + 2000));
@@ -573,6 +575,26 @@ TEST(JobController, AJobWithoutADurationIsCreatedWithAWarning) {
   Json update = *c.store().Get("Job", "default", "bare");  // said once, at the create
   update["metadata"]["labels"]["x"] = "y";
   EXPECT_TRUE(c.Apply(Update(kT0 + 1000, update)).warnings.empty());
+}
+
+// The clock alone (the daemon advances only at NextDue) takes a Job that fails with pods still
+// terminating to Failed, and then to its TTL's end: the sync that writes Failed sets the instant.
+// (Found by a review: no wake-up was set, and an idle daemon kept the Job.)
+TEST(JobController, AJobFinishedByTheClockAloneIsDeletedAtItsTtlsEnd) {
+  Cluster c("0000abcd");
+  StartOneNode(c);
+  Json job = JobOf("late", {{"activeDeadlineSeconds", 5}, {"ttlSecondsAfterFinished", 20}}, "10m");
+  job["spec"]["template"]["metadata"]["annotations"]["arbiter.dev/shutdown-time"] = "3s";
+  Ok(c, Create(kT0, job));
+  int advances = 0;
+  while (auto due = c.NextDue()) {  // only the instants the daemon would wake at
+    ASSERT_LT(++advances, 50);
+    Ok(c, Advance(*due));
+    if (!c.store().Get("Job", "default", "late")) break;
+  }
+  EXPECT_EQ(c.store().Get("Job", "default", "late"), nullptr);
+  EXPECT_EQ(PodsOf(c, "late").size(), 0u);
+  EXPECT_EQ(c.now(), kT0 + 8000 + 20000);  // Failed at 8 s (the pod exited 3 s after 5 s)
 }
 
 TEST(JobController, InvalidSpecsAreRefusedWithKubernetesMessages) {

@@ -534,6 +534,9 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
   SetJobDue(key, plan.due);
   if (job.contains("status") && job["status"] == plan.status) return acted;
   job["status"] = std::move(plan.status);
+  // Finished now: the clock wakes at its TTL's end (ExpireJob), if it has one.
+  if (auto expiry = format4_jobs_ || !JobFinished(job) ? std::nullopt : JobExpiry(job))
+    SetJobDue(key, expiry);
   store_.Put("Job", ns, name, std::move(job));
   return acted;
 }

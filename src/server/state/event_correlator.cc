@@ -28,6 +28,7 @@ EventCorrelator::Result EventCorrelator::Correlate(const Event& e) {
     }
   } else {
     ++seen.count;
+    seen.seq = ++o.seq;  // (the least recently used goes first, as client-go's LRU)
   }
   r.count = seen.count;
   r.name = seen.name;

@@ -12,12 +12,13 @@
 // without a token is dropped (the observation stays counted, as client-go's) |
 //
 // So a Job of 10,000 pods reports 9 `Created pod: NAME` events and one combined event counting
-// 16 more, then one event every 5 minutes; a create refused at every retry is one FailedCreate
-// whose count grows. client-go keeps these in LRU caches of 4,096 keys per process; here they
-// are kept per object (Forget drops one), at most kMaxObserved observations an object (the
-// oldest first), and the one choice client-go leaves to chance (which message an aggregate
-// forgets, PopAny) is the least. Deterministic, pure: no clock (the caller's instant), no I/O.
-// Saved whole in snapshots (Save/Load), so a restore correlates as the live daemon did.
+// 16 more, then one event every 5 minutes; a create refused at every retry (under a new pod name
+// each time) is 9 FailedCreate events and a combined one whose count grows. client-go keeps these
+// in LRU caches of 4,096 keys per process; here they are kept per object (Forget drops one), at
+// most kMaxObserved observations an object (the least recently used first), and the one choice
+// client-go leaves to chance (which message an aggregate forgets, PopAny) is the least.
+// Deterministic, pure: no clock (the caller's instant), no I/O. Saved whole in snapshots
+// (Save/Load), so a restore correlates as the live daemon did.
 #pragma once
 
 #include <cstdint>
@@ -67,7 +68,7 @@ class EventCorrelator {
     int64_t count = 0;
     Millis first = 0;
     std::string name;
-    uint64_t seq = 0;  // insertion order: the oldest goes first
+    uint64_t seq = 0;  // last use: the least recently used goes first
   };
   struct Object {
     std::map<std::string, std::pair<int64_t, Millis>> credit;  // by type: (ms of credit, at)
