@@ -37,7 +37,10 @@ class FakeApiServer {
                          std::make_unique<httplib::SSLServer>(tls_cert.c_str(), tls_key.c_str()))),
         server_(*owned_),
         scheme_(tls_cert.empty() ? "http" : "https") {
-    server_.set_logger([this](const httplib::Request& req, const httplib::Response&) {
+    // Recorded before the response is written (the post-routing handler; the logger runs after
+    // it is sent, and a test that read the requests once kubectl had exited could miss the last
+    // one: KubectlApply's PATCH once, in a full run).
+    server_.set_post_routing_handler([this](const httplib::Request& req, httplib::Response&) {
       std::lock_guard<std::mutex> lock(mu_);
       std::string query;
       for (const auto& [k, v] : req.params) query += (query.empty() ? "" : "&") + k + "=" + v;
