@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 
@@ -64,15 +65,22 @@ std::string Summary(const Cluster& c) {
   return out;
 }
 
+// A daemon on `dir` at `clock`'s time: no snapshots, invariants checked after the replay.
+DaemonOptions OptionsFor(const std::filesystem::path& dir, std::function<Millis()> clock) {
+  DaemonOptions o;
+  o.data_dir = dir.string();
+  o.clock = std::move(clock);
+  o.snapshot_every = 0;
+  o.check_invariants = true;
+  return o;
+}
+
 // Opens a copy of the fixture: it replays to what the release served, is migrated to the current
 // format if older (a snapshot replaces its records), and opens again to the same cluster.
 void ExpectReplaysAsWritten(const std::string& fixture, bool from_snapshot, int format) {
   const auto dir = CopyOf(fixture);
-  DaemonOptions o;
-  o.data_dir = dir.string();
-  o.clock = [] { return Millis{0}; };  // the journal's own last time: no timer fires
-  o.snapshot_every = 0;
-  o.check_invariants = true;
+  // (clock 0: the journal's own last time, no timer fires)
+  const DaemonOptions o = OptionsFor(dir, [] { return Millis{0}; });
   const std::string expected = ReadWhole(kFixtures / fixture / "expected.txt");
   {
     auto d = Daemon::Open(o);
@@ -165,11 +173,7 @@ std::set<std::string> PodNames(const Cluster& c, bool active = false) {
 TEST(JournalFixturesTest, AMigratedJournalNamesLaterJobPodsAfresh) {
   const auto dir = CopyOf("format4/jobs");
   Millis now = 0;
-  DaemonOptions o;
-  o.data_dir = dir.string();
-  o.clock = [&now] { return now; };
-  o.snapshot_every = 0;
-  o.check_invariants = true;
+  const DaemonOptions o = OptionsFor(dir, [&now] { return now; });
   std::string served;
   {
     auto d = Daemon::Open(o);
@@ -217,11 +221,7 @@ TEST(JournalFixturesTest, AMigratedJournalNamesLaterJobPodsAfresh) {
 TEST(JournalFixturesTest, AMigratedJournalReplaysEachRecordByTheRulesItWasWrittenWith) {
   const auto dir = CopyOf("format3/restated");
   Millis now = 0;  // the journal's own last time until set
-  DaemonOptions o;
-  o.data_dir = dir.string();
-  o.clock = [&now] { return now; };
-  o.snapshot_every = 0;
-  o.check_invariants = true;
+  const DaemonOptions o = OptionsFor(dir, [&now] { return now; });
   std::string served;
   int64_t walked = 0;
   {
