@@ -6,6 +6,7 @@
 
 #include <random>
 #include <string>
+#include <string_view>
 
 namespace arbiter::kube {
 namespace {
@@ -141,10 +142,11 @@ TEST(ProtobufBodyTest, UnknownFieldsOfEveryWireTypeAreSkipped) {
 }
 
 TEST(ProtobufBodyTest, KindNotDecodedIsUnsupportedAndNamesTheDecodedKinds) {
-  ProtobufBody pod = DecodeProtobufBody(Envelope("v1", "Pod", Meta("p")));
-  EXPECT_EQ(pod.error, ProtobufBody::Error::kUnsupportedKind);
-  EXPECT_NE(pod.message.find("Pod (v1) are not supported"), std::string::npos) << pod.message;
-  EXPECT_NE(pod.message.find("PodDisruptionBudget (policy/v1)"), std::string::npos);
+  ProtobufBody cm = DecodeProtobufBody(Envelope("v1", "ConfigMap", Meta("c")));
+  EXPECT_EQ(cm.error, ProtobufBody::Error::kUnsupportedKind);
+  EXPECT_NE(cm.message.find("ConfigMap (v1) are not supported"), std::string::npos) << cm.message;
+  EXPECT_NE(cm.message.find("PodDisruptionBudget (policy/v1)"), std::string::npos);
+  EXPECT_NE(cm.message.find("Pod (v1)"), std::string::npos) << cm.message;
   ProtobufBody beta = DecodeProtobufBody(Envelope("policy/v1beta1", "PodDisruptionBudget", ""));
   EXPECT_EQ(beta.error, ProtobufBody::Error::kUnsupportedKind);
   ProtobufBody gzip =
@@ -346,8 +348,8 @@ TEST(ProtobufBodyTest, JobWithAnUndecodedFieldSetIsRefusedNamingIt) {
       {GogoPodSpec(Bytes(1, Bytes(1, "data")) + c), "spec.template.spec.volumes (field 1)"},
       {GogoPodSpec(c) + Int(11, 1), "spec.template.spec.hostNetwork (field 11)"},
       {GogoPodSpec(c) + Int(21, 0), "spec.template.spec.automountServiceAccountToken (field 21)"},
-      {GogoPodSpec(c + Bytes(2, GogoContainer("d", "x", Bytes(6, Int(3, 8080))))),
-       "spec.template.spec.containers[1].ports (field 6)"},
+      {GogoPodSpec(c + Bytes(2, GogoContainer("d", "x", Bytes(9, Bytes(1, "v") + Bytes(3, "/v"))))),
+       "spec.template.spec.containers[1].volumeMounts (field 9)"},
       {GogoPodSpec(
            Bytes(2, GogoContainer("c", "x", Bytes(7, Bytes(1, "A") + Bytes(3, Bytes(1, "k")))))),
        "spec.template.spec.containers[0].env[0].valueFrom (field 3)"},
@@ -372,7 +374,7 @@ TEST(ProtobufBodyTest, JobWithAnUndecodedFieldSetIsRefusedNamingIt) {
 TEST(ProtobufBodyTest, JobWithEmptyUndecodedFieldsIsAccepted) {
   const std::string empty_struct = Bytes(1, "") + Int(2, 0) + Bytes(3, Bytes(1, "") + Int(2, 0));
   const std::string pod_spec =
-      GogoPodSpec(Bytes(2, GogoContainer("c", "busybox", Bytes(15, empty_struct))) +
+      GogoPodSpec(Bytes(2, GogoContainer("c", "busybox", Bytes(12, empty_struct))) +
                   Bytes(14, empty_struct) + Bytes(18, "") + Bytes(99, ""));
   ProtobufBody b = DecodeProtobufBody(JobBody("", pod_spec));
   ASSERT_TRUE(b.ok()) << b.message;
@@ -380,25 +382,147 @@ TEST(ProtobufBodyTest, JobWithEmptyUndecodedFieldsIsAccepted) {
             json::parse(R"({"containers":[{"name":"c","image":"busybox"}]})"));
 }
 
+// The body kubectl 1.32 sent for `kubectl debug web --copy-to=web-copy --container=web
+// --image=nginx:1.27 -i -t --attach=false --keep-annotations` (its -v=9 hex dump), web made by
+// `kubectl run web --image=nginx --restart=Never --labels=app=web --annotations=note=x --env=A=1
+// --port=8080 --image-pull-policy=IfNotPresent --privileged --command -- nginx -g 'daemon off;'`
+// and stored by arbiter (`kubectl run` itself sends JSON; client-go's typed clients, protobuf).
+constexpr char kDebugCopyPod[] =
+    "6b3873000a090a0276311203506f6412ec010a2a0a087765622d636f707912001a0764656661756c7422002a"
+    "0032003800420062090a046e6f746512017812ab0112620a03776562120a6e67696e783a312e32371a056e67"
+    "696e781a022d671a0b6461656d6f6e206f66663b2a00320b0a00100018903f22002a003a060a014112013142"
+    "006a00720c49664e6f7450726573656e747a021001800101880100900101a201001a054e65766572320c436c"
+    "7573746572466972737442004a0052005800600068008201008a01009a0100c20100c80100fa011450726565"
+    "6d70744c6f7765725072696f726974791a100a001a0022002a0032004a005a0072001a002200";
+
+std::string FromHex(std::string_view hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2)
+    out += static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16));
+  return out;
+}
+
+TEST(ProtobufBodyTest, PodAsKubectlDebugCopyToSendsItDecodesToItsJson) {
+  const std::string body = FromHex(kDebugCopyPod);
+  ASSERT_EQ(body.size(), 258u);
+  ProtobufBody b = DecodeProtobufBody(body);
+  ASSERT_TRUE(b.ok()) << b.message;
+  // kubectl's JSON of the same object, less creationTimestamp: null, resources: {}, status: {}.
+  EXPECT_EQ(b.object, json::parse(R"({"apiVersion":"v1","kind":"Pod",
+      "metadata":{"name":"web-copy","namespace":"default","annotations":{"note":"x"}},
+      "spec":{"containers":[{"name":"web","image":"nginx:1.27",
+                             "command":["nginx","-g","daemon off;"],
+                             "ports":[{"containerPort":8080}],"env":[{"name":"A","value":"1"}],
+                             "imagePullPolicy":"IfNotPresent",
+                             "securityContext":{"privileged":true},"stdin":true,"tty":true}],
+              "restartPolicy":"Never","dnsPolicy":"ClusterFirst","priority":0,
+              "preemptionPolicy":"PreemptLowerPriority"}})"));
+  EXPECT_NE(ProtobufKinds().find("Pod (v1)"), std::string::npos) << ProtobufKinds();
+}
+
+// A Pod {metadata, spec, status}; status is skipped whatever it holds.
+std::string PodBody(const std::string& pod_spec) {
+  return Envelope("v1", "Pod",
+                  Meta("p", "dev") + Bytes(2, pod_spec) +
+                      Bytes(3, Bytes(1, "Running") + Bytes(7, Bytes(1, "10.0.0.1"))));
+}
+
+// `kubectl run p --image=busybox --restart=Never --labels=... --port=... -i -t -- sh`: its
+// PodSpec, and every ContainerPort field (containerPort has no omitempty: kept when 0).
+TEST(ProtobufBodyTest, PodSpecContainerPortsStdinTtyAndDnsPolicyDecode) {
+  const std::string ports =
+      Bytes(6, Bytes(1, "http") + Int(2, 0) + Int(3, 8080) + Bytes(4, "") + Bytes(5, "")) +
+      Bytes(6, Bytes(1, "") + Int(2, 8443) + Int(3, 0) + Bytes(4, "UDP") + Bytes(5, "127.0.0.1")) +
+      Bytes(6, Bytes(1, "dns"));  // containerPort not sent: still 0
+  const std::string extra = Bytes(4, "sh") + ports + Bytes(7, Bytes(1, "A") + Bytes(2, "1")) +
+                            Bytes(8, "") + Bytes(14, "Always") + Bytes(15, Int(2, 0));
+  std::string container = GogoContainer("p", "busybox", extra);
+  container += Int(16, 1) + Int(17, 1) + Int(18, 1);  // later fields win, as in protobuf
+  const std::string raw =
+      Bytes(1, Bytes(1, "p") + Bytes(3, "dev") + Entry(11, "run", "p") + Entry(11, "app", "web")) +
+      Bytes(2, GogoPodSpec(Bytes(2, container) + Bytes(3, "Never") + Bytes(6, "ClusterFirst")));
+  ProtobufBody b = DecodeProtobufBody(Envelope("v1", "Pod", raw));
+  ASSERT_TRUE(b.ok()) << b.message;
+  EXPECT_EQ(b.object, json::parse(R"({"apiVersion":"v1","kind":"Pod",
+      "metadata":{"name":"p","namespace":"dev","labels":{"run":"p","app":"web"}},
+      "spec":{"containers":[{"name":"p","image":"busybox","args":["sh"],
+          "ports":[{"name":"http","containerPort":8080},
+                   {"hostPort":8443,"containerPort":0,"protocol":"UDP","hostIP":"127.0.0.1"},
+                   {"name":"dns","containerPort":0}],
+          "env":[{"name":"A","value":"1"}],"imagePullPolicy":"Always",
+          "securityContext":{"privileged":false},"stdin":true,"stdinOnce":true,"tty":true}],
+          "restartPolicy":"Never","dnsPolicy":"ClusterFirst"}})"));
+  // Status is skipped; empty non-pointer fields (stdin false, dnsPolicy "") are left out.
+  ProtobufBody s = DecodeProtobufBody(PodBody(GogoPodSpec(Bytes(2, GogoContainer("c", "x")))));
+  ASSERT_TRUE(s.ok()) << s.message;
+  EXPECT_EQ(s.object, json::parse(R"({"apiVersion":"v1","kind":"Pod",
+      "metadata":{"name":"p","namespace":"dev"},
+      "spec":{"containers":[{"name":"c","image":"x"}]}})"));
+}
+
+// As for a Job's pod template: a field not decoded that holds a value refuses the Pod (415,
+// naming the field); `kubectl debug node/N` sends volumes, hostNetwork, volumeMounts.
+TEST(ProtobufBodyTest, PodWithAnUndecodedFieldSetIsRefusedNamingIt) {
+  const std::string c = Bytes(2, GogoContainer("c", "busybox"));
+  auto in_container = [](const std::string& extra) {
+    return GogoPodSpec(Bytes(2, GogoContainer("c", "busybox", extra)));
+  };
+  struct Case {
+    std::string pod_spec;
+    std::string path;
+  };
+  const Case cases[] = {
+      {GogoPodSpec(Bytes(1, Bytes(1, "host-root")) + c), "spec.volumes (field 1)"},
+      {GogoPodSpec(c) + Int(11, 1), "spec.hostNetwork (field 11)"},
+      {GogoPodSpec(c) + Int(27, 1), "spec.shareProcessNamespace (field 27)"},
+      {in_container(Bytes(9, Bytes(1, "host-root") + Bytes(3, "/host"))),
+       "spec.containers[0].volumeMounts (field 9)"},
+      {in_container(Bytes(20, "File")), "spec.containers[0].terminationMessagePolicy (field 20)"},
+      {in_container(Bytes(15, Bytes(1, Bytes(1, "NET_ADMIN")))),
+       "spec.containers[0].securityContext.capabilities (field 1)"},
+      {in_container(Bytes(15, Int(2, 1) + Int(5, 0))),
+       "spec.containers[0].securityContext.runAsNonRoot (field 5)"},
+      {in_container(Bytes(6, Int(3, 80)) + Bytes(6, Int(3, 81) + Int(9, 1))),
+       "spec.containers[0].ports[1] (field 9)"},
+      {GogoPodSpec(c) + Bytes(99, "x"), "spec (field 99)"},
+  };
+  for (const Case& k : cases) {
+    ProtobufBody b = DecodeProtobufBody(PodBody(k.pod_spec));
+    EXPECT_EQ(b.error, ProtobufBody::Error::kUnsupportedKind) << k.path;
+    EXPECT_EQ(b.message, "protobuf bodies of Pod (v1): " + k.path +
+                             " is not decoded; send the object as JSON (kubectl create -f FILE)");
+  }
+  // Empty messages the decoder skips (capabilities {}) are accepted; a port's wire type checked.
+  ProtobufBody empty = DecodeProtobufBody(PodBody(in_container(Bytes(15, Bytes(1, "")))));
+  ASSERT_TRUE(empty.ok()) << empty.message;
+  EXPECT_EQ(empty.object["spec"]["containers"][0]["securityContext"], json::object());
+  EXPECT_EQ(DecodeProtobufBody(PodBody(in_container(Bytes(6, Bytes(3, "80"))))).error,
+            ProtobufBody::Error::kMalformed);
+}
+
+// Mutated bodies of a Job and of the Pod kubectl sent (kDebugCopyPod) decode or are refused.
 TEST(ProtobufBodyTest, MutatedJobBodiesNeverCrashOrThrow) {
   std::mt19937_64 rng(7);
-  const std::string seed =
+  const std::string seeds[] = {
       JobBody(Int(2, 1), GogoPodSpec(Bytes(2, GogoContainer("c", "busybox", Bytes(3, "sleep"))) +
-                                     Bytes(22, Bytes(1, "k") + Int(5, 3))));
-  int ok = 0;
-  for (int i = 0; i < 20000; ++i) {
-    std::string body = seed;
-    for (int m = 1 + rng() % 4; m > 0; --m) body[4 + rng() % (body.size() - 4)] = rng();
-    ProtobufBody b;
-    EXPECT_NO_THROW(b = DecodeProtobufBody(body));
-    if (b.ok()) {
-      ++ok;
-      EXPECT_NO_THROW((void)b.object.dump());
-    } else {
-      EXPECT_FALSE(b.message.empty());
+                                     Bytes(22, Bytes(1, "k") + Int(5, 3)))),
+      FromHex(kDebugCopyPod)};
+  for (const std::string& seed : seeds) {
+    int ok = 0;
+    for (int i = 0; i < 20000; ++i) {
+      std::string body = seed;
+      for (int m = 1 + rng() % 4; m > 0; --m) body[4 + rng() % (body.size() - 4)] = rng();
+      ProtobufBody b;
+      EXPECT_NO_THROW(b = DecodeProtobufBody(body));
+      if (b.ok()) {
+        ++ok;
+        EXPECT_NO_THROW((void)b.object.dump());
+      } else {
+        EXPECT_FALSE(b.message.empty());
+      }
     }
+    EXPECT_GT(ok, 0);
   }
-  EXPECT_GT(ok, 0);
   // Nested empty messages deeper than Empty looks count as a value: refused, not recursed into.
   std::string deep;
   for (int d = 0; d < 2000; ++d) deep = Bytes(1, deep);

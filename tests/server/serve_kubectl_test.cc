@@ -230,6 +230,64 @@ TEST(ServeKubectlTest, CreateJobProtobufBodyCreatesTheJobAndItsPod) {
   EXPECT_EQ(s.Stop(), 0) << s.log();
 }
 
+// `kubectl run` with the common flags (kubectl 1.32 sends its Pod as JSON): the pod is scheduled
+// and Running with its labels, env, port and command (or args). `kubectl debug --copy-to` sends
+// its copy of the pod as protobuf (client-go's typed client): decoded, every one of those fields
+// is kept, and the copy runs too. `kubectl debug node/N` sends volumes and host namespaces, which
+// are not decoded: 415 naming spec.volumes, and no pod is made.
+TEST(ServeKubectlTest, KubectlRunPodRunsAndItsProtobufDebugCopyRunsToo) {
+  ServeProcess s(ScratchDir("kubectl-run"));
+  ASSERT_TRUE(s.Start()) << s.log();
+  Write(s.dir() / "node.yaml", kNode);
+  ASSERT_EQ(s.Kubectl("apply -f " + (s.dir() / "node.yaml").string()).rc, 0);
+  CommandOutput r = s.Kubectl(
+      "run web --image=busybox --restart=Never --labels=app=web,tier=a --env=A=1 --env=B=two "
+      "--port=8080 --image-pull-policy=IfNotPresent --privileged --command -- sleep 3600");
+  ASSERT_EQ(r.rc, 0) << r.out << s.log();
+  EXPECT_NE(r.out.find("pod/web created"), std::string::npos) << r.out;
+  ASSERT_EQ(s.Kubectl("run args --image=busybox --restart=Never -- echo hi").rc, 0);
+  for (const char* pod : {"pod/web", "pod/args"}) {
+    CommandOutput w = s.Kubectl(std::string("wait --for=jsonpath='{.status.phase}'=Running ") +
+                                pod + " --timeout=30s");
+    EXPECT_EQ(w.rc, 0) << pod << ": " << w.out << s.Kubectl("get pods -o wide").out;
+  }
+  const std::string fields =
+      " -o jsonpath='{.spec.containers[0].image} {.spec.containers[0].command} "
+      "{.spec.containers[0].ports} {.spec.containers[0].env} {.spec.containers[0].imagePullPolicy} "
+      "{.spec.containers[0].securityContext} {.spec.dnsPolicy} {.spec.restartPolicy} "
+      "{.spec.nodeName}'";
+  const std::string common =
+      " [\"sleep\",\"3600\"] [{\"containerPort\":8080}] "
+      "[{\"name\":\"A\",\"value\":\"1\"},{\"name\":\"B\",\"value\":\"two\"}] IfNotPresent "
+      "{\"privileged\":true} ClusterFirst Never gpu-0";
+  EXPECT_EQ(s.Kubectl("get pod web" + fields).out, "busybox" + common);
+  EXPECT_EQ(s.Kubectl("get pod web -o jsonpath='{.metadata.labels}'").out,
+            "{\"app\":\"web\",\"tier\":\"a\"}");
+  EXPECT_EQ(s.Kubectl("get pod args -o jsonpath='{.spec.containers[0].args}'").out,
+            "[\"echo\",\"hi\"]");
+
+  CommandOutput d = s.Kubectl(
+      "debug web --copy-to=web-copy --container=web --image=busybox:1.36 -i -t --attach=false");
+  ASSERT_EQ(d.rc, 0) << d.out << s.log();
+  CommandOutput w =
+      s.Kubectl("wait --for=jsonpath='{.status.phase}'=Running pod/web-copy --timeout=30s");
+  EXPECT_EQ(w.rc, 0) << w.out << s.Kubectl("get pod web-copy -o yaml").out;
+  EXPECT_EQ(s.Kubectl("get pod web-copy" + fields).out, "busybox:1.36" + common);
+  EXPECT_EQ(s.Kubectl("get pod web-copy -o jsonpath='{.spec.containers[0].stdin} "
+                      "{.spec.containers[0].tty}'")
+                .out,
+            "true true");
+
+  CommandOutput node = s.Kubectl("debug node/gpu-0 --image=busybox --profile=general");
+  EXPECT_NE(node.rc, 0);
+  EXPECT_NE(node.out.find("protobuf bodies of Pod (v1): spec.volumes (field 1) is not decoded; "
+                          "send the object as JSON"),
+            std::string::npos)
+      << node.out;
+  EXPECT_EQ(s.Kubectl("get pods -o name").out.find("node-debugger"), std::string::npos);
+  EXPECT_EQ(s.Stop(), 0) << s.log();
+}
+
 // A protobuf body of a kind the daemon does not decode: 415 naming the decoded kinds; a body
 // that is not protobuf: 400. Other media types: 415 listing both accepted types.
 TEST(ServeKubectlTest, ProtobufBodyOfAnUndecodedKindIs415AndAMalformedOneIs400) {
@@ -238,19 +296,21 @@ TEST(ServeKubectlTest, ProtobufBodyOfAnUndecodedKindIs415AndAMalformedOneIs400) 
   auto field = [](int n, const std::string& v) {
     return std::string(1, static_cast<char>(n << 3 | 2)) + static_cast<char>(v.size()) + v;
   };
-  const std::string pod = std::string("k8s\0", 4) + field(1, field(1, "v1") + field(2, "Pod")) +
-                          field(2, field(1, field(1, "p")));
+  const std::string cm = std::string("k8s\0", 4) +
+                         field(1, field(1, "v1") + field(2, "ConfigMap")) +
+                         field(2, field(1, field(1, "p")));
   {
-    std::ofstream f(s.dir() / "pod.pb", std::ios::binary);
-    f << pod;
+    std::ofstream f(s.dir() / "cm.pb", std::ios::binary);
+    f << cm;
   }
   Write(s.dir() / "bad.pb", "not protobuf");
   const std::string post = "curl -s -w ' %{http_code}' -X POST " + s.url() +
                            "/api/v1/namespaces/default/pods -H 'Content-Type: "
                            "application/vnd.kubernetes.protobuf' --data-binary @";
-  const std::string undecoded = RunCommand(post + (s.dir() / "pod.pb").string()).out;
+  const std::string undecoded = RunCommand(post + (s.dir() / "cm.pb").string()).out;
   EXPECT_NE(undecoded.find("UnsupportedMediaType"), std::string::npos) << undecoded;
-  EXPECT_NE(undecoded.find("protobuf bodies of Pod (v1) are not supported"), std::string::npos)
+  EXPECT_NE(undecoded.find("protobuf bodies of ConfigMap (v1) are not supported"),
+            std::string::npos)
       << undecoded;
   EXPECT_NE(undecoded.find("PodDisruptionBudget (policy/v1)"), std::string::npos) << undecoded;
   EXPECT_EQ(undecoded.substr(undecoded.size() - 4), " 415");

@@ -365,15 +365,15 @@ void Eviction(const Field& f, json& obj) {
   obj["deleteOptions"] = DeleteOptionsJson(f.bytes);
 }
 
-// --- batch/v1 Job (`kubectl create job`) ---
+// --- batch/v1 Job (`kubectl create job`) and the PodSpec it shares with v1 Pod ---
 //
 // gogo-protobuf writes every non-pointer field of a message, empty or not (a Container's
 // terminationMessagePath "", its resources {}, a PodSpec's hostNetwork false, ...), and a pointer
 // field only when it is set. So: a decoded non-pointer field that is empty is left out (JSON's
 // omitempty); a decoded pointer field sent is a member even when 0, "" or false (`completions: 0`
-// means something). A field of JobSpec, PodTemplateSpec, PodSpec, Container, EnvVar or
-// ResourceRequirements that is not decoded refuses the body when it holds something (NotDecoded),
-// rather than the object being created without it.
+// means something). A field of JobSpec, PodTemplateSpec, PodSpec, Container, ContainerPort,
+// SecurityContext, EnvVar or ResourceRequirements that is not decoded refuses the body when it
+// holds something (NotDecoded), rather than the object being created without it.
 
 // Thrown for such a field: "PATH (field N) is not decoded". DecodeProtobufBody answers it as
 // kUnsupportedKind (415, as kube-apiserver answers a body it cannot decode in that media type):
@@ -461,16 +461,64 @@ void Resources(json& container, const Field& f, const std::string& path) {
   if (!r.empty()) container["resources"] = std::move(r);
 }
 
-constexpr Skipped kContainerSkipped[] = {{6, "ports"},
-                                         {9, "volumeMounts"},
+// ContainerPort {1 name, 2 hostPort, 3 containerPort, 4 protocol, 5 hostIP}: containerPort has no
+// omitempty (always a member), the others are left out empty.
+json ContainerPort(const Field& f, const std::string& path) {
+  Want(f, kBytes, "ports");
+  json p = {{"containerPort", 0}};
+  Each(f.bytes, [&](const Field& e) {
+    switch (e.number) {
+      case 1:
+        return SetStr(p, "name", e);
+      case 2:
+        if (const auto port = static_cast<int32_t>(Int(e, "hostPort")); port != 0)
+          p["hostPort"] = port;
+        return;
+      case 3:
+        p["containerPort"] = static_cast<int32_t>(Int(e, "containerPort"));
+        return;
+      case 4:
+        return SetStr(p, "protocol", e);
+      case 5:
+        return SetStr(p, "hostIP", e);
+      default:
+        return Undecoded(e, path);
+    }
+  });
+  return p;
+}
+
+// SecurityContext (a pointer: a member whenever sent, {} included): 2 privileged (*bool, a member
+// whenever sent); the others are refused when they hold a value (the *bool, *int64 and *string
+// ones whenever sent).
+json SecurityContext(const Field& f, const std::string& path) {
+  Want(f, kBytes, "securityContext");
+  json s = json::object();
+  static constexpr Skipped kSkipped[] = {{1, "capabilities"},
+                                         {3, "seLinuxOptions"},
+                                         {4, "runAsUser", true},
+                                         {5, "runAsNonRoot", true},
+                                         {6, "readOnlyRootFilesystem", true},
+                                         {7, "allowPrivilegeEscalation", true},
+                                         {8, "runAsGroup", true},
+                                         {9, "procMount", true},
+                                         {10, "windowsOptions"},
+                                         {11, "seccompProfile"},
+                                         {12, "appArmorProfile"}};
+  Each(f.bytes, [&](const Field& e) {
+    if (e.number == 2)
+      s["privileged"] = Int(e, "privileged") != 0;
+    else
+      Undecoded(e, path, kSkipped);
+  });
+  return s;
+}
+
+constexpr Skipped kContainerSkipped[] = {{9, "volumeMounts"},
                                          {10, "livenessProbe"},
                                          {11, "readinessProbe"},
                                          {12, "lifecycle"},
                                          {13, "terminationMessagePath"},
-                                         {15, "securityContext"},
-                                         {16, "stdin"},
-                                         {17, "stdinOnce"},
-                                         {18, "tty"},
                                          {19, "envFrom"},
                                          {20, "terminationMessagePolicy"},
                                          {21, "volumeDevices"},
@@ -479,12 +527,16 @@ constexpr Skipped kContainerSkipped[] = {{6, "ports"},
                                          {24, "restartPolicy", true},
                                          {25, "restartPolicyRules"}};
 
-// Container {1 name, 2 image, 3 command, 4 args, 5 workingDir, 7 env, 8 resources,
-// 14 imagePullPolicy}; the others (kContainerSkipped) are refused when set.
+// Container {1 name, 2 image, 3 command, 4 args, 5 workingDir, 6 ports, 7 env, 8 resources,
+// 14 imagePullPolicy, 15 securityContext, 16 stdin, 17 stdinOnce, 18 tty (bools, left out
+// false)}; the others (kContainerSkipped) are refused when set.
 json Container(const Field& f, const std::string& path) {
   Want(f, kBytes, "containers");
   json c = {{"name", ""}};  // `json:"name"`: always a member
-  size_t env = 0;
+  size_t env = 0, ports = 0;
+  auto flag = [&](const Field& e, const char* key) {
+    if (Int(e, key) != 0) c[key] = true;
+  };
   Each(f.bytes, [&](const Field& e) {
     switch (e.number) {
       case 1:
@@ -500,6 +552,9 @@ json Container(const Field& f, const std::string& path) {
         return;
       case 5:
         return SetStr(c, "workingDir", e);
+      case 6:
+        c["ports"].push_back(ContainerPort(e, path + ".ports[" + std::to_string(ports++) + "]"));
+        return;
       case 7:
         c["env"].push_back(EnvVar(e, path + ".env[" + std::to_string(env++) + "]"));
         return;
@@ -507,6 +562,15 @@ json Container(const Field& f, const std::string& path) {
         return Resources(c, e, path + ".resources");
       case 14:
         return SetStr(c, "imagePullPolicy", e);
+      case 15:
+        c["securityContext"] = SecurityContext(e, path + ".securityContext");
+        return;
+      case 16:
+        return flag(e, "stdin");
+      case 17:
+        return flag(e, "stdinOnce");
+      case 18:
+        return flag(e, "tty");
       default:
         return Undecoded(e, path, kContainerSkipped);
     }
@@ -527,7 +591,6 @@ json Toleration(const Field& f) {
 }
 
 constexpr Skipped kPodSpecSkipped[] = {{1, "volumes"},
-                                       {6, "dnsPolicy"},
                                        {9, "serviceAccount"},
                                        {11, "hostNetwork"},
                                        {12, "hostPID"},
@@ -556,12 +619,13 @@ constexpr Skipped kPodSpecSkipped[] = {{1, "volumes"},
                                        {41, "hostnameOverride", true},
                                        {43, "schedulingGroup"}};
 
-// PodSpec: 2 containers, 20 initContainers, 3 restartPolicy, 4 terminationGracePeriodSeconds
-// (*int64), 5 activeDeadlineSeconds (*int64), 7 nodeSelector, 8 serviceAccountName, 10 nodeName,
-// 19 schedulerName, 22 tolerations, 24 priorityClassName, 25 priority (*int32), 31
-// preemptionPolicy (*string); the others (kPodSpecSkipped) are refused when set.
+// PodSpec (a Pod's spec, a Job's spec.template.spec: `path`): 2 containers, 20 initContainers,
+// 3 restartPolicy, 4 terminationGracePeriodSeconds (*int64), 5 activeDeadlineSeconds (*int64),
+// 6 dnsPolicy, 7 nodeSelector, 8 serviceAccountName, 10 nodeName, 19 schedulerName,
+// 22 tolerations, 24 priorityClassName, 25 priority (*int32), 31 preemptionPolicy (*string); the
+// others (kPodSpecSkipped) are refused when set.
 json PodSpec(const Field& f, const std::string& path) {
-  Want(f, kBytes, "template.spec");
+  Want(f, kBytes, path.c_str());
   json s = json::object();
   size_t containers = 0, init = 0;
   Each(f.bytes, [&](const Field& e) {
@@ -582,6 +646,8 @@ json PodSpec(const Field& f, const std::string& path) {
       case 5:
         s["activeDeadlineSeconds"] = Int(e, "activeDeadlineSeconds");
         return;
+      case 6:
+        return SetStr(s, "dnsPolicy", e);
       case 7:
         return MapEntry(s["nodeSelector"], e, "nodeSelector", StringValue);
       case 8:
@@ -750,6 +816,13 @@ void Job(const Field& f, json& obj) {
   if (f.number == 2) obj["spec"] = JobSpec(f);
 }
 
+// --- v1 Pod (`kubectl debug --copy-to`, client-go's typed clients) ---
+
+// Pod {1 metadata, 2 spec (PodSpec, decoded as a Job's pod template's), 3 status (skipped)}.
+void Pod(const Field& f, json& obj) {
+  if (f.number == 2) obj["spec"] = PodSpec(f, "spec");
+}
+
 // The runtime.Unknown envelope after the magic: typeMeta, raw; a contentEncoding is refused.
 struct Envelope {
   std::string api_version, kind, encoding;
@@ -794,6 +867,7 @@ constexpr Kind kKinds[] = {
     {"authentication.k8s.io/v1", "SelfSubjectReview", SelfSubjectReview},
     {"policy/v1", "Eviction", Eviction},
     {"batch/v1", "Job", Job},
+    {"v1", "Pod", Pod},
 };
 
 }  // namespace

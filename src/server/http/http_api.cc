@@ -633,8 +633,8 @@ kube::KubeStatus UnsupportedBody(const std::string& type) {
 }
 
 // Bodies are JSON, YAML (kube::ParseYamlBody: bounded), or protobuf for the kinds kubectl's
-// typed generators send that way (`create namespace|quota|priorityclass|pdb|job`;
-// kube::DecodeProtobufBody). Other types get kube-apiserver's 415 for an unknown format
+// typed generators send that way (`create namespace|quota|priorityclass|pdb|job`, `debug
+// --copy-to`; kube::DecodeProtobufBody). Other types get kube-apiserver's 415 for an unknown format
 // (docs/kube-api.md).
 std::optional<Json> Body(const httplib::Request& req, httplib::Response& res) {
   // Go's mime.ParseMediaType (kube-apiserver's): case-insensitive, its parameters well formed.
