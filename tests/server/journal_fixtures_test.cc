@@ -10,10 +10,12 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "server/daemon.h"
+#include "server/state/pod_status.h"
 
 namespace arbiter::server {
 namespace journal_fixtures_test {
@@ -251,6 +253,158 @@ TEST(JournalFixturesTest, AMigratedJournalReplaysEachRecordByTheRulesItWasWritte
   EXPECT_EQ(d.value()->startup().migrated_from, 0);
   EXPECT_EQ(d.value()->journal().pending_walk_through(), walked);
   EXPECT_EQ(d.value()->Read([](const Cluster& c) { return Summary(c); }), served);
+  d.value()->Stop();
+}
+
+// Pods created beside a LimitRange with defaults (format5/limits): the release of format 5 stored
+// them as sent, and its records replay so.
+TEST(JournalFixturesTest, Format5LimitsReplayToThePodsItsReleaseStored) {
+  ExpectReplaysAsWritten("format5/limits", false, 5);
+}
+
+// Every pod of `c` in namespace default, whole, by name.
+std::map<std::string, Json> Pods(const Cluster& c) {
+  std::map<std::string, Json> pods;
+  for (const Json* p : c.store().List("Pod", "default"))
+    pods.emplace(p->at("metadata").value("name", ""), *p);
+  return pods;
+}
+
+// A format-5 journal migrated to format 6: its pods stay as they were sent (no defaults written
+// into them, meta.format5-through); a pod and a Job's pod created since get the LimitRange's
+// defaults, a limit's request and kube's annotation; the journal reopens to the same pods, whole.
+TEST(JournalFixturesTest, AMigratedJournalWritesLimitRangeDefaultsIntoLaterPodsOnly) {
+  const auto dir = CopyOf("format5/limits");
+  Millis now = 0;
+  const DaemonOptions o = OptionsFor(dir, [&now] { return now; });
+  std::map<std::string, Json> served;
+  {
+    auto d = Daemon::Open(o);
+    ASSERT_TRUE(d.ok()) << d.message();
+    EXPECT_EQ(d.value()->startup().migrated_from, 5);
+    EXPECT_EQ(d.value()->journal().format5_through(), d.value()->journal().last_seq());
+    EXPECT_EQ(d.value()->journal().format4_jobs_through(), 0);  // begun in format 5: kept
+    const auto before = d.value()->Read([](const Cluster& c) { return Pods(c); });
+    ASSERT_EQ(before.size(), 3u);
+    for (const auto& [name, pod] : before) {
+      EXPECT_FALSE(pod.at("metadata").contains("annotations") &&
+                   pod["metadata"]["annotations"].contains("kubernetes.io/limit-ranger"))
+          << name;
+      const Json& resources = pod["spec"]["containers"][0].value("resources", Json::object());
+      EXPECT_FALSE(resources.contains("requests")) << name << " " << resources.dump();
+    }
+    now = d.value()->Read([](const Cluster& c) { return c.now(); }) + 1000;
+    auto create = [&](const char* kind, Json object) {
+      Mutation m;
+      m.op = Mutation::Op::kCreate;
+      m.kind = kind;
+      m.namespace_ = "default";
+      m.name = object["metadata"]["name"];
+      m.object = std::move(object);
+      const MutationResult r = d.value()->Mutate(std::move(m));
+      EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error->message);
+    };
+    const Json container = {{"name", "c"}, {"image", "busybox"}};
+    create("Pod", {{"apiVersion", "v1"},
+                   {"kind", "Pod"},
+                   {"metadata", {{"name", "later"}}},
+                   {"spec", {{"containers", {container}}}}});
+    Json limited = container;
+    limited["resources"] = {{"limits", {{"cpu", "1"}}}};
+    create("Pod", {{"apiVersion", "v1"},
+                   {"kind", "Pod"},
+                   {"metadata", {{"name", "later-limited"}}},
+                   {"spec", {{"containers", {limited}}}}});
+    Json job_spec = {{"restartPolicy", "Never"}, {"containers", {container}}};
+    Json job = {{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"metadata", {{"name", "later-job"}}}};
+    job["spec"]["template"]["spec"] = job_spec;
+    create("Job", job);
+    served = d.value()->Read([](const Cluster& c) { return Pods(c); });
+    ASSERT_EQ(served.size(), 6u);
+    const Json defaulted = {{"limits", {{"cpu", "500m"}, {"memory", "256Mi"}}},
+                            {"requests", {{"cpu", "250m"}, {"memory", "256Mi"}}}};
+    const std::string note =
+        "LimitRanger plugin set: cpu, memory request for container c; cpu, memory limit for "
+        "container c";
+    for (const auto& [name, pod] : served) {
+      if (before.count(name)) {
+        EXPECT_EQ(pod, before.at(name)) << name;  // (its status did not move)
+        continue;
+      }
+      SCOPED_TRACE(name);
+      const Json& resources = pod["spec"]["containers"][0]["resources"];
+      const Json& annotations = pod["metadata"]["annotations"];
+      if (name == "later-limited") {  // its limit, requested; the rest from the LimitRange
+        EXPECT_EQ(resources, Json({{"limits", {{"cpu", "1"}, {"memory", "256Mi"}}},
+                                   {"requests", {{"cpu", "1"}, {"memory", "256Mi"}}}}));
+        EXPECT_EQ(annotations.value("kubernetes.io/limit-ranger", ""),
+                  "LimitRanger plugin set: memory request for container c; memory limit for "
+                  "container c");
+      } else {  // later, and the Job's pod
+        EXPECT_EQ(resources, defaulted);
+        EXPECT_EQ(annotations.value("kubernetes.io/limit-ranger", ""), note);
+      }
+    }
+    d.value()->Stop();
+  }
+  auto d = Daemon::Open(o);
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_EQ(d.value()->startup().migrated_from, 0);
+  EXPECT_EQ(d.value()->Read([](const Cluster& c) { return Pods(c); }), served);
+  d.value()->Stop();
+}
+
+// The terminated state of a finished container: the releases of formats 1-5 wrote no startedAt
+// (format4/tail's team-b/short), and their records replay so; a pod that finishes once the
+// journal is migrated has it (its run's start), and the journal reopens to the same pod.
+TEST(JournalFixturesTest, AMigratedJournalWritesStartedAtIntoLaterFinishedContainersOnly) {
+  const auto dir = CopyOf("format4/tail");
+  Millis now = 0;
+  const DaemonOptions o = OptionsFor(dir, [&now] { return now; });
+  auto terminated = [](const Cluster& c, const char* ns, const char* name) {
+    const Json* p = c.store().Get("Pod", ns, name);
+    return p ? p->value("/status/containerStatuses/0/state/terminated"_json_pointer, Json())
+             : Json();
+  };
+  Json quick;
+  {
+    auto d = Daemon::Open(o);
+    ASSERT_TRUE(d.ok()) << d.message();
+    const Json old =
+        d.value()->Read([&](const Cluster& c) { return terminated(c, "team-b", "short"); });
+    ASSERT_TRUE(old.is_object()) << old.dump();
+    EXPECT_FALSE(old.contains("startedAt")) << old.dump();
+    const Millis start = d.value()->Read([](const Cluster& c) { return c.now(); }) + 1000;
+    now = start;
+    Mutation m;
+    m.op = Mutation::Op::kCreate;
+    m.kind = "Pod";
+    m.namespace_ = "team-b";
+    m.name = "quick";
+    m.object = {
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", {{"name", "quick"}, {"annotations", {{"arbiter.dev/duration", "1s"}}}}},
+        {"spec",
+         {{"priorityClassName", "low"},
+          {"containers", {{{"name", "c"}, {"resources", {{"requests", {{"cpu", "100m"}}}}}}}}}}};
+    const MutationResult r = d.value()->Mutate(std::move(m));
+    ASSERT_TRUE(r.ok()) << r.error->message;
+    now = start + 2000;
+    ASSERT_TRUE(d.value()->Mutate(Mutation{}).ok());
+    quick = d.value()->Read([&](const Cluster& c) { return terminated(c, "team-b", "quick"); });
+    ASSERT_TRUE(quick.is_object()) << quick.dump();
+    EXPECT_EQ(quick.value("startedAt", ""), KubeTime(start)) << quick.dump();
+    EXPECT_EQ(quick.value("finishedAt", ""), KubeTime(start + 1000)) << quick.dump();
+    d.value()->Stop();
+  }
+  auto d = Daemon::Open(o);
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_EQ(d.value()->Read([&](const Cluster& c) { return terminated(c, "team-b", "quick"); }),
+            quick);
+  EXPECT_FALSE(d.value()
+                   ->Read([&](const Cluster& c) { return terminated(c, "team-b", "short"); })
+                   .contains("startedAt"));
   d.value()->Stop();
 }
 

@@ -5,6 +5,9 @@
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "server/durability/journal.h"
 
@@ -71,30 +74,32 @@ TEST(JournalFormatTest, TheCurrentFormatOpensAndKeepsItsInstance) {
 }
 
 // meta.walk-through (the last record of formats 1-3 in a migrated journal: they replay with the
-// pending walk) and meta.format4-jobs-through (of formats 1-4: their Job pod names) must be record
-// numbers: anything else is refused, named, rather than replayed by the wrong rules.
+// pending walk), meta.format4-jobs-through (of formats 1-4: their Job pod names) and
+// meta.format5-through (of formats 1-5: pods stored as sent) must be record numbers: anything
+// else is refused, named, rather than replayed by the wrong rules.
 TEST(JournalFormatTest, AMarkThatIsNotARecordNumberIsRefused) {
-  for (const std::string key : {"walk-through", "format4-jobs-through"}) {
+  using Mark = int64_t (Journal::*)() const;
+  const std::vector<std::pair<std::string, Mark>> marks = {
+      {"walk-through", &Journal::pending_walk_through},
+      {"format4-jobs-through", &Journal::format4_jobs_through},
+      {"format5-through", &Journal::format5_through}};
+  for (const auto& [key, mark] : marks) {
     for (const std::string bad : {"abc", "12x", "-3", " 12", "+12", "99999999999999999999", ""}) {
       SCOPED_TRACE(key + " \"" + bad + "\"");
       const auto dir = Dir("walk");
       WriteFormat(dir, "arbiter-journal " + std::to_string(Journal::kFormatVersion));
       sqlite3* db = nullptr;
       ASSERT_EQ(sqlite3_open((dir / "journal.db").string().c_str(), &db), SQLITE_OK);
-      const std::string sql =
-          "INSERT INTO meta (key, value) VALUES ('" + key + "', '" + bad + "'), ('" +
-          (key == "walk-through" ? "format4-jobs-through" : "walk-through") + "', '7')";
+      std::string sql = "INSERT INTO meta (key, value) VALUES ('" + key + "', '" + bad + "')";
+      for (const auto& [other, unused] : marks)  // the others well formed
+        if (other != key) sql += ", ('" + other + "', '7')";
       EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
       sqlite3_close(db);
       auto j = Journal::Open(dir.string());
       if (bad.empty()) {  // (as absent: a journal begun in the format after the mark's)
         ASSERT_TRUE(j.ok()) << j.message();
-        EXPECT_EQ(key == "walk-through" ? j.value()->pending_walk_through()
-                                        : j.value()->format4_jobs_through(),
-                  0);
-        EXPECT_EQ(key == "walk-through" ? j.value()->format4_jobs_through()
-                                        : j.value()->pending_walk_through(),
-                  7);
+        for (const auto& [other, other_mark] : marks)
+          EXPECT_EQ(((*j.value()).*other_mark)(), other == key ? 0 : 7) << other;
         continue;
       }
       ASSERT_FALSE(j.ok());

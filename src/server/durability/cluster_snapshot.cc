@@ -478,6 +478,10 @@ void Cluster::RestorePolicy() {
     if (k.storage != Storage::kPolicy) continue;
     for (const auto& [key, obj] : store_.All(k.kind)) policy_[k.kind][key] = Load(k, *obj).set;
   }
+  terminating_namespaces_.clear();
+  for (const auto& [key, ns] : store_.All("Namespace"))
+    if (ns->at("metadata").contains("deletionTimestamp"))
+      terminating_namespaces_.insert(key.second);
 }
 
 // The header's tree but for the store's objects, which are stored as each is parsed (at 1M live

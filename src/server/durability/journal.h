@@ -74,8 +74,11 @@ class Journal {
   // (Cluster::SetPendingWalk off); records of formats 1-3 (meta.walk-through: up to which seq a
   // migrated journal holds them) with the walk. 5: a Job's pods are named from the store's
   // resourceVersion and its back-off counts only the failures it counted (Cluster::SetFormat4Jobs
-  // off); records of formats 1-4 (meta.format4-jobs-through) by those releases' rules.
-  static constexpr int kFormatVersion = 5;
+  // off); records of formats 1-4 (meta.format4-jobs-through) by those releases' rules. 6: a pod
+  // is stored with the resources kube-apiserver's defaulting and LimitRanger write into it, and a
+  // finished container with its startedAt (Cluster::SetFormat5Rules off); records of formats 1-5
+  // (meta.format5-through) by those releases' rules.
+  static constexpr int kFormatVersion = 6;
 
   // Opens (creating) DIR/journal.db. A new journal gets a random 8-hex-digit instance id. A
   // journal of a newer format than kFormatVersion, or of no known format, is refused.
@@ -92,6 +95,10 @@ class Journal {
   // count started at each sync and backed off after suspended pods (Cluster::SetFormat4Jobs):
   // every record of a journal of those formats; 0 for one begun in format 5.
   int64_t format4_jobs_through() const { return format4_jobs_through_; }
+  // The last record written by a release of formats 1-5, which stored a pod's resources as sent
+  // and wrote no terminated startedAt (Cluster::SetFormat5Rules): every record of a journal of
+  // those formats; 0 for one begun in format 6.
+  int64_t format5_through() const { return format5_through_; }
   const std::string& path() const { return path_; }
 
   // ---- start-up (before Start)
@@ -107,7 +114,8 @@ class Journal {
   // every record, up to `last_seq`) replaces the records, which the current format could not
   // append to; formats 2 to 4: only the format changes (format 2's snapshot is read from the
   // table). Each notes `last_seq` as the mark of the behaviours its format had: meta.walk-through
-  // (formats 1-3, pending_walk_through) and meta.format4-jobs-through (1-4, format4_jobs_through).
+  // (formats 1-3, pending_walk_through), meta.format4-jobs-through (1-4, format4_jobs_through) and
+  // meta.format5-through (1-5, format5_through).
   Status Migrate(int64_t last_seq, const std::function<std::string()>& snapshot);
 
   // ---- running
@@ -185,6 +193,7 @@ class Journal {
   int format_version_ = 0;
   int64_t walk_through_ = 0;
   int64_t format4_jobs_through_ = 0;
+  int64_t format5_through_ = 0;
 
   mutable std::mutex mu_;
   std::condition_variable work_cv_, durable_cv_;

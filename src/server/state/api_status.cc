@@ -43,8 +43,14 @@ kube::KubeStatus ToKube(const ApiError& e, const kube::ResourceInfo& r, const st
       return kube::MethodNotAllowed(e.message);
     case ApiError::Reason::kUnavailable:
       return kube::ServiceUnavailable(e.message);
-    case ApiError::Reason::kForbidden:
-      return kube::Forbidden(rn, name, e.message);
+    case ApiError::Reason::kForbidden: {
+      kube::KubeStatus st = kube::Forbidden(rn, name, e.message);
+      if (!e.cause.empty())  // NamespaceLifecycle's cause
+        st.body["details"]["causes"] = {{{"reason", "NamespaceTerminating"},
+                                         {"message", e.cause},
+                                         {"field", "metadata.namespace"}}};
+      return st;
+    }
     case ApiError::Reason::kTooManyRequests:
       return kube::TooManyRequests(e.message, {kube::Cause{"DisruptionBudget", e.cause, ""}});
     case ApiError::Reason::kInternal:

@@ -19,6 +19,7 @@
 #include "server/state/job_controller.h"
 #include "server/state/job_pod_tables.h"
 #include "server/state/pdb_status.h"
+#include "server/state/pod_defaults.h"
 #include "server/state/pod_status.h"
 #include "server/state/pod_update.h"
 #include "server/state/quota_status.h"
@@ -207,6 +208,7 @@ MutationResult Cluster::ApplySteps(const Mutation& m, const Prepared* prepared) 
   // The Job controller's turn, at the same instant (its own creates and deletes are Put and
   // Delete steps of this mutation: a replay makes them again).
   RunJobs(m.time);
+  if (!terminating_namespaces_.empty()) PurgeNamespaces();
   if (const KindInfo* k = FindKind(m.kind); r.stored && k && k->id == KindId::kJob)
     if (auto now = store_.Share(m.kind, r.stored->at("metadata").value("namespace", ""),
                                 r.stored->at("metadata").value("name", ""))) {
@@ -580,6 +582,7 @@ MutationResult Cluster::PutSteps(const Mutation& m, const Prepared* prepared) {
   const yaml::ManifestLoad& load = prepared && prepared->load ? *prepared->load : loaded;
   MutationResult result;
   if (auto e = Validate(m, t, load, result.warnings)) return Fail(std::move(*e));
+  DefaultPodResources(t);
   t.spec_changed = !t.existing || SpecOf(*t.existing) != SpecOf(t.obj);
   if (auto e = CheckUpdate(t)) return Fail(std::move(*e));
   if (m.dry_run) {  // validated: the object as it would be stored, and nothing changes
@@ -595,6 +598,7 @@ MutationResult Cluster::PutSteps(const Mutation& m, const Prepared* prepared) {
 }
 
 MutationResult Cluster::PutReplayed(const Mutation& m, Target& t) {
+  DefaultPodResources(t);  // from the LimitRanges stored then, as when it was first applied
   t.spec_changed = !t.existing || SpecOf(*t.existing) != SpecOf(t.obj);
   if (Status s = PlayUpsert(m.time, t); !s.ok())
     return Fail(Error(FromEngine(s.code()), m.kind, t.name, s.message()));
@@ -695,6 +699,14 @@ std::optional<ApiError> Cluster::Settle(const Mutation& m, Target& t) const {
     if (!store_.Get("Namespace", "", t.ns))
       return Error(ApiError::Reason::kNamespaceNotFound, "Namespace", t.ns,
                    "namespaces \"" + t.ns + "\" not found");
+    if (m.op == Mutation::Op::kCreate && terminating_namespaces_.count(t.ns)) {
+      // kube-apiserver's NamespaceLifecycle admission
+      ApiError e = Error(
+          ApiError::Reason::kForbidden, m.kind, name,
+          "unable to create new content in namespace " + t.ns + " because it is being terminated");
+      e.cause = "namespace " + t.ns + " is being terminated";
+      return e;
+    }
   } else {
     meta.erase("namespace");
   }
@@ -723,6 +735,8 @@ void Cluster::KeepServerFields(const Mutation& m, Target& t) const {
   const Json& old = t.existing->at("metadata");
   Json& meta = obj["metadata"];
   meta["uid"] = old.at("uid");
+  if (old.contains("deletionTimestamp") && t.kind.id == KindId::kNamespace)
+    meta["deletionTimestamp"] = old.at("deletionTimestamp");  // (Terminating: only the server's)
   meta["creationTimestamp"] = old.at("creationTimestamp");
   if (old.contains("generation")) meta["generation"] = old["generation"];
   if (t.kind.status == StatusWriter::kServer && t.existing->contains("status"))
@@ -753,6 +767,25 @@ std::optional<ApiError> Cluster::AdmitLimitRanges(const Target& t, const Pod& po
   }
   if (!why.empty()) return Error(ApiError::Reason::kForbidden, t.kind.kind, t.name, why);
   return std::nullopt;
+}
+
+// What kube-apiserver writes into a pod's resources (pod_defaults.h), after the validation (which
+// judged the same defaults: engine::ApplyLimitRanges) and before the store; a replay does it from
+// the LimitRanges stored then. Records of formats 1-5 stored the pod as sent (SetFormat5Rules).
+void Cluster::DefaultPodResources(Target& t) const {
+  if (format5_rules_ || t.kind.id != KindId::kPod) return;
+  DefaultRequestsFromLimits(t.obj);
+  if (t.existing) return;                 // LimitRanger mutates a pod at its create only
+  std::vector<const LimitRange*> ranges;  // in name order, as the engine applies them
+  if (auto it = policy_.find("LimitRange"); it != policy_.end())
+    for (auto r = it->second.lower_bound({t.ns, ""});
+         r != it->second.end() && r->first.first == t.ns; ++r)
+      for (const LimitRange& lr : r->second.limit_ranges) ranges.push_back(&lr);
+  ApplyLimitRangeDefaults(t.obj, ranges);
+}
+
+StatusRules Cluster::StatusRulesNow() const {
+  return format5_rules_ ? StatusRules::kFormat5 : StatusRules::kCurrent;
 }
 
 // ResourceQuota admission on a pod's create, as kube-apiserver runs it, for the pods no usage can
@@ -878,7 +911,7 @@ Json Cluster::DryRunObject(Millis time, Target&& t) const {
     if (t.kind.storage == Storage::kWorkload) {
       engine::WorkloadStatus pending;
       pending.phase = engine::Phase::kPending;
-      SetPodStatus(t.obj, pending, nullptr, time);
+      SetPodStatus(t.obj, pending, nullptr, time, StatusRulesNow());
     }
   } else {
     meta["resourceVersion"] = t.existing->at("metadata").at("resourceVersion");
@@ -1097,9 +1130,10 @@ void Cluster::StoreNewPod(Millis time, Target& t) {
   engine::WorkloadStatus pending;
   pending.phase = engine::Phase::kPending;
   if (touched && st && st->phase != engine::Phase::kDeleted) {
-    PodStatusUpdate u = PodStatusOf(t.obj, *st, disruption ? &*disruption : nullptr, time);
+    PodStatusUpdate u =
+        PodStatusOf(t.obj, *st, disruption ? &*disruption : nullptr, time, StatusRulesNow());
     const bool moved = json_member::Member(u.status, "phase") != "Pending";
-    if (!moved) SetPodStatus(t.obj, pending, nullptr, time);
+    if (!moved) SetPodStatus(t.obj, pending, nullptr, time, StatusRulesNow());
     if (moved || Changes(t.obj, u)) {
       store_.Skip("Pod");
       ApplyPodStatus(t.obj, std::move(u));
@@ -1107,7 +1141,7 @@ void Cluster::StoreNewPod(Millis time, Target& t) {
       return;
     }
   } else {
-    SetPodStatus(t.obj, pending, nullptr, time);
+    SetPodStatus(t.obj, pending, nullptr, time, StatusRulesNow());
   }
   store_.Put("Pod", t.ns, t.name, std::move(t.obj));
 }
@@ -1118,7 +1152,7 @@ void Cluster::RefreshAllPending(Millis time) {
     const std::optional<engine::WorkloadStatus> st = engine_->Get(WorkloadId{id});
     if (!stored || !st || st->phase != engine::Phase::kPending) continue;
     NoteFacts(key, *st);
-    PodStatusUpdate u = PodStatusOf(*stored, *st, nullptr, time);
+    PodStatusUpdate u = PodStatusOf(*stored, *st, nullptr, time, StatusRulesNow());
     if (!Changes(*stored, u)) continue;
     Json pod = *stored;
     ApplyPodStatus(pod, std::move(u));
@@ -1145,6 +1179,10 @@ MutationResult Cluster::Delete(const Mutation& m) {
     if (workload && workload_of_.count({ns, m.name}) && !PodFinished(*existing) &&
         existing->at("status").value("phase", "") != "Pending")
       result.object["metadata"]["deletionTimestamp"] = KubeTime(t);
+    return result;
+  }
+  if (info->id == KindId::kNamespace && existing->at("metadata").contains("deletionTimestamp")) {
+    result.stored = store_.Share(m.kind, ns, m.name);  // terminating already: as it is (kube)
     return result;
   }
   if (info->id == KindId::kResourceFlavor && !play_)  // (replay: it was accepted)
@@ -1250,8 +1288,38 @@ Status Cluster::DeleteNamespaceObjects(const Mutation& m) {
       if (k.quota_effect == QuotaEffect::kEveryNamespaceOfKind) SharesMoved(k.kind);
     }
   }
+  if (!format5_rules_ && !store_.List("Pod", m.name).empty()) {
+    // Terminating until its last pod is gone (PurgeNamespaces), as kube's namespace controller
+    // keeps it while content remains; formats 1-5 removed it at once (SetFormat5Rules).
+    Json ns = *store_.Get("Namespace", "", m.name);
+    ns["metadata"]["deletionTimestamp"] = KubeTime(m.time);
+    ns["status"]["phase"] = "Terminating";
+    store_.Put("Namespace", "", m.name, std::move(ns));
+    terminating_namespaces_.insert(m.name);
+    return Status::Ok();
+  }
   store_.Remove("Namespace", "", m.name);
   return Status::Ok();
+}
+
+// A terminating namespace whose last pod is gone goes, with what was written in it since its
+// delete (the Events of its pods' ends), as kube's namespace controller removes its finalizer.
+void Cluster::PurgeNamespaces() {
+  for (auto it = terminating_namespaces_.begin(); it != terminating_namespaces_.end();) {
+    const std::string ns = *it;
+    if (!store_.List("Pod", ns).empty()) {
+      ++it;
+      continue;
+    }
+    for (const auto& k : ServedKinds()) {
+      if (!k.namespaced) continue;
+      std::vector<std::string> names;
+      for (const Json* o : store_.List(k.kind, ns)) names.push_back(o->at("metadata").at("name"));
+      for (const auto& n : names) store_.Remove(k.kind, ns, n);
+    }
+    store_.Remove("Namespace", "", ns);
+    it = terminating_namespaces_.erase(it);
+  }
 }
 
 // Any other kind: the engine's Delete command, if it has one.
@@ -1426,7 +1494,8 @@ void Cluster::SyncPodStatus(uint64_t id, const std::map<uint64_t, engine::Worklo
   }
   if (held) return;  // (its status is the one StoreNewPod gave it)
   auto d = disruption.find(id);
-  PodStatusUpdate u = PodStatusOf(*stored, *st, d == disruption.end() ? nullptr : &d->second, t);
+  PodStatusUpdate u =
+      PodStatusOf(*stored, *st, d == disruption.end() ? nullptr : &d->second, t, StatusRulesNow());
   if (!Changes(*stored, u)) return;
   Json pod = *stored;
   ApplyPodStatus(pod, std::move(u));
@@ -1492,7 +1561,7 @@ void Cluster::RewritePendingStatus(const ObjectStore::Key& key, const engine::Wo
   if (status.is_object() && status.value("message", "") == st.message &&
       status.value("nominatedNodeName", "") == st.nominated_node)
     return;
-  PodStatusUpdate u = PodStatusOf(*stored, st, nullptr, t);
+  PodStatusUpdate u = PodStatusOf(*stored, st, nullptr, t, StatusRulesNow());
   if (!Changes(*stored, u)) return;
   Json pod = *stored;
   ApplyPodStatus(pod, std::move(u));

@@ -59,11 +59,12 @@ class Recorder;
 
 namespace arbiter::server {
 
-struct JobPlan;         // job_controller.h
-struct JobPodView;      // job_controller.h
-enum class JobRules;    // job_controller.h
-struct JobPodTable;     // job_pod_tables.h
-class SnapshotCapture;  // cluster_snapshot.h
+struct JobPlan;          // job_controller.h
+struct JobPodView;       // job_controller.h
+enum class JobRules;     // job_controller.h
+enum class StatusRules;  // pod_status.h
+struct JobPodTable;      // job_pod_tables.h
+class SnapshotCapture;   // cluster_snapshot.h
 
 struct Mutation {
   enum class Op { kCreate, kUpdate, kDelete, kAdvance };
@@ -114,7 +115,8 @@ struct ApiError {
   std::string name;
   std::string message;      // the engine's or a Kubernetes-style text
   Diagnostics diagnostics;  // kInvalid from the validator: its field-level errors
-  std::string cause;        // kTooManyRequests: the DisruptionBudget cause's message
+  std::string cause;        // kTooManyRequests: the DisruptionBudget cause's message; kForbidden:
+                            // NamespaceTerminating's
 };
 
 struct MutationResult {
@@ -183,6 +185,13 @@ class Cluster {
   // Turned off, every Job is planned again at the next mutation, by the new rules (as a restore
   // does: a snapshot taken after the switch restores to the same plans).
   void SetFormat4Jobs(bool on);
+  // The rules journal format 6 brought. Off (the default): a pod is stored with what
+  // kube-apiserver writes into it (pod_defaults.h: a limit without a request requests it, a create
+  // gets its namespace's LimitRange defaults and the kubernetes.io/limit-ranger annotation), and a
+  // finished container's state has its startedAt (StatusRules::kCurrent). On: as the releases of
+  // journal formats 1-5 did, the pod is stored as sent (the engine charged the defaults all the
+  // same) and startedAt is left out; their records are replayed so, to the objects they served.
+  void SetFormat5Rules(bool on) { format5_rules_ = on; }
 
   // When the next `advance` is due (a timer or an engine wake-up), if any.
   std::optional<Millis> NextDue();
@@ -261,6 +270,8 @@ class Cluster {
   void KeepServerFields(const Mutation& m, Target& t) const;
   std::optional<ApiError> AdmitLimitRanges(const Target& t, const Pod& pod,
                                            const ManifestSet& ctx) const;
+  void DefaultPodResources(Target& t) const;
+  StatusRules StatusRulesNow() const;  // SetFormat5Rules
   std::optional<ApiError> AdmitQuota(const Target& t, const Pod& pod) const;
   std::optional<ApiError> Validate(const Mutation& m, const Target& t,
                                    const yaml::ManifestLoad& load,
@@ -289,6 +300,7 @@ class Cluster {
   std::optional<ApiError> FlavorInUse(const std::string& name) const;
   Status DeletePodObject(const Mutation& m, const std::string& ns, const Json& existing);
   Status DeleteNamespaceObjects(const Mutation& m);
+  void PurgeNamespaces();
   Status ForgetFinished(Millis time, const ObjectStore::Key& key);
   Status DeletePolicyObject(const Mutation& m, const KindInfo& k, const std::string& ns);
   // batch/v1 Jobs (cluster_jobs.cc, job_controller.h): a create or update validated by the Job
@@ -426,6 +438,10 @@ class Cluster {
   bool replaying_requests_ = false;  // SetReplayingRequests
   bool pending_walk_ = false;        // SetPendingWalk
   bool format4_jobs_ = false;        // SetFormat4Jobs
+  bool format5_rules_ = false;       // SetFormat5Rules
+  // Namespaces deleted while some of their pods were still terminating: stored, Terminating, until
+  // the last of them is gone (PurgeNamespaces); no new object may be created in them.
+  std::set<std::string> terminating_namespaces_;
   std::string uid_prefix_;
   uint64_t uid_counter_ = 0;
   ObjectStore store_;

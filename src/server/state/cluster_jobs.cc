@@ -463,7 +463,7 @@ std::optional<Millis> Cluster::RefreshRestarts(Millis t, const std::string& ns,
     auto st = engine_->Get(engine::WorkloadId{w->second});
     if (!st) continue;
     if (auto n = NextContainerChange(*stored, *st, t); n && (!next || *n < *next)) next = n;
-    PodStatusUpdate u = PodStatusOf(*stored, *st, nullptr, t);
+    PodStatusUpdate u = PodStatusOf(*stored, *st, nullptr, t, StatusRulesNow());
     if (!Changes(*stored, u)) continue;
     Json pod = *stored;
     ApplyPodStatus(pod, std::move(u));

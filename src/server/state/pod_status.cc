@@ -116,7 +116,7 @@ int64_t OldRestarts(const Json& old_statuses, const Json& name) {
 // A container's state (and a requeued one's lastState) from the engine's status, outside a crash
 // loop: waiting after a requeue, running on its node, terminated once final, else waiting.
 void SetContainerState(Json& cs, const engine::WorkloadStatus& s, const driver::PodScheduling& p,
-                       const Json& old_statuses, Millis now) {
+                       const Json& old_statuses, Millis now, StatusRules rules) {
   if (p.requeued) {
     cs["state"] = {{"waiting", Json::object()}};
     cs["lastState"] = {{"terminated", LastRun(old_statuses, cs["name"], now)}};
@@ -129,6 +129,8 @@ void SetContainerState(Json& cs, const engine::WorkloadStatus& s, const driver::
                     {{"exitCode", ok ? 0 : (s.exit_code != 0 ? s.exit_code : 137)},
                      {"reason", ok ? "Completed" : (error ? "Error" : "Preempted")},
                      {"finishedAt", KubeTime(s.finish_time >= 0 ? s.finish_time : now)}}}};
+    if (rules == StatusRules::kCurrent)
+      cs["state"]["terminated"]["startedAt"] = KubeTime(s.run_start);
   } else {
     cs["state"] = {
         {"waiting", {{"reason", s.phase == Phase::kPending ? "ContainerCreating" : "Rejected"}}}};
@@ -274,7 +276,7 @@ std::string QosClass(const Json& spec) {
 }
 
 PodStatusUpdate PodStatusOf(const Json& pod, const engine::WorkloadStatus& s,
-                            const driver::PodCondition* disruption, Millis now) {
+                            const driver::PodCondition* disruption, Millis now, StatusRules rules) {
   using json_member::Member;
   const Json& old = Member(pod, "status");
   const Json& spec = Member(pod, "spec");
@@ -337,7 +339,7 @@ PodStatusUpdate PodStatusOf(const Json& pod, const engine::WorkloadStatus& s,
         cs["restartCount"] = restarts_before + crash->restarts;
         SetCrashState(cs, *crash, *crash_spec, pod);
       } else {
-        SetContainerState(cs, s, p, old_statuses, now);
+        SetContainerState(cs, s, p, old_statuses, now, rules);
       }
       if (engine::IsFinal(s.phase))  // the restarts of a crash loop stay on the finished pod
         cs["restartCount"] =
@@ -376,8 +378,8 @@ void ApplyPodStatus(Json& pod, PodStatusUpdate u) {
 }
 
 void SetPodStatus(Json& pod, const engine::WorkloadStatus& s,
-                  const driver::PodCondition* disruption, Millis now) {
-  ApplyPodStatus(pod, PodStatusOf(pod, s, disruption, now));
+                  const driver::PodCondition* disruption, Millis now, StatusRules rules) {
+  ApplyPodStatus(pod, PodStatusOf(pod, s, disruption, now, rules));
 }
 
 // (Built member by member: an initializer list copies every value it holds, and this runs for

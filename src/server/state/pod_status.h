@@ -37,15 +37,21 @@ std::string KubeTime(Millis unix_ms);
 // Kubernetes' QoS class of a pod spec (GetPodQOS): BestEffort without cpu/memory requests or
 // limits; Guaranteed when every container (init containers too) limits cpu and memory and the
 // requests equal the limits (a missing request is its limit, as API defaulting makes it);
-// Burstable otherwise. LimitRange defaults are not in the object and do not count.
+// Burstable otherwise. LimitRange defaults count where they were written into the object
+// (pod_defaults.h, journal format 6 on).
 std::string QosClass(const Json& spec);
 
 // The pod's new `status` (and spec.nodeName) from the engine's view, as driver::PodSchedulingOf
 // says it. `pod` is the stored object (its old status keeps condition transition times and a
 // DisruptionTarget); `disruption` is the DisruptionTarget of a Preempted / Reclaimed event seen
 // now (driver::DisruptionTarget), null if none.
+// What is written of a finished container: since journal format 6 (kCurrent) its
+// `state.terminated.startedAt` (its last run's start, as the kubelet writes it); the releases of
+// formats 1-5 left it out (kFormat5, Cluster::SetFormat5Rules), and their records replay so.
+enum class StatusRules { kCurrent, kFormat5 };
 void SetPodStatus(Json& pod, const engine::WorkloadStatus& s,
-                  const driver::PodCondition* disruption, Millis now);
+                  const driver::PodCondition* disruption, Millis now,
+                  StatusRules rules = StatusRules::kCurrent);
 // SetPodStatus in two steps, so that a pod whose status does not move is not copied: what it
 // writes (PodStatusOf: the new `status` and spec.nodeName), whether that changes the pod
 // (Changes), and the writing (ApplyPodStatus).
@@ -55,7 +61,8 @@ struct PodStatusUpdate {
   std::string node_name;                                       // kSet: to this
 };
 PodStatusUpdate PodStatusOf(const Json& pod, const engine::WorkloadStatus& s,
-                            const driver::PodCondition* disruption, Millis now);
+                            const driver::PodCondition* disruption, Millis now,
+                            StatusRules rules = StatusRules::kCurrent);
 bool Changes(const Json& pod, const PodStatusUpdate& u);
 void ApplyPodStatus(Json& pod, PodStatusUpdate u);
 

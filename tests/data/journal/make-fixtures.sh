@@ -7,7 +7,7 @@
 # (a pending pod's status rewritten when the engine restates it). They are kept as those releases
 # wrote them: later releases must open and replay them.
 #
-#   [PORT=N] tests/data/journal/make-fixtures.sh ARBITER OUT_DIR [all|restated]
+#   [PORT=N] tests/data/journal/make-fixtures.sh ARBITER OUT_DIR [all|restated|jobs|limits]
 #
 # Each fixture is a data directory (journal.db after a clean stop; format 3: and snapshot.bin)
 # and expected.txt: one line per object as the live daemon served it just before it stopped
@@ -17,6 +17,8 @@
 #   restated   a pending pod's reason moved with no Event (below); format3/restated was made with
 #              375d8dc, whose pod-status writes are those of the last format-3 release (d331045)
 #   jobs       a Job's pod deleted and replaced (below), made with 275633e (the last of format 4)
+#   limits     pods and a Job's pod in a namespace with LimitRange defaults (below), made with
+#              7a74634 (the last change to the daemon in format 5)
 set -euo pipefail
 ARBITER=$1
 OUT=$2
@@ -148,6 +150,20 @@ jobs() {
   finish "$dir"
 }
 
+# Pods created beside a LimitRange with defaults: releases of formats 1-5 stored them as sent (the
+# engine charged the defaults); format 6 writes the defaults, a limit's request and the
+# kubernetes.io/limit-ranger annotation into the pod, as kube-apiserver does.
+limits() {
+  local dir=$OUT/limits
+  start "$dir" 0
+  req POST /api/v1/nodes '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"capacity":{"cpu":"8","memory":"32Gi","pods":"110"}}}'
+  req POST /api/v1/namespaces/default/limitranges '{"apiVersion":"v1","kind":"LimitRange","metadata":{"name":"defaults"},"spec":{"limits":[{"type":"Container","default":{"cpu":"500m","memory":"256Mi"},"defaultRequest":{"cpu":"250m"}}]}}'
+  req POST /api/v1/namespaces/default/pods '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"bare","annotations":{"arbiter.dev/duration":"1h"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}'
+  req POST /api/v1/namespaces/default/pods '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"limited","annotations":{"arbiter.dev/duration":"1h"}},"spec":{"containers":[{"name":"c","image":"busybox","resources":{"limits":{"cpu":"1"}}}]}}'
+  req POST /apis/batch/v1/namespaces/default/jobs '{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"batch"},"spec":{"template":{"metadata":{"annotations":{"arbiter.dev/duration":"1h"}},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox"}]}}}}'
+  finish "$dir"
+}
+
 case ${3:-all} in
   all)
     one tail 0
@@ -156,5 +172,6 @@ case ${3:-all} in
     ;;
   restated) restated ;;  # (format3/restated was made alone, with a later format-3 release)
   jobs) jobs ;;
-  *) echo "make-fixtures.sh: unknown fixture set $3 (all, restated, jobs)" >&2; exit 2 ;;
+  limits) limits ;;
+  *) echo "make-fixtures.sh: unknown fixture set $3 (all, restated, jobs, limits)" >&2; exit 2 ;;
 esac
