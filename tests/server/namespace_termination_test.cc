@@ -108,5 +108,32 @@ TEST(NamespaceTermination, Format5RecordsRemovedItAtOnce) {
             nullptr);  // (terminating, as formats 1-5 left it)
 }
 
+// Regressions (review of d07417d): a namespace stored with a status that is not an object is
+// deleted all the same (writing its phase threw half-way through the delete, engine and store
+// changed, nothing journaled); a deletionTimestamp a client sends is not kept (only the server
+// marks a namespace Terminating), so its delete and a restore treat it as any other.
+TEST(NamespaceTermination, ANamespacesSentStatusOrDeletionTimestampDoesNotConfuseItsDelete) {
+  Cluster c("0000abcd");
+  Json odd = Namespace("team");
+  odd["status"] = "Active";
+  odd["metadata"]["deletionTimestamp"] = KubeTime(kT0);
+  Ok(c, Create(kT0, odd));
+  EXPECT_FALSE(Ns(c)->at("metadata").contains("deletionTimestamp"));
+  Ok(c, fixtures::Update(kT0, odd));  // nor at an update
+  EXPECT_FALSE(Ns(c)->at("metadata").contains("deletionTimestamp"));
+  Cluster restored("0000abcd");
+  ASSERT_TRUE(restored.Restore(c.Snapshot()).ok());
+  Ok(restored, Create(kT0, PodIn("team", "allowed", 1)));  // not Terminating after a restore
+  Ok(c, Create(kT0, Node("gpu-0", 8)));
+  Json slow = PodIn("team", "slow", 1, "1h");
+  slow["metadata"]["annotations"]["arbiter.dev/shutdown-time"] = "20s";
+  Ok(c, Create(kT0 + 1000, slow));
+  Ok(c, Delete(kT0 + 2000, "Namespace", "", "team"));
+  ASSERT_NE(Ns(c), nullptr);
+  EXPECT_EQ(Ns(c)->at("status").value("phase", ""), "Terminating");
+  Ok(c, Advance(kT0 + 23000));
+  EXPECT_EQ(Ns(c), nullptr);
+}
+
 }  // namespace namespace_termination_test
 }  // namespace arbiter::server

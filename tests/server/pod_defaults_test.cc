@@ -8,19 +8,10 @@
 #include <string>
 #include <utility>
 
-#include "core/objects.h"
-#include "core/resources.h"
-
 namespace arbiter::server {
 namespace pod_defaults_test {
 
 using Json = nlohmann::json;
-
-ResourceList Quantities(std::initializer_list<std::pair<const char*, const char*>> items) {
-  ResourceList l;
-  for (const auto& [r, text] : items) l.Set(r, ParseResourceQuantity(r, text).value());
-  return l;
-}
 
 Json PodOf(Json containers, Json init = Json()) {
   Json pod = {{"apiVersion", "v1"},
@@ -48,34 +39,33 @@ TEST(PodDefaultsTest, ALimitWithoutARequestIsRequested) {
   EXPECT_EQ(bare, PodOf({{{"name", "a"}}}));
 }
 
+// A LimitRange object as stored: its spec.limits items.
+Json Range(const std::string& name, Json items) {
+  return {{"apiVersion", "v1"},
+          {"kind", "LimitRange"},
+          {"metadata", {{"name", name}}},
+          {"spec", {{"limits", std::move(items)}}}};
+}
+
 TEST(PodDefaultsTest, EachLimitRangeFillsWhatIsUnsetAndTheLastToSetAnythingWritesTheAnnotation) {
-  LimitRange first;  // (name order: the engine's)
-  first.meta.name = "a-first";
-  LimitRangeItem item;
-  item.default_limit = Quantities({{"cpu", "500m"}, {"memory", "256Mi"}});
-  item.default_request = Quantities({{"cpu", "250m"}});
-  first.limits.push_back(item);
-  LimitRangeItem pod_item;  // a Pod item defaults nothing
-  pod_item.type = LimitType::kPod;
-  pod_item.max = Quantities({{"cpu", "64"}});
-  first.limits.push_back(pod_item);
-  LimitRange second;
-  second.meta.name = "b-second";
-  LimitRangeItem gpu;
-  gpu.max =
-      Quantities({{"nvidia.com/gpu", "2"}, {"cpu", "8"}});  // default <- max, request <- default
-  second.limits.push_back(gpu);
-  LimitRange empty;
-  empty.meta.name = "c-empty";
+  // (name order: the engine's; a Pod item defaults nothing)
+  const Json first = Range("a-first", {{{"type", "Container"},
+                                        {"default", {{"cpu", "500m"}, {"memory", "512M"}}},
+                                        {"defaultRequest", {{"cpu", "250m"}}}},
+                                       {{"type", "Pod"}, {"max", {{"cpu", "64"}}}}});
+  // default <- max, defaultRequest <- default; a number as its text
+  const Json second =
+      Range("b-second", {{{"type", "Container"}, {"max", {{"nvidia.com/gpu", 2}, {"cpu", "8"}}}}});
+  const Json empty = Range("c-empty", Json::array());
   Json pod = PodOf({{{"name", "app"}, {"resources", {{"requests", {{"memory", "128Mi"}}}}}}},
                    {{{"name", "setup"}}});
   ASSERT_TRUE(ApplyLimitRangeDefaults(pod, {&first, &second, &empty}));
   EXPECT_EQ(pod["spec"]["containers"][0]["resources"],
-            Json({{"limits", {{"cpu", "500m"}, {"memory", "256Mi"}, {"nvidia.com/gpu", "2"}}},
+            Json({{"limits", {{"cpu", "500m"}, {"memory", "512M"}, {"nvidia.com/gpu", "2"}}},
                   {"requests", {{"cpu", "250m"}, {"memory", "128Mi"}, {"nvidia.com/gpu", "2"}}}}));
   EXPECT_EQ(pod["spec"]["initContainers"][0]["resources"],
-            Json({{"limits", {{"cpu", "500m"}, {"memory", "256Mi"}, {"nvidia.com/gpu", "2"}}},
-                  {"requests", {{"cpu", "250m"}, {"memory", "256Mi"}, {"nvidia.com/gpu", "2"}}}}));
+            Json({{"limits", {{"cpu", "500m"}, {"memory", "512M"}, {"nvidia.com/gpu", "2"}}},
+                  {"requests", {{"cpu", "250m"}, {"memory", "512M"}, {"nvidia.com/gpu", "2"}}}}));
   // kube writes the annotation at each LimitRange that set something: b-second's is kept.
   EXPECT_EQ(pod["metadata"]["annotations"]["kubernetes.io/limit-ranger"],
             "LimitRanger plugin set: nvidia.com/gpu request for container app; nvidia.com/gpu "
@@ -92,10 +82,12 @@ TEST(PodDefaultsTest, EachLimitRangeFillsWhatIsUnsetAndTheLastToSetAnythingWrite
 }
 
 TEST(PodDefaultsTest, ShapesValidationRefusesAreLeftAlone) {
-  LimitRange lr;
-  LimitRangeItem item;
-  item.default_limit = Quantities({{"cpu", "1"}});
-  lr.limits.push_back(item);
+  const Json lr = Range("r", {{{"type", "Container"}, {"default", {{"cpu", "1"}}}}});
+  for (const Json& odd : {Json(nullptr), Json(3), Json({{"spec", 3}}), Range("x", 3),
+                          Range("y", {1, {{"type", "Container"}, {"default", 3}}})}) {
+    Json pod = PodOf({{{"name", "a"}}});  // a LimitRange of an odd shape sets nothing
+    EXPECT_FALSE(ApplyLimitRangeDefaults(pod, {&odd})) << odd.dump();
+  }
   for (Json pod :
        {Json(nullptr), Json::array(), Json({{"spec", 3}}), Json({{"spec", {{"containers", "x"}}}}),
         PodOf({1, "x", nullptr}), PodOf({{{"name", "a"}, {"resources", "x"}}}),

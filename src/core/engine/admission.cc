@@ -92,10 +92,9 @@ std::string Aggregate(const std::vector<std::string>& errs) {
   return out + "]";
 }
 
-}  // namespace
-
-void LimitRangeContainerDefaults(const LimitRange& lr, ResourceList* limits,
-                                 ResourceList* requests) {
+// SetDefaults_LimitRangeItem plus defaultContainerResourceRequirements: the defaults one
+// LimitRange gives a container. Later Container items override earlier ones.
+void ContainerDefaults(const LimitRange& lr, ResourceList* limits, ResourceList* requests) {
   for (const auto& item : lr.limits) {
     if (item.type != LimitType::kContainer) continue;
     ResourceList def = item.default_limit, defreq = item.default_request;
@@ -110,6 +109,8 @@ void LimitRangeContainerDefaults(const LimitRange& lr, ResourceList* limits,
   }
 }
 
+}  // namespace
+
 std::string ApplyLimitRanges(const Pod& pod, const std::vector<const LimitRange*>& ranges,
                              AdmittedPod* out) {
   out->containers = pod.containers;
@@ -122,7 +123,7 @@ std::string ApplyLimitRanges(const Pod& pod, const std::vector<const LimitRange*
   // Mutating phase: every LimitRange's defaults, in order; a field already set stays.
   for (const LimitRange* lr : ranges) {
     ResourceList def_limits, def_requests;
-    LimitRangeContainerDefaults(*lr, &def_limits, &def_requests);
+    ContainerDefaults(*lr, &def_limits, &def_requests);
     for (auto* list : {&out->containers, &out->init_containers})
       for (auto& c : *list) {
         for (const auto& [r, v] : def_limits.entries())

@@ -54,12 +54,6 @@ struct AdmittedPod {
 std::string ApplyLimitRanges(const Pod& pod, const std::vector<const LimitRange*>& ranges,
                              AdmittedPod* out);
 
-// The defaults one LimitRange gives a container (kube's defaultContainerResourceRequirements over
-// its items as SetDefaults_LimitRangeItem stores them: default <- max, defaultRequest <- default
-// <- min), added to `limits` and `requests`; a later Container item overrides an earlier one.
-void LimitRangeContainerDefaults(const LimitRange& lr, ResourceList* limits,
-                                 ResourceList* requests);
-
 // Kubernetes' podEvaluator.Constraints: a ResourceQuota whose hard list names cpu or memory
 // (`cpu`, `requests.cpu`, `limits.cpu`, and the memory ones) requires each container and init
 // container to set that request or limit itself. Returns, for the first such quota in `quotas`

@@ -71,6 +71,7 @@ std::shared_ptr<const SnapshotCapture> Cluster::CaptureSnapshot(
   c->job_refusals_ = Json::array();
   for (const auto& [job, r] : job_refusals_)
     c->job_refusals_.push_back({job.first, job.second, r.first, r.second});
+  c->terminating_namespaces_ = terminating_namespaces_;
   step(CaptureStep::kCounters);
   c->pods_ = pod_of_.Freeze();
   c->finished_ = finished_of_.Freeze();
@@ -104,6 +105,7 @@ std::string SnapshotCapture::Header() const {
     finishes.push_back({job.first, job.second, pod, t, ok});
   h["jobEvents"] = job_events_;
   h["jobRefusals"] = job_refusals_;
+  h["terminatingNamespaces"] = terminating_namespaces_;  // (since format 6; none before)
   return h.dump();
 }
 
@@ -390,6 +392,9 @@ void Cluster::RestoreCounters(const Json& h) {
     events_.push_back({k.at(0).get<std::string>(), k.at(1).get<std::string>()});
   decision_digest_ = h.at("decisionDigest").get<uint64_t>();
   decision_count_ = h.at("decisionCount").get<uint64_t>();
+  terminating_namespaces_.clear();  // (a snapshot before format 6 has none: none were)
+  if (auto it = h.find("terminatingNamespaces"); it != h.end() && it->is_array())
+    for (const auto& ns : *it) terminating_namespaces_.insert(ns.get<std::string>());
 }
 
 // The live pods' workload ids (and their usage, pending and reserved views), the finished pods'.
@@ -478,10 +483,6 @@ void Cluster::RestorePolicy() {
     if (k.storage != Storage::kPolicy) continue;
     for (const auto& [key, obj] : store_.All(k.kind)) policy_[k.kind][key] = Load(k, *obj).set;
   }
-  terminating_namespaces_.clear();
-  for (const auto& [key, ns] : store_.All("Namespace"))
-    if (ns->at("metadata").contains("deletionTimestamp"))
-      terminating_namespaces_.insert(key.second);
 }
 
 // The header's tree but for the store's objects, which are stored as each is parsed (at 1M live

@@ -50,8 +50,9 @@ class SnapshotCapture {
   // The Job controller's back-off memory (Cluster::job_finishes_): [namespace, job, pod, finish
   // time, succeeded] rows, in key order.
   std::vector<std::tuple<ObjectStore::Key, std::string, Millis, bool>> job_finishes_;
-  Json job_events_;    // Cluster::job_events_ (EventCorrelator::Save)
-  Json job_refusals_;  // Cluster::job_refusals_: [namespace, job, refused, at] rows
+  Json job_events_;              // Cluster::job_events_ (EventCorrelator::Save)
+  Json job_refusals_;            // Cluster::job_refusals_: [namespace, job, refused, at] rows
+  Json terminating_namespaces_;  // Cluster::terminating_namespaces_ (journal format 6)
   // The work model's state, frozen whole: Write picks the live workloads' (the pods' and the
   // workloads a timer waits for) and sorts the live timers out of the heap.
   engine::SlotTable<driver::Work>::Frozen works_;  // by workload id, of every workload

@@ -731,18 +731,32 @@ void Cluster::KeepServerFields(const Mutation& m, Target& t) const {
   Json& obj = t.obj;
   const bool workload = t.kind.storage == Storage::kWorkload;
   if (workload && m.op == Mutation::Op::kCreate) obj.erase("status");
+  if (t.kind.id == KindId::kNamespace && !format5_rules_) {
+    // Only the server marks a namespace Terminating (formats 1-5 stored a sent one as it was).
+    obj["metadata"].erase("deletionTimestamp");
+    if (t.existing && terminating_namespaces_.count(t.name))
+      obj["metadata"]["deletionTimestamp"] = t.existing->at("metadata").at("deletionTimestamp");
+  }
   if (!t.existing) return;
   const Json& old = t.existing->at("metadata");
   Json& meta = obj["metadata"];
   meta["uid"] = old.at("uid");
-  if (old.contains("deletionTimestamp") && t.kind.id == KindId::kNamespace)
-    meta["deletionTimestamp"] = old.at("deletionTimestamp");  // (Terminating: only the server's)
   meta["creationTimestamp"] = old.at("creationTimestamp");
   if (old.contains("generation")) meta["generation"] = old["generation"];
   if (t.kind.status == StatusWriter::kServer && t.existing->contains("status"))
     obj["status"] = (*t.existing)["status"];
   if (workload && t.existing->contains("spec") && t.existing->at("spec").contains("nodeName"))
     obj["spec"]["nodeName"] = t.existing->at("spec").at("nodeName");
+  // kube's Priority admission at an update: the priority and preemption policy it resolved at the
+  // create stay when the update leaves them out (`kubectl replace -f` of the pod's own manifest
+  // was a 422 "spec.priority: changed"). (An update that left them out was refused before, so
+  // no journal holds one: replays are unchanged.)
+  auto spec = obj.find("spec");
+  if (t.kind.id == KindId::kPod && spec != obj.end() && spec->is_object())
+    for (const char* field : {"priority", "preemptionPolicy"}) {
+      const Json& kept = json_member::MemberAt(*t.existing, {"spec", field});
+      if (!kept.is_null() && !spec->contains(field)) (*spec)[field] = kept;
+    }
 }
 
 // LimitRanger admission on a pod's create, as kube-apiserver runs it: a pod the namespace's
@@ -774,13 +788,16 @@ std::optional<ApiError> Cluster::AdmitLimitRanges(const Target& t, const Pod& po
 // the LimitRanges stored then. Records of formats 1-5 stored the pod as sent (SetFormat5Rules).
 void Cluster::DefaultPodResources(Target& t) const {
   if (format5_rules_ || t.kind.id != KindId::kPod) return;
+  if (t.existing) {
+    // A pod stored before format 6, as sent, is updated as it was: defaulting its limits' requests
+    // now would change its spec, which an update may not (a label's PATCH refused with 422).
+    Json stored = {{"spec", json_member::Member(*t.existing, "spec")}};
+    if (DefaultRequestsFromLimits(stored)) return;
+    DefaultRequestsFromLimits(t.obj);
+    return;  // LimitRanger mutates a pod at its create only
+  }
   DefaultRequestsFromLimits(t.obj);
-  if (t.existing) return;                 // LimitRanger mutates a pod at its create only
-  std::vector<const LimitRange*> ranges;  // in name order, as the engine applies them
-  if (auto it = policy_.find("LimitRange"); it != policy_.end())
-    for (auto r = it->second.lower_bound({t.ns, ""});
-         r != it->second.end() && r->first.first == t.ns; ++r)
-      for (const LimitRange& lr : r->second.limit_ranges) ranges.push_back(&lr);
+  const std::vector<const Json*> ranges = store_.List("LimitRange", t.ns);  // name order
   ApplyLimitRangeDefaults(t.obj, ranges);
 }
 
@@ -1181,7 +1198,7 @@ MutationResult Cluster::Delete(const Mutation& m) {
       result.object["metadata"]["deletionTimestamp"] = KubeTime(t);
     return result;
   }
-  if (info->id == KindId::kNamespace && existing->at("metadata").contains("deletionTimestamp")) {
+  if (info->id == KindId::kNamespace && terminating_namespaces_.count(m.name)) {
     result.stored = store_.Share(m.kind, ns, m.name);  // terminating already: as it is (kube)
     return result;
   }
@@ -1293,6 +1310,7 @@ Status Cluster::DeleteNamespaceObjects(const Mutation& m) {
     // keeps it while content remains; formats 1-5 removed it at once (SetFormat5Rules).
     Json ns = *store_.Get("Namespace", "", m.name);
     ns["metadata"]["deletionTimestamp"] = KubeTime(m.time);
+    if (!ns["status"].is_object()) ns["status"] = Json::object();  // (as sent: any JSON)
     ns["status"]["phase"] = "Terminating";
     store_.Put("Namespace", "", m.name, std::move(ns));
     terminating_namespaces_.insert(m.name);

@@ -2,10 +2,6 @@
 
 #include <string>
 
-#include "core/engine/admission.h"
-#include "core/objects.h"
-#include "core/resources.h"
-
 namespace arbiter::server {
 
 using Json = nlohmann::json;
@@ -42,22 +38,52 @@ Json* ResourcesOf(Json& container, const char* which) {
   return set.is_object() ? &set : nullptr;
 }
 
+// A quantity as written in the LimitRange (a number as its JSON text).
+Json QuantityText(const Json& v) { return v.is_string() ? v : Json(v.dump()); }
+
+// The defaults one LimitRange gives a container, as its stored text: kube's
+// SetDefaults_LimitRangeItem (default <- max; defaultRequest <- default <- min) and
+// defaultContainerResourceRequirements (a later Container item overrides an earlier one).
+void ContainerDefaults(const Json& lr, Json& limits, Json& requests) {
+  const Json* items = nullptr;
+  if (auto spec = lr.find("spec"); spec != lr.end() && spec->is_object())
+    if (auto l = spec->find("limits"); l != spec->end() && l->is_array()) items = &*l;
+  if (!items) return;
+  auto member = [](const Json& item, const char* key) {
+    auto it = item.find(key);
+    return it != item.end() && it->is_object() ? *it : Json::object();
+  };
+  for (const Json& item : *items) {
+    if (!item.is_object() || item.value("type", Json()) != "Container") continue;
+    Json def = member(item, "default"), defreq = member(item, "defaultRequest");
+    const Json max = member(item, "max"), min = member(item, "min");
+    for (const auto& [r, v] : max.items())
+      if (!def.contains(r)) def[r] = v;
+    for (const auto& [r, v] : def.items())
+      if (!defreq.contains(r)) defreq[r] = v;
+    for (const auto& [r, v] : min.items())
+      if (!defreq.contains(r)) defreq[r] = v;
+    for (const auto& [r, v] : defreq.items()) requests[r] = QuantityText(v);
+    for (const auto& [r, v] : def.items()) limits[r] = QuantityText(v);
+  }
+}
+
 // Sets each of `defaults` that `set` lacks; the names set, in order ("cpu, memory").
-std::string Merge(Json& set, const ResourceList& defaults) {
+std::string Merge(Json& set, const Json& defaults) {
   std::string names;
-  for (const auto& [r, v] : defaults.entries()) {
+  for (const auto& [r, v] : defaults.items()) {
     if (set.contains(r)) continue;
-    set[r] = FormatResourceQuantity(r, v);
+    set[r] = v;
     names += (names.empty() ? "" : ", ") + r;
   }
   return names;
 }
 
 // One LimitRange's mutation (kube's mergePodResourceRequirements): its annotation's parts.
-std::string MergeOne(Json& pod, const LimitRange& lr) {
-  ResourceList limits, requests;
-  engine::LimitRangeContainerDefaults(lr, &limits, &requests);
-  if (limits.entries().empty() && requests.entries().empty()) return "";
+std::string MergeOne(Json& pod, const Json& lr) {
+  Json limits = Json::object(), requests = Json::object();
+  ContainerDefaults(lr, limits, requests);
+  if (limits.empty() && requests.empty()) return "";
   std::string parts;
   auto note = [&](const std::string& names, const char* what, const char* word, const Json& c) {
     if (names.empty()) return;
@@ -113,9 +139,9 @@ bool DefaultRequestsFromLimits(Json& pod) {
   return changed;
 }
 
-bool ApplyLimitRangeDefaults(Json& pod, const std::vector<const LimitRange*>& ranges) {
+bool ApplyLimitRangeDefaults(Json& pod, const std::vector<const Json*>& ranges) {
   std::string annotation;
-  for (const LimitRange* lr : ranges)
+  for (const Json* lr : ranges)
     if (std::string parts = MergeOne(pod, *lr); !parts.empty()) annotation = std::move(parts);
   if (annotation.empty()) return false;
   auto meta = pod.find("metadata");

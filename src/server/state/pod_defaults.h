@@ -6,31 +6,29 @@
 // - SetDefaults_Pod, at a create and an update: a container or init container that limits a
 //   resource and does not request it requests its limit (the limit's value as sent).
 // - LimitRanger, at a create: each of the namespace's LimitRanges in name order sets its Container
-//   items' default limits and default requests (engine::LimitRangeContainerDefaults) in every
-//   container and init container that does not set that resource yet, and writes annotation
+//   items' default limits and default requests (default <- max, defaultRequest <- default <- min,
+//   as kube stores a LimitRange; engine::ApplyLimitRanges charges the same) in every container and
+//   init container that does not set that resource yet, and writes annotation
 //   `kubernetes.io/limit-ranger`.
 //
 // The annotation is kube's: "LimitRanger plugin set: cpu, memory request for container app; cpu
 // limit for container app; cpu request for init container setup" (resources sorted; each
 // LimitRange that sets anything writes it whole, so the last one's list is kept). Values are the
-// canonical quantities (FormatResourceQuantity: "500m", "256Mi"). Pure: no I/O.
+// LimitRange's text ("512M" stays "512M"; kube writes its canonical form, the same unless the
+// LimitRange was written otherwise, "0.5" for "500m"). Pure: no I/O.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <vector>
-
-namespace arbiter {
-struct LimitRange;
-}
 
 namespace arbiter::server {
 
 // SetDefaults_Pod's requests from limits. Returns whether `pod` changed.
 bool DefaultRequestsFromLimits(nlohmann::json& pod);
 
-// LimitRanger's mutation of a pod being created, `ranges` in name order. Returns whether `pod`
-// changed. A pod whose containers are not an array of objects is left as it is (validation
-// refuses it).
-bool ApplyLimitRangeDefaults(nlohmann::json& pod, const std::vector<const LimitRange*>& ranges);
+// LimitRanger's mutation of a pod being created, `ranges` (the namespace's LimitRange objects as
+// stored) in name order. Returns whether `pod` changed. A pod whose containers are not an array of
+// objects is left as it is (validation refuses it).
+bool ApplyLimitRangeDefaults(nlohmann::json& pod, const std::vector<const nlohmann::json*>& ranges);
 
 }  // namespace arbiter::server
