@@ -1120,6 +1120,7 @@ BENCHMARK(BM_DashboardSample)
 // node fits them), for an admin. Each collects its
 // facts under the daemon's lock (Daemon::Read: the live facts shared, nodes, namespaces, quotas)
 // and is built after it. pool_ms, tenants_ms, queue_ms: the whole view (the median of 5);
+// queue_every_row_ms: the queue with every row (before its page of kQueueRows);
 // *_lock_ms: its collection alone, what the lock is held for; workloads_ms, nodes_ms:
 // Engine::Workloads() and Engine::Nodes() alone, which the views read under the lock until they
 // read the facts; *_after_capture_ms: the same first after a
@@ -1156,7 +1157,8 @@ void BM_DashboardViews(benchmark::State& state) {
       {"pool_lock", [&] { return lock(View::kPool); }},
       {"tenants", [&] { return dash::TenantsView(c, admin); }},
       {"tenants_lock", [&] { return lock(View::kTenants); }},
-      {"queue", [&] { return dash::QueueView(c, admin, c.now()); }},
+      {"queue", [&] { return dash::QueueView(c, admin, c.now()); }},  // the default page
+      {"queue_every_row", [&] { return dash::QueueView(c, admin, c.now(), SIZE_MAX); }},
       {"queue_lock", [&] { return lock(View::kQueue); }},
       {"workloads", [&] { return Json(c.engine().Workloads().size()); }},
       {"nodes", [&] { return Json(c.engine().Nodes().size()); }}};

@@ -409,7 +409,10 @@ function clockOrDate(rfc3339) {
 function renderQueue(d) {
   return [
     h('h2', {}, 'Queue'),
-    h('p', {}, `${d.pending.length} of ${d.total} pending workloads visible, in queue order ` +
+    h('p', {id: 'queue-count'}, (d.pending.length < d.visible
+      ? `The first ${d.pending.length} of ${d.visible} pending workloads you can see`
+      : `${d.visible} pending workloads you can see`) +
+      `${d.visible < d.total ? ` (${d.total} in the whole queue)` : ''}, in queue order ` +
       '(priority, then submission).'),
     h('div', {class: 'scroll'}, h('table', {id: 'queue'},
       h('tr', {}, ['#', 'Workload', 'Priority', 'Reason', 'Message', 'Nominated node',

@@ -220,6 +220,8 @@ async function preemptionLive(browser, dir) {
     const cells = await page.$$eval(`${row} td`, (tds) => tds.map((td) => td.textContent));
     log('queue row:', cells.join(' | '));
     assert(cells.includes('n0'), `nominated node n0 in ${cells}`);
+    const count = await page.textContent('#queue-count');
+    assert(/pending workloads you can see/.test(count), `the queue's count: ${count}`);
     await page.screenshot({path: path.join(SHOTS, 'queue-preempting.png'), fullPage: true});
     await page.click(`${row} a`);
     await page.waitForSelector('#phase[data-phase=Pending]');

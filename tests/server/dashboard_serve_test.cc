@@ -80,6 +80,16 @@ TEST(DashboardServe, ATenantTokenSeesOnlyItsNamespaceAfterKubectlApply) {
   ASSERT_EQ(queue->status, 200);
   EXPECT_EQ(queue->body.find("team-a"), std::string::npos) << queue->body;
   EXPECT_EQ(queue->body.find("team-c"), std::string::npos) << queue->body;
+  for (const char* bad : {"0", "10001", "x", "-1", "5x"}) {  // ?limit= is a number of rows
+    auto refused = Get(s, std::string("/ui/api/queue?limit=") + bad, "team-b-token");
+    EXPECT_EQ(refused->status, 400) << bad;
+    EXPECT_NE(refused->body.find("from 1 to 10000"), std::string::npos) << refused->body;
+  }
+  auto one = Get(s, "/ui/api/queue?limit=1", "admin-token");
+  ASSERT_EQ(one->status, 200);
+  const auto page = nlohmann::json::parse(one->body);
+  EXPECT_LE(page["pending"].size(), 1u);
+  EXPECT_GE(page["visible"].get<int>(), static_cast<int>(page["pending"].size()));
   EXPECT_EQ(Get(s, "/ui/api/workload?namespace=team-a&name=train-a-1", "team-b-token")->status,
             404);
   EXPECT_EQ(Get(s, "/ui/api/workload?namespace=team-a&name=train-a-1", "admin-token")->status, 200);

@@ -475,7 +475,8 @@ Json RecountQueueView(const Cluster& c, const dashboard::Viewer& v, Millis wall_
                    {"reservation", dashboard::ReservationOf(w.reservation)},
                    {"pendingSeconds", (now - w.submit_time) / 1000}});
   }
-  return {{"pending", std::move(out)}, {"total", position}};
+  const size_t visible = out.size();  // (fewer than a page here)
+  return {{"pending", std::move(out)}, {"total", position}, {"visible", visible}};
 }
 
 // Every tenant the viewer sees (its Namespaces and the namespaces of its workloads), each with

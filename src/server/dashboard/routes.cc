@@ -112,10 +112,25 @@ void ClusterViewRoutes(HttpServer& s, Daemon& d, const ViewerAuth& viewer,
             [](const ClusterFacts& f, const Viewer& v) { return PoolView(f, v); });
   facts_api("/ui/api/tenants", ClusterView::kTenants,
             [](const ClusterFacts& f, const Viewer& v) { return TenantsView(f, v); });
-  facts_api("/ui/api/queue", ClusterView::kQueue,
-            [sampler](const ClusterFacts& f, const Viewer& v) {
-              return QueueView(f, v, sampler->Now());
-            });
+  // The first ?limit= rows the viewer sees (default kQueueRows, at most kMaxQueueRows).
+  s.Get(
+      "/ui/api/queue", [&d, viewer, sampler](const httplib::Request& req, httplib::Response& res) {
+        const std::optional<Viewer> v = viewer(req, res);
+        if (!v) return;
+        size_t limit = kQueueRows;
+        const std::string text = req.get_param_value("limit");
+        if (!text.empty()) {
+          const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), limit);
+          if (ec != std::errc() || end != text.data() + text.size() || limit < 1 ||
+              limit > kMaxQueueRows)
+            return SendJson(res, 400,
+                            {{"error", "limit \"" + text + "\" is not a number of rows from 1 to " +
+                                           std::to_string(kMaxQueueRows)}});
+        }
+        const ClusterFacts facts =
+            d.Read([](const Cluster& c) { return CollectFacts(c, ClusterView::kQueue); });
+        SendJson(res, 200, QueueView(facts, *v, sampler->Now(), limit));
+      });
   api("/ui/api/workload", [](const Cluster& c, const Viewer& v, const httplib::Request& r) {
     return WorkloadView(c, v, r.get_param_value("namespace"), r.get_param_value("name"));
   });

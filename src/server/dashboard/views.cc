@@ -384,7 +384,7 @@ bool QueueLess(const LiveFact* a, const LiveFact* b) {
 
 }  // namespace
 
-Json QueueView(const ClusterFacts& f, const Viewer& v, Millis wall_now) {
+Json QueueView(const ClusterFacts& f, const Viewer& v, Millis wall_now, size_t limit) {
   const std::vector<std::string> hidden = Hidden(f.namespaces, v);
   std::vector<const LiveFact*> pending;
   f.live.ForEach([&](const LiveFact& w) {
@@ -394,9 +394,11 @@ Json QueueView(const ClusterFacts& f, const Viewer& v, Millis wall_now) {
   const Millis now = std::max(wall_now, f.now);
   Json out = Json::array();
   int position = 0;
+  int64_t visible = 0;
   for (const LiveFact* w : pending) {
     ++position;  // positions count every pending workload, visible or not
     if (!v.Sees(*w->namespace_)) continue;
+    if (static_cast<size_t>(++visible) > limit) continue;  // (counted, not shown)
     out.push_back({{"position", position},
                    {"namespace", *w->namespace_},
                    {"name", w->name},
@@ -407,11 +409,11 @@ Json QueueView(const ClusterFacts& f, const Viewer& v, Millis wall_now) {
                    {"reservation", ReservationOf(w->note ? w->note->reservation : std::nullopt)},
                    {"pendingSeconds", (now - w->submit_time) / 1000}});
   }
-  return {{"pending", std::move(out)}, {"total", position}};
+  return {{"pending", std::move(out)}, {"total", position}, {"visible", visible}};
 }
 
-Json QueueView(const Cluster& c, const Viewer& v, Millis now) {
-  return QueueView(CollectFacts(c, ClusterView::kQueue), v, now);
+Json QueueView(const Cluster& c, const Viewer& v, Millis now, size_t limit) {
+  return QueueView(CollectFacts(c, ClusterView::kQueue), v, now, limit);
 }
 
 namespace {

@@ -75,11 +75,16 @@ std::string Redact(std::string text, const std::vector<std::string>& hidden);
 Json ReservationOf(const std::optional<engine::BackfillReservation>& r);
 
 // {"pending": [{position, namespace, name, priority, reason, message, nominatedNode,
-// reservation (ReservationOf), pendingSeconds}]}: the engine's queue order (priority, then submit
-// time, then key, then id). pendingSeconds counts to `now` (Unix ms, the request's wall clock:
-// the engine's clock moves only on events), or to the engine's clock if that is later.
-Json QueueView(const ClusterFacts& f, const Viewer& v, Millis now);
-Json QueueView(const Cluster& c, const Viewer& v, Millis now);
+// reservation (ReservationOf), pendingSeconds}], "total", "visible"}: the engine's queue order
+// (priority, then submit time, then key, then id), the first `limit` pending workloads the viewer
+// sees (a page of rows, not 20,000: issue 27); `total` counts every pending workload, `visible`
+// those the viewer sees, and `position` counts the hidden ones too. pendingSeconds counts to `now`
+// (Unix ms, the request's wall clock: the engine's clock moves only on events), or to the engine's
+// clock if that is later.
+inline constexpr size_t kQueueRows = 500;       // the default page
+inline constexpr size_t kMaxQueueRows = 10000;  // ?limit= at most
+Json QueueView(const ClusterFacts& f, const Viewer& v, Millis now, size_t limit = kQueueRows);
+Json QueueView(const Cluster& c, const Viewer& v, Millis now, size_t limit = kQueueRows);
 
 // Every message in these views is redacted for the viewer (Redact).
 
