@@ -135,5 +135,32 @@ TEST(NamespaceTermination, ANamespacesSentStatusOrDeletionTimestampDoesNotConfus
   EXPECT_EQ(Ns(c), nullptr);
 }
 
+// A namespace is stored as kube's namespace strategy stores it: Active, with the `kubernetes`
+// finalizer (kubectl describe ns showed an empty Status; --field-selector status.phase=Active
+// matched nothing); an update keeps them. Its pods' deletes say their own grace period.
+TEST(NamespaceTermination, ANamespaceIsActiveWithItsFinalizerUntilItsDelete) {
+  Cluster c("0000abcd");
+  Json sent = Namespace("team");
+  sent["status"] = {{"phase", "Terminating"}};
+  Ok(c, Create(kT0, sent));
+  EXPECT_EQ(Ns(c)->at("status"), Json({{"phase", "Active"}}));
+  EXPECT_EQ(Ns(c)->at("spec").at("finalizers"), Json::array({"kubernetes"}));
+  Json update = *Ns(c);
+  update["spec"]["finalizers"] = Json::array();
+  update["status"]["phase"] = "Terminating";
+  update["metadata"]["labels"]["x"] = "y";
+  Ok(c, fixtures::Update(kT0, update));
+  EXPECT_EQ(Ns(c)->at("status"), Json({{"phase", "Active"}}));
+  EXPECT_EQ(Ns(c)->at("spec").at("finalizers"), Json::array({"kubernetes"}));
+  Ok(c, Create(kT0, Node("gpu-0", 8)));
+  Json slow = PodIn("team", "slow", 1, "1h");
+  slow["spec"]["terminationGracePeriodSeconds"] = 60;
+  Ok(c, Create(kT0 + 1000, slow));
+  Ok(c, Delete(kT0 + 2000, "Namespace", "", "team"));
+  EXPECT_EQ(
+      c.store().Get("Pod", "team", "slow")->at("metadata").value("deletionGracePeriodSeconds", -1),
+      60);
+}
+
 }  // namespace namespace_termination_test
 }  // namespace arbiter::server

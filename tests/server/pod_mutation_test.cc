@@ -98,5 +98,20 @@ TEST(PodMutation, AnUpdateThatLeavesOutThePriorityKeepsIt) {
   EXPECT_FALSE(c.Apply(Update(kT0 + 3000, pod)).ok());
 }
 
+// A delete without gracePeriodSeconds waits the pod's terminationGracePeriodSeconds (the engine
+// did: its event said "grace 1m"), and the pod now says so (it said 30).
+TEST(PodMutation, ADeletedPodSaysTheGracePeriodItIsGiven) {
+  Cluster c("0000abcd");
+  Team(c);
+  Json pod = Bare("p");
+  pod["metadata"]["annotations"]["arbiter.dev/duration"] = "1h";
+  pod["spec"]["terminationGracePeriodSeconds"] = 60;
+  Ok(c, Create(kT0 + 1000, pod));
+  Ok(c, fixtures::Delete(kT0 + 2000, "Pod", "team", "p"));
+  EXPECT_EQ(
+      c.store().Get("Pod", "team", "p")->at("metadata").value("deletionGracePeriodSeconds", -1),
+      60);
+}
+
 }  // namespace pod_mutation_test
 }  // namespace arbiter::server

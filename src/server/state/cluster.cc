@@ -726,17 +726,34 @@ std::optional<ApiError> Cluster::Settle(const Mutation& m, Target& t) const {
   return std::nullopt;
 }
 
+// A namespace's server fields as kube-apiserver's namespace strategy keeps them (journal format 6;
+// formats 1-5 stored a sent status, finalizers or deletionTimestamp as they were): at its create,
+// status.phase Active and the `kubernetes` finalizer in spec.finalizers; at an update, the stored
+// spec.finalizers (only /finalize changes them in kube); only the server marks it Terminating.
+void Cluster::KeepNamespaceFields(Target& t) const {
+  Json& meta = t.obj["metadata"];
+  meta.erase("deletionTimestamp");
+  if (t.existing && terminating_namespaces_.count(t.name))
+    meta["deletionTimestamp"] = t.existing->at("metadata").at("deletionTimestamp");
+  if (!t.obj.contains("spec") || !t.obj["spec"].is_object()) t.obj["spec"] = Json::object();
+  Json& finalizers = t.obj["spec"]["finalizers"];
+  if (t.existing) {
+    finalizers = json_member::MemberAt(*t.existing, {"spec", "finalizers"});
+    if (finalizers.is_null()) t.obj["spec"].erase("finalizers");
+    return;
+  }
+  t.obj["status"] = {{"phase", "Active"}};
+  if (!finalizers.is_array()) finalizers = Json::array();
+  if (std::find(finalizers.begin(), finalizers.end(), Json("kubernetes")) == finalizers.end())
+    finalizers.push_back("kubernetes");
+}
+
 // Server-owned fields: identity and status (unless the client writes it), a pod's node.
 void Cluster::KeepServerFields(const Mutation& m, Target& t) const {
   Json& obj = t.obj;
   const bool workload = t.kind.storage == Storage::kWorkload;
   if (workload && m.op == Mutation::Op::kCreate) obj.erase("status");
-  if (t.kind.id == KindId::kNamespace && !format5_rules_) {
-    // Only the server marks a namespace Terminating (formats 1-5 stored a sent one as it was).
-    obj["metadata"].erase("deletionTimestamp");
-    if (t.existing && terminating_namespaces_.count(t.name))
-      obj["metadata"]["deletionTimestamp"] = t.existing->at("metadata").at("deletionTimestamp");
-  }
+  if (t.kind.id == KindId::kNamespace && !format5_rules_) KeepNamespaceFields(t);
   if (!t.existing) return;
   const Json& old = t.existing->at("metadata");
   Json& meta = obj["metadata"];
@@ -1235,6 +1252,17 @@ std::optional<ApiError> Cluster::FlavorInUse(const std::string& name) const {
   return std::nullopt;
 }
 
+// A deleted pod's metadata.deletionGracePeriodSeconds: the delete's gracePeriodSeconds, else its
+// spec.terminationGracePeriodSeconds (what the engine waits, as kube), else 30. Formats 1-5 wrote
+// 30 whatever the pod's spec said (SetFormat5Rules).
+int64_t Cluster::DeletionGraceSeconds(const Json& pod, std::optional<Millis> grace) const {
+  if (grace) return *grace / 1000;
+  const Json& own = json_member::MemberAt(pod, {"spec", "terminationGracePeriodSeconds"});
+  if (!format5_rules_ && own.is_number_integer() && own.get<int64_t>() >= 0)
+    return own.get<int64_t>();
+  return 30;
+}
+
 // A pod with a workload gets DeletePod (SIGTERM) and stays, being deleted, until it exits. A
 // finished pod goes at once; the engine is told too (DeletePod), as `count/pods` counts it until
 // now.
@@ -1260,7 +1288,7 @@ Status Cluster::DeletePodObject(const Mutation& m, const std::string& ns, const 
   if (!sink_->finished.count(w->second)) {
     Json pod = existing;
     pod["metadata"]["deletionTimestamp"] = KubeTime(m.time);
-    pod["metadata"]["deletionGracePeriodSeconds"] = m.grace_period ? *m.grace_period / 1000 : 30;
+    pod["metadata"]["deletionGracePeriodSeconds"] = DeletionGraceSeconds(existing, m.grace_period);
     store_.Put("Pod", ns, m.name, std::move(pod));
   }
   return Status::Ok();
@@ -1292,6 +1320,8 @@ Status Cluster::DeleteNamespaceObjects(const Mutation& m) {
           !sink_->finished.count(workload_of_[{m.name, n}])) {
         Json pod = *store_.Get("Pod", m.name, n);
         pod["metadata"]["deletionTimestamp"] = KubeTime(m.time);
+        if (!format5_rules_)  // (formats 1-5 wrote none here)
+          pod["metadata"]["deletionGracePeriodSeconds"] = DeletionGraceSeconds(pod, std::nullopt);
         store_.Put("Pod", m.name, n, std::move(pod));
         continue;
       }

@@ -268,6 +268,8 @@ class Cluster {
   Status SubmitWorkload(Target& t, const engine::Command& c);
   std::optional<ApiError> Settle(const Mutation& m, Target& t) const;
   void KeepServerFields(const Mutation& m, Target& t) const;
+  void KeepNamespaceFields(Target& t) const;
+  int64_t DeletionGraceSeconds(const Json& pod, std::optional<Millis> grace) const;
   std::optional<ApiError> AdmitLimitRanges(const Target& t, const Pod& pod,
                                            const ManifestSet& ctx) const;
   void DefaultPodResources(Target& t) const;
