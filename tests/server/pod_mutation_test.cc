@@ -113,5 +113,44 @@ TEST(PodMutation, ADeletedPodSaysTheGracePeriodItIsGiven) {
       60);
 }
 
+// Found by a new-user trial: the engine kept the labels a pod was created with, so a pod labelled
+// into a PodDisruptionBudget afterwards was preempted as if no budget protected it, while one
+// labelled out of it was spared (the budget's status, made from the stored labels, said
+// otherwise). An update's new labels reach the engine (SetPodLabels).
+TEST(PodMutation, APodLabelledIntoABudgetIsProtectedByIt) {
+  Cluster c("0000abcd");
+  Ok(c, Create(kT0, Namespace("team")));
+  Ok(c, Create(kT0, Node("gpu-0", 8)));
+  Ok(c, Create(kT0, fixtures::PriorityClass("low", 10)));
+  Ok(c, Create(kT0, fixtures::PriorityClass("high", 100)));
+  Ok(c, Create(kT0,
+               {{"apiVersion", "policy/v1"},
+                {"kind", "PodDisruptionBudget"},
+                {"metadata", {{"name", "keep"}, {"namespace", "team"}}},
+                {"spec", {{"minAvailable", 1}, {"selector", {{"matchLabels", {{"app", "p"}}}}}}}}));
+  auto pod = [](const std::string& name, const std::string& app, const std::string& pc) {
+    Json p = fixtures::PodIn("team", name, 4, "1h", pc);
+    if (!app.empty()) p["metadata"]["labels"]["app"] = app;
+    return p;
+  };
+  Ok(c, Create(kT0 + 1000, pod("pa", "p", "low")));  // under the budget at its create
+  Ok(c, Create(kT0 + 1000, pod("pb", "", "low")));
+  // The budget moves from pa to pb.
+  Json pa = *c.store().Get("Pod", "team", "pa");
+  pa["metadata"]["labels"].erase("app");
+  Ok(c, Update(kT0 + 2000, pa));
+  Json pb = *c.store().Get("Pod", "team", "pb");
+  pb["metadata"]["labels"]["app"] = "p";
+  Ok(c, Update(kT0 + 2000, pb));
+  Ok(c, Create(kT0 + 3000, pod("urgent", "", "high")));
+  Ok(c, fixtures::Advance(kT0 + 40000));  // (its victim exits within its 30 s grace)
+  auto phase = [&](const char* name) {
+    return c.store().Get("Pod", "team", name)->at("status").value("phase", "");
+  };
+  EXPECT_EQ(phase("urgent"), "Running");
+  EXPECT_NE(phase("pa"), "Running");  // the pod no budget protects now was the victim
+  EXPECT_EQ(phase("pb"), "Running");
+}
+
 }  // namespace pod_mutation_test
 }  // namespace arbiter::server

@@ -34,6 +34,7 @@ const char* CommandName(const Command& c) {
           [](const UpsertPriceBook&) { return "UpsertPriceBook"; },
           [](const DeletePriceBook&) { return "DeletePriceBook"; },
           [](const SetPodDeadline&) { return "SetPodDeadline"; },
+          [](const SetPodLabels&) { return "SetPodLabels"; },
       },
       c.op);
 }
@@ -100,6 +101,10 @@ void IoOp(A& a, CommandOp& op) {
                  [&](SetPodDeadline& c) {
                    IoId(a, c.id);
                    Io(a, c.active_deadline);
+                 },
+                 [&](SetPodLabels& c) {
+                   IoId(a, c.id);
+                   Io(a, c.labels);
                  },
              },
              op);

@@ -125,6 +125,16 @@ struct SetPodDeadline {
   Millis active_deadline = 0;
 };
 
+// A pod's metadata.labels changed by an update (Kubernetes lets every label change): the
+// workload's labels become `labels`. The PodDisruptionBudgets that select it are matched again (a
+// budget protects it from now on, or no longer), and so is what pod affinity, anti-affinity and
+// topology spread read of it; its classes follow. The next Tick plans with them (a preemption plan
+// cached before is dropped). Refused: NotFound (no live workload).
+struct SetPodLabels {
+  WorkloadId id{};
+  std::map<std::string, std::string> labels;
+};
+
 // ------------------------------------------------------------------ nodes
 
 // Adds a node, or replaces an existing node's spec. A new node joins the pool (event NodeAdded
@@ -260,7 +270,7 @@ using CommandOp =
                  UpsertLimitRange, DeleteLimitRange, UpsertPriorityClass, DeletePriorityClass,
                  UpsertPodDisruptionBudget, DeletePodDisruptionBudget, UpsertElasticQuota,
                  DeleteElasticQuota, UpsertQoS, DeleteQoS, UpsertPoolPolicy, DeletePoolPolicy,
-                 UpsertPriceBook, DeletePriceBook, SetPodDeadline>;
+                 UpsertPriceBook, DeletePriceBook, SetPodDeadline, SetPodLabels>;
 
 struct Command {
   Millis time = 0;

@@ -130,6 +130,7 @@ Status Engine::Apply(Command&& command) {
           [&](UpsertPriceBook& c) { return s.UpsertPriceBookCmd(std::move(c)); },
           [&](DeletePriceBook& c) { return s.DeletePriceBookCmd(c); },
           [&](SetPodDeadline& c) { return s.SetPodDeadlineCmd(c); },
+          [&](SetPodLabels& c) { return s.SetPodLabelsCmd(c); },
       },
       command.op);
   s.Flush();

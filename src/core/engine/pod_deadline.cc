@@ -1,5 +1,7 @@
-// SetPodDeadline (command.h): a pod's spec.activeDeadlineSeconds set or lowered by an update, and
-// the workload classes its time limit is part of.
+// SetPodDeadline and SetPodLabels (command.h): a pod's spec.activeDeadlineSeconds set or lowered,
+// or its labels changed, by an update, and the workload classes both are part of.
+#include <algorithm>
+
 #include "core/engine/state.h"
 
 namespace arbiter::engine {
@@ -44,6 +46,30 @@ Status State::SetPodDeadlineCmd(const SetPodDeadline& c) {
   if (pending) PendingInsert(slot);
   freed = true;  // the next cycle looks at the whole queue (reservations move)
   ++global_epoch;
+  return Status::Ok();
+}
+
+Status State::SetPodLabelsCmd(const SetPodLabels& c) {
+  const Slot slot = SlotOf(c.id);
+  if (slot == kNoSlot)
+    return Status::NotFound("SetPodLabels: no live workload " + std::to_string(Value(c.id)));
+  Workload& w = workloads[slot];
+  if (w.labels == c.labels) return Status::Ok();
+  // The labels are part of its classes once pod topology rules were seen (AppendTopologyKey):
+  // the queue is rebuilt around the change, as for a deadline.
+  const bool pending = IsPending(slot);
+  if (pending) PendingErase(slot);
+  w.labels = c.labels;
+  const bool was_member = !w.pdbs.empty();
+  MatchPdbs(w);
+  if (was_member && w.pdbs.empty())
+    pdb_members.erase(std::remove(pdb_members.begin(), pdb_members.end(), slot), pdb_members.end());
+  else if (!was_member && !w.pdbs.empty())
+    pdb_members.push_back(slot);
+  AssignClasses(w);
+  if (pending) PendingInsert(slot);
+  freed = true;    // the next cycle looks at the whole queue (affinity and budgets moved)
+  ++global_epoch;  // (the preemption plans cached with the old budgets are dropped)
   return Status::Ok();
 }
 

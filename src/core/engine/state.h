@@ -136,6 +136,7 @@ class State {
   Status Finished(const PodFinished& c);
   Status VictimGone(const VictimExited& c);
   Status SetPodDeadlineCmd(const SetPodDeadline& c);  // pod_deadline.cc
+  Status SetPodLabelsCmd(const SetPodLabels& c);      // pod_deadline.cc
   Status UpsertNodeCmd(UpsertNode&& c);
   Status RemoveNodeCmd(const RemoveNode& c);
   Status Tick();

@@ -616,7 +616,7 @@ bool UpsertGives(KindId kind, const engine::CommandOp& op) {
   auto is = [&](auto alternative) { return std::holds_alternative<decltype(alternative)>(op); };
   switch (kind) {
     case KindId::kPod:
-      return is(engine::SubmitPod{}) || is(engine::SetPodDeadline{});
+      return is(engine::SubmitPod{}) || is(engine::SetPodDeadline{}) || is(engine::SetPodLabels{});
     case KindId::kElasticQuota:
     case KindId::kResourceFlavor:
       return is(engine::UpsertElasticQuota{});
@@ -987,8 +987,20 @@ void Cluster::RestoreFacts() {
     if (auto st = engine_->Get(engine::WorkloadId{id})) NoteFacts(key, *st);
 }
 
-// A Pod's engine command: SubmitPod on create, SetPodDeadline when an update sets or lowers
-// spec.activeDeadlineSeconds (pod_update.h allows nothing else for it).
+namespace {
+// A stored object's metadata.labels (as the loader reads them: string values).
+std::map<std::string, std::string> LabelsOf(const Json& obj) {
+  std::map<std::string, std::string> labels;
+  for (const auto& [k, v] : json_member::MemberAt(obj, {"metadata", "labels"}).items())
+    if (v.is_string()) labels.emplace(k, v.get<std::string>());
+  return labels;
+}
+}  // namespace
+
+// A Pod's engine command: SubmitPod on create; at an update, SetPodLabels when its labels changed
+// (a PodDisruptionBudget, pod affinity and spread read them: the engine kept the create's, so a
+// pod labelled into a budget was preempted as if none protected it), SetPodDeadline when it sets
+// or lowers spec.activeDeadlineSeconds (pod_update.h allows nothing else for it).
 Status Cluster::ApplyPod(Millis time, const ManifestSet& set, Target& t) {
   if (!t.existing) {
     Pod pod = WithPodGroup(set.pods.at(0), policy_);
@@ -998,8 +1010,14 @@ Status Cluster::ApplyPod(Millis time, const ManifestSet& set, Target& t) {
     }
     return SubmitWorkload(t, engine::At(time, engine::SubmitPod{std::move(pod), false, {}}));
   }
-  if (auto w = workload_of_.find({t.ns, t.name}); w != workload_of_.end())
+  if (auto w = workload_of_.find({t.ns, t.name}); w != workload_of_.end()) {
     NoteUsage(w->second, set.pods.at(0));  // an update may change the annotation
+    const auto& labels = set.pods.at(0).meta.labels;
+    if (labels != LabelsOf(*t.existing))
+      if (Status s = Exec(engine::At(time, engine::SetPodLabels{WorkloadId{w->second}, labels}));
+          !s.ok())
+        return s;
+  }
   const auto deadline = set.pods.at(0).active_deadline;
   if (!deadline || !t.spec_changed) return Status::Ok();
   // Backfill plans with the new limit. A finished pod has no workload any more.
