@@ -9,8 +9,12 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <cstring>
+#include <limits>
+#include <random>
 #include <thread>
 
+#include "adapters/yaml/go_field_types.h"
 #include "server/serve_process.h"
 #include "server/state/cluster.h"
 
@@ -426,6 +430,206 @@ TEST(ServeHostileInputTest, APodCannotSetItsOwnPriorityToPreemptAnotherNamespace
       << Describe(zero_now);
   // team-a's pod was never preempted.
   EXPECT_EQ(Phase(c, "team-a", "a"), "Running");
+  ExpectServing(s);
+  EXPECT_EQ(s.Stop(), 0) << s.log().substr(0, 4000);
+}
+
+// A node with room for every pod of a test (a bound pod's status is made from its containers).
+void AddBigNode(httplib::Client& c) {
+  auto node = c.Post(
+      "/api/v1/nodes",
+      Json{{"apiVersion", "v1"},
+           {"kind", "Node"},
+           {"metadata", {{"name", "big"}}},
+           {"status", {{"capacity", {{"cpu", "1000"}, {"memory", "1000Gi"}, {"pods", "1000"}}}}}}
+          .dump(),
+      "application/json");
+  ASSERT_TRUE(node && node->status == 201) << Describe(node);
+}
+
+// A field of another JSON type than its Go type's (a tenant's `"args": "x"`) was stored, and
+// every typed client listing pods broke on it (`kubectl describe node`, drain, informers); an
+// `"image": 5` was a 500 (the pod's status was made reading the image as a string).
+// kube-apiserver's decoder refuses both with 400 BadRequest, and so does the daemon, storing
+// nothing: creates, updates, patches and a Job's pod template alike.
+TEST(ServeHostileInputTest, AFieldOfAnotherJsonTypeIs400AndNothingIsStored) {
+  ServeProcess s(ScratchDir("hostile-field-types"));
+  ASSERT_TRUE(s.Start()) << s.log();
+  auto c = Client(s);
+  AddBigNode(c);
+  const std::string lead =
+      "Pod in version \"v1\" cannot be handled as a Pod: json: cannot unmarshal ";
+  auto bad = [&](const std::string& name, const Json& container_fields) {
+    Json pod = Json::parse(PodJson(name, "default", "1"));
+    pod["spec"]["containers"][0].update(container_fields);
+    return pod.dump();
+  };
+  struct Case {
+    std::string body, type, message;
+  };
+  const std::vector<Case> cases = {
+      {bad("image-number", {{"image", 5}}), "application/json",
+       lead + "number into Go struct field Container.spec.containers.image of type string"},
+      {bad("args-string", {{"args", "x"}}), "application/json",
+       lead + "string into Go struct field Container.spec.containers.args of type []string"},
+      // kubectl's YAML 1.1 reads `image: y` as true and sends that.
+      {bad("image-bool", {{"image", true}}), "application/json",
+       lead + "bool into Go struct field Container.spec.containers.image of type string"},
+      {"apiVersion: v1\nkind: Pod\nmetadata: {name: yaml-bool}\nspec:\n  containers:\n"
+       "  - name: c\n    image: true\n",
+       "application/yaml",
+       lead + "bool into Go struct field Container.spec.containers.image of type string"},
+      {bad("port-string", {{"ports", {{{"containerPort", "80"}}}}}), "application/json",
+       lead + "string into Go struct field ContainerPort.spec.containers.ports.containerPort of "
+              "type int32"}};
+  for (const Case& k : cases) {
+    auto r = c.Post("/api/v1/namespaces/default/pods", k.body, k.type);
+    ExpectStatus(r, 400, "BadRequest");
+    EXPECT_EQ(StatusOf(r).value("message", ""), k.message) << Describe(r);
+  }
+  // An update and a patch of a stored pod, a Job's template.
+  ASSERT_EQ(
+      c.Post("/api/v1/namespaces/default/pods", PodJson("p", "default", "1"), "application/json")
+          ->status,
+      201);
+  ExpectStatus(
+      c.Put("/api/v1/namespaces/default/pods/p", bad("p", {{"image", 5}}), "application/json"), 400,
+      "BadRequest");
+  ExpectStatus(c.Patch("/api/v1/namespaces/default/pods/p",
+                       R"({"spec":{"containers":[{"name":"c","args":"x"}]}})",
+                       "application/strategic-merge-patch+json"),
+               400, "BadRequest");
+  const Json job = Json::parse(R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j"},
+      "spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c",
+      "image":"x","args":"y"}]}}}})");
+  auto r = c.Post("/apis/batch/v1/namespaces/default/jobs", job.dump(), "application/json");
+  ExpectStatus(r, 400, "BadRequest");
+  EXPECT_EQ(StatusOf(r).value("message", ""),
+            "Job in version \"v1\" cannot be handled as a Job: json: cannot unmarshal string into "
+            "Go struct field Container.spec.template.spec.containers.args of type []string");
+  // Only `p` is stored, as it was; the list decodes.
+  auto list = c.Get("/api/v1/namespaces/default/pods");
+  ASSERT_TRUE(list && list->status == 200) << Describe(list);
+  const Json items = Json::parse(list->body)["items"];
+  ASSERT_EQ(items.size(), 1u) << list->body.substr(0, 400);
+  EXPECT_EQ(items[0]["spec"]["containers"][0]["image"], "busybox");
+  EXPECT_EQ(Json::parse(c.Get("/apis/batch/v1/namespaces/default/jobs")->body)["items"].size(), 0u);
+  // The daemon's YAML bodies are YAML 1.2 (docs/serve.md): `image: y` is the string "y" here.
+  auto y = c.Post("/api/v1/namespaces/default/pods",
+                  "apiVersion: v1\nkind: Pod\nmetadata: {name: yaml-y}\nspec:\n  containers:\n"
+                  "  - name: c\n    image: y\n",
+                  "application/yaml");
+  ASSERT_TRUE(y) << Describe(y);
+  EXPECT_EQ(y->status, 201) << Describe(y);
+  EXPECT_EQ(Json::parse(y->body)["spec"]["containers"][0]["image"], "y");
+  ExpectServing(s);
+  EXPECT_EQ(s.Stop(), 0) << s.log().substr(0, 4000);
+}
+
+// Every value of `j`'s pointer.
+void Pointers(const Json& j, const Json::json_pointer& at, std::vector<Json::json_pointer>* out) {
+  out->push_back(at);
+  if (j.is_object())
+    for (auto it = j.begin(); it != j.end(); ++it) Pointers(it.value(), at / it.key(), out);
+  if (j.is_array())
+    for (size_t i = 0; i < j.size(); ++i) Pointers(j[i], at / i, out);
+}
+
+// Whether `v` put at `p` in the fuzzed pod, whose value there was `was` (of the field's Go
+// type), has another JSON type than the field's Go type: what kube-apiserver's decoder refuses.
+// (Independent of the table: the base pod's values say the types.)
+bool WrongType(const std::string& p, const Json& was, const Json& v) {
+  if (v.is_null()) return false;
+  const bool quantity = p.find("/resources/requests/") != std::string::npos ||
+                        p.find("/resources/limits/") != std::string::npos;
+  if (was.is_number_integer()) {
+    if (!v.is_number_integer()) return true;
+    const bool int32 = p.find("containerPort") != std::string::npos;
+    return int32 && v.get<int64_t>() > std::numeric_limits<int32_t>::max();
+  }
+  if (was.is_string()) return !v.is_string() && !(quantity && v.is_number());
+  if (was.is_boolean()) return !v.is_boolean();
+  if (was.is_array()) {
+    if (!v.is_array()) return true;
+    return !v.empty() && !was.empty() && v[0].type() != was[0].type();
+  }
+  if (!v.is_object()) return true;
+  // {"k": 5}: a map of strings refuses it; a struct ignores an unknown field; 5 is a quantity.
+  for (const char* map : {"/labels", "/annotations", "/nodeSelector"})
+    if (p.size() >= strlen(map) && p.compare(p.size() - strlen(map), std::string::npos, map) == 0)
+      return !v.empty();
+  return false;
+}
+
+// A valid pod's fields given other JSON types at random: each create is 201 with every stored
+// field of its Go type, or 400 / 422 / 403 with a Status; never a 500; the daemon serves on and
+// every pod it lists decodes.
+TEST(ServeHostileInputTest, FuzzedFieldTypesAreStoredWithTheirGoTypesOrRefusedNever500) {
+  ServeProcess s(ScratchDir("hostile-field-fuzz"));
+  ASSERT_TRUE(s.Start()) << s.log();
+  auto c = Client(s);
+  AddBigNode(c);
+  const Json base = Json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"f",
+    "labels":{"app":"a"},"annotations":{"arbiter.dev/duration":"1h"},"finalizers":["x/y"]},
+    "spec":{"containers":[{"name":"c","image":"busybox","command":["sh"],"args":["-c","x"],
+    "env":[{"name":"A","value":"1"}],"ports":[{"containerPort":80,"protocol":"TCP"}],
+    "resources":{"requests":{"cpu":"100m","memory":"64Mi"}},"stdin":true,"tty":false,
+    "securityContext":{"runAsUser":1000},"volumeMounts":[{"name":"v","mountPath":"/v"}],
+    "imagePullPolicy":"Always","workingDir":"/"}],"restartPolicy":"Never",
+    "nodeSelector":{"kubernetes.io/os":"linux"},"tolerations":[{"key":"k","operator":"Exists",
+    "effect":"NoExecute","tolerationSeconds":30}],"terminationGracePeriodSeconds":30,"schedulerName":"default-scheduler",
+    "dnsPolicy":"ClusterFirst","hostNetwork":false,"volumes":[{"name":"v","emptyDir":{}}],
+    "serviceAccountName":"default","activeDeadlineSeconds":600}})");
+  const std::vector<Json> values = {"s",
+                                    7,
+                                    1.5,
+                                    true,
+                                    Json::object(),
+                                    Json::array(),
+                                    nullptr,
+                                    Json::array({5}),
+                                    Json{{"k", 5}},
+                                    5000000000LL};
+  auto valid = c.Post("/api/v1/namespaces/default/pods", base.dump(), "application/json");
+  ASSERT_TRUE(valid) << Describe(valid);
+  ASSERT_EQ(valid->status, 201) << Describe(valid);
+  std::mt19937 rng(7);
+  std::map<int, int> answers;
+  for (int i = 0; i < 200; ++i) {
+    Json pod = base;
+    pod["metadata"]["name"] = "f-" + std::to_string(i);
+    std::vector<Json::json_pointer> at;
+    Pointers(pod, Json::json_pointer(), &at);
+    const Json::json_pointer p = at[1 + rng() % (at.size() - 1)];
+    const std::string where = p.to_string();
+    if (where == "/kind" || where == "/apiVersion" || where == "/metadata" ||
+        where == "/metadata/name")
+      continue;
+    const Json was = pod[p];
+    pod[p] = values[rng() % values.size()];
+    const bool wrong = WrongType(where, was, pod[p]);
+    auto r = c.Post("/api/v1/namespaces/default/pods", pod.dump(), "application/json");
+    ASSERT_TRUE(r) << Describe(r);
+    ++answers[r->status];
+    ASSERT_NE(r->status / 100, 5) << where << " " << pod.dump() << " " << Describe(r);
+    const bool undecodable =
+        StatusOf(r).value("message", "").find("cannot be handled as a Pod") != std::string::npos;
+    EXPECT_EQ(undecodable, wrong) << where << " " << pod[p].dump() << " " << Describe(r);
+    if (wrong) {
+      EXPECT_EQ(r->status, 400) << where << " " << Describe(r);
+    }
+    if (r->status == 201) {
+      EXPECT_TRUE(yaml::CheckGoTypes(Json::parse(r->body), "Pod").empty()) << r->body;
+    } else {
+      EXPECT_EQ(StatusOf(r).value("kind", ""), "Status") << Describe(r);
+    }
+  }
+  EXPECT_GT(answers[201], 20);
+  EXPECT_GT(answers[400], 20);
+  auto list = c.Get("/api/v1/namespaces/default/pods");
+  ASSERT_TRUE(list && list->status == 200) << Describe(list);
+  for (const Json& item : Json::parse(list->body)["items"])
+    EXPECT_TRUE(yaml::CheckGoTypes(item, "Pod", 1).empty()) << item.dump();
   ExpectServing(s);
   EXPECT_EQ(s.Stop(), 0) << s.log().substr(0, 4000);
 }

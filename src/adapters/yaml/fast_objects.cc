@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "adapters/yaml/go_field_types.h"
 #include "adapters/yaml/manifest_rules.h"
 #include "adapters/yaml/yaml_reader.h"
 #include "core/duration.h"
@@ -33,6 +34,7 @@ class Builder {
   explicit Builder(const FastReader& r) : r_(r) {}
 
   bool Pod(const FastNode& root, arbiter::Pod* pod) {
+    if (!PodGoTypesOk(r_, root)) return false;  // a field of the wrong JSON type: the usual path
     bool has_spec = false, has_meta = false;
     for (const FastNode* k = r_.first(root); k; k = r_.next_key(*k)) {
       const FastNode& v = r_.value(*k);

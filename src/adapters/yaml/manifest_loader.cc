@@ -22,6 +22,7 @@
 #include "adapters/io/input_file.h"
 #include "adapters/yaml/fast_objects.h"
 #include "adapters/yaml/fast_yaml.h"
+#include "adapters/yaml/go_field_types.h"
 #include "adapters/yaml/manifest_rules.h"
 #include "adapters/yaml/node_constraints_loader.h"
 #include "adapters/yaml/pod_topology_loader.h"
@@ -480,6 +481,12 @@ class DocLoader {
       const YAML::Node key = it->first;
       if (key.IsScalar() && key.Scalar() == "spec") has_spec = true;
     }
+    // The JSON types of the fields read nowhere else (image, args, env, ...): kube's decoder
+    // refuses a Pod whose field has another (go_field_types.h).
+    CheckPodGoTypes(doc, [this](const YAML::Node& at, const GoTypeProblem& problem) {
+      r_.Error(at, problem.path,
+               "has the wrong type; kube-apiserver refuses it: " + problem.message);
+    });
     r_.ReadStruct(doc, "", fields);
     if (!has_spec) r_.Error(doc, "spec", "is required (a Pod needs spec.containers)");
     FinishMeta(&pod.meta, true);

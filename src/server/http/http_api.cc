@@ -26,6 +26,7 @@
 #include "adapters/kube/status.h"
 #include "adapters/kube/table.h"
 #include "adapters/kube/watch.h"
+#include "adapters/yaml/go_field_types.h"
 #include "core/system_priority.h"
 #include "server/http/api_auth.h"
 #include "server/http/list_pages.h"
@@ -721,6 +722,12 @@ std::optional<kube::KubeStatus> AdmitPriority(Daemon& d, const kube::ResourceInf
 // and, on a pod's create, the Priority admission. False: refused, the answer sent.
 bool Admit(Daemon& d, httplib::Response& res, const kube::ResourceInfo& r, bool create,
            const Json& obj) {
+  // kube-apiserver's decoder: a field of another JSON type than its Go type's is 400 (before
+  // anything else is judged), never stored (yaml/go_field_types.h).
+  if (auto undecodable = yaml::DecodeErrorMessage(obj, r.kind, r.version)) {
+    SendStatus(res, kube::BadRequest(*undecodable));
+    return false;
+  }
   if (auto causes = kube::ValidateLabelsAndAnnotations(obj); !causes.empty()) {
     SendStatus(res, kube::Invalid(r, NameOf(obj), causes));
     return false;

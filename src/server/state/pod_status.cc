@@ -329,12 +329,14 @@ PodStatusUpdate PodStatusOf(const Json& pod, const engine::WorkloadStatus& s,
   const Json& containers = Member(spec, "containers");
   if ((bound || requeued) && containers.is_array()) {
     for (const auto& c : containers) {
-      Json cs = {{"name", c.value("name", "")},
-                 {"image", c.value("image", "")},
-                 {"imageID", ""},
-                 {"ready", ready},
-                 {"started", on_node},
-                 {"restartCount", restarts_before}};
+      // (a member of another type, which the API refuses, was stored by older releases: "")
+      auto text = [&c](const char* key) {
+        const Json& v = Member(c, key);
+        return v.is_string() ? v.get<std::string>() : std::string();
+      };
+      Json cs = {{"name", text("name")}, {"image", text("image")},
+                 {"imageID", ""},        {"ready", ready},
+                 {"started", on_node},   {"restartCount", restarts_before}};
       if (crash) {
         cs["restartCount"] = restarts_before + crash->restarts;
         SetCrashState(cs, *crash, *crash_spec, pod);
