@@ -117,7 +117,9 @@ TEST(PodMutation, ADeletedPodSaysTheGracePeriodItIsGiven) {
 // into a PodDisruptionBudget afterwards was preempted as if no budget protected it, while one
 // labelled out of it was spared (the budget's status, made from the stored labels, said
 // otherwise). An update's new labels reach the engine (SetPodLabels).
-TEST(PodMutation, APodLabelledIntoABudgetIsProtectedByIt) {
+// `old_release`: the relabelling is a format-5 record (no SetPodLabels, as releases before it
+// wrote them), and a later update of the pod's annotations alone mends the engine's labels.
+void ExpectTheUnprotectedPodIsTheVictim(bool old_release) {
   Cluster c("0000abcd");
   Ok(c, Create(kT0, Namespace("team")));
   Ok(c, Create(kT0, Node("gpu-0", 8)));
@@ -136,12 +138,20 @@ TEST(PodMutation, APodLabelledIntoABudgetIsProtectedByIt) {
   Ok(c, Create(kT0 + 1000, pod("pa", "p", "low")));  // under the budget at its create
   Ok(c, Create(kT0 + 1000, pod("pb", "", "low")));
   // The budget moves from pa to pb.
+  c.SetFormat5Rules(old_release);
   Json pa = *c.store().Get("Pod", "team", "pa");
   pa["metadata"]["labels"].erase("app");
   Ok(c, Update(kT0 + 2000, pa));
   Json pb = *c.store().Get("Pod", "team", "pb");
   pb["metadata"]["labels"]["app"] = "p";
   Ok(c, Update(kT0 + 2000, pb));
+  c.SetFormat5Rules(false);
+  if (old_release)
+    for (const char* name : {"pa", "pb"}) {
+      Json annotated = *c.store().Get("Pod", "team", name);
+      annotated["metadata"]["annotations"]["note"] = "x";
+      Ok(c, Update(kT0 + 2500, annotated));
+    }
   Ok(c, Create(kT0 + 3000, pod("urgent", "", "high")));
   Ok(c, fixtures::Advance(kT0 + 40000));  // (its victim exits within its 30 s grace)
   auto phase = [&](const char* name) {
@@ -150,6 +160,14 @@ TEST(PodMutation, APodLabelledIntoABudgetIsProtectedByIt) {
   EXPECT_EQ(phase("urgent"), "Running");
   EXPECT_NE(phase("pa"), "Running");  // the pod no budget protects now was the victim
   EXPECT_EQ(phase("pb"), "Running");
+}
+
+TEST(PodMutation, APodLabelledIntoABudgetIsProtectedByIt) {
+  ExpectTheUnprotectedPodIsTheVictim(false);
+}
+
+TEST(PodMutation, APodRelabelledByAnOlderReleaseIsMendedByItsNextUpdate) {
+  ExpectTheUnprotectedPodIsTheVictim(true);
 }
 
 }  // namespace pod_mutation_test
