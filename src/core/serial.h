@@ -46,6 +46,7 @@ class Writer {
   static constexpr bool backoffless = false;      // see Reader
   static constexpr bool heldless = false;         // see Reader
   static constexpr bool boundless = false;        // see Reader
+  static constexpr bool shortenless = false;      // see Reader
   void U8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
   void U32(uint32_t v) {
     for (int i = 0; i < 4; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -100,6 +101,8 @@ class Reader {
   // The file predates SubmitPod::node, a pod bound already (engine snapshot version 11, command
   // version 10): none.
   bool boundless = false;
+  // The file predates DeletePod::shorten (command version 12): a second delete never shortened.
+  bool shortenless = false;
   explicit Reader(std::string_view in) : in_(in) {}
   uint8_t U8() {
     if (!Need(1)) return 0;

@@ -36,8 +36,10 @@ void Recorder::OnEvent(const engine::Event& e) {
       default:
         break;
     }
-    if (e.work_facts == WorkFacts::kStopPlan) {
-      const StopPlan plan = WorkModel::Stop(w, e.time, e.grace);
+    if (e.work_facts == WorkFacts::kStopPlan || e.work_facts == WorkFacts::kStopSooner) {
+      const StopPlan plan = e.work_facts == WorkFacts::kStopPlan
+                                ? WorkModel::Stop(w, e.time, e.grace)
+                                : WorkModel::Shorten(w, e.time, e.grace);
       timers_->Arm(id, plan.exit_at, WorkTimers::Kind::kExit);
       facts = WorkModel::StopText(w, plan);
       if (keep_) stop_text[Value(id)] = facts;

@@ -53,6 +53,21 @@ StopPlan WorkModel::Stop(Work& w, Millis now, Millis grace) {
   return StopPlan{grace, w.exit_time, saved, w.lost_work};
 }
 
+StopPlan WorkModel::Shorten(Work& w, Millis now, Millis grace) {
+  const Millis kill = now + grace;
+  if (kill < w.exit_time) {
+    const auto& ckpt = w.spec.checkpoint_interval;
+    const Millis done = DoneBy(w, w.stop_time);
+    Millis saved = ckpt ? std::max(done / *ckpt * *ckpt, std::min(w.progress, done)) : 0;
+    saved = std::min(saved, w.progress_after_exit);
+    w.lost_ms += (done - saved) - w.lost_work;
+    w.lost_work = done - saved;
+    w.progress_after_exit = saved;
+    w.exit_time = kill;
+  }
+  return StopPlan{kill - w.stop_time, w.exit_time, w.progress_after_exit, w.lost_work};
+}
+
 Millis WorkModel::NodeLost(Work& w, Millis now) {
   const bool running = !w.stopping;
   const auto& ckpt = w.spec.checkpoint_interval;

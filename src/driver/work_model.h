@@ -62,6 +62,10 @@ class WorkModel {
   static std::optional<Millis> Start(Work& w, Millis now);
   // SIGTERM at `now` with `grace`: when it exits and what it keeps.
   static StopPlan Stop(Work& w, Millis now, Millis grace);
+  // A second delete at `now` shortens the SIGTERM's grace to end `grace` from now: a workload
+  // whose shutdown would last past that is killed then, keeping only the checkpoints it had at
+  // the SIGTERM. The plan's grace is the whole grace since the SIGTERM.
+  static StopPlan Shorten(Work& w, Millis now, Millis grace);
   // Its node was removed at `now` (it was running, or shutting down after a SIGTERM): it stops at
   // once; returns the progress kept. `w.lost_work` is the run time lost.
   static Millis NodeLost(Work& w, Millis now);

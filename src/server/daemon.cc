@@ -87,17 +87,12 @@ Result<int64_t> Daemon::Load(Cluster& cluster, StartupInfo* info) {
     return out;
   };
   Status failed;
-  // Records of formats 1-3 replay with the pending walk their releases did, of 1-4 with their
-  // Job controller's rules, and of 1-5 with pods stored as sent (Journal.h).
-  const int64_t walk_through = journal_->pending_walk_through();
-  const int64_t jobs_through = journal_->format4_jobs_through();
-  const int64_t format5_through = journal_->format5_through();
+  // Each record replays by the rules of the format that wrote it (Journal::kMarks): formats 1-3
+  // with the pending walk their releases did, 1-4 with their Job controller's rules, ...
   auto apply = [&](std::vector<Decoded> batch) {
     for (auto& r : batch) {
       if (!failed.ok()) return;
-      cluster.SetPendingWalk(r.seq <= walk_through);
-      cluster.SetFormat4Jobs(r.seq <= jobs_through);
-      cluster.SetFormat5Rules(r.seq <= format5_through);
+      cluster.SetRecordFormat(journal_->RecordFormat(r.seq));
       if (Status s = ApplyRecord(cluster, r.m, r.tape, commands ? nullptr : &r.prepared); !s.ok()) {
         failed = Status::Internal("journal record " + std::to_string(r.seq) + ": " + s.message());
         return;
@@ -123,9 +118,7 @@ Result<int64_t> Daemon::Load(Cluster& cluster, StartupInfo* info) {
   if (next.valid()) apply(next.get());
   if (replay.ok()) apply(decode(std::move(rows)));
   cluster.SetReplayingRequests(false);
-  cluster.SetPendingWalk(false);  // what is appended from here on is format 6
-  cluster.SetFormat4Jobs(false);
-  cluster.SetFormat5Rules(false);
+  cluster.SetRecordFormat(Journal::kFormatVersion);  // what is appended from here on
   if (!failed.ok()) return failed;
   if (!replay.ok()) return replay;
   if (commands && info->replayed > 0) cluster.FinishReplay();

@@ -354,6 +354,59 @@ TEST(JournalFixturesTest, AMigratedJournalWritesLimitRangeDefaultsIntoLaterPodsO
   d.value()->Stop();
 }
 
+// Pods deleted twice while they shut down (format6/deletes, made with 9e80595): the releases of
+// formats 1-6 rewrote the deletionTimestamp (the delete's instant) at each delete and let a
+// second one's grace 0 change nothing; their records replay so.
+TEST(JournalFixturesTest, Format6DeletesReplayAsTheirReleaseAnswered) {
+  ExpectReplaysAsWritten("format6/deletes", false, 6);
+}
+
+// The same journal migrated to format 7 (meta.format6-through): `forced`, which its release left
+// shutting down with deletionGracePeriodSeconds 0, goes at the next delete (kube deletes such an
+// object at once); a delete of `longer` (600 s) with a longer grace changes nothing (the same
+// object). The journal reopens to the same pods.
+TEST(JournalFixturesTest, AMigratedJournalLetsALaterDeleteOnlyShortenTheGrace) {
+  const auto dir = CopyOf("format6/deletes");
+  Millis now = 0;
+  const DaemonOptions o = OptionsFor(dir, [&now] { return now; });
+  std::map<std::string, Json> served;
+  {
+    auto d = Daemon::Open(o);
+    ASSERT_TRUE(d.ok()) << d.message();
+    EXPECT_EQ(d.value()->startup().migrated_from, 6);
+    EXPECT_EQ(d.value()->journal().format6_through(), d.value()->journal().last_seq());
+    EXPECT_EQ(d.value()->journal().format5_through(), 0);  // begun in format 6
+    EXPECT_EQ(d.value()->journal().RecordFormat(d.value()->journal().last_seq()), 6);
+    EXPECT_EQ(d.value()->journal().RecordFormat(d.value()->journal().last_seq() + 1), 7);
+    const auto before = d.value()->Read([](const Cluster& c) { return Pods(c); });
+    ASSERT_EQ(before.size(), 2u);
+    now = d.value()->Read([](const Cluster& c) { return c.now(); }) + 1000;
+    auto remove = [&](const char* name, int64_t grace_seconds) {
+      Mutation m;
+      m.op = Mutation::Op::kDelete;
+      m.kind = "Pod";
+      m.namespace_ = "default";
+      m.name = name;
+      m.grace_period = grace_seconds * 1000;
+      const MutationResult r = d.value()->Mutate(std::move(m));
+      EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error->message);
+    };
+    remove("longer", 900);
+    remove("forced", 0);
+    now += 1;
+    ASSERT_TRUE(d.value()->Mutate(Mutation{}).ok());
+    served = d.value()->Read([](const Cluster& c) { return Pods(c); });
+    ASSERT_EQ(served.size(), 1u);
+    EXPECT_EQ(served.at("longer"), before.at("longer"));
+    d.value()->Stop();
+  }
+  auto d = Daemon::Open(o);
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_EQ(d.value()->startup().migrated_from, 0);
+  EXPECT_EQ(d.value()->Read([](const Cluster& c) { return Pods(c); }), served);
+  d.value()->Stop();
+}
+
 // The terminated state of a finished container: the releases of formats 1-5 wrote no startedAt
 // (format4/tail's team-b/short), and their records replay so; a pod that finishes once the
 // journal is migrated has it (its run's start), and the journal reopens to the same pod.

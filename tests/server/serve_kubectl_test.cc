@@ -288,6 +288,32 @@ TEST(ServeKubectlTest, KubectlRunPodRunsAndItsProtobufDebugCopyRunsToo) {
   EXPECT_EQ(s.Stop(), 0) << s.log();
 }
 
+// `kubectl delete --grace-period=0 --force` after an ordinary delete of a pod that takes 10 min to
+// shut down (grace 600 s): the second delete shortens the grace, as kube-apiserver lets it, and
+// the pod is gone within kubectl's wait (it waited the whole shutdown before journal format 7).
+TEST(ServeKubectlTest, ForceDeleteAfterAnOrdinaryDeleteEndsTheShutdown) {
+  ServeProcess s(ScratchDir("kubectl-force"));
+  ASSERT_TRUE(s.Start()) << s.log();
+  Write(s.dir() / "node.yaml", kNode);
+  ASSERT_EQ(s.Kubectl("apply -f " + (s.dir() / "node.yaml").string()).rc, 0);
+  Write(s.dir() / "slow.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: slow\n  annotations:\n"
+        "    arbiter.dev/shutdown-time: 10m\nspec:\n  terminationGracePeriodSeconds: 600\n"
+        "  containers:\n  - name: main\n    image: busybox\n");
+  ASSERT_EQ(s.Kubectl("apply -f " + (s.dir() / "slow.yaml").string()).rc, 0);
+  ASSERT_EQ(s.Kubectl("wait --for=jsonpath='{.status.phase}'=Running pod/slow --timeout=30s").rc,
+            0);
+  ASSERT_EQ(s.Kubectl("delete pod slow --wait=false").rc, 0);
+  EXPECT_EQ(s.Kubectl("get pod slow -o jsonpath='{.metadata.deletionGracePeriodSeconds}'").out,
+            "600");
+  CommandOutput force = s.Kubectl("delete pod slow --grace-period=0 --force --timeout=30s");
+  EXPECT_EQ(force.rc, 0) << force.out << s.log();
+  CommandOutput gone = s.Kubectl("get pod slow");
+  EXPECT_NE(gone.rc, 0);
+  EXPECT_NE(gone.out.find("pods \"slow\" not found"), std::string::npos) << gone.out;
+  EXPECT_EQ(s.Stop(), 0) << s.log();
+}
+
 // A protobuf body of a kind the daemon does not decode: 415 naming the decoded kinds; a body
 // that is not protobuf: 400. Other media types: 415 listing both accepted types.
 TEST(ServeKubectlTest, ProtobufBodyOfAnUndecodedKindIs415AndAMalformedOneIs400) {

@@ -69,6 +69,10 @@ void IoOp(A& a, CommandOp& op) {
                  [&](DeletePod& c) {
                    IoId(a, c.id);
                    Io(a, c.grace_period);
+                   if (a.shortenless)
+                     c.shorten = false;
+                   else
+                     Io(a, c.shorten);  // version 12
                  },
                  [&](PodFinished& c) {
                    IoId(a, c.id);
@@ -148,6 +152,7 @@ Result<Command> DecodeCommand(std::string_view bytes) {
   r.backoffless = version < 9;
   r.heldless = version < 10;
   r.boundless = version < 11;
+  r.shortenless = version < 12;
   Command c;
   Io(r, c.time);
   const uint32_t index = r.U32();

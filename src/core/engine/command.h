@@ -86,12 +86,15 @@ struct SubmitPod {
 // Deleted; final phase Deleted). Running: it gets SIGTERM with its grace period (or
 // `grace_period`, like --grace-period) and keeps its node until the driver reports VictimExited
 // (or PodFinished); then it is gone (Terminated; final phase Deleted), never requeued. Already
-// terminating (a preemption victim): it will not be requeued when it exits. A preemptor deleted
-// while it waits for its victims gives up its nomination and quota hold (the victims, signalled
-// already, still exit). Refused: NotFound (no such live workload).
+// terminating (a preemption victim, or deleted before): it will not be requeued when it exits,
+// and with `shorten` a `grace_period` that ends sooner than its SIGTERM's becomes its grace (as
+// kube-apiserver lets a second delete only shorten one; Deleted with work facts kStopSooner). A
+// preemptor deleted while it waits for its victims gives up its nomination and quota hold (the
+// victims, signalled already, still exit). Refused: NotFound (no such live workload).
 struct DeletePod {
   WorkloadId id{};
   std::optional<Millis> grace_period;
+  bool shorten = true;  // (commands before version 12: false)
 };
 
 // The workload's process ended by itself (the driver's work model or a real runtime).
@@ -294,8 +297,8 @@ const char* CommandName(const Command& c);
 // and node affinity; 7: pod affinity, anti-affinity and topology spread constraints, PoolPolicy
 // spec.latency.schedInterval; 8: PoolPolicy preemption.victimOrder LeastLostWork (the same byte,
 // a new value); 9: PoolPolicy preemption.requeuingStrategy; 10: its immediateRequeues; 11:
-// SubmitPod::node (2 to 10 still read).
-inline constexpr uint32_t kCommandVersion = 11;
+// SubmitPod::node; 12: DeletePod::shorten (2 to 11 still read).
+inline constexpr uint32_t kCommandVersion = 12;
 std::string EncodeCommand(const Command& c);
 Result<Command> DecodeCommand(std::string_view bytes);
 

@@ -826,12 +826,28 @@ Status State::Delete(const DeletePod& c) {
     }
     case Phase::kTerminating:
       w.deleted = true;
+      if (c.shorten && c.grace_period && ShortenGrace(w, *c.grace_period)) return Status::Ok();
       Emit(EventType::kDeleted, w, node_info[w.node].name, reason::kDeleted,
            "deleted while shutting down");
       return Status::Ok();
     default:
       return Status::NotFound("DeletePod: " + w.key + " has finished");
   }
+}
+
+// A second delete of a terminating workload whose grace ends sooner than its SIGTERM's: that is
+// its grace now (it is killed then if it has not exited). False when it ends no sooner, or the
+// workload has exited already (held for Slurm's clean-up).
+bool State::ShortenGrace(Workload& w, Millis grace) {
+  const Millis end = now + grace;
+  if (w.release_at >= 0 || end >= w.stop_time + w.stop_grace) return false;
+  w.stop_grace = end - w.stop_time;
+  if (w.node != kNoNode) Touch(w.node);
+  SetMessage(w, "deleted; SIGTERM, grace shortened to " + FormatDuration(grace) + " from now",
+             reason::kDeleted, WorkFacts::kStopPlan);
+  Emit(EventType::kDeleted, w, node_info[w.node].name, reason::kDeleted, w.message, "",
+       WorkFacts::kStopSooner, grace);
+  return true;
 }
 
 // ------------------------------------------------------------------ status

@@ -18,7 +18,7 @@
 namespace arbiter::serial {
 
 ARB_SERIAL_ENUM(engine::Phase, engine::Phase::kDeleted)
-ARB_SERIAL_ENUM(engine::WorkFacts, engine::WorkFacts::kProgressLost)
+ARB_SERIAL_ENUM(engine::WorkFacts, engine::WorkFacts::kStopSooner)
 
 template <typename A>
 void Io(A& a, engine::QuotaBook::Counted& c) {

@@ -133,6 +133,7 @@ class State {
   // first for another reason.
   std::optional<std::string> NeverAdmissible(const Pod& pod) const;
   Status Delete(const DeletePod& c);
+  bool ShortenGrace(Workload& w, Millis grace);
   Status Finished(const PodFinished& c);
   Status VictimGone(const VictimExited& c);
   Status SetPodDeadlineCmd(const SetPodDeadline& c);  // pod_deadline.cc

@@ -60,7 +60,9 @@ const char* ToString(EventType t);
 //   kStopPlan      Preempted / Reclaimed: ", shutdown S, exits at T; progress kept K, lost L"
 //                  after the engine's "...; SIGTERM, grace G" (G is Event::grace).
 //   kProgressLost  Terminated with reason NodeRemoved: "; progress kept K, lost L".
-enum class WorkFacts : uint8_t { kNone, kStopPlan, kProgressLost };
+//   kStopSooner    Deleted, a second delete's shorter grace (Event::grace from now): the stop
+//                  plan made again (kStopPlan's text), the exit no later than that.
+enum class WorkFacts : uint8_t { kNone, kStopPlan, kProgressLost, kStopSooner };
 
 // One thing that happened. Kept small: a simulation of a million workloads stores millions.
 struct Event {

@@ -209,18 +209,20 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& dir) {
                             std::to_string(kFormatVersion) +
                             " (run the newer arbiter, or start from an empty --data directory)");
   j->format_version_ = version;
-  // Formats 1-3 walked pending pods, 1-4 ran Jobs and 1-5 stored pods by their own rules: every
-  // record of such a journal; once migrated, the records up to meta's mark.
-  auto walked = j->Through("walk-through", 4);
-  if (!walked.ok()) return walked.status();
-  j->walk_through_ = walked.value();
-  auto named = j->Through("format4-jobs-through", 5);
-  if (!named.ok()) return named.status();
-  j->format4_jobs_through_ = named.value();
-  auto sent = j->Through("format5-through", 6);
-  if (!sent.ok()) return sent.status();
-  j->format5_through_ = sent.value();
+  // Formats 1-3 walked pending pods, 1-4 ran Jobs, 1-5 and 1-6 stored pods by their own rules:
+  // every record of such a journal; once migrated, the records up to meta's mark.
+  for (size_t i = 0; i < kMarkCount; ++i) {
+    auto through = j->Through(kMarks[i].key, kMarks[i].format + 1);
+    if (!through.ok()) return through.status();
+    j->through_[i] = through.value();
+  }
   return j;
+}
+
+int Journal::RecordFormat(int64_t seq) const {
+  for (size_t i = 0; i < kMarkCount; ++i)
+    if (seq <= through_[i]) return kMarks[i].format;
+  return kFormatVersion;
 }
 
 Result<int64_t> Journal::Through(const char* key, int from_version) {
@@ -377,18 +379,16 @@ Status Journal::Migrate(int64_t last_seq, const std::function<std::string()>& sn
   if (Status s = format.Run("journal: migrating (the format)"); !s.ok()) return s;
   // The marks of the behaviours the journal's format had (Through): a format-4 journal keeps its
   // walk-through, which its own migration wrote.
-  for (const auto& [key, from] :
-       {std::pair{"walk-through", 4}, {"format4-jobs-through", 5}, {"format5-through", 6}}) {
-    if (format_version_ >= from) continue;
+  for (const Mark& m : kMarks) {
+    if (format_version_ > m.format) continue;
     Stmt mark(db_, "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)");
-    mark.Text(1, key);
+    mark.Text(1, m.key);
     mark.Text(2, std::to_string(last_seq));
-    if (Status s = mark.Run("journal: migrating (" + std::string(key) + ")"); !s.ok()) return s;
+    if (Status s = mark.Run("journal: migrating (" + std::string(m.key) + ")"); !s.ok()) return s;
   }
   if (Status s = t.Commit(); !s.ok()) return s;
-  if (format_version_ < 4) walk_through_ = last_seq;
-  if (format_version_ < 5) format4_jobs_through_ = last_seq;
-  format5_through_ = last_seq;
+  for (size_t i = 0; i < kMarkCount; ++i)
+    if (format_version_ <= kMarks[i].format) through_[i] = last_seq;
   const bool snapshotted = format_version_ < 2 && last_seq > 0;
   format_version_ = kFormatVersion;
   std::lock_guard<std::mutex> l(mu_);

@@ -77,8 +77,22 @@ class Journal {
   // off); records of formats 1-4 (meta.format4-jobs-through) by those releases' rules. 6: a pod
   // is stored with the resources kube-apiserver's defaulting and LimitRanger write into it, and a
   // finished container with its startedAt (Cluster::SetFormat5Rules off); records of formats 1-5
-  // (meta.format5-through) by those releases' rules.
-  static constexpr int kFormatVersion = 6;
+  // (meta.format5-through) by those releases' rules. 7: a deleted pod's deletionTimestamp is when
+  // its grace period ends and a second, shorter delete shortens it (Cluster::SetRecordFormat);
+  // records of formats 1-6 (meta.format6-through) by those releases' rules.
+  static constexpr int kFormatVersion = 7;
+  // The marks of the rules older formats had: meta `key` holds the last record a release of
+  // formats 1 to `format` wrote (a journal of such a format migrates with it; every record of a
+  // journal of such a format, unmigrated; 0 for a journal begun in a later format).
+  struct Mark {
+    const char* key;
+    int format;
+  };
+  static constexpr Mark kMarks[] = {{"walk-through", 3},
+                                    {"format4-jobs-through", 4},
+                                    {"format5-through", 5},
+                                    {"format6-through", 6}};
+  static constexpr size_t kMarkCount = sizeof(kMarks) / sizeof(kMarks[0]);
 
   // Opens (creating) DIR/journal.db. A new journal gets a random 8-hex-digit instance id. A
   // journal of a newer format than kFormatVersion, or of no known format, is refused.
@@ -90,15 +104,20 @@ class Journal {
   // The last record written by a release of formats 1-3, which refreshed pending pods by walking
   // them all (Cluster::SetPendingWalk): every record of a journal of those formats; 0 for one
   // begun in format 4.
-  int64_t pending_walk_through() const { return walk_through_; }
+  int64_t pending_walk_through() const { return through_[0]; }
   // The last record written by a release of formats 1-4, whose Job controller named pods from a
   // count started at each sync and backed off after suspended pods (Cluster::SetFormat4Jobs):
   // every record of a journal of those formats; 0 for one begun in format 5.
-  int64_t format4_jobs_through() const { return format4_jobs_through_; }
+  int64_t format4_jobs_through() const { return through_[1]; }
   // The last record written by a release of formats 1-5, which stored a pod's resources as sent
   // and wrote no terminated startedAt (Cluster::SetFormat5Rules): every record of a journal of
   // those formats; 0 for one begun in format 6.
-  int64_t format5_through() const { return format5_through_; }
+  int64_t format5_through() const { return through_[2]; }
+  // The last record written by a release of formats 1-6 (meta.format6-through).
+  int64_t format6_through() const { return through_[3]; }
+  // The format whose rules record `seq` replays by: the oldest mark that holds it (3 for every
+  // format up to 3), else kFormatVersion.
+  int RecordFormat(int64_t seq) const;
   const std::string& path() const { return path_; }
 
   // ---- start-up (before Start)
@@ -112,10 +131,9 @@ class Journal {
                 const std::function<Status(int64_t seq, const std::string& record)>& fn);
   // An older format made current, in one transaction. Format 1: `snapshot()` (the state after
   // every record, up to `last_seq`) replaces the records, which the current format could not
-  // append to; formats 2 to 4: only the format changes (format 2's snapshot is read from the
-  // table). Each notes `last_seq` as the mark of the behaviours its format had: meta.walk-through
-  // (formats 1-3, pending_walk_through), meta.format4-jobs-through (1-4, format4_jobs_through) and
-  // meta.format5-through (1-5, format5_through).
+  // append to; formats 2 to 6: only the format changes (format 2's snapshot is read from the
+  // table). Each notes `last_seq` as the mark of the rules its format had (kMarks: those of a
+  // format up to the journal's), which it keeps.
   Status Migrate(int64_t last_seq, const std::function<std::string()>& snapshot);
 
   // ---- running
@@ -191,9 +209,7 @@ class Journal {
   std::string path_, dir_;
   std::string instance_id_;
   int format_version_ = 0;
-  int64_t walk_through_ = 0;
-  int64_t format4_jobs_through_ = 0;
-  int64_t format5_through_ = 0;
+  int64_t through_[kMarkCount] = {};  // kMarks' values, in order
 
   mutable std::mutex mu_;
   std::condition_variable work_cv_, durable_cv_;

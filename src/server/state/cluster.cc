@@ -1223,8 +1223,9 @@ MutationResult Cluster::Delete(const Mutation& m) {
   if (m.dry_run) {  // found: answered with the object as it is, nothing changes
     result.object = *existing;
     if (workload && workload_of_.count({ns, m.name}) && !PodFinished(*existing) &&
-        existing->at("status").value("phase", "") != "Pending")
-      result.object["metadata"]["deletionTimestamp"] = KubeTime(t);
+        existing->at("status").value("phase", "") != "Pending" &&
+        !existing->at("metadata").contains("deletionTimestamp"))
+      MarkDeleting(result.object, t, DeletionGraceSeconds(*existing, m.grace_period));
     return result;
   }
   if (info->id == KindId::kNamespace && terminating_namespaces_.count(m.name)) {
@@ -1295,14 +1296,55 @@ Status Cluster::DeletePodObject(const Mutation& m, const std::string& ns, const 
     store_.Remove("Pod", ns, m.name);
     return Status::Ok();
   }
-  Status s = Exec(engine::At(m.time, engine::DeletePod{WorkloadId{w->second}, m.grace_period}));
+  const WorkloadId id{w->second};
+  if (!format6_rules_ && existing.at("metadata").contains("deletionTimestamp"))
+    return DeleteAgain(m, ns, existing, id);
+  Status s = Exec(engine::At(m.time, engine::DeletePod{id, m.grace_period, !format6_rules_}));
   if (!s.ok()) return s;
   if (!sink_->finished.count(w->second)) {
     Json pod = existing;
-    pod["metadata"]["deletionTimestamp"] = KubeTime(m.time);
-    pod["metadata"]["deletionGracePeriodSeconds"] = DeletionGraceSeconds(existing, m.grace_period);
+    MarkDeleting(pod, m.time, DeletionGraceSeconds(existing, m.grace_period));
     store_.Put("Pod", ns, m.name, std::move(pod));
   }
+  return Status::Ok();
+}
+
+// A terminating pod's metadata.deletionTimestamp (when its grace period ends, as kube-apiserver
+// writes it; formats 1-6: the delete's instant) and deletionGracePeriodSeconds.
+void Cluster::MarkDeleting(Json& pod, Millis time, int64_t grace_seconds) const {
+  Json& meta = pod["metadata"];
+  meta["deletionTimestamp"] = KubeTime(format6_rules_ ? time : time + grace_seconds * 1000);
+  meta["deletionGracePeriodSeconds"] = grace_seconds;
+}
+
+// A second delete of a terminating pod: as kube-apiserver's rest.BeforeDelete, it may only
+// shorten the grace period; otherwise nothing changes. Shorter: the deletionTimestamp moves back
+// by the old period and forward by the new one (never before now: then a period of 1 s, or 0),
+// and the engine kills the workload then if it has not exited (DeletePod::shorten). A pod whose
+// period is 0 already (or none) is deleted at once whatever the options (kube): killed now.
+Status Cluster::DeleteAgain(const Mutation& m, const std::string& ns, const Json& existing,
+                            WorkloadId id) {
+  const Json& meta = existing.at("metadata");
+  const Json& old_grace = json_member::Member(meta, "deletionGracePeriodSeconds");
+  const int64_t old = old_grace.is_number_integer() ? old_grace.get<int64_t>() : 0;
+  if (old <= 0) return Exec(engine::At(m.time, engine::DeletePod{id, 0, true}));
+  if (!m.grace_period || *m.grace_period / 1000 >= old) return Status::Ok();
+  int64_t period = *m.grace_period / 1000;
+  const auto at = ParseRfc3339(meta.at("deletionTimestamp").is_string()
+                                   ? meta.at("deletionTimestamp").get<std::string>()
+                                   : "");
+  Millis end = (at.ok() ? at.value() : m.time) - old * 1000 + period * 1000;
+  if (end < m.time) {
+    end = m.time;
+    if (period != 0) period = 1;
+  }
+  Status s = Exec(engine::At(m.time, engine::DeletePod{id, end - m.time, true}));
+  if (!s.ok()) return s;
+  if (sink_->finished.count(engine::Value(id))) return Status::Ok();
+  Json pod = existing;
+  pod["metadata"]["deletionTimestamp"] = KubeTime(end);
+  pod["metadata"]["deletionGracePeriodSeconds"] = period;
+  store_.Put("Pod", ns, m.name, std::move(pod));
   return Status::Ok();
 }
 
@@ -1331,9 +1373,10 @@ Status Cluster::DeleteNamespaceObjects(const Mutation& m) {
       if (pods && workload_of_.count({m.name, n}) &&
           !sink_->finished.count(workload_of_[{m.name, n}])) {
         Json pod = *store_.Get("Pod", m.name, n);
-        pod["metadata"]["deletionTimestamp"] = KubeTime(m.time);
-        if (!format5_rules_)  // (formats 1-5 wrote none here)
-          pod["metadata"]["deletionGracePeriodSeconds"] = DeletionGraceSeconds(pod, std::nullopt);
+        if (format5_rules_)  // (formats 1-5 wrote no grace here)
+          pod["metadata"]["deletionTimestamp"] = KubeTime(m.time);
+        else
+          MarkDeleting(pod, m.time, DeletionGraceSeconds(pod, std::nullopt));
         store_.Put("Pod", m.name, n, std::move(pod));
         continue;
       }
@@ -1654,6 +1697,13 @@ void Cluster::RefreshPending(const std::vector<uint64_t>& touched, Millis t) {
     NoteFacts(key->second, *st);
     RewritePendingStatus(key->second, *st, t);
   }
+}
+
+void Cluster::SetRecordFormat(int format) {
+  SetPendingWalk(format <= 3);
+  SetFormat4Jobs(format <= 4);
+  SetFormat5Rules(format <= 5);
+  SetFormat6Rules(format <= 6);
 }
 
 void Cluster::SetPendingWalk(bool on) {

@@ -192,6 +192,16 @@ class Cluster {
   // journal formats 1-5 did, the pod is stored as sent (the engine charged the defaults all the
   // same) and startedAt is left out; their records are replayed so, to the objects they served.
   void SetFormat5Rules(bool on) { format5_rules_ = on; }
+  // The rules journal format 7 brought. Off (the default): a deleted pod's
+  // metadata.deletionTimestamp is when its grace period ends (the delete's instant plus
+  // deletionGracePeriodSeconds, as kube-apiserver writes it), and a second delete with a shorter
+  // grace period shortens it (the engine's DeletePod::shorten: the workload is killed sooner).
+  // On: as the releases of journal formats 1-6 did, the instant of the delete, and a second
+  // delete changed neither.
+  void SetFormat6Rules(bool on) { format6_rules_ = on; }
+  // All of the above for a record written by journal format `format` (Journal::RecordFormat):
+  // the rules of that format; kFormatVersion's (all off) for what is appended now.
+  void SetRecordFormat(int format);
 
   // When the next `advance` is due (a timer or an engine wake-up), if any.
   std::optional<Millis> NextDue();
@@ -301,6 +311,9 @@ class Cluster {
   MutationResult Delete(const Mutation& m);
   std::optional<ApiError> FlavorInUse(const std::string& name) const;
   Status DeletePodObject(const Mutation& m, const std::string& ns, const Json& existing);
+  void MarkDeleting(Json& pod, Millis time, int64_t grace_seconds) const;
+  Status DeleteAgain(const Mutation& m, const std::string& ns, const Json& existing,
+                     engine::WorkloadId id);
   Status DeleteNamespaceObjects(const Mutation& m);
   void PurgeNamespaces();
   Status ForgetFinished(Millis time, const ObjectStore::Key& key);
@@ -441,6 +454,7 @@ class Cluster {
   bool pending_walk_ = false;        // SetPendingWalk
   bool format4_jobs_ = false;        // SetFormat4Jobs
   bool format5_rules_ = false;       // SetFormat5Rules
+  bool format6_rules_ = false;       // SetFormat6Rules
   // Namespaces deleted while some of their pods were still terminating: stored, Terminating, until
   // the last of them is gone (PurgeNamespaces); no new object may be created in them.
   std::set<std::string> terminating_namespaces_;

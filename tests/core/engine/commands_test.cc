@@ -8,6 +8,7 @@
 
 #include "core/engine/engine.h"
 #include "core/engine/gpu_objects.h"
+#include "core/serial.h"
 
 namespace arbiter::engine {
 namespace {
@@ -216,6 +217,50 @@ TEST_F(Commands, DeletingPodsPendingRunningAndTerminating) {
   ASSERT_TRUE(Do(kMin + 5000, Tick{}).ok());
   EXPECT_EQ(PhaseOf(next), Phase::kRunning);
   EXPECT_EQ(e_.Apply(At(kMin + 5000, DeletePod{run, std::nullopt})).code(), StatusCode::kNotFound);
+}
+
+// A second delete of a terminating workload may only shorten its grace (kube-apiserver's rule
+// for a second DELETE): a grace ending sooner than its SIGTERM's becomes its grace (Deleted, work
+// facts kStopSooner, the grace left); a later one, or `shorten` off (commands before version 12),
+// changes nothing.
+TEST_F(Commands, ASecondDeleteOnlyShortensTheGrace) {
+  ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 1), 0}).ok());
+  const WorkloadId run = Submit(0, GpuPod("run", 1));
+  ASSERT_TRUE(Do(0, Tick{}).ok());
+  ASSERT_TRUE(Do(kMin, DeletePod{run, 60000}).ok());
+  ASSERT_TRUE(Do(kMin + 10000, DeletePod{run, 5000, false}).ok());
+  EXPECT_EQ(e_.Get(run)->grace, 60000);
+  ASSERT_TRUE(Do(kMin + 10000, DeletePod{run, 55000}).ok());  // ends no sooner
+  EXPECT_EQ(e_.Get(run)->grace, 60000);
+  EXPECT_EQ(sink_.Last(EventType::kDeleted)->work_facts, WorkFacts::kNone);
+  ASSERT_TRUE(Do(kMin + 10000, DeletePod{run, 5000}).ok());
+  EXPECT_EQ(e_.Get(run)->grace, 15000) << "from the SIGTERM";
+  const Event* del = sink_.Last(EventType::kDeleted);
+  EXPECT_EQ(del->work_facts, WorkFacts::kStopSooner);
+  EXPECT_EQ(del->grace, 5000);
+  EXPECT_EQ(e_.Get(run)->message, "deleted; SIGTERM, grace shortened to 5s from now");
+  ASSERT_TRUE(Do(kMin + 15000, VictimExited{run}).ok());
+  EXPECT_EQ(sink_.finished.at(Value(run)).phase, Phase::kDeleted);
+}
+
+// DeletePod::shorten is encoded (command version 12); a version-11 command, without it, reads
+// false: what a second delete of such a record did is what it does on replay.
+TEST(CommandEncoding, DeletePodShortenIsKeptAndOlderCommandsReadItOff) {
+  for (bool shorten : {true, false}) {
+    auto c = DecodeCommand(EncodeCommand(At(1, DeletePod{WorkloadId{7}, 5000, shorten})));
+    ASSERT_TRUE(c.ok()) << c.message();
+    EXPECT_EQ(std::get<DeletePod>(c->op).shorten, shorten);
+  }
+  auto body = serial::Unseal(EncodeCommand(At(1, DeletePod{WorkloadId{7}, 5000, true})), "command",
+                             kCommandVersion);
+  ASSERT_TRUE(body.ok()) << body.message();
+  std::string v11 = *body;
+  ASSERT_EQ(v11.back(), '\x01');
+  v11.pop_back();
+  auto old = DecodeCommand(serial::Seal("command", 11, v11));
+  ASSERT_TRUE(old.ok()) << old.message();
+  EXPECT_FALSE(std::get<DeletePod>(old->op).shorten);
+  EXPECT_EQ(std::get<DeletePod>(old->op).grace_period, 5000);
 }
 
 TEST_F(Commands, ExitCodesDecideSucceededOrFailed) {

@@ -7,7 +7,7 @@
 # (a pending pod's status rewritten when the engine restates it). They are kept as those releases
 # wrote them: later releases must open and replay them.
 #
-#   [PORT=N] tests/data/journal/make-fixtures.sh ARBITER OUT_DIR [all|restated|jobs|limits]
+#   [PORT=N] tests/data/journal/make-fixtures.sh ARBITER OUT_DIR [all|restated|jobs|limits|deletes]
 #
 # Each fixture is a data directory (journal.db after a clean stop; format 3: and snapshot.bin)
 # and expected.txt: one line per object as the live daemon served it just before it stopped
@@ -19,6 +19,8 @@
 #   jobs       a Job's pod deleted and replaced (below), made with 275633e (the last of format 4)
 #   limits     pods and a Job's pod in a namespace with LimitRange defaults (below), made with
 #              7a74634 (the last change to the daemon in format 5)
+#   deletes    pods deleted twice while they shut down (below), made with 9e80595 (the last of
+#              format 6)
 set -euo pipefail
 ARBITER=$1
 OUT=$2
@@ -164,6 +166,25 @@ limits() {
   finish "$dir"
 }
 
+# Pods deleted while they shut down (10 min, grace 600 s), then deleted again: releases of formats
+# 1-6 wrote the delete's instant as the deletionTimestamp and rewrote it at every delete, whatever
+# its grace; format 7 writes when the grace ends, and only a shorter grace changes it and ends the
+# shutdown sooner.
+deletes() {
+  local dir=$OUT/deletes p
+  start "$dir" 0
+  req POST /api/v1/nodes '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"capacity":{"cpu":"8","memory":"32Gi","pods":"110"}}}'
+  for p in forced longer; do
+    req POST /api/v1/namespaces/default/pods "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"$p\",\"annotations\":{\"arbiter.dev/duration\":\"1h\",\"arbiter.dev/shutdown-time\":\"10m\"}},\"spec\":{\"terminationGracePeriodSeconds\":600,\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}"
+    req DELETE /api/v1/namespaces/default/pods/$p
+  done
+  sleep 1
+  req DELETE '/api/v1/namespaces/default/pods/forced?gracePeriodSeconds=0'
+  req DELETE '/api/v1/namespaces/default/pods/longer?gracePeriodSeconds=900'
+  sleep 1
+  finish "$dir"
+}
+
 case ${3:-all} in
   all)
     one tail 0
@@ -173,5 +194,6 @@ case ${3:-all} in
   restated) restated ;;  # (format3/restated was made alone, with a later format-3 release)
   jobs) jobs ;;
   limits) limits ;;
-  *) echo "make-fixtures.sh: unknown fixture set $3 (all, restated, jobs, limits)" >&2; exit 2 ;;
+  deletes) deletes ;;
+  *) echo "make-fixtures.sh: unknown fixture set $3 (all, restated, jobs, limits, deletes)" >&2; exit 2 ;;
 esac
