@@ -478,6 +478,44 @@ TEST(JobController, ARefusedPodCreateIsAFailedCreateWarningCombinedOverRetries) 
   EXPECT_EQ(combined, 4);  // the 10th to the 13th refusal
 }
 
+// Found by a hostile-tenant trial: a Job whose template set spec.priority (no class, no global
+// default) got pods of that priority, above every other tenant's, though a pod created with it is
+// refused. The Job's pods pass the Priority admission as a user's (journal format 7): a FailedCreate
+// in kube-apiserver's words, no pod; the priority its class gives is admitted. Records of formats
+// 1-6 replay as they were answered (the pod made with the template's priority).
+TEST(JobController, AJobsPodsPassThePriorityAdmission) {
+  Cluster c("0000abcd");
+  StartOneNode(c);
+  Ok(c, Create(kT0, fixtures::PriorityClass("batch", 100)));
+  Json high = JobOf("high", {});
+  high["spec"]["template"]["spec"]["priority"] = 1999999999;
+  Ok(c, Create(kT0 + 1000, high));
+  EXPECT_EQ(PodsOf(c, "high").size(), 0u);
+  const auto events = JobEvents(c, "high");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(std::get<0>(events[0]), "FailedCreate");
+  EXPECT_NE(std::get<2>(events[0]).find(
+                "\" is forbidden: the integer value of priority (1999999999) must not be provided "
+                "in pod spec; priority admission controller computed 0 from the given "
+                "PriorityClass name"),
+            std::string::npos)
+      << std::get<2>(events[0]);
+  Json classed = JobOf("classed", {});
+  classed["spec"]["template"]["spec"]["priorityClassName"] = "batch";
+  classed["spec"]["template"]["spec"]["priority"] = 100;
+  Ok(c, Create(kT0 + 2000, classed));
+  ASSERT_EQ(PodsOf(c, "classed").size(), 1u);
+  EXPECT_EQ(PodsOf(c, "classed")[0]->at("spec").value("priority", -1), 100);
+
+  c.SetRecordFormat(6);
+  Json old = JobOf("old", {});
+  old["spec"]["template"]["spec"]["priority"] = 1999999999;
+  Ok(c, Create(kT0 + 3000, old));
+  c.SetRecordFormat(7);
+  ASSERT_EQ(PodsOf(c, "old").size(), 1u);
+  EXPECT_EQ(PodsOf(c, "old")[0]->at("spec").value("priority", -1), 1999999999);
+}
+
 // A refused create is tried again after kube's back-off (1 s doubling to 60 s) even when no
 // mutation comes (found by a new-user trial: an idle cluster never retried); a restore from a
 // snapshot keeps the instant; once the pods are made, no retry is due.

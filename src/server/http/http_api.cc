@@ -27,7 +27,6 @@
 #include "adapters/kube/table.h"
 #include "adapters/kube/watch.h"
 #include "adapters/yaml/go_field_types.h"
-#include "core/system_priority.h"
 #include "server/http/api_auth.h"
 #include "server/http/list_pages.h"
 #include "server/http/request_log.h"
@@ -35,6 +34,7 @@
 #include "server/metrics/process_metrics.h"
 #include "server/state/api_status.h"
 #include "server/state/pod_status.h"
+#include "server/state/priority_admission.h"
 
 namespace arbiter::server {
 
@@ -685,37 +685,17 @@ std::string NameOf(const Json& obj) {
   return obj.is_object() && obj.contains("metadata") ? StringAt(obj["metadata"], "name") : "";
 }
 
-// Kubernetes' Priority admission on a pod's create (plugin/pkg/admission/priority): the priority
-// comes from spec.priorityClassName, or the global default class (the lowest if several), or is
-// 0; a spec.priority that differs is refused (403), so a tenant cannot put its pods above the
-// others'. The built-in system-* classes resolve without an object (core/objects.h). An unknown
-// class is the validator's (422). nullopt: admitted.
+// Kubernetes' Priority admission on a pod's create (server/state/priority_admission.h): a
+// spec.priority other than the class's is 403. nullopt: admitted.
 std::optional<kube::KubeStatus> AdmitPriority(Daemon& d, const kube::ResourceInfo& r,
                                               const Json& pod) {
   const auto spec = pod.is_object() ? pod.find("spec") : pod.end();
-  if (spec == pod.end() || !spec->is_object()) return std::nullopt;
-  const auto given = spec->find("priority");
-  if (given == spec->end() || !given->is_number_integer()) return std::nullopt;
-  const std::string cls = StringAt(*spec, "priorityClassName");
+  if (spec == pod.end() || !spec->is_object() || !spec->contains("priority")) return std::nullopt;
   const std::vector<std::shared_ptr<const Json>> classes =
       d.Read([](const Cluster& c) { return c.store().ListShared("PriorityClass", ""); });
-  std::optional<int64_t> computed;
-  for (const auto& pc : classes) {
-    const auto value = pc->find("value");
-    if (value == pc->end() || !value->is_number_integer()) continue;
-    const bool global = pc->contains("globalDefault") && (*pc)["globalDefault"] == true;
-    if (cls.empty() ? global && (!computed || value->get<int64_t>() < *computed)
-                    : NameOf(*pc) == cls)
-      computed = value->get<int64_t>();
-  }
-  if (!computed && cls.empty()) computed = 0;
-  if (!computed) computed = SystemPriorityClassValue(cls);
-  if (!computed || given->get<int64_t>() == *computed) return std::nullopt;
-  return kube::Forbidden(kube::ResourceName::Of(r), NameOf(pod),
-                         "the integer value of priority (" + std::to_string(given->get<int64_t>()) +
-                             ") must not be provided in pod spec; priority admission controller "
-                             "computed " +
-                             std::to_string(*computed) + " from the given PriorityClass name");
+  if (auto refusal = PriorityAdmissionRefusal(pod, classes))
+    return kube::Forbidden(kube::ResourceName::Of(r), NameOf(pod), *refusal);
+  return std::nullopt;
 }
 
 // What the API checks of an object before the daemon sees it: the metadata limits (limits.h)

@@ -367,6 +367,7 @@ class Cluster {
   void NoteJobPod(const ObjectStore::Key& key, const Json* was, const Json* now);
   void DropJobPods(const std::string& ns, const std::string& uid);
   int CreateJobPods(Millis t, const Json& job, const JobPlan& plan);
+  std::optional<ApiError> AdmitJobPodPriority(const Mutation& c) const;
   std::optional<Millis> NextJobDeadline() const;
   // pods/eviction (disruption.cc).
   MutationResult Evict(const Mutation& m);

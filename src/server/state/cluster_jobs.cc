@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "adapters/json/member.h"
 #include "server/state/api_status.h"
 #include "server/state/cluster.h"
 #include "server/state/cluster_target.h"
 #include "server/state/job_controller.h"
 #include "server/state/job_pod_tables.h"
 #include "server/state/pod_status.h"
+#include "server/state/priority_admission.h"
 
 namespace arbiter::server {
 
@@ -565,17 +567,36 @@ int Cluster::CreateJobPods(Millis t, const Json& job, const JobPlan& plan) {
     if (i < static_cast<int>(plan.annotations.size()))
       c.object["metadata"]["annotations"].update(plan.annotations[i]);
     c.object["metadata"]["name"] = name;
-    if (MutationResult r = Put(c, nullptr); !r.ok()) {
+    std::optional<ApiError> refused = AdmitJobPodPriority(c);
+    if (!refused)
+      if (MutationResult r = Put(c, nullptr); !r.ok()) refused = std::move(r.error);
+    if (refused) {
       // kube's FailedCreate; retried at each mutation under a new name, combined from the 10th
       // on (AddJobEvent)
       if (!format4_jobs_)
-        AddJobEvent(job, true, "FailedCreate", "Error creating: " + RefusalText(c, *r.error), t);
+        AddJobEvent(job, true, "FailedCreate", "Error creating: " + RefusalText(c, *refused), t);
       break;
     }
     AddJobEvent(job, false, "SuccessfulCreate", "Created pod: " + name, t);
     ++made;
   }
   return made;
+}
+
+// The Priority admission of a pod the Job controller creates, as of a user's (the API's creates
+// pass it before the daemon sees them): a template's spec.priority other than its class's is 403
+// (journal format 7; formats 1-6 stored such pods with the template's priority).
+std::optional<ApiError> Cluster::AdmitJobPodPriority(const Mutation& c) const {
+  if (format6_rules_ || !json_member::Member(c.object, "spec").contains("priority"))
+    return std::nullopt;
+  auto why = PriorityAdmissionRefusal(c.object, store_.ListShared("PriorityClass", ""));
+  if (!why) return std::nullopt;
+  ApiError e;
+  e.reason = ApiError::Reason::kForbidden;
+  e.kind = "Pod";
+  e.name = c.object["metadata"].value("name", "");
+  e.message = std::move(*why);
+  return e;
 }
 
 // A Job's event as client-go's recorder writes the job-controller's (EventCorrelator: similar ones
