@@ -150,7 +150,7 @@ TEST(KubeHostileJson, DeepNestingAndYamlAliasBombsAreRefusedNotFollowed) {
   }
   auto r = ApplyPatch(PatchType::kApply, nullptr, bomb, pods);  // 10^9 nodes if expanded
   EXPECT_EQ(r.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(r.message().find("more than 1000000 nodes"), std::string::npos) << r.message();
+  EXPECT_EQ(r.message(), "the document contains excessive aliasing");
 }
 
 // A JSON Patch whose "copy" operations copy an array into itself doubles it each time: 40 of them

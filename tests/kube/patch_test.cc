@@ -119,6 +119,106 @@ TEST(KubePatch, StrategicMergeDirectivesDeleteReplaceOrderRetainAndPrimitiveDele
   EXPECT_EQ(ordered["spec"]["containers"][0]["name"], "side");
 }
 
+// Lists of thousands of elements merge as small ones do (each patch element finds its live one by
+// key, not by a scan of the list: BM_StrategicMergePatch measures the cost): a key met twice is
+// the first element with it still there, elements a patch adds are found by its later ones, and
+// the order is the live one with the added elements at the end.
+TEST(KubePatch, StrategicMergeOfLargeListsKeepsOrderAndFirstMatchSemantics) {
+  constexpr int kN = 10000;
+  auto name = [](const char* p, int i) { return p + std::to_string(i); };
+  json live = json::parse(kLivePod);
+  json& containers = live["spec"]["containers"];
+  containers = json::array({{{"name", "d"}, {"image", "1"}}});
+  for (int i = 0; i < kN; ++i) containers.push_back({{"name", name("c", i)}, {"image", "i"}});
+  containers.push_back({{"name", "d"}, {"image", "2"}});
+  json list = json::array();
+  for (int i = kN - 1; i >= 0; --i) {  // reverse order: the order comes from the live list
+    if (i % 3 == 0) list.push_back({{"name", name("c", i)}, {"$patch", "delete"}});
+    if (i % 3 == 1) list.push_back({{"name", name("c", i)}, {"image", "j"}});
+  }
+  for (int i = 0; i < kN / 10; ++i) {
+    list.push_back({{"name", name("n", i)}, {"image", "a"}});
+    list.push_back({{"name", name("n", i)}, {"args", {"x"}}});  // merges into the one just added
+  }
+  list.push_back({{"name", "d"}, {"$patch", "delete"}});  // the first "d"
+  list.push_back({{"name", "d"}, {"image", "3"}});        // the second one, now the first
+  json out = Smp(live, {{"spec", {{"containers", list}}}});
+
+  json want = json::array();
+  for (int i = 0; i < kN; ++i) {
+    if (i % 3 == 0) continue;
+    want.push_back({{"name", name("c", i)}, {"image", i % 3 == 1 ? "j" : "i"}});
+  }
+  want.push_back({{"name", "d"}, {"image", "3"}});
+  for (int i = 0; i < kN / 10; ++i)
+    want.push_back({{"name", name("n", i)}, {"image", "a"}, {"args", {"x"}}});
+  ASSERT_EQ(out["spec"]["containers"].size(), want.size());
+  EXPECT_EQ(out["spec"]["containers"], want);
+}
+
+// $setElementOrder, $deleteFromPrimitiveList, $retainKeys and merged sets of primitives, on
+// thousands of elements with duplicates.
+TEST(KubePatch, StrategicMergeDirectivesOnLargeListsKeepTheirSemantics) {
+  constexpr int kN = 10000;
+  auto name = [](const char* p, int i) { return p + std::to_string(i); };
+  json live = json::parse(kLivePod);
+  json& containers = live["spec"]["containers"];
+  containers = json::array();
+  for (int i = 0; i < kN; ++i) containers.push_back({{"name", name("c", i)}, {"image", "i"}});
+  containers.push_back({{"name", "c0"}, {"image", "dup"}});
+  json finalizers = json::array();
+  for (int i = 0; i < kN; ++i) finalizers.push_back(name("f", i % (kN / 2)));  // each twice
+  live["metadata"]["finalizers"] = finalizers;
+  // The even containers listed, in reverse, c0 twice (its two elements, in order) and an unknown
+  // name (ignored); then the others in their order.
+  json order = json::array({{{"name", "zz"}}});
+  for (int i = kN - 2; i >= 0; i -= 2) order.push_back({{"name", name("c", i)}});
+  order.push_back({{"name", "c0"}});
+  json doomed = json::array();
+  for (int i = 0; i < kN / 2; i += 2) doomed.push_back(name("f", i));  // both copies go
+  json added = json::array({"f1", "new", "new", "f3"});
+  json retained = {{"name", "c1"}, {"$retainKeys", json::array({"name"})}};
+  for (int i = 0; i < kN; ++i) {
+    retained[name("k", i)] = "v";
+    if (i % 2) retained["$retainKeys"].push_back(name("k", i));
+  }
+  json patch = {
+      {"metadata", {{"$deleteFromPrimitiveList/finalizers", doomed}, {"finalizers", added}}},
+      {"spec", {{"$setElementOrder/containers", order}, {"containers", {retained}}}}};
+  json out = Smp(live, patch);
+
+  json want_names = json::array();
+  for (int i = kN - 2; i >= 0; i -= 2) want_names.push_back(name("c", i));
+  want_names.push_back("c0");
+  for (int i = 1; i < kN; i += 2) want_names.push_back(name("c", i));
+  json names = json::array();
+  for (const auto& c : out["spec"]["containers"]) names.push_back(c["name"]);
+  EXPECT_EQ(names, want_names);
+  const json& listed_c0 = out["spec"]["containers"][kN / 2 - 1];
+  EXPECT_EQ(listed_c0["image"], "i");  // the first c0 where the last even name was listed
+  EXPECT_EQ(out["spec"]["containers"][kN / 2]["image"], "dup");
+  json c1 = out["spec"]["containers"][kN / 2 + 1];
+  EXPECT_EQ(c1["name"], "c1");
+  EXPECT_EQ(c1.size(), 1u + kN / 2);  // name and the odd k's: image and the even k's gone
+  EXPECT_TRUE(c1.contains("k1"));
+  EXPECT_FALSE(c1.contains("k0"));
+
+  json want_finalizers = json::array();
+  for (int i = 0; i < kN; ++i)
+    if ((i % (kN / 2)) % 2) want_finalizers.push_back(name("f", i % (kN / 2)));
+  want_finalizers.push_back("new");  // once; f1 and f3 were there
+  EXPECT_EQ(out["metadata"]["finalizers"], want_finalizers);
+}
+
+// Merge keys compare as JSON values: 80 and 80.0 are one port, as they are for kube's decoder.
+TEST(KubePatch, StrategicMergeKeysCompareAsJsonValues) {
+  json out = Smp(json::parse(kLivePod), json::parse(R"({"spec":{"containers":[{"name":"main",
+                   "ports":[{"containerPort":80.0,"name":"http"},{"containerPort":"81","name":"s"}]}]}})"));
+  EXPECT_EQ(out["spec"]["containers"][0]["ports"],
+            json::parse(R"([{"containerPort":80.0,"name":"http"},{"containerPort":81},
+                            {"containerPort":"81","name":"s"}])"));
+}
+
 TEST(KubePatch, StrategicMergeRefusesAMergeListElementWithoutItsKey) {
   auto out = ApplyStrategicMergePatch(
       json::parse(kLivePod), json::parse(R"({"spec":{"containers":[{"image":"x"}]}})"), Pods());
@@ -195,6 +295,55 @@ TEST(KubePatch, ServerSideApplyRemovesWhatAManagerStopsApplyingUnlessAnotherOwns
                             ApplyOptions{"", ""})
                 .code(),
             StatusCode::kInvalidArgument);
+}
+
+// A billion laughs of `levels` levels of ten aliases over ten strings of `width` bytes.
+std::string Laughs(int levels, size_t width) {
+  std::string y = "a0: &a0 [";
+  for (int k = 0; k < 10; ++k) y += (k ? "," : "") + std::string(width, 'x');
+  y += "]\n";
+  for (int i = 1; i < levels; ++i) {
+    y += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) y += (k ? ",*a" : "*a") + std::to_string(i - 1);
+    y += "]\n";
+  }
+  return y;
+}
+
+// YAML bodies are refused, before any alias is expanded, when aliases make up too much of them, as
+// kube-apiserver's decoder (go-yaml) does: a 4 KB body of 5 levels expanded to 10^5 strings, 34
+// MB, before its size was checked.
+TEST(KubePatch, YamlBodiesWithExcessiveAliasingAreRefusedBeforeExpansion) {
+  for (const std::string& bomb : {Laughs(5, 340), Laughs(9, 1)}) {
+    for (auto parsed : {ParseYamlBody(bomb), ParseBody(bomb, PatchType::kApply)}) {
+      EXPECT_EQ(parsed.code(), StatusCode::kInvalidArgument);
+      EXPECT_EQ(parsed.message(), "the document contains excessive aliasing");
+    }
+  }
+  // Few aliases repeating much text: bounded by the bytes they repeat.
+  const std::string big = "a: &a " + std::string(100000, 'x') + "\nb: [" + [] {
+    std::string l;
+    for (int i = 0; i < 40; ++i) l += i ? ",*a" : "*a";
+    return l;
+  }() + "]\n";
+  auto bytes = ParseYamlBody(big);
+  EXPECT_EQ(bytes.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bytes.message().find("excessive aliasing"), std::string::npos) << bytes.message();
+  // An anchor used inside itself.
+  EXPECT_EQ(ParseYamlBody("a: &a [1, *a]").code(), StatusCode::kInvalidArgument);
+  // Aliases in moderation are expanded (a level of ten over a thousand plain strings; 3 levels).
+  auto some = ParseYamlBody(Laughs(3, 4) + "plain: [" + [] {
+    std::string l;
+    for (int i = 0; i < 1000; ++i) l += i ? ",p" : "p";
+    return l;
+  }() + "]\n");
+  ASSERT_TRUE(some.ok()) << some.message();
+  EXPECT_EQ((*some)["a2"].size(), 10u);
+  EXPECT_EQ((*some)["a2"][9][9][9], "xxxx");
+  EXPECT_EQ((*some)["plain"].size(), 1000u);
+  // A document of under 1000 nodes may be all aliases.
+  auto small = ParseYamlBody(Laughs(2, 1));
+  ASSERT_TRUE(small.ok()) << small.message();
 }
 
 TEST(KubePatch, ServerSideApplyOfACustomKindReplacesLists) {

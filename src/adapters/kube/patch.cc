@@ -1,10 +1,17 @@
 #include "adapters/kube/patch.h"
 
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string_view>
 
 #include "adapters/kube/limits.h"
 
@@ -124,30 +131,151 @@ std::string StringAt(const json& o, const char* key) {
 Result<json> MergeValue(const json* live, const json& patch, const Schema* schema,
                         const std::string& path);
 
-bool SameKey(const json& element, const std::string& key, const json& value) {
-  return element.is_object() && element.contains(key) && element[key] == value;
+// Merge keys and set members compare as kube's decoder reads JSON, numbers as float64: a strict
+// weak order whose equivalence is their equality, so that elements are found in O(log n) rather
+// than by scanning the list (a patch of n elements against a list of n cost n^2 comparisons:
+// 40k elements took 24 s). (nlohmann's == compares an integer with a float as doubles but two
+// integers exactly: it is not transitive, and no index can follow it.)
+int Rank(const json& v) {
+  if (v.is_null()) return 0;
+  if (v.is_boolean()) return 1;
+  if (v.is_number()) return 2;
+  if (v.is_string()) return 3;
+  if (v.is_array()) return 4;
+  if (v.is_object()) return 5;
+  return 6;  // binary or discarded: never parsed from a body
 }
 
+int Sign(int c) { return (c > 0) - (c < 0); }
+
+int Compare(const json& a, const json& b) {
+  const int ra = Rank(a);
+  const int rb = Rank(b);
+  if (ra != rb) return ra < rb ? -1 : 1;
+  switch (ra) {
+    case 1:
+      return static_cast<int>(a.get<bool>()) - static_cast<int>(b.get<bool>());
+    case 2: {
+      const double x = a.get<double>();
+      const double y = b.get<double>();
+      return x < y ? -1 : y < x ? 1 : 0;
+    }
+    case 3:
+      return Sign(a.get_ref<const std::string&>().compare(b.get_ref<const std::string&>()));
+    case 4:
+    case 5: {
+      auto i = a.begin();
+      auto j = b.begin();
+      for (; i != a.end() && j != b.end(); ++i, ++j) {
+        if (ra == 5)
+          if (int c = Sign(i.key().compare(j.key())); c != 0) return c;
+        if (int c = Compare(*i, *j); c != 0) return c;
+      }
+      return i == a.end() ? (j == b.end() ? 0 : -1) : 1;
+    }
+    case 6:
+      return Sign(a.dump().compare(b.dump()));
+  }
+  return 0;
+}
+
+struct KeyLess {
+  bool operator()(const json& a, const json& b) const { return Compare(a, b) < 0; }
+  bool operator()(const json* a, const json* b) const { return Compare(*a, *b) < 0; }
+};
+
+// A list's element's merge key ("" for a set of primitives: the element itself); nullptr when it
+// has none.
+const json* KeyOf(const json& element, const std::string& key) {
+  if (key.empty()) return &element;
+  if (!element.is_object()) return nullptr;
+  auto it = element.find(key);
+  return it == element.end() ? nullptr : &*it;
+}
+
+// A keyed list being merged: its elements in order (erased ones left as holes until Take) and,
+// by merge key, where they are; Find gives the first element with a key, as a scan would.
+class KeyedList {
+ public:
+  KeyedList(const json& live, std::string key) : key_(std::move(key)) {
+    for (const auto& e : live) Append(e);
+  }
+  std::optional<size_t> Find(const json& k) const {
+    auto it = index_.find(k);
+    if (it == index_.end()) return std::nullopt;
+    return *it->second.begin();
+  }
+  const json& At(size_t i) const { return *slots_[i]; }
+  void Set(size_t i, json v) {
+    Unindex(i);
+    slots_[i] = std::move(v);
+    Index(i);
+  }
+  void Erase(size_t i) {
+    Unindex(i);
+    slots_[i].reset();
+  }
+  void Append(json v) {
+    slots_.push_back(std::move(v));
+    Index(slots_.size() - 1);
+  }
+  json Take() && {
+    json out = json::array();
+    for (auto& e : slots_)
+      if (e) out.push_back(std::move(*e));
+    return out;
+  }
+
+ private:
+  void Index(size_t i) {
+    if (const json* k = KeyOf(*slots_[i], key_)) index_[*k].insert(i);
+  }
+  void Unindex(size_t i) {
+    const json* k = KeyOf(*slots_[i], key_);
+    if (!k) return;
+    auto it = index_.find(*k);
+    it->second.erase(i);
+    if (it->second.empty()) index_.erase(it);
+  }
+
+  std::string key_;
+  std::vector<std::optional<json>> slots_;
+  std::map<json, std::set<size_t>, KeyLess> index_;  // merge key -> positions, in order
+};
+
 // The merged list ordered by $setElementOrder: listed elements first in that order, then the rest
-// in their current order.
+// in their current order. Each entry of `order` takes the first element with its key not yet
+// taken.
 json Reorder(const json& list, const json& order, const ListMeta& meta) {
+  struct Positions {
+    std::vector<size_t> at;
+    size_t next = 0;
+  };
+  std::map<const json*, Positions, KeyLess> where;
+  for (size_t i = 0; i < list.size(); ++i)
+    if (const json* k = KeyOf(list[i], meta.key)) where[k].at.push_back(i);
   json out = json::array();
   std::vector<bool> used(list.size(), false);
   for (const auto& o : order) {
-    for (size_t i = 0; i < list.size(); ++i) {
-      if (used[i]) continue;
-      bool match = meta.key.empty() ? list[i] == o
-                                    : (o.is_object() && o.contains(meta.key) &&
-                                       SameKey(list[i], meta.key, o[meta.key]));
-      if (match) {
-        out.push_back(list[i]);
-        used[i] = true;
-        break;
-      }
-    }
+    const json* k = KeyOf(o, meta.key);
+    auto it = k ? where.find(k) : where.end();
+    if (it == where.end() || it->second.next == it->second.at.size()) continue;
+    const size_t i = it->second.at[it->second.next++];
+    out.push_back(list[i]);
+    used[i] = true;
   }
   for (size_t i = 0; i < list.size(); ++i)
     if (!used[i]) out.push_back(list[i]);
+  return out;
+}
+
+// A set of primitives: the patch's members that are not there yet, appended in order.
+json MergeSet(const json& live, const json& patch) {
+  json out = live;
+  std::set<const json*, KeyLess> present;
+  for (const auto& e : live) present.insert(&e);
+  for (const auto& e : patch)
+    if (present.insert(&e).second) out.push_back(e);
   return out;
 }
 
@@ -157,43 +285,58 @@ Result<json> MergeList(const json& live, const json& patch, const ListMeta& meta
   for (const auto& e : patch)
     if (e.is_object() && e.contains(kPatchDirective) && e[kPatchDirective] == "replace")
       return Strip(patch);
-  json out = live;
-  if (meta.key.empty()) {  // a set of primitives
-    for (const auto& e : patch)
-      if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
-    return out;
-  }
+  if (meta.key.empty()) return MergeSet(live, patch);
+  KeyedList out(live, meta.key);
   for (const auto& e : patch) {
     if (!e.is_object() || !e.contains(meta.key))
       return Bad(path + ": map does not contain declared merge key: " + meta.key);
-    const json& k = e[meta.key];
-    auto it = std::find_if(out.begin(), out.end(),
-                           [&](const json& x) { return SameKey(x, meta.key, k); });
+    const std::optional<size_t> at = out.Find(e[meta.key]);
     if (e.contains(kPatchDirective)) {
       const json& d = e[kPatchDirective];
       if (d == "delete") {
-        if (it != out.end()) out.erase(it);
+        if (at) out.Erase(*at);
         continue;
       }
       if (d == "replace") {
         json r = Strip(e);
-        if (it != out.end())
-          *it = r;
+        if (at)
+          out.Set(*at, std::move(r));
         else
-          out.push_back(r);
+          out.Append(std::move(r));
         continue;
       }
       if (d != "merge") return Bad(path + ": unknown patch type: " + d.dump());
     }
-    if (it == out.end()) {
-      out.push_back(Strip(e));
-    } else {
-      auto merged = MergeValue(&*it, e, schema, path);
-      if (!merged.ok()) return merged.status();
-      *it = std::move(merged).value();
+    if (!at) {
+      out.Append(Strip(e));
+      continue;
     }
+    auto merged = MergeValue(&out.At(*at), e, schema, path);
+    if (!merged.ok()) return merged.status();
+    out.Set(*at, std::move(merged).value());
   }
-  return out;
+  return std::move(out).Take();
+}
+
+// `list` without the members of `doomed` ($deleteFromPrimitiveList).
+json WithoutMembers(const json& list, const json& doomed) {
+  std::set<const json*, KeyLess> gone;
+  for (const auto& v : doomed) gone.insert(&v);
+  json kept = json::array();
+  for (const auto& v : list)
+    if (!gone.count(&v)) kept.push_back(v);
+  return kept;
+}
+
+// The members of `obj` that `keep` names ($retainKeys).
+json Retained(const json& obj, const json& keep) {
+  std::set<std::string_view> names;
+  for (const auto& k : keep)
+    if (k.is_string()) names.insert(k.get_ref<const std::string&>());
+  json kept = json::object();
+  for (auto it = obj.begin(); it != obj.end(); ++it)
+    if (names.count(it.key())) kept[it.key()] = it.value();
+  return kept;
 }
 
 Result<json> MergeMap(const json& live, const json& patch, const Schema* schema,
@@ -210,13 +353,8 @@ Result<json> MergeMap(const json& live, const json& patch, const Schema* schema,
     if (key.rfind(kDeleteFromPrimitiveList, 0) == 0) {
       const std::string field = key.substr(kDeleteFromPrimitiveList.size());
       if (!it.value().is_array()) return Bad(Join(path, key) + ": must be a list");
-      if (out.contains(field) && out[field].is_array()) {
-        json kept = json::array();
-        for (const auto& v : out[field])
-          if (std::find(it.value().begin(), it.value().end(), v) == it.value().end())
-            kept.push_back(v);
-        out[field] = kept;
-      }
+      if (out.contains(field) && out[field].is_array())
+        out[field] = WithoutMembers(out[field], it.value());
       continue;
     }
     if (IsDirectiveKey(key)) continue;  // $patch, $retainKeys, $setElementOrder: below
@@ -245,11 +383,7 @@ Result<json> MergeMap(const json& live, const json& patch, const Schema* schema,
   if (patch.contains(kRetainKeys)) {
     const json& keep = patch[kRetainKeys];
     if (!keep.is_array()) return Bad(Join(path, "$retainKeys") + ": must be a list");
-    json kept = json::object();
-    for (auto it = out.begin(); it != out.end(); ++it)
-      if (std::find(keep.begin(), keep.end(), json(it.key())) != keep.end())
-        kept[it.key()] = it.value();
-    out = kept;
+    out = Retained(out, keep);
   }
   return out;
 }
@@ -424,6 +558,113 @@ json ResolveScalar(const YAML::Node& n) {
     }
   }
   return s;
+}
+
+// kube-apiserver's YAML decoder (go-yaml v2 decode.go) refuses a document when too much of what it
+// decodes comes from alias expansions: more than 100 nodes of more than 1000, and a share above
+// 99% (down to 10% from 400k to 4M nodes). Counted here from the parser's events, before any node
+// is built or an alias expanded (an alias adds the size of the node it names, known when that node
+// closed), so that a billion-laughs body of a few KB is refused at once rather than expanded to
+// tens of MB before the object's size is checked. The text aliases repeat is bounded too
+// (kMaxBodyBytes), which go-yaml needs not: its strings share their bytes.
+class AliasCount : public YAML::EventHandler {
+ public:
+  // Why the document must not be expanded; empty when it may.
+  const std::string& refusal() const { return refusal_; }
+
+  void OnDocumentStart(const YAML::Mark&) override { Add({1, 0}, false); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t a) override { Leaf(a, 0); }
+  void OnAlias(const YAML::Mark&, YAML::anchor_t a) override {
+    Add({1, 0}, false);
+    auto it = named_.find(a);
+    if (it == named_.end()) return Refuse("an anchor's value contains itself");  // still open
+    Add(it->second, true);
+  }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t a,
+                const std::string& value) override {
+    Leaf(a, value.size());
+  }
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t a,
+                       YAML::EmitterStyle::value) override {
+    Open(a);
+  }
+  void OnSequenceEnd() override { Close(); }
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t a,
+                  YAML::EmitterStyle::value) override {
+    Open(a);
+  }
+  void OnMapEnd() override { Close(); }
+
+ private:
+  struct Size {
+    uint64_t nodes = 0;
+    uint64_t bytes = 0;  // of scalars
+  };
+  static constexpr uint64_t kCap = uint64_t{1}
+                                   << 60;  // sizes double at most per level: no overflow
+
+  static double AllowedAliasRatio(uint64_t decodes) {
+    constexpr double kLow = 400000;
+    constexpr double kHigh = 4000000;
+    const auto d = static_cast<double>(decodes);
+    if (d <= kLow) return 0.99;
+    if (d >= kHigh) return 0.10;
+    return 0.99 - 0.89 * ((d - kLow) / (kHigh - kLow));
+  }
+  void Refuse(std::string why) {
+    if (refusal_.empty()) refusal_ = std::move(why);
+  }
+  void Add(Size s, bool aliased) {
+    total_ = {std::min(kCap, total_.nodes + s.nodes), std::min(kCap, total_.bytes + s.bytes)};
+    if (aliased)
+      aliased_ = {std::min(kCap, aliased_.nodes + s.nodes),
+                  std::min(kCap, aliased_.bytes + s.bytes)};
+    if (aliased_.nodes > 100 && total_.nodes > 1000 &&
+        static_cast<double>(aliased_.nodes) / static_cast<double>(total_.nodes) >
+            AllowedAliasRatio(total_.nodes))
+      Refuse("the document contains excessive aliasing");
+    if (aliased_.bytes > kMaxBodyBytes)
+      Refuse("the document contains excessive aliasing (aliases repeat more than " +
+             std::to_string(kMaxBodyBytes) + " bytes of text)");
+  }
+  void Name(YAML::anchor_t a, Size before) {
+    if (a != YAML::NullAnchor)
+      named_[a] = {total_.nodes - before.nodes, total_.bytes - before.bytes};
+  }
+  void Leaf(YAML::anchor_t a, size_t bytes) {
+    const Size before = total_;
+    Add({1, bytes}, false);
+    Name(a, before);
+  }
+  void Open(YAML::anchor_t a) {
+    open_.push_back({a, total_});
+    Add({1, 0}, false);
+  }
+  void Close() {
+    if (open_.empty()) return;
+    const auto [a, before] = open_.back();
+    open_.pop_back();
+    Name(a, before);
+  }
+
+  Size total_;
+  Size aliased_;
+  std::vector<std::pair<YAML::anchor_t, Size>> open_;
+  std::map<YAML::anchor_t, Size> named_;
+  std::string refusal_;
+};
+
+// Refuses excessive aliasing (AliasCount) in the first document of `text`, or in every one.
+Status CheckAliasing(const std::string& text, bool every_document) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  do {
+    AliasCount count;
+    if (!parser.HandleNextDocument(count)) break;
+    if (!count.refusal().empty()) return Bad(count.refusal());
+  } while (every_document);
+  return Status::Ok();
 }
 
 Result<json> FromYaml(const YAML::Node& n, size_t depth, size_t* budget) {
@@ -650,7 +891,9 @@ Result<json> ParseBody(std::string_view text, PatchType t) {
     if (t != PatchType::kApply) return Bad(std::string("the body is not JSON: ") + e.what());
   }
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
+    const std::string yaml(text);
+    if (Status s = CheckAliasing(yaml, true); !s.ok()) return s;
+    std::vector<YAML::Node> docs = YAML::LoadAll(yaml);
     if (docs.size() != 1) return Bad("the applied configuration must be one YAML document");
     size_t budget = kMaxYamlNodes;
     return FromYaml(docs[0], 1, &budget);
@@ -663,7 +906,9 @@ Result<json> ParseYamlBody(std::string_view text) {
   try {
     // The first document alone is read (kube-apiserver's decoder reads one), not the others
     // built as nodes and dropped.
-    const YAML::Node doc = YAML::Load(std::string(text));
+    const std::string yaml(text);
+    if (Status s = CheckAliasing(yaml, false); !s.ok()) return s;
+    const YAML::Node doc = YAML::Load(yaml);
     if (!doc.IsDefined() || doc.IsNull()) return Bad("the body is an empty YAML stream");
     size_t budget = kMaxYamlNodes;
     return FromYaml(doc, 1, &budget);
