@@ -894,8 +894,20 @@ class Validator {
       // extended resources and count/pods are not checked; recent Kubernetes refuses it under a
       // PriorityClass scope too, which Arbiter still accepts). BestEffort and NotBestEffort,
       // Terminating and NotTerminating exclude each other.
+      // A scope the engine does not know would match no pod: refused, as by kube-apiserver
+      // (the loader refuses it first; this guards objects built otherwise).
       std::set<std::string> scopes;
-      for (const auto& req : q.scope_selector) scopes.insert(req.scope_name);
+      for (size_t i = 0; i < q.scope_selector.size(); ++i) {
+        const std::string& name = q.scope_selector[i].scope_name;
+        scopes.insert(name);
+        static const std::set<std::string> kKnown = {"PriorityClass",  "Terminating",
+                                                     "NotTerminating", "BestEffort",
+                                                     "NotBestEffort",  "CrossNamespacePodAffinity"};
+        if (!kKnown.count(name))
+          Error("ResourceQuota", q.meta,
+                "spec.scopeSelector.matchExpressions[" + std::to_string(i) + "].scopeName",
+                "invalid value " + Quote(name) + ": unsupported scope");
+      }
       for (auto [a, b] : {std::pair<const char*, const char*>{"BestEffort", "NotBestEffort"},
                           {"Terminating", "NotTerminating"}})
         if (scopes.count(a) && scopes.count(b))

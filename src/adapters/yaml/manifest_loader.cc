@@ -699,34 +699,29 @@ class DocLoader {
     static const std::vector<std::string> kOps = {"In", "NotIn", "Exists", "DoesNotExist"};
     ScopeRequirement req;
     bool seen_scope = false, seen_op = false, bad = false;
-    r_.ReadStruct(
-        e, ep,
-        {{"scopeName",
-          [&](const YAML::Node& sv, const std::string& sp) {
-            seen_scope = true;
-            auto s = OneOf(sv, sp, scopes, "unsupported scope");
-            if (!s) {
-              bad = true;
-              return;
-            }
-            req.scope_name = scopes[*s];
-            if (*s == 5)
-              r_.Warn(sv, sp,
-                      "the " + req.scope_name +
-                          " scope is not enforced by Arbiter (the quota applies to every pod)");
-          }},
-         {"operator",
-          [&](const YAML::Node& ov, const std::string& op) {
-            seen_op = true;
-            auto o = OneOf(ov, op, kOps, "not a valid selector operator");
-            if (o)
-              req.op = static_cast<SelectorOperator>(*o);
-            else
-              bad = true;
-          }},
-         {"values", [&](const YAML::Node& vv, const std::string& vp) {
-            req.values = r_.StringList(vv, vp);
-          }}});
+    r_.ReadStruct(e, ep,
+                  {{"scopeName",
+                    [&](const YAML::Node& sv, const std::string& sp) {
+                      seen_scope = true;
+                      auto s = OneOf(sv, sp, scopes, "unsupported scope");
+                      if (!s) {
+                        bad = true;
+                        return;
+                      }
+                      req.scope_name = scopes[*s];
+                    }},
+                   {"operator",
+                    [&](const YAML::Node& ov, const std::string& op) {
+                      seen_op = true;
+                      auto o = OneOf(ov, op, kOps, "not a valid selector operator");
+                      if (o)
+                        req.op = static_cast<SelectorOperator>(*o);
+                      else
+                        bad = true;
+                    }},
+                   {"values", [&](const YAML::Node& vv, const std::string& vp) {
+                      req.values = r_.StringList(vv, vp);
+                    }}});
     if (!e.IsMap()) return;
     if (!seen_scope) r_.Error(e, ChildPath(ep, "scopeName"), "Required value");
     if (!seen_op) r_.Error(e, ChildPath(ep, "operator"), "Required value");
@@ -771,13 +766,6 @@ class DocLoader {
                    r_.ForEachItem(v, fp, [&](const YAML::Node& s, const std::string& sp) {
                      auto e = OneOf(s, sp, QuotaScopes(), "unsupported scope");
                      if (!e) return;
-                     if (*e == 5) {
-                       r_.Warn(s, sp,
-                               "the " + s.Scalar() +
-                                   " scope is not enforced by Arbiter (the quota applies to every "
-                                   "pod)");
-                       return;
-                     }
                      q.scope_selector.push_back({s.Scalar(), SelectorOperator::kExists, {}});
                    });
                  }},

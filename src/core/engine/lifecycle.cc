@@ -263,6 +263,7 @@ std::optional<std::string> State::NeverAdmissible(const Pod& pod) const {
   Workload x;  // what Submit would make of the pod, as far as quota scopes and charges go
   x.namespace_ = ns;
   x.time_limit = pod.active_deadline.value_or(0);
+  x.topology = PodTopologyRules::Of(pod);  // the CrossNamespacePodAffinity scope reads it
   if (pod.priority_class_name) {  // an unknown class or QoS is Submit's refusal, before quota
     if (!classes.count(*pod.priority_class_name) &&
         !SystemPriorityClassValue(*pod.priority_class_name))

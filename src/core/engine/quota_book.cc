@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/engine/fair_share.h"
+#include "core/engine/pod_topology.h"
 
 namespace arbiter::engine {
 
@@ -159,13 +160,35 @@ bool IsBestEffort(const Workload& w) {
     if (w.requests.Get(r) > 0 || w.limits.Get(r) > 0) return false;
   return true;
 }
+
+// Kubernetes' usesCrossNamespacePodAffinity (quota/v1/evaluator/core/pods.go): some pod affinity
+// or anti-affinity term, required or preferred, names namespaces or has a namespaceSelector (an
+// empty one selects every namespace).
+bool CrossNamespaceTerms(const PodAffinity& a) {
+  auto cross = [](const PodAffinityTerm& t) {
+    return !t.namespaces.empty() || t.namespace_selector.has_value();
+  };
+  return std::any_of(a.required.begin(), a.required.end(), cross) ||
+         std::any_of(a.preferred.begin(), a.preferred.end(),
+                     [&](const WeightedPodAffinityTerm& t) { return cross(t.term); });
+}
+bool UsesCrossNamespacePodAffinity(const Workload& w) {
+  return w.topology && (CrossNamespaceTerms(w.topology->affinity) ||
+                        CrossNamespaceTerms(w.topology->anti_affinity));
+}
 }  // namespace
 
 bool QuotaBook::ScopeMatches(const ResourceQuota& q, const Workload& w) const {
   // Kubernetes' podMatchesScopeFunc: every scope of the quota must match. BestEffort /
   // NotBestEffort follow the pod's QoS class, Terminating / NotTerminating whether it has
-  // spec.activeDeadlineSeconds (validation allows only the Exists operator for these four).
+  // spec.activeDeadlineSeconds, CrossNamespacePodAffinity its pod (anti-)affinity terms
+  // (validation allows only the Exists operator for these five). A scope not known here matches
+  // no pod (the loader refuses one; it used to be skipped, and the quota held every pod).
   for (const auto& s : q.scope_selector) {
+    if (s.scope_name == "CrossNamespacePodAffinity") {
+      if (!UsesCrossNamespacePodAffinity(w)) return false;
+      continue;
+    }
     if (s.scope_name == "BestEffort" || s.scope_name == "NotBestEffort") {
       if (IsBestEffort(w) != (s.scope_name == "BestEffort")) return false;
       continue;
@@ -174,7 +197,7 @@ bool QuotaBook::ScopeMatches(const ResourceQuota& q, const Workload& w) const {
       if ((w.time_limit > 0) != (s.scope_name == "Terminating")) return false;
       continue;
     }
-    if (s.scope_name != "PriorityClass") continue;
+    if (s.scope_name != "PriorityClass") return false;
     bool has = !w.priority_class.empty();
     bool in =
         has && std::find(s.values.begin(), s.values.end(), w.priority_class) != s.values.end();
@@ -740,6 +763,8 @@ void QuotaBook::Release(const Workload& w) {
   }
 }
 
+// `c` holds what the scopes read but pod affinity (Counted keeps none: its snapshot encoding is
+// fixed), so a CrossNamespacePodAffinity quota does not count terminal pods in count/pods.
 void QuotaBook::ChargeCounted(const Counted& c, int64_t sign) {
   auto it = rq_by_ns_.find(c.namespace_);
   if (it == rq_by_ns_.end()) return;

@@ -10,6 +10,7 @@
 
 #include "adapters/yaml/manifest_loader.h"
 #include "core/engine/admission.h"
+#include "core/engine/pod_topology.h"
 #include "core/engine/quota_book.h"
 
 namespace arbiter::engine {
@@ -65,7 +66,8 @@ TEST(KubernetesConformance, LimitRangerPodLimitFunc) {
 }
 
 // A pod of `containers` identical containers (requests / limits), with the optional
-// priorityClassName and activeDeadlineSeconds, in namespace `test`, as the engine admits it.
+// priorityClassName, activeDeadlineSeconds and affinity, in namespace `test`, as the engine admits
+// it.
 struct QuotaPod {
   Workload w;
   AdmittedPod admitted;
@@ -77,6 +79,7 @@ QuotaPod MakeQuotaPod(const YAML::Node& spec, const std::string& name) {
     m << "  priorityClassName: " << spec["priorityClassName"].as<std::string>() << "\n";
   if (spec["activeDeadlineSeconds"])
     m << "  activeDeadlineSeconds: " << spec["activeDeadlineSeconds"].as<int>() << "\n";
+  if (spec["affinity"]) m << "  affinity: " << Flow(spec["affinity"]) << "\n";
   m << "  containers:\n";
   const int n = spec["containers"] ? spec["containers"].as<int>() : 1;
   for (int i = 0; i < n; ++i) {
@@ -98,6 +101,7 @@ QuotaPod MakeQuotaPod(const YAML::Node& spec, const std::string& name) {
   out.w.name = "pod";
   out.w.priority_class = pod.priority_class_name.value_or("");
   out.w.time_limit = pod.active_deadline.value_or(0);
+  out.w.topology = PodTopologyRules::Of(pod);
   out.w.requests = out.admitted.requests;
   out.w.limits = out.admitted.limits;
   return out;
@@ -135,8 +139,9 @@ TEST(KubernetesConformance, ResourceQuotaScopesMatchingScopes) {
   const YAML::Node data = YAML::LoadFile(std::string(ARBITER_SOURCE_DIR) +
                                          "/tests/data/kubernetes/resourcequota-cases.yaml");
   int total = 0, pass = 0, not_run = 0;
-  const std::vector<std::string> all = {"Terminating", "NotTerminating", "BestEffort",
-                                        "NotBestEffort", "PriorityClass"};
+  const std::vector<std::string> all = {"Terminating",   "NotTerminating",
+                                        "BestEffort",    "NotBestEffort",
+                                        "PriorityClass", "CrossNamespacePodAffinity"};
   for (const auto& c : data["scopes"]) {
     ++total;
     const std::string name = c["name"].as<std::string>();
