@@ -647,6 +647,74 @@ TEST(HttpServer, AStalledPlainWatchGetsItsBytesInOrderOnceItReads) {
   close(fd);
 }
 
+// /lazy: a first answer of 1,024 lines of 16 KiB (16 MiB) made by WatchStream::initial_more, a
+// line a call; g_lazy_made counts the bytes it made.
+std::atomic<size_t> g_lazy_made{0};
+constexpr int kLazyLines = 1024;
+void LazyRoute(HttpServer& s) {
+  s.Get("/lazy", [](const httplib::Request&, httplib::Response& res) {
+    WatchStream w;
+    w.content_type = "application/json;stream=watch";
+    w.kind = "Pod";
+    w.namespace_ = "ns";
+    w.after_rv = 1;
+    w.end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    w.initial_more = [line = 0](std::string& out) mutable {
+      const std::string text = "{\"line\":" + std::to_string(line) + ",\"pad\":\"" +
+                               std::string(16 << 10, 'x') + "\"}\n";
+      out += text;
+      g_lazy_made += text.size();
+      return ++line < kLazyLines;
+    };
+    w.append = [](const WatchLog::Entry& e, std::string& out) { out += e.Line(); };
+    res.status = 200;
+    HttpServer::ServeWatch(std::move(w));
+  });
+}
+
+// Found by a hostile-tenant trial: 100 watches that never read each held a copy of the whole
+// first answer (the namespace's objects), 1 GB in all. It is made as the connection drains: a
+// watcher that reads nothing holds a window (and what the sockets take), not 16 MiB; once it
+// reads, every line comes, in order, then the change published meanwhile (caught up on after the
+// first answer, never inside it), and the stream goes on.
+TEST(HttpServer, AnUnreadWatchsFirstAnswerIsMadeAsItIsRead) {
+  g_lazy_made = 0;
+  Running r({}, LazyRoute);
+  const int fd = Connect(r.port, 4096);
+  Send(fd, "GET /lazy HTTP/1.1\r\nHost: x\r\n\r\n");
+  size_t made = 0;
+  for (int settled = 0; settled < 5;) {  // until the loop has made all it will without reads
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const size_t now = g_lazy_made;
+    settled = now == made && now > 0 ? settled + 1 : 0;
+    made = now;
+  }
+  EXPECT_LT(made, size_t{8} << 20) << "an unread watch made its whole first answer";
+  r.log.Publish({Event(2, "meanwhile")});
+  r.log.Notify();
+  std::string got = ReadUntil(fd, "\"meanwhile\"");
+  while (got.size() >= 2 && got.compare(got.size() - 2, 2, "\r\n") != 0) {
+    const std::string more = ReadUntil(fd, "\r\n");
+    if (more.empty()) break;
+    got += more;
+  }
+  const std::string body = Dechunk(got);
+  ASSERT_FALSE(body.empty()) << got.substr(0, 300);
+  size_t at = 0;
+  for (int line = 0; line < kLazyLines; ++line) {
+    const size_t next = body.find("{\"line\":" + std::to_string(line) + ",", at);
+    ASSERT_NE(next, std::string::npos) << "line " << line << " missing or out of order";
+    at = next;
+  }
+  EXPECT_NE(body.find("\"meanwhile\"", at), std::string::npos) << "after the first answer";
+  EXPECT_EQ(Count(body, "\"meanwhile\""), 1u);
+  size_t whole = 0;
+  for (int line = 0; line < kLazyLines; ++line)
+    whole += ("{\"line\":" + std::to_string(line) + ",\"pad\":\"\"}\n").size() + (16 << 10);
+  EXPECT_EQ(g_lazy_made, whole) << "each line made once";
+  close(fd);
+}
+
 // The same over TLS: the first answer (more than the 1 MB one SSL_write takes) and the changes
 // queued while the client reads nothing (writes that want to be retried) come whole and in order.
 TEST(HttpServer, AStalledTlsWatchGetsItsBytesInOrderOnceItReads) {

@@ -494,6 +494,45 @@ void HandleNodeMetrics(Daemon& d, httplib::Response& res, const Target& t) {
 // (none: a random time in [min, 2 min]), at most 2 min; negative: the watch is over before it
 // starts, 200 with only kube-apiserver's ERROR event `context deadline exceeded` (it sends that
 // or nothing, as its timer and the watch race), no objects (it used to last the random time).
+// A watch's first answer, the ADDED event of each object of `range` that passes the selectors,
+// then `tail`, made a batch at a time as the connection drains (WatchStream::initial_more): the
+// range shares the store's objects as they were at the pick, so a watcher that never reads holds
+// a window of bytes, not a copy of the list (a hostile-tenant trial held 1 GB with 100 unread
+// watches of one namespace). Each line is written from the stored object's text (the bytes of
+// dumping the event); the tree (parsed again if the store keeps the object as text) only for
+// tables, which then match selectors on it too; without one a selector reads only its members of
+// a cold pod's text.
+std::function<bool(std::string&)> InitialEvents(ListRange range, const Selectors& sel, bool selects,
+                                                bool table, std::function<Json(const Json&)> shape,
+                                                std::string tail) {
+  constexpr size_t kBatchBytes = 64u << 10;
+  constexpr size_t kBatchObjects = 256;
+  auto shared = std::make_shared<const ListRange>(std::move(range));
+  return [shared, sel, selects, table, shape = std::move(shape), tail = std::move(tail),
+          next = size_t{0}, scratch = std::string()](std::string& out) mutable {
+    const ListRange& objects = *shared;
+    for (size_t n = 0; next < objects.size() && n < kBatchObjects && out.size() < kBatchBytes;
+         ++next, ++n) {
+      const StoredRef& o = objects[next];
+      if (table) {
+        const std::shared_ptr<const Json> tree = o.json_ptr();
+        if (selects && !sel.Matches(*tree)) continue;
+        out += "{\"object\":";
+        kube::AppendWireJson(out, shape(*tree));
+      } else {
+        if (selects && !sel.MatchesStored(o.stored(), scratch)) continue;
+        out += "{\"object\":";
+        o.stored().AppendWireText(out);
+      }
+      out += ",\"type\":\"ADDED\"}\n";
+    }
+    if (next < objects.size()) return true;
+    out += tail;
+    tail.clear();
+    return false;
+  };
+}
+
 // Where a watch starts (w.after_rv) and what it sends first (w.initial): false when it is
 // answered instead (a resourceVersion ahead of the store).
 bool StartWatch(Daemon& d, const httplib::Request& req, httplib::Response& res, const Target& t,
@@ -516,25 +555,10 @@ bool StartWatch(Daemon& d, const httplib::Request& req, httplib::Response& res, 
       current = PickObjects(c.store(), r.kind, t.namespace_, sel.Node());
       return c.store().resource_version();
     });
-    // Each line written from the stored object's text (the bytes of dumping the event); the tree
-    // (parsed again if the store keeps the object as text) only for tables, which then match
-    // selectors on it too; without one a selector reads only its members of a cold pod's text.
-    std::string scratch;
-    for (const auto& o : current) {
-      if (table) {
-        const std::shared_ptr<const Json> tree = o.json_ptr();
-        if (selects && !sel.Matches(*tree)) continue;
-        w.initial += "{\"object\":";
-        kube::AppendWireJson(w.initial, shape(*tree));
-      } else {
-        if (selects && !sel.MatchesStored(o.stored(), scratch)) continue;
-        w.initial += "{\"object\":";
-        o.stored().AppendWireText(w.initial);
-      }
-      w.initial += ",\"type\":\"ADDED\"}\n";
-    }
+    std::string tail;
     if (send_initial && bookmarks)
-      w.initial += kube::WireJson(kube::BookmarkEvent(r, w.after_rv, true)) + "\n";
+      tail = kube::WireJson(kube::BookmarkEvent(r, w.after_rv, true)) + "\n";
+    w.initial_more = InitialEvents(std::move(current), sel, selects, table, shape, std::move(tail));
   } else {
     const uint64_t rv = kube::ParseResourceVersion(rv_param).value();  // checked by HandleList
     w.after_rv = static_cast<int64_t>(std::min<uint64_t>(rv, std::numeric_limits<int64_t>::max()));

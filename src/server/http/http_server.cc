@@ -818,7 +818,30 @@ struct HttpServer::Impl {
     c.watch = std::move(w);
     c.phase = Phase::kStream;
     c.watch_last_sent = Clock::now();
-    // Catch up from the stream's resourceVersion to the loop's.
+    if (c.watch->initial_more) {
+      c.watch_allowance = std::numeric_limits<size_t>::max();  // (FillInitial's window)
+      return FillInitial(c);
+    }
+    JoinStreams(c);
+  }
+
+  // The first answer's next lines while less than a window is unsent; once it is whole, the
+  // stream joins the others.
+  static constexpr size_t kInitialWindow = 256u << 10;
+  void FillInitial(Conn& c) {
+    while (c.watch && c.watch->initial_more && c.pending() < kInitialWindow) {
+      std::string out;
+      const bool more = c.watch->initial_more(out);
+      AppendChunk(c.out, out);
+      if (!more) {
+        c.watch->initial_more = nullptr;
+        JoinStreams(c);
+      }
+    }
+  }
+
+  // Catch up from the stream's resourceVersion to the loop's, then get the changes as they come.
+  void JoinStreams(Conn& c) {
     if (watches && c.watch->after_rv < hub_rv) {
       auto entries = watches->After(c.watch->after_rv);
       if (!entries) return EndWatch(c, c.watch->too_old ? c.watch->too_old(c.watch->after_rv) : "");
@@ -928,6 +951,10 @@ struct HttpServer::Impl {
   // After any change of a connection: writes, closes when done, sets its events.
   void AfterIo(Conn& c) {
     if (!Flush(c)) return CloseConn(c.id);
+    while (c.watch && c.watch->initial_more && c.pending() < kInitialWindow) {
+      FillInitial(c);  // until the socket takes no more, or the first answer is whole
+      if (!Flush(c)) return CloseConn(c.id);
+    }
     if (c.pending() == 0 && c.phase == Phase::kClosing) return CloseConn(c.id);
     if (c.pending() == 0 && c.phase == Phase::kDraining && !c.ssl) {
       shutdown(c.fd, SHUT_WR);
@@ -979,7 +1006,8 @@ struct HttpServer::Impl {
           if (now >= c.watch->end || (watches && watches->closed())) {
             EndWatch(c, "");
             touched.push_back(id);
-          } else if (c.watch->bookmark && now - c.watch_last_sent >= kBookmarkEvery) {
+          } else if (c.watch->bookmark && !c.watch->initial_more &&
+                     now - c.watch_last_sent >= kBookmarkEvery) {
             AppendChunk(c.out, c.watch->bookmark(std::max(c.watch->after_rv, hub_rv)));
             c.watch_last_sent = now;
             touched.push_back(id);

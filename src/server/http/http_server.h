@@ -16,9 +16,10 @@
 //     or at once) and a global cap whose last `reserved_connections` only serve the requests
 //     `set_reserved` names (probes, admins); beyond it new connections are closed at once;
 //   - take every worker: a cap of requests in flight per client address (429 + Retry-After);
-//   - hold memory with a watch it never reads: a watch whose unsent bytes pass
-//     `watch_buffer_bytes` (beyond its first answer: the current objects or the changes caught up
-//     on) is closed, as kube-apiserver closes an unresponsive watcher.
+//   - hold memory with a watch it never reads: its first answer (the current objects) is made a
+//     window at a time as it is read (WatchStream::initial_more), and a watch whose unsent bytes
+//     pass `watch_buffer_bytes` beyond it (and the changes caught up on) is closed, as
+//     kube-apiserver closes an unresponsive watcher.
 // Pimpl: no system or OpenSSL header here.
 #pragma once
 
@@ -70,6 +71,11 @@ struct WatchStream {
   int64_t after_rv = 0;
   std::chrono::steady_clock::time_point end;
   std::string initial;
+  // The rest of the first answer (the current objects: a list's size), made as the connection
+  // drains rather than whole: each call appends the next lines (a bounded batch) to `out` and
+  // returns whether more follow. Until it is done the stream gets no change, no bookmark; then
+  // it catches up from `after_rv`. A watcher that never reads holds a window, not the list.
+  std::function<bool(std::string& out)> initial_more;
   std::function<void(const WatchLog::Entry&, std::string& out)> append;
   // Every change is sent as its line (WatchLog::Entry::AppendLine: no selector, no Table): the
   // loop writes the one chunk it made of the change for all such streams; `append` is not called.
