@@ -491,8 +491,8 @@ void ExpectTenantsRecount(const Cluster& c, const dashboard::Viewer& v, const Js
   for (const auto& [ns, counts] : workloads.items()) want.insert(ns);
   std::map<std::string, int64_t> suffered, caused;
   for (const auto& kept : c.preemptions()) {
-    ++suffered[kept.preemption.victim_namespace];
-    if (!kept.preemption.by_namespace.empty()) ++caused[kept.preemption.by_namespace];
+    ++suffered[kept.victim_namespace];
+    if (!kept.by_namespace.empty()) ++caused[kept.by_namespace];
   }
   const auto quotas = dashboard::QuotaStates(c.engine());
   auto amounts = [](const ResourceList& l) {

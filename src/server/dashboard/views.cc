@@ -89,8 +89,7 @@ ClusterFacts CollectFacts(const Cluster& c, ClusterView view) {
   if (view == ClusterView::kTenants) {
     CollectQuotas(c, f);
     f.quota_states = ElasticQuotaStates(c.engine());
-    f.preemptions.reserve(c.preemptions().size());
-    for (const auto& kept : c.preemptions()) f.preemptions.push_back(kept.preemption);
+    f.preemptions = c.preemptions();
   }
   return f;
 }

@@ -61,7 +61,7 @@ std::shared_ptr<const SnapshotCapture> Cluster::CaptureSnapshot(
   step(CaptureStep::kStore);
   c->uid_counter_ = uid_counter_;
   c->event_counter_ = event_counter_;
-  c->events_.assign(events_.begin(), events_.end());
+  c->events_ = events_.Keys();
   c->decision_digest_ = decision_digest_;
   c->decision_count_ = decision_count_;
   for (const auto& [job, finishes] : job_finishes_)
@@ -387,9 +387,11 @@ void Cluster::RestoreUsage() {
 void Cluster::RestoreCounters(const Json& h) {
   uid_counter_ = h.at("uidCounter").get<uint64_t>();
   event_counter_ = h.at("eventCounter").get<uint64_t>();
-  events_.clear();
+  std::vector<ObjectStore::Key> events;
   for (const auto& k : h.at("events"))
-    events_.push_back({k.at(0).get<std::string>(), k.at(1).get<std::string>()});
+    events.push_back({k.at(0).get<std::string>(), k.at(1).get<std::string>()});
+  // (their preemptions once the store is loaded: RestorePreemptions)
+  events_.Assign(events, [](const ObjectStore::Key&) { return std::nullopt; });
   decision_digest_ = h.at("decisionDigest").get<uint64_t>();
   decision_count_ = h.at("decisionCount").get<uint64_t>();
   terminating_namespaces_.clear();  // (a snapshot before format 6 has none: none were)

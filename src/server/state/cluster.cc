@@ -1471,21 +1471,17 @@ void Cluster::StoreEvent(Json ev) {
 }
 
 void Cluster::KeepEvent(ObjectStore::Key key, std::optional<Preemption> preemption) {
-  if (preemption) preemptions_.push_back({key, std::move(*preemption)});
-  events_.push_back(std::move(key));
-  while (events_.size() > kMaxEvents) {
-    store_.Remove("Event", events_.front().first, events_.front().second);
-    if (!preemptions_.empty() && preemptions_.front().event == events_.front())
-      preemptions_.pop_front();
-    events_.pop_front();
-  }
+  for (const auto& gone :
+       events_.Add(std::move(key), std::move(preemption), kMaxEvents, !format6_rules_))
+    store_.Remove("Event", gone.first, gone.second);
 }
 
 void Cluster::RestorePreemptions() {
-  preemptions_.clear();
-  for (const auto& key : events_)
+  events_.Assign(events_.Keys(), [&](const ObjectStore::Key& key) -> std::optional<Preemption> {
     if (auto stored = store_.Stored("Event", key.first, key.second))
-      if (auto p = PreemptionOf(*stored->tree())) preemptions_.push_back({key, std::move(*p)});
+      return PreemptionOf(*stored->tree());
+    return std::nullopt;
+  });
 }
 
 void Cluster::Sync(Millis t) {

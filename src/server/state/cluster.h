@@ -47,6 +47,7 @@
 #include "server/metrics/live_facts.h"
 #include "server/metrics/scheduling_stats.h"
 #include "server/state/chunk_map.h"
+#include "server/state/event_book.h"
 #include "server/state/event_correlator.h"
 #include "server/state/event_text.h"
 #include "server/state/kind_table.h"
@@ -250,13 +251,9 @@ class Cluster {
   static constexpr size_t kHotTrees = 4096;
 
   // The preemptions the kept Events record (Preempted / Reclaimed Events of Pods), oldest first:
-  // each leaves with its Event when the newest kMaxEvents are kept (not when an Event is deleted
+  // each leaves with its Event when kMaxEvents are kept (EventBook; not when an Event is deleted
   // through the API).
-  struct KeptPreemption {
-    ObjectStore::Key event;
-    Preemption preemption;
-  };
-  const std::deque<KeptPreemption>& preemptions() const { return preemptions_; }
+  std::vector<Preemption> preemptions() const { return events_.Preemptions(); }
 
  private:
   class Sink;
@@ -403,7 +400,7 @@ class Cluster {
   void AddEvent(const engine::Event& e, const Json& involved, Millis t);
   // Stores a core/v1 Event (its uid given here), keeping the newest kMaxEvents.
   void StoreEvent(Json ev);
-  // Notes a stored Event (and its preemption), removing the oldest beyond kMaxEvents.
+  // Notes a stored Event (and its preemption), removing those beyond kMaxEvents (EventBook).
   void KeepEvent(ObjectStore::Key key, std::optional<Preemption> preemption);
   void RestorePreemptions();  // preemptions_ from the stored Events (after a Restore)
   // An Event of the Job controller about `job` (SuccessfulCreate, Completed, ...).
@@ -502,8 +499,7 @@ class Cluster {
   std::set<std::string> shares_dirty_;
   // An ElasticQuota of `kind` was written or removed: every other one's share may move.
   void SharesMoved(const std::string& kind);
-  std::deque<ObjectStore::Key> events_;  // stored Events, oldest first
-  std::deque<KeptPreemption> preemptions_;
+  EventBook events_;  // stored Events, oldest first, and their preemptions
   uint64_t event_counter_ = 0;
   EventCorrelator job_events_;                                 // AddJobEvent (not format 4's)
   std::map<ObjectStore::Key, std::string> released_job_pods_;  // NoteJobPod: pod -> Job uid
