@@ -567,7 +567,7 @@ void Controller::Forget(PodTrack& t, Millis now) {
   const WorkloadId id{*t.workload};
   if (auto st = engine_->Get(id)) {
     if (st->phase != Phase::kTerminating || !t.delete_told)
-      (void)Apply(engine::At(now, engine::DeletePod{id, 0}));
+      (void)Apply(engine::At(now, engine::DeletePod{id, 0, false}));  // (forgotten: no kill)
     if (auto again = engine_->Get(id); again && again->phase == Phase::kTerminating)
       (void)Apply(engine::At(now, engine::VictimExited{id}));
   }

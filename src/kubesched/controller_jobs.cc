@@ -231,7 +231,7 @@ void Controller::EndSlot(uint64_t slot, int exit_code, Millis now) {
     return;
   }
   // Terminating (stopped with its group): deleted first, so that it is not requeued on exit.
-  (void)Apply(engine::At(now, engine::DeletePod{w, 0}));
+  (void)Apply(engine::At(now, engine::DeletePod{w, 0, false}));  // (its exit follows)
   if (auto again = engine_->Get(w); again && again->phase == Phase::kTerminating)
     (void)Apply(engine::At(now, engine::VictimExited{w}));
 }

@@ -123,5 +123,39 @@ TEST(PodDeleteAgain, FormatSixRecordsReplayAsTheyWereAnswered) {
   EXPECT_EQ(Pod(c), nullptr);
 }
 
+// Found by a review: a pod deleted by a format-6 record stored the delete's instant as its
+// deletionTimestamp; a shorter delete after the upgrade counted the grace back from there and
+// killed it at once. The grace counts from its SIGTERM: 10 s + 30 s.
+TEST(PodDeleteAgain, AShorterGraceAfterTheUpgradeCountsFromTheSigterm) {
+  Cluster c("0000abcd");
+  SlowToStop(c);
+  c.SetRecordFormat(6);
+  Ok(c, DeletePod(kT0 + 10 * kS, std::nullopt));
+  c.SetRecordFormat(7);
+  Ok(c, DeletePod(kT0 + 15 * kS, 30));
+  EXPECT_EQ(Stamp(c), KubeTime(kT0 + 40 * kS));
+  EXPECT_EQ(Grace(c), 30);
+  RunUntil(c, kT0 + 39 * kS);
+  ASSERT_NE(Pod(c), nullptr);
+  RunUntil(c, kT0 + 41 * kS);
+  EXPECT_EQ(Pod(c), nullptr);
+}
+
+// Found by a review: deleting the namespace of a pod deleted already rewrote its timestamp and
+// grace (the pod's own 60 s from now), so a later shorter delete computed a false end. kube's
+// namespace controller leaves a terminating pod as it is.
+TEST(PodDeleteAgain, ANamespaceDeleteLeavesATerminatingPodAsItIs) {
+  Cluster c("0000abcd");
+  SlowToStop(c);
+  Ok(c, DeletePod(kT0 + 10 * kS, 20));
+  const Json before = *Pod(c);
+  Ok(c, fixtures::Delete(kT0 + 12 * kS, "Namespace", "", "team"));
+  EXPECT_EQ(Pod(c)->at("metadata"), before.at("metadata"));
+  RunUntil(c, kT0 + 29 * kS);
+  ASSERT_NE(Pod(c), nullptr);
+  RunUntil(c, kT0 + 31 * kS);
+  EXPECT_EQ(Pod(c), nullptr);
+}
+
 }  // namespace pod_delete_again_test
 }  // namespace arbiter::server

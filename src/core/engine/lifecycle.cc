@@ -844,6 +844,7 @@ bool State::ShortenGrace(Workload& w, Millis grace) {
   if (w.release_at >= 0 || end >= w.stop_time + w.stop_grace) return false;
   w.stop_grace = end - w.stop_time;
   if (w.node != kNoNode) Touch(w.node);
+  freed = true;  // its expected end moved: backfill plans again
   SetMessage(w, "deleted; SIGTERM, grace shortened to " + FormatDuration(grace) + " from now",
              reason::kDeleted, WorkFacts::kStopPlan);
   Emit(EventType::kDeleted, w, node_info[w.node].name, reason::kDeleted, w.message, "",

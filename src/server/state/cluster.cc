@@ -1320,8 +1320,10 @@ void Cluster::MarkDeleting(Json& pod, Millis time, int64_t grace_seconds) const 
 // A second delete of a terminating pod: as kube-apiserver's rest.BeforeDelete, it may only
 // shorten the grace period; otherwise nothing changes. Shorter: the deletionTimestamp moves back
 // by the old period and forward by the new one (never before now: then a period of 1 s, or 0),
-// and the engine kills the workload then if it has not exited (DeletePod::shorten). A pod whose
-// period is 0 already (or none) is deleted at once whatever the options (kube): killed now.
+// and the engine kills the workload then if it has not exited (DeletePod::shorten). The grace
+// counts from the workload's SIGTERM (the work model's), not from the stored timestamp: a pod
+// deleted by a format-6 record stored the delete's instant there. A pod whose period is 0
+// already (or none) is deleted at once whatever the options (kube): killed now.
 Status Cluster::DeleteAgain(const Mutation& m, const std::string& ns, const Json& existing,
                             WorkloadId id) {
   const Json& meta = existing.at("metadata");
@@ -1330,10 +1332,8 @@ Status Cluster::DeleteAgain(const Mutation& m, const std::string& ns, const Json
   if (old <= 0) return Exec(engine::At(m.time, engine::DeletePod{id, 0, true}));
   if (!m.grace_period || *m.grace_period / 1000 >= old) return Status::Ok();
   int64_t period = *m.grace_period / 1000;
-  const auto at = ParseRfc3339(meta.at("deletionTimestamp").is_string()
-                                   ? meta.at("deletionTimestamp").get<std::string>()
-                                   : "");
-  Millis end = (at.ok() ? at.value() : m.time) - old * 1000 + period * 1000;
+  const driver::Work& work = recorder_->works[engine::Value(id)];
+  Millis end = (work.stopping ? work.stop_time : m.time) + period * 1000;
   if (end < m.time) {
     end = m.time;
     if (period != 0) period = 1;
@@ -1373,6 +1373,8 @@ Status Cluster::DeleteNamespaceObjects(const Mutation& m) {
       if (pods && workload_of_.count({m.name, n}) &&
           !sink_->finished.count(workload_of_[{m.name, n}])) {
         Json pod = *store_.Get("Pod", m.name, n);
+        if (!format6_rules_ && pod["metadata"].contains("deletionTimestamp"))
+          continue;          // deleted already: as it is (formats 1-6 wrote it again)
         if (format5_rules_)  // (formats 1-5 wrote no grace here)
           pod["metadata"]["deletionTimestamp"] = KubeTime(m.time);
         else

@@ -243,6 +243,23 @@ TEST_F(Commands, ASecondDeleteOnlyShortensTheGrace) {
   EXPECT_EQ(sink_.finished.at(Value(run)).phase, Phase::kDeleted);
 }
 
+// A shortened grace moves the workload's expected end, which a waiting pod's backfill reservation
+// reads: the next cycle reserves from the new end.
+TEST_F(Commands, AShortenedGraceMovesAWaitingPodsReservation) {
+  ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 1), 0}).ok());
+  const WorkloadId run = Submit(0, GpuPod("run", 1));
+  ASSERT_TRUE(Do(0, Tick{}).ok());
+  ASSERT_TRUE(Do(kMin, DeletePod{run, 60000}).ok());
+  const WorkloadId wait = Submit(kMin, GpuPod("wait", 1));
+  ASSERT_TRUE(Do(kMin, Tick{}).ok());
+  ASSERT_TRUE(e_.Get(wait)->reservation.has_value()) << e_.Get(wait)->message;
+  const Millis before = e_.Get(wait)->reservation->from;
+  ASSERT_TRUE(Do(kMin + 10000, DeletePod{run, 5000}).ok());
+  ASSERT_TRUE(Do(kMin + 10000, Tick{}).ok());
+  ASSERT_TRUE(e_.Get(wait)->reservation.has_value()) << e_.Get(wait)->message;
+  EXPECT_EQ(e_.Get(wait)->reservation->from, before - 45000) << e_.Get(wait)->message;
+}
+
 // DeletePod::shorten is encoded (command version 12); a version-11 command, without it, reads
 // false: what a second delete of such a record did is what it does on replay.
 TEST(CommandEncoding, DeletePodShortenIsKeptAndOlderCommandsReadItOff) {
