@@ -80,6 +80,29 @@ TEST(LimitsTest, LabelsAndAnnotations) {
           .empty());
 }
 
+// Found by a review: a Job's template annotations were not checked, so a Job made pods with
+// annotations a pod's create is refused (422) for. kube validates the template's ObjectMeta.
+TEST(LimitsTest, APodTemplatesLabelsAndAnnotationsAreCheckedToo) {
+  auto causes = ValidateLabelsAndAnnotations(
+      json{{"metadata", {{"name", "j"}}},
+           {"spec",
+            {{"template",
+              {{"metadata",
+                {{"labels", {{"app", "-bad"}}},
+                 {"annotations",
+                  {{"in valid!", "x"}, {"big", std::string(kMaxAnnotationBytes, 'x')}}}}}}}}}});
+  ASSERT_EQ(causes.size(), 3u);
+  EXPECT_EQ(causes[0].field, "spec.template.metadata.labels");
+  EXPECT_EQ(causes[1].field, "spec.template.metadata.annotations");
+  EXPECT_NE(causes[1].message.find("Invalid value: \"in valid!\""), std::string::npos)
+      << causes[1].message;
+  EXPECT_EQ(causes[2].field, "spec.template.metadata.annotations");
+  EXPECT_EQ(causes[2].reason, "FieldValueTooLong");
+  EXPECT_TRUE(ValidateLabelsAndAnnotations(
+                  json{{"spec", {{"template", {{"metadata", {{"annotations", {{"a/b", "x"}}}}}}}}}})
+                  .empty());
+}
+
 TEST(LimitsTest, StatusBodies) {
   EXPECT_EQ(BodyTooLarge().code, 413);
   EXPECT_EQ(BodyTooLarge().Reason(), "RequestEntityTooLarge");

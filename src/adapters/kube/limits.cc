@@ -106,22 +106,20 @@ const json* StringMap(const json& object, const char* key) {
   return &*m;
 }
 
-Cause InvalidValue(const char* field, const std::string& value, const std::string& message) {
+Cause InvalidValue(const std::string& field, const std::string& value, const std::string& message) {
   return Cause{"FieldValueInvalid", "Invalid value: " + WireJson(json(value)) + ": " + message,
                field};
 }
 
-}  // namespace
-
-std::vector<Cause> ValidateLabelsAndAnnotations(const json& object) {
-  std::vector<Cause> causes;
+// The checks of `object`'s metadata, its causes' fields under `path` ("metadata").
+void CheckMetadata(const json& object, const std::string& path, std::vector<Cause>& causes) {
   if (const json* labels = StringMap(object, "labels")) {
     for (const auto& [k, v] : labels->items()) {
       for (const auto& m : QualifiedNameErrors(k))
-        causes.push_back(InvalidValue("metadata.labels", k, m));
+        causes.push_back(InvalidValue(path + ".labels", k, m));
       const std::string& value = v.get_ref<const std::string&>();
       for (const auto& m : LabelValueErrors(value))
-        causes.push_back(InvalidValue("metadata.labels", value, m));
+        causes.push_back(InvalidValue(path + ".labels", value, m));
     }
   }
   if (const json* annotations = StringMap(object, "annotations")) {
@@ -131,15 +129,27 @@ std::vector<Cause> ValidateLabelsAndAnnotations(const json& object) {
       std::transform(lower.begin(), lower.end(), lower.begin(),
                      [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
       for (const auto& m : QualifiedNameErrors(lower))
-        causes.push_back(InvalidValue("metadata.annotations", k, m));
+        causes.push_back(InvalidValue(path + ".annotations", k, m));
       total += k.size() + v.get_ref<const std::string&>().size();
     }
     if (total > kMaxAnnotationBytes)
       causes.push_back(
           Cause{"FieldValueTooLong",
                 "Too long: must have at most " + std::to_string(kMaxAnnotationBytes) + " bytes",
-                "metadata.annotations"});
+                path + ".annotations"});
   }
+}
+
+}  // namespace
+
+std::vector<Cause> ValidateLabelsAndAnnotations(const json& object) {
+  std::vector<Cause> causes;
+  CheckMetadata(object, "metadata", causes);
+  // A pod template's (a Job's): kube-apiserver validates it as the pods' ObjectMeta.
+  if (object.is_object())
+    if (auto spec = object.find("spec"); spec != object.end() && spec->is_object())
+      if (auto t = spec->find("template"); t != spec->end())
+        CheckMetadata(*t, "spec.template.metadata", causes);
   return causes;
 }
 

@@ -45,8 +45,9 @@ KubeStatus ObjectTooLarge(size_t bytes);
 KubeStatus BodyTooDeep();
 
 // Kubernetes' ObjectMeta checks on metadata.labels and metadata.annotations (apimachinery
-// ValidateLabels, ValidateAnnotations), as the causes of a 422 Invalid; none when they pass.
-// Labels and annotations that are not objects of strings are left to the kind's loader.
+// ValidateLabels, ValidateAnnotations), and on a pod template's (spec.template.metadata: a Job's
+// pods get them), as the causes of a 422 Invalid; none when they pass. Labels and annotations
+// that are not objects of strings are left to the kind's loader.
 std::vector<Cause> ValidateLabelsAndAnnotations(const nlohmann::json& object);
 
 }  // namespace arbiter::kube
