@@ -29,6 +29,7 @@
 #include <limits>
 #include <mutex>
 #include <regex>
+#include <set>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -293,6 +294,7 @@ struct HttpServer::Impl {
 
   int listen_fd = -1, epoll_fd = -1, wake_fd = -1;
   std::atomic<bool> stopping{false};
+  std::set<uint64_t> filling;  // watches whose first answer goes on at the next turn (FillInitial)
   std::atomic<bool> watch_news{false};
   std::atomic<bool> wake_pending{false};  // the eventfd was written and the loop has not woken
   uint64_t next_id = 2;
@@ -825,11 +827,17 @@ struct HttpServer::Impl {
     JoinStreams(c);
   }
 
-  // The first answer's next lines while less than a window is unsent; once it is whole, the
-  // stream joins the others.
+  // The first answer's next lines while less than a window is unsent, at most a few batches a
+  // turn of the loop (the others' I/O goes on between: a reader as fast as the loop, or a
+  // selector that matches little, would hold it for the whole list); once it is whole, the stream
+  // joins the others. A stream that wants more with nothing unsent (no write to wake it) is
+  // served again at the next turn (`filling`).
   static constexpr size_t kInitialWindow = 256u << 10;
+  static constexpr int kInitialBatchesPerTurn = 8;
   void FillInitial(Conn& c) {
-    while (c.watch && c.watch->initial_more && c.pending() < kInitialWindow) {
+    for (int i = 0; i < kInitialBatchesPerTurn && c.watch && c.watch->initial_more &&
+                    c.pending() < kInitialWindow;
+         ++i) {
       std::string out;
       const bool more = c.watch->initial_more(out);
       AppendChunk(c.out, out);
@@ -951,9 +959,10 @@ struct HttpServer::Impl {
   // After any change of a connection: writes, closes when done, sets its events.
   void AfterIo(Conn& c) {
     if (!Flush(c)) return CloseConn(c.id);
-    while (c.watch && c.watch->initial_more && c.pending() < kInitialWindow) {
-      FillInitial(c);  // until the socket takes no more, or the first answer is whole
+    if (c.watch && c.watch->initial_more && c.pending() < kInitialWindow) {
+      FillInitial(c);
       if (!Flush(c)) return CloseConn(c.id);
+      if (c.watch && c.watch->initial_more && c.pending() < kInitialWindow) filling.insert(c.id);
     }
     if (c.pending() == 0 && c.phase == Phase::kClosing) return CloseConn(c.id);
     if (c.pending() == 0 && c.phase == Phase::kDraining && !c.ssl) {
@@ -1037,7 +1046,8 @@ struct HttpServer::Impl {
     std::vector<epoll_event> events(512);
     auto next_sweep = Clock::now() + Seconds(1);
     while (!stopping) {
-      const int n = epoll_wait(epoll_fd, events.data(), static_cast<int>(events.size()), 250);
+      const int n = epoll_wait(epoll_fd, events.data(), static_cast<int>(events.size()),
+                               filling.empty() ? 250 : 0);
       std::vector<uint64_t> touched;
       for (int i = 0; i < n; ++i) {
         const uint64_t id = events[static_cast<size_t>(i)].data.u64;
@@ -1052,6 +1062,10 @@ struct HttpServer::Impl {
       AnswerFinished(touched);
       if (watch_news) DispatchWatches(touched);
       FlushTouched(touched);
+      std::set<uint64_t> more;
+      more.swap(filling);
+      for (uint64_t id : more)
+        if (auto it = conns.find(id); it != conns.end()) AfterIo(*it->second);
       if (Clock::now() >= next_sweep) {
         Sweep();
         next_sweep = Clock::now() + Seconds(1);
