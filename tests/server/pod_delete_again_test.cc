@@ -42,6 +42,14 @@ const Json* Pod(const Cluster& c) { return c.store().Get("Pod", "team", "p"); }
 std::string Stamp(const Cluster& c) {
   return Pod(c)->at("metadata").value("deletionTimestamp", "");
 }
+// The pod is still there at `still` and gone at `gone` (the daemon's clock run to each).
+void ExpectGoneBetween(Cluster& c, Millis still, Millis gone) {
+  RunUntil(c, still);
+  ASSERT_NE(Pod(c), nullptr);
+  RunUntil(c, gone);
+  EXPECT_EQ(Pod(c), nullptr);
+}
+
 int64_t Grace(const Cluster& c) {
   return Pod(c)->at("metadata").value("deletionGracePeriodSeconds", int64_t{-1});
 }
@@ -58,10 +66,7 @@ TEST(PodDeleteAgain, AShorterGracePeriodEndsTheShutdownSooner) {
   Ok(c, DeletePod(kT0 + 15 * kS, 20));
   EXPECT_EQ(Stamp(c), KubeTime(kT0 + 30 * kS));
   EXPECT_EQ(Grace(c), 20);
-  RunUntil(c, kT0 + 29 * kS);
-  ASSERT_NE(Pod(c), nullptr);
-  RunUntil(c, kT0 + 31 * kS);
-  EXPECT_EQ(Pod(c), nullptr);
+  ExpectGoneBetween(c, kT0 + 29 * kS, kT0 + 31 * kS);
 }
 
 // `kubectl delete --grace-period=0 --force` after an ordinary delete: grace 0, the pod goes at
@@ -100,10 +105,7 @@ TEST(PodDeleteAgain, ALongerGraceOrNoneChangesNothing) {
   Ok(c, DeletePod(kT0 + 16 * kS, std::nullopt));
   Ok(c, DeletePod(kT0 + 17 * kS, 60));
   EXPECT_EQ(*Pod(c), before);
-  RunUntil(c, kT0 + 69 * kS);
-  ASSERT_NE(Pod(c), nullptr);
-  RunUntil(c, kT0 + 71 * kS);
-  EXPECT_EQ(Pod(c), nullptr);
+  ExpectGoneBetween(c, kT0 + 69 * kS, kT0 + 71 * kS);
 }
 
 // A record of formats 1-6 replays as its release answered: the deletionTimestamp is the delete's
@@ -117,10 +119,7 @@ TEST(PodDeleteAgain, FormatSixRecordsReplayAsTheyWereAnswered) {
   Ok(c, DeletePod(kT0 + 12 * kS, 0));
   EXPECT_EQ(Stamp(c), KubeTime(kT0 + 12 * kS));
   c.SetRecordFormat(7);
-  RunUntil(c, kT0 + 69 * kS);
-  ASSERT_NE(Pod(c), nullptr);
-  RunUntil(c, kT0 + 71 * kS);
-  EXPECT_EQ(Pod(c), nullptr);
+  ExpectGoneBetween(c, kT0 + 69 * kS, kT0 + 71 * kS);
 }
 
 // Found by a review: a pod deleted by a format-6 record stored the delete's instant as its
@@ -135,10 +134,7 @@ TEST(PodDeleteAgain, AShorterGraceAfterTheUpgradeCountsFromTheSigterm) {
   Ok(c, DeletePod(kT0 + 15 * kS, 30));
   EXPECT_EQ(Stamp(c), KubeTime(kT0 + 40 * kS));
   EXPECT_EQ(Grace(c), 30);
-  RunUntil(c, kT0 + 39 * kS);
-  ASSERT_NE(Pod(c), nullptr);
-  RunUntil(c, kT0 + 41 * kS);
-  EXPECT_EQ(Pod(c), nullptr);
+  ExpectGoneBetween(c, kT0 + 39 * kS, kT0 + 41 * kS);
 }
 
 // Found by a review: deleting the namespace of a pod deleted already rewrote its timestamp and
@@ -151,10 +147,7 @@ TEST(PodDeleteAgain, ANamespaceDeleteLeavesATerminatingPodAsItIs) {
   const Json before = *Pod(c);
   Ok(c, fixtures::Delete(kT0 + 12 * kS, "Namespace", "", "team"));
   EXPECT_EQ(Pod(c)->at("metadata"), before.at("metadata"));
-  RunUntil(c, kT0 + 29 * kS);
-  ASSERT_NE(Pod(c), nullptr);
-  RunUntil(c, kT0 + 31 * kS);
-  EXPECT_EQ(Pod(c), nullptr);
+  ExpectGoneBetween(c, kT0 + 29 * kS, kT0 + 31 * kS);
 }
 
 }  // namespace pod_delete_again_test
