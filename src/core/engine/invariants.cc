@@ -106,6 +106,30 @@ Status CheckWorkloadTable(const State& st, const std::vector<int>& seen) {
   return Status::Ok();
 }
 
+// Each live workload's budgets are those that select it (ascending), and the members are the
+// workloads some budget selects (RematchPdb and UnmatchPdb keep what RematchAllPdbs would make).
+Status CheckPdbMembers(const State& st) {
+  std::vector<Slot> members;
+  for (Slot s = 0; s < st.workloads.size(); ++s) {
+    const Workload& w = st.workloads[s];
+    if (w.slot != s) continue;
+    std::vector<uint32_t> want;
+    for (uint32_t k = 0; k < st.pdbs.size(); ++k) {
+      const auto& p = st.pdbs[k];
+      if ((p.meta.namespace_.empty() ? "default" : p.meta.namespace_) == w.namespace_ &&
+          p.selector.Matches(w.labels))
+        want.push_back(k);
+    }
+    if (want != w.pdbs)
+      return Status::Internal(w.key + "'s budgets differ from those selecting it");
+    if (!want.empty()) members.push_back(s);
+  }
+  std::vector<Slot> kept = st.pdb_members;
+  std::sort(kept.begin(), kept.end());
+  if (kept != members) return Status::Internal("the budgets' members differ from the workloads");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status State::CheckInvariants() const {
@@ -116,6 +140,7 @@ Status State::CheckInvariants() const {
   }
   if (Status st = CheckFitBlocks(fit, fit_block); !st.ok()) return st;
   if (Status st = CheckWorkloadTable(*this, seen); !st.ok()) return st;
+  if (Status st = CheckPdbMembers(*this); !st.ok()) return st;
   if (auto q = quota.CheckInvariants()) return Status::Internal(*q);
   return Status::Ok();
 }

@@ -434,29 +434,28 @@ Status State::DeletePriorityClassCmd(const DeletePriorityClass& c) {
 Status State::UpsertPdbCmd(UpsertPodDisruptionBudget&& c) {
   if (c.pdb.meta.name.empty())
     return Status::InvalidArgument("UpsertPodDisruptionBudget: the budget has no name");
-  bool replaced = false;
-  for (auto& p : pdbs)
-    if (p.meta.namespace_ == c.pdb.meta.namespace_ && p.meta.name == c.pdb.meta.name) {
-      p = c.pdb;
-      replaced = true;
-    }
-  if (!replaced) pdbs.push_back(std::move(c.pdb));
-  RematchAllPdbs();
+  uint32_t k = 0;  // (a name is kept once: the same key replaces)
+  while (k < pdbs.size() && !(pdbs[k].meta.namespace_ == c.pdb.meta.namespace_ &&
+                              pdbs[k].meta.name == c.pdb.meta.name))
+    ++k;
+  if (k < pdbs.size())
+    pdbs[k] = std::move(c.pdb);
+  else
+    pdbs.push_back(std::move(c.pdb));
+  RematchPdb(k);
   ++global_epoch;
   return Status::Ok();
 }
 
 Status State::DeletePdbCmd(const DeletePodDisruptionBudget& c) {
-  const size_t before = pdbs.size();
-  pdbs.erase(std::remove_if(pdbs.begin(), pdbs.end(),
-                            [&](const PodDisruptionBudget& p) {
-                              return p.meta.namespace_ == c.ref.namespace_ &&
-                                     p.meta.name == c.ref.name;
-                            }),
-             pdbs.end());
-  if (pdbs.size() == before)
+  uint32_t k = 0;
+  while (k < pdbs.size() &&
+         !(pdbs[k].meta.namespace_ == c.ref.namespace_ && pdbs[k].meta.name == c.ref.name))
+    ++k;
+  if (k == pdbs.size())
     return Status::NotFound("no PodDisruptionBudget " + c.ref.namespace_ + "/" + c.ref.name);
-  RematchAllPdbs();
+  pdbs.erase(pdbs.begin() + k);
+  UnmatchPdb(k);
   ++global_epoch;
   return Status::Ok();
 }

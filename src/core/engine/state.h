@@ -573,6 +573,9 @@ class State {
                             std::vector<std::string>* names) const;
   void MatchPdbs(Workload& w);  // w.pdbs from the current budgets
   void RematchAllPdbs();
+  void RematchPdb(uint32_t k);
+  void UnmatchPdb(uint32_t k);
+  void SortPdbMembers(bool scan);
 
   // ---------------------------------------------------------------- pool.cc
   Status AddNode(const Node& node, int64_t order);
