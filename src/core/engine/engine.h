@@ -170,8 +170,10 @@ class Engine {
   // preemption.victimOrder LeastLostWork, the workloads' checkpoint interval and shutdown time
   // 10: PoolPolicy preemption.requeuingStrategy; 11: its immediateRequeues, the workloads' time
   // held out of the queue (WorkloadStatus::held_total); 12: a pending workload's bound node
-  // (SubmitPod::node) (2 to 11 are still read)
-  static constexpr uint32_t kSnapshotVersion = 12;
+  // (SubmitPod::node); 13: no new field, the usage of a ResourceQuota scoped to
+  // CrossNamespacePodAffinity counts only the pods with a cross-namespace pod (anti-)affinity term
+  // (an older file's counted every pod: recounted at Restore) (2 to 12 are still read)
+  static constexpr uint32_t kSnapshotVersion = 13;
 
  private:
   std::unique_ptr<State> s_;

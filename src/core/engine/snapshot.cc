@@ -764,6 +764,46 @@ class SnapshotRestorer {
   std::vector<uint64_t> preemptor_;                         // by workload slot
 };
 
+// Snapshots before version 13 were written when the ResourceQuota scope CrossNamespacePodAffinity
+// was skipped: such a quota counted every pod. Now it counts only the pods with a cross-namespace
+// pod (anti-)affinity term, so a pod without one leaving takes nothing off it, and the usage saved
+// would never come down. It is recounted as a new quota counts what already runs
+// (State::QuotaChanged): the workloads charged and the terminal pods count/pods still counts.
+// The other quotas, and the holds of preemptors waiting (taken off as they were put on), are
+// kept as saved; an allowance above hard shrinks to the usage recounted, as when pods leave.
+void RecountCrossNamespaceQuotas(State& s) {
+  std::vector<QuotaBook::RQ>& rqs = s.quota.rqs();
+  QuotaBook fresh;  // those quotas alone, counted from nothing
+  std::vector<size_t> recounted;
+  for (size_t i = 0; i < rqs.size(); ++i)
+    for (const ScopeRequirement& scope : rqs[i].q.scope_selector)
+      if (scope.scope_name == "CrossNamespacePodAffinity") {
+        fresh.SetResourceQuota(rqs[i].q);
+        recounted.push_back(i);
+        break;
+      }
+  if (recounted.empty()) return;
+  fresh.counted() = s.quota.counted();
+  std::vector<const Workload*> charged;
+  const WorkloadTable& table = s.workloads;
+  for (const auto& [id, slot] : s.slot_of)
+    if (table[slot].quota_charged) charged.push_back(&table[slot]);
+  fresh.Recount(charged);
+  for (size_t j = 0; j < recounted.size(); ++j) {
+    QuotaBook::RQ& rq = rqs[recounted[j]];
+    for (auto& [key, used] : rq.used) used = 0;
+    for (const auto& [key, used] : fresh.rqs()[j].used) rq.used[key] = used;
+    for (auto a = rq.allowance.begin(); a != rq.allowance.end();) {
+      int64_t hard = 0;
+      for (const QuotaItem& item : rq.q.hard)
+        if (item.key == a->first) hard = item.hard;
+      const auto u = rq.used.find(a->first);
+      a->second = std::min(a->second, u == rq.used.end() ? int64_t{0} : u->second);
+      a = a->second <= hard ? rq.allowance.erase(a) : std::next(a);
+    }
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot,
@@ -808,6 +848,7 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot,
   if (!e) e = restore.Queue();
   if (e) return fail(*e);
   restore.RebuildIndexes();
+  if (version < 13) RecountCrossNamespaceQuotas(s);
   // A pool appended before the first Tick stays as it was: the next command puts it in order, as
   // it would have in the saved engine.
   if (!s.nodes_dirty) s.placer->Reset(s.nodes);

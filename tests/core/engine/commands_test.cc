@@ -174,6 +174,76 @@ TEST_F(Commands, ANewQuotaCountsWhatAlreadyRuns) {
   EXPECT_EQ(PhaseOf(c), Phase::kPending);
 }
 
+// A snapshot written before version 13 (when the scope CrossNamespacePodAffinity was skipped)
+// holds the usage of such a quota counting every pod. Restored, that usage is recounted as a new
+// quota counts what already runs: the pods without a cross-namespace term leaving would take
+// nothing off it, and the quota would stay exhausted forever. A version-13 snapshot is restored as
+// saved.
+TEST_F(Commands, AnOlderSnapshotRecountsCrossNamespacePodAffinityQuotas) {
+  ResourceQuota q = PodQuota("ml", 2);
+  q.scope_selector.push_back({"CrossNamespacePodAffinity", SelectorOperator::kExists, {}});
+  auto cross = [](const std::string& name) {
+    Pod p = GpuPod(name, 1);
+    PodAffinityTerm term;
+    term.namespaces = {"other"};
+    term.topology_key = "kubernetes.io/hostname";
+    p.pod_anti_affinity.required = {term};
+    return p;
+  };
+  ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 8), 0}).ok());
+  ASSERT_TRUE(Do(0, UpsertResourceQuota{q}).ok());
+  // One cross-namespace pod ran and ended (its quota's usage has the key "pods", now 0), two
+  // plain pods run: the quota does not count them.
+  const WorkloadId gone = Submit(0, cross("gone"));
+  ASSERT_TRUE(Do(0, Tick{}).ok());
+  ASSERT_EQ(PhaseOf(gone), Phase::kRunning);
+  ASSERT_TRUE(Do(kMin, PodFinished{gone, 0}).ok());
+  const WorkloadId a = Submit(kMin, GpuPod("a", 1));
+  const WorkloadId b = Submit(kMin, GpuPod("b", 1));
+  ASSERT_TRUE(Do(kMin, Tick{}).ok());
+  ASSERT_EQ(PhaseOf(a), Phase::kRunning);
+  ASSERT_EQ(PhaseOf(b), Phase::kRunning);
+  ASSERT_EQ(e_.resource_quota_usages("ml").at(0).items.at(0).used, 0);
+  const std::string snap = e_.Snapshot();
+  // The version-12 file an older arbiter wrote of the same state: its usage counts a and b
+  // (used {"pods": 2}, then no hold and no allowance), the rest the same bytes.
+  auto body = serial::Unseal(snap, "engine", Engine::kSnapshotVersion);
+  ASSERT_TRUE(body.ok()) << body.message();
+  const std::string one(std::string("\x01", 1) + std::string(7, '\0'));
+  const std::string used = one + std::string("\x04", 1) + std::string(7, '\0') + "pods";
+  const std::string saved = used + std::string(24, '\0');
+  std::string b12 = *body;
+  const size_t at = b12.find(saved);
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_EQ(b12.find(saved, at + 1), std::string::npos);  // one quota usage of that shape
+  b12[at + used.size()] = 2;
+  auto old = Engine::Restore(serial::Seal("engine", 12, b12));
+  ASSERT_TRUE(old.ok()) << old.message();
+  Engine& r = **old;
+  EXPECT_EQ(r.resource_quota_usages("ml").at(0).items.at(0).used, 0) << "recounted";
+  EXPECT_TRUE(r.Snapshot() == snap) << "what the new arbiter counts, byte for byte";
+  ASSERT_TRUE(r.Apply(At(2 * kMin, DeletePod{a, 0})).ok());
+  ASSERT_TRUE(r.Apply(At(2 * kMin, VictimExited{a})).ok());
+  ASSERT_TRUE(r.Apply(At(2 * kMin, DeletePod{b, 0})).ok());
+  ASSERT_TRUE(r.Apply(At(2 * kMin, VictimExited{b})).ok());
+  EXPECT_EQ(r.resource_quota_usages("ml").at(0).items.at(0).used, 0);
+  const WorkloadId c = r.next_workload_id();
+  ASSERT_TRUE(r.Apply(At(2 * kMin, SubmitPod{cross("c"), false, {}})).ok());
+  ASSERT_TRUE(r.Apply(At(2 * kMin, Tick{})).ok());
+  ASSERT_TRUE(r.Get(c).has_value());
+  EXPECT_EQ(r.Get(c)->phase, Phase::kRunning) << r.Get(c)->message;
+  EXPECT_EQ(r.resource_quota_usages("ml").at(0).items.at(0).used, 1);
+  // The same bytes as version 13 are restored as saved: no recount, byte for byte.
+  const std::string b13 = serial::Seal("engine", Engine::kSnapshotVersion, b12);
+  auto kept = Engine::Restore(b13);
+  ASSERT_TRUE(kept.ok()) << kept.message();
+  EXPECT_EQ((*kept)->resource_quota_usages("ml").at(0).items.at(0).used, 2);
+  EXPECT_EQ((*kept)->Snapshot(), b13);
+  auto same = Engine::Restore(snap);
+  ASSERT_TRUE(same.ok()) << same.message();
+  EXPECT_EQ((*same)->Snapshot(), snap);
+}
+
 TEST_F(Commands, ADeletedPriorityClassKeepsRunningPodsPriority) {
   ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 8), 0}).ok());
   ASSERT_TRUE(Do(0, UpsertPriorityClass{Class("serving", 10000)}).ok());
