@@ -480,9 +480,9 @@ TEST(JobController, ARefusedPodCreateIsAFailedCreateWarningCombinedOverRetries) 
 
 // Found by a hostile-tenant trial: a Job whose template set spec.priority (no class, no global
 // default) got pods of that priority, above every other tenant's, though a pod created with it is
-// refused. The Job's pods pass the Priority admission as a user's (journal format 7): a FailedCreate
-// in kube-apiserver's words, no pod; the priority its class gives is admitted. Records of formats
-// 1-6 replay as they were answered (the pod made with the template's priority).
+// refused. The Job's pods pass the Priority admission as a user's (journal format 7): a
+// FailedCreate in kube-apiserver's words, no pod; the priority its class gives is admitted. Records
+// of formats 1-6 replay as they were answered (the pod made with the template's priority).
 TEST(JobController, AJobsPodsPassThePriorityAdmission) {
   Cluster c("0000abcd");
   StartOneNode(c);
