@@ -236,9 +236,12 @@ struct HttpServer::Impl {
   };
   // A route's pattern, matched without the regex engine when it is a plain path (kExact), a plain
   // path and anything under it ("P(/.*)?": kSubtree) or anything (".*"); otherwise only when the
-  // path starts with the pattern's plain prefix is the regex tried. req.matches is set by the
+  // path starts with the pattern's plain prefix is the regex tried, and only on a path of at most
+  // kMaxRegexPath bytes (libstdc++'s regex_match recurses once a character: a 30,000-byte path
+  // overflowed a thread's stack); a longer one matches no regex route. req.matches is set by the
   // regex alone: handlers that read it have patterns of the last kind.
   struct Route {
+    static constexpr size_t kMaxRegexPath = 4096;
     enum class Kind { kExact, kSubtree, kAny, kRegex } kind;
     std::string prefix;  // the pattern up to its first regex character
     std::regex pattern;
@@ -273,7 +276,8 @@ struct HttpServer::Impl {
         case Kind::kAny:
           return path.find_first_of("\r\n") == std::string::npos;
         case Kind::kRegex:
-          return path.starts_with(prefix) && std::regex_match(path, req.matches, pattern);
+          return path.size() <= kMaxRegexPath && path.starts_with(prefix) &&
+                 std::regex_match(path, req.matches, pattern);
       }
       return false;
     }
