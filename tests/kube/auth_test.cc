@@ -114,6 +114,27 @@ TEST(KubeAuthorization, AdminsDoEverythingEditorsTheirNamespaceViewersRead) {
   EXPECT_TRUE(Authorize(bob, metrics).allowed);
 }
 
+// The policy matches a resource by its API group and plural, as RBAC does (hostile-tenant trial:
+// SelfSubjectAccessReviews answered "allowed" to create pods in a made-up group, and to create
+// Events, which the daemon refuses, 405). Events are read-only to tenants; a resource the kinds
+// table does not know is readable in one's namespace (the server answers 404) and writable by
+// admins only.
+TEST(KubeAuthorization, ResourcesMatchByGroupAndPluralAndEventsAreReadOnly) {
+  UserInfo admin = User("admin-token"), alice = User("alice-token");
+  EXPECT_TRUE(Authorize(alice, Req("create", "pods", "team-a")).allowed);
+  EXPECT_FALSE(Authorize(alice, Req("create", "pods", "team-a", "", "evil.io")).allowed);
+  EXPECT_TRUE(Authorize(alice, Req("get", "pods", "team-a", "x", "evil.io")).allowed);
+  EXPECT_FALSE(Authorize(alice, Req("create", "jobs", "team-a", "", "")).allowed);  // batch's
+  EXPECT_TRUE(Authorize(alice, Req("create", "jobs", "team-a", "", "batch")).allowed);
+  EXPECT_FALSE(Authorize(alice, Req("create", "elasticquotas", "team-a", "", "scheduling.x-k8s.io"))
+                   .allowed);
+  for (const char* verb : {"get", "list", "watch"})
+    EXPECT_TRUE(Authorize(alice, Req(verb, "events", "team-a")).allowed) << verb;
+  for (const char* verb : {"create", "update", "patch", "delete"})
+    EXPECT_FALSE(Authorize(alice, Req(verb, "events", "team-a", "e")).allowed) << verb;
+  EXPECT_TRUE(Authorize(admin, Req("create", "pods", "team-a", "", "evil.io")).allowed);
+}
+
 // Only discovery, OpenAPI, version and health are public non-resource paths, and only to read.
 // Regression (audit B2): an editor could raise its own ElasticQuota min and ResourceQuota, and
 // delete its LimitRange. Kubernetes' edit/admin roles only read quotas and limit ranges.

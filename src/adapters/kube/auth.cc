@@ -159,12 +159,12 @@ std::string VerbOf(std::string_view method, bool has_name, bool watch) {
 
 AuthClass AuthClassOf(KindId id) {
   switch (id) {
-    case KindId::kEvent:
     case KindId::kPod:
     case KindId::kPodDisruptionBudget:
     case KindId::kPodGroup:
     case KindId::kJob:
       return AuthClass::kTenant;
+    case KindId::kEvent:
     case KindId::kResourceQuota:
     case KindId::kLimitRange:
     case KindId::kElasticQuota:
@@ -183,12 +183,15 @@ AuthClass AuthClassOf(KindId id) {
 }
 
 namespace {
-// The class of a request's resource (its plural): kTenant for a namespaced resource not in the
-// kinds table, kAdmin for a cluster-scoped one.
-AuthClass ClassOfResource(std::string_view plural, bool namespaced) {
+// The class of a request's resource (its API group and plural, as RBAC matches them; the plural
+// alone answered SelfSubjectAccessReviews "allowed" for pods in any made-up group):
+// kOperatorOwned for a namespaced resource not in the kinds table (the namespace's users may
+// read it, as they may read every namespaced resource, and the server answers 404; nobody but
+// an admin may write it), kAdmin for a cluster-scoped one.
+AuthClass ClassOfResource(std::string_view group, std::string_view plural, bool namespaced) {
   for (const ApiKind& k : ApiKinds())
-    if (plural == k.plural) return AuthClassOf(k.id);
-  return namespaced ? AuthClass::kTenant : AuthClass::kAdmin;
+    if (plural == k.plural && group == k.group) return AuthClassOf(k.id);
+  return namespaced ? AuthClass::kOperatorOwned : AuthClass::kAdmin;
 }
 }  // namespace
 
@@ -208,7 +211,7 @@ Decision Authorize(const UserInfo& u, const RequestAttributes& a) {
   if (!a.namespace_.empty()) {
     const bool editor = u.InGroup("arbiter:editors:" + a.namespace_);
     const bool viewer = u.InGroup("arbiter:viewers:" + a.namespace_);
-    const AuthClass c = ClassOfResource(a.resource, true);
+    const AuthClass c = ClassOfResource(a.api_group, a.resource, true);
     if (c == AuthClass::kAdmin) {
       // /api/v1/namespaces/NS as a namespaced path of itself: reading one's own namespace.
       if ((editor || viewer) && own_namespace_get && a.name == a.namespace_)
@@ -231,7 +234,7 @@ Decision Authorize(const UserInfo& u, const RequestAttributes& a) {
     return {false, ""};
   }
   // Cluster scope (or all namespaces).
-  const AuthClass c = ClassOfResource(a.resource, false);
+  const AuthClass c = ClassOfResource(a.api_group, a.resource, false);
   if (IsReadVerb(a.verb) && a.subresource.empty() && c == AuthClass::kPublic)
     return {true, "public cluster object"};
   if (a.resource == ApiKindOf(KindId::kNamespace).plural && own_namespace_get && !a.name.empty() &&

@@ -84,7 +84,8 @@ std::string VerbOf(std::string_view method, bool has_name, bool watch);
 //                   viewers read
 //   kOperatorOwned  namespaced, the operator's limits on the namespace (ResourceQuota,
 //                   LimitRange, ElasticQuota, as Kubernetes' edit and admin roles only read
-//                   them): editors and viewers read
+//                   them) and the daemon's Events (read-only to every user): editors and
+//                   viewers read
 //   kPublic         cluster-scoped, the pool's shared facts: every user reads
 //   kAdmin          cluster-scoped, admins only (a tenant may get its own Namespace)
 // Cluster admins (system:masters, arbiter:admins) may do anything.
