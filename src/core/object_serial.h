@@ -393,6 +393,7 @@ void Io(A& a, QoS& q) {
   Io(a, q.preempt);
   Io(a, q.preempt_mode);
   Io(a, q.grace_time);
+  if (!a.namespaceless) Io(a, q.namespaces);  // engine snapshot 14, command 13
 }
 
 template <typename A>

@@ -44,6 +44,10 @@ bool SelectorOperatorHolds(SelectorOperator op, bool has, bool in) {
   return false;
 }
 
+bool QoS::AllowsNamespace(const std::string& ns) const {
+  return !namespaces || std::find(namespaces->begin(), namespaces->end(), ns) != namespaces->end();
+}
+
 bool LabelSelector::Matches(const std::map<std::string, std::string>& labels) const {
   for (const auto& [k, v] : match_labels) {
     auto it = labels.find(k);

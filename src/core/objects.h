@@ -444,6 +444,10 @@ struct QoS {
   std::vector<std::string> preempt;
   std::optional<PreemptMode> preempt_mode;
   std::optional<Millis> grace_time;
+  // spec.namespaces: the namespaces whose pods may name this QoS (Slurm's per-association QOS
+  // list); none: every namespace; an empty list: none.
+  std::optional<std::vector<std::string>> namespaces;
+  bool AllowsNamespace(const std::string& ns) const;
 };
 
 // Everything loaded from a set of manifest files, in file order.

@@ -587,6 +587,17 @@ class Validator {
     for (auto& f : topology_->Check(p)) Warn("Pod", p.meta, f.path, std::move(f.message));
   }
 
+  // A pod whose QoS leaves its namespace out of spec.namespaces: the engine rejects it
+  // (QoSNotAllowed), a daemon refuses its create (403).
+  void PodQoSNamespace(const Pod& p) {
+    const std::string ns = p.meta.namespace_.empty() ? "default" : p.meta.namespace_;
+    for (const auto& q : s_.qos)
+      if (q.meta.name == *p.sim.qos && !q.AllowsNamespace(ns))
+        Warn("Pod", p.meta, "metadata.annotations[arbiter.dev/qos]",
+             "QoS " + Quote(q.meta.name) + " may not be used in namespace " + Quote(ns) +
+                 " (not in its spec.namespaces): the pod will be rejected");
+  }
+
   void Pods() {
     std::vector<std::string> class_names, qos_names;
     for (const auto& pc : s_.priority_classes) class_names.push_back(pc.meta.name);
@@ -597,6 +608,8 @@ class Validator {
       if (p.sim.qos && std::find(qos_names.begin(), qos_names.end(), *p.sim.qos) == qos_names.end())
         Error("Pod", p.meta, "metadata.annotations[arbiter.dev/qos]",
               UnknownName("QoS", *p.sim.qos, qos_names, " (no QoS object is defined)"));
+      else if (p.sim.qos)
+        PodQoSNamespace(p);
       Containers(p, p.containers, "spec.containers");
       Containers(p, p.init_containers, "spec.initContainers");
       if (overflow_) continue;
@@ -868,6 +881,10 @@ class Validator {
           Warn("QoS", q.meta, path, "a QoS that preempts itself lets its jobs preempt each other");
         }
       }
+      if (q.namespaces && q.namespaces->empty())
+        Warn("QoS", q.meta, "spec.namespaces",
+             "an empty list: no namespace may use this QoS (leave the field out for every "
+             "namespace)");
     }
   }
 

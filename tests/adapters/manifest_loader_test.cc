@@ -1170,6 +1170,29 @@ TEST(ManifestLoaderTest, QoSAsInBrief) {
   EXPECT_EQ(q.preempt, (std::vector<std::string>{"low", "normal"}));
   EXPECT_EQ(q.preempt_mode, PreemptMode::kRequeue);
   EXPECT_EQ(q.grace_time, 60000);
+  EXPECT_FALSE(q.namespaces);  // no list: every namespace may name it
+  EXPECT_TRUE(q.AllowsNamespace("anyone"));
+}
+
+// spec.namespaces (issue 27): the namespaces whose pods may name the QoS, each a DNS label; an
+// empty list is kept (no namespace may).
+TEST(ManifestLoaderTest, QoSNamespacesAreDnsLabels) {
+  auto l = Load(
+      "apiVersion: arbiter.dev/v1alpha1\nkind: QoS\nmetadata: {name: inference}\nspec:\n"
+      "  namespaces: [team-a, ml]\n---\napiVersion: arbiter.dev/v1alpha1\nkind: QoS\n"
+      "metadata: {name: retired}\nspec: {namespaces: []}\n");
+  EXPECT_CLEAN(l);
+  ASSERT_EQ(l.set.qos.size(), 2u);
+  EXPECT_EQ(l.set.qos[0].namespaces, (std::vector<std::string>{"team-a", "ml"}));
+  EXPECT_TRUE(l.set.qos[0].AllowsNamespace("ml"));
+  EXPECT_FALSE(l.set.qos[0].AllowsNamespace("team-b"));
+  EXPECT_EQ(l.set.qos[1].namespaces, std::vector<std::string>{});
+  EXPECT_FALSE(l.set.qos[1].AllowsNamespace("team-a"));
+  auto bad = Load(
+      "apiVersion: arbiter.dev/v1alpha1\nkind: QoS\nmetadata: {name: q}\nspec:\n"
+      "  namespaces: [team-a, Team_B]\n");
+  EXPECT_EQ(bad.diagnostics.ErrorCount(), 1u) << All(bad);
+  EXPECT_TRUE(Find(bad, "spec.namespaces[1]: invalid namespace \"Team_B\"")) << All(bad);
 }
 
 // ------------------------------------------------------------------ typing and messages

@@ -364,6 +364,50 @@ spec: {priority: 5}
   EXPECT_FALSE(HasWarning(e, "QoS/lower: spec.priority"));
 }
 
+// A QoS's spec.namespaces becomes the accounts' QOS lists (AccountingStorageEnforce=qos: sbatch
+// refuses a QoS not in the job's association): team-b's account does not list `inference`.
+TEST(SlurmExport, QoSNamespacesBecomeTheAccountsQosLists) {
+  Exported e = ExportText(R"(
+apiVersion: arbiter.dev/v1alpha1
+kind: PoolPolicy
+metadata: {name: p}
+spec: {preemption: {type: QoS}}
+---
+apiVersion: arbiter.dev/v1alpha1
+kind: QoS
+metadata: {name: inference}
+spec: {priority: 1000, preempt: [batch], namespaces: [team-a]}
+---
+apiVersion: arbiter.dev/v1alpha1
+kind: QoS
+metadata: {name: batch}
+spec: {priority: 10}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-b}
+)");
+  ASSERT_TRUE(e.r.ok());
+  const std::string& s = e.r.sacctmgr_script;
+  EXPECT_NE(s.find("where name=team-a ${CLUSTER:+cluster=$CLUSTER} set GrpTRES="),
+            std::string::npos)
+      << s;
+  auto qos_of = [&](const std::string& account) {
+    const size_t at =
+        s.find("where name=" + account + " ${CLUSTER:+cluster=$CLUSTER} set GrpTRES=");
+    if (at == std::string::npos) return std::string("(none)");
+    const size_t q = s.find(" QOS=", at);
+    return s.substr(q + 5, s.find(' ', q + 5) - q - 5);
+  };
+  EXPECT_EQ(qos_of("team-a"), "normal,batch,inference") << s;
+  EXPECT_EQ(qos_of("team-b"), "normal,batch") << s;
+  EXPECT_NE(s.find("namespaces [team-a]"), std::string::npos) << s;  // the QoS's comment
+}
+
 TEST(SlurmExport, NegativePriorityClassValuesBecomeZero) {
   Exported e = ExportText(R"(
 apiVersion: scheduling.k8s.io/v1

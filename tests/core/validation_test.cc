@@ -77,8 +77,8 @@ TEST(ValidationTest, DuplicateObjects) {
                            std::to_string(s.pods[0].meta.source.line) + ")"),
             std::string::npos);
   ManifestSet q;
-  q.qos.push_back({Meta("high"), 1, {}, {}, {}});
-  q.qos.push_back({Meta("high"), 2, {}, {}, {}});
+  q.qos.push_back({Meta("high"), 1, {}, {}, {}, {}});
+  q.qos.push_back({Meta("high"), 2, {}, {}, {}, {}});
   EXPECT_TRUE(Has(Check(q), Severity::kError, "duplicate QoS"));
 }
 
@@ -133,7 +133,7 @@ TEST(ValidationTest, PodPriorityMustMatchItsClass) {
 
 TEST(ValidationTest, PodNamesUnknownQoS) {
   ManifestSet s;
-  s.qos.push_back({Meta("high"), 10, {}, {}, {}});
+  s.qos.push_back({Meta("high"), 10, {}, {}, {}, {}});
   Pod p = MakePod("p", "a", {});
   p.sim.qos = "hihg";
   s.pods.push_back(p);
@@ -355,11 +355,31 @@ TEST(ValidationTest, ResourceQuotaBelowElasticQuotaCeiling) {
   EXPECT_NE(d.message.find("can never use all of it"), std::string::npos);
 }
 
+// QoS spec.namespaces: an empty list is a warning (no namespace may use the QoS); a pod of a
+// namespace the list leaves out is a warning (the engine rejects it, a daemon refuses its create).
+TEST(ValidationTest, QoSNamespacesWarnOfAnEmptyListAndOfPodsLeftOut) {
+  ManifestSet s;
+  s.qos.push_back({Meta("inference"), 10, {}, {}, {}, std::vector<std::string>{"team-a"}});
+  s.qos.push_back({Meta("retired"), 1, {}, {}, {}, std::vector<std::string>{}});
+  Pod in, out;
+  in.meta = Meta("in", "team-a");
+  in.sim.qos = "inference";
+  out.meta = Meta("out", "team-b");
+  out.sim.qos = "inference";
+  s.pods = {in, out};
+  auto d = Check(s);
+  EXPECT_TRUE(Has(d, Severity::kWarning, "no namespace may use this QoS"));
+  EXPECT_TRUE(Has(d, Severity::kWarning,
+                  "QoS \"inference\" may not be used in namespace \"team-b\" (not in its "
+                  "spec.namespaces): the pod will be rejected"));
+  EXPECT_FALSE(Has(d, Severity::kWarning, "namespace \"team-a\" (not in"));
+}
+
 TEST(ValidationTest, QoSPreemptsUnknownOrItself) {
   ManifestSet s;
-  s.qos.push_back({Meta("high"), 10, {"low", "hihg", "nope"}, {}, {}});
-  s.qos.push_back({Meta("low"), 1, {}, {}, {}});
-  s.qos.push_back({Meta("self"), 1, {"self"}, {}, {}});
+  s.qos.push_back({Meta("high"), 10, {"low", "hihg", "nope"}, {}, {}, {}});
+  s.qos.push_back({Meta("low"), 1, {}, {}, {}, {}});
+  s.qos.push_back({Meta("self"), 1, {"self"}, {}, {}, {}});
   auto d = Check(s);
   EXPECT_EQ(d.ErrorCount(), 2u) << All(d);
   EXPECT_TRUE(

@@ -224,15 +224,21 @@ TEST_F(SlurmEnv, SlurmConformanceExportRunImportCompare) {
       << after_first;
   EXPECT_TRUE(HasLine(after_first, "low|1000||requeue|00:00:10|1.000000")) << after_first;
   EXPECT_TRUE(HasLine(after_first, "scavenger|100||cancel|00:00:10|1.000000")) << after_first;
-  EXPECT_TRUE(
-      HasLine(after_first, "arbiter|team-a||root|gres/gpu=8|20||high,low,normal,scavenger|normal"))
+  // QoS spec.namespaces: low is team-a's, scavenger team-b's.
+  EXPECT_TRUE(HasLine(after_first, "arbiter|team-a||root|gres/gpu=8|20||high,low,normal|normal"))
       << after_first;
-  EXPECT_TRUE(HasLine(
-      after_first, "arbiter|team-b||root|cpu=32,gres/gpu=8|20||high,low,normal,scavenger|normal"))
+  EXPECT_TRUE(HasLine(after_first,
+                      "arbiter|team-b||root|cpu=32,gres/gpu=8|20||high,normal,scavenger|normal"))
       << after_first;
-  EXPECT_TRUE(
-      HasLine(after_first, "arbiter|team-a|" + user_ + "|||||high,low,normal,scavenger|normal"))
+  EXPECT_TRUE(HasLine(after_first, "arbiter|team-a|" + user_ + "|||||high,low,normal|normal"))
       << after_first;
+  // ... and Slurm refuses a job of team-a that names team-b's QoS, as arbiter serve refuses the
+  // pod (403) and arbiter sim rejects it (QoSNotAllowed).
+  auto refused = RunCommand(
+      "sbatch --parsable -J refused -A team-a --qos=scavenger -n1 -c1 --time=1 "
+      "--wrap true 2>&1");
+  EXPECT_NE(refused.rc, 0) << refused.out;
+  EXPECT_NE(refused.out.find("Invalid qos specification"), std::string::npos) << refused.out;
 
   // ---- slurmctld restarts with the fragment
   auto reconf = RunCommand(Src("scripts/services/slurm.sh") + " reconfigure " + out +

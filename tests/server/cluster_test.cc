@@ -221,6 +221,47 @@ TEST(ClusterTest, AQuotaThatCanNeverAdmitAPodRefusesItsCreate) {
   EXPECT_EQ(Ok(c, Create(kT0 + 3000, Pod("b", 4)))["status"]["phase"], "Pending");  // waits
 }
 
+// A QoS whose spec.namespaces leaves the pod's namespace out (issue 27: any tenant could name
+// another team's QoS tier under preemption.type QoS): the create is 403 in the engine's words and
+// nothing is stored, a dry run too; a QoS that lists the namespace, or lists none, is usable.
+TEST(ClusterTest, AQoSItsNamespaceMayNotNameRefusesThePodsCreate) {
+  Cluster c("0000abcd");
+  Pool(c);
+  auto qos = [](const std::string& name, std::optional<std::vector<std::string>> namespaces) {
+    Json spec = {{"priority", 100}};
+    if (namespaces) spec["namespaces"] = *namespaces;
+    return Json{{"apiVersion", "arbiter.dev/v1alpha1"},
+                {"kind", "QoS"},
+                {"metadata", {{"name", name}}},
+                {"spec", spec}};
+  };
+  Ok(c, Create(kT0, qos("inference", std::vector<std::string>{"team-a"})));
+  Ok(c, Create(kT0, qos("mine", std::vector<std::string>{"team-a", "default"})));
+  Ok(c, Create(kT0, qos("open", std::nullopt)));
+  auto pod = [](const std::string& name, const std::string& q) {
+    Json p = Pod(name, 1);
+    p["metadata"]["annotations"]["arbiter.dev/qos"] = q;
+    return p;
+  };
+  const int64_t rv = c.store().resource_version();
+  for (bool dry_run : {true, false}) {
+    Mutation m = Create(kT0 + 1000, pod("sneaky", "inference"));
+    m.dry_run = dry_run;
+    MutationResult r = c.Apply(m);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error->reason, ApiError::Reason::kForbidden);
+    EXPECT_EQ(r.error->message,
+              "QoS inference may not be used in namespace default: its spec.namespaces is "
+              "[team-a]");
+  }
+  EXPECT_EQ(c.store().resource_version(), rv);
+  EXPECT_EQ(c.store().Get("Pod", "default", "sneaky"), nullptr);
+  EXPECT_EQ(c.engine().live_workloads(), 0u);
+  Ok(c, Create(kT0 + 2000, pod("a", "mine")));
+  Ok(c, Create(kT0 + 2000, pod("b", "open")));
+  EXPECT_EQ(c.engine().live_workloads(), 2u);
+}
+
 // An update may not give a pending pod a node (kube-apiserver: 422, "pod updates may not change
 // fields ..."); it used to be stored, and the pending pod showed a node it was not on. An update
 // that leaves out a running pod's node keeps it.

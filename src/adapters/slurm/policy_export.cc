@@ -215,6 +215,8 @@ class Exporter {
     int64_t grace_s = 0;
     std::string comment;
     bool preemptible = false;
+    // The Arbiter namespaces whose accounts may use it (QoS spec.namespaces); none: every one.
+    std::optional<std::vector<std::string>> namespaces;
   };
 
   void BuildQos() {
@@ -285,6 +287,14 @@ class Exporter {
                   (q.preempt_mode ? ToString(*q.preempt_mode) : "from PoolPolicy") +
                   ", graceTime " +
                   (q.grace_time ? FormatDuration(*q.grace_time) : "unset: the Pod default 30s");
+      o.namespaces = q.namespaces;
+      if (o.namespaces) {
+        o.comment += ", namespaces [" + Join(*o.namespaces, ", ") + "]";
+        if (o.name == "normal")
+          Warn("QoS", q.meta, "spec.namespaces",
+               "maps to Slurm's default QoS \"normal\", which every account keeps (its "
+               "DefaultQOS): the namespaces are not enforced by Slurm");
+      }
       qos_.push_back(std::move(o));
     }
     for (const auto& pc : m_.priority_classes)
@@ -354,6 +364,7 @@ class Exporter {
     std::map<std::string, Limit> grp_tres;  // TRES -> limit
     std::optional<Limit> grp_jobs, grp_submit;
     bool is_namespace = false;
+    std::string ns;  // the Arbiter namespace of a namespace's account
   };
 
   void Tighten(std::map<std::string, Limit>* tres, const std::string& name, int64_t value,
@@ -370,6 +381,7 @@ class Exporter {
       AccountOut a;
       a.name = names_.AccountOf(ns);
       a.is_namespace = true;
+      a.ns = ns;
       a.parent = "root";
       a.description = "arbiter namespace " + Safe(ns);
       a.comments.push_back("namespace " + ns);
@@ -893,12 +905,22 @@ class Exporter {
            "and limits.\n";
   }
 
+  // The QoS a namespace's account may use (its association's QOS list; enforced with
+  // AccountingStorageEnforce=qos): "normal", the default, and every QoS whose spec.namespaces is
+  // unset or names the namespace.
+  std::vector<std::string> AllowedQos(const std::string& ns) const {
+    std::vector<std::string> allowed = {"normal"};
+    for (const auto& q : qos_)
+      if (q.name != "normal" &&
+          (!q.namespaces ||
+           std::find(q.namespaces->begin(), q.namespaces->end(), ns) != q.namespaces->end()))
+        allowed.push_back(q.name);
+    return allowed;
+  }
+
   // Each account: added when missing, then its parent and limits set (a namespace's also its
   // job counts and allowed QoS).
   void WriteAccountCommands(std::ostringstream& s) const {
-    std::vector<std::string> allowed = {"normal"};
-    for (const auto& q : qos_)
-      if (q.name != "normal") allowed.push_back(q.name);
     std::string default_qos = "normal";
     if (policy_.preemption_type == PreemptionType::kPriority)
       for (const auto& pc : m_.priority_classes)
@@ -927,7 +949,7 @@ class Exporter {
       if (a.is_namespace) {
         s << " GrpJobs=" << (a.grp_jobs ? std::to_string(a.grp_jobs->value) : "-1")
           << " GrpSubmitJobs=" << (a.grp_submit ? std::to_string(a.grp_submit->value) : "-1")
-          << " QOS=" << Join(allowed, ",") << " DefaultQOS=" << default_qos;
+          << " QOS=" << Join(AllowedQos(a.ns), ",") << " DefaultQOS=" << default_qos;
       }
       s << "\n";
     }

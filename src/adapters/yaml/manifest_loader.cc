@@ -1468,8 +1468,17 @@ class DocLoader {
                    if (auto e = r_.Enum(v, fp, ManifestNames(PreemptModeNames())))
                      q.preempt_mode = static_cast<PreemptMode>(*e);
                  }},
-                {"graceTime", [&](const YAML::Node& v, const std::string& fp) {
+                {"graceTime",
+                 [&](const YAML::Node& v, const std::string& fp) {
                    if (auto d = r_.Duration(v, fp)) q.grace_time = *d;
+                 }},
+                {"namespaces", [&](const YAML::Node& v, const std::string& fp) {
+                   q.namespaces = r_.StringList(v, fp);
+                   for (size_t i = 0; i < q.namespaces->size(); ++i)
+                     if (!IsDns1123Label((*q.namespaces)[i]))
+                       r_.Error(v, fp + "[" + std::to_string(i) + "]",
+                                "invalid namespace " + Quote((*q.namespaces)[i]) +
+                                    ": lower-case letters, digits and '-', at most 63");
                  }}});
          }});
     r_.ReadStruct(doc, "", fields);

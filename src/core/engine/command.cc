@@ -153,6 +153,7 @@ Result<Command> DecodeCommand(std::string_view bytes) {
   r.heldless = version < 10;
   r.boundless = version < 11;
   r.shortenless = version < 12;
+  r.namespaceless = version < 13;
   Command c;
   Io(r, c.time);
   const uint32_t index = r.U32();

@@ -238,7 +238,9 @@ struct DeleteElasticQuota {
 // A workload resolves its QoS at submission (its priority under QoS preemption, its preempt
 // mode); the QoS's preempt list and GraceTime are read by name at each decision, as Slurm reads
 // its QoS table when it preempts, so changes apply to the next decision. A deleted QoS preempts
-// nothing and its GraceTime no longer applies; new pods that name it are Rejected.
+// nothing and its GraceTime no longer applies; new pods that name it are Rejected, as are new pods
+// of a namespace its spec.namespaces leaves out (QoSNotAllowed; pods submitted before a change of
+// the list keep their QoS, as Slurm's pending jobs do).
 struct UpsertQoS {
   QoS qos;
 };
@@ -297,8 +299,8 @@ const char* CommandName(const Command& c);
 // and node affinity; 7: pod affinity, anti-affinity and topology spread constraints, PoolPolicy
 // spec.latency.schedInterval; 8: PoolPolicy preemption.victimOrder LeastLostWork (the same byte,
 // a new value); 9: PoolPolicy preemption.requeuingStrategy; 10: its immediateRequeues; 11:
-// SubmitPod::node; 12: DeletePod::shorten (2 to 11 still read).
-inline constexpr uint32_t kCommandVersion = 12;
+// SubmitPod::node; 12: DeletePod::shorten; 13: QoS spec.namespaces (2 to 12 still read).
+inline constexpr uint32_t kCommandVersion = 13;
 std::string EncodeCommand(const Command& c);
 Result<Command> DecodeCommand(std::string_view bytes);
 

@@ -100,6 +100,14 @@ void State::SetPending(Workload& w, EventType type, std::string_view why,
 // ------------------------------------------------------------------ submission and admission
 
 namespace {
+// A pod of namespace `ns` names QoS `q`, whose spec.namespaces leaves `ns` out: Submit's rejection
+// and the daemon's refusal (NeverAdmissible), in one wording.
+std::string QoSNotAllowed(const QoS& q, const std::string& ns) {
+  std::string list;
+  for (const auto& n : *q.namespaces) list += (list.empty() ? "" : ", ") + n;
+  return "QoS " + q.meta.name + " may not be used in namespace " + ns +
+         ": its spec.namespaces is [" + list + "]";
+}
 
 const std::string kDefaultNamespace = "default";
 
@@ -181,6 +189,10 @@ bool AssignPriority(State& s, Workload& x, const Pod& pod) {
     }
     x.qos = it->second;
     qos = &*s.qos_defs[static_cast<size_t>(it->second)];
+    if (!qos->AllowsNamespace(x.namespace_)) {
+      s.Reject(x, reason::kQoSNotAllowed, QoSNotAllowed(*qos, x.namespace_));
+      return false;
+    }
     if (s.policy.preemption_type == PreemptionType::kQoS) x.priority = qos->priority;
   }
   x.preempt_mode = pod.sim.preempt_mode         ? *pod.sim.preempt_mode
@@ -259,7 +271,6 @@ Status State::Submit(SubmitPod&& c) {
 
 std::optional<std::string> State::NeverAdmissible(const Pod& pod) const {
   const std::string& ns = pod.meta.namespace_.empty() ? kDefaultNamespace : pod.meta.namespace_;
-  if (!quota.HasAnyQuota(ns)) return std::nullopt;
   Workload x;  // what Submit would make of the pod, as far as quota scopes and charges go
   x.namespace_ = ns;
   x.time_limit = pod.active_deadline.value_or(0);
@@ -272,10 +283,13 @@ std::optional<std::string> State::NeverAdmissible(const Pod& pod) const {
   } else if (const PriorityClass* def = GlobalDefault()) {
     x.priority_class = def->meta.name;
   }
-  if (pod.sim.qos) {
+  if (pod.sim.qos) {  // a QoS its namespace may not name is Submit's refusal too, before quota
     auto it = qos_ids.find(*pod.sim.qos);
     if (it == qos_ids.end() || !qos_defs[static_cast<size_t>(it->second)]) return std::nullopt;
+    const QoS& q = *qos_defs[static_cast<size_t>(it->second)];
+    if (!q.AllowsNamespace(ns)) return QoSNotAllowed(q, ns);
   }
+  if (!quota.HasAnyQuota(ns)) return std::nullopt;
   AdmittedPod admitted;
   if (!LimitedRequests(*this, x, pod, &admitted).empty()) return std::nullopt;
   std::optional<QuotaBook::NeverAdmitted> never = quota.NeverAdmissible(x, admitted);

@@ -73,15 +73,12 @@ std::string Render(const PreemptionBlocked& b) {
 
 std::optional<std::string_view> KnownReason(std::string_view text) {
   static constexpr std::string_view kAll[] = {
-      reason::kUnschedulable, reason::kQuotaExceeded,
-      reason::kReclaiming,    reason::kWaitingForVictims,
-      reason::kPreempting,    reason::kPreempted,
-      reason::kReclaimed,     reason::kBorrowed,
-      reason::kNodeRemoved,   reason::kNodeAdded,
-      reason::kTaintEviction, reason::kUnknownPriorityClass,
-      reason::kUnknownQoS,    reason::kLimitRange,
-      reason::kDeleted,       reason::kError,
-      reason::kNone,
+      reason::kUnschedulable,     reason::kQuotaExceeded, reason::kReclaiming,
+      reason::kWaitingForVictims, reason::kPreempting,    reason::kPreempted,
+      reason::kReclaimed,         reason::kBorrowed,      reason::kNodeRemoved,
+      reason::kNodeAdded,         reason::kTaintEviction, reason::kUnknownPriorityClass,
+      reason::kUnknownQoS,        reason::kQoSNotAllowed, reason::kLimitRange,
+      reason::kDeleted,           reason::kError,         reason::kNone,
   };
   for (std::string_view r : kAll)
     if (r == text) return r;

@@ -824,6 +824,7 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot,
   r.backoffless = version < 10;
   r.heldless = version < 11;
   r.boundless = version < 12;
+  r.namespaceless = version < 14;
   auto fail = [&](const std::string& why) {
     return R::Error(StatusCode::kInvalidArgument, "corrupt engine snapshot: " + why);
   };

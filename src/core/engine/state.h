@@ -127,7 +127,8 @@ class State {
 
   // ---------------------------------------------------------------- the command handlers
   Status Submit(SubmitPod&& c);
-  // Why Submit would reject `pod` now for quota alone (a ResourceQuota it can never fit), in
+  // Why Submit would reject `pod` now for a QoS its namespace may not name, or for quota alone
+  // (a ResourceQuota it can never fit), in
   // Kubernetes' words alone (QuotaBook::NeverAdmitted::words: Submit's rejection adds
   // kNeverAdmitted to a request above `hard`); none otherwise, or when Submit would reject it
   // first for another reason.

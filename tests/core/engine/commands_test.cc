@@ -466,6 +466,70 @@ TEST_F(Commands, ADeletedQoSPreemptsNothing) {
   EXPECT_EQ(sink_.Count(EventType::kPreempted), 0u);
 }
 
+// QoS spec.namespaces (issue 27): a pod of a namespace the list leaves out is Rejected at
+// submission (QoSNotAllowed) and preempts nothing; one of a listed namespace preempts. The list is
+// kept by a snapshot; a pod submitted before the list changed keeps its QoS.
+TEST_F(Commands, AQoSLimitedToNamespacesRejectsThePodsOfOthers) {
+  PoolPolicy pp;
+  pp.preemption_type = PreemptionType::kQoS;
+  ASSERT_TRUE(Do(0, UpsertPoolPolicy{pp}).ok());
+  QoS low, high;
+  low.meta.name = "low";
+  high.meta.name = "high";
+  high.priority = 100;
+  high.preempt = {"low"};
+  high.namespaces = std::vector<std::string>{"team-a"};
+  ASSERT_TRUE(Do(0, UpsertQoS{low}).ok());
+  ASSERT_TRUE(Do(0, UpsertQoS{high}).ok());
+  ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 1), 0}).ok());
+  Pod v = GpuPod("v", 1);
+  v.sim.qos = "low";
+  const WorkloadId victim = Submit(0, v);
+  ASSERT_TRUE(Do(0, Tick{}).ok());
+  Pod sneaky = GpuPod("sneaky", 1);  // namespace "ml"
+  sneaky.sim.qos = "high";
+  EXPECT_EQ(e_.NeverAdmissible(sneaky),
+            "QoS high may not be used in namespace ml: its spec.namespaces is [team-a]");
+  const WorkloadId rejected = Submit(kMin, sneaky);
+  ASSERT_TRUE(Do(kMin, Tick{}).ok());
+  EXPECT_EQ(PhaseOf(rejected), Phase::kRejected);
+  EXPECT_EQ(sink_.finished.at(Value(rejected)).reason, "QoSNotAllowed");
+  EXPECT_EQ(PhaseOf(victim), Phase::kRunning);
+  // The snapshot keeps the list: restored, the engine refuses the same pod.
+  auto restored = Engine::Restore(e_.Snapshot());
+  ASSERT_TRUE(restored.ok()) << restored.message();
+  Pod again = GpuPod("again", 1);
+  again.sim.qos = "high";
+  EXPECT_TRUE((*restored)->NeverAdmissible(again).has_value());
+  Pod mine = GpuPod("m", 1, "team-a");
+  mine.sim.qos = "high";
+  EXPECT_EQ(e_.NeverAdmissible(mine), std::nullopt);
+  Submit(2 * kMin, mine);
+  ASSERT_TRUE(Do(2 * kMin, Tick{}).ok());
+  EXPECT_EQ(sink_.Count(EventType::kPreempted), 1u);  // team-a's pod preempts v
+}
+
+// QoS spec.namespaces is encoded (command version 13); a version-12 UpsertQoS, without it, reads
+// as no list: every namespace may name the QoS, as it could then.
+TEST(CommandEncoding, QoSNamespacesAreKeptAndOlderCommandsReadNone) {
+  QoS q;
+  q.meta.name = "inference";
+  q.namespaces = std::vector<std::string>{"team-a", "ml"};
+  auto c = DecodeCommand(EncodeCommand(At(1, UpsertQoS{q})));
+  ASSERT_TRUE(c.ok()) << c.message();
+  EXPECT_EQ(std::get<UpsertQoS>(c->op).qos.namespaces, q.namespaces);
+  q.namespaces.reset();
+  auto body = serial::Unseal(EncodeCommand(At(1, UpsertQoS{q})), "command", kCommandVersion);
+  ASSERT_TRUE(body.ok()) << body.message();
+  std::string v12 = *body;
+  ASSERT_EQ(v12.back(), '\0');  // the absent optional
+  v12.pop_back();
+  auto old = DecodeCommand(serial::Seal("command", 12, v12));
+  ASSERT_TRUE(old.ok()) << old.message();
+  EXPECT_EQ(std::get<UpsertQoS>(old->op).qos.meta.name, "inference");
+  EXPECT_FALSE(std::get<UpsertQoS>(old->op).qos.namespaces);
+}
+
 TEST_F(Commands, TimeNeverGoesBackwards) {
   ASSERT_TRUE(Do(10 * kMin, UpsertNode{GpuNode("n1", 1), 0}).ok());
   Submit(5 * kMin, GpuPod("a", 1));  // earlier than the engine's clock: taken as the clock
