@@ -1191,6 +1191,13 @@ TEST(ManifestLoaderTest, QoSNamespacesAreDnsLabels) {
   auto bad = Load(
       "apiVersion: arbiter.dev/v1alpha1\nkind: QoS\nmetadata: {name: q}\nspec:\n"
       "  namespaces: [team-a, Team_B]\n");
+  // `namespaces:` with no value (null, as kubectl sends it) is no list, as kube-apiserver prunes
+  // a null field of a CRD: every namespace (it was read as [], none).
+  auto null = Load(
+      "apiVersion: arbiter.dev/v1alpha1\nkind: QoS\nmetadata: {name: q}\nspec:\n"
+      "  namespaces:\n");
+  EXPECT_CLEAN(null);
+  EXPECT_FALSE(null.set.qos.at(0).namespaces);
   EXPECT_EQ(bad.diagnostics.ErrorCount(), 1u) << All(bad);
   EXPECT_TRUE(Find(bad, "spec.namespaces[1]: invalid namespace \"Team_B\"")) << All(bad);
 }

@@ -1473,6 +1473,7 @@ class DocLoader {
                    if (auto d = r_.Duration(v, fp)) q.grace_time = *d;
                  }},
                 {"namespaces", [&](const YAML::Node& v, const std::string& fp) {
+                   if (v.IsNull()) return;  // as kube-apiserver prunes a null: every namespace
                    q.namespaces = r_.StringList(v, fp);
                    for (size_t i = 0; i < q.namespaces->size(); ++i)
                      if (!IsDns1123Label((*q.namespaces)[i]))

@@ -189,7 +189,10 @@ bool AssignPriority(State& s, Workload& x, const Pod& pod) {
     }
     x.qos = it->second;
     qos = &*s.qos_defs[static_cast<size_t>(it->second)];
-    if (!qos->AllowsNamespace(x.namespace_)) {
+    // A pod bound already (`arbiter scheduler` restarting: SubmitPod::node) was admitted under the
+    // list of its time and keeps its QoS, as a running job does in Slurm.
+    const bool bound = !x.rare().bound_node.empty();
+    if (!bound && !qos->AllowsNamespace(x.namespace_)) {
       s.Reject(x, reason::kQoSNotAllowed, QoSNotAllowed(*qos, x.namespace_));
       return false;
     }

@@ -8,6 +8,7 @@
 
 #include "core/engine/engine.h"
 #include "core/engine/gpu_objects.h"
+#include "core/object_serial.h"
 #include "core/serial.h"
 
 namespace arbiter::engine {
@@ -234,11 +235,11 @@ TEST_F(Commands, AnOlderSnapshotRecountsCrossNamespacePodAffinityQuotas) {
   EXPECT_EQ(r.Get(c)->phase, Phase::kRunning) << r.Get(c)->message;
   EXPECT_EQ(r.resource_quota_usages("ml").at(0).items.at(0).used, 1);
   // The same bytes as version 13 are restored as saved: no recount, byte for byte.
-  const std::string b13 = serial::Seal("engine", Engine::kSnapshotVersion, b12);
+  const std::string b13 = serial::Seal("engine", 13, b12);
   auto kept = Engine::Restore(b13);
   ASSERT_TRUE(kept.ok()) << kept.message();
   EXPECT_EQ((*kept)->resource_quota_usages("ml").at(0).items.at(0).used, 2);
-  EXPECT_EQ((*kept)->Snapshot(), b13);
+  EXPECT_EQ((*kept)->Snapshot(), serial::Seal("engine", Engine::kSnapshotVersion, b12));
   auto same = Engine::Restore(snap);
   ASSERT_TRUE(same.ok()) << same.message();
   EXPECT_EQ((*same)->Snapshot(), snap);
@@ -507,6 +508,39 @@ TEST_F(Commands, AQoSLimitedToNamespacesRejectsThePodsOfOthers) {
   Submit(2 * kMin, mine);
   ASSERT_TRUE(Do(2 * kMin, Tick{}).ok());
   EXPECT_EQ(sink_.Count(EventType::kPreempted), 1u);  // team-a's pod preempts v
+  // A pod bound already (`arbiter scheduler` restarted under it) keeps its QoS: admitted under the
+  // list of its time, it is not rejected (nor taken for a foreign pod) after the list changed.
+  ASSERT_TRUE(Do(3 * kMin, UpsertNode{GpuNode("n2", 1), 0}).ok());
+  Pod running = GpuPod("running", 1);  // namespace "ml"
+  running.sim.qos = "high";
+  const WorkloadId kept = e_.next_workload_id();
+  ASSERT_TRUE(Do(3 * kMin, SubmitPod{running, false, {}, "n2"}).ok());
+  ASSERT_TRUE(Do(3 * kMin, Tick{}).ok());
+  EXPECT_EQ(PhaseOf(kept), Phase::kRunning) << e_.Get(kept)->message;
+}
+
+// An engine snapshot before version 14 has QoS objects without spec.namespaces: read as no list.
+TEST_F(Commands, AVersion13SnapshotsQoSHasNoNamespaces) {
+  QoS q;
+  q.meta.name = "inference";
+  q.priority = 7;
+  q.grace_time = 4321;
+  ASSERT_TRUE(Do(0, UpsertQoS{q}).ok());
+  const std::string snap = e_.Snapshot();
+  auto body = serial::Unseal(snap, "engine", Engine::kSnapshotVersion);
+  ASSERT_TRUE(body.ok()) << body.message();
+  serial::Writer w;
+  serial::Io(w, q);  // the QoS as version 14 writes it: its absent list last
+  const std::string one = w.bytes();
+  ASSERT_EQ(one.back(), '\0');
+  std::string b13 = *body;
+  const size_t at = b13.find(one);
+  ASSERT_NE(at, std::string::npos);
+  b13.erase(at + one.size() - 1, 1);
+  auto old = Engine::Restore(serial::Seal("engine", 13, b13));
+  ASSERT_TRUE(old.ok()) << old.message();
+  EXPECT_TRUE((*old)->Snapshot() == snap) << "the same QoS, no list";
+  EXPECT_FALSE(Engine::Restore(serial::Seal("engine", 14, b13)).ok()) << "a misread would fail";
 }
 
 // QoS spec.namespaces is encoded (command version 13); a version-12 UpsertQoS, without it, reads
