@@ -17,6 +17,12 @@ inline const nlohmann::json& Member(const nlohmann::json& o, const char* key) {
   return it == o.end() ? kNull : *it;
 }
 
+// o[key] when `o` is an object whose `key` is a string; else "" (client input: never throws).
+inline std::string StringMember(const nlohmann::json& o, const char* key) {
+  const nlohmann::json& v = Member(o, key);
+  return v.is_string() ? v.get<std::string>() : "";
+}
+
 // The member at `path` (each step as Member), a null value where a step is missing.
 inline const nlohmann::json& MemberAt(const nlohmann::json& o,
                                       std::initializer_list<const char*> path) {

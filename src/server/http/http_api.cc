@@ -10,6 +10,7 @@
 #include <random>
 #include <tuple>
 
+#include "adapters/json/member.h"
 #include "adapters/kube/auth_review.h"
 #include "adapters/kube/continue_token.h"
 #include "adapters/kube/discovery.h"
@@ -699,14 +700,10 @@ std::optional<Json> Body(const httplib::Request& req, httplib::Response& res) {
 }
 
 // A string member of an object, "" when absent or of another type (client input).
-std::string StringAt(const Json& o, const char* key) {
-  if (!o.is_object()) return "";
-  auto it = o.find(key);
-  return it != o.end() && it->is_string() ? it->get<std::string>() : "";
-}
+using json_member::StringMember;
 
 std::string NameOf(const Json& obj) {
-  return obj.is_object() && obj.contains("metadata") ? StringAt(obj["metadata"], "name") : "";
+  return obj.is_object() && obj.contains("metadata") ? StringMember(obj["metadata"], "name") : "";
 }
 
 // Kubernetes' Priority admission on a pod's create (server/state/priority_admission.h): a
@@ -959,9 +956,9 @@ std::optional<kube::KubeStatus> CheckEviction(const Json& body, const std::strin
                                               const std::string& name) {
   if (!body.is_object()) return std::nullopt;  // the deleteOptions decoder's 400
   const std::string lead = "Eviction in version \"v1\" cannot be handled as a Eviction: ";
-  const std::string kind = StringAt(body, "kind");
+  const std::string kind = StringMember(body, "kind");
   if (!kind.empty() && kind != "Eviction") {
-    std::string version = StringAt(body, "apiVersion");
+    std::string version = StringMember(body, "apiVersion");
     version = version.substr(version.find('/') + 1);
     return kube::BadRequest(kind + " in version \"" + version +
                             "\" cannot be handled as a Eviction: converting (" + version + "." +
@@ -977,10 +974,10 @@ std::optional<kube::KubeStatus> CheckEviction(const Json& body, const std::strin
       return kube::BadRequest(lead + "json: cannot unmarshal " + kube::GoValueWord(*it) +
                               " into Go struct field ObjectMeta.metadata." + field +
                               " of type string");
-  if (!StringAt(*meta, "namespace").empty() && StringAt(*meta, "namespace") != ns)
+  if (!StringMember(*meta, "namespace").empty() && StringMember(*meta, "namespace") != ns)
     return kube::BadRequest(
         "the namespace of the provided object does not match the namespace sent on the request");
-  if (!StringAt(*meta, "name").empty() && StringAt(*meta, "name") != name)
+  if (!StringMember(*meta, "name").empty() && StringMember(*meta, "name") != name)
     return kube::BadRequest("name in URL does not match name in Eviction object");
   return std::nullopt;
 }

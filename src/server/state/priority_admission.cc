@@ -1,5 +1,6 @@
 #include "server/state/priority_admission.h"
 
+#include "adapters/json/member.h"
 #include "core/system_priority.h"
 
 namespace arbiter::server {
@@ -8,10 +9,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::string StringAt(const Json& o, const char* key) {
-  auto it = o.find(key);
-  return it != o.end() && it->is_string() ? it->get<std::string>() : "";
-}
+using json_member::StringMember;
 
 // The priority admission computes: the named class's value, or the lowest global default's, or
 // 0; nullopt for a class that does not exist.
@@ -23,7 +21,8 @@ std::optional<int64_t> ComputedPriority(const std::string& cls,
     if (value == pc->end() || !value->is_number_integer()) continue;
     const bool global = pc->contains("globalDefault") && (*pc)["globalDefault"] == true;
     const auto meta = pc->find("metadata");
-    const std::string name = meta != pc->end() && meta->is_object() ? StringAt(*meta, "name") : "";
+    const std::string name =
+        meta != pc->end() && meta->is_object() ? StringMember(*meta, "name") : "";
     if (cls.empty() ? global && (!computed || value->get<int64_t>() < *computed) : name == cls)
       computed = value->get<int64_t>();
   }
@@ -42,7 +41,7 @@ std::optional<std::string> PriorityAdmissionRefusal(
   if (spec == pod.end() || !spec->is_object()) return std::nullopt;
   const auto given = spec->find("priority");
   if (given == spec->end() || !given->is_number_integer()) return std::nullopt;
-  const auto computed = ComputedPriority(StringAt(*spec, "priorityClassName"), classes);
+  const auto computed = ComputedPriority(StringMember(*spec, "priorityClassName"), classes);
   if (!computed || given->get<int64_t>() == *computed) return std::nullopt;
   return "the integer value of priority (" + std::to_string(given->get<int64_t>()) +
          ") must not be provided in pod spec; priority admission controller computed " +
