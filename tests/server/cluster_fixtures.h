@@ -64,6 +64,8 @@ inline void Ok(Cluster& c, const Mutation& m) {
   ASSERT_TRUE(r.ok()) << (r.error ? r.error->message : "") << " " << m.Encode();
   const Status facts = c.CheckJobPodFacts();  // what the Job controller keeps of its pods
   ASSERT_TRUE(facts.ok()) << facts.message() << " after " << m.Encode();
+  const Status budgets = c.CheckPdbStatuses();  // the budgets' statuses, refreshed as they move
+  ASSERT_TRUE(budgets.ok()) << budgets.message() << " after " << m.Encode();
 }
 
 inline Mutation Advance(Millis t) {

@@ -521,7 +521,6 @@ Status Cluster::Restore(const std::string& bytes) {
     if (!e.ok()) return e.status();
     engine_ = std::move(e).value();
     AttachSinks();
-    budget_counts_.clear();  // (counted again when a refresh needs them)
     const Json h = ParseLoadingStore(std::string_view(bytes).substr(nl + 1, len));
     RestoreCounters(h);
     RestorePreemptions();
@@ -529,6 +528,7 @@ Status Cluster::Restore(const std::string& bytes) {
     RestoreWorks(h);
     RestoreTimers(h);
     RestorePolicy();
+    RestorePdbs();
     RestoreJobs(h);  // after RestorePods: a crash-looping pod's next restart needs its workload
   } catch (const std::exception& ex) {
     return Status::InvalidArgument(std::string("corrupt snapshot: ") + ex.what());

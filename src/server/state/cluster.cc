@@ -144,6 +144,10 @@ Cluster::Cluster(std::string uid_prefix)
     CountForBudgets(key.first, was, now);
     NoteJobPod(key, was, now);
   });
+  store_.Observe("PodDisruptionBudget",
+                 [this](const ObjectStore::Key& key, const Json*, const Json*) {
+                   pdbs_dirty_.insert(key);  // its status is made again (RefreshPdbs)
+                 });
   // However a Job goes (a delete, the last of a Foreground delete's pods, its namespace's
   // delete), what was kept of its pods goes with it.
   store_.Observe("Job", [this](const ObjectStore::Key& key, const Json* was, const Json* now) {

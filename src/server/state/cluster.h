@@ -230,6 +230,14 @@ class Cluster {
   // Whether each Job's pod facts that the Cluster keeps (cluster_jobs.cc) equal the facts of its
   // pods as stored: an error naming the first difference if not (tests, --check-invariants).
   Status CheckJobPodFacts() const;
+  // Whether every stored PodDisruptionBudget's status is what PdbStatus makes of its object and
+  // a count of its namespace's pods now, but for those whose namespace was not refreshed since
+  // they moved (as the walk of every budget of a refreshed namespace left them): an error naming
+  // every other one if not (tests). SetPdbWalk (tests): each refresh walks every budget of the
+  // namespace, as before the budgets that moved were kept (the reference the refresh is checked
+  // against).
+  Status CheckPdbStatuses() const;
+  void SetPdbWalk(bool on) { pdb_walk_ = on; }
 
   // The whole state as bytes (cluster_snapshot.cc; docs/serve.md) and back: a restored cluster
   // given the same mutations behaves as the one that was saved. In two steps for the daemon:
@@ -368,8 +376,18 @@ class Cluster {
   std::optional<Millis> NextJobDeadline() const;
   // pods/eviction (disruption.cc).
   MutationResult Evict(const Mutation& m);
-  // PodDisruptionBudget status of the namespaces in quota_dirty_ (disruption.cc, pdb_status.h).
+  // PodDisruptionBudget status of the namespaces in quota_dirty_ (disruption.cc, pdb_status.h):
+  // of their budgets in pdbs_dirty_, O(those) a refresh, not O(the namespace's budgets).
   void RefreshPdbs(Millis t);
+  // The budgets whose status may have moved since it was last made, until their namespace's next
+  // refresh: marked when the budget's object is written or removed (the store's observer of
+  // PodDisruptionBudgets: its spec, generation or status), when a pod written changes its counts
+  // (CountForBudgets), and every budget at a Restore (RestorePdbs). Nothing else is read by its
+  // status (PdbStatus: the engine's state is not; `now` only dates a condition that changes).
+  std::set<ObjectStore::Key> pdbs_dirty_;
+  bool pdb_walk_ = false;  // SetPdbWalk
+  void RestorePdbs();      // after a Restore: no count kept, every budget to refresh
+  const ManifestSet* PdbSet(const ObjectStore::Key& key) const;  // its policy_ entry
   // Each budget's pods counted (PdbCountOf) as pods are written (the store's observer of Pods),
   // so a status refresh is O(budgets of the namespace), not O(its pods): counted whole the first
   // time a refresh needs them, and again when the budget object is another (uid) or its spec

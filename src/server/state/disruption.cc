@@ -101,28 +101,78 @@ MutationResult Cluster::Evict(const Mutation& m) {
   return Delete(del);
 }
 
+// Only the budgets of the dirty namespaces whose status may have moved since it was last made
+// (pdbs_dirty_): a budget's status reads nothing but its object (spec, generation, the old
+// condition's transition time) and its pods' counts, and is a fixpoint (made again from the same
+// inputs at any later instant it is the same), so the others would be made as they are stored.
+// The budgets are written in name order, as the walk of every budget of the namespace did, and
+// those of a namespace not refreshed stay marked until it is (as the walk left them).
 void Cluster::RefreshPdbs(Millis t) {
   auto pdbs = policy_.find("PodDisruptionBudget");
   for (const auto& ns : quota_dirty_) {
-    // Counts of budgets gone (a name is not counted twice: the next one of the name is another
-    // uid, counted again).
-    for (auto c = budget_counts_.lower_bound({ns, ""});
-         c != budget_counts_.end() && c->first.first == ns;)
-      c = pdbs != policy_.end() && pdbs->second.count(c->first) ? std::next(c)
-                                                                : budget_counts_.erase(c);
-    if (pdbs == policy_.end()) continue;
-    for (auto it = pdbs->second.lower_bound({ns, ""});
-         it != pdbs->second.end() && it->first.first == ns; ++it) {
-      const Json* stored = store_.Get("PodDisruptionBudget", ns, it->first.second);
-      if (!stored || it->second.pdbs.empty()) continue;
-      const PdbCount pods = BudgetPods(it->first, it->second.pdbs[0], *stored);
-      Json status = PdbStatus(it->second.pdbs[0], *stored, pods, t);
+    if (pdb_walk_ && pdbs != policy_.end())  // (tests: the walk, every budget of the namespace)
+      for (auto it = pdbs->second.lower_bound({ns, ""});
+           it != pdbs->second.end() && it->first.first == ns; ++it)
+        pdbs_dirty_.insert(it->first);
+    for (auto d = pdbs_dirty_.lower_bound({ns, ""}); d != pdbs_dirty_.end() && d->first == ns;
+         d = pdbs_dirty_.erase(d)) {
+      const ManifestSet* set = PdbSet(*d);
+      if (!set) {
+        // Its count goes with the budget (a name is not counted twice: the next one of the name
+        // is another uid, counted again).
+        budget_counts_.erase(*d);
+        continue;
+      }
+      const Json* stored = store_.Get("PodDisruptionBudget", ns, d->second);
+      if (!stored || set->pdbs.empty()) continue;
+      const PdbCount pods = BudgetPods(*d, set->pdbs[0], *stored);
+      Json status = PdbStatus(set->pdbs[0], *stored, pods, t);
       if (stored->contains("status") && (*stored)["status"] == status) continue;
       Json o = *stored;
       o["status"] = std::move(status);
-      store_.Put("PodDisruptionBudget", ns, it->first.second, std::move(o));
+      // (its observer marks it again: that mark is the one erased here)
+      store_.Put("PodDisruptionBudget", ns, d->second, std::move(o));
     }
   }
+}
+
+const ManifestSet* Cluster::PdbSet(const ObjectStore::Key& key) const {
+  auto pdbs = policy_.find("PodDisruptionBudget");
+  if (pdbs == policy_.end()) return nullptr;
+  auto it = pdbs->second.find(key);
+  return it == pdbs->second.end() ? nullptr : &it->second;
+}
+
+void Cluster::RestorePdbs() {
+  budget_counts_.clear();  // (counted again when a refresh needs them)
+  pdbs_dirty_.clear();
+  for (const auto& [key, obj] : store_.All("PodDisruptionBudget")) pdbs_dirty_.insert(key);
+}
+
+Status Cluster::CheckPdbStatuses() const {
+  std::string stale;
+  for (const auto& [key, obj] : store_.All("PodDisruptionBudget")) {
+    if (pdbs_dirty_.count(key)) continue;  // its namespace not refreshed since it moved
+    const Json* stored = store_.Get("PodDisruptionBudget", key.first, key.second);
+    const ManifestSet* set = PdbSet(key);
+    if (!stored || !set || set->pdbs.empty()) continue;  // (as RefreshPdbs: no status made)
+    const PodDisruptionBudget& pdb = set->pdbs[0];
+    PdbCount pods;
+    for (const Json* p : store_.List("Pod", key.first)) {
+      const PdbCount one = PdbCountOf(pdb, *p);
+      pods.expected += one.expected;
+      pods.healthy += one.healthy;
+    }
+    // (a status made from the same inputs is the same at any instant: `now` only dates a
+    // condition that changed)
+    const Json want = PdbStatus(pdb, *stored, pods, now());
+    const Json& has = json_member::Member(*stored, "status");
+    if (has != want)
+      stale += " " + key.first + "/" + key.second + " (stored " + has.dump() + ", made " +
+               want.dump() + ")";
+  }
+  if (stale.empty()) return Status::Ok();
+  return Status::Internal("PodDisruptionBudget status not what its inputs make:" + stale);
 }
 
 PdbCount Cluster::BudgetPods(const ObjectStore::Key& key, const PodDisruptionBudget& pdb,
@@ -155,16 +205,12 @@ void Cluster::CountForBudgets(const std::string& ns, const Json* was, const Json
     auto p = pdbs->second.find(c->first);
     if (p == pdbs->second.end() || p->second.pdbs.empty()) continue;
     const PodDisruptionBudget& pdb = p->second.pdbs[0];
-    if (was) {
-      const PdbCount one = PdbCountOf(pdb, *was);
-      c->second.pods.expected -= one.expected;
-      c->second.pods.healthy -= one.healthy;
-    }
-    if (now) {
-      const PdbCount one = PdbCountOf(pdb, *now);
-      c->second.pods.expected += one.expected;
-      c->second.pods.healthy += one.healthy;
-    }
+    const PdbCount before = was ? PdbCountOf(pdb, *was) : PdbCount{};
+    const PdbCount after = now ? PdbCountOf(pdb, *now) : PdbCount{};
+    if (before.expected == after.expected && before.healthy == after.healthy) continue;
+    c->second.pods.expected += after.expected - before.expected;
+    c->second.pods.healthy += after.healthy - before.healthy;
+    pdbs_dirty_.insert(c->first);  // its status moves (at its namespace's next refresh)
   }
 }
 
