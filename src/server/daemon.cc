@@ -431,6 +431,10 @@ void Daemon::ClockLoop() {
       (void)cluster_->ApplyShared(m);
       last_time_ = now;
       Record(m, m.EncodeBody());
+      // Still due (a Job with more pods to make than one sync makes): the lock is let go a moment
+      // first, so that the requests waiting for it are applied between the advances.
+      if (const auto next = cluster_->NextDue(); next && *next <= now)
+        clock_cv_.wait_for(l, std::chrono::milliseconds(1));
       continue;
     }
     const auto wait =

@@ -75,8 +75,9 @@ TEST(JournalFormatTest, TheCurrentFormatOpensAndKeepsItsInstance) {
 
 // meta.walk-through (the last record of formats 1-3 in a migrated journal: they replay with the
 // pending walk), meta.format4-jobs-through (of formats 1-4: their Job pod names) and
-// meta.format5-through (of formats 1-5: pods stored as sent) and meta.format6-through (of formats
-// 1-6: deletes' timestamps) must be record numbers: anything
+// meta.format5-through (of formats 1-5: pods stored as sent), meta.format6-through (of formats
+// 1-6: deletes' timestamps) and meta.format7-through (of formats 1-7: a Job's pods all made in one
+// sync) must be record numbers: anything
 // else is refused, named, rather than replayed by the wrong rules.
 TEST(JournalFormatTest, AMarkThatIsNotARecordNumberIsRefused) {
   using Mark = int64_t (Journal::*)() const;
@@ -84,7 +85,8 @@ TEST(JournalFormatTest, AMarkThatIsNotARecordNumberIsRefused) {
       {"walk-through", &Journal::pending_walk_through},
       {"format4-jobs-through", &Journal::format4_jobs_through},
       {"format5-through", &Journal::format5_through},
-      {"format6-through", &Journal::format6_through}};
+      {"format6-through", &Journal::format6_through},
+      {"format7-through", &Journal::format7_through}};
   for (const auto& [key, mark] : marks) {
     for (const std::string bad : {"abc", "12x", "-3", " 12", "+12", "99999999999999999999", ""}) {
       SCOPED_TRACE(key + " \"" + bad + "\"");

@@ -79,8 +79,11 @@ class Journal {
   // finished container with its startedAt (Cluster::SetFormat5Rules off); records of formats 1-5
   // (meta.format5-through) by those releases' rules. 7: a deleted pod's deletionTimestamp is when
   // its grace period ends and a second, shorter delete shortens it (Cluster::SetRecordFormat);
-  // records of formats 1-6 (meta.format6-through) by those releases' rules.
-  static constexpr int kFormatVersion = 7;
+  // records of formats 1-6 (meta.format6-through) by those releases' rules. 8: a Job's sync makes
+  // and deletes at most 500 pods, the rest at later syncs, each an advance record of its own
+  // (Cluster::SetFormat7Rules off); records of formats 1-7 (meta.format7-through) made or deleted
+  // every pod of a sync in one record, and replay so.
+  static constexpr int kFormatVersion = 8;
   // The marks of the rules older formats had: meta `key` holds the last record a release of
   // formats 1 to `format` wrote (a journal of such a format migrates with it; every record of a
   // journal of such a format, unmigrated; 0 for a journal begun in a later format).
@@ -91,7 +94,8 @@ class Journal {
   static constexpr Mark kMarks[] = {{"walk-through", 3},
                                     {"format4-jobs-through", 4},
                                     {"format5-through", 5},
-                                    {"format6-through", 6}};
+                                    {"format6-through", 6},
+                                    {"format7-through", 7}};
   static constexpr size_t kMarkCount = sizeof(kMarks) / sizeof(kMarks[0]);
 
   // Opens (creating) DIR/journal.db. A new journal gets a random 8-hex-digit instance id. A
@@ -115,6 +119,8 @@ class Journal {
   int64_t format5_through() const { return through_[2]; }
   // The last record written by a release of formats 1-6 (meta.format6-through).
   int64_t format6_through() const { return through_[3]; }
+  // The last record written by a release of formats 1-7 (meta.format7-through).
+  int64_t format7_through() const { return through_[4]; }
   // The format whose rules record `seq` replays by: the oldest mark that holds it (3 for every
   // format up to 3), else kFormatVersion.
   int RecordFormat(int64_t seq) const;

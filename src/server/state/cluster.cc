@@ -1706,6 +1706,7 @@ void Cluster::SetRecordFormat(int format) {
   SetFormat4Jobs(format <= 4);
   SetFormat5Rules(format <= 5);
   SetFormat6Rules(format <= 6);
+  SetFormat7Rules(format <= 7);
 }
 
 void Cluster::SetPendingWalk(bool on) {

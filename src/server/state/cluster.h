@@ -200,6 +200,11 @@ class Cluster {
   // On: as the releases of journal formats 1-6 did, the instant of the delete, and a second
   // delete changed neither.
   void SetFormat6Rules(bool on) { format6_rules_ = on; }
+  // The rules journal format 8 brought. Off (the default): a Job's sync makes at most
+  // kMaxPodCreateDeletePerSync (500) pods and deletes at most as many, the rest at the next sync,
+  // at once (JobRules::kCurrent). On: as the releases of journal formats 1-7 did, every pod in one
+  // sync (JobRules::kFormat7).
+  void SetFormat7Rules(bool on) { format7_rules_ = on; }
   // All of the above for a record written by journal format `format` (Journal::RecordFormat):
   // the rules of that format; kFormatVersion's (all off) for what is appended now.
   void SetRecordFormat(int format);
@@ -354,7 +359,7 @@ class Cluster {
   // After a Restore: the back-off memory from the snapshot's header, every Job to sync, their due
   // instants recomputed.
   void RestoreJobs(const Json& header);
-  JobRules JobRulesNow() const;  // SetFormat4Jobs
+  JobRules JobRulesNow() const;  // SetFormat4Jobs, SetFormat7Rules
   // Pod `name` without the ownerReference to the Job `uid` and (`finalizer`) the tracking
   // finalizer; ReleaseJobPods: the pods relabelled out of their Job in this mutation.
   void ReleaseJobPod(Millis t, const std::string& ns, const std::string& name,
@@ -471,6 +476,7 @@ class Cluster {
   bool format4_jobs_ = false;        // SetFormat4Jobs
   bool format5_rules_ = false;       // SetFormat5Rules
   bool format6_rules_ = false;       // SetFormat6Rules
+  bool format7_rules_ = false;       // SetFormat7Rules
   // Namespaces deleted while some of their pods were still terminating: stored, Terminating, until
   // the last of them is gone (PurgeNamespaces); no new object may be created in them.
   std::set<std::string> terminating_namespaces_;

@@ -403,7 +403,9 @@ void Cluster::SetFormat4Jobs(bool on) {
 }
 
 JobRules Cluster::JobRulesNow() const {
-  return format4_jobs_ ? JobRules::kFormat4 : JobRules::kCurrent;
+  return format4_jobs_    ? JobRules::kFormat4
+         : format7_rules_ ? JobRules::kFormat7
+                          : JobRules::kCurrent;
 }
 
 void Cluster::RestoreJobs(const Json& header) {
@@ -433,7 +435,8 @@ void Cluster::RestoreJobs(const Json& header) {
       SetJobDue(key, expiry);
     if (!JobManagedHere(*job) || JobFinished(*job)) continue;
     const JobPodView pods = JobPodsOf(key.first, uid);
-    auto due = PlanJob(*job, pods, now(), job_finishes_[key], JobRulesNow()).due;
+    const JobPlan plan = PlanJob(*job, pods, now(), job_finishes_[key], JobRulesNow());
+    auto due = plan.more ? now() : plan.due;  // (more pods than a sync makes: at once)
     for (const JobPodFacts* p : pods.pods) {  // the next in-place restart
       if (!p->crash_loop) continue;
       auto w = workload_of_.find({key.first, p->name});
@@ -526,6 +529,10 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
   } else {
     jobs_retry_.erase(key);
     job_refusals_.erase(key);
+    // More pods to make or delete than one sync may (kMaxPodCreateDeletePerSync): the Job is due
+    // now, and the clock's next advance (a record of its own, the daemon's lock let go between
+    // them) or any mutation before it syncs it again. A refused create backs off instead (above).
+    if (plan.more) plan.due = t;
   }
   // Pods made now are bound and Ready at once on the virtual nodes: status.ready counts the active
   // pods as this sync leaves them (kube's, counted before its creates, reaches the same at its
@@ -534,6 +541,7 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
     plan.status["ready"] =
         std::min<int64_t>(JobPodTableOf(ns, uid).ready, plan.status.value("active", 0));
   SetJobDue(key, plan.due);
+  acted = acted && !plan.more;  // (not synced again in this mutation: the rest at the next one)
   if (job.contains("status") && job["status"] == plan.status) return acted;
   job["status"] = std::move(plan.status);
   // Finished now: the clock wakes at its TTL's end (ExpireJob), if it has one.

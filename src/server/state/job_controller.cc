@@ -1,6 +1,7 @@
 #include "server/state/job_controller.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -255,7 +256,7 @@ Pods Classify(const JobPodView& pods, const Json& spec, const JobFinishes& remem
       if (p->tracked) out.unfinished.push_back(p);
       continue;
     }
-    if (rules == JobRules::kCurrent && !p->tracked && !p->terminal() && !remembered.count(p->name))
+    if (rules != JobRules::kFormat4 && !p->tracked && !p->terminal() && !remembered.count(p->name))
       continue;  // deleted, never counted (JobRules)
     auto [action, message] =
         ok ? std::pair<std::string, std::string>() : job_detail::MatchPolicy(policy, pods, *p);
@@ -417,10 +418,10 @@ void PlanIndexes(const Json& spec, const JobPodView& pods, const Indexes& ix, Mi
   plan.create = static_cast<int>(plan.indexes.size());
 }
 
-// The running Job's pods: made up to the wanted number (after the back-off), or the surplus
-// deleted. Returns how many of the active ones stay.
+// The running Job's pods: made up to the wanted number (after the back-off; at most `cap`, the
+// rest at the next sync), or the surplus deleted. Returns how many of the active ones stay.
 int64_t PlanActive(const Json& spec, const Pods& p, int64_t succeeded, Millis now,
-                   const Indexes& ix, JobPlan& plan) {
+                   const Indexes& ix, int64_t cap, JobPlan& plan) {
   const int64_t active = static_cast<int64_t>(p.active.size());
   const int64_t wanted = Wanted(spec, succeeded, active);
   if (wanted < active) {
@@ -439,8 +440,12 @@ int64_t PlanActive(const Json& spec, const Pods& p, int64_t succeeded, Millis no
       return active;
     }
   }
-  plan.create = static_cast<int>(wanted - active - terminating);
+  const int64_t missing = wanted - active - terminating;
+  plan.create = static_cast<int>(std::min(missing, cap));
   if (job_detail::IsIndexed(spec)) PlanIndexes(spec, *p.view, ix, now, plan);
+  // kube's MaxPodCreateDeletePerSync: the rest at the next sync, if this one makes some (an
+  // Indexed Job whose lowest pending indexes all back off waits for them, plan.due).
+  plan.more = missing > cap && plan.create > 0;
   return active;
 }
 
@@ -541,7 +546,7 @@ void Fail(const Outcome& o, const Pods& p, Millis now, JobPlan& plan) {
 
 // Suspended or running: the Suspended condition, startTime, and the pods to make or delete.
 int64_t Run(const Json& job, const Pods& p, int64_t succeeded, Millis now, const Indexes& ix,
-            JobPlan& plan) {
+            int64_t cap, JobPlan& plan) {
   Json& st = plan.status;
   if (Suspended(job)) {
     for (const std::string& name : Names(p.active)) plan.remove.push_back(name);
@@ -555,7 +560,8 @@ int64_t Run(const Json& job, const Pods& p, int64_t succeeded, Millis now, const
     plan.events.push_back({false, "Resumed", "Job resumed"});
   }
   if (!st.contains("startTime")) st["startTime"] = KubeTime(now);
-  const int64_t keep = PlanActive(job_detail::Member(job, "spec"), p, succeeded, now, ix, plan);
+  const int64_t keep =
+      PlanActive(job_detail::Member(job, "spec"), p, succeeded, now, ix, cap, plan);
   plan.due = Earliest(plan.due, Deadline(job_detail::Member(job, "spec"), st));
   return keep;
 }
@@ -567,6 +573,9 @@ JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now, const JobFi
   JobPlan plan;
   plan.status = job_detail::Member(job, "status").is_object() ? job["status"] : Json::object();
   if (JobFinished(job)) return plan;
+  // Journal formats 1-7 made and deleted every pod in one sync (JobRules).
+  const int64_t cap = rules == JobRules::kCurrent ? kMaxPodCreateDeletePerSync
+                                                  : std::numeric_limits<int64_t>::max();
   const Json& spec = job_detail::Member(job, "spec");
   Json& st = plan.status;
   Pods p = Classify(pods, spec, remembered, rules);
@@ -608,7 +617,14 @@ JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now, const JobFi
     Succeed({true, "CompletionsReached", "Reached expected number of succeeded pods"}, p, now,
             plan);
   } else {
-    keep = Run(job, p, succeeded, now, ix, plan);
+    keep = Run(job, p, succeeded, now, ix, cap, plan);
+  }
+  // At most `cap` pods deleted (kube's MaxPodCreateDeletePerSync), the first ones planned; the
+  // others stay active until a later sync, due at once, deletes them.
+  if (static_cast<int64_t>(plan.remove.size()) > cap) {
+    keep += static_cast<int64_t>(plan.remove.size()) - cap;
+    plan.remove.resize(static_cast<size_t>(cap));
+    plan.more = true;
   }
   st["active"] = keep + plan.create;
   st["terminating"] = p.terminating + static_cast<int64_t>(plan.remove.size());

@@ -26,6 +26,10 @@
 //              completions left (completions - succeeded); with completions unset ("work queue"),
 //              none once a pod has succeeded. Missing ones are made, extra ones deleted (pending
 //              first, then the newest).
+//   per sync   at most kMaxPodCreateDeletePerSync (500, kube's MaxPodCreateDeletePerSync) pods
+//              made and at most as many deleted by one plan (surplus, suspend, a finished Job's
+//              active pods alike); the rest at the next sync, at once (JobPlan::more). The
+//              finalizers of counted pods all come off in one plan.
 //   back-off   after failures, missing pods are made only once 10 s x 2^(n-1) (at most 10 min,
 //              kube's DefaultJobPodFailureBackOff / MaxJobPodFailureBackOff) have passed since
 //              the last failure, n = the failed pods that finished after the last succeeded one
@@ -99,6 +103,9 @@ inline constexpr char kControllerUidLabel[] = "batch.kubernetes.io/controller-ui
 inline constexpr char kJobTrackingFinalizer[] = "batch.kubernetes.io/job-tracking";
 inline constexpr char kJobCompletionIndex[] = "batch.kubernetes.io/job-completion-index";
 inline constexpr char kJobControllerName[] = "kubernetes.io/job-controller";
+// The most pods one sync of a Job makes, and the most it deletes (kube's
+// MaxPodCreateDeletePerSync): the rest at the next sync (JobPlan::more).
+inline constexpr int kMaxPodCreateDeletePerSync = 500;
 
 // The Job's spec checked as kube-apiserver's batch validation does (the pod template as a Pod:
 // `template_errors`, from the caller's pod validation, are added under spec.template).
@@ -170,12 +177,16 @@ struct JobEvent {
   std::string message;
 };
 struct JobPlan {
-  Json status;                       // the new status (equal to the old one: nothing to write)
-  std::vector<JobEvent> events;      // the Job's condition changes, as the controller reports them
-  int create = 0;                    // pods to make from the template
-  std::vector<int64_t> indexes;      // Indexed: the completion index of each pod to make
-  std::vector<Json> annotations;     // backoffLimitPerIndex: each pod's failure-count annotations
-  std::optional<Millis> due;         // when time alone changes the plan (deadline, back-off)
+  Json status;                    // the new status (equal to the old one: nothing to write)
+  std::vector<JobEvent> events;   // the Job's condition changes, as the controller reports them
+  int create = 0;                 // pods to make from the template
+  std::vector<int64_t> indexes;   // Indexed: the completion index of each pod to make
+  std::vector<Json> annotations;  // backoffLimitPerIndex: each pod's failure-count annotations
+  std::optional<Millis> due;      // when time alone changes the plan (deadline, back-off)
+  // More pods to make or delete than one sync may (kMaxPodCreateDeletePerSync): `create` and
+  // `remove` hold the first of them and the status counts the others as still active; the caller
+  // syncs the Job again at once (`due` does not say so: a refused create backs off instead).
+  bool more = false;
   std::vector<std::string> remove;   // pods to delete
   std::vector<std::string> counted;  // pods whose finalizer comes off (counted or not)
   // The pods counted now as succeeded (true) or failed, with their finish times: kube's back-off
@@ -184,12 +195,14 @@ struct JobPlan {
 };
 // `remembered`: finishes of earlier plans (JobPlan::finishes) whose pods may be gone since.
 using JobFinishes = std::map<std::string, std::pair<Millis, bool>>;
-// Which pods make the back-off record. kCurrent (kube's: the pods it counted): the finished pods
-// the Job counts now or counted (remembered, or terminal and no longer tracked); a terminating
-// pod it never counted (deleted by a suspend, or as surplus) is no failure, and no podFailurePolicy
-// rule is matched against it. kFormat4: that one too, as the releases of journal formats 1-4 did
-// (Cluster::SetFormat4Jobs).
-enum class JobRules { kCurrent, kFormat4 };
+// The rules of which release. Which pods make the back-off record: kCurrent and kFormat7 (kube's:
+// the pods it counted): the finished pods the Job counts now or counted (remembered, or terminal
+// and no longer tracked); a terminating pod it never counted (deleted by a suspend, or as surplus)
+// is no failure, and no podFailurePolicy rule is matched against it. kFormat4: that one too, as
+// the releases of journal formats 1-4 did (Cluster::SetFormat4Jobs). How many pods a plan makes
+// or deletes: kCurrent at most kMaxPodCreateDeletePerSync of each; kFormat7 and kFormat4 every
+// one, as the releases of journal formats 1-7 did (Cluster::SetFormat7Jobs).
+enum class JobRules { kCurrent, kFormat7, kFormat4 };
 JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now,
                 const JobFinishes& remembered = {}, JobRules rules = JobRules::kCurrent);
 // The same from the pods' objects (their facts taken here).

@@ -281,6 +281,30 @@ void ValidateManagedBy(const std::string& name, const Json& spec, Diagnostics& d
     d.Add(JobError(name, field, "Too long: may not be more than 63 bytes"));
 }
 
+// apimachinery's IsDNS1123Label: at most 63 characters of [a-z0-9-], starting and ending with
+// [a-z0-9].
+bool IsDns1123Label(const std::string& s) {
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  return !s.empty() && s.size() <= 63 && alnum(s.front()) && alnum(s.back()) &&
+         std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
+}
+
+// kube's ValidateJob for an Indexed Job: its last index's pod hostname, NAME-(completions-1),
+// must be a DNS label (else no pod of that index could be made).
+void ValidateIndexedHostname(const std::string& display, const Json& job, const Json& spec,
+                             Diagnostics& d) {
+  const auto completions = job_detail::IntField(spec, "completions");
+  const Json& name = job_detail::Member(job_detail::Member(job, "metadata"), "name");
+  if (!job_detail::IsIndexed(spec) || !completions || *completions <= 0 || !name.is_string())
+    return;
+  const std::string hostname =
+      name.get_ref<const std::string&>() + "-" + std::to_string(*completions - 1);
+  if (!IsDns1123Label(hostname))
+    d.Add(JobError(display, "metadata.name",
+                   "Invalid value: " + name.dump() +
+                       ": will not able to create pod with invalid DNS label: " + hostname));
+}
+
 }  // namespace
 
 Diagnostics ValidateJob(const Json& job, const std::string& display_name) {
@@ -296,6 +320,7 @@ Diagnostics ValidateJob(const Json& job, const std::string& display_name) {
   ValidatePodReplacementPolicy(display_name, spec, d);
   ValidateSuccessPolicy(display_name, spec, d);
   ValidateManagedBy(display_name, spec, d);
+  ValidateIndexedHostname(display_name, job, spec, d);
   // The name is the value of the pods' `job-name` and `batch.kubernetes.io/job-name` labels, at
   // most 63 bytes: kube refuses a longer one on the template's labels (its generated selector).
   // Accepted, such a Job never made a pod (each was refused) and stayed without a condition.

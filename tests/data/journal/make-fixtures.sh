@@ -7,7 +7,7 @@
 # (a pending pod's status rewritten when the engine restates it). They are kept as those releases
 # wrote them: later releases must open and replay them.
 #
-#   [PORT=N] tests/data/journal/make-fixtures.sh ARBITER OUT_DIR [all|restated|jobs|limits|deletes]
+#   [PORT=N] tests/data/journal/make-fixtures.sh ARBITER OUT_DIR [all|restated|jobs|limits|deletes|bigjob]
 #
 # Each fixture is a data directory (journal.db after a clean stop; format 3: and snapshot.bin)
 # and expected.txt: one line per object as the live daemon served it just before it stopped
@@ -21,6 +21,8 @@
 #              7a74634 (the last change to the daemon in format 5)
 #   deletes    pods deleted twice while they shut down (below), made with 9e80595 (the last of
 #              format 6)
+#   bigjob     a Job of 510 pods created, then suspended (below), made with 7839f80 (the last of
+#              format 7)
 set -euo pipefail
 ARBITER=$1
 OUT=$2
@@ -185,6 +187,19 @@ deletes() {
   finish "$dir"
 }
 
+# A Job of 510 pods created, then suspended: releases of formats 1-7 made every pod in the Job
+# create's record and deleted every one in the suspend's; format 8 makes and deletes at most 500 a
+# sync, the rest in the clock's next advance.
+bigjob() {
+  local dir=$OUT/bigjob
+  start "$dir" 0
+  req POST /api/v1/nodes '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"capacity":{"cpu":"64","memory":"256Gi","pods":"1000"}}}'
+  req POST /apis/batch/v1/namespaces/default/jobs '{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"wide"},"spec":{"parallelism":510,"completions":510,"template":{"metadata":{"annotations":{"arbiter.dev/duration":"1h"}},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox","resources":{"requests":{"cpu":"100m"}}}]}}}}'
+  CT=application/merge-patch+json req PATCH /apis/batch/v1/namespaces/default/jobs/wide '{"spec":{"suspend":true}}'
+  sleep 1
+  finish "$dir"
+}
+
 case ${3:-all} in
   all)
     one tail 0
@@ -195,5 +210,6 @@ case ${3:-all} in
   jobs) jobs ;;
   limits) limits ;;
   deletes) deletes ;;
-  *) echo "make-fixtures.sh: unknown fixture set $3 (all, restated, jobs, limits, deletes)" >&2; exit 2 ;;
+  bigjob) bigjob ;;
+  *) echo "make-fixtures.sh: unknown fixture set $3 (all, restated, jobs, limits, deletes, bigjob)" >&2; exit 2 ;;
 esac

@@ -1,0 +1,422 @@
+// A Job's sync makes at most 500 pods and deletes at most as many (kube's
+// MaxPodCreateDeletePerSync, job_controller.h), the rest at the next sync, due at once: the
+// daemon's clock makes them in advances of their own (journal format 8). Found by a hostile-tenant
+// trial: one Job of parallelism 100,000 was made whole in its create, 15 s under the daemon's lock.
+// Records of formats 1-7 replay as their releases made them (every pod in one sync). Also kube's
+// limits of Indexed Jobs (validation.go), refused 422 with its words.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "cluster_fixtures.h"
+#include "server/daemon.h"
+#include "server/durability/command_tape.h"
+#include "server/durability/journal.h"
+#include "server/state/cluster.h"
+#include "server/state/job_controller.h"
+
+namespace arbiter::server {
+namespace job_sync_limit_test {
+
+using fixtures::Advance;
+using fixtures::Create;
+using fixtures::JobStatus;
+using fixtures::kT0;
+using fixtures::Namespace;
+using fixtures::Ok;
+using fixtures::PodsOf;
+using fixtures::Update;
+
+// A node every pod below fits on: 1,000 CPUs, room for 10,000 pods.
+Json BigNode() {
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", "big"}}},
+          {"status", {{"capacity", {{"cpu", "1000"}, {"memory", "4Ti"}, {"pods", "10000"}}}}}};
+}
+
+// A Job whose pods ask 100m and run `duration`; `spec` is merged into its spec.
+Json JobOf(const std::string& name, const Json& spec, const std::string& duration = "1h") {
+  Json j = {{"apiVersion", "batch/v1"},
+            {"kind", "Job"},
+            {"metadata", {{"name", name}, {"namespace", "default"}}},
+            {"spec",
+             {{"template",
+               {{"metadata", {{"annotations", {{"arbiter.dev/duration", duration}}}}},
+                {"spec",
+                 {{"restartPolicy", "Never"},
+                  {"containers",
+                   {{{"name", "c"},
+                     {"image", "busybox"},
+                     {"resources", {{"requests", {{"cpu", "100m"}}}}}}}}}}}}}}};
+  j["spec"].update(spec);
+  return j;
+}
+
+struct Count {
+  int active = 0;    // not being deleted, not finished
+  int deleting = 0;  // metadata.deletionTimestamp
+};
+Count CountPods(const Cluster& c, const std::string& job) {
+  Count n;
+  for (const Json* p : PodsOf(c, job)) {
+    const std::string phase = p->at("status").value("phase", "");
+    if (p->at("metadata").contains("deletionTimestamp"))
+      ++n.deleting;
+    else if (phase != "Succeeded" && phase != "Failed")
+      ++n.active;
+  }
+  return n;
+}
+
+std::string Condition(const Cluster& c, const std::string& job, const std::string& type) {
+  for (const auto& cond : JobStatus(c, job).value("conditions", Json::array()))
+    if (cond.value("type", "") == type)
+      return cond.value("status", "") + "/" + cond.value("reason", "");
+  return "";
+}
+
+// Applies mutations as the daemon does, each then replayed from its command tape into `replica`
+// (what a restart does with the journal); the same rules (record format) on both.
+struct Journaled {
+  Cluster live{"0000abcd"}, replica{"0000abcd"};
+  std::vector<Mutation> history;
+  int format = Journal::kFormatVersion;
+  int most_made = 0, most_gone = 0;  // the most pods one mutation made / took away (any Job)
+
+  void Apply(const Mutation& m) {
+    std::set<std::string> had;
+    for (const Json* p : live.store().List("Pod", "default"))
+      if (!p->at("metadata").contains("deletionTimestamp"))
+        had.insert(p->at("metadata").value("name", ""));
+    live.SetRecordFormat(format);
+    Ok(live, m);
+    int made = 0, gone = 0;
+    std::set<std::string> now;
+    for (const Json* p : live.store().List("Pod", "default")) {
+      const std::string name = p->at("metadata").value("name", "");
+      if (!had.count(name) && !p->at("metadata").contains("deletionTimestamp")) ++made;
+      if (!p->at("metadata").contains("deletionTimestamp")) now.insert(name);
+    }
+    for (const auto& name : had) gone += !now.count(name);
+    most_made = std::max(most_made, made);
+    most_gone = std::max(most_gone, gone);
+    auto tape = CommandTape::Decode(live.TakeTape());
+    ASSERT_TRUE(tape.ok()) << tape.message();
+    replica.SetRecordFormat(format);
+    const Status s = replica.Replay(Mutation::Decode(m.Encode()).value(), tape.value());
+    ASSERT_TRUE(s.ok()) << s.message() << " replaying " << m.Encode();
+    history.push_back(m);
+  }
+  // The clock's advances while something is due by `t` (at most `limit` of them): how many.
+  int AdvanceWhileDue(Millis t, int limit = 1000) {
+    int n = 0;
+    while (n < limit) {
+      const auto due = live.NextDue();
+      if (!due || *due > t) break;
+      Apply(Advance(std::max(*due, t)));
+      ++n;
+    }
+    return n;
+  }
+};
+
+TEST(JobSyncLimit, A2000PodJobIsMade500ASyncAndTheRestByTheClockAtOnce) {
+  Journaled j;
+  j.Apply(Create(kT0, Namespace("default")));
+  j.Apply(Create(kT0, BigNode()));
+  j.Apply(Create(kT0 + 1, JobOf("wide", {{"parallelism", 2000}, {"completions", 2000}})));
+  // The create made the first 500 and counts them; the Job is due again at once.
+  EXPECT_EQ(CountPods(j.live, "wide").active, 500);
+  EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 500);
+  EXPECT_EQ(j.live.NextDue(), std::optional<Millis>(kT0 + 1));
+  // Three advances of the clock (records of their own) make the rest, 500 each.
+  EXPECT_EQ(j.AdvanceWhileDue(kT0 + 1), 3);
+  EXPECT_EQ(CountPods(j.live, "wide").active, 2000);
+  EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 2000);
+  EXPECT_EQ(JobStatus(j.live, "wide").value("ready", 0), 2000);
+  EXPECT_EQ(j.most_made, kMaxPodCreateDeletePerSync);
+  EXPECT_GT(j.live.NextDue().value_or(0), kT0 + 1);  // nothing more to do now
+
+  // A suspend deletes 500 a sync too: the others count as active until their turn.
+  Json suspended = *j.live.store().Get("Job", "default", "wide");
+  suspended["spec"]["suspend"] = true;
+  j.Apply(Update(kT0 + 2, suspended));
+  EXPECT_EQ(CountPods(j.live, "wide").active, 1500);
+  EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 1500);
+  EXPECT_EQ(Condition(j.live, "wide", "Suspended"), "True/JobSuspended");
+  j.AdvanceWhileDue(kT0 + 2);  // (three Job syncs, and the deleted pods' exits)
+  EXPECT_EQ(CountPods(j.live, "wide").active, 0);
+  EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 0);
+  EXPECT_EQ(j.most_gone, kMaxPodCreateDeletePerSync);
+
+  // Resumed: 500 at once, the rest by the clock; then they run to completion.
+  Json resumed = *j.live.store().Get("Job", "default", "wide");
+  resumed["spec"]["suspend"] = false;
+  j.Apply(Update(kT0 + 3, resumed));
+  EXPECT_EQ(CountPods(j.live, "wide").active, 500);
+  EXPECT_EQ(Condition(j.live, "wide", "Suspended"), "False/JobResumed");
+  EXPECT_EQ(j.AdvanceWhileDue(kT0 + 3), 3);
+  EXPECT_EQ(CountPods(j.live, "wide").active, 2000);
+  j.AdvanceWhileDue(kT0 + 3 + 3600 * 1000 + 1000);
+  EXPECT_EQ(Condition(j.live, "wide", "Complete"), "True/CompletionsReached");
+  EXPECT_EQ(JobStatus(j.live, "wide").value("succeeded", 0), 2000);
+  EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 0);
+  EXPECT_EQ(j.most_made, kMaxPodCreateDeletePerSync);
+
+  // The replay of the records (their tapes) gave the same cluster.
+  EXPECT_EQ(fixtures::JobsAndPods(j.replica), fixtures::JobsAndPods(j.live));
+  EXPECT_EQ(j.replica.decision_digest(), j.live.decision_digest());
+}
+
+// A failing Job deletes its active pods 500 a sync, counts them all as failed at once (kube: every
+// non-terminated pod is considered failed), and is Failed once the last is gone.
+TEST(JobSyncLimit, AFailedJobDeletesItsPods500ASyncThenFails) {
+  Journaled j;
+  j.Apply(Create(kT0, Namespace("default")));
+  j.Apply(Create(kT0, BigNode()));
+  j.Apply(Create(kT0 + 1, JobOf("late", {{"parallelism", 1200},
+                                         {"completions", 1200},
+                                         {"activeDeadlineSeconds", 10}})));
+  EXPECT_EQ(j.AdvanceWhileDue(kT0 + 1), 2);
+  ASSERT_EQ(CountPods(j.live, "late").active, 1200);
+  j.Apply(Advance(kT0 + 11000));  // the deadline: 500 deleted
+  EXPECT_EQ(Condition(j.live, "late", "FailureTarget"), "True/DeadlineExceeded");
+  EXPECT_EQ(Condition(j.live, "late", "Failed"), "");
+  EXPECT_EQ(CountPods(j.live, "late").active, 700);
+  EXPECT_EQ(JobStatus(j.live, "late").value("failed", 0), 1200);
+  EXPECT_EQ(JobStatus(j.live, "late").value("active", 0), 700);
+  j.AdvanceWhileDue(kT0 + 11000);
+  EXPECT_EQ(CountPods(j.live, "late").active, 0);
+  EXPECT_EQ(Condition(j.live, "late", "Failed"), "True/DeadlineExceeded");
+  EXPECT_EQ(JobStatus(j.live, "late").value("failed", 0), 1200);
+  EXPECT_EQ(j.most_gone, kMaxPodCreateDeletePerSync);
+  EXPECT_EQ(fixtures::JobsAndPods(j.replica), fixtures::JobsAndPods(j.live));
+}
+
+// An Indexed Job gets its lowest indexes first, 500 a sync; parallelism lowered deletes the
+// surplus 500 a sync.
+TEST(JobSyncLimit, IndexedPodsAreMadeLowestFirstAndASurplusDeleted500ASync) {
+  Journaled j;
+  j.Apply(Create(kT0, Namespace("default")));
+  j.Apply(Create(kT0, BigNode()));
+  j.Apply(Create(
+      kT0 + 1,
+      JobOf("ix", {{"parallelism", 1100}, {"completions", 3000}, {"completionMode", "Indexed"}})));
+  std::set<int64_t> indexes;
+  for (const Json* p : PodsOf(j.live, "ix"))
+    indexes.insert(std::stoll(p->at("metadata").at("annotations").value(kJobCompletionIndex, "")));
+  ASSERT_EQ(indexes.size(), 500u);
+  EXPECT_EQ(*indexes.begin(), 0);
+  EXPECT_EQ(*indexes.rbegin(), 499);
+  EXPECT_EQ(j.AdvanceWhileDue(kT0 + 1), 2);
+  EXPECT_EQ(CountPods(j.live, "ix").active, 1100);
+  Json lowered = *j.live.store().Get("Job", "default", "ix");
+  lowered["spec"]["parallelism"] = 50;
+  j.Apply(Update(kT0 + 2, lowered));
+  EXPECT_EQ(CountPods(j.live, "ix").active, 600);
+  EXPECT_EQ(JobStatus(j.live, "ix").value("active", 0), 600);
+  j.AdvanceWhileDue(kT0 + 2);  // (two Job syncs, and the deleted pods' exits)
+  EXPECT_EQ(CountPods(j.live, "ix").active, 50);
+  EXPECT_EQ(JobStatus(j.live, "ix").value("active", 0), 50);
+  EXPECT_EQ(fixtures::JobsAndPods(j.replica), fixtures::JobsAndPods(j.live));
+}
+
+// An Indexed Job with more indexes to run than a sync makes, whose failed indexes all back off
+// (backoffLimitPerIndex), waits for their back-off: no sync at once that makes nothing.
+TEST(JobSyncLimit, IndexesThatAllBackOffAreWaitedForNotSyncedAtOnce) {
+  Journaled j;
+  j.Apply(Create(kT0, Namespace("default")));
+  j.Apply(Create(kT0, BigNode()));
+  Json failing = JobOf("flaky",
+                       {{"parallelism", 600},
+                        {"completions", 600},
+                        {"completionMode", "Indexed"},
+                        {"backoffLimitPerIndex", 2}},
+                       "1s");
+  failing["spec"]["template"]["metadata"]["annotations"]["arbiter.dev/exit-code"] = "1";
+  j.Apply(Create(kT0 + 1, failing));
+  EXPECT_EQ(j.AdvanceWhileDue(kT0 + 1), 1);
+  ASSERT_EQ(CountPods(j.live, "flaky").active, 600);
+  // Every pod fails at 1 s; each index's replacement waits 10 s.
+  EXPECT_LT(j.AdvanceWhileDue(kT0 + 9000, 50), 50);
+  EXPECT_EQ(CountPods(j.live, "flaky").active, 0);
+  EXPECT_GT(j.live.NextDue().value_or(0), kT0 + 9000);
+  j.AdvanceWhileDue(kT0 + 12000, 50);
+  EXPECT_EQ(CountPods(j.live, "flaky").active, 600);  // the replacements, 500 a sync
+  EXPECT_EQ(j.most_made, kMaxPodCreateDeletePerSync);
+  EXPECT_EQ(fixtures::JobsAndPods(j.replica), fixtures::JobsAndPods(j.live));
+}
+
+// A refused create (LimitRanger) still backs off as before (kube's API back-off, 1 s doubling):
+// a Job with more pods to make than a sync makes is not due again at once.
+TEST(JobSyncLimit, ARefusedCreateBacksOffRatherThanRetryingAtOnce) {
+  Journaled j;
+  j.Apply(Create(kT0, Namespace("default")));
+  j.Apply(Create(kT0, BigNode()));
+  j.Apply(Create(kT0,
+                 Json{{"apiVersion", "v1"},
+                      {"kind", "LimitRange"},
+                      {"metadata", {{"name", "floor"}, {"namespace", "default"}}},
+                      {"spec", {{"limits", {{{"type", "Container"}, {"min", {{"cpu", "1"}}}}}}}}}));
+  j.Apply(Create(kT0 + 1, JobOf("refused", {{"parallelism", 2000}, {"completions", 2000}})));
+  EXPECT_EQ(PodsOf(j.live, "refused").size(), 0u);
+  EXPECT_EQ(j.live.NextDue(), std::optional<Millis>(kT0 + 1 + 1000));
+  EXPECT_EQ(j.AdvanceWhileDue(kT0 + 1 + 1000), 1);
+  EXPECT_EQ(j.live.NextDue(), std::optional<Millis>(kT0 + 1 + 1000 + 2000));
+  j.Apply(fixtures::Delete(kT0 + 1500 + 1000, "LimitRange", "default", "floor"));
+  EXPECT_EQ(CountPods(j.live, "refused").active, 500);  // then 500 a sync again
+  EXPECT_EQ(j.AdvanceWhileDue(kT0 + 2500), 3);
+  EXPECT_EQ(CountPods(j.live, "refused").active, 2000);
+}
+
+// Records of journal formats 1-7 made every pod of a sync in one record: they replay so, and a
+// replay by format 8's rules would not fit their commands.
+TEST(JobSyncLimit, Format7RecordsMakeEveryPodInOneSyncAndReplaySo) {
+  Journaled j;
+  j.format = 7;
+  j.Apply(Create(kT0, Namespace("default")));
+  j.Apply(Create(kT0, BigNode()));
+  const Mutation create = Create(kT0 + 1, JobOf("old", {{"parallelism", 1200}}));
+  j.Apply(create);
+  EXPECT_EQ(CountPods(j.live, "old").active, 1200);
+  EXPECT_EQ(j.AdvanceWhileDue(kT0 + 1), 0);
+  EXPECT_EQ(fixtures::JobsAndPods(j.replica), fixtures::JobsAndPods(j.live));
+
+  // The create's record (its commands) replayed by format 8's rules: 1,200 pods on the tape, 500
+  // made by the replay.
+  Cluster mismatch("0000abcd");
+  mismatch.SetRecordFormat(7);
+  Ok(mismatch, j.history[0]);
+  Ok(mismatch, j.history[1]);
+  mismatch.SetRecordFormat(8);
+  Cluster recorder("0000abcd");
+  recorder.SetRecordFormat(7);
+  Ok(recorder, j.history[0]);
+  Ok(recorder, j.history[1]);
+  ASSERT_TRUE(recorder.Apply(create).ok());
+  auto tape = CommandTape::Decode(recorder.TakeTape());
+  ASSERT_TRUE(tape.ok());
+  EXPECT_FALSE(mismatch.Replay(create, tape.value()).ok());
+}
+
+// kube's limits of Indexed Jobs (pkg/apis/batch/validation), 422 with its words.
+TEST(JobSyncLimit, IndexedJobLimitsAreRefusedWithKubernetesWords) {
+  Cluster c("0000abcd");
+  Ok(c, Create(kT0, Namespace("default")));
+  auto errors = [&](const std::string& name, const Json& spec) {
+    const MutationResult r = c.Apply(Create(kT0, JobOf(name, spec)));
+    std::multimap<std::string, std::string> out;
+    if (!r.ok()) {
+      EXPECT_EQ(r.error->reason, ApiError::Reason::kInvalid);  // 422
+      for (const auto& d : r.error->diagnostics.items) out.emplace(d.field_path, d.message);
+    }
+    return out;
+  };
+  using Errors = std::multimap<std::string, std::string>;
+  const Json indexed = {{"completionMode", "Indexed"}, {"completions", 200000}};
+  auto with = [&](Json extra) {
+    Json s = indexed;
+    s.update(extra);
+    return s;
+  };
+  EXPECT_EQ(errors("a", with({{"parallelism", 100001}})),
+            (Errors{{"spec.parallelism",
+                     "Invalid value: 100001: must be less than or equal to 100000 when completion "
+                     "mode is Indexed"}}));
+  EXPECT_TRUE(errors("a", with({{"parallelism", 100000}})).empty());
+  EXPECT_EQ(errors("b", with({{"backoffLimitPerIndex", 1}, {"parallelism", 10001}})),
+            (Errors{{"spec.maxFailedIndexes",
+                     "Required value: must be specified when completions is above 100000"},
+                    {"spec.parallelism",
+                     "Invalid value: 10001: must be less than or equal to 10000 when completions "
+                     "are above 100000 and used with backoff limit per index"}}));
+  EXPECT_EQ(
+      errors("b",
+             with({{"backoffLimitPerIndex", 1}, {"parallelism", 1}, {"maxFailedIndexes", 10001}})),
+      (Errors{{"spec.maxFailedIndexes",
+               "Invalid value: 10001: must be less than or equal to 10000 when completions are "
+               "above 100000 and used with backoff limit per index"}}));
+  EXPECT_EQ(errors("b", {{"completionMode", "Indexed"},
+                         {"completions", 100000},
+                         {"parallelism", 1},
+                         {"backoffLimitPerIndex", 1},
+                         {"maxFailedIndexes", 100001}}),
+            (Errors{{"spec.maxFailedIndexes",
+                     "Invalid value: 100001: must be less than or equal to completions"},
+                    {"spec.maxFailedIndexes",
+                     "Invalid value: 100001: must be less than or equal to 100000"}}));
+  EXPECT_EQ(errors("b", {{"completionMode", "Indexed"},
+                         {"completions", 200000},
+                         {"parallelism", 1},
+                         {"backoffLimitPerIndex", 1},
+                         {"maxFailedIndexes", 100001}}),
+            (Errors{{"spec.maxFailedIndexes",
+                     "Invalid value: 100001: must be less than or equal to 100000"},
+                    {"spec.maxFailedIndexes",
+                     "Invalid value: 100001: must be less than or equal to 10000 when completions "
+                     "are above 100000 and used with backoff limit per index"}}));
+  EXPECT_TRUE(errors("c", with({{"backoffLimitPerIndex", 1},
+                                {"parallelism", 10000},
+                                {"maxFailedIndexes", 10000}}))
+                  .empty());
+  // The last index's hostname (NAME-(completions-1)) must be a DNS label.
+  EXPECT_EQ(errors("x.y", {{"completionMode", "Indexed"}, {"completions", 3}}),
+            (Errors{{"metadata.name",
+                     "Invalid value: \"x.y\": will not able to create pod with invalid DNS label: "
+                     "x.y-2"}}));
+  const std::string long_name(60, 'n');
+  EXPECT_EQ(errors(long_name, {{"completionMode", "Indexed"}, {"completions", 1000}}),
+            (Errors{{"metadata.name", "Invalid value: \"" + long_name +
+                                          "\": will not able to create pod with invalid DNS "
+                                          "label: " +
+                                          long_name + "-999"}}));
+  EXPECT_TRUE(errors(long_name, {{"completionMode", "Indexed"}, {"completions", 100}}).empty());
+  EXPECT_TRUE(errors("x.z", {{"parallelism", 3}}).empty());  // (NonIndexed: no hostname)
+}
+
+// The daemon: the Job's create answers with its first 500 pods, and the clock makes the rest
+// without any request, each 500 an advance record of its own; a restart replays them to the same
+// pods.
+TEST(JobSyncLimit, TheDaemonsClockMakesTheRestAndARestartReplaysIt) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("arbiter-job-sync-limit-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::atomic<Millis> now{kT0};
+  DaemonOptions o{dir.string(), [&now] { return now.load(); }, 0, true};
+  Json saved;
+  {
+    auto d = Daemon::Open(o);
+    ASSERT_TRUE(d.ok()) << d.message();
+    ASSERT_TRUE(d.value()->Mutate(Create(kT0, BigNode())).ok());
+    const int64_t before = d.value()->journal().last_seq();
+    const MutationResult r = d.value()->Mutate(
+        Create(kT0, JobOf("wide", {{"parallelism", 1600}, {"completions", 1600}})));
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r.object.at("status").value("active", 0), 500);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    int pods = 0;
+    while (std::chrono::steady_clock::now() < deadline) {
+      pods = d.value()->Read([](const Cluster& c) { return CountPods(c, "wide").active; });
+      if (pods == 1600) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_EQ(pods, 1600);
+    EXPECT_EQ(d.value()->journal().last_seq() - before, 4);  // the create, three advances
+    saved = d.value()->Read([](const Cluster& c) { return c.store().Save(); });
+    d.value()->Stop();
+  }
+  auto d = Daemon::Open(o);
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_EQ(d.value()->Read([](const Cluster& c) { return c.store().Save(); }), saved);
+  d.value()->Stop();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace job_sync_limit_test
+}  // namespace arbiter::server
