@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "core/api_kinds.h"
 #include "core/duration.h"
+#include "core/quantity.h"
 #include "meter_flags.h"
 #include "server/daemon.h"
 #include "server/http/http_api.h"
@@ -95,17 +96,36 @@ void RegisterServe(CLI::App& app, int* exit_code) {
   cmd->add_option("--listen", *listen,
                   "HOST:PORT to serve on (default 127.0.0.1:6443; port 0: any free port)");
   cmd->add_option("--snapshot-every", *snapshot_every,
-                  "Journal records between snapshots (then the journal is compacted; 0: never; "
-                  "default 50000)");
+                  "Journal records between snapshots (then the journal is compacted; 0: no\n"
+                  "snapshots at all, --snapshot-bytes included; default 50000)");
   auto snapshot_growth = std::make_shared<double>(1.0);
   cmd->add_option(
          "--snapshot-growth", *snapshot_growth,
          "Also wait for at least this many records per object the last snapshot held\n"
-         "(default 1; 0: --snapshot-every alone). A snapshot costs about its objects:\n"
+         "(and for --snapshot-bytes, this many times its size in bytes; default 1; 0:\n"
+         "--snapshot-every and --snapshot-bytes alone). A snapshot costs about its objects:\n"
          "spread over as many records, it costs a create the same at 1M live pods as at\n"
          "1k; a restart then replays at most about as many records as it restores objects\n"
          "(0 to 1000)")
       ->check(InRange(0, 1000));
+  auto snapshot_bytes = std::make_shared<std::string>("256Mi");
+  cmd->add_option(
+         "--snapshot-bytes", *snapshot_bytes,
+         "Also snapshot once the records since the last snapshot hold this many bytes\n"
+         "(their text and commands), or --snapshot-growth times the last snapshot's\n"
+         "size if more: a few huge records (an object near the 1.5 MB limit patched in\n"
+         "a loop) would otherwise fill the disk long before --snapshot-every records.\n"
+         "A size in bytes, Kubernetes' suffixes allowed (512Mi, 1Gi; default 256Mi; 0: by\n"
+         "records alone)")
+      ->type_name("SIZE")
+      ->check(CLI::Validator(
+          [](std::string& value) {
+            auto bytes = ParseScaledQuantity(value, 0);
+            return bytes.ok() && bytes.value() >= 0
+                       ? std::string()
+                       : "must be a size in bytes (e.g. 256Mi, 1Gi; 0: off), not " + value;
+          },
+          ""));
   auto token_file = std::make_shared<std::string>();
   cmd->add_option(
       "--token-file", *token_file,
@@ -255,6 +275,7 @@ void RegisterServe(CLI::App& app, int* exit_code) {
     o.data_dir = *data;
     o.snapshot_every = *snapshot_every;
     o.snapshot_growth = *snapshot_growth;
+    o.snapshot_bytes = ParseScaledQuantity(*snapshot_bytes, 0).value();  // (checked above)
     o.check_invariants = *check;
     auto d = server::Daemon::Open(o);
     if (!d.ok()) {

@@ -54,6 +54,7 @@ Result<int64_t> Daemon::Load(Cluster& cluster, StartupInfo* info) {
     after = snap.value()->seq;
     info->from_snapshot = true;
     info->snapshot_seq = after;
+    info->snapshot_size = static_cast<int64_t>(snap.value()->bytes.size());
   }
   info->restore_seconds = seconds_since(t0);
   const auto t1 = std::chrono::steady_clock::now();
@@ -108,6 +109,8 @@ Result<int64_t> Daemon::Load(Cluster& cluster, StartupInfo* info) {
   std::future<std::vector<Decoded>> next;
   Status replay = journal_->Replay(
       after, [&](int64_t seq, const std::string& text, const std::string& tape) -> Status {
+        // (the bytes of the records since the snapshot: the next one comes sooner, SnapshotBytes)
+        info->replayed_bytes += static_cast<int64_t>(text.size() + tape.size());
         rows.push_back(Row{seq, text, tape});
         if (rows.size() < kBatch) return Status::Ok();
         if (next.valid()) apply(next.get());
@@ -141,7 +144,11 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
   if (!last.ok()) return last.status();
   d->watch_.Reset(d->cluster_->store().resource_version());
   d->since_snapshot_ = d->startup_.replayed;
-  if (d->startup_.from_snapshot) d->snapshot_objects_ = d->cluster_->store().size();
+  d->since_snapshot_bytes_ = d->startup_.replayed_bytes;
+  if (d->startup_.from_snapshot) {
+    d->snapshot_objects_ = d->cluster_->store().size();
+    d->snapshot_size_ = d->startup_.snapshot_size;
+  }
   // An older journal is made current: format 1 (records without commands, replayed as requests
   // just now) has a snapshot of that state replace its records; format 2 (its snapshot in the
   // journal's table) changes only its format.
@@ -152,6 +159,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
                               s.message());
     d->startup_.migrated_from = was;
     d->since_snapshot_ = 0;
+    d->since_snapshot_bytes_ = 0;
   }
   Daemon* p = d.get();
   d->journal_->Start(
@@ -267,7 +275,10 @@ void Daemon::JournalFailed(const std::string& error) {
 
 int64_t Daemon::Record(const Mutation& m, const std::string& body) {
   auto events = std::make_shared<std::vector<WatchEvent>>(cluster_->TakeWatchEvents());
-  const int64_t seq = journal_->Append(Mutation::WithTime(body, m.time), cluster_->TakeTape(),
+  std::string record = Mutation::WithTime(body, m.time);
+  std::string tape = cluster_->TakeTape();
+  since_snapshot_bytes_ += static_cast<int64_t>(record.size() + tape.size());
+  const int64_t seq = journal_->Append(std::move(record), std::move(tape),
                                        [this, events] { watch_.Publish(std::move(*events)); });
   ++since_snapshot_;
   MaybeSnapshot();
@@ -343,8 +354,19 @@ int64_t Daemon::SnapshotInterval() const {
   return std::max(options_.snapshot_every, static_cast<int64_t>(std::min(grown, 1e18)));
 }
 
+int64_t Daemon::SnapshotBytes() const {
+  if (options_.snapshot_bytes <= 0) return std::numeric_limits<int64_t>::max();
+  const double grown = options_.snapshot_growth * static_cast<double>(snapshot_size_);
+  return std::max(options_.snapshot_bytes, static_cast<int64_t>(std::min(grown, 1e18)));
+}
+
+bool Daemon::SnapshotDue() const {
+  if (options_.snapshot_every <= 0) return false;  // never
+  return since_snapshot_ >= SnapshotInterval() || since_snapshot_bytes_ >= SnapshotBytes();
+}
+
 void Daemon::MaybeSnapshot() {
-  if (options_.snapshot_every <= 0 || since_snapshot_ < SnapshotInterval()) return;
+  if (!SnapshotDue()) return;
   if (snapshot_busy_) return;  // taken once the one being stored is done
   CaptureLocked();
 }
@@ -355,6 +377,7 @@ void Daemon::CaptureLocked() {
   snapshot_objects_ = cluster_->store().size();
   snapshot_busy_ = true;
   since_snapshot_ = 0;
+  since_snapshot_bytes_ = 0;
   snapshot_cv_.notify_all();
 }
 
@@ -376,8 +399,13 @@ void Daemon::SnapshotLoop() {
     const std::function<void()> hook = snapshot_hook_;
     l.unlock();
     if (hook) hook();
-    Status s = journal_->StoreSnapshot(
-        seq, [&](const std::function<bool(std::string_view)>& out) { return capture->Write(out); });
+    int64_t size = 0;  // the next snapshot waits for growth x this many bytes of records
+    Status s = journal_->StoreSnapshot(seq, [&](const std::function<bool(std::string_view)>& out) {
+      return capture->Write([&](std::string_view piece) {
+        size += static_cast<int64_t>(piece.size());
+        return out(piece);
+      });
+    });
     capture.reset();  // the stored objects it shared go (here, not under the lock)
     // The capture's copies and the bytes made from them (about 3 KB a live pod) were freed in the
     // middle of the heaps, where malloc keeps them: give their pages back (at 1M live pods the
@@ -386,6 +414,7 @@ void Daemon::SnapshotLoop() {
     l.lock();
     if (s.ok()) {
       ++snapshot_stats_.stored;
+      snapshot_size_ = size;
     } else {
       ++snapshot_stats_.failed;
       snapshot_stats_.last_error = s.message();
@@ -394,9 +423,7 @@ void Daemon::SnapshotLoop() {
     // The records applied while it was stored (a slow disk) may be a whole interval already: the
     // next snapshot now rather than at the next change, which may never come (shutting down
     // included: Stop() stores it before the journal stops). Not after a failure: no retry loop.
-    if (s.ok() && options_.snapshot_every > 0 && since_snapshot_ >= SnapshotInterval() &&
-        FailureLocked().empty())
-      CaptureLocked();
+    if (s.ok() && SnapshotDue() && FailureLocked().empty()) CaptureLocked();
     snapshot_cv_.notify_all();
   }
 }
@@ -408,7 +435,11 @@ void Daemon::SetSnapshotHook(std::function<void()> hook) {
 
 Daemon::SnapshotStats Daemon::snapshot_stats() const {
   std::lock_guard<std::mutex> l(mu_);
-  return snapshot_stats_;
+  SnapshotStats stats = snapshot_stats_;
+  stats.records_since = since_snapshot_;
+  stats.bytes_since = since_snapshot_bytes_;
+  stats.last_size = snapshot_size_;
+  return stats;
 }
 
 void Daemon::ClockLoop() {

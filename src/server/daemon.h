@@ -3,8 +3,9 @@
 // Mutate() applies a request at the clock's time, journals it and returns once it is durable
 // (the caller acknowledges then); a clock thread advances the cluster when a timer (a virtual
 // pod ends, a signalled pod exits) or an engine wake-up is due. Every `snapshot_every` records (or
-// more, as the state grows: SnapshotInterval) a snapshot is taken and the journal compacted: the
-// state is captured under the lock (Cluster::CaptureSnapshot, cheap per live object), and a
+// more, as the state grows: SnapshotInterval), or sooner once the records since the last snapshot
+// hold `snapshot_bytes` (or more: SnapshotBytes), a snapshot is taken and the journal compacted:
+// the state is captured under the lock (Cluster::CaptureSnapshot, cheap per live object), and a
 // snapshot thread makes its bytes and stores them (Journal::StoreSnapshot) while requests go on.
 //
 // Durable before visible. A mutation is applied to the cluster under the lock and queued for the
@@ -46,12 +47,21 @@ struct DaemonOptions {
   // a snapshot costs about its objects, so spread over as many records it costs each record the
   // same whatever the cluster's size (issue 27: flat to 1M live pods).
   double snapshot_growth = 1.0;
+  // Also a snapshot once the records since the last one hold this many bytes (their text and
+  // commands, as Journal::Append stores them), or snapshot_growth times the last snapshot's size
+  // if more (0: by records alone). The record count alone let a tenant patching a 1.5 MB object
+  // write ~3 MB records until the disk filled (50,000 of them before a snapshot). Snapshots are
+  // never taken with snapshot_every 0, whatever this says.
+  static constexpr int64_t kDefaultSnapshotBytes = int64_t{256} << 20;
+  int64_t snapshot_bytes = kDefaultSnapshotBytes;
 };
 
 struct StartupInfo {
   bool from_snapshot = false;
   int64_t snapshot_seq = 0;
   int64_t replayed = 0;
+  int64_t replayed_bytes = 0;  // the replayed records' text and commands
+  int64_t snapshot_size = 0;   // the restored snapshot's bytes
   int migrated_from = 0;  // the journal's format when it was older (migrated at start-up), else 0
   double seconds = 0;
   double restore_seconds = 0;  // reading and restoring the snapshot
@@ -118,10 +128,13 @@ class Daemon {
   // Takes a snapshot now (also done every snapshot_every records) and returns once it is stored
   // (or failed: the records stay in the journal).
   void SnapshotNow();
-  // Snapshots stored since start-up, and those that failed (the last failure's reason).
+  // Snapshots stored since start-up, and those that failed (the last failure's reason); the
+  // records and their bytes since the last capture (carried over a restart: those replayed), the
+  // size of the last snapshot stored (or restored).
   struct SnapshotStats {
     uint64_t stored = 0, failed = 0;
     std::string last_error;
+    int64_t records_since = 0, bytes_since = 0, last_size = 0;
   };
   SnapshotStats snapshot_stats() const;
   // Tests: `hook` runs on the snapshot thread after each capture, before its bytes are made (the
@@ -175,9 +188,16 @@ class Daemon {
   bool stopping_ = false;
   Millis last_time_ = 0;
   int64_t since_snapshot_ = 0;
-  size_t snapshot_objects_ = 0;  // the stored objects the last snapshot held (or restored)
+  int64_t since_snapshot_bytes_ = 0;  // the bytes of those records (text and commands)
+  size_t snapshot_objects_ = 0;       // the stored objects the last snapshot held (or restored)
+  int64_t snapshot_size_ = 0;         // the bytes of the last snapshot stored (or restored)
   // The records between snapshots now: max(snapshot_every, snapshot_growth * snapshot_objects_).
   int64_t SnapshotInterval() const;
+  // The bytes of records between snapshots now: max(snapshot_bytes, snapshot_growth *
+  // snapshot_size_); INT64_MAX when snapshot_bytes is 0.
+  int64_t SnapshotBytes() const;
+  // Lock held: the records since the last capture call for the next one (either bound).
+  bool SnapshotDue() const;
   // The snapshot thread's work: one capture at a time (none taken while one is being stored).
   std::shared_ptr<const SnapshotCapture> capture_;
   int64_t capture_seq_ = 0;

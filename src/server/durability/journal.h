@@ -15,11 +15,11 @@
 // the compaction of the records it covers for the writer. A crash at any point leaves a complete
 // snapshot (the new one or the one before) and every record after it. Start-up reads the newest
 // snapshot (the file, or the `snapshot` table of formats 1 and 2), then the records after it.
-// The compaction is done in pieces, at most compaction_chunk records in each commit beside the
-// records it writes (and while idle; what is left at Stop() in one commit): deleting a whole
-// interval's records in one transaction (as many as the live objects, issue 27) held every
-// create's commit for seconds at 1M live pods. Records a snapshot covers that are still in the
-// table are never replayed (nor are those a crash left).
+// The compaction is done in pieces, at most compaction_chunk records (and compaction_bytes of
+// them) in each commit beside the records it writes (and while idle; what is left at Stop() in
+// one commit): deleting a whole interval's records in one transaction (as many as the live
+// objects, issue 27) held every create's commit for seconds at 1M live pods. Records a snapshot
+// covers that are still in the table are never replayed (nor are those a crash left).
 // A failed write is sticky (LevelDB's bg_error_): the writer stops, nothing queued or appended
 // after it is ever written, every WaitDurable answers false, and `on_failure` is told once.
 // The format version (meta.format, "arbiter-journal N") is checked at Open: a journal of a newer
@@ -175,6 +175,10 @@ class Journal {
   // The most records one commit deletes after a snapshot (tests: smaller; before Start).
   static constexpr int64_t kCompactionChunk = 512;
   void SetCompactionChunk(int64_t records) { compaction_chunk_ = std::max<int64_t>(1, records); }
+  // And the most bytes of records (text and commands) one commit deletes, at least one record:
+  // 512 records of 3 MB (objects near the size limit) were a 1.5 GB commit.
+  static constexpr int64_t kCompactionBytes = int64_t{8} << 20;
+  void SetCompactionBytes(int64_t bytes) { compaction_bytes_ = std::max<int64_t>(1, bytes); }
 
   int64_t last_seq() const;     // the last record appended
   int64_t durable_seq() const;  // the last record committed
@@ -227,6 +231,7 @@ class Journal {
   int64_t compact_to_ = 0;
   bool compacting_ = false, finishing_ = false;  // finishing_: Stop() was called
   int64_t compaction_chunk_ = kCompactionChunk;
+  int64_t compaction_bytes_ = kCompactionBytes;
   bool stopping_ = false;
   bool failed_ = false;
   bool writer_done_ = false;
