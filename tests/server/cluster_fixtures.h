@@ -124,6 +124,34 @@ inline void StartOneNode(Cluster& c) {
 inline const Json& JobStatus(const Cluster& c, const std::string& name) {
   return c.store().Get("Job", "default", name)->at("status");
 }
+// The condition of `type` of Job `job` in namespace default as "Status/Reason" ("" when absent).
+inline std::string JobCondition(const Cluster& c, const std::string& job, const std::string& type) {
+  for (const auto& cond : JobStatus(c, job).value("conditions", Json::array()))
+    if (cond.value("type", "") == type)
+      return cond.value("status", "") + "/" + cond.value("reason", "");
+  return "";
+}
+// A Job in `ns` whose pods ask 1 CPU and 1 GPU and run `duration` (restartPolicy Never); `spec` is
+// merged into its spec (its top-level fields replace the Job's).
+inline Json GpuJob(const std::string& ns, const std::string& name, const Json& spec,
+                   const std::string& duration) {
+  Json pod_spec = {{"restartPolicy", "Never"},
+                   {"containers",
+                    {{{"name", "main"},
+                      {"image", "busybox"},
+                      {"resources",
+                       {{"requests", {{"cpu", "1"}, {"nvidia.com/gpu", "1"}}},
+                        {"limits", {{"nvidia.com/gpu", "1"}}}}}}}}};
+  Json j = {{"apiVersion", "batch/v1"},
+            {"kind", "Job"},
+            {"metadata", {{"name", name}, {"namespace", ns}}},
+            {"spec",
+             {{"template",
+               {{"metadata", {{"annotations", {{"arbiter.dev/duration", duration}}}}},
+                {"spec", pod_spec}}}}}};
+  if (spec.is_object()) j["spec"].update(spec);
+  return j;
+}
 
 inline Json PriorityClass(const std::string& name, int value) {
   return {{"apiVersion", "scheduling.k8s.io/v1"},

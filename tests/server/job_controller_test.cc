@@ -21,6 +21,7 @@ namespace job_controller_test {
 using fixtures::Advance;
 using fixtures::Create;
 using fixtures::Delete;
+using fixtures::JobCondition;
 using fixtures::JobStatus;
 using fixtures::kT0;
 using fixtures::Namespace;
@@ -33,36 +34,13 @@ using fixtures::Update;
 
 // A Job whose pods ask 1 GPU and run `duration`; `spec` is merged into its spec.
 Json JobOf(const std::string& name, const Json& spec, const std::string& duration = "1m") {
-  Json pod_spec = {{"restartPolicy", "Never"},
-                   {"containers",
-                    {{{"name", "main"},
-                      {"image", "busybox"},
-                      {"resources",
-                       {{"requests", {{"cpu", "1"}, {"nvidia.com/gpu", "1"}}},
-                        {"limits", {{"nvidia.com/gpu", "1"}}}}}}}}};
-  Json j = {{"apiVersion", "batch/v1"},
-            {"kind", "Job"},
-            {"metadata", {{"name", name}, {"namespace", "default"}}},
-            {"spec",
-             {{"template",
-               {{"metadata", {{"annotations", {{"arbiter.dev/duration", duration}}}}},
-                {"spec", pod_spec}}}}}};
-  if (spec.is_object()) j["spec"].update(spec);
-  return j;
+  return fixtures::GpuJob("default", name, spec, duration);
 }
 
 int CountPhase(const Cluster& c, const std::string& job, const std::string& phase) {
   int n = 0;
   for (const Json* p : PodsOf(c, job)) n += p->at("status").value("phase", "") == phase;
   return n;
-}
-
-// The condition of `type` ("" when absent) as "Status/Reason".
-std::string Condition(const Cluster& c, const std::string& job, const std::string& type) {
-  for (const auto& cond : JobStatus(c, job).value("conditions", Json::array()))
-    if (cond.value("type", "") == type)
-      return cond.value("status", "") + "/" + cond.value("reason", "");
-  return "";
 }
 
 std::string Dump(const Cluster& c) {
@@ -100,7 +78,7 @@ TEST(JobController, ParallelismTwoCompletionsFourCompletesWithFourSucceeded) {
   RunUntil(c, kT0 + 200000);
   EXPECT_EQ(JobStatus(c, "train").value("succeeded", 0), 4);
   EXPECT_EQ(JobStatus(c, "train").value("active", 0), 0);
-  EXPECT_EQ(Condition(c, "train", "Complete"), "True/CompletionsReached");
+  EXPECT_EQ(JobCondition(c, "train", "Complete"), "True/CompletionsReached");
   EXPECT_TRUE(JobStatus(c, "train").contains("completionTime"));
   EXPECT_EQ(CountPhase(c, "train", "Succeeded"), 4);
   EXPECT_EQ(PodsOf(c, "train").size(), 4u);
@@ -120,7 +98,7 @@ TEST(JobController, WorkQueueIsDoneWhenOneSucceededAndNoneRuns) {
   Ok(c, Create(kT0, JobOf("queue", {{"parallelism", 3}})));
   EXPECT_EQ(PodsOf(c, "queue").size(), 3u);
   RunUntil(c, kT0 + 120000);
-  EXPECT_EQ(Condition(c, "queue", "Complete"), "True/CompletionsReached");
+  EXPECT_EQ(JobCondition(c, "queue", "Complete"), "True/CompletionsReached");
   EXPECT_EQ(JobStatus(c, "queue").value("succeeded", 0), 3);
   EXPECT_EQ(PodsOf(c, "queue").size(), 3u);  // none made after the first success
 }
@@ -152,7 +130,7 @@ TEST(JobController, FailedPodsAreRetriedAfterTheBackOffUpToTheBackoffLimit) {
   EXPECT_EQ(c.NextDue(), std::optional<Millis>(kT0 + 20000));  // the clock wakes then
   RunUntil(c, kT0 + 600000);
   EXPECT_EQ(JobStatus(c, "flaky").value("failed", 0), 3);
-  EXPECT_EQ(Condition(c, "flaky", "Failed"), "True/BackoffLimitExceeded");
+  EXPECT_EQ(JobCondition(c, "flaky", "Failed"), "True/BackoffLimitExceeded");
   EXPECT_EQ(CountPhase(c, "flaky", "Failed"), 3);
   // Made at 0, at 10 + 10 and at 30 + 20 s.
   EXPECT_EQ(CreatedAt(c, "flaky"), (std::vector<int64_t>{0, 20, 50}));
@@ -164,7 +142,7 @@ TEST(JobController, TheBackOffDoublesUpToTenMinutes) {
   StartOneNode(c);
   Ok(c, Create(kT0, Failing("flaky", 8)));
   RunUntil(c, kT0 + 3600000);
-  EXPECT_EQ(Condition(c, "flaky", "Failed"), "True/BackoffLimitExceeded");
+  EXPECT_EQ(JobCondition(c, "flaky", "Failed"), "True/BackoffLimitExceeded");
   const std::vector<int64_t> at = CreatedAt(c, "flaky");
   ASSERT_EQ(at.size(), 9u);
   std::vector<int64_t> waits;  // from a pod's failure (10 s after its creation) to the next pod
@@ -254,7 +232,7 @@ TEST(JobController, IndexedPodsCarryTheirIndexAndEachIndexCompletesOnce) {
   RunUntil(c, kT0 + 60000);
   EXPECT_EQ(JobStatus(c, "idx").value("completedIndexes", ""), "0-4");
   EXPECT_EQ(JobStatus(c, "idx").value("succeeded", 0), 5);
-  EXPECT_EQ(Condition(c, "idx", "Complete"), "True/CompletionsReached");
+  EXPECT_EQ(JobCondition(c, "idx", "Complete"), "True/CompletionsReached");
   EXPECT_EQ(PodsOf(c, "idx").size(), 5u);
 }
 
@@ -288,7 +266,7 @@ TEST(JobController, PodFailurePolicyFailsTheJobIgnoresOrCountsByExitCode) {
   Ok(c, Create(kT0, WithPolicy("ignored", 3)));
   Ok(c, Create(kT0, WithPolicy("counted", 1)));
   RunUntil(c, kT0 + 35000);
-  EXPECT_EQ(Condition(c, "fatal", "Failed"), "True/PodFailurePolicy");
+  EXPECT_EQ(JobCondition(c, "fatal", "Failed"), "True/PodFailurePolicy");
   const std::string pod = PodsOf(c, "fatal").at(0)->at("metadata").value("name", "");
   std::string message;
   for (const auto& cond : JobStatus(c, "fatal")["conditions"])
@@ -296,11 +274,11 @@ TEST(JobController, PodFailurePolicyFailsTheJobIgnoresOrCountsByExitCode) {
   EXPECT_EQ(message, "Container main for pod default/" + pod +
                          " failed with exit code 42 matching FailJob rule at index 1");
   // Exit code 3: not a failure (backoffLimit 0 is not reached), replaced at once (no back-off).
-  EXPECT_EQ(Condition(c, "ignored", "Failed"), "");
+  EXPECT_EQ(JobCondition(c, "ignored", "Failed"), "");
   EXPECT_EQ(JobStatus(c, "ignored").value("failed", 0), 0);
   EXPECT_EQ(CreatedAt(c, "ignored"), (std::vector<int64_t>{0, 10, 20, 30}));
   // Exit code 1: counted, past backoffLimit 0.
-  EXPECT_EQ(Condition(c, "counted", "Failed"), "True/BackoffLimitExceeded");
+  EXPECT_EQ(JobCondition(c, "counted", "Failed"), "True/BackoffLimitExceeded");
   EXPECT_EQ(JobStatus(c, "counted").value("failed", 0), 1);
 
   Json on_failure = WithPolicy("bad", 1);
@@ -323,13 +301,13 @@ TEST(JobController, SuspendDeletesActivePodsAndResumeMakesThemAgain) {
   StartOneNode(c);
   Ok(c, Create(kT0, JobOf("held", {{"parallelism", 2}, {"completions", 2}, {"suspend", true}})));
   EXPECT_EQ(PodsOf(c, "held").size(), 0u);
-  EXPECT_EQ(Condition(c, "held", "Suspended"), "True/JobSuspended");
+  EXPECT_EQ(JobCondition(c, "held", "Suspended"), "True/JobSuspended");
   EXPECT_FALSE(JobStatus(c, "held").contains("startTime"));
 
   Json job = *c.store().Get("Job", "default", "held");
   job["spec"]["suspend"] = false;
   Ok(c, Update(kT0 + 1000, job));
-  EXPECT_EQ(Condition(c, "held", "Suspended"), "False/JobResumed");
+  EXPECT_EQ(JobCondition(c, "held", "Suspended"), "False/JobResumed");
   EXPECT_EQ(CountPhase(c, "held", "Running"), 2);
   std::set<std::string> names;  // every pod the Job made has a name of its own
   for (const Json* p : PodsOf(c, "held")) names.insert(p->at("metadata").value("name", ""));
@@ -337,7 +315,7 @@ TEST(JobController, SuspendDeletesActivePodsAndResumeMakesThemAgain) {
   job = *c.store().Get("Job", "default", "held");
   job["spec"]["suspend"] = true;
   Ok(c, Update(kT0 + 2000, job));
-  EXPECT_EQ(Condition(c, "held", "Suspended"), "True/JobSuspended");
+  EXPECT_EQ(JobCondition(c, "held", "Suspended"), "True/JobSuspended");
   EXPECT_EQ(JobStatus(c, "held").value("active", 0), 0);
   for (const Json* p : PodsOf(c, "held"))
     EXPECT_TRUE(p->at("metadata").contains("deletionTimestamp"));
@@ -352,7 +330,7 @@ TEST(JobController, SuspendDeletesActivePodsAndResumeMakesThemAgain) {
   for (const Json* p : PodsOf(c, "held"))  // (journal format 4 named them as the first two)
     EXPECT_TRUE(names.insert(p->at("metadata").value("name", "")).second);
   RunUntil(c, kT0 + 200000);
-  EXPECT_EQ(Condition(c, "held", "Complete"), "True/CompletionsReached");
+  EXPECT_EQ(JobCondition(c, "held", "Complete"), "True/CompletionsReached");
   EXPECT_EQ(JobStatus(c, "held").value("succeeded", 0), 2);
 }
 
@@ -544,12 +522,12 @@ TEST(JobController, ActiveDeadlineFailsTheJobAndDeletesItsPods) {
   Ok(c, Create(kT0, JobOf("slow", {{"activeDeadlineSeconds", 30}}, "1h")));
   ASSERT_EQ(c.NextDue(), std::optional<Millis>(kT0 + 30000));
   RunUntil(c, kT0 + 30000);
-  EXPECT_EQ(Condition(c, "slow", "Failed"), "True/DeadlineExceeded");
+  EXPECT_EQ(JobCondition(c, "slow", "Failed"), "True/DeadlineExceeded");
   for (const Json* p : PodsOf(c, "slow"))
     EXPECT_TRUE(p->at("metadata").contains("deletionTimestamp"));
   RunUntil(c, kT0 + 120000);
   EXPECT_EQ(PodsOf(c, "slow").size(), 0u);
-  EXPECT_EQ(Condition(c, "slow", "Failed"), "True/DeadlineExceeded");
+  EXPECT_EQ(JobCondition(c, "slow", "Failed"), "True/DeadlineExceeded");
 }
 
 TEST(JobController, DeletingTheJobDeletesItsPods) {
@@ -574,7 +552,7 @@ TEST(JobController, AFinishedJobIsDeletedWithItsPodsItsTtlAfterItFinished) {
   StartOneNode(c);
   Ok(c, Create(kT0, JobOf("brief", {{"completions", 2}, {"ttlSecondsAfterFinished", 30}}, "10s")));
   RunUntil(c, kT0 + 25000);
-  ASSERT_EQ(Condition(c, "brief", "Complete"), "True/CompletionsReached");
+  ASSERT_EQ(JobCondition(c, "brief", "Complete"), "True/CompletionsReached");
   const Millis done =
       ParseRfc3339(JobStatus(c, "brief").value("completionTime", "")).value();  // 20 s
   EXPECT_EQ(c.NextDue(), std::optional<Millis>(done + 30000));
@@ -835,8 +813,8 @@ TEST(JobController, ASuccessPolicyJobCompletesEarlyOnTheCluster) {
                            {"successPolicy", {{"rules", {{{"succeededCount", 2}}}}}}},
                           "10s")));
   RunUntil(c, kT0 + 120000);
-  EXPECT_EQ(Condition(c, "early", "SuccessCriteriaMet"), "True/SuccessPolicy");
-  EXPECT_EQ(Condition(c, "early", "Complete"), "True/SuccessPolicy");
+  EXPECT_EQ(JobCondition(c, "early", "SuccessCriteriaMet"), "True/SuccessPolicy");
+  EXPECT_EQ(JobCondition(c, "early", "Complete"), "True/SuccessPolicy");
   EXPECT_EQ(JobStatus(c, "early").value("succeeded", 0), 2);
   EXPECT_EQ(JobStatus(c, "early").value("completedIndexes", ""), "0,1");
   EXPECT_EQ(JobStatus(c, "early").value("completionTime", ""), KubeTime(kT0 + 10000));
@@ -880,7 +858,7 @@ TEST(JobController, EachIndexIsRetriedUpToBackoffLimitPerIndexThenFailed) {
   EXPECT_EQ(JobStatus(c, "per").value("failed", 0), 2);
   RunUntil(c, kT0 + 120000);  // the second failures (30 s) used the retry: both indexes failed
   EXPECT_EQ(JobStatus(c, "per").value("failedIndexes", ""), "0,1");
-  EXPECT_EQ(Condition(c, "per", "Failed"), "True/FailedIndexes");
+  EXPECT_EQ(JobCondition(c, "per", "Failed"), "True/FailedIndexes");
   EXPECT_EQ(JobStatus(c, "per").value("failed", 0), 4);
   EXPECT_EQ(CreatedAt(c, "per"), (std::vector<int64_t>{0, 0, 20, 20}));
 }
@@ -897,9 +875,9 @@ TEST(JobController, MaxFailedIndexesAndFailIndexEndTheJob) {
        {{{"action", "FailIndex"}, {"onExitCodes", {{"operator", "In"}, {"values", {42}}}}}}}};
   Ok(c, Create(kT0, fail_index));
   RunUntil(c, kT0 + 120000);
-  EXPECT_EQ(Condition(c, "many", "Failed"), "True/MaxFailedIndexesExceeded");
+  EXPECT_EQ(JobCondition(c, "many", "Failed"), "True/MaxFailedIndexesExceeded");
   EXPECT_EQ(JobStatus(c, "many").value("failedIndexes", ""), "0,1");
-  EXPECT_EQ(Condition(c, "fatal", "Failed"), "True/FailedIndexes");
+  EXPECT_EQ(JobCondition(c, "fatal", "Failed"), "True/FailedIndexes");
   EXPECT_EQ(JobStatus(c, "fatal").value("failedIndexes", ""), "0,1");
   EXPECT_EQ(PodsOf(c, "fatal").size(), 2u);  // no retry despite backoffLimitPerIndex 3
 }
@@ -991,7 +969,7 @@ TEST(JobController, PerIndexFailuresSurviveAReplayAndASnapshotRestore) {
   ASSERT_TRUE(restored.Restore(first.Snapshot()).ok());
   EXPECT_EQ(restored.NextDue(), first.NextDue());
   for (Cluster* c : {&first, &replayed, &restored}) RunUntil(*c, kT0 + 300000);
-  EXPECT_EQ(Condition(first, "per", "Failed"), "True/FailedIndexes");
+  EXPECT_EQ(JobCondition(first, "per", "Failed"), "True/FailedIndexes");
   EXPECT_EQ(CreatedAt(first, "per"), (std::vector<int64_t>{0, 0, 20, 20, 50, 50}));
   EXPECT_EQ(Dump(replayed), Dump(first));
   EXPECT_EQ(Dump(restored), Dump(first));
@@ -1104,7 +1082,7 @@ TEST(JobController, AReplayOrASnapshotRestoreKeepsJobsAndTheirPods) {
   EXPECT_EQ(Dump(restored), Dump(first));
   RunUntil(first, kT0 + 200000);
   RunUntil(restored, kT0 + 200000);
-  EXPECT_EQ(Condition(first, "life", "Complete"), "True/CompletionsReached");
+  EXPECT_EQ(JobCondition(first, "life", "Complete"), "True/CompletionsReached");
   EXPECT_EQ(JobStatus(first, "life").value("succeeded", 0), 5);
   EXPECT_EQ(Dump(restored), Dump(first));
   EXPECT_EQ(restored.decision_digest(), first.decision_digest());

@@ -25,6 +25,7 @@ namespace job_sync_limit_test {
 
 using fixtures::Advance;
 using fixtures::Create;
+using fixtures::JobCondition;
 using fixtures::JobStatus;
 using fixtures::kT0;
 using fixtures::Namespace;
@@ -72,13 +73,6 @@ Count CountPods(const Cluster& c, const std::string& job) {
       ++n.active;
   }
   return n;
-}
-
-std::string Condition(const Cluster& c, const std::string& job, const std::string& type) {
-  for (const auto& cond : JobStatus(c, job).value("conditions", Json::array()))
-    if (cond.value("type", "") == type)
-      return cond.value("status", "") + "/" + cond.value("reason", "");
-  return "";
 }
 
 // Applies mutations as the daemon does, each then replayed from its command tape into `replica`
@@ -149,7 +143,7 @@ TEST(JobSyncLimit, A2000PodJobIsMade500ASyncAndTheRestByTheClockAtOnce) {
   j.Apply(Update(kT0 + 2, suspended));
   EXPECT_EQ(CountPods(j.live, "wide").active, 1500);
   EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 1500);
-  EXPECT_EQ(Condition(j.live, "wide", "Suspended"), "True/JobSuspended");
+  EXPECT_EQ(JobCondition(j.live, "wide", "Suspended"), "True/JobSuspended");
   j.AdvanceWhileDue(kT0 + 2);  // (three Job syncs, and the deleted pods' exits)
   EXPECT_EQ(CountPods(j.live, "wide").active, 0);
   EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 0);
@@ -160,11 +154,11 @@ TEST(JobSyncLimit, A2000PodJobIsMade500ASyncAndTheRestByTheClockAtOnce) {
   resumed["spec"]["suspend"] = false;
   j.Apply(Update(kT0 + 3, resumed));
   EXPECT_EQ(CountPods(j.live, "wide").active, 500);
-  EXPECT_EQ(Condition(j.live, "wide", "Suspended"), "False/JobResumed");
+  EXPECT_EQ(JobCondition(j.live, "wide", "Suspended"), "False/JobResumed");
   EXPECT_EQ(j.AdvanceWhileDue(kT0 + 3), 3);
   EXPECT_EQ(CountPods(j.live, "wide").active, 2000);
   j.AdvanceWhileDue(kT0 + 3 + 3600 * 1000 + 1000);
-  EXPECT_EQ(Condition(j.live, "wide", "Complete"), "True/CompletionsReached");
+  EXPECT_EQ(JobCondition(j.live, "wide", "Complete"), "True/CompletionsReached");
   EXPECT_EQ(JobStatus(j.live, "wide").value("succeeded", 0), 2000);
   EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 0);
   EXPECT_EQ(j.most_made, kMaxPodCreateDeletePerSync);
@@ -186,14 +180,14 @@ TEST(JobSyncLimit, AFailedJobDeletesItsPods500ASyncThenFails) {
   EXPECT_EQ(j.AdvanceWhileDue(kT0 + 1), 2);
   ASSERT_EQ(CountPods(j.live, "late").active, 1200);
   j.Apply(Advance(kT0 + 11000));  // the deadline: 500 deleted
-  EXPECT_EQ(Condition(j.live, "late", "FailureTarget"), "True/DeadlineExceeded");
-  EXPECT_EQ(Condition(j.live, "late", "Failed"), "");
+  EXPECT_EQ(JobCondition(j.live, "late", "FailureTarget"), "True/DeadlineExceeded");
+  EXPECT_EQ(JobCondition(j.live, "late", "Failed"), "");
   EXPECT_EQ(CountPods(j.live, "late").active, 700);
   EXPECT_EQ(JobStatus(j.live, "late").value("failed", 0), 1200);
   EXPECT_EQ(JobStatus(j.live, "late").value("active", 0), 700);
   j.AdvanceWhileDue(kT0 + 11000);
   EXPECT_EQ(CountPods(j.live, "late").active, 0);
-  EXPECT_EQ(Condition(j.live, "late", "Failed"), "True/DeadlineExceeded");
+  EXPECT_EQ(JobCondition(j.live, "late", "Failed"), "True/DeadlineExceeded");
   EXPECT_EQ(JobStatus(j.live, "late").value("failed", 0), 1200);
   EXPECT_EQ(j.most_gone, kMaxPodCreateDeletePerSync);
   EXPECT_EQ(fixtures::JobsAndPods(j.replica), fixtures::JobsAndPods(j.live));

@@ -51,21 +51,8 @@ Json Budget(const std::string& ns, const std::string& name, const std::string& a
 }
 
 Json JobIn(const std::string& ns, const std::string& name, const std::string& app, int n) {
-  Json pod_spec = {{"restartPolicy", "Never"},
-                   {"containers",
-                    {{{"name", "main"},
-                      {"image", "busybox"},
-                      {"resources",
-                       {{"requests", {{"cpu", "1"}, {"nvidia.com/gpu", "1"}}},
-                        {"limits", {{"nvidia.com/gpu", "1"}}}}}}}}};
-  Json j = {{"apiVersion", "batch/v1"},
-            {"kind", "Job"},
-            {"metadata", {{"name", name}, {"namespace", ns}}}};
-  j["spec"]["parallelism"] = n;
-  j["spec"]["completions"] = n;
+  Json j = fixtures::GpuJob(ns, name, {{"parallelism", n}, {"completions", n}}, "7s");
   j["spec"]["template"]["metadata"]["labels"]["app"] = app;
-  j["spec"]["template"]["metadata"]["annotations"]["arbiter.dev/duration"] = "7s";
-  j["spec"]["template"]["spec"] = pod_spec;
   return j;
 }
 
