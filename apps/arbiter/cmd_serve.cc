@@ -90,8 +90,9 @@ void RegisterServe(CLI::App& app, int* exit_code) {
   auto listen = std::make_shared<std::string>("127.0.0.1:6443");
   auto snapshot_every = std::make_shared<int64_t>(50000);
   cmd->add_option("--data", *data,
-                  "Data directory (created if missing): journal.db, history.db (the dashboard's "
-                  "charts)")
+                  "Data directory (created if missing, mode 0700; the daemon makes its files\n"
+                  "in it 0600, as they hold every tenant's objects, deleted ones included):\n"
+                  "journal.db, snapshot.bin, history.db (the dashboard's charts)")
       ->required();
   cmd->add_option("--listen", *listen,
                   "HOST:PORT to serve on (default 127.0.0.1:6443; port 0: any free port)");
@@ -115,15 +116,19 @@ void RegisterServe(CLI::App& app, int* exit_code) {
          "(their text and commands), or --snapshot-growth times the last snapshot's\n"
          "size if more: a few huge records (an object near the 1.5 MB limit patched in\n"
          "a loop) would otherwise fill the disk long before --snapshot-every records.\n"
-         "A size in bytes, Kubernetes' suffixes allowed (512Mi, 1Gi; default 256Mi; 0: by\n"
-         "records alone)")
+         "A size in bytes, Kubernetes' suffixes allowed (512Mi, 1Gi; default 256Mi; at\n"
+         "least 1Mi: below, a snapshot of the whole state would follow every few records;\n"
+         "0: by records alone; none at all with --snapshot-every 0). A snapshot that fails\n"
+         "(a full disk) is tried again at the first record after 1 s, doubling to 5 min")
       ->type_name("SIZE")
       ->check(CLI::Validator(
           [](std::string& value) {
             auto bytes = ParseScaledQuantity(value, 0);
-            return bytes.ok() && bytes.value() >= 0
-                       ? std::string()
-                       : "must be a size in bytes (e.g. 256Mi, 1Gi; 0: off), not " + value;
+            if (!bytes.ok() || bytes.value() < 0)
+              return "must be a size in bytes (e.g. 256Mi, 1Gi; 0: off), not " + value;
+            if (bytes.value() > 0 && bytes.value() < server::DaemonOptions::kMinSnapshotBytes)
+              return "must be at least 1Mi (1048576 bytes; 0: off), not " + value;
+            return std::string();
           },
           ""));
   auto token_file = std::make_shared<std::string>();

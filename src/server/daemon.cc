@@ -368,12 +368,16 @@ bool Daemon::SnapshotDue() const {
 void Daemon::MaybeSnapshot() {
   if (!SnapshotDue()) return;
   if (snapshot_busy_) return;  // taken once the one being stored is done
+  if (snapshot_retry_ms_ > 0 && Now() < snapshot_retry_at_) return;  // the last one failed
   CaptureLocked();
 }
 
 void Daemon::CaptureLocked() {
   capture_ = cluster_->CaptureSnapshot();
   capture_seq_ = journal_->last_seq();  // the state is the one after this record
+  capture_records_ = since_snapshot_;
+  capture_bytes_ = since_snapshot_bytes_;
+  capture_prior_objects_ = snapshot_objects_;
   snapshot_objects_ = cluster_->store().size();
   snapshot_busy_ = true;
   since_snapshot_ = 0;
@@ -415,9 +419,21 @@ void Daemon::SnapshotLoop() {
     if (s.ok()) {
       ++snapshot_stats_.stored;
       snapshot_size_ = size;
+      snapshot_retry_ms_ = 0;
     } else {
       ++snapshot_stats_.failed;
       snapshot_stats_.last_error = s.message();
+      // Nothing was compacted: the records it would have covered are still the journal's, and
+      // still call for a snapshot (as a restart, replaying them, would count them), after a
+      // back-off. Not sticky: a failed snapshot is not a failed journal write, the daemon
+      // writes on and snapshots once the disk lets it.
+      since_snapshot_ += capture_records_;
+      since_snapshot_bytes_ += capture_bytes_;
+      snapshot_objects_ = capture_prior_objects_;
+      snapshot_retry_ms_ = snapshot_retry_ms_ == 0
+                               ? kSnapshotRetryFirstMs
+                               : std::min(2 * snapshot_retry_ms_, kSnapshotRetryMaxMs);
+      snapshot_retry_at_ = Now() + snapshot_retry_ms_;
     }
     snapshot_busy_ = false;
     // The records applied while it was stored (a slow disk) may be a whole interval already: the

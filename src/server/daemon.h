@@ -52,7 +52,10 @@ struct DaemonOptions {
   // if more (0: by records alone). The record count alone let a tenant patching a 1.5 MB object
   // write ~3 MB records until the disk filled (50,000 of them before a snapshot). Snapshots are
   // never taken with snapshot_every 0, whatever this says.
+  // `arbiter serve --snapshot-bytes` refuses less than kMinSnapshotBytes (but 0): 1 byte took a
+  // snapshot of the whole state after every record. (Tests give less, with small states.)
   static constexpr int64_t kDefaultSnapshotBytes = int64_t{256} << 20;
+  static constexpr int64_t kMinSnapshotBytes = int64_t{1} << 20;
   int64_t snapshot_bytes = kDefaultSnapshotBytes;
 };
 
@@ -126,11 +129,13 @@ class Daemon {
   const Journal& journal() const { return *journal_; }
   const StartupInfo& startup() const { return startup_; }
   // Takes a snapshot now (also done every snapshot_every records) and returns once it is stored
-  // (or failed: the records stay in the journal).
+  // (or failed: the records stay in the journal, and still count toward the next snapshot, which
+  // is captured at the first record due after a back-off: 1 s, doubled at each failure in a
+  // row, at most 5 min).
   void SnapshotNow();
   // Snapshots stored since start-up, and those that failed (the last failure's reason); the
-  // records and their bytes since the last capture (carried over a restart: those replayed), the
-  // size of the last snapshot stored (or restored).
+  // records and their bytes since the last capture (carried over a restart: those replayed; a
+  // failed snapshot's given back), the size of the last snapshot stored (or restored).
   struct SnapshotStats {
     uint64_t stored = 0, failed = 0;
     std::string last_error;
@@ -196,11 +201,22 @@ class Daemon {
   // The bytes of records between snapshots now: max(snapshot_bytes, snapshot_growth *
   // snapshot_size_); INT64_MAX when snapshot_bytes is 0.
   int64_t SnapshotBytes() const;
-  // Lock held: the records since the last capture call for the next one (either bound).
+  // Lock held: the records since the last snapshot stored call for the next one (either bound).
   bool SnapshotDue() const;
   // The snapshot thread's work: one capture at a time (none taken while one is being stored).
   std::shared_ptr<const SnapshotCapture> capture_;
   int64_t capture_seq_ = 0;
+  // What the capture took from the counts above, given back if its snapshot fails (its records
+  // stay in the journal, a restart would replay them: they still call for the next snapshot).
+  int64_t capture_records_ = 0, capture_bytes_ = 0;
+  size_t capture_prior_objects_ = 0;
+  // After a failed snapshot the next is captured at the first record due at or after
+  // snapshot_retry_at_ (cluster time): kSnapshotRetryFirstMs, doubled at each failure in a row
+  // to kSnapshotRetryMaxMs, none after a success. Not at the next record: a full disk would
+  // have every record capture the whole state again.
+  static constexpr Millis kSnapshotRetryFirstMs = 1000, kSnapshotRetryMaxMs = 300000;
+  Millis snapshot_retry_ms_ = 0;
+  Millis snapshot_retry_at_ = std::numeric_limits<Millis>::min();
   bool snapshot_busy_ = false;  // a capture waits or is being stored
   SnapshotStats snapshot_stats_;
   std::function<void()> snapshot_hook_;

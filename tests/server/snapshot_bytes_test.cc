@@ -6,13 +6,18 @@
 // last snapshot's size), and its compaction deletes them.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 
+#include "apps/run_command.h"
 #include "server/daemon.h"
+#include "server/dashboard/history_store.h"
 #include "server/durability/journal.h"
 
 namespace arbiter::server {
@@ -236,6 +241,234 @@ TEST(SnapshotBytesTest, ACompactionOfBigRecordsDeletesAtMostItsBytesInACommit) {
     }
     EXPECT_EQ(JournalRows(dir).count, 1);
   }
+}
+
+// A steady writer whose every commit appends more than a compaction piece (here 4 records of
+// 64 KiB a commit against 128 KiB, as 4 records of 3 MB against 8 MiB; and 4 records against a
+// piece of 2 records): with pieces of a fixed size the compaction fell further behind at each
+// commit, and the journal grew without bound (by 128 KiB, or 2 records, a commit: 50 MiB, 800
+// records after these 400 commits). Each commit now deletes at least twice what it appends, so
+// the journal stays within about twice the snapshot's bound (1 MiB of records here, or 16).
+TEST(SnapshotBytesTest, ASteadyWriterOfBigRecordsDoesNotOutrunTheCompaction) {
+  struct Case {
+    const char* name;
+    int64_t record, commands;            // each record's bytes
+    int64_t piece_records, piece_bytes;  // SetCompactionChunk, SetCompactionBytes
+    int64_t snapshot_records;            // a snapshot once this many records are not in one
+  };
+  for (const Case& c : {Case{"bytes", 48 * 1024, 16 * 1024, 512, 128 * 1024, 16},
+                        Case{"records", 100, 0, 2, 8 * kMiB, 16}}) {
+    SCOPED_TRACE(c.name);
+    const auto dir = Dir(std::string("steady-") + c.name);
+    std::filesystem::create_directories(dir);
+    auto j = Journal::Open(dir.string());
+    ASSERT_TRUE(j.ok()) << j.message();
+    Journal& journal = *j.value();
+    journal.SetCompactionChunk(c.piece_records);
+    journal.SetCompactionBytes(c.piece_bytes);
+    const std::string record(static_cast<size_t>(c.record), 'r');
+    const std::string commands(static_cast<size_t>(c.commands), 'c');
+    constexpr int kCommits = 400, kPerCommit = 4;
+    // The writer itself appends the next commit's records (before each commit, so each commit
+    // holds 4 of them) and stores a snapshot once 16 records are durable after the last one, as
+    // the daemon would.
+    std::atomic<int> commits{0};
+    std::atomic<bool> done{false};
+    int64_t snapshot = 0;
+    Rows most;
+    journal.SetCommitHook([&]() -> Status {
+      const int n = commits++;
+      if (n >= kCommits) {
+        done = true;
+        return Status::Ok();
+      }
+      const int64_t durable = journal.durable_seq();
+      if (durable - snapshot >= c.snapshot_records) {
+        if (Status s = journal.StoreSnapshot(durable, "the state"); !s.ok()) return s;
+        snapshot = durable;
+      }
+      if (n % 8 == 0) {
+        const Rows now = JournalRows(dir);
+        if (now.bytes > most.bytes) most.bytes = now.bytes;
+        if (now.count > most.count) most.count = now.count;
+      }
+      for (int i = 0; i < kPerCommit; ++i) journal.Append(record, commands);
+      return Status::Ok();
+    });
+    journal.Start(0);
+    ASSERT_EQ(journal.Append(record, commands), 1);  // the first commit: the hook goes on
+    while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_TRUE(journal.WaitDurable(journal.last_seq()));
+    const JournalStats stats = journal.stats();
+    journal.Stop();
+    const int64_t each = c.record + c.commands;
+    EXPECT_GE(stats.records, static_cast<uint64_t>(kCommits * kPerCommit));
+    // Appended: 1600 records. Kept at most: the records up to a snapshot not compacted yet (16
+    // and the commit's 4) and as many after it, and a commit's worth.
+    const int64_t bound = 3 * (c.snapshot_records + kPerCommit);
+    EXPECT_LE(most.count, bound) << most.bytes << " bytes";
+    EXPECT_LE(most.bytes, bound * each);
+    EXPECT_GT(stats.compacted, static_cast<uint64_t>(kCommits * kPerCommit - bound));
+  }
+}
+
+// A snapshot that fails (here snapshot.bin.tmp cannot be made: a directory has its name) is not
+// stored and nothing is compacted, so the records and bytes it would have covered still count
+// toward the next one: given back, they call for it at the first record after a back-off (1 s
+// of the clock), where the counts were left at 0 and the next came a whole bound later (by
+// bytes, 1 MiB; by records, 5). Not at every record: the back-off doubles at each failure in a
+// row.
+TEST(SnapshotBytesTest, AFailedSnapshotLeavesTheTriggerArmed) {
+  for (const bool by_bytes : {true, false}) {
+    SCOPED_TRACE(by_bytes ? "by bytes" : "by records");
+    const auto dir = Dir(by_bytes ? "failed-bytes" : "failed-records");
+    FakeClock clock;
+    const DaemonOptions options =
+        by_bytes ? DaemonOptions{dir.string(), clock.fn(), 10000, false, 0, kMiB}
+                 : DaemonOptions{dir.string(), clock.fn(), 5, false, 0, 0};
+    auto d = Daemon::Open(options);
+    ASSERT_TRUE(d.ok()) << d.message();
+    Daemon& daemon = *d.value();
+    // (Not empty: a failed snapshot removes its file, an empty directory included.)
+    std::filesystem::create_directories(dir / "snapshot.bin.tmp");
+    std::ofstream(dir / "snapshot.bin.tmp" / "x") << "x";
+    const int kb = by_bytes ? 200 : 1;
+    ASSERT_TRUE(daemon.Mutate(Budget(kb, 0, true)).ok());
+    auto wait_for = [&](auto done) {
+      for (int i = 0; i < 10000 && !done(daemon.snapshot_stats()); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return daemon.snapshot_stats();
+    };
+    int round = 0;
+    auto update = [&] {
+      clock.now += 10;
+      auto r = daemon.Mutate(Budget(kb, ++round, false));
+      ASSERT_TRUE(r.ok()) << r.error->message;
+    };
+    // Until a record captures the state (the counts go to 0) or its snapshot failed already.
+    for (Daemon::SnapshotStats s; round < 20 && s.failed == 0 && (round == 0 || s.records_since);
+         s = daemon.snapshot_stats())
+      update();
+    Daemon::SnapshotStats stats =
+        wait_for([](const Daemon::SnapshotStats& s) { return s.failed > 0; });
+    ASSERT_EQ(stats.failed, 1u) << "no snapshot was tried";
+    EXPECT_EQ(stats.stored, 0u);
+    EXPECT_NE(stats.last_error.find("snapshot.bin.tmp"), std::string::npos) << stats.last_error;
+    if (by_bytes)
+      EXPECT_GE(stats.bytes_since, kMiB);
+    else
+      EXPECT_GE(stats.records_since, 5);
+    const int64_t records = stats.records_since;
+    // Within the back-off: no capture, whatever the records.
+    update();
+    update();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // (a snapshot tried would fail)
+    stats = daemon.snapshot_stats();
+    EXPECT_EQ(stats.failed, 1u);
+    EXPECT_EQ(stats.records_since, records + 2);
+    // It fails again at the first record after it: the next back-off is 2 s.
+    clock.now += 1000;
+    update();
+    stats = wait_for([](const Daemon::SnapshotStats& s) { return s.failed == 2; });
+    EXPECT_EQ(stats.failed, 2u);
+    EXPECT_GE(stats.records_since, records + 3);
+    const int64_t records_again = stats.records_since;
+    clock.now += 1500;
+    update();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    stats = daemon.snapshot_stats();
+    EXPECT_EQ(stats.failed, 2u);
+    EXPECT_EQ(stats.records_since, records_again + 1);
+    // The disk lets it now: the next record after the back-off takes one, and it compacts.
+    std::filesystem::remove_all(dir / "snapshot.bin.tmp");
+    clock.now += 1000;
+    update();
+    stats = wait_for([](const Daemon::SnapshotStats& s) { return s.stored == 1; });
+    EXPECT_EQ(stats.stored, 1u);
+    EXPECT_EQ(stats.failed, 2u);
+    EXPECT_EQ(stats.records_since, 0);
+    EXPECT_EQ(stats.bytes_since, 0);
+  }
+}
+
+// --snapshot-bytes below 1Mi (but 0, off) is refused with the minimum named: 1 byte took a
+// snapshot of the whole state after every record.
+TEST(SnapshotBytesTest, SnapshotBytesBelowOneMebibyteAreRefused) {
+  const auto dir = Dir("cli");
+  std::filesystem::create_directories(dir);
+  // An unusable --data: an accepted value fails on it, after the options are checked.
+  auto serve = [&](const std::string& bytes) {
+    return testing::RunCommand("timeout 60 " + std::string(ARBITER_BINARY) +
+                               " serve --data /dev/null/arbiter-data --listen 127.0.0.1:0 "
+                               "--snapshot-bytes " +
+                               bytes + " 2>&1");
+  };
+  for (const std::string bad : {"1", "1023Ki", "1000000"}) {
+    const testing::CommandOutput out = serve(bad);
+    EXPECT_NE(out.rc, 0) << out.out;
+    EXPECT_NE(out.out.find("must be at least 1Mi (1048576 bytes; 0: off), not " + bad),
+              std::string::npos)
+        << out.out;
+  }
+  for (const std::string good : {"0", "1Mi", "1048576", "256Mi"}) {
+    const testing::CommandOutput out = serve(good);
+    EXPECT_NE(out.rc, 0) << out.out;
+    EXPECT_EQ(out.out.find("--snapshot-bytes"), std::string::npos) << out.out;
+    EXPECT_NE(out.out.find("/dev/null/arbiter-data"), std::string::npos) << out.out;
+  }
+  const testing::CommandOutput help =
+      testing::RunCommand(std::string(ARBITER_BINARY) + " serve --help 2>&1");
+  EXPECT_NE(help.out.find("least 1Mi"), std::string::npos) << help.out;
+}
+
+// The data directory holds every tenant's objects, and deleted ones stay in journal.db's free
+// pages (secure_delete=FAST) and in the older snapshot's file: the directory is made 0700 and
+// the daemon's files 0600, whatever the umask lets (they were 0755 and 0644: anybody's to
+// read). Files an older release made are made 0600 at start-up; a directory that exists keeps
+// its mode (the operator's).
+TEST(SnapshotBytesTest, TheDataDirectoryAndItsFilesAreTheOwnersAlone) {
+  const mode_t umask_was = ::umask(022);
+  const auto dir = Dir("modes");
+  auto mode = [](const std::filesystem::path& p) {
+    struct stat st {};
+    EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+    return st.st_mode & 07777;
+  };
+  const std::vector<std::string> files = {"journal.db", "journal.db-wal", "journal.db-shm",
+                                          "LOCK",       "snapshot.bin",   "snapshot.bin.tmp",
+                                          "history.db", "history.db-wal", "history.db-shm"};
+  {
+    FakeClock clock;
+    auto d = Daemon::Open({dir.string(), clock.fn(), 10000, false, 1.0, kMiB});
+    ASSERT_TRUE(d.ok()) << d.message();
+    ASSERT_TRUE(d.value()->Mutate(Budget(1, 0, true)).ok());
+    d.value()->SnapshotNow();
+    d.value()->SnapshotNow();  // the first one's file is kept as snapshot.bin.tmp
+    ASSERT_EQ(d.value()->snapshot_stats().stored, 2u);
+    auto history = dashboard::HistoryStore::Open(dir.string(), 3);
+    ASSERT_TRUE(history.ok()) << history.message();
+    EXPECT_EQ(mode(dir), 0700u);
+    for (const std::string& f : files) EXPECT_EQ(mode(dir / f), 0600u) << f;
+  }
+  // As an older release left them.
+  std::filesystem::permissions(dir, std::filesystem::perms(0755));
+  for (const std::string& f : files)
+    if (std::filesystem::exists(dir / f))
+      std::filesystem::permissions(dir / f, std::filesystem::perms(0644));
+  {
+    FakeClock clock;
+    auto d = Daemon::Open({dir.string(), clock.fn(), 10000, false, 1.0, kMiB});
+    ASSERT_TRUE(d.ok()) << d.message();
+    auto history = dashboard::HistoryStore::Open(dir.string(), 3);
+    ASSERT_TRUE(history.ok()) << history.message();
+    for (const std::string& f : files)
+      if (std::filesystem::exists(dir / f)) {
+        EXPECT_EQ(mode(dir / f), 0600u) << f;
+      }
+    EXPECT_EQ(mode(dir / "journal.db"), 0600u);
+    EXPECT_EQ(mode(dir), 0755u);
+  }
+  ::umask(umask_was);
 }
 
 }  // namespace snapshot_bytes_test

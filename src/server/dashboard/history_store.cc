@@ -1,8 +1,13 @@
 #include "server/dashboard/history_store.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "adapters/sqlite/statement.h"
@@ -102,6 +107,14 @@ Result<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& dir,
   std::filesystem::create_directories(dir, ec);
   if (ec) return R::Error("cannot create " + dir + ": " + ec.message());
   const std::string path = dir + "/history.db";
+  // The owner's alone, as the journal's files (Journal::Open): tenants' quotas and usage. Made
+  // here, so that SQLite opens it rather than creating it 0644 (its -wal and -shm take its mode).
+  // (Those an older release made 0644 too, as far as the daemon may: not another owner's.)
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return R::Error("cannot open " + path + ": " + std::strerror(errno));
+  ::close(fd);
+  for (const std::string& name : {path, path + "-wal", path + "-shm"})
+    (void)::chmod(name.c_str(), 0600);
   sqlite3* db = nullptr;
   const int rc = sqlite3_open_v2(
       path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -35,6 +36,8 @@ constexpr const char* kFormatPrefix = "arbiter-journal ";
 // bytes of snapshot.
 constexpr const char* kSnapshotFile = "snapshot.bin";
 constexpr const char* kSnapshotPrefix = "arbiter-snapshot 1 ";
+// The mode of every file in the data directory (which Open makes 0700): the owner's alone.
+constexpr mode_t kFileMode = 0600;
 
 // Writes all of `data` to `fd`; false (errno set) on an error.
 bool WriteAll(int fd, std::string_view data) {
@@ -52,8 +55,9 @@ bool WriteAll(int fd, std::string_view data) {
 // length given once known), the bytes `write` gives (through a buffer), synced to disk.
 Status WriteSnapshotFile(const std::string& path, int64_t seq,
                          const Journal::SnapshotWriter& write) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, kFileMode);
   if (fd < 0) return Status::Internal("snapshot: cannot create " + path + ": " + strerror(errno));
+  (void)::fchmod(fd, kFileMode);  // it may be an older snapshot's, made by an older release
   auto head = [&](uint64_t length) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%020llu\n", static_cast<unsigned long long>(length));
@@ -153,8 +157,16 @@ Result<std::string> Journal::MetaValue(const char* key) {
 }
 
 Result<std::unique_ptr<Journal>> Journal::Open(const std::string& dir) {
+  // The directory and the files are the daemon user's alone: every tenant's objects are in them,
+  // and deleted ones stay readable in free pages until reused (secure_delete=FAST, below) and in
+  // the older snapshot's file. Made with the defaults (0755, 0644) they were anybody's to read.
+  // A directory that exists keeps its mode (the operator's: `--data .` is somebody's directory);
+  // the files are made 0600, those of older releases included.
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  const bool made = std::filesystem::create_directories(dir, ec);
+  if (!ec && made)
+    std::filesystem::permissions(dir, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::replace, ec);
   if (ec)
     return Result<std::unique_ptr<Journal>>::Error("cannot create --data " + dir + ": " +
                                                    ec.message());
@@ -163,6 +175,18 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& dir) {
   j->path_ = path;
   j->dir_ = dir;
   if (Status s = j->Lock(); !s.ok()) return s;
+  // journal.db made here, so that SQLite opens it rather than creating it 0644 (its -wal and
+  // -shm take its mode). The files there (an older release's, a spare snapshot) are made 0600
+  // too, as far as the daemon may (a file of another owner keeps the mode that owner gave it).
+  const int db_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, kFileMode);
+  if (db_fd < 0)
+    return Result<std::unique_ptr<Journal>>::Error("cannot open " + path + ": " +
+                                                   std::strerror(errno));
+  ::close(db_fd);
+  for (const std::string& name :
+       {path, path + "-wal", path + "-shm", dir + "/" + kSnapshotFile,
+        dir + "/" + kSnapshotFile + ".tmp", dir + "/" + kSnapshotFile + ".old"})
+    (void)::chmod(name.c_str(), kFileMode);
   if (sqlite3_open_v2(path.c_str(), &j->db_,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       nullptr) != SQLITE_OK)
@@ -256,8 +280,9 @@ Journal::~Journal() {
 // kernel's: it goes with the process, a crash included. The file holds the holder's pid.
 Status Journal::Lock() {
   const std::string lock = dir_ + "/LOCK";
-  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, kFileMode);
   if (lock_fd_ < 0) return Status::Internal("cannot open " + lock + ": " + std::strerror(errno));
+  (void)::fchmod(lock_fd_, kFileMode);  // an older release made it 0644
   if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     if (err != EWOULDBLOCK)
@@ -489,6 +514,7 @@ Status Journal::Commit(std::deque<Item>& batch, Stmt& ins, Stmt& drop_table_snap
                        uint64_t* n) {
   Txn t(db_, "journal");
   if (!t.ok()) return t.status();
+  int64_t appended_bytes = 0;  // the records' text and commands: the compaction deletes twice that
   for (auto& it : batch) {
     if (it.snapshot) {  // the records a stored snapshot covers go in pieces; an older one in the
                         // table at once
@@ -506,10 +532,12 @@ Status Journal::Commit(std::deque<Item>& batch, Stmt& ins, Stmt& drop_table_snap
     if (Status s = ins.Run("journal: writing"); !s.ok()) return s;
     *last = it.seq;
     ++*n;
+    appended_bytes += static_cast<int64_t>(it.record.size() + it.commands.size());
   }
   uint64_t deleted = 0;
   if (compacting_)
-    if (Status s = CompactPiece(&deleted); !s.ok()) return s;
+    if (Status s = CompactPiece(static_cast<int64_t>(*n), appended_bytes, &deleted); !s.ok())
+      return s;
   if (Status s = t.Commit(); !s.ok()) return s;
   std::lock_guard<std::mutex> l(mu_);
   stats_.compacted += deleted;
@@ -517,7 +545,7 @@ Status Journal::Commit(std::deque<Item>& batch, Stmt& ins, Stmt& drop_table_snap
   return Status::Ok();
 }
 
-Status Journal::CompactPiece(uint64_t* deleted) {
+Status Journal::CompactPiece(int64_t appended, int64_t appended_bytes, uint64_t* deleted) {
   // The oldest record, then a range of seq: each statement a search of the primary key.
   Stmt first(db_, "SELECT min(seq) FROM journal");
   if (!first.ok()) return Status::Internal("journal: compaction: " + first.error());
@@ -530,11 +558,21 @@ Status Journal::CompactPiece(uint64_t* deleted) {
     return Status::Ok();
   }
   // Stopping: the rest at once (no create waits for it), rather than a commit and fsync a piece.
-  int64_t to = finishing_ ? compact_to_ : std::min(compact_to_, from + compaction_chunk_ - 1);
+  // Else at most compaction_chunk_ records, or twice as many as this commit appends: with a
+  // fixed piece, a writer appending more than it in each commit (group commit under load) would
+  // outrun the compaction, and the journal grow without bound.
+  int64_t to = finishing_
+                   ? compact_to_
+                   : std::min(compact_to_, from + std::max(compaction_chunk_, 2 * appended) - 1);
   if (!finishing_) {
     // And at most compaction_bytes_ of records (at least one): deleting a record reads its
     // overflow pages, and 512 records of 3 MB (an object near the size limit) in one commit
-    // held every request's commit for as long. Their sizes are read in order up to that.
+    // held every request's commit for as long. But at least twice the bytes this commit appends
+    // (within those records): a writer of 12 MB a commit (4 records of 3 MB) against 8 MiB
+    // (2 of them) deleted grew the journal by 6 MB a commit, forever. So the records a snapshot
+    // covers shrink at least twice as fast as the journal grows (in bytes, or in records when the
+    // record bound stops them first), and are gone before the next snapshot is due.
+    // Their sizes are read in order up to that.
     Stmt sizes(
         db_,
         "SELECT seq, length(CAST(record AS BLOB)) + coalesce(length(commands), 0) FROM journal "
@@ -542,11 +580,13 @@ Status Journal::CompactPiece(uint64_t* deleted) {
     if (!sizes.ok()) return Status::Internal("journal: compaction: " + sizes.error());
     sizes.Int(1, from);
     sizes.Int(2, to);
+    const int64_t owed = 2 * appended_bytes;
     int64_t bytes = 0, last = from;
     int rc;
     while ((rc = sizes.Step()) == SQLITE_ROW) {
-      bytes += sizes.ColInt(1);
-      if (bytes > compaction_bytes_ && sizes.ColInt(0) > from) break;
+      const int64_t size = sizes.ColInt(1);
+      if (sizes.ColInt(0) > from && bytes >= owed && bytes + size > compaction_bytes_) break;
+      bytes += size;
       last = sizes.ColInt(0);
     }
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)

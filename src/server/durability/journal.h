@@ -16,9 +16,10 @@
 // snapshot (the new one or the one before) and every record after it. Start-up reads the newest
 // snapshot (the file, or the `snapshot` table of formats 1 and 2), then the records after it.
 // The compaction is done in pieces, at most compaction_chunk records (and compaction_bytes of
-// them) in each commit beside the records it writes (and while idle; what is left at Stop() in
-// one commit): deleting a whole interval's records in one transaction (as many as the live
-// objects, issue 27) held every create's commit for seconds at 1M live pods. Records a snapshot
+// them) in each commit beside the records it writes, or twice what the commit writes if more
+// (so a writer never outruns it), and while idle; what is left at Stop() in one commit:
+// deleting a whole interval's records in one transaction (as many as the live objects, issue 27)
+// held every create's commit for seconds at 1M live pods. Records a snapshot
 // covers that are still in the table are never replayed (nor are those a crash left).
 // A failed write is sticky (LevelDB's bg_error_): the writer stops, nothing queued or appended
 // after it is ever written, every WaitDurable answers false, and `on_failure` is told once.
@@ -172,11 +173,14 @@ class Journal {
   // Tests: `hook` runs on the writer thread before each commit; an error fails that commit as
   // an I/O error would (sticky). nullptr: none.
   void SetCommitHook(std::function<Status()> hook);
-  // The most records one commit deletes after a snapshot (tests: smaller; before Start).
+  // The most records one commit deletes after a snapshot, or twice the records it appends if
+  // more (tests: smaller; before Start).
   static constexpr int64_t kCompactionChunk = 512;
   void SetCompactionChunk(int64_t records) { compaction_chunk_ = std::max<int64_t>(1, records); }
   // And the most bytes of records (text and commands) one commit deletes, at least one record:
-  // 512 records of 3 MB (objects near the size limit) were a 1.5 GB commit.
+  // 512 records of 3 MB (objects near the size limit) were a 1.5 GB commit. Or, if more, twice
+  // the bytes the commit appends (and the record that crosses that): a fixed 8 MiB was outrun by
+  // a writer of more than 8 MiB a commit, and the journal grew without bound.
   static constexpr int64_t kCompactionBytes = int64_t{8} << 20;
   void SetCompactionBytes(int64_t bytes) { compaction_bytes_ = std::max<int64_t>(1, bytes); }
 
@@ -202,8 +206,11 @@ class Journal {
   Status Commit(std::deque<Item>& batch, sqlite::Stmt& ins, sqlite::Stmt& drop_table_snapshot,
                 int64_t* last, uint64_t* n);
   // In the commit's transaction (writer thread): deletes the next piece of the records up to
-  // compact_to_, at most compaction_chunk_; sets *deleted to how many it deleted.
-  Status CompactPiece(uint64_t* deleted);
+  // compact_to_, at most max(compaction_chunk_, 2 x `appended`) records and, within those,
+  // max(compaction_bytes_, 2 x `appended_bytes`) bytes (the bytes' bound crossed by one record
+  // at most; at least one record), `appended` records of `appended_bytes` being what the commit
+  // writes; sets *deleted to how many it deleted.
+  Status CompactPiece(int64_t appended, int64_t appended_bytes, uint64_t* deleted);
   Result<std::optional<Snapshot>> LoadSnapshotFile() const;
   Status Exec(const char* sql);
   Result<std::string> MetaValue(const char* key);  // "" when absent
