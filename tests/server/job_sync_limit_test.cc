@@ -2,7 +2,9 @@
 // MaxPodCreateDeletePerSync, job_controller.h), the rest at the next sync, due at once: the
 // daemon's clock makes them in advances of their own (journal format 8). Found by a hostile-tenant
 // trial: one Job of parallelism 100,000 was made whole in its create, 15 s under the daemon's lock.
-// Records of formats 1-7 replay as their releases made them (every pod in one sync). Also kube's
+// Records of formats 1-7 replay as their releases made them (every pod in one sync). The fill is
+// the clock's alone (journal format 9): format 8 made the next 500 in whichever mutation came
+// first, another tenant's pod create as well. Also kube's
 // limits of Indexed Jobs (validation.go), refused 422 with its words.
 #include <gtest/gtest.h>
 
@@ -297,6 +299,189 @@ TEST(JobSyncLimit, Format7RecordsMakeEveryPodInOneSyncAndReplaySo) {
   auto tape = CommandTape::Decode(recorder.TakeTape());
   ASSERT_TRUE(tape.ok());
   EXPECT_FALSE(mismatch.Replay(create, tape.value()).ok());
+}
+
+// A Job being filled is the clock's (journal format 9): another tenant's pod create, or a pod of
+// the Job deleted, makes none of its pods (format 8 made the next 500 inside whichever mutation
+// came first); the clock's next advance makes them.
+TEST(JobSyncLimit, AnotherTenantsCreateDuringAFillMakesNoneOfTheJobsPods) {
+  for (const int format : {8, Journal::kFormatVersion}) {
+    SCOPED_TRACE("format " + std::to_string(format));
+    Journaled j;
+    j.format = format;
+    j.Apply(Create(kT0, Namespace("default")));
+    j.Apply(Create(kT0, Namespace("other")));
+    j.Apply(Create(kT0, BigNode()));
+    j.Apply(Create(kT0 + 1, JobOf("wide", {{"parallelism", 2000}, {"completions", 2000}})));
+    ASSERT_EQ(CountPods(j.live, "wide").active, 500);
+    j.Apply(Create(kT0 + 2, fixtures::PodIn("other", "p1", 0)));
+    if (format == 8) {  // (the other tenant's create made the next 500, as that release did)
+      EXPECT_EQ(CountPods(j.live, "wide").active, 1000);
+      EXPECT_EQ(fixtures::JobsAndPods(j.replica), fixtures::JobsAndPods(j.live));
+      continue;
+    }
+    EXPECT_EQ(CountPods(j.live, "wide").active, 500);
+    EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 500);
+    EXPECT_EQ(j.live.NextDue(), std::optional<Millis>(kT0 + 1));  // still due: the clock's
+    j.Apply(Advance(kT0 + 3));
+    EXPECT_EQ(CountPods(j.live, "wide").active, 1000);
+    EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 1000);
+    // A pod of the Job relabelled (a write of its own namespace, not of the Job's object): the
+    // Job waits for the clock too.
+    Json relabelled = *PodsOf(j.live, "wide").front();
+    relabelled["metadata"]["labels"]["tier"] = "batch";
+    j.Apply(Update(kT0 + 4, relabelled));
+    j.Apply(Create(kT0 + 4, fixtures::PodIn("other", "p2", 0)));
+    EXPECT_EQ(CountPods(j.live, "wide").active, 1000);
+    EXPECT_EQ(j.AdvanceWhileDue(kT0 + 5), 2);
+    EXPECT_EQ(CountPods(j.live, "wide").active, 2000);
+    EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 2000);
+    EXPECT_EQ(j.most_made, kMaxPodCreateDeletePerSync);
+    EXPECT_EQ(fixtures::JobsAndPods(j.replica), fixtures::JobsAndPods(j.live));
+    EXPECT_EQ(j.replica.decision_digest(), j.live.decision_digest());
+  }
+}
+
+// The filling Job's own update or delete takes effect in that request: lowered below what it has
+// made, the surplus is deleted and the fill ends; suspended, its pods are deleted; deleted
+// (Background or Foreground), its pods are deleted and no more are made.
+TEST(JobSyncLimit, AFillingJobsOwnUpdateOrDeleteTakesEffectInThatRequest) {
+  Journaled j;
+  j.Apply(Create(kT0, Namespace("default")));
+  j.Apply(Create(kT0, Namespace("other")));
+  j.Apply(Create(kT0, BigNode()));
+  const Json spec = {{"parallelism", 2000}, {"completions", 3000}};
+  for (const char* name : {"lowered", "raised", "suspended", "gone", "fg"})
+    j.Apply(Create(kT0 + 1, JobOf(name, spec)));
+  for (const char* name : {"lowered", "raised", "suspended", "gone", "fg"})
+    ASSERT_EQ(CountPods(j.live, name).active, 500) << name;
+
+  Json lowered = *j.live.store().Get("Job", "default", "lowered");
+  lowered["spec"]["parallelism"] = 200;
+  j.Apply(Update(kT0 + 2, lowered));
+  EXPECT_EQ(CountPods(j.live, "lowered").active, 200);
+  EXPECT_EQ(CountPods(j.live, "lowered").deleting, 300);
+  EXPECT_EQ(JobStatus(j.live, "lowered").value("active", 0), 200);
+  // Raised while it fills: its own update makes the next 500 (the rest is still the clock's).
+  Json raised = *j.live.store().Get("Job", "default", "raised");
+  raised["spec"]["parallelism"] = 2500;
+  j.Apply(Update(kT0 + 2, raised));
+  EXPECT_EQ(CountPods(j.live, "raised").active, 1000);
+  Json suspended = *j.live.store().Get("Job", "default", "suspended");
+  suspended["spec"]["suspend"] = true;
+  j.Apply(Update(kT0 + 2, suspended));
+  EXPECT_EQ(CountPods(j.live, "suspended").active, 0);
+  EXPECT_EQ(JobCondition(j.live, "suspended", "Suspended"), "True/JobSuspended");
+  j.Apply(fixtures::Delete(kT0 + 2, "Job", "default", "gone"));
+  EXPECT_EQ(j.live.store().Get("Job", "default", "gone"), nullptr);
+  EXPECT_EQ(CountPods(j.live, "gone").active, 0);
+  Mutation fg = fixtures::Delete(kT0 + 2, "Job", "default", "fg");
+  fg.propagation = "Foreground";
+  j.Apply(fg);
+  EXPECT_EQ(CountPods(j.live, "fg").active, 0);
+  // Another tenant's create: nothing of theirs moves (the raised Job is the clock's).
+  j.Apply(Create(kT0 + 3, fixtures::PodIn("other", "p1", 0)));
+  EXPECT_EQ(CountPods(j.live, "raised").active, 1000);
+  j.AdvanceWhileDue(kT0 + 3);
+  EXPECT_EQ(CountPods(j.live, "lowered").active, 200);
+  EXPECT_EQ(CountPods(j.live, "raised").active, 2500);
+  EXPECT_EQ(CountPods(j.live, "suspended").active, 0);
+  EXPECT_EQ(CountPods(j.live, "gone").active, 0);
+  EXPECT_EQ(CountPods(j.live, "fg").active, 0);
+  EXPECT_EQ(j.live.store().Get("Job", "default", "fg"), nullptr);  // gone with its last pod
+  EXPECT_EQ(fixtures::JobsAndPods(j.replica), fixtures::JobsAndPods(j.live));
+}
+
+// The snapshot's bytes with its header's "jobsMore" taken out, as a release before journal format
+// 9 wrote it.
+std::string WithoutJobsMore(const std::string& snapshot) {
+  const size_t magic = snapshot.find('\n') + 1;
+  const size_t nl = snapshot.find('\n', magic);
+  const size_t len = std::stoull(snapshot.substr(magic, nl - magic));
+  Json h = Json::parse(snapshot.substr(nl + 1, len));
+  EXPECT_TRUE(h.contains("jobsMore"));
+  h.erase("jobsMore");
+  const std::string header = h.dump();
+  return snapshot.substr(0, magic) + std::to_string(header.size()) + "\n" + header +
+         snapshot.substr(nl + 1 + len);
+}
+
+// A restart in the middle of a fill (snapshot, restore): the fill goes on at the clock's next
+// advance, not at another tenant's write, as without the restart: each later mutation gives the
+// engine the same commands (the journal's records would replay), and the cluster ends the same.
+// A snapshot of a release before format 9 (no "jobsMore") is read as its Jobs' plans say.
+TEST(JobSyncLimit, ARestoreMidFillResumesAtTheNextAdvanceNotAtAnotherTenantsWrite) {
+  for (const bool old_header : {false, true}) {
+    SCOPED_TRACE(old_header ? "without jobsMore" : "with jobsMore");
+    Cluster live("0000abcd");
+    Ok(live, Create(kT0, Namespace("default")));
+    Ok(live, Create(kT0, Namespace("other")));
+    Ok(live, Create(kT0, BigNode()));
+    Ok(live, Create(kT0 + 1, JobOf("wide", {{"parallelism", 1800}, {"completions", 1800}})));
+    Ok(live, Create(kT0 + 1, JobOf("small", {{"parallelism", 3}, {"completions", 3}}, "10s")));
+    Ok(live, Advance(kT0 + 2));
+    ASSERT_EQ(CountPods(live, "wide").active, 1000);
+    const std::string snap = live.Snapshot();
+    Cluster restored("0000abcd");
+    ASSERT_TRUE(restored.Restore(old_header ? WithoutJobsMore(snap) : snap).ok());
+    EXPECT_EQ(live.NextDue(), std::optional<Millis>(kT0 + 2));  // (due at once: the clock's)
+    EXPECT_EQ(restored.NextDue(), live.NextDue());
+    auto both = [&](const Mutation& m) {
+      Ok(live, m);
+      Ok(restored, m);
+      EXPECT_EQ(restored.TakeTape(), live.TakeTape()) << m.Encode();
+    };
+    both(Create(kT0 + 3, fixtures::PodIn("other", "p1", 0)));
+    EXPECT_EQ(CountPods(restored, "wide").active, 1000);  // not at another tenant's write
+    both(Advance(kT0 + 4));
+    EXPECT_EQ(CountPods(restored, "wide").active, 1500);
+    both(Create(kT0 + 4, fixtures::PodIn("other", "p2", 0)));
+    EXPECT_EQ(CountPods(restored, "wide").active, 1500);
+    for (Millis t = kT0 + 5; t < kT0 + 5 + 20000; t += 1000) both(Advance(t));
+    EXPECT_EQ(CountPods(restored, "wide").active, 1800);
+    EXPECT_EQ(JobCondition(restored, "small", "Complete"), "True/CompletionsReached");
+    EXPECT_EQ(fixtures::JobsAndPods(restored), fixtures::JobsAndPods(live));
+    EXPECT_EQ(restored.decision_digest(), live.decision_digest());
+    EXPECT_EQ(restored.Snapshot(), live.Snapshot());
+  }
+}
+
+// A Job whose fill was refused (a LimitRange came between its syncs) waits for its retry after a
+// restore as without it (kube's API back-off), not synced at once because it has more to make.
+TEST(JobSyncLimit, ARestoredRefusedFillWaitsForItsRetry) {
+  for (const bool old_header : {false, true}) {
+    SCOPED_TRACE(old_header ? "without jobsMore" : "with jobsMore");
+    Cluster live("0000abcd");
+    Ok(live, Create(kT0, Namespace("default")));
+    Ok(live, Create(kT0, BigNode()));
+    Ok(live, Create(kT0 + 1, JobOf("wide", {{"parallelism", 1800}, {"completions", 1800}})));
+    ASSERT_EQ(CountPods(live, "wide").active, 500);
+    Ok(live,
+       Create(kT0 + 1,
+              Json{{"apiVersion", "v1"},
+                   {"kind", "LimitRange"},
+                   {"metadata", {{"name", "floor"}, {"namespace", "default"}}},
+                   {"spec", {{"limits", {{{"type", "Container"}, {"min", {{"cpu", "1"}}}}}}}}}));
+    Ok(live, Advance(kT0 + 2));  // refused: retried at +1 s
+    ASSERT_EQ(CountPods(live, "wide").active, 500);
+    ASSERT_EQ(live.NextDue(), std::optional<Millis>(kT0 + 2 + 1000));
+    const std::string snap = live.Snapshot();
+    Cluster restored("0000abcd");
+    ASSERT_TRUE(restored.Restore(old_header ? WithoutJobsMore(snap) : snap).ok());
+    EXPECT_EQ(restored.NextDue(), std::optional<Millis>(kT0 + 2 + 1000));
+    auto both = [&](const Mutation& m) {
+      Ok(live, m);
+      Ok(restored, m);
+      EXPECT_EQ(restored.TakeTape(), live.TakeTape()) << m.Encode();
+    };
+    both(Advance(kT0 + 2 + 1000));  // refused again: +2 s
+    both(fixtures::Delete(kT0 + 3500, "LimitRange", "default", "floor"));
+    EXPECT_EQ(CountPods(restored, "wide").active, 1000);  // the retry, at the next mutation
+    for (Millis t = kT0 + 3500; t < kT0 + 3510; ++t) both(Advance(t));
+    EXPECT_EQ(CountPods(restored, "wide").active, 1800);
+    EXPECT_EQ(fixtures::JobsAndPods(restored), fixtures::JobsAndPods(live));
+    EXPECT_EQ(restored.Snapshot(), live.Snapshot());
+  }
 }
 
 // kube's limits of Indexed Jobs (pkg/apis/batch/validation), 422 with its words.

@@ -76,9 +76,9 @@ TEST(JournalFormatTest, TheCurrentFormatOpensAndKeepsItsInstance) {
 // meta.walk-through (the last record of formats 1-3 in a migrated journal: they replay with the
 // pending walk), meta.format4-jobs-through (of formats 1-4: their Job pod names) and
 // meta.format5-through (of formats 1-5: pods stored as sent), meta.format6-through (of formats
-// 1-6: deletes' timestamps) and meta.format7-through (of formats 1-7: a Job's pods all made in one
-// sync) must be record numbers: anything
-// else is refused, named, rather than replayed by the wrong rules.
+// 1-6: deletes' timestamps), meta.format7-through (of formats 1-7: a Job's pods all made in one
+// sync) and meta.format8-through (of formats 1-8: a Job's fill synced by any mutation) must be
+// record numbers: anything else is refused, named, rather than replayed by the wrong rules.
 TEST(JournalFormatTest, AMarkThatIsNotARecordNumberIsRefused) {
   using Mark = int64_t (Journal::*)() const;
   const std::vector<std::pair<std::string, Mark>> marks = {
@@ -86,7 +86,8 @@ TEST(JournalFormatTest, AMarkThatIsNotARecordNumberIsRefused) {
       {"format4-jobs-through", &Journal::format4_jobs_through},
       {"format5-through", &Journal::format5_through},
       {"format6-through", &Journal::format6_through},
-      {"format7-through", &Journal::format7_through}};
+      {"format7-through", &Journal::format7_through},
+      {"format8-through", &Journal::format8_through}};
   for (const auto& [key, mark] : marks) {
     for (const std::string bad : {"abc", "12x", "-3", " 12", "+12", "99999999999999999999", ""}) {
       SCOPED_TRACE(key + " \"" + bad + "\"");

@@ -71,6 +71,8 @@ std::shared_ptr<const SnapshotCapture> Cluster::CaptureSnapshot(
   c->job_refusals_ = Json::array();
   for (const auto& [job, r] : job_refusals_)
     c->job_refusals_.push_back({job.first, job.second, r.first, r.second});
+  c->jobs_more_ = Json::array();
+  for (const auto& job : jobs_more_) c->jobs_more_.push_back({job.first, job.second});
   c->terminating_namespaces_ = terminating_namespaces_;
   step(CaptureStep::kCounters);
   c->pods_ = pod_of_.Freeze();
@@ -105,6 +107,7 @@ std::string SnapshotCapture::Header() const {
     finishes.push_back({job.first, job.second, pod, t, ok});
   h["jobEvents"] = job_events_;
   h["jobRefusals"] = job_refusals_;
+  h["jobsMore"] = jobs_more_;  // (since format 9; none before: derived, Cluster::RestoreJobs)
   h["terminatingNamespaces"] = terminating_namespaces_;  // (since format 6; none before)
   return h.dump();
 }

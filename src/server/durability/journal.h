@@ -83,8 +83,11 @@ class Journal {
   // records of formats 1-6 (meta.format6-through) by those releases' rules. 8: a Job's sync makes
   // and deletes at most 500 pods, the rest at later syncs, each an advance record of its own
   // (Cluster::SetFormat7Rules off); records of formats 1-7 (meta.format7-through) made or deleted
-  // every pod of a sync in one record, and replay so.
-  static constexpr int kFormatVersion = 8;
+  // every pod of a sync in one record, and replay so. 9: a Job being filled (more pods than a sync
+  // makes) is synced by the clock's advances and its own object's mutations alone, not by any
+  // other mutation that comes first (Cluster::SetFormat8Rules off); records of formats 1-8
+  // (meta.format8-through) synced it at any mutation, and replay so.
+  static constexpr int kFormatVersion = 9;
   // The marks of the rules older formats had: meta `key` holds the last record a release of
   // formats 1 to `format` wrote (a journal of such a format migrates with it; every record of a
   // journal of such a format, unmigrated; 0 for a journal begun in a later format).
@@ -92,11 +95,9 @@ class Journal {
     const char* key;
     int format;
   };
-  static constexpr Mark kMarks[] = {{"walk-through", 3},
-                                    {"format4-jobs-through", 4},
-                                    {"format5-through", 5},
-                                    {"format6-through", 6},
-                                    {"format7-through", 7}};
+  static constexpr Mark kMarks[] = {{"walk-through", 3},    {"format4-jobs-through", 4},
+                                    {"format5-through", 5}, {"format6-through", 6},
+                                    {"format7-through", 7}, {"format8-through", 8}};
   static constexpr size_t kMarkCount = sizeof(kMarks) / sizeof(kMarks[0]);
 
   // Opens (creating) DIR/journal.db. A new journal gets a random 8-hex-digit instance id. A
@@ -122,6 +123,8 @@ class Journal {
   int64_t format6_through() const { return through_[3]; }
   // The last record written by a release of formats 1-7 (meta.format7-through).
   int64_t format7_through() const { return through_[4]; }
+  // The last record written by a release of formats 1-8 (meta.format8-through).
+  int64_t format8_through() const { return through_[5]; }
   // The format whose rules record `seq` replays by: the oldest mark that holds it (3 for every
   // format up to 3), else kFormatVersion.
   int RecordFormat(int64_t seq) const;

@@ -210,8 +210,17 @@ MutationResult Cluster::ApplySteps(const Mutation& m, const Prepared* prepared) 
   }
   if (!r.ok() || m.dry_run) return r;
   // The Job controller's turn, at the same instant (its own creates and deletes are Put and
-  // Delete steps of this mutation: a replay makes them again).
-  RunJobs(m.time);
+  // Delete steps of this mutation: a replay makes them again). A Job filling is the clock's, or
+  // this mutation's if it wrote that Job (RunJobs).
+  std::optional<ObjectStore::Key> own;
+  if (const KindInfo* k = FindKind(m.kind); k && k->id == KindId::kJob) {
+    if (r.stored)  // (a create's name is in its object)
+      own = ObjectStore::Key{r.stored->at("metadata").value("namespace", ""),
+                             r.stored->at("metadata").value("name", "")};
+    else
+      own = ObjectStore::Key{m.namespace_.empty() ? "default" : m.namespace_, m.name};
+  }
+  RunJobs(m.time, m.op == Mutation::Op::kAdvance, own);
   if (!terminating_namespaces_.empty()) PurgeNamespaces();
   if (const KindInfo* k = FindKind(m.kind); r.stored && k && k->id == KindId::kJob)
     if (auto now = store_.Share(m.kind, r.stored->at("metadata").value("namespace", ""),
@@ -1707,6 +1716,7 @@ void Cluster::SetRecordFormat(int format) {
   SetFormat5Rules(format <= 5);
   SetFormat6Rules(format <= 6);
   SetFormat7Rules(format <= 7);
+  SetFormat8Rules(format <= 8);
 }
 
 void Cluster::SetPendingWalk(bool on) {

@@ -205,6 +205,12 @@ class Cluster {
   // at once (JobRules::kCurrent). On: as the releases of journal formats 1-7 did, every pod in one
   // sync (JobRules::kFormat7).
   void SetFormat7Rules(bool on) { format7_rules_ = on; }
+  // The rule journal format 9 brought. Off (the default): a Job whose last sync left more pods to
+  // make or delete than one sync may (a fill, jobs_more_) is synced by the clock's advances alone,
+  // and by a mutation of the Job object itself (its update or delete takes effect at once), not
+  // by whatever other mutation (another tenant's pod create) comes first. On: as the releases of
+  // journal format 8 did, by any mutation (every Job due is synced after each).
+  void SetFormat8Rules(bool on) { format8_rules_ = on; }
   // All of the above for a record written by journal format `format` (Journal::RecordFormat):
   // the rules of that format; kFormatVersion's (all off) for what is appended now.
   void SetRecordFormat(int format);
@@ -341,8 +347,10 @@ class Cluster {
   // Only the Jobs that may have moved are synced (jobs_dirty_: their object or pods changed since
   // their last sync; jobs_retry_: a create was refused; job_due_: their deadline or back-off is
   // due), in name order: as a controller syncing every Job at every mutation would, since a sync
-  // of an unchanged Job changes nothing.
-  void RunJobs(Millis t);
+  // of an unchanged Job changes nothing. A Job being filled (jobs_more_) is synced only by the
+  // clock's advance (`advance`) and by a mutation of its own object (`own`, the Job the mutation
+  // wrote), SetFormat8Rules.
+  void RunJobs(Millis t, bool advance, const std::optional<ObjectStore::Key>& own);
   void NoteTouchedJobs();
   bool SyncJob(Millis t, const ObjectStore::Key& key);  // true if its pods went or are going
   // Its crash-looping pods' container statuses brought to `t` (restartPolicy OnFailure:
@@ -477,6 +485,7 @@ class Cluster {
   bool format5_rules_ = false;       // SetFormat5Rules
   bool format6_rules_ = false;       // SetFormat6Rules
   bool format7_rules_ = false;       // SetFormat7Rules
+  bool format8_rules_ = false;       // SetFormat8Rules
   // Namespaces deleted while some of their pods were still terminating: stored, Terminating, until
   // the last of them is gone (PurgeNamespaces); no new object may be created in them.
   std::set<std::string> terminating_namespaces_;
@@ -540,6 +549,10 @@ class Cluster {
   // Of those, how many syncs in a row were refused and when the last was (RetryAt).
   std::map<ObjectStore::Key, std::pair<int64_t, Millis>> job_refusals_;
   std::map<ObjectStore::Key, Millis> job_due_;
+  // The Jobs whose last sync left more pods to make or delete than one sync may (JobPlan::more,
+  // not refused): due at that sync's instant, and the clock's to sync (RunJobs). Snapshots keep it
+  // ("jobsMore", journal format 9).
+  std::set<ObjectStore::Key> jobs_more_;
   std::set<std::pair<Millis, ObjectStore::Key>> job_due_queue_;
   struct JobPodTables;  // by the Job's namespace and uid (cluster_jobs.cc)
   std::unique_ptr<JobPodTables> job_pods_;

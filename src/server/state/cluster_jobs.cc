@@ -328,12 +328,22 @@ void Cluster::NoteTouchedJobs() {
             {job->at("metadata").value("namespace", ""), job->at("metadata").value("name", "")});
 }
 
-void Cluster::RunJobs(Millis t) {
+void Cluster::RunJobs(Millis t, bool advance, const std::optional<ObjectStore::Key>& own) {
   ReleaseJobPods(t);
   NoteTouchedJobs();
   jobs_dirty_.insert(jobs_retry_.begin(), jobs_retry_.end());
   for (auto it = job_due_queue_.begin(); it != job_due_queue_.end() && it->first <= t; ++it)
     jobs_dirty_.insert(it->second);
+  // A Job being filled (more pods to make or delete than one sync may, jobs_more_) is due at
+  // once, and the clock's: its next 500 are made by the clock's next advance, a record of its
+  // own, not inside another tenant's request that came first (journal format 9; format 8 synced
+  // it at any mutation). A mutation of the Job itself (an update, a delete) syncs it at once; its
+  // pods' changes wait for that advance (a preemption of one of its pods in another tenant's
+  // request would else make the next 500 there).
+  const bool fills = advance || format8_rules_;
+  auto held = [&](const ObjectStore::Key& key) {
+    return !fills && jobs_more_.count(key) && (!own || *own != key);
+  };
   // Once each, in name order; a Job that an earlier sync changed (its pods preempted, say) is
   // synced in this turn if it comes later, else at the next mutation. A Job that deleted pods is
   // synced again at once (a few times at most): pods that exit at once are gone, and its
@@ -344,6 +354,7 @@ void Cluster::RunJobs(Millis t) {
     if (it == jobs_dirty_.end()) break;
     last = *it;
     jobs_dirty_.erase(it);
+    if (held(*last)) continue;  // (due: the next advance syncs it)
     for (int again = 0; SyncJob(t, *last) && again < 3; ++again) NoteTouchedJobs();
     NoteTouchedJobs();
   }
@@ -372,6 +383,7 @@ void Cluster::ForgetJob(const ObjectStore::Key& key) {
   SetJobDue(key, std::nullopt);
   jobs_retry_.erase(key);
   jobs_dirty_.erase(key);
+  jobs_more_.erase(key);
 }
 
 // kube's TTL-after-finished controller: a finished Job whose spec.ttlSecondsAfterFinished ran out
@@ -425,6 +437,15 @@ void Cluster::RestoreJobs(const Json& header) {
                    [r.at(2).get<std::string>()] = {r.at(3).get<Millis>(), r.at(4).get<bool>()};
   job_due_.clear();
   job_due_queue_.clear();
+  // The Jobs being filled (since journal format 9); an older header has none: derived below, as
+  // their last syncs left them.
+  jobs_more_.clear();
+  const auto more = header.find("jobsMore");
+  if (more != header.end())
+    for (const Json& r : *more)
+      if (ObjectStore::Key key{r.at(0).get<std::string>(), r.at(1).get<std::string>()};
+          store_.Get("Job", key.first, key.second))  // (a Job gone with its namespace: no more)
+        jobs_more_.insert(std::move(key));
   (void)store_.TakeTouched("Pod");
   (void)store_.TakeTouched("Job");
   for (const auto& [key, job] : store_.All("Job")) {
@@ -433,10 +454,17 @@ void Cluster::RestoreJobs(const Json& header) {
     if (auto expiry = format4_jobs_ ? std::nullopt : JobExpiry(*job);
         expiry && !job->at("metadata").contains("deletionTimestamp"))
       SetJobDue(key, expiry);
-    if (!JobManagedHere(*job) || JobFinished(*job)) continue;
+    if (!JobManagedHere(*job) || JobFinished(*job)) {
+      jobs_more_.erase(key);
+      continue;
+    }
     const JobPodView pods = JobPodsOf(key.first, uid);
     const JobPlan plan = PlanJob(*job, pods, now(), job_finishes_[key], JobRulesNow());
-    auto due = plan.more ? now() : plan.due;  // (more pods than a sync makes: at once)
+    // More pods than a sync makes, not refused (a refused create waits for its retry, below): due
+    // at once, the clock's (RunJobs; every Job is marked dirty, but a Job being filled is synced
+    // only by an advance or a mutation of its own).
+    if (more == header.end() && plan.more && !job_refusals_.count(key)) jobs_more_.insert(key);
+    auto due = jobs_more_.count(key) ? std::optional<Millis>(now()) : plan.due;
     for (const JobPodFacts* p : pods.pods) {  // the next in-place restart
       if (!p->crash_loop) continue;
       auto w = workload_of_.find({key.first, p->name});
@@ -515,6 +543,7 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
   if (made > 0)
     if (auto r = RefreshRestarts(t, ns, uid); r && (!plan.due || *r < *plan.due)) plan.due = r;
   for (const auto& e : plan.events) AddJobEvent(job, e.warning, e.reason, e.message, t);
+  jobs_more_.erase(key);
   if (made < plan.create) {   // refused (quota, LimitRanger): tried again at the next mutation,
     jobs_retry_.insert(key);  // and after kube's back-off (1 s doubling to 60 s) if none comes
     auto& [refused, at] = job_refusals_[key];
@@ -531,8 +560,12 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
     job_refusals_.erase(key);
     // More pods to make or delete than one sync may (kMaxPodCreateDeletePerSync): the Job is due
     // now, and the clock's next advance (a record of its own, the daemon's lock let go between
-    // them) or any mutation before it syncs it again. A refused create backs off instead (above).
-    if (plan.more) plan.due = t;
+    // them) syncs it again (format 8: or any mutation before it, RunJobs). A refused create backs
+    // off instead (above).
+    if (plan.more) {
+      plan.due = t;
+      jobs_more_.insert(key);
+    }
   }
   // Pods made now are bound and Ready at once on the virtual nodes: status.ready counts the active
   // pods as this sync leaves them (kube's, counted before its creates, reaches the same at its
@@ -545,6 +578,7 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
   if (job.contains("status") && job["status"] == plan.status) return acted;
   job["status"] = std::move(plan.status);
   // Finished now: the clock wakes at its TTL's end (ExpireJob), if it has one.
+  if (JobFinished(job)) jobs_more_.erase(key);  // (nothing more to make: forgotten next sync)
   if (auto expiry = format4_jobs_ || !JobFinished(job) ? std::nullopt : JobExpiry(job))
     SetJobDue(key, expiry);
   store_.Put("Job", ns, name, std::move(job));

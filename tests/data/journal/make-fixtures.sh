@@ -7,7 +7,7 @@
 # (a pending pod's status rewritten when the engine restates it). They are kept as those releases
 # wrote them: later releases must open and replay them.
 #
-#   [PORT=N] tests/data/journal/make-fixtures.sh ARBITER OUT_DIR [all|restated|jobs|limits|deletes|bigjob]
+#   [PORT=N] tests/data/journal/make-fixtures.sh ARBITER OUT_DIR [all|restated|jobs|limits|deletes|bigjob|fill]
 #
 # Each fixture is a data directory (journal.db after a clean stop; format 3: and snapshot.bin)
 # and expected.txt: one line per object as the live daemon served it just before it stopped
@@ -23,6 +23,8 @@
 #              format 6)
 #   bigjob     a Job of 510 pods created, then suspended (below), made with 7839f80 (the last of
 #              format 7)
+#   fill       another namespace's pod create in the middle of a Job's fill (below), made with
+#              3063bc0 (the last of format 8)
 set -euo pipefail
 ARBITER=$1
 OUT=$2
@@ -200,6 +202,42 @@ bigjob() {
   finish "$dir"
 }
 
+# A Job of 505 pods whose fill another namespace's pod create interrupts: the Job's create makes
+# 500 pods, and releases of format 8 made the other 5 in the first record after it, whichever it
+# was (any mutation synced the Jobs due); format 9 makes them in the clock's advance alone. The
+# foreign creates race the clock for the daemon's lock: tried until one of them made the 5 (the
+# journal says which record did).
+fill() {
+  local dir=$OUT/fill try
+  for try in $(seq 20); do
+    start "$dir" 0
+    req POST /api/v1/nodes '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"capacity":{"cpu":"64","memory":"256Gi","pods":"1000"}}}'
+    req POST /api/v1/namespaces '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"other"}}'
+    req POST /apis/batch/v1/namespaces/default/jobs '{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"wide"},"spec":{"parallelism":505,"completions":505,"template":{"metadata":{"annotations":{"arbiter.dev/duration":"1h"}},"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox","resources":{"requests":{"cpu":"100m"}}}]}}}}' &
+    local job=$! i
+    local pids=()
+    sleep 0.01
+    for i in $(seq 6); do
+      curl -s -o /dev/null -X POST -H 'Content-Type: application/json' \
+        --data "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p$i\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]}}" \
+        "$U/api/v1/namespaces/other/pods" &
+      pids+=($!)
+    done
+    wait $job "${pids[@]}"
+    sleep 1
+    finish "$dir"
+    # The record after the Job's create: a pod create of namespace other that made Job pods too.
+    if sqlite3 "$dir/data/journal.db" "SELECT record FROM journal WHERE seq = (SELECT seq FROM journal
+        WHERE record LIKE '%\"kind\":\"Job\"%') + 1 AND record LIKE '%\"namespace\":\"other\"%'
+        AND length(commands) > 2000" | grep -q .; then
+      return
+    fi
+    echo "fill: try $try: the clock's advance came first; again" >&2
+  done
+  echo "fill: no foreign create came between the Job's create and the clock's advance" >&2
+  exit 1
+}
+
 case ${3:-all} in
   all)
     one tail 0
@@ -211,5 +249,6 @@ case ${3:-all} in
   limits) limits ;;
   deletes) deletes ;;
   bigjob) bigjob ;;
-  *) echo "make-fixtures.sh: unknown fixture set $3 (all, restated, jobs, limits, deletes, bigjob)" >&2; exit 2 ;;
+  fill) fill ;;
+  *) echo "make-fixtures.sh: unknown fixture set $3 (all, restated, jobs, limits, deletes, bigjob, fill)" >&2; exit 2 ;;
 esac
