@@ -344,6 +344,7 @@ void Io(A& a, PoolPolicy& p) {
     Io(a, p.fair_preemption_strategies);
   }
   if (!a.backoffless) Io(a, p.requeue_backoff);  // engine snapshot 10, command 9, sim state 7
+  if (!a.submitless) Io(a, p.max_submitted_per_namespace);  // engine snapshot 15, command 14
 }
 
 template <typename A>

@@ -296,6 +296,8 @@ enum class FairShareStrategy {
 };
 
 inline constexpr int64_t kMaxBackfillDepth = 16;  // PoolPolicy scheduling.backfillDepth
+// PoolPolicy quota.maxSubmittedPerNamespace: 1 .. this.
+inline constexpr int64_t kMaxSubmittedPerNamespace = 1000000000;
 
 struct PoolPolicy {
   ObjectMeta meta;
@@ -360,6 +362,13 @@ struct PoolPolicy {
     int32_t immediate = 0;  // immediateRequeues
   };
   std::optional<RequeueBackoff> requeue_backoff;
+
+  // ---- quota.maxSubmittedPerNamespace (issue 27; engine snapshot 15, command 14): at most this
+  // many pods of one namespace not finished at once (pending, held, running or terminating), as
+  // Slurm's GrpSubmitJobs on the namespace's account. A pod submitted beyond it is Rejected
+  // (SubmitLimit) and a daemon refuses its create (403); a pod bound already (SubmitPod::node) is
+  // counted but never refused. 0: no cap (the default).
+  int64_t max_submitted_per_namespace = 0;
 };
 
 // How long a workload requeued after its n-th preemption (n >= 1) waits under `b` (0 for the first

@@ -48,6 +48,7 @@ class Writer {
   static constexpr bool boundless = false;        // see Reader
   static constexpr bool shortenless = false;      // see Reader
   static constexpr bool namespaceless = false;    // see Reader
+  static constexpr bool submitless = false;       // see Reader
   void U8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
   void U32(uint32_t v) {
     for (int i = 0; i < 4; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -107,6 +108,9 @@ class Reader {
   // The file predates QoS spec.namespaces (engine snapshot version 14, command version 13; a
   // simulation state holds QoS only in its engine snapshot): every namespace may name the QoS.
   bool namespaceless = false;
+  // The file predates PoolPolicy quota.maxSubmittedPerNamespace (engine snapshot version 15,
+  // command version 14; a simulation state holds the policy only in its engine snapshot): no cap.
+  bool submitless = false;
   explicit Reader(std::string_view in) : in_(in) {}
   uint8_t U8() {
     if (!Need(1)) return 0;

@@ -1062,6 +1062,23 @@ TEST(ManifestLoaderTest, PoolPolicyBackfillDepthAndFairSharingStrategies) {
   EXPECT_TRUE(Find(twice, "unsupported list of strategies")) << All(twice);
 }
 
+// quota.maxSubmittedPerNamespace: an integer 1..10^9; absent: 0, no cap.
+TEST(ManifestLoaderTest, PoolPolicySubmitLimit) {
+  const std::string head =
+      "apiVersion: arbiter.dev/v1alpha1\nkind: PoolPolicy\nmetadata: {name: d}\nspec:\n";
+  auto none = Load(head + "  quota: {whenExceeded: Queue}\n");
+  EXPECT_CLEAN(none);
+  EXPECT_EQ(none.set.pool_policy->max_submitted_per_namespace, 0);
+  auto l = Load(head + "  quota: {maxSubmittedPerNamespace: 5000}\n");
+  EXPECT_CLEAN(l);
+  EXPECT_EQ(l.set.pool_policy->max_submitted_per_namespace, 5000);
+  for (const char* bad : {"0", "-3", "1000000001", "\"5k\"", "1.5"}) {
+    auto b = Load(head + "  quota: {maxSubmittedPerNamespace: " + bad + "}\n");
+    EXPECT_TRUE(Find(b, "spec.quota.maxSubmittedPerNamespace")) << bad << ": " << All(b);
+    EXPECT_EQ(b.set.pool_policy->max_submitted_per_namespace, 0) << bad;
+  }
+}
+
 TEST(ManifestLoaderTest, MoreThanOnePoolPolicy) {
   auto l = Load(
       "apiVersion: arbiter.dev/v1alpha1\nkind: PoolPolicy\nmetadata: {name: a}\n---\n"

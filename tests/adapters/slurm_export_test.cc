@@ -408,6 +408,46 @@ metadata: {name: team-b}
   EXPECT_NE(s.find("namespaces [team-a]"), std::string::npos) << s;  // the QoS's comment
 }
 
+// PoolPolicy quota.maxSubmittedPerNamespace becomes each namespace account's GrpSubmitJobs (pending
+// and running jobs, as Arbiter counts pods); a tighter `pods` quota under whenExceeded: Reject
+// wins where it is tighter.
+TEST(SlurmExport, TheSubmitLimitBecomesEachAccountsGrpSubmitJobs) {
+  Exported e = ExportText(R"(
+apiVersion: arbiter.dev/v1alpha1
+kind: PoolPolicy
+metadata: {name: p}
+spec: {quota: {whenExceeded: Reject, maxSubmittedPerNamespace: 500}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-b}
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: few, namespace: team-b}
+spec: {hard: {pods: "40"}}
+)");
+  ASSERT_TRUE(e.r.ok());
+  const std::string& s = e.r.sacctmgr_script;
+  auto submit_of = [&](const std::string& account) {
+    const size_t at =
+        s.find("where name=" + account + " ${CLUSTER:+cluster=$CLUSTER} set GrpTRES=");
+    if (at == std::string::npos) return std::string("(none)");
+    const size_t q = s.find(" GrpSubmitJobs=", at);
+    return s.substr(q + 15, s.find(' ', q + 15) - q - 15);
+  };
+  EXPECT_EQ(submit_of("team-a"), "500") << s;
+  EXPECT_EQ(submit_of("team-b"), "40") << s;
+  EXPECT_NE(s.find("# GrpSubmitJobs=500: PoolPolicy/p"), std::string::npos) << s;
+  EXPECT_NE(s.find("quota.maxSubmittedPerNamespace (submissions over it are refused)"),
+            std::string::npos)
+      << s;
+}
+
 TEST(SlurmExport, NegativePriorityClassValuesBecomeZero) {
   Exported e = ExportText(R"(
 apiVersion: scheduling.k8s.io/v1

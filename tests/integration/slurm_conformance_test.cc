@@ -225,10 +225,11 @@ TEST_F(SlurmEnv, SlurmConformanceExportRunImportCompare) {
   EXPECT_TRUE(HasLine(after_first, "low|1000||requeue|00:00:10|1.000000")) << after_first;
   EXPECT_TRUE(HasLine(after_first, "scavenger|100||cancel|00:00:10|1.000000")) << after_first;
   // QoS spec.namespaces: low is team-a's, scavenger team-b's.
-  EXPECT_TRUE(HasLine(after_first, "arbiter|team-a||root|gres/gpu=8|20||high,low,normal|normal"))
+  // PoolPolicy quota.maxSubmittedPerNamespace: GrpSubmitJobs=8 on each namespace's account.
+  EXPECT_TRUE(HasLine(after_first, "arbiter|team-a||root|gres/gpu=8|20|8|high,low,normal|normal"))
       << after_first;
   EXPECT_TRUE(HasLine(after_first,
-                      "arbiter|team-b||root|cpu=32,gres/gpu=8|20||high,normal,scavenger|normal"))
+                      "arbiter|team-b||root|cpu=32,gres/gpu=8|20|8|high,normal,scavenger|normal"))
       << after_first;
   EXPECT_TRUE(HasLine(after_first, "arbiter|team-a|" + user_ + "|||||high,low,normal|normal"))
       << after_first;
@@ -239,6 +240,26 @@ TEST_F(SlurmEnv, SlurmConformanceExportRunImportCompare) {
       "--wrap true 2>&1");
   EXPECT_NE(refused.rc, 0) << refused.out;
   EXPECT_NE(refused.out.find("Invalid qos specification"), std::string::npos) << refused.out;
+  // ... and a 9th job of team-a pending or running at once, as arbiter serve refuses the 9th pod
+  // (403) and arbiter sim rejects it (SubmitLimit). The 8 held jobs are cancelled before the
+  // workload (they are not in its sacct: DumpSacct names its jobs).
+  std::string held;
+  for (int i = 0; i < 8; ++i) {
+    auto h = RunCommand(
+        "sbatch --parsable --hold -J held -A team-a -n1 -c1 --time=1 --wrap true "
+        "2>&1");
+    ASSERT_EQ(h.rc, 0) << h.out;
+    held += (held.empty() ? "" : ",") + Trim(h.out);
+  }
+  auto ninth = RunCommand(
+      "sbatch --parsable --hold -J ninth -A team-a -n1 -c1 --time=1 "
+      "--wrap true 2>&1");
+  RunCommand("scancel " + held);
+  EXPECT_NE(ninth.rc, 0) << ninth.out;
+  EXPECT_NE(ninth.out.find("Job violates accounting/QOS policy"), std::string::npos) << ninth.out;
+  for (int i = 0; i < 30 && !Trim(RunCommand("squeue -h -j " + held + " 2>/dev/null").out).empty();
+       ++i)
+    std::this_thread::sleep_for(std::chrono::seconds(1));
 
   // ---- slurmctld restarts with the fragment
   auto reconf = RunCommand(Src("scripts/services/slurm.sh") + " reconfigure " + out +

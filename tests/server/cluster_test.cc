@@ -262,6 +262,40 @@ TEST(ClusterTest, AQoSItsNamespaceMayNotNameRefusesThePodsCreate) {
   EXPECT_EQ(c.engine().live_workloads(), 2u);
 }
 
+// PoolPolicy quota.maxSubmittedPerNamespace (issue 27: a tenant could store pending pods without
+// bound): a create beyond it is 403 in the engine's words, nothing stored, a dry run too; another
+// namespace is not held; a pod deleted frees its place.
+TEST(ClusterTest, ASubmitLimitRefusesTheCreateBeyondIt) {
+  Cluster c("0000abcd");
+  Pool(c);
+  Ok(c, Create(kT0, Json{{"apiVersion", "arbiter.dev/v1alpha1"},
+                         {"kind", "PoolPolicy"},
+                         {"metadata", {{"name", "pool"}}},
+                         {"spec", {{"quota", {{"maxSubmittedPerNamespace", 2}}}}}}));
+  Ok(c, Create(kT0 + 1000, Pod("a", 8)));  // runs: the node's 8 GPUs
+  Ok(c, Create(kT0 + 1000, Pod("b", 8)));  // pending
+  const int64_t rv = c.store().resource_version();
+  for (bool dry_run : {true, false}) {
+    Mutation m = Create(kT0 + 2000, Pod("c", 1));
+    m.dry_run = dry_run;
+    MutationResult r = c.Apply(m);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error->reason, ApiError::Reason::kForbidden);
+    EXPECT_EQ(r.error->message,
+              "namespace default has 2 pods pending or running, the PoolPolicy's "
+              "quota.maxSubmittedPerNamespace (Slurm's GrpSubmitJobs): another is refused until "
+              "one of them finishes or is deleted");
+  }
+  EXPECT_EQ(c.store().resource_version(), rv);
+  EXPECT_EQ(c.store().Get("Pod", "default", "c"), nullptr);
+  Ok(c, Create(kT0 + 2000, Namespace("other")));
+  Json theirs = Pod("x", 1);
+  theirs["metadata"]["namespace"] = "other";
+  Ok(c, Create(kT0 + 2000, theirs));
+  Ok(c, fixtures::Delete(kT0 + 3000, "Pod", "default", "b"));
+  EXPECT_EQ(Ok(c, Create(kT0 + 3000, Pod("c", 1)))["metadata"]["name"], "c");
+}
+
 // An update may not give a pending pod a node (kube-apiserver: 422, "pod updates may not change
 // fields ..."); it used to be stored, and the pending pod showed a node it was not on. An update
 // that leaves out a running pod's node keeps it.

@@ -456,6 +456,28 @@ TEST(JobController, ARefusedPodCreateIsAFailedCreateWarningCombinedOverRetries) 
   EXPECT_EQ(combined, 4);  // the 10th to the 13th refusal
 }
 
+// PoolPolicy quota.maxSubmittedPerNamespace holds a Job's pods as it holds a user's: the Job makes
+// what the limit leaves (3 of 5) and reports the refusal as FailedCreate; once pods finish, its
+// retries make the rest.
+TEST(JobController, ASubmitLimitHoldsAJobsPodsUntilSomeFinish) {
+  Cluster c("0000abcd");
+  StartOneNode(c);
+  Ok(c, Create(kT0, Json{{"apiVersion", "arbiter.dev/v1alpha1"},
+                         {"kind", "PoolPolicy"},
+                         {"metadata", {{"name", "pool"}}},
+                         {"spec", {{"quota", {{"maxSubmittedPerNamespace", 3}}}}}}));
+  Ok(c, Create(kT0 + 1000, JobOf("wide", {{"parallelism", 5}, {"completions", 5}}, "10s")));
+  EXPECT_EQ(PodsOf(c, "wide").size(), 3u);
+  const auto events = JobEvents(c, "wide");
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(std::get<0>(events.back()), "FailedCreate");
+  EXPECT_NE(std::get<2>(events.back()).find("quota.maxSubmittedPerNamespace"), std::string::npos)
+      << std::get<2>(events.back());
+  for (Millis t = kT0 + 2000; t <= kT0 + 60000; t += 1000) Ok(c, Advance(t));
+  EXPECT_EQ(CountPhase(c, "wide", "Succeeded"), 5);
+  EXPECT_EQ(JobCondition(c, "wide", "Complete"), "True/CompletionsReached");
+}
+
 // Found by a hostile-tenant trial: a Job whose template set spec.priority (no class, no global
 // default) got pods of that priority, above every other tenant's, though a pod created with it is
 // refused. The Job's pods pass the Priority admission as a user's (journal format 7): a

@@ -387,6 +387,11 @@ class Exporter {
       a.comments.push_back("namespace " + ns);
       ElasticQuotaLimits(ns, &a);
       ResourceQuotaLimits(ns, reject, &a);
+      if (const int64_t cap = policy_.max_submitted_per_namespace;  // pending + running, as Slurm
+          cap > 0 && (!a.grp_submit || cap < a.grp_submit->value))
+        a.grp_submit =
+            Limit{cap, PolicyLabel() + PolicyWhere("spec.quota.maxSubmittedPerNamespace") +
+                           " quota.maxSubmittedPerNamespace"};
       for (const auto& [t, l] : a.grp_tres)
         a.comments.push_back("GrpTRES " + t + "=" + std::to_string(l.value) + ": " + l.source);
       if (a.grp_jobs)
@@ -394,8 +399,7 @@ class Exporter {
                              a.grp_jobs->source + " (quota.whenExceeded Queue: jobs over it wait)");
       if (a.grp_submit)
         a.comments.push_back("GrpSubmitJobs=" + std::to_string(a.grp_submit->value) + ": " +
-                             a.grp_submit->source +
-                             " (quota.whenExceeded Reject: submissions over it are refused)");
+                             a.grp_submit->source + " (submissions over it are refused)");
       accounts_.push_back(std::move(a));
     }
     out_->account_count = static_cast<int>(accounts_.size());

@@ -1023,10 +1023,16 @@ class DocLoader {
          {"quota",
           [&](const YAML::Node& v, const std::string& fp) {
             r_.ReadStruct(
-                v, fp, {{"whenExceeded", [&](const YAML::Node& x, const std::string& xp) {
-                           if (auto e = r_.Enum(x, xp, ManifestNames(QuotaExceededActionNames())))
-                             pp->when_quota_exceeded = static_cast<QuotaExceededAction>(*e);
-                         }}});
+                v, fp,
+                {{"whenExceeded",
+                  [&](const YAML::Node& x, const std::string& xp) {
+                    if (auto e = r_.Enum(x, xp, ManifestNames(QuotaExceededActionNames())))
+                      pp->when_quota_exceeded = static_cast<QuotaExceededAction>(*e);
+                  }},
+                 {"maxSubmittedPerNamespace", [&](const YAML::Node& x, const std::string& xp) {
+                    if (auto n = r_.Int(x, xp, 1, kMaxSubmittedPerNamespace))
+                      pp->max_submitted_per_namespace = *n;
+                  }}});
           }},
          {"placement",
           [&](const YAML::Node& v, const std::string& fp) { PoolPlacement(v, fp, pp); }},

@@ -154,6 +154,7 @@ Result<Command> DecodeCommand(std::string_view bytes) {
   r.boundless = version < 11;
   r.shortenless = version < 12;
   r.namespaceless = version < 13;
+  r.submitless = version < 14;
   Command c;
   Io(r, c.time);
   const uint32_t index = r.U32();

@@ -253,7 +253,8 @@ struct DeleteQoS {
 // restarts its stream from the engine seed); EngineOptions::placement, when set, still wins.
 // Preemption type applies to the priority resolution of later submissions and to every later
 // decision; whenExceeded, minRuntime, reclaim, disruptionBudgets and percentageOfNodesToScore
-// from the next Tick. Refused: InvalidArgument (overcommit.cpu or memory below 1.0).
+// from the next Tick; maxSubmittedPerNamespace from the next SubmitPod (pods over it already stay).
+// Refused: InvalidArgument (overcommit.cpu or memory below 1.0, maxSubmittedPerNamespace below 0).
 struct UpsertPoolPolicy {
   PoolPolicy policy;
 };
@@ -299,8 +300,9 @@ const char* CommandName(const Command& c);
 // and node affinity; 7: pod affinity, anti-affinity and topology spread constraints, PoolPolicy
 // spec.latency.schedInterval; 8: PoolPolicy preemption.victimOrder LeastLostWork (the same byte,
 // a new value); 9: PoolPolicy preemption.requeuingStrategy; 10: its immediateRequeues; 11:
-// SubmitPod::node; 12: DeletePod::shorten; 13: QoS spec.namespaces (2 to 12 still read).
-inline constexpr uint32_t kCommandVersion = 13;
+// SubmitPod::node; 12: DeletePod::shorten; 13: QoS spec.namespaces; 14: PoolPolicy
+// quota.maxSubmittedPerNamespace (2 to 13 still read).
+inline constexpr uint32_t kCommandVersion = 14;
 std::string EncodeCommand(const Command& c);
 Result<Command> DecodeCommand(std::string_view bytes);
 

@@ -76,10 +76,11 @@ class Engine {
   WorkloadId next_workload_id() const;
   std::optional<WorkloadId> Find(std::string_view namespace_, std::string_view name) const;
   // Why SubmitPod of `pod` would reject it now for quota or QoS alone: a QoS whose
-  // spec.namespaces leaves the pod's namespace out, or a ResourceQuota of its namespace that it
-  // can never fit (a container without a request or limit the quota needs, or a request above
-  // `hard`), in Kubernetes' words alone. None otherwise, or when SubmitPod would reject it first
-  // for another reason (an unknown class or QoS, a LimitRange). A daemon refuses such a create as
+  // spec.namespaces leaves the pod's namespace out, a ResourceQuota of its namespace that it can
+  // never fit (a container without a request or limit the quota needs, or a request above
+  // `hard`; in Kubernetes' words alone), or its namespace at PoolPolicy
+  // quota.maxSubmittedPerNamespace. None otherwise, or when SubmitPod would reject it first for
+  // another reason (an unknown class or QoS, a LimitRange). A daemon refuses such a create as
   // kube-apiserver's quota admission does (403).
   std::optional<std::string> NeverAdmissible(const Pod& pod) const;
   // A live workload's status now (Workloads: as of `as_of` >= now(), its pending spell counted up
@@ -173,9 +174,9 @@ class Engine {
   // held out of the queue (WorkloadStatus::held_total); 12: a pending workload's bound node
   // (SubmitPod::node); 13: no new field, the usage of a ResourceQuota scoped to
   // CrossNamespacePodAffinity counts only the pods with a cross-namespace pod (anti-)affinity term
-  // (an older file's counted every pod: recounted at Restore); 14: QoS spec.namespaces (2 to 13
-  // are still read)
-  static constexpr uint32_t kSnapshotVersion = 14;
+  // (an older file's counted every pod: recounted at Restore); 14: QoS spec.namespaces; 15:
+  // PoolPolicy quota.maxSubmittedPerNamespace (2 to 14 are still read)
+  static constexpr uint32_t kSnapshotVersion = 15;
 
  private:
   std::unique_ptr<State> s_;

@@ -86,10 +86,14 @@ Status CheckFitBlocks(const std::vector<FitEntry>& fit, const std::vector<FitEnt
 // and the count of known ends.
 Status CheckWorkloadTable(const State& st, const std::vector<int>& seen) {
   int64_t known = 0;
+  std::vector<int64_t> unfinished(st.unfinished_by_ns.size(), 0);
   for (const auto& [id, s] : st.slot_of) {
     const Workload& w = st.workloads[s];
     if (Value(w.id) != id)
       return Status::Internal("workload table: slot " + std::to_string(s) + " mislabelled");
+    if (!w.submitted || w.namespace_id >= unfinished.size())
+      return Status::Internal(w.key + " is live but not counted in its namespace");
+    ++unfinished[w.namespace_id];
     const bool placed = w.phase == Phase::kRunning || w.phase == Phase::kTerminating;
     known += placed && st.EndKnown(w);
     if (placed != (seen[s] == 1)) return Status::Internal(w.key + " is not on exactly one node");
@@ -103,6 +107,8 @@ Status CheckWorkloadTable(const State& st, const std::vector<int>& seen) {
     return Status::Internal("workload name index differs from the table");
   if (known != st.ends_known)
     return Status::Internal("the count of workloads with a known end differs from them");
+  if (unfinished != st.unfinished_by_ns)
+    return Status::Internal("the count of unfinished workloads of a namespace differs from them");
   return Status::Ok();
 }
 

@@ -61,6 +61,10 @@ void State::SetMessage(Workload& w, std::string message, std::string_view why, W
 }
 
 void State::MarkFinished(Workload& w) {
+  if (w.submitted) {  // (a workload Submit rejected was never counted)
+    --unfinished_by_ns[w.namespace_id];
+    w.submitted = false;
+  }
   // count/pods counts a terminal pod until it is deleted (Kubernetes' object count quota).
   if (!w.deleted &&
       (w.phase == Phase::kSucceeded || w.phase == Phase::kFailed || w.phase == Phase::kPreempted))
@@ -267,9 +271,36 @@ Status State::Submit(SubmitPod&& c) {
     Reject(x, reason::kQuotaExceeded, never->words);
     return Status::Ok();
   }
+  // 4. PoolPolicy quota.maxSubmittedPerNamespace (Slurm's GrpSubmitJobs): a pod bound already
+  // (`arbiter scheduler` restarting) was accepted under the limit of its time and is only counted.
+  if (x.rare().bound_node.empty())
+    if (auto over = SubmitLimitReached(ns)) {
+      Reject(x, reason::kSubmitLimit, *over);
+      return Status::Ok();
+    }
+  CountSubmitted(x);
   PendingInsert(x.slot);
   fresh.push_back(x.slot);
   return Status::Ok();
+}
+
+void State::CountSubmitted(Workload& w) {
+  if (unfinished_by_ns.size() <= w.namespace_id) unfinished_by_ns.resize(w.namespace_id + 1, 0);
+  ++unfinished_by_ns[w.namespace_id];
+  w.submitted = true;
+}
+
+std::optional<std::string> State::SubmitLimitReached(const std::string& ns) const {
+  const int64_t cap = policy.max_submitted_per_namespace;
+  if (cap <= 0) return std::nullopt;
+  auto id = namespace_ids.find(ns);
+  const int64_t n = id == namespace_ids.end() || id->second >= unfinished_by_ns.size()
+                        ? 0
+                        : unfinished_by_ns[id->second];
+  if (n < cap) return std::nullopt;
+  return "namespace " + ns + " has " + std::to_string(n) +
+         " pods pending or running, the PoolPolicy's quota.maxSubmittedPerNamespace (Slurm's "
+         "GrpSubmitJobs): another is refused until one of them finishes or is deleted";
 }
 
 std::optional<std::string> State::NeverAdmissible(const Pod& pod) const {
@@ -292,12 +323,12 @@ std::optional<std::string> State::NeverAdmissible(const Pod& pod) const {
     const QoS& q = *qos_defs[static_cast<size_t>(it->second)];
     if (!q.AllowsNamespace(ns)) return QoSNotAllowed(q, ns);
   }
-  if (!quota.HasAnyQuota(ns)) return std::nullopt;
-  AdmittedPod admitted;
-  if (!LimitedRequests(*this, x, pod, &admitted).empty()) return std::nullopt;
-  std::optional<QuotaBook::NeverAdmitted> never = quota.NeverAdmissible(x, admitted);
-  if (!never) return std::nullopt;
-  return std::move(never->words);
+  if (quota.HasAnyQuota(ns)) {
+    AdmittedPod admitted;
+    if (!LimitedRequests(*this, x, pod, &admitted).empty()) return std::nullopt;
+    if (auto never = quota.NeverAdmissible(x, admitted)) return std::move(never->words);
+  }
+  return SubmitLimitReached(ns);
 }
 
 const PriorityClass* State::GlobalDefault() const {

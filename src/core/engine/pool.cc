@@ -272,6 +272,9 @@ Status State::UpsertPoolPolicyCmd(std::optional<PoolPolicy> p) {
     return Status::InvalidArgument("PoolPolicy overcommit.cpu must be at least 1.0");
   if (p && p->memory_overcommit_milli <= 0)
     return Status::InvalidArgument("PoolPolicy overcommit.memory must be above 0");
+  if (p && p->max_submitted_per_namespace < 0)
+    return Status::InvalidArgument(
+        "PoolPolicy quota.maxSubmittedPerNamespace must not be negative");
   pool_policy = std::move(p);
   RecomputePolicy();
   return Status::Ok();

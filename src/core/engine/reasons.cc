@@ -79,6 +79,7 @@ std::optional<std::string_view> KnownReason(std::string_view text) {
       reason::kNodeAdded,         reason::kTaintEviction, reason::kUnknownPriorityClass,
       reason::kUnknownQoS,        reason::kQoSNotAllowed, reason::kLimitRange,
       reason::kDeleted,           reason::kError,         reason::kNone,
+      reason::kSubmitLimit,
   };
   for (std::string_view r : kAll)
     if (r == text) return r;

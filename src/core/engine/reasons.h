@@ -32,6 +32,7 @@ inline constexpr std::string_view kTaintEviction = "TaintManagerEviction";
 inline constexpr std::string_view kUnknownPriorityClass = "UnknownPriorityClass";
 inline constexpr std::string_view kUnknownQoS = "UnknownQoS";
 inline constexpr std::string_view kQoSNotAllowed = "QoSNotAllowed";
+inline constexpr std::string_view kSubmitLimit = "SubmitLimit";
 inline constexpr std::string_view kLimitRange = "LimitRange";
 inline constexpr std::string_view kDeleted = "Deleted";
 inline constexpr std::string_view kError = "Error";

@@ -624,6 +624,10 @@ class SnapshotRestorer {
   // end of the snapshot.
   Error Queue() {
     Io(r_, s_.namespace_ids);
+    for (Workload& x : s_.workloads) {  // every live workload counts (maxSubmittedPerNamespace)
+      if (x.namespace_id >= s_.namespace_ids.size()) return x.key + " has an unknown namespace";
+      s_.CountSubmitted(x);
+    }
     {
       std::map<std::string, uint32_t> classes;
       std::map<uint32_t, std::string> reasons;
@@ -825,6 +829,7 @@ Result<std::unique_ptr<Engine>> Engine::Restore(std::string_view snapshot,
   r.heldless = version < 11;
   r.boundless = version < 12;
   r.namespaceless = version < 14;
+  r.submitless = version < 15;
   auto fail = [&](const std::string& why) {
     return R::Error(StatusCode::kInvalidArgument, "corrupt engine snapshot: " + why);
   };

@@ -653,6 +653,13 @@ class State {
   std::vector<Slot> finished;  // reached a final phase during this Apply (see Flush)
   bool applying = false;       // in Engine::Apply (a sink's callback may take a snapshot)
   std::map<std::string, uint32_t> namespace_ids;
+  // By namespace id: its workloads accepted by SubmitPod and not finished (Workload::submitted; set
+  // at acceptance, dropped by MarkFinished), what PoolPolicy quota.maxSubmittedPerNamespace caps.
+  // Not saved: Restore counts the live workloads (CountSubmitted).
+  std::vector<int64_t> unfinished_by_ns;
+  void CountSubmitted(Workload& w);
+  // The refusal of one more pod of `ns` under quota.maxSubmittedPerNamespace, or none.
+  std::optional<std::string> SubmitLimitReached(const std::string& ns) const;
   std::unordered_map<std::string, uint32_t> class_ids;   // interned shape / preemption classes
   std::map<uint32_t, std::vector<Slot>> borrowed_by_ns;  // namespace id -> running borrowers
   std::vector<Gang> gangs;                               // by gang id

@@ -118,6 +118,8 @@ struct Workload {
   bool immediate = false;           // SubmitPod::immediate: one attempt only
   bool deleted = false;             // DeletePod: gone when it exits, never requeued
   bool requeue_on_preempt = false;  // arbiter.dev/requeue-on-preempt (QoS: exits within grace)
+  bool submitted =
+      false;  // counted in State::unfinished_by_ns (accepted by SubmitPod, not finished)
   WorkloadGpus gpus;
   placement::PodShape shape;
 

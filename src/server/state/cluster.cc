@@ -837,8 +837,8 @@ StatusRules Cluster::StatusRulesNow() const {
 
 // ResourceQuota admission on a pod's create, as kube-apiserver runs it, for the pods no usage can
 // ever admit (engine::Engine::NeverAdmissible: a class the quota's scopeSelector keeps out with 0
-// pods, a request above `hard`, a container without the request the quota needs): 403 with its
-// words, nothing stored. They used to be stored Failed (reason Rejected). A pod over the quota's
+// pods, a request above `hard`, a container without the request the quota needs) and those over
+// PoolPolicy quota.maxSubmittedPerNamespace: 403 with its words, nothing stored. They used to be stored Failed (reason Rejected). A pod over the quota's
 // usage alone is still queued (quota.whenExceeded), which is Arbiter's model, not Kubernetes'.
 std::optional<ApiError> Cluster::AdmitQuota(const Target& t, const Pod& pod) const {
   if (replaying_requests_) return std::nullopt;  // a format 1 record: stored as it was then

@@ -564,6 +564,75 @@ TEST(CommandEncoding, QoSNamespacesAreKeptAndOlderCommandsReadNone) {
   EXPECT_FALSE(std::get<UpsertQoS>(old->op).qos.namespaces);
 }
 
+// PoolPolicy quota.maxSubmittedPerNamespace (issue 27; Slurm's GrpSubmitJobs): at most N pods of
+// a namespace pending or running. The next is Rejected (SubmitLimit) and NeverAdmissible says so;
+// another namespace is not held; a pod that finishes or is deleted frees its place; a pod bound
+// already (SubmitPod::node) is counted, never refused; a restored engine counts the same.
+TEST_F(Commands, ASubmitLimitRefusesTheNamespacesNextPodUntilOneFinishes) {
+  PoolPolicy pp;
+  pp.max_submitted_per_namespace = 2;
+  ASSERT_TRUE(Do(0, UpsertPoolPolicy{pp}).ok());
+  ASSERT_TRUE(Do(0, UpsertNode{GpuNode("n1", 1), 0}).ok());
+  const WorkloadId running = Submit(0, GpuPod("a", 1));
+  const WorkloadId pending = Submit(0, GpuPod("b", 1));  // no room: pending, counted
+  ASSERT_TRUE(Do(0, Tick{}).ok());
+  ASSERT_EQ(PhaseOf(running), Phase::kRunning);
+  ASSERT_EQ(PhaseOf(pending), Phase::kPending);
+  const std::string words =
+      "namespace ml has 2 pods pending or running, the PoolPolicy's "
+      "quota.maxSubmittedPerNamespace (Slurm's GrpSubmitJobs): another is refused until one of "
+      "them finishes or is deleted";
+  EXPECT_EQ(e_.NeverAdmissible(GpuPod("c", 1)), words);
+  const WorkloadId over = Submit(0, GpuPod("c", 1));
+  EXPECT_EQ(PhaseOf(over), Phase::kRejected);
+  EXPECT_EQ(sink_.finished.at(Value(over)).reason, "SubmitLimit");
+  EXPECT_EQ(sink_.finished.at(Value(over)).message, words);
+  EXPECT_EQ(e_.NeverAdmissible(GpuPod("d", 1, "team-a")), std::nullopt);  // its own count
+  // Restored, the engine counts the same two.
+  auto restored = Engine::Restore(e_.Snapshot());
+  ASSERT_TRUE(restored.ok()) << restored.message();
+  EXPECT_EQ((*restored)->NeverAdmissible(GpuPod("c", 1)), words);
+  // A pod bound already is counted (3 now), not refused.
+  SubmitPod bound{GpuPod("e", 1), false, {}};
+  bound.node = "n1";
+  const WorkloadId kept = e_.next_workload_id();
+  ASSERT_TRUE(Do(0, std::move(bound)).ok());
+  EXPECT_NE(PhaseOf(kept), Phase::kRejected);
+  // The running pod finishes, the pending one is deleted: one place free, not two.
+  ASSERT_TRUE(Do(kMin, PodFinished{running, 0}).ok());
+  ASSERT_TRUE(Do(kMin, DeletePod{pending, {}}).ok());
+  EXPECT_EQ(PhaseOf(Submit(kMin, GpuPod("f", 1))), Phase::kPending);
+  EXPECT_EQ(PhaseOf(Submit(kMin, GpuPod("g", 1))), Phase::kRejected);
+  // No cap without the field (or without a PoolPolicy).
+  ASSERT_TRUE(Do(kMin, DeletePoolPolicy{}).ok());
+  EXPECT_EQ(e_.NeverAdmissible(GpuPod("g", 1)), std::nullopt);
+  pp.max_submitted_per_namespace = -1;
+  EXPECT_EQ(Do(kMin, UpsertPoolPolicy{pp}).code(), StatusCode::kInvalidArgument);
+}
+
+// The cap is encoded (command version 14, engine snapshot 15); a version-13 UpsertPoolPolicy,
+// without it, reads as no cap.
+TEST(CommandEncoding, TheSubmitLimitIsKeptAndOlderCommandsReadNone) {
+  PoolPolicy pp;
+  pp.meta.name = "pool";
+  pp.max_submitted_per_namespace = 1000;
+  auto c = DecodeCommand(EncodeCommand(At(1, UpsertPoolPolicy{pp})));
+  ASSERT_TRUE(c.ok()) << c.message();
+  EXPECT_EQ(std::get<UpsertPoolPolicy>(c->op).policy.max_submitted_per_namespace, 1000);
+  pp.max_submitted_per_namespace = 0;
+  auto body =
+      serial::Unseal(EncodeCommand(At(1, UpsertPoolPolicy{pp})), "command", kCommandVersion);
+  ASSERT_TRUE(body.ok()) << body.message();
+  std::string v13 = *body;
+  ASSERT_GE(v13.size(), 8u);
+  ASSERT_EQ(v13.substr(v13.size() - 8), std::string(8, '\0'));  // the cap, an int64 0
+  v13.resize(v13.size() - 8);
+  auto old = DecodeCommand(serial::Seal("command", 13, v13));
+  ASSERT_TRUE(old.ok()) << old.message();
+  EXPECT_EQ(std::get<UpsertPoolPolicy>(old->op).policy.meta.name, "pool");
+  EXPECT_EQ(std::get<UpsertPoolPolicy>(old->op).policy.max_submitted_per_namespace, 0);
+}
+
 TEST_F(Commands, TimeNeverGoesBackwards) {
   ASSERT_TRUE(Do(10 * kMin, UpsertNode{GpuNode("n1", 1), 0}).ok());
   Submit(5 * kMin, GpuPod("a", 1));  // earlier than the engine's clock: taken as the clock

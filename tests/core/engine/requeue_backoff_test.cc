@@ -59,15 +59,15 @@ TEST(RequeueBackoffTest, RoundTripsInCommandsAndVersion8StillReads) {
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->base, 0x0123456789ab);
   EXPECT_EQ(back->max, 0x0fedcba98765);
-  // Without the field, the policy ends with its absent optional (one 0 byte): cut it and read
-  // the command as version 8.
+  // Without the field, the policy ends with its absent optional (one 0 byte), then the version-14
+  // submit limit (an int64 0): cut them and read the command as version 8.
   p.requeue_backoff.reset();
   auto body =
       serial::Unseal(EncodeCommand(Command{1, UpsertPoolPolicy{p}}), "command", kCommandVersion);
   ASSERT_TRUE(body.ok()) << body.message();
   std::string b = *body;
-  ASSERT_EQ(b.back(), '\0');
-  b.pop_back();
+  ASSERT_EQ(b.substr(b.size() - 9), std::string(9, '\0'));
+  b.resize(b.size() - 9);
   auto v8 = DecodeCommand(serial::Seal("command", 8, b));
   ASSERT_TRUE(v8.ok()) << v8.message();
   EXPECT_FALSE(std::get<UpsertPoolPolicy>(v8->op).policy.requeue_backoff.has_value());
@@ -88,6 +88,8 @@ TEST(RequeueBackoffTest, ImmediateRequeuesRoundTripAndVersion9ReadsNone) {
       serial::Unseal(EncodeCommand(Command{1, UpsertPoolPolicy{p}}), "command", kCommandVersion);
   ASSERT_TRUE(body.ok()) << body.message();
   std::string b = *body;
+  ASSERT_EQ(b.substr(b.size() - 8), std::string(8, '\0'));  // the version-14 submit limit, 0
+  b.resize(b.size() - 8);
   ASSERT_EQ(b.substr(b.size() - 4), std::string("\x04\x03\x02\x01", 4));
   b.resize(b.size() - 4);
   auto v9 = DecodeCommand(serial::Seal("command", 9, b));

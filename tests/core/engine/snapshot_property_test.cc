@@ -389,9 +389,10 @@ std::string AsVersion4(std::string_view sealed, std::string_view kind) {
   const size_t at = b.find(fields);
   EXPECT_NE(at, std::string::npos);
   EXPECT_EQ(b.find(fields, at + 1), std::string::npos);  // one PoolPolicy in the file
-  // And the version-10 (command 9) field after them: requeuingStrategy, absent (a 0 byte).
-  EXPECT_EQ(b[at + fields.size()], '\0');
-  b.erase(at, fields.size() + 1);
+  // And the version-10 (command 9) field after them: requeuingStrategy, absent (a 0 byte), and the
+  // version-15 (command 14) one: maxSubmittedPerNamespace, 0 (8 bytes).
+  EXPECT_EQ(b.substr(at + fields.size(), 9), std::string(9, '\0'));
+  b.erase(at, fields.size() + 9);
   return serial::Seal(kind, 4, b);
 }
 
