@@ -301,6 +301,10 @@ void RegisterServe(CLI::App& app, int* exit_code) {
               {"startupSeconds", st.seconds},
               {"restoreSeconds", st.restore_seconds},
               {"replaySeconds", st.replay_seconds}});
+    // What the data directory holds that the daemon could not make its user's alone.
+    for (const std::string& w : st.warnings)
+      LogEvent("warning", "a file of the data directory is not the daemon user's alone",
+               {{"detail", w}});
     if (st.migrated_from != 0)
       LogEvent("info", "journal migrated (a snapshot replaced the records of the older format)",
                {{"fromFormat", st.migrated_from}, {"toFormat", server::Journal::kFormatVersion}});
@@ -318,6 +322,10 @@ void RegisterServe(CLI::App& app, int* exit_code) {
     api.dashboard.ledger = meter->ledger;
     if (meter_job) api.extra_metrics = [job = meter_job.get()] { return job->MetricsText(); };
     api.dashboard.data_dir = *data;  // the dashboard's history survives a restart
+    api.dashboard.warn = [](const std::string& w) {
+      LogEvent("warning", "a file of the data directory is not the daemon user's alone",
+               {{"detail", w}});
+    };
     api.tls = tls;
     if (token_source) {
       api.dashboard.tokens = token_source;  // one table, reloaded for both

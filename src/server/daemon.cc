@@ -21,6 +21,10 @@ Millis Daemon::Now() const {
       .count();
 }
 
+std::chrono::steady_clock::time_point Daemon::SteadyNow() const {
+  return options_.steady_clock ? options_.steady_clock() : std::chrono::steady_clock::now();
+}
+
 // One record of the journal into `cluster`: format 2 (no `prepared`) plays its commands,
 // format 1 applies the mutation as a request.
 Status Daemon::ApplyRecord(Cluster& cluster, const Result<Mutation>& m, Result<CommandTape>& tape,
@@ -139,6 +143,7 @@ Result<std::unique_ptr<Daemon>> Daemon::Open(DaemonOptions options) {
   auto j = Journal::Open(d->options_.data_dir);
   if (!j.ok()) return j.status();
   d->journal_ = std::move(j).value();
+  d->startup_.warnings = d->journal_->warnings();
   d->cluster_ = std::make_unique<Cluster>(d->journal_->instance_id());
   auto last = d->Load(*d->cluster_, &d->startup_);
   if (!last.ok()) return last.status();
@@ -368,13 +373,14 @@ bool Daemon::SnapshotDue() const {
 void Daemon::MaybeSnapshot() {
   if (!SnapshotDue()) return;
   if (snapshot_busy_) return;  // taken once the one being stored is done
-  if (snapshot_retry_ms_ > 0 && Now() < snapshot_retry_at_) return;  // the last one failed
+  if (snapshot_retry_ms_ > 0 && SteadyNow() < snapshot_retry_at_) return;  // the last one failed
   CaptureLocked();
 }
 
 void Daemon::CaptureLocked() {
   capture_ = cluster_->CaptureSnapshot();
   capture_seq_ = journal_->last_seq();  // the state is the one after this record
+  ++snapshot_stats_.captures;
   capture_records_ = since_snapshot_;
   capture_bytes_ = since_snapshot_bytes_;
   capture_prior_objects_ = snapshot_objects_;
@@ -433,7 +439,7 @@ void Daemon::SnapshotLoop() {
       snapshot_retry_ms_ = snapshot_retry_ms_ == 0
                                ? kSnapshotRetryFirstMs
                                : std::min(2 * snapshot_retry_ms_, kSnapshotRetryMaxMs);
-      snapshot_retry_at_ = Now() + snapshot_retry_ms_;
+      snapshot_retry_at_ = SteadyNow() + std::chrono::milliseconds(snapshot_retry_ms_);
     }
     snapshot_busy_ = false;
     // The records applied while it was stored (a slow disk) may be a whole interval already: the

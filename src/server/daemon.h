@@ -31,6 +31,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "server/durability/journal.h"
 #include "server/http/watch_log.h"
@@ -57,6 +58,10 @@ struct DaemonOptions {
   static constexpr int64_t kDefaultSnapshotBytes = int64_t{256} << 20;
   static constexpr int64_t kMinSnapshotBytes = int64_t{1} << 20;
   int64_t snapshot_bytes = kDefaultSnapshotBytes;
+  // The clock of the daemon's own delays (a failed snapshot's back-off), not of the cluster:
+  // steady, so that the wall clock stepped back (NTP, a VM resumed) does not put them off.
+  // Tests; default std::chrono::steady_clock::now.
+  std::function<std::chrono::steady_clock::time_point()> steady_clock = nullptr;
 };
 
 struct StartupInfo {
@@ -69,6 +74,9 @@ struct StartupInfo {
   double seconds = 0;
   double restore_seconds = 0;  // reading and restoring the snapshot
   double replay_seconds = 0;   // replaying the records after it
+  // What the daemon could not make its user's alone in the data directory (Journal::warnings):
+  // `arbiter serve` logs each as a warning.
+  std::vector<std::string> warnings;
 };
 
 // Daemon::Read() gave up: what was applied before the read was not committed within the read
@@ -136,8 +144,9 @@ class Daemon {
   // Snapshots stored since start-up, and those that failed (the last failure's reason); the
   // records and their bytes since the last capture (carried over a restart: those replayed; a
   // failed snapshot's given back), the size of the last snapshot stored (or restored).
+  // `captures`: the states captured for a snapshot (each then stored or failed).
   struct SnapshotStats {
-    uint64_t stored = 0, failed = 0;
+    uint64_t captures = 0, stored = 0, failed = 0;
     std::string last_error;
     int64_t records_since = 0, bytes_since = 0, last_size = 0;
   };
@@ -153,6 +162,7 @@ class Daemon {
   explicit Daemon(DaemonOptions o) : options_(std::move(o)) {}
   std::atomic<bool (*)(int64_t seq)> defer_{nullptr};
   Millis Now() const;
+  std::chrono::steady_clock::time_point SteadyNow() const;
   void ClockLoop();
   // Restores the snapshot and replays the records after it into `cluster` (start-up, and the
   // rebuild after a journal failure); returns the last record's seq.
@@ -211,12 +221,13 @@ class Daemon {
   int64_t capture_records_ = 0, capture_bytes_ = 0;
   size_t capture_prior_objects_ = 0;
   // After a failed snapshot the next is captured at the first record due at or after
-  // snapshot_retry_at_ (cluster time): kSnapshotRetryFirstMs, doubled at each failure in a row
-  // to kSnapshotRetryMaxMs, none after a success. Not at the next record: a full disk would
-  // have every record capture the whole state again.
+  // snapshot_retry_at_ (steady time, SteadyNow: the wall clock stepped back an hour left it an
+  // hour away): kSnapshotRetryFirstMs, doubled at each failure in a row to kSnapshotRetryMaxMs,
+  // none after a success. Not at the next record: a full disk would have every record capture
+  // the whole state again.
   static constexpr Millis kSnapshotRetryFirstMs = 1000, kSnapshotRetryMaxMs = 300000;
   Millis snapshot_retry_ms_ = 0;
-  Millis snapshot_retry_at_ = std::numeric_limits<Millis>::min();
+  std::chrono::steady_clock::time_point snapshot_retry_at_;
   bool snapshot_busy_ = false;  // a capture waits or is being stored
   SnapshotStats snapshot_stats_;
   std::function<void()> snapshot_hook_;

@@ -7,13 +7,17 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "apps/run_command.h"
 #include "server/daemon.h"
@@ -36,6 +40,44 @@ struct FakeClock {
     return [this] { return now.load(); };
   }
 };
+
+// DaemonOptions::steady_clock: the daemon's own delays (a failed snapshot's back-off).
+struct FakeSteadyClock {
+  std::atomic<int64_t> ms{5000000};
+  std::function<std::chrono::steady_clock::time_point()> fn() {
+    return [this] { return std::chrono::steady_clock::time_point(std::chrono::milliseconds(ms)); };
+  }
+};
+
+// Sets the umask for a scope (restored when a failed ASSERT returns early too).
+class ScopedUmask {
+ public:
+  explicit ScopedUmask(mode_t mask) : was_(::umask(mask)) {}
+  ~ScopedUmask() { ::umask(was_); }
+  ScopedUmask(const ScopedUmask&) = delete;
+  ScopedUmask& operator=(const ScopedUmask&) = delete;
+
+ private:
+  mode_t was_;
+};
+
+mode_t Mode(const std::filesystem::path& p) {
+  struct stat st {};
+  EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;
+  return st.st_mode & 07777;
+}
+
+std::string Contents(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The warnings of `warnings` that hold `text`.
+size_t CountHolding(const std::vector<std::string>& warnings, const std::string& text) {
+  return static_cast<size_t>(std::count_if(warnings.begin(), warnings.end(), [&](auto& w) {
+    return w.find(text) != std::string::npos;
+  }));
+}
 
 // A budget with a `kb` KB annotation, its label `round` set to `round`.
 Mutation Budget(int kb, int round, bool create) {
@@ -314,18 +356,23 @@ TEST(SnapshotBytesTest, ASteadyWriterOfBigRecordsDoesNotOutrunTheCompaction) {
 
 // A snapshot that fails (here snapshot.bin.tmp cannot be made: a directory has its name) is not
 // stored and nothing is compacted, so the records and bytes it would have covered still count
-// toward the next one: given back, they call for it at the first record after a back-off (1 s
-// of the clock), where the counts were left at 0 and the next came a whole bound later (by
-// bytes, 1 MiB; by records, 5). Not at every record: the back-off doubles at each failure in a
-// row.
+// toward the next one: given back, they call for it at the first record after a back-off (1 s),
+// where the counts were left at 0 and the next came a whole bound later (by bytes, 1 MiB; by
+// records, 5). Not at every record: the back-off doubles at each failure in a row. The back-off
+// is timed on the steady clock, not the wall clock: the wall clock stepped back an hour (NTP) put
+// the retry an hour off, one stepped forward (a VM resumed) let it come at once. Captures are
+// counted (SnapshotStats::captures: taken under the lock, in the Mutate that records), so "no
+// capture" is checked at once, not by waiting for a failure that may not have come yet.
 TEST(SnapshotBytesTest, AFailedSnapshotLeavesTheTriggerArmed) {
   for (const bool by_bytes : {true, false}) {
     SCOPED_TRACE(by_bytes ? "by bytes" : "by records");
     const auto dir = Dir(by_bytes ? "failed-bytes" : "failed-records");
     FakeClock clock;
-    const DaemonOptions options =
-        by_bytes ? DaemonOptions{dir.string(), clock.fn(), 10000, false, 0, kMiB}
-                 : DaemonOptions{dir.string(), clock.fn(), 5, false, 0, 0};
+    FakeSteadyClock steady;
+    DaemonOptions options = by_bytes
+                                ? DaemonOptions{dir.string(), clock.fn(), 10000, false, 0, kMiB}
+                                : DaemonOptions{dir.string(), clock.fn(), 5, false, 0, 0};
+    options.steady_clock = steady.fn();
     auto d = Daemon::Open(options);
     ASSERT_TRUE(d.ok()) << d.message();
     Daemon& daemon = *d.value();
@@ -345,13 +392,12 @@ TEST(SnapshotBytesTest, AFailedSnapshotLeavesTheTriggerArmed) {
       auto r = daemon.Mutate(Budget(kb, ++round, false));
       ASSERT_TRUE(r.ok()) << r.error->message;
     };
-    // Until a record captures the state (the counts go to 0) or its snapshot failed already.
-    for (Daemon::SnapshotStats s; round < 20 && s.failed == 0 && (round == 0 || s.records_since);
-         s = daemon.snapshot_stats())
-      update();
+    // Until a record captures the state.
+    while (round < 20 && daemon.snapshot_stats().captures == 0) update();
     Daemon::SnapshotStats stats =
         wait_for([](const Daemon::SnapshotStats& s) { return s.failed > 0; });
-    ASSERT_EQ(stats.failed, 1u) << "no snapshot was tried";
+    ASSERT_EQ(stats.captures, 1u) << "no snapshot was tried";
+    ASSERT_EQ(stats.failed, 1u);
     EXPECT_EQ(stats.stored, 0u);
     EXPECT_NE(stats.last_error.find("snapshot.bin.tmp"), std::string::npos) << stats.last_error;
     if (by_bytes)
@@ -359,30 +405,37 @@ TEST(SnapshotBytesTest, AFailedSnapshotLeavesTheTriggerArmed) {
     else
       EXPECT_GE(stats.records_since, 5);
     const int64_t records = stats.records_since;
-    // Within the back-off: no capture, whatever the records.
+    // Within the back-off: no capture, whatever the records; nor with the wall clock an hour on
+    // (a VM resumed: the steady clock did not move).
     update();
     update();
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // (a snapshot tried would fail)
+    clock.now += 3600 * 1000;
+    update();
     stats = daemon.snapshot_stats();
+    EXPECT_EQ(stats.captures, 1u);
     EXPECT_EQ(stats.failed, 1u);
-    EXPECT_EQ(stats.records_since, records + 2);
-    // It fails again at the first record after it: the next back-off is 2 s.
-    clock.now += 1000;
+    EXPECT_EQ(stats.records_since, records + 3);
+    // It is tried again, and fails, at the first record after it, the wall clock stepped back two
+    // hours meanwhile (an hour before the failure): the next back-off is 2 s.
+    clock.now -= 2 * 3600 * 1000;
+    steady.ms += 1000;
     update();
+    EXPECT_EQ(daemon.snapshot_stats().captures, 2u);
     stats = wait_for([](const Daemon::SnapshotStats& s) { return s.failed == 2; });
     EXPECT_EQ(stats.failed, 2u);
-    EXPECT_GE(stats.records_since, records + 3);
+    EXPECT_GE(stats.records_since, records + 4);
     const int64_t records_again = stats.records_since;
-    clock.now += 1500;
+    steady.ms += 1500;
     update();
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
     stats = daemon.snapshot_stats();
+    EXPECT_EQ(stats.captures, 2u);
     EXPECT_EQ(stats.failed, 2u);
     EXPECT_EQ(stats.records_since, records_again + 1);
     // The disk lets it now: the next record after the back-off takes one, and it compacts.
     std::filesystem::remove_all(dir / "snapshot.bin.tmp");
-    clock.now += 1000;
+    steady.ms += 1000;
     update();
+    EXPECT_EQ(daemon.snapshot_stats().captures, 3u);
     stats = wait_for([](const Daemon::SnapshotStats& s) { return s.stored == 1; });
     EXPECT_EQ(stats.stored, 1u);
     EXPECT_EQ(stats.failed, 2u);
@@ -424,16 +477,12 @@ TEST(SnapshotBytesTest, SnapshotBytesBelowOneMebibyteAreRefused) {
 // The data directory holds every tenant's objects, and deleted ones stay in journal.db's free
 // pages (secure_delete=FAST) and in the older snapshot's file: the directory is made 0700 and
 // the daemon's files 0600, whatever the umask lets (they were 0755 and 0644: anybody's to
-// read). Files an older release made are made 0600 at start-up; a directory that exists keeps
-// its mode (the operator's).
+// read). Files an older release made are made 0600 at start-up, its -wal and -shm included
+// (SQLite deletes them at a clean close: an older release's crash left them); a directory that
+// exists keeps its mode (the operator's).
 TEST(SnapshotBytesTest, TheDataDirectoryAndItsFilesAreTheOwnersAlone) {
-  const mode_t umask_was = ::umask(022);
+  const ScopedUmask umask(022);
   const auto dir = Dir("modes");
-  auto mode = [](const std::filesystem::path& p) {
-    struct stat st {};
-    EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
-    return st.st_mode & 07777;
-  };
   const std::vector<std::string> files = {"journal.db", "journal.db-wal", "journal.db-shm",
                                           "LOCK",       "snapshot.bin",   "snapshot.bin.tmp",
                                           "history.db", "history.db-wal", "history.db-shm"};
@@ -445,30 +494,153 @@ TEST(SnapshotBytesTest, TheDataDirectoryAndItsFilesAreTheOwnersAlone) {
     d.value()->SnapshotNow();
     d.value()->SnapshotNow();  // the first one's file is kept as snapshot.bin.tmp
     ASSERT_EQ(d.value()->snapshot_stats().stored, 2u);
+    EXPECT_TRUE(d.value()->startup().warnings.empty());
     auto history = dashboard::HistoryStore::Open(dir.string(), 3);
     ASSERT_TRUE(history.ok()) << history.message();
-    EXPECT_EQ(mode(dir), 0700u);
-    for (const std::string& f : files) EXPECT_EQ(mode(dir / f), 0600u) << f;
+    EXPECT_TRUE(history.value()->warnings().empty());
+    EXPECT_EQ(Mode(dir), 0700u);
+    for (const std::string& f : files) EXPECT_EQ(Mode(dir / f), 0600u) << f;
   }
-  // As an older release left them.
+  // As an older release left them, after a crash: its -wal and -shm are there (0644 too), and
+  // not empty (SQLite itself gives an empty one the database's mode; a WAL of zeros holds no
+  // frame, a -shm is rebuilt).
   std::filesystem::permissions(dir, std::filesystem::perms(0755));
-  for (const std::string& f : files)
-    if (std::filesystem::exists(dir / f))
-      std::filesystem::permissions(dir / f, std::filesystem::perms(0644));
+  for (const std::string& f : files) {
+    if (!std::filesystem::exists(dir / f)) std::ofstream(dir / f) << std::string(4096, '\0');
+    ASSERT_GT(std::filesystem::file_size(dir / f), 0u) << f;
+    std::filesystem::permissions(dir / f, std::filesystem::perms(0644));
+    ASSERT_EQ(Mode(dir / f), 0644u) << f;
+  }
   {
     FakeClock clock;
     auto d = Daemon::Open({dir.string(), clock.fn(), 10000, false, 1.0, kMiB});
     ASSERT_TRUE(d.ok()) << d.message();
     auto history = dashboard::HistoryStore::Open(dir.string(), 3);
     ASSERT_TRUE(history.ok()) << history.message();
-    for (const std::string& f : files)
-      if (std::filesystem::exists(dir / f)) {
-        EXPECT_EQ(mode(dir / f), 0600u) << f;
-      }
-    EXPECT_EQ(mode(dir / "journal.db"), 0600u);
-    EXPECT_EQ(mode(dir), 0755u);
+    for (const std::string& f : files) EXPECT_EQ(Mode(dir / f), 0600u) << f;
+    EXPECT_EQ(Mode(dir), 0755u);
+    EXPECT_TRUE(d.value()->startup().warnings.empty());
+    EXPECT_TRUE(history.value()->warnings().empty());
   }
-  ::umask(umask_was);
+  // A directory the daemon makes is 0700 whatever the umask (0 here), and so are its files.
+  {
+    const ScopedUmask none(0);
+    const auto fresh = Dir("modes-umask-0") / "data";
+    FakeClock clock;
+    auto d = Daemon::Open({fresh.string(), clock.fn(), 10000, false, 1.0, kMiB});
+    ASSERT_TRUE(d.ok()) << d.message();
+    EXPECT_EQ(Mode(fresh), 0700u);
+    for (const std::string f : {"journal.db", "journal.db-wal", "journal.db-shm", "LOCK"})
+      EXPECT_EQ(Mode(fresh / f), 0600u) << f;
+  }
+}
+
+// chmod(name) followed symbolic links: with --data a shared directory, a link planted under a
+// daemon file's name (snapshot.bin.old -> ~/.somefile) had its target made 0600 at start-up,
+// and one named snapshot.bin.tmp had the snapshot written over its target. Now a link is left
+// as it is (its target's mode and bytes unchanged) and warned of; a snapshot is never written
+// through one (the link fails that snapshot and is removed: the next is stored); LOCK, whose
+// bytes are written over with the pid, is not opened through one (the daemon does not start).
+TEST(SnapshotBytesTest, ASymbolicLinkNamedLikeADaemonFileKeepsItsTargetAsItWas) {
+  const ScopedUmask umask(022);
+  const auto root = Dir("symlinks");
+  const auto dir = root / "data", outside = root / "outside";
+  std::filesystem::create_directories(dir);
+  std::filesystem::create_directories(outside);
+  const std::vector<std::string> names = {"snapshot.bin.old", "snapshot.bin.tmp"};
+  for (const std::string& name : names) {
+    std::ofstream(outside / name) << "the user's own " << name;
+    std::filesystem::permissions(outside / name, std::filesystem::perms(0644));
+  }
+  for (const std::string& name : names) std::filesystem::create_symlink(outside / name, dir / name);
+  auto targets_as_they_were = [&] {
+    for (const std::string& name : names) {
+      EXPECT_EQ(Mode(outside / name), 0644u) << name;
+      EXPECT_EQ(Contents(outside / name), "the user's own " + name) << name;
+    }
+  };
+  {
+    FakeClock clock;
+    auto d = Daemon::Open({dir.string(), clock.fn(), 10000, false, 1.0, kMiB});
+    ASSERT_TRUE(d.ok()) << d.message();
+    const std::vector<std::string>& warnings = d.value()->startup().warnings;
+    EXPECT_EQ(warnings.size(), 2u);
+    for (const std::string& name : names)
+      EXPECT_EQ(CountHolding(warnings, name + " is a symbolic link"), 1u) << name;
+    targets_as_they_were();
+    ASSERT_TRUE(d.value()->Mutate(Budget(1, 0, true)).ok());
+    d.value()->SnapshotNow();  // not through the link: fails, and the link goes
+    Daemon::SnapshotStats stats = d.value()->snapshot_stats();
+    EXPECT_EQ(stats.failed, 1u);
+    EXPECT_NE(stats.last_error.find("snapshot.bin.tmp"), std::string::npos) << stats.last_error;
+    d.value()->SnapshotNow();
+    d.value()->SnapshotNow();
+    stats = d.value()->snapshot_stats();
+    EXPECT_EQ(stats.failed, 1u);
+    EXPECT_EQ(stats.stored, 2u);
+    targets_as_they_were();
+    for (const std::string name : {"snapshot.bin", "snapshot.bin.tmp"})
+      EXPECT_FALSE(std::filesystem::is_symlink(dir / name)) << name;
+  }
+  // LOCK through a link: refused, its target not truncated nor chmodded.
+  std::filesystem::remove_all(root / "lockdata");
+  std::filesystem::create_directories(root / "lockdata");
+  std::ofstream(outside / "lock") << "the user's own lock";
+  std::filesystem::permissions(outside / "lock", std::filesystem::perms(0644));
+  std::filesystem::create_symlink(outside / "lock", root / "lockdata" / "LOCK");
+  FakeClock clock;
+  auto d = Daemon::Open({(root / "lockdata").string(), clock.fn(), 10000, false, 1.0, kMiB});
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.message().find("LOCK"), std::string::npos) << d.message();
+  EXPECT_EQ(Mode(outside / "lock"), 0644u);
+  EXPECT_EQ(Contents(outside / "lock"), "the user's own lock");
+}
+
+// A daemon file of another user (the daemon running as root, a file left by another account)
+// keeps the mode that user gave it, and is warned of; a snapshot.bin.tmp of another user is not
+// written (removed, the next snapshot's file is the daemon's). As root only (chown).
+TEST(SnapshotBytesTest, AnotherUsersFileIsWarnedOf) {
+  if (::geteuid() != 0) GTEST_SKIP() << "chown needs root";
+  const ScopedUmask umask(022);
+  const auto dir = Dir("others");
+  constexpr uid_t kNobody = 65534;
+  {
+    FakeClock clock;
+    auto d = Daemon::Open({dir.string(), clock.fn(), 10000, false, 1.0, kMiB});
+    ASSERT_TRUE(d.ok()) << d.message();
+    d.value()->SnapshotNow();
+    d.value()->SnapshotNow();
+    ASSERT_EQ(d.value()->snapshot_stats().stored, 2u);
+    ASSERT_TRUE(dashboard::HistoryStore::Open(dir.string(), 3).ok());
+  }
+  for (const std::string name : {"snapshot.bin.tmp", "history.db"}) {
+    ASSERT_EQ(::chown((dir / name).c_str(), kNobody, kNobody), 0) << name;
+    std::filesystem::permissions(dir / name, std::filesystem::perms(0644));
+  }
+  FakeClock clock;
+  auto d = Daemon::Open({dir.string(), clock.fn(), 10000, false, 1.0, kMiB});
+  ASSERT_TRUE(d.ok()) << d.message();
+  const std::vector<std::string>& warnings = d.value()->startup().warnings;
+  EXPECT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(CountHolding(warnings, "snapshot.bin.tmp belongs to uid 65534"), 1u)
+      << (warnings.empty() ? "" : warnings[0]);
+  EXPECT_EQ(Mode(dir / "snapshot.bin.tmp"), 0644u);
+  auto history = dashboard::HistoryStore::Open(dir.string(), 3);
+  ASSERT_TRUE(history.ok()) << history.message();
+  EXPECT_EQ(CountHolding(history.value()->warnings(), "history.db belongs to uid 65534"), 1u);
+  EXPECT_EQ(Mode(dir / "history.db"), 0644u);
+  // Not written: its snapshot fails, the file goes; the next snapshot's file is the daemon's.
+  d.value()->SnapshotNow();
+  EXPECT_EQ(d.value()->snapshot_stats().failed, 1u);
+  EXPECT_NE(d.value()->snapshot_stats().last_error.find("belongs to uid 65534"), std::string::npos)
+      << d.value()->snapshot_stats().last_error;
+  d.value()->SnapshotNow();
+  d.value()->SnapshotNow();
+  EXPECT_EQ(d.value()->snapshot_stats().stored, 2u);
+  struct stat st {};
+  ASSERT_EQ(::lstat((dir / "snapshot.bin.tmp").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, ::geteuid());
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
 }
 
 }  // namespace snapshot_bytes_test

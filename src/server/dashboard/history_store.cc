@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "adapters/sqlite/statement.h"
+#include "server/durability/owner_only.h"
 
 namespace arbiter::server::dashboard {
 
@@ -103,22 +104,24 @@ Result<Sample> SampleFromJson(const Json& j) {
 
 Result<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& dir, size_t capacity) {
   using R = Result<std::unique_ptr<HistoryStore>>;
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return R::Error("cannot create " + dir + ": " + ec.message());
+  if (Status s = MakeOwnerOnlyDir(dir, "the history's directory"); !s.ok()) return s;
   const std::string path = dir + "/history.db";
   // The owner's alone, as the journal's files (Journal::Open): tenants' quotas and usage. Made
-  // here, so that SQLite opens it rather than creating it 0644 (its -wal and -shm take its mode).
-  // (Those an older release made 0644 too, as far as the daemon may: not another owner's.)
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return R::Error("cannot open " + path + ": " + std::strerror(errno));
-  ::close(fd);
-  for (const std::string& name : {path, path + "-wal", path + "-shm"})
-    (void)::chmod(name.c_str(), 0600);
+  // here when it is not there (never through a symbolic link), so that SQLite opens it rather
+  // than creating it 0644 (its -wal and -shm take its mode). Those an older release made 0644
+  // are made 0600, as far as the daemon may: a symbolic link or another user's file keeps its
+  // mode, and is warned of (warnings()).
+  const int fd =
+      ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, kOwnerOnlyFileMode);
+  if (fd < 0 && errno != EEXIST)
+    return R::Error("cannot open " + path + ": " + std::strerror(errno));
+  if (fd >= 0) ::close(fd);
+  std::vector<std::string> warnings = MakeOwnerOnly({path, path + "-wal", path + "-shm"});
   sqlite3* db = nullptr;
   const int rc = sqlite3_open_v2(
       path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   std::unique_ptr<HistoryStore> st(new HistoryStore(db, path, capacity));
+  st->warnings_ = std::move(warnings);
   if (rc != SQLITE_OK)
     return R::Error("cannot open " + path + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
   sqlite3_busy_timeout(db, 5000);

@@ -24,13 +24,17 @@ Result<Sample> SampleFromJson(const Json& j);
 
 class HistoryStore {
  public:
-  // Opens (creating) DIR/history.db, keeping at most `capacity` samples.
+  // Opens (creating) DIR/history.db, keeping at most `capacity` samples. DIR is made 0700 if it
+  // is not there, history.db and its -wal and -shm 0600 (durability/owner_only.h).
   static Result<std::unique_ptr<HistoryStore>> Open(const std::string& dir, size_t capacity);
   ~HistoryStore();
   HistoryStore(const HistoryStore&) = delete;
   HistoryStore& operator=(const HistoryStore&) = delete;
 
   const std::string& path() const { return path_; }
+  // What Open left as it was, for the log: history.db or its -wal or -shm a symbolic link,
+  // another user's, or not to be made 0600.
+  const std::vector<std::string>& warnings() const { return warnings_; }
   // The newest `capacity` samples, oldest first. A row that does not decode is skipped.
   Result<std::vector<Sample>> Load();
   // Writes `batch` (ascending seq) in one transaction and deletes the rows beyond capacity.
@@ -44,6 +48,7 @@ class HistoryStore {
   sqlite3* db_;
   std::string path_;
   size_t capacity_;
+  std::vector<std::string> warnings_;
 };
 
 }  // namespace arbiter::server::dashboard

@@ -183,7 +183,8 @@ void RegisterRoutes(HttpServer& s, Daemon& d, DashboardOptions o) {
   const ViewerAuth viewer{opts};
   // The history the daemon keeps for the dashboard (history.h), sampled by its own thread, which
   // lives as long as the routes (joined when the server is destroyed).
-  auto sampler = std::make_shared<HistorySampler>(d, History(), nullptr, opts->data_dir);
+  auto sampler =
+      std::make_shared<HistorySampler>(d, History(), nullptr, opts->data_dir, opts->warn);
   HistoryRoute(s, d, viewer, sampler);
   ClusterViewRoutes(s, d, viewer, sampler);
   BillRoutes(s, opts, viewer);

@@ -16,6 +16,7 @@
 //                        with a data_dir; "store": its path (admins), restored samples, last error
 #pragma once
 
+#include <functional>
 #include <optional>
 
 #include "server/daemon.h"
@@ -32,6 +33,8 @@ struct DashboardOptions {
   std::string
       ledger;  // arbiter serve --ledger: the bills page's ledger (server/billing/ledger_bills.h)
   std::string data_dir;  // arbiter serve --data: the history kept in DIR/history.db ("": memory)
+  // Told what could not be made the daemon user's alone there (HistoryStore::warnings): the log.
+  std::function<void(const std::string&)> warn;
 };
 
 void RegisterRoutes(HttpServer& s, Daemon& d, DashboardOptions o);

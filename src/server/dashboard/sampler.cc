@@ -12,7 +12,8 @@ constexpr auto kBatchWait = std::chrono::seconds(10);
 }  // namespace
 
 HistorySampler::HistorySampler(Daemon& d, History history, std::function<Millis()> clock,
-                               std::string store_dir)
+                               std::string store_dir,
+                               const std::function<void(const std::string&)>& warn)
     : d_(d),
       clock_(std::move(clock)),
       history_(std::move(history)),
@@ -26,6 +27,8 @@ HistorySampler::HistorySampler(Daemon& d, History history, std::function<Millis(
     };
   if (!store_dir_.empty()) {
     auto store = HistoryStore::Open(store_dir_, history_.capacity());
+    if (store.ok() && warn)
+      for (const std::string& w : (*store)->warnings()) warn(w);
     auto samples = store.ok() ? (*store)->Load() : Result<std::vector<Sample>>(store.status());
     if (samples.ok()) {
       store_ = std::move(store).value();

@@ -24,8 +24,10 @@ namespace arbiter::server::dashboard {
 class HistorySampler {
  public:
   // `clock`: Unix ms (default: the system clock). `store_dir` "": the history in memory only.
+  // `warn` is told the store's warnings (HistoryStore::warnings), once, in the constructor.
   explicit HistorySampler(Daemon& d, History history = History(),
-                          std::function<Millis()> clock = nullptr, std::string store_dir = "");
+                          std::function<Millis()> clock = nullptr, std::string store_dir = "",
+                          const std::function<void(const std::string&)>& warn = nullptr);
   ~HistorySampler();
   HistorySampler(const HistorySampler&) = delete;
   HistorySampler& operator=(const HistorySampler&) = delete;

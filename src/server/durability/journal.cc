@@ -17,6 +17,7 @@
 #include <random>
 
 #include "adapters/sqlite/statement.h"
+#include "server/durability/owner_only.h"
 
 namespace arbiter::server {
 
@@ -37,7 +38,7 @@ constexpr const char* kFormatPrefix = "arbiter-journal ";
 constexpr const char* kSnapshotFile = "snapshot.bin";
 constexpr const char* kSnapshotPrefix = "arbiter-snapshot 1 ";
 // The mode of every file in the data directory (which Open makes 0700): the owner's alone.
-constexpr mode_t kFileMode = 0600;
+constexpr mode_t kFileMode = kOwnerOnlyFileMode;
 
 // Writes all of `data` to `fd`; false (errno set) on an error.
 bool WriteAll(int fd, std::string_view data) {
@@ -55,9 +56,15 @@ bool WriteAll(int fd, std::string_view data) {
 // length given once known), the bytes `write` gives (through a buffer), synced to disk.
 Status WriteSnapshotFile(const std::string& path, int64_t seq,
                          const Journal::SnapshotWriter& write) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, kFileMode);
+  // Not through a symbolic link (a planted one fails the snapshot, and is removed).
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, kFileMode);
   if (fd < 0) return Status::Internal("snapshot: cannot create " + path + ": " + strerror(errno));
-  (void)::fchmod(fd, kFileMode);  // it may be an older snapshot's, made by an older release
+  // It may be an older snapshot's, made 0644 by an older release. Another user's, or one that
+  // cannot be made 0600, is not written (StoreSnapshot removes it: the next is the daemon's).
+  if (std::string w = MakeOwnerOnly(fd, path); !w.empty()) {
+    ::close(fd);
+    return Status::Internal("snapshot: " + w);
+  }
   auto head = [&](uint64_t length) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%020llu\n", static_cast<unsigned long long>(length));
@@ -160,33 +167,14 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& dir) {
   // The directory and the files are the daemon user's alone: every tenant's objects are in them,
   // and deleted ones stay readable in free pages until reused (secure_delete=FAST, below) and in
   // the older snapshot's file. Made with the defaults (0755, 0644) they were anybody's to read.
-  // A directory that exists keeps its mode (the operator's: `--data .` is somebody's directory);
-  // the files are made 0600, those of older releases included.
-  std::error_code ec;
-  const bool made = std::filesystem::create_directories(dir, ec);
-  if (!ec && made)
-    std::filesystem::permissions(dir, std::filesystem::perms::owner_all,
-                                 std::filesystem::perm_options::replace, ec);
-  if (ec)
-    return Result<std::unique_ptr<Journal>>::Error("cannot create --data " + dir + ": " +
-                                                   ec.message());
+  // A directory that exists keeps its mode (the operator's: `--data .` is somebody's directory).
+  if (Status s = MakeOwnerOnlyDir(dir, "--data"); !s.ok()) return s;
   std::unique_ptr<Journal> j(new Journal());
   const std::string path = dir + "/journal.db";
   j->path_ = path;
   j->dir_ = dir;
   if (Status s = j->Lock(); !s.ok()) return s;
-  // journal.db made here, so that SQLite opens it rather than creating it 0644 (its -wal and
-  // -shm take its mode). The files there (an older release's, a spare snapshot) are made 0600
-  // too, as far as the daemon may (a file of another owner keeps the mode that owner gave it).
-  const int db_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, kFileMode);
-  if (db_fd < 0)
-    return Result<std::unique_ptr<Journal>>::Error("cannot open " + path + ": " +
-                                                   std::strerror(errno));
-  ::close(db_fd);
-  for (const std::string& name :
-       {path, path + "-wal", path + "-shm", dir + "/" + kSnapshotFile,
-        dir + "/" + kSnapshotFile + ".tmp", dir + "/" + kSnapshotFile + ".old"})
-    (void)::chmod(name.c_str(), kFileMode);
+  if (Status s = j->MakeFilesOwnerOnly(); !s.ok()) return s;
   if (sqlite3_open_v2(path.c_str(), &j->db_,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       nullptr) != SQLITE_OK)
@@ -275,14 +263,35 @@ Journal::~Journal() {
   if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock
 }
 
+// journal.db made here when it is not there (never through a symbolic link), so that SQLite
+// opens it rather than creating it 0644 (its -wal and -shm take its mode). The daemon's files
+// there (an older release's 0644 ones, a spare snapshot) are made 0600 too, as far as the daemon
+// may: a symbolic link named like one (its target is not the daemon's to chmod: a planted
+// `snapshot.bin.old -> ~/.somefile`) and another user's file keep their modes, and are warned
+// of (warnings()).
+Status Journal::MakeFilesOwnerOnly() {
+  const int fd =
+      ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, kFileMode);
+  if (fd < 0 && errno != EEXIST)
+    return Status::Internal("cannot create " + path_ + ": " + std::strerror(errno));
+  if (fd >= 0) ::close(fd);
+  const std::string snapshot = dir_ + "/" + kSnapshotFile;
+  for (std::string& w : MakeOwnerOnly(
+           {path_, path_ + "-wal", path_ + "-shm", snapshot, snapshot + ".tmp", snapshot + ".old"}))
+    warnings_.push_back(std::move(w));
+  return Status::Ok();
+}
+
 // A second daemon on the same directory used to start, serve a copy of the state and turn
 // read-only at its first write (its record numbers taken by the first's). The lock is the
 // kernel's: it goes with the process, a crash included. The file holds the holder's pid.
 Status Journal::Lock() {
   const std::string lock = dir_ + "/LOCK";
-  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, kFileMode);
+  // Not through a symbolic link: the pid is written over the file's bytes.
+  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, kFileMode);
   if (lock_fd_ < 0) return Status::Internal("cannot open " + lock + ": " + std::strerror(errno));
-  (void)::fchmod(lock_fd_, kFileMode);  // an older release made it 0644
+  // An older release made it 0644.
+  if (std::string w = MakeOwnerOnly(lock_fd_, lock); !w.empty()) warnings_.push_back(std::move(w));
   if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     if (err != EWOULDBLOCK)

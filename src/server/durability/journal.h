@@ -101,9 +101,15 @@ class Journal {
   static constexpr size_t kMarkCount = sizeof(kMarks) / sizeof(kMarks[0]);
 
   // Opens (creating) DIR/journal.db. A new journal gets a random 8-hex-digit instance id. A
-  // journal of a newer format than kFormatVersion, or of no known format, is refused.
+  // journal of a newer format than kFormatVersion, or of no known format, is refused. DIR is
+  // made 0700 if it is not there; the files (journal.db and its -wal and -shm, LOCK,
+  // snapshot.bin*) are made 0600 (owner_only.h).
   static Result<std::unique_ptr<Journal>> Open(const std::string& dir);
   ~Journal();
+
+  // What Open left as it was, for the log: a daemon file that is a symbolic link, another
+  // user's, or could not be made 0600 (MakeOwnerOnly's warnings).
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
   const std::string& instance_id() const { return instance_id_; }
   int format_version() const { return format_version_; }
@@ -223,6 +229,8 @@ class Journal {
 
   // Holds the data directory's LOCK (flock) for the journal's life: one daemon a directory.
   Status Lock();
+  // Open's: journal.db made 0600 if it is not there, the daemon's files there made 0600.
+  Status MakeFilesOwnerOnly();
 
   sqlite3* db_ = nullptr;
   int lock_fd_ = -1;
@@ -230,6 +238,7 @@ class Journal {
   std::string instance_id_;
   int format_version_ = 0;
   int64_t through_[kMarkCount] = {};  // kMarks' values, in order
+  std::vector<std::string> warnings_;
 
   mutable std::mutex mu_;
   std::condition_variable work_cv_, durable_cv_;
