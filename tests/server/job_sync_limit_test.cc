@@ -266,8 +266,8 @@ TEST(JobSyncLimit, ARefusedCreateBacksOffRatherThanRetryingAtOnce) {
   EXPECT_EQ(j.AdvanceWhileDue(kT0 + 1 + 1000), 1);
   EXPECT_EQ(j.live.NextDue(), std::optional<Millis>(kT0 + 1 + 1000 + 2000));
   j.Apply(fixtures::Delete(kT0 + 1500 + 1000, "LimitRange", "default", "floor"));
-  EXPECT_EQ(CountPods(j.live, "refused").active, 500);  // then 500 a sync again
-  EXPECT_EQ(j.AdvanceWhileDue(kT0 + 2500), 3);
+  EXPECT_EQ(CountPods(j.live, "refused").active, 0);  // the retry is the clock's (format 9)
+  EXPECT_EQ(j.AdvanceWhileDue(kT0 + 3001), 4);        // then 500 an advance
   EXPECT_EQ(CountPods(j.live, "refused").active, 2000);
 }
 
@@ -476,7 +476,9 @@ TEST(JobSyncLimit, ARestoredRefusedFillWaitsForItsRetry) {
     };
     both(Advance(kT0 + 2 + 1000));  // refused again: +2 s
     both(fixtures::Delete(kT0 + 3500, "LimitRange", "default", "floor"));
-    EXPECT_EQ(CountPods(restored, "wide").active, 1000);  // the retry, at the next mutation
+    EXPECT_EQ(CountPods(restored, "wide").active, 500);  // the retry: the clock's
+    both(Advance(kT0 + 3500));
+    EXPECT_EQ(CountPods(restored, "wide").active, 1000);
     for (Millis t = kT0 + 3500; t < kT0 + 3510; ++t) both(Advance(t));
     EXPECT_EQ(CountPods(restored, "wide").active, 1800);
     EXPECT_EQ(fixtures::JobsAndPods(restored), fixtures::JobsAndPods(live));
@@ -595,6 +597,160 @@ TEST(JobSyncLimit, TheDaemonsClockMakesTheRestAndARestartReplaysIt) {
   EXPECT_EQ(d.value()->Read([](const Cluster& c) { return c.store().Save(); }), saved);
   d.value()->Stop();
   std::filesystem::remove_all(dir);
+}
+
+// A floor no Job pod below meets (LimitRanger refuses their creates, 403).
+Json Floor(const std::string& ns) {
+  return {{"apiVersion", "v1"},
+          {"kind", "LimitRange"},
+          {"metadata", {{"name", "floor"}, {"namespace", ns}}},
+          {"spec", {{"limits", {{{"type", "Container"}, {"min", {{"cpu", "1"}}}}}}}}};
+}
+
+// Refused Jobs are retried when their back-off is due, by the clock's advances (journal format
+// 9), not at another tenant's create: under format 8 each of its creates tried every refused Job
+// again (a full create each, its FailedCreate event written), and made their pods once a place
+// freed, inside that request.
+TEST(JobSyncLimit, RefusedJobsAreRetriedByTheClockNotByAnotherTenantsCreate) {
+  for (const int format : {8, Journal::kFormatVersion}) {
+    SCOPED_TRACE("format " + std::to_string(format));
+    Journaled j;
+    j.format = format;
+    j.Apply(Create(kT0, Namespace("default")));
+    j.Apply(Create(kT0, Namespace("other")));
+    j.Apply(Create(kT0, BigNode()));
+    j.Apply(Create(kT0, Floor("default")));
+    constexpr int kJobs = 60;
+    for (int i = 0; i < kJobs; ++i)
+      j.Apply(Create(kT0 + 1, JobOf("r" + std::to_string(100 + i), {{"parallelism", 1}})));
+    auto made = [&] {
+      int n = 0;
+      for (int i = 0; i < kJobs; ++i) n += CountPods(j.live, "r" + std::to_string(100 + i)).active;
+      return n;
+    };
+    ASSERT_EQ(made(), 0);
+    // Another tenant's create, their retries due or not: format 8 retried each (its event written
+    // again), format 9 none.
+    const uint64_t rv = j.live.store().resource_version();
+    j.Apply(Create(kT0 + 2, fixtures::PodIn("other", "p1", 0)));
+    const uint64_t writes = j.live.store().resource_version() - rv;
+    if (format == 8) {
+      EXPECT_GT(writes, 20u);  // (FailedCreate events: combined, counted)
+    } else {
+      EXPECT_LT(writes, 5u);
+    }
+    j.Apply(fixtures::Delete(kT0 + 3, "LimitRange", "default", "floor"));  // a place frees
+    j.Apply(Create(kT0 + 5000, fixtures::PodIn("other", "p2", 0)));        // retries due now
+    if (format == 8) {
+      EXPECT_EQ(made(), kJobs);  // (made in those requests, as that release did)
+      continue;
+    }
+    EXPECT_EQ(made(), 0);
+    EXPECT_EQ(j.live.NextDue(), std::optional<Millis>(kT0 + 1 + 1000));  // (their retries)
+    j.Apply(Advance(kT0 + 5000));  // the clock's: each retried, its pod made
+    EXPECT_EQ(made(), kJobs);
+    EXPECT_EQ(fixtures::JobsAndPods(j.replica), fixtures::JobsAndPods(j.live));
+  }
+}
+
+// Ten Jobs filling at once: each advance makes at most kMaxPodCreateDeletePerAdvance pods across
+// them all (format 8's made 500 of each: 5,000 in one record), in turns (the Job waiting longest
+// first), and all are made.
+TEST(JobSyncLimit, FillingJobsShareTheAdvancesBudgetInTurnsAndAllFinish) {
+  Journaled j;
+  j.Apply(Create(kT0, Namespace("default")));
+  j.Apply(Create(kT0, BigNode()));
+  Json big2 = BigNode();
+  big2["metadata"]["name"] = "big2";
+  j.Apply(Create(kT0, big2));
+  constexpr int kJobs = 10, kEach = 2000;
+  auto name = [](int i) { return "f" + std::to_string(i); };
+  for (int i = 0; i < kJobs; ++i)
+    j.Apply(Create(kT0 + 1, JobOf(name(i), {{"parallelism", kEach}, {"completions", kEach}})));
+  for (int i = 0; i < kJobs; ++i) ASSERT_EQ(CountPods(j.live, name(i)).active, 500);
+  j.most_made = 0;
+  int advances = 0;
+  for (Millis t = kT0 + 2; advances < 100; ++t) {
+    const auto due = j.live.NextDue();
+    if (!due || *due > t) break;
+    j.Apply(Advance(t));
+    ++advances;
+    int least = kEach, most = 0;
+    for (int i = 0; i < kJobs; ++i) {
+      const int n = CountPods(j.live, name(i)).active;
+      least = std::min(least, n);
+      most = std::max(most, n);
+    }
+    EXPECT_LE(most - least, 500) << "after advance " << advances;  // (in turns)
+  }
+  EXPECT_EQ(j.most_made, Cluster::kMaxPodCreateDeletePerAdvance);
+  EXPECT_EQ(advances, kJobs * (kEach - 500) / 500);
+  for (int i = 0; i < kJobs; ++i) {
+    EXPECT_EQ(CountPods(j.live, name(i)).active, kEach) << name(i);
+    EXPECT_EQ(JobStatus(j.live, name(i)).value("active", 0), kEach) << name(i);
+  }
+  EXPECT_EQ(fixtures::JobsAndPods(j.replica), fixtures::JobsAndPods(j.live));
+  EXPECT_EQ(j.replica.decision_digest(), j.live.decision_digest());
+}
+
+// A write of a filling Job that leaves its spec alone (a label, an annotation) makes none of its
+// pods (a tenant patching its own Job in a loop would else make 500 a request, faster than the
+// clock); one that changes its spec (metadata.generation) syncs it at once.
+TEST(JobSyncLimit, ALabelPatchOfAFillingJobMakesNoPodsASpecChangeDoes) {
+  Journaled j;
+  j.Apply(Create(kT0, Namespace("default")));
+  j.Apply(Create(kT0, BigNode()));
+  j.Apply(Create(kT0 + 1, JobOf("wide", {{"parallelism", 3000}, {"completions", 3000}})));
+  ASSERT_EQ(CountPods(j.live, "wide").active, 500);
+  for (int i = 0; i < 5; ++i) {
+    Json job = *j.live.store().Get("Job", "default", "wide");
+    job["metadata"]["labels"]["round"] = std::to_string(i);
+    job["metadata"]["annotations"]["note"] = std::to_string(i);
+    j.Apply(Update(kT0 + 2 + i, job));
+    EXPECT_EQ(j.live.store().Get("Job", "default", "wide")->at("metadata").value("generation", 0),
+              1);
+  }
+  EXPECT_EQ(CountPods(j.live, "wide").active, 500);
+  EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 500);
+  Json job = *j.live.store().Get("Job", "default", "wide");
+  job["spec"]["parallelism"] = 2500;
+  j.Apply(Update(kT0 + 10, job));
+  EXPECT_EQ(CountPods(j.live, "wide").active, 1000);
+  EXPECT_EQ(j.AdvanceWhileDue(kT0 + 10), 3);
+  EXPECT_EQ(CountPods(j.live, "wide").active, 2500);
+  EXPECT_EQ(fixtures::JobsAndPods(j.replica), fixtures::JobsAndPods(j.live));
+}
+
+// A restart in the middle of the clock's turns (snapshot, restore) goes on with the Job whose turn
+// is next, as without the restart: the same commands at each later mutation, the same snapshot at
+// the end.
+TEST(JobSyncLimit, ARestoreMidTurnsGoesOnAsWithoutIt) {
+  Cluster live("0000abcd");
+  Ok(live, Create(kT0, Namespace("default")));
+  Ok(live, Create(kT0, BigNode()));
+  for (const char* name : {"a", "b", "c", "d"})
+    Ok(live, Create(kT0 + 1, JobOf(name, {{"parallelism", 1500}, {"completions", 1500}})));
+  Ok(live, Advance(kT0 + 2));  // a's turn
+  Ok(live, Advance(kT0 + 3));  // b's
+  ASSERT_EQ(CountPods(live, "a").active, 1000);
+  ASSERT_EQ(CountPods(live, "b").active, 1000);
+  ASSERT_EQ(CountPods(live, "c").active, 500);
+  const std::string snap = live.Snapshot();
+  Cluster restored("0000abcd");
+  ASSERT_TRUE(restored.Restore(snap).ok());
+  EXPECT_EQ(restored.NextDue(), live.NextDue());
+  auto both = [&](const Mutation& m) {
+    Ok(live, m);
+    Ok(restored, m);
+    EXPECT_EQ(restored.TakeTape(), live.TakeTape()) << m.Encode();
+  };
+  both(Advance(kT0 + 4));  // c's turn, not a's
+  EXPECT_EQ(CountPods(restored, "c").active, 1000);
+  EXPECT_EQ(CountPods(restored, "a").active, 1000);
+  for (Millis t = kT0 + 5; t < kT0 + 20; ++t) both(Advance(t));
+  for (const char* name : {"a", "b", "c", "d"}) EXPECT_EQ(CountPods(restored, name).active, 1500);
+  EXPECT_EQ(fixtures::JobsAndPods(restored), fixtures::JobsAndPods(live));
+  EXPECT_EQ(restored.Snapshot(), live.Snapshot());
 }
 
 }  // namespace job_sync_limit_test

@@ -196,6 +196,18 @@ MutationResult Cluster::ApplyShared(const Mutation& m, const Prepared* prepared)
 MutationResult Cluster::ApplySteps(const Mutation& m, const Prepared* prepared) {
   MutationResult r;
   if (!play_) tape_.Clear();
+  // A Job's metadata.generation before this mutation (its spec's changes bump it): -1 if none.
+  const KindInfo* kind = FindKind(m.kind);
+  const bool job = kind && kind->id == KindId::kJob;
+  int64_t generation_was = -1;
+  if (job && (m.op == Mutation::Op::kCreate || m.op == Mutation::Op::kUpdate)) {
+    const Json meta = m.object.is_object() ? m.object.value("metadata", Json::object()) : Json();
+    std::string ns = m.namespace_, name = m.name;
+    if (ns.empty() && meta.is_object()) ns = meta.value("namespace", "");
+    if (name.empty() && meta.is_object()) name = meta.value("name", "");
+    if (const Json* was = store_.Get("Job", ns.empty() ? "default" : ns, name))
+      generation_was = was->at("metadata").value("generation", int64_t{1});
+  }
   switch (m.op) {
     case Mutation::Op::kCreate:
     case Mutation::Op::kUpdate:
@@ -210,15 +222,16 @@ MutationResult Cluster::ApplySteps(const Mutation& m, const Prepared* prepared) 
   }
   if (!r.ok() || m.dry_run) return r;
   // The Job controller's turn, at the same instant (its own creates and deletes are Put and
-  // Delete steps of this mutation: a replay makes them again). A Job filling is the clock's, or
-  // this mutation's if it wrote that Job (RunJobs).
+  // Delete steps of this mutation: a replay makes them again). A Job filling or retrying is the
+  // clock's, or this mutation's if it created, deleted, or changed the spec of that Job (RunJobs;
+  // a label or status write leaves it to the clock).
   std::optional<ObjectStore::Key> own;
-  if (const KindInfo* k = FindKind(m.kind); k && k->id == KindId::kJob) {
-    if (r.stored)  // (a create's name is in its object)
+  if (job) {
+    if (!r.stored || m.op == Mutation::Op::kDelete)
+      own = ObjectStore::Key{m.namespace_.empty() ? "default" : m.namespace_, m.name};
+    else if (r.stored->at("metadata").value("generation", int64_t{1}) != generation_was)
       own = ObjectStore::Key{r.stored->at("metadata").value("namespace", ""),
                              r.stored->at("metadata").value("name", "")};
-    else
-      own = ObjectStore::Key{m.namespace_.empty() ? "default" : m.namespace_, m.name};
   }
   RunJobs(m.time, m.op == Mutation::Op::kAdvance, own);
   if (!terminating_namespaces_.empty()) PurgeNamespaces();

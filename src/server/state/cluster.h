@@ -205,12 +205,19 @@ class Cluster {
   // at once (JobRules::kCurrent). On: as the releases of journal formats 1-7 did, every pod in one
   // sync (JobRules::kFormat7).
   void SetFormat7Rules(bool on) { format7_rules_ = on; }
-  // The rule journal format 9 brought. Off (the default): a Job whose last sync left more pods to
-  // make or delete than one sync may (a fill, jobs_more_) is synced by the clock's advances alone,
-  // and by a mutation of the Job object itself (its update or delete takes effect at once), not
-  // by whatever other mutation (another tenant's pod create) comes first. On: as the releases of
-  // journal format 8 did, by any mutation (every Job due is synced after each).
+  // The rules journal format 9 brought. Off (the default): a Job whose last sync left more pods
+  // to make or delete than one sync may (a fill, jobs_more_) or whose create was refused (a retry,
+  // jobs_retry_) is synced by the clock's advances alone (a retry once its back-off is over), at
+  // most kMaxPodCreateDeletePerAdvance pods made or deleted (or creates refused) by one advance
+  // across all of them, oldest due first; and by a write of the Job itself that changed its spec
+  // (metadata.generation) or deletes it, which takes effect at once; not by whatever other
+  // mutation (another tenant's pod create, a label patch) comes first. On: as the releases of
+  // journal format 8 did, by any mutation (every Job due or refused is synced after each).
   void SetFormat8Rules(bool on) { format8_rules_ = on; }
+  // The clock's budget for the fills and retries of one advance (journal format 9, RunJobs): pods
+  // made or deleted, and creates refused, across all Jobs; a sync within it makes at most what is
+  // left. As one Job's sync (kube's MaxPodCreateDeletePerSync): an advance stays ~50 ms.
+  static constexpr int64_t kMaxPodCreateDeletePerAdvance = 500;
   // All of the above for a record written by journal format `format` (Journal::RecordFormat):
   // the rules of that format; kFormatVersion's (all off) for what is appended now.
   void SetRecordFormat(int format);
@@ -347,12 +354,15 @@ class Cluster {
   // Only the Jobs that may have moved are synced (jobs_dirty_: their object or pods changed since
   // their last sync; jobs_retry_: a create was refused; job_due_: their deadline or back-off is
   // due), in name order: as a controller syncing every Job at every mutation would, since a sync
-  // of an unchanged Job changes nothing. A Job being filled (jobs_more_) is synced only by the
-  // clock's advance (`advance`) and by a mutation of its own object (`own`, the Job the mutation
-  // wrote), SetFormat8Rules.
+  // of an unchanged Job changes nothing. A Job being filled or retried (jobs_more_, jobs_retry_)
+  // is synced only by the clock's advance (`advance`, within its budget) and by a mutation of its
+  // own object that changed its spec or deletes it (`own`), SetFormat8Rules.
   void RunJobs(Millis t, bool advance, const std::optional<ObjectStore::Key>& own);
   void NoteTouchedJobs();
-  bool SyncJob(Millis t, const ObjectStore::Key& key);  // true if its pods went or are going
+  // True if its pods went or are going. `limit`: at most so many pods made or deleted
+  // (PlanJob's); `ops` grows by the pods made, deleted, and a refused create.
+  bool SyncJob(Millis t, const ObjectStore::Key& key, int64_t limit, int64_t* ops);
+  bool JobHeld(const ObjectStore::Key& key) const;  // a fill or retry (RunJobs)
   // Its crash-looping pods' container statuses brought to `t` (restartPolicy OnFailure:
   // pod_status.h); returns when the next of them changes.
   std::optional<Millis> RefreshRestarts(Millis t, const std::string& ns, const std::string& uid);
@@ -550,9 +560,10 @@ class Cluster {
   std::map<ObjectStore::Key, std::pair<int64_t, Millis>> job_refusals_;
   std::map<ObjectStore::Key, Millis> job_due_;
   // The Jobs whose last sync left more pods to make or delete than one sync may (JobPlan::more,
-  // not refused): due at that sync's instant, and the clock's to sync (RunJobs). Snapshots keep it
-  // ("jobsMore", journal format 9).
-  std::set<ObjectStore::Key> jobs_more_;
+  // not refused), with that sync's instant: due then, and the clock's to sync (RunJobs), the
+  // longest waiting first. Snapshots keep it ("jobsMore": [[namespace, job], instant] rows,
+  // journal format 9), so a restore resumes the clock's round where it was.
+  std::map<ObjectStore::Key, Millis> jobs_more_;
   std::set<std::pair<Millis, ObjectStore::Key>> job_due_queue_;
   struct JobPodTables;  // by the Job's namespace and uid (cluster_jobs.cc)
   std::unique_ptr<JobPodTables> job_pods_;

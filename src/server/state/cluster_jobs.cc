@@ -328,36 +328,70 @@ void Cluster::NoteTouchedJobs() {
             {job->at("metadata").value("namespace", ""), job->at("metadata").value("name", "")});
 }
 
+bool Cluster::JobHeld(const ObjectStore::Key& key) const {
+  return !format8_rules_ && (jobs_more_.count(key) || jobs_retry_.count(key));
+}
+
 void Cluster::RunJobs(Millis t, bool advance, const std::optional<ObjectStore::Key>& own) {
   ReleaseJobPods(t);
   NoteTouchedJobs();
-  jobs_dirty_.insert(jobs_retry_.begin(), jobs_retry_.end());
-  for (auto it = job_due_queue_.begin(); it != job_due_queue_.end() && it->first <= t; ++it)
-    jobs_dirty_.insert(it->second);
-  // A Job being filled (more pods to make or delete than one sync may, jobs_more_) is due at
-  // once, and the clock's: its next 500 are made by the clock's next advance, a record of its
-  // own, not inside another tenant's request that came first (journal format 9; format 8 synced
-  // it at any mutation). A mutation of the Job itself (an update, a delete) syncs it at once; its
-  // pods' changes wait for that advance (a preemption of one of its pods in another tenant's
-  // request would else make the next 500 there).
-  const bool fills = advance || format8_rules_;
-  auto held = [&](const ObjectStore::Key& key) {
-    return !fills && jobs_more_.count(key) && (!own || *own != key);
+  // A Job being filled (more pods to make or delete than one sync may, jobs_more_) or whose
+  // create was refused (jobs_retry_) is the clock's (journal format 9): its next pods are made by
+  // an advance, a record of its own, once due (a fill at once, a retry after its back-off), not
+  // inside another tenant's request that came first, nor by its pods' changes (a preemption in
+  // another tenant's request, a place freed). One advance makes or deletes at most
+  // kMaxPodCreateDeletePerAdvance pods across all of them, the longest waiting first (the due
+  // queue's order: a Job synced goes to its end), the rest at the next advances. A write of the
+  // Job that changed its spec or deletes it (`own`) syncs it at once, a sync's worth. Format 8
+  // synced every Job refused or due after any mutation.
+  const auto held = [&](const ObjectStore::Key& key) {
+    return JobHeld(key) && (!own || *own != key);
   };
-  // Once each, in name order; a Job that an earlier sync changed (its pods preempted, say) is
-  // synced in this turn if it comes later, else at the next mutation. A Job that deleted pods is
-  // synced again at once (a few times at most): pods that exit at once are gone, and its
-  // FailureTarget becomes Failed, its SuccessCriteriaMet Complete, as kube's next sync would.
-  std::optional<ObjectStore::Key> last;
-  while (true) {
-    auto it = last ? jobs_dirty_.upper_bound(*last) : jobs_dirty_.begin();
-    if (it == jobs_dirty_.end()) break;
-    last = *it;
-    jobs_dirty_.erase(it);
-    if (held(*last)) continue;  // (due: the next advance syncs it)
-    for (int again = 0; SyncJob(t, *last) && again < 3; ++again) NoteTouchedJobs();
-    NoteTouchedJobs();
+  if (format8_rules_) jobs_dirty_.insert(jobs_retry_.begin(), jobs_retry_.end());
+  std::vector<ObjectStore::Key> turns;  // the fills and retries due, the longest waiting first
+  for (auto it = job_due_queue_.begin(); it != job_due_queue_.end() && it->first <= t; ++it) {
+    if (!held(it->second))
+      jobs_dirty_.insert(it->second);
+    else if (advance)
+      turns.push_back(it->second);
   }
+  int64_t ops = 0;  // pods made or deleted, creates refused, by this mutation's syncs
+  // A sync; one that deleted pods again at once (a few times at most): pods that exit at once are
+  // gone, and its FailureTarget becomes Failed, its SuccessCriteriaMet Complete, as kube's next
+  // sync would. `budget`: the clock's turns, within what is left of the advance's.
+  const auto sync = [&](const ObjectStore::Key& key, bool budget) {
+    for (int again = 0; again <= 3; ++again) {
+      const int64_t left =
+          budget ? kMaxPodCreateDeletePerAdvance - ops : kMaxPodCreateDeletePerSync;
+      if (left <= 0 || !SyncJob(t, key, std::min(left, int64_t{kMaxPodCreateDeletePerSync}), &ops))
+        break;
+      NoteTouchedJobs();
+    }
+    NoteTouchedJobs();
+  };
+  // The Jobs whose object or pods changed, or due, once each, in name order; a Job that an earlier
+  // sync changed (its pods preempted, say) is synced in this turn if it comes later, else at the
+  // next mutation.
+  const auto sync_dirty = [&] {
+    std::optional<ObjectStore::Key> last;
+    while (true) {
+      auto it = last ? jobs_dirty_.upper_bound(*last) : jobs_dirty_.begin();
+      if (it == jobs_dirty_.end()) break;
+      last = *it;
+      jobs_dirty_.erase(it);
+      if (held(*last)) continue;  // (the clock's: its turn comes when it is due)
+      sync(*last, false);
+    }
+  };
+  sync_dirty();
+  if (turns.empty()) return;
+  for (const ObjectStore::Key& key : turns) {
+    if (ops >= kMaxPodCreateDeletePerAdvance) break;  // (still due: the next advance's)
+    const auto due = job_due_.find(key);
+    if (!held(key) || due == job_due_.end() || due->second > t) continue;  // (synced already)
+    sync(key, true);
+  }
+  sync_dirty();  // (the Jobs the turns changed: their pods preempted)
 }
 
 void Cluster::SetJobDue(const ObjectStore::Key& key, std::optional<Millis> due) {
@@ -442,10 +476,14 @@ void Cluster::RestoreJobs(const Json& header) {
   jobs_more_.clear();
   const auto more = header.find("jobsMore");
   if (more != header.end())
-    for (const Json& r : *more)
-      if (ObjectStore::Key key{r.at(0).get<std::string>(), r.at(1).get<std::string>()};
+    for (const Json& r : *more) {
+      // [[namespace, job], instant]; [namespace, job] as the first builds of format 9 wrote
+      const bool timed = r.at(0).is_array();
+      const Json& k = timed ? r.at(0) : r;
+      if (ObjectStore::Key key{k.at(0).get<std::string>(), k.at(1).get<std::string>()};
           store_.Get("Job", key.first, key.second))  // (a Job gone with its namespace: no more)
-        jobs_more_.insert(std::move(key));
+        jobs_more_[std::move(key)] = timed ? r.at(1).get<Millis>() : now();
+    }
   (void)store_.TakeTouched("Pod");
   (void)store_.TakeTouched("Job");
   for (const auto& [key, job] : store_.All("Job")) {
@@ -461,10 +499,11 @@ void Cluster::RestoreJobs(const Json& header) {
     const JobPodView pods = JobPodsOf(key.first, uid);
     const JobPlan plan = PlanJob(*job, pods, now(), job_finishes_[key], JobRulesNow());
     // More pods than a sync makes, not refused (a refused create waits for its retry, below): due
-    // at once, the clock's (RunJobs; every Job is marked dirty, but a Job being filled is synced
-    // only by an advance or a mutation of its own).
-    if (more == header.end() && plan.more && !job_refusals_.count(key)) jobs_more_.insert(key);
-    auto due = jobs_more_.count(key) ? std::optional<Millis>(now()) : plan.due;
+    // since its last sync (an older header: now), the clock's (RunJobs; every Job is marked dirty,
+    // but a Job being filled is synced only by an advance or a mutation of its own).
+    if (more == header.end() && plan.more && !job_refusals_.count(key)) jobs_more_[key] = now();
+    const auto filling = jobs_more_.find(key);
+    auto due = filling != jobs_more_.end() ? std::optional<Millis>(filling->second) : plan.due;
     for (const JobPodFacts* p : pods.pods) {  // the next in-place restart
       if (!p->crash_loop) continue;
       auto w = workload_of_.find({key.first, p->name});
@@ -508,7 +547,7 @@ std::optional<Millis> Cluster::RefreshRestarts(Millis t, const std::string& ns,
 // One Job's plan (job_controller.h) carried out: counted pods lose the tracking finalizer,
 // surplus pods are deleted (without it: kube's deleteJobPods), missing ones made, and the status
 // written if it moved. A Job being deleted (Foreground) goes once none of its pods is left.
-bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
+bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key, int64_t limit, int64_t* ops) {
   const auto& [ns, name] = key;
   const Json* stored = store_.Get("Job", ns, name);
   const std::string uid = stored ? stored->at("metadata").value("uid", "") : "";
@@ -527,7 +566,7 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
   Json job = *stored;
   const auto restart = RefreshRestarts(t, ns, uid);
   auto& finishes = job_finishes_[key];
-  JobPlan plan = PlanJob(job, JobPodsOf(ns, uid), t, finishes, JobRulesNow());
+  JobPlan plan = PlanJob(job, JobPodsOf(ns, uid), t, finishes, JobRulesNow(), limit);
   if (restart && (!plan.due || *restart < *plan.due)) plan.due = restart;
   RememberFinishes(plan.finishes, finishes);
   bool acted = !plan.remove.empty();
@@ -538,14 +577,15 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
       AddJobEvent(job, false, "SuccessfulDelete", "Deleted pod: " + pod_name, t);
   }
   const int made = CreateJobPods(t, job, plan);
+  *ops += made + static_cast<int64_t>(plan.remove.size()) + (made < plan.create ? 1 : 0);
   // The pods just made, placed at once, fail (and restart) on their own clock: their first
   // change is due now, not at the next mutation (the daemon sleeps until NextDue).
   if (made > 0)
     if (auto r = RefreshRestarts(t, ns, uid); r && (!plan.due || *r < *plan.due)) plan.due = r;
   for (const auto& e : plan.events) AddJobEvent(job, e.warning, e.reason, e.message, t);
   jobs_more_.erase(key);
-  if (made < plan.create) {   // refused (quota, LimitRanger): tried again at the next mutation,
-    jobs_retry_.insert(key);  // and after kube's back-off (1 s doubling to 60 s) if none comes
+  if (made < plan.create) {   // refused (quota, LimitRanger): tried again after kube's back-off
+    jobs_retry_.insert(key);  // (1 s doubling to 60 s; format 8: at the next mutation too)
     auto& [refused, at] = job_refusals_[key];
     refused = std::min<int64_t>(refused + 1, 7);
     at = t;
@@ -564,7 +604,7 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key) {
     // off instead (above).
     if (plan.more) {
       plan.due = t;
-      jobs_more_.insert(key);
+      jobs_more_[key] = t;
     }
   }
   // Pods made now are bound and Ready at once on the virtual nodes: status.ready counts the active

@@ -569,13 +569,14 @@ int64_t Run(const Json& job, const Pods& p, int64_t succeeded, Millis now, const
 }  // namespace
 
 JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now, const JobFinishes& remembered,
-                JobRules rules) {
+                JobRules rules, int64_t limit) {
   JobPlan plan;
   plan.status = job_detail::Member(job, "status").is_object() ? job["status"] : Json::object();
   if (JobFinished(job)) return plan;
   // Journal formats 1-7 made and deleted every pod in one sync (JobRules).
-  const int64_t cap = rules == JobRules::kCurrent ? kMaxPodCreateDeletePerSync
-                                                  : std::numeric_limits<int64_t>::max();
+  const int64_t cap = rules == JobRules::kCurrent
+                          ? std::clamp<int64_t>(limit, 1, kMaxPodCreateDeletePerSync)
+                          : std::numeric_limits<int64_t>::max();
   const Json& spec = job_detail::Member(job, "spec");
   Json& st = plan.status;
   Pods p = Classify(pods, spec, remembered, rules);

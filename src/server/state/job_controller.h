@@ -201,10 +201,13 @@ using JobFinishes = std::map<std::string, std::pair<Millis, bool>>;
 // is no failure, and no podFailurePolicy rule is matched against it. kFormat4: that one too, as
 // the releases of journal formats 1-4 did (Cluster::SetFormat4Jobs). How many pods a plan makes
 // or deletes: kCurrent at most kMaxPodCreateDeletePerSync of each; kFormat7 and kFormat4 every
-// one, as the releases of journal formats 1-7 did (Cluster::SetFormat7Jobs).
+// one, as the releases of journal formats 1-7 did (Cluster::SetFormat7Jobs). `limit` (kCurrent
+// only, at least 1): fewer than kMaxPodCreateDeletePerSync, what is left of the clock's budget
+// for one advance (Cluster::RunJobs).
 enum class JobRules { kCurrent, kFormat7, kFormat4 };
 JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now,
-                const JobFinishes& remembered = {}, JobRules rules = JobRules::kCurrent);
+                const JobFinishes& remembered = {}, JobRules rules = JobRules::kCurrent,
+                int64_t limit = kMaxPodCreateDeletePerSync);
 // The same from the pods' objects (their facts taken here).
 JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis now,
                 const JobFinishes& remembered = {}, JobRules rules = JobRules::kCurrent);
