@@ -305,6 +305,12 @@ class Validator {
              "minMember is " + std::to_string(g.min_member) + " but " + std::to_string(n) +
                  " pod(s) carry the label " + kPodGroupLabel + "=" + g.meta.name +
                  ": the group never starts");
+      const int64_t cap = s_.pool_policy ? s_.pool_policy->max_submitted_per_namespace : 0;
+      if (cap > 0 && g.min_member > cap)
+        Warn("PodGroup", g.meta, "spec.minMember",
+             "minMember is " + std::to_string(g.min_member) +
+                 " but PoolPolicy quota.maxSubmittedPerNamespace lets namespace " + ns + " have " +
+                 std::to_string(cap) + " pods pending or running: the group never starts");
     }
   }
 

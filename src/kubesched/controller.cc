@@ -274,6 +274,18 @@ void AppendPolicy(ManifestSet& dst, ManifestSet&& src) {
 
 }  // namespace
 
+// PoolPolicy quota.maxSubmittedPerNamespace bounds what `arbiter serve` stores and what `arbiter
+// sim` queues. Here the pods are kube-apiserver's, created already: refusing one would leave it
+// Pending for good (a rejection is final to the engine) and a restart would pick other pods to
+// refuse. It is left out (said once a load); a count/pods ResourceQuota bounds pods here.
+void Controller::DropSubmitLimit(ManifestSet& set) {
+  if (!set.pool_policy || set.pool_policy->max_submitted_per_namespace == 0) return;
+  Log("PoolPolicy " + set.pool_policy->meta.name +
+      ": spec.quota.maxSubmittedPerNamespace is not applied by arbiter scheduler (pods exist in "
+      "kube-apiserver already; a count/pods ResourceQuota limits them)");
+  set.pool_policy->max_submitted_per_namespace = 0;
+}
+
 void Controller::Start(Millis now) {
   ManifestSet all = options_.policy;
   all.nodes.clear();
@@ -288,6 +300,7 @@ void Controller::Start(Millis now) {
       AppendPolicy(all, std::move(set).value());
     }
   ResolveFlavors(&all);  // an ElasticQuota's spec.flavors: the cluster's ResourceFlavors
+  DropSubmitLimit(all);
   for (engine::CommandOp& op : driver::PolicyUpsertCommands(all))
     (void)Apply(engine::Command{now, std::move(op)});
   // Arbiter's pods bound before this process started are placed where they are (so they are not
@@ -373,6 +386,7 @@ void Controller::ApplyPolicy(const std::string& kind, const Key& key, Millis now
     AppendPolicy(loaded, ManifestSet(LoadedFlavors()));
     ResolveFlavors(&loaded);
   }
+  DropSubmitLimit(loaded);
   for (engine::CommandOp& op : driver::PolicyUpsertCommands(loaded))
     (void)Apply(engine::Command{now, std::move(op)});
 }

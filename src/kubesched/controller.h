@@ -193,7 +193,8 @@ class Controller {
   // The cluster's ResourceFlavors as the loader reads them (those it refuses left out): loaded
   // once per step, however many ElasticQuotas the step applies.
   const ManifestSet& LoadedFlavors();
-  void Forget(PodTrack& t, Millis now);  // the engine lets go of the pod's workload
+  void DropSubmitLimit(ManifestSet& set);  // PoolPolicy quota.maxSubmittedPerNamespace: serve's
+  void Forget(PodTrack& t, Millis now);    // the engine lets go of the pod's workload
   // The engine's decisions to actions, in steps: the pods it rejected since the last cycle are
   // marked (their status said once); the evictions the API server refused, by preemptor; each
   // workload's action (bind, evict, status); the pods the engine does not hold (refused by the

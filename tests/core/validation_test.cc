@@ -82,6 +82,28 @@ TEST(ValidationTest, DuplicateObjects) {
   EXPECT_TRUE(Has(Check(q), Severity::kError, "duplicate QoS"));
 }
 
+// A PodGroup whose minMember is above PoolPolicy quota.maxSubmittedPerNamespace never has all its
+// pods submitted at once: it never starts (warned; a group of the cap's size is fine).
+TEST(ValidationTest, APodGroupLargerThanTheSubmitLimitIsWarnedOf) {
+  ManifestSet s;
+  s.pool_policy = PoolPolicy{};
+  s.pool_policy->max_submitted_per_namespace = 4;
+  PodGroup g;
+  g.meta.name = "wide";
+  g.meta.namespace_ = "ml";
+  g.min_member = 5;
+  s.pod_groups.push_back(g);
+  g.meta.name = "fits";
+  g.min_member = 4;
+  s.pod_groups.push_back(g);
+  const Diagnostics d = Check(s);
+  EXPECT_TRUE(Has(d, Severity::kWarning,
+                  "minMember is 5 but PoolPolicy quota.maxSubmittedPerNamespace lets namespace ml "
+                  "have 4 pods pending or running: the group never starts"))
+      << All(d);
+  EXPECT_FALSE(Has(d, Severity::kWarning, "minMember is 4 but PoolPolicy")) << All(d);
+}
+
 TEST(ValidationTest, MoreThanOneGlobalDefaultPriorityClass) {
   ManifestSet s;
   for (const char* n : {"a", "b", "c"}) {

@@ -151,6 +151,29 @@ TEST(KubeschedController, BindsWhereSimPlacesAndSaysWhyTheRestWait) {
   EXPECT_EQ(c.binds(), 3);
 }
 
+// PoolPolicy quota.maxSubmittedPerNamespace is serve's and sim's: the pods here exist in
+// kube-apiserver already, so arbiter scheduler leaves the cap out (and says so) rather than
+// refuse a pod for good that a later restart might accept: 3 pods of one namespace under a cap of
+// 1 all bind.
+TEST(KubeschedController, TheSubmitLimitIsNotAppliedToPodsThatExistAlready) {
+  const std::vector<Json> nodes = {NodeJson("n1", 8)};
+  const std::vector<Json> pods = {PodJson("p1", 1), PodJson("p2", 1), PodJson("p3", 1)};
+  Controller c({});
+  SyncAll(c, nodes, pods);
+  c.Synced("PoolPolicy", {Json{{"apiVersion", "arbiter.dev/v1alpha1"},
+                               {"kind", "PoolPolicy"},
+                               {"metadata", {{"name", "pool"}}},
+                               {"spec", {{"quota", {{"maxSubmittedPerNamespace", 1}}}}}}});
+  const std::vector<Action> actions = c.Step(kT0);
+  EXPECT_EQ(Binds(actions).size(), 3u);
+  const auto log = c.TakeLog();
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0],
+            "PoolPolicy pool: spec.quota.maxSubmittedPerNamespace is not applied by arbiter "
+            "scheduler (pods exist in kube-apiserver already; a count/pods ResourceQuota limits "
+            "them)");
+}
+
 // With `placed`, each binding goes out as the engine places the pod, during the cycle (so that
 // `arbiter scheduler` binds while the cycle goes on), and not again in the actions returned: the
 // same bindings as without, each once.

@@ -323,11 +323,12 @@ std::optional<std::string> State::NeverAdmissible(const Pod& pod) const {
     const QoS& q = *qos_defs[static_cast<size_t>(it->second)];
     if (!q.AllowsNamespace(ns)) return QoSNotAllowed(q, ns);
   }
-  if (quota.HasAnyQuota(ns)) {
-    AdmittedPod admitted;
-    if (!LimitedRequests(*this, x, pod, &admitted).empty()) return std::nullopt;
+  const bool capped = policy.max_submitted_per_namespace > 0;
+  if (!quota.HasAnyQuota(ns) && !capped) return std::nullopt;
+  AdmittedPod admitted;  // a LimitRange's refusal is Submit's, before quota and the cap
+  if (!LimitedRequests(*this, x, pod, &admitted).empty()) return std::nullopt;
+  if (quota.HasAnyQuota(ns))
     if (auto never = quota.NeverAdmissible(x, admitted)) return std::move(never->words);
-  }
   return SubmitLimitReached(ns);
 }
 

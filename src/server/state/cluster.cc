@@ -851,8 +851,9 @@ StatusRules Cluster::StatusRulesNow() const {
 // ResourceQuota admission on a pod's create, as kube-apiserver runs it, for the pods no usage can
 // ever admit (engine::Engine::NeverAdmissible: a class the quota's scopeSelector keeps out with 0
 // pods, a request above `hard`, a container without the request the quota needs) and those over
-// PoolPolicy quota.maxSubmittedPerNamespace: 403 with its words, nothing stored. They used to be stored Failed (reason Rejected). A pod over the quota's
-// usage alone is still queued (quota.whenExceeded), which is Arbiter's model, not Kubernetes'.
+// PoolPolicy quota.maxSubmittedPerNamespace: 403 with its words, nothing stored. They used to be
+// stored Failed (reason Rejected). A pod over the quota's usage alone is still queued
+// (quota.whenExceeded), which is Arbiter's model, not Kubernetes'.
 std::optional<ApiError> Cluster::AdmitQuota(const Target& t, const Pod& pod) const {
   if (replaying_requests_) return std::nullopt;  // a format 1 record: stored as it was then
   std::optional<std::string> never = engine_->NeverAdmissible(pod);
@@ -889,7 +890,8 @@ std::optional<ApiError> Cluster::Validate(const Mutation& m, const Target& t,
       // A PodGroup comes before its pods: "minMember is 3 but 0 pod(s) carry the label" is the
       // normal state of a new group here, not a warning.
       if (t.kind.id == KindId::kPodGroup && d.severity == Severity::kWarning &&
-          d.field_path == "spec.minMember")
+          d.field_path == "spec.minMember" &&
+          d.message.find(" pod(s) carry the label ") != std::string::npos)
         continue;
       diags.Add(std::move(d));
     }

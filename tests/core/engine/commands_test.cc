@@ -588,6 +588,16 @@ TEST_F(Commands, ASubmitLimitRefusesTheNamespacesNextPodUntilOneFinishes) {
   EXPECT_EQ(sink_.finished.at(Value(over)).reason, "SubmitLimit");
   EXPECT_EQ(sink_.finished.at(Value(over)).message, words);
   EXPECT_EQ(e_.NeverAdmissible(GpuPod("d", 1, "team-a")), std::nullopt);  // its own count
+  LimitRange lr;  // a pod its LimitRange refuses gets that refusal from Submit, not the cap's
+  lr.meta.name = "floor";
+  lr.meta.namespace_ = "ml";
+  lr.limits.push_back({});
+  lr.limits.back().min.Set("cpu", 2000);
+  ASSERT_TRUE(Do(0, UpsertLimitRange{lr}).ok());
+  Pod small = GpuPod("small", 1);
+  small.containers[0].requests.Set("cpu", 1000);
+  EXPECT_EQ(e_.NeverAdmissible(small), std::nullopt);
+  ASSERT_TRUE(Do(0, DeleteLimitRange{ObjectRef{"ml", "floor"}}).ok());
   // Restored, the engine counts the same two.
   auto restored = Engine::Restore(e_.Snapshot());
   ASSERT_TRUE(restored.ok()) << restored.message();
