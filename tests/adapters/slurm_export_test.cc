@@ -364,6 +364,17 @@ spec: {priority: 5}
   EXPECT_FALSE(HasWarning(e, "QoS/lower: spec.priority"));
 }
 
+// The value the script's `modify account where name=ACCOUNT ... set ...` line gives `field`
+// ("(none)" without that line).
+std::string AccountSetting(const std::string& script, const std::string& account,
+                           const std::string& field) {
+  const size_t at =
+      script.find("where name=" + account + " ${CLUSTER:+cluster=$CLUSTER} set GrpTRES=");
+  if (at == std::string::npos) return "(none)";
+  const size_t v = script.find(" " + field + "=", at) + field.size() + 2;
+  return script.substr(v, script.find_first_of(" \n", v) - v);
+}
+
 // A QoS's spec.namespaces becomes the accounts' QOS lists (AccountingStorageEnforce=qos: sbatch
 // refuses a QoS not in the job's association): team-b's account does not list `inference`.
 TEST(SlurmExport, QoSNamespacesBecomeTheAccountsQosLists) {
@@ -396,15 +407,8 @@ metadata: {name: team-b}
   EXPECT_NE(s.find("where name=team-a ${CLUSTER:+cluster=$CLUSTER} set GrpTRES="),
             std::string::npos)
       << s;
-  auto qos_of = [&](const std::string& account) {
-    const size_t at =
-        s.find("where name=" + account + " ${CLUSTER:+cluster=$CLUSTER} set GrpTRES=");
-    if (at == std::string::npos) return std::string("(none)");
-    const size_t q = s.find(" QOS=", at);
-    return s.substr(q + 5, s.find(' ', q + 5) - q - 5);
-  };
-  EXPECT_EQ(qos_of("team-a"), "normal,batch,inference") << s;
-  EXPECT_EQ(qos_of("team-b"), "normal,batch") << s;
+  EXPECT_EQ(AccountSetting(s, "team-a", "QOS"), "normal,batch,inference") << s;
+  EXPECT_EQ(AccountSetting(s, "team-b", "QOS"), "normal,batch") << s;
   EXPECT_NE(s.find("namespaces [team-a]"), std::string::npos) << s;  // the QoS's comment
 }
 
@@ -433,15 +437,8 @@ spec: {hard: {pods: "40"}}
 )");
   ASSERT_TRUE(e.r.ok());
   const std::string& s = e.r.sacctmgr_script;
-  auto submit_of = [&](const std::string& account) {
-    const size_t at =
-        s.find("where name=" + account + " ${CLUSTER:+cluster=$CLUSTER} set GrpTRES=");
-    if (at == std::string::npos) return std::string("(none)");
-    const size_t q = s.find(" GrpSubmitJobs=", at);
-    return s.substr(q + 15, s.find(' ', q + 15) - q - 15);
-  };
-  EXPECT_EQ(submit_of("team-a"), "500") << s;
-  EXPECT_EQ(submit_of("team-b"), "40") << s;
+  EXPECT_EQ(AccountSetting(s, "team-a", "GrpSubmitJobs"), "500") << s;
+  EXPECT_EQ(AccountSetting(s, "team-b", "GrpSubmitJobs"), "40") << s;
   EXPECT_NE(s.find("# GrpSubmitJobs=500: PoolPolicy/p"), std::string::npos) << s;
   EXPECT_NE(s.find("quota.maxSubmittedPerNamespace (submissions over it are refused)"),
             std::string::npos)
