@@ -109,6 +109,11 @@ struct Journaled {
     ASSERT_TRUE(s.ok()) << s.message() << " replaying " << m.Encode();
     history.push_back(m);
   }
+  // The replay of the records (their tapes) gave the same cluster.
+  void ExpectReplicaMatches() const {
+    EXPECT_EQ(fixtures::JobsAndPods(replica), fixtures::JobsAndPods(live));
+    EXPECT_EQ(replica.decision_digest(), live.decision_digest());
+  }
   // The clock's advances while something is due by `t` (at most `limit` of them): how many.
   int AdvanceWhileDue(Millis t, int limit = 1000) {
     int n = 0;
@@ -166,8 +171,7 @@ TEST(JobSyncLimit, A2000PodJobIsMade500ASyncAndTheRestByTheClockAtOnce) {
   EXPECT_EQ(j.most_made, kMaxPodCreateDeletePerSync);
 
   // The replay of the records (their tapes) gave the same cluster.
-  EXPECT_EQ(fixtures::JobsAndPods(j.replica), fixtures::JobsAndPods(j.live));
-  EXPECT_EQ(j.replica.decision_digest(), j.live.decision_digest());
+  j.ExpectReplicaMatches();
 }
 
 // A failing Job deletes its active pods 500 a sync, counts them all as failed at once (kube: every
@@ -337,8 +341,7 @@ TEST(JobSyncLimit, AnotherTenantsCreateDuringAFillMakesNoneOfTheJobsPods) {
     EXPECT_EQ(CountPods(j.live, "wide").active, 2000);
     EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 2000);
     EXPECT_EQ(j.most_made, kMaxPodCreateDeletePerSync);
-    EXPECT_EQ(fixtures::JobsAndPods(j.replica), fixtures::JobsAndPods(j.live));
-    EXPECT_EQ(j.replica.decision_digest(), j.live.decision_digest());
+    j.ExpectReplicaMatches();
   }
 }
 
@@ -689,8 +692,7 @@ TEST(JobSyncLimit, FillingJobsShareTheAdvancesBudgetInTurnsAndAllFinish) {
     EXPECT_EQ(CountPods(j.live, name(i)).active, kEach) << name(i);
     EXPECT_EQ(JobStatus(j.live, name(i)).value("active", 0), kEach) << name(i);
   }
-  EXPECT_EQ(fixtures::JobsAndPods(j.replica), fixtures::JobsAndPods(j.live));
-  EXPECT_EQ(j.replica.decision_digest(), j.live.decision_digest());
+  j.ExpectReplicaMatches();
 }
 
 // A write of a filling Job that leaves its spec alone (a label, an annotation) makes none of its
