@@ -319,7 +319,9 @@ MutationResult Daemon::Mutate(Mutation m, bool copy_object) {
   }
   const Cluster::Prepared prepared = Cluster::Prepare(m);
   {
+    ++writers_waiting_;  // (the clock lets it in between its advances: ClockLoop)
     std::unique_lock<std::mutex> l(mu_);
+    --writers_waiting_;
     gate_cv_.wait(l, [&] { return readers_waiting_ == 0; });
     if (const std::string why = FailureLocked(); !why.empty()) {
       r.error = Unavailable(why);
@@ -484,10 +486,16 @@ void Daemon::ClockLoop() {
       (void)cluster_->ApplyShared(m);
       last_time_ = now;
       Record(m, m.EncodeBody());
-      // Still due (a Job with more pods to make than one sync makes): the lock is let go a moment
-      // first, so that the requests waiting for it are applied between the advances.
-      if (const auto next = cluster_->NextDue(); next && *next <= now)
-        clock_cv_.wait_for(l, std::chrono::milliseconds(1));
+      // Still due (a Job with more pods to make than one sync makes, a deleted Job's pods): the
+      // lock is let go first, until the requests waiting for it are applied (for at most
+      // kClockYield: a flood of them slows the clock's work, it does not stop it), so that each
+      // waits for one advance at most, not for the next one too.
+      if (const auto next = cluster_->NextDue(); next && *next <= now) {
+        const auto until = std::chrono::steady_clock::now() + kClockYield;
+        do {
+          clock_cv_.wait_for(l, std::chrono::milliseconds(1));
+        } while (writers_waiting_ > 0 && !stopping_ && std::chrono::steady_clock::now() < until);
+      }
       continue;
     }
     const auto wait =

@@ -196,6 +196,10 @@ class Daemon {
   Millis clock_due_ = std::numeric_limits<Millis>::min();
   // Readers waiting for the journal to catch up; mutations and the clock wait while any do.
   mutable int readers_waiting_ = 0;
+  // Mutations waiting for the lock (counted outside it): the clock lets them in between the
+  // advances it runs back to back, for at most kClockYield each time.
+  std::atomic<int> writers_waiting_{0};
+  static constexpr std::chrono::milliseconds kClockYield{50};
   std::atomic<int64_t> read_timeout_ms_{0};
   mutable std::condition_variable visible_cv_, gate_cv_;
   std::string failure_;  // set once, after the rebuild of a failed journal

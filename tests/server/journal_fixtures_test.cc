@@ -482,6 +482,25 @@ TEST(JournalFixturesTest, Format8FillReplaysAsItsReleaseMadeIt) {
   d.value()->Stop();
 }
 
+// Jobs of 1,200 and 510 pods deleted Background, Foreground, Orphan (format9/jobdelete, made with
+// c4ed47a): the releases of formats 1-9 acted on every pod in the delete's record and made 500
+// pods an advance, and it replays so (by format 10's rules an advance makes 200, the Background
+// delete deletes 500: their commands do not fit). Migrated (meta.format9-through), the journal's
+// later records are format 10's.
+TEST(JournalFixturesTest, Format9JobDeletesReplayAsTheirReleaseMadeThem) {
+  ExpectReplaysAsWritten("format9/jobdelete", false, 9);
+  const auto dir = CopyOf("format9/jobdelete");
+  auto d = Daemon::Open(OptionsFor(dir, [] { return Millis{0}; }));
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_EQ(d.value()->startup().migrated_from, 9);
+  EXPECT_EQ(d.value()->journal().format9_through(), d.value()->journal().last_seq());
+  EXPECT_EQ(d.value()->journal().format8_through(), 0);  // begun in format 9
+  EXPECT_EQ(d.value()->journal().RecordFormat(d.value()->journal().last_seq()), 9);
+  EXPECT_EQ(d.value()->journal().RecordFormat(d.value()->journal().last_seq() + 1),
+            Journal::kFormatVersion);
+  d.value()->Stop();
+}
+
 // The terminated state of a finished container: the releases of formats 1-5 wrote no startedAt
 // (format4/tail's team-b/short), and their records replay so; a pod that finishes once the
 // journal is migrated has it (its run's start), and the journal reopens to the same pod.

@@ -73,6 +73,9 @@ std::shared_ptr<const SnapshotCapture> Cluster::CaptureSnapshot(
     c->job_refusals_.push_back({job.first, job.second, r.first, r.second});
   c->jobs_more_ = Json::array();
   for (const auto& job : jobs_more_) c->jobs_more_.push_back({job.first, job.second});
+  c->job_collections_ = Json::array();
+  for (const auto& [key, jc] : job_collections_)
+    c->job_collections_.push_back({key.first, key.second, jc.job, jc.orphan, jc.since, jc.after});
   c->terminating_namespaces_ = terminating_namespaces_;
   step(CaptureStep::kCounters);
   c->pods_ = pod_of_.Freeze();
@@ -108,6 +111,7 @@ std::string SnapshotCapture::Header() const {
   h["jobEvents"] = job_events_;
   h["jobRefusals"] = job_refusals_;
   h["jobsMore"] = jobs_more_;  // (since format 9; none before: derived, Cluster::RestoreJobs)
+  h["jobCollections"] = job_collections_;  // (since format 10; none before: none left)
   h["terminatingNamespaces"] = terminating_namespaces_;  // (since format 6; none before)
   return h.dump();
 }

@@ -53,6 +53,7 @@ class SnapshotCapture {
   Json job_events_;              // Cluster::job_events_ (EventCorrelator::Save)
   Json job_refusals_;            // Cluster::job_refusals_: [namespace, job, refused, at] rows
   Json jobs_more_;               // Cluster::jobs_more_: [namespace, job] rows (journal format 9)
+  Json job_collections_;         // Cluster::job_collections_ rows (journal format 10)
   Json terminating_namespaces_;  // Cluster::terminating_namespaces_ (journal format 6)
   // The work model's state, frozen whole: Write picks the live workloads' (the pods' and the
   // workloads a timer waits for) and sorts the live timers out of the heap.

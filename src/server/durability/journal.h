@@ -86,8 +86,11 @@ class Journal {
   // every pod of a sync in one record, and replay so. 9: a Job being filled (more pods than a sync
   // makes) is synced by the clock's advances and its own object's mutations alone, not by any
   // other mutation that comes first (Cluster::SetFormat8Rules off); records of formats 1-8
-  // (meta.format8-through) synced it at any mutation, and replay so.
-  static constexpr int kFormatVersion = 9;
+  // (meta.format8-through) synced it at any mutation, and replay so. 10: a deleted Job's pods
+  // beyond one sync's worth are deleted or released by the clock's advances, within their budget
+  // (Cluster::SetFormat9Rules off); records of formats 1-9 (meta.format9-through) acted on every
+  // pod in the delete's record, and replay so.
+  static constexpr int kFormatVersion = 10;
   // The marks of the rules older formats had: meta `key` holds the last record a release of
   // formats 1 to `format` wrote (a journal of such a format migrates with it; every record of a
   // journal of such a format, unmigrated; 0 for a journal begun in a later format).
@@ -97,18 +100,20 @@ class Journal {
   };
   static constexpr Mark kMarks[] = {{"walk-through", 3},    {"format4-jobs-through", 4},
                                     {"format5-through", 5}, {"format6-through", 6},
-                                    {"format7-through", 7}, {"format8-through", 8}};
+                                    {"format7-through", 7}, {"format8-through", 8},
+                                    {"format9-through", 9}};
   static constexpr size_t kMarkCount = sizeof(kMarks) / sizeof(kMarks[0]);
 
   // Opens (creating) DIR/journal.db. A new journal gets a random 8-hex-digit instance id. A
   // journal of a newer format than kFormatVersion, or of no known format, is refused. DIR is
   // made 0700 if it is not there; the files (journal.db and its -wal and -shm, LOCK,
-  // snapshot.bin*) are made 0600 (owner_only.h).
+  // snapshot.bin*) are made 0600 (owner_only.h). Fails, naming the file, when journal.db or its
+  // -wal or -shm is a symbolic link or a hard link, or LOCK a hard link (each written through).
   static Result<std::unique_ptr<Journal>> Open(const std::string& dir);
   ~Journal();
 
-  // What Open left as it was, for the log: a daemon file that is a symbolic link, another
-  // user's, or could not be made 0600 (MakeOwnerOnly's warnings).
+  // What Open left as it was, for the log: a daemon file that is a symbolic link or a hard
+  // link (snapshot.bin*), another user's, or could not be made 0600 (MakeOwnerOnly's warnings).
   const std::vector<std::string>& warnings() const { return warnings_; }
 
   const std::string& instance_id() const { return instance_id_; }
@@ -131,6 +136,8 @@ class Journal {
   int64_t format7_through() const { return through_[4]; }
   // The last record written by a release of formats 1-8 (meta.format8-through).
   int64_t format8_through() const { return through_[5]; }
+  // The last record written by a release of formats 1-9 (meta.format9-through).
+  int64_t format9_through() const { return through_[6]; }
   // The format whose rules record `seq` replays by: the oldest mark that holds it (3 for every
   // format up to 3), else kFormatVersion.
   int RecordFormat(int64_t seq) const;

@@ -1732,6 +1732,7 @@ void Cluster::SetRecordFormat(int format) {
   SetFormat6Rules(format <= 6);
   SetFormat7Rules(format <= 7);
   SetFormat8Rules(format <= 8);
+  SetFormat9Rules(format <= 9);
 }
 
 void Cluster::SetPendingWalk(bool on) {

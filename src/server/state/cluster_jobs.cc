@@ -2,6 +2,7 @@
 // the Job controller's decisions carried out as the Cluster's own Put and Delete steps.
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 #include "adapters/json/member.h"
 #include "server/state/api_status.h"
@@ -144,38 +145,98 @@ MutationResult Cluster::PutJob(const Mutation& m, Target& t) {
 //               deleted, until they exit);
 //   Foreground  the Job stays, being deleted (deletionTimestamp, finalizer foregroundDeletion),
 //               its pods are deleted, and it goes with the last of them (SyncJob).
+// The pods are the garbage collector's (journal format 10): this delete acts on a sync's worth
+// of them (kMaxPodCreateDeletePerSync), the clock's advances on the rest (CollectJobPods), as
+// kube's collector works through a big Job's pods after its DELETE has answered. Formats 1-9
+// acted on every pod here (SetFormat9Rules).
 Status Cluster::DeleteJobObject(const Mutation& m, const std::string& ns) {
   const Json* job = store_.Get("Job", ns, m.name);
   const std::string uid = job ? job->at("metadata").value("uid", "") : "";
+  const std::string policy = m.propagation.empty() ? "Background" : m.propagation;
+  const bool foreground = policy == "Foreground" && job;
+  if (foreground && !job->at("metadata").contains("deletionTimestamp")) {
+    Json deleting = *job;
+    deleting["metadata"]["deletionTimestamp"] = KubeTime(m.time);
+    deleting["metadata"]["deletionGracePeriodSeconds"] = 0;
+    deleting["metadata"]["finalizers"] = Json::array({"foregroundDeletion"});
+    store_.Put("Job", ns, m.name, std::move(deleting));
+  }
+  if (foreground) {
+    jobs_dirty_.insert({ns, m.name});
+  } else {
+    store_.Remove("Job", ns, m.name);  // (its pods' facts go: the store's observer of Jobs)
+    ForgetJob({ns, m.name});
+  }
+  if (uid.empty()) return Status::Ok();
+  if (!format9_rules_) {
+    // (A Job deleted again while its pods are collected, Foreground: the collection goes on
+    // where it was, not from its first pod again.)
+    const ObjectStore::Key key{ns, uid};
+    job_collections_.try_emplace(key, JobCollection{m.name, policy == "Orphan", m.time, ""});
+    (void)CollectJobPods(m.time, key, kMaxPodCreateDeletePerSync);
+    return Status::Ok();
+  }
   std::vector<std::string> names;
   for (const Json* p : JobPods(ns, uid)) names.push_back(p->at("metadata").value("name", ""));
-  const std::string policy = m.propagation.empty() ? "Background" : m.propagation;
-  if (policy == "Foreground" && job) {
-    if (!job->at("metadata").contains("deletionTimestamp")) {
-      Json deleting = *job;
-      deleting["metadata"]["deletionTimestamp"] = KubeTime(m.time);
-      deleting["metadata"]["deletionGracePeriodSeconds"] = 0;
-      deleting["metadata"]["finalizers"] = Json::array({"foregroundDeletion"});
-      store_.Put("Job", ns, m.name, std::move(deleting));
-    }
-    for (const auto& name : names)
+  for (const auto& name : names) {
+    if (foreground) {
       if (const Json* p = store_.Get("Pod", ns, name))
         if (!p->at("metadata").contains("deletionTimestamp"))
           (void)Delete(PodDelete(m.time, ns, name));
-    jobs_dirty_.insert({ns, m.name});
-    return Status::Ok();
-  }
-  store_.Remove("Job", ns, m.name);  // (its pods' facts go: the store's observer of Jobs)
-  ForgetJob({ns, m.name});
-  for (const auto& name : names) {
-    if (policy != "Orphan") {
+    } else if (policy != "Orphan") {
       RemoveJobFinalizer(m.time, ns, name);
       if (store_.Get("Pod", ns, name)) (void)Delete(PodDelete(m.time, ns, name));
-      continue;
+    } else {
+      ReleaseJobPod(m.time, ns, name, uid, true);
     }
-    ReleaseJobPod(m.time, ns, name, uid, true);
   }
   return Status::Ok();
+}
+
+int64_t Cluster::CollectJobPods(Millis t, const ObjectStore::Key& job_uid, int64_t limit) {
+  const auto it = job_collections_.find(job_uid);
+  if (it == job_collections_.end()) return 0;
+  JobCollection& c = it->second;
+  const auto& [ns, uid] = job_uid;
+  // Done: a pod no longer owned by the Job (Orphan), or deleted and without the tracking finalizer
+  // (one a user deleted first keeps its grace period; the finalizer comes off).
+  const auto done = [&](const Json& meta) {
+    if (c.orphan) {
+      auto refs = meta.find("ownerReferences");
+      return refs == meta.end() || !refs->is_array() ||
+             std::none_of(refs->begin(), refs->end(), [&](const Json& r) {
+               return r.is_object() && r.value("uid", "") == uid;
+             });
+    }
+    auto fin = meta.find("finalizers");
+    return meta.contains("deletionTimestamp") &&
+           (fin == meta.end() || !fin->is_array() ||
+            std::find(fin->begin(), fin->end(), Json(kJobTrackingFinalizer)) == fin->end());
+  };
+  const size_t n = static_cast<size_t>(std::max<int64_t>(limit, 0));
+  const auto keys = store_.IndexedKeysAfter("Pod", uid, {ns, c.after}, n + 1);
+  const size_t taken = std::min(keys.size(), n);
+  for (size_t i = 0; i < taken; ++i) {
+    const std::string& name = keys[i].second;
+    c.after = name;
+    const Json* pod = store_.Get("Pod", ns, name);
+    if (!pod || done(pod->at("metadata"))) continue;
+    if (c.orphan) {
+      ReleaseJobPod(t, ns, name, uid, true);
+      continue;
+    }
+    RemoveJobFinalizer(t, ns, name);
+    if (const Json* p = store_.Get("Pod", ns, name);
+        p && !p->at("metadata").contains("deletionTimestamp"))
+      (void)Delete(PodDelete(t, ns, name));
+  }
+  if (keys.size() > taken) {
+    c.since = t;  // (to the end of the clock's round)
+  } else {
+    jobs_dirty_.insert({ns, c.job});  // (being deleted: it goes with its last pod)
+    job_collections_.erase(it);
+  }
+  return static_cast<int64_t>(taken);
 }
 
 void Cluster::ReleaseJobPod(Millis t, const std::string& ns, const std::string& name,
@@ -340,29 +401,42 @@ void Cluster::RunJobs(Millis t, bool advance, const std::optional<ObjectStore::K
   // an advance, a record of its own, once due (a fill at once, a retry after its back-off), not
   // inside another tenant's request that came first, nor by its pods' changes (a preemption in
   // another tenant's request, a place freed). One advance makes or deletes at most
-  // kMaxPodCreateDeletePerAdvance pods across all of them, the longest waiting first (the due
+  // AdvanceBudget() pods across all of them, the longest waiting first (the due
   // queue's order: a Job synced goes to its end), the rest at the next advances. A write of the
   // Job that changed its spec or deletes it (`own`) syncs it at once, a sync's worth. Format 8
-  // synced every Job refused or due after any mutation.
+  // synced every Job refused or due after any mutation. The garbage collector's turns on deleted
+  // Jobs' pods (format 10, CollectJobPods) share the advance's budget and its order.
   const auto held = [&](const ObjectStore::Key& key) {
     return JobHeld(key) && (!own || *own != key);
   };
   if (format8_rules_) jobs_dirty_.insert(jobs_retry_.begin(), jobs_retry_.end());
-  std::vector<ObjectStore::Key> turns;  // the fills and retries due, the longest waiting first
+  // The clock's turns: the fills and retries due, and the deleted Jobs' pods the garbage
+  // collector has left (a collection first at the same instant), the longest waiting first.
+  struct Turn {
+    Millis at;
+    bool fill;
+    ObjectStore::Key key;  // a Job's (a fill), or its namespace and uid (a collection)
+    bool operator<(const Turn& o) const {
+      return std::tie(at, fill, key) < std::tie(o.at, o.fill, o.key);
+    }
+  };
+  std::vector<Turn> turns;
   for (auto it = job_due_queue_.begin(); it != job_due_queue_.end() && it->first <= t; ++it) {
     if (!held(it->second))
       jobs_dirty_.insert(it->second);
     else if (advance)
-      turns.push_back(it->second);
+      turns.push_back({it->first, true, it->second});
   }
+  if (advance)
+    for (const auto& [key, c] : job_collections_) turns.push_back({c.since, false, key});
+  std::sort(turns.begin(), turns.end());
   int64_t ops = 0;  // pods made or deleted, creates refused, by this mutation's syncs
   // A sync; one that deleted pods again at once (a few times at most): pods that exit at once are
   // gone, and its FailureTarget becomes Failed, its SuccessCriteriaMet Complete, as kube's next
   // sync would. `budget`: the clock's turns, within what is left of the advance's.
   const auto sync = [&](const ObjectStore::Key& key, bool budget) {
     for (int again = 0; again <= 3; ++again) {
-      const int64_t left =
-          budget ? kMaxPodCreateDeletePerAdvance - ops : kMaxPodCreateDeletePerSync;
+      const int64_t left = budget ? AdvanceBudget() - ops : kMaxPodCreateDeletePerSync;
       if (left <= 0 || !SyncJob(t, key, std::min(left, int64_t{kMaxPodCreateDeletePerSync}), &ops))
         break;
       NoteTouchedJobs();
@@ -385,8 +459,14 @@ void Cluster::RunJobs(Millis t, bool advance, const std::optional<ObjectStore::K
   };
   sync_dirty();
   if (turns.empty()) return;
-  for (const ObjectStore::Key& key : turns) {
-    if (ops >= kMaxPodCreateDeletePerAdvance) break;  // (still due: the next advance's)
+  for (const Turn& turn : turns) {
+    if (ops >= AdvanceBudget()) break;  // (still due: the next advance's)
+    const ObjectStore::Key& key = turn.key;
+    if (!turn.fill) {
+      ops += CollectJobPods(t, key, AdvanceBudget() - ops);
+      NoteTouchedJobs();
+      continue;
+    }
     const auto due = job_due_.find(key);
     if (!held(key) || due == job_due_.end() || due->second > t) continue;  // (synced already)
     sync(key, true);
@@ -451,6 +531,7 @@ void Cluster::SetFormat4Jobs(bool on) {
 JobRules Cluster::JobRulesNow() const {
   return format4_jobs_    ? JobRules::kFormat4
          : format7_rules_ ? JobRules::kFormat7
+         : format9_rules_ ? JobRules::kFormat9
                           : JobRules::kCurrent;
 }
 
@@ -484,6 +565,13 @@ void Cluster::RestoreJobs(const Json& header) {
           store_.Get("Job", key.first, key.second))  // (a Job gone with its namespace: no more)
         jobs_more_[std::move(key)] = timed ? r.at(1).get<Millis>() : now();
     }
+  // The deleted Jobs' pods the garbage collector has left (since journal format 10; before it,
+  // a delete acted on all of them at once: none).
+  job_collections_.clear();
+  for (const Json& r : header.value("jobCollections", Json::array()))
+    job_collections_[{r.at(0).get<std::string>(), r.at(1).get<std::string>()}] = {
+        r.at(2).get<std::string>(), r.at(3).get<bool>(), r.at(4).get<Millis>(),
+        r.at(5).get<std::string>()};
   (void)store_.TakeTouched("Pod");
   (void)store_.TakeTouched("Job");
   for (const auto& [key, job] : store_.All("Job")) {
@@ -726,8 +814,11 @@ void Cluster::AddJobEvent(const Json& job, bool warning, const std::string& reas
 }
 
 std::optional<Millis> Cluster::NextJobDeadline() const {
-  if (job_due_queue_.empty()) return std::nullopt;
-  return job_due_queue_.begin()->first;
+  std::optional<Millis> next;
+  if (!job_due_queue_.empty()) next = job_due_queue_.begin()->first;
+  for (const auto& [key, c] : job_collections_)  // (a few: big Jobs being deleted)
+    if (!next || c.since < *next) next = c.since;
+  return next;
 }
 
 namespace {

@@ -574,7 +574,7 @@ JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now, const JobFi
   plan.status = job_detail::Member(job, "status").is_object() ? job["status"] : Json::object();
   if (JobFinished(job)) return plan;
   // Journal formats 1-7 made and deleted every pod in one sync (JobRules).
-  const int64_t cap = rules == JobRules::kCurrent
+  const int64_t cap = rules == JobRules::kCurrent || rules == JobRules::kFormat9
                           ? std::clamp<int64_t>(limit, 1, kMaxPodCreateDeletePerSync)
                           : std::numeric_limits<int64_t>::max();
   const Json& spec = job_detail::Member(job, "spec");
@@ -596,8 +596,9 @@ JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now, const JobFi
       deleting ? std::nullopt : Finish(job, p, st.value("failed", 0) + p.failed, ix, now);
   if (!outcome && !deleting) KeepLastFailed(spec, ix, p);
   if (outcome && !outcome->success) CountUnfinishedAsFailed(spec, p);
-  // The Job ends or is being deleted: every pod's finalizer comes off (kube's canRemoveFinalizer).
-  if (outcome || deleting)
+  // The Job ends or is being deleted: every pod's finalizer comes off (kube's canRemoveFinalizer;
+  // a deleted one's as it is deleted, JobRules).
+  if (outcome || (deleting && rules != JobRules::kCurrent))
     p.counted.insert(p.counted.end(), p.unfinished.begin(), p.unfinished.end());
   for (const JobPodFacts* pod : p.counted) plan.counted.push_back(pod->name);
   plan.finishes = std::move(p.finishes);

@@ -203,8 +203,10 @@ using JobFinishes = std::map<std::string, std::pair<Millis, bool>>;
 // or deletes: kCurrent at most kMaxPodCreateDeletePerSync of each; kFormat7 and kFormat4 every
 // one, as the releases of journal formats 1-7 did (Cluster::SetFormat7Jobs). `limit` (kCurrent
 // only, at least 1): fewer than kMaxPodCreateDeletePerSync, what is left of the clock's budget
-// for one advance (Cluster::RunJobs).
-enum class JobRules { kCurrent, kFormat7, kFormat4 };
+// for one advance (Cluster::RunJobs). A Job being deleted (Foreground): kCurrent takes the
+// tracking finalizer off its finished pods only (the garbage collector takes it off the others
+// as it deletes them, Cluster::CollectJobPods); kFormat9 and older off every pod in one sync.
+enum class JobRules { kCurrent, kFormat9, kFormat7, kFormat4 };
 JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now,
                 const JobFinishes& remembered = {}, JobRules rules = JobRules::kCurrent,
                 int64_t limit = kMaxPodCreateDeletePerSync);

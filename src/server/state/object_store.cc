@@ -636,6 +636,18 @@ std::vector<const Json*> ObjectStore::ByIndex(const std::string& kind,
   return out;
 }
 
+std::vector<ObjectStore::Key> ObjectStore::IndexedKeysAfter(const std::string& kind,
+                                                            const std::string& value,
+                                                            const Key& after, size_t max) const {
+  std::vector<Key> out;
+  const std::set<Key>* keys = IndexedKeys(kind, nullptr, value);
+  if (!keys) return out;
+  for (auto key = keys->upper_bound(after);
+       key != keys->end() && key->first == after.first && out.size() < max; ++key)
+    out.push_back(*key);
+  return out;
+}
+
 std::vector<StoredRef> ObjectStore::StoredByIndex(const std::string& kind, IndexKey key_of,
                                                   const std::string& value,
                                                   const std::string& ns) const {

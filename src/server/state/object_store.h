@@ -222,6 +222,10 @@ class ObjectStore {
   std::vector<StoredRef> StoredByIndex(const std::string& kind, IndexKey key_of,
                                        const std::string& value, const std::string& ns = "") const;
   std::set<std::string> TakeTouched(const std::string& kind);
+  // The keys of namespace `after.first` with that value of the first index whose names come
+  // after `after.second`, in order, at most `max`: no object read (a walk resumed where it was).
+  std::vector<Key> IndexedKeysAfter(const std::string& kind, const std::string& value,
+                                    const Key& after, size_t max) const;
 
   // Called at each write of an object of `kind` (Put, PutText, Remove; not a Load), before the
   // store changes, with its key and its trees before (nullptr: it is new) and after (nullptr:

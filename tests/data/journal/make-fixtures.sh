@@ -25,6 +25,8 @@
 #              format 7)
 #   fill       another namespace's pod create in the middle of a Job's fill (below), made with
 #              3063bc0 (the last of format 8)
+#   jobdelete  Jobs of 1,200 and 510 pods deleted Background, Foreground, Orphan (below), made with
+#              c4ed47a (the last of format 9)
 set -euo pipefail
 ARBITER=$1
 OUT=$2
@@ -238,6 +240,27 @@ fill() {
   exit 1
 }
 
+# Three Jobs deleted with each propagationPolicy: releases of formats 1-9 deleted or released
+# every pod in the delete's record (Foreground: took every finalizer off in its sync); format 10
+# acts on 500 there, the garbage collector's next advances on the rest. The first Job has 1,200
+# pods: format 9 made 500 in its create and 500 and 200 in the clock's advances (format 10: 200
+# an advance).
+jobdelete() {
+  local dir=$OUT/jobdelete policy n
+  start "$dir" 0
+  req POST /api/v1/nodes '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"capacity":{"cpu":"640","memory":"2Ti","pods":"3000"}}}'
+  for policy in Background Foreground Orphan; do
+    n=$([ $policy = Background ] && echo 1200 || echo 510)
+    req POST /apis/batch/v1/namespaces/default/jobs "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"${policy,,}\"},\"spec\":{\"parallelism\":$n,\"completions\":$n,\"template\":{\"metadata\":{\"annotations\":{\"arbiter.dev/duration\":\"1h\",\"arbiter.dev/shutdown-time\":\"10m\"}},\"spec\":{\"restartPolicy\":\"Never\",\"terminationGracePeriodSeconds\":600,\"containers\":[{\"name\":\"c\",\"image\":\"busybox\",\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]}}}}"
+  done
+  sleep 1
+  for policy in Background Foreground Orphan; do
+    req DELETE "/apis/batch/v1/namespaces/default/jobs/${policy,,}" "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"propagationPolicy\":\"$policy\"}"
+  done
+  sleep 1
+  finish "$dir"
+}
+
 case ${3:-all} in
   all)
     one tail 0
@@ -250,5 +273,6 @@ case ${3:-all} in
   deletes) deletes ;;
   bigjob) bigjob ;;
   fill) fill ;;
-  *) echo "make-fixtures.sh: unknown fixture set $3 (all, restated, jobs, limits, deletes, bigjob, fill)" >&2; exit 2 ;;
+  jobdelete) jobdelete ;;
+  *) echo "make-fixtures.sh: unknown fixture set $3 (all, restated, jobs, limits, deletes, bigjob, fill, jobdelete)" >&2; exit 2 ;;
 esac
