@@ -410,6 +410,31 @@ metadata: {name: team-b}
   EXPECT_EQ(AccountSetting(s, "team-a", "QOS"), "normal,batch,inference") << s;
   EXPECT_EQ(AccountSetting(s, "team-b", "QOS"), "normal,batch") << s;
   EXPECT_NE(s.find("namespaces [team-a]"), std::string::npos) << s;  // the QoS's comment
+  EXPECT_FALSE(HasWarning(e, "which no object of the policy is in"));
+}
+
+// A QoS's spec.namespaces entry that names no namespace of the policy (a typo) gets no account:
+// the export says so rather than dropping it silently.
+TEST(SlurmExport, AQoSNamespaceWithNoAccountIsWarnedOf) {
+  Exported e = ExportText(R"(
+apiVersion: arbiter.dev/v1alpha1
+kind: PoolPolicy
+metadata: {name: p}
+spec: {preemption: {type: QoS}}
+---
+apiVersion: arbiter.dev/v1alpha1
+kind: QoS
+metadata: {name: inference}
+spec: {priority: 1000, namespaces: [team-a, taem-b]}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a}
+)");
+  ASSERT_TRUE(e.r.ok());
+  EXPECT_TRUE(HasWarning(e, "names namespace \"taem-b\", which no object of the policy is in"));
+  EXPECT_FALSE(HasWarning(e, "names namespace \"team-a\""));
+  EXPECT_EQ(AccountSetting(e.r.sacctmgr_script, "team-a", "QOS"), "normal,inference");
 }
 
 // PoolPolicy quota.maxSubmittedPerNamespace becomes each namespace account's GrpSubmitJobs (pending

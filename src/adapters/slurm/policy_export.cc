@@ -294,6 +294,13 @@ class Exporter {
           Warn("QoS", q.meta, "spec.namespaces",
                "maps to Slurm's default QoS \"normal\", which every account keeps (its "
                "DefaultQOS): the namespaces are not enforced by Slurm");
+        for (const auto& ns : *o.namespaces)  // (a typo, or a namespace made later)
+          if (!namespaces_.count(ns))
+            Warn("QoS", q.meta, "spec.namespaces",
+                 "names namespace \"" + ns +
+                     "\", which no object of the policy is in: no Slurm account is exported "
+                     "for it, so this entry lets no account use the QoS (add its Namespace to "
+                     "the policy)");
       }
       qos_.push_back(std::move(o));
     }
