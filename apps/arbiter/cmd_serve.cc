@@ -184,9 +184,9 @@ void RegisterServe(CLI::App& app, int* exit_code) {
                   "a\nPrometheus scrapes them by node, as in a real cluster; default daemon)")
       ->check(CLI::IsMember({"daemon", "nodes"}));
   auto check = std::make_shared<bool>(false);
-  cmd->add_flag(
-      "--check-invariants", *check,
-      "Check the engine's invariants after start-up and after every change (a violation aborts)");
+  cmd->add_flag("--check-invariants", *check,
+                "Check the engine's invariants, the Job pod facts and the PodDisruptionBudget\n"
+                "statuses after start-up and after every change (a violation aborts)");
   // The ledger and its hourly meter job (meter_flags.h).
   auto meter = std::make_shared<MeterFlags>();
   AddMeterFlags(cmd, meter.get(),

@@ -25,6 +25,17 @@ std::chrono::steady_clock::time_point Daemon::SteadyNow() const {
   return options_.steady_clock ? options_.steady_clock() : std::chrono::steady_clock::now();
 }
 
+namespace {
+// --check-invariants (after start-up and every mutation): the engine's, the Job pod facts the
+// Cluster keeps, and the PodDisruptionBudgets' statuses (kept up by the budgets that moved only).
+Status CheckInvariants(const Cluster& cluster) {
+  for (Status s :
+       {cluster.engine().CheckInvariants(), cluster.CheckJobPodFacts(), cluster.CheckPdbStatuses()})
+    if (!s.ok()) return s;
+  return Status::Ok();
+}
+}  // namespace
+
 // One record of the journal into `cluster`: format 2 (no `prepared`) plays its commands,
 // format 1 applies the mutation as a request.
 Status Daemon::ApplyRecord(Cluster& cluster, const Result<Mutation>& m, Result<CommandTape>& tape,
@@ -132,8 +143,8 @@ Result<int64_t> Daemon::Load(Cluster& cluster, StartupInfo* info) {
   (void)cluster.TakeWatchEvents();
   info->replay_seconds = seconds_since(t1);
   if (options_.check_invariants)
-    for (Status s : {cluster.engine().CheckInvariants(), cluster.CheckJobPodFacts()})
-      if (!s.ok()) return Status::Internal("after replay: " + s.message());
+    if (Status s = CheckInvariants(cluster); !s.ok())
+      return Status::Internal("after replay: " + s.message());
   return last;
 }
 
@@ -336,11 +347,10 @@ MutationResult Daemon::Mutate(Mutation m, bool copy_object) {
     } else {
       last_time_ = m.time;
       if (options_.check_invariants)
-        for (Status s : {cluster_->engine().CheckInvariants(), cluster_->CheckJobPodFacts()})
-          if (!s.ok()) {
-            std::fprintf(stderr, "invariant broken after a mutation: %s\n", s.message().c_str());
-            std::abort();
-          }
+        if (Status s = CheckInvariants(*cluster_); !s.ok()) {
+          std::fprintf(stderr, "invariant broken after a mutation: %s\n", s.message().c_str());
+          std::abort();
+        }
       seq = Record(m, body);
     }
   }

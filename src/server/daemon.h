@@ -43,7 +43,9 @@ struct DaemonOptions {
   std::string data_dir;
   std::function<Millis()> clock;   // Unix ms; default: the system clock
   int64_t snapshot_every = 50000;  // records between snapshots (0: never); docs/serve.md
-  bool check_invariants = false;   // Engine::CheckInvariants after start-up and every mutation
+  // Engine::CheckInvariants, Cluster::CheckJobPodFacts and Cluster::CheckPdbStatuses after
+  // start-up and every mutation (a violation fails the start, or aborts).
+  bool check_invariants = false;
   // And at least this many records per object the last snapshot held (0: snapshot_every alone):
   // a snapshot costs about its objects, so spread over as many records it costs each record the
   // same whatever the cluster's size (issue 27: flat to 1M live pods).

@@ -285,5 +285,62 @@ TEST(DaemonTest, AShortRunCreatedWhileTheClockWaitsForALongOneEndsFirst) {
   EXPECT_EQ(PhaseOnceSucceeded(*d.value(), "short"), "Succeeded");
 }
 
+// --check-invariants checks the PodDisruptionBudgets' statuses too (Cluster::CheckPdbStatuses:
+// each as its object and its namespace's pods make it), after every mutation and after the
+// replay: budgets whose pods come, bind and go, and whose spec changes, from the records and
+// from a snapshot. (Not made to fail here: no mutation leaves a status wrong.)
+TEST(DaemonTest, CheckedInvariantsHoldForDisruptionBudgetsAcrossRestarts) {
+  const auto dir = Dir("pdb-invariants");
+  FakeClock clock;
+  Json pdb = {{"apiVersion", "policy/v1"},
+              {"kind", "PodDisruptionBudget"},
+              {"metadata", {{"name", "a"}, {"namespace", "default"}}},
+              {"spec", {{"minAvailable", 2}, {"selector", {{"matchLabels", {{"app", "a"}}}}}}}};
+  auto labelled = [](const std::string& name) {
+    Json p = Pod(name);
+    p["metadata"]["labels"]["app"] = "a";
+    return p;
+  };
+  auto check = [](Daemon& d) {
+    const Status s = d.Read([](const Cluster& c) { return c.CheckPdbStatuses(); });
+    EXPECT_TRUE(s.ok()) << s.message();
+    return d.Read([](const Cluster& c) {
+      return c.store().Get("PodDisruptionBudget", "default", "a")->value("status", Json());
+    });
+  };
+  Json status;
+  for (const int64_t snapshot_every : {0, 5}) {
+    std::filesystem::remove_all(dir);
+    {
+      auto d = Daemon::Open({dir.string(), clock.fn(), snapshot_every, true, 0});
+      ASSERT_TRUE(d.ok()) << d.message();
+      ASSERT_TRUE(d.value()->Mutate(CreateOf(Node("n1"))).ok());
+      ASSERT_TRUE(d.value()->Mutate(CreateOf(pdb)).ok());
+      for (int i = 0; i < 6; ++i) {
+        clock.now += 100;
+        ASSERT_TRUE(d.value()->Mutate(CreateOf(labelled("p" + std::to_string(i)))).ok());
+      }
+      Mutation del;
+      del.op = Mutation::Op::kDelete;
+      del.kind = "Pod";
+      del.namespace_ = "default";
+      del.name = "p0";
+      ASSERT_TRUE(d.value()->Mutate(del).ok());
+      Mutation update = CreateOf(pdb);
+      update.op = Mutation::Op::kUpdate;
+      update.name = "a";
+      update.object["spec"]["minAvailable"] = 4;
+      ASSERT_TRUE(d.value()->Mutate(update).ok());
+      status = check(*d.value());
+      EXPECT_EQ(status.value("currentHealthy", 0), 5) << status.dump();  // (p0 is gone)
+      EXPECT_EQ(status.value("desiredHealthy", 0), 4) << status.dump();  // (the update's)
+    }
+    auto d = Daemon::Open({dir.string(), clock.fn(), snapshot_every, true, 0});
+    ASSERT_TRUE(d.ok()) << d.message();
+    EXPECT_EQ(d.value()->startup().from_snapshot, snapshot_every != 0);
+    EXPECT_EQ(check(*d.value()), status);
+  }
+}
+
 }  // namespace daemon_test
 }  // namespace arbiter::server

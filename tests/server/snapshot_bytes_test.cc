@@ -22,6 +22,7 @@
 #include "apps/run_command.h"
 #include "server/daemon.h"
 #include "server/dashboard/history_store.h"
+#include "server/dashboard/sampler.h"
 #include "server/durability/journal.h"
 
 namespace arbiter::server {
@@ -641,6 +642,171 @@ TEST(SnapshotBytesTest, AnotherUsersFileIsWarnedOf) {
   ASSERT_EQ(::lstat((dir / "snapshot.bin.tmp").c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, ::geteuid());
   EXPECT_EQ(st.st_mode & 07777, 0600u);
+}
+
+// SQLite followed a symbolic link planted as journal.db or history.db (made 0600 and written
+// into its target), and wrote through a hard link planted under a database's name, its -wal's or
+// its -shm's (another name of a file of the daemon user's, /etc/shadow under root). Now such a
+// file fails the open, naming it: the daemon does not start (the history stays in memory); the
+// target keeps its bytes and mode.
+TEST(SnapshotBytesTest, ALinkPlantedAsADatabaseFileFailsItsOpen) {
+  const ScopedUmask umask(022);
+  const auto root = Dir("db-links");
+  const auto outside = root / "outside";
+  std::filesystem::create_directories(outside);
+  auto target = [&](const std::string& name) {
+    std::ofstream(outside / name) << "the user's own " << name;
+    std::filesystem::permissions(outside / name, std::filesystem::perms(0644));
+    return outside / name;
+  };
+  auto as_it_was = [&](const std::string& name) {
+    EXPECT_EQ(Mode(outside / name), 0644u) << name;
+    EXPECT_TRUE(Contents(outside / name) == "the user's own " + name) << name;  // (not shown)
+  };
+  auto open_journal = [&](const std::filesystem::path& dir) {
+    FakeClock clock;
+    return Daemon::Open({dir.string(), clock.fn(), 10000, false, 1.0, kMiB});
+  };
+  auto open_history = [&](const std::filesystem::path& dir) {
+    return dashboard::HistoryStore::Open(dir.string(), 3);
+  };
+  // A symbolic link as the database: NOFOLLOW, whether its target is there or not.
+  for (const std::string db : {"journal.db", "history.db"}) {
+    for (const bool dangling : {false, true}) {
+      const auto dir = root / (db + (dangling ? "-dangling" : "-symlink"));
+      std::filesystem::create_directories(dir);
+      const auto to = dangling ? outside / ("none-" + db) : target(db);
+      std::filesystem::create_symlink(to, dir / db);
+      const std::string error =
+          db == "journal.db" ? open_journal(dir).message() : open_history(dir).message();
+      EXPECT_NE(error.find(db + " is a symbolic link; arbiter will not follow it"),
+                std::string::npos)
+          << error;
+      if (dangling)
+        EXPECT_FALSE(std::filesystem::exists(to)) << db;
+      else
+        as_it_was(db);
+    }
+  }
+  // A hard link as a database's -wal or -shm (of a database there already), or as the database.
+  for (const std::string db : {"journal.db", "history.db"}) {
+    for (const std::string suffix : {"", "-wal", "-shm"}) {
+      const std::string name = db + suffix;
+      const auto dir = root / ("hard-" + name);
+      ASSERT_TRUE(db == "journal.db" ? open_journal(dir).ok() : open_history(dir).ok()) << name;
+      std::filesystem::remove(dir / name);
+      std::filesystem::create_hard_link(target(name), dir / name);
+      const std::string error =
+          db == "journal.db" ? open_journal(dir).message() : open_history(dir).message();
+      EXPECT_NE(error.find(name + " is a hard link"), std::string::npos) << error;
+      as_it_was(name);
+    }
+  }
+  // The dashboard's history stays in memory, the refusal logged and in its store's state.
+  {
+    FakeClock clock;
+    auto d = Daemon::Open({(root / "daemon").string(), clock.fn(), 10000, false, 1.0, kMiB});
+    ASSERT_TRUE(d.ok()) << d.message();
+    std::vector<std::string> logged;
+    dashboard::HistorySampler sampler(*d.value(), dashboard::History(), clock.fn(),
+                                      (root / "history.db-symlink").string(),
+                                      [&](const std::string& w) { logged.push_back(w); });
+    EXPECT_EQ(CountHolding(logged, "history.db is a symbolic link"), 1u);
+    EXPECT_NE(sampler.StoreState().dump().find("history.db is a symbolic link"), std::string::npos);
+  }
+  as_it_was("history.db");
+  // The daemon refuses to start, saying why.
+  const auto dir = root / "journal.db-symlink";
+  const testing::CommandOutput out =
+      testing::RunCommand("timeout 60 " + std::string(ARBITER_BINARY) + " serve --data " +
+                          dir.string() + " --listen 127.0.0.1:0 2>&1");
+  EXPECT_EQ(out.rc, 1) << out.out;
+  EXPECT_NE(out.out.find("journal.db is a symbolic link; arbiter will not follow it"),
+            std::string::npos)
+      << out.out;
+  as_it_was("journal.db");
+}
+
+// SQLITE_OPEN_NOFOLLOW refuses a symbolic link anywhere in the name: a --data reached through
+// one (the operator's: a link to a larger disk) opens, the journal and the history there.
+TEST(SnapshotBytesTest, ADataDirectoryReachedThroughASymbolicLinkOpens) {
+  const auto root = Dir("linked-dir");
+  std::filesystem::create_directories(root / "disk" / "data");
+  std::filesystem::create_directory_symlink(root / "disk", root / "link");
+  const auto dir = root / "link" / "data";
+  {
+    FakeClock clock;
+    auto d = Daemon::Open({dir.string(), clock.fn(), 10000, false, 1.0, kMiB});
+    ASSERT_TRUE(d.ok()) << d.message();
+    ASSERT_TRUE(d.value()->Mutate(Budget(1, 0, true)).ok());
+    auto history = dashboard::HistoryStore::Open(dir.string(), 3);
+    ASSERT_TRUE(history.ok()) << history.message();
+  }
+  for (const std::string f : {"journal.db", "history.db"})
+    EXPECT_TRUE(std::filesystem::is_regular_file(root / "disk" / "data" / f)) << f;
+  FakeClock clock;
+  auto d = Daemon::Open({dir.string(), clock.fn(), 10000, false, 1.0, kMiB});
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_GE(d.value()->startup().replayed, 2);
+}
+
+// A hard link planted as a daemon file the journal does not open with SQLite: LOCK (its bytes
+// written over with the pid) fails the start; snapshot.bin.old and snapshot.bin.tmp keep their
+// modes and are warned of, and no snapshot is written through snapshot.bin.tmp (that snapshot
+// fails, the name goes: the next is stored). A spare a crash left as snapshot.bin's second name
+// (StoreSnapshot links it, then renames) is removed, not warned of.
+TEST(SnapshotBytesTest, AHardLinkNamedLikeADaemonFileKeepsItsTargetAsItWas) {
+  const ScopedUmask umask(022);
+  const auto root = Dir("hardlinks");
+  const auto dir = root / "data", outside = root / "outside";
+  std::filesystem::create_directories(dir);
+  std::filesystem::create_directories(outside);
+  const std::vector<std::string> names = {"snapshot.bin.old", "snapshot.bin.tmp", "LOCK"};
+  for (const std::string& name : names) {
+    std::ofstream(outside / name) << "the user's own " << name;
+    std::filesystem::permissions(outside / name, std::filesystem::perms(0644));
+  }
+  auto as_it_was = [&](const std::string& name) {
+    EXPECT_EQ(Mode(outside / name), 0644u) << name;
+    EXPECT_TRUE(Contents(outside / name) == "the user's own " + name) << name;  // (not shown)
+  };
+  std::filesystem::create_hard_link(outside / "LOCK", dir / "LOCK");
+  FakeClock clock;
+  auto refused = Daemon::Open({dir.string(), clock.fn(), 10000, false, 1.0, kMiB});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("LOCK is a hard link"), std::string::npos) << refused.message();
+  as_it_was("LOCK");
+  std::filesystem::remove(dir / "LOCK");
+  for (const std::string name : {"snapshot.bin.old", "snapshot.bin.tmp"})
+    std::filesystem::create_hard_link(outside / name, dir / name);
+  {
+    auto d = Daemon::Open({dir.string(), clock.fn(), 10000, false, 1.0, kMiB});
+    ASSERT_TRUE(d.ok()) << d.message();
+    const std::vector<std::string>& warnings = d.value()->startup().warnings;
+    EXPECT_EQ(warnings.size(), 2u);
+    for (const std::string name : {"snapshot.bin.old", "snapshot.bin.tmp"}) {
+      EXPECT_EQ(CountHolding(warnings, name + " is a hard link"), 1u) << name;
+      as_it_was(name);
+    }
+    ASSERT_TRUE(d.value()->Mutate(Budget(1, 0, true)).ok());
+    d.value()->SnapshotNow();  // not through the link: fails, and the name goes
+    EXPECT_EQ(d.value()->snapshot_stats().failed, 1u);
+    EXPECT_NE(d.value()->snapshot_stats().last_error.find("snapshot.bin.tmp is a hard link"),
+              std::string::npos)
+        << d.value()->snapshot_stats().last_error;
+    d.value()->SnapshotNow();
+    d.value()->SnapshotNow();
+    EXPECT_EQ(d.value()->snapshot_stats().stored, 2u);
+    for (const std::string name : {"snapshot.bin.old", "snapshot.bin.tmp"}) as_it_was(name);
+  }
+  // As a crash between StoreSnapshot's link and rename leaves them.
+  std::filesystem::remove(dir / "snapshot.bin.old");
+  std::filesystem::create_hard_link(dir / "snapshot.bin", dir / "snapshot.bin.old");
+  auto d = Daemon::Open({dir.string(), clock.fn(), 10000, false, 1.0, kMiB});
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_TRUE(d.value()->startup().warnings.empty()) << d.value()->startup().warnings[0];
+  EXPECT_FALSE(std::filesystem::exists(dir / "snapshot.bin.old"));
+  EXPECT_TRUE(d.value()->startup().from_snapshot);
 }
 
 }  // namespace snapshot_bytes_test

@@ -109,8 +109,8 @@ Result<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& dir,
   // The owner's alone, as the journal's files (Journal::Open): tenants' quotas and usage. Made
   // here when it is not there (never through a symbolic link), so that SQLite opens it rather
   // than creating it 0644 (its -wal and -shm take its mode). Those an older release made 0644
-  // are made 0600, as far as the daemon may: a symbolic link or another user's file keeps its
-  // mode, and is warned of (warnings()).
+  // are made 0600, as far as the daemon may: another user's file keeps its mode, and is warned
+  // of (warnings()); a symbolic link or a hard link keeps its mode, and fails the open.
   const int fd =
       ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, kOwnerOnlyFileMode);
   if (fd < 0 && errno != EEXIST)
@@ -118,12 +118,11 @@ Result<std::unique_ptr<HistoryStore>> HistoryStore::Open(const std::string& dir,
   if (fd >= 0) ::close(fd);
   std::vector<std::string> warnings = MakeOwnerOnly({path, path + "-wal", path + "-shm"});
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(
-      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  // Not through a symbolic link or a hard link planted there (the history stays in memory).
+  const Status opened = OpenOwnerOnlyDb(path, &db);
   std::unique_ptr<HistoryStore> st(new HistoryStore(db, path, capacity));
   st->warnings_ = std::move(warnings);
-  if (rc != SQLITE_OK)
-    return R::Error("cannot open " + path + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
+  if (!opened.ok()) return opened;
   sqlite3_busy_timeout(db, 5000);
   for (const char* sql :
        {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL",

@@ -25,15 +25,16 @@ Result<Sample> SampleFromJson(const Json& j);
 class HistoryStore {
  public:
   // Opens (creating) DIR/history.db, keeping at most `capacity` samples. DIR is made 0700 if it
-  // is not there, history.db and its -wal and -shm 0600 (durability/owner_only.h).
+  // is not there, history.db and its -wal and -shm 0600 (durability/owner_only.h). Fails when
+  // one of those is a symbolic link or a hard link (OpenOwnerOnlyDb).
   static Result<std::unique_ptr<HistoryStore>> Open(const std::string& dir, size_t capacity);
   ~HistoryStore();
   HistoryStore(const HistoryStore&) = delete;
   HistoryStore& operator=(const HistoryStore&) = delete;
 
   const std::string& path() const { return path_; }
-  // What Open left as it was, for the log: history.db or its -wal or -shm a symbolic link,
-  // another user's, or not to be made 0600.
+  // What Open left as it was, for the log: history.db or its -wal or -shm another user's, or
+  // not to be made 0600.
   const std::vector<std::string>& warnings() const { return warnings_; }
   // The newest `capacity` samples, oldest first. A row that does not decode is skipped.
   Result<std::vector<Sample>> Load();

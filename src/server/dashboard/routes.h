@@ -33,7 +33,8 @@ struct DashboardOptions {
   std::string
       ledger;  // arbiter serve --ledger: the bills page's ledger (server/billing/ledger_bills.h)
   std::string data_dir;  // arbiter serve --data: the history kept in DIR/history.db ("": memory)
-  // Told what could not be made the daemon user's alone there (HistoryStore::warnings): the log.
+  // Told what could not be made the daemon user's alone there (HistoryStore::warnings), or a
+  // link there refused (HistoryStore::Open): the log.
   std::function<void(const std::string&)> warn;
 };
 

@@ -29,6 +29,9 @@ HistorySampler::HistorySampler(Daemon& d, History history, std::function<Millis(
     auto store = HistoryStore::Open(store_dir_, history_.capacity());
     if (store.ok() && warn)
       for (const std::string& w : (*store)->warnings()) warn(w);
+    // A link planted as history.db, its -wal or -shm (refused: FailedPrecondition) is logged too.
+    if (!store.ok() && store.status().code() == StatusCode::kFailedPrecondition && warn)
+      warn(store.message());
     auto samples = store.ok() ? (*store)->Load() : Result<std::vector<Sample>>(store.status());
     if (samples.ok()) {
       store_ = std::move(store).value();

@@ -24,7 +24,8 @@ namespace arbiter::server::dashboard {
 class HistorySampler {
  public:
   // `clock`: Unix ms (default: the system clock). `store_dir` "": the history in memory only.
-  // `warn` is told the store's warnings (HistoryStore::warnings), once, in the constructor.
+  // `warn` is told the store's warnings (HistoryStore::warnings), or that it refused a link
+  // planted as its file (HistoryStore::Open), once, in the constructor.
   explicit HistorySampler(Daemon& d, History history = History(),
                           std::function<Millis()> clock = nullptr, std::string store_dir = "",
                           const std::function<void(const std::string&)>& warn = nullptr);

@@ -59,8 +59,9 @@ Status WriteSnapshotFile(const std::string& path, int64_t seq,
   // Not through a symbolic link (a planted one fails the snapshot, and is removed).
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, kFileMode);
   if (fd < 0) return Status::Internal("snapshot: cannot create " + path + ": " + strerror(errno));
-  // It may be an older snapshot's, made 0644 by an older release. Another user's, or one that
-  // cannot be made 0600, is not written (StoreSnapshot removes it: the next is the daemon's).
+  // It may be an older snapshot's, made 0644 by an older release. Another user's, a hard link,
+  // or one that cannot be made 0600, is not written (StoreSnapshot removes it: the next is the
+  // daemon's).
   if (std::string w = MakeOwnerOnly(fd, path); !w.empty()) {
     ::close(fd);
     return Status::Internal("snapshot: " + w);
@@ -175,11 +176,8 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& dir) {
   j->dir_ = dir;
   if (Status s = j->Lock(); !s.ok()) return s;
   if (Status s = j->MakeFilesOwnerOnly(); !s.ok()) return s;
-  if (sqlite3_open_v2(path.c_str(), &j->db_,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                      nullptr) != SQLITE_OK)
-    return Result<std::unique_ptr<Journal>>::Error("cannot open " + path + ": " +
-                                                   sqlite3_errmsg(j->db_));
+  // Not through a symbolic link or a hard link planted there: the daemon does not start.
+  if (Status s = OpenOwnerOnlyDb(path, &j->db_); !s.ok()) return s;
   sqlite3_busy_timeout(j->db_, 5000);
   for (const char* sql :
        {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
@@ -267,8 +265,8 @@ Journal::~Journal() {
 // opens it rather than creating it 0644 (its -wal and -shm take its mode). The daemon's files
 // there (an older release's 0644 ones, a spare snapshot) are made 0600 too, as far as the daemon
 // may: a symbolic link named like one (its target is not the daemon's to chmod: a planted
-// `snapshot.bin.old -> ~/.somefile`) and another user's file keep their modes, and are warned
-// of (warnings()).
+// `snapshot.bin.old -> ~/.somefile`), a hard link and another user's file keep their modes, and
+// are warned of (warnings()).
 Status Journal::MakeFilesOwnerOnly() {
   const int fd =
       ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, kFileMode);
@@ -276,6 +274,14 @@ Status Journal::MakeFilesOwnerOnly() {
     return Status::Internal("cannot create " + path_ + ": " + std::strerror(errno));
   if (fd >= 0) ::close(fd);
   const std::string snapshot = dir_ + "/" + kSnapshotFile;
+  // A crash between StoreSnapshot's link and its rename left the spare a second name of
+  // snapshot.bin: it goes (rather than both being warned of as hard links).
+  struct stat current {};
+  struct stat spare {};
+  if (::lstat(snapshot.c_str(), &current) == 0 && S_ISREG(current.st_mode) &&
+      current.st_nlink == 2 && ::lstat((snapshot + ".old").c_str(), &spare) == 0 &&
+      spare.st_dev == current.st_dev && spare.st_ino == current.st_ino)
+    std::remove((snapshot + ".old").c_str());
   for (std::string& w : MakeOwnerOnly(
            {path_, path_ + "-wal", path_ + "-shm", snapshot, snapshot + ".tmp", snapshot + ".old"}))
     warnings_.push_back(std::move(w));
@@ -290,6 +296,11 @@ Status Journal::Lock() {
   // Not through a symbolic link: the pid is written over the file's bytes.
   lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, kFileMode);
   if (lock_fd_ < 0) return Status::Internal("cannot open " + lock + ": " + std::strerror(errno));
+  // Nor through a hard link: the same bytes are another name's (planted before the start).
+  struct stat st {};
+  if (::fstat(lock_fd_, &st) == 0)
+    if (std::string linked = HardLinked(lock, st); !linked.empty())
+      return Status::FailedPrecondition(linked + "; arbiter will not write it (remove it)");
   // An older release made it 0644.
   if (std::string w = MakeOwnerOnly(lock_fd_, lock); !w.empty()) warnings_.push_back(std::move(w));
   if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {

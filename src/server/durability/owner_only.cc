@@ -1,11 +1,13 @@
 #include "server/durability/owner_only.h"
 
 #include <fcntl.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -57,11 +59,53 @@ std::string MakeOwnerOnly(int fd, const std::string& path) {
     return path + ": cannot read its mode (" + std::strerror(errno) + "); left as it is";
   if (!S_ISREG(st.st_mode)) return path + ": not a regular file; left as it is";
   if (st.st_uid != ::geteuid()) return OthersFile(path, st);
+  if (std::string linked = HardLinked(path, st); !linked.empty())
+    return linked + ": left as it is, neither written nor made 0600 (copy it to a new file, " +
+           "move that over it)";
   if ((st.st_mode & 07777) == kOwnerOnlyFileMode) return "";
   if (::fchmod(fd, kOwnerOnlyFileMode) != 0)
     return path + ": cannot make it 0600 (" + std::strerror(errno) + "); its mode stays " +
            Octal(st.st_mode);
   return "";
+}
+
+std::string HardLinked(const std::string& path, const struct stat& st) {
+  if (!S_ISREG(st.st_mode) || st.st_nlink <= 1) return "";
+  return path + " is a hard link (one of " + std::to_string(st.st_nlink) +
+         " names of the same file: one another user planted would have the daemon write, or "
+         "make 0600, a file of that user's choosing)";
+}
+
+Status OpenOwnerOnlyDb(const std::string& path, sqlite3** db) {
+  *db = nullptr;
+  auto refused = [&](const std::string& file) {
+    return Status::FailedPrecondition(
+        file +
+        " is a symbolic link; arbiter will not follow it (SQLite would write through it: "
+        "remove it)");
+  };
+  for (const std::string& file : {path, path + "-wal", path + "-shm"}) {
+    struct stat st {};
+    if (::lstat(file.c_str(), &st) != 0) continue;  // not there: SQLite makes it
+    if (std::string linked = HardLinked(file, st); !linked.empty())
+      return Status::FailedPrecondition(
+          linked + "; arbiter will not open it (copy it to a new file, move that over it)");
+    // SQLite opens a -wal or -shm with O_NOFOLLOW, but its error names no file ("unable to
+    // open database file"); `path` itself is refused at the open (SQLITE_OPEN_NOFOLLOW).
+    if (S_ISLNK(st.st_mode) && file != path) return refused(file);
+  }
+  const std::filesystem::path name(path);
+  const std::string dir = name.has_parent_path() ? name.parent_path().string() : ".";
+  char* real = ::realpath(dir.c_str(), nullptr);
+  if (!real) return Status::Internal("cannot open " + path + ": " + std::strerror(errno));
+  const std::string resolved = std::string(real) + "/" + name.filename().string();
+  std::free(real);
+  const int flags =
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW;
+  if (sqlite3_open_v2(resolved.c_str(), db, flags, nullptr) == SQLITE_OK) return Status::Ok();
+  if (*db && sqlite3_extended_errcode(*db) == SQLITE_CANTOPEN_SYMLINK) return refused(path);
+  return Status::Internal("cannot open " + path + ": " +
+                          (*db ? sqlite3_errmsg(*db) : "out of memory"));
 }
 
 std::vector<std::string> MakeOwnerOnly(const std::vector<std::string>& paths) {
