@@ -501,10 +501,10 @@ void Daemon::ClockLoop() {
       // kClockYield: a flood of them slows the clock's work, it does not stop it), so that each
       // waits for one advance at most, not for the next one too.
       if (const auto next = cluster_->NextDue(); next && *next <= now) {
-        const auto until = std::chrono::steady_clock::now() + kClockYield;
+        const auto until = SteadyNow() + kClockYield;
         do {
           clock_cv_.wait_for(l, std::chrono::milliseconds(1));
-        } while (writers_waiting_ > 0 && !stopping_ && std::chrono::steady_clock::now() < until);
+        } while (writers_waiting_ > 0 && !stopping_ && SteadyNow() < until);
       }
       continue;
     }

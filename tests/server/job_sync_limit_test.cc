@@ -352,7 +352,8 @@ TEST(JobSyncLimit, AnotherTenantsCreateDuringAFillMakesNoneOfTheJobsPods) {
 
 // The filling Job's own update or delete takes effect in that request: lowered below what it has
 // made, the surplus is deleted and the fill ends; suspended, its pods are deleted; deleted
-// (Background or Foreground), its pods are deleted and no more are made.
+// (Background or Foreground), no more are made and its pods are deleted (a collection's worth at
+// once, the rest by the clock).
 TEST(JobSyncLimit, AFillingJobsOwnUpdateOrDeleteTakesEffectInThatRequest) {
   Journaled j;
   j.Apply(Create(kT0, Namespace("default")));
@@ -382,11 +383,13 @@ TEST(JobSyncLimit, AFillingJobsOwnUpdateOrDeleteTakesEffectInThatRequest) {
   EXPECT_EQ(JobCondition(j.live, "suspended", "Suspended"), "True/JobSuspended");
   j.Apply(fixtures::Delete(kT0 + 2, "Job", "default", "gone"));
   EXPECT_EQ(j.live.store().Get("Job", "default", "gone"), nullptr);
-  EXPECT_EQ(CountPods(j.live, "gone").active, 0);
+  // (its running pods deleted, 250 of them: each counts twice, its exit follows; the clock's
+  // advances the rest: journal format 10)
+  EXPECT_EQ(CountPods(j.live, "gone").active, 250);
   Mutation fg = fixtures::Delete(kT0 + 2, "Job", "default", "fg");
   fg.propagation = "Foreground";
   j.Apply(fg);
-  EXPECT_EQ(CountPods(j.live, "fg").active, 0);
+  EXPECT_EQ(CountPods(j.live, "fg").active, 250);
   // Another tenant's create: nothing of theirs moves (the raised Job is the clock's).
   j.Apply(Create(kT0 + 3, fixtures::PodIn("other", "p1", 0)));
   EXPECT_EQ(CountPods(j.live, "raised").active, 1000);
@@ -778,7 +781,8 @@ Kept KeptBy(const Cluster& c, const std::string& job) {
 
 // A delete of a Job of 2,000 running pods acts on 500 of them in its own record, as kube's
 // garbage collector works through a big Job's pods after the DELETE has answered; the clock's
-// advances act on the rest, at most 200 each (journal format 10). Found by review: a tenant's
+// advances act on the rest, within 200 each (a running pod deleted counts twice: its exit is the
+// next advance's work; journal format 10). Found by review: a tenant's
 // DELETE of a Job of 100,000 pods held the daemon 13.6 s in one request. Format 9 records replay
 // as their release made them: every pod in the delete's record.
 TEST(JobSyncLimit, ADeletedJobsPodsGoASyncsWorthAtOnceAndTheRestByTheClock) {
@@ -802,7 +806,9 @@ TEST(JobSyncLimit, ADeletedJobsPodsGoASyncsWorthAtOnceAndTheRestByTheClock) {
       const Json* job = j.live.store().Get("Job", "default", "big");
       EXPECT_EQ(job != nullptr, foreground);
       EXPECT_TRUE(!job || job->at("metadata").contains("deletionTimestamp"));
-      const int now = format == 9 ? 2000 : 500;  // acted on by the delete
+      // Acted on by the delete: 500 released, or 250 running pods deleted (each costs 2 of the
+      // 500: its exit follows at the next advance).
+      const int now = format == 9 ? 2000 : orphan ? 500 : 250;
       EXPECT_EQ(CountPods(j.live, "big").active, orphan ? 2000 : 2000 - now);
       EXPECT_EQ(KeptBy(j.live, "big").owned, orphan ? 2000 - now : 2000);
       EXPECT_EQ(KeptBy(j.live, "big").tracked, 2000 - now);
@@ -822,8 +828,8 @@ TEST(JobSyncLimit, ADeletedJobsPodsGoASyncsWorthAtOnceAndTheRestByTheClock) {
 }
 
 // A Job being deleted (Foreground) deleted again goes on where its collection was, the second
-// delete's own turn on the next 500, not over again from its first pod (a tenant deleting it in
-// a loop would else keep the collector on the pods it has done).
+// delete's own turn on the next 250 running pods, not over again from its first pod (a tenant
+// deleting it in a loop would else keep the collector on the pods it has done).
 TEST(JobSyncLimit, AJobDeletedAgainGoesOnWhereItsCollectionWas) {
   Journaled j;
   j.Apply(Create(kT0, Namespace("default")));
@@ -834,20 +840,53 @@ TEST(JobSyncLimit, AJobDeletedAgainGoesOnWhereItsCollectionWas) {
   fg.propagation = "Foreground";
   j.Apply(fg);
   j.Apply(Advance(kT0 + 3));
-  ASSERT_EQ(CountPods(j.live, "big").active, 1500 - kPerAdvance);
+  ASSERT_EQ(CountPods(j.live, "big").active, 1750 - kPerAdvance / 2);  // (2 a running pod)
   fg.time = kT0 + 4;
   j.Apply(fg);
-  EXPECT_EQ(CountPods(j.live, "big").active, 1000 - kPerAdvance);
+  EXPECT_EQ(CountPods(j.live, "big").active, 1500 - kPerAdvance / 2);
   int advances = 0;
   for (Millis t = kT0 + 5; CountPods(j.live, "big").active > 0 && advances < 100; ++t, ++advances)
     j.Apply(Advance(t));
-  EXPECT_EQ(advances, AdvancesFor(1000 - kPerAdvance));
+  EXPECT_EQ(advances, AdvancesFor(2 * (1500 - kPerAdvance / 2)));
   j.ExpectReplicaMatches();
+}
+
+// A finished Job whose ttlSecondsAfterFinished ran out is deleted (Foreground) by whichever
+// mutation finds it due, here another tenant's pod create: that create deletes none of its pods,
+// the clock's advances all of them, 200 each (format 9: every one in that create's record).
+TEST(JobSyncLimit, AnExpiredJobsPodsAreAllTheClocks) {
+  for (const int format : {Journal::kFormatVersion, 9}) {
+    SCOPED_TRACE("format " + std::to_string(format));
+    Journaled j;
+    j.format = format;
+    j.Apply(Create(kT0, Namespace("default")));
+    j.Apply(Create(kT0, Namespace("other")));
+    j.Apply(Create(kT0, BigNode()));
+    j.Apply(
+        Create(kT0 + 1,
+               JobOf("done",
+                     {{"parallelism", 1200}, {"completions", 1200}, {"ttlSecondsAfterFinished", 5}},
+                     "10s")));
+    j.AdvanceWhileDue(kT0 + 1);
+    j.AdvanceWhileDue(kT0 + 1 + 10000);
+    ASSERT_EQ(JobCondition(j.live, "done", "Complete"), "True/CompletionsReached");
+    ASSERT_EQ(PodsOf(j.live, "done").size(), 1200u);
+    j.most_gone = 0;
+    j.Apply(Create(kT0 + 1 + 20000, fixtures::PodIn("other", "p1", 0)));
+    const Json* job = j.live.store().Get("Job", "default", "done");
+    EXPECT_TRUE(format == 9 || (job && job->at("metadata").contains("deletionTimestamp")));
+    EXPECT_EQ(PodsOf(j.live, "done").size(), format == 9 ? 0u : 1200u);
+    j.AdvanceWhileDue(kT0 + 1 + 20000);
+    EXPECT_EQ(PodsOf(j.live, "done").size(), 0u);
+    EXPECT_EQ(j.live.store().Get("Job", "default", "done"), nullptr);
+    EXPECT_EQ(j.most_gone, format == 9 ? 1200 : kPerAdvance);
+    j.ExpectReplicaMatches();
+  }
 }
 
 // The garbage collector's turns share an advance's budget with the fills, the longest waiting
 // first: a Job of 2,000 deleted while another of 2,000 fills, no advance makes and deletes more
-// than 200 pods in all, and both finish.
+// than 200 pods in all (a deleted running pod counts twice), and both finish.
 TEST(JobSyncLimit, ACollectionAndAFillShareTheAdvancesBudget) {
   Journaled j;
   j.Apply(Create(kT0, Namespace("default")));
@@ -859,11 +898,11 @@ TEST(JobSyncLimit, ACollectionAndAFillShareTheAdvancesBudget) {
   del.propagation = "Background";
   j.Apply(del);
   ASSERT_EQ(CountPods(j.live, "new").active, 500);
-  ASSERT_EQ(CountPods(j.live, "old").active, 1500);
+  ASSERT_EQ(CountPods(j.live, "old").active, 1750);  // 250 running pods deleted: 500
   // The most pods one advance made and deleted in all; the advances that did (the last is the
   // exits of the last pods deleted).
   int most = 0, advances = 0;
-  for (Millis t = kT0 + 3; t < kT0 + 40 && j.live.NextDue() <= t; ++t) {
+  for (Millis t = kT0 + 3; t < kT0 + 40 && j.live.NextDue().value_or(t + 1) <= t; ++t) {
     const int made = CountPods(j.live, "new").active, left = CountPods(j.live, "old").active;
     j.Apply(Advance(t));
     const int moved =
@@ -873,7 +912,7 @@ TEST(JobSyncLimit, ACollectionAndAFillShareTheAdvancesBudget) {
   }
   EXPECT_EQ(CountPods(j.live, "old").active, 0);
   EXPECT_EQ(CountPods(j.live, "new").active, 2000);
-  EXPECT_EQ(advances, AdvancesFor(3000));  // 3,000 pods made or deleted, 200 an advance
+  EXPECT_EQ(advances, AdvancesFor(1500 + 2 * 1750));  // 1,500 made, 1,750 deleted (2 each)
   EXPECT_EQ(most, kPerAdvance);
   j.ExpectReplicaMatches();
 }
@@ -896,7 +935,7 @@ TEST(JobSyncLimit, ARestoreMidCollectionGoesOnAsWithoutIt) {
   Ok(live, fg);
   Ok(live, Advance(kT0 + 22));  // a's turn
   ASSERT_EQ(KeptBy(live, "a").owned, 1000 - kPerAdvance);
-  ASSERT_EQ(CountPods(live, "b").active, 1000);
+  ASSERT_EQ(CountPods(live, "b").active, 1250);  // (a running pod deleted counts twice)
   const std::string snap = live.Snapshot();
   Cluster restored("0000abcd");
   ASSERT_TRUE(restored.Restore(snap).ok());
@@ -907,9 +946,9 @@ TEST(JobSyncLimit, ARestoreMidCollectionGoesOnAsWithoutIt) {
     EXPECT_EQ(restored.TakeTape(), live.TakeTape()) << m.Encode();
   };
   both(Advance(kT0 + 23));  // b's turn, not a's
-  EXPECT_EQ(CountPods(restored, "b").active, 1000 - kPerAdvance);
+  EXPECT_EQ(CountPods(restored, "b").active, 1250 - kPerAdvance / 2);
   EXPECT_EQ(KeptBy(restored, "a").owned, 1000 - kPerAdvance);
-  for (Millis t = kT0 + 24; t < kT0 + 40; ++t) both(Advance(t));
+  for (Millis t = kT0 + 24; t < kT0 + 60; ++t) both(Advance(t));
   EXPECT_EQ(KeptBy(restored, "a").owned, 0);
   EXPECT_EQ(CountPods(restored, "b").active, 0);
   EXPECT_EQ(fixtures::JobsAndPods(restored), fixtures::JobsAndPods(live));

@@ -219,8 +219,10 @@ class Cluster {
   // (job_collections_): the delete itself acts on kMaxPodCreateDeletePerSync of its pods, the
   // clock's advances on the rest, within kMaxPodCreateDeletePerAdvance shared with the fills and
   // retries, which is 200 (format 9's was 500); a Job being deleted (Foreground) takes the
-  // tracking finalizer off a pod only as it is deleted. On: as the releases of journal formats 1-9
-  // did, every pod in the delete's record (Foreground: every finalizer in its Job's next sync),
+  // tracking finalizer off its unfinished pods only as the collection deletes them (its finished
+  // ones, and those a user deleted, in its syncs as before); a Job the TTL-after-finished
+  // controller deletes leaves all of its pods to the clock. On: as the releases of journal formats
+  // 1-9 did, every pod in the delete's record (Foreground: every finalizer in its Job's next sync),
   // 500 an advance.
   void SetFormat9Rules(bool on) { format9_rules_ = on; }
   // The clock's budget for the fills, retries and collections of one advance (RunJobs): pods made
@@ -380,9 +382,10 @@ class Cluster {
   bool SyncJob(Millis t, const ObjectStore::Key& key, int64_t limit, int64_t* ops);
   bool JobHeld(const ObjectStore::Key& key) const;  // a fill or retry (RunJobs)
   // The garbage collector's turn on the pods of a deleted Job (job_collections_, keyed by the
-  // Job's namespace and uid): the next `limit` of them in name order (none read twice), each
-  // deleted (the tracking finalizer off first) or released (Orphan) unless it is already. Returns
-  // how many it took; the collection ends (its Job, if being deleted, to sync) once none is left.
+  // Job's namespace and uid): the next of them in name order (none read twice), each deleted
+  // (the tracking finalizer off first) or released (Orphan) unless it is already, within `limit`
+  // (a pod taken costs 1, one deleted while it runs 2: its exit follows). Returns what they cost;
+  // the collection ends (its Job, if being deleted, to sync) once none is left.
   int64_t CollectJobPods(Millis t, const ObjectStore::Key& job_uid, int64_t limit);
   // Its crash-looping pods' container statuses brought to `t` (restartPolicy OnFailure:
   // pod_status.h); returns when the next of them changes.
@@ -598,6 +601,9 @@ class Cluster {
     std::string after;  // the last pod taken (in name order: the next turn goes on after it)
   };
   std::map<ObjectStore::Key, JobCollection> job_collections_;
+  // A Job's delete by the TTL-after-finished controller (ExpireJob): it acts on none of its pods
+  // itself (a user's delete on a sync's worth), the clock's turns on all of them.
+  bool expiring_ = false;
   std::set<std::pair<Millis, ObjectStore::Key>> job_due_queue_;
   struct JobPodTables;  // by the Job's namespace and uid (cluster_jobs.cc)
   std::unique_ptr<JobPodTables> job_pods_;
