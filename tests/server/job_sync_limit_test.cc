@@ -119,6 +119,13 @@ struct Journaled {
     EXPECT_EQ(fixtures::JobsAndPods(replica), fixtures::JobsAndPods(live));
     EXPECT_EQ(replica.decision_digest(), live.decision_digest());
   }
+  // Namespace default, the big node, and Job `name` of `pods` pods, all made (they run 1h).
+  void MakeRunningJob(const std::string& name, int pods) {
+    Apply(Create(kT0, Namespace("default")));
+    Apply(Create(kT0, BigNode()));
+    Apply(Create(kT0 + 1, JobOf(name, {{"parallelism", pods}, {"completions", pods}})));
+    AdvanceWhileDue(kT0 + 1);
+  }
   // The clock's advances while something is due by `t` (at most `limit` of them): how many.
   int AdvanceWhileDue(Millis t, int limit = 1000) {
     int n = 0;
@@ -791,10 +798,7 @@ TEST(JobSyncLimit, ADeletedJobsPodsGoASyncsWorthAtOnceAndTheRestByTheClock) {
       SCOPED_TRACE(std::string(policy) + ", format " + std::to_string(format));
       Journaled j;
       j.format = format;
-      j.Apply(Create(kT0, Namespace("default")));
-      j.Apply(Create(kT0, BigNode()));
-      j.Apply(Create(kT0 + 1, JobOf("big", {{"parallelism", 2000}, {"completions", 2000}})));
-      j.AdvanceWhileDue(kT0 + 1);
+      j.MakeRunningJob("big", 2000);
       ASSERT_EQ(CountPods(j.live, "big").active, 2000);
       j.most_gone = 0;
       Mutation del = fixtures::Delete(kT0 + 2, "Job", "default", "big");
@@ -832,10 +836,7 @@ TEST(JobSyncLimit, ADeletedJobsPodsGoASyncsWorthAtOnceAndTheRestByTheClock) {
 // deleting it in a loop would else keep the collector on the pods it has done).
 TEST(JobSyncLimit, AJobDeletedAgainGoesOnWhereItsCollectionWas) {
   Journaled j;
-  j.Apply(Create(kT0, Namespace("default")));
-  j.Apply(Create(kT0, BigNode()));
-  j.Apply(Create(kT0 + 1, JobOf("big", {{"parallelism", 2000}, {"completions", 2000}})));
-  j.AdvanceWhileDue(kT0 + 1);
+  j.MakeRunningJob("big", 2000);
   Mutation fg = fixtures::Delete(kT0 + 2, "Job", "default", "big");
   fg.propagation = "Foreground";
   j.Apply(fg);
@@ -889,10 +890,7 @@ TEST(JobSyncLimit, AnExpiredJobsPodsAreAllTheClocks) {
 // than 200 pods in all (a deleted running pod counts twice), and both finish.
 TEST(JobSyncLimit, ACollectionAndAFillShareTheAdvancesBudget) {
   Journaled j;
-  j.Apply(Create(kT0, Namespace("default")));
-  j.Apply(Create(kT0, BigNode()));
-  j.Apply(Create(kT0 + 1, JobOf("old", {{"parallelism", 2000}, {"completions", 2000}})));
-  j.AdvanceWhileDue(kT0 + 1);
+  j.MakeRunningJob("old", 2000);
   j.Apply(Create(kT0 + 2, JobOf("new", {{"parallelism", 2000}, {"completions", 2000}})));
   Mutation del = fixtures::Delete(kT0 + 2, "Job", "default", "old");
   del.propagation = "Background";
