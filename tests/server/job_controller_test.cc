@@ -790,6 +790,64 @@ TEST(JobController, SuccessPolicyMetDeletesTheRestThenCompletes) {
   EXPECT_EQ(plan.events[0].reason, "Completed");
 }
 
+// A failing Job counts at most `limit` of its unfinished pods in one plan (their finalizers off,
+// added to status.failed): the ones it deletes then first, then the others in name order; the
+// rest stay tracked for the next plan (JobPlan::more), and Failed waits for them (journal format
+// 11). JobRules::kFormat10 counts every one at once.
+TEST(JobController, AFailingJobCountsItsUnfinishedPodsALimitAPlanThoseItDeletesFirst) {
+  Json job = JobOf("late", {{"parallelism", 4},
+                            {"completions", 6},
+                            {"activeDeadlineSeconds", 30},
+                            {"podReplacementPolicy", "Failed"}});
+  DefaultJob(job, "u");
+  job["status"] = {{"startTime", KubeTime(kT0)}};
+  std::vector<Json> pods;  // a0-a3 running (a3 the newest), t0 and t1 terminating (deleted)
+  for (int i = 0; i < 4; ++i) {
+    Json pod = FinishedPod("a" + std::to_string(i), "Running", 0);
+    pod["status"].erase("containerStatuses");
+    pod["metadata"]["creationTimestamp"] = KubeTime(kT0 + i * 1000);
+    pod["metadata"]["finalizers"] = {kJobTrackingFinalizer};
+    pods.push_back(pod);
+  }
+  for (const char* name : {"t0", "t1"}) {
+    Json pod = pods[0];
+    pod["metadata"]["name"] = name;
+    pod["metadata"]["deletionTimestamp"] = KubeTime(kT0 + 5000);
+    pods.push_back(pod);
+  }
+  std::vector<const Json*> view;
+  for (const Json& p : pods) view.push_back(&p);
+  const Millis late = kT0 + 31000;
+  JobPlan plan = PlanJob(job, view, late, {}, JobRules::kCurrent, 3);
+  EXPECT_EQ(ConditionOf(plan.status, "FailureTarget").substr(0, 21), "True/DeadlineExceeded");
+  EXPECT_EQ(plan.remove, (std::vector<std::string>{"a3", "a2", "a1"}));  // the newest first
+  EXPECT_EQ(plan.counted, (std::vector<std::string>{"a1", "a2", "a3"}));
+  EXPECT_EQ(plan.status.value("failed", 0), 3);
+  EXPECT_TRUE(plan.more);
+  plan = PlanJob(job, view, late, {}, JobRules::kCurrent, 5);  // all 4 deleted, and t0
+  EXPECT_EQ(plan.remove.size(), 4u);
+  EXPECT_EQ(plan.counted, (std::vector<std::string>{"a0", "a1", "a2", "a3", "t0"}));
+  EXPECT_EQ(plan.status.value("failed", 0), 5);
+  EXPECT_TRUE(plan.more);
+  EXPECT_EQ(ConditionOf(plan.status, "Failed"), "");
+  plan = PlanJob(job, view, late, {}, JobRules::kFormat10, 3);  // every one
+  EXPECT_EQ(plan.counted.size(), 6u);
+  EXPECT_EQ(plan.status.value("failed", 0), 6);
+
+  // The next plan, with those 5 counted (finalizers off; the 4 deleted): t1 is counted.
+  job["status"] = PlanJob(job, view, late, {}, JobRules::kCurrent, 5).status;
+  for (Json& p : pods)
+    if (p["metadata"]["name"] != "t1") {
+      p["metadata"].erase("finalizers");
+      p["metadata"]["deletionTimestamp"] = KubeTime(late);
+    }
+  plan = PlanJob(job, view, late + 1, {}, JobRules::kCurrent, 5);
+  EXPECT_EQ(plan.counted, (std::vector<std::string>{"t1"}));
+  EXPECT_EQ(plan.status.value("failed", 0), 6);
+  EXPECT_FALSE(plan.more);
+  EXPECT_EQ(ConditionOf(plan.status, "Failed"), "");  // (5 still terminating)
+}
+
 // Ported from kube's TestSyncJobWithJobSuccessPolicy, "job with successPolicy and
 // backoffLimitPerIndex; ... job has a failed condition when job meets to both successPolicy and
 // backoffLimitPerIndex" and "... job with SuccessCriteriaMet has never been transitioned to

@@ -82,6 +82,22 @@ Count CountPods(const Cluster& c, const std::string& job) {
   return n;
 }
 
+// The pods of Job `job` still tracked by it (the finalizer) and still owned by it (an
+// ownerReference to a Job).
+struct Kept {
+  int tracked = 0, owned = 0;
+};
+Kept KeptBy(const Cluster& c, const std::string& job) {
+  Kept k;
+  for (const Json* p : PodsOf(c, job)) {
+    const Json& meta = p->at("metadata");
+    const Json fin = meta.value("finalizers", Json::array());
+    k.tracked += std::find(fin.begin(), fin.end(), Json(kJobTrackingFinalizer)) != fin.end();
+    k.owned += meta.contains("ownerReferences");
+  }
+  return k;
+}
+
 // Applies mutations as the daemon does, each then replayed from its command tape into `replica`
 // (what a restart does with the journal); the same rules (record format) on both.
 struct Journaled {
@@ -89,24 +105,35 @@ struct Journaled {
   std::vector<Mutation> history;
   int format = Journal::kFormatVersion;
   int most_made = 0, most_gone = 0;  // the most pods one mutation made / took away (any Job)
+  int most_untracked = 0;            // the most pods one mutation took the tracking finalizer off
 
+  static bool Tracked(const Json& pod) {
+    const Json fin = pod.at("metadata").value("finalizers", Json::array());
+    return std::find(fin.begin(), fin.end(), Json(kJobTrackingFinalizer)) != fin.end();
+  }
   void Apply(const Mutation& m) {
-    std::set<std::string> had;
-    for (const Json* p : live.store().List("Pod", "default"))
+    std::set<std::string> had, tracked;
+    for (const Json* p : live.store().List("Pod", "default")) {
       if (!p->at("metadata").contains("deletionTimestamp"))
         had.insert(p->at("metadata").value("name", ""));
+      if (Tracked(*p)) tracked.insert(p->at("metadata").value("name", ""));
+    }
     live.SetRecordFormat(format);
     Ok(live, m);
     int made = 0, gone = 0;
-    std::set<std::string> now;
+    std::set<std::string> now, still;
     for (const Json* p : live.store().List("Pod", "default")) {
       const std::string name = p->at("metadata").value("name", "");
       if (!had.count(name) && !p->at("metadata").contains("deletionTimestamp")) ++made;
       if (!p->at("metadata").contains("deletionTimestamp")) now.insert(name);
+      if (Tracked(*p)) still.insert(name);
     }
     for (const auto& name : had) gone += !now.count(name);
+    int untracked = 0;
+    for (const auto& name : tracked) untracked += !still.count(name);
     most_made = std::max(most_made, made);
     most_gone = std::max(most_gone, gone);
+    most_untracked = std::max(most_untracked, untracked);
     auto tape = CommandTape::Decode(live.TakeTape());
     ASSERT_TRUE(tape.ok()) << tape.message();
     replica.SetRecordFormat(format);
@@ -188,27 +215,80 @@ TEST(JobSyncLimit, A2000PodJobIsMade500ASyncAndTheRestByTheClockAtOnce) {
 
 // A failing Job deletes its active pods 500 a sync, counts them all as failed at once (kube: every
 // non-terminated pod is considered failed), and is Failed once the last is gone.
-TEST(JobSyncLimit, AFailedJobDeletesItsPods500ASyncThenFails) {
-  Journaled j;
-  j.Apply(Create(kT0, Namespace("default")));
-  j.Apply(Create(kT0, BigNode()));
-  j.Apply(Create(kT0 + 1, JobOf("late", {{"parallelism", 1200},
-                                         {"completions", 1200},
-                                         {"activeDeadlineSeconds", 10}})));
-  EXPECT_EQ(j.AdvanceWhileDue(kT0 + 1), AdvancesFor(700));
-  ASSERT_EQ(CountPods(j.live, "late").active, 1200);
-  j.Apply(Advance(kT0 + 11000));  // the deadline: 500 deleted
-  EXPECT_EQ(JobCondition(j.live, "late", "FailureTarget"), "True/DeadlineExceeded");
-  EXPECT_EQ(JobCondition(j.live, "late", "Failed"), "");
-  EXPECT_EQ(CountPods(j.live, "late").active, 700);
-  EXPECT_EQ(JobStatus(j.live, "late").value("failed", 0), 1200);
-  EXPECT_EQ(JobStatus(j.live, "late").value("active", 0), 700);
-  j.AdvanceWhileDue(kT0 + 11000);
-  EXPECT_EQ(CountPods(j.live, "late").active, 0);
-  EXPECT_EQ(JobCondition(j.live, "late", "Failed"), "True/DeadlineExceeded");
-  EXPECT_EQ(JobStatus(j.live, "late").value("failed", 0), 1200);
-  EXPECT_EQ(j.most_gone, kMaxPodCreateDeletePerSync);
-  EXPECT_EQ(fixtures::JobsAndPods(j.replica), fixtures::JobsAndPods(j.live));
+// A Job that fails with 1,200 running pods (its activeDeadlineSeconds) counts them as failed and
+// deletes them a sync's worth at a time: the sync that fails it 500 (their tracking finalizers
+// off, added to status.failed, deleted), the clock's advances the rest, 200 each; Failed once
+// none is left. Found by measuring: at 10,000 running pods the advance that failed a Job took
+// ~480 ms, every finalizer taken off in it (journal format 11). Format 10 records replay as their
+// release made them: all 1,200 counted in the sync that failed the Job.
+TEST(JobSyncLimit, AFailedJobCountsAndDeletesItsPods500ASyncThenFails) {
+  for (int format : {Journal::kFormatVersion, 10}) {
+    SCOPED_TRACE(format);
+    Journaled j;
+    j.format = format;
+    j.Apply(Create(kT0, Namespace("default")));
+    j.Apply(Create(kT0, BigNode()));
+    j.Apply(Create(kT0 + 1, JobOf("late", {{"parallelism", 1200},
+                                           {"completions", 1200},
+                                           {"activeDeadlineSeconds", 10}})));
+    EXPECT_EQ(j.AdvanceWhileDue(kT0 + 1), AdvancesFor(700));
+    ASSERT_EQ(CountPods(j.live, "late").active, 1200);
+    j.Apply(Advance(kT0 + 11000));  // the deadline: 500 deleted
+    EXPECT_EQ(JobCondition(j.live, "late", "FailureTarget"), "True/DeadlineExceeded");
+    EXPECT_EQ(JobCondition(j.live, "late", "Failed"), "");
+    EXPECT_EQ(CountPods(j.live, "late").active, 700);
+    const int counted = format == 10 ? 1200 : 500;
+    EXPECT_EQ(JobStatus(j.live, "late").value("failed", 0), counted);
+    EXPECT_EQ(KeptBy(j.live, "late").tracked, 1200 - counted);
+    EXPECT_EQ(JobStatus(j.live, "late").value("active", 0), 700);
+    EXPECT_EQ(j.live.NextDue(), std::optional<Millis>(kT0 + 11000));  // the rest, at once
+    // 200 deleted an advance, and one more: the last of them exit, the Job is Failed.
+    EXPECT_EQ(j.AdvanceWhileDue(kT0 + 11000), AdvancesFor(700) + 1);
+    EXPECT_EQ(CountPods(j.live, "late").active, 0);
+    EXPECT_EQ(JobCondition(j.live, "late", "Failed"), "True/DeadlineExceeded");
+    EXPECT_EQ(JobStatus(j.live, "late").value("failed", 0), 1200);
+    EXPECT_EQ(KeptBy(j.live, "late").tracked, 0);
+    EXPECT_EQ(j.most_gone, kMaxPodCreateDeletePerSync);
+    EXPECT_EQ(j.most_untracked, counted);
+    j.ExpectReplicaMatches();
+  }
+}
+
+// A Job that meets its successPolicy with 1,199 pods running counts them (takes their tracking
+// finalizers off) and deletes them a sync's worth at a time, then Complete (journal format 11;
+// format 10: every finalizer off in the sync that met the policy).
+TEST(JobSyncLimit, AJobThatSucceedsWithPodsRunningCountsThem500ASync) {
+  for (int format : {Journal::kFormatVersion, 10}) {
+    SCOPED_TRACE(format);
+    Journaled j;
+    j.format = format;
+    j.Apply(Create(kT0, Namespace("default")));
+    j.Apply(Create(kT0, BigNode()));
+    j.Apply(Create(
+        kT0 + 1, JobOf("first", {{"completionMode", "Indexed"},
+                                 {"completions", 1200},
+                                 {"parallelism", 1},
+                                 {"successPolicy", {{"rules", {{{"succeededIndexes", "0"}}}}}}})));
+    Json wider = *j.live.store().Get("Job", "default", "first");  // index 0 runs first
+    wider["spec"]["parallelism"] = 1200;
+    j.Apply(Update(kT0 + 2, wider));
+    j.AdvanceWhileDue(kT0 + 2);
+    ASSERT_EQ(CountPods(j.live, "first").active, 1200);
+    j.Apply(Advance(kT0 + 1 + 3600 * 1000));  // index 0 succeeds: the policy is met
+    EXPECT_EQ(JobCondition(j.live, "first", "SuccessCriteriaMet"), "True/SuccessPolicy");
+    EXPECT_EQ(JobCondition(j.live, "first", "Complete"), "");
+    EXPECT_EQ(CountPods(j.live, "first").active, 1199 - kMaxPodCreateDeletePerSync);
+    const int left = format == 10 ? 0 : 1199 - kMaxPodCreateDeletePerSync;
+    EXPECT_EQ(KeptBy(j.live, "first").tracked, left);
+    j.AdvanceWhileDue(kT0 + 1 + 3600 * 1000);
+    EXPECT_EQ(CountPods(j.live, "first").active, 0);
+    EXPECT_EQ(KeptBy(j.live, "first").tracked, 0);
+    EXPECT_EQ(JobCondition(j.live, "first", "Complete"), "True/SuccessPolicy");
+    EXPECT_EQ(JobStatus(j.live, "first").value("succeeded", 0), 1);
+    EXPECT_EQ(JobStatus(j.live, "first").value("failed", 0), 0);
+    EXPECT_EQ(j.most_untracked, format == 10 ? 1200 : 1 + kMaxPodCreateDeletePerSync);
+    j.ExpectReplicaMatches();
+  }
 }
 
 // An Indexed Job gets its lowest indexes first, 500 a sync; parallelism lowered deletes the
@@ -768,22 +848,6 @@ TEST(JobSyncLimit, ARestoreMidTurnsGoesOnAsWithoutIt) {
   for (const char* name : {"a", "b", "c", "d"}) EXPECT_EQ(CountPods(restored, name).active, 1500);
   EXPECT_EQ(fixtures::JobsAndPods(restored), fixtures::JobsAndPods(live));
   EXPECT_EQ(restored.Snapshot(), live.Snapshot());
-}
-
-// The pods of Job `job` still tracked by it (the finalizer) and still owned by it (an
-// ownerReference to a Job).
-struct Kept {
-  int tracked = 0, owned = 0;
-};
-Kept KeptBy(const Cluster& c, const std::string& job) {
-  Kept k;
-  for (const Json* p : PodsOf(c, job)) {
-    const Json& meta = p->at("metadata");
-    const Json fin = meta.value("finalizers", Json::array());
-    k.tracked += std::find(fin.begin(), fin.end(), Json(kJobTrackingFinalizer)) != fin.end();
-    k.owned += meta.contains("ownerReferences");
-  }
-  return k;
 }
 
 // A delete of a Job of 2,000 running pods acts on 500 of them in its own record, as kube's

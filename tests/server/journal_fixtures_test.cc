@@ -501,6 +501,32 @@ TEST(JournalFixturesTest, Format9JobDeletesReplayAsTheirReleaseMadeThem) {
   d.value()->Stop();
 }
 
+// Jobs of 1,200 pods that end with their pods unfinished (format10/jobend, made with 199e6b9):
+// "first" meets its successPolicy with its other pods running, "late" fails at its deadline with
+// all its pods terminating (a user deleted them; podReplacementPolicy Failed), the journal's last
+// record. The releases of formats 1-10 took every unfinished pod's tracking finalizer off
+// (failing: counted each in status.failed) in the sync that ended the Job, and it replays so (by
+// format 11's rules that sync counts 500, and no later record counts the rest). Migrated
+// (meta.format10-through), the journal's later records are format 11's.
+TEST(JournalFixturesTest, Format10JobEndsReplayAsTheirReleaseMadeThem) {
+  ExpectReplaysAsWritten("format10/jobend", false, 10);
+  const auto dir = CopyOf("format10/jobend");
+  auto d = Daemon::Open(OptionsFor(dir, [] { return Millis{0}; }));
+  ASSERT_TRUE(d.ok()) << d.message();
+  EXPECT_EQ(d.value()->startup().migrated_from, 10);
+  EXPECT_EQ(d.value()->journal().format10_through(), d.value()->journal().last_seq());
+  EXPECT_EQ(d.value()->journal().format9_through(), 0);  // begun in format 10
+  EXPECT_EQ(d.value()->journal().RecordFormat(d.value()->journal().last_seq()), 10);
+  EXPECT_EQ(d.value()->journal().RecordFormat(d.value()->journal().last_seq() + 1),
+            Journal::kFormatVersion);
+  d.value()->Read([](const Cluster& c) {
+    EXPECT_EQ(c.store().Get("Job", "default", "late")->at("status").value("failed", 0), 1200);
+    for (const Json* pod : c.store().List("Pod", "default"))
+      EXPECT_FALSE(pod->at("metadata").contains("finalizers"));
+  });
+  d.value()->Stop();
+}
+
 // The terminated state of a finished container: the releases of formats 1-5 wrote no startedAt
 // (format4/tail's team-b/short), and their records replay so; a pod that finishes once the
 // journal is migrated has it (its run's start), and the journal reopens to the same pod.

@@ -77,8 +77,9 @@ TEST(JournalFormatTest, TheCurrentFormatOpensAndKeepsItsInstance) {
 // pending walk), meta.format4-jobs-through (of formats 1-4: their Job pod names) and
 // meta.format5-through (of formats 1-5: pods stored as sent), meta.format6-through (of formats
 // 1-6: deletes' timestamps), meta.format7-through (of formats 1-7: a Job's pods all made in one
-// sync), meta.format8-through (of formats 1-8: a Job's fill synced by any mutation) and
-// meta.format9-through (of formats 1-9: a deleted Job's pods all in the delete's record) must be
+// sync), meta.format8-through (of formats 1-8: a Job's fill synced by any mutation),
+// meta.format9-through (of formats 1-9: a deleted Job's pods all in the delete's record) and
+// meta.format10-through (of formats 1-10: an ending Job's pods all counted in one sync) must be
 // record numbers: anything else is refused, named, rather than replayed by the wrong rules.
 TEST(JournalFormatTest, AMarkThatIsNotARecordNumberIsRefused) {
   using Mark = int64_t (Journal::*)() const;
@@ -89,7 +90,8 @@ TEST(JournalFormatTest, AMarkThatIsNotARecordNumberIsRefused) {
       {"format6-through", &Journal::format6_through},
       {"format7-through", &Journal::format7_through},
       {"format8-through", &Journal::format8_through},
-      {"format9-through", &Journal::format9_through}};
+      {"format9-through", &Journal::format9_through},
+      {"format10-through", &Journal::format10_through}};
   for (const auto& [key, mark] : marks) {
     for (const std::string bad : {"abc", "12x", "-3", " 12", "+12", "99999999999999999999", ""}) {
       SCOPED_TRACE(key + " \"" + bad + "\"");

@@ -89,8 +89,11 @@ class Journal {
   // (meta.format8-through) synced it at any mutation, and replay so. 10: a deleted Job's pods
   // beyond one sync's worth are deleted or released by the clock's advances, within their budget
   // (Cluster::SetFormat9Rules off); records of formats 1-9 (meta.format9-through) acted on every
-  // pod in the delete's record, and replay so.
-  static constexpr int kFormatVersion = 10;
+  // pod in the delete's record, and replay so. 11: a Job that fails or succeeds counts its
+  // unfinished pods (takes their tracking finalizers off) a sync's worth at a time, the rest by
+  // the clock's advances (Cluster::SetFormat10Rules off); records of formats 1-10
+  // (meta.format10-through) counted every one in one sync, and replay so.
+  static constexpr int kFormatVersion = 11;
   // The marks of the rules older formats had: meta `key` holds the last record a release of
   // formats 1 to `format` wrote (a journal of such a format migrates with it; every record of a
   // journal of such a format, unmigrated; 0 for a journal begun in a later format).
@@ -101,7 +104,7 @@ class Journal {
   static constexpr Mark kMarks[] = {{"walk-through", 3},    {"format4-jobs-through", 4},
                                     {"format5-through", 5}, {"format6-through", 6},
                                     {"format7-through", 7}, {"format8-through", 8},
-                                    {"format9-through", 9}};
+                                    {"format9-through", 9}, {"format10-through", 10}};
   static constexpr size_t kMarkCount = sizeof(kMarks) / sizeof(kMarks[0]);
 
   // Opens (creating) DIR/journal.db. A new journal gets a random 8-hex-digit instance id. A
@@ -138,6 +141,8 @@ class Journal {
   int64_t format8_through() const { return through_[5]; }
   // The last record written by a release of formats 1-9 (meta.format9-through).
   int64_t format9_through() const { return through_[6]; }
+  // The last record written by a release of formats 1-10 (meta.format10-through).
+  int64_t format10_through() const { return through_[7]; }
   // The format whose rules record `seq` replays by: the oldest mark that holds it (3 for every
   // format up to 3), else kFormatVersion.
   int RecordFormat(int64_t seq) const;

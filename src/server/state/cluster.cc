@@ -1733,6 +1733,7 @@ void Cluster::SetRecordFormat(int format) {
   SetFormat7Rules(format <= 7);
   SetFormat8Rules(format <= 8);
   SetFormat9Rules(format <= 9);
+  SetFormat10Rules(format <= 10);
 }
 
 void Cluster::SetPendingWalk(bool on) {

@@ -540,10 +540,11 @@ void Cluster::SetFormat4Jobs(bool on) {
 }
 
 JobRules Cluster::JobRulesNow() const {
-  return format4_jobs_    ? JobRules::kFormat4
-         : format7_rules_ ? JobRules::kFormat7
-         : format9_rules_ ? JobRules::kFormat9
-                          : JobRules::kCurrent;
+  return format4_jobs_     ? JobRules::kFormat4
+         : format7_rules_  ? JobRules::kFormat7
+         : format9_rules_  ? JobRules::kFormat9
+         : format10_rules_ ? JobRules::kFormat10
+                           : JobRules::kCurrent;
 }
 
 void Cluster::RestoreJobs(const Json& header) {

@@ -532,6 +532,31 @@ void CountUnfinishedAsFailed(const Json& spec, Pods& p) {
   }
 }
 
+// The Job ends (`outcome`) or is being deleted: its unfinished pods lose the tracking finalizer
+// (kube's canRemoveFinalizer), and a failing Job counts them as failed. kCurrent: at most `cap`
+// of them in one sync, the ones it deletes now first, then the others in name order; the rest keep
+// it, uncounted, for the next syncs (JobPlan::more: kube counts a Job's pods in batches through
+// status.uncountedTerminatedPods). Those are active or terminating, so the plan that ends the Job
+// (Failed, Complete) comes after them. Being deleted (Foreground): kCurrent and kFormat10 take none
+// here (the garbage collector takes a pod's off as it deletes it), older rules every one.
+void CountUnfinished(const Json& spec, const std::optional<Outcome>& outcome, bool deleting,
+                     JobRules rules, int64_t cap, Pods& p, JobPlan& plan) {
+  const bool gc_takes = rules == JobRules::kCurrent || rules == JobRules::kFormat10;
+  if (!outcome && !(deleting && !gc_takes)) return;
+  if (outcome && rules == JobRules::kCurrent && std::ssize(p.unfinished) > cap) {
+    const std::set<std::string_view> now(plan.remove.begin(), plan.remove.end());
+    int64_t others = cap;
+    for (const JobPodFacts* pod : p.unfinished) others -= now.count(pod->name) ? 1 : 0;
+    std::vector<const JobPodFacts*> taken;
+    for (const JobPodFacts* pod : p.unfinished)
+      if (now.count(pod->name) || others-- > 0) taken.push_back(pod);
+    p.unfinished = std::move(taken);
+    plan.more = true;
+  }
+  if (outcome && !outcome->success) CountUnfinishedAsFailed(spec, p);
+  p.counted.insert(p.counted.end(), p.unfinished.begin(), p.unfinished.end());
+}
+
 // The Job met a failure criterion: condition FailureTarget (kube's interim one, reason and
 // message of the failure), its active pods deleted, then Failed with the same reason once no pod
 // of it is left terminating.
@@ -574,9 +599,10 @@ JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now, const JobFi
   plan.status = job_detail::Member(job, "status").is_object() ? job["status"] : Json::object();
   if (JobFinished(job)) return plan;
   // Journal formats 1-7 made and deleted every pod in one sync (JobRules).
-  const int64_t cap = rules == JobRules::kCurrent || rules == JobRules::kFormat9
-                          ? std::clamp<int64_t>(limit, 1, kMaxPodCreateDeletePerSync)
-                          : std::numeric_limits<int64_t>::max();
+  const int64_t cap =
+      rules == JobRules::kCurrent || rules == JobRules::kFormat10 || rules == JobRules::kFormat9
+          ? std::clamp<int64_t>(limit, 1, kMaxPodCreateDeletePerSync)
+          : std::numeric_limits<int64_t>::max();
   const Json& spec = job_detail::Member(job, "spec");
   Json& st = plan.status;
   Pods p = Classify(pods, spec, remembered, rules);
@@ -595,15 +621,8 @@ JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now, const JobFi
   const auto outcome =
       deleting ? std::nullopt : Finish(job, p, st.value("failed", 0) + p.failed, ix, now);
   if (!outcome && !deleting) KeepLastFailed(spec, ix, p);
-  if (outcome && !outcome->success) CountUnfinishedAsFailed(spec, p);
-  // The Job ends or is being deleted: every pod's finalizer comes off (kube's canRemoveFinalizer;
-  // a deleted one's as it is deleted, JobRules).
-  if (outcome || (deleting && rules != JobRules::kCurrent))
-    p.counted.insert(p.counted.end(), p.unfinished.begin(), p.unfinished.end());
-  for (const JobPodFacts* pod : p.counted) plan.counted.push_back(pod->name);
   plan.finishes = std::move(p.finishes);
   st["succeeded"] = succeeded;
-  st["failed"] = st.value("failed", 0) + p.failed;
   st["uncountedTerminatedPods"] = Json::object();  // counted as the finalizers come off
   const int64_t active = static_cast<int64_t>(p.active.size());
   const auto completions = job_detail::IntField(spec, "completions");
@@ -628,6 +647,9 @@ JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now, const JobFi
     plan.remove.resize(static_cast<size_t>(cap));
     plan.more = true;
   }
+  CountUnfinished(spec, outcome, deleting, rules, cap, p, plan);  // (after the deletes are known)
+  for (const JobPodFacts* pod : p.counted) plan.counted.push_back(pod->name);
+  st["failed"] = st.value("failed", 0) + p.failed;
   st["active"] = keep + plan.create;
   st["terminating"] = p.terminating + static_cast<int64_t>(plan.remove.size());
   st["ready"] = std::min<int64_t>(p.ready, keep);
@@ -637,14 +659,14 @@ JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now, const JobFi
 }
 
 JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis now,
-                const JobFinishes& remembered, JobRules rules) {
+                const JobFinishes& remembered, JobRules rules, int64_t limit) {
   std::vector<JobPodFacts> facts;
   facts.reserve(pods.size());
   for (const Json* p : pods) facts.push_back(JobPodFacts::Of(*p));
   JobPodView view;
   for (const JobPodFacts& f : facts) view.pods.push_back(&f);
   view.tree = [&](const JobPodFacts& f) -> const Json& { return *pods[&f - facts.data()]; };
-  return PlanJob(job, view, now, remembered, rules);
+  return PlanJob(job, view, now, remembered, rules, limit);
 }
 
 }  // namespace arbiter::server

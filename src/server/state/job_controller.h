@@ -29,7 +29,8 @@
 //   per sync   at most kMaxPodCreateDeletePerSync (500, kube's MaxPodCreateDeletePerSync) pods
 //              made and at most as many deleted by one plan (surplus, suspend, a finished Job's
 //              active pods alike); the rest at the next sync, at once (JobPlan::more). The
-//              finalizers of counted pods all come off in one plan.
+//              finalizers of the finished pods counted all come off in one plan; an ending Job's
+//              unfinished ones at most as many a plan, the ones it deletes first (JobRules).
 //   back-off   after failures, missing pods are made only once 10 s x 2^(n-1) (at most 10 min,
 //              kube's DefaultJobPodFailureBackOff / MaxJobPodFailureBackOff) have passed since
 //              the last failure, n = the failed pods that finished after the last succeeded one
@@ -184,8 +185,10 @@ struct JobPlan {
   std::vector<Json> annotations;  // backoffLimitPerIndex: each pod's failure-count annotations
   std::optional<Millis> due;      // when time alone changes the plan (deadline, back-off)
   // More pods to make or delete than one sync may (kMaxPodCreateDeletePerSync): `create` and
-  // `remove` hold the first of them and the status counts the others as still active; the caller
-  // syncs the Job again at once (`due` does not say so: a refused create backs off instead).
+  // `remove` hold the first of them and the status counts the others as still active; or (an
+  // ending Job, JobRules::kCurrent) more unfinished pods to count, `counted` the first of them.
+  // The caller syncs the Job again at once (`due` does not say so: a refused create backs off
+  // instead).
   bool more = false;
   std::vector<std::string> remove;   // pods to delete
   std::vector<std::string> counted;  // pods whose finalizer comes off (counted or not)
@@ -203,15 +206,20 @@ using JobFinishes = std::map<std::string, std::pair<Millis, bool>>;
 // or deletes: kCurrent at most kMaxPodCreateDeletePerSync of each; kFormat7 and kFormat4 every
 // one, as the releases of journal formats 1-7 did (Cluster::SetFormat7Jobs). `limit` (kCurrent
 // only, at least 1): fewer than kMaxPodCreateDeletePerSync, what is left of the clock's budget
-// for one advance (Cluster::RunJobs). A Job being deleted (Foreground): kCurrent takes the
-// tracking finalizer off its finished pods only (the garbage collector takes it off the others
-// as it deletes them, Cluster::CollectJobPods); kFormat9 and older off every pod in one sync.
-enum class JobRules { kCurrent, kFormat9, kFormat7, kFormat4 };
+// for one advance (Cluster::RunJobs). A Job being deleted (Foreground): kCurrent and kFormat10
+// take the tracking finalizer off its finished pods only (the garbage collector takes it off the
+// others as it deletes them, Cluster::CollectJobPods); kFormat9 and older off every pod in one
+// sync. A Job that ends (FailureTarget, SuccessCriteriaMet): kCurrent counts at most `limit` of
+// its unfinished pods in one sync (takes their finalizers off; failing, adds them to
+// status.failed), the ones it deletes then first, the rest at the next syncs (JobPlan::more);
+// kFormat10 and older every one at once, as the releases of journal formats 1-10 did.
+enum class JobRules { kCurrent, kFormat10, kFormat9, kFormat7, kFormat4 };
 JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now,
                 const JobFinishes& remembered = {}, JobRules rules = JobRules::kCurrent,
                 int64_t limit = kMaxPodCreateDeletePerSync);
 // The same from the pods' objects (their facts taken here).
 JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis now,
-                const JobFinishes& remembered = {}, JobRules rules = JobRules::kCurrent);
+                const JobFinishes& remembered = {}, JobRules rules = JobRules::kCurrent,
+                int64_t limit = kMaxPodCreateDeletePerSync);
 
 }  // namespace arbiter::server

@@ -7,7 +7,7 @@
 # (a pending pod's status rewritten when the engine restates it). They are kept as those releases
 # wrote them: later releases must open and replay them.
 #
-#   [PORT=N] tests/data/journal/make-fixtures.sh ARBITER OUT_DIR [all|restated|jobs|limits|deletes|bigjob|fill]
+#   [PORT=N] tests/data/journal/make-fixtures.sh ARBITER OUT_DIR [all|restated|jobs|limits|deletes|bigjob|fill|jobdelete|jobend]
 #
 # Each fixture is a data directory (journal.db after a clean stop; format 3: and snapshot.bin)
 # and expected.txt: one line per object as the live daemon served it just before it stopped
@@ -27,6 +27,8 @@
 #              3063bc0 (the last of format 8)
 #   jobdelete  Jobs of 1,200 and 510 pods deleted Background, Foreground, Orphan (below), made with
 #              c4ed47a (the last of format 9)
+#   jobend     Jobs of 1,200 pods that succeed or fail with their pods unfinished (below), made with
+#              199e6b9 (the last of format 10)
 set -euo pipefail
 ARBITER=$1
 OUT=$2
@@ -261,6 +263,29 @@ jobdelete() {
   finish "$dir"
 }
 
+# Two Jobs that end with pods unfinished. "first" (Indexed, 1,200 pods; index 0 started half a
+# second before the others) meets its successPolicy when index 0 succeeds, its other pods running.
+# "late" (1,200 pods, podReplacementPolicy Failed) has all its pods deleted by a user (they shut
+# down for 10 minutes, terminating, not failed: no replacement) and then fails at its
+# activeDeadlineSeconds, the last record. Releases of formats 1-10 took every unfinished pod's
+# tracking finalizer off (failing: counted each in status.failed) in the sync that ended the Job;
+# format 11 takes them off a sync's worth at a time (the rest at later advances, which this
+# journal does not have for "late").
+jobend() {
+  local dir=$OUT/jobend
+  local tmpl='"template":{"metadata":{"annotations":{"arbiter.dev/duration":"DURATION","arbiter.dev/shutdown-time":"10m"}},"spec":{"restartPolicy":"Never","terminationGracePeriodSeconds":600,"containers":[{"name":"c","image":"busybox","resources":{"requests":{"cpu":"100m"}}}]}}'
+  start "$dir" 0
+  req POST /api/v1/nodes '{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"capacity":{"cpu":"640","memory":"2Ti","pods":"3000"}}}'
+  req POST /apis/batch/v1/namespaces/default/jobs "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"first\"},\"spec\":{\"completionMode\":\"Indexed\",\"parallelism\":1,\"completions\":1200,\"successPolicy\":{\"rules\":[{\"succeededIndexes\":\"0\"}]},${tmpl/DURATION/2s}}}"
+  req POST /apis/batch/v1/namespaces/default/jobs "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"late\"},\"spec\":{\"parallelism\":1200,\"completions\":1200,\"activeDeadlineSeconds\":4,\"podReplacementPolicy\":\"Failed\",${tmpl/DURATION/1h}}}"
+  sleep 0.5
+  CT=application/merge-patch+json req PATCH /apis/batch/v1/namespaces/default/jobs/first '{"spec":{"parallelism":1200}}'
+  sleep 0.5
+  req DELETE '/api/v1/namespaces/default/pods?labelSelector=job-name%3Dlate'
+  sleep 4.5
+  finish "$dir"
+}
+
 case ${3:-all} in
   all)
     one tail 0
@@ -274,5 +299,6 @@ case ${3:-all} in
   bigjob) bigjob ;;
   fill) fill ;;
   jobdelete) jobdelete ;;
-  *) echo "make-fixtures.sh: unknown fixture set $3 (all, restated, jobs, limits, deletes, bigjob, fill, jobdelete)" >&2; exit 2 ;;
+  jobend) jobend ;;
+  *) echo "make-fixtures.sh: unknown fixture set $3 (all, restated, jobs, limits, deletes, bigjob, fill, jobdelete, jobend)" >&2; exit 2 ;;
 esac
