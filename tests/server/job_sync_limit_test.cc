@@ -254,6 +254,80 @@ TEST(JobSyncLimit, AFailedJobCountsAndDeletesItsPods500ASyncThenFails) {
   }
 }
 
+// Jobs failing with pods that are not deleted in the sync (terminating: a user deleted them, and
+// under podReplacementPolicy Failed they stay unfinished until they exit) count them within the
+// advance's budget, as makes and deletes are: a finalizer taken off without a delete costs 1.
+// Found by review: each of three such Jobs' turns took 200 off in one advance.
+TEST(JobSyncLimit, AnAdvanceCountsAtMostItsBudgetAcrossJobs) {
+  Cluster c{"0000abcd"};
+  Ok(c, Create(kT0, Namespace("default")));
+  Ok(c, Create(kT0, BigNode()));
+  for (const char* n : {"a", "b", "c"}) {
+    Json job = JobOf(n, {{"parallelism", 600},
+                         {"completions", 600},
+                         {"activeDeadlineSeconds", 10},
+                         {"podReplacementPolicy", "Failed"}});
+    job["spec"]["template"]["metadata"]["annotations"]["arbiter.dev/shutdown-time"] = "10m";
+    job["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = 600;
+    Ok(c, Create(kT0 + 1, job));
+  }
+  for (int i = 0; i < 20 && c.NextDue() <= kT0 + 1; ++i) Ok(c, Advance(kT0 + 1));
+  const auto tracked = [&] {
+    int n = 0;
+    for (const char* job : {"a", "b", "c"}) n += KeptBy(c, job).tracked;
+    return n;
+  };
+  ASSERT_EQ(tracked(), 1800);
+  for (const char* n : {"a", "b", "c"}) {  // a user deletes every pod: terminating for 10 min
+    std::vector<std::string> names;
+    for (const Json* p : PodsOf(c, n)) names.push_back(p->at("metadata").value("name", ""));
+    for (const auto& name : names)  // (without Ok's checks: 1,800 of them)
+      ASSERT_TRUE(c.Apply(fixtures::Delete(kT0 + 2, "Pod", "default", name)).ok());
+  }
+  Ok(c, Advance(kT0 + 11000));  // three FailureTargets: each sync counts 500 of its 600
+  for (const char* n : {"a", "b", "c"})
+    EXPECT_EQ(JobCondition(c, n, "FailureTarget"), "True/DeadlineExceeded");
+  ASSERT_EQ(tracked(), 300);
+  int advances = 0;
+  for (int before = tracked(); before > 0 && advances < 20; before = tracked()) {
+    Ok(c, Advance(kT0 + 11000 + ++advances));
+    EXPECT_LE(before - tracked(), kPerAdvance);
+  }
+  EXPECT_EQ(advances, AdvancesFor(300));
+  for (const char* n : {"a", "b", "c"}) EXPECT_EQ(JobStatus(c, n).value("failed", 0), 600);
+}
+
+// A Job deleted Foreground while it counts its pods as failed (FailureTarget) goes on counting
+// them: the collector deletes them and leaves the finalizers to the Job's syncs, so every pod is
+// in status.failed until the Job goes (as kube's controller counts a deleted Job's pods once its
+// FailureTarget is set). Found by review: the collector took the finalizers off uncounted.
+TEST(JobSyncLimit, AFailingJobDeletedForegroundMidCountCountsEveryPod) {
+  Journaled j;
+  j.Apply(Create(kT0, Namespace("default")));
+  j.Apply(Create(kT0, BigNode()));
+  j.Apply(Create(kT0 + 1, JobOf("late", {{"parallelism", 2000},
+                                         {"completions", 2000},
+                                         {"activeDeadlineSeconds", 10}})));
+  j.AdvanceWhileDue(kT0 + 1);
+  j.Apply(Advance(kT0 + 11000));  // FailureTarget; 500 counted
+  ASSERT_EQ(JobStatus(j.live, "late").value("failed", 0), 500);
+  Mutation fg = fixtures::Delete(kT0 + 11000, "Job", "default", "late");
+  fg.propagation = "Foreground";
+  j.Apply(fg);  // 250 deleted (failed at once, being deleted) and 500 more counted
+  EXPECT_EQ(JobStatus(j.live, "late").value("failed", 0), 1250);
+  for (Millis t = kT0 + 11001; j.live.store().Get("Job", "default", "late") && t < kT0 + 11200;
+       ++t) {
+    const Json* job = j.live.store().Get("Job", "default", "late");
+    EXPECT_EQ(job->at("status").value("failed", 0) + KeptBy(j.live, "late").tracked, 2000);
+    const int before = KeptBy(j.live, "late").tracked;
+    j.Apply(Advance(t));
+    EXPECT_LE(before - KeptBy(j.live, "late").tracked, kPerAdvance);  // (shared with the collector)
+  }
+  EXPECT_EQ(j.live.store().Get("Job", "default", "late"), nullptr);
+  EXPECT_TRUE(PodsOf(j.live, "late").empty());
+  j.ExpectReplicaMatches();
+}
+
 // A Job that meets its successPolicy with 1,199 pods running counts them (takes their tracking
 // finalizers off) and deletes them a sync's worth at a time, then Complete (journal format 11;
 // format 10: every finalizer off in the sync that met the policy).

@@ -2,6 +2,7 @@
 // the Job controller's decisions carried out as the Cluster's own Put and Delete steps.
 #include <algorithm>
 #include <cstdio>
+#include <set>
 #include <tuple>
 
 #include "adapters/json/member.h"
@@ -198,8 +199,15 @@ int64_t Cluster::CollectJobPods(Millis t, const ObjectStore::Key& job_uid, int64
   if (it == job_collections_.end()) return 0;
   JobCollection& c = it->second;
   const auto& [ns, uid] = job_uid;
+  // A Foreground-deleted Job that was ending (journal format 11, JobEnding) counts its pods as it
+  // takes their finalizers off (a failing one as failed): the collector deletes them, leaves the
+  // finalizers to its syncs.
+  const Json* job = store_.Get("Job", ns, c.job);
+  const bool job_counts = !format10_rules_ && !c.orphan && job && JobEnding(*job) &&
+                          job->at("metadata").value("uid", "") == uid;
   // Done: a pod no longer owned by the Job (Orphan), or deleted and without the tracking finalizer
-  // (one a user deleted first keeps its grace period; the finalizer comes off).
+  // (one a user deleted first keeps its grace period; the finalizer comes off), or deleted (the
+  // Job counts it).
   const auto done = [&](const Json& meta) {
     if (c.orphan) {
       auto refs = meta.find("ownerReferences");
@@ -210,7 +218,7 @@ int64_t Cluster::CollectJobPods(Millis t, const ObjectStore::Key& job_uid, int64
     }
     auto fin = meta.find("finalizers");
     return meta.contains("deletionTimestamp") &&
-           (fin == meta.end() || !fin->is_array() ||
+           (job_counts || fin == meta.end() || !fin->is_array() ||
             std::find(fin->begin(), fin->end(), Json(kJobTrackingFinalizer)) == fin->end());
   };
   // Each pod taken costs 1 of `limit`; one deleted while it runs 2: its exit (SIGTERM's end) is
@@ -229,7 +237,7 @@ int64_t Cluster::CollectJobPods(Millis t, const ObjectStore::Key& job_uid, int64
       ReleaseJobPod(t, ns, name, uid, true);
       continue;
     }
-    RemoveJobFinalizer(t, ns, name);
+    if (!job_counts) RemoveJobFinalizer(t, ns, name);
     if (const Json* p = store_.Get("Pod", ns, name);
         p && !p->at("metadata").contains("deletionTimestamp")) {
       used += workload_of_.count({ns, name}) ? 1 : 0;
@@ -678,6 +686,10 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key, int64_t limit, int6
   }
   const int made = CreateJobPods(t, job, plan);
   *ops += made + static_cast<int64_t>(plan.remove.size()) + (made < plan.create ? 1 : 0);
+  if (!format10_rules_) {  // a finalizer taken off but no delete: 1 (journal format 11)
+    const std::set<std::string> removed(plan.remove.begin(), plan.remove.end());
+    for (const auto& pod_name : plan.counted) *ops += removed.count(pod_name) ? 0 : 1;
+  }
   // The pods just made, placed at once, fail (and restart) on their own clock: their first
   // change is due now, not at the next mutation (the daemon sleeps until NextDue).
   if (made > 0)

@@ -304,6 +304,11 @@ bool JobFinished(const Json& job) {
   return HasCondition(st, "Complete") || HasCondition(st, "Failed");
 }
 
+bool JobEnding(const Json& job) {
+  const Json& st = job_detail::Member(job, "status");
+  return HasCondition(st, "FailureTarget") || HasCondition(st, "SuccessCriteriaMet");
+}
+
 namespace {
 // startTime + activeDeadlineSeconds, if both are there.
 std::optional<Millis> Deadline(const Json& spec, const Json& status) {
@@ -464,13 +469,18 @@ struct Outcome {
   bool success = false;
   std::string reason, message;
 };
-std::optional<Outcome> Finish(const Json& job, const Pods& p, int64_t failed, const Indexes& ix,
-                              Millis now) {
-  const Json& spec = job_detail::Member(job, "spec");
+// The first two: the outcome the Job's status already says (JobEnding).
+std::optional<Outcome> Ending(const Json& job) {
   if (const Json* met = TrueCondition(job_detail::Member(job, "status"), "SuccessCriteriaMet"))
     return Outcome{true, met->value("reason", ""), met->value("message", "")};
   if (const Json* target = TrueCondition(job_detail::Member(job, "status"), "FailureTarget"))
     return Outcome{false, target->value("reason", ""), target->value("message", "")};
+  return std::nullopt;
+}
+std::optional<Outcome> Finish(const Json& job, const Pods& p, int64_t failed, const Indexes& ix,
+                              Millis now) {
+  const Json& spec = job_detail::Member(job, "spec");
+  if (auto ending = Ending(job)) return ending;
   if (!p.fail_job.empty()) return Outcome{false, "PodFailurePolicy", p.fail_job};
   const int64_t limit = job_detail::IntField(spec, "backoffLimit").value_or(6);
   if (failed > limit || PastBackoffLimitOnFailure(spec, p.restarts, limit))
@@ -537,8 +547,9 @@ void CountUnfinishedAsFailed(const Json& spec, Pods& p) {
 // of them in one sync, the ones it deletes now first, then the others in name order; the rest keep
 // it, uncounted, for the next syncs (JobPlan::more: kube counts a Job's pods in batches through
 // status.uncountedTerminatedPods). Those are active or terminating, so the plan that ends the Job
-// (Failed, Complete) comes after them. Being deleted (Foreground): kCurrent and kFormat10 take none
-// here (the garbage collector takes a pod's off as it deletes it), older rules every one.
+// (Failed, Complete) comes after them. Being deleted (Foreground) with no ending (`outcome`):
+// kCurrent and kFormat10 take none here (the garbage collector takes a pod's off as it deletes
+// it), older rules every one.
 void CountUnfinished(const Json& spec, const std::optional<Outcome>& outcome, bool deleting,
                      JobRules rules, int64_t cap, Pods& p, JobPlan& plan) {
   const bool gc_takes = rules == JobRules::kCurrent || rules == JobRules::kFormat10;
@@ -618,8 +629,10 @@ JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now, const JobFi
   const int64_t succeeded = job_detail::IsIndexed(spec) ? static_cast<int64_t>(ix.completed.size())
                                                         : st.value("succeeded", 0) + p.succeeded;
   const bool deleting = job_detail::Member(job, "metadata").contains("deletionTimestamp");
-  const auto outcome =
-      deleting ? std::nullopt : Finish(job, p, st.value("failed", 0) + p.failed, ix, now);
+  // (Being deleted, kCurrent: the ending it had, whose pods it still counts.)
+  const auto outcome = !deleting ? Finish(job, p, st.value("failed", 0) + p.failed, ix, now)
+                       : rules == JobRules::kCurrent ? Ending(job)
+                                                     : std::nullopt;
   if (!outcome && !deleting) KeepLastFailed(spec, ix, p);
   plan.finishes = std::move(p.finishes);
   st["succeeded"] = succeeded;

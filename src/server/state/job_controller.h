@@ -133,6 +133,9 @@ std::vector<int64_t> ParseIndexes(const std::string& text);
 bool JobManagedHere(const Json& job);
 // Whether the Job has condition Complete or Failed True.
 bool JobFinished(const Json& job);
+// Whether the Job has condition FailureTarget or SuccessCriteriaMet True: it ends once its pods
+// are gone, and (JobRules::kCurrent) its syncs count its unfinished pods, being deleted or not.
+bool JobEnding(const Json& job);
 // When the Job's activeDeadlineSeconds runs out, if it runs and has one.
 std::optional<Millis> JobDeadline(const Json& job);
 // When a finished Job with spec.ttlSecondsAfterFinished expires (kube's TTL-after-finished
@@ -199,20 +202,24 @@ struct JobPlan {
 // `remembered`: finishes of earlier plans (JobPlan::finishes) whose pods may be gone since.
 using JobFinishes = std::map<std::string, std::pair<Millis, bool>>;
 // The rules of which release. Which pods make the back-off record: kCurrent and kFormat7 (kube's:
-// the pods it counted): the finished pods the Job counts now or counted (remembered, or terminal
-// and no longer tracked); a terminating pod it never counted (deleted by a suspend, or as surplus)
-// is no failure, and no podFailurePolicy rule is matched against it. kFormat4: that one too, as
-// the releases of journal formats 1-4 did (Cluster::SetFormat4Jobs). How many pods a plan makes
-// or deletes: kCurrent at most kMaxPodCreateDeletePerSync of each; kFormat7 and kFormat4 every
-// one, as the releases of journal formats 1-7 did (Cluster::SetFormat7Jobs). `limit` (kCurrent
-// only, at least 1): fewer than kMaxPodCreateDeletePerSync, what is left of the clock's budget
-// for one advance (Cluster::RunJobs). A Job being deleted (Foreground): kCurrent and kFormat10
-// take the tracking finalizer off its finished pods only (the garbage collector takes it off the
-// others as it deletes them, Cluster::CollectJobPods); kFormat9 and older off every pod in one
-// sync. A Job that ends (FailureTarget, SuccessCriteriaMet): kCurrent counts at most `limit` of
+// the pods it counted), and kFormat10 and kFormat9 as well: the finished pods the Job counts now
+// or counted (remembered, or terminal and no longer tracked); a terminating pod it never counted
+// (deleted by a suspend, or as surplus) is no failure, and no podFailurePolicy rule is matched
+// against it. kFormat4: that one too, as the releases of journal formats 1-4 did
+// (Cluster::SetFormat4Jobs). How many pods a plan makes or deletes: kCurrent, kFormat10 and
+// kFormat9 at most kMaxPodCreateDeletePerSync of each; kFormat7 and kFormat4 every one, as the
+// releases of journal formats 1-7 did (Cluster::SetFormat7Jobs). `limit` (kCurrent, kFormat10,
+// kFormat9; at least 1): fewer than kMaxPodCreateDeletePerSync, what is left of the clock's
+// budget for one advance (Cluster::RunJobs). A Job being deleted (Foreground): kCurrent and
+// kFormat10 take the tracking finalizer off its finished pods only (the garbage collector takes it
+// off the others as it deletes them, Cluster::CollectJobPods); kFormat9 and older off every pod in
+// one sync. A Job that ends (FailureTarget, SuccessCriteriaMet): kCurrent counts at most `limit` of
 // its unfinished pods in one sync (takes their finalizers off; failing, adds them to
 // status.failed), the ones it deletes then first, the rest at the next syncs (JobPlan::more);
-// kFormat10 and older every one at once, as the releases of journal formats 1-10 did.
+// kFormat10 and older every one at once, as the releases of journal formats 1-10 did. So does a
+// Job being deleted that was ending (JobEnding) under kCurrent: the garbage collector deletes
+// its pods and leaves their finalizers to it (kube's controller counts a deleted Job's pods as
+// failed once its FailureTarget is set); kFormat10, a Job being deleted counted none.
 enum class JobRules { kCurrent, kFormat10, kFormat9, kFormat7, kFormat4 };
 JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now,
                 const JobFinishes& remembered = {}, JobRules rules = JobRules::kCurrent,
