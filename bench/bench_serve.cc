@@ -651,6 +651,66 @@ void AddRunningPods(arbiter::server::Cluster& c, int64_t pods) {
   (void)c.TakeWatchEvents();
 }
 
+// A Job of range(0) running pods failing at its activeDeadlineSeconds, by the rules of journal
+// format range(1): the advance that fails it (the iteration's time: the sync that counts its
+// unfinished pods and deletes the first of them) and, as counters, the median and the longest of
+// the advances after it, which count and delete the rest (format 11: 500 in the failing sync,
+// then 200 an advance; format 10: every one counted in the failing sync).
+void BM_ClusterJobFailsAtItsDeadline(benchmark::State& state) {
+  const int64_t pods = state.range(0);
+  std::vector<double> after;
+  for (auto _ : state) {
+    arbiter::server::Cluster c("0000abcd");
+    c.SetRecordFormat(static_cast<int>(state.range(1)));
+    (void)c.Apply(
+        Create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}}));
+    (void)c.Apply(Create({{"apiVersion", "v1"},
+                          {"kind", "Node"},
+                          {"metadata", {{"name", "big"}}},
+                          {"status", {{"capacity", {{"cpu", "100000"}, {"pods", "200000"}}}}}}));
+    Json job = {{"apiVersion", "batch/v1"},
+                {"kind", "Job"},
+                {"metadata", {{"name", "late"}, {"namespace", "default"}}},
+                {"spec",
+                 {{"parallelism", pods},
+                  {"completions", pods},
+                  {"activeDeadlineSeconds", 100},
+                  {"template",
+                   {{"metadata", {{"annotations", {{"arbiter.dev/duration", "1h"}}}}},
+                    {"spec",
+                     {{"restartPolicy", "Never"},
+                      {"containers",
+                       {{{"name", "c"},
+                         {"image", "busybox"},
+                         {"resources", {{"requests", {{"cpu", "10m"}}}}}}}}}}}}}}};
+    (void)c.Apply(Create(job));
+    const auto advance = [&](arbiter::Millis t) {
+      arbiter::server::Mutation m;
+      m.op = arbiter::server::Mutation::Op::kAdvance;
+      m.time = t;
+      const auto start = std::chrono::steady_clock::now();
+      (void)c.Apply(m);
+      (void)c.TakeWatchEvents();
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    for (auto due = c.NextDue(); due && *due <= c.now(); due = c.NextDue()) advance(*due);
+    const auto deadline = c.NextDue();
+    state.SetIterationTime(advance(*deadline));
+    for (auto due = c.NextDue(); due && *due <= *deadline; due = c.NextDue())
+      after.push_back(advance(*due) * 1000);
+  }
+  std::sort(after.begin(), after.end());
+  state.counters["after_median_ms"] = after.empty() ? 0 : after[after.size() / 2];
+  state.counters["after_max_ms"] = after.empty() ? 0 : after.back();
+  state.counters["advances_after"] = static_cast<double>(after.size()) / state.iterations();
+}
+BENCHMARK(BM_ClusterJobFailsAtItsDeadline)
+    ->Args({10000, 11})
+    ->Args({10000, 10})
+    ->Iterations(3)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
 // Creates in a namespace that has a PodDisruptionBudget (selecting app=web; the pods do not carry
 // it) beside range(0) running pods of that namespace: what keeping the budget's status current
 // costs a create.

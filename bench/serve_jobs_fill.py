@@ -5,7 +5,7 @@ usage: bench/serve_jobs_fill.py BINARY SCENARIO PORT [TAG]
   SCENARIO A: namespace team-a creates 20 Jobs of parallelism=completions=5000 (100,000 pods),
               then namespace team-b makes 200 single-pod creates one after another (one client).
   SCENARIO Ac: as A, but team-b's client starts with the first Job create (concurrently).
-  SCENARIO B: one Job of 20,000 pods, then team-b's 200 creates.
+  SCENARIO B[N]: one Job of N pods (default 20,000), then team-b's 200 creates.
   SCENARIO C<k>: (per-advance cost probe) 12 Jobs of 500+k pods one after another, each Job's
               create making 500 and one clock advance making k, while team-b loops creates; the
               advance's duration is the gap from its record to the next record.
@@ -83,7 +83,7 @@ try:
         total = 12 * (500 + k)
         out["b_creates"] = len(blat)
     else:
-        njobs, per = (20, 5000) if scen.startswith("A") else (1, 20000)
+        njobs, per = (20, 5000) if scen.startswith("A") else (1, int(scen[1:] or 20000))
         concurrent = scen == "Ac"   # team-b starts with the first Job create instead of after the last
         total = njobs * per
         lat, starts = [], []
@@ -181,6 +181,11 @@ out["pods_in_advances"] = sum(a[0] for a in adv)
 full = [a[1] for a in adv if a[0] == out["max_pods_one_advance"] and a[1] is not None]
 out["adv_full_gap_ms_median"] = statistics.median(full) if full else None
 out["adv_full_gap_ms_p90"] = pct(full, .9) if full else None
+# the same for the first and the last tenth of the fill's full advances: does an advance cost
+# more as the Jobs grow (a sync plans over all of its Job's pods)?
+tenth = max(1, len(full) // 10)
+out["adv_full_gap_ms_first_tenth_median"] = statistics.median(full[:tenth]) if full else None
+out["adv_full_gap_ms_last_tenth_median"] = statistics.median(full[-tenth:]) if full else None
 if scen.startswith("C"):
     # advances with exactly k pods: gap to the next record (a team-b create that waited for it)
     kk = [a[1] for a in adv if a[0] == k and a[1] is not None]
